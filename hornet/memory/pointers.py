@@ -1,0 +1,48 @@
+"""Raw edge pointers inside Numba kernels.
+
+Hornet's vertex table holds, for every vertex, the address of its block: a kernel reads
+vertex ``v``'s adjacency as ``degree[v]`` values starting at ``edge_ptr[v]``. On the CPU the
+same holds here: block-array columns are NumPy buffers, addresses are ``int64`` values, and
+:func:`view` turns an address back into an array inside ``@njit`` code. A CSR matrix is the
+special case ``edge_ptr = indices_address + 4 * indptr[:-1]``, so every kernel runs unchanged
+on a CSR or on the dynamic graph.
+
+The caller owns the buffers: an address is valid only while the array behind it is alive.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+__all__ = ["view", "int32_view", "address_of"]
+
+
+@intrinsic
+def _as_voidptr(typingctx, address):
+    """int64 address -> void* (an LLVM inttoptr)."""
+    sig = types.voidptr(address)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], cgutils.voidptr_t)
+
+    return sig, codegen
+
+
+@numba.njit(inline="always", cache=True)
+def view(address, n, like):
+    """Array of ``n`` items of ``like.dtype`` at ``address`` (``like`` only carries the dtype)."""
+    return numba.carray(_as_voidptr(address), (n,), like.dtype)
+
+
+@numba.njit(inline="always", cache=True)
+def int32_view(address, n):
+    """Array of ``n`` int32 at ``address``: a vertex's destination list."""
+    return numba.carray(_as_voidptr(address), (n,), np.int32)
+
+
+def address_of(array: np.ndarray) -> int:
+    """Address of a host array's first element (0 for an empty array)."""
+    return int(array.ctypes.data) if array.size else 0
