@@ -1,0 +1,1 @@
+"""The batch pipeline: validation, sorting, duplicate removal, merge into sorted lists."""

@@ -1,0 +1,124 @@
+"""Turning what users pass into checked id and property arrays, before anything changes.
+
+Accepted edge inputs: two equal-length integer arrays (NumPy, CuPy, lists, Arrow arrays,
+anything with ``__array__``, ``__cuda_array_interface__`` or DLPack), an ``(E, 2)`` integer
+array as ``src`` with ``dst=None``, or an Arrow table / record batch (or pandas DataFrame) with
+columns ``src`` and ``dst`` and one column per edge property.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+MAX_VERTEX_ID = np.iinfo(np.int32).max - 1   # ids are int32; num_vertices must fit too
+
+__all__ = ["BatchError", "MAX_VERTEX_ID", "edge_batch", "id_array", "property_values"]
+
+
+class BatchError(ValueError):
+    """A batch was refused; the graph is unchanged."""
+
+
+def _to_array(x, name: str, xp):
+    if x is None:
+        raise BatchError(f"{name} is missing")
+    if hasattr(x, "to_numpy") and type(x).__module__.startswith("pyarrow"):
+        x = x.to_numpy(zero_copy_only=False)
+    if xp is np:
+        if hasattr(x, "__cuda_array_interface__") or type(x).__module__.startswith("cupy"):
+            import cupy
+            x = cupy.asnumpy(cupy.asarray(x))
+        return np.asarray(x)
+    if isinstance(x, np.ndarray) or hasattr(x, "__cuda_array_interface__"):
+        return xp.asarray(x)
+    if hasattr(x, "__dlpack__"):
+        return xp.from_dlpack(x)
+    return xp.asarray(np.asarray(x))
+
+
+def id_array(x, name: str, xp=np, *, allow_out_of_range: bool = False):
+    """1-D int64 array of vertex ids, refused unless every id is an integer in [0, 2**31 - 2]."""
+    a = _to_array(x, name, xp)
+    if a.ndim == 0:
+        a = a.reshape(1)
+    if a.ndim != 1:
+        raise BatchError(f"{name} must be one-dimensional, got shape {tuple(a.shape)}")
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integer vertex ids, got dtype {a.dtype}")
+    a = a.astype(xp.int64, copy=False)
+    if a.size:
+        lo, hi = int(a.min()), int(a.max())
+        if lo < 0:
+            i = int(xp.argmax(a < 0))
+            raise BatchError(f"{name}[{i}] = {int(a[i])}: vertex ids must be >= 0")
+        if hi > MAX_VERTEX_ID and not allow_out_of_range:
+            i = int(xp.argmax(a > MAX_VERTEX_ID))
+            raise BatchError(f"{name}[{i}] = {int(a[i])}: vertex ids must be <= {MAX_VERTEX_ID}"
+                             " (int32 ids)")
+    return a
+
+
+def _table_columns(table):
+    if hasattr(table, "column_names") and hasattr(table, "column"):      # Arrow
+        return {n: table.column(n) for n in table.column_names}
+    if hasattr(table, "columns") and hasattr(table, "__getitem__"):       # pandas
+        return {str(n): table[n].to_numpy() for n in table.columns}
+    return None
+
+
+def edge_batch(src, dst, props: dict, xp=np, *, allow_out_of_range: bool = False):
+    """Normalise an edge batch to ``(src int64, dst int64, props dict of raw arrays)``."""
+    if dst is None:
+        columns = _table_columns(src)
+        if columns is not None:
+            if "src" not in columns or "dst" not in columns:
+                raise BatchError(f"an edge table needs columns 'src' and 'dst', got "
+                                 f"{sorted(columns)}")
+            props = {**{k: v for k, v in columns.items() if k not in ("src", "dst")}, **props}
+            src, dst = columns["src"], columns["dst"]
+        else:
+            pairs = _to_array(src, "edges", xp)
+            if pairs.ndim != 2 or pairs.shape[1] != 2:
+                raise BatchError("pass src and dst, or one (E, 2) array of pairs, got shape "
+                                 f"{tuple(pairs.shape)}")
+            src, dst = pairs[:, 0], pairs[:, 1]
+    s = id_array(src, "src", xp, allow_out_of_range=allow_out_of_range)
+    d = id_array(dst, "dst", xp, allow_out_of_range=allow_out_of_range)
+    if s.shape[0] != d.shape[0]:
+        raise BatchError(f"src and dst differ in length ({s.shape[0]} != {d.shape[0]})")
+    return s, d, props
+
+
+def property_values(props: dict, schema: dict, n: int, xp=np, *, what: str = "edge",
+                    fill_missing: bool = True) -> dict:
+    """Check property values against ``schema`` (name -> dtype); cast; fill missing ones.
+
+    Unknown names, wrong lengths, non-numeric or unsafely cast values and NaN are refused.
+    A scalar is broadcast to the batch. Missing properties get 0 when ``fill_missing``.
+    """
+    unknown = sorted(set(props) - set(schema))
+    if unknown:
+        known = ", ".join(sorted(schema)) or "none"
+        raise BatchError(f"unknown {what} propert{'y' if len(unknown) == 1 else 'ies'} "
+                         f"{', '.join(map(repr, unknown))} (known: {known})")
+    out = {}
+    for name, dtype in schema.items():
+        if name not in props:
+            if fill_missing:
+                out[name] = xp.zeros(n, dtype=dtype)
+            continue
+        v = _to_array(props[name], f"{what} property {name!r}", xp)
+        if v.ndim == 0:
+            v = xp.full(n, v.item() if hasattr(v, "item") else v, dtype=v.dtype)
+        if v.ndim != 1 or v.shape[0] != n:
+            raise BatchError(f"{what} property {name!r} has shape {tuple(v.shape)}, expected "
+                             f"({n},)")
+        if v.dtype.kind not in "biuf":
+            raise TypeError(f"{what} property {name!r} must be numeric, got dtype {v.dtype}")
+        if not np.can_cast(v.dtype, dtype, casting="same_kind"):
+            raise TypeError(f"{what} property {name!r}: cannot store {v.dtype} values in a "
+                            f"{np.dtype(dtype)} property without losing data")
+        if v.dtype.kind == "f" and v.size and bool(xp.isnan(v).any()):
+            i = int(xp.argmax(xp.isnan(v)))
+            raise BatchError(f"{what} property {name!r}[{i}] is NaN")
+        out[name] = xp.ascontiguousarray(v.astype(dtype, copy=False))
+    return out

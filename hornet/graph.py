@@ -1,0 +1,717 @@
+"""The dynamic graph: a Hornet vertex table over the block-array memory manager.
+
+Every vertex ``v`` has a degree, a size class (its block holds ``2**size_class`` edges; -1 when
+it owns no block) and an edge pointer (the address of its block's first destination). Edge
+properties live in further columns of the same block arrays, so each vertex's destinations and
+property values are aligned slot by slot. Adjacency lists are kept sorted by destination and
+free of duplicates through every update.
+
+Example
+-------
+>>> import numpy as np, hornet
+>>> g = hornet.Graph(directed=False, device="cpu", edge_properties={"weight": np.float32})
+>>> change = g.insert_edges([0, 1, 1], [1, 2, 2], weight=[0.5, 1.0, 2.0])
+>>> len(change), g.num_edges          # the duplicate (1, 2) inside the batch is dropped
+(2, 2)
+>>> g.neighbors(1)[0].tolist()
+[0, 2]
+>>> len(g.delete_edges([2], [1])), g.num_edges
+(1, 1)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .adjacency import AdjacencyView
+from .batch import cpu_kernels as K
+from .batch.validate import BatchError, MAX_VERTEX_ID, edge_batch, id_array, property_values
+from .memory.manager import DeviceMemoryError, InvariantError, MemoryManager
+
+__all__ = ["Graph", "EdgeChange", "BatchError", "InvariantError", "DeviceMemoryError"]
+
+_VERTEX_BYTES = 4 + 1 + 8   # degree int32, size class int8, edge pointer int64
+
+
+@dataclass
+class EdgeChange:
+    """What a batch really changed.
+
+    ``src``, ``dst``: int32 arrays on the graph's device, one entry per edge inserted, deleted
+    or updated (undirected graphs: each edge once, ``src < dst``), sorted by (src, dst).
+    ``properties``: the edges' property values (for deletions: the values they had).
+    ``self_loops_skipped``: self-loops dropped from the batch (undirected graphs only).
+    """
+
+    kind: str
+    src: Any
+    dst: Any
+    properties: dict = field(default_factory=dict)
+    self_loops_skipped: int = 0
+
+    def __len__(self) -> int:
+        return int(self.src.shape[0])
+
+    def __repr__(self) -> str:
+        return f"EdgeChange({self.kind}, {len(self)} edges)"
+
+    def to_arrow(self):
+        """The change as a pyarrow Table with columns src, dst and one per property."""
+        import pyarrow as pa
+        cols = {"src": _host(self.src), "dst": _host(self.dst)}
+        cols.update({k: _host(v) for k, v in self.properties.items()})
+        return pa.table(cols)
+
+
+def _host(a):
+    return a if isinstance(a, np.ndarray) else a.get()
+
+
+def _resolve_device(device: str) -> str:
+    if device not in ("cpu", "gpu", "auto"):
+        raise ValueError(f"device must be 'cpu', 'gpu' or 'auto', got {device!r}")
+    if device == "auto":
+        from . import backend_available
+        return "gpu" if backend_available("gpu") else "cpu"
+    if device == "gpu":
+        from . import backend_available
+        if not backend_available("gpu"):
+            raise RuntimeError("device='gpu' needs CuPy and a CUDA GPU; none was found "
+                               "(use device='cpu' or 'auto')")
+        raise NotImplementedError("the GPU backend is not part of this build yet")
+    return device
+
+
+def _segments(sorted_ids: np.ndarray):
+    """Runs of equal values in a sorted array: (values, run starts, run lengths)."""
+    n = sorted_ids.shape[0]
+    if n == 0:
+        e = np.empty(0, dtype=np.int64)
+        return e, e, e
+    starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
+    lengths = np.diff(np.r_[starts, n])
+    return sorted_ids[starts], starts.astype(np.int64), lengths.astype(np.int64)
+
+
+class Graph:
+    """A dynamic graph with batched edge updates, on the CPU (Numba) or the GPU (CuPy).
+
+    Parameters
+    ----------
+    directed : bool
+        Undirected graphs store both directions of every edge and hold no self-loops.
+    device : "cpu", "gpu" or "auto"
+        "auto" picks the GPU when CuPy sees one.
+    num_vertices : int
+        Initial size of the vertex id space; it grows on demand as edges name larger ids.
+    edge_properties, vertex_properties : dict name -> dtype
+        Numeric properties carried by every edge / vertex (0 unless set).
+    block_array_edges : int
+        Edge slots per block array (power of two): a runtime setting of the memory manager.
+    min_block_size : int
+        Smallest block (power of two).
+    """
+
+    def __init__(self, directed: bool = False, device: str = "auto", *, num_vertices: int = 0,
+                 edge_properties: dict | None = None, vertex_properties: dict | None = None,
+                 block_array_edges: int = 1 << 16, min_block_size: int = 1):
+        self.directed = bool(directed)
+        self.device = _resolve_device(device)
+        self._edge_schema = {str(k): _numeric_dtype(v, k) for k, v in
+                             (edge_properties or {}).items()}
+        self._vertex_schema = {str(k): _numeric_dtype(v, k) for k, v in
+                               (vertex_properties or {}).items()}
+        if "dst" in self._edge_schema or "src" in self._edge_schema:
+            raise ValueError("'src' and 'dst' are reserved names")
+        self._mm = MemoryManager([("dst", np.int32), *self._edge_schema.items()],
+                                 block_array_edges=block_array_edges,
+                                 min_block_size=min_block_size)
+        self._n = 0
+        self._degree = np.zeros(0, dtype=np.int32)
+        self._size_class = np.zeros(0, dtype=np.int8)
+        self._edge_ptr = np.zeros(0, dtype=np.int64)
+        self._vprops = {k: np.zeros(0, dtype=dt) for k, dt in self._vertex_schema.items()}
+        self._entries = 0
+        if num_vertices:
+            self._reserve(int(num_vertices))
+            self._n = int(num_vertices)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_edges(cls, src, dst=None, num_vertices: int | None = None, directed: bool = False,
+                   device: str = "auto", **edge_props) -> "Graph":
+        """Build from COO arrays (see :meth:`insert_edges` for accepted inputs).
+
+        Property dtypes are taken from the arrays passed in ``edge_props``.
+        """
+        schema = {k: np.asarray(v).dtype if not hasattr(v, "dtype") else v.dtype
+                  for k, v in edge_props.items()}
+        g = cls(directed=directed, device=device, num_vertices=num_vertices or 0,
+                edge_properties=schema)
+        g.insert_edges(src, dst, **edge_props)
+        return g
+
+    @classmethod
+    def from_csr(cls, indptr, indices, directed: bool = False, device: str = "auto",
+                 num_vertices: int | None = None, **edge_props) -> "Graph":
+        """Build from CSR arrays: row ``u`` holds ``indices[indptr[u]:indptr[u+1]]``.
+
+        For an undirected graph each stored entry is an edge; a symmetric CSR (both
+        directions) and a triangular one give the same graph.
+        """
+        indptr = np.asarray(indptr)
+        if indptr.ndim != 1 or indptr.shape[0] < 1 or indptr.dtype.kind not in "iu":
+            raise BatchError("indptr must be a 1-D integer array of length num_vertices + 1")
+        counts = np.diff(indptr.astype(np.int64))
+        if (counts < 0).any() or int(indptr[0]) != 0:
+            raise BatchError("indptr must start at 0 and never decrease")
+        if int(indptr[-1]) != np.asarray(indices).shape[0]:
+            raise BatchError(f"indptr[-1] = {int(indptr[-1])} but indices has "
+                             f"{np.asarray(indices).shape[0]} entries")
+        n = indptr.shape[0] - 1
+        src = np.repeat(np.arange(n, dtype=np.int64), counts)
+        return cls.from_edges(src, indices, num_vertices=max(n, num_vertices or 0),
+                              directed=directed, device=device, **edge_props)
+
+    @classmethod
+    def from_scipy(cls, matrix, directed: bool = False, device: str = "auto",
+                   weight: str | None = None) -> "Graph":
+        """Build from a scipy.sparse matrix; ``weight`` names a property holding its values."""
+        coo = matrix.tocoo()
+        if coo.shape[0] != coo.shape[1]:
+            raise BatchError(f"an adjacency matrix must be square, got shape {coo.shape}")
+        props = {weight: coo.data} if weight else {}
+        return cls.from_edges(coo.row, coo.col, num_vertices=coo.shape[0], directed=directed,
+                              device=device, **props)
+
+    @classmethod
+    def from_networkx(cls, nx_graph, device: str = "auto", edge_attrs=(), default=0) -> "Graph":
+        """Build from a networkx graph with integer nodes >= 0.
+
+        ``edge_attrs``: numeric edge attributes to carry over as float64 properties.
+        """
+        nodes = np.fromiter(nx_graph.nodes, dtype=np.int64, count=nx_graph.number_of_nodes()) \
+            if all(isinstance(x, (int, np.integer)) for x in nx_graph.nodes) else None
+        if nodes is None:
+            raise BatchError("nodes must be integers >= 0 (see "
+                             "networkx.convert_node_labels_to_integers)")
+        m = nx_graph.number_of_edges()
+        pairs = np.array([(u, v) for u, v in nx_graph.edges()], dtype=np.int64).reshape(m, 2)
+        props = {a: np.array([d.get(a, default) for _, _, d in nx_graph.edges(data=True)],
+                             dtype=np.float64) for a in edge_attrs}
+        n = int(nodes.max()) + 1 if nodes.size else 0
+        return cls.from_edges(pairs[:, 0], pairs[:, 1], num_vertices=n,
+                              directed=nx_graph.is_directed(), device=device, **props)
+
+    def copy(self) -> "Graph":
+        """A deep copy (same settings, edges, properties)."""
+        g = Graph(self.directed, self.device, num_vertices=self._n,
+                  edge_properties=dict(self._edge_schema),
+                  vertex_properties=dict(self._vertex_schema),
+                  block_array_edges=self._mm.block_array_edges,
+                  min_block_size=1 << self._mm.min_size_class)
+        src, dst, props = self.edges(properties=True)
+        g.insert_edges(src, dst, **props)
+        for k, a in self._vprops.items():
+            g._vprops[k][:self._n] = a[:self._n]
+        return g
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def num_vertices(self) -> int:
+        """Size of the vertex id space (ids 0 .. num_vertices - 1)."""
+        return self._n
+
+    @property
+    def num_edges(self) -> int:
+        """Edges in the graph (undirected: each edge once)."""
+        return self._entries if self.directed else self._entries // 2
+
+    @property
+    def edge_properties(self) -> dict:
+        return dict(self._edge_schema)
+
+    @property
+    def vertex_properties(self) -> dict:
+        return dict(self._vertex_schema)
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        return (f"<hornet.Graph {kind}, {self.num_vertices} vertices, {self.num_edges} edges, "
+                f"device={self.device}>")
+
+    # ------------------------------------------------------------------ vertex table
+    def _reserve(self, n: int) -> None:
+        """Make room in the vertex table for ids < n (contents of new rows: empty)."""
+        cap = self._degree.shape[0]
+        if n <= cap:
+            return
+        if n > MAX_VERTEX_ID + 1:
+            raise BatchError(f"the id space cannot exceed {MAX_VERTEX_ID + 1} vertices")
+        new_cap = n if cap == 0 else min(MAX_VERTEX_ID + 1, max(n, 2 * cap))
+
+        def grown(a, fill=0):
+            b = np.full(new_cap, fill, dtype=a.dtype)
+            b[:cap] = a
+            return b
+
+        self._degree = grown(self._degree)
+        self._size_class = grown(self._size_class, -1)
+        self._edge_ptr = grown(self._edge_ptr)
+        self._vprops = {k: grown(a) for k, a in self._vprops.items()}
+
+    def _key_bits(self, n: int) -> int:
+        return max(1, int(n - 1).bit_length())
+
+    def _sorted_unique(self, s: np.ndarray, d: np.ndarray, n: int):
+        """Sort (s, d) pairs and drop repeats: (order into the input, src, dst), first wins."""
+        bits = self._key_bits(n)
+        keys = (s.astype(np.uint64) << np.uint64(bits)) | d.astype(np.uint64)
+        order, skeys = K.sort_keys(keys, 2 * bits)
+        if skeys.shape[0] > 1:
+            first = np.empty(skeys.shape[0], dtype=bool)
+            first[0] = True
+            np.not_equal(skeys[1:], skeys[:-1], out=first[1:])
+            order, skeys = order[first], skeys[first]
+        ss = (skeys >> np.uint64(bits)).astype(np.int64)
+        dd = (skeys & np.uint64((1 << bits) - 1)).astype(np.int64)
+        return order, ss, dd
+
+    def _symmetrize(self, s, d, values):
+        if self.directed:
+            return s, d, values, 0
+        loops = s == d
+        skipped = int(loops.sum())
+        if skipped:
+            keep = ~loops
+            s, d = s[keep], d[keep]
+            values = {k: v[keep] for k, v in values.items()}
+        # interleave (pair i -> entries 2i, 2i+1) so that "first occurrence wins" picks the
+        # same pair for both stored directions of an edge
+        return (np.column_stack([s, d]).ravel(), np.column_stack([d, s]).ravel(),
+                {k: np.repeat(v, 2) for k, v in values.items()}, skipped)
+
+    def _change(self, kind, ss, dd, values, skipped=0) -> EdgeChange:
+        if not self.directed:
+            once = ss < dd
+            ss, dd = ss[once], dd[once]
+            values = {k: v[once] for k, v in values.items()}
+        return EdgeChange(kind, ss.astype(np.int32), dd.astype(np.int32), values, skipped)
+
+    def _allocate_for(self, vertices: np.ndarray, degrees: np.ndarray):
+        """New blocks for ``vertices`` holding ``degrees`` edges: (pointers, size classes).
+
+        One batched allocation per size class; all or nothing.
+        """
+        classes = self._mm.size_class_for(degrees)
+        ptrs = np.zeros(vertices.shape[0], dtype=np.int64)
+        done = []
+        try:
+            for k in np.unique(classes[classes >= 0]).tolist():
+                sel = np.flatnonzero(classes == k)
+                ptrs[sel] = self._mm.allocate(k, sel.size)
+                done.append(sel)
+        except MemoryError:
+            for sel in done:
+                self._mm.release(ptrs[sel])
+            raise
+        return ptrs, classes
+
+    def _rehome(self, vertices, new_ptrs, new_classes, keep_counts) -> None:
+        """Move vertices to new blocks, copying their first ``keep_counts`` edges."""
+        old_ptrs = self._edge_ptr[vertices]
+        had = self._size_class[vertices] >= 0
+        self._mm.move(old_ptrs[had], new_ptrs[had], keep_counts[had])
+        self._mm.release(old_ptrs[had])
+        self._edge_ptr[vertices] = new_ptrs
+        self._size_class[vertices] = new_classes
+
+    def _compact_memory(self) -> None:
+        old, new = self._mm.compact()
+        if old.size == 0:
+            return
+        order = np.argsort(old)
+        old, new = old[order], new[order]
+        owners = np.flatnonzero(self._size_class[:self._n] >= 0)
+        ptr = self._edge_ptr[owners]
+        at = np.searchsorted(old, ptr)
+        at[at == old.size] = 0
+        moved = old[at] == ptr
+        self._edge_ptr[owners[moved]] = new[at[moved]]
+
+    # ------------------------------------------------------------------ edge updates
+    def insert_edges(self, src, dst=None, **edge_props) -> EdgeChange:
+        """Insert a batch of edges; return the edges really inserted.
+
+        Parameters
+        ----------
+        src, dst : integer arrays of equal length E (NumPy, CuPy, lists, Arrow), or ``src`` an
+            (E, 2) array / an Arrow table or DataFrame with columns src, dst[, properties] and
+            ``dst=None``. Ids are >= 0; the id space grows to cover them.
+        **edge_props : arrays of length E (or scalars) for declared edge properties; missing
+            ones are 0.
+
+        Edges already in the graph and repeats inside the batch (first occurrence wins) are
+        not inserted; an existing edge's properties change only through
+        :meth:`update_edges`. Undirected graphs skip self-loops and report how many.
+        A refused batch raises and leaves the graph unchanged.
+        """
+        s, d, props = edge_batch(src, dst, edge_props)
+        values = property_values(props, self._edge_schema, s.shape[0])
+        s, d, values, skipped = self._symmetrize(s, d, values)
+        n = self._n
+        if s.size:
+            n = max(n, int(s.max()) + 1, int(d.max()) + 1)
+        self._reserve(n)
+        order, ss, dd = self._sorted_unique(s, d, n)
+        pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n)
+        fresh = pos < 0
+        order, ss, dd = order[fresh], ss[fresh], dd[fresh]
+        sources, seg_start, seg_len = _segments(ss)
+        old_deg = self._degree[sources].astype(np.int64)
+        new_deg = old_deg + seg_len
+        capacity = np.where(self._size_class[sources] >= 0,
+                            np.left_shift(1, self._size_class[sources].astype(np.int64)), 0)
+        grow = np.flatnonzero(new_deg > capacity)
+        new_ptrs, new_classes = self._allocate_for(sources[grow], new_deg[grow])
+        # ---- nothing above changed the graph; from here on the batch is committed ----
+        self._n = n
+        self._rehome(sources[grow], new_ptrs, new_classes, old_deg[grow])
+        new_pos = np.empty(dd.shape[0], dtype=np.int64)
+        K.merge_destinations(sources, seg_start, seg_len, dd.astype(np.int32), old_deg,
+                             self._edge_ptr, new_pos)
+        ordered = {k: v[order] for k, v in values.items()}
+        if ordered:
+            heads = self._edge_ptr[sources]
+            for f, name in enumerate(self._edge_schema, start=1):
+                K.merge_column(self._mm.field_addresses(heads, f), seg_start, seg_len, old_deg,
+                               new_pos, ordered[name])
+        self._degree[sources] = new_deg
+        self._entries += int(dd.shape[0])
+        if grow.size:
+            self._compact_memory()
+        return self._change("insert", ss, dd, ordered, skipped)
+
+    def delete_edges(self, src, dst=None) -> EdgeChange:
+        """Delete a batch of edges; return the edges really deleted (absent ones are ignored).
+
+        Accepts the same inputs as :meth:`insert_edges` (property columns are refused).
+        Lists shrink to a smaller block when their degree falls under a quarter of capacity;
+        empty block arrays are freed and under-used size classes compacted.
+        """
+        s, d, props = edge_batch(src, dst, {})
+        if props:
+            raise BatchError(f"delete_edges takes no properties, got {sorted(props)}")
+        s, d, _, _ = self._symmetrize(s, d, {})
+        inside = (s < self._n) & (d < self._n)
+        s, d = s[inside], d[inside]
+        order, ss, dd = self._sorted_unique(s, d, max(self._n, 1))
+        pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n)
+        found = pos >= 0
+        ss, dd, pos = ss[found], dd[found], pos[found]
+        sources, seg_start, seg_len = _segments(ss)
+        old_deg = self._degree[sources].astype(np.int64)
+        new_deg = old_deg - seg_len
+        classes = self._size_class[sources].astype(np.int64)
+        target = self._mm.size_class_for(new_deg)
+        shrink = np.flatnonzero((new_deg > 0) & (4 * new_deg < np.left_shift(1, classes))
+                                & (target < classes))
+        new_ptrs, new_classes = self._allocate_for(sources[shrink], new_deg[shrink])
+        # ---- committed from here on ----
+        heads = self._edge_ptr[sources]
+        slots = self._edge_ptr[ss] + 4 * pos
+        gone = {}
+        for f, (name, dt) in enumerate(self._edge_schema.items(), start=1):
+            gone[name] = np.empty(ss.shape[0], dtype=dt)
+            K.read_at(self._mm.field_addresses(slots, f), gone[name])
+        for f, dt in enumerate(self._mm.field_dtypes):
+            K.remove_positions(self._mm.field_addresses(heads, f), seg_start, seg_len, old_deg,
+                               pos, np.empty(0, dtype=dt))
+        self._degree[sources] = new_deg
+        self._entries -= int(ss.shape[0])
+        self._rehome(sources[shrink], new_ptrs, new_classes, new_deg[shrink])
+        emptied = sources[new_deg == 0]
+        self._mm.release(self._edge_ptr[emptied])
+        self._edge_ptr[emptied] = 0
+        self._size_class[emptied] = -1
+        self._compact_memory()
+        return self._change("delete", ss, dd, gone)
+
+    def update_edges(self, src, dst=None, **edge_props) -> EdgeChange:
+        """Set property values of edges already present; absent edges are ignored.
+
+        Returns the edges updated with their new values (first occurrence wins on repeats).
+        """
+        s, d, props = edge_batch(src, dst, edge_props)
+        values = property_values(props, self._edge_schema, s.shape[0], fill_missing=False)
+        s, d, values, _ = self._symmetrize(s, d, values)
+        inside = (s < self._n) & (d < self._n)
+        s, d = s[inside], d[inside]
+        values = {k: v[inside] for k, v in values.items()}
+        order, ss, dd = self._sorted_unique(s, d, max(self._n, 1))
+        pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n)
+        found = pos >= 0
+        order, ss, dd, pos = order[found], ss[found], dd[found], pos[found]
+        slots = self._edge_ptr[ss] + 4 * pos
+        ordered = {k: v[order] for k, v in values.items()}
+        names = list(self._edge_schema)
+        for name, vals in ordered.items():
+            K.write_at(self._mm.field_addresses(slots, names.index(name) + 1), vals)
+        return self._change("update", ss, dd, ordered)
+
+    # ------------------------------------------------------------------ vertex updates
+    def insert_vertices(self, ids, **vertex_props) -> None:
+        """Make sure ``ids`` exist in the id space and set their properties (given ones only)."""
+        v = id_array(ids, "ids")
+        values = property_values(vertex_props, self._vertex_schema, v.shape[0], what="vertex",
+                                 fill_missing=False)
+        n = max(self._n, int(v.max()) + 1) if v.size else self._n
+        self._reserve(n)
+        self._n = n
+        for k, vals in values.items():
+            self._vprops[k][v] = vals
+
+    def update_vertices(self, ids, **vertex_props) -> None:
+        """Set vertex properties of existing ids."""
+        v = self._existing_ids(ids)
+        values = property_values(vertex_props, self._vertex_schema, v.shape[0], what="vertex",
+                                 fill_missing=False)
+        for k, vals in values.items():
+            self._vprops[k][v] = vals
+
+    def delete_vertices(self, ids) -> EdgeChange:
+        """Delete every edge touching ``ids`` (both directions) and reset their properties.
+
+        The id space keeps its size: ids are not renumbered. Returns the deleted edges.
+        """
+        v = self._existing_ids(ids)
+        doomed = np.zeros(self._n, dtype=bool)
+        doomed[v] = True
+        if self.directed:
+            src, dst = self.edges()
+            hit = doomed[src] | doomed[dst]
+            change = self.delete_edges(src[hit], dst[hit])
+        else:
+            deg = self._degree[v]
+            offsets = np.zeros(v.shape[0] + 1, dtype=np.int64)
+            np.cumsum(deg, out=offsets[1:])
+            out = np.empty(int(offsets[-1]), dtype=np.int32)
+            K.gather_lists(self._edge_ptr[v], deg, offsets[:-1], out)
+            change = self.delete_edges(np.repeat(v, deg), out)
+        for a in self._vprops.values():
+            a[v] = 0
+        return change
+
+    def vertex_property(self, name: str):
+        """Writable view (shape (num_vertices,)) of a vertex property."""
+        if name not in self._vprops:
+            raise KeyError(f"unknown vertex property {name!r} (known: "
+                           f"{', '.join(self._vprops) or 'none'})")
+        return self._vprops[name][:self._n]
+
+    def add_edge_property(self, name: str, dtype, fill=0) -> None:
+        """Declare a new edge property; every existing edge gets ``fill``."""
+        if name in self._edge_schema or name in ("src", "dst"):
+            raise ValueError(f"edge property {name!r} already exists or is reserved")
+        self._edge_schema[name] = _numeric_dtype(dtype, name)
+        self._mm.add_field(name, dtype, fill)
+
+    def add_vertex_property(self, name: str, dtype, fill=0) -> None:
+        if name in self._vertex_schema:
+            raise ValueError(f"vertex property {name!r} already exists")
+        self._vertex_schema[name] = _numeric_dtype(dtype, name)
+        self._vprops[name] = np.full(self._degree.shape[0], fill, dtype=dtype)
+
+    def _existing_ids(self, ids) -> np.ndarray:
+        v = id_array(ids, "ids")
+        if v.size and int(v.max()) >= self._n:
+            raise BatchError(f"vertex id {int(v.max())} is outside the id space "
+                             f"(num_vertices = {self._n})")
+        return v
+
+    # ------------------------------------------------------------------ queries
+    def degree(self, vertices=None):
+        """Out-degree (int32) of every vertex, or of ``vertices``; undirected: the degree."""
+        if vertices is None:
+            return self._degree[:self._n].copy()
+        return self._degree[self._existing_ids(vertices)]
+
+    def neighbors(self, v: int):
+        """(destinations int32, {property: values}) of vertex ``v``, ascending."""
+        v = int(self._existing_ids([v])[0])
+        d = int(self._degree[v])
+        ptr = self._edge_ptr[v:v + 1]
+        offsets = np.zeros(1, dtype=np.int64)
+        dst = np.empty(d, dtype=np.int32)
+        K.gather_lists(ptr, self._degree[v:v + 1], offsets, dst)
+        props = {}
+        for f, (name, dt) in enumerate(self._edge_schema.items(), start=1):
+            props[name] = np.empty(d, dtype=dt)
+            if d:
+                K.gather_lists(self._mm.field_addresses(ptr, f), self._degree[v:v + 1], offsets,
+                               props[name])
+        return dst, props
+
+    def has_edges(self, src, dst=None):
+        """Boolean array: does each (src[i], dst[i]) exist?"""
+        s, d, _ = edge_batch(src, dst, {})
+        return K.find_positions(s, d, self._degree, self._edge_ptr, self._n) >= 0
+
+    def _coo(self, fields=()):
+        deg = self._degree[:self._n]
+        offsets = np.zeros(self._n + 1, dtype=np.int64)
+        np.cumsum(deg, out=offsets[1:])
+        total = int(offsets[-1])
+        src = np.repeat(np.arange(self._n, dtype=np.int32), deg)
+        dst = np.empty(total, dtype=np.int32)
+        heads = self._edge_ptr[:self._n]
+        K.gather_lists(heads, deg, offsets[:-1], dst)
+        cols = {}
+        for name in fields:
+            f = list(self._edge_schema).index(name) + 1
+            cols[name] = np.empty(total, dtype=self._edge_schema[name])
+            K.gather_lists(self._mm.field_addresses(heads, f), deg, offsets[:-1], cols[name])
+        return offsets, src, dst, cols
+
+    def edges(self, properties: bool = False):
+        """COO export sorted by (src, dst): ``(src, dst)`` int32 arrays.
+
+        Undirected graphs list each edge once with ``src < dst``. With ``properties=True``
+        returns ``(src, dst, {name: values})``.
+        """
+        _, src, dst, cols = self._coo(self._edge_schema if properties else ())
+        if not self.directed:
+            once = src < dst
+            src, dst = src[once], dst[once]
+            cols = {k: v[once] for k, v in cols.items()}
+        return (src, dst, cols) if properties else (src, dst)
+
+    def to_csr(self, weight: str | None = None):
+        """``(indptr int64 (V+1,), indices int32)`` (plus ``data`` if ``weight`` names a
+        property); undirected graphs hold both directions. Rows are sorted."""
+        offsets, _, dst, cols = self._coo((weight,) if weight else ())
+        return (offsets, dst, cols[weight]) if weight else (offsets, dst)
+
+    def to_scipy(self, weight: str | None = None):
+        """scipy.sparse.csr_matrix of shape (V, V); values: the ``weight`` property or 1.0."""
+        import scipy.sparse as sp
+        indptr, indices, *data = self.to_csr(weight)
+        values = data[0] if data else np.ones(indices.shape[0], dtype=np.float64)
+        return sp.csr_matrix((values, indices, indptr), shape=(self._n, self._n))
+
+    def to_networkx(self):
+        """networkx Graph/DiGraph with nodes 0..V-1 and edge properties as attributes."""
+        import networkx as nx
+        G = nx.DiGraph() if self.directed else nx.Graph()
+        G.add_nodes_from(range(self._n))
+        src, dst, props = self.edges(properties=True)
+        names = list(props)
+        if names:
+            rows = zip(src.tolist(), dst.tolist(), *(props[k].tolist() for k in names))
+            G.add_edges_from((u, v, dict(zip(names, vals))) for u, v, *vals in rows)
+        else:
+            G.add_edges_from(zip(src.tolist(), dst.tolist()))
+        return G
+
+    def adjacency(self) -> AdjacencyView:
+        """The (edge pointer, degree) view that algorithm kernels read; valid until the next
+        update of the graph."""
+        heads = self._edge_ptr[:self._n]
+        props = {name: (self._mm.field_addresses(heads, f), dt)
+                 for f, (name, dt) in enumerate(self._edge_schema.items(), start=1)}
+        return AdjacencyView(self._n, self._degree[:self._n], heads, self.directed, True,
+                             self.device, props, self)
+
+    # ------------------------------------------------------------------ memory and checks
+    def memory_stats(self) -> dict:
+        """Memory held, and what a CSR and a COO of the same graph would take.
+
+        ``reserved_bytes``: block arrays (all edge fields) + bit trees + vertex table (+ vertex
+        properties). ``edge_bytes``: bytes of the stored edges themselves. ``csr_bytes``: int64
+        indptr + int32 indices + property columns; ``coo_bytes``: int32 src and dst + property
+        columns. Undirected graphs store (and CSR/COO count) both directions.
+        """
+        mm = self._mm.stats()
+        slot = self._mm.bytes_per_slot
+        cap = self._degree.shape[0]
+        vprop_bytes = sum(int(a.nbytes) for a in self._vprops.values())
+        vertex_bytes = cap * _VERTEX_BYTES + vprop_bytes
+        reserved = mm["block_bytes"] + vertex_bytes
+        edge_bytes = self._entries * slot
+        return {
+            "reserved_bytes": reserved,
+            "edge_bytes": edge_bytes,
+            "block_bytes": mm["block_bytes"],
+            "vertex_table_bytes": vertex_bytes,
+            "utilization": edge_bytes / reserved if reserved else 1.0,
+            "block_arrays": mm["block_arrays"],
+            "size_classes": mm["size_classes"],
+            "csr_bytes": (self._n + 1) * 8 + edge_bytes + vprop_bytes,
+            "coo_bytes": self._entries * (4 + slot) + vprop_bytes,
+            "num_vertices": self._n,
+            "stored_entries": self._entries,
+        }
+
+    def release_spare_memory(self) -> None:
+        """Free the spare (empty) block arrays kept for reuse."""
+        self._mm.release_spares()
+
+    def check(self) -> None:
+        """Verify every invariant; raise :class:`InvariantError` naming the first broken one.
+
+        Vertex table (degree <= capacity, blocks exactly for vertices with edges), the memory
+        manager (bit trees, one owner per block, counts), sorted duplicate-free in-range lists,
+        edge count, and for undirected graphs symmetry and no self-loops.
+        """
+        n = self._n
+        deg = self._degree[:n].astype(np.int64)
+        cls = self._size_class[:n].astype(np.int64)
+        if (self._degree[n:] != 0).any() or (self._size_class[n:] != -1).any():
+            raise InvariantError("vertex table rows past num_vertices are not empty")
+        if (deg < 0).any():
+            raise InvariantError(f"negative degree at vertex {int(np.argmax(deg < 0))}")
+        owns = cls >= 0
+        if (owns != (deg > 0)).any():
+            v = int(np.flatnonzero(owns != (deg > 0))[0])
+            raise InvariantError(f"vertex {v}: degree {deg[v]} but size class {cls[v]} "
+                                 "(a block must exist exactly when the degree is positive)")
+        capacity = np.where(owns, np.left_shift(1, np.maximum(cls, 0)), 0)
+        if (deg > capacity).any():
+            v = int(np.flatnonzero(deg > capacity)[0])
+            raise InvariantError(f"vertex {v}: degree {deg[v]} exceeds capacity {capacity[v]}")
+        if (cls[owns] < self._mm.min_size_class).any():
+            raise InvariantError("a block smaller than min_block_size")
+        if int(deg.sum()) != self._entries:
+            raise InvariantError(f"degrees sum to {int(deg.sum())}, edge count says "
+                                 f"{self._entries}")
+        owners = np.flatnonzero(owns)
+        self._mm.check(self._edge_ptr[owners], cls[owners])
+        bad = np.empty(n, dtype=np.int8)
+        K.list_violations(self._edge_ptr[:n], self._degree[:n], n, bad)
+        if bad.any():
+            v = int(np.flatnonzero(bad)[0])
+            what = "is not sorted or has a duplicate" if bad[v] == 1 else \
+                "holds a destination outside the id space"
+            raise InvariantError(f"the adjacency list of vertex {v} {what}")
+        if not self.directed and self._entries:
+            _, src, dst, _ = self._coo()
+            if (src == dst).any():
+                raise InvariantError("an undirected graph holds a self-loop")
+            back = K.find_positions(dst.astype(np.int64), src.astype(np.int64), self._degree,
+                                    self._edge_ptr, n)
+            if (back < 0).any():
+                i = int(np.flatnonzero(back < 0)[0])
+                raise InvariantError(f"edge ({src[i]}, {dst[i]}) is stored without its "
+                                     "reverse")
+        used = sum(c["used_blocks"] for c in self._mm.stats()["size_classes"].values())
+        if used != owners.size:
+            raise InvariantError(f"{used} blocks in use for {owners.size} vertices with edges")
+
+
+def _numeric_dtype(dtype, name) -> np.dtype:
+    dt = np.dtype(dtype)
+    if dt.kind not in "biuf":
+        raise TypeError(f"property {name!r} must have a numeric dtype, got {dt}")
+    return dt

@@ -1,0 +1,200 @@
+"""Bit trees: find free blocks in O(log_64 n).
+
+One tree per block array. Level 0 has one bit per block (1 = free); the bit ``i`` of a word at
+level ``l + 1`` is the OR of word ``i`` at level ``l`` (1 = some free block below). All levels
+live in one ``uint64`` array, level 0 first; ``level_offsets[l]`` is where level ``l`` starts and
+the last level is a single root word. Bits past the last block are 0 (never free).
+
+Finding a free block descends from the root with count-trailing-zeros, as in Hornet's vectorized
+bit tree; taking ``m`` blocks at once takes every free bit of a leaf word before descending again.
+All functions are Numba kernels working in place.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+WORD_BITS = 64
+_ONE = np.uint64(1)
+
+
+@intrinsic
+def _cttz(typingctx, x):
+    """Count trailing zeros of a uint64 (LLVM cttz)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        fnty = ir.FunctionType(i64, [i64, ir.IntType(1)])
+        fn = builder.module.declare_intrinsic("llvm.cttz", [i64], fnty)
+        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 0)])
+
+    return sig, codegen
+
+
+@intrinsic
+def _popcount(typingctx, x):
+    """Number of set bits of a uint64 (LLVM ctpop)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        fn = builder.module.declare_intrinsic("llvm.ctpop", [i64], ir.FunctionType(i64, [i64]))
+        return builder.call(fn, [args[0]])
+
+    return sig, codegen
+
+
+def tree_layout(num_blocks: int) -> np.ndarray:
+    """Start of every level in the flat word array, plus the total length at the end."""
+    offsets = [0]
+    words = max(1, -(-num_blocks // WORD_BITS))
+    while True:
+        offsets.append(offsets[-1] + words)
+        if words == 1:
+            break
+        words = -(-words // WORD_BITS)
+    return np.asarray(offsets, dtype=np.int64)
+
+
+def new_tree(num_blocks: int) -> tuple[np.ndarray, np.ndarray]:
+    """A tree with every block free: (words uint64, level_offsets int64)."""
+    offsets = tree_layout(num_blocks)
+    words = np.zeros(int(offsets[-1]), dtype=np.uint64)
+    _fill_free(words, offsets, num_blocks)
+    return words, offsets
+
+
+@numba.njit(cache=True)
+def _fill_free(words, offsets, num_blocks):
+    n = num_blocks
+    for level in range(offsets.shape[0] - 1):
+        start = offsets[level]
+        full = n // 64
+        for w in range(full):
+            words[start + w] = ~np.uint64(0)
+        rest = n - full * 64
+        if rest:
+            words[start + full] = (_ONE << np.uint64(rest)) - _ONE
+            full += 1
+        n = full
+
+
+@numba.njit(cache=True)
+def _clear_up(words, offsets, level, index):
+    """Word ``index`` of ``level`` became 0: clear its bit in the ancestors that empty too."""
+    while level + 1 < offsets.shape[0] - 1:
+        parent = index >> 6
+        pos = offsets[level + 1] + parent
+        words[pos] &= ~(_ONE << np.uint64(index & 63))
+        if words[pos] != 0:
+            return
+        level += 1
+        index = parent
+
+
+@numba.njit(cache=True)
+def take_free(words, offsets, count, out, out_start):
+    """Mark up to ``count`` free blocks used, lowest index first; write them to ``out[out_start:]``.
+
+    Returns how many were taken (fewer than ``count`` only when the tree runs out).
+    """
+    top = offsets.shape[0] - 2
+    taken = 0
+    while taken < count:
+        if words[offsets[top]] == 0:
+            break
+        index = 0
+        for level in range(top, 0, -1):
+            word = words[offsets[level] + index]
+            index = index * 64 + np.int64(_cttz(word))
+        pos = offsets[0] + index
+        word = words[pos]
+        while word != 0 and taken < count:
+            bit = np.int64(_cttz(word))
+            word &= word - _ONE
+            out[out_start + taken] = index * 64 + bit
+            taken += 1
+        words[pos] = word
+        if word == 0:
+            _clear_up(words, offsets, 0, index)
+    return taken
+
+
+@numba.njit(cache=True)
+def give_back(words, offsets, blocks):
+    """Mark ``blocks`` free again (each must be in use) and set their ancestors' bits."""
+    levels = offsets.shape[0] - 1
+    for i in range(blocks.shape[0]):
+        index = np.int64(blocks[i])
+        for level in range(levels):
+            pos = offsets[level] + (index >> 6)
+            was = words[pos]
+            words[pos] = was | (_ONE << np.uint64(index & 63))
+            if was != 0:
+                break  # ancestors already show this word as non-empty
+            index >>= 6
+
+
+@numba.njit(cache=True)
+def count_free(words, offsets):
+    total = 0
+    for w in range(offsets[0], offsets[1]):
+        total += np.int64(_popcount(words[w]))
+    return total
+
+
+@numba.njit(cache=True)
+def used_blocks(words, offsets, num_blocks):
+    """Indices of blocks in use (leaf bit 0), ascending."""
+    out = np.empty(num_blocks - count_free(words, offsets), dtype=np.int64)
+    k = 0
+    for b in range(num_blocks):
+        if not (words[offsets[0] + (b >> 6)] >> np.uint64(b & 63)) & _ONE:
+            out[k] = b
+            k += 1
+    return out
+
+
+@numba.njit(cache=True)
+def is_free(words, offsets, blocks):
+    """Per block: True where its leaf bit says free."""
+    out = np.empty(blocks.shape[0], dtype=np.bool_)
+    for i in range(blocks.shape[0]):
+        b = np.int64(blocks[i])
+        out[i] = (words[offsets[0] + (b >> 6)] >> np.uint64(b & 63)) & _ONE
+    return out
+
+
+@numba.njit(cache=True)
+def find_inconsistency(words, offsets, num_blocks):
+    """-1 if the tree is consistent, else the flat index of the first word that is wrong.
+
+    Checks that bits past the last block are 0 at every level and that every internal bit
+    equals the OR of its child word.
+    """
+    n = num_blocks
+    for level in range(offsets.shape[0] - 1):
+        start = offsets[level]
+        nwords = offsets[level + 1] - start
+        for w in range(nwords):
+            lo = w * 64
+            valid = n - lo
+            word = words[start + w]
+            if valid < 64:
+                mask = (_ONE << np.uint64(valid)) - _ONE if valid > 0 else np.uint64(0)
+                if word & ~mask:
+                    return start + w
+            if level > 0:
+                for bit in range(64):
+                    child = lo + bit
+                    if child >= n:
+                        break
+                    expect = words[offsets[level - 1] + child] != 0
+                    if ((word >> np.uint64(bit)) & _ONE) != expect:
+                        return start + w
+        n = nwords
+    return -1

@@ -1,0 +1,61 @@
+"""A block array: ``num_blocks`` blocks of ``2**size_class`` edge slots, one column per field."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import bit_tree
+
+
+class BlockArray:
+    """Fixed-size storage for blocks of one size class, structure-of-arrays.
+
+    ``columns[f]`` holds field ``f`` (field 0 is the int32 destination) for every slot;
+    block ``b`` occupies slots ``[b << size_class, (b + 1) << size_class)``. ``words`` and
+    ``level_offsets`` are the bit tree that marks free blocks. ``base`` is the address of the
+    destination column, the value a vertex's edge pointer is relative to.
+    """
+
+    __slots__ = ("size_class", "num_blocks", "columns", "words", "level_offsets", "free", "base",
+                 "xp")
+
+    def __init__(self, size_class: int, num_blocks: int, dtypes: list[np.dtype], xp=np):
+        self.size_class = size_class
+        self.num_blocks = num_blocks
+        self.xp = xp
+        slots = num_blocks << size_class
+        self.columns = [xp.zeros(slots, dtype=dt) for dt in dtypes]
+        self.words, self.level_offsets = bit_tree.new_tree(num_blocks)
+        self.free = num_blocks
+        self.base = _address(self.columns[0])
+
+    @property
+    def used(self) -> int:
+        return self.num_blocks - self.free
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes reserved: every column plus the bit tree."""
+        return sum(int(c.nbytes) for c in self.columns) + int(self.words.nbytes)
+
+    def add_column(self, dtype, fill) -> None:
+        self.columns.append(self.xp.full(self.num_blocks << self.size_class, fill, dtype=dtype))
+
+    def take(self, count: int, out: np.ndarray, start: int) -> int:
+        """Mark up to ``count`` free blocks used; their indices go to ``out[start:]``."""
+        got = bit_tree.take_free(self.words, self.level_offsets, count, out, start)
+        self.free -= got
+        return got
+
+    def give_back(self, blocks: np.ndarray) -> None:
+        bit_tree.give_back(self.words, self.level_offsets, blocks)
+        self.free += int(blocks.shape[0])
+
+    def __repr__(self) -> str:
+        return (f"BlockArray(size_class={self.size_class}, blocks={self.num_blocks}, "
+                f"used={self.used})")
+
+
+def _address(a) -> int:
+    if isinstance(a, np.ndarray):
+        return int(a.ctypes.data)
+    return int(a.data.ptr)

@@ -1,0 +1,363 @@
+"""The memory manager: pools of block arrays per size class, batched allocate and release.
+
+A vertex of degree ``d`` owns one block of ``2**ceil(log2 d)`` slots (at least
+``min_block_size``). The manager hands out blocks by their *edge pointer*: the address of the
+block's first destination slot. Allocation and release are batched: ``allocate(k, n)`` returns
+``n`` pointers of size class ``k`` in one call, ``release(pointers)`` takes any number back.
+
+Memory follows the graph down: a block array that becomes empty is freed (at most one spare is
+kept per size class), and a size class whose utilization falls under ``compact_below`` has its
+live blocks moved into fewer arrays (:meth:`MemoryManager.compact`), after which the emptied
+arrays are freed. ``block_array_edges`` is a runtime setting; a block larger than a block array
+gets a dedicated array.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import bit_tree
+from .block_array import BlockArray
+from .copy_kernels import copy_ranges
+
+__all__ = ["MemoryManager", "DeviceMemoryError", "InvariantError"]
+
+
+class InvariantError(AssertionError):
+    """A structural invariant of the memory manager or the graph does not hold."""
+
+
+class DeviceMemoryError(MemoryError):
+    """Not enough memory for a batch. ``bytes_needed`` says how much the batch asked for."""
+
+    def __init__(self, message: str, bytes_needed: int = 0):
+        super().__init__(message)
+        self.bytes_needed = bytes_needed
+
+
+@dataclass
+class _Lookup:
+    """Block arrays sorted by address, to map an edge pointer back to its array."""
+    bases: np.ndarray          # int64, ascending dst-column addresses
+    arrays: list               # BlockArray, aligned with bases
+    field_bases: np.ndarray    # int64 (n_arrays, n_fields)
+    size_class: np.ndarray     # int64 (n_arrays,)
+
+
+class MemoryManager:
+    """Per-size-class pools of :class:`BlockArray` for edges with several fields.
+
+    Parameters
+    ----------
+    fields : list of (name, dtype)
+        Edge fields; the first must be the int32 destination.
+    block_array_edges : int
+        Slots per block array (a power of two). Blocks this large or larger get a dedicated
+        array of one block.
+    min_block_size : int
+        Smallest block (a power of two, default 1).
+    compact_below : float
+        Utilization (used / reserved blocks) under which a size class is compacted.
+    """
+
+    def __init__(self, fields, *, block_array_edges: int = 1 << 16, min_block_size: int = 1,
+                 compact_below: float = 0.5, xp=np):
+        for name, value in (("block_array_edges", block_array_edges),
+                            ("min_block_size", min_block_size)):
+            if value < 1 or value & (value - 1):
+                raise ValueError(f"{name} must be a power of two >= 1, got {value}")
+        if not 0.0 <= compact_below < 1.0:
+            raise ValueError("compact_below must be in [0, 1)")
+        self.field_names = [str(n) for n, _ in fields]
+        self.field_dtypes = [np.dtype(d) for _, d in fields]
+        if self.field_dtypes[0] != np.int32:
+            raise ValueError("the first edge field must be the int32 destination")
+        self.block_array_edges = int(block_array_edges)
+        self.min_size_class = int(min_block_size).bit_length() - 1
+        self.compact_below = float(compact_below)
+        self.xp = xp
+        self.pools: dict[int, list[BlockArray]] = {}
+        self._lookup: _Lookup | None = None
+
+    # ------------------------------------------------------------------ size classes
+    def size_class_for(self, degree):
+        """Smallest size class holding ``degree`` edges (int64 array; -1 for degree 0)."""
+        d = np.asarray(degree, dtype=np.int64)
+        k = np.zeros(d.shape, dtype=np.int64)
+        big = d > 1
+        k[big] = np.ceil(np.log2(d[big])).astype(np.int64)
+        # guard against floating point at exact powers of two
+        k[big] += (np.left_shift(1, k[big]) < d[big])
+        k = np.maximum(k, self.min_size_class)
+        k[d <= 0] = -1
+        return k
+
+    def blocks_per_array(self, size_class: int) -> int:
+        return max(1, self.block_array_edges >> size_class)
+
+    # ------------------------------------------------------------------ allocation
+    def allocate(self, size_class: int, count: int) -> np.ndarray:
+        """Edge pointers (int64, shape (count,)) of ``count`` fresh blocks of ``size_class``.
+
+        Fills the fullest arrays first, then adds arrays sized to the request (growing
+        geometrically with the class), so a bulk build gets exactly-fitting arrays.
+        Raises :class:`DeviceMemoryError` (nothing allocated) when memory runs out.
+        """
+        count = int(count)
+        out = np.empty(count, dtype=np.int64)
+        if count == 0:
+            return out
+        pool = self.pools.setdefault(size_class, [])
+        return self._allocate_from(size_class, pool, count, out, grow=True)
+
+    def _allocate_from(self, size_class, arrays, count, out, grow):
+        blocks = np.empty(count, dtype=np.int64)
+        taken = 0
+        touched = []
+        for arr in sorted((a for a in arrays if a.free), key=lambda a: a.free):
+            got = arr.take(count - taken, blocks, taken)
+            touched.append((arr, taken, got))
+            taken += got
+            if taken == count:
+                break
+        created = []
+        if taken < count and grow:
+            try:
+                live = sum(a.num_blocks for a in arrays)
+                limit = self.blocks_per_array(size_class)
+                while taken < count:
+                    need = count - taken
+                    arr = BlockArray(size_class, min(limit, max(need, live)), self.field_dtypes,
+                                     self.xp)
+                    created.append(arr)
+                    live += arr.num_blocks
+                    got = arr.take(need, blocks, taken)
+                    touched.append((arr, taken, got))
+                    taken += got
+            except MemoryError as exc:
+                for arr, start, got in touched:
+                    if arr not in created:
+                        arr.give_back(blocks[start:start + got])
+                need_bytes = (count << size_class) * sum(d.itemsize for d in self.field_dtypes)
+                raise DeviceMemoryError(
+                    f"out of memory allocating {count} blocks of {1 << size_class} edges "
+                    f"({need_bytes} bytes)", need_bytes) from exc
+            arrays.extend(created)
+            self._lookup = None
+        if taken < count:
+            raise AssertionError("allocation without growth ran out of blocks")
+        shift = size_class + 2  # 4-byte destinations
+        for arr, start, got in touched:
+            out[start:start + got] = arr.base + (blocks[start:start + got] << shift)
+        return out
+
+    def release(self, pointers: np.ndarray) -> None:
+        """Give blocks back (edge pointers as returned by :meth:`allocate`, any classes)."""
+        pointers = np.asarray(pointers, dtype=np.int64)
+        if pointers.size == 0:
+            return
+        lookup = self.lookup()
+        index = np.searchsorted(lookup.bases, pointers, side="right") - 1
+        order = np.argsort(index, kind="stable")
+        index, pointers = index[order], pointers[order]
+        starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
+        ends = np.r_[starts[1:], index.size]
+        emptied = set()
+        for s, e in zip(starts.tolist(), ends.tolist()):
+            arr = lookup.arrays[index[s]]
+            arr.give_back((pointers[s:e] - arr.base) >> (arr.size_class + 2))
+            if arr.free == arr.num_blocks:
+                emptied.add(arr.size_class)
+        for k in emptied:
+            self._drop_empty(k, keep_spare=True)
+
+    def _drop_empty(self, size_class: int, keep_spare: bool) -> None:
+        pool = self.pools[size_class]
+        empty = [a for a in pool if a.free == a.num_blocks]
+        keep = max(empty, key=lambda a: a.num_blocks) if (keep_spare and empty) else None
+        if keep is not None and keep.num_blocks > max(1, sum(a.used for a in pool)):
+            keep = None  # a spare larger than the live class would hold memory for nothing
+        dropped = [a for a in empty if a is not keep]
+        if dropped:
+            self.pools[size_class] = [a for a in pool if a not in dropped]
+            if not self.pools[size_class]:
+                del self.pools[size_class]
+            self._lookup = None
+
+    def release_spares(self) -> None:
+        """Free every empty block array, spares included."""
+        for k in list(self.pools):
+            self._drop_empty(k, keep_spare=False)
+
+    # ------------------------------------------------------------------ compaction
+    def compact(self, size_classes=None) -> tuple[np.ndarray, np.ndarray]:
+        """Move live blocks out of the emptiest arrays of under-used classes; free those arrays.
+
+        Returns ``(old_pointers, new_pointers)`` of the moved blocks (whole blocks are copied,
+        every field); the caller re-points its vertices. Classes whose utilization is at least
+        ``compact_below``, or where no array can be emptied, are left alone.
+        """
+        olds, news = [], []
+        for k in list(self.pools if size_classes is None else size_classes):
+            pool = self.pools.get(k)
+            if not pool or len(pool) < 2:
+                continue
+            total = sum(a.num_blocks for a in pool)
+            used = sum(a.used for a in pool)
+            if used >= self.compact_below * total:
+                continue
+            by_use = sorted(pool, key=lambda a: a.used)
+            evacuate, moving = [], 0
+            room = sum(a.free for a in pool)
+            for arr in by_use:
+                # arrays kept must have room for everything that leaves
+                if room - arr.free < moving + arr.used:
+                    break
+                evacuate.append(arr)
+                room -= arr.free
+                moving += arr.used
+            if not evacuate:
+                continue
+            keep = [a for a in pool if all(a is not e for e in evacuate)]
+            old = np.concatenate([a.base + (bit_tree.used_blocks(a.words, a.level_offsets,
+                                                                  a.num_blocks) << (k + 2))
+                                  for a in evacuate])
+            new = self._allocate_from(k, keep, old.size, np.empty(old.size, np.int64),
+                                      grow=False) if old.size else old
+            self._copy_blocks(old, new, np.full(old.size, 1 << k, dtype=np.int64))
+            self.pools[k] = keep
+            self._lookup = None
+            olds.append(old)
+            news.append(new)
+        if not olds:
+            empty = np.empty(0, dtype=np.int64)
+            return empty, empty
+        return np.concatenate(olds), np.concatenate(news)
+
+    # ------------------------------------------------------------------ addressing and copies
+    def lookup(self) -> _Lookup:
+        if self._lookup is None:
+            arrays = sorted((a for pool in self.pools.values() for a in pool), key=lambda a: a.base)
+            bases = np.array([a.base for a in arrays], dtype=np.int64)
+            nf = len(self.field_dtypes)
+            field_bases = np.array([[_address(c) for c in a.columns] for a in arrays],
+                                   dtype=np.int64).reshape(len(arrays), nf)
+            classes = np.array([a.size_class for a in arrays], dtype=np.int64)
+            self._lookup = _Lookup(bases, arrays, field_bases, classes)
+        return self._lookup
+
+    def field_addresses(self, pointers: np.ndarray, field: int) -> np.ndarray:
+        """Addresses in column ``field`` of the slots whose destination addresses are given."""
+        pointers = np.asarray(pointers, dtype=np.int64)
+        if field == 0 or pointers.size == 0:
+            return pointers.copy()
+        lookup = self.lookup()
+        if not lookup.arrays:
+            return np.zeros_like(pointers)
+        index = np.maximum(np.searchsorted(lookup.bases, pointers, side="right") - 1, 0)
+        slot = (pointers - lookup.bases[index]) >> 2
+        out = lookup.field_bases[index, field] + slot * self.field_dtypes[field].itemsize
+        out[pointers == 0] = 0   # vertices without a block
+        return out
+
+    def _copy_blocks(self, src: np.ndarray, dst: np.ndarray, counts: np.ndarray) -> None:
+        """Copy ``counts[i]`` slots of every field from block ``src[i]`` to block ``dst[i]``."""
+        for f, dt in enumerate(self.field_dtypes):
+            copy_ranges(self.field_addresses(src, f), self.field_addresses(dst, f), counts, dt)
+
+    def move(self, src: np.ndarray, dst: np.ndarray, counts: np.ndarray) -> None:
+        """Copy the first ``counts[i]`` slots of every field from block src[i] to block dst[i]."""
+        self._copy_blocks(np.asarray(src, np.int64), np.asarray(dst, np.int64),
+                          np.asarray(counts, np.int64))
+
+    def add_field(self, name: str, dtype, fill=0) -> None:
+        """Add an edge field to every block array, filled with ``fill``."""
+        self.field_names.append(str(name))
+        self.field_dtypes.append(np.dtype(dtype))
+        for pool in self.pools.values():
+            for arr in pool:
+                arr.add_column(dtype, fill)
+        self._lookup = None
+
+    # ------------------------------------------------------------------ statistics and checks
+    @property
+    def bytes_per_slot(self) -> int:
+        return sum(d.itemsize for d in self.field_dtypes)
+
+    def stats(self) -> dict:
+        """Reserved bytes, block counts and utilization, in total and per size class."""
+        per_class = {}
+        reserved = 0
+        for k, pool in sorted(self.pools.items()):
+            nbytes = sum(a.nbytes for a in pool)
+            blocks = sum(a.num_blocks for a in pool)
+            used = sum(a.used for a in pool)
+            per_class[k] = {"block_size": 1 << k, "block_arrays": len(pool), "blocks": blocks,
+                            "used_blocks": used, "reserved_bytes": nbytes,
+                            "block_utilization": used / blocks if blocks else 0.0}
+            reserved += nbytes
+        return {"block_bytes": reserved, "block_arrays": sum(len(p) for p in self.pools.values()),
+                "size_classes": per_class}
+
+    def check(self, pointers: np.ndarray, size_classes: np.ndarray) -> None:
+        """Verify the allocator against the blocks that vertices say they own.
+
+        ``pointers``/``size_classes``: the edge pointer and size class of every vertex that owns
+        a block. Raises :class:`InvariantError` naming the first broken invariant.
+        """
+        lookup = self.lookup()
+        for k, pool in self.pools.items():
+            for arr in pool:
+                if arr.size_class != k:
+                    raise InvariantError(f"block array of class {arr.size_class} in pool {k}")
+                bad = bit_tree.find_inconsistency(arr.words, arr.level_offsets, arr.num_blocks)
+                if bad >= 0:
+                    raise InvariantError(f"bit tree of {arr!r} inconsistent at word {bad}")
+                free = bit_tree.count_free(arr.words, arr.level_offsets)
+                if free != arr.free:
+                    raise InvariantError(f"{arr!r}: bit tree counts {free} free blocks, "
+                                         f"the pool thinks {arr.free}")
+                if arr.num_blocks > self.blocks_per_array(k):
+                    raise InvariantError(f"{arr!r} exceeds block_array_edges")
+            if sum(1 for a in pool if a.free == a.num_blocks) > 1:
+                raise InvariantError(f"size class {k} keeps more than one empty block array")
+        pointers = np.asarray(pointers, dtype=np.int64)
+        size_classes = np.asarray(size_classes, dtype=np.int64)
+        if pointers.size == 0:
+            if any(a.used for pool in self.pools.values() for a in pool):
+                raise InvariantError("blocks marked used but no vertex owns a block")
+            return
+        index = np.searchsorted(lookup.bases, pointers, side="right") - 1
+        if (index < 0).any():
+            raise InvariantError("a vertex points below every block array")
+        arr_class = lookup.size_class[index]
+        if (arr_class != size_classes).any():
+            v = int(np.flatnonzero(arr_class != size_classes)[0])
+            raise InvariantError(f"vertex #{v} of size class {size_classes[v]} points into a "
+                                 f"block array of class {arr_class[v]}")
+        offset = pointers - lookup.bases[index]
+        block_bytes = np.left_shift(np.int64(4), size_classes)
+        if (offset % block_bytes).any():
+            raise InvariantError("a vertex pointer is not aligned to a block start")
+        block = offset // block_bytes
+        nblocks = np.array([a.num_blocks for a in lookup.arrays], dtype=np.int64)
+        if (block >= nblocks[index]).any():
+            raise InvariantError("a vertex pointer lies past the end of its block array")
+        key = index * (1 << 40) + block
+        if np.unique(key).size != key.size:
+            raise InvariantError("two vertices share a block")
+        owners = np.bincount(index, minlength=len(lookup.arrays))
+        for i, arr in enumerate(lookup.arrays):
+            if owners[i] != arr.used:
+                raise InvariantError(f"{arr!r}: {arr.used} blocks marked used, "
+                                     f"{owners[i]} owned by vertices")
+            mine = block[index == i]
+            if mine.size and bit_tree.is_free(arr.words, arr.level_offsets, mine).any():
+                raise InvariantError(f"{arr!r}: a vertex's block is marked free")
+
+
+def _address(a) -> int:
+    if isinstance(a, np.ndarray):
+        return int(a.ctypes.data)
+    return int(a.data.ptr)
