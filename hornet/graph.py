@@ -262,36 +262,13 @@ class Graph:
         self._edge_ptr = grown(self._edge_ptr)
         self._vprops = {k: grown(a) for k, a in self._vprops.items()}
 
-    def _key_bits(self, n: int) -> int:
-        return max(1, int(n - 1).bit_length())
-
-    def _sorted_unique(self, s: np.ndarray, d: np.ndarray, n: int):
-        """Sort (s, d) pairs and drop repeats: (order into the input, src, dst), first wins."""
-        bits = self._key_bits(n)
-        keys = (s.astype(np.uint64) << np.uint64(bits)) | d.astype(np.uint64)
-        order, skeys = K.sort_keys(keys, 2 * bits)
-        if skeys.shape[0] > 1:
-            first = np.empty(skeys.shape[0], dtype=bool)
-            first[0] = True
-            np.not_equal(skeys[1:], skeys[:-1], out=first[1:])
-            order, skeys = order[first], skeys[first]
-        ss = (skeys >> np.uint64(bits)).astype(np.int64)
-        dd = (skeys & np.uint64((1 << bits) - 1)).astype(np.int64)
-        return order, ss, dd
-
-    def _symmetrize(self, s, d, values):
-        if self.directed:
-            return s, d, values, 0
-        loops = s == d
-        skipped = int(loops.sum())
-        if skipped:
-            keep = ~loops
-            s, d = s[keep], d[keep]
-            values = {k: v[keep] for k, v in values.items()}
-        # interleave (pair i -> entries 2i, 2i+1) so that "first occurrence wins" picks the
-        # same pair for both stored directions of an edge
-        return (np.column_stack([s, d]).ravel(), np.column_stack([d, s]).ravel(),
-                {k: np.repeat(v, 2) for k, v in values.items()}, skipped)
+    def _unique_pairs(self, s, d, n, values=None):
+        """Sort a batch by (src, dst), mirror it for undirected graphs, drop repeats (first
+        wins). Returns (src int32, dst int32, values reordered to match, self-loops dropped)."""
+        mirror = not self.directed
+        order, ss, dd, loops = K.sorted_unique_pairs(s, d, n, mirror)
+        pair = order >> 1 if mirror else order
+        return ss, dd, {k: v[pair] for k, v in (values or {}).items()}, int(loops)
 
     def _change(self, kind, ss, dd, values, skipped=0) -> EdgeChange:
         if not self.directed:
@@ -360,15 +337,16 @@ class Graph:
         """
         s, d, props = edge_batch(src, dst, edge_props)
         values = property_values(props, self._edge_schema, s.shape[0])
-        s, d, values, skipped = self._symmetrize(s, d, values)
         n = self._n
         if s.size:
             n = max(n, int(s.max()) + 1, int(d.max()) + 1)
         self._reserve(n)
-        order, ss, dd = self._sorted_unique(s, d, n)
+        ss, dd, values, skipped = self._unique_pairs(s, d, n, values)
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n)
         fresh = pos < 0
-        order, ss, dd = order[fresh], ss[fresh], dd[fresh]
+        if not fresh.all():
+            ss, dd = ss[fresh], dd[fresh]
+            values = {k: v[fresh] for k, v in values.items()}
         sources, seg_start, seg_len = _segments(ss)
         old_deg = self._degree[sources].astype(np.int64)
         new_deg = old_deg + seg_len
@@ -380,9 +358,8 @@ class Graph:
         self._n = n
         self._rehome(sources[grow], new_ptrs, new_classes, old_deg[grow])
         new_pos = np.empty(dd.shape[0], dtype=np.int64)
-        K.merge_destinations(sources, seg_start, seg_len, dd.astype(np.int32), old_deg,
-                             self._edge_ptr, new_pos)
-        ordered = {k: v[order] for k, v in values.items()}
+        K.merge_destinations(sources, seg_start, seg_len, dd, old_deg, self._edge_ptr, new_pos)
+        ordered = values
         if ordered:
             heads = self._edge_ptr[sources]
             for f, name in enumerate(self._edge_schema, start=1):
@@ -404,10 +381,10 @@ class Graph:
         s, d, props = edge_batch(src, dst, {})
         if props:
             raise BatchError(f"delete_edges takes no properties, got {sorted(props)}")
-        s, d, _, _ = self._symmetrize(s, d, {})
         inside = (s < self._n) & (d < self._n)
-        s, d = s[inside], d[inside]
-        order, ss, dd = self._sorted_unique(s, d, max(self._n, 1))
+        if not inside.all():
+            s, d = s[inside], d[inside]
+        ss, dd, _, _ = self._unique_pairs(s, d, max(self._n, 1))
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n)
         found = pos >= 0
         ss, dd, pos = ss[found], dd[found], pos[found]
@@ -446,16 +423,15 @@ class Graph:
         """
         s, d, props = edge_batch(src, dst, edge_props)
         values = property_values(props, self._edge_schema, s.shape[0], fill_missing=False)
-        s, d, values, _ = self._symmetrize(s, d, values)
         inside = (s < self._n) & (d < self._n)
         s, d = s[inside], d[inside]
         values = {k: v[inside] for k, v in values.items()}
-        order, ss, dd = self._sorted_unique(s, d, max(self._n, 1))
+        ss, dd, values, _ = self._unique_pairs(s, d, max(self._n, 1), values)
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n)
         found = pos >= 0
-        order, ss, dd, pos = order[found], ss[found], dd[found], pos[found]
+        ss, dd, pos = ss[found], dd[found], pos[found]
         slots = self._edge_ptr[ss] + 4 * pos
-        ordered = {k: v[order] for k, v in values.items()}
+        ordered = {k: v[found] for k, v in values.items()}
         names = list(self._edge_schema)
         for name, vals in ordered.items():
             K.write_at(self._mm.field_addresses(slots, names.index(name) + 1), vals)

@@ -52,6 +52,130 @@ def sort_keys(keys: np.ndarray, key_bits: int) -> tuple[np.ndarray, np.ndarray]:
     return _radix_argsort(keys, max(1, key_bits))
 
 
+_ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@numba.njit(parallel=True, cache=True)
+def pack_pairs(s, d, bits, index_bits, mirror):
+    """Keys ``((src << bits | dst) << index_bits) | entry`` for a batch of pairs.
+
+    With ``mirror`` (undirected graphs) pair i gives entries 2i (s, d) and 2i + 1 (d, s), and
+    self-loops give the all-ones key, which sorts last. Sorting these keys sorts by
+    (src, dst) and, among repeats, by entry: a stable sort for free.
+    """
+    n = s.shape[0]
+    b = np.uint64(bits)
+    ib = np.uint64(index_bits)
+    if mirror:
+        out = np.empty(2 * n, dtype=np.uint64)
+        for i in numba.prange(n):
+            u = np.uint64(s[i])
+            v = np.uint64(d[i])
+            if u == v:
+                out[2 * i] = _ALL_ONES
+                out[2 * i + 1] = _ALL_ONES
+            else:
+                out[2 * i] = (((u << b) | v) << ib) | np.uint64(2 * i)
+                out[2 * i + 1] = (((v << b) | u) << ib) | np.uint64(2 * i + 1)
+    else:
+        out = np.empty(n, dtype=np.uint64)
+        for i in numba.prange(n):
+            out[i] = (((np.uint64(s[i]) << b) | np.uint64(d[i])) << ib) | np.uint64(i)
+    return out
+
+
+@numba.njit(cache=True)
+def unpack_unique(keys, bits, index_bits):
+    """From sorted packed keys: (entry order int64, src int32, dst int32, self-loop entries),
+    keeping the first entry of each (src, dst)."""
+    n = keys.shape[0]
+    end = n
+    while end > 0 and keys[end - 1] == _ALL_ONES:
+        end -= 1
+    ib = np.uint64(index_bits)
+    b = np.uint64(bits)
+    low = (np.uint64(1) << ib) - np.uint64(1)
+    dmask = (np.uint64(1) << b) - np.uint64(1)
+    unique = 0
+    prev = _ALL_ONES
+    for i in range(end):
+        k = keys[i] >> ib
+        if k != prev:
+            unique += 1
+            prev = k
+    order = np.empty(unique, dtype=np.int64)
+    src = np.empty(unique, dtype=np.int32)
+    dst = np.empty(unique, dtype=np.int32)
+    j = 0
+    prev = _ALL_ONES
+    for i in range(end):
+        k = keys[i] >> ib
+        if k != prev:
+            order[j] = np.int64(keys[i] & low)
+            src[j] = np.int32(k >> b)
+            dst[j] = np.int32(k & dmask)
+            j += 1
+            prev = k
+    return order, src, dst, n - end
+
+
+@numba.njit(cache=True)
+def unique_sorted_pairs(keys_sorted, order, bits):
+    """Like :func:`unpack_unique` for (radix-)sorted plain keys ``src << bits | dst``."""
+    n = keys_sorted.shape[0]
+    b = np.uint64(bits)
+    dmask = (np.uint64(1) << b) - np.uint64(1)
+    unique = 0
+    for i in range(n):
+        if i == 0 or keys_sorted[i] != keys_sorted[i - 1]:
+            unique += 1
+    o = np.empty(unique, dtype=np.int64)
+    src = np.empty(unique, dtype=np.int32)
+    dst = np.empty(unique, dtype=np.int32)
+    j = 0
+    for i in range(n):
+        if i == 0 or keys_sorted[i] != keys_sorted[i - 1]:
+            o[j] = order[i]
+            src[j] = np.int32(keys_sorted[i] >> b)
+            dst[j] = np.int32(keys_sorted[i] & dmask)
+            j += 1
+    return o, src, dst
+
+
+def sorted_unique_pairs(s: np.ndarray, d: np.ndarray, num_vertices: int, mirror: bool):
+    """Sort a batch by (src, dst) and drop repeats, first entry wins.
+
+    ``mirror``: undirected batch; each pair stands for both directions and self-loops are
+    dropped. Returns (order into the (mirrored) entries, src int32, dst int32, self-loops).
+    """
+    bits = max(1, int(num_vertices - 1).bit_length())
+    entries = s.shape[0] * (2 if mirror else 1)
+    index_bits = max(1, int(entries - 1).bit_length())
+    if 2 * bits + index_bits <= 63:
+        keys = pack_pairs(s, d, bits, index_bits, mirror)
+        keys.sort()
+        order, src, dst, loops = unpack_unique(keys, bits, index_bits)
+        return order, src, dst, loops // 2
+    # ids too large to pack with the entry index: LSD radix argsort of plain keys
+    if mirror:
+        loop = s == d
+        idx = np.flatnonzero(~loop)
+        ss = np.column_stack([s, d]).ravel()
+        dd = np.column_stack([d, s]).ravel()
+        keep = np.repeat(~loop, 2)
+        entry = np.flatnonzero(keep)
+        ss, dd = ss[keep], dd[keep]
+        loops = s.shape[0] - idx.shape[0]
+    else:
+        ss, dd, entry, loops = s, d, None, 0
+    keys = (ss.astype(np.uint64) << np.uint64(bits)) | dd.astype(np.uint64)
+    order, skeys = sort_keys(keys, 2 * bits)
+    o, src, dst = unique_sorted_pairs(skeys, order, bits)
+    if entry is not None:
+        o = entry[o]
+    return o, src, dst, loops
+
+
 # ---------------------------------------------------------------------------- searching
 @numba.njit(parallel=True, cache=True)
 def find_positions(src, dst, degree, edge_ptr, num_vertices):

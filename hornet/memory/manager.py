@@ -176,8 +176,9 @@ class MemoryManager:
         pool = self.pools[size_class]
         empty = [a for a in pool if a.free == a.num_blocks]
         keep = max(empty, key=lambda a: a.num_blocks) if (keep_spare and empty) else None
-        if keep is not None and keep.num_blocks > max(1, sum(a.used for a in pool)):
-            keep = None  # a spare larger than the live class would hold memory for nothing
+        live = sum(a.used for a in pool)
+        if keep is not None and (live == 0 or keep.num_blocks > live):
+            keep = None  # a spare for an empty class, or larger than it, holds memory for nothing
         dropped = [a for a in empty if a is not keep]
         if dropped:
             self.pools[size_class] = [a for a in pool if a not in dropped]
@@ -211,8 +212,10 @@ class MemoryManager:
             evacuate, moving = [], 0
             room = sum(a.free for a in pool)
             for arr in by_use:
-                # arrays kept must have room for everything that leaves
-                if room - arr.free < moving + arr.used:
+                # only arrays under the threshold move (each move frees at least twice what it
+                # copies), and the arrays kept must have room for everything that leaves
+                if arr.used >= self.compact_below * arr.num_blocks or \
+                        room - arr.free < moving + arr.used:
                     break
                 evacuate.append(arr)
                 room -= arr.free
