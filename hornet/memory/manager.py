@@ -111,7 +111,7 @@ class MemoryManager:
         pool = self.pools.setdefault(size_class, [])
         return self._allocate_from(size_class, pool, count, out, grow=True)
 
-    def _allocate_from(self, size_class, arrays, count, out, grow):
+    def _allocate_from(self, size_class, arrays, count, out, grow, exact=False):
         blocks = np.empty(count, dtype=np.int64)
         taken = 0
         touched = []
@@ -124,7 +124,7 @@ class MemoryManager:
         created = []
         if taken < count and grow:
             try:
-                live = sum(a.num_blocks for a in arrays)
+                live = 0 if exact else sum(a.num_blocks for a in arrays)
                 limit = self.blocks_per_array(size_class)
                 while taken < count:
                     need = count - taken
@@ -197,29 +197,22 @@ class MemoryManager:
 
         Returns ``(old_pointers, new_pointers)`` of the moved blocks (whole blocks are copied,
         every field); the caller re-points its vertices. Classes whose utilization is at least
-        ``compact_below``, or where no array can be emptied, are left alone.
+        ``compact_below`` are left alone; in the others every array under ``compact_below`` is
+        emptied (into free room elsewhere, then into one array sized to fit) and freed.
         """
         olds, news = [], []
         for k in list(self.pools if size_classes is None else size_classes):
             pool = self.pools.get(k)
-            if not pool or len(pool) < 2:
+            if not pool:
                 continue
             total = sum(a.num_blocks for a in pool)
             used = sum(a.used for a in pool)
             if used >= self.compact_below * total:
                 continue
-            by_use = sorted(pool, key=lambda a: a.used)
-            evacuate, moving = [], 0
-            room = sum(a.free for a in pool)
-            for arr in by_use:
-                # only arrays under the threshold move (each move frees at least twice what it
-                # copies), and the arrays kept must have room for everything that leaves
-                if arr.used >= self.compact_below * arr.num_blocks or \
-                        room - arr.free < moving + arr.used:
-                    break
-                evacuate.append(arr)
-                room -= arr.free
-                moving += arr.used
+            # every array under the threshold moves out: each move frees at least twice what
+            # it copies. Live blocks go to free room in the arrays kept, the rest to one new
+            # array sized to fit.
+            evacuate = [a for a in pool if a.used < self.compact_below * a.num_blocks]
             if not evacuate:
                 continue
             keep = [a for a in pool if all(a is not e for e in evacuate)]
@@ -227,7 +220,9 @@ class MemoryManager:
                                                                   a.num_blocks) << (k + 2))
                                   for a in evacuate])
             new = self._allocate_from(k, keep, old.size, np.empty(old.size, np.int64),
-                                      grow=False) if old.size else old
+                                      grow=True, exact=True) if old.size else old
+            self.pools[k] = keep + evacuate        # both ends of the copy must be addressable
+            self._lookup = None
             self._copy_blocks(old, new, np.full(old.size, 1 << k, dtype=np.int64))
             self.pools[k] = keep
             self._lookup = None

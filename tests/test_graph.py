@@ -1,0 +1,231 @@
+"""The Graph API on every backend, checked against scipy / networkx / brute force."""
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pyarrow as pa
+import pytest
+import scipy.sparse as sp
+
+import hornet
+from hornet import BatchError
+from hornet.testing import to_host
+
+
+def _random_edges(rng, n, m):
+    return rng.integers(0, n, m), rng.integers(0, n, m)
+
+
+def _scipy_simple(src, dst, n, directed):
+    """The oracle: a scipy CSR of the simple graph (no repeats; undirected: symmetric, no
+    self-loops), values 1."""
+    src, dst = np.asarray(src), np.asarray(dst)
+    if not directed:
+        keep = src != dst
+        src, dst = np.r_[src[keep], dst[keep]], np.r_[dst[keep], src[keep]]
+    A = sp.csr_matrix((np.ones(src.size), (src, dst)), shape=(n, n))
+    A.data[:] = 1.0
+    A.sort_indices()
+    return A
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_build_paths_agree_with_scipy(device, directed):
+    rng = np.random.default_rng(7)
+    n = 300
+    src, dst = _random_edges(rng, n, 2000)
+    A = _scipy_simple(src, dst, n, directed)
+    graphs = [
+        hornet.Graph.from_edges(src, dst, num_vertices=n, directed=directed, device=device),
+        hornet.Graph.from_csr(A.indptr, A.indices, directed=directed, device=device),
+        hornet.Graph.from_scipy(A, directed=directed, device=device),
+        hornet.Graph.from_edges(np.column_stack([src, dst]), num_vertices=n, directed=directed,
+                                device=device),
+        hornet.Graph.from_edges(pa.table({"src": src, "dst": dst}), num_vertices=n,
+                                directed=directed, device=device),
+    ]
+    for g in graphs:
+        g.check()
+        indptr, indices = g.to_csr()
+        assert np.array_equal(to_host(indptr), A.indptr)
+        assert np.array_equal(to_host(indices), A.indices)
+        assert g.num_edges == (A.nnz if directed else A.nnz // 2)
+        assert (g.to_scipy() != A).nnz == 0
+        assert np.array_equal(to_host(g.degree()), np.diff(A.indptr))
+
+
+def test_networkx_round_trip(device):
+    G = nx.gnm_random_graph(60, 200, seed=3)
+    for u, v in G.edges:
+        G[u][v]["weight"] = float(u * 100 + v)
+    g = hornet.Graph.from_networkx(G, device=device, edge_attrs=("weight",))
+    g.check()
+    H = g.to_networkx()
+    assert nx.utils.graphs_equal(G, H)
+    D = nx.gnm_random_graph(40, 150, seed=4, directed=True)
+    gd = hornet.Graph.from_networkx(D, device=device)
+    assert gd.directed and sorted(gd.to_networkx().edges) == sorted(D.edges)
+
+
+def test_insert_reports_only_new_edges_and_skips_self_loops(device):
+    g = hornet.Graph(directed=False, device=device, edge_properties={"w": np.float32})
+    c = g.insert_edges([0, 1, 2, 3, 1], [1, 0, 2, 4, 0], w=[1, 2, 3, 4, 5])
+    assert list(zip(to_host(c.src), to_host(c.dst))) == [(0, 1), (3, 4)]
+    assert to_host(c.properties["w"]).tolist() == [1.0, 4.0]   # first occurrence wins
+    assert c.self_loops_skipped == 1
+    c2 = g.insert_edges([1, 4], [0, 5], w=[9, 9])               # (1,0) exists already
+    assert list(zip(to_host(c2.src), to_host(c2.dst))) == [(4, 5)]
+    assert to_host(g.neighbors(0)[1]["w"]).tolist() == [1.0]    # never silently updated
+    u = g.update_edges([1, 7], [0, 8], w=[6, 6])
+    assert list(zip(to_host(u.src), to_host(u.dst))) == [(0, 1)]
+    assert to_host(g.neighbors(1)[1]["w"]).tolist() == [6.0]
+    assert to_host(g.has_edges([0, 1, 0, 3], [1, 0, 3, 4])).tolist() == [True, True, False, True]
+    g.check()
+
+
+def test_delete_returns_deleted_edges_with_their_values(device):
+    g = hornet.Graph(directed=True, device=device, edge_properties={"w": np.int64})
+    g.insert_edges([0, 0, 1, 2], [1, 2, 2, 0], w=[10, 20, 30, 40])
+    c = g.delete_edges([2, 0, 5, 0], [0, 1, 6, 1])             # absent and repeated ignored
+    assert list(zip(to_host(c.src), to_host(c.dst))) == [(0, 1), (2, 0)]
+    assert to_host(c.properties["w"]).tolist() == [10, 40]
+    assert g.num_edges == 2
+    g.check()
+
+
+@pytest.mark.parametrize("bad, error", [
+    (dict(src=[0, -1], dst=[1, 2]), BatchError),
+    (dict(src=[0.5], dst=[1]), TypeError),
+    (dict(src=[0, 1], dst=[1]), BatchError),
+    (dict(src=[0], dst=[2**31]), BatchError),
+    (dict(src=[0], dst=[1], w=[np.nan]), BatchError),
+    (dict(src=[0], dst=[1], w=["a"]), TypeError),
+    (dict(src=[0], dst=[1], nope=[1.0]), BatchError),
+    (dict(src=[0, 1], dst=[1, 2], w=[1.0]), BatchError),
+    (dict(src=np.zeros((1, 3)), dst=None), BatchError),
+])
+def test_refused_batches_leave_the_graph_unchanged(device, bad, error):
+    g = hornet.Graph(directed=False, device=device, edge_properties={"w": np.float64})
+    g.insert_edges([0, 1, 2], [1, 2, 3], w=[1.0, 2.0, 3.0])
+    before = g.edges(properties=True)
+    stats = g.memory_stats()
+    with pytest.raises(error) as info:
+        g.insert_edges(bad.pop("src"), bad.pop("dst"), **bad)
+    assert str(info.value)
+    after = g.edges(properties=True)
+    assert np.array_equal(to_host(before[0]), to_host(after[0]))
+    assert np.array_equal(to_host(before[1]), to_host(after[1]))
+    assert np.array_equal(to_host(before[2]["w"]), to_host(after[2]["w"]))
+    assert g.num_vertices == 4 and g.memory_stats() == stats
+    g.check()
+
+
+def test_out_of_memory_leaves_the_graph_unchanged(monkeypatch):
+    g = hornet.Graph(directed=False, device="cpu", block_array_edges=64)
+    g.insert_edges(np.arange(50), np.arange(1, 51))
+    before = g.edges()
+    real_init = hornet.memory.block_array.BlockArray.__init__
+
+    def failing_init(self, size_class, num_blocks, dtypes, xp=np):
+        if size_class >= 5:
+            raise MemoryError("simulated")
+        real_init(self, size_class, num_blocks, dtypes, xp)
+
+    monkeypatch.setattr(hornet.memory.block_array.BlockArray, "__init__", failing_init)
+    with pytest.raises(hornet.DeviceMemoryError) as info:
+        g.insert_edges(np.zeros(40, dtype=np.int64), np.arange(60, 100))
+    assert info.value.bytes_needed > 0 and "bytes" in str(info.value)
+    monkeypatch.undo()
+    g.check()
+    assert all(np.array_equal(a, b) for a, b in zip(before, g.edges()))
+
+
+def test_vertex_operations(device):
+    g = hornet.Graph(directed=True, device=device, vertex_properties={"label": np.int32})
+    g.insert_edges([0, 1, 2, 3, 3], [1, 2, 0, 1, 0])
+    g.insert_vertices([7], label=[5])
+    assert g.num_vertices == 8 and to_host(g.vertex_property("label"))[7] == 5
+    c = g.delete_vertices([0])                       # in- and out-edges of 0
+    assert sorted(zip(to_host(c.src).tolist(), to_host(c.dst).tolist())) == \
+        [(0, 1), (2, 0), (3, 0)]
+    assert sorted(zip(*map(lambda a: to_host(a).tolist(), g.edges()))) == [(1, 2), (3, 1)]
+    g.update_vertices([1], label=[9])
+    assert to_host(g.vertex_property("label")).tolist() == [0, 9, 0, 0, 0, 0, 0, 5]
+    with pytest.raises(BatchError, match="outside the id space"):
+        g.delete_vertices([8])
+    with pytest.raises(KeyError):
+        g.vertex_property("nope")
+    g.check()
+
+
+def test_added_edge_property_reaches_every_edge(device):
+    g = hornet.Graph(directed=False, device=device)
+    g.insert_edges([0, 1], [1, 2])
+    g.add_edge_property("w", np.float32, fill=2.5)
+    _, _, props = g.edges(properties=True)
+    assert to_host(props["w"]).tolist() == [2.5, 2.5]
+    g.insert_edges([2], [3], w=[1.0])
+    assert to_host(g.neighbors(3)[1]["w"]).tolist() == [1.0]
+    g.check()
+
+
+def _kron(scale, seed=0):
+    from hornet.generators import kronecker_edges
+    return kronecker_edges(scale, edge_factor=8, seed=seed)
+
+
+def test_ping_pong_keeps_memory_steady(device):
+    """Insert a batch, delete it, 100 times: memory stays within 10% of the first round."""
+    src, dst = _kron(12)
+    g = hornet.Graph.from_edges(src, dst, directed=False, device=device)
+    rng = np.random.default_rng(0)
+    bs, bd = rng.integers(0, 1 << 12, 5000), rng.integers(0, 1 << 12, 5000)
+    first = None
+    for round_ in range(100):
+        ins = g.insert_edges(bs, bd)
+        g.delete_edges(ins.src, ins.dst)
+        reserved = g.memory_stats()["reserved_bytes"]
+        if first is None:
+            first = reserved
+        assert abs(reserved - first) <= 0.10 * first, (round_, reserved, first)
+    g.check()
+
+
+def test_deleting_90_percent_gives_back_half_the_memory(device):
+    src, dst = _kron(14)
+    g = hornet.Graph.from_edges(src, dst, directed=False, device=device)
+    before = g.memory_stats()["reserved_bytes"]
+    s, d = (to_host(a) for a in g.edges())
+    rng = np.random.default_rng(1)
+    doomed = rng.permutation(s.size)[: int(0.9 * s.size)]
+    for chunk in np.array_split(doomed, 5):          # in a few batches, as a stream would
+        g.delete_edges(s[chunk], d[chunk])
+    g.check()
+    after = g.memory_stats()["reserved_bytes"]
+    assert after <= 0.5 * before, (after, before)
+
+
+def test_memory_stats_report_csr_and_coo(device):
+    g = hornet.Graph.from_edges([0, 1, 2], [1, 2, 0], directed=True, device=device,
+                                w=np.ones(3, np.float32))
+    s = g.memory_stats()
+    for key in ("reserved_bytes", "edge_bytes", "csr_bytes", "coo_bytes", "utilization",
+                "size_classes"):
+        assert key in s
+    assert s["edge_bytes"] == 3 * (4 + 4)
+    assert s["csr_bytes"] == 4 * 8 + 3 * 8 and s["coo_bytes"] == 3 * 12
+    assert s["reserved_bytes"] >= s["edge_bytes"]
+
+
+def test_block_array_size_is_a_runtime_setting(device):
+    src, dst = _kron(10)
+    for bae in (16, 256, 1 << 16):
+        g = hornet.Graph.from_edges(src, dst, directed=False, device=device)
+        h = hornet.Graph(directed=False, device=device, block_array_edges=bae)
+        h.insert_edges(src, dst)
+        h.check()
+        assert all(np.array_equal(to_host(a), to_host(b)) for a, b in zip(g.edges(), h.edges()))
+        per_array = [c["blocks"] * c["block_size"] / c["block_arrays"]
+                     for c in h.memory_stats()["size_classes"].values()]
+        assert max(per_array) <= max(bae, max(c["block_size"] for c in
+                                              h.memory_stats()["size_classes"].values()))

@@ -1,0 +1,125 @@
+"""The memory manager: bit trees against brute force, batched allocation, release, compaction."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hornet.memory import bit_tree as bt
+from hornet.memory.manager import InvariantError, MemoryManager
+
+
+@given(n=st.integers(1, 5000), ops=st.lists(st.tuples(st.booleans(), st.integers(0, 300)),
+                                           max_size=12))
+def test_bit_tree_matches_a_set_of_free_blocks(n, ops):
+    words, offsets = bt.new_tree(n)
+    free = set(range(n))
+    out = np.empty(n, dtype=np.int64)
+    for take, k in ops:
+        if take:
+            got = bt.take_free(words, offsets, k, out, 0)
+            expect = sorted(free)[:k]          # lowest free blocks first
+            assert out[:got].tolist() == expect
+            free -= set(expect)
+        else:
+            used = sorted(set(range(n)) - free)[:k]
+            bt.give_back(words, offsets, np.asarray(used, dtype=np.int64))
+            free |= set(used)
+        assert bt.find_inconsistency(words, offsets, n) == -1
+        assert bt.count_free(words, offsets) == len(free)
+        assert bt.used_blocks(words, offsets, n).tolist() == sorted(set(range(n)) - free)
+
+
+def test_bit_tree_inconsistency_is_detected():
+    words, offsets = bt.new_tree(200)
+    out = np.empty(64, dtype=np.int64)
+    bt.take_free(words, offsets, 64, out, 0)       # empties leaf word 0
+    assert bt.find_inconsistency(words, offsets, 200) == -1
+    words[offsets[1]] |= np.uint64(1)              # parent claims word 0 has a free block
+    assert bt.find_inconsistency(words, offsets, 200) == offsets[1]
+
+
+def _manager(**kw):
+    return MemoryManager([("dst", np.int32), ("w", np.float64)], **kw)
+
+
+def test_allocation_is_batched_and_fills_exactly_sized_arrays():
+    mm = _manager(block_array_edges=1 << 10)
+    ptrs = mm.allocate(3, 100)                     # 128 blocks of 8 fit per array
+    assert ptrs.shape == (100,) and np.unique(ptrs).size == 100
+    pool = mm.pools[3]
+    assert len(pool) == 1 and pool[0].num_blocks == 100   # sized to the request
+    mm.check(ptrs, np.full(100, 3))
+    more = mm.allocate(3, 100)                     # grows geometrically, capped per array
+    assert [a.num_blocks for a in mm.pools[3]] == [100, 100]
+    mm.check(np.r_[ptrs, more], np.full(200, 3))
+
+
+def test_blocks_larger_than_a_block_array_get_dedicated_arrays():
+    mm = _manager(block_array_edges=64)
+    ptrs = mm.allocate(8, 3)                       # 256-edge blocks
+    assert [a.num_blocks for a in mm.pools[8]] == [1, 1, 1]
+    mm.check(ptrs, np.full(3, 8))
+    mm.release(ptrs)
+    assert 8 not in mm.pools                       # nothing live: no spare kept
+
+
+def test_release_frees_empty_arrays_keeping_at_most_one_spare():
+    mm = _manager(block_array_edges=64)            # 16 blocks of class 2 per array
+    ptrs = mm.allocate(2, 64)
+    assert len(mm.pools[2]) == 4
+    keep, drop = ptrs[:8], ptrs[8:]
+    mm.release(drop)
+    mm.check(keep, np.full(8, 2))
+    assert sum(a.free == a.num_blocks for a in mm.pools[2]) <= 1
+    assert mm.stats()["block_arrays"] <= 2
+
+
+def test_compaction_moves_blocks_and_contents():
+    mm = _manager(block_array_edges=64)
+    ptrs = mm.allocate(2, 64)                      # 4 arrays x 16 blocks
+    for f, fill in ((0, lambda p: (p % 1000).astype(np.int32)), (1, lambda p: p * 0.5)):
+        addrs = mm.field_addresses(ptrs, f)
+        _write(addrs, fill(ptrs), mm.field_dtypes[f])
+    live = ptrs[::5]                               # 13 of 64 live: 20% utilization
+    mm.release(np.setdiff1d(ptrs, live))
+    old, new = mm.compact()
+    assert old.size > 0
+    moved = dict(zip(old.tolist(), new.tolist()))
+    now = np.array([moved.get(p, p) for p in live.tolist()], dtype=np.int64)
+    mm.check(now, np.full(now.size, 2))
+    stats = mm.stats()["size_classes"][2]
+    assert stats["block_utilization"] >= 0.5
+    assert np.array_equal(_read(mm.field_addresses(now, 0), np.int32), (live % 1000))
+    assert np.array_equal(_read(mm.field_addresses(now, 1), np.float64), live * 0.5)
+
+
+def test_check_catches_shared_and_foreign_blocks():
+    mm = _manager(block_array_edges=64)
+    ptrs = mm.allocate(1, 4)
+    with pytest.raises(InvariantError, match="share"):
+        mm.check(np.r_[ptrs[:3], ptrs[0]], np.full(4, 1))
+    with pytest.raises(InvariantError, match="class"):
+        mm.check(ptrs, np.full(4, 2))
+    with pytest.raises(InvariantError, match="marked used"):
+        mm.check(ptrs[:3], np.full(3, 1))
+
+
+def test_settings_are_validated():
+    with pytest.raises(ValueError, match="power of two"):
+        _manager(block_array_edges=100)
+    with pytest.raises(ValueError, match="power of two"):
+        _manager(min_block_size=3)
+
+
+def _write(addrs, values, dtype):
+    from hornet.batch.cpu_kernels import write_at
+    write_at(addrs, np.asarray(values, dtype=dtype))
+
+
+def _read(addrs, dtype):
+    from hornet.batch.cpu_kernels import read_at
+    out = np.empty(addrs.shape[0], dtype=dtype)
+    read_at(addrs, out)
+    return out
