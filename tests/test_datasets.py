@@ -43,4 +43,4 @@ def test_dataset_round_trips_to_csr(path, directed):
 @needs_data
 def test_every_dataset_is_covered():
     names = {p.name for p in FILES}
-    assert len(names) == 21, sorted(names)   # 16 files + delaunay_n10..n14
+    assert len(names) == 20, sorted(names)   # 15 files + delaunay_n10..n14
