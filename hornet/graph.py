@@ -266,16 +266,19 @@ class Graph:
         """Sort a batch by (src, dst), mirror it for undirected graphs, drop repeats (first
         wins). Returns (src int32, dst int32, values reordered to match, self-loops dropped)."""
         mirror = not self.directed
-        order, ss, dd, loops = K.sorted_unique_pairs(s, d, n, mirror)
+        order, ss, dd, loops = K.sorted_unique_pairs(s, d, n, mirror, need_order=bool(values))
+        if not values:
+            return ss, dd, {}, int(loops)
         pair = order >> 1 if mirror else order
-        return ss, dd, {k: v[pair] for k, v in (values or {}).items()}, int(loops)
+        return ss, dd, {k: v[pair] for k, v in values.items()}, int(loops)
 
     def _change(self, kind, ss, dd, values, skipped=0) -> EdgeChange:
         if not self.directed:
-            once = ss < dd
+            once = K.canonical_entries(ss, dd)
             ss, dd = ss[once], dd[once]
             values = {k: v[once] for k, v in values.items()}
-        return EdgeChange(kind, ss.astype(np.int32), dd.astype(np.int32), values, skipped)
+        return EdgeChange(kind, ss.astype(np.int32, copy=False), dd.astype(np.int32, copy=False),
+                          values, skipped)
 
     def _allocate_for(self, vertices: np.ndarray, degrees: np.ndarray):
         """New blocks for ``vertices`` holding ``degrees`` edges: (pointers, size classes).

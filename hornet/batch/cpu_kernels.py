@@ -66,6 +66,7 @@ def pack_pairs(s, d, bits, index_bits, mirror):
     n = s.shape[0]
     b = np.uint64(bits)
     ib = np.uint64(index_bits)
+    with_index = np.uint64(1 if index_bits > 0 else 0)   # 0: keys without the entry index
     if mirror:
         out = np.empty(2 * n, dtype=np.uint64)
         for i in numba.prange(n):
@@ -75,12 +76,13 @@ def pack_pairs(s, d, bits, index_bits, mirror):
                 out[2 * i] = _ALL_ONES
                 out[2 * i + 1] = _ALL_ONES
             else:
-                out[2 * i] = (((u << b) | v) << ib) | np.uint64(2 * i)
-                out[2 * i + 1] = (((v << b) | u) << ib) | np.uint64(2 * i + 1)
+                out[2 * i] = (((u << b) | v) << ib) | (np.uint64(2 * i) * with_index)
+                out[2 * i + 1] = (((v << b) | u) << ib) | (np.uint64(2 * i + 1) * with_index)
     else:
         out = np.empty(n, dtype=np.uint64)
         for i in numba.prange(n):
-            out[i] = (((np.uint64(s[i]) << b) | np.uint64(d[i])) << ib) | np.uint64(i)
+            out[i] = (((np.uint64(s[i]) << b) | np.uint64(d[i])) << ib) | \
+                (np.uint64(i) * with_index)
     return out
 
 
@@ -142,20 +144,75 @@ def unique_sorted_pairs(keys_sorted, order, bits):
     return o, src, dst
 
 
-def sorted_unique_pairs(s: np.ndarray, d: np.ndarray, num_vertices: int, mirror: bool):
+@numba.njit(cache=True)
+def _co_rank(k, a, b):
+    """Merge path: how many of the first k merged items come from ``a``."""
+    lo = max(0, k - b.shape[0])
+    hi = min(k, a.shape[0])
+    while lo < hi:
+        i = (lo + hi) // 2
+        if a[i] <= b[k - i - 1]:
+            lo = i + 1
+        else:
+            hi = i
+    return lo
+
+
+@numba.njit(parallel=True, cache=True)
+def _merge(a, b, out, parts):
+    n = out.shape[0]
+    for p in numba.prange(parts):
+        k0 = n * p // parts
+        k1 = n * (p + 1) // parts
+        i = _co_rank(k0, a, b)
+        j = k0 - i
+        i1 = _co_rank(k1, a, b)
+        j1 = k1 - i1
+        for k in range(k0, k1):
+            if j >= j1 or (i < i1 and a[i] <= b[j]):
+                out[k] = a[i]
+                i += 1
+            else:
+                out[k] = b[j]
+                j += 1
+
+
+_POOL = None
+
+
+def parallel_sort(keys: np.ndarray) -> np.ndarray:
+    """Sort uint64 keys using every core: halves sorted in two threads, then a parallel merge."""
+    global _POOL
+    threads = numba.get_num_threads()
+    if keys.shape[0] < (1 << 18) or threads < 2:
+        keys.sort()
+        return keys
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _POOL = ThreadPoolExecutor(2, thread_name_prefix="hornet-sort")
+    half = keys.shape[0] // 2
+    a, b = keys[:half], keys[half:]
+    list(_POOL.map(np.ndarray.sort, (a, b)))      # NumPy releases the GIL while sorting
+    out = np.empty_like(keys)
+    _merge(a, b, out, 4 * threads)
+    return out
+
+
+def sorted_unique_pairs(s: np.ndarray, d: np.ndarray, num_vertices: int, mirror: bool,
+                        need_order: bool = True):
     """Sort a batch by (src, dst) and drop repeats, first entry wins.
 
     ``mirror``: undirected batch; each pair stands for both directions and self-loops are
-    dropped. Returns (order into the (mirrored) entries, src int32, dst int32, self-loops).
+    dropped. Returns (order into the (mirrored) entries, src int32, dst int32, self-loops);
+    with ``need_order=False`` the order is not computed (None).
     """
     bits = max(1, int(num_vertices - 1).bit_length())
     entries = s.shape[0] * (2 if mirror else 1)
-    index_bits = max(1, int(entries - 1).bit_length())
+    index_bits = max(1, int(entries - 1).bit_length()) if need_order else 0
     if 2 * bits + index_bits <= 63:
-        keys = pack_pairs(s, d, bits, index_bits, mirror)
-        keys.sort()
+        keys = parallel_sort(pack_pairs(s, d, bits, index_bits, mirror))
         order, src, dst, loops = unpack_unique(keys, bits, index_bits)
-        return order, src, dst, loops // 2
+        return (order if need_order else None), src, dst, loops // 2
     # ids too large to pack with the entry index: LSD radix argsort of plain keys
     if mirror:
         loop = s == d
@@ -266,6 +323,22 @@ def remove_positions(column_ptr, seg_start, seg_len, old_degree, positions, like
             else:
                 col[w] = col[r]
                 w += 1
+
+
+@numba.njit(cache=True)
+def canonical_entries(src, dst):
+    """Indices of entries with src < dst: each undirected edge once."""
+    n = 0
+    for i in range(src.shape[0]):
+        if src[i] < dst[i]:
+            n += 1
+    out = np.empty(n, dtype=np.int64)
+    j = 0
+    for i in range(src.shape[0]):
+        if src[i] < dst[i]:
+            out[j] = i
+            j += 1
+    return out
 
 
 # ---------------------------------------------------------------------------- gathers

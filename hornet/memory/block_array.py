@@ -16,7 +16,7 @@ class BlockArray:
     """
 
     __slots__ = ("size_class", "num_blocks", "columns", "words", "level_offsets", "free", "base",
-                 "xp")
+                 "column_bases", "xp")
 
     def __init__(self, size_class: int, num_blocks: int, dtypes: list[np.dtype], xp=np):
         self.size_class = size_class
@@ -26,7 +26,8 @@ class BlockArray:
         self.columns = [xp.zeros(slots, dtype=dt) for dt in dtypes]
         self.words, self.level_offsets = bit_tree.new_tree(num_blocks)
         self.free = num_blocks
-        self.base = _address(self.columns[0])
+        self.column_bases = [_address(c) for c in self.columns]
+        self.base = self.column_bases[0]
 
     @property
     def used(self) -> int:
@@ -39,6 +40,7 @@ class BlockArray:
 
     def add_column(self, dtype, fill) -> None:
         self.columns.append(self.xp.full(self.num_blocks << self.size_class, fill, dtype=dtype))
+        self.column_bases.append(_address(self.columns[-1]))
 
     def take(self, count: int, out: np.ndarray, start: int) -> int:
         """Mark up to ``count`` free blocks used; their indices go to ``out[start:]``."""

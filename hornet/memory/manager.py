@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from . import bit_tree
@@ -83,15 +84,7 @@ class MemoryManager:
     # ------------------------------------------------------------------ size classes
     def size_class_for(self, degree):
         """Smallest size class holding ``degree`` edges (int64 array; -1 for degree 0)."""
-        d = np.asarray(degree, dtype=np.int64)
-        k = np.zeros(d.shape, dtype=np.int64)
-        big = d > 1
-        k[big] = np.ceil(np.log2(d[big])).astype(np.int64)
-        # guard against floating point at exact powers of two
-        k[big] += (np.left_shift(1, k[big]) < d[big])
-        k = np.maximum(k, self.min_size_class)
-        k[d <= 0] = -1
-        return k
+        return _size_classes(np.asarray(degree, dtype=np.int64), self.min_size_class)
 
     def blocks_per_array(self, size_class: int) -> int:
         return max(1, self.block_array_edges >> size_class)
@@ -239,7 +232,7 @@ class MemoryManager:
             arrays = sorted((a for pool in self.pools.values() for a in pool), key=lambda a: a.base)
             bases = np.array([a.base for a in arrays], dtype=np.int64)
             nf = len(self.field_dtypes)
-            field_bases = np.array([[_address(c) for c in a.columns] for a in arrays],
+            field_bases = np.array([a.column_bases for a in arrays],
                                    dtype=np.int64).reshape(len(arrays), nf)
             classes = np.array([a.size_class for a in arrays], dtype=np.int64)
             self._lookup = _Lookup(bases, arrays, field_bases, classes)
@@ -353,6 +346,21 @@ class MemoryManager:
             mine = block[index == i]
             if mine.size and bit_tree.is_free(arr.words, arr.level_offsets, mine).any():
                 raise InvariantError(f"{arr!r}: a vertex's block is marked free")
+
+
+@numba.njit(parallel=True, cache=True)
+def _size_classes(degree, min_class):
+    out = np.empty(degree.shape[0], dtype=np.int64)
+    for i in numba.prange(degree.shape[0]):
+        d = degree[i]
+        if d <= 0:
+            out[i] = -1
+        else:
+            k = 0
+            while (np.int64(1) << k) < d:
+                k += 1
+            out[i] = max(k, min_class)
+    return out
 
 
 def _address(a) -> int:

@@ -1,0 +1,577 @@
+"""k-truss: one k, the maximal k, and the full truss decomposition.
+
+The k-truss of an undirected graph is its largest subgraph in which every edge lies in at
+least ``k - 2`` triangles of the subgraph (``networkx.k_truss``; Cohen 2005). The truss number
+of an edge is the largest k whose k-truss contains it (>= 2 for every edge).
+
+Two peeling algorithms, chosen with ``method=``:
+
+``"delta"`` (default): Green et al., "Quickly Finding a Truss in a Haystack" (HPEC 2017). The
+    support of every edge is counted once; each round removes the edges whose support is below
+    ``k - 2`` and subtracts from the surviving edges exactly the triangles that disappeared:
+
+    - single edge-pair deletions: for a removed (u, v), every w in ``N(u) ∩ N(v)`` of the graph
+      *after* the removal closes a triangle that lost only (u, v): support(u, w) and
+      support(v, w) drop by one;
+    - double edge-pair deletions: for removed (a, b) and (a, w) with (b, w) surviving, w is in
+      ``N_removed(a) ∩ N(b)``; the triangle is seen from both removed edges, so only the one
+      with ``b < w`` subtracts;
+    - triple deletions touch nobody.
+
+    Edges whose support crosses below ``k - 2`` during the subtraction (an atomic decrement that
+    returns ``k - 2``) form the next round's removal set, so a round costs only the
+    intersections of the removed edges, not a scan of the graph.
+``"iterative"``: the baseline (Cohen; the Graph Challenge reference): after each round,
+    recount the support of the whole remaining graph.
+
+Both remove edges from a working graph:
+
+- when the input is a ``hornet.Graph`` (it has ``copy`` and ``delete_edges``), a copy of it,
+  from which each round's edges are deleted with one batched ``delete_edges`` call, as in the
+  chapter (the dynamic graph is never rebuilt);
+- otherwise a mask over the CSR (one state byte per edge), the CSR being compacted to the live
+  edges whenever half of its edges are dead (so intersections never wade through mostly dead
+  lists; total compaction work is O(E)).
+
+The truss decomposition jumps straight to the next k that removes something (``k = min
+support + 3``), so graphs with a large ``k_max`` cost no empty rounds.
+
+Directed graphs are handled on their underlying undirected simple graph (an edge u-v when u->v
+or v->u); results are given per stored directed edge, listed like ``g.edges()``, each with the
+value of its undirected edge. Self-loops are in no triangle and in no truss: their truss number
+is 0 and they never appear in k-truss edge lists.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from numba import prange
+
+from hornet.adjacency import AdjacencyView
+from hornet.memory.pointers import int32_view, view as ptr_view
+
+from ._input import as_adjacency, edge_list, entry_offsets, sized, symmetrized
+from ._kernels import atomic_add, lower_bound, num_chunks, threads_for
+from .triangles import (EID_LOOKUP, EID_PROP, EdgeIndex, count_oriented, lookup_eid,
+                        map_entries_to_index, orient)
+
+__all__ = ["k_truss", "truss_numbers", "max_truss"]
+
+METHODS = ("delta", "iterative")
+DEAD = np.uint8(0)
+ALIVE = np.uint8(1)
+
+
+# --------------------------------------------------------------------------------------------
+# Problem setup
+
+
+@dataclass
+class _Problem:
+    view: AdjacencyView          # the input's sorted view (directed or not)
+    index: EdgeIndex             # numbering of the undirected simple graph's edges
+    entry_map: np.ndarray | None  # directed inputs: undirected edge id of every stored entry
+    graph: object | None         # a hornet.Graph whose copy can be peeled, else None
+
+
+def _prepare(g) -> _Problem:
+    graph = None
+    if (not isinstance(g, AdjacencyView) and hasattr(g, "delete_edges")
+            and hasattr(g, "copy") and hasattr(g, "adjacency")):
+        gv = g.adjacency()
+        view = as_adjacency(gv)
+        # peel a copy of the Graph itself when its own (sorted, undirected) view is the one
+        # indexed; otherwise fall back to the CSR mask
+        if view is gv and not view.directed:
+            graph = g
+    else:
+        view = as_adjacency(g)
+    und = symmetrized(view) if view.directed else view
+    index = EdgeIndex.build(und)
+    entry_map = map_entries_to_index(view, index) if view.directed else None
+    return _Problem(view, index, entry_map, graph)
+
+
+def _per_input_edge(prob: _Problem, values: np.ndarray, fill=0) -> np.ndarray:
+    """Per-undirected-edge values -> per input edge (directed: per stored entry)."""
+    if prob.entry_map is None:
+        return values
+    ids = prob.entry_map
+    out = np.full(ids.shape[0], fill, dtype=values.dtype)
+    ok = ids >= 0
+    out[ok] = values[ids[ok]]
+    return out
+
+
+def _input_edges(prob: _Problem):
+    if prob.entry_map is None:
+        return prob.index.edges()
+    return edge_list(prob.view)
+
+
+# --------------------------------------------------------------------------------------------
+# Working graphs
+
+
+class _MaskWork:
+    """Peeling on a CSR + per-edge state; compacted when half its edges are dead."""
+
+    def __init__(self, index: EdgeIndex, state: np.ndarray):
+        self.index = index
+        self.state = state
+        self._view = index.view
+        self._eid_ptr = index.eid_ptr
+        self._keep = None
+        self.stored = index.num_edges          # undirected edges in the current CSR
+        self.alive = index.num_edges
+
+    def current(self):
+        return self._view, EID_PROP, self._eid_ptr
+
+    def stored_entries(self) -> int:
+        return 2 * self.stored
+
+    def remove(self, rem: np.ndarray) -> None:
+        self.alive -= rem.shape[0]
+        if self.alive * 2 < self.stored:
+            self._compact()
+
+    def _compact(self):
+        view = self._view
+        deg = np.asarray(view.degree)
+        cnt = np.empty(deg.shape[0], np.int64)
+        _alive_degrees(deg, np.asarray(view.edge_ptr), self._eid_ptr, self.state, cnt)
+        indptr = entry_offsets(cnt)
+        ind = np.empty(int(indptr[-1]), np.int32)
+        eid = np.empty(int(indptr[-1]), np.int64)
+        _compact_alive(deg, np.asarray(view.edge_ptr), self._eid_ptr, self.state, indptr, ind, eid)
+        new = AdjacencyView.from_csr(indptr, ind, directed=False, weights=eid,
+                                     weight_name="eid", sorted=True)
+        self._view = new
+        self._eid_ptr = new.property_ptrs["eid"][0]
+        self.stored = self.alive
+
+
+class _GraphWork:
+    """Peeling on a copy of a hornet.Graph: removed edges go out with batched delete_edges."""
+
+    def __init__(self, g, index: EdgeIndex):
+        self.index = index
+        self.g = g.copy()
+        self.src, self.dst = index.edges()
+
+    def stored_entries(self) -> int:
+        return 2 * int(self.g.num_edges)
+
+    def current(self):
+        v = self.g.adjacency()
+        if not v.sorted:
+            raise RuntimeError("the working copy of the graph lost its sorted adjacency")
+        return v, EID_LOOKUP, None
+
+    def remove(self, rem: np.ndarray) -> None:
+        self.g.delete_edges(self.src[rem], self.dst[rem])
+
+
+@numba.njit(parallel=True, cache=True)
+def _alive_degrees(deg, ptr, eid_ptr, state, cnt):
+    like = np.empty(0, np.int64)
+    for u in prange(deg.shape[0]):
+        d = deg[u]
+        c = 0
+        if d:
+            eids = ptr_view(eid_ptr[u], d, like)
+            for j in range(d):
+                e = eids[j]
+                if e >= 0 and state[e] == 1:
+                    c += 1
+        cnt[u] = c
+
+
+@numba.njit(parallel=True, cache=True)
+def _compact_alive(deg, ptr, eid_ptr, state, indptr, ind, eid):
+    like = np.empty(0, np.int64)
+    for u in prange(deg.shape[0]):
+        d = deg[u]
+        if d == 0:
+            continue
+        row = int32_view(ptr[u], d)
+        eids = ptr_view(eid_ptr[u], d, like)
+        q = indptr[u]
+        for j in range(d):
+            e = eids[j]
+            if e >= 0 and state[e] == 1:
+                ind[q] = row[j]
+                eid[q] = e
+                q += 1
+
+
+# --------------------------------------------------------------------------------------------
+# Kernels
+
+
+@numba.njit(inline="always", cache=True)
+def _next_common(A, pa, a_hi, B, pb, b_hi, skew):
+    """Positions of the next common value of sorted A[pa:a_hi], B[pb:b_hi] (or a_hi, b_hi)."""
+    while pa < a_hi and pb < b_hi:
+        x = A[pa]
+        y = B[pb]
+        if x == y:
+            return pa, pb
+        if x < y:
+            pa = lower_bound(A, pa + 1, a_hi, y) if skew else pa + 1
+        else:
+            pb = lower_bound(B, pb + 1, b_hi, x) if skew else pb + 1
+    return a_hi, b_hi
+
+
+@numba.njit(inline="always", cache=True)
+def _eid_at(u, j, w, eids, mode, deg0, ptr0, off0, eeid0):
+    if mode == EID_PROP:
+        return eids[j]
+    return lookup_eid(u, w, deg0, ptr0, off0, eeid0)
+
+
+@numba.njit(inline="always", cache=True)
+def _decrement(sup, e, thr, out, counter):
+    old = atomic_add(sup, e, -1)
+    if old == thr:                 # crossed below k - 2: peel next round (seen by one thread)
+        p = atomic_add(counter, 0, 1)
+        out[p] = e
+
+
+@numba.njit(parallel=True, cache=True)
+def _delta_update(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state,
+                  rem, esrc, edst, rkeys, rvals, nv, sup, thr, out, counter):
+    """Subtract the triangles destroyed by removing ``rem`` (already DEAD in ``state``, and
+    already gone from the current graph ``deg, ptr`` in the Graph path)."""
+    like = np.empty(0, np.int64)
+    n = rem.shape[0]
+    # 1) single edge-pair deletions: w in N(u) ∩ N(v), both (u, w) and (v, w) alive
+    for i in prange(n):
+        e = rem[i]
+        u = esrc[e]
+        v = edst[e]
+        du = deg[u]
+        dv = deg[v]
+        if du == 0 or dv == 0:
+            continue
+        A = int32_view(ptr[u], du)
+        B = int32_view(ptr[v], dv)
+        ea = ptr_view(eid_ptr[u] if mode == EID_PROP else 0, du if mode == EID_PROP else 0, like)
+        eb = ptr_view(eid_ptr[v] if mode == EID_PROP else 0, dv if mode == EID_PROP else 0, like)
+        skew = du * 16 < dv or dv * 16 < du
+        pa = 0
+        pb = 0
+        while True:
+            pa, pb = _next_common(A, pa, du, B, pb, dv, skew)
+            if pa >= du or pb >= dv:
+                break
+            w = A[pa]
+            e1 = _eid_at(u, pa, w, ea, mode, deg0, ptr0, off0, eeid0)
+            e2 = _eid_at(v, pb, w, eb, mode, deg0, ptr0, off0, eeid0)
+            if e1 >= 0 and e2 >= 0 and state[e1] == 1 and state[e2] == 1:
+                _decrement(sup, e1, thr, out, counter)
+                _decrement(sup, e2, thr, out, counter)
+            pa += 1
+            pb += 1
+    # 2) double edge-pair deletions: (a, b), (a, w) removed, (b, w) alive, counted when b < w
+    for i in prange(2 * n):
+        e = rem[i >> 1]
+        if i & 1:
+            a = edst[e]
+            b = esrc[e]
+        else:
+            a = esrc[e]
+            b = edst[e]
+        db = deg[b]
+        if db == 0:
+            continue
+        base = np.int64(a) * nv
+        r_lo = lower_bound(rkeys, 0, rkeys.shape[0], base + b + 1)
+        r_hi = lower_bound(rkeys, r_lo, rkeys.shape[0], base + nv)
+        if r_lo == r_hi:
+            continue
+        B = int32_view(ptr[b], db)
+        eb = ptr_view(eid_ptr[b] if mode == EID_PROP else 0, db if mode == EID_PROP else 0, like)
+        pb = lower_bound(B, 0, db, b + 1)
+        skew = (r_hi - r_lo) * 16 < db - pb or (db - pb) * 16 < r_hi - r_lo
+        pr = r_lo
+        while True:
+            pr, pb = _next_common(rvals, pr, r_hi, B, pb, db, skew)
+            if pr >= r_hi or pb >= db:
+                break
+            w = B[pb]
+            e3 = _eid_at(b, pb, w, eb, mode, deg0, ptr0, off0, eeid0)
+            if e3 >= 0 and state[e3] == 1:
+                _decrement(sup, e3, thr, out, counter)
+            pr += 1
+            pb += 1
+
+
+@numba.njit(parallel=True, cache=True)
+def _scan(alive, state, sup, thr, nchunks, out_alive, out_rem):
+    """Compact ``alive`` to the edges still ALIVE and pick this round's removals.
+
+    ``thr >= 0``: removals are the edges with ``sup < thr``. ``thr < 0``: the edges whose
+    support is the minimum ``m`` over live edges. Returns ``(n_alive, n_rem, m)``.
+    """
+    n = alive.shape[0]
+    c_alive = np.zeros(nchunks, np.int64)
+    c_min = np.full(nchunks, np.iinfo(np.int32).max, np.int32)
+    c_rem = np.zeros(nchunks, np.int64)
+    for c in prange(nchunks):
+        lo = (n * c) // nchunks
+        hi = (n * (c + 1)) // nchunks
+        na = 0
+        mn = np.iinfo(np.int32).max
+        nr = 0
+        for i in range(lo, hi):
+            e = alive[i]
+            if state[e] == 1:
+                na += 1
+                s = sup[e]
+                if thr >= 0:
+                    if s < thr:
+                        nr += 1
+                else:
+                    if s < mn:
+                        mn = s
+                        nr = 1
+                    elif s == mn:
+                        nr += 1
+        c_alive[c] = na
+        c_min[c] = mn
+        c_rem[c] = nr
+    m = np.iinfo(np.int32).max
+    for c in range(nchunks):
+        if c_alive[c] and c_min[c] < m:
+            m = c_min[c]
+    a_off = np.zeros(nchunks + 1, np.int64)
+    r_off = np.zeros(nchunks + 1, np.int64)
+    for c in range(nchunks):
+        a_off[c + 1] = a_off[c] + c_alive[c]
+        take = c_rem[c] if (thr >= 0 or c_min[c] == m) else 0
+        r_off[c + 1] = r_off[c] + take
+    for c in prange(nchunks):
+        lo = (n * c) // nchunks
+        hi = (n * (c + 1)) // nchunks
+        qa = a_off[c]
+        qr = r_off[c]
+        want = r_off[c + 1] > qr
+        for i in range(lo, hi):
+            e = alive[i]
+            if state[e] == 1:
+                out_alive[qa] = e
+                qa += 1
+                if want:
+                    s = sup[e]
+                    if (thr >= 0 and s < thr) or (thr < 0 and s == m):
+                        out_rem[qr] = e
+                        qr += 1
+    return a_off[nchunks], r_off[nchunks], m
+
+
+# --------------------------------------------------------------------------------------------
+# Peeling driver
+
+
+class _Peeler:
+    def __init__(self, prob: _Problem, method: str):
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        self.prob = prob
+        self.method = method
+        index = prob.index
+        self.E = index.num_edges
+        self.V = index.view.num_vertices
+        self.state = np.ones(self.E, np.uint8)
+        self.esrc, self.edst = index.edges()
+        if prob.graph is not None:
+            self.work = _GraphWork(prob.graph, index)
+        else:
+            self.work = _MaskWork(index, self.state)
+        self.sup = self._count()
+        self._alive_base = np.arange(self.E, dtype=np.int64)
+        self.alive = self._alive_base
+        self._spare = np.empty(self.E, np.int64)
+        self._buf_r = np.empty(self.E, np.int64)
+        self._counter = np.zeros(1, np.int64)
+        self.rounds = 0
+
+    # support of the whole current graph (initial count; every round of "iterative")
+    def _count(self) -> np.ndarray:
+        view, mode, eid_ptr = self.work.current()
+        with threads_for(view.num_vertices + 2 * self.work.stored_entries()):
+            o = orient(view, eid_mode=mode, eid_ptr=eid_ptr, index=self.prob.index,
+                       state=self.state)
+            _, _, sup = count_oriented(o, 2, num_edges=self.E)
+        return sup
+
+    def scan(self, thr: int):
+        """Compact the live-edge list; return (removals, min support) for threshold ``thr``."""
+        nch = num_chunks(self.alive.shape[0], grain=8192)
+        out = self._spare
+        with threads_for(self.alive.shape[0]):
+            na, nr, m = _scan(self.alive, self.state, self.sup, thr, nch, out, self._buf_r)
+        self._spare = self._alive_base          # the old list's buffer takes the next output
+        self._alive_base = out
+        self.alive = out[:na]
+        return self._buf_r[:nr].copy(), int(m)
+
+    def peel(self, rem: np.ndarray, thr: int) -> np.ndarray:
+        """Remove ``rem``; return the next round's removals (edges now under ``thr``)."""
+        self.rounds += 1
+        self.state[rem] = DEAD
+        with threads_for(2 * self.work.stored_entries()):
+            self.work.remove(rem)
+        if self.method == "iterative":
+            self.sup = self._count()
+            nxt, _ = self.scan(thr)
+            return nxt
+        view, mode, eid_ptr = self.work.current()
+        if eid_ptr is None:
+            eid_ptr = np.zeros(view.num_vertices, np.int64)
+        deg0, ptr0, off0, eeid0 = self.prob.index.lookup_args()
+        nv = np.int64(max(self.V, 1))
+        s = self.esrc[rem].astype(np.int64)
+        d = self.edst[rem].astype(np.int64)
+        keys = np.concatenate([s * nv + d, d * nv + s])
+        keys.sort()
+        rvals = (keys % nv).astype(np.int32)
+        self._counter[0] = 0
+        deg = np.asarray(view.degree)
+        work = int(deg[self.esrc[rem]].sum()) + int(deg[self.edst[rem]].sum())
+        chunk = max(1, rem.shape[0] // (64 * numba.get_num_threads()))
+        with threads_for(work), numba.parallel_chunksize(chunk):
+            _delta_update(deg, np.asarray(view.edge_ptr), eid_ptr, mode,
+                          deg0, ptr0, off0, eeid0, self.state, rem, self.esrc, self.edst,
+                          keys, rvals, nv, self.sup, thr, self._buf_r, self._counter)
+        return self._buf_r[: int(self._counter[0])].copy()
+
+    def decompose(self) -> np.ndarray:
+        """Truss number of every undirected edge (int32)."""
+        truss = np.zeros(self.E, np.int32)
+        while True:
+            rem, m = self.scan(-1)
+            if self.alive.shape[0] == 0:
+                break
+            k = m + 3                        # the first k at which something is peeled
+            thr = k - 2
+            while rem.shape[0]:
+                truss[rem] = k - 1
+                rem = self.peel(rem, thr)
+        return truss
+
+    def one_k(self, k: int) -> np.ndarray:
+        """State after peeling to the k-truss (uint8 per undirected edge, 1 = in the truss)."""
+        thr = k - 2
+        if thr <= 0:
+            return self.state
+        rem, _ = self.scan(thr)
+        while rem.shape[0]:
+            rem = self.peel(rem, thr)
+        return self.state
+
+
+# --------------------------------------------------------------------------------------------
+# Public API
+
+
+@sized
+def truss_numbers(g, *, method: str = "delta") -> np.ndarray:
+    """Truss number of every edge, aligned with ``g.edges()``.
+
+    The truss number of an edge is the largest k such that the k-truss contains it; every edge
+    of an undirected simple graph has one >= 2.
+
+    Parameters
+    ----------
+    g : hornet.Graph, AdjacencyView, (indptr, indices) or scipy.sparse matrix
+        Directed graphs: truss numbers of the underlying undirected graph, one per stored
+        directed edge (0 for a self-loop).
+    method : {"delta", "iterative"}
+        Peeling algorithm (see the module docstring); results are identical.
+
+    Returns
+    -------
+    int32 array, shape (E,)
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> A = np.ones((4, 4)) - np.eye(4)          # K4 plus a pendant edge 3-4
+    >>> A = np.pad(A, (0, 1)); A[3, 4] = A[4, 3] = 1
+    >>> truss_numbers(sp.csr_array(A)).tolist()
+    [4, 4, 4, 4, 4, 4, 2]
+    """
+    return _truss(g, method)[1]
+
+
+def _truss(g, method):
+    prob = _prepare(g)
+    truss = _Peeler(prob, method).decompose()
+    return prob, _per_input_edge(prob, truss)
+
+
+@sized
+def k_truss(g, k: int, *, method: str = "delta"):
+    """Edges of the k-truss of ``g`` (networkx's ``k_truss`` definition).
+
+    Parameters
+    ----------
+    g : graph-like (see :func:`truss_numbers`)
+    k : int
+        Every edge of the result lies in at least ``k - 2`` triangles of the result. ``k <= 2``
+        gives every edge (self-loops excluded).
+    method : {"delta", "iterative"}
+
+    Returns
+    -------
+    (src, dst) : int32 arrays, shape (E_k,)
+        Listed like ``g.edges()`` (undirected: once, src < dst, lexicographic).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> A = np.ones((4, 4)) - np.eye(4)
+    >>> A = np.pad(A, (0, 1)); A[3, 4] = A[4, 3] = 1
+    >>> src, dst = k_truss(sp.csr_array(A), 3)
+    >>> list(zip(src.tolist(), dst.tolist()))
+    [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    """
+    k = int(k)
+    prob = _prepare(g)
+    state = _Peeler(prob, method).one_k(k) if prob.index.num_edges else np.ones(0, np.uint8)
+    keep = _per_input_edge(prob, state, fill=0).astype(bool)
+    src, dst = _input_edges(prob)
+    return src[keep], dst[keep]
+
+
+@sized
+def max_truss(g, *, method: str = "delta"):
+    """The maximal truss: ``(k_max, src, dst)``.
+
+    ``k_max`` is the largest k with a non-empty k-truss (0 for a graph without edges; 2 when
+    there is no triangle); ``src, dst`` (int32) are the k_max-truss's edges, listed like
+    ``g.edges()``.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> A = np.ones((4, 4)) - np.eye(4)
+    >>> A = np.pad(A, (0, 1)); A[3, 4] = A[4, 3] = 1
+    >>> k, src, dst = max_truss(sp.csr_array(A))
+    >>> k, len(src)
+    (4, 6)
+    """
+    prob, t = _truss(g, method)
+    if t.shape[0] == 0 or t.max() == 0:
+        z = np.empty(0, np.int32)
+        return 0, z, z.copy()
+    kmax = int(t.max())
+    keep = t == kmax
+    src, dst = _input_edges(prob)
+    return kmax, src[keep], dst[keep]
