@@ -1,0 +1,304 @@
+"""The ``hornet`` console command (also ``python -m streams``).
+
+    hornet replay [STREAM] [--batch-size N] [--window W] [--undirected]
+                  [--algos tc,ktruss,bfs,spmv] [--device cpu|gpu|auto] [--report FILE]
+                  [--plot FILE.png] [--verify] [--progress]
+    hornet convert INPUT OUTPUT.arrow
+    hornet info STREAM
+
+Errors (missing or corrupt file, bad schema, bad ids, bad option values) print one line,
+``hornet: error: ...``, to stderr and exit nonzero (2: bad usage, 1: bad input, 3: ``--verify``
+found a mismatch, 130: interrupted). Set ``HORNET_DEBUG=1`` to get the traceback instead.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+
+__all__ = ["main", "build_parser", "CLIError"]
+
+PROG = "hornet"
+EXIT_USAGE, EXIT_INPUT, EXIT_VERIFY, EXIT_INTERRUPT = 2, 1, 3, 130
+
+
+class CLIError(Exception):
+    """A usage error found after parsing (exit status 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors on one line (no usage dump) and exits 2."""
+
+    def error(self, message):  # noqa: D401 - argparse API
+        raise CLIError(message)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def _nonneg_int(text: str) -> int:
+    try:
+        v = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return v
+
+
+def _positive_float(text: str) -> float:
+    import math
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not (v > 0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return v
+
+
+_ALGO_NAMES = ("tc", "ktruss", "bfs", "spmv")
+_ALGO_ALIASES = {"triangles": "tc", "truss": "ktruss", "k-truss": "ktruss"}
+
+
+def _algos(text: str) -> list:
+    items = [a.strip().lower() for a in text.split(",") if a.strip()]
+    if items in (["none"], []):
+        return []
+    if items == ["all"]:
+        return list(_ALGO_NAMES)
+    out = []
+    for a in items:
+        a = _ALGO_ALIASES.get(a, a)
+        if a not in _ALGO_NAMES:
+            raise argparse.ArgumentTypeError(f"unknown analytic {a!r} (choose from "
+                                             f"{','.join(_ALGO_NAMES)}, 'all' or 'none')")
+        if a not in out:
+            out.append(a)
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="Dynamic graphs on a Hornet-style memory manager: "
+                "replay recorded edge streams and convert edge files to the Arrow stream "
+                "format.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    r = sub.add_parser("replay", help="replay an edge stream into a hornet graph",
+                       description="Replay an edge stream (Arrow IPC file/stream, Parquet, or "
+                       "any text edge list of shared/data) batch by batch, keep analytics "
+                       "current, report results and throughput. Without STREAM, replays the "
+                       "shipped SNAP CollegeMsg stream.")
+    r.add_argument("stream", nargs="?", metavar="STREAM",
+                   help="stream file (default: the shipped CollegeMsg stream)")
+    r.add_argument("--batch-size", type=_positive_int, default=None, metavar="N",
+                   help="events per batch, in file order (default 5000; ignored when the "
+                   "stream has a batch column)")
+    r.add_argument("--batch-time", type=_positive_float, default=None, metavar="T",
+                   help="cut batches by time windows of length T (needs a time column)")
+    r.add_argument("--ignore-batch-column", action="store_true",
+                   help="batch by --batch-size/--batch-time even if the stream has batch ids")
+    r.add_argument("--window", type=_nonneg_int, default=None, metavar="W",
+                   help="sliding window of W events: after the batch ending at event e, delete "
+                   "every edge whose last event is < e - W")
+    r.add_argument("--undirected", action="store_true", help="replay into an undirected graph")
+    r.add_argument("--algos", type=_algos, default=None, metavar="LIST",
+                   help="analytics after each batch: comma-separated from tc,ktruss,bfs,spmv, "
+                   "'all' or 'none' (default: all that this build has)")
+    r.add_argument("--device", choices=("cpu", "gpu", "auto"), default="auto")
+    r.add_argument("--report", metavar="FILE",
+                   help="write one row per batch to FILE (.csv, .json or .arrow)")
+    r.add_argument("--plot", metavar="FILE.png", help="plot edges, analytics and throughput "
+                   "(needs matplotlib)")
+    r.add_argument("--verify", action="store_true",
+                   help="check the graph and every analytic against a from-scratch reference "
+                   "after each batch (slow)")
+    r.add_argument("--progress", action="store_true", help="show a progress bar")
+    r.add_argument("--format", dest="text_format", choices=("snap", "csv", "konect", "mtx"),
+                   help="text format of STREAM (default: detected)")
+    r.add_argument("--bfs-source", type=_nonneg_int, default=None, metavar="V",
+                   help="BFS source vertex (default: source of the first event)")
+    r.add_argument("--max-events", type=_nonneg_int, default=None, metavar="N",
+                   help="replay only the first N events")
+    r.add_argument("--dynamic", action="store_true",
+                   help="use dynamic analytics where this build has them")
+
+    c = sub.add_parser("convert", help="convert an edge file to the Arrow stream format",
+                       description="Convert any edge file of shared/data (SNAP, SNAP temporal, "
+                       "signed CSV, KONECT, Matrix Market) or a stream file to the Arrow stream "
+                       "format, streaming block by block. The output container follows the "
+                       "extension: .arrow (IPC file), .arrows (IPC stream), .parquet.")
+    c.add_argument("input", metavar="INPUT")
+    c.add_argument("output", metavar="OUTPUT")
+    c.add_argument("--format", dest="text_format", choices=("snap", "csv", "konect", "mtx"),
+                   help="text format of INPUT (default: detected)")
+    c.add_argument("--compression", choices=("zstd", "lz4", "none"), default="zstd")
+    c.add_argument("--id-type", choices=("int32", "int64"), default="int32",
+                   help="integer type of src/dst (default int32, hornet's id type)")
+
+    i = sub.add_parser("info", help="describe a stream file",
+                       description="Print a stream's container, columns, metadata and size.")
+    i.add_argument("stream", nargs="?", metavar="STREAM",
+                   help="stream file (default: the shipped stream)")
+    i.add_argument("--format", dest="text_format", choices=("snap", "csv", "konect", "mtx"))
+    return p
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_output(path: str, what: str) -> None:
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise CLIError(f"{what} {path!r}: directory {d!r} does not exist")
+    if os.path.isdir(path):
+        raise CLIError(f"{what} {path!r} is a directory")
+
+
+def _cmd_replay(a) -> int:
+    from .replay import REPORT_FORMATS, replay, require_matplotlib
+    if a.report:
+        ext = os.path.splitext(a.report)[1].lower()
+        if ext not in REPORT_FORMATS:
+            raise CLIError(f"--report {a.report!r}: use a .csv, .json or .arrow file")
+        _check_output(a.report, "--report")
+    if a.plot:
+        ext = os.path.splitext(a.plot)[1].lower()
+        if ext not in (".png", ".svg", ".pdf"):
+            raise CLIError(f"--plot {a.plot!r}: use a .png (or .svg/.pdf) file")
+        _check_output(a.plot, "--plot")
+        require_matplotlib()
+    if a.batch_size is not None and a.batch_time is not None:
+        raise CLIError("give --batch-size or --batch-time, not both")
+    from .replay import DEFAULT_BATCH_SIZE
+    batch_size = a.batch_size if a.batch_size is not None else (
+        None if a.batch_time is not None else DEFAULT_BATCH_SIZE)
+    res = replay(a.stream, batch_size=batch_size, window=a.window, directed=not a.undirected,
+                 algos=a.algos, device=a.device, verify=a.verify, progress=a.progress,
+                 batch_time=a.batch_time, use_batch_column=not a.ignore_batch_column,
+                 bfs_source=a.bfs_source, dynamic=a.dynamic, text_format=a.text_format,
+                 max_events=a.max_events)
+    print(res.summary_text())
+    if a.report:
+        res.write_report(a.report)
+        print(f"  report      {a.report} ({len(res)} rows)")
+    if a.plot:
+        res.plot(a.plot)
+        print(f"  plot        {a.plot}")
+    return 0
+
+
+def _cmd_convert(a) -> int:
+    from .convert import convert
+    from .format import container_for_path
+    try:
+        container_for_path(a.output)
+    except ValueError as e:
+        raise CLIError(str(e)) from None
+    _check_output(a.output, "OUTPUT")
+    res = convert(a.input, a.output, text_format=a.text_format,
+                  compression=None if a.compression == "none" else a.compression,
+                  id_type=a.id_type)
+    print(res.summary())
+    return 0
+
+
+def _cmd_info(a) -> int:
+    from . import default_stream_path
+    from .format import open_stream
+    path = a.stream or default_stream_path()
+    with open_stream(path, text_format=a.text_format) as rd:
+        rows = rd.num_rows
+        if rows is None:
+            rows = sum(rb.num_rows for rb in rd.record_batches())
+        print(f"{rd.path}")
+        print(f"  container  {rd.container}" + (f" ({rd.text_format})" if rd.text_format else ""))
+        print(f"  events     {rows:,}")
+        cols = ", ".join(f"{f.name}:{f.type}" for f in rd.schema
+                         if f.name in rd.columns.names())
+        print(f"  columns    {cols}")
+        if rd.columns.ignored:
+            print(f"  ignored    {', '.join(rd.columns.ignored)}")
+        for k, v in rd.metadata.items():
+            print(f"  {k + ':':<11} {v}")
+    return 0
+
+
+def _one_line(msg: str) -> str:
+    return " ".join(str(msg).split())
+
+
+def _error(msg: str, code: int) -> int:
+    print(f"{PROG}: error: {_one_line(msg)}", file=sys.stderr)
+    return code
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``hornet`` command; returns the exit status."""
+    # Numba's OpenMP layer spins its workers by default; on a busy machine every parallel kernel
+    # call then waits a scheduler tick (~10 ms), which dominates replays of many small batches.
+    # Passive waiting costs microseconds. Only effective before the first parallel kernel runs;
+    # an explicit setting wins.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    debug = bool(os.environ.get("HORNET_DEBUG"))
+    if not sys.warnoptions and not debug:
+        warnings.simplefilter("ignore")
+    parser = build_parser()
+    try:
+        a = parser.parse_args(argv)
+        if a.command is None:
+            raise CLIError("choose a command: replay, convert or info (see 'hornet --help')")
+        return {"replay": _cmd_replay, "convert": _cmd_convert, "info": _cmd_info}[a.command](a)
+    except CLIError as e:
+        if debug:
+            raise
+        return _error(str(e), EXIT_USAGE)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPT
+    except BrokenPipeError:
+        return EXIT_INPUT
+    except Exception as e:  # every failure becomes one line unless HORNET_DEBUG is set
+        if debug:
+            raise
+        return _error(_describe(e), _code(e))
+
+
+def _code(e: BaseException) -> int:
+    from .replay import VerificationError
+    return EXIT_VERIFY if isinstance(e, VerificationError) else EXIT_INPUT
+
+
+def _describe(e: BaseException) -> str:
+    from .replay import VerificationError
+    if isinstance(e, FileNotFoundError):
+        return f"{e.filename or e}: no such file"
+    if isinstance(e, IsADirectoryError):
+        return f"{e.filename}: is a directory"
+    if isinstance(e, PermissionError):
+        return f"{e.filename or e}: permission denied"
+    if isinstance(e, VerificationError):
+        return f"verification failed: {e}"
+    if isinstance(e, OSError) and getattr(e, "filename", None):
+        return f"{e.filename}: {e.strerror or e}"
+    if isinstance(e, ValueError) or isinstance(e, OSError):
+        return str(e) or type(e).__name__
+    try:
+        from hornet.batch.validate import BatchError
+        if isinstance(e, BatchError):
+            return str(e)
+    except Exception:
+        pass
+    return f"internal error: {type(e).__name__}: {e} (set HORNET_DEBUG=1 for a traceback)"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

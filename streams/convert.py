@@ -1,0 +1,103 @@
+"""Converters: any edge file of ``shared/data`` (or another stream) -> the Arrow stream format.
+
+Text inputs are parsed block by block with :func:`hornet.io.iter_edge_blocks` and written record
+batch by record batch, so memory stays bounded whatever the input size. Columns carried over:
+
+=====================  ============================================================
+input                  stream columns
+=====================  ============================================================
+SNAP edge list         src, dst
+SNAP temporal          src, dst, time (int64 unix seconds)
+SNAP signed CSV        src, dst, weight (the rating, -10..10), time (float64)
+KONECT                 src, dst, weight, time (ids stay one-based, as in the file)
+Matrix Market          src, dst (zero-based), weight for integer/real matrices
+Arrow / Parquet        the stream columns as they are (re-encoded, e.g. to Parquet)
+=====================  ============================================================
+
+Ids are written as int32 (hornet's id type) unless ``id_type="int64"``. The schema metadata
+records ``source`` (the input's file name), ``source_format`` and, where the input says so,
+``symmetric`` (each entry stands for both directions: Matrix Market symmetric, KONECT sym) and
+``weight_source = rating``.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from .format import (StreamFormatError, StreamWriter, container_for_path, open_stream,
+                     stream_schema)
+
+__all__ = ["ConvertResult", "convert"]
+
+
+@dataclass
+class ConvertResult:
+    """What :func:`convert` wrote."""
+
+    input: str
+    output: str
+    container: str
+    compression: str | None
+    rows: int
+    columns: list
+    bytes: int
+    source_format: str
+
+    def summary(self) -> str:
+        comp = self.compression or "uncompressed"
+        return (f"wrote {self.output}: {self.rows:,} events, columns {','.join(self.columns)} "
+                f"({self.container}, {comp}, {self.bytes / 1024:,.1f} KiB) from {self.input} "
+                f"({self.source_format})")
+
+
+def convert(input: Any, output: str | os.PathLike, *, text_format: str | None = None,
+            container: str | None = None, compression: str | None = "zstd",
+            id_type: Any = "int32", chunk_rows: int = 1 << 16,
+            metadata: Mapping[str, Any] | None = None,
+            text_block_bytes: int | None = None) -> ConvertResult:
+    """Convert ``input`` to a stream file ``output``; returns a :class:`ConvertResult`.
+
+    Args:
+        input: a text edge file (SNAP, SNAP temporal, CSV, KONECT, Matrix Market; gzip or
+            plain), an Arrow/Parquet stream, or anything :func:`streams.open_stream` takes.
+        output: ``.arrow`` (Arrow IPC file), ``.arrows`` (IPC stream) or ``.parquet``;
+            ``container`` overrides the extension.
+        text_format: force the text format (``"snap"``, ``"csv"``, ``"konect"``, ``"mtx"``).
+        compression: ``"zstd"`` (default), ``"lz4"`` or ``None``.
+        id_type: ``"int32"`` (default) or ``"int64"`` for src/dst.
+        chunk_rows: rows per record batch (or Parquet row group) written.
+        metadata: extra schema metadata.
+
+    The output is written to a temporary name next to ``output`` and renamed at the end, so a
+    failed conversion never leaves a partial file behind.
+    """
+    out = os.fspath(output)
+    cont = container or container_for_path(out)
+    rd = open_stream(input, text_format=text_format, block_rows=chunk_rows,
+                     text_block_bytes=text_block_bytes)
+    with rd:
+        cols = rd.columns
+        meta = {k: v for k, v in rd.metadata.items() if k != "hornet.stream"}
+        if rd.container != "text":
+            meta.setdefault("source", os.path.basename(rd.path))
+            meta.setdefault("source_format", rd.container)
+        meta.update({str(k): str(v) for k, v in (metadata or {}).items()})
+        schema = stream_schema(op=cols.op, weight=cols.weight, time=cols.time, batch=cols.batch,
+                               id_type=id_type, metadata=meta)
+        if os.path.abspath(out) == os.path.abspath(rd.path):
+            raise StreamFormatError(f"{out}: output would overwrite the input")
+        tmp = out + ".partial"
+        w = StreamWriter(tmp, schema, container=cont, compression=compression,
+                         chunk_rows=chunk_rows, display_name=out)
+        try:
+            for rb in rd.record_batches():
+                w.write_table(rb)
+            w.close()
+        except BaseException:
+            w.abort()
+            raise
+    os.replace(tmp, out)
+    return ConvertResult(input=rd.path, output=out, container=cont, compression=compression,
+                         rows=w.rows, columns=cols.names(), bytes=os.path.getsize(out),
+                         source_format=meta.get("source_format", rd.container))

@@ -1,0 +1,200 @@
+"""The ``hornet`` command: the default replay, report files, convert/info, and one-line errors
+with a nonzero exit status for every bad input or option."""
+from __future__ import annotations
+
+import json
+import os
+
+# see test_streams.py: keeps tiny parallel Numba kernels fast on a busy machine
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from streams import write_stream
+from streams.cli import main
+
+from conftest import DATA_DIR
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(capsys, *argv):
+    code = main(list(map(str, argv)))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, f"expected one stderr line, got {lines!r}"
+    assert lines[0].startswith("hornet: error: "), lines[0]
+    assert "Traceback" not in err
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def small_stream(tmp_path_factory) -> Path:
+    rng = np.random.default_rng(7)
+    n = 600
+    p = tmp_path_factory.mktemp("cli") / "small.arrow"
+    write_stream(p, {"src": rng.integers(0, 40, n), "dst": rng.integers(0, 40, n),
+                     "time": np.arange(n, dtype=np.int64) * 3})
+    return p
+
+
+def test_default_replay_subprocess():
+    """`python -m streams replay` with no STREAM replays the shipped stream and prints a
+    summary (a real process: exit status, stdout, clean stderr)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-m", "streams", "replay", "--algos", "tc"], cwd=ROOT,
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert "collegemsg.arrow" in out and "SNAP CollegeMsg" in out
+    assert "59,835 in 12 batches" in out
+    assert "self-loops dropped: 0" in out
+    assert "20,296 at end" in out
+    assert "triangles 14,319" in out
+    assert "events/s" in out
+    assert "Traceback" not in p.stderr
+
+
+def test_replay_reports_in_every_format(capsys, tmp_path, small_stream):
+    for ext in (".csv", ".json", ".arrow"):
+        rep = tmp_path / f"rep{ext}"
+        code, out, err = run(capsys, "replay", small_stream, "--batch-size", 200, "--window",
+                             300, "--undirected", "--algos", "tc,ktruss,bfs,spmv",
+                             "--device", "cpu", "--report", rep, "--verify")
+        assert code == 0, err
+        assert "600 in 3 batches" in out and "verified" in out and str(rep) in out
+        if ext == ".csv":
+            import pyarrow.csv as pacsv
+            t = pacsv.read_csv(rep)
+        elif ext == ".json":
+            js = json.loads(rep.read_text())
+            assert js["summary"]["events"] == 600 and js["summary"]["window"] == 300
+            t = pa.Table.from_pylist(js["rows"])
+        else:
+            t = pa.ipc.open_file(str(rep)).read_all()
+        for c in ("batch", "events", "inserted", "deleted", "edges", "seconds", "triangles",
+                  "k_max", "bfs_reached", "spmv_sum"):
+            assert c in t.column_names
+        assert t.num_rows == 3 and t.column("events").to_pylist() == [200, 200, 200]
+
+
+def test_replay_text_stream_and_batch_time(capsys):
+    if not (DATA_DIR / "soc-sign-bitcoinotc.csv.gz").exists():
+        pytest.skip("no data")
+    code, out, err = run(capsys, "replay", DATA_DIR / "soc-sign-bitcoinotc.csv.gz",
+                         "--algos", "none", "--max-events", 3000, "--batch-time", 86400 * 30)
+    assert code == 0, err
+    assert "3,000 in" in out and "time windows" in out
+
+
+def test_plot(capsys, tmp_path, small_stream):
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        code, out, err = run(capsys, "replay", small_stream, "--plot", tmp_path / "p.png")
+        assert code != 0 and "matplotlib" in one_line_error(err)
+        return
+    code, out, err = run(capsys, "replay", small_stream, "--algos", "tc", "--plot",
+                         tmp_path / "p.png")
+    assert code == 0 and (tmp_path / "p.png").stat().st_size > 0
+
+
+def test_convert_and_info(capsys, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("# a comment\n1 2 100\n2 3 105\n3 1 110\n")
+    code, out, err = run(capsys, "convert", src, tmp_path / "o.parquet")
+    assert code == 0, err
+    assert "3 events" in out and "time" in out
+    code, out, err = run(capsys, "info", tmp_path / "o.parquet")
+    assert code == 0 and "parquet" in out and "time:int64" in out
+    code, out, err = run(capsys, "replay", tmp_path / "o.parquet", "--batch-size", 2,
+                         "--undirected", "--algos", "tc")
+    assert code == 0 and "triangles 1" in out
+
+
+def test_help(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["replay", "--help"])
+    assert e.value.code == 0
+    assert "--window" in capsys.readouterr().out
+
+
+def _write(path: Path, table: pa.Table) -> Path:
+    with pa.OSFile(str(path), "wb") as f, pa.ipc.new_file(f, table.schema) as w:
+        w.write_table(table)
+    return path
+
+
+def error_cases(tmp: Path, good: Path):
+    raw = good.read_bytes()
+    (tmp / "trunc.arrow").write_bytes(raw[: len(raw) // 2])
+    (tmp / "junk.arrow").write_bytes(b"not an arrow file at all")
+    (tmp / "empty.arrow").write_bytes(b"")
+    (tmp / "bad.txt").write_text("1 2\n2 x\n")
+    (tmp / "neg.txt").write_text("1 2\n-2 3\n")
+    _write(tmp / "nodst.arrow", pa.table({"src": [1, 2], "other": [2, 3]}))
+    _write(tmp / "strsrc.arrow", pa.table({"src": ["a", "b"], "dst": [2, 3]}))
+    _write(tmp / "negid.arrow", pa.table({"src": [1, -2], "dst": [2, 3]}))
+    _write(tmp / "bigid.arrow", pa.table({"src": [1, 2**40], "dst": [2, 3]}))
+    _write(tmp / "badop.arrow", pa.table({"src": [1, 2], "dst": [2, 3],
+                                          "op": pa.array([1, 0], pa.int8())}))
+    return {
+        "missing file": (["replay", tmp / "nope.arrow"], "no such file"),
+        "corrupt file": (["replay", tmp / "trunc.arrow"], "corrupt"),
+        "not arrow": (["replay", tmp / "junk.arrow"], "not an Arrow IPC file"),
+        "empty file": (["replay", tmp / "empty.arrow"], "empty"),
+        "malformed text": (["replay", tmp / "bad.txt"], "line 2"),
+        "negative id in text": (["replay", tmp / "neg.txt"], "negative"),
+        "missing column": (["replay", tmp / "nodst.arrow"], "'dst'"),
+        "bad column type": (["replay", tmp / "strsrc.arrow"], "'src' has type string"),
+        "negative id": (["replay", tmp / "negid.arrow"], "negative vertex id"),
+        "id too large": (["replay", tmp / "bigid.arrow", "--algos", "none"], "id space"),
+        "bad op": (["replay", tmp / "badop.arrow"], "'op'"),
+        "batch size 0": (["replay", good, "--batch-size", "0"], "--batch-size"),
+        "batch size text": (["replay", good, "--batch-size", "ten"], "--batch-size"),
+        "negative window": (["replay", good, "--window", "-5"], "--window"),
+        "unknown analytic": (["replay", good, "--algos", "tc,pagerank"], "pagerank"),
+        "unknown device": (["replay", good, "--device", "tpu"], "--device"),
+        "report extension": (["replay", good, "--report", tmp / "r.xlsx"], ".csv"),
+        "report directory": (["replay", good, "--report", tmp / "no" / "r.csv"], "directory"),
+        "plot extension": (["replay", good, "--plot", tmp / "p.jpg"], ".png"),
+        "batch time without time": (["replay", tmp / "negid.arrow", "--batch-time", "5"],
+                                    None),
+        "both batchings": (["replay", good, "--batch-size", "5", "--batch-time", "5"], "not both"),
+        "no command": ([], "command"),
+        "unknown command": (["dance"], "dance"),
+        "unknown option": (["replay", "--frobnicate"], "frobnicate"),
+        "convert missing input": (["convert", tmp / "nope.txt", tmp / "o.arrow"], "no such file"),
+        "convert bad output ext": (["convert", good, tmp / "o.csv"], ".arrow"),
+        "convert id too large": (["convert", tmp / "bigid.arrow", tmp / "o2.arrow"], "int64"),
+        "info corrupt": (["info", tmp / "junk.arrow"], "not an Arrow"),
+    }
+
+
+def test_every_error_is_one_line_and_nonzero(capsys, tmp_path, small_stream):
+    for name, (argv, needle) in error_cases(tmp_path, small_stream).items():
+        code, out, err = run(capsys, *argv)
+        assert code != 0, name
+        line = one_line_error(err)
+        if needle:
+            assert needle in line, (name, line)
+    assert not (tmp_path / "o.arrow").exists() and not (tmp_path / "o2.arrow").exists()
+
+
+def test_error_subprocess_has_no_traceback(tmp_path):
+    (tmp_path / "trunc.arrow").write_bytes(b"ARROW1\x00\x00garbage")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-m", "streams", "replay", str(tmp_path / "trunc.arrow")],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1
+    one_line_error(p.stderr)
