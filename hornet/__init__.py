@@ -12,6 +12,12 @@ Submodules: ``hornet.io`` (file loaders), ``hornet.algos`` (triangles, k-truss, 
 from __future__ import annotations
 
 import importlib
+import os
+
+# Numba's OpenMP workers spin between kernels by default; on a machine with other work (CI, a
+# notebook beside a browser) every parallel call then waits for a scheduler tick (~1 ms). Sleeping
+# workers cost a few microseconds per call instead. A user's own setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from .adjacency import AdjacencyView
 from .batch.validate import BatchError

@@ -51,9 +51,11 @@ def test_allocation_is_batched_and_fills_exactly_sized_arrays():
     pool = mm.pools[3]
     assert len(pool) == 1 and pool[0].num_blocks == 100   # sized to the request
     mm.check(ptrs, np.full(100, 3))
-    more = mm.allocate(3, 100)                     # grows geometrically, capped per array
+    more = mm.allocate(3, 10)                      # grows geometrically across calls
     assert [a.num_blocks for a in mm.pools[3]] == [100, 100]
-    mm.check(np.r_[ptrs, more], np.full(200, 3))
+    bulk = mm.allocate(3, 300)                     # within a call: full arrays, then exact fit
+    assert [a.num_blocks for a in mm.pools[3]] == [100, 100, 128, 82]   # 10 + 300 = 128 + 82
+    mm.check(np.r_[ptrs, more, bulk], np.full(410, 3))
 
 
 def test_blocks_larger_than_a_block_array_get_dedicated_arrays():

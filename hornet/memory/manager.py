@@ -117,14 +117,16 @@ class MemoryManager:
         created = []
         if taken < count and grow:
             try:
-                live = 0 if exact else sum(a.num_blocks for a in arrays)
+                # geometric growth across calls (a new array is at least as large as the class
+                # was before this call), exact fit within a call: a bulk build wastes nothing
+                before = 0 if exact else sum(a.num_blocks for a in arrays)
                 limit = self.blocks_per_array(size_class)
                 while taken < count:
                     need = count - taken
-                    arr = BlockArray(size_class, min(limit, max(need, live)), self.field_dtypes,
+                    arr = BlockArray(size_class, min(limit, max(need, before)), self.field_dtypes,
                                      self.xp)
                     created.append(arr)
-                    live += arr.num_blocks
+                    before = 0
                     got = arr.take(need, blocks, taken)
                     touched.append((arr, taken, got))
                     taken += got
