@@ -8,6 +8,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..memory.jit import dual_kernel
 from ..memory.pointers import int32_view, view
 
 RADIX_BITS = 11
@@ -55,7 +56,7 @@ def sort_keys(keys: np.ndarray, key_bits: int) -> tuple[np.ndarray, np.ndarray]:
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
-@numba.njit(parallel=True, cache=True)
+@dual_kernel
 def pack_pairs(s, d, bits, index_bits, mirror):
     """Keys ``((src << bits | dst) << index_bits) | entry`` for a batch of pairs.
 
@@ -158,7 +159,7 @@ def _co_rank(k, a, b):
     return lo
 
 
-@numba.njit(parallel=True, cache=True)
+@dual_kernel
 def _merge(a, b, out, parts):
     n = out.shape[0]
     for p in numba.prange(parts):
@@ -234,7 +235,7 @@ def sorted_unique_pairs(s: np.ndarray, d: np.ndarray, num_vertices: int, mirror:
 
 
 # ---------------------------------------------------------------------------- searching
-@numba.njit(parallel=True, cache=True)
+@dual_kernel
 def find_positions(src, dst, degree, edge_ptr, num_vertices):
     """Position of each ``dst[i]`` in the sorted list of ``src[i]``, or -1 if absent."""
     out = np.empty(src.shape[0], dtype=np.int64)
@@ -259,7 +260,7 @@ def find_positions(src, dst, degree, edge_ptr, num_vertices):
 
 
 # ---------------------------------------------------------------------------- insertion
-@numba.njit(parallel=True, cache=True)
+@dual_kernel
 def merge_destinations(sources, seg_start, seg_len, new_dst, old_degree, edge_ptr, new_pos):
     """Merge each source's sorted new destinations into its sorted list, from the back.
 
@@ -285,7 +286,7 @@ def merge_destinations(sources, seg_start, seg_len, new_dst, old_degree, edge_pt
             w -= 1
 
 
-@numba.njit(parallel=True, cache=True)
+@dual_kernel
 def merge_column(column_ptr, seg_start, seg_len, old_degree, new_pos, values):
     """Replay :func:`merge_destinations` on one edge-property column."""
     for s in numba.prange(column_ptr.shape[0]):
@@ -307,7 +308,7 @@ def merge_column(column_ptr, seg_start, seg_len, old_degree, new_pos, values):
 
 
 # ---------------------------------------------------------------------------- deletion
-@numba.njit(parallel=True, cache=True)
+@dual_kernel
 def remove_positions(column_ptr, seg_start, seg_len, old_degree, positions, like):
     """Delete ascending ``positions`` from each list of one column, keeping order."""
     for s in numba.prange(column_ptr.shape[0]):
@@ -342,7 +343,7 @@ def canonical_entries(src, dst):
 
 
 # ---------------------------------------------------------------------------- gathers
-@numba.njit(parallel=True, cache=True)
+@dual_kernel
 def gather_lists(column_ptr, degree, offsets, out):
     """Concatenate every vertex's list of one column into ``out`` (``offsets``: exclusive scan)."""
     for v in numba.prange(column_ptr.shape[0]):
@@ -354,19 +355,19 @@ def gather_lists(column_ptr, degree, offsets, out):
                 out[o + j] = lst[j]
 
 
-@numba.njit(parallel=True, cache=True)
+@dual_kernel
 def read_at(addresses, out):
     for i in numba.prange(addresses.shape[0]):
         out[i] = view(addresses[i], 1, out)[0]
 
 
-@numba.njit(parallel=True, cache=True)
+@dual_kernel
 def write_at(addresses, values):
     for i in numba.prange(addresses.shape[0]):
         view(addresses[i], 1, values)[0] = values[i]
 
 
-@numba.njit(parallel=True, cache=True)
+@dual_kernel
 def list_violations(edge_ptr, degree, num_vertices, out):
     """Per vertex: 0 ok, 1 unsorted or duplicate, 2 destination out of range."""
     for v in numba.prange(edge_ptr.shape[0]):

@@ -9,10 +9,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .jit import dual_kernel
 from .pointers import view
 
 
-@numba.njit(parallel=True, cache=True)
+@dual_kernel
 def _copy_ranges(src, dst, counts, like):
     for i in numba.prange(src.shape[0]):
         n = counts[i]

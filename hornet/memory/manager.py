@@ -21,6 +21,7 @@ import numpy as np
 from . import bit_tree
 from .block_array import BlockArray
 from .copy_kernels import copy_ranges
+from .jit import dual_kernel
 
 __all__ = ["MemoryManager", "DeviceMemoryError", "InvariantError"]
 
@@ -350,7 +351,7 @@ class MemoryManager:
                 raise InvariantError(f"{arr!r}: a vertex's block is marked free")
 
 
-@numba.njit(parallel=True, cache=True)
+@dual_kernel
 def _size_classes(degree, min_class):
     out = np.empty(degree.shape[0], dtype=np.int64)
     for i in numba.prange(degree.shape[0]):
