@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from .adjacency import AdjacencyView
-from .batch import cpu_kernels as K
 from .batch.validate import BatchError, MAX_VERTEX_ID, edge_batch, id_array, property_values
 from .memory.manager import DeviceMemoryError, InvariantError, MemoryManager
 
@@ -66,7 +65,16 @@ class EdgeChange:
 
 
 def _host(a):
+    """NumPy copy of a NumPy or CuPy array."""
     return a if isinstance(a, np.ndarray) else a.get()
+
+
+def _batch_kernels(device: str):
+    if device == "gpu":
+        from .batch import gpu_kernels
+        return gpu_kernels
+    from .batch import cpu_kernels
+    return cpu_kernels
 
 
 def _resolve_device(device: str) -> str:
@@ -80,19 +88,33 @@ def _resolve_device(device: str) -> str:
         if not backend_available("gpu"):
             raise RuntimeError("device='gpu' needs CuPy and a CUDA GPU; none was found "
                                "(use device='cpu' or 'auto')")
-        raise NotImplementedError("the GPU backend is not part of this build yet")
     return device
 
 
-def _segments(sorted_ids: np.ndarray):
+def _expand(xp, counts, offsets=None):
+    """``repeat(arange(len(counts)), counts)`` as int32 (CuPy's repeat takes no array counts)."""
+    if xp is np:
+        return np.repeat(np.arange(counts.shape[0], dtype=np.int32), counts)
+    if offsets is None:
+        offsets = xp.cumsum(counts)
+    else:
+        offsets = offsets[1:]
+    total = int(offsets[-1]) if offsets.shape[0] else 0
+    return xp.searchsorted(offsets, xp.arange(total), side="right").astype(xp.int32)
+
+
+def _segments(xp, sorted_ids):
     """Runs of equal values in a sorted array: (values, run starts, run lengths)."""
     n = sorted_ids.shape[0]
     if n == 0:
-        e = np.empty(0, dtype=np.int64)
-        return e, e, e
-    starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
-    lengths = np.diff(np.r_[starts, n])
-    return sorted_ids[starts], starts.astype(np.int64), lengths.astype(np.int64)
+        e = xp.empty(0, dtype=xp.int64)
+        return sorted_ids, e, e
+    head = xp.empty(n, dtype=bool)
+    head[0] = True
+    xp.not_equal(sorted_ids[1:], sorted_ids[:-1], out=head[1:])
+    starts = xp.flatnonzero(head)
+    lengths = xp.diff(starts, append=n)
+    return sorted_ids[starts], starts.astype(xp.int64), lengths.astype(xp.int64)
 
 
 class Graph:
@@ -119,6 +141,7 @@ class Graph:
                  block_array_edges: int = 1 << 16, min_block_size: int = 1):
         self.directed = bool(directed)
         self.device = _resolve_device(device)
+        self._K = _batch_kernels(self.device)
         self._edge_schema = {str(k): _numeric_dtype(v, k) for k, v in
                              (edge_properties or {}).items()}
         self._vertex_schema = {str(k): _numeric_dtype(v, k) for k, v in
@@ -127,12 +150,13 @@ class Graph:
             raise ValueError("'src' and 'dst' are reserved names")
         self._mm = MemoryManager([("dst", np.int32), *self._edge_schema.items()],
                                  block_array_edges=block_array_edges,
-                                 min_block_size=min_block_size)
+                                 min_block_size=min_block_size, device=self.device)
+        xp = self._xp = self._mm.xp
         self._n = 0
-        self._degree = np.zeros(0, dtype=np.int32)
-        self._size_class = np.zeros(0, dtype=np.int8)
-        self._edge_ptr = np.zeros(0, dtype=np.int64)
-        self._vprops = {k: np.zeros(0, dtype=dt) for k, dt in self._vertex_schema.items()}
+        self._degree = xp.zeros(0, dtype=xp.int32)
+        self._size_class = xp.zeros(0, dtype=xp.int8)
+        self._edge_ptr = xp.zeros(0, dtype=xp.int64)
+        self._vprops = {k: xp.zeros(0, dtype=dt) for k, dt in self._vertex_schema.items()}
         self._entries = 0
         if num_vertices:
             self._reserve(int(num_vertices))
@@ -161,7 +185,8 @@ class Graph:
         For an undirected graph each stored entry is an edge; a symmetric CSR (both
         directions) and a triangular one give the same graph.
         """
-        indptr = np.asarray(indptr)
+        indptr, indices = _host(indptr) if hasattr(indptr, "get") else np.asarray(indptr), \
+            _host(indices) if hasattr(indices, "get") else indices
         if indptr.ndim != 1 or indptr.shape[0] < 1 or indptr.dtype.kind not in "iu":
             raise BatchError("indptr must be a 1-D integer array of length num_vertices + 1")
         counts = np.diff(indptr.astype(np.int64))
@@ -253,7 +278,7 @@ class Graph:
         new_cap = n if cap == 0 else min(MAX_VERTEX_ID + 1, max(n, 2 * cap))
 
         def grown(a, fill=0):
-            b = np.full(new_cap, fill, dtype=a.dtype)
+            b = self._xp.full(new_cap, fill, dtype=a.dtype)
             b[:cap] = a
             return b
 
@@ -266,7 +291,7 @@ class Graph:
         """Sort a batch by (src, dst), mirror it for undirected graphs, drop repeats (first
         wins). Returns (src int32, dst int32, values reordered to match, self-loops dropped)."""
         mirror = not self.directed
-        order, ss, dd, loops = K.sorted_unique_pairs(s, d, n, mirror, need_order=bool(values))
+        order, ss, dd, loops = self._K.sorted_unique_pairs(s, d, n, mirror, need_order=bool(values))
         if not values:
             return ss, dd, {}, int(loops)
         pair = order >> 1 if mirror else order
@@ -274,24 +299,29 @@ class Graph:
 
     def _change(self, kind, ss, dd, values, skipped=0) -> EdgeChange:
         if not self.directed:
-            once = K.canonical_entries(ss, dd)
+            once = self._K.canonical_entries(ss, dd)
             ss, dd = ss[once], dd[once]
             values = {k: v[once] for k, v in values.items()}
         return EdgeChange(kind, ss.astype(np.int32, copy=False), dd.astype(np.int32, copy=False),
                           values, skipped)
 
-    def _allocate_for(self, vertices: np.ndarray, degrees: np.ndarray):
+    def _allocate_for(self, vertices, degrees):
         """New blocks for ``vertices`` holding ``degrees`` edges: (pointers, size classes).
 
-        One batched allocation per size class; all or nothing.
+        One batched allocation per size class (only per-class counts reach the host); all or
+        nothing.
         """
+        xp = self._xp
         classes = self._mm.size_class_for(degrees)
-        ptrs = np.zeros(vertices.shape[0], dtype=np.int64)
+        ptrs = xp.zeros(vertices.shape[0], dtype=xp.int64)
         done = []
+        if vertices.shape[0] == 0:
+            return ptrs, classes
+        per_class = _host(xp.bincount(classes + 1, minlength=2))[1:]
         try:
-            for k in np.unique(classes[classes >= 0]).tolist():
-                sel = np.flatnonzero(classes == k)
-                ptrs[sel] = self._mm.allocate(k, sel.size)
+            for k in np.flatnonzero(per_class).tolist():
+                sel = xp.flatnonzero(classes == k)
+                ptrs[sel] = self._mm.allocate(k, int(per_class[k]))
                 done.append(sel)
         except MemoryError:
             for sel in done:
@@ -312,11 +342,12 @@ class Graph:
         old, new = self._mm.compact()
         if old.size == 0:
             return
-        order = np.argsort(old)
+        xp = self._xp
+        order = xp.argsort(old)
         old, new = old[order], new[order]
-        owners = np.flatnonzero(self._size_class[:self._n] >= 0)
+        owners = xp.flatnonzero(self._size_class[:self._n] >= 0)
         ptr = self._edge_ptr[owners]
-        at = np.searchsorted(old, ptr)
+        at = xp.searchsorted(old, ptr)
         at[at == old.size] = 0
         moved = old[at] == ptr
         self._edge_ptr[owners[moved]] = new[at[moved]]
@@ -338,8 +369,9 @@ class Graph:
         :meth:`update_edges`. Undirected graphs skip self-loops and report how many.
         A refused batch raises and leaves the graph unchanged.
         """
-        s, d, props = edge_batch(src, dst, edge_props)
-        values = property_values(props, self._edge_schema, s.shape[0])
+        xp, K = self._xp, self._K
+        s, d, props = edge_batch(src, dst, edge_props, xp)
+        values = property_values(props, self._edge_schema, s.shape[0], xp)
         n = self._n
         if s.size:
             n = max(n, int(s.max()) + 1, int(d.max()) + 1)
@@ -347,32 +379,31 @@ class Graph:
         ss, dd, values, skipped = self._unique_pairs(s, d, n, values)
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n)
         fresh = pos < 0
-        if not fresh.all():
+        if not bool(fresh.all()):
             ss, dd = ss[fresh], dd[fresh]
             values = {k: v[fresh] for k, v in values.items()}
-        sources, seg_start, seg_len = _segments(ss)
-        old_deg = self._degree[sources].astype(np.int64)
+        sources, seg_start, seg_len = _segments(xp, ss)
+        old_deg = self._degree[sources].astype(xp.int64)
         new_deg = old_deg + seg_len
-        capacity = np.where(self._size_class[sources] >= 0,
-                            np.left_shift(1, self._size_class[sources].astype(np.int64)), 0)
-        grow = np.flatnonzero(new_deg > capacity)
+        cls = self._size_class[sources].astype(xp.int64)
+        capacity = xp.where(cls >= 0, xp.left_shift(1, xp.maximum(cls, 0)), 0)
+        grow = xp.flatnonzero(new_deg > capacity)
         new_ptrs, new_classes = self._allocate_for(sources[grow], new_deg[grow])
         # ---- nothing above changed the graph; from here on the batch is committed ----
         self._n = n
         self._rehome(sources[grow], new_ptrs, new_classes, old_deg[grow])
-        new_pos = np.empty(dd.shape[0], dtype=np.int64)
+        new_pos = xp.empty(dd.shape[0], dtype=xp.int64)
         K.merge_destinations(sources, seg_start, seg_len, dd, old_deg, self._edge_ptr, new_pos)
-        ordered = values
-        if ordered:
+        if values:
             heads = self._edge_ptr[sources]
             for f, name in enumerate(self._edge_schema, start=1):
                 K.merge_column(self._mm.field_addresses(heads, f), seg_start, seg_len, old_deg,
-                               new_pos, ordered[name])
-        self._degree[sources] = new_deg
+                               new_pos, values[name])
+        self._degree[sources] = new_deg.astype(xp.int32)
         self._entries += int(dd.shape[0])
         if grow.size:
             self._compact_memory()
-        return self._change("insert", ss, dd, ordered, skipped)
+        return self._change("insert", ss, dd, values, skipped)
 
     def delete_edges(self, src, dst=None) -> EdgeChange:
         """Delete a batch of edges; return the edges really deleted (absent ones are ignored).
@@ -381,22 +412,23 @@ class Graph:
         Lists shrink to a smaller block when their degree falls under a quarter of capacity;
         empty block arrays are freed and under-used size classes compacted.
         """
-        s, d, props = edge_batch(src, dst, {})
+        xp, K = self._xp, self._K
+        s, d, props = edge_batch(src, dst, {}, xp)
         if props:
             raise BatchError(f"delete_edges takes no properties, got {sorted(props)}")
         inside = (s < self._n) & (d < self._n)
-        if not inside.all():
+        if not bool(inside.all()):
             s, d = s[inside], d[inside]
         ss, dd, _, _ = self._unique_pairs(s, d, max(self._n, 1))
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n)
         found = pos >= 0
         ss, dd, pos = ss[found], dd[found], pos[found]
-        sources, seg_start, seg_len = _segments(ss)
-        old_deg = self._degree[sources].astype(np.int64)
+        sources, seg_start, seg_len = _segments(xp, ss)
+        old_deg = self._degree[sources].astype(xp.int64)
         new_deg = old_deg - seg_len
-        classes = self._size_class[sources].astype(np.int64)
+        classes = self._size_class[sources].astype(xp.int64)
         target = self._mm.size_class_for(new_deg)
-        shrink = np.flatnonzero((new_deg > 0) & (4 * new_deg < np.left_shift(1, classes))
+        shrink = xp.flatnonzero((new_deg > 0) & (4 * new_deg < xp.left_shift(1, classes))
                                 & (target < classes))
         new_ptrs, new_classes = self._allocate_for(sources[shrink], new_deg[shrink])
         # ---- committed from here on ----
@@ -404,12 +436,12 @@ class Graph:
         slots = self._edge_ptr[ss] + 4 * pos
         gone = {}
         for f, (name, dt) in enumerate(self._edge_schema.items(), start=1):
-            gone[name] = np.empty(ss.shape[0], dtype=dt)
+            gone[name] = xp.empty(ss.shape[0], dtype=dt)
             K.read_at(self._mm.field_addresses(slots, f), gone[name])
         for f, dt in enumerate(self._mm.field_dtypes):
             K.remove_positions(self._mm.field_addresses(heads, f), seg_start, seg_len, old_deg,
-                               pos, np.empty(0, dtype=dt))
-        self._degree[sources] = new_deg
+                               pos, xp.empty(0, dtype=dt))
+        self._degree[sources] = new_deg.astype(xp.int32)
         self._entries -= int(ss.shape[0])
         self._rehome(sources[shrink], new_ptrs, new_classes, new_deg[shrink])
         emptied = sources[new_deg == 0]
@@ -424,8 +456,9 @@ class Graph:
 
         Returns the edges updated with their new values (first occurrence wins on repeats).
         """
-        s, d, props = edge_batch(src, dst, edge_props)
-        values = property_values(props, self._edge_schema, s.shape[0], fill_missing=False)
+        xp, K = self._xp, self._K
+        s, d, props = edge_batch(src, dst, edge_props, xp)
+        values = property_values(props, self._edge_schema, s.shape[0], xp, fill_missing=False)
         inside = (s < self._n) & (d < self._n)
         s, d = s[inside], d[inside]
         values = {k: v[inside] for k, v in values.items()}
@@ -443,9 +476,9 @@ class Graph:
     # ------------------------------------------------------------------ vertex updates
     def insert_vertices(self, ids, **vertex_props) -> None:
         """Make sure ``ids`` exist in the id space and set their properties (given ones only)."""
-        v = id_array(ids, "ids")
-        values = property_values(vertex_props, self._vertex_schema, v.shape[0], what="vertex",
-                                 fill_missing=False)
+        v = id_array(ids, "ids", self._xp)
+        values = property_values(vertex_props, self._vertex_schema, v.shape[0], self._xp,
+                                 what="vertex", fill_missing=False)
         n = max(self._n, int(v.max()) + 1) if v.size else self._n
         self._reserve(n)
         self._n = n
@@ -455,8 +488,8 @@ class Graph:
     def update_vertices(self, ids, **vertex_props) -> None:
         """Set vertex properties of existing ids."""
         v = self._existing_ids(ids)
-        values = property_values(vertex_props, self._vertex_schema, v.shape[0], what="vertex",
-                                 fill_missing=False)
+        values = property_values(vertex_props, self._vertex_schema, v.shape[0], self._xp,
+                                 what="vertex", fill_missing=False)
         for k, vals in values.items():
             self._vprops[k][v] = vals
 
@@ -465,20 +498,22 @@ class Graph:
 
         The id space keeps its size: ids are not renumbered. Returns the deleted edges.
         """
+        xp = self._xp
         v = self._existing_ids(ids)
-        doomed = np.zeros(self._n, dtype=bool)
+        doomed = xp.zeros(self._n, dtype=bool)
         doomed[v] = True
         if self.directed:
             src, dst = self.edges()
             hit = doomed[src] | doomed[dst]
             change = self.delete_edges(src[hit], dst[hit])
         else:
-            deg = self._degree[v]
-            offsets = np.zeros(v.shape[0] + 1, dtype=np.int64)
-            np.cumsum(deg, out=offsets[1:])
-            out = np.empty(int(offsets[-1]), dtype=np.int32)
-            K.gather_lists(self._edge_ptr[v], deg, offsets[:-1], out)
-            change = self.delete_edges(np.repeat(v, deg), out)
+            v = xp.flatnonzero(doomed)            # each vertex once
+            deg = self._degree[v].astype(xp.int64)
+            offsets = xp.zeros(v.shape[0] + 1, dtype=xp.int64)
+            xp.cumsum(deg, out=offsets[1:])
+            out = xp.empty(int(offsets[-1]), dtype=xp.int32)
+            self._K.gather_lists(self._edge_ptr[v], deg, offsets[:-1], out)
+            change = self.delete_edges(v[_expand(xp, deg, offsets)], out)
         for a in self._vprops.values():
             a[v] = 0
         return change
@@ -501,10 +536,10 @@ class Graph:
         if name in self._vertex_schema:
             raise ValueError(f"vertex property {name!r} already exists")
         self._vertex_schema[name] = _numeric_dtype(dtype, name)
-        self._vprops[name] = np.full(self._degree.shape[0], fill, dtype=dtype)
+        self._vprops[name] = self._xp.full(self._degree.shape[0], fill, dtype=dtype)
 
-    def _existing_ids(self, ids) -> np.ndarray:
-        v = id_array(ids, "ids")
+    def _existing_ids(self, ids):
+        v = id_array(ids, "ids", self._xp)
         if v.size and int(v.max()) >= self._n:
             raise BatchError(f"vertex id {int(v.max())} is outside the id space "
                              f"(num_vertices = {self._n})")
@@ -519,39 +554,40 @@ class Graph:
 
     def neighbors(self, v: int):
         """(destinations int32, {property: values}) of vertex ``v``, ascending."""
+        xp = self._xp
         v = int(self._existing_ids([v])[0])
         d = int(self._degree[v])
         ptr = self._edge_ptr[v:v + 1]
-        offsets = np.zeros(1, dtype=np.int64)
-        dst = np.empty(d, dtype=np.int32)
-        K.gather_lists(ptr, self._degree[v:v + 1], offsets, dst)
-        props = {}
-        for f, (name, dt) in enumerate(self._edge_schema.items(), start=1):
-            props[name] = np.empty(d, dtype=dt)
-            if d:
-                K.gather_lists(self._mm.field_addresses(ptr, f), self._degree[v:v + 1], offsets,
-                               props[name])
+        deg = self._degree[v:v + 1]
+        offsets = xp.zeros(1, dtype=xp.int64)
+        dst = xp.empty(d, dtype=xp.int32)
+        props = {name: xp.empty(d, dtype=dt) for name, dt in self._edge_schema.items()}
+        if d:
+            self._K.gather_lists(ptr, deg, offsets, dst)
+            for f, name in enumerate(self._edge_schema, start=1):
+                self._K.gather_lists(self._mm.field_addresses(ptr, f), deg, offsets, props[name])
         return dst, props
 
     def has_edges(self, src, dst=None):
         """Boolean array: does each (src[i], dst[i]) exist?"""
-        s, d, _ = edge_batch(src, dst, {})
-        return K.find_positions(s, d, self._degree, self._edge_ptr, self._n) >= 0
+        s, d, _ = edge_batch(src, dst, {}, self._xp)
+        return self._K.find_positions(s, d, self._degree, self._edge_ptr, self._n) >= 0
 
     def _coo(self, fields=()):
+        xp = self._xp
         deg = self._degree[:self._n]
-        offsets = np.zeros(self._n + 1, dtype=np.int64)
-        np.cumsum(deg, out=offsets[1:])
+        offsets = xp.zeros(self._n + 1, dtype=xp.int64)
+        xp.cumsum(deg, out=offsets[1:])
         total = int(offsets[-1])
-        src = np.repeat(np.arange(self._n, dtype=np.int32), deg)
-        dst = np.empty(total, dtype=np.int32)
+        src = _expand(xp, deg, offsets)
+        dst = xp.empty(total, dtype=xp.int32)
         heads = self._edge_ptr[:self._n]
-        K.gather_lists(heads, deg, offsets[:-1], dst)
+        self._K.gather_lists(heads, deg, offsets[:-1], dst)
         cols = {}
         for name in fields:
             f = list(self._edge_schema).index(name) + 1
-            cols[name] = np.empty(total, dtype=self._edge_schema[name])
-            K.gather_lists(self._mm.field_addresses(heads, f), deg, offsets[:-1], cols[name])
+            cols[name] = xp.empty(total, dtype=self._edge_schema[name])
+            self._K.gather_lists(self._mm.field_addresses(heads, f), deg, offsets[:-1], cols[name])
         return offsets, src, dst, cols
 
     def edges(self, properties: bool = False):
@@ -562,7 +598,7 @@ class Graph:
         """
         _, src, dst, cols = self._coo(self._edge_schema if properties else ())
         if not self.directed:
-            once = src < dst
+            once = self._K.canonical_entries(src, dst)
             src, dst = src[once], dst[once]
             cols = {k: v[once] for k, v in cols.items()}
         return (src, dst, cols) if properties else (src, dst)
@@ -576,7 +612,7 @@ class Graph:
     def to_scipy(self, weight: str | None = None):
         """scipy.sparse.csr_matrix of shape (V, V); values: the ``weight`` property or 1.0."""
         import scipy.sparse as sp
-        indptr, indices, *data = self.to_csr(weight)
+        indptr, indices, *data = (_host(a) for a in self.to_csr(weight))
         values = data[0] if data else np.ones(indices.shape[0], dtype=np.float64)
         return sp.csr_matrix((values, indices, indptr), shape=(self._n, self._n))
 
@@ -586,6 +622,8 @@ class Graph:
         G = nx.DiGraph() if self.directed else nx.Graph()
         G.add_nodes_from(range(self._n))
         src, dst, props = self.edges(properties=True)
+        src, dst = _host(src), _host(dst)
+        props = {k: _host(v) for k, v in props.items()}
         names = list(props)
         if names:
             rows = zip(src.tolist(), dst.tolist(), *(props[k].tolist() for k in names))
@@ -644,10 +682,10 @@ class Graph:
         manager (bit trees, one owner per block, counts), sorted duplicate-free in-range lists,
         edge count, and for undirected graphs symmetry and no self-loops.
         """
-        n = self._n
-        deg = self._degree[:n].astype(np.int64)
-        cls = self._size_class[:n].astype(np.int64)
-        if (self._degree[n:] != 0).any() or (self._size_class[n:] != -1).any():
+        xp, n = self._xp, self._n
+        deg = _host(self._degree[:n]).astype(np.int64)
+        cls = _host(self._size_class[:n]).astype(np.int64)
+        if bool((self._degree[n:] != 0).any()) or bool((self._size_class[n:] != -1).any()):
             raise InvariantError("vertex table rows past num_vertices are not empty")
         if (deg < 0).any():
             raise InvariantError(f"negative degree at vertex {int(np.argmax(deg < 0))}")
@@ -666,9 +704,10 @@ class Graph:
             raise InvariantError(f"degrees sum to {int(deg.sum())}, edge count says "
                                  f"{self._entries}")
         owners = np.flatnonzero(owns)
-        self._mm.check(self._edge_ptr[owners], cls[owners])
-        bad = np.empty(n, dtype=np.int8)
-        K.list_violations(self._edge_ptr[:n], self._degree[:n], n, bad)
+        self._mm.check(_host(self._edge_ptr[:n])[owners], cls[owners])
+        bad = xp.empty(n, dtype=xp.int8)
+        self._K.list_violations(self._edge_ptr[:n], self._degree[:n], n, bad)
+        bad = _host(bad)
         if bad.any():
             v = int(np.flatnonzero(bad)[0])
             what = "is not sorted or has a duplicate" if bad[v] == 1 else \
@@ -676,10 +715,9 @@ class Graph:
             raise InvariantError(f"the adjacency list of vertex {v} {what}")
         if not self.directed and self._entries:
             _, src, dst, _ = self._coo()
-            if (src == dst).any():
+            if bool((src == dst).any()):
                 raise InvariantError("an undirected graph holds a self-loop")
-            back = K.find_positions(dst.astype(np.int64), src.astype(np.int64), self._degree,
-                                    self._edge_ptr, n)
+            back = _host(self._K.find_positions(dst, src, self._degree, self._edge_ptr, n))
             if (back < 0).any():
                 i = int(np.flatnonzero(back < 0)[0])
                 raise InvariantError(f"edge ({src[i]}, {dst[i]}) is stored without its "

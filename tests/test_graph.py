@@ -126,10 +126,10 @@ def test_out_of_memory_leaves_the_graph_unchanged(monkeypatch):
     before = g.edges()
     real_init = hornet.memory.block_array.BlockArray.__init__
 
-    def failing_init(self, size_class, num_blocks, dtypes, xp=np):
+    def failing_init(self, size_class, num_blocks, dtypes, backend):
         if size_class >= 5:
             raise MemoryError("simulated")
-        real_init(self, size_class, num_blocks, dtypes, xp)
+        real_init(self, size_class, num_blocks, dtypes, backend)
 
     monkeypatch.setattr(hornet.memory.block_array.BlockArray, "__init__", failing_init)
     with pytest.raises(hornet.DeviceMemoryError) as info:

@@ -9,7 +9,7 @@ import numba
 import numpy as np
 
 from ..memory.jit import dual_kernel
-from ..memory.pointers import int32_view, view
+from ..memory.pointers import int32_view, prefetch, view
 
 RADIX_BITS = 11
 SMALL_SORT = 1 << 14
@@ -235,11 +235,26 @@ def sorted_unique_pairs(s: np.ndarray, d: np.ndarray, num_vertices: int, mirror:
 
 
 # ---------------------------------------------------------------------------- searching
+# Prefetch distances (iterations ahead): vertex-table rows first, then the list they point to.
+FAR = 16
+NEAR = 8
+
+
 @dual_kernel
 def find_positions(src, dst, degree, edge_ptr, num_vertices):
     """Position of each ``dst[i]`` in the sorted list of ``src[i]``, or -1 if absent."""
-    out = np.empty(src.shape[0], dtype=np.int64)
-    for i in numba.prange(src.shape[0]):
+    n = src.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    deg_base = degree.ctypes.data
+    ptr_base = edge_ptr.ctypes.data
+    for i in numba.prange(n):
+        if i + FAR < n and src[i + FAR] < num_vertices:
+            prefetch(deg_base + 4 * np.int64(src[i + FAR]))
+            prefetch(ptr_base + 8 * np.int64(src[i + FAR]))
+        if i + NEAR < n and src[i + NEAR] < num_vertices:
+            w = src[i + NEAR]
+            if degree[w] > 0:
+                prefetch(edge_ptr[w] + 2 * np.int64(degree[w]))   # middle of the list
         u = src[i]
         out[i] = -1
         if u < num_vertices:
@@ -267,7 +282,13 @@ def merge_destinations(sources, seg_start, seg_len, new_dst, old_degree, edge_pt
     The block of ``sources[s]`` has room for ``old_degree[s] + seg_len[s]`` entries.
     ``new_pos[seg_start[s] + j]`` receives the final slot of the j-th new destination.
     """
-    for s in numba.prange(sources.shape[0]):
+    n = sources.shape[0]
+    ptr_base = edge_ptr.ctypes.data
+    for s in numba.prange(n):
+        if s + FAR < n:
+            prefetch(ptr_base + 8 * np.int64(sources[s + FAR]))
+        if s + NEAR < n and old_degree[s + NEAR] > 0:
+            prefetch(edge_ptr[sources[s + NEAR]] + 4 * (old_degree[s + NEAR] - 1))
         c = seg_len[s]
         d0 = old_degree[s]
         base = seg_start[s]

@@ -28,11 +28,14 @@ def _to_array(x, name: str, xp):
             import cupy
             x = cupy.asnumpy(cupy.asarray(x))
         return np.asarray(x)
-    if isinstance(x, np.ndarray) or hasattr(x, "__cuda_array_interface__"):
+    if hasattr(x, "__cuda_array_interface__"):
         return xp.asarray(x)
-    if hasattr(x, "__dlpack__"):
+    if hasattr(x, "__dlpack__") and not isinstance(x, np.ndarray):
         return xp.from_dlpack(x)
-    return xp.asarray(np.asarray(x))
+    host = np.asarray(x)
+    if host.dtype.kind in "OUSVM":
+        raise TypeError(f"{name} must be numeric, got dtype {host.dtype}")
+    return xp.asarray(host)
 
 
 def id_array(x, name: str, xp=np, *, allow_out_of_range: bool = False):

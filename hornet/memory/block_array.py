@@ -3,30 +3,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import bit_tree
-
 
 class BlockArray:
     """Fixed-size storage for blocks of one size class, structure-of-arrays.
 
     ``columns[f]`` holds field ``f`` (field 0 is the int32 destination) for every slot;
     block ``b`` occupies slots ``[b << size_class, (b + 1) << size_class)``. ``words`` and
-    ``level_offsets`` are the bit tree that marks free blocks. ``base`` is the address of the
-    destination column, the value a vertex's edge pointer is relative to.
+    ``level_offsets`` are the bit tree that marks free blocks (on the backend's device).
+    ``base`` is the address of the destination column, the value edge pointers are relative to.
+    ``free`` (a host int) counts free blocks.
     """
 
     __slots__ = ("size_class", "num_blocks", "columns", "words", "level_offsets", "free", "base",
-                 "column_bases", "xp")
+                 "column_bases", "backend")
 
-    def __init__(self, size_class: int, num_blocks: int, dtypes: list[np.dtype], xp=np):
+    def __init__(self, size_class: int, num_blocks: int, dtypes: list[np.dtype], backend):
         self.size_class = size_class
         self.num_blocks = num_blocks
-        self.xp = xp
+        self.backend = backend
         slots = num_blocks << size_class
+        xp = backend.xp
         self.columns = [xp.zeros(slots, dtype=dt) for dt in dtypes]
-        self.words, self.level_offsets = bit_tree.new_tree(num_blocks)
+        self.words, self.level_offsets = backend.new_tree(num_blocks)
         self.free = num_blocks
-        self.column_bases = [_address(c) for c in self.columns]
+        self.column_bases = [backend.address(c) for c in self.columns]
         self.base = self.column_bases[0]
 
     @property
@@ -39,25 +39,23 @@ class BlockArray:
         return sum(int(c.nbytes) for c in self.columns) + int(self.words.nbytes)
 
     def add_column(self, dtype, fill) -> None:
-        self.columns.append(self.xp.full(self.num_blocks << self.size_class, fill, dtype=dtype))
-        self.column_bases.append(_address(self.columns[-1]))
+        self.columns.append(self.backend.xp.full(self.num_blocks << self.size_class, fill,
+                                                 dtype=dtype))
+        self.column_bases.append(self.backend.address(self.columns[-1]))
 
-    def take(self, count: int, out: np.ndarray, start: int) -> int:
-        """Mark up to ``count`` free blocks used; their indices go to ``out[start:]``."""
-        got = bit_tree.take_free(self.words, self.level_offsets, count, out, start)
-        self.free -= got
-        return got
+    def take(self, count: int):
+        """Mark up to ``count`` free blocks used (lowest first); return their indices."""
+        blocks = self.backend.take_free(self.words, self.level_offsets, count)
+        self.free -= int(blocks.shape[0])
+        return blocks
 
-    def give_back(self, blocks: np.ndarray) -> None:
-        bit_tree.give_back(self.words, self.level_offsets, blocks)
+    def give_back(self, blocks) -> None:
+        self.backend.give_back(self.words, self.level_offsets, blocks)
         self.free += int(blocks.shape[0])
+
+    def used_blocks(self):
+        return self.backend.used_blocks(self.words, self.level_offsets, self.num_blocks)
 
     def __repr__(self) -> str:
         return (f"BlockArray(size_class={self.size_class}, blocks={self.num_blocks}, "
                 f"used={self.used})")
-
-
-def _address(a) -> int:
-    if isinstance(a, np.ndarray):
-        return int(a.ctypes.data)
-    return int(a.data.ptr)

@@ -18,9 +18,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from . import bit_tree
 from .block_array import BlockArray
-from .copy_kernels import copy_ranges
 from .jit import dual_kernel
 
 __all__ = ["MemoryManager", "DeviceMemoryError", "InvariantError"]
@@ -40,11 +38,14 @@ class DeviceMemoryError(MemoryError):
 
 @dataclass
 class _Lookup:
-    """Block arrays sorted by address, to map an edge pointer back to its array."""
-    bases: np.ndarray          # int64, ascending dst-column addresses
+    """Block arrays sorted by address, to map an edge pointer back to its array (the role of
+    Hornet's B+tree). Host arrays, with device copies for the kernels' side."""
+    bases: np.ndarray          # host int64, ascending dst-column addresses
     arrays: list               # BlockArray, aligned with bases
-    field_bases: np.ndarray    # int64 (n_arrays, n_fields)
-    size_class: np.ndarray     # int64 (n_arrays,)
+    field_bases: np.ndarray    # host int64 (n_arrays, n_fields)
+    size_class: np.ndarray     # host int64 (n_arrays,)
+    dev_bases: object          # the same on the backend's device
+    dev_field_bases: object
 
 
 class MemoryManager:
@@ -64,7 +65,7 @@ class MemoryManager:
     """
 
     def __init__(self, fields, *, block_array_edges: int = 1 << 16, min_block_size: int = 1,
-                 compact_below: float = 0.5, xp=np):
+                 compact_below: float = 0.5, device: str = "cpu"):
         for name, value in (("block_array_edges", block_array_edges),
                             ("min_block_size", min_block_size)):
             if value < 1 or value & (value - 1):
@@ -78,14 +79,17 @@ class MemoryManager:
         self.block_array_edges = int(block_array_edges)
         self.min_size_class = int(min_block_size).bit_length() - 1
         self.compact_below = float(compact_below)
-        self.xp = xp
+        from .backend import memory_backend
+        self.backend = memory_backend(device)
+        self.xp = self.backend.xp
         self.pools: dict[int, list[BlockArray]] = {}
         self._lookup: _Lookup | None = None
 
     # ------------------------------------------------------------------ size classes
     def size_class_for(self, degree):
         """Smallest size class holding ``degree`` edges (int64 array; -1 for degree 0)."""
-        return _size_classes(np.asarray(degree, dtype=np.int64), self.min_size_class)
+        return self.backend.size_classes(self.xp.asarray(degree).astype(self.xp.int64, copy=False),
+                                         self.min_size_class)
 
     def blocks_per_array(self, size_class: int) -> int:
         return max(1, self.block_array_edges >> size_class)
@@ -99,20 +103,18 @@ class MemoryManager:
         Raises :class:`DeviceMemoryError` (nothing allocated) when memory runs out.
         """
         count = int(count)
-        out = np.empty(count, dtype=np.int64)
         if count == 0:
-            return out
+            return self.xp.empty(0, dtype=self.xp.int64)
         pool = self.pools.setdefault(size_class, [])
-        return self._allocate_from(size_class, pool, count, out, grow=True)
+        return self._allocate_from(size_class, pool, count, grow=True)
 
-    def _allocate_from(self, size_class, arrays, count, out, grow, exact=False):
-        blocks = np.empty(count, dtype=np.int64)
+    def _allocate_from(self, size_class, arrays, count, grow, exact=False):
         taken = 0
-        touched = []
+        touched = []             # (array, block ids)
         for arr in sorted((a for a in arrays if a.free), key=lambda a: a.free):
-            got = arr.take(count - taken, blocks, taken)
-            touched.append((arr, taken, got))
-            taken += got
+            got = arr.take(count - taken)
+            touched.append((arr, got))
+            taken += int(got.shape[0])
             if taken == count:
                 break
         created = []
@@ -125,16 +127,16 @@ class MemoryManager:
                 while taken < count:
                     need = count - taken
                     arr = BlockArray(size_class, min(limit, max(need, before)), self.field_dtypes,
-                                     self.xp)
+                                     self.backend)
                     created.append(arr)
                     before = 0
-                    got = arr.take(need, blocks, taken)
-                    touched.append((arr, taken, got))
-                    taken += got
+                    got = arr.take(need)
+                    touched.append((arr, got))
+                    taken += int(got.shape[0])
             except MemoryError as exc:
-                for arr, start, got in touched:
-                    if arr not in created:
-                        arr.give_back(blocks[start:start + got])
+                for arr, got in touched:
+                    if all(arr is not c for c in created):
+                        arr.give_back(got)
                 need_bytes = (count << size_class) * sum(d.itemsize for d in self.field_dtypes)
                 raise DeviceMemoryError(
                     f"out of memory allocating {count} blocks of {1 << size_class} edges "
@@ -144,24 +146,25 @@ class MemoryManager:
         if taken < count:
             raise AssertionError("allocation without growth ran out of blocks")
         shift = size_class + 2  # 4-byte destinations
-        for arr, start, got in touched:
-            out[start:start + got] = arr.base + (blocks[start:start + got] << shift)
-        return out
+        parts = [arr.base + (got << shift) for arr, got in touched]
+        return parts[0] if len(parts) == 1 else self.xp.concatenate(parts)
 
     def release(self, pointers: np.ndarray) -> None:
         """Give blocks back (edge pointers as returned by :meth:`allocate`, any classes)."""
-        pointers = np.asarray(pointers, dtype=np.int64)
+        xp = self.xp
+        pointers = xp.asarray(pointers).astype(xp.int64, copy=False)
         if pointers.size == 0:
             return
         lookup = self.lookup()
-        index = np.searchsorted(lookup.bases, pointers, side="right") - 1
-        order = np.argsort(index, kind="stable")
-        index, pointers = index[order], pointers[order]
-        starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
-        ends = np.r_[starts[1:], index.size]
+        index = xp.searchsorted(lookup.dev_bases, pointers, side="right") - 1
+        pointers = pointers[xp.argsort(index)]
+        # per-array counts are all that crosses to the host
+        counts = self.backend.to_host(xp.bincount(index, minlength=len(lookup.arrays)))
+        ends = np.cumsum(counts)
         emptied = set()
-        for s, e in zip(starts.tolist(), ends.tolist()):
-            arr = lookup.arrays[index[s]]
+        for i in np.flatnonzero(counts).tolist():
+            arr = lookup.arrays[i]
+            s, e = int(ends[i] - counts[i]), int(ends[i])
             arr.give_back((pointers[s:e] - arr.base) >> (arr.size_class + 2))
             if arr.free == arr.num_blocks:
                 emptied.add(arr.size_class)
@@ -188,7 +191,7 @@ class MemoryManager:
             self._drop_empty(k, keep_spare=False)
 
     # ------------------------------------------------------------------ compaction
-    def compact(self, size_classes=None) -> tuple[np.ndarray, np.ndarray]:
+    def compact(self, size_classes=None):
         """Move live blocks out of the emptiest arrays of under-used classes; free those arrays.
 
         Returns ``(old_pointers, new_pointers)`` of the moved blocks (whole blocks are copied,
@@ -212,22 +215,21 @@ class MemoryManager:
             if not evacuate:
                 continue
             keep = [a for a in pool if all(a is not e for e in evacuate)]
-            old = np.concatenate([a.base + (bit_tree.used_blocks(a.words, a.level_offsets,
-                                                                  a.num_blocks) << (k + 2))
-                                  for a in evacuate])
-            new = self._allocate_from(k, keep, old.size, np.empty(old.size, np.int64),
-                                      grow=True, exact=True) if old.size else old
+            xp = self.xp
+            old = xp.concatenate([a.base + (a.used_blocks() << (k + 2)) for a in evacuate])
+            new = self._allocate_from(k, keep, int(old.size), grow=True, exact=True) \
+                if old.size else old
             self.pools[k] = keep + evacuate        # both ends of the copy must be addressable
             self._lookup = None
-            self._copy_blocks(old, new, np.full(old.size, 1 << k, dtype=np.int64))
+            self._copy_blocks(old, new, xp.full(old.size, 1 << k, dtype=xp.int64))
             self.pools[k] = keep
             self._lookup = None
             olds.append(old)
             news.append(new)
         if not olds:
-            empty = np.empty(0, dtype=np.int64)
+            empty = self.xp.empty(0, dtype=self.xp.int64)
             return empty, empty
-        return np.concatenate(olds), np.concatenate(news)
+        return self.xp.concatenate(olds), self.xp.concatenate(news)
 
     # ------------------------------------------------------------------ addressing and copies
     def lookup(self) -> _Lookup:
@@ -238,32 +240,37 @@ class MemoryManager:
             field_bases = np.array([a.column_bases for a in arrays],
                                    dtype=np.int64).reshape(len(arrays), nf)
             classes = np.array([a.size_class for a in arrays], dtype=np.int64)
-            self._lookup = _Lookup(bases, arrays, field_bases, classes)
+            self._lookup = _Lookup(bases, arrays, field_bases, classes,
+                                   self.xp.asarray(bases), self.xp.asarray(field_bases))
         return self._lookup
 
     def field_addresses(self, pointers: np.ndarray, field: int) -> np.ndarray:
         """Addresses in column ``field`` of the slots whose destination addresses are given."""
-        pointers = np.asarray(pointers, dtype=np.int64)
+        xp = self.xp
+        pointers = xp.asarray(pointers).astype(xp.int64, copy=False)
         if field == 0 or pointers.size == 0:
             return pointers.copy()
         lookup = self.lookup()
         if not lookup.arrays:
-            return np.zeros_like(pointers)
-        index = np.maximum(np.searchsorted(lookup.bases, pointers, side="right") - 1, 0)
-        slot = (pointers - lookup.bases[index]) >> 2
-        out = lookup.field_bases[index, field] + slot * self.field_dtypes[field].itemsize
+            return xp.zeros_like(pointers)
+        index = xp.maximum(xp.searchsorted(lookup.dev_bases, pointers, side="right") - 1, 0)
+        slot = (pointers - lookup.dev_bases[index]) >> 2
+        out = lookup.dev_field_bases[index, field] + slot * self.field_dtypes[field].itemsize
         out[pointers == 0] = 0   # vertices without a block
         return out
 
     def _copy_blocks(self, src: np.ndarray, dst: np.ndarray, counts: np.ndarray) -> None:
         """Copy ``counts[i]`` slots of every field from block ``src[i]`` to block ``dst[i]``."""
         for f, dt in enumerate(self.field_dtypes):
-            copy_ranges(self.field_addresses(src, f), self.field_addresses(dst, f), counts, dt)
+            self.backend.copy_ranges(self.field_addresses(src, f), self.field_addresses(dst, f),
+                                     counts, dt)
 
     def move(self, src: np.ndarray, dst: np.ndarray, counts: np.ndarray) -> None:
         """Copy the first ``counts[i]`` slots of every field from block src[i] to block dst[i]."""
-        self._copy_blocks(np.asarray(src, np.int64), np.asarray(dst, np.int64),
-                          np.asarray(counts, np.int64))
+        xp = self.xp
+        self._copy_blocks(xp.asarray(src).astype(xp.int64, copy=False),
+                          xp.asarray(dst).astype(xp.int64, copy=False),
+                          xp.asarray(counts).astype(xp.int64, copy=False))
 
     def add_field(self, name: str, dtype, fill=0) -> None:
         """Add an edge field to every block array, filled with ``fill``."""
@@ -301,14 +308,15 @@ class MemoryManager:
         a block. Raises :class:`InvariantError` naming the first broken invariant.
         """
         lookup = self.lookup()
+        be = self.backend
         for k, pool in self.pools.items():
             for arr in pool:
                 if arr.size_class != k:
                     raise InvariantError(f"block array of class {arr.size_class} in pool {k}")
-                bad = bit_tree.find_inconsistency(arr.words, arr.level_offsets, arr.num_blocks)
+                bad = be.find_inconsistency(arr.words, arr.level_offsets, arr.num_blocks)
                 if bad >= 0:
                     raise InvariantError(f"bit tree of {arr!r} inconsistent at word {bad}")
-                free = bit_tree.count_free(arr.words, arr.level_offsets)
+                free = be.count_free(arr.words, arr.level_offsets)
                 if free != arr.free:
                     raise InvariantError(f"{arr!r}: bit tree counts {free} free blocks, "
                                          f"the pool thinks {arr.free}")
@@ -316,8 +324,8 @@ class MemoryManager:
                     raise InvariantError(f"{arr!r} exceeds block_array_edges")
             if sum(1 for a in pool if a.free == a.num_blocks) > 1:
                 raise InvariantError(f"size class {k} keeps more than one empty block array")
-        pointers = np.asarray(pointers, dtype=np.int64)
-        size_classes = np.asarray(size_classes, dtype=np.int64)
+        pointers = be.to_host(pointers).astype(np.int64)
+        size_classes = be.to_host(size_classes).astype(np.int64)
         if pointers.size == 0:
             if any(a.used for pool in self.pools.values() for a in pool):
                 raise InvariantError("blocks marked used but no vertex owns a block")
@@ -347,7 +355,8 @@ class MemoryManager:
                 raise InvariantError(f"{arr!r}: {arr.used} blocks marked used, "
                                      f"{owners[i]} owned by vertices")
             mine = block[index == i]
-            if mine.size and bit_tree.is_free(arr.words, arr.level_offsets, mine).any():
+            if mine.size and be.to_host(be.is_free(arr.words, arr.level_offsets,
+                                                   be.xp.asarray(mine))).any():
                 raise InvariantError(f"{arr!r}: a vertex's block is marked free")
 
 

@@ -17,7 +17,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["view", "int32_view", "address_of"]
+__all__ = ["view", "int32_view", "address_of", "prefetch"]
 
 
 @intrinsic
@@ -27,6 +27,23 @@ def _as_voidptr(typingctx, address):
 
     def codegen(context, builder, signature, args):
         return builder.inttoptr(args[0], cgutils.voidptr_t)
+
+    return sig, codegen
+
+
+@intrinsic
+def prefetch(typingctx, address):
+    """Hint the CPU to bring the cache line at ``address`` (int64) in; never faults."""
+    sig = types.void(address)
+
+    def codegen(context, builder, signature, args):
+        from llvmlite import ir
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [cgutils.voidptr_t, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        ptr = builder.inttoptr(args[0], cgutils.voidptr_t)
+        builder.call(fn, [ptr, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
 
     return sig, codegen
 

@@ -1,0 +1,64 @@
+"""What the memory manager needs from a device: an array module and a few kernels.
+
+The CPU backend runs the Numba kernels of this package on NumPy buffers; the GPU backend runs
+CUDA kernels (``gpu_bit_tree``, ``gpu_copy``) on CuPy buffers. The manager's logic is the same
+for both; only per-size-class and per-block-array counts cross to the host.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Callable
+
+import numpy as np
+
+from . import bit_tree
+
+
+@dataclass(frozen=True)
+class MemoryBackend:
+    device: str
+    xp: Any
+    new_tree: Callable            # num_blocks -> (words, level_offsets host int64)
+    take_free: Callable           # (words, offsets, count) -> block ids (xp int64, ascending)
+    give_back: Callable           # (words, offsets, blocks) -> None
+    count_free: Callable          # (words, offsets) -> int
+    used_blocks: Callable         # (words, offsets, num_blocks) -> xp int64
+    is_free: Callable             # (words, offsets, blocks) -> xp bool
+    find_inconsistency: Callable  # (words, offsets, num_blocks) -> int (-1 = consistent)
+    copy_ranges: Callable         # (src, dst, counts, dtype) -> None
+    size_classes: Callable        # (degree int64, min_class) -> int64
+
+    def address(self, a) -> int:
+        """Address of an array's first element."""
+        return int(a.ctypes.data) if self.xp is np else int(a.data.ptr)
+
+    def to_host(self, a):
+        return a if self.xp is np else self.xp.asnumpy(a)
+
+
+def _cpu_take_free(words, offsets, count):
+    out = np.empty(int(count), dtype=np.int64)
+    got = bit_tree.take_free(words, offsets, int(count), out, 0)
+    return out[:got]
+
+
+@lru_cache(maxsize=None)
+def memory_backend(device: str) -> MemoryBackend:
+    """The backend for ``device`` ("cpu" or "gpu"); GPU kernels compile on first use."""
+    if device == "cpu":
+        from .copy_kernels import copy_ranges
+        from .manager import _size_classes
+        return MemoryBackend("cpu", np, bit_tree.new_tree, _cpu_take_free, bit_tree.give_back,
+                             lambda w, o: int(bit_tree.count_free(w, o)), bit_tree.used_blocks,
+                             bit_tree.is_free, lambda w, o, n: int(bit_tree.find_inconsistency(
+                                 w, o, n)),
+                             copy_ranges, _size_classes)
+    if device == "gpu":
+        import cupy
+        from . import gpu_bit_tree as t
+        from .gpu_copy import copy_ranges, size_classes
+        return MemoryBackend("gpu", cupy, t.new_tree, t.take_free, t.give_back, t.count_free,
+                             t.used_blocks, t.is_free, t.find_inconsistency, copy_ranges,
+                             size_classes)
+    raise ValueError(f"unknown device {device!r}")
