@@ -20,6 +20,8 @@ Example
 """
 from __future__ import annotations
 
+import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,6 +103,21 @@ def _expand(xp, counts, offsets=None):
         offsets = offsets[1:]
     total = int(offsets[-1]) if offsets.shape[0] else 0
     return xp.searchsorted(offsets, xp.arange(total), side="right").astype(xp.int32)
+
+
+@contextmanager
+def _out_of_memory_as_device_error(entries: int):
+    """Out-of-memory while a batch is prepared (nothing changed yet) -> DeviceMemoryError."""
+    try:
+        yield
+    except DeviceMemoryError:
+        raise
+    except MemoryError as exc:
+        found = re.search(r"allocating ([0-9,]+) bytes", str(exc))
+        need = int(found.group(1).replace(",", "")) if found else 48 * max(entries, 1)
+        raise DeviceMemoryError(f"out of memory preparing a batch of {entries} edges "
+                                f"(an allocation of {need} bytes failed); the graph is unchanged",
+                                need) from exc
 
 
 def _segments(xp, sorted_ids):
@@ -375,6 +392,11 @@ class Graph:
         n = self._n
         if s.size:
             n = max(n, int(s.max()) + 1, int(d.max()) + 1)
+        with _out_of_memory_as_device_error(int(s.shape[0])):
+            return self._insert_prepared(s, d, values, n)
+
+    def _insert_prepared(self, s, d, values, n) -> EdgeChange:
+        xp, K = self._xp, self._K
         self._reserve(n)
         ss, dd, values, skipped = self._unique_pairs(s, d, n, values)
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n)
@@ -389,10 +411,10 @@ class Graph:
         capacity = xp.where(cls >= 0, xp.left_shift(1, xp.maximum(cls, 0)), 0)
         grow = xp.flatnonzero(new_deg > capacity)
         new_ptrs, new_classes = self._allocate_for(sources[grow], new_deg[grow])
+        new_pos = xp.empty(dd.shape[0], dtype=xp.int64)
         # ---- nothing above changed the graph; from here on the batch is committed ----
         self._n = n
         self._rehome(sources[grow], new_ptrs, new_classes, old_deg[grow])
-        new_pos = xp.empty(dd.shape[0], dtype=xp.int64)
         K.merge_destinations(sources, seg_start, seg_len, dd, old_deg, self._edge_ptr, new_pos)
         if values:
             heads = self._edge_ptr[sources]
@@ -416,6 +438,11 @@ class Graph:
         s, d, props = edge_batch(src, dst, {}, xp)
         if props:
             raise BatchError(f"delete_edges takes no properties, got {sorted(props)}")
+        with _out_of_memory_as_device_error(int(s.shape[0])):
+            return self._delete_prepared(s, d)
+
+    def _delete_prepared(self, s, d) -> EdgeChange:
+        xp, K = self._xp, self._K
         inside = (s < self._n) & (d < self._n)
         if not bool(inside.all()):
             s, d = s[inside], d[inside]
