@@ -93,6 +93,31 @@ def _resolve_device(device: str) -> str:
     return device
 
 
+def _array_module(device: str):
+    if device == "gpu":
+        import cupy
+        return cupy
+    return np
+
+
+def _device_array(xp, a, name):
+    if xp is np:
+        return _host(a) if hasattr(a, "get") and not isinstance(a, np.ndarray) else np.asarray(a)
+    return xp.asarray(a)
+
+
+def _rows_sorted_unique(xp, indptr, indices) -> bool:
+    """Every CSR row strictly ascending (so sorted and duplicate-free)."""
+    if indices.shape[0] < 2:
+        return True
+    rising = indices[1:] > indices[:-1]
+    starts = indptr[1:-1]
+    starts = starts[(starts > 0) & (starts < indices.shape[0])]
+    ok = rising.copy()
+    ok[starts - 1] = True            # the step into a new row may fall
+    return bool(ok.all())
+
+
 def _expand(xp, counts, offsets=None):
     """``repeat(arange(len(counts)), counts)`` as int32 (CuPy's repeat takes no array counts)."""
     if xp is np:
@@ -199,23 +224,56 @@ class Graph:
                  num_vertices: int | None = None, **edge_props) -> "Graph":
         """Build from CSR arrays: row ``u`` holds ``indices[indptr[u]:indptr[u+1]]``.
 
-        For an undirected graph each stored entry is an edge; a symmetric CSR (both
-        directions) and a triangular one give the same graph.
+        NumPy or CuPy arrays. For an undirected graph each stored entry is an edge; a
+        symmetric CSR (both directions) and a triangular one give the same graph. A directed
+        CSR whose rows are sorted and duplicate-free is loaded without sorting: one batched
+        allocation per size class and one copy of the rows.
         """
-        indptr, indices = _host(indptr) if hasattr(indptr, "get") else np.asarray(indptr), \
-            _host(indices) if hasattr(indices, "get") else indices
+        device = _resolve_device(device)
+        xp = _array_module(device)
+        indptr = _device_array(xp, indptr, "indptr")
+        indices = _device_array(xp, indices, "indices")
         if indptr.ndim != 1 or indptr.shape[0] < 1 or indptr.dtype.kind not in "iu":
             raise BatchError("indptr must be a 1-D integer array of length num_vertices + 1")
-        counts = np.diff(indptr.astype(np.int64))
-        if (counts < 0).any() or int(indptr[0]) != 0:
+        if indices.ndim != 1 or (indices.size and indices.dtype.kind not in "iu"):
+            raise TypeError(f"indices must be a 1-D integer array, got {indices.dtype}")
+        indptr = indptr.astype(xp.int64, copy=False)
+        counts = xp.diff(indptr)
+        if int(indptr[0]) != 0 or bool((counts < 0).any()):
             raise BatchError("indptr must start at 0 and never decrease")
-        if int(indptr[-1]) != np.asarray(indices).shape[0]:
+        if int(indptr[-1]) != indices.shape[0]:
             raise BatchError(f"indptr[-1] = {int(indptr[-1])} but indices has "
-                             f"{np.asarray(indices).shape[0]} entries")
-        n = indptr.shape[0] - 1
-        src = np.repeat(np.arange(n, dtype=np.int64), counts)
-        return cls.from_edges(src, indices, num_vertices=max(n, num_vertices or 0),
-                              directed=directed, device=device, **edge_props)
+                             f"{indices.shape[0]} entries")
+        n = max(indptr.shape[0] - 1, num_vertices or 0)
+        schema = {k: np.dtype(getattr(v, "dtype", None) or np.asarray(v).dtype)
+                  for k, v in edge_props.items()}
+        g = cls(directed=directed, device=device, num_vertices=n, edge_properties=schema)
+        if directed and indices.size and _rows_sorted_unique(xp, indptr, indices) and \
+                int(indices.min()) >= 0 and int(indices.max()) < n:
+            values = property_values(edge_props, g._edge_schema, indices.shape[0], xp)
+            with _out_of_memory_as_device_error(int(indices.shape[0])):
+                g._bulk_load(counts, indptr, indices.astype(xp.int32, copy=False), values)
+            return g
+        src = _expand(xp, counts, indptr)
+        g.insert_edges(src, indices, **edge_props)
+        return g
+
+    def _bulk_load(self, counts, indptr, indices, values) -> None:
+        """Fill an empty graph from sorted, duplicate-free CSR rows (directed)."""
+        xp = self._xp
+        rows = xp.flatnonzero(counts)
+        deg = counts[rows]
+        ptrs, classes = self._allocate_for(rows, deg)
+        src = self._mm.backend.address(indices) + 4 * indptr[rows]
+        self._mm.backend.copy_ranges(src, ptrs, deg, np.dtype(np.int32))
+        for f, (name, dt) in enumerate(self._edge_schema.items(), start=1):
+            col = xp.ascontiguousarray(values[name])
+            src = self._mm.backend.address(col) + dt.itemsize * indptr[rows]
+            self._mm.backend.copy_ranges(src, self._mm.field_addresses(ptrs, f), deg, dt)
+        self._edge_ptr[rows] = ptrs
+        self._size_class[rows] = classes
+        self._degree[rows] = deg.astype(xp.int32)
+        self._entries = int(indices.shape[0])
 
     @classmethod
     def from_scipy(cls, matrix, directed: bool = False, device: str = "auto",

@@ -229,3 +229,24 @@ def test_block_array_size_is_a_runtime_setting(device):
                      for c in h.memory_stats()["size_classes"].values()]
         assert max(per_array) <= max(bae, max(c["block_size"] for c in
                                               h.memory_stats()["size_classes"].values()))
+
+
+def test_from_csr_bulk_load_and_fallback_agree(device):
+    """Sorted rows take the no-sort bulk path, unsorted rows the batch pipeline: same graph."""
+    rng = np.random.default_rng(5)
+    n = 500
+    A = sp.random(n, n, density=0.02, format="csr", random_state=3)
+    A.sort_indices()
+    w = rng.random(A.nnz)
+    bulk = hornet.Graph.from_csr(A.indptr, A.indices, directed=True, device=device, w=w)
+    perm = np.concatenate([rng.permutation(np.arange(a, b)) for a, b in
+                           zip(A.indptr[:-1], A.indptr[1:])])
+    shuffled = hornet.Graph.from_csr(A.indptr, A.indices[perm], directed=True, device=device,
+                                     w=w[perm])
+    for g in (bulk, shuffled):
+        g.check()
+        indptr, indices, data = (to_host(a) for a in g.to_csr("w"))
+        assert np.array_equal(indptr, A.indptr) and np.array_equal(indices, A.indices)
+        assert np.array_equal(data, w)
+    with pytest.raises(BatchError, match="indptr"):
+        hornet.Graph.from_csr(np.array([0, 3, 2]), np.array([1, 2, 0]), device=device)
