@@ -243,11 +243,6 @@ def _error(msg: str, code: int) -> int:
 
 def main(argv=None) -> int:
     """Entry point of the ``hornet`` command; returns the exit status."""
-    # Numba's OpenMP layer spins its workers by default; on a busy machine every parallel kernel
-    # call then waits a scheduler tick (~10 ms), which dominates replays of many small batches.
-    # Passive waiting costs microseconds. Only effective before the first parallel kernel runs;
-    # an explicit setting wins.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     debug = bool(os.environ.get("HORNET_DEBUG"))
     if not sys.warnoptions and not debug:
         warnings.simplefilter("ignore")

@@ -6,7 +6,6 @@ import json
 import os
 
 # see test_streams.py: keeps tiny parallel Numba kernels fast on a busy machine
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import subprocess
 import sys

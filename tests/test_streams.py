@@ -9,7 +9,6 @@ import os
 
 # Many tiny batches: with OpenMP's default spinning workers each parallel Numba kernel call
 # waits a scheduler tick on a busy 2-core machine. Must be set before the first kernel runs.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 import pyarrow as pa
