@@ -1,0 +1,162 @@
+"""Device-resident bit trees (CuPy + CUDA C++), the GPU twin of :mod:`hornet.memory.bit_tree`.
+
+Same layout as the CPU trees: one ``uint64`` device array holding every level, level 0 (one
+bit per block, 1 = free) first; bit ``i`` of word ``w`` at level ``l + 1`` is set iff word
+``64 w + i`` of level ``l`` is non-zero; bits past the end of a level are 0. ``level_offsets``
+is the HOST ``int64`` array of :func:`hornet.memory.bit_tree.tree_layout` (start of every level,
+total length last).
+
+GPU-friendly operations instead of the CPU's descent from the root: taking the ``count``
+lowest free blocks is a popcount per leaf word, an exclusive scan and one extraction thread per
+word, followed by a rebuild of the upper levels (one ballot per 32 parent bits). Only counts
+cross to the host.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .gpu_copy import _CU, _NAMES, cupy, function, i64, launch
+
+WORD_BITS = 64
+
+
+def tree_layout(num_blocks: int) -> np.ndarray:
+    """Start of every level in the flat word array, plus the total length at the end (host).
+
+    Identical to :func:`hornet.memory.bit_tree.tree_layout` (kept here so that this module
+    needs no Numba).
+    """
+    offsets = [0]
+    words = max(1, -(-int(num_blocks) // WORD_BITS))
+    while True:
+        offsets.append(offsets[-1] + words)
+        if words == 1:
+            break
+        words = -(-words // WORD_BITS)
+    return np.asarray(offsets, dtype=np.int64)
+
+
+def _fn(name: str):
+    return function(_CU, name, _NAMES)
+
+
+_DEV_OFFSETS: dict = {}
+
+
+def _device_offsets(level_offsets):
+    """level_offsets on the device (cached per layout; layouts are few)."""
+    host = np.ascontiguousarray(np.asarray(level_offsets, dtype=np.int64))
+    key = host.tobytes()
+    dev = _DEV_OFFSETS.get(key)
+    if dev is None:
+        if len(_DEV_OFFSETS) > 256:
+            _DEV_OFFSETS.clear()
+        dev = cupy.asarray(host)
+        _DEV_OFFSETS[key] = dev
+    return dev
+
+
+def _levels(level_offsets) -> int:
+    return int(len(level_offsets)) - 1
+
+
+def _rebuild_upper(words, level_offsets) -> None:
+    """Recompute every internal level from the leaves up."""
+    off = [int(x) for x in level_offsets]
+    fn = _fn("rebuild_level")
+    for level in range(1, len(off) - 1):
+        nchild = off[level] - off[level - 1]
+        nparent = off[level + 1] - off[level]
+        launch(fn, nparent * WORD_BITS,
+               (words, i64(off[level - 1]), i64(nchild), i64(off[level]), i64(nparent)))
+
+
+def new_tree(num_blocks: int):
+    """A tree with every block free: (words uint64 device array, level_offsets host int64)."""
+    offsets = tree_layout(num_blocks)
+    words = cupy.empty(int(offsets[-1]), dtype=cupy.uint64)
+    fn = _fn("fill_level")
+    n = int(num_blocks)
+    for level in range(len(offsets) - 1):
+        start, stop = int(offsets[level]), int(offsets[level + 1])
+        launch(fn, stop - start, (words[start:stop], i64(stop - start), i64(n)))
+        n = stop - start
+    return words, offsets
+
+
+def _select(words, level_offsets, invert: int, nbits: int, count: int | None, clear: int):
+    """Block ids of the first ``count`` selected leaf bits (free, or used when ``invert``)."""
+    nw = int(level_offsets[1]) - int(level_offsets[0])
+    leaves = words[int(level_offsets[0]):int(level_offsets[1])]
+    pc = cupy.empty(nw, dtype=cupy.int64)
+    launch(_fn("popcount_words"), nw, (leaves, i64(nw), np.int32(invert), i64(nbits), pc))
+    inclusive = cupy.cumsum(pc)
+    total = int(inclusive[-1])
+    k = total if count is None else max(0, min(int(count), total))
+    out = cupy.empty(k, dtype=cupy.int64)
+    if k == 0:
+        return out
+    prefix = inclusive - pc
+    launch(_fn("extract_bits"), nw, (leaves, i64(nw), np.int32(invert), i64(nbits), prefix,
+                                     i64(k), np.int32(clear), out))
+    return out
+
+
+def take_free(words, level_offsets, count: int):
+    """Mark the ``count`` lowest free blocks used; return their ids (int64 device, ascending).
+
+    Fewer than ``count`` only when the tree runs out of free blocks.
+    """
+    if int(count) <= 0:
+        return cupy.empty(0, dtype=cupy.int64)
+    out = _select(words, level_offsets, 0, 0, count, 1)
+    if out.shape[0]:
+        _rebuild_upper(words, level_offsets)
+    return out
+
+
+def give_back(words, level_offsets, blocks) -> None:
+    """Mark ``blocks`` (integer device array, each in use) free again and fix their ancestors."""
+    blocks = cupy.ascontiguousarray(cupy.asarray(blocks).astype(cupy.int64, copy=False))
+    n = blocks.shape[0]
+    if n == 0:
+        return
+    launch(_fn("give_back"), n, (words, _device_offsets(level_offsets),
+                                 np.int32(_levels(level_offsets)), blocks, i64(n)))
+
+
+def count_free(words, level_offsets) -> int:
+    """Number of free blocks (host int)."""
+    nw = int(level_offsets[1]) - int(level_offsets[0])
+    pc = cupy.empty(nw, dtype=cupy.int64)
+    launch(_fn("popcount_words"), nw,
+           (words[int(level_offsets[0]):int(level_offsets[1])], i64(nw), np.int32(0), i64(0), pc))
+    return int(pc.sum())
+
+
+def used_blocks(words, level_offsets, num_blocks: int):
+    """Ids of the blocks in use (leaf bit 0, below ``num_blocks``), ascending: int64 device."""
+    return _select(words, level_offsets, 1, int(num_blocks), None, 0)
+
+
+def is_free(words, level_offsets, blocks):
+    """Per block (integer device array): True where its leaf bit says free (bool device)."""
+    blocks = cupy.ascontiguousarray(cupy.asarray(blocks).astype(cupy.int64, copy=False))
+    out = cupy.empty(blocks.shape[0], dtype=cupy.bool_)
+    launch(_fn("is_free"), blocks.shape[0],
+           (words[int(level_offsets[0]):], blocks, i64(blocks.shape[0]), out))
+    return out
+
+
+def find_inconsistency(words, level_offsets, num_blocks: int) -> int:
+    """-1 if the tree is consistent, else the flat index of the first wrong word (host int).
+
+    Same checks and answer as the CPU ``find_inconsistency``: padding bits must be 0 at every
+    level and every internal bit must equal (child word != 0).
+    """
+    result = cupy.asarray(np.full(1, np.iinfo(np.uint64).max, dtype=np.uint64))
+    total = int(level_offsets[-1])
+    launch(_fn("tree_check"), total, (words, _device_offsets(level_offsets),
+                                      np.int32(_levels(level_offsets)), i64(num_blocks), result))
+    r = int(result[0])
+    return -1 if r == int(np.iinfo(np.uint64).max) else r

@@ -1,0 +1,184 @@
+// CUDA kernels of the memory manager: load-balanced range copies, size classes, bit trees.
+//
+// Compiled once per process by cupy.RawModule (NVRTC, -std=c++17); no headers are included.
+// 64-bit indexing and grid-stride loops throughout.
+//
+// Bit-tree layout (as hornet/memory/bit_tree.py): all levels in one uint64 array, level 0
+// first, offsets[l] = start of level l, offsets[levels] = total words; leaf bit 1 = block free;
+// bit i of word w at level l + 1 = (word 64 w + i of level l != 0); bits past the end are 0.
+
+typedef long long i64;
+typedef unsigned long long u64;
+
+#define GRID_STRIDE(i, n)                                                              \
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (i64)(n);             \
+         i += (i64)blockDim.x * gridDim.x)
+
+// Largest s in [lo, hi] with off[s] <= t (off ascending, off[lo] <= t).
+__device__ __forceinline__ i64 segment_between(const i64* __restrict__ off, i64 lo, i64 hi,
+                                               i64 t) {
+    while (lo < hi) {
+        i64 mid = (lo + hi + 1) >> 1;
+        if (off[mid] <= t) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
+
+// Largest s in [0, nseg) with off[s] <= t (off[0] = 0 <= t).
+__device__ __forceinline__ i64 segment_of(const i64* __restrict__ off, i64 nseg, i64 t) {
+    return segment_between(off, 0, nseg - 1, t);
+}
+
+// body(t, s) for every t in [0, total), s = the segment holding t. Blocks take tiles of
+// blockDim.x consecutive items (grid-stride over tiles); the segments of a tile's first and
+// last items are found once (two threads, full binary search), and each thread then searches
+// only that range: a few steps instead of log2(nseg) for every item.
+template <typename F>
+__device__ __forceinline__ void segmented_loop(const i64* __restrict__ off, i64 nseg, i64 total,
+                                               F&& body) {
+    __shared__ i64 range[2];
+    const i64 stride = (i64)blockDim.x * gridDim.x;
+    for (i64 t0 = (i64)blockIdx.x * blockDim.x; t0 < total; t0 += stride) {
+        i64 t1 = t0 + blockDim.x - 1;
+        if (t1 >= total) t1 = total - 1;
+        if (threadIdx.x == 0) range[0] = segment_of(off, nseg, t0);
+        if (threadIdx.x == blockDim.x - 1) range[1] = segment_of(off, nseg, t1);
+        __syncthreads();
+        const i64 lo = range[0], hi = range[1];
+        __syncthreads();
+        const i64 t = t0 + threadIdx.x;
+        if (t < total) body(t, segment_between(off, lo, hi, t));
+    }
+}
+
+// ------------------------------------------------------------------------------ copies
+// dst[i][j] = src[i][j] for j < counts[i]; one thread per item over all ranges
+// (off: exclusive scan of counts, total last), so one huge range spreads over the grid.
+template <typename T>
+__global__ void copy_ranges(const i64* __restrict__ src, const i64* __restrict__ dst,
+                            const i64* __restrict__ off, i64 nranges, i64 total) {
+    segmented_loop(off, nranges, total, [&](i64 t, i64 i) {
+        i64 j = t - off[i];
+        ((T*)dst[i])[j] = ((const T*)src[i])[j];
+    });
+}
+
+// ceil(log2(degree)), at least min_class; -1 for degree <= 0.
+extern "C" __global__ void size_classes(const i64* __restrict__ degree, i64 n, i64 min_class,
+                                        i64* __restrict__ out) {
+    GRID_STRIDE(i, n) {
+        i64 d = degree[i];
+        i64 k;
+        if (d <= 0) {
+            k = -1;
+        } else {
+            k = d == 1 ? 0 : 64 - __clzll(d - 1);
+            if (k < min_class) k = min_class;
+        }
+        out[i] = k;
+    }
+}
+
+// ------------------------------------------------------------------------------ bit trees
+__device__ __forceinline__ u64 valid_mask(i64 w, i64 nbits) {
+    i64 valid = nbits - w * 64;
+    if (valid >= 64) return ~0ull;
+    if (valid <= 0) return 0ull;
+    return (1ull << valid) - 1ull;
+}
+
+// Words of one level with the first nbits bits set (all free), the rest 0.
+extern "C" __global__ void fill_level(u64* __restrict__ words, i64 nwords, i64 nbits) {
+    GRID_STRIDE(w, nwords) { words[w] = valid_mask(w, nbits); }
+}
+
+// Bits counted per leaf word: free bits (invert = 0) or used blocks below nbits (invert = 1).
+extern "C" __global__ void popcount_words(const u64* __restrict__ words, i64 nwords, int invert,
+                                          i64 nbits, i64* __restrict__ out) {
+    GRID_STRIDE(w, nwords) {
+        u64 x = words[w];
+        if (invert) x = ~x & valid_mask(w, nbits);
+        out[w] = __popcll(x);
+    }
+}
+
+// Word w holds the blocks prefix[w] .. of the selection (exclusive scan of popcount_words);
+// write the block ids of the first `count` selected bits, ascending. clear = 1 (take_free):
+// the taken bits become 0 in the word.
+extern "C" __global__ void extract_bits(u64* __restrict__ words, i64 nwords, int invert,
+                                        i64 nbits, const i64* __restrict__ prefix, i64 count,
+                                        int clear, i64* __restrict__ out) {
+    GRID_STRIDE(w, nwords) {
+        i64 k = prefix[w];
+        if (k >= count) continue;
+        u64 word = words[w];
+        u64 x = invert ? (~word & valid_mask(w, nbits)) : word;
+        if (x == 0) continue;
+        while (x != 0 && k < count) {
+            int b = __ffsll((long long)x) - 1;
+            out[k++] = w * 64 + b;
+            x &= x - 1ull;
+        }
+        if (clear) words[w] = x;  // not inverted: what is left is still free
+    }
+}
+
+// Parent level from its child level: one thread per parent bit, a warp ballot makes 32 bits.
+// The loop covers nparent * 64 bits (a multiple of 32), so every warp stays converged.
+extern "C" __global__ void rebuild_level(u64* __restrict__ words, i64 child_start,
+                                         i64 nchild, i64 parent_start, i64 nparent) {
+    const i64 nbits = nparent * 64;
+    GRID_STRIDE(t, nbits) {
+        bool set = t < nchild && words[child_start + t] != 0ull;
+        unsigned mask = __ballot_sync(0xFFFFFFFFu, set);
+        if ((threadIdx.x & 31) == 0)
+            ((unsigned*)(words + parent_start))[t >> 5] = mask;  // little-endian halves
+    }
+}
+
+// Mark blocks free and set their ancestors' bits (stop where a word was already non-empty).
+extern "C" __global__ void give_back(u64* __restrict__ words, const i64* __restrict__ offsets,
+                                     int levels, const i64* __restrict__ blocks, i64 n) {
+    GRID_STRIDE(i, n) {
+        i64 index = blocks[i];
+        for (int l = 0; l < levels; ++l) {
+            u64 was = atomicOr(words + offsets[l] + (index >> 6), 1ull << (index & 63));
+            if (was != 0ull) break;
+            index >>= 6;
+        }
+    }
+}
+
+extern "C" __global__ void is_free(const u64* __restrict__ words, const i64* __restrict__ blocks,
+                                   i64 n, bool* __restrict__ out) {
+    GRID_STRIDE(i, n) {
+        i64 b = blocks[i];
+        out[i] = ((words[b >> 6] >> (b & 63)) & 1ull) != 0ull;
+    }
+}
+
+// result[0] = min flat index of a wrong word (padding bits set, or an internal bit that is
+// not the OR of its child word); stays ~0 when consistent.
+extern "C" __global__ void tree_check(const u64* __restrict__ words,
+                                      const i64* __restrict__ offsets, int levels,
+                                      i64 num_blocks, u64* __restrict__ result) {
+    const i64 total = offsets[levels];
+    GRID_STRIDE(f, total) {
+        int l = 0;
+        while (l + 1 < levels && offsets[l + 1] <= f) ++l;
+        i64 w = f - offsets[l];
+        i64 n = l == 0 ? num_blocks : offsets[l] - offsets[l - 1];
+        u64 word = words[f];
+        bool bad = (word & ~valid_mask(w, n)) != 0ull;
+        if (!bad && l > 0) {
+            const u64* child = words + offsets[l - 1];
+            for (int bit = 0; bit < 64; ++bit) {
+                i64 c = w * 64 + bit;
+                if (c >= n) break;
+                bool expect = child[c] != 0ull;
+                if ((((word >> bit) & 1ull) != 0ull) != expect) { bad = true; break; }
+            }
+        }
+        if (bad) atomicMin(result, (u64)f);
+    }
+}
