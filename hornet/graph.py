@@ -245,7 +245,7 @@ class Graph:
             raise BatchError(f"indptr[-1] = {int(indptr[-1])} but indices has "
                              f"{indices.shape[0]} entries")
         n = max(indptr.shape[0] - 1, num_vertices or 0)
-        schema = {k: np.dtype(getattr(v, "dtype", None) or np.asarray(v).dtype)
+        schema = {k: np.dtype(v.dtype if hasattr(v, "dtype") else np.asarray(v).dtype)
                   for k, v in edge_props.items()}
         g = cls(directed=directed, device=device, num_vertices=n, edge_properties=schema)
         if directed and indices.size and _rows_sorted_unique(xp, indptr, indices) and \
