@@ -145,6 +145,13 @@ def _out_of_memory_as_device_error(entries: int):
                                 need) from exc
 
 
+def _batch_length(src) -> int:
+    try:
+        return len(src)
+    except TypeError:
+        return 0
+
+
 def _segments(xp, sorted_ids):
     """Runs of equal values in a sorted array: (values, run starts, run lengths)."""
     n = sorted_ids.shape[0]
@@ -444,13 +451,12 @@ class Graph:
         :meth:`update_edges`. Undirected graphs skip self-loops and report how many.
         A refused batch raises and leaves the graph unchanged.
         """
-        xp, K = self._xp, self._K
-        s, d, props = edge_batch(src, dst, edge_props, xp)
-        values = property_values(props, self._edge_schema, s.shape[0], xp)
-        n = self._n
-        if s.size:
-            n = max(n, int(s.max()) + 1, int(d.max()) + 1)
-        with _out_of_memory_as_device_error(int(s.shape[0])):
+        with _out_of_memory_as_device_error(_batch_length(src)):
+            s, d, props = edge_batch(src, dst, edge_props, self._xp)
+            values = property_values(props, self._edge_schema, s.shape[0], self._xp)
+            n = self._n
+            if s.size:
+                n = max(n, int(s.max()) + 1, int(d.max()) + 1)
             return self._insert_prepared(s, d, values, n)
 
     def _insert_prepared(self, s, d, values, n) -> EdgeChange:
@@ -492,11 +498,10 @@ class Graph:
         Lists shrink to a smaller block when their degree falls under a quarter of capacity;
         empty block arrays are freed and under-used size classes compacted.
         """
-        xp, K = self._xp, self._K
-        s, d, props = edge_batch(src, dst, {}, xp)
-        if props:
-            raise BatchError(f"delete_edges takes no properties, got {sorted(props)}")
-        with _out_of_memory_as_device_error(int(s.shape[0])):
+        with _out_of_memory_as_device_error(_batch_length(src)):
+            s, d, props = edge_batch(src, dst, {}, self._xp)
+            if props:
+                raise BatchError(f"delete_edges takes no properties, got {sorted(props)}")
             return self._delete_prepared(s, d)
 
     def _delete_prepared(self, s, d) -> EdgeChange:
