@@ -145,6 +145,16 @@ def _out_of_memory_as_device_error(entries: int):
                                 need) from exc
 
 
+def _scatter_last(xp, target, ids, values) -> None:
+    """``target[ids] = values`` where a repeated id takes its last value, on every device
+    (a GPU scatter leaves the winner of repeated indices undefined)."""
+    if ids.shape[0] > 1:
+        _, first_in_reversed = xp.unique(ids[::-1], return_index=True)
+        keep = ids.shape[0] - 1 - first_in_reversed
+        ids, values = ids[keep], values[keep]
+    target[ids] = values
+
+
 def _batch_length(src) -> int:
     try:
         return len(src)
@@ -573,7 +583,7 @@ class Graph:
         self._reserve(n)
         self._n = n
         for k, vals in values.items():
-            self._vprops[k][v] = vals
+            _scatter_last(self._xp, self._vprops[k], v, vals)
 
     def update_vertices(self, ids, **vertex_props) -> None:
         """Set vertex properties of existing ids."""
@@ -581,7 +591,7 @@ class Graph:
         values = property_values(vertex_props, self._vertex_schema, v.shape[0], self._xp,
                                  what="vertex", fill_missing=False)
         for k, vals in values.items():
-            self._vprops[k][v] = vals
+            _scatter_last(self._xp, self._vprops[k], v, vals)
 
     def delete_vertices(self, ids) -> EdgeChange:
         """Delete every edge touching ``ids`` (both directions) and reset their properties.
