@@ -68,7 +68,9 @@ def bench_updates(label, g, sizes, rng_seed=1):
         it = iter(batches)
         t_ins = cuda_time(lambda: g.insert_edges(*next(it)), reps,
                           undo=lambda c: g.delete_edges(c.src, c.dst))
-        picks = [rs.choice(es.size, size=min(b, es.size), replace=False) for _ in range(reps + 1)]
+        # existing edges sampled with replacement (a repeat is dropped by the batch pipeline)
+        picks = [rs.randint(0, es.size, min(b, es.size), dtype=cupy.int64)
+                 for _ in range(reps + 1)]
         dt = iter(picks)
         t_del = cuda_time(lambda: g.delete_edges(es[(p := next(dt))], ed[p]), reps,
                           undo=lambda c: g.insert_edges(c.src, c.dst))
