@@ -29,7 +29,7 @@ from numba import prange
 from hornet.adjacency import AdjacencyView
 from hornet.memory.pointers import int32_view, view as ptr_view
 
-from ._kernels import lower_bound, threads_for
+from ._kernels import SERIAL_WORK, lower_bound, threads_for
 
 __all__ = ["as_adjacency", "input_size", "sized", "sorted_view", "symmetrized", "edge_list", "is_symmetric",
            "csr_from_coo", "gather_csr", "entry_offsets", "require_cpu"]
@@ -92,6 +92,8 @@ def input_size(obj: Any) -> int:
     """Cheap estimate of an input's size (stored entries + vertices), without converting it."""
     try:
         if isinstance(obj, AdjacencyView):
+            if obj.num_vertices >= SERIAL_WORK:        # big enough already: skip the O(V) sum
+                return int(obj.num_vertices)
             return int(obj.num_vertices) + int(np.asarray(obj.degree).sum())
         if hasattr(obj, "num_edges") and hasattr(obj, "num_vertices"):
             return int(obj.num_vertices) + 2 * int(obj.num_edges)
@@ -219,64 +221,52 @@ def gather_csr(view: AdjacencyView, props: bool = True):
 
 
 @numba.njit(cache=True)
-def _count_rows(src, n):
-    cnt = np.zeros(n + 1, np.int64)
-    for i in range(src.shape[0]):
-        cnt[src[i] + 1] += 1
-    for v in range(n):
+def _counting_sort(keys, order, num_keys, out):
+    """Stable counting sort of the positions ``order`` by ``keys[order]`` (into ``out``);
+    returns the bucket offsets (num_keys + 1)."""
+    cnt = np.zeros(num_keys + 1, np.int64)
+    for i in range(order.shape[0]):
+        cnt[keys[order[i]] + 1] += 1
+    for v in range(num_keys):
         cnt[v + 1] += cnt[v]
+    fill = cnt[:-1].copy()
+    for i in range(order.shape[0]):
+        p = order[i]
+        k = keys[p]
+        out[fill[k]] = p
+        fill[k] += 1
     return cnt
 
 
-@numba.njit(cache=True)
-def _scatter_rows(src, dst, indptr, perm_out, ind_out):
-    fill = indptr[:-1].copy()
-    for i in range(src.shape[0]):
-        p = fill[src[i]]
-        fill[src[i]] = p + 1
-        ind_out[p] = dst[i]
-        perm_out[p] = i
-
-
 @numba.njit(parallel=True, cache=True)
-def _sort_rows(indptr, ind, perm, dedupe, keep):
-    """Sort every row (carrying ``perm``); mark duplicates (``keep[p] = 0``); return new degrees."""
+def _mark_unique(indptr, dst, perm, keep, newdeg):
     n = indptr.shape[0] - 1
-    newdeg = np.zeros(n, np.int64)
     for v in prange(n):
-        lo = indptr[v]
-        hi = indptr[v + 1]
-        if hi - lo > 1:
-            order = np.argsort(ind[lo:hi], kind="mergesort")   # stable: first duplicate kept
-            tmp_i = ind[lo:hi][order]
-            tmp_p = perm[lo:hi][order]
-            ind[lo:hi] = tmp_i
-            perm[lo:hi] = tmp_p
         c = 0
-        for p in range(lo, hi):
-            if dedupe and p > lo and ind[p] == ind[p - 1]:
+        for p in range(indptr[v], indptr[v + 1]):
+            if p > indptr[v] and dst[perm[p]] == dst[perm[p - 1]]:
                 keep[p] = 0
             else:
                 keep[p] = 1
                 c += 1
         newdeg[v] = c
-    return newdeg
 
 
 @numba.njit(parallel=True, cache=True)
-def _compact_rows(indptr, ind, perm, keep, newptr, ind_out, perm_out):
+def _compact_rows(indptr, dst, perm, keep, newptr, ind_out, perm_out):
     n = indptr.shape[0] - 1
     for v in prange(n):
         q = newptr[v]
         for p in range(indptr[v], indptr[v + 1]):
             if keep[p]:
-                ind_out[q] = ind[p]
+                ind_out[q] = dst[perm[p]]
                 perm_out[q] = perm[p]
                 q += 1
 
 
 def csr_from_coo(src, dst, num_vertices: int, *, dedupe: bool = True):
-    """Sorted CSR of the entries ``(src[i], dst[i])``.
+    """Sorted CSR of the entries ``(src[i], dst[i])`` (two stable counting-sort passes,
+    by dst then by src, so equal entries keep their input order).
 
     Returns ``(indptr int64 (V+1), indices int32, perm int64)`` where ``perm[p]`` is the input
     position the stored entry ``p`` came from (the first one, when duplicates are dropped), so
@@ -284,18 +274,20 @@ def csr_from_coo(src, dst, num_vertices: int, *, dedupe: bool = True):
     """
     src = np.ascontiguousarray(src, dtype=np.int32)
     dst = np.ascontiguousarray(dst, dtype=np.int32)
-    indptr = _count_rows(src, num_vertices)
-    ind = np.empty(src.shape[0], np.int32)
-    perm = np.empty(src.shape[0], np.int64)
-    _scatter_rows(src, dst, indptr, perm, ind)
-    keep = np.empty(src.shape[0], np.uint8)
-    newdeg = _sort_rows(indptr, ind, perm, dedupe, keep)
-    if not dedupe or newdeg.sum() == ind.shape[0]:
-        return indptr, ind, perm
+    m = src.shape[0]
+    by_dst = np.empty(m, np.int64)
+    _counting_sort(dst, np.arange(m, dtype=np.int64), num_vertices, by_dst)
+    perm = np.empty(m, np.int64)
+    indptr = _counting_sort(src, by_dst, num_vertices, perm)
+    if not dedupe:
+        return indptr, np.ascontiguousarray(dst[perm]), perm
+    keep = np.empty(m, np.uint8)
+    newdeg = np.empty(num_vertices, np.int64)
+    _mark_unique(indptr, dst, perm, keep, newdeg)
     newptr = entry_offsets(newdeg)
     ind2 = np.empty(int(newptr[-1]), np.int32)
     perm2 = np.empty(int(newptr[-1]), np.int64)
-    _compact_rows(indptr, ind, perm, keep, newptr, ind2, perm2)
+    _compact_rows(indptr, dst, perm, keep, newptr, ind2, perm2)
     return newptr, ind2, perm2
 
 
@@ -329,9 +321,9 @@ def _addr(a: np.ndarray) -> int:
 
 @numba.njit(parallel=True, cache=True)
 def _symmetric_kernel(deg, ptr):
-    # (reductions are added once per iteration at the top of the prange body: Numba
-    # miscompiles a reduction updated inside nested conditionals)
-    bad = 0
+    # (no scalar prange reductions in this package: per-item results go to an array that is
+    # summed afterwards; Numba's reduction analysis has miscompiled or rejected them)
+    bad = np.zeros(deg.shape[0], np.int64)
     for u in prange(deg.shape[0]):
         d = deg[u]
         b = 0
@@ -347,8 +339,8 @@ def _symmetric_kernel(deg, ptr):
                     p = lower_bound(other, 0, dv, u)
                     if p == dv or other[p] != u:
                         b += 1
-        bad += b
-    return bad
+        bad[u] = b
+    return bad.sum()
 
 
 def is_symmetric(view: AdjacencyView) -> bool:
@@ -403,7 +395,7 @@ def symmetrized(view: AdjacencyView) -> AdjacencyView:
 
 @numba.njit(parallel=True, cache=True)
 def _self_loops(deg, ptr):
-    c = 0
+    c = np.zeros(deg.shape[0], np.int64)
     for u in prange(deg.shape[0]):
         d = deg[u]
         b = 0
@@ -412,8 +404,8 @@ def _self_loops(deg, ptr):
             for j in range(d):
                 if row[j] == u:
                     b += 1
-        c += b
-    return c
+        c[u] = b
+    return c.sum()
 
 
 def has_self_loops(view: AdjacencyView) -> bool:

@@ -72,7 +72,7 @@ def atomic_cas(typingctx, arr, idx, expected, new):
     return sig, codegen
 
 
-@numba.njit(inline="always", cache=True)
+@numba.njit(cache=True)
 def lower_bound(a, lo, hi, x):
     """First index ``i`` in ``[lo, hi)`` with ``a[i] >= x`` (``hi`` if none); ``a`` ascending."""
     while lo < hi:

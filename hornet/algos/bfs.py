@@ -71,24 +71,26 @@ def _top_down(deg, ptr, frontier, nf, fprefix, nchunks, level, parent, want_pare
 
 
 @numba.njit(parallel=True, cache=True)
-def _gather_chunks(buf, fprefix, nf, nchunks, ccount, coff, out, ideg):
-    """Concatenate the chunks' claimed vertices; return the sum of their in-degrees."""
-    total = fprefix[nf]
-    dsum = 0
-    for c in prange(nchunks):
-        lo = (total * c) // nchunks
+def _gather_chunks(buf, los, ccount, coff, out, ideg):
+    """Concatenate the chunks' vertices (chunk c: ``buf[los[c]:los[c] + ccount[c]]``) into
+    ``out``; return the sum of their in-degrees."""
+    dsum = np.zeros(los.shape[0], np.int64)
+    for c in prange(los.shape[0]):
+        lo = los[c]
         base = coff[c]
         local = 0
         for j in range(ccount[c]):
             v = buf[lo + j]
             out[base + j] = v
             local += ideg[v]
-        dsum += local
-    return dsum
+        dsum[c] = local
+    return dsum.sum()
 
 
 @numba.njit(parallel=True, cache=True)
-def _bottom_up(ideg, iptr, level, parent, want_parent, cur, nchunks, vcount, vdeg, deg):
+def _bottom_up(ideg, iptr, level, parent, want_parent, cur, nchunks, buf, ccount, vdeg):
+    """Every unvisited vertex looks for an in-neighbour at level ``cur``; chunk c (a range of
+    vertex ids) writes the vertices it found to ``buf[lo_c:]``."""
     n = level.shape[0]
     nxt = cur + 1
     for c in prange(nchunks):
@@ -109,79 +111,59 @@ def _bottom_up(ideg, iptr, level, parent, want_parent, cur, nchunks, vcount, vde
                     level[v] = nxt
                     if want_parent:
                         parent[v] = u
+                    buf[lo + found] = v
                     found += 1
-                    found_deg += deg[v]
+                    found_deg += d
                     break
-        vcount[c] = found
+        ccount[c] = found
         vdeg[c] = found_deg
-
-
-@numba.njit(parallel=True, cache=True)
-def _collect_level(level, lvl, nchunks, ccount, out):
-    n = level.shape[0]
-    for c in prange(nchunks):
-        lo = (n * c) // nchunks
-        hi = (n * (c + 1)) // nchunks
-        k = 0
-        for v in range(lo, hi):
-            if level[v] == lvl:
-                k += 1
-        ccount[c] = k
-    off = np.zeros(nchunks + 1, np.int64)
-    for c in range(nchunks):
-        off[c + 1] = off[c] + ccount[c]
-    for c in prange(nchunks):
-        lo = (n * c) // nchunks
-        hi = (n * (c + 1)) // nchunks
-        k = off[c]
-        for v in range(lo, hi):
-            if level[v] == lvl:
-                out[k] = v
-                k += 1
-    return off[nchunks]
 
 
 def _bfs_driver(deg, ptr, ideg, iptr, can_bottom_up, sources, level, parent, want_parent,
                 alpha, beta):
-    """Level-synchronous loop (Python: one set of kernel calls per level, each level run on
-    one thread when its work is small)."""
+    """Level-synchronous loop (Python: a few kernel calls per level, each level run on one
+    thread when its work is small). Top-down levels: frontier prefix, expand, gather.
+    Bottom-up levels: one sweep; the frontier list is only rebuilt when going back to
+    top-down (bottom-up tests membership as ``level == cur``)."""
     n = deg.shape[0]
     nthreads = numba.get_num_threads()
     frontier = np.empty(n, np.int32)
     nf = sources.shape[0]
     frontier[:nf] = sources
     level[sources] = 0
-    total_edges = int(ideg.sum())
-    m_u = total_edges - int(ideg[sources].sum())       # Beamer's m_u: unexplored edges
+    m_u = int(ideg.sum()) - int(ideg[sources].sum())   # Beamer's m_u: unexplored edges
     fprefix = np.empty(n + 1, np.int64)
-    buf = np.empty(max(int(deg.sum()), 1), np.int32)   # top-down output, per-chunk slices
+    buf = np.empty(max(int(deg.sum()), n, 1), np.int32)  # per-chunk output slices
     nch_max = 64 * nthreads
     ccount = np.empty(nch_max, np.int64)
     vdeg = np.empty(nch_max, np.int64)
+    los = None                     # chunk starts in buf when the frontier lives there
     cur = 0
     bottom_up = False
     nf_prev = nf
     while nf > 0:
-        need_prefix = not bottom_up
         if bottom_up and nf < n // beta and nf < nf_prev:
             bottom_up = False
-            need_prefix = True
-        m_f = 0
-        if need_prefix:
+        if not bottom_up:
             with threads_for(nf):
+                if los is not None:            # back from bottom-up: list the frontier
+                    nch = los.shape[0]
+                    coff = np.zeros(nch + 1, np.int64)
+                    np.cumsum(ccount[:nch], out=coff[1:])
+                    _gather_chunks(buf, los, ccount[:nch], coff, frontier, ideg)
+                    los = None
                 _frontier_prefix(deg, frontier, nf, fprefix)
             m_f = int(fprefix[nf])
-            if (not bottom_up and can_bottom_up and m_f > m_u // alpha and nf >= nf_prev):
+            if can_bottom_up and m_f > m_u // alpha and nf >= nf_prev:
                 bottom_up = True
         nf_prev = nf
         if bottom_up:
             nch = min(nch_max, max(1, n // 4096))
             with threads_for(n + m_u):
-                _bottom_up(ideg, iptr, level, parent, want_parent, cur, nch, ccount, vdeg, ideg)
-                if int(ccount[:nch].sum()) == 0:
-                    break
-                m_u -= int(vdeg[:nch].sum())
-                nf = int(_collect_level(level, cur + 1, nch, ccount, frontier))
+                _bottom_up(ideg, iptr, level, parent, want_parent, cur, nch, buf, ccount, vdeg)
+            nf = int(ccount[:nch].sum())
+            m_u -= int(vdeg[:nch].sum())
+            los = (n * np.arange(nch, dtype=np.int64)) // nch
         else:
             if m_f == 0:
                 break
@@ -192,8 +174,8 @@ def _bfs_driver(deg, ptr, ideg, iptr, can_bottom_up, sources, level, parent, wan
                 coff = np.zeros(nch + 1, np.int64)
                 np.cumsum(ccount[:nch], out=coff[1:])
                 nf = int(coff[nch])
-                m_u -= int(_gather_chunks(buf, fprefix, nf_prev, nch, ccount, coff, frontier,
-                                          ideg))
+                tl = (m_f * np.arange(nch, dtype=np.int64)) // nch
+                m_u -= int(_gather_chunks(buf, tl, ccount[:nch], coff, frontier, ideg))
         cur += 1
 
 

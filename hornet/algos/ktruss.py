@@ -8,27 +8,33 @@ Two peeling algorithms, chosen with ``method=``:
 
 ``"delta"`` (default): Green et al., "Quickly Finding a Truss in a Haystack" (HPEC 2017). The
     support of every edge is counted once; each round removes the edges whose support is below
-    ``k - 2`` and subtracts from the surviving edges exactly the triangles that disappeared:
+    ``k - 2`` and subtracts from the surviving edges exactly the triangles that disappeared.
+    For a removed edge (u, v) every common neighbour w of u and v in the graph of the round
+    closes a triangle, and the chapter's cases decide who updates what:
 
-    - single edge-pair deletions: for a removed (u, v), every w in ``N(u) ∩ N(v)`` of the graph
-      *after* the removal closes a triangle that lost only (u, v): support(u, w) and
-      support(v, w) drop by one;
-    - double edge-pair deletions: for removed (a, b) and (a, w) with (b, w) surviving, w is in
-      ``N_removed(a) ∩ N(b)``; the triangle is seen from both removed edges, so only the one
-      with ``b < w`` subtracts;
-    - triple deletions touch nobody.
+    - single edge-pair deletion ((u, w), (v, w) survive): support(u, w) and support(v, w)
+      drop by one;
+    - double edge-pair deletion ((u, w) removed in the same round too, (v, w) survives): the
+      triangle is met from both removed edges, so only the one with the lower edge id
+      subtracts, once, from (v, w) -- no triangle is subtracted twice;
+    - triple deletion: nothing survives to update.
 
-    Edges whose support crosses below ``k - 2`` during the subtraction (an atomic decrement that
-    returns ``k - 2``) form the next round's removal set, so a round costs only the
-    intersections of the removed edges, not a scan of the graph.
+    The chapter finds the double deletions with a second intersection against the graph of
+    removed edges; here both cases come out of the same intersection (removed-this-round
+    edges are still visible, flagged GOING), which saves that second pass. The intersections
+    of a round are grouped by the removed edges' higher-degree endpoint: its list is marked
+    once in a per-thread marker array and the other endpoints' lists are scanned against it.
+    Edges whose support crosses below ``k - 2`` during the subtraction (an atomic decrement
+    that returns ``k - 2``) form the next round's removal set, so a round costs only the
+    intersections of the removed edges, never a scan of the graph.
 ``"iterative"``: the baseline (Cohen; the Graph Challenge reference): after each round,
     recount the support of the whole remaining graph.
 
-Both remove edges from a working graph:
+Both remove the peeled edges from a working graph, once per round:
 
 - when the input is a ``hornet.Graph`` (it has ``copy`` and ``delete_edges``), a copy of it,
   from which each round's edges are deleted with one batched ``delete_edges`` call, as in the
-  chapter (the dynamic graph is never rebuilt);
+  chapter (the dynamic graph is never rebuilt; the input graph is left untouched);
 - otherwise a mask over the CSR (one state byte per edge), the CSR being compacted to the live
   edges whenever half of its edges are dead (so intersections never wade through mostly dead
   lists; total compaction work is O(E)).
@@ -54,14 +60,17 @@ from hornet.memory.pointers import int32_view, view as ptr_view
 
 from ._input import as_adjacency, edge_list, entry_offsets, sized, symmetrized
 from ._kernels import atomic_add, lower_bound, num_chunks, threads_for
-from .triangles import (EID_LOOKUP, EID_PROP, EdgeIndex, count_oriented, lookup_eid,
-                        map_entries_to_index, orient)
+from .triangles import (EID_LOOKUP, EID_PROP, POS_MARKS_BYTES, EdgeIndex, count_oriented,
+                        lookup_eid, map_entries_to_index, orient)
 
 __all__ = ["k_truss", "truss_numbers", "max_truss"]
 
 METHODS = ("delta", "iterative")
+# edge states: DEAD (peeled in an earlier round), ALIVE, GOING (peeled in this round)
 DEAD = np.uint8(0)
 ALIVE = np.uint8(1)
+GOING = np.uint8(2)
+DEAD_, ALIVE_, GOING_ = 0, 1, 2                  # the same, as Numba compile-time constants
 
 
 # --------------------------------------------------------------------------------------------
@@ -155,12 +164,30 @@ class _MaskWork:
 
 
 class _GraphWork:
-    """Peeling on a copy of a hornet.Graph: removed edges go out with batched delete_edges."""
+    """Peeling on a copy of a hornet.Graph: removed edges go out with batched delete_edges.
+
+    The copy gets an int64 edge property holding each edge's id (both directions), so the
+    kernels read edge ids next to the destinations, as on the CSR; if the graph cannot take
+    one, ids are found by binary search in the input graph's (unchanged) lists instead.
+    """
+
+    EID = "__hornet_ktruss_eid"
 
     def __init__(self, g, index: EdgeIndex):
         self.index = index
         self.g = g.copy()
         self.src, self.dst = index.edges()
+        self.has_eid = False
+        if hasattr(self.g, "add_edge_property") and hasattr(self.g, "update_edges"):
+            try:
+                self.g.add_edge_property(self.EID, np.int64, fill=-1)
+                ids = np.arange(index.num_edges, dtype=np.int64)
+                self.g.update_edges(np.concatenate([self.src, self.dst]),
+                                    np.concatenate([self.dst, self.src]),
+                                    **{self.EID: np.concatenate([ids, ids])})
+                self.has_eid = self.EID in self.g.adjacency().property_ptrs
+            except (ValueError, TypeError, KeyError):
+                self.has_eid = False
 
     def stored_entries(self) -> int:
         return 2 * int(self.g.num_edges)
@@ -169,6 +196,8 @@ class _GraphWork:
         v = self.g.adjacency()
         if not v.sorted:
             raise RuntimeError("the working copy of the graph lost its sorted adjacency")
+        if self.has_eid:
+            return v, EID_PROP, np.asarray(v.property_ptrs[self.EID][0])
         return v, EID_LOOKUP, None
 
     def remove(self, rem: np.ndarray) -> None:
@@ -212,7 +241,7 @@ def _compact_alive(deg, ptr, eid_ptr, state, indptr, ind, eid):
 # Kernels
 
 
-@numba.njit(inline="always", cache=True)
+@numba.njit(cache=True)
 def _next_common(A, pa, a_hi, B, pb, b_hi, skew):
     """Positions of the next common value of sorted A[pa:a_hi], B[pb:b_hi] (or a_hi, b_hi)."""
     while pa < a_hi and pb < b_hi:
@@ -242,73 +271,132 @@ def _decrement(sup, e, thr, out, counter):
         out[p] = e
 
 
+@numba.njit(inline="always", cache=True)
+def _triangle_lost(e, e1, e2, state):
+    """Removed edge ``e`` met the triangle {e, e1, e2}: which of e1, e2 lose it (once)."""
+    s1 = state[e1]
+    s2 = state[e2]
+    if s1 == DEAD_ or s2 == DEAD_:
+        return False, False                      # not a triangle of this round's graph
+    if s1 == ALIVE_ and s2 == ALIVE_:            # single edge-pair deletion
+        return True, True
+    if s2 == ALIVE_:                             # double: e and e1 go, lower id subtracts
+        return False, e < e1
+    if s1 == ALIVE_:                             # double: e and e2 go
+        return e < e2, False
+    return False, False                          # triple deletion: nothing survives
+
+
 @numba.njit(parallel=True, cache=True)
 def _delta_update(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state,
-                  rem, esrc, edst, rkeys, rvals, nv, sup, thr, out, counter):
-    """Subtract the triangles destroyed by removing ``rem`` (already DEAD in ``state``, and
-    already gone from the current graph ``deg, ptr`` in the Graph path)."""
+                  heads, tails, eids, pstart, marks, pos_marks, sup, thr, out, counter):
+    """Subtract the triangles destroyed by removing this round's edges (state GOING).
+
+    For a removed edge e = (x, y), every w in N(x) ∩ N(y) with neither (x, w) nor (y, w) dead
+    earlier is a triangle that existed before this round:
+
+    - single edge-pair deletion, (x, w) and (y, w) both ALIVE: both lose one triangle;
+    - double edge-pair deletion, one of them GOING too: the triangle is met from both removed
+      edges, so only the one with the lower edge id subtracts, from the surviving edge;
+    - triple deletion, both GOING: nothing survives to update.
+
+    Removed edges come grouped by their higher-degree endpoint ``x`` (``heads``), in pieces
+    ``pstart[i]:pstart[i+1]``. A piece marks N(x) once in this thread's marker row and scans
+    the (shorter) N(y) of each of its edges against it: the cost is d(x) + sum d(y) instead
+    of a merge's k d(x) + sum d(y). A piece whose lists are very uneven (a few short N(y)
+    against a hub) binary-searches instead of marking.
+    """
     like = np.empty(0, np.int64)
-    n = rem.shape[0]
-    # 1) single edge-pair deletions: w in N(u) ∩ N(v), both (u, w) and (v, w) alive
-    for i in prange(n):
-        e = rem[i]
-        u = esrc[e]
-        v = edst[e]
-        du = deg[u]
-        dv = deg[v]
-        if du == 0 or dv == 0:
+    for piece in prange(pstart.shape[0] - 1):
+        mk = marks[numba.get_thread_id()]
+        i0 = pstart[piece]
+        i1 = pstart[piece + 1]
+        x = heads[i0]
+        dx = deg[x]
+        if dx == 0:
             continue
-        A = int32_view(ptr[u], du)
-        B = int32_view(ptr[v], dv)
-        ea = ptr_view(eid_ptr[u] if mode == EID_PROP else 0, du if mode == EID_PROP else 0, like)
-        eb = ptr_view(eid_ptr[v] if mode == EID_PROP else 0, dv if mode == EID_PROP else 0, like)
-        skew = du * 16 < dv or dv * 16 < du
-        pa = 0
-        pb = 0
-        while True:
-            pa, pb = _next_common(A, pa, du, B, pb, dv, skew)
-            if pa >= du or pb >= dv:
-                break
-            w = A[pa]
-            e1 = _eid_at(u, pa, w, ea, mode, deg0, ptr0, off0, eeid0)
-            e2 = _eid_at(v, pb, w, eb, mode, deg0, ptr0, off0, eeid0)
-            if e1 >= 0 and e2 >= 0 and state[e1] == 1 and state[e2] == 1:
-                _decrement(sup, e1, thr, out, counter)
-                _decrement(sup, e2, thr, out, counter)
-            pa += 1
-            pb += 1
-    # 2) double edge-pair deletions: (a, b), (a, w) removed, (b, w) alive, counted when b < w
-    for i in prange(2 * n):
-        e = rem[i >> 1]
-        if i & 1:
-            a = edst[e]
-            b = esrc[e]
-        else:
-            a = esrc[e]
-            b = edst[e]
-        db = deg[b]
-        if db == 0:
-            continue
-        base = np.int64(a) * nv
-        r_lo = lower_bound(rkeys, 0, rkeys.shape[0], base + b + 1)
-        r_hi = lower_bound(rkeys, r_lo, rkeys.shape[0], base + nv)
-        if r_lo == r_hi:
-            continue
-        B = int32_view(ptr[b], db)
-        eb = ptr_view(eid_ptr[b] if mode == EID_PROP else 0, db if mode == EID_PROP else 0, like)
-        pb = lower_bound(B, 0, db, b + 1)
-        skew = (r_hi - r_lo) * 16 < db - pb or (db - pb) * 16 < r_hi - r_lo
-        pr = r_lo
-        while True:
-            pr, pb = _next_common(rvals, pr, r_hi, B, pb, db, skew)
-            if pr >= r_hi or pb >= db:
-                break
-            w = B[pb]
-            e3 = _eid_at(b, pb, w, eb, mode, deg0, ptr0, off0, eeid0)
-            if e3 >= 0 and state[e3] == 1:
-                _decrement(sup, e3, thr, out, counter)
-            pr += 1
-            pb += 1
+        X = int32_view(ptr[x], dx)
+        ex = ptr_view(eid_ptr[x] if mode == EID_PROP else 0, dx if mode == EID_PROP else 0, like)
+        scan = 0
+        for i in range(i0, i1):
+            scan += deg[tails[i]]
+        lg = 1
+        while (1 << lg) < dx:
+            lg += 1
+        use_marks = dx < 2 * lg * scan
+        if use_marks:
+            for p in range(dx):
+                mk[X[p]] = (p + 1) if pos_marks else 1
+        for i in range(i0, i1):
+            y = tails[i]
+            dy = deg[y]
+            if dy == 0:
+                continue
+            Y = int32_view(ptr[y], dy)
+            ey = ptr_view(eid_ptr[y] if mode == EID_PROP else 0, dy if mode == EID_PROP else 0,
+                          like)
+            e = eids[i]
+            q = 0                                   # marker scan cursor over Y
+            pa = 0                                  # merge cursors over Y and X
+            pb = 0
+            while True:
+                # next w in N(x) ∩ N(y): qy = its position in Y, px in X (-1: not known)
+                if use_marks:
+                    while q < dy and mk[np.uint32(Y[q])] == 0:
+                        q += 1
+                    if q >= dy:
+                        break
+                    qy = q
+                    w = Y[q]
+                    px = (mk[w] - 1) if pos_marks else -1
+                    q += 1
+                else:
+                    pa, pb = _next_common(Y, pa, dy, X, pb, dx, True)
+                    if pa >= dy or pb >= dx:
+                        break
+                    qy = pa
+                    w = Y[pa]
+                    px = pb
+                    pa += 1
+                    pb += 1
+                e2 = _eid_at(y, qy, w, ey, mode, deg0, ptr0, off0, eeid0)
+                if e2 < 0 or state[e2] == DEAD_:
+                    continue
+                if mode == EID_PROP:
+                    e1 = ex[px if px >= 0 else lower_bound(X, 0, dx, w)]
+                else:
+                    e1 = lookup_eid(x, w, deg0, ptr0, off0, eeid0)
+                if e1 < 0:
+                    continue
+                dec1, dec2 = _triangle_lost(e, e1, e2, state)
+                if dec1:
+                    _decrement(sup, e1, thr, out, counter)
+                if dec2:
+                    _decrement(sup, e2, thr, out, counter)
+        if use_marks:
+            for p in range(dx):
+                mk[X[p]] = 0
+
+
+#: removed edges per piece of a head's group in the single-deletion kernel
+PIECE = 256
+
+
+@numba.njit(cache=True)
+def _pieces(heads, piece):
+    """Start of every run of equal ``heads``, runs cut every ``piece`` items (+ the end)."""
+    n = heads.shape[0]
+    out = np.empty(n + 1, np.int64)
+    k = 0
+    run = 0
+    for i in range(n):
+        if i == 0 or heads[i] != heads[i - 1] or run == piece:
+            out[k] = i
+            k += 1
+            run = 0
+        run += 1
+    out[k] = n
+    return out[: k + 1]
 
 
 @numba.njit(parallel=True, cache=True)
@@ -399,6 +487,7 @@ class _Peeler:
         self._spare = np.empty(self.E, np.int64)
         self._buf_r = np.empty(self.E, np.int64)
         self._counter = np.zeros(1, np.int64)
+        self._mark_rows = None
         self.rounds = 0
 
     # support of the whole current graph (initial count; every round of "iterative")
@@ -424,32 +513,54 @@ class _Peeler:
     def peel(self, rem: np.ndarray, thr: int) -> np.ndarray:
         """Remove ``rem``; return the next round's removals (edges now under ``thr``)."""
         self.rounds += 1
-        self.state[rem] = DEAD
-        with threads_for(2 * self.work.stored_entries()):
-            self.work.remove(rem)
         if self.method == "iterative":
+            self.state[rem] = DEAD
+            with threads_for(2 * self.work.stored_entries()):
+                self.work.remove(rem)
             self.sup = self._count()
             nxt, _ = self.scan(thr)
             return nxt
+        self.state[rem] = GOING
+        nxt = self._subtract(rem, thr)
+        self.state[rem] = DEAD
+        with threads_for(2 * self.work.stored_entries()):
+            self.work.remove(rem)                # Graph: one batched delete_edges
+        return nxt
+
+    def _subtract(self, rem: np.ndarray, thr: int) -> np.ndarray:
         view, mode, eid_ptr = self.work.current()
         if eid_ptr is None:
             eid_ptr = np.zeros(view.num_vertices, np.int64)
         deg0, ptr0, off0, eeid0 = self.prob.index.lookup_args()
-        nv = np.int64(max(self.V, 1))
-        s = self.esrc[rem].astype(np.int64)
-        d = self.edst[rem].astype(np.int64)
-        keys = np.concatenate([s * nv + d, d * nv + s])
-        keys.sort()
-        rvals = (keys % nv).astype(np.int32)
-        self._counter[0] = 0
         deg = np.asarray(view.degree)
-        work = int(deg[self.esrc[rem]].sum()) + int(deg[self.edst[rem]].sum())
-        chunk = max(1, rem.shape[0] // (64 * numba.get_num_threads()))
-        with threads_for(work), numba.parallel_chunksize(chunk):
-            _delta_update(deg, np.asarray(view.edge_ptr), eid_ptr, mode,
-                          deg0, ptr0, off0, eeid0, self.state, rem, self.esrc, self.edst,
-                          keys, rvals, nv, self.sup, thr, self._buf_r, self._counter)
+        ptr = np.asarray(view.edge_ptr)
+        s = self.esrc[rem]
+        d = self.edst[rem]
+        ds = deg[s].astype(np.int64)
+        dd = deg[d].astype(np.int64)
+        # group the removed edges by their higher-degree endpoint
+        s_is_head = (ds > dd) | ((ds == dd) & (s > d))
+        heads = np.where(s_is_head, s, d)
+        tails = np.where(s_is_head, d, s)
+        order = np.argsort(heads, kind="stable")
+        heads, tails, reids = heads[order], tails[order], rem[order]
+        pstart = _pieces(heads, PIECE)
+        self._counter[0] = 0
+        marks = self._marks(numba.get_num_threads())
+        with threads_for(int(ds.sum() + dd.sum())), numba.parallel_chunksize(1):
+            _delta_update(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, self.state,
+                          heads, tails, reids, pstart, marks, marks.dtype == np.int32,
+                          self.sup, thr, self._buf_r, self._counter)
         return self._buf_r[: int(self._counter[0])].copy()
+
+    def _marks(self, nt: int) -> np.ndarray:
+        """Per-thread marker rows (int32 positions while affordable, else uint8 flags)."""
+        m = self._mark_rows
+        if m is None or m.shape[0] < nt:
+            pos = nt * self.V * 4 <= POS_MARKS_BYTES
+            m = np.zeros((nt, self.V), np.int32 if pos else np.uint8)
+            self._mark_rows = m
+        return m
 
     def decompose(self) -> np.ndarray:
         """Truss number of every undirected edge (int32)."""

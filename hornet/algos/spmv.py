@@ -3,9 +3,8 @@
 ``A[u, v]`` is the weight of the edge u -> v (the named edge property, or 1). Undirected graphs
 store both directions, so ``A`` is symmetric there.
 
-- ``A x`` (pull): one row per vertex, ``y[u] = sum_v A[u, v] x[v]``; rows are cut into chunks of
-  about equal numbers of entries (prefix sum over degrees), many more chunks than threads,
-  taken dynamically. Each ``y[u]`` is summed by one thread in adjacency order: deterministic.
+- ``A x`` (pull): one row per vertex, ``y[u] = sum_v A[u, v] x[v]``; rows are cut into many
+  more chunks than threads, taken dynamically. Each ``y[u]`` is summed by one thread in adjacency order: deterministic.
 - ``A^T x`` (push): ``y[v] += A[u, v] x[u]`` with atomic float adds; the summation order (so
   the last bits) can vary between runs. For an undirected graph without weights ``A^T = A`` and
   the pull kernel is used.
@@ -21,16 +20,17 @@ from numba import prange
 
 from hornet.memory.pointers import int32_view, view as ptr_view
 
-from ._input import as_adjacency, entry_offsets, sized
-from ._kernels import atomic_add, chunk_bounds, num_chunks
+from ._input import as_adjacency, sized
+from ._kernels import atomic_add, num_chunks
 
 __all__ = ["spmv"]
 
 
 @numba.njit(parallel=True, cache=True)
-def _spmv_pull(deg, ptr, wptr, wlike, weighted, x, y, bounds):
-    for c in prange(bounds.shape[0] - 1):
-        for u in range(bounds[c], bounds[c + 1]):
+def _spmv_pull(deg, ptr, wptr, wlike, weighted, x, y, nchunks):
+    n = deg.shape[0]
+    for c in prange(nchunks):
+        for u in range((n * c) // nchunks, (n * (c + 1)) // nchunks):
             d = deg[u]
             acc = 0.0
             if d:
@@ -38,17 +38,19 @@ def _spmv_pull(deg, ptr, wptr, wlike, weighted, x, y, bounds):
                 if weighted:
                     w = ptr_view(wptr[u], d, wlike)
                     for j in range(d):
-                        acc += np.float64(w[j]) * x[row[j]]
+                        # (unsigned index: no negative-index wraparound code in the gather)
+                        acc += np.float64(w[j]) * x[np.uint32(row[j])]
                 else:
                     for j in range(d):
-                        acc += x[row[j]]
+                        acc += x[np.uint32(row[j])]
             y[u] = acc
 
 
 @numba.njit(parallel=True, cache=True)
-def _spmv_push(deg, ptr, wptr, wlike, weighted, x, y, bounds):
-    for c in prange(bounds.shape[0] - 1):
-        for u in range(bounds[c], bounds[c + 1]):
+def _spmv_push(deg, ptr, wptr, wlike, weighted, x, y, nchunks):
+    n = deg.shape[0]
+    for c in prange(nchunks):
+        for u in range((n * c) // nchunks, (n * (c + 1)) // nchunks):
             d = deg[u]
             xu = x[u]
             if d == 0 or xu == 0.0:
@@ -120,13 +122,14 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
         weighted = True
         wptr = np.asarray(wptr)
         wlike = np.empty(0, np.dtype(wdt))
-    off = entry_offsets(deg)
-    bounds = chunk_bounds(off, num_chunks(int(off[-1]) + n, grain=1 << 13))
+    # rows in many equal chunks taken dynamically (a row is never split, so balancing by
+    # entries would not help a hub either; this needs no O(V) prefix sum per call)
+    nchunks = num_chunks(n, grain=1 << 10)
     push = transpose and (view.directed or weighted)
     y = np.zeros(n, np.float64) if push else np.empty(n, np.float64)
     with numba.parallel_chunksize(1):
         if push:
-            _spmv_push(deg, ptr, wptr, wlike, weighted, x, y, bounds)
+            _spmv_push(deg, ptr, wptr, wlike, weighted, x, y, nchunks)
         else:
-            _spmv_pull(deg, ptr, wptr, wlike, weighted, x, y, bounds)
+            _spmv_pull(deg, ptr, wptr, wlike, weighted, x, y, nchunks)
     return y

@@ -137,7 +137,7 @@ def _entry_eids(deg, ptr, off, lo, eoff, out):
                 out[base + j] = eoff[w] + p - lo[w]
 
 
-@numba.njit(inline="always", cache=True)
+@numba.njit(cache=True)
 def lookup_eid(u, w, deg0, ptr0, off0, eeid0):
     """Edge id of (u, w) in an :class:`EdgeIndex` (``-1`` if absent)."""
     d = deg0[u]
@@ -179,7 +179,7 @@ def map_entries_to_index(view: AdjacencyView, index: EdgeIndex) -> np.ndarray:
 # Orientation
 
 
-@numba.njit(inline="always", cache=True)
+@numba.njit(cache=True)
 def _resolve(u, j, w, eidrow, mode, deg0, ptr0, off0, eeid0):
     if mode == EID_PROP:
         return eidrow[j]
@@ -304,7 +304,7 @@ def _tc_kernel(ooff, oind, oeid, bounds, marks, pos_marks, acc, mode, tri_v, sup
     otherwise (uint8 markers) the position is found by binary search.
     """
     nchunks = bounds.shape[0] - 1
-    total = 0
+    total = np.zeros(nchunks, np.int64)
     for c in prange(nchunks):
         t = numba.get_thread_id()
         mk = marks[t]
@@ -326,7 +326,7 @@ def _tc_kernel(ooff, oind, oeid, bounds, marks, pos_marks, acc, mode, tri_v, sup
                 cv = 0
                 for q in range(ooff[v], ooff[v + 1]):
                     w = oind[q]
-                    m = mk[w]
+                    m = mk[np.uint32(w)]            # (unsigned: no wraparound check)
                     if m:
                         cv += 1
                         if mode != 0:
@@ -352,8 +352,8 @@ def _tc_kernel(ooff, oind, oeid, bounds, marks, pos_marks, acc, mode, tri_v, sup
                         if ac[p]:
                             atomic_add(sup, oeid[a + p], ac[p])
             local += cu
-        total += local
-    return total
+        total[c] = local
+    return total.sum()
 
 
 #: int32 position markers (no binary search per triangle) while they take at most this much
@@ -363,8 +363,8 @@ POS_MARKS_BYTES = 1 << 29
 def count_oriented(oriented, mode: int, num_vertices: int = 0, num_edges: int = 0):
     """Run the counting kernel; returns ``(total, per_vertex int64 | None, support int32 | None)``.
 
-    Memory: one marker per vertex per thread (uint8 for counting, int32 for modes 1-2 up to
-    :data:`POS_MARKS_BYTES`, else uint8 plus a binary search per triangle).
+    Memory: one marker per vertex per thread (int32 up to :data:`POS_MARKS_BYTES` in all, else
+    uint8 plus a binary search per triangle in modes 1-2).
     """
     ooff, oind, oeid = oriented
     V = ooff.shape[0] - 1
@@ -377,7 +377,7 @@ def count_oriented(oriented, mode: int, num_vertices: int = 0, num_edges: int = 
     _vertex_work(ooff, oind, work)
     np.cumsum(work, out=work)
     bounds = chunk_bounds(work, num_chunks(int(work[-1]), grain=1 << 14))
-    pos_marks = mode != 0 and nt * V * 4 <= POS_MARKS_BYTES
+    pos_marks = nt * V * 4 <= POS_MARKS_BYTES     # (one compiled variant in the usual case)
     marks = np.zeros((nt, V), np.int32 if pos_marks else np.uint8)
     maxout = int(np.max(np.diff(ooff))) if mode != 0 else 0
     acc = np.zeros((nt, maxout), np.int32)
