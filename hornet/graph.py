@@ -34,6 +34,7 @@ from .memory.manager import DeviceMemoryError, InvariantError, MemoryManager
 __all__ = ["Graph", "EdgeChange", "BatchError", "InvariantError", "DeviceMemoryError"]
 
 _VERTEX_BYTES = 4 + 1 + 8   # degree int32, size class int8, edge pointer int64
+DEFAULT_BLOCK_ARRAY_EDGES = {"cpu": 1 << 16, "gpu": 1 << 22}
 
 
 @dataclass
@@ -191,13 +192,15 @@ class Graph:
         Numeric properties carried by every edge / vertex (0 unless set).
     block_array_edges : int
         Edge slots per block array (power of two): a runtime setting of the memory manager.
+        Default: 2**16 on the CPU, 2**22 on the GPU (fewer, larger arrays mean fewer kernel
+        launches per batch; arrays are still sized to fit when the graph is small).
     min_block_size : int
         Smallest block (power of two).
     """
 
     def __init__(self, directed: bool = False, device: str = "auto", *, num_vertices: int = 0,
                  edge_properties: dict | None = None, vertex_properties: dict | None = None,
-                 block_array_edges: int = 1 << 16, min_block_size: int = 1):
+                 block_array_edges: int | None = None, min_block_size: int = 1):
         self.directed = bool(directed)
         self.device = _resolve_device(device)
         self._K = _batch_kernels(self.device)
@@ -207,6 +210,8 @@ class Graph:
                                (vertex_properties or {}).items()}
         if "dst" in self._edge_schema or "src" in self._edge_schema:
             raise ValueError("'src' and 'dst' are reserved names")
+        if block_array_edges is None:
+            block_array_edges = DEFAULT_BLOCK_ARRAY_EDGES[self.device]
         self._mm = MemoryManager([("dst", np.int32), *self._edge_schema.items()],
                                  block_array_edges=block_array_edges,
                                  min_block_size=min_block_size, device=self.device)
