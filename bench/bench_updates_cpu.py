@@ -16,7 +16,7 @@ import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
-from common import DATA, machine, median_time, write_table
+from common import DATA, machine, write_table
 
 import hornet
 from hornet.generators import kronecker_edges

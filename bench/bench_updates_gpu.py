@@ -9,7 +9,6 @@ repeats, timed with CUDA events after warm-up; the graph is restored untimed bet
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -17,7 +16,6 @@ from pathlib import Path
 
 import cupy
 import cupyx.scipy.sparse as csp
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -353,7 +353,6 @@ class _Reference:
         return sp.csr_matrix((vals, (a, b)), shape=(self.n, self.n))
 
     def analytic(self, name: str, ctx: ReplayContext):
-        import scipy.sparse as sp
         from scipy.sparse.csgraph import breadth_first_order
         if name == "spmv":
             A = self.matrix(weighted=self.weighted)

@@ -1,7 +1,6 @@
 """BFS levels and parents against networkx shortest-path lengths."""
 from __future__ import annotations
 
-import gzip
 
 import networkx as nx
 import numpy as np
@@ -10,7 +9,8 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import DATA_DIR, needs_data
+import algo_cases
+from conftest import needs_data
 from hornet.algos import as_adjacency, bfs
 
 try:
@@ -109,9 +109,8 @@ def test_small_cases_and_errors():
 
 
 def read_pairs(name):
-    with gzip.open(DATA_DIR / name, "rt") as f:
-        lines = [ln for ln in f if ln.strip() and ln[0] not in "#%"]
-    a = np.loadtxt(lines, dtype=np.int64, usecols=(0, 1), ndmin=2)
+    s, d = algo_cases.read_pairs(name)
+    a = np.column_stack([s, d])
     return int(a.max()) + 1, a
 
 

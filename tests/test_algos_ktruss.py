@@ -1,7 +1,6 @@
 """k-truss (one k, truss numbers, maximal truss): delta == iterative == networkx."""
 from __future__ import annotations
 
-import gzip
 from itertools import combinations
 
 import networkx as nx
@@ -11,7 +10,8 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import DATA_DIR, needs_data
+from algo_cases import graphs, read_pairs, scipy_matrix
+from conftest import needs_data
 from hornet.adjacency import AdjacencyView
 from hornet.algos import as_adjacency, edge_list, k_truss, max_truss, truss_numbers
 
@@ -20,27 +20,6 @@ METHODS = ["delta", "iterative"]
 
 # ---------------------------------------------------------------------------------------------
 # helpers
-
-
-@st.composite
-def graphs(draw, max_n=24, directed=None):
-    """(n, pairs, directed): random pairs plus planted, overlapping cliques (deep trusses)."""
-    n = draw(st.integers(1, max_n))
-    node = st.integers(0, n - 1)
-    pairs = draw(st.lists(st.tuples(node, node), max_size=3 * n))
-    if n >= 3:
-        for clique in draw(st.lists(st.sets(node, min_size=3, max_size=min(n, 9)), max_size=4)):
-            pairs += list(combinations(sorted(clique), 2))
-    d = draw(st.booleans()) if directed is None else directed
-    return n, pairs, d
-
-
-def scipy_matrix(n, pairs, directed):
-    pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-    s, t = pairs[:, 0], pairs[:, 1]
-    if not directed:
-        s, t = np.concatenate([s, t]), np.concatenate([t, s])
-    return sp.coo_array((np.ones(s.shape[0]), (s, t)), shape=(n, n)).tocsr()
 
 
 def simple_graph(n, pairs):
@@ -219,11 +198,8 @@ def test_double_and_triple_deletions_are_not_double_counted():
 
 
 def read_undirected(name):
-    with gzip.open(DATA_DIR / name, "rt") as f:
-        lines = [ln for ln in f if ln.strip() and ln[0] not in "#%"]
-    a = np.loadtxt(lines, dtype=np.int64, usecols=(0, 1), ndmin=2)
-    n = int(a.max()) + 1
-    return n, a
+    a = np.column_stack(read_pairs(name))
+    return int(a.max()) + 1, a
 
 
 @needs_data

@@ -1,7 +1,6 @@
 """SpMV y = A x (and A^T x) against scipy."""
 from __future__ import annotations
 
-import gzip
 
 import numpy as np
 import pytest
@@ -9,7 +8,8 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import DATA_DIR, needs_data
+from algo_cases import read_pairs
+from conftest import needs_data
 from hornet.adjacency import AdjacencyView
 from hornet.algos import as_adjacency, spmv
 
@@ -106,9 +106,7 @@ def test_errors():
 
 @needs_data
 def test_real_graph():
-    with gzip.open(DATA_DIR / "p2p-Gnutella08.txt.gz", "rt") as f:
-        lines = [ln for ln in f if ln.strip() and ln[0] not in "#%"]
-    a = np.loadtxt(lines, dtype=np.int64, usecols=(0, 1), ndmin=2)
+    a = np.column_stack(read_pairs("p2p-Gnutella08.txt.gz"))
     n = int(a.max()) + 1
     rng = np.random.default_rng(1)
     A = sp.coo_array((rng.random(len(a)), (a[:, 0], a[:, 1])), shape=(n, n)).tocsr()

@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import gzip
-from itertools import combinations
 
 import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given
-from hypothesis import strategies as st
 
+import algo_cases
+from algo_cases import scipy_matrix
 from conftest import DATA_DIR, needs_data
 from hornet.adjacency import AdjacencyView
 from hornet.algos import (as_adjacency, edge_list, edge_support, to_table, triangle_count,
@@ -21,25 +21,9 @@ from hornet.algos import (as_adjacency, edge_list, edge_support, to_table, trian
 # helpers
 
 
-@st.composite
-def graphs(draw, max_n=20, directed=None):
-    """(n, pairs, directed): random pairs (self-loops and repeats included) plus planted cliques."""
-    n = draw(st.integers(1, max_n))
-    node = st.integers(0, n - 1)
-    pairs = draw(st.lists(st.tuples(node, node), max_size=4 * n))
-    if n >= 3:
-        for clique in draw(st.lists(st.sets(node, min_size=3, max_size=min(n, 7)), max_size=3)):
-            pairs += list(combinations(sorted(clique), 2))
-    d = draw(st.booleans()) if directed is None else directed
-    return n, pairs, d
-
-
-def scipy_matrix(n, pairs, directed):
-    pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-    s, t = pairs[:, 0], pairs[:, 1]
-    if not directed:
-        s, t = np.concatenate([s, t]), np.concatenate([t, s])
-    return sp.coo_array((np.ones(s.shape[0]), (s, t)), shape=(n, n)).tocsr()
+def graphs(**kw):
+    options = dict(max_n=20, pairs_per_vertex=4, clique_size=7, cliques=3)
+    return algo_cases.graphs(**{**options, **kw})
 
 
 def messy_csr(n, pairs, directed, seed=0):

@@ -21,6 +21,7 @@ except ImportError:  # pragma: no cover - CPU-only machines
     cupy = None
 
 BLOCK = 256
+_HEADERS = os.path.dirname(os.path.abspath(__file__))   # segmented.cuh, shared device helpers
 _MODULES: dict = {}
 _FUNCS: dict = {}
 _LOCK = threading.Lock()
@@ -40,7 +41,7 @@ def load_module(path: str, name_expressions: tuple = ()):
             if mod is None:
                 with open(path, encoding="utf-8") as f:
                     code = f.read()
-                mod = cupy.RawModule(code=code, options=("-std=c++17",),
+                mod = cupy.RawModule(code=code, options=("-std=c++17", f"-I{_HEADERS}"),
                                      name_expressions=list(name_expressions) or None)
                 _MODULES[path] = mod
     return mod
