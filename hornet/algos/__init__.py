@@ -1,6 +1,7 @@
 """Graph algorithms over any graph-like input (hornet.Graph, AdjacencyView, CSR pair, scipy).
 
-Static versions (CPU, Numba):
+Static versions (CPU: Numba; GPU: CUDA kernels through CuPy, chosen when the input lives on
+the GPU, results as CuPy arrays -- see :mod:`hornet.algos._gpu`):
 
 - :func:`triangle_count`, :func:`triangles_per_vertex`, :func:`edge_support`
 - :func:`k_truss`, :func:`truss_numbers`, :func:`max_truss` (``method="delta"`` or
@@ -58,7 +59,7 @@ def to_table(result, g=None, *, name: str = "value", per: str | None = None):
     import pyarrow as pa
 
     cols = dict(result) if isinstance(result, dict) else {name: result}
-    cols = {k: np.asarray(v) for k, v in cols.items()}
+    cols = {k: _host(v) for k, v in cols.items()}
     lengths = {v.shape[0] for v in cols.values()}
     if len(lengths) != 1:
         raise ValueError("all result columns must have the same length")
@@ -67,6 +68,7 @@ def to_table(result, g=None, *, name: str = "value", per: str | None = None):
     if g is not None and per != "vertex":
         src, dst = (g.edges() if hasattr(g, "edges") and callable(g.edges)
                     else edge_list(as_adjacency(g)))
+        src, dst = _host(src), _host(dst)
         if per is None and src.shape[0] != n:
             src = dst = None
     if per == "edge" and src is None:
@@ -74,7 +76,14 @@ def to_table(result, g=None, *, name: str = "value", per: str | None = None):
     if src is not None:
         if src.shape[0] != n:
             raise ValueError(f"{n} values for {src.shape[0]} edges")
-        head = {"src": np.asarray(src), "dst": np.asarray(dst)}
+        head = {"src": _host(src), "dst": _host(dst)}
     else:
         head = {"vertex": np.arange(n, dtype=np.int64)}
     return pa.table({**head, **cols})
+
+
+def _host(a) -> np.ndarray:
+    """NumPy array of a NumPy or CuPy array."""
+    if type(a).__module__.startswith("cupy"):
+        return a.get()
+    return np.asarray(a)

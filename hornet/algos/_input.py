@@ -13,6 +13,10 @@ module is the only place that knows about the other input kinds:
 For the last two kinds the graph is undirected when its pattern is symmetric (both directions
 stored), directed otherwise, unless ``directed=`` says so.
 
+GPU inputs (a ``hornet.Graph(device="gpu")`` or its view, a CSR pair of CuPy arrays, a
+``cupyx.scipy.sparse`` matrix) give a GPU view, cleaned the same way on the device
+(:mod:`hornet.algos._gpu`); the algorithms then run their CUDA versions.
+
 It also holds the CSR helpers the algorithms share: sorting/de-duplicating a view, the
 underlying undirected simple graph of a view (:func:`symmetrized`), and the edge listing that
 matches ``hornet.Graph.edges()`` (:func:`edge_list`).
@@ -32,7 +36,7 @@ from hornet.memory.pointers import int32_view, view as ptr_view
 from ._kernels import SERIAL_WORK, lower_bound, threads_for
 
 __all__ = ["as_adjacency", "input_size", "sized", "sorted_view", "symmetrized", "edge_list", "is_symmetric",
-           "csr_from_coo", "gather_csr", "entry_offsets", "require_cpu"]
+           "csr_from_coo", "gather_csr", "entry_offsets", "require_cpu", "on_gpu"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -40,7 +44,7 @@ __all__ = ["as_adjacency", "input_size", "sized", "sorted_view", "symmetrized", 
 
 
 def as_adjacency(obj: Any, *, directed: bool | None = None, sort: bool = True) -> AdjacencyView:
-    """Normalise ``obj`` to an :class:`AdjacencyView` on the host.
+    """Normalise ``obj`` to an :class:`AdjacencyView` (on the device that holds it).
 
     Parameters
     ----------
@@ -54,7 +58,8 @@ def as_adjacency(obj: Any, *, directed: bool | None = None, sort: bool = True) -
 
     Returns
     -------
-    AdjacencyView (``device == "cpu"``)
+    AdjacencyView: on the host, or on the GPU (``device == "gpu"``) when ``obj`` is there (a
+    GPU Graph or view, a CSR pair of CuPy arrays, a cupyx.scipy.sparse matrix)
 
     Examples
     --------
@@ -69,12 +74,25 @@ def as_adjacency(obj: Any, *, directed: bool | None = None, sort: bool = True) -
         view = obj.adjacency()
     elif _is_scipy_sparse(obj):
         view = _from_scipy(obj, directed)
+    elif _is_cupy_sparse(obj):
+        from . import _gpu
+        view = _gpu.view_from_sparse(obj, directed)
     elif isinstance(obj, (tuple, list)) and len(obj) == 2:
-        view = _from_csr_pair(obj[0], obj[1], directed)
+        if _is_device_array(obj[0]) or _is_device_array(obj[1]):
+            from . import _gpu
+            view = _gpu.view_from_csr_pair(obj[0], obj[1], directed)
+        else:
+            view = _from_csr_pair(obj[0], obj[1], directed)
     else:
         raise TypeError(
             "expected a hornet.Graph, an AdjacencyView, an (indptr, indices) pair or a "
             f"scipy.sparse matrix, got {type(obj).__name__}")
+    if view.device == "gpu":
+        from . import _gpu
+        _gpu.check_view(view)
+        if sort and not view.sorted:
+            view = _gpu.sorted_view(view)
+        return view
     require_cpu(view)
     if sort and not view.sorted:
         view = sorted_view(view)
@@ -82,10 +100,26 @@ def as_adjacency(obj: Any, *, directed: bool | None = None, sort: bool = True) -
 
 
 def require_cpu(view: AdjacencyView) -> None:
+    """Raise unless ``view`` is a host view (for code that has no GPU version)."""
     if view.device != "cpu":
         raise NotImplementedError(
-            "hornet.algos: the GPU (CuPy) kernels are not written yet; use a CPU graph "
-            "(device='cpu') or pass its CSR (g.to_csr()) copied to the host")
+            "this operation has no GPU version; use a CPU graph (device='cpu') or pass its "
+            "CSR (g.to_csr()) copied to the host")
+
+
+def on_gpu(obj: Any) -> bool:
+    """Whether ``obj`` lives on the GPU (a GPU Graph or view, a CSR pair of CuPy arrays, a
+    cupyx.scipy.sparse matrix), decided without converting it."""
+    if isinstance(obj, AdjacencyView):
+        return obj.device == "gpu"
+    if hasattr(obj, "adjacency") and callable(obj.adjacency):
+        dev = getattr(obj, "device", None)
+        return (dev if isinstance(dev, str) else obj.adjacency().device) == "gpu"
+    if _is_cupy_sparse(obj):
+        return True
+    if isinstance(obj, (tuple, list)) and len(obj) == 2:
+        return _is_device_array(obj[0]) or _is_device_array(obj[1])
+    return False
 
 
 def input_size(obj: Any) -> int:
@@ -125,6 +159,14 @@ def _is_scipy_sparse(obj) -> bool:
         return False
     import scipy.sparse as sp
     return sp.issparse(obj)
+
+
+def _is_cupy_sparse(obj) -> bool:
+    return type(obj).__module__.startswith("cupyx.scipy.sparse")
+
+
+def _is_device_array(a) -> bool:
+    return type(a).__module__.startswith("cupy")
 
 
 def _from_scipy(mat, directed):
@@ -445,7 +487,11 @@ def edge_list(view: AdjacencyView):
 
     Undirected: each edge once with ``src < dst`` (self-loops left out), in row order; directed:
     every stored entry in row order. Row order is lexicographic when the view is sorted.
+    A GPU view gives CuPy arrays.
     """
+    if view.device == "gpu":
+        from . import _gpu
+        return _gpu.edge_list(view)
     deg = np.asarray(view.degree)
     ptr = np.asarray(view.edge_ptr)
     cnt = np.empty(deg.shape[0], np.int64)

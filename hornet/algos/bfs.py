@@ -209,6 +209,9 @@ def bfs(g, source, *, return_parents: bool = False, direction_optimizing: bool =
     levels : int32 array, shape (V,), -1 where unreached
     parents : int32 array, shape (V,)  (only with ``return_parents=True``)
 
+    For a graph on the GPU both are CuPy arrays (levels equal the CPU's; parents may be other
+    valid ones).
+
     Examples
     --------
     >>> import numpy as np
@@ -217,6 +220,11 @@ def bfs(g, source, *, return_parents: bool = False, direction_optimizing: bool =
     [0, 1, 2, -1]
     """
     view = as_adjacency(g, sort=False)
+    if view.device == "gpu":
+        from ._gpu import bfs as gpu_bfs
+        return gpu_bfs(view, source, return_parents=return_parents,
+                       direction_optimizing=direction_optimizing, reverse=reverse,
+                       alpha=alpha, beta=beta, graph=g)
     n = view.num_vertices
     src = np.atleast_1d(np.asarray(source))
     if src.size and src.dtype.kind not in "iu":

@@ -39,6 +39,10 @@ Both remove the peeled edges from a working graph, once per round:
   edges whenever half of its edges are dead (so intersections never wade through mostly dead
   lists; total compaction work is O(E)).
 
+GPU inputs (see :func:`hornet.algos.as_adjacency`) run the CUDA version
+(:mod:`hornet.algos._gpu`): the same two methods on a device CSR with an edge-state mask
+(compacted when half of it is dead), results as CuPy arrays.
+
 The truss decomposition jumps straight to the next k that removes something (``k = min
 support + 3``), so graphs with a large ``k_max`` cost no empty rounds.
 
@@ -58,7 +62,7 @@ from numba import prange
 from hornet.adjacency import AdjacencyView
 from hornet.memory.pointers import int32_view, view as ptr_view
 
-from ._input import as_adjacency, edge_list, entry_offsets, sized, symmetrized
+from ._input import as_adjacency, edge_list, entry_offsets, on_gpu, sized, symmetrized
 from ._kernels import atomic_add, lower_bound, num_chunks, threads_for
 from .triangles import (EID_LOOKUP, EID_PROP, POS_MARKS_BYTES, EdgeIndex, count_oriented,
                         lookup_eid, map_entries_to_index, orient)
@@ -618,6 +622,9 @@ def truss_numbers(g, *, method: str = "delta") -> np.ndarray:
     >>> truss_numbers(sp.csr_array(A)).tolist()
     [4, 4, 4, 4, 4, 4, 2]
     """
+    if on_gpu(g):
+        from . import _gpu
+        return _gpu.truss_numbers(as_adjacency(g), method)
     return _truss(g, method)[1]
 
 
@@ -654,6 +661,9 @@ def k_truss(g, k: int, *, method: str = "delta"):
     [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
     """
     k = int(k)
+    if on_gpu(g):
+        from . import _gpu
+        return _gpu.k_truss(as_adjacency(g), k, method)
     prob = _prepare(g)
     state = _Peeler(prob, method).one_k(k) if prob.index.num_edges else np.ones(0, np.uint8)
     keep = _per_input_edge(prob, state, fill=0).astype(bool)
@@ -678,6 +688,9 @@ def max_truss(g, *, method: str = "delta"):
     >>> k, len(src)
     (4, 6)
     """
+    if on_gpu(g):
+        from . import _gpu
+        return _gpu.max_truss(as_adjacency(g), method)
     prob, t = _truss(g, method)
     if t.shape[0] == 0 or t.max() == 0:
         z = np.empty(0, np.int32)

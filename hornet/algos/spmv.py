@@ -83,7 +83,8 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
 
     Returns
     -------
-    y : float64 array, shape (V,)
+    y : float64 array, shape (V,) (a CuPy array when ``g`` is on the GPU; there split rows
+        are summed with atomics, so the last bits may differ from the CPU's)
 
     Raises
     ------
@@ -99,6 +100,9 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
     [10.0, 101.0, 10.0]
     """
     view = as_adjacency(g, sort=False)
+    if view.device == "gpu":
+        from ._gpu import spmv as gpu_spmv
+        return gpu_spmv(view, x, weight, transpose)
     n = view.num_vertices
     x = np.asarray(x)
     if x.ndim != 1 or x.shape[0] != n:

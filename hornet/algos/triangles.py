@@ -19,6 +19,10 @@ The algorithm (the CPU version of Hornet's TC, and the start of k-truss):
 Per-vertex counts and per-edge support add each found triangle to its three vertices or three
 edges with atomic adds.
 
+GPU inputs (see :func:`hornet.algos.as_adjacency`) run the CUDA version
+(:mod:`hornet.algos._gpu`): the same orientation, then one thread per (oriented edge, element
+of its shorter out-list), binary-searched in the longer list; results are CuPy arrays.
+
 Directed graphs: all three functions work on the **underlying undirected simple graph** (an
 edge u-v exists when u->v or v->u does; self-loops ignored), like ``networkx.triangles`` on
 ``G.to_undirected()``. :func:`edge_support` then gives every stored directed edge the support of
@@ -417,7 +421,11 @@ def triangle_count(g) -> int:
     >>> triangle_count(A)
     4
     """
-    _, und = _undirected_view(g)
+    view = as_adjacency(g)
+    if view.device == "gpu":
+        from . import _gpu
+        return _gpu.triangle_count(view)
+    _, und = _undirected_view(view)
     total, _, _ = count_oriented(orient(und), 0)
     return total
 
@@ -437,7 +445,11 @@ def triangles_per_vertex(g) -> np.ndarray:
     >>> triangles_per_vertex(A).tolist()
     [3, 3, 3, 3]
     """
-    _, und = _undirected_view(g)
+    view = as_adjacency(g)
+    if view.device == "gpu":
+        from . import _gpu
+        return _gpu.triangles_per_vertex(view)
+    _, und = _undirected_view(view)
     _, tri_v, _ = count_oriented(orient(und), 1, num_vertices=und.num_vertices)
     return tri_v
 
@@ -468,7 +480,11 @@ def edge_support(g) -> np.ndarray:
     >>> edge_support(A).tolist()
     [2, 2, 2, 2, 2, 2]
     """
-    view, und = _undirected_view(g)
+    view = as_adjacency(g)
+    if view.device == "gpu":
+        from . import _gpu
+        return _gpu.edge_support(view)
+    view, und = _undirected_view(view)
     index = EdgeIndex.build(und)
     sup = support_on_index(index)
     if not view.directed:

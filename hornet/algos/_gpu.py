@@ -1,0 +1,714 @@
+"""GPU (CuPy + CUDA C++) versions of the static algorithms of :mod:`hornet.algos`.
+
+The public functions of ``hornet.algos`` call these when their input lives on the GPU (a
+``hornet.Graph(device="gpu")``, a GPU :class:`~hornet.adjacency.AdjacencyView`, a CSR pair of
+CuPy arrays or a ``cupyx.scipy.sparse`` matrix). Results are CuPy arrays on the device, with the
+dtypes, shapes and meaning of the CPU versions (per-edge results aligned with ``g.edges()``).
+
+Everything per-edge stays on the device: kernels in ``gpu_kernels.cu`` (compiled once per
+process by ``cupy.RawModule``) read the graph through its pointer view, so the same kernel runs
+on the dynamic graph's blocks and on a contiguous CSR. Only counts (totals of scans, frontier
+sizes, numbers of peeled edges) cross to the host.
+
+- SpMV: merge-path load balancing over (rows, entries) (Merrill & Garland), ``A^T x`` by
+  float64 atomics.
+- BFS: top-down steps with one thread per frontier edge (exclusive scan of the frontier's
+  degrees, binary search of each thread's vertex), bottom-up steps when the frontier is large
+  (Beamer's heuristic, the same switching rule as the CPU version).
+- Triangles: degree orientation (one warp per vertex, ballot compaction), then one item per
+  (oriented edge, element of its shorter list), binary-searched in the longer list.
+- k-truss: support by the triangle kernel, then peeling with the delta algorithm (support
+  decremented by triangle subtraction, Green et al. 2017) or by recounting (``"iterative"``),
+  on a contiguous CSR with a per-edge state that is compacted when half of it is dead. (The
+  CPU version peels a copy of a hornet.Graph with ``delete_edges``; on the GPU every input is
+  peeled this way.)
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from hornet.adjacency import AdjacencyView
+from hornet.memory.gpu_copy import BLOCK, as_i64, cupy, function, i64, launch, scan
+
+__all__ = ["spmv", "bfs", "triangle_count", "triangles_per_vertex", "edge_support",
+           "truss_numbers", "k_truss", "max_truss", "edge_list", "symmetrized", "sorted_view",
+           "is_symmetric", "has_self_loops", "view_from_csr_pair", "view_from_sparse"]
+
+_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu_kernels.cu")
+
+#: C++ type of each weight dtype the SpMV kernels read directly (others: gathered to float64)
+_WEIGHT_TYPES = {
+    np.dtype(np.bool_): "unsigned char", np.dtype(np.uint8): "unsigned char",
+    np.dtype(np.int8): "signed char", np.dtype(np.int16): "short",
+    np.dtype(np.uint16): "unsigned short", np.dtype(np.int32): "int",
+    np.dtype(np.uint32): "unsigned int", np.dtype(np.int64): "long long",
+    np.dtype(np.uint64): "unsigned long long", np.dtype(np.float32): "float",
+    np.dtype(np.float64): "double",
+}
+_NAMES = tuple(
+    [f"spmv_merge<float, 0, {p}>" for p in (0, 1)]
+    + [f"spmv_merge<{c}, 1, {p}>" for c in sorted(set(_WEIGHT_TYPES.values())) for p in (0, 1)]
+    + ["orient_pass<0>", "orient_pass<1>", "tc_count<0>", "tc_count<1>", "tc_count<2>"])
+
+SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in gpu_kernels.cu
+TC_IPT = 4                   # TC_IPT in gpu_kernels.cu
+DEAD, ALIVE, GOING = 0, 1, 2
+ALPHA = 15
+BETA = 18
+
+
+def _fn(name: str):
+    if BLOCK != 256:         # the kernels' shared tiles assume 256-thread blocks
+        raise RuntimeError("hornet.algos GPU kernels need BLOCK == 256")
+    return function(_CU, name, _NAMES)
+
+
+# --------------------------------------------------------------------------------------------
+# small helpers
+
+
+def _i32(a):
+    return cupy.ascontiguousarray(cupy.asarray(a).astype(cupy.int32, copy=False))
+
+
+def _addr(a) -> int:
+    return int(a.data.ptr) if a.size else 0
+
+
+def _dummy(dtype):
+    return cupy.zeros(1, dtype=dtype)
+
+
+def _arrays(view: AdjacencyView):
+    """(degree int32, edge_ptr int64) of a view, contiguous on the device."""
+    return _i32(view.degree), as_i64(view.edge_ptr)
+
+
+def _tiles(off, nseg: int, total: int, tile: int = BLOCK):
+    """Tile bounds for the ``tiled_items`` kernels (tiles of ``tile`` items): the list of each
+    tile's first item, then ``nseg - 1``; returns (tseg int64 (ntiles + 1), ntiles)."""
+    ntiles = -(-int(total) // tile)
+    tseg = cupy.empty(ntiles + 1, dtype=cupy.int64)
+    launch(_fn("tile_segments"), ntiles + 1, (off, i64(nseg), i64(tile), i64(ntiles), tseg))
+    return tseg, ntiles
+
+
+def _launch_tiles(name: str, ntiles: int, args: tuple) -> None:
+    launch(_fn(name), ntiles, args, threads_per_item=BLOCK)
+
+
+def _indptr(rows, n: int):
+    """int64 (n + 1) row offsets of ascending int32 row ids."""
+    if rows.size == 0:
+        return cupy.zeros(n + 1, dtype=cupy.int64)
+    counts = cupy.bincount(rows, minlength=n)
+    return scan(counts)[0]
+
+
+def to_host(a):
+    """NumPy copy of a CuPy array (NumPy arrays and scalars pass through)."""
+    if isinstance(a, cupy.ndarray):
+        return a.get()
+    return a
+
+
+# --------------------------------------------------------------------------------------------
+# views
+
+
+def check_view(view: AdjacencyView) -> None:
+    """Raise NotImplementedError unless CuPy is present and the GPU view's arrays are CuPy
+    arrays (a "gpu" view over host memory would make the kernels read host addresses)."""
+    if cupy is None:
+        raise NotImplementedError("GPU graphs need CuPy (pip install cupy-cuda12x)")
+    if not (isinstance(view.degree, cupy.ndarray) and isinstance(view.edge_ptr, cupy.ndarray)):
+        raise NotImplementedError("a GPU view must hold CuPy arrays (device addresses); "
+                                  "got host arrays")
+
+
+def coo(view: AdjacencyView, want_src: bool = True, off=None, total: int | None = None):
+    """Every stored entry in row order: ``(src int32 | None, dst int32)``."""
+    deg, ptr = _arrays(view)
+    if off is None:
+        off, total = scan(deg)
+    src = cupy.empty(total if want_src else 1, dtype=cupy.int32)
+    dst = cupy.empty(total, dtype=cupy.int32)
+    if total:
+        tseg, nt = _tiles(off, deg.shape[0], total)
+        _launch_tiles("view_coo", nt, (ptr, off, tseg, i64(total), np.int32(want_src), src, dst))
+    return (src if want_src else None), dst
+
+
+def _loops_and_asymmetry(view: AdjacencyView, check_symmetry: bool):
+    deg, ptr = _arrays(view)
+    off, total = scan(deg)
+    counts = cupy.zeros(2, dtype=cupy.uint64)
+    if total:
+        tseg, nt = _tiles(off, deg.shape[0], total)
+        _launch_tiles("loops_and_asymmetry", nt, (deg, ptr, off, tseg, i64(total),
+                                                  np.int32(check_symmetry), counts))
+    c = counts.get()
+    return int(c[0]), int(c[1])
+
+
+def has_self_loops(view: AdjacencyView) -> bool:
+    return _loops_and_asymmetry(view, False)[0] > 0
+
+
+def is_symmetric(view: AdjacencyView) -> bool:
+    """Whether every stored (u, v) has its (v, u)."""
+    if not view.sorted:
+        view = sorted_view(view)
+    return _loops_and_asymmetry(view, True)[1] == 0
+
+
+def with_directed(view: AdjacencyView, directed: bool) -> AdjacencyView:
+    if view.directed == directed:
+        return view
+    return AdjacencyView(view.num_vertices, view.degree, view.edge_ptr, directed, view.sorted,
+                         view.device, dict(view.property_ptrs), view.owner)
+
+
+def _pair_keys(src, dst):
+    return (src.astype(cupy.uint64) << 32) | dst.astype(cupy.uint64)
+
+
+def sorted_view(view: AdjacencyView) -> AdjacencyView:
+    """A sorted, duplicate-free copy of a GPU view (properties follow; one of the duplicates'
+    values is kept)."""
+    n = view.num_vertices
+    deg, ptr = _arrays(view)
+    off, total = scan(deg)
+    src, dst = coo(view, off=off, total=total)
+    keys = _pair_keys(src, dst)
+    order = cupy.argsort(keys)
+    sk = keys[order]
+    first = cupy.ones(total, dtype=cupy.bool_)
+    if total > 1:
+        first[1:] = sk[1:] != sk[:-1]
+    sel = order[first]
+    indptr = _indptr(src[sel], n)
+    new = AdjacencyView.from_csr(indptr, dst[sel], directed=view.directed, sorted=True)
+    ptrs, keep = {}, list(new.owner)
+    if view.property_ptrs:
+        from hornet.batch.gpu_kernels import gather_lists
+        for name, (pptr, dt) in view.property_ptrs.items():
+            vals = cupy.empty(total, dtype=dt)
+            gather_lists(pptr, deg, off[:-1], vals)
+            v2 = cupy.ascontiguousarray(vals[sel])
+            ptrs[name] = (_addr(v2) + v2.dtype.itemsize * indptr[:-1], np.dtype(dt))
+            keep.append(v2)
+    return AdjacencyView(new.num_vertices, new.degree, new.edge_ptr, new.directed, True,
+                         "gpu", ptrs, tuple(keep))
+
+
+def symmetrized(view: AdjacencyView) -> AdjacencyView:
+    """The underlying undirected simple graph (both directions, no self-loops) of a GPU view;
+    an undirected sorted view without self-loops is returned as is."""
+    if not view.directed and view.sorted and not has_self_loops(view):
+        return view
+    n = view.num_vertices
+    src, dst = coo(view)
+    s = cupy.concatenate([src, dst])
+    d = cupy.concatenate([dst, src])
+    keep = s != d
+    keys = cupy.unique(_pair_keys(s[keep], d[keep]))
+    s = (keys >> 32).astype(cupy.int32)
+    d = (keys & 0xFFFFFFFF).astype(cupy.int32)
+    return AdjacencyView.from_csr(_indptr(s, n), d, directed=False, sorted=True)
+
+
+def edge_list(view: AdjacencyView):
+    """``(src, dst)`` int32 CuPy arrays listed like ``hornet.Graph.edges()`` (see
+    :func:`hornet.algos.edge_list`)."""
+    src, dst = coo(view)
+    if view.directed:
+        return src, dst
+    up = dst > src
+    return src[up], dst[up]
+
+
+def view_from_csr_pair(indptr, indices, directed) -> AdjacencyView:
+    """GPU view of a CSR pair of CuPy arrays (validated like the CPU input; rows sorted and
+    de-duplicated when needed; undirected iff symmetric when ``directed`` is None)."""
+    indptr = cupy.asarray(indptr)
+    indices = cupy.asarray(indices)
+    if indptr.ndim != 1 or indices.ndim != 1:
+        raise ValueError("indptr and indices must be 1-D")
+    if indptr.dtype.kind not in "iu" or indices.dtype.kind not in "iu":
+        raise TypeError("indptr and indices must hold integers")
+    if indptr.shape[0] < 1:
+        raise ValueError("indptr must have at least one element")
+    n = indptr.shape[0] - 1
+    if (int(indptr[0]) != 0 or int(indptr[-1]) != indices.shape[0]
+            or (n > 0 and bool(cupy.any(indptr[1:] < indptr[:-1])))):
+        raise ValueError("indptr must rise from 0 to len(indices)")
+    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= n):
+        raise ValueError(f"indices must lie in [0, {n})")
+    view = AdjacencyView.from_csr(indptr, indices, directed=True)
+    if not view.sorted:
+        view = sorted_view(view)
+    if directed is None:
+        directed = not is_symmetric(view)
+    return with_directed(view, bool(directed))
+
+
+def view_from_sparse(mat, directed) -> AdjacencyView:
+    """GPU view of a ``cupyx.scipy.sparse`` matrix (duplicates summed; values = "weight")."""
+    if len(mat.shape) != 2 or mat.shape[0] != mat.shape[1]:
+        raise ValueError(f"adjacency matrix must be square, got shape {mat.shape}")
+    csr = mat.tocsr(copy=True)
+    csr.sum_duplicates()
+    data = cupy.ascontiguousarray(csr.data)
+    if data.dtype.kind not in "biuf":
+        raise TypeError(f"matrix values must be real numbers, got dtype {data.dtype}")
+    view = AdjacencyView.from_csr(csr.indptr.astype(cupy.int64), _i32(csr.indices),
+                                  directed=True, weights=data)
+    if not view.sorted:
+        view = sorted_view(view)
+    if directed is None:
+        directed = not is_symmetric(view)
+    return with_directed(view, bool(directed))
+
+
+# --------------------------------------------------------------------------------------------
+# SpMV
+
+
+def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
+    """``y = A x`` (or ``A^T x``) on the GPU; float64 CuPy array (see hornet.algos.spmv)."""
+    n = view.num_vertices
+    x = cupy.asarray(x)
+    if x.ndim != 1 or x.shape[0] != n:
+        raise ValueError(f"x must have shape ({n},), got {x.shape}")
+    if x.dtype.kind not in "biuf":
+        raise TypeError(f"x must hold real numbers (bool, int or float), got dtype {x.dtype}")
+    x = cupy.ascontiguousarray(x, dtype=cupy.float64)
+    deg, ptr = _arrays(view)
+    off, nnz = scan(deg)
+    weighted = weight is not None
+    wptr, ctype = ptr, "float"
+    if weighted:
+        if weight not in view.property_ptrs:
+            raise KeyError(f"no edge property {weight!r}; the graph has "
+                           f"{sorted(view.property_ptrs) or 'none'}")
+        wptr, wdt = view.property_ptrs[weight]
+        wdt = np.dtype(wdt)
+        if wdt.kind not in "biuf":
+            raise TypeError(f"edge property {weight!r} must be real-valued, got dtype {wdt}")
+        wptr = as_i64(wptr)
+        ctype = _WEIGHT_TYPES.get(wdt)
+        if ctype is None:               # e.g. float16: gather the values as float64
+            from hornet.batch.gpu_kernels import gather_lists
+            vals = cupy.empty(nnz, dtype=wdt)
+            gather_lists(wptr, deg, off[:-1], vals)
+            vals = vals.astype(cupy.float64)
+            wptr = _addr(vals) + 8 * off[:-1]
+            ctype = "double"
+    push = bool(transpose and (view.directed or weighted))
+    y = cupy.zeros(n, dtype=cupy.float64)
+    if n == 0:
+        return y
+    ntiles = -(-(n + nnz) // SPMV_TILE)
+    tile_rows = cupy.empty(ntiles + 1, dtype=cupy.int64)
+    launch(_fn("merge_path_tiles"), ntiles + 1, (off, i64(n), i64(nnz), i64(ntiles), tile_rows))
+    name = f"spmv_merge<{ctype}, {int(weighted)}, {int(push)}>"
+    launch(_fn(name), ntiles, (ptr, wptr, off, tile_rows, i64(n), i64(nnz), i64(ntiles), x, y),
+           threads_per_item=BLOCK)
+    return y
+
+
+# --------------------------------------------------------------------------------------------
+# BFS
+
+
+def bfs(view: AdjacencyView, source, *, return_parents=False, direction_optimizing=True,
+        reverse=None, alpha=ALPHA, beta=BETA, graph=None):
+    """Levels (int32 CuPy, -1 unreached) and optionally parents; see hornet.algos.bfs."""
+    n = view.num_vertices
+    src = np.atleast_1d(np.asarray(to_host(source)))
+    if src.size and src.dtype.kind not in "iu":
+        raise TypeError(f"source must be integer vertex ids, got dtype {src.dtype}")
+    src = src.astype(np.int64).ravel()
+    if src.size and (src.min() < 0 or src.max() >= n):
+        raise ValueError(f"source out of range [0, {n})")
+    src = np.unique(src).astype(np.int32)
+    deg, ptr = _arrays(view)
+    ideg, iptr, can_bu = deg, ptr, False
+    if direction_optimizing:
+        if not view.directed:
+            can_bu = True
+        else:
+            rev = reverse
+            if rev is None and graph is not None and hasattr(graph, "reverse_adjacency"):
+                rev = graph.reverse_adjacency()
+            if rev is not None:
+                from ._input import as_adjacency
+                rview = as_adjacency(rev, directed=True, sort=False)
+                if rview.num_vertices != n:
+                    raise ValueError("reverse graph has a different number of vertices")
+                if rview.device != "gpu":
+                    raise ValueError("the reverse graph of a GPU graph must be on the GPU too")
+                ideg, iptr = _arrays(rview)
+                can_bu = True
+    level = cupy.full(n, -1, dtype=cupy.int32)
+    parent = cupy.full(n if return_parents else 1, -1, dtype=cupy.int32)
+    if n and src.size:
+        _bfs_driver(deg, ptr, ideg, iptr, can_bu, cupy.asarray(src), level, parent,
+                    bool(return_parents), max(int(alpha), 1), max(int(beta), 1))
+    if return_parents:
+        return level, parent
+    return level
+
+
+def _bfs_driver(deg, ptr, ideg, iptr, can_bu, sources, level, parent, want_parent, alpha, beta):
+    """Level-synchronous loop; the same switching rule as the CPU driver (Beamer's m_f > m_u /
+    alpha with a growing frontier -> bottom-up; frontier < V / beta and shrinking -> top-down).
+    Per level: one scan total and one counters read cross to the host."""
+    n = deg.shape[0]
+    nf = int(sources.shape[0])
+    frontier = cupy.empty(n, dtype=cupy.int32)
+    other = cupy.empty(n, dtype=cupy.int32)
+    frontier[:nf] = sources
+    level[sources] = 0
+    m_u = int(ideg.sum(dtype=cupy.int64)) - int(ideg[sources].sum(dtype=cupy.int64))
+    counters = cupy.zeros(2, dtype=cupy.uint64)
+    wp = np.int32(1 if want_parent else 0)
+    cur = 0
+    bottom_up = False
+    listed = True                 # frontier[:nf] holds the frontier (False after bottom-up)
+    nf_prev = nf
+    m_f = 0
+    fpre = None
+    while nf > 0:
+        if bottom_up and nf < n // beta and nf < nf_prev:
+            bottom_up = False
+        if not bottom_up:
+            if not listed:
+                frontier[:nf] = cupy.flatnonzero(level == cur).astype(cupy.int32)
+                listed = True
+            fpre, m_f = scan(deg[frontier[:nf]])
+            if can_bu and m_f > m_u // alpha and nf >= nf_prev:
+                bottom_up = True
+        nf_prev = nf
+        counters.fill(0)
+        if bottom_up:
+            launch(_fn("bfs_bottom_up"), n, (ideg, iptr, i64(n), level, parent, wp,
+                                              np.int32(cur), counters))
+            c = counters.get()
+            nf = int(c[0])
+            m_u -= int(c[1])
+            listed = False
+        else:
+            if m_f == 0:
+                break
+            tseg, nt = _tiles(fpre, nf, m_f)
+            _launch_tiles("bfs_top_down", nt, (ptr, ideg, frontier, fpre, tseg, i64(m_f), level,
+                                               parent, wp, np.int32(cur + 1), other, counters))
+            c = counters.get()
+            nf = int(c[0])
+            m_u -= int(c[1])
+            frontier, other = other, frontier
+        cur += 1
+
+
+# --------------------------------------------------------------------------------------------
+# Triangles
+
+
+@dataclass
+class EdgeIndex:
+    """Numbering of the edges {u, v}, u < v, of an undirected sorted GPU view, as
+    ``g.edges()``: edge ``eoff[u] + j - lo[u]`` is (u, row_u[j]) for ``j >= lo[u]``."""
+
+    view: AdjacencyView
+    deg: object
+    ptr: object
+    off: object          # int64 (V+1) entry offsets
+    total: int           # stored entries
+    lo: object           # int64 (V)
+    eoff: object         # int64 (V+1)
+    num_edges: int
+    esrc: object         # int32 (E)
+    edst: object         # int32 (E)
+    src: object          # int32 (entries): row of every entry
+    dst: object          # int32 (entries)
+
+    @classmethod
+    def build(cls, view: AdjacencyView) -> "EdgeIndex":
+        deg, ptr = _arrays(view)
+        n = view.num_vertices
+        off, total = scan(deg)
+        lo = cupy.empty(n, dtype=cupy.int64)
+        launch(_fn("first_above"), n, (deg, ptr, i64(n), lo))
+        eoff, E = scan(deg.astype(cupy.int64) - lo)
+        src, dst = coo(view, off=off, total=total)
+        up = dst > src
+        return cls(view, deg, ptr, off, total, lo, eoff, E, src[up], dst[up], src, dst)
+
+    def entry_eids(self):
+        """int64 edge id of every stored entry (row order; -1 for a self-loop)."""
+        out = cupy.empty(self.total, dtype=cupy.int64)
+        if self.total:
+            tseg, nt = _tiles(self.off, self.deg.shape[0], self.total)
+            _launch_tiles("entry_eids", nt, (self.deg, self.ptr, self.off, tseg, i64(self.total),
+                                             self.lo, self.eoff, out))
+        return out
+
+    def map_entries(self, view: AdjacencyView):
+        """int64 per stored entry of another view: the id of its undirected edge (or -1)."""
+        deg, ptr = _arrays(view)
+        off, total = scan(deg)
+        out = cupy.empty(total, dtype=cupy.int64)
+        if total:
+            tseg, nt = _tiles(off, deg.shape[0], total)
+            _launch_tiles("map_entries", nt, (ptr, off, tseg, i64(total), self.deg, self.ptr,
+                                              self.lo, self.eoff, out))
+        return out
+
+
+def orient(deg, ptr, n: int, eptr=None, state=None):
+    """Oriented CSR of an undirected sorted graph given by (deg, ptr): each edge once, from
+    lower to higher (degree, id), lists ascending. With ``eptr`` (per-vertex addresses of int64
+    per-entry edge ids) the ids come along; with ``state`` only ALIVE edges are kept.
+    Returns (osrc int32, oind int32, ooff int64 (n+1), oeid int64, m)."""
+    use_eid = eptr is not None
+    use_state = state is not None
+    if use_state and not use_eid:
+        raise ValueError("an edge state needs edge ids")
+    eptr_a = eptr if use_eid else ptr
+    state_a = state if use_state else _dummy(cupy.uint8)
+    flags = (np.int32(use_eid), np.int32(use_state), i64(n))
+    ocnt = cupy.empty(max(n, 1), dtype=cupy.int64)
+    di32, di64 = _dummy(cupy.int32), _dummy(cupy.int64)
+    launch(_fn("orient_pass<0>"), n, (deg, ptr, eptr_a, state_a, *flags, ocnt, di64, di32, di64,
+                                      di32), threads_per_item=32)
+    ooff, m = scan(ocnt[:n])
+    oind = cupy.empty(m, dtype=cupy.int32)
+    osrc = cupy.empty(m, dtype=cupy.int32)
+    oeid = cupy.empty(m if use_eid else 1, dtype=cupy.int64)
+    if m:
+        launch(_fn("orient_pass<1>"), n, (deg, ptr, eptr_a, state_a, *flags, di64, ooff, oind,
+                                          oeid, osrc), threads_per_item=32)
+    return osrc, oind, ooff, oeid, m
+
+
+def count_oriented(oriented, mode: int, num_vertices: int = 0, num_edges: int = 0):
+    """(total, per-vertex int64 | None, per-edge int32 | None) of an oriented graph."""
+    osrc, oind, ooff, oeid, m = oriented
+    total = cupy.zeros(1, dtype=cupy.uint64)
+    tri = cupy.zeros(num_vertices if mode == 1 else 1, dtype=cupy.uint64)
+    sup = cupy.zeros(num_edges if mode == 2 else 1, dtype=cupy.int32)
+    if m:
+        work = cupy.empty(m, dtype=cupy.int64)
+        launch(_fn("tc_work"), m, (osrc, oind, ooff, i64(m), work))
+        wpre, W = scan(work)
+        if W:
+            tseg, nt = _tiles(wpre, m, W, tile=BLOCK * TC_IPT)
+            _launch_tiles(f"tc_count<{mode}>", nt, (osrc, oind, ooff, oeid, wpre, tseg, i64(W),
+                                                    total, tri, sup))
+    return (int(total.get()[0]),
+            tri.view(cupy.int64) if mode == 1 else None,
+            sup if mode == 2 else None)
+
+
+def triangle_count(view: AdjacencyView) -> int:
+    und = symmetrized(view)
+    deg, ptr = _arrays(und)
+    return count_oriented(orient(deg, ptr, und.num_vertices), 0)[0]
+
+
+def triangles_per_vertex(view: AdjacencyView):
+    und = symmetrized(view)
+    deg, ptr = _arrays(und)
+    n = und.num_vertices
+    return count_oriented(orient(deg, ptr, n), 1, num_vertices=n)[1]
+
+
+def _support(index: EdgeIndex):
+    eids = index.entry_eids()
+    eptr = _addr(eids) + 8 * index.off[:-1]
+    o = orient(index.deg, index.ptr, index.view.num_vertices, eptr=eptr)
+    return count_oriented(o, 2, num_edges=index.num_edges)[2]
+
+
+def _per_input_edge(entry_map, values, fill=0):
+    if entry_map is None:
+        return values
+    out = cupy.full(entry_map.shape[0], fill, dtype=values.dtype)
+    ok = entry_map >= 0
+    out[ok] = values[entry_map[ok]]
+    return out
+
+
+def edge_support(view: AdjacencyView):
+    und = symmetrized(view)
+    index = EdgeIndex.build(und)
+    sup = _support(index)
+    if not view.directed:
+        return sup
+    return _per_input_edge(index.map_entries(view), sup)
+
+
+# --------------------------------------------------------------------------------------------
+# k-truss
+
+METHODS = ("delta", "iterative")
+
+
+class _Work:
+    """The peeled graph: a contiguous CSR (rows, ind, per-entry edge ids) compacted to the
+    live edges whenever half of its edges are dead."""
+
+    def __init__(self, index: EdgeIndex):
+        self.n = index.view.num_vertices
+        self.rows = index.src
+        self.ind = index.dst
+        self.eid = index.entry_eids()       # (no self-loops: the view is symmetrized)
+        self._pointers(index.off)
+        self.stored = index.num_edges
+        self.alive = index.num_edges
+
+    def _pointers(self, indptr):
+        self.deg = (indptr[1:] - indptr[:-1]).astype(cupy.int32)
+        self.ptr = _addr(self.ind) + 4 * indptr[:-1]
+        self.eptr = _addr(self.eid) + 8 * indptr[:-1]
+
+    def remove(self, count: int, state) -> None:
+        self.alive -= count
+        if self.alive * 2 < self.stored:
+            keep = state[self.eid] == ALIVE
+            self.rows, self.ind, self.eid = self.rows[keep], self.ind[keep], self.eid[keep]
+            self._pointers(_indptr(self.rows, self.n))
+            self.stored = self.alive
+
+
+class _Peeler:
+    def __init__(self, index: EdgeIndex, method: str):
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        self.index = index
+        self.method = method
+        self.E = index.num_edges
+        self.state = cupy.ones(self.E, dtype=cupy.uint8)
+        self.work = _Work(index)
+        self.sup = self._count()
+        self._counter = cupy.zeros(1, dtype=cupy.uint64)
+        self.rounds = 0
+
+    def _count(self):
+        w = self.work
+        o = orient(w.deg, w.ptr, w.n, eptr=w.eptr, state=self.state)
+        return count_oriented(o, 2, num_edges=self.E)[2]
+
+    def scan(self, thr: int):
+        """(removals int64, min support over live edges | None when none is live)."""
+        alive = self.state == ALIVE
+        if thr >= 0:
+            return cupy.flatnonzero(alive & (self.sup < thr)), None
+        if not bool(alive.any()):
+            return cupy.empty(0, dtype=cupy.int64), None
+        m = int(cupy.where(alive, self.sup, np.iinfo(np.int32).max).min())
+        return cupy.flatnonzero(alive & (self.sup == m)), m
+
+    def peel(self, rem, thr: int):
+        self.rounds += 1
+        if self.method == "iterative":
+            self.state[rem] = DEAD
+            self.work.remove(int(rem.shape[0]), self.state)
+            self.sup = self._count()
+            return self.scan(thr)[0]
+        self.state[rem] = GOING
+        nxt = self._subtract(rem, thr)
+        self.state[rem] = DEAD
+        self.work.remove(int(rem.shape[0]), self.state)
+        return nxt
+
+    def _subtract(self, rem, thr: int):
+        w, ix = self.work, self.index
+        x, y = ix.esrc[rem], ix.edst[rem]
+        work = cupy.minimum(w.deg[x], w.deg[y]).astype(cupy.int64)
+        wpre, W = scan(work)
+        nxt = cupy.empty(max(self.E, 1), dtype=cupy.int64)
+        self._counter.fill(0)
+        if W:
+            tseg, nt = _tiles(wpre, int(rem.shape[0]), W)
+            _launch_tiles("truss_delta", nt, (w.deg, w.ptr, w.eptr, self.state, rem, ix.esrc,
+                                              ix.edst, wpre, tseg, i64(W), self.sup,
+                                              np.int32(thr), nxt, self._counter))
+        k = int(self._counter.get()[0])
+        return nxt[:k]
+
+    def decompose(self):
+        truss = cupy.zeros(self.E, dtype=cupy.int32)
+        while True:
+            rem, m = self.scan(-1)
+            if m is None:
+                break
+            k = m + 3
+            thr = k - 2
+            while rem.shape[0]:
+                truss[rem] = k - 1
+                rem = self.peel(rem, thr)
+        return truss
+
+    def one_k(self, k: int):
+        thr = k - 2
+        if thr <= 0:
+            return self.state
+        rem, _ = self.scan(thr)
+        while rem.shape[0]:
+            rem = self.peel(rem, thr)
+        return self.state
+
+
+def _truss_problem(view: AdjacencyView):
+    und = symmetrized(view)
+    index = EdgeIndex.build(und)
+    entry_map = index.map_entries(view) if view.directed else None
+    return index, entry_map
+
+
+def _input_edges(view, index, entry_map):
+    if entry_map is None:
+        return index.esrc, index.edst
+    return edge_list(view)
+
+
+def truss_numbers(view: AdjacencyView, method: str = "delta"):
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    index, entry_map = _truss_problem(view)
+    truss = _Peeler(index, method).decompose()
+    return _per_input_edge(entry_map, truss)
+
+
+def k_truss(view: AdjacencyView, k: int, method: str = "delta"):
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    k = int(k)
+    index, entry_map = _truss_problem(view)
+    if index.num_edges:
+        state = _Peeler(index, method).one_k(k)
+    else:
+        state = cupy.ones(0, dtype=cupy.uint8)
+    keep = _per_input_edge(entry_map, state, fill=0) == ALIVE
+    src, dst = _input_edges(view, index, entry_map)
+    return src[keep], dst[keep]
+
+
+def max_truss(view: AdjacencyView, method: str = "delta"):
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    index, entry_map = _truss_problem(view)
+    t = _per_input_edge(entry_map, _Peeler(index, method).decompose())
+    kmax = int(t.max()) if t.shape[0] else 0
+    if kmax == 0:
+        z = cupy.empty(0, dtype=cupy.int32)
+        return 0, z, z.copy()
+    keep = t == kmax
+    src, dst = _input_edges(view, index, entry_map)
+    return kmax, src[keep], dst[keep]
