@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-import algo_cases
+import conftest
 from conftest import needs_data
 from hornet.algos import as_adjacency, bfs
 
@@ -109,7 +109,7 @@ def test_small_cases_and_errors():
 
 
 def read_pairs(name):
-    s, d = algo_cases.read_pairs(name)
+    s, d = conftest.read_pairs(name)
     a = np.column_stack([s, d])
     return int(a.max()) + 1, a
 

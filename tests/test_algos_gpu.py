@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import algo_cases
+import conftest
 from conftest import DATA_DIR, HAS_GPU
 
 import hornet
@@ -166,7 +166,7 @@ def compare_all(gc, gg, *, truss=True, bfs_sources=None, spmv_weight=None):
 
 
 @EXAMPLES
-@given(algo_cases.graphs(max_n=30, pairs_per_vertex=4, clique_size=8, cliques=3))
+@given(conftest.graphs(max_n=30, pairs_per_vertex=4, clique_size=8, cliques=3))
 def test_gpu_matches_cpu_on_random_graphs(g):
     n, pairs, directed = g
     src, dst, w = canonical(n, pairs, directed)
@@ -176,7 +176,7 @@ def test_gpu_matches_cpu_on_random_graphs(g):
 
 
 @settings(max_examples=15, deadline=None)
-@given(algo_cases.graphs(max_n=30, pairs_per_vertex=4, clique_size=8, cliques=3),
+@given(conftest.graphs(max_n=30, pairs_per_vertex=4, clique_size=8, cliques=3),
        st.sampled_from(["int8", "uint16", "int32", "int64", "float32", "bool", "float16"]))
 def test_gpu_spmv_weight_dtypes(g, dtype):
     n, pairs, directed = g

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from algo_cases import graphs, read_pairs, scipy_matrix
+from conftest import graphs, read_pairs, scipy_matrix
 from conftest import needs_data
 from hornet.adjacency import AdjacencyView
 from hornet.algos import as_adjacency, edge_list, k_truss, max_truss, truss_numbers

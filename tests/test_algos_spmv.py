@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from algo_cases import read_pairs
+from conftest import read_pairs
 from conftest import needs_data
 from hornet.adjacency import AdjacencyView
 from hornet.algos import as_adjacency, spmv

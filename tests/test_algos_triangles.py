@@ -9,8 +9,8 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given
 
-import algo_cases
-from algo_cases import scipy_matrix
+import conftest
+from conftest import scipy_matrix
 from conftest import DATA_DIR, needs_data
 from hornet.adjacency import AdjacencyView
 from hornet.algos import (as_adjacency, edge_list, edge_support, to_table, triangle_count,
@@ -23,7 +23,7 @@ from hornet.algos import (as_adjacency, edge_list, edge_support, to_table, trian
 
 def graphs(**kw):
     options = dict(max_n=20, pairs_per_vertex=4, clique_size=7, cliques=3)
-    return algo_cases.graphs(**{**options, **kw})
+    return conftest.graphs(**{**options, **kw})
 
 
 def messy_csr(n, pairs, directed, seed=0):
