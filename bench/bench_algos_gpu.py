@@ -44,51 +44,38 @@ def cuda_time(fn, repeats: int) -> tuple[float, float]:
     return statistics.median(times), warm
 
 
-def tune_spmv(label, views, x, repeats):
-    """Kernel-only times of the SpMV merge kernel for several items per thread (printed to the
-    log, not in the table): which SPMV_IPT to compile in, and how much of a call is overhead."""
+def kernel_rows(scale, g, csr, x, nnz, repeats, rows) -> None:
+    """Kernel-only SpMV times (partition kernel + SpMV kernel into a preallocated y; no scan,
+    allocation or host sync) of both GPU kernels on the graph and on the CSR view."""
     from hornet.algos import _gpu
-    from hornet.memory.gpu_copy import _HEADERS, BLOCK, launch, scan
-    with open(_gpu._CU) as f:
-        code = f.read()
-    for ipt in (4, 8, 16):
-        names = ["merge_path_tiles", "spmv_merge<float, 0, 0>", "spmv_merge<double, 1, 0>"]
-        mod = cupy.RawModule(code=code, options=("-std=c++17", f"-I{_HEADERS}",
-                                                 f"-DSPMV_IPT={ipt}"),
-                             name_expressions=names[1:])
-        out = []
-        for vname, view, weight in views:
-            deg, ptr = _gpu._arrays(view)
-            n = view.num_vertices
-            off, nnz = scan(deg)
-            ntiles = -(-(n + nnz) // (256 * ipt))
-            tr = cupy.empty(ntiles + 1, dtype=cupy.int64)
-            launch(mod.get_function("merge_path_tiles"), ntiles + 1,
-                   (off, np.int64(n), np.int64(nnz), np.int64(ntiles), tr))
-            if weight:
-                wptr = cupy.asarray(view.property_ptrs[weight][0]).astype(cupy.int64)
-                fn = mod.get_function("spmv_merge<double, 1, 0>")
-            else:
-                wptr, fn = ptr, mod.get_function("spmv_merge<float, 0, 0>")
-            y = cupy.zeros(n)
-
-            def run():
-                launch(fn, ntiles, (ptr, wptr, off, tr, np.int64(n), np.int64(nnz),
-                                    np.int64(ntiles), x, y), threads_per_item=BLOCK)
-            t, _ = cuda_time(run, repeats)
-            y.fill(0)
-            run()
-            err = float(cupy.max(cupy.abs(y - algos.spmv(view, x, weight=weight)))) if n else 0.0
-            out.append(f"{vname} {t * 1e3:.3f} ms (diff {err:.1e})")
-        print(f"  tune {label} SPMV_IPT={ipt}: " + ", ".join(out), flush=True)
+    from hornet.memory.gpu_copy import as_i64, scan
+    for weight in (None, "weight"):
+        for kernel in ("warp", "merge"):
+            times = []
+            for view in (algos.as_adjacency(g, properties=weight is not None), csr):
+                deg, ptr = _gpu._arrays(view)
+                n = view.num_vertices
+                off, m = scan(deg)
+                wptr, ctype = ptr, "float"
+                if weight:
+                    wptr, ctype = as_i64(view.property_ptrs[weight][0]), "double"
+                y = cupy.zeros(n)
+                t, _ = cuda_time(lambda: _gpu._spmv_launch(kernel, ctype, weight is not None,
+                                                           False, ptr, wptr, off, n, m, x, y),
+                                 repeats)
+                times.append(t)
+            tg, tc = times
+            rows.append([scale, f"SpMV kernel only: {kernel}, "
+                         + ("float64 weights" if weight else "unweighted"),
+                         f"{tg * 1e3:.3f}", f"{tc * 1e3:.3f}", "", f"{nnz / tg / 1e9:.2f} Gnnz/s",
+                         f"{tc / tg:.2f}", "", "no scan, allocation or host sync"])
+            print(rows[-1], flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--scales", type=int, nargs="+", default=[20, 22])
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--tune", action="store_true", help="also print kernel-only SpMV times "
-                    "for several items per thread")
     args = ap.parse_args()
     dev = cupy.cuda.runtime.getDeviceProperties(0)["name"]
     dev = dev.decode() if isinstance(dev, bytes) else str(dev)
@@ -130,11 +117,7 @@ def main() -> None:
 
         spmv_rows("unweighted (cuSPARSE: values 1.0)", None, A1)
         spmv_rows("float64 weights", "weight", Aw)
-        if args.tune:
-            gv = g.adjacency()
-            tune_spmv(f"scale {scale}", [("graph", gv, None), ("CSR", csr, None),
-                                         ("graph w", gv, "weight"), ("CSR w", csr, "weight")],
-                      x, args.repeats)
+        kernel_rows(scale, g, csr, x, nnz, args.repeats, rows)
 
         deg = g.degree()
         cand = cupy.flatnonzero(deg > 0)
@@ -174,7 +157,9 @@ Times: CUDA events around each whole call (allocation, scans and host syncs incl
 of {args.repeats} runs after one warm-up run. "graph" = `hornet.Graph(device="gpu")` read through
 its pointer view (lists in power-of-two blocks); "CSR" = the same kernels on
 `AdjacencyView.from_csr(*g.to_csr())` (contiguous rows); "cuSPARSE" = cupyx.scipy.sparse
-`A @ x` on the same CSR. Ratios > 1 mean the hornet graph is faster: CSR/graph = time on the
+`A @ x` on the same CSR. SpMV rows use the default kernel (warp-segmented); "kernel only" rows
+time just the launches of each kernel ("warp": warp-segmented rows; "merge": merge-path per
+thread). Ratios > 1 mean the hornet graph is faster: CSR/graph = time on the
 CSR view / time on the graph (target >= 0.9 for SpMV and BFS), cuSPARSE/graph = cuSPARSE time /
 graph time (target >= 0.8 for SpMV). GTEPS: undirected edges of the reached component / time.
 """

@@ -16,6 +16,9 @@ import hornet
 from hornet import algos
 from hornet.adjacency import AdjacencyView
 
+if HAS_GPU:
+    from hornet.algos import _gpu
+
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
 if HAS_GPU:
@@ -87,6 +90,20 @@ def assert_spmv_close(got, want, absA_absx):
     assert np.all(np.abs(got - want) <= 1e-9 * absA_absx), np.max(np.abs(got - want))
 
 
+class spmv_kernel:
+    """Context: run hornet.algos.spmv on the GPU with the given kernel ("warp" / "merge")."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        self.old = _gpu.SPMV_KERNEL
+        _gpu.SPMV_KERNEL = self.name
+
+    def __exit__(self, *exc):
+        _gpu.SPMV_KERNEL = self.old
+
+
 def compare_all(gc, gg, *, truss=True, bfs_sources=None, spmv_weight=None):
     """Every algorithm on the CPU graph and the GPU graph (and the GPU CSR view of it)."""
     n = gc.num_vertices
@@ -94,6 +111,10 @@ def compare_all(gc, gg, *, truss=True, bfs_sources=None, spmv_weight=None):
     es, ed = gc.edges()
     gs, gd = gg.edges()
     assert np.array_equal(es, host(gs)) and np.array_equal(ed, host(gd))
+    full, bare = gg.adjacency(), algos.as_adjacency(gg, properties=False)
+    assert bare.property_ptrs == {} and bare.num_vertices == full.num_vertices
+    assert bool(cupy.all(bare.degree == full.degree))
+    assert bool(cupy.all(bare.edge_ptr == full.edge_ptr))
     targets = [gg, gpu_csr_view(gg)]
     # triangles
     tc = algos.triangle_count(gc)
@@ -133,29 +154,35 @@ def compare_all(gc, gg, *, truss=True, bfs_sources=None, spmv_weight=None):
         want = algos.bfs(gc, many)
         assert np.array_equal(on_device(algos.bfs(gg, cupy.asarray(many))), want)
         assert np.array_equal(on_device(algos.bfs(gg, many.tolist())), want)
-    # SpMV
+    # SpMV, with each of the two kernels
     x = rng.standard_normal(n)
     A = gc.to_scipy(spmv_weight)
     absAx = abs(A) @ np.abs(x)
     absATx = abs(A).T @ np.abs(x)
-    for t in [gg, gpu_csr_view(gg)] if spmv_weight is None else [gg]:
-        for tr, bound in ((False, absAx), (True, absATx)):
-            want = algos.spmv(gc, x, weight=spmv_weight, transpose=tr)
-            assert_spmv_close(algos.spmv(t, cupy.asarray(x), weight=spmv_weight, transpose=tr),
-                              want, bound)
+    for kernel in ("warp", "merge"):
+        with spmv_kernel(kernel):
+            for t in [gg, gpu_csr_view(gg)] if spmv_weight is None else [gg]:
+                for tr, bound in ((False, absAx), (True, absATx)):
+                    want = algos.spmv(gc, x, weight=spmv_weight, transpose=tr)
+                    got = algos.spmv(t, cupy.asarray(x), weight=spmv_weight, transpose=tr)
+                    assert_spmv_close(got, want, bound)
     # trusses
     if truss:
+        # (the CPU's methods agree with each other and with networkx: tests/test_algos_ktruss)
+        want = algos.truss_numbers(gc)
         for method in ("delta", "iterative"):
-            want = algos.truss_numbers(gc, method=method)
             got = on_device(algos.truss_numbers(gg, method=method))
             assert got.dtype == np.int32 and np.array_equal(got, want)
-        want = algos.truss_numbers(gc)
         assert np.array_equal(on_device(algos.truss_numbers(gpu_csr_view(gg))), want)
         k, s, d = algos.max_truss(gc)
         kg, sg, dg = algos.max_truss(gg)
         assert kg == k and np.array_equal(on_device(sg), s) and np.array_equal(on_device(dg), d)
         for k in (2, 3, 4, 5):
-            s, d = algos.k_truss(gc, k)
+            if k == 4:
+                s, d = algos.k_truss(gc, k)
+            else:                 # the k-truss: the edges of truss number >= k
+                keep = want >= max(k, 2)
+                s, d = es[keep], ed[keep]
             for method in ("delta", "iterative"):
                 sg, dg = algos.k_truss(gg, k, method=method)
                 assert np.array_equal(on_device(sg), s) and np.array_equal(on_device(dg), d)
@@ -191,10 +218,12 @@ def test_gpu_spmv_weight_dtypes(g, dtype):
         gc, gg = both(n, src, dst, directed, weight=w)
     x = np.random.default_rng(1).standard_normal(n)
     A = gc.to_scipy("weight")
-    for tr in (False, True):
-        want = algos.spmv(gc, x, weight="weight", transpose=tr)
-        bound = (abs(A).T if tr else abs(A)) @ np.abs(x)
-        assert_spmv_close(algos.spmv(gg, x, weight="weight", transpose=tr), want, bound)
+    for kernel in ("warp", "merge"):
+        with spmv_kernel(kernel):
+            for tr in (False, True):
+                want = algos.spmv(gc, x, weight="weight", transpose=tr)
+                bound = (abs(A).T if tr else abs(A)) @ np.abs(x)
+                assert_spmv_close(algos.spmv(gg, x, weight="weight", transpose=tr), want, bound)
 
 
 @st.composite
@@ -326,6 +355,31 @@ def test_kronecker_graph_with_hubs():
         gc.insert_edges(s, d)
         gg.insert_edges(s, d)
         compare_all(gc, gg, truss=(step == 1), bfs_sources=[hub])
+
+
+@pytest.mark.parametrize("kernel", ["warp", "merge"])
+def test_spmv_long_runs_of_empty_rows(kernel):
+    """Edges only at the two ends of a large id space (the warp kernel jumps the empty rows),
+    a row of 5000 entries (carried over chunks and ranges), rows of every small length."""
+    n = 300_000
+    rng = np.random.default_rng(11)
+    lo = rng.integers(0, 40, (400, 2))
+    hi = n - 1 - rng.integers(0, 40, (400, 2))
+    mid = np.stack([np.full(5000, 150_000), rng.integers(0, n, 5000)], 1)
+    pairs = np.concatenate([lo, hi, mid, rng.integers(0, n, (2000, 2))])
+    for directed in (False, True):
+        src, dst, ww = canonical(n, pairs, directed)
+        gc, gg = both(n, src, dst, directed, weight=ww)
+        x = rng.standard_normal(n)
+        with spmv_kernel(kernel):
+            for weight in (None, "weight"):
+                A = gc.to_scipy(weight)
+                for tr in (False, True):
+                    want = algos.spmv(gc, x, weight=weight, transpose=tr)
+                    bound = (abs(A).T if tr else abs(A)) @ np.abs(x)
+                    for t in (gg, gpu_csr_view(gg)) if weight is None else (gg,):
+                        assert_spmv_close(algos.spmv(t, x, weight=weight, transpose=tr), want,
+                                          bound)
 
 
 def test_long_path_and_star():

@@ -10,8 +10,10 @@ process by ``cupy.RawModule``) read the graph through its pointer view, so the s
 on the dynamic graph's blocks and on a contiguous CSR. Only counts (totals of scans, frontier
 sizes, numbers of peeled edges) cross to the host.
 
-- SpMV: merge-path load balancing over (rows, entries) (Merrill & Garland), ``A^T x`` by
-  float64 atomics.
+- SpMV: warp-segmented (each warp walks ranges of 512 entries, 32 at a time: coalesced loads,
+  rows found among the next 32 row ends by warp shuffles, per-row sums by a segmented warp
+  scan; atomics only for rows crossing ranges), or merge-path per thread (Merrill & Garland;
+  ``SPMV_KERNEL = "merge"``). ``A^T x`` by float64 atomics.
 - BFS: top-down steps with one thread per frontier edge (exclusive scan of the frontier's
   degrees, binary search of each thread's vertex), bottom-up steps when the frontier is large
   (Beamer's heuristic, the same switching rule as the CPU version).
@@ -49,10 +51,14 @@ _WEIGHT_TYPES = {
     np.dtype(np.float64): "double",
 }
 _NAMES = tuple(
-    [f"spmv_merge<float, 0, {p}>" for p in (0, 1)]
-    + [f"spmv_merge<{c}, 1, {p}>" for c in sorted(set(_WEIGHT_TYPES.values())) for p in (0, 1)]
+    [f"{k}<float, 0, {p}>" for k in ("spmv_warp", "spmv_merge") for p in (0, 1)]
+    + [f"{k}<{c}, 1, {p}>" for k in ("spmv_warp", "spmv_merge")
+       for c in sorted(set(_WEIGHT_TYPES.values())) for p in (0, 1)]
     + ["orient_pass<0>", "orient_pass<1>", "tc_count<0>", "tc_count<1>", "tc_count<2>"])
 
+#: SpMV kernel: "warp" (warp-segmented rows, default) or "merge" (merge-path per thread)
+SPMV_KERNEL = "warp"
+SPMV_RANGE = 512             # SPMV_RANGE in gpu_kernels.cu (entries per warp range)
 SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in gpu_kernels.cu
 TC_IPT = 4                   # TC_IPT in gpu_kernels.cu
 DEAD, ALIVE, GOING = 0, 1, 2
@@ -117,6 +123,23 @@ def to_host(a):
 
 # --------------------------------------------------------------------------------------------
 # views
+
+
+def graph_structure_view(g) -> AdjacencyView:
+    """The view of a GPU ``hornet.Graph`` without its edge-property addresses.
+
+    ``Graph.adjacency()`` computes every property column's per-vertex addresses (about ten
+    array operations over V); traversals that read no property skip them. Falls back to
+    ``g.adjacency()`` for anything that is not laid out like a hornet.Graph.
+    """
+    try:
+        n = int(g._n)
+        deg, ptr = g._degree[:n], g._edge_ptr[:n]
+    except (AttributeError, TypeError):
+        return g.adjacency()
+    if not (isinstance(deg, cupy.ndarray) and isinstance(ptr, cupy.ndarray)):
+        return g.adjacency()
+    return AdjacencyView(n, deg, ptr, bool(g.directed), True, "gpu", {}, g)
 
 
 def check_view(view: AdjacencyView) -> None:
@@ -310,15 +333,30 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
             ctype = "double"
     push = bool(transpose and (view.directed or weighted))
     y = cupy.zeros(n, dtype=cupy.float64)
-    if n == 0:
+    if n == 0 or nnz == 0:
         return y
-    ntiles = -(-(n + nnz) // SPMV_TILE)
-    tile_rows = cupy.empty(ntiles + 1, dtype=cupy.int64)
-    launch(_fn("merge_path_tiles"), ntiles + 1, (off, i64(n), i64(nnz), i64(ntiles), tile_rows))
-    name = f"spmv_merge<{ctype}, {int(weighted)}, {int(push)}>"
-    launch(_fn(name), ntiles, (ptr, wptr, off, tile_rows, i64(n), i64(nnz), i64(ntiles), x, y),
-           threads_per_item=BLOCK)
+    _spmv_launch(SPMV_KERNEL, ctype, weighted, push, ptr, wptr, off, n, nnz, x, y)
     return y
+
+
+def _spmv_launch(kernel, ctype, weighted, push, ptr, wptr, off, n, nnz, x, y) -> None:
+    """One SpMV launch (plus its tiny partition kernel) into a zeroed ``y``."""
+    targs = f"<{ctype}, {int(weighted)}, {int(push)}>"
+    if kernel == "warp":
+        nranges = -(-nnz // SPMV_RANGE)
+        rows, _ = _tiles(off, n, nnz, tile=SPMV_RANGE)      # row of each range's first entry
+        launch(_fn("spmv_warp" + targs), nranges,
+               (ptr, wptr, off, rows, i64(n), i64(nnz), i64(nranges), x, y), threads_per_item=32)
+    elif kernel == "merge":
+        ntiles = -(-(n + nnz) // SPMV_TILE)
+        tile_rows = cupy.empty(ntiles + 1, dtype=cupy.int64)
+        launch(_fn("merge_path_tiles"), ntiles + 1,
+               (off, i64(n), i64(nnz), i64(ntiles), tile_rows))
+        launch(_fn("spmv_merge" + targs), ntiles,
+               (ptr, wptr, off, tile_rows, i64(n), i64(nnz), i64(ntiles), x, y),
+               threads_per_item=BLOCK)
+    else:
+        raise ValueError(f"unknown SpMV kernel {kernel!r}")
 
 
 # --------------------------------------------------------------------------------------------

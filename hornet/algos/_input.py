@@ -43,7 +43,8 @@ __all__ = ["as_adjacency", "input_size", "sized", "sorted_view", "symmetrized", 
 # Public entry point
 
 
-def as_adjacency(obj: Any, *, directed: bool | None = None, sort: bool = True) -> AdjacencyView:
+def as_adjacency(obj: Any, *, directed: bool | None = None, sort: bool = True,
+                 properties: bool = True) -> AdjacencyView:
     """Normalise ``obj`` to an :class:`AdjacencyView` (on the device that holds it).
 
     Parameters
@@ -55,6 +56,9 @@ def as_adjacency(obj: Any, *, directed: bool | None = None, sort: bool = True) -
         symmetric. Ignored for a Graph or a view (they know).
     sort : bool, default True
         Return a view whose lists are ascending and duplicate-free (copying only if needed).
+    properties : bool, default True
+        False: the caller reads no edge property, so a GPU Graph's view may leave out the
+        property addresses (saves their computation on every call).
 
     Returns
     -------
@@ -71,7 +75,11 @@ def as_adjacency(obj: Any, *, directed: bool | None = None, sort: bool = True) -
     if isinstance(obj, AdjacencyView):
         view = obj
     elif hasattr(obj, "adjacency") and callable(obj.adjacency):
-        view = obj.adjacency()
+        if not properties and getattr(obj, "device", None) == "gpu":
+            from . import _gpu
+            view = _gpu.graph_structure_view(obj)
+        else:
+            view = obj.adjacency()
     elif _is_scipy_sparse(obj):
         view = _from_scipy(obj, directed)
     elif _is_cupy_sparse(obj):

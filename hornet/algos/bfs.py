@@ -219,7 +219,7 @@ def bfs(g, source, *, return_parents: bool = False, direction_optimizing: bool =
     >>> bfs((indptr, indices), 0).tolist()
     [0, 1, 2, -1]
     """
-    view = as_adjacency(g, sort=False)
+    view = as_adjacency(g, sort=False, properties=False)
     if view.device == "gpu":
         from ._gpu import bfs as gpu_bfs
         return gpu_bfs(view, source, return_parents=return_parents,

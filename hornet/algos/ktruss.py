@@ -624,7 +624,7 @@ def truss_numbers(g, *, method: str = "delta") -> np.ndarray:
     """
     if on_gpu(g):
         from . import _gpu
-        return _gpu.truss_numbers(as_adjacency(g), method)
+        return _gpu.truss_numbers(as_adjacency(g, properties=False), method)
     return _truss(g, method)[1]
 
 
@@ -663,7 +663,7 @@ def k_truss(g, k: int, *, method: str = "delta"):
     k = int(k)
     if on_gpu(g):
         from . import _gpu
-        return _gpu.k_truss(as_adjacency(g), k, method)
+        return _gpu.k_truss(as_adjacency(g, properties=False), k, method)
     prob = _prepare(g)
     state = _Peeler(prob, method).one_k(k) if prob.index.num_edges else np.ones(0, np.uint8)
     keep = _per_input_edge(prob, state, fill=0).astype(bool)
@@ -690,7 +690,7 @@ def max_truss(g, *, method: str = "delta"):
     """
     if on_gpu(g):
         from . import _gpu
-        return _gpu.max_truss(as_adjacency(g), method)
+        return _gpu.max_truss(as_adjacency(g, properties=False), method)
     prob, t = _truss(g, method)
     if t.shape[0] == 0 or t.max() == 0:
         z = np.empty(0, np.int32)

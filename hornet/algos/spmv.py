@@ -99,7 +99,7 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
     >>> spmv((indptr, indices), np.array([1.0, 10.0, 100.0])).tolist()
     [10.0, 101.0, 10.0]
     """
-    view = as_adjacency(g, sort=False)
+    view = as_adjacency(g, sort=False, properties=weight is not None)
     if view.device == "gpu":
         from ._gpu import spmv as gpu_spmv
         return gpu_spmv(view, x, weight, transpose)

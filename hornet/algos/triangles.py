@@ -421,7 +421,7 @@ def triangle_count(g) -> int:
     >>> triangle_count(A)
     4
     """
-    view = as_adjacency(g)
+    view = as_adjacency(g, properties=False)
     if view.device == "gpu":
         from . import _gpu
         return _gpu.triangle_count(view)
@@ -445,7 +445,7 @@ def triangles_per_vertex(g) -> np.ndarray:
     >>> triangles_per_vertex(A).tolist()
     [3, 3, 3, 3]
     """
-    view = as_adjacency(g)
+    view = as_adjacency(g, properties=False)
     if view.device == "gpu":
         from . import _gpu
         return _gpu.triangles_per_vertex(view)
@@ -480,7 +480,7 @@ def edge_support(g) -> np.ndarray:
     >>> edge_support(A).tolist()
     [2, 2, 2, 2, 2, 2]
     """
-    view = as_adjacency(g)
+    view = as_adjacency(g, properties=False)
     if view.device == "gpu":
         from . import _gpu
         return _gpu.edge_support(view)
