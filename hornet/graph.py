@@ -415,9 +415,13 @@ class Graph:
         if vertices.shape[0] == 0:
             return ptrs, classes
         per_class = _host(xp.bincount(classes + 1, minlength=2))[1:]
+        wanted = np.flatnonzero(per_class).tolist()
+        # vertices grouped by class: one sort instead of a search (and a sync) per class
+        order = xp.argsort(classes) if len(wanted) > 1 else xp.arange(classes.shape[0])
+        ends = np.cumsum(per_class)
         try:
-            for k in np.flatnonzero(per_class).tolist():
-                sel = xp.flatnonzero(classes == k)
+            for k in wanted:
+                sel = order[int(ends[k] - per_class[k]):int(ends[k])]
                 ptrs[sel] = self._mm.allocate(k, int(per_class[k]))
                 done.append(sel)
         except MemoryError:
@@ -426,14 +430,16 @@ class Graph:
             raise
         return ptrs, classes
 
-    def _rehome(self, vertices, new_ptrs, new_classes, keep_counts) -> None:
-        """Move vertices to new blocks, copying their first ``keep_counts`` edges."""
-        old_ptrs = self._edge_ptr[vertices]
+    def _retire(self, vertices, new_ptrs, new_classes) -> None:
+        """Point ``vertices`` at their new blocks (already filled) and free their old ones."""
         had = self._size_class[vertices] >= 0
-        self._mm.move(old_ptrs[had], new_ptrs[had], keep_counts[had])
-        self._mm.release(old_ptrs[had])
+        self._mm.release(self._edge_ptr[vertices][had])
         self._edge_ptr[vertices] = new_ptrs
         self._size_class[vertices] = new_classes
+
+    def _columns(self, ptrs):
+        """Per edge field, the addresses of the blocks whose destination addresses are given."""
+        return [self._mm.field_addresses(ptrs, f) for f in range(len(self._mm.field_dtypes))]
 
     def _compact_memory(self) -> None:
         old, new = self._mm.compact()
@@ -481,8 +487,9 @@ class Graph:
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n)
         fresh = pos < 0
         if not bool(fresh.all()):
-            ss, dd = ss[fresh], dd[fresh]
+            ss, dd, pos = ss[fresh], dd[fresh], pos[fresh]
             values = {k: v[fresh] for k, v in values.items()}
+        insert_at = -1 - pos                   # old entries before each new one
         sources, seg_start, seg_len = _segments(xp, ss)
         old_deg = self._degree[sources].astype(xp.int64)
         new_deg = old_deg + seg_len
@@ -490,16 +497,14 @@ class Graph:
         capacity = xp.where(cls >= 0, xp.left_shift(1, xp.maximum(cls, 0)), 0)
         grow = xp.flatnonzero(new_deg > capacity)
         new_ptrs, new_classes = self._allocate_for(sources[grow], new_deg[grow])
-        new_pos = xp.empty(dd.shape[0], dtype=xp.int64)
         # ---- nothing above changed the graph; from here on the batch is committed ----
         self._n = n
-        self._rehome(sources[grow], new_ptrs, new_classes, old_deg[grow])
-        K.merge_destinations(sources, seg_start, seg_len, dd, old_deg, self._edge_ptr, new_pos)
-        if values:
-            heads = self._edge_ptr[sources]
-            for f, name in enumerate(self._edge_schema, start=1):
-                K.merge_column(self._mm.field_addresses(heads, f), seg_start, seg_len, old_deg,
-                               new_pos, values[name])
+        old_ptrs = self._edge_ptr[sources]
+        target = old_ptrs.copy()
+        target[grow] = new_ptrs                # growing lists merge straight into new blocks
+        K.merge_lists(self._columns(old_ptrs), self._columns(target), old_deg, seg_start,
+                      seg_len, insert_at, [dd] + [values[name] for name in self._edge_schema])
+        self._retire(sources[grow], new_ptrs, new_classes)
         self._degree[sources] = new_deg.astype(xp.int32)
         self._entries += int(dd.shape[0])
         if grow.size:
@@ -537,18 +542,19 @@ class Graph:
                                 & (target < classes))
         new_ptrs, new_classes = self._allocate_for(sources[shrink], new_deg[shrink])
         # ---- committed from here on ----
-        heads = self._edge_ptr[sources]
         slots = self._edge_ptr[ss] + 4 * pos
         gone = {}
         for f, (name, dt) in enumerate(self._edge_schema.items(), start=1):
             gone[name] = xp.empty(ss.shape[0], dtype=dt)
             K.read_at(self._mm.field_addresses(slots, f), gone[name])
-        for f, dt in enumerate(self._mm.field_dtypes):
-            K.remove_positions(self._mm.field_addresses(heads, f), seg_start, seg_len, old_deg,
-                               pos, xp.empty(0, dtype=dt))
+        old_ptrs = self._edge_ptr[sources]
+        target = old_ptrs.copy()
+        target[shrink] = new_ptrs              # shrinking lists move straight to new blocks
+        K.remove_lists(self._columns(old_ptrs), self._columns(target), old_deg, seg_start,
+                       seg_len, pos, self._mm.field_dtypes)
         self._degree[sources] = new_deg.astype(xp.int32)
         self._entries -= int(ss.shape[0])
-        self._rehome(sources[shrink], new_ptrs, new_classes, new_deg[shrink])
+        self._retire(sources[shrink], new_ptrs, new_classes)
         emptied = sources[new_deg == 0]
         self._mm.release(self._edge_ptr[emptied])
         self._edge_ptr[emptied] = 0

@@ -242,7 +242,8 @@ NEAR = 8
 
 @dual_kernel
 def find_positions(src, dst, degree, edge_ptr, num_vertices):
-    """Position of each ``dst[i]`` in the sorted list of ``src[i]``, or -1 if absent."""
+    """Position of each ``dst[i]`` in the sorted list of ``src[i]``; when absent,
+    ``-1 - p`` where ``p`` is where it would be inserted (so absent means negative)."""
     n = src.shape[0]
     out = np.empty(n, dtype=np.int64)
     deg_base = degree.ctypes.data
@@ -271,79 +272,90 @@ def find_positions(src, dst, degree, edge_ptr, num_vertices):
                         hi = mid
                 if lo < d and lst[lo] == x:
                     out[i] = lo
+                else:
+                    out[i] = -1 - lo
     return out
 
 
-# ---------------------------------------------------------------------------- insertion
-@dual_kernel
-def merge_destinations(sources, seg_start, seg_len, new_dst, old_degree, edge_ptr, new_pos):
-    """Merge each source's sorted new destinations into its sorted list, from the back.
+# ---------------------------------------------------------------------------- moving lists
+def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, values) -> None:
+    """Merge new items into many sorted lists, column by column.
 
-    The block of ``sources[s]`` has room for ``old_degree[s] + seg_len[s]`` entries.
-    ``new_pos[seg_start[s] + j]`` receives the final slot of the j-th new destination.
+    Segment ``s`` has an old list of ``old_degree[s]`` items at ``src_ptrs[f][s]`` in column
+    ``f`` and writes its new list at ``dst_ptrs[f][s]`` (equal: in place; otherwise the blocks
+    must not overlap, and the destination must hold ``old_degree[s] + seg_len[s]`` items).
+    Its new items are ``values[f][seg_start[s]:][:seg_len[s]]``; new item ``j`` goes before
+    old item ``insert_at[seg_start[s] + j]`` (nondecreasing within a segment), so it lands on
+    slot ``insert_at[...] + j`` and old item ``i`` on ``i + #(insert_at <= i)``.
+
+    ``src_ptrs``, ``dst_ptrs``: lists of int64 address arrays, shape (S,); ``old_degree``,
+    ``seg_start``, ``seg_len``: int64 (S,); ``insert_at``: int64 (M,); ``values``: list of
+    arrays (M,) in each column's dtype.
     """
-    n = sources.shape[0]
-    ptr_base = edge_ptr.ctypes.data
+    for src, dst, vals in zip(src_ptrs, dst_ptrs, values):
+        _merge_column(src, dst, old_degree, seg_start, seg_len, insert_at, vals)
+
+
+@dual_kernel
+def _merge_column(src, dst, old_degree, seg_start, seg_len, insert_at, values):
+    n = src.shape[0]
     for s in numba.prange(n):
-        if s + FAR < n:
-            prefetch(ptr_base + 8 * np.int64(sources[s + FAR]))
         if s + NEAR < n and old_degree[s + NEAR] > 0:
-            prefetch(edge_ptr[sources[s + NEAR]] + 4 * (old_degree[s + NEAR] - 1))
+            prefetch(src[s + NEAR] + values.itemsize * (old_degree[s + NEAR] - 1))
         c = seg_len[s]
         d0 = old_degree[s]
-        base = seg_start[s]
-        lst = int32_view(edge_ptr[sources[s]], d0 + c)
+        b = seg_start[s]
+        out = view(dst[s], d0 + c, values)
+        old = out if dst[s] == src[s] else view(src[s], d0, values)
         i = d0 - 1
-        j = c - 1
-        w = d0 + c - 1
-        while j >= 0:
-            if i >= 0 and lst[i] > new_dst[base + j]:
-                lst[w] = lst[i]
+        for k in range(c):           # from the back: in place, nothing is overwritten unread
+            j = c - 1 - k
+            at = insert_at[b + j]
+            while i >= at:
+                out[i + j + 1] = old[i]
                 i -= 1
-            else:
-                lst[w] = new_dst[base + j]
-                new_pos[base + j] = w
-                j -= 1
-            w -= 1
+            out[at + j] = values[b + j]
+        if dst[s] != src[s]:
+            while i >= 0:
+                out[i] = old[i]
+                i -= 1
+
+
+def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
+                 dtypes) -> None:
+    """Remove items from many lists, column by column, keeping the order of the rest.
+
+    Segment ``s`` loses the ascending ``positions[seg_start[s]:][:seg_len[s]]`` (each <
+    ``old_degree[s]``) of its list at ``src_ptrs[f][s]``; the survivors are written from slot
+    0 at ``dst_ptrs[f][s]`` (equal: in place; otherwise non-overlapping blocks). ``dtypes``:
+    each column's dtype. Shapes as in :func:`merge_lists`.
+    """
+    for src, dst, dt in zip(src_ptrs, dst_ptrs, dtypes):
+        _remove_column(src, dst, old_degree, seg_start, seg_len, positions,
+                       np.empty(0, dtype=dt))
 
 
 @dual_kernel
-def merge_column(column_ptr, seg_start, seg_len, old_degree, new_pos, values):
-    """Replay :func:`merge_destinations` on one edge-property column."""
-    for s in numba.prange(column_ptr.shape[0]):
+def _remove_column(src, dst, old_degree, seg_start, seg_len, positions, like):
+    n = src.shape[0]
+    for s in numba.prange(n):
+        if s + NEAR < n and old_degree[s + NEAR] > 0:
+            prefetch(src[s + NEAR])
         c = seg_len[s]
         d0 = old_degree[s]
-        base = seg_start[s]
-        col = view(column_ptr[s], d0 + c, values)
-        i = d0 - 1
-        j = c - 1
-        w = d0 + c - 1
-        while j >= 0:
-            if new_pos[base + j] == w:
-                col[w] = values[base + j]
-                j -= 1
-            else:
-                col[w] = col[i]
-                i -= 1
-            w -= 1
-
-
-# ---------------------------------------------------------------------------- deletion
-@dual_kernel
-def remove_positions(column_ptr, seg_start, seg_len, old_degree, positions, like):
-    """Delete ascending ``positions`` from each list of one column, keeping order."""
-    for s in numba.prange(column_ptr.shape[0]):
-        c = seg_len[s]
-        d0 = old_degree[s]
-        base = seg_start[s]
-        col = view(column_ptr[s], d0, like)
-        w = positions[base]
+        b = seg_start[s]
+        out = view(dst[s], d0, like)
+        old = out if dst[s] == src[s] else view(src[s], d0, like)
+        start = 0
+        if dst[s] == src[s]:          # in place: items before the first removal stay
+            start = positions[b] if c > 0 else d0
+        w = start
         j = 0
-        for r in range(positions[base], d0):
-            if j < c and positions[base + j] == r:
+        for i in range(start, d0):    # forward: in place, every write lands on a read item
+            if j < c and positions[b + j] == i:
                 j += 1
             else:
-                col[w] = col[r]
+                out[w] = old[i]
                 w += 1
 
 

@@ -8,9 +8,10 @@ per-vertex (or per-segment) addresses.
 
 The CUDA source ``kernels.cu`` is compiled once per process (NVRTC via ``cupy.RawModule``) on
 first use. Work over lists of very different lengths (a hub of 10^5+ entries next to millions
-of tiny lists) is load-balanced: one thread per element of the concatenated lists, each thread
-finding its list by binary search over an exclusive scan. Only counts (sizes of outputs and
-scratch buffers) cross to the host.
+of tiny lists) is load-balanced: gathers and huge list rewrites take one thread per element of
+the concatenated lists (each thread finds its list by binary search over an exclusive scan);
+list rewrites give short lists one thread and medium ones one warp. Only counts (sizes of
+outputs and scratch buffers) cross to the host.
 """
 from __future__ import annotations
 
@@ -25,8 +26,14 @@ _IDX = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 _NAMES = tuple(
     [f"find_positions<{s}, {d}, {g}>" for s in _IDX.values() for d in _IDX.values()
      for g in _IDX.values()]
-    + [f"{k}<{t}>" for k in ("column_scatter", "copy_back", "remove_scatter", "gather_lists",
+    + [f"{k}<{t}>" for k in ("merge_small", "merge_warp", "merge_flat", "copy_back",
+                             "remove_small", "remove_warp", "remove_flat", "gather_lists",
                              "read_at", "write_at") for t in ITEM_TYPES.values()])
+
+#: lists moving at most this many items are rewritten by one thread each ...
+SMALL_MOVE = 64
+#: ... at most this many by one warp each; longer ones one thread per item (load-balanced)
+WARP_MOVE = 4096
 
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -41,10 +48,6 @@ def _int_array(a):
     if a.dtype not in (np.int32, np.int64):
         a = a.astype(cupy.int64)
     return a
-
-
-def _i32(a):
-    return cupy.ascontiguousarray(cupy.asarray(a).astype(cupy.int32, copy=False))
 
 
 def _check_out(a, dtype, name):
@@ -122,8 +125,9 @@ def canonical_entries(src, dst):
 
 # ---------------------------------------------------------------------------- searching
 def find_positions(src, dst, degree, edge_ptr, num_vertices: int):
-    """Position (int64 device, shape (n,)) of each ``dst[i]`` in the sorted list of ``src[i]``,
-    or -1 if absent (also when src[i] is outside [0, num_vertices)).
+    """Position (int64 device, shape (n,)) of each ``dst[i]`` in the sorted list of ``src[i]``;
+    when absent, ``-1 - p`` with ``p`` its insertion point (-1 when src[i] is outside
+    [0, num_vertices)), so absent means negative.
 
     ``src``, ``dst``: int32 or int64 device arrays; ``degree``: int32 or int64 per vertex;
     ``edge_ptr``: int64 addresses per vertex. One thread per query, binary search.
@@ -138,106 +142,104 @@ def find_positions(src, dst, degree, edge_ptr, num_vertices: int):
     return out
 
 
-# ---------------------------------------------------------------------------- insertion
-def _segments(seg_start, seg_len, old_degree):
-    return as_i64(seg_start), as_i64(seg_len), as_i64(old_degree)
+# ---------------------------------------------------------------------------- moving lists
+class _MovePlan:
+    """How the segments of one merge / removal are split among the three kernels (shared by
+    every column): ``first`` and ``moving`` per segment, the segments for one warp each
+    (``medium``) and for one thread per item (``huge``, with the scan ``off`` of their work)."""
+
+    def __init__(self, src, dst, old_degree, seg_start, seg_len, change, merge: bool):
+        ns = int(src.shape[0])
+        self.ns = ns
+        self.first = cupy.empty(ns, dtype=cupy.int64)
+        self.moving = cupy.empty(ns, dtype=cupy.int64)
+        launch(_fn("plan_moves"), ns, (src, dst, old_degree, seg_start, seg_len, change,
+                                       np.int32(merge), i64(ns), self.first, self.moving))
+        big = cupy.flatnonzero(self.moving > SMALL_MOVE)
+        self.medium = self.huge = big
+        self.total = 0
+        if big.shape[0]:
+            is_huge = self.moving[big] > WARP_MOVE
+            self.medium, self.huge = big[~is_huge], big[is_huge]
+            if self.huge.shape[0]:
+                self.first_huge = self.first[self.huge]
+                self.off, self.total = scan(self.moving[self.huge])
 
 
-def merge_destinations(sources, seg_start, seg_len, new_dst, old_degree, edge_ptr, new_pos):
-    """Merge each source's sorted new destinations into its sorted list, in place.
+def _columns(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, change):
+    return ([as_i64(p) for p in src_ptrs], [as_i64(p) for p in dst_ptrs],
+            as_i64(old_degree), as_i64(seg_start), as_i64(seg_len), as_i64(change))
 
-    ``sources`` (int32/int64, shape (S,)): the vertices; ``seg_start``/``seg_len`` (int64,
-    (S,)): source s's new destinations are ``new_dst[seg_start[s]:][:seg_len[s]]`` (int32,
-    ascending); ``old_degree`` (int64, (S,)); ``edge_ptr`` (int64 per vertex); the block of
-    ``sources[s]`` has room for ``old_degree[s] + seg_len[s]`` entries. ``new_pos`` (int64
-    device, shape (len(new_dst),)) receives the final slot of every new destination.
 
-    Load-balanced: old elements that stay in place (those <= the first new one) are never
-    touched; every other element gets one thread, which finds its final slot by binary search
-    in the other sequence (old i -> i + #(new < old[i]); new j -> j + #(old <= new[j])) and
-    writes it to a scratch buffer; a second launch copies the scratch back, coalesced.
+def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, values) -> None:
+    """Merge new items into many sorted lists, column by column (same contract as
+    :func:`hornet.batch.cpu_kernels.merge_lists`; every array on the device).
+
+    ``src_ptrs``/``dst_ptrs``: lists (one per column) of int64 addresses, shape (S,); equal
+    addresses merge in place. ``insert_at`` (int64, (M,)): the number of old items before each
+    new one; ``values``: list of (M,) arrays, one per column, any dtype of 1, 2, 4 or 8 bytes.
+    Short lists get one thread, medium ones one warp, huge ones one thread per item.
     """
-    _check_out(new_pos, np.int64, "new_pos")
-    ns = int(cupy.asarray(sources).shape[0])
+    src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at = _columns(
+        src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at)
+    ns = int(old_degree.shape[0])
     if ns == 0:
         return
-    seg_start, seg_len, old_degree = _segments(seg_start, seg_len, old_degree)
-    new_dst = _i32(new_dst)
-    base = cupy.ascontiguousarray(as_i64(edge_ptr)[as_i64(sources)])
-    first = cupy.empty(ns, dtype=cupy.int64)
-    tail = cupy.empty(ns, dtype=cupy.int64)
-    launch(_fn("merge_plan"), ns, (base, seg_start, seg_len, new_dst, old_degree, i64(ns),
-                                   first, tail))
-    off, total = scan(tail)
-    if total == 0:
-        return
-    scratch = cupy.empty(total, dtype=cupy.int32)
-    launch(_fn("merge_scatter"), total, (base, seg_start, seg_len, new_dst, old_degree, first,
-                                         off, i64(ns), i64(total), scratch, new_pos))
-    launch(_fn("copy_back<unsigned int>"), total,
-           (base, first, off, off, np.int32(0), i64(ns), i64(total), scratch))
+    plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, insert_at, True)
+    for src, dst, vals in zip(src_ptrs, dst_ptrs, values):
+        vals = cupy.ascontiguousarray(cupy.asarray(vals))
+        t = item_type(vals.dtype)
+        launch(_fn(f"merge_small<{t}>"), ns, (src, dst, old_degree, seg_start, seg_len,
+                                               insert_at, vals, plan.moving, i64(SMALL_MOVE),
+                                               i64(ns)))
+        nm = int(plan.medium.shape[0])
+        if nm:
+            launch(_fn(f"merge_warp<{t}>"), nm, (src, dst, old_degree, seg_start, seg_len,
+                                                  insert_at, vals, plan.first, plan.medium,
+                                                  i64(nm)), threads_per_item=32)
+        if plan.total:
+            nh = int(plan.huge.shape[0])
+            scratch = cupy.empty(plan.total, dtype=vals.dtype)
+            launch(_fn(f"merge_flat<{t}>"), plan.total,
+                   (src, old_degree, seg_start, seg_len, insert_at, vals, plan.huge,
+                    plan.first_huge, plan.off, i64(nh), i64(plan.total), scratch))
+            launch(_fn(f"copy_back<{t}>"), plan.total,
+                   (dst[plan.huge], plan.first_huge, plan.off, plan.off, np.int32(0), i64(nh),
+                    i64(plan.total), scratch))
 
 
-def merge_column(column_ptr, seg_start, seg_len, old_degree, new_pos, values):
-    """Replay :func:`merge_destinations` on one edge-property column, in place.
+def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
+                 dtypes) -> None:
+    """Remove items from many lists, column by column, keeping the order of the rest (same
+    contract as :func:`hornet.batch.cpu_kernels.remove_lists`; every array on the device).
 
-    ``column_ptr`` (int64, shape (S,)): the column address of each source's block;
-    ``values`` (device, the column's dtype, shape (len(new_pos),)): the new entries' values,
-    laid out like ``new_dst``; ``new_pos``: as returned by :func:`merge_destinations`. Any
-    dtype of 1, 2, 4 or 8 bytes (the move depends only on the itemsize).
+    ``positions`` (int64, (M,)): ascending per segment; ``dtypes``: each column's dtype.
     """
-    column_ptr = as_i64(column_ptr)
-    ns = int(column_ptr.shape[0])
+    src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions = _columns(
+        src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions)
+    ns = int(old_degree.shape[0])
     if ns == 0:
         return
-    seg_start, seg_len, old_degree = _segments(seg_start, seg_len, old_degree)
-    new_pos = as_i64(new_pos)
-    values = cupy.ascontiguousarray(cupy.asarray(values))
-    t = item_type(values.dtype)
-    first = cupy.empty(ns, dtype=cupy.int64)
-    tail = cupy.empty(ns, dtype=cupy.int64)
-    launch(_fn("column_plan"), ns, (seg_start, seg_len, old_degree, new_pos, i64(ns), first,
-                                    tail))
-    off, total = scan(tail)
-    if total == 0:
-        return
-    scratch = cupy.empty(total, dtype=values.dtype)
-    launch(_fn(f"column_scatter<{t}>"), total, (column_ptr, seg_start, seg_len, old_degree,
-                                                 new_pos, values, first, off, i64(ns),
-                                                 i64(total), scratch))
-    launch(_fn(f"copy_back<{t}>"), total,
-           (column_ptr, first, off, off, np.int32(0), i64(ns), i64(total), scratch))
-
-
-# ---------------------------------------------------------------------------- deletion
-def remove_positions(column_ptr, seg_start, seg_len, old_degree, positions, like):
-    """Delete the ascending ``positions`` (int64 device) from each list of one column, keeping
-    the order of the rest (stable compaction), in place.
-
-    ``column_ptr`` (int64, (S,)): list addresses; list s loses
-    ``positions[seg_start[s]:][:seg_len[s]]`` (each < ``old_degree[s]``); ``like``: an array of
-    the column's dtype (1, 2, 4 or 8 bytes). Only elements after the first deleted position
-    move, one thread each, through a scratch buffer.
-    """
-    column_ptr = as_i64(column_ptr)
-    ns = int(column_ptr.shape[0])
-    if ns == 0:
-        return
-    seg_start, seg_len, old_degree = _segments(seg_start, seg_len, old_degree)
-    positions = as_i64(positions)
-    t = item_type(like.dtype)
-    first = cupy.empty(ns, dtype=cupy.int64)
-    tail = cupy.empty(ns, dtype=cupy.int64)
-    launch(_fn("remove_plan"), ns, (seg_start, seg_len, old_degree, positions, i64(ns), first,
-                                    tail))
-    off, total = scan(tail)
-    if total == 0:
-        return
-    scratch = cupy.empty(total, dtype=np.dtype(like.dtype))
-    launch(_fn(f"remove_scatter<{t}>"), total, (column_ptr, seg_start, seg_len, positions,
-                                                 first, off, i64(ns), i64(total), scratch))
-    launch(_fn(f"copy_back<{t}>"), total,
-           (column_ptr, first, off, seg_len, np.int32(1), i64(ns), i64(total), scratch))
+    plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, positions, False)
+    for src, dst, dt in zip(src_ptrs, dst_ptrs, dtypes):
+        t = item_type(dt)
+        launch(_fn(f"remove_small<{t}>"), ns, (src, dst, old_degree, seg_start, seg_len,
+                                                positions, plan.first, plan.moving,
+                                                i64(SMALL_MOVE), i64(ns)))
+        nm = int(plan.medium.shape[0])
+        if nm:
+            launch(_fn(f"remove_warp<{t}>"), nm, (src, dst, old_degree, seg_start, seg_len,
+                                                   positions, plan.first, plan.medium, i64(nm)),
+                   threads_per_item=32)
+        if plan.total:
+            nh = int(plan.huge.shape[0])
+            scratch = cupy.empty(plan.total, dtype=np.dtype(dt))
+            launch(_fn(f"remove_flat<{t}>"), plan.total,
+                   (src, seg_start, seg_len, positions, plan.huge, plan.first_huge, plan.off,
+                    i64(nh), i64(plan.total), scratch))
+            launch(_fn(f"copy_back<{t}>"), plan.total,
+                   (dst[plan.huge], plan.first_huge, plan.off, seg_len[plan.huge], np.int32(1),
+                    i64(nh), i64(plan.total), scratch))
 
 
 # ---------------------------------------------------------------------------- gathers

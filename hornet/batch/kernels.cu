@@ -10,9 +10,10 @@
 // index range t in [0, total) over the concatenated (sub)lists; `off` (length nseg + 1,
 // exclusive scan with the total last) maps t back to its list by binary search (restricted to
 // the lists of the item's 256-item tile, see segmented_loop).
-// In-place list rewrites (merge, removal) read every moving element first into a scratch
-// buffer and copy it back in a second launch, so no thread overwrites an element another
-// thread still has to read.
+// In-place list rewrites (merge, removal) never overwrite an item another thread still has
+// to read: one thread or one warp owns a whole list (and walks it in a safe direction), or,
+// for huge lists, every moving item goes to a scratch buffer first and is copied back by a
+// second launch.
 
 #include "segmented.cuh"
 
@@ -95,7 +96,7 @@ extern "C" __global__ void decode_pairs(const u64* __restrict__ keys, const i64*
 }
 
 // ------------------------------------------------------------------------------ searching
-// Position of dst[i] in the sorted list of src[i], or -1.
+// Position of dst[i] in the sorted list of src[i]; if absent, -1 - (its insertion point).
 template <typename S, typename D, typename G>
 __global__ void find_positions(const S* __restrict__ src, const D* __restrict__ dst, i64 n,
                                const G* __restrict__ degree, const i64* __restrict__ edge_ptr,
@@ -109,157 +110,217 @@ __global__ void find_positions(const S* __restrict__ src, const D* __restrict__ 
                 const int* lst = (const int*)edge_ptr[u];
                 i64 x = (i64)dst[i];
                 i64 lo = lower_bound(lst, d, x);
-                if (lo < d && (i64)lst[lo] == x) r = lo;
+                r = (lo < d && (i64)lst[lo] == x) ? lo : -1 - lo;
             }
         }
         out[i] = r;
     }
 }
 
-// ------------------------------------------------------------------------------ insertion
-// Per source s: base[s] = its list's address, first[s] = index of its first old element that
-// moves (old elements before it are <= every new one and stay), tail[s] = elements rewritten.
-extern "C" __global__ void merge_plan(const i64* __restrict__ base,
+// ------------------------------------------------------------------------- moving lists
+// merge_* and remove_* rewrite one column of many lists. Segment s has an old list of d0 =
+// old_degree[s] items at src[s] and writes its new list at dst[s] (dst[s] == src[s]: in
+// place; otherwise the two blocks do not overlap). Merge: the new items V[0..c) (c =
+// seg_len[s], V = values + seg_start[s]) go before old item I[j] (I = insert_at + seg_start[s],
+// I[j] = number of old items before new j, nondecreasing), so new j lands on slot I[j] + j and
+// old i on i + #(I <= i). Remove: the ascending positions P[0..c) (P = positions +
+// seg_start[s]) disappear and survivor i lands on i - #(P < i).
+//
+// Three sizes of work (plan_moves counts the items each segment moves: in place, the items
+// before the first change stay): one thread per segment for short lists (most of them), one
+// warp per segment for medium ones (32 consecutive items per step, coalesced), and one thread
+// per item (load-balanced, through a scratch buffer) for the few huge ones, so a hub of 10^6
+// entries does not hold up the batch.
+
+// first[s] = the first item that moves (in place: the first change; else 0); moving[s] =
+// items written (merge: old items from first on plus the new ones; remove: survivors read
+// from first on, counted with the removed ones).
+extern "C" __global__ void plan_moves(const i64* __restrict__ src, const i64* __restrict__ dst,
+                                      const i64* __restrict__ old_degree,
                                       const i64* __restrict__ seg_start,
                                       const i64* __restrict__ seg_len,
-                                      const int* __restrict__ new_dst,
-                                      const i64* __restrict__ old_degree, i64 nsrc,
-                                      i64* __restrict__ first, i64* __restrict__ tail) {
-    GRID_STRIDE(s, nsrc) {
+                                      const i64* __restrict__ change, int merge, i64 nseg,
+                                      i64* __restrict__ first, i64* __restrict__ moving) {
+    GRID_STRIDE(s, nseg) {
         i64 c = seg_len[s], d0 = old_degree[s];
-        i64 p = d0;
-        if (c > 0 && d0 > 0) p = upper_bound((const int*)base[s], d0, new_dst[seg_start[s]]);
+        bool in_place = src[s] == dst[s];
+        i64 p = 0;
+        if (in_place) p = c > 0 ? change[seg_start[s]] : d0;
         first[s] = p;
-        tail[s] = c > 0 ? d0 - p + c : 0;
+        i64 m = d0 - p + (merge ? c : 0);
+        moving[s] = (in_place && c == 0) ? 0 : m;
     }
 }
 
-// One thread per moving element (old tail elements first, then the new ones, per source):
-// old i -> slot i + #(new < old[i]); new j -> slot j + #(old <= new[j]) (ties: old first, as
-// the CPU merge). Values go to scratch[off[s] + slot - first[s]].
-extern "C" __global__ void merge_scatter(const i64* __restrict__ base,
-                                         const i64* __restrict__ seg_start,
-                                         const i64* __restrict__ seg_len,
-                                         const int* __restrict__ new_dst,
-                                         const i64* __restrict__ old_degree,
-                                         const i64* __restrict__ first,
-                                         const i64* __restrict__ off, i64 nsrc, i64 total,
-                                         int* __restrict__ scratch, i64* __restrict__ new_pos) {
-    segmented_loop(off, nsrc, total, [&](i64 t, i64 s) {
-        i64 o = off[s];
-        i64 r = t - o;
-        i64 p = first[s], m = old_degree[s] - p, c = seg_len[s], b = seg_start[s];
-        const int* L = (const int*)base[s];
-        const int* N = new_dst + b;
-        int v;
-        i64 slot;
-        if (r < m) {
-            i64 i = p + r;
-            v = L[i];
-            slot = i + lower_bound(N, c, v);
-        } else {
-            i64 j = r - m;
-            v = N[j];
-            slot = j + p + upper_bound(L + p, m, v);
-            new_pos[b + j] = slot;
-        }
-        scratch[o + slot - p] = v;
-    });
-}
-
-// Column replay: first[s] = new_pos of the first new element (= old elements that stay).
-extern "C" __global__ void column_plan(const i64* __restrict__ seg_start,
-                                       const i64* __restrict__ seg_len,
-                                       const i64* __restrict__ old_degree,
-                                       const i64* __restrict__ new_pos, i64 nsrc,
-                                       i64* __restrict__ first, i64* __restrict__ tail) {
-    GRID_STRIDE(s, nsrc) {
-        i64 c = seg_len[s], d0 = old_degree[s];
-        i64 p = c > 0 ? new_pos[seg_start[s]] : d0;
-        first[s] = p;
-        tail[s] = c > 0 ? d0 - p + c : 0;
-    }
-}
-
-// Old element i goes after the new elements j with new_pos[j] - j <= i (new j follows
-// exactly new_pos[j] - j old elements); new j goes to new_pos[j].
+// One thread per segment (skips segments that move more than `limit` items): from the back,
+// so in place no item is overwritten before it is read.
 template <typename T>
-__global__ void column_scatter(const i64* __restrict__ base, const i64* __restrict__ seg_start,
-                               const i64* __restrict__ seg_len,
-                               const i64* __restrict__ old_degree,
-                               const i64* __restrict__ new_pos, const T* __restrict__ values,
-                               const i64* __restrict__ first, const i64* __restrict__ off,
-                               i64 nsrc, i64 total, T* __restrict__ scratch) {
-    segmented_loop(off, nsrc, total, [&](i64 t, i64 s) {
-        i64 o = off[s];
-        i64 r = t - o;
-        i64 p = first[s], m = old_degree[s] - p, c = seg_len[s], b = seg_start[s];
-        const i64* q = new_pos + b;
+__global__ void merge_small(const i64* __restrict__ src, const i64* __restrict__ dst,
+                            const i64* __restrict__ old_degree,
+                            const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
+                            const i64* __restrict__ insert_at, const T* __restrict__ values,
+                            const i64* __restrict__ moving, i64 limit, i64 nseg) {
+    GRID_STRIDE(s, nseg) {
+        if (moving[s] > limit) continue;
+        const i64 c = seg_len[s], b = seg_start[s];
+        const T* O = (const T*)src[s];
+        T* D = (T*)dst[s];
+        i64 i = old_degree[s] - 1;
+        for (i64 j = c - 1; j >= 0; --j) {
+            const i64 at = insert_at[b + j];
+            for (; i >= at; --i) D[i + j + 1] = O[i];
+            D[at + j] = values[b + j];
+        }
+        if ((const T*)D != O)
+            for (; i >= 0; --i) D[i] = O[i];
+    }
+}
+
+// One warp per listed segment: chunks of 32 old items from the back, each read by the whole
+// warp before any lane writes (in place, writes land at or after the chunk's start, so on
+// items already read), then the new items.
+template <typename T>
+__global__ void merge_warp(const i64* __restrict__ src, const i64* __restrict__ dst,
+                           const i64* __restrict__ old_degree,
+                           const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
+                           const i64* __restrict__ insert_at, const T* __restrict__ values,
+                           const i64* __restrict__ first, const i64* __restrict__ segs,
+                           i64 nsel) {
+    const int lane = threadIdx.x & 31;
+    const i64 warps = ((i64)blockDim.x * gridDim.x) >> 5;
+    for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps) {
+        const i64 s = segs[w];
+        const i64 c = seg_len[s], lo = first[s];
+        const i64* I = insert_at + seg_start[s];
+        const T* O = (const T*)src[s];
+        T* D = (T*)dst[s];
+        for (i64 hi = old_degree[s]; hi > lo; hi -= 32) {
+            const i64 i = hi - 32 + lane;
+            const bool mine = i >= lo;
+            T v;
+            i64 shift = 0;
+            if (mine) {
+                v = O[i];
+                shift = upper_bound(I, c, i);
+            }
+            __syncwarp();
+            if (mine) D[i + shift] = v;
+        }
+        __syncwarp();
+        for (i64 j = lane; j < c; j += 32) D[I[j] + j] = values[seg_start[s] + j];
+    }
+}
+
+// One thread per moving item of the listed (huge) segments, into scratch[off[k] + slot -
+// first[k]]; copy_back then writes the scratch to dst from slot first[k] on.
+template <typename T>
+__global__ void merge_flat(const i64* __restrict__ src, const i64* __restrict__ old_degree,
+                           const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
+                           const i64* __restrict__ insert_at, const T* __restrict__ values,
+                           const i64* __restrict__ segs, const i64* __restrict__ first,
+                           const i64* __restrict__ off, i64 nsel, i64 total,
+                           T* __restrict__ scratch) {
+    segmented_loop(off, nsel, total, [&](i64 t, i64 k) {
+        const i64 s = segs[k];
+        const i64 r = t - off[k], p = first[k], m = old_degree[s] - p, c = seg_len[s];
+        const i64* I = insert_at + seg_start[s];
         T v;
         i64 slot;
         if (r < m) {
-            i64 i = p + r;
-            v = ((const T*)base[s])[i];
-            i64 lo = 0, hi = c;
-            while (lo < hi) {
-                i64 mid = (lo + hi) >> 1;
-                if (q[mid] - mid <= i) lo = mid + 1; else hi = mid;
-            }
-            slot = i + lo;
+            const i64 i = p + r;
+            v = ((const T*)src[s])[i];
+            slot = i + upper_bound(I, c, i);
         } else {
-            i64 j = r - m;
-            v = values[b + j];
-            slot = q[j];
+            const i64 j = r - m;
+            v = values[seg_start[s] + j];
+            slot = I[j] + j;
         }
-        scratch[o + slot - p] = v;
+        scratch[off[k] + slot - p] = v;
     });
 }
 
-// list[first[s] + r] = scratch[off[s] + r] for r < (off[s+1] - off[s]) - minus[s]
-// (use_minus = 0: the whole segment).
+// base[k][first[k] + r] = scratch[off[k] + r] for r < (off[k+1] - off[k]) - minus[k]
+// (use_minus = 0: the whole range).
 template <typename T>
 __global__ void copy_back(const i64* __restrict__ base, const i64* __restrict__ first,
                           const i64* __restrict__ off, const i64* __restrict__ minus,
-                          int use_minus, i64 nsrc, i64 total, const T* __restrict__ scratch) {
-    segmented_loop(off, nsrc, total, [&](i64 t, i64 s) {
-        i64 o = off[s];
+                          int use_minus, i64 nsel, i64 total, const T* __restrict__ scratch) {
+    segmented_loop(off, nsel, total, [&](i64 t, i64 k) {
+        i64 o = off[k];
         i64 r = t - o;
-        if (use_minus && r >= off[s + 1] - o - minus[s]) return;
-        ((T*)base[s])[first[s] + r] = scratch[t];
+        if (use_minus && r >= off[k + 1] - o - minus[k]) return;
+        ((T*)base[k])[first[k] + r] = scratch[t];
     });
 }
 
-// ------------------------------------------------------------------------------ deletion
-// first[s] = first deleted position (elements before it stay), tail[s] = d0 - first[s].
-extern "C" __global__ void remove_plan(const i64* __restrict__ seg_start,
-                                       const i64* __restrict__ seg_len,
-                                       const i64* __restrict__ old_degree,
-                                       const i64* __restrict__ positions, i64 nsrc,
-                                       i64* __restrict__ first, i64* __restrict__ tail) {
-    GRID_STRIDE(s, nsrc) {
-        i64 c = seg_len[s], d0 = old_degree[s];
-        i64 p = c > 0 ? positions[seg_start[s]] : d0;
-        first[s] = p;
-        tail[s] = c > 0 ? d0 - p : 0;
+// Removal, one thread per segment (skips segments moving more than `limit` items): forward,
+// so in place every write lands on an item already read.
+template <typename T>
+__global__ void remove_small(const i64* __restrict__ src, const i64* __restrict__ dst,
+                             const i64* __restrict__ old_degree,
+                             const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
+                             const i64* __restrict__ positions, const i64* __restrict__ first,
+                             const i64* __restrict__ moving, i64 limit, i64 nseg) {
+    GRID_STRIDE(s, nseg) {
+        if (moving[s] > limit) continue;
+        const i64 c = seg_len[s], d0 = old_degree[s];
+        const i64* P = positions + seg_start[s];
+        const T* O = (const T*)src[s];
+        T* D = (T*)dst[s];
+        i64 w = first[s], j = 0;
+        for (i64 i = first[s]; i < d0; ++i) {
+            if (j < c && P[j] == i) ++j;
+            else D[w++] = O[i];
+        }
     }
 }
 
-// Every element i in [first, d0) that survives goes to scratch[off[s] + i - #(pos < i) - first].
+// Removal, one warp per listed segment: chunks of 32 from the first moving item on.
 template <typename T>
-__global__ void remove_scatter(const i64* __restrict__ base, const i64* __restrict__ seg_start,
-                               const i64* __restrict__ seg_len,
-                               const i64* __restrict__ positions,
-                               const i64* __restrict__ first, const i64* __restrict__ off,
-                               i64 nsrc, i64 total, T* __restrict__ scratch) {
-    segmented_loop(off, nsrc, total, [&](i64 t, i64 s) {
-        i64 o = off[s];
-        i64 p = first[s];
-        i64 i = p + (t - o);
-        i64 c = seg_len[s];
+__global__ void remove_warp(const i64* __restrict__ src, const i64* __restrict__ dst,
+                            const i64* __restrict__ old_degree,
+                            const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
+                            const i64* __restrict__ positions, const i64* __restrict__ first,
+                            const i64* __restrict__ segs, i64 nsel) {
+    const int lane = threadIdx.x & 31;
+    const i64 warps = ((i64)blockDim.x * gridDim.x) >> 5;
+    for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps) {
+        const i64 s = segs[w];
+        const i64 c = seg_len[s], d0 = old_degree[s];
         const i64* P = positions + seg_start[s];
-        i64 lb = lower_bound(P, c, i);
-        if (lb < c && P[lb] == i) return;
-        scratch[o + i - lb - p] = ((const T*)base[s])[i];
+        const T* O = (const T*)src[s];
+        T* D = (T*)dst[s];
+        for (i64 lo = first[s]; lo < d0; lo += 32) {
+            const i64 i = lo + lane;
+            bool keep = i < d0;
+            T v;
+            i64 before = 0;
+            if (keep) {
+                v = O[i];
+                before = lower_bound(P, c, i);
+                keep = !(before < c && P[before] == i);
+            }
+            __syncwarp();
+            if (keep) D[i - before] = v;
+        }
+    }
+}
+
+// Removal, one thread per item from first[k] on of the listed (huge) segments: survivors go
+// to scratch[off[k] + (their new slot) - first[k]].
+template <typename T>
+__global__ void remove_flat(const i64* __restrict__ src, const i64* __restrict__ seg_start,
+                            const i64* __restrict__ seg_len, const i64* __restrict__ positions,
+                            const i64* __restrict__ segs, const i64* __restrict__ first,
+                            const i64* __restrict__ off, i64 nsel, i64 total,
+                            T* __restrict__ scratch) {
+    segmented_loop(off, nsel, total, [&](i64 t, i64 k) {
+        const i64 s = segs[k];
+        const i64 p = first[k], i = p + (t - off[k]), c = seg_len[s];
+        const i64* P = positions + seg_start[s];
+        const i64 before = lower_bound(P, c, i);
+        if (before < c && P[before] == i) return;
+        scratch[off[k] + i - before - p] = ((const T*)src[s])[i];
     });
 }
 

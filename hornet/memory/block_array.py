@@ -45,7 +45,7 @@ class BlockArray:
 
     def take(self, count: int):
         """Mark up to ``count`` free blocks used (lowest first); return their indices."""
-        blocks = self.backend.take_free(self.words, self.level_offsets, count)
+        blocks = self.backend.take_free(self.words, self.level_offsets, min(count, self.free))
         self.free -= int(blocks.shape[0])
         return blocks
 

@@ -85,14 +85,17 @@ def new_tree(num_blocks: int):
 
 
 def _select(words, level_offsets, invert: int, nbits: int, count: int | None, clear: int):
-    """Block ids of the first ``count`` selected leaf bits (free, or used when ``invert``)."""
+    """Block ids of the first ``count`` selected leaf bits (free, or used when ``invert``).
+
+    ``count`` must not exceed the number of selected bits (the caller knows it: no sync);
+    None: all of them (their number crosses to the host).
+    """
     nw = int(level_offsets[1]) - int(level_offsets[0])
     leaves = words[int(level_offsets[0]):int(level_offsets[1])]
     pc = cupy.empty(nw, dtype=cupy.int64)
     launch(_fn("popcount_words"), nw, (leaves, i64(nw), np.int32(invert), i64(nbits), pc))
     inclusive = cupy.cumsum(pc)
-    total = int(inclusive[-1])
-    k = total if count is None else max(0, min(int(count), total))
+    k = int(inclusive[-1]) if count is None else max(0, int(count))
     out = cupy.empty(k, dtype=cupy.int64)
     if k == 0:
         return out
@@ -105,7 +108,7 @@ def _select(words, level_offsets, invert: int, nbits: int, count: int | None, cl
 def take_free(words, level_offsets, count: int):
     """Mark the ``count`` lowest free blocks used; return their ids (int64 device, ascending).
 
-    Fewer than ``count`` only when the tree runs out of free blocks.
+    ``count`` must not exceed the free blocks (BlockArray.take clamps it with its host count).
     """
     if int(count) <= 0:
         return cupy.empty(0, dtype=cupy.int64)

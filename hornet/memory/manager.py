@@ -268,13 +268,6 @@ class MemoryManager:
             self.backend.copy_ranges(self.field_addresses(src, f), self.field_addresses(dst, f),
                                      counts, dt)
 
-    def move(self, src: np.ndarray, dst: np.ndarray, counts: np.ndarray) -> None:
-        """Copy the first ``counts[i]`` slots of every field from block src[i] to block dst[i]."""
-        xp = self.xp
-        self._copy_blocks(xp.asarray(src).astype(xp.int64, copy=False),
-                          xp.asarray(dst).astype(xp.int64, copy=False),
-                          xp.asarray(counts).astype(xp.int64, copy=False))
-
     def add_field(self, name: str, dtype, fill=0) -> None:
         """Add an edge field to every block array, filled with ``fill``."""
         self.field_names.append(str(name))

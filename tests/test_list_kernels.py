@@ -1,0 +1,204 @@
+"""The list-rewriting kernels of the batch pipeline (merge_lists, remove_lists) on every
+backend, against NumPy (``np.insert`` / ``np.delete`` per list).
+
+Each case lays many lists of one column out in a "home" buffer and gives some segments a
+separate "away" block (out-of-place rewrites, as when a list grows or shrinks into a new
+block); the others are rewritten in place. Buffers start full of junk and are compared whole
+and bit for bit afterwards, so stray writes show too. List lengths cover the three GPU
+strategies (one thread, one warp, one thread per item for the huge ones).
+"""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+from conftest import BACKENDS
+
+OTHER_DTYPES = [np.float64, np.int8, np.uint16, np.float32, np.int64]
+
+
+@pytest.fixture
+def rng(request):
+    return np.random.default_rng(zlib.crc32(request.node.name.encode()))
+
+
+@pytest.fixture(params=BACKENDS)
+def kernels(request):
+    if request.param == "gpu":
+        from hornet.batch import gpu_kernels
+        return gpu_kernels
+    from hornet.batch import cpu_kernels
+    return cpu_kernels
+
+
+def junk(rng, n, dtype):
+    dt = np.dtype(dtype)
+    return rng.integers(0, 256, n * dt.itemsize, dtype=np.uint8).view(dt)
+
+
+def bits(a):
+    return a.view(np.uint8)
+
+
+def list_lengths(rng, shape):
+    """Old list lengths: many short ones, some medium, a few huge (per shape)."""
+    n_small, n_medium, huge = {"mixed": (3000, 40, (20000, 9000)),
+                               "short_only": (2000, 0, ()),
+                               "many_tiny": (40000, 3, ()),
+                               "huge_only": (0, 0, (60000,)),
+                               "none": (0, 0, ())}[shape]
+    return np.concatenate([rng.integers(0, 9, n_small), rng.integers(60, 3000, n_medium),
+                           np.asarray(huge, dtype=np.int64)]).astype(np.int64)
+
+
+class Layout:
+    """Lists at offsets of one host buffer per column (capacity ``cap`` each)."""
+
+    def __init__(self, cap):
+        self.cap = cap
+        self.off = np.zeros(cap.shape[0], dtype=np.int64)
+        np.cumsum(cap[:-1], out=self.off[1:]) if cap.shape[0] > 1 else None
+        self.size = int(cap.sum()) + 1
+
+
+class Device:
+    """Host buffers moved to the backend's memory and back; list addresses on it."""
+
+    def __init__(self, kernels):
+        self.gpu = kernels.__name__.endswith("gpu_kernels")
+        if self.gpu:
+            import cupy
+            self.xp = cupy
+        else:
+            self.xp = np
+
+    def put(self, a):
+        return self.xp.asarray(a) if self.gpu else a.copy()
+
+    def get(self, a):
+        return a.get() if self.gpu else a
+
+    def address(self, a) -> int:
+        return int(a.data.ptr) if self.gpu else int(a.ctypes.data)
+
+
+def merge_case(rng, shape):
+    """Sorted old lists, sorted new entries absent from them, segments in random order."""
+    old_len = list_lengths(rng, shape)
+    n = old_len.shape[0]
+    new_len = np.where(rng.random(n) < 0.8, rng.integers(0, 5, n), 0)
+    if n:
+        new_len[np.argmax(old_len)] = 3000             # a hub gains many entries
+    old, new, ins = [], [], []
+    for v in range(n):
+        vals = np.unique(rng.integers(0, 10 ** 6, old_len[v] + new_len[v]).astype(np.int32))
+        rng.shuffle(vals)
+        o = np.sort(vals[:min(old_len[v], vals.shape[0])])
+        w = np.sort(vals[o.shape[0]:])
+        old.append(o)
+        new.append(w)
+        ins.append(np.searchsorted(o, w).astype(np.int64))
+    return old, new, ins
+
+
+def removal_case(rng, shape):
+    old_len = list_lengths(rng, shape)
+    old, gone = [], []
+    for d in old_len.tolist():
+        old.append(np.sort(np.unique(rng.integers(0, 10 ** 6, d))).astype(np.int32))
+        frac = rng.choice([0.0, 0.1, 0.5, 1.0])
+        gone.append(np.flatnonzero(rng.random(old[-1].shape[0]) < frac).astype(np.int64))
+    return old, gone
+
+
+def run_case(kernels, rng, old, change, new, moved_frac, merge):
+    """Lay the case out, run the kernel on every column, compare with NumPy."""
+    dev = Device(kernels)
+    n = len(old)
+    d0 = np.array([o.shape[0] for o in old], dtype=np.int64)
+    c = np.array([x.shape[0] for x in change], dtype=np.int64)
+    seg = np.flatnonzero(c > 0) if rng.random() < 0.5 else np.arange(n)
+    seg = rng.permutation(seg)
+    moved = rng.random(seg.shape[0]) < moved_frac
+    final = d0 + c if merge else d0 - c
+    home = Layout(np.maximum(d0, final) + rng.integers(0, 3, n))
+    away = Layout(final[seg] * moved + rng.integers(0, 2, seg.shape[0]))
+    seg_len = c[seg]
+    seg_start = np.zeros(seg.shape[0], dtype=np.int64)
+    if seg.shape[0] > 1:
+        np.cumsum(seg_len[:-1], out=seg_start[1:])
+    change_flat = np.concatenate([change[v] for v in seg] + [np.zeros(0, np.int64)])
+    for dtype in [np.int32] + OTHER_DTYPES[:2 if n > 20000 else None]:
+        dt = np.dtype(dtype)
+        if dtype is np.int32:
+            old_v = old
+            new_v = new
+        else:
+            old_v = [junk(rng, o.shape[0], dt) for o in old]
+            new_v = [junk(rng, x.shape[0], dt) for x in change] if merge else None
+        hb, ab = junk(rng, home.size, dt), junk(rng, away.size, dt)
+        for v in range(n):
+            hb[home.off[v]:home.off[v] + d0[v]] = old_v[v]
+        want_h, want_a = hb.copy(), ab.copy()
+        for k, v in enumerate(seg.tolist()):
+            res = np.insert(old_v[v], change[v], new_v[v]) if merge else \
+                np.delete(old_v[v], change[v])
+            buf, at = (want_a, away.off[k]) if moved[k] else (want_h, home.off[v])
+            buf[at:at + res.shape[0]] = res
+        dh, da = dev.put(hb), dev.put(ab)
+        src = dev.address(dh) + dt.itemsize * home.off[seg]
+        dst = np.where(moved, dev.address(da) + dt.itemsize * away.off, src)
+        args = [[dev.put(src)], [dev.put(dst)], dev.put(d0[seg]), dev.put(seg_start),
+                dev.put(seg_len), dev.put(change_flat)]
+        if merge:
+            vals = np.concatenate([new_v[v] for v in seg] + [np.zeros(0, dt)])
+            kernels.merge_lists(*args, [dev.put(vals)])
+        else:
+            kernels.remove_lists(*args, [dt])
+        np.testing.assert_array_equal(bits(dev.get(dh)), bits(want_h), err_msg=f"home {dt}")
+        np.testing.assert_array_equal(bits(dev.get(da)), bits(want_a), err_msg=f"away {dt}")
+
+
+@pytest.mark.parametrize("shape", ["mixed", "short_only", "many_tiny", "huge_only", "none"])
+@pytest.mark.parametrize("moved", [0.0, 0.5, 1.0])
+def test_merge_lists(kernels, rng, shape, moved):
+    old, new, ins = merge_case(rng, shape)
+    run_case(kernels, rng, old, ins, new, moved, merge=True)
+
+
+@pytest.mark.parametrize("shape", ["mixed", "short_only", "many_tiny", "huge_only", "none"])
+@pytest.mark.parametrize("moved", [0.0, 0.5, 1.0])
+def test_remove_lists(kernels, rng, shape, moved):
+    old, gone = removal_case(rng, shape)
+    run_case(kernels, rng, old, gone, None, moved, merge=False)
+
+
+def test_several_columns_share_one_plan(kernels, rng):
+    """Two columns in one call: the destination column and a float64 property."""
+    dev = Device(kernels)
+    old = [np.array([1, 5, 9], np.int32), np.array([], np.int32), np.arange(0, 400, 2, dtype=np.int32)]
+    new = [np.array([0, 7], np.int32), np.array([3], np.int32), np.array([1, 399], np.int32)]
+    ins = [np.searchsorted(o, w).astype(np.int64) for o, w in zip(old, new)]
+    cap = np.array([5, 1, 202])
+    lay = Layout(cap)
+    cols = []
+    for dt in (np.int32, np.float64):
+        buf = np.zeros(lay.size, dtype=dt)
+        for v, o in enumerate(old):
+            buf[lay.off[v]:lay.off[v] + o.shape[0]] = o
+        cols.append(dev.put(buf))
+    ptrs = [dev.put(dev.address(b) + b.itemsize * lay.off) for b in cols]
+    vals = np.concatenate(new)
+    kernels.merge_lists(ptrs, ptrs, dev.put(np.array([3, 0, 200])), dev.put(np.array([0, 2, 3])),
+                        dev.put(np.array([2, 1, 2])), dev.put(np.concatenate(ins)),
+                        [dev.put(vals), dev.put(vals.astype(np.float64) + 0.5)])
+    got_i, got_f = dev.get(cols[0]), dev.get(cols[1])
+    for v, (o, w) in enumerate(zip(old, new)):
+        want = np.sort(np.concatenate([o, w]))
+        seen = got_i[lay.off[v]:lay.off[v] + want.shape[0]]
+        np.testing.assert_array_equal(seen, want)
+        # new entries carry their +0.5 property, old ones their own value
+        f = got_f[lay.off[v]:lay.off[v] + want.shape[0]]
+        np.testing.assert_array_equal(f, want + np.isin(want, w) * 0.5)
