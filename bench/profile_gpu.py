@@ -27,7 +27,7 @@ def one():
     return c, d
 
 
-for _ in range(3):
+for _ in range(10):
     one()
 reps = 20 if batch <= 10**5 else 3
 pr = cProfile.Profile()
@@ -36,5 +36,5 @@ for _ in range(reps):
     one()
 pr.disable()
 print(f"scale {scale}, batch {batch}: insert+delete, {reps} reps")
-pstats.Stats(pr).sort_stats("tottime").print_stats(22)
+pstats.Stats(pr).sort_stats("tottime").print_stats(40)
 pstats.Stats(pr).sort_stats("cumtime").print_stats(25)

@@ -408,27 +408,8 @@ class Graph:
         One batched allocation per size class (only per-class counts reach the host); all or
         nothing.
         """
-        xp = self._xp
         classes = self._mm.size_class_for(degrees)
-        ptrs = xp.zeros(vertices.shape[0], dtype=xp.int64)
-        done = []
-        if vertices.shape[0] == 0:
-            return ptrs, classes
-        per_class = _host(xp.bincount(classes + 1, minlength=2))[1:]
-        wanted = np.flatnonzero(per_class).tolist()
-        # vertices grouped by class: one sort instead of a search (and a sync) per class
-        order = xp.argsort(classes) if len(wanted) > 1 else xp.arange(classes.shape[0])
-        ends = np.cumsum(per_class)
-        try:
-            for k in wanted:
-                sel = order[int(ends[k] - per_class[k]):int(ends[k])]
-                ptrs[sel] = self._mm.allocate(k, int(per_class[k]))
-                done.append(sel)
-        except MemoryError:
-            for sel in done:
-                self._mm.release(ptrs[sel])
-            raise
-        return ptrs, classes
+        return self._mm.allocate_classes(classes), classes
 
     def _retire(self, vertices, new_ptrs, new_classes) -> None:
         """Point ``vertices`` at their new blocks (already filled) and free their old ones."""

@@ -28,6 +28,9 @@ class MemoryBackend:
     find_inconsistency: Callable  # (words, offsets, num_blocks) -> int (-1 = consistent)
     copy_ranges: Callable         # (src, dst, counts, dtype) -> None
     size_classes: Callable        # (degree int64, min_class) -> int64
+    forest: Callable              # [(words, offsets)] -> several trees, for give_back_forest
+    give_back_forest: Callable    # (forest, tree index int64, blocks int64) -> None
+    place_by_class: Callable      # (classes, class_start, pool) -> int64 pool entries
 
     def address(self, a) -> int:
         """Address of an array's first element."""
@@ -43,22 +46,31 @@ def _cpu_take_free(words, offsets, count):
     return out[:got]
 
 
+def _cpu_forest(trees):
+    return bit_tree.forest_table(trees, lambda w: int(w.ctypes.data))
+
+
+def _cpu_give_back_forest(forest, index, blocks):
+    bit_tree.give_back_forest(forest[0], forest[1], index, blocks)
+
+
 @lru_cache(maxsize=None)
 def memory_backend(device: str) -> MemoryBackend:
     """The backend for ``device`` ("cpu" or "gpu"); GPU kernels compile on first use."""
     if device == "cpu":
         from .copy_kernels import copy_ranges
-        from .manager import _size_classes
+        from .manager import _size_classes, place_by_class
         return MemoryBackend("cpu", np, bit_tree.new_tree, _cpu_take_free, bit_tree.give_back,
                              lambda w, o: int(bit_tree.count_free(w, o)), bit_tree.used_blocks,
                              bit_tree.is_free, lambda w, o, n: int(bit_tree.find_inconsistency(
                                  w, o, n)),
-                             copy_ranges, _size_classes)
+                             copy_ranges, _size_classes, _cpu_forest, _cpu_give_back_forest,
+                             place_by_class)
     if device == "gpu":
         import cupy
         from . import gpu_bit_tree as t
-        from .gpu_copy import copy_ranges, size_classes
+        from .gpu_copy import copy_ranges, place_by_class, size_classes
         return MemoryBackend("gpu", cupy, t.new_tree, t.take_free, t.give_back, t.count_free,
                              t.used_blocks, t.is_free, t.find_inconsistency, copy_ranges,
-                             size_classes)
+                             size_classes, t.forest, t.give_back_forest, place_by_class)
     raise ValueError(f"unknown device {device!r}")

@@ -17,8 +17,11 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from .pointers import view
+
 WORD_BITS = 64
 _ONE = np.uint64(1)
+_WORD = np.zeros(1, dtype=np.uint64)     # dtype carrier for views of tree words
 
 
 @intrinsic
@@ -137,6 +140,42 @@ def give_back(words, offsets, blocks):
             if was != 0:
                 break  # ancestors already show this word as non-empty
             index >>= 6
+
+
+FOREST_LEVELS = 8   # room for the level offsets of any tree in a forest table
+
+
+def forest_table(trees, address) -> tuple[np.ndarray, np.ndarray]:
+    """Several trees described for one kernel: (word addresses int64 (A,), level offsets int64
+    (A, FOREST_LEVELS + 1) padded with the total, host). ``trees``: [(words, level_offsets)];
+    ``address``: array -> int."""
+    addrs = np.array([address(w) for w, _ in trees], dtype=np.int64)
+    table = np.zeros((len(trees), FOREST_LEVELS + 1), dtype=np.int64)
+    for a, (_, off) in enumerate(trees):
+        if len(off) > FOREST_LEVELS + 1:
+            raise ValueError("bit tree deeper than FOREST_LEVELS")
+        table[a, :len(off)] = off
+        table[a, len(off):] = off[-1]
+    return addrs, table
+
+
+@numba.njit(cache=True)
+def give_back_forest(word_addrs, table, index, blocks):
+    """:func:`give_back` over several trees at once: block ``blocks[i]`` of tree ``index[i]``
+    (trees as described by :func:`forest_table`)."""
+    for i in range(blocks.shape[0]):
+        a = index[i]
+        words = view(word_addrs[a], table[a, FOREST_LEVELS], _WORD)
+        b = np.int64(blocks[i])
+        for level in range(FOREST_LEVELS):
+            if table[a, level + 1] == table[a, level]:
+                break
+            pos = table[a, level] + (b >> 6)
+            was = words[pos]
+            words[pos] = was | (_ONE << np.uint64(b & 63))
+            if was != 0:
+                break
+            b >>= 6
 
 
 @numba.njit(cache=True)

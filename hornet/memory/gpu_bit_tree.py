@@ -128,6 +128,24 @@ def give_back(words, level_offsets, blocks) -> None:
                                  np.int32(_levels(level_offsets)), blocks, i64(n)))
 
 
+def forest(trees):
+    """Several trees described for :func:`give_back_forest` (device arrays)."""
+    from .bit_tree import forest_table
+    addrs, table = forest_table(trees, lambda w: int(w.data.ptr))
+    return cupy.asarray(addrs), cupy.asarray(table)
+
+
+def give_back_forest(forest_arrays, index, blocks) -> None:
+    """Mark block ``blocks[i]`` of tree ``index[i]`` free (int64 device arrays), in one kernel
+    over every tree of the forest."""
+    n = int(blocks.shape[0])
+    if n == 0:
+        return
+    addrs, table = forest_arrays
+    launch(_fn("give_back_forest"), n, (addrs, table, cupy.ascontiguousarray(index),
+                                        cupy.ascontiguousarray(blocks), i64(n)))
+
+
 def count_free(words, level_offsets) -> int:
     """Number of free blocks (host int)."""
     nw = int(level_offsets[1]) - int(level_offsets[0])

@@ -129,6 +129,17 @@ def copy_ranges(src, dst, counts, dtype) -> None:
     launch(fn, total, (as_i64(src), as_i64(dst), off, i64(n), i64(total)))
 
 
+def place_by_class(classes, class_start, pool):
+    """``out[i]`` = a distinct entry of ``pool`` from class ``classes[i]``'s range, which starts
+    at ``class_start[k]`` (int64 device arrays; entries of one class in any order)."""
+    classes = as_i64(classes)
+    n = int(classes.shape[0])
+    out = cupy.empty(n, dtype=cupy.int64)
+    next_slot = cupy.array(class_start, dtype=cupy.uint64)
+    launch(_fn("place_by_class"), n, (classes, i64(n), next_slot, as_i64(pool), out))
+    return out
+
+
 def size_classes(degree, min_class: int):
     """Per vertex ceil(log2(degree)), at least ``min_class``; -1 where degree <= 0.
 

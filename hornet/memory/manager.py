@@ -46,6 +46,8 @@ class _Lookup:
     size_class: np.ndarray     # host int64 (n_arrays,)
     dev_bases: object          # the same on the backend's device
     dev_field_bases: object
+    dev_block_shift: object    # device int64 (n_arrays,): log2 of a block's bytes
+    forest: object             # the arrays' bit trees, as backend.forest made them
 
 
 class MemoryManager:
@@ -109,6 +111,32 @@ class MemoryManager:
         pool = self.pools.setdefault(size_class, [])
         return self._allocate_from(size_class, pool, count, grow=True)
 
+    def allocate_classes(self, classes):
+        """One fresh block per entry of ``classes`` (int64 size classes, shape (n,), on the
+        backend's device): their edge pointers, int64 (n,).
+
+        One :meth:`allocate` per class present (only per-class counts reach the host), then
+        one kernel hands each entry a block of its class. All or nothing: on
+        :class:`DeviceMemoryError` every block taken by this call is given back.
+        """
+        xp = self.xp
+        n = int(classes.shape[0])
+        if n == 0:
+            return xp.zeros(0, dtype=xp.int64)
+        per_class = self.backend.to_host(xp.bincount(classes + 1, minlength=2))[1:]
+        parts = []
+        try:
+            for k in np.flatnonzero(per_class).tolist():
+                parts.append(self.allocate(k, int(per_class[k])))
+        except MemoryError:
+            for got in parts:
+                self.release(got)
+            raise
+        pool = parts[0] if len(parts) == 1 else xp.concatenate(parts)
+        class_start = np.zeros(per_class.shape[0], dtype=np.int64)
+        np.cumsum(per_class[:-1], out=class_start[1:])
+        return self.backend.place_by_class(classes, xp.asarray(class_start), pool)
+
     def _allocate_from(self, size_class, arrays, count, grow, exact=False):
         taken = 0
         touched = []             # (array, block ids)
@@ -153,22 +181,24 @@ class MemoryManager:
         return parts[0] if len(parts) == 1 else self.xp.concatenate(parts)
 
     def release(self, pointers: np.ndarray) -> None:
-        """Give blocks back (edge pointers as returned by :meth:`allocate`, any classes)."""
+        """Give blocks back (edge pointers as returned by :meth:`allocate`, any classes).
+
+        One kernel frees them in every bit tree at once; per-array counts are all that crosses
+        to the host.
+        """
         xp = self.xp
         pointers = xp.asarray(pointers).astype(xp.int64, copy=False)
         if pointers.size == 0:
             return
         lookup = self.lookup()
         index = xp.searchsorted(lookup.dev_bases, pointers, side="right") - 1
-        pointers = pointers[xp.argsort(index)]
-        # per-array counts are all that crosses to the host
+        blocks = (pointers - lookup.dev_bases[index]) >> lookup.dev_block_shift[index]
         counts = self.backend.to_host(xp.bincount(index, minlength=len(lookup.arrays)))
-        ends = np.cumsum(counts)
+        self.backend.give_back_forest(lookup.forest, index, blocks)
         emptied = set()
         for i in np.flatnonzero(counts).tolist():
             arr = lookup.arrays[i]
-            s, e = int(ends[i] - counts[i]), int(ends[i])
-            arr.give_back((pointers[s:e] - arr.base) >> (arr.size_class + 2))
+            arr.free += int(counts[i])
             if arr.free == arr.num_blocks:
                 emptied.add(arr.size_class)
         for k in emptied:
@@ -244,7 +274,10 @@ class MemoryManager:
                                    dtype=np.int64).reshape(len(arrays), nf)
             classes = np.array([a.size_class for a in arrays], dtype=np.int64)
             self._lookup = _Lookup(bases, arrays, field_bases, classes,
-                                   self.xp.asarray(bases), self.xp.asarray(field_bases))
+                                   self.xp.asarray(bases), self.xp.asarray(field_bases),
+                                   self.xp.asarray(classes + 2),
+                                   self.backend.forest([(a.words, a.level_offsets)
+                                                        for a in arrays]))
         return self._lookup
 
     def field_addresses(self, pointers: np.ndarray, field: int) -> np.ndarray:
@@ -354,6 +387,18 @@ class MemoryManager:
             if mine.size and be.to_host(be.is_free(arr.words, arr.level_offsets,
                                                    be.xp.asarray(mine))).any():
                 raise InvariantError(f"{arr!r}: a vertex's block is marked free")
+
+
+@numba.njit(cache=True)
+def place_by_class(classes, class_start, pool):
+    """``out[i] = pool[class_start[classes[i]] + (earlier entries of the same class)]``."""
+    next_slot = class_start.copy()
+    out = np.empty(classes.shape[0], dtype=np.int64)
+    for i in range(classes.shape[0]):
+        k = classes[i]
+        out[i] = pool[next_slot[k]]
+        next_slot[k] += 1
+    return out
 
 
 @dual_kernel

@@ -107,6 +107,44 @@ extern "C" __global__ void give_back(u64* __restrict__ words, const i64* __restr
     }
 }
 
+// give_back over several trees: block blocks[i] of tree index[i]; tree a's words at
+// word_addrs[a], its level offsets in table[a * (FOREST_LEVELS + 1) ...] (padded with the total).
+#define FOREST_LEVELS 8
+extern "C" __global__ void give_back_forest(const i64* __restrict__ word_addrs,
+                                            const i64* __restrict__ table,
+                                            const i64* __restrict__ index,
+                                            const i64* __restrict__ blocks, i64 n) {
+    GRID_STRIDE(i, n) {
+        const i64 a = index[i];
+        u64* words = (u64*)word_addrs[a];
+        const i64* off = table + a * (FOREST_LEVELS + 1);
+        i64 b = blocks[i];
+        for (int l = 0; l < FOREST_LEVELS && off[l + 1] > off[l]; ++l) {
+            u64 was = atomicOr(words + off[l] + (b >> 6), 1ull << (b & 63));
+            if (was != 0ull) break;
+            b >>= 6;
+        }
+    }
+}
+
+// out[i] = pool[next_slot[classes[i]]++] (the entries of one class take consecutive slots, in
+// any order): one atomic per class present in a warp.
+extern "C" __global__ void place_by_class(const i64* __restrict__ classes, i64 n,
+                                          unsigned long long* __restrict__ next_slot,
+                                          const i64* __restrict__ pool, i64* __restrict__ out) {
+    GRID_STRIDE(i, n) {
+        const i64 k = classes[i];
+        const unsigned active = __activemask();
+        const unsigned same = __match_any_sync(active, k);
+        const int lane = threadIdx.x & 31;
+        const int leader = __ffs(same) - 1;
+        unsigned long long base = 0;
+        if (lane == leader) base = atomicAdd(next_slot + k, (unsigned long long)__popc(same));
+        base = __shfl_sync(same, base, leader);
+        out[i] = pool[base + __popc(same & ((1u << lane) - 1u))];
+    }
+}
+
 extern "C" __global__ void is_free(const u64* __restrict__ words, const i64* __restrict__ blocks,
                                    i64 n, bool* __restrict__ out) {
     GRID_STRIDE(i, n) {
