@@ -40,6 +40,44 @@ def test_bit_tree_inconsistency_is_detected():
     assert bt.find_inconsistency(words, offsets, 200) == offsets[1]
 
 
+def test_forest_take_and_give_back_match_one_tree_at_a_time(device):
+    """take_forest / give_back_forest (many bit trees in one pass) against sets of free
+    blocks, on every backend: lowest free blocks first, pointers base + (block << shift)."""
+    from hornet.memory.backend import memory_backend
+    be = memory_backend(device)
+    xp = be.xp
+    rng = np.random.default_rng(5)
+    sizes = [1, 63, 64, 65, 4097, 300_001]
+    trees = [be.new_tree(n) for n in sizes]
+    free = [np.ones(n, dtype=bool) for n in sizes]
+    for _ in range(4):
+        requests, want = [], []
+        for a, (words, offsets) in enumerate(trees):
+            count = int(rng.integers(0, free[a].sum() + 1)) if rng.random() < 0.8 else 0
+            base, shift = (a + 1) << 40, int(rng.integers(2, 7))
+            ids = np.flatnonzero(free[a])[:count]
+            free[a][ids] = False
+            requests.append((words, offsets, count, base, shift))
+            want.append(base + (ids << shift))
+        got = be.to_host(be.take_forest(requests))
+        assert np.array_equal(got, np.concatenate(want))
+        index, blocks = [], []
+        for a, n in enumerate(sizes):
+            used = np.flatnonzero(~free[a])
+            back = rng.permutation(used)[:int(rng.integers(0, used.size + 1))]
+            free[a][back] = True
+            index.append(np.full(back.size, a, dtype=np.int64))
+            blocks.append(back.astype(np.int64))
+        order = rng.permutation(sum(b.size for b in blocks))    # trees interleaved
+        be.give_back_forest(be.forest(trees), xp.asarray(np.concatenate(index)[order]),
+                            xp.asarray(np.concatenate(blocks)[order]))
+        for (words, offsets), n, f in zip(trees, sizes, free):
+            assert be.find_inconsistency(words, offsets, n) == -1
+            assert be.count_free(words, offsets) == int(f.sum())
+            assert np.array_equal(be.to_host(be.used_blocks(words, offsets, n)),
+                                  np.flatnonzero(~f))
+
+
 def _manager(**kw):
     return MemoryManager([("dst", np.int32), ("w", np.float64)], **kw)
 

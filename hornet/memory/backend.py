@@ -20,14 +20,13 @@ class MemoryBackend:
     device: str
     xp: Any
     new_tree: Callable            # num_blocks -> (words, level_offsets host int64)
-    take_free: Callable           # (words, offsets, count) -> block ids (xp int64, ascending)
-    give_back: Callable           # (words, offsets, blocks) -> None
     count_free: Callable          # (words, offsets) -> int
     used_blocks: Callable         # (words, offsets, num_blocks) -> xp int64
     is_free: Callable             # (words, offsets, blocks) -> xp bool
     find_inconsistency: Callable  # (words, offsets, num_blocks) -> int (-1 = consistent)
     copy_ranges: Callable         # (src, dst, counts, dtype) -> None
     size_classes: Callable        # (degree int64, min_class) -> int64
+    take_forest: Callable         # [(words, offsets, count, base, shift)] -> xp int64 pointers
     forest: Callable              # [(words, offsets)] -> several trees, for give_back_forest
     give_back_forest: Callable    # (forest, tree index int64, blocks int64) -> None
     place_by_class: Callable      # (classes, class_start, pool) -> int64 pool entries
@@ -46,6 +45,15 @@ def _cpu_take_free(words, offsets, count):
     return out[:got]
 
 
+def _cpu_take_forest(requests):
+    """Per request (words, level_offsets, count, base, shift): the pointers ``base + (block
+    << shift)`` of its ``count`` lowest free blocks, taken; all requests concatenated."""
+    parts = [np.zeros(0, dtype=np.int64)]
+    for words, offsets, count, base, shift in requests:
+        parts.append(base + (_cpu_take_free(words, offsets, count) << shift))
+    return np.concatenate(parts)
+
+
 def _cpu_forest(trees):
     return bit_tree.forest_table(trees, lambda w: int(w.ctypes.data))
 
@@ -60,17 +68,18 @@ def memory_backend(device: str) -> MemoryBackend:
     if device == "cpu":
         from .copy_kernels import copy_ranges
         from .manager import _size_classes, place_by_class
-        return MemoryBackend("cpu", np, bit_tree.new_tree, _cpu_take_free, bit_tree.give_back,
+        return MemoryBackend("cpu", np, bit_tree.new_tree,
                              lambda w, o: int(bit_tree.count_free(w, o)), bit_tree.used_blocks,
                              bit_tree.is_free, lambda w, o, n: int(bit_tree.find_inconsistency(
                                  w, o, n)),
-                             copy_ranges, _size_classes, _cpu_forest, _cpu_give_back_forest,
-                             place_by_class)
+                             copy_ranges, _size_classes, _cpu_take_forest, _cpu_forest,
+                             _cpu_give_back_forest, place_by_class)
     if device == "gpu":
         import cupy
         from . import gpu_bit_tree as t
         from .gpu_copy import copy_ranges, place_by_class, size_classes
-        return MemoryBackend("gpu", cupy, t.new_tree, t.take_free, t.give_back, t.count_free,
+        return MemoryBackend("gpu", cupy, t.new_tree, t.count_free,
                              t.used_blocks, t.is_free, t.find_inconsistency, copy_ranges,
-                             size_classes, t.forest, t.give_back_forest, place_by_class)
+                             size_classes, t.take_forest, t.forest, t.give_back_forest,
+                             place_by_class)
     raise ValueError(f"unknown device {device!r}")

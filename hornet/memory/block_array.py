@@ -43,16 +43,6 @@ class BlockArray:
                                                  dtype=dtype))
         self.column_bases.append(self.backend.address(self.columns[-1]))
 
-    def take(self, count: int):
-        """Mark up to ``count`` free blocks used (lowest first); return their indices."""
-        blocks = self.backend.take_free(self.words, self.level_offsets, min(count, self.free))
-        self.free -= int(blocks.shape[0])
-        return blocks
-
-    def give_back(self, blocks) -> None:
-        self.backend.give_back(self.words, self.level_offsets, blocks)
-        self.free += int(blocks.shape[0])
-
     def used_blocks(self):
         return self.backend.used_blocks(self.words, self.level_offsets, self.num_blocks)
 

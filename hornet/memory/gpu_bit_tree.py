@@ -128,6 +128,44 @@ def give_back(words, level_offsets, blocks) -> None:
                                  np.int32(_levels(level_offsets)), blocks, i64(n)))
 
 
+def take_forest(requests):
+    """Blocks from several trees in one pass (two kernels and a scan, whatever the number of
+    trees): per request ``(words, level_offsets, count, base, shift)`` the pointers ``base +
+    (block << shift)`` of the ``count`` lowest free blocks of that tree (``count`` at most its
+    free blocks), which become used. Returns all requests' pointers concatenated (int64
+    device). Only the request table (a few numbers per tree) goes from the host to the device.
+    """
+    from .bit_tree import forest_table
+    requests = [r for r in requests if r[2] > 0]
+    if not requests:
+        return cupy.empty(0, dtype=cupy.int64)
+    nreq = len(requests)
+    addrs, table = forest_table([(w, off) for w, off, *_ in requests], lambda w: int(w.data.ptr))
+    leaves = np.array([int(off[1]) - int(off[0]) for _, off, *_ in requests], dtype=np.int64)
+    count = np.array([r[2] for r in requests], dtype=np.int64)
+    word_start = np.zeros(nreq + 1, dtype=np.int64)
+    np.cumsum(leaves, out=word_start[1:])
+    out_start = np.zeros(nreq, dtype=np.int64)
+    np.cumsum(count[:-1], out=out_start[1:])
+    packed = np.concatenate([addrs, word_start, count, out_start,
+                             np.array([r[3] for r in requests], dtype=np.int64),
+                             np.array([r[4] for r in requests], dtype=np.int64),
+                             table.ravel()])
+    dev = cupy.asarray(packed)                        # one host-to-device copy
+    d_addrs, d_start = dev[:nreq], dev[nreq:2 * nreq + 1]
+    rest = dev[2 * nreq + 1:]
+    d_count, d_out_start, d_base, d_shift = (rest[i * nreq:(i + 1) * nreq] for i in range(4))
+    d_table = rest[4 * nreq:]
+    total = int(word_start[-1])
+    pc = cupy.empty(total, dtype=cupy.int64)
+    launch(_fn("popcount_forest"), total, (d_addrs, d_start, i64(nreq), i64(total), pc))
+    incl = cupy.cumsum(pc)
+    out = cupy.empty(int(count.sum()), dtype=cupy.int64)
+    launch(_fn("extract_forest"), total, (d_addrs, d_table, d_start, d_count, d_out_start,
+                                          d_base, d_shift, i64(nreq), i64(total), pc, incl, out))
+    return out
+
+
 def forest(trees):
     """Several trees described for :func:`give_back_forest` (device arrays)."""
     from .bit_tree import forest_table

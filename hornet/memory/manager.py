@@ -108,77 +108,79 @@ class MemoryManager:
         count = int(count)
         if count == 0:
             return self.xp.empty(0, dtype=self.xp.int64)
-        pool = self.pools.setdefault(size_class, [])
-        return self._allocate_from(size_class, pool, count, grow=True)
+        return self._take([self._plan(size_class, count, grow=True)])
 
     def allocate_classes(self, classes):
         """One fresh block per entry of ``classes`` (int64 size classes, shape (n,), on the
         backend's device): their edge pointers, int64 (n,).
 
-        One :meth:`allocate` per class present (only per-class counts reach the host), then
-        one kernel hands each entry a block of its class. All or nothing: on
-        :class:`DeviceMemoryError` every block taken by this call is given back.
+        Every class present is planned on the host (only per-class counts cross), the blocks
+        of all classes are taken from their bit trees in one pass, and one kernel hands each
+        entry a block of its class. All or nothing: on :class:`DeviceMemoryError` nothing is
+        taken.
         """
         xp = self.xp
         n = int(classes.shape[0])
         if n == 0:
             return xp.zeros(0, dtype=xp.int64)
         per_class = self.backend.to_host(xp.bincount(classes + 1, minlength=2))[1:]
-        parts = []
-        try:
-            for k in np.flatnonzero(per_class).tolist():
-                parts.append(self.allocate(k, int(per_class[k])))
-        except MemoryError:
-            for got in parts:
-                self.release(got)
-            raise
-        pool = parts[0] if len(parts) == 1 else xp.concatenate(parts)
+        pool = self._take([self._plan(k, int(per_class[k]), grow=True)
+                           for k in np.flatnonzero(per_class).tolist()])
         class_start = np.zeros(per_class.shape[0], dtype=np.int64)
         np.cumsum(per_class[:-1], out=class_start[1:])
         return self.backend.place_by_class(classes, xp.asarray(class_start), pool)
 
-    def _allocate_from(self, size_class, arrays, count, grow, exact=False):
-        taken = 0
-        touched = []             # (array, block ids)
-        # arrays with the most free blocks first: a request touches as few arrays (and, on
-        # the GPU, as few kernel launches) as possible; compaction gives memory back later
+    def _plan(self, size_class, count, grow, arrays=None, exact=False):
+        """Where ``count`` blocks of ``size_class`` come from: [(array, blocks)] plus the arrays
+        created for them (not in the pool yet). ``arrays``: the candidates (default: the
+        class's pool). Raises DeviceMemoryError (nothing created) when memory runs out."""
+        arrays = self.pools.get(size_class, []) if arrays is None else arrays
+        plan, created, planned = [], [], 0
+        # arrays with the most free blocks first: a request touches as few arrays as
+        # possible; compaction gives memory back later
         for arr in sorted((a for a in arrays if a.free), key=lambda a: -a.free):
-            got = arr.take(count - taken)
-            touched.append((arr, got))
-            taken += int(got.shape[0])
-            if taken == count:
+            take = min(arr.free, count - planned)
+            plan.append((arr, take))
+            planned += take
+            if planned == count:
                 break
-        created = []
-        if taken < count and grow:
+        if planned < count and grow:
             try:
                 # geometric growth across calls (a new array is at least as large as the class
                 # was before this call), exact fit within a call: a bulk build wastes nothing
                 before = 0 if exact else sum(a.num_blocks for a in arrays)
                 limit = self.blocks_per_array(size_class)
-                while taken < count:
-                    need = count - taken
+                while planned < count:
+                    need = count - planned
                     arr = BlockArray(size_class, min(limit, max(need, before)), self.field_dtypes,
                                      self.backend)
                     created.append(arr)
                     before = 0
-                    got = arr.take(need)
-                    touched.append((arr, got))
-                    taken += int(got.shape[0])
+                    take = min(arr.free, need)
+                    plan.append((arr, take))
+                    planned += take
             except MemoryError as exc:
-                for arr, got in touched:
-                    if all(arr is not c for c in created):
-                        arr.give_back(got)
                 need_bytes = (count << size_class) * sum(d.itemsize for d in self.field_dtypes)
                 raise DeviceMemoryError(
                     f"out of memory allocating {count} blocks of {1 << size_class} edges "
                     f"({need_bytes} bytes)", need_bytes) from exc
-            arrays.extend(created)
-            self._lookup = None
-        if taken < count:
+        if planned < count:
             raise AssertionError("allocation without growth ran out of blocks")
-        shift = size_class + 2  # 4-byte destinations
-        parts = [arr.base + (got << shift) for arr, got in touched]
-        return parts[0] if len(parts) == 1 else self.xp.concatenate(parts)
+        return size_class, plan, created
+
+    def _take(self, plans):
+        """Carry out plans made by :meth:`_plan`: the blocks of every plan in one pass over the
+        bit trees; returns their edge pointers, plan by plan (int64, on the device)."""
+        requests = [(arr.words, arr.level_offsets, take, arr.base, k + 2)
+                    for k, plan, _ in plans for arr, take in plan]
+        ptrs = self.backend.take_forest(requests)
+        for k, plan, created in plans:
+            for arr, take in plan:
+                arr.free -= take
+            if created:
+                self.pools.setdefault(k, []).extend(created)
+                self._lookup = None
+        return ptrs
 
     def release(self, pointers: np.ndarray) -> None:
         """Give blocks back (edge pointers as returned by :meth:`allocate`, any classes).
@@ -250,8 +252,11 @@ class MemoryManager:
             keep = [a for a in pool if all(a is not e for e in evacuate)]
             xp = self.xp
             old = xp.concatenate([a.base + (a.used_blocks() << (k + 2)) for a in evacuate])
-            new = self._allocate_from(k, keep, int(old.size), grow=True, exact=True) \
-                if old.size else old
+            new = old
+            if old.size:
+                plan = self._plan(k, int(old.size), True, keep, exact=True)
+                new = self._take([plan])
+                keep = keep + plan[2]              # the arrays created for the moved blocks
             self.pools[k] = keep + evacuate        # both ends of the copy must be addressable
             self._lookup = None
             self._copy_blocks(old, new, xp.full(old.size, 1 << k, dtype=xp.int64))

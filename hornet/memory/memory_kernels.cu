@@ -107,9 +107,61 @@ extern "C" __global__ void give_back(u64* __restrict__ words, const i64* __restr
     }
 }
 
+// take_forest: request a takes the count[a] lowest free blocks of tree a (words at
+// word_addrs[a], level offsets in table[a * (FOREST_LEVELS + 1) ...]); the leaf words of all
+// requests are laid end to end (word_start, length A + 1). Pass 1 counts the free bits of
+// every leaf word; pass 2 (after an inclusive scan `incl` of the counts) extracts, per word,
+// the blocks whose rank in their tree is below count[a], writes their pointers base[a] +
+// (block << shift[a]) to out[out_start[a] + rank], clears them, and clears the ancestors' bits
+// of a word that became empty (atomically: the thread that empties a parent word goes on up).
+#define FOREST_LEVELS 8
+extern "C" __global__ void popcount_forest(const i64* __restrict__ word_addrs,
+                                           const i64* __restrict__ word_start, i64 nreq,
+                                           i64 total, i64* __restrict__ pc) {
+    GRID_STRIDE(t, total) {
+        const i64 a = segment_of(word_start, nreq, t);
+        pc[t] = __popcll(((const u64*)word_addrs[a])[t - word_start[a]]);
+    }
+}
+
+extern "C" __global__ void extract_forest(const i64* __restrict__ word_addrs,
+                                          const i64* __restrict__ table,
+                                          const i64* __restrict__ word_start,
+                                          const i64* __restrict__ count,
+                                          const i64* __restrict__ out_start,
+                                          const i64* __restrict__ base,
+                                          const i64* __restrict__ shift, i64 nreq, i64 total,
+                                          const i64* __restrict__ pc,
+                                          const i64* __restrict__ incl, i64* __restrict__ out) {
+    GRID_STRIDE(t, total) {
+        const i64 a = segment_of(word_start, nreq, t);
+        const i64 first = word_start[a];
+        i64 k = incl[t] - pc[t] - (first > 0 ? incl[first - 1] : 0);   // rank in the tree
+        const i64 c = count[a];
+        if (k >= c || pc[t] == 0) continue;
+        u64* words = (u64*)word_addrs[a];
+        const i64 w = t - first;
+        u64 x = words[w];
+        while (x != 0ull && k < c) {
+            const int b = __ffsll((long long)x) - 1;
+            out[out_start[a] + k++] = base[a] + ((w * 64 + b) << shift[a]);
+            x &= x - 1ull;
+        }
+        words[w] = x;
+        if (x != 0ull) continue;
+        const i64* off = table + a * (FOREST_LEVELS + 1);
+        i64 idx = w;
+        for (int l = 1; l < FOREST_LEVELS && off[l + 1] > off[l]; ++l) {
+            const u64 bit = 1ull << (idx & 63);
+            const u64 was = atomicAnd(words + off[l] + (idx >> 6), ~bit);
+            if ((was & ~bit) != 0ull) break;       // the parent word still has free children
+            idx >>= 6;
+        }
+    }
+}
+
 // give_back over several trees: block blocks[i] of tree index[i]; tree a's words at
 // word_addrs[a], its level offsets in table[a * (FOREST_LEVELS + 1) ...] (padded with the total).
-#define FOREST_LEVELS 8
 extern "C" __global__ void give_back_forest(const i64* __restrict__ word_addrs,
                                             const i64* __restrict__ table,
                                             const i64* __restrict__ index,
