@@ -16,14 +16,11 @@ import networkx as nx
 import numpy as np
 import scipy.sparse.csgraph as csgraph
 
-from common import DATA, machine, write_table
+from common import DATA, ktruss_ref, machine, write_table
 
 import hornet
 from hornet.adjacency import AdjacencyView
 from hornet.generators import kronecker_edges
-
-TABLE_19_2 = {"ca-HepPh": (239, 0.009), "email-Enron": (22, 0.026),
-              "soc-Epinions1": (33, 0.09), "kron18": (159, 0.74)}   # k_max, cuSTINGER-Delta P100 s
 
 
 def timed(fn, repeats=5):
@@ -91,7 +88,7 @@ def main():
         kmax, _, _ = hornet.algos.max_truss(g)
         t_g = timed(lambda: hornet.algos.max_truss(g), 1)
         t_c = timed(lambda: hornet.algos.max_truss(csr), 1)
-        ref = TABLE_19_2.get(name)
+        ref = ktruss_ref(name)       # Table 19.2: (k_max, cuSTINGER-Delta P100 s)
         rows.append([name, "max k-truss (delta)", m, f"{t_g:.2e}", f"{t_c:.2e}",
                      f"{t_c / t_g:.2f}", "cuSTINGER-Delta P100 (Table 19.2)",
                      f"{ref[1]:.2e}" if ref else "-", f"{ref[1] / t_g:.2f}" if ref else "-",
