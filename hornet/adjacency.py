@@ -41,6 +41,9 @@ class AdjacencyView:
     owner : object
         Whatever keeps the buffers behind the addresses alive; the view is valid only while
         ``owner`` is unchanged (a graph update invalidates views taken before it).
+    derived : dict
+        Memo of arrays that algorithms derive from the view (such as the scan of the
+        degrees), kept as long as the view itself.
     """
 
     num_vertices: int
@@ -51,6 +54,7 @@ class AdjacencyView:
     device: str = "cpu"
     property_ptrs: dict = field(default_factory=dict)
     owner: Any = None
+    derived: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def num_entries(self) -> int:

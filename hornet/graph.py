@@ -222,6 +222,7 @@ class Graph:
         self._edge_ptr = xp.zeros(0, dtype=xp.int64)
         self._vprops = {k: xp.zeros(0, dtype=dt) for k, dt in self._vertex_schema.items()}
         self._entries = 0
+        self._views = {}            # adjacency views, valid until the next change
         if num_vertices:
             self._reserve(int(num_vertices))
             self._n = int(num_vertices)
@@ -296,6 +297,7 @@ class Graph:
         self._size_class[rows] = classes
         self._degree[rows] = deg.astype(xp.int32)
         self._entries = int(indices.shape[0])
+        self._views.clear()
 
     @classmethod
     def from_scipy(cls, matrix, directed: bool = False, device: str = "auto",
@@ -379,6 +381,7 @@ class Graph:
             b[:cap] = a
             return b
 
+        self._views.clear()
         self._degree = grown(self._degree)
         self._size_class = grown(self._size_class, -1)
         self._edge_ptr = grown(self._edge_ptr)
@@ -479,6 +482,7 @@ class Graph:
         grow = xp.flatnonzero(new_deg > capacity)
         new_ptrs, new_classes = self._allocate_for(sources[grow], new_deg[grow])
         # ---- nothing above changed the graph; from here on the batch is committed ----
+        self._views.clear()
         self._n = n
         old_ptrs = self._edge_ptr[sources]
         target = old_ptrs.copy()
@@ -523,6 +527,7 @@ class Graph:
                                 & (target < classes))
         new_ptrs, new_classes = self._allocate_for(sources[shrink], new_deg[shrink])
         # ---- committed from here on ----
+        self._views.clear()
         slots = self._edge_ptr[ss] + 4 * pos
         gone = {}
         for f, (name, dt) in enumerate(self._edge_schema.items(), start=1):
@@ -573,6 +578,7 @@ class Graph:
                                  what="vertex", fill_missing=False)
         n = max(self._n, int(v.max()) + 1) if v.size else self._n
         self._reserve(n)
+        self._views.clear()
         self._n = n
         for k, vals in values.items():
             _scatter_last(self._xp, self._vprops[k], v, vals)
@@ -623,6 +629,7 @@ class Graph:
             raise ValueError(f"edge property {name!r} already exists or is reserved")
         self._edge_schema[name] = _numeric_dtype(dtype, name)
         self._mm.add_field(name, dtype, fill)
+        self._views.clear()
 
     def add_vertex_property(self, name: str, dtype, fill=0) -> None:
         if name in self._vertex_schema:
@@ -724,14 +731,25 @@ class Graph:
             G.add_edges_from(zip(src.tolist(), dst.tolist()))
         return G
 
-    def adjacency(self) -> AdjacencyView:
+    def adjacency(self, properties: bool = True) -> AdjacencyView:
         """The (edge pointer, degree) view that algorithm kernels read; valid until the next
-        update of the graph."""
-        heads = self._edge_ptr[:self._n]
-        props = {name: (self._mm.field_addresses(heads, f), dt)
-                 for f, (name, dt) in enumerate(self._edge_schema.items(), start=1)}
-        return AdjacencyView(self._n, self._degree[:self._n], heads, self.directed, True,
-                             self.device, props, self)
+        update of the graph (the same view is returned until then, so what an algorithm
+        derives from it, such as degree scans, is computed once).
+
+        ``properties=False``: a view without the edge-property addresses (cheaper to make;
+        for traversals that read no property).
+        """
+        view = self._views.get(properties)
+        if view is None:
+            heads = self._edge_ptr[:self._n]
+            props = {}
+            if properties:
+                props = {name: (self._mm.field_addresses(heads, f), dt)
+                         for f, (name, dt) in enumerate(self._edge_schema.items(), start=1)}
+            view = AdjacencyView(self._n, self._degree[:self._n], heads, self.directed, True,
+                                 self.device, props, self)
+            self._views[properties] = view
+        return view
 
     # ------------------------------------------------------------------ memory and checks
     def memory_stats(self) -> dict:

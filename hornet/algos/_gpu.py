@@ -23,9 +23,12 @@ sizes, numbers of peeled edges) cross to the host.
   decremented by triangle subtraction, Green et al. 2017) or by recounting (``"iterative"``),
   on a contiguous CSR with a per-edge state that is compacted when half of it is dead. (The
   CPU version peels a copy of a hornet.Graph with ``delete_edges``; on the GPU every input is
-  peeled this way.)
+  peeled this way.) ``max_truss`` bisects over k from checkpoints instead of peeling level by
+  level: O(log k_max) peelings, each from the last non-empty truss.
 """
 from __future__ import annotations
+
+import copy
 
 import os
 from dataclasses import dataclass
@@ -123,23 +126,6 @@ def to_host(a):
 
 # --------------------------------------------------------------------------------------------
 # views
-
-
-def graph_structure_view(g) -> AdjacencyView:
-    """The view of a GPU ``hornet.Graph`` without its edge-property addresses.
-
-    ``Graph.adjacency()`` computes every property column's per-vertex addresses (about ten
-    array operations over V); traversals that read no property skip them. Falls back to
-    ``g.adjacency()`` for anything that is not laid out like a hornet.Graph.
-    """
-    try:
-        n = int(g._n)
-        deg, ptr = g._degree[:n], g._edge_ptr[:n]
-    except (AttributeError, TypeError):
-        return g.adjacency()
-    if not (isinstance(deg, cupy.ndarray) and isinstance(ptr, cupy.ndarray)):
-        return g.adjacency()
-    return AdjacencyView(n, deg, ptr, bool(g.directed), True, "gpu", {}, g)
 
 
 def check_view(view: AdjacencyView) -> None:
@@ -311,7 +297,7 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
         raise TypeError(f"x must hold real numbers (bool, int or float), got dtype {x.dtype}")
     x = cupy.ascontiguousarray(x, dtype=cupy.float64)
     deg, ptr = _arrays(view)
-    off, nnz = scan(deg)
+    off, nnz = _degree_scan(view, deg)
     weighted = weight is not None
     wptr, ctype = ptr, "float"
     if weighted:
@@ -335,16 +321,33 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
     y = cupy.zeros(n, dtype=cupy.float64)
     if n == 0 or nnz == 0:
         return y
-    _spmv_launch(SPMV_KERNEL, ctype, weighted, push, ptr, wptr, off, n, nnz, x, y)
+    rows = None
+    if SPMV_KERNEL == "warp":                   # the row of each range's first entry
+        rows = view.derived.get(("spmv_rows", SPMV_RANGE))
+        if rows is None:
+            rows = view.derived[("spmv_rows", SPMV_RANGE)] = _tiles(off, n, nnz,
+                                                                    tile=SPMV_RANGE)[0]
+    _spmv_launch(SPMV_KERNEL, ctype, weighted, push, ptr, wptr, off, n, nnz, x, y, rows)
     return y
 
 
-def _spmv_launch(kernel, ctype, weighted, push, ptr, wptr, off, n, nnz, x, y) -> None:
-    """One SpMV launch (plus its tiny partition kernel) into a zeroed ``y``."""
+def _degree_scan(view: AdjacencyView, deg):
+    """(exclusive scan of the view's degrees with the total last, total), once per view."""
+    memo = view.derived.get("degree_scan")
+    if memo is None:
+        memo = view.derived["degree_scan"] = scan(deg)
+    return memo
+
+
+def _spmv_launch(kernel, ctype, weighted, push, ptr, wptr, off, n, nnz, x, y,
+                 rows=None) -> None:
+    """One SpMV launch (plus its tiny partition kernel, unless ``rows`` is given: the row of
+    each SPMV_RANGE-entry range's first entry) into a zeroed ``y``."""
     targs = f"<{ctype}, {int(weighted)}, {int(push)}>"
     if kernel == "warp":
         nranges = -(-nnz // SPMV_RANGE)
-        rows, _ = _tiles(off, n, nnz, tile=SPMV_RANGE)      # row of each range's first entry
+        if rows is None:
+            rows, _ = _tiles(off, n, nnz, tile=SPMV_RANGE)
         launch(_fn("spmv_warp" + targs), nranges,
                (ptr, wptr, off, rows, i64(n), i64(nnz), i64(nranges), x, y), threads_per_item=32)
     elif kernel == "merge":
@@ -702,6 +705,30 @@ class _Peeler:
             rem = self.peel(rem, thr)
         return self.state
 
+    def max_k(self) -> int:
+        """k_max by bisection over k, peeling from the last non-empty truss (a checkpoint
+        of states and supports: the k-truss contains every larger one), so that only
+        O(log k_max) peelings run instead of one per truss level. Leaves ``state`` at the
+        k_max-truss; 0 for a graph without edges."""
+        if self.E == 0:
+            return 0
+        live = self.state == ALIVE
+        lo = 2                                   # every edge is in the 2-truss
+        hi = int(cupy.where(live, self.sup, 0).max()) + 2
+        saved = (self.state.copy(), self.sup.copy(), copy.copy(self.work))
+        while lo < hi:
+            k = (lo + hi + 1) // 2
+            self.one_k(k)
+            if bool((self.state == ALIVE).any()):
+                lo = k
+                saved = (self.state.copy(), self.sup.copy(), copy.copy(self.work))
+            else:
+                hi = k - 1
+                state, sup, work = saved
+                self.state, self.sup, self.work = state.copy(), sup.copy(), copy.copy(work)
+        self.state, self.sup, self.work = saved
+        return lo
+
 
 def _truss_problem(view: AdjacencyView):
     und = symmetrized(view)
@@ -742,11 +769,11 @@ def max_truss(view: AdjacencyView, method: str = "delta"):
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     index, entry_map = _truss_problem(view)
-    t = _per_input_edge(entry_map, _Peeler(index, method).decompose())
-    kmax = int(t.max()) if t.shape[0] else 0
+    peeler = _Peeler(index, method)
+    kmax = peeler.max_k()
     if kmax == 0:
         z = cupy.empty(0, dtype=cupy.int32)
         return 0, z, z.copy()
-    keep = t == kmax
+    keep = _per_input_edge(entry_map, peeler.state, fill=0) == ALIVE
     src, dst = _input_edges(view, index, entry_map)
     return kmax, src[keep], dst[keep]

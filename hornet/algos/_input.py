@@ -57,8 +57,8 @@ def as_adjacency(obj: Any, *, directed: bool | None = None, sort: bool = True,
     sort : bool, default True
         Return a view whose lists are ascending and duplicate-free (copying only if needed).
     properties : bool, default True
-        False: the caller reads no edge property, so a GPU Graph's view may leave out the
-        property addresses (saves their computation on every call).
+        False: the caller reads no edge property, so a Graph's view may leave out the
+        property addresses (cheaper to make).
 
     Returns
     -------
@@ -75,10 +75,9 @@ def as_adjacency(obj: Any, *, directed: bool | None = None, sort: bool = True,
     if isinstance(obj, AdjacencyView):
         view = obj
     elif hasattr(obj, "adjacency") and callable(obj.adjacency):
-        if not properties and getattr(obj, "device", None) == "gpu":
-            from . import _gpu
-            view = _gpu.graph_structure_view(obj)
-        else:
+        try:
+            view = obj.adjacency(properties=properties)
+        except TypeError:                  # an adjacency() without the option
             view = obj.adjacency()
     elif _is_scipy_sparse(obj):
         view = _from_scipy(obj, directed)
