@@ -309,7 +309,11 @@ def truss_section(args, dev: str, on_row) -> tuple[list[list], list[str]]:
                                                  args.truss_repeats)
             print(f"  delta: k_max {kd}, {int(sd.shape[0]):,} edges; warm-up {wd:.3f} s, "
                   f"median {td:.4f} s of {nd}", flush=True)
-            note = f"{int(sd.shape[0]):,} edges in the {kd}-truss; delta: {nd} timed runs"
+            from hornet.algos import _gpu
+            st = _gpu.PEEL_STATS
+            note = (f"{int(sd.shape[0]):,} edges in the {kd}-truss; delta: {nd} timed runs, "
+                    f"{st.get('tests')} bisection steps, {st.get('rounds')} peeling rounds "
+                    f"({st.get('recounts')} by recount)")
             if not args.iterative:
                 t_it = "not run"
             elif slow_iterative is not None:

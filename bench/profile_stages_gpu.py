@@ -52,6 +52,10 @@ for name in ("allocate", "release", "compact", "field_addresses"):
 timed(graph_mod, "_segments", "_segments")
 timed(graph_mod, "edge_batch", "edge_batch (validate)")
 
+if "SMALL_MOVE" in __import__("os").environ:        # experiment: list-rewrite thresholds
+    gpu_kernels.SMALL_MOVE = int(__import__("os").environ["SMALL_MOVE"])
+    gpu_kernels.WARP_MOVE = int(__import__("os").environ.get("WARP_MOVE", gpu_kernels.WARP_MOVE))
+    print(f"SMALL_MOVE {gpu_kernels.SMALL_MOVE}, WARP_MOVE {gpu_kernels.WARP_MOVE}")
 src, dst = kronecker_edges(scale, seed=scale, xp=cupy)
 g = hornet.Graph.from_edges(src, dst, num_vertices=1 << scale, directed=False, device="gpu")
 n = g.num_vertices
