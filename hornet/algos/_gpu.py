@@ -719,9 +719,8 @@ class _Peeler:
         self.tests = 0
         if self.E == 0:
             return 0
-        live = self.state == ALIVE
         lo = 2                                   # every edge is in the 2-truss
-        hi = int(cupy.where(live, self.sup, 0).max()) + 2
+        hi = _truss_bound(self.sup[self.state == ALIVE])
         saved = (self.state.copy(), self.sup.copy(), copy.copy(self.work))
         while lo < hi:
             k = (lo + hi + 1) // 2
@@ -736,6 +735,21 @@ class _Peeler:
                 self.state, self.sup, self.work = state.copy(), sup.copy(), copy.copy(work)
         self.state, self.sup, self.work = saved
         return lo
+
+
+def _truss_bound(sup) -> int:
+    """An upper bound of k_max from the supports: a k-truss holds at least k(k - 1) / 2
+    edges (k vertices of degree k - 1 at least), each with support >= k - 2, so k_max is at
+    most the largest k with k(k - 1) / 2 supports >= k - 2."""
+    m = int(sup.shape[0])
+    if m == 0:
+        return 2
+    desc = cupy.sort(sup)[::-1]
+    kmax = int((1 + (1 + 8 * m) ** 0.5) / 2) + 1        # k(k - 1) / 2 <= m
+    k = cupy.arange(2, kmax + 1, dtype=cupy.int64)
+    need = k * (k - 1) // 2
+    ok = (need <= m) & (desc[cupy.minimum(need, m) - 1] >= k - 2)
+    return int(cupy.where(ok, k, 2).max())
 
 
 def _truss_problem(view: AdjacencyView):
