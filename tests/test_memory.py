@@ -40,8 +40,8 @@ def test_bit_tree_inconsistency_is_detected():
     assert bt.find_inconsistency(words, offsets, 200) == offsets[1]
 
 
-def test_forest_take_and_give_back_match_one_tree_at_a_time(device):
-    """take_forest / give_back_forest (many bit trees in one pass) against sets of free
+def test_forest_take_and_release_match_one_tree_at_a_time(device):
+    """take_forest / release_pointers (many bit trees in one pass) against sets of free
     blocks, on every backend: lowest free blocks first, pointers base + (block << shift)."""
     from hornet.memory.backend import memory_backend
     be = memory_backend(device)
@@ -50,27 +50,31 @@ def test_forest_take_and_give_back_match_one_tree_at_a_time(device):
     sizes = [1, 63, 64, 65, 4097, 300_001]
     trees = [be.new_tree(n) for n in sizes]
     free = [np.ones(n, dtype=bool) for n in sizes]
+    bases = np.array([(a + 1) << 40 for a in range(len(sizes))], dtype=np.int64)
+    shifts = rng.integers(2, 7, len(sizes)).astype(np.int64)
     for _ in range(4):
         requests, want = [], []
         for a, (words, offsets) in enumerate(trees):
             count = int(rng.integers(0, free[a].sum() + 1)) if rng.random() < 0.8 else 0
-            base, shift = (a + 1) << 40, int(rng.integers(2, 7))
+            base, shift = int(bases[a]), int(shifts[a])
             ids = np.flatnonzero(free[a])[:count]
             free[a][ids] = False
             requests.append((words, offsets, count, base, shift))
             want.append(base + (ids << shift))
         got = be.to_host(be.take_forest(requests))
         assert np.array_equal(got, np.concatenate(want))
-        index, blocks = [], []
+        pointers, count_back = [], []
         for a, n in enumerate(sizes):
             used = np.flatnonzero(~free[a])
             back = rng.permutation(used)[:int(rng.integers(0, used.size + 1))]
             free[a][back] = True
-            index.append(np.full(back.size, a, dtype=np.int64))
-            blocks.append(back.astype(np.int64))
-        order = rng.permutation(sum(b.size for b in blocks))    # trees interleaved
-        be.give_back_forest(be.forest(trees), xp.asarray(np.concatenate(index)[order]),
-                            xp.asarray(np.concatenate(blocks)[order]))
+            pointers.append(bases[a] + (back.astype(np.int64) << shifts[a]))
+            count_back.append(back.size)
+        pointers = np.concatenate(pointers)
+        pointers = pointers[rng.permutation(pointers.size)]     # trees interleaved
+        counts = be.release_pointers(be.forest(trees), xp.asarray(bases), xp.asarray(shifts),
+                                     xp.asarray(pointers))
+        assert np.array_equal(counts, count_back)
         for (words, offsets), n, f in zip(trees, sizes, free):
             assert be.find_inconsistency(words, offsets, n) == -1
             assert be.count_free(words, offsets) == int(f.sum())

@@ -27,8 +27,8 @@ class MemoryBackend:
     copy_ranges: Callable         # (src, dst, counts, dtype) -> None
     size_classes: Callable        # (degree int64, min_class) -> int64
     take_forest: Callable         # [(words, offsets, count, base, shift)] -> xp int64 pointers
-    forest: Callable              # [(words, offsets)] -> several trees, for give_back_forest
-    give_back_forest: Callable    # (forest, tree index int64, blocks int64) -> None
+    forest: Callable              # [(words, offsets)] -> several trees, for release_pointers
+    release_pointers: Callable    # (forest, bases, shifts, pointers) -> host counts per tree
     place_by_class: Callable      # (classes, class_start, pool) -> int64 pool entries
 
     def address(self, a) -> int:
@@ -58,8 +58,11 @@ def _cpu_forest(trees):
     return bit_tree.forest_table(trees, lambda w: int(w.ctypes.data))
 
 
-def _cpu_give_back_forest(forest, index, blocks):
+def _cpu_release_pointers(forest, bases, shifts, pointers):
+    index = np.searchsorted(bases, pointers, side="right") - 1
+    blocks = (pointers - bases[index]) >> shifts[index]
     bit_tree.give_back_forest(forest[0], forest[1], index, blocks)
+    return np.bincount(index, minlength=bases.shape[0]).astype(np.int64)
 
 
 @lru_cache(maxsize=None)
@@ -73,13 +76,13 @@ def memory_backend(device: str) -> MemoryBackend:
                              bit_tree.is_free, lambda w, o, n: int(bit_tree.find_inconsistency(
                                  w, o, n)),
                              copy_ranges, _size_classes, _cpu_take_forest, _cpu_forest,
-                             _cpu_give_back_forest, place_by_class)
+                             _cpu_release_pointers, place_by_class)
     if device == "gpu":
         import cupy
         from . import gpu_bit_tree as t
         from .gpu_copy import copy_ranges, place_by_class, size_classes
         return MemoryBackend("gpu", cupy, t.new_tree, t.count_free,
                              t.used_blocks, t.is_free, t.find_inconsistency, copy_ranges,
-                             size_classes, t.take_forest, t.forest, t.give_back_forest,
+                             size_classes, t.take_forest, t.forest, t.release_pointers,
                              place_by_class)
     raise ValueError(f"unknown device {device!r}")

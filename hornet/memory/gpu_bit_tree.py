@@ -167,21 +167,24 @@ def take_forest(requests):
 
 
 def forest(trees):
-    """Several trees described for :func:`give_back_forest` (device arrays)."""
+    """Several trees described for :func:`release_pointers` (device arrays)."""
     from .bit_tree import forest_table
     addrs, table = forest_table(trees, lambda w: int(w.data.ptr))
     return cupy.asarray(addrs), cupy.asarray(table)
 
 
-def give_back_forest(forest_arrays, index, blocks) -> None:
-    """Mark block ``blocks[i]`` of tree ``index[i]`` free (int64 device arrays), in one kernel
-    over every tree of the forest."""
-    n = int(blocks.shape[0])
-    if n == 0:
-        return
+def release_pointers(forest_arrays, bases, shifts, pointers):
+    """Give back the blocks at ``pointers`` (int64 device) in the block arrays whose sorted
+    base addresses are ``bases`` (int64 device, (A,)) and log2 block bytes ``shifts``; the
+    arrays' trees are ``forest_arrays`` (see :func:`forest`). One kernel; returns the host
+    int64 count of blocks given back per array (the only transfer)."""
     addrs, table = forest_arrays
-    launch(_fn("give_back_forest"), n, (addrs, table, cupy.ascontiguousarray(index),
-                                        cupy.ascontiguousarray(blocks), i64(n)))
+    narrays = int(bases.shape[0])
+    counts = cupy.zeros(narrays, dtype=cupy.uint64)
+    n = int(pointers.shape[0])
+    launch(_fn("release_forest"), n, (cupy.ascontiguousarray(pointers), i64(n), bases, shifts,
+                                      i64(narrays), addrs, table, counts))
+    return counts.get().astype(np.int64)
 
 
 def count_free(words, level_offsets) -> int:

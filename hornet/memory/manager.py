@@ -193,10 +193,8 @@ class MemoryManager:
         if pointers.size == 0:
             return
         lookup = self.lookup()
-        index = xp.searchsorted(lookup.dev_bases, pointers, side="right") - 1
-        blocks = (pointers - lookup.dev_bases[index]) >> lookup.dev_block_shift[index]
-        counts = self.backend.to_host(xp.bincount(index, minlength=len(lookup.arrays)))
-        self.backend.give_back_forest(lookup.forest, index, blocks)
+        counts = self.backend.release_pointers(lookup.forest, lookup.dev_bases,
+                                               lookup.dev_block_shift, pointers)
         emptied = set()
         for i in np.flatnonzero(counts).tolist():
             arr = lookup.arrays[i]

@@ -160,22 +160,31 @@ extern "C" __global__ void extract_forest(const i64* __restrict__ word_addrs,
     }
 }
 
-// give_back over several trees: block blocks[i] of tree index[i]; tree a's words at
-// word_addrs[a], its level offsets in table[a * (FOREST_LEVELS + 1) ...] (padded with the total).
-extern "C" __global__ void give_back_forest(const i64* __restrict__ word_addrs,
-                                            const i64* __restrict__ table,
-                                            const i64* __restrict__ index,
-                                            const i64* __restrict__ blocks, i64 n) {
+// release_forest: pointer ptrs[i] lies in block array a (the last base <= ptrs[i]; bases
+// ascending); its block (ptrs[i] - bases[a]) >> shift[a] is given back in tree a, and
+// counts[a] (zeroed by the caller) counts the blocks given back per array (one atomic per
+// array present in a warp).
+extern "C" __global__ void release_forest(const i64* __restrict__ ptrs, i64 n,
+                                          const i64* __restrict__ bases,
+                                          const i64* __restrict__ shift, i64 narrays,
+                                          const i64* __restrict__ word_addrs,
+                                          const i64* __restrict__ table,
+                                          unsigned long long* __restrict__ counts) {
     GRID_STRIDE(i, n) {
-        const i64 a = index[i];
+        const i64 p = ptrs[i];
+        const i64 a = segment_of(bases, narrays, p);
         u64* words = (u64*)word_addrs[a];
         const i64* off = table + a * (FOREST_LEVELS + 1);
-        i64 b = blocks[i];
+        i64 b = (p - bases[a]) >> shift[a];
         for (int l = 0; l < FOREST_LEVELS && off[l + 1] > off[l]; ++l) {
             u64 was = atomicOr(words + off[l] + (b >> 6), 1ull << (b & 63));
             if (was != 0ull) break;
             b >>= 6;
         }
+        const unsigned active = __activemask();
+        const unsigned same = __match_any_sync(active, a);
+        if ((threadIdx.x & 31) == __ffs(same) - 1)
+            atomicAdd(counts + a, (unsigned long long)__popc(same));
     }
 }
 
