@@ -432,7 +432,12 @@ class Graph:
         xp = self._xp
         order = xp.argsort(old)
         old, new = old[order], new[order]
-        owners = xp.flatnonzero(self._size_class[:self._n] >= 0)
+        # only vertices of the compacted classes can own a moved block
+        classes = self._size_class[:self._n]
+        hit = xp.zeros(classes.shape[0], dtype=bool)
+        for k in self._mm.last_compacted:
+            hit |= classes == k
+        owners = xp.flatnonzero(hit)
         ptr = self._edge_ptr[owners]
         at = xp.searchsorted(old, ptr)
         at[at == old.size] = 0

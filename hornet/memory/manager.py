@@ -85,6 +85,7 @@ class MemoryManager:
         self.backend = memory_backend(device)
         self.xp = self.backend.xp
         self.pools: dict[int, list[BlockArray]] = {}
+        self.last_compacted: list[int] = []
         self._lookup: _Lookup | None = None
 
     # ------------------------------------------------------------------ size classes
@@ -233,6 +234,7 @@ class MemoryManager:
         emptied (into free room elsewhere, then into one array sized to fit) and freed.
         """
         olds, news = [], []
+        self.last_compacted = []                   # the classes compacted by this call
         for k in list(self.pools if size_classes is None else size_classes):
             pool = self.pools.get(k)
             if not pool:
@@ -262,6 +264,7 @@ class MemoryManager:
             self._lookup = None
             olds.append(old)
             news.append(new)
+            self.last_compacted.append(k)
         if not olds:
             empty = self.xp.empty(0, dtype=self.xp.int64)
             return empty, empty
