@@ -433,11 +433,10 @@ class Graph:
         order = xp.argsort(old)
         old, new = old[order], new[order]
         # only vertices of the compacted classes can own a moved block
-        classes = self._size_class[:self._n]
-        hit = xp.zeros(classes.shape[0], dtype=bool)
-        for k in self._mm.last_compacted:
-            hit |= classes == k
-        owners = xp.flatnonzero(hit)
+        compacted = np.zeros(65, dtype=bool)            # indexed by size class + 1
+        compacted[np.asarray(self._mm.last_compacted, dtype=np.int64) + 1] = True
+        table = xp.asarray(compacted)
+        owners = xp.flatnonzero(table[self._size_class[:self._n].astype(xp.int16) + 1])
         ptr = self._edge_ptr[owners]
         at = xp.searchsorted(old, ptr)
         at[at == old.size] = 0
