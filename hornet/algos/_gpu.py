@@ -640,6 +640,8 @@ class _Peeler:
         self.work = _Work(index)
         self.sup = self._count()
         self._counter = cupy.zeros(1, dtype=cupy.uint64)
+        self._next = [None, None]               # the rounds' output buffers, used in turn
+        self._turn = 0
         self.rounds = 0
         self.recounts = 0
 
@@ -668,19 +670,26 @@ class _Peeler:
             self.work.remove(int(rem.shape[0]), self.state)
             self.sup = self._count()
             return self.scan(thr)[0]
-        self.state[rem] = GOING
-        nxt = self._subtract(rem, thr)
+        nxt = self._subtract(rem, thr)             # (marks rem GOING first)
         self.state[rem] = DEAD
         self.work.remove(int(rem.shape[0]), self.state)
         return nxt
 
     def _subtract(self, rem, thr: int):
+        """Mark ``rem`` GOING and subtract its triangles from the live edges' support;
+        returns the live edges that fell under ``thr`` (a view of one of two buffers used in
+        turn, so the previous round's edges stay readable)."""
         w, ix = self.work, self.index
-        x, y = ix.esrc[rem], ix.edst[rem]
-        work = cupy.minimum(w.deg[x], w.deg[y]).astype(cupy.int64)
-        wpre, W = scan(work)
-        nxt = cupy.empty(max(self.E, 1), dtype=cupy.int64)
-        self._counter.fill(0)
+        nrem = int(rem.shape[0])
+        buf = cupy.empty(nrem + 1, dtype=cupy.int64)
+        launch(_fn("truss_prep"), nrem + 1, (rem, i64(nrem), ix.esrc, ix.edst, w.deg,
+                                             self.state, buf, self._counter))
+        wpre = cupy.cumsum(buf)
+        W = int(wpre[-1])
+        self._turn ^= 1
+        if self._next[self._turn] is None:
+            self._next[self._turn] = cupy.empty(max(self.E, 1), dtype=cupy.int64)
+        nxt = self._next[self._turn]
         if W:
             tseg, nt = _tiles(wpre, int(rem.shape[0]), W)
             _launch_tiles("truss_delta", nt, (w.deg, w.ptr, w.eptr, self.state, rem, ix.esrc,

@@ -598,6 +598,27 @@ __device__ __forceinline__ void truss_decrement(int* __restrict__ sup, i64 e, in
 // both ALIVE -> both lose the triangle; one GOING -> the lower id of the two removed edges
 // subtracts once from the survivor; any DEAD, or both GOING -> nothing. Edges whose support
 // falls from thr to thr - 1 are appended to next.
+// One peeling round's set-up: the removed edges become GOING, buf[r + 1] = the work of removed
+// edge r (its endpoints' smaller degree), buf[0] = 0 (an inclusive scan of buf is then the
+// exclusive scan with the total last), and the round's counter is zeroed.
+extern "C" __global__ void truss_prep(const i64* __restrict__ rem, i64 nrem,
+                                      const int* __restrict__ esrc,
+                                      const int* __restrict__ edst,
+                                      const int* __restrict__ deg, u8* __restrict__ state,
+                                      i64* __restrict__ buf, u64* __restrict__ counter) {
+    GRID_STRIDE(r, nrem + 1) {
+        if (r == nrem) {
+            buf[0] = 0;
+            counter[0] = 0;
+            continue;
+        }
+        const i64 e = rem[r];
+        state[e] = GOING;
+        const int dx = deg[esrc[e]], dy = deg[edst[e]];
+        buf[r + 1] = dx < dy ? dx : dy;
+    }
+}
+
 extern "C" __global__ void truss_delta(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                        const i64* __restrict__ eptr,
                                        const u8* __restrict__ state,
