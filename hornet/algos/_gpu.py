@@ -623,9 +623,11 @@ class _Work:
     def remove(self, count: int, state) -> None:
         self.alive -= count
         if self.alive * 2 < self.stored:
-            keep = state[self.eid] == ALIVE
+            keep = cupy.flatnonzero(state[self.eid] == ALIVE)     # (one host sync)
             self.rows, self.ind, self.eid = self.rows[keep], self.ind[keep], self.eid[keep]
-            self._pointers(_indptr(self.rows, self.n))
+            # rows stay ascending: the row offsets by binary search, without a sync
+            self._pointers(cupy.searchsorted(self.rows, cupy.arange(self.n + 1,
+                                                                    dtype=self.rows.dtype)))
             self.stored = self.alive
 
 
