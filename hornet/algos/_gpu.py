@@ -623,11 +623,9 @@ class _Work:
     def remove(self, count: int, state) -> None:
         self.alive -= count
         if self.alive * 2 < self.stored:
-            keep = cupy.flatnonzero(state[self.eid] == ALIVE)     # (one host sync)
+            keep = state[self.eid] == ALIVE
             self.rows, self.ind, self.eid = self.rows[keep], self.ind[keep], self.eid[keep]
-            # rows stay ascending: the row offsets by binary search, without a sync
-            self._pointers(cupy.searchsorted(self.rows, cupy.arange(self.n + 1,
-                                                                    dtype=self.rows.dtype)))
+            self._pointers(_indptr(self.rows, self.n))
             self.stored = self.alive
 
 
