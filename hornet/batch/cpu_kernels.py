@@ -300,8 +300,12 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
 def _merge_column(src, dst, old_degree, seg_start, seg_len, insert_at, values):
     n = src.shape[0]
     for s in numba.prange(n):
-        if s + NEAR < n and old_degree[s + NEAR] > 0:
-            prefetch(src[s + NEAR] + values.itemsize * (old_degree[s + NEAR] - 1))
+        if s + NEAR < n:
+            if old_degree[s + NEAR] > 0:
+                prefetch(src[s + NEAR] + values.itemsize * (old_degree[s + NEAR] - 1))
+            if dst[s + NEAR] != src[s + NEAR]:     # a new block: written from its end
+                prefetch(dst[s + NEAR] + values.itemsize * (old_degree[s + NEAR]
+                                                            + seg_len[s + NEAR] - 1))
         c = seg_len[s]
         d0 = old_degree[s]
         b = seg_start[s]
