@@ -363,19 +363,29 @@ def _remove_column(src, dst, old_degree, seg_start, seg_len, positions, like):
                 w += 1
 
 
-@numba.njit(cache=True)
+CHUNKS = 64   # pieces of a parallel filter (counted, then written at their offsets)
+
+
+@dual_kernel
 def canonical_entries(src, dst):
-    """Indices of entries with src < dst: each undirected edge once."""
-    n = 0
-    for i in range(src.shape[0]):
-        if src[i] < dst[i]:
-            n += 1
-    out = np.empty(n, dtype=np.int64)
-    j = 0
-    for i in range(src.shape[0]):
-        if src[i] < dst[i]:
-            out[j] = i
-            j += 1
+    """Indices of entries with src < dst (ascending): each undirected edge once."""
+    n = src.shape[0]
+    found = np.zeros(CHUNKS + 1, dtype=np.int64)
+    for c in numba.prange(CHUNKS):
+        k = 0
+        for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
+            if src[i] < dst[i]:
+                k += 1
+        found[c + 1] = k
+    for c in range(CHUNKS):
+        found[c + 1] += found[c]
+    out = np.empty(found[CHUNKS], dtype=np.int64)
+    for c in numba.prange(CHUNKS):
+        j = found[c]
+        for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
+            if src[i] < dst[i]:
+                out[j] = i
+                j += 1
     return out
 
 
