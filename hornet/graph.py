@@ -29,6 +29,9 @@ import numpy as np
 
 from .adjacency import AdjacencyView
 from .batch.validate import BatchError, MAX_VERTEX_ID, edge_batch, id_array, property_values
+from .batch.gpu_small import (H_CLASS, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID, H_MOVES,
+                              H_RELEASES, H_RESULTS, H_SEGMENTS, MAX_FIELDS, MODE_DELETE,
+                              MODE_INSERT, NUM_CLASSES, SMALL_ENTRIES, SmallBatches)
 from .memory.manager import DeviceMemoryError, InvariantError, MemoryManager
 
 __all__ = ["Graph", "EdgeChange", "BatchError", "InvariantError", "DeviceMemoryError"]
@@ -223,6 +226,7 @@ class Graph:
         self._vprops = {k: xp.zeros(0, dtype=dt) for k, dt in self._vertex_schema.items()}
         self._entries = 0
         self._views = {}            # adjacency views, valid until the next change
+        self._small = None          # small-batch workspace (GPU), made on first use
         if num_vertices:
             self._reserve(int(num_vertices))
             self._n = int(num_vertices)
@@ -426,7 +430,7 @@ class Graph:
         return [self._mm.field_addresses(ptrs, f) for f in range(len(self._mm.field_dtypes))]
 
     def _compact_memory(self) -> None:
-        old, new = self._mm.compact()
+        old, new = self._mm.compact_touched()
         if old.size == 0:
             return
         xp = self._xp
@@ -461,6 +465,11 @@ class Graph:
         A refused batch raises and leaves the graph unchanged.
         """
         with _out_of_memory_as_device_error(_batch_length(src)):
+            pairs = self._small_pairs(src, dst)
+            if pairs is not None:
+                change = self._small_update(MODE_INSERT, *pairs, edge_props)
+                if change is not None:
+                    return change
             s, d, props = edge_batch(src, dst, edge_props, self._xp)
             values = property_values(props, self._edge_schema, s.shape[0], self._xp)
             n = self._n
@@ -508,6 +517,11 @@ class Graph:
         empty block arrays are freed and under-used size classes compacted.
         """
         with _out_of_memory_as_device_error(_batch_length(src)):
+            pairs = self._small_pairs(src, dst)
+            if pairs is not None:
+                change = self._small_update(MODE_DELETE, *pairs, {})
+                if change is not None:
+                    return change
             s, d, props = edge_batch(src, dst, {}, self._xp)
             if props:
                 raise BatchError(f"delete_edges takes no properties, got {sorted(props)}")
@@ -551,6 +565,70 @@ class Graph:
         self._size_class[emptied] = -1
         self._compact_memory()
         return self._change("delete", ss, dd, gone)
+
+    # ------------------------------------------------------------------ small GPU batches
+    def _small_pairs(self, src, dst):
+        """(src, dst) as contiguous int32 or int64 device arrays of one dtype when the batch
+        can take the small-batch GPU path (:mod:`hornet.batch.gpu_small`): two 1-D integer
+        NumPy or CuPy arrays of one length, at most SMALL_ENTRIES entries once mirrored, at
+        most MAX_FIELDS - 1 edge properties. None otherwise (the general pipeline takes it)."""
+        if self.device != "gpu" or dst is None or len(self._edge_schema) >= MAX_FIELDS:
+            return None
+        xp = self._xp
+        arrays = (np.ndarray, xp.ndarray)
+        if not (isinstance(src, arrays) and isinstance(dst, arrays)):
+            return None
+        if src.ndim != 1 or src.shape != dst.shape or not src.shape[0]:
+            return None
+        if src.dtype.kind not in "iu" or dst.dtype.kind not in "iu":
+            return None
+        if src.shape[0] * (1 if self.directed else 2) > SMALL_ENTRIES:
+            return None
+        src, dst = xp.asarray(src), xp.asarray(dst)
+        if src.dtype != dst.dtype or src.dtype not in (np.int32, np.int64):
+            src, dst = src.astype(xp.int64), dst.astype(xp.int64)
+        return xp.ascontiguousarray(src), xp.ascontiguousarray(dst)
+
+    def _small_update(self, mode, s, d, edge_props) -> EdgeChange | None:
+        """Insert (MODE_INSERT) or delete (MODE_DELETE) a small batch on the GPU with two
+        kernels and one read-back of counts (see :mod:`hornet.batch.gpu_small`). Returns None,
+        with nothing changed, when an id is out of range: the general pipeline then refuses
+        the batch with its usual message."""
+        xp, mm = self._xp, self._mm
+        if self._small is None:
+            self._small = SmallBatches()
+        header, rows = self._small.prepare(s, d, not self.directed, mode, self._degree,
+                                           self._size_class, self._edge_ptr,
+                                           mm.min_size_class)
+        if header[H_MIN_ID] < 0 or header[H_MAX_ID] > MAX_VERTEX_ID:
+            return None
+        kind = "insert" if mode == MODE_INSERT else "delete"
+        if mode == MODE_INSERT:
+            values = property_values(edge_props, self._edge_schema, s.shape[0], xp)
+            n = max(self._n, int(header[H_MAX_ID]) + 1)
+            self._reserve(n)
+        kept, nres = int(header[H_KEPT]), int(header[H_RESULTS])
+        outs = {name: xp.empty(nres, dtype=dt) for name, dt in self._edge_schema.items()}
+        moves = header[H_CLASS:H_CLASS + NUM_CLASSES]
+        pool = mm.allocate_counts(moves) if kept and header[H_MOVES] else rows
+        # ---- nothing above changed the graph; from here on the batch is committed ----
+        self._views.clear()
+        if mode == MODE_INSERT:
+            self._n = n
+        if kept:
+            self._small.rewrite(mode, int(header[H_SEGMENTS]), pool, mm.lookup(),
+                                mm.field_dtypes,
+                                [values[k] for k in self._edge_schema] if mode == MODE_INSERT
+                                else [None] * len(self._edge_schema),
+                                list(outs.values()), self._degree, self._size_class,
+                                self._edge_ptr)
+            self._entries += kept if mode == MODE_INSERT else -kept
+            if header[H_RELEASES]:
+                mm.release(self._small.released(header[H_RELEASES]))
+            if header[H_MOVES] or mode == MODE_DELETE:
+                self._compact_memory()
+        return EdgeChange(kind, rows[:nres], rows[SMALL_ENTRIES:SMALL_ENTRIES + nres], outs,
+                          int(header[H_LOOPS]) if mode == MODE_INSERT else 0)
 
     def update_edges(self, src, dst=None, **edge_props) -> EdgeChange:
         """Set property values of edges already present; absent edges are ignored.

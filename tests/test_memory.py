@@ -40,10 +40,17 @@ def test_bit_tree_inconsistency_is_detected():
     assert bt.find_inconsistency(words, offsets, 200) == offsets[1]
 
 
-def test_forest_take_and_release_match_one_tree_at_a_time(device):
+@pytest.mark.parametrize("small_take", [False, True])
+def test_forest_take_and_release_match_one_tree_at_a_time(device, small_take, monkeypatch):
     """take_forest / release_pointers (many bit trees in one pass) against sets of free
-    blocks, on every backend: lowest free blocks first, pointers base + (block << shift)."""
+    blocks, on every backend: lowest free blocks first, pointers base + (block << shift).
+    On the GPU, both the scan over whole leaf levels and the one-block-per-tree take_small."""
     from hornet.memory.backend import memory_backend
+    if device == "gpu":
+        from hornet.memory import gpu_bit_tree
+        monkeypatch.setattr(gpu_bit_tree, "SMALL_TAKE", 1 << 40 if small_take else 0)
+    elif small_take:
+        pytest.skip("the CPU has one take path")
     be = memory_backend(device)
     xp = be.xp
     rng = np.random.default_rng(5)

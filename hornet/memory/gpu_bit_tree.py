@@ -18,6 +18,9 @@ import numpy as np
 from .gpu_copy import _CU, _NAMES, cupy, function, i64, launch
 
 WORD_BITS = 64
+#: requests for at most this many blocks in all take the one-launch path (take_small)
+SMALL_TAKE = 1 << 16
+SMALL_TAKE_THREADS = 1024
 
 
 def tree_layout(num_blocks: int) -> np.ndarray:
@@ -141,8 +144,10 @@ def take_forest(requests):
         return cupy.empty(0, dtype=cupy.int64)
     nreq = len(requests)
     addrs, table = forest_table([(w, off) for w, off, *_ in requests], lambda w: int(w.data.ptr))
-    leaves = np.array([int(off[1]) - int(off[0]) for _, off, *_ in requests], dtype=np.int64)
     count = np.array([r[2] for r in requests], dtype=np.int64)
+    if int(count.sum()) <= SMALL_TAKE:
+        return _take_small(requests, addrs, table, count)
+    leaves = np.array([int(off[1]) - int(off[0]) for _, off, *_ in requests], dtype=np.int64)
     word_start = np.zeros(nreq + 1, dtype=np.int64)
     np.cumsum(leaves, out=word_start[1:])
     out_start = np.zeros(nreq, dtype=np.int64)
@@ -163,6 +168,24 @@ def take_forest(requests):
     out = cupy.empty(int(count.sum()), dtype=cupy.int64)
     launch(_fn("extract_forest"), total, (d_addrs, d_table, d_start, d_count, d_out_start,
                                           d_base, d_shift, i64(nreq), i64(total), pc, incl, out))
+    return out
+
+
+def _take_small(requests, addrs, table, count):
+    """take_forest for a few blocks: one block of threads per tree stops at its count
+    (``take_small``), so it reads the first leaf words only. One host-to-device copy."""
+    nreq = len(requests)
+    out_start = np.zeros(nreq, dtype=np.int64)
+    np.cumsum(count[:-1], out=out_start[1:])
+    rows = np.empty((nreq, 5 + table.shape[1]), dtype=np.int64)
+    rows[:, 0] = addrs
+    rows[:, 1] = count
+    rows[:, 2] = out_start
+    rows[:, 3] = [r[3] for r in requests]
+    rows[:, 4] = [r[4] for r in requests]
+    rows[:, 5:] = table
+    out = cupy.empty(int(count.sum()), dtype=cupy.int64)
+    _fn("take_small")((nreq,), (SMALL_TAKE_THREADS,), (cupy.asarray(rows), out))
     return out
 
 

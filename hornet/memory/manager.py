@@ -86,6 +86,7 @@ class MemoryManager:
         self.xp = self.backend.xp
         self.pools: dict[int, list[BlockArray]] = {}
         self.last_compacted: list[int] = []
+        self._touched: set[int] = set()    # classes whose use changed since compact_touched
         self._lookup: _Lookup | None = None
 
     # ------------------------------------------------------------------ size classes
@@ -125,11 +126,17 @@ class MemoryManager:
         if n == 0:
             return xp.zeros(0, dtype=xp.int64)
         per_class = self.backend.to_host(xp.bincount(classes + 1, minlength=2))[1:]
-        pool = self._take([self._plan(k, int(per_class[k]), grow=True)
-                           for k in np.flatnonzero(per_class).tolist()])
+        pool = self.allocate_counts(per_class)
         class_start = np.zeros(per_class.shape[0], dtype=np.int64)
         np.cumsum(per_class[:-1], out=class_start[1:])
         return self.backend.place_by_class(classes, xp.asarray(class_start), pool)
+
+    def allocate_counts(self, per_class):
+        """``per_class[k]`` fresh blocks of every size class k (host integer array): their
+        edge pointers (int64, on the device), class after class in ascending order. One pass
+        over the bit trees; all or nothing (:class:`DeviceMemoryError`)."""
+        return self._take([self._plan(k, int(per_class[k]), grow=True)
+                           for k in np.flatnonzero(per_class).tolist()])
 
     def _plan(self, size_class, count, grow, arrays=None, exact=False):
         """Where ``count`` blocks of ``size_class`` come from: [(array, blocks)] plus the arrays
@@ -176,6 +183,7 @@ class MemoryManager:
                     for k, plan, _ in plans for arr, take in plan]
         ptrs = self.backend.take_forest(requests)
         for k, plan, created in plans:
+            self._touched.add(k)
             for arr, take in plan:
                 arr.free -= take
             if created:
@@ -200,6 +208,7 @@ class MemoryManager:
         for i in np.flatnonzero(counts).tolist():
             arr = lookup.arrays[i]
             arr.free += int(counts[i])
+            self._touched.add(arr.size_class)
             if arr.free == arr.num_blocks:
                 emptied.add(arr.size_class)
         for k in emptied:
@@ -225,6 +234,12 @@ class MemoryManager:
             self._drop_empty(k, keep_spare=False)
 
     # ------------------------------------------------------------------ compaction
+    def compact_touched(self):
+        """:meth:`compact` restricted to the classes that took or gave back blocks since the
+        last call (only they can have fallen under ``compact_below``); same result."""
+        touched, self._touched = self._touched, set()
+        return self.compact(sorted(touched))
+
     def compact(self, size_classes=None):
         """Move live blocks out of the emptiest arrays of under-used classes; free those arrays.
 

@@ -160,6 +160,50 @@ extern "C" __global__ void extract_forest(const i64* __restrict__ word_addrs,
     }
 }
 
+// take_small: the same result as popcount_forest + scan + extract_forest for small requests,
+// in one launch: one block per request walks its tree's leaf words in chunks of blockDim.x
+// words (a popcount and a block scan per chunk) and stops as soon as it has its count, so a
+// request for a few blocks reads a few words instead of the whole leaf level. Request r is
+// TAKE_FIELDS int64 at req + r * TAKE_FIELDS: word address, count, out start, base, shift,
+// then the tree's FOREST_LEVELS + 1 level offsets.
+#define TAKE_FIELDS (5 + FOREST_LEVELS + 1)
+extern "C" __global__ void take_small(const i64* __restrict__ req, i64* __restrict__ out) {
+    __shared__ int warp_sums[32];
+    __shared__ int total;
+    const i64* r = req + (i64)blockIdx.x * TAKE_FIELDS;
+    u64* words = (u64*)r[0];
+    const i64 count = r[1], out_start = r[2], base = r[3], shift = r[4];
+    const i64* off = r + 5;
+    const i64 leaves = off[1] - off[0];
+    i64 taken = 0;
+    for (i64 w0 = 0; w0 < leaves && taken < count; w0 += blockDim.x) {
+        const i64 w = w0 + threadIdx.x;
+        const u64 x = w < leaves ? words[off[0] + w] : 0ull;
+        const int pc = __popcll(x);
+        i64 k = taken + block_exclusive_scan(pc, warp_sums, &total);
+        const int chunk = total;
+        if (pc && k < count) {
+            u64 y = x;
+            while (y != 0ull && k < count) {
+                const int b = __ffsll((long long)y) - 1;
+                out[out_start + k++] = base + ((w * 64 + b) << shift);
+                y &= y - 1ull;
+            }
+            words[off[0] + w] = y;
+            if (y == 0ull) {                       // the word emptied: clear its ancestors
+                i64 idx = w;
+                for (int l = 1; l < FOREST_LEVELS && off[l + 1] > off[l]; ++l) {
+                    const u64 bit = 1ull << (idx & 63);
+                    const u64 was = atomicAnd(words + off[l] + (idx >> 6), ~bit);
+                    if ((was & ~bit) != 0ull) break;   // the parent still has free children
+                    idx >>= 6;
+                }
+            }
+        }
+        taken += chunk;
+    }
+}
+
 // release_forest: pointer ptrs[i] lies in block array a (the last base <= ptrs[i]; bases
 // ascending); its block (ptrs[i] - bases[a]) >> shift[a] is given back in tree a, and
 // counts[a] (zeroed by the caller) counts the blocks given back per array (one atomic per

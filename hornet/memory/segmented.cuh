@@ -46,3 +46,30 @@ __device__ __forceinline__ void segmented_loop(const i64* __restrict__ off, i64 
     }
 }
 
+
+// Exclusive scan over the block (every thread passes one value; blockDim.x a multiple of 32,
+// at most 1024); *total (shared) gets the sum. Every thread of the block must call it.
+__device__ __forceinline__ int block_exclusive_scan(int x, int* warp_sums, int* total) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int incl = x;
+    for (int o = 1; o < 32; o <<= 1) {
+        const int y = __shfl_up_sync(0xFFFFFFFFu, incl, o);
+        if (lane >= o) incl += y;
+    }
+    if (lane == 31) warp_sums[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+        const int w = lane < (int)(blockDim.x >> 5) ? warp_sums[lane] : 0;
+        int wi = w;
+        for (int o = 1; o < 32; o <<= 1) {
+            const int y = __shfl_up_sync(0xFFFFFFFFu, wi, o);
+            if (lane >= o) wi += y;
+        }
+        warp_sums[lane] = wi - w;
+        if (lane == 31) *total = wi;
+    }
+    __syncthreads();
+    const int r = incl - x + warp_sums[warp];
+    __syncthreads();                      // warp_sums and *total may be reused after this
+    return r;
+}

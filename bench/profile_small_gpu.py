@@ -1,0 +1,60 @@
+"""Where a small GPU batch (default 1,000 edges) spends its host time: median wall time of
+insert and delete alone, then cProfile of each (syncs show as waits in .get / __int__).
+
+    PYTHONPATH=. python3 bench/profile_small_gpu.py [scale] [batch]
+"""
+import cProfile
+import pstats
+import statistics
+import sys
+import time
+
+import cupy
+
+import hornet
+from hornet.generators import kronecker_edges
+
+scale = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+batch = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
+src, dst = kronecker_edges(scale, seed=scale, xp=cupy)
+g = hornet.Graph.from_edges(src, dst, num_vertices=1 << scale, directed=False, device="gpu")
+rs = cupy.random.RandomState(3)
+n = g.num_vertices
+batches = [(rs.randint(0, n, batch, dtype=cupy.int64), rs.randint(0, n, batch, dtype=cupy.int64))
+           for _ in range(220)]
+sync = cupy.cuda.Device().synchronize
+
+
+def run(profile=None):
+    ins, dels = [], []
+    for s, d in batches:
+        sync()
+        t = time.perf_counter()
+        if profile is not None and profile[0] == "insert":
+            profile[1].enable()
+        c = g.insert_edges(s, d)
+        len(c)
+        sync()
+        if profile is not None:
+            profile[1].disable()
+        ins.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        if profile is not None and profile[0] == "delete":
+            profile[1].enable()
+        g.delete_edges(c.src, c.dst)
+        sync()
+        if profile is not None:
+            profile[1].disable()
+        dels.append(time.perf_counter() - t)
+    return statistics.median(ins[20:]), statistics.median(dels[20:])
+
+
+run()
+ti, td = run()
+print(f"scale {scale}, batch {batch}: insert {ti * 1e6:.0f} us, delete {td * 1e6:.0f} us (medians)")
+for what in ("insert", "delete"):
+    pr = cProfile.Profile()
+    run((what, pr))
+    print(f"===== {what}: cProfile over {len(batches)} batches")
+    pstats.Stats(pr).sort_stats("tottime").print_stats(45)
+    pstats.Stats(pr).sort_stats("cumtime").print_stats(45)

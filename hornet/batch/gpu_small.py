@@ -1,0 +1,112 @@
+"""Small batches on the GPU: a fused path of two kernels and one small read-back.
+
+The general pipeline (:mod:`hornet.batch.gpu_kernels`) is built for batches of 10^5 to 10^7
+edges: each step is a CuPy operation or a kernel sized to the batch, and a batch costs about
+150 of them plus a dozen synchronizations, so a 1,000-edge batch takes milliseconds of host
+time for microseconds of GPU work. Here a batch of at most :data:`SMALL_ENTRIES` entries
+(pairs, twice that many when an undirected batch is mirrored) takes:
+
+1. ``small_prepare`` (one thread block): validation figures, mirroring, a bitonic sort by
+   (src, dst, entry) in shared memory, repeats and self-loops dropped (first entry wins), a
+   binary search of every entry in its source's list, the kept entries cut into segments
+   per source with their new degrees and whether each list moves to a block of another size
+   class, and the result rows. Everything stays in a per-graph device workspace except the
+   header (a few counts and the per-size-class numbers of moving lists), read by the host
+   in one copy;
+2. the allocation of the moving lists' blocks (host plan from the per-class counts, one
+   pass over the bit trees: :meth:`hornet.memory.manager.MemoryManager.allocate_counts`);
+3. ``small_merge`` / ``small_remove`` (one block per segment): every field of every list
+   rewritten in place or into its new block, the result's property values, and the vertex
+   table updated;
+4. the old blocks given back (one kernel, per-array counts read back).
+
+The caller (:class:`hornet.graph.Graph`) owns the order of these steps and falls back to the
+general pipeline for anything this path does not take (bad ids, so that the error message
+is the same, more than ``MAX_FIELDS - 1`` edge properties, larger batches).
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..memory.gpu_copy import cupy, function, i64
+
+_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "small_batch.cu")
+_ID_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
+_NAMES = tuple(f"small_prepare<{t}>" for t in _ID_TYPES.values())
+
+#: most entries (after mirroring) a small batch may have: one block sorts them in shared memory
+SMALL_ENTRIES = 4096
+#: dst plus at most seven edge properties
+MAX_FIELDS = 8
+PREPARE_THREADS = 1024
+REWRITE_THREADS = 256
+MODE_INSERT, MODE_DELETE = 0, 1
+
+# header slots (small_batch.cu)
+H_KEPT, H_SEGMENTS, H_MOVES, H_LOOPS, H_MIN_ID, H_MAX_ID, H_RESULTS, H_RELEASES, H_CLASS = \
+    range(9)
+NUM_CLASSES = 64
+HEADER_WORDS = 128
+_READ_WORDS = H_CLASS + NUM_CLASSES
+# entries: src and dst (int32, E words together), pair, pos, res; segments: 8 arrays
+RELEASE_OFFSET = HEADER_WORDS + 12 * SMALL_ENTRIES
+WORKSPACE_WORDS = RELEASE_OFFSET + SMALL_ENTRIES
+
+
+class SmallBatches:
+    """The device workspace of one graph's small batches (int64, ``WORKSPACE_WORDS``), reused
+    batch after batch (the kernels of one batch run in stream order)."""
+
+    def __init__(self):
+        self.workspace = cupy.empty(WORKSPACE_WORDS, dtype=cupy.int64)
+
+    def prepare(self, s, d, mirror: bool, mode: int, degree, size_class, edge_ptr,
+                min_class: int):
+        """Run ``small_prepare`` on pairs ``s``, ``d`` (int32 or int64 device arrays of one
+        dtype, contiguous, (n,), 0 < n and
+        n * (2 if mirror else 1) <= SMALL_ENTRIES) against the vertex table (``degree`` int32,
+        ``size_class`` int8, ``edge_ptr`` int64, all (table_len,) on the device).
+
+        Returns (header: host int64 array indexed by the ``H_*`` slots, rows: int32 device
+        array (2 * SMALL_ENTRIES,) whose first ``header[H_RESULTS]`` entries are the result's
+        src and whose entries from SMALL_ENTRIES on its dst).
+        """
+        rows = cupy.empty(2 * SMALL_ENTRIES, dtype=cupy.int32)
+        function(_CU, f"small_prepare<{_ID_TYPES[s.dtype]}>", _NAMES)(
+            (1,), (PREPARE_THREADS,),
+            (s, d, i64(s.shape[0]), np.int32(mirror), np.int32(mode), degree, size_class,
+             edge_ptr, i64(degree.shape[0]), i64(min_class), self.workspace, rows))
+        return self.workspace[:_READ_WORDS].get(), rows
+
+    def rewrite(self, mode: int, segments: int, pool, lookup, field_dtypes, values, outs,
+                degree, size_class, edge_ptr) -> None:
+        """Rewrite the prepared batch's lists (``small_merge`` or ``small_remove``, one block
+        per segment) and update the vertex table in place.
+
+        ``pool``: int64 device, the new blocks of the moving lists, ascending size class
+        (as allocated for the header's class counts); ``lookup``: the memory manager's block
+        array lookup; ``field_dtypes``: dtypes of dst and the edge properties; ``values``:
+        per property, its (n,) device array of the batch's values (insert) or None;
+        ``outs``: per property, the result's (rows,) device array to fill.
+        """
+        nf = len(field_dtypes)
+        sizes = 0
+        for f, dt in enumerate(field_dtypes):
+            sizes |= np.dtype(dt).itemsize << (8 * f)
+        v = [0] * (MAX_FIELDS - 1)
+        o = [0] * (MAX_FIELDS - 1)
+        for f, (val, out) in enumerate(zip(values, outs)):
+            v[f] = int(val.data.ptr) if val is not None else 0
+            o[f] = int(out.data.ptr)
+        name = "small_merge" if mode == MODE_INSERT else "small_remove"
+        function(_CU, name, _NAMES)(
+            (int(segments),), (REWRITE_THREADS,),
+            (self.workspace, pool, degree, size_class, edge_ptr, lookup.dev_bases,
+             lookup.dev_field_bases, i64(len(lookup.arrays)), np.int32(nf), np.uint64(sizes),
+             *[i64(x) for x in v], *[i64(x) for x in o]))
+
+    def released(self, count: int):
+        """The old blocks the batch gives back (int64 device view, (count,))."""
+        return self.workspace[RELEASE_OFFSET:RELEASE_OFFSET + int(count)]

@@ -1,0 +1,519 @@
+// CUDA kernels of the small-batch path (hornet/batch/gpu_small.py): a batch of at most
+// SMALL_ENTRIES entries (after mirroring) is prepared by ONE thread block, and its lists are
+// rewritten by one block per source vertex, so that a batch costs a handful of launches and
+// one small device-to-host read (the header) instead of the ~150 operations of the general
+// pipeline (whose every step is sized for 10^7 edges).
+//
+// Compiled once per process by cupy.RawModule (NVRTC, -std=c++17); includes segmented.cuh.
+//
+// Workspace (one int64 buffer per graph, reused by every batch; offsets in int64 words, see
+// Layout): the header (counts the host needs), the batch's kept entries sorted by (src, dst),
+// one record per segment (the run of one source vertex) and the old blocks to give back.
+// Entries and segments are only read by the kernels of the same batch, in stream order.
+
+#include "segmented.cuh"
+
+#define SMALL_ENTRIES 4096                 // entries of one batch (pairs, twice if mirrored)
+#define SMALL_THREADS 1024                 // the preparing block
+#define PER_THREAD (SMALL_ENTRIES / SMALL_THREADS)
+#define ALL_ONES 0xFFFFFFFFFFFFFFFFull
+#define MAX_FIELDS 8                       // dst + up to 7 edge properties
+#define NUM_CLASSES 64
+#define MAX_ID 2147483646ll                // hornet.batch.validate.MAX_VERTEX_ID
+#define MODE_INSERT 0
+#define MODE_DELETE 1
+
+// header slots
+#define H_KEPT 0        // entries kept: new edges (insert) or edges found (delete)
+#define H_SEGMENTS 1    // source vertices among them
+#define H_MOVES 2       // lists that move to a block of another size class
+#define H_LOOPS 3       // self-loop pairs dropped (mirrored batches)
+#define H_MIN_ID 4      // smallest id in the batch (validation on the host)
+#define H_MAX_ID 5      // largest id in the batch
+#define H_RESULTS 6     // entries reported in the result (mirrored: src < dst)
+#define H_RELEASES 7    // old blocks to give back
+#define H_CLASS 8       // NUM_CLASSES counts: moving lists per new size class
+#define HEADER_WORDS 128
+
+struct Layout {
+    i64* header;
+    int* ent_src;       // kept entries, sorted by (src, dst)
+    int* ent_dst;
+    i64* ent_pair;      // the entry's pair in the batch (its property values)
+    i64* ent_pos;       // insert: old items before it; delete: its position in the list
+    i64* ent_res;       // its row in the result, -1 when not reported
+    i64* seg_vertex;    // per segment: the source vertex
+    i64* seg_start;     //   its first entry
+    i64* seg_len;       //   its number of entries
+    i64* seg_old;       //   old degree
+    i64* seg_new;       //   new degree
+    i64* seg_ptr;       //   old block (0: none)
+    i64* seg_class;     //   new size class when the list moves to another block, else -1
+    i64* seg_rank;      //   rank among the moving lists of that class
+    i64* release;       // old blocks to give back
+};
+
+__device__ __forceinline__ Layout layout(i64* ws) {
+    const i64 E = SMALL_ENTRIES;
+    Layout L;
+    L.header = ws;
+    i64* p = ws + HEADER_WORDS;
+    L.ent_src = (int*)p;            p += E / 2;
+    L.ent_dst = (int*)p;            p += E / 2;
+    L.ent_pair = p;                 p += E;
+    L.ent_pos = p;                  p += E;
+    L.ent_res = p;                  p += E;
+    L.seg_vertex = p;               p += E;
+    L.seg_start = p;                p += E;
+    L.seg_len = p;                  p += E;
+    L.seg_old = p;                  p += E;
+    L.seg_new = p;                  p += E;
+    L.seg_ptr = p;                  p += E;
+    L.seg_class = p;                p += E;
+    L.seg_rank = p;                 p += E;
+    L.release = p;                  // RELEASE_OFFSET in gpu_small.py
+    return L;
+}
+
+// Number of a[0:n] that are < x (a ascending).
+template <typename T, typename X>
+__device__ __forceinline__ i64 count_below(const T* a, i64 n, X x) {
+    i64 lo = 0, hi = n;
+    while (lo < hi) {
+        i64 mid = (lo + hi) >> 1;
+        if ((X)a[mid] < x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// Number of a[0:n] that are <= x (a ascending).
+template <typename T, typename X>
+__device__ __forceinline__ i64 count_upto(const T* a, i64 n, X x) {
+    i64 lo = 0, hi = n;
+    while (lo < hi) {
+        i64 mid = (lo + hi) >> 1;
+        if ((X)a[mid] <= x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+__device__ __forceinline__ i64 size_class_for(i64 degree, i64 min_class) {
+    if (degree <= 0) return -1;
+    i64 k = degree == 1 ? 0 : 64 - __clzll(degree - 1);
+    return k < min_class ? min_class : k;
+}
+
+// ------------------------------------------------------------------------------ prepare
+// One block of SMALL_THREADS threads: validate, mirror, sort by (src, dst, entry) (bitonic, in
+// shared memory), drop repeats (first entry wins) and self-loops, look every entry up in its
+// source's list, keep the new edges (insert) or the present ones (delete), cut them into
+// segments per source, and decide per segment the new degree and whether the list moves to a
+// block of another size class (insert: it outgrows its block; delete: it falls under a
+// quarter of it, or empties). Vertices at or past table_len have no list yet.
+template <typename Id>
+__global__ void __launch_bounds__(SMALL_THREADS)
+small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, int mirror,
+              int mode, const int* __restrict__ degree, const signed char* __restrict__ size_class,
+              const i64* __restrict__ edge_ptr, i64 table_len, i64 min_class, i64* ws,
+              int* __restrict__ result) {
+    __shared__ u64 keys[SMALL_ENTRIES];          // later reused as the kept (src, dst)
+    __shared__ unsigned short entry[SMALL_ENTRIES];
+    __shared__ int warp_sums[32];
+    __shared__ int total;
+    __shared__ int class_count[NUM_CLASSES];
+    __shared__ int loops, releases;
+    __shared__ long long min_id, max_id;
+    const Layout L = layout(ws);
+    const int tid = threadIdx.x;
+    const i64 ne = mirror ? 2 * npairs : npairs;
+    int P = 1;
+    while (P < ne) P <<= 1;
+
+    if (tid < NUM_CLASSES) class_count[tid] = 0;
+    if (tid == 0) {
+        loops = 0;
+        releases = 0;
+        min_id = 0x7FFFFFFFFFFFFFFFll;
+        max_id = -1;
+    }
+    __syncthreads();
+
+    // ---- entries as keys (src << 32 | dst); self-loops and padding sort last
+    long long lo_id = 0x7FFFFFFFFFFFFFFFll, hi_id = -1;
+    int my_loops = 0;
+    for (int i = tid; i < P; i += SMALL_THREADS) {
+        u64 key = ALL_ONES;
+        if (i < ne) {
+            const i64 pair = mirror ? (i >> 1) : i;
+            i64 u = (i64)s[pair], v = (i64)d[pair];
+            if (mirror && (i & 1)) { const i64 t = u; u = v; v = t; }
+            lo_id = min(lo_id, (long long)min(u, v));
+            hi_id = max(hi_id, (long long)max(u, v));
+            const bool valid = u >= 0 && v >= 0 && u <= MAX_ID && v <= MAX_ID;
+            if (mirror && u == v) {
+                if (!(i & 1)) ++my_loops;
+            } else if (valid) {
+                key = ((u64)u << 32) | (u64)v;
+            }
+        }
+        keys[i] = key;
+        entry[i] = (unsigned short)i;
+    }
+    atomicMin(&min_id, lo_id);
+    atomicMax(&max_id, hi_id);
+    if (my_loops) atomicAdd(&loops, my_loops);
+    __syncthreads();
+
+    // ---- bitonic sort of (key, entry): a strict total order, so repeats keep entry order
+    for (int k = 2; k <= P; k <<= 1) {
+        for (int j = k >> 1; j > 0; j >>= 1) {
+            for (int i = tid; i < P; i += SMALL_THREADS) {
+                const int l = i ^ j;
+                if (l > i) {
+                    const u64 ki = keys[i], kl = keys[l];
+                    const unsigned short ei = entry[i], el = entry[l];
+                    const bool greater = ki > kl || (ki == kl && ei > el);
+                    if (((i & k) == 0) == greater) {
+                        keys[i] = kl; keys[l] = ki;
+                        entry[i] = el; entry[l] = ei;
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
+
+    // ---- first of each key, looked up in its list; each thread owns PER_THREAD in a row
+    int keep[PER_THREAD], us[PER_THREAD], vs[PER_THREAD];
+    i64 pos[PER_THREAD], pair_of[PER_THREAD];
+    int count = 0;
+    for (int q = 0; q < PER_THREAD; ++q) {
+        const int i = tid * PER_THREAD + q;
+        keep[q] = 0;
+        if (i >= P) continue;
+        const u64 key = keys[i];
+        if (key == ALL_ONES || (i > 0 && keys[i - 1] == key)) continue;
+        const i64 u = (i64)(key >> 32), v = (i64)(key & 0xFFFFFFFFull);
+        i64 p = -1;                                   // absent, would go first
+        if (u < table_len) {
+            const i64 du = degree[u];
+            if (du > 0) {
+                const int* lst = (const int*)edge_ptr[u];
+                const i64 at = count_below(lst, du, v);
+                p = (at < du && (i64)lst[at] == v) ? at : -1 - at;
+            }
+        }
+        keep[q] = mode == MODE_INSERT ? (p < 0) : (p >= 0);
+        us[q] = (int)u;
+        vs[q] = (int)v;
+        pos[q] = mode == MODE_INSERT ? -1 - p : p;
+        pair_of[q] = mirror ? (entry[i] >> 1) : entry[i];
+        count += keep[q];
+    }
+    const int base = block_exclusive_scan(count, warp_sums, &total);   // (syncs: keys free)
+    const int kept = total;
+    int* csrc = (int*)keys;                       // the kept entries, in shared memory too
+    int* cdst = csrc + SMALL_ENTRIES;
+    {
+        int j = base;
+        for (int q = 0; q < PER_THREAD; ++q) {
+            if (!keep[q]) continue;
+            L.ent_src[j] = us[q];
+            L.ent_dst[j] = vs[q];
+            L.ent_pair[j] = pair_of[q];
+            L.ent_pos[j] = pos[q];
+            csrc[j] = us[q];
+            cdst[j] = vs[q];
+            ++j;
+        }
+    }
+    __syncthreads();
+
+    // ---- segments (runs of one source) and result rows (mirrored: src < dst), one scan
+    // of two packed 16-bit counts
+    int packed = 0;
+    for (int q = 0; q < PER_THREAD; ++q) {
+        const int j = tid * PER_THREAD + q;
+        if (j >= kept) break;
+        const int head = (j == 0 || csrc[j] != csrc[j - 1]) ? 1 : 0;
+        const int shown = (!mirror || csrc[j] < cdst[j]) ? 1 : 0;
+        packed += head + (shown << 16);
+    }
+    const int first = block_exclusive_scan(packed, warp_sums, &total);
+    const int nseg = total & 0xFFFF, nres = total >> 16;
+    {
+        int seg = (first & 0xFFFF) - 1, row = first >> 16;
+        for (int q = 0; q < PER_THREAD; ++q) {
+            const int j = tid * PER_THREAD + q;
+            if (j >= kept) break;
+            if (j == 0 || csrc[j] != csrc[j - 1]) {
+                ++seg;
+                L.seg_start[seg] = j;
+                L.seg_vertex[seg] = csrc[j];
+            }
+            if (!mirror || csrc[j] < cdst[j]) {
+                L.ent_res[j] = row;
+                result[row] = csrc[j];
+                result[SMALL_ENTRIES + row] = cdst[j];
+                ++row;
+            } else {
+                L.ent_res[j] = -1;
+            }
+        }
+    }
+    __syncthreads();
+
+    // ---- per segment: new degree, and whether the list moves
+    for (int sg = tid; sg < nseg; sg += SMALL_THREADS) {
+        const i64 start = L.seg_start[sg];
+        const i64 c = (sg + 1 < nseg ? L.seg_start[sg + 1] : kept) - start;
+        const i64 u = L.seg_vertex[sg];
+        const bool has_row = u < table_len;
+        const i64 d0 = has_row ? (i64)degree[u] : 0;
+        const i64 cls = has_row ? (i64)size_class[u] : -1;
+        const i64 ptr = has_row ? edge_ptr[u] : 0;
+        i64 d1, to = -1;
+        bool give_back = false;
+        if (mode == MODE_INSERT) {
+            d1 = d0 + c;
+            const i64 capacity = cls >= 0 ? (1ll << cls) : 0;
+            if (d1 > capacity) {
+                to = size_class_for(d1, min_class);
+                give_back = cls >= 0;
+            }
+        } else {
+            d1 = d0 - c;
+            const i64 target = size_class_for(d1, min_class);
+            if (d1 == 0) {
+                give_back = true;
+            } else if (4 * d1 < (1ll << cls) && target < cls) {
+                to = target;
+                give_back = true;
+            }
+        }
+        L.seg_len[sg] = c;
+        L.seg_old[sg] = d0;
+        L.seg_new[sg] = d1;
+        L.seg_ptr[sg] = ptr;
+        L.seg_class[sg] = to;
+        if (to >= 0) L.seg_rank[sg] = atomicAdd(&class_count[to], 1);
+        if (give_back) L.release[atomicAdd(&releases, 1)] = ptr;
+    }
+    __syncthreads();
+
+    if (tid < NUM_CLASSES) L.header[H_CLASS + tid] = class_count[tid];
+    if (tid == 0) {
+        i64 moves = 0;
+        for (int k = 0; k < NUM_CLASSES; ++k) moves += class_count[k];
+        L.header[H_KEPT] = kept;
+        L.header[H_SEGMENTS] = nseg;
+        L.header[H_MOVES] = moves;
+        L.header[H_LOOPS] = loops;
+        L.header[H_MIN_ID] = ne > 0 ? (i64)min_id : 0;
+        L.header[H_MAX_ID] = (i64)max_id;
+        L.header[H_RESULTS] = nres;
+        L.header[H_RELEASES] = releases;
+    }
+}
+
+// ------------------------------------------------------------------------ rewriting lists
+// One block per segment: the list's block after the batch (its old one, or the block of its
+// new class handed out by the allocator: pool holds the blocks of every class in ascending
+// class order, header[H_CLASS + k] of class k) and the address of field f in a block.
+struct Fields {
+    const i64* bases;        // block arrays' dst-column addresses, ascending
+    const i64* field_bases;  // (narrays, nf) column addresses
+    i64 narrays;
+    int nf;
+    u64 sizes;               // itemsize of field f in bits 8f..8f+7
+    i64 values[MAX_FIELDS];  // per field: the batch's values (by pair), 0 for dst
+    i64 out[MAX_FIELDS];     // per field: the result's values (by result row), 0 for dst
+};
+
+// The kernels take the fields as plain scalars (no host-to-device copy per batch).
+#define FIELD_PARAMS                                                                       \
+    const i64* __restrict__ bases, const i64* __restrict__ field_bases, i64 narrays, int nf, \
+    u64 sizes, i64 v1, i64 v2, i64 v3, i64 v4, i64 v5, i64 v6, i64 v7, i64 o1, i64 o2,      \
+    i64 o3, i64 o4, i64 o5, i64 o6, i64 o7
+
+__device__ __forceinline__ Fields make_fields(const i64* bases, const i64* field_bases,
+                                              i64 narrays, int nf, u64 sizes,
+                                              const i64 (&v)[MAX_FIELDS],
+                                              const i64 (&o)[MAX_FIELDS]) {
+    Fields F;
+    F.bases = bases;
+    F.field_bases = field_bases;
+    F.narrays = narrays;
+    F.nf = nf;
+    F.sizes = sizes;
+    for (int f = 0; f < MAX_FIELDS; ++f) {
+        F.values[f] = v[f];
+        F.out[f] = o[f];
+    }
+    return F;
+}
+
+#define MAKE_FIELDS                                                                        \
+    const i64 v_[MAX_FIELDS] = {0, v1, v2, v3, v4, v5, v6, v7};                            \
+    const i64 o_[MAX_FIELDS] = {0, o1, o2, o3, o4, o5, o6, o7};                            \
+    const Fields F = make_fields(bases, field_bases, narrays, nf, sizes, v_, o_)
+
+__device__ __forceinline__ int field_size(const Fields& F, int f) {
+    return (int)((F.sizes >> (8 * f)) & 0xFFull);
+}
+
+__device__ __forceinline__ i64 field_address(const Fields& F, i64 ptr, int f) {
+    if (f == 0 || ptr == 0) return ptr;
+    const i64 a = segment_of(F.bases, F.narrays, ptr);
+    return F.field_bases[a * F.nf + f] + ((ptr - F.bases[a]) >> 2) * field_size(F, f);
+}
+
+__device__ __forceinline__ i64 new_block(const Layout& L, const i64* pool, i64 sg) {
+    const i64 to = L.seg_class[sg];
+    if (to < 0) return L.seg_ptr[sg];
+    i64 start = 0;
+    for (int k = 0; k < to; ++k) start += L.header[H_CLASS + k];
+    return pool[start + L.seg_rank[sg]];
+}
+
+// New items V (from `values` by pair, or the entries' dst) merged into the old list O of d0
+// items, written to D (D == O: in place). Chunks of blockDim.x old items from the back, each
+// read by the whole block before any thread writes: in place, writes land at or after the
+// chunk's start, on items already read.
+template <typename T>
+__device__ void merge_block(const T* O, T* D, i64 d0, i64 lo, const i64* I, i64 c,
+                            const Layout& L, i64 start, const T* values, T* out) {
+    for (i64 hi = d0; hi > lo; hi -= blockDim.x) {
+        const i64 i = hi - (i64)blockDim.x + threadIdx.x;
+        const bool mine = i >= lo;
+        T v;
+        i64 shift = 0;
+        if (mine) {
+            v = O[i];
+            shift = count_upto(I, c, i);
+        }
+        __syncthreads();
+        if (mine) D[i + shift] = v;
+        __syncthreads();
+    }
+    for (i64 j = threadIdx.x; j < c; j += blockDim.x) {
+        T v = values ? values[L.ent_pair[start + j]] : (T)L.ent_dst[start + j];
+        D[I[j] + j] = v;
+        const i64 r = L.ent_res[start + j];
+        if (out && r >= 0) out[r] = v;
+    }
+    __syncthreads();
+}
+
+extern "C" __global__ void small_merge(i64* ws, const i64* __restrict__ pool,
+                                       int* __restrict__ degree,
+                                       signed char* __restrict__ size_class,
+                                       i64* __restrict__ edge_ptr, FIELD_PARAMS) {
+    MAKE_FIELDS;
+    const Layout L = layout(ws);
+    const i64 nseg = L.header[H_SEGMENTS];
+    for (i64 sg = blockIdx.x; sg < nseg; sg += gridDim.x) {
+        const i64 old = L.seg_ptr[sg], target = new_block(L, pool, sg);
+        const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
+        const i64* I = L.ent_pos + start;
+        const i64 lo = target == old ? I[0] : 0;      // in place, items before I[0] stay
+        for (int f = 0; f < F.nf; ++f) {
+            const i64 src = field_address(F, old, f), dst = field_address(F, target, f);
+            switch (field_size(F, f)) {
+            case 1: merge_block<unsigned char>((const unsigned char*)src, (unsigned char*)dst,
+                        d0, lo, I, c, L, start, (const unsigned char*)F.values[f],
+                        (unsigned char*)F.out[f]); break;
+            case 2: merge_block<unsigned short>((const unsigned short*)src,
+                        (unsigned short*)dst, d0, lo, I, c, L, start,
+                        (const unsigned short*)F.values[f], (unsigned short*)F.out[f]); break;
+            case 4: merge_block<unsigned int>((const unsigned int*)src, (unsigned int*)dst,
+                        d0, lo, I, c, L, start, (const unsigned int*)F.values[f],
+                        (unsigned int*)F.out[f]); break;
+            default: merge_block<unsigned long long>((const unsigned long long*)src,
+                        (unsigned long long*)dst, d0, lo, I, c, L, start,
+                        (const unsigned long long*)F.values[f],
+                        (unsigned long long*)F.out[f]); break;
+            }
+        }
+        if (threadIdx.x == 0) {
+            const i64 u = L.seg_vertex[sg];
+            degree[u] = (int)L.seg_new[sg];
+            if (L.seg_class[sg] >= 0) {
+                edge_ptr[u] = target;
+                size_class[u] = (signed char)L.seg_class[sg];
+            }
+        }
+    }
+}
+
+// The items at the ascending positions P leave the list O of d0 items; the survivors are
+// written to D (D == O: in place) from slot `lo` on. The removed values are copied to the
+// result first. Chunks of blockDim.x from the front: in place, every write lands on an item
+// already read.
+template <typename T>
+__device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, const i64* P, i64 c,
+                             const Layout& L, i64 start, T* out) {
+    if (out)
+        for (i64 j = threadIdx.x; j < c; j += blockDim.x) {
+            const i64 r = L.ent_res[start + j];
+            if (r >= 0) out[r] = O[P[j]];
+        }
+    __syncthreads();
+    if (d1 == 0) return;
+    for (i64 base = lo; base < d0; base += blockDim.x) {
+        const i64 i = base + threadIdx.x;
+        bool keep = i < d0;
+        T v;
+        i64 before = 0;
+        if (keep) {
+            v = O[i];
+            before = count_below(P, c, i);
+            keep = !(before < c && P[before] == i);
+        }
+        __syncthreads();
+        if (keep) D[i - before] = v;
+        __syncthreads();
+    }
+}
+
+extern "C" __global__ void small_remove(i64* ws, const i64* __restrict__ pool,
+                                        int* __restrict__ degree,
+                                        signed char* __restrict__ size_class,
+                                        i64* __restrict__ edge_ptr, FIELD_PARAMS) {
+    MAKE_FIELDS;
+    const Layout L = layout(ws);
+    const i64 nseg = L.header[H_SEGMENTS];
+    for (i64 sg = blockIdx.x; sg < nseg; sg += gridDim.x) {
+        const i64 old = L.seg_ptr[sg], d1 = L.seg_new[sg];
+        const i64 target = d1 > 0 ? new_block(L, pool, sg) : 0;
+        const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
+        const i64* P = L.ent_pos + start;
+        const i64 lo = target == old ? P[0] : 0;      // in place, items before P[0] stay
+        for (int f = 0; f < F.nf; ++f) {
+            const i64 src = field_address(F, old, f), dst = field_address(F, target, f);
+            switch (field_size(F, f)) {
+            case 1: remove_block<unsigned char>((const unsigned char*)src, (unsigned char*)dst,
+                        d0, d1, lo, P, c, L, start, (unsigned char*)F.out[f]); break;
+            case 2: remove_block<unsigned short>((const unsigned short*)src,
+                        (unsigned short*)dst, d0, d1, lo, P, c, L, start,
+                        (unsigned short*)F.out[f]); break;
+            case 4: remove_block<unsigned int>((const unsigned int*)src, (unsigned int*)dst,
+                        d0, d1, lo, P, c, L, start, (unsigned int*)F.out[f]); break;
+            default: remove_block<unsigned long long>((const unsigned long long*)src,
+                        (unsigned long long*)dst, d0, d1, lo, P, c, L, start,
+                        (unsigned long long*)F.out[f]); break;
+            }
+        }
+        if (threadIdx.x == 0) {
+            const i64 u = L.seg_vertex[sg];
+            degree[u] = (int)d1;
+            if (d1 == 0) {
+                edge_ptr[u] = 0;
+                size_class[u] = -1;
+            } else if (L.seg_class[sg] >= 0) {
+                edge_ptr[u] = target;
+                size_class[u] = (signed char)L.seg_class[sg];
+            }
+        }
+    }
+}
