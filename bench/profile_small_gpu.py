@@ -52,6 +52,36 @@ def run(profile=None):
 run()
 ti, td = run()
 print(f"scale {scale}, batch {batch}: insert {ti * 1e6:.0f} us, delete {td * 1e6:.0f} us (medians)")
+
+
+def stage_prepare():
+    """The preparing kernel and its header read alone (it changes nothing)."""
+    s, d = batches[0]
+    times = []
+    for _ in range(200):
+        sync()
+        t = time.perf_counter()
+        g._small.prepare(s, d, True, 0, g._degree, g._size_class, g._edge_ptr,
+                         g._mm.min_size_class)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times[20:])
+
+
+def accumulate():
+    """Inserts of fresh random edges that stay (lists grow and move, old blocks go back)."""
+    times = []
+    for s, d in batches:
+        sync()
+        t = time.perf_counter()
+        len(g.insert_edges(s[::-1].copy(), d))
+        sync()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times[20:])
+
+
+if g._small is not None:
+    print(f"  prepare kernel + header read: {stage_prepare() * 1e6:.0f} us")
+print(f"  inserts that stay (graph grows): {accumulate() * 1e6:.0f} us")
 for what in ("insert", "delete"):
     pr = cProfile.Profile()
     run((what, pr))
