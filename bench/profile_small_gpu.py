@@ -79,8 +79,31 @@ def accumulate():
     return statistics.median(times[20:])
 
 
+def prepare_kernel(pairs):
+    """GPU time of the preparing kernel alone (CUDA events), median of 100."""
+    from hornet.batch.gpu_small import _CU, _ID_TYPES, _NAMES, PREPARE_THREADS
+    from hornet.memory.gpu_copy import function, i64
+    import numpy as np
+    s, d = rs.randint(0, n, pairs, dtype=cupy.int64), rs.randint(0, n, pairs, dtype=cupy.int64)
+    rows = cupy.empty(8192, dtype=cupy.int32)
+    fn = function(_CU, "small_prepare<long long>", _NAMES)
+    args = (s, d, i64(pairs), np.int32(1), np.int32(0), g._degree, g._size_class, g._edge_ptr,
+            i64(g._degree.shape[0]), i64(g._mm.min_size_class), g._small.workspace, rows)
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    times = []
+    for _ in range(110):
+        start.record()
+        fn((1,), (PREPARE_THREADS,), args)
+        stop.record()
+        stop.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, stop) * 1e3)
+    return statistics.median(times[10:])
+
+
 if g._small is not None:
     print(f"  prepare kernel + header read: {stage_prepare() * 1e6:.0f} us")
+    print("  prepare kernel alone (us) by pairs: " + ", ".join(
+        f"{p}: {prepare_kernel(p):.0f}" for p in (1, 100, 500, 1000, 2000)))
 print(f"  inserts that stay (graph grows): {accumulate() * 1e6:.0f} us")
 for what in ("insert", "delete"):
     pr = cProfile.Profile()
@@ -88,3 +111,31 @@ for what in ("insert", "delete"):
     print(f"===== {what}: cProfile over {len(batches)} batches")
     pstats.Stats(pr).sort_stats("tottime").print_stats(45)
     pstats.Stats(pr).sort_stats("cumtime").print_stats(45)
+
+
+def phase_clocks(pairs):
+    """Cycles spent in each phase of small_prepare (a copy compiled with phase clocks)."""
+    import numpy as np
+    from hornet.batch import gpu_small
+    from hornet.memory.gpu_copy import _HEADERS, i64
+    code = "#define SMALL_BATCH_CLOCKS\n" + open(gpu_small._CU).read()
+    mod = cupy.RawModule(code=code, options=("-std=c++17", f"-I{_HEADERS}"),
+                         name_expressions=["small_prepare<long long>"])
+    fn = mod.get_function("small_prepare<long long>")
+    s, d = rs.randint(0, n, pairs, dtype=cupy.int64), rs.randint(0, n, pairs, dtype=cupy.int64)
+    rows = cupy.empty(8192, dtype=cupy.int32)
+    ws = g._small.workspace
+    runs = []
+    for _ in range(30):
+        fn((1,), (gpu_small.PREPARE_THREADS,),
+           (s, d, i64(pairs), np.int32(1), np.int32(0), g._degree, g._size_class, g._edge_ptr,
+            i64(g._degree.shape[0]), i64(g._mm.min_size_class), ws, rows))
+        runs.append(np.diff(ws[96:103].get()))
+    names = ["load", "sort", "search", "compact", "segments", "per-segment"]
+    med = np.median(np.array(runs[5:]), axis=0)
+    return ", ".join(f"{a} {b / 1.7e3:.1f}" for a, b in zip(names, med))
+
+
+if g._small is not None:
+    for p in (100, 1000, 2000):
+        print(f"  prepare phases (us at 1.7 GHz), {p} pairs: {phase_clocks(p)}")

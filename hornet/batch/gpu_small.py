@@ -60,7 +60,9 @@ class SmallBatches:
     batch after batch (the kernels of one batch run in stream order)."""
 
     def __init__(self):
+        import cupyx
         self.workspace = cupy.empty(WORKSPACE_WORDS, dtype=cupy.int64)
+        self.header = cupyx.empty_pinned(_READ_WORDS, dtype=np.int64)   # read back here
 
     def prepare(self, s, d, mirror: bool, mode: int, degree, size_class, edge_ptr,
                 min_class: int):
@@ -69,7 +71,8 @@ class SmallBatches:
         n * (2 if mirror else 1) <= SMALL_ENTRIES) against the vertex table (``degree`` int32,
         ``size_class`` int8, ``edge_ptr`` int64, all (table_len,) on the device).
 
-        Returns (header: host int64 array indexed by the ``H_*`` slots, rows: int32 device
+        Returns (header: host int64 array indexed by the ``H_*`` slots, valid until the next
+        call, rows: int32 device
         array (2 * SMALL_ENTRIES,) whose first ``header[H_RESULTS]`` entries are the result's
         src and whose entries from SMALL_ENTRIES on its dst).
         """
@@ -78,7 +81,8 @@ class SmallBatches:
             (1,), (PREPARE_THREADS,),
             (s, d, i64(s.shape[0]), np.int32(mirror), np.int32(mode), degree, size_class,
              edge_ptr, i64(degree.shape[0]), i64(min_class), self.workspace, rows))
-        return self.workspace[:_READ_WORDS].get(), rows
+        self.workspace[:_READ_WORDS].get(out=self.header)
+        return self.header, rows
 
     def rewrite(self, mode: int, segments: int, pool, lookup, field_dtypes, values, outs,
                 degree, size_class, edge_ptr) -> None:

@@ -16,6 +16,7 @@
 #define SMALL_ENTRIES 4096                 // entries of one batch (pairs, twice if mirrored)
 #define SMALL_THREADS 1024                 // the preparing block
 #define PER_THREAD (SMALL_ENTRIES / SMALL_THREADS)
+static_assert(PER_THREAD == 4, "the preparing block's per-thread arrays are written for 4");
 #define ALL_ONES 0xFFFFFFFFFFFFFFFFull
 #define MAX_FIELDS 8                       // dst + up to 7 edge properties
 #define NUM_CLASSES 64
@@ -34,6 +35,15 @@
 #define H_RELEASES 7    // old blocks to give back
 #define H_CLASS 8       // NUM_CLASSES counts: moving lists per new size class
 #define HEADER_WORDS 128
+#define H_CLOCKS 96     // profiling only: clock64() after each phase of small_prepare
+
+// Phase clocks for bench/profile_small_gpu.py, which compiles this file with
+// SMALL_BATCH_CLOCKS defined; no-ops otherwise.
+#ifdef SMALL_BATCH_CLOCKS
+#define PHASE_CLOCK(k) if (threadIdx.x == 0) ws[H_CLOCKS + (k)] = (i64)clock64()
+#else
+#define PHASE_CLOCK(k)
+#endif
 
 struct Layout {
     i64* header;
@@ -137,6 +147,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         max_id = -1;
     }
     __syncthreads();
+    PHASE_CLOCK(0);
 
     // ---- entries as keys (src << 32 | dst); self-loops and padding sort last
     long long lo_id = 0x7FFFFFFFFFFFFFFFll, hi_id = -1;
@@ -163,59 +174,145 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     atomicMax(&max_id, hi_id);
     if (my_loops) atomicAdd(&loops, my_loops);
     __syncthreads();
+    PHASE_CLOCK(1);
 
-    // ---- bitonic sort of (key, entry): a strict total order, so repeats keep entry order
+    // ---- bitonic sort of (key, entry): a strict total order, so repeats keep entry order.
+    // Thread t holds elements q * SMALL_THREADS + t (q < R) in registers: partners closer
+    // than 32 are in the same warp (shuffles), partners SMALL_THREADS or more apart in the
+    // same thread; only the distances in between go through shared memory.
+    const int R = P > SMALL_THREADS ? P / SMALL_THREADS : 1;
+    u64 a[PER_THREAD];
+    unsigned e[PER_THREAD];
+#pragma unroll
+    for (int q = 0; q < PER_THREAD; ++q) {
+        const int i = q * SMALL_THREADS + tid;
+        a[q] = (q < R && i < P) ? keys[i] : ALL_ONES;
+        e[q] = (q < R && i < P) ? (unsigned)entry[i] : 0xFFFFu;
+    }
+    // elements x < y of this thread: the lower one keeps the minimum where ascending
+    auto exchange = [&](int x, int y, int k) {
+        const bool ascending = ((x * SMALL_THREADS + tid) & k) == 0;
+        const bool greater = a[x] > a[y] || (a[x] == a[y] && e[x] > e[y]);
+        if (ascending == greater) {
+            const u64 ta = a[x]; a[x] = a[y]; a[y] = ta;
+            const unsigned te = e[x]; e[x] = e[y]; e[y] = te;
+        }
+    };
     for (int k = 2; k <= P; k <<= 1) {
         for (int j = k >> 1; j > 0; j >>= 1) {
-            for (int i = tid; i < P; i += SMALL_THREADS) {
-                const int l = i ^ j;
-                if (l > i) {
-                    const u64 ki = keys[i], kl = keys[l];
-                    const unsigned short ei = entry[i], el = entry[l];
-                    const bool greater = ki > kl || (ki == kl && ei > el);
-                    if (((i & k) == 0) == greater) {
-                        keys[i] = kl; keys[l] = ki;
-                        entry[i] = el; entry[l] = ei;
-                    }
+            if (j >= SMALL_THREADS) {                     // within the thread (R is 2 or 4)
+                if (j == SMALL_THREADS) {
+                    exchange(0, 1, k);
+                    if (R == 4) exchange(2, 3, k);
+                } else {
+                    exchange(0, 2, k);
+                    exchange(1, 3, k);
+                }
+                continue;
+            }
+            if (j >= 32) {                                // through shared memory
+#pragma unroll
+                for (int q = 0; q < PER_THREAD; ++q) {
+                    const int i = q * SMALL_THREADS + tid;
+                    if (q < R && i < P) { keys[i] = a[q]; entry[i] = (unsigned short)e[q]; }
+                }
+                __syncthreads();
+            }
+#pragma unroll
+            for (int q = 0; q < PER_THREAD; ++q) {
+                if (q >= R) break;
+                const int i = q * SMALL_THREADS + tid;
+                u64 pk;
+                unsigned pe;
+                if (j >= 32) {
+                    const int l = i ^ j;
+                    pk = l < P ? keys[l] : ALL_ONES;
+                    pe = l < P ? (unsigned)entry[l] : 0xFFFFu;
+                } else {
+                    pk = __shfl_xor_sync(0xFFFFFFFFu, a[q], j);
+                    pe = __shfl_xor_sync(0xFFFFFFFFu, e[q], j);
+                }
+                const bool lower = (i & j) == 0, ascending = (i & k) == 0;
+                const bool greater = a[q] > pk || (a[q] == pk && e[q] > pe);
+                if ((lower == ascending) == greater) {    // take the partner's element
+                    a[q] = pk;
+                    e[q] = pe;
                 }
             }
-            __syncthreads();
+            if (j >= 32) __syncthreads();
         }
     }
-
-    // ---- first of each key, looked up in its list; each thread owns PER_THREAD in a row
-    int keep[PER_THREAD], us[PER_THREAD], vs[PER_THREAD];
-    i64 pos[PER_THREAD], pair_of[PER_THREAD];
-    int count = 0;
+#pragma unroll
     for (int q = 0; q < PER_THREAD; ++q) {
-        const int i = tid * PER_THREAD + q;
-        keep[q] = 0;
-        if (i >= P) continue;
+        const int i = q * SMALL_THREADS + tid;
+        if (q < R && i < P) { keys[i] = a[q]; entry[i] = (unsigned short)e[q]; }
+    }
+    __syncthreads();
+    PHASE_CLOCK(2);
+
+    // ---- first of each key, looked up in its list; each thread owns R in a row and runs
+    // their binary searches in lock step, so that the R dependent load chains overlap
+    int keep[PER_THREAD], us[PER_THREAD], vs[PER_THREAD];
+    i64 pos[PER_THREAD], pair_of[PER_THREAD], lo[PER_THREAD], hi[PER_THREAD];
+    const int* lst[PER_THREAD];
+    bool live[PER_THREAD];                            // first of its key, and a real entry
+#pragma unroll
+    for (int q = 0; q < PER_THREAD; ++q) {
+        const int i = tid * R + q;
+        live[q] = false;
+        lo[q] = hi[q] = 0;
+        lst[q] = nullptr;
+        us[q] = vs[q] = 0;
+        pair_of[q] = 0;
+        if (q >= R || i >= P) continue;
         const u64 key = keys[i];
         if (key == ALL_ONES || (i > 0 && keys[i - 1] == key)) continue;
-        const i64 u = (i64)(key >> 32), v = (i64)(key & 0xFFFFFFFFull);
-        i64 p = -1;                                   // absent, would go first
-        if (u < table_len) {
-            const i64 du = degree[u];
-            if (du > 0) {
-                const int* lst = (const int*)edge_ptr[u];
-                const i64 at = count_below(lst, du, v);
-                p = (at < du && (i64)lst[at] == v) ? at : -1 - at;
-            }
-        }
-        keep[q] = mode == MODE_INSERT ? (p < 0) : (p >= 0);
-        us[q] = (int)u;
-        vs[q] = (int)v;
-        pos[q] = mode == MODE_INSERT ? -1 - p : p;
+        live[q] = true;
+        us[q] = (int)(key >> 32);
+        vs[q] = (int)(key & 0xFFFFFFFFull);
         pair_of[q] = mirror ? (entry[i] >> 1) : entry[i];
+    }
+#pragma unroll
+    for (int q = 0; q < PER_THREAD; ++q)              // degree and list of every source
+        if (live[q] && us[q] < table_len) {
+            hi[q] = degree[us[q]];
+            if (hi[q] > 0) lst[q] = (const int*)edge_ptr[us[q]];
+        }
+    const i64 d0[PER_THREAD] = {hi[0], hi[1], hi[2], hi[3]};
+    for (bool more = true; more;) {                   // lower bound of v in every list
+        more = false;
+        int x[PER_THREAD];
+#pragma unroll
+        for (int q = 0; q < PER_THREAD; ++q)
+            if (lo[q] < hi[q]) x[q] = lst[q][(lo[q] + hi[q]) >> 1];
+#pragma unroll
+        for (int q = 0; q < PER_THREAD; ++q)
+            if (lo[q] < hi[q]) {
+                const i64 mid = (lo[q] + hi[q]) >> 1;
+                if (x[q] < vs[q]) lo[q] = mid + 1; else hi[q] = mid;
+                more = more || lo[q] < hi[q];
+            }
+    }
+    int count = 0;
+#pragma unroll
+    for (int q = 0; q < PER_THREAD; ++q) {
+        i64 p = -1;                                   // absent, would go first
+        if (d0[q] > 0) {
+            const i64 at = lo[q];
+            p = (at < d0[q] && lst[q][at] == vs[q]) ? at : -1 - at;
+        }
+        keep[q] = live[q] && (mode == MODE_INSERT ? (p < 0) : (p >= 0));
+        pos[q] = mode == MODE_INSERT ? -1 - p : p;
         count += keep[q];
     }
     const int base = block_exclusive_scan(count, warp_sums, &total);   // (syncs: keys free)
+    PHASE_CLOCK(3);
     const int kept = total;
     int* csrc = (int*)keys;                       // the kept entries, in shared memory too
     int* cdst = csrc + SMALL_ENTRIES;
     {
         int j = base;
+#pragma unroll
         for (int q = 0; q < PER_THREAD; ++q) {
             if (!keep[q]) continue;
             L.ent_src[j] = us[q];
@@ -228,12 +325,14 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         }
     }
     __syncthreads();
+    PHASE_CLOCK(4);
 
     // ---- segments (runs of one source) and result rows (mirrored: src < dst), one scan
     // of two packed 16-bit counts
+    const int R2 = (kept + SMALL_THREADS - 1) / SMALL_THREADS;      // kept entries a thread owns
     int packed = 0;
-    for (int q = 0; q < PER_THREAD; ++q) {
-        const int j = tid * PER_THREAD + q;
+    for (int q = 0; q < R2; ++q) {
+        const int j = tid * R2 + q;
         if (j >= kept) break;
         const int head = (j == 0 || csrc[j] != csrc[j - 1]) ? 1 : 0;
         const int shown = (!mirror || csrc[j] < cdst[j]) ? 1 : 0;
@@ -243,8 +342,8 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     const int nseg = total & 0xFFFF, nres = total >> 16;
     {
         int seg = (first & 0xFFFF) - 1, row = first >> 16;
-        for (int q = 0; q < PER_THREAD; ++q) {
-            const int j = tid * PER_THREAD + q;
+        for (int q = 0; q < R2; ++q) {
+            const int j = tid * R2 + q;
             if (j >= kept) break;
             if (j == 0 || csrc[j] != csrc[j - 1]) {
                 ++seg;
@@ -262,6 +361,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         }
     }
     __syncthreads();
+    PHASE_CLOCK(5);
 
     // ---- per segment: new degree, and whether the list moves
     for (int sg = tid; sg < nseg; sg += SMALL_THREADS) {
@@ -300,6 +400,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         if (give_back) L.release[atomicAdd(&releases, 1)] = ptr;
     }
     __syncthreads();
+    PHASE_CLOCK(6);
 
     if (tid < NUM_CLASSES) L.header[H_CLASS + tid] = class_count[tid];
     if (tid == 0) {

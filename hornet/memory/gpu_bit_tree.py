@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gpu_copy import _CU, _NAMES, cupy, function, i64, launch
+from .gpu_copy import _CU, _NAMES, cupy, function, i64, launch, upload
 
 WORD_BITS = 64
 #: requests for at most this many blocks in all take the one-launch path (take_small)
@@ -173,7 +173,8 @@ def take_forest(requests):
 
 def _take_small(requests, addrs, table, count):
     """take_forest for a few blocks: one block of threads per tree stops at its count
-    (``take_small``), so it reads the first leaf words only. One host-to-device copy."""
+    (``take_small``), so it reads the first leaf words only. One asynchronous host-to-device
+    copy of the request rows."""
     nreq = len(requests)
     out_start = np.zeros(nreq, dtype=np.int64)
     np.cumsum(count[:-1], out=out_start[1:])
@@ -185,7 +186,7 @@ def _take_small(requests, addrs, table, count):
     rows[:, 4] = [r[4] for r in requests]
     rows[:, 5:] = table
     out = cupy.empty(int(count.sum()), dtype=cupy.int64)
-    _fn("take_small")((nreq,), (SMALL_TAKE_THREADS,), (cupy.asarray(rows), out))
+    _fn("take_small")((nreq,), (SMALL_TAKE_THREADS,), (upload(rows), out))
     return out
 
 

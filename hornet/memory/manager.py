@@ -86,7 +86,9 @@ class MemoryManager:
         self.xp = self.backend.xp
         self.pools: dict[int, list[BlockArray]] = {}
         self.last_compacted: list[int] = []
-        self._touched: set[int] = set()    # classes whose use changed since compact_touched
+        self._touched: set[int] = set()    # classes whose utilization may have dropped
+        self._class_blocks: dict[int, int] = {}   # per class: blocks in its arrays ...
+        self._class_used: dict[int, int] = {}     # ... and blocks in use (kept current)
         self._lookup: _Lookup | None = None
 
     # ------------------------------------------------------------------ size classes
@@ -183,13 +185,20 @@ class MemoryManager:
                     for k, plan, _ in plans for arr, take in plan]
         ptrs = self.backend.take_forest(requests)
         for k, plan, created in plans:
-            self._touched.add(k)
             for arr, take in plan:
                 arr.free -= take
+                self._count(k, 0, take)
             if created:
+                self._touched.add(k)           # more room: utilization may have dropped
                 self.pools.setdefault(k, []).extend(created)
+                self._count(k, sum(a.num_blocks for a in created), 0)
                 self._lookup = None
         return ptrs
+
+    def _count(self, size_class: int, blocks: int, used: int) -> None:
+        """Add to the class's block and used-block counts (what compaction decides on)."""
+        self._class_blocks[size_class] = self._class_blocks.get(size_class, 0) + blocks
+        self._class_used[size_class] = self._class_used.get(size_class, 0) + used
 
     def release(self, pointers: np.ndarray) -> None:
         """Give blocks back (edge pointers as returned by :meth:`allocate`, any classes).
@@ -208,6 +217,7 @@ class MemoryManager:
         for i in np.flatnonzero(counts).tolist():
             arr = lookup.arrays[i]
             arr.free += int(counts[i])
+            self._count(arr.size_class, 0, -int(counts[i]))
             self._touched.add(arr.size_class)
             if arr.free == arr.num_blocks:
                 emptied.add(arr.size_class)
@@ -223,6 +233,7 @@ class MemoryManager:
             keep = None  # a spare for an empty class, or larger than it, holds memory for nothing
         dropped = [a for a in empty if a is not keep]
         if dropped:
+            self._count(size_class, -sum(a.num_blocks for a in dropped), 0)
             self.pools[size_class] = [a for a in pool if a not in dropped]
             if not self.pools[size_class]:
                 del self.pools[size_class]
@@ -235,8 +246,9 @@ class MemoryManager:
 
     # ------------------------------------------------------------------ compaction
     def compact_touched(self):
-        """:meth:`compact` restricted to the classes that took or gave back blocks since the
-        last call (only they can have fallen under ``compact_below``); same result."""
+        """:meth:`compact` restricted to the classes that gave back blocks or got new arrays
+        since the last call: only their utilization can have dropped under
+        ``compact_below``, so the result is the same as checking every class."""
         touched, self._touched = self._touched, set()
         return self.compact(sorted(touched))
 
@@ -254,9 +266,7 @@ class MemoryManager:
             pool = self.pools.get(k)
             if not pool:
                 continue
-            total = sum(a.num_blocks for a in pool)
-            used = sum(a.used for a in pool)
-            if used >= self.compact_below * total:
+            if self._class_used[k] >= self.compact_below * self._class_blocks[k]:
                 continue
             # every array under the threshold moves out: each move frees at least twice what
             # it copies. Live blocks go to free room in the arrays kept, the rest to one new
@@ -276,6 +286,7 @@ class MemoryManager:
             self._lookup = None
             self._copy_blocks(old, new, xp.full(old.size, 1 << k, dtype=xp.int64))
             self.pools[k] = keep
+            self._count(k, -sum(a.num_blocks for a in evacuate), -sum(a.used for a in evacuate))
             self._lookup = None
             olds.append(old)
             news.append(new)
@@ -374,6 +385,10 @@ class MemoryManager:
                     raise InvariantError(f"{arr!r} exceeds block_array_edges")
             if sum(1 for a in pool if a.free == a.num_blocks) > 1:
                 raise InvariantError(f"size class {k} keeps more than one empty block array")
+            counted = (self._class_blocks.get(k, 0), self._class_used.get(k, 0))
+            if counted != (sum(a.num_blocks for a in pool), sum(a.used for a in pool)):
+                raise InvariantError(f"size class {k}: counted (blocks, used) {counted} differ "
+                                     "from its arrays")
         pointers = be.to_host(pointers).astype(np.int64)
         size_classes = be.to_host(size_classes).astype(np.int64)
         if pointers.size == 0:

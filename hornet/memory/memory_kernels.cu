@@ -161,11 +161,13 @@ extern "C" __global__ void extract_forest(const i64* __restrict__ word_addrs,
 }
 
 // take_small: the same result as popcount_forest + scan + extract_forest for small requests,
-// in one launch: one block per request walks its tree's leaf words in chunks of blockDim.x
-// words (a popcount and a block scan per chunk) and stops as soon as it has its count, so a
-// request for a few blocks reads a few words instead of the whole leaf level. Request r is
-// TAKE_FIELDS int64 at req + r * TAKE_FIELDS: word address, count, out start, base, shift,
-// then the tree's FOREST_LEVELS + 1 level offsets.
+// in one launch: one block per request walks its tree and stops as soon as it has its count.
+// Each thread owns one level-1 word (64 leaf words; for a one-word tree, the leaf itself) and
+// reads only the leaf words that word marks non-empty, so full regions of a large array cost
+// one read per 4,096 blocks. A popcount and a block scan per chunk of blockDim.x level-1
+// words give each thread the rank of its first free block. Request r is TAKE_FIELDS int64 at
+// req + r * TAKE_FIELDS: word address, count, out start, base, shift, then the tree's
+// FOREST_LEVELS + 1 level offsets. Only this block touches the tree (one request per tree).
 #define TAKE_FIELDS (5 + FOREST_LEVELS + 1)
 extern "C" __global__ void take_small(const i64* __restrict__ req, i64* __restrict__ out) {
     __shared__ int warp_sums[32];
@@ -174,25 +176,47 @@ extern "C" __global__ void take_small(const i64* __restrict__ req, i64* __restri
     u64* words = (u64*)r[0];
     const i64 count = r[1], out_start = r[2], base = r[3], shift = r[4];
     const i64* off = r + 5;
-    const i64 leaves = off[1] - off[0];
+    u64* leaf = words + off[0];
+    const bool two_levels = off[2] > off[1];
+    const i64 owners = two_levels ? off[2] - off[1] : off[1] - off[0];
     i64 taken = 0;
-    for (i64 w0 = 0; w0 < leaves && taken < count; w0 += blockDim.x) {
-        const i64 w = w0 + threadIdx.x;
-        const u64 x = w < leaves ? words[off[0] + w] : 0ull;
-        const int pc = __popcll(x);
-        i64 k = taken + block_exclusive_scan(pc, warp_sums, &total);
-        const int chunk = total;
-        if (pc && k < count) {
-            u64 y = x;
-            while (y != 0ull && k < count) {
-                const int b = __ffsll((long long)y) - 1;
-                out[out_start + k++] = base + ((w * 64 + b) << shift);
-                y &= y - 1ull;
+    for (i64 p0 = 0; p0 < owners && taken < count; p0 += blockDim.x) {
+        const i64 p = p0 + threadIdx.x;
+        u64 mask = 0ull;                       // my leaf words that hold free blocks
+        i64 first = 0;                         // my first leaf word
+        if (p < owners) {
+            if (two_levels) {
+                mask = words[off[1] + p];
+                first = p * 64;
+            } else {
+                mask = leaf[p] != 0ull ? 1ull : 0ull;
+                first = p;
             }
-            words[off[0] + w] = y;
-            if (y == 0ull) {                       // the word emptied: clear its ancestors
-                i64 idx = w;
-                for (int l = 1; l < FOREST_LEVELS && off[l + 1] > off[l]; ++l) {
+        }
+        int mine = 0;
+        for (u64 m = mask; m != 0ull; m &= m - 1ull)
+            mine += __popcll(leaf[first + __ffsll((long long)m) - 1]);
+        i64 k = taken + block_exclusive_scan(mine, warp_sums, &total);
+        const int chunk = total;
+        if (mine && k < count) {
+            u64 m = mask;
+            while (m != 0ull && k < count) {
+                const int b = __ffsll((long long)m) - 1;
+                const i64 w = first + b;
+                u64 x = leaf[w];
+                while (x != 0ull && k < count) {
+                    const int bit = __ffsll((long long)x) - 1;
+                    out[out_start + k++] = base + ((w * 64 + bit) << shift);
+                    x &= x - 1ull;
+                }
+                leaf[w] = x;
+                if (x != 0ull) break;          // the count is reached inside this word
+                m &= ~(1ull << b);             // the leaf word emptied
+            }
+            if (two_levels) {
+                words[off[1] + p] = m;         // this thread's own level-1 word
+                i64 idx = p;                   // an emptied level-1 word: clear its ancestors
+                for (int l = 2; m == 0ull && l < FOREST_LEVELS && off[l + 1] > off[l]; ++l) {
                     const u64 bit = 1ull << (idx & 63);
                     const u64 was = atomicAnd(words + off[l] + (idx >> 6), ~bit);
                     if ((was & ~bit) != 0ull) break;   // the parent still has free children
