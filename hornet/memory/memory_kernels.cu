@@ -193,13 +193,24 @@ extern "C" __global__ void take_small(const i64* __restrict__ req, i64* __restri
                 first = p;
             }
         }
+        // every non-empty leaf word holds a free block, so only the leaf words among the
+        // first (count - taken) non-empty ones of the chunk can be needed: read just those
+        const u64 level1 = mask;               // (written back with the emptied words cleared)
+        const int nonempty = __popcll(mask);
+        const i64 before = block_exclusive_scan(nonempty, warp_sums, &total);
+        const i64 need = count - taken - before;           // leaf words this thread may need
+        if (need < nonempty) {
+            u64 m = mask;                                  // keep the lowest `need` of them
+            for (i64 c = 0; c < (need > 0 ? need : 0); ++c) m &= m - 1ull;
+            mask ^= m;
+        }
         int mine = 0;
         for (u64 m = mask; m != 0ull; m &= m - 1ull)
             mine += __popcll(leaf[first + __ffsll((long long)m) - 1]);
         i64 k = taken + block_exclusive_scan(mine, warp_sums, &total);
         const int chunk = total;
         if (mine && k < count) {
-            u64 m = mask;
+            u64 m = mask, kept = level1;
             while (m != 0ull && k < count) {
                 const int b = __ffsll((long long)m) - 1;
                 const i64 w = first + b;
@@ -212,11 +223,12 @@ extern "C" __global__ void take_small(const i64* __restrict__ req, i64* __restri
                 leaf[w] = x;
                 if (x != 0ull) break;          // the count is reached inside this word
                 m &= ~(1ull << b);             // the leaf word emptied
+                kept &= ~(1ull << b);
             }
             if (two_levels) {
-                words[off[1] + p] = m;         // this thread's own level-1 word
+                words[off[1] + p] = kept;      // this thread's own level-1 word
                 i64 idx = p;                   // an emptied level-1 word: clear its ancestors
-                for (int l = 2; m == 0ull && l < FOREST_LEVELS && off[l + 1] > off[l]; ++l) {
+                for (int l = 2; kept == 0ull && l < FOREST_LEVELS && off[l + 1] > off[l]; ++l) {
                     const u64 bit = 1ull << (idx & 63);
                     const u64 was = atomicAnd(words + off[l] + (idx >> 6), ~bit);
                     if ((was & ~bit) != 0ull) break;   // the parent still has free children
