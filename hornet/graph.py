@@ -418,12 +418,23 @@ class Graph:
         classes = self._mm.size_class_for(degrees)
         return self._mm.allocate_classes(classes), classes
 
-    def _retire(self, vertices, new_ptrs, new_classes) -> None:
-        """Point ``vertices`` at their new blocks (already filled) and free their old ones."""
-        had = self._size_class[vertices] >= 0
-        self._mm.release(self._edge_ptr[vertices][had])
-        self._edge_ptr[vertices] = new_ptrs
-        self._size_class[vertices] = new_classes
+    def _retire(self, sources, new_deg, old_ptrs, moved, new_ptrs, new_classes,
+                emptied=None) -> None:
+        """Write a planned batch into the vertex table (its lists already rewritten) and free
+        the blocks it left.
+
+        ``sources`` (int32 (S,), distinct) get degrees ``new_deg`` (int64 (S,)); the segments
+        ``moved`` (int64 indices, (G,)) now live in blocks ``new_ptrs`` of ``new_classes``
+        (int64 (G,)); ``old_ptrs`` (int64 (S,)) are the pointers before the batch (0: no
+        block); ``emptied`` (int64 indices, optional): segments left without edges.
+        """
+        xp = self._xp
+        self._K.commit_segments(sources, new_deg, moved, new_ptrs, new_classes, self._degree,
+                                self._size_class, self._edge_ptr)
+        freed = old_ptrs[moved]
+        if emptied is not None and emptied.size:
+            freed = xp.concatenate([freed, old_ptrs[emptied]])
+        self._mm.release(freed[freed != 0])
 
     def _columns(self, ptrs):
         """Per edge field, the addresses of the blocks whose destination addresses are given."""
@@ -482,30 +493,23 @@ class Graph:
         self._reserve(n)
         ss, dd, values, skipped = self._unique_pairs(s, d, n, values)
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n)
-        fresh = pos < 0
-        if not bool(fresh.all()):
-            ss, dd, pos = ss[fresh], dd[fresh], pos[fresh]
-            values = {k: v[fresh] for k, v in values.items()}
-        insert_at = -1 - pos                   # old entries before each new one
-        sources, seg_start, seg_len = _segments(xp, ss)
-        old_deg = self._degree[sources].astype(xp.int64)
-        new_deg = old_deg + seg_len
-        cls = self._size_class[sources].astype(xp.int64)
-        capacity = xp.where(cls >= 0, xp.left_shift(1, xp.maximum(cls, 0)), 0)
-        grow = xp.flatnonzero(new_deg > capacity)
-        new_ptrs, new_classes = self._allocate_for(sources[grow], new_deg[grow])
+        kept, ss, dd, insert_at = K.keep_entries(pos, ss, dd, True, bool(values))
+        if kept is not None:
+            values = {k: v[kept] for k, v in values.items()}
+        sources, seg_start, seg_len, old_deg, new_deg, old_ptrs, grow = K.plan_segments(
+            ss, self._degree, self._size_class, self._edge_ptr, True, self._mm.min_size_class)
+        grown = xp.flatnonzero(grow)
+        new_ptrs, new_classes = self._allocate_for(sources[grown], new_deg[grown])
         # ---- nothing above changed the graph; from here on the batch is committed ----
         self._views.clear()
         self._n = n
-        old_ptrs = self._edge_ptr[sources]
         target = old_ptrs.copy()
-        target[grow] = new_ptrs                # growing lists merge straight into new blocks
+        target[grown] = new_ptrs               # growing lists merge straight into new blocks
         K.merge_lists(self._columns(old_ptrs), self._columns(target), old_deg, seg_start,
                       seg_len, insert_at, [dd] + [values[name] for name in self._edge_schema])
-        self._retire(sources[grow], new_ptrs, new_classes)
-        self._degree[sources] = new_deg.astype(xp.int32)
+        self._retire(sources, new_deg, old_ptrs, grown, new_ptrs, new_classes)
         self._entries += int(dd.shape[0])
-        if grow.size:
+        if grown.size:
             self._compact_memory()
         return self._change("insert", ss, dd, values, skipped)
 
@@ -534,35 +538,26 @@ class Graph:
             s, d = s[inside], d[inside]
         ss, dd, _, _ = self._unique_pairs(s, d, max(self._n, 1))
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n)
-        found = pos >= 0
-        ss, dd, pos = ss[found], dd[found], pos[found]
-        sources, seg_start, seg_len = _segments(xp, ss)
-        old_deg = self._degree[sources].astype(xp.int64)
-        new_deg = old_deg - seg_len
-        classes = self._size_class[sources].astype(xp.int64)
-        target = self._mm.size_class_for(new_deg)
-        shrink = xp.flatnonzero((new_deg > 0) & (4 * new_deg < xp.left_shift(1, classes))
-                                & (target < classes))
-        new_ptrs, new_classes = self._allocate_for(sources[shrink], new_deg[shrink])
+        _, ss, dd, pos = K.keep_entries(pos, ss, dd, False)
+        sources, seg_start, seg_len, old_deg, new_deg, old_ptrs, shrink = K.plan_segments(
+            ss, self._degree, self._size_class, self._edge_ptr, False, self._mm.min_size_class)
+        shrunk = xp.flatnonzero(shrink)
+        new_ptrs, new_classes = self._allocate_for(sources[shrunk], new_deg[shrunk])
         # ---- committed from here on ----
         self._views.clear()
-        slots = self._edge_ptr[ss] + 4 * pos
         gone = {}
-        for f, (name, dt) in enumerate(self._edge_schema.items(), start=1):
-            gone[name] = xp.empty(ss.shape[0], dtype=dt)
-            K.read_at(self._mm.field_addresses(slots, f), gone[name])
-        old_ptrs = self._edge_ptr[sources]
+        if self._edge_schema:
+            slots = self._edge_ptr[ss] + 4 * pos
+            for f, (name, dt) in enumerate(self._edge_schema.items(), start=1):
+                gone[name] = xp.empty(ss.shape[0], dtype=dt)
+                K.read_at(self._mm.field_addresses(slots, f), gone[name])
         target = old_ptrs.copy()
-        target[shrink] = new_ptrs              # shrinking lists move straight to new blocks
+        target[shrunk] = new_ptrs              # shrinking lists move straight to new blocks
         K.remove_lists(self._columns(old_ptrs), self._columns(target), old_deg, seg_start,
                        seg_len, pos, self._mm.field_dtypes)
-        self._degree[sources] = new_deg.astype(xp.int32)
         self._entries -= int(ss.shape[0])
-        self._retire(sources[shrink], new_ptrs, new_classes)
-        emptied = sources[new_deg == 0]
-        self._mm.release(self._edge_ptr[emptied])
-        self._edge_ptr[emptied] = 0
-        self._size_class[emptied] = -1
+        self._retire(sources, new_deg, old_ptrs, shrunk, new_ptrs, new_classes,
+                     emptied=xp.flatnonzero(new_deg == 0))
         self._compact_memory()
         return self._change("delete", ss, dd, gone)
 

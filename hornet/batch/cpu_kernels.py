@@ -7,9 +7,15 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
+from ..memory.host_heap import keep_freed_buffers
 from ..memory.jit import dual_kernel
 from ..memory.pointers import int32_view, prefetch, view
+
+keep_freed_buffers()     # batches reuse the heap instead of faulting fresh pages in
 
 RADIX_BITS = 11
 SMALL_SORT = 1 << 14
@@ -199,6 +205,138 @@ def parallel_sort(keys: np.ndarray) -> np.ndarray:
     return out
 
 
+# Batches without an entry order sort 32-bit keys: the pairs are first split by the high bits
+# of their 64-bit key (src << bits | dst) into up to 2**MAX_HIGH_BITS buckets, one parallel
+# counting pass, and each bucket's 32 low bits are sorted by NumPy (twice as many keys per SIMD
+# register as uint64, and buckets fit in cache).
+MAX_HIGH_BITS = 12
+PART_CHUNKS = 16          # pieces of the partition pass (each with its own bucket counters)
+PARTITION_MIN = 1 << 15   # entries below which one uint64 sort is as fast
+
+
+@numba.njit(parallel=True, cache=True)
+def partition_pairs(s, d, bits, high_bits, mirror):
+    """Split the keys ``src << bits | dst`` of a batch by their ``high_bits`` top bits.
+
+    ``s``, ``d``: int64 (n,), ids below ``2**bits``; ``2 * bits - high_bits <= 32``. With
+    ``mirror`` pair i stands for (s, d) and (d, s) and self-loops are dropped. Returns
+    (low keys uint32 (m,) grouped by bucket, in no order inside one, bucket starts int64
+    (2**high_bits + 1,), self-loops dropped).
+    """
+    n = s.shape[0]
+    nb = 1 << high_bits
+    b64 = np.uint64(bits)
+    lb = np.uint64(2 * bits - high_bits)
+    low_mask = (np.uint64(1) << lb) - np.uint64(1)
+    count = np.zeros(PART_CHUNKS * nb, dtype=np.int64)
+    loops = np.zeros(PART_CHUNKS, dtype=np.int64)
+    for c in numba.prange(PART_CHUNKS):
+        lp = 0
+        row = c * nb
+        for i in range(n * c // PART_CHUNKS, n * (c + 1) // PART_CHUNKS):
+            u = np.uint64(s[i])
+            v = np.uint64(d[i])
+            if mirror:
+                if u == v:
+                    lp += 1
+                else:
+                    count[row + np.int64(((u << b64) | v) >> lb)] += 1
+                    count[row + np.int64(((v << b64) | u) >> lb)] += 1
+            else:
+                count[row + np.int64(((u << b64) | v) >> lb)] += 1
+        loops[c] = lp
+    start = np.zeros(nb + 1, dtype=np.int64)
+    total = 0
+    for b in range(nb):                       # bucket-major: each bucket contiguous
+        start[b] = total
+        for c in range(PART_CHUNKS):
+            k = count[c * nb + b]
+            count[c * nb + b] = total
+            total += k
+    start[nb] = total
+    keys = np.empty(total, dtype=np.uint32)
+    for c in numba.prange(PART_CHUNKS):
+        row = c * nb
+        for i in range(n * c // PART_CHUNKS, n * (c + 1) // PART_CHUNKS):
+            u = np.uint64(s[i])
+            v = np.uint64(d[i])
+            if mirror and u == v:
+                continue
+            key = (u << b64) | v
+            at = row + np.int64(key >> lb)
+            p = count[at]
+            count[at] = p + 1
+            keys[p] = np.uint32(key & low_mask)
+            if mirror:
+                key = (v << b64) | u
+                at = row + np.int64(key >> lb)
+                p = count[at]
+                count[at] = p + 1
+                keys[p] = np.uint32(key & low_mask)
+    return keys, start, loops.sum()
+
+
+@numba.njit(parallel=True, cache=True)
+def unpack_buckets(keys, start, bits, high_bits):
+    """From buckets of sorted low keys (see :func:`partition_pairs`): (src int32, dst int32)
+    of the distinct pairs, ascending."""
+    nb = start.shape[0] - 1
+    low_bits = np.uint64(2 * bits - high_bits)
+    b64 = np.uint64(bits)
+    dmask = (np.uint64(1) << b64) - np.uint64(1)
+    groups = min(nb, PART_CHUNKS)
+    found = np.zeros(groups + 1, dtype=np.int64)
+    for g in numba.prange(groups):
+        k = 0
+        for b in range(nb * g // groups, nb * (g + 1) // groups):
+            for p in range(start[b], start[b + 1]):
+                if p == start[b] or keys[p] != keys[p - 1]:
+                    k += 1
+        found[g + 1] = k
+    for g in range(groups):
+        found[g + 1] += found[g]
+    src = np.empty(found[groups], dtype=np.int32)
+    dst = np.empty(found[groups], dtype=np.int32)
+    for g in numba.prange(groups):
+        j = found[g]
+        for b in range(nb * g // groups, nb * (g + 1) // groups):
+            high = np.uint64(b) << low_bits
+            for p in range(start[b], start[b + 1]):
+                if p == start[b] or keys[p] != keys[p - 1]:
+                    key = high | np.uint64(keys[p])
+                    src[j] = np.int32(key >> b64)
+                    dst[j] = np.int32(key & dmask)
+                    j += 1
+    return src, dst
+
+
+def _sort_buckets(keys, start) -> None:
+    """Sort every bucket ``keys[start[b]:start[b + 1]]`` in place, in two threads when large."""
+    bounds = start.tolist()
+    nb = len(bounds) - 1
+    if numba.get_num_threads() < 2 or keys.shape[0] < (1 << 18):
+        _sort_range(keys, bounds, 0, nb)
+        return
+    half = int(np.searchsorted(start, keys.shape[0] // 2))       # about half of the keys
+    half = min(max(half, 1), nb - 1) if nb > 1 else 1
+    list(_pool().map(lambda r: _sort_range(keys, bounds, *r), ((0, half), (half, nb))))
+
+
+def _sort_range(keys, bounds, b0, b1) -> None:
+    for b in range(b0, b1):
+        lo, hi = bounds[b], bounds[b + 1]
+        if hi - lo > 1:
+            keys[lo:hi].sort()                # NumPy releases the GIL while sorting
+
+
+def _pool():
+    global _POOL
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _POOL = ThreadPoolExecutor(2, thread_name_prefix="hornet-sort")
+    return _POOL
+
+
 def sorted_unique_pairs(s: np.ndarray, d: np.ndarray, num_vertices: int, mirror: bool,
                         need_order: bool = True):
     """Sort a batch by (src, dst) and drop repeats, first entry wins.
@@ -210,6 +348,12 @@ def sorted_unique_pairs(s: np.ndarray, d: np.ndarray, num_vertices: int, mirror:
     bits = max(1, int(num_vertices - 1).bit_length())
     entries = s.shape[0] * (2 if mirror else 1)
     index_bits = max(1, int(entries - 1).bit_length()) if need_order else 0
+    high_bits = max(2 * bits - 32, min(8, 2 * bits))
+    if not need_order and entries >= PARTITION_MIN and high_bits <= MAX_HIGH_BITS:
+        keys, start, loops = partition_pairs(s, d, bits, high_bits, mirror)
+        _sort_buckets(keys, start)
+        src, dst = unpack_buckets(keys, start, bits, high_bits)
+        return None, src, dst, int(loops)
     if 2 * bits + index_bits <= 63:
         keys = parallel_sort(pack_pairs(s, d, bits, index_bits, mirror))
         order, src, dst, loops = unpack_unique(keys, bits, index_bits)
@@ -240,41 +384,232 @@ FAR = 16
 NEAR = 8
 
 
+SEARCH_CHUNKS = 256   # pieces of find_positions, each walked in order
+
+
 @dual_kernel
 def find_positions(src, dst, degree, edge_ptr, num_vertices):
     """Position of each ``dst[i]`` in the sorted list of ``src[i]``; when absent,
-    ``-1 - p`` where ``p`` is where it would be inserted (so absent means negative)."""
+    ``-1 - p`` where ``p`` is where it would be inserted (so absent means negative).
+
+    ``src``, ``dst``: integer arrays (n,), any order; returns int64 (n,). Queries are walked in
+    order, piece by piece: a query with the same source as the one before and a larger
+    destination gallops forward from where that one ended (a batch sorted by (src, dst) reads
+    each long list about once, front to back); any other query binary-searches its list.
+    """
     n = src.shape[0]
     out = np.empty(n, dtype=np.int64)
     deg_base = degree.ctypes.data
     ptr_base = edge_ptr.ctypes.data
-    for i in numba.prange(n):
-        if i + FAR < n and src[i + FAR] < num_vertices:
-            prefetch(deg_base + 4 * np.int64(src[i + FAR]))
-            prefetch(ptr_base + 8 * np.int64(src[i + FAR]))
-        if i + NEAR < n and src[i + NEAR] < num_vertices:
-            w = src[i + NEAR]
-            if degree[w] > 0:
-                prefetch(edge_ptr[w] + 2 * np.int64(degree[w]))   # middle of the list
-        u = src[i]
-        out[i] = -1
-        if u < num_vertices:
-            d = degree[u]
-            if d > 0:
-                lst = int32_view(edge_ptr[u], d)
-                lo, hi = 0, d
-                x = dst[i]
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if lst[mid] < x:
-                        lo = mid + 1
+    for c in numba.prange(SEARCH_CHUNKS):
+        i1 = n * (c + 1) // SEARCH_CHUNKS
+        prev_u = -1
+        prev_x = 0
+        prev_at = 0
+        for i in range(n * c // SEARCH_CHUNKS, i1):
+            if i + FAR < n and src[i + FAR] < num_vertices:
+                prefetch(deg_base + 4 * np.int64(src[i + FAR]))
+                prefetch(ptr_base + 8 * np.int64(src[i + FAR]))
+            if i + NEAR < n and src[i + NEAR] < num_vertices:
+                w = src[i + NEAR]
+                if degree[w] > 0:
+                    prefetch(edge_ptr[w] + 2 * np.int64(degree[w]))   # middle of the list
+            u = src[i]
+            x = dst[i]
+            out[i] = -1
+            if u < num_vertices:
+                d = np.int64(degree[u])
+                if d > 0:
+                    lst = int32_view(edge_ptr[u], d)
+                    lo = 0
+                    hi = d
+                    if u == prev_u and x > prev_x:
+                        lo = prev_at              # gallop: lst[:lo] < x already
+                        step = 1
+                        while lo + step <= d and lst[lo + step - 1] < x:
+                            lo += step
+                            step *= 2
+                        hi = min(lo + step, d)
+                    while lo < hi:
+                        mid = (lo + hi) >> 1
+                        if lst[mid] < x:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    if lo < d and lst[lo] == x:
+                        out[i] = lo
                     else:
-                        hi = mid
-                if lo < d and lst[lo] == x:
-                    out[i] = lo
-                else:
-                    out[i] = -1 - lo
+                        out[i] = -1 - lo
+                    prev_u = u
+                    prev_x = x
+                    prev_at = lo
     return out
+
+
+# ---------------------------------------------------------------------------- planning
+# Filters run in CHUNKS pieces: each counts what it keeps, then writes it at its offset.
+# Where the kept pattern is random (segment heads, src < dst), a branch per entry mispredicts
+# half the time, so the write loop is branch-free: every entry is written at the next free
+# slot and only a kept one advances it; the loop stops at the piece's last kept entry, so no
+# stray write leaves the piece's range.
+CHUNKS = 64
+
+
+@dual_kernel
+def _keep_entries(pos, src, dst, inserting, need_index):
+    n = pos.shape[0]
+    found = np.zeros(CHUNKS + 1, dtype=np.int64)
+    for c in numba.prange(CHUNKS):
+        k = 0
+        for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
+            k += (pos[i] < 0) == inserting
+        found[c + 1] = k
+    for c in range(CHUNKS):
+        found[c + 1] += found[c]
+    m = found[CHUNKS]
+    if m == n and not inserting:            # every entry kept, positions as they are
+        return np.empty(0, dtype=np.int64), src, dst, pos
+    at = np.empty(m, dtype=np.int64)
+    if m == n:                              # every entry kept: only the positions change
+        for i in numba.prange(n):
+            at[i] = -1 - pos[i]
+        return np.empty(0, dtype=np.int64), src, dst, at
+    kept = np.empty(m if need_index else 0, dtype=np.int64)
+    s_out = np.empty(m, dtype=src.dtype)
+    d_out = np.empty(m, dtype=dst.dtype)
+    for c in numba.prange(CHUNKS):
+        j = found[c]
+        if found[c + 1] == j:
+            continue
+        last = n * (c + 1) // CHUNKS - 1
+        while (pos[last] < 0) != inserting:
+            last -= 1
+        for i in range(n * c // CHUNKS, last + 1):
+            p = pos[i]
+            s_out[j] = src[i]
+            d_out[j] = dst[i]
+            at[j] = -1 - p if inserting else p
+            if need_index:
+                kept[j] = i
+            j += (p < 0) == inserting
+    return kept, s_out, d_out, at
+
+
+def keep_entries(pos, src, dst, inserting: bool, need_index: bool = False):
+    """The entries a batch really changes, from the positions :func:`find_positions` found.
+
+    Inserting keeps the absent entries (``pos < 0``) with ``at = -1 - pos`` (the number of old
+    items before each); deleting keeps the present ones with ``at = pos``. ``pos``: int64
+    (n,); ``src``, ``dst``: int32 (n,). Returns (kept: int64 (m,) indices of the kept entries,
+    or None when every entry is kept or ``need_index`` is false; src int32 (m,); dst int32
+    (m,); at int64 (m,)). When every entry is kept, src and dst are the arrays passed in
+    (and deleting, ``at`` is ``pos``).
+    """
+    kept, s, d, at = _keep_entries(pos, src, dst, bool(inserting), bool(need_index))
+    all_kept = at.shape[0] == pos.shape[0]
+    return (None if all_kept or not need_index else kept), s, d, at
+
+
+@dual_kernel
+def _plan_segments(src, degree, size_class, edge_ptr, inserting, min_class):
+    n = src.shape[0]
+    found = np.zeros(CHUNKS + 1, dtype=np.int64)
+    for c in numba.prange(CHUNKS):
+        i0 = n * c // CHUNKS
+        i1 = n * (c + 1) // CHUNKS
+        k = 0
+        if i0 == 0 and i1 > 0:              # entry 0 always starts a segment
+            k = 1
+            i0 = 1
+        for i in range(i0, i1):
+            k += src[i] != src[i - 1]
+        found[c + 1] = k
+    for c in range(CHUNKS):
+        found[c + 1] += found[c]
+    ns = found[CHUNKS]
+    sources = np.empty(ns, dtype=np.int32)
+    seg_start = np.empty(ns + 1, dtype=np.int64)
+    seg_start[ns] = n
+    for c in numba.prange(CHUNKS):
+        j = found[c]
+        if found[c + 1] == j:
+            continue
+        i0 = n * c // CHUNKS
+        last = n * (c + 1) // CHUNKS - 1
+        while last > 0 and src[last] == src[last - 1]:
+            last -= 1
+        if i0 == 0:
+            sources[j] = src[0]
+            seg_start[j] = 0
+            j += 1
+            i0 = 1
+        for i in range(i0, last + 1):
+            sources[j] = src[i]
+            seg_start[j] = i
+            j += src[i] != src[i - 1]
+    seg_len = np.empty(ns, dtype=np.int64)
+    old_deg = np.empty(ns, dtype=np.int64)
+    new_deg = np.empty(ns, dtype=np.int64)
+    old_ptr = np.empty(ns, dtype=np.int64)
+    resize = np.empty(ns, dtype=np.bool_)
+    for k in numba.prange(ns):
+        v = sources[k]
+        c = seg_start[k + 1] - seg_start[k]
+        d0 = np.int64(degree[v])
+        cls = np.int64(size_class[v])
+        cap = (np.int64(1) << cls) if cls >= 0 else np.int64(0)
+        seg_len[k] = c
+        old_deg[k] = d0
+        old_ptr[k] = edge_ptr[v]
+        if inserting:
+            d1 = d0 + c
+            resize[k] = d1 > cap
+        else:
+            d1 = d0 - c
+            fit = min_class                 # the smallest class holding d1
+            while (np.int64(1) << fit) < d1:
+                fit += 1
+            resize[k] = d1 > 0 and 4 * d1 < cap and fit < cls
+        new_deg[k] = d1
+    return sources, seg_start[:ns], seg_len, old_deg, new_deg, old_ptr, resize
+
+
+def plan_segments(src, degree, size_class, edge_ptr, inserting: bool, min_class: int):
+    """Per-list plan of a batch sorted by source: one segment per distinct source.
+
+    ``src``: int32 (m,), sorted, the source of every entry the batch changes (see
+    :func:`keep_entries`); ``degree`` int32, ``size_class`` int8, ``edge_ptr`` int64: the
+    vertex table. Inserting, a segment's list gains its entries; deleting, it loses them.
+    Returns (sources int32 (S,), seg_start int64 (S,): first entry of each segment, seg_len
+    int64 (S,), old_deg int64 (S,), new_deg int64 (S,), old_ptr int64 (S,): the edge pointer
+    now (0 without a block), resize bool (S,)): inserting, the list outgrows its block;
+    deleting, it keeps some edges but under a quarter of its capacity, and a smaller class
+    (at least ``min_class``) holds them.
+    """
+    return _plan_segments(src, degree, size_class, edge_ptr, bool(inserting), int(min_class))
+
+
+@dual_kernel
+def commit_segments(sources, new_deg, grown, new_ptrs, new_classes, degree, size_class,
+                    edge_ptr):
+    """Write a planned batch into the vertex table (after its lists were rewritten).
+
+    ``degree[sources[k]] = new_deg[k]``; a source left with no edge gets pointer 0 and class
+    -1; ``grown`` (int64 (G,), indices into the segments) moved to new blocks
+    ``new_ptrs`` (int64 (G,)) of ``new_classes`` (int64 (G,)). ``sources`` int32 (S,) are
+    distinct; ``new_deg`` int64 (S,).
+    """
+    for k in numba.prange(sources.shape[0]):
+        v = sources[k]
+        d = new_deg[k]
+        degree[v] = d
+        if d == 0:
+            edge_ptr[v] = 0
+            size_class[v] = -1
+    for g in numba.prange(grown.shape[0]):
+        v = sources[grown[g]]
+        edge_ptr[v] = new_ptrs[g]
+        size_class[v] = new_classes[g]
 
 
 # ---------------------------------------------------------------------------- moving lists
@@ -296,33 +631,63 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
         _merge_column(src, dst, old_degree, seg_start, seg_len, insert_at, vals)
 
 
+@intrinsic
+def _move_bytes(typingctx, dst, src, nbytes):
+    """``memmove(dst, src, nbytes)`` on int64 addresses (the ranges may overlap)."""
+    sig = types.void(types.int64, types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        to = builder.inttoptr(args[0], cgutils.voidptr_t)
+        frm = builder.inttoptr(args[1], cgutils.voidptr_t)
+        cgutils.raw_memmove(builder, to, frm, args[2], 1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+SHORT_RUN = 8   # items a list rewrite copies one by one; longer runs go through memmove
+
+
+@numba.njit(inline="always", cache=True)
+def _move_items(dst, src, n, like):
+    """Move ``n`` items of ``like``'s dtype from address ``src`` to ``dst`` (may overlap)."""
+    if n <= SHORT_RUN:
+        a = view(dst, n, like)
+        b = view(src, n, like)
+        if dst < src:
+            for t in range(n):
+                a[t] = b[t]
+        else:
+            for t in range(n - 1, -1, -1):
+                a[t] = b[t]
+    else:
+        _move_bytes(dst, src, n * like.itemsize)
+
+
 @dual_kernel
 def _merge_column(src, dst, old_degree, seg_start, seg_len, insert_at, values):
     n = src.shape[0]
+    size = values.itemsize
     for s in numba.prange(n):
         if s + NEAR < n:
             if old_degree[s + NEAR] > 0:
-                prefetch(src[s + NEAR] + values.itemsize * (old_degree[s + NEAR] - 1))
+                prefetch(src[s + NEAR] + size * (old_degree[s + NEAR] - 1))
             if dst[s + NEAR] != src[s + NEAR]:     # a new block: written from its end
-                prefetch(dst[s + NEAR] + values.itemsize * (old_degree[s + NEAR]
-                                                            + seg_len[s + NEAR] - 1))
+                prefetch(dst[s + NEAR] + size * (old_degree[s + NEAR]
+                                                 + seg_len[s + NEAR] - 1))
         c = seg_len[s]
-        d0 = old_degree[s]
         b = seg_start[s]
-        out = view(dst[s], d0 + c, values)
-        old = out if dst[s] == src[s] else view(src[s], d0, values)
-        i = d0 - 1
-        for k in range(c):           # from the back: in place, nothing is overwritten unread
+        out = view(dst[s], old_degree[s] + c, values)
+        i = old_degree[s]               # old items [0, i) are not placed yet
+        for k in range(c):              # from the back: in place, nothing is overwritten unread
             j = c - 1 - k
             at = insert_at[b + j]
-            while i >= at:
-                out[i + j + 1] = old[i]
-                i -= 1
+            if i > at:                  # old items [at, i) move up past the j + 1 new ones
+                _move_items(dst[s] + size * (at + j + 1), src[s] + size * at, i - at, values)
+                i = at
             out[at + j] = values[b + j]
-        if dst[s] != src[s]:
-            while i >= 0:
-                out[i] = old[i]
-                i -= 1
+        if dst[s] != src[s] and i > 0:
+            _move_items(dst[s], src[s], i, values)
 
 
 def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
@@ -342,50 +707,47 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
 @dual_kernel
 def _remove_column(src, dst, old_degree, seg_start, seg_len, positions, like):
     n = src.shape[0]
+    size = like.itemsize
     for s in numba.prange(n):
         if s + NEAR < n and old_degree[s + NEAR] > 0:
-            prefetch(src[s + NEAR])
+            prefetch(src[s + NEAR] + size * positions[seg_start[s + NEAR]])
         c = seg_len[s]
         d0 = old_degree[s]
         b = seg_start[s]
-        out = view(dst[s], d0, like)
-        old = out if dst[s] == src[s] else view(src[s], d0, like)
-        start = 0
-        if dst[s] == src[s]:          # in place: items before the first removal stay
-            start = positions[b] if c > 0 else d0
-        w = start
-        j = 0
-        for i in range(start, d0):    # forward: in place, every write lands on a read item
-            if j < c and positions[b + j] == i:
-                j += 1
-            else:
-                out[w] = old[i]
-                w += 1
-
-
-CHUNKS = 64   # pieces of a parallel filter (counted, then written at their offsets)
+        w = positions[b] if c > 0 else d0     # items before the first removal keep their slot
+        if dst[s] != src[s] and w > 0:
+            _move_items(dst[s], src[s], w, like)
+        for j in range(c):                    # the run after each removal moves down
+            lo = positions[b + j] + 1
+            hi = positions[b + j + 1] if j + 1 < c else d0
+            if hi > lo:
+                _move_items(dst[s] + size * w, src[s] + size * lo, hi - lo, like)
+                w += hi - lo
 
 
 @dual_kernel
 def canonical_entries(src, dst):
-    """Indices of entries with src < dst (ascending): each undirected edge once."""
+    """Indices (int64, ascending) of the entries with src < dst: each undirected edge once."""
     n = src.shape[0]
     found = np.zeros(CHUNKS + 1, dtype=np.int64)
     for c in numba.prange(CHUNKS):
         k = 0
         for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
-            if src[i] < dst[i]:
-                k += 1
+            k += src[i] < dst[i]
         found[c + 1] = k
     for c in range(CHUNKS):
         found[c + 1] += found[c]
     out = np.empty(found[CHUNKS], dtype=np.int64)
-    for c in numba.prange(CHUNKS):
+    for c in numba.prange(CHUNKS):          # branch-free (see the planning section)
         j = found[c]
-        for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
-            if src[i] < dst[i]:
-                out[j] = i
-                j += 1
+        if found[c + 1] == j:
+            continue
+        last = n * (c + 1) // CHUNKS - 1
+        while src[last] >= dst[last]:
+            last -= 1
+        for i in range(n * c // CHUNKS, last + 1):
+            out[j] = i
+            j += src[i] < dst[i]
     return out
 
 

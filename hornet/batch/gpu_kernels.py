@@ -142,6 +142,76 @@ def find_positions(src, dst, degree, edge_ptr, num_vertices: int):
     return out
 
 
+# ---------------------------------------------------------------------------- planning
+def keep_entries(pos, src, dst, inserting: bool, need_index: bool = False):
+    """The entries a batch really changes (same contract as
+    :func:`hornet.batch.cpu_kernels.keep_entries`; every array on the device).
+
+    Inserting keeps the absent entries (``pos < 0``) with ``at = -1 - pos``; deleting keeps the
+    present ones with ``at = pos``. ``pos`` int64 (n,), ``src``/``dst`` int32 (n,). Returns
+    (kept int64 (m,) or None, src, dst, at int64 (m,)); the kept count crosses to the host.
+    """
+    pos = as_i64(pos)
+    kept = cupy.flatnonzero(pos < 0 if inserting else pos >= 0)
+    if kept.shape[0] == pos.shape[0]:
+        return None, src, dst, (-1 - pos if inserting else pos)
+    at = pos[kept]
+    if inserting:
+        at = -1 - at
+    return (kept if need_index else None), src[kept], dst[kept], at
+
+
+def plan_segments(src, degree, size_class, edge_ptr, inserting: bool, min_class: int):
+    """Per-list plan of a batch sorted by source (same contract as
+    :func:`hornet.batch.cpu_kernels.plan_segments`; every array on the device).
+
+    ``src`` int32 (m,) sorted; ``degree`` int32, ``size_class`` int8, ``edge_ptr`` int64: the
+    vertex table. Returns (sources int32, seg_start, seg_len, old_deg, new_deg, old_ptr: int64,
+    resize bool), each of shape (S,). Segment starts by one compaction, then one kernel reads
+    the vertex table and decides every segment.
+    """
+    src = cupy.ascontiguousarray(cupy.asarray(src).astype(cupy.int32, copy=False))
+    _check_out(degree, np.int32, "degree")
+    _check_out(size_class, np.int8, "size_class")
+    edge_ptr = as_i64(edge_ptr)
+    n = int(src.shape[0])
+    head = cupy.empty(n, dtype=cupy.bool_)
+    if n:
+        head[0] = True
+        cupy.not_equal(src[1:], src[:-1], out=head[1:])
+    seg_start = cupy.flatnonzero(head).astype(cupy.int64, copy=False)
+    ns = int(seg_start.shape[0])
+    sources = cupy.empty(ns, dtype=cupy.int32)
+    seg_len, old_deg, new_deg, old_ptr = (cupy.empty(ns, dtype=cupy.int64) for _ in range(4))
+    resize = cupy.empty(ns, dtype=cupy.bool_)
+    launch(_fn("plan_segments"), ns, (src, seg_start, i64(ns), i64(n), degree, size_class,
+                                      edge_ptr, np.int32(1 if inserting else 0),
+                                      np.int32(min_class), sources, seg_len, old_deg, new_deg,
+                                      old_ptr, resize))
+    return sources, seg_start, seg_len, old_deg, new_deg, old_ptr, resize
+
+
+def commit_segments(sources, new_deg, grown, new_ptrs, new_classes, degree, size_class,
+                    edge_ptr) -> None:
+    """Write a planned batch into the vertex table (same contract as
+    :func:`hornet.batch.cpu_kernels.commit_segments`; every array on the device).
+
+    ``sources`` int32 (S,) distinct, ``new_deg`` int64 (S,); ``grown`` int64 (G,) segment
+    indices moved to blocks ``new_ptrs`` (int64 (G,)) of ``new_classes`` (integer (G,)).
+    ``degree`` int32, ``size_class`` int8, ``edge_ptr`` int64 are written in place.
+    """
+    _check_out(degree, np.int32, "degree")
+    _check_out(size_class, np.int8, "size_class")
+    _check_out(edge_ptr, np.int64, "edge_ptr")
+    sources = cupy.ascontiguousarray(cupy.asarray(sources).astype(cupy.int32, copy=False))
+    ns = int(sources.shape[0])
+    launch(_fn("commit_degrees"), ns, (sources, as_i64(new_deg), i64(ns), degree, size_class,
+                                       edge_ptr))
+    ng = int(grown.shape[0])
+    launch(_fn("commit_moves"), ng, (sources, as_i64(grown), i64(ng), as_i64(new_ptrs),
+                                     as_i64(new_classes), size_class, edge_ptr))
+
+
 # ---------------------------------------------------------------------------- moving lists
 class _MovePlan:
     """How the segments of one merge / removal are split among the three kernels (shared by

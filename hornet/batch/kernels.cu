@@ -117,6 +117,80 @@ __global__ void find_positions(const S* __restrict__ src, const D* __restrict__ 
     }
 }
 
+// ------------------------------------------------------------------------------ planning
+// One thread per segment of a batch sorted by source (seg_start: first entry of each, from a
+// compaction of the heads): the source, the segment's length, the list's degree and pointer
+// now, its new degree, and whether it must move: inserting, when it outgrows its block
+// (capacity 2^size_class, 0 without one); deleting, when it keeps some edges but under a
+// quarter of its capacity and a smaller class (at least min_class) holds them.
+extern "C" __global__ void plan_segments(const int* __restrict__ src,
+                                         const i64* __restrict__ seg_start, i64 ns, i64 n,
+                                         const int* __restrict__ degree,
+                                         const signed char* __restrict__ size_class,
+                                         const i64* __restrict__ edge_ptr, int inserting,
+                                         int min_class, int* __restrict__ sources,
+                                         i64* __restrict__ seg_len, i64* __restrict__ old_deg,
+                                         i64* __restrict__ new_deg, i64* __restrict__ old_ptr,
+                                         bool* __restrict__ resize) {
+    GRID_STRIDE(k, ns) {
+        const i64 b = seg_start[k];
+        const i64 c = (k + 1 < ns ? seg_start[k + 1] : n) - b;
+        const int v = src[b];
+        const i64 d0 = (i64)degree[v];
+        const int cls = (int)size_class[v];
+        const i64 cap = cls >= 0 ? (1ll << cls) : 0ll;
+        sources[k] = v;
+        seg_len[k] = c;
+        old_deg[k] = d0;
+        old_ptr[k] = edge_ptr[v];
+        i64 d1;
+        bool r;
+        if (inserting) {
+            d1 = d0 + c;
+            r = d1 > cap;
+        } else {
+            d1 = d0 - c;
+            int fit = min_class;                  // the smallest class holding d1
+            while ((1ll << fit) < d1) ++fit;
+            r = d1 > 0 && 4 * d1 < cap && fit < cls;
+        }
+        new_deg[k] = d1;
+        resize[k] = r;
+    }
+}
+
+// degree[sources[k]] = new_deg[k]; a source left without edges loses its block (pointer 0,
+// class -1). Sources are distinct, so no two threads write one row.
+extern "C" __global__ void commit_degrees(const int* __restrict__ sources,
+                                          const i64* __restrict__ new_deg, i64 ns,
+                                          int* __restrict__ degree,
+                                          signed char* __restrict__ size_class,
+                                          i64* __restrict__ edge_ptr) {
+    GRID_STRIDE(k, ns) {
+        const int v = sources[k];
+        const i64 d = new_deg[k];
+        degree[v] = (int)d;
+        if (d == 0) {
+            edge_ptr[v] = 0;
+            size_class[v] = -1;
+        }
+    }
+}
+
+// The segments grown[g] moved to new blocks: pointer new_ptrs[g], class new_classes[g].
+extern "C" __global__ void commit_moves(const int* __restrict__ sources,
+                                        const i64* __restrict__ grown, i64 ng,
+                                        const i64* __restrict__ new_ptrs,
+                                        const i64* __restrict__ new_classes,
+                                        signed char* __restrict__ size_class,
+                                        i64* __restrict__ edge_ptr) {
+    GRID_STRIDE(g, ng) {
+        const int v = sources[grown[g]];
+        edge_ptr[v] = new_ptrs[g];
+        size_class[v] = (signed char)new_classes[g];
+    }
+}
+
 // ------------------------------------------------------------------------- moving lists
 // merge_* and remove_* rewrite one column of many lists. Segment s has an old list of d0 =
 // old_degree[s] items at src[s] and writes its new list at dst[s] (dst[s] == src[s]: in

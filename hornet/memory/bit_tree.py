@@ -11,6 +11,9 @@ All functions are Numba kernels working in place.
 """
 from __future__ import annotations
 
+import weakref
+from itertools import chain
+
 import numba
 import numpy as np
 from llvmlite import ir
@@ -148,15 +151,33 @@ FOREST_LEVELS = 8   # room for the level offsets of any tree in a forest table
 def forest_table(trees, address) -> tuple[np.ndarray, np.ndarray]:
     """Several trees described for one kernel: (word addresses int64 (A,), level offsets int64
     (A, FOREST_LEVELS + 1) padded with the total, host). ``trees``: [(words, level_offsets)];
-    ``address``: array -> int."""
-    addrs = np.array([address(w) for w, _ in trees], dtype=np.int64)
-    table = np.zeros((len(trees), FOREST_LEVELS + 1), dtype=np.int64)
-    for a, (_, off) in enumerate(trees):
-        if len(off) > FOREST_LEVELS + 1:
-            raise ValueError("bit tree deeper than FOREST_LEVELS")
-        table[a, :len(off)] = off
-        table[a, len(off):] = off[-1]
-    return addrs, table
+    ``address``: array -> int.
+
+    A tree's row is computed once and remembered for as long as its word array lives (the
+    manager rebuilds the table whenever a block array comes or goes, hundreds of trees each
+    time)."""
+    rows = []
+    for words, off in trees:
+        key = id(words)
+        hit = _ROWS.get(key)
+        if hit is None or hit[0]() is not words:
+            if len(off) > FOREST_LEVELS + 1:
+                raise ValueError("bit tree deeper than FOREST_LEVELS")
+            off = [int(x) for x in off]
+            row = [address(words)] + off + off[-1:] * (FOREST_LEVELS + 1 - len(off))
+            try:
+                hit = (weakref.ref(words, lambda _, key=key: _ROWS.pop(key, None)), row)
+                _ROWS[key] = hit
+            except TypeError:                   # an array type without weak references
+                hit = (None, row)
+        rows.append(hit[1])
+    table = np.fromiter(chain.from_iterable(rows), dtype=np.int64,
+                        count=len(rows) * (FOREST_LEVELS + 2)).reshape(len(rows),
+                                                                       FOREST_LEVELS + 2)
+    return np.ascontiguousarray(table[:, 0]), np.ascontiguousarray(table[:, 1:])
+
+
+_ROWS: dict = {}   # id(words) -> (weak reference to words, [address, padded level offsets])
 
 
 @numba.njit(cache=True)

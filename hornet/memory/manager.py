@@ -14,6 +14,8 @@ gets a dedicated array.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 
 import numba
 import numpy as np
@@ -22,6 +24,8 @@ from .block_array import BlockArray
 from .jit import dual_kernel
 
 __all__ = ["MemoryManager", "DeviceMemoryError", "InvariantError"]
+
+_base_of = attrgetter("base")
 
 
 class InvariantError(AssertionError):
@@ -298,13 +302,19 @@ class MemoryManager:
 
     # ------------------------------------------------------------------ addressing and copies
     def lookup(self) -> _Lookup:
+        """The block arrays sorted by address (rebuilt after arrays come or go: one row per
+        array, flattened straight into the tables)."""
         if self._lookup is None:
-            arrays = sorted((a for pool in self.pools.values() for a in pool), key=lambda a: a.base)
-            bases = np.array([a.base for a in arrays], dtype=np.int64)
-            nf = len(self.field_dtypes)
-            field_bases = np.array([a.column_bases for a in arrays],
-                                   dtype=np.int64).reshape(len(arrays), nf)
-            classes = np.array([a.size_class for a in arrays], dtype=np.int64)
+            arrays = sorted((a for pool in self.pools.values() for a in pool),
+                            key=_base_of)
+            na, nf = len(arrays), len(self.field_dtypes)
+            # per array: base, size class, then the base of every column
+            flat = np.fromiter(chain.from_iterable((a.base, a.size_class, *a.column_bases)
+                                                   for a in arrays),
+                               dtype=np.int64, count=na * (nf + 2)).reshape(na, nf + 2)
+            bases = np.ascontiguousarray(flat[:, 0])
+            classes = np.ascontiguousarray(flat[:, 1])
+            field_bases = np.ascontiguousarray(flat[:, 2:])
             self._lookup = _Lookup(bases, arrays, field_bases, classes,
                                    self.xp.asarray(bases), self.xp.asarray(field_bases),
                                    self.xp.asarray(classes + 2),
