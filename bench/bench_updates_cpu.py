@@ -36,6 +36,30 @@ def load(name):
     raise ValueError(name)
 
 
+class ForeignLoad:
+    """Share of the machine's CPU time spent by other processes since creation (Linux
+    /proc/stat minus this process's own time): a disturbed run shows here."""
+
+    def __init__(self):
+        self.start = self._now()
+
+    @staticmethod
+    def _now():
+        try:
+            cpu = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+            mine = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return sum(cpu) - cpu[3] - cpu[4], sum(cpu), int(mine[11]) + int(mine[12])
+
+    def share(self) -> float:
+        now = self._now()
+        if now is None or self.start is None:
+            return float("nan")
+        busy, total, mine = (b - a for a, b in zip(self.start, now))
+        return max(0.0, (busy - mine) / max(total, 1))
+
+
 def repeats_for(b: int) -> int:
     return 30 if b <= 100 else 10 if b <= 10_000 else 5 if b <= 100_000 else 3
 
@@ -162,11 +186,13 @@ def main() -> None:
     args = ap.parse_args()
     sizes = [b for b in (1, 10, 100, 1000, 10**4, 10**5, 10**6) if b <= args.max_batch]
     rng = np.random.default_rng(42)
-    rows, builds = [], []
+    rows, builds, loads = [], [], []
     for name in args.graphs.split(","):
+        load = ForeignLoad()
         r, info = bench_graph(name, sizes, rng, args.nx_max_edges)
         rows += r
         builds.append(info)
+        loads.append(load.share())
     notes = f"""Machine: {machine()}.
 Rates in edges/s (edges as the user passes them; undirected: each pair once), median of
 repeats (30 for batches <= 100, 10 <= 10^4, 5 for 10^5, 3 for 10^6; networkx and scipy at most
@@ -175,7 +201,9 @@ edges sampled at random. The graph is restored (untimed) after each timed call.
 hornet: Graph.insert_edges / delete_edges (duplicate checks on, sorted adjacency kept, result
 returned). networkx: add_edges_from / remove_edges_from. scipy rebuild: merge the batch into a
 CSR (A + B, or A - A.multiply(B) + eliminate_zeros). 'x nx' and 'x scipy' = hornet speedup.
-Graphs: {'; '.join(f'{l}: {e} edges, hornet build {b:.2f} s' for l, e, b in builds)}."""
+Graphs: {'; '.join(f'{l}: {e} edges, hornet build {b:.2f} s' for l, e, b in builds)}.
+Other processes' share of the machine's CPU time while each graph ran (0% = undisturbed):
+{'; '.join(f'{l}: {100 * s:.0f}%' for (l, _, _), s in zip(builds, loads))}."""
     write_table(args.name, "Update throughput versus batch size (CPU backend)",
                 ["graph", "batch", "hornet insert/s", "hornet delete/s", "nx insert/s",
                  "nx delete/s", "scipy insert/s", "scipy delete/s", "insert x nx",

@@ -403,8 +403,7 @@ class Graph:
 
     def _change(self, kind, ss, dd, values, skipped=0) -> EdgeChange:
         if not self.directed:
-            once = self._K.canonical_entries(ss, dd)
-            ss, dd = ss[once], dd[once]
+            once, ss, dd = self._K.canonical_pairs(ss, dd)
             values = {k: v[once] for k, v in values.items()}
         return EdgeChange(kind, ss.astype(np.int32, copy=False), dd.astype(np.int32, copy=False),
                           values, skipped)

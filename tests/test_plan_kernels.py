@@ -240,3 +240,23 @@ def test_canonical_entries(rng, pattern):
         d[:: n // 64] += 1
         d[n // 64 - 1:: n // 64] += 1
     np.testing.assert_array_equal(C.canonical_entries(s, d), np.flatnonzero(s < d))
+
+
+@pytest.mark.parametrize("pattern", ["random", "none", "all", "ends"])
+def test_canonical_pairs(be, rng, pattern):
+    n = 100003
+    s = rng.integers(0, 1000, n).astype(np.int32)
+    d = rng.integers(0, 1000, n).astype(np.int32)
+    if pattern == "none":
+        d = s.copy()
+    elif pattern == "all":
+        d = s + 1
+    elif pattern == "ends":
+        d = s.copy()
+        d[:: n // 64] += 1
+    once, so, do = be.K.canonical_pairs(be.put(s), be.put(d))
+    want = np.flatnonzero(s < d)
+    np.testing.assert_array_equal(be.get(once), want)
+    np.testing.assert_array_equal(be.get(so), s[want])
+    np.testing.assert_array_equal(be.get(do), d[want])
+    assert be.get(so).dtype == np.int32 and be.get(once).dtype == np.int64

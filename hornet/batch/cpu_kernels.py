@@ -751,6 +751,42 @@ def canonical_entries(src, dst):
     return out
 
 
+@dual_kernel
+def _canonical_pairs(src, dst):
+    n = src.shape[0]
+    found = np.zeros(CHUNKS + 1, dtype=np.int64)
+    for c in numba.prange(CHUNKS):
+        k = 0
+        for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
+            k += src[i] < dst[i]
+        found[c + 1] = k
+    for c in range(CHUNKS):
+        found[c + 1] += found[c]
+    m = found[CHUNKS]
+    once = np.empty(m, dtype=np.int64)
+    s_out = np.empty(m, dtype=np.int32)
+    d_out = np.empty(m, dtype=np.int32)
+    for c in numba.prange(CHUNKS):          # branch-free (see the planning section)
+        j = found[c]
+        if found[c + 1] == j:
+            continue
+        last = n * (c + 1) // CHUNKS - 1
+        while src[last] >= dst[last]:
+            last -= 1
+        for i in range(n * c // CHUNKS, last + 1):
+            once[j] = i
+            s_out[j] = src[i]
+            d_out[j] = dst[i]
+            j += src[i] < dst[i]
+    return once, s_out, d_out
+
+
+def canonical_pairs(src, dst):
+    """Each undirected edge once: (indices int64 (m,) of the entries with src < dst, ascending;
+    their src int32 (m,); their dst int32 (m,)). ``src``, ``dst``: integer arrays (n,)."""
+    return _canonical_pairs(src, dst)
+
+
 # ---------------------------------------------------------------------------- gathers
 @dual_kernel
 def gather_lists(column_ptr, degree, offsets, out):

@@ -123,6 +123,15 @@ def canonical_entries(src, dst):
     return cupy.flatnonzero(cupy.asarray(src) < cupy.asarray(dst)).astype(cupy.int64, copy=False)
 
 
+def canonical_pairs(src, dst):
+    """Each undirected edge once: (indices int64 (m,) of the entries with src < dst; their src
+    int32; their dst int32), all on the device (same contract as the CPU kernel)."""
+    src, dst = cupy.asarray(src), cupy.asarray(dst)
+    once = canonical_entries(src, dst)
+    return once, src[once].astype(cupy.int32, copy=False), dst[once].astype(cupy.int32,
+                                                                          copy=False)
+
+
 # ---------------------------------------------------------------------------- searching
 def find_positions(src, dst, degree, edge_ptr, num_vertices: int):
     """Position (int64 device, shape (n,)) of each ``dst[i]`` in the sorted list of ``src[i]``;

@@ -323,10 +323,14 @@ class MemoryManager:
         return self._lookup
 
     def field_addresses(self, pointers: np.ndarray, field: int) -> np.ndarray:
-        """Addresses in column ``field`` of the slots whose destination addresses are given."""
+        """Addresses in column ``field`` of the slots whose destination addresses are given
+        (int64, shape of ``pointers``). Field 0 is the destination column: its addresses are
+        ``pointers`` themselves, returned without a copy when they are int64."""
         xp = self.xp
         pointers = xp.asarray(pointers).astype(xp.int64, copy=False)
-        if field == 0 or pointers.size == 0:
+        if field == 0:
+            return pointers
+        if pointers.size == 0:
             return pointers.copy()
         lookup = self.lookup()
         if not lookup.arrays:
