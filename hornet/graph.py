@@ -395,15 +395,24 @@ class Graph:
         """Sort a batch by (src, dst), mirror it for undirected graphs, drop repeats (first
         wins). Returns (src int32, dst int32, values reordered to match, self-loops dropped)."""
         mirror = not self.directed
-        order, ss, dd, loops = self._K.sorted_unique_pairs(s, d, n, mirror, need_order=bool(values))
+        order, ss, dd, loops = self._K.sorted_unique_pairs(
+            s, d, n, mirror, need_order=bool(values), ws=self._scratch())
         if not values:
             return ss, dd, {}, int(loops)
         pair = order >> 1 if mirror else order
         return ss, dd, {k: v[pair] for k, v in values.items()}, int(loops)
 
+    def _scratch(self):
+        """The backend's reusable buffers for this graph's batch temporaries (CPU:
+        :class:`hornet.batch.workspace.Workspace`, made on first use; GPU: None)."""
+        ws = self.__dict__.get("_ws", False)
+        if ws is False:
+            ws = self._ws = self._K.workspace()
+        return ws
+
     def _change(self, kind, ss, dd, values, skipped=0) -> EdgeChange:
         if not self.directed:
-            once, ss, dd = self._K.canonical_pairs(ss, dd)
+            once, ss, dd = self._K.canonical_pairs(ss, dd, ws=self._scratch())
             values = {k: v[once] for k, v in values.items()}
         return EdgeChange(kind, ss.astype(np.int32, copy=False), dd.astype(np.int32, copy=False),
                           values, skipped)
@@ -490,13 +499,15 @@ class Graph:
     def _insert_prepared(self, s, d, values, n) -> EdgeChange:
         xp, K = self._xp, self._K
         self._reserve(n)
+        ws = self._scratch()
         ss, dd, values, skipped = self._unique_pairs(s, d, n, values)
-        pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n)
-        kept, ss, dd, insert_at = K.keep_entries(pos, ss, dd, True, bool(values))
+        pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n, ws=ws)
+        kept, ss, dd, insert_at = K.keep_entries(pos, ss, dd, True, bool(values), ws=ws)
         if kept is not None:
             values = {k: v[kept] for k, v in values.items()}
         sources, seg_start, seg_len, old_deg, new_deg, old_ptrs, grow = K.plan_segments(
-            ss, self._degree, self._size_class, self._edge_ptr, True, self._mm.min_size_class)
+            ss, self._degree, self._size_class, self._edge_ptr, True, self._mm.min_size_class,
+            ws=ws)
         grown = xp.flatnonzero(grow)
         new_ptrs, new_classes = self._allocate_for(sources[grown], new_deg[grown])
         # ---- nothing above changed the graph; from here on the batch is committed ----
@@ -535,11 +546,13 @@ class Graph:
         inside = (s < self._n) & (d < self._n)
         if not bool(inside.all()):
             s, d = s[inside], d[inside]
+        ws = self._scratch()
         ss, dd, _, _ = self._unique_pairs(s, d, max(self._n, 1))
-        pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n)
-        _, ss, dd, pos = K.keep_entries(pos, ss, dd, False)
+        pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n, ws=ws)
+        _, ss, dd, pos = K.keep_entries(pos, ss, dd, False, ws=ws)
         sources, seg_start, seg_len, old_deg, new_deg, old_ptrs, shrink = K.plan_segments(
-            ss, self._degree, self._size_class, self._edge_ptr, False, self._mm.min_size_class)
+            ss, self._degree, self._size_class, self._edge_ptr, False, self._mm.min_size_class,
+            ws=ws)
         shrunk = xp.flatnonzero(shrink)
         new_ptrs, new_classes = self._allocate_for(sources[shrunk], new_deg[shrunk])
         # ---- committed from here on ----

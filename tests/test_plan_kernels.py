@@ -260,3 +260,53 @@ def test_canonical_pairs(be, rng, pattern):
     np.testing.assert_array_equal(be.get(so), s[want])
     np.testing.assert_array_equal(be.get(do), d[want])
     assert be.get(so).dtype == np.int32 and be.get(once).dtype == np.int64
+
+
+# ---------------------------------------------------------------------------- workspace
+def test_workspace_reuses_buffers():
+    from hornet.batch.workspace import Workspace
+    ws = Workspace()
+    a = ws.take("x", 1000, np.int64)
+    b = ws.take("x", 800, np.int64)                 # smaller: the same memory
+    assert b.ctypes.data == a.ctypes.data and b.shape == (800,)
+    c = ws.take("x", 5000, np.int64)                # larger: a new buffer
+    assert c.shape == (5000,) and ws.take("x", 5000, np.int64).ctypes.data == c.ctypes.data
+    assert ws.take("y", 10, np.int32).dtype == np.int32 and ws.nbytes >= 5000 * 8 + 40
+    ws.clear()
+    assert ws.nbytes == 0
+
+
+def test_kernels_with_a_workspace_agree(rng):
+    """The pipeline's kernels give the same answers from workspace buffers, batch after batch
+    (buffers shrinking and growing in between)."""
+    ws = C.workspace()
+    nv = 5000
+    degree, owner, vals, off = csr_lists(rng, nv, [30000, 3000])
+    ptr = vals.ctypes.data + 4 * off
+    cls = np.where(degree > 0, np.ceil(np.log2(np.maximum(degree, 1))), -1).astype(np.int8)
+    for m in (200000, 3000, 400000, 50):
+        s, d = rng.integers(0, nv, m), rng.integers(0, 1 << 22, m)
+        hit = rng.integers(0, vals.shape[0], m // 3)
+        s[: m // 3], d[: m // 3] = owner[hit], vals[hit]
+        got = C.sorted_unique_pairs(s, d, 1 << 22, False, False, ws=ws)
+        want = C.sorted_unique_pairs(s, d, 1 << 22, False, False)
+        for g, w in zip(got[1:], want[1:]):
+            np.testing.assert_array_equal(g, w)
+        ss, dd = want[1], want[2]
+        pos = C.find_positions(ss, dd, degree, ptr, nv, ws=ws)
+        np.testing.assert_array_equal(pos, C.find_positions(ss, dd, degree, ptr, nv))
+        for inserting in (True, False):
+            k1 = C.keep_entries(pos, ss, dd, inserting, True, ws=ws)
+            k2 = C.keep_entries(pos.copy(), ss, dd, inserting, True)
+            for g, w in zip(k1, k2):
+                if w is None:
+                    assert g is None
+                else:
+                    np.testing.assert_array_equal(g, w)
+            p1 = C.plan_segments(k1[1], degree, cls, ptr, inserting, 0, ws=ws)
+            p2 = C.plan_segments(k2[1], degree, cls, ptr, inserting, 0)
+            for g, w in zip(p1, p2):
+                np.testing.assert_array_equal(g, w)
+        c1, c2 = C.canonical_pairs(ss, dd, ws=ws), C.canonical_pairs(ss, dd)
+        for g, w in zip(c1, c2):
+            np.testing.assert_array_equal(g, w)

@@ -14,11 +14,18 @@ from numba.extending import intrinsic
 from ..memory.host_heap import keep_freed_buffers
 from ..memory.jit import dual_kernel
 from ..memory.pointers import int32_view, prefetch, view
+from .workspace import Workspace, take
 
 keep_freed_buffers()     # batches reuse the heap instead of faulting fresh pages in
 
 RADIX_BITS = 11
 SMALL_SORT = 1 << 14
+
+
+def workspace() -> Workspace:
+    """Buffers for one graph's batches (see :mod:`hornet.batch.workspace`); the kernels that
+    take ``ws`` draw their batch-local outputs from it."""
+    return Workspace()
 
 
 # ---------------------------------------------------------------------------- sorting
@@ -215,13 +222,14 @@ PARTITION_MIN = 1 << 15   # entries below which one uint64 sort is as fast
 
 
 @numba.njit(parallel=True, cache=True)
-def partition_pairs(s, d, bits, high_bits, mirror):
+def partition_pairs(s, d, bits, high_bits, mirror, keys):
     """Split the keys ``src << bits | dst`` of a batch by their ``high_bits`` top bits.
 
     ``s``, ``d``: int64 (n,), ids below ``2**bits``; ``2 * bits - high_bits <= 32``. With
-    ``mirror`` pair i stands for (s, d) and (d, s) and self-loops are dropped. Returns
-    (low keys uint32 (m,) grouped by bucket, in no order inside one, bucket starts int64
-    (2**high_bits + 1,), self-loops dropped).
+    ``mirror`` pair i stands for (s, d) and (d, s) and self-loops are dropped. Writes the low
+    32-bit keys grouped by bucket (in no order inside one) to ``keys[:m]`` (uint32, at least
+    (2n,) with ``mirror``, else (n,)) and returns (bucket starts int64 (2**high_bits + 1,), m,
+    self-loops dropped).
     """
     n = s.shape[0]
     nb = 1 << high_bits
@@ -254,7 +262,6 @@ def partition_pairs(s, d, bits, high_bits, mirror):
             count[c * nb + b] = total
             total += k
     start[nb] = total
-    keys = np.empty(total, dtype=np.uint32)
     for c in numba.prange(PART_CHUNKS):
         row = c * nb
         for i in range(n * c // PART_CHUNKS, n * (c + 1) // PART_CHUNKS):
@@ -273,7 +280,7 @@ def partition_pairs(s, d, bits, high_bits, mirror):
                 p = count[at]
                 count[at] = p + 1
                 keys[p] = np.uint32(key & low_mask)
-    return keys, start, loops.sum()
+    return start, total, loops.sum()
 
 
 @numba.njit(parallel=True, cache=True)
@@ -338,19 +345,22 @@ def _pool():
 
 
 def sorted_unique_pairs(s: np.ndarray, d: np.ndarray, num_vertices: int, mirror: bool,
-                        need_order: bool = True):
+                        need_order: bool = True, ws: Workspace | None = None):
     """Sort a batch by (src, dst) and drop repeats, first entry wins.
 
     ``mirror``: undirected batch; each pair stands for both directions and self-loops are
     dropped. Returns (order into the (mirrored) entries, src int32, dst int32, self-loops);
-    with ``need_order=False`` the order is not computed (None).
+    with ``need_order=False`` the order is not computed (None). ``ws``: a workspace for the
+    sort keys.
     """
     bits = max(1, int(num_vertices - 1).bit_length())
     entries = s.shape[0] * (2 if mirror else 1)
     index_bits = max(1, int(entries - 1).bit_length()) if need_order else 0
     high_bits = max(2 * bits - 32, min(8, 2 * bits))
     if not need_order and entries >= PARTITION_MIN and high_bits <= MAX_HIGH_BITS:
-        keys, start, loops = partition_pairs(s, d, bits, high_bits, mirror)
+        keys = take(ws, "sort_keys", entries, np.uint32)
+        start, m, loops = partition_pairs(s, d, bits, high_bits, mirror, keys)
+        keys = keys[:m]
         _sort_buckets(keys, start)
         src, dst = unpack_buckets(keys, start, bits, high_bits)
         return None, src, dst, int(loops)
@@ -387,18 +397,24 @@ NEAR = 8
 SEARCH_CHUNKS = 256   # pieces of find_positions, each walked in order
 
 
-@dual_kernel
-def find_positions(src, dst, degree, edge_ptr, num_vertices):
+def find_positions(src, dst, degree, edge_ptr, num_vertices, ws: Workspace | None = None):
     """Position of each ``dst[i]`` in the sorted list of ``src[i]``; when absent,
     ``-1 - p`` where ``p`` is where it would be inserted (so absent means negative).
 
-    ``src``, ``dst``: integer arrays (n,), any order; returns int64 (n,). Queries are walked in
-    order, piece by piece: a query with the same source as the one before and a larger
-    destination gallops forward from where that one ended (a batch sorted by (src, dst) reads
-    each long list about once, front to back); any other query binary-searches its list.
+    ``src``, ``dst``: integer arrays (n,), any order; returns int64 (n,) (from ``ws`` when
+    given: valid until its next batch). Queries are walked in order, piece by piece: a query
+    with the same source as the one before and a larger destination gallops forward from where
+    that one ended (a batch sorted by (src, dst) reads each long list about once, front to
+    back); any other query binary-searches its list.
     """
+    out = take(ws, "positions", src.shape[0], np.int64)
+    _find_positions(src, dst, degree, edge_ptr, num_vertices, out)
+    return out
+
+
+@dual_kernel
+def _find_positions(src, dst, degree, edge_ptr, num_vertices, out):
     n = src.shape[0]
-    out = np.empty(n, dtype=np.int64)
     deg_base = degree.ctypes.data
     ptr_base = edge_ptr.ctypes.data
     for c in numba.prange(SEARCH_CHUNKS):
@@ -443,7 +459,6 @@ def find_positions(src, dst, degree, edge_ptr, num_vertices):
                     prev_u = u
                     prev_x = x
                     prev_at = lo
-    return out
 
 
 # ---------------------------------------------------------------------------- planning
@@ -456,7 +471,7 @@ CHUNKS = 64
 
 
 @dual_kernel
-def _keep_entries(pos, src, dst, inserting, need_index):
+def _count_kept(pos, inserting):
     n = pos.shape[0]
     found = np.zeros(CHUNKS + 1, dtype=np.int64)
     for c in numba.prange(CHUNKS):
@@ -466,17 +481,19 @@ def _keep_entries(pos, src, dst, inserting, need_index):
         found[c + 1] = k
     for c in range(CHUNKS):
         found[c + 1] += found[c]
-    m = found[CHUNKS]
-    if m == n and not inserting:            # every entry kept, positions as they are
-        return np.empty(0, dtype=np.int64), src, dst, pos
-    at = np.empty(m, dtype=np.int64)
-    if m == n:                              # every entry kept: only the positions change
-        for i in numba.prange(n):
-            at[i] = -1 - pos[i]
-        return np.empty(0, dtype=np.int64), src, dst, at
-    kept = np.empty(m if need_index else 0, dtype=np.int64)
-    s_out = np.empty(m, dtype=src.dtype)
-    d_out = np.empty(m, dtype=dst.dtype)
+    return found
+
+
+@dual_kernel
+def _insertion_points(pos, at):
+    for i in numba.prange(pos.shape[0]):
+        at[i] = -1 - pos[i]
+
+
+@dual_kernel
+def _fill_kept(pos, src, dst, inserting, found, kept, s_out, d_out, at):
+    n = pos.shape[0]
+    need_index = kept.shape[0] > 0
     for c in numba.prange(CHUNKS):
         j = found[c]
         if found[c + 1] == j:
@@ -492,10 +509,10 @@ def _keep_entries(pos, src, dst, inserting, need_index):
             if need_index:
                 kept[j] = i
             j += (p < 0) == inserting
-    return kept, s_out, d_out, at
 
 
-def keep_entries(pos, src, dst, inserting: bool, need_index: bool = False):
+def keep_entries(pos, src, dst, inserting: bool, need_index: bool = False,
+                 ws: Workspace | None = None):
     """The entries a batch really changes, from the positions :func:`find_positions` found.
 
     Inserting keeps the absent entries (``pos < 0``) with ``at = -1 - pos`` (the number of old
@@ -503,15 +520,27 @@ def keep_entries(pos, src, dst, inserting: bool, need_index: bool = False):
     (n,); ``src``, ``dst``: int32 (n,). Returns (kept: int64 (m,) indices of the kept entries,
     or None when every entry is kept or ``need_index`` is false; src int32 (m,); dst int32
     (m,); at int64 (m,)). When every entry is kept, src and dst are the arrays passed in
-    (and deleting, ``at`` is ``pos``).
+    (and deleting, ``at`` is ``pos``). ``at`` and ``kept`` come from ``ws`` when given.
     """
-    kept, s, d, at = _keep_entries(pos, src, dst, bool(inserting), bool(need_index))
-    all_kept = at.shape[0] == pos.shape[0]
-    return (None if all_kept or not need_index else kept), s, d, at
+    inserting = bool(inserting)
+    n = pos.shape[0]
+    found = _count_kept(pos, inserting)
+    m = int(found[CHUNKS])
+    if m == n:
+        if not inserting:
+            return None, src, dst, pos
+        at = take(ws, "insert_at", n, np.int64)
+        _insertion_points(pos, at)
+        return None, src, dst, at
+    kept = take(ws, "kept", m if need_index else 0, np.int64)
+    s_out, d_out = np.empty(m, dtype=src.dtype), np.empty(m, dtype=dst.dtype)
+    at = take(ws, "insert_at", m, np.int64)
+    _fill_kept(pos, src, dst, inserting, found, kept, s_out, d_out, at)
+    return (kept if need_index else None), s_out, d_out, at
 
 
 @dual_kernel
-def _plan_segments(src, degree, size_class, edge_ptr, inserting, min_class):
+def _count_heads(src):
     n = src.shape[0]
     found = np.zeros(CHUNKS + 1, dtype=np.int64)
     for c in numba.prange(CHUNKS):
@@ -526,10 +555,12 @@ def _plan_segments(src, degree, size_class, edge_ptr, inserting, min_class):
         found[c + 1] = k
     for c in range(CHUNKS):
         found[c + 1] += found[c]
-    ns = found[CHUNKS]
-    sources = np.empty(ns, dtype=np.int32)
-    seg_start = np.empty(ns + 1, dtype=np.int64)
-    seg_start[ns] = n
+    return found
+
+
+@dual_kernel
+def _fill_heads(src, found, sources, seg_start):
+    n = src.shape[0]
     for c in numba.prange(CHUNKS):
         j = found[c]
         if found[c + 1] == j:
@@ -547,14 +578,15 @@ def _plan_segments(src, degree, size_class, edge_ptr, inserting, min_class):
             sources[j] = src[i]
             seg_start[j] = i
             j += src[i] != src[i - 1]
-    seg_len = np.empty(ns, dtype=np.int64)
-    old_deg = np.empty(ns, dtype=np.int64)
-    new_deg = np.empty(ns, dtype=np.int64)
-    old_ptr = np.empty(ns, dtype=np.int64)
-    resize = np.empty(ns, dtype=np.bool_)
+
+
+@dual_kernel
+def _decide_segments(sources, seg_start, n, degree, size_class, edge_ptr, inserting, min_class,
+                     seg_len, old_deg, new_deg, old_ptr, resize):
+    ns = sources.shape[0]
     for k in numba.prange(ns):
         v = sources[k]
-        c = seg_start[k + 1] - seg_start[k]
+        c = (seg_start[k + 1] if k + 1 < ns else n) - seg_start[k]
         d0 = np.int64(degree[v])
         cls = np.int64(size_class[v])
         cap = (np.int64(1) << cls) if cls >= 0 else np.int64(0)
@@ -571,10 +603,10 @@ def _plan_segments(src, degree, size_class, edge_ptr, inserting, min_class):
                 fit += 1
             resize[k] = d1 > 0 and 4 * d1 < cap and fit < cls
         new_deg[k] = d1
-    return sources, seg_start[:ns], seg_len, old_deg, new_deg, old_ptr, resize
 
 
-def plan_segments(src, degree, size_class, edge_ptr, inserting: bool, min_class: int):
+def plan_segments(src, degree, size_class, edge_ptr, inserting: bool, min_class: int,
+                  ws: Workspace | None = None):
     """Per-list plan of a batch sorted by source: one segment per distinct source.
 
     ``src``: int32 (m,), sorted, the source of every entry the batch changes (see
@@ -584,9 +616,18 @@ def plan_segments(src, degree, size_class, edge_ptr, inserting: bool, min_class:
     int64 (S,), old_deg int64 (S,), new_deg int64 (S,), old_ptr int64 (S,): the edge pointer
     now (0 without a block), resize bool (S,)): inserting, the list outgrows its block;
     deleting, it keeps some edges but under a quarter of its capacity, and a smaller class
-    (at least ``min_class``) holds them.
+    (at least ``min_class``) holds them. The arrays come from ``ws`` when given.
     """
-    return _plan_segments(src, degree, size_class, edge_ptr, bool(inserting), int(min_class))
+    found = _count_heads(src)
+    ns = int(found[CHUNKS])
+    sources = take(ws, "sources", ns, np.int32)
+    out = [take(ws, name, ns, np.int64) for name in ("seg_start", "seg_len", "old_deg",
+                                                      "new_deg", "old_ptr")]
+    resize = take(ws, "resize", ns, np.bool_)
+    _fill_heads(src, found, sources, out[0])
+    _decide_segments(sources, out[0], src.shape[0], degree, size_class, edge_ptr,
+                     bool(inserting), int(min_class), *out[1:], resize)
+    return (sources, *out, resize)
 
 
 @dual_kernel
@@ -752,7 +793,7 @@ def canonical_entries(src, dst):
 
 
 @dual_kernel
-def _canonical_pairs(src, dst):
+def _count_canonical(src, dst):
     n = src.shape[0]
     found = np.zeros(CHUNKS + 1, dtype=np.int64)
     for c in numba.prange(CHUNKS):
@@ -762,10 +803,12 @@ def _canonical_pairs(src, dst):
         found[c + 1] = k
     for c in range(CHUNKS):
         found[c + 1] += found[c]
-    m = found[CHUNKS]
-    once = np.empty(m, dtype=np.int64)
-    s_out = np.empty(m, dtype=np.int32)
-    d_out = np.empty(m, dtype=np.int32)
+    return found
+
+
+@dual_kernel
+def _fill_canonical(src, dst, found, once, s_out, d_out):
+    n = src.shape[0]
     for c in numba.prange(CHUNKS):          # branch-free (see the planning section)
         j = found[c]
         if found[c + 1] == j:
@@ -778,13 +821,18 @@ def _canonical_pairs(src, dst):
             s_out[j] = src[i]
             d_out[j] = dst[i]
             j += src[i] < dst[i]
+
+
+def canonical_pairs(src, dst, ws: Workspace | None = None):
+    """Each undirected edge once: (indices int64 (m,) of the entries with src < dst, ascending,
+    from ``ws`` when given; their src int32 (m,); their dst int32 (m,), always new arrays).
+    ``src``, ``dst``: int32 arrays (n,)."""
+    found = _count_canonical(src, dst)
+    m = int(found[CHUNKS])
+    once = take(ws, "once", m, np.int64)
+    s_out, d_out = np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32)
+    _fill_canonical(src, dst, found, once, s_out, d_out)
     return once, s_out, d_out
-
-
-def canonical_pairs(src, dst):
-    """Each undirected edge once: (indices int64 (m,) of the entries with src < dst, ascending;
-    their src int32 (m,); their dst int32 (m,)). ``src``, ``dst``: integer arrays (n,)."""
-    return _canonical_pairs(src, dst)
 
 
 # ---------------------------------------------------------------------------- gathers

@@ -38,6 +38,12 @@ WARP_MOVE = 4096
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
+def workspace():
+    """No host workspace on the GPU: the ``ws`` argument of the kernels below is accepted for
+    the CPU backend's sake (:mod:`hornet.batch.workspace`) and ignored."""
+    return None
+
+
 def _fn(name: str):
     return function(_CU, name, _NAMES)
 
@@ -56,7 +62,8 @@ def _check_out(a, dtype, name):
 
 
 # ---------------------------------------------------------------------------- sorting
-def sorted_unique_pairs(s, d, num_vertices: int, mirror: bool, need_order: bool = True):
+def sorted_unique_pairs(s, d, num_vertices: int, mirror: bool, need_order: bool = True,
+                        ws=None):
     """Sort a batch by (src, dst) and drop repeats, first entry wins.
 
     ``s``, ``d``: int64 device arrays, shape (n,). ``mirror`` (undirected batch): pair i stands
@@ -123,7 +130,7 @@ def canonical_entries(src, dst):
     return cupy.flatnonzero(cupy.asarray(src) < cupy.asarray(dst)).astype(cupy.int64, copy=False)
 
 
-def canonical_pairs(src, dst):
+def canonical_pairs(src, dst, ws=None):
     """Each undirected edge once: (indices int64 (m,) of the entries with src < dst; their src
     int32; their dst int32), all on the device (same contract as the CPU kernel)."""
     src, dst = cupy.asarray(src), cupy.asarray(dst)
@@ -133,7 +140,7 @@ def canonical_pairs(src, dst):
 
 
 # ---------------------------------------------------------------------------- searching
-def find_positions(src, dst, degree, edge_ptr, num_vertices: int):
+def find_positions(src, dst, degree, edge_ptr, num_vertices: int, ws=None):
     """Position (int64 device, shape (n,)) of each ``dst[i]`` in the sorted list of ``src[i]``;
     when absent, ``-1 - p`` with ``p`` its insertion point (-1 when src[i] is outside
     [0, num_vertices)), so absent means negative.
@@ -152,7 +159,7 @@ def find_positions(src, dst, degree, edge_ptr, num_vertices: int):
 
 
 # ---------------------------------------------------------------------------- planning
-def keep_entries(pos, src, dst, inserting: bool, need_index: bool = False):
+def keep_entries(pos, src, dst, inserting: bool, need_index: bool = False, ws=None):
     """The entries a batch really changes (same contract as
     :func:`hornet.batch.cpu_kernels.keep_entries`; every array on the device).
 
@@ -170,7 +177,8 @@ def keep_entries(pos, src, dst, inserting: bool, need_index: bool = False):
     return (kept if need_index else None), src[kept], dst[kept], at
 
 
-def plan_segments(src, degree, size_class, edge_ptr, inserting: bool, min_class: int):
+def plan_segments(src, degree, size_class, edge_ptr, inserting: bool, min_class: int,
+                  ws=None):
     """Per-list plan of a batch sorted by source (same contract as
     :func:`hornet.batch.cpu_kernels.plan_segments`; every array on the device).
 
