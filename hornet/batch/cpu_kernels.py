@@ -196,17 +196,13 @@ _POOL = None
 
 def parallel_sort(keys: np.ndarray) -> np.ndarray:
     """Sort uint64 keys using every core: halves sorted in two threads, then a parallel merge."""
-    global _POOL
     threads = numba.get_num_threads()
     if keys.shape[0] < (1 << 18) or threads < 2:
         keys.sort()
         return keys
-    if _POOL is None:
-        from concurrent.futures import ThreadPoolExecutor
-        _POOL = ThreadPoolExecutor(2, thread_name_prefix="hornet-sort")
     half = keys.shape[0] // 2
     a, b = keys[:half], keys[half:]
-    list(_POOL.map(np.ndarray.sort, (a, b)))      # NumPy releases the GIL while sorting
+    list(_pool().map(np.ndarray.sort, (a, b)))    # NumPy releases the GIL while sorting
     out = np.empty_like(keys)
     _merge(a, b, out, 4 * threads)
     return out
@@ -337,6 +333,7 @@ def _sort_range(keys, bounds, b0, b1) -> None:
 
 
 def _pool():
+    """Two threads for NumPy sorts (which release the GIL), made on first use."""
     global _POOL
     if _POOL is None:
         from concurrent.futures import ThreadPoolExecutor
