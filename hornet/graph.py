@@ -207,7 +207,7 @@ class Graph:
         self.directed = bool(directed)
         self.device = _resolve_device(device)
         self._K = _batch_kernels(self.device)
-        self._edge_schema = {str(k): _numeric_dtype(v, k, edge=True) for k, v in
+        self._edge_schema = {str(k): _numeric_dtype(v, k, edge_on=self.device) for k, v in
                              (edge_properties or {}).items()}
         self._vertex_schema = {str(k): _numeric_dtype(v, k) for k, v in
                                (vertex_properties or {}).items()}
@@ -716,7 +716,7 @@ class Graph:
         """Declare a new edge property; every existing edge gets ``fill``."""
         if name in self._edge_schema or name in ("src", "dst"):
             raise ValueError(f"edge property {name!r} already exists or is reserved")
-        self._edge_schema[name] = _numeric_dtype(dtype, name, edge=True)
+        self._edge_schema[name] = _numeric_dtype(dtype, name, edge_on=self.device)
         self._mm.add_field(name, dtype, fill)
         self._views.clear()
 
@@ -926,11 +926,13 @@ class Graph:
             raise InvariantError(f"{used} blocks in use for {owners.size} vertices with edges")
 
 
-def _numeric_dtype(dtype, name, edge: bool = False) -> np.dtype:
+def _numeric_dtype(dtype, name, edge_on: str | None = None) -> np.dtype:
+    """``dtype`` checked for a property (``edge_on``: the device of an edge property)."""
     dt = np.dtype(dtype)
     if dt.kind not in "biuf":
         raise TypeError(f"property {name!r} must have a numeric dtype, got {dt}")
-    if edge and dt == np.float16:
-        # the CPU's Numba kernels cannot move float16 items; refused on every backend alike
-        raise TypeError(f"edge property {name!r}: float16 is not supported, use float32")
+    if edge_on == "cpu" and dt == np.float16:
+        # Numba has no float16: the CPU kernels that move edge columns cannot take it
+        raise TypeError(f"edge property {name!r}: float16 edge properties need the GPU "
+                        "backend; use float32 on the CPU")
     return dt
