@@ -763,30 +763,10 @@ def _remove_column(src, dst, old_degree, seg_start, seg_len, positions, like):
                 w += hi - lo
 
 
-@dual_kernel
 def canonical_entries(src, dst):
-    """Indices (int64, ascending) of the entries with src < dst: each undirected edge once."""
-    n = src.shape[0]
-    found = np.zeros(CHUNKS + 1, dtype=np.int64)
-    for c in numba.prange(CHUNKS):
-        k = 0
-        for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
-            k += src[i] < dst[i]
-        found[c + 1] = k
-    for c in range(CHUNKS):
-        found[c + 1] += found[c]
-    out = np.empty(found[CHUNKS], dtype=np.int64)
-    for c in numba.prange(CHUNKS):          # branch-free (see the planning section)
-        j = found[c]
-        if found[c + 1] == j:
-            continue
-        last = n * (c + 1) // CHUNKS - 1
-        while src[last] >= dst[last]:
-            last -= 1
-        for i in range(n * c // CHUNKS, last + 1):
-            out[j] = i
-            j += src[i] < dst[i]
-    return out
+    """Indices (int64, ascending) of the entries with src < dst: each undirected edge once
+    (the index part of :func:`canonical_pairs`)."""
+    return canonical_pairs(src, dst)[0]
 
 
 @dual_kernel
