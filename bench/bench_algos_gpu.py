@@ -42,23 +42,29 @@ from hornet import algos
 from hornet.adjacency import AdjacencyView
 
 
-def cuda_time(fn, repeats: int) -> tuple[float, float]:
-    """(median seconds, warm-up seconds) of ``fn()`` timed with CUDA events."""
-    t = time.perf_counter()
-    fn()
-    cupy.cuda.Device().synchronize()
-    warm = time.perf_counter() - t
-    if warm > 5.0:                 # very slow: one timed run is enough
-        repeats = 1
-    times = []
-    for _ in range(repeats):
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
+def cuda_times(fns, repeats: int) -> tuple[list[float], list[float]]:
+    """(median seconds of each, warm-up seconds of each) of the contenders ``fns``, timed with
+    CUDA events in interleaved rounds (each round runs every contender once, the order rotating),
+    so slow drifts of the clocks or of other load hit all of them alike."""
+    warm = []
+    for fn in fns:
+        t = time.perf_counter()
         fn()
-        end.record()
-        end.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
-    return statistics.median(times), warm
+        cupy.cuda.Device().synchronize()
+        warm.append(time.perf_counter() - t)
+    if max(warm) > 5.0:            # very slow: one timed run is enough
+        repeats = 1
+    times = [[] for _ in fns]
+    for r in range(repeats):
+        for i in range(len(fns)):
+            k = (i + r) % len(fns)
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record()
+            fns[k]()
+            end.record()
+            end.synchronize()
+            times[k].append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
+    return [statistics.median(t) for t in times], warm
 
 
 def kernel_rows(scale, g, csr, x, nnz, repeats, rows) -> None:
@@ -68,7 +74,7 @@ def kernel_rows(scale, g, csr, x, nnz, repeats, rows) -> None:
     from hornet.memory.gpu_copy import as_i64, scan
     for weight in (None, "weight"):
         for kernel in ("warp", "merge"):
-            times = []
+            launches = []
             for view in (algos.as_adjacency(g, properties=weight is not None), csr):
                 deg, ptr = _gpu._arrays(view)
                 n = view.num_vertices
@@ -77,10 +83,9 @@ def kernel_rows(scale, g, csr, x, nnz, repeats, rows) -> None:
                 if weight:
                     wptr, ctype = as_i64(view.property_ptrs[weight][0]), "double"
                 y = cupy.zeros(n)
-                t, _ = cuda_time(lambda: _gpu._spmv_launch(kernel, ctype, weight is not None,
-                                                           False, ptr, wptr, off, n, m, x, y),
-                                 repeats)
-                times.append(t)
+                launches.append(lambda a=(kernel, ctype, weight is not None, False, ptr, wptr,
+                                          off, n, m, x, y): _gpu._spmv_launch(*a))
+            times, _ = cuda_times(launches, repeats)
             tg, tc = times
             rows.append([scale, f"SpMV kernel only: {kernel}, "
                          + ("float64 weights" if weight else "unweighted"),
@@ -120,9 +125,9 @@ def kernel_section(args, dev: str) -> str:
         x = cupy.random.RandomState(3).standard_normal(n)
 
         def spmv_rows(label, weight, A):
-            tg, _ = cuda_time(lambda: algos.spmv(g, x, weight=weight), args.repeats)
-            tc, _ = cuda_time(lambda: algos.spmv(csr, x, weight=weight), args.repeats)
-            ts, _ = cuda_time(lambda: A @ x, args.repeats)
+            (tg, tc, ts), _ = cuda_times([lambda: algos.spmv(g, x, weight=weight),
+                                          lambda: algos.spmv(csr, x, weight=weight),
+                                          lambda: A @ x], args.fast_repeats)
             yg, yc, ys = algos.spmv(g, x, weight=weight), algos.spmv(csr, x, weight=weight), A @ x
             err = float(cupy.max(cupy.abs(yg - ys)) / max(float(cupy.max(cupy.abs(ys))), 1e-300))
             err_c = float(cupy.max(cupy.abs(yg - yc)))
@@ -134,7 +139,7 @@ def kernel_section(args, dev: str) -> str:
 
         spmv_rows("unweighted (cuSPARSE: values 1.0)", None, A1)
         spmv_rows("float64 weights", "weight", Aw)
-        kernel_rows(scale, g, csr, x, nnz, args.repeats, rows)
+        kernel_rows(scale, g, csr, x, nnz, args.fast_repeats, rows)
 
         deg = g.degree()
         cand = cupy.flatnonzero(deg > 0)
@@ -143,9 +148,9 @@ def kernel_section(args, dev: str) -> str:
             lv = algos.bfs(g, source, direction_optimizing=do)
             assert bool(cupy.all(lv == algos.bfs(csr, source, direction_optimizing=do)))
             edges = int(deg[lv >= 0].sum(dtype=cupy.int64)) // 2
-            tg, _ = cuda_time(lambda: algos.bfs(g, source, direction_optimizing=do), args.repeats)
-            tc, _ = cuda_time(lambda: algos.bfs(csr, source, direction_optimizing=do),
-                              args.repeats)
+            (tg, tc), _ = cuda_times([lambda: algos.bfs(g, source, direction_optimizing=do),
+                                      lambda: algos.bfs(csr, source, direction_optimizing=do)],
+                                     args.fast_repeats)
             rows.append([scale, "BFS " + ("direction-optimizing" if do else "top-down only"),
                          f"{tg * 1e3:.3f}", f"{tc * 1e3:.3f}", "",
                          f"{edges / tg / 1e9:.2f} GTEPS", f"{tc / tg:.2f}", "",
@@ -155,8 +160,8 @@ def kernel_section(args, dev: str) -> str:
 
         tri = algos.triangle_count(g)
         assert algos.triangle_count(csr) == tri
-        tg, _ = cuda_time(lambda: algos.triangle_count(g), args.repeats)
-        tc, _ = cuda_time(lambda: algos.triangle_count(csr), args.repeats)
+        (tg, tc), _ = cuda_times([lambda: algos.triangle_count(g),
+                                  lambda: algos.triangle_count(csr)], args.repeats)
         rows.append([scale, "triangle count", f"{tg * 1e3:.3f}", f"{tc * 1e3:.3f}", "",
                      f"{tri / tg / 1e9:.3f} Gtriangles/s", f"{tc / tg:.2f}", "",
                      f"{tri:,} triangles"])
@@ -170,8 +175,10 @@ Device: {dev}. CuPy {cupy.__version__}. Produced by `bench/bench_algos_gpu.py`.
 Graphs (Kronecker, undirected, generated on the device):
 {chr(10).join('- ' + s for s in sizes)}
 
-Times: CUDA events around each whole call (allocation, scans and host syncs included), median
-of {args.repeats} runs after one warm-up run. "graph" = `hornet.Graph(device="gpu")` read through
+Times: CUDA events around each whole call (allocation, scans and host syncs included), one
+warm-up run each, then the median of {args.fast_repeats} runs for SpMV and BFS rows
+({args.repeats} for triangle counting) timed in interleaved rounds (graph, CSR and cuSPARSE take
+turns, the order rotating each round, so drifts of clock or load hit them alike). "graph" = `hornet.Graph(device="gpu")` read through
 its pointer view (lists in power-of-two blocks); "CSR" = the same kernels on
 `AdjacencyView.from_csr(*g.to_csr())` (contiguous rows); "cuSPARSE" = cupyx.scipy.sparse
 `A @ x` on the same CSR. SpMV rows use the default kernel (warp-segmented); "kernel only" rows
@@ -381,6 +388,8 @@ def main() -> None:
     ap.add_argument("--scales", type=int, nargs="+", default=[20, 22],
                     help="Kronecker scales of the SpMV / BFS / triangle rows")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--fast-repeats", type=int, default=51,
+                    help="repeats of the sub-10 ms calls (SpMV and BFS rows)")
     ap.add_argument("--skip-kernels", action="store_true",
                     help="skip the SpMV / BFS / triangle counting rows")
     ap.add_argument("--skip-truss", action="store_true", help="skip the max k-truss rows")

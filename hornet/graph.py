@@ -412,7 +412,8 @@ class Graph:
 
     def _change(self, kind, ss, dd, values, skipped=0) -> EdgeChange:
         if not self.directed:
-            once, ss, dd = self._K.canonical_pairs(ss, dd, ws=self._scratch())
+            # a batch changes both directions of an undirected edge: symmetric entries
+            once, ss, dd = self._K.canonical_pairs(ss, dd, ws=self._scratch(), symmetric=True)
             values = {k: v[once] for k, v in values.items()}
         return EdgeChange(kind, ss.astype(np.int32, copy=False), dd.astype(np.int32, copy=False),
                           values, skipped)
@@ -489,12 +490,9 @@ class Graph:
                 change = self._small_update(MODE_INSERT, *pairs, edge_props)
                 if change is not None:
                     return change
-            s, d, props = edge_batch(src, dst, edge_props, self._xp)
+            s, d, props, top = edge_batch(src, dst, edge_props, self._xp)
             values = property_values(props, self._edge_schema, s.shape[0], self._xp)
-            n = self._n
-            if s.size:
-                n = max(n, int(s.max()) + 1, int(d.max()) + 1)
-            return self._insert_prepared(s, d, values, n)
+            return self._insert_prepared(s, d, values, max(self._n, top))
 
     def _insert_prepared(self, s, d, values, n) -> EdgeChange:
         xp, K = self._xp, self._K
@@ -536,15 +534,16 @@ class Graph:
                 change = self._small_update(MODE_DELETE, *pairs, {})
                 if change is not None:
                     return change
-            s, d, props = edge_batch(src, dst, {}, self._xp)
+            s, d, props, top = edge_batch(src, dst, {}, self._xp)
             if props:
                 raise BatchError(f"delete_edges takes no properties, got {sorted(props)}")
-            return self._delete_prepared(s, d)
+            return self._delete_prepared(s, d, top)
 
-    def _delete_prepared(self, s, d) -> EdgeChange:
+    def _delete_prepared(self, s, d, top: int) -> EdgeChange:
+        """``top``: the batch's largest id + 1 (pairs with ids past the graph's are absent)."""
         xp, K = self._xp, self._K
-        inside = (s < self._n) & (d < self._n)
-        if not bool(inside.all()):
+        if top > self._n:
+            inside = (s < self._n) & (d < self._n)
             s, d = s[inside], d[inside]
         ws = self._scratch()
         ss, dd, _, _ = self._unique_pairs(s, d, max(self._n, 1))
@@ -643,7 +642,7 @@ class Graph:
         Returns the edges updated with their new values (first occurrence wins on repeats).
         """
         xp, K = self._xp, self._K
-        s, d, props = edge_batch(src, dst, edge_props, xp)
+        s, d, props, _ = edge_batch(src, dst, edge_props, xp)
         values = property_values(props, self._edge_schema, s.shape[0], xp, fill_missing=False)
         inside = (s < self._n) & (d < self._n)
         s, d = s[inside], d[inside]
@@ -758,7 +757,7 @@ class Graph:
 
     def has_edges(self, src, dst=None):
         """Boolean array: does each (src[i], dst[i]) exist?"""
-        s, d, _ = edge_batch(src, dst, {}, self._xp)
+        s, d, _, _ = edge_batch(src, dst, {}, self._xp)
         return self._K.find_positions(s, d, self._degree, self._edge_ptr, self._n) >= 0
 
     def _coo(self, fields=()):

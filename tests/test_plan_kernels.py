@@ -262,6 +262,23 @@ def test_canonical_pairs(be, rng, pattern):
     assert be.get(so).dtype == np.int32 and be.get(once).dtype == np.int64
 
 
+@pytest.mark.parametrize("edges", [0, 1, 5000])
+def test_canonical_pairs_of_symmetric_entries(be, rng, edges):
+    """``symmetric=True`` (both directions of each edge, no self-loop, sorted like a batch's
+    entries): the same result as the general path, without counting on the host."""
+    u = rng.integers(0, 800, edges)
+    v = (u + rng.integers(1, 800, edges)) % 800
+    keys = np.unique(np.concatenate([u * 1000 + v, v * 1000 + u]))
+    s, d = (keys // 1000).astype(np.int32), (keys % 1000).astype(np.int32)
+    once, so, do = be.K.canonical_pairs(be.put(s), be.put(d), symmetric=True)
+    want = np.flatnonzero(s < d)
+    assert want.shape[0] == s.shape[0] // 2
+    np.testing.assert_array_equal(be.get(once), want)
+    np.testing.assert_array_equal(be.get(so), s[want])
+    np.testing.assert_array_equal(be.get(do), d[want])
+    assert be.get(so).dtype == np.int32 and be.get(once).dtype == np.int64
+
+
 # ---------------------------------------------------------------------------- workspace
 def test_workspace_reuses_buffers():
     from hornet.batch.workspace import Workspace

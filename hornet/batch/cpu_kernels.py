@@ -800,10 +800,11 @@ def _fill_canonical(src, dst, found, once, s_out, d_out):
             j += src[i] < dst[i]
 
 
-def canonical_pairs(src, dst, ws: Workspace | None = None):
+def canonical_pairs(src, dst, ws: Workspace | None = None, symmetric: bool = False):
     """Each undirected edge once: (indices int64 (m,) of the entries with src < dst, ascending,
     from ``ws`` when given; their src int32 (m,); their dst int32 (m,), always new arrays).
-    ``src``, ``dst``: int32 arrays (n,)."""
+    ``src``, ``dst``: int32 arrays (n,). ``symmetric`` (both directions of every edge, no
+    self-loop: lets the GPU twin skip a host sync) changes nothing here."""
     found = _count_canonical(src, dst)
     m = int(found[CHUNKS])
     once = take(ws, "once", m, np.int64)

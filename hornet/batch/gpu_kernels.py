@@ -8,10 +8,10 @@ per-vertex (or per-segment) addresses.
 
 The CUDA source ``kernels.cu`` is compiled once per process (NVRTC via ``cupy.RawModule``) on
 first use. Work over lists of very different lengths (a hub of 10^5+ entries next to millions
-of tiny lists) is load-balanced: gathers and huge list rewrites take one thread per element of
-the concatenated lists (each thread finds its list by binary search over an exclusive scan);
-list rewrites give short lists one thread and medium ones one warp. Only counts (sizes of
-outputs and scratch buffers) cross to the host.
+of tiny lists) is load-balanced: gathers take one thread per element of the concatenated lists
+(each thread finds its list by binary search over an exclusive scan); list rewrites give short
+lists one thread, medium ones one warp and huge ones one block. Only counts (sizes of outputs
+and scratch buffers) cross to the host.
 """
 from __future__ import annotations
 
@@ -19,20 +19,21 @@ import os
 
 import numpy as np
 
-from ..memory.gpu_copy import ITEM_TYPES, as_i64, cupy, function, i64, item_type, launch, scan
+from ..memory.gpu_copy import (BLOCK, ITEM_TYPES, as_i64, cupy, function, i64, item_type,
+                               launch, scan)
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
 _IDX = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 _NAMES = tuple(
     [f"find_positions<{s}, {d}, {g}>" for s in _IDX.values() for d in _IDX.values()
      for g in _IDX.values()]
-    + [f"{k}<{t}>" for k in ("merge_small", "merge_warp", "merge_flat", "copy_back",
-                             "remove_small", "remove_warp", "remove_flat", "gather_lists",
+    + [f"{k}<{t}>" for k in ("merge_small", "merge_warp", "merge_block", "remove_small",
+                             "remove_warp", "remove_block", "gather_lists",
                              "read_at", "write_at") for t in ITEM_TYPES.values()])
 
 #: lists moving at most this many items are rewritten by one thread each ...
 SMALL_MOVE = 64
-#: ... at most this many by one warp each; longer ones one thread per item (load-balanced)
+#: ... at most this many by one warp each; longer ones by one block each
 WARP_MOVE = 4096
 
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -130,13 +131,29 @@ def canonical_entries(src, dst):
     return cupy.flatnonzero(cupy.asarray(src) < cupy.asarray(dst)).astype(cupy.int64, copy=False)
 
 
-def canonical_pairs(src, dst, ws=None):
+def canonical_pairs(src, dst, ws=None, symmetric: bool = False):
     """Each undirected edge once: (indices int64 (m,) of the entries with src < dst; their src
-    int32; their dst int32), all on the device (same contract as the CPU kernel)."""
+    int32; their dst int32), all on the device (same contract as the CPU kernel).
+
+    ``symmetric``: the entries hold both directions of every edge and no self-loop (the
+    entries a batch changed in an undirected graph), so m is half of them and no count has to
+    reach the host.
+    """
     src, dst = cupy.asarray(src), cupy.asarray(dst)
-    once = canonical_entries(src, dst)
-    return once, src[once].astype(cupy.int32, copy=False), dst[once].astype(cupy.int32,
-                                                                          copy=False)
+    if not symmetric:
+        once = canonical_entries(src, dst)
+        return once, src[once].astype(cupy.int32, copy=False), dst[once].astype(cupy.int32,
+                                                                              copy=False)
+    src = cupy.ascontiguousarray(src.astype(cupy.int32, copy=False))
+    dst = cupy.ascontiguousarray(dst.astype(cupy.int32, copy=False))
+    n = int(src.shape[0])
+    m = n // 2
+    once = cupy.empty(m, dtype=cupy.int64)
+    s_out, d_out = cupy.empty(m, dtype=cupy.int32), cupy.empty(m, dtype=cupy.int32)
+    if n:
+        rank = cupy.cumsum(src < dst, dtype=cupy.int64)
+        launch(_fn("canonical_scatter"), n, (src, dst, rank, i64(n), once, s_out, d_out))
+    return once, s_out, d_out
 
 
 # ---------------------------------------------------------------------------- searching
@@ -233,24 +250,30 @@ def commit_segments(sources, new_deg, grown, new_ptrs, new_classes, degree, size
 class _MovePlan:
     """How the segments of one merge / removal are split among the three kernels (shared by
     every column): ``first`` and ``moving`` per segment, the segments for one warp each
-    (``medium``) and for one thread per item (``huge``, with the scan ``off`` of their work)."""
+    (``medium``) and for one block each (``huge``); their numbers stay on the device
+    (``counts``), so planning needs no host sync."""
 
     def __init__(self, src, dst, old_degree, seg_start, seg_len, change, merge: bool):
         ns = int(src.shape[0])
         self.ns = ns
         self.first = cupy.empty(ns, dtype=cupy.int64)
         self.moving = cupy.empty(ns, dtype=cupy.int64)
+        self.medium = cupy.empty(ns, dtype=cupy.int64)
+        self.huge = cupy.empty(ns, dtype=cupy.int64)
+        self.counts = cupy.zeros(2, dtype=cupy.uint64)
         launch(_fn("plan_moves"), ns, (src, dst, old_degree, seg_start, seg_len, change,
-                                       np.int32(merge), i64(ns), self.first, self.moving))
-        big = cupy.flatnonzero(self.moving > SMALL_MOVE)
-        self.medium = self.huge = big
-        self.total = 0
-        if big.shape[0]:
-            is_huge = self.moving[big] > WARP_MOVE
-            self.medium, self.huge = big[~is_huge], big[is_huge]
-            if self.huge.shape[0]:
-                self.first_huge = self.first[self.huge]
-                self.off, self.total = scan(self.moving[self.huge])
+                                       np.int32(merge), i64(ns), i64(SMALL_MOVE),
+                                       i64(WARP_MOVE), self.first, self.moving, self.medium,
+                                       self.huge, self.counts))
+
+    def launch_big(self, kernel: str, args: tuple) -> None:
+        """``kernel`` + "_warp" over the medium segments, + "_block" over the huge ones
+        (grids sized for the worst case; the kernels stop at the counts on the device)."""
+        name, targs = kernel.split("<")
+        launch(_fn(f"{name}_warp<{targs}"), self.ns,
+               args + (self.first, self.medium, self.counts[0:1]), threads_per_item=32)
+        launch(_fn(f"{name}_block<{targs}"), self.ns,
+               args + (self.first, self.huge, self.counts[1:2]), threads_per_item=BLOCK)
 
 
 def _columns(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, change):
@@ -265,7 +288,7 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
     ``src_ptrs``/``dst_ptrs``: lists (one per column) of int64 addresses, shape (S,); equal
     addresses merge in place. ``insert_at`` (int64, (M,)): the number of old items before each
     new one; ``values``: list of (M,) arrays, one per column, any dtype of 1, 2, 4 or 8 bytes.
-    Short lists get one thread, medium ones one warp, huge ones one thread per item.
+    Short lists get one thread, medium ones one warp, huge ones one block.
     """
     src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at = _columns(
         src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at)
@@ -279,20 +302,8 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
         launch(_fn(f"merge_small<{t}>"), ns, (src, dst, old_degree, seg_start, seg_len,
                                                insert_at, vals, plan.moving, i64(SMALL_MOVE),
                                                i64(ns)))
-        nm = int(plan.medium.shape[0])
-        if nm:
-            launch(_fn(f"merge_warp<{t}>"), nm, (src, dst, old_degree, seg_start, seg_len,
-                                                  insert_at, vals, plan.first, plan.medium,
-                                                  i64(nm)), threads_per_item=32)
-        if plan.total:
-            nh = int(plan.huge.shape[0])
-            scratch = cupy.empty(plan.total, dtype=vals.dtype)
-            launch(_fn(f"merge_flat<{t}>"), plan.total,
-                   (src, old_degree, seg_start, seg_len, insert_at, vals, plan.huge,
-                    plan.first_huge, plan.off, i64(nh), i64(plan.total), scratch))
-            launch(_fn(f"copy_back<{t}>"), plan.total,
-                   (dst[plan.huge], plan.first_huge, plan.off, plan.off, np.int32(0), i64(nh),
-                    i64(plan.total), scratch))
+        plan.launch_big(f"merge<{t}>", (src, dst, old_degree, seg_start, seg_len, insert_at,
+                                        vals))
 
 
 def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
@@ -313,20 +324,7 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
         launch(_fn(f"remove_small<{t}>"), ns, (src, dst, old_degree, seg_start, seg_len,
                                                 positions, plan.first, plan.moving,
                                                 i64(SMALL_MOVE), i64(ns)))
-        nm = int(plan.medium.shape[0])
-        if nm:
-            launch(_fn(f"remove_warp<{t}>"), nm, (src, dst, old_degree, seg_start, seg_len,
-                                                   positions, plan.first, plan.medium, i64(nm)),
-                   threads_per_item=32)
-        if plan.total:
-            nh = int(plan.huge.shape[0])
-            scratch = cupy.empty(plan.total, dtype=np.dtype(dt))
-            launch(_fn(f"remove_flat<{t}>"), plan.total,
-                   (src, seg_start, seg_len, positions, plan.huge, plan.first_huge, plan.off,
-                    i64(nh), i64(plan.total), scratch))
-            launch(_fn(f"copy_back<{t}>"), plan.total,
-                   (dst[plan.huge], plan.first_huge, plan.off, seg_len[plan.huge], np.int32(1),
-                    i64(nh), i64(plan.total), scratch))
+        plan.launch_big(f"remove<{t}>", (src, dst, old_degree, seg_start, seg_len, positions))
 
 
 # ---------------------------------------------------------------------------- gathers

@@ -11,9 +11,8 @@
 // exclusive scan with the total last) maps t back to its list by binary search (restricted to
 // the lists of the item's 256-item tile, see segmented_loop).
 // In-place list rewrites (merge, removal) never overwrite an item another thread still has
-// to read: one thread or one warp owns a whole list (and walks it in a safe direction), or,
-// for huge lists, every moving item goes to a scratch buffer first and is copied back by a
-// second launch.
+// to read: one thread, one warp or (huge lists) one block owns a whole list and walks it in a
+// safe direction, chunk by chunk, each chunk read by all before any is written.
 
 #include "segmented.cuh"
 
@@ -92,6 +91,24 @@ extern "C" __global__ void decode_pairs(const u64* __restrict__ keys, const i64*
         u64 p = k >> index_bits;
         src[j] = (int)(p >> bits);
         dst[j] = (int)(p & dmask);
+    }
+}
+
+// Each undirected edge once: entry i with src[i] < dst[i] goes to slot rank[i] - 1 (rank:
+// inclusive scan of those flags) of once (its index), s_out and d_out.
+extern "C" __global__ void canonical_scatter(const int* __restrict__ src,
+                                             const int* __restrict__ dst,
+                                             const i64* __restrict__ rank, i64 n,
+                                             i64* __restrict__ once, int* __restrict__ s_out,
+                                             int* __restrict__ d_out) {
+    GRID_STRIDE(i, n) {
+        const int u = src[i], v = dst[i];
+        if (u < v) {
+            const i64 k = rank[i] - 1;
+            once[k] = i;
+            s_out[k] = u;
+            d_out[k] = v;
+        }
     }
 }
 
@@ -202,27 +219,35 @@ extern "C" __global__ void commit_moves(const int* __restrict__ sources,
 //
 // Three sizes of work (plan_moves counts the items each segment moves: in place, the items
 // before the first change stay): one thread per segment for short lists (most of them), one
-// warp per segment for medium ones (32 consecutive items per step, coalesced), and one thread
-// per item (load-balanced, through a scratch buffer) for the few huge ones, so a hub of 10^6
-// entries does not hold up the batch.
+// warp per segment for medium ones (32 consecutive items per step, coalesced), and one block
+// per segment for the few huge ones (blockDim * BLOCK_ITEMS items per step, held in
+// registers between the block's read and its write).
 
 // first[s] = the first item that moves (in place: the first change; else 0); moving[s] =
 // items written (merge: old items from first on plus the new ones; remove: survivors read
-// from first on, counted with the removed ones).
+// from first on, counted with the removed ones). The segments moving more than small_limit
+// items are listed, in any order, for the warp kernels (medium: at most warp_limit) or for the
+// block kernels (huge); counts[0] / counts[1] (zeroed first) receive their numbers, which
+// those kernels read on the device (no host sync).
 extern "C" __global__ void plan_moves(const i64* __restrict__ src, const i64* __restrict__ dst,
                                       const i64* __restrict__ old_degree,
                                       const i64* __restrict__ seg_start,
                                       const i64* __restrict__ seg_len,
                                       const i64* __restrict__ change, int merge, i64 nseg,
-                                      i64* __restrict__ first, i64* __restrict__ moving) {
+                                      i64 small_limit, i64 warp_limit,
+                                      i64* __restrict__ first, i64* __restrict__ moving,
+                                      i64* __restrict__ medium, i64* __restrict__ huge,
+                                      u64* __restrict__ counts) {
     GRID_STRIDE(s, nseg) {
         i64 c = seg_len[s], d0 = old_degree[s];
         bool in_place = src[s] == dst[s];
         i64 p = 0;
         if (in_place) p = c > 0 ? change[seg_start[s]] : d0;
         first[s] = p;
-        i64 m = d0 - p + (merge ? c : 0);
-        moving[s] = (in_place && c == 0) ? 0 : m;
+        const i64 m = (in_place && c == 0) ? 0 : d0 - p + (merge ? c : 0);
+        moving[s] = m;
+        if (m > warp_limit) huge[atomicAdd(&counts[1], (u64)1)] = s;
+        else if (m > small_limit) medium[atomicAdd(&counts[0], (u64)1)] = s;
     }
 }
 
@@ -250,16 +275,17 @@ __global__ void merge_small(const i64* __restrict__ src, const i64* __restrict__
     }
 }
 
-// One warp per listed segment: chunks of 32 old items from the back, each read by the whole
-// warp before any lane writes (in place, writes land at or after the chunk's start, so on
-// items already read), then the new items.
+// One warp per listed segment (count[0] of them, on the device): chunks of 32 old items from
+// the back, each read by the whole warp before any lane writes (in place, writes land at or
+// after the chunk's start, so on items already read), then the new items.
 template <typename T>
 __global__ void merge_warp(const i64* __restrict__ src, const i64* __restrict__ dst,
                            const i64* __restrict__ old_degree,
                            const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
                            const i64* __restrict__ insert_at, const T* __restrict__ values,
                            const i64* __restrict__ first, const i64* __restrict__ segs,
-                           i64 nsel) {
+                           const u64* __restrict__ count) {
+    const i64 nsel = (i64)*count;
     const int lane = threadIdx.x & 31;
     const i64 warps = ((i64)blockDim.x * gridDim.x) >> 5;
     for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps) {
@@ -285,46 +311,46 @@ __global__ void merge_warp(const i64* __restrict__ src, const i64* __restrict__ 
     }
 }
 
-// One thread per moving item of the listed (huge) segments, into scratch[off[k] + slot -
-// first[k]]; copy_back then writes the scratch to dst from slot first[k] on.
+// One block per listed (huge) segment: chunks of blockDim * BLOCK_ITEMS old items from the
+// back, each read by the whole block (into registers) before any thread writes (in place,
+// writes land at or after the chunk's start, so on items already read; the next chunk reads
+// below it), then the new items. ``count`` (device) holds the number of listed segments.
+#define BLOCK_ITEMS 8
 template <typename T>
-__global__ void merge_flat(const i64* __restrict__ src, const i64* __restrict__ old_degree,
-                           const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
-                           const i64* __restrict__ insert_at, const T* __restrict__ values,
-                           const i64* __restrict__ segs, const i64* __restrict__ first,
-                           const i64* __restrict__ off, i64 nsel, i64 total,
-                           T* __restrict__ scratch) {
-    segmented_loop(off, nsel, total, [&](i64 t, i64 k) {
-        const i64 s = segs[k];
-        const i64 r = t - off[k], p = first[k], m = old_degree[s] - p, c = seg_len[s];
+__global__ void merge_block(const i64* __restrict__ src, const i64* __restrict__ dst,
+                            const i64* __restrict__ old_degree,
+                            const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
+                            const i64* __restrict__ insert_at, const T* __restrict__ values,
+                            const i64* __restrict__ first, const i64* __restrict__ segs,
+                            const u64* __restrict__ count) {
+    const i64 nsel = (i64)*count;
+    const i64 width = blockDim.x, chunk = width * BLOCK_ITEMS;
+    for (i64 w = blockIdx.x; w < nsel; w += gridDim.x) {
+        const i64 s = segs[w];
+        const i64 c = seg_len[s], lo = first[s];
         const i64* I = insert_at + seg_start[s];
-        T v;
-        i64 slot;
-        if (r < m) {
-            const i64 i = p + r;
-            v = ((const T*)src[s])[i];
-            slot = i + upper_bound(I, c, i);
-        } else {
-            const i64 j = r - m;
-            v = values[seg_start[s] + j];
-            slot = I[j] + j;
+        const T* O = (const T*)src[s];
+        T* D = (T*)dst[s];
+        for (i64 hi = old_degree[s]; hi > lo; hi -= chunk) {
+            T v[BLOCK_ITEMS];
+            i64 to[BLOCK_ITEMS];
+#pragma unroll
+            for (int k = 0; k < BLOCK_ITEMS; ++k) {
+                const i64 i = hi - chunk + k * width + threadIdx.x;
+                to[k] = -1;
+                if (i >= lo) {
+                    v[k] = O[i];
+                    to[k] = i + upper_bound(I, c, i);
+                }
+            }
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < BLOCK_ITEMS; ++k)
+                if (to[k] >= 0) D[to[k]] = v[k];
         }
-        scratch[off[k] + slot - p] = v;
-    });
-}
-
-// base[k][first[k] + r] = scratch[off[k] + r] for r < (off[k+1] - off[k]) - minus[k]
-// (use_minus = 0: the whole range).
-template <typename T>
-__global__ void copy_back(const i64* __restrict__ base, const i64* __restrict__ first,
-                          const i64* __restrict__ off, const i64* __restrict__ minus,
-                          int use_minus, i64 nsel, i64 total, const T* __restrict__ scratch) {
-    segmented_loop(off, nsel, total, [&](i64 t, i64 k) {
-        i64 o = off[k];
-        i64 r = t - o;
-        if (use_minus && r >= off[k + 1] - o - minus[k]) return;
-        ((T*)base[k])[first[k] + r] = scratch[t];
-    });
+        __syncthreads();
+        for (i64 j = threadIdx.x; j < c; j += width) D[I[j] + j] = values[seg_start[s] + j];
+    }
 }
 
 // Removal, one thread per segment (skips segments moving more than `limit` items): forward,
@@ -349,13 +375,15 @@ __global__ void remove_small(const i64* __restrict__ src, const i64* __restrict_
     }
 }
 
-// Removal, one warp per listed segment: chunks of 32 from the first moving item on.
+// Removal, one warp per listed segment (count[0] of them, on the device): chunks of 32 from
+// the first moving item on.
 template <typename T>
 __global__ void remove_warp(const i64* __restrict__ src, const i64* __restrict__ dst,
                             const i64* __restrict__ old_degree,
                             const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
                             const i64* __restrict__ positions, const i64* __restrict__ first,
-                            const i64* __restrict__ segs, i64 nsel) {
+                            const i64* __restrict__ segs, const u64* __restrict__ count) {
+    const i64 nsel = (i64)*count;
     const int lane = threadIdx.x & 31;
     const i64 warps = ((i64)blockDim.x * gridDim.x) >> 5;
     for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps) {
@@ -380,22 +408,42 @@ __global__ void remove_warp(const i64* __restrict__ src, const i64* __restrict__
     }
 }
 
-// Removal, one thread per item from first[k] on of the listed (huge) segments: survivors go
-// to scratch[off[k] + (their new slot) - first[k]].
+// Removal, one block per listed (huge) segment: chunks of blockDim * BLOCK_ITEMS items from
+// the first moving one on, each read by the whole block before any thread writes (survivors
+// land at or before their old slot: on items already read). ``count`` as in merge_block.
 template <typename T>
-__global__ void remove_flat(const i64* __restrict__ src, const i64* __restrict__ seg_start,
-                            const i64* __restrict__ seg_len, const i64* __restrict__ positions,
-                            const i64* __restrict__ segs, const i64* __restrict__ first,
-                            const i64* __restrict__ off, i64 nsel, i64 total,
-                            T* __restrict__ scratch) {
-    segmented_loop(off, nsel, total, [&](i64 t, i64 k) {
-        const i64 s = segs[k];
-        const i64 p = first[k], i = p + (t - off[k]), c = seg_len[s];
+__global__ void remove_block(const i64* __restrict__ src, const i64* __restrict__ dst,
+                             const i64* __restrict__ old_degree,
+                             const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
+                             const i64* __restrict__ positions, const i64* __restrict__ first,
+                             const i64* __restrict__ segs, const u64* __restrict__ count) {
+    const i64 nsel = (i64)*count;
+    const i64 width = blockDim.x, chunk = width * BLOCK_ITEMS;
+    for (i64 w = blockIdx.x; w < nsel; w += gridDim.x) {
+        const i64 s = segs[w];
+        const i64 c = seg_len[s], d0 = old_degree[s];
         const i64* P = positions + seg_start[s];
-        const i64 before = lower_bound(P, c, i);
-        if (before < c && P[before] == i) return;
-        scratch[off[k] + i - before - p] = ((const T*)src[s])[i];
-    });
+        const T* O = (const T*)src[s];
+        T* D = (T*)dst[s];
+        for (i64 lo = first[s]; lo < d0; lo += chunk) {
+            T v[BLOCK_ITEMS];
+            i64 to[BLOCK_ITEMS];
+#pragma unroll
+            for (int k = 0; k < BLOCK_ITEMS; ++k) {
+                const i64 i = lo + k * width + threadIdx.x;
+                to[k] = -1;
+                if (i < d0) {
+                    v[k] = O[i];
+                    const i64 before = lower_bound(P, c, i);
+                    if (!(before < c && P[before] == i)) to[k] = i - before;
+                }
+            }
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < BLOCK_ITEMS; ++k)
+                if (to[k] >= 0) D[to[k]] = v[k];
+        }
+    }
 }
 
 // ------------------------------------------------------------------------------ gathers

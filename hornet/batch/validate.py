@@ -11,7 +11,8 @@ import numpy as np
 
 MAX_VERTEX_ID = np.iinfo(np.int32).max - 1   # ids are int32; num_vertices must fit too
 
-__all__ = ["BatchError", "MAX_VERTEX_ID", "edge_batch", "id_array", "property_values"]
+__all__ = ["BatchError", "MAX_VERTEX_ID", "check_ids", "edge_batch", "id_array",
+           "property_values"]
 
 
 class BatchError(ValueError):
@@ -40,6 +41,13 @@ def _to_array(x, name: str, xp):
 
 def id_array(x, name: str, xp=np, *, allow_out_of_range: bool = False):
     """1-D int64 array of vertex ids, refused unless every id is an integer in [0, 2**31 - 2]."""
+    a = _id_values(x, name, xp)
+    check_ids([(a, name)], xp, allow_out_of_range=allow_out_of_range)
+    return a
+
+
+def _id_values(x, name: str, xp):
+    """``x`` as a 1-D int64 array (ids not checked yet)."""
     a = _to_array(x, name, xp)
     if a.ndim == 0:
         a = a.reshape(1)
@@ -47,9 +55,21 @@ def id_array(x, name: str, xp=np, *, allow_out_of_range: bool = False):
         raise BatchError(f"{name} must be one-dimensional, got shape {tuple(a.shape)}")
     if a.dtype.kind not in "iu":
         raise TypeError(f"{name} must hold integer vertex ids, got dtype {a.dtype}")
-    a = a.astype(xp.int64, copy=False)
-    if a.size:
-        lo, hi = int(a.min()), int(a.max())
+    return a.astype(xp.int64, copy=False)
+
+
+def check_ids(named, xp=np, *, allow_out_of_range: bool = False) -> int:
+    """Refuse negative (or, unless allowed, too large) ids in the ``(int64 array, name)``
+    pairs; return the number of ids they need (largest id + 1; 0 when all are empty).
+
+    The minima and maxima of all arrays reach the host in one read (one device sync).
+    """
+    named = [(a, name) for a, name in named if a.size]
+    if not named:
+        return 0
+    bounds = xp.stack([f() for a, _ in named for f in (a.min, a.max)]).tolist()
+    for k, (a, name) in enumerate(named):
+        lo, hi = bounds[2 * k], bounds[2 * k + 1]
         if lo < 0:
             i = int(xp.argmax(a < 0))
             raise BatchError(f"{name}[{i}] = {int(a[i])}: vertex ids must be >= 0")
@@ -57,7 +77,7 @@ def id_array(x, name: str, xp=np, *, allow_out_of_range: bool = False):
             i = int(xp.argmax(a > MAX_VERTEX_ID))
             raise BatchError(f"{name}[{i}] = {int(a[i])}: vertex ids must be <= {MAX_VERTEX_ID}"
                              " (int32 ids)")
-    return a
+    return int(max(bounds[1::2])) + 1
 
 
 def _table_columns(table):
@@ -69,7 +89,8 @@ def _table_columns(table):
 
 
 def edge_batch(src, dst, props: dict, xp=np, *, allow_out_of_range: bool = False):
-    """Normalise an edge batch to ``(src int64, dst int64, props dict of raw arrays)``."""
+    """Normalise an edge batch to ``(src int64, dst int64, props dict of raw arrays, top)``;
+    ``top``: the number of ids the batch needs (largest id + 1, 0 for an empty batch)."""
     if dst is None:
         columns = _table_columns(src)
         if columns is not None:
@@ -84,11 +105,12 @@ def edge_batch(src, dst, props: dict, xp=np, *, allow_out_of_range: bool = False
                 raise BatchError("pass src and dst, or one (E, 2) array of pairs, got shape "
                                  f"{tuple(pairs.shape)}")
             src, dst = pairs[:, 0], pairs[:, 1]
-    s = id_array(src, "src", xp, allow_out_of_range=allow_out_of_range)
-    d = id_array(dst, "dst", xp, allow_out_of_range=allow_out_of_range)
+    s = _id_values(src, "src", xp)
+    d = _id_values(dst, "dst", xp)
+    top = check_ids([(s, "src"), (d, "dst")], xp, allow_out_of_range=allow_out_of_range)
     if s.shape[0] != d.shape[0]:
         raise BatchError(f"src and dst differ in length ({s.shape[0]} != {d.shape[0]})")
-    return s, d, props
+    return s, d, props, top
 
 
 def property_values(props: dict, schema: dict, n: int, xp=np, *, what: str = "edge",
