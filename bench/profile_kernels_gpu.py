@@ -86,3 +86,28 @@ if out:
         g.delete_edges(c.src, c.dst)
         cupy.cuda.Device().synchronize()
     prof.export_chrome_trace(os.path.join(out, "trace_delete.json"))
+
+# host time: cProfile of one insert and one delete (device syncs show as waits)
+if os.environ.get("CPROFILE"):
+    import cProfile  # noqa: E402
+    import pstats  # noqa: E402
+    for label in ("insert", "delete"):
+        s, d = batches[2]
+        cupy.cuda.Device().synchronize()
+        pr = cProfile.Profile()
+        if label == "insert":
+            pr.enable()
+            c = g.insert_edges(s, d)
+            cupy.cuda.Device().synchronize()
+            pr.disable()
+            g.delete_edges(c.src, c.dst)
+        else:
+            c = g.insert_edges(s, d)
+            cupy.cuda.Device().synchronize()
+            pr.enable()
+            g.delete_edges(c.src, c.dst)
+            cupy.cuda.Device().synchronize()
+            pr.disable()
+        print(f"\n===== {label}: cProfile")
+        st = pstats.Stats(pr)
+        st.sort_stats("cumulative").print_stats(40)

@@ -62,6 +62,20 @@ def _check_out(a, dtype, name):
         raise TypeError(f"{name} must be a contiguous CuPy {np.dtype(dtype)} array")
 
 
+# ---------------------------------------------------------------------------- validation
+_BOUNDS_START = np.array([np.iinfo(np.int64).max, np.iinfo(np.int64).min], dtype=np.int64)
+
+
+def id_bounds(arrays) -> list[int]:
+    """[min, max] of each non-empty int64 device array, flattened (host ints): one kernel per
+    array and one read for all of them."""
+    out = cupy.asarray(np.tile(_BOUNDS_START, len(arrays)))
+    for k, a in enumerate(arrays):
+        a = as_i64(a)
+        launch(_fn("id_bounds"), a.shape[0], (a, i64(a.shape[0]), out[2 * k:]))
+    return out.get().tolist()
+
+
 # ---------------------------------------------------------------------------- sorting
 def sorted_unique_pairs(s, d, num_vertices: int, mirror: bool, need_order: bool = True,
                         ws=None):
@@ -87,18 +101,21 @@ def sorted_unique_pairs(s, d, num_vertices: int, mirror: bool, need_order: bool 
         keys = cupy.empty(entries, dtype=cupy.uint64)
         launch(_fn("pack_pairs"), n, (s, d, i64(n), np.int32(bits), np.int32(index_bits),
                                       np.int32(1 if mirror else 0), keys))
-        keys = cupy.sort(keys)
-        flag = cupy.empty(entries, dtype=cupy.uint8)
-        end = cupy.full(1, entries, dtype=cupy.int64)
-        launch(_fn("unique_flags"), entries, (keys, i64(entries), np.int32(index_bits), flag, end))
-        idx = cupy.flatnonzero(flag)
-        m = int(idx.shape[0])
+        keys.sort()
+        flag = cupy.empty(entries, dtype=cupy.int32)
+        info = cupy.full(2, entries, dtype=cupy.int64)     # [kept keys, first self-loop key]
+        launch(_fn("unique_flags"), entries, (keys, i64(entries), np.int32(index_bits), flag,
+                                              info[1:]))
+        rank = cupy.cumsum(flag, dtype=cupy.int32)
+        info[:1] = rank[-1:]
+        m, end = (int(v) for v in info.get())              # the one count read of the sort
         order = cupy.empty(m if need_order else 1, dtype=cupy.int64)
         src = cupy.empty(m, dtype=cupy.int32)
         dst = cupy.empty(m, dtype=cupy.int32)
-        launch(_fn("decode_pairs"), m, (keys, idx, i64(m), np.int32(bits), np.int32(index_bits),
-                                        np.int32(1 if need_order else 0), order, src, dst))
-        loops = (entries - int(end[0])) // 2 if mirror else 0
+        launch(_fn("decode_pairs"), entries, (keys, rank, i64(entries), np.int32(bits),
+                                              np.int32(index_bits),
+                                              np.int32(1 if need_order else 0), order, src, dst))
+        loops = (entries - end) // 2 if mirror else 0
         return (order if need_order else None), src, dst, loops
     # ids too large to pack with the entry index: stable argsort of plain keys
     if mirror:
@@ -183,15 +200,27 @@ def keep_entries(pos, src, dst, inserting: bool, need_index: bool = False, ws=No
     Inserting keeps the absent entries (``pos < 0``) with ``at = -1 - pos``; deleting keeps the
     present ones with ``at = pos``. ``pos`` int64 (n,), ``src``/``dst`` int32 (n,). Returns
     (kept int64 (m,) or None, src, dst, at int64 (m,)); the kept count crosses to the host.
+    One flag kernel, a scan and (when some entries go) one compaction of all four arrays.
     """
     pos = as_i64(pos)
-    kept = cupy.flatnonzero(pos < 0 if inserting else pos >= 0)
-    if kept.shape[0] == pos.shape[0]:
-        return None, src, dst, (-1 - pos if inserting else pos)
-    at = pos[kept]
-    if inserting:
-        at = -1 - at
-    return (kept if need_index else None), src[kept], dst[kept], at
+    n = int(pos.shape[0])
+    at = cupy.empty(n, dtype=cupy.int64)
+    if n == 0:
+        return None, src, dst, at
+    flag = cupy.empty(n, dtype=cupy.int32)
+    launch(_fn("keep_flags"), n, (pos, i64(n), np.int32(inserting), at, flag))
+    rank = cupy.cumsum(flag, dtype=cupy.int32)
+    m = int(rank[-1])
+    if m == n:
+        return None, src, dst, at
+    src = cupy.ascontiguousarray(src.astype(cupy.int32, copy=False))
+    dst = cupy.ascontiguousarray(dst.astype(cupy.int32, copy=False))
+    kept = cupy.empty(m if need_index else 1, dtype=cupy.int64)
+    s_out, d_out = cupy.empty(m, dtype=cupy.int32), cupy.empty(m, dtype=cupy.int32)
+    at_out = cupy.empty(m, dtype=cupy.int64)
+    launch(_fn("keep_scatter"), n, (rank, i64(n), src, dst, at, np.int32(need_index), kept,
+                                    s_out, d_out, at_out))
+    return (kept if need_index else None), s_out, d_out, at_out
 
 
 def plan_segments(src, degree, size_class, edge_ptr, inserting: bool, min_class: int,

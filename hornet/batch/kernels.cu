@@ -38,6 +38,27 @@ __device__ __forceinline__ i64 upper_bound(const T* a, i64 n, X x) {
     return lo;
 }
 
+// ------------------------------------------------------------------------------ validation
+// out[0] = min(out[0], min a), out[1] = max(out[1], max a): a block-wide warp reduction,
+// then one atomic per warp (out starts at [INT64_MAX, INT64_MIN]).
+extern "C" __global__ void id_bounds(const i64* __restrict__ a, i64 n, i64* __restrict__ out) {
+    i64 lo = 0x7fffffffffffffffLL, hi = -0x7fffffffffffffffLL - 1;
+    GRID_STRIDE(i, n) {
+        const i64 v = a[i];
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const i64 l = __shfl_down_sync(0xFFFFFFFFu, lo, o), h = __shfl_down_sync(0xFFFFFFFFu, hi, o);
+        lo = l < lo ? l : lo;
+        hi = h > hi ? h : hi;
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicMin(&out[0], lo);
+        atomicMax(&out[1], hi);
+    }
+}
+
 // ------------------------------------------------------------------------------ sorting
 #define ALL_ONES 0xFFFFFFFFFFFFFFFFull
 
@@ -67,8 +88,7 @@ extern "C" __global__ void pack_pairs(const i64* __restrict__ s, const i64* __re
 // flag[i] = 1 where sorted key i starts a new (src, dst) and is not a self-loop entry;
 // end_out[0] = index of the first ALL_ONES key (left untouched when there is none).
 extern "C" __global__ void unique_flags(const u64* __restrict__ keys, i64 n, int index_bits,
-                                        unsigned char* __restrict__ flag,
-                                        i64* __restrict__ end_out) {
+                                        int* __restrict__ flag, i64* __restrict__ end_out) {
     GRID_STRIDE(i, n) {
         u64 k = keys[i];
         bool all = k == ALL_ONES;
@@ -78,15 +98,19 @@ extern "C" __global__ void unique_flags(const u64* __restrict__ keys, i64 n, int
     }
 }
 
-// Decode the kept keys keys[idx[j]] into (order, src, dst).
-extern "C" __global__ void decode_pairs(const u64* __restrict__ keys, const i64* __restrict__ idx,
-                                        i64 m, int bits, int index_bits, int want_order,
+// The kept keys (rank: inclusive scan of unique_flags' flags; key i is kept where its rank
+// steps up) decoded into slot rank[i] - 1 of (order, src, dst).
+extern "C" __global__ void decode_pairs(const u64* __restrict__ keys, const int* __restrict__ rank,
+                                        i64 n, int bits, int index_bits, int want_order,
                                         i64* __restrict__ order, int* __restrict__ src,
                                         int* __restrict__ dst) {
     const u64 low = index_bits > 0 ? ((1ull << index_bits) - 1ull) : 0ull;
     const u64 dmask = (1ull << bits) - 1ull;
-    GRID_STRIDE(j, m) {
-        u64 k = keys[idx[j]];
+    GRID_STRIDE(i, n) {
+        const int r = rank[i];
+        if (r == (i > 0 ? rank[i - 1] : 0)) continue;
+        const i64 j = r - 1;
+        u64 k = keys[i];
         if (want_order) order[j] = (i64)(k & low);
         u64 p = k >> index_bits;
         src[j] = (int)(p >> bits);
@@ -131,6 +155,35 @@ __global__ void find_positions(const S* __restrict__ src, const D* __restrict__ 
             }
         }
         out[i] = r;
+    }
+}
+
+// ------------------------------------------------------------------------------ keeping
+// The entries a batch changes: inserting, the absent ones (pos < 0, slot -1 - pos); deleting,
+// the present ones (slot pos). at[i] = that slot for every entry, flag[i] = 1 if kept.
+extern "C" __global__ void keep_flags(const i64* __restrict__ pos, i64 n, int inserting,
+                                      i64* __restrict__ at, int* __restrict__ flag) {
+    GRID_STRIDE(i, n) {
+        const i64 p = pos[i];
+        at[i] = inserting ? -1 - p : p;
+        flag[i] = inserting ? (p < 0) : (p >= 0);
+    }
+}
+
+// The kept entries (rank: inclusive scan of keep_flags' flags) compacted, in order.
+extern "C" __global__ void keep_scatter(const int* __restrict__ rank, i64 n,
+                                        const int* __restrict__ src, const int* __restrict__ dst,
+                                        const i64* __restrict__ at, int want_index,
+                                        i64* __restrict__ kept, int* __restrict__ src_out,
+                                        int* __restrict__ dst_out, i64* __restrict__ at_out) {
+    GRID_STRIDE(i, n) {
+        const int r = rank[i];
+        if (r == (i > 0 ? rank[i - 1] : 0)) continue;
+        const i64 j = r - 1;
+        if (want_index) kept[j] = i;
+        src_out[j] = src[i];
+        dst_out[j] = dst[i];
+        at_out[j] = at[i];
     }
 }
 
@@ -246,8 +299,21 @@ extern "C" __global__ void plan_moves(const i64* __restrict__ src, const i64* __
         first[s] = p;
         const i64 m = (in_place && c == 0) ? 0 : d0 - p + (merge ? c : 0);
         moving[s] = m;
-        if (m > warp_limit) huge[atomicAdd(&counts[1], (u64)1)] = s;
-        else if (m > small_limit) medium[atomicAdd(&counts[0], (u64)1)] = s;
+        // list the segment; one atomic per warp and list (warp-aggregated)
+        const bool is_huge = m > warp_limit, is_medium = !is_huge && m > small_limit;
+        const unsigned active = __activemask();
+        const unsigned hm = __ballot_sync(active, is_huge), mm = __ballot_sync(active, is_medium);
+        const int lane = threadIdx.x & 31, leader = __ffs(active) - 1;
+        u64 hb = 0, mb = 0;
+        if (lane == leader) {
+            if (hm) hb = atomicAdd(&counts[1], (u64)__popc(hm));
+            if (mm) mb = atomicAdd(&counts[0], (u64)__popc(mm));
+        }
+        hb = __shfl_sync(active, hb, leader);
+        mb = __shfl_sync(active, mb, leader);
+        const unsigned below = (1u << lane) - 1u;
+        if (is_huge) huge[hb + __popc(hm & below)] = s;
+        if (is_medium) medium[mb + __popc(mm & below)] = s;
     }
 }
 

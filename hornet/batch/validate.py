@@ -67,7 +67,11 @@ def check_ids(named, xp=np, *, allow_out_of_range: bool = False) -> int:
     named = [(a, name) for a, name in named if a.size]
     if not named:
         return 0
-    bounds = xp.stack([f() for a, _ in named for f in (a.min, a.max)]).tolist()
+    if xp is np:
+        bounds = [int(f()) for a, _ in named for f in (a.min, a.max)]
+    else:
+        from .gpu_kernels import id_bounds
+        bounds = id_bounds([a for a, _ in named])
     for k, (a, name) in enumerate(named):
         lo, hi = bounds[2 * k], bounds[2 * k + 1]
         if lo < 0:
