@@ -110,4 +110,5 @@ if os.environ.get("CPROFILE"):
             pr.disable()
         print(f"\n===== {label}: cProfile")
         st = pstats.Stats(pr)
-        st.sort_stats("cumulative").print_stats(40)
+        st.sort_stats("cumulative").print_stats(30)
+        st.sort_stats("tottime").print_stats(25)

@@ -168,7 +168,9 @@ def canonical_pairs(src, dst, ws=None, symmetric: bool = False):
     once = cupy.empty(m, dtype=cupy.int64)
     s_out, d_out = cupy.empty(m, dtype=cupy.int32), cupy.empty(m, dtype=cupy.int32)
     if n:
-        rank = cupy.cumsum(src < dst, dtype=cupy.int64)
+        flag = cupy.empty(n, dtype=cupy.int32)
+        launch(_fn("canonical_flags"), n, (src, dst, i64(n), flag))
+        rank = cupy.cumsum(flag, dtype=cupy.int32)
         launch(_fn("canonical_scatter"), n, (src, dst, rank, i64(n), once, s_out, d_out))
     return once, s_out, d_out
 

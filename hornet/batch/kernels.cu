@@ -118,11 +118,18 @@ extern "C" __global__ void decode_pairs(const u64* __restrict__ keys, const int*
     }
 }
 
+// flag[i] = src[i] < dst[i] (the entry that stands for its undirected edge).
+extern "C" __global__ void canonical_flags(const int* __restrict__ src,
+                                           const int* __restrict__ dst, i64 n,
+                                           int* __restrict__ flag) {
+    GRID_STRIDE(i, n) { flag[i] = src[i] < dst[i]; }
+}
+
 // Each undirected edge once: entry i with src[i] < dst[i] goes to slot rank[i] - 1 (rank:
-// inclusive scan of those flags) of once (its index), s_out and d_out.
+// inclusive scan of canonical_flags) of once (its index), s_out and d_out.
 extern "C" __global__ void canonical_scatter(const int* __restrict__ src,
                                              const int* __restrict__ dst,
-                                             const i64* __restrict__ rank, i64 n,
+                                             const int* __restrict__ rank, i64 n,
                                              i64* __restrict__ once, int* __restrict__ s_out,
                                              int* __restrict__ d_out) {
     GRID_STRIDE(i, n) {

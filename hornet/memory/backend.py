@@ -30,6 +30,7 @@ class MemoryBackend:
     forest: Callable              # [(words, offsets)] -> several trees, for release_pointers
     release_pointers: Callable    # (forest, bases, shifts, pointers) -> host counts per tree
     place_by_class: Callable      # (classes, class_start, pool) -> int64 pool entries
+    class_counts: Callable        # classes int64 -> host int64 (64,): how many of each class
 
     def address(self, a) -> int:
         """Address of an array's first element."""
@@ -58,6 +59,10 @@ def _cpu_forest(trees):
     return bit_tree.forest_table(trees, lambda w: int(w.ctypes.data))
 
 
+def _cpu_class_counts(classes):
+    return np.bincount(classes[classes >= 0], minlength=64)[:64].astype(np.int64)
+
+
 def _cpu_release_pointers(forest, bases, shifts, pointers):
     index = np.searchsorted(bases, pointers, side="right") - 1
     blocks = (pointers - bases[index]) >> shifts[index]
@@ -76,13 +81,13 @@ def memory_backend(device: str) -> MemoryBackend:
                              bit_tree.is_free, lambda w, o, n: int(bit_tree.find_inconsistency(
                                  w, o, n)),
                              copy_ranges, _size_classes, _cpu_take_forest, _cpu_forest,
-                             _cpu_release_pointers, place_by_class)
+                             _cpu_release_pointers, place_by_class, _cpu_class_counts)
     if device == "gpu":
         import cupy
         from . import gpu_bit_tree as t
-        from .gpu_copy import copy_ranges, place_by_class, size_classes
+        from .gpu_copy import class_counts, copy_ranges, place_by_class, size_classes
         return MemoryBackend("gpu", cupy, t.new_tree, t.count_free,
                              t.used_blocks, t.is_free, t.find_inconsistency, copy_ranges,
                              size_classes, t.take_forest, t.forest, t.release_pointers,
-                             place_by_class)
+                             place_by_class, class_counts)
     raise ValueError(f"unknown device {device!r}")

@@ -194,7 +194,8 @@ def forest(trees):
     """Several trees described for :func:`release_pointers` (device arrays)."""
     from .bit_tree import forest_table
     addrs, table = forest_table(trees, lambda w: int(w.data.ptr))
-    return cupy.asarray(addrs), cupy.asarray(table)
+    dev = cupy.asarray(np.concatenate([addrs, table.ravel()]))       # one upload
+    return dev[:addrs.shape[0]], dev[addrs.shape[0]:].reshape(table.shape)
 
 
 def release_pointers(forest_arrays, bases, shifts, pointers):

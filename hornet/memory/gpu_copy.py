@@ -175,6 +175,15 @@ def place_by_class(classes, class_start, pool):
     return out
 
 
+def class_counts(classes) -> np.ndarray:
+    """Host int64 array of 64: how many of ``classes`` (int64 device array) are each size class
+    (other values, such as -1, are not counted). One kernel and one read."""
+    classes = as_i64(classes)
+    counts = cupy.zeros(64, dtype=cupy.uint64)
+    launch(_fn("class_counts"), classes.shape[0], (classes, i64(classes.shape[0]), counts))
+    return counts.get().astype(np.int64)
+
+
 def size_classes(degree, min_class: int):
     """Per vertex ceil(log2(degree)), at least ``min_class``; -1 where degree <= 0.
 

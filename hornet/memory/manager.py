@@ -131,7 +131,7 @@ class MemoryManager:
         n = int(classes.shape[0])
         if n == 0:
             return xp.zeros(0, dtype=xp.int64)
-        per_class = self.backend.to_host(xp.bincount(classes + 1, minlength=2))[1:]
+        per_class = self.backend.class_counts(classes)
         pool = self.allocate_counts(per_class)
         class_start = np.zeros(per_class.shape[0], dtype=np.int64)
         np.cumsum(per_class[:-1], out=class_start[1:])
@@ -315,9 +315,10 @@ class MemoryManager:
             bases = np.ascontiguousarray(flat[:, 0])
             classes = np.ascontiguousarray(flat[:, 1])
             field_bases = np.ascontiguousarray(flat[:, 2:])
+            dev = self.xp.asarray(np.concatenate([bases, field_bases.ravel(), classes + 2]))
+            dev_fields = dev[na:na + na * nf].reshape(na, nf)      # one upload for the three
             self._lookup = _Lookup(bases, arrays, field_bases, classes,
-                                   self.xp.asarray(bases), self.xp.asarray(field_bases),
-                                   self.xp.asarray(classes + 2),
+                                   dev[:na], dev_fields, dev[na + na * nf:],
                                    self.backend.forest([(a.words, a.level_offsets)
                                                         for a in arrays]))
         return self._lookup

@@ -21,6 +21,24 @@ __global__ void copy_ranges(const i64* __restrict__ src, const i64* __restrict__
     });
 }
 
+// counts[k] += number of classes[i] == k, for k in [0, 64) (other values ignored): a histogram
+// in shared memory, one atomic per group of equal values in a warp.
+extern "C" __global__ void class_counts(const i64* __restrict__ classes, i64 n,
+                                        u64* __restrict__ counts) {
+    __shared__ unsigned int bins[64];
+    for (int k = threadIdx.x; k < 64; k += blockDim.x) bins[k] = 0;
+    __syncthreads();
+    GRID_STRIDE(i, n) {
+        const i64 c = classes[i];
+        const unsigned peers = __match_any_sync(__activemask(), c);
+        if (c >= 0 && c < 64 && (threadIdx.x & 31) == __ffs(peers) - 1)
+            atomicAdd(&bins[c], (unsigned)__popc(peers));
+    }
+    __syncthreads();
+    for (int k = threadIdx.x; k < 64; k += blockDim.x)
+        if (bins[k]) atomicAdd(&counts[k], (u64)bins[k]);
+}
+
 // ceil(log2(degree)), at least min_class; -1 for degree <= 0.
 extern "C" __global__ void size_classes(const i64* __restrict__ degree, i64 n, i64 min_class,
                                         i64* __restrict__ out) {
