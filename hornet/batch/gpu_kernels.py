@@ -10,7 +10,7 @@ The CUDA source ``kernels.cu`` is compiled once per process (NVRTC via ``cupy.Ra
 first use. Work over lists of very different lengths (a hub of 10^5+ entries next to millions
 of tiny lists) is load-balanced: gathers take one thread per element of the concatenated lists
 (each thread finds its list by binary search over an exclusive scan); list rewrites give short
-lists a group of 8 lanes, medium ones one warp and huge ones one block. Only counts (sizes of outputs
+lists one thread, medium ones one warp and huge ones one block. Only counts (sizes of outputs
 and scratch buffers) cross to the host.
 """
 from __future__ import annotations
@@ -31,9 +31,8 @@ _NAMES = tuple(
                              "remove_warp", "remove_block", "gather_lists",
                              "read_at", "write_at") for t in ITEM_TYPES.values()])
 
-#: lists moving at most this many items are rewritten by a group of SMALL_GROUP lanes each ...
+#: lists moving at most this many items are rewritten by one thread each ...
 SMALL_MOVE = 64
-SMALL_GROUP = 8             # SMALL_GROUP in kernels.cu
 #: ... at most this many by one warp each; longer ones by one block each
 WARP_MOVE = 4096
 
@@ -320,7 +319,7 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
     ``src_ptrs``/``dst_ptrs``: lists (one per column) of int64 addresses, shape (S,); equal
     addresses merge in place. ``insert_at`` (int64, (M,)): the number of old items before each
     new one; ``values``: list of (M,) arrays, one per column, any dtype of 1, 2, 4 or 8 bytes.
-    Short lists get a group of 8 lanes, medium ones one warp, huge ones one block.
+    Short lists get one thread, medium ones one warp, huge ones one block.
     """
     src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at = _columns(
         src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at)
@@ -332,9 +331,8 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
         vals = cupy.ascontiguousarray(cupy.asarray(vals))
         t = item_type(vals.dtype)
         launch(_fn(f"merge_small<{t}>"), ns, (src, dst, old_degree, seg_start, seg_len,
-                                               insert_at, vals, plan.first, plan.moving,
-                                               i64(SMALL_MOVE), i64(ns)),
-               threads_per_item=SMALL_GROUP)
+                                               insert_at, vals, plan.moving, i64(SMALL_MOVE),
+                                               i64(ns)))
         plan.launch_big(f"merge<{t}>", (src, dst, old_degree, seg_start, seg_len, insert_at,
                                         vals))
 
@@ -356,8 +354,7 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
         t = item_type(dt)
         launch(_fn(f"remove_small<{t}>"), ns, (src, dst, old_degree, seg_start, seg_len,
                                                 positions, plan.first, plan.moving,
-                                                i64(SMALL_MOVE), i64(ns)),
-               threads_per_item=SMALL_GROUP)
+                                                i64(SMALL_MOVE), i64(ns)))
         plan.launch_big(f"remove<{t}>", (src, dst, old_degree, seg_start, seg_len, positions))
 
 

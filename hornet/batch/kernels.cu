@@ -11,8 +11,8 @@
 // exclusive scan with the total last) maps t back to its list by binary search (restricted to
 // the lists of the item's 256-item tile, see segmented_loop).
 // In-place list rewrites (merge, removal) never overwrite an item another thread still has
-// to read: a group of lanes, a warp or (huge lists) a block owns a whole list and walks it in
-// a safe direction, chunk by chunk, each chunk read by all before any is written.
+// to read: one thread, one warp or (huge lists) one block owns a whole list and walks it in a
+// safe direction, chunk by chunk, each chunk read by all before any is written.
 
 #include "segmented.cuh"
 
@@ -278,9 +278,8 @@ extern "C" __global__ void commit_moves(const int* __restrict__ sources,
 // seg_start[s]) disappear and survivor i lands on i - #(P < i).
 //
 // Three sizes of work (plan_moves counts the items each segment moves: in place, the items
-// before the first change stay): a group of SMALL_GROUP lanes per segment for short lists
-// (most of them), one warp per segment for medium ones (32 consecutive items per step,
-// coalesced), and one block
+// before the first change stay): one thread per segment for short lists (most of them), one
+// warp per segment for medium ones (32 consecutive items per step, coalesced), and one block
 // per segment for the few huge ones (blockDim * BLOCK_ITEMS items per step, held in
 // registers between the block's read and its write).
 
@@ -325,62 +324,33 @@ extern "C" __global__ void plan_moves(const i64* __restrict__ src, const i64* __
     }
 }
 
-// Merge of segment s by a group of G lanes of one warp (lane in [0, G), mask: the group's
-// lanes): chunks of G old items from the back, each read by the whole group before any lane
-// writes (in place, writes land at or after the chunk's start, so on items already read; the
-// next chunk reads below it), then the new items.
-template <typename T, int G>
-__device__ __forceinline__ void merge_by_group(const i64* __restrict__ src,
-                                               const i64* __restrict__ dst,
-                                               const i64* __restrict__ old_degree,
-                                               const i64* __restrict__ seg_start,
-                                               const i64* __restrict__ seg_len,
-                                               const i64* __restrict__ insert_at,
-                                               const T* __restrict__ values,
-                                               const i64* __restrict__ first, i64 s, int lane,
-                                               unsigned mask) {
-    const i64 c = seg_len[s], lo = first[s];
-    const i64* I = insert_at + seg_start[s];
-    const T* O = (const T*)src[s];
-    T* D = (T*)dst[s];
-    for (i64 hi = old_degree[s]; hi > lo; hi -= G) {
-        const i64 i = hi - G + lane;
-        const bool mine = i >= lo;
-        T v;
-        i64 shift = 0;
-        if (mine) {
-            v = O[i];
-            shift = upper_bound(I, c, i);
-        }
-        __syncwarp(mask);
-        if (mine) D[i + shift] = v;
-    }
-    __syncwarp(mask);
-    for (i64 j = lane; j < c; j += G) D[I[j] + j] = values[seg_start[s] + j];
-}
-
-// Groups of SMALL_GROUP lanes, one per segment moving at most `limit` items (others skipped).
-#define SMALL_GROUP 8
+// One thread per segment (skips segments that move more than `limit` items): from the back,
+// so in place no item is overwritten before it is read.
 template <typename T>
 __global__ void merge_small(const i64* __restrict__ src, const i64* __restrict__ dst,
                             const i64* __restrict__ old_degree,
                             const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
                             const i64* __restrict__ insert_at, const T* __restrict__ values,
-                            const i64* __restrict__ first, const i64* __restrict__ moving,
-                            i64 limit, i64 nseg) {
-    const int lane = threadIdx.x & (SMALL_GROUP - 1);
-    const unsigned mask = ((1u << SMALL_GROUP) - 1u) << ((threadIdx.x & 31) & ~(SMALL_GROUP - 1));
-    const i64 groups = ((i64)blockDim.x * gridDim.x) / SMALL_GROUP;
-    for (i64 s = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / SMALL_GROUP; s < nseg;
-         s += groups) {
-        const i64 m = moving[s];
-        if (m == 0 || m > limit) continue;
-        merge_by_group<T, SMALL_GROUP>(src, dst, old_degree, seg_start, seg_len, insert_at,
-                                       values, first, s, lane, mask);
+                            const i64* __restrict__ moving, i64 limit, i64 nseg) {
+    GRID_STRIDE(s, nseg) {
+        if (moving[s] > limit) continue;
+        const i64 c = seg_len[s], b = seg_start[s];
+        const T* O = (const T*)src[s];
+        T* D = (T*)dst[s];
+        i64 i = old_degree[s] - 1;
+        for (i64 j = c - 1; j >= 0; --j) {
+            const i64 at = insert_at[b + j];
+            for (; i >= at; --i) D[i + j + 1] = O[i];
+            D[at + j] = values[b + j];
+        }
+        if ((const T*)D != O)
+            for (; i >= 0; --i) D[i] = O[i];
     }
 }
 
-// One warp per listed segment (count[0] of them, on the device).
+// One warp per listed segment (count[0] of them, on the device): chunks of 32 old items from
+// the back, each read by the whole warp before any lane writes (in place, writes land at or
+// after the chunk's start, so on items already read), then the new items.
 template <typename T>
 __global__ void merge_warp(const i64* __restrict__ src, const i64* __restrict__ dst,
                            const i64* __restrict__ old_degree,
@@ -391,9 +361,27 @@ __global__ void merge_warp(const i64* __restrict__ src, const i64* __restrict__ 
     const i64 nsel = (i64)*count;
     const int lane = threadIdx.x & 31;
     const i64 warps = ((i64)blockDim.x * gridDim.x) >> 5;
-    for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps)
-        merge_by_group<T, 32>(src, dst, old_degree, seg_start, seg_len, insert_at, values,
-                              first, segs[w], lane, 0xFFFFFFFFu);
+    for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps) {
+        const i64 s = segs[w];
+        const i64 c = seg_len[s], lo = first[s];
+        const i64* I = insert_at + seg_start[s];
+        const T* O = (const T*)src[s];
+        T* D = (T*)dst[s];
+        for (i64 hi = old_degree[s]; hi > lo; hi -= 32) {
+            const i64 i = hi - 32 + lane;
+            const bool mine = i >= lo;
+            T v;
+            i64 shift = 0;
+            if (mine) {
+                v = O[i];
+                shift = upper_bound(I, c, i);
+            }
+            __syncwarp();
+            if (mine) D[i + shift] = v;
+        }
+        __syncwarp();
+        for (i64 j = lane; j < c; j += 32) D[I[j] + j] = values[seg_start[s] + j];
+    }
 }
 
 // One block per listed (huge) segment: chunks of blockDim * BLOCK_ITEMS old items from the
@@ -438,57 +426,30 @@ __global__ void merge_block(const i64* __restrict__ src, const i64* __restrict__
     }
 }
 
-// Removal from segment s by a group of G lanes of one warp: chunks of G items from the first
-// moving one on, each read by the whole group before any lane writes (survivors land at or
-// before their old slot: on items already read).
-template <typename T, int G>
-__device__ __forceinline__ void remove_by_group(const i64* __restrict__ src,
-                                                const i64* __restrict__ dst,
-                                                const i64* __restrict__ old_degree,
-                                                const i64* __restrict__ seg_start,
-                                                const i64* __restrict__ seg_len,
-                                                const i64* __restrict__ positions,
-                                                const i64* __restrict__ first, i64 s, int lane,
-                                                unsigned mask) {
-    const i64 c = seg_len[s], d0 = old_degree[s];
-    const i64* P = positions + seg_start[s];
-    const T* O = (const T*)src[s];
-    T* D = (T*)dst[s];
-    for (i64 lo = first[s]; lo < d0; lo += G) {
-        const i64 i = lo + lane;
-        bool keep = i < d0;
-        T v;
-        i64 before = 0;
-        if (keep) {
-            v = O[i];
-            before = lower_bound(P, c, i);
-            keep = !(before < c && P[before] == i);
-        }
-        __syncwarp(mask);
-        if (keep) D[i - before] = v;
-    }
-}
-
-// Removal, groups of SMALL_GROUP lanes, one per segment moving at most `limit` items.
+// Removal, one thread per segment (skips segments moving more than `limit` items): forward,
+// so in place every write lands on an item already read.
 template <typename T>
 __global__ void remove_small(const i64* __restrict__ src, const i64* __restrict__ dst,
                              const i64* __restrict__ old_degree,
                              const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
                              const i64* __restrict__ positions, const i64* __restrict__ first,
                              const i64* __restrict__ moving, i64 limit, i64 nseg) {
-    const int lane = threadIdx.x & (SMALL_GROUP - 1);
-    const unsigned mask = ((1u << SMALL_GROUP) - 1u) << ((threadIdx.x & 31) & ~(SMALL_GROUP - 1));
-    const i64 groups = ((i64)blockDim.x * gridDim.x) / SMALL_GROUP;
-    for (i64 s = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / SMALL_GROUP; s < nseg;
-         s += groups) {
-        const i64 m = moving[s];
-        if (m == 0 || m > limit) continue;
-        remove_by_group<T, SMALL_GROUP>(src, dst, old_degree, seg_start, seg_len, positions,
-                                        first, s, lane, mask);
+    GRID_STRIDE(s, nseg) {
+        if (moving[s] > limit) continue;
+        const i64 c = seg_len[s], d0 = old_degree[s];
+        const i64* P = positions + seg_start[s];
+        const T* O = (const T*)src[s];
+        T* D = (T*)dst[s];
+        i64 w = first[s], j = 0;
+        for (i64 i = first[s]; i < d0; ++i) {
+            if (j < c && P[j] == i) ++j;
+            else D[w++] = O[i];
+        }
     }
 }
 
-// Removal, one warp per listed segment (count[0] of them, on the device).
+// Removal, one warp per listed segment (count[0] of them, on the device): chunks of 32 from
+// the first moving item on.
 template <typename T>
 __global__ void remove_warp(const i64* __restrict__ src, const i64* __restrict__ dst,
                             const i64* __restrict__ old_degree,
@@ -498,9 +459,26 @@ __global__ void remove_warp(const i64* __restrict__ src, const i64* __restrict__
     const i64 nsel = (i64)*count;
     const int lane = threadIdx.x & 31;
     const i64 warps = ((i64)blockDim.x * gridDim.x) >> 5;
-    for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps)
-        remove_by_group<T, 32>(src, dst, old_degree, seg_start, seg_len, positions, first,
-                               segs[w], lane, 0xFFFFFFFFu);
+    for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps) {
+        const i64 s = segs[w];
+        const i64 c = seg_len[s], d0 = old_degree[s];
+        const i64* P = positions + seg_start[s];
+        const T* O = (const T*)src[s];
+        T* D = (T*)dst[s];
+        for (i64 lo = first[s]; lo < d0; lo += 32) {
+            const i64 i = lo + lane;
+            bool keep = i < d0;
+            T v;
+            i64 before = 0;
+            if (keep) {
+                v = O[i];
+                before = lower_bound(P, c, i);
+                keep = !(before < c && P[before] == i);
+            }
+            __syncwarp();
+            if (keep) D[i - before] = v;
+        }
+    }
 }
 
 // Removal, one block per listed (huge) segment: chunks of blockDim * BLOCK_ITEMS items from
