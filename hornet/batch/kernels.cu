@@ -298,29 +298,47 @@ extern "C" __global__ void plan_moves(const i64* __restrict__ src, const i64* __
                                       i64* __restrict__ first, i64* __restrict__ moving,
                                       i64* __restrict__ medium, i64* __restrict__ huge,
                                       u64* __restrict__ counts) {
-    GRID_STRIDE(s, nseg) {
-        i64 c = seg_len[s], d0 = old_degree[s];
-        bool in_place = src[s] == dst[s];
-        i64 p = 0;
-        if (in_place) p = c > 0 ? change[seg_start[s]] : d0;
-        first[s] = p;
-        const i64 m = (in_place && c == 0) ? 0 : d0 - p + (merge ? c : 0);
-        moving[s] = m;
-        // list the segment; one atomic per warp and list (warp-aggregated)
-        const bool is_huge = m > warp_limit, is_medium = !is_huge && m > small_limit;
-        const unsigned active = __activemask();
-        const unsigned hm = __ballot_sync(active, is_huge), mm = __ballot_sync(active, is_medium);
-        const int lane = threadIdx.x & 31, leader = __ffs(active) - 1;
-        u64 hb = 0, mb = 0;
-        if (lane == leader) {
-            if (hm) hb = atomicAdd(&counts[1], (u64)__popc(hm));
-            if (mm) mb = atomicAdd(&counts[0], (u64)__popc(mm));
+    // the medium / huge lists are filled with one global atomic per block and list (warp
+    // ballots, then shared counters); every thread runs the same number of rounds
+    __shared__ unsigned int block_count[2];
+    __shared__ u64 block_base[2];
+    const int lane = threadIdx.x & 31;
+    const unsigned below = (1u << lane) - 1u;
+    for (i64 round = (i64)blockIdx.x * blockDim.x; round < nseg;
+         round += (i64)blockDim.x * gridDim.x) {
+        const i64 s = round + threadIdx.x;
+        bool is_huge = false, is_medium = false;
+        if (s < nseg) {
+            const i64 c = seg_len[s], d0 = old_degree[s];
+            const bool in_place = src[s] == dst[s];
+            i64 p = 0;
+            if (in_place) p = c > 0 ? change[seg_start[s]] : d0;
+            first[s] = p;
+            const i64 m = (in_place && c == 0) ? 0 : d0 - p + (merge ? c : 0);
+            moving[s] = m;
+            is_huge = m > warp_limit;
+            is_medium = !is_huge && m > small_limit;
         }
-        hb = __shfl_sync(active, hb, leader);
-        mb = __shfl_sync(active, mb, leader);
-        const unsigned below = (1u << lane) - 1u;
-        if (is_huge) huge[hb + __popc(hm & below)] = s;
-        if (is_medium) medium[mb + __popc(mm & below)] = s;
+        if (threadIdx.x < 2) block_count[threadIdx.x] = 0;
+        __syncthreads();
+        const unsigned hm = __ballot_sync(0xFFFFFFFFu, is_huge);
+        const unsigned mm = __ballot_sync(0xFFFFFFFFu, is_medium);
+        unsigned hw = 0, mw = 0;
+        if (lane == 0) {
+            if (mm) mw = atomicAdd(&block_count[0], (unsigned)__popc(mm));
+            if (hm) hw = atomicAdd(&block_count[1], (unsigned)__popc(hm));
+        }
+        __syncthreads();
+        if (threadIdx.x < 2) {
+            const unsigned k = block_count[threadIdx.x];
+            block_base[threadIdx.x] = k ? atomicAdd(&counts[threadIdx.x], (u64)k) : 0ull;
+        }
+        __syncthreads();
+        mw = __shfl_sync(0xFFFFFFFFu, mw, 0);
+        hw = __shfl_sync(0xFFFFFFFFu, hw, 0);
+        if (is_medium) medium[block_base[0] + mw + __popc(mm & below)] = s;
+        if (is_huge) huge[block_base[1] + hw + __popc(hm & below)] = s;
+        __syncthreads();                 // block_count is reset by the next round
     }
 }
 
