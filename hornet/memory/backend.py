@@ -30,6 +30,9 @@ class MemoryBackend:
     forest: Callable              # [(words, offsets)] -> several trees, for release_pointers
     release_pointers: Callable    # (forest, bases, shifts, pointers) -> host counts per tree
     place_by_class: Callable      # (classes, class_start, pool) -> int64 pool entries
+    # (word addresses int64 (A,), padded level offsets int64 (A, FOREST_LEVELS + 1), host) ->
+    # what ``forest`` makes of the same trees; None: the manager calls ``forest``
+    forest_from_table: Callable | None = None
 
     def address(self, a) -> int:
         """Address of an array's first element."""
@@ -59,10 +62,9 @@ def _cpu_forest(trees):
 
 
 def _cpu_release_pointers(forest, bases, shifts, pointers):
-    index = np.searchsorted(bases, pointers, side="right") - 1
-    blocks = (pointers - bases[index]) >> shifts[index]
-    bit_tree.give_back_forest(forest[0], forest[1], index, blocks)
-    return np.bincount(index, minlength=bases.shape[0]).astype(np.int64)
+    counts = np.zeros(bases.shape[0], dtype=np.int64)
+    bit_tree.release_forest(forest[0], forest[1], bases, shifts, pointers, counts)
+    return counts
 
 
 @lru_cache(maxsize=None)
@@ -76,7 +78,7 @@ def memory_backend(device: str) -> MemoryBackend:
                              bit_tree.is_free, lambda w, o, n: int(bit_tree.find_inconsistency(
                                  w, o, n)),
                              copy_ranges, _size_classes, _cpu_take_forest, _cpu_forest,
-                             _cpu_release_pointers, place_by_class)
+                             _cpu_release_pointers, place_by_class, lambda addrs, table: (addrs, table))
     if device == "gpu":
         import cupy
         from . import gpu_bit_tree as t
