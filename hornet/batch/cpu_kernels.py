@@ -387,8 +387,9 @@ def sorted_unique_pairs(s: np.ndarray, d: np.ndarray, num_vertices: int, mirror:
 
 # ---------------------------------------------------------------------------- searching
 # Prefetch distances (iterations ahead): vertex-table rows first, then the list they point to.
-FAR = 16
-NEAR = 8
+FAR = 32
+NEAR = 16
+AHEAD = 8     # segments ahead that the list rewrites prefetch
 
 
 SEARCH_CHUNKS = 256   # pieces of find_positions, each walked in order
@@ -399,10 +400,12 @@ def find_positions(src, dst, degree, edge_ptr, num_vertices, ws: Workspace | Non
     ``-1 - p`` where ``p`` is where it would be inserted (so absent means negative).
 
     ``src``, ``dst``: integer arrays (n,), any order; returns int64 (n,) (from ``ws`` when
-    given: valid until its next batch). Queries are walked in order, piece by piece: a query
-    with the same source as the one before and a larger destination gallops forward from where
-    that one ended (a batch sorted by (src, dst) reads each long list about once, front to
-    back); any other query binary-searches its list.
+    given: valid until its next batch). Each query starts where its destination would sit if
+    the list were spread evenly over the id space (``degree * dst // num_vertices``: vertex ids
+    are usually shuffled, so this lands within a cache line or two of the answer, and the line
+    is prefetched a few queries ahead) and gallops from there, never below where the query
+    before it ended when that one had the same source and a smaller destination. Skewed id
+    distributions cost at most about twice a binary search's probes.
     """
     out = take(ws, "positions", src.shape[0], np.int64)
     _find_positions(src, dst, degree, edge_ptr, num_vertices, out)
@@ -412,6 +415,7 @@ def find_positions(src, dst, degree, edge_ptr, num_vertices, ws: Workspace | Non
 @dual_kernel
 def _find_positions(src, dst, degree, edge_ptr, num_vertices, out):
     n = src.shape[0]
+    nv = np.int64(max(num_vertices, 1))
     deg_base = degree.ctypes.data
     ptr_base = edge_ptr.ctypes.data
     for c in numba.prange(SEARCH_CHUNKS):
@@ -425,8 +429,10 @@ def _find_positions(src, dst, degree, edge_ptr, num_vertices, out):
                 prefetch(ptr_base + 8 * np.int64(src[i + FAR]))
             if i + NEAR < n and src[i + NEAR] < num_vertices:
                 w = src[i + NEAR]
-                if degree[w] > 0:
-                    prefetch(edge_ptr[w] + 2 * np.int64(degree[w]))   # middle of the list
+                dw = np.int64(degree[w])
+                if dw > 0:                 # where the interpolation search will look first
+                    gw = min(dw * min(np.int64(dst[i + NEAR]), nv) // nv, dw - 1)
+                    prefetch(edge_ptr[w] + 4 * max(gw, 0))
             u = src[i]
             x = dst[i]
             out[i] = -1
@@ -434,15 +440,30 @@ def _find_positions(src, dst, degree, edge_ptr, num_vertices, out):
                 d = np.int64(degree[u])
                 if d > 0:
                     lst = int32_view(edge_ptr[u], d)
-                    lo = 0
-                    hi = d
+                    # first guess: where x would sit if the list were spread evenly over the
+                    # id space (vertex ids are usually shuffled); then gallop from there
+                    floor = 0
+                    g = d * min(np.int64(x), nv) // nv
                     if u == prev_u and x > prev_x:
-                        lo = prev_at              # gallop: lst[:lo] < x already
+                        floor = prev_at            # lst[:prev_at] < x already
+                    g = max(min(g, d - 1), floor)
+                    if floor >= d:                 # the list ended before the query before
+                        lo = d
+                        hi = d
+                    elif lst[g] < x:               # answer in (g, d]: gallop right
+                        lo = g + 1
                         step = 1
-                        while lo + step <= d and lst[lo + step - 1] < x:
+                        while lo + step - 1 < d and lst[lo + step - 1] < x:
                             lo += step
                             step *= 2
-                        hi = min(lo + step, d)
+                        hi = min(lo + step - 1, d)
+                    else:                          # answer in [floor, g]: gallop left
+                        hi = g
+                        step = 1
+                        while hi - step >= floor and lst[hi - step] >= x:
+                            hi -= step
+                            step *= 2
+                        lo = max(hi - step + 1, floor)
                     while lo < hi:
                         mid = (lo + hi) >> 1
                         if lst[mid] < x:
@@ -707,12 +728,12 @@ def _merge_column(src, dst, old_degree, seg_start, seg_len, insert_at, values):
     n = src.shape[0]
     size = values.itemsize
     for s in numba.prange(n):
-        if s + NEAR < n:
-            if old_degree[s + NEAR] > 0:
-                prefetch(src[s + NEAR] + size * (old_degree[s + NEAR] - 1))
-            if dst[s + NEAR] != src[s + NEAR]:     # a new block: written from its end
-                prefetch(dst[s + NEAR] + size * (old_degree[s + NEAR]
-                                                 + seg_len[s + NEAR] - 1))
+        if s + AHEAD < n:
+            if old_degree[s + AHEAD] > 0:
+                prefetch(src[s + AHEAD] + size * (old_degree[s + AHEAD] - 1))
+            if dst[s + AHEAD] != src[s + AHEAD]:     # a new block: written from its end
+                prefetch(dst[s + AHEAD] + size * (old_degree[s + AHEAD]
+                                                  + seg_len[s + AHEAD] - 1))
         c = seg_len[s]
         b = seg_start[s]
         out = view(dst[s], old_degree[s] + c, values)
@@ -747,8 +768,8 @@ def _remove_column(src, dst, old_degree, seg_start, seg_len, positions, like):
     n = src.shape[0]
     size = like.itemsize
     for s in numba.prange(n):
-        if s + NEAR < n and old_degree[s + NEAR] > 0:
-            prefetch(src[s + NEAR] + size * positions[seg_start[s + NEAR]])
+        if s + AHEAD < n and old_degree[s + AHEAD] > 0:
+            prefetch(src[s + AHEAD] + size * positions[seg_start[s + AHEAD]])
         c = seg_len[s]
         d0 = old_degree[s]
         b = seg_start[s]

@@ -31,6 +31,9 @@ class MemoryBackend:
     release_pointers: Callable    # (forest, bases, shifts, pointers) -> host counts per tree
     place_by_class: Callable      # (classes, class_start, pool) -> int64 pool entries
     class_counts: Callable        # classes int64 -> host int64 (64,): how many of each class
+    # (word addresses int64 (A,), padded level offsets int64 (A, FOREST_LEVELS + 1), host) ->
+    # what ``forest`` makes of the same trees; None: the manager calls ``forest``
+    forest_from_table: Callable | None = None
 
     def address(self, a) -> int:
         """Address of an array's first element."""
@@ -64,10 +67,9 @@ def _cpu_class_counts(classes):
 
 
 def _cpu_release_pointers(forest, bases, shifts, pointers):
-    index = np.searchsorted(bases, pointers, side="right") - 1
-    blocks = (pointers - bases[index]) >> shifts[index]
-    bit_tree.give_back_forest(forest[0], forest[1], index, blocks)
-    return np.bincount(index, minlength=bases.shape[0]).astype(np.int64)
+    counts = np.zeros(bases.shape[0], dtype=np.int64)
+    bit_tree.release_forest(forest[0], forest[1], bases, shifts, pointers, counts)
+    return counts
 
 
 @lru_cache(maxsize=None)
@@ -81,7 +83,8 @@ def memory_backend(device: str) -> MemoryBackend:
                              bit_tree.is_free, lambda w, o, n: int(bit_tree.find_inconsistency(
                                  w, o, n)),
                              copy_ranges, _size_classes, _cpu_take_forest, _cpu_forest,
-                             _cpu_release_pointers, place_by_class, _cpu_class_counts)
+                             _cpu_release_pointers, place_by_class, _cpu_class_counts,
+                             lambda addrs, table: (addrs, table))
     if device == "gpu":
         import cupy
         from . import gpu_bit_tree as t
@@ -89,5 +92,5 @@ def memory_backend(device: str) -> MemoryBackend:
         return MemoryBackend("gpu", cupy, t.new_tree, t.count_free,
                              t.used_blocks, t.is_free, t.find_inconsistency, copy_ranges,
                              size_classes, t.take_forest, t.forest, t.release_pointers,
-                             place_by_class, class_counts)
+                             place_by_class, class_counts, t.forest_from_table)
     raise ValueError(f"unknown device {device!r}")

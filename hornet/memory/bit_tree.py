@@ -200,6 +200,36 @@ def give_back_forest(word_addrs, table, index, blocks):
 
 
 @numba.njit(cache=True)
+def release_forest(word_addrs, table, bases, shifts, pointers, counts):
+    """Give back the blocks at ``pointers`` (int64 addresses) in trees described by
+    :func:`forest_table`, whose block arrays start at ``bases`` (int64 (A,), ascending) and have
+    blocks of ``2**shifts`` bytes; adds to ``counts[a]`` (int64 (A,)) the blocks given back in
+    tree ``a``. (Search, free and count in one pass: :func:`give_back_forest` with the array of
+    every pointer found by binary search.)"""
+    na = bases.shape[0]
+    for i in range(pointers.shape[0]):
+        p = pointers[i]
+        a = 0
+        n = na
+        while n > 1:                       # last base <= p (branch-free steps)
+            half = n >> 1
+            a = a + half if bases[a + half] <= p else a
+            n -= half
+        counts[a] += 1
+        words = view(word_addrs[a], table[a, FOREST_LEVELS], _WORD)
+        b = (p - bases[a]) >> shifts[a]
+        for level in range(FOREST_LEVELS):
+            if table[a, level + 1] == table[a, level]:
+                break
+            pos = table[a, level] + (b >> 6)
+            was = words[pos]
+            words[pos] = was | (_ONE << np.uint64(b & 63))
+            if was != 0:
+                break
+            b >>= 6
+
+
+@numba.njit(cache=True)
 def count_free(words, offsets):
     total = 0
     for w in range(offsets[0], offsets[1]):

@@ -15,7 +15,7 @@ class BlockArray:
     """
 
     __slots__ = ("size_class", "num_blocks", "columns", "words", "level_offsets", "free", "base",
-                 "column_bases", "backend")
+                 "column_bases", "backend", "_row")
 
     def __init__(self, size_class: int, num_blocks: int, dtypes: list[np.dtype], backend):
         self.size_class = size_class
@@ -28,6 +28,7 @@ class BlockArray:
         self.free = num_blocks
         self.column_bases = [backend.address(c) for c in self.columns]
         self.base = self.column_bases[0]
+        self._row = None
 
     @property
     def used(self) -> int:
@@ -42,6 +43,21 @@ class BlockArray:
         self.columns.append(self.backend.xp.full(self.num_blocks << self.size_class, fill,
                                                  dtype=dtype))
         self.column_bases.append(self.backend.address(self.columns[-1]))
+        self._row = None
+
+    def lookup_row(self) -> np.ndarray:
+        """This array's row of the manager's lookup tables (host int64, made once): base, size
+        class, every column's base, then the bit tree's word address and level offsets padded
+        to ``FOREST_LEVELS + 1`` (the row :func:`hornet.memory.bit_tree.forest_table` makes)."""
+        if self._row is None:
+            from .bit_tree import FOREST_LEVELS
+            off = [int(x) for x in self.level_offsets]
+            if len(off) > FOREST_LEVELS + 1:
+                raise ValueError("bit tree deeper than FOREST_LEVELS")
+            self._row = np.array([self.base, self.size_class, *self.column_bases,
+                                  self.backend.address(self.words), *off,
+                                  *off[-1:] * (FOREST_LEVELS + 1 - len(off))], dtype=np.int64)
+        return self._row
 
     def used_blocks(self):
         return self.backend.used_blocks(self.words, self.level_offsets, self.num_blocks)

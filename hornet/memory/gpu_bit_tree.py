@@ -193,8 +193,13 @@ def _take_small(requests, addrs, table, count):
 def forest(trees):
     """Several trees described for :func:`release_pointers` (device arrays)."""
     from .bit_tree import forest_table
-    addrs, table = forest_table(trees, lambda w: int(w.data.ptr))
-    dev = cupy.asarray(np.concatenate([addrs, table.ravel()]))       # one upload
+    return forest_from_table(*forest_table(trees, lambda w: int(w.data.ptr)))
+
+
+def forest_from_table(addrs, table):
+    """:func:`forest` of trees already described by their host rows (word addresses (A,),
+    padded level offsets (A, FOREST_LEVELS + 1)): one upload."""
+    dev = cupy.asarray(np.concatenate([addrs, table.ravel()]))
     return dev[:addrs.shape[0]], dev[addrs.shape[0]:].reshape(table.shape)
 
 

@@ -14,18 +14,15 @@ gets a dedicated array.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import chain
-from operator import attrgetter
 
 import numba
 import numpy as np
 
+from .bit_tree import FOREST_LEVELS
 from .block_array import BlockArray
 from .jit import dual_kernel
 
 __all__ = ["MemoryManager", "DeviceMemoryError", "InvariantError"]
-
-_base_of = attrgetter("base")
 
 
 class InvariantError(AssertionError):
@@ -305,22 +302,28 @@ class MemoryManager:
         """The block arrays sorted by address (rebuilt after arrays come or go: one row per
         array, flattened straight into the tables)."""
         if self._lookup is None:
-            arrays = sorted((a for pool in self.pools.values() for a in pool),
-                            key=_base_of)
+            arrays = [a for pool in self.pools.values() for a in pool]
             na, nf = len(arrays), len(self.field_dtypes)
-            # per array: base, size class, then the base of every column
-            flat = np.fromiter(chain.from_iterable((a.base, a.size_class, *a.column_bases)
-                                                   for a in arrays),
-                               dtype=np.int64, count=na * (nf + 2)).reshape(na, nf + 2)
-            bases = np.ascontiguousarray(flat[:, 0])
-            classes = np.ascontiguousarray(flat[:, 1])
-            field_bases = np.ascontiguousarray(flat[:, 2:])
+            if arrays:
+                # one cached row per array (see BlockArray.lookup_row), stacked and sorted
+                rows = np.array([a.lookup_row() for a in arrays], dtype=np.int64)
+                order = np.argsort(rows[:, 0], kind="stable")
+                rows = rows[order]
+                arrays = [arrays[i] for i in order.tolist()]
+            else:
+                rows = np.zeros((0, nf + 3 + FOREST_LEVELS + 1), dtype=np.int64)
+            bases = np.ascontiguousarray(rows[:, 0])
+            classes = np.ascontiguousarray(rows[:, 1])
+            field_bases = np.ascontiguousarray(rows[:, 2:2 + nf])
+            if self.backend.forest_from_table is not None:
+                forest = self.backend.forest_from_table(np.ascontiguousarray(rows[:, 2 + nf]),
+                                                        np.ascontiguousarray(rows[:, 3 + nf:]))
+            else:
+                forest = self.backend.forest([(a.words, a.level_offsets) for a in arrays])
             dev = self.xp.asarray(np.concatenate([bases, field_bases.ravel(), classes + 2]))
             dev_fields = dev[na:na + na * nf].reshape(na, nf)      # one upload for the three
             self._lookup = _Lookup(bases, arrays, field_bases, classes,
-                                   dev[:na], dev_fields, dev[na + na * nf:],
-                                   self.backend.forest([(a.words, a.level_offsets)
-                                                        for a in arrays]))
+                                   dev[:na], dev_fields, dev[na + na * nf:], forest)
         return self._lookup
 
     def field_addresses(self, pointers: np.ndarray, field: int) -> np.ndarray:
