@@ -15,7 +15,7 @@
 // the list of the first item of every 256-item tile; a block working on a tile then searches
 // only between its tile's bounds (tiled_items).
 
-#include "segmented.cuh"     // i64, u64, GRID_STRIDE, segment_between (hornet/memory)
+#include "segmented.cuh"     // i64, u64, GRID_STRIDE, lower_bound, segment_between (hornet/memory)
 
 typedef unsigned char u8;
 
@@ -23,16 +23,6 @@ typedef unsigned char u8;
 #define DEAD 0
 #define ALIVE 1
 #define GOING 2
-
-// Number of a[0:n] that are < x (a ascending).
-__device__ __forceinline__ i64 lower_bound(const int* __restrict__ a, i64 n, int x) {
-    i64 lo = 0, hi = n;
-    while (lo < hi) {
-        const i64 mid = (lo + hi) >> 1;
-        if (a[mid] < x) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
 
 // Sum over the warp (every lane must call it); the total lands in lane 0.
 __device__ __forceinline__ u64 warp_sum(u64 v) {

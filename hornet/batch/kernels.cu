@@ -16,28 +16,6 @@
 
 #include "segmented.cuh"
 
-// Number of a[0:n] that are < x (a ascending).
-template <typename T, typename X>
-__device__ __forceinline__ i64 lower_bound(const T* a, i64 n, X x) {
-    i64 lo = 0, hi = n;
-    while (lo < hi) {
-        i64 mid = (lo + hi) >> 1;
-        if ((X)a[mid] < x) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
-
-// Number of a[0:n] that are <= x (a ascending).
-template <typename T, typename X>
-__device__ __forceinline__ i64 upper_bound(const T* a, i64 n, X x) {
-    i64 lo = 0, hi = n;
-    while (lo < hi) {
-        i64 mid = (lo + hi) >> 1;
-        if ((X)a[mid] <= x) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
-
 // ------------------------------------------------------------------------------ validation
 // out[0] = min(out[0], min a), out[1] = max(out[1], max a): a block-wide warp reduction,
 // then one atomic per warp (out starts at [INT64_MAX, INT64_MIN]).

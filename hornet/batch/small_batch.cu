@@ -85,28 +85,6 @@ __device__ __forceinline__ Layout layout(i64* ws) {
     return L;
 }
 
-// Number of a[0:n] that are < x (a ascending).
-template <typename T, typename X>
-__device__ __forceinline__ i64 count_below(const T* a, i64 n, X x) {
-    i64 lo = 0, hi = n;
-    while (lo < hi) {
-        i64 mid = (lo + hi) >> 1;
-        if ((X)a[mid] < x) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
-
-// Number of a[0:n] that are <= x (a ascending).
-template <typename T, typename X>
-__device__ __forceinline__ i64 count_upto(const T* a, i64 n, X x) {
-    i64 lo = 0, hi = n;
-    while (lo < hi) {
-        i64 mid = (lo + hi) >> 1;
-        if ((X)a[mid] <= x) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
-
 __device__ __forceinline__ i64 size_class_for(i64 degree, i64 min_class) {
     if (degree <= 0) return -1;
     i64 k = degree == 1 ? 0 : 64 - __clzll(degree - 1);
@@ -491,7 +469,7 @@ __device__ void merge_block(const T* O, T* D, i64 d0, i64 lo, const i64* I, i64 
         i64 shift = 0;
         if (mine) {
             v = O[i];
-            shift = count_upto(I, c, i);
+            shift = upper_bound(I, c, i);
         }
         __syncthreads();
         if (mine) D[i + shift] = v;
@@ -568,7 +546,7 @@ __device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, const i64
         i64 before = 0;
         if (keep) {
             v = O[i];
-            before = count_below(P, c, i);
+            before = lower_bound(P, c, i);
             keep = !(before < c && P[before] == i);
         }
         __syncthreads();

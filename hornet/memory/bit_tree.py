@@ -181,31 +181,12 @@ _ROWS: dict = {}   # id(words) -> (weak reference to words, [address, padded lev
 
 
 @numba.njit(cache=True)
-def give_back_forest(word_addrs, table, index, blocks):
-    """:func:`give_back` over several trees at once: block ``blocks[i]`` of tree ``index[i]``
-    (trees as described by :func:`forest_table`)."""
-    for i in range(blocks.shape[0]):
-        a = index[i]
-        words = view(word_addrs[a], table[a, FOREST_LEVELS], _WORD)
-        b = np.int64(blocks[i])
-        for level in range(FOREST_LEVELS):
-            if table[a, level + 1] == table[a, level]:
-                break
-            pos = table[a, level] + (b >> 6)
-            was = words[pos]
-            words[pos] = was | (_ONE << np.uint64(b & 63))
-            if was != 0:
-                break
-            b >>= 6
-
-
-@numba.njit(cache=True)
 def release_forest(word_addrs, table, bases, shifts, pointers, counts):
     """Give back the blocks at ``pointers`` (int64 addresses) in trees described by
     :func:`forest_table`, whose block arrays start at ``bases`` (int64 (A,), ascending) and have
     blocks of ``2**shifts`` bytes; adds to ``counts[a]`` (int64 (A,)) the blocks given back in
-    tree ``a``. (Search, free and count in one pass: :func:`give_back_forest` with the array of
-    every pointer found by binary search.)"""
+    tree ``a``. (Search, free and count in one pass: :func:`give_back` per pointer, in the tree
+    found by binary search.)"""
     na = bases.shape[0]
     for i in range(pointers.shape[0]):
         p = pointers[i]

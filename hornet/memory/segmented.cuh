@@ -9,6 +9,28 @@ typedef unsigned long long u64;
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (i64)(n);             \
          i += (i64)blockDim.x * gridDim.x)
 
+// Number of a[0:n] that are < x (a ascending).
+template <typename T, typename X>
+__device__ __forceinline__ i64 lower_bound(const T* a, i64 n, X x) {
+    i64 lo = 0, hi = n;
+    while (lo < hi) {
+        i64 mid = (lo + hi) >> 1;
+        if ((X)a[mid] < x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// Number of a[0:n] that are <= x (a ascending).
+template <typename T, typename X>
+__device__ __forceinline__ i64 upper_bound(const T* a, i64 n, X x) {
+    i64 lo = 0, hi = n;
+    while (lo < hi) {
+        i64 mid = (lo + hi) >> 1;
+        if ((X)a[mid] <= x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
 // Largest s in [lo, hi] with off[s] <= t (off ascending, off[lo] <= t).
 __device__ __forceinline__ i64 segment_between(const i64* __restrict__ off, i64 lo, i64 hi,
                                                i64 t) {
