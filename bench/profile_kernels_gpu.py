@@ -3,6 +3,9 @@ launches too): where an insert / delete of ``batch`` random pairs into a Kroneck
 its device time, and how much of the wall time no kernel runs (host work and syncs).
 
     PYTHONPATH=. python3 bench/profile_kernels_gpu.py [scale] [batch] [reps]
+
+EXISTING=1 profiles deletes of existing edges sampled at random (as bench_updates_gpu.py times
+them; the deleted edges are put back untimed) instead of deleting what the insert added.
 """
 import sys
 import time
@@ -24,43 +27,65 @@ rs = cupy.random.RandomState(3)
 batches = [(rs.randint(0, n, batch, dtype=cupy.int64), rs.randint(0, n, batch, dtype=cupy.int64))
            for _ in range(reps + 1)]
 print(f"scale {scale}: {g.num_edges} edges; batch {batch}", flush=True)
+import os  # noqa: E402
+existing = bool(os.environ.get("EXISTING"))
+if existing:
+    es, ed = g.edges()
+    picks = [rs.randint(0, es.size, batch, dtype=cupy.int64) for _ in range(reps + 1)]
+    old_batches = [(es[p], ed[p]) for p in picks]
+    del es, ed
 
 
-def one(s, d):
-    ev = [cupy.cuda.Event() for _ in range(3)]
-    ev[0].record()
-    c = g.insert_edges(s, d)
-    ev[1].record()
-    g.delete_edges(c.src, c.dst)
-    ev[2].record()
-    ev[2].synchronize()
-    return (cupy.cuda.get_elapsed_time(ev[0], ev[1]), cupy.cuda.get_elapsed_time(ev[1], ev[2]))
+def delete_of(i, c):
+    """Delete batch ``i``: existing edges (EXISTING=1) or what the insert ``c`` added; the
+    second result undoes the delete (untimed)."""
+    if existing:
+        return old_batches[i], lambda r: g.insert_edges(r.src, r.dst)
+    return (c.src, c.dst), lambda r: None
 
 
-one(*batches[0])
-walls = [one(*b) for b in batches[1:]]
-for i, (a, b) in enumerate(walls):
-    print(f"unprofiled run {i}: insert {a:.2f} ms ({batch / a / 1e3:.3g} edges/s), "
-          f"delete {b:.2f} ms", flush=True)
+def insert_then_delete(i, profiled=None):
+    """Insert batch ``i``, then the delete of :func:`delete_of`; ``profiled`` ("insert",
+    "delete" or None) is run inside a CUDA profiler. Returns (insert ms, delete ms, profile)."""
+    ev = [cupy.cuda.Event() for _ in range(4)]
+    prof = None
+    for label in ("insert", "delete"):
+        cupy.cuda.Device().synchronize()
+        ctx = profile(activities=PROFILED) if profiled == label else contextlib.nullcontext()
+        with ctx as p:
+            ev[0 if label == "insert" else 2].record()
+            if label == "insert":
+                c = g.insert_edges(*batches[i])
+            else:
+                r = g.delete_edges(ds, dd)
+            ev[1 if label == "insert" else 3].record()
+            cupy.cuda.Device().synchronize()
+        prof = p if profiled == label else prof
+        if label == "insert":
+            if existing:
+                g.delete_edges(c.src, c.dst)
+            (ds, dd), undo = delete_of(i, c)
+    undo(r)
+    return (cupy.cuda.get_elapsed_time(ev[0], ev[1]), cupy.cuda.get_elapsed_time(ev[2], ev[3]),
+            prof)
+
+
+import contextlib  # noqa: E402
 
 import torch                                   # noqa: E402  (CUPTI for CuPy kernels too)
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
+PROFILED = [ProfilerActivity.CUDA]
+insert_then_delete(0)
+walls = [insert_then_delete(i)[:2] for i in range(1, reps + 1)]
+for i, (a, b) in enumerate(walls):
+    print(f"unprofiled run {i}: insert {a:.2f} ms ({batch / a / 1e3:.3g} edges/s), "
+          f"delete {b:.2f} ms", flush=True)
+
 for label in ("insert", "delete"):
     times = {}
-    cupy.cuda.Device().synchronize()
-    for s, d in batches[1:]:
-        if label == "insert":
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                c = g.insert_edges(s, d)
-                cupy.cuda.Device().synchronize()
-            g.delete_edges(c.src, c.dst)
-        else:
-            c = g.insert_edges(s, d)
-            cupy.cuda.Device().synchronize()
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                g.delete_edges(c.src, c.dst)
-                cupy.cuda.Device().synchronize()
+    for i in range(1, reps + 1):
+        prof = insert_then_delete(i, label)[2]
         for e in prof.key_averages():
             t = getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0)
             if t:
@@ -73,41 +98,25 @@ for label in ("insert", "delete"):
         print(f"  {v / reps:8.3f} ms  {k}")
 
 # one insert and one delete as Chrome traces (kernel order, gaps = host work and syncs)
-import os  # noqa: E402
 out = os.environ.get("TRACE_DIR")
 if out:
-    s, d = batches[1]
-    cupy.cuda.Device().synchronize()
-    with profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU]) as prof:
-        c = g.insert_edges(s, d)
-        cupy.cuda.Device().synchronize()
-    prof.export_chrome_trace(os.path.join(out, "trace_insert.json"))
-    with profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU]) as prof:
-        g.delete_edges(c.src, c.dst)
-        cupy.cuda.Device().synchronize()
-    prof.export_chrome_trace(os.path.join(out, "trace_delete.json"))
+    PROFILED = [ProfilerActivity.CUDA, ProfilerActivity.CPU]
+    for label in ("insert", "delete"):
+        insert_then_delete(1, label)[2].export_chrome_trace(
+            os.path.join(out, f"trace_{label}.json"))
 
 # host time: cProfile of one insert and one delete (device syncs show as waits)
 if os.environ.get("CPROFILE"):
     import cProfile  # noqa: E402
     import pstats  # noqa: E402
+
+    class CProfile(cProfile.Profile):
+        def __init__(self, activities=None):
+            super().__init__()
+
+    profile = CProfile
     for label in ("insert", "delete"):
-        s, d = batches[2]
-        cupy.cuda.Device().synchronize()
-        pr = cProfile.Profile()
-        if label == "insert":
-            pr.enable()
-            c = g.insert_edges(s, d)
-            cupy.cuda.Device().synchronize()
-            pr.disable()
-            g.delete_edges(c.src, c.dst)
-        else:
-            c = g.insert_edges(s, d)
-            cupy.cuda.Device().synchronize()
-            pr.enable()
-            g.delete_edges(c.src, c.dst)
-            cupy.cuda.Device().synchronize()
-            pr.disable()
+        pr = insert_then_delete(2, label)[2]
         print(f"\n===== {label}: cProfile")
         st = pstats.Stats(pr)
         st.sort_stats("cumulative").print_stats(30)

@@ -435,15 +435,15 @@ class Graph:
         ``sources`` (int32 (S,), distinct) get degrees ``new_deg`` (int64 (S,)); the segments
         ``moved`` (int64 indices, (G,)) now live in blocks ``new_ptrs`` of ``new_classes``
         (int64 (G,)); ``old_ptrs`` (int64 (S,)) are the pointers before the batch (0: no
-        block); ``emptied`` (int64 indices, optional): segments left without edges.
+        block); ``emptied`` (bool (S,), optional): segments left without edges.
         """
         xp = self._xp
         self._K.commit_segments(sources, new_deg, moved, new_ptrs, new_classes, self._degree,
                                 self._size_class, self._edge_ptr)
         freed = old_ptrs[moved]
-        if emptied is not None and emptied.size:
-            freed = xp.concatenate([freed, old_ptrs[emptied]])
-        self._mm.release(freed[freed != 0])
+        if emptied is not None:
+            freed = xp.concatenate([freed, xp.where(emptied, old_ptrs, 0)])
+        self._mm.release(freed)            # pointers 0 (no block before) are skipped
 
     def _columns(self, ptrs):
         """Per edge field, the addresses of the blocks whose destination addresses are given."""
@@ -565,10 +565,10 @@ class Graph:
         target = old_ptrs.copy()
         target[shrunk] = new_ptrs              # shrinking lists move straight to new blocks
         K.remove_lists(self._columns(old_ptrs), self._columns(target), old_deg, seg_start,
-                       seg_len, pos, self._mm.field_dtypes)
+                       seg_len, pos, self._mm.field_dtypes, items=self._entries)
         self._entries -= int(ss.shape[0])
         self._retire(sources, new_deg, old_ptrs, shrunk, new_ptrs, new_classes,
-                     emptied=xp.flatnonzero(new_deg == 0))
+                     emptied=new_deg == 0)
         self._compact_memory()
         return self._change("delete", ss, dd, gone)
 

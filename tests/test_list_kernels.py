@@ -5,7 +5,8 @@ Each case lays many lists of one column out in a "home" buffer and gives some se
 separate "away" block (out-of-place rewrites, as when a list grows or shrinks into a new
 block); the others are rewritten in place. Buffers start full of junk and are compared whole
 and bit for bit afterwards, so stray writes show too. List lengths cover the three GPU
-strategies (one thread, one warp, one thread per item for the huge ones).
+strategies (one thread, one warp, one or many blocks for the huge ones: "hubs" has lists of
+many removal pieces, whose survivors land several pieces back).
 """
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ def list_lengths(rng, shape):
                                "short_only": (2000, 0, ()),
                                "many_tiny": (40000, 3, ()),
                                "huge_only": (0, 0, (60000,)),
+                               "hubs": (500, 10, (250000, 4097, 4100, 70000, 2049)),
                                "none": (0, 0, ())}[shape]
     return np.concatenate([rng.integers(0, 9, n_small), rng.integers(60, 3000, n_medium),
                            np.asarray(huge, dtype=np.int64)]).astype(np.int64)
@@ -168,7 +170,8 @@ def test_merge_lists(kernels, rng, shape, moved):
     run_case(kernels, rng, old, ins, new, moved, merge=True)
 
 
-@pytest.mark.parametrize("shape", ["mixed", "short_only", "many_tiny", "huge_only", "none"])
+@pytest.mark.parametrize("shape", ["mixed", "short_only", "many_tiny", "huge_only", "hubs",
+                                   "none"])
 @pytest.mark.parametrize("moved", [0.0, 0.5, 1.0])
 def test_remove_lists(kernels, rng, shape, moved):
     old, gone = removal_case(rng, shape)
@@ -202,3 +205,32 @@ def test_several_columns_share_one_plan(kernels, rng):
         # new entries carry their +0.5 property, old ones their own value
         f = got_f[lay.off[v]:lay.off[v] + want.shape[0]]
         np.testing.assert_array_equal(f, want + np.isin(want, w) * 0.5)
+
+
+def test_removal_from_several_columns(kernels, rng):
+    """Three columns in one call, hubs of many removal pieces among short lists, in place: every
+    column ends as NumPy's np.delete of it (each column's pieces are scheduled afresh)."""
+    dev = Device(kernels)
+    old_len = np.array([150000, 3, 0, 9000, 40, 70000, 1], dtype=np.int64)
+    old = [np.sort(rng.choice(10 ** 7, d, replace=False)).astype(np.int32) for d in old_len]
+    gone = [np.flatnonzero(rng.random(d) < f).astype(np.int64)
+            for d, f in zip(old_len, [0.6, 0.5, 0.0, 0.02, 1.0, 0.001, 1.0])]
+    lay = Layout(old_len + 1)
+    dtypes = [np.int32, np.float64, np.int8]
+    cols = []
+    for dt in dtypes:
+        buf = np.zeros(lay.size, dtype=dt)
+        for v, o in enumerate(old):
+            buf[lay.off[v]:lay.off[v] + o.shape[0]] = o
+        cols.append(dev.put(buf))
+    ptrs = [dev.put(dev.address(b) + np.dtype(b.dtype).itemsize * lay.off) for b in cols]
+    seg_len = np.array([g.shape[0] for g in gone], dtype=np.int64)
+    seg_start = np.concatenate([[0], np.cumsum(seg_len[:-1])]).astype(np.int64)
+    kernels.remove_lists(ptrs, ptrs, dev.put(old_len), dev.put(seg_start), dev.put(seg_len),
+                         dev.put(np.concatenate(gone)), dtypes, items=int(old_len.sum()))
+    for dt, col in zip(dtypes, cols):
+        got = dev.get(col)
+        for v, (o, g) in enumerate(zip(old, gone)):
+            want = np.delete(o, g).astype(dt)
+            np.testing.assert_array_equal(got[lay.off[v]:lay.off[v] + want.shape[0]], want,
+                                          err_msg=f"list {v}, column {np.dtype(dt)}")

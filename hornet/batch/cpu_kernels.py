@@ -750,13 +750,14 @@ def _merge_column(src, dst, old_degree, seg_start, seg_len, insert_at, values):
 
 
 def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
-                 dtypes) -> None:
+                 dtypes, items: int | None = None) -> None:
     """Remove items from many lists, column by column, keeping the order of the rest.
 
     Segment ``s`` loses the ascending ``positions[seg_start[s]:][:seg_len[s]]`` (each <
     ``old_degree[s]``) of its list at ``src_ptrs[f][s]``; the survivors are written from slot
     0 at ``dst_ptrs[f][s]`` (equal: in place; otherwise non-overlapping blocks). ``dtypes``:
-    each column's dtype. Shapes as in :func:`merge_lists`.
+    each column's dtype. ``items``: at least ``old_degree``'s sum (the GPU sizes a workspace
+    with it; unused here). Shapes as in :func:`merge_lists`.
     """
     for src, dst, dt in zip(src_ptrs, dst_ptrs, dtypes):
         _remove_column(src, dst, old_degree, seg_start, seg_len, positions,

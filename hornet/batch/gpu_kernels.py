@@ -28,13 +28,15 @@ _NAMES = tuple(
     [f"find_positions<{s}, {d}, {g}>" for s in _IDX.values() for d in _IDX.values()
      for g in _IDX.values()]
     + [f"{k}<{t}>" for k in ("merge_small", "merge_warp", "merge_block", "remove_small",
-                             "remove_warp", "remove_block", "gather_lists",
+                             "remove_warp", "remove_pieces", "gather_lists",
                              "read_at", "write_at") for t in ITEM_TYPES.values()])
 
 #: lists moving at most this many items are rewritten by one thread each ...
 SMALL_MOVE = 64
-#: ... at most this many by one warp each; longer ones by one block each
+#: ... at most this many by one warp each; longer ones by one block each (merges), or by many
+#: blocks each, one piece of REMOVE_PIECE items a block (removals)
 WARP_MOVE = 4096
+REMOVE_PIECE = BLOCK * 8          # blockDim * BLOCK_ITEMS of kernels.cu
 
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -281,8 +283,9 @@ def commit_segments(sources, new_deg, grown, new_ptrs, new_classes, degree, size
 class _MovePlan:
     """How the segments of one merge / removal are split among the three kernels (shared by
     every column): ``first`` and ``moving`` per segment, the segments for one warp each
-    (``medium``) and for one block each (``huge``); their numbers stay on the device
-    (``counts``), so planning needs no host sync."""
+    (``medium``) and the huge ones (``huge``); for a removal, the huge segments' pieces
+    (``piece_base``). Their numbers stay on the device (``counts``), so planning needs no
+    host sync."""
 
     def __init__(self, src, dst, old_degree, seg_start, seg_len, change, merge: bool):
         ns = int(src.shape[0])
@@ -291,15 +294,18 @@ class _MovePlan:
         self.moving = cupy.empty(ns, dtype=cupy.int64)
         self.medium = cupy.empty(ns, dtype=cupy.int64)
         self.huge = cupy.empty(ns, dtype=cupy.int64)
-        self.counts = cupy.zeros(2, dtype=cupy.uint64)
+        self.piece_base = self.first if merge else cupy.empty(ns, dtype=cupy.int64)
+        self.counts = cupy.zeros(3, dtype=cupy.uint64)
         launch(_fn("plan_moves"), ns, (src, dst, old_degree, seg_start, seg_len, change,
                                        np.int32(merge), i64(ns), i64(SMALL_MOVE),
-                                       i64(WARP_MOVE), self.first, self.moving, self.medium,
-                                       self.huge, self.counts))
+                                       i64(WARP_MOVE), i64(0 if merge else REMOVE_PIECE),
+                                       self.first, self.moving, self.medium, self.huge,
+                                       self.piece_base, self.counts))
 
     def launch_big(self, kernel: str, args: tuple) -> None:
         """``kernel`` + "_warp" over the medium segments, + "_block" over the huge ones
-        (grids sized for the worst case; the kernels stop at the counts on the device)."""
+        (grids sized for the worst case; the kernels stop at the counts on the device).
+        Merges only (removals split huge segments into pieces: :func:`remove_lists`)."""
         name, targs = kernel.split("<")
         launch(_fn(f"{name}_warp<{targs}"), self.ns,
                args + (self.first, self.medium, self.counts[0:1]), threads_per_item=32)
@@ -338,11 +344,15 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
 
 
 def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
-                 dtypes) -> None:
+                 dtypes, items: int | None = None) -> None:
     """Remove items from many lists, column by column, keeping the order of the rest (same
     contract as :func:`hornet.batch.cpu_kernels.remove_lists`; every array on the device).
 
-    ``positions`` (int64, (M,)): ascending per segment; ``dtypes``: each column's dtype.
+    ``positions`` (int64, (M,)): ascending per segment; ``dtypes``: each column's dtype;
+    ``items``: at least the sum of ``old_degree`` (host int; it sizes the workspace of the
+    huge lists' pieces; None: summed on the device, one sync).
+    Short lists get one thread, medium ones one warp, huge ones many blocks (pieces of
+    REMOVE_PIECE items, rewritten in place in parallel).
     """
     src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions = _columns(
         src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions)
@@ -350,12 +360,25 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     if ns == 0:
         return
     plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, positions, False)
+    if items is None:
+        items = int(old_degree.sum())
+    # huge segments move more than WARP_MOVE items each, out of `items` in all
+    max_segs = min(ns, int(items) // (WARP_MOVE + 1) + 1)
+    max_pieces = int(items) // REMOVE_PIECE + max_segs
+    owner = cupy.empty(max_pieces, dtype=cupy.int32)
+    launch(_fn("list_pieces"), max_segs, (old_degree, plan.first, plan.huge, plan.counts[1:2],
+                                          plan.piece_base, i64(REMOVE_PIECE), owner),
+           threads_per_item=32)
     for src, dst, dt in zip(src_ptrs, dst_ptrs, dtypes):
         t = item_type(dt)
-        launch(_fn(f"remove_small<{t}>"), ns, (src, dst, old_degree, seg_start, seg_len,
-                                                positions, plan.first, plan.moving,
-                                                i64(SMALL_MOVE), i64(ns)))
-        plan.launch_big(f"remove<{t}>", (src, dst, old_degree, seg_start, seg_len, positions))
+        args = (src, dst, old_degree, seg_start, seg_len, positions, plan.first)
+        launch(_fn(f"remove_small<{t}>"), ns, args + (plan.moving, i64(SMALL_MOVE), i64(ns)))
+        launch(_fn(f"remove_warp<{t}>"), ns, args + (plan.medium, plan.counts[0:1]),
+               threads_per_item=32)
+        state = cupy.zeros(1 + max_pieces, dtype=cupy.int32)   # ticket + flags, per column
+        launch(_fn(f"remove_pieces<{t}>"), max_pieces,
+               args + (plan.huge, plan.counts[2:3], plan.piece_base, owner, state),
+               threads_per_item=BLOCK)
 
 
 # ---------------------------------------------------------------------------- gathers

@@ -266,16 +266,18 @@ extern "C" __global__ void commit_moves(const int* __restrict__ sources,
 // from first on, counted with the removed ones). The segments moving more than small_limit
 // items are listed, in any order, for the warp kernels (medium: at most warp_limit) or for the
 // block kernels (huge); counts[0] / counts[1] (zeroed first) receive their numbers, which
-// those kernels read on the device (no host sync).
+// those kernels read on the device (no host sync). With piece > 0 (removal), every huge
+// segment's moving items are also cut into pieces of `piece` items for remove_pieces:
+// piece_base[s] numbers its first piece and counts[2] (zeroed) receives the total.
 extern "C" __global__ void plan_moves(const i64* __restrict__ src, const i64* __restrict__ dst,
                                       const i64* __restrict__ old_degree,
                                       const i64* __restrict__ seg_start,
                                       const i64* __restrict__ seg_len,
                                       const i64* __restrict__ change, int merge, i64 nseg,
-                                      i64 small_limit, i64 warp_limit,
+                                      i64 small_limit, i64 warp_limit, i64 piece,
                                       i64* __restrict__ first, i64* __restrict__ moving,
                                       i64* __restrict__ medium, i64* __restrict__ huge,
-                                      u64* __restrict__ counts) {
+                                      i64* __restrict__ piece_base, u64* __restrict__ counts) {
     // the medium / huge lists are filled with one global atomic per block and list (warp
     // ballots, then shared counters); every thread runs the same number of rounds
     __shared__ unsigned int block_count[2];
@@ -286,16 +288,32 @@ extern "C" __global__ void plan_moves(const i64* __restrict__ src, const i64* __
          round += (i64)blockDim.x * gridDim.x) {
         const i64 s = round + threadIdx.x;
         bool is_huge = false, is_medium = false;
+        i64 m = 0;
         if (s < nseg) {
             const i64 c = seg_len[s], d0 = old_degree[s];
             const bool in_place = src[s] == dst[s];
             i64 p = 0;
             if (in_place) p = c > 0 ? change[seg_start[s]] : d0;
             first[s] = p;
-            const i64 m = (in_place && c == 0) ? 0 : d0 - p + (merge ? c : 0);
+            m = (in_place && c == 0) ? 0 : d0 - p + (merge ? c : 0);
             moving[s] = m;
             is_huge = m > warp_limit;
             is_medium = !is_huge && m > small_limit;
+        }
+        if (piece > 0) {
+            // huge segments cut into pieces of `piece` moving items: consecutive piece
+            // numbers per segment, from counts[2] (one atomic per warp)
+            const i64 np = is_huge ? (m + piece - 1) / piece : 0;
+            i64 incl = np;
+            for (int o = 1; o < 32; o <<= 1) {
+                const i64 y = __shfl_up_sync(0xFFFFFFFFu, incl, o);
+                if (lane >= o) incl += y;
+            }
+            const i64 total = __shfl_sync(0xFFFFFFFFu, incl, 31);
+            u64 base = 0;
+            if (lane == 31 && total) base = atomicAdd(&counts[2], (u64)total);
+            base = __shfl_sync(0xFFFFFFFFu, base, 31);
+            if (np) piece_base[s] = (i64)base + incl - np;
         }
         if (threadIdx.x < 2) block_count[threadIdx.x] = 0;
         __syncthreads();
@@ -444,8 +462,59 @@ __global__ void remove_small(const i64* __restrict__ src, const i64* __restrict_
     }
 }
 
-// Removal, one warp per listed segment (count[0] of them, on the device): chunks of 32 from
-// the first moving item on.
+// The removed positions of one segment, as a warp walks its items in windows of 32: every
+// lane holds one of 32 consecutive positions P[base + lane] (ascending, unique; past the end:
+// none), reloaded only when the window may reach past the last one held. ``j`` counts the
+// positions before the current window.
+struct RemovedPositions {
+    const i64* P;
+    i64 c, j, base, held;
+
+    __device__ __forceinline__ RemovedPositions(const i64* P_, i64 c_, i64 j_)
+        : P(P_), c(c_), j(j_), base(j_) { load(); }
+
+    __device__ __forceinline__ void load() {
+        const i64 k = base + (threadIdx.x & 31);
+        held = k < c ? P[k] : 0x7FFFFFFFFFFFFFFFLL;
+    }
+
+    // Bit t set: item lo + t is removed (windows visited in ascending order); j moves past them.
+    __device__ __forceinline__ unsigned window(i64 lo) {
+        const i64 last = __shfl_sync(0xFFFFFFFFu, held, 31);
+        if (last < lo + 32 && base + 32 < c) {     // the held positions may not cover [lo, lo+32)
+            base = j;
+            load();
+        }
+        unsigned bit = (held >= lo && held < lo + 32) ? 1u << (held - lo) : 0u;
+        for (int o = 16; o > 0; o >>= 1) bit |= __shfl_xor_sync(0xFFFFFFFFu, bit, o);
+        j += __popc(bit);
+        return bit;
+    }
+};
+
+// Number of a[0:n] that are < x (a ascending), by the whole warp (every lane gets it): each
+// step probes 32 points and keeps one of the 32 ranges between them.
+__device__ __forceinline__ i64 warp_lower_bound(const i64* __restrict__ a, i64 n, i64 x) {
+    const int lane = threadIdx.x & 31;
+    i64 lo = 0, hi = n;                  // the answer is in [lo, hi]
+    while (hi - lo > 32) {
+        const i64 step = (hi - lo + 31) >> 5;
+        const i64 probe = lo + lane * step;
+        const unsigned less = __ballot_sync(0xFFFFFFFFu, probe < hi && a[probe] < x);
+        const int t = __popc(less);      // the probes below x are a prefix
+        if (t == 0) return lo;
+        const i64 next_hi = lo + t * step;
+        lo = lo + (t - 1) * step + 1;
+        if (next_hi < hi) hi = next_hi;
+    }
+    const unsigned less = __ballot_sync(0xFFFFFFFFu, lo + lane < hi && a[lo + lane] < x);
+    return lo + __popc(less);
+}
+
+// Removal, one warp per listed segment (count[0] of them, on the device): REMOVE_WINDOWS
+// windows of 32 items from the first moving one on, all read before any is written; ranks
+// from RemovedPositions (no search per item).
+#define REMOVE_WINDOWS 4
 template <typename T>
 __global__ void remove_warp(const i64* __restrict__ src, const i64* __restrict__ dst,
                             const i64* __restrict__ old_degree,
@@ -454,64 +523,123 @@ __global__ void remove_warp(const i64* __restrict__ src, const i64* __restrict__
                             const i64* __restrict__ segs, const u64* __restrict__ count) {
     const i64 nsel = (i64)*count;
     const int lane = threadIdx.x & 31;
+    const unsigned below = (1u << lane) - 1u;
     const i64 warps = ((i64)blockDim.x * gridDim.x) >> 5;
     for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps) {
         const i64 s = segs[w];
-        const i64 c = seg_len[s], d0 = old_degree[s];
-        const i64* P = positions + seg_start[s];
+        const i64 d0 = old_degree[s];
         const T* O = (const T*)src[s];
         T* D = (T*)dst[s];
-        for (i64 lo = first[s]; lo < d0; lo += 32) {
-            const i64 i = lo + lane;
-            bool keep = i < d0;
-            T v;
-            i64 before = 0;
-            if (keep) {
-                v = O[i];
-                before = lower_bound(P, c, i);
-                keep = !(before < c && P[before] == i);
+        RemovedPositions gone(positions + seg_start[s], seg_len[s], 0);  // none before first
+        for (i64 lo = first[s]; lo < d0; lo += 32 * REMOVE_WINDOWS) {
+            T v[REMOVE_WINDOWS];
+            i64 to[REMOVE_WINDOWS];
+#pragma unroll
+            for (int b = 0; b < REMOVE_WINDOWS; ++b) {
+                const i64 i = lo + 32 * b + lane;
+                if (i < d0) v[b] = O[i];
+            }
+#pragma unroll
+            for (int b = 0; b < REMOVE_WINDOWS; ++b) {
+                const i64 i = lo + 32 * b + lane;
+                const i64 before = gone.j;
+                const unsigned bits = gone.window(lo + 32 * b);
+                to[b] = (i < d0 && !((bits >> lane) & 1u)) ? i - before - __popc(bits & below)
+                                                          : -1;
             }
             __syncwarp();
-            if (keep) D[i - before] = v;
+#pragma unroll
+            for (int b = 0; b < REMOVE_WINDOWS; ++b)
+                if (to[b] >= 0) D[to[b]] = v[b];
         }
     }
 }
 
-// Removal, one block per listed (huge) segment: chunks of blockDim * BLOCK_ITEMS items from
-// the first moving one on, each read by the whole block before any thread writes (survivors
-// land at or before their old slot: on items already read). ``count`` as in merge_block.
-template <typename T>
-__global__ void remove_block(const i64* __restrict__ src, const i64* __restrict__ dst,
-                             const i64* __restrict__ old_degree,
-                             const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
-                             const i64* __restrict__ positions, const i64* __restrict__ first,
-                             const i64* __restrict__ segs, const u64* __restrict__ count) {
+// plan_moves' pieces of the listed huge segments, numbered: owner[piece] = the segment's
+// index in segs (one warp per listed segment).
+extern "C" __global__ void list_pieces(const i64* __restrict__ old_degree,
+                                       const i64* __restrict__ first,
+                                       const i64* __restrict__ segs, const u64* __restrict__ count,
+                                       const i64* __restrict__ piece_base, i64 piece,
+                                       int* __restrict__ owner) {
     const i64 nsel = (i64)*count;
-    const i64 width = blockDim.x, chunk = width * BLOCK_ITEMS;
-    for (i64 w = blockIdx.x; w < nsel; w += gridDim.x) {
+    const int lane = threadIdx.x & 31;
+    const i64 warps = ((i64)blockDim.x * gridDim.x) >> 5;
+    for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps) {
         const i64 s = segs[w];
+        const i64 np = (old_degree[s] - first[s] + piece - 1) / piece, base = piece_base[s];
+        for (i64 k = lane; k < np; k += 32) owner[base + k] = (int)w;
+    }
+}
+
+// Removal from the huge segments, many blocks per segment, in place. A segment's moving items
+// [first, d0) are cut into pieces of blockDim * BLOCK_ITEMS (numbered by plan_moves, listed by
+// list_pieces; npieces on the device); each warp of a block takes BLOCK_ITEMS windows of 32.
+// A block takes a ticket (state[0]: the pieces in numbered order, so a segment's in ascending
+// order), reads its piece into registers, marks it read (done[piece] = 1), waits until every
+// piece its survivors land on is read, and writes. Survivors land at or before their slot, so
+// a piece waits only for pieces ticketed before it, by blocks already running: the wait always
+// ends. ``state`` (zeroed by the caller): the ticket counter, then one flag per piece.
+template <typename T>
+__global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict__ dst,
+                              const i64* __restrict__ old_degree,
+                              const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
+                              const i64* __restrict__ positions, const i64* __restrict__ first,
+                              const i64* __restrict__ segs, const u64* __restrict__ npieces,
+                              const i64* __restrict__ piece_base,
+                              const int* __restrict__ owner, int* __restrict__ state) {
+    __shared__ i64 taken;
+    __shared__ i64 rank_at_start;
+    const i64 total = (i64)*npieces;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const unsigned below = (1u << lane) - 1u;
+    const i64 piece = (i64)blockDim.x * BLOCK_ITEMS;
+    volatile int* done = state + 1;
+    while (true) {
+        if (threadIdx.x == 0) taken = atomicAdd(state, 1);
+        __syncthreads();
+        const i64 t = taken;
+        if (t >= total) break;
+        const i64 s = segs[owner[t]];
+        const i64 k = t - piece_base[s];
         const i64 c = seg_len[s], d0 = old_degree[s];
         const i64* P = positions + seg_start[s];
         const T* O = (const T*)src[s];
         T* D = (T*)dst[s];
-        for (i64 lo = first[s]; lo < d0; lo += chunk) {
-            T v[BLOCK_ITEMS];
-            i64 to[BLOCK_ITEMS];
+        const i64 lo = first[s] + k * piece, lo_w = lo + (i64)warp * 32 * BLOCK_ITEMS;
+        T v[BLOCK_ITEMS];
+        i64 to[BLOCK_ITEMS];
 #pragma unroll
-            for (int k = 0; k < BLOCK_ITEMS; ++k) {
-                const i64 i = lo + k * width + threadIdx.x;
-                to[k] = -1;
-                if (i < d0) {
-                    v[k] = O[i];
-                    const i64 before = lower_bound(P, c, i);
-                    if (!(before < c && P[before] == i)) to[k] = i - before;
-                }
-            }
-            __syncthreads();
-#pragma unroll
-            for (int k = 0; k < BLOCK_ITEMS; ++k)
-                if (to[k] >= 0) D[to[k]] = v[k];
+        for (int b = 0; b < BLOCK_ITEMS; ++b) {
+            const i64 i = lo_w + 32 * b + lane;
+            if (i < d0) v[b] = O[i];
         }
+        RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
+        if (threadIdx.x == 0) rank_at_start = gone.j;
+#pragma unroll
+        for (int b = 0; b < BLOCK_ITEMS; ++b) {
+            const i64 i = lo_w + 32 * b + lane;
+            const i64 before = gone.j;
+            const unsigned bits = gone.window(lo_w + 32 * b);
+            to[b] = (i < d0 && !((bits >> lane) & 1u)) ? i - before - __popc(bits & below) : -1;
+        }
+        __syncthreads();                                  // the whole piece is read
+        if (src[s] == dst[s]) {
+            if (threadIdx.x == 0) {
+                __threadfence();
+                done[t] = 1;
+            }
+            // survivors land from lo - rank_at_start on: wait for the pieces there
+            const i64 k0 = (lo - rank_at_start - first[s]) / piece;
+            for (i64 q = t - k + k0 + threadIdx.x; q < t; q += blockDim.x)
+                while (done[q] == 0) {}
+            __threadfence();
+            __syncthreads();
+        }
+#pragma unroll
+        for (int b = 0; b < BLOCK_ITEMS; ++b)
+            if (to[b] >= 0) D[to[b]] = v[b];
+        __syncthreads();                                  // taken / rank_at_start reused
     }
 }
 

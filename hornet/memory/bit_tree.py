@@ -182,7 +182,7 @@ _ROWS: dict = {}   # id(words) -> (weak reference to words, [address, padded lev
 
 @numba.njit(cache=True)
 def release_forest(word_addrs, table, bases, shifts, pointers, counts):
-    """Give back the blocks at ``pointers`` (int64 addresses) in trees described by
+    """Give back the blocks at ``pointers`` (int64 addresses; 0 = none, skipped) in trees described by
     :func:`forest_table`, whose block arrays start at ``bases`` (int64 (A,), ascending) and have
     blocks of ``2**shifts`` bytes; adds to ``counts[a]`` (int64 (A,)) the blocks given back in
     tree ``a``. (Search, free and count in one pass: :func:`give_back` per pointer, in the tree
@@ -190,6 +190,8 @@ def release_forest(word_addrs, table, bases, shifts, pointers, counts):
     na = bases.shape[0]
     for i in range(pointers.shape[0]):
         p = pointers[i]
+        if p == 0:                         # no block
+            continue
         a = 0
         n = na
         while n > 1:                       # last base <= p (branch-free steps)

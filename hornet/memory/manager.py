@@ -202,7 +202,8 @@ class MemoryManager:
         self._class_used[size_class] = self._class_used.get(size_class, 0) + used
 
     def release(self, pointers: np.ndarray) -> None:
-        """Give blocks back (edge pointers as returned by :meth:`allocate`, any classes).
+        """Give blocks back (edge pointers as returned by :meth:`allocate`, any classes; 0
+        stands for no block and is skipped).
 
         One kernel frees them in every bit tree at once; per-array counts are all that crosses
         to the host.

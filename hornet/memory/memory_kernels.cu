@@ -258,7 +258,7 @@ extern "C" __global__ void take_small(const i64* __restrict__ req, i64* __restri
     }
 }
 
-// release_forest: pointer ptrs[i] lies in block array a (the last base <= ptrs[i]; bases
+// release_forest: pointer ptrs[i] (0: none, skipped) lies in block array a (the last base <= ptrs[i]; bases
 // ascending); its block (ptrs[i] - bases[a]) >> shift[a] is given back in tree a, and
 // counts[a] (zeroed by the caller) counts the blocks given back per array (one atomic per
 // array present in a warp).
@@ -270,6 +270,7 @@ extern "C" __global__ void release_forest(const i64* __restrict__ ptrs, i64 n,
                                           unsigned long long* __restrict__ counts) {
     GRID_STRIDE(i, n) {
         const i64 p = ptrs[i];
+        if (p == 0) continue;                       // no block
         const i64 a = segment_of(bases, narrays, p);
         u64* words = (u64*)word_addrs[a];
         const i64* off = table + a * (FOREST_LEVELS + 1);
