@@ -36,7 +36,7 @@ SMALL_MOVE = 64
 #: ... at most this many by one warp each; longer ones by one block each (merges), or by many
 #: blocks each, one piece of REMOVE_PIECE items a block (removals)
 WARP_MOVE = 4096
-REMOVE_PIECE = BLOCK * 8          # blockDim * BLOCK_ITEMS of kernels.cu
+REMOVE_PIECE = BLOCK * 16         # blockDim * PIECE_ITEMS of kernels.cu
 
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -377,7 +377,7 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
                threads_per_item=32)
         state = cupy.zeros(1 + max_pieces, dtype=cupy.int32)   # ticket + flags, per column
         launch(_fn(f"remove_pieces<{t}>"), max_pieces,
-               args + (plan.huge, plan.counts[2:3], plan.piece_base, owner, state),
+               args + (plan.counts[2:3], plan.piece_base, owner, state),
                threads_per_item=BLOCK)
 
 

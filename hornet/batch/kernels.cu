@@ -339,7 +339,10 @@ extern "C" __global__ void plan_moves(const i64* __restrict__ src, const i64* __
 }
 
 // One thread per segment (skips segments that move more than `limit` items): from the back,
-// so in place no item is overwritten before it is read.
+// SMALL_ITEMS old items at a time read into registers before any is written (reads do not wait
+// for the writes before them); in place, every write lands after the item being placed, so on
+// items already read.
+#define SMALL_ITEMS 8
 template <typename T>
 __global__ void merge_small(const i64* __restrict__ src, const i64* __restrict__ dst,
                             const i64* __restrict__ old_degree,
@@ -349,16 +352,27 @@ __global__ void merge_small(const i64* __restrict__ src, const i64* __restrict__
     GRID_STRIDE(s, nseg) {
         if (moving[s] > limit) continue;
         const i64 c = seg_len[s], b = seg_start[s];
+        const i64* I = insert_at + b;
         const T* O = (const T*)src[s];
         T* D = (T*)dst[s];
-        i64 i = old_degree[s] - 1;
-        for (i64 j = c - 1; j >= 0; --j) {
-            const i64 at = insert_at[b + j];
-            for (; i >= at; --i) D[i + j + 1] = O[i];
-            D[at + j] = values[b + j];
+        const i64 d0 = old_degree[s];
+        // in place, the items before the first new one stay
+        const i64 stop = (const T*)D != O ? 0 : (c > 0 ? I[0] : d0);
+        i64 j = c - 1, at = j >= 0 ? I[j] : -1;    // the last new item not yet written
+        for (i64 hi = d0 - 1; hi >= stop; hi -= SMALL_ITEMS) {
+            T v[SMALL_ITEMS];
+#pragma unroll
+            for (int k = 0; k < SMALL_ITEMS; ++k)
+                if (hi - k >= stop) v[k] = O[hi - k];
+#pragma unroll
+            for (int k = 0; k < SMALL_ITEMS; ++k) {
+                const i64 i = hi - k;
+                if (i < stop) break;
+                for (; j >= 0 && at > i; at = --j >= 0 ? I[j] : -1) D[at + j] = values[b + j];
+                D[i + j + 1] = v[k];
+            }
         }
-        if ((const T*)D != O)
-            for (; i >= 0; --i) D[i] = O[i];
+        for (; j >= 0; at = --j >= 0 ? I[j] : -1) D[at + j] = values[b + j];
     }
 }
 
@@ -440,8 +454,9 @@ __global__ void merge_block(const i64* __restrict__ src, const i64* __restrict__
     }
 }
 
-// Removal, one thread per segment (skips segments moving more than `limit` items): forward,
-// so in place every write lands on an item already read.
+// Removal, one thread per segment (skips segments moving more than `limit` items, and those
+// with no survivor to write): forward, SMALL_ITEMS items at a time read into registers before
+// any is written; in place, every write lands on an item already read.
 template <typename T>
 __global__ void remove_small(const i64* __restrict__ src, const i64* __restrict__ dst,
                              const i64* __restrict__ old_degree,
@@ -449,15 +464,27 @@ __global__ void remove_small(const i64* __restrict__ src, const i64* __restrict_
                              const i64* __restrict__ positions, const i64* __restrict__ first,
                              const i64* __restrict__ moving, i64 limit, i64 nseg) {
     GRID_STRIDE(s, nseg) {
-        if (moving[s] > limit) continue;
-        const i64 c = seg_len[s], d0 = old_degree[s];
+        const i64 m = moving[s];
+        if (m > limit) continue;
+        const i64 c = seg_len[s];
+        if (m <= c) continue;                    // every item from first[s] on is removed
+        const i64 d0 = old_degree[s];
         const i64* P = positions + seg_start[s];
         const T* O = (const T*)src[s];
         T* D = (T*)dst[s];
-        i64 w = first[s], j = 0;
-        for (i64 i = first[s]; i < d0; ++i) {
-            if (j < c && P[j] == i) ++j;
-            else D[w++] = O[i];
+        i64 w = first[s], j = 0, next = c > 0 ? P[0] : d0;   // the next removed position
+        for (i64 lo = w; lo < d0; lo += SMALL_ITEMS) {
+            T v[SMALL_ITEMS];
+#pragma unroll
+            for (int k = 0; k < SMALL_ITEMS; ++k)
+                if (lo + k < d0) v[k] = O[lo + k];
+#pragma unroll
+            for (int k = 0; k < SMALL_ITEMS; ++k) {
+                const i64 i = lo + k;
+                if (i >= d0) break;
+                if (i == next) next = ++j < c ? P[j] : d0;
+                else D[w++] = v[k];
+            }
         }
     }
 }
@@ -555,8 +582,8 @@ __global__ void remove_warp(const i64* __restrict__ src, const i64* __restrict__
     }
 }
 
-// plan_moves' pieces of the listed huge segments, numbered: owner[piece] = the segment's
-// index in segs (one warp per listed segment).
+// plan_moves' pieces of the listed huge segments, numbered: owner[piece] = its segment (one
+// warp per listed segment).
 extern "C" __global__ void list_pieces(const i64* __restrict__ old_degree,
                                        const i64* __restrict__ first,
                                        const i64* __restrict__ segs, const u64* __restrict__ count,
@@ -568,24 +595,26 @@ extern "C" __global__ void list_pieces(const i64* __restrict__ old_degree,
     for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps) {
         const i64 s = segs[w];
         const i64 np = (old_degree[s] - first[s] + piece - 1) / piece, base = piece_base[s];
-        for (i64 k = lane; k < np; k += 32) owner[base + k] = (int)w;
+        for (i64 k = lane; k < np; k += 32) owner[base + k] = (int)s;
     }
 }
 
 // Removal from the huge segments, many blocks per segment, in place. A segment's moving items
-// [first, d0) are cut into pieces of blockDim * BLOCK_ITEMS (numbered by plan_moves, listed by
-// list_pieces; npieces on the device); each warp of a block takes BLOCK_ITEMS windows of 32.
+// [first, d0) are cut into pieces of blockDim * PIECE_ITEMS (numbered by plan_moves, listed by
+// list_pieces; npieces on the device); each warp of a block takes PIECE_ITEMS windows of 32.
 // A block takes a ticket (state[0]: the pieces in numbered order, so a segment's in ascending
 // order), reads its piece into registers, marks it read (done[piece] = 1), waits until every
 // piece its survivors land on is read, and writes. Survivors land at or before their slot, so
 // a piece waits only for pieces ticketed before it, by blocks already running: the wait always
 // ends. ``state`` (zeroed by the caller): the ticket counter, then one flag per piece.
+#define PIECE_ITEMS 16
+#define NOT_KEPT (-0x7FFFFFFF - 1)             // lists hold fewer than 2^31 items
 template <typename T>
 __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict__ dst,
                               const i64* __restrict__ old_degree,
                               const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
                               const i64* __restrict__ positions, const i64* __restrict__ first,
-                              const i64* __restrict__ segs, const u64* __restrict__ npieces,
+                              const u64* __restrict__ npieces,
                               const i64* __restrict__ piece_base,
                               const int* __restrict__ owner, int* __restrict__ state) {
     __shared__ i64 taken;
@@ -593,35 +622,36 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
     const i64 total = (i64)*npieces;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const unsigned below = (1u << lane) - 1u;
-    const i64 piece = (i64)blockDim.x * BLOCK_ITEMS;
+    const i64 piece = (i64)blockDim.x * PIECE_ITEMS;
     volatile int* done = state + 1;
     while (true) {
         if (threadIdx.x == 0) taken = atomicAdd(state, 1);
         __syncthreads();
         const i64 t = taken;
         if (t >= total) break;
-        const i64 s = segs[owner[t]];
+        const i64 s = owner[t];
         const i64 k = t - piece_base[s];
         const i64 c = seg_len[s], d0 = old_degree[s];
         const i64* P = positions + seg_start[s];
         const T* O = (const T*)src[s];
         T* D = (T*)dst[s];
-        const i64 lo = first[s] + k * piece, lo_w = lo + (i64)warp * 32 * BLOCK_ITEMS;
-        T v[BLOCK_ITEMS];
-        i64 to[BLOCK_ITEMS];
+        const i64 lo = first[s] + k * piece, lo_w = lo + (i64)warp * 32 * PIECE_ITEMS;
+        T v[PIECE_ITEMS];
+        int to[PIECE_ITEMS];                  // destination - lo (>= first - lo), or NOT_KEPT
 #pragma unroll
-        for (int b = 0; b < BLOCK_ITEMS; ++b) {
+        for (int b = 0; b < PIECE_ITEMS; ++b) {
             const i64 i = lo_w + 32 * b + lane;
             if (i < d0) v[b] = O[i];
         }
         RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
         if (threadIdx.x == 0) rank_at_start = gone.j;
 #pragma unroll
-        for (int b = 0; b < BLOCK_ITEMS; ++b) {
+        for (int b = 0; b < PIECE_ITEMS; ++b) {
             const i64 i = lo_w + 32 * b + lane;
             const i64 before = gone.j;
             const unsigned bits = gone.window(lo_w + 32 * b);
-            to[b] = (i < d0 && !((bits >> lane) & 1u)) ? i - before - __popc(bits & below) : -1;
+            to[b] = (i < d0 && !((bits >> lane) & 1u))
+                        ? (int)(i - before - __popc(bits & below) - lo) : NOT_KEPT;
         }
         __syncthreads();                                  // the whole piece is read
         if (src[s] == dst[s]) {
@@ -637,8 +667,8 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
             __syncthreads();
         }
 #pragma unroll
-        for (int b = 0; b < BLOCK_ITEMS; ++b)
-            if (to[b] >= 0) D[to[b]] = v[b];
+        for (int b = 0; b < PIECE_ITEMS; ++b)
+            if (to[b] != NOT_KEPT) D[lo + to[b]] = v[b];
         __syncthreads();                                  // taken / rank_at_start reused
     }
 }
