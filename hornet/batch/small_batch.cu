@@ -527,8 +527,10 @@ extern "C" __global__ void small_merge(i64* ws, const i64* __restrict__ pool,
 
 // The items at the ascending positions P leave the list O of d0 items; the survivors are
 // written to D (D == O: in place) from slot `lo` on. The removed values are copied to the
-// result first. Chunks of blockDim.x from the front: in place, every write lands on an item
-// already read.
+// result first. Chunks of blockDim.x * REMOVE_ITEMS from the front, each warp taking
+// REMOVE_ITEMS windows of 32 (ranks from RemovedPositions, no search per item), the whole
+// chunk read before any thread writes: in place, every write lands on an item already read.
+#define REMOVE_ITEMS 8
 template <typename T>
 __device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, const i64* P, i64 c,
                              const Layout& L, i64 start, T* out) {
@@ -539,18 +541,29 @@ __device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, const i64
         }
     __syncthreads();
     if (d1 == 0) return;
-    for (i64 base = lo; base < d0; base += blockDim.x) {
-        const i64 i = base + threadIdx.x;
-        bool keep = i < d0;
-        T v;
-        i64 before = 0;
-        if (keep) {
-            v = O[i];
-            before = lower_bound(P, c, i);
-            keep = !(before < c && P[before] == i);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const unsigned below = (1u << lane) - 1u;
+    for (i64 base = lo; base < d0; base += (i64)blockDim.x * REMOVE_ITEMS) {
+        const i64 lo_w = base + (i64)warp * 32 * REMOVE_ITEMS;
+        T v[REMOVE_ITEMS];
+        i64 to[REMOVE_ITEMS];
+#pragma unroll
+        for (int b = 0; b < REMOVE_ITEMS; ++b) {
+            const i64 i = lo_w + 32 * b + lane;
+            if (i < d0) v[b] = O[i];
+        }
+        RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
+#pragma unroll
+        for (int b = 0; b < REMOVE_ITEMS; ++b) {
+            const i64 i = lo_w + 32 * b + lane;
+            const i64 before = gone.j;
+            const unsigned bits = gone.window(lo_w + 32 * b);
+            to[b] = (i < d0 && !((bits >> lane) & 1u)) ? i - before - __popc(bits & below) : -1;
         }
         __syncthreads();
-        if (keep) D[i - before] = v;
+#pragma unroll
+        for (int b = 0; b < REMOVE_ITEMS; ++b)
+            if (to[b] >= 0) D[to[b]] = v[b];
         __syncthreads();
     }
 }

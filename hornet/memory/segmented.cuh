@@ -95,3 +95,53 @@ __device__ __forceinline__ int block_exclusive_scan(int x, int* warp_sums, int* 
     __syncthreads();                      // warp_sums and *total may be reused after this
     return r;
 }
+
+
+// The removed positions of one segment, as a warp walks its items in windows of 32: every
+// lane holds one of 32 consecutive positions P[base + lane] (ascending, unique; past the end:
+// none), reloaded only when the window may reach past the last one held. ``j`` counts the
+// positions before the current window.
+struct RemovedPositions {
+    const i64* P;
+    i64 c, j, base, held;
+
+    __device__ __forceinline__ RemovedPositions(const i64* P_, i64 c_, i64 j_)
+        : P(P_), c(c_), j(j_), base(j_) { load(); }
+
+    __device__ __forceinline__ void load() {
+        const i64 k = base + (threadIdx.x & 31);
+        held = k < c ? P[k] : 0x7FFFFFFFFFFFFFFFLL;
+    }
+
+    // Bit t set: item lo + t is removed (windows visited in ascending order); j moves past them.
+    __device__ __forceinline__ unsigned window(i64 lo) {
+        const i64 last = __shfl_sync(0xFFFFFFFFu, held, 31);
+        if (last < lo + 32 && base + 32 < c) {     // the held positions may not cover [lo, lo+32)
+            base = j;
+            load();
+        }
+        unsigned bit = (held >= lo && held < lo + 32) ? 1u << (held - lo) : 0u;
+        for (int o = 16; o > 0; o >>= 1) bit |= __shfl_xor_sync(0xFFFFFFFFu, bit, o);
+        j += __popc(bit);
+        return bit;
+    }
+};
+
+// Number of a[0:n] that are < x (a ascending), by the whole warp (every lane gets it): each
+// step probes 32 points and keeps one of the 32 ranges between them.
+__device__ __forceinline__ i64 warp_lower_bound(const i64* __restrict__ a, i64 n, i64 x) {
+    const int lane = threadIdx.x & 31;
+    i64 lo = 0, hi = n;                  // the answer is in [lo, hi]
+    while (hi - lo > 32) {
+        const i64 step = (hi - lo + 31) >> 5;
+        const i64 probe = lo + lane * step;
+        const unsigned less = __ballot_sync(0xFFFFFFFFu, probe < hi && a[probe] < x);
+        const int t = __popc(less);      // the probes below x are a prefix
+        if (t == 0) return lo;
+        const i64 next_hi = lo + t * step;
+        lo = lo + (t - 1) * step + 1;
+        if (next_hi < hi) hi = next_hi;
+    }
+    const unsigned less = __ballot_sync(0xFFFFFFFFu, lo + lane < hi && a[lo + lane] < x);
+    return lo + __popc(less);
+}
