@@ -257,9 +257,10 @@ extern "C" __global__ void commit_moves(const int* __restrict__ sources,
 //
 // Three sizes of work (plan_moves counts the items each segment moves: in place, the items
 // before the first change stay): one thread per segment for short lists (most of them), one
-// warp per segment for medium ones (32 consecutive items per step, coalesced), and one block
-// per segment for the few huge ones (blockDim * BLOCK_ITEMS items per step, held in
-// registers between the block's read and its write).
+// warp per segment for medium ones (32 consecutive items per step, coalesced), and for the
+// few huge ones one block per segment (merges: blockDim * BLOCK_ITEMS items per step, held in
+// registers between the block's read and its write) or many blocks per segment (removals:
+// remove_pieces).
 
 // first[s] = the first item that moves (in place: the first change; else 0); moving[s] =
 // items written (merge: old items from first on plus the new ones; remove: survivors read
