@@ -226,25 +226,9 @@ def test_find_positions_galloping(rng, order):
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("pattern", ["random", "none", "all", "ends"])
-def test_canonical_entries(rng, pattern):
-    n = 200003
-    s = rng.integers(0, 1000, n).astype(np.int32)
-    d = rng.integers(0, 1000, n).astype(np.int32)
-    if pattern == "none":
-        d = s.copy()
-    elif pattern == "all":
-        d = s + 1
-    elif pattern == "ends":                       # kept entries only at the ends of pieces
-        d = s.copy()
-        d[:: n // 64] += 1
-        d[n // 64 - 1:: n // 64] += 1
-    np.testing.assert_array_equal(C.canonical_entries(s, d), np.flatnonzero(s < d))
-
-
-@pytest.mark.parametrize("pattern", ["random", "none", "all", "ends"])
-def test_canonical_pairs(be, rng, pattern):
-    n = 100003
+def canonical_case(rng, n, pattern):
+    """(src, dst) int32 of length n: random, no entry with src < dst ("none"), all of them
+    ("all"), or kept entries only at the ends of the kernels' pieces ("ends")."""
     s = rng.integers(0, 1000, n).astype(np.int32)
     d = rng.integers(0, 1000, n).astype(np.int32)
     if pattern == "none":
@@ -254,7 +238,19 @@ def test_canonical_pairs(be, rng, pattern):
     elif pattern == "ends":
         d = s.copy()
         d[:: n // 64] += 1
-    check_canonical_pairs(be, s, d)
+        d[n // 64 - 1:: n // 64] += 1
+    return s, d
+
+
+@pytest.mark.parametrize("pattern", ["random", "none", "all", "ends"])
+def test_canonical_entries(rng, pattern):
+    s, d = canonical_case(rng, 200003, pattern)
+    np.testing.assert_array_equal(C.canonical_entries(s, d), np.flatnonzero(s < d))
+
+
+@pytest.mark.parametrize("pattern", ["random", "none", "all", "ends"])
+def test_canonical_pairs(be, rng, pattern):
+    check_canonical_pairs(be, *canonical_case(rng, 100003, pattern))
 
 
 def check_canonical_pairs(be, s, d, **options):

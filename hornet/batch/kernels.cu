@@ -501,8 +501,6 @@ __global__ void remove_warp(const i64* __restrict__ src, const i64* __restrict__
                             const i64* __restrict__ positions, const i64* __restrict__ first,
                             const i64* __restrict__ segs, const u64* __restrict__ count) {
     const i64 nsel = (i64)*count;
-    const int lane = threadIdx.x & 31;
-    const unsigned below = (1u << lane) - 1u;
     const i64 warps = ((i64)blockDim.x * gridDim.x) >> 5;
     for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps) {
         const i64 s = segs[w];
@@ -513,23 +511,10 @@ __global__ void remove_warp(const i64* __restrict__ src, const i64* __restrict__
         for (i64 lo = first[s]; lo < d0; lo += 32 * REMOVE_WINDOWS) {
             T v[REMOVE_WINDOWS];
             i64 to[REMOVE_WINDOWS];
-#pragma unroll
-            for (int b = 0; b < REMOVE_WINDOWS; ++b) {
-                const i64 i = lo + 32 * b + lane;
-                if (i < d0) v[b] = O[i];
-            }
-#pragma unroll
-            for (int b = 0; b < REMOVE_WINDOWS; ++b) {
-                const i64 i = lo + 32 * b + lane;
-                const i64 before = gone.j;
-                const unsigned bits = gone.window(lo + 32 * b);
-                to[b] = (i < d0 && !((bits >> lane) & 1u)) ? i - before - __popc(bits & below)
-                                                          : -1;
-            }
+            read_windows(O, d0, lo, v);
+            rank_windows(gone, d0, lo, 0, (i64)-1, to);
             __syncwarp();
-#pragma unroll
-            for (int b = 0; b < REMOVE_WINDOWS; ++b)
-                if (to[b] >= 0) D[to[b]] = v[b];
+            write_windows(D, 0, (i64)-1, v, to);
         }
     }
 }
@@ -572,8 +557,7 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
     __shared__ i64 taken;
     __shared__ i64 rank_at_start;
     const i64 total = (i64)*npieces;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const unsigned below = (1u << lane) - 1u;
+    const int warp = threadIdx.x >> 5;
     const i64 piece = (i64)blockDim.x * PIECE_ITEMS;
     volatile int* done = state + 1;
     while (true) {
@@ -590,21 +574,10 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
         const i64 lo = first[s] + k * piece, lo_w = lo + (i64)warp * 32 * PIECE_ITEMS;
         T v[PIECE_ITEMS];
         int to[PIECE_ITEMS];                  // destination - lo (>= first - lo), or NOT_KEPT
-#pragma unroll
-        for (int b = 0; b < PIECE_ITEMS; ++b) {
-            const i64 i = lo_w + 32 * b + lane;
-            if (i < d0) v[b] = O[i];
-        }
+        read_windows(O, d0, lo_w, v);
         RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
         if (threadIdx.x == 0) rank_at_start = gone.j;
-#pragma unroll
-        for (int b = 0; b < PIECE_ITEMS; ++b) {
-            const i64 i = lo_w + 32 * b + lane;
-            const i64 before = gone.j;
-            const unsigned bits = gone.window(lo_w + 32 * b);
-            to[b] = (i < d0 && !((bits >> lane) & 1u))
-                        ? (int)(i - before - __popc(bits & below) - lo) : NOT_KEPT;
-        }
+        rank_windows(gone, d0, lo_w, lo, NOT_KEPT, to);
         __syncthreads();                                  // the whole piece is read
         if (src[s] == dst[s]) {
             if (threadIdx.x == 0) {
@@ -618,9 +591,7 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
             __threadfence();
             __syncthreads();
         }
-#pragma unroll
-        for (int b = 0; b < PIECE_ITEMS; ++b)
-            if (to[b] != NOT_KEPT) D[lo + to[b]] = v[b];
+        write_windows(D, lo, NOT_KEPT, v, to);
         __syncthreads();                                  // taken / rank_at_start reused
     }
 }

@@ -541,29 +541,16 @@ __device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, const i64
         }
     __syncthreads();
     if (d1 == 0) return;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const unsigned below = (1u << lane) - 1u;
+    const int warp = threadIdx.x >> 5;
     for (i64 base = lo; base < d0; base += (i64)blockDim.x * REMOVE_ITEMS) {
         const i64 lo_w = base + (i64)warp * 32 * REMOVE_ITEMS;
         T v[REMOVE_ITEMS];
         i64 to[REMOVE_ITEMS];
-#pragma unroll
-        for (int b = 0; b < REMOVE_ITEMS; ++b) {
-            const i64 i = lo_w + 32 * b + lane;
-            if (i < d0) v[b] = O[i];
-        }
+        read_windows(O, d0, lo_w, v);
         RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
-#pragma unroll
-        for (int b = 0; b < REMOVE_ITEMS; ++b) {
-            const i64 i = lo_w + 32 * b + lane;
-            const i64 before = gone.j;
-            const unsigned bits = gone.window(lo_w + 32 * b);
-            to[b] = (i < d0 && !((bits >> lane) & 1u)) ? i - before - __popc(bits & below) : -1;
-        }
+        rank_windows(gone, d0, lo_w, 0, (i64)-1, to);
         __syncthreads();
-#pragma unroll
-        for (int b = 0; b < REMOVE_ITEMS; ++b)
-            if (to[b] >= 0) D[to[b]] = v[b];
+        write_windows(D, 0, (i64)-1, v, to);
         __syncthreads();
     }
 }

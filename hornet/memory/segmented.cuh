@@ -145,3 +145,38 @@ __device__ __forceinline__ i64 warp_lower_bound(const i64* __restrict__ a, i64 n
     const unsigned less = __ballot_sync(0xFFFFFFFFu, lo + lane < hi && a[lo + lane] < x);
     return lo + __popc(less);
 }
+
+// The three steps of a warp's removal over K windows of 32 consecutive items from lo_w: read
+// the items below d0 (before any search, so the loads overlap it), rank them (to[b]: the
+// survivor's slot minus `origin`, or `not_kept`), and, once every item that the writes may
+// land on has been read, write the survivors.
+template <typename T, int K>
+__device__ __forceinline__ void read_windows(const T* O, i64 d0, i64 lo_w, T (&v)[K]) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int b = 0; b < K; ++b)
+        if (lo_w + 32 * b + lane < d0) v[b] = O[lo_w + 32 * b + lane];
+}
+
+template <typename TO, int K>
+__device__ __forceinline__ void rank_windows(RemovedPositions& gone, i64 d0, i64 lo_w,
+                                             i64 origin, TO not_kept, TO (&to)[K]) {
+    const int lane = threadIdx.x & 31;
+    const unsigned below = (1u << lane) - 1u;
+#pragma unroll
+    for (int b = 0; b < K; ++b) {
+        const i64 i = lo_w + 32 * b + lane;
+        const i64 before = gone.j;
+        const unsigned bits = gone.window(lo_w + 32 * b);
+        to[b] = (i < d0 && !((bits >> lane) & 1u))
+                    ? (TO)(i - before - __popc(bits & below) - origin) : not_kept;
+    }
+}
+
+template <typename T, typename TO, int K>
+__device__ __forceinline__ void write_windows(T* D, i64 origin, TO not_kept, const T (&v)[K],
+                                              const TO (&to)[K]) {
+#pragma unroll
+    for (int b = 0; b < K; ++b)
+        if (to[b] != not_kept) D[origin + to[b]] = v[b];
+}
