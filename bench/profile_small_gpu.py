@@ -130,7 +130,7 @@ def phase_clocks(pairs):
         fn((1,), (gpu_small.PREPARE_THREADS,),
            (s, d, i64(pairs), np.int32(1), np.int32(0), g._degree, g._size_class, g._edge_ptr,
             i64(g._degree.shape[0]), i64(g._mm.min_size_class), ws, rows))
-        runs.append(np.diff(ws[96:103].get()))
+        runs.append(np.diff(ws[192:199].get()))
     names = ["load", "sort", "search", "compact", "segments", "per-segment"]
     med = np.median(np.array(runs[5:]), axis=0)
     return ", ".join(f"{a} {b / 1.7e3:.1f}" for a, b in zip(names, med))

@@ -29,8 +29,8 @@ import numpy as np
 
 from .adjacency import AdjacencyView
 from .batch.validate import BatchError, MAX_VERTEX_ID, edge_batch, id_array, property_values
-from .batch.gpu_small import (H_CLASS, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID, H_MOVES,
-                              H_RELEASES, H_RESULTS, H_SEGMENTS, MAX_FIELDS, MODE_DELETE,
+from .batch.gpu_small import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID,
+                              H_MOVES, H_RESULTS, H_SEGMENTS, MAX_FIELDS, MODE_DELETE,
                               MODE_INSERT, NUM_CLASSES, SMALL_ENTRIES, SmallBatches)
 from .memory.manager import DeviceMemoryError, InvariantError, MemoryManager
 
@@ -606,6 +606,7 @@ class Graph:
         header, rows = self._small.prepare(s, d, not self.directed, mode, self._degree,
                                            self._size_class, self._edge_ptr,
                                            mm.min_size_class)
+        header = header.tolist()           # Python ints: cheaper to read one by one
         if header[H_MIN_ID] < 0 or header[H_MAX_ID] > MAX_VERTEX_ID:
             return None
         kind = "insert" if mode == MODE_INSERT else "delete"
@@ -613,25 +614,30 @@ class Graph:
             values = property_values(edge_props, self._edge_schema, s.shape[0], xp)
             n = max(self._n, int(header[H_MAX_ID]) + 1)
             self._reserve(n)
-        kept, nres = int(header[H_KEPT]), int(header[H_RESULTS])
+        kept, nres = header[H_KEPT], header[H_RESULTS]
         outs = {name: xp.empty(nres, dtype=dt) for name, dt in self._edge_schema.items()}
-        moves = header[H_CLASS:H_CLASS + NUM_CLASSES]
-        pool = mm.allocate_counts(moves) if kept and header[H_MOVES] else rows
+        need = header[H_CLASS:H_CLASS + NUM_CLASSES]
+        freed = header[H_FREED:H_FREED + NUM_CLASSES]
+        cache = mm.block_cache()
+        if kept and header[H_MOVES]:
+            cache.reserve(need)             # a ring short of blocks takes them from the trees
+        accept = cache.accepts(need, freed)
         # ---- nothing above changed the graph; from here on the batch is committed ----
         self._views.clear()
         if mode == MODE_INSERT:
             self._n = n
         if kept:
-            self._small.rewrite(mode, int(header[H_SEGMENTS]), pool, mm.lookup(),
+            self._small.rewrite(mode, header[H_SEGMENTS], cache, accept, mm.lookup(),
                                 mm.field_dtypes,
                                 [values[k] for k in self._edge_schema] if mode == MODE_INSERT
                                 else [None] * len(self._edge_schema),
                                 list(outs.values()), self._degree, self._size_class,
                                 self._edge_ptr)
+            spills = cache.commit(need, freed, accept)
             self._entries += kept if mode == MODE_INSERT else -kept
-            if header[H_RELEASES]:
-                mm.release(self._small.released(header[H_RELEASES]))
-            if header[H_MOVES] or mode == MODE_DELETE:
+            if spills:
+                mm.release(self._small.spilled(spills))
+            if header[H_MOVES] or any(freed):
                 self._compact_memory()
         return EdgeChange(kind, rows[:nres], rows[SMALL_ENTRIES:SMALL_ENTRIES + nres], outs,
                           int(header[H_LOOPS]) if mode == MODE_INSERT else 0)

@@ -3,6 +3,8 @@ general GPU pipeline: identical changes, edge sets, properties and degrees after
 bad input refused with the general path's messages and the graph unchanged."""
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -62,13 +64,19 @@ def _general(**kw):
     return g
 
 
+@pytest.mark.parametrize("reserve", ["default", "tiny"])
 @pytest.mark.parametrize("directed", [False, True])
-def test_small_batches_match_cpu_and_general_path(directed, small_path_counter):
+def test_small_batches_match_cpu_and_general_path(directed, reserve, small_path_counter):
+    """``reserve="tiny"``: the block cache aims at two blocks per class, so rings run dry
+    (refills from the bit trees) and overflow (blocks spilled back to them) all the time."""
     import cupy
     rng = np.random.default_rng(5)
     kw = dict(directed=directed, edge_properties=PROPS, block_array_edges=1 << 10)
     cpu = hornet.Graph(device="cpu", **kw)
     small = hornet.Graph(device="gpu", **kw)
+    if reserve == "tiny":
+        target = small._mm.block_cache().target
+        target[:] = np.minimum(target, 2)
     general = _general(**kw)
     max_pairs = SMALL_ENTRIES // (1 if directed else 2)
     steps = 60
@@ -108,6 +116,51 @@ def test_small_batches_match_cpu_and_general_path(directed, small_path_counter):
     small.check()
     assert small_path_counter["n"] == steps
     assert small.memory_stats()["stored_entries"] == cpu.memory_stats()["stored_entries"]
+
+
+def test_small_batches_take_blocks_from_the_cache_not_the_host_allocator(monkeypatch):
+    """Insert/delete cycles of fresh random batches: lists move between size classes all the
+    time, yet most batches run neither the host allocator (a plan per class, a pass over the
+    bit trees) nor the release kernel (a read-back of counts): only those where a ring runs
+    dry (refill) or would keep too many blocks (spill)."""
+    from hornet.generators import kronecker_edges
+    from hornet.memory.manager import MemoryManager
+    calls = {"n": 0}
+    for name in ("allocate_counts", "release"):
+        original = getattr(MemoryManager, name)
+
+        def counting(self, *a, _original=original, **k):
+            calls["n"] += self.xp is not np
+            return _original(self, *a, **k)
+
+        monkeypatch.setattr(MemoryManager, name, counting)
+    s, d = kronecker_edges(16, edge_factor=8, seed=3)
+    cpu = hornet.Graph.from_edges(s, d, directed=False, device="cpu")
+    gpu = hornet.Graph.from_edges(s, d, directed=False, device="gpu")
+    rng = np.random.default_rng(11)
+    moved, with_host_allocator, batches = 0, 0, 0
+    for cycle in range(50):
+        bs, bd = rng.integers(0, 1 << 16, 500), rng.integers(0, 1 << 16, 500)
+        before = to_host(gpu._edge_ptr).copy()
+        for op in ("insert", "delete"):
+            calls["n"] = 0
+            if op == "insert":
+                a, b = cpu.insert_edges(bs, bd), gpu.insert_edges(bs, bd)
+            else:
+                a, b = cpu.delete_edges(a.src, a.dst), gpu.delete_edges(b.src, b.dst)
+            _same_change(a, b)
+            if cycle >= 10:                     # the rings are filled by now
+                batches += 1
+                with_host_allocator += calls["n"] > 0
+        if cycle >= 10:
+            moved += int((to_host(gpu._edge_ptr) != before).sum())
+        if cycle % 10 == 9:
+            _same_graph(cpu, gpu)
+    gpu.check()
+    assert moved > 5000                         # lists really moved to other blocks ...
+    assert with_host_allocator <= batches // 4, (with_host_allocator, batches, moved)
+    cached = sum(c["cached_blocks"] for c in gpu.memory_stats()["size_classes"].values())
+    assert cached > 0
 
 
 def test_hub_lists_merge_and_shrink_in_place_across_chunks(small_path_counter):
@@ -195,6 +248,7 @@ def test_small_insert_out_of_device_memory_leaves_the_graph_unchanged(small_path
     g.insert_edges(np.array([0]), np.array([1]))           # present: the small path only
     assert small_path_counter["n"] == 1                     # makes its workspace
     before = _snapshot(g)
+    gc.collect()                            # earlier tests' garbage holds no device memory
     cupy.cuda.Device().synchronize()
     pool.free_all_blocks()                  # no cached room: the limit is what is held
     pool.set_limit(size=pool.total_bytes() + (1 << 20))

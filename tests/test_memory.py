@@ -174,3 +174,143 @@ def _read(addrs, dtype):
     out = np.empty(addrs.shape[0], dtype=dtype)
     read_at(addrs, out)
     return out
+
+
+# ---------------------------------------------------------------------------- block cache
+def _pop(cache, need):
+    """What a batch's kernels do with ``need[k]`` blocks per class: read them at the rings'
+    heads (the host side of the contract; the GPU kernels do it on the device)."""
+    out = []
+    for k in np.flatnonzero(need):
+        slots = k * cache.ring_slots + (cache.head[k] + np.arange(need[k])) % cache.ring_slots
+        out.append(np.asarray(cache.rings)[slots])
+    return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+
+def _commit(cache, need, freed, accept):
+    """:meth:`BlockCache.commit`, and the device counters advanced as a batch's last kernel
+    block advances them."""
+    spilled = cache.commit(need, freed, accept)
+    cache.state[:] = np.array(cache.head + cache.tail)
+    return spilled
+
+
+def _push(cache, freed_ptrs, k):
+    slots = k * cache.ring_slots + (cache.tail[k] + np.arange(len(freed_ptrs))) % \
+        cache.ring_slots
+    cache.rings[slots] = freed_ptrs
+
+
+def test_block_cache_hands_out_reserved_blocks_and_takes_them_back():
+    from hornet.memory.block_cache import MIN_BLOCKS, NUM_CLASSES
+    mm = _manager(block_array_edges=1 << 12)
+    cache = mm.block_cache()
+    need = np.zeros(NUM_CLASSES, np.int64)
+    need[[0, 3]] = [5, 7]
+    cache.reserve(need)
+    assert (cache.sizes() >= need).all()
+    # each ring short of blocks is filled to need + goal; an empty class's goal: MIN_BLOCKS
+    assert cache.goal(0) == MIN_BLOCKS
+    assert cache.size(0) == 5 + MIN_BLOCKS and cache.size(3) == 7 + MIN_BLOCKS
+    mm.check(np.zeros(0, np.int64), np.zeros(0, np.int64))      # the cache owns them all
+    stats = mm.stats()["size_classes"]
+    assert stats[0]["used_blocks"] == 0 and stats[0]["cached_blocks"] == cache.size(0)
+    taken = _pop(cache, need)
+    classes = np.repeat([0, 3], [5, 7])
+    assert _commit(cache, need, np.zeros(NUM_CLASSES, np.int64), 0) == 0
+    mm.check(taken, classes)                       # popped blocks now belong to "vertices"
+    assert mm.stats()["size_classes"][3]["used_blocks"] == 7
+    # a batch gives back 2 of its class-3 blocks: the ring takes them
+    freed = np.zeros(NUM_CLASSES, np.int64)
+    freed[3] = 2
+    accept = cache.accepts(np.zeros(NUM_CLASSES, np.int64), freed)
+    assert accept == 1 << 3
+    _push(cache, taken[5:7], 3)
+    assert _commit(cache, np.zeros(NUM_CLASSES, np.int64), freed, accept) == 0
+    mm.check(np.r_[taken[:5], taken[7:]], np.r_[classes[:5], classes[7:]])
+    # flushing gives every cached block back to the bit trees
+    cache.flush()
+    assert cache.sizes().sum() == 0
+    mm.check(np.r_[taken[:5], taken[7:]], np.r_[classes[:5], classes[7:]])
+    assert sum(c["cached_blocks"] for c in mm.stats()["size_classes"].values()) == 0
+    cache.state[3] += 1                            # device counters out of step: caught
+    with pytest.raises(InvariantError, match="counters"):
+        mm.check(np.r_[taken[:5], taken[7:]], np.r_[classes[:5], classes[7:]])
+
+
+def test_block_cache_refuses_pushes_past_twice_its_target_and_large_classes():
+    from hornet.memory.block_cache import NUM_CLASSES
+    mm = _manager(block_array_edges=1 << 12)
+    cache = mm.block_cache()
+    freed = np.zeros(NUM_CLASSES, np.int64)
+    freed[2] = 2 * cache.goal(2) + 1
+    freed[40] = 1                                  # blocks of 2**40 slots: no reserve
+    assert cache.target[40] == 0 and cache.goal(40) == 0
+    assert cache.accepts(np.zeros(NUM_CLASSES, np.int64), freed) == 0
+    freed[2] = 2 * cache.goal(2)
+    assert cache.accepts(np.zeros(NUM_CLASSES, np.int64), freed) == 1 << 2
+    ptrs = mm.allocate(2, 400)                     # lists of class 2: a larger goal
+    assert cache.goal(2) == 100 < cache.target[2]
+    with pytest.raises(ValueError, match="ring_slots"):
+        need = np.zeros(NUM_CLASSES, np.int64)
+        need[1] = cache.ring_slots
+        cache.reserve(need)
+
+
+def test_compaction_empties_the_cache_of_an_underused_class():
+    from hornet.memory.block_cache import NUM_CLASSES
+    mm = _manager(block_array_edges=64)            # 16 blocks of class 2 per array
+    ptrs = mm.allocate(2, 64)
+    cache = mm.block_cache()
+    cache.target[2] = 4
+    freed = np.zeros(NUM_CLASSES, np.int64)
+    freed[2] = 8                                   # 8 blocks go to the ring (2 x target)
+    accept = cache.accepts(np.zeros(NUM_CLASSES, np.int64), freed)
+    _push(cache, ptrs[:8], 2)
+    _commit(cache, np.zeros(NUM_CLASSES, np.int64), freed, accept)
+    live = ptrs[8::6]
+    mm.release(np.setdiff1d(ptrs[8:], live))       # 10 blocks hold lists, 8 are cached
+    mm.check(live, np.full(live.size, 2))
+    old, new = mm.compact_touched()                # 18 of 64 in use (cached included)
+    assert cache.size(2) == 0                      # flushed before the class was compacted
+    moved = dict(zip(old.tolist(), new.tolist()))
+    now = np.array([moved.get(p, p) for p in live.tolist()], dtype=np.int64)
+    mm.check(now, np.full(now.size, 2))
+    assert mm.stats()["size_classes"][2]["block_utilization"] >= 0.5
+
+
+def test_a_full_reserve_does_not_make_a_class_compact():
+    """Cached blocks count as used for compaction: a reserve larger than the lists of its
+    class (a small graph) must not make every batch compact the class and refill it."""
+    from hornet.memory.block_cache import MIN_BLOCKS, NUM_CLASSES
+    mm = _manager(block_array_edges=1 << 14)
+    cache = mm.block_cache()
+    need = np.zeros(NUM_CLASSES, np.int64)
+    need[4] = 3
+    cache.reserve(need)                            # 3 + target blocks in a fresh class
+    taken = _pop(cache, need)
+    _commit(cache, need, np.zeros(NUM_CLASSES, np.int64), 0)
+    freed = np.zeros(NUM_CLASSES, np.int64)
+    freed[4] = 2                                   # two lists leave: their blocks are cached
+    accept = cache.accepts(np.zeros(NUM_CLASSES, np.int64), freed)
+    _push(cache, taken[1:], 4)
+    _commit(cache, np.zeros(NUM_CLASSES, np.int64), freed, accept)
+    old, _ = mm.compact_touched()
+    assert old.size == 0 and cache.size(4) == MIN_BLOCKS + 2
+    mm.check(taken[:1], np.full(1, 4))
+
+
+def test_a_class_left_without_lists_gives_its_reserve_back():
+    from hornet.memory.block_cache import NUM_CLASSES
+    mm = _manager(block_array_edges=1 << 14)
+    cache = mm.block_cache()
+    need = np.zeros(NUM_CLASSES, np.int64)
+    need[5] = 2
+    cache.reserve(need)
+    taken = _pop(cache, need)
+    _commit(cache, need, np.zeros(NUM_CLASSES, np.int64), 0)
+    mm.release(taken)                              # the class's last lists are gone
+    mm.compact_touched()
+    assert cache.size(5) == 0 and 5 not in mm.pools
+    assert mm.stats()["block_bytes"] == 0
+    mm.check(np.zeros(0, np.int64), np.zeros(0, np.int64))

@@ -13,12 +13,15 @@ time for microseconds of GPU work. Here a batch of at most :data:`SMALL_ENTRIES`
    class, and the result rows. Everything stays in a per-graph device workspace except the
    header (a few counts and the per-size-class numbers of moving lists), read by the host
    in one copy;
-2. the allocation of the moving lists' blocks (host plan from the per-class counts, one
-   pass over the bit trees: :meth:`hornet.memory.manager.MemoryManager.allocate_counts`);
+2. the block cache (:mod:`hornet.memory.block_cache`) checked against the header's
+   per-class counts: a ring short of what the batch needs is refilled from the bit trees
+   (rarely: one batched allocation), and the host decides which rings take the blocks the
+   batch gives back;
 3. ``small_merge`` / ``small_remove`` (one block per segment): every field of every list
-   rewritten in place or into its new block, the result's property values, and the vertex
-   table updated;
-4. the old blocks given back (one kernel, per-array counts read back).
+   rewritten in place or into a block popped from its new class's ring, the result's
+   property values, the vertex table updated, and every old block pushed onto its class's
+   ring (or, when that ring is full, onto a spill list given back to the bit trees: one
+   kernel and a read-back of per-array counts).
 
 The caller (:class:`hornet.graph.Graph`) owns the order of these steps and falls back to the
 general pipeline for anything this path does not take (bad ids, so that the error message
@@ -48,11 +51,12 @@ MODE_INSERT, MODE_DELETE = 0, 1
 H_KEPT, H_SEGMENTS, H_MOVES, H_LOOPS, H_MIN_ID, H_MAX_ID, H_RESULTS, H_RELEASES, H_CLASS = \
     range(9)
 NUM_CLASSES = 64
-HEADER_WORDS = 128
-_READ_WORDS = H_CLASS + NUM_CLASSES
-# entries: src and dst (int32, E words together), pair, pos, res; segments: 8 arrays
-RELEASE_OFFSET = HEADER_WORDS + 12 * SMALL_ENTRIES
-WORKSPACE_WORDS = RELEASE_OFFSET + SMALL_ENTRIES
+H_FREED = H_CLASS + NUM_CLASSES          # old blocks given back, per size class
+HEADER_WORDS = 256
+_READ_WORDS = H_FREED + NUM_CLASSES
+# entries: src and dst (int32, E words together), pair, pos, res; segments: 9 arrays
+SPILL_OFFSET = HEADER_WORDS + 13 * SMALL_ENTRIES
+WORKSPACE_WORDS = SPILL_OFFSET + SMALL_ENTRIES
 
 
 class SmallBatches:
@@ -84,13 +88,15 @@ class SmallBatches:
         self.workspace[:_READ_WORDS].get(out=self.header)
         return self.header, rows
 
-    def rewrite(self, mode: int, segments: int, pool, lookup, field_dtypes, values, outs,
-                degree, size_class, edge_ptr) -> None:
+    def rewrite(self, mode: int, segments: int, cache, accept: int, lookup, field_dtypes,
+                values, outs, degree, size_class, edge_ptr) -> None:
         """Rewrite the prepared batch's lists (``small_merge`` or ``small_remove``, one block
         per segment) and update the vertex table in place.
 
-        ``pool``: int64 device, the new blocks of the moving lists, ascending size class
-        (as allocated for the header's class counts); ``lookup``: the memory manager's block
+        ``cache``: the memory manager's block cache, holding the blocks the header's class
+        counts need (:meth:`BlockCache.reserve`); ``accept``: bit mask of the classes whose
+        rings take the blocks given back (:meth:`BlockCache.accepts`), the others go to the
+        spill list (:meth:`spilled`); ``lookup``: the memory manager's block
         array lookup; ``field_dtypes``: dtypes of dst and the edge properties; ``values``:
         per property, its (n,) device array of the batch's values (insert) or None;
         ``outs``: per property, the result's (rows,) device array to fill.
@@ -107,10 +113,12 @@ class SmallBatches:
         name = "small_merge" if mode == MODE_INSERT else "small_remove"
         function(_CU, name, _NAMES)(
             (int(segments),), (REWRITE_THREADS,),
-            (self.workspace, pool, degree, size_class, edge_ptr, lookup.dev_bases,
+            (self.workspace, cache.rings, cache.state, i64(cache.ring_slots),
+             np.uint64(accept), degree, size_class, edge_ptr, lookup.dev_bases,
              lookup.dev_field_bases, i64(len(lookup.arrays)), np.int32(nf), np.uint64(sizes),
              *[i64(x) for x in v], *[i64(x) for x in o]))
 
-    def released(self, count: int):
-        """The old blocks the batch gives back (int64 device view, (count,))."""
-        return self.workspace[RELEASE_OFFSET:RELEASE_OFFSET + int(count)]
+    def spilled(self, count: int):
+        """The old blocks the rewrite put on the spill list (int64 device view, (count,)):
+        those of the classes whose rings did not take them, for the bit trees."""
+        return self.workspace[SPILL_OFFSET:SPILL_OFFSET + int(count)]

@@ -34,8 +34,11 @@ static_assert(PER_THREAD == 4, "the preparing block's per-thread arrays are writ
 #define H_RESULTS 6     // entries reported in the result (mirrored: src < dst)
 #define H_RELEASES 7    // old blocks to give back
 #define H_CLASS 8       // NUM_CLASSES counts: moving lists per new size class
-#define HEADER_WORDS 128
-#define H_CLOCKS 96     // profiling only: clock64() after each phase of small_prepare
+#define H_FREED 72      // NUM_CLASSES counts: old blocks given back per size class
+#define H_SPILLS 136    // old blocks the rewrite sent to the spill list (not to a ring)
+#define H_DONE 137      // blocks of the rewrite that finished (the last one moves the rings)
+#define HEADER_WORDS 256
+#define H_CLOCKS 192    // profiling only: clock64() after each phase of small_prepare
 
 // Phase clocks for bench/profile_small_gpu.py, which compiles this file with
 // SMALL_BATCH_CLOCKS defined; no-ops otherwise.
@@ -60,7 +63,8 @@ struct Layout {
     i64* seg_ptr;       //   old block (0: none)
     i64* seg_class;     //   new size class when the list moves to another block, else -1
     i64* seg_rank;      //   rank among the moving lists of that class
-    i64* release;       // old blocks to give back
+    i64* seg_give;      //   old block given back: its class << 32 | rank in it, else -1
+    i64* spill;         // old blocks given back to the bit trees (their rings were full)
 };
 
 __device__ __forceinline__ Layout layout(i64* ws) {
@@ -81,7 +85,8 @@ __device__ __forceinline__ Layout layout(i64* ws) {
     L.seg_ptr = p;                  p += E;
     L.seg_class = p;                p += E;
     L.seg_rank = p;                 p += E;
-    L.release = p;                  // RELEASE_OFFSET in gpu_small.py
+    L.seg_give = p;                 p += E;
+    L.spill = p;                    // SPILL_OFFSET in gpu_small.py
     return L;
 }
 
@@ -109,6 +114,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     __shared__ int warp_sums[32];
     __shared__ int total;
     __shared__ int class_count[NUM_CLASSES];
+    __shared__ int freed_count[NUM_CLASSES];
     __shared__ int loops, releases;
     __shared__ long long min_id, max_id;
     const Layout L = layout(ws);
@@ -117,7 +123,10 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     int P = 1;
     while (P < ne) P <<= 1;
 
-    if (tid < NUM_CLASSES) class_count[tid] = 0;
+    if (tid < NUM_CLASSES) {
+        class_count[tid] = 0;
+        freed_count[tid] = 0;
+    }
     if (tid == 0) {
         loops = 0;
         releases = 0;
@@ -375,12 +384,16 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         L.seg_ptr[sg] = ptr;
         L.seg_class[sg] = to;
         if (to >= 0) L.seg_rank[sg] = atomicAdd(&class_count[to], 1);
-        if (give_back) L.release[atomicAdd(&releases, 1)] = ptr;
+        L.seg_give[sg] = give_back ? (cls << 32) | (i64)atomicAdd(&freed_count[cls], 1) : -1;
+        if (give_back) atomicAdd(&releases, 1);
     }
     __syncthreads();
     PHASE_CLOCK(6);
 
-    if (tid < NUM_CLASSES) L.header[H_CLASS + tid] = class_count[tid];
+    if (tid < NUM_CLASSES) {
+        L.header[H_CLASS + tid] = class_count[tid];
+        L.header[H_FREED + tid] = freed_count[tid];
+    }
     if (tid == 0) {
         i64 moves = 0;
         for (int k = 0; k < NUM_CLASSES; ++k) moves += class_count[k];
@@ -392,13 +405,25 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         L.header[H_MAX_ID] = (i64)max_id;
         L.header[H_RESULTS] = nres;
         L.header[H_RELEASES] = releases;
+        L.header[H_SPILLS] = 0;
+        L.header[H_DONE] = 0;
     }
 }
 
 // ------------------------------------------------------------------------ rewriting lists
-// One block per segment: the list's block after the batch (its old one, or the block of its
-// new class handed out by the allocator: pool holds the blocks of every class in ascending
-// class order, header[H_CLASS + k] of class k) and the address of field f in a block.
+// One block per segment: the list's block after the batch (its old one, or a block of its
+// new class popped from that class's ring of the block cache, hornet/memory/block_cache.py)
+// and the address of field f in a block. A list that leaves its old block pushes it onto the
+// ring of the old class, or onto the spill list when the host did not accept pushes there.
+// Rings: `slots` pointers per class; ring_state: heads (NUM_CLASSES) then tails (NUM_CLASSES);
+// pops take head + rank, pushes tail + rank (the host sized both, so they never overlap), and
+// the last block to finish advances the counters for the next batch.
+struct Rings {
+    i64* slot;
+    i64* state;
+    i64 slots;
+    u64 accept;              // bit k: class k's ring takes the blocks given back
+};
 struct Fields {
     const i64* bases;        // block arrays' dst-column addresses, ascending
     const i64* field_bases;  // (narrays, nf) column addresses
@@ -447,13 +472,44 @@ __device__ __forceinline__ i64 field_address(const Fields& F, i64 ptr, int f) {
     return F.field_bases[a * F.nf + f] + ((ptr - F.bases[a]) >> 2) * field_size(F, f);
 }
 
-__device__ __forceinline__ i64 new_block(const Layout& L, const i64* pool, i64 sg) {
+__device__ __forceinline__ i64 new_block(const Layout& L, const Rings& R, i64 sg) {
     const i64 to = L.seg_class[sg];
     if (to < 0) return L.seg_ptr[sg];
-    i64 start = 0;
-    for (int k = 0; k < to; ++k) start += L.header[H_CLASS + k];
-    return pool[start + L.seg_rank[sg]];
+    return R.slot[to * R.slots + ((R.state[to] + L.seg_rank[sg]) & (R.slots - 1))];
 }
+
+// The segment's old block, when it leaves it: onto its class's ring or the spill list.
+__device__ __forceinline__ void give_back_block(const Layout& L, const Rings& R, i64 sg) {
+    const i64 give = L.seg_give[sg];
+    if (give < 0) return;
+    const i64 cls = give >> 32, rank = give & 0xFFFFFFFFll;
+    if ((R.accept >> cls) & 1ull)
+        R.slot[cls * R.slots + ((R.state[NUM_CLASSES + cls] + rank) & (R.slots - 1))] =
+            L.seg_ptr[sg];
+    else
+        L.spill[atomicAdd((unsigned long long*)&L.header[H_SPILLS], 1ull)] = L.seg_ptr[sg];
+}
+
+// Every block, after its segments: the last one to finish advances the ring counters (every
+// block read them before it counted itself done).
+__device__ __forceinline__ void advance_rings(const Layout& L, const Rings& R) {
+    __shared__ bool last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd((unsigned long long*)&L.header[H_DONE], 1ull) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && threadIdx.x < NUM_CLASSES) {
+        const int k = threadIdx.x;
+        R.state[k] += L.header[H_CLASS + k];
+        if ((R.accept >> k) & 1ull) R.state[NUM_CLASSES + k] += L.header[H_FREED + k];
+    }
+}
+
+#define RING_PARAMS i64* __restrict__ ring_slot, i64* __restrict__ ring_state, \
+    i64 ring_slots, u64 ring_accept
+#define MAKE_RINGS const Rings R = {ring_slot, ring_state, ring_slots, ring_accept}
 
 // New items V (from `values` by pair, or the entries' dst) merged into the old list O of d0
 // items, written to D (D == O: in place). Chunks of blockDim.x old items from the back, each
@@ -484,15 +540,16 @@ __device__ void merge_block(const T* O, T* D, i64 d0, i64 lo, const i64* I, i64 
     __syncthreads();
 }
 
-extern "C" __global__ void small_merge(i64* ws, const i64* __restrict__ pool,
+extern "C" __global__ void small_merge(i64* ws, RING_PARAMS,
                                        int* __restrict__ degree,
                                        signed char* __restrict__ size_class,
                                        i64* __restrict__ edge_ptr, FIELD_PARAMS) {
     MAKE_FIELDS;
+    MAKE_RINGS;
     const Layout L = layout(ws);
     const i64 nseg = L.header[H_SEGMENTS];
     for (i64 sg = blockIdx.x; sg < nseg; sg += gridDim.x) {
-        const i64 old = L.seg_ptr[sg], target = new_block(L, pool, sg);
+        const i64 old = L.seg_ptr[sg], target = new_block(L, R, sg);
         const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
         const i64* I = L.ent_pos + start;
         const i64 lo = target == old ? I[0] : 0;      // in place, items before I[0] stay
@@ -521,8 +578,10 @@ extern "C" __global__ void small_merge(i64* ws, const i64* __restrict__ pool,
                 edge_ptr[u] = target;
                 size_class[u] = (signed char)L.seg_class[sg];
             }
+            give_back_block(L, R, sg);
         }
     }
+    advance_rings(L, R);
 }
 
 // The items at the ascending positions P leave the list O of d0 items; the survivors are
@@ -555,16 +614,17 @@ __device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, const i64
     }
 }
 
-extern "C" __global__ void small_remove(i64* ws, const i64* __restrict__ pool,
+extern "C" __global__ void small_remove(i64* ws, RING_PARAMS,
                                         int* __restrict__ degree,
                                         signed char* __restrict__ size_class,
                                         i64* __restrict__ edge_ptr, FIELD_PARAMS) {
     MAKE_FIELDS;
+    MAKE_RINGS;
     const Layout L = layout(ws);
     const i64 nseg = L.header[H_SEGMENTS];
     for (i64 sg = blockIdx.x; sg < nseg; sg += gridDim.x) {
         const i64 old = L.seg_ptr[sg], d1 = L.seg_new[sg];
-        const i64 target = d1 > 0 ? new_block(L, pool, sg) : 0;
+        const i64 target = d1 > 0 ? new_block(L, R, sg) : 0;
         const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
         const i64* P = L.ent_pos + start;
         const i64 lo = target == old ? P[0] : 0;      // in place, items before P[0] stay
@@ -593,6 +653,8 @@ extern "C" __global__ void small_remove(i64* ws, const i64* __restrict__ pool,
                 edge_ptr[u] = target;
                 size_class[u] = (signed char)L.seg_class[sg];
             }
+            give_back_block(L, R, sg);
         }
     }
+    advance_rings(L, R);
 }

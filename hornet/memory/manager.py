@@ -91,6 +91,7 @@ class MemoryManager:
         self._class_blocks: dict[int, int] = {}   # per class: blocks in its arrays ...
         self._class_used: dict[int, int] = {}     # ... and blocks in use (kept current)
         self._lookup: _Lookup | None = None
+        self.cache = None                  # BlockCache, made by block_cache() on first use
 
     # ------------------------------------------------------------------ size classes
     def size_class_for(self, degree):
@@ -100,6 +101,28 @@ class MemoryManager:
 
     def blocks_per_array(self, size_class: int) -> int:
         return max(1, self.block_array_edges >> size_class)
+
+    # ------------------------------------------------------------------ block cache
+    def block_cache(self):
+        """This manager's :class:`hornet.memory.block_cache.BlockCache` (made on first use):
+        rings of reserved free blocks per size class for batches that allocate and release
+        on the device."""
+        if self.cache is None:
+            from .block_cache import BlockCache
+            self.cache = BlockCache(self)
+        return self.cache
+
+    def cached_changed(self, size_classes) -> None:
+        """The block cache gained or lost blocks of ``size_classes``: their utilization (blocks
+        owned / blocks reserved) may have dropped, so compaction looks at them again."""
+        self._touched.update(int(k) for k in size_classes)
+
+    def blocks_holding_lists(self, size_class: int) -> int:
+        """Blocks of a class in use and not held by the block cache."""
+        return self._class_used.get(size_class, 0) - self._cached(size_class)
+
+    def _cached(self, size_class: int) -> int:
+        return self.cache.size(size_class) if self.cache is not None else 0
 
     # ------------------------------------------------------------------ allocation
     def allocate(self, size_class: int, count: int) -> np.ndarray:
@@ -242,7 +265,9 @@ class MemoryManager:
             self._lookup = None
 
     def release_spares(self) -> None:
-        """Free every empty block array, spares included."""
+        """Free every empty block array, spares included (the block cache is emptied first)."""
+        if self.cache is not None:
+            self.cache.flush()
         for k in list(self.pools):
             self._drop_empty(k, keep_spare=False)
 
@@ -268,8 +293,20 @@ class MemoryManager:
             pool = self.pools.get(k)
             if not pool:
                 continue
+            cached = self._cached(k)
+            if cached and cached == self._class_used[k]:
+                self.cache.flush([k])              # no list left: a reserve holds memory for
+                continue                           # nothing (its emptied arrays are freed)
+            # otherwise cached blocks count as used: the cache's reserve is bounded (a few MB)
+            # and must not make a small class look under-used, or batches would compact and
+            # refill it over and over
             if self._class_used[k] >= self.compact_below * self._class_blocks[k]:
                 continue
+            if self._cached(k):                    # cached blocks go back to the trees first
+                self.cache.flush([k])
+                pool = self.pools.get(k)
+                if not pool:
+                    continue
             # every array under the threshold moves out: each move frees at least twice what
             # it copies. Live blocks go to free room in the arrays kept, the rest to one new
             # array sized to fit.
@@ -367,15 +404,19 @@ class MemoryManager:
         return sum(d.itemsize for d in self.field_dtypes)
 
     def stats(self) -> dict:
-        """Reserved bytes, block counts and utilization, in total and per size class."""
+        """Reserved bytes, block counts and utilization, in total and per size class.
+        ``used_blocks`` counts the blocks holding a list; ``cached_blocks`` the free blocks the
+        block cache holds in reserve (marked used in the bit trees)."""
         per_class = {}
         reserved = 0
         for k, pool in sorted(self.pools.items()):
             nbytes = sum(a.nbytes for a in pool)
             blocks = sum(a.num_blocks for a in pool)
-            used = sum(a.used for a in pool)
+            cached = self._cached(k)
+            used = sum(a.used for a in pool) - cached      # blocks that hold a list
             per_class[k] = {"block_size": 1 << k, "block_arrays": len(pool), "blocks": blocks,
-                            "used_blocks": used, "reserved_bytes": nbytes,
+                            "used_blocks": used, "cached_blocks": cached,
+                            "reserved_bytes": nbytes,
                             "block_utilization": used / blocks if blocks else 0.0}
             reserved += nbytes
         return {"block_bytes": reserved, "block_arrays": sum(len(p) for p in self.pools.values()),
@@ -385,7 +426,8 @@ class MemoryManager:
         """Verify the allocator against the blocks that vertices say they own.
 
         ``pointers``/``size_classes``: the edge pointer and size class of every vertex that owns
-        a block. Raises :class:`InvariantError` naming the first broken invariant.
+        a block (the block cache's blocks are added here). Raises :class:`InvariantError`
+        naming the first broken invariant.
         """
         lookup = self.lookup()
         be = self.backend
@@ -410,6 +452,14 @@ class MemoryManager:
                                      "from its arrays")
         pointers = be.to_host(pointers).astype(np.int64)
         size_classes = be.to_host(size_classes).astype(np.int64)
+        if self.cache is not None:                 # the cache owns its blocks like a vertex
+            try:
+                self.cache.check()
+            except AssertionError as exc:
+                raise InvariantError(str(exc)) from None
+            cached, cached_classes = self.cache.pointers()
+            pointers = np.concatenate([pointers, be.to_host(cached).astype(np.int64)])
+            size_classes = np.concatenate([size_classes, cached_classes])
         if pointers.size == 0:
             if any(a.used for pool in self.pools.values() for a in pool):
                 raise InvariantError("blocks marked used but no vertex owns a block")

@@ -1,0 +1,200 @@
+"""Free blocks held in reserve per size class, so that small batches allocate and release
+without the host.
+
+Allocating through the bit trees takes a host plan per size class and a kernel; releasing
+takes a kernel and a read-back of per-array counts. For a batch of a thousand edges that host
+work costs more than the batch's kernels. A :class:`BlockCache` keeps, per size class, a ring
+of blocks taken from the bit trees ahead of time (marked used there, owned by no vertex):
+
+- a batch's kernels *pop* the blocks its moving lists need from the head of their class's
+  ring and *push* the blocks those lists leave onto the tail of the old class's ring;
+- the host only sees per-class counts (what the batch needs and frees, from the batch's
+  header), keeps every ring's head and tail counters, refills a ring from the bit trees (one
+  batched allocation for all classes) when a batch needs more than it holds, and lets freed
+  blocks go back to the bit trees instead (:meth:`MemoryManager.release`) when a ring would
+  keep more than twice its target.
+
+A ring's target is bytes-bounded (``budget_bytes`` of blocks per class, at most
+``max_blocks``), so the reserve is a few MB at most and large classes keep none: their
+blocks are taken and given back batch by batch, as without a cache. It is also at most a
+quarter of the blocks holding lists in the class (but ``MIN_BLOCKS`` at least), so a small
+graph keeps a small reserve and refills from free room in its arrays. Compaction empties the
+ring of every class it compacts first (the manager calls :meth:`flush`), so memory still
+follows the graph down; :meth:`MemoryManager.stats` counts cached blocks as unused.
+
+Rings are int64 device arrays of ``ring_slots`` pointers per class; head and tail are
+counters (slot = counter mod ``ring_slots``). Pops of one batch read slots ``[head, head +
+need)`` while its pushes write ``[tail, tail + freed)``; a push is accepted only when
+``tail - head + freed <= ring_slots``, so the two never overlap.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+NUM_CLASSES = 64
+RING_SLOTS = 8192          # a power of two, at least twice the most blocks one batch may pop
+BUDGET_BYTES = 1 << 18     # per class: the bytes of blocks a ring aims to hold
+MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
+MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class's lists
+
+
+class BlockCache:
+    """Rings of reserved free blocks per size class for one :class:`MemoryManager`.
+
+    ``rings``: int64 (NUM_CLASSES * ring_slots,) on the manager's device; ``state``: int64
+    (2 * NUM_CLASSES,) on the device, every ring's head counter then its tail counter, as the
+    kernels read them; ``head``/``tail``: the host's copies (lists of ints). A batch's
+    kernels advance ``state`` themselves; the host advances its copies with :meth:`commit`.
+    The manager's bit trees mark cached blocks used.
+    """
+
+    def __init__(self, manager, ring_slots: int = RING_SLOTS, budget_bytes: int = BUDGET_BYTES,
+                 max_blocks: int = MAX_BLOCKS):
+        if ring_slots < 1 or ring_slots & (ring_slots - 1):
+            raise ValueError(f"ring_slots must be a power of two, got {ring_slots}")
+        self._manager = weakref.ref(manager)    # no cycle: a dropped graph frees at once
+        self.ring_slots = int(ring_slots)
+        xp = manager.xp
+        self.rings = xp.zeros(NUM_CLASSES * self.ring_slots, dtype=xp.int64)
+        self.state = xp.zeros(2 * NUM_CLASSES, dtype=xp.int64)
+        self.head = [0] * NUM_CLASSES
+        self.tail = [0] * NUM_CLASSES
+        slots_in_budget = np.int64(budget_bytes // manager.bytes_per_slot)
+        target = np.minimum(max_blocks, slots_in_budget >> np.arange(NUM_CLASSES,
+                                                                      dtype=np.int64))
+        target[:manager.min_size_class] = 0
+        self.target = target
+
+    @property
+    def manager(self):
+        return self._manager()
+
+    # ------------------------------------------------------------------ counts
+    def sizes(self) -> np.ndarray:
+        """Blocks held per class (host int64 (NUM_CLASSES,))."""
+        return np.array(self.tail, dtype=np.int64) - np.array(self.head, dtype=np.int64)
+
+    def size(self, size_class: int) -> int:
+        return self.tail[size_class] - self.head[size_class]
+
+    # ------------------------------------------------------------------ a batch
+    def reserve(self, need) -> None:
+        """Make every ring ``k`` hold at least ``need[k]`` blocks (NUM_CLASSES host integers,
+        each at most ``ring_slots // 2``). When one is short, the rings short of it are filled
+        up to ``need + target``, and the other rings that have served before and fell under
+        half their target up to their target, all from the bit trees in one batched
+        allocation (so that refills of different classes fall on the same batch). All or
+        nothing: on :class:`DeviceMemoryError` no ring changed."""
+        head, tail = self.head, self.tail
+        if all(n <= tail[k] - head[k] for k, n in enumerate(need) if n):
+            return
+        need = np.asarray(need, dtype=np.int64)
+        if (need > self.ring_slots // 2).any():
+            raise ValueError("a batch may take at most ring_slots // 2 blocks of one class")
+        size = self.sizes()
+        goal = self.goals()
+        low = (np.array(tail) > 0) & (2 * (size - need) < goal)
+        amount = np.where((need > size) | low, np.maximum(need + goal - size, 0), 0)
+        amount = np.minimum(amount, self.ring_slots - size)
+        pool = self.manager.allocate_counts(amount)        # ascending class
+        self._append(amount, pool)
+
+    def accepts(self, need, freed) -> int:
+        """Bit mask of the classes whose ring takes the ``freed[k]`` blocks a batch gives back
+        while it pops ``need[k]`` (NUM_CLASSES host integers each): room in the ring, and no
+        more than twice the target left after the batch. The other classes' blocks go back to
+        the bit trees."""
+        mask = 0
+        for k, f in enumerate(freed):
+            if f:
+                size = self.tail[k] - self.head[k]
+                if size + f <= self.ring_slots and size - need[k] + f <= 2 * self.goal(k):
+                    mask |= 1 << k
+        return mask
+
+    def goal(self, size_class: int) -> int:
+        """Blocks ring ``size_class`` aims to hold now: its target, but at most a quarter of
+        the class's blocks holding lists (and ``MIN_BLOCKS`` at least, within the target)."""
+        target = int(self.target[size_class])
+        owned = self.manager.blocks_holding_lists(size_class)
+        return min(target, max(MIN_BLOCKS, owned >> 2))
+
+    def goals(self) -> np.ndarray:
+        """:meth:`goal` of every class (host int64 (NUM_CLASSES,))."""
+        return np.array([self.goal(k) for k in range(NUM_CLASSES)], dtype=np.int64)
+
+    def commit(self, need, freed, accepted: int) -> int:
+        """Advance the host's counters after a batch popped ``need[k]`` blocks and pushed the
+        ``freed[k]`` of the classes in the ``accepted`` mask (its kernels advanced ``state``);
+        returns how many freed blocks were not pushed (the batch's spill list, for the bit
+        trees)."""
+        spilled = 0
+        changed = []
+        for k in range(NUM_CLASSES):
+            n, f = need[k], freed[k]
+            if n or f:
+                self.head[k] += n
+                if accepted >> k & 1:
+                    self.tail[k] += f
+                else:
+                    spilled += f
+                changed.append(k)
+        self.manager.cached_changed(changed)
+        return spilled
+
+    # ------------------------------------------------------------------ back to the trees
+    def pointers(self, classes=None):
+        """The cached blocks of ``classes`` (default: all): (edge pointers int64 on the
+        device, their size classes host int64)."""
+        xp = self.manager.xp
+        ks = [k for k in (range(NUM_CLASSES) if classes is None else classes) if self.size(k)]
+        if not ks:
+            return xp.zeros(0, dtype=xp.int64), np.zeros(0, dtype=np.int64)
+        first = np.array([k * self.ring_slots for k in ks], dtype=np.int64)
+        start = np.array([self.head[k] for k in ks], dtype=np.int64)
+        slot = self._slots(first, start, np.array([self.size(k) for k in ks], dtype=np.int64))
+        return self.rings[xp.asarray(slot)], np.repeat(np.asarray(ks, dtype=np.int64),
+                                                       [self.size(k) for k in ks])
+
+    def flush(self, classes=None) -> None:
+        """Give the cached blocks of ``classes`` (default: all) back to the bit trees."""
+        ptrs, _ = self.pointers(classes)
+        ks = [k for k in (range(NUM_CLASSES) if classes is None else classes) if self.size(k)]
+        for k in ks:
+            self.head[k] = self.tail[k]
+        self._upload_state()
+        if ptrs.shape[0]:
+            self.manager.release(ptrs)
+
+    def check(self) -> None:
+        """The device's counters equal the host's (raises AssertionError otherwise)."""
+        dev = self.manager.backend.to_host(self.state).tolist()
+        if dev != self.head + self.tail:
+            raise AssertionError(f"block cache counters differ: device {dev}, host "
+                                 f"{self.head + self.tail}")
+
+    # ------------------------------------------------------------------ internals
+    def _slots(self, first, start, sizes):
+        """Ring slots ``first[i] + (start[i] + j) mod ring_slots`` for j < sizes[i], class
+        after class (host int64)."""
+        offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        step = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(offset, sizes)
+        return np.repeat(first, sizes) + (np.repeat(start, sizes) + step) % self.ring_slots
+
+    def _append(self, amount, pool) -> None:
+        """Write ``pool`` (device int64, ``amount[k]`` blocks of each class k in ascending
+        class order) at the rings' tails."""
+        xp = self.manager.xp
+        ks = np.flatnonzero(amount)
+        sizes = amount[ks]
+        tails = np.array([self.tail[k] for k in ks], dtype=np.int64)
+        self.rings[xp.asarray(self._slots(ks * self.ring_slots, tails, sizes))] = pool
+        for k, n in zip(ks.tolist(), sizes.tolist()):
+            self.tail[k] += n
+        self._upload_state()
+        self.manager.cached_changed(ks)
+
+    def _upload_state(self) -> None:
+        self.state[:] = self.manager.xp.asarray(np.array(self.head + self.tail, dtype=np.int64))
