@@ -81,14 +81,15 @@ def accumulate():
 
 def prepare_kernel(pairs):
     """GPU time of the preparing kernel alone (CUDA events), median of 100."""
-    from hornet.batch.gpu_small import _CU, _ID_TYPES, _NAMES, PREPARE_THREADS
+    from hornet.batch.gpu_small import _CU, _ID_TYPES, _NAMES, COPY_MAX_CLASS, PREPARE_THREADS
     from hornet.memory.gpu_copy import function, i64
     import numpy as np
     s, d = rs.randint(0, n, pairs, dtype=cupy.int64), rs.randint(0, n, pairs, dtype=cupy.int64)
     rows = cupy.empty(8192, dtype=cupy.int32)
     fn = function(_CU, "small_prepare<long long>", _NAMES)
     args = (s, d, i64(pairs), np.int32(1), np.int32(0), g._degree, g._size_class, g._edge_ptr,
-            i64(g._degree.shape[0]), i64(g._mm.min_size_class), g._small.workspace, rows)
+            i64(g._degree.shape[0]), i64(g._mm.min_size_class), i64(COPY_MAX_CLASS),
+            g._small.workspace, rows)
     start, stop = cupy.cuda.Event(), cupy.cuda.Event()
     times = []
     for _ in range(110):
@@ -117,6 +118,7 @@ def phase_clocks(pairs):
     """Cycles spent in each phase of small_prepare (a copy compiled with phase clocks)."""
     import numpy as np
     from hornet.batch import gpu_small
+    from hornet.batch.gpu_small import COPY_MAX_CLASS
     from hornet.memory.gpu_copy import _HEADERS, i64
     code = "#define SMALL_BATCH_CLOCKS\n" + open(gpu_small._CU).read()
     mod = cupy.RawModule(code=code, options=("-std=c++17", f"-I{_HEADERS}"),
@@ -129,7 +131,8 @@ def phase_clocks(pairs):
     for _ in range(30):
         fn((1,), (gpu_small.PREPARE_THREADS,),
            (s, d, i64(pairs), np.int32(1), np.int32(0), g._degree, g._size_class, g._edge_ptr,
-            i64(g._degree.shape[0]), i64(g._mm.min_size_class), ws, rows))
+            i64(g._degree.shape[0]), i64(g._mm.min_size_class), i64(COPY_MAX_CLASS),
+            ws, rows))
         runs.append(np.diff(ws[192:199].get()))
     names = ["load", "sort", "search", "compact", "segments", "per-segment"]
     med = np.median(np.array(runs[5:]), axis=0)

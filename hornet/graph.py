@@ -30,7 +30,7 @@ import numpy as np
 from .adjacency import AdjacencyView
 from .batch.validate import BatchError, MAX_VERTEX_ID, edge_batch, id_array, property_values
 from .batch.gpu_small import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID,
-                              H_MOVES, H_RESULTS, H_SEGMENTS, MAX_FIELDS, MODE_DELETE,
+                              H_MOVES, H_PIECES, H_RESULTS, MAX_FIELDS, MODE_DELETE,
                               MODE_INSERT, NUM_CLASSES, SMALL_ENTRIES, SmallBatches)
 from .memory.manager import DeviceMemoryError, InvariantError, MemoryManager
 
@@ -627,7 +627,7 @@ class Graph:
         if mode == MODE_INSERT:
             self._n = n
         if kept:
-            self._small.rewrite(mode, header[H_SEGMENTS], cache, accept, mm.lookup(),
+            self._small.rewrite(mode, header[H_PIECES], cache, accept, mm.lookup(),
                                 mm.field_dtypes,
                                 [values[k] for k in self._edge_schema] if mode == MODE_INSERT
                                 else [None] * len(self._edge_schema),

@@ -186,6 +186,51 @@ def test_hub_lists_merge_and_shrink_in_place_across_chunks(small_path_counter):
     assert small_path_counter["n"] == batches
 
 
+def test_hub_lists_are_copied_in_pieces_with_their_properties(small_path_counter):
+    """Few new or removed edges in the middle of lists of tens of thousands: rewritten in
+    place, one block would step through half of each list, so the small path copies such a
+    list to a fresh block of its own size class, in pieces run side by side (every field,
+    the result's property values and the vertex table as the CPU backend has them)."""
+    rng = np.random.default_rng(21)
+    kw = dict(directed=False, edge_properties=PROPS)
+    cpu, gpu = hornet.Graph(device="cpu", **kw), hornet.Graph(device="gpu", **kw)
+    hubs = np.array([1, 2, 3])
+
+    def props(m):
+        return dict(w=rng.random(m).astype(np.float32), t=rng.integers(-10**12, 10**12, m),
+                    flag=rng.integers(-128, 128, m).astype(np.int8))
+
+    for hub, degree in zip(hubs, (20_000, 33_000, 45_000)):      # built in small batches
+        others = rng.choice(np.arange(10, 200_000), size=degree, replace=False)
+        for part in np.array_split(others, -(-degree // (SMALL_ENTRIES // 2))):
+            s = np.full(part.size, hub)
+            p = props(part.size)
+            _same_change(cpu.insert_edges(s, part, **p), gpu.insert_edges(s, part, **p))
+    _same_graph(cpu, gpu)
+    copied = 0
+    for step in range(24):
+        m = int(rng.integers(20, 200))
+        ptr_before = to_host(gpu._edge_ptr)[hubs].copy()
+        class_before = to_host(gpu._size_class)[hubs].copy()
+        if step % 2 == 0:
+            s, d = rng.choice(hubs, m), rng.integers(10, 200_000, m)
+            p = props(m)
+            _same_change(cpu.insert_edges(s, d, **p), gpu.insert_edges(s, d, **p))
+        else:
+            es, ed = cpu.edges()
+            pick = rng.choice(np.flatnonzero(np.isin(es, hubs)), size=m, replace=False)
+            _same_change(cpu.delete_edges(es[pick], ed[pick]),
+                         gpu.delete_edges(es[pick], ed[pick]))
+        _same_graph(cpu, gpu)
+        same_class = to_host(gpu._size_class)[hubs] == class_before
+        copied += int((same_class & (to_host(gpu._edge_ptr)[hubs] != ptr_before)).sum())
+        if step % 8 == 7:
+            gpu.check()
+    assert copied >= 24            # hub lists were copied within their class, not rewritten
+    gpu.release_spare_memory()
+    gpu.check()
+
+
 @pytest.mark.parametrize("bad", [
     dict(src=[0, -1], dst=[1, 2]),
     dict(src=[0, 1], dst=[1, hornet.graph.MAX_VERTEX_ID + 1]),

@@ -202,16 +202,18 @@ def _push(cache, freed_ptrs, k):
 
 
 def test_block_cache_hands_out_reserved_blocks_and_takes_them_back():
-    from hornet.memory.block_cache import MIN_BLOCKS, NUM_CLASSES
+    from hornet.memory.block_cache import DEMAND_BATCHES, MIN_BLOCKS, NUM_CLASSES
     mm = _manager(block_array_edges=1 << 12)
     cache = mm.block_cache()
     need = np.zeros(NUM_CLASSES, np.int64)
     need[[0, 3]] = [5, 7]
     cache.reserve(need)
     assert (cache.sizes() >= need).all()
-    # each ring short of blocks is filled to need + goal; an empty class's goal: MIN_BLOCKS
-    assert cache.goal(0) == MIN_BLOCKS
-    assert cache.size(0) == 5 + MIN_BLOCKS and cache.size(3) == 7 + MIN_BLOCKS
+    # each ring short of blocks is filled to need + goal; an empty class's goal is
+    # MIN_BLOCKS, raised by the refill's traffic to DEMAND_BATCHES times its need
+    assert cache.goal(0) == max(MIN_BLOCKS, DEMAND_BATCHES * 5)
+    assert cache.goal(1) == MIN_BLOCKS
+    assert cache.size(0) == 5 + cache.goal(0) and cache.size(3) == 7 + cache.goal(3)
     mm.check(np.zeros(0, np.int64), np.zeros(0, np.int64))      # the cache owns them all
     stats = mm.stats()["size_classes"]
     assert stats[0]["used_blocks"] == 0 and stats[0]["cached_blocks"] == cache.size(0)
@@ -251,10 +253,43 @@ def test_block_cache_refuses_pushes_past_twice_its_target_and_large_classes():
     assert cache.accepts(np.zeros(NUM_CLASSES, np.int64), freed) == 1 << 2
     ptrs = mm.allocate(2, 400)                     # lists of class 2: a larger goal
     assert cache.goal(2) == 100 < cache.target[2]
+    need = np.zeros(NUM_CLASSES, np.int64)
+    need[2] = freed[2] = 3 * cache.goal(2) + 1    # as many taken as given back: no growth
+    cache.reserve(need)
+    cache.boost[2] = 0                             # without the refill's raise: goal 100
+    assert cache.size(2) - need[2] + freed[2] > 2 * cache.goal(2)
+    assert cache.accepts(need, freed) == 1 << 2
     with pytest.raises(ValueError, match="ring_slots"):
         need = np.zeros(NUM_CLASSES, np.int64)
         need[1] = cache.ring_slots
         cache.reserve(need)
+
+
+def test_block_cache_goals_follow_the_traffic_of_refills():
+    """A refill sizes rings by the batch that triggered it (DEMAND_BATCHES times its need, at
+    most half the ring and the bytes budget); an earlier raise halves at each refill."""
+    from hornet.memory.block_cache import DEMAND_BATCHES, MIN_BLOCKS, NUM_CLASSES
+    mm = _manager(block_array_edges=1 << 16)
+    cache = mm.block_cache()
+    need = np.zeros(NUM_CLASSES, np.int64)
+    need[0] = 100
+    cache.reserve(need)
+    assert cache.goal(0) == DEMAND_BATCHES * 100 and cache.size(0) == 100 + cache.goal(0)
+    all_of_it = np.zeros(NUM_CLASSES, np.int64)
+    all_of_it[0] = cache.size(0)
+    taken = _pop(cache, all_of_it)
+    _commit(cache, all_of_it, np.zeros(NUM_CLASSES, np.int64), 0)
+    other = np.zeros(NUM_CLASSES, np.int64)
+    other[1] = 1
+    cache.reserve(other)                      # class 0 is low and has served: refilled too
+    assert cache.goal(0) == DEMAND_BATCHES * 100 // 2 == cache.size(0)
+    assert cache.goal(1) == max(MIN_BLOCKS, DEMAND_BATCHES)
+    huge = np.zeros(NUM_CLASSES, np.int64)
+    huge[2] = cache.ring_slots // 2
+    cache.reserve(huge)
+    assert cache.goal(2) == cache.ceiling[2] <= cache.ring_slots // 2
+    assert cache.size(2) == huge[2] + cache.goal(2) <= cache.ring_slots
+    mm.check(taken, np.zeros(taken.size, np.int64))
 
 
 def test_compaction_empties_the_cache_of_an_underused_class():
@@ -296,7 +331,7 @@ def test_a_full_reserve_does_not_make_a_class_compact():
     _push(cache, taken[1:], 4)
     _commit(cache, np.zeros(NUM_CLASSES, np.int64), freed, accept)
     old, _ = mm.compact_touched()
-    assert old.size == 0 and cache.size(4) == MIN_BLOCKS + 2
+    assert old.size == 0 and cache.size(4) == cache.goal(4) + 2 >= MIN_BLOCKS + 2
     mm.check(taken[:1], np.full(1, 4))
 
 

@@ -17,11 +17,15 @@ time for microseconds of GPU work. Here a batch of at most :data:`SMALL_ENTRIES`
    per-class counts: a ring short of what the batch needs is refilled from the bit trees
    (rarely: one batched allocation), and the host decides which rings take the blocks the
    batch gives back;
-3. ``small_merge`` / ``small_remove`` (one block per segment): every field of every list
-   rewritten in place or into a block popped from its new class's ring, the result's
+3. ``small_merge`` / ``small_remove`` (one block per piece of work): every field of every
+   list rewritten in place or into a block popped from its new class's ring, the result's
    property values, the vertex table updated, and every old block pushed onto its class's
    ring (or, when that ring is full, onto a spill list given back to the bit trees: one
-   kernel and a read-back of per-array counts).
+   kernel and a read-back of per-array counts). A list rewritten in place is one piece. A
+   list that moves is cut into pieces of 8,192 old items copied side by side, and a hub's
+   list that would move more than 2,048 items in place (up to ``COPY_MAX_CLASS``) is copied
+   to a fresh block of its own class instead, so that a batch touching lists of 10^5 items
+   is not one block stepping through them.
 
 The caller (:class:`hornet.graph.Graph`) owns the order of these steps and falls back to the
 general pipeline for anything this path does not take (bad ids, so that the error message
@@ -33,6 +37,7 @@ import os
 
 import numpy as np
 
+from ..memory.block_cache import SPARE_MAX_CLASS as COPY_MAX_CLASS
 from ..memory.gpu_copy import cupy, function, i64
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "small_batch.cu")
@@ -52,10 +57,11 @@ H_KEPT, H_SEGMENTS, H_MOVES, H_LOOPS, H_MIN_ID, H_MAX_ID, H_RESULTS, H_RELEASES,
     range(9)
 NUM_CLASSES = 64
 H_FREED = H_CLASS + NUM_CLASSES          # old blocks given back, per size class
+H_PIECES = H_FREED + NUM_CLASSES + 2     # blocks of the rewrite (pieces of segments)
 HEADER_WORDS = 256
-_READ_WORDS = H_FREED + NUM_CLASSES
-# entries: src and dst (int32, E words together), pair, pos, res; segments: 9 arrays
-SPILL_OFFSET = HEADER_WORDS + 13 * SMALL_ENTRIES
+_READ_WORDS = H_PIECES + 1
+# entries: src and dst (int32, E words together), pair, pos, res; segments: 10 arrays
+SPILL_OFFSET = HEADER_WORDS + 14 * SMALL_ENTRIES
 WORKSPACE_WORDS = SPILL_OFFSET + SMALL_ENTRIES
 
 
@@ -84,14 +90,16 @@ class SmallBatches:
         function(_CU, f"small_prepare<{_ID_TYPES[s.dtype]}>", _NAMES)(
             (1,), (PREPARE_THREADS,),
             (s, d, i64(s.shape[0]), np.int32(mirror), np.int32(mode), degree, size_class,
-             edge_ptr, i64(degree.shape[0]), i64(min_class), self.workspace, rows))
+             edge_ptr, i64(degree.shape[0]), i64(min_class), i64(COPY_MAX_CLASS),
+             self.workspace, rows))
         self.workspace[:_READ_WORDS].get(out=self.header)
         return self.header, rows
 
-    def rewrite(self, mode: int, segments: int, cache, accept: int, lookup, field_dtypes,
+    def rewrite(self, mode: int, pieces: int, cache, accept: int, lookup, field_dtypes,
                 values, outs, degree, size_class, edge_ptr) -> None:
         """Rewrite the prepared batch's lists (``small_merge`` or ``small_remove``, one block
-        per segment) and update the vertex table in place.
+        per piece: ``pieces`` is the header's ``H_PIECES``) and update the vertex table in
+        place.
 
         ``cache``: the memory manager's block cache, holding the blocks the header's class
         counts need (:meth:`BlockCache.reserve`); ``accept``: bit mask of the classes whose
@@ -112,7 +120,7 @@ class SmallBatches:
             o[f] = int(out.data.ptr)
         name = "small_merge" if mode == MODE_INSERT else "small_remove"
         function(_CU, name, _NAMES)(
-            (int(segments),), (REWRITE_THREADS,),
+            (int(pieces),), (REWRITE_THREADS,),
             (self.workspace, cache.rings, cache.state, i64(cache.ring_slots),
              np.uint64(accept), degree, size_class, edge_ptr, lookup.dev_bases,
              lookup.dev_field_bases, i64(len(lookup.arrays)), np.int32(nf), np.uint64(sizes),

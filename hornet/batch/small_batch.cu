@@ -37,6 +37,7 @@ static_assert(PER_THREAD == 4, "the preparing block's per-thread arrays are writ
 #define H_FREED 72      // NUM_CLASSES counts: old blocks given back per size class
 #define H_SPILLS 136    // old blocks the rewrite sent to the spill list (not to a ring)
 #define H_DONE 137      // blocks of the rewrite that finished (the last one moves the rings)
+#define H_PIECES 138    // pieces of work of the rewrite (its grid: one block per piece)
 #define HEADER_WORDS 256
 #define H_CLOCKS 192    // profiling only: clock64() after each phase of small_prepare
 
@@ -64,6 +65,7 @@ struct Layout {
     i64* seg_class;     //   new size class when the list moves to another block, else -1
     i64* seg_rank;      //   rank among the moving lists of that class
     i64* seg_give;      //   old block given back: its class << 32 | rank in it, else -1
+    i64* seg_piece;     //   its first piece of rewrite work (see PIECE_ITEMS)
     i64* spill;         // old blocks given back to the bit trees (their rings were full)
 };
 
@@ -86,6 +88,7 @@ __device__ __forceinline__ Layout layout(i64* ws) {
     L.seg_class = p;                p += E;
     L.seg_rank = p;                 p += E;
     L.seg_give = p;                 p += E;
+    L.seg_piece = p;                p += E;
     L.spill = p;                    // SPILL_OFFSET in gpu_small.py
     return L;
 }
@@ -103,12 +106,21 @@ __device__ __forceinline__ i64 size_class_for(i64 degree, i64 min_class) {
 // segments per source, and decide per segment the new degree and whether the list moves to a
 // block of another size class (insert: it outgrows its block; delete: it falls under a
 // quarter of it, or empties). Vertices at or past table_len have no list yet.
+//
+// A list rewritten in place moves its items from the first change on, with one block: fine
+// for short lists, slow for a hub's (hundreds of thousands of items, one block stepping
+// through them). So a list that would move more than COPY_ITEMS items in place, and whose
+// class is at most copy_max_class, is copied instead to a fresh block of its own class (a
+// move like any other: popped from the ring, the old block pushed back), and every moving
+// list is cut into pieces of PIECE_ITEMS old items, one block each, run side by side.
+#define COPY_ITEMS 2048
+#define PIECE_ITEMS 8192        // a multiple of the removal's step (REWRITE_THREADS * REMOVE_ITEMS)
 template <typename Id>
 __global__ void __launch_bounds__(SMALL_THREADS)
 small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, int mirror,
               int mode, const int* __restrict__ degree, const signed char* __restrict__ size_class,
-              const i64* __restrict__ edge_ptr, i64 table_len, i64 min_class, i64* ws,
-              int* __restrict__ result) {
+              const i64* __restrict__ edge_ptr, i64 table_len, i64 min_class,
+              i64 copy_max_class, i64* ws, int* __restrict__ result) {
     __shared__ u64 keys[SMALL_ENTRIES];          // later reused as the kept (src, dst)
     __shared__ unsigned short entry[SMALL_ENTRIES];
     __shared__ int warp_sums[32];
@@ -350,8 +362,13 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     __syncthreads();
     PHASE_CLOCK(5);
 
-    // ---- per segment: new degree, and whether the list moves
-    for (int sg = tid; sg < nseg; sg += SMALL_THREADS) {
+    // ---- per segment: new degree, whether the list moves, and its pieces of rewrite work
+    // (each thread owns R3 segments in a row, for the scan of the pieces)
+    const int R3 = (nseg + SMALL_THREADS - 1) / SMALL_THREADS;
+    int my_pieces = 0;
+    for (int q = 0; q < R3; ++q) {
+        const int sg = tid * R3 + q;
+        if (sg >= nseg) break;
         const i64 start = L.seg_start[sg];
         const i64 c = (sg + 1 < nseg ? L.seg_start[sg + 1] : kept) - start;
         const i64 u = L.seg_vertex[sg];
@@ -378,6 +395,15 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
                 give_back = true;
             }
         }
+        if (to < 0 && d1 > 0 && cls <= copy_max_class &&       // long in-place rewrite: copy
+            d0 - L.ent_pos[start] + (mode == MODE_INSERT ? c : 0) > COPY_ITEMS) {
+            to = cls;
+            give_back = true;
+        }
+        const int pieces = to >= 0 && d0 > PIECE_ITEMS ? (int)((d0 + PIECE_ITEMS - 1) / PIECE_ITEMS)
+                                                       : 1;
+        L.seg_piece[sg] = pieces;
+        my_pieces += pieces;
         L.seg_len[sg] = c;
         L.seg_old[sg] = d0;
         L.seg_new[sg] = d1;
@@ -386,6 +412,15 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         if (to >= 0) L.seg_rank[sg] = atomicAdd(&class_count[to], 1);
         L.seg_give[sg] = give_back ? (cls << 32) | (i64)atomicAdd(&freed_count[cls], 1) : -1;
         if (give_back) atomicAdd(&releases, 1);
+    }
+    int piece = block_exclusive_scan(my_pieces, warp_sums, &total);
+    const int npieces = total;
+    for (int q = 0; q < R3; ++q) {
+        const int sg = tid * R3 + q;
+        if (sg >= nseg) break;
+        const int pieces = (int)L.seg_piece[sg];
+        L.seg_piece[sg] = piece;
+        piece += pieces;
     }
     __syncthreads();
     PHASE_CLOCK(6);
@@ -407,13 +442,14 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         L.header[H_RELEASES] = releases;
         L.header[H_SPILLS] = 0;
         L.header[H_DONE] = 0;
+        L.header[H_PIECES] = npieces;
     }
 }
 
 // ------------------------------------------------------------------------ rewriting lists
-// One block per segment: the list's block after the batch (its old one, or a block of its
-// new class popped from that class's ring of the block cache, hornet/memory/block_cache.py)
-// and the address of field f in a block. A list that leaves its old block pushes it onto the
+// One block per piece of a segment (see piece_of): the list's block after the batch (its old
+// one, or a block of its new class popped from that class's ring of the block cache,
+// hornet/memory/block_cache.py) and the address of field f in a block. A list that leaves its old block pushes it onto the
 // ring of the old class, or onto the spill list when the host did not accept pushes there.
 // Rings: `slots` pointers per class; ring_state: heads (NUM_CLASSES) then tails (NUM_CLASSES);
 // pops take head + rank, pushes tail + rank (the host sized both, so they never overlap), and
@@ -511,33 +547,62 @@ __device__ __forceinline__ void advance_rings(const Layout& L, const Rings& R) {
     i64 ring_slots, u64 ring_accept
 #define MAKE_RINGS const Rings R = {ring_slot, ring_state, ring_slots, ring_accept}
 
-// New items V (from `values` by pair, or the entries' dst) merged into the old list O of d0
-// items, written to D (D == O: in place). Chunks of blockDim.x old items from the back, each
-// read by the whole block before any thread writes: in place, writes land at or after the
-// chunk's start, on items already read.
+// The old items [lo, hi) of list O and its new items [j0, j1) (from `values` by pair, or the
+// entries' dst), written to their slots of the merged list D (D == O: in place). Chunks of
+// blockDim.x old items from the back; in place, each is read by the whole block before any
+// thread writes (writes land at or after the chunk's start, on items already read), while a
+// copy lets every warp stream through its items without waiting for the others.
+#define COPY_LOADS 8
 template <typename T>
-__device__ void merge_block(const T* O, T* D, i64 d0, i64 lo, const i64* I, i64 c,
-                            const Layout& L, i64 start, const T* values, T* out) {
-    for (i64 hi = d0; hi > lo; hi -= blockDim.x) {
-        const i64 i = hi - (i64)blockDim.x + threadIdx.x;
-        const bool mine = i >= lo;
-        T v;
-        i64 shift = 0;
-        if (mine) {
-            v = O[i];
-            shift = upper_bound(I, c, i);
+__device__ void merge_block(const T* O, T* D, i64 lo, i64 hi, const i64* I, i64 c, i64 j0,
+                            i64 j1, const Layout& L, i64 start, const T* values, T* out) {
+    if (D == O) {
+        for (i64 top = hi; top > lo; top -= blockDim.x) {
+            const i64 i = top - (i64)blockDim.x + threadIdx.x;
+            const bool mine = i >= lo;
+            T v;
+            i64 shift = 0;
+            if (mine) {
+                v = O[i];
+                shift = upper_bound(I, c, i);
+            }
+            __syncthreads();
+            if (mine) D[i + shift] = v;
+            __syncthreads();
         }
-        __syncthreads();
-        if (mine) D[i + shift] = v;
-        __syncthreads();
+    } else {                      // a copy: COPY_LOADS loads in flight per thread, no waits
+        for (i64 base = lo; base < hi; base += (i64)blockDim.x * COPY_LOADS) {
+            T v[COPY_LOADS];
+#pragma unroll
+            for (int m = 0; m < COPY_LOADS; ++m) {
+                const i64 i = base + (i64)m * blockDim.x + threadIdx.x;
+                if (i < hi) v[m] = O[i];
+            }
+#pragma unroll
+            for (int m = 0; m < COPY_LOADS; ++m) {
+                const i64 i = base + (i64)m * blockDim.x + threadIdx.x;
+                if (i < hi) D[i + upper_bound(I, c, i)] = v[m];
+            }
+        }
     }
-    for (i64 j = threadIdx.x; j < c; j += blockDim.x) {
+    for (i64 j = j0 + threadIdx.x; j < j1; j += blockDim.x) {
         T v = values ? values[L.ent_pair[start + j]] : (T)L.ent_dst[start + j];
         D[I[j] + j] = v;
         const i64 r = L.ent_res[start + j];
         if (out && r >= 0) out[r] = v;
     }
     __syncthreads();
+}
+
+// Piece t of the rewrite: its segment and its number within it (the grid has one block per
+// piece; a segment rewritten in place is one piece, a moving one has one per PIECE_ITEMS old
+// items, each piece handling old items [k * PIECE_ITEMS, (k + 1) * PIECE_ITEMS)).
+struct Piece {
+    i64 sg, k;
+};
+__device__ __forceinline__ Piece piece_of(const Layout& L, i64 nseg, i64 t) {
+    const i64 sg = segment_of(L.seg_piece, nseg, t);
+    return {sg, t - L.seg_piece[sg]};
 }
 
 extern "C" __global__ void small_merge(i64* ws, RING_PARAMS,
@@ -547,31 +612,41 @@ extern "C" __global__ void small_merge(i64* ws, RING_PARAMS,
     MAKE_FIELDS;
     MAKE_RINGS;
     const Layout L = layout(ws);
-    const i64 nseg = L.header[H_SEGMENTS];
-    for (i64 sg = blockIdx.x; sg < nseg; sg += gridDim.x) {
+    const i64 nseg = L.header[H_SEGMENTS], npieces = L.header[H_PIECES];
+    for (i64 t = blockIdx.x; t < npieces; t += gridDim.x) {
+        const Piece pc = piece_of(L, nseg, t);
+        const i64 sg = pc.sg;
         const i64 old = L.seg_ptr[sg], target = new_block(L, R, sg);
         const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
         const i64* I = L.ent_pos + start;
-        const i64 lo = target == old ? I[0] : 0;      // in place, items before I[0] stay
+        // in place: old items from I[0] on and every new one; moving: the piece's old items
+        // and the new ones that go before them (the last piece: also those at the end)
+        i64 lo = I[0], hi = d0, j0 = 0, j1 = c;
+        if (target != old) {
+            lo = pc.k * PIECE_ITEMS;
+            hi = min(d0, lo + PIECE_ITEMS);
+            j0 = lower_bound(I, c, lo);
+            j1 = hi == d0 ? c : lower_bound(I, c, hi);
+        }
         for (int f = 0; f < F.nf; ++f) {
             const i64 src = field_address(F, old, f), dst = field_address(F, target, f);
             switch (field_size(F, f)) {
             case 1: merge_block<unsigned char>((const unsigned char*)src, (unsigned char*)dst,
-                        d0, lo, I, c, L, start, (const unsigned char*)F.values[f],
+                        lo, hi, I, c, j0, j1, L, start, (const unsigned char*)F.values[f],
                         (unsigned char*)F.out[f]); break;
             case 2: merge_block<unsigned short>((const unsigned short*)src,
-                        (unsigned short*)dst, d0, lo, I, c, L, start,
+                        (unsigned short*)dst, lo, hi, I, c, j0, j1, L, start,
                         (const unsigned short*)F.values[f], (unsigned short*)F.out[f]); break;
             case 4: merge_block<unsigned int>((const unsigned int*)src, (unsigned int*)dst,
-                        d0, lo, I, c, L, start, (const unsigned int*)F.values[f],
+                        lo, hi, I, c, j0, j1, L, start, (const unsigned int*)F.values[f],
                         (unsigned int*)F.out[f]); break;
             default: merge_block<unsigned long long>((const unsigned long long*)src,
-                        (unsigned long long*)dst, d0, lo, I, c, L, start,
+                        (unsigned long long*)dst, lo, hi, I, c, j0, j1, L, start,
                         (const unsigned long long*)F.values[f],
                         (unsigned long long*)F.out[f]); break;
             }
         }
-        if (threadIdx.x == 0) {
+        if (threadIdx.x == 0 && pc.k == 0) {
             const i64 u = L.seg_vertex[sg];
             degree[u] = (int)L.seg_new[sg];
             if (L.seg_class[sg] >= 0) {
@@ -584,15 +659,16 @@ extern "C" __global__ void small_merge(i64* ws, RING_PARAMS,
     advance_rings(L, R);
 }
 
-// The items at the ascending positions P leave the list O of d0 items; the survivors are
-// written to D (D == O: in place) from slot `lo` on. The removed values are copied to the
-// result first. Chunks of blockDim.x * REMOVE_ITEMS from the front, each warp taking
-// REMOVE_ITEMS windows of 32 (ranks from RemovedPositions, no search per item), the whole
-// chunk read before any thread writes: in place, every write lands on an item already read.
+// The items at the ascending positions P leave the list O of d0 items; the survivors among
+// old items [lo, hi) are written to their slots of D (D == O: in place). The removed values
+// are copied to the result first (when `out` is given). Chunks of blockDim.x * REMOVE_ITEMS
+// from the front, each warp taking REMOVE_ITEMS windows of 32 (ranks from RemovedPositions,
+// no search per item); in place, the whole chunk is read before any thread writes (every
+// write lands on an item already read), while a copy lets the warps stream on their own.
 #define REMOVE_ITEMS 8
 template <typename T>
-__device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, const i64* P, i64 c,
-                             const Layout& L, i64 start, T* out) {
+__device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, i64 hi, const i64* P,
+                             i64 c, const Layout& L, i64 start, T* out) {
     if (out)
         for (i64 j = threadIdx.x; j < c; j += blockDim.x) {
             const i64 r = L.ent_res[start + j];
@@ -600,17 +676,18 @@ __device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, const i64
         }
     __syncthreads();
     if (d1 == 0) return;
+    const bool in_place = D == O;
     const int warp = threadIdx.x >> 5;
-    for (i64 base = lo; base < d0; base += (i64)blockDim.x * REMOVE_ITEMS) {
+    for (i64 base = lo; base < hi; base += (i64)blockDim.x * REMOVE_ITEMS) {
         const i64 lo_w = base + (i64)warp * 32 * REMOVE_ITEMS;
         T v[REMOVE_ITEMS];
         i64 to[REMOVE_ITEMS];
         read_windows(O, d0, lo_w, v);
         RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
         rank_windows(gone, d0, lo_w, 0, (i64)-1, to);
-        __syncthreads();
+        if (in_place) __syncthreads();
         write_windows(D, 0, (i64)-1, v, to);
-        __syncthreads();
+        if (in_place) __syncthreads();
     }
 }
 
@@ -621,29 +698,39 @@ extern "C" __global__ void small_remove(i64* ws, RING_PARAMS,
     MAKE_FIELDS;
     MAKE_RINGS;
     const Layout L = layout(ws);
-    const i64 nseg = L.header[H_SEGMENTS];
-    for (i64 sg = blockIdx.x; sg < nseg; sg += gridDim.x) {
+    const i64 nseg = L.header[H_SEGMENTS], npieces = L.header[H_PIECES];
+    for (i64 t = blockIdx.x; t < npieces; t += gridDim.x) {
+        const Piece pc = piece_of(L, nseg, t);
+        const i64 sg = pc.sg;
         const i64 old = L.seg_ptr[sg], d1 = L.seg_new[sg];
         const i64 target = d1 > 0 ? new_block(L, R, sg) : 0;
         const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
         const i64* P = L.ent_pos + start;
-        const i64 lo = target == old ? P[0] : 0;      // in place, items before P[0] stay
+        // in place: items from P[0] on (those before stay); moving: the piece's old items
+        i64 lo = P[0], hi = d0;
+        if (target != old) {
+            lo = pc.k * PIECE_ITEMS;
+            hi = min(d0, lo + PIECE_ITEMS);
+        }
+        const bool first = pc.k == 0;                 // reports the removed values
         for (int f = 0; f < F.nf; ++f) {
             const i64 src = field_address(F, old, f), dst = field_address(F, target, f);
             switch (field_size(F, f)) {
             case 1: remove_block<unsigned char>((const unsigned char*)src, (unsigned char*)dst,
-                        d0, d1, lo, P, c, L, start, (unsigned char*)F.out[f]); break;
+                        d0, d1, lo, hi, P, c, L, start,
+                        first ? (unsigned char*)F.out[f] : nullptr); break;
             case 2: remove_block<unsigned short>((const unsigned short*)src,
-                        (unsigned short*)dst, d0, d1, lo, P, c, L, start,
-                        (unsigned short*)F.out[f]); break;
+                        (unsigned short*)dst, d0, d1, lo, hi, P, c, L, start,
+                        first ? (unsigned short*)F.out[f] : nullptr); break;
             case 4: remove_block<unsigned int>((const unsigned int*)src, (unsigned int*)dst,
-                        d0, d1, lo, P, c, L, start, (unsigned int*)F.out[f]); break;
+                        d0, d1, lo, hi, P, c, L, start,
+                        first ? (unsigned int*)F.out[f] : nullptr); break;
             default: remove_block<unsigned long long>((const unsigned long long*)src,
-                        (unsigned long long*)dst, d0, d1, lo, P, c, L, start,
-                        (unsigned long long*)F.out[f]); break;
+                        (unsigned long long*)dst, d0, d1, lo, hi, P, c, L, start,
+                        first ? (unsigned long long*)F.out[f] : nullptr); break;
             }
         }
-        if (threadIdx.x == 0) {
+        if (threadIdx.x == 0 && first) {
             const i64 u = L.seg_vertex[sg];
             degree[u] = (int)d1;
             if (d1 == 0) {

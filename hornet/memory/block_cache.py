@@ -18,7 +18,14 @@ A ring's target is bytes-bounded (``budget_bytes`` of blocks per class, at most
 ``max_blocks``), so the reserve is a few MB at most and large classes keep none: their
 blocks are taken and given back batch by batch, as without a cache. It is also at most a
 quarter of the blocks holding lists in the class (but ``MIN_BLOCKS`` at least), so a small
-graph keeps a small reserve and refills from free room in its arrays. Compaction empties the
+graph keeps a small reserve and refills from free room in its arrays. A refill also sizes a
+ring by the traffic that emptied it: ``demand_batches`` times what the refilling batch needed,
+within the bytes budget and half the ring, so that a class that serves hundreds of
+blocks a batch (first edges of new vertices, say) refills once in several batches, not every
+other one. Classes up to ``SPARE_MAX_CLASS`` (blocks of up to 2^20 slots) may be raised
+to ``SPARE_BLOCKS`` whatever their size: the small-batch path copies a hub's long list to a
+fresh block of its own class (one pop and one push per batch) rather than rewrite it in place
+with one thread block. Compaction empties the
 ring of every class it compacts first (the manager calls :meth:`flush`), so memory still
 follows the graph down; :meth:`MemoryManager.stats` counts cached blocks as unused.
 
@@ -38,6 +45,9 @@ RING_SLOTS = 8192          # a power of two, at least twice the most blocks one 
 BUDGET_BYTES = 1 << 18     # per class: the bytes of blocks a ring aims to hold
 MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
 MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class's lists
+DEMAND_BATCHES = 8         # a refill holds this many batches like the one that refilled it
+SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
+SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
 
 
 class BlockCache:
@@ -51,7 +61,7 @@ class BlockCache:
     """
 
     def __init__(self, manager, ring_slots: int = RING_SLOTS, budget_bytes: int = BUDGET_BYTES,
-                 max_blocks: int = MAX_BLOCKS):
+                 max_blocks: int = MAX_BLOCKS, demand_batches: int = DEMAND_BATCHES):
         if ring_slots < 1 or ring_slots & (ring_slots - 1):
             raise ValueError(f"ring_slots must be a power of two, got {ring_slots}")
         self._manager = weakref.ref(manager)    # no cycle: a dropped graph frees at once
@@ -66,6 +76,14 @@ class BlockCache:
                                                                       dtype=np.int64))
         target[:manager.min_size_class] = 0
         self.target = target
+        # what traffic may raise a goal to: the bytes budget, half the ring (need + goal fit)
+        self.ceiling = np.minimum(self.ring_slots // 2,
+                                  slots_in_budget >> np.arange(NUM_CLASSES, dtype=np.int64))
+        self.ceiling[:SPARE_MAX_CLASS + 1] = np.maximum(self.ceiling[:SPARE_MAX_CLASS + 1],
+                                                        SPARE_BLOCKS)
+        self.ceiling[:manager.min_size_class] = 0
+        self.demand_batches = int(demand_batches)
+        self.boost = [0] * NUM_CLASSES   # per class: goal set by traffic at the last refills
 
     @property
     def manager(self):
@@ -85,45 +103,59 @@ class BlockCache:
         each at most ``ring_slots // 2``). When one is short, the rings short of it are filled
         up to ``need + target``, and the other rings that have served before and fell under
         half their target up to their target, all from the bit trees in one batched
-        allocation (so that refills of different classes fall on the same batch). All or
-        nothing: on :class:`DeviceMemoryError` no ring changed."""
+        allocation (so that refills of different classes fall on the same batch). A refill
+        first raises the goal of every class to ``demand_batches * need[k]`` (within its
+        ceiling; an earlier raise halves). All or nothing: on :class:`DeviceMemoryError` no
+        ring changed."""
         head, tail = self.head, self.tail
         if all(n <= tail[k] - head[k] for k, n in enumerate(need) if n):
             return
         need = np.asarray(need, dtype=np.int64)
         if (need > self.ring_slots // 2).any():
             raise ValueError("a batch may take at most ring_slots // 2 blocks of one class")
+        boost = np.maximum(np.array(self.boost, dtype=np.int64) >> 1,
+                           np.minimum(self.demand_batches * need, self.ceiling))
         size = self.sizes()
-        goal = self.goals()
+        goal = self.goals(boost)
         low = (np.array(tail) > 0) & (2 * (size - need) < goal)
         amount = np.where((need > size) | low, np.maximum(need + goal - size, 0), 0)
         amount = np.minimum(amount, self.ring_slots - size)
         pool = self.manager.allocate_counts(amount)        # ascending class
+        self.boost = boost.tolist()
         self._append(amount, pool)
 
     def accepts(self, need, freed) -> int:
         """Bit mask of the classes whose ring takes the ``freed[k]`` blocks a batch gives back
-        while it pops ``need[k]`` (NUM_CLASSES host integers each): room in the ring, and no
-        more than twice the target left after the batch. The other classes' blocks go back to
-        the bit trees."""
+        while it pops ``need[k]`` (NUM_CLASSES host integers each): room in the ring, and
+        either no more than twice the goal left after the batch or no growth (a batch that
+        gives back no more than it takes, such as hub lists copied within their class, never
+        spills). The other classes' blocks go back to the bit trees."""
         mask = 0
         for k, f in enumerate(freed):
             if f:
                 size = self.tail[k] - self.head[k]
-                if size + f <= self.ring_slots and size - need[k] + f <= 2 * self.goal(k):
+                if size + f <= self.ring_slots and (f <= need[k] or
+                                                    size - need[k] + f <= 2 * self.goal(k)):
                     mask |= 1 << k
         return mask
 
     def goal(self, size_class: int) -> int:
         """Blocks ring ``size_class`` aims to hold now: its target, but at most a quarter of
-        the class's blocks holding lists (and ``MIN_BLOCKS`` at least, within the target)."""
+        the class's blocks holding lists (and ``MIN_BLOCKS`` at least, within the target);
+        more where the traffic of recent refills asked for more (see :meth:`reserve`)."""
+        return self._goal(size_class, self.boost[size_class])
+
+    def goals(self, boost=None) -> np.ndarray:
+        """:meth:`goal` of every class (host int64 (NUM_CLASSES,)), with ``boost`` (per class)
+        in place of the current raises if given."""
+        boost = self.boost if boost is None else boost
+        return np.array([self._goal(k, int(boost[k])) for k in range(NUM_CLASSES)],
+                        dtype=np.int64)
+
+    def _goal(self, size_class: int, boost: int) -> int:
         target = int(self.target[size_class])
         owned = self.manager.blocks_holding_lists(size_class)
-        return min(target, max(MIN_BLOCKS, owned >> 2))
-
-    def goals(self) -> np.ndarray:
-        """:meth:`goal` of every class (host int64 (NUM_CLASSES,))."""
-        return np.array([self.goal(k) for k in range(NUM_CLASSES)], dtype=np.int64)
+        return max(min(target, max(MIN_BLOCKS, owned >> 2)), boost)
 
     def commit(self, need, freed, accepted: int) -> int:
         """Advance the host's counters after a batch popped ``need[k]`` blocks and pushed the
