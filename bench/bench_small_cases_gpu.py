@@ -3,8 +3,8 @@ the behaviour it replaced, switched in the same run (H100; wall time from the Py
 the result, synchronized; medians):
 
 - a graph that grows: fresh random inserts that stay. Block-cache rings sized by their
-  refills' traffic (``demand_batches`` 8, the default) versus by their static goals only
-  (``demand_batches`` 0, as before session 7); refills per batch counted;
+  refills' traffic (``demand_batches`` 8) versus by their static goals only
+  (``demand_batches`` 0, the default); refills per batch counted;
 - hub lists: batches of 1,000 edges sampled uniformly from the graph's edges (so both ends
   are mostly high-degree vertices), deleted and then inserted back. Long lists copied in
   pieces to a fresh block of their class (default) versus rewritten in place by one thread
@@ -128,8 +128,8 @@ def main() -> None:
                 print(rows[-1], flush=True)
         growing(g, rs, 20, 8)
         for rnd in range(2):
-            for demand, what in ((0, "static ring goals (before)"),
-                                 (block_cache.DEMAND_BATCHES, "goals from refill traffic (now)")):
+            for demand, what in ((0, "static ring goals (default)"),
+                                 (8, "goals from refill traffic (demand_batches 8)")):
                 t, refills = growing(g, rs, 160, demand)
                 rows.append([label, f"graph grows, round {rnd + 1}: {what}", "", "",
                              f"{t:.0f}", "", f"{refills:.2f}"])
@@ -145,7 +145,8 @@ Wall: Python call to result, synchronized, median of 40 (hubs) or 150 (growth) b
 kernel: CUDA events around the rewrite kernel's launch alone. Hub batches: pairs sampled
 uniformly from the edges, deleted, then inserted back (the insert is timed too). Growth:
 fresh uniformly random pairs inserted and kept. "before" rows switch this session's change
-off in the same process (COPY_MAX_CLASS = -1; demand_batches = 0), alternated with "now"."""
+off in the same process (COPY_MAX_CLASS = -1), alternated with "now"; growth rows compare
+demand_batches 0 (the default) and 8."""
     write_table(args.name, "Small GPU batches: hub lists and a growing graph (1,000 edges)",
                 ["graph", "case", "delete wall us", "remove kernel us", "insert wall us",
                  "merge kernel us", "refills per batch"], rows, notes)

@@ -266,11 +266,12 @@ def test_block_cache_refuses_pushes_past_twice_its_target_and_large_classes():
 
 
 def test_block_cache_goals_follow_the_traffic_of_refills():
-    """A refill sizes rings by the batch that triggered it (DEMAND_BATCHES times its need, at
-    most half the ring and the bytes budget); an earlier raise halves at each refill."""
-    from hornet.memory.block_cache import DEMAND_BATCHES, MIN_BLOCKS, NUM_CLASSES
+    """With demand_batches set, a refill sizes rings by the batch that triggered it (DEMAND_BATCHES times its need, at
+    most half the ring and the bytes budget); raises are kept."""
+    from hornet.memory.block_cache import MIN_BLOCKS, NUM_CLASSES
     mm = _manager(block_array_edges=1 << 16)
     cache = mm.block_cache()
+    cache.demand_batches = DEMAND_BATCHES = 8      # off by default
     need = np.zeros(NUM_CLASSES, np.int64)
     need[0] = 100
     cache.reserve(need)
@@ -282,7 +283,7 @@ def test_block_cache_goals_follow_the_traffic_of_refills():
     other = np.zeros(NUM_CLASSES, np.int64)
     other[1] = 1
     cache.reserve(other)                      # class 0 is low and has served: refilled too
-    assert cache.goal(0) == DEMAND_BATCHES * 100 // 2 == cache.size(0)
+    assert cache.goal(0) == DEMAND_BATCHES * 100 == cache.size(0)
     assert cache.goal(1) == max(MIN_BLOCKS, DEMAND_BATCHES)
     huge = np.zeros(NUM_CLASSES, np.int64)
     huge[2] = cache.ring_slots // 2

@@ -600,8 +600,13 @@ __device__ void merge_block(const T* O, T* D, i64 lo, i64 hi, const i64* I, i64 
 struct Piece {
     i64 sg, k;
 };
-__device__ __forceinline__ Piece piece_of(const Layout& L, i64 nseg, i64 t) {
-    const i64 sg = segment_of(L.seg_piece, nseg, t);
+// Segment s has its first piece in [s, s + extra] (extra = npieces - nseg: the pieces past
+// the first of each segment), so piece t's segment lies in [t - extra, t]: a search of a few
+// steps when few lists are cut into pieces (the usual batch), instead of log2(nseg).
+__device__ __forceinline__ Piece piece_of(const Layout& L, i64 nseg, i64 npieces, i64 t) {
+    const i64 extra = npieces - nseg;
+    const i64 sg = segment_between(L.seg_piece, t > extra ? t - extra : 0,
+                                   t < nseg - 1 ? t : nseg - 1, t);
     return {sg, t - L.seg_piece[sg]};
 }
 
@@ -614,7 +619,7 @@ extern "C" __global__ void small_merge(i64* ws, RING_PARAMS,
     const Layout L = layout(ws);
     const i64 nseg = L.header[H_SEGMENTS], npieces = L.header[H_PIECES];
     for (i64 t = blockIdx.x; t < npieces; t += gridDim.x) {
-        const Piece pc = piece_of(L, nseg, t);
+        const Piece pc = piece_of(L, nseg, npieces, t);
         const i64 sg = pc.sg;
         const i64 old = L.seg_ptr[sg], target = new_block(L, R, sg);
         const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
@@ -700,7 +705,7 @@ extern "C" __global__ void small_remove(i64* ws, RING_PARAMS,
     const Layout L = layout(ws);
     const i64 nseg = L.header[H_SEGMENTS], npieces = L.header[H_PIECES];
     for (i64 t = blockIdx.x; t < npieces; t += gridDim.x) {
-        const Piece pc = piece_of(L, nseg, t);
+        const Piece pc = piece_of(L, nseg, npieces, t);
         const i64 sg = pc.sg;
         const i64 old = L.seg_ptr[sg], d1 = L.seg_new[sg];
         const i64 target = d1 > 0 ? new_block(L, R, sg) : 0;

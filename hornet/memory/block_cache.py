@@ -22,7 +22,10 @@ graph keeps a small reserve and refills from free room in its arrays. A refill a
 ring by the traffic that emptied it: ``demand_batches`` times what the refilling batch needed,
 within the bytes budget and half the ring, so that a class that serves hundreds of
 blocks a batch (first edges of new vertices, say) refills once in several batches, not every
-other one. Classes up to ``SPARE_MAX_CLASS`` (blocks of up to 2^20 slots) may be raised
+other one. This is off by default (``DEMAND_BATCHES`` 0): on an H100 it took a growing kron24
+from 383-392 to 189-190 us per 1,000-edge batch, but slowed the insert-then-delete cycle
+(kron20 1,000-edge latency 263-324 us against 162-167), see
+bench/results/updates_gpu_small_cases.md. Classes up to ``SPARE_MAX_CLASS`` (blocks of up to 2^20 slots) may be raised
 to ``SPARE_BLOCKS`` whatever their size: the small-batch path copies a hub's long list to a
 fresh block of its own class (one pop and one push per batch) rather than rewrite it in place
 with one thread block. Compaction empties the
@@ -45,7 +48,7 @@ RING_SLOTS = 8192          # a power of two, at least twice the most blocks one 
 BUDGET_BYTES = 1 << 18     # per class: the bytes of blocks a ring aims to hold
 MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
 MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class's lists
-DEMAND_BATCHES = 8         # a refill holds this many batches like the one that refilled it
+DEMAND_BATCHES = 0         # >0: a refill holds this many batches like the one that refilled it
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
 
@@ -105,7 +108,8 @@ class BlockCache:
         half their target up to their target, all from the bit trees in one batched
         allocation (so that refills of different classes fall on the same batch). A refill
         first raises the goal of every class to ``demand_batches * need[k]`` (within its
-        ceiling; an earlier raise halves). All or nothing: on :class:`DeviceMemoryError` no
+        ceiling; raises are kept: a goal that fell back would make the ring spill what the
+        next batches need). All or nothing: on :class:`DeviceMemoryError` no
         ring changed."""
         head, tail = self.head, self.tail
         if all(n <= tail[k] - head[k] for k, n in enumerate(need) if n):
@@ -113,7 +117,7 @@ class BlockCache:
         need = np.asarray(need, dtype=np.int64)
         if (need > self.ring_slots // 2).any():
             raise ValueError("a batch may take at most ring_slots // 2 blocks of one class")
-        boost = np.maximum(np.array(self.boost, dtype=np.int64) >> 1,
+        boost = np.maximum(np.array(self.boost, dtype=np.int64),
                            np.minimum(self.demand_batches * need, self.ceiling))
         size = self.sizes()
         goal = self.goals(boost)
