@@ -396,19 +396,7 @@ __global__ void merge_warp(const i64* __restrict__ src, const i64* __restrict__ 
         const i64* I = insert_at + seg_start[s];
         const T* O = (const T*)src[s];
         T* D = (T*)dst[s];
-        for (i64 hi = old_degree[s]; hi > lo; hi -= 32) {
-            const i64 i = hi - 32 + lane;
-            const bool mine = i >= lo;
-            T v;
-            i64 shift = 0;
-            if (mine) {
-                v = O[i];
-                shift = upper_bound(I, c, i);
-            }
-            __syncwarp();
-            if (mine) D[i + shift] = v;
-        }
-        __syncwarp();
+        place_old_items(O, D, lo, old_degree[s], I, c, 32, lane, [] { __syncwarp(); });
         for (i64 j = lane; j < c; j += 32) D[I[j] + j] = values[seg_start[s] + j];
     }
 }

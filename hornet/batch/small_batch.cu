@@ -449,8 +449,9 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
 // ------------------------------------------------------------------------ rewriting lists
 // One block per piece of a segment (see piece_of): the list's block after the batch (its old
 // one, or a block of its new class popped from that class's ring of the block cache,
-// hornet/memory/block_cache.py) and the address of field f in a block. A list that leaves its old block pushes it onto the
-// ring of the old class, or onto the spill list when the host did not accept pushes there.
+// hornet/memory/block_cache.py) and the address of field f in a block. A list that leaves
+// its old block pushes it onto the ring of the old class, or onto the spill list when the
+// host did not accept pushes there.
 // Rings: `slots` pointers per class; ring_state: heads (NUM_CLASSES) then tails (NUM_CLASSES);
 // pops take head + rank, pushes tail + rank (the host sized both, so they never overlap), and
 // the last block to finish advances the counters for the next batch.
@@ -557,19 +558,8 @@ template <typename T>
 __device__ void merge_block(const T* O, T* D, i64 lo, i64 hi, const i64* I, i64 c, i64 j0,
                             i64 j1, const Layout& L, i64 start, const T* values, T* out) {
     if (D == O) {
-        for (i64 top = hi; top > lo; top -= blockDim.x) {
-            const i64 i = top - (i64)blockDim.x + threadIdx.x;
-            const bool mine = i >= lo;
-            T v;
-            i64 shift = 0;
-            if (mine) {
-                v = O[i];
-                shift = upper_bound(I, c, i);
-            }
-            __syncthreads();
-            if (mine) D[i + shift] = v;
-            __syncthreads();
-        }
+        place_old_items(O, D, lo, hi, I, c, (int)blockDim.x, (int)threadIdx.x,
+                        [] { __syncthreads(); });
     } else {                      // a copy: COPY_LOADS loads in flight per thread, no waits
         for (i64 base = lo; base < hi; base += (i64)blockDim.x * COPY_LOADS) {
             T v[COPY_LOADS];

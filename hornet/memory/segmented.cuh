@@ -31,6 +31,30 @@ __device__ __forceinline__ i64 upper_bound(const T* a, i64 n, X x) {
     return lo;
 }
 
+// A merge's old items: items [lo, hi) of list O go to D (D == O: in place), moved up past the
+// new items that go before them (new item j before old item I[j], I ascending, c of them), so
+// old item i lands on i + #(I <= i). Chunks of `width` items from the back, taken by `width`
+// threads (`rank` = this one's); every item of a chunk is read before any is written (`sync`:
+// the group's barrier), so in place, writes land at or after the chunk's start, on items
+// already read.
+template <typename T, typename Sync>
+__device__ __forceinline__ void place_old_items(const T* O, T* D, i64 lo, i64 hi, const i64* I,
+                                                i64 c, int width, int rank, Sync sync) {
+    for (i64 top = hi; top > lo; top -= width) {
+        const i64 i = top - width + rank;
+        const bool mine = i >= lo;
+        T v;
+        i64 shift = 0;
+        if (mine) {
+            v = O[i];
+            shift = upper_bound(I, c, i);
+        }
+        sync();
+        if (mine) D[i + shift] = v;
+        sync();
+    }
+}
+
 // Largest s in [lo, hi] with off[s] <= t (off ascending, off[lo] <= t).
 __device__ __forceinline__ i64 segment_between(const i64* __restrict__ off, i64 lo, i64 hi,
                                                i64 t) {
