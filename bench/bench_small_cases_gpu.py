@@ -2,15 +2,18 @@
 the behaviour it replaced, switched in the same run (H100; wall time from the Python call to
 the result, synchronized; medians):
 
-- a graph that grows: fresh random inserts that stay. Block-cache rings sized by their
-  refills' traffic (``demand_batches`` 8) versus by their static goals only
-  (``demand_batches`` 0, the default); refills per batch counted;
+- a graph that grows: fresh random inserts that stay; and, as the check that the same
+  setting does not cost the plain loop, the insert-then-delete cycle (each batch inserted,
+  timed, then deleted, timed). Block-cache rings raised at a refill to ``demand_batches`` (8,
+  the default) times their class's net drain per batch versus static goals only
+  (``demand_batches`` 0); refills per batch counted;
 - hub lists: batches of 1,000 edges sampled uniformly from the graph's edges (so both ends
   are mostly high-degree vertices), deleted and then inserted back. Long lists copied in
   pieces to a fresh block of their class (default) versus rewritten in place by one thread
   block (``COPY_MAX_CLASS`` -1). Also the rewrite kernel alone (CUDA events around its launch).
 
     PYTHONPATH=. python3 bench/bench_small_cases_gpu.py [--scales 20,24] [--name NAME]
+        [--cases hubs,growth,cycle]
 """
 from __future__ import annotations
 
@@ -72,14 +75,33 @@ def wall(fn):
     return r, (time.perf_counter() - t) * 1e6
 
 
-def growing(g, rs, batches: int, demand: int):
+def ring_goals(g, demand: int) -> None:
+    """Switch the block cache's traffic raises (``demand_batches``), forgetting past ones."""
     cache = g._mm.block_cache()
     cache.demand_batches, cache.boost = demand, [0] * block_cache.NUM_CLASSES
+    cache.drained[:] = 0
+    cache.served[:] = 0
+
+
+def growing(g, rs, batches: int, demand: int):
+    ring_goals(g, demand)
     n, r0, times = g.num_vertices, REFILLS[0], []
     for _ in range(batches):
         s, d = rs.randint(0, n, 1000, dtype=cupy.int64), rs.randint(0, n, 1000, dtype=cupy.int64)
         times.append(wall(lambda: g.insert_edges(s, d))[1])
     return statistics.median(times[10:]), (REFILLS[0] - r0) / batches
+
+
+def cycle(g, rs, batches: int, demand: int):
+    """Insert a batch of fresh random pairs, then delete what it inserted (both timed)."""
+    ring_goals(g, demand)
+    n, r0, rows = g.num_vertices, REFILLS[0], []
+    for _ in range(batches):
+        s, d = rs.randint(0, n, 1000, dtype=cupy.int64), rs.randint(0, n, 1000, dtype=cupy.int64)
+        c, t_ins = wall(lambda: g.insert_edges(s, d))
+        rows.append([wall(lambda: g.delete_edges(c.src, c.dst))[1], t_ins])
+    t_del, t_ins = np.median(np.array(rows[10:]), axis=0)
+    return t_del, t_ins, (REFILLS[0] - r0) / batches
 
 
 def hubs(g, rs, es, ed, batches: int, copy_max_class: int):
@@ -101,6 +123,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scales", default="20,24")
     ap.add_argument("--name", default="updates_gpu_small_cases")
+    ap.add_argument("--cases", default="hubs,growth,cycle")
     args = ap.parse_args()
     instrument()
     props = cupy.cuda.runtime.getDeviceProperties(0)
@@ -117,19 +140,33 @@ def main() -> None:
         deg = g.degree()
         touched = [int(deg[cupy.concatenate([es[p], ed[p]])].max()) for p in
                    [rs.randint(0, es.size, 1000, dtype=cupy.int64) for _ in range(5)]]
-        hubs(g, rs, es, ed, 10, block_cache.SPARE_MAX_CLASS)        # warm-up, both ways
-        hubs(g, rs, es, ed, 10, -1)
-        for rnd in range(2):                                          # alternated twice
+        cases = args.cases.split(",")
+        if "hubs" in cases:
+            hubs(g, rs, es, ed, 10, block_cache.SPARE_MAX_CLASS)    # warm-up, both ways
+            hubs(g, rs, es, ed, 10, -1)
+        for rnd in range(2 if "hubs" in cases else 0):               # alternated twice
             for copy_max, what in ((-1, "in place, one block (before)"),
                                    (block_cache.SPARE_MAX_CLASS, "copied in pieces (now)")):
                 t_del, k_del, t_ins, k_ins = hubs(g, rs, es, ed, 45, copy_max)
                 rows.append([label, f"hub lists, round {rnd + 1}: {what}",
                              f"{t_del:.0f}", f"{k_del:.0f}", f"{t_ins:.0f}", f"{k_ins:.0f}", ""])
                 print(rows[-1], flush=True)
-        growing(g, rs, 20, 8)
-        for rnd in range(2):
-            for demand, what in ((0, "static ring goals (default)"),
-                                 (8, "goals from refill traffic (demand_batches 8)")):
+        settings = ((0, "static ring goals (demand_batches 0)"),
+                    (block_cache.DEMAND_BATCHES,
+                     f"goals from net drain (demand_batches {block_cache.DEMAND_BATCHES}, "
+                     "default)"))
+        if "cycle" in cases:
+            cycle(g, rs, 20, block_cache.DEMAND_BATCHES)
+        for rnd in range(2 if "cycle" in cases else 0):
+            for demand, what in settings:
+                t_del, t_ins, refills = cycle(g, rs, 160, demand)
+                rows.append([label, f"insert then delete, round {rnd + 1}: {what}",
+                             f"{t_del:.0f}", "", f"{t_ins:.0f}", "", f"{refills:.2f}"])
+                print(rows[-1], flush=True)
+        if "growth" in cases:
+            growing(g, rs, 20, block_cache.DEMAND_BATCHES)
+        for rnd in range(2 if "growth" in cases else 0):
+            for demand, what in settings:
                 t, refills = growing(g, rs, 160, demand)
                 rows.append([label, f"graph grows, round {rnd + 1}: {what}", "", "",
                              f"{t:.0f}", "", f"{refills:.2f}"])
@@ -141,12 +178,15 @@ def main() -> None:
         cupy.get_default_memory_pool().free_all_blocks()
     notes = f"""Device: {device}, CuPy {cupy.__version__}. Kronecker graphs (edge factor 16,
 seed = scale, undirected), built on the device. Batches of 1,000 pairs (2,000 entries).
-Wall: Python call to result, synchronized, median of 40 (hubs) or 150 (growth) batches;
+Wall: Python call to result, synchronized, median of 40 (hubs) or 150 (growth, cycle) batches;
 kernel: CUDA events around the rewrite kernel's launch alone. Hub batches: pairs sampled
 uniformly from the edges, deleted, then inserted back (the insert is timed too). Growth:
-fresh uniformly random pairs inserted and kept. "before" rows switch this session's change
-off in the same process (COPY_MAX_CLASS = -1), alternated with "now"; growth rows compare
-demand_batches 0 (the default) and 8."""
+fresh uniformly random pairs inserted and kept. Cycle: fresh uniformly random pairs inserted,
+then the inserted edges deleted (refills counted per pair of batches). "before" rows switch
+the copy of hub lists off in the same process (COPY_MAX_CLASS = -1), alternated with "now";
+growth and cycle rows compare demand_batches 0 (static goals) and the default
+{block_cache.DEMAND_BATCHES} (goals raised by each class's net drain per batch since its last
+refill), alternated."""
     write_table(args.name, "Small GPU batches: hub lists and a growing graph (1,000 edges)",
                 ["graph", "case", "delete wall us", "remove kernel us", "insert wall us",
                  "merge kernel us", "refills per batch"], rows, notes)

@@ -202,7 +202,7 @@ def _push(cache, freed_ptrs, k):
 
 
 def test_block_cache_hands_out_reserved_blocks_and_takes_them_back():
-    from hornet.memory.block_cache import DEMAND_BATCHES, MIN_BLOCKS, NUM_CLASSES
+    from hornet.memory.block_cache import MIN_BLOCKS, NUM_CLASSES
     mm = _manager(block_array_edges=1 << 12)
     cache = mm.block_cache()
     need = np.zeros(NUM_CLASSES, np.int64)
@@ -210,8 +210,8 @@ def test_block_cache_hands_out_reserved_blocks_and_takes_them_back():
     cache.reserve(need)
     assert (cache.sizes() >= need).all()
     # each ring short of blocks is filled to need + goal; an empty class's goal is
-    # MIN_BLOCKS, raised by the refill's traffic to DEMAND_BATCHES times its need
-    assert cache.goal(0) == max(MIN_BLOCKS, DEMAND_BATCHES * 5)
+    # MIN_BLOCKS (no traffic yet to raise it)
+    assert cache.goal(0) == MIN_BLOCKS
     assert cache.goal(1) == MIN_BLOCKS
     assert cache.size(0) == 5 + cache.goal(0) and cache.size(3) == 7 + cache.goal(3)
     mm.check(np.zeros(0, np.int64), np.zeros(0, np.int64))      # the cache owns them all
@@ -265,32 +265,56 @@ def test_block_cache_refuses_pushes_past_twice_its_target_and_large_classes():
         cache.reserve(need)
 
 
-def test_block_cache_goals_follow_the_traffic_of_refills():
-    """With demand_batches set, a refill sizes rings by the batch that triggered it (DEMAND_BATCHES times its need, at
-    most half the ring and the bytes budget); raises are kept."""
-    from hornet.memory.block_cache import MIN_BLOCKS, NUM_CLASSES
+def test_block_cache_goals_follow_the_net_drain_of_refills():
+    """A refill raises a ring's goal to DEMAND_BATCHES times what its class lost per batch,
+    net of blocks given back, since the previous refill (at most half the ring and the bytes
+    budget); raises are kept. Balanced traffic raises nothing."""
+    from hornet.memory.block_cache import DEMAND_BATCHES, MIN_BLOCKS, NUM_CLASSES
+    assert DEMAND_BATCHES > 1
     mm = _manager(block_array_edges=1 << 16)
     cache = mm.block_cache()
-    cache.demand_batches = DEMAND_BATCHES = 8      # off by default
-    need = np.zeros(NUM_CLASSES, np.int64)
+    zero = np.zeros(NUM_CLASSES, np.int64)
+    need = zero.copy()
     need[0] = 100
+    need[1] = 100
+    freed = zero.copy()
+    freed[1] = 90                         # class 1 gets most of its blocks back
     cache.reserve(need)
-    assert cache.goal(0) == DEMAND_BATCHES * 100 and cache.size(0) == 100 + cache.goal(0)
-    all_of_it = np.zeros(NUM_CLASSES, np.int64)
-    all_of_it[0] = cache.size(0)
-    taken = _pop(cache, all_of_it)
-    _commit(cache, all_of_it, np.zeros(NUM_CLASSES, np.int64), 0)
-    other = np.zeros(NUM_CLASSES, np.int64)
-    other[1] = 1
-    cache.reserve(other)                      # class 0 is low and has served: refilled too
-    assert cache.goal(0) == DEMAND_BATCHES * 100 == cache.size(0)
-    assert cache.goal(1) == max(MIN_BLOCKS, DEMAND_BATCHES)
-    huge = np.zeros(NUM_CLASSES, np.int64)
-    huge[2] = cache.ring_slots // 2
+    assert cache.goal(0) == cache.goal(1) == MIN_BLOCKS        # no traffic seen yet
+    taken = []
+    for _ in range(3):                    # a growing graph's batches: class 0 only drains
+        cache.reserve(need)
+        accept = cache.accepts(need, freed)
+        taken.append(_pop(cache, need))
+        _push(cache, taken[-1][100:190], 1)
+        _commit(cache, need, freed, accept)
+    # the second batch found the rings short (they hold need + 16): the refill saw one batch
+    # of net drain 100 (class 0) and 10 (class 1); the third batch popped from the ring
+    assert cache.goal(0) == DEMAND_BATCHES * 100
+    assert cache.goal(1) == max(MIN_BLOCKS, DEMAND_BATCHES * 10)
+    assert cache.size(0) == 100 + cache.goal(0) - 2 * 100
+    balanced = zero.copy()
+    balanced[2] = 40
+    cache.reserve(balanced)
+    for _ in range(4):                    # pops and pushes balance: no raise at the refill
+        accept = cache.accepts(balanced, balanced)
+        got = _pop(cache, balanced)
+        _push(cache, got, 2)
+        _commit(cache, balanced, balanced, accept)
+    cache.head[2] = cache.tail[2]         # (as if the ring had run dry)
+    cache.state[:] = np.array(cache.head + cache.tail)
+    cache.reserve(balanced)
+    assert cache.goal(2) == MIN_BLOCKS
+    assert cache.goal(0) == DEMAND_BATCHES * 100                # raises are kept
+    huge = zero.copy()
+    huge[3] = cache.ring_slots // 2
     cache.reserve(huge)
-    assert cache.goal(2) == cache.ceiling[2] <= cache.ring_slots // 2
-    assert cache.size(2) == huge[2] + cache.goal(2) <= cache.ring_slots
-    mm.check(taken, np.zeros(taken.size, np.int64))
+    cache.drained[3], cache.served[3] = cache.ring_slots, 1     # a drain past the ceiling
+    cache.head[3] = cache.tail[3]
+    cache.state[:] = np.array(cache.head + cache.tail)
+    cache.reserve(huge)
+    assert cache.goal(3) == cache.ceiling[3] <= cache.ring_slots // 2
+    assert cache.size(3) == huge[3] + cache.goal(3) <= cache.ring_slots
 
 
 def test_compaction_empties_the_cache_of_an_underused_class():

@@ -19,13 +19,15 @@ A ring's target is bytes-bounded (``budget_bytes`` of blocks per class, at most
 blocks are taken and given back batch by batch, as without a cache. It is also at most a
 quarter of the blocks holding lists in the class (but ``MIN_BLOCKS`` at least), so a small
 graph keeps a small reserve and refills from free room in its arrays. A refill also sizes a
-ring by the traffic that emptied it: ``demand_batches`` times what the refilling batch needed,
-within the bytes budget and half the ring, so that a class that serves hundreds of
-blocks a batch (first edges of new vertices, say) refills once in several batches, not every
-other one. This is off by default (``DEMAND_BATCHES`` 0): on an H100 it took a growing kron24
-from 383-392 to 189-190 us per 1,000-edge batch, but slowed the insert-then-delete cycle
-(kron20 1,000-edge latency 263-324 us against 162-167), see
-bench/results/updates_gpu_small_cases.md. Classes up to ``SPARE_MAX_CLASS`` (blocks of up to 2^20 slots) may be raised
+ring by the traffic that emptied it: ``demand_batches`` times the blocks the class lost per
+batch, net of what the batches gave back, since its previous refill (within the bytes budget
+and half the ring). A class that serves hundreds of blocks a batch more than it gets back
+(first edges of new vertices in a growing graph, say) then refills once in several batches,
+not every other one, while a class whose pops and pushes balance (batches inserting and
+deleting alike) keeps its static goal. An earlier rule sized rings by the refilling batch's
+whole need, balanced or not: it took a growing kron24 on an H100 from 383-392 to 189-190 us
+per 1,000-edge batch but slowed the insert-then-delete cycle (kron20 263-324 against
+162-167 us), see bench/results/updates_gpu_small_cases.md. Classes up to ``SPARE_MAX_CLASS`` (blocks of up to 2^20 slots) may be raised
 to ``SPARE_BLOCKS`` whatever their size: the small-batch path copies a hub's long list to a
 fresh block of its own class (one pop and one push per batch) rather than rewrite it in place
 with one thread block. Compaction empties the
@@ -48,7 +50,7 @@ RING_SLOTS = 8192          # a power of two, at least twice the most blocks one 
 BUDGET_BYTES = 1 << 18     # per class: the bytes of blocks a ring aims to hold
 MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
 MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class's lists
-DEMAND_BATCHES = 0         # >0: a refill holds this many batches like the one that refilled it
+DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
 
@@ -87,6 +89,9 @@ class BlockCache:
         self.ceiling[:manager.min_size_class] = 0
         self.demand_batches = int(demand_batches)
         self.boost = [0] * NUM_CLASSES   # per class: goal set by traffic at the last refills
+        # per class since its last refill: blocks popped less blocks freed, batches served
+        self.drained = np.zeros(NUM_CLASSES, dtype=np.int64)
+        self.served = np.zeros(NUM_CLASSES, dtype=np.int64)
 
     @property
     def manager(self):
@@ -107,25 +112,30 @@ class BlockCache:
         up to ``need + target``, and the other rings that have served before and fell under
         half their target up to their target, all from the bit trees in one batched
         allocation (so that refills of different classes fall on the same batch). A refill
-        first raises the goal of every class to ``demand_batches * need[k]`` (within its
-        ceiling; raises are kept: a goal that fell back would make the ring spill what the
-        next batches need). All or nothing: on :class:`DeviceMemoryError` no
-        ring changed."""
+        first raises the goal of every class it refills to ``demand_batches`` times the
+        class's net drain per batch since its previous refill (within its ceiling; raises
+        are kept: a goal that fell back would make the ring spill what the next batches
+        need). All or nothing: on :class:`DeviceMemoryError` no ring changed."""
         head, tail = self.head, self.tail
         if all(n <= tail[k] - head[k] for k, n in enumerate(need) if n):
             return
         need = np.asarray(need, dtype=np.int64)
         if (need > self.ring_slots // 2).any():
             raise ValueError("a batch may take at most ring_slots // 2 blocks of one class")
-        boost = np.maximum(np.array(self.boost, dtype=np.int64),
-                           np.minimum(self.demand_batches * need, self.ceiling))
         size = self.sizes()
+        low = (np.array(tail) > 0) & (2 * (size - need) < self.goals())
+        short = (need > size) | low
+        rate = -(-np.maximum(self.drained, 0) // np.maximum(self.served, 1))   # ceil
+        boost = np.where(short, np.minimum(self.demand_batches * rate, self.ceiling), 0)
+        boost = np.maximum(np.array(self.boost, dtype=np.int64), boost)
         goal = self.goals(boost)
-        low = (np.array(tail) > 0) & (2 * (size - need) < goal)
-        amount = np.where((need > size) | low, np.maximum(need + goal - size, 0), 0)
+        amount = np.where(short, np.maximum(need + goal - size, 0), 0)
         amount = np.minimum(amount, self.ring_slots - size)
         pool = self.manager.allocate_counts(amount)        # ascending class
         self.boost = boost.tolist()
+        refilled = amount > 0
+        self.drained[refilled] = 0
+        self.served[refilled] = 0
         self._append(amount, pool)
 
     def accepts(self, need, freed) -> int:
@@ -172,10 +182,11 @@ class BlockCache:
             n, f = need[k], freed[k]
             if n or f:
                 self.head[k] += n
-                if accepted >> k & 1:
-                    self.tail[k] += f
-                else:
-                    spilled += f
+                pushed = f if accepted >> k & 1 else 0
+                self.tail[k] += pushed
+                spilled += f - pushed
+                self.drained[k] += n - f     # spilled blocks count: the class had them
+                self.served[k] += 1
                 changed.append(k)
         self.manager.cached_changed(changed)
         return spilled
@@ -200,6 +211,7 @@ class BlockCache:
         ks = [k for k in (range(NUM_CLASSES) if classes is None else classes) if self.size(k)]
         for k in ks:
             self.head[k] = self.tail[k]
+            self.drained[k] = self.served[k] = 0
         self._upload_state()
         if ptrs.shape[0]:
             self.manager.release(ptrs)
