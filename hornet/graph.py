@@ -201,6 +201,10 @@ class Graph:
         Smallest block (power of two).
     """
 
+    # CPU graphs without edge properties insert through the fused pipeline (plan_insert /
+    # merge_insert); False takes the general one (find / keep / plan / merge), e.g. for A/B runs
+    _fused_insert = True
+
     def __init__(self, directed: bool = False, device: str = "auto", *, num_vertices: int = 0,
                  edge_properties: dict | None = None, vertex_properties: dict | None = None,
                  block_array_edges: int | None = None, min_block_size: int = 1):
@@ -499,6 +503,8 @@ class Graph:
         self._reserve(n)
         ws = self._scratch()
         ss, dd, values, skipped = self._unique_pairs(s, d, n, values)
+        if self.device == "cpu" and not self._edge_schema and self._fused_insert:
+            return self._insert_fused(ss, dd, skipped, n)
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n, ws=ws)
         kept, ss, dd, insert_at = K.keep_entries(pos, ss, dd, True, bool(values), ws=ws)
         if kept is not None:
@@ -520,6 +526,32 @@ class Graph:
         if grown.size:
             self._compact_memory()
         return self._change("insert", ss, dd, values, skipped)
+
+    def _insert_fused(self, ss, dd, skipped, n) -> EdgeChange:
+        """CPU insert of a graph without edge properties (see the fused-insert section of
+        :mod:`hornet.batch.cpu_kernels`): plan (searching only the lists that may outgrow
+        their block), allocate, then search-and-merge every list in one pass."""
+        K, mm, ws = self._K, self._mm, self._scratch()
+        (sources, seg_start, seg_len, old_deg, old_ptr, new_deg, new_class,
+         pos) = K.plan_insert(ss, dd, self._degree, self._size_class, self._edge_ptr, n,
+                              mm.min_size_class, ws=ws)
+        grown = np.flatnonzero(new_class >= 0)
+        target = old_ptr
+        if grown.size:
+            target = ws.take("target", old_ptr.shape[0], np.int64)
+            target[grown] = mm.allocate_classes(new_class[grown])
+        # ---- nothing above changed the graph; from here on the batch is committed ----
+        self._views.clear()
+        self._n = n
+        added = K.merge_insert(sources, seg_start, seg_len, old_deg, old_ptr, new_deg,
+                               new_class, target, dd, pos, n, self._degree, self._size_class,
+                               self._edge_ptr, ws=ws)
+        self._entries += int(added.sum())
+        if grown.size:
+            mm.release(old_ptr[grown])         # pointers 0 (no block before) are skipped
+            self._compact_memory()
+        s_out, d_out = K.inserted_pairs(pos, ss, dd, self.directed)
+        return EdgeChange("insert", s_out, d_out, {}, skipped)
 
     def delete_edges(self, src, dst=None) -> EdgeChange:
         """Delete a batch of edges; return the edges really deleted (absent ones are ignored).

@@ -875,3 +875,284 @@ def list_violations(edge_ptr, degree, num_vertices, out):
                 if i > 0 and lst[i] <= lst[i - 1]:
                     out[v] = 1
                     break
+
+
+# ---------------------------------------------------------------------------- fused CPU insert
+# The CPU insert of a graph without edge properties runs in three passes over the segments of
+# the sorted batch instead of find / keep / plan / merge / commit:
+#   plan_insert   (nothing written to the graph) per list: a list that has no block, or whose
+#                 block has room for all of its segment's entries (upper bound: none present),
+#                 needs no search yet; the others are searched now, so that exactly the lists
+#                 that outgrow their block are known and get a new block's size class.
+#   (the batch allocates those blocks: the only step that can fail, before anything changes)
+#   merge_insert  per list: searches the lists that plan_insert left unsearched (their lines
+#                 come into cache for the merge that follows at once), merges the new entries
+#                 in place or into the new block, and writes the vertex table row.
+#   inserted_pairs  the entries really inserted (undirected: once, src < dst).
+MERGE_AHEAD = 16   # segments ahead whose lines merge_insert prefetches
+LINEAR_SEARCH = 16   # lists up to this long are searched by a branch-free count
+
+
+@numba.njit(inline="always", cache=True)
+def _lower_bound(lst, d, x, floor, nv):
+    """First index i >= ``floor`` of the sorted list ``lst[:d]`` with ``lst[i] >= x``
+    (``lst[:floor] < x`` is known). Short lists: a branch-free count; long ones: interpolation
+    guess, gallop, binary search (as in :func:`find_positions`)."""
+    if d <= LINEAR_SEARCH:
+        lo = 0
+        for j in range(d):
+            lo += lst[j] < x
+        return lo
+    if floor >= d:
+        return d
+    g = d * min(np.int64(x), nv) // nv
+    g = max(min(g, d - 1), floor)
+    if lst[g] < x:
+        lo = g + 1
+        step = 1
+        while lo + step - 1 < d and lst[lo + step - 1] < x:
+            lo += step
+            step *= 2
+        hi = min(lo + step - 1, d)
+    else:
+        hi = g
+        step = 1
+        while hi - step >= floor and lst[hi - step] >= x:
+            hi -= step
+            step *= 2
+        lo = max(hi - step + 1, floor)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if lst[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(inline="always", cache=True)
+def _search_segment(lst, d, dst, b, c, nv, pos):
+    """Positions (as :func:`find_positions` writes them) of ``dst[b:b + c]`` (ascending) in
+    ``lst[:d]``, into ``pos[b:b + c]``; returns how many are absent."""
+    floor = 0
+    absent = 0
+    for j in range(c):
+        x = dst[b + j]
+        lo = _lower_bound(lst, d, x, floor, nv)
+        if lo < d and lst[lo] == x:
+            pos[b + j] = lo
+        else:
+            pos[b + j] = -1 - lo
+            absent += 1
+        floor = lo
+    return absent
+
+
+@dual_kernel
+def _plan_insert(sources, seg_start, n, dst, degree, size_class, edge_ptr, num_vertices,
+                 min_class, seg_len, old_deg, old_ptr, new_deg, new_class, pos):
+    ns = sources.shape[0]
+    nv = np.int64(max(num_vertices, 1))
+    deg_base = degree.ctypes.data
+    ptr_base = edge_ptr.ctypes.data
+    cls_base = size_class.ctypes.data
+    for k in numba.prange(ns):
+        if k + FAR < ns:
+            w = np.int64(sources[k + FAR])
+            prefetch(deg_base + 4 * w)
+            prefetch(ptr_base + 8 * w)
+            prefetch(cls_base + w)
+        if k + NEAR < ns:                    # a list that will be searched: its first probe
+            w = sources[k + NEAR]
+            dw = np.int64(degree[w])
+            cw = np.int64(size_class[w])
+            bw = seg_start[k + NEAR]
+            lw = (seg_start[k + NEAR + 1] if k + NEAR + 1 < ns else n) - bw
+            if dw > 0 and cw >= 0 and dw + lw > (np.int64(1) << cw):
+                gw = 0 if dw <= LINEAR_SEARCH else \
+                    min(dw * min(np.int64(dst[bw]), nv) // nv, dw - 1)
+                prefetch(edge_ptr[w] + 4 * gw)
+        v = sources[k]
+        b = seg_start[k]
+        c = (seg_start[k + 1] if k + 1 < ns else n) - b
+        d0 = np.int64(degree[v])
+        cls = np.int64(size_class[v])
+        cap = (np.int64(1) << cls) if cls >= 0 else np.int64(0)
+        p = edge_ptr[v]
+        seg_len[k] = c
+        old_deg[k] = d0
+        old_ptr[k] = p
+        new_class[k] = -1
+        if d0 == 0:                          # every entry is new, inserted before slot 0
+            for j in range(c):
+                pos[b + j] = -1
+            m = c
+        elif d0 + c <= cap:                  # fits whatever is present: merge_insert searches
+            new_deg[k] = -1
+            continue
+        else:
+            m = _search_segment(int32_view(p, d0), d0, dst, b, c, nv, pos)
+        d1 = d0 + m
+        new_deg[k] = d1
+        if d1 > cap:
+            fit = min_class
+            while (np.int64(1) << fit) < d1:
+                fit += 1
+            new_class[k] = fit
+
+
+def plan_insert(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_class: int,
+                ws: Workspace | None = None):
+    """Plan the insertion of a batch sorted by (src, dst), duplicate-free (int32 (n,) each)
+    into a graph (vertex table ``degree`` int32, ``size_class`` int8, ``edge_ptr`` int64);
+    changes nothing.
+
+    Returns (sources int32 (S,), seg_start, seg_len, old_deg, old_ptr, new_deg, new_class:
+    int64 (S,), pos int64 (n,)). Per segment (one per distinct source): ``new_class >= 0``
+    when the list outgrows its block (it moves to a new block of that class); ``new_deg`` the
+    degree after the batch, or -1 for a list whose block has room for every entry of its
+    segment and that is not searched yet (:func:`merge_insert` does it). ``pos``: for the
+    entries of searched segments, as :func:`find_positions` gives them (absent: ``-1 - p``);
+    others undefined. Arrays come from ``ws`` when given.
+    """
+    n = src.shape[0]
+    found = _count_heads(src)
+    ns = int(found[CHUNKS])
+    sources = take(ws, "sources", ns, np.int32)
+    seg_start, seg_len, old_deg, old_ptr, new_deg, new_class = (
+        take(ws, name, ns, np.int64) for name in ("seg_start", "seg_len", "old_deg", "old_ptr",
+                                                   "new_deg", "new_class"))
+    pos = take(ws, "positions", n, np.int64)
+    if ns:
+        _fill_heads(src, found, sources, seg_start)
+        _plan_insert(sources, seg_start, n, dst, degree, size_class, edge_ptr,
+                     int(num_vertices), int(min_class), seg_len, old_deg, old_ptr, new_deg,
+                     new_class, pos)
+    return sources, seg_start, seg_len, old_deg, old_ptr, new_deg, new_class, pos
+
+
+PREFETCH_LINES = 8    # cache lines that merge_insert prefetches per list, from the end
+
+
+@numba.njit(inline="always", cache=True)
+def _prefetch_lines(lo, hi):
+    """Prefetch the cache lines of the byte range [lo, hi), the last PREFETCH_LINES at most."""
+    a = max(lo & ~np.int64(63), (hi - 1) & ~np.int64(63) - 64 * (PREFETCH_LINES - 1))
+    while a < hi:
+        prefetch(a)
+        a += 64
+
+
+@dual_kernel
+def _merge_insert(sources, seg_start, seg_len, old_deg, old_ptr, new_deg, new_class, target,
+                  dst, pos, num_vertices, degree, size_class, edge_ptr, added, ahead):
+    ns = sources.shape[0]
+    nv = np.int64(max(num_vertices, 1))
+    for k in numba.prange(ns):
+        if k + ahead < ns:
+            q = k + ahead
+            dq = old_deg[q]
+            if dq > 0:
+                # the lines the segment will read: from where its first entry lands (a guess
+                # for an unsearched list) to the list's end
+                if new_deg[q] < 0:
+                    lo = 0 if dq <= LINEAR_SEARCH else \
+                        min(dq * min(np.int64(dst[seg_start[q]]), nv) // nv, dq - 1)
+                elif new_class[q] >= 0:
+                    lo = 0
+                else:
+                    pq = pos[seg_start[q]]
+                    lo = min(-1 - pq if pq < 0 else pq, dq - 1)
+                _prefetch_lines(old_ptr[q] + 4 * lo, old_ptr[q] + 4 * dq)
+            if new_class[q] >= 0:          # a new block: written from its end
+                _prefetch_lines(target[q], target[q] + 4 * new_deg[q])
+        v = sources[k]
+        c = seg_len[k]
+        b = seg_start[k]
+        d0 = old_deg[k]
+        src_p = old_ptr[k]
+        dst_p = target[k] if new_class[k] >= 0 else src_p
+        if new_deg[k] < 0:
+            m = _search_segment(int32_view(src_p, d0), d0, dst, b, c, nv, pos)
+        else:
+            m = new_deg[k] - d0
+        added[k] = m
+        if m > 0:
+            out = int32_view(dst_p, d0 + m)
+            i = d0                      # old items [0, i) are not placed yet
+            r = m                       # new items not placed yet
+            for t in range(c):          # from the back: in place, nothing is overwritten unread
+                j = b + c - 1 - t
+                p = pos[j]
+                if p >= 0:              # present already
+                    continue
+                at = -1 - p
+                r -= 1
+                if i > at:              # old items [at, i) move up past the r + 1 new ones
+                    _move_items(dst_p + 4 * (at + r + 1), src_p + 4 * at, i - at, out)
+                    i = at
+                out[at + r] = dst[j]
+            if dst_p != src_p and i > 0:
+                _move_items(dst_p, src_p, i, out)
+            degree[v] = d0 + m
+        if new_class[k] >= 0:
+            edge_ptr[v] = dst_p
+            size_class[v] = new_class[k]
+
+
+def merge_insert(sources, seg_start, seg_len, old_deg, old_ptr, new_deg, new_class, target,
+                 dst, pos, num_vertices: int, degree, size_class, edge_ptr,
+                 ws: Workspace | None = None, ahead: int = MERGE_AHEAD):
+    """Carry out a :func:`plan_insert` plan: search the segments it left unsearched (filling
+    their ``pos``), merge every segment's absent entries into its list (in place, or into
+    ``target[k]``, a fresh block of class ``new_class[k]``, for the lists that grow; ``target``
+    int64 (S,), read only there) and write the vertex table (degree; edge pointer and size
+    class of the moved lists). Returns the entries added per segment, int64 (S,)."""
+    added = take(ws, "added", sources.shape[0], np.int64)
+    if sources.shape[0]:
+        _merge_insert(sources, seg_start, seg_len, old_deg, old_ptr, new_deg, new_class, target,
+                      dst, pos, int(num_vertices), degree, size_class, edge_ptr, added,
+                      int(ahead))
+    return added
+
+
+@dual_kernel
+def _count_inserted(pos, src, dst, directed):
+    n = pos.shape[0]
+    found = np.zeros(CHUNKS + 1, dtype=np.int64)
+    for c in numba.prange(CHUNKS):
+        k = 0
+        for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
+            k += (pos[i] < 0) & (directed | (src[i] < dst[i]))
+        found[c + 1] = k
+    for c in range(CHUNKS):
+        found[c + 1] += found[c]
+    return found
+
+
+@dual_kernel
+def _fill_inserted(pos, src, dst, directed, found, s_out, d_out):
+    n = pos.shape[0]
+    for c in numba.prange(CHUNKS):          # branch-free (see the planning section)
+        j = found[c]
+        if found[c + 1] == j:
+            continue
+        last = n * (c + 1) // CHUNKS - 1
+        while not ((pos[last] < 0) & (directed | (src[last] < dst[last]))):
+            last -= 1
+        for i in range(n * c // CHUNKS, last + 1):
+            s_out[j] = src[i]
+            d_out[j] = dst[i]
+            j += (pos[i] < 0) & (directed | (src[i] < dst[i]))
+
+
+def inserted_pairs(pos, src, dst, directed: bool):
+    """The entries with ``pos < 0`` (absent before the batch), in order; undirected
+    (``directed`` false, both directions of every pair in the batch): only those with
+    src < dst. Returns (src int32 (m,), dst int32 (m,)), new arrays."""
+    found = _count_inserted(pos, src, dst, bool(directed))
+    m = int(found[CHUNKS])
+    s_out, d_out = np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32)
+    if m:
+        _fill_inserted(pos, src, dst, bool(directed), found, s_out, d_out)
+    return s_out, d_out
