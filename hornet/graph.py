@@ -532,19 +532,18 @@ class Graph:
         :mod:`hornet.batch.cpu_kernels`): plan (searching only the lists that may outgrow
         their block), allocate, then search-and-merge every list in one pass."""
         K, mm, ws = self._K, self._mm, self._scratch()
-        (sources, seg_start, seg_len, old_deg, old_ptr, new_deg, new_class,
-         pos) = K.plan_insert(ss, dd, self._degree, self._size_class, self._edge_ptr, n,
-                              mm.min_size_class, ws=ws)
+        sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_insert(
+            ss, dd, self._degree, self._size_class, self._edge_ptr, n, mm.min_size_class, ws=ws)
         grown = np.flatnonzero(new_class >= 0)
         target = old_ptr
         if grown.size:
             target = ws.take("target", old_ptr.shape[0], np.int64)
-            target[grown] = mm.allocate_classes(new_class[grown])
+            target[grown] = mm.allocate_classes(new_class[grown].astype(np.int64))
         # ---- nothing above changed the graph; from here on the batch is committed ----
         self._views.clear()
         self._n = n
-        added = K.merge_insert(sources, seg_start, seg_len, old_deg, old_ptr, new_deg,
-                               new_class, target, dd, pos, n, self._degree, self._size_class,
+        added = K.merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class,
+                               target, dd, pos, n, self._degree, self._size_class,
                                self._edge_ptr, ws=ws)
         self._entries += int(added.sum())
         if grown.size:

@@ -890,6 +890,7 @@ def list_violations(edge_ptr, degree, num_vertices, out):
 #                 in place or into the new block, and writes the vertex table row.
 #   inserted_pairs  the entries really inserted (undirected: once, src < dst).
 MERGE_AHEAD = 16   # segments ahead whose lines merge_insert prefetches
+DEFER_SEARCH = True  # lists with room for their whole segment are searched by merge_insert
 LINEAR_SEARCH = 16   # lists up to this long are searched by a branch-free count
 
 
@@ -949,37 +950,20 @@ def _search_segment(lst, d, dst, b, c, nv, pos):
 
 
 @dual_kernel
-def _plan_insert(sources, seg_start, n, dst, degree, size_class, edge_ptr, num_vertices,
-                 min_class, seg_len, old_deg, old_ptr, new_deg, new_class, pos):
+def _plan_insert(sources, seg_start, dst, degree, size_class, edge_ptr, num_vertices,
+                 min_class, defer, old_deg, old_ptr, new_deg, new_class, pos):
+    # no software prefetch: the rows come in ascending order (the hardware prefetcher follows
+    # them) and prefetching the lists to search cost more loads than it saved (measured)
     ns = sources.shape[0]
     nv = np.int64(max(num_vertices, 1))
-    deg_base = degree.ctypes.data
-    ptr_base = edge_ptr.ctypes.data
-    cls_base = size_class.ctypes.data
     for k in numba.prange(ns):
-        if k + FAR < ns:
-            w = np.int64(sources[k + FAR])
-            prefetch(deg_base + 4 * w)
-            prefetch(ptr_base + 8 * w)
-            prefetch(cls_base + w)
-        if k + NEAR < ns:                    # a list that will be searched: its first probe
-            w = sources[k + NEAR]
-            dw = np.int64(degree[w])
-            cw = np.int64(size_class[w])
-            bw = seg_start[k + NEAR]
-            lw = (seg_start[k + NEAR + 1] if k + NEAR + 1 < ns else n) - bw
-            if dw > 0 and cw >= 0 and dw + lw > (np.int64(1) << cw):
-                gw = 0 if dw <= LINEAR_SEARCH else \
-                    min(dw * min(np.int64(dst[bw]), nv) // nv, dw - 1)
-                prefetch(edge_ptr[w] + 4 * gw)
         v = sources[k]
         b = seg_start[k]
-        c = (seg_start[k + 1] if k + 1 < ns else n) - b
+        c = seg_start[k + 1] - b
         d0 = np.int64(degree[v])
         cls = np.int64(size_class[v])
         cap = (np.int64(1) << cls) if cls >= 0 else np.int64(0)
         p = edge_ptr[v]
-        seg_len[k] = c
         old_deg[k] = d0
         old_ptr[k] = p
         new_class[k] = -1
@@ -987,7 +971,7 @@ def _plan_insert(sources, seg_start, n, dst, degree, size_class, edge_ptr, num_v
             for j in range(c):
                 pos[b + j] = -1
             m = c
-        elif d0 + c <= cap:                  # fits whatever is present: merge_insert searches
+        elif defer and d0 + c <= cap:        # fits whatever is present: merge_insert searches
             new_deg[k] = -1
             continue
         else:
@@ -1007,28 +991,33 @@ def plan_insert(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_c
     into a graph (vertex table ``degree`` int32, ``size_class`` int8, ``edge_ptr`` int64);
     changes nothing.
 
-    Returns (sources int32 (S,), seg_start, seg_len, old_deg, old_ptr, new_deg, new_class:
-    int64 (S,), pos int64 (n,)). Per segment (one per distinct source): ``new_class >= 0``
-    when the list outgrows its block (it moves to a new block of that class); ``new_deg`` the
-    degree after the batch, or -1 for a list whose block has room for every entry of its
-    segment and that is not searched yet (:func:`merge_insert` does it). ``pos``: for the
-    entries of searched segments, as :func:`find_positions` gives them (absent: ``-1 - p``);
-    others undefined. Arrays come from ``ws`` when given.
+    Returns (sources int32 (S,), seg_start int32 (S + 1,): segment k is entries
+    ``seg_start[k]:seg_start[k + 1]``, old_deg int32 (S,), old_ptr int64 (S,), new_deg int32
+    (S,), new_class int8 (S,), pos int32 (n,)). Per segment (one per distinct source): ``new_class >= 0`` when the list
+    outgrows its block (it moves to a new block of that class); ``new_deg`` the degree after
+    the batch, or -1 for a list whose block has room for every entry of its segment and that
+    is not searched yet (:func:`merge_insert` does it). ``pos``: for the entries of searched
+    segments, as :func:`find_positions` gives them (absent: ``-1 - p``); others undefined.
+    Arrays come from ``ws`` when given.
     """
     n = src.shape[0]
     found = _count_heads(src)
     ns = int(found[CHUNKS])
+    # narrow types where they suffice: these arrays are written and read once per batch
     sources = take(ws, "sources", ns, np.int32)
-    seg_start, seg_len, old_deg, old_ptr, new_deg, new_class = (
-        take(ws, name, ns, np.int64) for name in ("seg_start", "seg_len", "old_deg", "old_ptr",
-                                                   "new_deg", "new_class"))
-    pos = take(ws, "positions", n, np.int64)
+    seg_start = take(ws, "seg_start32", ns + 1, np.int32)
+    old_deg = take(ws, "old_deg32", ns, np.int32)
+    old_ptr = take(ws, "old_ptr", ns, np.int64)
+    new_deg = take(ws, "new_deg32", ns, np.int32)
+    new_class = take(ws, "new_class8", ns, np.int8)
+    pos = take(ws, "positions32", n, np.int32)
+    seg_start[ns] = n
     if ns:
         _fill_heads(src, found, sources, seg_start)
-        _plan_insert(sources, seg_start, n, dst, degree, size_class, edge_ptr,
-                     int(num_vertices), int(min_class), seg_len, old_deg, old_ptr, new_deg,
-                     new_class, pos)
-    return sources, seg_start, seg_len, old_deg, old_ptr, new_deg, new_class, pos
+        _plan_insert(sources, seg_start, dst, degree, size_class, edge_ptr, int(num_vertices),
+                     int(min_class), bool(DEFER_SEARCH), old_deg, old_ptr, new_deg, new_class,
+                     pos)
+    return sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos
 
 
 PREFETCH_LINES = 8    # cache lines that merge_insert prefetches per list, from the end
@@ -1044,7 +1033,7 @@ def _prefetch_lines(lo, hi):
 
 
 @dual_kernel
-def _merge_insert(sources, seg_start, seg_len, old_deg, old_ptr, new_deg, new_class, target,
+def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target,
                   dst, pos, num_vertices, degree, size_class, edge_ptr, added, ahead):
     ns = sources.shape[0]
     nv = np.int64(max(num_vertices, 1))
@@ -1067,8 +1056,8 @@ def _merge_insert(sources, seg_start, seg_len, old_deg, old_ptr, new_deg, new_cl
             if new_class[q] >= 0:          # a new block: written from its end
                 _prefetch_lines(target[q], target[q] + 4 * new_deg[q])
         v = sources[k]
-        c = seg_len[k]
         b = seg_start[k]
+        c = seg_start[k + 1] - b
         d0 = old_deg[k]
         src_p = old_ptr[k]
         dst_p = target[k] if new_class[k] >= 0 else src_p
@@ -1100,7 +1089,7 @@ def _merge_insert(sources, seg_start, seg_len, old_deg, old_ptr, new_deg, new_cl
             size_class[v] = new_class[k]
 
 
-def merge_insert(sources, seg_start, seg_len, old_deg, old_ptr, new_deg, new_class, target,
+def merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target,
                  dst, pos, num_vertices: int, degree, size_class, edge_ptr,
                  ws: Workspace | None = None, ahead: int = MERGE_AHEAD):
     """Carry out a :func:`plan_insert` plan: search the segments it left unsearched (filling
@@ -1110,7 +1099,7 @@ def merge_insert(sources, seg_start, seg_len, old_deg, old_ptr, new_deg, new_cla
     class of the moved lists). Returns the entries added per segment, int64 (S,)."""
     added = take(ws, "added", sources.shape[0], np.int64)
     if sources.shape[0]:
-        _merge_insert(sources, seg_start, seg_len, old_deg, old_ptr, new_deg, new_class, target,
+        _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target,
                       dst, pos, int(num_vertices), degree, size_class, edge_ptr, added,
                       int(ahead))
     return added

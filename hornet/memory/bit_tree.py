@@ -271,3 +271,30 @@ def find_inconsistency(words, offsets, num_blocks):
                         return start + w
         n = nwords
     return -1
+
+
+@numba.njit(cache=True)
+def take_forest_rows(word_addrs, table, counts, bases, shifts):
+    """Several :func:`take_free` requests in one call: request ``r`` takes the ``counts[r]``
+    lowest free blocks of the tree at ``word_addrs[r]`` (level offsets ``table[r]``, padded as
+    :func:`forest_table` pads them) and gives their pointers ``bases[r] + (block <<
+    shifts[r])``. Returns every request's pointers, request after request (int64), and raises
+    if a tree runs out (the caller plans the counts)."""
+    total = 0
+    for r in range(counts.shape[0]):
+        total += counts[r]
+    out = np.empty(total, dtype=np.int64)
+    at = 0
+    for r in range(counts.shape[0]):
+        levels = 0
+        while levels < FOREST_LEVELS and table[r, levels + 1] != table[r, levels]:
+            levels += 1
+        words = view(word_addrs[r], table[r, FOREST_LEVELS], _WORD)
+        offsets = table[r, :levels + 1]
+        got = take_free(words, offsets, counts[r], out, at)
+        if got != counts[r]:
+            raise AssertionError("a bit tree ran out of the blocks planned from it")
+        for i in range(at, at + got):
+            out[i] = bases[r] + (out[i] << shifts[r])
+        at += got
+    return out

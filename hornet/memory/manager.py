@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from .bit_tree import FOREST_LEVELS
+from .bit_tree import FOREST_LEVELS, take_forest_rows
 from .block_array import BlockArray
 from .jit import dual_kernel
 
@@ -151,6 +151,11 @@ class MemoryManager:
         n = int(classes.shape[0])
         if n == 0:
             return xp.zeros(0, dtype=xp.int64)
+        if self.backend.device == "cpu":
+            # one counting kernel and a parallel placement instead of bincount and a serial loop
+            per_class = _cpu_class_counts(classes.astype(np.int64, copy=False))
+            pool = self.allocate_counts(per_class)
+            return _cpu_place_by_class(classes.astype(np.int64, copy=False), per_class, pool)
         per_class = self.backend.class_counts(classes)
         pool = self.allocate_counts(per_class)
         class_start = np.zeros(per_class.shape[0], dtype=np.int64)
@@ -205,9 +210,12 @@ class MemoryManager:
     def _take(self, plans):
         """Carry out plans made by :meth:`_plan`: the blocks of every plan in one pass over the
         bit trees; returns their edge pointers, plan by plan (int64, on the device)."""
-        requests = [(arr.words, arr.level_offsets, take, arr.base, k + 2)
-                    for k, plan, _ in plans for arr, take in plan]
-        ptrs = self.backend.take_forest(requests)
+        if self.backend.device == "cpu":
+            ptrs = _cpu_take(plans, len(self.field_dtypes))
+        else:
+            requests = [(arr.words, arr.level_offsets, take, arr.base, k + 2)
+                        for k, plan, _ in plans for arr, take in plan]
+            ptrs = self.backend.take_forest(requests)
         for k, plan, created in plans:
             for arr, take in plan:
                 arr.free -= take
@@ -344,7 +352,7 @@ class MemoryManager:
             na, nf = len(arrays), len(self.field_dtypes)
             if arrays:
                 # one cached row per array (see BlockArray.lookup_row), stacked and sorted
-                rows = np.array([a.lookup_row() for a in arrays], dtype=np.int64)
+                rows = np.concatenate([a.lookup_row() for a in arrays]).reshape(na, -1)
                 order = np.argsort(rows[:, 0], kind="stable")
                 rows = rows[order]
                 arrays = [arrays[i] for i in order.tolist()]
@@ -492,6 +500,66 @@ class MemoryManager:
             if mine.size and be.to_host(be.is_free(arr.words, arr.level_offsets,
                                                    be.xp.asarray(mine))).any():
                 raise InvariantError(f"{arr!r}: a vertex's block is marked free")
+
+
+def _cpu_take(plans, num_fields: int) -> np.ndarray:
+    """The CPU side of :meth:`MemoryManager._take`: every (array, count) of the plans taken
+    from its bit tree by one kernel call (the arrays' cached lookup rows carry the trees)."""
+    reqs = [(arr, take, k + 2) for k, plan, _ in plans for arr, take in plan if take]
+    if not reqs:
+        return np.zeros(0, dtype=np.int64)
+    rows = np.stack([arr.lookup_row() for arr, _, _ in reqs])
+    counts = np.array([t for _, t, _ in reqs], dtype=np.int64)
+    shifts = np.array([sh for _, _, sh in reqs], dtype=np.int64)
+    w = 2 + num_fields                  # row layout: see BlockArray.lookup_row
+    return take_forest_rows(np.ascontiguousarray(rows[:, w]),
+                            np.ascontiguousarray(rows[:, w + 1:w + 2 + FOREST_LEVELS]), counts,
+                            np.ascontiguousarray(rows[:, 0]), shifts)
+
+
+PLACE_CHUNKS = 16
+
+
+@numba.njit(parallel=True, cache=True)
+def _cpu_class_counts(classes):
+    """How many entries of each size class (int64 (64,)); negative classes are not counted."""
+    n = classes.shape[0]
+    part = np.zeros((PLACE_CHUNKS, 64), dtype=np.int64)
+    for c in numba.prange(PLACE_CHUNKS):
+        for i in range(n * c // PLACE_CHUNKS, n * (c + 1) // PLACE_CHUNKS):
+            k = classes[i]
+            if k >= 0:
+                part[c, k] += 1
+    out = np.zeros(64, dtype=np.int64)
+    for c in range(PLACE_CHUNKS):
+        for k in range(64):
+            out[k] += part[c, k]
+    return out
+
+
+@numba.njit(parallel=True, cache=True)
+def _cpu_place_by_class(classes, per_class, pool):
+    """:func:`place_by_class` in parallel pieces: entry i gets the next block of its class in
+    ``pool`` (classes one after the other, ascending; ``per_class``: their counts), entries
+    of one class in order."""
+    n = classes.shape[0]
+    part = np.zeros((PLACE_CHUNKS, 64), dtype=np.int64)
+    for c in numba.prange(PLACE_CHUNKS):
+        for i in range(n * c // PLACE_CHUNKS, n * (c + 1) // PLACE_CHUNKS):
+            part[c, classes[i]] += 1
+    at = 0
+    for k in range(64):                  # class-major: piece c of class k after pieces < c
+        for c in range(PLACE_CHUNKS):
+            m = part[c, k]
+            part[c, k] = at
+            at += m
+    out = np.empty(n, dtype=np.int64)
+    for c in numba.prange(PLACE_CHUNKS):
+        for i in range(n * c // PLACE_CHUNKS, n * (c + 1) // PLACE_CHUNKS):
+            k = classes[i]
+            out[i] = pool[part[c, k]]
+            part[c, k] += 1
+    return out
 
 
 @numba.njit(cache=True)
