@@ -534,11 +534,11 @@ class Graph:
         K, mm, ws = self._K, self._mm, self._scratch()
         sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_insert(
             ss, dd, self._degree, self._size_class, self._edge_ptr, n, mm.min_size_class, ws=ws)
-        grown = np.flatnonzero(new_class >= 0)
+        grown, classes, freed = K.grown_segments(new_class, old_ptr, ws=ws)
         target = old_ptr
         if grown.size:
             target = ws.take("target", old_ptr.shape[0], np.int64)
-            target[grown] = mm.allocate_classes(new_class[grown].astype(np.int64))
+            target[grown] = mm.allocate_classes(classes)
         # ---- nothing above changed the graph; from here on the batch is committed ----
         self._views.clear()
         self._n = n
@@ -547,7 +547,7 @@ class Graph:
                                self._edge_ptr, ws=ws)
         self._entries += int(added.sum())
         if grown.size:
-            mm.release(old_ptr[grown])         # pointers 0 (no block before) are skipped
+            mm.release(freed)                  # pointers 0 (no block before) are skipped
             self._compact_memory()
         s_out, d_out = K.inserted_pairs(pos, ss, dd, self.directed)
         return EdgeChange("insert", s_out, d_out, {}, skipped)

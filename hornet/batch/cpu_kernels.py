@@ -1145,3 +1145,48 @@ def inserted_pairs(pos, src, dst, directed: bool):
     if m:
         _fill_inserted(pos, src, dst, bool(directed), found, s_out, d_out)
     return s_out, d_out
+
+
+@dual_kernel
+def _count_grown(new_class):
+    n = new_class.shape[0]
+    found = np.zeros(CHUNKS + 1, dtype=np.int64)
+    for c in numba.prange(CHUNKS):
+        k = 0
+        for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
+            k += new_class[i] >= 0
+        found[c + 1] = k
+    for c in range(CHUNKS):
+        found[c + 1] += found[c]
+    return found
+
+
+@dual_kernel
+def _fill_grown(new_class, old_ptr, found, grown, classes, freed):
+    n = new_class.shape[0]
+    for c in numba.prange(CHUNKS):          # branch-free (see the planning section)
+        j = found[c]
+        if found[c + 1] == j:
+            continue
+        last = n * (c + 1) // CHUNKS - 1
+        while new_class[last] < 0:
+            last -= 1
+        for i in range(n * c // CHUNKS, last + 1):
+            grown[j] = i
+            classes[j] = new_class[i]
+            freed[j] = old_ptr[i]
+            j += new_class[i] >= 0
+
+
+def grown_segments(new_class, old_ptr, ws: Workspace | None = None):
+    """The segments of a :func:`plan_insert` plan that move to a new block: (indices int64
+    (G,), their new size classes int64 (G,), their old edge pointers int64 (G,), 0 where the
+    list had no block), from ``ws`` when given."""
+    found = _count_grown(new_class)
+    m = int(found[CHUNKS])
+    grown = take(ws, "grown", m, np.int64)
+    classes = take(ws, "grown_class", m, np.int64)
+    freed = take(ws, "grown_freed", m, np.int64)
+    if m:
+        _fill_grown(new_class, old_ptr, found, grown, classes, freed)
+    return grown, classes, freed
