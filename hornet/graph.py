@@ -666,12 +666,8 @@ class Graph:
                                 self._edge_ptr)
             spills = cache.commit(need, freed, accept)
             self._entries += kept if mode == MODE_INSERT else -kept
-            back = cache.trim([k for k, f in enumerate(freed) if f and accept >> k & 1])
             if spills:
-                spilled = self._small.spilled(spills)
-                back = spilled if back is None else xp.concatenate([spilled, back])
-            if back is not None:
-                mm.release(back)
+                mm.release(self._small.spilled(spills))
             if header[H_MOVES] or any(freed):
                 self._compact_memory()
         return EdgeChange(kind, rows[:nres], rows[SMALL_ENTRIES:SMALL_ENTRIES + nres], outs,

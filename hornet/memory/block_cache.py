@@ -10,11 +10,9 @@ of blocks taken from the bit trees ahead of time (marked used there, owned by no
   ring and *push* the blocks those lists leave onto the tail of the old class's ring;
 - the host only sees per-class counts (what the batch needs and frees, from the batch's
   header), keeps every ring's head and tail counters, refills a ring from the bit trees (one
-  batched allocation for all classes) when a batch needs more than it holds, and takes the
-  blocks a batch frees onto the rings while they have room. A ring that ends a batch with
-  more than twice its goal gives the excess back to the bit trees, down to its goal, in one
-  release for all classes (:meth:`trim`): a class that keeps gaining blocks (lists leaving
-  it as a graph grows) returns them in bulk once in many batches, not a little every batch.
+  batched allocation for all classes) when a batch needs more than it holds, and lets freed
+  blocks go back to the bit trees instead (:meth:`MemoryManager.release`) when a ring would
+  keep more than twice its target.
 
 A ring's target is bytes-bounded (``budget_bytes`` of blocks per class, at most
 ``max_blocks``), so the reserve is a few MB at most and large classes keep none: their
@@ -142,41 +140,18 @@ class BlockCache:
 
     def accepts(self, need, freed) -> int:
         """Bit mask of the classes whose ring takes the ``freed[k]`` blocks a batch gives back
-        while it pops ``need[k]`` (NUM_CLASSES host integers each): room in the ring, and a
-        goal above zero or no growth (a batch that gives back no more than it takes, such as
-        hub lists copied within their class). The other classes' blocks go back to the bit
-        trees with the batch; a ring left over twice its goal is trimmed after it
-        (:meth:`trim`)."""
+        while it pops ``need[k]`` (NUM_CLASSES host integers each): room in the ring, and
+        either no more than twice the goal left after the batch or no growth (a batch that
+        gives back no more than it takes, such as hub lists copied within their class, never
+        spills). The other classes' blocks go back to the bit trees."""
         mask = 0
         for k, f in enumerate(freed):
             if f:
                 size = self.tail[k] - self.head[k]
-                if size + f <= self.ring_slots and (f <= need[k] or self.goal(k) > 0):
+                if size + f <= self.ring_slots and (f <= need[k] or
+                                                    size - need[k] + f <= 2 * self.goal(k)):
                     mask |= 1 << k
         return mask
-
-    def trim(self, classes):
-        """Take the blocks of every ring of ``classes`` (those a batch pushed onto) holding
-        more than twice its goal off its head, down to its goal, and return them (int64 device
-        pointers, for one :meth:`MemoryManager.release`; None when no ring is over). Host
-        counters and the device's are updated."""
-        over, excess = [], []
-        for k in classes:
-            size, goal = self.tail[k] - self.head[k], self.goal(k)
-            if size > 2 * goal:
-                over.append(k)
-                excess.append(size - goal)
-        if not over:
-            return None
-        xp = self.manager.xp
-        over, excess = np.array(over, dtype=np.int64), np.array(excess, dtype=np.int64)
-        heads = np.array([self.head[k] for k in over], dtype=np.int64)
-        ptrs = self.rings[xp.asarray(self._slots(over * self.ring_slots, heads, excess))]
-        for k, n in zip(over.tolist(), excess.tolist()):
-            self.head[k] += n
-        self._upload_state()
-        self.manager.cached_changed(over)
-        return ptrs
 
     def goal(self, size_class: int) -> int:
         """Blocks ring ``size_class`` aims to hold now: its target, but at most a quarter of
