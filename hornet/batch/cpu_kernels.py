@@ -440,36 +440,8 @@ def _find_positions(src, dst, degree, edge_ptr, num_vertices, out):
                 d = np.int64(degree[u])
                 if d > 0:
                     lst = int32_view(edge_ptr[u], d)
-                    # first guess: where x would sit if the list were spread evenly over the
-                    # id space (vertex ids are usually shuffled); then gallop from there
-                    floor = 0
-                    g = d * min(np.int64(x), nv) // nv
-                    if u == prev_u and x > prev_x:
-                        floor = prev_at            # lst[:prev_at] < x already
-                    g = max(min(g, d - 1), floor)
-                    if floor >= d:                 # the list ended before the query before
-                        lo = d
-                        hi = d
-                    elif lst[g] < x:               # answer in (g, d]: gallop right
-                        lo = g + 1
-                        step = 1
-                        while lo + step - 1 < d and lst[lo + step - 1] < x:
-                            lo += step
-                            step *= 2
-                        hi = min(lo + step - 1, d)
-                    else:                          # answer in [floor, g]: gallop left
-                        hi = g
-                        step = 1
-                        while hi - step >= floor and lst[hi - step] >= x:
-                            hi -= step
-                            step *= 2
-                        lo = max(hi - step + 1, floor)
-                    while lo < hi:
-                        mid = (lo + hi) >> 1
-                        if lst[mid] < x:
-                            lo = mid + 1
-                        else:
-                            hi = mid
+                    floor = prev_at if (u == prev_u and x > prev_x) else 0
+                    lo = _lower_bound(lst, d, x, floor, nv)   # lst[:prev_at] < x already
                     if lo < d and lst[lo] == x:
                         out[i] = lo
                     else:
@@ -898,7 +870,8 @@ LINEAR_SEARCH = 16   # lists up to this long are searched by a branch-free count
 def _lower_bound(lst, d, x, floor, nv):
     """First index i >= ``floor`` of the sorted list ``lst[:d]`` with ``lst[i] >= x``
     (``lst[:floor] < x`` is known). Short lists: a branch-free count; long ones: interpolation
-    guess, gallop, binary search (as in :func:`find_positions`)."""
+    guess (where x would sit if the list were spread evenly over the id space: vertex ids
+    are usually shuffled), gallop from there, binary search."""
     if d <= LINEAR_SEARCH:
         lo = 0
         for j in range(d):
