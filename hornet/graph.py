@@ -201,9 +201,11 @@ class Graph:
         Smallest block (power of two).
     """
 
-    # CPU graphs without edge properties insert through the fused pipeline (plan_insert /
-    # merge_insert); False takes the general one (find / keep / plan / merge), e.g. for A/B runs
+    # CPU graphs without edge properties insert and delete through the fused pipelines
+    # (plan_insert / merge_insert, plan_delete / remove_fused); False takes the general one
+    # (find / keep / plan / merge or remove), e.g. for A/B runs
     _fused_insert = True
+    _fused_delete = True
 
     def __init__(self, directed: bool = False, device: str = "auto", *, num_vertices: int = 0,
                  edge_properties: dict | None = None, vertex_properties: dict | None = None,
@@ -238,27 +240,33 @@ class Graph:
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_edges(cls, src, dst=None, num_vertices: int | None = None, directed: bool = False,
-                   device: str = "auto", **edge_props) -> "Graph":
+                   device: str = "auto", *, block_array_edges: int | None = None,
+                   min_block_size: int = 1, **edge_props) -> "Graph":
         """Build from COO arrays (see :meth:`insert_edges` for accepted inputs).
 
-        Property dtypes are taken from the arrays passed in ``edge_props``.
+        Property dtypes are taken from the arrays passed in ``edge_props``;
+        ``block_array_edges`` and ``min_block_size`` are the memory settings of the
+        constructor.
         """
         schema = {k: np.asarray(v).dtype if not hasattr(v, "dtype") else v.dtype
                   for k, v in edge_props.items()}
         g = cls(directed=directed, device=device, num_vertices=num_vertices or 0,
-                edge_properties=schema)
+                edge_properties=schema, block_array_edges=block_array_edges,
+                min_block_size=min_block_size)
         g.insert_edges(src, dst, **edge_props)
         return g
 
     @classmethod
     def from_csr(cls, indptr, indices, directed: bool = False, device: str = "auto",
-                 num_vertices: int | None = None, **edge_props) -> "Graph":
+                 num_vertices: int | None = None, *, block_array_edges: int | None = None,
+                 min_block_size: int = 1, **edge_props) -> "Graph":
         """Build from CSR arrays: row ``u`` holds ``indices[indptr[u]:indptr[u+1]]``.
 
         NumPy or CuPy arrays. For an undirected graph each stored entry is an edge; a
         symmetric CSR (both directions) and a triangular one give the same graph. A directed
         CSR whose rows are sorted and duplicate-free is loaded without sorting: one batched
-        allocation per size class and one copy of the rows.
+        allocation per size class and one copy of the rows. ``edge_props``: one array per
+        entry and property; ``block_array_edges``, ``min_block_size``: as in the constructor.
         """
         device = _resolve_device(device)
         xp = _array_module(device)
@@ -278,7 +286,8 @@ class Graph:
         n = max(indptr.shape[0] - 1, num_vertices or 0)
         schema = {k: np.dtype(v.dtype if hasattr(v, "dtype") else np.asarray(v).dtype)
                   for k, v in edge_props.items()}
-        g = cls(directed=directed, device=device, num_vertices=n, edge_properties=schema)
+        g = cls(directed=directed, device=device, num_vertices=n, edge_properties=schema,
+                block_array_edges=block_array_edges, min_block_size=min_block_size)
         if directed and indices.size and _rows_sorted_unique(xp, indptr, indices) and \
                 int(indices.min()) >= 0 and int(indices.max()) < n:
             values = property_values(edge_props, g._edge_schema, indices.shape[0], xp)
@@ -309,20 +318,26 @@ class Graph:
 
     @classmethod
     def from_scipy(cls, matrix, directed: bool = False, device: str = "auto",
-                   weight: str | None = None) -> "Graph":
-        """Build from a scipy.sparse matrix; ``weight`` names a property holding its values."""
+                   weight: str | None = None, *, block_array_edges: int | None = None,
+                   min_block_size: int = 1) -> "Graph":
+        """Build from a scipy.sparse matrix; ``weight`` names a property holding its values;
+        ``block_array_edges``, ``min_block_size``: as in the constructor."""
         coo = matrix.tocoo()
         if coo.shape[0] != coo.shape[1]:
             raise BatchError(f"an adjacency matrix must be square, got shape {coo.shape}")
         props = {weight: coo.data} if weight else {}
         return cls.from_edges(coo.row, coo.col, num_vertices=coo.shape[0], directed=directed,
-                              device=device, **props)
+                              device=device, block_array_edges=block_array_edges,
+                              min_block_size=min_block_size, **props)
 
     @classmethod
-    def from_networkx(cls, nx_graph, device: str = "auto", edge_attrs=(), default=0) -> "Graph":
+    def from_networkx(cls, nx_graph, device: str = "auto", edge_attrs=(), default=0, *,
+                      block_array_edges: int | None = None,
+                      min_block_size: int = 1) -> "Graph":
         """Build from a networkx graph with integer nodes >= 0.
 
-        ``edge_attrs``: numeric edge attributes to carry over as float64 properties.
+        ``edge_attrs``: numeric edge attributes to carry over as float64 properties;
+        ``block_array_edges``, ``min_block_size``: as in the constructor.
         """
         nodes = np.fromiter(nx_graph.nodes, dtype=np.int64, count=nx_graph.number_of_nodes()) \
             if all(isinstance(x, (int, np.integer)) for x in nx_graph.nodes) else None
@@ -335,7 +350,9 @@ class Graph:
                              dtype=np.float64) for a in edge_attrs}
         n = int(nodes.max()) + 1 if nodes.size else 0
         return cls.from_edges(pairs[:, 0], pairs[:, 1], num_vertices=n,
-                              directed=nx_graph.is_directed(), device=device, **props)
+                              directed=nx_graph.is_directed(), device=device,
+                              block_array_edges=block_array_edges,
+                              min_block_size=min_block_size, **props)
 
     def copy(self) -> "Graph":
         """A deep copy (same settings, edges, properties)."""
@@ -527,6 +544,18 @@ class Graph:
             self._compact_memory()
         return self._change("insert", ss, dd, values, skipped)
 
+    def _fused_targets(self, new_class, old_ptr, ws):
+        """The blocks of a fused plan: (segments that move, int64 (G,); their old pointers,
+        int64 (G,); target int64 (S,): a fresh block of class ``new_class`` for the segments
+        that move, read only there). The allocation is the only step of a fused batch that can
+        fail; it runs before anything is written."""
+        moved, classes, old = self._K.grown_segments(new_class, old_ptr, ws=ws)
+        target = old_ptr
+        if moved.size:
+            target = ws.take("target", old_ptr.shape[0], np.int64)
+            target[moved] = self._mm.allocate_classes(classes)
+        return moved, old, target
+
     def _insert_fused(self, ss, dd, skipped, n) -> EdgeChange:
         """CPU insert of a graph without edge properties (see the fused-insert section of
         :mod:`hornet.batch.cpu_kernels`): plan (searching only the lists that may outgrow
@@ -534,11 +563,7 @@ class Graph:
         K, mm, ws = self._K, self._mm, self._scratch()
         sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_insert(
             ss, dd, self._degree, self._size_class, self._edge_ptr, n, mm.min_size_class, ws=ws)
-        grown, classes, freed = K.grown_segments(new_class, old_ptr, ws=ws)
-        target = old_ptr
-        if grown.size:
-            target = ws.take("target", old_ptr.shape[0], np.int64)
-            target[grown] = mm.allocate_classes(classes)
+        grown, freed, target = self._fused_targets(new_class, old_ptr, ws)
         # ---- nothing above changed the graph; from here on the batch is committed ----
         self._views.clear()
         self._n = n
@@ -549,7 +574,7 @@ class Graph:
         if grown.size:
             mm.release(freed)                  # pointers 0 (no block before) are skipped
             self._compact_memory()
-        s_out, d_out = K.inserted_pairs(pos, ss, dd, self.directed)
+        s_out, d_out = K.changed_pairs(pos, ss, dd, self.directed, False)
         return EdgeChange("insert", s_out, d_out, {}, skipped)
 
     def delete_edges(self, src, dst=None) -> EdgeChange:
@@ -578,6 +603,8 @@ class Graph:
             s, d = s[inside], d[inside]
         ws = self._scratch()
         ss, dd, _, _ = self._unique_pairs(s, d, max(self._n, 1))
+        if self.device == "cpu" and not self._edge_schema and self._fused_delete:
+            return self._delete_fused(ss, dd)
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n, ws=ws)
         _, ss, dd, pos = K.keep_entries(pos, ss, dd, False, ws=ws)
         sources, seg_start, seg_len, old_deg, new_deg, old_ptrs, shrink = K.plan_segments(
@@ -602,6 +629,25 @@ class Graph:
                      emptied=new_deg == 0)
         self._compact_memory()
         return self._change("delete", ss, dd, gone)
+
+    def _delete_fused(self, ss, dd) -> EdgeChange:
+        """CPU delete of a graph without edge properties (see the fused-delete section of
+        :mod:`hornet.batch.cpu_kernels`): plan (searching only the lists that may move to a
+        smaller block), allocate, then search-and-remove every list in one pass."""
+        K, mm, ws = self._K, self._mm, self._scratch()
+        sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_delete(
+            ss, dd, self._degree, self._size_class, self._edge_ptr, self._n, mm.min_size_class,
+            ws=ws)
+        _, _, target = self._fused_targets(new_class, old_ptr, ws)
+        # ---- nothing above changed the graph; from here on the batch is committed ----
+        self._views.clear()
+        removed, freed = K.remove_fused(sources, seg_start, old_deg, old_ptr, new_deg,
+                                        new_class, target, dd, pos, self._n, self._degree,
+                                        self._size_class, self._edge_ptr, ws=ws)
+        self._entries -= int(removed.sum())
+        mm.release(freed)                      # pointers 0 (list kept its block) are skipped
+        self._compact_memory()
+        return EdgeChange("delete", *K.changed_pairs(pos, ss, dd, self.directed, True), {}, 0)
 
     # ------------------------------------------------------------------ small GPU batches
     def _small_pairs(self, src, dst):

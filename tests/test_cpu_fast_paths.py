@@ -1,5 +1,6 @@
-"""The CPU fast paths of the insert pipeline (fused plan_insert / merge_insert, used by graphs
-without edge properties) against a Python set model, and against the general pipeline."""
+"""The CPU fast paths of the batch pipeline (fused plan_insert / merge_insert and plan_delete /
+remove_fused, used by graphs without edge properties) against a Python set model, and against
+the general pipeline."""
 from __future__ import annotations
 
 import numpy as np
@@ -149,3 +150,205 @@ def test_plan_and_merge_kernels_against_numpy():
     want_pos = K.find_positions(ss, dd, g._degree, g._edge_ptr, 200).copy()
     searched = np.repeat(~unsearched, seg_len)
     np.testing.assert_array_equal(pos[searched], want_pos[searched])
+
+
+# ---------------------------------------------------------------------------- fused delete
+def _expected_delete(model, s, d, directed):
+    """Apply a delete batch to the set model; return the change the graph must report."""
+    gone = set()
+    for a, b in zip(s.tolist(), d.tolist()):
+        if (a, b) not in model:
+            continue
+        model.discard((a, b))
+        if not directed:
+            model.discard((b, a))
+        gone.add((min(a, b), max(a, b)) if not directed else (a, b))
+    return sorted(gone)
+
+
+def _delete_batch(rng, g, fraction, n_ids):
+    """A ``fraction`` of the graph's edges (either direction), absent pairs, ids past the
+    graph's, and repeats, shuffled."""
+    es, ed = g.edges()
+    p = rng.choice(es.size, int(es.size * fraction), replace=False) if es.size else []
+    flip = rng.random(len(p)) < 0.5
+    s = np.r_[np.where(flip, ed[p], es[p]), rng.integers(0, n_ids + 20, 50)]
+    d = np.r_[np.where(flip, es[p], ed[p]), rng.integers(0, n_ids + 20, 50)]
+    if s.size:
+        r = rng.integers(0, s.size, max(1, s.size // 8))
+        s, d = np.r_[s, s[r]], np.r_[d, d[r]]
+    perm = rng.permutation(s.size)
+    return s[perm], d[perm]
+
+
+def _assert_no_oversized_block(g):
+    """No list fills under a quarter of its block where a smaller class would hold it (the
+    shrink rule of deletes; check() allows any block that holds the list)."""
+    n = g.num_vertices
+    deg = g._degree[:n].astype(np.int64)
+    cls = g._size_class[:n].astype(np.int64)
+    live = deg > 0
+    smallest = np.maximum(np.ceil(np.log2(np.maximum(deg, 1))).astype(np.int64),
+                          g._mm.min_size_class)
+    loose = live & (4 * deg < (1 << np.maximum(cls, 0))) & (smallest < cls)
+    assert not loose.any(), f"vertices {np.flatnonzero(loose)[:5]} kept oversized blocks"
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("fraction", [0.001, 0.2, 0.8])
+@pytest.mark.parametrize("min_block", [1, 4])
+def test_fused_delete_matches_set_model(directed, fraction, min_block):
+    rng = np.random.default_rng(int(fraction * 1000) + min_block + directed)
+    n = 3000
+    s0 = rng.integers(0, n, 8 * n)
+    d0 = (s0 + rng.zipf(1.6, s0.size)) % n             # skewed degrees: hubs and leaves
+    g = hornet.Graph.from_edges(s0, d0, directed=directed, device="cpu",
+                                min_block_size=min_block)
+    model = _model(g)
+    for step in range(5):
+        s, d = _delete_batch(rng, g, fraction, n)
+        want = _expected_delete(model, s, d, directed)
+        change = g.delete_edges(s, d)
+        got = list(zip(change.src.tolist(), change.dst.tolist()))
+        assert got == want and change.kind == "delete"
+        assert change.src.dtype == np.int32 and change.dst.dtype == np.int32
+        g.check()
+        _assert_no_oversized_block(g)
+        assert _model(g) == model
+        assert g.num_edges == (len(model) if directed else len(model) // 2)
+        if step % 2:                                    # regrow some lists
+            s, d = _batch(rng, g, 2000, n)
+            want = _expected_insert(model, s, d, directed)
+            assert len(g.insert_edges(s, d)) == len(want)
+    s, d = g.edges()                                    # empty it: every block goes back
+    m = g.num_edges
+    assert len(g.delete_edges(s, d)) == m
+    g.check()
+    assert g.num_edges == 0 and g.memory_stats()["edge_bytes"] == 0
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_fused_delete_equals_general_pipeline(directed, monkeypatch):
+    rng = np.random.default_rng(21 + directed)
+    n = 20_000
+    s0 = rng.integers(0, n, 150_000)
+    d0 = (s0 + rng.zipf(1.4, s0.size)) % n
+    fused = hornet.Graph.from_edges(s0, d0, directed=directed, device="cpu")
+    general = fused.copy()
+    for step, fraction in enumerate((0.05, 0.3, 0.6, 0.9)):
+        s, d = _delete_batch(rng, fused, fraction, n)
+        a = fused.delete_edges(s, d)
+        monkeypatch.setattr(hornet.Graph, "_fused_delete", False)
+        b = general.delete_edges(s, d)
+        monkeypatch.setattr(hornet.Graph, "_fused_delete", True)
+        np.testing.assert_array_equal(a.src, b.src)
+        np.testing.assert_array_equal(a.dst, b.dst)
+        assert a.kind == b.kind == "delete" and not a.properties
+        fused.check()
+        for x, y in zip(fused.to_csr(), general.to_csr()):
+            np.testing.assert_array_equal(x, y)
+        np.testing.assert_array_equal(fused.degree(), general.degree())
+        fs, gs = fused.memory_stats(), general.memory_stats()
+        assert fs["edge_bytes"] == gs["edge_bytes"]
+        assert fs["reserved_bytes"] == gs["reserved_bytes"]
+
+
+def test_fused_delete_of_absent_edges_changes_nothing():
+    rng = np.random.default_rng(4)
+    g = hornet.Graph.from_edges(rng.integers(0, 500, 4000), rng.integers(0, 500, 4000),
+                                directed=True, device="cpu")
+    before = g.to_csr(), g.memory_stats()
+    model = _model(g)
+    s, d = rng.integers(0, 600, 20_000), rng.integers(0, 600, 20_000)
+    absent = np.array([(a, b) not in model for a, b in zip(s.tolist(), d.tolist())])
+    change = g.delete_edges(s[absent], d[absent])
+    assert len(change) == 0
+    g.check()
+    for x, y in zip(before[0], g.to_csr()):
+        np.testing.assert_array_equal(x, y)
+    assert g.memory_stats() == before[1]
+
+
+def test_fused_delete_out_of_memory_leaves_the_graph_unchanged(monkeypatch):
+    """A hub kept under a quarter of its block needs a smaller block; when that allocation
+    fails, nothing of the batch (not even the lists left empty) has changed."""
+    g = hornet.Graph(directed=False, device="cpu", block_array_edges=64)
+    g.insert_edges(np.zeros(60, dtype=np.int64), np.arange(1, 61))
+    assert g._size_class[0] == 6
+    before, stats = g.edges(), g.memory_stats()
+    real_init = hornet.memory.block_array.BlockArray.__init__
+
+    def failing_init(self, size_class, num_blocks, dtypes, backend):
+        if size_class == 4:
+            raise MemoryError("simulated")
+        real_init(self, size_class, num_blocks, dtypes, backend)
+
+    monkeypatch.setattr(hornet.memory.block_array.BlockArray, "__init__", failing_init)
+    with pytest.raises(hornet.DeviceMemoryError):
+        g.delete_edges(np.zeros(50, dtype=np.int64), np.arange(1, 51))
+    monkeypatch.undo()
+    g.check()
+    assert all(np.array_equal(a, b) for a, b in zip(before, g.edges()))
+    assert g.memory_stats() == stats
+    change = g.delete_edges(np.zeros(50, dtype=np.int64), np.arange(1, 51))
+    assert len(change) == 50 and g._size_class[0] == 4 and g.degree(0) == 10
+    g.check()
+
+
+def test_plan_delete_kernel_against_numpy():
+    """plan_delete on hand-made lists: which lists are searched, positions, moves."""
+    rng = np.random.default_rng(6)
+    g = hornet.Graph.from_edges(rng.integers(0, 200, 6000), rng.integers(0, 200, 6000),
+                                directed=True, device="cpu")
+    es, ed = g.edges()
+    p = rng.choice(es.size, es.size // 2, replace=False)
+    s, d = np.r_[es[p], rng.integers(0, 200, 300)], np.r_[ed[p], rng.integers(0, 200, 300)]
+    _, ss, dd, _ = K.sorted_unique_pairs(s, d, 200, False, False)
+    deg, cls = g._degree.copy(), g._size_class.astype(np.int64)
+    sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_delete(
+        ss, dd, g._degree, g._size_class, g._edge_ptr, 200, g._mm.min_size_class)
+    np.testing.assert_array_equal(g._degree, deg)       # nothing written
+    seg_len = np.diff(seg_start)
+    np.testing.assert_array_equal(sources, np.unique(ss))
+    np.testing.assert_array_equal(old_deg, deg[sources])
+    c = cls[sources]
+    fewest = np.maximum(old_deg - seg_len, 1)
+    smallest = np.maximum(np.ceil(np.log2(np.maximum(fewest, 1))).astype(np.int64), 0)
+    may_move = (old_deg > 0) & (4 * fewest < (1 << np.maximum(c, 0))) & (smallest < c)
+    np.testing.assert_array_equal(new_deg < 0, (old_deg > 0) & ~may_move)
+    want_pos = K.find_positions(ss, dd, g._degree, g._edge_ptr, 200).copy()
+    searched = np.repeat(may_move, seg_len)
+    np.testing.assert_array_equal(pos[searched], want_pos[searched])
+    present = np.add.reduceat((want_pos >= 0).astype(np.int64), seg_start[:-1])
+    d1 = old_deg - present
+    np.testing.assert_array_equal(new_deg[may_move], d1[may_move])
+    fits = np.maximum(np.ceil(np.log2(np.maximum(d1, 1))).astype(np.int64), 0)
+    moves = may_move & (d1 > 0) & (4 * d1 < (1 << np.maximum(c, 0))) & (fits < c)
+    np.testing.assert_array_equal(new_class >= 0, moves)
+    np.testing.assert_array_equal(new_class[moves], fits[moves])
+
+
+@pytest.mark.parametrize("build", ["from_edges", "from_csr", "from_scipy", "from_networkx"])
+def test_builders_take_memory_settings_not_as_properties(build):
+    """min_block_size / block_array_edges reach the memory manager (they once became edge
+    properties named after them, which also sent these tests down the general pipeline)."""
+    import networkx as nx
+    import scipy.sparse as sp
+    s, d = np.array([0, 0, 1, 2]), np.array([1, 2, 2, 0])
+    settings = dict(device="cpu", min_block_size=4, block_array_edges=64)
+    if build == "from_edges":
+        g = hornet.Graph.from_edges(s, d, directed=True, **settings)
+    elif build == "from_csr":
+        g = hornet.Graph.from_csr(np.array([0, 2, 3, 4]), d, directed=True, **settings)
+    elif build == "from_scipy":
+        g = hornet.Graph.from_scipy(sp.coo_matrix((np.ones(4), (s, d)), shape=(3, 3)),
+                                    directed=True, **settings)
+    else:
+        g = hornet.Graph.from_networkx(nx.DiGraph(list(zip(s.tolist(), d.tolist()))),
+                                       **settings)
+    assert sorted(zip(*(a.tolist() for a in g.edges()))) == sorted(zip(s.tolist(),
+                                                                        d.tolist()))
+    assert g.edges(properties=True)[2] == {}
+    assert g._mm.min_size_class == 2
+    assert set(g._size_class[:3].tolist()) == {2}
+    g.check()

@@ -570,6 +570,22 @@ def _fill_heads(src, found, sources, seg_start):
             j += src[i] != src[i - 1]
 
 
+@numba.njit(inline="always", cache=True)
+def _smallest_class(d, min_class):
+    """The smallest size class (at least ``min_class``) whose blocks hold ``d`` edges."""
+    fit = min_class
+    while (np.int64(1) << fit) < d:
+        fit += 1
+    return fit
+
+
+@numba.njit(inline="always", cache=True)
+def _moves_down(d, cls, min_class):
+    """A list of ``d > 0`` edges in a block of class ``cls`` moves to a smaller one: it fills
+    less than a quarter of its block and a smaller class holds it."""
+    return 4 * d < (np.int64(1) << cls) and _smallest_class(d, min_class) < cls
+
+
 @dual_kernel
 def _decide_segments(sources, seg_start, n, degree, size_class, edge_ptr, inserting, min_class,
                      seg_len, old_deg, new_deg, old_ptr, resize):
@@ -588,10 +604,7 @@ def _decide_segments(sources, seg_start, n, degree, size_class, edge_ptr, insert
             resize[k] = d1 > cap
         else:
             d1 = d0 - c
-            fit = min_class                 # the smallest class holding d1
-            while (np.int64(1) << fit) < d1:
-                fit += 1
-            resize[k] = d1 > 0 and 4 * d1 < cap and fit < cls
+            resize[k] = d1 > 0 and _moves_down(d1, cls, min_class)
         new_deg[k] = d1
 
 
@@ -860,7 +873,7 @@ def list_violations(edge_ptr, degree, num_vertices, out):
 #   merge_insert  per list: searches the lists that plan_insert left unsearched (their lines
 #                 come into cache for the merge that follows at once), merges the new entries
 #                 in place or into the new block, and writes the vertex table row.
-#   inserted_pairs  the entries really inserted (undirected: once, src < dst).
+#   changed_pairs  the entries really inserted (undirected: once, src < dst).
 MERGE_AHEAD = 16   # segments ahead whose lines merge_insert prefetches
 DEFER_SEARCH = True  # lists with room for their whole segment are searched by merge_insert
 LINEAR_SEARCH = 16   # lists up to this long are searched by a branch-free count
@@ -952,10 +965,7 @@ def _plan_insert(sources, seg_start, dst, degree, size_class, edge_ptr, num_vert
         d1 = d0 + m
         new_deg[k] = d1
         if d1 > cap:
-            fit = min_class
-            while (np.int64(1) << fit) < d1:
-                fit += 1
-            new_class[k] = fit
+            new_class[k] = _smallest_class(d1, min_class)
 
 
 def plan_insert(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_class: int,
@@ -973,6 +983,16 @@ def plan_insert(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_c
     segments, as :func:`find_positions` gives them (absent: ``-1 - p``); others undefined.
     Arrays come from ``ws`` when given.
     """
+    plan = _plan_arrays(src, ws)
+    if plan[0].shape[0]:
+        _plan_insert(plan[0], plan[1], dst, degree, size_class, edge_ptr, int(num_vertices),
+                     int(min_class), bool(DEFER_SEARCH), *plan[2:])
+    return plan
+
+
+def _plan_arrays(src, ws: Workspace | None):
+    """The arrays of a fused plan of the sorted batch ``src`` (see :func:`plan_insert`), with
+    the segments found (sources, seg_start) and the rest to be filled."""
     n = src.shape[0]
     found = _count_heads(src)
     ns = int(found[CHUNKS])
@@ -987,9 +1007,6 @@ def plan_insert(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_c
     seg_start[ns] = n
     if ns:
         _fill_heads(src, found, sources, seg_start)
-        _plan_insert(sources, seg_start, dst, degree, size_class, edge_ptr, int(num_vertices),
-                     int(min_class), bool(DEFER_SEARCH), old_deg, old_ptr, new_deg, new_class,
-                     pos)
     return sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos
 
 
@@ -1005,6 +1022,24 @@ def _prefetch_lines(lo, hi):
         a += 64
 
 
+@numba.njit(inline="always", cache=True)
+def _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst, pos, nv):
+    """Prefetch the lines of segment ``q``'s list that a fused pass rewrites: from where its
+    first entry lands or sits (a guess for an unsearched list; 0 for a list that moves, read
+    whole) to the list's end."""
+    dq = old_deg[q]
+    if dq > 0:
+        if new_deg[q] < 0:
+            lo = 0 if dq <= LINEAR_SEARCH else \
+                min(dq * min(np.int64(dst[seg_start[q]]), nv) // nv, dq - 1)
+        elif new_class[q] >= 0:
+            lo = 0
+        else:
+            pq = pos[seg_start[q]]
+            lo = min(-1 - pq if pq < 0 else pq, dq - 1)
+        _prefetch_lines(old_ptr[q] + 4 * lo, old_ptr[q] + 4 * dq)
+
+
 @dual_kernel
 def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target,
                   dst, pos, num_vertices, degree, size_class, edge_ptr, added, ahead):
@@ -1013,19 +1048,7 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targ
     for k in numba.prange(ns):
         if k + ahead < ns:
             q = k + ahead
-            dq = old_deg[q]
-            if dq > 0:
-                # the lines the segment will read: from where its first entry lands (a guess
-                # for an unsearched list) to the list's end
-                if new_deg[q] < 0:
-                    lo = 0 if dq <= LINEAR_SEARCH else \
-                        min(dq * min(np.int64(dst[seg_start[q]]), nv) // nv, dq - 1)
-                elif new_class[q] >= 0:
-                    lo = 0
-                else:
-                    pq = pos[seg_start[q]]
-                    lo = min(-1 - pq if pq < 0 else pq, dq - 1)
-                _prefetch_lines(old_ptr[q] + 4 * lo, old_ptr[q] + 4 * dq)
+            _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst, pos, nv)
             if new_class[q] >= 0:          # a new block: written from its end
                 _prefetch_lines(target[q], target[q] + 4 * new_deg[q])
         v = sources[k]
@@ -1078,14 +1101,21 @@ def merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targe
     return added
 
 
+@numba.njit(inline="always", cache=True)
+def _changed(pos, src, dst, i, directed, present):
+    """Entry i was changed: present before the batch (deleting) or absent (inserting), and
+    undirected batches count each pair once (src < dst)."""
+    return ((pos[i] >= 0) == present) & (directed | (src[i] < dst[i]))
+
+
 @dual_kernel
-def _count_inserted(pos, src, dst, directed):
+def _count_changed(pos, src, dst, directed, present):
     n = pos.shape[0]
     found = np.zeros(CHUNKS + 1, dtype=np.int64)
     for c in numba.prange(CHUNKS):
         k = 0
         for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
-            k += (pos[i] < 0) & (directed | (src[i] < dst[i]))
+            k += _changed(pos, src, dst, i, directed, present)
         found[c + 1] = k
     for c in range(CHUNKS):
         found[c + 1] += found[c]
@@ -1093,30 +1123,31 @@ def _count_inserted(pos, src, dst, directed):
 
 
 @dual_kernel
-def _fill_inserted(pos, src, dst, directed, found, s_out, d_out):
+def _fill_changed(pos, src, dst, directed, present, found, s_out, d_out):
     n = pos.shape[0]
     for c in numba.prange(CHUNKS):          # branch-free (see the planning section)
         j = found[c]
         if found[c + 1] == j:
             continue
         last = n * (c + 1) // CHUNKS - 1
-        while not ((pos[last] < 0) & (directed | (src[last] < dst[last]))):
+        while not _changed(pos, src, dst, last, directed, present):
             last -= 1
         for i in range(n * c // CHUNKS, last + 1):
             s_out[j] = src[i]
             d_out[j] = dst[i]
-            j += (pos[i] < 0) & (directed | (src[i] < dst[i]))
+            j += _changed(pos, src, dst, i, directed, present)
 
 
-def inserted_pairs(pos, src, dst, directed: bool):
-    """The entries with ``pos < 0`` (absent before the batch), in order; undirected
-    (``directed`` false, both directions of every pair in the batch): only those with
-    src < dst. Returns (src int32 (m,), dst int32 (m,)), new arrays."""
-    found = _count_inserted(pos, src, dst, bool(directed))
+def changed_pairs(pos, src, dst, directed: bool, present: bool):
+    """The entries a fused batch changed, in order: with ``present`` false (an insert) those
+    with ``pos < 0`` (absent before the batch), with ``present`` true (a delete) those with
+    ``pos >= 0``; undirected (``directed`` false, both directions of every pair in the batch):
+    only those with src < dst. Returns (src int32 (m,), dst int32 (m,)), new arrays."""
+    found = _count_changed(pos, src, dst, bool(directed), bool(present))
     m = int(found[CHUNKS])
     s_out, d_out = np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32)
     if m:
-        _fill_inserted(pos, src, dst, bool(directed), found, s_out, d_out)
+        _fill_changed(pos, src, dst, bool(directed), bool(present), found, s_out, d_out)
     return s_out, d_out
 
 
@@ -1163,3 +1194,143 @@ def grown_segments(new_class, old_ptr, ws: Workspace | None = None):
     if m:
         _fill_grown(new_class, old_ptr, found, grown, classes, freed)
     return grown, classes, freed
+
+
+# ---------------------------------------------------------------------------- fused CPU delete
+# The CPU delete of a graph without edge properties mirrors the fused insert:
+#   plan_delete   (nothing written to the graph) per list: a list that keeps at least a
+#                 quarter of its block whatever its segment removes (upper bound: every entry
+#                 present) cannot move, and is not searched yet; the others are searched now,
+#                 so that exactly the lists that move to a smaller block are known.
+#   (the batch allocates those blocks: the only step that can fail, before anything changes)
+#   remove_fused  per list: searches the lists that plan_delete left unsearched, removes the
+#                 present entries (in place, or into the smaller block), writes the vertex
+#                 table row, and reports the block a moved or emptied list leaves.
+#   changed_pairs  the entries really deleted (present: pos >= 0).
+
+
+@dual_kernel
+def _plan_delete(sources, seg_start, dst, degree, size_class, edge_ptr, num_vertices,
+                 min_class, old_deg, old_ptr, new_deg, new_class, pos):
+    ns = sources.shape[0]
+    nv = np.int64(max(num_vertices, 1))
+    for k in numba.prange(ns):
+        v = sources[k]
+        b = seg_start[k]
+        c = seg_start[k + 1] - b
+        d0 = np.int64(degree[v])
+        cls = np.int64(size_class[v])
+        p = edge_ptr[v]
+        old_deg[k] = d0
+        old_ptr[k] = p
+        new_class[k] = -1
+        if d0 == 0:                          # nothing to delete: every entry is absent
+            for j in range(c):
+                pos[b + j] = -1
+            new_deg[k] = 0
+            continue
+        # the fewest edges the list can keep (a list left empty frees its block: no move)
+        if not _moves_down(max(d0 - c, np.int64(1)), cls, min_class):
+            new_deg[k] = -1                  # cannot move whatever is present: searched later
+            continue
+        absent = _search_segment(int32_view(p, d0), d0, dst, b, c, nv, pos)
+        d1 = d0 - (c - absent)
+        new_deg[k] = d1
+        if d1 > 0 and _moves_down(d1, cls, min_class):
+            new_class[k] = _smallest_class(d1, min_class)
+
+
+def plan_delete(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_class: int,
+                ws: Workspace | None = None):
+    """Plan the deletion of a batch sorted by (src, dst), duplicate-free (int32 (n,) each)
+    from a graph (vertex table ``degree`` int32, ``size_class`` int8, ``edge_ptr`` int64);
+    changes nothing.
+
+    Returns the arrays of :func:`plan_insert` (sources, seg_start, old_deg, old_ptr,
+    new_deg, new_class, pos), with ``new_class >= 0`` for the lists that move to a smaller
+    block (kept under a quarter of their capacity) and ``new_deg`` -1 for the lists that cannot
+    move and are not searched yet (:func:`remove_fused` does it). Arrays come from ``ws``.
+    """
+    plan = _plan_arrays(src, ws)
+    if plan[0].shape[0]:
+        _plan_delete(plan[0], plan[1], dst, degree, size_class, edge_ptr, int(num_vertices),
+                     int(min_class), *plan[2:])
+    return plan
+
+
+@dual_kernel
+def _remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target, dst, pos,
+                  num_vertices, degree, size_class, edge_ptr, removed, freed, ahead):
+    ns = sources.shape[0]
+    nv = np.int64(max(num_vertices, 1))
+    for k in numba.prange(ns):
+        if k + ahead < ns:
+            _prefetch_segment(k + ahead, seg_start, old_deg, old_ptr, new_deg, new_class, dst,
+                              pos, nv)
+        v = sources[k]
+        b = seg_start[k]
+        c = seg_start[k + 1] - b
+        d0 = np.int64(old_deg[k])
+        removed[k] = 0
+        freed[k] = 0
+        if d0 == 0:
+            continue
+        src_p = old_ptr[k]
+        if new_deg[k] < 0:
+            r = c - _search_segment(int32_view(src_p, d0), d0, dst, b, c, nv, pos)
+        else:
+            r = d0 - new_deg[k]
+        if r == 0:
+            continue
+        removed[k] = r
+        d1 = d0 - r
+        degree[v] = d1
+        if d1 == 0:                          # the list is gone: its block goes back
+            edge_ptr[v] = 0
+            size_class[v] = -1
+            freed[k] = src_p
+            continue
+        moving = new_class[k] >= 0
+        dst_p = target[k] if moving else src_p
+        like = int32_view(dst_p, 0)
+        j = 0
+        while pos[b + j] < 0:                # the first present entry (r > 0: there is one)
+            j += 1
+        w = np.int64(pos[b + j])             # items before it keep their slot
+        if moving and w > 0:
+            _move_items(dst_p, src_p, w, like)
+        while j < c:                         # the run after each removed item moves down
+            lo = np.int64(pos[b + j]) + 1
+            j += 1
+            while j < c and pos[b + j] < 0:
+                j += 1
+            hi = np.int64(pos[b + j]) if j < c else d0
+            if hi > lo:
+                _move_items(dst_p + 4 * w, src_p + 4 * lo, hi - lo, like)
+                w += hi - lo
+        if moving:
+            edge_ptr[v] = dst_p
+            size_class[v] = new_class[k]
+            freed[k] = src_p
+
+
+def remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target, dst, pos,
+                 num_vertices: int, degree, size_class, edge_ptr, ws: Workspace | None = None,
+                 ahead: int = MERGE_AHEAD):
+    """Carry out a :func:`plan_delete` plan: search the segments it left unsearched (filling
+    their ``pos``), remove every segment's present entries from its list (in place, or into
+    ``target[k]``, a fresh block of class ``new_class[k]``, for the lists that move; ``target``
+    int64 (S,), read only there) and write the vertex table (degree; edge pointer and size
+    class of the moved lists; pointer 0 and class -1 for the lists left empty).
+
+    Returns (removed int64 (S,): entries removed per segment, freed int64 (S,): the block each
+    segment's list left, 0 where it kept its block), from ``ws`` when given.
+    """
+    ns = sources.shape[0]
+    removed = take(ws, "removed", ns, np.int64)
+    freed = take(ws, "freed", ns, np.int64)
+    if ns:
+        _remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target, dst,
+                      pos, int(num_vertices), degree, size_class, edge_ptr, removed, freed,
+                      int(ahead))
+    return removed, freed
