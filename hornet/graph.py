@@ -201,9 +201,9 @@ class Graph:
         Smallest block (power of two).
     """
 
-    # CPU graphs without edge properties insert and delete through the fused pipelines
-    # (plan_insert / merge_insert, plan_delete / remove_fused); False takes the general one
-    # (find / keep / plan / merge or remove), e.g. for A/B runs
+    # CPU graphs insert and delete through the fused pipelines (plan_insert / merge_insert,
+    # plan_delete / remove_fused); False takes the general one (find / keep / plan / merge or
+    # remove, the GPU's), e.g. for A/B runs
     _fused_insert = True
     _fused_delete = True
 
@@ -470,6 +470,16 @@ class Graph:
         """Per edge field, the addresses of the blocks whose destination addresses are given."""
         return [self._mm.field_addresses(ptrs, f) for f in range(len(self._mm.field_dtypes))]
 
+    def _moved_columns(self, columns, moved, new_ptrs):
+        """``columns`` (from :meth:`_columns`) with the segments ``moved`` (int64 (G,))
+        re-pointed to their new blocks ``new_ptrs``: only the moved lists are looked up."""
+        out = []
+        for f, col in enumerate(columns):
+            col = col.copy()
+            col[moved] = self._mm.field_addresses(new_ptrs, f)
+            out.append(col)
+        return out
+
     def _compact_memory(self) -> None:
         old, new = self._mm.compact_touched()
         if old.size == 0:
@@ -520,8 +530,8 @@ class Graph:
         self._reserve(n)
         ws = self._scratch()
         ss, dd, values, skipped = self._unique_pairs(s, d, n, values)
-        if self.device == "cpu" and not self._edge_schema and self._fused_insert:
-            return self._insert_fused(ss, dd, skipped, n)
+        if self.device == "cpu" and self._fused_insert:
+            return self._insert_fused(ss, dd, values, skipped, n)
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n, ws=ws)
         kept, ss, dd, insert_at = K.keep_entries(pos, ss, dd, True, bool(values), ws=ws)
         if kept is not None:
@@ -534,10 +544,10 @@ class Graph:
         # ---- nothing above changed the graph; from here on the batch is committed ----
         self._views.clear()
         self._n = n
-        target = old_ptrs.copy()
-        target[grown] = new_ptrs               # growing lists merge straight into new blocks
-        K.merge_lists(self._columns(old_ptrs), self._columns(target), old_deg, seg_start,
-                      seg_len, insert_at, [dd] + [values[name] for name in self._edge_schema])
+        columns = self._columns(old_ptrs)      # growing lists merge straight into new blocks
+        K.merge_lists(columns, self._moved_columns(columns, grown, new_ptrs), old_deg,
+                      seg_start, seg_len, insert_at,
+                      [dd] + [values[name] for name in self._edge_schema])
         self._retire(sources, new_deg, old_ptrs, grown, new_ptrs, new_classes)
         self._entries += int(dd.shape[0])
         if grown.size:
@@ -556,26 +566,40 @@ class Graph:
             target[moved] = self._mm.allocate_classes(classes)
         return moved, old, target
 
-    def _insert_fused(self, ss, dd, skipped, n) -> EdgeChange:
-        """CPU insert of a graph without edge properties (see the fused-insert section of
-        :mod:`hornet.batch.cpu_kernels`): plan (searching only the lists that may outgrow
-        their block), allocate, then search-and-merge every list in one pass."""
+    def _fields(self, dst, columns: dict):
+        """The edge fields of a fused CPU batch (:class:`hornet.batch.cpu_kernels.EdgeFields`):
+        the block arrays' columns, and the batch columns ``dst`` then ``columns[name]`` per
+        property (host arrays aligned with the batch's entries)."""
+        if not self._edge_schema:
+            return None
+        lookup = self._mm.lookup()
+        batch = [dst] + [np.ascontiguousarray(columns[name], dtype=dt)
+                         for name, dt in self._edge_schema.items()]
+        return self._K.EdgeFields.of(lookup.bases, lookup.field_bases, batch)
+
+    def _insert_fused(self, ss, dd, values, skipped, n) -> EdgeChange:
+        """CPU insert (see the fused-insert section of :mod:`hornet.batch.cpu_kernels`):
+        plan (searching only the lists that may outgrow their block), allocate, then
+        search-and-merge every list, every edge field, in one pass."""
         K, mm, ws = self._K, self._mm, self._scratch()
         sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_insert(
             ss, dd, self._degree, self._size_class, self._edge_ptr, n, mm.min_size_class, ws=ws)
         grown, freed, target = self._fused_targets(new_class, old_ptr, ws)
+        fields = self._fields(dd, values)      # after the allocation: new arrays included
         # ---- nothing above changed the graph; from here on the batch is committed ----
         self._views.clear()
         self._n = n
         added = K.merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class,
                                target, dd, pos, n, self._degree, self._size_class,
-                               self._edge_ptr, ws=ws)
+                               self._edge_ptr, fields, ws=ws)
         self._entries += int(added.sum())
         if grown.size:
             mm.release(freed)                  # pointers 0 (no block before) are skipped
             self._compact_memory()
-        s_out, d_out = K.changed_pairs(pos, ss, dd, self.directed, False)
-        return EdgeChange("insert", s_out, d_out, {}, skipped)
+        s_out, d_out, *index = K.changed_pairs(pos, ss, dd, self.directed, False,
+                                               with_index=bool(values))
+        props = {name: v[index[0]] for name, v in values.items()}
+        return EdgeChange("insert", s_out, d_out, props, skipped)
 
     def delete_edges(self, src, dst=None) -> EdgeChange:
         """Delete a batch of edges; return the edges really deleted (absent ones are ignored).
@@ -603,7 +627,7 @@ class Graph:
             s, d = s[inside], d[inside]
         ws = self._scratch()
         ss, dd, _, _ = self._unique_pairs(s, d, max(self._n, 1))
-        if self.device == "cpu" and not self._edge_schema and self._fused_delete:
+        if self.device == "cpu" and self._fused_delete:
             return self._delete_fused(ss, dd)
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n, ws=ws)
         _, ss, dd, pos = K.keep_entries(pos, ss, dd, False, ws=ws)
@@ -614,16 +638,15 @@ class Graph:
         new_ptrs, new_classes = self._allocate_for(sources[shrunk], new_deg[shrunk])
         # ---- committed from here on ----
         self._views.clear()
+        columns = self._columns(old_ptrs)
         gone = {}
-        if self._edge_schema:
-            slots = self._edge_ptr[ss] + 4 * pos
-            for f, (name, dt) in enumerate(self._edge_schema.items(), start=1):
-                gone[name] = xp.empty(ss.shape[0], dtype=dt)
-                K.read_at(self._mm.field_addresses(slots, f), gone[name])
-        target = old_ptrs.copy()
-        target[shrunk] = new_ptrs              # shrinking lists move straight to new blocks
-        K.remove_lists(self._columns(old_ptrs), self._columns(target), old_deg, seg_start,
-                       seg_len, pos, self._mm.field_dtypes, items=self._entries)
+        for f, (name, dt) in enumerate(self._edge_schema.items(), start=1):
+            gone[name] = xp.empty(ss.shape[0], dtype=dt)
+            slots = xp.repeat(columns[f], seg_len) + dt.itemsize * pos
+            K.read_at(slots, gone[name])
+        # shrinking lists move straight to new blocks
+        K.remove_lists(columns, self._moved_columns(columns, shrunk, new_ptrs), old_deg,
+                       seg_start, seg_len, pos, self._mm.field_dtypes, items=self._entries)
         self._entries -= int(ss.shape[0])
         self._retire(sources, new_deg, old_ptrs, shrunk, new_ptrs, new_classes,
                      emptied=new_deg == 0)
@@ -631,23 +654,29 @@ class Graph:
         return self._change("delete", ss, dd, gone)
 
     def _delete_fused(self, ss, dd) -> EdgeChange:
-        """CPU delete of a graph without edge properties (see the fused-delete section of
-        :mod:`hornet.batch.cpu_kernels`): plan (searching only the lists that may move to a
-        smaller block), allocate, then search-and-remove every list in one pass."""
+        """CPU delete (see the fused-delete section of :mod:`hornet.batch.cpu_kernels`):
+        plan (searching only the lists that may move to a smaller block), allocate, then
+        search-and-remove every list, every edge field, in one pass."""
         K, mm, ws = self._K, self._mm, self._scratch()
         sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_delete(
             ss, dd, self._degree, self._size_class, self._edge_ptr, self._n, mm.min_size_class,
             ws=ws)
         _, _, target = self._fused_targets(new_class, old_ptr, ws)
+        # the removed entries' property values land here (aligned with the batch)
+        gone = {name: np.empty(ss.shape[0], dtype=dt) for name, dt in self._edge_schema.items()}
+        fields = self._fields(dd, gone)
         # ---- nothing above changed the graph; from here on the batch is committed ----
         self._views.clear()
         removed, freed = K.remove_fused(sources, seg_start, old_deg, old_ptr, new_deg,
                                         new_class, target, dd, pos, self._n, self._degree,
-                                        self._size_class, self._edge_ptr, ws=ws)
+                                        self._size_class, self._edge_ptr, fields, ws=ws)
         self._entries -= int(removed.sum())
         mm.release(freed)                      # pointers 0 (list kept its block) are skipped
         self._compact_memory()
-        return EdgeChange("delete", *K.changed_pairs(pos, ss, dd, self.directed, True), {}, 0)
+        s_out, d_out, *index = K.changed_pairs(pos, ss, dd, self.directed, True,
+                                               with_index=bool(gone))
+        props = {name: v[index[0]] for name, v in gone.items()}
+        return EdgeChange("delete", s_out, d_out, props, 0)
 
     # ------------------------------------------------------------------ small GPU batches
     def _small_pairs(self, src, dst):

@@ -122,12 +122,71 @@ def test_fused_insert_of_present_edges_changes_nothing():
     assert g.memory_stats()["reserved_bytes"] == before[1]["reserved_bytes"]
 
 
-def test_graph_with_edge_properties_keeps_general_path():
+def test_fused_insert_with_a_property():
     g = hornet.Graph(directed=False, device="cpu", edge_properties={"w": np.float32})
     c = g.insert_edges([0, 1, 1, 2], [1, 2, 2, 2], w=[0.5, 1.5, 9.0, 3.0])
     assert list(zip(c.src.tolist(), c.dst.tolist())) == [(0, 1), (1, 2)]
     np.testing.assert_array_equal(c.properties["w"], np.array([0.5, 1.5], np.float32))
+    c = g.insert_edges([2, 0, 3], [1, 3, 1], w=[7.0, 2.5, 4.0])   # (2, 1) is present
+    assert list(zip(c.src.tolist(), c.dst.tolist())) == [(0, 3), (1, 3)]
+    np.testing.assert_array_equal(c.properties["w"], np.array([2.5, 4.0], np.float32))
+    nbrs, props = g.neighbors(1)
+    assert nbrs.tolist() == [0, 2, 3] and props["w"].tolist() == [0.5, 1.5, 4.0]
+    c = g.delete_edges([1, 3, 2], [0, 0, 0])                     # (2, 0) is absent
+    assert list(zip(c.src.tolist(), c.dst.tolist())) == [(0, 1), (0, 3)]
+    np.testing.assert_array_equal(c.properties["w"], np.array([0.5, 2.5], np.float32))
+    assert g.neighbors(1)[1]["w"].tolist() == [1.5, 4.0]
     g.check()
+
+
+PROPERTIES = {"w": np.float64, "t": np.int8, "h": np.int16, "u": np.uint16, "f": np.float32}
+
+
+def _property_values(rng, m):
+    return {"w": rng.random(m), "t": rng.integers(-100, 100, m).astype(np.int8),
+            "h": rng.integers(-9000, 9000, m).astype(np.int16), "u": rng.integers(0, 60000, m).astype(np.uint16),
+            "f": rng.random(m).astype(np.float32)}
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_fused_pipelines_with_properties_equal_general_pipeline(directed, monkeypatch):
+    """Every edge field (itemsizes 8, 1, 2, 2, 4) is merged and compacted like the
+    destinations, and the changes carry the inserted / deleted edges' values."""
+    rng = np.random.default_rng(31 + directed)
+    n = 6000
+    s0 = rng.integers(0, n, 40_000)
+    d0 = (s0 + rng.zipf(1.5, s0.size)) % n
+    fused = hornet.Graph.from_edges(s0, d0, directed=directed, device="cpu",
+                                    **_property_values(rng, s0.size))
+    general = fused.copy()
+
+    def both(op, *args, **kw):
+        a = getattr(fused, op)(*args, **kw)
+        monkeypatch.setattr(hornet.Graph, "_fused_insert", False)
+        monkeypatch.setattr(hornet.Graph, "_fused_delete", False)
+        b = getattr(general, op)(*args, **kw)
+        monkeypatch.setattr(hornet.Graph, "_fused_insert", True)
+        monkeypatch.setattr(hornet.Graph, "_fused_delete", True)
+        np.testing.assert_array_equal(a.src, b.src)
+        np.testing.assert_array_equal(a.dst, b.dst)
+        assert sorted(a.properties) == sorted(b.properties) == sorted(PROPERTIES)
+        for name in PROPERTIES:
+            assert a.properties[name].dtype == np.dtype(PROPERTIES[name])
+            np.testing.assert_array_equal(a.properties[name], b.properties[name])
+        return a
+
+    for step in range(4):
+        s, d = _batch(rng, fused, 15_000, n + 10 * step)
+        assert len(both("insert_edges", s, d, **_property_values(rng, s.size)))
+        s, d = _delete_batch(rng, fused, (0.1, 0.5, 0.85, 0.3)[step], n)
+        assert len(both("delete_edges", s, d))
+        fused.check()
+        fe, ge = fused.edges(properties=True), general.edges(properties=True)
+        np.testing.assert_array_equal(fe[0], ge[0])
+        np.testing.assert_array_equal(fe[1], ge[1])
+        for name in PROPERTIES:
+            np.testing.assert_array_equal(fe[2][name], ge[2][name])
+        assert fused.memory_stats()["reserved_bytes"] == general.memory_stats()["reserved_bytes"]
 
 
 def test_plan_and_merge_kernels_against_numpy():

@@ -5,6 +5,8 @@ Every kernel reads and writes vertex lists through edge pointers (see
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 from numba import types
@@ -13,7 +15,7 @@ from numba.extending import intrinsic
 
 from ..memory.host_heap import keep_freed_buffers
 from ..memory.jit import dual_kernel
-from ..memory.pointers import int32_view, prefetch, view
+from ..memory.pointers import address_of, array_holding, int32_view, prefetch, view
 from .workspace import Workspace, take
 
 keep_freed_buffers()     # batches reuse the heap instead of faulting fresh pages in
@@ -1040,9 +1042,77 @@ def _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst, p
         _prefetch_lines(old_ptr[q] + 4 * lo, old_ptr[q] + 4 * dq)
 
 
+@dataclass(frozen=True)
+class EdgeFields:
+    """The edge fields a fused kernel rewrites, as addresses.
+
+    ``bases`` int64 (A,), ascending, and ``field_bases`` int64 (A, F), C order: where each
+    block array's destination column and field columns start (the memory manager's lookup);
+    ``sizes`` int64 (F,): each field's itemsize (field 0: the destinations, 4); ``columns``
+    int64 (F,): per field, the address of a batch column aligned with the batch's entries (the
+    values to insert; for a delete, the buffers that receive the removed entries' values;
+    field 0: the destinations). ``arrays`` keeps the arrays behind those addresses alive.
+    """
+    bases: np.ndarray
+    field_bases: np.ndarray
+    sizes: np.ndarray
+    columns: np.ndarray
+    arrays: tuple = ()
+
+    @classmethod
+    def of(cls, bases, field_bases, columns: list) -> "EdgeFields":
+        """Fields of block arrays at ``bases`` / ``field_bases`` with the batch ``columns``
+        (contiguous host arrays, one per field, the destinations first)."""
+        return cls(np.ascontiguousarray(bases, dtype=np.int64),
+                   np.ascontiguousarray(field_bases, dtype=np.int64),
+                   np.array([c.dtype.itemsize for c in columns], dtype=np.int64),
+                   np.array([address_of(c) for c in columns], dtype=np.int64), tuple(columns))
+
+    @classmethod
+    def destinations_only(cls, dst) -> "EdgeFields":
+        return cls.of(np.zeros(0, np.int64), np.zeros((0, 1), np.int64), [dst])
+
+    def kernel_args(self) -> tuple:
+        return self.bases, self.field_bases, self.sizes, self.columns
+
+
+# the item types of edge fields (1, 2, 4 or 8 bytes): their dtype is all a view takes from them
+_U8, _U16, _U32, _U64 = (np.empty(0, dtype=t) for t in (np.uint8, np.uint16, np.uint32,
+                                                         np.uint64))
+
+
+@numba.njit(inline="always", cache=True)
+def _move_field(dst, src, n, size):
+    """Move ``n`` items of ``size`` bytes (an edge field's itemsize) from address ``src`` to
+    ``dst`` (the ranges may overlap)."""
+    if size == 4:
+        _move_items(dst, src, n, _U32)
+    elif size == 8:
+        _move_items(dst, src, n, _U64)
+    elif size == 2:
+        _move_items(dst, src, n, _U16)
+    elif size == 1:
+        _move_items(dst, src, n, _U8)
+    else:
+        _move_bytes(dst, src, n * size)
+
+
+@numba.njit(inline="always", cache=True)
+def _field_address(ptr, f, bases, field_bases, sizes):
+    """Address in edge field ``f`` of the slot whose destination address is ``ptr`` (field 0,
+    or ``ptr`` 0 = no block: ``ptr`` itself). ``bases`` int64 (A,), ascending, and
+    ``field_bases`` int64 (A, F): the block arrays' columns (the memory manager's lookup);
+    ``sizes`` int64 (F,): the fields' itemsizes."""
+    if f == 0 or ptr == 0:
+        return ptr
+    a = array_holding(bases, ptr)
+    return field_bases[a, f] + ((ptr - bases[a]) >> 2) * sizes[f]
+
+
 @dual_kernel
 def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target,
-                  dst, pos, num_vertices, degree, size_class, edge_ptr, added, ahead):
+                  dst, pos, num_vertices, degree, size_class, edge_ptr, added, ahead,
+                  bases, field_bases, sizes, values):
     ns = sources.shape[0]
     nv = np.int64(max(num_vertices, 1))
     for k in numba.prange(ns):
@@ -1063,22 +1133,27 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targ
             m = new_deg[k] - d0
         added[k] = m
         if m > 0:
-            out = int32_view(dst_p, d0 + m)
-            i = d0                      # old items [0, i) are not placed yet
-            r = m                       # new items not placed yet
-            for t in range(c):          # from the back: in place, nothing is overwritten unread
-                j = b + c - 1 - t
-                p = pos[j]
-                if p >= 0:              # present already
-                    continue
-                at = -1 - p
-                r -= 1
-                if i > at:              # old items [at, i) move up past the r + 1 new ones
-                    _move_items(dst_p + 4 * (at + r + 1), src_p + 4 * at, i - at, out)
-                    i = at
-                out[at + r] = dst[j]
-            if dst_p != src_p and i > 0:
-                _move_items(dst_p, src_p, i, out)
+            for f in range(sizes.shape[0]):    # the destinations, then each property
+                size = sizes[f]
+                src_f = _field_address(src_p, f, bases, field_bases, sizes)
+                dst_f = _field_address(dst_p, f, bases, field_bases, sizes) \
+                    if dst_p != src_p else src_f
+                i = d0                  # old items [0, i) are not placed yet
+                r = m                   # new items not placed yet
+                for t in range(c):      # from the back: in place, nothing is overwritten unread
+                    j = b + c - 1 - t
+                    p = pos[j]
+                    if p >= 0:          # present already
+                        continue
+                    at = -1 - p
+                    r -= 1
+                    if i > at:          # old items [at, i) move up past the r + 1 new ones
+                        _move_field(dst_f + size * (at + r + 1), src_f + size * at, i - at,
+                                    size)
+                        i = at
+                    _move_field(dst_f + size * (at + r), values[f] + size * j, 1, size)
+                if dst_f != src_f and i > 0:
+                    _move_field(dst_f, src_f, i, size)
             degree[v] = d0 + m
         if new_class[k] >= 0:
             edge_ptr[v] = dst_p
@@ -1087,17 +1162,22 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targ
 
 def merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target,
                  dst, pos, num_vertices: int, degree, size_class, edge_ptr,
-                 ws: Workspace | None = None, ahead: int = MERGE_AHEAD):
+                 fields: EdgeFields | None = None, ws: Workspace | None = None,
+                 ahead: int = MERGE_AHEAD):
     """Carry out a :func:`plan_insert` plan: search the segments it left unsearched (filling
     their ``pos``), merge every segment's absent entries into its list (in place, or into
     ``target[k]``, a fresh block of class ``new_class[k]``, for the lists that grow; ``target``
     int64 (S,), read only there) and write the vertex table (degree; edge pointer and size
-    class of the moved lists). Returns the entries added per segment, int64 (S,)."""
+    class of the moved lists). ``fields``: the edge properties' columns and the batch's
+    values (aligned with ``dst``); None: destinations only. Returns the entries added per
+    segment, int64 (S,)."""
     added = take(ws, "added", sources.shape[0], np.int64)
+    if fields is None:
+        fields = EdgeFields.destinations_only(dst)
     if sources.shape[0]:
         _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target,
                       dst, pos, int(num_vertices), degree, size_class, edge_ptr, added,
-                      int(ahead))
+                      int(ahead), *fields.kernel_args())
     return added
 
 
@@ -1123,8 +1203,9 @@ def _count_changed(pos, src, dst, directed, present):
 
 
 @dual_kernel
-def _fill_changed(pos, src, dst, directed, present, found, s_out, d_out):
+def _fill_changed(pos, src, dst, directed, present, found, s_out, d_out, index):
     n = pos.shape[0]
+    with_index = index.shape[0] > 0
     for c in numba.prange(CHUNKS):          # branch-free (see the planning section)
         j = found[c]
         if found[c + 1] == j:
@@ -1135,20 +1216,25 @@ def _fill_changed(pos, src, dst, directed, present, found, s_out, d_out):
         for i in range(n * c // CHUNKS, last + 1):
             s_out[j] = src[i]
             d_out[j] = dst[i]
+            if with_index:
+                index[j] = i
             j += _changed(pos, src, dst, i, directed, present)
 
 
-def changed_pairs(pos, src, dst, directed: bool, present: bool):
+def changed_pairs(pos, src, dst, directed: bool, present: bool, with_index: bool = False):
     """The entries a fused batch changed, in order: with ``present`` false (an insert) those
     with ``pos < 0`` (absent before the batch), with ``present`` true (a delete) those with
     ``pos >= 0``; undirected (``directed`` false, both directions of every pair in the batch):
-    only those with src < dst. Returns (src int32 (m,), dst int32 (m,)), new arrays."""
+    only those with src < dst. Returns (src int32 (m,), dst int32 (m,), and with
+    ``with_index`` their entries' indices int64 (m,)), new arrays."""
     found = _count_changed(pos, src, dst, bool(directed), bool(present))
     m = int(found[CHUNKS])
     s_out, d_out = np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32)
+    index = np.empty(m if with_index else 0, dtype=np.int64)
     if m:
-        _fill_changed(pos, src, dst, bool(directed), bool(present), found, s_out, d_out)
-    return s_out, d_out
+        _fill_changed(pos, src, dst, bool(directed), bool(present), found, s_out, d_out,
+                      index)
+    return (s_out, d_out, index) if with_index else (s_out, d_out)
 
 
 @dual_kernel
@@ -1260,7 +1346,8 @@ def plan_delete(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_c
 
 @dual_kernel
 def _remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target, dst, pos,
-                  num_vertices, degree, size_class, edge_ptr, removed, freed, ahead):
+                  num_vertices, degree, size_class, edge_ptr, removed, freed, ahead,
+                  bases, field_bases, sizes, gone):
     ns = sources.shape[0]
     nv = np.int64(max(num_vertices, 1))
     for k in numba.prange(ns):
@@ -1285,43 +1372,56 @@ def _remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targ
         removed[k] = r
         d1 = d0 - r
         degree[v] = d1
+        moving = new_class[k] >= 0
+        dst_p = target[k] if moving else src_p
+        first = 0
+        while pos[b + first] < 0:            # the first present entry (r > 0: there is one)
+            first += 1
+        for f in range(sizes.shape[0]):      # the destinations, then each property
+            size = sizes[f]
+            src_f = _field_address(src_p, f, bases, field_bases, sizes)
+            if f > 0:                        # the values of the removed edges, for the change
+                for j in range(first, c):
+                    if pos[b + j] >= 0:
+                        _move_field(gone[f] + size * (b + j), src_f + size * pos[b + j], 1,
+                                    size)
+            if d1 == 0:
+                continue
+            dst_f = _field_address(dst_p, f, bases, field_bases, sizes) if moving else src_f
+            j = first
+            w = np.int64(pos[b + j])         # items before it keep their slot
+            if moving and w > 0:
+                _move_field(dst_f, src_f, w, size)
+            while j < c:                     # the run after each removed item moves down
+                lo = np.int64(pos[b + j]) + 1
+                j += 1
+                while j < c and pos[b + j] < 0:
+                    j += 1
+                hi = np.int64(pos[b + j]) if j < c else d0
+                if hi > lo:
+                    _move_field(dst_f + size * w, src_f + size * lo, hi - lo, size)
+                    w += hi - lo
         if d1 == 0:                          # the list is gone: its block goes back
             edge_ptr[v] = 0
             size_class[v] = -1
             freed[k] = src_p
-            continue
-        moving = new_class[k] >= 0
-        dst_p = target[k] if moving else src_p
-        like = int32_view(dst_p, 0)
-        j = 0
-        while pos[b + j] < 0:                # the first present entry (r > 0: there is one)
-            j += 1
-        w = np.int64(pos[b + j])             # items before it keep their slot
-        if moving and w > 0:
-            _move_items(dst_p, src_p, w, like)
-        while j < c:                         # the run after each removed item moves down
-            lo = np.int64(pos[b + j]) + 1
-            j += 1
-            while j < c and pos[b + j] < 0:
-                j += 1
-            hi = np.int64(pos[b + j]) if j < c else d0
-            if hi > lo:
-                _move_items(dst_p + 4 * w, src_p + 4 * lo, hi - lo, like)
-                w += hi - lo
-        if moving:
+        elif moving:
             edge_ptr[v] = dst_p
             size_class[v] = new_class[k]
             freed[k] = src_p
 
 
 def remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target, dst, pos,
-                 num_vertices: int, degree, size_class, edge_ptr, ws: Workspace | None = None,
+                 num_vertices: int, degree, size_class, edge_ptr,
+                 fields: EdgeFields | None = None, ws: Workspace | None = None,
                  ahead: int = MERGE_AHEAD):
     """Carry out a :func:`plan_delete` plan: search the segments it left unsearched (filling
     their ``pos``), remove every segment's present entries from its list (in place, or into
     ``target[k]``, a fresh block of class ``new_class[k]``, for the lists that move; ``target``
     int64 (S,), read only there) and write the vertex table (degree; edge pointer and size
-    class of the moved lists; pointer 0 and class -1 for the lists left empty).
+    class of the moved lists; pointer 0 and class -1 for the lists left empty). ``fields``:
+    the edge properties' columns, and per property a buffer aligned with ``dst`` that
+    receives the values of the removed entries; None: destinations only.
 
     Returns (removed int64 (S,): entries removed per segment, freed int64 (S,): the block each
     segment's list left, 0 where it kept its block), from ``ws`` when given.
@@ -1329,8 +1429,10 @@ def remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targe
     ns = sources.shape[0]
     removed = take(ws, "removed", ns, np.int64)
     freed = take(ws, "freed", ns, np.int64)
+    if fields is None:
+        fields = EdgeFields.destinations_only(dst)
     if ns:
         _remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target, dst,
                       pos, int(num_vertices), degree, size_class, edge_ptr, removed, freed,
-                      int(ahead))
+                      int(ahead), *fields.kernel_args())
     return removed, freed

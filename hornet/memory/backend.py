@@ -34,6 +34,9 @@ class MemoryBackend:
     # (word addresses int64 (A,), padded level offsets int64 (A, FOREST_LEVELS + 1), host) ->
     # what ``forest`` makes of the same trees; None: the manager calls ``forest``
     forest_from_table: Callable | None = None
+    # (pointers int64, bases (A,), field bases (A,), itemsize) -> addresses in that field;
+    # None: the manager's array-module version (searchsorted)
+    field_addresses: Callable | None = None
 
     def address(self, a) -> int:
         """Address of an array's first element."""
@@ -76,7 +79,7 @@ def _cpu_release_pointers(forest, bases, shifts, pointers):
 def memory_backend(device: str) -> MemoryBackend:
     """The backend for ``device`` ("cpu" or "gpu"); GPU kernels compile on first use."""
     if device == "cpu":
-        from .copy_kernels import copy_ranges
+        from .copy_kernels import copy_ranges, field_addresses
         from .manager import _size_classes, place_by_class
         return MemoryBackend("cpu", np, bit_tree.new_tree,
                              lambda w, o: int(bit_tree.count_free(w, o)), bit_tree.used_blocks,
@@ -84,7 +87,7 @@ def memory_backend(device: str) -> MemoryBackend:
                                  w, o, n)),
                              copy_ranges, _size_classes, _cpu_take_forest, _cpu_forest,
                              _cpu_release_pointers, place_by_class, _cpu_class_counts,
-                             lambda addrs, table: (addrs, table))
+                             lambda addrs, table: (addrs, table), field_addresses)
     if device == "gpu":
         import cupy
         from . import gpu_bit_tree as t

@@ -20,7 +20,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .pointers import view
+from .pointers import array_holding, view
 
 WORD_BITS = 64
 _ONE = np.uint64(1)
@@ -192,12 +192,7 @@ def release_forest(word_addrs, table, bases, shifts, pointers, counts):
         p = pointers[i]
         if p == 0:                         # no block
             continue
-        a = 0
-        n = na
-        while n > 1:                       # last base <= p (branch-free steps)
-            half = n >> 1
-            a = a + half if bases[a + half] <= p else a
-            n -= half
+        a = array_holding(bases, p)
         counts[a] += 1
         words = view(word_addrs[a], table[a, FOREST_LEVELS], _WORD)
         b = (p - bases[a]) >> shifts[a]

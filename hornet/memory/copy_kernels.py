@@ -1,4 +1,4 @@
-"""Load-balanced copies of slot ranges between blocks (CPU kernels).
+"""Copies of slot ranges between blocks, and slot addresses in other fields (CPU kernels).
 
 Note: inside ``prange`` loops, Numba's parfor pass mishandles slice assignment between
 ``carray`` views (the copy silently does nothing), so parallel kernels here and in the batch
@@ -10,7 +10,7 @@ import numba
 import numpy as np
 
 from .jit import dual_kernel
-from .pointers import view
+from .pointers import array_holding, view
 
 
 @dual_kernel
@@ -29,3 +29,26 @@ def copy_ranges(src: np.ndarray, dst: np.ndarray, counts: np.ndarray, dtype) -> 
     if src.shape[0]:
         _copy_ranges(src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False),
                      counts.astype(np.int64, copy=False), np.empty(0, dtype=dtype))
+
+
+@dual_kernel
+def _field_addresses(pointers, bases, field_bases, itemsize, out):
+    for i in numba.prange(pointers.shape[0]):
+        p = pointers[i]
+        if p == 0:                           # no block
+            out[i] = 0
+        else:
+            a = array_holding(bases, p)
+            out[i] = field_bases[a] + ((p - bases[a]) >> 2) * itemsize
+
+
+def field_addresses(pointers: np.ndarray, bases: np.ndarray, field_bases: np.ndarray,
+                    itemsize: int) -> np.ndarray:
+    """Addresses in another field of the slots whose destination addresses are ``pointers``
+    (int64 (n,); 0 = no block, kept 0): block arrays start at ``bases`` (int64 (A,),
+    ascending; A >= 1), their column of that field at ``field_bases`` (int64 (A,)), items of
+    ``itemsize`` bytes. Returns int64 (n,)."""
+    out = np.empty(pointers.shape[0], dtype=np.int64)
+    if pointers.shape[0]:
+        _field_addresses(pointers, bases, np.ascontiguousarray(field_bases), int(itemsize), out)
+    return out

@@ -385,9 +385,13 @@ class MemoryManager:
         lookup = self.lookup()
         if not lookup.arrays:
             return xp.zeros_like(pointers)
+        itemsize = self.field_dtypes[field].itemsize
+        if self.backend.field_addresses is not None:       # CPU: one parallel kernel
+            return self.backend.field_addresses(pointers, lookup.bases,
+                                                lookup.field_bases[:, field], itemsize)
         index = xp.maximum(xp.searchsorted(lookup.dev_bases, pointers, side="right") - 1, 0)
         slot = (pointers - lookup.dev_bases[index]) >> 2
-        out = lookup.dev_field_bases[index, field] + slot * self.field_dtypes[field].itemsize
+        out = lookup.dev_field_bases[index, field] + slot * itemsize
         out[pointers == 0] = 0   # vertices without a block
         return out
 
