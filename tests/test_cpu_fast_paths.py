@@ -1,6 +1,6 @@
 """The CPU fast paths of the batch pipeline (fused plan_insert / merge_insert and plan_delete /
-remove_fused, used by graphs without edge properties) against a Python set model, and against
-the general pipeline."""
+remove_fused, which every CPU graph takes) against a Python set model, and against the general
+pipeline (the GPU's)."""
 from __future__ import annotations
 
 import numpy as np

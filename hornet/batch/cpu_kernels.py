@@ -865,8 +865,8 @@ def list_violations(edge_ptr, degree, num_vertices, out):
 
 
 # ---------------------------------------------------------------------------- fused CPU insert
-# The CPU insert of a graph without edge properties runs in three passes over the segments of
-# the sorted batch instead of find / keep / plan / merge / commit:
+# The CPU insert runs in three passes over the segments of the sorted batch instead of
+# find / keep / plan / merge / commit (the general pipeline, which the GPU keeps):
 #   plan_insert   (nothing written to the graph) per list: a list that has no block, or whose
 #                 block has room for all of its segment's entries (upper bound: none present),
 #                 needs no search yet; the others are searched now, so that exactly the lists
@@ -874,7 +874,8 @@ def list_violations(edge_ptr, degree, num_vertices, out):
 #   (the batch allocates those blocks: the only step that can fail, before anything changes)
 #   merge_insert  per list: searches the lists that plan_insert left unsearched (their lines
 #                 come into cache for the merge that follows at once), merges the new entries
-#                 in place or into the new block, and writes the vertex table row.
+#                 in place or into the new block, every edge field alike (the batch's
+#                 property values with the destinations), and writes the vertex table row.
 #   changed_pairs  the entries really inserted (undirected: once, src < dst).
 MERGE_AHEAD = 16   # segments ahead whose lines merge_insert prefetches
 DEFER_SEARCH = True  # lists with room for their whole segment are searched by merge_insert
@@ -1283,7 +1284,7 @@ def grown_segments(new_class, old_ptr, ws: Workspace | None = None):
 
 
 # ---------------------------------------------------------------------------- fused CPU delete
-# The CPU delete of a graph without edge properties mirrors the fused insert:
+# The CPU delete mirrors the fused insert:
 #   plan_delete   (nothing written to the graph) per list: a list that keeps at least a
 #                 quarter of its block whatever its segment removes (upper bound: every entry
 #                 present) cannot move, and is not searched yet; the others are searched now,
