@@ -569,12 +569,12 @@ class Graph:
     def _fields(self, dst, columns: dict):
         """The edge fields of a fused CPU batch (:class:`hornet.batch.cpu_kernels.EdgeFields`):
         the block arrays' columns, and the batch columns ``dst`` then ``columns[name]`` per
-        property (host arrays aligned with the batch's entries)."""
+        property (contiguous host arrays of the property's dtype, aligned with the batch's
+        entries; the kernels read or write them in place)."""
         if not self._edge_schema:
             return None
+        batch = [dst] + [columns[name] for name in self._edge_schema]
         lookup = self._mm.lookup()
-        batch = [dst] + [np.ascontiguousarray(columns[name], dtype=dt)
-                         for name, dt in self._edge_schema.items()]
         return self._K.EdgeFields.of(lookup.bases, lookup.field_bases, batch)
 
     def _insert_fused(self, ss, dd, values, skipped, n) -> EdgeChange:
@@ -582,6 +582,8 @@ class Graph:
         plan (searching only the lists that may outgrow their block), allocate, then
         search-and-merge every list, every edge field, in one pass."""
         K, mm, ws = self._K, self._mm, self._scratch()
+        values = {name: np.ascontiguousarray(values[name], dtype=dt)
+                  for name, dt in self._edge_schema.items()}
         sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_insert(
             ss, dd, self._degree, self._size_class, self._edge_ptr, n, mm.min_size_class, ws=ws)
         grown, freed, target = self._fused_targets(new_class, old_ptr, ws)

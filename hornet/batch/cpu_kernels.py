@@ -1064,6 +1064,9 @@ class EdgeFields:
     def of(cls, bases, field_bases, columns: list) -> "EdgeFields":
         """Fields of block arrays at ``bases`` / ``field_bases`` with the batch ``columns``
         (contiguous host arrays, one per field, the destinations first)."""
+        if columns[0].dtype != np.int32 or not all(c.flags.c_contiguous for c in columns):
+            raise TypeError("EdgeFields: the destinations must be int32 and every column "
+                            "contiguous")
         return cls(np.ascontiguousarray(bases, dtype=np.int64),
                    np.ascontiguousarray(field_bases, dtype=np.int64),
                    np.array([c.dtype.itemsize for c in columns], dtype=np.int64),
