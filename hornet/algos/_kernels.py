@@ -3,7 +3,7 @@
 - :func:`atomic_add` / :func:`atomic_cas`: LLVM ``atomicrmw`` / ``cmpxchg`` on one element of a
   1-D array (integers; :func:`atomic_add` also float32/float64). Both return the OLD value, so a
   thread can tell whether its own update crossed a threshold or claimed an element.
-- :func:`lower_bound`: binary search in a sorted slice.
+- :func:`lower_bound`: binary search in a sorted slice (from :mod:`hornet.memory.search`).
 - :func:`chunk_bounds`: split a prefix-sum range into chunks of (about) equal work, the CPU
   counterpart of the GPU's merge-path / binary-search load balancing.
 
@@ -18,6 +18,8 @@ import numpy as np
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from ..memory.search import lower_bound
 
 __all__ = ["atomic_add", "atomic_cas", "lower_bound", "chunk_bounds", "num_chunks",
            "threads_for", "SERIAL_WORK"]
@@ -70,18 +72,6 @@ def atomic_cas(typingctx, arr, idx, expected, new):
         return builder.extract_value(res, 0)
 
     return sig, codegen
-
-
-@numba.njit(cache=True)
-def lower_bound(a, lo, hi, x):
-    """First index ``i`` in ``[lo, hi)`` with ``a[i] >= x`` (``hi`` if none); ``a`` ascending."""
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 @numba.njit(cache=True)

@@ -15,7 +15,8 @@ from numba.extending import intrinsic
 
 from ..memory.host_heap import keep_freed_buffers
 from ..memory.jit import dual_kernel
-from ..memory.pointers import address_of, array_holding, int32_view, prefetch, view
+from ..memory.pointers import address_of, int32_view, prefetch, view
+from ..memory.search import array_holding, lower_bound
 from .workspace import Workspace, take
 
 keep_freed_buffers()     # batches reuse the heap instead of faulting fresh pages in
@@ -778,47 +779,18 @@ def canonical_entries(src, dst):
     return canonical_pairs(src, dst)[0]
 
 
-@dual_kernel
-def _count_canonical(src, dst):
-    n = src.shape[0]
-    found = np.zeros(CHUNKS + 1, dtype=np.int64)
-    for c in numba.prange(CHUNKS):
-        k = 0
-        for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
-            k += src[i] < dst[i]
-        found[c + 1] = k
-    for c in range(CHUNKS):
-        found[c + 1] += found[c]
-    return found
-
-
-@dual_kernel
-def _fill_canonical(src, dst, found, once, s_out, d_out):
-    n = src.shape[0]
-    for c in numba.prange(CHUNKS):          # branch-free (see the planning section)
-        j = found[c]
-        if found[c + 1] == j:
-            continue
-        last = n * (c + 1) // CHUNKS - 1
-        while src[last] >= dst[last]:
-            last -= 1
-        for i in range(n * c // CHUNKS, last + 1):
-            once[j] = i
-            s_out[j] = src[i]
-            d_out[j] = dst[i]
-            j += src[i] < dst[i]
-
-
 def canonical_pairs(src, dst, ws: Workspace | None = None, symmetric: bool = False):
     """Each undirected edge once: (indices int64 (m,) of the entries with src < dst, ascending,
     from ``ws`` when given; their src int32 (m,); their dst int32 (m,), always new arrays).
     ``src``, ``dst``: int32 arrays (n,). ``symmetric`` (both directions of every edge, no
     self-loop: lets the GPU twin skip a host sync) changes nothing here."""
-    found = _count_canonical(src, dst)
+    # the entry filter of changed_pairs with every entry in play (``src`` stands in for pos)
+    found = _count_changed(src, src, dst, False, True, True)
     m = int(found[CHUNKS])
     once = take(ws, "once", m, np.int64)
     s_out, d_out = np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32)
-    _fill_canonical(src, dst, found, once, s_out, d_out)
+    if m:
+        _fill_changed(src, src, dst, False, True, True, found, s_out, d_out, once)
     return once, s_out, d_out
 
 
@@ -911,13 +883,7 @@ def _lower_bound(lst, d, x, floor, nv):
             hi -= step
             step *= 2
         lo = max(hi - step + 1, floor)
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if lst[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    return lower_bound(lst, lo, hi, x)
 
 
 @numba.njit(inline="always", cache=True)
@@ -1186,20 +1152,20 @@ def merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targe
 
 
 @numba.njit(inline="always", cache=True)
-def _changed(pos, src, dst, i, directed, present):
-    """Entry i was changed: present before the batch (deleting) or absent (inserting), and
-    undirected batches count each pair once (src < dst)."""
-    return ((pos[i] >= 0) == present) & (directed | (src[i] < dst[i]))
+def _changed(pos, src, dst, i, directed, present, every):
+    """Entry i was changed: present before the batch (deleting) or absent (inserting), or
+    ``every`` entry; undirected batches count each pair once (src < dst)."""
+    return (every | ((pos[i] >= 0) == present)) & (directed | (src[i] < dst[i]))
 
 
 @dual_kernel
-def _count_changed(pos, src, dst, directed, present):
+def _count_changed(pos, src, dst, directed, present, every):
     n = pos.shape[0]
     found = np.zeros(CHUNKS + 1, dtype=np.int64)
     for c in numba.prange(CHUNKS):
         k = 0
         for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
-            k += _changed(pos, src, dst, i, directed, present)
+            k += _changed(pos, src, dst, i, directed, present, every)
         found[c + 1] = k
     for c in range(CHUNKS):
         found[c + 1] += found[c]
@@ -1207,7 +1173,7 @@ def _count_changed(pos, src, dst, directed, present):
 
 
 @dual_kernel
-def _fill_changed(pos, src, dst, directed, present, found, s_out, d_out, index):
+def _fill_changed(pos, src, dst, directed, present, every, found, s_out, d_out, index):
     n = pos.shape[0]
     with_index = index.shape[0] > 0
     for c in numba.prange(CHUNKS):          # branch-free (see the planning section)
@@ -1215,14 +1181,14 @@ def _fill_changed(pos, src, dst, directed, present, found, s_out, d_out, index):
         if found[c + 1] == j:
             continue
         last = n * (c + 1) // CHUNKS - 1
-        while not _changed(pos, src, dst, last, directed, present):
+        while not _changed(pos, src, dst, last, directed, present, every):
             last -= 1
         for i in range(n * c // CHUNKS, last + 1):
             s_out[j] = src[i]
             d_out[j] = dst[i]
             if with_index:
                 index[j] = i
-            j += _changed(pos, src, dst, i, directed, present)
+            j += _changed(pos, src, dst, i, directed, present, every)
 
 
 def changed_pairs(pos, src, dst, directed: bool, present: bool, with_index: bool = False):
@@ -1231,13 +1197,13 @@ def changed_pairs(pos, src, dst, directed: bool, present: bool, with_index: bool
     ``pos >= 0``; undirected (``directed`` false, both directions of every pair in the batch):
     only those with src < dst. Returns (src int32 (m,), dst int32 (m,), and with
     ``with_index`` their entries' indices int64 (m,)), new arrays."""
-    found = _count_changed(pos, src, dst, bool(directed), bool(present))
+    found = _count_changed(pos, src, dst, bool(directed), bool(present), False)
     m = int(found[CHUNKS])
     s_out, d_out = np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32)
     index = np.empty(m if with_index else 0, dtype=np.int64)
     if m:
-        _fill_changed(pos, src, dst, bool(directed), bool(present), found, s_out, d_out,
-                      index)
+        _fill_changed(pos, src, dst, bool(directed), bool(present), False, found, s_out,
+                      d_out, index)
     return (s_out, d_out, index) if with_index else (s_out, d_out)
 
 

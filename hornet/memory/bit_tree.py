@@ -20,7 +20,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .pointers import array_holding, view
+from .pointers import view
+from .search import array_holding
 
 WORD_BITS = 64
 _ONE = np.uint64(1)

@@ -10,7 +10,8 @@ import numba
 import numpy as np
 
 from .jit import dual_kernel
-from .pointers import array_holding, view
+from .pointers import view
+from .search import array_holding
 
 
 @dual_kernel

@@ -17,7 +17,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["view", "int32_view", "address_of", "prefetch", "array_holding"]
+__all__ = ["view", "int32_view", "address_of", "prefetch"]
 
 
 @intrinsic
@@ -63,16 +63,3 @@ def int32_view(address, n):
 def address_of(array: np.ndarray) -> int:
     """Address of a host array's first element (0 for an empty array)."""
     return int(array.ctypes.data) if array.size else 0
-
-
-@numba.njit(inline="always", cache=True)
-def array_holding(bases, address):
-    """Index of the block array holding ``address``: the last of ``bases`` (int64 (A,), A >= 1,
-    ascending) that is <= ``address`` (branch-free halving steps)."""
-    a = 0
-    n = bases.shape[0]
-    while n > 1:
-        half = n >> 1
-        a = a + half if bases[a + half] <= address else a
-        n -= half
-    return a
