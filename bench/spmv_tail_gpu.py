@@ -8,7 +8,11 @@ Kernel-only timing (the warp SpMV launch, CUDA events, interleaved rounds, media
   list ends inside its block, but the rows still follow one another in id order;
 - "CSR, rows in power-of-two slots": each row gets the capacity of its block (2^ceil(log2 d)
   entries), rows in id order: the graph's slack, one stream;
-- "graph": the hornet.Graph's blocks (size classes in separate block arrays).
+- "graph, rows in id order": the hornet.Graph's blocks (size classes in separate block
+  arrays), rows visited in vertex id order;
+- "graph": the same, rows visited in storage order (by list address), as ``algos.spmv`` does.
+
+The CSR layouts are visited in storage order too, which for them is the id order.
 
     PYTHONPATH=. python3 bench/spmv_tail_gpu.py [--scale 22] [--repeats 31]
 """
@@ -49,7 +53,15 @@ def padded_view(indptr, indices, weights, slots) -> AdjacencyView:
                          props, (cols, vals, start))
 
 
-def launcher(view, x, y):
+def launcher(view, x, y, storage_order=True):
+    """The warp SpMV launch on ``view`` into ``y``: rows in storage order (as ``algos.spmv``
+    visits them), or in id order."""
+    if storage_order:
+        visit = _gpu._visit_rows(view)
+        wptr = visit.property_ptr(view, "weight")
+        y_rows = cupy.zeros(visit.count + 1)
+        return lambda: _gpu._spmv_rows("warp", "double", True, False, visit, wptr, x, y,
+                                       y_rows)
     deg, ptr = _gpu._arrays(view)
     n = view.num_vertices
     off, m = scan(deg)
@@ -80,10 +92,12 @@ def main() -> None:
     pow2 = padded_view(indptr, indices, data, cap)
     views = {"CSR": csr, "CSR, rows padded to 8 entries": pad8,
              "CSR, rows in power-of-two slots": pow2,
+             "graph, rows in id order": algos.as_adjacency(g, properties=True),
              "graph": algos.as_adjacency(g, properties=True)}
     x = cupy.random.RandomState(3).random_sample(n)
     ys = {k: cupy.zeros(n) for k in views}
-    runs = {k: launcher(v, x, ys[k]) for k, v in views.items()}
+    runs = {k: launcher(v, x, ys[k], storage_order="id order" not in k)
+            for k, v in views.items()}
     for k, fn in runs.items():                      # warm up, and the same y everywhere
         ys[k][:] = 0
         fn()
@@ -105,7 +119,8 @@ def main() -> None:
     med = {k: statistics.median(v) for k, v in times.items()}
     nnz = int(indices.shape[0])
     stored = {"CSR": nnz, "CSR, rows padded to 8 entries": int(((deg + 7) // 8 * 8).sum()),
-              "CSR, rows in power-of-two slots": int(cap.sum()), "graph": int(cap.sum())}
+              "CSR, rows in power-of-two slots": int(cap.sum()),
+              "graph, rows in id order": int(cap.sum()), "graph": int(cap.sum())}
     rows = [[k, f"{stored[k]:,}", f"{med[k]:.3f}", f"{med['CSR'] / med[k]:.3f}"] for k in names]
     dev = cupy.cuda.runtime.getDeviceProperties(0)["name"]
     dev = dev.decode() if isinstance(dev, bytes) else str(dev)

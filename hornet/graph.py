@@ -869,6 +869,26 @@ class Graph:
                 self._K.gather_lists(self._mm.field_addresses(ptr, f), deg, offsets, props[name])
         return dst, props
 
+    def vertices_in_storage_order(self):
+        """The vertices that have edges, ordered by the address of their adjacency lists.
+
+        Returns an int32 array (on the graph's device) of length ``count_nonzero(degree())``:
+        the order in which a kernel that streams every list reads memory front to back (size
+        classes live in separate block arrays, so the id order jumps between them). Valid
+        until the next update. One sort of the list addresses (a radix sort on the GPU).
+
+        Examples
+        --------
+        >>> import hornet
+        >>> g = hornet.Graph.from_edges([0, 0, 0, 2], [1, 2, 3, 3], num_vertices=5)
+        >>> sorted(g.vertices_in_storage_order().tolist())
+        [0, 1, 2, 3]
+        """
+        xp = self._xp
+        owners = xp.flatnonzero(self._degree[:self._n])
+        order = xp.argsort(self._edge_ptr[owners], kind="stable")
+        return owners[order].astype(xp.int32)
+
     def has_edges(self, src, dst=None):
         """Boolean array: does each (src[i], dst[i]) exist?"""
         s, d, _, _ = edge_batch(src, dst, {}, self._xp)

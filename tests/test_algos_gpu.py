@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -380,6 +381,48 @@ def test_spmv_long_runs_of_empty_rows(kernel):
                     for t in (gg, gpu_csr_view(gg)) if weight is None else (gg,):
                         assert_spmv_close(algos.spmv(t, x, weight=weight, transpose=tr), want,
                                           bound)
+
+
+@pytest.mark.parametrize("kernel", ["warp", "merge"])
+def test_spmv_visits_a_graph_in_storage_order(kernel):
+    """The GPU SpMV visits a graph's non-empty rows sorted by list address (size classes live
+    in separate block arrays), a CSR's rows in id order; results stay those of scipy, also
+    after updates have moved lists between blocks, and with weights it gathers (float16)."""
+    n = 5000
+    rng = np.random.default_rng(12)
+    src = rng.integers(0, n, 40_000) % (n // 2)                # half the ids stay empty
+    dst = (rng.pareto(1.2, 40_000) * 50).astype(np.int64) % (n // 2)
+    s0, d0, w0 = canonical(n, np.stack([src, dst], 1), False)
+    gg = hornet.Graph.from_edges(s0, d0, num_vertices=n, directed=False, device="gpu",
+                                 weight=w0, w16=w0.astype(np.float16))
+    for step in range(3):
+        view = gg.adjacency()
+        visit = _gpu._visit_rows(view)
+        deg, ptr = host(view.degree), host(view.edge_ptr)
+        vid = host(visit.vid)
+        assert visit.vid is not None and visit.count == np.count_nonzero(deg)
+        assert np.array_equal(np.sort(vid), np.flatnonzero(deg))
+        assert np.all(np.diff(ptr[vid]) > 0)                   # address order
+        assert _gpu._visit_rows(gpu_csr_view(gg)).vid is None
+        x = rng.standard_normal(n)
+        with spmv_kernel(kernel):
+            for weight in (None, "weight", "w16"):
+                indptr, indices, *vals = (host(a) for a in gg.to_csr(weight))
+                vals = vals[0].astype(np.float64) if vals else np.ones(indices.shape[0])
+                A = scipy.sparse.csr_matrix((vals, indices, indptr), shape=(n, n))
+                for tr in (False, True):
+                    want = (A.T if tr else A) @ x
+                    bound = (abs(A).T if tr else abs(A)) @ np.abs(x)
+                    assert_spmv_close(algos.spmv(gg, x, weight=weight, transpose=tr), want,
+                                      bound)
+        # move lists: grow some past their blocks, shrink others, add rows at the empty ids
+        k = 3000
+        a, b = rng.integers(0, n, k), rng.integers(0, n, k)
+        ins = canonical(n, np.stack([a, b], 1), False, seed=step)
+        gg.insert_edges(ins[0], ins[1], weight=ins[2], w16=ins[2].astype(np.float16))
+        cur = host(gg.edges()[0]), host(gg.edges()[1])
+        drop = rng.random(cur[0].shape[0]) < 0.3
+        gg.delete_edges(cur[0][drop], cur[1][drop])
 
 
 def test_long_path_and_star():

@@ -254,6 +254,35 @@ def test_block_array_size_is_a_runtime_setting(device):
                                               h.memory_stats()["size_classes"].values()))
 
 
+@pytest.mark.parametrize("block_array_edges", [64, 1 << 16])
+def test_vertices_in_storage_order_sorts_lists_by_address(device, block_array_edges):
+    """Oracle: a comparison sort of the vertices' list addresses; through growth (lists move
+    up size classes, large ones get dedicated arrays), shrinking and vertex deletion."""
+    rng = np.random.default_rng(3)
+    n = 600
+    g = hornet.Graph(directed=False, device=device, num_vertices=n,
+                     block_array_edges=block_array_edges)
+    reordered = False
+    for step in range(6):
+        if step < 4:
+            hub = rng.integers(0, n, 400) % 7        # a few long lists among short ones
+            g.insert_edges(np.r_[rng.integers(0, n, 900), hub], rng.integers(0, n, 1300))
+        else:
+            s, d = (to_host(a) for a in g.edges())
+            drop = rng.random(s.size) < 0.5
+            g.delete_edges(s[drop], d[drop])
+            g.delete_vertices([int(s[0])])
+        view = g.adjacency(properties=False)
+        deg, ptr = to_host(view.degree), to_host(view.edge_ptr)
+        nonempty = np.flatnonzero(deg)
+        want = nonempty[np.argsort(ptr[nonempty], kind="stable")]
+        got = to_host(g.vertices_in_storage_order())
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, want)
+        reordered |= not np.array_equal(want, nonempty)
+    assert reordered                                # (the id order would not have passed)
+
+
 def test_from_csr_bulk_load_and_fallback_agree(device):
     """Sorted rows take the no-sort bulk path, unsorted rows the batch pipeline: same graph."""
     rng = np.random.default_rng(5)

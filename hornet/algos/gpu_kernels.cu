@@ -157,6 +157,14 @@ extern "C" __global__ void map_entries(const i64* __restrict__ ptr, const i64* _
 // A row entirely inside one thread's piece is stored; pieces of split rows are added
 // atomically (y must be zeroed first). Transpose (PUSH): y[dst] += w x[src] atomically.
 
+// The kernels visit rows 0..nrows-1 of ptr/wptr/off. Pull: y[r] is the sum of visited row r
+// (the caller maps visited rows to vertices). PUSH: row r is vertex vid[r] (x is read there),
+// or vertex r when vid == nullptr. (A dynamic graph's rows are visited in the order its lists
+// lie in memory, a CSR's in id order: see _gpu._visit_rows.)
+__device__ __forceinline__ i64 vertex_of(const int* __restrict__ vid, i64 r) {
+    return vid ? (i64)vid[r] : r;
+}
+
 #define SPMV_BLOCK 256
 #ifndef SPMV_IPT
 #define SPMV_IPT 8
@@ -188,7 +196,7 @@ template <typename W, int WEIGHTED, int PUSH>
 __global__ void spmv_merge(const i64* __restrict__ ptr, const i64* __restrict__ wptr,
                            const i64* __restrict__ off, const i64* __restrict__ tile_rows,
                            i64 nrows, i64 nnz, i64 ntiles, const double* __restrict__ x,
-                           double* __restrict__ y) {
+                           double* __restrict__ y, const int* __restrict__ vid) {
     __shared__ i64 s_off[SPMV_TILE + 2];
     const i64 total = nrows + nnz;
     for (i64 k = blockIdx.x; k < ntiles; k += gridDim.x) {
@@ -218,7 +226,7 @@ __global__ void spmv_merge(const i64* __restrict__ ptr, const i64* __restrict__ 
                 re = s_off[i + 1 - r0];
                 row = (const int*)ptr[i];
                 if (WEIGHTED) wr = (const W*)wptr[i];
-                if (PUSH) xi = x[i];
+                if (PUSH) xi = x[vertex_of(vid, i)];
                 split = j > rs;
             }
             double acc = 0.0;
@@ -253,7 +261,7 @@ __global__ void spmv_merge(const i64* __restrict__ ptr, const i64* __restrict__ 
                         re = s_off[i + 1 - r0];
                         row = (const int*)ptr[i];
                         if (WEIGHTED) wr = (const W*)wptr[i];
-                        if (PUSH) xi = x[i];
+                        if (PUSH) xi = x[vertex_of(vid, i)];
                     }
                 }
             }
@@ -280,7 +288,7 @@ template <typename W, int WEIGHTED, int PUSH>
 __global__ void spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ wptr,
                           const i64* __restrict__ off, const i64* __restrict__ range_rows,
                           i64 nrows, i64 nnz, i64 nranges, const double* __restrict__ x,
-                          double* __restrict__ y) {
+                          double* __restrict__ y, const int* __restrict__ vid) {
     const int lane = threadIdx.x & 31;
     const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
     const i64 NO_ROW = -1;
@@ -321,7 +329,7 @@ __global__ void spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ w
                 // stays in L2 (H100 kron22: 6% faster on the graph and on a CSR alike)
                 const int col = __ldcs((const int*)ptr[row] + p);
                 if (PUSH) {
-                    const double xr = x[row];
+                    const double xr = x[vertex_of(vid, row)];
                     if (xr != 0.0) {
                         double a = xr;
                         if (WEIGHTED) a = (double)__ldcs((const W*)wptr[row] + p) * xr;

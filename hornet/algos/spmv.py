@@ -84,7 +84,9 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
     Returns
     -------
     y : float64 array, shape (V,) (a CuPy array when ``g`` is on the GPU; there split rows
-        are summed with atomics, so the last bits may differ from the CPU's)
+        are summed with atomics, so the last bits may differ from the CPU's. On the GPU,
+        repeated calls on an unchanged hornet.Graph visit its rows in storage order:
+        ``Graph.vertices_in_storage_order``, sorted once, at the second call)
 
     Raises
     ------
