@@ -204,8 +204,8 @@ turns, the order rotating each round, so drifts of clock or load hit them alike)
 its pointer view (lists in power-of-two blocks); "CSR" = the same kernels on
 `AdjacencyView.from_csr(*g.to_csr())` (contiguous rows); "cuSPARSE" = cupyx.scipy.sparse
 `A @ x` on the same CSR. SpMV rows use the default kernel (warp-segmented). SpMV visits rows
-in storage order (memoized per view: the graph's rows sorted by list address from its second
-call on an unchanged graph, the CSR's in id order), so its whole-call rows after the warm-up
+in storage order (memoized per view: the graph's rows by size class, then list address, from
+its second call on an unchanged graph; the CSR's in id order), so its whole-call rows after the warm-up
 time that order; the "first call" / "first two calls on a new view" rows time a fresh view each
 time, as after an update. "Kernel only" rows time just the SpMV launch (and, on the graph, the
 gather of y from the visited rows) of each kernel ("warp": warp-segmented rows; "merge":

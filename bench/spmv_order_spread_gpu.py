@@ -1,11 +1,11 @@
 """How much the weighted SpMV ratio graph/CSR varies from one build of the same graph to the
-next, with the graph's rows visited in id order and in storage order.
+next, with the graph's rows visited in id order, in plain address order, and in storage order
+(size class by size class, smallest first, each in address order: what ``algos.spmv`` does).
 
 Each build is a fresh ``hornet.Graph.from_edges`` of the same Kronecker graph (float64
 weights), so only where its block arrays land in device memory changes (the last two builds
 stay alive while the next is made). For every build: kernel-only warp SpMV on the CSR of the
-graph, on the graph in id order, and on the graph in storage order (as ``algos.spmv`` visits
-it from its second call), CUDA events, interleaved rounds, median.
+graph and on the graph in each order, CUDA events, interleaved rounds, median.
 
     PYTHONPATH=. python3 bench/spmv_order_spread_gpu.py [--scales 21 22] [--builds 8]
 """
@@ -20,8 +20,19 @@ import hornet
 from hornet import algos
 from hornet.adjacency import AdjacencyView
 
+from hornet.algos import _gpu
+
 from common import write_table
 from spmv_tail_gpu import launcher
+
+
+def address_order_launcher(view, x, y):
+    """The warp SpMV over the graph's non-empty rows sorted by list address alone."""
+    owners = cupy.flatnonzero(view.degree)
+    visit = _gpu._rows_in_order(view, owners[cupy.argsort(view.edge_ptr[owners])])
+    wptr = visit.property_ptr(view, "weight")
+    y_rows = cupy.zeros(visit.count + 1)
+    return lambda: _gpu._spmv_rows("warp", "double", True, False, visit, wptr, x, y, y_rows)
 
 
 def median_times(runs: dict, repeats: int) -> dict:
@@ -53,7 +64,7 @@ def main() -> None:
         s, d = hornet.generators.kronecker_edges(scale, xp=cupy, seed=1)
         w = cupy.random.RandomState(2).random_sample(s.shape[0])
         x = cupy.random.RandomState(3).random_sample(n)
-        alive, ratios = [], {"id": [], "storage": []}
+        alive, ratios = [], {"id": [], "address": [], "storage": []}
         for b in range(args.builds):
             g = hornet.Graph.from_edges(s, d, num_vertices=n, directed=False, device="gpu",
                                         weight=w)
@@ -63,15 +74,16 @@ def main() -> None:
             view = algos.as_adjacency(g, properties=True)
             runs = {"CSR": launcher(csr, x, cupy.zeros(n)),
                     "id": launcher(view, x, cupy.zeros(n), storage_order=False),
+                    "address": address_order_launcher(view, x, cupy.zeros(n)),
                     "storage": launcher(view, x, cupy.zeros(n))}
             for fn in runs.values():
                 fn()
             med = median_times(runs, args.repeats)
             for k in ratios:
                 ratios[k].append(med["CSR"] / med[k])
-            rows.append([scale, b, f"{med['CSR']:.3f}", f"{med['id']:.3f}",
-                         f"{med['storage']:.3f}", f"{ratios['id'][-1]:.3f}",
-                         f"{ratios['storage'][-1]:.3f}"])
+            rows.append([scale, b, f"{med['CSR']:.3f}"]
+                        + [f"{med[k]:.3f}" for k in ratios]
+                        + [f"{ratios[k][-1]:.3f}" for k in ratios])
             print(rows[-1], flush=True)
             alive.append((g, csr, view))
             del alive[:-2]
@@ -88,9 +100,11 @@ weights; {args.builds} builds per scale, kernel-only warp SpMV (as in `spmv_tail
 {args.repeats} interleaved rounds, median. Produced by `bench/spmv_order_spread_gpu.py`.
 
 {chr(10).join(summary)}"""
-    write_table(args.name, "Weighted SpMV, graph vs CSR, build to build: id order vs storage order",
-                ["scale", "build", "CSR ms", "graph id order ms", "graph storage order ms",
-                 "CSR/graph id order", "CSR/graph storage order"], rows, notes)
+    write_table(args.name, "Weighted SpMV, graph vs CSR, build to build, by the order rows are "
+                "visited in", ["scale", "build", "CSR ms", "graph id order ms",
+                               "graph address order ms", "graph storage order ms",
+                               "CSR/graph id order", "CSR/graph address order",
+                               "CSR/graph storage order"], rows, notes)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ Kernel-only timing (the warp SpMV launch, CUDA events, interleaved rounds, media
   entries), rows in id order: the graph's slack, one stream;
 - "graph, rows in id order": the hornet.Graph's blocks (size classes in separate block
   arrays), rows visited in vertex id order;
-- "graph": the same, rows visited in storage order (by list address), as ``algos.spmv`` does.
+- "graph": the same, rows visited in storage order (size class by size class, each in
+  address order), as ``algos.spmv`` does.
 
 The CSR layouts are visited in storage order too, which for them is the id order.
 

@@ -870,24 +870,27 @@ class Graph:
         return dst, props
 
     def vertices_in_storage_order(self):
-        """The vertices that have edges, ordered by the address of their adjacency lists.
+        """The vertices that have edges, in the order their adjacency lists are stored.
 
         Returns an int32 array (on the graph's device) of length ``count_nonzero(degree())``:
-        the order in which a kernel that streams every list reads memory front to back (size
-        classes live in separate block arrays, so the id order jumps between them). Valid
-        until the next update. One sort of the list addresses (a radix sort on the GPU).
+        the lists grouped by size class, smallest blocks first, and in address order within
+        a class (each class's block arrays one after another). A kernel that streams every
+        list in this order reads each block array front to back, where the id order would
+        jump between size classes at almost every vertex. Valid until the next update. One
+        sort of the list addresses (a radix sort on the GPU).
 
         Examples
         --------
         >>> import hornet
         >>> g = hornet.Graph.from_edges([0, 0, 0, 2], [1, 2, 3, 3], num_vertices=5)
-        >>> sorted(g.vertices_in_storage_order().tolist())
-        [0, 1, 2, 3]
+        >>> g.vertices_in_storage_order().tolist()     # blocks of 1, 2, 2 and 4 slots
+        [1, 2, 3, 0]
         """
         xp = self._xp
         owners = xp.flatnonzero(self._degree[:self._n])
-        order = xp.argsort(self._edge_ptr[owners], kind="stable")
-        return owners[order].astype(xp.int32)
+        # one int64 key: size class above the address (addresses stay below 2**56)
+        key = (self._size_class[owners].astype(xp.int64) << 56) | self._edge_ptr[owners]
+        return owners[xp.argsort(key, kind="stable")].astype(xp.int32)
 
     def has_edges(self, src, dst=None):
         """Boolean array: does each (src[i], dst[i]) exist?"""

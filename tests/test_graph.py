@@ -255,9 +255,11 @@ def test_block_array_size_is_a_runtime_setting(device):
 
 
 @pytest.mark.parametrize("block_array_edges", [64, 1 << 16])
-def test_vertices_in_storage_order_sorts_lists_by_address(device, block_array_edges):
-    """Oracle: a comparison sort of the vertices' list addresses; through growth (lists move
-    up size classes, large ones get dedicated arrays), shrinking and vertex deletion."""
+def test_vertices_in_storage_order_groups_lists_by_class_then_address(device,
+                                                                     block_array_edges):
+    """Oracle: a comparison sort of (block size, list address), the block size read back from
+    the memory statistics' classes; through growth (lists move up size classes, large ones get
+    dedicated arrays), shrinking and vertex deletion."""
     rng = np.random.default_rng(3)
     n = 600
     g = hornet.Graph(directed=False, device=device, num_vertices=n,
@@ -275,7 +277,15 @@ def test_vertices_in_storage_order_sorts_lists_by_address(device, block_array_ed
         view = g.adjacency(properties=False)
         deg, ptr = to_host(view.degree), to_host(view.edge_ptr)
         nonempty = np.flatnonzero(deg)
-        want = nonempty[np.argsort(ptr[nonempty], kind="stable")]
+        # each list's block size: the class of the block array whose column holds it
+        arrays = [(a.base, a.num_blocks << a.size_class, a.size_class)
+                  for pool in g._mm.pools.values() for a in pool]
+        block = np.full(n, -1)
+        for base, slots, cls in arrays:
+            inside = (ptr >= base) & (ptr < base + 4 * slots) & (deg > 0)
+            block[inside] = cls
+        assert (block[nonempty] >= 0).all()
+        want = nonempty[np.lexsort((ptr[nonempty], block[nonempty]))]
         got = to_host(g.vertices_in_storage_order())
         assert got.dtype == np.int32
         np.testing.assert_array_equal(got, want)

@@ -14,9 +14,9 @@ sizes, numbers of peeled edges) cross to the host.
   rows found among the next 32 row ends by warp shuffles, per-row sums by a segmented warp
   scan; atomics only for rows crossing ranges), or merge-path per thread (Merrill & Garland;
   ``SPMV_KERNEL = "merge"``). ``A^T x`` by float64 atomics. From the second call on an
-  unchanged dynamic graph, its rows are visited in the order its lists lie in memory (one
-  stream per block array instead of a jump between size classes at almost every row) and
-  ``y`` is gathered from the per-row sums.
+  unchanged dynamic graph, its rows are visited in storage order (size class by size class,
+  each block array front to back, instead of a jump between size classes at almost every
+  row) and ``y`` is gathered from the per-row sums.
 - BFS: top-down steps with one thread per frontier edge (exclusive scan of the frontier's
   degrees, binary search of each thread's vertex), bottom-up steps when the frontier is large
   (Beamer's heuristic, the same switching rule as the CPU version).
@@ -65,8 +65,8 @@ _NAMES = tuple(
 
 #: SpMV kernel: "warp" (warp-segmented rows, default) or "merge" (merge-path per thread)
 SPMV_KERNEL = "warp"
-#: SpMV visits a dynamic graph's rows in the order its lists lie in memory from the second
-#: call on an unchanged graph on (the first call, and every call when False: in id order)
+#: SpMV visits a dynamic graph's rows in storage order from the second call on an unchanged
+#: graph on (the first call, and every call when False: in id order)
 SPMV_STORAGE_ORDER = True
 SPMV_RANGE = 512             # SPMV_RANGE in gpu_kernels.cu (entries per warp range)
 SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in gpu_kernels.cu
@@ -396,13 +396,19 @@ class _VisitRows:
 def _visit_rows(view: AdjacencyView, storage_order: bool = True) -> _VisitRows:
     """The view's rows in the order a kernel visits them (memoized on the view).
 
-    ``storage_order``: in the order their lists lie in memory, so that a kernel streaming
-    every list reads memory front to back. For a CSR that is the id order. A dynamic graph
-    keeps each size class in its own block arrays, so the id order jumps between them at
-    almost every row; its rows are then visited in the graph's
-    ``vertices_in_storage_order()`` (empty rows are not visited). H100, Kronecker scale 22,
-    weighted SpMV kernel: 0.90x -> 0.93x the CSR's speed; making the order costs about one
-    SpMV. Otherwise (or for a view without an owner that knows its storage): id order.
+    ``storage_order``: in the order their lists are stored, so that a kernel streaming every
+    list reads memory front to back. For a CSR that is the id order. A dynamic graph keeps
+    each size class in its own block arrays, so the id order jumps between them at almost
+    every row; its rows are then visited in ``vertices_in_storage_order()``: size classes
+    from the smallest blocks up, each in address order (empty rows are not visited). The
+    class order matters: a range of short rows costs the warp SpMV more than a range of one
+    long row, and with the hubs last its last wave is light. In plain address order the
+    classes fall wherever their arrays landed: 8 builds of Kronecker 20 ran at 0.80-0.95x
+    the CSR's speed. In storage order, H100, weighted SpMV kernel over 8 builds each:
+    Kronecker 20 / 21 / 22 at 0.935-0.963 / 0.908-0.917 / 0.925-0.934x the CSR (id order:
+    median 0.921 / 0.895 / 0.893; ``bench/spmv_order_spread_gpu.py``).
+    Making the order costs about half an SpMV. Otherwise (or for a view whose owner does
+    not know its storage): id order.
     """
     order = getattr(view.owner, "vertices_in_storage_order", None)
     key = ("visit_rows", storage_order and order is not None)
@@ -413,15 +419,22 @@ def _visit_rows(view: AdjacencyView, storage_order: bool = True) -> _VisitRows:
             off, nnz = _degree_scan(view, deg)
             rows = _VisitRows(ptr, deg, off, nnz, None, None, {})
         else:
-            vid = order()
-            count = int(vid.shape[0])
-            slot = cupy.full(view.num_vertices, count, dtype=cupy.int32)
-            slot[vid] = cupy.arange(count, dtype=cupy.int32)
-            deg = deg[vid]
-            off, nnz = scan(deg)
-            rows = _VisitRows(ptr[vid], deg, off, nnz, vid, slot, {})
+            rows = _rows_in_order(view, order())
         view.derived[key] = rows
     return rows
+
+
+def _rows_in_order(view: AdjacencyView, vid) -> _VisitRows:
+    """The view's rows ``vid`` (int32 CuPy, distinct vertices holding every entry) visited in
+    that order."""
+    deg, ptr = _arrays(view)
+    vid = _i32(vid)
+    count = int(vid.shape[0])
+    slot = cupy.full(view.num_vertices, count, dtype=cupy.int32)
+    slot[vid] = cupy.arange(count, dtype=cupy.int32)
+    deg = deg[vid]
+    off, nnz = scan(deg)
+    return _VisitRows(ptr[vid], deg, off, nnz, vid, slot, {})
 
 
 def _degree_scan(view: AdjacencyView, deg):
