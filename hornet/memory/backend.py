@@ -31,12 +31,12 @@ class MemoryBackend:
     release_pointers: Callable    # (forest, bases, shifts, pointers) -> host counts per tree
     place_by_class: Callable      # (classes, class_start, pool) -> int64 pool entries
     class_counts: Callable        # classes int64 -> host int64 (64,): how many of each class
+    # (pointers int64, bases (A,), field bases (A,), itemsize) -> addresses in that field,
+    # all on the device (one kernel)
+    field_addresses: Callable
     # (word addresses int64 (A,), padded level offsets int64 (A, FOREST_LEVELS + 1), host) ->
     # what ``forest`` makes of the same trees; None: the manager calls ``forest``
     forest_from_table: Callable | None = None
-    # (pointers int64, bases (A,), field bases (A,), itemsize) -> addresses in that field;
-    # None: the manager's array-module version (searchsorted)
-    field_addresses: Callable | None = None
 
     def address(self, a) -> int:
         """Address of an array's first element."""
@@ -87,13 +87,15 @@ def memory_backend(device: str) -> MemoryBackend:
                                  w, o, n)),
                              copy_ranges, _size_classes, _cpu_take_forest, _cpu_forest,
                              _cpu_release_pointers, place_by_class, _cpu_class_counts,
-                             lambda addrs, table: (addrs, table), field_addresses)
+                             field_addresses, lambda addrs, table: (addrs, table))
     if device == "gpu":
         import cupy
         from . import gpu_bit_tree as t
-        from .gpu_copy import class_counts, copy_ranges, place_by_class, size_classes
+        from .gpu_copy import (class_counts, copy_ranges, field_addresses, place_by_class,
+                               size_classes)
         return MemoryBackend("gpu", cupy, t.new_tree, t.count_free,
                              t.used_blocks, t.is_free, t.find_inconsistency, copy_ranges,
                              size_classes, t.take_forest, t.forest, t.release_pointers,
-                             place_by_class, class_counts, t.forest_from_table)
+                             place_by_class, class_counts, field_addresses,
+                             t.forest_from_table)
     raise ValueError(f"unknown device {device!r}")

@@ -175,6 +175,20 @@ def place_by_class(classes, class_start, pool):
     return out
 
 
+def field_addresses(pointers, bases, field_bases, itemsize: int):
+    """Addresses in another field of the slots whose destination addresses are ``pointers``
+    (int64 device (n,); 0 = no block, kept 0): block arrays start at ``bases`` (int64 device
+    (A,), ascending; A >= 1), their column of that field at ``field_bases`` (int64 device
+    (A,)), items of ``itemsize`` bytes. One kernel; returns int64 device (n,)."""
+    pointers = as_i64(pointers)
+    out = cupy.empty(pointers.shape[0], dtype=cupy.int64)
+    if pointers.shape[0]:
+        launch(_fn("field_addresses"), pointers.shape[0],
+               (pointers, i64(pointers.shape[0]), as_i64(bases), i64(bases.shape[0]),
+                as_i64(field_bases), i64(itemsize), out))
+    return out
+
+
 def class_counts(classes) -> np.ndarray:
     """Host int64 array of 64: how many of ``classes`` (int64 device array) are each size class
     (other values, such as -1, are not counted). One kernel and one read."""

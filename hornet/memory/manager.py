@@ -385,15 +385,9 @@ class MemoryManager:
         lookup = self.lookup()
         if not lookup.arrays:
             return xp.zeros_like(pointers)
-        itemsize = self.field_dtypes[field].itemsize
-        if self.backend.field_addresses is not None:       # CPU: one parallel kernel
-            return self.backend.field_addresses(pointers, lookup.bases,
-                                                lookup.field_bases[:, field], itemsize)
-        index = xp.maximum(xp.searchsorted(lookup.dev_bases, pointers, side="right") - 1, 0)
-        slot = (pointers - lookup.dev_bases[index]) >> 2
-        out = lookup.dev_field_bases[index, field] + slot * itemsize
-        out[pointers == 0] = 0   # vertices without a block
-        return out
+        return self.backend.field_addresses(pointers, lookup.dev_bases,
+                                            xp.ascontiguousarray(lookup.dev_field_bases[:, field]),
+                                            self.field_dtypes[field].itemsize)
 
     def _copy_blocks(self, src: np.ndarray, dst: np.ndarray, counts: np.ndarray) -> None:
         """Copy ``counts[i]`` slots of every field from block ``src[i]`` to block ``dst[i]``."""

@@ -258,6 +258,24 @@ extern "C" __global__ void take_small(const i64* __restrict__ req, i64* __restri
     }
 }
 
+// field_addresses: out[i] = field_bases[a] + ((p - bases[a]) >> 2) * itemsize for the slot
+// whose destination address is p = ptrs[i], in block array a (the last base <= p; bases
+// ascending); p == 0 (no block) gives 0.
+extern "C" __global__ void field_addresses(const i64* __restrict__ ptrs, i64 n,
+                                           const i64* __restrict__ bases, i64 narrays,
+                                           const i64* __restrict__ field_bases, i64 itemsize,
+                                           i64* __restrict__ out) {
+    GRID_STRIDE(i, n) {
+        const i64 p = ptrs[i];
+        if (p == 0) {
+            out[i] = 0;
+            continue;
+        }
+        const i64 a = segment_of(bases, narrays, p);
+        out[i] = field_bases[a] + ((p - bases[a]) >> 2) * itemsize;
+    }
+}
+
 // release_forest: pointer ptrs[i] (0: none, skipped) lies in block array a (the last base <= ptrs[i]; bases
 // ascending); its block (ptrs[i] - bases[a]) >> shift[a] is given back in tree a, and
 // counts[a] (zeroed by the caller) counts the blocks given back per array (one atomic per
