@@ -74,10 +74,40 @@ def test_on_the_dynamic_graph(g):
     dst = np.array([p[1] for p in pairs], np.int64)
     graph = Graph.from_edges(src, dst, num_vertices=n, directed=directed, device="cpu", w=w)
     A = matrix(n, pairs, w, directed)
+    P = A.copy()
+    P.data[:] = 1.0
     x = np.linspace(-1, 1, n)
-    np.testing.assert_allclose(spmv(graph, x, weight="w"), A @ x, rtol=1e-12, atol=1e-9)
-    np.testing.assert_allclose(spmv(graph, x, weight="w", transpose=True), A.T @ x,
-                               rtol=1e-12, atol=1e-9)
+    # the first call visits rows in id order, later ones in the graph's storage order
+    for _ in range(3):
+        np.testing.assert_allclose(spmv(graph, x, weight="w"), A @ x, rtol=1e-12, atol=1e-9)
+        np.testing.assert_allclose(spmv(graph, x, weight="w", transpose=True), A.T @ x,
+                                   rtol=1e-12, atol=1e-9)
+        np.testing.assert_allclose(spmv(graph, x), P @ x, rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.skipif(Graph is None, reason="hornet.Graph not available")
+def test_storage_order_visits_after_updates():
+    """Repeated SpMVs on a graph whose lists moved between blocks (scipy oracle), and on an
+    edgeless graph (nothing visited: y all zero)."""
+    rng = np.random.default_rng(4)
+    n = 3000
+    g = Graph(directed=False, device="cpu", num_vertices=n, edge_properties={"w": np.float32})
+    for step in range(4):
+        s, t = rng.integers(0, n // 2, 6000), (rng.pareto(1.0, 6000) * 20).astype(np.int64) % n
+        g.insert_edges(s, t, w=rng.random(6000).astype(np.float32))
+        if step % 2:
+            cs, ct = g.edges()
+            drop = rng.random(cs.shape[0]) < 0.4
+            g.delete_edges(cs[drop], ct[drop])
+        A = g.to_scipy("w").astype(np.float64)
+        x = rng.standard_normal(n)
+        for _ in range(3):
+            np.testing.assert_allclose(spmv(g, x, weight="w"), A @ x, rtol=1e-6, atol=1e-9)
+            np.testing.assert_allclose(spmv(g, x, weight="w", transpose=True), A.T @ x,
+                                       rtol=1e-6, atol=1e-9)
+    empty = Graph(directed=True, device="cpu", num_vertices=5)
+    for _ in range(3):
+        assert spmv(empty, np.ones(5)).tolist() == [0.0] * 5
 
 
 def test_errors():

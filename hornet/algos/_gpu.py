@@ -42,6 +42,8 @@ import numpy as np
 from hornet.adjacency import AdjacencyView
 from hornet.memory.gpu_copy import BLOCK, as_i64, cupy, function, i64, launch, scan
 
+from ._input import storage_order
+
 __all__ = ["spmv", "bfs", "triangle_count", "triangles_per_vertex", "edge_support",
            "truss_numbers", "k_truss", "max_truss", "edge_list", "symmetrized", "sorted_view",
            "is_symmetric", "has_self_loops", "view_from_csr_pair", "view_from_sparse"]
@@ -318,8 +320,8 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
         ctype = _WEIGHT_TYPES.get(wdt, "double")
     # the storage order pays from about the second SpMV on the same view (see _visit_rows):
     # a graph updated between single SpMVs never makes it
-    calls = view.derived["spmv_calls"] = view.derived.get("spmv_calls", 0) + 1
-    rows = _visit_rows(view, storage_order=SPMV_STORAGE_ORDER and calls > 1)
+    ordered = SPMV_STORAGE_ORDER and storage_order(view, count_call="spmv") is not None
+    rows = _visit_rows(view, ordered)
     wptr = rows.ptr
     if weighted:
         wptr = rows.property_ptr(view, weight)
@@ -393,11 +395,11 @@ class _VisitRows:
         return self.memo[key]
 
 
-def _visit_rows(view: AdjacencyView, storage_order: bool = True) -> _VisitRows:
+def _visit_rows(view: AdjacencyView, ordered: bool = True) -> _VisitRows:
     """The view's rows in the order a kernel visits them (memoized on the view).
 
-    ``storage_order``: in the order their lists are stored, so that a kernel streaming every
-    list reads memory front to back. For a CSR that is the id order. A dynamic graph keeps
+    ``ordered``: in the order their lists are stored (``_input.storage_order``), so that a
+    kernel streaming every list reads memory front to back. For a CSR that is the id order. A dynamic graph keeps
     each size class in its own block arrays, so the id order jumps between them at almost
     every row; its rows are then visited in ``vertices_in_storage_order()``: size classes
     from the smallest blocks up, each in address order (empty rows are not visited). The
@@ -410,16 +412,16 @@ def _visit_rows(view: AdjacencyView, storage_order: bool = True) -> _VisitRows:
     Making the order costs about half an SpMV. Otherwise (or for a view whose owner does
     not know its storage): id order.
     """
-    order = getattr(view.owner, "vertices_in_storage_order", None)
-    key = ("visit_rows", storage_order and order is not None)
+    vid = storage_order(view) if ordered else None
+    key = ("visit_rows", vid is not None)
     rows = view.derived.get(key)
     if rows is None:
-        deg, ptr = _arrays(view)
-        if not key[1]:
+        if vid is None:
+            deg, ptr = _arrays(view)
             off, nnz = _degree_scan(view, deg)
             rows = _VisitRows(ptr, deg, off, nnz, None, None, {})
         else:
-            rows = _rows_in_order(view, order())
+            rows = _rows_in_order(view, vid)
         view.derived[key] = rows
     return rows
 

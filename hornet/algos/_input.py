@@ -35,7 +35,8 @@ from hornet.memory.pointers import int32_view, view as ptr_view
 
 from ._kernels import SERIAL_WORK, lower_bound, threads_for
 
-__all__ = ["as_adjacency", "input_size", "sized", "sorted_view", "symmetrized", "edge_list", "is_symmetric",
+__all__ = ["as_adjacency", "input_size", "sized", "sorted_view", "storage_order", "symmetrized",
+           "edge_list", "is_symmetric",
            "csr_from_coo", "gather_csr", "entry_offsets", "require_cpu", "on_gpu"]
 
 
@@ -104,6 +105,32 @@ def as_adjacency(obj: Any, *, directed: bool | None = None, sort: bool = True,
     if sort and not view.sorted:
         view = sorted_view(view)
     return view
+
+
+def storage_order(view: AdjacencyView, *, count_call: str | None = None):
+    """The order in which a kernel that streams every list should visit the view's rows, or
+    None for the id order (memoized on the view).
+
+    A view whose owner knows how its lists are stored (a :class:`hornet.Graph`:
+    ``vertices_in_storage_order()``, size class by size class, each block array front to
+    back) gets that order: int32 (R,) on the view's device, the R vertices holding entries.
+    A CSR's rows are stored in id order: None.
+
+    ``count_call``: the name of a caller that pays for the order only from its second call on
+    the same view (the view is replaced by the graph's next update): its first call gets None.
+    """
+    order = getattr(view.owner, "vertices_in_storage_order", None)
+    if order is None:
+        return None
+    if count_call is not None:
+        key = ("calls", count_call)
+        calls = view.derived[key] = view.derived.get(key, 0) + 1
+        if calls < 2:
+            return None
+    memo = view.derived.get("storage_order")
+    if memo is None:
+        memo = view.derived["storage_order"] = order()
+    return memo
 
 
 def require_cpu(view: AdjacencyView) -> None:

@@ -4,7 +4,13 @@
 store both directions, so ``A`` is symmetric there.
 
 - ``A x`` (pull): one row per vertex, ``y[u] = sum_v A[u, v] x[v]``; rows are cut into many
-  more chunks than threads, taken dynamically. Each ``y[u]`` is summed by one thread in adjacency order: deterministic.
+  more chunks than threads (about equal numbers of entries each), taken dynamically. Each
+  ``y[u]`` is summed by one thread in adjacency order: deterministic.
+- From the second call on an unchanged :class:`hornet.Graph`, rows are visited in its storage
+  order (``Graph.vertices_in_storage_order``: each block array front to back, where the id
+  order jumps between size classes at almost every row); the order is sorted once per graph
+  state. Kronecker 18, 2-core CPU: 0.64-0.71x -> 0.85-0.90x the speed of the same code on a
+  CSR (Kronecker 20: no change, 0.85-0.91x).
 - ``A^T x`` (push): ``y[v] += A[u, v] x[u]`` with atomic float adds; the summation order (so
   the last bits) can vary between runs. For an undirected graph without weights ``A^T = A`` and
   the pull kernel is used.
@@ -20,44 +26,44 @@ from numba import prange
 
 from hornet.memory.pointers import int32_view, view as ptr_view
 
-from ._input import as_adjacency, sized
+from ._input import as_adjacency, sized, storage_order
 from ._kernels import atomic_add, num_chunks
 
 __all__ = ["spmv"]
 
 
 @numba.njit(parallel=True, cache=True)
-def _spmv_pull(deg, ptr, wptr, wlike, weighted, x, y, nchunks):
-    n = deg.shape[0]
-    for c in prange(nchunks):
-        for u in range((n * c) // nchunks, (n * (c + 1)) // nchunks):
-            d = deg[u]
+def _spmv_pull(deg, ptr, wptr, wlike, weighted, x, y, ordered, vid, bounds):
+    # visited row r is vertex vid[r] (vertex r unless ``ordered``), its list deg[r] entries
+    # from ptr[r]; chunk c is rows bounds[c] .. bounds[c + 1] - 1
+    for c in prange(bounds.shape[0] - 1):
+        for r in range(bounds[c], bounds[c + 1]):
+            d = deg[r]
             acc = 0.0
             if d:
-                row = int32_view(ptr[u], d)
+                row = int32_view(ptr[r], d)
                 if weighted:
-                    w = ptr_view(wptr[u], d, wlike)
+                    w = ptr_view(wptr[r], d, wlike)
                     for j in range(d):
                         # (unsigned index: no negative-index wraparound code in the gather)
                         acc += np.float64(w[j]) * x[np.uint32(row[j])]
                 else:
                     for j in range(d):
                         acc += x[np.uint32(row[j])]
-            y[u] = acc
+            y[vid[r] if ordered else r] = acc
 
 
 @numba.njit(parallel=True, cache=True)
-def _spmv_push(deg, ptr, wptr, wlike, weighted, x, y, nchunks):
-    n = deg.shape[0]
-    for c in prange(nchunks):
-        for u in range((n * c) // nchunks, (n * (c + 1)) // nchunks):
-            d = deg[u]
-            xu = x[u]
+def _spmv_push(deg, ptr, wptr, wlike, weighted, x, y, ordered, vid, bounds):
+    for c in prange(bounds.shape[0] - 1):
+        for r in range(bounds[c], bounds[c + 1]):
+            d = deg[r]
+            xu = x[vid[r] if ordered else r]
             if d == 0 or xu == 0.0:
                 continue
-            row = int32_view(ptr[u], d)
+            row = int32_view(ptr[r], d)
             if weighted:
-                w = ptr_view(wptr[u], d, wlike)
+                w = ptr_view(wptr[r], d, wlike)
                 for j in range(d):
                     atomic_add(y, row[j], np.float64(w[j]) * xu)
             else:
@@ -128,14 +134,48 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
         weighted = True
         wptr = np.asarray(wptr)
         wlike = np.empty(0, np.dtype(wdt))
-    # rows in many equal chunks taken dynamically (a row is never split, so balancing by
-    # entries would not help a hub either; this needs no O(V) prefix sum per call)
-    nchunks = num_chunks(n, grain=1 << 10)
+    # from the second call on an unchanged graph, its rows in storage order: each block array
+    # front to back, not a jump between size classes at almost every row
+    vid = storage_order(view, count_call="spmv")
+    ordered = vid is not None
+    if not ordered:
+        vid = np.zeros(0, np.int32)
+    else:
+        deg, ptr = _in_order(view, "degree", deg, vid), _in_order(view, "edge_ptr", ptr, vid)
+        if weighted:
+            wptr = _in_order(view, ("weight", weight), wptr, vid)
+    bounds = _chunks(view, deg, ordered)
     push = transpose and (view.directed or weighted)
-    y = np.zeros(n, np.float64) if push else np.empty(n, np.float64)
+    y = np.zeros(n, np.float64) if push or ordered else np.empty(n, np.float64)
     with numba.parallel_chunksize(1):
         if push:
-            _spmv_push(deg, ptr, wptr, wlike, weighted, x, y, nchunks)
+            _spmv_push(deg, ptr, wptr, wlike, weighted, x, y, ordered, vid, bounds)
         else:
-            _spmv_pull(deg, ptr, wptr, wlike, weighted, x, y, nchunks)
+            _spmv_pull(deg, ptr, wptr, wlike, weighted, x, y, ordered, vid, bounds)
     return y
+
+
+def _chunks(view, deg: np.ndarray, ordered: bool) -> np.ndarray:
+    """Row bounds (int64 (chunks + 1,)) of the chunks the threads take dynamically: runs of
+    rows holding about equal numbers of entries (a row is never split), memoized on the view
+    for each visiting order (in storage order the hubs come last, together)."""
+    key = ("spmv_chunks", ordered)
+    memo = view.derived.get(key)
+    if memo is None:
+        n = deg.shape[0]
+        nchunks = num_chunks(n, grain=1 << 10)
+        off = np.cumsum(deg, dtype=np.int64)
+        total = int(off[-1]) if n else 0
+        cuts = (np.arange(1, nchunks, dtype=np.int64) * total) // nchunks
+        inner = np.searchsorted(off, cuts, side="right")
+        memo = view.derived[key] = np.unique(np.concatenate([[0], inner, [n]])).astype(np.int64)
+    return memo
+
+
+def _in_order(view, name, values: np.ndarray, vid: np.ndarray) -> np.ndarray:
+    """``values[vid]``, memoized on the view under ``name``."""
+    key = ("in_storage_order", name)
+    memo = view.derived.get(key)
+    if memo is None:
+        memo = view.derived[key] = np.ascontiguousarray(values[vid])
+    return memo
