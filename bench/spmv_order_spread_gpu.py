@@ -89,8 +89,9 @@ def main() -> None:
             del alive[:-2]
         del alive
         for k, v in ratios.items():
-            summary.append(f"- scale {scale}, {k} order: CSR/graph median {statistics.median(v):.3f}"
-                           f", min {min(v):.3f}, max {max(v):.3f}, builds under 0.9: "
+            summary.append(f"- scale {scale}, {k} order: CSR/graph median "
+                           f"{statistics.median(v):.3f}, min {min(v):.3f}, max {max(v):.3f}, "
+                           "builds under 0.9: "
                            f"{sum(r < 0.9 for r in v)} of {len(v)}")
         cupy.get_default_memory_pool().free_all_blocks()
     dev = cupy.cuda.runtime.getDeviceProperties(0)["name"]
