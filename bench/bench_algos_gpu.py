@@ -30,8 +30,8 @@ import statistics
 import time
 import traceback
 
-from common import (DATA, RESULTS, TABLE_19_2, TABLE_19_2_SIZES, table_lines, table_md,
-                    write_csv)
+from common import (DATA, RESULTS, TABLE_19_2, TABLE_19_2_SIZES, cuda_times, table_lines,
+                    table_md, write_csv)
 
 import cupy
 import cupyx.scipy.sparse as cpx
@@ -40,31 +40,6 @@ import numpy as np
 import hornet
 from hornet import algos
 from hornet.adjacency import AdjacencyView
-
-
-def cuda_times(fns, repeats: int) -> tuple[list[float], list[float]]:
-    """(median seconds of each, warm-up seconds of each) of the contenders ``fns``, timed with
-    CUDA events in interleaved rounds (each round runs every contender once, the order rotating),
-    so slow drifts of the clocks or of other load hit all of them alike."""
-    warm = []
-    for fn in fns:
-        t = time.perf_counter()
-        fn()
-        cupy.cuda.Device().synchronize()
-        warm.append(time.perf_counter() - t)
-    if max(warm) > 5.0:            # very slow: one timed run is enough
-        repeats = 1
-    times = [[] for _ in fns]
-    for r in range(repeats):
-        for i in range(len(fns)):
-            k = (i + r) % len(fns)
-            start, end = cupy.cuda.Event(), cupy.cuda.Event()
-            start.record()
-            fns[k]()
-            end.record()
-            end.synchronize()
-            times[k].append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
-    return [statistics.median(t) for t in times], warm
 
 
 def kernel_rows(scale, g, csr, x, nnz, repeats, rows) -> None:

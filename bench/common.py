@@ -69,6 +69,32 @@ def write_csv(name: str, header: list[str], rows: list[list]) -> Path:
     return path
 
 
+def cuda_times(fns, repeats: int) -> tuple[list[float], list[float]]:
+    """(median seconds of each, warm-up seconds of each) of the GPU contenders ``fns``, timed
+    with CUDA events in interleaved rounds (each round runs every contender once, the order
+    rotating), so slow drifts of the clocks or of other load hit all of them alike."""
+    import cupy
+    warm = []
+    for fn in fns:
+        t = time.perf_counter()
+        fn()
+        cupy.cuda.Device().synchronize()
+        warm.append(time.perf_counter() - t)
+    if max(warm) > 5.0:            # very slow: one timed run is enough
+        repeats = 1
+    times = [[] for _ in fns]
+    for r in range(repeats):
+        for i in range(len(fns)):
+            k = (i + r) % len(fns)
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record()
+            fns[k]()
+            end.record()
+            end.synchronize()
+            times[k].append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
+    return [statistics.median(t) for t in times], warm
+
+
 def write_table(name: str, title: str, header: list[str], rows: list[list], notes: str = "") -> Path:
     """Write ``bench/results/<name>.md`` (Markdown table) and ``<name>.csv``."""
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ from hornet.adjacency import AdjacencyView
 
 from hornet.algos import _gpu
 
-from common import write_table
+from common import cuda_times, write_table
 from spmv_tail_gpu import launcher
 
 
@@ -36,18 +36,9 @@ def address_order_launcher(view, x, y):
 
 
 def median_times(runs: dict, repeats: int) -> dict:
-    names = list(runs)
-    times = {k: [] for k in names}
-    for r in range(repeats):
-        for i in range(len(names)):
-            k = names[(i + r) % len(names)]
-            e0, e1 = cupy.cuda.Event(), cupy.cuda.Event()
-            e0.record()
-            runs[k]()
-            e1.record()
-            e1.synchronize()
-            times[k].append(cupy.cuda.get_elapsed_time(e0, e1))
-    return {k: statistics.median(v) for k, v in times.items()}
+    """Median milliseconds of each named contender (``common.cuda_times``)."""
+    times, _ = cuda_times(list(runs.values()), repeats)
+    return {k: t * 1e3 for k, t in zip(runs, times)}
 
 
 def main() -> None:

@@ -20,7 +20,6 @@ The CSR layouts are visited in storage order too, which for them is the id order
 from __future__ import annotations
 
 import argparse
-import statistics
 
 import cupy
 import numpy as np
@@ -31,7 +30,7 @@ from hornet.adjacency import AdjacencyView
 from hornet.algos import _gpu
 from hornet.memory.gpu_copy import as_i64, scan
 
-from common import write_table
+from common import cuda_times, write_table
 
 
 def padded_view(indptr, indices, weights, slots) -> AdjacencyView:
@@ -107,17 +106,8 @@ def main() -> None:
         err = float(cupy.abs(ys[k] - ref).max() / cupy.abs(ref).max())
         assert err < 1e-12, (k, err)
     names = list(views)
-    times = {k: [] for k in names}
-    for r in range(args.repeats):
-        for i in range(len(names)):
-            k = names[(i + r) % len(names)]
-            e0, e1 = cupy.cuda.Event(), cupy.cuda.Event()
-            e0.record()
-            runs[k]()
-            e1.record()
-            e1.synchronize()
-            times[k].append(cupy.cuda.get_elapsed_time(e0, e1))
-    med = {k: statistics.median(v) for k, v in times.items()}
+    med = dict(zip(names, (t * 1e3 for t in cuda_times([runs[k] for k in names],
+                                                         args.repeats)[0])))
     nnz = int(indices.shape[0])
     stored = {"CSR": nnz, "CSR, rows padded to 8 entries": int(((deg + 7) // 8 * 8).sum()),
               "CSR, rows in power-of-two slots": int(cap.sum()),
