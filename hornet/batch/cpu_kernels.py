@@ -14,7 +14,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ..memory.host_heap import keep_freed_buffers
-from ..memory.jit import dual_kernel
+from ..memory.jit import dual_kernel, ix
 from ..memory.pointers import address_of, int32_view, prefetch, view
 from ..memory.search import array_holding, lower_bound
 from .workspace import Workspace, take
@@ -241,16 +241,16 @@ def partition_pairs(s, d, bits, high_bits, mirror, keys):
         lp = 0
         row = c * nb
         for i in range(n * c // PART_CHUNKS, n * (c + 1) // PART_CHUNKS):
-            u = np.uint64(s[i])
-            v = np.uint64(d[i])
+            u = np.uint64(s[ix(i)])
+            v = np.uint64(d[ix(i)])
             if mirror:
                 if u == v:
                     lp += 1
                 else:
-                    count[row + np.int64(((u << b64) | v) >> lb)] += 1
-                    count[row + np.int64(((v << b64) | u) >> lb)] += 1
+                    count[ix(row + np.int64(((u << b64) | v) >> lb))] += 1
+                    count[ix(row + np.int64(((v << b64) | u) >> lb))] += 1
             else:
-                count[row + np.int64(((u << b64) | v) >> lb)] += 1
+                count[ix(row + np.int64(((u << b64) | v) >> lb))] += 1
         loops[c] = lp
     start = np.zeros(nb + 1, dtype=np.int64)
     total = 0
@@ -264,21 +264,21 @@ def partition_pairs(s, d, bits, high_bits, mirror, keys):
     for c in numba.prange(PART_CHUNKS):
         row = c * nb
         for i in range(n * c // PART_CHUNKS, n * (c + 1) // PART_CHUNKS):
-            u = np.uint64(s[i])
-            v = np.uint64(d[i])
+            u = np.uint64(s[ix(i)])
+            v = np.uint64(d[ix(i)])
             if mirror and u == v:
                 continue
             key = (u << b64) | v
-            at = row + np.int64(key >> lb)
+            at = ix(row + np.int64(key >> lb))
             p = count[at]
             count[at] = p + 1
-            keys[p] = np.uint32(key & low_mask)
+            keys[ix(p)] = np.uint32(key & low_mask)
             if mirror:
                 key = (v << b64) | u
-                at = row + np.int64(key >> lb)
+                at = ix(row + np.int64(key >> lb))
                 p = count[at]
                 count[at] = p + 1
-                keys[p] = np.uint32(key & low_mask)
+                keys[ix(p)] = np.uint32(key & low_mask)
     return start, total, loops.sum()
 
 
@@ -296,7 +296,7 @@ def unpack_buckets(keys, start, bits, high_bits):
         k = 0
         for b in range(nb * g // groups, nb * (g + 1) // groups):
             for p in range(start[b], start[b + 1]):
-                if p == start[b] or keys[p] != keys[p - 1]:
+                if p == start[b] or keys[ix(p)] != keys[ix(p - 1)]:
                     k += 1
         found[g + 1] = k
     for g in range(groups):
@@ -308,10 +308,10 @@ def unpack_buckets(keys, start, bits, high_bits):
         for b in range(nb * g // groups, nb * (g + 1) // groups):
             high = np.uint64(b) << low_bits
             for p in range(start[b], start[b + 1]):
-                if p == start[b] or keys[p] != keys[p - 1]:
-                    key = high | np.uint64(keys[p])
-                    src[j] = np.int32(key >> b64)
-                    dst[j] = np.int32(key & dmask)
+                if p == start[b] or keys[ix(p)] != keys[ix(p - 1)]:
+                    key = high | np.uint64(keys[ix(p)])
+                    src[ix(j)] = np.int32(key >> b64)
+                    dst[ix(j)] = np.int32(key & dmask)
                     j += 1
     return src, dst
 
@@ -544,7 +544,7 @@ def _count_heads(src):
             k = 1
             i0 = 1
         for i in range(i0, i1):
-            k += src[i] != src[i - 1]
+            k += src[ix(i)] != src[ix(i - 1)]
         found[c + 1] = k
     for c in range(CHUNKS):
         found[c + 1] += found[c]
@@ -568,9 +568,9 @@ def _fill_heads(src, found, sources, seg_start):
             j += 1
             i0 = 1
         for i in range(i0, last + 1):
-            sources[j] = src[i]
-            seg_start[j] = i
-            j += src[i] != src[i - 1]
+            sources[ix(j)] = src[ix(i)]
+            seg_start[ix(j)] = i
+            j += src[ix(i)] != src[ix(i - 1)]
 
 
 @numba.njit(inline="always", cache=True)
@@ -863,23 +863,23 @@ def _lower_bound(lst, d, x, floor, nv):
     if d <= LINEAR_SEARCH:
         lo = 0
         for j in range(d):
-            lo += lst[j] < x
+            lo += lst[ix(j)] < x
         return lo
     if floor >= d:
         return d
     g = d * min(np.int64(x), nv) // nv
     g = max(min(g, d - 1), floor)
-    if lst[g] < x:
+    if lst[ix(g)] < x:
         lo = g + 1
         step = 1
-        while lo + step - 1 < d and lst[lo + step - 1] < x:
+        while lo + step - 1 < d and lst[ix(lo + step - 1)] < x:
             lo += step
             step *= 2
         hi = min(lo + step - 1, d)
     else:
         hi = g
         step = 1
-        while hi - step >= floor and lst[hi - step] >= x:
+        while hi - step >= floor and lst[ix(hi - step)] >= x:
             hi -= step
             step *= 2
         lo = max(hi - step + 1, floor)
@@ -893,12 +893,12 @@ def _search_segment(lst, d, dst, b, c, nv, pos):
     floor = 0
     absent = 0
     for j in range(c):
-        x = dst[b + j]
+        x = dst[ix(b + j)]
         lo = _lower_bound(lst, d, x, floor, nv)
-        if lo < d and lst[lo] == x:
-            pos[b + j] = lo
+        if lo < d and lst[ix(lo)] == x:
+            pos[ix(b + j)] = lo
         else:
-            pos[b + j] = -1 - lo
+            pos[ix(b + j)] = -1 - lo
             absent += 1
         floor = lo
     return absent
@@ -912,29 +912,30 @@ def _plan_insert(sources, seg_start, dst, degree, size_class, edge_ptr, num_vert
     ns = sources.shape[0]
     nv = np.int64(max(num_vertices, 1))
     for k in numba.prange(ns):
-        v = sources[k]
-        b = seg_start[k]
-        c = seg_start[k + 1] - b
+        s = ix(k)
+        v = ix(sources[s])
+        b = np.int64(seg_start[s])
+        c = seg_start[ix(k + 1)] - b
         d0 = np.int64(degree[v])
         cls = np.int64(size_class[v])
         cap = (np.int64(1) << cls) if cls >= 0 else np.int64(0)
         p = edge_ptr[v]
-        old_deg[k] = d0
-        old_ptr[k] = p
-        new_class[k] = -1
+        old_deg[s] = d0
+        old_ptr[s] = p
+        new_class[s] = -1
         if d0 == 0:                          # every entry is new, inserted before slot 0
             for j in range(c):
-                pos[b + j] = -1
+                pos[ix(b + j)] = -1
             m = c
         elif defer and d0 + c <= cap:        # fits whatever is present: merge_insert searches
-            new_deg[k] = -1
+            new_deg[s] = -1
             continue
         else:
             m = _search_segment(int32_view(p, d0), d0, dst, b, c, nv, pos)
         d1 = d0 + m
-        new_deg[k] = d1
+        new_deg[s] = d1
         if d1 > cap:
-            new_class[k] = _smallest_class(d1, min_class)
+            new_class[s] = _smallest_class(d1, min_class)
 
 
 def plan_insert(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_class: int,
@@ -1000,11 +1001,11 @@ def _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst, p
     if dq > 0:
         if new_deg[q] < 0:
             lo = 0 if dq <= LINEAR_SEARCH else \
-                min(dq * min(np.int64(dst[seg_start[q]]), nv) // nv, dq - 1)
+                min(dq * min(np.int64(dst[ix(seg_start[q])]), nv) // nv, dq - 1)
         elif new_class[q] >= 0:
             lo = 0
         else:
-            pq = pos[seg_start[q]]
+            pq = pos[ix(seg_start[q])]
             lo = min(-1 - pq if pq < 0 else pq, dq - 1)
         _prefetch_lines(old_ptr[q] + 4 * lo, old_ptr[q] + 4 * dq)
 
@@ -1087,21 +1088,22 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targ
     nv = np.int64(max(num_vertices, 1))
     for k in numba.prange(ns):
         if k + ahead < ns:
-            q = k + ahead
+            q = ix(k + ahead)
             _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst, pos, nv)
             if new_class[q] >= 0:          # a new block: written from its end
                 _prefetch_lines(target[q], target[q] + 4 * new_deg[q])
-        v = sources[k]
-        b = seg_start[k]
-        c = seg_start[k + 1] - b
-        d0 = old_deg[k]
-        src_p = old_ptr[k]
-        dst_p = target[k] if new_class[k] >= 0 else src_p
-        if new_deg[k] < 0:
+        s = ix(k)
+        v = ix(sources[s])
+        b = np.int64(seg_start[s])
+        c = seg_start[ix(k + 1)] - b
+        d0 = np.int64(old_deg[s])
+        src_p = old_ptr[s]
+        dst_p = target[s] if new_class[s] >= 0 else src_p
+        if new_deg[s] < 0:
             m = _search_segment(int32_view(src_p, d0), d0, dst, b, c, nv, pos)
         else:
-            m = new_deg[k] - d0
-        added[k] = m
+            m = new_deg[s] - d0
+        added[s] = m
         if m > 0:
             for f in range(sizes.shape[0]):    # the destinations, then each property
                 size = sizes[f]
@@ -1112,7 +1114,7 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targ
                 r = m                   # new items not placed yet
                 for t in range(c):      # from the back: in place, nothing is overwritten unread
                     j = b + c - 1 - t
-                    p = pos[j]
+                    p = pos[ix(j)]
                     if p >= 0:          # present already
                         continue
                     at = -1 - p
@@ -1125,9 +1127,9 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targ
                 if dst_f != src_f and i > 0:
                     _move_field(dst_f, src_f, i, size)
             degree[v] = d0 + m
-        if new_class[k] >= 0:
+        if new_class[s] >= 0:
             edge_ptr[v] = dst_p
-            size_class[v] = new_class[k]
+            size_class[v] = new_class[s]
 
 
 def merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target,
@@ -1155,6 +1157,7 @@ def merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targe
 def _changed(pos, src, dst, i, directed, present, every):
     """Entry i was changed: present before the batch (deleting) or absent (inserting), or
     ``every`` entry; undirected batches count each pair once (src < dst)."""
+    i = ix(i)
     return (every | ((pos[i] >= 0) == present)) & (directed | (src[i] < dst[i]))
 
 
@@ -1184,10 +1187,10 @@ def _fill_changed(pos, src, dst, directed, present, every, found, s_out, d_out, 
         while not _changed(pos, src, dst, last, directed, present, every):
             last -= 1
         for i in range(n * c // CHUNKS, last + 1):
-            s_out[j] = src[i]
-            d_out[j] = dst[i]
+            s_out[ix(j)] = src[ix(i)]
+            d_out[ix(j)] = dst[ix(i)]
             if with_index:
-                index[j] = i
+                index[ix(j)] = i
             j += _changed(pos, src, dst, i, directed, present, every)
 
 
@@ -1214,7 +1217,7 @@ def _count_grown(new_class):
     for c in numba.prange(CHUNKS):
         k = 0
         for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
-            k += new_class[i] >= 0
+            k += new_class[ix(i)] >= 0
         found[c + 1] = k
     for c in range(CHUNKS):
         found[c + 1] += found[c]
@@ -1232,10 +1235,10 @@ def _fill_grown(new_class, old_ptr, found, grown, classes, freed):
         while new_class[last] < 0:
             last -= 1
         for i in range(n * c // CHUNKS, last + 1):
-            grown[j] = i
-            classes[j] = new_class[i]
-            freed[j] = old_ptr[i]
-            j += new_class[i] >= 0
+            grown[ix(j)] = i
+            classes[ix(j)] = new_class[ix(i)]
+            freed[ix(j)] = old_ptr[ix(i)]
+            j += new_class[ix(i)] >= 0
 
 
 def grown_segments(new_class, old_ptr, ws: Workspace | None = None):
@@ -1271,29 +1274,30 @@ def _plan_delete(sources, seg_start, dst, degree, size_class, edge_ptr, num_vert
     ns = sources.shape[0]
     nv = np.int64(max(num_vertices, 1))
     for k in numba.prange(ns):
-        v = sources[k]
-        b = seg_start[k]
-        c = seg_start[k + 1] - b
+        s = ix(k)
+        v = ix(sources[s])
+        b = np.int64(seg_start[s])
+        c = seg_start[ix(k + 1)] - b
         d0 = np.int64(degree[v])
         cls = np.int64(size_class[v])
         p = edge_ptr[v]
-        old_deg[k] = d0
-        old_ptr[k] = p
-        new_class[k] = -1
+        old_deg[s] = d0
+        old_ptr[s] = p
+        new_class[s] = -1
         if d0 == 0:                          # nothing to delete: every entry is absent
             for j in range(c):
-                pos[b + j] = -1
-            new_deg[k] = 0
+                pos[ix(b + j)] = -1
+            new_deg[s] = 0
             continue
         # the fewest edges the list can keep (a list left empty frees its block: no move)
         if not _moves_down(max(d0 - c, np.int64(1)), cls, min_class):
-            new_deg[k] = -1                  # cannot move whatever is present: searched later
+            new_deg[s] = -1                  # cannot move whatever is present: searched later
             continue
         absent = _search_segment(int32_view(p, d0), d0, dst, b, c, nv, pos)
         d1 = d0 - (c - absent)
-        new_deg[k] = d1
+        new_deg[s] = d1
         if d1 > 0 and _moves_down(d1, cls, min_class):
-            new_class[k] = _smallest_class(d1, min_class)
+            new_class[s] = _smallest_class(d1, min_class)
 
 
 def plan_delete(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_class: int,
@@ -1324,61 +1328,62 @@ def _remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targ
         if k + ahead < ns:
             _prefetch_segment(k + ahead, seg_start, old_deg, old_ptr, new_deg, new_class, dst,
                               pos, nv)
-        v = sources[k]
-        b = seg_start[k]
-        c = seg_start[k + 1] - b
-        d0 = np.int64(old_deg[k])
-        removed[k] = 0
-        freed[k] = 0
+        s = ix(k)
+        v = ix(sources[s])
+        b = np.int64(seg_start[s])
+        c = seg_start[ix(k + 1)] - b
+        d0 = np.int64(old_deg[s])
+        removed[s] = 0
+        freed[s] = 0
         if d0 == 0:
             continue
-        src_p = old_ptr[k]
-        if new_deg[k] < 0:
+        src_p = old_ptr[s]
+        if new_deg[s] < 0:
             r = c - _search_segment(int32_view(src_p, d0), d0, dst, b, c, nv, pos)
         else:
-            r = d0 - new_deg[k]
+            r = d0 - new_deg[s]
         if r == 0:
             continue
-        removed[k] = r
+        removed[s] = r
         d1 = d0 - r
         degree[v] = d1
-        moving = new_class[k] >= 0
-        dst_p = target[k] if moving else src_p
+        moving = new_class[s] >= 0
+        dst_p = target[s] if moving else src_p
         first = 0
-        while pos[b + first] < 0:            # the first present entry (r > 0: there is one)
+        while pos[ix(b + first)] < 0:            # the first present entry (r > 0: there is one)
             first += 1
         for f in range(sizes.shape[0]):      # the destinations, then each property
             size = sizes[f]
             src_f = _field_address(src_p, f, bases, field_bases, sizes)
             if f > 0:                        # the values of the removed edges, for the change
                 for j in range(first, c):
-                    if pos[b + j] >= 0:
-                        _move_field(gone[f] + size * (b + j), src_f + size * pos[b + j], 1,
+                    if pos[ix(b + j)] >= 0:
+                        _move_field(gone[f] + size * (b + j), src_f + size * pos[ix(b + j)], 1,
                                     size)
             if d1 == 0:
                 continue
             dst_f = _field_address(dst_p, f, bases, field_bases, sizes) if moving else src_f
             j = first
-            w = np.int64(pos[b + j])         # items before it keep their slot
+            w = np.int64(pos[ix(b + j)])         # items before it keep their slot
             if moving and w > 0:
                 _move_field(dst_f, src_f, w, size)
             while j < c:                     # the run after each removed item moves down
-                lo = np.int64(pos[b + j]) + 1
+                lo = np.int64(pos[ix(b + j)]) + 1
                 j += 1
-                while j < c and pos[b + j] < 0:
+                while j < c and pos[ix(b + j)] < 0:
                     j += 1
-                hi = np.int64(pos[b + j]) if j < c else d0
+                hi = np.int64(pos[ix(b + j)]) if j < c else d0
                 if hi > lo:
                     _move_field(dst_f + size * w, src_f + size * lo, hi - lo, size)
                     w += hi - lo
         if d1 == 0:                          # the list is gone: its block goes back
             edge_ptr[v] = 0
             size_class[v] = -1
-            freed[k] = src_p
+            freed[s] = src_p
         elif moving:
             edge_ptr[v] = dst_p
-            size_class[v] = new_class[k]
-            freed[k] = src_p
+            size_class[v] = new_class[s]
+            freed[s] = src_p
 
 
 def remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target, dst, pos,

@@ -21,6 +21,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from .pointers import view
+from .jit import ix
 from .search import array_holding
 
 WORD_BITS = 64
@@ -193,14 +194,14 @@ def release_forest(word_addrs, table, bases, shifts, pointers, counts):
         p = pointers[i]
         if p == 0:                         # no block
             continue
-        a = array_holding(bases, p)
+        a = ix(array_holding(bases, p))
         counts[a] += 1
         words = view(word_addrs[a], table[a, FOREST_LEVELS], _WORD)
         b = (p - bases[a]) >> shifts[a]
         for level in range(FOREST_LEVELS):
             if table[a, level + 1] == table[a, level]:
                 break
-            pos = table[a, level] + (b >> 6)
+            pos = ix(table[a, level] + (b >> 6))
             was = words[pos]
             words[pos] = was | (_ONE << np.uint64(b & 63))
             if was != 0:

@@ -1,13 +1,21 @@
-"""Kernels compiled twice: parallel for large inputs, serial for small ones.
+"""Compiling the CPU kernels.
 
-Waking Numba's worker threads costs ~10-30 microseconds per call; a batch of a few edges runs
-a dozen kernels, so small inputs take the serial twin (well under a microsecond to enter).
+- :func:`dual_kernel`: kernels compiled twice, parallel for large inputs, serial for small
+  ones. Waking Numba's worker threads costs ~10-30 microseconds per call; a batch of a few
+  edges runs a dozen kernels, so small inputs take the serial twin (well under a microsecond
+  to enter).
+- :func:`ix`: an index that Numba need not wrap. Numba indexes like NumPy: a signed index
+  ``i`` reads ``a[i + len(a)]`` when negative, a compare and a select on every access that
+  also keep LLVM from vectorizing a loop. Hot loops index with ``a[ix(i)]`` where ``i >= 0``
+  is known (Cython's ``wraparound=False``, one access at a time). A negative ``i`` there
+  reads out of bounds: use it only on indices the kernel has just bounded.
 """
 from __future__ import annotations
 
 import types
 
 import numba
+import numpy as np
 
 PARALLEL_MIN = 1 << 13   # items of work below which the serial twin runs
 
@@ -37,6 +45,12 @@ class DualKernel:
         first = args[0]
         n = first.shape[0] if hasattr(first, "shape") else int(first)
         return (self.parallel if n >= self.threshold else self.serial)(*args)
+
+
+@numba.njit(inline="always", cache=True)
+def ix(i):
+    """``i`` (>= 0) as an index without NumPy's negative wraparound (see the module notes)."""
+    return np.uint64(i)
 
 
 def dual_kernel(py_func=None, *, threshold: int = PARALLEL_MIN):

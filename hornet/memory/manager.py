@@ -20,7 +20,7 @@ import numpy as np
 
 from .bit_tree import FOREST_LEVELS, take_forest_rows
 from .block_array import BlockArray
-from .jit import dual_kernel
+from .jit import dual_kernel, ix
 
 __all__ = ["MemoryManager", "DeviceMemoryError", "InvariantError"]
 
@@ -525,9 +525,9 @@ def _cpu_class_counts(classes):
     part = np.zeros((PLACE_CHUNKS, 64), dtype=np.int64)
     for c in numba.prange(PLACE_CHUNKS):
         for i in range(n * c // PLACE_CHUNKS, n * (c + 1) // PLACE_CHUNKS):
-            k = classes[i]
+            k = classes[ix(i)]
             if k >= 0:
-                part[c, k] += 1
+                part[c, ix(k)] += 1
     out = np.zeros(64, dtype=np.int64)
     for c in range(PLACE_CHUNKS):
         for k in range(64):
@@ -544,7 +544,7 @@ def _cpu_place_by_class(classes, per_class, pool):
     part = np.zeros((PLACE_CHUNKS, 64), dtype=np.int64)
     for c in numba.prange(PLACE_CHUNKS):
         for i in range(n * c // PLACE_CHUNKS, n * (c + 1) // PLACE_CHUNKS):
-            part[c, classes[i]] += 1
+            part[c, ix(classes[ix(i)])] += 1
     at = 0
     for k in range(64):                  # class-major: piece c of class k after pieces < c
         for c in range(PLACE_CHUNKS):
@@ -554,8 +554,8 @@ def _cpu_place_by_class(classes, per_class, pool):
     out = np.empty(n, dtype=np.int64)
     for c in numba.prange(PLACE_CHUNKS):
         for i in range(n * c // PLACE_CHUNKS, n * (c + 1) // PLACE_CHUNKS):
-            k = classes[i]
-            out[i] = pool[part[c, k]]
+            k = ix(classes[ix(i)])
+            out[ix(i)] = pool[ix(part[c, k])]
             part[c, k] += 1
     return out
 

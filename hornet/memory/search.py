@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numba
 
+from .jit import ix
+
 __all__ = ["lower_bound", "array_holding"]
 
 
@@ -15,7 +17,7 @@ def lower_bound(a, lo, hi, x):
     """First index ``i`` in ``[lo, hi)`` with ``a[i] >= x`` (``hi`` if none); ``a`` ascending."""
     while lo < hi:
         mid = (lo + hi) >> 1
-        if a[mid] < x:
+        if a[ix(mid)] < x:
             lo = mid + 1
         else:
             hi = mid
@@ -30,6 +32,6 @@ def array_holding(bases, address):
     n = bases.shape[0]
     while n > 1:
         half = n >> 1
-        a = a + half if bases[a + half] <= address else a
+        a = a + half if bases[ix(a + half)] <= address else a
         n -= half
     return a
