@@ -374,3 +374,53 @@ def test_a_class_left_without_lists_gives_its_reserve_back():
     assert cache.size(5) == 0 and 5 not in mm.pools
     assert mm.stats()["block_bytes"] == 0
     mm.check(np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+
+class _Stub:
+    """A block array as the table sees one: a base address and a lookup row."""
+
+    def __init__(self, base):
+        self.base = base
+
+    def lookup_row(self):
+        return np.array([self.base, self.base % 7, self.base * 3], dtype=np.int64)
+
+
+@given(st.lists(st.tuples(st.lists(st.integers(1, 10**6), max_size=6),
+                          st.lists(st.integers(0, 40), max_size=6)), max_size=10))
+def test_array_table_edits_equal_a_rebuild(windows):
+    """Arrays created and freed in windows (some both in one window): the edited table holds
+    exactly the live arrays, ascending by address, with their rows."""
+    from hornet.memory.array_table import ArrayTable
+    table = ArrayTable(width=3)
+    live, used = [], set()
+    for bases, picks in windows:
+        created = [_Stub(b) for b in dict.fromkeys(bases) if b not in used]
+        used |= {a.base for a in created}
+        pool = live + created
+        freed = list({id(pool[i % len(pool)]): pool[i % len(pool)]
+                      for i in picks if pool}.values())
+        table.update(created, freed)
+        gone = {id(a) for a in freed}
+        live = [a for a in pool if id(a) not in gone]
+        expect = sorted(live, key=lambda a: a.base)
+        assert [id(a) for a in table.arrays] == [id(a) for a in expect]
+        np.testing.assert_array_equal(
+            table.rows, np.array([a.lookup_row() for a in expect], dtype=np.int64).reshape(-1, 3))
+
+
+def test_array_table_refuses_an_unknown_array():
+    from hornet.memory.array_table import ArrayTable
+    table = ArrayTable([_Stub(10), _Stub(30)], width=3)
+    with pytest.raises(KeyError, match="not in the block-array table"):
+        table.delete([_Stub(30)])          # same address, another array
+    assert [a.base for a in table.arrays] == [10, 30]
+
+
+def test_manager_check_catches_a_stale_array_table():
+    mm = MemoryManager([("dst", np.int32)], block_array_edges=64)
+    ptrs = mm.allocate(2, 40)                      # two arrays of class 2
+    mm.check(ptrs, np.full(ptrs.size, 2))
+    mm.lookup().arrays.pop()                       # the table loses an array
+    with pytest.raises(InvariantError, match="block-array table"):
+        mm.check(ptrs, np.full(ptrs.size, 2))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from .array_table import ArrayTable
 from .bit_tree import FOREST_LEVELS, take_forest_rows
 from .block_array import BlockArray
 from .jit import dual_kernel, ix
@@ -91,6 +92,9 @@ class MemoryManager:
         self._class_blocks: dict[int, int] = {}   # per class: blocks in its arrays ...
         self._class_used: dict[int, int] = {}     # ... and blocks in use (kept current)
         self._lookup: _Lookup | None = None
+        self._table: ArrayTable | None = None   # the arrays by address (made by lookup())
+        self._created: list[BlockArray] = []     # arrays that came and went since the table
+        self._freed: list[BlockArray] = []       # was last brought up to date
         self.cache = None                  # BlockCache, made by block_cache() on first use
 
     # ------------------------------------------------------------------ size classes
@@ -224,7 +228,7 @@ class MemoryManager:
                 self._touched.add(k)           # more room: utilization may have dropped
                 self.pools.setdefault(k, []).extend(created)
                 self._count(k, sum(a.num_blocks for a in created), 0)
-                self._lookup = None
+                self._arrays_changed(created=created)
         return ptrs
 
     def _count(self, size_class: int, blocks: int, used: int) -> None:
@@ -270,7 +274,7 @@ class MemoryManager:
             self.pools[size_class] = [a for a in pool if a not in dropped]
             if not self.pools[size_class]:
                 del self.pools[size_class]
-            self._lookup = None
+            self._arrays_changed(freed=dropped)
 
     def release_spares(self) -> None:
         """Free every empty block array, spares included (the block cache is emptied first)."""
@@ -330,11 +334,10 @@ class MemoryManager:
                 new = self._take([plan])
                 keep = keep + plan[2]              # the arrays created for the moved blocks
             self.pools[k] = keep + evacuate        # both ends of the copy must be addressable
-            self._lookup = None
             self._copy_blocks(old, new, xp.full(old.size, 1 << k, dtype=xp.int64))
             self.pools[k] = keep
             self._count(k, -sum(a.num_blocks for a in evacuate), -sum(a.used for a in evacuate))
-            self._lookup = None
+            self._arrays_changed(freed=evacuate)
             olds.append(old)
             news.append(new)
             self.last_compacted.append(k)
@@ -344,20 +347,27 @@ class MemoryManager:
         return self.xp.concatenate(olds), self.xp.concatenate(news)
 
     # ------------------------------------------------------------------ addressing and copies
+    def _arrays_changed(self, created=(), freed=()) -> None:
+        """Block arrays were created or freed: the lookup is stale (the table catches up on
+        the next :meth:`lookup`)."""
+        if self._table is not None:        # else lookup() builds it from the pools
+            self._created.extend(created)
+            self._freed.extend(freed)
+        self._lookup = None
+
     def lookup(self) -> _Lookup:
-        """The block arrays sorted by address (rebuilt after arrays come or go: one row per
-        array, flattened straight into the tables)."""
+        """The block arrays sorted by address (:class:`~hornet.memory.array_table.ArrayTable`,
+        brought up to date after arrays come or go), and the tables the kernels take."""
         if self._lookup is None:
-            arrays = [a for pool in self.pools.values() for a in pool]
-            na, nf = len(arrays), len(self.field_dtypes)
-            if arrays:
-                # one cached row per array (see BlockArray.lookup_row), stacked and sorted
-                rows = np.concatenate([a.lookup_row() for a in arrays]).reshape(na, -1)
-                order = np.argsort(rows[:, 0], kind="stable")
-                rows = rows[order]
-                arrays = [arrays[i] for i in order.tolist()]
+            nf = len(self.field_dtypes)
+            if self._table is None:
+                self._table = ArrayTable([a for pool in self.pools.values() for a in pool],
+                                         width=nf + 3 + FOREST_LEVELS + 1)
             else:
-                rows = np.zeros((0, nf + 3 + FOREST_LEVELS + 1), dtype=np.int64)
+                self._table.update(self._created, self._freed)
+            self._created, self._freed = [], []
+            rows, arrays = self._table.rows, list(self._table.arrays)
+            na = len(arrays)
             bases = np.ascontiguousarray(rows[:, 0])
             classes = np.ascontiguousarray(rows[:, 1])
             field_bases = np.ascontiguousarray(rows[:, 2:2 + nf])
@@ -402,6 +412,7 @@ class MemoryManager:
         for pool in self.pools.values():
             for arr in pool:
                 arr.add_column(dtype, fill)
+        self._table, self._created, self._freed = None, [], []   # every row changed
         self._lookup = None
 
     # ------------------------------------------------------------------ statistics and checks
@@ -437,6 +448,12 @@ class MemoryManager:
         """
         lookup = self.lookup()
         be = self.backend
+        pooled = sorted((a for pool in self.pools.values() for a in pool), key=lambda a: a.base)
+        if len(pooled) != len(lookup.arrays) or \
+                any(a is not b for a, b in zip(pooled, lookup.arrays)):
+            raise InvariantError("the block-array table differs from the pools")
+        if not np.array_equal(lookup.bases, np.array([a.base for a in pooled], dtype=np.int64)):
+            raise InvariantError("the block-array table's addresses differ from its arrays'")
         for k, pool in self.pools.items():
             for arr in pool:
                 if arr.size_class != k:
