@@ -32,6 +32,7 @@ from .batch.validate import BatchError, MAX_VERTEX_ID, edge_batch, id_array, pro
 from .batch.gpu_small import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID,
                               H_MOVES, H_PIECES, H_RESULTS, MAX_FIELDS, MODE_DELETE,
                               MODE_INSERT, NUM_CLASSES, SMALL_ENTRIES, SmallBatches)
+from .batch.cpu_small import CPU_SMALL_ENTRIES, CpuSmallBatches
 from .memory.manager import DeviceMemoryError, InvariantError, MemoryManager
 
 __all__ = ["Graph", "EdgeChange", "BatchError", "InvariantError", "DeviceMemoryError"]
@@ -232,7 +233,7 @@ class Graph:
         self._vprops = {k: xp.zeros(0, dtype=dt) for k, dt in self._vertex_schema.items()}
         self._entries = 0
         self._views = {}            # adjacency views, valid until the next change
-        self._small = None          # small-batch workspace (GPU), made on first use
+        self._small = None          # small-batch workspace, made on first use
         if num_vertices:
             self._reserve(int(num_vertices))
             self._n = int(num_vertices)
@@ -680,13 +681,14 @@ class Graph:
         props = {name: v[index[0]] for name, v in gone.items()}
         return EdgeChange("delete", s_out, d_out, props, 0)
 
-    # ------------------------------------------------------------------ small GPU batches
+    # ------------------------------------------------------------------ small batches
     def _small_pairs(self, src, dst):
         """(src, dst) as contiguous int32 or int64 device arrays of one dtype when the batch
-        can take the small-batch GPU path (:mod:`hornet.batch.gpu_small`): two 1-D integer
-        NumPy or CuPy arrays of one length, at most SMALL_ENTRIES entries once mirrored, at
-        most MAX_FIELDS - 1 edge properties. None otherwise (the general pipeline takes it)."""
-        if self.device != "gpu" or dst is None or len(self._edge_schema) >= MAX_FIELDS:
+        can take the small-batch path (:mod:`hornet.batch.gpu_small`,
+        :mod:`hornet.batch.cpu_small`): two 1-D integer NumPy or CuPy arrays of one length, at
+        most SMALL_ENTRIES (GPU) or CPU_SMALL_ENTRIES (CPU) entries once mirrored, at most
+        MAX_FIELDS - 1 edge properties. None otherwise (the general pipeline takes it)."""
+        if dst is None or len(self._edge_schema) >= MAX_FIELDS:
             return None
         xp = self._xp
         arrays = (np.ndarray, xp.ndarray)
@@ -696,7 +698,8 @@ class Graph:
             return None
         if src.dtype.kind not in "iu" or dst.dtype.kind not in "iu":
             return None
-        if src.shape[0] * (1 if self.directed else 2) > SMALL_ENTRIES:
+        limit = SMALL_ENTRIES if self.device == "gpu" else CPU_SMALL_ENTRIES
+        if src.shape[0] * (1 if self.directed else 2) > limit:
             return None
         src, dst = xp.asarray(src), xp.asarray(dst)
         if src.dtype != dst.dtype or src.dtype not in (np.int32, np.int64):
@@ -704,13 +707,14 @@ class Graph:
         return xp.ascontiguousarray(src), xp.ascontiguousarray(dst)
 
     def _small_update(self, mode, s, d, edge_props) -> EdgeChange | None:
-        """Insert (MODE_INSERT) or delete (MODE_DELETE) a small batch on the GPU with two
-        kernels and one read-back of counts (see :mod:`hornet.batch.gpu_small`). Returns None,
+        """Insert (MODE_INSERT) or delete (MODE_DELETE) a small batch with two kernels and
+        the block cache (GPU: one read-back of counts; see :mod:`hornet.batch.gpu_small` and
+        :mod:`hornet.batch.cpu_small`). Returns None,
         with nothing changed, when an id is out of range: the general pipeline then refuses
         the batch with its usual message."""
         xp, mm = self._xp, self._mm
         if self._small is None:
-            self._small = SmallBatches()
+            self._small = SmallBatches() if self.device == "gpu" else CpuSmallBatches()
         header, rows = self._small.prepare(s, d, not self.directed, mode, self._degree,
                                            self._size_class, self._edge_ptr,
                                            mm.min_size_class)

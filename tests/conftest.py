@@ -94,3 +94,19 @@ def read_pairs(name):
     import hornet
     src, dst, _ = hornet.io.read_edges(DATA_DIR / name)
     return src, dst
+
+
+@pytest.fixture
+def small_path_counter(monkeypatch):
+    """Counts the batches the small-batch path really took (either backend)."""
+    import hornet
+    taken = {"n": 0}
+    original = hornet.Graph._small_update
+
+    def counting(self, *args):
+        change = original(self, *args)
+        taken["n"] += change is not None
+        return change
+
+    monkeypatch.setattr(hornet.Graph, "_small_update", counting)
+    return taken
