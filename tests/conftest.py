@@ -98,14 +98,15 @@ def read_pairs(name):
 
 @pytest.fixture
 def small_path_counter(monkeypatch):
-    """Counts the batches the small-batch path really took (either backend)."""
+    """Counts the batches the small-batch path really took, per backend: ``["cpu"]``,
+    ``["gpu"]`` (a test may drive graphs of both)."""
     import hornet
-    taken = {"n": 0}
+    taken = {"cpu": 0, "gpu": 0}
     original = hornet.Graph._small_update
 
     def counting(self, *args):
         change = original(self, *args)
-        taken["n"] += change is not None
+        taken[self.device] += change is not None
         return change
 
     monkeypatch.setattr(hornet.Graph, "_small_update", counting)

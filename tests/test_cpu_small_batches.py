@@ -42,7 +42,7 @@ def test_small_batches_match_the_fused_pipeline(directed, reserve, small_path_co
         same_change(a, b)
         same_graph(small, fused, size_classes=True)
         small.check()
-    assert small_path_counter["n"] == steps
+    assert small_path_counter["cpu"] == steps
     stats = small.memory_stats()
     assert stats["stored_entries"] == fused.memory_stats()["stored_entries"]
     assert sum(c["cached_blocks"] for c in stats["size_classes"].values()) > 0
@@ -70,7 +70,7 @@ def test_hub_list_grows_and_shrinks_to_nothing(small_path_counter):
         batches += 1
     small.check()
     assert small.num_edges == 0 and small.memory_stats()["stored_entries"] == 0
-    assert small_path_counter["n"] == batches
+    assert small_path_counter["cpu"] == batches
     small.release_spare_memory()
     small.check()
 

@@ -58,7 +58,7 @@ def test_small_batches_match_cpu_and_general_path(directed, reserve, small_path_
         if step % 10 == 9:
             small.check()
     small.check()
-    assert small_path_counter["n"] == steps
+    assert small_path_counter["gpu"] == steps
     assert small.memory_stats()["stored_entries"] == cpu.memory_stats()["stored_entries"]
 
 
@@ -112,7 +112,7 @@ def test_hub_lists_merge_and_shrink_in_place_across_chunks(small_path_counter):
         batches += 1
     gpu.check()
     assert gpu.num_edges == 0 and gpu.memory_stats()["stored_entries"] == 0
-    assert small_path_counter["n"] == batches
+    assert small_path_counter["gpu"] == batches
 
 
 def test_hub_lists_are_copied_in_pieces_with_their_properties(small_path_counter):
@@ -163,7 +163,7 @@ def test_small_insert_out_of_device_memory_leaves_the_graph_unchanged(small_path
     n = 1 << 20
     g.insert_edges(np.arange(n), np.arange(1, n + 1))      # 2^20 one-edge blocks, all used
     g.insert_edges(np.array([0]), np.array([1]))           # present: the small path only
-    assert small_path_counter["n"] == 1                     # makes its workspace
+    assert small_path_counter["gpu"] == 1                   # makes its workspace
     before = snapshot(g)
     gc.collect()                            # earlier tests' garbage holds no device memory
     cupy.cuda.Device().synchronize()
@@ -181,5 +181,5 @@ def test_small_insert_out_of_device_memory_leaves_the_graph_unchanged(small_path
     assert all(np.array_equal(a, b) for a, b in zip(before, after))
     assert g.num_vertices == n + 1
     g.insert_edges(np.array([n + 5]), np.array([1]))       # with memory back: it goes in
-    assert g.num_vertices == n + 6 and small_path_counter["n"] == 2
+    assert g.num_vertices == n + 6 and small_path_counter["gpu"] == 2
     g.check()

@@ -37,7 +37,7 @@ def test_bad_small_batches_are_refused_like_large_ones(device, bad, small_path_c
     small, general = hornet.Graph(device=device, **kw), without_small_path(device, **kw)
     for g in (small, general):
         g.insert_edges(np.arange(5), np.arange(1, 6))
-    taken = small_path_counter["n"]
+    taken = small_path_counter[device]
     before = snapshot(small)
     bad = dict(bad)
     src, dst = np.asarray(bad.pop("src")), np.asarray(bad.pop("dst"))
@@ -52,7 +52,7 @@ def test_bad_small_batches_are_refused_like_large_ones(device, bad, small_path_c
             small.delete_edges(_on(device, src), _on(device, dst))
     after = snapshot(small)
     assert all(np.array_equal(x, y) for x, y in zip(before[:2], after[:2]))
-    assert small_path_counter["n"] == taken
+    assert small_path_counter[device] == taken
     small.check()
 
 
@@ -61,7 +61,7 @@ def test_batches_too_large_or_with_many_properties_take_the_general_path(device,
     many = {f"p{i}": np.int32 for i in range(8)}           # dst + 8 properties: 9 fields
     g = hornet.Graph(device=device, edge_properties=many)
     g.insert_edges(np.arange(10), np.arange(1, 11))
-    assert small_path_counter["n"] == 0
+    assert small_path_counter[device] == 0
     most = {f"p{i}": np.dtype(t) for i, t in enumerate(
         [np.int8, np.int16, np.int32, np.int64, np.uint16, np.float32, np.float64])}
     g = hornet.Graph(device=device, edge_properties=most)
@@ -73,9 +73,9 @@ def test_batches_too_large_or_with_many_properties_take_the_general_path(device,
     same_change(g.delete_edges(np.arange(0, 10, 2), np.arange(1, 11, 2)),
                 general.delete_edges(np.arange(0, 10, 2), np.arange(1, 11, 2)))
     same_graph(g, general, size_classes=True)
-    assert small_path_counter["n"] == 2
+    assert small_path_counter[device] == 2
     n = _limit(device) // 2 + 1                             # mirrored: one entry too many
     g.insert_edges(np.arange(n), np.arange(1, n + 1))
     g.insert_edges([0, 1], [5, 6])                          # lists, not arrays
-    assert small_path_counter["n"] == 2
+    assert small_path_counter[device] == 2
     g.check()
