@@ -1091,6 +1091,65 @@ def _field_address(ptr, f, bases, field_bases, sizes):
     return field_bases[a, f] + ((ptr - bases[a]) >> 2) * sizes[f]
 
 
+@numba.njit(inline="always", cache=True)
+def _merge_field(src_f, dst_f, d0, m, pos, b, c, size, values_f, index, by_index, out_f, res):
+    """Merge a segment's absent entries into one edge field of its list: the ``d0`` old items
+    at address ``src_f`` and the ``m`` entries of ``b:b + c`` whose ``pos`` is ``-1 - at``
+    (``at`` old items before it; ``pos >= 0``: present, skipped) go to ``dst_f`` (== ``src_f``:
+    in place, from the back so that nothing is overwritten unread). Entry j's value is at
+    ``values_f + size * (index[j] if by_index else j)``; with ``out_f`` (0: none) it is also
+    copied to row ``res[j]`` (when >= 0) of the result column at ``out_f``."""
+    i = d0                      # old items [0, i) are not placed yet
+    r = m                       # new items not placed yet
+    for t in range(c):
+        j = b + c - 1 - t
+        p = pos[ix(j)]
+        if p >= 0:              # present already
+            continue
+        at = -1 - p
+        r -= 1
+        if i > at:              # old items [at, i) move up past the r + 1 new ones
+            _move_field(dst_f + size * (at + r + 1), src_f + size * at, i - at, size)
+            i = at
+        value = values_f + size * (index[ix(j)] if by_index else j)
+        _move_field(dst_f + size * (at + r), value, 1, size)
+        if out_f != 0 and res[ix(j)] >= 0:
+            _move_field(out_f + size * res[ix(j)], value, 1, size)
+    if dst_f != src_f and i > 0:
+        _move_field(dst_f, src_f, i, size)
+
+
+@numba.njit(inline="always", cache=True)
+def _remove_field(src_f, dst_f, d0, d1, pos, b, c, first, size, out_f, res, by_res):
+    """Remove a segment's present entries from one edge field of its list: the ``d0`` old
+    items at ``src_f`` lose those at the positions ``pos[b + j] >= 0`` (ascending; entry
+    ``first`` is the first present one); the ``d1`` left go to ``dst_f`` (== ``src_f``: in
+    place, front to back). With ``out_f`` (0: none) each removed value is first copied to
+    row ``res[b + j]`` (``by_res``; skipped when negative) or ``b + j`` of the column at
+    ``out_f``."""
+    if out_f != 0:
+        for j in range(first, c):
+            p = pos[ix(b + j)]
+            row = res[ix(b + j)] if by_res else b + j
+            if p >= 0 and row >= 0:
+                _move_field(out_f + size * row, src_f + size * p, 1, size)
+    if d1 == 0:
+        return
+    j = first
+    w = np.int64(pos[ix(b + j)])    # items before it keep their slot
+    if dst_f != src_f and w > 0:
+        _move_field(dst_f, src_f, w, size)
+    while j < c:                    # the run after each removed item moves down
+        lo = np.int64(pos[ix(b + j)]) + 1
+        j += 1
+        while j < c and pos[ix(b + j)] < 0:
+            j += 1
+        hi = np.int64(pos[ix(b + j)]) if j < c else d0
+        if hi > lo:
+            _move_field(dst_f + size * w, src_f + size * lo, hi - lo, size)
+            w += hi - lo
+
+
 @dual_kernel(threshold=LIST_KERNEL_MIN)
 def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target,
                   dst, pos, num_vertices, degree, size_class, edge_ptr, added, ahead,
@@ -1121,22 +1180,8 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targ
                 src_f = _field_address(src_p, f, bases, field_bases, sizes)
                 dst_f = _field_address(dst_p, f, bases, field_bases, sizes) \
                     if dst_p != src_p else src_f
-                i = d0                  # old items [0, i) are not placed yet
-                r = m                   # new items not placed yet
-                for t in range(c):      # from the back: in place, nothing is overwritten unread
-                    j = b + c - 1 - t
-                    p = pos[ix(j)]
-                    if p >= 0:          # present already
-                        continue
-                    at = -1 - p
-                    r -= 1
-                    if i > at:          # old items [at, i) move up past the r + 1 new ones
-                        _move_field(dst_f + size * (at + r + 1), src_f + size * at, i - at,
-                                    size)
-                        i = at
-                    _move_field(dst_f + size * (at + r), values[f] + size * j, 1, size)
-                if dst_f != src_f and i > 0:
-                    _move_field(dst_f, src_f, i, size)
+                _merge_field(src_f, dst_f, d0, m, pos, b, c, size, values[f], pos, False, 0,
+                             pos)
             degree[v] = d0 + m
         if new_class[s] >= 0:
             edge_ptr[v] = dst_p
@@ -1366,27 +1411,11 @@ def _remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targ
         for f in range(sizes.shape[0]):      # the destinations, then each property
             size = sizes[f]
             src_f = _field_address(src_p, f, bases, field_bases, sizes)
-            if f > 0:                        # the values of the removed edges, for the change
-                for j in range(first, c):
-                    if pos[ix(b + j)] >= 0:
-                        _move_field(gone[f] + size * (b + j), src_f + size * pos[ix(b + j)], 1,
-                                    size)
-            if d1 == 0:
-                continue
-            dst_f = _field_address(dst_p, f, bases, field_bases, sizes) if moving else src_f
-            j = first
-            w = np.int64(pos[ix(b + j)])         # items before it keep their slot
-            if moving and w > 0:
-                _move_field(dst_f, src_f, w, size)
-            while j < c:                     # the run after each removed item moves down
-                lo = np.int64(pos[ix(b + j)]) + 1
-                j += 1
-                while j < c and pos[ix(b + j)] < 0:
-                    j += 1
-                hi = np.int64(pos[ix(b + j)]) if j < c else d0
-                if hi > lo:
-                    _move_field(dst_f + size * w, src_f + size * lo, hi - lo, size)
-                    w += hi - lo
+            dst_f = _field_address(dst_p, f, bases, field_bases, sizes) \
+                if moving and d1 > 0 else src_f
+            # the removed edges' property values, for the change (field 0: the batch's dst)
+            _remove_field(src_f, dst_f, d0, d1, pos, b, c, first, size,
+                          gone[f] if f > 0 else 0, pos, False)
         if d1 == 0:                          # the list is gone: its block goes back
             edge_ptr[v] = 0
             size_class[v] = -1

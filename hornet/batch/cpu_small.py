@@ -31,7 +31,7 @@ import numpy as np
 from ..memory.jit import ix
 from ..memory.pointers import address_of, int32_view
 from ..memory.search import lower_bound
-from .cpu_kernels import _field_address, _move_field, _smallest_class
+from .cpu_kernels import _field_address, _merge_field, _remove_field, _smallest_class
 from .gpu_small import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID, H_MOVES,
                         H_PIECES, H_RELEASES, H_RESULTS, H_SEGMENTS, HEADER_WORDS, MODE_INSERT,
                         NUM_CLASSES, SMALL_ENTRIES)
@@ -89,7 +89,7 @@ def _prepare(s, d, mirror, mode, degree, size_class, edge_ptr, table_len, min_cl
             ent_src[kept] = u
             ent_dst[kept] = v
             ent_pair[kept] = i >> 1 if mirror else i
-            ent_pos[kept] = -1 - p if mode == MODE_INSERT else p
+            ent_pos[kept] = p            # as find_positions gives it (absent: -1 - at)
             kept += 1
     nseg = 0
     nres = 0
@@ -194,7 +194,7 @@ def _merge(header, ent_dst, ent_pair, ent_pos, ent_res, seg_vertex, seg_start, s
            slots, accept, degree, size_class, edge_ptr, bases, field_bases, sizes, values,
            outs):
     nseg = header[H_SEGMENTS]
-    dst_values = ent_dst.ctypes.data     # field 0's values: the entries' destinations
+    dst_values = np.int64(ent_dst.ctypes.data)   # field 0 reads the entries' destinations
     spills = 0
     for sg in range(nseg):
         old = seg_ptr[ix(sg)]
@@ -202,25 +202,11 @@ def _merge(header, ent_dst, ent_pair, ent_pos, ent_res, seg_vertex, seg_start, s
         d0 = seg_old[ix(sg)]
         c = seg_len[ix(sg)]
         b = seg_start[ix(sg)]
-        for f in range(sizes.shape[0]):
-            size = sizes[f]
-            src_f = _field_address(old, f, bases, field_bases, sizes)
-            dst_f = _field_address(target, f, bases, field_bases, sizes)
-            i = d0                       # old items [0, i) not placed yet
-            for t in range(c):           # from the back: in place, nothing is overwritten unread
-                j = c - 1 - t
-                at = ent_pos[ix(b + j)]
-                if i > at:               # old items [at, i) move up past the j + 1 new ones
-                    _move_field(dst_f + size * (at + j + 1), src_f + size * at, i - at, size)
-                    i = at
-                value = dst_values + 4 * (b + j) if f == 0 else \
-                    values[f] + size * ent_pair[ix(b + j)]
-                _move_field(dst_f + size * (at + j), value, 1, size)
-                r = ent_res[ix(b + j)]
-                if outs[f] != 0 and r >= 0:
-                    _move_field(outs[f] + size * r, value, 1, size)
-            if dst_f != src_f and i > 0:
-                _move_field(dst_f, src_f, i, size)
+        for f in range(sizes.shape[0]):  # field 0's values: the entries' destinations
+            _merge_field(_field_address(old, f, bases, field_bases, sizes),
+                         _field_address(target, f, bases, field_bases, sizes), d0, c,
+                         ent_pos, b, c, sizes[f], dst_values if f == 0 else values[f],
+                         ent_pair, f > 0, outs[f], ent_res)
         u = ix(seg_vertex[ix(sg)])
         degree[u] = seg_new[ix(sg)]
         if seg_class[ix(sg)] >= 0:
@@ -244,25 +230,11 @@ def _remove(header, ent_pos, ent_res, seg_vertex, seg_start, seg_len, seg_old, s
         b = seg_start[ix(sg)]
         target = _new_block(sg, seg_class, seg_ptr, seg_rank, rings, state, slots) \
             if d1 > 0 else 0
-        for f in range(sizes.shape[0]):
-            size = sizes[f]
+        for f in range(sizes.shape[0]):  # every entry is present: the first is entry 0
             src_f = _field_address(old, f, bases, field_bases, sizes)
-            for j in range(c):           # the removed values, first
-                r = ent_res[ix(b + j)]
-                if outs[f] != 0 and r >= 0:
-                    _move_field(outs[f] + size * r, src_f + size * ent_pos[ix(b + j)], 1, size)
-            if d1 == 0:
-                continue
-            dst_f = _field_address(target, f, bases, field_bases, sizes)
-            first = ent_pos[ix(b)]
-            if dst_f != src_f and first > 0:
-                _move_field(dst_f, src_f, first, size)
-            for j in range(c):           # survivors between removed items j and j + 1 move
-                p = ent_pos[ix(b + j)]   # down by j + 1 (front to back: onto items read)
-                end = ent_pos[ix(b + j + 1)] if j + 1 < c else d0
-                if end > p + 1:
-                    _move_field(dst_f + size * (p - j), src_f + size * (p + 1), end - p - 1,
-                                size)
+            dst_f = _field_address(target, f, bases, field_bases, sizes) if d1 > 0 else src_f
+            _remove_field(src_f, dst_f, d0, d1, ent_pos, b, c, 0, sizes[f], outs[f], ent_res,
+                          True)
         u = ix(seg_vertex[ix(sg)])
         degree[u] = d1
         if d1 == 0:
