@@ -15,7 +15,7 @@ from numba.extending import intrinsic
 
 from ..memory.host_heap import keep_freed_buffers
 from ..memory.jit import dual_kernel, ix
-from ..memory.pointers import address_of, int32_view, prefetch, view
+from ..memory.pointers import address_of, int32_view, prefetch, prefetch_write, view
 from ..memory.search import array_holding, lower_bound
 from .workspace import Workspace, take
 
@@ -996,10 +996,11 @@ PREFETCH_LINES = 8    # cache lines that merge_insert prefetches per list, from 
 
 @numba.njit(inline="always", cache=True)
 def _prefetch_lines(lo, hi):
-    """Prefetch the cache lines of the byte range [lo, hi), the last PREFETCH_LINES at most."""
+    """Prefetch the cache lines of the byte range [lo, hi), the last PREFETCH_LINES at most,
+    for writing (a fused pass rewrites them, or reads them once)."""
     a = max(lo & ~np.int64(63), (hi - 1) & ~np.int64(63) - 64 * (PREFETCH_LINES - 1))
     while a < hi:
-        prefetch(a)
+        prefetch_write(a)
         a += 64
 
 
@@ -1175,8 +1176,10 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targ
             m = new_deg[s] - d0
         added[s] = m
         if m > 0:
-            for f in range(sizes.shape[0]):    # the destinations, then each property
-                size = sizes[f]
+            if sizes.shape[0] == 1:            # destinations only: a constant item size
+                _merge_field(src_p, dst_p, d0, m, pos, b, c, 4, values[0], pos, False, 0, pos)
+            for f in range(sizes.shape[0] if sizes.shape[0] > 1 else 0):
+                size = sizes[f]                # the destinations, then each property
                 src_f = _field_address(src_p, f, bases, field_bases, sizes)
                 dst_f = _field_address(dst_p, f, bases, field_bases, sizes) \
                     if dst_p != src_p else src_f
@@ -1408,8 +1411,11 @@ def _remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targ
         first = 0
         while pos[ix(b + first)] < 0:            # the first present entry (r > 0: there is one)
             first += 1
-        for f in range(sizes.shape[0]):      # the destinations, then each property
-            size = sizes[f]
+        if sizes.shape[0] == 1:              # destinations only: a constant item size
+            _remove_field(src_p, dst_p if moving and d1 > 0 else src_p, d0, d1, pos, b, c,
+                          first, 4, 0, pos, False)
+        for f in range(sizes.shape[0] if sizes.shape[0] > 1 else 0):
+            size = sizes[f]                  # the destinations, then each property
             src_f = _field_address(src_p, f, bases, field_bases, sizes)
             dst_f = _field_address(dst_p, f, bases, field_bases, sizes) \
                 if moving and d1 > 0 else src_f

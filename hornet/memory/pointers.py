@@ -17,7 +17,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["view", "int32_view", "address_of", "prefetch"]
+__all__ = ["view", "int32_view", "address_of", "prefetch", "prefetch_write"]
 
 
 @intrinsic
@@ -31,21 +31,32 @@ def _as_voidptr(typingctx, address):
     return sig, codegen
 
 
-@intrinsic
-def prefetch(typingctx, address):
-    """Hint the CPU to bring the cache line at ``address`` (int64) in; never faults."""
-    sig = types.void(address)
+def _prefetch_intrinsic(for_write: int, doc: str):
+    """A Numba intrinsic ``f(address)`` that emits ``llvm.prefetch`` (``for_write``: 0 read,
+    1 write; locality 3, data cache)."""
+    def prefetch_hint(typingctx, address):
+        sig = types.void(address)
 
-    def codegen(context, builder, signature, args):
-        from llvmlite import ir
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [cgutils.voidptr_t, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        ptr = builder.inttoptr(args[0], cgutils.voidptr_t)
-        builder.call(fn, [ptr, i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
+        def codegen(context, builder, signature, args):
+            from llvmlite import ir
+            i32 = ir.IntType(32)
+            fnty = ir.FunctionType(ir.VoidType(), [cgutils.voidptr_t, i32, i32, i32])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+            ptr = builder.inttoptr(args[0], cgutils.voidptr_t)
+            builder.call(fn, [ptr, i32(for_write), i32(3), i32(1)])
+            return context.get_dummy_value()
 
-    return sig, codegen
+        return sig, codegen
+
+    prefetch_hint.__doc__ = doc
+    return intrinsic(prefetch_hint)
+
+
+prefetch = _prefetch_intrinsic(
+    0, "Hint the CPU to bring the cache line at ``address`` (int64) in; never faults.")
+prefetch_write = _prefetch_intrinsic(
+    1, "Like :func:`prefetch`, for a line about to be written (x86 ``prefetchw``: the line "
+       "comes in owned, so the store does not wait for it again).")
 
 
 @numba.njit(inline="always", cache=True)
