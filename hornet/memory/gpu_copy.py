@@ -166,7 +166,8 @@ def copy_ranges(src, dst, counts, dtype) -> None:
 
 def place_by_class(classes, class_start, pool):
     """``out[i]`` = a distinct entry of ``pool`` from class ``classes[i]``'s range, which starts
-    at ``class_start[k]`` (int64 device arrays; entries of one class in any order)."""
+    at ``class_start[k]`` (int64 device arrays; entries of one class in any order); 0 where
+    ``classes[i]`` is negative (no block)."""
     classes = as_i64(classes)
     n = int(classes.shape[0])
     out = cupy.empty(n, dtype=cupy.int64)
