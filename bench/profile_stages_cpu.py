@@ -43,7 +43,7 @@ def timed(name, fn):
 def instrument(g):
     for name in ("sorted_unique_pairs", "find_positions", "keep_entries", "plan_segments",
                  "merge_lists", "remove_lists", "commit_segments", "canonical_pairs",
-                 "read_at", "plan_insert", "merge_insert",
+                 "read_at", "plan_insert", "grown_segments", "merge_insert",
                  "changed_pairs", "plan_delete", "remove_fused"):
         setattr(K, name, timed(name, getattr(K, name)))
     G.edge_batch = timed("edge_batch", G.edge_batch)

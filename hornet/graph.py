@@ -555,12 +555,17 @@ class Graph:
             self._compact_memory()
         return self._change("insert", ss, dd, values, skipped)
 
-    def _fused_targets(self, new_class):
-        """The blocks of a fused plan: target int64 (S,), a fresh block of class
-        ``new_class[k]`` for each segment whose list moves, 0 for the others. The allocation
-        is the only step of a fused batch that can fail; it runs before anything is
-        written."""
-        return self._mm.allocate_classes(new_class)
+    def _fused_targets(self, new_class, old_ptr, ws):
+        """The blocks of a fused plan: (segments that move, int64 (G,); their old pointers,
+        int64 (G,); target int64 (S,): a fresh block of class ``new_class`` for the segments
+        that move, read only there). The allocation is the only step of a fused batch that can
+        fail; it runs before anything is written."""
+        moved, classes, old = self._K.grown_segments(new_class, old_ptr, ws=ws)
+        target = old_ptr
+        if moved.size:
+            target = ws.take("target", old_ptr.shape[0], np.int64)
+            target[moved] = self._mm.allocate_classes(classes)
+        return moved, old, target
 
     def _fields(self, dst, columns: dict):
         """The edge fields of a fused CPU batch (:class:`hornet.batch.cpu_kernels.EdgeFields`):
@@ -582,17 +587,18 @@ class Graph:
                   for name, dt in self._edge_schema.items()}
         sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_insert(
             ss, dd, self._degree, self._size_class, self._edge_ptr, n, mm.min_size_class, ws=ws)
-        target = self._fused_targets(new_class)
+        grown, freed, target = self._fused_targets(new_class, old_ptr, ws)
         fields = self._fields(dd, values)      # after the allocation: new arrays included
         # ---- nothing above changed the graph; from here on the batch is committed ----
         self._views.clear()
         self._n = n
-        added, freed = K.merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class,
-                                      target, dd, pos, n, self._degree, self._size_class,
-                                      self._edge_ptr, fields, ws=ws)
+        added = K.merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class,
+                               target, dd, pos, n, self._degree, self._size_class,
+                               self._edge_ptr, fields, ws=ws)
         self._entries += int(added.sum())
-        mm.release(freed)                      # pointers 0 (list kept its block) are skipped
-        self._compact_memory()
+        if grown.size:
+            mm.release(freed)                  # pointers 0 (no block before) are skipped
+            self._compact_memory()
         s_out, d_out, *index = K.changed_pairs(pos, ss, dd, self.directed, False,
                                                with_index=bool(values))
         props = {name: v[index[0]] for name, v in values.items()}
@@ -658,7 +664,7 @@ class Graph:
         sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_delete(
             ss, dd, self._degree, self._size_class, self._edge_ptr, self._n, mm.min_size_class,
             ws=ws)
-        target = self._fused_targets(new_class)
+        _, _, target = self._fused_targets(new_class, old_ptr, ws)
         # the removed entries' property values land here (aligned with the batch)
         gone = {name: np.empty(ss.shape[0], dtype=dt) for name, dt in self._edge_schema.items()}
         fields = self._fields(dd, gone)

@@ -107,29 +107,6 @@ def test_allocation_is_batched_and_fills_exactly_sized_arrays():
     mm.check(np.r_[ptrs, more, bulk], np.full(410, 3))
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.int64])
-def test_allocate_classes_gives_each_entry_a_block_of_its_class(device, dtype):
-    """allocate_classes on every backend: one distinct fresh block per entry of its class
-    (int8 classes, as the fused CPU plans give them, or int64), pointer 0 for negative
-    entries (no block)."""
-    xp = np if device == "cpu" else pytest.importorskip("cupy")
-    mm = MemoryManager([("dst", np.int32)], device=device, block_array_edges=1 << 8)
-    rng = np.random.default_rng(3)
-    classes = rng.choice([-1, 0, 1, 3, 5], size=2000, p=[0.4, 0.2, 0.2, 0.1, 0.1])
-    ptrs = mm.backend.to_host(mm.allocate_classes(xp.asarray(classes.astype(dtype))))
-    assert ptrs.shape == (2000,) and ptrs.dtype == np.int64
-    assert (ptrs[classes < 0] == 0).all()
-    held = ptrs[classes >= 0]
-    assert (held != 0).all() and np.unique(held).size == held.size
-    mm.check(held, classes[classes >= 0])          # each block used once, of its class
-    per_class = mm.stats()["size_classes"]
-    assert {k: c["used_blocks"] for k, c in per_class.items()} == \
-        {k: int((classes == k).sum()) for k in (0, 1, 3, 5)}
-    mm.release(mm.allocate_classes(xp.full(5, -1, dtype=dtype)))   # nothing asked, nothing held
-    mm.release(xp.asarray(ptrs))
-    assert not mm.pools or all(a.free == a.num_blocks for p in mm.pools.values() for a in p)
-
-
 def test_blocks_larger_than_a_block_array_get_dedicated_arrays():
     mm = _manager(block_array_edges=64)
     ptrs = mm.allocate(8, 3)                       # 256-edge blocks

@@ -847,8 +847,7 @@ def list_violations(edge_ptr, degree, num_vertices, out):
 #   merge_insert  per list: searches the lists that plan_insert left unsearched (their lines
 #                 come into cache for the merge that follows at once), merges the new entries
 #                 in place or into the new block, every edge field alike (the batch's
-#                 property values with the destinations), writes the vertex table row, and
-#                 reports the block a moved list leaves (the batch releases those after).
+#                 property values with the destinations), and writes the vertex table row.
 #   changed_pairs  the entries really inserted (undirected: once, src < dst).
 #
 # These four per-list kernels (plan_insert, merge_insert, plan_delete, remove_fused) take their
@@ -1154,7 +1153,7 @@ def _remove_field(src_f, dst_f, d0, d1, pos, b, c, first, size, out_f, res, by_r
 
 @dual_kernel(threshold=LIST_KERNEL_MIN)
 def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target,
-                  dst, pos, num_vertices, degree, size_class, edge_ptr, added, freed, ahead,
+                  dst, pos, num_vertices, degree, size_class, edge_ptr, added, ahead,
                   bases, field_bases, sizes, values):
     ns = sources.shape[0]
     nv = np.int64(max(num_vertices, 1))
@@ -1176,7 +1175,6 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targ
         else:
             m = new_deg[s] - d0
         added[s] = m
-        freed[s] = src_p if dst_p != src_p else 0
         if m > 0:
             if sizes.shape[0] == 1:            # destinations only: a constant item size
                 _merge_field(src_p, dst_p, d0, m, pos, b, c, 4, values[0], pos, False, 0, pos)
@@ -1202,21 +1200,16 @@ def merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targe
     ``target[k]``, a fresh block of class ``new_class[k]``, for the lists that grow; ``target``
     int64 (S,), read only there) and write the vertex table (degree; edge pointer and size
     class of the moved lists). ``fields``: the edge properties' columns and the batch's
-    values (aligned with ``dst``); None: destinations only.
-
-    Returns (added int64 (S,): entries added per segment, freed int64 (S,): the block each
-    segment's list left, 0 where it kept its block or had none), from ``ws`` when given.
-    """
-    ns = sources.shape[0]
-    added = take(ws, "added", ns, np.int64)
-    freed = take(ws, "freed", ns, np.int64)
+    values (aligned with ``dst``); None: destinations only. Returns the entries added per
+    segment, int64 (S,)."""
+    added = take(ws, "added", sources.shape[0], np.int64)
     if fields is None:
         fields = EdgeFields.destinations_only(dst)
-    if ns:
+    if sources.shape[0]:
         _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target,
-                      dst, pos, int(num_vertices), degree, size_class, edge_ptr, added, freed,
+                      dst, pos, int(num_vertices), degree, size_class, edge_ptr, added,
                       int(ahead), *fields.kernel_args())
-    return added, freed
+    return added
 
 
 @numba.njit(inline="always", cache=True)
@@ -1274,6 +1267,51 @@ def changed_pairs(pos, src, dst, directed: bool, present: bool, with_index: bool
         _fill_changed(pos, src, dst, bool(directed), bool(present), False, found, s_out,
                       d_out, index)
     return (s_out, d_out, index) if with_index else (s_out, d_out)
+
+
+@dual_kernel
+def _count_grown(new_class):
+    n = new_class.shape[0]
+    found = np.zeros(CHUNKS + 1, dtype=np.int64)
+    for c in numba.prange(CHUNKS):
+        k = 0
+        for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
+            k += new_class[ix(i)] >= 0
+        found[c + 1] = k
+    for c in range(CHUNKS):
+        found[c + 1] += found[c]
+    return found
+
+
+@dual_kernel
+def _fill_grown(new_class, old_ptr, found, grown, classes, freed):
+    n = new_class.shape[0]
+    for c in numba.prange(CHUNKS):          # branch-free (see the planning section)
+        j = found[c]
+        if found[c + 1] == j:
+            continue
+        last = n * (c + 1) // CHUNKS - 1
+        while new_class[last] < 0:
+            last -= 1
+        for i in range(n * c // CHUNKS, last + 1):
+            grown[ix(j)] = i
+            classes[ix(j)] = new_class[ix(i)]
+            freed[ix(j)] = old_ptr[ix(i)]
+            j += new_class[ix(i)] >= 0
+
+
+def grown_segments(new_class, old_ptr, ws: Workspace | None = None):
+    """The segments of a :func:`plan_insert` plan that move to a new block: (indices int64
+    (G,), their new size classes int64 (G,), their old edge pointers int64 (G,), 0 where the
+    list had no block), from ``ws`` when given."""
+    found = _count_grown(new_class)
+    m = int(found[CHUNKS])
+    grown = take(ws, "grown", m, np.int64)
+    classes = take(ws, "grown_class", m, np.int64)
+    freed = take(ws, "grown_freed", m, np.int64)
+    if m:
+        _fill_grown(new_class, old_ptr, found, grown, classes, freed)
+    return grown, classes, freed
 
 
 # ---------------------------------------------------------------------------- fused CPU delete

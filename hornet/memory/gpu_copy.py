@@ -166,8 +166,7 @@ def copy_ranges(src, dst, counts, dtype) -> None:
 
 def place_by_class(classes, class_start, pool):
     """``out[i]`` = a distinct entry of ``pool`` from class ``classes[i]``'s range, which starts
-    at ``class_start[k]`` (int64 device arrays; entries of one class in any order); 0 where
-    ``classes[i]`` is negative (no block)."""
+    at ``class_start[k]`` (int64 device arrays; entries of one class in any order)."""
     classes = as_i64(classes)
     n = int(classes.shape[0])
     out = cupy.empty(n, dtype=cupy.int64)

@@ -143,9 +143,8 @@ class MemoryManager:
         return self._take([self._plan(size_class, count, grow=True)])
 
     def allocate_classes(self, classes):
-        """One fresh block per entry of ``classes`` (integer size classes, shape (n,), on the
-        backend's device; a negative entry asks for no block and gets pointer 0): their edge
-        pointers, int64 (n,).
+        """One fresh block per entry of ``classes`` (int64 size classes, shape (n,), on the
+        backend's device): their edge pointers, int64 (n,).
 
         Every class present is planned on the host (only per-class counts cross), the blocks
         of all classes are taken from their bit trees in one pass, and one kernel hands each
@@ -158,9 +157,9 @@ class MemoryManager:
             return xp.zeros(0, dtype=xp.int64)
         if self.backend.device == "cpu":
             # one counting kernel and a parallel placement instead of bincount and a serial loop
-            per_class = _cpu_class_counts(classes)
+            per_class = _cpu_class_counts(classes.astype(np.int64, copy=False))
             pool = self.allocate_counts(per_class)
-            return _cpu_place_by_class(classes, pool)
+            return _cpu_place_by_class(classes.astype(np.int64, copy=False), per_class, pool)
         per_class = self.backend.class_counts(classes)
         pool = self.allocate_counts(per_class)
         class_start = np.zeros(per_class.shape[0], dtype=np.int64)
@@ -554,17 +553,15 @@ def _cpu_class_counts(classes):
 
 
 @numba.njit(parallel=True, cache=True)
-def _cpu_place_by_class(classes, pool):
+def _cpu_place_by_class(classes, per_class, pool):
     """:func:`place_by_class` in parallel pieces: entry i gets the next block of its class in
-    ``pool`` (classes one after the other, ascending), entries of one class in order; pointer
-    0 where the class is negative."""
+    ``pool`` (classes one after the other, ascending; ``per_class``: their counts), entries
+    of one class in order."""
     n = classes.shape[0]
     part = np.zeros((PLACE_CHUNKS, 64), dtype=np.int64)
     for c in numba.prange(PLACE_CHUNKS):
         for i in range(n * c // PLACE_CHUNKS, n * (c + 1) // PLACE_CHUNKS):
-            k = classes[ix(i)]
-            if k >= 0:
-                part[c, ix(k)] += 1
+            part[c, ix(classes[ix(i)])] += 1
     at = 0
     for k in range(64):                  # class-major: piece c of class k after pieces < c
         for c in range(PLACE_CHUNKS):
@@ -574,26 +571,21 @@ def _cpu_place_by_class(classes, pool):
     out = np.empty(n, dtype=np.int64)
     for c in numba.prange(PLACE_CHUNKS):
         for i in range(n * c // PLACE_CHUNKS, n * (c + 1) // PLACE_CHUNKS):
-            k = classes[ix(i)]
-            if k < 0:
-                out[ix(i)] = 0
-            else:
-                out[ix(i)] = pool[ix(part[c, ix(k)])]
-                part[c, ix(k)] += 1
+            k = ix(classes[ix(i)])
+            out[ix(i)] = pool[ix(part[c, k])]
+            part[c, k] += 1
     return out
 
 
 @numba.njit(cache=True)
 def place_by_class(classes, class_start, pool):
-    """``out[i] = pool[class_start[classes[i]] + (earlier entries of the same class)]``; 0
-    where ``classes[i]`` is negative."""
+    """``out[i] = pool[class_start[classes[i]] + (earlier entries of the same class)]``."""
     next_slot = class_start.copy()
-    out = np.zeros(classes.shape[0], dtype=np.int64)
+    out = np.empty(classes.shape[0], dtype=np.int64)
     for i in range(classes.shape[0]):
         k = classes[i]
-        if k >= 0:
-            out[i] = pool[next_slot[k]]
-            next_slot[k] += 1
+        out[i] = pool[next_slot[k]]
+        next_slot[k] += 1
     return out
 
 

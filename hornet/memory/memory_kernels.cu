@@ -312,10 +312,6 @@ extern "C" __global__ void place_by_class(const i64* __restrict__ classes, i64 n
                                           const i64* __restrict__ pool, i64* __restrict__ out) {
     GRID_STRIDE(i, n) {
         const i64 k = classes[i];
-        if (k < 0) {                       // no block asked for
-            out[i] = 0;
-            continue;
-        }
         const unsigned active = __activemask();
         const unsigned same = __match_any_sync(active, k);
         const int lane = threadIdx.x & 31;
