@@ -1178,13 +1178,14 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targ
         if m > 0:
             if sizes.shape[0] == 1:            # destinations only: a constant item size
                 _merge_field(src_p, dst_p, d0, m, pos, b, c, 4, values[0], pos, False, 0, pos)
-            for f in range(sizes.shape[0] if sizes.shape[0] > 1 else 0):
-                size = sizes[f]                # the destinations, then each property
-                src_f = _field_address(src_p, f, bases, field_bases, sizes)
-                dst_f = _field_address(dst_p, f, bases, field_bases, sizes) \
-                    if dst_p != src_p else src_f
-                _merge_field(src_f, dst_f, d0, m, pos, b, c, size, values[f], pos, False, 0,
-                             pos)
+            else:
+                for f in range(sizes.shape[0]):    # the destinations, then each property
+                    size = sizes[f]
+                    src_f = _field_address(src_p, f, bases, field_bases, sizes)
+                    dst_f = _field_address(dst_p, f, bases, field_bases, sizes) \
+                        if dst_p != src_p else src_f
+                    _merge_field(src_f, dst_f, d0, m, pos, b, c, size, values[f], pos, False,
+                                 0, pos)
             degree[v] = d0 + m
         if new_class[s] >= 0:
             edge_ptr[v] = dst_p
@@ -1414,14 +1415,15 @@ def _remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targ
         if sizes.shape[0] == 1:              # destinations only: a constant item size
             _remove_field(src_p, dst_p if moving and d1 > 0 else src_p, d0, d1, pos, b, c,
                           first, 4, 0, pos, False)
-        for f in range(sizes.shape[0] if sizes.shape[0] > 1 else 0):
-            size = sizes[f]                  # the destinations, then each property
-            src_f = _field_address(src_p, f, bases, field_bases, sizes)
-            dst_f = _field_address(dst_p, f, bases, field_bases, sizes) \
-                if moving and d1 > 0 else src_f
-            # the removed edges' property values, for the change (field 0: the batch's dst)
-            _remove_field(src_f, dst_f, d0, d1, pos, b, c, first, size,
-                          gone[f] if f > 0 else 0, pos, False)
+        else:
+            for f in range(sizes.shape[0]):  # the destinations, then each property
+                size = sizes[f]
+                src_f = _field_address(src_p, f, bases, field_bases, sizes)
+                dst_f = _field_address(dst_p, f, bases, field_bases, sizes) \
+                    if moving and d1 > 0 else src_f
+                # the removed edges' property values, for the change (field 0: the batch's dst)
+                _remove_field(src_f, dst_f, d0, d1, pos, b, c, first, size,
+                              gone[f] if f > 0 else 0, pos, False)
         if d1 == 0:                          # the list is gone: its block goes back
             edge_ptr[v] = 0
             size_class[v] = -1
