@@ -21,7 +21,8 @@ Example
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
+from itertools import compress
+from operator import or_
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,14 +136,24 @@ def _expand(xp, counts, offsets=None):
     return xp.searchsorted(offsets, xp.arange(total), side="right").astype(xp.int32)
 
 
-@contextmanager
-def _out_of_memory_as_device_error(entries: int):
-    """Out-of-memory while a batch is prepared (nothing changed yet) -> DeviceMemoryError."""
-    try:
-        yield
-    except DeviceMemoryError:
-        raise
-    except MemoryError as exc:
+class _out_of_memory_as_device_error:
+    """Context: out-of-memory while a batch is prepared (nothing changed yet) ->
+    DeviceMemoryError. A class rather than a ``@contextmanager`` generator: it wraps every
+    batch, and entering a generator-based context costs a few microseconds a call."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: int):
+        self.entries = entries
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, traceback) -> bool:
+        if kind is None or not issubclass(kind, MemoryError) or \
+                issubclass(kind, DeviceMemoryError):
+            return False                    # nothing raised, or passed on as it is
+        entries = self.entries
         found = re.search(r"allocating ([0-9,]+) bytes", str(exc))
         need = int(found.group(1).replace(",", "")) if found else 48 * max(entries, 1)
         raise DeviceMemoryError(f"out of memory preparing a batch of {entries} edges "
@@ -718,7 +729,7 @@ class Graph:
         header, rows = self._small.prepare(s, d, not self.directed, mode, self._degree,
                                            self._size_class, self._edge_ptr,
                                            mm.min_size_class)
-        header = header.tolist()           # Python ints: cheaper to read one by one
+        header = header[:H_PIECES + 1].tolist()   # Python ints: cheaper to read one by one
         if header[H_MIN_ID] < 0 or header[H_MAX_ID] > MAX_VERTEX_ID:
             return None
         kind = "insert" if mode == MODE_INSERT else "delete"
@@ -730,10 +741,12 @@ class Graph:
         outs = {name: xp.empty(nres, dtype=dt) for name, dt in self._edge_schema.items()}
         need = header[H_CLASS:H_CLASS + NUM_CLASSES]
         freed = header[H_FREED:H_FREED + NUM_CLASSES]
+        # the few classes the batch takes blocks from or gives blocks to (counts are >= 0)
+        touched = list(compress(range(NUM_CLASSES), map(or_, need, freed)))
         cache = mm.block_cache()
         if kept and header[H_MOVES]:
-            cache.reserve(need)             # a ring short of blocks takes them from the trees
-        accept = cache.accepts(need, freed)
+            cache.reserve(need, touched)    # a ring short of blocks takes them from the trees
+        accept = cache.accepts(need, freed, touched)
         # ---- nothing above changed the graph; from here on the batch is committed ----
         self._views.clear()
         if mode == MODE_INSERT:
@@ -745,11 +758,11 @@ class Graph:
                                 else [None] * len(self._edge_schema),
                                 list(outs.values()), self._degree, self._size_class,
                                 self._edge_ptr)
-            spills = cache.commit(need, freed, accept)
+            spills = cache.commit(need, freed, accept, touched)
             self._entries += kept if mode == MODE_INSERT else -kept
             if spills:
                 mm.release(self._small.spilled(spills))
-            if header[H_MOVES] or any(freed):
+            if header[H_MOVES] or any(freed[k] for k in touched):
                 self._compact_memory()
         return EdgeChange(kind, rows[:nres], rows[SMALL_ENTRIES:SMALL_ENTRIES + nres], outs,
                           int(header[H_LOOPS]) if mode == MODE_INSERT else 0)

@@ -45,10 +45,29 @@ MAX_ID = (1 << 31) - 1
 _NO_KEY = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
+# The int64 work rows of a CPU small batch: one (WORK_ROWS, SMALL_ENTRIES) array, passed as a
+# whole (a Numba call checks the type of every argument: a dozen arrays cost microseconds)
+ENT_PAIR, ENT_POS, ENT_RES = 0, 1, 2
+SEG_VERTEX, SEG_START, SEG_LEN, SEG_OLD, SEG_NEW, SEG_PTR, SEG_CLASS, SEG_RANK, SEG_GIVE = \
+    range(3, 12)
+SPILL = 12
+WORK_ROWS = 13
+
+
 @numba.njit(cache=True)
 def _prepare(s, d, mirror, mode, degree, size_class, edge_ptr, table_len, min_class, header,
-             ent_src, ent_dst, ent_pair, ent_pos, ent_res, seg_vertex, seg_start, seg_len,
-             seg_old, seg_new, seg_ptr, seg_class, seg_rank, seg_give, rows):
+             ent_src, ent_dst, work, rows):
+    _prepare_rows(s, d, mirror, mode, degree, size_class, edge_ptr, table_len, min_class,
+                  header, ent_src, ent_dst, work[ENT_PAIR], work[ENT_POS], work[ENT_RES],
+                  work[SEG_VERTEX], work[SEG_START], work[SEG_LEN], work[SEG_OLD],
+                  work[SEG_NEW], work[SEG_PTR], work[SEG_CLASS], work[SEG_RANK],
+                  work[SEG_GIVE], rows)
+
+
+@numba.njit(inline="always", cache=True)
+def _prepare_rows(s, d, mirror, mode, degree, size_class, edge_ptr, table_len, min_class,
+                  header, ent_src, ent_dst, ent_pair, ent_pos, ent_res, seg_vertex, seg_start,
+                  seg_len, seg_old, seg_new, seg_ptr, seg_class, seg_rank, seg_give, rows):
     ne = 2 * s.shape[0] if mirror else s.shape[0]
     keys = np.empty(ne, dtype=np.uint64)
     lo_id = np.int64(MAX_ID) + 1
@@ -189,10 +208,20 @@ def _advance_rings(header, state, accept):
 
 
 @numba.njit(cache=True)
-def _merge(header, ent_dst, ent_pair, ent_pos, ent_res, seg_vertex, seg_start, seg_len,
-           seg_old, seg_new, seg_ptr, seg_class, seg_rank, seg_give, spill, rings, state,
-           slots, accept, degree, size_class, edge_ptr, bases, field_bases, sizes, values,
-           outs):
+def _merge(header, ent_dst, work, rings, state, slots, accept, degree, size_class, edge_ptr,
+           bases, field_bases, sizes, values, outs):
+    _merge_rows(header, ent_dst, work[ENT_PAIR], work[ENT_POS], work[ENT_RES],
+                work[SEG_VERTEX], work[SEG_START], work[SEG_LEN], work[SEG_OLD], work[SEG_NEW],
+                work[SEG_PTR], work[SEG_CLASS], work[SEG_RANK], work[SEG_GIVE], work[SPILL],
+                rings, state, slots, accept, degree, size_class, edge_ptr, bases, field_bases,
+                sizes, values, outs)
+
+
+@numba.njit(inline="always", cache=True)
+def _merge_rows(header, ent_dst, ent_pair, ent_pos, ent_res, seg_vertex, seg_start, seg_len,
+                seg_old, seg_new, seg_ptr, seg_class, seg_rank, seg_give, spill, rings, state,
+                slots, accept, degree, size_class, edge_ptr, bases, field_bases, sizes, values,
+                outs):
     nseg = header[H_SEGMENTS]
     dst_values = np.int64(ent_dst.ctypes.data)   # field 0 reads the entries' destinations
     spills = 0
@@ -217,9 +246,18 @@ def _merge(header, ent_dst, ent_pair, ent_pos, ent_res, seg_vertex, seg_start, s
 
 
 @numba.njit(cache=True)
-def _remove(header, ent_pos, ent_res, seg_vertex, seg_start, seg_len, seg_old, seg_new,
-            seg_ptr, seg_class, seg_rank, seg_give, spill, rings, state, slots, accept,
-            degree, size_class, edge_ptr, bases, field_bases, sizes, outs):
+def _remove(header, work, rings, state, slots, accept, degree, size_class, edge_ptr, bases,
+            field_bases, sizes, outs):
+    _remove_rows(header, work[ENT_POS], work[ENT_RES], work[SEG_VERTEX], work[SEG_START],
+                 work[SEG_LEN], work[SEG_OLD], work[SEG_NEW], work[SEG_PTR], work[SEG_CLASS],
+                 work[SEG_RANK], work[SEG_GIVE], work[SPILL], rings, state, slots, accept,
+                 degree, size_class, edge_ptr, bases, field_bases, sizes, outs)
+
+
+@numba.njit(inline="always", cache=True)
+def _remove_rows(header, ent_pos, ent_res, seg_vertex, seg_start, seg_len, seg_old, seg_new,
+                 seg_ptr, seg_class, seg_rank, seg_give, spill, rings, state, slots, accept,
+                 degree, size_class, edge_ptr, bases, field_bases, sizes, outs):
     nseg = header[H_SEGMENTS]
     spills = 0
     for sg in range(nseg):
@@ -256,9 +294,9 @@ class CpuSmallBatches:
         self.header = np.zeros(HEADER_WORDS, dtype=np.int64)
         self.ent_src = np.empty(e, dtype=np.int32)
         self.ent_dst = np.empty(e, dtype=np.int32)
-        self.ent = [np.empty(e, dtype=np.int64) for _ in range(3)]       # pair, pos, res
-        self.seg = [np.empty(e, dtype=np.int64) for _ in range(9)]       # see _prepare
-        self.spill = np.empty(e, dtype=np.int64)
+        self.work = np.empty((WORK_ROWS, e), dtype=np.int64)   # rows: ENT_PAIR ... SPILL
+        self._sizes = {}                  # field dtypes (tuple) -> their itemsizes, int64
+        self._no_columns = np.zeros(1, dtype=np.int64)
 
     def prepare(self, s, d, mirror: bool, mode: int, degree, size_class, edge_ptr,
                 min_class: int):
@@ -270,7 +308,7 @@ class CpuSmallBatches:
         rows = np.empty(2 * SMALL_ENTRIES, dtype=np.int32)
         _prepare(s, d, bool(mirror), int(mode), degree, size_class, edge_ptr,
                  int(degree.shape[0]), int(min_class), self.header, self.ent_src, self.ent_dst,
-                 *self.ent, *self.seg, rows)
+                 self.work, rows)
         return self.header, rows
 
     def rewrite(self, mode: int, pieces: int, cache, accept: int, lookup, field_dtypes,
@@ -278,22 +316,27 @@ class CpuSmallBatches:
         """Rewrite the prepared batch's lists (:func:`_merge` or :func:`_remove`) and update
         the vertex table; the arguments are those of
         :meth:`hornet.batch.gpu_small.SmallBatches.rewrite` (``pieces`` is not needed)."""
-        sizes = np.array([np.dtype(dt).itemsize for dt in field_dtypes], dtype=np.int64)
+        key = tuple(field_dtypes)
+        sizes = self._sizes.get(key)
+        if sizes is None:
+            sizes = self._sizes[key] = np.array(
+                [np.dtype(dt).itemsize for dt in field_dtypes], dtype=np.int64)
         keep = [np.ascontiguousarray(v, dtype=dt) if v is not None else None
                 for v, dt in zip(values, field_dtypes[1:])]
-        vals = np.array([0] + [address_of(v) if v is not None else 0 for v in keep],
-                        dtype=np.int64)
-        outp = np.array([0] + [address_of(o) for o in outs], dtype=np.int64)
-        ring = (cache.rings, cache.state, int(cache.ring_slots), np.uint64(accept))
+        if keep:
+            vals = np.array([0] + [address_of(v) if v is not None else 0 for v in keep],
+                            dtype=np.int64)
+            outp = np.array([0] + [address_of(o) for o in outs], dtype=np.int64)
+        else:                             # destinations only: no columns to read or fill
+            vals = outp = self._no_columns
+        ring = (cache.rings, cache.state, cache.ring_slots, np.uint64(accept))
         table = (degree, size_class, edge_ptr, lookup.bases, lookup.field_bases, sizes)
-        pair, pos, res = self.ent
         if mode == MODE_INSERT:
-            _merge(self.header, self.ent_dst, pair, pos, res, *self.seg, self.spill, *ring,
-                   *table, vals, outp)
+            _merge(self.header, self.ent_dst, self.work, *ring, *table, vals, outp)
         else:
-            _remove(self.header, pos, res, *self.seg, self.spill, *ring, *table, outp)
+            _remove(self.header, self.work, *ring, *table, outp)
         del keep                          # the values lived through the kernel
 
     def spilled(self, count: int):
         """The old blocks the rewrite put on the spill list (int64 view, (count,))."""
-        return self.spill[:int(count)]
+        return self.work[SPILL, :int(count)]

@@ -55,6 +55,12 @@ SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may a
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
 
 
+def _classes(counts, classes):
+    """The size classes a batch's per-class ``counts`` may be nonzero in: ``classes`` when
+    the caller knows them (the touched classes, ascending), every class otherwise."""
+    return range(len(counts)) if classes is None else classes
+
+
 class BlockCache:
     """Rings of reserved free blocks per size class for one :class:`MemoryManager`.
 
@@ -90,8 +96,9 @@ class BlockCache:
         self.demand_batches = int(demand_batches)
         self.boost = [0] * NUM_CLASSES   # per class: goal set by traffic at the last refills
         # per class since its last refill: blocks popped less blocks freed, batches served
-        self.drained = np.zeros(NUM_CLASSES, dtype=np.int64)
-        self.served = np.zeros(NUM_CLASSES, dtype=np.int64)
+        # (lists of ints, like head and tail: a batch updates a few entries one by one)
+        self.drained = [0] * NUM_CLASSES
+        self.served = [0] * NUM_CLASSES
 
     @property
     def manager(self):
@@ -106,7 +113,7 @@ class BlockCache:
         return self.tail[size_class] - self.head[size_class]
 
     # ------------------------------------------------------------------ a batch
-    def reserve(self, need) -> None:
+    def reserve(self, need, classes=None) -> None:
         """Make every ring ``k`` hold at least ``need[k]`` blocks (NUM_CLASSES host integers,
         each at most ``ring_slots // 2``). When one is short, the rings short of it are filled
         up to ``need + target``, and the other rings that have served before and fell under
@@ -115,9 +122,13 @@ class BlockCache:
         first raises the goal of every class it refills to ``demand_batches`` times the
         class's net drain per batch since its previous refill (within its ceiling; raises
         are kept: a goal that fell back would make the ring spill what the next batches
-        need). All or nothing: on :class:`DeviceMemoryError` no ring changed."""
+        need). All or nothing: on :class:`DeviceMemoryError` no ring changed.
+
+        ``classes`` (here and in :meth:`accepts`, :meth:`commit`): optional, the classes
+        whose ``need`` or ``freed`` may be nonzero (ascending), so that a batch touching two
+        classes does not walk all NUM_CLASSES of them; None: every class."""
         head, tail = self.head, self.tail
-        if all(n <= tail[k] - head[k] for k, n in enumerate(need) if n):
+        if all(need[k] <= tail[k] - head[k] for k in _classes(need, classes)):
             return
         need = np.asarray(need, dtype=np.int64)
         if (need > self.ring_slots // 2).any():
@@ -125,7 +136,8 @@ class BlockCache:
         size = self.sizes()
         low = (np.array(tail) > 0) & (2 * (size - need) < self.goals())
         short = (need > size) | low
-        rate = -(-np.maximum(self.drained, 0) // np.maximum(self.served, 1))   # ceil
+        rate = -(-np.maximum(np.array(self.drained, dtype=np.int64), 0)
+                 // np.maximum(np.array(self.served, dtype=np.int64), 1))          # ceil
         boost = np.where(short, np.minimum(self.demand_batches * rate, self.ceiling), 0)
         boost = np.maximum(np.array(self.boost, dtype=np.int64), boost)
         goal = self.goals(boost)
@@ -133,19 +145,19 @@ class BlockCache:
         amount = np.minimum(amount, self.ring_slots - size)
         pool = self.manager.allocate_counts(amount)        # ascending class
         self.boost = boost.tolist()
-        refilled = amount > 0
-        self.drained[refilled] = 0
-        self.served[refilled] = 0
+        for k in np.flatnonzero(amount > 0).tolist():
+            self.drained[k] = self.served[k] = 0
         self._append(amount, pool)
 
-    def accepts(self, need, freed) -> int:
+    def accepts(self, need, freed, classes=None) -> int:
         """Bit mask of the classes whose ring takes the ``freed[k]`` blocks a batch gives back
         while it pops ``need[k]`` (NUM_CLASSES host integers each): room in the ring, and
         either no more than twice the goal left after the batch or no growth (a batch that
         gives back no more than it takes, such as hub lists copied within their class, never
         spills). The other classes' blocks go back to the bit trees."""
         mask = 0
-        for k, f in enumerate(freed):
+        for k in _classes(freed, classes):
+            f = freed[k]
             if f:
                 size = self.tail[k] - self.head[k]
                 if size + f <= self.ring_slots and (f <= need[k] or
@@ -171,14 +183,14 @@ class BlockCache:
         owned = self.manager.blocks_holding_lists(size_class)
         return max(min(target, max(MIN_BLOCKS, owned >> 2)), boost)
 
-    def commit(self, need, freed, accepted: int) -> int:
+    def commit(self, need, freed, accepted: int, classes=None) -> int:
         """Advance the host's counters after a batch popped ``need[k]`` blocks and pushed the
         ``freed[k]`` of the classes in the ``accepted`` mask (its kernels advanced ``state``);
         returns how many freed blocks were not pushed (the batch's spill list, for the bit
         trees)."""
         spilled = 0
         changed = []
-        for k in range(NUM_CLASSES):
+        for k in (range(NUM_CLASSES) if classes is None else classes):
             n, f = need[k], freed[k]
             if n or f:
                 self.head[k] += n

@@ -119,7 +119,7 @@ class MemoryManager:
     def cached_changed(self, size_classes) -> None:
         """The block cache gained or lost blocks of ``size_classes``: their utilization (blocks
         owned / blocks reserved) may have dropped, so compaction looks at them again."""
-        self._touched.update(int(k) for k in size_classes)
+        self._touched.update(map(int, size_classes))
 
     def blocks_holding_lists(self, size_class: int) -> int:
         """Blocks of a class in use and not held by the block cache."""
