@@ -190,7 +190,7 @@ class BlockCache:
         trees)."""
         spilled = 0
         changed = []
-        for k in (range(NUM_CLASSES) if classes is None else classes):
+        for k in _classes(need, classes):
             n, f = need[k], freed[k]
             if n or f:
                 self.head[k] += n
