@@ -1,6 +1,7 @@
 """The memory manager: bit trees against brute force, batched allocation, release, compaction."""
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given
@@ -8,6 +9,7 @@ from hypothesis import strategies as st
 
 from hornet.memory import bit_tree as bt
 from hornet.memory.manager import InvariantError, MemoryManager
+from hornet.memory.search import array_directory, array_holding, array_in_directory
 
 
 @given(n=st.integers(1, 5000), ops=st.lists(st.tuples(st.booleans(), st.integers(0, 300)),
@@ -29,6 +31,35 @@ def test_bit_tree_matches_a_set_of_free_blocks(n, ops):
         assert bt.find_inconsistency(words, offsets, n) == -1
         assert bt.count_free(words, offsets) == len(free)
         assert bt.used_blocks(words, offsets, n).tolist() == sorted(set(range(n)) - free)
+
+
+@given(gaps=st.lists(st.integers(1, 1 << 40), min_size=1, max_size=300),
+       start=st.integers(1, 1 << 44), probes=st.lists(st.integers(-(1 << 20), 1 << 20),
+                                                      max_size=50), seed=st.integers(0, 99))
+def test_array_directory_finds_the_same_array_as_a_binary_search(gaps, start, probes, seed):
+    """array_in_directory against array_holding (and a brute-force count) for addresses
+    below, inside, at the edges of and past arrays spread over wide and narrow ranges."""
+    bases = start + np.cumsum(np.asarray(gaps, dtype=np.int64)) - gaps[0]
+    directory = array_directory(bases)
+    assert directory.shape[0] - 2 <= 1 << 14
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, bases.shape[0], 64)
+    addresses = np.concatenate([bases, bases - 1, bases + 1, bases[picks] + rng.integers(
+        0, 1 << 41, 64), bases[0] + np.asarray(probes, dtype=np.int64)])
+    got = np.asarray([_in_directory(directory, bases, int(a)) for a in addresses])
+    expect = np.maximum(np.searchsorted(bases, addresses, side="right") - 1, 0)
+    assert got.tolist() == expect.tolist()
+    assert got.tolist() == [_holding(bases, int(a)) for a in addresses]
+
+
+@numba.njit
+def _in_directory(directory, bases, address):
+    return array_in_directory(directory, bases, address)
+
+
+@numba.njit
+def _holding(bases, address):
+    return array_holding(bases, address)
 
 
 def test_bit_tree_inconsistency_is_detected():

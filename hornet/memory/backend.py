@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import bit_tree
+from .search import array_directory
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,25 @@ def _cpu_take_forest(requests):
     return np.concatenate(parts)
 
 
+class _CpuForest:
+    """The bit trees of one lookup (word addresses int64 (A,), padded level offsets int64 (A,
+    FOREST_LEVELS + 1)) and, made on the first release through them, the directory that maps
+    an address to its block array (:func:`hornet.memory.search.array_directory` of the
+    lookup's bases: the same for every release until the arrays change)."""
+
+    __slots__ = ("addrs", "table", "_directory")
+
+    def __init__(self, addrs, table):
+        self.addrs, self.table, self._directory = addrs, table, None
+
+    def directory(self, bases):
+        if self._directory is None:
+            self._directory = array_directory(bases)
+        return self._directory
+
+
 def _cpu_forest(trees):
-    return bit_tree.forest_table(trees, lambda w: int(w.ctypes.data))
+    return _CpuForest(*bit_tree.forest_table(trees, lambda w: int(w.ctypes.data)))
 
 
 def _cpu_class_counts(classes):
@@ -71,7 +89,8 @@ def _cpu_class_counts(classes):
 
 def _cpu_release_pointers(forest, bases, shifts, pointers):
     counts = np.zeros(bases.shape[0], dtype=np.int64)
-    bit_tree.release_forest(forest[0], forest[1], bases, shifts, pointers, counts)
+    bit_tree.release_forest(forest.addrs, forest.table, bases, forest.directory(bases), shifts,
+                            pointers, counts)
     return counts
 
 
@@ -87,7 +106,7 @@ def memory_backend(device: str) -> MemoryBackend:
                                  w, o, n)),
                              copy_ranges, _size_classes, _cpu_take_forest, _cpu_forest,
                              _cpu_release_pointers, place_by_class, _cpu_class_counts,
-                             field_addresses, lambda addrs, table: (addrs, table))
+                             field_addresses, _CpuForest)
     if device == "gpu":
         import cupy
         from . import gpu_bit_tree as t

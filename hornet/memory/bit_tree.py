@@ -22,7 +22,7 @@ from numba.extending import intrinsic
 
 from .pointers import view
 from .jit import ix
-from .search import array_holding
+from .search import array_in_directory
 
 WORD_BITS = 64
 _ONE = np.uint64(1)
@@ -183,18 +183,20 @@ _ROWS: dict = {}   # id(words) -> (weak reference to words, [address, padded lev
 
 
 @numba.njit(cache=True)
-def release_forest(word_addrs, table, bases, shifts, pointers, counts):
+def release_forest(word_addrs, table, bases, directory, shifts, pointers, counts):
     """Give back the blocks at ``pointers`` (int64 addresses; 0 = none, skipped) in trees described by
-    :func:`forest_table`, whose block arrays start at ``bases`` (int64 (A,), ascending) and have
-    blocks of ``2**shifts`` bytes; adds to ``counts[a]`` (int64 (A,)) the blocks given back in
-    tree ``a``. (Search, free and count in one pass: :func:`give_back` per pointer, in the tree
-    found by binary search.)"""
-    na = bases.shape[0]
+    :func:`forest_table`, whose block arrays start at ``bases`` (int64 (A,), ascending;
+    ``directory``: :func:`hornet.memory.search.array_directory` of them) and have blocks of
+    ``2**shifts`` bytes; adds to ``counts[a]`` (int64 (A,)) the blocks given back in tree
+    ``a``. (Find the array, free and count in one pass: :func:`give_back` per pointer.)
+
+    One thread: split by address over two threads (each skipping the other's pointers) was
+    slower, 0.54 against 0.44 ms for 30,000 blocks (Kronecker 20), as the skip mispredicts."""
     for i in range(pointers.shape[0]):
         p = pointers[i]
         if p == 0:                         # no block
             continue
-        a = ix(array_holding(bases, p))
+        a = ix(array_in_directory(directory, bases, p))
         counts[a] += 1
         words = view(word_addrs[a], table[a, FOREST_LEVELS], _WORD)
         b = (p - bases[a]) >> shifts[a]

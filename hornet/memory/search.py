@@ -2,14 +2,17 @@
 
 - :func:`lower_bound`: the first index of a sorted slice holding a value >= x.
 - :func:`array_holding`: the block array an address falls in (the last base <= it).
+- :func:`array_directory` / :func:`array_in_directory`: the same answer through a directory
+  of the address range, for kernels that map many addresses against one set of arrays.
 """
 from __future__ import annotations
 
 import numba
+import numpy as np
 
 from .jit import ix
 
-__all__ = ["lower_bound", "array_holding"]
+__all__ = ["lower_bound", "array_holding", "array_directory", "array_in_directory"]
 
 
 @numba.njit(cache=True)
@@ -35,3 +38,53 @@ def array_holding(bases, address):
         a = a + half if bases[ix(a + half)] <= address else a
         n -= half
     return a
+
+
+# A binary search over the block arrays' bases costs a branch misprediction at most of its
+# ~10 steps (LLVM turns the select back into a branch): 22 ns an address against 688 arrays
+# (Kronecker 20), most of the time of giving back a batch's blocks. The directory cuts the
+# address range [bases[0], bases[-1]] into at most 2**DIRECTORY_BITS equal granules and
+# stores, per granule start, the last array at or below it; an address then needs two reads
+# and, only where an array starts inside its granule, a search among those arrays.
+DIRECTORY_BITS = 14
+
+
+@numba.njit(cache=True)
+def array_directory(bases):
+    """The directory of ``bases`` (int64 (A,), A >= 1, ascending) for
+    :func:`array_in_directory`: int32 (G + 2,); entry 0 is the granule's log2 size, entry
+    ``1 + g`` the index of the last base <= ``bases[0] + (g << shift)``, entry ``G + 1`` is
+    A - 1 (G: the granules, at most ``2**DIRECTORY_BITS``)."""
+    na = bases.shape[0]
+    span = bases[na - 1] - bases[0]
+    shift = 6
+    while (span >> shift) >= (1 << DIRECTORY_BITS):
+        shift += 1
+    granules = (span >> shift) + 1
+    out = np.empty(granules + 2, dtype=np.int32)
+    out[0] = shift
+    a = 0
+    for g in range(granules):
+        start = bases[0] + (np.int64(g) << shift)
+        while a + 1 < na and bases[a + 1] <= start:
+            a += 1
+        out[g + 1] = a
+    out[granules + 1] = na - 1
+    return out
+
+
+@numba.njit(inline="always", cache=True)
+def array_in_directory(directory, bases, address):
+    """:func:`array_holding` through ``directory = array_directory(bases)``: the index of the
+    last of ``bases`` that is <= ``address`` (0 for an address below them all)."""
+    granules = directory.shape[0] - 2
+    g = min(max(address - bases[0], 0) >> directory[0], granules - 1)
+    lo = np.int64(directory[ix(g + 1)])
+    hi = np.int64(directory[ix(g + 2)])       # the answer lies in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if bases[ix(mid)] <= address:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
