@@ -862,7 +862,10 @@ def list_violations(edge_ptr, degree, num_vertices, out):
 LIST_KERNEL_MIN = 64
 MERGE_AHEAD = 16   # segments ahead whose lines merge_insert prefetches
 DEFER_SEARCH = True  # lists with room for their whole segment are searched by merge_insert
-LINEAR_SEARCH = 16   # lists up to this long are searched by a branch-free count
+# lists up to this long are searched by a branch-free count (vectorized; no mispredicted
+# halving steps). Same-process A/B against 16, Kronecker 20, 10^5 inserts (15 rounds):
+# 32: 0.938 per-round ratio, 64: 0.957, 128: 0.990; deletes at 32: 0.999
+LINEAR_SEARCH = 32
 
 
 @numba.njit(inline="always", cache=True)
