@@ -16,50 +16,63 @@ from __future__ import annotations
 import numpy as np
 
 
+def _objects(items) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    for i, a in enumerate(items):
+        out[i] = a
+    return out
+
+
 class ArrayTable:
     """Block arrays sorted by base address, with their lookup rows.
 
     ``arrays``: list of BlockArray, ascending ``base``; ``rows``: host int64 (A, W), row ``i``
     is ``arrays[i].lookup_row()``. Host only: the manager makes the device copies.
+
+    An edit keeps the rows of the arrays that stay, appends the new ones and sorts once by
+    address: a few NumPy calls whatever the number of arrays (``np.delete`` and ``np.insert``
+    took 0.1-0.2 ms per batch on 688 rows, cold).
     """
 
     def __init__(self, arrays=(), width: int = 0):
-        self.arrays: list = []
+        self._arrays = _objects([])             # object array: edits without Python loops
         self.rows = np.zeros((0, width), dtype=np.int64)
         self.insert(list(arrays))
 
+    @property
+    def arrays(self) -> list:
+        return list(self._arrays)
+
     def insert(self, arrays: list) -> None:
         """Add ``arrays`` (not in the table yet) at their addresses."""
-        if not arrays:
-            return
-        arrays = sorted(arrays, key=lambda a: a.base)
-        new_rows = np.stack([a.lookup_row() for a in arrays])
-        if self.rows.shape[0] and new_rows.shape[1] != self.rows.shape[1]:
-            raise ValueError("lookup rows of different widths: rebuild the table")
-        at = np.searchsorted(self.rows[:, 0], new_rows[:, 0]) if self.rows.shape[0] else \
-            np.zeros(len(arrays), dtype=np.int64)
-        self.rows = np.insert(self.rows, at, new_rows, axis=0) if self.rows.shape[0] \
-            else new_rows
-        for p, a in zip(reversed(at.tolist()), reversed(arrays)):   # back to front: the
-            self.arrays.insert(p, a)                                # earlier places hold
+        self.update(arrays, [])
 
     def delete(self, arrays: list) -> None:
         """Remove ``arrays`` (all in the table)."""
-        if not arrays:
-            return
-        at = np.searchsorted(self.rows[:, 0], np.array([a.base for a in arrays],
-                                                       dtype=np.int64))
-        for p, a in zip(at.tolist(), arrays):
-            if p >= len(self.arrays) or self.arrays[p] is not a:
-                raise KeyError(f"{a!r} is not in the block-array table")
-        gone = set(at.tolist())
-        self.rows = np.delete(self.rows, at, axis=0)
-        self.arrays = [a for i, a in enumerate(self.arrays) if i not in gone]
+        self.update([], arrays)
 
     def update(self, created: list, freed: list) -> None:
         """Apply a window of changes: ``created`` arrays added, ``freed`` arrays removed (an
         array both created and freed in the window never enters the table)."""
         born = {id(a) for a in created}
         died = {id(a) for a in freed}
-        self.delete([a for a in freed if id(a) not in born])
-        self.insert([a for a in created if id(a) not in died])
+        gone = [a for a in freed if id(a) not in born]
+        new = [a for a in created if id(a) not in died]
+        rows, objects = self.rows, self._arrays
+        if gone:
+            at = np.searchsorted(rows[:, 0], np.array([a.base for a in gone], dtype=np.int64))
+            for p, a in zip(at.tolist(), gone):
+                if p >= objects.shape[0] or objects[p] is not a:
+                    raise KeyError(f"{a!r} is not in the block-array table")
+            keep = np.ones(objects.shape[0], dtype=bool)
+            keep[at] = False
+            rows, objects = rows[keep], objects[keep]
+        if new:
+            added = np.stack([a.lookup_row() for a in new])
+            if rows.shape[0] and added.shape[1] != rows.shape[1]:
+                raise ValueError("lookup rows of different widths: rebuild the table")
+            rows = np.concatenate([rows, added]) if rows.shape[0] else added
+            objects = np.concatenate([objects, _objects(new)])
+            order = np.argsort(rows[:, 0], kind="stable")
+            rows, objects = rows[order], objects[order]
+        self.rows, self._arrays = rows, objects
