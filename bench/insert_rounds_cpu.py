@@ -23,7 +23,7 @@ from hornet.generators import kronecker_edges
 import profile_stages_cpu as stages
 
 STAGES = ("merge_insert", "plan_insert", "mm.release", "sorted_unique_pairs",
-          "mm.allocate_classes")
+          "mm.allocate_counts")
 
 
 def main() -> None:
@@ -38,15 +38,15 @@ def main() -> None:
     rng = np.random.default_rng(7)
     c = g.insert_edges(rng.integers(0, n, 1000), rng.integers(0, n, 1000))   # compile / load
     g.delete_edges(c.src, c.dst)
-    grown = K.grown_segments
+    requests = K.block_requests
     seen = {}
 
     def counted(*a, **k):
-        out = grown(*a, **k)
-        seen["moved"] = int(out[0].shape[0])
+        out = requests(*a, **k)
+        seen["moved"] = int(out[0].sum())
         return out
 
-    K.grown_segments = counted
+    K.block_requests = counted
     stages.instrument(g)
     print(f"| round | insert ms | lists moved | {' | '.join(STAGES)} |")
     print("|---" * (3 + len(STAGES)) + "|")

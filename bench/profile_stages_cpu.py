@@ -43,13 +43,14 @@ def timed(name, fn):
 def instrument(g):
     for name in ("sorted_unique_pairs", "find_positions", "keep_entries", "plan_segments",
                  "merge_lists", "remove_lists", "commit_segments", "canonical_pairs",
-                 "read_at", "plan_insert", "grown_segments", "merge_insert",
+                 "read_at", "plan_insert", "block_requests", "place_blocks", "merge_insert",
                  "changed_pairs", "plan_delete", "remove_fused"):
         setattr(K, name, timed(name, getattr(K, name)))
     G.edge_batch = timed("edge_batch", G.edge_batch)
     G.property_values = timed("property_values", G.property_values)
     mm = g._mm
-    for name in ("allocate_classes", "release", "compact_touched", "size_class_for"):
+    for name in ("allocate_classes", "allocate_counts", "release", "compact_touched",
+                 "size_class_for"):
         setattr(mm, name, timed("mm." + name, getattr(mm, name)))
     cls = type(g)
     cls._compact_memory = timed("compact_memory", cls._compact_memory)

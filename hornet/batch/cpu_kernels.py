@@ -1299,49 +1299,100 @@ def changed_pairs(pos, src, dst, directed: bool, present: bool, with_index: bool
     return (s_out, d_out, index) if with_index else (s_out, d_out)
 
 
+# The blocks of a fused plan. Segments with ``new_class >= 0`` move to a fresh block of that
+# class. One counting pass gives the host its per-class request (and each chunk's share);
+# after the allocation one placing pass hands every moving segment its block and lists the
+# blocks that the lists leave, in segment order. Before, the moving segments were compacted,
+# counted by class, placed and scattered back (four passes, about 0.6 ms of a 10^5 insert into
+# Kronecker 20); same-process A/B of the whole insert: 0.914 per-round ratio, deletes 1.011.
 @dual_kernel
-def _count_grown(new_class):
+def _count_requests(new_class, old_ptr, counts, leaving):
     n = new_class.shape[0]
-    found = np.zeros(CHUNKS + 1, dtype=np.int64)
     for c in numba.prange(CHUNKS):
-        k = 0
+        row = counts[c]
+        left = 0
         for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
-            k += new_class[ix(i)] >= 0
-        found[c + 1] = k
-    for c in range(CHUNKS):
-        found[c + 1] += found[c]
-    return found
+            k = np.int64(new_class[ix(i)])
+            moving = k >= 0
+            row[ix(max(k, 0))] += moving            # branch-free: the class is random
+            left += moving & (old_ptr[ix(i)] != 0)
+        leaving[c + 1] = left
+
+
+def block_requests(new_class, old_ptr):
+    """Count the blocks a fused plan needs: ``new_class`` int8 (S,) (>= 0: the segment moves to
+    a fresh block of that class), ``old_ptr`` int64 (S,) (its block now; 0: none).
+
+    Returns (per_class int64 (64,): blocks wanted of each class, counts int64 (CHUNKS, 64):
+    the same per chunk of segments, leaving int64 (CHUNKS + 1,): running count of the moving
+    segments that leave a block, chunk by chunk)."""
+    counts = np.zeros((CHUNKS, 64), dtype=np.int64)
+    leaving = np.zeros(CHUNKS + 1, dtype=np.int64)
+    if new_class.shape[0]:
+        _count_requests(new_class, old_ptr, counts, leaving)
+    np.cumsum(leaving, out=leaving)
+    return counts.sum(axis=0), counts, leaving
 
 
 @dual_kernel
-def _fill_grown(new_class, old_ptr, found, grown, classes, freed):
+def _place_blocks(new_class, old_ptr, cursor, pool, leaving, target, freed, sparse):
     n = new_class.shape[0]
-    for c in numba.prange(CHUNKS):          # branch-free (see the planning section)
-        j = found[c]
-        if found[c + 1] == j:
+    last = pool.shape[0] - 1
+    for c in numba.prange(CHUNKS):
+        at = cursor[c]
+        j = leaving[c]
+        i0 = n * c // CHUNKS
+        i1 = n * (c + 1) // CHUNKS
+        if sparse:                 # few move (deletes): a branch that mostly falls through
+            for i in range(i0, i1):
+                k = np.int64(new_class[ix(i)])
+                if k >= 0:
+                    target[ix(i)] = pool[ix(at[k])]
+                    at[k] += 1
+                    if old_ptr[ix(i)] != 0 and freed.shape[0]:
+                        freed[ix(j)] = old_ptr[ix(i)]
+                        j += 1
             continue
-        last = n * (c + 1) // CHUNKS - 1
-        while new_class[last] < 0:
-            last -= 1
-        for i in range(n * c // CHUNKS, last + 1):
-            grown[ix(j)] = i
-            classes[ix(j)] = new_class[ix(i)]
-            freed[ix(j)] = old_ptr[ix(i)]
-            j += new_class[ix(i)] >= 0
+        end = i0                   # past the chunk's last segment that leaves a block
+        if leaving[c + 1] > j and freed.shape[0]:
+            end = i1
+            while new_class[ix(end - 1)] < 0 or old_ptr[ix(end - 1)] == 0:
+                end -= 1
+        for i in range(i0, i1):    # branch-free: moving or not is random
+            k = np.int64(new_class[ix(i)])
+            moving = k >= 0
+            q = ix(max(k, 0))
+            target[ix(i)] = pool[ix(min(at[q], last))]   # read only where moving
+            at[q] += moving
+            if i < end:            # one exit: the other chunks' slots stay untouched
+                p = old_ptr[ix(i)]
+                freed[ix(j)] = p
+                j += moving & (p != 0)
 
 
-def grown_segments(new_class, old_ptr, ws: Workspace | None = None):
-    """The segments of a :func:`plan_insert` plan that move to a new block: (indices int64
-    (G,), their new size classes int64 (G,), their old edge pointers int64 (G,), 0 where the
-    list had no block), from ``ws`` when given."""
-    found = _count_grown(new_class)
-    m = int(found[CHUNKS])
-    grown = take(ws, "grown", m, np.int64)
-    classes = take(ws, "grown_class", m, np.int64)
-    freed = take(ws, "grown_freed", m, np.int64)
-    if m:
-        _fill_grown(new_class, old_ptr, found, grown, classes, freed)
-    return grown, classes, freed
+SPARSE_MOVES = 8   # under one moving segment in this many, place_blocks takes the branch
+
+
+def place_blocks(new_class, old_ptr, counts, leaving, pool, ws: Workspace | None = None,
+                 list_leaving: bool = True):
+    """Hand out the blocks of :func:`block_requests`: ``pool`` int64 holds ``per_class[k]``
+    fresh blocks of every class k, class after class in ascending order (what
+    :meth:`hornet.memory.manager.MemoryManager.allocate_counts` returns).
+
+    Returns (target int64 (S,): the block of each moving segment, defined only where
+    ``new_class >= 0``; within a class the segments get the pool's blocks in segment order,
+    freed int64 (L,): the blocks the moving segments leave, in segment order, L =
+    ``leaving[-1]``; empty without ``list_leaving``)."""
+    n = new_class.shape[0]
+    target = take(ws, "target", n, np.int64)
+    freed = take(ws, "leaving_blocks", int(leaving[-1]) if list_leaving else 0, np.int64)
+    if n and pool.shape[0]:
+        # chunk c's blocks of class k follow those of the chunks before it
+        cursor = np.cumsum(counts, axis=0) - counts
+        cursor += np.concatenate(([0], np.cumsum(counts.sum(axis=0))[:-1]))
+        _place_blocks(new_class, old_ptr, cursor, pool, leaving, target, freed,
+                      pool.shape[0] * SPARSE_MOVES < n)
+    return target, freed
 
 
 # ---------------------------------------------------------------------------- fused CPU delete
