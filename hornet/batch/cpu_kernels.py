@@ -317,7 +317,11 @@ def unpack_buckets(keys, start, bits, high_bits):
 
 
 def _sort_buckets(keys, start) -> None:
-    """Sort every bucket ``keys[start[b]:start[b + 1]]`` in place, in two threads when large."""
+    """Sort every bucket ``keys[start[b]:start[b + 1]]`` in place, in two threads when large:
+    this one and one of the pool. (Two pool threads while this one waited took 0.72 ms for
+    the 2 x 10^5 keys of a 10^5-pair batch right after a parallel kernel, whose OpenMP worker
+    still spins on the other core; this thread and one pool thread 0.40 ms, this thread alone
+    0.39 ms; 2 x 10^6 keys: 2.64 ms, alone 4.06 ms.)"""
     bounds = start.tolist()
     nb = len(bounds) - 1
     if numba.get_num_threads() < 2 or keys.shape[0] < (1 << 18):
@@ -325,7 +329,9 @@ def _sort_buckets(keys, start) -> None:
         return
     half = int(np.searchsorted(start, keys.shape[0] // 2))       # about half of the keys
     half = min(max(half, 1), nb - 1) if nb > 1 else 1
-    list(_pool().map(lambda r: _sort_range(keys, bounds, *r), ((0, half), (half, nb))))
+    other = _pool().submit(_sort_range, keys, bounds, half, nb)
+    _sort_range(keys, bounds, 0, half)
+    other.result()
 
 
 def _sort_range(keys, bounds, b0, b1) -> None:
