@@ -68,10 +68,10 @@ def check_ids(named, xp=np, *, allow_out_of_range: bool = False) -> int:
     if not named:
         return 0
     if xp is np:
-        bounds = [int(f()) for a, _ in named for f in (a.min, a.max)]
+        from .cpu_kernels import id_bounds
     else:
         from .gpu_kernels import id_bounds
-        bounds = id_bounds([a for a, _ in named])
+    bounds = id_bounds([a for a, _ in named])
     for k, (a, name) in enumerate(named):
         lo, hi = bounds[2 * k], bounds[2 * k + 1]
         if lo < 0:
