@@ -566,21 +566,18 @@ class Graph:
             self._compact_memory()
         return self._change("insert", ss, dd, values, skipped)
 
-    def _fused_targets(self, new_class, old_ptr, ws, list_leaving=True):
-        """The blocks of a fused plan: (blocks wanted, int; the blocks the moving lists leave,
-        int64 (L,), in segment order (empty without ``list_leaving``); target int64 (S,): a
-        fresh block of class ``new_class`` for the segments that move, read only there). The
-        allocation is the only step of a fused batch that can fail; it runs before anything
-        is written."""
+    def _fused_targets(self, new_class, old_ptr, ws):
+        """The blocks of a fused delete plan: target int64 (S,), a fresh block of class
+        ``new_class`` for the segments that move, read only there (remove_fused lists the
+        blocks the lists leave). The allocation is the only step of a fused batch that can
+        fail; it runs before anything is written."""
         K = self._K
         per_class, counts, leaving = K.block_requests(new_class, old_ptr)
-        wanted = int(per_class.sum())
-        if not wanted:
-            return 0, old_ptr[:0], old_ptr
+        if not per_class.any():
+            return old_ptr
         pool = self._mm.allocate_counts(per_class)
-        target, freed = K.place_blocks(new_class, old_ptr, counts, leaving, pool, ws=ws,
-                                       list_leaving=list_leaving)
-        return wanted, freed, target
+        return K.place_blocks(new_class, old_ptr, counts, leaving, pool, ws=ws,
+                              list_leaving=False)[0]
 
     def _fields(self, dst, columns: dict):
         """The edge fields of a fused CPU batch (:class:`hornet.batch.cpu_kernels.EdgeFields`):
@@ -602,14 +599,18 @@ class Graph:
                   for name, dt in self._edge_schema.items()}
         sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_insert(
             ss, dd, self._degree, self._size_class, self._edge_ptr, n, mm.min_size_class, ws=ws)
-        moving, freed, target = self._fused_targets(new_class, old_ptr, ws)
+        requests = K.block_requests(new_class, old_ptr)
+        moving = int(requests[0].sum())
+        # the allocation is the only step of a fused batch that can fail: before any write
+        pool = mm.allocate_counts(requests[0]) if moving else None
         fields = self._fields(dd, values)      # after the allocation: new arrays included
         # ---- nothing above changed the graph; from here on the batch is committed ----
         self._views.clear()
         self._n = n
-        added = K.merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class,
-                               target, dd, pos, n, self._degree, self._size_class,
-                               self._edge_ptr, fields, ws=ws)
+        added, freed = K.merge_insert(sources, seg_start, old_deg, old_ptr, new_deg,
+                                      new_class, dd, pos, n, self._degree, self._size_class,
+                                      self._edge_ptr, requests if moving else None, pool,
+                                      fields, ws=ws)
         self._entries += int(added.sum())
         if moving:
             mm.release(freed)
@@ -679,8 +680,7 @@ class Graph:
         sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_delete(
             ss, dd, self._degree, self._size_class, self._edge_ptr, self._n, mm.min_size_class,
             ws=ws)
-        # remove_fused lists the blocks left (moved and emptied lists) itself
-        _, _, target = self._fused_targets(new_class, old_ptr, ws, list_leaving=False)
+        target = self._fused_targets(new_class, old_ptr, ws)
         # the removed entries' property values land here (aligned with the batch)
         gone = {name: np.empty(ss.shape[0], dtype=dt) for name, dt in self._edge_schema.items()}
         fields = self._fields(dd, gone)

@@ -1215,68 +1215,107 @@ def _remove_field(src_f, dst_f, d0, d1, pos, b, c, first, size, out_f, res, by_r
             w += hi - lo
 
 
+@numba.njit(inline="always", cache=True)
+def _place_next(q, new_class, at, pool, target):
+    """Hand segment ``q`` the next pool block of its class (``at``: the chunk's cursor per
+    class) when it moves."""
+    k = new_class[q]
+    if k >= 0:
+        target[q] = pool[ix(at[k])]
+        at[k] += 1
+
+
 @dual_kernel(threshold=LIST_KERNEL_MIN)
-def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target,
-                  dst, pos, num_vertices, degree, size_class, edge_ptr, added, ahead,
-                  bases, field_bases, sizes, values):
+def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, cursor, pool,
+                  leaving, target, freed, dst, pos, num_vertices, degree, size_class,
+                  edge_ptr, added, ahead, bases, field_bases, sizes, values):
     ns = sources.shape[0]
     nv = np.int64(max(num_vertices, 1))
-    for k in numba.prange(ns):
-        if k + VERTEX_AHEAD < ns:
-            _prefetch_row(sources[ix(k + VERTEX_AHEAD)], degree, size_class, edge_ptr, True)
-        if k + ahead < ns:
-            q = ix(k + ahead)
-            _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst, pos, nv)
-            if new_class[q] >= 0:          # a new block: written from its end
-                _prefetch_lines(target[q], target[q] + 4 * new_deg[q])
-        s = ix(k)
-        v = ix(sources[s])
-        b = np.int64(seg_start[s])
-        c = seg_start[ix(k + 1)] - b
-        d0 = np.int64(old_deg[s])
-        src_p = old_ptr[s]
-        dst_p = target[s] if new_class[s] >= 0 else src_p
-        if new_deg[s] < 0:
-            m = _search_segment(int32_view(src_p, d0), d0, dst, b, c, nv, pos)
-        else:
-            m = new_deg[s] - d0
-        added[s] = m
-        if m > 0:
-            if sizes.shape[0] == 1:            # destinations only: a constant item size
-                _merge_field(src_p, dst_p, d0, m, pos, b, c, 4, values[0], pos, False, 0, pos)
+    for chunk in numba.prange(CHUNKS):
+        k0 = ns * chunk // CHUNKS
+        k1 = ns * (chunk + 1) // CHUNKS
+        at = cursor[chunk]
+        j = leaving[chunk]
+        # blocks are placed `ahead` segments in front of the merge, where their lines are
+        # prefetched
+        for q in range(k0, min(k0 + ahead, k1)):
+            _place_next(ix(q), new_class, at, pool, target)
+        for k in range(k0, k1):
+            if k + VERTEX_AHEAD < ns:
+                _prefetch_row(sources[ix(k + VERTEX_AHEAD)], degree, size_class, edge_ptr,
+                              True)
+            if k + ahead < k1:
+                q = ix(k + ahead)
+                _place_next(q, new_class, at, pool, target)
+                _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst,
+                                  pos, nv)
+                if new_class[q] >= 0:          # a new block: written from its end
+                    _prefetch_lines(target[q], target[q] + 4 * new_deg[q])
+            s = ix(k)
+            v = ix(sources[s])
+            b = np.int64(seg_start[s])
+            c = seg_start[ix(k + 1)] - b
+            d0 = np.int64(old_deg[s])
+            src_p = old_ptr[s]
+            dst_p = target[s] if new_class[s] >= 0 else src_p
+            if new_deg[s] < 0:
+                m = _search_segment(int32_view(src_p, d0), d0, dst, b, c, nv, pos)
             else:
-                for f in range(sizes.shape[0]):    # the destinations, then each property
-                    size = sizes[f]
-                    src_f = _field_address(src_p, f, bases, field_bases, sizes)
-                    dst_f = _field_address(dst_p, f, bases, field_bases, sizes) \
-                        if dst_p != src_p else src_f
-                    _merge_field(src_f, dst_f, d0, m, pos, b, c, size, values[f], pos, False,
-                                 0, pos)
-            degree[v] = d0 + m
-        if new_class[s] >= 0:
-            edge_ptr[v] = dst_p
-            size_class[v] = new_class[s]
+                m = new_deg[s] - d0
+            added[s] = m
+            if m > 0:
+                if sizes.shape[0] == 1:            # destinations only: a constant item size
+                    _merge_field(src_p, dst_p, d0, m, pos, b, c, 4, values[0], pos, False, 0,
+                                 pos)
+                else:
+                    for f in range(sizes.shape[0]):    # the destinations, then each property
+                        size = sizes[f]
+                        src_f = _field_address(src_p, f, bases, field_bases, sizes)
+                        dst_f = _field_address(dst_p, f, bases, field_bases, sizes) \
+                            if dst_p != src_p else src_f
+                        _merge_field(src_f, dst_f, d0, m, pos, b, c, size, values[f], pos,
+                                     False, 0, pos)
+                degree[v] = d0 + m
+            if new_class[s] >= 0:
+                edge_ptr[v] = dst_p
+                size_class[v] = new_class[s]
+                if src_p != 0:                     # the block the list leaves
+                    freed[ix(j)] = src_p
+                    j += 1
 
 
-def merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target,
-                 dst, pos, num_vertices: int, degree, size_class, edge_ptr,
+def merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, dst, pos,
+                 num_vertices: int, degree, size_class, edge_ptr, requests=None, pool=None,
                  fields: EdgeFields | None = None, ws: Workspace | None = None,
                  ahead: int = MERGE_AHEAD):
     """Carry out a :func:`plan_insert` plan: search the segments it left unsearched (filling
-    their ``pos``), merge every segment's absent entries into its list (in place, or into
-    ``target[k]``, a fresh block of class ``new_class[k]``, for the lists that grow; ``target``
-    int64 (S,), read only there) and write the vertex table (degree; edge pointer and size
-    class of the moved lists). ``fields``: the edge properties' columns and the batch's
-    values (aligned with ``dst``); None: destinations only. Returns the entries added per
-    segment, int64 (S,)."""
-    added = take(ws, "added", sources.shape[0], np.int64)
+    their ``pos``), merge every segment's absent entries into its list (in place, or into a
+    fresh block of class ``new_class[k]`` for the lists that grow) and write the vertex table
+    (degree; edge pointer and size class of the moved lists).
+
+    ``requests``: what :func:`block_requests` returned for the plan, and ``pool`` the blocks
+    allocated for it (see :func:`place_blocks`: the segments get them in the same order);
+    both None when no segment moves. ``fields``: the edge properties' columns and the batch's
+    values (aligned with ``dst``); None: destinations only. Returns (the entries added per
+    segment, int64 (S,); the blocks the moved lists left, int64 (L,), in segment order)."""
+    ns = sources.shape[0]
+    added = take(ws, "added", ns, np.int64)
+    if requests is None:
+        counts, leaving = np.zeros((CHUNKS, 64), dtype=np.int64), np.zeros(CHUNKS + 1,
+                                                                          dtype=np.int64)
+        pool = np.zeros(0, dtype=np.int64)
+    else:
+        _, counts, leaving = requests
+    target = take(ws, "target", ns, np.int64)
+    freed = take(ws, "leaving_blocks", int(leaving[-1]), np.int64)
     if fields is None:
         fields = EdgeFields.destinations_only(dst)
-    if sources.shape[0]:
-        _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target,
-                      dst, pos, int(num_vertices), degree, size_class, edge_ptr, added,
-                      int(ahead), *fields.kernel_args())
-    return added
+    if ns:
+        _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class,
+                      _block_cursors(counts), pool, leaving, target, freed, dst, pos,
+                      int(num_vertices), degree, size_class, edge_ptr, added, int(ahead),
+                      *fields.kernel_args())
+    return added, freed
 
 
 @numba.njit(inline="always", cache=True)
@@ -1410,6 +1449,14 @@ def _place_blocks(new_class, old_ptr, cursor, pool, leaving, target, freed, spar
 SPARSE_MOVES = 8   # under one moving segment in this many, place_blocks takes the branch
 
 
+def _block_cursors(counts):
+    """Where each chunk's blocks of each class start in the pool (int64 (CHUNKS, 64)): chunk
+    c's blocks of class k follow those of the chunks before it, classes one after another."""
+    cursor = np.cumsum(counts, axis=0) - counts
+    cursor += np.concatenate(([0], np.cumsum(counts.sum(axis=0))[:-1]))
+    return cursor
+
+
 def place_blocks(new_class, old_ptr, counts, leaving, pool, ws: Workspace | None = None,
                  list_leaving: bool = True):
     """Hand out the blocks of :func:`block_requests`: ``pool`` int64 holds ``per_class[k]``
@@ -1424,11 +1471,8 @@ def place_blocks(new_class, old_ptr, counts, leaving, pool, ws: Workspace | None
     target = take(ws, "target", n, np.int64)
     freed = take(ws, "leaving_blocks", int(leaving[-1]) if list_leaving else 0, np.int64)
     if n and pool.shape[0]:
-        # chunk c's blocks of class k follow those of the chunks before it
-        cursor = np.cumsum(counts, axis=0) - counts
-        cursor += np.concatenate(([0], np.cumsum(counts.sum(axis=0))[:-1]))
-        _place_blocks(new_class, old_ptr, cursor, pool, leaving, target, freed,
-                      pool.shape[0] * SPARSE_MOVES < n)
+        _place_blocks(new_class, old_ptr, _block_cursors(counts), pool, leaving, target,
+                      freed, pool.shape[0] * SPARSE_MOVES < n)
     return target, freed
 
 
