@@ -597,9 +597,9 @@ class Graph:
         K, mm, ws = self._K, self._mm, self._scratch()
         values = {name: np.ascontiguousarray(values[name], dtype=dt)
                   for name, dt in self._edge_schema.items()}
-        sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_insert(
-            ss, dd, self._degree, self._size_class, self._edge_ptr, n, mm.min_size_class, ws=ws)
-        requests = K.block_requests(new_class, old_ptr)
+        sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos, requests = \
+            K.plan_insert(ss, dd, self._degree, self._size_class, self._edge_ptr, n,
+                          mm.min_size_class, ws=ws)
         moving = int(requests[0].sum())
         # the allocation is the only step of a fused batch that can fail: before any write
         pool = mm.allocate_counts(requests[0]) if moving else None

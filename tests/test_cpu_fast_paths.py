@@ -199,7 +199,10 @@ def test_plan_and_merge_kernels_against_numpy():
     deg = g._degree.copy()
     plan = K.plan_insert(ss, dd, g._degree, g._size_class, g._edge_ptr, 200,
                          g._mm.min_size_class)
-    sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = plan
+    sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos, requests = plan
+    for counted, recounted in zip(requests, K.block_requests(new_class, old_ptr)):
+        np.testing.assert_array_equal(counted, recounted)
+    assert requests[0].sum() == (new_class >= 0).sum() > 0
     seg_len = np.diff(seg_start)
     np.testing.assert_array_equal(sources, np.unique(ss))
     np.testing.assert_array_equal(old_deg, deg[sources])

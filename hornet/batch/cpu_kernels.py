@@ -978,39 +978,47 @@ def _prefetch_row(v, degree, size_class, edge_ptr, for_write):
 
 @dual_kernel(threshold=LIST_KERNEL_MIN)
 def _plan_insert(sources, seg_start, dst, degree, size_class, edge_ptr, num_vertices,
-                 min_class, defer, old_deg, old_ptr, new_deg, new_class, pos):
+                 min_class, defer, old_deg, old_ptr, new_deg, new_class, pos, counts, leaving):
     # the vertex rows are prefetched VERTEX_AHEAD segments ahead (ascending, but a few lines
     # apart: too sparse for the hardware prefetcher); not the lists to search (that cost more
     # loads than it saved, measured)
     ns = sources.shape[0]
     nv = np.int64(max(num_vertices, 1))
-    for k in numba.prange(ns):
-        if k + VERTEX_AHEAD < ns:
-            _prefetch_row(sources[ix(k + VERTEX_AHEAD)], degree, size_class, edge_ptr, False)
-        s = ix(k)
-        v = ix(sources[s])
-        b = np.int64(seg_start[s])
-        c = seg_start[ix(k + 1)] - b
-        d0 = np.int64(degree[v])
-        cls = np.int64(size_class[v])
-        cap = (np.int64(1) << cls) if cls >= 0 else np.int64(0)
-        p = edge_ptr[v]
-        old_deg[s] = d0
-        old_ptr[s] = p
-        new_class[s] = -1
-        if d0 == 0:                          # every entry is new, inserted before slot 0
-            for j in range(c):
-                pos[ix(b + j)] = -1
-            m = c
-        elif defer and d0 + c <= cap:        # fits whatever is present: merge_insert searches
-            new_deg[s] = -1
-            continue
-        else:
-            m = _search_segment(int32_view(p, d0), d0, dst, b, c, nv, pos)
-        d1 = d0 + m
-        new_deg[s] = d1
-        if d1 > cap:
-            new_class[s] = _smallest_class(d1, min_class)
+    for chunk in numba.prange(CHUNKS):      # chunks as block_requests counts them
+        row = counts[chunk]
+        left = 0
+        for k in range(ns * chunk // CHUNKS, ns * (chunk + 1) // CHUNKS):
+            if k + VERTEX_AHEAD < ns:
+                _prefetch_row(sources[ix(k + VERTEX_AHEAD)], degree, size_class, edge_ptr,
+                              False)
+            s = ix(k)
+            v = ix(sources[s])
+            b = np.int64(seg_start[s])
+            c = seg_start[ix(k + 1)] - b
+            d0 = np.int64(degree[v])
+            cls = np.int64(size_class[v])
+            cap = (np.int64(1) << cls) if cls >= 0 else np.int64(0)
+            p = edge_ptr[v]
+            old_deg[s] = d0
+            old_ptr[s] = p
+            new_class[s] = -1
+            if d0 == 0:                          # every entry is new, inserted before slot 0
+                for j in range(c):
+                    pos[ix(b + j)] = -1
+                m = c
+            elif defer and d0 + c <= cap:        # fits whatever is present: merge_insert
+                new_deg[s] = -1                  # searches it
+                continue
+            else:
+                m = _search_segment(int32_view(p, d0), d0, dst, b, c, nv, pos)
+            d1 = d0 + m
+            new_deg[s] = d1
+            if d1 > cap:
+                k_new = _smallest_class(d1, min_class)
+                new_class[s] = k_new
+                row[ix(k_new)] += 1
+                left += p != 0
+        leaving[chunk + 1] = left
 
 
 def plan_insert(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_class: int,
@@ -1021,18 +1029,23 @@ def plan_insert(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_c
 
     Returns (sources int32 (S,), seg_start int32 (S + 1,): segment k is entries
     ``seg_start[k]:seg_start[k + 1]``, old_deg int32 (S,), old_ptr int64 (S,), new_deg int32
-    (S,), new_class int8 (S,), pos int32 (n,)). Per segment (one per distinct source): ``new_class >= 0`` when the list
-    outgrows its block (it moves to a new block of that class); ``new_deg`` the degree after
-    the batch, or -1 for a list whose block has room for every entry of its segment and that
-    is not searched yet (:func:`merge_insert` does it). ``pos``: for the entries of searched
-    segments, as :func:`find_positions` gives them (absent: ``-1 - p``); others undefined.
-    Arrays come from ``ws`` when given.
+    (S,), new_class int8 (S,), pos int32 (n,), requests). Per segment (one per distinct
+    source): ``new_class >= 0`` when the list outgrows its block (it moves to a new block of
+    that class); ``new_deg`` the degree after the batch, or -1 for a list whose block has
+    room for every entry of its segment and that is not searched yet (:func:`merge_insert`
+    does it). ``pos``: for the entries of searched segments, as :func:`find_positions` gives
+    them (absent: ``-1 - p``); others undefined. ``requests``: the blocks the plan needs, as
+    :func:`block_requests` counts them (counted while planning). Arrays come from ``ws`` when
+    given.
     """
     plan = _plan_arrays(src, ws)
+    counts = np.zeros((CHUNKS, 64), dtype=np.int64)
+    leaving = np.zeros(CHUNKS + 1, dtype=np.int64)
     if plan[0].shape[0]:
         _plan_insert(plan[0], plan[1], dst, degree, size_class, edge_ptr, int(num_vertices),
-                     int(min_class), bool(DEFER_SEARCH), *plan[2:])
-    return plan
+                     int(min_class), bool(DEFER_SEARCH), *plan[2:], counts, leaving)
+    np.cumsum(leaving, out=leaving)
+    return (*plan, (counts.sum(axis=0), counts, leaving))
 
 
 def _plan_arrays(src, ws: Workspace | None):
