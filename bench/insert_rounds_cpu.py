@@ -38,15 +38,15 @@ def main() -> None:
     rng = np.random.default_rng(7)
     c = g.insert_edges(rng.integers(0, n, 1000), rng.integers(0, n, 1000))   # compile / load
     g.delete_edges(c.src, c.dst)
-    requests = K.block_requests
+    plan = K.plan_insert
     seen = {}
 
     def counted(*a, **k):
-        out = requests(*a, **k)
-        seen["moved"] = int(out[0].sum())
+        out = plan(*a, **k)
+        seen["moved"] = int(out[-1][0].sum())    # the blocks the plan requests
         return out
 
-    K.block_requests = counted
+    K.plan_insert = counted
     stages.instrument(g)
     print(f"| round | insert ms | lists moved | {' | '.join(STAGES)} |")
     print("|---" * (3 + len(STAGES)) + "|")

@@ -879,12 +879,15 @@ def list_violations(edge_ptr, degree, num_vertices, out):
 #   plan_insert   (nothing written to the graph) per list: a list that has no block, or whose
 #                 block has room for all of its segment's entries (upper bound: none present),
 #                 needs no search yet; the others are searched now, so that exactly the lists
-#                 that outgrow their block are known and get a new block's size class.
+#                 that outgrow their block are known and get a new block's size class. It
+#                 counts the blocks wanted per class and chunk of segments as it goes.
 #   (the batch allocates those blocks: the only step that can fail, before anything changes)
-#   merge_insert  per list: searches the lists that plan_insert left unsearched (their lines
-#                 come into cache for the merge that follows at once), merges the new entries
-#                 in place or into the new block, every edge field alike (the batch's
-#                 property values with the destinations), and writes the vertex table row.
+#   merge_insert  per list: hands a moving list its block (chunk by chunk, in segment order,
+#                 as far ahead as it prefetches), searches the lists that plan_insert left
+#                 unsearched (their lines come into cache for the merge that follows at
+#                 once), merges the new entries in place or into the new block, every edge
+#                 field alike (the batch's property values with the destinations), writes the
+#                 vertex table row and lists the block a moved list leaves.
 #   changed_pairs  the entries really inserted (undirected: once, src < dst).
 #
 # These four per-list kernels (plan_insert, merge_insert, plan_delete, remove_fused) take their
