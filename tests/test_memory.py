@@ -52,6 +52,20 @@ def test_array_directory_finds_the_same_array_as_a_binary_search(gaps, start, pr
     assert got.tolist() == [_holding(bases, int(a)) for a in addresses]
 
 
+def test_release_of_no_blocks_without_arrays():
+    """A delete that empties every list hands release only zero pointers; with no block
+    array left, nothing is looked up (the empty directory)."""
+    mm = MemoryManager([("dst", np.int32)], block_array_edges=64)
+    assert array_directory(np.zeros(0, dtype=np.int64)).tolist() == [6, 0, 0]
+    mm.release(np.zeros(5, dtype=np.int64))
+    ptrs = mm.allocate(1, 3)
+    mm.release(np.concatenate([ptrs, np.zeros(2, dtype=np.int64)]))
+    mm.release_spares()
+    assert not mm.lookup().arrays
+    mm.release(np.zeros(4, dtype=np.int64))
+    assert mm.stats()["block_bytes"] == 0
+
+
 @numba.njit
 def _in_directory(directory, bases, address):
     return array_in_directory(directory, bases, address)

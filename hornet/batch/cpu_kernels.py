@@ -979,6 +979,25 @@ def _prefetch_row(v, degree, size_class, edge_ptr, for_write):
         prefetch(edge_ptr.ctypes.data + edge_ptr.itemsize * w)
 
 
+@numba.njit(inline="always", cache=True)
+def _plan_row(k, sources, seg_start, degree, size_class, edge_ptr, old_deg, old_ptr,
+              new_class):
+    """What a plan reads of segment ``k`` (its first entry, length, and its vertex's degree,
+    size class and edge pointer, returned), with the degree and pointer recorded and no new
+    class yet; the vertex row VERTEX_AHEAD segments on is prefetched."""
+    if k + VERTEX_AHEAD < sources.shape[0]:
+        _prefetch_row(sources[ix(k + VERTEX_AHEAD)], degree, size_class, edge_ptr, False)
+    s = ix(k)
+    v = ix(sources[s])
+    b = np.int64(seg_start[s])
+    d0 = np.int64(degree[v])
+    p = edge_ptr[v]
+    old_deg[s] = d0
+    old_ptr[s] = p
+    new_class[s] = -1
+    return b, seg_start[ix(k + 1)] - b, d0, np.int64(size_class[v]), p
+
+
 @dual_kernel(threshold=LIST_KERNEL_MIN)
 def _plan_insert(sources, seg_start, dst, degree, size_class, edge_ptr, num_vertices,
                  min_class, defer, old_deg, old_ptr, new_deg, new_class, pos, counts, leaving):
@@ -991,20 +1010,10 @@ def _plan_insert(sources, seg_start, dst, degree, size_class, edge_ptr, num_vert
         row = counts[chunk]
         left = 0
         for k in range(ns * chunk // CHUNKS, ns * (chunk + 1) // CHUNKS):
-            if k + VERTEX_AHEAD < ns:
-                _prefetch_row(sources[ix(k + VERTEX_AHEAD)], degree, size_class, edge_ptr,
-                              False)
             s = ix(k)
-            v = ix(sources[s])
-            b = np.int64(seg_start[s])
-            c = seg_start[ix(k + 1)] - b
-            d0 = np.int64(degree[v])
-            cls = np.int64(size_class[v])
+            b, c, d0, cls, p = _plan_row(k, sources, seg_start, degree, size_class, edge_ptr,
+                                         old_deg, old_ptr, new_class)
             cap = (np.int64(1) << cls) if cls >= 0 else np.int64(0)
-            p = edge_ptr[v]
-            old_deg[s] = d0
-            old_ptr[s] = p
-            new_class[s] = -1
             if d0 == 0:                          # every entry is new, inserted before slot 0
                 for j in range(c):
                     pos[ix(b + j)] = -1
@@ -1511,18 +1520,9 @@ def _plan_delete(sources, seg_start, dst, degree, size_class, edge_ptr, num_vert
     ns = sources.shape[0]
     nv = np.int64(max(num_vertices, 1))
     for k in numba.prange(ns):
-        if k + VERTEX_AHEAD < ns:
-            _prefetch_row(sources[ix(k + VERTEX_AHEAD)], degree, size_class, edge_ptr, False)
         s = ix(k)
-        v = ix(sources[s])
-        b = np.int64(seg_start[s])
-        c = seg_start[ix(k + 1)] - b
-        d0 = np.int64(degree[v])
-        cls = np.int64(size_class[v])
-        p = edge_ptr[v]
-        old_deg[s] = d0
-        old_ptr[s] = p
-        new_class[s] = -1
+        b, c, d0, cls, p = _plan_row(k, sources, seg_start, degree, size_class, edge_ptr,
+                                     old_deg, old_ptr, new_class)
         if d0 == 0:                          # nothing to delete: every entry is absent
             for j in range(c):
                 pos[ix(b + j)] = -1

@@ -51,11 +51,16 @@ DIRECTORY_BITS = 14
 
 @numba.njit(cache=True)
 def array_directory(bases):
-    """The directory of ``bases`` (int64 (A,), A >= 1, ascending) for
-    :func:`array_in_directory`: int32 (G + 2,); entry 0 is the granule's log2 size, entry
-    ``1 + g`` the index of the last base <= ``bases[0] + (g << shift)``, entry ``G + 1`` is
-    A - 1 (G: the granules, at most ``2**DIRECTORY_BITS``)."""
+    """The directory of ``bases`` (int64 (A,), ascending) for :func:`array_in_directory`:
+    int32 (G + 2,); entry 0 is the granule's log2 size, entry ``1 + g`` the index of the last
+    base <= ``bases[0] + (g << shift)``, entry ``G + 1`` is A - 1 (G: the granules, at most
+    ``2**DIRECTORY_BITS``). Without arrays (A = 0) it holds one granule and maps nothing:
+    no address may be looked up in it."""
     na = bases.shape[0]
+    if na == 0:
+        out = np.zeros(3, dtype=np.int32)
+        out[0] = 6
+        return out
     span = bases[na - 1] - bases[0]
     shift = 6
     while (span >> shift) >= (1 << DIRECTORY_BITS):
