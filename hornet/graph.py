@@ -424,16 +424,19 @@ class Graph:
         self._edge_ptr = grown(self._edge_ptr)
         self._vprops = {k: grown(a) for k, a in self._vprops.items()}
 
-    def _unique_pairs(self, s, d, n, values=None):
+    def _unique_pairs(self, s, d, n, values=None, segments: bool = False):
         """Sort a batch by (src, dst), mirror it for undirected graphs, drop repeats (first
-        wins). Returns (src int32, dst int32, values reordered to match, self-loops dropped)."""
+        wins). Returns (src int32, dst int32, values reordered to match, self-loops dropped);
+        with ``segments`` (CPU) a fifth item, the segments found on the way or None (see
+        :func:`hornet.batch.cpu_kernels.sorted_unique_pairs`)."""
         mirror = not self.directed
-        order, ss, dd, loops = self._K.sorted_unique_pairs(
-            s, d, n, mirror, need_order=bool(values), ws=self._scratch())
-        if not values:
-            return ss, dd, {}, int(loops)
-        pair = order >> 1 if mirror else order
-        return ss, dd, {k: v[pair] for k, v in values.items()}, int(loops)
+        extra = {"segments": True} if segments else {}
+        order, ss, dd, loops, *found = self._K.sorted_unique_pairs(
+            s, d, n, mirror, need_order=bool(values), ws=self._scratch(), **extra)
+        if values:
+            pair = order >> 1 if mirror else order
+            values = {k: v[pair] for k, v in values.items()}
+        return (ss, dd, values or {}, int(loops)) + tuple(found)
 
     def _scratch(self):
         """The backend's reusable buffers for this graph's batch temporaries (CPU:
@@ -541,9 +544,9 @@ class Graph:
         xp, K = self._xp, self._K
         self._reserve(n)
         ws = self._scratch()
-        ss, dd, values, skipped = self._unique_pairs(s, d, n, values)
         if self.device == "cpu" and self._fused_insert:
-            return self._insert_fused(ss, dd, values, skipped, n)
+            return self._insert_fused(*self._unique_pairs(s, d, n, values, segments=True), n)
+        ss, dd, values, skipped = self._unique_pairs(s, d, n, values)
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n, ws=ws)
         kept, ss, dd, insert_at = K.keep_entries(pos, ss, dd, True, bool(values), ws=ws)
         if kept is not None:
@@ -590,7 +593,7 @@ class Graph:
         lookup = self._mm.lookup()
         return self._K.EdgeFields.of(lookup.bases, lookup.field_bases, batch)
 
-    def _insert_fused(self, ss, dd, values, skipped, n) -> EdgeChange:
+    def _insert_fused(self, ss, dd, values, skipped, segments, n) -> EdgeChange:
         """CPU insert (see the fused-insert section of :mod:`hornet.batch.cpu_kernels`):
         plan (searching only the lists that may outgrow their block), allocate, then
         search-and-merge every list, every edge field, in one pass."""
@@ -599,7 +602,7 @@ class Graph:
                   for name, dt in self._edge_schema.items()}
         sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos, requests = \
             K.plan_insert(ss, dd, self._degree, self._size_class, self._edge_ptr, n,
-                          mm.min_size_class, ws=ws)
+                          mm.min_size_class, ws=ws, segments=segments)
         moving = int(requests[0].sum())
         # the allocation is the only step of a fused batch that can fail: before any write
         pool = mm.allocate_counts(requests[0]) if moving else None
@@ -645,9 +648,10 @@ class Graph:
             inside = (s < self._n) & (d < self._n)
             s, d = s[inside], d[inside]
         ws = self._scratch()
-        ss, dd, _, _ = self._unique_pairs(s, d, max(self._n, 1))
         if self.device == "cpu" and self._fused_delete:
-            return self._delete_fused(ss, dd)
+            ss, dd, _, _, segments = self._unique_pairs(s, d, max(self._n, 1), segments=True)
+            return self._delete_fused(ss, dd, segments)
+        ss, dd, _, _ = self._unique_pairs(s, d, max(self._n, 1))
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n, ws=ws)
         _, ss, dd, pos = K.keep_entries(pos, ss, dd, False, ws=ws)
         sources, seg_start, seg_len, old_deg, new_deg, old_ptrs, shrink = K.plan_segments(
@@ -672,14 +676,14 @@ class Graph:
         self._compact_memory()
         return self._change("delete", ss, dd, gone)
 
-    def _delete_fused(self, ss, dd) -> EdgeChange:
+    def _delete_fused(self, ss, dd, segments=None) -> EdgeChange:
         """CPU delete (see the fused-delete section of :mod:`hornet.batch.cpu_kernels`):
         plan (searching only the lists that may move to a smaller block), allocate, then
         search-and-remove every list, every edge field, in one pass."""
         K, mm, ws = self._K, self._mm, self._scratch()
         sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_delete(
             ss, dd, self._degree, self._size_class, self._edge_ptr, self._n, mm.min_size_class,
-            ws=ws)
+            ws=ws, segments=segments)
         target = self._fused_targets(new_class, old_ptr, ws)
         # the removed entries' property values land here (aligned with the batch)
         gone = {name: np.empty(ss.shape[0], dtype=dt) for name, dt in self._edge_schema.items()}

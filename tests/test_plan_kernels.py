@@ -183,6 +183,18 @@ def test_sorted_unique_pairs_without_order(rng, mirror, nv, n):
     key = np.unique(ps.astype(np.int64) * nv + pd)
     np.testing.assert_array_equal(src, key // nv)
     np.testing.assert_array_equal(dst, key % nv)
+    # the segments found on the way, where found, are those of the result
+    *again, segments = C.sorted_unique_pairs(s, d, nv, mirror, need_order=False,
+                                             segments=True)
+    np.testing.assert_array_equal(again[1], src)
+    entries = n * (2 if mirror else 1)
+    assert (segments is not None) == (entries >= C.PARTITION_MIN and 256 <= nv <= 1 << 20)
+    if segments is not None:
+        sources, seg_start = segments
+        heads = np.flatnonzero(np.r_[True, src[1:] != src[:-1]]) if src.size else []
+        assert sources.dtype == np.int32 and seg_start.dtype == np.int32
+        np.testing.assert_array_equal(sources, src[heads])
+        np.testing.assert_array_equal(seg_start, np.r_[heads, src.size])
 
 
 def csr_lists(rng, nv, hub):

@@ -314,37 +314,55 @@ def partition_pairs(s, d, bits, high_bits, mirror, keys):
 
 
 @numba.njit(parallel=True, cache=True)
-def unpack_buckets(keys, start, bits, high_bits):
+def unpack_buckets(keys, start, bits, high_bits, sources, seg_start):
     """From buckets of sorted low keys (see :func:`partition_pairs`): (src int32, dst int32)
-    of the distinct pairs, ascending."""
+    of the distinct pairs, ascending, and S, the number of their segments, written to
+    ``sources[:S]`` (int32, the distinct sources) and ``seg_start[:S + 1]`` (int32, where
+    each one's pairs start, then the pair count) as :func:`plan_insert` takes them; both at
+    least as long as ``keys`` (+ 1). Needs ``high_bits <= bits``: a source's keys then lie in
+    one bucket."""
     nb = start.shape[0] - 1
     low_bits = np.uint64(2 * bits - high_bits)
     b64 = np.uint64(bits)
     dmask = (np.uint64(1) << b64) - np.uint64(1)
     groups = min(nb, PART_CHUNKS)
     found = np.zeros(groups + 1, dtype=np.int64)
+    heads = np.zeros(groups + 1, dtype=np.int64)
     for g in numba.prange(groups):
         k = 0
+        h = 0
         for b in range(nb * g // groups, nb * (g + 1) // groups):
             for p in range(start[b], start[b + 1]):
-                if p == start[b] or keys[ix(p)] != keys[ix(p - 1)]:
+                x = keys[ix(p)]
+                if p == start[b] or x != keys[ix(p - 1)]:
                     k += 1
+                    h += p == start[b] or (x >> b64) != (keys[ix(p - 1)] >> b64)
         found[g + 1] = k
+        heads[g + 1] = h
     for g in range(groups):
         found[g + 1] += found[g]
+        heads[g + 1] += heads[g]
     src = np.empty(found[groups], dtype=np.int32)
     dst = np.empty(found[groups], dtype=np.int32)
+    seg_start[heads[groups]] = found[groups]
     for g in numba.prange(groups):
         j = found[g]
+        h = heads[g]
         for b in range(nb * g // groups, nb * (g + 1) // groups):
             high = np.uint64(b) << low_bits
             for p in range(start[b], start[b + 1]):
-                if p == start[b] or keys[ix(p)] != keys[ix(p - 1)]:
-                    key = high | np.uint64(keys[ix(p)])
-                    src[ix(j)] = np.int32(key >> b64)
+                x = keys[ix(p)]
+                if p == start[b] or x != keys[ix(p - 1)]:
+                    key = high | np.uint64(x)
+                    u = np.int32(key >> b64)
+                    src[ix(j)] = u
                     dst[ix(j)] = np.int32(key & dmask)
+                    if p == start[b] or (x >> b64) != (keys[ix(p - 1)] >> b64):
+                        sources[ix(h)] = u
+                        seg_start[ix(h)] = j
+                        h += 1
                     j += 1
-    return src, dst
+    return src, dst, heads[groups]
 
 
 def _sort_buckets(keys, start) -> None:
@@ -382,25 +400,38 @@ def _pool():
 
 
 def sorted_unique_pairs(s: np.ndarray, d: np.ndarray, num_vertices: int, mirror: bool,
-                        need_order: bool = True, ws: Workspace | None = None):
+                        need_order: bool = True, ws: Workspace | None = None,
+                        segments: bool = False):
     """Sort a batch by (src, dst) and drop repeats, first entry wins.
 
     ``mirror``: undirected batch; each pair stands for both directions and self-loops are
     dropped. Returns (order into the (mirrored) entries, src int32, dst int32, self-loops);
     with ``need_order=False`` the order is not computed (None). ``ws``: a workspace for the
-    sort keys.
+    sort keys. With ``segments`` a fifth item: the segments of the result as
+    :func:`plan_insert` takes them ((sources, seg_start), found while unpacking the bucket
+    sort of large batches), or None where they were not found on the way.
     """
     bits = max(1, int(num_vertices - 1).bit_length())
     entries = s.shape[0] * (2 if mirror else 1)
     index_bits = max(1, int(entries - 1).bit_length()) if need_order else 0
     high_bits = max(2 * bits - 32, min(8, 2 * bits))
-    if not need_order and entries >= PARTITION_MIN and high_bits <= MAX_HIGH_BITS:
+    if not need_order and entries >= PARTITION_MIN and high_bits <= min(MAX_HIGH_BITS, bits):
         keys = take(ws, "sort_keys", entries, np.uint32)
         start, m, loops = partition_pairs(s, d, bits, high_bits, mirror, keys)
         keys = keys[:m]
         _sort_buckets(keys, start)
-        src, dst = unpack_buckets(keys, start, bits, high_bits)
-        return None, src, dst, int(loops)
+        # the segments go to the plan's buffers (reused batch after batch)
+        sources = take(ws, "sources", m, np.int32)
+        seg_start = take(ws, "seg_start32", m + 1, np.int32)
+        src, dst, ns = unpack_buckets(keys, start, bits, high_bits, sources, seg_start)
+        found = (sources[:ns], seg_start[:ns + 1])
+        return (None, src, dst, int(loops)) + ((found,) if segments else ())
+    out = _sorted_unique_pairs(s, d, bits, mirror, need_order, index_bits)
+    return out + (None,) if segments else out
+
+
+def _sorted_unique_pairs(s, d, bits: int, mirror: bool, need_order: bool, index_bits: int):
+    """:func:`sorted_unique_pairs` for batches that the bucket sort does not take."""
     if 2 * bits + index_bits <= 63:
         keys = parallel_sort(pack_pairs(s, d, bits, index_bits, mirror))
         order, src, dst, loops = unpack_unique(keys, bits, index_bits)
@@ -1034,7 +1065,7 @@ def _plan_insert(sources, seg_start, dst, degree, size_class, edge_ptr, num_vert
 
 
 def plan_insert(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_class: int,
-                ws: Workspace | None = None):
+                ws: Workspace | None = None, segments=None):
     """Plan the insertion of a batch sorted by (src, dst), duplicate-free (int32 (n,) each)
     into a graph (vertex table ``degree`` int32, ``size_class`` int8, ``edge_ptr`` int64);
     changes nothing.
@@ -1048,9 +1079,10 @@ def plan_insert(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_c
     does it). ``pos``: for the entries of searched segments, as :func:`find_positions` gives
     them (absent: ``-1 - p``); others undefined. ``requests``: the blocks the plan needs, as
     :func:`block_requests` counts them (counted while planning). Arrays come from ``ws`` when
-    given.
+    given; ``segments``: (sources, seg_start) of ``src`` when known (see
+    :func:`sorted_unique_pairs`).
     """
-    plan = _plan_arrays(src, ws)
+    plan = _plan_arrays(src, ws, segments)
     counts = np.zeros((CHUNKS, 64), dtype=np.int64)
     leaving = np.zeros(CHUNKS + 1, dtype=np.int64)
     if plan[0].shape[0]:
@@ -1060,23 +1092,29 @@ def plan_insert(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_c
     return (*plan, (counts.sum(axis=0), counts, leaving))
 
 
-def _plan_arrays(src, ws: Workspace | None):
+def _plan_arrays(src, ws: Workspace | None, segments=None):
     """The arrays of a fused plan of the sorted batch ``src`` (see :func:`plan_insert`), with
-    the segments found (sources, seg_start) and the rest to be filled."""
+    the segments found (sources, seg_start; or ``segments``, found already) and the rest to be
+    filled."""
     n = src.shape[0]
-    found = _count_heads(src)
-    ns = int(found[CHUNKS])
-    # narrow types where they suffice: these arrays are written and read once per batch
-    sources = take(ws, "sources", ns, np.int32)
-    seg_start = take(ws, "seg_start32", ns + 1, np.int32)
+    if segments is not None:
+        sources, seg_start = segments
+        ns = sources.shape[0]
+    else:
+        found = _count_heads(src)
+        ns = int(found[CHUNKS])
+        # narrow types where they suffice: these arrays are written and read once per batch
+        sources = take(ws, "sources", ns, np.int32)
+        seg_start = take(ws, "seg_start32", ns + 1, np.int32)
     old_deg = take(ws, "old_deg32", ns, np.int32)
     old_ptr = take(ws, "old_ptr", ns, np.int64)
     new_deg = take(ws, "new_deg32", ns, np.int32)
     new_class = take(ws, "new_class8", ns, np.int8)
     pos = take(ws, "positions32", n, np.int32)
-    seg_start[ns] = n
-    if ns:
-        _fill_heads(src, found, sources, seg_start)
+    if segments is None:
+        seg_start[ns] = n
+        if ns:
+            _fill_heads(src, found, sources, seg_start)
     return sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos
 
 
@@ -1540,7 +1578,7 @@ def _plan_delete(sources, seg_start, dst, degree, size_class, edge_ptr, num_vert
 
 
 def plan_delete(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_class: int,
-                ws: Workspace | None = None):
+                ws: Workspace | None = None, segments=None):
     """Plan the deletion of a batch sorted by (src, dst), duplicate-free (int32 (n,) each)
     from a graph (vertex table ``degree`` int32, ``size_class`` int8, ``edge_ptr`` int64);
     changes nothing.
@@ -1548,9 +1586,10 @@ def plan_delete(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_c
     Returns the arrays of :func:`plan_insert` (sources, seg_start, old_deg, old_ptr,
     new_deg, new_class, pos), with ``new_class >= 0`` for the lists that move to a smaller
     block (kept under a quarter of their capacity) and ``new_deg`` -1 for the lists that cannot
-    move and are not searched yet (:func:`remove_fused` does it). Arrays come from ``ws``.
+    move and are not searched yet (:func:`remove_fused` does it). Arrays come from ``ws``;
+    ``segments`` as in :func:`plan_insert`.
     """
-    plan = _plan_arrays(src, ws)
+    plan = _plan_arrays(src, ws, segments)
     if plan[0].shape[0]:
         _plan_delete(plan[0], plan[1], dst, degree, size_class, edge_ptr, int(num_vertices),
                      int(min_class), *plan[2:])
