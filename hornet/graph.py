@@ -575,12 +575,10 @@ class Graph:
         blocks the lists leave). The allocation is the only step of a fused batch that can
         fail; it runs before anything is written."""
         K = self._K
-        per_class, counts, leaving = K.block_requests(new_class, old_ptr)
+        per_class, counts, _ = K.block_requests(new_class, old_ptr)
         if not per_class.any():
             return old_ptr
-        pool = self._mm.allocate_counts(per_class)
-        return K.place_blocks(new_class, old_ptr, counts, leaving, pool, ws=ws,
-                              list_leaving=False)[0]
+        return K.place_blocks(new_class, counts, self._mm.allocate_counts(per_class), ws=ws)
 
     def _fields(self, dst, columns: dict):
         """The edge fields of a fused CPU batch (:class:`hornet.batch.cpu_kernels.EdgeFields`):

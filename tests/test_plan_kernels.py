@@ -341,14 +341,18 @@ def test_kernels_with_a_workspace_agree(rng):
 @pytest.mark.parametrize("n", [0, 1, 7, 1000, 40_000])
 @pytest.mark.parametrize("moving", [0.0, 0.01, 0.3, 1.0])
 def test_block_requests_and_place_blocks(rng, n, moving):
-    """Each moving segment gets the next pool block of its class in segment order, and the
-    blocks left behind are listed in segment order (against a Python reference)."""
+    """Each moving segment gets the next pool block of its class in segment order (against a
+    Python reference); the moving segments that leave a block are counted chunk by chunk."""
     new_class = np.where(rng.random(n) < moving, rng.integers(0, 12, n), -1).astype(np.int8)
     old_ptr = np.where(rng.random(n) < 0.5, rng.integers(1, 1 << 40, n), 0).astype(np.int64)
     per_class, counts, leaving = C.block_requests(new_class, old_ptr)
     assert per_class.tolist() == np.bincount(new_class[new_class >= 0], minlength=64).tolist()
+    leaves = (new_class >= 0) & (old_ptr != 0)
+    # chunk c holds the segments [n * c // CHUNKS, n * (c + 1) // CHUNKS)
+    assert leaving.tolist() == [int(leaves[:n * c // C.CHUNKS].sum())
+                                for c in range(C.CHUNKS + 1)]
     pool = rng.permutation(1 << 20)[:int(per_class.sum())].astype(np.int64) + (1 << 44)
-    target, freed = C.place_blocks(new_class, old_ptr, counts, leaving, pool)
+    target = C.place_blocks(new_class, counts, pool)
     start = np.concatenate(([0], np.cumsum(per_class)[:-1]))
     expect_target, taken = {}, {}
     for i in range(n):
@@ -357,9 +361,3 @@ def test_block_requests_and_place_blocks(rng, n, moving):
             expect_target[i] = int(pool[start[k] + taken.get(k, 0)])
             taken[k] = taken.get(k, 0) + 1
     assert {i: int(target[i]) for i in expect_target} == expect_target
-    left = old_ptr[(new_class >= 0) & (old_ptr != 0)]
-    assert freed.tolist() == left.tolist()
-    target2, none = C.place_blocks(new_class, old_ptr, counts, leaving, pool,
-                                   list_leaving=False)
-    assert none.shape == (0,)
-    assert {i: int(target2[i]) for i in expect_target} == expect_target

@@ -1439,11 +1439,13 @@ def changed_pairs(pos, src, dst, directed: bool, present: bool, with_index: bool
 
 
 # The blocks of a fused plan. Segments with ``new_class >= 0`` move to a fresh block of that
-# class. One counting pass gives the host its per-class request (and each chunk's share);
-# after the allocation one placing pass hands every moving segment its block and lists the
-# blocks that the lists leave, in segment order. Before, the moving segments were compacted,
+# class. Counting per class and chunk of segments gives the host its per-class request; after
+# the allocation, chunk c's segments of class k take the pool's blocks after those of the
+# chunks before it. Inserts count while planning (plan_insert) and hand out while merging
+# (merge_insert, which also lists the blocks the lists leave); deletes use the two kernels
+# below (remove_fused lists the blocks left). Before, the moving segments were compacted,
 # counted by class, placed and scattered back (four passes, about 0.6 ms of a 10^5 insert into
-# Kronecker 20); same-process A/B of the whole insert: 0.914 per-round ratio, deletes 1.011.
+# Kronecker 20).
 @dual_kernel
 def _count_requests(new_class, old_ptr, counts, leaving):
     n = new_class.shape[0]
@@ -1474,39 +1476,23 @@ def block_requests(new_class, old_ptr):
 
 
 @dual_kernel
-def _place_blocks(new_class, old_ptr, cursor, pool, leaving, target, freed, sparse):
+def _place_blocks(new_class, cursor, pool, target, sparse):
     n = new_class.shape[0]
     last = pool.shape[0] - 1
     for c in numba.prange(CHUNKS):
         at = cursor[c]
-        j = leaving[c]
-        i0 = n * c // CHUNKS
-        i1 = n * (c + 1) // CHUNKS
-        if sparse:                 # few move (deletes): a branch that mostly falls through
-            for i in range(i0, i1):
+        if sparse:                 # few move: a branch that mostly falls through
+            for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
                 k = np.int64(new_class[ix(i)])
                 if k >= 0:
                     target[ix(i)] = pool[ix(at[k])]
                     at[k] += 1
-                    if old_ptr[ix(i)] != 0 and freed.shape[0]:
-                        freed[ix(j)] = old_ptr[ix(i)]
-                        j += 1
             continue
-        end = i0                   # past the chunk's last segment that leaves a block
-        if leaving[c + 1] > j and freed.shape[0]:
-            end = i1
-            while new_class[ix(end - 1)] < 0 or old_ptr[ix(end - 1)] == 0:
-                end -= 1
-        for i in range(i0, i1):    # branch-free: moving or not is random
+        for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):   # branch-free
             k = np.int64(new_class[ix(i)])
-            moving = k >= 0
             q = ix(max(k, 0))
             target[ix(i)] = pool[ix(min(at[q], last))]   # read only where moving
-            at[q] += moving
-            if i < end:            # one exit: the other chunks' slots stay untouched
-                p = old_ptr[ix(i)]
-                freed[ix(j)] = p
-                j += moving & (p != 0)
+            at[q] += k >= 0
 
 
 SPARSE_MOVES = 8   # under one moving segment in this many, place_blocks takes the branch
@@ -1520,23 +1506,19 @@ def _block_cursors(counts):
     return cursor
 
 
-def place_blocks(new_class, old_ptr, counts, leaving, pool, ws: Workspace | None = None,
-                 list_leaving: bool = True):
-    """Hand out the blocks of :func:`block_requests`: ``pool`` int64 holds ``per_class[k]``
-    fresh blocks of every class k, class after class in ascending order (what
-    :meth:`hornet.memory.manager.MemoryManager.allocate_counts` returns).
-
-    Returns (target int64 (S,): the block of each moving segment, defined only where
-    ``new_class >= 0``; within a class the segments get the pool's blocks in segment order,
-    freed int64 (L,): the blocks the moving segments leave, in segment order, L =
-    ``leaving[-1]``; empty without ``list_leaving``)."""
+def place_blocks(new_class, counts, pool, ws: Workspace | None = None):
+    """Hand out the blocks of :func:`block_requests` (``counts``): ``pool`` int64 holds
+    ``per_class[k]`` fresh blocks of every class k, class after class in ascending order (what
+    :meth:`hornet.memory.manager.MemoryManager.allocate_counts` returns). Returns target int64
+    (S,): the block of each moving segment, defined only where ``new_class >= 0``; within a
+    class the segments get the pool's blocks in segment order (as :func:`merge_insert` hands
+    them out)."""
     n = new_class.shape[0]
     target = take(ws, "target", n, np.int64)
-    freed = take(ws, "leaving_blocks", int(leaving[-1]) if list_leaving else 0, np.int64)
     if n and pool.shape[0]:
-        _place_blocks(new_class, old_ptr, _block_cursors(counts), pool, leaving, target,
-                      freed, pool.shape[0] * SPARSE_MOVES < n)
-    return target, freed
+        _place_blocks(new_class, _block_cursors(counts), pool, target,
+                      pool.shape[0] * SPARSE_MOVES < n)
+    return target
 
 
 # ---------------------------------------------------------------------------- fused CPU delete
