@@ -218,6 +218,12 @@ class Graph:
     # remove, the GPU's), e.g. for A/B runs
     _fused_insert = True
     _fused_delete = True
+    # A fused CPU insert plans the full lists it reaches without searching them (a block
+    # for every entry of the segment; the merge gives it back when enough were present)
+    # while the last fused insert found at most this share of its entries present already.
+    # Same-process A/B, Kronecker 20, 10^5 random inserts: 0.942 per-round ratio (41 rounds).
+    # A graph starts searching (no history): inserting present edges then reserves nothing.
+    _defer_full_present = 0.25
 
     def __init__(self, directed: bool = False, device: str = "auto", *, num_vertices: int = 0,
                  edge_properties: dict | None = None, vertex_properties: dict | None = None,
@@ -244,6 +250,7 @@ class Graph:
         self._vprops = {k: xp.zeros(0, dtype=dt) for k, dt in self._vertex_schema.items()}
         self._entries = 0
         self._views = {}            # adjacency views, valid until the next change
+        self._present_share = 1.0   # of the last fused insert's entries (1: no history)
         self._small = None          # small-batch workspace, made on first use
         if num_vertices:
             self._reserve(int(num_vertices))
@@ -593,14 +600,16 @@ class Graph:
 
     def _insert_fused(self, ss, dd, values, skipped, segments, n) -> EdgeChange:
         """CPU insert (see the fused-insert section of :mod:`hornet.batch.cpu_kernels`):
-        plan (searching only the lists that may outgrow their block), allocate, then
+        plan (searching only the lists that may outgrow their block, and none of those
+        while few entries turn out present: see ``_defer_full_present``), allocate, then
         search-and-merge every list, every edge field, in one pass."""
         K, mm, ws = self._K, self._mm, self._scratch()
         values = {name: np.ascontiguousarray(values[name], dtype=dt)
                   for name, dt in self._edge_schema.items()}
         sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos, requests = \
             K.plan_insert(ss, dd, self._degree, self._size_class, self._edge_ptr, n,
-                          mm.min_size_class, ws=ws, segments=segments)
+                          mm.min_size_class, ws=ws, segments=segments,
+                          defer_full=self._present_share <= self._defer_full_present)
         moving = int(requests[0].sum())
         # the allocation is the only step of a fused batch that can fail: before any write
         pool = mm.allocate_counts(requests[0]) if moving else None
@@ -612,7 +621,9 @@ class Graph:
                                       new_class, dd, pos, n, self._degree, self._size_class,
                                       self._edge_ptr, requests if moving else None, pool,
                                       fields, ws=ws)
-        self._entries += int(added.sum())
+        inserted = int(added.sum())
+        self._entries += inserted
+        self._present_share = 1.0 - inserted / max(ss.shape[0], 1)
         if moving:
             mm.release(freed)
             self._compact_memory()

@@ -42,9 +42,13 @@ PROPS = {"w": np.float32, "t": np.int64, "flag": np.int8}   # edge properties of
 
 
 def without_small_path(device: str, **kw):
-    """A graph whose batches all take the general pipeline (GPU) or the fused one (CPU)."""
+    """A graph whose batches all take the general pipeline (GPU) or the fused one (CPU). Its
+    fused CPU inserts always search the lists that may outgrow their block (see
+    ``Graph._defer_full_present``): a moving list then gets the smallest class that holds
+    it, as on the small path (deferring, it gets the class of its whole segment)."""
     g = hornet.Graph(device=device, **kw)
     g._small_pairs = lambda src, dst: None
+    g._defer_full_present = -1.0
     return g
 
 

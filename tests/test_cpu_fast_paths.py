@@ -50,10 +50,16 @@ def _batch(rng, g, size, n_ids):
     return s, d
 
 
+# Graph._defer_full_present settings: full lists always searched by the plan / never
+SEARCH_FULL, DEFER_FULL = -1.0, 2.0
+
+
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("size", [1, 7, 300, 20_000])
 @pytest.mark.parametrize("min_block", [1, 4])
-def test_fused_insert_matches_set_model(directed, size, min_block):
+@pytest.mark.parametrize("full_lists", [SEARCH_FULL, DEFER_FULL])
+def test_fused_insert_matches_set_model(directed, size, min_block, full_lists, monkeypatch):
+    monkeypatch.setattr(hornet.Graph, "_defer_full_present", full_lists)
     rng = np.random.default_rng(size * 7 + min_block + directed)
     n = 3000
     s0 = rng.integers(0, n, 6 * n)
@@ -108,18 +114,52 @@ def test_fused_insert_equals_general_pipeline(directed, monkeypatch):
         assert fused.memory_stats()["edge_bytes"] == general.memory_stats()["edge_bytes"]
 
 
-def test_fused_insert_of_present_edges_changes_nothing():
+def _used_blocks(g):
+    return {k: c["used_blocks"] for k, c in g.memory_stats()["size_classes"].items()}
+
+
+@pytest.mark.parametrize("full_lists", [SEARCH_FULL, DEFER_FULL])
+def test_fused_insert_of_present_edges_changes_nothing(full_lists, monkeypatch):
+    """Deferred full lists get blocks planned for every entry; they all stay and every such
+    block goes back (the block arrays made for them may remain as spares)."""
+    monkeypatch.setattr(hornet.Graph, "_defer_full_present", full_lists)
     rng = np.random.default_rng(3)
     g = hornet.Graph.from_edges(rng.integers(0, 500, 4000), rng.integers(0, 500, 4000),
                                 directed=False, device="cpu")
-    before = g.to_csr(), g.memory_stats()
+    before = g.to_csr(), g.memory_stats(), _used_blocks(g)
     s, d = g.edges()
     change = g.insert_edges(np.r_[s, d], np.r_[d, s])       # every edge, both directions
     assert len(change) == 0
     g.check()
     for x, y in zip(before[0], g.to_csr()):
         np.testing.assert_array_equal(x, y)
-    assert g.memory_stats()["reserved_bytes"] == before[1]["reserved_bytes"]
+    assert _used_blocks(g) == before[2]
+    if full_lists == SEARCH_FULL:
+        assert g.memory_stats()["reserved_bytes"] == before[1]["reserved_bytes"]
+
+
+def test_full_lists_are_deferred_while_few_entries_are_present(monkeypatch):
+    """A new graph's first fused insert searches its full lists; one that found few of its
+    entries present lets the next defer them; one that found many turns deferral off."""
+    seen = []
+    plan = K.plan_insert
+
+    def spy(*args, **kw):
+        seen.append(kw["defer_full"])
+        return plan(*args, **kw)
+
+    monkeypatch.setattr(K, "plan_insert", spy)
+    rng = np.random.default_rng(8)
+    n = 5000
+    g = hornet.Graph(directed=False, device="cpu")
+    g.insert_edges(rng.integers(0, n, 20_000), rng.integers(0, n, 20_000))   # searched
+    g.insert_edges(rng.integers(0, n, 3000), rng.integers(0, n, 3000))   # deferred
+    s, d = g.edges()
+    g.insert_edges(s[:3000], d[:3000])                  # deferred; all present
+    g.insert_edges(rng.integers(0, n, 3000), rng.integers(0, n, 3000))   # searched again
+    g.insert_edges(rng.integers(0, n, 3000), rng.integers(0, n, 3000))   # deferred
+    assert seen == [False, True, True, False, True]
+    g.check()
 
 
 def test_fused_insert_with_a_property():
@@ -149,9 +189,15 @@ def _property_values(rng, m):
 
 
 @pytest.mark.parametrize("directed", [False, True])
-def test_fused_pipelines_with_properties_equal_general_pipeline(directed, monkeypatch):
+@pytest.mark.parametrize("full_lists", [SEARCH_FULL, DEFER_FULL])
+def test_fused_pipelines_with_properties_equal_general_pipeline(directed, full_lists,
+                                                                monkeypatch):
     """Every edge field (itemsizes 8, 1, 2, 2, 4) is merged and compacted like the
-    destinations, and the changes carry the inserted / deleted edges' values."""
+    destinations, and the changes carry the inserted / deleted edges' values. Searching
+    the full lists, the fused insert reserves exactly the general pipeline's memory;
+    deferring them, a list that moves takes the class of its whole segment (larger when some
+    of its entries were present)."""
+    monkeypatch.setattr(hornet.Graph, "_defer_full_present", full_lists)
     rng = np.random.default_rng(31 + directed)
     n = 6000
     s0 = rng.integers(0, n, 40_000)
@@ -186,7 +232,10 @@ def test_fused_pipelines_with_properties_equal_general_pipeline(directed, monkey
         np.testing.assert_array_equal(fe[1], ge[1])
         for name in PROPERTIES:
             np.testing.assert_array_equal(fe[2][name], ge[2][name])
-        assert fused.memory_stats()["reserved_bytes"] == general.memory_stats()["reserved_bytes"]
+        stats = fused.memory_stats(), general.memory_stats()
+        assert stats[0]["edge_bytes"] == stats[1]["edge_bytes"]
+        if full_lists == SEARCH_FULL:
+            assert stats[0]["reserved_bytes"] == stats[1]["reserved_bytes"]
 
 
 def test_plan_and_merge_kernels_against_numpy():
@@ -208,10 +257,33 @@ def test_plan_and_merge_kernels_against_numpy():
     np.testing.assert_array_equal(old_deg, deg[sources])
     cap = np.where(g._size_class[sources] >= 0, 1 << g._size_class[sources].astype(np.int64), 0)
     unsearched = new_deg < 0
-    np.testing.assert_array_equal(unsearched, (old_deg > 0) & (old_deg + seg_len <= cap))
+    fits = old_deg + seg_len <= cap
+    np.testing.assert_array_equal(unsearched, (old_deg > 0) & fits)
     want_pos = K.find_positions(ss, dd, g._degree, g._edge_ptr, 200).copy()
     searched = np.repeat(~unsearched, seg_len)
     np.testing.assert_array_equal(pos[searched], want_pos[searched])
+    absent = np.add.reduceat(want_pos < 0, seg_start[:-1])
+    moves = old_deg + absent > cap
+    np.testing.assert_array_equal(new_class >= 0, moves)
+    np.testing.assert_array_equal(new_class[moves], _classes(old_deg + absent)[moves])
+
+    # deferred full lists: unsearched, with a block planned for every entry of the segment
+    deferred = K.plan_insert(ss, dd, g._degree, g._size_class, g._edge_ptr, 200,
+                             g._mm.min_size_class, defer_full=True)
+    d_new_deg, d_new_class, d_requests = deferred[4], deferred[5], deferred[7]
+    np.testing.assert_array_equal(d_new_deg < 0, old_deg > 0)
+    np.testing.assert_array_equal(d_new_deg[old_deg == 0], seg_len[old_deg == 0])
+    full = (old_deg > 0) & ~fits
+    assert full.any() and (moves & ~full).sum() == (moves & (old_deg == 0)).sum()
+    np.testing.assert_array_equal(d_new_class >= 0, (old_deg == 0) | full)
+    np.testing.assert_array_equal(d_new_class[full], _classes(old_deg + seg_len)[full])
+    for counted, recounted in zip(d_requests, K.block_requests(d_new_class, old_ptr)):
+        np.testing.assert_array_equal(counted, recounted)
+
+
+def _classes(d):
+    """Smallest size class holding ``d`` edges (min block size 1)."""
+    return np.ceil(np.log2(np.maximum(d, 1))).astype(np.int64)
 
 
 # ---------------------------------------------------------------------------- fused delete

@@ -910,8 +910,10 @@ def list_violations(edge_ptr, degree, num_vertices, out):
 #   plan_insert   (nothing written to the graph) per list: a list that has no block, or whose
 #                 block has room for all of its segment's entries (upper bound: none present),
 #                 needs no search yet; the others are searched now, so that exactly the lists
-#                 that outgrow their block are known and get a new block's size class. It
-#                 counts the blocks wanted per class and chunk of segments as it goes.
+#                 that outgrow their block are known and get a new block's size class (or,
+#                 with defer_full, they get the class that holds every entry of the segment,
+#                 unsearched: the merge finds out whether they really move). It counts the
+#                 blocks wanted per class and chunk of segments as it goes.
 #   (the batch allocates those blocks: the only step that can fail, before anything changes)
 #   merge_insert  per list: hands a moving list its block (chunk by chunk, in segment order,
 #                 as far ahead as it prefetches), searches the lists that plan_insert left
@@ -1031,7 +1033,8 @@ def _plan_row(k, sources, seg_start, degree, size_class, edge_ptr, old_deg, old_
 
 @dual_kernel(threshold=LIST_KERNEL_MIN)
 def _plan_insert(sources, seg_start, dst, degree, size_class, edge_ptr, num_vertices,
-                 min_class, defer, old_deg, old_ptr, new_deg, new_class, pos, counts, leaving):
+                 min_class, defer, defer_full, old_deg, old_ptr, new_deg, new_class, pos, counts,
+                 leaving):
     # the vertex rows are prefetched VERTEX_AHEAD segments ahead (ascending, but a few lines
     # apart: too sparse for the hardware prefetcher); not the lists to search (that cost more
     # loads than it saved, measured)
@@ -1052,6 +1055,13 @@ def _plan_insert(sources, seg_start, dst, degree, size_class, edge_ptr, num_vert
             elif defer and d0 + c <= cap:        # fits whatever is present: merge_insert
                 new_deg[s] = -1                  # searches it
                 continue
+            elif defer_full:                     # a block for all of its entries; merge_insert
+                new_deg[s] = -1                  # searches it (and keeps the list in place if
+                k_new = _smallest_class(d0 + c, min_class)   # enough of them are present)
+                new_class[s] = k_new
+                row[ix(k_new)] += 1
+                left += 1
+                continue
             else:
                 m = _search_segment(int32_view(p, d0), d0, dst, b, c, nv, pos)
             d1 = d0 + m
@@ -1065,7 +1075,7 @@ def _plan_insert(sources, seg_start, dst, degree, size_class, edge_ptr, num_vert
 
 
 def plan_insert(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_class: int,
-                ws: Workspace | None = None, segments=None):
+                ws: Workspace | None = None, segments=None, defer_full: bool = False):
     """Plan the insertion of a batch sorted by (src, dst), duplicate-free (int32 (n,) each)
     into a graph (vertex table ``degree`` int32, ``size_class`` int8, ``edge_ptr`` int64);
     changes nothing.
@@ -1074,10 +1084,14 @@ def plan_insert(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_c
     ``seg_start[k]:seg_start[k + 1]``, old_deg int32 (S,), old_ptr int64 (S,), new_deg int32
     (S,), new_class int8 (S,), pos int32 (n,), requests). Per segment (one per distinct
     source): ``new_class >= 0`` when the list outgrows its block (it moves to a new block of
-    that class); ``new_deg`` the degree after the batch, or -1 for a list whose block has
-    room for every entry of its segment and that is not searched yet (:func:`merge_insert`
-    does it). ``pos``: for the entries of searched segments, as :func:`find_positions` gives
-    them (absent: ``-1 - p``); others undefined. ``requests``: the blocks the plan needs, as
+    that class); ``new_deg`` the degree after the batch, or -1 for a list not searched yet
+    (:func:`merge_insert` does it): one whose block has room for every entry of its
+    segment, and with ``defer_full`` one whose block has not (its ``new_class`` is then the
+    class that holds all of them: it moves unless enough of them are present, and
+    :func:`merge_insert` gives the block back unused when it stays). ``defer_full`` spares
+    the plan a cache miss per full list; it pays off when few entries are present already.
+    ``pos``: for the entries of searched segments, as :func:`find_positions` gives them
+    (absent: ``-1 - p``); others undefined. ``requests``: the blocks the plan needs, as
     :func:`block_requests` counts them (counted while planning). Arrays come from ``ws`` when
     given; ``segments``: (sources, seg_start) of ``src`` when known (see
     :func:`sorted_unique_pairs`).
@@ -1087,7 +1101,8 @@ def plan_insert(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_c
     leaving = np.zeros(CHUNKS + 1, dtype=np.int64)
     if plan[0].shape[0]:
         _plan_insert(plan[0], plan[1], dst, degree, size_class, edge_ptr, int(num_vertices),
-                     int(min_class), bool(DEFER_SEARCH), *plan[2:], counts, leaving)
+                     int(min_class), bool(DEFER_SEARCH), bool(defer_full), *plan[2:], counts,
+                     leaving)
     np.cumsum(leaving, out=leaving)
     return (*plan, (counts.sum(axis=0), counts, leaving))
 
@@ -1138,15 +1153,16 @@ def _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst, p
     whole) to the list's end."""
     dq = old_deg[q]
     if dq > 0:
-        if new_deg[q] < 0:
+        if new_class[q] >= 0:
+            lo = 0
+        elif new_deg[q] < 0:
             lo = 0 if dq <= LINEAR_SEARCH else \
                 min(dq * min(np.int64(dst[ix(seg_start[q])]), nv) // nv, dq - 1)
-        elif new_class[q] >= 0:
-            lo = 0
         else:
             pq = pos[ix(seg_start[q])]
             lo = min(-1 - pq if pq < 0 else pq, dq - 1)
         _prefetch_lines(old_ptr[q] + 4 * lo, old_ptr[q] + 4 * dq)
+        prefetch_write(old_ptr[q] + 4 * lo)
 
 
 @dataclass(frozen=True)
@@ -1313,18 +1329,25 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, curs
                 _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst,
                                   pos, nv)
                 if new_class[q] >= 0:          # a new block: written from its end
-                    _prefetch_lines(target[q], target[q] + 4 * new_deg[q])
+                    dn = new_deg[q] if new_deg[q] >= 0 else \
+                        old_deg[q] + seg_start[ix(q + 1)] - seg_start[q]
+                    _prefetch_lines(target[q], target[q] + 4 * dn)
             s = ix(k)
             v = ix(sources[s])
             b = np.int64(seg_start[s])
             c = seg_start[ix(k + 1)] - b
             d0 = np.int64(old_deg[s])
             src_p = old_ptr[s]
-            dst_p = target[s] if new_class[s] >= 0 else src_p
+            moving = new_class[s] >= 0
             if new_deg[s] < 0:
                 m = _search_segment(int32_view(src_p, d0), d0, dst, b, c, nv, pos)
+                if moving and d0 + m <= (np.int64(1) << size_class[v]):
+                    moving = False                 # enough were present: it stays, and the
+                    freed[ix(j)] = target[s]       # block planned for it goes back unused
+                    j += 1
             else:
                 m = new_deg[s] - d0
+            dst_p = target[s] if moving else src_p
             added[s] = m
             if m > 0:
                 if sizes.shape[0] == 1:            # destinations only: a constant item size
@@ -1339,7 +1362,7 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, curs
                         _merge_field(src_f, dst_f, d0, m, pos, b, c, size, values[f], pos,
                                      False, 0, pos)
                 degree[v] = d0 + m
-            if new_class[s] >= 0:
+            if moving:
                 edge_ptr[v] = dst_p
                 size_class[v] = new_class[s]
                 if src_p != 0:                     # the block the list leaves
@@ -1353,14 +1376,16 @@ def merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, dst, 
                  ahead: int = MERGE_AHEAD):
     """Carry out a :func:`plan_insert` plan: search the segments it left unsearched (filling
     their ``pos``), merge every segment's absent entries into its list (in place, or into a
-    fresh block of class ``new_class[k]`` for the lists that grow) and write the vertex table
-    (degree; edge pointer and size class of the moved lists).
+    fresh block of class ``new_class[k]`` for the lists that grow; a deferred list that
+    planned a block but still fits its own stays) and write the vertex table (degree; edge
+    pointer and size class of the moved lists).
 
     ``requests``: what :func:`block_requests` returned for the plan, and ``pool`` the blocks
     allocated for it (see :func:`place_blocks`: the segments get them in the same order);
     both None when no segment moves. ``fields``: the edge properties' columns and the batch's
     values (aligned with ``dst``); None: destinations only. Returns (the entries added per
-    segment, int64 (S,); the blocks the moved lists left, int64 (L,), in segment order)."""
+    segment, int64 (S,); the blocks to release, int64 (L,), in segment order: those the
+    moved lists left, and those planned for lists that stayed)."""
     ns = sources.shape[0]
     added = take(ws, "added", ns, np.int64)
     if requests is None:
