@@ -123,7 +123,7 @@ class SmallBatches:
             (int(pieces),), (REWRITE_THREADS,),
             (self.workspace, cache.rings, cache.state, i64(cache.ring_slots),
              np.uint64(accept), degree, size_class, edge_ptr, lookup.dev_bases,
-             lookup.dev_field_bases, i64(len(lookup.arrays)), np.int32(nf), np.uint64(sizes),
+             lookup.dev_field_bases, i64(lookup.bases.shape[0]), np.int32(nf), np.uint64(sizes),
              *[i64(x) for x in v], *[i64(x) for x in o]))
 
     def spilled(self, count: int):

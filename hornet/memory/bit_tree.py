@@ -26,6 +26,8 @@ from .search import array_in_directory
 
 WORD_BITS = 64
 _ONE = np.uint64(1)
+_ZERO = np.uint64(0)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)   # a leaf word whose 64 blocks are all free
 _WORD = np.zeros(1, dtype=np.uint64)     # dtype carrier for views of tree words
 
 
@@ -121,6 +123,11 @@ def take_free(words, offsets, count, out, out_start):
             index = index * 64 + np.int64(_cttz(word))
         pos = offsets[0] + index
         word = words[pos]
+        if word == _ALL and count - taken >= 64:      # a whole free word: no bit scan
+            for bit in range(64):
+                out[out_start + taken + bit] = index * 64 + bit
+            taken += 64
+            word = _ZERO
         while word != 0 and taken < count:
             bit = np.int64(_cttz(word))
             word &= word - _ONE
@@ -278,22 +285,25 @@ def take_forest_rows(word_addrs, table, counts, bases, shifts):
     lowest free blocks of the tree at ``word_addrs[r]`` (level offsets ``table[r]``, padded as
     :func:`forest_table` pads them) and gives their pointers ``bases[r] + (block <<
     shifts[r])``. Returns every request's pointers, request after request (int64), and raises
-    if a tree runs out (the caller plans the counts)."""
-    total = 0
-    for r in range(counts.shape[0]):
-        total += counts[r]
-    out = np.empty(total, dtype=np.int64)
-    at = 0
-    for r in range(counts.shape[0]):
+    if a tree runs out (the caller plans the counts). (The requests in parallel threads were
+    no faster: one class's request is most of a batch's blocks.)"""
+    nr = counts.shape[0]
+    start = np.zeros(nr + 1, dtype=np.int64)
+    for r in range(nr):
+        start[r + 1] = start[r] + counts[r]
+    out = np.empty(start[nr], dtype=np.int64)
+    short = np.zeros(nr, dtype=np.int64)
+    for r in range(nr):
         levels = 0
         while levels < FOREST_LEVELS and table[r, levels + 1] != table[r, levels]:
             levels += 1
         words = view(word_addrs[r], table[r, FOREST_LEVELS], _WORD)
         offsets = table[r, :levels + 1]
+        at = start[r]
         got = take_free(words, offsets, counts[r], out, at)
-        if got != counts[r]:
-            raise AssertionError("a bit tree ran out of the blocks planned from it")
+        short[r] = counts[r] - got
         for i in range(at, at + got):
             out[i] = bases[r] + (out[i] << shifts[r])
-        at += got
+    if short.any():
+        raise AssertionError("a bit tree ran out of the blocks planned from it")
     return out

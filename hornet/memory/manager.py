@@ -14,6 +14,7 @@ gets a dedicated array.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba
 import numpy as np
@@ -43,13 +44,22 @@ class _Lookup:
     """Block arrays sorted by address, to map an edge pointer back to its array (the role of
     Hornet's B+tree). Host arrays, with device copies for the kernels' side."""
     bases: np.ndarray          # host int64, ascending dst-column addresses
-    arrays: list               # BlockArray, aligned with bases
+    table: ArrayTable          # the BlockArrays by address
     field_bases: np.ndarray    # host int64 (n_arrays, n_fields)
     size_class: np.ndarray     # host int64 (n_arrays,)
     dev_bases: object          # the same on the backend's device
     dev_field_bases: object
     dev_block_shift: object    # device int64 (n_arrays,): log2 of a block's bytes
     forest: object             # the arrays' bit trees, as backend.forest made them
+
+    def array_at(self, i: int):
+        """The BlockArray of row ``i`` (base ``bases[i]``)."""
+        return self.table.array_with_base(int(self.bases[i]))
+
+    @cached_property
+    def arrays(self) -> list:
+        """Every BlockArray, aligned with ``bases`` (made on first use)."""
+        return [self.table.array_with_base(b) for b in self.bases.tolist()]
 
 
 class MemoryManager:
@@ -252,7 +262,7 @@ class MemoryManager:
                                                lookup.dev_block_shift, pointers)
         emptied = set()
         for i in np.flatnonzero(counts).tolist():
-            arr = lookup.arrays[i]
+            arr = lookup.array_at(i)
             arr.free += int(counts[i])
             self._count(arr.size_class, 0, -int(counts[i]))
             self._touched.add(arr.size_class)
@@ -366,20 +376,20 @@ class MemoryManager:
             else:
                 self._table.update(self._created, self._freed)
             self._created, self._freed = [], []
-            rows, arrays = self._table.rows, list(self._table.arrays)
-            na = len(arrays)
-            bases = np.ascontiguousarray(rows[:, 0])
-            classes = np.ascontiguousarray(rows[:, 1])
-            field_bases = np.ascontiguousarray(rows[:, 2:2 + nf])
+            rows = self._table.rows.reshape(-1, nf + 3 + FOREST_LEVELS + 1)
+            bases, classes, field_bases, word_addrs, levels, shifts = _lookup_columns(rows, nf)
             if self.backend.forest_from_table is not None:
-                forest = self.backend.forest_from_table(np.ascontiguousarray(rows[:, 2 + nf]),
-                                                        np.ascontiguousarray(rows[:, 3 + nf:]))
+                forest = self.backend.forest_from_table(word_addrs, levels)
             else:
-                forest = self.backend.forest([(a.words, a.level_offsets) for a in arrays])
-            dev = self.xp.asarray(np.concatenate([bases, field_bases.ravel(), classes + 2]))
-            dev_fields = dev[na:na + na * nf].reshape(na, nf)      # one upload for the three
-            self._lookup = _Lookup(bases, arrays, field_bases, classes,
-                                   dev[:na], dev_fields, dev[na + na * nf:], forest)
+                forest = self.backend.forest([(a.words, a.level_offsets)
+                                              for a in self._table.arrays])
+            if self.xp is np:
+                dev = (bases, field_bases, shifts)
+            else:
+                na = bases.shape[0]
+                up = self.xp.asarray(np.concatenate([bases, field_bases.ravel(), shifts]))
+                dev = (up[:na], up[na:na + na * nf].reshape(na, nf), up[na + na * nf:])
+            self._lookup = _Lookup(bases, self._table, field_bases, classes, *dev, forest)
         return self._lookup
 
     def field_addresses(self, pointers: np.ndarray, field: int) -> np.ndarray:
@@ -393,7 +403,7 @@ class MemoryManager:
         if pointers.size == 0:
             return pointers.copy()
         lookup = self.lookup()
-        if not lookup.arrays:
+        if not lookup.bases.shape[0]:
             return xp.zeros_like(pointers)
         return self.backend.field_addresses(pointers, lookup.dev_bases,
                                             xp.ascontiguousarray(lookup.dev_field_bases[:, field]),
@@ -517,6 +527,31 @@ class MemoryManager:
                 raise InvariantError(f"{arr!r}: a vertex's block is marked free")
 
 
+@numba.njit(cache=True)
+def _lookup_columns(rows, nf):
+    """The columns of the lookup rows ``rows`` (A, W; see BlockArray.lookup_row), each
+    contiguous: bases (A,), size classes (A,), field bases (A, nf), bit-tree word addresses
+    (A,), padded level offsets (A, FOREST_LEVELS + 1), log2 of a block's bytes (A,). One
+    compiled call instead of a NumPy call per column."""
+    na = rows.shape[0]
+    bases = np.empty(na, dtype=np.int64)
+    classes = np.empty(na, dtype=np.int64)
+    field_bases = np.empty((na, nf), dtype=np.int64)
+    words = np.empty(na, dtype=np.int64)
+    levels = np.empty((na, FOREST_LEVELS + 1), dtype=np.int64)
+    shifts = np.empty(na, dtype=np.int64)
+    for a in range(na):
+        bases[a] = rows[a, 0]
+        classes[a] = rows[a, 1]
+        shifts[a] = rows[a, 1] + 2
+        for f in range(nf):
+            field_bases[a, f] = rows[a, 2 + f]
+        words[a] = rows[a, 2 + nf]
+        for k in range(FOREST_LEVELS + 1):
+            levels[a, k] = rows[a, 3 + nf + k]
+    return bases, classes, field_bases, words, levels, shifts
+
+
 def _cpu_take(plans, num_fields: int) -> np.ndarray:
     """The CPU side of :meth:`MemoryManager._take`: every (array, count) of the plans taken
     from its bit tree by one kernel call (the arrays' cached lookup rows carry the trees)."""
@@ -527,9 +562,8 @@ def _cpu_take(plans, num_fields: int) -> np.ndarray:
     counts = np.array([t for _, t, _ in reqs], dtype=np.int64)
     shifts = np.array([sh for _, _, sh in reqs], dtype=np.int64)
     w = 2 + num_fields                  # row layout: see BlockArray.lookup_row
-    return take_forest_rows(np.ascontiguousarray(rows[:, w]),
-                            np.ascontiguousarray(rows[:, w + 1:w + 2 + FOREST_LEVELS]), counts,
-                            np.ascontiguousarray(rows[:, 0]), shifts)
+    return take_forest_rows(rows[:, w], rows[:, w + 1:w + 2 + FOREST_LEVELS], counts,
+                            rows[:, 0], shifts)
 
 
 PLACE_CHUNKS = 16
