@@ -163,14 +163,29 @@ def test_commit_segments(be, rng, ns):
 @pytest.mark.parametrize("mirror", [False, True])
 @pytest.mark.parametrize("nv", [2, 300, 70000, 1 << 20, 5 << 20])
 @pytest.mark.parametrize("n", [0, 40000, 400000])
-def test_sorted_unique_pairs_without_order(rng, mirror, nv, n):
-    """The bucketed 32-bit sort (batches without an entry order) against np.unique."""
+@pytest.mark.parametrize("skewed", [False, True])
+def test_sorted_unique_pairs_without_order(rng, mirror, nv, n, skewed):
+    """The bucketed 32-bit sort (batches without an entry order) against np.unique; even
+    buckets (sorted as the padded rows of one array) and ``skewed`` ones (half the pairs
+    from one source: one bucket each)."""
     s, d = rng.integers(0, nv, n), rng.integers(0, nv, n)
     if n:
         a = rng.integers(0, n, n // 10)
         d[a] = s[a]                                   # self-loops
         b, c = rng.integers(0, n, n // 5), rng.integers(0, n, n // 5)
         s[b], d[b] = d[c], s[c]                       # repeats, reversed
+        if skewed:
+            s[: n // 2] = nv - 1
+    if n and 256 <= nv <= 1 << 20:                    # which layout the partition takes
+        bits = int(nv - 1).bit_length()
+        high = max(2 * bits - 32, min(8, 2 * bits))
+        entries = n * (2 if mirror else 1)
+        keys = np.empty(entries + int(C.ROW_SLACK * entries), dtype=np.uint32)
+        *_, width = C.partition_pairs(s, d, bits, high, mirror, keys)
+        if skewed and nv >= 70000:
+            assert width == 0                         # one bucket holds half the keys
+        if nv == 1 << 20 and not skewed:
+            assert width > 0                          # every bucket in use, about even
     order, src, dst, loops = C.sorted_unique_pairs(s, d, nv, mirror, need_order=False)
     assert order is None and src.dtype == np.int32 and dst.dtype == np.int32
     if mirror:
