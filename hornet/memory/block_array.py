@@ -1,7 +1,41 @@
 """A block array: ``num_blocks`` blocks of ``2**size_class`` edge slots, one column per field."""
 from __future__ import annotations
 
+import numba
 import numpy as np
+
+from .bit_tree import FOREST_LEVELS, WORD_BITS, _fill_free
+
+
+@numba.njit(cache=True)
+def _cpu_storage(size_class, num_blocks, num_fields):
+    """A CPU block array's destination column (int32, zeros), its bit tree with every block
+    free (words uint64, level offsets int64, as :func:`hornet.memory.bit_tree.new_tree`
+    makes them) and its lookup row (see :meth:`BlockArray.lookup_row`; the columns of fields
+    after the first left 0), in one compiled call: each NumPy call costs some 20 us when a
+    batch's kernels have just filled the caches, and a batch may make several arrays."""
+    levels = 1
+    words = max(1, (num_blocks + WORD_BITS - 1) // WORD_BITS)
+    n = words
+    while n > 1:
+        n = (n + WORD_BITS - 1) // WORD_BITS
+        levels += 1
+    offsets = np.zeros(levels + 1, dtype=np.int64)
+    n = words
+    for level in range(levels):
+        offsets[level + 1] = offsets[level] + n
+        n = (n + WORD_BITS - 1) // WORD_BITS
+    tree = np.zeros(offsets[levels], dtype=np.uint64)
+    _fill_free(tree, offsets, num_blocks)
+    column = np.zeros(np.int64(num_blocks) << size_class, dtype=np.int32)
+    row = np.zeros(num_fields + 3 + FOREST_LEVELS + 1, dtype=np.int64)
+    row[0] = column.ctypes.data
+    row[1] = size_class
+    row[2] = column.ctypes.data
+    row[2 + num_fields] = tree.ctypes.data
+    for k in range(FOREST_LEVELS + 1):
+        row[3 + num_fields + k] = offsets[min(k, levels)]
+    return column, tree, offsets, row
 
 
 class BlockArray:
@@ -23,12 +57,21 @@ class BlockArray:
         self.backend = backend
         slots = num_blocks << size_class
         xp = backend.xp
-        self.columns = [xp.zeros(slots, dtype=dt) for dt in dtypes]
-        self.words, self.level_offsets = backend.new_tree(num_blocks)
         self.free = num_blocks
-        self.column_bases = [backend.address(c) for c in self.columns]
-        self.base = self.column_bases[0]
         self._row = None
+        if backend.device == "cpu" and np.dtype(dtypes[0]) == np.int32:
+            column, self.words, self.level_offsets, row = _cpu_storage(size_class, num_blocks,
+                                                                       len(dtypes))
+            self.columns = [column] + [np.zeros(slots, dtype=dt) for dt in dtypes[1:]]
+            self.column_bases = [int(row[0])] + [backend.address(c) for c in self.columns[1:]]
+            if len(dtypes) > 1:
+                row[2:2 + len(dtypes)] = self.column_bases
+            self._row = row
+        else:
+            self.columns = [xp.zeros(slots, dtype=dt) for dt in dtypes]
+            self.words, self.level_offsets = backend.new_tree(num_blocks)
+            self.column_bases = [backend.address(c) for c in self.columns]
+        self.base = self.column_bases[0]
 
     @property
     def used(self) -> int:
