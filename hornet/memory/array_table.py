@@ -75,6 +75,11 @@ class ArrayTable:
         """The array whose base address is ``base`` (KeyError when none)."""
         return self._by_base[base]
 
+    def arrays_with_bases(self, bases: list) -> list:
+        """The arrays whose base addresses are ``bases`` (ints), in that order."""
+        by_base = self._by_base
+        return [by_base[b] for b in bases]
+
     @property
     def arrays(self) -> list:
         return [self._by_base[b] for b in self.rows[:, 0].tolist()]

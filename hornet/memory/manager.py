@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from operator import attrgetter
 
 import numba
 import numpy as np
@@ -25,6 +26,8 @@ from .block_array import BlockArray
 from .jit import dual_kernel, ix
 
 __all__ = ["MemoryManager", "DeviceMemoryError", "InvariantError"]
+
+_FREE = attrgetter("free")
 
 
 class InvariantError(AssertionError):
@@ -191,7 +194,9 @@ class MemoryManager:
         plan, created, planned = [], [], 0
         # arrays with the most free blocks first: a request touches as few arrays as
         # possible; compaction gives memory back later
-        for arr in sorted((a for a in arrays if a.free), key=lambda a: -a.free):
+        for arr in sorted(arrays, key=_FREE, reverse=True):     # stable, as C-level calls
+            if not arr.free:
+                break
             take = min(arr.free, count - planned)
             plan.append((arr, take))
             planned += take
@@ -231,9 +236,11 @@ class MemoryManager:
                         for k, plan, _ in plans for arr, take in plan]
             ptrs = self.backend.take_forest(requests)
         for k, plan, created in plans:
+            taken = 0
             for arr, take in plan:
                 arr.free -= take
-                self._count(k, 0, take)
+                taken += take
+            self._count(k, 0, taken)
             if created:
                 self._touched.add(k)           # more room: utilization may have dropped
                 self.pools.setdefault(k, []).extend(created)
@@ -261,13 +268,17 @@ class MemoryManager:
         counts = self.backend.release_pointers(lookup.forest, lookup.dev_bases,
                                                lookup.dev_block_shift, pointers)
         emptied = set()
-        for i in np.flatnonzero(counts).tolist():
-            arr = lookup.array_at(i)
-            arr.free += int(counts[i])
-            self._count(arr.size_class, 0, -int(counts[i]))
-            self._touched.add(arr.size_class)
+        given = {}                                 # blocks given back per class
+        hit = np.flatnonzero(counts)
+        for arr, n in zip(lookup.table.arrays_with_bases(lookup.bases[hit].tolist()),
+                          counts[hit].tolist()):
+            arr.free += n
+            given[arr.size_class] = given.get(arr.size_class, 0) + n
             if arr.free == arr.num_blocks:
                 emptied.add(arr.size_class)
+        for k, n in given.items():
+            self._count(k, 0, -n)
+        self._touched.update(given)
         for k in emptied:
             self._drop_empty(k, keep_spare=True)
 
