@@ -617,11 +617,10 @@ class Graph:
         # ---- nothing above changed the graph; from here on the batch is committed ----
         self._views.clear()
         self._n = n
-        added, freed = K.merge_insert(sources, seg_start, old_deg, old_ptr, new_deg,
-                                      new_class, dd, pos, n, self._degree, self._size_class,
-                                      self._edge_ptr, requests if moving else None, pool,
-                                      fields, ws=ws)
-        inserted = int(added.sum())
+        inserted, freed = K.merge_insert(sources, seg_start, old_deg, old_ptr, new_deg,
+                                         new_class, dd, pos, n, self._degree,
+                                         self._size_class, self._edge_ptr,
+                                         requests if moving else None, pool, fields, ws=ws)
         self._entries += inserted
         self._present_share = 1.0 - inserted / max(ss.shape[0], 1)
         if moving:

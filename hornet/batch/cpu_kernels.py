@@ -1335,6 +1335,7 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, curs
     for chunk in numba.prange(CHUNKS):
         k0 = ns * chunk // CHUNKS
         k1 = ns * (chunk + 1) // CHUNKS
+        inserted = 0
         at = cursor[chunk]
         j = leaving[chunk]
         # blocks are placed `ahead` segments in front of the merge, where their lines are
@@ -1370,7 +1371,7 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, curs
             else:
                 m = new_deg[s] - d0
             dst_p = target[s] if moving else src_p
-            added[s] = m
+            inserted += m
             if m > 0:
                 if sizes.shape[0] == 1:            # destinations only: a constant item size
                     _merge_field(src_p, dst_p, d0, m, pos, b, c, 4, values[0], pos, False, 0,
@@ -1390,6 +1391,7 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, curs
                 if src_p != 0:                     # the block the list leaves
                     freed[ix(j)] = src_p
                     j += 1
+        added[chunk] = inserted
 
 
 def merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, dst, pos,
@@ -1405,11 +1407,11 @@ def merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, dst, 
     ``requests``: what :func:`block_requests` returned for the plan, and ``pool`` the blocks
     allocated for it (see :func:`place_blocks`: the segments get them in the same order);
     both None when no segment moves. ``fields``: the edge properties' columns and the batch's
-    values (aligned with ``dst``); None: destinations only. Returns (the entries added per
-    segment, int64 (S,); the blocks to release, int64 (L,), in segment order: those the
-    moved lists left, and those planned for lists that stayed)."""
+    values (aligned with ``dst``); None: destinations only. Returns (the number of entries
+    inserted; the blocks to release, int64 (L,), in segment order: those the moved lists
+    left, and those planned for lists that stayed)."""
     ns = sources.shape[0]
-    added = take(ws, "added", ns, np.int64)
+    added = np.zeros(CHUNKS, dtype=np.int64)            # entries inserted per chunk
     if requests is None:
         counts, leaving = np.zeros((CHUNKS, 64), dtype=np.int64), np.zeros(CHUNKS + 1,
                                                                           dtype=np.int64)
@@ -1425,7 +1427,7 @@ def merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, dst, 
                       _block_cursors(counts), pool, leaving, target, freed, dst, pos,
                       int(num_vertices), degree, size_class, edge_ptr, added, int(ahead),
                       *fields.kernel_args())
-    return added, freed
+    return int(added.sum()), freed
 
 
 @numba.njit(inline="always", cache=True)
