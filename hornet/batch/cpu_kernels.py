@@ -15,7 +15,7 @@ from numba.extending import intrinsic
 
 from ..memory.host_heap import keep_freed_buffers
 from ..memory.jit import dual_kernel, ix
-from ..memory.pointers import address_of, int32_view, prefetch, prefetch_write, view
+from ..memory.pointers import address_of, int32_view, prefetch, prefetch_l2, prefetch_write, view
 from ..memory.search import array_holding, lower_bound
 from .workspace import Workspace, take
 
@@ -1025,9 +1025,9 @@ def _prefetch_row(v, degree, size_class, edge_ptr, for_write):
     """Prefetch vertex ``v``'s row of the vertex table (for writing when ``for_write``)."""
     w = np.int64(v)
     if for_write:
-        prefetch_write(degree.ctypes.data + degree.itemsize * w)
-        prefetch_write(size_class.ctypes.data + size_class.itemsize * w)
-        prefetch_write(edge_ptr.ctypes.data + edge_ptr.itemsize * w)
+        prefetch_l2(degree.ctypes.data + degree.itemsize * w)
+        prefetch_l2(size_class.ctypes.data + size_class.itemsize * w)
+        prefetch_l2(edge_ptr.ctypes.data + edge_ptr.itemsize * w)
     else:
         prefetch(degree.ctypes.data + degree.itemsize * w)
         prefetch(size_class.ctypes.data + size_class.itemsize * w)

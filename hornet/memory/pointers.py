@@ -17,7 +17,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["view", "int32_view", "address_of", "prefetch", "prefetch_write"]
+__all__ = ["view", "int32_view", "address_of", "prefetch", "prefetch_l2", "prefetch_write"]
 
 
 @intrinsic
@@ -31,9 +31,10 @@ def _as_voidptr(typingctx, address):
     return sig, codegen
 
 
-def _prefetch_intrinsic(for_write: int, doc: str):
+def _prefetch_intrinsic(for_write: int, doc: str, locality: int = 3):
     """A Numba intrinsic ``f(address)`` that emits ``llvm.prefetch`` (``for_write``: 0 read,
-    1 write; locality 3, data cache)."""
+    1 write; ``locality`` 3: every cache level (x86 ``prefetcht0``), 2: not the first level
+    (``prefetcht1``); data cache)."""
     def prefetch_hint(typingctx, address):
         sig = types.void(address)
 
@@ -43,7 +44,7 @@ def _prefetch_intrinsic(for_write: int, doc: str):
             fnty = ir.FunctionType(ir.VoidType(), [cgutils.voidptr_t, i32, i32, i32])
             fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
             ptr = builder.inttoptr(args[0], cgutils.voidptr_t)
-            builder.call(fn, [ptr, i32(for_write), i32(3), i32(1)])
+            builder.call(fn, [ptr, i32(for_write), i32(locality), i32(1)])
             return context.get_dummy_value()
 
         return sig, codegen
@@ -54,6 +55,9 @@ def _prefetch_intrinsic(for_write: int, doc: str):
 
 prefetch = _prefetch_intrinsic(
     0, "Hint the CPU to bring the cache line at ``address`` (int64) in; never faults.")
+prefetch_l2 = _prefetch_intrinsic(
+    0, "Like :func:`prefetch`, into the second-level cache only (x86 ``prefetcht1``): for "
+       "lines needed later, without holding a first-level fill buffer while they come.", 2)
 prefetch_write = _prefetch_intrinsic(
     1, "Like :func:`prefetch`, for a line about to be written (x86 ``prefetchw``: the line "
        "comes in owned, so the store does not wait for it again).")

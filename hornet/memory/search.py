@@ -86,6 +86,8 @@ def array_in_directory(directory, bases, address):
     g = min(max(address - bases[0], 0) >> directory[0], granules - 1)
     lo = np.int64(directory[ix(g + 1)])
     hi = np.int64(directory[ix(g + 2)])       # the answer lies in [lo, hi]
+    if hi - lo <= 1:      # at most one array starts in the granule: no branch on the address
+        return lo + np.int64((hi > lo) & (bases[ix(hi)] <= address))
     while lo < hi:
         mid = (lo + hi + 1) >> 1
         if bases[ix(mid)] <= address:
