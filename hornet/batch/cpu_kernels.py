@@ -1161,10 +1161,13 @@ PREFETCH_LINES = 8    # cache lines that merge_insert prefetches per list, from 
 @numba.njit(inline="always", cache=True)
 def _prefetch_lines(lo, hi):
     """Prefetch the cache lines of the byte range [lo, hi), the last PREFETCH_LINES at most,
-    for writing (a fused pass rewrites them, or reads them once)."""
+    into the second-level cache (a fused pass rewrites them, or reads them once, MERGE_AHEAD
+    segments later). Not into the first level, where each line would hold a fill buffer all
+    that time: same-process A/B on fresh graphs (Kronecker 20, 10^5 inserts, 30 rounds)
+    against ``prefetchw``: order-balanced 0.979, per-round 0.951."""
     a = max(lo & ~np.int64(63), (hi - 1) & ~np.int64(63) - 64 * (PREFETCH_LINES - 1))
     while a < hi:
-        prefetch_write(a)
+        prefetch_l2(a)
         a += 64
 
 
