@@ -1155,7 +1155,8 @@ def _plan_arrays(src, ws: Workspace | None, segments=None):
     return sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos
 
 
-PREFETCH_LINES = 8    # cache lines that merge_insert prefetches per list, from the end
+PREFETCH_LINES = 16   # cache lines that merge_insert prefetches per list, from the end
+# (16 against 8 with second-level prefetches: order-balanced 0.988, 30 rounds, fresh graphs)
 
 
 @numba.njit(inline="always", cache=True)
