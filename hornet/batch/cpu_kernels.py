@@ -11,6 +11,7 @@ import numba
 import numpy as np
 from numba import types
 from numba.core import cgutils
+from numba.cpython.unsafe.numbers import leading_zeros
 from numba.extending import intrinsic
 
 from ..memory.host_heap import keep_freed_buffers
@@ -673,6 +674,12 @@ def _smallest_class(d, min_class):
 
 
 @numba.njit(inline="always", cache=True)
+def _class_of(d, min_class):
+    """:func:`_smallest_class` of ``d >= 1`` without a loop: max(ceil(log2 d), min_class)."""
+    return max(np.int64(64 - leading_zeros(np.uint64(d - 1))), np.int64(min_class))
+
+
+@numba.njit(inline="always", cache=True)
 def _moves_down(d, cls, min_class):
     """A list of ``d > 0`` edges in a block of class ``cls`` moves to a smaller one: it fills
     less than a quarter of its block and a smaller class holds it."""
@@ -1070,6 +1077,20 @@ def _plan_insert(sources, seg_start, dst, degree, size_class, edge_ptr, num_vert
             b, c, d0, cls, p = _plan_row(k, sources, seg_start, degree, size_class, edge_ptr,
                                          old_deg, old_ptr, new_class)
             cap = (np.int64(1) << cls) if cls >= 0 else np.int64(0)
+            if defer and defer_full:
+                # nothing is searched: every list either fits its segment, takes a block for
+                # all of it (merge_insert searches both), or is empty (every entry new). Each
+                # outcome is a select, not a branch: the three come in random order, and a
+                # misprediction per segment cost more than the rest of its planning
+                moves = d0 + c > cap
+                k_new = _class_of(d0 + c, min_class)
+                new_class[s] = k_new if moves else -1
+                new_deg[s] = c if d0 == 0 else -1
+                for j in range(c):               # searches overwrite these but the empty's
+                    pos[ix(b + j)] = -1
+                row[ix(k_new)] += moves
+                left += moves & (p != 0)
+                continue
             if d0 == 0:                          # every entry is new, inserted before slot 0
                 for j in range(c):
                     pos[ix(b + j)] = -1
