@@ -280,30 +280,49 @@ def find_inconsistency(words, offsets, num_blocks):
 
 
 @numba.njit(cache=True)
-def take_forest_rows(word_addrs, table, counts, bases, shifts):
+def _take_request(word_addr, row, count, out, at, base, shift):
+    """One request of :func:`take_forest_rows` (a compiled call of its own: the parallel loop
+    then holds no global array, which would keep it out of Numba's cache). Returns how many
+    blocks it took."""
+    levels = 0
+    while levels < FOREST_LEVELS and row[levels + 1] != row[levels]:
+        levels += 1
+    words = view(word_addr, row[FOREST_LEVELS], _WORD)
+    got = take_free(words, row[:levels + 1], count, out, at)
+    for i in range(at, at + got):
+        out[i] = base + (out[i] << shift)
+    return got
+
+
+@numba.njit(parallel=True, cache=True)
+def take_forest_rows(word_addrs, table, counts, bases, shifts, threads):
     """Several :func:`take_free` requests in one call: request ``r`` takes the ``counts[r]``
     lowest free blocks of the tree at ``word_addrs[r]`` (level offsets ``table[r]``, padded as
     :func:`forest_table` pads them) and gives their pointers ``bases[r] + (block <<
     shifts[r])``. Returns every request's pointers, request after request (int64), and raises
-    if a tree runs out (the caller plans the counts). (The requests in parallel threads were
-    no faster: one class's request is most of a batch's blocks.)"""
+    if a tree runs out (the caller plans the counts). The requests (one per block array:
+    never two on one tree) are dealt to ``threads`` pieces (``numba.get_num_threads()``)
+    largest first, each to the least loaded: a batch's blocks are mostly of one or two
+    classes."""
     nr = counts.shape[0]
     start = np.zeros(nr + 1, dtype=np.int64)
     for r in range(nr):
         start[r + 1] = start[r] + counts[r]
     out = np.empty(start[nr], dtype=np.int64)
     short = np.zeros(nr, dtype=np.int64)
-    for r in range(nr):
-        levels = 0
-        while levels < FOREST_LEVELS and table[r, levels + 1] != table[r, levels]:
-            levels += 1
-        words = view(word_addrs[r], table[r, FOREST_LEVELS], _WORD)
-        offsets = table[r, :levels + 1]
-        at = start[r]
-        got = take_free(words, offsets, counts[r], out, at)
-        short[r] = counts[r] - got
-        for i in range(at, at + got):
-            out[i] = bases[r] + (out[i] << shifts[r])
+    parts = max(1, min(nr, threads))
+    owner = np.zeros(nr, dtype=np.int64)
+    load = np.zeros(parts, dtype=np.int64)
+    for r in np.argsort(-counts):
+        p = np.argmin(load)
+        owner[r] = p
+        load[p] += counts[r]
+    for p in numba.prange(parts):
+        for r in range(nr):
+            if owner[r] != p:
+                continue
+            short[r] = counts[r] - _take_request(word_addrs[r], table[r], counts[r], out,
+                                                 start[r], bases[r], shifts[r])
     if short.any():
         raise AssertionError("a bit tree ran out of the blocks planned from it")
     return out

@@ -574,7 +574,7 @@ def _cpu_take(plans, num_fields: int) -> np.ndarray:
     shifts = np.array([sh for _, _, sh in reqs], dtype=np.int64)
     w = 2 + num_fields                  # row layout: see BlockArray.lookup_row
     return take_forest_rows(rows[:, w], rows[:, w + 1:w + 2 + FOREST_LEVELS], counts,
-                            rows[:, 0], shifts)
+                            rows[:, 0], shifts, numba.get_num_threads())
 
 
 PLACE_CHUNKS = 16
