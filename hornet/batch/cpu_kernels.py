@@ -1025,20 +1025,34 @@ def _search_segment(lst, d, dst, b, c, nv, pos):
 # vertices. The fused kernels prefetch them VERTEX_AHEAD segments ahead: writing the rows of
 # 70,000 new lists took 1.00 ms without and 0.67 ms with (2 threads).
 VERTEX_AHEAD = 64   # (64 against 32 with second-level row prefetches: order-balanced 0.985)
+ROW_WRITE_AHEAD = 32   # remove_fused's distance (its rows are prefetched for writing)
+
+
+# how a fused kernel prefetches a vertex row or a list's lines (see _prefetch_row)
+READ, WRITE, SECOND_LEVEL = 0, 1, 2
 
 
 @numba.njit(inline="always", cache=True)
-def _prefetch_row(v, degree, size_class, edge_ptr, for_write):
-    """Prefetch vertex ``v``'s row of the vertex table (for writing when ``for_write``)."""
+def _prefetch_row(v, degree, size_class, edge_ptr, hint):
+    """Prefetch vertex ``v``'s row of the vertex table: ``hint`` READ (into every cache
+    level), WRITE (``prefetchw``) or SECOND_LEVEL (``prefetcht1``: no first-level fill buffer
+    held until the row is used; the insert's merge, far ahead)."""
     w = np.int64(v)
-    if for_write:
-        prefetch_l2(degree.ctypes.data + degree.itemsize * w)
-        prefetch_l2(size_class.ctypes.data + size_class.itemsize * w)
-        prefetch_l2(edge_ptr.ctypes.data + edge_ptr.itemsize * w)
+    a = degree.ctypes.data + degree.itemsize * w
+    b = size_class.ctypes.data + size_class.itemsize * w
+    c = edge_ptr.ctypes.data + edge_ptr.itemsize * w
+    if hint == SECOND_LEVEL:
+        prefetch_l2(a)
+        prefetch_l2(b)
+        prefetch_l2(c)
+    elif hint == WRITE:
+        prefetch_write(a)
+        prefetch_write(b)
+        prefetch_write(c)
     else:
-        prefetch(degree.ctypes.data + degree.itemsize * w)
-        prefetch(size_class.ctypes.data + size_class.itemsize * w)
-        prefetch(edge_ptr.ctypes.data + edge_ptr.itemsize * w)
+        prefetch(a)
+        prefetch(b)
+        prefetch(c)
 
 
 @numba.njit(inline="always", cache=True)
@@ -1048,7 +1062,7 @@ def _plan_row(k, sources, seg_start, degree, size_class, edge_ptr, old_deg, old_
     size class and edge pointer, returned), with the degree and pointer recorded and no new
     class yet; the vertex row VERTEX_AHEAD segments on is prefetched."""
     if k + VERTEX_AHEAD < sources.shape[0]:
-        _prefetch_row(sources[ix(k + VERTEX_AHEAD)], degree, size_class, edge_ptr, False)
+        _prefetch_row(sources[ix(k + VERTEX_AHEAD)], degree, size_class, edge_ptr, READ)
     s = ix(k)
     v = ix(sources[s])
     b = np.int64(seg_start[s])
@@ -1178,26 +1192,35 @@ def _plan_arrays(src, ws: Workspace | None, segments=None):
 
 PREFETCH_LINES = 16   # cache lines that merge_insert prefetches per list, from the end
 # (16 against 8 with second-level prefetches: order-balanced 0.988, 30 rounds, fresh graphs)
+WRITE_LINES = 8       # the same for remove_fused, which prefetches for writing
 
 
 @numba.njit(inline="always", cache=True)
-def _prefetch_lines(lo, hi):
-    """Prefetch the cache lines of the byte range [lo, hi), the last PREFETCH_LINES at most,
-    into the second-level cache (a fused pass rewrites them, or reads them once, MERGE_AHEAD
-    segments later). Not into the first level, where each line would hold a fill buffer all
-    that time: same-process A/B on fresh graphs (Kronecker 20, 10^5 inserts, 30 rounds)
-    against ``prefetchw``: order-balanced 0.979, per-round 0.951."""
-    a = max(lo & ~np.int64(63), (hi - 1) & ~np.int64(63) - 64 * (PREFETCH_LINES - 1))
-    while a < hi:
-        prefetch_l2(a)
-        a += 64
+def _prefetch_lines(lo, hi, hint):
+    """Prefetch the cache lines of the byte range [lo, hi), the last few at most: with
+    ``hint`` SECOND_LEVEL the last PREFETCH_LINES into the second-level cache (merge_insert
+    rewrites them, or reads them once, MERGE_AHEAD segments later; not into the first level,
+    where each line would hold a fill buffer all that time: same-process A/B on fresh graphs,
+    Kronecker 20, 10^5 inserts, 30 rounds, against ``prefetchw``: order-balanced 0.979,
+    per-round 0.951); else the last WRITE_LINES for writing (remove_fused: second-level
+    prefetches made 10^5 deletes 2% slower)."""
+    if hint == SECOND_LEVEL:
+        a = max(lo & ~np.int64(63), (hi - 1) & ~np.int64(63) - 64 * (PREFETCH_LINES - 1))
+        while a < hi:
+            prefetch_l2(a)
+            a += 64
+    else:
+        a = max(lo & ~np.int64(63), (hi - 1) & ~np.int64(63) - 64 * (WRITE_LINES - 1))
+        while a < hi:
+            prefetch_write(a)
+            a += 64
 
 
 @numba.njit(inline="always", cache=True)
-def _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst, pos, nv):
-    """Prefetch the lines of segment ``q``'s list that a fused pass rewrites: from where its
-    first entry lands or sits (a guess for an unsearched list; 0 for a list that moves, read
-    whole) to the list's end."""
+def _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst, pos, nv, hint):
+    """Prefetch the lines of segment ``q``'s list that a fused pass rewrites (``hint`` as
+    :func:`_prefetch_lines` takes it): from where its first entry lands or sits (a guess for
+    an unsearched list; 0 for a list that moves, read whole) to the list's end."""
     dq = old_deg[q]
     if dq > 0:
         if new_class[q] >= 0:
@@ -1208,7 +1231,7 @@ def _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst, p
         else:
             pq = pos[ix(seg_start[q])]
             lo = min(-1 - pq if pq < 0 else pq, dq - 1)
-        _prefetch_lines(old_ptr[q] + 4 * lo, old_ptr[q] + 4 * dq)
+        _prefetch_lines(old_ptr[q] + 4 * lo, old_ptr[q] + 4 * dq, hint)
         prefetch_write(old_ptr[q] + 4 * lo)
 
 
@@ -1370,16 +1393,16 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, curs
         for k in range(k0, k1):
             if k + VERTEX_AHEAD < ns:
                 _prefetch_row(sources[ix(k + VERTEX_AHEAD)], degree, size_class, edge_ptr,
-                              True)
+                              SECOND_LEVEL)
             if k + ahead < k1:
                 q = ix(k + ahead)
                 _place_next(q, new_class, at, pool, target)
                 _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst,
-                                  pos, nv)
+                                  pos, nv, SECOND_LEVEL)
                 if new_class[q] >= 0:          # a new block: written from its end
                     dn = new_deg[q] if new_deg[q] >= 0 else \
                         old_deg[q] + seg_start[ix(q + 1)] - seg_start[q]
-                    _prefetch_lines(target[q], target[q] + 4 * dn)
+                    _prefetch_lines(target[q], target[q] + 4 * dn, SECOND_LEVEL)
             s = ix(k)
             v = ix(sources[s])
             b = np.int64(seg_start[s])
@@ -1659,11 +1682,12 @@ def _remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class, targ
     ns = sources.shape[0]
     nv = np.int64(max(num_vertices, 1))
     for k in numba.prange(ns):
-        if k + VERTEX_AHEAD < ns:
-            _prefetch_row(sources[ix(k + VERTEX_AHEAD)], degree, size_class, edge_ptr, True)
+        if k + ROW_WRITE_AHEAD < ns:
+            _prefetch_row(sources[ix(k + ROW_WRITE_AHEAD)], degree, size_class, edge_ptr,
+                          WRITE)
         if k + ahead < ns:
             _prefetch_segment(k + ahead, seg_start, old_deg, old_ptr, new_deg, new_class, dst,
-                              pos, nv)
+                              pos, nv, WRITE)
         s = ix(k)
         v = ix(sources[s])
         b = np.int64(seg_start[s])
