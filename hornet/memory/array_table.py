@@ -55,8 +55,9 @@ class ArrayTable:
     """Block arrays sorted by base address, with their lookup rows.
 
     ``rows``: host int64 (A, W), ascending by column 0 (the base); row ``i`` is the
-    ``lookup_row()`` of ``array_at(i)``. ``arrays``: list of the A arrays in the same
-    order (made on demand). Host only: the manager makes the device copies.
+    ``lookup_row()`` of the array whose base it holds (:meth:`array_with_base`). ``arrays``:
+    list of the A arrays in the same order (made on demand). Host only: the manager makes the
+    device copies.
     """
 
     def __init__(self, arrays=(), width: int = 0):
@@ -66,10 +67,6 @@ class ArrayTable:
 
     def __len__(self) -> int:
         return self.rows.shape[0]
-
-    def array_at(self, i: int):
-        """The array of row ``i``."""
-        return self._by_base[int(self.rows[i, 0])]
 
     def array_with_base(self, base: int):
         """The array whose base address is ``base`` (KeyError when none)."""

@@ -55,10 +55,6 @@ class _Lookup:
     dev_block_shift: object    # device int64 (n_arrays,): log2 of a block's bytes
     forest: object             # the arrays' bit trees, as backend.forest made them
 
-    def array_at(self, i: int):
-        """The BlockArray of row ``i`` (base ``bases[i]``)."""
-        return self.table.array_with_base(int(self.bases[i]))
-
     @cached_property
     def arrays(self) -> list:
         """Every BlockArray, aligned with ``bases`` (made on first use)."""
