@@ -666,17 +666,10 @@ def _fill_heads(src, found, sources, seg_start):
 
 @numba.njit(inline="always", cache=True)
 def _smallest_class(d, min_class):
-    """The smallest size class (at least ``min_class``) whose blocks hold ``d`` edges."""
-    fit = min_class
-    while (np.int64(1) << fit) < d:
-        fit += 1
-    return fit
-
-
-@numba.njit(inline="always", cache=True)
-def _class_of(d, min_class):
-    """:func:`_smallest_class` of ``d >= 1`` without a loop: max(ceil(log2 d), min_class)."""
-    return max(np.int64(64 - leading_zeros(np.uint64(d - 1))), np.int64(min_class))
+    """The smallest size class (at least ``min_class``) whose blocks hold ``d`` edges:
+    max(ceil(log2 d), min_class), from a leading-zero count (no loop whose exit depends on
+    ``d``)."""
+    return max(np.int64(64 - leading_zeros(np.uint64(max(d, 1) - 1))), np.int64(min_class))
 
 
 @numba.njit(inline="always", cache=True)
@@ -1097,7 +1090,7 @@ def _plan_insert(sources, seg_start, dst, degree, size_class, edge_ptr, num_vert
                 # outcome is a select, not a branch: the three come in random order, and a
                 # misprediction per segment cost more than the rest of its planning
                 moves = d0 + c > cap
-                k_new = _class_of(d0 + c, min_class)
+                k_new = _smallest_class(d0 + c, min_class)
                 new_class[s] = k_new if moves else -1
                 new_deg[s] = c if d0 == 0 else -1
                 for j in range(c):               # searches overwrite these but the empty's
@@ -1204,16 +1197,14 @@ def _prefetch_lines(lo, hi, hint):
     Kronecker 20, 10^5 inserts, 30 rounds, against ``prefetchw``: order-balanced 0.979,
     per-round 0.951); else the last WRITE_LINES for writing (remove_fused: second-level
     prefetches made 10^5 deletes 2% slower)."""
-    if hint == SECOND_LEVEL:
-        a = max(lo & ~np.int64(63), (hi - 1) & ~np.int64(63) - 64 * (PREFETCH_LINES - 1))
-        while a < hi:
+    lines = PREFETCH_LINES if hint == SECOND_LEVEL else WRITE_LINES
+    a = max(lo & ~np.int64(63), (hi - 1) & ~np.int64(63) - 64 * (lines - 1))
+    while a < hi:
+        if hint == SECOND_LEVEL:
             prefetch_l2(a)
-            a += 64
-    else:
-        a = max(lo & ~np.int64(63), (hi - 1) & ~np.int64(63) - 64 * (WRITE_LINES - 1))
-        while a < hi:
+        else:
             prefetch_write(a)
-            a += 64
+        a += 64
 
 
 @numba.njit(inline="always", cache=True)

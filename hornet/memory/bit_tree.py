@@ -58,16 +58,27 @@ def _popcount(typingctx, x):
     return sig, codegen
 
 
+@numba.njit(cache=True)
+def tree_offsets(num_blocks):
+    """Start of every level in the flat word array, plus the total length at the end
+    (int64; compiled, for callers that build trees inside a kernel)."""
+    words = max(1, (num_blocks + WORD_BITS - 1) // WORD_BITS)
+    levels = 1
+    n = words
+    while n > 1:
+        n = (n + WORD_BITS - 1) // WORD_BITS
+        levels += 1
+    offsets = np.zeros(levels + 1, dtype=np.int64)
+    n = words
+    for level in range(levels):
+        offsets[level + 1] = offsets[level] + n
+        n = (n + WORD_BITS - 1) // WORD_BITS
+    return offsets
+
+
 def tree_layout(num_blocks: int) -> np.ndarray:
     """Start of every level in the flat word array, plus the total length at the end."""
-    offsets = [0]
-    words = max(1, -(-num_blocks // WORD_BITS))
-    while True:
-        offsets.append(offsets[-1] + words)
-        if words == 1:
-            break
-        words = -(-words // WORD_BITS)
-    return np.asarray(offsets, dtype=np.int64)
+    return tree_offsets(int(num_blocks))
 
 
 def new_tree(num_blocks: int) -> tuple[np.ndarray, np.ndarray]:

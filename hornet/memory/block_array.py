@@ -4,7 +4,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .bit_tree import FOREST_LEVELS, WORD_BITS, _fill_free
+from .bit_tree import FOREST_LEVELS, _fill_free, tree_offsets
 
 
 @numba.njit(cache=True)
@@ -14,17 +14,8 @@ def _cpu_storage(size_class, num_blocks, num_fields):
     makes them) and its lookup row (see :meth:`BlockArray.lookup_row`; the columns of fields
     after the first left 0), in one compiled call: each NumPy call costs some 20 us when a
     batch's kernels have just filled the caches, and a batch may make several arrays."""
-    levels = 1
-    words = max(1, (num_blocks + WORD_BITS - 1) // WORD_BITS)
-    n = words
-    while n > 1:
-        n = (n + WORD_BITS - 1) // WORD_BITS
-        levels += 1
-    offsets = np.zeros(levels + 1, dtype=np.int64)
-    n = words
-    for level in range(levels):
-        offsets[level + 1] = offsets[level] + n
-        n = (n + WORD_BITS - 1) // WORD_BITS
+    offsets = tree_offsets(num_blocks)
+    levels = offsets.shape[0] - 1
     tree = np.zeros(offsets[levels], dtype=np.uint64)
     _fill_free(tree, offsets, num_blocks)
     column = np.zeros(np.int64(num_blocks) << size_class, dtype=np.int32)
