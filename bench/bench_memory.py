@@ -45,7 +45,7 @@ def main() -> None:
          "block bytes", "vertex table bytes", "utilization", "reserved/CSR", "reserved/COO"],
         rows,
         f"""Machine: {machine()}.
-Built with `Graph.from_csr` (default settings: block_array_edges=65536, min_block_size=1).
+Built with `Graph.from_csr` (default settings: block_array_edges={hornet.graph.DEFAULT_BLOCK_ARRAY_EDGES['cpu']}, min_block_size=1).
 CSR = int64 indptr (V+1) + int32 indices; COO = int32 src + int32 dst; undirected graphs store
 (and CSR/COO count) both directions. Reserved = block arrays (all slots) + bit trees + vertex
 table (degree int32, size class int8, edge pointer int64 per vertex). Utilization = edge bytes /

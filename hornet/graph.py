@@ -39,7 +39,7 @@ from .memory.manager import DeviceMemoryError, InvariantError, MemoryManager
 __all__ = ["Graph", "EdgeChange", "BatchError", "InvariantError", "DeviceMemoryError"]
 
 _VERTEX_BYTES = 4 + 1 + 8   # degree int32, size class int8, edge pointer int64
-DEFAULT_BLOCK_ARRAY_EDGES = {"cpu": 1 << 16, "gpu": 1 << 22}
+DEFAULT_BLOCK_ARRAY_EDGES = {"cpu": 1 << 18, "gpu": 1 << 22}
 
 
 @dataclass
@@ -207,8 +207,9 @@ class Graph:
         Numeric properties carried by every edge / vertex (0 unless set).
     block_array_edges : int
         Edge slots per block array (power of two): a runtime setting of the memory manager.
-        Default: 2**16 on the CPU, 2**22 on the GPU (fewer, larger arrays mean fewer kernel
-        launches per batch; arrays are still sized to fit when the graph is small).
+        Default: 2**18 on the CPU, 2**22 on the GPU (fewer, larger arrays mean fewer kernel
+        launches per batch on the GPU, less per-array bookkeeping on the CPU; arrays are
+        still sized to fit when the graph is small).
     min_block_size : int
         Smallest block (power of two).
     """

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hornet.memory import bit_tree as bt
-from hornet.memory.manager import InvariantError, MemoryManager
+from hornet.memory.manager import GROWTH, InvariantError, MemoryManager
 from hornet.memory.search import array_directory, array_holding, array_in_directory
 
 
@@ -146,9 +146,12 @@ def test_allocation_is_batched_and_fills_exactly_sized_arrays():
     assert len(pool) == 1 and pool[0].num_blocks == 100   # sized to the request
     mm.check(ptrs, np.full(100, 3))
     more = mm.allocate(3, 10)                      # grows geometrically across calls
-    assert [a.num_blocks for a in mm.pools[3]] == [100, 100]
-    bulk = mm.allocate(3, 300)                     # within a call: full arrays, then exact fit
-    assert [a.num_blocks for a in mm.pools[3]] == [100, 100, 128, 82]   # 10 + 300 = 128 + 82
+    grown = int(GROWTH * 100)
+    assert [a.num_blocks for a in mm.pools[3]] == [100, grown]
+    bulk = mm.allocate(3, 300)   # within a call: free room first, then full arrays, exact fit
+    rest = 300 - (grown - 10)
+    assert [a.num_blocks for a in mm.pools[3]] == \
+        [100, grown] + [128] * (rest // 128) + ([rest % 128] if rest % 128 else [])
     mm.check(np.r_[ptrs, more, bulk], np.full(410, 3))
 
 

@@ -61,6 +61,15 @@ class _Lookup:
         return [self.table.array_with_base(b) for b in self.bases.tolist()]
 
 
+GROWTH = 0.5
+"""A class that runs out of free blocks gets an array of at least this share of its blocks.
+A class only grows when full, so it stays at least 1 / (1 + GROWTH) used (two thirds) and the
+compaction threshold (half) is not met by growth alone. With 1.0 (doubling) a full class fell
+to half used; the next batch that gave blocks back compacted it, and with 2**18-slot arrays the
+moves cost 4-6 ms in one of four 10^5 inserts into Kronecker 20 (bench/results/
+block_array_size_cpu_session19.md)."""
+
+
 class MemoryManager:
     """Per-size-class pools of :class:`BlockArray` for edges with several fields.
 
@@ -200,9 +209,10 @@ class MemoryManager:
                 break
         if planned < count and grow:
             try:
-                # geometric growth across calls (a new array is at least as large as the class
-                # was before this call), exact fit within a call: a bulk build wastes nothing
-                before = 0 if exact else sum(a.num_blocks for a in arrays)
+                # geometric growth across calls (a new array holds at least GROWTH times the
+                # class's blocks before this call), exact fit within a call: a bulk build
+                # wastes nothing
+                before = 0 if exact else int(GROWTH * sum(a.num_blocks for a in arrays))
                 limit = self.blocks_per_array(size_class)
                 while planned < count:
                     need = count - planned
