@@ -432,19 +432,23 @@ class Graph:
         self._edge_ptr = grown(self._edge_ptr)
         self._vprops = {k: grown(a) for k, a in self._vprops.items()}
 
-    def _unique_pairs(self, s, d, n, values=None, segments: bool = False):
+    def _unique_pairs(self, s, d, n, values=None, segments: bool = False,
+                      check_ids: bool = False):
         """Sort a batch by (src, dst), mirror it for undirected graphs, drop repeats (first
         wins). Returns (src int32, dst int32, values reordered to match, self-loops dropped);
-        with ``segments`` (CPU) a fifth item, the segments found on the way or None (see
-        :func:`hornet.batch.cpu_kernels.sorted_unique_pairs`)."""
+        with ``segments`` (CPU) a fifth item, the segments found on the way or None; with
+        ``check_ids`` (CPU) the ids are checked on the way and a last item is the id space
+        they need (see :func:`hornet.batch.cpu_kernels.sorted_unique_pairs`)."""
         mirror = not self.directed
         extra = {"segments": True} if segments else {}
-        order, ss, dd, loops, *found = self._K.sorted_unique_pairs(
+        if check_ids:
+            extra["check_ids"] = True
+        order, ss, dd, loops, *rest = self._K.sorted_unique_pairs(
             s, d, n, mirror, need_order=bool(values), ws=self._scratch(), **extra)
         if values:
             pair = order >> 1 if mirror else order
             values = {k: v[pair] for k, v in values.items()}
-        return (ss, dd, values or {}, int(loops)) + tuple(found)
+        return (ss, dd, values or {}, int(loops)) + tuple(rest)
 
     def _scratch(self):
         """The backend's reusable buffers for this graph's batch temporaries (CPU:
@@ -544,16 +548,24 @@ class Graph:
                 change = self._small_update(MODE_INSERT, *pairs, edge_props)
                 if change is not None:
                     return change
-            s, d, props, top = edge_batch(src, dst, edge_props, self._xp)
+            late = self.device == "cpu" and self._fused_insert   # its sort checks the ids
+            s, d, props, top = edge_batch(src, dst, edge_props, self._xp, check=not late)
             values = property_values(props, self._edge_schema, s.shape[0], self._xp)
-            return self._insert_prepared(s, d, values, max(self._n, top))
+            return self._insert_prepared(s, d, values, None if late else max(self._n, top))
 
     def _insert_prepared(self, s, d, values, n) -> EdgeChange:
+        """Insert a batch normalised by :func:`edge_batch`; ``n``: the id space it needs, or
+        None when its ids are not checked yet (the CPU's fused insert, whose sort checks them
+        on its way)."""
         xp, K = self._xp, self._K
+        if self.device == "cpu" and self._fused_insert:
+            ss, dd, values, skipped, segments, *top = self._unique_pairs(
+                s, d, self._n if n is None else n, values, segments=True, check_ids=n is None)
+            n = max(self._n, top[0]) if n is None else n
+            self._reserve(n)
+            return self._insert_fused(ss, dd, values, skipped, segments, n)
         self._reserve(n)
         ws = self._scratch()
-        if self.device == "cpu" and self._fused_insert:
-            return self._insert_fused(*self._unique_pairs(s, d, n, values, segments=True), n)
         ss, dd, values, skipped = self._unique_pairs(s, d, n, values)
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n, ws=ws)
         kept, ss, dd, insert_at = K.keep_entries(pos, ss, dd, True, bool(values), ws=ws)

@@ -120,6 +120,51 @@ def test_refused_batches_leave_the_graph_unchanged(device, bad, error):
     g.check()
 
 
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("bad_id, message", [(-3, "must be >= 0"), (2**31, "int32 ids"),
+                                             (2**31 - 1, "int32 ids")])
+def test_large_batches_with_bad_ids_are_refused(device, directed, bad_id, message):
+    """Batches large enough for the CPU's bucket sort, which checks the ids on its way."""
+    rng = np.random.default_rng(5)
+    g = hornet.Graph(directed=directed, device=device)
+    g.insert_edges(rng.integers(0, 5000, 3000), rng.integers(0, 5000, 3000))
+    before, stats, n = g.edges(), g.memory_stats(), g.num_vertices
+    s, d = rng.integers(0, 5000, 40_000), rng.integers(0, 5000, 40_000)
+    d[31_337] = bad_id
+    with pytest.raises(BatchError, match=rf"dst\[31337\] = {bad_id}: .*{message}"):
+        g.insert_edges(s, d)
+    after = g.edges()
+    assert np.array_equal(to_host(before[0]), to_host(after[0]))
+    assert np.array_equal(to_host(before[1]), to_host(after[1]))
+    assert g.num_vertices == n and g.memory_stats() == stats
+    g.check()
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_large_batches_growing_the_id_space(device, directed):
+    """A batch whose ids pass a power of two above the graph's id space (the CPU's sort
+    guessed the key width from the graph, and sorts again) against a set model."""
+    rng = np.random.default_rng(6)
+    g = hornet.Graph(directed=directed, device=device)
+    want = set()
+    for top in (1000, 1024, 1025, 70_000, 1 << 17):
+        s, d = rng.integers(0, top, 40_000), rng.integers(0, top, 40_000)
+        s[0] = top - 1
+        c = g.insert_edges(s, d)
+        pairs = set(zip(s.tolist(), d.tolist()))
+        if not directed:
+            pairs = {(min(u, v), max(u, v)) for u, v in pairs if u != v}
+        assert set(zip(to_host(c.src).tolist(), to_host(c.dst).tolist())) == pairs - want
+        want |= pairs
+        assert g.num_vertices == top
+    es, ed = g.edges()
+    got = set(zip(to_host(es).tolist(), to_host(ed).tolist()))
+    if not directed:
+        got = {(u, v) for u, v in got if u < v}
+    assert got == want
+    g.check()
+
+
 def test_out_of_memory_leaves_the_graph_unchanged(monkeypatch):
     g = hornet.Graph(directed=False, device="cpu", block_array_edges=64)
     g.insert_edges(np.arange(50), np.arange(1, 51))

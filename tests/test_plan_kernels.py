@@ -181,7 +181,8 @@ def test_sorted_unique_pairs_without_order(rng, mirror, nv, n, skewed):
         high = max(2 * bits - 32, min(8, 2 * bits))
         entries = n * (2 if mirror else 1)
         keys = np.empty(entries + int(C.ROW_SLACK * entries), dtype=np.uint32)
-        *_, width = C.partition_pairs(s, d, bits, high, mirror, keys)
+        _, _, _, width, lo, hi = C.partition_pairs(s, d, bits, high, mirror, keys)
+        assert (lo, hi) == (min(s.min(), d.min()), max(s.max(), d.max()))
         if skewed and nv >= 70000:
             assert width == 0                         # one bucket holds half the keys
         if nv == 1 << 20 and not skewed:

@@ -92,9 +92,12 @@ def _table_columns(table):
     return None
 
 
-def edge_batch(src, dst, props: dict, xp=np, *, allow_out_of_range: bool = False):
+def edge_batch(src, dst, props: dict, xp=np, *, allow_out_of_range: bool = False,
+               check: bool = True):
     """Normalise an edge batch to ``(src int64, dst int64, props dict of raw arrays, top)``;
-    ``top``: the number of ids the batch needs (largest id + 1, 0 for an empty batch)."""
+    ``top``: the number of ids the batch needs (largest id + 1, 0 for an empty batch).
+    ``check=False`` leaves the ids unchecked (``top`` None) for a caller that checks them in
+    a pass of its own (the CPU insert's sort)."""
     if dst is None:
         columns = _table_columns(src)
         if columns is not None:
@@ -111,7 +114,8 @@ def edge_batch(src, dst, props: dict, xp=np, *, allow_out_of_range: bool = False
             src, dst = pairs[:, 0], pairs[:, 1]
     s = _id_values(src, "src", xp)
     d = _id_values(dst, "dst", xp)
-    top = check_ids([(s, "src"), (d, "dst")], xp, allow_out_of_range=allow_out_of_range)
+    top = check_ids([(s, "src"), (d, "dst")], xp, allow_out_of_range=allow_out_of_range) \
+        if check else None
     if s.shape[0] != d.shape[0]:
         raise BatchError(f"src and dst differ in length ({s.shape[0]} != {d.shape[0]})")
     return s, d, props, top
