@@ -461,17 +461,17 @@ def sorted_unique_pairs(s: np.ndarray, d: np.ndarray, num_vertices: int, mirror:
     other batches are checked first.
     """
     entries = s.shape[0] * (2 if mirror else 1)
-    top = ()
-    if check_ids and (need_order or entries < PARTITION_MIN):
-        top = (validate.check_ids([(s, "src"), (d, "dst")]),)
-        num_vertices = max(num_vertices, top[0])
-    bits = max(1, int(num_vertices - 1).bit_length())
     index_bits = max(1, int(entries - 1).bit_length()) if need_order else 0
-    high_bits = max(2 * bits - 32, min(8, 2 * bits))
-    if not need_order and entries >= PARTITION_MIN and high_bits <= min(MAX_HIGH_BITS, bits):
+    bits, high_bits, bucketed = _key_layout(num_vertices, entries, need_order)
+    top = ()
+    if check_ids and not bucketed:            # no partition pass to check them on the way
+        top = (validate.check_ids([(s, "src"), (d, "dst")]),)
+        if top[0] > num_vertices:
+            bits, high_bits, bucketed = _key_layout(top[0], entries, need_order)
+    if bucketed:
         keys = take(ws, "sort_keys", entries + int(ROW_SLACK * entries), np.uint32)
         start, m, loops, width, lo, hi = partition_pairs(s, d, bits, high_bits, mirror, keys)
-        if check_ids:
+        if check_ids and not top:
             if lo < 0 or hi > validate.MAX_VERTEX_ID:
                 validate.check_ids([(s, "src"), (d, "dst")])    # raises, naming the id
             if hi >> bits:                    # the batch grows the id space past 2**bits
@@ -488,12 +488,18 @@ def sorted_unique_pairs(s: np.ndarray, d: np.ndarray, num_vertices: int, mirror:
         src, dst, ns = unpack_buckets(keys, start, width, bits, high_bits, sources, seg_start)
         found = (sources[:ns], seg_start[:ns + 1])
         return (None, src, dst, int(loops)) + ((found,) if segments else ()) + top
-    if check_ids and not top:                 # the bucket sort was ruled out by the ids
-        top = (validate.check_ids([(s, "src"), (d, "dst")]),)
-        if top[0] > num_vertices:
-            return sorted_unique_pairs(s, d, top[0], mirror, need_order, ws, segments) + top
     out = _sorted_unique_pairs(s, d, bits, mirror, need_order, index_bits)
     return (out + (None,) if segments else out) + top
+
+
+def _key_layout(num_vertices: int, entries: int, need_order: bool):
+    """(bits per id, bucket bits, whether the bucket sort takes the batch) for ids below
+    ``num_vertices``."""
+    bits = max(1, int(num_vertices - 1).bit_length())
+    high_bits = max(2 * bits - 32, min(8, 2 * bits))
+    bucketed = not need_order and entries >= PARTITION_MIN and \
+        high_bits <= min(MAX_HIGH_BITS, bits)
+    return bits, high_bits, bucketed
 
 
 def _sorted_unique_pairs(s, d, bits: int, mirror: bool, need_order: bool, index_bits: int):
