@@ -48,7 +48,10 @@ class EdgeChange:
 
     ``src``, ``dst``: int32 arrays on the graph's device, one entry per edge inserted, deleted
     or updated (undirected graphs: each edge once, ``src < dst``), sorted by (src, dst).
-    ``properties``: the edges' property values (for deletions: the values they had).
+    ``properties``: the edges' property values (for deletions: the values they had; for
+    updates: the new values).
+    ``previous``: for updates, the values the updated properties held before the call
+    (same names and alignment as ``properties``); empty for other kinds.
     ``self_loops_skipped``: self-loops dropped from the batch (undirected graphs only).
     """
 
@@ -57,6 +60,7 @@ class EdgeChange:
     dst: Any
     properties: dict = field(default_factory=dict)
     self_loops_skipped: int = 0
+    previous: dict = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.src.shape[0])
@@ -458,13 +462,15 @@ class Graph:
             ws = self._ws = self._K.workspace()
         return ws
 
-    def _change(self, kind, ss, dd, values, skipped=0) -> EdgeChange:
+    def _change(self, kind, ss, dd, values, skipped=0, previous=None) -> EdgeChange:
+        previous = previous or {}
         if not self.directed:
             # a batch changes both directions of an undirected edge: symmetric entries
             once, ss, dd = self._K.canonical_pairs(ss, dd, ws=self._scratch(), symmetric=True)
             values = {k: v[once] for k, v in values.items()}
+            previous = {k: v[once] for k, v in previous.items()}
         return EdgeChange(kind, ss.astype(np.int32, copy=False), dd.astype(np.int32, copy=False),
-                          values, skipped)
+                          values, skipped, previous)
 
     def _allocate_for(self, vertices, degrees):
         """New blocks for ``vertices`` holding ``degrees`` edges: (pointers, size classes).
@@ -800,7 +806,8 @@ class Graph:
     def update_edges(self, src, dst=None, **edge_props) -> EdgeChange:
         """Set property values of edges already present; absent edges are ignored.
 
-        Returns the edges updated with their new values (first occurrence wins on repeats).
+        Returns the edges updated with their new values (first occurrence wins on repeats)
+        in ``properties`` and the values they replaced in ``previous``.
         """
         xp, K = self._xp, self._K
         s, d, props, _ = edge_batch(src, dst, edge_props, xp)
@@ -815,9 +822,13 @@ class Graph:
         slots = self._edge_ptr[ss] + 4 * pos
         ordered = {k: v[found] for k, v in values.items()}
         names = list(self._edge_schema)
+        previous = {}
         for name, vals in ordered.items():
-            K.write_at(self._mm.field_addresses(slots, names.index(name) + 1), vals)
-        return self._change("update", ss, dd, ordered)
+            addresses = self._mm.field_addresses(slots, names.index(name) + 1)
+            previous[name] = xp.empty(vals.shape[0], dtype=self._edge_schema[name])
+            K.read_at(addresses, previous[name])
+            K.write_at(addresses, vals)
+        return self._change("update", ss, dd, ordered, previous=previous)
 
     # ------------------------------------------------------------------ vertex updates
     def insert_vertices(self, ids, **vertex_props) -> None:

@@ -78,6 +78,8 @@ def test_insert_reports_only_new_edges_and_skips_self_loops(device):
     assert to_host(g.neighbors(0)[1]["w"]).tolist() == [1.0]    # never silently updated
     u = g.update_edges([1, 7], [0, 8], w=[6, 6])
     assert list(zip(to_host(u.src), to_host(u.dst))) == [(0, 1)]
+    assert to_host(u.properties["w"]).tolist() == [6.0]
+    assert to_host(u.previous["w"]).tolist() == [1.0]         # the value it replaced
     assert to_host(g.neighbors(1)[1]["w"]).tolist() == [6.0]
     assert to_host(g.has_edges([0, 1, 0, 3], [1, 0, 3, 4])).tolist() == [True, True, False, True]
     g.check()
