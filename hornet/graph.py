@@ -391,6 +391,35 @@ class Graph:
             g._vprops[k][:self._n] = a[:self._n]
         return g
 
+    def memory_settings(self) -> dict:
+        """The memory manager's settings: ``block_array_edges`` and ``min_block_size``."""
+        return {"block_array_edges": int(self._mm.block_array_edges),
+                "min_block_size": 1 << int(self._mm.min_size_class)}
+
+    # ------------------------------------------------------------------ snapshots
+    def save(self, path) -> None:
+        """Write an exact snapshot: Arrow IPC for ``.arrow``, Parquet for ``.parquet``
+        (edges, edge and vertex properties with their dtypes, directedness, id space, memory
+        settings; layout in :mod:`hornet.snapshot`)."""
+        from . import snapshot
+        snapshot.save(self, path)
+
+    @classmethod
+    def load(cls, path, device: str = "auto") -> "Graph":
+        """The graph saved by :meth:`save` at ``path``, rebuilt on ``device``."""
+        from . import snapshot
+        return snapshot.load(path, cls, device)
+
+    @classmethod
+    def _from_snapshot_bytes(cls, data: bytes, device: str) -> "Graph":
+        from . import snapshot
+        return snapshot.from_bytes(data, cls, device)
+
+    def __reduce__(self):
+        """Pickle as a snapshot; a GPU graph unpickles on the GPU."""
+        from . import snapshot
+        return (type(self)._from_snapshot_bytes, (snapshot.to_bytes(self), self.device))
+
     # ------------------------------------------------------------------ sizes
     @property
     def num_vertices(self) -> int:
