@@ -1,0 +1,97 @@
+"""The sliding window of a replay: which edges expire after a batch, in time proportional to
+the events that leave the window (never a scan of the graph).
+
+Every edge carries the index of its most recent insert event (the graph's ``last_seen`` edge
+property). The window keeps, in event order, one entry ``(index, src, dst)`` per edge event that
+set ``last_seen`` (a batch's last event of each edge it inserts or refreshes). After the batch
+ending at event index ``e`` (exclusive), the entries with ``index < e - W`` leave the queue; an
+entry's edge expires when it is still in the graph with ``last_seen == index`` (a later event
+has refreshed it otherwise, or it was deleted). Each entry is looked at once: the work of a
+batch is the number of entries that leave the window, plus one batched property look-up of
+those edges.
+
+    >>> import numpy as np
+    >>> w = EventWindow(window=3)
+    >>> w.record(np.array([0, 1]), np.array([1, 2]), np.array([0, 1]))
+    >>> w.record(np.array([0]), np.array([1]), np.array([4]))      # (0, 1) refreshed
+    >>> last = {(0, 1): 4, (1, 2): 1}
+    >>> def look_up(s, d):
+    ...     found = np.array([(a, b) in last for a, b in zip(s.tolist(), d.tolist())])
+    ...     return found, np.array([last.get((a, b), -1) for a, b in zip(s.tolist(), d.tolist())])
+    >>> [a.tolist() for a in w.expired(5, look_up)]   # threshold 5 - 3 = 2
+    [[1], [2]]
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["EventWindow"]
+
+
+class EventWindow:
+    """Queue of the events that set an edge's ``last_seen``, oldest first.
+
+    Parameters
+    ----------
+    window : int
+        W, in events: after the batch ending at event index ``e``, edges whose most recent
+        event has index ``< e - W`` expire.
+    """
+
+    def __init__(self, window: int):
+        self.window = int(window)
+        self._chunks: deque = deque()     # (index int64, src, dst) arrays, index ascending
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def record(self, src: np.ndarray, dst: np.ndarray, index: np.ndarray) -> None:
+        """Queue the events that set ``last_seen`` of edges (src[i], dst[i]) to ``index[i]``.
+
+        Host arrays of equal length; ``index`` ascending and larger than every index queued
+        so far (batches arrive in stream order).
+        """
+        if index.shape[0] == 0:
+            return
+        order = np.argsort(index, kind="stable")
+        self._chunks.append((np.asarray(index)[order].astype(np.int64, copy=False),
+                             np.asarray(src)[order], np.asarray(dst)[order]))
+        self._size += int(index.shape[0])
+
+    def _pop_before(self, threshold: int):
+        """Every queued entry with index < threshold, removed from the queue."""
+        out = []
+        while self._chunks:
+            idx, s, d = self._chunks[0]
+            if idx[-1] < threshold:
+                out.append(self._chunks.popleft())
+                continue
+            cut = int(np.searchsorted(idx, threshold, side="left"))
+            if cut:
+                out.append((idx[:cut], s[:cut], d[:cut]))
+                self._chunks[0] = (idx[cut:], s[cut:], d[cut:])
+            break
+        if not out:
+            return None
+        self._size -= sum(int(c[0].shape[0]) for c in out)
+        return tuple(np.concatenate(parts) for parts in zip(*out))
+
+    def expired(self, end: int, look_up: Callable) -> tuple[np.ndarray, np.ndarray]:
+        """The edges to delete after the batch ending at event index ``end`` (exclusive).
+
+        ``look_up(src, dst) -> (found bool, last_seen int64)`` reads the graph's current
+        ``last_seen`` of the given edges (host arrays). Returns (src, dst) host arrays, each
+        expired edge once.
+        """
+        popped = self._pop_before(end - self.window)
+        if popped is None:
+            empty = np.empty(0, np.int64)
+            return empty, empty
+        idx, s, d = popped
+        found, last = look_up(s, d)
+        stale = np.asarray(found, dtype=bool) & (np.asarray(last) == idx)
+        return s[stale], d[stale]
