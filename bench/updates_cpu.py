@@ -1,11 +1,12 @@
-"""Insert / delete throughput of the dynamic graph versus batch size (CPU backend), against
-networkx (add_edges_from / remove_edges_from) and against rebuilding a scipy CSR, on the same
-batches in the same run.
+"""CPU insert / delete throughput versus batch size, against networkx and a scipy CSR rebuild.
 
-    python3 bench/bench_updates_cpu.py [--graphs enron,epinions,kron20] [--max-batch 1000000]
+    python3 -m bench updates_cpu [--graphs email-Enron,soc-Epinions1,kron20] [--max-batch 1000000]
+    python3 -m bench updates_cpu --quick        # email-Enron, batches up to 10^4
 
 Rate = edges passed by the user per second (undirected graphs: each pair once), median of
-repeats. Between timed calls the graph is restored untimed, so every batch sees the same graph.
+repeats; networkx (``add_edges_from`` / ``remove_edges_from``) and scipy (the batch merged into a
+CSR) time the same batches in the same run. Between timed calls the graph is restored untimed,
+so every batch sees the same graph.
 """
 from __future__ import annotations
 
@@ -16,48 +17,21 @@ import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
-from common import DATA, machine, write_table
-
 import hornet
-from hornet.generators import kronecker_edges
+from bench.common import ForeignLoad, kronecker, real_graph_path, write_table
+
+NAME = "updates_cpu"
+DIRECTED = {"soc-Epinions1": True}          # real graphs read as directed (others: undirected)
 
 
-def load(name):
-    if name == "enron":
-        s, d, _ = hornet.io.read_edges(DATA / "email-Enron.txt.gz")
-        return "email-Enron", s, d, False
-    if name == "epinions":
-        s, d, _ = hornet.io.read_edges(DATA / "soc-Epinions1.txt.gz")
-        return "soc-Epinions1", s, d, True
-    if name.startswith("kron"):
+def load(name: str):
+    """(label, src, dst, directed) of ``kronN`` or a real graph of the data folder."""
+    if name.startswith("kron") and name[4:].isdigit():
         scale = int(name[4:])
-        s, d = kronecker_edges(scale, edge_factor=16, seed=1)
+        s, d = kronecker(scale)
         return f"Kronecker scale {scale} (ef 16)", s, d, False
-    raise ValueError(name)
-
-
-class ForeignLoad:
-    """Share of the machine's CPU time spent by other processes since creation (Linux
-    /proc/stat minus this process's own time): a disturbed run shows here."""
-
-    def __init__(self):
-        self.start = self._now()
-
-    @staticmethod
-    def _now():
-        try:
-            cpu = [int(x) for x in open("/proc/stat").readline().split()[1:]]
-            mine = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
-        except OSError:
-            return None
-        return sum(cpu) - cpu[3] - cpu[4], sum(cpu), int(mine[11]) + int(mine[12])
-
-    def share(self) -> float:
-        now = self._now()
-        if now is None or self.start is None:
-            return float("nan")
-        busy, total, mine = (b - a for a, b in zip(self.start, now))
-        return max(0.0, (busy - mine) / max(total, 1))
+    s, d, _ = hornet.io.read_edges(real_graph_path(name))
+    return name, s, d, DIRECTED.get(name, False)
 
 
 def repeats_for(b: int) -> int:
@@ -177,24 +151,29 @@ def bench_graph(name, sizes, rng, nx_max_edges):
     return rows, (label, g.num_edges, build)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--graphs", default="enron,epinions,kron20")
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python3 -m bench updates_cpu", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--graphs", default="email-Enron,soc-Epinions1,kron20",
+                    help="comma-separated: kronN or real graph names of the data folder")
     ap.add_argument("--max-batch", type=int, default=10**6)
-    ap.add_argument("--nx-max-edges", type=int, default=20_000_000)
-    ap.add_argument("--name", default="updates_cpu")
-    args = ap.parse_args()
+    ap.add_argument("--nx-max-edges", type=int, default=20_000_000,
+                    help="no networkx column for larger graphs")
+    ap.add_argument("--quick", action="store_true",
+                    help="email-Enron only, batches up to 10^4 (a smoke test)")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.graphs, args.max_batch = "email-Enron", min(args.max_batch, 10**4)
     sizes = [b for b in (1, 10, 100, 1000, 10**4, 10**5, 10**6) if b <= args.max_batch]
     rng = np.random.default_rng(42)
     rows, builds, loads = [], [], []
     for name in args.graphs.split(","):
-        load = ForeignLoad()
+        load_share = ForeignLoad()
         r, info = bench_graph(name, sizes, rng, args.nx_max_edges)
         rows += r
         builds.append(info)
-        loads.append(load.share())
-    notes = f"""Machine: {machine()}.
-Rates in edges/s (edges as the user passes them; undirected: each pair once), median of
+        loads.append(load_share.share())
+    notes = f"""Rates in edges/s (edges as the user passes them; undirected: each pair once), median of
 repeats (30 for batches <= 100, 10 <= 10^4, 5 for 10^5, 3 for 10^6; networkx and scipy at most
 5 and 3). Insert batches: uniformly random pairs (mostly new edges); delete batches: existing
 edges sampled at random. The graph is restored (untimed) after each timed call.
@@ -204,7 +183,7 @@ CSR (A + B, or A - A.multiply(B) + eliminate_zeros). 'x nx' and 'x scipy' = horn
 Graphs: {'; '.join(f'{l}: {e} edges, hornet build {b:.2f} s' for l, e, b in builds)}.
 Other processes' share of the machine's CPU time while each graph ran (0% = undisturbed):
 {'; '.join(f'{l}: {100 * s:.0f}%' for (l, _, _), s in zip(builds, loads))}."""
-    write_table(args.name, "Update throughput versus batch size (CPU backend)",
+    write_table(NAME, "Update throughput versus batch size (CPU backend)",
                 ["graph", "batch", "hornet insert/s", "hornet delete/s", "nx insert/s",
                  "nx delete/s", "scipy insert/s", "scipy delete/s", "insert x nx",
                  "delete x nx", "insert x scipy", "delete x scipy"], rows, notes)
