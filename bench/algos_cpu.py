@@ -1,7 +1,7 @@
-"""Static algorithms on the CPU: the dynamic graph versus the same kernels on a plain CSR, and
-scipy / networkx baselines, in one run.
+"""CPU static algorithms: the dynamic graph versus the same kernels on a CSR, and scipy / networkx.
 
-    python3 bench/bench_algos_cpu.py [--graphs ca-HepPh,email-Enron,soc-Epinions1,kron18]
+    python3 -m bench algos_cpu [--graphs ca-HepPh,email-Enron,soc-Epinions1,kron18] [--repeats 21]
+    python3 -m bench algos_cpu --quick             # ca-HepPh, 5 rounds
 
 Every algorithm has one implementation over an AdjacencyView; "CSR" below is that same code on
 ``AdjacencyView.from_csr`` of the graph's own CSR, so the ratio isolates the data structure.
@@ -11,66 +11,50 @@ turns); the others medians of repeats after a warm-up call (Numba compiled).
 from __future__ import annotations
 
 import argparse
-import time
 
 import networkx as nx
 import numpy as np
 import scipy.sparse.csgraph as csgraph
 
-from common import DATA, ktruss_ref, machine, write_table
-
 import hornet
-from hornet.adjacency import AdjacencyView
-from hornet.generators import kronecker_edges
+from bench.common import (interleaved, kronecker, ktruss_ref, median_time, real_graph_path,
+                          write_table)
+
+NAME = "algos_cpu"
 
 
-def timed(fn, repeats=5):
+def timed(fn, repeats: int = 5) -> float:
+    """Median wall seconds of ``fn`` over ``repeats`` calls after one warm-up call."""
     fn()
-    ts = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return float(np.median(ts))
+    return median_time(fn, repeats)
 
 
-def interleaved(fns, repeats):
-    """Medians of ``fns`` timed in rounds that take turns (the order rotating each round), so
-    a slow spell of the machine hits them alike; two untimed calls each first."""
-    for fn in fns:
-        fn()
-        fn()
-    ts = [[] for _ in fns]
-    for r in range(repeats):
-        for i in range(len(fns)):
-            k = (i + r) % len(fns)
-            t = time.perf_counter()
-            fns[k]()
-            ts[k].append(time.perf_counter() - t)
-    return [float(np.median(t)) for t in ts]
-
-
-def load(name):
-    if name.startswith("kron"):
-        s, d = kronecker_edges(int(name[4:]), edge_factor=16, seed=1)
+def load(name: str) -> hornet.Graph:
+    """``kronN`` or a real graph of the data folder, undirected, with a float64 "weight"."""
+    if name.startswith("kron") and name[4:].isdigit():
+        s, d = kronecker(int(name[4:]))
     else:
-        s, d, _ = hornet.io.read_edges(DATA / f"{name}.txt.gz")
+        s, d, _ = hornet.io.read_edges(real_graph_path(name))
     w = np.random.default_rng(2).random(s.shape[0])
     return hornet.Graph.from_edges(s, d, directed=False, device="cpu", weight=w)
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python3 -m bench algos_cpu", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--graphs", default="ca-HepPh,email-Enron,soc-Epinions1,kron18")
     ap.add_argument("--nx-max-edges", type=int, default=300_000)
     ap.add_argument("--repeats", type=int, default=21,
                     help="interleaved rounds of the SpMV and BFS rows")
-    args = ap.parse_args()
+    ap.add_argument("--quick", action="store_true", help="ca-HepPh only, 5 rounds")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.graphs, args.repeats = "ca-HepPh", 5
     rows = []
     for name in args.graphs.split(","):
         g = load(name)
         indptr, indices, weights = g.to_csr("weight")
-        csr = AdjacencyView.from_csr(indptr, indices, directed=False, weights=weights)
+        csr = hornet.AdjacencyView.from_csr(indptr, indices, directed=False, weights=weights)
         A, Aw = g.to_scipy(), g.to_scipy("weight")
         n, m = g.num_vertices, g.num_edges
         x = np.random.default_rng(0).random(n)
@@ -115,14 +99,12 @@ def main():
                      f"{ref[1]:.2e}" if ref else "-", f"{ref[1] / t_g:.2f}" if ref else "-",
                      f"k_max {kmax}" + (f" (paper {ref[0]})" if ref else "")])
         print(rows[-5:], flush=True)
-    write_table("algos_cpu", "Static algorithms on the CPU: dynamic graph vs CSR vs baselines",
+    write_table(NAME, "Static algorithms on the CPU: dynamic graph vs CSR vs baselines",
                 ["graph", "algorithm", "edges", "hornet graph s", "same code on CSR s",
                  "graph speed / CSR speed", "baseline", "baseline s", "baseline s / graph s",
                  "notes"], rows,
-                f"""Machine: {machine()}.
-Undirected graphs (Kronecker: Graph500 R-MAT, edge factor 16, seed 1), a float64 edge property
-"weight". "graph speed / CSR speed" = CSR time / graph time (the device benchmark's target is
->= 0.9 for SpMV and BFS). SpMV and BFS rows: {args.repeats} interleaved rounds (graph, CSR and
+                f"""Undirected graphs (Kronecker: Graph500 R-MAT, edge factor 16, seed 1), a float64 edge property
+"weight". "graph speed / CSR speed" = CSR time / graph time (above 1: the graph is faster). SpMV and BFS rows: {args.repeats} interleaved rounds (graph, CSR and
 baseline take turns), median, after two untimed calls each (so the graph's SpMV visits its rows
 in storage order, as from the second call on an unchanged graph); other rows: median of a few
 repeats after a warm-up call. Baselines: scipy `A @ x`,

@@ -257,15 +257,17 @@ def write_csv(name: str, header: Sequence[str], rows: Sequence[Sequence]) -> Pat
 
 
 def write_table(name: str, title: str, header: Sequence[str], rows: Sequence[Sequence],
-                notes: str = "", device: str = "cpu") -> Path:
+                notes: str = "", device: str = "cpu", echo: bool = True) -> Path:
     """Write ``<results>/<name>.md`` (header, notes, Markdown table) and ``<name>.csv``, print
-    the Markdown, and return its path. ``device``: "cpu" or "gpu" (what the header names)."""
+    the Markdown (``echo``), and return its path. ``device``: "cpu" or "gpu" (what the header
+    names)."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     text = table_md(title, header, rows, notes, device)
     path = RESULTS / f"{name}.md"
     path.write_text(text)
     write_csv(name, header, rows)
-    print(text, end="", flush=True)
+    if echo:
+        print(text, end="", flush=True)
     return path
 
 

@@ -1,6 +1,7 @@
-"""GPU update rate versus batch size, build time versus cupyx, memory versus CSR/COO.
+"""GPU insert / delete rate versus batch size, and the end-to-end time of a 1,000-edge batch.
 
-    PYTHONPATH=. python3 bench/bench_updates_gpu.py [--scales 20,24] [--real] [--out DIR]
+    python3 -m bench updates_gpu [--scales 20,24] [--max-batch 10000000] [--real]
+    python3 -m bench updates_gpu --quick           # Kronecker 16, batches up to 10^5
 
 Kronecker graphs (Graph500 R-MAT, edge factor 16) are generated on the device with a fixed
 seed. Rates are edges as the user passes them per second (undirected: each pair once), median of
@@ -10,29 +11,18 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
-import cupy
-import cupyx.scipy.sparse as csp
+import hornet
+from bench.common import DATA, kronecker, require_gpu, write_table
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import hornet  # noqa: E402
-from hornet.generators import kronecker_edges  # noqa: E402
-from common import DATA, write_table  # noqa: E402
+NAME = "updates_gpu"
+NEEDS_GPU = True
 
 
-def device_name() -> str:
-    props = cupy.cuda.runtime.getDeviceProperties(0)
-    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-    return f"{name}, {props['totalGlobalMem'] / 2**30:.0f} GiB, CuPy {cupy.__version__}"
-
-
-def cuda_time(fn, repeats, undo=None, warmup=1):
+def cuda_time(fn, repeats: int, undo=None, warmup: int = 1) -> float:
     """Median seconds of fn() over repeats (CUDA events), undo(result) untimed after each."""
+    import cupy
     for _ in range(warmup):
         r = fn()
         if undo:
@@ -50,11 +40,13 @@ def cuda_time(fn, repeats, undo=None, warmup=1):
     return statistics.median(times)
 
 
-def repeats_for(b):
+def repeats_for(b: int) -> int:
     return 50 if b <= 1000 else 20 if b <= 10**5 else 7 if b <= 10**6 else 5
 
 
-def bench_updates(label, g, sizes, rng_seed=1):
+def bench_updates(label: str, g: hornet.Graph, sizes: list[int], rng_seed: int = 1) -> list[list]:
+    """Rows of insert and delete rates of ``g`` for each batch size."""
+    import cupy
     rows = []
     n = g.num_vertices
     rs = cupy.random.RandomState(rng_seed)
@@ -78,8 +70,9 @@ def bench_updates(label, g, sizes, rng_seed=1):
     return rows
 
 
-def latency_1000(g, repeats=200):
-    """End-to-end wall time (Python call to result, synchronized) of 1,000-edge batches."""
+def latency_1000(g: hornet.Graph, repeats: int = 200) -> float:
+    """End-to-end wall seconds (Python call to result, synchronized) of 1,000-edge inserts."""
+    import cupy
     n = g.num_vertices
     rs = cupy.random.RandomState(7)
     batches = [(rs.randint(0, n, 1000, dtype=cupy.int64), rs.randint(0, n, 1000, dtype=cupy.int64))
@@ -97,42 +90,25 @@ def latency_1000(g, repeats=200):
     return statistics.median(times)
 
 
-def bench_build(label, src, dst, n):
-    """hornet from_edges / from_csr versus cupyx sparse builds from the same arrays."""
-    ones = cupy.ones(src.shape[0], dtype=cupy.float32)
-    t_cupyx_coo = cuda_time(lambda: csp.coo_matrix((ones, (src, dst)), shape=(n, n)).tocsr(), 3)
-    A = csp.coo_matrix((ones, (src, dst)), shape=(n, n)).tocsr()
-    A.sum_duplicates()
-    A.sort_indices()
-    t_cupyx_csr = cuda_time(lambda: csp.csr_matrix((A.data, A.indices, A.indptr),
-                                                   shape=(n, n)).copy(), 3)
-    t_from_edges = cuda_time(lambda: hornet.Graph.from_edges(src, dst, num_vertices=n,
-                                                             directed=True, device="gpu"), 3)
-    t_from_csr = cuda_time(lambda: hornet.Graph.from_csr(A.indptr, A.indices, directed=True,
-                                                         device="gpu"), 3)
-    g = hornet.Graph.from_csr(A.indptr, A.indices, directed=True, device="gpu")
-    m = g.memory_stats()
-    return [label, n, A.nnz, f"{t_from_edges:.4f}", f"{t_cupyx_coo:.4f}",
-            f"{t_from_edges / t_cupyx_coo:.2f}", f"{t_from_csr:.4f}", f"{t_cupyx_csr:.4f}",
-            f"{t_from_csr / t_cupyx_coo:.2f}", m["reserved_bytes"], m["csr_bytes"],
-            m["coo_bytes"], f"{m['reserved_bytes'] / m['csr_bytes']:.3f}"]
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--scales", default="20,24")
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python3 -m bench updates_gpu", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scales", default="20,24", help="comma-separated Kronecker scales")
     ap.add_argument("--max-batch", type=int, default=10**7)
-    ap.add_argument("--real", action="store_true", help="also the real graphs in shared/data")
-    ap.add_argument("--name", default="updates_gpu")
-    args = ap.parse_args()
+    ap.add_argument("--real", action="store_true", help="also the real graphs in the data folder")
+    ap.add_argument("--quick", action="store_true", help="Kronecker 16, batches up to 10^5")
+    args = ap.parse_args(argv)
+    require_gpu(NAME)
+    import cupy
+    if args.quick:
+        args.scales, args.max_batch = "16", min(args.max_batch, 10**5)
     sizes = [b for b in (1, 10, 100, 1000, 10**4, 10**5, 10**6, 10**7) if b <= args.max_batch]
-    rows, builds, latencies = [], [], []
+    rows, latencies = [], []
     for scale in map(int, args.scales.split(",")):
-        src, dst = kronecker_edges(scale, edge_factor=16, seed=scale, xp=cupy)
-        n = 1 << scale
-        builds.append(bench_build(f"kron{scale}", src, dst, n))
+        src, dst = kronecker(scale, seed=scale, xp=cupy)
         t = time.perf_counter()
-        g = hornet.Graph.from_edges(src, dst, num_vertices=n, directed=False, device="gpu")
+        g = hornet.Graph.from_edges(src, dst, num_vertices=1 << scale, directed=False,
+                                    device="gpu")
         cupy.cuda.Device().synchronize()
         print(f"kron{scale}: {g.num_edges} edges, undirected build {time.perf_counter() - t:.2f} s",
               flush=True)
@@ -145,27 +121,17 @@ def main():
         for path in sorted(DATA.glob("*.gz")):
             s, d, _ = hornet.io.read_edges(path)
             n = int(max(s.max(), d.max())) + 1
-            builds.append(bench_build(path.name.split(".")[0], cupy.asarray(s), cupy.asarray(d), n))
             g = hornet.Graph.from_edges(cupy.asarray(s), cupy.asarray(d), num_vertices=n,
                                         directed=True, device="gpu")
             rows += bench_updates(path.name.split(".")[0], g,
                                   [b for b in (10, 1000, 10**5) if b <= g.num_edges])
-    dev = device_name()
-    write_table(args.name, "GPU update rate versus batch size",
+    write_table(NAME, "GPU update rate versus batch size",
                 ["graph", "batch", "insert edges/s", "delete edges/s", "insert us", "delete us"],
-                rows, f"""Device: {dev}.
-Insert batches: uniformly random pairs (duplicate checks on, sorted adjacency kept, result
-returned); delete batches: existing edges sampled at random. Median of repeats with CUDA
+                rows, f"""Insert batches: uniformly random pairs (duplicate checks on, sorted adjacency kept,
+result returned); delete batches: existing edges sampled at random. Median of repeats with CUDA
 events after warm-up; the graph is restored untimed after each timed call.
 End-to-end latency of a 1,000-edge insert (Python call to result, synchronized), median of 200:
-{'; '.join(f'{k}: {v * 1e6:.0f} us' for k, v in latencies)}.""")
-    write_table(args.name + "_build", "GPU build time and memory versus cupyx CSR",
-                ["graph", "vertices", "CSR entries", "hornet from_edges s", "cupyx COO->CSR s",
-                 "ratio", "hornet from_csr s", "cupyx CSR copy s", "from_csr / COO->CSR",
-                 "reserved bytes", "CSR bytes", "COO bytes", "reserved/CSR"], builds,
-                f"""Device: {dev}. Directed builds from the same device arrays; cupyx COO->CSR sorts
-and converts (duplicates kept until sum_duplicates, which hornet's dedup corresponds to).
-Medians of 3 with CUDA events.""")
+{'; '.join(f'{k}: {v * 1e6:.0f} us' for k, v in latencies)}.""", device="gpu")
 
 
 if __name__ == "__main__":
