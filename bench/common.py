@@ -7,19 +7,16 @@ elsewhere.
 """
 from __future__ import annotations
 
-import contextlib
-import cProfile
 import csv
 import datetime
 import os
 import platform
-import pstats
 import shlex
 import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -187,24 +184,6 @@ class ForeignLoad:
             return float("nan")
         busy, total, mine = (b - a for a, b in zip(self.start, now))
         return max(0.0, (busy - mine) / max(total, 1))
-
-
-@contextlib.contextmanager
-def host_profile(enabled: bool, top: int = 30) -> Iterator[None]:
-    """cProfile the block when ``enabled``; print the ``top`` functions by own and by
-    cumulative time afterwards (on a GPU, device syncs show as waits in the call that syncs)."""
-    if not enabled:
-        yield
-        return
-    prof = cProfile.Profile()
-    prof.enable()
-    try:
-        yield
-    finally:
-        prof.disable()
-        stats = pstats.Stats(prof, stream=sys.stdout)
-        stats.sort_stats("tottime").print_stats(top)
-        stats.sort_stats("cumulative").print_stats(top)
 
 
 # ---------------------------------------------------------------------------------- graphs

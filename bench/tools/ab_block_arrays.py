@@ -1,13 +1,13 @@
 """Same-process A/B of two block-array sizes: the update benchmark's sequence on Kronecker graphs.
 
 Two graphs are built from the same edges, differing only in ``block_array_edges``. Each then
-meets the batches of ``bench_updates_cpu.py`` (random inserts and sampled deletes of 1 to 10^5
+meets the batches of the updates_cpu benchmark (random inserts and sampled deletes of 1 to 10^5
 edges, each undone untimed), the two graphs taking turns batch size by batch size, the order
 swapped from trial to trial. Reported: every timed 10^5-edge insert, their medians, and the
 memory each graph holds after a trial (reserved MiB, utilization), so that a speed gain is
 weighed against the memory it costs.
 
-    PYTHONPATH=. python3 bench/ab_block_arrays_cpu.py 65536 262144 [--trials 4] [--scale 20]
+    python3 -m bench.tools.ab_block_arrays 65536 262144 [--trials 4] [--scale 20]
 """
 from __future__ import annotations
 
@@ -17,20 +17,21 @@ import time
 import numpy as np
 
 import hornet
-from hornet.generators import kronecker_edges
+
+from bench.common import kronecker
 
 SIZES = ((1, 30), (10, 30), (100, 30), (1000, 10), (10**4, 10), (10**5, 5))   # batch, repeats
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python3 -m bench.tools.ab_block_arrays", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("sizes", type=int, nargs=2, help="the two block_array_edges settings")
     ap.add_argument("--trials", type=int, default=4)
     ap.add_argument("--scale", type=int, default=20)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     a, b = args.sizes
-    s, d = kronecker_edges(args.scale, edge_factor=16, seed=1)
+    s, d = kronecker(args.scale)
     inserts = {a: [], b: []}
     for trial in range(args.trials):
         graphs = {k: hornet.Graph.from_edges(s, d, directed=False, device="cpu",
@@ -61,7 +62,7 @@ def main() -> None:
             m = graphs[k].memory_stats()
             print(f"trial {trial}, block_array_edges {k}: reserved "
                   f"{m['reserved_bytes'] / 2**20:.1f} MiB, utilization {m['utilization']:.3f}, "
-                  f"{len(graphs[k]._mm.lookup().bases)} block arrays", flush=True)
+                  f"{m['block_arrays']} block arrays", flush=True)
     print(f"Kronecker {args.scale}, {SIZES[-1][0]}-edge inserts, {args.trials} trials")
     for k in (a, b):
         t = np.array(inserts[k]) * 1e3
