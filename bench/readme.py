@@ -101,9 +101,11 @@ def gpu_large(rows: Rows) -> str:
 
 
 def gpu_1000(rows: Rows) -> str:
-    a, b = (row(rows, graph=f"Kronecker {s} (undirected)", batch="1000") for s in (20, 24))
-    return (f"insert / delete {a['insert us']} / {a['delete us']} us (Kronecker 20), "
-            f"{b['insert us']} / {b['delete us']} us (24)")
+    cycle = [r for r in rows if r["case"].startswith("cycle")]
+    hubs = [r for r in rows if r["case"].startswith("hubs")]
+    return (f"insert / delete {span([r['insert us'] for r in cycle])} / "
+            f"{span([r['delete us'] for r in cycle])} us; touching hub lists "
+            f"{span([r['insert us'] for r in hubs])} / {span([r['delete us'] for r in hubs])} us")
 
 
 def gpu_build(rows: Rows) -> str:
@@ -141,7 +143,8 @@ FIGURES = (
     Figure("CPU triangle counting", ("algos_cpu",), False, cpu_triangles),
     Figure("GPU batches of 10^7 random edges", ("updates_gpu",), True,
            gpu_large),
-    Figure("GPU batch of 1,000 random edges", ("updates_gpu",), True, gpu_1000),
+    Figure("GPU batches of 1,000 edges, end to end, Kronecker 20 and 24",
+           ("small_batches_gpu",), True, gpu_1000),
     Figure("GPU build and memory, Kronecker 20 and 24", ("build_gpu",), True, gpu_build),
     Figure("GPU static algorithms, Kronecker 20-24",
            ("algos_gpu", "--scales", "20", "21", "22", "23", "24"), True, gpu_algos),

@@ -19,6 +19,7 @@ freshly built graph; by default the graphs are built once and warmed up first.
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 import tempfile
@@ -35,11 +36,20 @@ ALGORITHMS = ("triangles", "spmv", "bfs", "truss")
 
 
 def load_base(tree: Path):
-    """The package ``hornet`` of checkout ``tree``, imported as ``hornet_base`` (copied to a
-    temporary folder: its relative imports then resolve inside the copy)."""
+    """The package ``hornet`` of checkout ``tree``, imported as ``hornet_base``: copied to a
+    temporary folder, where its relative imports resolve inside the copy and its absolute
+    ``hornet`` imports are renamed to ``hornet_base``."""
     where = Path(tempfile.mkdtemp(prefix="hornet-ab-"))
     shutil.copytree(tree / "hornet", where / "hornet_base",
                     ignore=shutil.ignore_patterns("__pycache__"))
+    for path in (where / "hornet_base").rglob("*.py"):
+        text = path.read_text()
+        renamed = re.sub(r"^(\s*)from hornet(\.| import)", r"\1from hornet_base\2", text,
+                         flags=re.M)
+        renamed = re.sub(r"^(\s*)import hornet$", r"\1import hornet_base as hornet", renamed,
+                         flags=re.M)
+        if renamed != text:
+            path.write_text(renamed)
     sys.path.insert(0, str(where))
     import hornet_base
     return hornet_base

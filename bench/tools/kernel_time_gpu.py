@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     insert_then_delete(0)
     for i in range(1, args.reps + 1):
         a, b = insert_then_delete(i)[:2]
-        print(f"unprofiled run {i}: insert {a:.2f} ms ({args.batch / a / 1e3:.3g} edges/s), "
+        print(f"unprofiled run {i}: insert {a:.2f} ms ({args.batch / (a / 1e3):.3g} edges/s), "
               f"delete {b:.2f} ms", flush=True)
     for label in ("insert", "delete"):
         times: dict[str, float] = {}
