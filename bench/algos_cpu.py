@@ -1,6 +1,6 @@
 """CPU static algorithms: the dynamic graph versus the same kernels on a CSR, and scipy / networkx.
 
-    python3 -m bench algos_cpu [--graphs ca-HepPh,email-Enron,soc-Epinions1,kron18] [--repeats 21]
+    python3 -m bench algos_cpu [--graphs ca-HepPh email-Enron soc-Epinions1 kron18] [--repeats 21]
     python3 -m bench algos_cpu --quick             # ca-HepPh, 5 rounds
 
 Every algorithm has one implementation over an AdjacencyView; "CSR" below is that same code on
@@ -42,16 +42,18 @@ def load(name: str) -> hornet.Graph:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench algos_cpu", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--graphs", default="ca-HepPh,email-Enron,soc-Epinions1,kron18")
+    ap.add_argument("--graphs", nargs="+",
+                    default=["ca-HepPh", "email-Enron", "soc-Epinions1", "kron18"],
+                    help="kronN or real graph names of the data folder")
     ap.add_argument("--nx-max-edges", type=int, default=300_000)
     ap.add_argument("--repeats", type=int, default=21,
                     help="interleaved rounds of the SpMV and BFS rows")
     ap.add_argument("--quick", action="store_true", help="ca-HepPh only, 5 rounds")
     args = ap.parse_args(argv)
     if args.quick:
-        args.graphs, args.repeats = "ca-HepPh", 5
+        args.graphs, args.repeats = ["ca-HepPh"], 5
     rows = []
-    for name in args.graphs.split(","):
+    for name in args.graphs:
         g = load(name)
         indptr, indices, weights = g.to_csr("weight")
         csr = hornet.AdjacencyView.from_csr(indptr, indices, directed=False, weights=weights)
@@ -103,11 +105,12 @@ def main(argv: list[str] | None = None) -> None:
                 ["graph", "algorithm", "edges", "hornet graph s", "same code on CSR s",
                  "graph speed / CSR speed", "baseline", "baseline s", "baseline s / graph s",
                  "notes"], rows,
-                f"""Undirected graphs (Kronecker: Graph500 R-MAT, edge factor 16, seed 1), a float64 edge property
-"weight". "graph speed / CSR speed" = CSR time / graph time (above 1: the graph is faster). SpMV and BFS rows: {args.repeats} interleaved rounds (graph, CSR and
-baseline take turns), median, after two untimed calls each (so the graph's SpMV visits its rows
-in storage order, as from the second call on an unchanged graph); other rows: median of a few
-repeats after a warm-up call. Baselines: scipy `A @ x`,
+                f"""Undirected graphs (Kronecker: Graph500 R-MAT, edge factor 16, seed 1), a float64
+edge property "weight". "graph speed / CSR speed" = CSR time / graph time (above 1: the graph
+is faster). SpMV and BFS rows: {args.repeats} interleaved rounds (graph, CSR and baseline take
+turns), median, after two untimed calls each (so the graph's SpMV visits its rows in storage
+order, as from the second call on an unchanged graph); other rows: median of a few repeats
+after a warm-up call. Baselines: scipy `A @ x`,
 `scipy.sparse.csgraph.breadth_first_order` from the highest-degree vertex, networkx
 `triangles` (graphs up to 300K edges), and the cuSTINGER-Delta P100 times of the k-truss
 chapter's Table 19.2 (a GPU; for scale only). max_truss on the dynamic graph peels a copy of

@@ -1,6 +1,6 @@
 """GPU build time and memory of a graph versus cupyx's COO -> CSR conversion of the same edges.
 
-    python3 -m bench build_gpu [--scales 20,24] [--real]
+    python3 -m bench build_gpu [--scales 20 24] [--real]
     python3 -m bench build_gpu --quick             # Kronecker 16
 
 Directed builds from the same device arrays: ``Graph.from_edges`` and ``Graph.from_csr``
@@ -45,16 +45,16 @@ def build_row(label: str, src, dst, n: int) -> list:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench build_gpu", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scales", default="20,24", help="comma-separated Kronecker scales")
+    ap.add_argument("--scales", type=int, nargs="+", default=[20, 24], help="Kronecker scales")
     ap.add_argument("--real", action="store_true", help="also the real graphs in the data folder")
     ap.add_argument("--quick", action="store_true", help="Kronecker 16 only")
     args = ap.parse_args(argv)
     require_gpu(NAME)
     import cupy
     if args.quick:
-        args.scales = "16"
+        args.scales = [16]
     rows = []
-    for scale in map(int, args.scales.split(",")):
+    for scale in args.scales:
         src, dst = kronecker(scale, seed=scale, xp=cupy)
         rows.append(build_row(f"kron{scale}", src, dst, 1 << scale))
         print(rows[-1], flush=True)

@@ -1,6 +1,6 @@
 """CPU memory after building from a CSR, against the CSR and COO bytes, on every real graph.
 
-    python3 -m bench memory_cpu [--graphs ca-GrQc,email-Enron]     # default: every graph in HORNET_DATA
+    python3 -m bench memory_cpu [--graphs ca-GrQc email-Enron]     # default: every graph in HORNET_DATA
 
 Each graph is built with ``Graph.from_csr`` (default settings) and ``Graph.memory_stats()``
 gives its reserved bytes, the bytes of a CSR (int64 indptr, int32 indices) and of a COO (int32
@@ -44,12 +44,12 @@ def graph_row(path) -> list:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench memory_cpu", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--graphs", default="",
-                    help="comma-separated graph names (default: every *.gz in the data folder)")
+    ap.add_argument("--graphs", nargs="*", default=[],
+                    help="graph names (default: every *.gz in the data folder)")
     args = ap.parse_args(argv)
     paths = sorted(DATA.glob("*.gz"))
     if args.graphs:
-        wanted = args.graphs.split(",")
+        wanted = args.graphs
         paths = [p for p in paths if p.name.split(".")[0] in wanted]
         missing = set(wanted) - {p.name.split(".")[0] for p in paths}
         if missing:

@@ -1,6 +1,6 @@
 """GPU batches of 1,000 edges end to end: insert-then-delete, a growing graph, and hub lists.
 
-    python3 -m bench small_batches_gpu [--scales 20,24] [--batches 150] [--batch 1000]
+    python3 -m bench small_batches_gpu [--scales 20 24] [--batches 150] [--batch 1000]
     python3 -m bench small_batches_gpu --quick     # Kronecker 16, 30 batches
 
 Wall time from the Python call to the result on the host (synchronized), median over the
@@ -79,7 +79,7 @@ def hubs(g: hornet.Graph, rs, batches: int, size: int) -> tuple[float, float, in
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench small_batches_gpu", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scales", default="20,24", help="comma-separated Kronecker scales")
+    ap.add_argument("--scales", type=int, nargs="+", default=[20, 24], help="Kronecker scales")
     ap.add_argument("--batches", type=int, default=150, help="timed batches per case")
     ap.add_argument("--batch", type=int, default=1000, help="pairs per batch")
     ap.add_argument("--quick", action="store_true", help="Kronecker 16, 30 batches")
@@ -87,9 +87,9 @@ def main(argv: list[str] | None = None) -> None:
     require_gpu(NAME)
     import cupy
     if args.quick:
-        args.scales, args.batches = "16", 30
+        args.scales, args.batches = [16], 30
     rows = []
-    for scale in map(int, args.scales.split(",")):
+    for scale in args.scales:
         src, dst = kronecker(scale, seed=scale, xp=cupy)
         g = hornet.Graph.from_edges(src, dst, num_vertices=1 << scale, directed=False,
                                     device="gpu")
@@ -114,10 +114,10 @@ def main(argv: list[str] | None = None) -> None:
         cupy.get_default_memory_pool().free_all_blocks()
     write_table(NAME, f"GPU batches of {args.batch:,} edges, end to end",
                 ["graph", "case", "insert us", "delete us", "note"], rows,
-                f"""Kronecker graphs (edge factor 16, seed = scale, undirected), built on the device. Batches
-of {args.batch:,} pairs. Wall time from the Python call to the result on the host (the change's
-length read, device synchronized), median of {args.batches} batches after {WARMUP} warm-up batches.
-`Graph.check()` passes after the three cases.""", device="gpu")
+                f"""Kronecker graphs (edge factor 16, seed = scale, undirected), built on the device.
+Batches of {args.batch:,} pairs. Wall time from the Python call to the result on the host
+(the change's length read, device synchronized), median of {args.batches} batches after
+{WARMUP} warm-up batches. `Graph.check()` passes after the three cases.""", device="gpu")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """CPU insert / delete throughput versus batch size, against networkx and a scipy CSR rebuild.
 
-    python3 -m bench updates_cpu [--graphs email-Enron,soc-Epinions1,kron20] [--max-batch 1000000]
+    python3 -m bench updates_cpu [--graphs email-Enron soc-Epinions1 kron20] [--max-batch 1000000]
     python3 -m bench updates_cpu --quick        # email-Enron, batches up to 10^4
 
 Rate = edges passed by the user per second (undirected graphs: each pair once), median of
@@ -154,8 +154,8 @@ def bench_graph(name, sizes, rng, nx_max_edges):
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench updates_cpu", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--graphs", default="email-Enron,soc-Epinions1,kron20",
-                    help="comma-separated: kronN or real graph names of the data folder")
+    ap.add_argument("--graphs", nargs="+", default=["email-Enron", "soc-Epinions1", "kron20"],
+                    help="kronN or real graph names of the data folder")
     ap.add_argument("--max-batch", type=int, default=10**6)
     ap.add_argument("--nx-max-edges", type=int, default=20_000_000,
                     help="no networkx column for larger graphs")
@@ -163,18 +163,18 @@ def main(argv: list[str] | None = None) -> None:
                     help="email-Enron only, batches up to 10^4 (a smoke test)")
     args = ap.parse_args(argv)
     if args.quick:
-        args.graphs, args.max_batch = "email-Enron", min(args.max_batch, 10**4)
+        args.graphs, args.max_batch = ["email-Enron"], min(args.max_batch, 10**4)
     sizes = [b for b in (1, 10, 100, 1000, 10**4, 10**5, 10**6) if b <= args.max_batch]
     rng = np.random.default_rng(42)
     rows, builds, loads = [], [], []
-    for name in args.graphs.split(","):
+    for name in args.graphs:
         load_share = ForeignLoad()
         r, info = bench_graph(name, sizes, rng, args.nx_max_edges)
         rows += r
         builds.append(info)
         loads.append(load_share.share())
-    notes = f"""Rates in edges/s (edges as the user passes them; undirected: each pair once), median of
-repeats (30 for batches <= 100, 10 <= 10^4, 5 for 10^5, 3 for 10^6; networkx and scipy at most
+    notes = f"""Rates in edges/s (edges as the user passes them; undirected: each pair once), median
+of repeats (30 for batches <= 100, 10 <= 10^4, 5 for 10^5, 3 for 10^6; networkx and scipy at most
 5 and 3). Insert batches: uniformly random pairs (mostly new edges); delete batches: existing
 edges sampled at random. The graph is restored (untimed) after each timed call.
 hornet: Graph.insert_edges / delete_edges (duplicate checks on, sorted adjacency kept, result

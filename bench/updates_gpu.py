@@ -1,6 +1,6 @@
 """GPU insert / delete rate versus batch size, and the end-to-end time of a 1,000-edge batch.
 
-    python3 -m bench updates_gpu [--scales 20,24] [--max-batch 10000000] [--real]
+    python3 -m bench updates_gpu [--scales 20 24] [--max-batch 10000000] [--real]
     python3 -m bench updates_gpu --quick           # Kronecker 16, batches up to 10^5
 
 Kronecker graphs (Graph500 R-MAT, edge factor 16) are generated on the device with a fixed
@@ -93,7 +93,7 @@ def latency_1000(g: hornet.Graph, repeats: int = 200) -> float:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench updates_gpu", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scales", default="20,24", help="comma-separated Kronecker scales")
+    ap.add_argument("--scales", type=int, nargs="+", default=[20, 24], help="Kronecker scales")
     ap.add_argument("--max-batch", type=int, default=10**7)
     ap.add_argument("--real", action="store_true", help="also the real graphs in the data folder")
     ap.add_argument("--quick", action="store_true", help="Kronecker 16, batches up to 10^5")
@@ -101,10 +101,10 @@ def main(argv: list[str] | None = None) -> None:
     require_gpu(NAME)
     import cupy
     if args.quick:
-        args.scales, args.max_batch = "16", min(args.max_batch, 10**5)
+        args.scales, args.max_batch = [16], min(args.max_batch, 10**5)
     sizes = [b for b in (1, 10, 100, 1000, 10**4, 10**5, 10**6, 10**7) if b <= args.max_batch]
     rows, latencies = [], []
-    for scale in map(int, args.scales.split(",")):
+    for scale in args.scales:
         src, dst = kronecker(scale, seed=scale, xp=cupy)
         t = time.perf_counter()
         g = hornet.Graph.from_edges(src, dst, num_vertices=1 << scale, directed=False,
@@ -127,9 +127,9 @@ def main(argv: list[str] | None = None) -> None:
                                   [b for b in (10, 1000, 10**5) if b <= g.num_edges])
     write_table(NAME, "GPU update rate versus batch size",
                 ["graph", "batch", "insert edges/s", "delete edges/s", "insert us", "delete us"],
-                rows, f"""Insert batches: uniformly random pairs (duplicate checks on, sorted adjacency kept,
-result returned); delete batches: existing edges sampled at random. Median of repeats with CUDA
-events after warm-up; the graph is restored untimed after each timed call.
+                rows, f"""Insert batches: uniformly random pairs (duplicate checks on, sorted
+adjacency kept, result returned); delete batches: existing edges sampled at random. Median of
+repeats with CUDA events after warm-up; the graph is restored untimed after each timed call.
 End-to-end latency of a 1,000-edge insert (Python call to result, synchronized), median of 200:
 {'; '.join(f'{k}: {v * 1e6:.0f} us' for k, v in latencies)}.""", device="gpu")
 

@@ -155,7 +155,8 @@ def main(argv: list[str] | None = None) -> None:
     graphs["new"].check()
     t_base, t_new = np.array(times["base"]), np.array(times["new"])
     what = (f"{args.op} batches of {args.batch}" if args.op in UPDATES else args.op)
-    print(f"Kronecker {args.scale} ({args.device}), {what}, {args.rounds} rounds, alternating order")
+    print(f"Kronecker {args.scale} ({args.device}), {what}, {args.rounds} rounds, "
+          "alternating order")
     print(f"  base: median {np.median(t_base) * 1e3:.2f} ms, min {t_base.min() * 1e3:.2f} ms")
     print(f"  new:  median {np.median(t_new) * 1e3:.2f} ms, min {t_new.min() * 1e3:.2f} ms")
     ratio = t_new / t_base
