@@ -1,6 +1,6 @@
 """CPU memory after building from a CSR, against the CSR and COO bytes, on every real graph.
 
-    python3 -m bench memory_cpu [--graphs ca-GrQc email-Enron]     # default: every graph in HORNET_DATA
+    python3 -m bench memory_cpu [--graphs ca-GrQc email-Enron]   # default: every graph there is
 
 Each graph is built with ``Graph.from_csr`` (default settings) and ``Graph.memory_stats()``
 gives its reserved bytes, the bytes of a CSR (int64 indptr, int32 indices) and of a COO (int32

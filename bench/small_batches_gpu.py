@@ -114,8 +114,8 @@ def main(argv: list[str] | None = None) -> None:
         cupy.get_default_memory_pool().free_all_blocks()
     write_table(NAME, f"GPU batches of {args.batch:,} edges, end to end",
                 ["graph", "case", "insert us", "delete us", "note"], rows,
-                f"""Kronecker graphs (edge factor 16, seed = scale, undirected), built on the device.
-Batches of {args.batch:,} pairs. Wall time from the Python call to the result on the host
+                f"""Kronecker graphs (edge factor 16, seed = scale, undirected), built on the
+device. Batches of {args.batch:,} pairs. Wall time from the Python call to the result on the host
 (the change's length read, device synchronized), median of {args.batches} batches after
 {WARMUP} warm-up batches. `Graph.check()` passes after the three cases.""", device="gpu")
 

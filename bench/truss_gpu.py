@@ -97,8 +97,9 @@ def notes(args, missing: list[str], done: bool) -> str:
     partial = "" if done else "**Partial: the run had not finished when this was written.**\n\n"
     return f"""{partial}`hornet.algos.max_truss(g, method=...)` on a `hornet.Graph(device="gpu")`
 (undirected) against Table 19.2 of the k-truss chapter: k_max and the cuSTINGER-Delta time
-on an NVIDIA P100, as printed there. "delta": the support of every edge is counted once, then each round
-subtracts only the triangles lost with the removed edges (the chapter's cuSTINGER-Delta scheme);
+on an NVIDIA P100, as printed there. "delta": the support of every edge is counted once, then
+each round subtracts only the triangles lost with the removed edges (the chapter's
+cuSTINGER-Delta scheme);
 "iterative"{iterative}: every round recounts the support of the whole remaining graph (the
 chapter's cuSTINGER-Iterative). Speedup = Table 19.2 time / our delta time.
 
