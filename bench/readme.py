@@ -3,6 +3,7 @@
     python3 -m bench readme              # CPU benchmarks; on a GPU machine the GPU ones too
     python3 -m bench readme --no-run     # only assemble the table from the current results
     python3 -m bench readme --cpu-only   # skip the GPU benchmarks even where a GPU is present
+    python3 -m bench readme --dry-run    # print the benchmark commands a run would make
 
 Each row of the README's "Current figures" table is one claim, read from the current table of
 the benchmark that measures it (bench/results/NAME.md), with the device named there and the
@@ -182,10 +183,16 @@ def main(argv: list[str] | None = None) -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--no-run", action="store_true", help="only assemble the current figures")
     ap.add_argument("--cpu-only", action="store_true", help="skip the GPU benchmarks")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="print the benchmark commands a run would make, run nothing")
     args = ap.parse_args(argv)
+    gpu = gpu_available() and not args.cpu_only
+    commands = dict.fromkeys(f.command for f in FIGURES if gpu or not f.gpu)
+    if args.dry_run:
+        for command in commands:
+            print(shlex.join(["python3", "-m", "bench", *command]))
+        return
     if not args.no_run:
-        gpu = gpu_available() and not args.cpu_only
-        commands = dict.fromkeys(f.command for f in FIGURES if gpu or not f.gpu)
         for command in commands:
             print(f"== python3 -m bench {shlex.join(command)}", flush=True)
             subprocess.run([sys.executable, "-m", "bench", *command], cwd=ROOT, check=True)
