@@ -1,38 +1,111 @@
-"""Shared benchmark helpers: machine description, timing, result tables."""
+"""Shared benchmark helpers: the machine's description, timing, graphs, and result tables.
+
+Every benchmark writes its table with :func:`write_table`, which puts a header in front of it:
+the device it ran on, the command that regenerates it, and the date. Tables go to
+``bench/results/<name>.md`` (and ``<name>.csv``); set ``HORNET_BENCH_RESULTS`` to write them
+elsewhere.
+"""
 from __future__ import annotations
 
 import csv
+import datetime
 import os
 import platform
+import shlex
 import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Callable, Sequence
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
+RESULTS = Path(os.environ.get("HORNET_BENCH_RESULTS", ROOT / "bench" / "results"))
 DATA = Path(os.environ.get("HORNET_DATA", ROOT.parent / "shared" / "data"))
-sys.path.insert(0, str(ROOT))
+
+# The command line that regenerates the tables of this process: set by ``python3 -m bench``;
+# otherwise derived from sys.argv.
+_COMMAND: str | None = None
+
+
+def set_command(command: str | None) -> None:
+    """Name the command that regenerates the tables written from now on (None: sys.argv)."""
+    global _COMMAND
+    _COMMAND = command
+
+
+def command() -> str:
+    """``python3 -m bench NAME ARGS`` of the running benchmark, as the table header shows it."""
+    if _COMMAND is not None:
+        return _COMMAND
+    script = Path(sys.argv[0])
+    if script.parent.name == "bench" and script.suffix == ".py" and script.stem != "__main__":
+        return shlex.join(["python3", "-m", "bench", script.stem, *sys.argv[1:]])
+    return shlex.join(["python3", "-m", "bench", *sys.argv[1:]])
+
+
+# -------------------------------------------------------------------------------- the machine
+def cpu_description() -> str:
+    """CPU model (from /proc/cpuinfo where there is one) and core count."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores"
+
+
+def gpu_available() -> bool:
+    """True when CuPy is installed and sees a CUDA device."""
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+def gpu_name() -> str:
+    """The first CUDA device's name and memory, e.g. ``NVIDIA H100 80GB HBM3, 79 GiB``."""
+    import cupy
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    return f"{name}, {props['totalGlobalMem'] / 2**30:.0f} GiB"
+
+
+def device_line(device: str) -> str:
+    """``Device: ...`` for a table header: the CPU (with its Numba threads), or the GPU and the
+    host CPU; then the versions of the libraries that do the work."""
+    import numba
+    versions = (f"Python {platform.python_version()}, NumPy {np.__version__}, "
+                f"Numba {numba.__version__}")
+    if device == "gpu":
+        import cupy
+        return (f"Device: {gpu_name()} (host: {cpu_description()}). {versions}, "
+                f"CuPy {cupy.__version__}.")
+    return f"Device: {cpu_description()} ({numba.get_num_threads()} Numba threads). {versions}."
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    import numba
-    return (f"{cpu}, {os.cpu_count()} cores ({numba.get_num_threads()} Numba threads), "
-            f"Python {platform.python_version()}, NumPy {np.__version__}, Numba {numba.__version__}")
+    """The CPU description of :func:`device_line` without the prefix."""
+    return device_line("cpu")[len("Device: "):].rstrip(".")
 
 
-def median_time(fn, repeats: int, setup=None) -> float:
-    """Median wall time of ``fn()`` over ``repeats`` runs (``setup()`` untimed before each)."""
+def require_gpu(name: str) -> None:
+    """Exit cleanly (status 0, a message on stderr) when no GPU is present."""
+    if not gpu_available():
+        print(f"{name}: needs a CUDA GPU with CuPy; none here, nothing run.", file=sys.stderr)
+        raise SystemExit(0)
+
+
+# ---------------------------------------------------------------------------------- timing
+def median_time(fn: Callable[[], object], repeats: int,
+                setup: Callable[[], object] | None = None) -> float:
+    """Median wall seconds of ``fn()`` over ``repeats`` runs (``setup()`` untimed before each)."""
     times = []
     for _ in range(repeats):
         if setup is not None:
@@ -43,36 +116,27 @@ def median_time(fn, repeats: int, setup=None) -> float:
     return statistics.median(times)
 
 
-def table_lines(header: list[str], rows: list[list]) -> list[str]:
-    """A Markdown table (header, separator, one line per row; floats as ``.3g``)."""
-    fmt = lambda x: (f"{x:.3g}" if isinstance(x, float) else str(x))
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(fmt(x) for x in r) + " |" for r in rows]
-    return lines
+def interleaved(fns: Sequence[Callable[[], object]], repeats: int) -> list[float]:
+    """Median wall seconds of each of ``fns``, timed in rounds that take turns (the order
+    rotating each round) so that a slow spell of the machine hits them alike; two untimed
+    calls each first."""
+    for fn in fns:
+        fn()
+        fn()
+    times = [[] for _ in fns]
+    for r in range(repeats):
+        for i in range(len(fns)):
+            k = (i + r) % len(fns)
+            t = time.perf_counter()
+            fns[k]()
+            times[k].append(time.perf_counter() - t)
+    return [float(np.median(t)) for t in times]
 
 
-def table_md(title: str, header: list[str], rows: list[list], notes: str = "") -> str:
-    """``# title``, the notes, then the Markdown table (the text of :func:`write_table`)."""
-    lines = [f"# {title}", "", notes.strip(), ""] + table_lines(header, rows)
-    return "\n".join(lines) + "\n"
-
-
-def write_csv(name: str, header: list[str], rows: list[list]) -> Path:
-    """Write ``bench/results/<name>.csv``."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"{name}.csv"
-    with open(path, "w", newline="") as f:
-        out = csv.writer(f, lineterminator="\n")       # quotes only fields holding a comma
-        out.writerow(header)
-        for r in rows:
-            out.writerow([str(x) for x in r])
-    return path
-
-
-def cuda_times(fns, repeats: int) -> tuple[list[float], list[float]]:
+def cuda_times(fns: Sequence[Callable[[], object]], repeats: int
+               ) -> tuple[list[float], list[float]]:
     """(median seconds of each, warm-up seconds of each) of the GPU contenders ``fns``, timed
-    with CUDA events in interleaved rounds (each round runs every contender once, the order
-    rotating), so slow drifts of the clocks or of other load hit all of them alike."""
+    with CUDA events in interleaved rounds (the order rotating each round)."""
     import cupy
     warm = []
     for fn in fns:
@@ -95,19 +159,119 @@ def cuda_times(fns, repeats: int) -> tuple[list[float], list[float]]:
     return [statistics.median(t) for t in times], warm
 
 
-def write_table(name: str, title: str, header: list[str], rows: list[list], notes: str = "") -> Path:
-    """Write ``bench/results/<name>.md`` (Markdown table) and ``<name>.csv``."""
+class ForeignLoad:
+    """Share of the machine's CPU time spent by other processes since creation (Linux
+    /proc/stat minus this process's own time): a disturbed run shows here."""
+
+    def __init__(self) -> None:
+        self.start = self._now()
+
+    @staticmethod
+    def _now():
+        try:
+            with open("/proc/stat") as f:
+                cpu = [int(x) for x in f.readline().split()[1:]]
+            with open("/proc/self/stat") as f:
+                mine = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return sum(cpu) - cpu[3] - cpu[4], sum(cpu), int(mine[11]) + int(mine[12])
+
+    def share(self) -> float:
+        """Other processes' share of all CPU time since creation, 0..1 (NaN off Linux)."""
+        now = self._now()
+        if now is None or self.start is None:
+            return float("nan")
+        busy, total, mine = (b - a for a, b in zip(self.start, now))
+        return max(0.0, (busy - mine) / max(total, 1))
+
+
+# ---------------------------------------------------------------------------------- graphs
+def kronecker(scale: int, seed: int = 1, xp=None):
+    """(src, dst) of a Graph500 Kronecker graph of 2^scale vertices, edge factor 16."""
+    from hornet.generators import kronecker_edges
+    return kronecker_edges(scale, edge_factor=16, seed=seed, xp=xp)
+
+
+def real_graph_path(name: str) -> Path:
+    """The file of a real graph in the data folder (``email-Enron`` -> email-Enron.txt.gz)."""
+    for path in sorted(DATA.glob(f"{name}.*")):
+        return path
+    raise FileNotFoundError(f"no graph {name!r} in {DATA} (set HORNET_DATA)")
+
+
+# ---------------------------------------------------------------------------------- tables
+def _cell(x) -> str:
+    return f"{x:.3g}" if isinstance(x, float) else str(x)
+
+
+def table_lines(header: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
+    """A Markdown table (header, separator, one line per row; floats as ``.3g``)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_cell(x) for x in r) + " |" for r in rows]
+    return lines
+
+
+def table_md(title: str, header: Sequence[str], rows: Sequence[Sequence], notes: str = "",
+             device: str = "cpu") -> str:
+    """The text of :func:`write_table`: title, header (device, command, date), notes, table."""
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [f"# {title}", "", device_line(device), f"Command: `{command()}`", f"Date: {date}",
+             ""]
+    if notes.strip():
+        lines += [notes.strip(), ""]
+    return "\n".join(lines + table_lines(header, rows)) + "\n"
+
+
+def write_csv(name: str, header: Sequence[str], rows: Sequence[Sequence]) -> Path:
+    """Write ``<results>/<name>.csv``."""
     RESULTS.mkdir(parents=True, exist_ok=True)
-    text = table_md(title, header, rows, notes)
-    md = RESULTS / f"{name}.md"
-    md.write_text(text)
+    path = RESULTS / f"{name}.csv"
+    with open(path, "w", newline="") as f:
+        out = csv.writer(f, lineterminator="\n")       # quotes only fields holding a comma
+        out.writerow(header)
+        for r in rows:
+            out.writerow([_cell(x) for x in r])
+    return path
+
+
+def write_table(name: str, title: str, header: Sequence[str], rows: Sequence[Sequence],
+                notes: str = "", device: str = "cpu", echo: bool = True) -> Path:
+    """Write ``<results>/<name>.md`` (header, notes, Markdown table) and ``<name>.csv``, print
+    the Markdown (``echo``), and return its path. ``device``: "cpu" or "gpu" (what the header
+    names)."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    text = table_md(title, header, rows, notes, device)
+    path = RESULTS / f"{name}.md"
+    path.write_text(text)
     write_csv(name, header, rows)
-    print(text, end="")
-    return md
+    if echo:
+        print(text, end="", flush=True)
+    return path
 
 
-# --------------------------------------------------------------------------------------------
-# Table 19.2 of the k-truss chapter (../shared/seeds/hornet-ktruss-chapters.txt): "Networks used
+def read_table(name: str, results: Path | None = None) -> tuple[str, list[dict[str, str]]]:
+    """(the ``Device:`` line, the rows as dicts) of the first Markdown table in
+    ``<results>/<name>.md``. Raises FileNotFoundError when the table is absent."""
+    text = ((results or RESULTS) / f"{name}.md").read_text()
+    device = next((line[len("Device: "):] for line in text.splitlines()
+                   if line.startswith("Device: ")), "unknown device")
+    header, rows = None, []
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            if header is not None:
+                break
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if header is None:
+            header = cells
+        elif not all(set(c) <= {"-", ":"} for c in cells):
+            rows.append(dict(zip(header, cells)))
+    return device, rows
+
+
+# ------------------------------------------------------------------ Table 19.2 (k-truss)
+# Table 19.2 of the k-truss chapter (shared/seeds/hornet-ktruss-chapters.txt): "Networks used
 # in the experiments. |E| refers to directed edges. [...] Execution time is for cuSTINGER-Delta"
 # (maximal k-truss on an NVIDIA P100). Values exactly as printed:
 #   name: (k_max, cuSTINGER-Delta time in seconds)
@@ -157,7 +321,7 @@ def table_19_2_name(name: str) -> str:
     return name
 
 
-def ktruss_ref(name: str):
+def ktruss_ref(name: str) -> tuple[int, float] | None:
     """``(k_max, cuSTINGER-Delta seconds)`` of Table 19.2 for a graph name (``kronN`` for the
     Graph500 scale-N rows), or None."""
     return TABLE_19_2.get(table_19_2_name(name))

@@ -1,0 +1,209 @@
+"""Every figure of the README's table: runs the benchmarks behind it on this machine, then prints the table.
+
+    python3 -m bench readme              # CPU benchmarks; on a GPU machine the GPU ones too
+    python3 -m bench readme --no-run     # only assemble the table from the current results
+    python3 -m bench readme --cpu-only   # skip the GPU benchmarks even where a GPU is present
+    python3 -m bench readme --dry-run    # print the benchmark commands a run would make
+
+Each row of the README's "Current figures" table is one claim, read from the current table of
+the benchmark that measures it (bench/results/NAME.md), with the device named there and the
+command that regenerates it. The assembled table is written to bench/results/readme.md.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Callable
+
+from bench.common import ROOT, gpu_available, read_table, write_table
+
+NAME = "readme"
+Rows = list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One claim of the README: the benchmark run that measures it and how to read it."""
+    claim: str
+    command: tuple[str, ...]          # benchmark name and its options
+    gpu: bool
+    read: Callable[[Rows], str]       # the figure, quoted from the benchmark's table
+
+
+def row(rows: Rows, **match: str) -> dict[str, str]:
+    """The first row whose columns equal ``match`` (keyword ``_`` stands for a space)."""
+    for r in rows:
+        if all(r.get(k.replace("_", " ")) == v for k, v in match.items()):
+            return r
+    raise LookupError(f"no row with {match}")
+
+
+def span(values: list[str]) -> str:
+    """``lo-hi`` of table cells, each quoted as printed (one value: itself)."""
+    nums = sorted(values, key=float)
+    return nums[0] if nums[0] == nums[-1] else f"{nums[0]}-{nums[-1]}"
+
+
+def column(rows: Rows, col: str, keep: Callable[[dict[str, str]], bool]) -> list[str]:
+    return [r[col] for r in rows if keep(r) and r[col] not in ("", "-")]
+
+
+KRON20_CPU = "Kronecker scale 20 (ef 16)"
+
+
+def cpu_large(rows: Rows) -> str:
+    r = row(rows, graph=KRON20_CPU, batch="1000000")
+    return f"insert {r['hornet insert/s']}, delete {r['hornet delete/s']} edges/s"
+
+
+def cpu_vs_networkx(rows: Rows) -> str:
+    r = row(rows, graph=KRON20_CPU, batch="100000")
+    return f"{r['insert x nx']}x networkx `add_edges_from`"
+
+
+def cpu_small(rows: Rows) -> str:
+    one, hundred = row(rows, graph=KRON20_CPU, batch="1"), row(rows, graph=KRON20_CPU, batch="100")
+    return (f"insert / delete {one['hornet insert/s']} / {one['hornet delete/s']} batches/s "
+            f"(1 edge), {hundred['hornet insert/s']} / {hundred['hornet delete/s']} edges/s "
+            "(100 edges)")
+
+
+def memory(rows: Rows) -> str:
+    graphs = [r for r in rows if r["graph"] != "**mean**"]
+    return (f"{row(rows, graph='**mean**')['reserved/CSR']}x the CSR's bytes (mean of "
+            f"{len(graphs)} graphs)")
+
+
+def churn(rows: Rows) -> str:
+    return f"ping-pong: {rows[0]['result']}; shrink: {rows[1]['result']}"
+
+
+def cpu_algos_vs_csr(rows: Rows) -> str:
+    ratio = "graph speed / CSR speed"
+    spmv = column(rows, ratio, lambda r: r["algorithm"].startswith("SpMV"))
+    bfs = column(rows, ratio, lambda r: r["algorithm"] == "BFS")
+    return f"speed against CSR: SpMV {span(spmv)}x, BFS {span(bfs)}x"
+
+
+def cpu_triangles(rows: Rows) -> str:
+    vs_nx = column(rows, "baseline s / graph s",
+                   lambda r: r["algorithm"] == "triangles" and r["baseline"] == "networkx")
+    return f"{span(vs_nx)}x networkx `triangles`"
+
+
+def gpu_large(rows: Rows) -> str:
+    a, b = (row(rows, graph=f"Kronecker {s} (undirected)", batch="10000000") for s in (20, 24))
+    return (f"insert / delete {a['insert edges/s']} / {a['delete edges/s']} edges/s (Kronecker "
+            f"20), {b['insert edges/s']} / {b['delete edges/s']} (24)")
+
+
+def gpu_1000(rows: Rows) -> str:
+    cycle = [r for r in rows if r["case"].startswith("cycle")]
+    hubs = [r for r in rows if r["case"].startswith("hubs")]
+    return (f"insert / delete {span([r['insert us'] for r in cycle])} / "
+            f"{span([r['delete us'] for r in cycle])} us; touching hub lists "
+            f"{span([r['insert us'] for r in hubs])} / {span([r['delete us'] for r in hubs])} us")
+
+
+def gpu_build(rows: Rows) -> str:
+    kron = [r for r in rows if r["graph"].startswith("kron")]
+    return (f"`from_csr` in {span([r['from_csr / COO->CSR'] for r in kron])}x the time of "
+            f"cupyx COO->CSR; {span([r['reserved/CSR'] for r in kron])}x the CSR's bytes")
+
+
+def gpu_algos(rows: Rows) -> str:
+    spmv = lambda r: r["algorithm"] == "SpMV float64 weights"
+    bfs = lambda r: r["algorithm"] == "BFS direction-optimizing"
+    tri = lambda r: r["algorithm"] == "triangle count"
+    return (f"speed against CSR: SpMV {span(column(rows, 'CSR/graph', spmv))}x, BFS "
+            f"{span(column(rows, 'CSR/graph', bfs))}x, triangles "
+            f"{span(column(rows, 'CSR/graph', tri))}x; SpMV against cuSPARSE "
+            f"{span(column(rows, 'cuSPARSE/graph', spmv))}x")
+
+
+def gpu_truss(rows: Rows) -> str:
+    speed = "speedup (Table 19.2 s / delta s)"
+    kron = [r for r in rows if r["graph"].startswith("kron") and r[speed] not in ("", "-")]
+    return ", ".join(f"{r['graph'].split()[0]}: {r[speed]}x" for r in kron)
+
+
+FIGURES = (
+    Figure("CPU batches of 10^6 random edges, Kronecker 20",
+           ("updates_cpu",), False, cpu_large),
+    Figure("CPU inserts of 10^5 random edges, Kronecker 20", ("updates_cpu",), False,
+           cpu_vs_networkx),
+    Figure("CPU small batches, Kronecker 20", ("updates_cpu",), False,
+           cpu_small),
+    Figure("CPU memory after `from_csr`, real graphs", ("memory_cpu",), False, memory),
+    Figure("CPU memory under churn, Kronecker 20", ("memory_churn_cpu",), False, churn),
+    Figure("CPU static algorithms, 4 graphs", ("algos_cpu",), False, cpu_algos_vs_csr),
+    Figure("CPU triangle counting", ("algos_cpu",), False, cpu_triangles),
+    Figure("GPU batches of 10^7 random edges", ("updates_gpu",), True,
+           gpu_large),
+    Figure("GPU batches of 1,000 edges, end to end, Kronecker 20 and 24",
+           ("small_batches_gpu",), True, gpu_1000),
+    Figure("GPU build and memory, Kronecker 20 and 24", ("build_gpu",), True, gpu_build),
+    Figure("GPU static algorithms, Kronecker 20-24",
+           ("algos_gpu", "--scales", "20", "21", "22", "23", "24"), True, gpu_algos),
+    Figure("GPU max k-truss, speed-up over Table 19.2 (cuSTINGER-Delta, P100)",
+           ("truss_gpu", "--no-iterative"), True, gpu_truss),
+)
+
+
+def short_device(device: str) -> str:
+    """The device of a table's ``Device:`` line, shortened: ``Intel Xeon, 2 cores`` of
+    ``Intel(R) Xeon(R) Processor, 2 cores (2 Numba threads). Python ...``, ``NVIDIA H100 80GB
+    HBM3`` of ``NVIDIA H100 80GB HBM3, 79 GiB (host: ...)``."""
+    for mark in ("(R)", "(TM)", " Processor", " CPU"):
+        device = device.replace(mark, "")
+    cut = len(device)
+    for mark in (" (", ", Python", ". Python", ", CuPy", ". CuPy"):
+        at = device.find(mark)
+        if 0 <= at < cut:
+            cut = at
+    return re.sub(r", \d+ GiB$", "", device[:cut].rstrip("."))
+
+
+def assemble() -> list[list[str]]:
+    """The README table's rows: claim, figure, device, command."""
+    rows = []
+    for fig in FIGURES:
+        device, table = read_table(fig.command[0])
+        rows.append([fig.claim, fig.read(table), short_device(device),
+                     f"`{shlex.join(['python3', '-m', 'bench', *fig.command])}`"])
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python3 -m bench readme", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--no-run", action="store_true", help="only assemble the current figures")
+    ap.add_argument("--cpu-only", action="store_true", help="skip the GPU benchmarks")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="print the benchmark commands a run would make, run nothing")
+    args = ap.parse_args(argv)
+    gpu = gpu_available() and not args.cpu_only
+    commands = dict.fromkeys(f.command for f in FIGURES if gpu or not f.gpu)
+    if args.dry_run:
+        for command in commands:
+            print(shlex.join(["python3", "-m", "bench", *command]))
+        return
+    if not args.no_run:
+        for command in commands:
+            print(f"== python3 -m bench {shlex.join(command)}", flush=True)
+            subprocess.run([sys.executable, "-m", "bench", *command], cwd=ROOT, check=True)
+        if not gpu:
+            print("== no GPU here (or --cpu-only): the GPU figures are those of the current "
+                  "tables", flush=True)
+    write_table(NAME, "Current figures (the README's table)",
+                ["claim", "figure", "device", "regenerate"], assemble(),
+                "Each figure is quoted from the current table of the benchmark named in its row "
+                "(bench/results/NAME.md), which names the device and date of its run.")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,173 @@
+"""Same-process A/B of two source trees: update batches or an algorithm, on a Kronecker graph.
+
+A small or shared machine's speed drifts between runs and even between minutes, so comparing
+two versions of the code in separate processes hides effects of 10-15%. This tool loads a
+second tree (``--base``: any checkout, e.g. made with ``git worktree add /tmp/base HEAD``) as
+the package ``hornet_base`` next to the working tree's ``hornet``, builds the same graph with
+both, and times the same work on each in alternating order, round after round. It checks that
+both return the same result, and reports medians, the median of the per-round ratios (new /
+base: under 1 is faster) and an order-balanced ratio.
+
+    python3 -m bench.tools.ab_trees --base /tmp/base [--op insert] [--scale 20] [--batch 100000]
+        [--rounds 21] [--fresh 5] [--device cpu]
+
+``--op``: insert or delete (batches of ``--batch`` random pairs, or of sampled edges; each
+undone untimed), or triangles, spmv, bfs, truss (the ``algos`` function on the whole graph).
+``--fresh N`` rebuilds both graphs every N rounds, as the update benchmark's batches meet a
+freshly built graph; by default the graphs are built once and warmed up first.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import hornet
+from bench.common import kronecker
+
+UPDATES = ("insert", "delete")
+ALGORITHMS = ("triangles", "spmv", "bfs", "truss")
+
+
+def load_base(tree: Path):
+    """The package ``hornet`` of checkout ``tree``, imported as ``hornet_base``: copied to a
+    temporary folder, where its relative imports resolve inside the copy and its absolute
+    ``hornet`` imports are renamed to ``hornet_base``."""
+    where = Path(tempfile.mkdtemp(prefix="hornet-ab-"))
+    shutil.copytree(tree / "hornet", where / "hornet_base",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for path in (where / "hornet_base").rglob("*.py"):
+        text = path.read_text()
+        renamed = re.sub(r"^(\s*)from hornet(\.| import)", r"\1from hornet_base\2", text,
+                         flags=re.M)
+        renamed = re.sub(r"^(\s*)import hornet$", r"\1import hornet_base as hornet", renamed,
+                         flags=re.M)
+        if renamed != text:
+            path.write_text(renamed)
+    sys.path.insert(0, str(where))
+    import hornet_base
+    return hornet_base
+
+
+def host(a) -> np.ndarray:
+    """A NumPy copy of a NumPy or CuPy array."""
+    return a.get() if hasattr(a, "get") else np.array(a)
+
+
+def algorithm(package, op: str, g, x, source: int):
+    """A call of ``package.algos``'s ``op`` on ``g``, returning something comparable."""
+    algos = package.algos
+    if op == "triangles":
+        return lambda: int(algos.triangle_count(g))
+    if op == "spmv":
+        return lambda: algos.spmv(g, x)
+    if op == "bfs":
+        return lambda: algos.bfs(g, source)
+    return lambda: algos.max_truss(g)[0]
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python3 -m bench.tools.ab_trees", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--base", type=Path, required=True, help="checkout holding the base tree")
+    ap.add_argument("--op", choices=UPDATES + ALGORITHMS, default="insert")
+    ap.add_argument("--scale", type=int, default=20)
+    ap.add_argument("--batch", type=int, default=100_000)
+    ap.add_argument("--rounds", type=int, default=21)
+    ap.add_argument("--fresh", type=int, default=0,
+                    help="rebuild both graphs every this many rounds (0: never)")
+    ap.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    args = ap.parse_args(argv)
+    base = load_base(args.base)
+    packages = {"base": base, "new": hornet}
+    s, d = kronecker(args.scale)
+    xp = np
+    if args.device == "gpu":
+        import cupy as xp
+        s, d = xp.asarray(s), xp.asarray(d)
+    sync = (lambda: None) if args.device == "cpu" else xp.cuda.Device().synchronize
+
+    def build():
+        return {k: p.Graph.from_edges(s, d, directed=False, device=args.device)
+                for k, p in packages.items()}
+
+    graphs = build()
+    n = graphs["new"].num_vertices
+    es, ed = (host(a) for a in graphs["new"].edges())
+    rng = np.random.default_rng(7)
+    x = xp.asarray(rng.random(n))
+    source = int(np.argmax(host(graphs["new"].degree())))
+
+    def warm(rounds: int, size: int) -> None:
+        for g in graphs.values():
+            for _ in range(rounds):
+                c = g.insert_edges(xp.asarray(rng.integers(0, n, size)),
+                                   xp.asarray(rng.integers(0, n, size)))
+                g.delete_edges(c.src, c.dst)
+
+    if args.op in UPDATES:
+        warm(3, args.batch)                    # compile or load every kernel
+    times = {"base": [], "new": []}
+    for r in range(args.rounds):
+        if args.fresh and r % args.fresh == 0 and r > 0:
+            graphs = None
+            graphs = build()
+            if args.op in UPDATES:
+                warm(1, 1000)                  # the update benchmark's warm-up batch
+        if args.op == "insert":
+            bs, bd = rng.integers(0, n, args.batch), rng.integers(0, n, args.batch)
+        elif args.op == "delete":
+            pick = rng.choice(es.size, size=args.batch, replace=False)
+            bs, bd = es[pick].astype(np.int64), ed[pick].astype(np.int64)
+        results = {}
+        for name in (("base", "new") if r % 2 else ("new", "base")):
+            g = graphs[name]
+            if args.op in UPDATES:
+                ub, vb = xp.asarray(bs), xp.asarray(bd)
+                fn = (lambda: g.insert_edges(ub, vb)) if args.op == "insert" else \
+                    (lambda: g.delete_edges(ub, vb))
+            else:
+                fn = algorithm(packages[name], args.op, g, x, source)
+                if r == 0:
+                    fn()                       # compile or load the kernels, untimed
+            sync()
+            t = time.perf_counter()
+            out = fn()
+            sync()
+            times[name].append(time.perf_counter() - t)
+            if args.op in UPDATES:
+                results[name] = (host(out.src), host(out.dst))
+                if args.op == "insert":       # restore (untimed)
+                    g.delete_edges(out.src, out.dst)
+                else:
+                    g.insert_edges(out.src, out.dst)
+            else:
+                results[name] = (np.asarray(host(out) if hasattr(out, "shape") else out),)
+        if not all(np.allclose(a, b) if a.dtype.kind == "f" else np.array_equal(a, b)
+                   for a, b in zip(results["base"], results["new"])):
+            raise SystemExit(f"round {r}: the two trees returned different results")
+    graphs["new"].check()
+    t_base, t_new = np.array(times["base"]), np.array(times["new"])
+    what = (f"{args.op} batches of {args.batch}" if args.op in UPDATES else args.op)
+    print(f"Kronecker {args.scale} ({args.device}), {what}, {args.rounds} rounds, "
+          "alternating order")
+    print(f"  base: median {np.median(t_base) * 1e3:.2f} ms, min {t_base.min() * 1e3:.2f} ms")
+    print(f"  new:  median {np.median(t_new) * 1e3:.2f} ms, min {t_new.min() * 1e3:.2f} ms")
+    ratio = t_new / t_base
+    print(f"  new / base: per-round ratio median {np.median(ratio):.3f}, "
+          f"ratio of medians {np.median(t_new) / np.median(t_base):.3f}")
+    # the tree that runs second in a round may gain or lose from the first one's work, so the
+    # rounds of each order are summed up apart and the two medians combined
+    new_first, base_first = np.median(ratio[0::2]), np.median(ratio[1::2])
+    print(f"  per order: new first {new_first:.3f}, base first {base_first:.3f}; "
+          f"order-balanced ratio {np.sqrt(new_first * base_first):.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""GPU insert / delete rate versus batch size, and the end-to-end time of a 1,000-edge batch.
+
+    python3 -m bench updates_gpu [--scales 20 24] [--max-batch 10000000] [--real]
+    python3 -m bench updates_gpu --quick           # Kronecker 16, batches up to 10^5
+
+Kronecker graphs (Graph500 R-MAT, edge factor 16) are generated on the device with a fixed
+seed. Rates are edges as the user passes them per second (undirected: each pair once), median of
+repeats, timed with CUDA events after warm-up; the graph is restored untimed between repeats.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import hornet
+from bench.common import DATA, kronecker, require_gpu, write_table
+
+NAME = "updates_gpu"
+NEEDS_GPU = True
+
+
+def cuda_time(fn, repeats: int, undo=None, warmup: int = 1) -> float:
+    """Median seconds of fn() over repeats (CUDA events), undo(result) untimed after each."""
+    import cupy
+    for _ in range(warmup):
+        r = fn()
+        if undo:
+            undo(r)
+    times = []
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    for _ in range(repeats):
+        start.record()
+        r = fn()
+        end.record()
+        end.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
+        if undo:
+            undo(r)
+    return statistics.median(times)
+
+
+def repeats_for(b: int) -> int:
+    return 50 if b <= 1000 else 20 if b <= 10**5 else 7 if b <= 10**6 else 5
+
+
+def bench_updates(label: str, g: hornet.Graph, sizes: list[int], rng_seed: int = 1) -> list[list]:
+    """Rows of insert and delete rates of ``g`` for each batch size."""
+    import cupy
+    rows = []
+    n = g.num_vertices
+    rs = cupy.random.RandomState(rng_seed)
+    es, ed = g.edges()
+    for b in sizes:
+        reps = repeats_for(b)
+        batches = [(rs.randint(0, n, b, dtype=cupy.int64), rs.randint(0, n, b, dtype=cupy.int64))
+                   for _ in range(reps + 1)]
+        it = iter(batches)
+        t_ins = cuda_time(lambda: g.insert_edges(*next(it)), reps,
+                          undo=lambda c: g.delete_edges(c.src, c.dst))
+        # existing edges sampled with replacement (a repeat is dropped by the batch pipeline)
+        picks = [rs.randint(0, es.size, min(b, es.size), dtype=cupy.int64)
+                 for _ in range(reps + 1)]
+        dt = iter(picks)
+        t_del = cuda_time(lambda: g.delete_edges(es[(p := next(dt))], ed[p]), reps,
+                          undo=lambda c: g.insert_edges(c.src, c.dst))
+        rows.append([label, b, f"{b / t_ins:.3g}", f"{b / t_del:.3g}",
+                     f"{t_ins * 1e6:.0f}", f"{t_del * 1e6:.0f}"])
+        print(rows[-1], flush=True)
+    return rows
+
+
+def latency_1000(g: hornet.Graph, repeats: int = 200) -> float:
+    """End-to-end wall seconds (Python call to result, synchronized) of 1,000-edge inserts."""
+    import cupy
+    n = g.num_vertices
+    rs = cupy.random.RandomState(7)
+    batches = [(rs.randint(0, n, 1000, dtype=cupy.int64), rs.randint(0, n, 1000, dtype=cupy.int64))
+               for _ in range(repeats + 10)]
+    times = []
+    for i, (s, d) in enumerate(batches):
+        cupy.cuda.Device().synchronize()
+        t = time.perf_counter()
+        c = g.insert_edges(s, d)
+        len(c)                                  # the result, on the host side
+        cupy.cuda.Device().synchronize()
+        if i >= 10:
+            times.append(time.perf_counter() - t)
+        g.delete_edges(c.src, c.dst)
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python3 -m bench updates_gpu", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scales", type=int, nargs="+", default=[20, 24], help="Kronecker scales")
+    ap.add_argument("--max-batch", type=int, default=10**7)
+    ap.add_argument("--real", action="store_true", help="also the real graphs in the data folder")
+    ap.add_argument("--quick", action="store_true", help="Kronecker 16, batches up to 10^5")
+    args = ap.parse_args(argv)
+    require_gpu(NAME)
+    import cupy
+    if args.quick:
+        args.scales, args.max_batch = [16], min(args.max_batch, 10**5)
+    sizes = [b for b in (1, 10, 100, 1000, 10**4, 10**5, 10**6, 10**7) if b <= args.max_batch]
+    rows, latencies = [], []
+    for scale in args.scales:
+        src, dst = kronecker(scale, seed=scale, xp=cupy)
+        t = time.perf_counter()
+        g = hornet.Graph.from_edges(src, dst, num_vertices=1 << scale, directed=False,
+                                    device="gpu")
+        cupy.cuda.Device().synchronize()
+        print(f"kron{scale}: {g.num_edges} edges, undirected build {time.perf_counter() - t:.2f} s",
+              flush=True)
+        del src, dst
+        rows += bench_updates(f"Kronecker {scale} (undirected)", g, sizes)
+        latencies.append((f"kron{scale}", latency_1000(g)))
+        del g
+        cupy.get_default_memory_pool().free_all_blocks()
+    if args.real:
+        for path in sorted(DATA.glob("*.gz")):
+            s, d, _ = hornet.io.read_edges(path)
+            n = int(max(s.max(), d.max())) + 1
+            g = hornet.Graph.from_edges(cupy.asarray(s), cupy.asarray(d), num_vertices=n,
+                                        directed=True, device="gpu")
+            rows += bench_updates(path.name.split(".")[0], g,
+                                  [b for b in (10, 1000, 10**5) if b <= g.num_edges])
+    write_table(NAME, "GPU update rate versus batch size",
+                ["graph", "batch", "insert edges/s", "delete edges/s", "insert us", "delete us"],
+                rows, f"""Insert batches: uniformly random pairs (duplicate checks on, sorted
+adjacency kept, result returned); delete batches: existing edges sampled at random. Median of
+repeats with CUDA events after warm-up; the graph is restored untimed after each timed call.
+End-to-end latency of a 1,000-edge insert (Python call to result, synchronized), median of 200:
+{'; '.join(f'{k}: {v * 1e6:.0f} us' for k, v in latencies)}.""", device="gpu")
+
+
+if __name__ == "__main__":
+    main()
