@@ -10,8 +10,8 @@ the graph (no array over the id space).
   CPU, CuPy's radix sort on the GPU).
 - :class:`BatchAdjacency` holds the sorted keys, the distinct vertices with their offsets and
   the neighbour lists, and answers membership in bulk (:meth:`BatchAdjacency.contains`).
-- :func:`has_pair` / :func:`vertex_slot` are the same queries for Numba kernels; the CUDA
-  kernels use ``ba_has_pair`` / ``ba_vertex_slot`` of ``_change.cuh``.
+- :func:`has_pair` / :func:`vertex_range` / :func:`vertex_slot` are the same queries for Numba
+  kernels; the CUDA kernels use ``ba_has_pair`` / ``ba_vertex_range`` of ``_change.cuh``.
 
     >>> import numpy as np
     >>> b = batch_adjacency(np.array([0, 1]), np.array([2, 2]))
@@ -23,13 +23,12 @@ the graph (no array over the id space).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
 import numba
 import numpy as np
 
-__all__ = ["BatchAdjacency", "batch_adjacency", "pair_keys", "has_pair", "vertex_slot",
+__all__ = ["BatchAdjacency", "batch_adjacency", "pair_keys", "has_pair", "vertex_range", "vertex_slot",
            "CUDA_HEADER"]
 
 #: the CUDA twin of has_pair / vertex_slot (included by the dynamic algorithms' .cu files)
@@ -51,7 +50,6 @@ def pair_keys(u, v):
     return (xp.asarray(u).astype(xp.int64) << 32) | xp.asarray(v).astype(xp.int64)
 
 
-@dataclass(frozen=True)
 class BatchAdjacency:
     """A batch of undirected pairs, mirrored and sorted (all arrays on one device).
 
@@ -61,21 +59,21 @@ class BatchAdjacency:
         The pairs as given (each once; for a change of an undirected graph ``src < dst``).
     keys : int64 (2B,)
         ``(x << 32) | y`` for both directions of every pair, ascending (no repeats when the
-        pairs are distinct).
+        pairs are distinct). Vertex ``x``'s batch neighbours are the low halves of the keys
+        between ``x << 32`` and ``(x + 1) << 32`` (:func:`vertex_range`): kernels need
+        nothing else.
     vertices : int32 (K,)
-        The distinct vertices of the batch, ascending.
+        The distinct vertices of the batch, ascending (made on first use).
     offsets : int64 (K + 1,)
         ``neighbours[offsets[k]:offsets[k + 1]]`` are the batch neighbours of ``vertices[k]``,
-        ascending.
+        ascending (made on first use).
     neighbours : int32 (2B,)
+        The low halves of ``keys`` (made on first use).
     """
 
-    src: Any
-    dst: Any
-    keys: Any
-    vertices: Any
-    offsets: Any
-    neighbours: Any
+    def __init__(self, src, dst, keys):
+        self.src, self.dst, self.keys = src, dst, keys
+        self._lists = None
 
     @property
     def device(self) -> str:
@@ -83,6 +81,35 @@ class BatchAdjacency:
 
     def __len__(self) -> int:
         return int(self.src.shape[0])
+
+    def _per_vertex(self):
+        if self._lists is None:
+            xp = _xp(self.keys)
+            keys = self.keys
+            n = keys.shape[0]
+            hi = (keys >> 32).astype(xp.int32)
+            if n:
+                starts = xp.concatenate([xp.zeros(1, dtype=xp.int64),
+                                         (xp.flatnonzero(hi[1:] != hi[:-1]) + 1).astype(xp.int64)])
+                vertices = xp.ascontiguousarray(hi[starts])
+                offsets = xp.concatenate([starts, xp.full(1, n, dtype=xp.int64)])
+            else:
+                vertices = xp.zeros(0, dtype=xp.int32)
+                offsets = xp.zeros(1, dtype=xp.int64)
+            self._lists = (vertices, offsets, (keys & _LOW).astype(xp.int32))
+        return self._lists
+
+    @property
+    def vertices(self):
+        return self._per_vertex()[0]
+
+    @property
+    def offsets(self):
+        return self._per_vertex()[1]
+
+    @property
+    def neighbours(self):
+        return self._per_vertex()[2]
 
     def contains(self, u, w):
         """bool array: is ``(u[i], w[i])`` (either direction) a pair of the batch."""
@@ -97,10 +124,9 @@ class BatchAdjacency:
     def neighbours_of(self, x: int):
         """Batch neighbours of vertex ``x`` (int32, ascending; empty when ``x`` is not in it)."""
         xp = _xp(self.keys)
-        k = int(xp.searchsorted(self.vertices, np.int32(x)))
-        if k >= self.vertices.shape[0] or int(self.vertices[k]) != x:
-            return self.neighbours[:0]
-        return self.neighbours[int(self.offsets[k]):int(self.offsets[k + 1])]
+        lo = int(xp.searchsorted(self.keys, np.int64(x) << 32))
+        hi = int(xp.searchsorted(self.keys, np.int64(x + 1) << 32))
+        return (self.keys[lo:hi] & _LOW).astype(xp.int32)
 
 
 def batch_adjacency(src, dst) -> BatchAdjacency:
@@ -114,27 +140,16 @@ def batch_adjacency(src, dst) -> BatchAdjacency:
 
     Returns
     -------
-    BatchAdjacency on the device of ``src``. Work: one sort of 2B keys.
+    BatchAdjacency on the device of ``src``. Work: one sort of 2B keys (no host sync on the
+    GPU until the per-vertex arrays are asked for).
     """
     xp = _xp(src)
     src = xp.ascontiguousarray(xp.asarray(src).astype(xp.int32, copy=False))
     dst = xp.ascontiguousarray(xp.asarray(dst).astype(xp.int32, copy=False))
     if src.shape != dst.shape or src.ndim != 1:
         raise ValueError("src and dst must be 1-D arrays of one length")
-    keys = xp.concatenate([pair_keys(src, dst), pair_keys(dst, src)])
-    keys = xp.sort(keys)
-    hi = (keys >> 32).astype(xp.int32)
-    n = keys.shape[0]
-    if n:
-        starts = xp.concatenate([xp.zeros(1, dtype=xp.int64),
-                                 (xp.flatnonzero(hi[1:] != hi[:-1]) + 1).astype(xp.int64)])
-        vertices = hi[starts]
-        offsets = xp.concatenate([starts, xp.full(1, n, dtype=xp.int64)])
-    else:
-        vertices = xp.zeros(0, dtype=xp.int32)
-        offsets = xp.zeros(1, dtype=xp.int64)
-    neighbours = (keys & _LOW).astype(xp.int32)
-    return BatchAdjacency(src, dst, keys, xp.ascontiguousarray(vertices), offsets, neighbours)
+    keys = xp.sort(xp.concatenate([pair_keys(src, dst), pair_keys(dst, src)]))
+    return BatchAdjacency(src, dst, keys)
 
 
 # --------------------------------------------------------------------------------------------
@@ -154,6 +169,27 @@ def has_pair(keys, u, w):
         else:
             hi = mid
     return lo < keys.shape[0] and keys[lo] == q
+
+
+@numba.njit(cache=True, inline="always")
+def _first_at_least(keys, q):
+    lo = 0
+    hi = keys.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < q:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(cache=True, inline="always")
+def vertex_range(keys, x):
+    """``(lo, hi)``: the keys of vertex ``x``'s batch neighbours are ``keys[lo:hi]`` (their low
+    32 bits are the neighbours, ascending)."""
+    return (_first_at_least(keys, np.int64(x) << 32),
+            _first_at_least(keys, (np.int64(x) + 1) << 32))
 
 
 @numba.njit(cache=True, inline="always")
