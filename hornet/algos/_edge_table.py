@@ -47,7 +47,7 @@ _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_edge_table.cu")
 #: the device functions et_key / et_find / et_insert (included by other .cu files)
 CUDA_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_edge_table.cuh")
 _NULL = np.uint64(0)         # a null pointer argument
-_NAMES = ("et_insert_pairs", "et_insert_keys", "et_find_pairs", "et_delete_pairs")
+_NAMES = ()                 # (extern "C" kernels only)
 
 
 # --------------------------------------------------------------------------------------------

@@ -69,9 +69,9 @@ def _weight_types():
 
 def _names():
     types = sorted(set(_weight_types().values()))
-    return tuple([f"{k}<float, 0>" for k in ("dsp_resum", "dsp_delta_x")]
-                 + [f"{k}<{t}, 1>" for k in ("dsp_resum", "dsp_delta_x") for t in types]
-                 + ["dsp_delta_entries", "dsp_gather"])
+    kernels = ("dsp_resum", "dsp_delta_x", "dsp_delta_change")
+    return tuple([f"{k}<float, 0>" for k in kernels]
+                 + [f"{k}<{t}, 1>" for k in kernels for t in types])
 
 
 # --------------------------------------------------------------------------------------------
@@ -98,13 +98,20 @@ def _resum_rows(rows, deg, ptr, wptr, wlike, weighted, x, y):
 
 
 @numba.njit(parallel=True, cache=True)
-def _delta_entries(row, col, w_new, w_old, has_new, has_old, sign, x, y):
-    for i in prange(row.shape[0]):
-        xc = x[col[i]]
-        d = w_new[i] * xc if has_new else xc
-        if has_old:
-            d = d - w_old[i] * xc
-        atomic_add(y, row[i], sign * d)
+def _delta_change(src, dst, w_new, w_old, weighted, has_old, sign, both, transpose, x, y):
+    """y[r] += sign * (w_new x[c] - w_old x[c]) for every changed entry (r, c) of A (see
+    dsp_delta_change in dynamic_spmv.cu)."""
+    for i in prange(src.shape[0]):
+        r = dst[i] if transpose else src[i]
+        c = src[i] if transpose else dst[i]
+        for side in range(2 if both else 1):
+            rr = c if side else r
+            cc = r if side else c
+            xc = x[cc]
+            d = np.float64(w_new[i]) * xc if weighted else xc
+            if weighted and has_old:
+                d = d - np.float64(w_old[i]) * xc
+            atomic_add(y, rr, sign * d)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -192,11 +199,9 @@ class DynamicSpMV:
             if wdt.kind not in "biuf":
                 raise TypeError(f"edge property {weight!r} must be real-valued, got {wdt}")
             self._wdt = wdt
-        x = xp.asarray(x)
+        x = _real_array(xp, x, "x")
         if x.ndim != 1 or x.shape[0] != n:
             raise ValueError(f"x must have shape ({n},), got {x.shape}")
-        if x.dtype.kind not in "biuf":
-            raise TypeError(f"x must hold real numbers (bool, int or float), got {x.dtype}")
         self._x = xp.zeros(max(n, 16), dtype=xp.float64)
         self._x[:n] = x
         self._y = xp.zeros(max(n, 16), dtype=xp.float64)
@@ -325,26 +330,20 @@ class DynamicSpMV:
             return
         self._update_reverse(change)
         xp = self._xp
-        # (row, col) entries of A that changed
-        if self.transpose:
-            row, col = dst, src
-        else:
-            row, col = src, dst
-        if not g.directed:
-            row, col = xp.concatenate([row, col]), xp.concatenate([col, row])
         if self.resum:
+            # rows whose terms changed: A x: the sources (undirected: both ends); A^T x: the
+            # destinations (undirected: both ends)
+            row = dst if self.transpose else src
+            if not g.directed:
+                row = xp.concatenate([src, dst])
             self._resum_rows(self._rows_graph(), self._unique_rows(row))
             return
         w_new = w_old = None
         if self.weight is not None:
-            w_new = xp.asarray(change.properties[self.weight], dtype=xp.float64)
+            w_new = change.properties[self.weight]
             if kind == "update":
-                w_old = xp.asarray(change.previous[self.weight], dtype=xp.float64)
-            if not g.directed:
-                w_new = xp.concatenate([w_new, w_new])
-                w_old = None if w_old is None else xp.concatenate([w_old, w_old])
-        sign = -1.0 if kind == "delete" else 1.0
-        self._delta_entries(row, col, w_new, w_old, sign)
+                w_old = change.previous[self.weight]
+        self._delta_change(src, dst, w_new, w_old, -1.0 if kind == "delete" else 1.0)
 
     def _update_reverse(self, change) -> None:
         rev = self._reverse
@@ -360,22 +359,28 @@ class DynamicSpMV:
         elif props:
             rev.update_edges(change.dst, change.src, **props)
 
-    def _delta_entries(self, row, col, w_new, w_old, sign: float) -> None:
+    def _delta_change(self, src, dst, w_new, w_old, sign: float) -> None:
+        """y += sign * dA x over the change's entries: one kernel."""
         xp = self._xp
-        row = xp.ascontiguousarray(row.astype(xp.int32, copy=False))
-        col = xp.ascontiguousarray(col.astype(xp.int32, copy=False))
+        both = not self.graph.directed
+        weighted = w_new is not None
         if self.device == "cpu":
             one = np.zeros(1, np.float64)
-            with threads_for(4 * int(row.shape[0])):
-                _delta_entries(row, col, one if w_new is None else w_new,
-                               one if w_old is None else w_old, w_new is not None,
-                               w_old is not None, sign, self._x, self._y)
+            with threads_for(4 * int(src.shape[0])):
+                _delta_change(src, dst, w_new if weighted else one,
+                              w_old if w_old is not None else one, weighted, w_old is not None,
+                              sign, both, self.transpose, self._x, self._y)
             return
         from hornet.memory.gpu_copy import function, i64, launch
+        self._check_gpu_weight()
         null = np.uint64(0)
-        launch(function(_CU, "dsp_delta_entries", _names()), int(row.shape[0]),
-               (row, col, i64(row.shape[0]), null if w_new is None else w_new,
-                null if w_old is None else w_old, np.float64(sign), self._x, self._y))
+        name = (f"dsp_delta_change<{_weight_types()[self._wdt]}, 1>" if weighted
+                else "dsp_delta_change<float, 0>")
+        launch(function(_CU, name, _names()), int(src.shape[0]),
+               (xp.ascontiguousarray(src), xp.ascontiguousarray(dst), i64(src.shape[0]),
+                null if w_new is None else xp.ascontiguousarray(w_new),
+                null if w_old is None else xp.ascontiguousarray(w_old), np.float64(sign),
+                np.int32(both), np.int32(self.transpose), self._x, self._y))
 
     def set_x(self, index, values) -> None:
         """Set ``x[index] = values`` and bring ``y`` up to date.
@@ -395,9 +400,7 @@ class DynamicSpMV:
             raise ValueError("index must be 1-D")
         if idx.size and idx.dtype.kind not in "iu":
             raise TypeError(f"index must hold integers, got {idx.dtype}")
-        vals = xp.asarray(values)
-        if vals.dtype.kind not in "biuf":
-            raise TypeError(f"values must be real numbers, got {vals.dtype}")
+        vals = _real_array(xp, values, "values")
         vals = xp.broadcast_to(vals, idx.shape).astype(xp.float64)
         if idx.size == 0:
             return
@@ -445,6 +448,17 @@ class DynamicSpMV:
         launch(function(_CU, name, _names()), int(off[-1]),
                (idx, i64(idx.shape[0]), off, view.degree, view.edge_ptr, wptr, vals, old,
                 self._y))
+
+
+def _real_array(xp, a, what: str):
+    """``a`` as an array of ``xp``; TypeError unless it holds bool, integers or floats."""
+    dt = getattr(a, "dtype", None)
+    if dt is None:
+        a = np.asarray(a)
+        dt = a.dtype
+    if np.dtype(dt).kind not in "biuf":
+        raise TypeError(f"{what} must hold real numbers (bool, int or float), got dtype {dt}")
+    return xp.asarray(a)
 
 
 def _cupy():

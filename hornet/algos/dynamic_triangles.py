@@ -57,7 +57,7 @@ from ._kernels import atomic_add, chunk_bounds, lower_bound, num_chunks, threads
 __all__ = ["DynamicTriangleCount"]
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_triangles.cu")
-_NAMES = ("dtc_prepare", "dtc_count")
+_NAMES = ()                 # (extern "C" kernels only)
 _KINDS = ("insert", "delete", "update")
 
 
@@ -316,7 +316,7 @@ class DynamicTriangleCount:
         launch(function(_CU, "dtc_prepare", _NAMES), nb,
                (deg, batch.src, batch.dst, i64(nb), batch.keys, np.int32(deleting), ex, ey,
                 xr, yr, wpre[1:]))
-        cp.cumsum(wpre, out=wpre)
+        wpre = cp.cumsum(wpre)
         t = self.table
         dummy = self._pv6            # (an unused pointer argument when not tracking)
         # items are counted on the device: size the grid from the batch (grid-stride)
