@@ -306,7 +306,13 @@ class DynamicSpMV:
             raise TypeError(f"no GPU kernel for weights of dtype {self._wdt}")
 
     def _unique_rows(self, rows):
-        return self._xp.unique(rows).astype(self._xp.int32)
+        """The rows to re-sum: distinct on the CPU; on the GPU as they come (a repeated row is
+        summed by several threads at once, each writing the same value: cheaper than a sort
+        and a host round trip, and no slower, since the threads run side by side)."""
+        xp = self._xp
+        if xp is np:
+            return np.unique(rows).astype(np.int32)
+        return xp.ascontiguousarray(rows.astype(xp.int32, copy=False))
 
     # ------------------------------------------------------------------ updates
     def update(self, change) -> None:
@@ -424,7 +430,9 @@ class DynamicSpMV:
             total = int(off[-1])
             rows = xp.empty(total, dtype=xp.int32)
             if self.device == "cpu":
-                _gather_lists(idx, off, np.asarray(view.degree), np.asarray(view.edge_ptr), rows)
+                with threads_for(total):
+                    _gather_lists(idx, off, np.asarray(view.degree), np.asarray(view.edge_ptr),
+                                  rows)
             elif total:
                 from hornet.memory.gpu_copy import function, i64, launch
                 launch(function(_CU, "dsp_gather", _names()), total,
@@ -436,8 +444,9 @@ class DynamicSpMV:
                 else xp.zeros(1, dtype=xp.int64))
         if self.device == "cpu":
             wlike = np.empty(0, self._wdt if weighted else np.float64)
-            _delta_x(idx, np.asarray(view.degree), np.asarray(view.edge_ptr), wptr, wlike,
-                     weighted, vals, old, self._y)
+            with threads_for(4 * int(deg.sum())):
+                _delta_x(idx, np.asarray(view.degree), np.asarray(view.edge_ptr), wptr, wlike,
+                         weighted, vals, old, self._y)
             return
         from hornet.memory.gpu_copy import function, i64, launch
         self._check_gpu_weight()
