@@ -20,7 +20,8 @@ Two ways to apply a change (``resum``):
   product and one addition at a time. That is exactly the CPU static kernel's order (its pull
   loop), so on the CPU ``y`` equals ``spmv(g, x, weight)`` bit for bit after every change, and
   no rounding accumulates over time. The GPU kernels compute the same sequence (no fused
-  multiply-add), so a GPU ``y`` equals the CPU ``spmv`` of the same graph bit for bit. The
+  multiply-add; one warp per row forms the products 32 at a time and adds them in order), so a
+  GPU ``y`` equals the CPU ``spmv`` of the same graph bit for bit. The
   static GPU ``spmv`` cannot be reproduced row by row: its warp-segmented kernel sums a row in
   an order set by the row's position in the whole layout (32-entry windows, 512-entry ranges,
   atomics across ranges, and the visiting order changes from the second call on an unchanged
@@ -59,6 +60,9 @@ from ._kernels import atomic_add, threads_for
 __all__ = ["DynamicSpMV"]
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_spmv.cu")
+#: GPU row re-sum: "warp" (one warp per row, products formed 32 at a time) or "thread" (one
+#: thread per row); both add in list order and give the same bits
+GPU_RESUM_KERNEL = "warp"
 _KINDS = ("insert", "delete", "update")
 
 
@@ -69,7 +73,7 @@ def _weight_types():
 
 def _names():
     types = sorted(set(_weight_types().values()))
-    kernels = ("dsp_resum", "dsp_delta_x", "dsp_delta_change")
+    kernels = ("dsp_resum", "dsp_resum_warp", "dsp_delta_x", "dsp_delta_change")
     return tuple([f"{k}<float, 0>" for k in kernels]
                  + [f"{k}<{t}, 1>" for k in kernels for t in types])
 
@@ -295,11 +299,13 @@ class DynamicSpMV:
                             self._x, y)
             return
         from hornet.memory.gpu_copy import function, i64, launch
-        name = (f"dsp_resum<{_weight_types()[self._wdt]}, 1>" if weighted
-                else "dsp_resum<float, 0>")
+        kernel = {"warp": "dsp_resum_warp", "thread": "dsp_resum"}[GPU_RESUM_KERNEL]
+        name = (f"{kernel}<{_weight_types()[self._wdt]}, 1>" if weighted
+                else f"{kernel}<float, 0>")
         self._check_gpu_weight()
         launch(function(_CU, name, _names()), int(rows.shape[0]),
-               (rows, i64(rows.shape[0]), deg, ptr, wptr, self._x, y))
+               (rows, i64(rows.shape[0]), deg, ptr, wptr, self._x, y),
+               threads_per_item=32 if GPU_RESUM_KERNEL == "warp" else 1)
 
     def _check_gpu_weight(self) -> None:
         if self.weight is not None and self._wdt not in _weight_types():
