@@ -141,13 +141,13 @@ def _host(a):
 
 
 def crossover(rows: list[list], col: int) -> dict:
-    """(graph, device, op) -> the smallest batch whose ratio (column ``col``) is below 1."""
+    """(graph, device, op) -> the smallest batch whose ratio (column ``col``) is below 1, or
+    None when every measured batch was faster to update."""
     out = {}
     for r in rows:
         key = (r[0], r[1], r[3])
-        if r[col] < 1 and key not in out:
-            out[key] = r[4]
-        out.setdefault(key, None)
+        if out.get(key) is None:
+            out[key] = r[4] if float(r[col]) < 1 else None
     return out
 
 
