@@ -21,15 +21,17 @@ Two ways to apply a change (``resum``):
   loop), so on the CPU ``y`` equals ``spmv(g, x, weight)`` bit for bit after every change, and
   no rounding accumulates over time. The GPU kernels compute the same sequence (no fused
   multiply-add; one warp per row forms the products 32 at a time and adds them in order), so a
-  GPU ``y`` equals the CPU ``spmv`` of the same graph bit for bit. The
-  static GPU ``spmv`` cannot be reproduced row by row: its warp-segmented kernel sums a row in
+  GPU ``y`` equals the CPU ``spmv`` of the same graph bit for bit. The static GPU ``spmv``
+  cannot be reproduced row by row: its warp-segmented kernel sums a row in
   an order set by the row's position in the whole layout (32-entry windows, 512-entry ranges,
   atomics across ranges, and the visiting order changes from the second call on an unchanged
   graph), so GPU ``y`` equals GPU ``spmv`` only up to that kernel's own rounding (exactly
   when the products and sums are exact, e.g. small integers or dyadic fractions). ``A^T x``:
   row ``v`` is summed over its in-neighbours ascending (the static push kernel adds with
   atomics in thread order; equal bits when it runs on one thread in id order). Cost: the
-  degrees of the touched rows (a hub's row is one thread's sequential sum on the GPU).
+  degrees of the touched rows; on the GPU a touched hub's row costs its chain of additions in
+  order (one warp adds its entries one after another), which no re-sum in this order avoids:
+  for batches that touch hubs the delta mode is the fast one (bench/results/dynamic_gpu.md).
 - ``resum=False``: pure delta, ``y += dA x``: an inserted entry adds ``w x[c]``, a deleted one
   subtracts it, a re-weighted one adds ``w_new x[c] - w_old x[c]``; :meth:`set_x` adds
   ``w x_new - w x_old`` to the rows that read ``x[j]``. Cost: the batch (and the lists of
