@@ -169,6 +169,7 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=5, help="timed rounds per batch size")
     p.add_argument("--static-repeats", type=int, default=3)
     p.add_argument("--name", default="dynamic", help="results file stem in bench/results")
+    p.add_argument("--note", default="", help="a sentence about the run for the notes")
     args = p.parse_args(argv)
     batches = [int(float(b)) for b in args.batches.split(",") if b]
     rows, checks, devices = [], [], []
@@ -216,6 +217,7 @@ def main(argv=None) -> int:
         __doc__.split("\n\n", 1)[1].rsplit("\n\n", 1)[0],
         "",
         "Machines: " + "; ".join(devices) + ".",
+        *([args.note] if args.note else []),
         f"Command: bench/dynamic.py {' '.join(argv if argv is not None else sys.argv[1:])}",
         f"Rounds: {args.repeats} timed after one warm-up; static: {args.static_repeats} runs "
         "on the state after the first timed insertion.",
