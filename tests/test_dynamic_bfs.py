@@ -61,7 +61,7 @@ def counts_consistent(bf: DynamicBFS) -> bool:
     want = np.zeros(n, np.int64)
     ok = (lv[s] >= 0) & (lv[d] == lv[s] + 1)
     np.add.at(want, d[ok], 1)
-    got = host(bf._state.cnt[:n]).astype(np.int64)
+    got = host(bf._state.counts()[:n]).astype(np.int64)
     reached = lv > 0
     return np.array_equal(got[reached], want[reached])
 

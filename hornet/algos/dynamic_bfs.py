@@ -46,12 +46,15 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from hornet.memory.pointers import int32_view
+from hornet.graph import EdgeChange, Graph
+from hornet.memory.pointers import int32_view, prefetch, prefetch_write
 
 __all__ = ["DynamicBFS"]
 
 #: statistics of one update, in the order the kernels fill the int64 stats array
 STAT_NAMES = ("changed_vertices", "marked_vertices", "seeds", "scanned_edges", "levels")
+#: columns of the per-vertex int32 record
+LEVEL, COUNT, OLD, FLAG = 0, 1, 2, 3
 
 _FLAG_CHANGED = 1      # level set by the relaxation (its old level is in ``old``)
 _FLAG_MARKED = 2       # marked in step 2 (level reset, old level in ``old``)
@@ -70,55 +73,79 @@ def _edge(src, dst, k, undirected):
 
 
 @numba.njit(cache=True)
-def _initial_counts(deg, ptr, level, cnt, n):
-    """cnt[v] = in-neighbours on level[v] - 1, from the out-lists (one pass; construction only)."""
+def _initial_counts(deg, ptr, rec, n):
+    """rec[v, COUNT] = in-neighbours on level[v] - 1, from the out-lists (one pass;
+    construction only)."""
     for v in range(n):
-        cnt[v] = 0
+        rec[v, COUNT] = 0
     for u in range(n):
-        lu = level[u]
+        lu = rec[u, LEVEL]
         d = deg[u]
         if lu < 0 or d == 0:
             continue
         row = int32_view(ptr[u], d)
         for j in range(d):
             x = row[j]
-            if level[x] == lu + 1:
-                cnt[x] += 1
+            if rec[x, LEVEL] == lu + 1:
+                rec[x, COUNT] += 1
 
 
 @numba.njit(cache=True)
-def _update(deg, ptr, ideg, iptr, source, undirected,
-            del_src, del_dst, ins_src, ins_dst,
-            level, cnt, parent, want_parent, flag, old, changed, queue, orphans, stats):
-    """One batch (steps 1-5 of the module docstring); ``changed``, ``queue``, ``orphans``:
-    scratch int32 lists of the id space's capacity; ``flag`` all zero on entry and exit.
-    ``stats`` (int64, len(STAT_NAMES)) receives the touched region."""
+def _update(deg, ptr, ideg, iptr, undirected, del_src, del_dst, ins_src, ins_dst,
+            rec, parent, want_parent, lists, stats):
+    """One batch (steps 1-5 of the module docstring).
+
+    ``rec``: int32 (capacity, 4), per vertex [level, parent count, old level, flag] (one
+    cache line holds all a vertex needs); flags all zero on entry and exit. ``parent``: int32
+    (capacity,) when ``want_parent``. ``lists``: int32 (3, capacity) scratch (changed
+    vertices, relaxation queue, orphans). ``stats`` (int64, len(STAT_NAMES)) receives the
+    touched region."""
+    changed = lists[0]
+    queue = lists[1]
+    orphans = lists[2]
     mult = 2 if undirected else 1
     nd = del_src.shape[0] * mult
     ni = ins_src.shape[0] * mult
     scanned = 0
+    # the batch's records and list heads, requested all at once (their misses overlap)
+    rec_base = rec.ctypes.data
+    deg_base = deg.ctypes.data
+    ptr_base = ptr.ctypes.data
+    for k in range(del_src.shape[0]):
+        prefetch_write(rec_base + 16 * np.int64(del_src[k]))
+        prefetch_write(rec_base + 16 * np.int64(del_dst[k]))
+    for k in range(ins_src.shape[0]):
+        a = np.int64(ins_src[k])
+        b = np.int64(ins_dst[k])
+        prefetch_write(rec_base + 16 * a)
+        prefetch_write(rec_base + 16 * b)
+        prefetch(deg_base + 4 * b)
+        prefetch(ptr_base + 8 * b)
+        if undirected:
+            prefetch(deg_base + 4 * a)
+            prefetch(ptr_base + 8 * a)
     # ---- 1. counts at the old levels
     for k in range(nd):
         a, b = _edge(del_src, del_dst, k, undirected)
-        la = level[a]
-        if la >= 0 and la + 1 == level[b]:
-            cnt[b] -= 1
+        la = rec[a, LEVEL]
+        if la >= 0 and la + 1 == rec[b, LEVEL]:
+            rec[b, COUNT] -= 1
     for k in range(ni):
         a, b = _edge(ins_src, ins_dst, k, undirected)
-        la = level[a]
-        if la >= 0 and la + 1 == level[b]:
-            cnt[b] += 1
+        la = rec[a, LEVEL]
+        if la >= 0 and la + 1 == rec[b, LEVEL]:
+            rec[b, COUNT] += 1
     # ---- 2. marking, level by level (levels untouched until it ends)
     cand = np.empty(nd, np.int32)
     cand_level = np.empty(nd, np.int32)
     nc = 0
     for k in range(nd):
         a, b = _edge(del_src, del_dst, k, undirected)
-        if level[b] > 0 and cnt[b] == 0 and flag[b] == 0:
-            flag[b] = _FLAG_MARKED
-            old[b] = level[b]
+        if rec[b, LEVEL] > 0 and rec[b, COUNT] == 0 and rec[b, FLAG] == 0:
+            rec[b, FLAG] = _FLAG_MARKED
+            rec[b, OLD] = rec[b, LEVEL]
             cand[nc] = b
-            cand_level[nc] = level[b]
+            cand_level[nc] = rec[b, LEVEL]
             nc += 1
     order = np.argsort(cand_level[:nc], kind="mergesort")
     nm = 0           # changed[:nm]: the marked vertices, in level order
@@ -145,19 +172,19 @@ def _update(deg, ptr, ideg, iptr, source, undirected,
             row = int32_view(ptr[w], d)
             for j in range(d):
                 x = row[j]
-                if level[x] == cur + 1 and flag[x] != _FLAG_MARKED:
-                    cnt[x] -= 1
-                    if cnt[x] == 0:
-                        flag[x] = _FLAG_MARKED
-                        old[x] = cur + 1
+                if rec[x, LEVEL] == cur + 1 and rec[x, FLAG] != _FLAG_MARKED:
+                    rec[x, COUNT] -= 1
+                    if rec[x, COUNT] == 0:
+                        rec[x, FLAG] = _FLAG_MARKED
+                        rec[x, OLD] = cur + 1
                         changed[nm] = x
                         nm += 1
         cur += 1
     # ---- 3. seeds
     for i in range(nm):
         v = changed[i]
-        level[v] = -1
-        cnt[v] = 0
+        rec[v, LEVEL] = -1
+        rec[v, COUNT] = 0
         if want_parent:
             parent[v] = -1
     ns_max = nm + ni
@@ -176,7 +203,7 @@ def _update(deg, ptr, ideg, iptr, source, undirected,
         bp = -1
         for j in range(d):
             u = row[j]
-            lu = level[u]
+            lu = rec[u, LEVEL]
             if lu >= 0 and (best < 0 or lu < best):
                 best = lu
                 bp = u
@@ -187,9 +214,9 @@ def _update(deg, ptr, ideg, iptr, source, undirected,
             ns += 1
     for k in range(ni):
         a, b = _edge(ins_src, ins_dst, k, undirected)
-        la = level[a]
+        la = rec[a, LEVEL]
         if la >= 0:
-            lb = level[b]
+            lb = rec[b, LEVEL]
             if lb < 0 or la + 1 < lb:
                 seed_v[ns] = b
                 seed_t[ns] = la + 1
@@ -202,14 +229,14 @@ def _update(deg, ptr, ideg, iptr, source, undirected,
         s = order[i]
         v = seed_v[s]
         t = seed_t[s]
-        lv = level[v]
+        lv = rec[v, LEVEL]
         if lv < 0 or t < lv:
-            if flag[v] == 0:
-                flag[v] = _FLAG_CHANGED
-                old[v] = lv
+            if rec[v, FLAG] == 0:
+                rec[v, FLAG] = _FLAG_CHANGED
+                rec[v, OLD] = lv
                 changed[nchanged] = v
                 nchanged += 1
-            level[v] = t
+            rec[v, LEVEL] = t
             if want_parent:
                 parent[v] = seed_p[s]
             order[nseeds] = s
@@ -227,7 +254,7 @@ def _update(deg, ptr, ideg, iptr, source, undirected,
         while si < nseeds and seed_t[order[si]] == cur:
             v = seed_v[order[si]]
             si += 1
-            if level[v] == cur:
+            if rec[v, LEVEL] == cur:
                 queue[tail] = v
                 tail += 1
         end = tail
@@ -242,14 +269,14 @@ def _update(deg, ptr, ideg, iptr, source, undirected,
             row = int32_view(ptr[w], d)
             for j in range(d):
                 x = row[j]
-                lx = level[x]
+                lx = rec[x, LEVEL]
                 if lx < 0 or lx > cur + 1:
-                    if flag[x] == 0:
-                        flag[x] = _FLAG_CHANGED
-                        old[x] = lx
+                    if rec[x, FLAG] == 0:
+                        rec[x, FLAG] = _FLAG_CHANGED
+                        rec[x, OLD] = lx
                         changed[nchanged] = x
                         nchanged += 1
-                    level[x] = cur + 1
+                    rec[x, LEVEL] = cur + 1
                     if want_parent:
                         parent[x] = w
                     queue[tail] = x
@@ -260,60 +287,57 @@ def _update(deg, ptr, ideg, iptr, source, undirected,
     if want_parent:
         for k in range(nd):
             a, b = _edge(del_src, del_dst, k, undirected)
-            if flag[b] == 0 and parent[b] == a and level[b] > 0:
-                flag[b] = _FLAG_ORPHAN
+            if rec[b, FLAG] == 0 and parent[b] == a and rec[b, LEVEL] > 0:
+                rec[b, FLAG] = _FLAG_ORPHAN
                 orphans[norph] = b
                 norph += 1
     for i in range(nchanged):
         v = changed[i]
-        lv = level[v]
-        if lv > 0:
+        lv = rec[v, LEVEL]
+        c = 0
+        if lv > 0 and not undirected:
             d = ideg[v]
-            c = 0
             if d > 0:
                 scanned += d
                 row = int32_view(iptr[v], d)
                 for j in range(d):
-                    if level[row[j]] == lv - 1:
+                    if rec[row[j], LEVEL] == lv - 1:
                         c += 1
-            cnt[v] = c
-        else:
-            cnt[v] = 0
         d = deg[v]
-        if d == 0:
-            continue
-        scanned += d
-        ov = old[v] if flag[v] != _FLAG_MARKED else -1    # marked: removed in step 2
-        row = int32_view(ptr[v], d)
-        for j in range(d):
-            x = row[j]
-            fx = flag[x]
-            if fx != 0 and fx != _FLAG_ORPHAN:
-                continue
-            lx = level[x]
-            if lx <= 0:
-                continue
-            now = lv >= 0 and lv + 1 == lx
-            before = ov >= 0 and ov + 1 == lx
-            if now != before:
-                cnt[x] += 1 if now else -1
-            if want_parent and not now and fx == 0 and parent[x] == v:
-                flag[x] = _FLAG_ORPHAN
-                orphans[norph] = x
-                norph += 1
+        if d > 0:
+            scanned += d
+            ov = rec[v, OLD] if rec[v, FLAG] != _FLAG_MARKED else -1    # marked: removed in step 2
+            row = int32_view(ptr[v], d)
+            for j in range(d):
+                x = row[j]
+                lx = rec[x, LEVEL]
+                if undirected and lv > 0 and lx == lv - 1:
+                    c += 1                                   # in-list == out-list
+                fx = rec[x, FLAG]
+                if (fx != 0 and fx != _FLAG_ORPHAN) or lx <= 0:
+                    continue
+                now = lv >= 0 and lv + 1 == lx
+                before = ov >= 0 and ov + 1 == lx
+                if now != before:
+                    rec[x, COUNT] += 1 if now else -1
+                if want_parent and not now and fx == 0 and parent[x] == v:
+                    rec[x, FLAG] = _FLAG_ORPHAN
+                    orphans[norph] = x
+                    norph += 1
+        rec[v, COUNT] = c
     for i in range(norph):
         x = orphans[i]
-        lx = level[x]
+        lx = rec[x, LEVEL]
         d = ideg[x]
         scanned += d
         row = int32_view(iptr[x], d)
         for j in range(d):
-            if level[row[j]] == lx - 1:
+            if rec[row[j], LEVEL] == lx - 1:
                 parent[x] = row[j]
                 break
-        flag[x] = 0
+        rec[x, FLAG] = 0
     for i in range(nchanged):
-        flag[changed[i]] = 0
+        rec[changed[i], FLAG] = 0
     stats[0] = nchanged
     stats[1] = nm
     stats[2] = nseeds
@@ -366,7 +390,6 @@ class DynamicBFS:
     """
 
     def __init__(self, g, source: int, parents: bool = False):
-        from hornet.graph import Graph
         if isinstance(source, (bool, np.bool_)) or not isinstance(source, (int, np.integer)):
             raise TypeError(f"source must be an integer vertex id, got {type(source).__name__}")
         if source < 0:
@@ -376,7 +399,7 @@ class DynamicBFS:
         self.device = g.device
         self.directed = bool(g.directed)
         self.want_parents = bool(parents)
-        self.last_update: dict = {}
+        self._batch = 0
         n = g.num_vertices
         self._reverse = None
         if self.directed:
@@ -393,16 +416,27 @@ class DynamicBFS:
     @property
     def levels(self):
         """int32 (num_vertices,), -1 unreached (see the class docstring)."""
-        self._state.cover(self.graph.num_vertices)
-        return self._state.level[:self.graph.num_vertices]
+        n = self.graph.num_vertices
+        if n > self._state.n:
+            self._state.cover(n)
+        return self._state.level[:n]
 
     @property
     def parents(self):
         """int32 (num_vertices,): a BFS parent per reached vertex, -1 elsewhere."""
         if not self.want_parents:
             raise ValueError("DynamicBFS was built without parents=True")
-        self._state.cover(self.graph.num_vertices)
-        return self._state.parent[:self.graph.num_vertices]
+        n = self.graph.num_vertices
+        if n > self._state.n:
+            self._state.cover(n)
+        return self._state.parent[:n]
+
+    @property
+    def last_update(self) -> dict:
+        """The touched region of the last update (see the class docstring)."""
+        st = dict(zip(STAT_NAMES, self._state.stats.tolist()))
+        st["batch"] = self._batch
+        return st
 
     # ------------------------------------------------------------------ updates
     def update(self, change) -> None:
@@ -414,43 +448,64 @@ class DynamicBFS:
         (deletions and insertions together, one relaxation).
         Raises TypeError / ValueError (state unchanged) for anything else.
         """
-        changes = (change,) if hasattr(change, "kind") else tuple(change)
+        if type(change) is EdgeChange:        # the common case, kept short
+            kind = change.kind
+            if kind == "insert":
+                dels, ins = None, (change.src, change.dst)
+            elif kind == "delete":
+                dels, ins = (change.src, change.dst), None
+            elif kind == "update":
+                dels = ins = None
+            else:
+                raise TypeError(f"unknown change kind {kind!r}")
+            if _device_of(change.src) != self.device:
+                raise ValueError(f"a {_device_of(change.src)} change for a {self.device} graph")
+            changes = (change,)
+        else:
+            changes, dels, ins = self._sequence(change)
+        n = self.graph.num_vertices
+        if self._reverse is not None:
+            self._update_reverse(changes, n)
+        state = self._state
+        if n > state.n:
+            state.cover(n)
+        nd = 0 if dels is None else dels[0].shape[0]
+        ni = 0 if ins is None else ins[0].shape[0]
+        self._batch = (nd + ni) * (1 if self.directed else 2)
+        if nd + ni == 0:
+            state.stats[:] = 0
+            return
+        state.run(dels if nd else None, ins if ni else None)
+
+    def _sequence(self, changes):
+        """(changes, deletions, insertions) of a sequence of changes, netted (see _net)."""
+        if isinstance(changes, (str, bytes)) or not hasattr(changes, "__iter__"):
+            raise TypeError(f"update() takes EdgeChange objects, got {changes!r}")
+        changes = tuple(changes)
         dels, ins = [], []
         for c in changes:
-            kind = getattr(c, "kind", None)
-            if kind == "insert":
-                ins.append(c)
-            elif kind == "delete":
-                dels.append(c)
-            elif kind != "update":
+            if not isinstance(c, EdgeChange) or c.kind not in ("insert", "delete", "update"):
                 raise TypeError(f"update() takes EdgeChange objects, got {c!r}")
             if _device_of(c.src) != self.device:
                 raise ValueError(f"a {_device_of(c.src)} change for a {self.device} graph")
-        n = self.graph.num_vertices
-        if self._reverse is not None:
-            rev = self._reverse
-            for c in changes:          # in the order the graph applied them
-                if c.kind == "insert" and len(c):
-                    rev.insert_edges(c.dst, c.src)
-                elif c.kind == "delete" and len(c):
-                    rev.delete_edges(c.dst, c.src)
-            if rev.num_vertices < n:
-                rev.insert_vertices([n - 1])
-        self._state.cover(n)
-        if dels and ins and len(changes) > 1:
+            if c.kind == "insert":
+                ins.append(c)
+            elif c.kind == "delete":
+                dels.append(c)
+        if dels and ins:
             dels, ins = _net(dels, ins)
-        dels, ins = _joined(dels), _joined(ins)
-        if dels is None and ins is None:
-            self.last_update = dict.fromkeys(STAT_NAMES, 0)
-            self.last_update["batch"] = 0
-            return
-        self._state.run(dels, ins)
+        return changes, _joined(dels), _joined(ins)
 
-    def _in_view(self):
-        """Adjacency whose lists are the in-neighbours (the graph's own when undirected)."""
-        if self._reverse is None:
-            return self.graph.adjacency(properties=False)
-        return self._reverse.adjacency(properties=False)
+    def _update_reverse(self, changes, n: int) -> None:
+        """Apply the changes, reversed, to the reverse index (in the order the graph did)."""
+        rev = self._reverse
+        for c in changes:
+            if c.kind == "insert" and len(c):
+                rev.insert_edges(c.dst, c.src)
+            elif c.kind == "delete" and len(c):
+                rev.delete_edges(c.dst, c.src)
+        if rev.num_vertices < n:
+            rev.insert_vertices([n - 1])
 
     def __repr__(self) -> str:
         return (f"<DynamicBFS source={self.source} on {self.graph!r}, "
@@ -480,16 +535,6 @@ def _xp(a):
     return np
 
 
-class _Net:
-    """A change-like (src, dst) pair list."""
-
-    def __init__(self, src, dst):
-        self.src, self.dst = src, dst
-
-    def __len__(self) -> int:
-        return int(self.src.shape[0])
-
-
 def _net(dels, ins):
     """The net effect of deletions and insertions of a sequence of changes: an edge both
     inserted and deleted (in either order) is present before and after, or absent before and
@@ -505,7 +550,8 @@ def _net(dels, ins):
     out = []
     for want in (-1, 1):
         k = keys[net == want]
-        out.append([_Net((k >> 32).astype(xp.int32), (k & 0xFFFFFFFF).astype(xp.int32))])
+        out.append([EdgeChange("net", (k >> 32).astype(xp.int32),
+                                (k & 0xFFFFFFFF).astype(xp.int32))])
     return out[0], out[1]
 
 
@@ -513,37 +559,32 @@ _EMPTY = np.empty(0, np.int32)
 
 
 class _CPUState:
-    """Host arrays of the state and scratch, sized to the id space's capacity."""
+    """Host arrays of the state, sized to the id space's capacity: per-vertex records
+    (LEVEL, COUNT, OLD, FLAG), parents, scratch lists."""
 
     def __init__(self, owner: DynamicBFS, n: int):
         self.owner = owner
         self.n = 0
         self.cap = 0
-        self.level = self.cnt = self.parent = self.flag = self.old = None
-        self.changed = self.queue = self.orphans = None
+        self.rec = np.empty((0, 4), np.int32)
+        self.parent = np.full(1, -1, np.int32)
+        self.lists = np.empty((3, 0), np.int32)
         self.stats = np.zeros(len(STAT_NAMES), np.int64)
         self._grow(max(n, 1))
         self.n = n
         self._rebuild(n)
 
     def _grow(self, cap: int) -> None:
-        def grown(a, dtype, fill):
-            b = np.full(cap, fill, dtype)
-            if a is not None:
-                b[:a.shape[0]] = a
-            return b
-        self.level = grown(self.level, np.int32, -1)
-        self.cnt = grown(self.cnt, np.int32, 0)
+        rec = np.zeros((cap, 4), np.int32)
+        rec[:self.cap] = self.rec
+        rec[self.cap:, LEVEL] = -1
         if self.owner.want_parents:
-            self.parent = grown(self.parent, np.int32, -1)
-        else:
-            self.parent = np.full(1, -1, np.int32)
-        self.flag = grown(self.flag, np.uint8, 0)
-        self.old = np.empty(cap, np.int32)
-        self.changed = np.empty(cap, np.int32)
-        self.queue = np.empty(cap, np.int32)
-        self.orphans = np.empty(cap, np.int32)
-        self.cap = cap
+            parent = np.full(cap, -1, np.int32)
+            parent[:self.cap] = self.parent[:self.cap]
+            self.parent = parent
+        self.rec, self.cap = rec, cap
+        self.lists = np.empty((3, cap), np.int32)
+        self.level = rec[:, LEVEL]           # a strided view
 
     def cover(self, n: int) -> None:
         """Extend the state to ids < n (new vertices unreached; the source on level 0)."""
@@ -553,8 +594,12 @@ class _CPUState:
             self._grow(max(n, 2 * self.cap))
         src = self.owner.source
         if self.n <= src < n:
-            self.level[src] = 0
+            self.rec[src, LEVEL] = 0
         self.n = n
+
+    def counts(self):
+        """Parent counts (int32 (capacity,), a strided view; for checks)."""
+        return self.rec[:, COUNT]
 
     def _rebuild(self, n: int) -> None:
         """Static BFS and parent counts of the whole graph (construction)."""
@@ -565,23 +610,18 @@ class _CPUState:
             out = bfs(g, owner.source, return_parents=owner.want_parents,
                       reverse=owner._reverse)
             lv, par = out if owner.want_parents else (out, None)
-            self.level[:n] = lv
+            self.rec[:n, LEVEL] = lv
             if par is not None:
                 self.parent[:n] = par
         view = g.adjacency(properties=False)
-        _initial_counts(np.asarray(view.degree), np.asarray(view.edge_ptr), self.level,
-                        self.cnt, n)
+        _initial_counts(np.asarray(view.degree), np.asarray(view.edge_ptr), self.rec, n)
 
     def run(self, dels, ins) -> None:
         owner = self.owner
         view = owner.graph.adjacency(properties=False)
-        iview = owner._in_view()
+        iview = view if owner._reverse is None else owner._reverse.adjacency(properties=False)
         ds, dd = dels if dels is not None else (_EMPTY, _EMPTY)
         is_, id_ = ins if ins is not None else (_EMPTY, _EMPTY)
-        _update(view.degree, view.edge_ptr, iview.degree, iview.edge_ptr, owner.source,
-                not owner.directed, ds, dd, is_, id_, self.level, self.cnt, self.parent,
-                owner.want_parents, self.flag, self.old, self.changed, self.queue,
-                self.orphans, self.stats)
-        st = dict(zip(STAT_NAMES, self.stats.tolist()))
-        st["batch"] = (ds.shape[0] + is_.shape[0]) * (1 if owner.directed else 2)
-        owner.last_update = st
+        _update(view.degree, view.edge_ptr, iview.degree, iview.edge_ptr, not owner.directed,
+                ds, dd, is_, id_, self.rec, self.parent, owner.want_parents, self.lists,
+                self.stats)
