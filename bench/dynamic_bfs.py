@@ -107,14 +107,14 @@ class _NetworKit:
 
 
 def _batch(rng, g, kind: str, size: int, xp):
-    """(src, dst) host int64 arrays of one batch."""
+    """(src, dst) int64 arrays of one batch on the graph's device (deletions: up to ``size``
+    distinct edges of the graph)."""
     n = g.num_vertices
     if kind == "insert":
-        return rng.integers(0, n, size), rng.integers(0, n, size)
+        return xp.asarray(rng.integers(0, n, size)), xp.asarray(rng.integers(0, n, size))
     s, d = g.edges()
-    s, d = hornet.testing.to_host(s), hornet.testing.to_host(d)
-    pick = rng.choice(s.shape[0], min(size, s.shape[0]), replace=False)
-    return s[pick].astype(np.int64), d[pick].astype(np.int64)
+    pick = xp.asarray(np.unique(rng.integers(0, s.shape[0], size)))
+    return s[pick].astype(xp.int64), d[pick].astype(xp.int64)
 
 
 def run_graph(device, name, src, dst, args, rows, notes) -> None:
@@ -141,7 +141,7 @@ def run_graph(device, name, src, dst, args, rows, notes) -> None:
         s, d = _batch(rng, g, kind, 10, xp)
         op, undo = (g.insert_edges, g.delete_edges) if kind == "insert" else \
             (g.delete_edges, g.insert_edges)
-        ch = op(xp.asarray(s), xp.asarray(d))
+        ch = op(s, d)
         bf.update(ch)
         bf.update(undo(ch.src, ch.dst))
     timed(lambda: bfs(g, source))
@@ -155,7 +155,7 @@ def run_graph(device, name, src, dst, args, rows, notes) -> None:
             use_nk = nk is not None and size <= args.nk_max_batch
             for r in range(args.repeats):
                 s, d = _batch(rng, g, kind, size, xp)
-                ch = op(xp.asarray(s), xp.asarray(d))
+                ch = op(s, d)
                 dyn.append(timed(lambda: bf.update(ch)))
                 st = bf.last_update
                 changed.append(st["changed_vertices"])

@@ -2,12 +2,13 @@
 
 The state lives on the device (CuPy arrays sized to the id space's capacity); an update is a
 short sequence of kernels from ``dynamic_bfs.cu``, with the steps of the CPU version:
-counts, marking rounds (one launch per level of the marked region), seeds (sorted once by
-level with CuPy), relaxation rounds (one launch per level), repair. Host syncs: one read of
-a counter per marking or relaxation level, one for the seeds' levels, one for the statistics
-at the end. Lists are appended through atomic counters; kernels over lists whose length only
-the device knows read it from device memory (grid-stride loops), so no count has to come to
-the host first.
+counts, marking rounds (one launch per level of the marked region), seeds (unsorted; every
+relaxation round picks those of its level), relaxation rounds (one launch per level), repair.
+Host syncs: one read of a counter per marking level, one for the seeds' number and level
+range, one per relaxation level past the highest seed level, one for the statistics at the
+end. Lists are appended through atomic counters; kernels over lists whose length only the
+device knows read it from device memory (grid-stride loops over the whole grid), so no count
+has to come to the host first.
 """
 from __future__ import annotations
 
@@ -20,7 +21,11 @@ from hornet.memory.gpu_copy import cupy, function, i64, launch
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_bfs.cu")
 #: items that make a launch use the whole grid (lists whose length only the device knows)
 _WHOLE_GRID = 1 << 40
-_CHANGED, _SEEDS, _SCANNED, _ORPHANS, _FRONT_A, _FRONT_B = range(6)
+_CHANGED, _SEEDS, _SCANNED, _ORPHANS, _LOW, _HIGH = range(6)
+#: counters[_ROUND0 + r % _ROUND_SLOTS]: frontier size after relaxation round r;
+#: counters[_ROUND0 - 1] stays 0 (the empty frontier before the first round)
+_ROUND0 = 16
+_ROUND_SLOTS = 4000
 
 
 def _fn(name: str):
@@ -37,7 +42,7 @@ class GPUState:
         self.cap = 0
         self.level = None
         self.stats = np.zeros(5, np.int64)
-        self.counters = cupy.zeros(8, dtype=cupy.uint64)
+        self.counters = cupy.zeros(_ROUND0 + _ROUND_SLOTS, dtype=cupy.uint64)
         self._grow(max(n, 1))
         self.n = n
         self._rebuild(n)
@@ -54,6 +59,7 @@ class GPUState:
         self.level = grown(self.level, -1)
         self.cnt = grown(getattr(self, "cnt", None), 0)
         self.flag = grown(getattr(self, "flag", None), 0)
+        self.expanded = cupy.zeros(cap, dtype=cupy.int32)
         self.old = cupy.empty(cap, dtype=cupy.int32)
         self.parent = grown(getattr(self, "parent", None), -1) if self.owner.want_parents \
             else cupy.full(1, -1, dtype=cupy.int32)
@@ -103,9 +109,8 @@ class GPUState:
             ideg, iptr = deg, ptr
         else:
             ideg, iptr = _arrays(owner._reverse.adjacency(properties=False))
-        empty = cupy.empty(0, dtype=cupy.int32)
-        ds, dd = (_i32(dels[0]), _i32(dels[1])) if dels is not None else (empty, empty)
-        is_, id_ = (_i32(ins[0]), _i32(ins[1])) if ins is not None else (empty, empty)
+        ds, dd = (_i32(dels[0]), _i32(dels[1])) if dels is not None else (_EMPTY(), _EMPTY())
+        is_, id_ = (_i32(ins[0]), _i32(ins[1])) if ins is not None else (_EMPTY(), _EMPTY())
         nd = ds.shape[0] * mult
         ni = is_.shape[0] * mult
         level, cnt, flag, old, parent = self.level, self.cnt, self.flag, self.old, self.parent
@@ -126,40 +131,41 @@ class GPUState:
                        threads_per_item=32)
                 lo, hi = hi, int(counters[_CHANGED].get())
             nm = hi
-        # 3. seeds
-        seed_key = cupy.empty(nm + ni, dtype=cupy.uint64)
-        seed_parent = cupy.empty(nm + ni, dtype=cupy.int32)
-        if nm:
-            launch(_fn("dbfs_reset"), nm, (changed, i64(nm), level, cnt, parent, wp))
-            launch(_fn("dbfs_marked_seeds"), nm, (ideg, iptr, level, changed, i64(nm), seed_key,
-                                                  seed_parent, counters), threads_per_item=32)
-        if ni:
-            launch(_fn("dbfs_insert_seeds"), ni, (is_, id_, i64(ni), und, level, seed_key,
-                                                  seed_parent, counters))
-        ns = int(counters[_SEEDS].get())
+        # 3. seeds (unsorted; their level range comes to the host with their number)
+        ns = 0
         levels_run = 0
-        if ns:
-            order = cupy.argsort(seed_key[:ns])
-            keys = seed_key[:ns][order]
-            parents = seed_parent[:ns][order]
-            launch(_fn("dbfs_seed_flags"), ns, (keys, i64(ns), level, flag, old, changed,
-                                                counters))
-            launch(_fn("dbfs_seed_apply"), ns, (keys, i64(ns), level))
-            if owner.want_parents:
-                launch(_fn("dbfs_seed_parents"), ns, (keys, parents, i64(ns), level, parent))
-            t = (keys >> 32).astype(cupy.int64)
-            first = cupy.flatnonzero(cupy.concatenate([cupy.ones(1, bool), t[1:] != t[:-1]]))
-            seed_levels = t[first].get().tolist()
-            seed_start = first.get().tolist() + [ns]
-            levels_run = self._relax(deg, ptr, keys, seed_levels, seed_start, wp)
-        # 5. repair
+        if nm or ni:
+            seed_key = cupy.empty(nm + ni, dtype=cupy.uint64)
+            seed_parent = cupy.empty(nm + ni, dtype=cupy.int32)
+            if nm:
+                launch(_fn("dbfs_reset"), nm, (changed, i64(nm), level, cnt, parent, wp))
+                launch(_fn("dbfs_marked_seeds"), nm, (ideg, iptr, level, changed, i64(nm),
+                                                      seed_key, seed_parent, counters),
+                       threads_per_item=32)
+            if ni:
+                launch(_fn("dbfs_insert_seeds"), ni, (is_, id_, i64(ni), und, level, seed_key,
+                                                      seed_parent, counters))
+            c = counters[:6].get()
+            ns = int(c[_SEEDS])
+            if ns:
+                lowest, highest = 0xFFFFFFFF - int(c[_LOW]), int(c[_HIGH])
+                launch(_fn("dbfs_seed_flags"), ns, (seed_key, i64(ns), level, flag, old,
+                                                    changed, counters))
+                launch(_fn("dbfs_seed_apply"), ns, (seed_key, i64(ns), level))
+                if wp:
+                    launch(_fn("dbfs_seed_parents"), ns, (seed_key, seed_parent, i64(ns),
+                                                          level, parent))
+                levels_run = self._relax(deg, ptr, seed_key, ns, lowest, highest, wp)
+        if nm == 0 and ns == 0 and not (wp and nd):
+            self.stats[:] = (0, 0, 0, int(counters[_SCANNED].get()), 0)
+            return
+        # 5. repair (list lengths read on the device)
         if wp and nd:
             launch(_fn("dbfs_deleted_orphans"), nd, (ds, dd, i64(nd), und, level, parent, flag,
                                                      self.orphans, counters))
-        nchanged_bound = int(counters[_CHANGED].get())
         cnt_ptr = counters[_CHANGED:_CHANGED + 1]
         orph_ptr = counters[_ORPHANS:_ORPHANS + 1]
-        launch(_fn("dbfs_repair"), nchanged_bound, (
+        launch(_fn("dbfs_repair"), _WHOLE_GRID, (
             deg, ptr, ideg, iptr, und, level, cnt, parent, wp, flag, old, changed, cnt_ptr,
             self.orphans, counters), threads_per_item=32)
         if wp:
@@ -167,42 +173,48 @@ class GPUState:
                                                           self.orphans, orph_ptr, counters),
                    threads_per_item=32)
         launch(_fn("dbfs_clear_flags"), _WHOLE_GRID, (changed, cnt_ptr, self.orphans, orph_ptr,
-                                                      flag))
-        c = counters.get()
+                                                      flag, self.expanded))
+        c = counters[:6].get()
         self.stats[:] = (int(c[_CHANGED]), nm, ns, int(c[_SCANNED]), levels_run)
 
-    def _relax(self, deg, ptr, keys, seed_levels, seed_start, wp) -> int:
-        """Level-synchronous relaxation from the sorted seeds; returns the levels run."""
+    def _relax(self, deg, ptr, seed_key, ns: int, lowest: int, highest: int, wp) -> int:
+        """Level-synchronous relaxation from the seeds (levels ``lowest`` .. ``highest``);
+        returns the levels run. Round r's next frontier is counted in counters[16 + r]; up to
+        the highest seed level no count is read (the rounds must run anyway), after it one
+        read per round tells whether the frontier died out."""
         counters = self.counters
-        a, b = 0, 1                  # frontier buffers / their counters _FRONT_A + a, + b
-        known = 0                    # entries already in the current frontier
-        si = 0
-        cur = 0
-        rounds = 0
+        known = 0                    # current frontier size where known on the host
+        cur = lowest
+        r = 0
         while True:
-            if known == 0:
-                if si == len(seed_levels):
-                    break
-                cur = seed_levels[si]
-            extra = 0
-            if si < len(seed_levels) and seed_levels[si] == cur:
-                lo, hi = seed_start[si], seed_start[si + 1]
-                launch(_fn("dbfs_push_seeds"), hi - lo, (
-                    keys, i64(lo), i64(hi), self.level, self.front[a],
-                    counters[_FRONT_A + a:_FRONT_A + a + 1]))
-                extra = hi - lo
-                si += 1
-            counters[_FRONT_A + b] = 0
-            launch(_fn("dbfs_relax"), known + extra, (
+            slot = _ROUND0 + r % _ROUND_SLOTS
+            if r >= _ROUND_SLOTS:
+                counters[slot] = 0          # reused slot
+            prev = _ROUND0 - 1 if r == 0 else _ROUND0 + (r - 1) % _ROUND_SLOTS
+            items = ns + (known if known is not None else _WHOLE_GRID)
+            launch(_fn("dbfs_relax"), items, (
                 deg, ptr, self.level, self.parent, wp, self.flag, self.old, self.changed,
-                self.front[a], counters[_FRONT_A + a:_FRONT_A + a + 1], np.int32(cur),
-                self.front[b], counters[_FRONT_A + b:_FRONT_A + b + 1], counters),
+                self.expanded, self.front[r & 1], counters[prev:prev + 1], seed_key, i64(ns),
+                np.int32(cur), self.front[(r + 1) & 1], counters[slot:slot + 1], counters),
                 threads_per_item=32)
-            known = int(counters[_FRONT_A + b].get())
-            a, b = b, a
+            r += 1
+            if cur >= highest:
+                known = int(counters[slot].get())
+                if known == 0:
+                    break
+            else:
+                known = None
             cur += 1
-            rounds += 1
-        return rounds
+        return r
+
+
+_EMPTY_CACHE: list = []
+
+
+def _EMPTY():
+    if not _EMPTY_CACHE:
+        _EMPTY_CACHE.append(cupy.empty(0, dtype=cupy.int32))
+    return _EMPTY_CACHE[0]
 
 
 def _i32(a):

@@ -6,7 +6,10 @@
 // it), cnt (parents on the level above), old (level before the update), flag (0, CHANGED,
 // MARKED, ORPHAN), parent. Lists (changed vertices, frontiers, orphans, seeds) are appended
 // through atomic counters in `counters` (u64):
-//   [0] changed vertices  [1] seeds  [2] scanned entries  [3] orphans  [4], [5] frontier sizes
+//   [0] changed vertices  [1] seeds  [2] scanned entries  [3] orphans
+//   [4] 0xffffffff - lowest seed level  [5] highest seed level  [16 + r] frontier of round r
+// Seeds are not sorted: relaxation round `cur` expands the previous round's frontier and the
+// seeds whose level is `cur` (each seed vertex once: `expanded` claims it).
 // Adjacency scans use one warp per vertex (lanes stride the list) so hubs are shared by 32
 // threads; every kernel is a grid-stride loop, correct for any grid.
 
@@ -54,6 +57,11 @@ __device__ __forceinline__ u64 warp_min_u64(u64 v) {
 
 __device__ __forceinline__ void push(int* list, u64* counter, int v) {
     list[atomicAdd(counter, 1ull)] = v;
+}
+
+__device__ __forceinline__ void seed_bounds(u64* counters, u64 t) {
+    atomicMax(&counters[4], 0xffffffffull - t);
+    atomicMax(&counters[5], t);
 }
 
 // construction: cnt[x] += 1 for every edge u -> x with level[x] == level[u] + 1
@@ -156,9 +164,11 @@ extern "C" __global__ void dbfs_marked_seeds(const int* ideg, const i64* iptr, c
         if (lane == 0) {
             atomicAdd(&counters[2], (u64)d);
             if (best != ~0ull) {
+                u64 t = (best >> 32) + 1;
                 u64 pos = atomicAdd(&counters[1], 1ull);
-                seed_key[pos] = (((best >> 32) + 1) << 32) | (unsigned)v;
+                seed_key[pos] = (t << 32) | (unsigned)v;
                 seed_parent[pos] = (int)(best & 0xffffffffull);
+                seed_bounds(counters, t);
             }
         }
     }
@@ -176,6 +186,7 @@ extern "C" __global__ void dbfs_insert_seeds(const int* is, const int* id, i64 n
             u64 pos = atomicAdd(&counters[1], 1ull);
             seed_key[pos] = ((u64)(la + 1) << 32) | (unsigned)b;
             seed_parent[pos] = a;
+            seed_bounds(counters, (u64)(la + 1));
         }
     }
 }
@@ -211,26 +222,29 @@ extern "C" __global__ void dbfs_seed_parents(const u64* seed_key, const int* see
     }
 }
 
-// 4a. sorted seeds [lo, hi) of level cur that still hold join the frontier (once each)
-extern "C" __global__ void dbfs_push_seeds(const u64* seed_key, i64 lo, i64 hi, const int* level,
-                                           int* frontier, u64* fcount) {
-    GRID_ITEMS(k, hi - lo) {
-        i64 i = lo + k;
-        u64 key = seed_key[i];
-        if (i > lo && seed_key[i - 1] == key) continue;
-        int v = (int)(key & 0xffffffffull);
-        if ((unsigned)level[v] == (unsigned)(key >> 32)) push(frontier, fcount, v);
-    }
-}
-
-// 4b. one relaxation level: out-neighbours of the frontier (level cur) that can go to cur + 1
+// 4. one relaxation level: the previous round's frontier (level cur) and the seeds of level
+// cur that still hold (each vertex once) lower their out-neighbours to cur + 1 where that is
+// shorter; the vertices lowered form the next frontier
 extern "C" __global__ void dbfs_relax(const int* deg, const i64* ptr, int* level, int* parent,
                                       int want_parent, int* flag, int* old, int* changed,
-                                      const int* frontier, const u64* fcount, int cur,
-                                      int* next, u64* ncount, u64* counters) {
+                                      int* expanded, const int* frontier, const u64* fcount,
+                                      const u64* seed_key, i64 ns, int cur, int* next,
+                                      u64* ncount, u64* counters) {
     const unsigned nl = (unsigned)(cur + 1);
-    WARP_ITEMS(i, *fcount) {
-        int w = frontier[i];
+    const i64 nf = (i64)*fcount;
+    WARP_ITEMS(i, nf + ns) {
+        int w;
+        if (i < nf) {
+            w = frontier[i];
+        } else {
+            u64 key = seed_key[i - nf];
+            if ((unsigned)(key >> 32) != (unsigned)cur) continue;
+            w = (int)(key & 0xffffffffull);
+            if (level[w] != cur) continue;
+            int first = 0;
+            if (lane == 0) first = atomicExch(&expanded[w], 1) == 0;
+            if (!__shfl_sync(FULL_MASK, first, 0)) continue;
+        }
         int d = deg[w];
         const int* row = (const int*)ptr[w];
         for (int j = lane; j < d; j += 32) {
@@ -330,11 +344,14 @@ extern "C" __global__ void dbfs_fix_orphans(const int* ideg, const i64* iptr, co
     }
 }
 
-// 5d. flags back to zero
+// 5d. flags (and seed claims) back to zero
 extern "C" __global__ void dbfs_clear_flags(const int* changed, const u64* nchanged,
-                                            const int* orphans, const u64* norphans, int* flag) {
+                                            const int* orphans, const u64* norphans, int* flag,
+                                            int* expanded) {
     i64 a = (i64)*nchanged;
     GRID_ITEMS(k, a + (i64)*norphans) {
-        flag[k < a ? changed[k] : orphans[k - a]] = 0;
+        int v = k < a ? changed[k] : orphans[k - a];
+        flag[v] = 0;
+        expanded[v] = 0;
     }
 }
