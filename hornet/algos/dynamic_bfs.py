@@ -73,6 +73,36 @@ def _edge(src, dst, k, undirected):
 
 
 @numba.njit(cache=True)
+def _order_by(keys, n):
+    """Indices sorting ``keys[:n]`` (small non-negative ints: levels) ascending: a counting
+    sort when their range is small (the usual case), else NumPy's quicksort."""
+    order = np.empty(n, np.int64)
+    if n == 0:
+        return order
+    lo = keys[0]
+    hi = keys[0]
+    for i in range(n):
+        k = keys[i]
+        if k < lo:
+            lo = k
+        if k > hi:
+            hi = k
+    span = hi - lo + 1
+    if span > 4 * n + 64:
+        return np.argsort(keys[:n])
+    start = np.zeros(span + 1, np.int64)
+    for i in range(n):
+        start[keys[i] - lo + 1] += 1
+    for b in range(span):
+        start[b + 1] += start[b]
+    for i in range(n):
+        b = keys[i] - lo
+        order[start[b]] = i
+        start[b] += 1
+    return order
+
+
+@numba.njit(cache=True)
 def _initial_counts(deg, ptr, rec, n):
     """rec[v, COUNT] = in-neighbours on level[v] - 1, from the out-lists (one pass;
     construction only)."""
@@ -147,7 +177,7 @@ def _update(deg, ptr, ideg, iptr, undirected, del_src, del_dst, ins_src, ins_dst
             cand[nc] = b
             cand_level[nc] = rec[b, LEVEL]
             nc += 1
-    order = np.argsort(cand_level[:nc], kind="mergesort")
+    order = _order_by(cand_level, nc)
     nm = 0           # changed[:nm]: the marked vertices, in level order
     head = 0
     ci = 0
@@ -222,7 +252,7 @@ def _update(deg, ptr, ideg, iptr, undirected, del_src, del_dst, ins_src, ins_dst
                 seed_t[ns] = la + 1
                 seed_p[ns] = a
                 ns += 1
-    order = np.argsort(seed_t[:ns], kind="mergesort")
+    order = _order_by(seed_t, ns)
     nchanged = nm
     nseeds = 0
     for i in range(ns):          # ascending: a vertex keeps its best seed only
