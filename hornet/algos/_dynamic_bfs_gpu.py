@@ -5,10 +5,10 @@ short sequence of kernels from ``dynamic_bfs.cu``, with the steps of the CPU ver
 counts, marking rounds (one launch per level of the marked region), seeds (unsorted; every
 relaxation round picks those of its level), relaxation rounds (one launch per level), repair.
 Host syncs: one read of a counter per marking level, one for the seeds' number and level
-range, one per relaxation level past the highest seed level, one for the statistics at the
-end. Lists are appended through atomic counters; kernels over lists whose length only the
-device knows read it from device memory (grid-stride loops over the whole grid), so no count
-has to come to the host first.
+range, one per relaxation level past the highest seed level (the statistics are read only when
+asked for). Lists are appended through atomic counters; kernels over lists whose length only
+the device knows read it from device memory (grid-stride loops, four blocks per
+multiprocessor), so no count has to come to the host first.
 """
 from __future__ import annotations
 
@@ -19,8 +19,17 @@ import numpy as np
 from hornet.memory.gpu_copy import cupy, function, i64, launch
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_bfs.cu")
-#: items that make a launch use the whole grid (lists whose length only the device knows)
-_WHOLE_GRID = 1 << 40
+_SMS: list = []
+
+
+def _device_items(threads_per_item: int) -> int:
+    """Items giving a launch four blocks per multiprocessor: for kernels over lists whose
+    length only the device knows (grid-stride loops cover any length)."""
+    if not _SMS:
+        _SMS.append(int(cupy.cuda.Device().attributes["MultiProcessorCount"]))
+    return 4 * _SMS[0] * 256 // threads_per_item
+
+
 _CHANGED, _SEEDS, _SCANNED, _ORPHANS, _LOW, _HIGH = range(6)
 #: counters[_ROUND0 + r % _ROUND_SLOTS]: frontier size after relaxation round r;
 #: counters[_ROUND0 - 1] stays 0 (the empty frontier before the first round)
@@ -41,7 +50,8 @@ class GPUState:
         self.n = 0
         self.cap = 0
         self.level = None
-        self.stats = np.zeros(5, np.int64)
+        self._stats = np.zeros(5, np.int64)
+        self._pending = None
         self.counters = cupy.zeros(_ROUND0 + _ROUND_SLOTS, dtype=cupy.uint64)
         self._grow(max(n, 1))
         self.n = n
@@ -60,7 +70,7 @@ class GPUState:
         self.cnt = grown(getattr(self, "cnt", None), 0)
         self.flag = grown(getattr(self, "flag", None), 0)
         self.expanded = cupy.zeros(cap, dtype=cupy.int32)
-        self.old = cupy.empty(cap, dtype=cupy.int32)
+        self.old = cupy.zeros(cap, dtype=cupy.int32)          # 0 at rest (see the kernels)
         self.parent = grown(getattr(self, "parent", None), -1) if self.owner.want_parents \
             else cupy.full(1, -1, dtype=cupy.int32)
         self.changed = cupy.empty(cap, dtype=cupy.int32)
@@ -117,8 +127,13 @@ class GPUState:
         changed, counters = self.changed, self.counters
         wp = np.int32(1 if owner.want_parents else 0)
         counters.fill(0)
-        # 1. counts at the old levels
-        launch(_fn("dbfs_counts"), nd + ni, (ds, dd, i64(nd), is_, id_, i64(ni), und, level, cnt))
+        # seeds: one per insertion at most, plus one per marked vertex (known after marking)
+        seed_key = cupy.empty(max(ni, 1), dtype=cupy.uint64)
+        seed_parent = cupy.empty(max(ni, 1), dtype=cupy.int32)
+        # 1. counts at the old levels (a batch without deletions seeds here too)
+        launch(_fn("dbfs_counts"), nd + ni, (ds, dd, i64(nd), is_, id_, i64(ni), und, level, cnt,
+                                             np.int32(nd == 0), seed_key, seed_parent,
+                                             counters))
         # 2. marking rounds
         nm = 0
         if nd:
@@ -131,13 +146,10 @@ class GPUState:
                        threads_per_item=32)
                 lo, hi = hi, int(counters[_CHANGED].get())
             nm = hi
-        # 3. seeds (unsorted; their level range comes to the host with their number)
-        ns = 0
-        levels_run = 0
-        if nm or ni:
-            seed_key = cupy.empty(nm + ni, dtype=cupy.uint64)
-            seed_parent = cupy.empty(nm + ni, dtype=cupy.int32)
+            # 3. seeds of the marked vertices and of the insertions
             if nm:
+                seed_key = cupy.empty(nm + ni, dtype=cupy.uint64)
+                seed_parent = cupy.empty(nm + ni, dtype=cupy.int32)
                 launch(_fn("dbfs_reset"), nm, (changed, i64(nm), level, cnt, parent, wp))
                 launch(_fn("dbfs_marked_seeds"), nm, (ideg, iptr, level, changed, i64(nm),
                                                       seed_key, seed_parent, counters),
@@ -145,19 +157,20 @@ class GPUState:
             if ni:
                 launch(_fn("dbfs_insert_seeds"), ni, (is_, id_, i64(ni), und, level, seed_key,
                                                       seed_parent, counters))
+        ns = 0
+        levels_run = 0
+        if nm or ni:
+            seeds_ptr = counters[_SEEDS:_SEEDS + 1]
+            launch(_fn("dbfs_seed_apply"), nm + ni, (seed_key, seeds_ptr, level, flag, old,
+                                                     changed, counters))
             c = counters[:6].get()
             ns = int(c[_SEEDS])
             if ns:
                 lowest, highest = 0xFFFFFFFF - int(c[_LOW]), int(c[_HIGH])
-                launch(_fn("dbfs_seed_flags"), ns, (seed_key, i64(ns), level, flag, old,
-                                                    changed, counters))
-                launch(_fn("dbfs_seed_apply"), ns, (seed_key, i64(ns), level))
-                if wp:
-                    launch(_fn("dbfs_seed_parents"), ns, (seed_key, seed_parent, i64(ns),
-                                                          level, parent))
-                levels_run = self._relax(deg, ptr, seed_key, ns, lowest, highest, wp)
+                levels_run = self._relax(deg, ptr, seed_key, seed_parent, ns, lowest, highest,
+                                         wp)
+        self._pending = (nm, ns, levels_run)
         if nm == 0 and ns == 0 and not (wp and nd):
-            self.stats[:] = (0, 0, 0, int(counters[_SCANNED].get()), 0)
             return
         # 5. repair (list lengths read on the device)
         if wp and nd:
@@ -165,19 +178,34 @@ class GPUState:
                                                      self.orphans, counters))
         cnt_ptr = counters[_CHANGED:_CHANGED + 1]
         orph_ptr = counters[_ORPHANS:_ORPHANS + 1]
-        launch(_fn("dbfs_repair"), _WHOLE_GRID, (
+        launch(_fn("dbfs_repair"), _device_items(32), (
             deg, ptr, ideg, iptr, und, level, cnt, parent, wp, flag, old, changed, cnt_ptr,
             self.orphans, counters), threads_per_item=32)
         if wp:
-            launch(_fn("dbfs_fix_orphans"), _WHOLE_GRID, (ideg, iptr, level, parent,
-                                                          self.orphans, orph_ptr, counters),
-                   threads_per_item=32)
-        launch(_fn("dbfs_clear_flags"), _WHOLE_GRID, (changed, cnt_ptr, self.orphans, orph_ptr,
-                                                      flag, self.expanded))
-        c = counters[:6].get()
-        self.stats[:] = (int(c[_CHANGED]), nm, ns, int(c[_SCANNED]), levels_run)
+            launch(_fn("dbfs_fix_orphans"), _device_items(32), (
+                ideg, iptr, level, parent, self.orphans, orph_ptr, counters),
+                threads_per_item=32)
+        launch(_fn("dbfs_clear_flags"), _device_items(1), (
+            changed, cnt_ptr, self.orphans, orph_ptr, flag, self.expanded, old))
 
-    def _relax(self, deg, ptr, seed_key, ns: int, lowest: int, highest: int, wp) -> int:
+    def clear_stats(self) -> None:
+        """The statistics of an update that changed nothing."""
+        self._pending = None
+        self._stats[:] = 0
+
+    @property
+    def stats(self) -> np.ndarray:
+        """int64 (len(STAT_NAMES),) of the last update (its counters come from the device
+        when first asked for)."""
+        if self._pending is not None:
+            nm, ns, levels_run = self._pending
+            c = self.counters[:6].get()
+            self._stats[:] = (int(c[_CHANGED]), nm, ns, int(c[_SCANNED]), levels_run)
+            self._pending = None
+        return self._stats
+
+    def _relax(self, deg, ptr, seed_key, seed_parent, ns: int, lowest: int, highest: int,
+               wp) -> int:
         """Level-synchronous relaxation from the seeds (levels ``lowest`` .. ``highest``);
         returns the levels run. Round r's next frontier is counted in counters[16 + r]; up to
         the highest seed level no count is read (the rounds must run anyway), after it one
@@ -191,11 +219,11 @@ class GPUState:
             if r >= _ROUND_SLOTS:
                 counters[slot] = 0          # reused slot
             prev = _ROUND0 - 1 if r == 0 else _ROUND0 + (r - 1) % _ROUND_SLOTS
-            items = ns + (known if known is not None else _WHOLE_GRID)
+            items = ns + (known if known is not None else _device_items(32))
             launch(_fn("dbfs_relax"), items, (
                 deg, ptr, self.level, self.parent, wp, self.flag, self.old, self.changed,
-                self.expanded, self.front[r & 1], counters[prev:prev + 1], seed_key, i64(ns),
-                np.int32(cur), self.front[(r + 1) & 1], counters[slot:slot + 1], counters),
+                self.expanded, self.front[r & 1], counters[prev:prev + 1], seed_key,
+                seed_parent, i64(ns), np.int32(cur), self.front[(r + 1) & 1], counters[slot:slot + 1], counters),
                 threads_per_item=32)
             r += 1
             if cur >= highest:

@@ -3,7 +3,7 @@
 // Compiled once per process by cupy.RawModule. Graphs are read through the pointer view
 // (vertex v's list: deg[v] int32 at device address ptr[v]). Per-vertex state: level (int32,
 // -1 unreached; compared as unsigned, so unreached is the largest value and atomicMin lowers
-// it), cnt (parents on the level above), old (level before the update), flag (0, CHANGED,
+// it), cnt (parents on the level above), old (level before the update; 0 at rest), flag (0, CHANGED,
 // MARKED, ORPHAN), parent. Lists (changed vertices, frontiers, orphans, seeds) are appended
 // through atomic counters in `counters` (u64):
 //   [0] changed vertices  [1] seeds  [2] scanned entries  [3] orphans
@@ -79,16 +79,26 @@ extern "C" __global__ void dbfs_initial_counts(const int* deg, const i64* ptr, i
     }
 }
 
-// 1. counts at the old levels: deleted pairs (first nd) take a parent, inserted ones give one
+// 1. counts at the old levels: deleted pairs (first nd) take a parent, inserted ones give one.
+// With `seed` (a batch without deletions: no level moves before the seeds), inserted pairs
+// a -> b that shorten b's path also seed b here (see dbfs_insert_seeds).
 extern "C" __global__ void dbfs_counts(const int* ds, const int* dd, i64 nd, const int* is,
                                        const int* id, i64 ni, int undirected,
-                                       const int* level, int* cnt) {
+                                       const int* level, int* cnt, int seed, u64* seed_key,
+                                       int* seed_parent, u64* counters) {
     GRID_ITEMS(k, nd + ni) {
         int a, b;
         if (k < nd) pair_at(ds, dd, k, undirected, a, b);
         else pair_at(is, id, k - nd, undirected, a, b);
         int la = level[a];
-        if (la >= 0 && la + 1 == level[b]) atomicAdd(&cnt[b], k < nd ? -1 : 1);
+        int lb = level[b];
+        if (la >= 0 && la + 1 == lb) atomicAdd(&cnt[b], k < nd ? -1 : 1);
+        if (seed && la >= 0 && (unsigned)(la + 1) < (unsigned)lb) {
+            u64 pos = atomicAdd(&counters[1], 1ull);
+            seed_key[pos] = ((u64)(la + 1) << 32) | (unsigned)b;
+            seed_parent[pos] = a;
+            seed_bounds(counters, (u64)(la + 1));
+        }
     }
 }
 
@@ -191,34 +201,21 @@ extern "C" __global__ void dbfs_insert_seeds(const int* is, const int* id, i64 n
     }
 }
 
-// 3d. before any level moves: seeds that will lower a vertex record its old level
-extern "C" __global__ void dbfs_seed_flags(const u64* seed_key, i64 ns, const int* level,
+// 3d. every vertex takes its best seed. The level before the update is the largest value any
+// lowering atomicMin returned (levels only fall), so old (0 at rest) takes their maximum;
+// marked vertices keep the old level recorded while marking. The first to flag a vertex lists
+// it as changed.
+extern "C" __global__ void dbfs_seed_apply(const u64* seed_key, const u64* nseeds, int* level,
                                            int* flag, int* old, int* changed, u64* counters) {
-    GRID_ITEMS(i, ns) {
+    GRID_ITEMS(i, *nseeds) {
         int v = (int)(seed_key[i] & 0xffffffffull);
         unsigned t = (unsigned)(seed_key[i] >> 32);
-        int lv = level[v];
-        if (t < (unsigned)lv && flag[v] == 0 && atomicCAS(&flag[v], 0, CHANGED) == 0) {
-            old[v] = lv;
-            push(changed, &counters[0], v);
+        unsigned o = atomicMin((unsigned*)&level[v], t);
+        if (o > t && flag[v] != MARKED) {
+            atomicMax((unsigned*)&old[v], o);
+            if (flag[v] == 0 && atomicCAS(&flag[v], 0, CHANGED) == 0)
+                push(changed, &counters[0], v);
         }
-    }
-}
-
-// 3e. every vertex takes its best seed
-extern "C" __global__ void dbfs_seed_apply(const u64* seed_key, i64 ns, int* level) {
-    GRID_ITEMS(i, ns) {
-        int v = (int)(seed_key[i] & 0xffffffffull);
-        atomicMin((unsigned*)&level[v], (unsigned)(seed_key[i] >> 32));
-    }
-}
-
-// 3f. a seed that won gives its parent (any of equal ones)
-extern "C" __global__ void dbfs_seed_parents(const u64* seed_key, const int* seed_parent, i64 ns,
-                                             const int* level, int* parent) {
-    GRID_ITEMS(i, ns) {
-        int v = (int)(seed_key[i] & 0xffffffffull);
-        if ((unsigned)level[v] == (unsigned)(seed_key[i] >> 32)) parent[v] = seed_parent[i];
     }
 }
 
@@ -228,8 +225,8 @@ extern "C" __global__ void dbfs_seed_parents(const u64* seed_key, const int* see
 extern "C" __global__ void dbfs_relax(const int* deg, const i64* ptr, int* level, int* parent,
                                       int want_parent, int* flag, int* old, int* changed,
                                       int* expanded, const int* frontier, const u64* fcount,
-                                      const u64* seed_key, i64 ns, int cur, int* next,
-                                      u64* ncount, u64* counters) {
+                                      const u64* seed_key, const int* seed_parent, i64 ns,
+                                      int cur, int* next, u64* ncount, u64* counters) {
     const unsigned nl = (unsigned)(cur + 1);
     const i64 nf = (i64)*fcount;
     WARP_ITEMS(i, nf + ns) {
@@ -242,7 +239,10 @@ extern "C" __global__ void dbfs_relax(const int* deg, const i64* ptr, int* level
             w = (int)(key & 0xffffffffull);
             if (level[w] != cur) continue;
             int first = 0;
-            if (lane == 0) first = atomicExch(&expanded[w], 1) == 0;
+            if (lane == 0) {
+                first = atomicExch(&expanded[w], 1) == 0;
+                if (first && want_parent) parent[w] = seed_parent[i - nf];   // a seed of level cur
+            }
             if (!__shfl_sync(FULL_MASK, first, 0)) continue;
         }
         int d = deg[w];
@@ -253,9 +253,10 @@ extern "C" __global__ void dbfs_relax(const int* deg, const i64* ptr, int* level
                 unsigned o = atomicMin((unsigned*)&level[x], nl);
                 if (o > nl) {                       // this thread lowered it
                     if (want_parent) parent[x] = w;
-                    if (flag[x] == 0 && atomicCAS(&flag[x], 0, CHANGED) == 0) {
-                        old[x] = (int)o;
-                        push(changed, &counters[0], x);
+                    if (flag[x] != MARKED) {
+                        atomicMax((unsigned*)&old[x], o);
+                        if (flag[x] == 0 && atomicCAS(&flag[x], 0, CHANGED) == 0)
+                            push(changed, &counters[0], x);
                     }
                     push(next, ncount, x);
                 }
@@ -344,14 +345,15 @@ extern "C" __global__ void dbfs_fix_orphans(const int* ideg, const i64* iptr, co
     }
 }
 
-// 5d. flags (and seed claims) back to zero
+// 5d. flags, seed claims and old levels back to zero
 extern "C" __global__ void dbfs_clear_flags(const int* changed, const u64* nchanged,
                                             const int* orphans, const u64* norphans, int* flag,
-                                            int* expanded) {
+                                            int* expanded, int* old) {
     i64 a = (i64)*nchanged;
     GRID_ITEMS(k, a + (i64)*norphans) {
         int v = k < a ? changed[k] : orphans[k - a];
         flag[v] = 0;
         expanded[v] = 0;
+        old[v] = 0;
     }
 }

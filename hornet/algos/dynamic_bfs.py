@@ -503,7 +503,7 @@ class DynamicBFS:
         ni = 0 if ins is None else ins[0].shape[0]
         self._batch = (nd + ni) * (1 if self.directed else 2)
         if nd + ni == 0:
-            state.stats[:] = 0
+            state.clear_stats()
             return
         state.run(dels if nd else None, ins if ni else None)
 
@@ -630,6 +630,10 @@ class _CPUState:
     def counts(self):
         """Parent counts (int32 (capacity,), a strided view; for checks)."""
         return self.rec[:, COUNT]
+
+    def clear_stats(self) -> None:
+        """The statistics of an update that changed nothing."""
+        self.stats[:] = 0
 
     def _rebuild(self, n: int) -> None:
         """Static BFS and parent counts of the whole graph (construction)."""
