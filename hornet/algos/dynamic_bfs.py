@@ -56,7 +56,7 @@ STAT_NAMES = ("changed_vertices", "marked_vertices", "seeds", "scanned_edges", "
 #: columns of the per-vertex int32 record
 LEVEL, COUNT, OLD, FLAG = 0, 1, 2, 3
 
-_FLAG_CHANGED = 1      # level set by the relaxation (its old level is in ``old``)
+_FLAG_CHANGED = 1      # level set by a seed or the relaxation (old level in ``old``)
 _FLAG_MARKED = 2       # marked in step 2 (level reset, old level in ``old``)
 _FLAG_ORPHAN = 3       # level unchanged, parent no longer valid
 
@@ -396,7 +396,8 @@ class DynamicBFS:
     levels : int32 array, shape (g.num_vertices,), on the graph's device
         Hop distance from ``source`` along out-edges (both ways when undirected); -1 where
         unreached. Equal to ``bfs(g, source)`` after every update. A view of the internal
-        state: read it, do not write it.
+        state (on the CPU a strided view of the per-vertex records): read it, do not write it;
+        ``np.array(levels)`` makes a compact copy.
     parents : int32 array, shape (g.num_vertices,), on the graph's device (``parents=True``)
         A valid BFS parent of every reached vertex (an in-neighbour on the level above); -1 for
         the source and unreached vertices. Where several are valid the choice may differ from
