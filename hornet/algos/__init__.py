@@ -13,6 +13,8 @@ Dynamic versions (built once on a hornet.Graph, then ``update(change)`` with eve
 
 - :class:`DynamicTriangleCount` (``.count``, ``.per_vertex``, ``.per_edge()``)
 - :class:`DynamicSpMV` (``.y``, ``.set_x(index, values)``)
+Dynamic versions (kept equal to the static function on a changing hornet.Graph, updated
+with every change): :class:`DynamicBFS`.
 
 Every algorithm has one implementation over :class:`hornet.adjacency.AdjacencyView`;
 :func:`as_adjacency` turns the other inputs into one. Per-edge results are aligned with
@@ -26,6 +28,7 @@ from ._input import as_adjacency, edge_list
 from .bfs import bfs
 from .dynamic_spmv import DynamicSpMV
 from .dynamic_triangles import DynamicTriangleCount
+from .dynamic_bfs import DynamicBFS
 from .ktruss import k_truss, max_truss, truss_numbers
 from .spmv import spmv
 from .triangles import edge_support, triangle_count, triangles_per_vertex
@@ -36,6 +39,7 @@ __all__ = [
     "k_truss", "truss_numbers", "max_truss",
     "bfs", "spmv",
     "DynamicTriangleCount", "DynamicSpMV",
+    "DynamicBFS",
     "to_table",
 ]
 

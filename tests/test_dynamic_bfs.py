@@ -1,0 +1,266 @@
+"""DynamicBFS: levels equal to a from-scratch BFS after every change, parents valid, on every
+backend. Oracles: networkx shortest path lengths on the reference model (state machine) and
+the static ``hornet.algos.bfs`` on the graph (hand-made scenarios)."""
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import hornet
+import hornet.generators
+import hornet.testing as ht
+from conftest import BACKENDS
+from hornet.algos import bfs
+from hornet.algos.dynamic_bfs import DynamicBFS
+
+SOURCE = 0
+
+
+def nx_levels(ref: ht.ReferenceGraph, source: int = SOURCE) -> np.ndarray:
+    """int32 (V,) hop distances by networkx on the reference model, -1 unreached (the source
+    on level 0 as soon as it is in the id space)."""
+    lv = np.full(ref.num_vertices, -1, np.int32)
+    if source < ref.num_vertices:
+        for v, d in nx.single_source_shortest_path_length(ref.to_networkx(), source).items():
+            lv[v] = d
+    return lv
+
+
+def host(a) -> np.ndarray:
+    return np.asarray(ht.to_host(a))
+
+
+def parents_valid(levels, parents, edges: set, directed: bool) -> bool:
+    """Every reached non-source vertex has a parent on the level above with an edge to it;
+    the source and unreached vertices have -1."""
+    levels, parents = host(levels), host(parents)
+    if levels.shape != parents.shape:
+        return False
+    for v in range(levels.shape[0]):
+        lv, p = int(levels[v]), int(parents[v])
+        if lv <= 0:
+            if p != -1:
+                return False
+            continue
+        if p < 0 or levels[p] != lv - 1:
+            return False
+        if (p, v) not in edges and (directed or (v, p) not in edges):
+            return False
+    return True
+
+
+def counts_consistent(bf: DynamicBFS) -> bool:
+    """The maintained parent counts equal a recount over the graph (white-box)."""
+    g = bf.graph
+    n = g.num_vertices
+    lv = host(bf.levels)
+    s, d = (host(a) for a in g.edges())
+    if not g.directed:
+        s, d = np.concatenate([s, d]), np.concatenate([d, s])
+    want = np.zeros(n, np.int64)
+    ok = (lv[s] >= 0) & (lv[d] == lv[s] + 1)
+    np.add.at(want, d[ok], 1)
+    got = host(bf._state.counts()[:n]).astype(np.int64)
+    reached = lv > 0
+    return np.array_equal(got[reached], want[reached])
+
+
+def _checks(directed: bool):
+    level_check = ht.AlgorithmCheck(
+        "dynamic bfs levels", create=lambda g: DynamicBFS(g, SOURCE, parents=True),
+        result=lambda a: a.levels, oracle=nx_levels)
+    parent_check = ht.AlgorithmCheck(
+        "dynamic bfs parents", create=lambda g: DynamicBFS(g, SOURCE, parents=True),
+        result=lambda a: (a.levels, a.parents, a),
+        oracle=lambda ref: (set(ref.edges), ref.directed),
+        equal=lambda got, want: parents_valid(got[0], got[1], want[0], want[1])
+        and counts_consistent(got[2]))
+    return [level_check, parent_check]
+
+
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+@pytest.mark.parametrize("device", BACKENDS)
+def test_state_machine(device, directed):
+    Machine = ht.graph_state_machine(directed=directed, device=device, max_vertex=24,
+                                     edge_properties={"w": np.float32},
+                                     algorithms=_checks(directed))
+    Machine.TestCase().runTest()
+
+
+# ------------------------------------------------------------------ hand-made scenarios
+
+
+def _graph(device, pairs, directed=False, n=None):
+    pairs = np.asarray(pairs, np.int64).reshape(-1, 2)
+    return hornet.Graph.from_edges(pairs[:, 0], pairs[:, 1], num_vertices=n, directed=directed,
+                                   device=device)
+
+
+def _check(bf: DynamicBFS):
+    g = bf.graph
+    want, _ = bfs(g, bf.source, return_parents=True) if bf.source < g.num_vertices else (
+        np.full(g.num_vertices, -1, np.int32), None)
+    assert np.array_equal(host(bf.levels), host(want))
+    s, d = (host(a).tolist() for a in g.edges())
+    assert parents_valid(bf.levels, bf.parents, set(zip(s, d)), g.directed)
+    assert counts_consistent(bf)
+
+
+def _arr(device, xs):
+    xp = np
+    if device == "gpu":
+        import cupy as xp
+    return xp.asarray(xs, dtype=xp.int64)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_disconnect_and_reconnect(device, directed):
+    # two paths 0-1-2-3-4 and 0-5-6, plus a far component 7-8-9
+    g = _graph(device, [(0, 1), (1, 2), (2, 3), (3, 4), (0, 5), (5, 6), (7, 8), (8, 9)],
+               directed)
+    bf = DynamicBFS(g, 0, parents=True)
+    _check(bf)
+    bf.update(g.delete_edges(_arr(device, [1]), _arr(device, [2])))     # cut 2-3-4 off
+    _check(bf)
+    assert host(bf.levels)[[2, 3, 4]].tolist() == [-1, -1, -1]
+    bf.update(g.insert_edges(_arr(device, [6, 4]), _arr(device, [2, 7])))   # back, deeper
+    _check(bf)
+    assert host(bf.levels)[[2, 3, 4, 7, 9]].tolist() == [3, 4, 5, 6, 8]
+    bf.update(g.insert_edges(_arr(device, [0]), _arr(device, [9])))      # shortcut
+    _check(bf)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_vertex_keeps_another_parent(device, directed):
+    # diamond 0 -> {1, 2} -> 3 -> 4: deleting 1 -> 3 leaves 3 with parent 2
+    g = _graph(device, [(0, 1), (0, 2), (1, 3), (2, 3), (3, 4)], directed)
+    bf = DynamicBFS(g, 0, parents=True)
+    bf.update(g.delete_edges(_arr(device, [1]), _arr(device, [3])))
+    _check(bf)
+    assert host(bf.parents)[3] == 2
+    assert bf.last_update["marked_vertices"] == 0
+    assert bf.last_update["changed_vertices"] == 0
+    bf.update(g.delete_edges(_arr(device, [2]), _arr(device, [3])))
+    _check(bf)
+    assert host(bf.levels)[[3, 4]].tolist() == [-1, -1] if directed else [3, 4]
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_hub_deletion(device, directed):
+    rng = np.random.default_rng(7)
+    n = 300
+    hub_edges = [(0, 1)] + [(1, v) for v in range(2, n)]
+    extra = rng.integers(2, n, size=(400, 2)).tolist()
+    g = _graph(device, hub_edges + extra + [(0, 5)], directed)
+    bf = DynamicBFS(g, 0, parents=True)
+    _check(bf)
+    bf.update(g.delete_vertices(_arr(device, [1])))
+    _check(bf)
+    bf.update(g.insert_edges(_arr(device, [0, 1]), _arr(device, [1, 2])))
+    _check(bf)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_source_edges_deleted_and_source_deleted(device, directed):
+    g = _graph(device, [(0, 1), (1, 2), (0, 3), (3, 4), (2, 0)], directed)
+    bf = DynamicBFS(g, 0, parents=True)
+    s, d = g.edges()
+    mask = (host(s) == 0) | (host(d) == 0) if not directed else host(s) == 0
+    bf.update(g.delete_edges(s[_arr(device, np.flatnonzero(mask))],
+                             d[_arr(device, np.flatnonzero(mask))]))
+    _check(bf)
+    assert host(bf.levels).tolist() == [0, -1, -1, -1, -1]
+    bf.update(g.insert_edges(_arr(device, [0]), _arr(device, [4])))
+    _check(bf)
+    bf.update(g.delete_vertices(_arr(device, [0])))
+    _check(bf)
+    assert host(bf.levels)[0] == 0
+
+
+def test_empty_and_property_changes(device):
+    g = hornet.Graph(directed=False, device=device, edge_properties={"w": np.float32})
+    g.insert_edges(_arr(device, [0, 1]), _arr(device, [1, 2]), w=np.ones(2, np.float32))
+    bf = DynamicBFS(g, 0, parents=True)
+    before = host(bf.levels).copy()
+    bf.update(g.insert_edges(_arr(device, [0]), _arr(device, [1])))     # already present
+    bf.update(g.delete_edges(_arr(device, [5]), _arr(device, [6])))     # absent
+    bf.update(g.update_edges(_arr(device, [1]), _arr(device, [2]), w=np.full(1, 2, np.float32)))
+    bf.update([])
+    assert np.array_equal(host(bf.levels), before)
+    _check(bf)
+
+
+def test_id_space_growth_and_source_outside(device):
+    g = hornet.Graph(directed=True, device=device)
+    bf = DynamicBFS(g, 3, parents=True)
+    assert host(bf.levels).shape == (0,)
+    bf.update(g.insert_edges(_arr(device, [0, 1]), _arr(device, [1, 2])))
+    assert host(bf.levels).tolist() == [-1, -1, -1]
+    g.insert_vertices(_arr(device, [5]))                 # no change to feed
+    assert host(bf.levels).tolist() == [-1, -1, -1, 0, -1, -1]
+    bf.update(g.insert_edges(_arr(device, [3, 2, 4000]), _arr(device, [0, 4000, 4001])))
+    _check(bf)
+    assert host(bf.levels)[[0, 1, 2, 4000, 4001]].tolist() == [1, 2, 3, 4, 5]
+
+
+def test_mixed_sequence_is_one_batch(device):
+    rng = np.random.default_rng(3)
+    for directed in (False, True):
+        g = _graph(device, rng.integers(0, 80, size=(300, 2)).tolist(), directed, n=80)
+        bf = DynamicBFS(g, 0, parents=True)
+        for _ in range(15):
+            s, d = g.edges()
+            pick = _arr(device, rng.integers(0, s.shape[0], 20))
+            c1 = g.delete_edges(s[pick], d[pick])
+            c2 = g.insert_edges(_arr(device, rng.integers(0, 80, 20)),
+                                _arr(device, rng.integers(0, 80, 20)))
+            c3 = g.delete_edges(c2.src[:5], c2.dst[:5])      # re-deleted in the same batch
+            bf.update([c1, c2, c3])
+            _check(bf)
+
+
+def test_refused_batch_changes_nothing(device):
+    g = _graph(device, [(0, 1), (1, 2)])
+    bf = DynamicBFS(g, 0)
+    with pytest.raises(Exception):
+        g.insert_edges(np.array([0, -1]), np.array([1, 2]))
+    assert host(bf.levels).tolist() == [0, 1, 2]
+    with pytest.raises(TypeError):
+        bf.update("not a change")
+    assert host(bf.levels).tolist() == [0, 1, 2]
+
+
+def test_bad_arguments(device):
+    g = _graph(device, [(0, 1)])
+    with pytest.raises(TypeError):
+        DynamicBFS(g, 0.5)
+    with pytest.raises(ValueError):
+        DynamicBFS(g, -1)
+    with pytest.raises(ValueError):
+        DynamicBFS(g, 0).parents
+    other = "gpu" if device == "cpu" else "cpu"
+    change = hornet.EdgeChange("insert", np.zeros(1, np.int32), np.ones(1, np.int32))
+    if other == "cpu":
+        with pytest.raises(ValueError):
+            DynamicBFS(g, 0).update(change)
+
+
+def test_random_batches_against_static(device):
+    """Larger random graphs, batches of several sizes, both kinds: levels equal the static
+    BFS after every batch; small deletions touch a small region."""
+    rng = np.random.default_rng(11)
+    for directed in (False, True):
+        n = 2048
+        src, dst = hornet.generators.kronecker_edges(11, edge_factor=8, seed=5)
+        g = hornet.Graph.from_edges(_arr(device, src), _arr(device, dst), num_vertices=n,
+                                    directed=directed, device=device)
+        bf = DynamicBFS(g, int(host(src)[0]), parents=True)
+        for size in (1, 10, 100, 1000, 10, 1):
+            s, d = g.edges()
+            pick = _arr(device, rng.choice(s.shape[0], size, replace=False))
+            bf.update(g.delete_edges(s[pick], d[pick]))
+            _check(bf)
+            bf.update(g.insert_edges(_arr(device, rng.integers(0, n, size)),
+                                     _arr(device, rng.integers(0, n, size))))
+            _check(bf)
