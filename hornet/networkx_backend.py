@@ -538,12 +538,6 @@ def _decline_reason(name: str, args: tuple, kwargs: dict) -> str | None:
     return None
 
 
-def _edge_count(G) -> int:
-    if isinstance(G, HornetGraph):
-        return G.number_of_edges()
-    return G.number_of_edges()
-
-
 class BackendInterface:
     """What networkx loads from the ``networkx.backends`` entry point ``hornet``."""
 
@@ -595,7 +589,7 @@ class BackendInterface:
         if isinstance(G, HornetGraph):
             return True
         threshold = BackendInterface.min_edges_for_automatic
-        if threshold and _edge_count(G) < threshold:
+        if threshold and G.number_of_edges() < threshold:
             return (f"fewer than {threshold} edges: converting to hornet costs more than "
                     "networkx's own run")
         return True
