@@ -15,7 +15,8 @@ networkx (>= 3.4) dispatches a function to a backend named by ``backend=``, by
   arguments) so that networkx raises or falls back to its own implementation.
 - The functions (``triangles``, ``transitivity``, ``clustering``, ``average_clustering``,
   ``k_truss``, ``single_source_shortest_path_length``, ``bfs_layers``,
-  ``descendants_at_distance``) run :mod:`hornet.algos` and return networkx's types: dicts
+  ``descendants_at_distance``, ``descendants``, ``node_connected_component``,
+  ``is_connected``) run :mod:`hornet.algos` and return networkx's types: dicts
   keyed by the node labels, sets, generators where networkx yields, Python numbers.
 
 The device: ``nx.config.backends.hornet.device`` ("auto" by default: the GPU when CuPy sees
@@ -45,7 +46,8 @@ __all__ = ["BackendInterface", "HornetGraph", "get_info", "configured_device"]
 
 BACKEND_NAME = "hornet"
 # networkx's functions that are undirected-only, or whose directed meaning hornet lacks
-_UNDIRECTED_ONLY = {"triangles", "transitivity", "clustering", "average_clustering", "k_truss"}
+_UNDIRECTED_ONLY = {"triangles", "transitivity", "clustering", "average_clustering", "k_truss",
+                    "node_connected_component", "is_connected"}
 _SELF_LOOP_MESSAGE = ("Input graph has self loops which is not permitted; "
                       "Consider using G.remove_edges_from(nx.selfloop_edges(G)).")
 _MAX_K = 2**30          # k-truss orders above any support a graph of int32 ids can have
@@ -491,6 +493,35 @@ def descendants_at_distance(G, source, distance):
     return set(G.labels_of(np.flatnonzero(levels == int(distance))))
 
 
+def descendants(G, source):
+    """``networkx.descendants``: the set of nodes reachable from ``source`` (itself
+    excluded)."""
+    G = _as_hornet(G, "descendants")
+    if source not in G:
+        raise nx.NetworkXError(f"The node {source} is not in the graph.")
+    levels = _levels(G, [source])
+    return set(G.labels_of(np.flatnonzero(levels > 0)))
+
+
+def node_connected_component(G, n):
+    """``networkx.node_connected_component``: the set of nodes in ``n``'s component
+    (undirected graphs)."""
+    G = _as_hornet(G, "node_connected_component")
+    if n not in G:
+        raise KeyError(n)                      # what networkx's own BFS raises
+    levels = _levels(G, [n])
+    return set(G.labels_of(np.flatnonzero(levels >= 0)))
+
+
+def is_connected(G):
+    """``networkx.is_connected`` (undirected graphs): one BFS reaches every node."""
+    G = _as_hornet(G, "is_connected")
+    if len(G) == 0:
+        raise nx.NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
+    levels = _levels(G, [G.node_labels[0]])
+    return bool((levels >= 0).all())
+
+
 _IMPLEMENTATIONS = {
     "triangles": triangles,
     "transitivity": transitivity,
@@ -500,6 +531,9 @@ _IMPLEMENTATIONS = {
     "single_source_shortest_path_length": single_source_shortest_path_length,
     "bfs_layers": bfs_layers,
     "descendants_at_distance": descendants_at_distance,
+    "descendants": descendants,
+    "node_connected_component": node_connected_component,
+    "is_connected": is_connected,
 }
 assert set(_IMPLEMENTATIONS) == set(FUNCTIONS), "hornet_nx_info.FUNCTIONS is out of date"
 _SIGNATURES = {name: inspect.signature(f) for name, f in _IMPLEMENTATIONS.items()}
@@ -549,10 +583,20 @@ class BackendInterface:
     single_source_shortest_path_length = staticmethod(single_source_shortest_path_length)
     bfs_layers = staticmethod(bfs_layers)
     descendants_at_distance = staticmethod(descendants_at_distance)
+    descendants = staticmethod(descendants)
+    node_connected_component = staticmethod(node_connected_component)
+    is_connected = staticmethod(is_connected)
 
-    # Graphs with fewer edges than this run on networkx when a backend is chosen by
-    # networkx's backend priority (explicit backend="hornet" always runs on hornet)
-    min_edges_for_automatic = 0
+    # Automatic dispatch (networkx's backend priority) asks should_run. Converting a networkx
+    # graph costs a pass over its dicts plus building the hornet graph (tens of ms even for a
+    # small graph on the CPU); the triangle-based functions win it back on larger graphs
+    # only, and a single BFS does not unless the converted graph is already in networkx's
+    # cache (bench/nx_backend.py, bench/results/nx_backend_cpu.md: the break-even of the
+    # triangle-based functions lies between its 2*10^4- and 2*10^5-edge rows).
+    min_edges_for_automatic = 50_000
+    _CONVERSION_BOUND = {"single_source_shortest_path_length", "bfs_layers",
+                         "descendants_at_distance", "descendants", "node_connected_component",
+                         "is_connected"}
 
     @staticmethod
     def convert_from_nx(graph, edge_attrs=None, node_attrs=None, preserve_edge_attrs=False,
@@ -584,12 +628,24 @@ class BackendInterface:
 
     @staticmethod
     def should_run(name: str, args: tuple, kwargs: dict):
-        """True, or a string saying why networkx itself is the better choice."""
+        """True, or a string saying why networkx's own run is the better choice (used only
+        when networkx picks a backend by priority; ``backend="hornet"`` always runs here)."""
         G = args[0] if args else kwargs.get("G")
-        if isinstance(G, HornetGraph):
+        if isinstance(G, HornetGraph) or _cached_conversion(G):
             return True
+        if name in BackendInterface._CONVERSION_BOUND:
+            return "one BFS costs less on networkx than converting the graph to hornet"
         threshold = BackendInterface.min_edges_for_automatic
-        if threshold and G.number_of_edges() < threshold:
+        if G.number_of_edges() < threshold:
             return (f"fewer than {threshold} edges: converting to hornet costs more than "
                     "networkx's own run")
         return True
+
+
+def _cached_conversion(G) -> bool:
+    """Does networkx's conversion cache of ``G`` hold a hornet graph already?"""
+    cache = getattr(G, "__networkx_cache__", None)
+    if not isinstance(cache, dict):
+        return False
+    found = cache.get("backends", {}).get(BACKEND_NAME, {})
+    return any(isinstance(g, HornetGraph) for g in found.values())

@@ -41,6 +41,15 @@ FUNCTIONS: dict[str, dict] = {
     "descendants_at_distance": {
         "additional_docs": "Level `distance` of hornet.algos.bfs.",
     },
+    "descendants": {
+        "additional_docs": "The vertices one hornet.algos.bfs reaches.",
+    },
+    "node_connected_component": {
+        "additional_docs": "The vertices one hornet.algos.bfs reaches.",
+    },
+    "is_connected": {
+        "additional_docs": "One hornet.algos.bfs from the first node.",
+    },
 }
 
 

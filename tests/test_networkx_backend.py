@@ -229,6 +229,31 @@ def test_bfs_functions_on_directed_and_undirected_graphs(device, directed):
         _check_layers(B.bfs_layers(H, s), nx.bfs_layers(G, s))
         for d in (0, 1, 2, 3, 2.0, -1, 0.5, 10**6):
             assert B.descendants_at_distance(H, s, d) == nx.descendants_at_distance(G, s, d)
+        assert B.descendants(H, s) == nx.descendants(G, s)
+
+
+@pytest.mark.parametrize("name", list(GRAPHS))
+def test_reachability(device, converted, name):
+    G, H = GRAPHS[name], converted(device, name)
+    for s in _some_nodes(G, 4):
+        assert B.descendants(H, s) == nx.descendants(G, s)
+        assert B.node_connected_component(H, s) == nx.node_connected_component(G, s)
+    if len(G) == 0:
+        with pytest.raises(nx.NetworkXPointlessConcept):
+            B.is_connected(H)
+    else:
+        assert B.is_connected(H) == nx.is_connected(G)
+    with pytest.raises(nx.NetworkXError):
+        B.descendants(H, "not a node")
+    with pytest.raises(KeyError):
+        nx.node_connected_component(G, "not a node")
+    with pytest.raises(KeyError):
+        B.node_connected_component(H, "not a node")
+
+
+def test_connected_graphs(device):
+    for G in (nx.path_graph(7), nx.karate_club_graph(), nx.Graph([("a", "b")])):
+        assert B.is_connected(HornetGraph.from_networkx(G, device)) is nx.is_connected(G) is True
 
 
 def _check_layers(ours, theirs):
@@ -275,6 +300,7 @@ def test_can_run_declines_what_hornet_does_not_cover():
     assert B.can_run("triangles", (G,), {}) is True
     assert B.can_run("clustering", (G,), {"nodes": [0, 1]}) is True
     assert B.can_run("bfs_layers", (D, 0), {}) is True
+    assert B.can_run("descendants", (D, 0), {}) is True
     assert B.can_run("single_source_shortest_path_length", (D,), {"source": 0,
                                                                   "cutoff": 2}) is True
     declined = [
@@ -287,6 +313,8 @@ def test_can_run_declines_what_hornet_does_not_cover():
         ("average_clustering", (G, 0), {}),                      # a single node
         ("triangles", (G,), {"unknown": 1}),                      # unsupported keyword
         ("k_truss", (G, "3"), {}),
+        ("is_connected", (D,), {}),
+        ("node_connected_component", (D, 0), {}),
         ("square_clustering", (G,), {}),                          # not implemented
     ]
     for name, args, kwargs in declined:
@@ -295,10 +323,21 @@ def test_can_run_declines_what_hornet_does_not_cover():
 
 
 def test_should_run():
+    small, large = nx.karate_club_graph(), nx.gnm_random_graph(20_000, 100_000, seed=3)
+    H = HornetGraph.from_networkx(small, "cpu")
+    assert B.should_run("triangles", (H,), {}) is True          # already a hornet graph
+    assert B.should_run("bfs_layers", (H, 0), {}) is True
+    assert isinstance(B.should_run("triangles", (small,), {}), str)
+    assert B.should_run("triangles", (large,), {}) is True
+    assert isinstance(B.should_run("bfs_layers", (large, 0), {}), str)
+
+
+@needs_entry_points
+def test_should_run_after_networkx_cached_a_conversion():
     G = nx.karate_club_graph()
-    H = HornetGraph.from_networkx(G, "cpu")
-    assert B.should_run("triangles", (H,), {}) is True
-    assert B.should_run("triangles", (G,), {}) is True
+    assert isinstance(B.should_run("single_source_shortest_path_length", (G, 0), {}), str)
+    nx.triangles(G, backend="hornet")                          # caches the conversion on G
+    assert B.should_run("single_source_shortest_path_length", (G, 0), {}) is True
 
 
 def test_backend_info_lists_exactly_the_implemented_dispatchable_functions():
