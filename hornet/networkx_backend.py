@@ -302,10 +302,14 @@ def _edge_data_of(G, index: dict, n: int, directed: bool) -> tuple:
 
 
 def _as_hornet(G, name: str) -> HornetGraph:
-    if isinstance(G, HornetGraph):
-        return G
-    raise TypeError(f"{name} of hornet's networkx backend takes a HornetGraph, got "
-                    f"{type(G).__name__} (networkx converts graphs when dispatching)")
+    """``G`` itself; raises for other types, and for directed graphs where networkx's
+    function is undirected-only (networkx's own check, for direct calls)."""
+    if not isinstance(G, HornetGraph):
+        raise TypeError(f"{name} of hornet's networkx backend takes a HornetGraph, got "
+                        f"{type(G).__name__} (networkx converts graphs when dispatching)")
+    if name in _UNDIRECTED_ONLY and G.is_directed():
+        raise nx.NetworkXNotImplemented("not implemented for directed type")
+    return G
 
 
 # ---------------------------------------------------------------------------------------------
@@ -407,8 +411,6 @@ def k_truss(G, k):
     it, without isolated nodes; a :class:`HornetGraph` on the input's device, keeping the
     attributes the input keeps."""
     G = _as_hornet(G, "k_truss")
-    if G.is_directed():
-        raise nx.NetworkXNotImplemented("not implemented for directed type")
     if G.has_self_loops:
         raise nx.NetworkXNotImplemented(_SELF_LOOP_MESSAGE)
     # an edge stays when its support s (an integer) satisfies s >= k - 2, i.e. s >= ceil(k) - 2

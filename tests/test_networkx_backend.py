@@ -107,6 +107,11 @@ def test_conversion_refuses_multigraphs_and_directed_keeps_direction(device):
     H = HornetGraph.from_networkx(D, device)
     assert H.is_directed() and not H.is_multigraph()
     assert set(H.to_networkx().edges()) == set(D.edges())
+    for fn in (B.triangles, B.clustering, B.transitivity, B.is_connected):
+        with pytest.raises(nx.NetworkXNotImplemented):       # as networkx on a DiGraph
+            fn(H)
+    with pytest.raises(nx.NetworkXNotImplemented):
+        B.k_truss(H, 3)
 
 
 def test_undirected_self_loops_are_not_stored_but_remembered(device):

@@ -13,7 +13,9 @@ interpreter that runs this script:
     python bench/tools/networkx_tests.py --modules networkx.algorithms.tests.test_cluster
 
 Prints pytest's counts for each mode and, per hornet function, how many calls ran on hornet
-and how many hornet declined (with the reasons), taken from networkx's dispatch log.
+and how many hornet declined (with the reasons), taken from networkx's dispatch log. Without
+fallback every test that calls any function hornet does not implement (graph generators,
+relabelling, ...) is an xfail, so the run with fallback is the one that tests the backend.
 """
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ MODULES = [
     "networkx.algorithms.tests.test_core",               # k_truss
     "networkx.algorithms.shortest_paths.tests.test_unweighted",
     "networkx.algorithms.traversal.tests.test_bfs",      # bfs_layers, descendants_at_distance
+    "networkx.algorithms.components.tests.test_connected",  # is_connected, node_connected_...
+    "networkx.algorithms.tests.test_dag",                # descendants
 ]
 
 # Runs inside the pytest process: counts networkx's dispatch log records per function.
