@@ -32,8 +32,11 @@ CASES = {
 
 
 def _time(fn, repeats: int) -> float:
+    """Median seconds of ``fn()`` after an untimed warm-up (which compiles kernels on a
+    first call); a single timed run when one takes over 2 s."""
+    fn()
     t = time.perf_counter()
-    fn()                                       # warm-up (compiles on a first call)
+    fn()
     once = time.perf_counter() - t
     return once if once > 2.0 else median_time(fn, repeats)
 
@@ -63,7 +66,7 @@ def main(argv=None) -> None:
                          round((convert + ours) * 1e3, 2), round(theirs * 1e3, 2),
                          round(theirs / (convert + ours), 2)])
     notes = (f"Device: {args.device}. Machine: {machine()}. G(n, m) random graphs, "
-             f"n = m / 5, median of {args.repeats} runs after one warm-up (one run when a "
+             f"n = m / 5, median of {args.repeats} runs after one untimed warm-up (one run when a "
              "call takes over 2 s). Times in ms; speedup = networkx / (conversion + hornet).")
     write_table(args.name or f"nx_backend_{args.device}", "networkx backend: conversion and "
                 "functions against networkx", ["edges", "function", "convert ms", "hornet ms",
