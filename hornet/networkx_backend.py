@@ -33,7 +33,7 @@ import inspect
 import math
 import numbers
 from itertools import chain
-from typing import Any, Iterable, Iterator
+from typing import Iterable, Iterator
 
 import networkx as nx
 import numpy as np
@@ -362,14 +362,14 @@ def _by_level(levels: np.ndarray, mask: np.ndarray) -> np.ndarray:
 # The dispatched functions (networkx's signatures and results)
 
 
-def triangles(G, nodes=None):
+def triangles(G: HornetGraph, nodes=None) -> dict | int:
     """``networkx.triangles``: triangles through each node (int), or through ``nodes``."""
     G = _as_hornet(G, "triangles")
     tri = _host(algos.triangles_per_vertex(G.hornet_graph)).astype(np.int64, copy=False)
     return _per_node(G, tri, nodes)
 
 
-def transitivity(G):
+def transitivity(G: HornetGraph) -> float | int:
     """``networkx.transitivity``: 3 * triangles / triads (0 for a graph without triangles)."""
     G = _as_hornet(G, "transitivity")
     if len(G) == 0:
@@ -380,7 +380,7 @@ def transitivity(G):
     return 0 if triangles_twice == 0 else triangles_twice / triads_twice
 
 
-def clustering(G, nodes=None, weight=None):
+def clustering(G: HornetGraph, nodes=None, weight=None) -> dict | float:
     """``networkx.clustering`` of an undirected, unweighted graph (float per node)."""
     G = _as_hornet(G, "clustering")
     if weight is not None:
@@ -388,7 +388,8 @@ def clustering(G, nodes=None, weight=None):
     return _per_node(G, _clustering_values(G), nodes)
 
 
-def average_clustering(G, nodes=None, weight=None, count_zeros=True):
+def average_clustering(G: HornetGraph, nodes=None, weight=None,
+                       count_zeros: bool = True) -> float:
     """``networkx.average_clustering`` of an undirected, unweighted graph.
 
     Sums the coefficients in networkx's order, so the float equals networkx's.
@@ -406,7 +407,7 @@ def average_clustering(G, nodes=None, weight=None, count_zeros=True):
     return sum(c.tolist()) / c.shape[0]
 
 
-def k_truss(G, k):
+def k_truss(G: HornetGraph, k) -> HornetGraph:
     """``networkx.k_truss``: the subgraph whose edges lie in at least ``k - 2`` triangles of
     it, without isolated nodes; a :class:`HornetGraph` on the input's device, keeping the
     attributes the input keeps."""
@@ -436,7 +437,7 @@ def k_truss(G, k):
                        edge_data=edge_data)
 
 
-def single_source_shortest_path_length(G, source, cutoff=None):
+def single_source_shortest_path_length(G: HornetGraph, source, cutoff=None) -> dict:
     """``networkx.single_source_shortest_path_length``: {node: hops} of the nodes at most
     ``cutoff`` hops from ``source`` (in order of distance, then node order)."""
     G = _as_hornet(G, "single_source_shortest_path_length")
@@ -452,7 +453,7 @@ def single_source_shortest_path_length(G, source, cutoff=None):
     return dict(zip(G.labels_of(ids), levels[ids].tolist()))
 
 
-def bfs_layers(G, sources):
+def bfs_layers(G: HornetGraph, sources) -> Iterator[list]:
     """``networkx.bfs_layers``: a generator of the BFS layers (lists of nodes) from
     ``sources`` (a node or an iterable of nodes).
 
@@ -482,7 +483,7 @@ def bfs_layers(G, sources):
         start = stop
 
 
-def descendants_at_distance(G, source, distance):
+def descendants_at_distance(G: HornetGraph, source, distance) -> set:
     """``networkx.descendants_at_distance``: the set of nodes exactly ``distance`` hops from
     ``source``."""
     G = _as_hornet(G, "descendants_at_distance")
@@ -495,7 +496,7 @@ def descendants_at_distance(G, source, distance):
     return set(G.labels_of(np.flatnonzero(levels == int(distance))))
 
 
-def descendants(G, source):
+def descendants(G: HornetGraph, source) -> set:
     """``networkx.descendants``: the set of nodes reachable from ``source`` (itself
     excluded)."""
     G = _as_hornet(G, "descendants")
@@ -505,7 +506,7 @@ def descendants(G, source):
     return set(G.labels_of(np.flatnonzero(levels > 0)))
 
 
-def node_connected_component(G, n):
+def node_connected_component(G: HornetGraph, n) -> set:
     """``networkx.node_connected_component``: the set of nodes in ``n``'s component
     (undirected graphs)."""
     G = _as_hornet(G, "node_connected_component")
@@ -515,7 +516,7 @@ def node_connected_component(G, n):
     return set(G.labels_of(np.flatnonzero(levels >= 0)))
 
 
-def is_connected(G):
+def is_connected(G: HornetGraph) -> bool:
     """``networkx.is_connected`` (undirected graphs): one BFS reaches every node."""
     G = _as_hornet(G, "is_connected")
     if len(G) == 0:
