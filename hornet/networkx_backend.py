@@ -14,7 +14,8 @@ networkx (>= 3.4) dispatches a function to a backend named by ``backend=``, by
   directed graphs where networkx's function is undirected-only, weights, unknown keyword
   arguments) so that networkx raises or falls back to its own implementation.
 - The functions (``triangles``, ``transitivity``, ``clustering``, ``average_clustering``,
-  ``k_truss``, ``single_source_shortest_path_length``, ``bfs_layers``,
+  ``k_truss``, ``single_source_shortest_path_length``,
+  ``single_target_shortest_path_length`` (undirected), ``bfs_layers``,
   ``descendants_at_distance``, ``descendants``, ``node_connected_component``,
   ``is_connected``) run :mod:`hornet.algos` and return networkx's types: dicts
   keyed by the node labels, sets, generators where networkx yields, Python numbers.
@@ -45,9 +46,13 @@ from hornet_nx_info import FUNCTIONS, get_info
 __all__ = ["BackendInterface", "HornetGraph", "get_info", "configured_device"]
 
 BACKEND_NAME = "hornet"
-# networkx's functions that are undirected-only, or whose directed meaning hornet lacks
-_UNDIRECTED_ONLY = {"triangles", "transitivity", "clustering", "average_clustering", "k_truss",
-                    "node_connected_component", "is_connected"}
+# networkx refuses directed graphs for these (not_implemented_for("directed"))
+_NX_UNDIRECTED_ONLY = {"triangles", "k_truss", "node_connected_component", "is_connected"}
+# networkx runs these on directed graphs too, with a meaning hornet does not compute
+# (directed clustering, transitivity over successors, lengths over in-edges)
+_HORNET_UNDIRECTED_ONLY = {"transitivity", "clustering", "average_clustering",
+                           "single_target_shortest_path_length"}
+_UNDIRECTED_ONLY = _NX_UNDIRECTED_ONLY | _HORNET_UNDIRECTED_ONLY
 _SELF_LOOP_MESSAGE = ("Input graph has self loops which is not permitted; "
                       "Consider using G.remove_edges_from(nx.selfloop_edges(G)).")
 _MAX_K = 2**30          # k-truss orders above any support a graph of int32 ids can have
@@ -302,13 +307,17 @@ def _edge_data_of(G, index: dict, n: int, directed: bool) -> tuple:
 
 
 def _as_hornet(G, name: str) -> HornetGraph:
-    """``G`` itself; raises for other types, and for directed graphs where networkx's
-    function is undirected-only (networkx's own check, for direct calls)."""
+    """``G`` itself; raises for other types and for directed graphs where the function is
+    undirected-only: NetworkXNotImplemented where networkx refuses them too (its own check,
+    for direct calls), NotImplementedError where only hornet does (networkx falls back)."""
     if not isinstance(G, HornetGraph):
         raise TypeError(f"{name} of hornet's networkx backend takes a HornetGraph, got "
                         f"{type(G).__name__} (networkx converts graphs when dispatching)")
-    if name in _UNDIRECTED_ONLY and G.is_directed():
-        raise nx.NetworkXNotImplemented("not implemented for directed type")
+    if G.is_directed():
+        if name in _NX_UNDIRECTED_ONLY:
+            raise nx.NetworkXNotImplemented("not implemented for directed type")
+        if name in _HORNET_UNDIRECTED_ONLY:
+            raise NotImplementedError(f"hornet runs {name} on undirected graphs only")
     return G
 
 
@@ -443,7 +452,21 @@ def single_source_shortest_path_length(G: HornetGraph, source, cutoff=None) -> d
     G = _as_hornet(G, "single_source_shortest_path_length")
     if source not in G:
         raise nx.NodeNotFound(f"Source {source} is not in G")
-    levels = _levels(G, [source])
+    return _lengths_from(G, source, cutoff)
+
+
+def single_target_shortest_path_length(G: HornetGraph, target, cutoff=None) -> dict:
+    """``networkx.single_target_shortest_path_length`` of an undirected graph: {node: hops}
+    of the nodes at most ``cutoff`` hops from ``target``."""
+    G = _as_hornet(G, "single_target_shortest_path_length")
+    if target not in G:
+        raise nx.NodeNotFound(f"Target {target} is not in G")
+    return _lengths_from(G, target, cutoff)
+
+
+def _lengths_from(G: HornetGraph, node, cutoff) -> dict:
+    """{label: level} of one BFS from ``node``, cut as networkx cuts it."""
+    levels = _levels(G, [node])
     mask = levels >= 0
     # networkx goes one level deeper while cutoff > level: levels below cutoff + 1 stay
     if cutoff is not None and not cutoff >= 2**31:
@@ -532,6 +555,7 @@ _IMPLEMENTATIONS = {
     "average_clustering": average_clustering,
     "k_truss": k_truss,
     "single_source_shortest_path_length": single_source_shortest_path_length,
+    "single_target_shortest_path_length": single_target_shortest_path_length,
     "bfs_layers": bfs_layers,
     "descendants_at_distance": descendants_at_distance,
     "descendants": descendants,
@@ -584,6 +608,7 @@ class BackendInterface:
     average_clustering = staticmethod(average_clustering)
     k_truss = staticmethod(k_truss)
     single_source_shortest_path_length = staticmethod(single_source_shortest_path_length)
+    single_target_shortest_path_length = staticmethod(single_target_shortest_path_length)
     bfs_layers = staticmethod(bfs_layers)
     descendants_at_distance = staticmethod(descendants_at_distance)
     descendants = staticmethod(descendants)
@@ -597,7 +622,8 @@ class BackendInterface:
     # cache (bench/nx_backend.py, bench/results/nx_backend_cpu.md: the break-even of the
     # triangle-based functions lies between its 2*10^4- and 2*10^5-edge rows).
     min_edges_for_automatic = 50_000
-    _CONVERSION_BOUND = {"single_source_shortest_path_length", "bfs_layers",
+    _CONVERSION_BOUND = {"single_source_shortest_path_length",
+                         "single_target_shortest_path_length", "bfs_layers",
                          "descendants_at_distance", "descendants", "node_connected_component",
                          "is_connected"}
 

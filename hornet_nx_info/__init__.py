@@ -35,6 +35,9 @@ FUNCTIONS: dict[str, dict] = {
     "single_source_shortest_path_length": {
         "additional_docs": "Levels of hornet.algos.bfs (direction-optimizing), cut at cutoff.",
     },
+    "single_target_shortest_path_length": {
+        "additional_docs": "Undirected graphs: the lengths from the target.",
+    },
     "bfs_layers": {
         "additional_docs": "Levels of one multi-source hornet.algos.bfs. " + _LAYERS,
     },

@@ -107,11 +107,16 @@ def test_conversion_refuses_multigraphs_and_directed_keeps_direction(device):
     H = HornetGraph.from_networkx(D, device)
     assert H.is_directed() and not H.is_multigraph()
     assert set(H.to_networkx().edges()) == set(D.edges())
-    for fn in (B.triangles, B.clustering, B.transitivity, B.is_connected):
+    for fn in (B.triangles, B.is_connected):
         with pytest.raises(nx.NetworkXNotImplemented):       # as networkx on a DiGraph
             fn(H)
     with pytest.raises(nx.NetworkXNotImplemented):
         B.k_truss(H, 3)
+    for fn in (B.clustering, B.transitivity, B.average_clustering):
+        with pytest.raises(NotImplementedError):             # networkx's own run would answer
+            fn(H)
+    with pytest.raises(NotImplementedError):
+        B.single_target_shortest_path_length(H, "a")
 
 
 def test_undirected_self_loops_are_not_stored_but_remembered(device):
@@ -222,6 +227,8 @@ def test_single_source_shortest_path_length(device, converted, name, cutoff):
     for s in _some_nodes(G, 3):
         assert B.single_source_shortest_path_length(H, s, cutoff) == \
             nx.single_source_shortest_path_length(G, s, cutoff)
+        assert B.single_target_shortest_path_length(H, s, cutoff) == \
+            nx.single_target_shortest_path_length(G, s, cutoff)
 
 
 @pytest.mark.parametrize("directed", [False, True])
@@ -288,6 +295,8 @@ def test_missing_sources_raise_as_networkx(device, converted):
         B.single_source_shortest_path_length(H, "abc")
     with pytest.raises(nx.NodeNotFound):
         B.single_source_shortest_path_length(H, [0])            # unhashable: not a node
+    with pytest.raises(nx.NodeNotFound):
+        B.single_target_shortest_path_length(H, "abc")
     for sources in ("abc", ["abc"], [0, "abc"]):
         layers = B.bfs_layers(H, sources)                        # a generator: raises on next
         with pytest.raises(nx.NetworkXError):
@@ -319,6 +328,7 @@ def test_can_run_declines_what_hornet_does_not_cover():
         ("triangles", (G,), {"unknown": 1}),                      # unsupported keyword
         ("k_truss", (G, "3"), {}),
         ("is_connected", (D,), {}),
+        ("single_target_shortest_path_length", (D, 0), {}),      # would need in-edges
         ("node_connected_component", (D, 0), {}),
         ("square_clustering", (G,), {}),                          # not implemented
     ]
