@@ -9,9 +9,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import networkx as nx
 import numpy as np
 import pytest
+
+nx = pytest.importorskip("networkx", minversion="3.4")       # the backend interface's floor
 
 import hornet
 from hornet.networkx_backend import BackendInterface as B, HornetGraph
