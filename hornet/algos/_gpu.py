@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hornet.adjacency import AdjacencyView
-from hornet.memory.gpu_copy import BLOCK, as_i64, cupy, function, i64, launch, scan
+from hornet.core.cuda import BLOCK, as_i64, cupy, function, i64, launch, scan
 
 from ._input import storage_order
 
@@ -215,7 +215,7 @@ def sorted_view(view: AdjacencyView) -> AdjacencyView:
     new = AdjacencyView.from_csr(indptr, dst[sel], directed=view.directed, sorted=True)
     ptrs, keep = {}, list(new.owner)
     if view.property_ptrs:
-        from hornet.batch.gpu_kernels import gather_lists
+        from hornet.batch.gpu.kernels import gather_lists
         for name, (pptr, dt) in view.property_ptrs.items():
             vals = cupy.empty(total, dtype=dt)
             gather_lists(pptr, deg, off[:-1], vals)
@@ -326,7 +326,7 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
     if weighted:
         wptr = rows.property_ptr(view, weight)
         if wdt not in _WEIGHT_TYPES:              # e.g. float16: gather the values as float64
-            from hornet.batch.gpu_kernels import gather_lists
+            from hornet.batch.gpu.kernels import gather_lists
             vals = cupy.empty(rows.nnz, dtype=wdt)
             gather_lists(wptr, rows.deg, rows.off[:-1], vals)
             vals = vals.astype(cupy.float64)

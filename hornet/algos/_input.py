@@ -31,9 +31,10 @@ import numpy as np
 from numba import prange
 
 from hornet.adjacency import AdjacencyView
-from hornet.memory.pointers import int32_view, view as ptr_view
+from hornet.core.pointers import int32_view, view as ptr_view
 
-from ._kernels import SERIAL_WORK, lower_bound, threads_for
+from hornet.core.chunking import SERIAL_WORK, threads_for
+from hornet.core.search import lower_bound
 
 __all__ = ["as_adjacency", "input_size", "sized", "sorted_view", "storage_order", "symmetrized",
            "edge_list", "is_symmetric",

@@ -19,10 +19,12 @@ import numba
 import numpy as np
 from numba import prange
 
-from hornet.memory.pointers import int32_view
+from hornet.core.pointers import int32_view
 
 from ._input import as_adjacency, sized
-from ._kernels import atomic_cas, lower_bound, threads_for
+from hornet.core.atomics import atomic_cas
+from hornet.core.chunking import threads_for
+from hornet.core.search import lower_bound
 
 __all__ = ["bfs"]
 

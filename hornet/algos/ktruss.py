@@ -60,10 +60,12 @@ import numpy as np
 from numba import prange
 
 from hornet.adjacency import AdjacencyView
-from hornet.memory.pointers import int32_view, view as ptr_view
+from hornet.core.pointers import int32_view, view as ptr_view
 
 from ._input import as_adjacency, edge_list, entry_offsets, on_gpu, sized, symmetrized
-from ._kernels import atomic_add, lower_bound, num_chunks, threads_for
+from hornet.core.atomics import atomic_add
+from hornet.core.chunking import num_chunks, threads_for
+from hornet.core.search import lower_bound
 from .triangles import (EID_LOOKUP, EID_PROP, POS_MARKS_BYTES, EdgeIndex, count_oriented,
                         lookup_eid, map_entries_to_index, orient)
 

@@ -24,10 +24,11 @@ import numba
 import numpy as np
 from numba import prange
 
-from hornet.memory.pointers import int32_view, view as ptr_view
+from hornet.core.pointers import int32_view, view as ptr_view
 
 from ._input import as_adjacency, sized, storage_order
-from ._kernels import atomic_add, num_chunks
+from hornet.core.atomics import atomic_add
+from hornet.core.chunking import num_chunks
 
 __all__ = ["spmv"]
 

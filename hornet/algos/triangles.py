@@ -37,10 +37,12 @@ import numpy as np
 from numba import prange
 
 from hornet.adjacency import AdjacencyView
-from hornet.memory.pointers import int32_view, view as ptr_view
+from hornet.core.pointers import int32_view, view as ptr_view
 
 from ._input import as_adjacency, edge_list, entry_offsets, sized, symmetrized
-from ._kernels import atomic_add, chunk_bounds, lower_bound, num_chunks
+from hornet.core.atomics import atomic_add
+from hornet.core.chunking import chunk_bounds, num_chunks
+from hornet.core.search import lower_bound
 
 __all__ = ["triangle_count", "triangles_per_vertex", "edge_support", "EdgeIndex"]
 

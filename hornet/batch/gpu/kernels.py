@@ -1,6 +1,6 @@
 """GPU (CuPy + CUDA C++) kernels of the batch pipeline.
 
-Same names, argument order and results as :mod:`hornet.batch.cpu_kernels`; every array is a
+Same names, argument order and results as :mod:`hornet.batch.cpu`; every array is a
 CuPy array on the current device unless said otherwise. Lists are reached through int64 device
 addresses (``array.data.ptr + offset``): vertex ``v``'s destination list is ``degree[v]`` int32
 values at ``edge_ptr[v]``, ascending; a property column's lists are reached through their own
@@ -20,8 +20,8 @@ import os
 
 import numpy as np
 
-from ..memory.gpu_copy import (BLOCK, ITEM_TYPES, as_i64, cupy, function, i64, item_type,
-                               launch, scan)
+from ...core.cuda import (BLOCK, ITEM_TYPES, as_i64, cupy, function, i64, item_type, launch,
+                         scan)
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
 _IDX = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
@@ -44,7 +44,7 @@ _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 def workspace():
     """No host workspace on the GPU: the ``ws`` argument of the kernels below is accepted for
-    the CPU backend's sake (:mod:`hornet.batch.workspace`) and ignored."""
+    the CPU backend's sake (:mod:`hornet.batch.cpu.workspace`) and ignored."""
     return None
 
 
@@ -200,7 +200,7 @@ def find_positions(src, dst, degree, edge_ptr, num_vertices: int, ws=None):
 # ---------------------------------------------------------------------------- planning
 def keep_entries(pos, src, dst, inserting: bool, need_index: bool = False, ws=None):
     """The entries a batch really changes (same contract as
-    :func:`hornet.batch.cpu_kernels.keep_entries`; every array on the device).
+    :func:`hornet.batch.cpu.general.keep_entries`; every array on the device).
 
     Inserting keeps the absent entries (``pos < 0``) with ``at = -1 - pos``; deleting keeps the
     present ones with ``at = pos``. ``pos`` int64 (n,), ``src``/``dst`` int32 (n,). Returns
@@ -231,7 +231,7 @@ def keep_entries(pos, src, dst, inserting: bool, need_index: bool = False, ws=No
 def plan_segments(src, degree, size_class, edge_ptr, inserting: bool, min_class: int,
                   ws=None):
     """Per-list plan of a batch sorted by source (same contract as
-    :func:`hornet.batch.cpu_kernels.plan_segments`; every array on the device).
+    :func:`hornet.batch.cpu.general.plan_segments`; every array on the device).
 
     ``src`` int32 (m,) sorted; ``degree`` int32, ``size_class`` int8, ``edge_ptr`` int64: the
     vertex table. Returns (sources int32, seg_start, seg_len, old_deg, new_deg, old_ptr: int64,
@@ -262,7 +262,7 @@ def plan_segments(src, degree, size_class, edge_ptr, inserting: bool, min_class:
 def commit_segments(sources, new_deg, grown, new_ptrs, new_classes, degree, size_class,
                     edge_ptr) -> None:
     """Write a planned batch into the vertex table (same contract as
-    :func:`hornet.batch.cpu_kernels.commit_segments`; every array on the device).
+    :func:`hornet.batch.cpu.general.commit_segments`; every array on the device).
 
     ``sources`` int32 (S,) distinct, ``new_deg`` int64 (S,); ``grown`` int64 (G,) segment
     indices moved to blocks ``new_ptrs`` (int64 (G,)) of ``new_classes`` (integer (G,)).
@@ -321,7 +321,7 @@ def _columns(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, change):
 
 def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, values) -> None:
     """Merge new items into many sorted lists, column by column (same contract as
-    :func:`hornet.batch.cpu_kernels.merge_lists`; every array on the device).
+    :func:`hornet.batch.cpu.general.merge_lists`; every array on the device).
 
     ``src_ptrs``/``dst_ptrs``: lists (one per column) of int64 addresses, shape (S,); equal
     addresses merge in place. ``insert_at`` (int64, (M,)): the number of old items before each
@@ -347,7 +347,7 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
 def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
                  dtypes, items: int | None = None) -> None:
     """Remove items from many lists, column by column, keeping the order of the rest (same
-    contract as :func:`hornet.batch.cpu_kernels.remove_lists`; every array on the device).
+    contract as :func:`hornet.batch.cpu.general.remove_lists`; every array on the device).
 
     ``positions`` (int64, (M,)): ascending per segment; ``dtypes``: each column's dtype;
     ``items``: at least the sum of ``old_degree`` (host int; it sizes the workspace of the

@@ -1,6 +1,6 @@
 """Small batches on the GPU: a fused path of two kernels and one small read-back.
 
-The general pipeline (:mod:`hornet.batch.gpu_kernels`) is built for batches of 10^5 to 10^7
+The general pipeline (:mod:`hornet.batch.gpu.kernels`) is built for batches of 10^5 to 10^7
 edges: each step is a CuPy operation or a kernel sized to the batch, and a batch costs about
 150 of them plus a dozen synchronizations, so a 1,000-edge batch takes milliseconds of host
 time for microseconds of GPU work. Here a batch of at most :data:`SMALL_ENTRIES` entries
@@ -37,28 +37,16 @@ import os
 
 import numpy as np
 
-from ..memory.block_cache import SPARE_MAX_CLASS as COPY_MAX_CLASS
-from ..memory.gpu_copy import cupy, function, i64
+from ...core.cuda import cupy, function, i64
+from ...memory.block_cache import SPARE_MAX_CLASS as COPY_MAX_CLASS
+from ..small_layout import H_PIECES, HEADER_WORDS, MAX_FIELDS, MODE_INSERT, SMALL_ENTRIES
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "small_batch.cu")
 _ID_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 _NAMES = tuple(f"small_prepare<{t}>" for t in _ID_TYPES.values())
 
-#: most entries (after mirroring) a small batch may have: one block sorts them in shared memory
-SMALL_ENTRIES = 4096
-#: dst plus at most seven edge properties
-MAX_FIELDS = 8
 PREPARE_THREADS = 1024
 REWRITE_THREADS = 256
-MODE_INSERT, MODE_DELETE = 0, 1
-
-# header slots (small_batch.cu)
-H_KEPT, H_SEGMENTS, H_MOVES, H_LOOPS, H_MIN_ID, H_MAX_ID, H_RESULTS, H_RELEASES, H_CLASS = \
-    range(9)
-NUM_CLASSES = 64
-H_FREED = H_CLASS + NUM_CLASSES          # old blocks given back, per size class
-H_PIECES = H_FREED + NUM_CLASSES + 2     # blocks of the rewrite (pieces of segments)
-HEADER_WORDS = 256
 _READ_WORDS = H_PIECES + 1
 # entries: src and dst (int32, E words together), pair, pos, res; segments: 10 arrays
 SPILL_OFFSET = HEADER_WORDS + 14 * SMALL_ENTRIES

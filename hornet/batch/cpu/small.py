@@ -1,12 +1,12 @@
 """Small batches on the CPU: two serial Numba kernels and the block cache, no host planning.
 
-The fused CPU pipeline (:mod:`hornet.batch.cpu_kernels`) is built for large batches. A
+The fused CPU pipeline (:mod:`hornet.batch.cpu.fused`) is built for large batches. A
 batch passes through a dozen kernel calls, with NumPy glue in between, and through one
 batched allocation and one release in the memory manager. For a batch of one to a few hundred
 edges that fixed cost is the whole cost: about 0.2 ms, where networkx takes 5 us per edge.
-Here such a batch takes the small-batch path of :mod:`hornet.batch.gpu_small` with the same
+Here such a batch takes the small-batch path of :mod:`hornet.batch.gpu.small` with the same
 header, the same block cache (:mod:`hornet.memory.block_cache`) and the same steps in
-:meth:`hornet.graph.Graph._small_update`. Only the kernel bodies are CPU ones:
+:func:`hornet.batch.small_path.small_update`. Only the kernel bodies are CPU ones:
 
 1. :func:`_prepare` mirrors the batch, sorts it stably by (src, dst), drops repeats (first
    entry wins) and self-loops, and looks every entry up in its source's list. It keeps the new
@@ -28,13 +28,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..memory.jit import ix
-from ..memory.pointers import address_of, int32_view
-from ..memory.search import lower_bound
-from .cpu_kernels import _field_address, _merge_field, _remove_field, _smallest_class
-from .gpu_small import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID, H_MOVES,
+from ...core.jit import ix
+from ...core.pointers import address_of, int32_view
+from ...core.search import lower_bound
+from ..small_layout import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID, H_MOVES,
                         H_PIECES, H_RELEASES, H_RESULTS, H_SEGMENTS, HEADER_WORDS, MODE_INSERT,
                         NUM_CLASSES, SMALL_ENTRIES)
+from .lists import _field_address, _merge_field, _remove_field, _smallest_class
 
 #: most entries (after mirroring) a CPU batch takes this path with; larger ones run faster
 #: through the fused pipeline's parallel kernels (Kronecker 20, 2 threads: the small path takes
@@ -287,7 +287,7 @@ def _remove_rows(header, ent_pos, ent_res, seg_vertex, seg_start, seg_len, seg_o
 
 class CpuSmallBatches:
     """The workspace of one CPU graph's small batches, reused batch after batch; the same
-    interface as :class:`hornet.batch.gpu_small.SmallBatches`."""
+    interface as :class:`hornet.batch.gpu.small.SmallBatches`."""
 
     def __init__(self):
         e = SMALL_ENTRIES
@@ -315,7 +315,7 @@ class CpuSmallBatches:
                 values, outs, degree, size_class, edge_ptr) -> None:
         """Rewrite the prepared batch's lists (:func:`_merge` or :func:`_remove`) and update
         the vertex table; the arguments are those of
-        :meth:`hornet.batch.gpu_small.SmallBatches.rewrite` (``pieces`` is not needed)."""
+        :meth:`hornet.batch.gpu.small.SmallBatches.rewrite` (``pieces`` is not needed)."""
         key = tuple(field_dtypes)
         sizes = self._sizes.get(key)
         if sizes is None:
