@@ -30,7 +30,7 @@ if HAS_GPU:
 from hornet.batch import cpu as C
 from hornet.memory import bit_tree as BT
 from hornet.memory.copy_kernels import copy_ranges as cpu_copy_ranges
-from hornet.memory.manager import _size_classes as cpu_size_classes
+from hornet.memory.backend import _cpu_size_classes as cpu_size_classes
 
 ALL_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
               np.float32, np.float64, np.bool_]

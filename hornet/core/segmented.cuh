@@ -1,5 +1,5 @@
-// Shared device helpers of the hornet CUDA modules (included by memory_kernels.cu,
-// batch/kernels.cu and algos/gpu_kernels.cu; found through the -I option of load_module).
+// Shared device helpers of the hornet CUDA modules (included by memory/memory_kernels.cu,
+// batch/gpu/*.cu and the .cu files of algos/; found through the -I option of load_module).
 #pragma once
 
 typedef long long i64;

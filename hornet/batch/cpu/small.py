@@ -32,8 +32,8 @@ from ...core.jit import ix
 from ...core.pointers import address_of, int32_view
 from ...core.search import lower_bound
 from ..small_layout import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID, H_MOVES,
-                        H_PIECES, H_RELEASES, H_RESULTS, H_SEGMENTS, HEADER_WORDS, MODE_INSERT,
-                        NUM_CLASSES, SMALL_ENTRIES)
+                            H_PIECES, H_RELEASES, H_RESULTS, H_SEGMENTS, HEADER_WORDS, MODE_INSERT,
+                            NUM_CLASSES, SMALL_ENTRIES)
 from .lists import _field_address, _merge_field, _remove_field, _smallest_class
 
 #: most entries (after mirroring) a CPU batch takes this path with; larger ones run faster

@@ -16,15 +16,14 @@ given (``reverse=`` or a ``g.reverse_adjacency()`` method), and run top-down onl
 from __future__ import annotations
 
 import numba
-import numpy as np
 from numba import prange
+import numpy as np
 
-from hornet.core.pointers import int32_view
-
-from ._input import as_adjacency, sized
 from hornet.core.atomics import atomic_cas
 from hornet.core.chunking import threads_for
+from hornet.core.pointers import int32_view
 from hornet.core.search import lower_bound
+from ..views import as_adjacency, sized
 
 __all__ = ["bfs"]
 
@@ -223,7 +222,7 @@ def bfs(g, source, *, return_parents: bool = False, direction_optimizing: bool =
     """
     view = as_adjacency(g, sort=False, properties=False)
     if view.device == "gpu":
-        from ._gpu import bfs as gpu_bfs
+        from .gpu import bfs as gpu_bfs
         return gpu_bfs(view, source, return_parents=return_parents,
                        direction_optimizing=direction_optimizing, reverse=reverse,
                        alpha=alpha, beta=beta, graph=g)

@@ -40,7 +40,7 @@ Both remove the peeled edges from a working graph, once per round:
   lists; total compaction work is O(E)).
 
 GPU inputs (see :func:`hornet.algos.as_adjacency`) run the CUDA version
-(:mod:`hornet.algos._gpu`): the same two methods on a device CSR with an edge-state mask
+(:mod:`hornet.algos.ktruss.gpu`): the same two methods on a device CSR with an edge-state mask
 (compacted when half of it is dead), results as CuPy arrays.
 
 The truss decomposition jumps straight to the next k that removes something (``k = min
@@ -56,18 +56,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numba
-import numpy as np
 from numba import prange
+import numpy as np
 
 from hornet.adjacency import AdjacencyView
-from hornet.core.pointers import int32_view, view as ptr_view
-
-from ._input import as_adjacency, edge_list, entry_offsets, on_gpu, sized, symmetrized
 from hornet.core.atomics import atomic_add
 from hornet.core.chunking import num_chunks, threads_for
+from hornet.core.pointers import int32_view, view as ptr_view
 from hornet.core.search import lower_bound
-from .triangles import (EID_LOOKUP, EID_PROP, POS_MARKS_BYTES, EdgeIndex, count_oriented,
-                        lookup_eid, map_entries_to_index, orient)
+from ..triangles.static import (EID_LOOKUP, EID_PROP, POS_MARKS_BYTES, EdgeIndex, count_oriented,
+                                lookup_eid, map_entries_to_index, orient)
+from ..views import as_adjacency, edge_list, entry_offsets, on_gpu, sized, symmetrized
 
 __all__ = ["k_truss", "truss_numbers", "max_truss"]
 
@@ -625,8 +624,8 @@ def truss_numbers(g, *, method: str = "delta") -> np.ndarray:
     [4, 4, 4, 4, 4, 4, 2]
     """
     if on_gpu(g):
-        from . import _gpu
-        return _gpu.truss_numbers(as_adjacency(g, properties=False), method)
+        from . import gpu
+        return gpu.truss_numbers(as_adjacency(g, properties=False), method)
     return _truss(g, method)[1]
 
 
@@ -664,8 +663,8 @@ def k_truss(g, k: int, *, method: str = "delta"):
     """
     k = int(k)
     if on_gpu(g):
-        from . import _gpu
-        return _gpu.k_truss(as_adjacency(g, properties=False), k, method)
+        from . import gpu
+        return gpu.k_truss(as_adjacency(g, properties=False), k, method)
     prob = _prepare(g)
     state = _Peeler(prob, method).one_k(k) if prob.index.num_edges else np.ones(0, np.uint8)
     keep = _per_input_edge(prob, state, fill=0).astype(bool)
@@ -691,8 +690,8 @@ def max_truss(g, *, method: str = "delta"):
     (4, 6)
     """
     if on_gpu(g):
-        from . import _gpu
-        return _gpu.max_truss(as_adjacency(g, properties=False), method)
+        from . import gpu
+        return gpu.max_truss(as_adjacency(g, properties=False), method)
     prob, t = _truss(g, method)
     if t.shape[0] == 0 or t.max() == 0:
         z = np.empty(0, np.int32)

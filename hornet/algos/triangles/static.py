@@ -20,7 +20,7 @@ Per-vertex counts and per-edge support add each found triangle to its three vert
 edges with atomic adds.
 
 GPU inputs (see :func:`hornet.algos.as_adjacency`) run the CUDA version
-(:mod:`hornet.algos._gpu`): the same orientation, then one thread per (oriented edge, element
+(:mod:`hornet.algos.triangles.gpu`): the same orientation, then one thread per (oriented edge, element
 of its shorter out-list), binary-searched in the longer list; results are CuPy arrays.
 
 Directed graphs: all three functions work on the **underlying undirected simple graph** (an
@@ -33,16 +33,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numba
-import numpy as np
 from numba import prange
+import numpy as np
 
 from hornet.adjacency import AdjacencyView
-from hornet.core.pointers import int32_view, view as ptr_view
-
-from ._input import as_adjacency, edge_list, entry_offsets, sized, symmetrized
 from hornet.core.atomics import atomic_add
 from hornet.core.chunking import chunk_bounds, num_chunks
+from hornet.core.pointers import int32_view, view as ptr_view
 from hornet.core.search import lower_bound
+from ..views import as_adjacency, edge_list, entry_offsets, sized, symmetrized
 
 __all__ = ["triangle_count", "triangles_per_vertex", "edge_support", "EdgeIndex"]
 
@@ -425,8 +424,8 @@ def triangle_count(g) -> int:
     """
     view = as_adjacency(g, properties=False)
     if view.device == "gpu":
-        from . import _gpu
-        return _gpu.triangle_count(view)
+        from . import gpu
+        return gpu.triangle_count(view)
     _, und = _undirected_view(view)
     total, _, _ = count_oriented(orient(und), 0)
     return total
@@ -449,8 +448,8 @@ def triangles_per_vertex(g) -> np.ndarray:
     """
     view = as_adjacency(g, properties=False)
     if view.device == "gpu":
-        from . import _gpu
-        return _gpu.triangles_per_vertex(view)
+        from . import gpu
+        return gpu.triangles_per_vertex(view)
     _, und = _undirected_view(view)
     _, tri_v, _ = count_oriented(orient(und), 1, num_vertices=und.num_vertices)
     return tri_v
@@ -484,8 +483,8 @@ def edge_support(g) -> np.ndarray:
     """
     view = as_adjacency(g, properties=False)
     if view.device == "gpu":
-        from . import _gpu
-        return _gpu.edge_support(view)
+        from . import gpu
+        return gpu.edge_support(view)
     view, und = _undirected_view(view)
     index = EdgeIndex.build(und)
     sup = support_on_index(index)

@@ -21,14 +21,13 @@ integers and floats accepted; complex is refused), and ``y`` is float64.
 from __future__ import annotations
 
 import numba
-import numpy as np
 from numba import prange
+import numpy as np
 
-from hornet.core.pointers import int32_view, view as ptr_view
-
-from ._input import as_adjacency, sized, storage_order
 from hornet.core.atomics import atomic_add
 from hornet.core.chunking import num_chunks
+from hornet.core.pointers import int32_view, view as ptr_view
+from ..views import as_adjacency, sized, storage_order
 
 __all__ = ["spmv"]
 
@@ -110,7 +109,7 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
     """
     view = as_adjacency(g, sort=False, properties=weight is not None)
     if view.device == "gpu":
-        from ._gpu import spmv as gpu_spmv
+        from .gpu import spmv as gpu_spmv
         return gpu_spmv(view, x, weight, transpose)
     n = view.num_vertices
     x = np.asarray(x)

@@ -15,7 +15,7 @@ stored), directed otherwise, unless ``directed=`` says so.
 
 GPU inputs (a ``hornet.Graph(device="gpu")`` or its view, a CSR pair of CuPy arrays, a
 ``cupyx.scipy.sparse`` matrix) give a GPU view, cleaned the same way on the device
-(:mod:`hornet.algos._gpu`); the algorithms then run their CUDA versions.
+(:mod:`hornet.algos.views_gpu`); the algorithms then run their CUDA versions.
 
 It also holds the CSR helpers the algorithms share: sorting/de-duplicating a view, the
 underlying undirected simple graph of a view (:func:`symmetrized`), and the edge listing that
@@ -27,13 +27,12 @@ import functools
 from typing import Any
 
 import numba
-import numpy as np
 from numba import prange
+import numpy as np
 
 from hornet.adjacency import AdjacencyView
-from hornet.core.pointers import int32_view, view as ptr_view
-
 from hornet.core.chunking import SERIAL_WORK, threads_for
+from hornet.core.pointers import int32_view, view as ptr_view
 from hornet.core.search import lower_bound
 
 __all__ = ["as_adjacency", "input_size", "sized", "sorted_view", "storage_order", "symmetrized",
@@ -84,12 +83,12 @@ def as_adjacency(obj: Any, *, directed: bool | None = None, sort: bool = True,
     elif _is_scipy_sparse(obj):
         view = _from_scipy(obj, directed)
     elif _is_cupy_sparse(obj):
-        from . import _gpu
-        view = _gpu.view_from_sparse(obj, directed)
+        from . import views_gpu
+        view = views_gpu.view_from_sparse(obj, directed)
     elif isinstance(obj, (tuple, list)) and len(obj) == 2:
         if _is_device_array(obj[0]) or _is_device_array(obj[1]):
-            from . import _gpu
-            view = _gpu.view_from_csr_pair(obj[0], obj[1], directed)
+            from . import views_gpu
+            view = views_gpu.view_from_csr_pair(obj[0], obj[1], directed)
         else:
             view = _from_csr_pair(obj[0], obj[1], directed)
     else:
@@ -97,10 +96,10 @@ def as_adjacency(obj: Any, *, directed: bool | None = None, sort: bool = True,
             "expected a hornet.Graph, an AdjacencyView, an (indptr, indices) pair or a "
             f"scipy.sparse matrix, got {type(obj).__name__}")
     if view.device == "gpu":
-        from . import _gpu
-        _gpu.check_view(view)
+        from . import views_gpu
+        views_gpu.check_view(view)
         if sort and not view.sorted:
-            view = _gpu.sorted_view(view)
+            view = views_gpu.sorted_view(view)
         return view
     require_cpu(view)
     if sort and not view.sorted:
@@ -525,8 +524,8 @@ def edge_list(view: AdjacencyView):
     A GPU view gives CuPy arrays.
     """
     if view.device == "gpu":
-        from . import _gpu
-        return _gpu.edge_list(view)
+        from . import views_gpu
+        return views_gpu.edge_list(view)
     deg = np.asarray(view.degree)
     ptr = np.asarray(view.edge_ptr)
     cnt = np.empty(deg.shape[0], np.int64)
