@@ -1,7 +1,7 @@
 """Compiling the CPU kernels.
 
 - :func:`dual_kernel`: kernels compiled twice, parallel for large inputs, serial for small
-  ones. Waking Numba's worker threads costs ~10-30 microseconds per call; a batch of a few
+  ones. Waking Numba's worker threads costs tens of microseconds per call; a batch of a few
   edges runs a dozen kernels, so small inputs take the serial twin (well under a microsecond
   to enter).
 - :func:`ix`: an index that Numba need not wrap. Numba indexes like NumPy: a signed index

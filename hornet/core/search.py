@@ -41,8 +41,8 @@ def array_holding(bases, address):
 
 
 # A binary search over the block arrays' bases costs a branch misprediction at most of its
-# ~10 steps (LLVM turns the select back into a branch): 22 ns an address against 688 arrays
-# (Kronecker 20), most of the time of giving back a batch's blocks. The directory cuts the
+# ~10 steps (LLVM turns the select back into a branch), and giving back a batch's blocks
+# searches once per block. The directory cuts the
 # address range [bases[0], bases[-1]] into at most 2**DIRECTORY_BITS equal granules and
 # stores, per granule start, the last array at or below it; an address then needs two reads
 # and, only where an array starts inside its granule, a search among those arrays.

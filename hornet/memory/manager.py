@@ -65,10 +65,8 @@ class _Lookup:
 GROWTH = 0.5
 """A class that runs out of free blocks gets an array of at least this share of its blocks.
 A class only grows when full, so it stays at least 1 / (1 + GROWTH) used (two thirds) and the
-compaction threshold (half) is not met by growth alone. With 1.0 (doubling) a full class fell
-to half used; the next batch that gave blocks back compacted it, and with 2**18-slot arrays the
-moves cost 4-6 ms in one of four 10^5 inserts into Kronecker 20 (bench/results/
-block_array_size_cpu_session19.md)."""
+compaction threshold (half) is not met by growth alone. Doubling would leave a full class
+half used, and the next batch that gives blocks back would compact it, moving its lists."""
 
 
 class MemoryManager:

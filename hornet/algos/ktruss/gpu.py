@@ -26,7 +26,7 @@ _fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "ktruss.c
 
 DEAD, ALIVE, GOING = 0, 1, 2
 METHODS = ("delta", "iterative")
-TRUSS_WARPS = 8192           # warps a peeling round aims to keep busy (about what an H100 holds)
+TRUSS_WARPS = 8192           # warps a peeling round aims to keep busy (about what a large GPU runs at once)
 TRUSS_MAX_PARTS = 16         # at most this many warps share one removed edge
 
 

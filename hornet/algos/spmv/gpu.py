@@ -95,7 +95,7 @@ def _spmv_rows(kernel, ctype, weighted, push, rows, wptr, x, y, y_rows=None) -> 
     Pull: the sum of visited row r lands at ``y_rows[r]`` (zeroed float64 (count + 1,), made
     when None); with a visiting order other than the id order, ``y`` is then gathered from
     it: one coalesced write of ``y`` (storing the sums at scattered vertex ids costs more than
-    the order gains, H100 kron22). Transpose: atomics straight into ``y``.
+    the order gains). Transpose: atomics straight into ``y``.
     """
     if push or rows.vid is None:
         y_rows = y
@@ -146,20 +146,17 @@ class _VisitRows:
 def _visit_rows(view: AdjacencyView, ordered: bool = True) -> _VisitRows:
     """The view's rows in the order a kernel visits them (memoized on the view).
 
-    ``ordered``: in the order their lists are stored (``_input.storage_order``), so that a
+    ``ordered``: in the order their lists are stored (``views.storage_order``), so that a
     kernel streaming every list reads memory front to back. For a CSR that is the id order.
     A dynamic graph keeps each size class in its own block arrays, so the id order jumps
     between them at almost every row; its rows are then visited in
     ``vertices_in_storage_order()``: size classes from the smallest blocks up, each in
     address order (empty rows are not visited). The class order matters: a range of short
     rows costs the warp SpMV more than a range of one long row, and with the hubs last its
-    last wave is light. In plain address order the classes fall wherever their arrays
-    landed: 8 builds of Kronecker 20 ran at 0.80-0.95x the CSR's speed. In storage order,
-    H100, weighted SpMV kernel over 8 builds each: Kronecker 20 / 21 / 22 at 0.935-0.963 /
-    0.908-0.917 / 0.925-0.934x the CSR (id order: median 0.921 / 0.895 / 0.893;
-    ``bench/spmv_order_spread_gpu.py``). Making the order costs about 1 ms on Kronecker
-    20-22 (2.5 to 0.6 SpMVs). Otherwise (or for a view whose owner does not know its
-    storage): id order.
+    last wave is light (in plain address order the classes fall wherever their arrays
+    landed, and the speed varies from build to build). Making the order costs about as much
+    as one to a few SpMVs, so it pays from the second call on an unchanged graph. Otherwise
+    (or for a view whose owner does not know its storage): id order.
     """
     vid = storage_order(view) if ordered else None
     key = ("visit_rows", vid is not None)

@@ -188,7 +188,7 @@ __global__ void spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ w
             if (valid) {
                 const i64 p = t - off[row];
                 // the lists are read once: streaming loads (evict-first), so the gathered x
-                // stays in L2 (H100 kron22: 6% faster on the graph and on a CSR alike)
+                // stays in L2
                 const int col = __ldcs((const int*)ptr[row] + p);
                 if (PUSH) {
                     const double xr = x[vertex_of(vid, row)];

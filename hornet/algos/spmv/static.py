@@ -9,8 +9,7 @@ store both directions, so ``A`` is symmetric there.
 - From the second call on an unchanged :class:`hornet.Graph`, rows are visited in its storage
   order (``Graph.vertices_in_storage_order``: each block array front to back, where the id
   order jumps between size classes at almost every row); the order is sorted once per graph
-  state. Kronecker 18, 2-core CPU: 0.64-0.71x -> 0.85-0.90x the speed of the same code on a
-  CSR (Kronecker 20: no change, 0.85-0.91x).
+  state, so a run over the dynamic graph comes close to the same code on a CSR.
 - ``A^T x`` (push): ``y[v] += A[u, v] x[u]`` with atomic float adds; the summation order (so
   the last bits) can vary between runs. For an undirected graph without weights ``A^T = A`` and
   the pull kernel is used.

@@ -45,19 +45,18 @@ from .workspace import Workspace, take
 # thread. In the serial twin Numba keeps the reference counting of the arrays passed to the
 # inlined helpers (NRT_incref / NRT_decref calls in the loop, seen in its disassembly): atomic
 # operations that drain the store buffer every segment, which defeats the prefetching. The
-# parallel compilation's loop has none. Measured (Kronecker 20, 2 threads, same process):
-# inserting 1000 random edges 1.32 -> 0.91 ms, deleting them 0.79 -> 0.56 ms; 3000 edges 1.70
-# -> 1.21 ms; batches of 20 and 200 edges unchanged.
+# parallel compilation's loop has none, so batches from about a thousand edges on run faster
+# through it, and small batches do not lose.
 LIST_KERNEL_MIN = 64
 MERGE_AHEAD = 16   # segments ahead whose lines merge_insert prefetches
 DEFER_SEARCH = True  # lists with room for their whole segment are searched by merge_insert
 
 
 # The vertex rows a batch reads and writes (degree, size class, edge pointer) sit a few lines
-# apart even in ascending order: 10^5 random pairs reach 182,000 of Kronecker 20's 10^6
-# vertices. The fused kernels prefetch them VERTEX_AHEAD segments ahead: writing the rows of
-# 70,000 new lists took 1.00 ms without and 0.67 ms with (2 threads).
-VERTEX_AHEAD = 64   # (64 against 32 with second-level row prefetches: order-balanced 0.985)
+# apart even in ascending order (a batch of random pairs reaches a fair share of a graph's
+# vertices), too sparse for the hardware prefetcher. The fused kernels prefetch them
+# VERTEX_AHEAD segments ahead.
+VERTEX_AHEAD = 64
 ROW_WRITE_AHEAD = 32   # remove_fused's distance (its rows are prefetched for writing)
 
 
@@ -112,8 +111,8 @@ def _plan_insert(sources, seg_start, dst, degree, size_class, edge_ptr, num_vert
                  min_class, defer, defer_full, old_deg, old_ptr, new_deg, new_class, pos, counts,
                  leaving):
     # the vertex rows are prefetched VERTEX_AHEAD segments ahead (ascending, but a few lines
-    # apart: too sparse for the hardware prefetcher); not the lists to search (that cost more
-    # loads than it saved, measured)
+    # apart: too sparse for the hardware prefetcher); not the lists to search (that costs more
+    # loads than it saves)
     ns = sources.shape[0]
     nv = np.int64(max(num_vertices, 1))
     for chunk in numba.prange(CHUNKS):      # chunks as block_requests counts them
@@ -224,9 +223,6 @@ def _plan_arrays(src, ws: Workspace | None, segments=None):
 
 
 PREFETCH_LINES = 16   # cache lines that merge_insert prefetches per list, from the end
-
-
-# (16 against 8 with second-level prefetches: order-balanced 0.988, 30 rounds, fresh graphs)
 WRITE_LINES = 8       # the same for remove_fused, which prefetches for writing
 
 
@@ -235,10 +231,8 @@ def _prefetch_lines(lo, hi, hint):
     """Prefetch the cache lines of the byte range [lo, hi), the last few at most: with
     ``hint`` SECOND_LEVEL the last PREFETCH_LINES into the second-level cache (merge_insert
     rewrites them, or reads them once, MERGE_AHEAD segments later; not into the first level,
-    where each line would hold a fill buffer all that time: same-process A/B on fresh graphs,
-    Kronecker 20, 10^5 inserts, 30 rounds, against ``prefetchw``: order-balanced 0.979,
-    per-round 0.951); else the last WRITE_LINES for writing (remove_fused: second-level
-    prefetches made 10^5 deletes 2% slower)."""
+    where each line would hold a fill buffer all that time); else the last WRITE_LINES for
+    writing (remove_fused rewrites its lines at once)."""
     lines = PREFETCH_LINES if hint == SECOND_LEVEL else WRITE_LINES
     a = max(lo & ~np.int64(63), (hi - 1) & ~np.int64(63) - 64 * (lines - 1))
     while a < hi:
@@ -440,9 +434,8 @@ def changed_pairs(pos, src, dst, directed: bool, present: bool, with_index: bool
 # the allocation, chunk c's segments of class k take the pool's blocks after those of the
 # chunks before it. Inserts count while planning (plan_insert) and hand out while merging
 # (merge_insert, which also lists the blocks the lists leave); deletes use the two kernels
-# below (remove_fused lists the blocks left). Before, the moving segments were compacted,
-# counted by class, placed and scattered back (four passes, about 0.6 ms of a 10^5 insert into
-# Kronecker 20).
+# below (remove_fused lists the blocks left): no pass compacts, counts, places and scatters
+# back the moving segments.
 @dual_kernel
 def _count_requests(new_class, old_ptr, counts, leaving):
     n = new_class.shape[0]

@@ -166,8 +166,8 @@ def list_violations(edge_ptr, degree, num_vertices, out):
 
 
 # lists up to this long are searched by a branch-free count (vectorized; no mispredicted
-# halving steps). Same-process A/B against 16, Kronecker 20, 10^5 inserts (15 rounds):
-# 32: 0.938 per-round ratio, 64: 0.957, 128: 0.990; deletes at 32: 0.999
+# halving steps); longer ones by binary search, whose halving steps then cost less than
+# counting the whole list
 LINEAR_SEARCH = 32
 
 

@@ -3,7 +3,7 @@
 The fused CPU pipeline (:mod:`hornet.batch.cpu.fused`) is built for large batches. A
 batch passes through a dozen kernel calls, with NumPy glue in between, and through one
 batched allocation and one release in the memory manager. For a batch of one to a few hundred
-edges that fixed cost is the whole cost: about 0.2 ms, where networkx takes 5 us per edge.
+edges that fixed cost is the whole cost, far more than the few edges' own work.
 Here such a batch takes the small-batch path of :mod:`hornet.batch.gpu.small` with the same
 header, the same block cache (:mod:`hornet.memory.block_cache`) and the same steps in
 :func:`hornet.batch.small_path.small_update`. Only the kernel bodies are CPU ones:
@@ -37,9 +37,8 @@ from ..small_layout import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_I
 from .lists import _field_address, _merge_field, _remove_field, _smallest_class
 
 #: most entries (after mirroring) a CPU batch takes this path with; larger ones run faster
-#: through the fused pipeline's parallel kernels (Kronecker 20, 2 threads: the small path takes
-#: 0.34-0.43x the fused time for 1-100 pairs, 0.81 / 1.04x (insert / delete) at 512 pairs,
-#: 1.06 / 1.37x at 1,024; bench/results/ab_small_cpu_session12.md)
+#: through the fused pipeline's parallel kernels (one thread waiting on a cache miss per entry
+#: falls behind from about a thousand entries on)
 CPU_SMALL_ENTRIES = 1024
 MAX_ID = (1 << 31) - 1
 _NO_KEY = np.uint64(0xFFFFFFFFFFFFFFFF)

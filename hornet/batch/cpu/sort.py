@@ -204,8 +204,7 @@ def parallel_sort(keys: np.ndarray) -> np.ndarray:
 # counting pass, and each bucket's 32 low bits are sorted by NumPy (twice as many keys per SIMD
 # register as uint64, and buckets fit in cache). When the buckets are about even, they are
 # laid out as the rows of one padded 2-D array (ROW_SLACK) and sorted by one NumPy call
-# (sort along axis 1): a Python-level call per bucket cost more than its sort, 0.40 against
-# 0.30 ms for the 256 buckets of 2 x 10^5 keys.
+# (sort along axis 1): a Python-level call per bucket costs more than its sort.
 MAX_HIGH_BITS = 12
 PART_CHUNKS = 16          # pieces of the partition pass (each with its own bucket counters)
 PARTITION_MIN = 1 << 15   # entries below which one uint64 sort is as fast
@@ -363,10 +362,8 @@ def unpack_buckets(keys, start, width, bits, high_bits, sources, seg_start):
 
 def _sort_buckets(keys, start) -> None:
     """Sort every bucket ``keys[start[b]:start[b + 1]]`` in place, in two threads when large:
-    this one and one of the pool. (Two pool threads while this one waited took 0.72 ms for
-    the 2 x 10^5 keys of a 10^5-pair batch right after a parallel kernel, whose OpenMP worker
-    still spins on the other core; this thread and one pool thread 0.40 ms, this thread alone
-    0.39 ms; 2 x 10^6 keys: 2.64 ms, alone 4.06 ms.)"""
+    this one and one of the pool. (Two pool threads while this one waits would compete with
+    the OpenMP worker that still spins on another core right after a parallel kernel.)"""
     bounds = start.tolist()
     nb = len(bounds) - 1
     if numba.get_num_threads() < 2 or keys.shape[0] < (1 << 18):
@@ -412,8 +409,7 @@ def sorted_unique_pairs(s: np.ndarray, d: np.ndarray, num_vertices: int, mirror:
     :func:`hornet.batch.validate.check_ids` would; ``num_vertices`` is the id space so far,
     grown here to cover the batch; a last item is returned: the ids the batch needs (largest
     id + 1, 0 when empty). The bucket sort's first pass reads every id anyway and checks them
-    there (one pass over the batch fewer: 0.15 ms of a 10^5-pair insert into Kronecker 20);
-    other batches are checked first.
+    there (one pass over the batch fewer); other batches are checked first.
     """
     entries = s.shape[0] * (2 if mirror else 1)
     index_bits = max(1, int(entries - 1).bit_length()) if need_order else 0

@@ -3,7 +3,7 @@
 A batch of 10^6 edges needs some 100 MB of short-lived arrays: positions, insertion points,
 the per-list plan, sort keys. Allocated afresh for every batch, they come from wherever the C
 heap has room, often new pages that the kernel must fault in and zero (in a process whose heap
-is fragmented by other work, a few thousand faults per batch, 10-50 ms). A :class:`Workspace`
+is fragmented by other work, thousands of faults per batch). A :class:`Workspace`
 keeps one buffer per named temporary and hands out views of it, so that a stream of batches
 touches the same memory again and again.
 
