@@ -50,15 +50,3 @@ extern "C" __global__ void loops_and_asymmetry(const int* __restrict__ deg,
         if (missing) atomicAdd(&counts[1], missing);
     }
 }
-
-// out[out_off[v] + j] = list_v[j] for j < deg(v), T the item type; off: exclusive scan of the
-// degrees (total last). One thread per item, the list found by binary search.
-template <typename T>
-__global__ void gather_entries(const i64* __restrict__ base, const i64* __restrict__ off,
-                               const i64* __restrict__ out_off, i64 nv, i64 total,
-                               T* __restrict__ out) {
-    segmented_loop(off, nv, total, [&](i64 t, i64 v) {
-        i64 j = t - off[v];
-        out[out_off[v] + j] = ((const T*)base[v])[j];
-    });
-}

@@ -3,7 +3,7 @@
 A GPU graph, a GPU :class:`~hornet.adjacency.AdjacencyView`, a CSR pair of CuPy arrays or a
 ``cupyx.scipy.sparse`` matrix becomes a checked, sorted, duplicate-free GPU view here, cleaned
 on the device (kernels in ``views.cu``); also the view helpers the GPU algorithms share
-(:func:`coo`, :func:`symmetrized`, :func:`edge_list`, :func:`gather_entries`). Only counts
+(:func:`coo`, :func:`symmetrized`, :func:`edge_list`). Only counts
 cross to the host.
 """
 from __future__ import annotations
@@ -13,11 +13,11 @@ import os
 import numpy as np
 
 from hornet.adjacency import AdjacencyView
-from hornet.core.cuda import ITEM_TYPES, as_i64, cupy, i64, item_type, launch, scan
+from hornet.core.cuda import cupy, i64, scan
+from hornet.core.gather import gather_lists
 from .gpu_arrays import address, i32, kernels, launch_tiles, row_offsets, tiles, view_arrays
 
-_fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "views.cu"),
-              tuple(f"gather_entries<{t}>" for t in ITEM_TYPES.values()))
+_fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "views.cu"))
 
 
 def check_view(view: AdjacencyView) -> None:
@@ -97,7 +97,7 @@ def sorted_view(view: AdjacencyView) -> AdjacencyView:
     if view.property_ptrs:
         for name, (pptr, dt) in view.property_ptrs.items():
             vals = cupy.empty(total, dtype=dt)
-            gather_entries(pptr, deg, off[:-1], vals)
+            gather_lists(pptr, deg, off[:-1], vals)
             v2 = cupy.ascontiguousarray(vals[sel])
             ptrs[name] = (address(v2) + v2.dtype.itemsize * indptr[:-1], np.dtype(dt))
             keep.append(v2)
@@ -172,25 +172,3 @@ def view_from_sparse(mat, directed) -> AdjacencyView:
     if directed is None:
         directed = not is_symmetric(view)
     return with_directed(view, bool(directed))
-
-
-def gather_entries(column_ptr, degree, offsets, out) -> None:
-    """Concatenate every vertex's list of one column (destinations or an edge property) into
-    ``out``: vertex v's ``degree[v]`` items at device address ``column_ptr[v]`` land at
-    ``out[offsets[v]:]``.
-
-    ``column_ptr`` int64 (V,), ``degree`` integer (V,), ``offsets`` int64 (V,), all on the
-    device; ``out``: a contiguous CuPy array of the column's dtype. One thread per item.
-    """
-    column_ptr = as_i64(column_ptr)
-    nv = int(column_ptr.shape[0])
-    if nv == 0:
-        return
-    if not out.flags.c_contiguous:
-        raise TypeError("out must be contiguous")
-    deg = cupy.maximum(as_i64(degree), 0)
-    off, total = scan(deg)
-    if total == 0:
-        return
-    launch(_fn(f"gather_entries<{item_type(out.dtype)}>"), total,
-           (column_ptr, off, as_i64(offsets), i64(nv), i64(total), out))

@@ -7,5 +7,6 @@
 - :mod:`~hornet.core.chunking`: balanced chunks of parallel CPU work;
 - :mod:`~hornet.core.cuda`: compiling ``.cu`` files once per process and launching kernels
   (CuPy), with ``segmented.cuh``, the device helpers shared by every CUDA source;
+- :mod:`~hornet.core.gather`: a pointer view's lists gathered into one device array (CuPy);
 - :mod:`~hornet.core.device`: which devices this process can use.
 """

@@ -17,9 +17,9 @@ import numpy as np
 
 from hornet.adjacency import AdjacencyView
 from hornet.core.cuda import BLOCK, as_i64, cupy, i64, launch, scan
+from hornet.core.gather import gather_lists
 from ..gpu_arrays import address, i32, kernels, NULL, tiles, view_arrays
 from ..views import storage_order
-from ..views_gpu import gather_entries
 
 #: C++ type of each weight dtype the SpMV kernels read directly (others: gathered to float64)
 _WEIGHT_TYPES = {
@@ -76,7 +76,7 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
         wptr = rows.property_ptr(view, weight)
         if wdt not in _WEIGHT_TYPES:              # e.g. float16: gather the values as float64
             vals = cupy.empty(rows.nnz, dtype=wdt)
-            gather_entries(wptr, rows.deg, rows.off[:-1], vals)
+            gather_lists(wptr, rows.deg, rows.off[:-1], vals)
             vals = vals.astype(cupy.float64)
             wptr = address(vals) + 8 * rows.off[:-1]
     push = bool(transpose and (view.directed or weighted))

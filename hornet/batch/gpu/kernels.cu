@@ -584,18 +584,7 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
     }
 }
 
-// ------------------------------------------------------------------------------ gathers
-// out[out_off[v] + j] = list_v[j] for j < deg(v); off: exclusive scan of the degrees.
-template <typename T>
-__global__ void gather_lists(const i64* __restrict__ base, const i64* __restrict__ off,
-                             const i64* __restrict__ out_off, i64 nv, i64 total,
-                             T* __restrict__ out) {
-    segmented_loop(off, nv, total, [&](i64 t, i64 v) {
-        i64 j = t - off[v];
-        out[out_off[v] + j] = ((const T*)base[v])[j];
-    });
-}
-
+// ------------------------------------------------------------------------------ reads and writes by address
 template <typename T>
 __global__ void read_at(const i64* __restrict__ addresses, i64 n, T* __restrict__ out) {
     GRID_STRIDE(i, n) { out[i] = *(const T*)addresses[i]; }

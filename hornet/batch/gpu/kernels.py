@@ -22,6 +22,7 @@ import numpy as np
 
 from ...core.cuda import (BLOCK, ITEM_TYPES, as_i64, cupy, function, i64, item_type, launch,
                          scan)
+from ...core.gather import gather_lists
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
 _IDX = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
@@ -29,8 +30,7 @@ _NAMES = tuple(
     [f"find_positions<{s}, {d}, {g}>" for s in _IDX.values() for d in _IDX.values()
      for g in _IDX.values()]
     + [f"{k}<{t}>" for k in ("merge_small", "merge_warp", "merge_block", "remove_small",
-                             "remove_warp", "remove_pieces", "gather_lists",
-                             "read_at", "write_at") for t in ITEM_TYPES.values()])
+                             "remove_warp", "remove_pieces", "read_at", "write_at") for t in ITEM_TYPES.values()])
 
 #: lists moving at most this many items are rewritten by one thread each ...
 SMALL_MOVE = 64
@@ -383,27 +383,6 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
 
 
 # ---------------------------------------------------------------------------- gathers
-def gather_lists(column_ptr, degree, offsets, out) -> None:
-    """Concatenate every vertex's list of one column into ``out``.
-
-    ``column_ptr`` (int64, (V,)), ``degree`` (integer, (V,)), ``offsets`` (int64, (V,)): where
-    vertex v's list starts in ``out`` (a contiguous device array of the column's dtype).
-    One thread per output element (load-balanced over lists of any length).
-    """
-    column_ptr = as_i64(column_ptr)
-    nv = int(column_ptr.shape[0])
-    if nv == 0:
-        return
-    if not out.flags.c_contiguous:
-        raise TypeError("out must be contiguous")
-    deg = cupy.maximum(as_i64(degree), 0)
-    off, total = scan(deg)
-    if total == 0:
-        return
-    launch(_fn(f"gather_lists<{item_type(out.dtype)}>"), total,
-           (column_ptr, off, as_i64(offsets), i64(nv), i64(total), out))
-
-
 def read_at(addresses, out) -> None:
     """``out[i]`` = the value of ``out``'s dtype at device address ``addresses[i]`` (int64)."""
     addresses = as_i64(addresses)
