@@ -25,7 +25,7 @@ __all__ = ["insert_prepared", "delete_prepared", "unique_pairs", "edge_change",
 
 
 def unique_pairs(g, s, d, n, values=None, segments: bool = False,
-                  check_ids: bool = False):
+                 check_ids: bool = False):
     """Sort a batch by (src, dst), mirror it for undirected graphs, drop repeats (first
     wins). Returns (src int32, dst int32, values reordered to match, self-loops dropped);
     with ``segments`` (CPU) a fifth item, the segments found on the way or None; with
@@ -53,6 +53,9 @@ def scratch(g):
 
 
 def edge_change(g, kind, ss, dd, values, skipped=0, previous=None) -> EdgeChange:
+    """The :class:`EdgeChange` of ``kind`` for the sorted entries ``ss``, ``dd`` (an undirected
+    graph's mirrored entries reported once, src < dst) with their ``values`` and, for updates,
+    the ``previous`` values."""
     previous = previous or {}
     if not g.directed:
         # a batch changes both directions of an undirected edge: symmetric entries
