@@ -21,7 +21,6 @@ Example
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import numpy as np
 
