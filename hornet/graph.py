@@ -388,19 +388,14 @@ class Graph:
             b[:cap] = a
             return b
 
+        # every array is made before any is replaced: an allocation that fails (a device out
+        # of memory) leaves the table as it was, every column of one capacity
+        degree, size_class = grown(self._degree), grown(self._size_class, -1)
+        edge_ptr = grown(self._edge_ptr)
+        vprops = {k: grown(a) for k, a in self._vprops.items()}
         self._views.clear()
-        self._degree = grown(self._degree)
-        self._size_class = grown(self._size_class, -1)
-        self._edge_ptr = grown(self._edge_ptr)
-        self._vprops = {k: grown(a) for k, a in self._vprops.items()}
-
-
-
-
-
-
-
-
+        self._degree, self._size_class, self._edge_ptr = degree, size_class, edge_ptr
+        self._vprops = vprops
 
     # ------------------------------------------------------------------ edge updates
     def insert_edges(self, src, dst=None, **edge_props) -> EdgeChange:
@@ -430,10 +425,6 @@ class Graph:
             values = property_values(props, self._edge_schema, s.shape[0], self._xp)
             return pipeline.insert_prepared(self, s, d, values, None if late else max(self._n, top))
 
-
-
-
-
     def delete_edges(self, src, dst=None) -> EdgeChange:
         """Delete a batch of edges; return the edges really deleted (absent ones are ignored).
 
@@ -451,11 +442,6 @@ class Graph:
             if props:
                 raise BatchError(f"delete_edges takes no properties, got {sorted(props)}")
             return pipeline.delete_prepared(self, s, d, top)
-
-
-
-    # ------------------------------------------------------------------ small batches
-
 
     def update_edges(self, src, dst=None, **edge_props) -> EdgeChange:
         """Set property values of edges already present; absent edges are ignored.

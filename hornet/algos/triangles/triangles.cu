@@ -198,3 +198,4 @@ __global__ void tc_count(const int* __restrict__ osrc, const int* __restrict__ o
     }
     local = warp_sum(local);
     if ((threadIdx.x & 31) == 0 && local) atomicAdd(count, local);
+}
