@@ -43,7 +43,7 @@ def bfs(view: AdjacencyView, source, *, return_parents=False, direction_optimizi
             if rev is None and graph is not None and hasattr(graph, "reverse_adjacency"):
                 rev = graph.reverse_adjacency()
             if rev is not None:
-                from ._input import as_adjacency
+                from ..views import as_adjacency
                 rview = as_adjacency(rev, directed=True, sort=False)
                 if rview.num_vertices != n:
                     raise ValueError("reverse graph has a different number of vertices")

@@ -85,7 +85,7 @@ class _Peeler:
     """Peeling of one k-truss problem: per-edge state (ALIVE, GOING, DEAD) and support, the
     live CSR (:class:`_Work`) and the rounds' buffers.
 
-    A delta round is two launches and one 8-byte device-to-host read (see gpu_kernels.cu):
+    A delta round is two launches and one 8-byte device-to-host read (see ktruss.cu):
     ``truss_mark`` (the previous round's edges DEAD, this round's GOING, counter zeroed), then
     ``truss_delta`` (a fixed number of warps per removed edge, so no host-side total of the
     work is needed), then the read of the counter (how many edges fell under the threshold).

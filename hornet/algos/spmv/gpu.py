@@ -44,8 +44,8 @@ SPMV_KERNEL = "warp"
 #: SpMV visits a dynamic graph's rows in storage order from the second call on an unchanged
 #: graph on (the first call, and every call when False: in id order)
 SPMV_STORAGE_ORDER = True
-SPMV_RANGE = 512             # SPMV_RANGE in gpu_kernels.cu (entries per warp range)
-SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in gpu_kernels.cu
+SPMV_RANGE = 512             # SPMV_RANGE in spmv.cu (entries per warp range)
+SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in spmv.cu
 
 
 def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):

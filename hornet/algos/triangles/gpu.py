@@ -20,7 +20,7 @@ _fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "triangle
               ("orient_pass<0>", "orient_pass<1>", "tc_count<0>", "tc_count<1>", "tc_count<2>"))
 
 
-TC_IPT = 4                   # TC_IPT in gpu_kernels.cu
+TC_IPT = 4                   # TC_IPT in triangles.cu
 
 
 @dataclass

@@ -1,4 +1,4 @@
-// CUDA kernels of the batch pipeline (GPU twin of hornet/batch/cpu_kernels.py).
+// CUDA kernels of the batch pipeline (GPU twin of hornet/batch/cpu/).
 //
 // Compiled once per process by cupy.RawModule (NVRTC, -std=c++17); includes segmented.cuh.
 // Every kernel uses 64-bit indexing and a grid-stride loop, so any grid size is correct.

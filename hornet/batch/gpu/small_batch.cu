@@ -1,4 +1,4 @@
-// CUDA kernels of the small-batch path (hornet/batch/gpu_small.py): a batch of at most
+// CUDA kernels of the small-batch path (hornet/batch/gpu/small.py): a batch of at most
 // SMALL_ENTRIES entries (after mirroring) is prepared by ONE thread block, and its lists are
 // rewritten by one block per source vertex, so that a batch costs a handful of launches and
 // one small device-to-host read (the header) instead of the ~150 operations of the general
@@ -89,7 +89,7 @@ __device__ __forceinline__ Layout layout(i64* ws) {
     L.seg_rank = p;                 p += E;
     L.seg_give = p;                 p += E;
     L.seg_piece = p;                p += E;
-    L.spill = p;                    // SPILL_OFFSET in gpu_small.py
+    L.spill = p;                    // SPILL_OFFSET in small.py
     return L;
 }
 
