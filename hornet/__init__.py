@@ -27,6 +27,7 @@ if "OMP_WAIT_POLICY" not in os.environ:
 
 from .adjacency import AdjacencyView
 from .batch.validate import BatchError
+from .core.device import backend_available
 from .graph import EdgeChange, Graph
 from .memory.manager import DeviceMemoryError, InvariantError
 
@@ -35,19 +36,6 @@ __all__ = ["Graph", "EdgeChange", "AdjacencyView", "BatchError", "InvariantError
 __version__ = "0.1.0"
 
 _SUBMODULES = {"io", "algos", "testing", "generators"}
-
-
-def backend_available(device: str) -> bool:
-    """True when ``device`` ("cpu" or "gpu") can be used in this process."""
-    if device == "cpu":
-        return True
-    if device == "gpu":
-        try:
-            import cupy
-            return cupy.cuda.runtime.getDeviceCount() > 0
-        except Exception:
-            return False
-    raise ValueError(f"unknown device {device!r}")
 
 
 def __getattr__(name):

@@ -21,19 +21,15 @@ Example
 from __future__ import annotations
 
 import re
-from itertools import compress
-from operator import or_
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from .adjacency import AdjacencyView
+from .batch import pipeline
+from .batch.edge_change import EdgeChange, host_copy
+from .batch.small_path import MODE_DELETE, MODE_INSERT, small_pairs, small_update
 from .batch.validate import BatchError, MAX_VERTEX_ID, edge_batch, id_array, property_values
-from .batch.gpu_small import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID,
-                              H_MOVES, H_PIECES, H_RESULTS, MAX_FIELDS, MODE_DELETE,
-                              MODE_INSERT, NUM_CLASSES, SMALL_ENTRIES, SmallBatches)
-from .batch.cpu_small import CPU_SMALL_ENTRIES, CpuSmallBatches
+from .core.device import backend_available
 from .memory.manager import DeviceMemoryError, InvariantError, MemoryManager
 
 __all__ = ["Graph", "EdgeChange", "BatchError", "InvariantError", "DeviceMemoryError"]
@@ -42,61 +38,20 @@ _VERTEX_BYTES = 4 + 1 + 8   # degree int32, size class int8, edge pointer int64
 DEFAULT_BLOCK_ARRAY_EDGES = {"cpu": 1 << 18, "gpu": 1 << 22}
 
 
-@dataclass
-class EdgeChange:
-    """What a batch really changed.
-
-    ``src``, ``dst``: int32 arrays on the graph's device, one entry per edge inserted, deleted
-    or updated (undirected graphs: each edge once, ``src < dst``), sorted by (src, dst).
-    ``properties``: the edges' property values (for deletions: the values they had; for
-    updates: the new values).
-    ``previous``: for updates, the values the updated properties held before the call
-    (same names and alignment as ``properties``); empty for other kinds.
-    ``self_loops_skipped``: self-loops dropped from the batch (undirected graphs only).
-    """
-
-    kind: str
-    src: Any
-    dst: Any
-    properties: dict = field(default_factory=dict)
-    self_loops_skipped: int = 0
-    previous: dict = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return int(self.src.shape[0])
-
-    def __repr__(self) -> str:
-        return f"EdgeChange({self.kind}, {len(self)} edges)"
-
-    def to_arrow(self):
-        """The change as a pyarrow Table with columns src, dst and one per property."""
-        import pyarrow as pa
-        cols = {"src": _host(self.src), "dst": _host(self.dst)}
-        cols.update({k: _host(v) for k, v in self.properties.items()})
-        return pa.table(cols)
-
-
-def _host(a):
-    """NumPy copy of a NumPy or CuPy array."""
-    return a if isinstance(a, np.ndarray) else a.get()
-
-
 def _batch_kernels(device: str):
     if device == "gpu":
-        from .batch import gpu_kernels
-        return gpu_kernels
-    from .batch import cpu_kernels
-    return cpu_kernels
+        from .batch import gpu
+        return gpu
+    from .batch import cpu
+    return cpu
 
 
 def _resolve_device(device: str) -> str:
     if device not in ("cpu", "gpu", "auto"):
         raise ValueError(f"device must be 'cpu', 'gpu' or 'auto', got {device!r}")
     if device == "auto":
-        from . import backend_available
         return "gpu" if backend_available("gpu") else "cpu"
     if device == "gpu":
-        from . import backend_available
         if not backend_available("gpu"):
             raise RuntimeError("device='gpu' needs CuPy and a CUDA GPU; none was found "
                                "(use device='cpu' or 'auto')")
@@ -112,7 +67,7 @@ def _array_module(device: str):
 
 def _device_array(xp, a, name):
     if xp is np:
-        return _host(a) if hasattr(a, "get") and not isinstance(a, np.ndarray) else np.asarray(a)
+        return host_copy(a) if hasattr(a, "get") and not isinstance(a, np.ndarray) else np.asarray(a)
     return xp.asarray(a)
 
 
@@ -220,15 +175,18 @@ class Graph:
 
     # CPU graphs insert and delete through the fused pipelines (plan_insert / merge_insert,
     # plan_delete / remove_fused); False takes the general one (find / keep / plan / merge or
-    # remove, the GPU's), e.g. for A/B runs
+    # remove, the GPU's), e.g. to compare the two
     _fused_insert = True
     _fused_delete = True
     # A fused CPU insert plans the full lists it reaches without searching them (a block
     # for every entry of the segment; the merge gives it back when enough were present)
-    # while the last fused insert found at most this share of its entries present already.
-    # Same-process A/B, Kronecker 20, 10^5 random inserts: 0.942 per-round ratio (41 rounds).
+    # while the last fused insert found at most this share of its entries present already:
+    # searching a list that mostly gains new entries costs more than a block given back.
     # A graph starts searching (no history): inserting present edges then reserves nothing.
     _defer_full_present = 0.25
+    # batches of a few thousand entries take the small-batch path (hornet.batch.small_path);
+    # False sends every batch through the pipelines above
+    _small_batches = True
 
     def __init__(self, directed: bool = False, device: str = "auto", *, num_vertices: int = 0,
                  edge_properties: dict | None = None, vertex_properties: dict | None = None,
@@ -327,7 +285,7 @@ class Graph:
         xp = self._xp
         rows = xp.flatnonzero(counts)
         deg = counts[rows]
-        ptrs, classes = self._allocate_for(rows, deg)
+        ptrs, classes = pipeline.allocate_for(self, rows, deg)
         src = self._mm.backend.address(indices) + 4 * indptr[rows]
         self._mm.backend.copy_ranges(src, ptrs, deg, np.dtype(np.int32))
         for f, (name, dt) in enumerate(self._edge_schema.items(), start=1):
@@ -459,106 +417,14 @@ class Graph:
             b[:cap] = a
             return b
 
+        # every array is made before any is replaced: an allocation that fails (a device out
+        # of memory) leaves the table as it was, every column of one capacity
+        degree, size_class = grown(self._degree), grown(self._size_class, -1)
+        edge_ptr = grown(self._edge_ptr)
+        vprops = {k: grown(a) for k, a in self._vprops.items()}
         self._views.clear()
-        self._degree = grown(self._degree)
-        self._size_class = grown(self._size_class, -1)
-        self._edge_ptr = grown(self._edge_ptr)
-        self._vprops = {k: grown(a) for k, a in self._vprops.items()}
-
-    def _unique_pairs(self, s, d, n, values=None, segments: bool = False,
-                      check_ids: bool = False):
-        """Sort a batch by (src, dst), mirror it for undirected graphs, drop repeats (first
-        wins). Returns (src int32, dst int32, values reordered to match, self-loops dropped);
-        with ``segments`` (CPU) a fifth item, the segments found on the way or None; with
-        ``check_ids`` (CPU) the ids are checked on the way and a last item is the id space
-        they need (see :func:`hornet.batch.cpu_kernels.sorted_unique_pairs`)."""
-        mirror = not self.directed
-        extra = {"segments": True} if segments else {}
-        if check_ids:
-            extra["check_ids"] = True
-        order, ss, dd, loops, *rest = self._K.sorted_unique_pairs(
-            s, d, n, mirror, need_order=bool(values), ws=self._scratch(), **extra)
-        if values:
-            pair = order >> 1 if mirror else order
-            values = {k: v[pair] for k, v in values.items()}
-        return (ss, dd, values or {}, int(loops)) + tuple(rest)
-
-    def _scratch(self):
-        """The backend's reusable buffers for this graph's batch temporaries (CPU:
-        :class:`hornet.batch.workspace.Workspace`, made on first use; GPU: None)."""
-        ws = self.__dict__.get("_ws", False)
-        if ws is False:
-            ws = self._ws = self._K.workspace()
-        return ws
-
-    def _change(self, kind, ss, dd, values, skipped=0, previous=None) -> EdgeChange:
-        previous = previous or {}
-        if not self.directed:
-            # a batch changes both directions of an undirected edge: symmetric entries
-            once, ss, dd = self._K.canonical_pairs(ss, dd, ws=self._scratch(), symmetric=True)
-            values = {k: v[once] for k, v in values.items()}
-            previous = {k: v[once] for k, v in previous.items()}
-        return EdgeChange(kind, ss.astype(np.int32, copy=False), dd.astype(np.int32, copy=False),
-                          values, skipped, previous)
-
-    def _allocate_for(self, vertices, degrees):
-        """New blocks for ``vertices`` holding ``degrees`` edges: (pointers, size classes).
-
-        One batched allocation per size class (only per-class counts reach the host); all or
-        nothing.
-        """
-        classes = self._mm.size_class_for(degrees)
-        return self._mm.allocate_classes(classes), classes
-
-    def _retire(self, sources, new_deg, old_ptrs, moved, new_ptrs, new_classes,
-                emptied=None) -> None:
-        """Write a planned batch into the vertex table (its lists already rewritten) and free
-        the blocks it left.
-
-        ``sources`` (int32 (S,), distinct) get degrees ``new_deg`` (int64 (S,)); the segments
-        ``moved`` (int64 indices, (G,)) now live in blocks ``new_ptrs`` of ``new_classes``
-        (int64 (G,)); ``old_ptrs`` (int64 (S,)) are the pointers before the batch (0: no
-        block); ``emptied`` (bool (S,), optional): segments left without edges.
-        """
-        xp = self._xp
-        self._K.commit_segments(sources, new_deg, moved, new_ptrs, new_classes, self._degree,
-                                self._size_class, self._edge_ptr)
-        freed = old_ptrs[moved]
-        if emptied is not None:
-            freed = xp.concatenate([freed, xp.where(emptied, old_ptrs, 0)])
-        self._mm.release(freed)            # pointers 0 (no block before) are skipped
-
-    def _columns(self, ptrs):
-        """Per edge field, the addresses of the blocks whose destination addresses are given."""
-        return [self._mm.field_addresses(ptrs, f) for f in range(len(self._mm.field_dtypes))]
-
-    def _moved_columns(self, columns, moved, new_ptrs):
-        """``columns`` (from :meth:`_columns`) with the segments ``moved`` (int64 (G,))
-        re-pointed to their new blocks ``new_ptrs``: only the moved lists are looked up."""
-        out = []
-        for f, col in enumerate(columns):
-            col = col.copy()
-            col[moved] = self._mm.field_addresses(new_ptrs, f)
-            out.append(col)
-        return out
-
-    def _compact_memory(self) -> None:
-        old, new = self._mm.compact_touched()
-        if old.size == 0:
-            return
-        xp = self._xp
-        order = xp.argsort(old)
-        old, new = old[order], new[order]
-        # only vertices of the compacted classes can own a moved block
-        compacted = np.zeros(65, dtype=bool)            # indexed by size class + 1
-        compacted[np.asarray(self._mm.last_compacted, dtype=np.int64) + 1] = True
-        table = xp.asarray(compacted)
-        owners = xp.flatnonzero(table[self._size_class[:self._n].astype(xp.int16) + 1])
-        ptr = self._edge_ptr[owners]
-        at = xp.searchsorted(old, ptr)
-        at[at == old.size] = 0
-        moved = old[at] == ptr
-        self._edge_ptr[owners[moved]] = new[at[moved]]
+        self._degree, self._size_class, self._edge_ptr = degree, size_class, edge_ptr
+        self._vprops = vprops
 
     # ------------------------------------------------------------------ edge updates
     def insert_edges(self, src, dst=None, **edge_props) -> EdgeChange:
@@ -578,106 +444,15 @@ class Graph:
         A refused batch raises and leaves the graph unchanged.
         """
         with _out_of_memory_as_device_error(_batch_length(src)):
-            pairs = self._small_pairs(src, dst)
+            pairs = small_pairs(self, src, dst) if self._small_batches else None
             if pairs is not None:
-                change = self._small_update(MODE_INSERT, *pairs, edge_props)
+                change = small_update(self, MODE_INSERT, *pairs, edge_props)
                 if change is not None:
                     return change
             late = self.device == "cpu" and self._fused_insert   # its sort checks the ids
             s, d, props, top = edge_batch(src, dst, edge_props, self._xp, check=not late)
             values = property_values(props, self._edge_schema, s.shape[0], self._xp)
-            return self._insert_prepared(s, d, values, None if late else max(self._n, top))
-
-    def _insert_prepared(self, s, d, values, n) -> EdgeChange:
-        """Insert a batch normalised by :func:`edge_batch`; ``n``: the id space it needs, or
-        None when its ids are not checked yet (the CPU's fused insert, whose sort checks them
-        on its way)."""
-        xp, K = self._xp, self._K
-        if self.device == "cpu" and self._fused_insert:
-            ss, dd, values, skipped, segments, *top = self._unique_pairs(
-                s, d, self._n if n is None else n, values, segments=True, check_ids=n is None)
-            n = max(self._n, top[0]) if n is None else n
-            self._reserve(n)
-            return self._insert_fused(ss, dd, values, skipped, segments, n)
-        self._reserve(n)
-        ws = self._scratch()
-        ss, dd, values, skipped = self._unique_pairs(s, d, n, values)
-        pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n, ws=ws)
-        kept, ss, dd, insert_at = K.keep_entries(pos, ss, dd, True, bool(values), ws=ws)
-        if kept is not None:
-            values = {k: v[kept] for k, v in values.items()}
-        sources, seg_start, seg_len, old_deg, new_deg, old_ptrs, grow = K.plan_segments(
-            ss, self._degree, self._size_class, self._edge_ptr, True, self._mm.min_size_class,
-            ws=ws)
-        grown = xp.flatnonzero(grow)
-        new_ptrs, new_classes = self._allocate_for(sources[grown], new_deg[grown])
-        # ---- nothing above changed the graph; from here on the batch is committed ----
-        self._views.clear()
-        self._n = n
-        columns = self._columns(old_ptrs)      # growing lists merge straight into new blocks
-        K.merge_lists(columns, self._moved_columns(columns, grown, new_ptrs), old_deg,
-                      seg_start, seg_len, insert_at,
-                      [dd] + [values[name] for name in self._edge_schema])
-        self._retire(sources, new_deg, old_ptrs, grown, new_ptrs, new_classes)
-        self._entries += int(dd.shape[0])
-        if grown.size:
-            self._compact_memory()
-        return self._change("insert", ss, dd, values, skipped)
-
-    def _fused_targets(self, new_class, old_ptr, ws):
-        """The blocks of a fused delete plan: target int64 (S,), a fresh block of class
-        ``new_class`` for the segments that move, read only there (remove_fused lists the
-        blocks the lists leave). The allocation is the only step of a fused batch that can
-        fail; it runs before anything is written."""
-        K = self._K
-        per_class, counts, _ = K.block_requests(new_class, old_ptr)
-        if not per_class.any():
-            return old_ptr
-        return K.place_blocks(new_class, counts, self._mm.allocate_counts(per_class), ws=ws)
-
-    def _fields(self, dst, columns: dict):
-        """The edge fields of a fused CPU batch (:class:`hornet.batch.cpu_kernels.EdgeFields`):
-        the block arrays' columns, and the batch columns ``dst`` then ``columns[name]`` per
-        property (contiguous host arrays of the property's dtype, aligned with the batch's
-        entries; the kernels read or write them in place)."""
-        if not self._edge_schema:
-            return None
-        batch = [dst] + [columns[name] for name in self._edge_schema]
-        lookup = self._mm.lookup()
-        return self._K.EdgeFields.of(lookup.bases, lookup.field_bases, batch)
-
-    def _insert_fused(self, ss, dd, values, skipped, segments, n) -> EdgeChange:
-        """CPU insert (see the fused-insert section of :mod:`hornet.batch.cpu_kernels`):
-        plan (searching only the lists that may outgrow their block, and none of those
-        while few entries turn out present: see ``_defer_full_present``), allocate, then
-        search-and-merge every list, every edge field, in one pass."""
-        K, mm, ws = self._K, self._mm, self._scratch()
-        values = {name: np.ascontiguousarray(values[name], dtype=dt)
-                  for name, dt in self._edge_schema.items()}
-        sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos, requests = \
-            K.plan_insert(ss, dd, self._degree, self._size_class, self._edge_ptr, n,
-                          mm.min_size_class, ws=ws, segments=segments,
-                          defer_full=self._present_share <= self._defer_full_present)
-        moving = int(requests[0].sum())
-        # the allocation is the only step of a fused batch that can fail: before any write
-        pool = mm.allocate_counts(requests[0]) if moving else None
-        fields = self._fields(dd, values)      # after the allocation: new arrays included
-        # ---- nothing above changed the graph; from here on the batch is committed ----
-        self._views.clear()
-        self._n = n
-        inserted, freed = K.merge_insert(sources, seg_start, old_deg, old_ptr, new_deg,
-                                         new_class, dd, pos, n, self._degree,
-                                         self._size_class, self._edge_ptr,
-                                         requests if moving else None, pool, fields, ws=ws)
-        self._entries += inserted
-        self._present_share = 1.0 - inserted / max(ss.shape[0], 1)
-        if moving:
-            mm.release(freed)
-            self._compact_memory()
-        s_out, d_out, *index = K.changed_pairs(pos, ss, dd, self.directed, False,
-                                               with_index=bool(values))
-        props = {name: v[index[0]] for name, v in values.items()}
-        return EdgeChange("insert", s_out, d_out, props, skipped)
+            return pipeline.insert_prepared(self, s, d, values, None if late else max(self._n, top))
 
     def delete_edges(self, src, dst=None) -> EdgeChange:
         """Delete a batch of edges; return the edges really deleted (absent ones are ignored).
@@ -687,150 +462,15 @@ class Graph:
         empty block arrays are freed and under-used size classes compacted.
         """
         with _out_of_memory_as_device_error(_batch_length(src)):
-            pairs = self._small_pairs(src, dst)
+            pairs = small_pairs(self, src, dst) if self._small_batches else None
             if pairs is not None:
-                change = self._small_update(MODE_DELETE, *pairs, {})
+                change = small_update(self, MODE_DELETE, *pairs, {})
                 if change is not None:
                     return change
             s, d, props, top = edge_batch(src, dst, {}, self._xp)
             if props:
                 raise BatchError(f"delete_edges takes no properties, got {sorted(props)}")
-            return self._delete_prepared(s, d, top)
-
-    def _delete_prepared(self, s, d, top: int) -> EdgeChange:
-        """``top``: the batch's largest id + 1 (pairs with ids past the graph's are absent)."""
-        xp, K = self._xp, self._K
-        if top > self._n:
-            inside = (s < self._n) & (d < self._n)
-            s, d = s[inside], d[inside]
-        ws = self._scratch()
-        if self.device == "cpu" and self._fused_delete:
-            ss, dd, _, _, segments = self._unique_pairs(s, d, max(self._n, 1), segments=True)
-            return self._delete_fused(ss, dd, segments)
-        ss, dd, _, _ = self._unique_pairs(s, d, max(self._n, 1))
-        pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n, ws=ws)
-        _, ss, dd, pos = K.keep_entries(pos, ss, dd, False, ws=ws)
-        sources, seg_start, seg_len, old_deg, new_deg, old_ptrs, shrink = K.plan_segments(
-            ss, self._degree, self._size_class, self._edge_ptr, False, self._mm.min_size_class,
-            ws=ws)
-        shrunk = xp.flatnonzero(shrink)
-        new_ptrs, new_classes = self._allocate_for(sources[shrunk], new_deg[shrunk])
-        # ---- committed from here on ----
-        self._views.clear()
-        columns = self._columns(old_ptrs)
-        gone = {}
-        for f, (name, dt) in enumerate(self._edge_schema.items(), start=1):
-            gone[name] = xp.empty(ss.shape[0], dtype=dt)
-            slots = xp.repeat(columns[f], seg_len) + dt.itemsize * pos
-            K.read_at(slots, gone[name])
-        # shrinking lists move straight to new blocks
-        K.remove_lists(columns, self._moved_columns(columns, shrunk, new_ptrs), old_deg,
-                       seg_start, seg_len, pos, self._mm.field_dtypes, items=self._entries)
-        self._entries -= int(ss.shape[0])
-        self._retire(sources, new_deg, old_ptrs, shrunk, new_ptrs, new_classes,
-                     emptied=new_deg == 0)
-        self._compact_memory()
-        return self._change("delete", ss, dd, gone)
-
-    def _delete_fused(self, ss, dd, segments=None) -> EdgeChange:
-        """CPU delete (see the fused-delete section of :mod:`hornet.batch.cpu_kernels`):
-        plan (searching only the lists that may move to a smaller block), allocate, then
-        search-and-remove every list, every edge field, in one pass."""
-        K, mm, ws = self._K, self._mm, self._scratch()
-        sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_delete(
-            ss, dd, self._degree, self._size_class, self._edge_ptr, self._n, mm.min_size_class,
-            ws=ws, segments=segments)
-        target = self._fused_targets(new_class, old_ptr, ws)
-        # the removed entries' property values land here (aligned with the batch)
-        gone = {name: np.empty(ss.shape[0], dtype=dt) for name, dt in self._edge_schema.items()}
-        fields = self._fields(dd, gone)
-        # ---- nothing above changed the graph; from here on the batch is committed ----
-        self._views.clear()
-        removed, freed = K.remove_fused(sources, seg_start, old_deg, old_ptr, new_deg,
-                                        new_class, target, dd, pos, self._n, self._degree,
-                                        self._size_class, self._edge_ptr, fields, ws=ws)
-        self._entries -= int(removed.sum())
-        mm.release(freed)                      # pointers 0 (list kept its block) are skipped
-        self._compact_memory()
-        s_out, d_out, *index = K.changed_pairs(pos, ss, dd, self.directed, True,
-                                               with_index=bool(gone))
-        props = {name: v[index[0]] for name, v in gone.items()}
-        return EdgeChange("delete", s_out, d_out, props, 0)
-
-    # ------------------------------------------------------------------ small batches
-    def _small_pairs(self, src, dst):
-        """(src, dst) as contiguous int32 or int64 device arrays of one dtype when the batch
-        can take the small-batch path (:mod:`hornet.batch.gpu_small`,
-        :mod:`hornet.batch.cpu_small`): two 1-D integer NumPy or CuPy arrays of one length, at
-        most SMALL_ENTRIES (GPU) or CPU_SMALL_ENTRIES (CPU) entries once mirrored, at most
-        MAX_FIELDS - 1 edge properties. None otherwise (the general pipeline takes it)."""
-        if dst is None or len(self._edge_schema) >= MAX_FIELDS:
-            return None
-        xp = self._xp
-        arrays = (np.ndarray, xp.ndarray)
-        if not (isinstance(src, arrays) and isinstance(dst, arrays)):
-            return None
-        if src.ndim != 1 or src.shape != dst.shape or not src.shape[0]:
-            return None
-        if src.dtype.kind not in "iu" or dst.dtype.kind not in "iu":
-            return None
-        limit = SMALL_ENTRIES if self.device == "gpu" else CPU_SMALL_ENTRIES
-        if src.shape[0] * (1 if self.directed else 2) > limit:
-            return None
-        src, dst = xp.asarray(src), xp.asarray(dst)
-        if src.dtype != dst.dtype or src.dtype not in (np.int32, np.int64):
-            src, dst = src.astype(xp.int64), dst.astype(xp.int64)
-        return xp.ascontiguousarray(src), xp.ascontiguousarray(dst)
-
-    def _small_update(self, mode, s, d, edge_props) -> EdgeChange | None:
-        """Insert (MODE_INSERT) or delete (MODE_DELETE) a small batch with two kernels and
-        the block cache (GPU: one read-back of counts; see :mod:`hornet.batch.gpu_small` and
-        :mod:`hornet.batch.cpu_small`). Returns None,
-        with nothing changed, when an id is out of range: the general pipeline then refuses
-        the batch with its usual message."""
-        xp, mm = self._xp, self._mm
-        if self._small is None:
-            self._small = SmallBatches() if self.device == "gpu" else CpuSmallBatches()
-        header, rows = self._small.prepare(s, d, not self.directed, mode, self._degree,
-                                           self._size_class, self._edge_ptr,
-                                           mm.min_size_class)
-        header = header[:H_PIECES + 1].tolist()   # Python ints: cheaper to read one by one
-        if header[H_MIN_ID] < 0 or header[H_MAX_ID] > MAX_VERTEX_ID:
-            return None
-        kind = "insert" if mode == MODE_INSERT else "delete"
-        if mode == MODE_INSERT:
-            values = property_values(edge_props, self._edge_schema, s.shape[0], xp)
-            n = max(self._n, int(header[H_MAX_ID]) + 1)
-            self._reserve(n)
-        kept, nres = header[H_KEPT], header[H_RESULTS]
-        outs = {name: xp.empty(nres, dtype=dt) for name, dt in self._edge_schema.items()}
-        need = header[H_CLASS:H_CLASS + NUM_CLASSES]
-        freed = header[H_FREED:H_FREED + NUM_CLASSES]
-        # the few classes the batch takes blocks from or gives blocks to (counts are >= 0)
-        touched = list(compress(range(NUM_CLASSES), map(or_, need, freed)))
-        cache = mm.block_cache()
-        if kept and header[H_MOVES]:
-            cache.reserve(need, touched)    # a ring short of blocks takes them from the trees
-        accept = cache.accepts(need, freed, touched)
-        # ---- nothing above changed the graph; from here on the batch is committed ----
-        self._views.clear()
-        if mode == MODE_INSERT:
-            self._n = n
-        if kept:
-            self._small.rewrite(mode, header[H_PIECES], cache, accept, mm.lookup(),
-                                mm.field_dtypes,
-                                [values[k] for k in self._edge_schema] if mode == MODE_INSERT
-                                else [None] * len(self._edge_schema),
-                                list(outs.values()), self._degree, self._size_class,
-                                self._edge_ptr)
-            spills = cache.commit(need, freed, accept, touched)
-            self._entries += kept if mode == MODE_INSERT else -kept
-            if spills:
-                mm.release(self._small.spilled(spills))
-            if header[H_MOVES] or any(freed[k] for k in touched):
-                self._compact_memory()
-        return EdgeChange(kind, rows[:nres], rows[SMALL_ENTRIES:SMALL_ENTRIES + nres], outs,
-                          int(header[H_LOOPS]) if mode == MODE_INSERT else 0)
+            return pipeline.delete_prepared(self, s, d, top)
 
     def update_edges(self, src, dst=None, **edge_props) -> EdgeChange:
         """Set property values of edges already present; absent edges are ignored.
@@ -844,7 +484,7 @@ class Graph:
         inside = (s < self._n) & (d < self._n)
         s, d = s[inside], d[inside]
         values = {k: v[inside] for k, v in values.items()}
-        ss, dd, values, _ = self._unique_pairs(s, d, max(self._n, 1), values)
+        ss, dd, values, _ = pipeline.unique_pairs(self, s, d, max(self._n, 1), values)
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n)
         found = pos >= 0
         ss, dd, pos = ss[found], dd[found], pos[found]
@@ -857,7 +497,7 @@ class Graph:
             previous[name] = xp.empty(vals.shape[0], dtype=self._edge_schema[name])
             K.read_at(addresses, previous[name])
             K.write_at(addresses, vals)
-        return self._change("update", ss, dd, ordered, previous=previous)
+        return pipeline.edge_change(self, "update", ss, dd, ordered, previous=previous)
 
     # ------------------------------------------------------------------ vertex updates
     def insert_vertices(self, ids, **vertex_props) -> None:
@@ -1023,7 +663,7 @@ class Graph:
     def to_scipy(self, weight: str | None = None):
         """scipy.sparse.csr_matrix of shape (V, V); values: the ``weight`` property or 1.0."""
         import scipy.sparse as sp
-        indptr, indices, *data = (_host(a) for a in self.to_csr(weight))
+        indptr, indices, *data = (host_copy(a) for a in self.to_csr(weight))
         values = data[0] if data else np.ones(indices.shape[0], dtype=np.float64)
         return sp.csr_matrix((values, indices, indptr), shape=(self._n, self._n))
 
@@ -1033,8 +673,8 @@ class Graph:
         G = nx.DiGraph() if self.directed else nx.Graph()
         G.add_nodes_from(range(self._n))
         src, dst, props = self.edges(properties=True)
-        src, dst = _host(src), _host(dst)
-        props = {k: _host(v) for k, v in props.items()}
+        src, dst = host_copy(src), host_copy(dst)
+        props = {k: host_copy(v) for k, v in props.items()}
         names = list(props)
         if names:
             rows = zip(src.tolist(), dst.tolist(), *(props[k].tolist() for k in names))
@@ -1105,8 +745,8 @@ class Graph:
         edge count, and for undirected graphs symmetry and no self-loops.
         """
         xp, n = self._xp, self._n
-        deg = _host(self._degree[:n]).astype(np.int64)
-        cls = _host(self._size_class[:n]).astype(np.int64)
+        deg = host_copy(self._degree[:n]).astype(np.int64)
+        cls = host_copy(self._size_class[:n]).astype(np.int64)
         if bool((self._degree[n:] != 0).any()) or bool((self._size_class[n:] != -1).any()):
             raise InvariantError("vertex table rows past num_vertices are not empty")
         if (deg < 0).any():
@@ -1126,10 +766,10 @@ class Graph:
             raise InvariantError(f"degrees sum to {int(deg.sum())}, edge count says "
                                  f"{self._entries}")
         owners = np.flatnonzero(owns)
-        self._mm.check(_host(self._edge_ptr[:n])[owners], cls[owners])
+        self._mm.check(host_copy(self._edge_ptr[:n])[owners], cls[owners])
         bad = xp.empty(n, dtype=xp.int8)
         self._K.list_violations(self._edge_ptr[:n], self._degree[:n], n, bad)
-        bad = _host(bad)
+        bad = host_copy(bad)
         if bad.any():
             v = int(np.flatnonzero(bad)[0])
             what = "is not sorted or has a duplicate" if bad[v] == 1 else \
@@ -1139,7 +779,7 @@ class Graph:
             _, src, dst, _ = self._coo()
             if bool((src == dst).any()):
                 raise InvariantError("an undirected graph holds a self-loop")
-            back = _host(self._K.find_positions(dst, src, self._degree, self._edge_ptr, n))
+            back = host_copy(self._K.find_positions(dst, src, self._degree, self._edge_ptr, n))
             if (back < 0).any():
                 i = int(np.flatnonzero(back < 0)[0])
                 raise InvariantError(f"edge ({src[i]}, {dst[i]}) is stored without its "

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import os
 
-from .format import (COLUMNS, FORMAT_VERSION, Batch, EventBlock, StreamColumns,
-                     StreamFormatError, StreamReader, StreamWriter, detect_container,
-                     iter_batches, open_stream, read_stream, stream_schema, validate_schema,
-                     write_stream)
+from .batching import Batch, iter_batches
+from .format import (COLUMNS, FORMAT_VERSION, EventBlock, StreamColumns, StreamFormatError,
+                     detect_container, stream_schema, validate_schema)
+from .reader import StreamReader, open_stream, read_stream
+from .writer import StreamWriter, write_stream
 
 __all__ = [
     "COLUMNS", "FORMAT_VERSION", "Batch", "EventBlock", "StreamColumns", "StreamFormatError",

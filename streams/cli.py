@@ -213,7 +213,7 @@ def _cmd_convert(a) -> int:
 
 def _cmd_info(a) -> int:
     from . import default_stream_path
-    from .format import open_stream
+    from .reader import open_stream
     path = a.stream or default_stream_path()
     with open_stream(path, text_format=a.text_format) as rd:
         rows = rd.num_rows

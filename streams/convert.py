@@ -25,8 +25,9 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .format import (StreamFormatError, StreamWriter, container_for_path, open_stream,
-                     stream_schema)
+from .format import StreamFormatError, container_for_path, stream_schema
+from .reader import open_stream
+from .writer import StreamWriter
 
 __all__ = ["ConvertResult", "convert"]
 

@@ -47,7 +47,7 @@ def without_small_path(device: str, **kw):
     ``Graph._defer_full_present``): a moving list then gets the smallest class that holds
     it, as on the small path (deferring, it gets the class of its whole segment)."""
     g = hornet.Graph(device=device, **kw)
-    g._small_pairs = lambda src, dst: None
+    g._small_batches = False
     g._defer_full_present = -1.0
     return g
 

@@ -18,7 +18,7 @@ from hornet import algos
 from hornet.adjacency import AdjacencyView
 
 if HAS_GPU:
-    from hornet.algos import _gpu
+    from hornet.algos.spmv import gpu as spmv_gpu
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
@@ -98,11 +98,11 @@ class spmv_kernel:
         self.name = name
 
     def __enter__(self):
-        self.old = _gpu.SPMV_KERNEL
-        _gpu.SPMV_KERNEL = self.name
+        self.old = spmv_gpu.SPMV_KERNEL
+        spmv_gpu.SPMV_KERNEL = self.name
 
     def __exit__(self, *exc):
-        _gpu.SPMV_KERNEL = self.old
+        spmv_gpu.SPMV_KERNEL = self.old
 
 
 def compare_all(gc, gg, *, truss=True, bfs_sources=None, spmv_weight=None):
@@ -397,14 +397,14 @@ def test_spmv_visits_a_graph_in_storage_order(kernel):
                                  weight=w0, w16=w0.astype(np.float16))
     for step in range(3):
         view = gg.adjacency()
-        visit = _gpu._visit_rows(view)
+        visit = spmv_gpu._visit_rows(view)
         deg, ptr = host(view.degree), host(view.edge_ptr)
         vid = host(visit.vid)
         assert visit.vid is not None and visit.count == np.count_nonzero(deg)
         assert np.array_equal(np.sort(vid), np.flatnonzero(deg))
         assert np.array_equal(vid, host(gg.vertices_in_storage_order()))
         assert np.array_equal(host(visit.ptr), ptr[vid])
-        assert _gpu._visit_rows(gpu_csr_view(gg)).vid is None
+        assert spmv_gpu._visit_rows(gpu_csr_view(gg)).vid is None
         x = rng.standard_normal(n)
         with spmv_kernel(kernel):
             for weight in (None, "weight", "w16"):

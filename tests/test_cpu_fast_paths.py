@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import hornet
-from hornet.batch import cpu_kernels as K
+from hornet.batch import cpu as K
 
 
 def _model(g):

@@ -1,4 +1,4 @@
-"""The small-batch CPU path (hornet.batch.cpu_small) against the fused CPU pipeline: identical
+"""The small-batch CPU path (hornet.batch.cpu.small) against the fused CPU pipeline: identical
 changes, edge sets, properties and degrees after every batch; the block cache's rings run
 dry and overflow; bad input refused with the general path's messages, the graph unchanged."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import hornet
-from hornet.batch.cpu_small import CPU_SMALL_ENTRIES
+from hornet.batch.cpu.small import CPU_SMALL_ENTRIES
 from small_batch_checks import (PROPS, insert_delete_cycles, same_change, same_graph, step_batch,
                                 step_properties, without_small_path)
 

@@ -1,7 +1,7 @@
 """GPU kernels against their CPU twins: same inputs, exactly the same results.
 
 Every situation is built twice: lists in one big NumPy buffer (addresses ``buf.ctypes.data +
-itemsize * offsets``) for the CPU kernels of hornet/batch/cpu_kernels.py, hornet/memory/
+itemsize * offsets``) for the CPU kernels of hornet/batch/cpu/, hornet/memory/
 bit_tree.py and copy_kernels.py, and the same bytes in one CuPy buffer (``buf.data.ptr + ...``)
 for the GPU kernels. Buffers are compared whole, bit for bit, so stray writes show too.
 
@@ -23,14 +23,14 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA G
 if HAS_GPU:
     import cupy as cp
 
-    from hornet.batch import gpu_kernels as G
+    from hornet.batch import gpu as G
     from hornet.memory import gpu_bit_tree as GT
     from hornet.memory import gpu_copy as GC
 
-from hornet.batch import cpu_kernels as C
+from hornet.batch import cpu as C
 from hornet.memory import bit_tree as BT
 from hornet.memory.copy_kernels import copy_ranges as cpu_copy_ranges
-from hornet.memory.manager import _size_classes as cpu_size_classes
+from hornet.memory.backend import _cpu_size_classes as cpu_size_classes
 
 ALL_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
               np.float32, np.float64, np.bool_]

@@ -1,4 +1,4 @@
-"""The small-batch GPU path (hornet.batch.gpu_small) against the CPU backend and against the
+"""The small-batch GPU path (hornet.batch.gpu.small) against the CPU backend and against the
 general GPU pipeline: identical changes, edge sets, properties and degrees after every batch;
 bad input refused with the general path's messages and the graph unchanged."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 import hornet
 from conftest import HAS_GPU
-from hornet.batch.gpu_small import SMALL_ENTRIES
+from hornet.batch.small_layout import SMALL_ENTRIES
 from hornet.testing import to_host
 from small_batch_checks import (PROPS, insert_delete_cycles, same_change, same_graph, snapshot,
                                 step_batch, step_properties, without_small_path)

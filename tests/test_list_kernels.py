@@ -28,10 +28,10 @@ def rng(request):
 @pytest.fixture(params=BACKENDS)
 def kernels(request):
     if request.param == "gpu":
-        from hornet.batch import gpu_kernels
-        return gpu_kernels
-    from hornet.batch import cpu_kernels
-    return cpu_kernels
+        from hornet.batch import gpu
+        return gpu
+    from hornet.batch import cpu
+    return cpu
 
 
 def junk(rng, n, dtype):
@@ -69,7 +69,7 @@ class Device:
     """Host buffers moved to the backend's memory and back; list addresses on it."""
 
     def __init__(self, kernels):
-        self.gpu = kernels.__name__.endswith("gpu_kernels")
+        self.gpu = kernels.__name__.endswith(".gpu")
         if self.gpu:
             import cupy
             self.xp = cupy

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from hornet.memory import bit_tree as bt
 from hornet.memory.manager import GROWTH, InvariantError, MemoryManager
-from hornet.memory.search import array_directory, array_holding, array_in_directory
+from hornet.core.search import array_directory, array_holding, array_in_directory
 
 
 @given(n=st.integers(1, 5000), ops=st.lists(st.tuples(st.booleans(), st.integers(0, 300)),
@@ -213,12 +213,12 @@ def test_settings_are_validated():
 
 
 def _write(addrs, values, dtype):
-    from hornet.batch.cpu_kernels import write_at
+    from hornet.batch.cpu.lists import write_at
     write_at(addrs, np.asarray(values, dtype=dtype))
 
 
 def _read(addrs, dtype):
-    from hornet.batch.cpu_kernels import read_at
+    from hornet.batch.cpu.lists import read_at
     out = np.empty(addrs.shape[0], dtype=dtype)
     read_at(addrs, out)
     return out

@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 from conftest import BACKENDS
-from hornet.batch import cpu_kernels as C
+from hornet.batch import cpu as C
+from hornet.batch.cpu.lists import CHUNKS
+from hornet.batch.cpu.sort import PARTITION_MIN, ROW_SLACK, partition_pairs
 
 
 @pytest.fixture
@@ -24,8 +26,8 @@ class Backend:
     def __init__(self, name):
         if name == "gpu":
             import cupy
-            from hornet.batch import gpu_kernels
-            self.K, self.xp = gpu_kernels, cupy
+            from hornet.batch import gpu
+            self.K, self.xp = gpu, cupy
         else:
             self.K, self.xp = C, np
 
@@ -180,8 +182,8 @@ def test_sorted_unique_pairs_without_order(rng, mirror, nv, n, skewed):
         bits = int(nv - 1).bit_length()
         high = max(2 * bits - 32, min(8, 2 * bits))
         entries = n * (2 if mirror else 1)
-        keys = np.empty(entries + int(C.ROW_SLACK * entries), dtype=np.uint32)
-        _, _, _, width, lo, hi = C.partition_pairs(s, d, bits, high, mirror, keys)
+        keys = np.empty(entries + int(ROW_SLACK * entries), dtype=np.uint32)
+        _, _, _, width, lo, hi = partition_pairs(s, d, bits, high, mirror, keys)
         assert (lo, hi) == (min(s.min(), d.min()), max(s.max(), d.max()))
         if skewed and nv >= 70000:
             assert width == 0                         # one bucket holds half the keys
@@ -204,7 +206,7 @@ def test_sorted_unique_pairs_without_order(rng, mirror, nv, n, skewed):
                                              segments=True)
     np.testing.assert_array_equal(again[1], src)
     entries = n * (2 if mirror else 1)
-    assert (segments is not None) == (entries >= C.PARTITION_MIN and 256 <= nv <= 1 << 20)
+    assert (segments is not None) == (entries >= PARTITION_MIN and 256 <= nv <= 1 << 20)
     if segments is not None:
         sources, seg_start = segments
         heads = np.flatnonzero(np.r_[True, src[1:] != src[:-1]]) if src.size else []
@@ -306,7 +308,7 @@ def test_canonical_pairs_of_symmetric_entries(be, rng, edges):
 
 # ---------------------------------------------------------------------------- workspace
 def test_workspace_reuses_buffers():
-    from hornet.batch.workspace import Workspace
+    from hornet.batch.cpu.workspace import Workspace
     ws = Workspace()
     a = ws.take("x", 1000, np.int64)
     b = ws.take("x", 800, np.int64)                 # smaller: the same memory
@@ -365,8 +367,8 @@ def test_block_requests_and_place_blocks(rng, n, moving):
     assert per_class.tolist() == np.bincount(new_class[new_class >= 0], minlength=64).tolist()
     leaves = (new_class >= 0) & (old_ptr != 0)
     # chunk c holds the segments [n * c // CHUNKS, n * (c + 1) // CHUNKS)
-    assert leaving.tolist() == [int(leaves[:n * c // C.CHUNKS].sum())
-                                for c in range(C.CHUNKS + 1)]
+    assert leaving.tolist() == [int(leaves[:n * c // CHUNKS].sum())
+                                for c in range(CHUNKS + 1)]
     pool = rng.permutation(1 << 20)[:int(per_class.sum())].astype(np.int64) + (1 << 44)
     target = C.place_blocks(new_class, counts, pool)
     start = np.concatenate(([0], np.cumsum(per_class)[:-1]))

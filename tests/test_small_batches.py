@@ -11,8 +11,8 @@ from small_batch_checks import PROPS, same_change, same_graph, snapshot, without
 
 
 def _limit(device: str) -> int:
-    from hornet.batch.cpu_small import CPU_SMALL_ENTRIES
-    from hornet.batch.gpu_small import SMALL_ENTRIES
+    from hornet.batch.cpu.small import CPU_SMALL_ENTRIES
+    from hornet.batch.small_layout import SMALL_ENTRIES
     return SMALL_ENTRIES if device == "gpu" else CPU_SMALL_ENTRIES
 
 

@@ -20,9 +20,10 @@ import streams
 from streams import (EventBlock, StreamFormatError, iter_batches, open_stream, read_stream,
                      stream_schema, validate_schema, write_stream)
 from streams.convert import convert
-from streams.format import StreamWriter, detect_container
-from streams.replay import (ReplayError, VerificationError, reference_max_truss, replay,
-                            _Reference, _verify_batch, ReplayContext)
+from streams.format import detect_container
+from streams.writer import StreamWriter
+from streams.replay import (ReplayError, VerificationError, replay,
+                            _ReferenceReplay, _verify_batch, ReplayContext)
 
 from conftest import DATA_DIR, needs_data
 
@@ -471,20 +472,9 @@ def test_verification_catches_a_wrong_graph():
     import hornet
     g = hornet.Graph(directed=True, device="cpu")
     g.insert_edges([0, 1], [1, 2])
-    ref = _Reference(True, False)
-    ref.apply(np.array([0]), np.array([1]), None, np.array([0]), None, 2)
+    ref = _ReferenceReplay(True, False, False)
+    ref.apply(EventBlock(0, np.array([0, 2]), np.array([1, 2])))   # (2, 2): a self-loop
     with pytest.raises(VerificationError, match="1 extra"):
         _verify_batch(g, ref, [], {}, ReplayContext(True, 0), 0, False)
 
 
-def test_reference_max_truss_matches_networkx():
-    import networkx as nx
-    import scipy.sparse as sp
-    for seed in range(4):
-        G = nx.gnm_random_graph(25, 90, seed=seed)
-        U = nx.to_scipy_sparse_array(G, format="csr")
-        k = 2
-        while nx.k_truss(G, k + 1).number_of_edges():
-            k += 1
-        assert reference_max_truss(sp.csr_matrix(U)) == k
-    assert reference_max_truss(sp.csr_matrix((5, 5))) == 0

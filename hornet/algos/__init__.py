@@ -1,7 +1,8 @@
 """Graph algorithms over any graph-like input (hornet.Graph, AdjacencyView, CSR pair, scipy).
 
 Static versions (CPU: Numba; GPU: CUDA kernels through CuPy, chosen when the input lives on
-the GPU, results as CuPy arrays -- see :mod:`hornet.algos._gpu`):
+the GPU, results as CuPy arrays); one package per algorithm, its ``static`` module (CPU,
+and the entry points) beside its ``gpu`` module and CUDA source:
 
 - :func:`triangle_count`, :func:`triangles_per_vertex`, :func:`edge_support`
 - :func:`k_truss`, :func:`truss_numbers`, :func:`max_truss` (``method="delta"`` or
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._input import as_adjacency, edge_list
 from .bfs import bfs
 from .dynamic_spmv import DynamicSpMV
 from .dynamic_triangles import DynamicTriangleCount
@@ -32,6 +32,7 @@ from .dynamic_bfs import DynamicBFS
 from .ktruss import k_truss, max_truss, truss_numbers
 from .spmv import spmv
 from .triangles import edge_support, triangle_count, triangles_per_vertex
+from .views import as_adjacency, edge_list
 
 __all__ = [
     "as_adjacency", "edge_list",

@@ -68,9 +68,9 @@ def check_ids(named, xp=np, *, allow_out_of_range: bool = False) -> int:
     if not named:
         return 0
     if xp is np:
-        from .cpu_kernels import id_bounds
+        from .cpu.ids import id_bounds
     else:
-        from .gpu_kernels import id_bounds
+        from .gpu.kernels import id_bounds
     bounds = id_bounds([a for a, _ in named])
     for k, (a, name) in enumerate(named):
         lo, hi = bounds[2 * k], bounds[2 * k + 1]

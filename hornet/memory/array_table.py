@@ -7,14 +7,12 @@ bases, bit-tree location), sorted by base address, and the arrays themselves by 
 Arrays come and go a few at a time: a batch that moves lists to a larger class may create
 some, and a batch that empties arrays frees them. So the table is edited in place: the rows
 of freed arrays are deleted and the rows of new arrays are inserted at their address. It is
-not rebuilt from every array of every pool, which is hundreds of rows. The full rebuild cost
-0.34 ms per insert of 10^5 edges into Kronecker 20 (690 arrays) on the 2-core VM, where every
-such insert and delete changed a few arrays.
+not rebuilt from every array of every pool, which is hundreds of rows, while a large batch
+changes a few arrays.
 
 An edit copies integer rows only. The arrays are found by address (a dict), not kept in an
 object array aligned with the rows: copying an object array touches every array object's
-reference count, cold after a batch's kernels, which cost 0.14 of the 0.17 ms an edit took
-in that benchmark.
+reference count, cold after a batch's kernels, which would be most of an edit's cost.
 """
 from __future__ import annotations
 

@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable
 
+import numba
 import numpy as np
 
+from ..core.jit import dual_kernel
+from ..core.search import array_directory
 from . import bit_tree
-from .search import array_directory
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,7 @@ def _cpu_take_forest(requests):
 class _CpuForest:
     """The bit trees of one lookup (word addresses int64 (A,), padded level offsets int64 (A,
     FOREST_LEVELS + 1)) and, made on the first release through them, the directory that maps
-    an address to its block array (:func:`hornet.memory.search.array_directory` of the
+    an address to its block array (:func:`hornet.core.search.array_directory` of the
     lookup's bases: the same for every release until the arrays change)."""
 
     __slots__ = ("addrs", "table", "_directory")
@@ -94,18 +96,45 @@ def _cpu_release_pointers(forest, bases, shifts, pointers):
     return counts
 
 
+@numba.njit(cache=True)
+def _cpu_place_by_class_serial(classes, class_start, pool):
+    """``out[i] = pool[class_start[classes[i]] + (earlier entries of the same class)]``."""
+    next_slot = class_start.copy()
+    out = np.empty(classes.shape[0], dtype=np.int64)
+    for i in range(classes.shape[0]):
+        k = classes[i]
+        out[i] = pool[next_slot[k]]
+        next_slot[k] += 1
+    return out
+
+
+@dual_kernel
+def _cpu_size_classes(degree, min_class):
+    out = np.empty(degree.shape[0], dtype=np.int64)
+    for i in numba.prange(degree.shape[0]):
+        d = degree[i]
+        if d <= 0:
+            out[i] = -1
+        else:
+            k = 0
+            while (np.int64(1) << k) < d:
+                k += 1
+            out[i] = max(k, min_class)
+    return out
+
+
+
 @lru_cache(maxsize=None)
 def memory_backend(device: str) -> MemoryBackend:
     """The backend for ``device`` ("cpu" or "gpu"); GPU kernels compile on first use."""
     if device == "cpu":
         from .copy_kernels import copy_ranges, field_addresses
-        from .manager import _size_classes, place_by_class
         return MemoryBackend("cpu", np, bit_tree.new_tree,
                              lambda w, o: int(bit_tree.count_free(w, o)), bit_tree.used_blocks,
                              bit_tree.is_free, lambda w, o, n: int(bit_tree.find_inconsistency(
                                  w, o, n)),
-                             copy_ranges, _size_classes, _cpu_take_forest, _cpu_forest,
-                             _cpu_release_pointers, place_by_class, _cpu_class_counts,
+                             copy_ranges, _cpu_size_classes, _cpu_take_forest, _cpu_forest,
+                             _cpu_release_pointers, _cpu_place_by_class_serial, _cpu_class_counts,
                              field_addresses, _CpuForest)
     if device == "gpu":
         import cupy

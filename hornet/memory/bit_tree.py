@@ -20,9 +20,9 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .pointers import view
-from .jit import ix
-from .search import array_in_directory
+from ..core.jit import ix
+from ..core.pointers import view
+from ..core.search import array_in_directory
 
 WORD_BITS = 64
 _ONE = np.uint64(1)
@@ -204,12 +204,12 @@ _ROWS: dict = {}   # id(words) -> (weak reference to words, [address, padded lev
 def release_forest(word_addrs, table, bases, directory, shifts, pointers, counts):
     """Give back the blocks at ``pointers`` (int64 addresses; 0 = none, skipped) in trees described by
     :func:`forest_table`, whose block arrays start at ``bases`` (int64 (A,), ascending;
-    ``directory``: :func:`hornet.memory.search.array_directory` of them) and have blocks of
+    ``directory``: :func:`hornet.core.search.array_directory` of them) and have blocks of
     ``2**shifts`` bytes; adds to ``counts[a]`` (int64 (A,)) the blocks given back in tree
     ``a``. (Find the array, free and count in one pass: :func:`give_back` per pointer.)
 
-    One thread: split by address over two threads (each skipping the other's pointers) was
-    slower, 0.54 against 0.44 ms for 30,000 blocks (Kronecker 20), as the skip mispredicts."""
+    One thread: split by address over two threads, each skipping the other's pointers, the
+    skip mispredicts and costs more than the second thread saves."""
     for i in range(pointers.shape[0]):
         p = pointers[i]
         if p == 0:                         # no block

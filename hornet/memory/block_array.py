@@ -12,7 +12,7 @@ def _cpu_storage(size_class, num_blocks, num_fields):
     """A CPU block array's destination column (int32, zeros), its bit tree with every block
     free (words uint64, level offsets int64, as :func:`hornet.memory.bit_tree.new_tree`
     makes them) and its lookup row (see :meth:`BlockArray.lookup_row`; the columns of fields
-    after the first left 0), in one compiled call: each NumPy call costs some 20 us when a
+    after the first left 0), in one compiled call: each NumPy call costs microseconds when a
     batch's kernels have just filled the caches, and a batch may make several arrays."""
     offsets = tree_offsets(num_blocks)
     levels = offsets.shape[0] - 1

@@ -24,10 +24,9 @@ batch, net of what the batches gave back, since its previous refill (within the 
 and half the ring). A class that serves hundreds of blocks a batch more than it gets back
 (first edges of new vertices in a growing graph, say) then refills once in several batches,
 not every other one, while a class whose pops and pushes balance (batches inserting and
-deleting alike) keeps its static goal. An earlier rule sized rings by the refilling batch's
-whole need, balanced or not: it took a growing kron24 on an H100 from 383-392 to 189-190 us
-per 1,000-edge batch but slowed the insert-then-delete cycle (kron20 263-324 against
-162-167 us), see bench/results/updates_gpu_small_cases.md. Classes up to ``SPARE_MAX_CLASS`` (blocks of up to 2^20 slots) may be raised
+deleting alike) keeps its static goal: sizing rings by the refilling batch's whole need,
+balanced or not, would make balanced traffic refill and give back far more than it uses.
+Classes up to ``SPARE_MAX_CLASS`` (blocks of up to 2^20 slots) may be raised
 to ``SPARE_BLOCKS`` whatever their size: the small-batch path copies a hub's long list to a
 fresh block of its own class (one pop and one push per batch) rather than rewrite it in place
 with one thread block. Compaction empties the

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .jit import dual_kernel
-from .pointers import view
-from .search import array_holding
+from ..core.jit import dual_kernel
+from ..core.pointers import view
+from ..core.search import array_holding
 
 
 @dual_kernel

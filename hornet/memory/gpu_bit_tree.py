@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gpu_copy import _CU, _NAMES, cupy, function, i64, launch, upload
+from ..core.cuda import cupy, function, i64, launch, upload
+from .gpu_copy import CU_SOURCE, CU_TEMPLATES
 
 WORD_BITS = 64
 #: requests for at most this many blocks in all take the one-launch path (take_small)
@@ -40,7 +41,7 @@ def tree_layout(num_blocks: int) -> np.ndarray:
 
 
 def _fn(name: str):
-    return function(_CU, name, _NAMES)
+    return function(CU_SOURCE, name, CU_TEMPLATES)
 
 
 _DEV_OFFSETS: dict = {}

@@ -1,149 +1,23 @@
 """Load-balanced copies of slot ranges and size classes on the GPU (CuPy + CUDA C++).
 
-GPU twin of :mod:`hornet.memory.copy_kernels` and ``manager._size_classes``. The CUDA source
-``memory_kernels.cu`` (also used by :mod:`hornet.memory.gpu_bit_tree`) is compiled once per
-process, on first use, by ``cupy.RawModule``.
-
-Also home of the small launch helpers shared by the GPU modules: :func:`launch` (block size
-256, grid capped for grid-stride loops), :func:`scan` (exclusive scan with the total last) and
-:func:`load_module` (a ``.cu`` file compiled once per process).
+GPU twin of :mod:`hornet.memory.copy_kernels` and the CPU size-class kernels of
+:mod:`hornet.memory.backend`. The CUDA source ``memory_kernels.cu`` (also used by
+:mod:`hornet.memory.gpu_bit_tree`) is compiled once per process, on first use.
 """
 from __future__ import annotations
 
 import os
-import threading
 
 import numpy as np
 
-try:  # importable without CuPy; every function needs it when called
-    import cupy
-except ImportError:  # pragma: no cover - CPU-only machines
-    cupy = None
+from ..core.cuda import ITEM_TYPES, as_i64, cupy, function, i64, item_type, launch, scan
 
-BLOCK = 256
-_HEADERS = os.path.dirname(os.path.abspath(__file__))   # segmented.cuh, shared device helpers
-_MODULES: dict = {}
-_FUNCS: dict = {}
-_LOCK = threading.Lock()
-_MAX_GRID: list = []
-
-# itemsize -> C++ type moved by the byte-size-generic kernels
-ITEM_TYPES = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int",
-              8: "unsigned long long"}
-
-
-def load_module(path: str, name_expressions: tuple = ()):
-    """The ``cupy.RawModule`` of one ``.cu`` file, compiled once per process."""
-    mod = _MODULES.get(path)
-    if mod is None:
-        with _LOCK:
-            mod = _MODULES.get(path)
-            if mod is None:
-                with open(path, encoding="utf-8") as f:
-                    code = f.read()
-                mod = cupy.RawModule(code=code, options=("-std=c++17", f"-I{_HEADERS}"),
-                                     name_expressions=list(name_expressions) or None)
-                _MODULES[path] = mod
-    return mod
-
-
-def function(path: str, name: str, name_expressions: tuple = ()):
-    """Kernel ``name`` (a plain name or a template instance listed in name_expressions)."""
-    key = (path, name)
-    fn = _FUNCS.get(key)
-    if fn is None:
-        fn = load_module(path, name_expressions).get_function(name)
-        _FUNCS[key] = fn
-    return fn
-
-
-def _max_grid() -> int:
-    if not _MAX_GRID:
-        sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-        _MAX_GRID.append(int(sms) * 32)
-    return _MAX_GRID[0]
-
-
-def launch(fn, n: int, args: tuple, threads_per_item: int = 1) -> None:
-    """Run ``fn`` over ``n`` items (grid-stride kernels): 256 threads a block; no-op if n == 0."""
-    n = int(n) * threads_per_item
-    if n <= 0:
-        return
-    grid = min((n + BLOCK - 1) // BLOCK, _max_grid())
-    fn((grid,), (BLOCK,), args)
-
-
-def i64(x: int) -> np.int64:
-    return np.int64(x)
-
-
-def as_i64(a):
-    """A contiguous int64 CuPy array (no copy when it already is one)."""
-    return cupy.ascontiguousarray(cupy.asarray(a).astype(cupy.int64, copy=False))
-
-
-def scan(lengths) -> tuple:
-    """(off int64 of length n + 1: exclusive scan of ``lengths`` with the total last, total).
-
-    The total crosses to the host (one count, never per-item data).
-    """
-    n = lengths.shape[0]
-    off = cupy.zeros(n + 1, dtype=cupy.int64)
-    if n:
-        off[1:] = cupy.cumsum(lengths, dtype=cupy.int64)
-    return off, int(off[-1]) if n else 0
-
-
-class _Staging:
-    """A pinned host buffer reused by :func:`upload`; an event tells when the device has
-    finished reading it."""
-
-    def __init__(self):
-        self.buffer = None
-        self.done = None
-
-    def copy(self, host: np.ndarray):
-        nbytes = host.nbytes
-        if self.buffer is None or self.buffer.nbytes < nbytes:
-            import cupyx
-            self.buffer = cupyx.empty_pinned(max(nbytes, 1 << 12), dtype=np.uint8)
-            self.done = cupy.cuda.Event(block=False, disable_timing=True)
-        else:
-            self.done.synchronize()        # the previous copy has left the buffer
-        staged = self.buffer[:nbytes]
-        staged[...] = np.ascontiguousarray(host).reshape(-1).view(np.uint8)
-        out = cupy.empty(host.shape, dtype=host.dtype)
-        out.data.copy_from_host_async(staged.ctypes.data, nbytes)
-        self.done.record()
-        return out
-
-
-_STAGING = _Staging()
-
-
-def upload(host: np.ndarray):
-    """A device copy of a small host array, without waiting for the device's queue (the copy
-    goes through a reused pinned buffer, in stream order). Thread-unsafe, like the launches."""
-    if host.nbytes == 0:
-        return cupy.empty(host.shape, dtype=host.dtype)
-    return _STAGING.copy(host)
-
-
-def item_type(dtype) -> str:
-    """The C++ type of the byte-size-generic kernels for ``dtype``'s itemsize."""
-    size = np.dtype(dtype).itemsize
-    if size not in ITEM_TYPES:
-        raise TypeError(f"no GPU kernel for items of {size} bytes ({np.dtype(dtype)})")
-    return ITEM_TYPES[size]
-
-
-# ---------------------------------------------------------------------------- this module
-_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "memory_kernels.cu")
-_NAMES = tuple(f"copy_ranges<{t}>" for t in ITEM_TYPES.values())
+CU_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "memory_kernels.cu")
+CU_TEMPLATES = tuple(f"copy_ranges<{t}>" for t in ITEM_TYPES.values())
 
 
 def _fn(name: str):
-    return function(_CU, name, _NAMES)
+    return function(CU_SOURCE, name, CU_TEMPLATES)
 
 
 def copy_ranges(src, dst, counts, dtype) -> None:

@@ -20,10 +20,11 @@ from operator import attrgetter
 import numba
 import numpy as np
 
+from ..core.jit import ix
 from .array_table import ArrayTable
+from .backend import memory_backend
 from .bit_tree import FOREST_LEVELS, take_forest_rows
 from .block_array import BlockArray
-from .jit import dual_kernel, ix
 
 __all__ = ["MemoryManager", "DeviceMemoryError", "InvariantError"]
 
@@ -64,10 +65,8 @@ class _Lookup:
 GROWTH = 0.5
 """A class that runs out of free blocks gets an array of at least this share of its blocks.
 A class only grows when full, so it stays at least 1 / (1 + GROWTH) used (two thirds) and the
-compaction threshold (half) is not met by growth alone. With 1.0 (doubling) a full class fell
-to half used; the next batch that gave blocks back compacted it, and with 2**18-slot arrays the
-moves cost 4-6 ms in one of four 10^5 inserts into Kronecker 20 (bench/results/
-block_array_size_cpu_session19.md)."""
+compaction threshold (half) is not met by growth alone. Doubling would leave a full class
+half used, and the next batch that gives blocks back would compact it, moving its lists."""
 
 
 class MemoryManager:
@@ -101,7 +100,6 @@ class MemoryManager:
         self.block_array_edges = int(block_array_edges)
         self.min_size_class = int(min_block_size).bit_length() - 1
         self.compact_below = float(compact_below)
-        from .backend import memory_backend
         self.backend = memory_backend(device)
         self.xp = self.backend.xp
         self.pools: dict[int, list[BlockArray]] = {}
@@ -625,33 +623,6 @@ def _cpu_place_by_class(classes, per_class, pool):
             k = ix(classes[ix(i)])
             out[ix(i)] = pool[ix(part[c, k])]
             part[c, k] += 1
-    return out
-
-
-@numba.njit(cache=True)
-def place_by_class(classes, class_start, pool):
-    """``out[i] = pool[class_start[classes[i]] + (earlier entries of the same class)]``."""
-    next_slot = class_start.copy()
-    out = np.empty(classes.shape[0], dtype=np.int64)
-    for i in range(classes.shape[0]):
-        k = classes[i]
-        out[i] = pool[next_slot[k]]
-        next_slot[k] += 1
-    return out
-
-
-@dual_kernel
-def _size_classes(degree, min_class):
-    out = np.empty(degree.shape[0], dtype=np.int64)
-    for i in numba.prange(degree.shape[0]):
-        d = degree[i]
-        if d <= 0:
-            out[i] = -1
-        else:
-            k = 0
-            while (np.int64(1) << k) < d:
-                k += 1
-            out[i] = max(k, min_class)
     return out
 
 

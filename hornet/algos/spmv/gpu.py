@@ -1,0 +1,220 @@
+"""GPU SpMV (CuPy + CUDA C++, kernels in ``spmv.cu``): ``y = A x`` or ``A^T x``.
+
+Warp-segmented (each warp walks ranges of 512 entries, 32 at a time: coalesced loads, rows
+found among the next 32 row ends by warp shuffles, per-row sums by a segmented warp scan;
+atomics only for rows crossing ranges), or merge-path per thread (Merrill & Garland;
+``SPMV_KERNEL = "merge"``). ``A^T x`` by float64 atomics. From the second call on an unchanged
+dynamic graph, its rows are visited in storage order (size class by size class, each block
+array front to back, instead of a jump between size classes at almost every row) and ``y`` is
+gathered from the per-row sums.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import os
+
+import numpy as np
+
+from hornet.adjacency import AdjacencyView
+from hornet.core.cuda import BLOCK, as_i64, cupy, i64, launch, scan
+from hornet.core.gather import gather_lists
+from ..gpu_arrays import address, i32, kernels, NULL, tiles, view_arrays
+from ..views import storage_order
+
+#: C++ type of each weight dtype the SpMV kernels read directly (others: gathered to float64)
+_WEIGHT_TYPES = {
+    np.dtype(np.bool_): "unsigned char", np.dtype(np.uint8): "unsigned char",
+    np.dtype(np.int8): "signed char", np.dtype(np.int16): "short",
+    np.dtype(np.uint16): "unsigned short", np.dtype(np.int32): "int",
+    np.dtype(np.uint32): "unsigned int", np.dtype(np.int64): "long long",
+    np.dtype(np.uint64): "unsigned long long", np.dtype(np.float32): "float",
+    np.dtype(np.float64): "double",
+}
+
+
+_fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "spmv.cu"), tuple(
+    [f"{k}<float, 0, {p}>" for k in ("spmv_warp", "spmv_merge") for p in (0, 1)]
+    + [f"{k}<{c}, 1, {p}>" for k in ("spmv_warp", "spmv_merge")
+       for c in sorted(set(_WEIGHT_TYPES.values())) for p in (0, 1)]))
+
+#: SpMV kernel: "warp" (warp-segmented rows, default) or "merge" (merge-path per thread)
+SPMV_KERNEL = "warp"
+
+
+#: SpMV visits a dynamic graph's rows in storage order from the second call on an unchanged
+#: graph on (the first call, and every call when False: in id order)
+SPMV_STORAGE_ORDER = True
+SPMV_RANGE = 512             # SPMV_RANGE in spmv.cu (entries per warp range)
+SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in spmv.cu
+
+
+def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
+    """``y = A x`` (or ``A^T x``) on the GPU; float64 CuPy array (see hornet.algos.spmv)."""
+    n = view.num_vertices
+    x = cupy.asarray(x)
+    if x.ndim != 1 or x.shape[0] != n:
+        raise ValueError(f"x must have shape ({n},), got {x.shape}")
+    if x.dtype.kind not in "biuf":
+        raise TypeError(f"x must hold real numbers (bool, int or float), got dtype {x.dtype}")
+    x = cupy.ascontiguousarray(x, dtype=cupy.float64)
+    weighted = weight is not None
+    ctype = "float"
+    if weighted:
+        if weight not in view.property_ptrs:
+            raise KeyError(f"no edge property {weight!r}; the graph has "
+                           f"{sorted(view.property_ptrs) or 'none'}")
+        wdt = np.dtype(view.property_ptrs[weight][1])
+        if wdt.kind not in "biuf":
+            raise TypeError(f"edge property {weight!r} must be real-valued, got dtype {wdt}")
+        ctype = _WEIGHT_TYPES.get(wdt, "double")
+    # the storage order pays from about the second SpMV on the same view (see _visit_rows):
+    # a graph updated between single SpMVs never makes it
+    ordered = SPMV_STORAGE_ORDER and storage_order(view, count_call="spmv") is not None
+    rows = _visit_rows(view, ordered)
+    wptr = rows.ptr
+    if weighted:
+        wptr = rows.property_ptr(view, weight)
+        if wdt not in _WEIGHT_TYPES:              # e.g. float16: gather the values as float64
+            vals = cupy.empty(rows.nnz, dtype=wdt)
+            gather_lists(wptr, rows.deg, rows.off[:-1], vals)
+            vals = vals.astype(cupy.float64)
+            wptr = address(vals) + 8 * rows.off[:-1]
+    push = bool(transpose and (view.directed or weighted))
+    if n == 0 or rows.nnz == 0:
+        return cupy.zeros(n, dtype=cupy.float64)
+    gathered = not push and rows.vid is not None          # y is written whole by the gather
+    y = (cupy.empty if gathered else cupy.zeros)(n, dtype=cupy.float64)
+    _spmv_rows(SPMV_KERNEL, ctype, weighted, push, rows, wptr, x, y)
+    return y
+
+
+def _spmv_rows(kernel, ctype, weighted, push, rows, wptr, x, y, y_rows=None) -> None:
+    """SpMV over the visited ``rows`` into ``y`` (float64 (V,); zeroed, unless the pull over a
+    visiting order other than the id order writes it whole).
+
+    Pull: the sum of visited row r lands at ``y_rows[r]`` (zeroed float64 (count + 1,), made
+    when None); with a visiting order other than the id order, ``y`` is then gathered from
+    it: one coalesced write of ``y`` (storing the sums at scattered vertex ids costs more than
+    the order gains). Transpose: atomics straight into ``y``.
+    """
+    if push or rows.vid is None:
+        y_rows = y
+    elif y_rows is None:
+        y_rows = cupy.zeros(rows.count + 1, dtype=cupy.float64)
+    _spmv_launch(kernel, ctype, weighted, push, rows.ptr, wptr, rows.off, rows.count, rows.nnz,
+                 x, y_rows, rows.range_rows() if kernel == "warp" else None, rows.vid)
+    if y_rows is not y:
+        cupy.take(y_rows, rows.slot, out=y)
+
+
+@dataclass
+class _VisitRows:
+    """The rows a kernel visits, in visiting order: ``ptr``/``deg``/``off`` (the exclusive
+    scan of ``deg``, total last) per visited row, ``count`` rows holding ``nnz`` entries.
+    ``vid``: the vertex of each visited row (int32), and ``slot``: the visited row of each
+    vertex (int32 (V,), ``count`` for a vertex not visited); both None when row r is vertex r.
+    """
+
+    ptr: object
+    deg: object
+    off: object
+    nnz: int
+    vid: object = None
+    slot: object = None
+    memo: dict = None
+
+    @property
+    def count(self) -> int:
+        return int(self.deg.shape[0])
+
+    def property_ptr(self, view: AdjacencyView, name: str):
+        """Per visited row, the address of edge property ``name`` (int64, memoized)."""
+        key = ("property", name)
+        if key not in self.memo:
+            p = as_i64(view.property_ptrs[name][0])
+            self.memo[key] = p if self.vid is None else p[self.vid]
+        return self.memo[key]
+
+    def range_rows(self):
+        """The visited row holding entry ``k * SPMV_RANGE``, for every k (memoized)."""
+        key = ("spmv_rows", SPMV_RANGE)
+        if key not in self.memo:
+            self.memo[key] = tiles(_fn, self.off, self.count, self.nnz, tile=SPMV_RANGE)[0]
+        return self.memo[key]
+
+
+def _visit_rows(view: AdjacencyView, ordered: bool = True) -> _VisitRows:
+    """The view's rows in the order a kernel visits them (memoized on the view).
+
+    ``ordered``: in the order their lists are stored (``views.storage_order``), so that a
+    kernel streaming every list reads memory front to back. For a CSR that is the id order.
+    A dynamic graph keeps each size class in its own block arrays, so the id order jumps
+    between them at almost every row; its rows are then visited in
+    ``vertices_in_storage_order()``: size classes from the smallest blocks up, each in
+    address order (empty rows are not visited). The class order matters: a range of short
+    rows costs the warp SpMV more than a range of one long row, and with the hubs last its
+    last wave is light (in plain address order the classes fall wherever their arrays
+    landed, and the speed varies from build to build). Making the order costs about as much
+    as one to a few SpMVs, so it pays from the second call on an unchanged graph. Otherwise
+    (or for a view whose owner does not know its storage): id order.
+    """
+    vid = storage_order(view) if ordered else None
+    key = ("visit_rows", vid is not None)
+    rows = view.derived.get(key)
+    if rows is None:
+        if vid is None:
+            deg, ptr = view_arrays(view)
+            off, nnz = _degree_scan(view, deg)
+            rows = _VisitRows(ptr, deg, off, nnz, None, None, {})
+        else:
+            rows = _rows_in_order(view, vid)
+        view.derived[key] = rows
+    return rows
+
+
+def _rows_in_order(view: AdjacencyView, vid) -> _VisitRows:
+    """The view's rows ``vid`` (int32 CuPy, distinct vertices holding every entry) visited in
+    that order."""
+    deg, ptr = view_arrays(view)
+    vid = i32(vid)
+    count = int(vid.shape[0])
+    slot = cupy.full(view.num_vertices, count, dtype=cupy.int32)
+    slot[vid] = cupy.arange(count, dtype=cupy.int32)
+    deg = deg[vid]
+    off, nnz = scan(deg)
+    return _VisitRows(ptr[vid], deg, off, nnz, vid, slot, {})
+
+
+def _degree_scan(view: AdjacencyView, deg):
+    """(exclusive scan of the view's degrees with the total last, total), once per view."""
+    memo = view.derived.get("degree_scan")
+    if memo is None:
+        memo = view.derived["degree_scan"] = scan(deg)
+    return memo
+
+
+def _spmv_launch(kernel, ctype, weighted, push, ptr, wptr, off, n, nnz, x, y,
+                 rows=None, vid=None) -> None:
+    """One SpMV launch over ``n`` visited rows (plus its tiny partition kernel, unless ``rows``
+    is given: the row of each SPMV_RANGE-entry range's first entry) into a zeroed ``y``
+    (pull: indexed by visited row; transpose: by vertex). ``vid``: the vertex of each visited
+    row (int32 CuPy; the transpose reads ``x`` there), None when row r is vertex r."""
+    targs = f"<{ctype}, {int(weighted)}, {int(push)}>"
+    vid = NULL if vid is None else vid
+    if kernel == "warp":
+        nranges = -(-nnz // SPMV_RANGE)
+        if rows is None:
+            rows, _ = tiles(_fn, off, n, nnz, tile=SPMV_RANGE)
+        launch(_fn("spmv_warp" + targs), nranges,
+               (ptr, wptr, off, rows, i64(n), i64(nnz), i64(nranges), x, y, vid),
+               threads_per_item=32)
+    elif kernel == "merge":
+        ntiles = -(-(n + nnz) // SPMV_TILE)
+        tile_rows = cupy.empty(ntiles + 1, dtype=cupy.int64)
+        launch(_fn("merge_path_tiles"), ntiles + 1,
+               (off, i64(n), i64(nnz), i64(ntiles), tile_rows))
+        launch(_fn("spmv_merge" + targs), ntiles,
+               (ptr, wptr, off, tile_rows, i64(n), i64(nnz), i64(ntiles), x, y, vid),
+               threads_per_item=BLOCK)
+    else:
+        raise ValueError(f"unknown SpMV kernel {kernel!r}")

@@ -1,0 +1,241 @@
+// CUDA kernels of the GPU SpMV (hornet/algos/spmv/gpu.py).
+//
+// Compiled once per process, on first use, by cupy.RawModule (NVRTC, -std=c++17; see
+// hornet/core/cuda.py). 64-bit indexing throughout; every kernel is correct for any grid size
+// (grid-stride loops over items, tiles or warps).
+//
+// Graphs are read through the pointer view (hornet.adjacency.AdjacencyView): vertex v's
+// destinations are deg[v] int32 values at device address ptr[v] (ascending where the algorithm
+// needs it); an edge property (weights, edge ids) is reached through its own per-vertex
+// addresses. The same kernels therefore run on a dynamic hornet.Graph and on a plain CSR.
+// Load balancing over lists of very different lengths: see tiles.cuh (hornet/core).
+
+#include "segmented.cuh"     // i64, u64, GRID_STRIDE, lower_bound, segment_between (hornet/core)
+#include "tiles.cuh"         // warp_sum, lanes_below, tiled_items, tile_segments (hornet/core)
+
+// Merge-path SpMV (Merrill & Garland, SC 2016): the merge of the row ends (off[1..n]) with
+// the entry indices 0..nnz-1 is cut into equal pieces of SPMV_IPT items per thread, so every
+// thread does the same work however the entries fall into rows (hubs and empty rows alike).
+// A row entirely inside one thread's piece is stored; pieces of split rows are added
+// atomically (y must be zeroed first). Transpose (PUSH): y[dst] += w x[src] atomically.
+
+// The kernels visit rows 0..nrows-1 of ptr/wptr/off. Pull: y[r] is the sum of visited row r
+// (the caller maps visited rows to vertices). PUSH: row r is vertex vid[r] (x is read there),
+// or vertex r when vid == nullptr. (A dynamic graph's rows are visited in the order its lists
+// lie in memory, a CSR's in id order: see _visit_rows in spmv/gpu.py.)
+__device__ __forceinline__ i64 vertex_of(const int* __restrict__ vid, i64 r) {
+    return vid ? (i64)vid[r] : r;
+}
+
+#define SPMV_BLOCK 256
+#ifndef SPMV_IPT
+#define SPMV_IPT 8
+#endif
+#define SPMV_TILE (SPMV_BLOCK * SPMV_IPT)
+
+// Rows consumed before merge-path diagonal d (searching rows in [lo, hi]).
+__device__ __forceinline__ i64 merge_path_search(const i64* __restrict__ off, i64 lo, i64 hi,
+                                                 i64 nnz, i64 d) {
+    i64 a = d - nnz > lo ? d - nnz : lo;
+    i64 b = d < hi ? d : hi;
+    while (a < b) {
+        const i64 mid = (a + b) >> 1;
+        if (off[mid + 1] <= d - mid - 1) a = mid + 1; else b = mid;
+    }
+    return a;
+}
+
+extern "C" __global__ void merge_path_tiles(const i64* __restrict__ off, i64 nrows, i64 nnz,
+                                            i64 ntiles, i64* __restrict__ out) {
+    const i64 total = nrows + nnz;
+    GRID_STRIDE(k, ntiles + 1) {
+        const i64 d = k * (i64)SPMV_TILE < total ? k * (i64)SPMV_TILE : total;
+        out[k] = merge_path_search(off, 0, nrows, nnz, d);
+    }
+}
+
+template <typename W, int WEIGHTED, int PUSH>
+__global__ void spmv_merge(const i64* __restrict__ ptr, const i64* __restrict__ wptr,
+                           const i64* __restrict__ off, const i64* __restrict__ tile_rows,
+                           i64 nrows, i64 nnz, i64 ntiles, const double* __restrict__ x,
+                           double* __restrict__ y, const int* __restrict__ vid) {
+    __shared__ i64 s_off[SPMV_TILE + 2];
+    const i64 total = nrows + nnz;
+    for (i64 k = blockIdx.x; k < ntiles; k += gridDim.x) {
+        const i64 d0 = k * (i64)SPMV_TILE;
+        const i64 d1 = d0 + SPMV_TILE < total ? d0 + SPMV_TILE : total;
+        const i64 r0 = tile_rows[k], r1 = tile_rows[k + 1];
+        const i64 last = r1 + 1 < nrows ? r1 + 1 : nrows;       // off[r0 .. last] staged
+        for (i64 q = threadIdx.x; q <= last - r0; q += blockDim.x) s_off[q] = off[r0 + q];
+        __syncthreads();
+        const i64 d = d0 + (i64)threadIdx.x * SPMV_IPT;
+        if (d < d1) {
+            const i64 dend = d + SPMV_IPT < d1 ? d + SPMV_IPT : d1;
+            i64 a = d - nnz > r0 ? d - nnz : r0;
+            i64 b = d < r1 ? d : r1;
+            while (a < b) {
+                const i64 mid = (a + b) >> 1;
+                if (s_off[mid + 1 - r0] <= d - mid - 1) a = mid + 1; else b = mid;
+            }
+            i64 i = a, j = d - a;
+            i64 rs = 0, re = 0;
+            const int* row = nullptr;
+            const W* wr = nullptr;
+            double xi = 0.0;
+            bool split = false;           // row i began in an earlier piece
+            if (i < nrows) {
+                rs = s_off[i - r0];
+                re = s_off[i + 1 - r0];
+                row = (const int*)ptr[i];
+                if (WEIGHTED) wr = (const W*)wptr[i];
+                if (PUSH) xi = x[vertex_of(vid, i)];
+                split = j > rs;
+            }
+            double acc = 0.0;
+            bool dirty = false;
+            for (i64 q = d; q < dend; ++q) {
+                if (j < re) {
+                    const i64 p = j - rs;
+                    const int c = row[p];
+                    if (PUSH) {
+                        if (xi != 0.0) {
+                            double v = xi;
+                            if (WEIGHTED) v = (double)wr[p] * xi;
+                            atomicAdd(&y[c], v);
+                        }
+                    } else {
+                        double v = x[c];
+                        if (WEIGHTED) v = (double)wr[p] * v;
+                        acc += v;
+                        dirty = true;
+                    }
+                    ++j;
+                } else {
+                    if (!PUSH) {
+                        if (split) atomicAdd(&y[i], acc); else y[i] = acc;
+                    }
+                    split = false;
+                    acc = 0.0;
+                    dirty = false;
+                    ++i;
+                    if (i < nrows) {
+                        rs = re;
+                        re = s_off[i + 1 - r0];
+                        row = (const int*)ptr[i];
+                        if (WEIGHTED) wr = (const W*)wptr[i];
+                        if (PUSH) xi = x[vertex_of(vid, i)];
+                    }
+                }
+            }
+            if (!PUSH && dirty) atomicAdd(&y[i], acc);
+        }
+        __syncthreads();
+    }
+}
+
+// Warp-segmented SpMV: every warp takes ranges of SPMV_RANGE consecutive entries and walks them
+// 32 at a time, one entry per lane (coalesced index/weight loads, 32 independent gathers). A
+// lane finds its row among the next 32 row ends (off[r + 1 .. r + 32], one coalesced load,
+// binary search by shuffles; a run of empty rows is jumped by a binary search over off), the
+// products are summed per row by a segmented warp scan, and the lane ending a row stores it
+// (atomically only for rows that began in an earlier range or continue past this one; the
+// warp carries a row continuing into its next chunk). y must be zeroed first (empty rows).
+// PUSH: y[dst] += w x[src] atomically instead.
+
+#ifndef SPMV_RANGE
+#define SPMV_RANGE 512
+#endif
+
+template <typename W, int WEIGHTED, int PUSH>
+__global__ void spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ wptr,
+                          const i64* __restrict__ off, const i64* __restrict__ range_rows,
+                          i64 nrows, i64 nnz, i64 nranges, const double* __restrict__ x,
+                          double* __restrict__ y, const int* __restrict__ vid) {
+    const int lane = threadIdx.x & 31;
+    const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
+    const i64 NO_ROW = -1;
+    for (i64 rg = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; rg < nranges; rg += nw) {
+        const i64 start = rg * (i64)SPMV_RANGE;
+        const i64 end = start + SPMV_RANGE < nnz ? start + SPMV_RANGE : nnz;
+        i64 base = range_rows[rg];               // row holding entry `start`
+        i64 carry_row = NO_ROW;                  // row continued from the previous chunk
+        double carry = 0.0;
+        for (i64 c = start; c < end; c += 32) {
+            const i64 t = c + lane;
+            const bool valid = t < end;
+            const i64 base0 = base;
+            // ---- row of entry t: base + #{j : off[base + 1 + j] <= t}
+            i64 row = NO_ROW;
+            while (true) {
+                const i64 idx = base + 1 + lane;
+                const i64 e = idx <= nrows ? off[idx] : (i64)0x7fffffffffffffffLL;
+                int cnt = 0;
+                for (int s = 16; s > 0; s >>= 1) {
+                    const i64 v = __shfl_sync(FULL_MASK, e, cnt + s - 1);
+                    if (v <= t) cnt += s;
+                }
+                const i64 e31 = __shfl_sync(FULL_MASK, e, 31);
+                if (cnt == 31 && e31 <= t) cnt = 32;
+                if (valid && row == NO_ROW && cnt < 32) row = base + cnt;
+                const unsigned open = __ballot_sync(FULL_MASK, valid && row == NO_ROW);
+                if (!open) break;
+                // rows base .. base + 31 all end before the first open entry: jump to its row
+                const i64 t_open = c + (__ffs(open) - 1);
+                base = segment_between(off, base + 32, nrows - 1, t_open);
+            }
+            // ---- the entry's product
+            double v = 0.0;
+            if (valid) {
+                const i64 p = t - off[row];
+                // the lists are read once: streaming loads (evict-first), so the gathered x
+                // stays in L2
+                const int col = __ldcs((const int*)ptr[row] + p);
+                if (PUSH) {
+                    const double xr = x[vertex_of(vid, row)];
+                    if (xr != 0.0) {
+                        double a = xr;
+                        if (WEIGHTED) a = (double)__ldcs((const W*)wptr[row] + p) * xr;
+                        atomicAdd(&y[col], a);
+                    }
+                } else {
+                    v = x[col];
+                    if (WEIGHTED) v = (double)__ldcs((const W*)wptr[row] + p) * v;
+                }
+            }
+            const i64 last_row = __shfl_sync(FULL_MASK, row, 31);
+            if (PUSH) {
+                if (last_row != NO_ROW) base = last_row;
+                continue;
+            }
+            // ---- segmented inclusive scan by row (rows ascend across lanes)
+            const int key = valid ? (int)(row - base0) : -1;   // (rows >= base0)
+            for (int d = 1; d < 32; d <<= 1) {
+                const double u = __shfl_up_sync(FULL_MASK, v, d);
+                const int ku = __shfl_up_sync(FULL_MASK, key, d);
+                if (lane >= d && ku == key) v += u;
+            }
+            const int knext = __shfl_down_sync(FULL_MASK, key, 1);
+            const bool seg_end = valid && (lane == 31 || knext != key);
+            double new_carry = 0.0;
+            i64 new_carry_row = NO_ROW;
+            if (seg_end) {
+                if (row == carry_row) v += carry;
+                if (t + 1 < off[row + 1]) {          // the row goes on after this entry
+                    if (t + 1 < end) {               // ... in this range: carry it (lane 31)
+                        new_carry = v;
+                        new_carry_row = row;
+                    } else {                          // ... in the next range
+                        atomicAdd(&y[row], v);
+                    }
+                } else if (off[row] >= start) {      // whole row in this range
+                    y[row] = v;
+                } else {                              // began in an earlier range
+                    atomicAdd(&y[row], v);
+                }
+            }
+            carry = __shfl_sync(FULL_MASK, new_carry, 31);
+            carry_row = __shfl_sync(FULL_MASK, new_carry_row, 31);
+            if (last_row != NO_ROW) base = last_row;
+        }
+    }
+}

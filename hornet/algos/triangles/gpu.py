@@ -1,0 +1,157 @@
+"""GPU triangle counts and edge numbering (CuPy + CUDA C++, kernels in ``triangles.cu``).
+
+Degree orientation (one warp per vertex, ballot compaction), then one item per (oriented
+edge, element of its shorter list), binary-searched in the longer list. :class:`EdgeIndex`
+numbers the undirected edges as ``g.edges()`` lists them, for per-edge results.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import os
+
+import numpy as np
+
+from hornet.adjacency import AdjacencyView
+from hornet.core.cuda import BLOCK, cupy, i64, launch, scan
+from ..gpu_arrays import address, dummy, kernels, launch_tiles, tiles, view_arrays
+from ..views_gpu import coo, symmetrized
+
+_fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "triangles.cu"),
+              ("orient_pass<0>", "orient_pass<1>", "tc_count<0>", "tc_count<1>", "tc_count<2>"))
+
+
+TC_IPT = 4                   # TC_IPT in triangles.cu
+
+
+@dataclass
+class EdgeIndex:
+    """Numbering of the edges {u, v}, u < v, of an undirected sorted GPU view, as
+    ``g.edges()``: edge ``eoff[u] + j - lo[u]`` is (u, row_u[j]) for ``j >= lo[u]``."""
+
+    view: AdjacencyView
+    deg: object
+    ptr: object
+    off: object          # int64 (V+1) entry offsets
+    total: int           # stored entries
+    lo: object           # int64 (V)
+    eoff: object         # int64 (V+1)
+    num_edges: int
+    esrc: object         # int32 (E)
+    edst: object         # int32 (E)
+    src: object          # int32 (entries): row of every entry
+    dst: object          # int32 (entries)
+
+    @classmethod
+    def build(cls, view: AdjacencyView) -> "EdgeIndex":
+        deg, ptr = view_arrays(view)
+        n = view.num_vertices
+        off, total = scan(deg)
+        lo = cupy.empty(n, dtype=cupy.int64)
+        launch(_fn("first_above"), n, (deg, ptr, i64(n), lo))
+        eoff, E = scan(deg.astype(cupy.int64) - lo)
+        src, dst = coo(view, off=off, total=total)
+        up = dst > src
+        return cls(view, deg, ptr, off, total, lo, eoff, E, src[up], dst[up], src, dst)
+
+    def entry_eids(self):
+        """int64 edge id of every stored entry (row order; -1 for a self-loop)."""
+        out = cupy.empty(self.total, dtype=cupy.int64)
+        if self.total:
+            tseg, nt = tiles(_fn, self.off, self.deg.shape[0], self.total)
+            launch_tiles(_fn, "entry_eids", nt, (self.deg, self.ptr, self.off, tseg, i64(self.total),
+                                             self.lo, self.eoff, out))
+        return out
+
+    def map_entries(self, view: AdjacencyView):
+        """int64 per stored entry of another view: the id of its undirected edge (or -1)."""
+        deg, ptr = view_arrays(view)
+        off, total = scan(deg)
+        out = cupy.empty(total, dtype=cupy.int64)
+        if total:
+            tseg, nt = tiles(_fn, off, deg.shape[0], total)
+            launch_tiles(_fn, "map_entries", nt, (ptr, off, tseg, i64(total), self.deg, self.ptr,
+                                              self.lo, self.eoff, out))
+        return out
+
+
+def orient(deg, ptr, n: int, eptr=None, state=None):
+    """Oriented CSR of an undirected sorted graph given by (deg, ptr): each edge once, from
+    lower to higher (degree, id), lists ascending. With ``eptr`` (per-vertex addresses of int64
+    per-entry edge ids) the ids come along; with ``state`` only ALIVE edges are kept.
+    Returns (osrc int32, oind int32, ooff int64 (n+1), oeid int64, m)."""
+    use_eid = eptr is not None
+    use_state = state is not None
+    if use_state and not use_eid:
+        raise ValueError("an edge state needs edge ids")
+    eptr_a = eptr if use_eid else ptr
+    state_a = state if use_state else dummy(cupy.uint8)
+    flags = (np.int32(use_eid), np.int32(use_state), i64(n))
+    ocnt = cupy.empty(max(n, 1), dtype=cupy.int64)
+    di32, di64 = dummy(cupy.int32), dummy(cupy.int64)
+    launch(_fn("orient_pass<0>"), n, (deg, ptr, eptr_a, state_a, *flags, ocnt, di64, di32, di64,
+                                      di32), threads_per_item=32)
+    ooff, m = scan(ocnt[:n])
+    oind = cupy.empty(m, dtype=cupy.int32)
+    osrc = cupy.empty(m, dtype=cupy.int32)
+    oeid = cupy.empty(m if use_eid else 1, dtype=cupy.int64)
+    if m:
+        launch(_fn("orient_pass<1>"), n, (deg, ptr, eptr_a, state_a, *flags, di64, ooff, oind,
+                                          oeid, osrc), threads_per_item=32)
+    return osrc, oind, ooff, oeid, m
+
+
+def count_oriented(oriented, mode: int, num_vertices: int = 0, num_edges: int = 0):
+    """(total, per-vertex int64 | None, per-edge int32 | None) of an oriented graph."""
+    osrc, oind, ooff, oeid, m = oriented
+    total = cupy.zeros(1, dtype=cupy.uint64)
+    tri = cupy.zeros(num_vertices if mode == 1 else 1, dtype=cupy.uint64)
+    sup = cupy.zeros(num_edges if mode == 2 else 1, dtype=cupy.int32)
+    if m:
+        work = cupy.empty(m, dtype=cupy.int64)
+        launch(_fn("tc_work"), m, (osrc, oind, ooff, i64(m), work))
+        wpre, W = scan(work)
+        if W:
+            tseg, nt = tiles(_fn, wpre, m, W, tile=BLOCK * TC_IPT)
+            launch_tiles(_fn, f"tc_count<{mode}>", nt, (osrc, oind, ooff, oeid, wpre, tseg, i64(W),
+                                                    total, tri, sup))
+    return (int(total.get()[0]),
+            tri.view(cupy.int64) if mode == 1 else None,
+            sup if mode == 2 else None)
+
+
+def triangle_count(view: AdjacencyView) -> int:
+    und = symmetrized(view)
+    deg, ptr = view_arrays(und)
+    return count_oriented(orient(deg, ptr, und.num_vertices), 0)[0]
+
+
+def triangles_per_vertex(view: AdjacencyView):
+    und = symmetrized(view)
+    deg, ptr = view_arrays(und)
+    n = und.num_vertices
+    return count_oriented(orient(deg, ptr, n), 1, num_vertices=n)[1]
+
+
+def _support(index: EdgeIndex):
+    eids = index.entry_eids()
+    eptr = address(eids) + 8 * index.off[:-1]
+    o = orient(index.deg, index.ptr, index.view.num_vertices, eptr=eptr)
+    return count_oriented(o, 2, num_edges=index.num_edges)[2]
+
+
+def _per_input_edge(entry_map, values, fill=0):
+    if entry_map is None:
+        return values
+    out = cupy.full(entry_map.shape[0], fill, dtype=values.dtype)
+    ok = entry_map >= 0
+    out[ok] = values[entry_map[ok]]
+    return out
+
+
+def edge_support(view: AdjacencyView):
+    und = symmetrized(view)
+    index = EdgeIndex.build(und)
+    sup = _support(index)
+    if not view.directed:
+        return sup
+    return _per_input_edge(index.map_entries(view), sup)

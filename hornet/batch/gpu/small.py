@@ -1,0 +1,120 @@
+"""Small batches on the GPU: a fused path of two kernels and one small read-back.
+
+The general pipeline (:mod:`hornet.batch.gpu.kernels`) is built for batches of 10^5 to 10^7
+edges: each step is a CuPy operation or a kernel sized to the batch, and a batch costs about
+150 of them plus a dozen synchronizations, so a 1,000-edge batch takes milliseconds of host
+time for microseconds of GPU work. Here a batch of at most :data:`SMALL_ENTRIES` entries
+(pairs, twice that many when an undirected batch is mirrored) takes:
+
+1. ``small_prepare`` (one thread block): validation figures, mirroring, a bitonic sort by
+   (src, dst, entry) in shared memory, repeats and self-loops dropped (first entry wins), a
+   binary search of every entry in its source's list, the kept entries cut into segments
+   per source with their new degrees and whether each list moves to a block of another size
+   class, and the result rows. Everything stays in a per-graph device workspace except the
+   header (a few counts and the per-size-class numbers of moving lists), read by the host
+   in one copy;
+2. the block cache (:mod:`hornet.memory.block_cache`) checked against the header's
+   per-class counts: a ring short of what the batch needs is refilled from the bit trees
+   (rarely: one batched allocation), and the host decides which rings take the blocks the
+   batch gives back;
+3. ``small_merge`` / ``small_remove`` (one block per piece of work): every field of every
+   list rewritten in place or into a block popped from its new class's ring, the result's
+   property values, the vertex table updated, and every old block pushed onto its class's
+   ring (or, when that ring is full, onto a spill list given back to the bit trees: one
+   kernel and a read-back of per-array counts). A list rewritten in place is one piece. A
+   list that moves is cut into pieces of 8,192 old items copied side by side, and a hub's
+   list that would move more than 2,048 items in place (up to ``COPY_MAX_CLASS``) is copied
+   to a fresh block of its own class instead, so that a batch touching lists of 10^5 items
+   is not one block stepping through them.
+
+The caller (:class:`hornet.graph.Graph`) owns the order of these steps and falls back to the
+general pipeline for anything this path does not take (bad ids, so that the error message
+is the same, more than ``MAX_FIELDS - 1`` edge properties, larger batches).
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ...core.cuda import cupy, function, i64
+from ...memory.block_cache import SPARE_MAX_CLASS as COPY_MAX_CLASS
+from ..small_layout import H_PIECES, HEADER_WORDS, MAX_FIELDS, MODE_INSERT, SMALL_ENTRIES
+
+_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "small_batch.cu")
+_ID_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
+_NAMES = tuple(f"small_prepare<{t}>" for t in _ID_TYPES.values())
+
+PREPARE_THREADS = 1024
+REWRITE_THREADS = 256
+_READ_WORDS = H_PIECES + 1
+# entries: src and dst (int32, E words together), pair, pos, res; segments: 10 arrays
+SPILL_OFFSET = HEADER_WORDS + 14 * SMALL_ENTRIES
+WORKSPACE_WORDS = SPILL_OFFSET + SMALL_ENTRIES
+
+
+class SmallBatches:
+    """The device workspace of one graph's small batches (int64, ``WORKSPACE_WORDS``), reused
+    batch after batch (the kernels of one batch run in stream order)."""
+
+    def __init__(self):
+        import cupyx
+        self.workspace = cupy.empty(WORKSPACE_WORDS, dtype=cupy.int64)
+        self.header = cupyx.empty_pinned(_READ_WORDS, dtype=np.int64)   # read back here
+
+    def prepare(self, s, d, mirror: bool, mode: int, degree, size_class, edge_ptr,
+                min_class: int):
+        """Run ``small_prepare`` on pairs ``s``, ``d`` (int32 or int64 device arrays of one
+        dtype, contiguous, (n,), 0 < n and
+        n * (2 if mirror else 1) <= SMALL_ENTRIES) against the vertex table (``degree`` int32,
+        ``size_class`` int8, ``edge_ptr`` int64, all (table_len,) on the device).
+
+        Returns (header: host int64 array indexed by the ``H_*`` slots, valid until the next
+        call, rows: int32 device
+        array (2 * SMALL_ENTRIES,) whose first ``header[H_RESULTS]`` entries are the result's
+        src and whose entries from SMALL_ENTRIES on its dst).
+        """
+        rows = cupy.empty(2 * SMALL_ENTRIES, dtype=cupy.int32)
+        function(_CU, f"small_prepare<{_ID_TYPES[s.dtype]}>", _NAMES)(
+            (1,), (PREPARE_THREADS,),
+            (s, d, i64(s.shape[0]), np.int32(mirror), np.int32(mode), degree, size_class,
+             edge_ptr, i64(degree.shape[0]), i64(min_class), i64(COPY_MAX_CLASS),
+             self.workspace, rows))
+        self.workspace[:_READ_WORDS].get(out=self.header)
+        return self.header, rows
+
+    def rewrite(self, mode: int, pieces: int, cache, accept: int, lookup, field_dtypes,
+                values, outs, degree, size_class, edge_ptr) -> None:
+        """Rewrite the prepared batch's lists (``small_merge`` or ``small_remove``, one block
+        per piece: ``pieces`` is the header's ``H_PIECES``) and update the vertex table in
+        place.
+
+        ``cache``: the memory manager's block cache, holding the blocks the header's class
+        counts need (:meth:`BlockCache.reserve`); ``accept``: bit mask of the classes whose
+        rings take the blocks given back (:meth:`BlockCache.accepts`), the others go to the
+        spill list (:meth:`spilled`); ``lookup``: the memory manager's block
+        array lookup; ``field_dtypes``: dtypes of dst and the edge properties; ``values``:
+        per property, its (n,) device array of the batch's values (insert) or None;
+        ``outs``: per property, the result's (rows,) device array to fill.
+        """
+        nf = len(field_dtypes)
+        sizes = 0
+        for f, dt in enumerate(field_dtypes):
+            sizes |= np.dtype(dt).itemsize << (8 * f)
+        v = [0] * (MAX_FIELDS - 1)
+        o = [0] * (MAX_FIELDS - 1)
+        for f, (val, out) in enumerate(zip(values, outs)):
+            v[f] = int(val.data.ptr) if val is not None else 0
+            o[f] = int(out.data.ptr)
+        name = "small_merge" if mode == MODE_INSERT else "small_remove"
+        function(_CU, name, _NAMES)(
+            (int(pieces),), (REWRITE_THREADS,),
+            (self.workspace, cache.rings, cache.state, i64(cache.ring_slots),
+             np.uint64(accept), degree, size_class, edge_ptr, lookup.dev_bases,
+             lookup.dev_field_bases, i64(lookup.bases.shape[0]), np.int32(nf), np.uint64(sizes),
+             *[i64(x) for x in v], *[i64(x) for x in o]))
+
+    def spilled(self, count: int):
+        """The old blocks the rewrite put on the spill list (int64 device view, (count,)):
+        those of the classes whose rings did not take them, for the bit trees."""
+        return self.workspace[SPILL_OFFSET:SPILL_OFFSET + int(count)]

@@ -1,0 +1,742 @@
+// CUDA kernels of the small-batch path (hornet/batch/gpu/small.py): a batch of at most
+// SMALL_ENTRIES entries (after mirroring) is prepared by ONE thread block, and its lists are
+// rewritten by one block per source vertex, so that a batch costs a handful of launches and
+// one small device-to-host read (the header) instead of the ~150 operations of the general
+// pipeline (whose every step is sized for 10^7 edges).
+//
+// Compiled once per process by cupy.RawModule (NVRTC, -std=c++17); includes segmented.cuh.
+//
+// Workspace (one int64 buffer per graph, reused by every batch; offsets in int64 words, see
+// Layout): the header (counts the host needs), the batch's kept entries sorted by (src, dst),
+// one record per segment (the run of one source vertex) and the old blocks to give back.
+// Entries and segments are only read by the kernels of the same batch, in stream order.
+
+#include "segmented.cuh"
+
+#define SMALL_ENTRIES 4096                 // entries of one batch (pairs, twice if mirrored)
+#define SMALL_THREADS 1024                 // the preparing block
+#define PER_THREAD (SMALL_ENTRIES / SMALL_THREADS)
+static_assert(PER_THREAD == 4, "the preparing block's per-thread arrays are written for 4");
+#define ALL_ONES 0xFFFFFFFFFFFFFFFFull
+#define MAX_FIELDS 8                       // dst + up to 7 edge properties
+#define NUM_CLASSES 64
+#define MAX_ID 2147483646ll                // hornet.batch.validate.MAX_VERTEX_ID
+#define MODE_INSERT 0
+#define MODE_DELETE 1
+
+// header slots
+#define H_KEPT 0        // entries kept: new edges (insert) or edges found (delete)
+#define H_SEGMENTS 1    // source vertices among them
+#define H_MOVES 2       // lists that move to a block of another size class
+#define H_LOOPS 3       // self-loop pairs dropped (mirrored batches)
+#define H_MIN_ID 4      // smallest id in the batch (validation on the host)
+#define H_MAX_ID 5      // largest id in the batch
+#define H_RESULTS 6     // entries reported in the result (mirrored: src < dst)
+#define H_RELEASES 7    // old blocks to give back
+#define H_CLASS 8       // NUM_CLASSES counts: moving lists per new size class
+#define H_FREED 72      // NUM_CLASSES counts: old blocks given back per size class
+#define H_SPILLS 136    // old blocks the rewrite sent to the spill list (not to a ring)
+#define H_DONE 137      // blocks of the rewrite that finished (the last one moves the rings)
+#define H_PIECES 138    // pieces of work of the rewrite (its grid: one block per piece)
+#define HEADER_WORDS 256
+#define H_CLOCKS 192    // profiling only: clock64() after each phase of small_prepare
+
+// Phase clocks for bench/profile_small_gpu.py, which compiles this file with
+// SMALL_BATCH_CLOCKS defined; no-ops otherwise.
+#ifdef SMALL_BATCH_CLOCKS
+#define PHASE_CLOCK(k) if (threadIdx.x == 0) ws[H_CLOCKS + (k)] = (i64)clock64()
+#else
+#define PHASE_CLOCK(k)
+#endif
+
+struct Layout {
+    i64* header;
+    int* ent_src;       // kept entries, sorted by (src, dst)
+    int* ent_dst;
+    i64* ent_pair;      // the entry's pair in the batch (its property values)
+    i64* ent_pos;       // insert: old items before it; delete: its position in the list
+    i64* ent_res;       // its row in the result, -1 when not reported
+    i64* seg_vertex;    // per segment: the source vertex
+    i64* seg_start;     //   its first entry
+    i64* seg_len;       //   its number of entries
+    i64* seg_old;       //   old degree
+    i64* seg_new;       //   new degree
+    i64* seg_ptr;       //   old block (0: none)
+    i64* seg_class;     //   new size class when the list moves to another block, else -1
+    i64* seg_rank;      //   rank among the moving lists of that class
+    i64* seg_give;      //   old block given back: its class << 32 | rank in it, else -1
+    i64* seg_piece;     //   its first piece of rewrite work (see PIECE_ITEMS)
+    i64* spill;         // old blocks given back to the bit trees (their rings were full)
+};
+
+__device__ __forceinline__ Layout layout(i64* ws) {
+    const i64 E = SMALL_ENTRIES;
+    Layout L;
+    L.header = ws;
+    i64* p = ws + HEADER_WORDS;
+    L.ent_src = (int*)p;            p += E / 2;
+    L.ent_dst = (int*)p;            p += E / 2;
+    L.ent_pair = p;                 p += E;
+    L.ent_pos = p;                  p += E;
+    L.ent_res = p;                  p += E;
+    L.seg_vertex = p;               p += E;
+    L.seg_start = p;                p += E;
+    L.seg_len = p;                  p += E;
+    L.seg_old = p;                  p += E;
+    L.seg_new = p;                  p += E;
+    L.seg_ptr = p;                  p += E;
+    L.seg_class = p;                p += E;
+    L.seg_rank = p;                 p += E;
+    L.seg_give = p;                 p += E;
+    L.seg_piece = p;                p += E;
+    L.spill = p;                    // SPILL_OFFSET in small.py
+    return L;
+}
+
+__device__ __forceinline__ i64 size_class_for(i64 degree, i64 min_class) {
+    if (degree <= 0) return -1;
+    i64 k = degree == 1 ? 0 : 64 - __clzll(degree - 1);
+    return k < min_class ? min_class : k;
+}
+
+// ------------------------------------------------------------------------------ prepare
+// One block of SMALL_THREADS threads: validate, mirror, sort by (src, dst, entry) (bitonic, in
+// shared memory), drop repeats (first entry wins) and self-loops, look every entry up in its
+// source's list, keep the new edges (insert) or the present ones (delete), cut them into
+// segments per source, and decide per segment the new degree and whether the list moves to a
+// block of another size class (insert: it outgrows its block; delete: it falls under a
+// quarter of it, or empties). Vertices at or past table_len have no list yet.
+//
+// A list rewritten in place moves its items from the first change on, with one block: fine
+// for short lists, slow for a hub's (hundreds of thousands of items, one block stepping
+// through them). So a list that would move more than COPY_ITEMS items in place, and whose
+// class is at most copy_max_class, is copied instead to a fresh block of its own class (a
+// move like any other: popped from the ring, the old block pushed back), and every moving
+// list is cut into pieces of PIECE_ITEMS old items, one block each, run side by side.
+#define COPY_ITEMS 2048
+#define PIECE_ITEMS 8192        // a multiple of the removal's step (REWRITE_THREADS * REMOVE_ITEMS)
+template <typename Id>
+__global__ void __launch_bounds__(SMALL_THREADS)
+small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, int mirror,
+              int mode, const int* __restrict__ degree, const signed char* __restrict__ size_class,
+              const i64* __restrict__ edge_ptr, i64 table_len, i64 min_class,
+              i64 copy_max_class, i64* ws, int* __restrict__ result) {
+    __shared__ u64 keys[SMALL_ENTRIES];          // later reused as the kept (src, dst)
+    __shared__ unsigned short entry[SMALL_ENTRIES];
+    __shared__ int warp_sums[32];
+    __shared__ int total;
+    __shared__ int class_count[NUM_CLASSES];
+    __shared__ int freed_count[NUM_CLASSES];
+    __shared__ int loops, releases;
+    __shared__ long long min_id, max_id;
+    const Layout L = layout(ws);
+    const int tid = threadIdx.x;
+    const i64 ne = mirror ? 2 * npairs : npairs;
+    int P = 1;
+    while (P < ne) P <<= 1;
+
+    if (tid < NUM_CLASSES) {
+        class_count[tid] = 0;
+        freed_count[tid] = 0;
+    }
+    if (tid == 0) {
+        loops = 0;
+        releases = 0;
+        min_id = 0x7FFFFFFFFFFFFFFFll;
+        max_id = -1;
+    }
+    __syncthreads();
+    PHASE_CLOCK(0);
+
+    // ---- entries as keys (src << 32 | dst); self-loops and padding sort last
+    long long lo_id = 0x7FFFFFFFFFFFFFFFll, hi_id = -1;
+    int my_loops = 0;
+    for (int i = tid; i < P; i += SMALL_THREADS) {
+        u64 key = ALL_ONES;
+        if (i < ne) {
+            const i64 pair = mirror ? (i >> 1) : i;
+            i64 u = (i64)s[pair], v = (i64)d[pair];
+            if (mirror && (i & 1)) { const i64 t = u; u = v; v = t; }
+            lo_id = min(lo_id, (long long)min(u, v));
+            hi_id = max(hi_id, (long long)max(u, v));
+            const bool valid = u >= 0 && v >= 0 && u <= MAX_ID && v <= MAX_ID;
+            if (mirror && u == v) {
+                if (!(i & 1)) ++my_loops;
+            } else if (valid) {
+                key = ((u64)u << 32) | (u64)v;
+            }
+        }
+        keys[i] = key;
+        entry[i] = (unsigned short)i;
+    }
+    atomicMin(&min_id, lo_id);
+    atomicMax(&max_id, hi_id);
+    if (my_loops) atomicAdd(&loops, my_loops);
+    __syncthreads();
+    PHASE_CLOCK(1);
+
+    // ---- bitonic sort of (key, entry): a strict total order, so repeats keep entry order.
+    // Thread t holds elements q * SMALL_THREADS + t (q < R) in registers: partners closer
+    // than 32 are in the same warp (shuffles), partners SMALL_THREADS or more apart in the
+    // same thread; only the distances in between go through shared memory.
+    const int R = P > SMALL_THREADS ? P / SMALL_THREADS : 1;
+    u64 a[PER_THREAD];
+    unsigned e[PER_THREAD];
+#pragma unroll
+    for (int q = 0; q < PER_THREAD; ++q) {
+        const int i = q * SMALL_THREADS + tid;
+        a[q] = (q < R && i < P) ? keys[i] : ALL_ONES;
+        e[q] = (q < R && i < P) ? (unsigned)entry[i] : 0xFFFFu;
+    }
+    // elements x < y of this thread: the lower one keeps the minimum where ascending
+    auto exchange = [&](int x, int y, int k) {
+        const bool ascending = ((x * SMALL_THREADS + tid) & k) == 0;
+        const bool greater = a[x] > a[y] || (a[x] == a[y] && e[x] > e[y]);
+        if (ascending == greater) {
+            const u64 ta = a[x]; a[x] = a[y]; a[y] = ta;
+            const unsigned te = e[x]; e[x] = e[y]; e[y] = te;
+        }
+    };
+    for (int k = 2; k <= P; k <<= 1) {
+        for (int j = k >> 1; j > 0; j >>= 1) {
+            if (j >= SMALL_THREADS) {                     // within the thread (R is 2 or 4)
+                if (j == SMALL_THREADS) {
+                    exchange(0, 1, k);
+                    if (R == 4) exchange(2, 3, k);
+                } else {
+                    exchange(0, 2, k);
+                    exchange(1, 3, k);
+                }
+                continue;
+            }
+            if (j >= 32) {                                // through shared memory
+#pragma unroll
+                for (int q = 0; q < PER_THREAD; ++q) {
+                    const int i = q * SMALL_THREADS + tid;
+                    if (q < R && i < P) { keys[i] = a[q]; entry[i] = (unsigned short)e[q]; }
+                }
+                __syncthreads();
+            }
+#pragma unroll
+            for (int q = 0; q < PER_THREAD; ++q) {
+                if (q >= R) break;
+                const int i = q * SMALL_THREADS + tid;
+                u64 pk;
+                unsigned pe;
+                if (j >= 32) {
+                    const int l = i ^ j;
+                    pk = l < P ? keys[l] : ALL_ONES;
+                    pe = l < P ? (unsigned)entry[l] : 0xFFFFu;
+                } else {
+                    pk = __shfl_xor_sync(0xFFFFFFFFu, a[q], j);
+                    pe = __shfl_xor_sync(0xFFFFFFFFu, e[q], j);
+                }
+                const bool lower = (i & j) == 0, ascending = (i & k) == 0;
+                const bool greater = a[q] > pk || (a[q] == pk && e[q] > pe);
+                if ((lower == ascending) == greater) {    // take the partner's element
+                    a[q] = pk;
+                    e[q] = pe;
+                }
+            }
+            if (j >= 32) __syncthreads();
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < PER_THREAD; ++q) {
+        const int i = q * SMALL_THREADS + tid;
+        if (q < R && i < P) { keys[i] = a[q]; entry[i] = (unsigned short)e[q]; }
+    }
+    __syncthreads();
+    PHASE_CLOCK(2);
+
+    // ---- first of each key, looked up in its list; each thread owns R in a row and runs
+    // their binary searches in lock step, so that the R dependent load chains overlap
+    int keep[PER_THREAD], us[PER_THREAD], vs[PER_THREAD];
+    i64 pos[PER_THREAD], pair_of[PER_THREAD], lo[PER_THREAD], hi[PER_THREAD];
+    const int* lst[PER_THREAD];
+    bool live[PER_THREAD];                            // first of its key, and a real entry
+#pragma unroll
+    for (int q = 0; q < PER_THREAD; ++q) {
+        const int i = tid * R + q;
+        live[q] = false;
+        lo[q] = hi[q] = 0;
+        lst[q] = nullptr;
+        us[q] = vs[q] = 0;
+        pair_of[q] = 0;
+        if (q >= R || i >= P) continue;
+        const u64 key = keys[i];
+        if (key == ALL_ONES || (i > 0 && keys[i - 1] == key)) continue;
+        live[q] = true;
+        us[q] = (int)(key >> 32);
+        vs[q] = (int)(key & 0xFFFFFFFFull);
+        pair_of[q] = mirror ? (entry[i] >> 1) : entry[i];
+    }
+#pragma unroll
+    for (int q = 0; q < PER_THREAD; ++q)              // degree and list of every source
+        if (live[q] && us[q] < table_len) {
+            hi[q] = degree[us[q]];
+            if (hi[q] > 0) lst[q] = (const int*)edge_ptr[us[q]];
+        }
+    const i64 d0[PER_THREAD] = {hi[0], hi[1], hi[2], hi[3]};
+    for (bool more = true; more;) {                   // lower bound of v in every list
+        more = false;
+        int x[PER_THREAD];
+#pragma unroll
+        for (int q = 0; q < PER_THREAD; ++q)
+            if (lo[q] < hi[q]) x[q] = lst[q][(lo[q] + hi[q]) >> 1];
+#pragma unroll
+        for (int q = 0; q < PER_THREAD; ++q)
+            if (lo[q] < hi[q]) {
+                const i64 mid = (lo[q] + hi[q]) >> 1;
+                if (x[q] < vs[q]) lo[q] = mid + 1; else hi[q] = mid;
+                more = more || lo[q] < hi[q];
+            }
+    }
+    int count = 0;
+#pragma unroll
+    for (int q = 0; q < PER_THREAD; ++q) {
+        i64 p = -1;                                   // absent, would go first
+        if (d0[q] > 0) {
+            const i64 at = lo[q];
+            p = (at < d0[q] && lst[q][at] == vs[q]) ? at : -1 - at;
+        }
+        keep[q] = live[q] && (mode == MODE_INSERT ? (p < 0) : (p >= 0));
+        pos[q] = mode == MODE_INSERT ? -1 - p : p;
+        count += keep[q];
+    }
+    const int base = block_exclusive_scan(count, warp_sums, &total);   // (syncs: keys free)
+    PHASE_CLOCK(3);
+    const int kept = total;
+    int* csrc = (int*)keys;                       // the kept entries, in shared memory too
+    int* cdst = csrc + SMALL_ENTRIES;
+    {
+        int j = base;
+#pragma unroll
+        for (int q = 0; q < PER_THREAD; ++q) {
+            if (!keep[q]) continue;
+            L.ent_src[j] = us[q];
+            L.ent_dst[j] = vs[q];
+            L.ent_pair[j] = pair_of[q];
+            L.ent_pos[j] = pos[q];
+            csrc[j] = us[q];
+            cdst[j] = vs[q];
+            ++j;
+        }
+    }
+    __syncthreads();
+    PHASE_CLOCK(4);
+
+    // ---- segments (runs of one source) and result rows (mirrored: src < dst), one scan
+    // of two packed 16-bit counts
+    const int R2 = (kept + SMALL_THREADS - 1) / SMALL_THREADS;      // kept entries a thread owns
+    int packed = 0;
+    for (int q = 0; q < R2; ++q) {
+        const int j = tid * R2 + q;
+        if (j >= kept) break;
+        const int head = (j == 0 || csrc[j] != csrc[j - 1]) ? 1 : 0;
+        const int shown = (!mirror || csrc[j] < cdst[j]) ? 1 : 0;
+        packed += head + (shown << 16);
+    }
+    const int first = block_exclusive_scan(packed, warp_sums, &total);
+    const int nseg = total & 0xFFFF, nres = total >> 16;
+    {
+        int seg = (first & 0xFFFF) - 1, row = first >> 16;
+        for (int q = 0; q < R2; ++q) {
+            const int j = tid * R2 + q;
+            if (j >= kept) break;
+            if (j == 0 || csrc[j] != csrc[j - 1]) {
+                ++seg;
+                L.seg_start[seg] = j;
+                L.seg_vertex[seg] = csrc[j];
+            }
+            if (!mirror || csrc[j] < cdst[j]) {
+                L.ent_res[j] = row;
+                result[row] = csrc[j];
+                result[SMALL_ENTRIES + row] = cdst[j];
+                ++row;
+            } else {
+                L.ent_res[j] = -1;
+            }
+        }
+    }
+    __syncthreads();
+    PHASE_CLOCK(5);
+
+    // ---- per segment: new degree, whether the list moves, and its pieces of rewrite work
+    // (each thread owns R3 segments in a row, for the scan of the pieces)
+    const int R3 = (nseg + SMALL_THREADS - 1) / SMALL_THREADS;
+    int my_pieces = 0;
+    for (int q = 0; q < R3; ++q) {
+        const int sg = tid * R3 + q;
+        if (sg >= nseg) break;
+        const i64 start = L.seg_start[sg];
+        const i64 c = (sg + 1 < nseg ? L.seg_start[sg + 1] : kept) - start;
+        const i64 u = L.seg_vertex[sg];
+        const bool has_row = u < table_len;
+        const i64 d0 = has_row ? (i64)degree[u] : 0;
+        const i64 cls = has_row ? (i64)size_class[u] : -1;
+        const i64 ptr = has_row ? edge_ptr[u] : 0;
+        i64 d1, to = -1;
+        bool give_back = false;
+        if (mode == MODE_INSERT) {
+            d1 = d0 + c;
+            const i64 capacity = cls >= 0 ? (1ll << cls) : 0;
+            if (d1 > capacity) {
+                to = size_class_for(d1, min_class);
+                give_back = cls >= 0;
+            }
+        } else {
+            d1 = d0 - c;
+            const i64 target = size_class_for(d1, min_class);
+            if (d1 == 0) {
+                give_back = true;
+            } else if (4 * d1 < (1ll << cls) && target < cls) {
+                to = target;
+                give_back = true;
+            }
+        }
+        if (to < 0 && d1 > 0 && cls <= copy_max_class &&       // long in-place rewrite: copy
+            d0 - L.ent_pos[start] + (mode == MODE_INSERT ? c : 0) > COPY_ITEMS) {
+            to = cls;
+            give_back = true;
+        }
+        const int pieces = to >= 0 && d0 > PIECE_ITEMS ? (int)((d0 + PIECE_ITEMS - 1) / PIECE_ITEMS)
+                                                       : 1;
+        L.seg_piece[sg] = pieces;
+        my_pieces += pieces;
+        L.seg_len[sg] = c;
+        L.seg_old[sg] = d0;
+        L.seg_new[sg] = d1;
+        L.seg_ptr[sg] = ptr;
+        L.seg_class[sg] = to;
+        if (to >= 0) L.seg_rank[sg] = atomicAdd(&class_count[to], 1);
+        L.seg_give[sg] = give_back ? (cls << 32) | (i64)atomicAdd(&freed_count[cls], 1) : -1;
+        if (give_back) atomicAdd(&releases, 1);
+    }
+    int piece = block_exclusive_scan(my_pieces, warp_sums, &total);
+    const int npieces = total;
+    for (int q = 0; q < R3; ++q) {
+        const int sg = tid * R3 + q;
+        if (sg >= nseg) break;
+        const int pieces = (int)L.seg_piece[sg];
+        L.seg_piece[sg] = piece;
+        piece += pieces;
+    }
+    __syncthreads();
+    PHASE_CLOCK(6);
+
+    if (tid < NUM_CLASSES) {
+        L.header[H_CLASS + tid] = class_count[tid];
+        L.header[H_FREED + tid] = freed_count[tid];
+    }
+    if (tid == 0) {
+        i64 moves = 0;
+        for (int k = 0; k < NUM_CLASSES; ++k) moves += class_count[k];
+        L.header[H_KEPT] = kept;
+        L.header[H_SEGMENTS] = nseg;
+        L.header[H_MOVES] = moves;
+        L.header[H_LOOPS] = loops;
+        L.header[H_MIN_ID] = ne > 0 ? (i64)min_id : 0;
+        L.header[H_MAX_ID] = (i64)max_id;
+        L.header[H_RESULTS] = nres;
+        L.header[H_RELEASES] = releases;
+        L.header[H_SPILLS] = 0;
+        L.header[H_DONE] = 0;
+        L.header[H_PIECES] = npieces;
+    }
+}
+
+// ------------------------------------------------------------------------ rewriting lists
+// One block per piece of a segment (see piece_of): the list's block after the batch (its old
+// one, or a block of its new class popped from that class's ring of the block cache,
+// hornet/memory/block_cache.py) and the address of field f in a block. A list that leaves
+// its old block pushes it onto the ring of the old class, or onto the spill list when the
+// host did not accept pushes there.
+// Rings: `slots` pointers per class; ring_state: heads (NUM_CLASSES) then tails (NUM_CLASSES);
+// pops take head + rank, pushes tail + rank (the host sized both, so they never overlap), and
+// the last block to finish advances the counters for the next batch.
+struct Rings {
+    i64* slot;
+    i64* state;
+    i64 slots;
+    u64 accept;              // bit k: class k's ring takes the blocks given back
+};
+struct Fields {
+    const i64* bases;        // block arrays' dst-column addresses, ascending
+    const i64* field_bases;  // (narrays, nf) column addresses
+    i64 narrays;
+    int nf;
+    u64 sizes;               // itemsize of field f in bits 8f..8f+7
+    i64 values[MAX_FIELDS];  // per field: the batch's values (by pair), 0 for dst
+    i64 out[MAX_FIELDS];     // per field: the result's values (by result row), 0 for dst
+};
+
+// The kernels take the fields as plain scalars (no host-to-device copy per batch).
+#define FIELD_PARAMS                                                                       \
+    const i64* __restrict__ bases, const i64* __restrict__ field_bases, i64 narrays, int nf, \
+    u64 sizes, i64 v1, i64 v2, i64 v3, i64 v4, i64 v5, i64 v6, i64 v7, i64 o1, i64 o2,      \
+    i64 o3, i64 o4, i64 o5, i64 o6, i64 o7
+
+__device__ __forceinline__ Fields make_fields(const i64* bases, const i64* field_bases,
+                                              i64 narrays, int nf, u64 sizes,
+                                              const i64 (&v)[MAX_FIELDS],
+                                              const i64 (&o)[MAX_FIELDS]) {
+    Fields F;
+    F.bases = bases;
+    F.field_bases = field_bases;
+    F.narrays = narrays;
+    F.nf = nf;
+    F.sizes = sizes;
+    for (int f = 0; f < MAX_FIELDS; ++f) {
+        F.values[f] = v[f];
+        F.out[f] = o[f];
+    }
+    return F;
+}
+
+#define MAKE_FIELDS                                                                        \
+    const i64 v_[MAX_FIELDS] = {0, v1, v2, v3, v4, v5, v6, v7};                            \
+    const i64 o_[MAX_FIELDS] = {0, o1, o2, o3, o4, o5, o6, o7};                            \
+    const Fields F = make_fields(bases, field_bases, narrays, nf, sizes, v_, o_)
+
+__device__ __forceinline__ int field_size(const Fields& F, int f) {
+    return (int)((F.sizes >> (8 * f)) & 0xFFull);
+}
+
+__device__ __forceinline__ i64 field_address(const Fields& F, i64 ptr, int f) {
+    if (f == 0 || ptr == 0) return ptr;
+    const i64 a = segment_of(F.bases, F.narrays, ptr);
+    return F.field_bases[a * F.nf + f] + ((ptr - F.bases[a]) >> 2) * field_size(F, f);
+}
+
+__device__ __forceinline__ i64 new_block(const Layout& L, const Rings& R, i64 sg) {
+    const i64 to = L.seg_class[sg];
+    if (to < 0) return L.seg_ptr[sg];
+    return R.slot[to * R.slots + ((R.state[to] + L.seg_rank[sg]) & (R.slots - 1))];
+}
+
+// The segment's old block, when it leaves it: onto its class's ring or the spill list.
+__device__ __forceinline__ void give_back_block(const Layout& L, const Rings& R, i64 sg) {
+    const i64 give = L.seg_give[sg];
+    if (give < 0) return;
+    const i64 cls = give >> 32, rank = give & 0xFFFFFFFFll;
+    if ((R.accept >> cls) & 1ull)
+        R.slot[cls * R.slots + ((R.state[NUM_CLASSES + cls] + rank) & (R.slots - 1))] =
+            L.seg_ptr[sg];
+    else
+        L.spill[atomicAdd((unsigned long long*)&L.header[H_SPILLS], 1ull)] = L.seg_ptr[sg];
+}
+
+// Every block, after its segments: the last one to finish advances the ring counters (every
+// block read them before it counted itself done).
+__device__ __forceinline__ void advance_rings(const Layout& L, const Rings& R) {
+    __shared__ bool last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd((unsigned long long*)&L.header[H_DONE], 1ull) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && threadIdx.x < NUM_CLASSES) {
+        const int k = threadIdx.x;
+        R.state[k] += L.header[H_CLASS + k];
+        if ((R.accept >> k) & 1ull) R.state[NUM_CLASSES + k] += L.header[H_FREED + k];
+    }
+}
+
+#define RING_PARAMS i64* __restrict__ ring_slot, i64* __restrict__ ring_state, \
+    i64 ring_slots, u64 ring_accept
+#define MAKE_RINGS const Rings R = {ring_slot, ring_state, ring_slots, ring_accept}
+
+// The old items [lo, hi) of list O and its new items [j0, j1) (from `values` by pair, or the
+// entries' dst), written to their slots of the merged list D (D == O: in place). Chunks of
+// blockDim.x old items from the back; in place, each is read by the whole block before any
+// thread writes (writes land at or after the chunk's start, on items already read), while a
+// copy lets every warp stream through its items without waiting for the others.
+#define COPY_LOADS 8
+template <typename T>
+__device__ void merge_block(const T* O, T* D, i64 lo, i64 hi, const i64* I, i64 c, i64 j0,
+                            i64 j1, const Layout& L, i64 start, const T* values, T* out) {
+    if (D == O) {
+        place_old_items(O, D, lo, hi, I, c, (int)blockDim.x, (int)threadIdx.x,
+                        [] { __syncthreads(); });
+    } else {                      // a copy: COPY_LOADS loads in flight per thread, no waits
+        for (i64 base = lo; base < hi; base += (i64)blockDim.x * COPY_LOADS) {
+            T v[COPY_LOADS];
+#pragma unroll
+            for (int m = 0; m < COPY_LOADS; ++m) {
+                const i64 i = base + (i64)m * blockDim.x + threadIdx.x;
+                if (i < hi) v[m] = O[i];
+            }
+#pragma unroll
+            for (int m = 0; m < COPY_LOADS; ++m) {
+                const i64 i = base + (i64)m * blockDim.x + threadIdx.x;
+                if (i < hi) D[i + upper_bound(I, c, i)] = v[m];
+            }
+        }
+    }
+    for (i64 j = j0 + threadIdx.x; j < j1; j += blockDim.x) {
+        T v = values ? values[L.ent_pair[start + j]] : (T)L.ent_dst[start + j];
+        D[I[j] + j] = v;
+        const i64 r = L.ent_res[start + j];
+        if (out && r >= 0) out[r] = v;
+    }
+    __syncthreads();
+}
+
+// Piece t of the rewrite: its segment and its number within it (the grid has one block per
+// piece; a segment rewritten in place is one piece, a moving one has one per PIECE_ITEMS old
+// items, each piece handling old items [k * PIECE_ITEMS, (k + 1) * PIECE_ITEMS)).
+struct Piece {
+    i64 sg, k;
+};
+// Segment s has its first piece in [s, s + extra] (extra = npieces - nseg: the pieces past
+// the first of each segment), so piece t's segment lies in [t - extra, t]: a search of a few
+// steps when few lists are cut into pieces (the usual batch), instead of log2(nseg).
+__device__ __forceinline__ Piece piece_of(const Layout& L, i64 nseg, i64 npieces, i64 t) {
+    const i64 extra = npieces - nseg;
+    const i64 sg = segment_between(L.seg_piece, t > extra ? t - extra : 0,
+                                   t < nseg - 1 ? t : nseg - 1, t);
+    return {sg, t - L.seg_piece[sg]};
+}
+
+extern "C" __global__ void small_merge(i64* ws, RING_PARAMS,
+                                       int* __restrict__ degree,
+                                       signed char* __restrict__ size_class,
+                                       i64* __restrict__ edge_ptr, FIELD_PARAMS) {
+    MAKE_FIELDS;
+    MAKE_RINGS;
+    const Layout L = layout(ws);
+    const i64 nseg = L.header[H_SEGMENTS], npieces = L.header[H_PIECES];
+    for (i64 t = blockIdx.x; t < npieces; t += gridDim.x) {
+        const Piece pc = piece_of(L, nseg, npieces, t);
+        const i64 sg = pc.sg;
+        const i64 old = L.seg_ptr[sg], target = new_block(L, R, sg);
+        const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
+        const i64* I = L.ent_pos + start;
+        // in place: old items from I[0] on and every new one; moving: the piece's old items
+        // and the new ones that go before them (the last piece: also those at the end)
+        i64 lo = I[0], hi = d0, j0 = 0, j1 = c;
+        if (target != old) {
+            lo = pc.k * PIECE_ITEMS;
+            hi = min(d0, lo + PIECE_ITEMS);
+            j0 = lower_bound(I, c, lo);
+            j1 = hi == d0 ? c : lower_bound(I, c, hi);
+        }
+        for (int f = 0; f < F.nf; ++f) {
+            const i64 src = field_address(F, old, f), dst = field_address(F, target, f);
+            switch (field_size(F, f)) {
+            case 1: merge_block<unsigned char>((const unsigned char*)src, (unsigned char*)dst,
+                        lo, hi, I, c, j0, j1, L, start, (const unsigned char*)F.values[f],
+                        (unsigned char*)F.out[f]); break;
+            case 2: merge_block<unsigned short>((const unsigned short*)src,
+                        (unsigned short*)dst, lo, hi, I, c, j0, j1, L, start,
+                        (const unsigned short*)F.values[f], (unsigned short*)F.out[f]); break;
+            case 4: merge_block<unsigned int>((const unsigned int*)src, (unsigned int*)dst,
+                        lo, hi, I, c, j0, j1, L, start, (const unsigned int*)F.values[f],
+                        (unsigned int*)F.out[f]); break;
+            default: merge_block<unsigned long long>((const unsigned long long*)src,
+                        (unsigned long long*)dst, lo, hi, I, c, j0, j1, L, start,
+                        (const unsigned long long*)F.values[f],
+                        (unsigned long long*)F.out[f]); break;
+            }
+        }
+        if (threadIdx.x == 0 && pc.k == 0) {
+            const i64 u = L.seg_vertex[sg];
+            degree[u] = (int)L.seg_new[sg];
+            if (L.seg_class[sg] >= 0) {
+                edge_ptr[u] = target;
+                size_class[u] = (signed char)L.seg_class[sg];
+            }
+            give_back_block(L, R, sg);
+        }
+    }
+    advance_rings(L, R);
+}
+
+// The items at the ascending positions P leave the list O of d0 items; the survivors among
+// old items [lo, hi) are written to their slots of D (D == O: in place). The removed values
+// are copied to the result first (when `out` is given). Chunks of blockDim.x * REMOVE_ITEMS
+// from the front, each warp taking REMOVE_ITEMS windows of 32 (ranks from RemovedPositions,
+// no search per item); in place, the whole chunk is read before any thread writes (every
+// write lands on an item already read), while a copy lets the warps stream on their own.
+#define REMOVE_ITEMS 8
+template <typename T>
+__device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, i64 hi, const i64* P,
+                             i64 c, const Layout& L, i64 start, T* out) {
+    if (out)
+        for (i64 j = threadIdx.x; j < c; j += blockDim.x) {
+            const i64 r = L.ent_res[start + j];
+            if (r >= 0) out[r] = O[P[j]];
+        }
+    __syncthreads();
+    if (d1 == 0) return;
+    const bool in_place = D == O;
+    const int warp = threadIdx.x >> 5;
+    for (i64 base = lo; base < hi; base += (i64)blockDim.x * REMOVE_ITEMS) {
+        const i64 lo_w = base + (i64)warp * 32 * REMOVE_ITEMS;
+        T v[REMOVE_ITEMS];
+        i64 to[REMOVE_ITEMS];
+        read_windows(O, d0, lo_w, v);
+        RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
+        rank_windows(gone, d0, lo_w, 0, (i64)-1, to);
+        if (in_place) __syncthreads();
+        write_windows(D, 0, (i64)-1, v, to);
+        if (in_place) __syncthreads();
+    }
+}
+
+extern "C" __global__ void small_remove(i64* ws, RING_PARAMS,
+                                        int* __restrict__ degree,
+                                        signed char* __restrict__ size_class,
+                                        i64* __restrict__ edge_ptr, FIELD_PARAMS) {
+    MAKE_FIELDS;
+    MAKE_RINGS;
+    const Layout L = layout(ws);
+    const i64 nseg = L.header[H_SEGMENTS], npieces = L.header[H_PIECES];
+    for (i64 t = blockIdx.x; t < npieces; t += gridDim.x) {
+        const Piece pc = piece_of(L, nseg, npieces, t);
+        const i64 sg = pc.sg;
+        const i64 old = L.seg_ptr[sg], d1 = L.seg_new[sg];
+        const i64 target = d1 > 0 ? new_block(L, R, sg) : 0;
+        const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
+        const i64* P = L.ent_pos + start;
+        // in place: items from P[0] on (those before stay); moving: the piece's old items
+        i64 lo = P[0], hi = d0;
+        if (target != old) {
+            lo = pc.k * PIECE_ITEMS;
+            hi = min(d0, lo + PIECE_ITEMS);
+        }
+        const bool first = pc.k == 0;                 // reports the removed values
+        for (int f = 0; f < F.nf; ++f) {
+            const i64 src = field_address(F, old, f), dst = field_address(F, target, f);
+            switch (field_size(F, f)) {
+            case 1: remove_block<unsigned char>((const unsigned char*)src, (unsigned char*)dst,
+                        d0, d1, lo, hi, P, c, L, start,
+                        first ? (unsigned char*)F.out[f] : nullptr); break;
+            case 2: remove_block<unsigned short>((const unsigned short*)src,
+                        (unsigned short*)dst, d0, d1, lo, hi, P, c, L, start,
+                        first ? (unsigned short*)F.out[f] : nullptr); break;
+            case 4: remove_block<unsigned int>((const unsigned int*)src, (unsigned int*)dst,
+                        d0, d1, lo, hi, P, c, L, start,
+                        first ? (unsigned int*)F.out[f] : nullptr); break;
+            default: remove_block<unsigned long long>((const unsigned long long*)src,
+                        (unsigned long long*)dst, d0, d1, lo, hi, P, c, L, start,
+                        first ? (unsigned long long*)F.out[f] : nullptr); break;
+            }
+        }
+        if (threadIdx.x == 0 && first) {
+            const i64 u = L.seg_vertex[sg];
+            degree[u] = (int)d1;
+            if (d1 == 0) {
+                edge_ptr[u] = 0;
+                size_class[u] = -1;
+            } else if (L.seg_class[sg] >= 0) {
+                edge_ptr[u] = target;
+                size_class[u] = (signed char)L.seg_class[sg];
+            }
+            give_back_block(L, R, sg);
+        }
+    }
+    advance_rings(L, R);
+}

@@ -1,0 +1,24 @@
+"""The layout that the small-batch path's prepare step hands to the host (CPU and GPU alike).
+
+A small batch (:mod:`hornet.batch.small_path`) is prepared by one kernel
+(:mod:`hornet.batch.cpu.small` or :mod:`hornet.batch.gpu.small`, whose ``small_batch.cu``
+uses the same slots) that writes a header of int64 words: a few counts, then per size class
+the blocks the batch needs and the blocks it gives back. The host reads the header once and
+decides the block cache's part from it.
+"""
+from __future__ import annotations
+
+#: most entries (after mirroring) a small batch may have: one GPU block sorts them in shared
+#: memory
+SMALL_ENTRIES = 4096
+#: dst plus at most seven edge properties
+MAX_FIELDS = 8
+MODE_INSERT, MODE_DELETE = 0, 1
+
+# header slots (small_batch.cu)
+H_KEPT, H_SEGMENTS, H_MOVES, H_LOOPS, H_MIN_ID, H_MAX_ID, H_RESULTS, H_RELEASES, H_CLASS = \
+    range(9)
+NUM_CLASSES = 64
+H_FREED = H_CLASS + NUM_CLASSES          # old blocks given back, per size class
+H_PIECES = H_FREED + NUM_CLASSES + 2     # blocks of the rewrite (pieces of segments)
+HEADER_WORDS = 256

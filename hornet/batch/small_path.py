@@ -1,0 +1,105 @@
+"""The small-batch path of a graph: a batch of a few thousand entries in two kernels.
+
+A batch small enough (:data:`~hornet.batch.small_layout.SMALL_ENTRIES` entries on the GPU,
+:data:`~hornet.batch.cpu.small.CPU_SMALL_ENTRIES` on the CPU, once mirrored) is prepared by
+one kernel (:mod:`hornet.batch.gpu.small`, :mod:`hornet.batch.cpu.small`), whose header
+(:mod:`hornet.batch.small_layout`) tells the host which blocks the batch takes from and gives
+to the block cache (:mod:`hornet.memory.block_cache`); a second kernel rewrites the lists.
+Anything this path does not take (other inputs, bad ids: the general pipeline then refuses
+them with its usual message) returns None with nothing changed.
+
+The functions take the graph (see :mod:`hornet.batch.pipeline` for the state they use).
+"""
+from __future__ import annotations
+
+from itertools import compress
+from operator import or_
+
+import numpy as np
+
+from .cpu.small import CPU_SMALL_ENTRIES, CpuSmallBatches
+from .edge_change import EdgeChange
+from .gpu.small import SmallBatches
+from .pipeline import compact_memory
+from .small_layout import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID, H_MOVES,
+                           H_PIECES, H_RESULTS, MAX_FIELDS, MODE_DELETE, MODE_INSERT,
+                           NUM_CLASSES, SMALL_ENTRIES)
+from .validate import MAX_VERTEX_ID, property_values
+
+__all__ = ["small_pairs", "small_update", "MODE_INSERT", "MODE_DELETE"]
+
+
+def small_pairs(g, src, dst):
+    """(src, dst) as contiguous int32 or int64 device arrays of one dtype when the batch
+    can take the small-batch path (:mod:`hornet.batch.gpu.small`,
+    :mod:`hornet.batch.cpu.small`): two 1-D integer NumPy or CuPy arrays of one length, at
+    most SMALL_ENTRIES (GPU) or CPU_SMALL_ENTRIES (CPU) entries once mirrored, at most
+    MAX_FIELDS - 1 edge properties. None otherwise (the general pipeline takes it)."""
+    if dst is None or len(g._edge_schema) >= MAX_FIELDS:
+        return None
+    xp = g._xp
+    arrays = (np.ndarray, xp.ndarray)
+    if not (isinstance(src, arrays) and isinstance(dst, arrays)):
+        return None
+    if src.ndim != 1 or src.shape != dst.shape or not src.shape[0]:
+        return None
+    if src.dtype.kind not in "iu" or dst.dtype.kind not in "iu":
+        return None
+    limit = SMALL_ENTRIES if g.device == "gpu" else CPU_SMALL_ENTRIES
+    if src.shape[0] * (1 if g.directed else 2) > limit:
+        return None
+    src, dst = xp.asarray(src), xp.asarray(dst)
+    if src.dtype != dst.dtype or src.dtype not in (np.int32, np.int64):
+        src, dst = src.astype(xp.int64), dst.astype(xp.int64)
+    return xp.ascontiguousarray(src), xp.ascontiguousarray(dst)
+
+
+def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
+    """Insert (MODE_INSERT) or delete (MODE_DELETE) a small batch with two kernels and
+    the block cache (GPU: one read-back of counts; see :mod:`hornet.batch.gpu.small` and
+    :mod:`hornet.batch.cpu.small`). Returns None,
+    with nothing changed, when an id is out of range: the general pipeline then refuses
+    the batch with its usual message."""
+    xp, mm = g._xp, g._mm
+    if g._small is None:
+        g._small = SmallBatches() if g.device == "gpu" else CpuSmallBatches()
+    header, rows = g._small.prepare(s, d, not g.directed, mode, g._degree,
+                                       g._size_class, g._edge_ptr,
+                                       mm.min_size_class)
+    header = header[:H_PIECES + 1].tolist()   # Python ints: cheaper to read one by one
+    if header[H_MIN_ID] < 0 or header[H_MAX_ID] > MAX_VERTEX_ID:
+        return None
+    kind = "insert" if mode == MODE_INSERT else "delete"
+    if mode == MODE_INSERT:
+        values = property_values(edge_props, g._edge_schema, s.shape[0], xp)
+        n = max(g._n, int(header[H_MAX_ID]) + 1)
+        g._reserve(n)
+    kept, nres = header[H_KEPT], header[H_RESULTS]
+    outs = {name: xp.empty(nres, dtype=dt) for name, dt in g._edge_schema.items()}
+    need = header[H_CLASS:H_CLASS + NUM_CLASSES]
+    freed = header[H_FREED:H_FREED + NUM_CLASSES]
+    # the few classes the batch takes blocks from or gives blocks to (counts are >= 0)
+    touched = list(compress(range(NUM_CLASSES), map(or_, need, freed)))
+    cache = mm.block_cache()
+    if kept and header[H_MOVES]:
+        cache.reserve(need, touched)    # a ring short of blocks takes them from the trees
+    accept = cache.accepts(need, freed, touched)
+    # ---- nothing above changed the graph; from here on the batch is committed ----
+    g._views.clear()
+    if mode == MODE_INSERT:
+        g._n = n
+    if kept:
+        g._small.rewrite(mode, header[H_PIECES], cache, accept, mm.lookup(),
+                            mm.field_dtypes,
+                            [values[k] for k in g._edge_schema] if mode == MODE_INSERT
+                            else [None] * len(g._edge_schema),
+                            list(outs.values()), g._degree, g._size_class,
+                            g._edge_ptr)
+        spills = cache.commit(need, freed, accept, touched)
+        g._entries += kept if mode == MODE_INSERT else -kept
+        if spills:
+            mm.release(g._small.spilled(spills))
+        if header[H_MOVES] or any(freed[k] for k in touched):
+            compact_memory(g)
+    return EdgeChange(kind, rows[:nres], rows[SMALL_ENTRIES:SMALL_ENTRIES + nres], outs,
+                      int(header[H_LOOPS]) if mode == MODE_INSERT else 0)
