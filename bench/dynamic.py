@@ -37,8 +37,8 @@ from common import DATA, machine, write_table  # noqa: E402  (puts the repositor
 
 import hornet  # noqa: E402
 from hornet.algos import spmv, triangle_count, triangles_per_vertex  # noqa: E402
-from hornet.algos.dynamic_spmv import DynamicSpMV  # noqa: E402
-from hornet.algos.dynamic_triangles import DynamicTriangleCount  # noqa: E402
+from hornet.algos.spmv.dynamic import DynamicSpMV  # noqa: E402
+from hornet.algos.triangles.dynamic import DynamicTriangleCount  # noqa: E402
 
 HEADER = ["graph", "device", "edges", "op", "batch", "changed", "graph ms", "TC dyn ms",
           "TC static ms", "TC ratio", "TC edges/s", "SpMV resum ms", "SpMV delta ms",

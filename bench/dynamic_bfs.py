@@ -38,7 +38,7 @@ import hornet.generators
 import hornet.io
 import hornet.testing
 from hornet.algos import bfs
-from hornet.algos.dynamic_bfs import DynamicBFS
+from hornet.algos.bfs.dynamic import DynamicBFS
 
 HEADER = ["device", "graph", "V", "E", "kind", "batch", "batch/E %", "dynamic ms",
           "static ms", "speedup", "networkit ms", "vs networkit", "changed V %",

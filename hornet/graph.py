@@ -26,7 +26,7 @@ import numpy as np
 
 from .adjacency import AdjacencyView
 from .batch import pipeline
-from .batch.edge_change import EdgeChange, host_copy
+from .change import EdgeChange, host_copy
 from .batch.small_path import MODE_DELETE, MODE_INSERT, small_pairs, small_update
 from .batch.validate import BatchError, MAX_VERTEX_ID, edge_batch, id_array, property_values
 from .core.device import backend_available
@@ -702,6 +702,17 @@ class Graph:
                                  self.device, props, self)
             self._views[properties] = view
         return view
+
+    def property_pointers(self, vertices, name: str):
+        """int64 addresses (on the graph's device, shape of ``vertices``) of the first value
+        of edge property ``name`` in each listed vertex's list: what
+        ``adjacency().property_ptrs[name]`` holds for these vertices alone, valid until the
+        next update (meaningless where the degree is 0)."""
+        if name not in self._edge_schema:
+            raise KeyError(f"unknown edge property {name!r} (known: "
+                           f"{', '.join(self._edge_schema) or 'none'})")
+        heads = self._edge_ptr[vertices]
+        return self._mm.field_addresses(heads, list(self._edge_schema).index(name) + 1)
 
     # ------------------------------------------------------------------ memory and checks
     def memory_stats(self) -> dict:

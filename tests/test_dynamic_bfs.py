@@ -12,7 +12,7 @@ import hornet.generators
 import hornet.testing as ht
 from conftest import BACKENDS
 from hornet.algos import bfs
-from hornet.algos.dynamic_bfs import DynamicBFS
+from hornet.algos.bfs.dynamic import DynamicBFS
 
 SOURCE = 0
 

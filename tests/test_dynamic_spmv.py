@@ -16,7 +16,7 @@ from hypothesis.stateful import rule
 import hornet
 import hornet.testing as ht
 from hornet.algos import spmv
-from hornet.algos.dynamic_spmv import DynamicSpMV
+from hornet.algos.spmv.dynamic import DynamicSpMV
 from hornet.testing import to_host
 
 
@@ -184,7 +184,7 @@ def test_general_floats_resum_matches_cpu_static_bits(device, kernel, monkeypatc
     both devices (the GPU's rows follow the CPU kernel's order, with either GPU kernel)."""
     if device == "cpu" and kernel == "thread":
         pytest.skip("the GPU re-sum kernel choice does not apply to the CPU")
-    import hornet.algos.dynamic_spmv as dynamic_spmv
+    import hornet.algos.spmv.dynamic as dynamic_spmv
     monkeypatch.setattr(dynamic_spmv, "GPU_RESUM_KERNEL", kernel)
     rng = np.random.default_rng(3)
     n = 150

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import hornet
 import hornet.testing as ht
 from hornet.algos import edge_support, triangle_count, triangles_per_vertex
-from hornet.algos.dynamic_triangles import DynamicTriangleCount
+from hornet.algos.triangles.dynamic import DynamicTriangleCount
 from hornet.testing import to_host
 
 from conftest import BACKENDS

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .edge_change import EdgeChange
+from ..change import EdgeChange
 
 __all__ = ["insert_prepared", "delete_prepared", "unique_pairs", "edge_change",
            "allocate_for", "compact_memory", "scratch"]

@@ -18,7 +18,7 @@ from operator import or_
 import numpy as np
 
 from .cpu.small import CPU_SMALL_ENTRIES, CpuSmallBatches
-from .edge_change import EdgeChange
+from ..change import EdgeChange
 from .gpu.small import SmallBatches
 from .pipeline import compact_memory
 from .small_layout import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID, H_MOVES,

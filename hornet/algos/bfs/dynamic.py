@@ -38,7 +38,7 @@ no pass over all vertices. Per-vertex scratch (flags, old levels, lists) lives i
 to the id space's capacity, allocated when the id space grows (doubling), and only the entries an
 update touched are reset. :attr:`DynamicBFS.last_update` reports the touched region.
 
-GPU graphs run the same steps with CUDA kernels (:mod:`hornet.algos._dynamic_bfs_gpu`), level
+GPU graphs run the same steps with CUDA kernels (:mod:`hornet.algos.bfs.dynamic_gpu`), level
 by level with frontiers on the device.
 """
 from __future__ import annotations
@@ -46,8 +46,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from hornet.graph import EdgeChange, Graph
-from hornet.memory.pointers import int32_view, prefetch, prefetch_write
+from hornet.change import EdgeChange
+from hornet.core.pointers import int32_view, prefetch, prefetch_write
 
 __all__ = ["DynamicBFS"]
 
@@ -435,10 +435,11 @@ class DynamicBFS:
         self._reverse = None
         if self.directed:
             s, d = g.edges()
-            self._reverse = Graph.from_edges(d, s, num_vertices=n, directed=True,
-                                             device=g.device)
+            # the graph's own class (algorithms do not import the graph module)
+            self._reverse = type(g).from_edges(d, s, num_vertices=n, directed=True,
+                                               device=g.device)
         if self.device == "gpu":
-            from ._dynamic_bfs_gpu import GPUState
+            from .dynamic_gpu import GPUState
             self._state = GPUState(self, n)
         else:
             self._state = _CPUState(self, n)
@@ -638,7 +639,7 @@ class _CPUState:
 
     def _rebuild(self, n: int) -> None:
         """Static BFS and parent counts of the whole graph (construction)."""
-        from .bfs import bfs
+        from .static import bfs
         owner = self.owner
         g = owner.graph
         if owner.source < n:

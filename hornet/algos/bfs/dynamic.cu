@@ -1,4 +1,4 @@
-// CUDA kernels of DynamicBFS (hornet/algos/dynamic_bfs.py; the steps are described there).
+// CUDA kernels of DynamicBFS (hornet/algos/bfs/dynamic.py; the steps are described there).
 //
 // Compiled once per process by cupy.RawModule. Graphs are read through the pointer view
 // (vertex v's list: deg[v] int32 at device address ptr[v]). Per-vertex state: level (int32,

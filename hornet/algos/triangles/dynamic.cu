@@ -1,4 +1,4 @@
-// CUDA kernels of hornet/algos/dynamic_triangles.py: the triangles a batch of undirected edges
+// CUDA kernels of hornet/algos/triangles/dynamic.py: the triangles a batch of undirected edges
 // makes (insertion, on G_now) or destroys (deletion, on G_before = G_now + D), weighted by
 // inclusion-exclusion (Makkar, Bader, Green 2017): a triangle found on a batch edge whose other
 // two edges hold m more batch edges adds 6 / (m + 1); each triangle's finds add up to 6.
@@ -8,8 +8,8 @@
 // element in the longer side's lists. Item -> edge by binary search in the scan of the work;
 // the number of items is read on the device (no host round trip).
 #include "segmented.cuh"
-#include "../algos/_change.cuh"
-#include "../algos/_edge_table.cuh"
+#include "../algos/batch_adjacency.cuh"
+#include "../algos/edge_table.cuh"
 
 // Per batch edge: the endpoint with the shorter list first (x), its batch-list range, and the
 // work (x's list length, batch list included when deleting).

@@ -22,17 +22,17 @@ multiple of 6). Deletions: the same sum over the deleted batch D on the graph be
 G_before = G_now + D, whose lists are G_now's list merged with D's (disjoint): the lost
 triangles.
 
-Per edge the supports live in an :class:`~hornet.algos._edge_table.EdgeTable` keyed by the
+Per edge the supports live in an :class:`~hornet.algos.edge_table.EdgeTable` keyed by the
 edge (``DynamicTriangleCount.table``, column ``"support6"``: support in units of 1/6; read
 :meth:`DynamicTriangleCount.support_of`); per vertex an int64 array over the id space (units
 of 1/6), grown by doubling. The batch's own adjacency (mirrored, sorted:
-:func:`~hornet.algos._change.batch_adjacency`) answers "is (u, w) in the batch" by binary
+:func:`~hornet.algos.batch_adjacency.batch_adjacency`) answers "is (u, w) in the batch" by binary
 search. Work per batch: the sort of the batch, and for each batch edge the length of its
 endpoint's shorter list times a binary search; never a pass over the graph (the id-space
 array and the table grow by amortised doubling and rehashing).
 
 CPU: Numba kernels, batch edges cut into chunks of about equal work taken dynamically. GPU:
-CUDA kernels (``dynamic_triangles.cu``), one thread per (batch edge, element of the shorter
+CUDA kernels (``triangles/dynamic.cu``), one thread per (batch edge, element of the shorter
 list), the work scanned on the device; the count stays on the device (read by :attr:`count`).
 
 Directed graphs, as the static functions: triangles of the underlying undirected simple graph
@@ -51,15 +51,17 @@ import numba
 import numpy as np
 from numba import prange
 
-from hornet.memory.pointers import int32_view
+from hornet.core.atomics import atomic_add
+from hornet.core.chunking import chunk_bounds, num_chunks, threads_for
+from hornet.core.pointers import int32_view
+from hornet.core.search import lower_bound
 
-from ._change import batch_adjacency, has_pair, vertex_range
-from ._edge_table import EdgeTable, edge_key, table_find
-from ._kernels import atomic_add, chunk_bounds, lower_bound, num_chunks, threads_for
+from ..batch_adjacency import batch_adjacency, has_pair, vertex_range
+from ..edge_table import EdgeTable, edge_key, table_find
 
 __all__ = ["DynamicTriangleCount"]
 
-_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_triangles.cu")
+_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.cu")
 _NAMES = ()                 # (extern "C" kernels only)
 _KINDS = ("insert", "delete", "update")
 
@@ -180,7 +182,7 @@ class DynamicTriangleCount:
     """
 
     def __init__(self, g, track_edges: bool = True):
-        from .triangles import edge_support, triangles_per_vertex
+        from .static import edge_support, triangles_per_vertex
         if not (hasattr(g, "insert_edges") and hasattr(g, "adjacency")):
             raise TypeError(f"expected a hornet.Graph, got {type(g).__name__}")
         self.graph = g
@@ -208,9 +210,8 @@ class DynamicTriangleCount:
 
     @staticmethod
     def _undirected_copy(g):
-        from hornet.graph import Graph
         s, d = g.edges()
-        u = Graph(directed=False, device=g.device, num_vertices=g.num_vertices)
+        u = type(g)(directed=False, device=g.device, num_vertices=g.num_vertices)
         u.insert_edges(s, d)
         return u
 
@@ -309,7 +310,7 @@ class DynamicTriangleCount:
             self.table.delete_present(batch.src, batch.dst)
 
     def _update_gpu(self, view, src, dst, deleting: bool) -> None:
-        from hornet.memory.gpu_copy import BLOCK, _max_grid, function, i64, launch
+        from hornet.core.cuda import BLOCK, _max_grid, function, i64, launch
         cp = self._xp
         batch = batch_adjacency(src, dst)
         nb = len(batch)

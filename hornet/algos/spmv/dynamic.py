@@ -55,13 +55,14 @@ import numba
 import numpy as np
 from numba import prange
 
-from hornet.memory.pointers import int32_view, view as ptr_view
+from hornet.core.atomics import atomic_add
+from hornet.core.chunking import threads_for
+from hornet.core.pointers import int32_view, view as ptr_view
 
-from ._kernels import atomic_add, threads_for
 
 __all__ = ["DynamicSpMV"]
 
-_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_spmv.cu")
+_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.cu")
 #: GPU row re-sum: "warp" (one warp per row, products formed 32 at a time) or "thread" (one
 #: thread per row); both add in list order and give the same bits
 GPU_RESUM_KERNEL = "warp"
@@ -69,7 +70,7 @@ _KINDS = ("insert", "delete", "update")
 
 
 def _weight_types():
-    from ._gpu import _WEIGHT_TYPES
+    from .gpu import _WEIGHT_TYPES
     return _WEIGHT_TYPES
 
 
@@ -106,7 +107,7 @@ def _resum_rows(rows, deg, ptr, wptr, wlike, weighted, x, y):
 @numba.njit(parallel=True, cache=True)
 def _delta_change(src, dst, w_new, w_old, weighted, has_old, sign, both, transpose, x, y):
     """y[r] += sign * (w_new x[c] - w_old x[c]) for every changed entry (r, c) of A (see
-    dsp_delta_change in dynamic_spmv.cu)."""
+    dsp_delta_change in spmv/dynamic.cu)."""
     for i in prange(src.shape[0]):
         r = dst[i] if transpose else src[i]
         c = src[i] if transpose else dst[i]
@@ -155,9 +156,7 @@ def _gather_lists(idx, off, deg, ptr, out):
 def _row_weight_pointers(graph, rows, weight: str):
     """int64 address of edge property ``weight`` of each vertex in ``rows`` (only those rows:
     the graph's own view would compute the addresses of every vertex after each update)."""
-    heads = graph._edge_ptr[rows]
-    field = list(graph._edge_schema).index(weight) + 1
-    return graph._mm.field_addresses(heads, field)
+    return graph.property_pointers(rows, weight)
 
 
 # --------------------------------------------------------------------------------------------
@@ -253,12 +252,11 @@ class DynamicSpMV:
                 setattr(self, name, new)
 
     def _make_reverse(self) -> None:
-        from hornet.graph import Graph
         g = self.graph
         props = {self.weight: self._wdt} if self.weight else {}
         src, dst, cols = g.edges(properties=True)
-        rev = Graph(directed=True, device=g.device, num_vertices=g.num_vertices,
-                    edge_properties=props)
+        rev = type(g)(directed=True, device=g.device, num_vertices=g.num_vertices,
+                      edge_properties=props)
         rev.insert_edges(dst, src, **({self.weight: cols[self.weight]} if self.weight else {}))
         self._reverse = rev
 
@@ -300,7 +298,7 @@ class DynamicSpMV:
                 _resum_rows(rows, np.asarray(deg), np.asarray(ptr), wptr, wlike, weighted,
                             self._x, y)
             return
-        from hornet.memory.gpu_copy import function, i64, launch
+        from hornet.core.cuda import function, i64, launch
         kernel = {"warp": "dsp_resum_warp", "thread": "dsp_resum"}[GPU_RESUM_KERNEL]
         name = (f"{kernel}<{_weight_types()[self._wdt]}, 1>" if weighted
                 else f"{kernel}<float, 0>")
@@ -385,7 +383,7 @@ class DynamicSpMV:
                               w_old if w_old is not None else one, weighted, w_old is not None,
                               sign, both, self.transpose, self._x, self._y)
             return
-        from hornet.memory.gpu_copy import function, i64, launch
+        from hornet.core.cuda import function, i64, launch
         self._check_gpu_weight()
         null = np.uint64(0)
         name = (f"dsp_delta_change<{_weight_types()[self._wdt]}, 1>" if weighted
@@ -442,7 +440,7 @@ class DynamicSpMV:
                     _gather_lists(idx, off, np.asarray(view.degree), np.asarray(view.edge_ptr),
                                   rows)
             elif total:
-                from hornet.memory.gpu_copy import function, i64, launch
+                from hornet.core.cuda import function, i64, launch
                 launch(function(_CU, "dsp_gather", _names()), total,
                        (idx, i64(idx.shape[0]), off, view.edge_ptr, rows))
             self._resum_rows(self._rows_graph(), self._unique_rows(rows))
@@ -456,7 +454,7 @@ class DynamicSpMV:
                 _delta_x(idx, np.asarray(view.degree), np.asarray(view.edge_ptr), wptr, wlike,
                          weighted, vals, old, self._y)
             return
-        from hornet.memory.gpu_copy import function, i64, launch
+        from hornet.core.cuda import function, i64, launch
         self._check_gpu_weight()
         off = xp.zeros(idx.shape[0] + 1, dtype=xp.int64)
         xp.cumsum(deg, out=off[1:])

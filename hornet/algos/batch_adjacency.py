@@ -11,7 +11,7 @@ the graph (no array over the id space).
 - :class:`BatchAdjacency` holds the sorted keys, the distinct vertices with their offsets and
   the neighbour lists, and answers membership in bulk (:meth:`BatchAdjacency.contains`).
 - :func:`has_pair` / :func:`vertex_range` / :func:`vertex_slot` are the same queries for Numba
-  kernels; the CUDA kernels use ``ba_has_pair`` / ``ba_vertex_range`` of ``_change.cuh``.
+  kernels; the CUDA kernels use ``ba_has_pair`` / ``ba_vertex_range`` of ``batch_adjacency.cuh``.
 
     >>> import numpy as np
     >>> b = batch_adjacency(np.array([0, 1]), np.array([2, 2]))
@@ -32,7 +32,7 @@ __all__ = ["BatchAdjacency", "batch_adjacency", "pair_keys", "has_pair", "vertex
            "CUDA_HEADER"]
 
 #: the CUDA twin of has_pair / vertex_slot (included by the dynamic algorithms' .cu files)
-CUDA_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_change.cuh")
+CUDA_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "batch_adjacency.cuh")
 
 _LOW = np.int64(0xFFFFFFFF)
 

@@ -1,4 +1,4 @@
-// CUDA kernels of hornet/algos/dynamic_spmv.py: y = A x kept current.
+// CUDA kernels of hornet/algos/spmv/dynamic.py: y = A x kept current.
 //
 // Products and sums use __dmul_rn / __dadd_rn so that no multiply-add is fused: a row summed
 // here in ascending neighbour order gives the bits of the CPU kernels (hornet.algos.spmv's

@@ -1,7 +1,7 @@
-"""GPU state and update driver of :class:`hornet.algos.dynamic_bfs.DynamicBFS`.
+"""GPU state and update driver of :class:`hornet.algos.bfs.dynamic.DynamicBFS`.
 
 The state lives on the device (CuPy arrays sized to the id space's capacity); an update is a
-short sequence of kernels from ``dynamic_bfs.cu``, with the steps of the CPU version:
+short sequence of kernels from ``bfs/dynamic.cu``, with the steps of the CPU version:
 counts, marking rounds (one launch per level of the marked region), seeds (unsorted; every
 relaxation round picks those of its level), relaxation rounds (one launch per level), repair.
 Host syncs: one read of a counter per marking level, one for the seeds' number and level
@@ -16,9 +16,9 @@ import os
 
 import numpy as np
 
-from hornet.memory.gpu_copy import cupy, function, i64, launch
+from hornet.core.cuda import cupy, function, i64, launch
 
-_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_bfs.cu")
+_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.cu")
 _SMS: list = []
 
 
@@ -94,7 +94,7 @@ class GPUState:
         return self.cnt
 
     def _rebuild(self, n: int) -> None:
-        from .bfs import bfs
+        from .static import bfs
         owner = self.owner
         g = owner.graph
         if owner.source < n:

@@ -1,4 +1,4 @@
-// Device queries on a batch adjacency (hornet/algos/_change.py: BatchAdjacency), for the CUDA
+// Device queries on a batch adjacency (hornet/algos/batch_adjacency.py: BatchAdjacency), for the CUDA
 // kernels of the dynamic algorithms. Needs i64 and lower_bound from segmented.cuh.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Device side of hornet/algos/_edge_table.py: an open-addressing (linear probing) hash table
+// Device side of hornet/algos/edge_table.py: an open-addressing (linear probing) hash table
 // from an undirected edge's int64 key (u << 32 | v, u < v) to a slot. keys[cap] holds
 // ET_EMPTY, ET_TOMB (a deleted key; probes go on past it) or a key; cap is a power of two and
 // the home slot of k is (k * ET_MULT) >> shift with shift = 64 - log2(cap) (Fibonacci hashing).

@@ -1,4 +1,7 @@
-"""What a batch really changed: the edges and their property values, on the graph's device."""
+"""What a batch really changed: the edges and their property values, on the graph's device.
+
+The record that the graph's update calls return and that every dynamic algorithm consumes.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -41,11 +44,6 @@ class EdgeChange:
         cols = {"src": host_copy(self.src), "dst": host_copy(self.dst)}
         cols.update({k: host_copy(v) for k, v in self.properties.items()})
         return pa.table(cols)
-
-
-def host_copy(a):
-    """NumPy copy of a NumPy or CuPy array."""
-    return a if isinstance(a, np.ndarray) else a.get()
 
 
 def host_copy(a):

@@ -16,7 +16,7 @@ tombstones) first rehashes every live key into a table at most half full: amorti
 insertion, never a pass per update.
 
 Kernels that probe the table themselves (the dynamic triangle kernels) use :func:`table_find`
-(Numba) or ``et_find`` of ``_edge_table.cuh`` (CUDA) with ``(keys, shift)``.
+(Numba) or ``et_find`` of ``edge_table.cuh`` (CUDA) with ``(keys, shift)``.
 
     >>> import numpy as np
     >>> t = EdgeTable("cpu", {"support": np.int64})
@@ -35,7 +35,8 @@ import numba
 import numpy as np
 from numba import prange
 
-from ._kernels import atomic_cas, threads_for
+from hornet.core.atomics import atomic_cas
+from hornet.core.chunking import threads_for
 
 #: work units per key for threads_for (a probe costs about a list entry's worth 16 times)
 _KEY_WORK = 16
@@ -46,9 +47,9 @@ __all__ = ["EdgeTable", "table_find", "table_insert", "edge_key", "EMPTY", "TOMB
 EMPTY = np.int64(-1)
 TOMB = np.int64(-2)
 _MULT = np.uint64(0x9E3779B97F4A7C15)
-_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_edge_table.cu")
+_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "edge_table.cu")
 #: the device functions et_key / et_find / et_insert (included by other .cu files)
-CUDA_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_edge_table.cuh")
+CUDA_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "edge_table.cuh")
 _NULL = np.uint64(0)         # a null pointer argument
 _NAMES = ()                 # (extern "C" kernels only)
 
@@ -228,7 +229,7 @@ class EdgeTable:
             with threads_for(_KEY_WORK * n):
                 _insert_keys(self.keys, self.shift, qkeys, slots, fresh)
             return slots, int(fresh.sum())
-        from hornet.memory.gpu_copy import function, i64, launch
+        from hornet.core.cuda import function, i64, launch
         launch(function(_CU, "et_insert_keys", _NAMES), n,
                (self.keys, np.int32(self.shift), xp.ascontiguousarray(qkeys), i64(n), slots))
         return slots, None
@@ -256,7 +257,7 @@ class EdgeTable:
             for name, vals in values.items():
                 self.columns[name][slots[fresh]] = np.asarray(vals)[fresh]
         else:
-            from hornet.memory.gpu_copy import function, i64, launch
+            from hornet.core.cuda import function, i64, launch
             slots = xp.empty(n, dtype=xp.int64)
             fresh = xp.empty(n, dtype=xp.uint8)
             counter = xp.zeros(1, dtype=xp.uint64)
@@ -282,7 +283,7 @@ class EdgeTable:
         if self.device == "cpu":
             slots, added = self._insert_keys(self._keys_of(u, v))
         else:
-            from hornet.memory.gpu_copy import function, i64, launch
+            from hornet.core.cuda import function, i64, launch
             xp = self.xp
             slots = xp.empty(n, dtype=xp.int64)
             counter = xp.zeros(1, dtype=xp.uint64)
@@ -303,7 +304,7 @@ class EdgeTable:
             with threads_for(_KEY_WORK * n):
                 _find_keys(self.keys, self.shift, self._keys_of(u, v), slots)
         else:
-            from hornet.memory.gpu_copy import function, i64, launch
+            from hornet.core.cuda import function, i64, launch
             launch(function(_CU, "et_find_pairs", _NAMES), n,
                    (self.keys, np.int32(self.shift), u, v, i64(n), slots))
         return slots
@@ -327,7 +328,7 @@ class EdgeTable:
                 _delete_keys(self.keys, self.shift, self._keys_of(u, v), gone)
             removed = int(gone.sum())
         else:
-            from hornet.memory.gpu_copy import function, i64, launch
+            from hornet.core.cuda import function, i64, launch
             counter = self.xp.zeros(1, dtype=self.xp.uint64)
             launch(function(_CU, "et_delete_pairs", _NAMES), n,
                    (self.keys, np.int32(self.shift), u, v, i64(n), counter))
@@ -344,7 +345,7 @@ class EdgeTable:
         if self.device == "cpu":
             self.delete(u, v)
             return
-        from hornet.memory.gpu_copy import function, i64, launch
+        from hornet.core.cuda import function, i64, launch
         counter = self.xp.zeros(1, dtype=self.xp.uint64)
         launch(function(_CU, "et_delete_pairs", _NAMES), n,
                (self.keys, np.int32(self.shift), u, v, i64(n), counter))

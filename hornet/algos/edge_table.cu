@@ -1,7 +1,7 @@
-// Batched operations of hornet/algos/_edge_table.py (EdgeTable) on the GPU. One thread per
+// Batched operations of hornet/algos/edge_table.py (EdgeTable) on the GPU. One thread per
 // queried key; grid-stride loops (any grid size works).
 #include "segmented.cuh"
-#include "../algos/_edge_table.cuh"
+#include "../algos/edge_table.cuh"
 
 // slots[i] = slot of (u[i], v[i]) after inserting it; fresh keys counted in *added and
 // flagged in fresh_out (when not null).
