@@ -1,0 +1,251 @@
+"""Truss numbers kept current under edge batches: :class:`DynamicTruss`.
+
+State: the truss number and the support (triangles through it) of every edge, in an
+:class:`~hornet.algos._edge_table.EdgeTable` keyed by the edge, plus the number of edges at
+each truss level (so ``k_max`` costs nothing). ``update(change)`` after every change of the
+graph keeps both equal to the static :func:`~hornet.algos.truss_numbers` /
+:func:`~hornet.algos.edge_support` of the current graph.
+
+How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
+
+1. Supports change exactly by the triangles the batch closed or opened (each triangle with
+   several batch edges counted once).
+2. Insertions (:func:`~hornet.algos._truss_region.insertion_levels`): truss numbers only
+   rise. Level by level, L = 3, 4, ...: the edges that reach level L are joined to a new edge
+   at level L by triangles of the new L-truss, so a walk from the new edges through edges at
+   level L - 1 finds every candidate; a peel of the candidates with the rest fixed decides
+   which reach L. Edges may rise by several levels in one batch; the walk stops at the first
+   level no new edge reaches.
+3. Deletions (:func:`~hornet.algos._truss_region.deletion_region`): truss numbers only fall.
+   The edges that lost a triangle at their own level are evaluated; those with fewer than
+   t - 2 intact level triangles may fall, and pull in their neighbours the same way. The
+   region is then re-peeled (:func:`~hornet.algos._truss_region.peel_region`) with every
+   edge outside fixed at its number (an outside edge with truss t keeps a triangle alive up
+   to level t): the greatest assignment that is consistent with the fixed edges, which is
+   the new decomposition there.
+4. When a region outgrows :attr:`DynamicTruss.fallback_share` of the edges, the static
+   decomposition of the whole graph is cheaper and is used instead (always correct);
+   :attr:`DynamicTruss.stats` says which path the last update took and how many edges it
+   touched.
+
+Undirected graphs only (a directed graph raises ``ValueError``). The CPU version runs Numba
+kernels; on the GPU see :mod:`hornet.algos.dynamic_truss_gpu`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._change import batch_adjacency
+from ._edge_table import EdgeTable
+from . import _truss_region as K
+from .ktruss import truss_numbers
+from .triangles import edge_support
+
+__all__ = ["DynamicTruss"]
+
+
+class DynamicTruss:
+    """Truss decomposition of an undirected :class:`hornet.Graph`, updated batch by batch.
+
+    Parameters
+    ----------
+    g : hornet.Graph
+        Undirected. The object reads ``g`` (never changes it); call :meth:`update` with every
+        :class:`~hornet.EdgeChange` that ``g`` returns, right after the call that made it.
+    fallback_share : float
+        A batch whose candidate region exceeds this share of the edges is handled by the
+        static decomposition of the whole graph instead.
+
+    Examples
+    --------
+    >>> import numpy as np, hornet
+    >>> g = hornet.Graph.from_edges([0, 0, 1], [1, 2, 2], device="cpu")   # a triangle
+    >>> kt = DynamicTruss(g)
+    >>> kt.k_max
+    3
+    >>> kt.update(g.insert_edges([0, 1, 2], [3, 3, 3]))                  # now a K4
+    >>> kt.k_max, kt.truss_numbers.tolist()
+    (4, [4, 4, 4, 4, 4, 4])
+    >>> kt.update(g.delete_edges([0], [1]))
+    >>> kt.k_max
+    3
+    """
+
+    def __init__(self, g, *, fallback_share: float = 0.05):
+        if getattr(g, "directed", False):
+            raise ValueError("DynamicTruss maintains undirected graphs; this graph is directed")
+        if getattr(g, "device", "cpu") != "cpu":
+            raise ValueError("this DynamicTruss runs on the CPU; the graph is on the GPU "
+                             "(use hornet.algos.dynamic_truss_gpu.GpuDynamicTruss)")
+        self.graph = g
+        self.fallback_share = float(fallback_share)
+        self.stats: dict = {"path": "build", "region": 0, "batch": 0}
+        self._clock = np.zeros(1, np.int64)
+        self._rebuild()
+
+    # ------------------------------------------------------------------ state
+    def _rebuild(self) -> None:
+        """Static decomposition and supports of the whole graph (construction and fallback)."""
+        g = self.graph
+        src, dst = g.edges()
+        t = np.asarray(truss_numbers(g), np.int32)
+        s = np.asarray(edge_support(g), np.int32)
+        self._table = EdgeTable("cpu", {"truss": np.int32, "support": np.int32},
+                                capacity=max(16, 2 * src.shape[0]))
+        self._table.insert(src, dst, truss=t, support=s)
+        self._levels = np.bincount(t, minlength=3).astype(np.int64)
+        self._scratch_for(self._table.capacity)
+        self._cache = None
+
+    def _scratch_for(self, capacity: int) -> None:
+        """Slot-indexed stamp arrays (reallocated only when the table is rehashed)."""
+        if getattr(self, "_cap", None) == capacity:
+            return
+        self._cap = capacity
+        self._batch_stamp = np.zeros(capacity, np.int64)
+        self._seed_stamp = np.zeros(capacity, np.int64)
+        self._stamp_a = np.zeros(capacity, np.int64)
+        self._stamp_b = np.zeros(capacity, np.int64)
+        self._stamp_c = np.zeros(capacity, np.int64)
+        self._loc_stamp = np.zeros(capacity, np.int64)
+        self._loc = np.zeros(capacity, np.int32)
+        self._count = np.zeros(capacity, np.int32)
+
+    def _tick(self) -> int:
+        self._clock[0] += 1
+        return int(self._clock[0])
+
+    def _shift_levels(self, old: np.ndarray, new: np.ndarray) -> None:
+        top = int(max(old.max(initial=0), new.max(initial=0))) + 1
+        if top > self._levels.shape[0]:
+            self._levels = np.concatenate([self._levels,
+                                           np.zeros(top - self._levels.shape[0], np.int64)])
+        np.subtract.at(self._levels, old, 1)
+        np.add.at(self._levels, new, 1)
+
+    def _limit(self) -> int:
+        return int(self.fallback_share * max(1, len(self._table))) + 64
+
+    # ------------------------------------------------------------------ results
+    @property
+    def truss_numbers(self) -> np.ndarray:
+        """int32 (E,): the truss number of every edge, aligned with ``g.edges()``."""
+        if self._cache is None:
+            src, dst = self.graph.edges()
+            self._cache = (src, dst, self._table.get("truss", src, dst).astype(np.int32))
+        return self._cache[2]
+
+    @property
+    def support(self) -> np.ndarray:
+        """int32 (E,): triangles through every edge, aligned with ``g.edges()``."""
+        src, dst = self.graph.edges()
+        return self._table.get("support", src, dst).astype(np.int32)
+
+    @property
+    def k_max(self) -> int:
+        """The largest k with a non-empty k-truss (0 without edges, 2 without triangles)."""
+        nz = np.flatnonzero(self._levels)
+        return int(nz[-1]) if nz.size else 0
+
+    def k_truss(self, k: int):
+        """Edges of the k-truss: ``(src, dst)`` int32, listed like ``g.edges()``.
+
+        ``k <= 2`` gives every edge.
+        """
+        t = self.truss_numbers
+        src, dst = self._cache[0], self._cache[1]
+        keep = t >= int(k)
+        return src[keep], dst[keep]
+
+    # ------------------------------------------------------------------ updates
+    def update(self, change) -> None:
+        """Bring the state up to date with ``change`` (already applied to the graph).
+
+        ``change.kind`` "insert" or "delete" (a vertex deletion arrives as the deletion of
+        its edges); "update" changes only properties and leaves truss numbers alone.
+        """
+        n = len(change)
+        self.stats = {"path": "none", "region": 0, "batch": n}
+        if n == 0 or change.kind == "update":
+            return
+        self._cache = None
+        u = np.ascontiguousarray(np.asarray(change.src), np.int32)
+        v = np.ascontiguousarray(np.asarray(change.dst), np.int32)
+        if change.kind == "insert":
+            self._insert(u, v)
+        elif change.kind == "delete":
+            self._delete(u, v)
+        else:
+            raise ValueError(f"unknown change kind {change.kind!r}")
+
+    def _fallback(self) -> None:
+        self._rebuild()
+        self.stats["path"] = "static"
+
+    def _view(self):
+        view = self.graph.adjacency(properties=False)
+        return np.asarray(view.degree), np.asarray(view.edge_ptr)
+
+    def _insert(self, u: np.ndarray, v: np.ndarray) -> None:
+        t = self._table
+        if u.shape[0] > self.fallback_share * (len(t) + u.shape[0]):
+            return self._fallback()
+        slots = t.insert_new(u, v)
+        self._scratch_for(t.capacity)
+        truss, support = t.columns["truss"], t.columns["support"]
+        truss[slots] = 2
+        support[slots] = 0
+        stamp = self._tick()
+        self._batch_stamp[slots] = stamp
+        deg, ptr = self._view()
+        K.insertion_supports(u, v, slots, deg, ptr, t.keys, t.shift, self._batch_stamp, stamp,
+                             support)
+        raised, level, region = K.insertion_levels(
+            slots, t.keys, t.shift, deg, ptr, truss, support, self._clock, self._stamp_a,
+            self._stamp_b, self._loc_stamp, self._loc, self._limit())
+        if region.shape[0] > self._limit():
+            return self._fallback()
+        self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
+        self._shift_levels(level - 1, level)         # each raise moves one edge up one level
+        self.stats.update(path="dynamic", region=int(np.unique(region).shape[0]))
+
+    def _delete(self, u: np.ndarray, v: np.ndarray) -> None:
+        t = self._table
+        if u.shape[0] > self.fallback_share * len(t):
+            t.delete_present(u, v)
+            return self._fallback()
+        slots = t.lookup(u, v)
+        truss, support = t.columns["truss"], t.columns["support"]
+        stamp = self._tick()
+        self._batch_stamp[slots] = stamp
+        deg, ptr = self._view()
+        ba = batch_adjacency(u, v)
+        ddeg = np.diff(ba.offsets)
+        # seeds: at most two per lost triangle; a triangle is bounded by the smaller
+        # neighbourhood (before the batch) of its deleted edge
+        dpos_u = np.searchsorted(ba.vertices, u)
+        dpos_v = np.searchsorted(ba.vertices, v)
+        old_du = deg[u].astype(np.int64) + ddeg[dpos_u]
+        old_dv = deg[v].astype(np.int64) + ddeg[dpos_v]
+        seeds = np.empty(2 * int(np.minimum(old_du, old_dv).sum()) + 1, np.int64)
+        nseeds = np.zeros(1, np.int64)
+        K.deletion_supports(u, v, slots, deg, ptr, ba.vertices, ba.offsets, ba.neighbours,
+                            t.keys, t.shift, self._batch_stamp, stamp, truss, support,
+                            self._seed_stamp, seeds, nseeds)
+        gone_levels = truss[slots].astype(np.int64)
+        limit = self._limit()
+        region = K.deletion_region(seeds[:int(nseeds[0])], t.keys, t.shift, deg, ptr, truss,
+                                   u.shape[0], self._clock, self._stamp_a, self._stamp_b,
+                                   self._stamp_c, self._count, limit)
+        t.delete_present(u, v)
+        self._shift_levels(gone_levels, np.zeros(0, np.int64))
+        if region.shape[0] > limit:
+            return self._fallback()
+        if region.shape[0]:
+            stamp = self._tick()
+            new = K.peel_region(region, t.keys, t.shift, deg, ptr, truss, self._loc_stamp,
+                                self._loc, stamp, 3, int(K.BIG))
+            old = truss[region].astype(np.int64)
+            truss[region] = new
+            self._shift_levels(old, new.astype(np.int64))
+        self.stats.update(path="dynamic", region=int(region.shape[0]))
