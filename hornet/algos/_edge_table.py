@@ -1,0 +1,352 @@
+"""Per-edge state of dynamic algorithms, keyed by the edge: an open-addressing hash table.
+
+A dynamic algorithm that keeps a value per edge (triangle support, truss numbers) cannot key it
+by position in ``g.edges()``: positions shift with every insertion. :class:`EdgeTable` maps an
+undirected edge ``{u, v}`` (key ``(min << 32) | max``, int64) to a slot, and keeps one array per
+value column indexed by slot, so kernels reach an edge's values with one probe sequence.
+
+Layout: ``keys`` (int64, capacity a power of two) holds :data:`EMPTY`, :data:`TOMB` (a
+deleted key; probes continue past it) or a key. The home slot of ``k`` is
+``(k * 0x9E3779B97F4A7C15) >> (64 - log2(capacity))`` (Fibonacci hashing), collisions probe
+linearly. Inserts claim empty slots with a compare-and-swap (Numba ``atomic_cas`` on the CPU,
+``atomicCAS`` on the GPU), so a batch is inserted in parallel; tombstones are never reused
+(two threads inserting one key could otherwise claim two slots) and are cleared by the next
+rehash. A batch that would take the table past :attr:`EdgeTable.MAX_LOAD` (live keys plus
+tombstones) first rehashes every live key into a table at most half full: amortised O(1) per
+insertion, never a pass per update.
+
+Kernels that probe the table themselves (the dynamic triangle kernels) use :func:`table_find`
+(Numba) or ``et_find`` of ``_edge_table.cuh`` (CUDA) with ``(keys, shift)``.
+
+    >>> import numpy as np
+    >>> t = EdgeTable("cpu", {"support": np.int64})
+    >>> slots = t.insert(np.array([3, 1]), np.array([1, 2]), support=np.array([5, 7]))
+    >>> t.get("support", np.array([1, 2]), np.array([3, 1])).tolist()   # either direction
+    [5, 7]
+    >>> t.delete(np.array([1]), np.array([3])), len(t)
+    (1, 1)
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numba
+import numpy as np
+from numba import prange
+
+from ._kernels import atomic_cas
+
+__all__ = ["EdgeTable", "table_find", "table_insert", "edge_key", "EMPTY", "TOMB",
+           "CUDA_HEADER"]
+
+EMPTY = np.int64(-1)
+TOMB = np.int64(-2)
+_MULT = np.uint64(0x9E3779B97F4A7C15)
+_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_edge_table.cu")
+#: the device functions et_key / et_find / et_insert (included by other .cu files)
+CUDA_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_edge_table.cuh")
+_NULL = np.uint64(0)         # a null pointer argument
+_NAMES = ("et_insert_pairs", "et_insert_keys", "et_find_pairs", "et_delete_pairs")
+
+
+# --------------------------------------------------------------------------------------------
+# Numba probes
+
+
+@numba.njit(cache=True, inline="always")
+def edge_key(u, v):
+    """int64 key of the undirected edge {u, v}: ``(min << 32) | max``."""
+    a = min(u, v)
+    b = max(u, v)
+    return (np.int64(a) << 32) | np.int64(b)
+
+
+@numba.njit(cache=True, inline="always")
+def _home(k, shift):
+    return np.int64((np.uint64(k) * _MULT) >> np.uint64(shift))
+
+
+@numba.njit(cache=True)
+def table_find(keys, shift, k):
+    """Slot of key ``k`` in ``keys`` (capacity ``2 ** (64 - shift)``), or -1."""
+    mask = keys.shape[0] - 1
+    s = _home(k, shift)
+    while True:
+        c = keys[s]
+        if c == k:
+            return s
+        if c == EMPTY:
+            return -1
+        s = (s + 1) & mask
+
+
+@numba.njit(cache=True)
+def table_insert(keys, shift, k):
+    """Slot of key ``k``, claimed with a compare-and-swap when absent: ``(slot, fresh)``."""
+    mask = keys.shape[0] - 1
+    s = _home(k, shift)
+    while True:
+        c = keys[s]
+        if c == EMPTY:
+            c = atomic_cas(keys, s, EMPTY, k)
+            if c == EMPTY:
+                return s, True
+        if c == k:
+            return s, False
+        s = (s + 1) & mask
+
+
+@numba.njit(parallel=True, cache=True)
+def _insert_keys(keys, shift, qkeys, slots, fresh):
+    for i in prange(qkeys.shape[0]):
+        s, f = table_insert(keys, shift, qkeys[i])
+        slots[i] = s
+        fresh[i] = f
+
+
+@numba.njit(parallel=True, cache=True)
+def _find_keys(keys, shift, qkeys, slots):
+    for i in prange(qkeys.shape[0]):
+        slots[i] = table_find(keys, shift, qkeys[i])
+
+
+@numba.njit(parallel=True, cache=True)
+def _delete_keys(keys, shift, qkeys, gone):
+    for i in prange(qkeys.shape[0]):
+        s = table_find(keys, shift, qkeys[i])
+        gone[i] = False
+        if s >= 0:
+            gone[i] = atomic_cas(keys, s, qkeys[i], TOMB) == qkeys[i]
+
+
+# --------------------------------------------------------------------------------------------
+# The table
+
+
+def _xp(device: str):
+    if device == "gpu":
+        import cupy
+        return cupy
+    return np
+
+
+def _capacity_for(n: int, load: float) -> int:
+    cap = 16
+    while cap * load < n:
+        cap *= 2
+    return cap
+
+
+class EdgeTable:
+    """Hash table from undirected edges to slots with value columns (CPU or GPU).
+
+    Parameters
+    ----------
+    device : "cpu" or "gpu"
+        Where the arrays live (NumPy or CuPy).
+    columns : dict name -> dtype
+        Value columns, one value per slot (0 for a fresh key unless given).
+    capacity : int
+        Initial number of slots (rounded up to a power of two, at least 16).
+
+    Attributes
+    ----------
+    keys : int64 (capacity,)       EMPTY, TOMB or ``(min << 32) | max``
+    shift : int                    ``64 - log2(capacity)`` (the probes' hash shift)
+    columns : dict name -> array (capacity,)
+    """
+
+    #: rehash before live keys plus tombstones exceed this share of the slots
+    MAX_LOAD = 0.7
+    #: after a rehash, live keys take at most this share
+    REHASH_LOAD = 0.4
+
+    def __init__(self, device: str, columns: dict, capacity: int = 16):
+        if device not in ("cpu", "gpu"):
+            raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}")
+        self.device = device
+        self.xp = _xp(device)
+        self._dtypes = {str(k): np.dtype(v) for k, v in columns.items()}
+        self._alloc(_capacity_for(capacity, 1.0))
+        self._live = 0
+        self._used = 0              # live keys + tombstones
+
+    # ------------------------------------------------------------------ layout
+    def _alloc(self, cap: int) -> None:
+        xp = self.xp
+        self.keys = xp.full(cap, EMPTY, dtype=xp.int64)
+        self.columns = {k: xp.zeros(cap, dtype=dt) for k, dt in self._dtypes.items()}
+        self.shift = 64 - (cap.bit_length() - 1)
+
+    @property
+    def capacity(self) -> int:
+        return int(self.keys.shape[0])
+
+    def __len__(self) -> int:
+        return self._live
+
+    def _reserve(self, extra: int) -> None:
+        """Make room for ``extra`` more keys (rehash into a larger table when needed)."""
+        if self._used + extra <= self.MAX_LOAD * self.capacity:
+            return
+        xp = self.xp
+        live = xp.flatnonzero(self.keys >= 0)
+        old_keys = self.keys[live]
+        old_vals = {k: c[live] for k, c in self.columns.items()}
+        self._alloc(_capacity_for(self._live + extra, self.REHASH_LOAD))
+        slots = self._insert_keys(old_keys)[0]
+        for k, v in old_vals.items():
+            self.columns[k][slots] = v
+        self._used = self._live = int(old_keys.shape[0])
+
+    # ------------------------------------------------------------------ batched kernels
+    def _pairs(self, u, v):
+        xp = self.xp
+        u = xp.ascontiguousarray(xp.asarray(u).astype(xp.int32, copy=False))
+        v = xp.ascontiguousarray(xp.asarray(v).astype(xp.int32, copy=False))
+        if u.shape != v.shape or u.ndim != 1:
+            raise ValueError("u and v must be 1-D arrays of one length")
+        return u, v
+
+    def _keys_of(self, u, v):
+        xp = self.xp
+        a = xp.minimum(u, v).astype(xp.int64)
+        b = xp.maximum(u, v).astype(xp.int64)
+        return (a << 32) | b
+
+    def _insert_keys(self, qkeys):
+        """(slots, number of fresh keys) of inserting int64 keys (room already reserved)."""
+        xp = self.xp
+        n = int(qkeys.shape[0])
+        slots = xp.empty(n, dtype=xp.int64)
+        if self.device == "cpu":
+            fresh = np.empty(n, dtype=np.bool_)
+            _insert_keys(self.keys, self.shift, qkeys, slots, fresh)
+            return slots, int(fresh.sum())
+        from hornet.memory.gpu_copy import function, i64, launch
+        launch(function(_CU, "et_insert_keys", _NAMES), n,
+               (self.keys, np.int32(self.shift), xp.ascontiguousarray(qkeys), i64(n), slots))
+        return slots, None
+
+    def insert(self, u, v, **values) -> Any:
+        """Insert the edges ``{u[i], v[i]}`` (int arrays (n,) on the table's device).
+
+        Keys already present keep their slot and values; fresh keys get ``values`` (arrays
+        (n,) per column) or 0 (a key repeated in one call takes one of its values: pass
+        distinct keys). Returns the int64 slot of every pair.
+        """
+        u, v = self._pairs(u, v)
+        unknown = set(values) - set(self.columns)
+        if unknown:
+            raise KeyError(f"no column {sorted(unknown)}; the table has {sorted(self.columns)}")
+        n = int(u.shape[0])
+        self._reserve(n)
+        xp = self.xp
+        if self.device == "cpu":
+            slots = np.empty(n, dtype=np.int64)
+            fresh = np.empty(n, dtype=np.bool_)
+            _insert_keys(self.keys, self.shift, self._keys_of(u, v), slots, fresh)
+            added = int(fresh.sum())
+            for name, vals in values.items():
+                self.columns[name][slots[fresh]] = np.asarray(vals)[fresh]
+        else:
+            from hornet.memory.gpu_copy import function, i64, launch
+            slots = xp.empty(n, dtype=xp.int64)
+            fresh = xp.empty(n, dtype=xp.uint8)
+            counter = xp.zeros(1, dtype=xp.uint64)
+            launch(function(_CU, "et_insert_pairs", _NAMES), n,
+                   (self.keys, np.int32(self.shift), u, v, i64(n), slots, fresh, counter))
+            added = int(counter.get()[0])
+            fresh = fresh.astype(bool)
+            for name, vals in values.items():
+                self.columns[name][slots[fresh]] = xp.asarray(vals)[fresh]
+        self._live += added
+        self._used += added
+        return slots
+
+    def insert_new(self, u, v):
+        """Insert edges known to be absent and distinct (their columns stay 0); returns slots.
+
+        The fast path of a dynamic algorithm whose change lists only really inserted edges:
+        no value writes, one kernel (plus the count of fresh keys read back on the GPU).
+        """
+        u, v = self._pairs(u, v)
+        n = int(u.shape[0])
+        self._reserve(n)
+        if self.device == "cpu":
+            slots, added = self._insert_keys(self._keys_of(u, v))
+        else:
+            from hornet.memory.gpu_copy import function, i64, launch
+            xp = self.xp
+            slots = xp.empty(n, dtype=xp.int64)
+            counter = xp.zeros(1, dtype=xp.uint64)
+            launch(function(_CU, "et_insert_pairs", _NAMES), n,
+                   (self.keys, np.int32(self.shift), u, v, i64(n), slots, _NULL, counter))
+            added = n          # absent and distinct by contract: no read-back
+        self._live += added
+        self._used += added
+        return slots
+
+    def lookup(self, u, v):
+        """int64 slot of every edge ``{u[i], v[i]}``, -1 where absent."""
+        u, v = self._pairs(u, v)
+        n = int(u.shape[0])
+        xp = self.xp
+        slots = xp.empty(n, dtype=xp.int64)
+        if self.device == "cpu":
+            _find_keys(self.keys, self.shift, self._keys_of(u, v), slots)
+        else:
+            from hornet.memory.gpu_copy import function, i64, launch
+            launch(function(_CU, "et_find_pairs", _NAMES), n,
+                   (self.keys, np.int32(self.shift), u, v, i64(n), slots))
+        return slots
+
+    def get(self, name: str, u, v, missing=0):
+        """Column ``name`` of every edge ``{u[i], v[i]}`` (``missing`` where absent)."""
+        slots = self.lookup(u, v)
+        col = self.columns[name]
+        xp = self.xp
+        return xp.where(slots >= 0, col[xp.maximum(slots, 0)], col.dtype.type(missing))
+
+    def delete(self, u, v) -> int:
+        """Delete the edges ``{u[i], v[i]}`` that are present; returns how many were."""
+        u, v = self._pairs(u, v)
+        n = int(u.shape[0])
+        if n == 0:
+            return 0
+        if self.device == "cpu":
+            gone = np.empty(n, dtype=np.bool_)
+            _delete_keys(self.keys, self.shift, self._keys_of(u, v), gone)
+            removed = int(gone.sum())
+        else:
+            from hornet.memory.gpu_copy import function, i64, launch
+            counter = self.xp.zeros(1, dtype=self.xp.uint64)
+            launch(function(_CU, "et_delete_pairs", _NAMES), n,
+                   (self.keys, np.int32(self.shift), u, v, i64(n), counter))
+            removed = int(counter.get()[0])
+        self._live -= removed
+        return removed
+
+    def delete_present(self, u, v) -> None:
+        """Delete edges known to be present and distinct (no count read back on the GPU)."""
+        u, v = self._pairs(u, v)
+        n = int(u.shape[0])
+        if n == 0:
+            return
+        if self.device == "cpu":
+            self.delete(u, v)
+            return
+        from hornet.memory.gpu_copy import function, i64, launch
+        counter = self.xp.zeros(1, dtype=self.xp.uint64)
+        launch(function(_CU, "et_delete_pairs", _NAMES), n,
+               (self.keys, np.int32(self.shift), u, v, i64(n), counter))
+        self._live -= n
+
+    def items(self):
+        """``(u int32, v int32, {column: values})`` of every live edge (u < v), in slot order."""
+        xp = self.xp
+        live = xp.flatnonzero(self.keys >= 0)
+        k = self.keys[live]
+        return ((k >> 32).astype(xp.int32), (k & 0xFFFFFFFF).astype(xp.int32),
+                {name: c[live] for name, c in self.columns.items()})

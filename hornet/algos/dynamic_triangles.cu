@@ -1,0 +1,103 @@
+// CUDA kernels of hornet/algos/dynamic_triangles.py: the triangles a batch of undirected edges
+// makes (insertion, on G_now) or destroys (deletion, on G_before = G_now + D), weighted by
+// inclusion-exclusion (Makkar, Bader, Green 2017): a triangle found on a batch edge whose other
+// two edges hold m more batch edges adds 6 / (m + 1); each triangle's finds add up to 6.
+//
+// Work items: one per (batch edge, element of the shorter of its endpoints' lists), the lists
+// being G_now's (plus the batch's own lists when deleting); each item binary-searches its
+// element in the longer side's lists. Item -> edge by binary search in the scan of the work;
+// the number of items is read on the device (no host round trip).
+#include "segmented.cuh"
+#include "../algos/_change.cuh"
+#include "../algos/_edge_table.cuh"
+
+// Per batch edge: the endpoint with the shorter list first (x), its batch-list range, and the
+// work (x's list length, batch list included when deleting).
+extern "C" __global__ void dtc_prepare(const int* __restrict__ deg, const int* __restrict__ bsrc,
+                                       const int* __restrict__ bdst, i64 nb,
+                                       const i64* __restrict__ bkeys, int deleting,
+                                       int* __restrict__ ex, int* __restrict__ ey,
+                                       i64* __restrict__ xr, i64* __restrict__ yr,
+                                       i64* __restrict__ work) {
+    GRID_STRIDE(i, nb) {
+        const int u = bsrc[i], v = bdst[i];
+        i64 ulo = 0, uhi = 0, vlo = 0, vhi = 0;
+        if (deleting) {
+            ba_vertex_range(bkeys, 2 * nb, u, &ulo, &uhi);
+            ba_vertex_range(bkeys, 2 * nb, v, &vlo, &vhi);
+        }
+        const i64 lu = (i64)deg[u] + (uhi - ulo), lv = (i64)deg[v] + (vhi - vlo);
+        const bool ushort = lu <= lv;
+        ex[i] = ushort ? u : v;
+        ey[i] = ushort ? v : u;
+        xr[2 * i] = ushort ? ulo : vlo;
+        xr[2 * i + 1] = ushort ? uhi : vhi;
+        yr[2 * i] = ushort ? vlo : ulo;
+        yr[2 * i + 1] = ushort ? vhi : uhi;
+        work[i] = ushort ? lu : lv;
+    }
+}
+
+__device__ __forceinline__ bool in_list(const int* a, i64 n, int w) {
+    const i64 p = lower_bound(a, n, w);
+    return p < n && a[p] == w;
+}
+
+__device__ __forceinline__ bool in_batch_list(const i64* keys, i64 lo, i64 hi, int x, int w) {
+    const i64 q = ((i64)x << 32) | (i64)(unsigned)w;
+    const i64 p = lo + lower_bound(keys + lo, hi - lo, q);
+    return p < hi && keys[p] == q;
+}
+
+// sign: +1 insertion, -1 deletion. count6: signed total in units of 1/6 (two's complement in
+// an unsigned 64-bit word). pv6: per vertex, units of 1/6. Edge table (tkeys, tshift, tval)
+// when track: per edge, units of 1/6; edges of the batch are skipped when deleting (they
+// leave the table).
+extern "C" __global__ void dtc_count(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                     const int* __restrict__ ex, const int* __restrict__ ey,
+                                     const i64* __restrict__ xr, const i64* __restrict__ yr,
+                                     const i64* __restrict__ wpre, i64 nb,
+                                     const i64* __restrict__ bkeys, int deleting, i64 sign,
+                                     unsigned long long* count6, long long* pv6,
+                                     const i64* __restrict__ tkeys, int tshift, long long* tval,
+                                     int track) {
+    const i64 total = wpre[nb];
+    const i64 nk = 2 * nb;
+    long long local = 0;
+    GRID_STRIDE(t, total) {
+        const i64 e = segment_between(wpre, 0, nb - 1, t);
+        const i64 p = t - wpre[e];
+        const int x = ex[e], y = ey[e];
+        const i64 dx = deg[x];
+        const int w = p < dx ? ((const int*)ptr[x])[p]
+                             : (int)(bkeys[xr[2 * e] + (p - dx)] & 0xffffffffLL);
+        bool found = in_list((const int*)ptr[y], (i64)deg[y], w);
+        if (!found && deleting) found = in_batch_list(bkeys, yr[2 * e], yr[2 * e + 1], y, w);
+        if (!found) continue;
+        const bool xw = ba_has_pair(bkeys, nk, x, w);
+        const bool yw = ba_has_pair(bkeys, nk, y, w);
+        const long long wt = 6 / (1 + (int)xw + (int)yw);
+        const long long d = sign * wt;
+        local += d;
+        atomicAdd((unsigned long long*)&pv6[x], (unsigned long long)d);
+        atomicAdd((unsigned long long*)&pv6[y], (unsigned long long)d);
+        atomicAdd((unsigned long long*)&pv6[w], (unsigned long long)d);
+        if (track) {
+            if (!deleting) {
+                const i64 s = et_find(tkeys, tshift, et_key(x, y));
+                atomicAdd((unsigned long long*)&tval[s], (unsigned long long)d);
+            }
+            if (!(deleting && xw)) {
+                const i64 s = et_find(tkeys, tshift, et_key(x, w));
+                atomicAdd((unsigned long long*)&tval[s], (unsigned long long)d);
+            }
+            if (!(deleting && yw)) {
+                const i64 s = et_find(tkeys, tshift, et_key(y, w));
+                atomicAdd((unsigned long long*)&tval[s], (unsigned long long)d);
+            }
+        }
+    }
+    // warp-aggregated total
+    for (int o = 16; o > 0; o >>= 1) local += __shfl_down_sync(0xffffffffu, local, o);
+    if ((threadIdx.x & 31) == 0 && local) atomicAdd(count6, (unsigned long long)local);
+}
