@@ -9,6 +9,8 @@ the GPU, results as CuPy arrays -- see :mod:`hornet.algos._gpu`):
 - :func:`bfs`
 - :func:`spmv`
 
+Dynamic versions, updated with every change of the graph: :class:`DynamicTruss`.
+
 Every algorithm has one implementation over :class:`hornet.adjacency.AdjacencyView`;
 :func:`as_adjacency` turns the other inputs into one. Per-edge results are aligned with
 ``g.edges()`` (undirected: each edge once, src < dst, lexicographic).
@@ -19,6 +21,7 @@ import numpy as np
 
 from ._input import as_adjacency, edge_list
 from .bfs import bfs
+from .dynamic_truss import DynamicTruss
 from .ktruss import k_truss, max_truss, truss_numbers
 from .spmv import spmv
 from .triangles import edge_support, triangle_count, triangles_per_vertex
@@ -28,6 +31,7 @@ __all__ = [
     "triangle_count", "triangles_per_vertex", "edge_support",
     "k_truss", "truss_numbers", "max_truss",
     "bfs", "spmv",
+    "DynamicTruss",
     "to_table",
 ]
 

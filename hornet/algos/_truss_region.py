@@ -12,10 +12,10 @@ Kernels:
   The deletion kernel reads the graph before the batch as ``G_now`` merged with the batch
   adjacency, and also reports the surviving edges that lost a triangle at their own level
   (the seeds of the deletion region).
-- :func:`deletion_region`: the edges whose truss number may fall (see the function).
+- :func:`deletion_levels`: the batched deletion, level by level (see the function).
 - :func:`insertion_levels`: the batched insertion, level by level (see the function).
 - :func:`peel_region`: the bounded re-peel of a region with every other edge fixed at its
-  truss number.
+  truss number (the insertion's building block).
 """
 from __future__ import annotations
 
@@ -191,18 +191,19 @@ def insertion_supports(bu, bv, bslot, deg, ptr, keys, shift, batch_stamp, stamp,
 
 @numba.njit(parallel=True, cache=True)
 def deletion_supports(du, dv, dslot, deg, ptr, dvert, doff, dnbr, keys, shift, batch_stamp,
-                      stamp, truss, support, seed_stamp, seeds, nseeds):
-    """Subtract the triangles the deleted edges took with them; collect the deletion seeds.
+                      stamp, truss, support, rec_slot, rec_level, nrec):
+    """Subtract the triangles the deleted edges took with them; record who lost what.
 
     The deleted edges are gone from the graph but still in the table (stamped in
     ``batch_stamp``). Triangles are those of the graph before the batch: the neighbours of
     an endpoint are its current list merged with its batch list. A lost triangle is counted
     by its deleted edge of lowest key, once, subtracting 1 from each surviving edge.
 
-    A surviving edge x lost a triangle *at its level* when the triangle's two other edges
-    both have truss numbers >= truss[x]: only such edges may fall, and they are written to
-    ``seeds`` (each once; ``nseeds[0]`` counts them; ``seeds`` must hold twice the number
-    of lost triangles). Returns the number of lost triangles.
+    Every (surviving edge x, lost triangle) pair is recorded as ``rec_slot`` = x and
+    ``rec_level`` = the smaller truss number of the triangle's two other edges: the triangle
+    belonged to the k-truss for every k up to min(truss[x], rec_level). ``nrec[0]`` counts
+    the records (``rec_*`` must hold twice the number of lost triangles). Returns the
+    number of lost triangles.
     """
     n = du.shape[0]
     found = np.zeros(n, np.int64)
@@ -235,133 +236,171 @@ def deletion_supports(du, dv, dslot, deg, ptr, dvert, doff, dnbr, keys, shift, b
             t3 = truss[s3]
             if not gone2:
                 atomic_add(support, s2, -1)
-                if td >= t2 and t3 >= t2 and atomic_cas(seed_stamp, s2, seed_stamp[s2],
-                                                        stamp) != stamp:
-                    seeds[atomic_add(nseeds, 0, 1)] = s2
+                r = atomic_add(nrec, 0, 1)
+                rec_slot[r] = s2
+                rec_level[r] = min(td, t3)
             if not gone3:
                 atomic_add(support, s3, -1)
-                if td >= t3 and t2 >= t3 and atomic_cas(seed_stamp, s3, seed_stamp[s3],
-                                                        stamp) != stamp:
-                    seeds[atomic_add(nseeds, 0, 1)] = s3
+                r = atomic_add(nrec, 0, 1)
+                rec_slot[r] = s3
+                rec_level[r] = min(td, t2)
         found[i] = own
     return found.sum()
 
 
 # --------------------------------------------------------------------------------------------
-# The deletion region
+# The deletion, level by level
 
 
 @numba.njit(cache=True)
-def _relevant(truss, join, base, p, tx, drop):
-    """Edge p is in the region and may have fallen below tx (a batch lowers by <= drop)."""
-    return join[p] > base and truss[p] - drop < tx
-
-
-@numba.njit(cache=True)
-def _evaluate(x, keys, shift, deg, ptr, truss, join, base, drop, buf):
-    """Triangles of x at its level whose other edges are outside the region (or cannot fall
-    below truss[x]); returns (buffer, count)."""
+def _count_level(x, k, base, keys, shift, deg, ptr, truss, removed, buf):
+    """Triangles of x whose other edges are in the k-truss before the batch and not removed
+    at level k (``removed[s] > base``); returns (buffer, count)."""
     u, v = _ends(keys, x)
-    tx = truss[x]
     buf, c = _common_now(deg, ptr, u, v, buf)
     a = 0
     for j in range(c):
         w = buf[j]
         p = _slot(keys, shift, u, w)
         q = _slot(keys, shift, v, w)
-        if truss[p] < tx or truss[q] < tx:
-            continue
-        if _relevant(truss, join, base, p, tx, drop) or _relevant(truss, join, base, q, tx, drop):
-            continue
-        a += 1
+        if truss[p] >= k and truss[q] >= k and removed[p] <= base and removed[q] <= base:
+            a += 1
     return buf, a
 
 
 @numba.njit(cache=True)
-def deletion_region(seeds, keys, shift, deg, ptr, truss, drop, clock, eval_t, join, popped,
-                    avail, limit):
-    """The surviving edges whose truss number may fall after a deletion batch.
+def _lose(x, k, base, t, from_batch, keys, shift, deg, ptr, truss, touch, removed, exact_t,
+          cnt, buf):
+    """Edge x (in the k-truss before the batch) lost one triangle at level k.
 
-    An edge x keeps its truss number t when at least t - 2 of its triangles at level t
-    (other two edges with truss >= t) survive with both other edges outside the region (or
-    in it but unable to fall below t: a batch of ``drop`` deletions lowers a truss number by
-    at most ``drop``). So: the seeds (edges that lost a level triangle to the batch) are
-    evaluated; an edge whose available level triangles drop below t - 2 joins the region,
-    and its level triangles are then subtracted from its neighbours' counts (each triangle
-    once, by the first of its region edges to be processed), which may pull them in too.
-    Every edge left outside keeps its number (the outside edges at level >= t, with the
-    unchanged higher trusses, still form a t-truss of the new graph).
-
-    ``clock`` (int64 (1,)) is the stamp clock; ``eval_t``, ``join``, ``popped`` are stamp
-    arrays, ``avail`` an int32 scratch, all indexed by slot. Returns the region's slots, or
-    an array of length ``limit + 1`` when it outgrows ``limit`` (the caller falls back).
+    Until its count matters x keeps a lower bound: truss[x] - 2 (its triangles at its own
+    level, all in the k-truss) minus every loss seen. When the bound falls below k - 2 the
+    exact count is taken (triangles of the current graph with both other edges present at
+    level k); from then on only losses that count was made with are subtracted (the caller
+    checks that) and losses to the batch (not in the current graph) are ignored.
+    Returns (clock, buffer, whether x leaves the k-truss).
     """
-    base = clock[0]
-    t = base
-    region = np.empty(16, np.int64)
-    nreg = 0
-    head = 0
-    buf = np.empty(64, np.int32)
-    for i in range(seeds.shape[0]):
-        x = seeds[i]
-        tx = truss[x]
-        if tx <= 2 or eval_t[x] > base:
-            continue
+    if touch[x] <= base:
         t += 1
-        eval_t[x] = t
-        buf, a = _evaluate(x, keys, shift, deg, ptr, truss, join, base, drop, buf)
-        avail[x] = a
-        if a < tx - 2:
+        touch[x] = t
+        cnt[x] = truss[x] - 2
+    if exact_t[x] <= base:
+        cnt[x] -= 1
+        if cnt[x] < k - 2:
             t += 1
-            join[x] = t
-            if nreg == region.shape[0]:
-                region = np.concatenate((region, np.empty(nreg, np.int64)))
-            region[nreg] = x
-            nreg += 1
-    buf2 = np.empty(64, np.int32)
-    while head < nreg:
-        p = region[head]
-        head += 1
-        if nreg > limit:
-            break
-        u, v = _ends(keys, p)
-        tp = truss[p]
-        buf2, c = _common_now(deg, ptr, u, v, buf2)
-        for j in range(c):
-            w = buf2[j]
-            s1 = _slot(keys, shift, u, w)
-            s2 = _slot(keys, shift, v, w)
-            for side in range(2):
-                x = s1 if side == 0 else s2
-                q = s2 if side == 0 else s1
-                if join[x] > base:
-                    continue
-                tx = truss[x]
-                if tx <= 2 or tp < tx or truss[q] < tx or tp - drop >= tx:
-                    continue
-                if eval_t[x] <= base:
-                    t += 1
-                    eval_t[x] = t
-                    buf, a = _evaluate(x, keys, shift, deg, ptr, truss, join, base, drop, buf)
-                    avail[x] = a
-                else:
-                    q_in = _relevant(truss, join, base, q, tx, drop)
-                    if q_in and (join[q] < eval_t[x] or popped[q] > base):
-                        continue           # not counted at evaluation, or q subtracted it
-                    if join[p] < eval_t[x]:
-                        continue           # p was already out when x was evaluated
-                    avail[x] -= 1
-                if avail[x] < tx - 2:
-                    t += 1
-                    join[x] = t
-                    if nreg == region.shape[0]:
-                        region = np.concatenate((region, np.empty(nreg, np.int64)))
-                    region[nreg] = x
-                    nreg += 1
+            exact_t[x] = t
+            buf, a = _count_level(x, k, base, keys, shift, deg, ptr, truss, removed, buf)
+            cnt[x] = a
+    elif not from_batch:
+        cnt[x] -= 1
+    if cnt[x] < k - 2:
         t += 1
-        popped[p] = t
-    clock[0] = t + 1
-    return region[:nreg]
+        removed[x] = t
+        return t, buf, True
+    return t, buf, False
+
+
+@numba.njit(cache=True)
+def deletion_levels(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, touch, removed,
+                    popped, exact_t, cnt, seen, limit):
+    """New truss numbers after a deletion batch, one level at a time.
+
+    For every level k, the edges that leave the k-truss (truss number >= k before, < k
+    after) are exactly those a peel of (old k-truss minus the batch) at threshold k - 2
+    removes, and that peel starts from the edges that lost a triangle of the old k-truss to
+    the batch (the records of :func:`deletion_supports`). Per level, counts are kept only
+    for the edges such a loss reaches, as lazy lower bounds until they could matter (see
+    :func:`_lose`), and each lost triangle is subtracted once (by the first of its removed
+    edges to be processed). An edge's new truss number is (the lowest level it leaves) - 1;
+    edges never removed keep theirs. ``truss`` is read only (the numbers before the batch).
+
+    Returns ``(slots, values, touched, work)``: the edges whose number fell with their new
+    values (an edge leaving several levels appears once per level), how many distinct edges
+    were examined and how many removals were processed (each costs one intersection); the
+    results are incomplete when ``work`` > ``limit`` (the caller falls back).
+    """
+    nrec = rec_slot.shape[0]
+    kmax = 0
+    for i in range(nrec):
+        kmax = max(kmax, min(rec_level[i], truss[rec_slot[i]]))
+    clock[0] += 1
+    batch = clock[0]
+    out_slot = np.empty(16, np.int64)
+    out_val = np.empty(16, np.int32)
+    nout = 0
+    touched = 0
+    work = 0
+    queue = np.empty(16, np.int64)
+    buf = np.empty(64, np.int32)
+    buf2 = np.empty(64, np.int32)
+    for k in range(3, kmax + 1):
+        clock[0] += 1
+        base = clock[0]
+        t = base
+        nq = 0
+        for i in range(nrec):
+            x = rec_slot[i]
+            if rec_level[i] < k or truss[x] < k or removed[x] > base:
+                continue
+            if seen[x] != batch:
+                seen[x] = batch
+                touched += 1
+            t, buf, gone = _lose(x, k, base, t, True, keys, shift, deg, ptr, truss, touch,
+                                 removed, exact_t, cnt, buf)
+            if gone:
+                if nq == queue.shape[0]:
+                    queue = np.concatenate((queue, np.empty(nq, np.int64)))
+                queue[nq] = x
+                nq += 1
+        head = 0
+        while head < nq:
+            p = queue[head]
+            head += 1
+            work += 1
+            if work > limit:
+                clock[0] = t + 1
+                return out_slot[:0], out_val[:0], touched, work
+            u, v = _ends(keys, p)
+            buf2, c = _common_now(deg, ptr, u, v, buf2)
+            for j in range(c):
+                w = buf2[j]
+                s1 = _slot(keys, shift, u, w)
+                s2 = _slot(keys, shift, v, w)
+                for side in range(2):
+                    x = s1 if side == 0 else s2
+                    q = s2 if side == 0 else s1
+                    if truss[x] < k or truss[q] < k or removed[x] > base:
+                        continue
+                    q_gone = removed[q] > base
+                    if q_gone and popped[q] > base:
+                        continue                   # q, processed first, subtracted it
+                    if exact_t[x] > base and (removed[p] < exact_t[x] or
+                                              (q_gone and removed[q] < exact_t[x])):
+                        continue                   # not in x's exact count
+                    if seen[x] != batch:
+                        seen[x] = batch
+                        touched += 1
+                    t, buf, gone = _lose(x, k, base, t, False, keys, shift, deg, ptr, truss,
+                                         touch, removed, exact_t, cnt, buf)
+                    if gone:
+                        if nq == queue.shape[0]:
+                            queue = np.concatenate((queue, np.empty(nq, np.int64)))
+                        queue[nq] = x
+                        nq += 1
+            t += 1
+            popped[p] = t
+        # the edges removed at this level (an edge leaves the k-truss for every k above its
+        # new number: the first, lowest level that removes it sets the number)
+        for i in range(nq):
+            x = queue[i]
+            if nout == out_slot.shape[0]:
+                out_slot = np.concatenate((out_slot, np.empty(nout, np.int64)))
+                out_val = np.concatenate((out_val, np.empty(nout, np.int32)))
+            out_slot[nout] = x
+            out_val[nout] = k - 1
+            nout += 1
+        clock[0] = t + 1
+    return out_slot[:nout], out_val[:nout], touched, work
 
 
 # --------------------------------------------------------------------------------------------
@@ -445,7 +484,7 @@ def _bin_add(x, c, head, nxt, prv):
 
 
 @numba.njit(cache=True)
-def _lose(x, count, head, nxt, prv, lo):
+def _bin_lose(x, count, head, nxt, prv, lo):
     """One triangle of alive edge x died: move it one bin down; returns the new low bin."""
     c = count[x]
     _bin_remove(x, c, head, nxt, prv)
@@ -516,11 +555,11 @@ def peel_region(region, keys, shift, deg, ptr, truss, loc_stamp, loc, stamp, k_s
             p = P[j]
             q = Q[j]
             if alive[i] and (p < 0 or alive[p]) and (q < 0 or alive[q]):
-                lo = _lose(i, count, head, nxt, prv, lo)
+                lo = _bin_lose(i, count, head, nxt, prv, lo)
                 if p >= 0:
-                    lo = _lose(p, count, head, nxt, prv, lo)
+                    lo = _bin_lose(p, count, head, nxt, prv, lo)
                 if q >= 0:
-                    lo = _lose(q, count, head, nxt, prv, lo)
+                    lo = _bin_lose(q, count, head, nxt, prv, lo)
         thr = k - 2
         while lo < thr and n_alive > 0:
             x = head[lo]
@@ -537,9 +576,9 @@ def peel_region(region, keys, shift, deg, ptr, truss, loc_stamp, loc, stamp, k_s
                 if C[j] < k or (p >= 0 and not alive[p]) or (q >= 0 and not alive[q]):
                     continue                                   # already dead
                 if p >= 0:
-                    lo = _lose(p, count, head, nxt, prv, lo)
+                    lo = _bin_lose(p, count, head, nxt, prv, lo)
                 if q >= 0:
-                    lo = _lose(q, count, head, nxt, prv, lo)
+                    lo = _bin_lose(q, count, head, nxt, prv, lo)
         if n_alive == 0:
             break
         while lo <= maxc and head[lo] < 0:

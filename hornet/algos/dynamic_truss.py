@@ -16,17 +16,16 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    level L - 1 finds every candidate; a peel of the candidates with the rest fixed decides
    which reach L. Edges may rise by several levels in one batch; the walk stops at the first
    level no new edge reaches.
-3. Deletions (:func:`~hornet.algos._truss_region.deletion_region`): truss numbers only fall.
-   The edges that lost a triangle at their own level are evaluated; those with fewer than
-   t - 2 intact level triangles may fall, and pull in their neighbours the same way. The
-   region is then re-peeled (:func:`~hornet.algos._truss_region.peel_region`) with every
-   edge outside fixed at its number (an outside edge with truss t keeps a triangle alive up
-   to level t): the greatest assignment that is consistent with the fixed edges, which is
-   the new decomposition there.
-4. When a region outgrows :attr:`DynamicTruss.fallback_share` of the edges, the static
-   decomposition of the whole graph is cheaper and is used instead (always correct);
-   :attr:`DynamicTruss.stats` says which path the last update took and how many edges it
-   touched.
+3. Deletions (:func:`~hornet.algos._truss_region.deletion_levels`): truss numbers only
+   fall. For every level k, the edges that leave the k-truss are what a peel of the old
+   k-truss minus the batch removes, and that peel starts from the edges that lost a
+   triangle of the old k-truss to the batch; per level it is run from those edges only,
+   with counts kept as lazy lower bounds until they could matter. An edge's new number is
+   (the lowest level it leaves) - 1.
+4. When a region (or the work of a deletion) outgrows ``fallback_share`` of the edges, the
+   static decomposition of the whole graph is cheaper and is used instead (always
+   correct); :attr:`DynamicTruss.stats` says which path the last update took and how many
+   edges it touched.
 
 Undirected graphs only (a directed graph raises ``ValueError``). The CPU version runs Numba
 kernels; on the GPU see :mod:`hornet.algos.dynamic_truss_gpu`.
@@ -103,7 +102,8 @@ class DynamicTruss:
             return
         self._cap = capacity
         self._batch_stamp = np.zeros(capacity, np.int64)
-        self._seed_stamp = np.zeros(capacity, np.int64)
+        self._seen = np.zeros(capacity, np.int64)
+        self._stamp_d = np.zeros(capacity, np.int64)
         self._stamp_a = np.zeros(capacity, np.int64)
         self._stamp_b = np.zeros(capacity, np.int64)
         self._stamp_c = np.zeros(capacity, np.int64)
@@ -221,31 +221,35 @@ class DynamicTruss:
         deg, ptr = self._view()
         ba = batch_adjacency(u, v)
         ddeg = np.diff(ba.offsets)
-        # seeds: at most two per lost triangle; a triangle is bounded by the smaller
-        # neighbourhood (before the batch) of its deleted edge
-        dpos_u = np.searchsorted(ba.vertices, u)
-        dpos_v = np.searchsorted(ba.vertices, v)
-        old_du = deg[u].astype(np.int64) + ddeg[dpos_u]
-        old_dv = deg[v].astype(np.int64) + ddeg[dpos_v]
-        seeds = np.empty(2 * int(np.minimum(old_du, old_dv).sum()) + 1, np.int64)
-        nseeds = np.zeros(1, np.int64)
+        # records: at most two per lost triangle; a deleted edge's lost triangles are bounded
+        # by the smaller neighbourhood (before the batch) of its endpoints
+        old_du = deg[u].astype(np.int64) + ddeg[np.searchsorted(ba.vertices, u)]
+        old_dv = deg[v].astype(np.int64) + ddeg[np.searchsorted(ba.vertices, v)]
+        room = 2 * int(np.minimum(old_du, old_dv).sum()) + 1
+        rec_slot = np.empty(room, np.int64)
+        rec_level = np.empty(room, np.int32)
+        nrec = np.zeros(1, np.int64)
         K.deletion_supports(u, v, slots, deg, ptr, ba.vertices, ba.offsets, ba.neighbours,
                             t.keys, t.shift, self._batch_stamp, stamp, truss, support,
-                            self._seed_stamp, seeds, nseeds)
+                            rec_slot, rec_level, nrec)
+        m = int(nrec[0])
         gone_levels = truss[slots].astype(np.int64)
         limit = self._limit()
-        region = K.deletion_region(seeds[:int(nseeds[0])], t.keys, t.shift, deg, ptr, truss,
-                                   u.shape[0], self._clock, self._stamp_a, self._stamp_b,
-                                   self._stamp_c, self._count, limit)
+        fell, value, touched, work = K.deletion_levels(
+            rec_slot[:m], rec_level[:m], t.keys, t.shift, deg, ptr, truss, self._clock,
+            self._stamp_a, self._stamp_b, self._stamp_c, self._stamp_d, self._count,
+            self._seen, limit)
         t.delete_present(u, v)
         self._shift_levels(gone_levels, np.zeros(0, np.int64))
-        if region.shape[0] > limit:
+        if work > limit:
             return self._fallback()
-        if region.shape[0]:
-            stamp = self._tick()
-            new = K.peel_region(region, t.keys, t.shift, deg, ptr, truss, self._loc_stamp,
-                                self._loc, stamp, 3, int(K.BIG))
-            old = truss[region].astype(np.int64)
-            truss[region] = new
-            self._shift_levels(old, new.astype(np.int64))
-        self.stats.update(path="dynamic", region=int(region.shape[0]))
+        if fell.shape[0]:
+            # an edge leaving several levels appears once per level: keep its lowest
+            order = np.lexsort((value, fell))
+            fell, value = fell[order], value[order]
+            first = np.r_[True, fell[1:] != fell[:-1]]
+            fell, value = fell[first], value[first]
+            old = truss[fell].astype(np.int64)
+            truss[fell] = value
+            self._shift_levels(old, value.astype(np.int64))
+        self.stats.update(path="dynamic", region=int(touched))
