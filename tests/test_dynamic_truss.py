@@ -23,8 +23,12 @@ from hornet.testing import to_host
 
 from conftest import DATA_DIR
 
-#: a share no region reaches: every batch goes through the dynamic path
+#: a share no region reaches
 NEVER = 1e9
+#: "dynamic": every batch through the region algorithms; "default": the default thresholds;
+#: "static": every batch through the whole-graph fallback
+MODES = {"dynamic": dict(fallback_share=NEVER, batch_share=NEVER), "default": {},
+         "static": dict(batch_share=0.0)}
 
 
 # ------------------------------------------------------------------ oracles on the reference
@@ -63,9 +67,8 @@ def _pairs(src_dst):
     return list(zip(s, d))
 
 
-def _checks(share):
-    make = (lambda g: DynamicTruss(g)) if share is None else \
-        (lambda g: DynamicTruss(g, fallback_share=share))
+def _checks(mode):
+    make = lambda g: DynamicTruss(g, **MODES[mode])
     return [
         ht.AlgorithmCheck("truss numbers", create=make, result=lambda a: a.truss_numbers,
                           oracle=_oracle_truss),
@@ -75,16 +78,16 @@ def _checks(share):
     ]
 
 
-@pytest.mark.parametrize("share", [NEVER, None], ids=["dynamic", "default"])
+@pytest.mark.parametrize("mode", ["dynamic", "default", "static"])
 @pytest.mark.parametrize("weighted", [False, True], ids=["plain", "weighted"])
-def test_state_machine(device, share, weighted):
+def test_state_machine(device, mode, weighted):
     """Random insert / delete / update / vertex / hub / refused batches and deleting
     everything: truss numbers, k_max and the 4-truss equal the oracles after every step.
     A small id space keeps the graphs dense, so cliques form and break all the time."""
     props = {"w": np.float32} if weighted else None
     Machine = ht.graph_state_machine(device=device, directed=False, max_vertex=13,
                                      max_batch=20, edge_properties=props,
-                                     algorithms=_checks(share))
+                                     algorithms=_checks(mode))
     Machine.TestCase.settings = settings(Machine.TestCase.settings, max_examples=25,
                                          stateful_step_count=25, deadline=None)
     Machine.TestCase().runTest()
@@ -115,8 +118,8 @@ def _clique(vertices):
     return [u for u, _ in pairs], [v for _, v in pairs]
 
 
-@pytest.mark.parametrize("share", [NEVER, None], ids=["dynamic", "default"])
-def test_clique_raises_and_lowers_k_max(device, share):
+@pytest.mark.parametrize("mode", ["dynamic", "default"])
+def test_clique_raises_and_lowers_k_max(device, mode):
     """A sparse graph; a batch that completes a K7 raises k_max from 3 to 7 (edges rise by
     several levels in one batch); deleting one clique edge lowers it to 6, deleting a vertex
     of the clique lowers it again, re-inserting restores it."""
@@ -126,7 +129,7 @@ def test_clique_raises_and_lowers_k_max(device, share):
     g.insert_edges(_arr(device, ring), _arr(device, (ring + 1) % 40))
     g.insert_edges(_arr(device, ring), _arr(device, (ring + 2) % 40))     # triangles
     g.insert_edges(_arr(device, rng.integers(0, 40, 30)), _arr(device, rng.integers(0, 40, 30)))
-    kw = {} if share is None else {"fallback_share": share}
+    kw = MODES[mode]
     kt = DynamicTruss(g, **kw)
     _assert_static(kt, g)
     s, d = _clique([3, 9, 17, 22, 28, 31, 35])
@@ -146,15 +149,15 @@ def test_clique_raises_and_lowers_k_max(device, share):
     _assert_static(kt, g)
 
 
-@pytest.mark.parametrize("share", [NEVER, None], ids=["dynamic", "default"])
-def test_delete_and_reinsert_same_edges(device, share):
+@pytest.mark.parametrize("mode", ["dynamic", "default"])
+def test_delete_and_reinsert_same_edges(device, mode):
     """Delete and re-insert the same edges of a dense graph in consecutive batches; an
     insert batch with repeats and edges already present; an empty change."""
     g = hornet.Graph(directed=False, device=device)
     s, d = _clique(range(6))
     g.insert_edges(_arr(device, s), _arr(device, d))
     g.insert_edges(_arr(device, [5, 6, 6, 7]), _arr(device, [6, 0, 1, 0]))
-    kw = {} if share is None else {"fallback_share": share}
+    kw = MODES[mode]
     kt = DynamicTruss(g, **kw)
     _assert_static(kt, g)
     for batch in ([0, 1], [2, 3]), ([0, 0, 4], [1, 2, 5]):
@@ -174,7 +177,7 @@ def test_delete_and_reinsert_same_edges(device, share):
 def test_triangle_free_and_empty_graphs(device):
     """Truss number 2 without triangles, k_max 0 without edges, both kept through batches."""
     g = hornet.Graph(directed=False, device=device)
-    kt = DynamicTruss(g, fallback_share=NEVER)
+    kt = DynamicTruss(g, **MODES["dynamic"])
     assert kt.k_max == 0 and len(to_host(kt.truss_numbers)) == 0
     kt.update(g.insert_edges(_arr(device, [0, 1, 2]), _arr(device, [1, 2, 3])))
     assert kt.k_max == 2
@@ -203,7 +206,7 @@ def test_dynamic_path_is_taken(device):
     rng = np.random.default_rng(11)
     g = hornet.Graph.from_edges(_arr(device, s), _arr(device, d), device=device)
     n = g.num_vertices
-    kt = DynamicTruss(g, fallback_share=0.5)
+    kt = DynamicTruss(g, fallback_share=0.5, batch_share=0.01)
     paths = []
     for step in range(12):
         if step % 2 == 0:
@@ -228,14 +231,14 @@ def _real_graph(name):
     return s, d
 
 
-@pytest.mark.parametrize("share", [NEVER, None], ids=["dynamic", "default"])
-def test_real_graph_batches(device, share):
+@pytest.mark.parametrize("mode", ["dynamic", "default"])
+def test_real_graph_batches(device, mode):
     """ca-GrQc: random insertion and deletion batches (10 to 300 edges), equal to the static
     decomposition after each; then deleting the vertices of the max truss lowers k_max."""
     s, d = _real_graph("ca-GrQc.txt.gz")
     rng = np.random.default_rng(5)
     g = hornet.Graph.from_edges(_arr(device, s), _arr(device, d), device=device)
-    kw = {} if share is None else {"fallback_share": share}
+    kw = MODES[mode]
     kt = DynamicTruss(g, **kw)
     _assert_static(kt, g)
     n = g.num_vertices

@@ -52,8 +52,11 @@ class DynamicTruss:
         Undirected. The object reads ``g`` (never changes it); call :meth:`update` with every
         :class:`~hornet.EdgeChange` that ``g`` returns, right after the call that made it.
     fallback_share : float
-        A batch whose candidate region exceeds this share of the edges is handled by the
-        static decomposition of the whole graph instead.
+        A batch whose region (edges examined; for deletions, removals processed) exceeds
+        this share of the edges is finished by the static decomposition of the whole graph.
+    batch_share : float
+        A batch larger than this share of the edges goes to the static decomposition
+        directly (its region would be most of the graph).
 
     Examples
     --------
@@ -70,7 +73,7 @@ class DynamicTruss:
     3
     """
 
-    def __init__(self, g, *, fallback_share: float = 0.05):
+    def __init__(self, g, *, fallback_share: float = 0.3, batch_share: float = 0.02):
         if getattr(g, "directed", False):
             raise ValueError("DynamicTruss maintains undirected graphs; this graph is directed")
         if getattr(g, "device", "cpu") != "cpu":
@@ -78,6 +81,7 @@ class DynamicTruss:
                              "(use hornet.algos.dynamic_truss_gpu.GpuDynamicTruss)")
         self.graph = g
         self.fallback_share = float(fallback_share)
+        self.batch_share = float(batch_share)
         self.stats: dict = {"path": "build", "region": 0, "batch": 0}
         self._clock = np.zeros(1, np.int64)
         self._rebuild()
@@ -178,9 +182,9 @@ class DynamicTruss:
         else:
             raise ValueError(f"unknown change kind {change.kind!r}")
 
-    def _fallback(self) -> None:
+    def _fallback(self, region: int = 0) -> None:
         self._rebuild()
-        self.stats["path"] = "static"
+        self.stats.update(path="static", region=int(region))
 
     def _view(self):
         view = self.graph.adjacency(properties=False)
@@ -188,7 +192,7 @@ class DynamicTruss:
 
     def _insert(self, u: np.ndarray, v: np.ndarray) -> None:
         t = self._table
-        if u.shape[0] > self.fallback_share * (len(t) + u.shape[0]):
+        if u.shape[0] > self.batch_share * (len(t) + u.shape[0]):
             return self._fallback()
         slots = t.insert_new(u, v)
         self._scratch_for(t.capacity)
@@ -204,14 +208,14 @@ class DynamicTruss:
             slots, t.keys, t.shift, deg, ptr, truss, support, self._clock, self._stamp_a,
             self._stamp_b, self._loc_stamp, self._loc, self._limit())
         if region.shape[0] > self._limit():
-            return self._fallback()
+            return self._fallback(region.shape[0])
         self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
         self._shift_levels(level - 1, level)         # each raise moves one edge up one level
         self.stats.update(path="dynamic", region=int(np.unique(region).shape[0]))
 
     def _delete(self, u: np.ndarray, v: np.ndarray) -> None:
         t = self._table
-        if u.shape[0] > self.fallback_share * len(t):
+        if u.shape[0] > self.batch_share * len(t):
             t.delete_present(u, v)
             return self._fallback()
         slots = t.lookup(u, v)
@@ -242,7 +246,7 @@ class DynamicTruss:
         t.delete_present(u, v)
         self._shift_levels(gone_levels, np.zeros(0, np.int64))
         if work > limit:
-            return self._fallback()
+            return self._fallback(touched)
         if fell.shape[0]:
             # an edge leaving several levels appears once per level: keep its lowest
             order = np.lexsort((value, fell))
