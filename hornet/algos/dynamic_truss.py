@@ -28,7 +28,8 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    edges it touched.
 
 Undirected graphs only (a directed graph raises ``ValueError``). The CPU version runs Numba
-kernels; on the GPU see :mod:`hornet.algos.dynamic_truss_gpu`.
+kernels; ``DynamicTruss(g)`` of a GPU graph builds the GPU version
+(:mod:`hornet.algos.dynamic_truss_gpu`).
 """
 from __future__ import annotations
 
@@ -73,12 +74,15 @@ class DynamicTruss:
     3
     """
 
+    def __new__(cls, g, **thresholds):
+        if cls is DynamicTruss and getattr(g, "device", "cpu") == "gpu":
+            from .dynamic_truss_gpu import GpuDynamicTruss
+            return GpuDynamicTruss(g, **thresholds)
+        return super().__new__(cls)
+
     def __init__(self, g, *, fallback_share: float = 0.3, batch_share: float = 0.02):
         if getattr(g, "directed", False):
             raise ValueError("DynamicTruss maintains undirected graphs; this graph is directed")
-        if getattr(g, "device", "cpu") != "cpu":
-            raise ValueError("this DynamicTruss runs on the CPU; the graph is on the GPU "
-                             "(use hornet.algos.dynamic_truss_gpu.GpuDynamicTruss)")
         self.graph = g
         self.fallback_share = float(fallback_share)
         self.batch_share = float(batch_share)
