@@ -14,8 +14,10 @@ Kernels:
   (the seeds of the deletion region).
 - :func:`deletion_levels`: the batched deletion, level by level (see the function).
 - :func:`insertion_levels`: the batched insertion, level by level (see the function).
-- :func:`peel_region`: the bounded re-peel of a region with every other edge fixed at its
-  truss number (the insertion's building block).
+
+Both are bounded delta peels: per level, a peel runs over the edges the batch can reach,
+every other edge fixed at its truss number (present at level k when its number is >= k), and
+each lost triangle is subtracted once, from its surviving edges only.
 """
 from __future__ import annotations
 
@@ -28,7 +30,6 @@ from hornet.memory.pointers import int32_view
 from ._edge_table import edge_key, table_find
 from ._kernels import atomic_add, atomic_cas
 
-BIG = np.int32(1 << 30)         # "no cap": a triangle made only of region edges
 _LOW = np.int64(0xFFFFFFFF)
 
 
@@ -404,216 +405,97 @@ def deletion_levels(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, to
 
 
 # --------------------------------------------------------------------------------------------
-# The bounded re-peel
-
-
-@numba.njit(cache=True)
-def _region_triangles(region, keys, shift, deg, ptr, truss, loc_stamp, loc, stamp, present):
-    """Triangles of the region's edges in the current graph.
-
-    Returns CSR ``(off int64 (R+1), p int32, q int32, cap int32)``: entry j of region edge i
-    is a triangle whose other edges are p, q (local ids, -1 outside the region) and whose
-    outside edges have truss numbers >= cap (BIG when both are inside). Triangles with an
-    outside edge below ``present`` are left out (never alive at the levels peeled).
-    """
-    R = region.shape[0]
-    cnt = np.zeros(R + 1, np.int64)
-    buf = np.empty(64, np.int32)
-    for i in range(R):
-        u, v = _ends(keys, region[i])
-        buf, c = _common_now(deg, ptr, u, v, buf)
-        k = 0
-        for j in range(c):
-            w = buf[j]
-            a = _slot(keys, shift, u, w)
-            b = _slot(keys, shift, v, w)
-            if (loc_stamp[a] != stamp and truss[a] < present) or \
-               (loc_stamp[b] != stamp and truss[b] < present):
-                continue
-            k += 1
-        cnt[i + 1] = k
-    off = np.cumsum(cnt)
-    m = off[R]
-    P = np.empty(m, np.int32)
-    Q = np.empty(m, np.int32)
-    C = np.empty(m, np.int32)
-    for i in range(R):
-        u, v = _ends(keys, region[i])
-        buf, c = _common_now(deg, ptr, u, v, buf)
-        k = off[i]
-        for j in range(c):
-            w = buf[j]
-            a = _slot(keys, shift, u, w)
-            b = _slot(keys, shift, v, w)
-            ina = loc_stamp[a] == stamp
-            inb = loc_stamp[b] == stamp
-            if (not ina and truss[a] < present) or (not inb and truss[b] < present):
-                continue
-            cap = BIG
-            if not ina:
-                cap = min(cap, truss[a])
-            if not inb:
-                cap = min(cap, truss[b])
-            P[k] = loc[a] if ina else -1
-            Q[k] = loc[b] if inb else -1
-            C[k] = cap
-            k += 1
-    return off, P, Q, C
-
-
-@numba.njit(cache=True)
-def _bin_remove(x, c, head, nxt, prv):
-    a = prv[x]
-    b = nxt[x]
-    if a >= 0:
-        nxt[a] = b
-    else:
-        head[c] = b
-    if b >= 0:
-        prv[b] = a
-
-
-@numba.njit(cache=True)
-def _bin_add(x, c, head, nxt, prv):
-    h = head[c]
-    nxt[x] = h
-    prv[x] = -1
-    if h >= 0:
-        prv[h] = x
-    head[c] = x
-
-
-@numba.njit(cache=True)
-def _bin_lose(x, count, head, nxt, prv, lo):
-    """One triangle of alive edge x died: move it one bin down; returns the new low bin."""
-    c = count[x]
-    _bin_remove(x, c, head, nxt, prv)
-    count[x] = c - 1
-    _bin_add(x, c - 1, head, nxt, prv)
-    return min(lo, c - 1)
-
-
-@numba.njit(cache=True)
-def peel_region(region, keys, shift, deg, ptr, truss, loc_stamp, loc, stamp, k_start, k_stop):
-    """Truss numbers of the region's edges, every edge outside fixed at ``truss``.
-
-    An outside edge with truss number t keeps its triangles alive up to level t. Levels run
-    from ``k_start`` to ``k_stop``: at level k, triangles with an outside edge below k die,
-    then region edges with fewer than k - 2 live triangles are removed (truss number k - 1),
-    in a cascade (bins by count, so each triangle's death costs O(1)). Edges still alive
-    after ``k_stop`` get ``k_stop``. Empty levels are skipped.
-
-    ``loc_stamp[s] == stamp`` marks region slots, ``loc[s]`` their position in ``region``
-    (set here). Returns int32 (R,): the new truss numbers, aligned with ``region``.
-    """
-    R = region.shape[0]
-    for i in range(R):
-        loc_stamp[region[i]] = stamp
-        loc[region[i]] = i
-    off, P, Q, C = _region_triangles(region, keys, shift, deg, ptr, truss, loc_stamp, loc,
-                                     stamp, k_start)
-    # capped triangles, each once (by its region edge of lowest local id)
-    ncap = 0
-    for i in range(R):
-        for j in range(off[i], off[i + 1]):
-            if C[j] < BIG and (P[j] < 0 or P[j] > i) and (Q[j] < 0 or Q[j] > i):
-                ncap += 1
-    cap_i = np.empty(ncap, np.int64)
-    cap_j = np.empty(ncap, np.int64)
-    cap_v = np.empty(ncap, np.int32)
-    n = 0
-    for i in range(R):
-        for j in range(off[i], off[i + 1]):
-            if C[j] < BIG and (P[j] < 0 or P[j] > i) and (Q[j] < 0 or Q[j] > i):
-                cap_i[n] = i
-                cap_j[n] = j
-                cap_v[n] = C[j]
-                n += 1
-    order = np.argsort(cap_v, kind="mergesort")
-    count = np.empty(R, np.int64)
-    maxc = 0
-    for i in range(R):
-        count[i] = off[i + 1] - off[i]
-        maxc = max(maxc, count[i])
-    head = np.full(maxc + 1, -1, np.int64)
-    nxt = np.empty(R, np.int64)
-    prv = np.empty(R, np.int64)
-    for i in range(R):
-        _bin_add(i, count[i], head, nxt, prv)
-    alive = np.ones(R, np.bool_)
-    value = np.empty(R, np.int32)
-    n_alive = R
-    lo = 0
-    cp = 0
-    k = k_start
-    while n_alive > 0 and k <= k_stop:
-        while cp < ncap and cap_v[order[cp]] < k:          # outside edges below k leave
-            o = order[cp]
-            cp += 1
-            i = cap_i[o]
-            j = cap_j[o]
-            p = P[j]
-            q = Q[j]
-            if alive[i] and (p < 0 or alive[p]) and (q < 0 or alive[q]):
-                lo = _bin_lose(i, count, head, nxt, prv, lo)
-                if p >= 0:
-                    lo = _bin_lose(p, count, head, nxt, prv, lo)
-                if q >= 0:
-                    lo = _bin_lose(q, count, head, nxt, prv, lo)
-        thr = k - 2
-        while lo < thr and n_alive > 0:
-            x = head[lo]
-            if x < 0:
-                lo += 1
-                continue
-            _bin_remove(x, lo, head, nxt, prv)
-            alive[x] = False
-            value[x] = k - 1
-            n_alive -= 1
-            for j in range(off[x], off[x + 1]):
-                p = P[j]
-                q = Q[j]
-                if C[j] < k or (p >= 0 and not alive[p]) or (q >= 0 and not alive[q]):
-                    continue                                   # already dead
-                if p >= 0:
-                    lo = _bin_lose(p, count, head, nxt, prv, lo)
-                if q >= 0:
-                    lo = _bin_lose(q, count, head, nxt, prv, lo)
-        if n_alive == 0:
-            break
-        while lo <= maxc and head[lo] < 0:
-            lo += 1
-        nk = lo + 3                                            # first level removing by count
-        if cp < ncap:
-            nk = min(nk, cap_v[order[cp]] + 1)                 # or by an outside edge leaving
-        k = max(k + 1, nk)
-    if n_alive:
-        for i in range(R):
-            if alive[i]:
-                value[i] = k_stop
-    return value
-
-
-# --------------------------------------------------------------------------------------------
 # The insertion, level by level
 
 
 @numba.njit(cache=True)
-def _level_support(x, keys, shift, deg, ptr, truss, floor, buf):
-    """Triangles of x whose other two edges have truss >= floor; returns (buffer, count)."""
+def _level_triangles(x, keys, shift, deg, ptr, truss, floor, buf, tp, tq):
+    """Triangles of x whose other two edges have truss >= floor: their slots into ``tp``,
+    ``tq`` (grown as needed). Returns (buffer, tp, tq, count)."""
     u, v = _ends(keys, x)
     buf, c = _common_now(deg, ptr, u, v, buf)
+    if c > tp.shape[0]:
+        tp = np.empty(2 * c, np.int64)
+        tq = np.empty(2 * c, np.int64)
     a = 0
     for j in range(c):
         w = buf[j]
-        if truss[_slot(keys, shift, u, w)] >= floor and truss[_slot(keys, shift, v, w)] >= floor:
+        p = _slot(keys, shift, u, w)
+        q = _slot(keys, shift, v, w)
+        if truss[p] >= floor and truss[q] >= floor:
+            tp[a] = p
+            tq[a] = q
             a += 1
-    return buf, a
+    return buf, tp, tq, a
+
+
+@numba.njit(cache=True)
+def _grow(a, n):
+    if n <= a.shape[0]:
+        return a
+    b = np.empty(max(n, 2 * a.shape[0]), a.dtype)
+    b[:a.shape[0]] = a
+    return b
+
+
+@numba.njit(cache=True)
+def _peel_one_level(nc, cand, toff, tp, tq, truss, member, stamp, loc, L):
+    """Peel the candidates at threshold L - 2: a triangle (from the stored lists) lives
+    while each other edge is a live candidate or has truss >= L. Returns alive flags."""
+    for i in range(nc):
+        loc[cand[i]] = i
+    cnt = np.zeros(nc, np.int64)
+    for i in range(nc):
+        c = 0
+        for j in range(toff[i], toff[i + 1]):
+            p = tp[j]
+            q = tq[j]
+            if (member[p] == stamp or truss[p] >= L) and (member[q] == stamp or truss[q] >= L):
+                c += 1
+        cnt[i] = c
+    alive = np.ones(nc, np.bool_)              # False once queued for removal
+    done = np.zeros(nc, np.bool_)              # removal processed: its triangles are dead
+    queue = np.empty(nc, np.int64)
+    nq = 0
+    for i in range(nc):
+        if cnt[i] < L - 2:
+            alive[i] = False
+            queue[nq] = i
+            nq += 1
+    head = 0
+    while head < nq:
+        i = queue[head]
+        head += 1
+        for j in range(toff[i], toff[i + 1]):
+            p = tp[j]
+            q = tq[j]
+            pin = member[p] == stamp
+            qin = member[q] == stamp
+            if not (pin or truss[p] >= L) or not (qin or truss[q] >= L):
+                continue                           # never a triangle of this level
+            lp = loc[p] if pin else -1
+            lq = loc[q] if qin else -1
+            if (lp >= 0 and done[lp]) or (lq >= 0 and done[lq]):
+                continue                           # killed by a member processed earlier
+            if lp >= 0 and alive[lp]:
+                cnt[lp] -= 1
+                if cnt[lp] < L - 2:
+                    alive[lp] = False
+                    queue[nq] = lp
+                    nq += 1
+            if lq >= 0 and alive[lq]:
+                cnt[lq] -= 1
+                if cnt[lq] < L - 2:
+                    alive[lq] = False
+                    queue[nq] = lq
+                    nq += 1
+        done[i] = True
+    return alive
 
 
 @numba.njit(cache=True)
 def insertion_levels(new_slots, keys, shift, deg, ptr, truss, support, clock, member, reject,
-                     loc_stamp, loc, limit):
+                     loc, limit):
     """Raise truss numbers after an insertion batch, one level at a time.
 
     Before the call, ``truss`` holds the numbers of the graph before the batch and 2 for the
@@ -640,72 +522,92 @@ def insertion_levels(new_slots, keys, shift, deg, ptr, truss, support, clock, me
     total = 0
     L = 3
     buf = np.empty(64, np.int32)
-    buf2 = np.empty(64, np.int32)
+    wp = np.empty(64, np.int64)                # one edge's level triangles (scratch)
+    wq = np.empty(64, np.int64)
     cand = np.empty(16, np.int64)
+    toff = np.zeros(17, np.int64)              # candidate i's triangles: tp/tq[toff[i]:toff[i+1]]
+    tp = np.empty(64, np.int64)
+    tq = np.empty(64, np.int64)
     while True:
         clock[0] += 1
         stamp = clock[0]
         nc = 0
-        for i in range(new_slots.shape[0]):
-            s = new_slots[i]
-            if truss[s] == L - 1 and support[s] >= L - 2 and member[s] != stamp:
-                buf, a = _level_support(s, keys, shift, deg, ptr, truss, L - 1, buf)
-                if a >= L - 2:
-                    member[s] = stamp
-                    if nc == cand.shape[0]:
-                        cand = np.concatenate((cand, np.empty(nc, np.int64)))
-                    cand[nc] = s
-                    nc += 1
+        nt = 0
+        head = 0
+        i_new = 0
+        while True:
+            # next edge to examine: the new edges at level L - 1 first, then the walk
+            if i_new < new_slots.shape[0]:
+                x = new_slots[i_new]
+                i_new += 1
+                if truss[x] != L - 1 or support[x] < L - 2 or member[x] == stamp:
+                    continue
+            elif head < nc:
+                e = cand[head]
+                head += 1
+                x = -1
+                for j in range(toff[head - 1], toff[head]):
+                    for side in range(2):
+                        y = tp[j] if side == 0 else tq[j]
+                        if truss[y] != L - 1 or member[y] == stamp or reject[y] == stamp:
+                            continue
+                        if support[y] < L - 2:
+                            reject[y] = stamp
+                            continue
+                        buf, wp, wq, a = _level_triangles(y, keys, shift, deg, ptr, truss,
+                                                          L - 1, buf, wp, wq)
+                        if a < L - 2:
+                            reject[y] = stamp
+                            continue
+                        member[y] = stamp
+                        cand = _grow(cand, nc + 1)
+                        toff = _grow(toff, nc + 2)
+                        tp = _grow(tp, nt + a)
+                        tq = _grow(tq, nt + a)
+                        cand[nc] = y
+                        tp[nt:nt + a] = wp[:a]
+                        tq[nt:nt + a] = wq[:a]
+                        nt += a
+                        nc += 1
+                        toff[nc] = nt
+                if total + nc > limit:
+                    clock[0] += 1
+                    return raised[:0], level[:0], np.empty(limit + 1, np.int64)
+                continue
+            else:
+                break
+            # a new edge at level L - 1: a seed when it has L - 2 level triangles
+            buf, wp, wq, a = _level_triangles(x, keys, shift, deg, ptr, truss, L - 1, buf,
+                                              wp, wq)
+            if a < L - 2:
+                continue
+            member[x] = stamp
+            cand = _grow(cand, nc + 1)
+            toff = _grow(toff, nc + 2)
+            tp = _grow(tp, nt + a)
+            tq = _grow(tq, nt + a)
+            cand[nc] = x
+            tp[nt:nt + a] = wp[:a]
+            tq[nt:nt + a] = wq[:a]
+            nt += a
+            nc += 1
+            toff[nc] = nt
         if nc == 0:
             break
-        head = 0
-        while head < nc:
-            e = cand[head]
-            head += 1
-            u, v = _ends(keys, e)
-            buf2, c = _common_now(deg, ptr, u, v, buf2)
-            for j in range(c):
-                w = buf2[j]
-                p = _slot(keys, shift, u, w)
-                q = _slot(keys, shift, v, w)
-                if truss[p] < L - 1 or truss[q] < L - 1:
-                    continue
-                for side in range(2):
-                    x = p if side == 0 else q
-                    if truss[x] != L - 1 or member[x] == stamp or reject[x] == stamp:
-                        continue
-                    if support[x] < L - 2:
-                        reject[x] = stamp
-                        continue
-                    buf, a = _level_support(x, keys, shift, deg, ptr, truss, L - 1, buf)
-                    if a < L - 2:
-                        reject[x] = stamp
-                        continue
-                    member[x] = stamp
-                    if nc == cand.shape[0]:
-                        cand = np.concatenate((cand, np.empty(nc, np.int64)))
-                    cand[nc] = x
-                    nc += 1
-            if total + nc > limit:
-                clock[0] += 1
-                return raised[:0], level[:0], np.empty(limit + 1, np.int64)
         total += nc
-        clock[0] += 1
-        pstamp = clock[0]
-        region = cand[:nc].copy()
-        vals = peel_region(region, keys, shift, deg, ptr, truss, loc_stamp, loc, pstamp, L, L)
+        alive = _peel_one_level(nc, cand, toff, tp, tq, truss, member, stamp, loc, L)
         for i in range(nc):
-            if vals[i] == L:
-                truss[region[i]] = L
-                if nraised == raised.shape[0]:
-                    raised = np.concatenate((raised, np.empty(nraised, np.int64)))
-                    level = np.concatenate((level, np.empty(nraised, np.int64)))
-                raised[nraised] = region[i]
+            if alive[i]:
+                raised = _grow(raised, nraised + 1)
+                level = _grow(level, nraised + 1)
+                raised[nraised] = cand[i]
                 level[nraised] = L
                 nraised += 1
-        if ntouched + nc > touched.shape[0]:
-            touched = np.concatenate((touched, np.empty(ntouched + nc, np.int64)))
-        touched[ntouched:ntouched + nc] = region
+        for i in range(nc):
+            if alive[i]:
+                truss[cand[i]] = L
+        touched = _grow(touched, ntouched + nc)
+        touched[ntouched:ntouched + nc] = cand[:nc]
         ntouched += nc
         L += 1
     clock[0] += 1

@@ -115,7 +115,6 @@ class DynamicTruss:
         self._stamp_a = np.zeros(capacity, np.int64)
         self._stamp_b = np.zeros(capacity, np.int64)
         self._stamp_c = np.zeros(capacity, np.int64)
-        self._loc_stamp = np.zeros(capacity, np.int64)
         self._loc = np.zeros(capacity, np.int32)
         self._count = np.zeros(capacity, np.int32)
 
@@ -210,7 +209,7 @@ class DynamicTruss:
                              support)
         raised, level, region = K.insertion_levels(
             slots, t.keys, t.shift, deg, ptr, truss, support, self._clock, self._stamp_a,
-            self._stamp_b, self._loc_stamp, self._loc, self._limit())
+            self._stamp_b, self._loc, self._limit())
         if region.shape[0] > self._limit():
             return self._fallback(region.shape[0])
         self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
