@@ -13,6 +13,7 @@ from itertools import combinations
 import networkx as nx
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import settings
 
 import hornet
@@ -35,15 +36,26 @@ MODES = {"dynamic": dict(fallback_share=NEVER, batch_share=NEVER), "default": {}
 
 
 def _nx_graph(ref) -> nx.Graph:
+    """The reference's underlying undirected simple graph (directed: u-v when u->v or v->u;
+    self-loops left out)."""
     G = nx.Graph()
     G.add_nodes_from(range(ref.num_vertices))
-    G.add_edges_from(ref.edges)
+    G.add_edges_from((u, v) for u, v in ref.edges if u != v)
     return G
 
 
 def _oracle_truss(ref) -> np.ndarray:
-    """Static decomposition of the reference's edges, aligned with ref.edge_list()."""
-    return np.asarray(truss_numbers(ref.to_scipy()), dtype=np.int32)
+    """Static decomposition of the reference's underlying undirected graph (a scipy matrix
+    built from its edge dict), one value per reference edge (0 for a self-loop)."""
+    G = _nx_graph(ref)
+    und = sorted((min(u, v), max(u, v)) for u, v in G.edges())
+    n = ref.num_vertices
+    rows = [u for u, v in und] + [v for u, v in und]
+    cols = [v for u, v in und] + [u for u, v in und]
+    A = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
+    value = dict(zip(und, np.asarray(truss_numbers(A)).tolist()))
+    return np.array([value.get((min(u, v), max(u, v)), 0) for u, v in ref.edge_list()],
+                    dtype=np.int32)
 
 
 def _nx_k_max(ref) -> int:
@@ -58,8 +70,10 @@ def _nx_k_max(ref) -> int:
 
 
 def _nx_k_truss_edges(ref, k):
+    """The reference's edges (as stored) whose undirected edge is in networkx's k-truss."""
     H = nx.k_truss(_nx_graph(ref), k)
-    return sorted((min(u, v), max(u, v)) for u, v in H.edges())
+    keep = {(min(u, v), max(u, v)) for u, v in H.edges()}
+    return [(u, v) for u, v in ref.edge_list() if (min(u, v), max(u, v)) in keep]
 
 
 def _pairs(src_dst):
@@ -78,18 +92,24 @@ def _checks(mode):
     ]
 
 
+STATE_MACHINE_CONFIGS = {
+    "undirected": dict(directed=False),
+    "undirected_weighted": dict(directed=False, edge_properties={"w": np.float32}),
+    "directed": dict(directed=True),
+}
+
+
 @pytest.mark.parametrize("mode", ["dynamic", "default", "static"])
-@pytest.mark.parametrize("weighted", [False, True], ids=["plain", "weighted"])
-def test_state_machine(device, mode, weighted):
+@pytest.mark.parametrize("config", sorted(STATE_MACHINE_CONFIGS))
+def test_state_machine(device, mode, config):
     """Random insert / delete / update / vertex / hub / refused batches and deleting
     everything: truss numbers, k_max and the 4-truss equal the oracles after every step.
-    A small id space keeps the graphs dense, so cliques form and break all the time."""
-    props = {"w": np.float32} if weighted else None
-    Machine = ht.graph_state_machine(device=device, directed=False, max_vertex=13,
-                                     max_batch=20, edge_properties=props,
-                                     algorithms=_checks(mode))
+    A small id space keeps the graphs dense, so cliques form and break all the time.
+    Directed graphs: the underlying undirected graph's numbers on every stored edge."""
+    Machine = ht.graph_state_machine(device=device, max_vertex=13, max_batch=20,
+                                     algorithms=_checks(mode), **STATE_MACHINE_CONFIGS[config])
     Machine.TestCase.settings = settings(Machine.TestCase.settings,
-                                         max_examples=25 if device == "cpu" else 8,
+                                         max_examples=20 if device == "cpu" else 6,
                                          stateful_step_count=25, deadline=None)
     Machine.TestCase().runTest()
 
@@ -192,11 +212,40 @@ def test_triangle_free_and_empty_graphs(device):
     assert _pairs(kt.k_truss(2)) == []
 
 
-def test_directed_graph_refused(device):
+def test_directed_graph(device):
+    """Directed: a pair stored in both directions is one undirected edge; deleting one
+    direction keeps it, deleting both removes it; self-loops get 0 and stay out of k-trusses."""
     g = hornet.Graph(directed=True, device=device)
-    g.insert_edges(_arr(device, [0, 1]), _arr(device, [1, 2]))
-    with pytest.raises(ValueError, match="undirected"):
-        DynamicTruss(g)
+    s, d = _clique(range(5))
+    g.insert_edges(_arr(device, s + d + [2]), _arr(device, d + s + [2]))   # K5 both ways + loop
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    _assert_static(kt, g)
+    assert kt.k_max == 5
+    kt.update(g.delete_edges(_arr(device, [0]), _arr(device, [1])))     # 1->0 remains
+    _assert_static(kt, g)
+    assert kt.k_max == 5
+    kt.update(g.delete_edges(_arr(device, [1]), _arr(device, [0])))     # now {0, 1} is gone
+    _assert_static(kt, g)
+    assert kt.k_max == 4
+    kt.update(g.insert_edges(_arr(device, [1, 5, 5, 5]), _arr(device, [0, 0, 1, 2])))
+    _assert_static(kt, g)
+    assert 0 in to_host(kt.truss_numbers).tolist()                     # the self-loop
+
+
+def test_bad_changes_refused(device):
+    """Not an EdgeChange, or one of another device: ValueError, state unchanged."""
+    g = hornet.Graph(directed=False, device=device)
+    s, d = _clique(range(4))
+    g.insert_edges(_arr(device, s), _arr(device, d))
+    kt = DynamicTruss(g)
+    other = hornet.Graph(directed=False, device="cpu" if device == "gpu" else device)
+    foreign = other.insert_edges(np.array([0]), np.array([1]))
+    with pytest.raises(ValueError):
+        kt.update("not a change")
+    if device == "gpu":
+        with pytest.raises(ValueError):
+            kt.update(foreign)
+    _assert_static(kt, g)
 
 
 def test_dynamic_path_is_taken():

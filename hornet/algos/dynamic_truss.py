@@ -27,8 +27,11 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    correct); :attr:`DynamicTruss.stats` says which path the last update took and how many
    edges it touched.
 
-Undirected graphs only (a directed graph raises ``ValueError``). The CPU version runs Numba
-kernels; ``DynamicTruss(g)`` of a GPU graph builds the GPU version
+Directed graphs, as the static functions: truss numbers of the underlying undirected simple
+graph U (u-v when u->v or v->u; self-loops ignored), one per stored directed edge (0 for a
+self-loop). U is kept as an undirected ``hornet.Graph`` updated from the same changes
+(:func:`undirected_change`) and the algorithm runs on U's own changes. The CPU version runs
+Numba kernels; ``DynamicTruss(g)`` of a GPU graph builds the GPU version
 (:mod:`hornet.algos.dynamic_truss_gpu`).
 """
 from __future__ import annotations
@@ -41,7 +44,32 @@ from . import _truss_region as K
 from .ktruss import truss_numbers
 from .triangles import edge_support
 
-__all__ = ["DynamicTruss"]
+__all__ = ["DynamicTruss", "undirected_copy", "undirected_change"]
+
+
+def undirected_copy(g):
+    """An undirected CPU/GPU ``hornet.Graph`` of ``g``'s underlying simple graph (u-v when
+    u->v or v->u; self-loops dropped)."""
+    from hornet.graph import Graph
+    s, d = g.edges()
+    u = Graph(directed=False, device=g.device, num_vertices=g.num_vertices)
+    u.insert_edges(s, d)
+    return u
+
+
+def undirected_change(g, und, kind: str, src, dst):
+    """Apply a directed graph's change to its underlying undirected graph ``und``; returns
+    the undirected edges that really changed ``(src, dst)`` (src < dst).
+
+    An inserted u->v adds {u, v} only when neither direction was there; a deleted u->v
+    removes {u, v} only when v->u is gone too (``g`` has already applied the change).
+    """
+    if kind == "insert":
+        ch = und.insert_edges(src, dst)
+    else:
+        back = g.has_edges(dst, src)
+        ch = und.delete_edges(src[~back], dst[~back])
+    return ch.src, ch.dst
 
 
 class DynamicTruss:
@@ -81,9 +109,10 @@ class DynamicTruss:
         return super().__new__(cls)
 
     def __init__(self, g, *, fallback_share: float = 0.3, batch_share: float = 0.02):
-        if getattr(g, "directed", False):
-            raise ValueError("DynamicTruss maintains undirected graphs; this graph is directed")
+        if not (hasattr(g, "insert_edges") and hasattr(g, "adjacency")):
+            raise TypeError(f"expected a hornet.Graph, got {type(g).__name__}")
         self.graph = g
+        self._und = undirected_copy(g) if g.directed else g
         self.fallback_share = float(fallback_share)
         self.batch_share = float(batch_share)
         self.stats: dict = {"path": "build", "region": 0, "batch": 0}
@@ -92,17 +121,26 @@ class DynamicTruss:
 
     # ------------------------------------------------------------------ state
     def _rebuild(self) -> None:
-        """Static decomposition and supports of the whole graph (construction and fallback)."""
-        g = self.graph
-        src, dst = g.edges()
-        t = np.asarray(truss_numbers(g), np.int32)
-        s = np.asarray(edge_support(g), np.int32)
+        """Static decomposition and supports of the whole graph (construction, large
+        batches)."""
+        und = self._und
+        src, dst = und.edges()
+        t = np.asarray(truss_numbers(und), np.int32)
+        s = np.asarray(edge_support(und), np.int32)
         self._table = EdgeTable("cpu", {"truss": np.int32, "support": np.int32},
                                 capacity=max(16, 2 * src.shape[0]))
         self._table.insert(src, dst, truss=t, support=s)
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
         self._scratch_for(self._table.capacity)
         self._cache = None
+
+    def _redecompose(self) -> None:
+        """Static decomposition of the whole graph into the table (supports are current)."""
+        und = self._und
+        src, dst = und.edges()
+        t = np.asarray(truss_numbers(und), np.int32)
+        self._table.columns["truss"][self._table.lookup(src, dst)] = t
+        self._levels = np.bincount(t, minlength=3).astype(np.int64)
 
     def _scratch_for(self, capacity: int) -> None:
         """Slot-indexed stamp arrays (reallocated only when the table is rehashed)."""
@@ -170,33 +208,44 @@ class DynamicTruss:
 
         ``change.kind`` "insert" or "delete" (a vertex deletion arrives as the deletion of
         its edges); "update" changes only properties and leaves truss numbers alone.
+        Raises ValueError (state unchanged) for anything else.
         """
+        kind = getattr(change, "kind", None)
+        if kind not in ("insert", "delete", "update"):
+            raise ValueError(f"expected an EdgeChange (kind insert/delete/update), got {change!r}")
+        if not isinstance(change.src, np.ndarray):
+            raise ValueError("the change's arrays are not NumPy arrays (a GPU graph's change?)")
         n = len(change)
         self.stats = {"path": "none", "region": 0, "batch": n}
-        if n == 0 or change.kind == "update":
+        if n == 0 or kind == "update":
             return
         self._cache = None
-        u = np.ascontiguousarray(np.asarray(change.src), np.int32)
-        v = np.ascontiguousarray(np.asarray(change.dst), np.int32)
-        if change.kind == "insert":
+        src, dst = change.src, change.dst
+        if self.graph.directed:
+            src, dst = undirected_change(self.graph, self._und, kind, src, dst)
+            if src.shape[0] == 0:
+                return
+        u = np.ascontiguousarray(src, np.int32)
+        v = np.ascontiguousarray(dst, np.int32)
+        if kind == "insert":
             self._insert(u, v)
-        elif change.kind == "delete":
-            self._delete(u, v)
         else:
-            raise ValueError(f"unknown change kind {change.kind!r}")
+            self._delete(u, v)
 
     def _fallback(self, region: int = 0) -> None:
-        self._rebuild()
+        self._redecompose()
         self.stats.update(path="static", region=int(region))
 
     def _view(self):
-        view = self.graph.adjacency(properties=False)
+        view = self._und.adjacency(properties=False)
         return np.asarray(view.degree), np.asarray(view.edge_ptr)
 
     def _insert(self, u: np.ndarray, v: np.ndarray) -> None:
         t = self._table
         if u.shape[0] > self.batch_share * (len(t) + u.shape[0]):
-            return self._fallback()
+            self._rebuild()
+            self.stats.update(path="static")
+            return
         slots = t.insert_new(u, v)
         self._scratch_for(t.capacity)
         truss, support = t.columns["truss"], t.columns["support"]
@@ -219,8 +268,9 @@ class DynamicTruss:
     def _delete(self, u: np.ndarray, v: np.ndarray) -> None:
         t = self._table
         if u.shape[0] > self.batch_share * len(t):
-            t.delete_present(u, v)
-            return self._fallback()
+            self._rebuild()
+            self.stats.update(path="static")
+            return
         slots = t.lookup(u, v)
         truss, support = t.columns["truss"], t.columns["support"]
         stamp = self._tick()

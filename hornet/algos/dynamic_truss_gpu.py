@@ -24,7 +24,8 @@ __all__ = ["GpuDynamicTruss"]
 
 
 class GpuDynamicTruss:
-    """Truss numbers of an undirected GPU :class:`hornet.Graph`, kept current (see the module).
+    """Truss numbers of a GPU :class:`hornet.Graph`, kept current (see the module; directed
+    graphs as in :mod:`hornet.algos.dynamic_truss`).
 
     Same interface as :class:`~hornet.algos.dynamic_truss.DynamicTruss` (which builds this
     class for a GPU graph): ``truss_numbers``, ``support``, ``k_max``, ``k_truss(k)``,
@@ -33,10 +34,10 @@ class GpuDynamicTruss:
 
     def __init__(self, g, **_thresholds):
         import cupy
-        if getattr(g, "directed", False):
-            raise ValueError("DynamicTruss maintains undirected graphs; this graph is directed")
+        from .dynamic_truss import undirected_copy
         self._cp = cupy
         self.graph = g
+        self._und = undirected_copy(g) if g.directed else g
         self.stats: dict = {"path": "build", "region": 0, "batch": 0}
         self._tc = DynamicTriangleCount(g)
         self._table = None
@@ -45,15 +46,15 @@ class GpuDynamicTruss:
     def _recompute(self) -> None:
         """Static GPU decomposition of the whole graph, scattered into the table."""
         cp = self._cp
-        src, dst = self.graph.edges()
-        t = cp.asarray(truss_numbers(self.graph)).astype(cp.int32)
+        src, dst = self._und.edges()
+        t = cp.asarray(truss_numbers(self._und)).astype(cp.int32)
         if self._table is None:
             self._table = EdgeTable("gpu", {"truss": np.int32},
                                     capacity=max(16, 2 * int(src.shape[0])))
             self._table.insert(src, dst, truss=t)
         else:
             self._table.columns["truss"][self._table.lookup(src, dst)] = t
-        self._cache = (src, dst, t)
+        self._cache = None
         self._k_max = None
 
     # ------------------------------------------------------------------ results
@@ -86,23 +87,33 @@ class GpuDynamicTruss:
 
     # ------------------------------------------------------------------ updates
     def update(self, change) -> None:
-        """Bring the state up to date with ``change`` (already applied to the graph)."""
+        """Bring the state up to date with ``change`` (already applied to the graph).
+
+        Raises ValueError (state unchanged) for a change of another kind or device.
+        """
+        from .dynamic_truss import undirected_change
+        kind = getattr(change, "kind", None)
+        if kind not in ("insert", "delete", "update"):
+            raise ValueError(f"expected an EdgeChange (kind insert/delete/update), got {change!r}")
+        if isinstance(change.src, np.ndarray):
+            raise ValueError("the change's arrays are NumPy arrays (a CPU graph's change?)")
         n = len(change)
         self.stats = {"path": "none", "region": 0, "batch": n}
-        if n == 0 or change.kind == "update":
+        if n == 0 or kind == "update":
             return
-        if change.kind not in ("insert", "delete"):
-            raise ValueError(f"unknown change kind {change.kind!r}")
         before = self._tc.count
         self._tc.update(change)
         closed = self._tc.count != before        # one scalar read back per batch
         self._cache = None
         self._k_max = None
-        if change.kind == "insert":
-            slots = self._table.insert_new(change.src, change.dst)
+        src, dst = change.src, change.dst
+        if self.graph.directed:
+            src, dst = undirected_change(self.graph, self._und, kind, src, dst)
+        if kind == "insert":
+            slots = self._table.insert_new(src, dst)
             self._table.columns["truss"][slots] = 2
         else:
-            self._table.delete_present(change.src, change.dst)
+            self._table.delete_present(src, dst)
         if closed:
             self._recompute()
             self.stats.update(path="static", region=int(self.graph.num_edges))
