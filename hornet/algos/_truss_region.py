@@ -266,12 +266,12 @@ def _count_level(x, k, base, keys, shift, deg, ptr, truss, removed, buf):
         q = _slot(keys, shift, v, w)
         if truss[p] >= k and truss[q] >= k and removed[p] <= base and removed[q] <= base:
             a += 1
-    return buf, a
+    return buf, a, c
 
 
 @numba.njit(cache=True)
 def _lose(x, k, base, t, from_batch, keys, shift, deg, ptr, truss, touch, removed, exact_t,
-          cnt, buf):
+          cnt, buf, work):
     """Edge x (in the k-truss before the batch) lost one triangle at level k.
 
     Until its count matters x keeps a lower bound: truss[x] - 2 (its triangles at its own
@@ -279,7 +279,8 @@ def _lose(x, k, base, t, from_batch, keys, shift, deg, ptr, truss, touch, remove
     exact count is taken (triangles of the current graph with both other edges present at
     level k); from then on only losses that count was made with are subtracted (the caller
     checks that) and losses to the batch (not in the current graph) are ignored.
-    Returns (clock, buffer, whether x leaves the k-truss).
+    Returns (clock, buffer, whether x leaves the k-truss); ``work[0]`` grows by the
+    triangles an exact count examined.
     """
     if touch[x] <= base:
         t += 1
@@ -290,7 +291,8 @@ def _lose(x, k, base, t, from_batch, keys, shift, deg, ptr, truss, touch, remove
         if cnt[x] < k - 2:
             t += 1
             exact_t[x] = t
-            buf, a = _count_level(x, k, base, keys, shift, deg, ptr, truss, removed, buf)
+            buf, a, c = _count_level(x, k, base, keys, shift, deg, ptr, truss, removed, buf)
+            work[0] += c + 1
             cnt[x] = a
     elif not from_batch:
         cnt[x] -= 1
@@ -317,7 +319,7 @@ def deletion_levels(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, to
 
     Returns ``(slots, values, touched, work)``: the edges whose number fell with their new
     values (an edge leaving several levels appears once per level), how many distinct edges
-    were examined and how many removals were processed (each costs one intersection); the
+    were examined, and the work: intersections plus the triangles they examined. The
     results are incomplete when ``work`` > ``limit`` (the caller falls back).
     """
     nrec = rec_slot.shape[0]
@@ -330,7 +332,7 @@ def deletion_levels(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, to
     out_val = np.empty(16, np.int32)
     nout = 0
     touched = 0
-    work = 0
+    work = np.zeros(1, np.int64)
     queue = np.empty(16, np.int64)
     buf = np.empty(64, np.int32)
     buf2 = np.empty(64, np.int32)
@@ -347,7 +349,7 @@ def deletion_levels(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, to
                 seen[x] = batch
                 touched += 1
             t, buf, gone = _lose(x, k, base, t, True, keys, shift, deg, ptr, truss, touch,
-                                 removed, exact_t, cnt, buf)
+                                 removed, exact_t, cnt, buf, work)
             if gone:
                 if nq == queue.shape[0]:
                     queue = np.concatenate((queue, np.empty(nq, np.int64)))
@@ -357,12 +359,12 @@ def deletion_levels(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, to
         while head < nq:
             p = queue[head]
             head += 1
-            work += 1
-            if work > limit:
+            if work[0] > limit:
                 clock[0] = t + 1
-                return out_slot[:0], out_val[:0], touched, work
+                return out_slot[:0], out_val[:0], touched, work[0]
             u, v = _ends(keys, p)
             buf2, c = _common_now(deg, ptr, u, v, buf2)
+            work[0] += c + 1
             for j in range(c):
                 w = buf2[j]
                 s1 = _slot(keys, shift, u, w)
@@ -382,7 +384,7 @@ def deletion_levels(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, to
                         seen[x] = batch
                         touched += 1
                     t, buf, gone = _lose(x, k, base, t, False, keys, shift, deg, ptr, truss,
-                                         touch, removed, exact_t, cnt, buf)
+                                         touch, removed, exact_t, cnt, buf, work)
                     if gone:
                         if nq == queue.shape[0]:
                             queue = np.concatenate((queue, np.empty(nq, np.int64)))
@@ -401,7 +403,7 @@ def deletion_levels(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, to
             out_val[nout] = k - 1
             nout += 1
         clock[0] = t + 1
-    return out_slot[:nout], out_val[:nout], touched, work
+    return out_slot[:nout], out_val[:nout], touched, work[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -409,11 +411,13 @@ def deletion_levels(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, to
 
 
 @numba.njit(cache=True)
-def _level_triangles(x, keys, shift, deg, ptr, truss, floor, buf, tp, tq):
+def _level_triangles(x, keys, shift, deg, ptr, truss, floor, buf, tp, tq, work):
     """Triangles of x whose other two edges have truss >= floor: their slots into ``tp``,
-    ``tq`` (grown as needed). Returns (buffer, tp, tq, count)."""
+    ``tq`` (grown as needed). Returns (buffer, tp, tq, count); ``work[0]`` grows by the
+    triangles examined."""
     u, v = _ends(keys, x)
     buf, c = _common_now(deg, ptr, u, v, buf)
+    work[0] += c + 1
     if c > tp.shape[0]:
         tp = np.empty(2 * c, np.int64)
         tq = np.empty(2 * c, np.int64)
@@ -509,17 +513,17 @@ def insertion_levels(new_slots, keys, shift, deg, ptr, truss, support, clock, me
     the edges above L - 1 fixed; the survivors are A_L and move to level L. Stop when no new
     edge reaches L (then A_L is empty). An edge can rise several levels in one batch.
 
-    Returns ``(slots, levels, region)``: one entry per raise by one level (slot and the
-    level reached; an edge raised twice appears twice) and the candidate edges examined at
-    each level (repeats across levels); or ``region`` of length
-    ``limit + 1`` when the candidates outgrow ``limit`` (the caller falls back).
+    Returns ``(slots, levels, region, work)``: one entry per raise by one level (slot and
+    the level reached; an edge raised twice appears twice), the candidate edges examined at
+    each level (repeats across levels), and the work: intersections plus the triangles they
+    examined. The results are incomplete when ``work`` > ``limit`` (the caller falls back).
     """
+    work = np.zeros(1, np.int64)
     raised = np.empty(16, np.int64)
     level = np.empty(16, np.int64)
     nraised = 0
     touched = np.empty(16, np.int64)
     ntouched = 0
-    total = 0
     L = 3
     buf = np.empty(64, np.int32)
     wp = np.empty(64, np.int64)                # one edge's level triangles (scratch)
@@ -555,7 +559,7 @@ def insertion_levels(new_slots, keys, shift, deg, ptr, truss, support, clock, me
                             reject[y] = stamp
                             continue
                         buf, wp, wq, a = _level_triangles(y, keys, shift, deg, ptr, truss,
-                                                          L - 1, buf, wp, wq)
+                                                          L - 1, buf, wp, wq, work)
                         if a < L - 2:
                             reject[y] = stamp
                             continue
@@ -570,15 +574,15 @@ def insertion_levels(new_slots, keys, shift, deg, ptr, truss, support, clock, me
                         nt += a
                         nc += 1
                         toff[nc] = nt
-                if total + nc > limit:
+                if work[0] > limit:
                     clock[0] += 1
-                    return raised[:0], level[:0], np.empty(limit + 1, np.int64)
+                    return raised[:0], level[:0], cand[:nc], work[0]
                 continue
             else:
                 break
             # a new edge at level L - 1: a seed when it has L - 2 level triangles
             buf, wp, wq, a = _level_triangles(x, keys, shift, deg, ptr, truss, L - 1, buf,
-                                              wp, wq)
+                                              wp, wq, work)
             if a < L - 2:
                 continue
             member[x] = stamp
@@ -594,7 +598,6 @@ def insertion_levels(new_slots, keys, shift, deg, ptr, truss, support, clock, me
             toff[nc] = nt
         if nc == 0:
             break
-        total += nc
         alive = _peel_one_level(nc, cand, toff, tp, tq, truss, member, stamp, loc, L)
         for i in range(nc):
             if alive[i]:
@@ -611,4 +614,4 @@ def insertion_levels(new_slots, keys, shift, deg, ptr, truss, support, clock, me
         ntouched += nc
         L += 1
     clock[0] += 1
-    return raised[:nraised], level[:nraised], touched[:ntouched]
+    return raised[:nraised], level[:nraised], touched[:ntouched], work[0]

@@ -22,10 +22,10 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    triangle of the old k-truss to the batch; per level it is run from those edges only,
    with counts kept as lazy lower bounds until they could matter. An edge's new number is
    (the lowest level it leaves) - 1.
-4. When a region (or the work of a deletion) outgrows ``fallback_share`` of the edges, the
-   static decomposition of the whole graph is cheaper and is used instead (always
-   correct); :attr:`DynamicTruss.stats` says which path the last update took and how many
-   edges it touched.
+4. When the work of a batch (intersections plus triangles examined) outgrows
+   ``fallback_share`` of (edges + 3 x triangles), the static decomposition of the whole
+   graph is cheaper and finishes the batch (always correct); :attr:`DynamicTruss.stats`
+   says which path the last update took, how many edges it examined and its work.
 
 Directed graphs, as the static functions: truss numbers of the underlying undirected simple
 graph U (u-v when u->v or v->u; self-loops ignored), one per stored directed edge (0 for a
@@ -45,6 +45,10 @@ from .ktruss import truss_numbers
 from .triangles import edge_support
 
 __all__ = ["DynamicTruss", "undirected_copy", "undirected_change"]
+
+#: work (intersections plus triangles examined) a batch may always take: the fixed setup of a
+#: static decomposition (working copy, edge index, rounds) costs about as much
+STATIC_OVERHEAD = 1 << 18
 
 
 def undirected_copy(g):
@@ -81,8 +85,8 @@ class DynamicTruss:
         Undirected. The object reads ``g`` (never changes it); call :meth:`update` with every
         :class:`~hornet.EdgeChange` that ``g`` returns, right after the call that made it.
     fallback_share : float
-        A batch whose region (edges examined; for deletions, removals processed) exceeds
-        this share of the edges is finished by the static decomposition of the whole graph.
+        A batch whose work (intersections plus triangles examined) exceeds this share of
+        (edges + 3 x triangles) of the graph is finished by the static decomposition.
     batch_share : float
         A batch larger than this share of the edges goes to the static decomposition
         directly (its region would be most of the graph).
@@ -108,7 +112,7 @@ class DynamicTruss:
             return GpuDynamicTruss(g, **thresholds)
         return super().__new__(cls)
 
-    def __init__(self, g, *, fallback_share: float = 0.3, batch_share: float = 0.02):
+    def __init__(self, g, *, fallback_share: float = 0.2, batch_share: float = 0.1):
         if not (hasattr(g, "insert_edges") and hasattr(g, "adjacency")):
             raise TypeError(f"expected a hornet.Graph, got {type(g).__name__}")
         self.graph = g
@@ -130,6 +134,7 @@ class DynamicTruss:
         self._table = EdgeTable("cpu", {"truss": np.int32, "support": np.int32},
                                 capacity=max(16, 2 * src.shape[0]))
         self._table.insert(src, dst, truss=t, support=s)
+        self._triangles = int(s.sum(dtype=np.int64)) // 3
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
         self._scratch_for(self._table.capacity)
         self._cache = None
@@ -143,7 +148,14 @@ class DynamicTruss:
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
 
     def _scratch_for(self, capacity: int) -> None:
-        """Slot-indexed stamp arrays (reallocated only when the table is rehashed)."""
+        """Slot-indexed stamp arrays (reallocated only when the table is rehashed).
+
+        ``_batch_stamp`` marks the current batch's edges. The kernels give the others their
+        roles: deletions use ``_stamp_a`` .. ``_stamp_d`` as touched / removed / processed /
+        exactly-counted stamps per level, ``_count`` as the per-edge triangle counts and
+        ``_seen`` for the distinct edges examined; insertions use ``_stamp_a`` / ``_stamp_b``
+        as candidate / rejected stamps per level and ``_loc`` as candidate positions.
+        """
         if getattr(self, "_cap", None) == capacity:
             return
         self._cap = capacity
@@ -169,7 +181,12 @@ class DynamicTruss:
         np.add.at(self._levels, new, 1)
 
     def _limit(self) -> int:
-        return int(self.fallback_share * max(1, len(self._table))) + 64
+        """The most work (intersections plus triangles examined) a batch may take before the
+        static decomposition is cheaper: ``fallback_share`` of the graph's edges plus three
+        times its triangles (what one pass over every edge's triangles examines), plus
+        :data:`STATIC_OVERHEAD` for what a static run costs on any graph (its setup)."""
+        return int(self.fallback_share * (len(self._table) + 3 * self._triangles)) + \
+            STATIC_OVERHEAD
 
     # ------------------------------------------------------------------ results
     @property
@@ -254,16 +271,17 @@ class DynamicTruss:
         stamp = self._tick()
         self._batch_stamp[slots] = stamp
         deg, ptr = self._view()
-        K.insertion_supports(u, v, slots, deg, ptr, t.keys, t.shift, self._batch_stamp, stamp,
-                             support)
-        raised, level, region = K.insertion_levels(
+        self._triangles += K.insertion_supports(u, v, slots, deg, ptr, t.keys, t.shift,
+                                                self._batch_stamp, stamp, support)
+        raised, level, region, work = K.insertion_levels(
             slots, t.keys, t.shift, deg, ptr, truss, support, self._clock, self._stamp_a,
             self._stamp_b, self._loc, self._limit())
-        if region.shape[0] > self._limit():
-            return self._fallback(region.shape[0])
+        if work > self._limit():
+            return self._fallback(np.unique(region).shape[0])
         self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
         self._shift_levels(level - 1, level)         # each raise moves one edge up one level
-        self.stats.update(path="dynamic", region=int(np.unique(region).shape[0]))
+        self.stats.update(path="dynamic", region=int(np.unique(region).shape[0]),
+                          work=int(work))
 
     def _delete(self, u: np.ndarray, v: np.ndarray) -> None:
         t = self._table
@@ -286,9 +304,9 @@ class DynamicTruss:
         rec_slot = np.empty(room, np.int64)
         rec_level = np.empty(room, np.int32)
         nrec = np.zeros(1, np.int64)
-        K.deletion_supports(u, v, slots, deg, ptr, ba.vertices, ba.offsets, ba.neighbours,
-                            t.keys, t.shift, self._batch_stamp, stamp, truss, support,
-                            rec_slot, rec_level, nrec)
+        self._triangles -= K.deletion_supports(
+            u, v, slots, deg, ptr, ba.vertices, ba.offsets, ba.neighbours, t.keys, t.shift,
+            self._batch_stamp, stamp, truss, support, rec_slot, rec_level, nrec)
         m = int(nrec[0])
         gone_levels = truss[slots].astype(np.int64)
         limit = self._limit()
@@ -309,4 +327,4 @@ class DynamicTruss:
             old = truss[fell].astype(np.int64)
             truss[fell] = value
             self._shift_levels(old, value.astype(np.int64))
-        self.stats.update(path="dynamic", region=int(touched))
+        self.stats.update(path="dynamic", region=int(touched), work=int(work))
