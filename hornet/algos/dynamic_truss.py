@@ -22,10 +22,11 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    triangle of the old k-truss to the batch; per level it is run from those edges only,
    with counts kept as lazy lower bounds until they could matter. An edge's new number is
    (the lowest level it leaves) - 1.
-4. When the work of a batch (intersections plus triangles examined) outgrows
-   ``fallback_share`` of (edges + 3 x triangles), the static decomposition of the whole
-   graph is cheaper and finishes the batch (always correct); :attr:`DynamicTruss.stats`
-   says which path the last update took, how many edges it examined and its work.
+4. When the work of a batch (intersections plus triangles examined) would take longer than
+   the static decomposition of the whole graph (timed when it last ran; the time a unit of
+   work costs is learned from the updates), the static decomposition finishes the batch
+   (always correct); :attr:`DynamicTruss.stats` says which path the last update took, how
+   many edges it examined and its work.
 
 Directed graphs, as the static functions: truss numbers of the underlying undirected simple
 graph U (u-v when u->v or v->u; self-loops ignored), one per stored directed edge (0 for a
@@ -35,6 +36,8 @@ Numba kernels; ``DynamicTruss(g)`` of a GPU graph builds the GPU version
 (:mod:`hornet.algos.dynamic_truss_gpu`).
 """
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
@@ -49,6 +52,8 @@ __all__ = ["DynamicTruss", "undirected_copy", "undirected_change"]
 #: work (intersections plus triangles examined) a batch may always take: the fixed setup of a
 #: static decomposition (working copy, edge index, rounds) costs about as much
 STATIC_OVERHEAD = 1 << 18
+#: updates with at least this much work teach the time a unit of work costs
+LEARN_MIN_WORK = 1 << 14
 
 
 def undirected_copy(g):
@@ -85,8 +90,10 @@ class DynamicTruss:
         Undirected. The object reads ``g`` (never changes it); call :meth:`update` with every
         :class:`~hornet.EdgeChange` that ``g`` returns, right after the call that made it.
     fallback_share : float
-        A batch whose work (intersections plus triangles examined) exceeds this share of
-        (edges + 3 x triangles) of the graph is finished by the static decomposition.
+        Until updates have been timed on this graph, a batch whose work (intersections plus
+        triangles examined) exceeds this share of (edges + 3 x triangles) is finished by the
+        static decomposition; afterwards, one whose work would take longer than the last
+        static decomposition took (the time per unit of work is learned from the updates).
     batch_share : float
         A batch larger than this share of the edges goes to the static decomposition
         directly (its region would be most of the graph).
@@ -112,7 +119,7 @@ class DynamicTruss:
             return GpuDynamicTruss(g, **thresholds)
         return super().__new__(cls)
 
-    def __init__(self, g, *, fallback_share: float = 0.2, batch_share: float = 0.1):
+    def __init__(self, g, *, fallback_share: float = 0.5, batch_share: float = 0.1):
         if not (hasattr(g, "insert_edges") and hasattr(g, "adjacency")):
             raise TypeError(f"expected a hornet.Graph, got {type(g).__name__}")
         self.graph = g
@@ -120,6 +127,8 @@ class DynamicTruss:
         self.fallback_share = float(fallback_share)
         self.batch_share = float(batch_share)
         self.stats: dict = {"path": "build", "region": 0, "batch": 0}
+        self._seconds_per_work: float | None = None
+        self._rates: list[float] = []
         self._clock = np.zeros(1, np.int64)
         self._rebuild()
 
@@ -129,7 +138,7 @@ class DynamicTruss:
         batches)."""
         und = self._und
         src, dst = und.edges()
-        t = np.asarray(truss_numbers(und), np.int32)
+        t = self._static_truss(und)
         s = np.asarray(edge_support(und), np.int32)
         self._table = EdgeTable("cpu", {"truss": np.int32, "support": np.int32},
                                 capacity=max(16, 2 * src.shape[0]))
@@ -139,11 +148,28 @@ class DynamicTruss:
         self._scratch_for(self._table.capacity)
         self._cache = None
 
+    def _static_truss(self, und) -> np.ndarray:
+        """The static decomposition, timed: its time bounds what an update may spend."""
+        start = time.perf_counter()
+        t = np.asarray(truss_numbers(und), np.int32)
+        self._static_seconds = time.perf_counter() - start
+        return t
+
+    def _learn(self, seconds: float, work: int) -> None:
+        """Estimate of the seconds a unit of region work costs on this graph: the median of
+        the last timed updates (the smaller of two when only two), so that one slow call
+        (a first-call compile, a loaded machine) does not set it."""
+        if work < LEARN_MIN_WORK:
+            return
+        self._rates = (self._rates + [seconds / work])[-8:]
+        r = sorted(self._rates)
+        self._seconds_per_work = r[0] if len(r) < 3 else r[len(r) // 2]
+
     def _redecompose(self) -> None:
         """Static decomposition of the whole graph into the table (supports are current)."""
         und = self._und
         src, dst = und.edges()
-        t = np.asarray(truss_numbers(und), np.int32)
+        t = self._static_truss(und)
         self._table.columns["truss"][self._table.lookup(src, dst)] = t
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
 
@@ -182,11 +208,15 @@ class DynamicTruss:
 
     def _limit(self) -> int:
         """The most work (intersections plus triangles examined) a batch may take before the
-        static decomposition is cheaper: ``fallback_share`` of the graph's edges plus three
-        times its triangles (what one pass over every edge's triangles examines), plus
-        :data:`STATIC_OVERHEAD` for what a static run costs on any graph (its setup)."""
-        return int(self.fallback_share * (len(self._table) + 3 * self._triangles)) + \
-            STATIC_OVERHEAD
+        static decomposition is cheaper. Once updates have been timed on this graph: the
+        work that costs as long as the last static decomposition took. Before that:
+        ``fallback_share`` of the graph's edges plus three times its triangles (what one
+        pass over every edge's triangles examines). Both plus :data:`STATIC_OVERHEAD`."""
+        if self._seconds_per_work:
+            budget = self._static_seconds / self._seconds_per_work
+        else:
+            budget = self.fallback_share * (len(self._table) + 3 * self._triangles)
+        return int(budget) + STATIC_OVERHEAD
 
     # ------------------------------------------------------------------ results
     @property
@@ -273,10 +303,13 @@ class DynamicTruss:
         deg, ptr = self._view()
         self._triangles += K.insertion_supports(u, v, slots, deg, ptr, t.keys, t.shift,
                                                 self._batch_stamp, stamp, support)
+        start = time.perf_counter()
+        limit = self._limit()
         raised, level, region, work = K.insertion_levels(
             slots, t.keys, t.shift, deg, ptr, truss, support, self._clock, self._stamp_a,
-            self._stamp_b, self._loc, self._limit())
-        if work > self._limit():
+            self._stamp_b, self._loc, limit)
+        self._learn(time.perf_counter() - start, work)
+        if work > limit:
             return self._fallback(np.unique(region).shape[0])
         self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
         self._shift_levels(level - 1, level)         # each raise moves one edge up one level
@@ -310,10 +343,12 @@ class DynamicTruss:
         m = int(nrec[0])
         gone_levels = truss[slots].astype(np.int64)
         limit = self._limit()
+        start = time.perf_counter()
         fell, value, touched, work = K.deletion_levels(
             rec_slot[:m], rec_level[:m], t.keys, t.shift, deg, ptr, truss, self._clock,
             self._stamp_a, self._stamp_b, self._stamp_c, self._stamp_d, self._count,
             self._seen, limit)
+        self._learn(time.perf_counter() - start, work)
         t.delete_present(u, v)
         self._shift_levels(gone_levels, np.zeros(0, np.int64))
         if work > limit:
