@@ -177,25 +177,46 @@ def test_equals_static_spmv_exact_values(device, directed, weight, transpose, re
         assert np.array_equal(to_host(sp.x), x)
 
 
-def test_general_floats_resum_matches_cpu_static_bits(device):
-    """Weights and x with full mantissas: the default mode equals the CPU static kernel (A x)
-    bit for bit on both devices (the GPU's rows follow the CPU kernel's order)."""
+@pytest.mark.parametrize("kernel", ["warp", "thread"])
+def test_general_floats_resum_matches_cpu_static_bits(device, kernel, monkeypatch):
+    """Weights and x with full mantissas (float32 subnormal weights included) and hub rows
+    longer than a warp: the default mode equals the CPU static kernel (A x) bit for bit on
+    both devices (the GPU's rows follow the CPU kernel's order, with either GPU kernel)."""
+    if device == "cpu" and kernel == "thread":
+        pytest.skip("the GPU re-sum kernel choice does not apply to the CPU")
+    import hornet.algos.dynamic_spmv as dynamic_spmv
+    monkeypatch.setattr(dynamic_spmv, "GPU_RESUM_KERNEL", kernel)
     rng = np.random.default_rng(3)
-    g = hornet.Graph(directed=True, device=device, edge_properties={"w": np.float64})
-    g.insert_edges(_on(device, rng.integers(0, 60, 400)), _on(device, rng.integers(0, 60, 400)),
-                   w=_on(device, rng.standard_normal(400)))
+    n = 150
+
+    def weights(k):
+        w = rng.standard_normal(k).astype(np.float32)
+        w[::7] = np.float32(1e-40) * rng.integers(1, 9, w[::7].shape[0])   # subnormals
+        return w
+
+    def pairs(k):
+        s, d = rng.integers(0, n, k), rng.integers(0, n, k)
+        s[: k // 3] = rng.integers(0, 3, k // 3)         # three hubs (rows of 100+ entries)
+        return s, d
+
+    g = hornet.Graph(directed=True, device=device, edge_properties={"w": np.float32})
+    s, d = pairs(900)
+    g.insert_edges(_on(device, s), _on(device, d), w=_on(device, weights(900)))
     x = rng.standard_normal(g.num_vertices)
     sp = DynamicSpMV(g, _on(device, x), weight="w")
     for _ in range(6):
-        s, d = rng.integers(0, 60, 50), rng.integers(0, 60, 50)
-        sp.update(g.insert_edges(_on(device, s), _on(device, d),
-                                 w=_on(device, rng.standard_normal(50))))
+        s, d = pairs(60)
+        sp.update(g.insert_edges(_on(device, s), _on(device, d), w=_on(device, weights(60))))
         es, ed = map(to_host, g.edges())
         m = rng.random(es.shape[0]) < 0.2
         sp.update(g.delete_edges(_on(device, es[m]), _on(device, ed[m])))
+        m = rng.random(es.shape[0]) < 0.2
+        sp.update(g.update_edges(_on(device, es[m]), _on(device, ed[m]),
+                                 w=_on(device, weights(int(m.sum())))))
         idx = rng.integers(0, g.num_vertices, 5)
         vals = rng.standard_normal(5)
         sp.set_x(_on(device, idx), _on(device, vals))
+        x = np.concatenate([x, np.zeros(g.num_vertices - x.shape[0])])
         x[idx] = vals
         indptr, indices, data = map(to_host, g.to_csr("w"))
         host = hornet.Graph.from_csr(indptr, indices, directed=True, device="cpu", w=data)

@@ -114,6 +114,9 @@ def test_whole_triangles_in_one_batch(device, directed):
     tc.update(g.insert_edges(_arr(device, s), _arr(device, d)))
     assert tc.count == 10 + 1
     _assert_static(tc, g)
+    # a K5 edge lies in 3 triangles, a triangle's edge in 1, a non-edge in none
+    assert to_host(tc.support_of(_arr(device, [1, 12, 0]), _arr(device, [0, 10, 12]))).tolist() \
+        == [3, 1, 0]
     tc.update(g.delete_edges(_arr(device, s), _arr(device, d)))
     assert tc.count == 0
     _assert_static(tc, g)

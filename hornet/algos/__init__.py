@@ -9,7 +9,11 @@ the GPU, results as CuPy arrays -- see :mod:`hornet.algos._gpu`):
 - :func:`bfs`
 - :func:`spmv`
 
-Dynamic versions, updated with every change of the graph: :class:`DynamicTruss`.
+Dynamic versions (built once on a hornet.Graph, then ``update(change)`` with every EdgeChange):
+
+- :class:`DynamicTriangleCount` (``.count``, ``.per_vertex``, ``.per_edge()``)
+- :class:`DynamicSpMV` (``.y``, ``.set_x(index, values)``)
+- :class:`DynamicTruss` (``.truss_numbers``, ``.k_max``, ``.k_truss(k)``)
 
 Every algorithm has one implementation over :class:`hornet.adjacency.AdjacencyView`;
 :func:`as_adjacency` turns the other inputs into one. Per-edge results are aligned with
@@ -21,6 +25,8 @@ import numpy as np
 
 from ._input import as_adjacency, edge_list
 from .bfs import bfs
+from .dynamic_spmv import DynamicSpMV
+from .dynamic_triangles import DynamicTriangleCount
 from .dynamic_truss import DynamicTruss
 from .ktruss import k_truss, max_truss, truss_numbers
 from .spmv import spmv
@@ -31,7 +37,7 @@ __all__ = [
     "triangle_count", "triangles_per_vertex", "edge_support",
     "k_truss", "truss_numbers", "max_truss",
     "bfs", "spmv",
-    "DynamicTruss",
+    "DynamicTriangleCount", "DynamicSpMV", "DynamicTruss",
     "to_table",
 ]
 

@@ -35,7 +35,10 @@ import numba
 import numpy as np
 from numba import prange
 
-from ._kernels import atomic_cas
+from ._kernels import atomic_cas, threads_for
+
+#: work units per key for threads_for (a probe costs about a list entry's worth 16 times)
+_KEY_WORK = 16
 
 __all__ = ["EdgeTable", "table_find", "table_insert", "edge_key", "EMPTY", "TOMB",
            "CUDA_HEADER"]
@@ -47,7 +50,7 @@ _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_edge_table.cu")
 #: the device functions et_key / et_find / et_insert (included by other .cu files)
 CUDA_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_edge_table.cuh")
 _NULL = np.uint64(0)         # a null pointer argument
-_NAMES = ("et_insert_pairs", "et_insert_keys", "et_find_pairs", "et_delete_pairs")
+_NAMES = ()                 # (extern "C" kernels only)
 
 
 # --------------------------------------------------------------------------------------------
@@ -222,7 +225,8 @@ class EdgeTable:
         slots = xp.empty(n, dtype=xp.int64)
         if self.device == "cpu":
             fresh = np.empty(n, dtype=np.bool_)
-            _insert_keys(self.keys, self.shift, qkeys, slots, fresh)
+            with threads_for(_KEY_WORK * n):
+                _insert_keys(self.keys, self.shift, qkeys, slots, fresh)
             return slots, int(fresh.sum())
         from hornet.memory.gpu_copy import function, i64, launch
         launch(function(_CU, "et_insert_keys", _NAMES), n,
@@ -246,7 +250,8 @@ class EdgeTable:
         if self.device == "cpu":
             slots = np.empty(n, dtype=np.int64)
             fresh = np.empty(n, dtype=np.bool_)
-            _insert_keys(self.keys, self.shift, self._keys_of(u, v), slots, fresh)
+            with threads_for(_KEY_WORK * n):
+                _insert_keys(self.keys, self.shift, self._keys_of(u, v), slots, fresh)
             added = int(fresh.sum())
             for name, vals in values.items():
                 self.columns[name][slots[fresh]] = np.asarray(vals)[fresh]
@@ -295,7 +300,8 @@ class EdgeTable:
         xp = self.xp
         slots = xp.empty(n, dtype=xp.int64)
         if self.device == "cpu":
-            _find_keys(self.keys, self.shift, self._keys_of(u, v), slots)
+            with threads_for(_KEY_WORK * n):
+                _find_keys(self.keys, self.shift, self._keys_of(u, v), slots)
         else:
             from hornet.memory.gpu_copy import function, i64, launch
             launch(function(_CU, "et_find_pairs", _NAMES), n,
@@ -317,7 +323,8 @@ class EdgeTable:
             return 0
         if self.device == "cpu":
             gone = np.empty(n, dtype=np.bool_)
-            _delete_keys(self.keys, self.shift, self._keys_of(u, v), gone)
+            with threads_for(_KEY_WORK * n):
+                _delete_keys(self.keys, self.shift, self._keys_of(u, v), gone)
             removed = int(gone.sum())
         else:
             from hornet.memory.gpu_copy import function, i64, launch

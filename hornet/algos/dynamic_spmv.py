@@ -20,15 +20,18 @@ Two ways to apply a change (``resum``):
   product and one addition at a time. That is exactly the CPU static kernel's order (its pull
   loop), so on the CPU ``y`` equals ``spmv(g, x, weight)`` bit for bit after every change, and
   no rounding accumulates over time. The GPU kernels compute the same sequence (no fused
-  multiply-add), so a GPU ``y`` equals the CPU ``spmv`` of the same graph bit for bit. The
-  static GPU ``spmv`` cannot be reproduced row by row: its warp-segmented kernel sums a row in
+  multiply-add; one warp per row forms the products 32 at a time and adds them in order), so a
+  GPU ``y`` equals the CPU ``spmv`` of the same graph bit for bit. The static GPU ``spmv``
+  cannot be reproduced row by row: its warp-segmented kernel sums a row in
   an order set by the row's position in the whole layout (32-entry windows, 512-entry ranges,
   atomics across ranges, and the visiting order changes from the second call on an unchanged
   graph), so GPU ``y`` equals GPU ``spmv`` only up to that kernel's own rounding (exactly
   when the products and sums are exact, e.g. small integers or dyadic fractions). ``A^T x``:
   row ``v`` is summed over its in-neighbours ascending (the static push kernel adds with
   atomics in thread order; equal bits when it runs on one thread in id order). Cost: the
-  degrees of the touched rows (a hub's row is one thread's sequential sum on the GPU).
+  degrees of the touched rows; on the GPU a touched hub's row costs its chain of additions in
+  order (one warp adds its entries one after another), which no re-sum in this order avoids:
+  for batches that touch hubs the delta mode is the fast one (bench/results/dynamic_gpu.md).
 - ``resum=False``: pure delta, ``y += dA x``: an inserted entry adds ``w x[c]``, a deleted one
   subtracts it, a re-weighted one adds ``w_new x[c] - w_old x[c]``; :meth:`set_x` adds
   ``w x_new - w x_old`` to the rows that read ``x[j]``. Cost: the batch (and the lists of
@@ -59,6 +62,9 @@ from ._kernels import atomic_add, threads_for
 __all__ = ["DynamicSpMV"]
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_spmv.cu")
+#: GPU row re-sum: "warp" (one warp per row, products formed 32 at a time) or "thread" (one
+#: thread per row); both add in list order and give the same bits
+GPU_RESUM_KERNEL = "warp"
 _KINDS = ("insert", "delete", "update")
 
 
@@ -69,9 +75,9 @@ def _weight_types():
 
 def _names():
     types = sorted(set(_weight_types().values()))
-    return tuple([f"{k}<float, 0>" for k in ("dsp_resum", "dsp_delta_x")]
-                 + [f"{k}<{t}, 1>" for k in ("dsp_resum", "dsp_delta_x") for t in types]
-                 + ["dsp_delta_entries", "dsp_gather"])
+    kernels = ("dsp_resum", "dsp_resum_warp", "dsp_delta_x", "dsp_delta_change")
+    return tuple([f"{k}<float, 0>" for k in kernels]
+                 + [f"{k}<{t}, 1>" for k in kernels for t in types])
 
 
 # --------------------------------------------------------------------------------------------
@@ -98,13 +104,20 @@ def _resum_rows(rows, deg, ptr, wptr, wlike, weighted, x, y):
 
 
 @numba.njit(parallel=True, cache=True)
-def _delta_entries(row, col, w_new, w_old, has_new, has_old, sign, x, y):
-    for i in prange(row.shape[0]):
-        xc = x[col[i]]
-        d = w_new[i] * xc if has_new else xc
-        if has_old:
-            d = d - w_old[i] * xc
-        atomic_add(y, row[i], sign * d)
+def _delta_change(src, dst, w_new, w_old, weighted, has_old, sign, both, transpose, x, y):
+    """y[r] += sign * (w_new x[c] - w_old x[c]) for every changed entry (r, c) of A (see
+    dsp_delta_change in dynamic_spmv.cu)."""
+    for i in prange(src.shape[0]):
+        r = dst[i] if transpose else src[i]
+        c = src[i] if transpose else dst[i]
+        for side in range(2 if both else 1):
+            rr = c if side else r
+            cc = r if side else c
+            xc = x[cc]
+            d = np.float64(w_new[i]) * xc if weighted else xc
+            if weighted and has_old:
+                d = d - np.float64(w_old[i]) * xc
+            atomic_add(y, rr, sign * d)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -192,11 +205,9 @@ class DynamicSpMV:
             if wdt.kind not in "biuf":
                 raise TypeError(f"edge property {weight!r} must be real-valued, got {wdt}")
             self._wdt = wdt
-        x = xp.asarray(x)
+        x = _real_array(xp, x, "x")
         if x.ndim != 1 or x.shape[0] != n:
             raise ValueError(f"x must have shape ({n},), got {x.shape}")
-        if x.dtype.kind not in "biuf":
-            raise TypeError(f"x must hold real numbers (bool, int or float), got {x.dtype}")
         self._x = xp.zeros(max(n, 16), dtype=xp.float64)
         self._x[:n] = x
         self._y = xp.zeros(max(n, 16), dtype=xp.float64)
@@ -290,18 +301,26 @@ class DynamicSpMV:
                             self._x, y)
             return
         from hornet.memory.gpu_copy import function, i64, launch
-        name = (f"dsp_resum<{_weight_types()[self._wdt]}, 1>" if weighted
-                else "dsp_resum<float, 0>")
+        kernel = {"warp": "dsp_resum_warp", "thread": "dsp_resum"}[GPU_RESUM_KERNEL]
+        name = (f"{kernel}<{_weight_types()[self._wdt]}, 1>" if weighted
+                else f"{kernel}<float, 0>")
         self._check_gpu_weight()
         launch(function(_CU, name, _names()), int(rows.shape[0]),
-               (rows, i64(rows.shape[0]), deg, ptr, wptr, self._x, y))
+               (rows, i64(rows.shape[0]), deg, ptr, wptr, self._x, y),
+               threads_per_item=32 if GPU_RESUM_KERNEL == "warp" else 1)
 
     def _check_gpu_weight(self) -> None:
         if self.weight is not None and self._wdt not in _weight_types():
             raise TypeError(f"no GPU kernel for weights of dtype {self._wdt}")
 
     def _unique_rows(self, rows):
-        return self._xp.unique(rows).astype(self._xp.int32)
+        """The rows to re-sum: distinct on the CPU; on the GPU as they come (a repeated row is
+        summed by several threads at once, each writing the same value: cheaper than a sort
+        and a host round trip, and no slower, since the threads run side by side)."""
+        xp = self._xp
+        if xp is np:
+            return np.unique(rows).astype(np.int32)
+        return xp.ascontiguousarray(rows.astype(xp.int32, copy=False))
 
     # ------------------------------------------------------------------ updates
     def update(self, change) -> None:
@@ -325,26 +344,20 @@ class DynamicSpMV:
             return
         self._update_reverse(change)
         xp = self._xp
-        # (row, col) entries of A that changed
-        if self.transpose:
-            row, col = dst, src
-        else:
-            row, col = src, dst
-        if not g.directed:
-            row, col = xp.concatenate([row, col]), xp.concatenate([col, row])
         if self.resum:
+            # rows whose terms changed: A x: the sources (undirected: both ends); A^T x: the
+            # destinations (undirected: both ends)
+            row = dst if self.transpose else src
+            if not g.directed:
+                row = xp.concatenate([src, dst])
             self._resum_rows(self._rows_graph(), self._unique_rows(row))
             return
         w_new = w_old = None
         if self.weight is not None:
-            w_new = xp.asarray(change.properties[self.weight], dtype=xp.float64)
+            w_new = change.properties[self.weight]
             if kind == "update":
-                w_old = xp.asarray(change.previous[self.weight], dtype=xp.float64)
-            if not g.directed:
-                w_new = xp.concatenate([w_new, w_new])
-                w_old = None if w_old is None else xp.concatenate([w_old, w_old])
-        sign = -1.0 if kind == "delete" else 1.0
-        self._delta_entries(row, col, w_new, w_old, sign)
+                w_old = change.previous[self.weight]
+        self._delta_change(src, dst, w_new, w_old, -1.0 if kind == "delete" else 1.0)
 
     def _update_reverse(self, change) -> None:
         rev = self._reverse
@@ -360,22 +373,28 @@ class DynamicSpMV:
         elif props:
             rev.update_edges(change.dst, change.src, **props)
 
-    def _delta_entries(self, row, col, w_new, w_old, sign: float) -> None:
+    def _delta_change(self, src, dst, w_new, w_old, sign: float) -> None:
+        """y += sign * dA x over the change's entries: one kernel."""
         xp = self._xp
-        row = xp.ascontiguousarray(row.astype(xp.int32, copy=False))
-        col = xp.ascontiguousarray(col.astype(xp.int32, copy=False))
+        both = not self.graph.directed
+        weighted = w_new is not None
         if self.device == "cpu":
             one = np.zeros(1, np.float64)
-            with threads_for(4 * int(row.shape[0])):
-                _delta_entries(row, col, one if w_new is None else w_new,
-                               one if w_old is None else w_old, w_new is not None,
-                               w_old is not None, sign, self._x, self._y)
+            with threads_for(4 * int(src.shape[0])):
+                _delta_change(src, dst, w_new if weighted else one,
+                              w_old if w_old is not None else one, weighted, w_old is not None,
+                              sign, both, self.transpose, self._x, self._y)
             return
         from hornet.memory.gpu_copy import function, i64, launch
+        self._check_gpu_weight()
         null = np.uint64(0)
-        launch(function(_CU, "dsp_delta_entries", _names()), int(row.shape[0]),
-               (row, col, i64(row.shape[0]), null if w_new is None else w_new,
-                null if w_old is None else w_old, np.float64(sign), self._x, self._y))
+        name = (f"dsp_delta_change<{_weight_types()[self._wdt]}, 1>" if weighted
+                else "dsp_delta_change<float, 0>")
+        launch(function(_CU, name, _names()), int(src.shape[0]),
+               (xp.ascontiguousarray(src), xp.ascontiguousarray(dst), i64(src.shape[0]),
+                null if w_new is None else xp.ascontiguousarray(w_new),
+                null if w_old is None else xp.ascontiguousarray(w_old), np.float64(sign),
+                np.int32(both), np.int32(self.transpose), self._x, self._y))
 
     def set_x(self, index, values) -> None:
         """Set ``x[index] = values`` and bring ``y`` up to date.
@@ -395,9 +414,7 @@ class DynamicSpMV:
             raise ValueError("index must be 1-D")
         if idx.size and idx.dtype.kind not in "iu":
             raise TypeError(f"index must hold integers, got {idx.dtype}")
-        vals = xp.asarray(values)
-        if vals.dtype.kind not in "biuf":
-            raise TypeError(f"values must be real numbers, got {vals.dtype}")
+        vals = _real_array(xp, values, "values")
         vals = xp.broadcast_to(vals, idx.shape).astype(xp.float64)
         if idx.size == 0:
             return
@@ -421,7 +438,9 @@ class DynamicSpMV:
             total = int(off[-1])
             rows = xp.empty(total, dtype=xp.int32)
             if self.device == "cpu":
-                _gather_lists(idx, off, np.asarray(view.degree), np.asarray(view.edge_ptr), rows)
+                with threads_for(total):
+                    _gather_lists(idx, off, np.asarray(view.degree), np.asarray(view.edge_ptr),
+                                  rows)
             elif total:
                 from hornet.memory.gpu_copy import function, i64, launch
                 launch(function(_CU, "dsp_gather", _names()), total,
@@ -433,8 +452,9 @@ class DynamicSpMV:
                 else xp.zeros(1, dtype=xp.int64))
         if self.device == "cpu":
             wlike = np.empty(0, self._wdt if weighted else np.float64)
-            _delta_x(idx, np.asarray(view.degree), np.asarray(view.edge_ptr), wptr, wlike,
-                     weighted, vals, old, self._y)
+            with threads_for(4 * int(deg.sum())):
+                _delta_x(idx, np.asarray(view.degree), np.asarray(view.edge_ptr), wptr, wlike,
+                         weighted, vals, old, self._y)
             return
         from hornet.memory.gpu_copy import function, i64, launch
         self._check_gpu_weight()
@@ -445,6 +465,17 @@ class DynamicSpMV:
         launch(function(_CU, name, _names()), int(off[-1]),
                (idx, i64(idx.shape[0]), off, view.degree, view.edge_ptr, wptr, vals, old,
                 self._y))
+
+
+def _real_array(xp, a, what: str):
+    """``a`` as an array of ``xp``; TypeError unless it holds bool, integers or floats."""
+    dt = getattr(a, "dtype", None)
+    if dt is None:
+        a = np.asarray(a)
+        dt = a.dtype
+    if np.dtype(dt).kind not in "biuf":
+        raise TypeError(f"{what} must hold real numbers (bool, int or float), got dtype {dt}")
+    return xp.asarray(a)
 
 
 def _cupy():

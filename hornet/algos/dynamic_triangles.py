@@ -8,6 +8,8 @@ HiPC 2017, in batch form).
     >>> tc.update(g.insert_edges([0], [2]))
     >>> tc.count, tc.per_vertex.tolist(), tc.per_edge().tolist()
     (1, [1, 1, 1], [1, 1, 1])
+    >>> tc.support_of(np.array([2]), np.array([0])).tolist()
+    [1]
 
 How a batch is counted. Insertions (the batch B is already in the graph): for every batch
 edge (u, v) and every common neighbour w of u and v, let m be the number of the other two
@@ -21,8 +23,9 @@ G_before = G_now + D, whose lists are G_now's list merged with D's (disjoint): t
 triangles.
 
 Per edge the supports live in an :class:`~hornet.algos._edge_table.EdgeTable` keyed by the
-edge (column ``"support6"``: support in units of 1/6); per vertex an int64 array over the id
-space (units of 1/6), grown by doubling. The batch's own adjacency (mirrored, sorted:
+edge (``DynamicTriangleCount.table``, column ``"support6"``: support in units of 1/6; read
+:meth:`DynamicTriangleCount.support_of`); per vertex an int64 array over the id space (units
+of 1/6), grown by doubling. The batch's own adjacency (mirrored, sorted:
 :func:`~hornet.algos._change.batch_adjacency`) answers "is (u, w) in the batch" by binary
 search. Work per batch: the sort of the batch, and for each batch edge the length of its
 endpoint's shorter list times a binary search; never a pass over the graph (the id-space
@@ -57,7 +60,7 @@ from ._kernels import atomic_add, chunk_bounds, lower_bound, num_chunks, threads
 __all__ = ["DynamicTriangleCount"]
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_triangles.cu")
-_NAMES = ("dtc_prepare", "dtc_count")
+_NAMES = ()                 # (extern "C" kernels only)
 _KINDS = ("insert", "delete", "update")
 
 
@@ -231,6 +234,13 @@ class DynamicTriangleCount:
         s, d = self.graph.edges()
         return (self.table.get("support6", s, d) // 6).astype(self._xp.int32)
 
+    def support_of(self, u, v):
+        """Support (int64, on g's device) of the edges {u[i], v[i]} of the underlying
+        undirected graph (0 where there is no such edge)."""
+        if self.table is None:
+            raise RuntimeError("built with track_edges=False: no per-edge support")
+        return self.table.get("support6", u, v) // 6
+
     def _grow(self, n: int) -> None:
         cap = self._pv6.shape[0]
         if n > cap:
@@ -316,7 +326,7 @@ class DynamicTriangleCount:
         launch(function(_CU, "dtc_prepare", _NAMES), nb,
                (deg, batch.src, batch.dst, i64(nb), batch.keys, np.int32(deleting), ex, ey,
                 xr, yr, wpre[1:]))
-        cp.cumsum(wpre, out=wpre)
+        wpre = cp.cumsum(wpre)
         t = self.table
         dummy = self._pv6            # (an unused pointer argument when not tracking)
         # items are counted on the device: size the grid from the batch (grid-stride)
