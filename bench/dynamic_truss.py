@@ -125,6 +125,7 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--name", default=None)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--note", default="", help="conditions of the run, printed under the machine")
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
     rng = np.random.default_rng(args.seed)
@@ -144,7 +145,7 @@ def main(argv=None) -> None:
         props = cupy.cuda.runtime.getDeviceProperties(0)
         device = f"{props['name'].decode()} (GPU), host: {device}"
     text = [f"# DynamicTruss ({args.device}) versus a full truss decomposition", "",
-            f"Machine: {device}.", "",
+            f"Machine: {device}.", ""] + ([args.note, ""] if args.note else []) + [
             "Each row: median over repeats (3 for b <= 1000, 1 above) of `DynamicTruss.update`"
             " alone (the graph's own update is not timed). *delete*: b random existing edges;"
             " *re-insert*: the same edges put back; *insert uniform*: b uniform random pairs."
