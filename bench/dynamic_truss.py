@@ -151,7 +151,7 @@ def main(argv=None) -> None:
             " *re-insert*: the same edges put back; *insert uniform*: b uniform random pairs."
             " Static: `truss_numbers` of the same graph state, same process. *region share*:"
             " distinct edges the update examined / edges. *static fallbacks*: repeats that"
-            " took the whole-graph decomposition (region over `fallback_share`).", ""]
+            " the whole-graph static decomposition finished (batch over `batch_share`, or work over the limit of `DynamicTruss`).", ""]
     text += table_lines(HEADER, all_rows)
     text += ["", "## Crossover and the criterion", "",
              "Crossover: the smallest batch size whose median update is not faster than the"
