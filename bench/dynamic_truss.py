@@ -151,7 +151,10 @@ def main(argv=None) -> None:
             " *re-insert*: the same edges put back; *insert uniform*: b uniform random pairs."
             " Static: `truss_numbers` of the same graph state, same process. *region share*:"
             " distinct edges the update examined / edges. *static fallbacks*: repeats that"
-            " the whole-graph static decomposition finished (batch over `batch_share`, or work over the limit of `DynamicTruss`).", ""]
+            " the whole-graph static decomposition finished " + (
+                "(CPU: batch over `batch_share`, or work over the limit of `DynamicTruss`)."
+                if args.device == "cpu" else
+                "(GPU version: every batch that closes or opens a triangle)."), ""]
     text += table_lines(HEADER, all_rows)
     text += ["", "## Crossover and the criterion", "",
              "Crossover: the smallest batch size whose median update is not faster than the"
