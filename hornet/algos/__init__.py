@@ -10,12 +10,14 @@ and the entry points) beside its ``gpu`` module and CUDA source:
 - :func:`bfs`
 - :func:`spmv`
 
-Dynamic versions (built once on a hornet.Graph, then ``update(change)`` with every EdgeChange):
+Dynamic versions, beside the static ones in each package (``dynamic`` module): objects built
+once on a :class:`hornet.Graph`, then ``update(change)`` with every EdgeChange the graph
+returns; at any moment each result equals the static function on the graph as it is now:
 
 - :class:`DynamicTriangleCount` (``.count``, ``.per_vertex``, ``.per_edge()``)
+- :class:`DynamicTruss` (``.truss_numbers``, ``.k_max``, ``.k_truss(k)``)
+- :class:`DynamicBFS` (``.levels``, ``.parents``)
 - :class:`DynamicSpMV` (``.y``, ``.set_x(index, values)``)
-Dynamic versions (kept equal to the static function on a changing hornet.Graph, updated
-with every change): :class:`DynamicBFS`.
 
 Every algorithm has one implementation over :class:`hornet.adjacency.AdjacencyView`;
 :func:`as_adjacency` turns the other inputs into one. Per-edge results are aligned with
@@ -25,13 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bfs import bfs
-from .dynamic_spmv import DynamicSpMV
-from .dynamic_triangles import DynamicTriangleCount
-from .dynamic_bfs import DynamicBFS
-from .ktruss import k_truss, max_truss, truss_numbers
-from .spmv import spmv
-from .triangles import edge_support, triangle_count, triangles_per_vertex
+from .bfs import DynamicBFS, bfs
+from .ktruss import DynamicTruss, k_truss, max_truss, truss_numbers
+from .spmv import DynamicSpMV, spmv
+from .triangles import DynamicTriangleCount, edge_support, triangle_count, triangles_per_vertex
 from .views import as_adjacency, edge_list
 
 __all__ = [
@@ -39,8 +38,7 @@ __all__ = [
     "triangle_count", "triangles_per_vertex", "edge_support",
     "k_truss", "truss_numbers", "max_truss",
     "bfs", "spmv",
-    "DynamicTriangleCount", "DynamicSpMV",
-    "DynamicBFS",
+    "DynamicTriangleCount", "DynamicTruss", "DynamicBFS", "DynamicSpMV",
     "to_table",
 ]
 

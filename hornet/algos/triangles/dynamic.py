@@ -58,6 +58,7 @@ from hornet.core.search import lower_bound
 
 from ..batch_adjacency import batch_adjacency, has_pair, vertex_range
 from ..edge_table import EdgeTable, edge_key, table_find
+from ..underlying import undirected_change, undirected_copy
 
 __all__ = ["DynamicTriangleCount"]
 
@@ -189,7 +190,7 @@ class DynamicTriangleCount:
         self.device = g.device
         self.track_edges = bool(track_edges)
         xp = self._xp = np if g.device == "cpu" else _cupy()
-        self._und = self._undirected_copy(g) if g.directed else g
+        self._und = undirected_copy(g) if g.directed else g
         und = self._und
         n = und.num_vertices
         pv = xp.asarray(triangles_per_vertex(und)).astype(xp.int64)
@@ -207,13 +208,6 @@ class DynamicTriangleCount:
             self.table = EdgeTable(self.device, {"support6": np.int64},
                                    capacity=int(2 * s.shape[0]) + 16)
             self.table.insert(s, d, support6=6 * sup)
-
-    @staticmethod
-    def _undirected_copy(g):
-        s, d = g.edges()
-        u = type(g)(directed=False, device=g.device, num_vertices=g.num_vertices)
-        u.insert_edges(s, d)
-        return u
 
     # ------------------------------------------------------------------ results
     @property
@@ -264,7 +258,7 @@ class DynamicTriangleCount:
         if (self.device == "gpu") == isinstance(src, np.ndarray):
             raise ValueError(f"the change's arrays are not on the graph's device ({self.device})")
         if self.graph.directed:
-            src, dst = self._undirected_change(kind, src, dst)
+            src, dst = undirected_change(self.graph, self._und, kind, src, dst)
             if src.shape[0] == 0:
                 return
         deleting = kind == "delete"
@@ -274,16 +268,6 @@ class DynamicTriangleCount:
             self._update_cpu(view, src, dst, deleting)
         else:
             self._update_gpu(view, src, dst, deleting)
-
-    def _undirected_change(self, kind, src, dst):
-        """The change of U, the underlying undirected simple graph, for a directed change."""
-        if kind == "insert":
-            ch = self._und.insert_edges(src, dst)
-        else:
-            back = self.graph.has_edges(dst, src)        # v->u still there: {u, v} stays
-            gone = ~back
-            ch = self._und.delete_edges(src[gone], dst[gone])
-        return ch.src, ch.dst
 
     def _update_cpu(self, view, src, dst, deleting: bool) -> None:
         batch = batch_adjacency(src, dst)

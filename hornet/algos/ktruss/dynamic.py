@@ -1,0 +1,341 @@
+"""Truss numbers kept current under edge batches: :class:`DynamicTruss`.
+
+State: the truss number and the support (triangles through it) of every edge, in an
+:class:`~hornet.algos.edge_table.EdgeTable` keyed by the edge, plus the number of edges at
+each truss level (so ``k_max`` costs nothing). ``update(change)`` after every change of the
+graph keeps both equal to the static :func:`~hornet.algos.truss_numbers` /
+:func:`~hornet.algos.edge_support` of the current graph.
+
+How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
+
+1. Supports change exactly by the triangles the batch closed or opened (each triangle with
+   several batch edges counted once).
+2. Insertions (:func:`~hornet.algos.ktruss.region.insertion_levels`): truss numbers only
+   rise. Level by level, L = 3, 4, ...: the edges that reach level L are joined to a new edge
+   at level L by triangles of the new L-truss, so a walk from the new edges through edges at
+   level L - 1 finds every candidate; a peel of the candidates with the rest fixed decides
+   which reach L. Edges may rise by several levels in one batch; the walk stops at the first
+   level no new edge reaches.
+3. Deletions (:func:`~hornet.algos.ktruss.region.deletion_levels`): truss numbers only
+   fall. For every level k, the edges that leave the k-truss are what a peel of the old
+   k-truss minus the batch removes, and that peel starts from the edges that lost a
+   triangle of the old k-truss to the batch; per level it is run from those edges only,
+   with counts kept as lazy lower bounds until they could matter. An edge's new number is
+   (the lowest level it leaves) - 1.
+4. When the work of a batch (intersections plus triangles examined) would take longer than
+   the static decomposition of the whole graph (timed when it last ran; the time a unit of
+   work costs is learned from the updates), the static decomposition finishes the batch
+   (always correct); :attr:`DynamicTruss.stats` says which path the last update took, how
+   many edges it examined and its work.
+
+Directed graphs, as the static functions: truss numbers of the underlying undirected simple
+graph U (u-v when u->v or v->u; self-loops ignored), one per stored directed edge (0 for a
+self-loop). U is kept as an undirected ``hornet.Graph`` updated from the same changes
+(:func:`hornet.algos.underlying.undirected_change`) and the algorithm runs on U's own changes. The CPU version runs
+Numba kernels; ``DynamicTruss(g)`` of a GPU graph builds the GPU version
+(:mod:`hornet.algos.ktruss.dynamic_gpu`).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..batch_adjacency import batch_adjacency
+from ..edge_table import EdgeTable
+from ..triangles import edge_support
+from ..underlying import undirected_change, undirected_copy
+from . import region as K
+from .static import truss_numbers
+
+__all__ = ["DynamicTruss"]
+
+#: work (intersections plus triangles examined) a batch may always take: the fixed setup of a
+#: static decomposition (working copy, edge index, rounds) costs about as much
+STATIC_OVERHEAD = 1 << 18
+#: updates with at least this much work teach the time a unit of work costs
+LEARN_MIN_WORK = 1 << 14
+
+
+class DynamicTruss:
+    """Truss decomposition of an undirected :class:`hornet.Graph`, updated batch by batch.
+
+    Parameters
+    ----------
+    g : hornet.Graph
+        Undirected. The object reads ``g`` (never changes it); call :meth:`update` with every
+        :class:`~hornet.EdgeChange` that ``g`` returns, right after the call that made it.
+    fallback_share : float
+        Until updates have been timed on this graph, a batch whose work (intersections plus
+        triangles examined) exceeds this share of (edges + 3 x triangles) is finished by the
+        static decomposition; afterwards, one whose work would take longer than the last
+        static decomposition took (the time per unit of work is learned from the updates).
+    batch_share : float
+        A batch larger than this share of the edges goes to the static decomposition
+        directly (its region would be most of the graph).
+
+    Examples
+    --------
+    >>> import numpy as np, hornet
+    >>> g = hornet.Graph.from_edges([0, 0, 1], [1, 2, 2], device="cpu")   # a triangle
+    >>> kt = DynamicTruss(g)
+    >>> kt.k_max
+    3
+    >>> kt.update(g.insert_edges([0, 1, 2], [3, 3, 3]))                  # now a K4
+    >>> kt.k_max, kt.truss_numbers.tolist()
+    (4, [4, 4, 4, 4, 4, 4])
+    >>> kt.update(g.delete_edges([0], [1]))
+    >>> kt.k_max
+    3
+    """
+
+    def __new__(cls, g, **thresholds):
+        if cls is DynamicTruss and getattr(g, "device", "cpu") == "gpu":
+            from .dynamic_gpu import GpuDynamicTruss
+            return GpuDynamicTruss(g, **thresholds)
+        return super().__new__(cls)
+
+    def __init__(self, g, *, fallback_share: float = 0.5, batch_share: float = 0.1):
+        if not (hasattr(g, "insert_edges") and hasattr(g, "adjacency")):
+            raise TypeError(f"expected a hornet.Graph, got {type(g).__name__}")
+        self.graph = g
+        self._und = undirected_copy(g) if g.directed else g
+        self.fallback_share = float(fallback_share)
+        self.batch_share = float(batch_share)
+        self.stats: dict = {"path": "build", "region": 0, "batch": 0}
+        self._seconds_per_work: float | None = None
+        self._rates: list[float] = []
+        self._clock = np.zeros(1, np.int64)
+        self._rebuild()
+
+    # ------------------------------------------------------------------ state
+    def _rebuild(self) -> None:
+        """Static decomposition and supports of the whole graph (construction, large
+        batches)."""
+        und = self._und
+        src, dst = und.edges()
+        t = self._static_truss(und)
+        s = np.asarray(edge_support(und), np.int32)
+        self._table = EdgeTable("cpu", {"truss": np.int32, "support": np.int32},
+                                capacity=max(16, 2 * src.shape[0]))
+        self._table.insert(src, dst, truss=t, support=s)
+        self._triangles = int(s.sum(dtype=np.int64)) // 3
+        self._levels = np.bincount(t, minlength=3).astype(np.int64)
+        self._scratch_for(self._table.capacity)
+        self._cache = None
+
+    def _static_truss(self, und) -> np.ndarray:
+        """The static decomposition, timed: its time bounds what an update may spend."""
+        start = time.perf_counter()
+        t = np.asarray(truss_numbers(und), np.int32)
+        self._static_seconds = time.perf_counter() - start
+        return t
+
+    def _learn(self, seconds: float, work: int) -> None:
+        """Estimate of the seconds a unit of region work costs on this graph: the median of
+        the last timed updates (the smaller of two when only two), so that one slow call
+        (a first-call compile, a loaded machine) does not set it."""
+        if work < LEARN_MIN_WORK:
+            return
+        self._rates = (self._rates + [seconds / work])[-8:]
+        r = sorted(self._rates)
+        self._seconds_per_work = r[0] if len(r) < 3 else r[len(r) // 2]
+
+    def _redecompose(self) -> None:
+        """Static decomposition of the whole graph into the table (supports are current)."""
+        und = self._und
+        src, dst = und.edges()
+        t = self._static_truss(und)
+        self._table.columns["truss"][self._table.lookup(src, dst)] = t
+        self._levels = np.bincount(t, minlength=3).astype(np.int64)
+
+    def _scratch_for(self, capacity: int) -> None:
+        """Slot-indexed stamp arrays (reallocated only when the table is rehashed).
+
+        ``_batch_stamp`` marks the current batch's edges. The kernels give the others their
+        roles: deletions use ``_stamp_a`` .. ``_stamp_d`` as touched / removed / processed /
+        exactly-counted stamps per level, ``_count`` as the per-edge triangle counts and
+        ``_seen`` for the distinct edges examined; insertions use ``_stamp_a`` / ``_stamp_b``
+        as candidate / rejected stamps per level and ``_loc`` as candidate positions.
+        """
+        if getattr(self, "_cap", None) == capacity:
+            return
+        self._cap = capacity
+        self._batch_stamp = np.zeros(capacity, np.int64)
+        self._seen = np.zeros(capacity, np.int64)
+        self._stamp_d = np.zeros(capacity, np.int64)
+        self._stamp_a = np.zeros(capacity, np.int64)
+        self._stamp_b = np.zeros(capacity, np.int64)
+        self._stamp_c = np.zeros(capacity, np.int64)
+        self._loc = np.zeros(capacity, np.int32)
+        self._count = np.zeros(capacity, np.int32)
+
+    def _tick(self) -> int:
+        self._clock[0] += 1
+        return int(self._clock[0])
+
+    def _shift_levels(self, old: np.ndarray, new: np.ndarray) -> None:
+        top = int(max(old.max(initial=0), new.max(initial=0))) + 1
+        if top > self._levels.shape[0]:
+            self._levels = np.concatenate([self._levels,
+                                           np.zeros(top - self._levels.shape[0], np.int64)])
+        np.subtract.at(self._levels, old, 1)
+        np.add.at(self._levels, new, 1)
+
+    def _limit(self) -> int:
+        """The most work (intersections plus triangles examined) a batch may take before the
+        static decomposition is cheaper. Once updates have been timed on this graph: the
+        work that costs as long as the last static decomposition took. Before that:
+        ``fallback_share`` of the graph's edges plus three times its triangles (what one
+        pass over every edge's triangles examines). Both plus :data:`STATIC_OVERHEAD`."""
+        if self._seconds_per_work:
+            budget = self._static_seconds / self._seconds_per_work
+        else:
+            budget = self.fallback_share * (len(self._table) + 3 * self._triangles)
+        return int(budget) + STATIC_OVERHEAD
+
+    # ------------------------------------------------------------------ results
+    @property
+    def truss_numbers(self) -> np.ndarray:
+        """int32 (E,): the truss number of every edge, aligned with ``g.edges()``."""
+        if self._cache is None:
+            src, dst = self.graph.edges()
+            self._cache = (src, dst, self._table.get("truss", src, dst).astype(np.int32))
+        return self._cache[2]
+
+    @property
+    def support(self) -> np.ndarray:
+        """int32 (E,): triangles through every edge, aligned with ``g.edges()``."""
+        src, dst = self.graph.edges()
+        return self._table.get("support", src, dst).astype(np.int32)
+
+    @property
+    def k_max(self) -> int:
+        """The largest k with a non-empty k-truss (0 without edges, 2 without triangles)."""
+        nz = np.flatnonzero(self._levels)
+        return int(nz[-1]) if nz.size else 0
+
+    def k_truss(self, k: int):
+        """Edges of the k-truss: ``(src, dst)`` int32, listed like ``g.edges()``.
+
+        ``k <= 2`` gives every edge.
+        """
+        t = self.truss_numbers
+        src, dst = self._cache[0], self._cache[1]
+        keep = t >= int(k)
+        return src[keep], dst[keep]
+
+    # ------------------------------------------------------------------ updates
+    def update(self, change) -> None:
+        """Bring the state up to date with ``change`` (already applied to the graph).
+
+        ``change.kind`` "insert" or "delete" (a vertex deletion arrives as the deletion of
+        its edges); "update" changes only properties and leaves truss numbers alone.
+        Raises ValueError (state unchanged) for anything else.
+        """
+        kind = getattr(change, "kind", None)
+        if kind not in ("insert", "delete", "update"):
+            raise ValueError(f"expected an EdgeChange (kind insert/delete/update), got {change!r}")
+        if not isinstance(change.src, np.ndarray):
+            raise ValueError("the change's arrays are not NumPy arrays (a GPU graph's change?)")
+        n = len(change)
+        self.stats = {"path": "none", "region": 0, "batch": n}
+        if n == 0 or kind == "update":
+            return
+        self._cache = None
+        src, dst = change.src, change.dst
+        if self.graph.directed:
+            src, dst = undirected_change(self.graph, self._und, kind, src, dst)
+            if src.shape[0] == 0:
+                return
+        u = np.ascontiguousarray(src, np.int32)
+        v = np.ascontiguousarray(dst, np.int32)
+        if kind == "insert":
+            self._insert(u, v)
+        else:
+            self._delete(u, v)
+
+    def _fallback(self, region: int = 0) -> None:
+        self._redecompose()
+        self.stats.update(path="static", region=int(region))
+
+    def _view(self):
+        view = self._und.adjacency(properties=False)
+        return np.asarray(view.degree), np.asarray(view.edge_ptr)
+
+    def _insert(self, u: np.ndarray, v: np.ndarray) -> None:
+        t = self._table
+        if u.shape[0] > self.batch_share * (len(t) + u.shape[0]):
+            self._rebuild()
+            self.stats.update(path="static")
+            return
+        slots = t.insert_new(u, v)
+        self._scratch_for(t.capacity)
+        truss, support = t.columns["truss"], t.columns["support"]
+        truss[slots] = 2
+        support[slots] = 0
+        stamp = self._tick()
+        self._batch_stamp[slots] = stamp
+        deg, ptr = self._view()
+        self._triangles += K.insertion_supports(u, v, slots, deg, ptr, t.keys, t.shift,
+                                                self._batch_stamp, stamp, support)
+        start = time.perf_counter()
+        limit = self._limit()
+        raised, level, region, work = K.insertion_levels(
+            slots, t.keys, t.shift, deg, ptr, truss, support, self._clock, self._stamp_a,
+            self._stamp_b, self._loc, limit)
+        self._learn(time.perf_counter() - start, work)
+        if work > limit:
+            return self._fallback(np.unique(region).shape[0])
+        self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
+        self._shift_levels(level - 1, level)         # each raise moves one edge up one level
+        self.stats.update(path="dynamic", region=int(np.unique(region).shape[0]),
+                          work=int(work))
+
+    def _delete(self, u: np.ndarray, v: np.ndarray) -> None:
+        t = self._table
+        if u.shape[0] > self.batch_share * len(t):
+            self._rebuild()
+            self.stats.update(path="static")
+            return
+        slots = t.lookup(u, v)
+        truss, support = t.columns["truss"], t.columns["support"]
+        stamp = self._tick()
+        self._batch_stamp[slots] = stamp
+        deg, ptr = self._view()
+        ba = batch_adjacency(u, v)
+        ddeg = np.diff(ba.offsets)
+        # records: at most two per lost triangle; a deleted edge's lost triangles are bounded
+        # by the smaller neighbourhood (before the batch) of its endpoints
+        old_du = deg[u].astype(np.int64) + ddeg[np.searchsorted(ba.vertices, u)]
+        old_dv = deg[v].astype(np.int64) + ddeg[np.searchsorted(ba.vertices, v)]
+        room = 2 * int(np.minimum(old_du, old_dv).sum()) + 1
+        rec_slot = np.empty(room, np.int64)
+        rec_level = np.empty(room, np.int32)
+        nrec = np.zeros(1, np.int64)
+        self._triangles -= K.deletion_supports(
+            u, v, slots, deg, ptr, ba.vertices, ba.offsets, ba.neighbours, t.keys, t.shift,
+            self._batch_stamp, stamp, truss, support, rec_slot, rec_level, nrec)
+        m = int(nrec[0])
+        gone_levels = truss[slots].astype(np.int64)
+        limit = self._limit()
+        start = time.perf_counter()
+        fell, value, touched, work = K.deletion_levels(
+            rec_slot[:m], rec_level[:m], t.keys, t.shift, deg, ptr, truss, self._clock,
+            self._stamp_a, self._stamp_b, self._stamp_c, self._stamp_d, self._count,
+            self._seen, limit)
+        self._learn(time.perf_counter() - start, work)
+        t.delete_present(u, v)
+        self._shift_levels(gone_levels, np.zeros(0, np.int64))
+        if work > limit:
+            return self._fallback(touched)
+        if fell.shape[0]:
+            # an edge leaving several levels appears once per level: keep its lowest
+            order = np.lexsort((value, fell))
+            fell, value = fell[order], value[order]
+            first = np.r_[True, fell[1:] != fell[:-1]]
+            fell, value = fell[first], value[first]
+            old = truss[fell].astype(np.int64)
+            truss[fell] = value
+            self._shift_levels(old, value.astype(np.int64))
+        self.stats.update(path="dynamic", region=int(touched), work=int(work))
