@@ -624,6 +624,29 @@ class Graph:
         s, d, _, _ = edge_batch(src, dst, {}, self._xp)
         return self._K.find_positions(s, d, self._degree, self._edge_ptr, self._n) >= 0
 
+    def edge_values(self, src, dst=None, names=None):
+        """Property values of the edges ``(src[i], dst[i])`` (inputs as for
+        :meth:`has_edges`): ``(found, {name: values})`` on the graph's device, ``found`` bool
+        (E,), each ``values`` (E,) in its property's dtype, 0 where the edge is absent.
+        ``names``: the properties to read (default: every edge property)."""
+        xp = self._xp
+        s, d, _, _ = edge_batch(src, dst, {}, xp)
+        pos = self._K.find_positions(s, d, self._degree, self._edge_ptr, self._n)
+        found = pos >= 0
+        names = list(self._edge_schema) if names is None else list(names)
+        schema = list(self._edge_schema)
+        slots = self._edge_ptr[s[found]] + 4 * pos[found]
+        out = {}
+        for name in names:
+            if name not in self._edge_schema:
+                raise KeyError(f"unknown edge property {name!r} (known: "
+                               f"{', '.join(schema) or 'none'})")
+            hit = xp.empty(slots.shape[0], dtype=self._edge_schema[name])
+            self._K.read_at(self._mm.field_addresses(slots, schema.index(name) + 1), hit)
+            out[name] = xp.zeros(s.shape[0], dtype=self._edge_schema[name])
+            out[name][found] = hit
+        return found, out
+
     def _coo(self, fields=()):
         xp = self._xp
         deg = self._degree[:self._n]

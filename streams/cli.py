@@ -2,7 +2,7 @@
 
     hornet replay [STREAM] [--batch-size N] [--window W] [--undirected]
                   [--algos tc,ktruss,bfs,spmv] [--device cpu|gpu|auto] [--report FILE]
-                  [--plot FILE.png] [--verify] [--progress]
+                  [--plot FILE.png] [--verify] [--static] [--progress]
     hornet convert INPUT OUTPUT.arrow
     hornet info STREAM
 
@@ -128,8 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="BFS source vertex (default: source of the first event)")
     r.add_argument("--max-events", type=_nonneg_int, default=None, metavar="N",
                    help="replay only the first N events")
-    r.add_argument("--dynamic", action="store_true",
-                   help="use dynamic analytics where this build has them")
+    r.add_argument("--static", action="store_true",
+                   help="recompute every analytic from scratch after each batch (default: "
+                   "keep them current with their dynamic algorithms)")
 
     c = sub.add_parser("convert", help="convert an edge file to the Arrow stream format",
                        description="Convert any edge file of shared/data (SNAP, SNAP temporal, "
@@ -184,7 +185,7 @@ def _cmd_replay(a) -> int:
     res = replay(a.stream, batch_size=batch_size, window=a.window, directed=not a.undirected,
                  algos=a.algos, device=a.device, verify=a.verify, progress=a.progress,
                  batch_time=a.batch_time, use_batch_column=not a.ignore_batch_column,
-                 bfs_source=a.bfs_source, dynamic=a.dynamic, text_format=a.text_format,
+                 bfs_source=a.bfs_source, dynamic=not a.static, text_format=a.text_format,
                  max_events=a.max_events)
     print(res.summary_text())
     if a.report:

@@ -22,8 +22,9 @@ Semantics:
 * ``window=W``: after the batch ending at event index ``e`` (exclusive), every edge whose most
   recent event has index ``< e - W`` is deleted. Each edge carries its most recent insert event
   index as the edge property ``last_seen`` of the hornet graph (set on insert, refreshed with
-  ``update_edges`` when the edge re-occurs), and the expired edges are found with one vectorised
-  scan of ``g.edges(properties=True)`` per batch.
+  ``update_edges`` when the edge re-occurs); :class:`streams.window.EventWindow` queues those
+  events in index order and finds the expired edges among the events that leave the window
+  (work proportional to them, never a scan of the graph).
 * Undirected replays (``directed=False``): (u, v) and (v, u) are the same edge, and an event of
   either refreshes it.
 * The graph's id space covers every id seen so far (self-loop ids included).
@@ -42,18 +43,20 @@ spmv       ``spmv_sum``     ``sum(A @ x)``, A weighted by ``weight`` (or 1), x[v
 =========  ===============  =========================================================
 
 The table :data:`ANALYTICS` names each analytic's report column, its static algorithm from
-``hornet.algos`` (recomputed from scratch after each batch: :class:`StaticAnalytic`) and,
-where there is one, its dynamic algorithm: an object built on the graph and fed every
-:class:`hornet.EdgeChange` with ``.update(change)`` (:class:`DynamicAnalytic`, taken with
-``dynamic=True``). An analytic is any object with ``name``, ``column``, ``start(graph, ctx)``
-and ``update(graph, changes) -> value``; custom analytics can be passed in ``algos`` too.
+``hornet.algos`` (recomputed from scratch after each batch: :class:`StaticAnalytic`) and its
+dynamic algorithm: an object of ``hornet.algos`` built on the graph and fed every
+:class:`hornet.EdgeChange` with ``.update(change)`` (:class:`DynamicAnalytic`). Analytics are
+dynamic by default; ``dynamic=False`` (``hornet replay --static``) recomputes them instead.
+Each analytic's time per batch is reported (column ``<column>_seconds``). An analytic is any
+object with ``name``, ``column``, ``kind``, ``start(graph, ctx)`` and ``update(graph,
+changes) -> value``; custom analytics can be passed in ``algos`` too.
 
 ``verify=True`` checks after every batch (and raises :class:`VerificationError` on the first
 mismatch): the graph's invariants (``g.check()``); its edge set (and ``weight`` / ``last_seen``
 values) against :class:`hornet.testing.ReferenceGraph`, a plain dict model that the stream's
 events are applied to one by one (:class:`_ReferenceReplay`, with none of the graph's code);
-and every analytic against its static algorithm run from scratch on a SciPy copy of that
-model.
+every dynamic analytic against its static algorithm recomputed from scratch on the graph; and
+every analytic against its static algorithm run on a SciPy copy of that model.
 """
 from __future__ import annotations
 
@@ -75,6 +78,7 @@ from hornet.testing.reference import ReferenceGraph
 from .batching import batching_mode, iter_batches
 from .format import EventBlock
 from .reader import open_stream
+from .window import EventWindow
 
 __all__ = [
     "replay", "ReplayResult", "ReplayError", "VerificationError", "AnalyticUnavailable",
@@ -155,22 +159,36 @@ class StaticAnalytic:
 
 
 class DynamicAnalytic:
-    """A dynamic algorithm object ``factory(graph, ctx)`` updated with every change of a batch
-    (``obj.update(change)``); the value is ``value(obj)``."""
+    """A dynamic algorithm object ``factory(graph, ctx)`` fed every change of the graph right
+    after the call that made it (:meth:`feed`, ``obj.update(change)``); at the end of a batch
+    ``after(obj, graph, ctx)`` runs if given, and the value is ``value(obj)``. The object is
+    built (one static computation) at the end of the first batch, once the context it needs
+    is known (the BFS source is the first event's source)."""
 
     kind = "dynamic"
 
-    def __init__(self, name: str, column: str, factory: Callable, value: Callable):
+    def __init__(self, name: str, column: str, factory: Callable, value: Callable,
+                 after: Callable | None = None):
         self.name, self.column, self.factory, self.value = name, column, factory, value
+        self.after = after
         self.obj = None
+        self.ctx: ReplayContext | None = None
 
     def start(self, graph, ctx: ReplayContext) -> None:
-        self.obj = self.factory(graph, ctx)
+        self.ctx = ctx
+        self.obj = None
+
+    def feed(self, change) -> None:
+        """Update the algorithm with one EdgeChange, right after the graph call that made it."""
+        if self.obj is not None and len(change):
+            self.obj.update(change)
 
     def update(self, graph, changes: BatchChanges):
-        for ch in changes:
-            if ch.kind in ("insert", "delete") and len(ch):
-                self.obj.update(ch)
+        """The value after a batch whose changes were fed."""
+        if self.obj is None:
+            self.obj = self.factory(graph, self.ctx)       # already covers this batch
+        elif self.after is not None:
+            self.after(self.obj, graph, self.ctx)
         return self.value(self.obj)
 
 
@@ -205,24 +223,58 @@ def _spmv_sum(g, ctx: ReplayContext) -> float:
     return float(np.sum(_host(y), dtype=np.float64))
 
 
+def _reached(levels) -> int:
+    return int(np.count_nonzero(_host(levels) >= 0))
+
+
+class _GrowingX:
+    """Keeps a DynamicSpMV's ``x`` equal to :func:`spmv_vector` as the id space grows."""
+
+    def __init__(self):
+        self.n = None
+
+    def __call__(self, obj, g, ctx: ReplayContext) -> None:
+        n = _num_vertices(g)
+        if self.n is None:
+            self.n = obj.x.shape[0]
+        if n > self.n:
+            ids = np.arange(self.n, n, dtype=np.int64)
+            obj.set_x(ids, ctx.x(n)[self.n:])
+            self.n = n
+
+
+def _dynamic_spmv():
+    grow = _GrowingX()
+
+    def factory(g, ctx: ReplayContext):
+        grow.n = _num_vertices(g)
+        return algos.DynamicSpMV(g, ctx.x(grow.n), weight=ctx.weight)
+    return factory, (lambda obj: float(np.sum(_host(obj.y), dtype=np.float64))), grow
+
+
 @dataclass(frozen=True)
 class AnalyticSpec:
     """One analytic of the replay: its report ``column``; ``static(graph, ctx) -> value``, a
     from-scratch computation on any graph-like input (also the oracle of ``verify=True``);
-    ``dynamic``: None, or ``(factory(graph, ctx) -> obj, value(obj) -> value)`` for a dynamic
-    algorithm object fed every change with ``obj.update(change)``."""
+    ``dynamic``: None, or a callable giving ``(factory(graph, ctx) -> obj, value(obj) ->
+    value[, after(obj, graph, ctx)])`` for a dynamic algorithm object fed every change with
+    ``obj.update(change)`` (``after`` runs once the batch's changes are in)."""
 
     column: str
     static: Callable
-    dynamic: tuple[Callable, Callable] | None = None
+    dynamic: Callable | None = None
 
 
 #: name -> the analytic's column and algorithms
 ANALYTICS = {
-    "tc": AnalyticSpec("triangles", _triangles),
-    "ktruss": AnalyticSpec("k_max", _k_max),
-    "bfs": AnalyticSpec("bfs_reached", _bfs_reached),
-    "spmv": AnalyticSpec("spmv_sum", _spmv_sum),
+    "tc": AnalyticSpec("triangles", _triangles, lambda: (
+        lambda g, ctx: algos.DynamicTriangleCount(g, track_edges=False),
+        lambda obj: int(obj.count))),
+    "ktruss": AnalyticSpec("k_max", _k_max, lambda: (
+        lambda g, ctx: algos.DynamicTruss(g), lambda obj: int(obj.k_max))),
+    "bfs": AnalyticSpec("bfs_reached", _bfs_reached, lambda: (
+        lambda g, ctx: algos.DynamicBFS(g, ctx.bfs_source), lambda obj: _reached(obj.levels))),
+    "spmv": AnalyticSpec("spmv_sum", _spmv_sum, _dynamic_spmv),
 }
 ANALYTIC_COLUMNS = {k: v.column for k, v in ANALYTICS.items()}
 _ALIASES = {"triangles": "tc", "triangle": "tc", "truss": "ktruss", "k-truss": "ktruss",
@@ -255,13 +307,12 @@ def parse_algos(algos) -> list[str]:
     return out
 
 
-def make_analytic(name: str, *, dynamic: bool = False):
-    """The analytic object for ``name`` (static recompute, or dynamic where the table has a
-    dynamic algorithm)."""
+def make_analytic(name: str, *, dynamic: bool = True):
+    """The analytic object for ``name``: dynamic where the table has a dynamic algorithm
+    (default), else (or with ``dynamic=False``) a static recomputation after each batch."""
     spec = ANALYTICS[name]
     if dynamic and spec.dynamic is not None:
-        factory, value = spec.dynamic
-        return DynamicAnalytic(name, spec.column, factory, value)
+        return DynamicAnalytic(name, spec.column, *spec.dynamic())
     return StaticAnalytic(name, spec.column, spec.static)
 
 
@@ -377,13 +428,22 @@ def _verify_batch(g, ref: _ReferenceReplay, analytics, values: dict, ctx, batch_
     checked = [an for an in analytics if an.name in ANALYTICS]
     if not checked:
         return
+
+    def same(name, got, want) -> bool:
+        return (math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-9) if name == "spmv"
+                else got == want)
+    for an in checked:
+        if an.kind == "dynamic":
+            want = ANALYTICS[an.name].static(g, ctx)
+            if not same(an.name, values[an.column], want):
+                raise VerificationError(
+                    f"{where}: {an.column} = {values[an.column]} (dynamic {an.name}), but "
+                    f"the static algorithm recomputed on the graph gives {want}")
     oracle = ref.graph(ctx)
     for an in checked:
         want = ANALYTICS[an.name].static(oracle, ctx)
         got = values[an.column]
-        ok = (math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-9) if an.name == "spmv"
-              else got == want)
-        if not ok:
+        if not same(an.name, got, want):
             raise VerificationError(f"{where}: {an.column} = {got} ({an.kind} {an.name}), "
                                     f"but the static algorithm on the reference gives {want}")
 
@@ -511,12 +571,19 @@ class ReplayResult:
                     v += f" (from vertex {s['bfs_source']})"
                 parts.append(f"{col} {v}")
             lines.append(f"  at end      {' | '.join(parts)}")
+        if s.get("analytic_seconds"):
+            batches = max(s["batches"], 1)
+            parts = [f"{col} {_duration(sec / batches)} ({s['analytics_kind'].get(name, '?')})"
+                     for (col, sec), name in zip(s["analytic_seconds"].items(), s["algos"])]
+            lines.append(f"  per batch   {' | '.join(parts)}")
         for name, why in s.get("unavailable", {}).items():
             lines.append(f"  skipped     {name}: {why}")
         lines.append(f"  throughput  {_rate(s['events_per_second'])} events/s in graph updates "
                      f"({s['update_seconds']:.3f} s); {_rate(s['events_per_second_total'])} "
                      f"events/s overall ({s['total_seconds']:.2f} s incl. reading"
-                     + (" and analytics" if s["analytics"] else "") + ")")
+                     + (" and analytics" if s["analytics"] else "")
+                     + (f"; {s['warmup_seconds']:.1f} s of it compiling and warming up"
+                        if s.get("warmup_seconds", 0) >= 0.05 else "") + ")")
         if s.get("verified"):
             lines.append("  verified    every batch: edge set and analytics match the reference")
         return "\n".join(lines)
@@ -528,6 +595,14 @@ _COLUMN_TYPES = {"batch": pa.int64(), "first_event": pa.int64(), "events": pa.in
                  "seconds": pa.float64(), "analytics_seconds": pa.float64(),
                  "triangles": pa.int64(), "k_max": pa.int64(), "bfs_reached": pa.int64(),
                  "spmv_sum": pa.float64()}
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.0f} us"
 
 
 def _rate(r: float) -> str:
@@ -600,7 +675,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
            window: int | None = None, directed: bool = True, algos: Any = None,
            device: str = "auto", verify: bool = False, progress: bool = False, *,
            batch_time: float | None = None, use_batch_column: bool = True,
-           bfs_source: int | None = None, dynamic: bool = False,
+           bfs_source: int | None = None, dynamic: bool = True,
            text_format: str | None = None, max_events: int | None = None,
            strict_algos: bool | None = None, warmup: bool = True,
            on_batch: Callable[[dict], None] | None = None) -> ReplayResult:
@@ -623,14 +698,15 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         batch_time: cut batches by time windows of this length (needs a time column).
         use_batch_column: honour the stream's batch column (default).
         bfs_source: BFS source vertex (default: the first event's source).
-        dynamic: use dynamic analytics where the build has them (triangle counting).
+        dynamic: keep analytics current with their dynamic algorithms (default); False
+            recomputes each one from scratch after every batch.
         text_format: force the text format of a text input.
         max_events: replay only the first ``max_events`` rows.
         strict_algos: raise AnalyticUnavailable for a missing analytic (default: True when
             ``algos`` names them, False when ``algos`` is None).
         warmup: before the timed loop, run every code path once on a scratch graph, so that
-            loading/compiling the Numba kernels is not counted as update or analytics time
-            (it is still in ``total_seconds``).
+            compiling the kernels (Numba, CUDA) is not counted as update or analytics time
+            (it is still in ``total_seconds``, and reported as ``warmup_seconds``).
         on_batch: called with each report row (a dict) as it is produced.
 
     Raises:
@@ -680,10 +756,13 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         ctx = ReplayContext(directed=bool(directed),
                             bfs_source=None if bfs_source is None else int(bfs_source),
                             weight="weight" if weighted else None)
+        t_warm = _time.perf_counter()
         if warmup:
             _warm_up(hornet, directed, device, eprops, window, analytics, ctx)
+        t_warm = _time.perf_counter() - t_warm
         for an in analytics:
             an.start(g, ctx)
+        expiry = EventWindow(window) if window is not None else None
         ref = _ReferenceReplay(bool(directed), weighted, window is not None) if verify else None
 
         out: dict[str, list] = {k: [] for k in
@@ -696,8 +775,10 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
             out["time_last"] = []
         for an in analytics:
             out[an.column] = []
+            out[an.column + "_seconds"] = []
         totals = dict(events=0, self_loops=0, inserted=0, deleted=0, expired=0)
         t_update = t_analytics = 0.0
+        t_each = {an.column: 0.0 for an in analytics}
         bar = None
         if progress:
             from tqdm import tqdm
@@ -713,11 +794,20 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                 ev = b.events
                 if ctx.bfs_source is None:
                     ctx.bfs_source = int(ev.src[0])
+                seconds = {an.column + "_seconds": 0.0 for an in analytics}
                 t0 = _time.perf_counter()
-                changes, loops = _apply_batch(g, ev, directed, window, weighted, reader.path)
+                changes, loops = _apply_batch(g, ev, directed, expiry, weighted, reader.path,
+                                              _feeder(analytics, seconds))
                 t1 = _time.perf_counter()
-                values = {an.column: an.update(g, changes) for an in analytics}
+                fed = sum(seconds.values())
+                values = {}
+                for an in analytics:
+                    ta = _time.perf_counter()
+                    values[an.column] = an.update(g, changes)
+                    seconds[an.column + "_seconds"] += _time.perf_counter() - ta
+                    t_each[an.column] += seconds[an.column + "_seconds"]
                 t2 = _time.perf_counter()
+                t1 -= fed                   # the dynamic updates count as analytics time
                 if ref is not None:
                     ref.apply(ev)
                     if window is not None:
@@ -736,6 +826,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                 if "time_last" in out:
                     row["time_last"] = ev.time[-1].item()
                 row.update(values)
+                row.update(seconds)
                 for k in out:
                     out[k].append(row[k])
                 totals["events"] += len(ev)
@@ -777,6 +868,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         "analytics": {an.column: out[an.column][-1] for an in analytics if out[an.column]},
         "update_seconds": t_update,
         "analytics_seconds": t_analytics,
+        "analytic_seconds": t_each,
+        "warmup_seconds": t_warm,
         "total_seconds": total,
         "events_per_second": totals["events"] / t_update if t_update > 0 else 0.0,
         "events_per_second_total": totals["events"] / total if total > 0 else 0.0,
@@ -791,12 +884,20 @@ def _warm_up(hornet, directed, device, eprops, window, analytics, ctx) -> None:
         g = hornet.Graph(directed=directed, device=device, edge_properties=eprops)
         s, d = np.array([0, 1, 2, 0, 3], np.int64), np.array([1, 2, 0, 1, 3], np.int64)
         w = np.ones(5) if "weight" in eprops else None
-        win = None if window is None else 1
+        win = None if window is None else EventWindow(1)
         sctx = ReplayContext(ctx.directed, 0, ctx.weight)
-        # the general path (op column: insert, refresh, delete; window scan), then the plain one
-        _apply_batch(g, EventBlock(0, s, d, np.array([1, 1, 1, 1, -1], np.int8), w), directed,
-                     win, "weight" in eprops, "")
-        _apply_batch(g, EventBlock(5, s, d, None, w), directed, win, "weight" in eprops, "")
+        dyn = [make_analytic(an.name) for an in analytics if isinstance(an, DynamicAnalytic)]
+        for an in dyn:
+            an.start(g, sctx)
+            an.update(g, BatchChanges())
+        # the general path (op column: insert, refresh, delete; window expiry), then the plain
+        # one; the dynamic analytics see both
+        for ev in (EventBlock(0, s, d, np.array([1, 1, 1, 1, -1], np.int8), w),
+                   EventBlock(5, s, d, None, w)):
+            changes, _ = _apply_batch(g, ev, directed, win, "weight" in eprops, "",
+                                      _feeder(dyn, {an.column + "_seconds": 0.0 for an in dyn}))
+            for an in dyn:
+                an.update(g, changes)
         for an in analytics:
             if isinstance(an, StaticAnalytic):
                 an.compute(g, sctx)
@@ -804,9 +905,28 @@ def _warm_up(hornet, directed, device, eprops, window, analytics, ctx) -> None:
         pass  # warming up is best effort; the real run reports any problem
 
 
-def _apply_batch(g, ev: EventBlock, directed: bool, window: int | None, weighted: bool,
-                 path: str):
-    """Apply one batch to the graph; returns (BatchChanges, self-loops dropped)."""
+def _feeder(analytics, seconds: dict) -> Callable:
+    """``feed(change)``: hand a change to every analytic that takes changes as they happen
+    (:meth:`DynamicAnalytic.feed`), timing each into ``seconds[column + "_seconds"]``."""
+    takers = [an for an in analytics if callable(getattr(an, "feed", None))]
+
+    def feed(change) -> None:
+        for an in takers:
+            t = _time.perf_counter()
+            an.feed(change)
+            seconds[an.column + "_seconds"] += _time.perf_counter() - t
+    return feed
+
+
+def _ignore(change) -> None:
+    pass
+
+
+def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
+                 weighted: bool, path: str, feed: Callable = _ignore):
+    """Apply one batch to the graph, and the window's expiry after it, calling ``feed`` with
+    each EdgeChange right after the graph call that made it; returns (BatchChanges, self-loops
+    dropped)."""
     s, d = ev.src, ev.dst
     n = len(ev)
     hi = int(max(s.max(), d.max()))
@@ -833,6 +953,7 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: int | None, weighted
         # plain insert-only stream: the graph drops repeats and existing edges itself
         if s.size:
             ch.inserted = g.insert_edges(s, d)
+            feed(ch.inserted)
     elif s.size:
         if idx is None:
             idx = np.arange(ev.start, ev.start + n, dtype=np.int64)
@@ -849,18 +970,31 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: int | None, weighted
             props["last_seen"] = idx[last]
         ins = np.ones(last.shape[0], bool) if op is None else op[last] > 0
         if ins.any():
+            a_in, b_in = a[ins], b[ins]
             pa_ = {k: v[ins] for k, v in props.items()}
-            ch.inserted = g.insert_edges(a[ins], b[ins], **pa_)
-            if props and len(ch.inserted) < int(ins.sum()):
-                # some edges were already present: refresh their last_seen / weight
-                ch.updated = g.update_edges(a[ins], b[ins], **pa_)
+            ch.inserted = g.insert_edges(a_in, b_in, **pa_)
+            feed(ch.inserted)
+            if props and len(ch.inserted) < a_in.shape[0]:
+                # the edges that were present already: refresh their last_seen / weight
+                new = np.isin(_keys(a_in, b_in),
+                              _keys(_host(ch.inserted.src), _host(ch.inserted.dst)))
+                ch.updated = g.update_edges(a_in[~new], b_in[~new],
+                                            **{k: v[~new] for k, v in pa_.items()})
+                feed(ch.updated)
+            if window is not None:
+                window.record(a_in, b_in, idx[last][ins])
         if not ins.all():
             ch.deleted = g.delete_edges(a[~ins], b[~ins])
+            feed(ch.deleted)
     if window is not None:
-        threshold = ev.stop - window
-        if threshold > 0 and g.num_edges:
-            es, ed, p = g.edges(properties=True)
-            stale = _host(p["last_seen"]) < threshold
-            if stale.any():
-                ch.expired = g.delete_edges(es[stale], ed[stale])
+        es, ed = window.expired(ev.stop, lambda s_, d_: _last_seen(g, s_, d_))
+        if es.size:
+            ch.expired = g.delete_edges(es, ed)
+            feed(ch.expired)
     return ch, loops
+
+
+def _last_seen(g, src: np.ndarray, dst: np.ndarray):
+    """(found, last_seen) of the edges (src[i], dst[i]), host arrays."""
+    found, values = g.edge_values(src, dst, names=["last_seen"])
+    return _host(found), _host(values["last_seen"])

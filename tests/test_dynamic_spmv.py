@@ -184,7 +184,7 @@ def test_general_floats_resum_matches_cpu_static_bits(device, kernel, monkeypatc
     both devices (the GPU's rows follow the CPU kernel's order, with either GPU kernel)."""
     if device == "cpu" and kernel == "thread":
         pytest.skip("the GPU re-sum kernel choice does not apply to the CPU")
-    import hornet.algos.spmv.dynamic as dynamic_spmv
+    from hornet.algos.spmv import dynamic as dynamic_spmv
     monkeypatch.setattr(dynamic_spmv, "GPU_RESUM_KERNEL", kernel)
     rng = np.random.default_rng(3)
     n = 150

@@ -359,3 +359,17 @@ def test_from_csr_bulk_load_and_fallback_agree(device):
         assert np.array_equal(data, w)
     with pytest.raises(BatchError, match="indptr"):
         hornet.Graph.from_csr(np.array([0, 3, 2]), np.array([1, 2, 0]), device=device)
+
+
+def test_edge_values_reads_properties_of_listed_edges(device):
+    g = hornet.Graph(directed=False, device=device,
+                     edge_properties={"w": np.float32, "t": np.int64})
+    g.insert_edges([0, 1, 2], [1, 2, 3], w=[0.5, 1.5, 2.5], t=[7, 8, 9])
+    found, vals = g.edge_values([1, 3, 0, 5, 2], [0, 2, 2, 6, 1])
+    assert to_host(found).tolist() == [True, True, False, False, True]
+    assert to_host(vals["w"]).tolist() == [0.5, 2.5, 0.0, 0.0, 1.5]
+    assert to_host(vals["t"]).tolist() == [7, 9, 0, 0, 8]
+    found, vals = g.edge_values([2], [3], names=["t"])
+    assert list(vals) == ["t"] and to_host(vals["t"]).tolist() == [9]
+    with pytest.raises(KeyError, match="unknown edge property"):
+        g.edge_values([0], [1], names=["nope"])
