@@ -33,12 +33,10 @@ import time
 
 import numpy as np
 
-from common import DATA, machine, write_table  # noqa: E402  (puts the repository on sys.path)
-
-import hornet  # noqa: E402
-from hornet.algos import spmv, triangle_count, triangles_per_vertex  # noqa: E402
-from hornet.algos.spmv.dynamic import DynamicSpMV  # noqa: E402
-from hornet.algos.triangles.dynamic import DynamicTriangleCount  # noqa: E402
+import hornet
+from bench.common import DATA, machine, write_table
+from hornet.algos import (DynamicSpMV, DynamicTriangleCount, spmv, triangle_count,
+                          triangles_per_vertex)
 
 HEADER = ["graph", "device", "edges", "op", "batch", "changed", "graph ms", "TC dyn ms",
           "TC static ms", "TC ratio", "TC edges/s", "SpMV resum ms", "SpMV delta ms",

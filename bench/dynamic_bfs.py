@@ -29,7 +29,7 @@ import statistics
 import sys
 import time
 
-from common import DATA, machine, table_lines, write_csv, RESULTS
+from bench.common import DATA, machine, table_lines, write_csv, RESULTS
 
 import numpy as np
 
@@ -38,7 +38,7 @@ import hornet.generators
 import hornet.io
 import hornet.testing
 from hornet.algos import bfs
-from hornet.algos.bfs.dynamic import DynamicBFS
+from hornet.algos import DynamicBFS
 
 HEADER = ["device", "graph", "V", "E", "kind", "batch", "batch/E %", "dynamic ms",
           "static ms", "speedup", "networkit ms", "vs networkit", "changed V %",

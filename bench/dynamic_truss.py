@@ -20,11 +20,11 @@ import time
 
 import numpy as np
 
-from common import DATA, machine, table_lines, write_csv, RESULTS
+from bench.common import DATA, machine, table_lines, write_csv, RESULTS
 
 import hornet
 from hornet.algos import truss_numbers
-from hornet.algos.ktruss.dynamic import DynamicTruss
+from hornet.algos import DynamicTruss
 from hornet.generators import kronecker_edges
 
 KINDS = ("delete", "re-insert", "insert uniform")

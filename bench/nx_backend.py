@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from common import machine, median_time, write_table
+from bench.common import machine, median_time, write_table
 
 import networkx as nx
 

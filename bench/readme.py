@@ -32,6 +32,8 @@ class Figure:
     command: tuple[str, ...]          # benchmark name and its options
     gpu: bool
     read: Callable[[Rows], str]       # the figure, quoted from the benchmark's table
+    table: str | None = None          # the table's name, when not the benchmark's
+    device: str | None = None         # the device, for tables whose header does not name it
 
 
 def row(rows: Rows, **match: str) -> dict[str, str]:
@@ -63,13 +65,6 @@ def cpu_large(rows: Rows) -> str:
 def cpu_vs_networkx(rows: Rows) -> str:
     r = row(rows, graph=KRON20_CPU, batch="100000")
     return f"{r['insert x nx']}x networkx `add_edges_from`"
-
-
-def cpu_small(rows: Rows) -> str:
-    one, hundred = row(rows, graph=KRON20_CPU, batch="1"), row(rows, graph=KRON20_CPU, batch="100")
-    return (f"insert / delete {one['hornet insert/s']} / {one['hornet delete/s']} batches/s "
-            f"(1 edge), {hundred['hornet insert/s']} / {hundred['hornet delete/s']} edges/s "
-            "(100 edges)")
 
 
 def memory(rows: Rows) -> str:
@@ -109,12 +104,6 @@ def gpu_1000(rows: Rows) -> str:
             f"{span([r['insert us'] for r in hubs])} / {span([r['delete us'] for r in hubs])} us")
 
 
-def gpu_build(rows: Rows) -> str:
-    kron = [r for r in rows if r["graph"].startswith("kron")]
-    return (f"`from_csr` in {span([r['from_csr / COO->CSR'] for r in kron])}x the time of "
-            f"cupyx COO->CSR; {span([r['reserved/CSR'] for r in kron])}x the CSR's bytes")
-
-
 def gpu_algos(rows: Rows) -> str:
     spmv = lambda r: r["algorithm"] == "SpMV float64 weights"
     bfs = lambda r: r["algorithm"] == "BFS direction-optimizing"
@@ -131,13 +120,51 @@ def gpu_truss(rows: Rows) -> str:
     return ", ".join(f"{r['graph'].split()[0]}: {r[speed]}x" for r in kron)
 
 
+def small_share(r: dict[str, str], edges: str, batch: str) -> bool:
+    """A batch of at most 0.1% of the graph's edges."""
+    return float(r[batch]) <= 1e-3 * float(r[edges])
+
+
+def dynamic_tc(rows: Rows) -> str:
+    small = [r for r in rows if small_share(r, "edges", "batch")]
+    big = [r for r in rows if r["batch"] == "1000000" and r["op"] == "insert"]
+    rate = f"; {big[-1]['TC edges/s']} edge updates/s with the graph's own update at " \
+        f"10^6 ({big[-1]['graph']})" if big else ""
+    return (f"triangles {span(column(small, 'TC ratio', bool))}x, SpMV "
+            f"{span(column(small, 'SpMV resum ratio', bool))}x (exact re-sum) / "
+            f"{span(column(small, 'SpMV delta ratio', bool))}x (delta) faster than "
+            f"recomputing, batches <= 0.1% of the edges{rate}")
+
+
+def dynamic_bfs(rows: Rows) -> str:
+    small = [r for r in rows if float(r["batch/E %"]) <= 0.1]
+    nk = column(small, "vs networkit", bool)
+    return (f"{span(column(small, 'speedup', bool))}x faster than static BFS, batches <= 0.1% "
+            "of the edges" + (f"; {span(nk)}x NetworKit DynBFS's speed" if nk else ""))
+
+
+def dynamic_truss(rows: Rows) -> str:
+    small = [r for r in rows if float(r["share of edges"]) <= 1e-3]
+    parts = []
+    for kind in ("insert uniform", "delete", "re-insert"):
+        sel = column(small, "speedup", lambda r, k=kind: r["batch kind"] == k)
+        if sel:
+            parts.append(f"{kind} {span(sel)}x")
+    return ("against a full decomposition, batches <= 0.1% of the edges: " + ", ".join(parts)
+            + " (a batch whose region grows large falls back to the full decomposition)")
+
+
+def replay_ratio(rows: Rows) -> str:
+    dyn = [r for r in rows if r["analytics"] == "dynamic"]
+    return ("all four analytics kept current take " + span(column(dyn, "static / this", bool))
+            + "x less time than recomputing them (" + ", ".join(r["stream"] for r in dyn) + ")")
+
+
 FIGURES = (
     Figure("CPU batches of 10^6 random edges, Kronecker 20",
            ("updates_cpu",), False, cpu_large),
     Figure("CPU inserts of 10^5 random edges, Kronecker 20", ("updates_cpu",), False,
            cpu_vs_networkx),
-    Figure("CPU small batches, Kronecker 20", ("updates_cpu",), False,
-           cpu_small),
     Figure("CPU memory after `from_csr`, real graphs", ("memory_cpu",), False, memory),
     Figure("CPU memory under churn, Kronecker 20", ("memory_churn_cpu",), False, churn),
     Figure("CPU static algorithms, 4 graphs", ("algos_cpu",), False, cpu_algos_vs_csr),
@@ -146,11 +173,27 @@ FIGURES = (
            gpu_large),
     Figure("GPU batches of 1,000 edges, end to end, Kronecker 20 and 24",
            ("small_batches_gpu",), True, gpu_1000),
-    Figure("GPU build and memory, Kronecker 20 and 24", ("build_gpu",), True, gpu_build),
     Figure("GPU static algorithms, Kronecker 20-24",
            ("algos_gpu", "--scales", "20", "21", "22", "23", "24"), True, gpu_algos),
     Figure("GPU max k-truss, speed-up over Table 19.2 (cuSTINGER-Delta, P100)",
            ("truss_gpu", "--no-iterative"), True, gpu_truss),
+    Figure("CPU dynamic triangles and SpMV, 3 real graphs and Kronecker 18",
+           ("dynamic", "--device", "cpu", "--name", "dynamic_cpu"), False, dynamic_tc,
+           table="dynamic_cpu", device="Intel Xeon, 2 cores"),
+    Figure("GPU dynamic triangles and SpMV, Kronecker 22 and 24",
+           ("dynamic", "--device", "gpu", "--gpu-kron", "22,24", "--name", "dynamic_gpu"), True,
+           dynamic_tc, table="dynamic_gpu", device="NVIDIA H200"),
+    Figure("CPU dynamic BFS, 3 real graphs and Kronecker 20", ("dynamic_bfs", "--device", "cpu"),
+           False, dynamic_bfs, device="Intel Xeon, 2 cores"),
+    Figure("GPU dynamic BFS, Kronecker 22 and 24",
+           ("dynamic_bfs", "--device", "gpu", "--name", "dynamic_bfs_gpu"), True, dynamic_bfs,
+           table="dynamic_bfs_gpu", device="NVIDIA H200"),
+    Figure("CPU dynamic truss numbers, real graphs", ("dynamic_truss",), False, dynamic_truss,
+           device="Intel Xeon, 2 cores"),
+    Figure("CPU replay of temporal streams, batches of 1,000, window 20,000",
+           ("replay", "--device", "cpu"), False, replay_ratio, table="replay_cpu"),
+    Figure("GPU replay of temporal streams, batches of 1,000, window 20,000",
+           ("replay", "--device", "gpu"), True, replay_ratio, table="replay_gpu"),
 )
 
 
@@ -172,7 +215,8 @@ def assemble() -> list[list[str]]:
     """The README table's rows: claim, figure, device, command."""
     rows = []
     for fig in FIGURES:
-        device, table = read_table(fig.command[0])
+        device, table = read_table(fig.table or fig.command[0])
+        device = fig.device or device
         rows.append([fig.claim, fig.read(table), short_device(device),
                      f"`{shlex.join(['python3', '-m', 'bench', *fig.command])}`"])
     return rows
