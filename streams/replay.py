@@ -75,6 +75,10 @@ from hornet import algos
 from hornet.batch.validate import MAX_VERTEX_ID
 from hornet.testing.reference import ReferenceGraph
 
+from .analytics import (ANALYTIC_COLUMNS, ANALYTICS, AnalyticSpec, AnalyticUnavailable,
+                        BatchChanges, DynamicAnalytic, ReplayContext, ReplayError,
+                        StaticAnalytic, available_analytics, make_analytic, parse_algos,
+                        spmv_vector, to_host)
 from .batching import batching_mode, iter_batches
 from .format import EventBlock
 from .reader import open_stream
@@ -92,240 +96,8 @@ DEFAULT_BATCH_SIZE = 5000
 REPORT_FORMATS = (".csv", ".json", ".arrow")
 
 
-class ReplayError(ValueError):
-    """A replay that cannot run: bad parameters, bad ids, an analytic that is not available."""
-
-
-class AnalyticUnavailable(ReplayError):
-    """The requested analytic needs an algorithm this build of hornet does not have (yet)."""
-
-
 class VerificationError(RuntimeError):
     """``verify=True`` found the graph or an analytic disagreeing with the reference."""
-
-
-# ---------------------------------------------------------------------------------------------
-# analytics
-
-
-@dataclass
-class ReplayContext:
-    """What analytics may need besides the graph."""
-
-    directed: bool
-    bfs_source: int | None = None
-    weight: str | None = None          # edge property holding weights, or None (weights 1)
-
-    def x(self, n: int) -> np.ndarray:
-        return spmv_vector(n)
-
-
-def spmv_vector(n: int) -> np.ndarray:
-    """The SpMV input vector: ``x[v] = 1 + v % 10`` (float64; exact sums)."""
-    return 1.0 + (np.arange(n, dtype=np.int64) % 10).astype(np.float64)
-
-
-@dataclass
-class BatchChanges:
-    """The :class:`hornet.EdgeChange` objects of one batch, in the order they were applied:
-    ``inserted`` (new edges), ``updated`` (re-occurring edges whose properties were refreshed),
-    ``deleted`` (op = -1 events), ``expired`` (window)."""
-
-    inserted: Any = None
-    updated: Any = None
-    deleted: Any = None
-    expired: Any = None
-
-    def __iter__(self):
-        for c in (self.inserted, self.updated, self.deleted, self.expired):
-            if c is not None:
-                yield c
-
-
-class StaticAnalytic:
-    """Recompute ``compute(graph, ctx)`` from scratch after every batch."""
-
-    kind = "static"
-
-    def __init__(self, name: str, column: str, compute: Callable):
-        self.name, self.column, self.compute = name, column, compute
-        self.ctx: ReplayContext | None = None
-
-    def start(self, graph, ctx: ReplayContext) -> None:
-        self.ctx = ctx
-
-    def update(self, graph, changes: BatchChanges):
-        return self.compute(graph, self.ctx)
-
-
-class DynamicAnalytic:
-    """A dynamic algorithm object ``factory(graph, ctx)`` fed every change of the graph right
-    after the call that made it (:meth:`feed`, ``obj.update(change)``); at the end of a batch
-    ``after(obj, graph, ctx)`` runs if given, and the value is ``value(obj)``. The object is
-    built (one static computation) at the end of the first batch, once the context it needs
-    is known (the BFS source is the first event's source)."""
-
-    kind = "dynamic"
-
-    def __init__(self, name: str, column: str, factory: Callable, value: Callable,
-                 after: Callable | None = None):
-        self.name, self.column, self.factory, self.value = name, column, factory, value
-        self.after = after
-        self.obj = None
-        self.ctx: ReplayContext | None = None
-
-    def start(self, graph, ctx: ReplayContext) -> None:
-        self.ctx = ctx
-        self.obj = None
-
-    def feed(self, change) -> None:
-        """Update the algorithm with one EdgeChange, right after the graph call that made it."""
-        if self.obj is not None and len(change):
-            self.obj.update(change)
-
-    def update(self, graph, changes: BatchChanges):
-        """The value after a batch whose changes were fed."""
-        if self.obj is None:
-            self.obj = self.factory(graph, self.ctx)       # already covers this batch
-        elif self.after is not None:
-            self.after(self.obj, graph, self.ctx)
-        return self.value(self.obj)
-
-
-def _host(a) -> np.ndarray:
-    return a if isinstance(a, np.ndarray) else (a.get() if hasattr(a, "get") else np.asarray(a))
-
-
-def _num_vertices(g) -> int:
-    """Vertex count of a hornet.Graph, an AdjacencyView or a SciPy matrix."""
-    n = getattr(g, "num_vertices", None)
-    return int(n) if n is not None else int(g.shape[0])
-
-
-def _triangles(g, ctx: ReplayContext) -> int:
-    return int(algos.triangle_count(g))
-
-
-def _k_max(g, ctx: ReplayContext) -> int:
-    return int(algos.max_truss(g)[0])
-
-
-def _bfs_reached(g, ctx: ReplayContext) -> int:
-    s = ctx.bfs_source
-    if s is None or s >= _num_vertices(g):
-        return 0
-    return int(np.count_nonzero(_host(algos.bfs(g, s)) >= 0))
-
-
-def _spmv_sum(g, ctx: ReplayContext) -> float:
-    x = ctx.x(_num_vertices(g))
-    y = algos.spmv(g, x, weight=ctx.weight) if ctx.weight else algos.spmv(g, x)
-    return float(np.sum(_host(y), dtype=np.float64))
-
-
-def _reached(levels) -> int:
-    return int(np.count_nonzero(_host(levels) >= 0))
-
-
-class _GrowingX:
-    """Keeps a DynamicSpMV's ``x`` equal to :func:`spmv_vector` as the id space grows."""
-
-    def __init__(self):
-        self.n = None
-
-    def __call__(self, obj, g, ctx: ReplayContext) -> None:
-        n = _num_vertices(g)
-        if self.n is None:
-            self.n = obj.x.shape[0]
-        if n > self.n:
-            ids = np.arange(self.n, n, dtype=np.int64)
-            obj.set_x(ids, ctx.x(n)[self.n:])
-            self.n = n
-
-
-def _dynamic_spmv():
-    grow = _GrowingX()
-
-    def factory(g, ctx: ReplayContext):
-        grow.n = _num_vertices(g)
-        return algos.DynamicSpMV(g, ctx.x(grow.n), weight=ctx.weight)
-    return factory, (lambda obj: float(np.sum(_host(obj.y), dtype=np.float64))), grow
-
-
-@dataclass(frozen=True)
-class AnalyticSpec:
-    """One analytic of the replay: its report ``column``; ``static(graph, ctx) -> value``, a
-    from-scratch computation on any graph-like input (also the oracle of ``verify=True``);
-    ``dynamic``: None, or a callable giving ``(factory(graph, ctx) -> obj, value(obj) ->
-    value[, after(obj, graph, ctx)])`` for a dynamic algorithm object fed every change with
-    ``obj.update(change)`` (``after`` runs once the batch's changes are in)."""
-
-    column: str
-    static: Callable
-    dynamic: Callable | None = None
-
-
-#: name -> the analytic's column and algorithms
-ANALYTICS = {
-    "tc": AnalyticSpec("triangles", _triangles, lambda: (
-        lambda g, ctx: algos.DynamicTriangleCount(g, track_edges=False),
-        lambda obj: int(obj.count))),
-    "ktruss": AnalyticSpec("k_max", _k_max, lambda: (
-        lambda g, ctx: algos.DynamicTruss(g), lambda obj: int(obj.k_max))),
-    "bfs": AnalyticSpec("bfs_reached", _bfs_reached, lambda: (
-        lambda g, ctx: algos.DynamicBFS(g, ctx.bfs_source), lambda obj: _reached(obj.levels))),
-    "spmv": AnalyticSpec("spmv_sum", _spmv_sum, _dynamic_spmv),
-}
-ANALYTIC_COLUMNS = {k: v.column for k, v in ANALYTICS.items()}
-_ALIASES = {"triangles": "tc", "triangle": "tc", "truss": "ktruss", "k-truss": "ktruss",
-            "k_truss": "ktruss", "kmax": "ktruss", "k_max": "ktruss"}
-
-
-def parse_algos(algos) -> list[str]:
-    """Canonical analytic names from ``"tc,ktruss"`` or a sequence; ReplayError on unknown
-    names. ``"all"`` means every analytic; ``""``/``"none"`` none."""
-    if algos is None:
-        return list(ANALYTICS)
-    if isinstance(algos, str):
-        items = [a.strip() for a in algos.split(",") if a.strip()]
-        if items in (["none"], []):
-            return []
-        if items == ["all"]:
-            return list(ANALYTICS)
-    else:
-        items = list(algos)
-    out = []
-    for a in items:
-        if not isinstance(a, str):
-            out.append(a)  # an analytic object
-            continue
-        key = _ALIASES.get(a.lower(), a.lower())
-        if key not in ANALYTICS:
-            raise ReplayError(f"unknown analytic {a!r}; choose from {', '.join(ANALYTICS)}")
-        if key not in out:
-            out.append(key)
-    return out
-
-
-def make_analytic(name: str, *, dynamic: bool = True):
-    """The analytic object for ``name``: dynamic where the table has a dynamic algorithm
-    (default), else (or with ``dynamic=False``) a static recomputation after each batch."""
-    spec = ANALYTICS[name]
-    if dynamic and spec.dynamic is not None:
-        return DynamicAnalytic(name, spec.column, *spec.dynamic())
-    return StaticAnalytic(name, spec.column, spec.static)
-
-
-def available_analytics() -> dict:
-    """name -> None when available, else the reason it is not."""
-    out = {}
-    for name in ANALYTICS:
-        try:
-            make_analytic(name)
-            out[name] = None
-        except AnalyticUnavailable as e:
-            out[name] = str(e)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -402,7 +174,7 @@ def _verify_batch(g, ref: _ReferenceReplay, analytics, values: dict, ctx, batch_
         raise VerificationError(f"{where}: graph invariant broken: {e}") from None
     ref_keys, ref_props = ref.edges()
     out = g.edges(properties=True) if ref_props else g.edges()
-    gs, gd = _host(out[0]), _host(out[1])
+    gs, gd = to_host(out[0]), to_host(out[1])
     gk = _keys(gs, gd)
     if not np.array_equal(gk, ref_keys):
         extra = np.setdiff1d(gk, ref_keys)
@@ -420,7 +192,7 @@ def _verify_batch(g, ref: _ReferenceReplay, analytics, values: dict, ctx, batch_
         raise VerificationError(f"{where}: graph id space {g.num_vertices}, reference "
                                 f"{ref.model.num_vertices}")
     for name, want in ref_props.items():
-        got = _host(out[2][name])
+        got = to_host(out[2][name])
         if not np.array_equal(got, want):
             i = int(np.argmax(got != want))
             raise VerificationError(f"{where}: {name} of edge {int(gs[i])}->{int(gd[i])} is "
@@ -977,7 +749,7 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
             if props and len(ch.inserted) < a_in.shape[0]:
                 # the edges that were present already: refresh their last_seen / weight
                 new = np.isin(_keys(a_in, b_in),
-                              _keys(_host(ch.inserted.src), _host(ch.inserted.dst)))
+                              _keys(to_host(ch.inserted.src), to_host(ch.inserted.dst)))
                 ch.updated = g.update_edges(a_in[~new], b_in[~new],
                                             **{k: v[~new] for k, v in pa_.items()})
                 feed(ch.updated)
@@ -997,4 +769,4 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
 def _last_seen(g, src: np.ndarray, dst: np.ndarray):
     """(found, last_seen) of the edges (src[i], dst[i]), host arrays."""
     found, values = g.edge_values(src, dst, names=["last_seen"])
-    return _host(found), _host(values["last_seen"])
+    return to_host(found), to_host(values["last_seen"])

@@ -23,7 +23,6 @@ the graph (no array over the id space).
 from __future__ import annotations
 
 import os
-from typing import Any
 
 import numba
 import numpy as np

@@ -25,7 +25,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from hornet.core.atomics import atomic_add, atomic_cas
+from hornet.core.atomics import atomic_add
 from hornet.core.pointers import int32_view
 
 from ..edge_table import edge_key, table_find
@@ -547,7 +547,6 @@ def insertion_levels(new_slots, keys, shift, deg, ptr, truss, support, clock, me
                 if truss[x] != L - 1 or support[x] < L - 2 or member[x] == stamp:
                     continue
             elif head < nc:
-                e = cand[head]
                 head += 1
                 x = -1
                 for j in range(toff[head - 1], toff[head]):
