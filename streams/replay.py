@@ -30,20 +30,11 @@ Semantics:
 * The graph's id space covers every id seen so far (self-loop ids included).
 * Weighted streams: an edge's ``weight`` is that of its most recent insert event.
 
-Analytics, after every batch (one report column each):
+Analytics, after every batch (one report column each): triangles, k_max, bfs_reached and
+spmv_sum, as :mod:`streams.analytics` defines them.
 
-=========  ===============  =========================================================
-name       column           value
-=========  ===============  =========================================================
-tc         ``triangles``    triangles of the (underlying undirected simple) graph
-ktruss     ``k_max``        largest k with a non-empty k-truss (0: no edges)
-bfs        ``bfs_reached``  vertices reached by BFS from ``bfs_source`` (default: the
-                            source vertex of the stream's first event), source included
-spmv       ``spmv_sum``     ``sum(A @ x)``, A weighted by ``weight`` (or 1), x[v] = 1 + v % 10
-=========  ===============  =========================================================
-
-The table :data:`ANALYTICS` names each analytic's report column, its static algorithm from
-``hornet.algos`` (recomputed from scratch after each batch: :class:`StaticAnalytic`) and its
+The table :data:`streams.analytics.ANALYTICS` names each analytic's report column, its static
+algorithm from ``hornet.algos`` (recomputed after each batch: :class:`StaticAnalytic`) and its
 dynamic algorithm: an object of ``hornet.algos`` built on the graph and fed every
 :class:`hornet.EdgeChange` with ``.update(change)`` (:class:`DynamicAnalytic`). Analytics are
 dynamic by default; ``dynamic=False`` (``hornet replay --static``) recomputes them instead.

@@ -28,6 +28,7 @@ from numba import prange
 from hornet.core.atomics import atomic_add
 from hornet.core.pointers import int32_view
 
+from ..batch_adjacency import vertex_slot
 from ..edge_table import edge_key, table_find
 
 _LOW = np.int64(0xFFFFFFFF)
@@ -134,19 +135,11 @@ def _merge_rows(A, da, B, db):
 
 @numba.njit(cache=True)
 def _batch_row(vertices, offsets, neighbours, x):
-    lo = 0
-    hi = vertices.shape[0]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if vertices[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < vertices.shape[0] and vertices[lo] == x:
-        a = offsets[lo]
-        b = offsets[lo + 1]
-        return neighbours[a:b], np.int64(b - a)
-    return neighbours[:0], np.int64(0)
+    """Vertex ``x``'s neighbours in the batch adjacency (a view) and their count."""
+    k = vertex_slot(vertices, x)
+    if k < 0:
+        return neighbours[:0], np.int64(0)
+    return neighbours[offsets[k]:offsets[k + 1]], np.int64(offsets[k + 1] - offsets[k])
 
 
 # --------------------------------------------------------------------------------------------
