@@ -15,13 +15,11 @@ import importlib
 import os
 
 # Numba's OpenMP (libgomp) workers spin for a while after each parallel kernel before they
-# sleep. libgomp's default spin (300,000 rounds, several ms) holds a core after every kernel: on
-# a machine with other work (CI, a notebook beside a browser) each parallel call may then wait
-# for a scheduler tick (~1 ms). Sleeping at once (OMP_WAIT_POLICY=PASSIVE) costs a futex wake-up
-# per call instead: 70-110 us on a 2-core VM, and a batch of 10^5 edges runs some twenty kernels.
-# A short spin (~0.3-1 ms) keeps the workers awake across the kernels of one batch, where the
-# Python between two kernels takes microseconds, and lets them sleep soon after the batch.
-# A user's own setting of either variable wins.
+# sleep. libgomp's default spin holds a core for milliseconds after every kernel, which a
+# busy machine pays as scheduler delays; sleeping at once costs a thread wake-up per kernel,
+# and a batch runs some twenty kernels. A short spin keeps the workers awake across the
+# kernels of one batch and lets them sleep soon after it. A user's own setting of either
+# variable wins.
 if "OMP_WAIT_POLICY" not in os.environ:
     os.environ.setdefault("GOMP_SPINCOUNT", "30000")
 
@@ -30,9 +28,11 @@ from .batch.validate import BatchError
 from .core.device import backend_available
 from .graph import EdgeChange, Graph
 from .memory.manager import DeviceMemoryError, InvariantError
+from .vertex_map import VertexMap
 
 __all__ = ["Graph", "EdgeChange", "AdjacencyView", "BatchError", "InvariantError",
-           "DeviceMemoryError", "backend_available", "io", "algos", "testing", "generators"]
+           "DeviceMemoryError", "VertexMap", "backend_available", "io", "algos", "testing",
+           "generators"]
 __version__ = "0.1.0"
 
 _SUBMODULES = {"io", "algos", "testing", "generators"}
