@@ -156,22 +156,8 @@ def batch_adjacency(src, dst) -> BatchAdjacency:
 
 
 @numba.njit(cache=True, inline="always")
-def has_pair(keys, u, w):
-    """Whether the sorted int64 ``keys`` hold ``(u << 32) | w``."""
-    q = (np.int64(u) << 32) | np.int64(w)
-    lo = 0
-    hi = keys.shape[0]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if keys[mid] < q:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo < keys.shape[0] and keys[lo] == q
-
-
-@numba.njit(cache=True, inline="always")
 def _first_at_least(keys, q):
+    """Index of the first element of the ascending ``keys`` that is >= ``q``."""
     lo = 0
     hi = keys.shape[0]
     while lo < hi:
@@ -181,6 +167,14 @@ def _first_at_least(keys, q):
         else:
             hi = mid
     return lo
+
+
+@numba.njit(cache=True, inline="always")
+def has_pair(keys, u, w):
+    """Whether the sorted int64 ``keys`` hold ``(u << 32) | w``."""
+    q = (np.int64(u) << 32) | np.int64(w)
+    lo = _first_at_least(keys, q)
+    return lo < keys.shape[0] and keys[lo] == q
 
 
 @numba.njit(cache=True, inline="always")
@@ -194,14 +188,7 @@ def vertex_range(keys, x):
 @numba.njit(cache=True, inline="always")
 def vertex_slot(vertices, x):
     """Index of ``x`` in the ascending int32 ``vertices`` (-1 if absent)."""
-    lo = 0
-    hi = vertices.shape[0]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if vertices[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
+    lo = _first_at_least(vertices, x)
     if lo < vertices.shape[0] and vertices[lo] == x:
         return lo
     return -1
