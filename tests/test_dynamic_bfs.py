@@ -264,3 +264,32 @@ def test_random_batches_against_static(device):
             bf.update(g.insert_edges(_arr(device, rng.integers(0, n, size)),
                                      _arr(device, rng.integers(0, n, size))))
             _check(bf)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_long_lists(device, directed):
+    """Hubs with lists longer than a GPU warp's pass (cut into chunks there) in every step:
+    marking, seeds, relaxation, repair and orphans."""
+    rng = np.random.default_rng(5)
+    hub, hub2, a, b, c = 1, 2, 3, 4, 5
+    leaves = np.arange(10, 1510)
+    pairs = [(0, hub), (0, a), (a, b), (b, hub), (0, c), (c, hub2)]
+    pairs += [(hub, int(x)) for x in leaves] + [(hub2, int(x)) for x in leaves[::2]]
+    pairs += [(int(x), hub2) for x in leaves[1::3]]
+    pairs += rng.integers(10, 1510, size=(300, 2)).tolist()
+    g = _graph(device, pairs, directed)
+    bf = DynamicBFS(g, 0, parents=True)
+    _check(bf)
+    bf.update(g.delete_edges(_arr(device, [0]), _arr(device, [hub])))     # hub: 1 -> 3
+    _check(bf)
+    assert host(bf.levels)[hub] == 3
+    bf.update(g.insert_edges(_arr(device, [0]), _arr(device, [hub])))     # and back
+    _check(bf)
+    bf.update(g.delete_vertices(_arr(device, [hub2])))
+    _check(bf)
+    bf.update(g.delete_edges(_arr(device, [0, b]), _arr(device, [hub, hub])))
+    _check(bf)
+    assert host(bf.levels)[hub] == -1
+    bf.update(g.insert_edges(_arr(device, [c, hub2]), _arr(device, [hub2, hub])))
+    _check(bf)
+    assert host(bf.levels)[hub] == 3

@@ -1,17 +1,29 @@
-// CUDA kernels of DynamicBFS (hornet/algos/bfs/dynamic.py; the steps are described there).
+// CUDA kernels of DynamicBFS (hornet/algos/bfs/dynamic.py describes the steps; the driver is
+// hornet/algos/bfs/dynamic_gpu.py).
 //
-// Compiled once per process by cupy.RawModule. Graphs are read through the pointer view
-// (vertex v's list: deg[v] int32 at device address ptr[v]). Per-vertex state: level (int32,
-// -1 unreached; compared as unsigned, so unreached is the largest value and atomicMin lowers
-// it), cnt (parents on the level above), old (level before the update; 0 at rest), flag (0, CHANGED,
-// MARKED, ORPHAN), parent. Lists (changed vertices, frontiers, orphans, seeds) are appended
-// through atomic counters in `counters` (u64):
-//   [0] changed vertices  [1] seeds  [2] scanned entries  [3] orphans
-//   [4] 0xffffffff - lowest seed level  [5] highest seed level  [16 + r] frontier of round r
-// Seeds are not sorted: relaxation round `cur` expands the previous round's frontier and the
-// seeds whose level is `cur` (each seed vertex once: `expanded` claims it).
-// Adjacency scans use one warp per vertex (lanes stride the list) so hubs are shared by 32
-// threads; every kernel is a grid-stride loop, correct for any grid.
+// One update is one cooperative launch of dbfs_update: every block is resident, and the phases
+// (counts, marking rounds, seeds, relaxation rounds, repair, orphans) are separated by a grid
+// barrier instead of kernel boundaries, so no list length or level range crosses to the host.
+// All control decisions (loop ends, round counts) are taken from counters read right after a
+// barrier, which every block sees alike.
+//
+// Graphs are read through the pointer view (vertex v's list: deg[v] int32 at device address
+// ptr[v]). Per-vertex state: level (int32, -1 unreached; compared as unsigned, so unreached is
+// the largest value and atomicMin lowers it), cnt (parents on the level above), old (level
+// before the update, as unsigned; 0 at rest), flag (0, CHANGED, MARKED, ORPHAN; 0 at rest),
+// parent.
+//
+// Load balance: a vertex's adjacency is read in passes of CHUNK entries by one warp (every
+// lane loads UNROLL entries and their levels before using any, one memory round trip per
+// pass). Lists longer than CHUNK are not read by the warp that meets them: they are cut into
+// chunks, appended to a chunk list, and after a barrier every warp of the grid takes chunks, so
+// a hub costs deg / CHUNK passes spread over the whole device.
+//
+// Lists (changed vertices, two frontiers, orphans, seeds, chunks) are appended through atomic
+// counters. Counters that are reused within an update rotate over three slots (a slot is
+// reset one use ahead of its next use, after everyone has read it). Two counter sets
+// alternate between updates: an update zeroes the other set for the next one and leaves its
+// own for the statistics.
 
 typedef long long i64;
 typedef unsigned long long u64;
@@ -20,13 +32,43 @@ typedef unsigned long long u64;
 #define MARKED 2
 #define ORPHAN 3
 #define FULL_MASK 0xffffffffu
+#define UNROLL 8
+#define CHUNK (32 * UNROLL)
+#define NO_LEVEL 0xffffffffu
 
-// warp-uniform loop over items [0, count): every lane of a warp sees the same item
-#define WARP_ITEMS(i, count)                                                               \
-    const int lane = threadIdx.x & 31;                                                     \
-    const i64 warp_stride = ((i64)gridDim.x * blockDim.x) >> 5;                            \
+// counter set layout (u64 words)
+#define C_CHANGED 0      // length of `changed` (marked vertices first, then re-levelled ones)
+#define C_MARKED 1       // marked vertices
+#define C_SEEDS 2        // length of `seeds`
+#define C_SCANNED 3      // adjacency entries read
+#define C_ORPHANS 4      // length of `orphans`
+#define C_LOW 5          // 0xffffffff - lowest seed level (atomicMax)
+#define C_HIGH 6         // highest seed level
+#define C_LEVELS 7       // relaxation rounds run
+#define C_FRONT 8        // 3 slots: frontier lengths, by round % 3
+#define C_CHUNKS 11      // 3 slots: chunk list lengths, by use % 3
+#define C_WORDS 16
+
+// params (u64 device addresses; dynamic_gpu.PARAM_NAMES gives the order)
+#define P_LEVEL 0
+#define P_CNT 1
+#define P_FLAG 2
+#define P_OLD 3
+#define P_PARENT 4
+#define P_CHANGED 5
+#define P_FRONT0 6
+#define P_FRONT1 7
+#define P_ORPHANS 8
+#define P_SEEDS 9
+#define P_CHUNKS 10
+#define P_COUNTERS 11    // two sets of C_WORDS
+#define P_BARRIER 12     // u32 [arrived, generation, error]
+
+#define SPIN_LIMIT (1LL << 32)   // clock cycles a barrier waits before it reports an error
+
+#define WARP_LOOP(i, count)                                                                \
     for (i64 i = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < (i64)(count);      \
-         i += warp_stride)
+         i += ((i64)gridDim.x * blockDim.x) >> 5)
 
 #define GRID_ITEMS(k, count)                                                               \
     for (i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x; k < (i64)(count);            \
@@ -47,27 +89,23 @@ __device__ __forceinline__ int warp_sum_int(int v) {
     return v;
 }
 
-__device__ __forceinline__ u64 warp_min_u64(u64 v) {
+__device__ __forceinline__ unsigned warp_min_u32(unsigned v) {
     for (int o = 16; o > 0; o >>= 1) {
-        u64 w = __shfl_xor_sync(FULL_MASK, v, o);
+        unsigned w = __shfl_xor_sync(FULL_MASK, v, o);
         v = w < v ? w : v;
     }
     return v;
 }
 
-__device__ __forceinline__ void push(int* list, u64* counter, int v) {
-    list[atomicAdd(counter, 1ull)] = v;
-}
-
-__device__ __forceinline__ void seed_bounds(u64* counters, u64 t) {
-    atomicMax(&counters[4], 0xffffffffull - t);
-    atomicMax(&counters[5], t);
-}
+// state reads go to L2 (other blocks write these arrays between barriers)
+__device__ __forceinline__ int ld(const int* p) { return __ldcg(p); }
+__device__ __forceinline__ u64 ld(const u64* p) { return __ldcg(p); }
 
 // construction: cnt[x] += 1 for every edge u -> x with level[x] == level[u] + 1
 extern "C" __global__ void dbfs_initial_counts(const int* deg, const i64* ptr, i64 n,
                                                const int* level, int* cnt) {
-    WARP_ITEMS(u, n) {
+    const int lane = threadIdx.x & 31;
+    WARP_LOOP(u, n) {
         int lu = level[u];
         if (lu < 0) continue;
         int d = deg[u];
@@ -79,281 +117,407 @@ extern "C" __global__ void dbfs_initial_counts(const int* deg, const i64* ptr, i
     }
 }
 
-// 1. counts at the old levels: deleted pairs (first nd) take a parent, inserted ones give one.
-// With `seed` (a batch without deletions: no level moves before the seeds), inserted pairs
-// a -> b that shorten b's path also seed b here (see dbfs_insert_seeds).
-extern "C" __global__ void dbfs_counts(const int* ds, const int* dd, i64 nd, const int* is,
-                                       const int* id, i64 ni, int undirected,
-                                       const int* level, int* cnt, int seed, u64* seed_key,
-                                       int* seed_parent, u64* counters) {
+struct Update {
+    int* level; int* cnt; int* flag; unsigned* old; int* parent;
+    int* changed; int* front[2]; int* orphans; u64* seeds; int2* chunks;
+    u64* C;               // this update's counters
+    unsigned* bar;
+    const int* deg; const i64* ptr; const int* ideg; const i64* iptr;
+    int undirected, want_parent;
+    int round, use;       // frontier and chunk-list slot rotation (identical in every block)
+    int lane;
+
+    // ------------------------------------------------------------------ grid barrier
+    __device__ void sync() {
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            volatile unsigned* gen = bar + 1;
+            unsigned g = *gen;
+            __threadfence();
+            if (atomicAdd(bar, 1u) == gridDim.x - 1) {
+                atomicExch(bar, 0u);
+                __threadfence();
+                atomicAdd(bar + 1, 1u);
+            } else {
+                long long t0 = clock64();
+                while (*gen == g) {
+                    if (clock64() - t0 > SPIN_LIMIT) { atomicExch(bar + 2, 1u); break; }
+                }
+            }
+            __threadfence();
+        }
+        __syncthreads();
+    }
+
+    __device__ bool first_thread() const { return blockIdx.x == 0 && threadIdx.x == 0; }
+
+    // ------------------------------------------------------------------ list appends
+    __device__ void push(int* list, u64* counter, int v) {
+        list[atomicAdd(counter, 1ull)] = v;
+    }
+
+    __device__ void push_seed(unsigned t, int v) {
+        seeds[atomicAdd(&C[C_SEEDS], 1ull)] = ((u64)t << 32) | (unsigned)v;
+        atomicMax(&C[C_LOW], 0xffffffffull - t);
+        atomicMax(&C[C_HIGH], (u64)t);
+    }
+
+    // x (level lx, its last parent gone) moves down: listed for the next marking round
+    __device__ void mark(int x, int lx, int* next, u64* ncount) {
+        flag[x] = MARKED;
+        old[x] = (unsigned)lx;
+        push(next, ncount, x);
+        push(changed, &C[C_CHANGED], x);
+        atomicAdd(&C[C_MARKED], 1ull);
+    }
+
+    // x's level was lowered from o: remember the level before the update (the largest o seen;
+    // levels only fall), list x as changed once; its parent count is recounted in the repair
+    __device__ void lowered(int x, unsigned o) {
+        if (ld(&flag[x]) == MARKED) return;
+        atomicMax(&old[x], o);
+        if (ld(&flag[x]) == 0 && atomicCAS(&flag[x], 0, CHANGED) == 0) {
+            cnt[x] = 0;
+            push(changed, &C[C_CHANGED], x);
+        }
+    }
+
+    // ------------------------------------------------------------------ adjacency passes
+    // one warp pass over row[j0, j1) (j1 - j0 <= CHUNK): f(x, level[x]) for every entry
+    template <class F>
+    __device__ void pass(const int* row, int j0, int j1, F f) {
+        int xs[UNROLL];
+        int ls[UNROLL];
+#pragma unroll
+        for (int k = 0; k < UNROLL; ++k) {
+            int j = j0 + k * 32 + lane;
+            xs[k] = j < j1 ? row[j] : -1;
+        }
+#pragma unroll
+        for (int k = 0; k < UNROLL; ++k) ls[k] = xs[k] >= 0 ? ld(&level[xs[k]]) : -1;
+#pragma unroll
+        for (int k = 0; k < UNROLL; ++k)
+            if (xs[k] >= 0) f(xs[k], ls[k]);
+    }
+
+    __device__ int list_degree(int v, int in_list) const {
+        return in_list ? ideg[v] : deg[v];
+    }
+
+    __device__ const int* list_row(int v, int in_list) const {
+        return (const int*)(in_list ? iptr[v] : ptr[v]);
+    }
+
+    // warp-uniform: v's list (in_list: in-neighbours) is read now by this warp when short,
+    // else cut into chunks for the chunk pass of the current phase
+    template <class R>
+    __device__ void visit(int v, int in_list, R range) {
+        int d = list_degree(v, in_list);
+        if (d <= 0) return;
+        if (lane == 0) atomicAdd(&C[C_SCANNED], (u64)d);
+        if (d <= CHUNK) {
+            range(v, in_list, 0, d);
+            return;
+        }
+        int nch = (d + CHUNK - 1) / CHUNK;
+        u64 base = 0;
+        if (lane == 0) base = atomicAdd(&C[C_CHUNKS + use % 3], (u64)nch);
+        base = __shfl_sync(FULL_MASK, base, 0);
+        for (int c = lane; c < nch; c += 32) chunks[base + c] = make_int2(v, (c << 1) | in_list);
+    }
+
+    // End of a phase whose items called visit(): barrier, then the chunks (if any) by every
+    // warp, then a barrier again (unless `last`). The next use's chunk counter is reset here,
+    // two barriers after its last reader.
+    template <class R>
+    __device__ void finish(R range, bool last = false) {
+        if (first_thread()) C[C_CHUNKS + (use + 1) % 3] = 0;
+        sync();
+        i64 nch = (i64)ld(&C[C_CHUNKS + use % 3]);
+        ++use;
+        if (nch == 0) return;
+        WARP_LOOP(i, nch) {
+            int2 e = __ldcg(&chunks[i]);
+            int in_list = e.y & 1;
+            int j0 = (e.y >> 1) * CHUNK;
+            int d = list_degree(e.x, in_list);
+            range(e.x, in_list, j0, min(d, j0 + CHUNK));
+        }
+        if (!last) sync();
+    }
+};
+
+// One batch: deletions ds -> dd (nd directed pairs), insertions is -> id (ni pairs), both
+// already applied to the graph; nv: vertices (no loop runs more rounds; one that would is
+// stopped and reported in barrier[2]). mode: bit 0 undirected, bit 1 parents wanted, bit 2
+// selects the counter set (the other one is zeroed for the next update).
+extern "C" __global__ void __launch_bounds__(256)
+dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int* ideg,
+            const i64* iptr, const int* ds, const int* dd, const int* is, const int* id,
+            i64 nd, i64 ni, i64 nv, int mode) {
+    Update U;
+    U.level = (int*)P[P_LEVEL];
+    U.cnt = (int*)P[P_CNT];
+    U.flag = (int*)P[P_FLAG];
+    U.old = (unsigned*)P[P_OLD];
+    U.parent = (int*)P[P_PARENT];
+    U.changed = (int*)P[P_CHANGED];
+    U.front[0] = (int*)P[P_FRONT0];
+    U.front[1] = (int*)P[P_FRONT1];
+    U.orphans = (int*)P[P_ORPHANS];
+    U.seeds = (u64*)P[P_SEEDS];
+    U.chunks = (int2*)P[P_CHUNKS];
+    u64* sets = (u64*)P[P_COUNTERS];
+    U.C = sets + ((mode >> 2) & 1) * C_WORDS;
+    u64* Cnext = sets + (((mode >> 2) & 1) ^ 1) * C_WORDS;
+    U.bar = (unsigned*)P[P_BARRIER];
+    U.deg = deg; U.ptr = ptr; U.ideg = ideg; U.iptr = iptr;
+    U.undirected = mode & 1;
+    U.want_parent = (mode >> 1) & 1;
+    U.round = 0;
+    U.use = 0;
+    U.lane = threadIdx.x & 31;
+    const int und = U.undirected;
+    const int wp = U.want_parent;
+    const int lane = U.lane;
+    int* level = U.level;
+    int* cnt = U.cnt;
+    int* flag = U.flag;
+    u64* C = U.C;
+    const bool del_only = nd > 0 && ni == 0;
+    const bool ins_only = ni > 0 && nd == 0;
+
+    // ---- 1. counts at the old levels: deleted pairs take a parent, inserted ones give one.
+    // Deletions alone: the decrement that takes a vertex's last parent marks it. Insertions
+    // alone: no level moves before the seeds, so inserted pairs that shorten a path seed here.
+    if (blockIdx.x == 0 && threadIdx.x < C_WORDS) Cnext[threadIdx.x] = 0;
     GRID_ITEMS(k, nd + ni) {
         int a, b;
-        if (k < nd) pair_at(ds, dd, k, undirected, a, b);
-        else pair_at(is, id, k - nd, undirected, a, b);
+        if (k < nd) pair_at(ds, dd, k, und, a, b);
+        else pair_at(is, id, k - nd, und, a, b);
         int la = level[a];
         int lb = level[b];
-        if (la >= 0 && la + 1 == lb) atomicAdd(&cnt[b], k < nd ? -1 : 1);
-        if (seed && la >= 0 && (unsigned)(la + 1) < (unsigned)lb) {
-            u64 pos = atomicAdd(&counters[1], 1ull);
-            seed_key[pos] = ((u64)(la + 1) << 32) | (unsigned)b;
-            seed_parent[pos] = a;
-            seed_bounds(counters, (u64)(la + 1));
-        }
-    }
-}
-
-// 2a. deleted pairs whose head lost its last parent: marked, listed in `changed`
-extern "C" __global__ void dbfs_candidates(const int* ds, const int* dd, i64 nd, int undirected,
-                                           const int* level, const int* cnt, int* flag,
-                                           int* old, int* changed, u64* counters) {
-    GRID_ITEMS(k, nd) {
-        int a, b;
-        pair_at(ds, dd, k, undirected, a, b);
-        int lb = level[b];
-        if (lb > 0 && cnt[b] == 0 && atomicCAS(&flag[b], 0, MARKED) == 0) {
-            old[b] = lb;
-            push(changed, &counters[0], b);
-        }
-    }
-}
-
-// 2b. one marking round over changed[lo, hi): each marked w takes one parent from each child
-// (out-neighbour on level[w] + 1); a child left with none is marked and appended
-extern "C" __global__ void dbfs_mark(const int* deg, const i64* ptr, const int* level, int* cnt,
-                                     int* flag, int* old, int* changed, i64 lo, i64 hi,
-                                     u64* counters) {
-    WARP_ITEMS(i, hi - lo) {
-        int w = changed[lo + i];
-        int lw = level[w];
-        int d = deg[w];
-        const int* row = (const int*)ptr[w];
-        for (int j = lane; j < d; j += 32) {
-            int x = row[j];
-            if (level[x] == lw + 1 && flag[x] != MARKED) {
-                if (atomicSub(&cnt[x], 1) == 1) {      // its last parent
-                    flag[x] = MARKED;
-                    old[x] = lw + 1;
-                    push(changed, &counters[0], x);
-                }
+        if (la >= 0 && la + 1 == lb) {
+            if (k < nd) {
+                int o = atomicSub(&cnt[b], 1);
+                if (del_only && o == 1) U.mark(b, lb, U.front[0], &C[C_FRONT]);
+            } else {
+                atomicAdd(&cnt[b], 1);
             }
         }
-        if (lane == 0) atomicAdd(&counters[2], (u64)d);
+        if (ins_only && la >= 0 && (unsigned)(la + 1) < (unsigned)lb) U.push_seed(la + 1, b);
     }
-}
-
-// 3a. marked vertices become unreached
-extern "C" __global__ void dbfs_reset(const int* changed, i64 nm, int* level, int* cnt,
-                                      int* parent, int want_parent) {
-    GRID_ITEMS(i, nm) {
-        int v = changed[i];
-        level[v] = -1;
-        cnt[v] = 0;
-        if (want_parent) parent[v] = -1;
+    U.sync();
+    // ---- 1b. deletions and insertions together: heads of deleted pairs left without parent
+    if (nd > 0 && !del_only) {
+        GRID_ITEMS(k, nd) {
+            int a, b;
+            pair_at(ds, dd, k, und, a, b);
+            int lb = ld(&level[b]);
+            if (lb > 0 && ld(&cnt[b]) <= 0 && atomicCAS(&flag[b], 0, MARKED) == 0)
+                U.mark(b, lb, U.front[0], &C[C_FRONT]);
+        }
+        U.sync();
     }
-}
 
-// 3b. seed of a marked vertex: 1 + the lowest level among its in-neighbours (marked ones are
-// unreached now); key = (level << 32) | vertex
-extern "C" __global__ void dbfs_marked_seeds(const int* ideg, const i64* iptr, const int* level,
-                                             const int* changed, i64 nm, u64* seed_key,
-                                             int* seed_parent, u64* counters) {
-    WARP_ITEMS(i, nm) {
-        int v = changed[i];
-        int d = ideg[v];
-        const int* row = (const int*)iptr[v];
-        u64 best = ~0ull;
-        for (int j = lane; j < d; j += 32) {
-            int u = row[j];
-            int lu = level[u];
-            if (lu >= 0) {
-                u64 key = ((u64)(unsigned)lu << 32) | (unsigned)u;
-                best = key < best ? key : best;
-            }
-        }
-        best = warp_min_u64(best);
-        if (lane == 0) {
-            atomicAdd(&counters[2], (u64)d);
-            if (best != ~0ull) {
-                u64 t = (best >> 32) + 1;
-                u64 pos = atomicAdd(&counters[1], 1ull);
-                seed_key[pos] = (t << 32) | (unsigned)v;
-                seed_parent[pos] = (int)(best & 0xffffffffull);
-                seed_bounds(counters, t);
-            }
-        }
-    }
-}
-
-// 3c. inserted pairs a -> b that shorten b's path seed b
-extern "C" __global__ void dbfs_insert_seeds(const int* is, const int* id, i64 ni, int undirected,
-                                             const int* level, u64* seed_key, int* seed_parent,
-                                             u64* counters) {
-    GRID_ITEMS(k, ni) {
-        int a, b;
-        pair_at(is, id, k, undirected, a, b);
-        int la = level[a];
-        if (la >= 0 && (unsigned)(la + 1) < (unsigned)level[b]) {
-            u64 pos = atomicAdd(&counters[1], 1ull);
-            seed_key[pos] = ((u64)(la + 1) << 32) | (unsigned)b;
-            seed_parent[pos] = a;
-            seed_bounds(counters, (u64)(la + 1));
-        }
-    }
-}
-
-// 3d. every vertex takes its best seed. The level before the update is the largest value any
-// lowering atomicMin returned (levels only fall), so old (0 at rest) takes their maximum;
-// marked vertices keep the old level recorded while marking. The first to flag a vertex lists
-// it as changed.
-extern "C" __global__ void dbfs_seed_apply(const u64* seed_key, const u64* nseeds, int* level,
-                                           int* flag, int* old, int* changed, u64* counters) {
-    GRID_ITEMS(i, *nseeds) {
-        int v = (int)(seed_key[i] & 0xffffffffull);
-        unsigned t = (unsigned)(seed_key[i] >> 32);
-        unsigned o = atomicMin((unsigned*)&level[v], t);
-        if (o > t && flag[v] != MARKED) {
-            atomicMax((unsigned*)&old[v], o);
-            if (flag[v] == 0 && atomicCAS(&flag[v], 0, CHANGED) == 0)
-                push(changed, &counters[0], v);
-        }
-    }
-}
-
-// 4. one relaxation level: the previous round's frontier (level cur) and the seeds of level
-// cur that still hold (each vertex once) lower their out-neighbours to cur + 1 where that is
-// shorter; the vertices lowered form the next frontier
-extern "C" __global__ void dbfs_relax(const int* deg, const i64* ptr, int* level, int* parent,
-                                      int want_parent, int* flag, int* old, int* changed,
-                                      int* expanded, const int* frontier, const u64* fcount,
-                                      const u64* seed_key, const int* seed_parent, i64 ns,
-                                      int cur, int* next, u64* ncount, u64* counters) {
-    const unsigned nl = (unsigned)(cur + 1);
-    const i64 nf = (i64)*fcount;
-    WARP_ITEMS(i, nf + ns) {
-        int w;
-        if (i < nf) {
-            w = frontier[i];
-        } else {
-            u64 key = seed_key[i - nf];
-            if ((unsigned)(key >> 32) != (unsigned)cur) continue;
-            w = (int)(key & 0xffffffffull);
-            if (level[w] != cur) continue;
-            int first = 0;
-            if (lane == 0) {
-                first = atomicExch(&expanded[w], 1) == 0;
-                if (first && want_parent) parent[w] = seed_parent[i - nf];   // a seed of level cur
-            }
-            if (!__shfl_sync(FULL_MASK, first, 0)) continue;
-        }
-        int d = deg[w];
-        const int* row = (const int*)ptr[w];
-        for (int j = lane; j < d; j += 32) {
-            int x = row[j];
-            if ((unsigned)level[x] > nl) {
-                unsigned o = atomicMin((unsigned*)&level[x], nl);
-                if (o > nl) {                       // this thread lowered it
-                    if (want_parent) parent[x] = w;
-                    if (flag[x] != MARKED) {
-                        atomicMax((unsigned*)&old[x], o);
-                        if (flag[x] == 0 && atomicCAS(&flag[x], 0, CHANGED) == 0)
-                            push(changed, &counters[0], x);
-                    }
-                    push(next, ncount, x);
-                }
-            }
-        }
-        if (lane == 0) atomicAdd(&counters[2], (u64)d);
-    }
-}
-
-// 5a. deleted pairs a -> b where a was b's parent and b keeps its level: b needs a new one
-extern "C" __global__ void dbfs_deleted_orphans(const int* ds, const int* dd, i64 nd,
-                                                int undirected, const int* level,
-                                                const int* parent, int* flag, int* orphans,
-                                                u64* counters) {
-    GRID_ITEMS(k, nd) {
-        int a, b;
-        pair_at(ds, dd, k, undirected, a, b);
-        if (level[b] > 0 && parent[b] == a && flag[b] == 0 &&
-            atomicCAS(&flag[b], 0, ORPHAN) == 0)
-            push(orphans, &counters[3], b);
-    }
-}
-
-// 5b. changed vertices recount their parents; their out-neighbours outside the changed set
-// adjust their counts by the difference of old and new level (marked vertices' old share was
-// removed while marking) and lose them as parent where no longer valid
-extern "C" __global__ void dbfs_repair(const int* deg, const i64* ptr, const int* ideg,
-                                       const i64* iptr, int undirected, const int* level,
-                                       int* cnt, const int* parent, int want_parent, int* flag,
-                                       const int* old, const int* changed, const u64* nchanged,
-                                       int* orphans, u64* counters) {
-    WARP_ITEMS(i, *nchanged) {
-        int v = changed[i];
-        int lv = level[v];
-        int c = 0;
-        if (lv > 0 && !undirected) {
-            int d = ideg[v];
-            const int* row = (const int*)iptr[v];
-            for (int j = lane; j < d; j += 32) c += level[row[j]] == lv - 1;
-            if (lane == 0) atomicAdd(&counters[2], (u64)d);
-        }
-        int ov = flag[v] == MARKED ? -1 : old[v];
-        int d = deg[v];
-        const int* row = (const int*)ptr[v];
-        for (int j = lane; j < d; j += 32) {
-            int x = row[j];
-            int lx = level[x];
-            if (undirected && lv > 0 && lx == lv - 1) c += 1;
-            int fx = flag[x];
-            if ((fx != 0 && fx != ORPHAN) || lx <= 0) continue;
-            bool now = lv >= 0 && lv + 1 == lx;
-            bool before = ov >= 0 && ov + 1 == lx;
-            if (now != before) atomicAdd(&cnt[x], now ? 1 : -1);
-            if (want_parent && !now && fx == 0 && parent[x] == v &&
-                atomicCAS(&flag[x], 0, ORPHAN) == 0)
-                push(orphans, &counters[3], x);
-        }
-        c = warp_sum_int(c);
-        if (lane == 0) {
-            cnt[v] = c;
-            atomicAdd(&counters[2], (u64)d);
-        }
-    }
-}
-
-// 5c. orphans take an in-neighbour on the level above (one exists: their count is positive)
-extern "C" __global__ void dbfs_fix_orphans(const int* ideg, const i64* iptr, const int* level,
-                                            int* parent, const int* orphans, const u64* norphans,
-                                            u64* counters) {
-    WARP_ITEMS(i, *norphans) {
-        int x = orphans[i];
-        int want = level[x] - 1;
-        int d = ideg[x];
-        const int* row = (const int*)iptr[x];
-        for (int j0 = 0; j0 < d; j0 += 32) {
-            int j = j0 + lane;
-            bool hit = j < d && level[row[j]] == want;
-            unsigned ballot = __ballot_sync(FULL_MASK, hit);
-            if (ballot) {
-                int first = __ffs(ballot) - 1;
-                if (lane == first) parent[x] = row[j];
+    // ---- 2. marking rounds: each marked w (old level lw) becomes unreached and takes one
+    // parent from each child (out-neighbour on lw + 1 not marked); a child left with none is
+    // marked for the next round. The order of the rounds does not change the marked set.
+    if (nd > 0) {
+        while (true) {
+            const int r = U.round;
+            const i64 n = (i64)ld(&C[C_FRONT + r % 3]);
+            if (n == 0) break;
+            if (r > nv + 1) {
+                if (U.first_thread()) atomicExch(U.bar + 2, 2u);
                 break;
             }
+            if (U.first_thread()) C[C_FRONT + (r + 2) % 3] = 0;
+            const int* cur = U.front[r & 1];
+            int* next = U.front[(r + 1) & 1];
+            u64* ncount = &C[C_FRONT + (r + 1) % 3];
+            auto range = [&](int w, int, int j0, int j1) {
+                const int lw = (int)ld((const int*)&U.old[w]);
+                U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) {
+                    if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1)
+                        U.mark(x, lw + 1, next, ncount);
+                });
+            };
+            WARP_LOOP(i, n) {
+                int w = ld(&cur[i]);
+                if (lane == 0) {
+                    level[w] = -1;
+                    cnt[w] = 0;
+                    if (wp) U.parent[w] = -1;
+                }
+                U.visit(w, 0, range);
+            }
+            U.finish(range);
+            ++U.round;
         }
-        if (lane == 0) atomicAdd(&counters[2], (u64)d);
+        // ---- 3. seeds of the marked vertices (changed[0:nm]): 1 + the lowest level among
+        // their in-neighbours (marked ones are unreached now; a chunked list gives one seed
+        // per chunk, the lowest wins). With insertions: their seeds, at the levels after
+        // marking.
+        const i64 nm = (i64)ld(&C[C_CHANGED]);
+        if (ni > 0) {
+            GRID_ITEMS(k, ni) {
+                int a, b;
+                pair_at(is, id, k, und, a, b);
+                int la = ld(&level[a]);
+                if (la >= 0 && (unsigned)(la + 1) < (unsigned)ld(&level[b]))
+                    U.push_seed(la + 1, b);
+            }
+        }
+        auto seed_range = [&](int v, int, int j0, int j1) {
+            unsigned best = NO_LEVEL;
+            U.pass(U.list_row(v, 1), j0, j1, [&](int, int lu) {
+                if ((unsigned)lu < best) best = (unsigned)lu;
+            });
+            best = warp_min_u32(best);
+            if (lane == 0 && best != NO_LEVEL) U.push_seed(best + 1, v);
+        };
+        WARP_LOOP(i, nm) U.visit(ld(&U.changed[i]), 1, seed_range);
+        U.finish(seed_range);
     }
-}
 
-// 5d. flags, seed claims and old levels back to zero
-extern "C" __global__ void dbfs_clear_flags(const int* changed, const u64* nchanged,
-                                            const int* orphans, const u64* norphans, int* flag,
-                                            int* expanded, int* old) {
-    i64 a = (i64)*nchanged;
-    GRID_ITEMS(k, a + (i64)*norphans) {
-        int v = k < a ? changed[k] : orphans[k - a];
-        flag[v] = 0;
-        expanded[v] = 0;
-        old[v] = 0;
+    // ---- 4. relaxation rounds, level `cur` from the lowest seed: the previous round's
+    // frontier and the seeds of level cur that lower their vertex expand (out-neighbours
+    // above cur + 1 drop to cur + 1 and form the next frontier). A frontier entry whose level
+    // fell further since is skipped (expanded at its lower level). Ends past the highest seed
+    // level with an empty frontier.
+    int levels_run = 0;
+    const i64 ns = (i64)ld(&C[C_SEEDS]);
+    if (ns > 0) {
+        unsigned cur = 0xffffffffu - (unsigned)ld(&C[C_LOW]);
+        const unsigned highest = (unsigned)ld(&C[C_HIGH]);
+        while (true) {
+            const int r = U.round;
+            const i64 nf = (i64)ld(&C[C_FRONT + r % 3]);
+            if (U.first_thread()) C[C_FRONT + (r + 2) % 3] = 0;
+            const int* front = U.front[r & 1];
+            int* next = U.front[(r + 1) & 1];
+            u64* ncount = &C[C_FRONT + (r + 1) % 3];
+            const unsigned nl = cur + 1;
+            auto range = [&](int w, int, int j0, int j1) {
+                U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) {
+                    if ((unsigned)lx > nl) {
+                        unsigned o = atomicMin((unsigned*)&level[x], nl);
+                        if (o > nl) {
+                            U.lowered(x, o);
+                            U.push(next, ncount, x);
+                        }
+                    }
+                });
+            };
+            WARP_LOOP(i, nf + ns) {
+                int w;
+                if (i < nf) {
+                    w = ld(&front[i]);
+                    int still = 0;
+                    if (lane == 0) still = (unsigned)ld(&level[w]) == cur;
+                    if (!__shfl_sync(FULL_MASK, still, 0)) continue;
+                } else {
+                    u64 key = ld(&U.seeds[i - nf]);
+                    if ((unsigned)(key >> 32) != cur) continue;
+                    w = (int)(key & 0xffffffffull);
+                    int down = 0;
+                    if (lane == 0) {
+                        unsigned o = atomicMin((unsigned*)&level[w], cur);
+                        down = o > cur;
+                        if (down) U.lowered(w, o);
+                    }
+                    if (!__shfl_sync(FULL_MASK, down, 0)) continue;
+                }
+                U.visit(w, 0, range);
+            }
+            U.finish(range);
+            ++U.round;
+            ++levels_run;
+            if (ld(ncount) == 0 && cur >= highest) break;
+            if (levels_run > nv + 1) {
+                if (U.first_thread()) atomicExch(U.bar + 2, 2u);
+                break;
+            }
+            ++cur;
+        }
     }
+
+    // ---- 5. repair: vertices whose level was set recount their parents (and take one);
+    // their out-neighbours outside that set adjust their counts by the difference of old and
+    // new level (marked vertices' old share was removed while marking) and, where the
+    // vertex was their parent and no longer is, become orphans. Deleted pairs a -> b with a
+    // b's parent and b's level unchanged make b an orphan too.
+    const i64 nc = (i64)ld(&C[C_CHANGED]);
+    if (nc == 0 && !(wp && nd > 0)) {
+        if (U.first_thread()) C[C_LEVELS] = (u64)levels_run;
+        return;
+    }
+    if (wp) {
+        GRID_ITEMS(k, nd) {
+            int a, b;
+            pair_at(ds, dd, k, und, a, b);
+            if (ld(&level[b]) > 0 && ld(&U.parent[b]) == a && ld(&flag[b]) == 0 &&
+                atomicCAS(&flag[b], 0, ORPHAN) == 0)
+                U.push(U.orphans, &C[C_ORPHANS], b);
+        }
+    }
+    auto repair_range = [&](int v, int in_list, int j0, int j1) {
+        const int lv = ld(&level[v]);
+        int c = 0;
+        int cand = -1;
+        if (in_list) {                        // directed: in-neighbours on lv - 1
+            U.pass(U.list_row(v, 1), j0, j1, [&](int u, int lu) {
+                if (lu == lv - 1) { ++c; cand = u; }
+            });
+        } else {
+            const int ov = ld(&flag[v]) == MARKED ? -1 : (int)ld((const int*)&U.old[v]);
+            U.pass(U.list_row(v, 0), j0, j1, [&](int x, int lx) {
+                if (und && lv > 0 && lx == lv - 1) { ++c; cand = x; }
+                int fx = ld(&flag[x]);
+                if ((fx != 0 && fx != ORPHAN) || lx <= 0) return;
+                bool now = lv >= 0 && lv + 1 == lx;
+                bool before = ov >= 0 && ov + 1 == lx;
+                if (now != before) atomicAdd(&cnt[x], now ? 1 : -1);
+                if (wp && !now && fx == 0 && ld(&U.parent[x]) == v &&
+                    atomicCAS(&flag[x], 0, ORPHAN) == 0)
+                    U.push(U.orphans, &C[C_ORPHANS], x);
+            });
+            if (!und) return;
+        }
+        if (lv <= 0) return;
+        c = warp_sum_int(c);
+        unsigned found = __ballot_sync(FULL_MASK, cand >= 0);
+        if (wp && found && lane == __ffs(found) - 1) U.parent[v] = cand;
+        if (lane == 0 && c) atomicAdd(&cnt[v], c);
+    };
+    WARP_LOOP(i, nc) {
+        int v = ld(&U.changed[i]);
+        if (wp && lane == 0 && ld(&level[v]) <= 0) U.parent[v] = -1;
+        if (!und && ld(&level[v]) > 0) U.visit(v, 1, repair_range);
+        U.visit(v, 0, repair_range);
+    }
+    U.finish(repair_range);
+
+    // ---- 6. flags and old levels back to zero; orphans take an in-neighbour on the level
+    // above (one exists: their count is positive)
+    const i64 no = wp ? (i64)ld(&C[C_ORPHANS]) : 0;
+    GRID_ITEMS(k, nc + no) {
+        int v = k < nc ? ld(&U.changed[k]) : ld(&U.orphans[k - nc]);
+        flag[v] = 0;
+        U.old[v] = 0;
+    }
+    if (U.first_thread()) C[C_LEVELS] = (u64)levels_run;
+    if (no == 0) return;
+    auto orphan_range = [&](int x, int, int j0, int j1) {
+        const int want = ld(&level[x]) - 1;
+        int cand = -1;
+        U.pass(U.list_row(x, 1), j0, j1, [&](int u, int lu) {
+            if (lu == want) cand = u;
+        });
+        unsigned found = __ballot_sync(FULL_MASK, cand >= 0);
+        if (found && lane == __ffs(found) - 1) U.parent[x] = cand;
+    };
+    WARP_LOOP(i, no) U.visit(ld(&U.orphans[i]), 1, orphan_range);
+    U.finish(orphan_range, true);
 }

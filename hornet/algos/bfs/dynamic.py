@@ -38,8 +38,9 @@ no pass over all vertices. Per-vertex scratch (flags, old levels, lists) lives i
 to the id space's capacity, allocated when the id space grows (doubling), and only the entries an
 update touched are reset. :attr:`DynamicBFS.last_update` reports the touched region.
 
-GPU graphs run the same steps with CUDA kernels (:mod:`hornet.algos.bfs.dynamic_gpu`), level
-by level with frontiers on the device.
+GPU graphs run the same steps as the phases of one cooperative CUDA kernel per update
+(:mod:`hornet.algos.bfs.dynamic_gpu`): grid barriers between levels instead of host round
+trips, preallocated lists, long adjacency lists split over the whole device.
 """
 from __future__ import annotations
 

@@ -1,14 +1,16 @@
 """GPU state and update driver of :class:`hornet.algos.bfs.dynamic.DynamicBFS`.
 
-The state lives on the device (CuPy arrays sized to the id space's capacity); an update is a
-short sequence of kernels from ``bfs/dynamic.cu``, with the steps of the CPU version:
-counts, marking rounds (one launch per level of the marked region), seeds (unsorted; every
-relaxation round picks those of its level), relaxation rounds (one launch per level), repair.
-Host syncs: one read of a counter per marking level, one for the seeds' number and level
-range, one per relaxation level past the highest seed level (the statistics are read only when
-asked for). Lists are appended through atomic counters; kernels over lists whose length only
-the device knows read it from device memory (grid-stride loops, four blocks per
-multiprocessor), so no count has to come to the host first.
+The state lives on the device (CuPy arrays sized to the id space's capacity, with every
+scratch list an update needs preallocated on this object). An update is one cooperative
+launch of ``dbfs_update`` (``bfs/dynamic.cu``): the steps of the CPU version run as phases
+of that one kernel, separated by grid barriers, so an update has no host synchronisation, no
+allocation and no per-level launch; the host passes the batch and a few scalars. The
+statistics are read from the device only when asked for.
+
+Capacities: per-vertex arrays and lists hold ``cap`` entries (ids < cap); the chunk list (long
+adjacency lists cut into passes of ``CHUNK`` entries) holds ``2 * entries / CHUNK`` (every
+listed vertex at most once per phase, each with more than ``CHUNK`` entries); the seed list
+one seed per marked vertex or chunk plus one per inserted pair. They grow with the graph.
 """
 from __future__ import annotations
 
@@ -19,22 +21,17 @@ import numpy as np
 from hornet.core.cuda import cupy, function, i64, launch
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.cu")
-_SMS: list = []
 
-
-def _device_items(threads_per_item: int) -> int:
-    """Items giving a launch four blocks per multiprocessor: for kernels over lists whose
-    length only the device knows (grid-stride loops cover any length)."""
-    if not _SMS:
-        _SMS.append(int(cupy.cuda.Device().attributes["MultiProcessorCount"]))
-    return 4 * _SMS[0] * 256 // threads_per_item
-
-
-_CHANGED, _SEEDS, _SCANNED, _ORPHANS, _LOW, _HIGH = range(6)
-#: counters[_ROUND0 + r % _ROUND_SLOTS]: frontier size after relaxation round r;
-#: counters[_ROUND0 - 1] stays 0 (the empty frontier before the first round)
-_ROUND0 = 16
-_ROUND_SLOTS = 4000
+#: adjacency entries a warp reads in one pass (32 lanes x UNROLL in dynamic.cu)
+CHUNK = 256
+#: threads per block of dbfs_update (its __launch_bounds__)
+BLOCK = 256
+#: words of one counter set (C_WORDS in dynamic.cu) and the statistics' positions in it
+_C_WORDS = 16
+_C_CHANGED, _C_MARKED, _C_SEEDS, _C_SCANNED, _C_LEVELS = 0, 1, 2, 3, 7
+#: order of the device addresses in the params array (P_* in dynamic.cu)
+PARAM_NAMES = ("level", "cnt", "flag", "old", "parent", "changed", "front0", "front1",
+               "orphans", "seeds", "chunks", "counters", "barrier")
 
 
 def _fn(name: str):
@@ -42,17 +39,26 @@ def _fn(name: str):
 
 
 class GPUState:
-    """Device arrays of the state: level, cnt, old, flag, parent (int32, capacity) and the
-    scratch lists (changed, two frontiers, orphans)."""
+    """Device arrays of the state: level, cnt, flag, old, parent (int32, capacity), the
+    scratch lists (changed vertices, two frontiers, orphans, seeds, chunks), two counter sets
+    and the grid barrier's words."""
+
+    #: resident blocks per multiprocessor of dbfs_update (None: as many as fit)
+    blocks_per_sm: int | None = None
 
     def __init__(self, owner, n: int):
         self.owner = owner
         self.n = 0
         self.cap = 0
         self.level = None
+        self.parity = 0
         self._stats = np.zeros(5, np.int64)
-        self._pending = None
-        self.counters = cupy.zeros(_ROUND0 + _ROUND_SLOTS, dtype=cupy.uint64)
+        self._pending = False
+        self.counters = cupy.zeros(2 * _C_WORDS, dtype=cupy.uint64)
+        self.barrier = cupy.zeros(4, dtype=cupy.uint32)
+        self.seeds = cupy.empty(0, dtype=cupy.uint64)
+        self.chunks = cupy.empty(0, dtype=cupy.int32)
+        self._grid = None
         self._grow(max(n, 1))
         self.n = n
         self._rebuild(n)
@@ -68,15 +74,38 @@ class GPUState:
 
         self.level = grown(self.level, -1)
         self.cnt = grown(getattr(self, "cnt", None), 0)
-        self.flag = grown(getattr(self, "flag", None), 0)
-        self.expanded = cupy.zeros(cap, dtype=cupy.int32)
-        self.old = cupy.zeros(cap, dtype=cupy.int32)          # 0 at rest (see the kernels)
+        self.flag = cupy.zeros(cap, dtype=cupy.int32)          # 0 at rest (see the kernel)
+        self.old = cupy.zeros(cap, dtype=cupy.uint32)          # 0 at rest
         self.parent = grown(getattr(self, "parent", None), -1) if self.owner.want_parents \
             else cupy.full(1, -1, dtype=cupy.int32)
         self.changed = cupy.empty(cap, dtype=cupy.int32)
         self.front = [cupy.empty(cap, dtype=cupy.int32), cupy.empty(cap, dtype=cupy.int32)]
         self.orphans = cupy.empty(cap, dtype=cupy.int32)
         self.cap = cap
+        self._params()
+
+    def _reserve(self, entries: int, pairs: int) -> None:
+        """Chunk and seed lists for a graph of ``entries`` stored adjacency entries (both
+        lists of a directed graph) and a batch of ``pairs`` inserted directed pairs."""
+        chunks = 2 * (entries // CHUNK) + 2
+        seeds = self.cap + chunks + pairs
+        grew = False
+        if self.chunks.shape[0] < 2 * chunks:                   # int2 entries
+            self.chunks = cupy.empty(2 * max(chunks, self.chunks.shape[0]), dtype=cupy.int32)
+            grew = True
+        if self.seeds.shape[0] < seeds:
+            self.seeds = cupy.empty(max(seeds, 2 * self.seeds.shape[0]), dtype=cupy.uint64)
+            grew = True
+        if grew:
+            self._params()
+
+    def _params(self) -> None:
+        arrays = {"level": self.level, "cnt": self.cnt, "flag": self.flag, "old": self.old,
+                  "parent": self.parent, "changed": self.changed, "front0": self.front[0],
+                  "front1": self.front[1], "orphans": self.orphans, "seeds": self.seeds,
+                  "chunks": self.chunks, "counters": self.counters, "barrier": self.barrier}
+        self.params = cupy.asarray(np.array([arrays[k].data.ptr for k in PARAM_NAMES],
+                                            dtype=np.uint64))
 
     def cover(self, n: int) -> None:
         """Extend the state to ids < n (new vertices unreached; the source on level 0)."""
@@ -109,131 +138,64 @@ class GPUState:
         launch(_fn("dbfs_initial_counts"), n, (deg, ptr, i64(n), self.level, self.cnt),
                threads_per_item=32)
 
+    def grid(self) -> int:
+        """Blocks of dbfs_update: every multiprocessor's resident blocks (a cooperative launch
+        needs them all resident)."""
+        if self._grid is None:
+            kernel = _fn("dbfs_update").kernel
+            sms = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
+            fit = int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+                kernel.ptr, BLOCK, 0))
+            per_sm = fit if self.blocks_per_sm is None else min(fit, self.blocks_per_sm)
+            self._grid = max(1, per_sm) * sms
+        return self._grid
+
     def run(self, dels, ins) -> None:
         owner = self.owner
-        und = np.int32(0 if owner.directed else 1)
-        mult = 1 if owner.directed else 2
-        view = owner.graph.adjacency(properties=False)
+        g = owner.graph
+        view = g.adjacency(properties=False)
         deg, ptr = _arrays(view)
         if owner._reverse is None:
             ideg, iptr = deg, ptr
+            entries = 2 * g.num_edges if not owner.directed else g.num_edges
         else:
             ideg, iptr = _arrays(owner._reverse.adjacency(properties=False))
+            entries = 2 * g.num_edges
+        mult = 1 if owner.directed else 2
         ds, dd = (_i32(dels[0]), _i32(dels[1])) if dels is not None else (_EMPTY(), _EMPTY())
         is_, id_ = (_i32(ins[0]), _i32(ins[1])) if ins is not None else (_EMPTY(), _EMPTY())
         nd = ds.shape[0] * mult
         ni = is_.shape[0] * mult
-        level, cnt, flag, old, parent = self.level, self.cnt, self.flag, self.old, self.parent
-        changed, counters = self.changed, self.counters
-        wp = np.int32(1 if owner.want_parents else 0)
-        counters.fill(0)
-        # seeds: one per insertion at most, plus one per marked vertex (known after marking)
-        seed_key = cupy.empty(max(ni, 1), dtype=cupy.uint64)
-        seed_parent = cupy.empty(max(ni, 1), dtype=cupy.int32)
-        # 1. counts at the old levels (a batch without deletions seeds here too)
-        launch(_fn("dbfs_counts"), nd + ni, (ds, dd, i64(nd), is_, id_, i64(ni), und, level, cnt,
-                                             np.int32(nd == 0), seed_key, seed_parent,
-                                             counters))
-        # 2. marking rounds
-        nm = 0
-        if nd:
-            launch(_fn("dbfs_candidates"), nd, (ds, dd, i64(nd), und, level, cnt, flag, old,
-                                                changed, counters))
-            lo, hi = 0, int(counters[_CHANGED].get())
-            while lo < hi:
-                launch(_fn("dbfs_mark"), hi - lo, (deg, ptr, level, cnt, flag, old, changed,
-                                                   i64(lo), i64(hi), counters),
-                       threads_per_item=32)
-                lo, hi = hi, int(counters[_CHANGED].get())
-            nm = hi
-            # 3. seeds of the marked vertices and of the insertions
-            if nm:
-                seed_key = cupy.empty(nm + ni, dtype=cupy.uint64)
-                seed_parent = cupy.empty(nm + ni, dtype=cupy.int32)
-                launch(_fn("dbfs_reset"), nm, (changed, i64(nm), level, cnt, parent, wp))
-                launch(_fn("dbfs_marked_seeds"), nm, (ideg, iptr, level, changed, i64(nm),
-                                                      seed_key, seed_parent, counters),
-                       threads_per_item=32)
-            if ni:
-                launch(_fn("dbfs_insert_seeds"), ni, (is_, id_, i64(ni), und, level, seed_key,
-                                                      seed_parent, counters))
-        ns = 0
-        levels_run = 0
-        if nm or ni:
-            seeds_ptr = counters[_SEEDS:_SEEDS + 1]
-            launch(_fn("dbfs_seed_apply"), nm + ni, (seed_key, seeds_ptr, level, flag, old,
-                                                     changed, counters))
-            c = counters[:6].get()
-            ns = int(c[_SEEDS])
-            if ns:
-                lowest, highest = 0xFFFFFFFF - int(c[_LOW]), int(c[_HIGH])
-                levels_run = self._relax(deg, ptr, seed_key, seed_parent, ns, lowest, highest,
-                                         wp)
-        self._pending = (nm, ns, levels_run)
-        if nm == 0 and ns == 0 and not (wp and nd):
-            return
-        # 5. repair (list lengths read on the device)
-        if wp and nd:
-            launch(_fn("dbfs_deleted_orphans"), nd, (ds, dd, i64(nd), und, level, parent, flag,
-                                                     self.orphans, counters))
-        cnt_ptr = counters[_CHANGED:_CHANGED + 1]
-        orph_ptr = counters[_ORPHANS:_ORPHANS + 1]
-        launch(_fn("dbfs_repair"), _device_items(32), (
-            deg, ptr, ideg, iptr, und, level, cnt, parent, wp, flag, old, changed, cnt_ptr,
-            self.orphans, counters), threads_per_item=32)
-        if wp:
-            launch(_fn("dbfs_fix_orphans"), _device_items(32), (
-                ideg, iptr, level, parent, self.orphans, orph_ptr, counters),
-                threads_per_item=32)
-        launch(_fn("dbfs_clear_flags"), _device_items(1), (
-            changed, cnt_ptr, self.orphans, orph_ptr, flag, self.expanded, old))
+        self._reserve(entries, ni)
+        mode = (0 if owner.directed else 1) | (2 if owner.want_parents else 0) | \
+            (4 * self.parity)
+        _fn("dbfs_update").kernel(
+            (self.grid(),), (BLOCK,),
+            (self.params, deg, ptr, ideg, iptr, ds, dd, is_, id_, np.int64(nd), np.int64(ni),
+             np.int64(self.n), np.int32(mode)), enable_cooperative_groups=True)
+        self._set = self.parity
+        self.parity ^= 1
+        self._pending = True
 
     def clear_stats(self) -> None:
         """The statistics of an update that changed nothing."""
-        self._pending = None
+        self._pending = False
         self._stats[:] = 0
 
     @property
     def stats(self) -> np.ndarray:
         """int64 (len(STAT_NAMES),) of the last update (its counters come from the device
-        when first asked for)."""
-        if self._pending is not None:
-            nm, ns, levels_run = self._pending
-            c = self.counters[:6].get()
-            self._stats[:] = (int(c[_CHANGED]), nm, ns, int(c[_SCANNED]), levels_run)
-            self._pending = None
+        when first asked for). Raises RuntimeError if a grid barrier of an update timed out
+        or a loop past its bound (the state is then invalid)."""
+        if self._pending:
+            c = self.counters[self._set * _C_WORDS:(self._set + 1) * _C_WORDS].get()
+            if int(self.barrier[2].get()):
+                raise RuntimeError("dbfs_update: a grid barrier timed out or a loop ran "
+                                   "past its bound; the dynamic BFS state is invalid")
+            self._stats[:] = (int(c[_C_CHANGED]), int(c[_C_MARKED]), int(c[_C_SEEDS]),
+                              int(c[_C_SCANNED]), int(c[_C_LEVELS]))
+            self._pending = False
         return self._stats
-
-    def _relax(self, deg, ptr, seed_key, seed_parent, ns: int, lowest: int, highest: int,
-               wp) -> int:
-        """Level-synchronous relaxation from the seeds (levels ``lowest`` .. ``highest``);
-        returns the levels run. Round r's next frontier is counted in counters[16 + r]; up to
-        the highest seed level no count is read (the rounds must run anyway), after it one
-        read per round tells whether the frontier died out."""
-        counters = self.counters
-        known = 0                    # current frontier size where known on the host
-        cur = lowest
-        r = 0
-        while True:
-            slot = _ROUND0 + r % _ROUND_SLOTS
-            if r >= _ROUND_SLOTS:
-                counters[slot] = 0          # reused slot
-            prev = _ROUND0 - 1 if r == 0 else _ROUND0 + (r - 1) % _ROUND_SLOTS
-            items = ns + (known if known is not None else _device_items(32))
-            launch(_fn("dbfs_relax"), items, (
-                deg, ptr, self.level, self.parent, wp, self.flag, self.old, self.changed,
-                self.expanded, self.front[r & 1], counters[prev:prev + 1], seed_key,
-                seed_parent, i64(ns), np.int32(cur), self.front[(r + 1) & 1], counters[slot:slot + 1], counters),
-                threads_per_item=32)
-            r += 1
-            if cur >= highest:
-                known = int(counters[slot].get())
-                if known == 0:
-                    break
-            else:
-                known = None
-            cur += 1
-        return r
 
 
 _EMPTY_CACHE: list = []
@@ -246,11 +208,17 @@ def _EMPTY():
 
 
 def _i32(a):
+    """a as a contiguous int32 CuPy array (no copy when it already is one: EdgeChange arrays)."""
+    if a.dtype == np.int32 and a.flags.c_contiguous:
+        return a
     return cupy.ascontiguousarray(cupy.asarray(a).astype(cupy.int32, copy=False))
 
 
 def _arrays(view):
     """(degree int32, edge_ptr int64) of a view, contiguous on the device."""
-    deg = cupy.ascontiguousarray(view.degree.astype(cupy.int32, copy=False))
-    ptr = cupy.ascontiguousarray(view.edge_ptr.astype(cupy.int64, copy=False))
+    deg, ptr = view.degree, view.edge_ptr
+    if not (deg.dtype == np.int32 and deg.flags.c_contiguous):
+        deg = cupy.ascontiguousarray(deg.astype(cupy.int32, copy=False))
+    if not (ptr.dtype == np.int64 and ptr.flags.c_contiguous):
+        ptr = cupy.ascontiguousarray(ptr.astype(cupy.int64, copy=False))
     return deg, ptr
