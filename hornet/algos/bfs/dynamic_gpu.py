@@ -45,6 +45,9 @@ class GPUState:
 
     #: resident blocks per multiprocessor of dbfs_update (None: as many as fit)
     blocks_per_sm: int | None = None
+    #: launch through the driver with a preallocated argument buffer (False: CuPy's call,
+    #: which converts every argument and queries the occupancy on each launch)
+    direct_launch: bool = True
 
     def __init__(self, owner, n: int):
         self.owner = owner
@@ -59,6 +62,11 @@ class GPUState:
         self.seeds = cupy.empty(0, dtype=cupy.uint64)
         self.chunks = cupy.empty(0, dtype=cupy.int32)
         self._grid = None
+        self._kernel = None
+        # the kernel's arguments, 8 bytes each (the int mode in the low half of the last),
+        # and the pointers to them that the driver reads at launch
+        self._args = np.zeros(13, np.uint64)
+        self._arg_ptrs = np.arange(13, dtype=np.uint64) * 8 + np.uint64(self._args.ctypes.data)
         self._grow(max(n, 1))
         self.n = n
         self._rebuild(n)
@@ -169,10 +177,32 @@ class GPUState:
         self._reserve(entries, ni)
         mode = (0 if owner.directed else 1) | (2 if owner.want_parents else 0) | \
             (4 * self.parity)
-        _fn("dbfs_update").kernel(
-            (self.grid(),), (BLOCK,),
-            (self.params, deg, ptr, ideg, iptr, ds, dd, is_, id_, np.int64(nd), np.int64(ni),
-             np.int64(self.n), np.int32(mode)), enable_cooperative_groups=True)
+        kernel = self._kernel
+        if kernel is None:
+            kernel = self._kernel = _fn("dbfs_update").kernel
+        if self.direct_launch:
+            a = self._args
+            a[0] = self.params.data.ptr
+            a[1] = deg.data.ptr
+            a[2] = ptr.data.ptr
+            a[3] = ideg.data.ptr
+            a[4] = iptr.data.ptr
+            a[5] = ds.data.ptr
+            a[6] = dd.data.ptr
+            a[7] = is_.data.ptr
+            a[8] = id_.data.ptr
+            a[9] = nd
+            a[10] = ni
+            a[11] = self.n
+            a[12] = mode
+            cupy.cuda.driver.launchCooperativeKernel(
+                kernel.ptr, self.grid(), 1, 1, BLOCK, 1, 1, 0,
+                cupy.cuda.get_current_stream().ptr, self._arg_ptrs.ctypes.data)
+        else:
+            kernel((self.grid(),), (BLOCK,),
+                   (self.params, deg, ptr, ideg, iptr, ds, dd, is_, id_, np.int64(nd),
+                    np.int64(ni), np.int64(self.n), np.int32(mode)),
+                   enable_cooperative_groups=True)
         self._set = self.parity
         self.parity ^= 1
         self._pending = True
