@@ -20,7 +20,8 @@
 // a hub costs deg / CHUNK passes spread over the whole device.
 //
 // Lists (changed vertices, two frontiers, orphans, seeds, chunks) are appended through atomic
-// counters. Counters that are reused within an update rotate over three slots (a slot is
+// counters, one atomic per warp for all its lanes that append (warp-aggregated: a batch of
+// 10^5 pairs would otherwise queue 10^5 atomics on one address). Counters that are reused within an update rotate over three slots (a slot is
 // reset one use ahead of its next use, after everyone has read it). Two counter sets
 // alternate between updates: an update zeroes the other set for the next one and leaves its
 // own for the statistics.
@@ -74,6 +75,12 @@ typedef unsigned long long u64;
     for (i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x; k < (i64)(count);            \
          k += (i64)gridDim.x * blockDim.x)
 
+__device__ __forceinline__ unsigned lanes_below_mask() {
+    unsigned lt;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
+    return lt;
+}
+
 __device__ __forceinline__ void pair_at(const int* s, const int* d, i64 k, int undirected,
                                         int& a, int& b) {
     if (undirected) {
@@ -126,6 +133,11 @@ struct Update {
     int undirected, want_parent;
     int round, use;       // frontier and chunk-list slot rotation (identical in every block)
     int lane;
+    u64 scanned;          // adjacency entries this warp's lane 0 has read (added at exit)
+
+    __device__ void flush_scanned() {
+        if (lane == 0 && scanned) atomicAdd(&C[C_SCANNED], scanned);
+    }
 
     // ------------------------------------------------------------------ grid barrier
     __device__ void sync() {
@@ -152,14 +164,28 @@ struct Update {
     __device__ bool first_thread() const { return blockIdx.x == 0 && threadIdx.x == 0; }
 
     // ------------------------------------------------------------------ list appends
-    __device__ void push(int* list, u64* counter, int v) {
-        list[atomicAdd(counter, 1ull)] = v;
+    // Warp-aggregated: the lanes that call together (whatever branch brought them here) take
+    // their slots with one atomic of the lowest of them.
+    __device__ u64 slots(u64* counter) {
+        const unsigned m = __activemask();
+        const int leader = __ffs(m) - 1;
+        u64 base = 0;
+        if (lane == leader) base = atomicAdd(counter, (u64)__popc(m));
+        base = __shfl_sync(m, base, leader);
+        return base + __popc(m & lanes_below_mask());
     }
 
+    __device__ void push(int* list, u64* counter, int v) { list[slots(counter)] = v; }
+
     __device__ void push_seed(unsigned t, int v) {
-        seeds[atomicAdd(&C[C_SEEDS], 1ull)] = ((u64)t << 32) | (unsigned)v;
-        atomicMax(&C[C_LOW], 0xffffffffull - t);
-        atomicMax(&C[C_HIGH], (u64)t);
+        const unsigned m = __activemask();
+        const unsigned lo = __reduce_min_sync(m, t);
+        const unsigned hi = __reduce_max_sync(m, t);
+        if (lane == __ffs(m) - 1) {
+            atomicMax(&C[C_LOW], 0xffffffffull - lo);
+            atomicMax(&C[C_HIGH], (u64)hi);
+        }
+        seeds[slots(&C[C_SEEDS])] = ((u64)t << 32) | (unsigned)v;
     }
 
     // x (level lx, its last parent gone) moves down: listed for the next marking round
@@ -168,7 +194,7 @@ struct Update {
         old[x] = (unsigned)lx;
         push(next, ncount, x);
         push(changed, &C[C_CHANGED], x);
-        atomicAdd(&C[C_MARKED], 1ull);
+        slots(&C[C_MARKED]);
     }
 
     // x's level was lowered from o: remember the level before the update (the largest o seen;
@@ -214,7 +240,7 @@ struct Update {
     __device__ void visit(int v, int in_list, R range) {
         int d = list_degree(v, in_list);
         if (d <= 0) return;
-        if (lane == 0) atomicAdd(&C[C_SCANNED], (u64)d);
+        scanned += (u64)d;
         if (d <= CHUNK) {
             range(v, in_list, 0, d);
             return;
@@ -251,7 +277,7 @@ struct Update {
 // already applied to the graph; nv: vertices (no loop runs more rounds; one that would is
 // stopped and reported in barrier[2]). mode: bit 0 undirected, bit 1 parents wanted, bit 2
 // selects the counter set (the other one is zeroed for the next update).
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(256, 4)
 dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int* ideg,
             const i64* iptr, const int* ds, const int* dd, const int* is, const int* id,
             i64 nd, i64 ni, i64 nv, int mode) {
@@ -277,6 +303,7 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
     U.round = 0;
     U.use = 0;
     U.lane = threadIdx.x & 31;
+    U.scanned = 0;
     const int und = U.undirected;
     const int wp = U.want_parent;
     const int lane = U.lane;
@@ -381,15 +408,16 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
         U.finish(seed_range);
     }
 
-    // ---- 4. relaxation rounds, level `cur` from the lowest seed: the previous round's
-    // frontier and the seeds of level cur that lower their vertex expand (out-neighbours
-    // above cur + 1 drop to cur + 1 and form the next frontier). A frontier entry whose level
-    // fell further since is skipped (expanded at its lower level). Ends past the highest seed
-    // level with an empty frontier.
+    // ---- 4. relaxation rounds: round `cur` expands the frontier of level cur (out-neighbours
+    // above cur + 1 drop to cur + 1 and form the next frontier), and the seeds of level cur + 1
+    // lower their vertex (one thread a seed) into the next frontier too. The first round
+    // (cur = lowest seed level - 1) has only seeds. A frontier entry whose level fell further
+    // since is skipped (expanded at its lower level). Ends past the highest seed level with
+    // an empty frontier.
     int levels_run = 0;
     const i64 ns = (i64)ld(&C[C_SEEDS]);
     if (ns > 0) {
-        unsigned cur = 0xffffffffu - (unsigned)ld(&C[C_LOW]);
+        unsigned cur = 0xffffffffu - (unsigned)ld(&C[C_LOW]) - 1;    // seed levels are >= 1
         const unsigned highest = (unsigned)ld(&C[C_HIGH]);
         while (true) {
             const int r = U.round;
@@ -410,32 +438,28 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
                     }
                 });
             };
-            WARP_LOOP(i, nf + ns) {
-                int w;
-                if (i < nf) {
-                    w = ld(&front[i]);
-                    int still = 0;
-                    if (lane == 0) still = (unsigned)ld(&level[w]) == cur;
-                    if (!__shfl_sync(FULL_MASK, still, 0)) continue;
-                } else {
-                    u64 key = ld(&U.seeds[i - nf]);
-                    if ((unsigned)(key >> 32) != cur) continue;
-                    w = (int)(key & 0xffffffffull);
-                    int down = 0;
-                    if (lane == 0) {
-                        unsigned o = atomicMin((unsigned*)&level[w], cur);
-                        down = o > cur;
-                        if (down) U.lowered(w, o);
-                    }
-                    if (!__shfl_sync(FULL_MASK, down, 0)) continue;
+            GRID_ITEMS(k, ns) {
+                const u64 key = ld(&U.seeds[k]);
+                if ((unsigned)(key >> 32) != nl) continue;
+                const int v = (int)(key & 0xffffffffull);
+                const unsigned o = atomicMin((unsigned*)&level[v], nl);
+                if (o > nl) {
+                    U.lowered(v, o);
+                    U.push(next, ncount, v);
                 }
+            }
+            WARP_LOOP(i, nf) {
+                const int w = ld(&front[i]);
+                int still = 0;
+                if (lane == 0) still = (unsigned)ld(&level[w]) == cur;
+                if (!__shfl_sync(FULL_MASK, still, 0)) continue;
                 U.visit(w, 0, range);
             }
             U.finish(range);
             ++U.round;
-            ++levels_run;
-            if (ld(ncount) == 0 && cur >= highest) break;
-            if (levels_run > nv + 1) {
+            if (nf > 0) ++levels_run;
+            if (ld(ncount) == 0 && nl >= highest) break;
+            if (U.round > 2 * nv + 4) {
                 if (U.first_thread()) atomicExch(U.bar + 2, 2u);
                 break;
             }
@@ -451,6 +475,7 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
     const i64 nc = (i64)ld(&C[C_CHANGED]);
     if (nc == 0 && !(wp && nd > 0)) {
         if (U.first_thread()) C[C_LEVELS] = (u64)levels_run;
+        U.flush_scanned();
         return;
     }
     if (wp) {
@@ -508,7 +533,10 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
         U.old[v] = 0;
     }
     if (U.first_thread()) C[C_LEVELS] = (u64)levels_run;
-    if (no == 0) return;
+    if (no == 0) {
+        U.flush_scanned();
+        return;
+    }
     auto orphan_range = [&](int x, int, int j0, int j1) {
         const int want = ld(&level[x]) - 1;
         int cand = -1;
@@ -520,4 +548,5 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
     };
     WARP_LOOP(i, no) U.visit(ld(&U.orphans[i]), 1, orphan_range);
     U.finish(orphan_range, true);
+    U.flush_scanned();
 }

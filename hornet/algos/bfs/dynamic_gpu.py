@@ -67,6 +67,7 @@ class GPUState:
         # and the pointers to them that the driver reads at launch
         self._args = np.zeros(13, np.uint64)
         self._arg_ptrs = np.arange(13, dtype=np.uint64) * 8 + np.uint64(self._args.ctypes.data)
+        self._arg_ptrs_address = int(self._arg_ptrs.ctypes.data)
         self._grow(max(n, 1))
         self.n = n
         self._rebuild(n)
@@ -197,7 +198,7 @@ class GPUState:
             a[12] = mode
             cupy.cuda.driver.launchCooperativeKernel(
                 kernel.ptr, self.grid(), 1, 1, BLOCK, 1, 1, 0,
-                cupy.cuda.get_current_stream().ptr, self._arg_ptrs.ctypes.data)
+                cupy.cuda.get_current_stream().ptr, self._arg_ptrs_address)
         else:
             kernel((self.grid(),), (BLOCK,),
                    (self.params, deg, ptr, ideg, iptr, ds, dd, is_, id_, np.int64(nd),
@@ -237,9 +238,14 @@ def _EMPTY():
     return _EMPTY_CACHE[0]
 
 
+def _dense(a, dtype) -> bool:
+    """a is a 1-D array of dtype with unit stride (the cheap test of the launch path)."""
+    return a.dtype == dtype and a.ndim == 1 and (a.shape[0] < 2 or a.strides[0] == a.itemsize)
+
+
 def _i32(a):
     """a as a contiguous int32 CuPy array (no copy when it already is one: EdgeChange arrays)."""
-    if a.dtype == np.int32 and a.flags.c_contiguous:
+    if _dense(a, np.int32):
         return a
     return cupy.ascontiguousarray(cupy.asarray(a).astype(cupy.int32, copy=False))
 
@@ -247,8 +253,8 @@ def _i32(a):
 def _arrays(view):
     """(degree int32, edge_ptr int64) of a view, contiguous on the device."""
     deg, ptr = view.degree, view.edge_ptr
-    if not (deg.dtype == np.int32 and deg.flags.c_contiguous):
+    if not _dense(deg, np.int32):
         deg = cupy.ascontiguousarray(deg.astype(cupy.int32, copy=False))
-    if not (ptr.dtype == np.int64 and ptr.flags.c_contiguous):
+    if not _dense(ptr, np.int64):
         ptr = cupy.ascontiguousarray(ptr.astype(cupy.int64, copy=False))
     return deg, ptr
