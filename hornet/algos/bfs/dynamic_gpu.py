@@ -4,8 +4,9 @@ The state lives on the device (CuPy arrays sized to the id space's capacity, wit
 scratch list an update needs preallocated on this object). An update is one cooperative
 launch of ``dbfs_update`` (``bfs/dynamic.cu``): the steps of the CPU version run as phases
 of that one kernel, separated by grid barriers, so an update has no host synchronisation, no
-allocation and no per-level launch; the host passes the batch and a few scalars. The
-statistics are read from the device only when asked for.
+per-level launch and no allocation (the lists grow only with the graph or a larger batch);
+the host passes the batch and a few scalars. The statistics are read from the device only
+when asked for.
 
 Capacities: per-vertex arrays and lists hold ``cap`` entries (ids < cap); the chunk list (long
 adjacency lists cut into passes of ``CHUNK`` entries) holds ``2 * entries / CHUNK`` (every
