@@ -92,6 +92,11 @@ def wrap_pipeline(clock: StageClock) -> None:
                  "remove_lists", "read_at"):
         clock.wrap(K, name)
     clock.wrap(SP, "compact_memory", "small: compact_memory")
+    import hornet.batch.planned as PL
+    clock.wrap(G, "planned_pairs")
+    for name in ("plan_batch", "_field_columns", "_moved_field_columns", "_retire",
+                 "compact_memory", "edge_change", "_change"):
+        clock.wrap(PL, name, name if name == "plan_batch" else f"planned: {name}")
     del manager, block_cache
 
 
