@@ -100,43 +100,42 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     entries = n * (2 if mirror else 1)
     table_len = int(degree.shape[0])
     info = cupy.zeros(INFO_WORDS, dtype=cupy.int64)
-    keys = cupy.empty(entries, dtype=cupy.uint64)
+    # a few buffers (rows of `entries` items) instead of a dozen allocations; the change's
+    # arrays get their own (a caller keeping the change keeps no scratch)
+    wide = cupy.empty((12, entries), dtype=cupy.int64)
+    narrow = cupy.empty((3, entries), dtype=cupy.int32)
+    pairs = cupy.empty((2, entries), dtype=cupy.int32)
+    once_pairs = cupy.empty(entries if mirror else 0, dtype=cupy.int32)
+    keep = cupy.empty(entries, dtype=cupy.uint8)
+    keys = wide[0].view(cupy.uint64)
+    at_all, flags, at, seg_start, new_class, moved, move_class = (wide[k] for k in range(1, 8))
+    seg_len, old_deg, new_deg, old_ptr = (wide[k] for k in range(8, 12))
+    sources, move, once_flags = (narrow[k] for k in range(3))
+    src, dst = pairs[0], pairs[1]
     launch(_fn(f"batch_keys<{_ID_TYPES[s.dtype]}>"), n, (s, d, i64(n), np.int32(mirror), info,
                                                           keys))
     keys.sort()
-    keep = cupy.empty(entries, dtype=cupy.uint8)
-    at_all = cupy.empty(entries, dtype=cupy.int64)
     launch(_fn("batch_find"), entries, (keys, i64(entries), degree, edge_ptr, i64(table_len),
                                         np.int32(inserting), keep, at_all))
     w = max(1, entries.bit_length())
     packed = 3 * w <= 63 or not mirror
-    flags = cupy.empty(entries, dtype=cupy.int64)
-    once_flags = None if packed else cupy.empty(entries, dtype=cupy.int32)
     launch(_fn("batch_ranks"), entries, (keys, keep, i64(entries), np.int32(w),
-                                         np.int32(mirror), flags, _ptr(once_flags)))
+                                         np.int32(mirror), flags,
+                                         i64(0) if packed else once_flags))
     rank = cupy.cumsum(flags)
-    once = None if once_flags is None else cupy.cumsum(once_flags, dtype=cupy.int32)
+    once = None if packed else cupy.cumsum(once_flags, dtype=cupy.int32)
     _fn("batch_totals")((1,), (1,), (rank, _ptr(once), i64(entries), np.int32(w), info))
-    src = cupy.empty(entries, dtype=cupy.int32)
-    dst = cupy.empty(entries, dtype=cupy.int32)
-    at = cupy.empty(entries, dtype=cupy.int64)
-    seg_start = cupy.empty(entries, dtype=cupy.int64)
     half = entries // 2 if mirror else 0
-    once_src = cupy.empty(half, dtype=cupy.int32) if mirror else None
-    once_dst = cupy.empty(half, dtype=cupy.int32) if mirror else None
+    once_src, once_dst = once_pairs[:half], once_pairs[half:2 * half]
     launch(_fn("batch_scatter"), entries, (keys, keep, at_all, rank, _ptr(once), i64(entries),
                                            np.int32(w), src, dst, at, seg_start,
-                                           _ptr(once_src), _ptr(once_dst)))
-    sources = cupy.empty(entries, dtype=cupy.int32)
-    seg = cupy.empty((4, entries), dtype=cupy.int64)        # seg_len, old_deg, new_deg, old_ptr
-    move = cupy.empty(entries, dtype=cupy.int32)     # read up to the segments' count only
-    new_class = cupy.empty(entries, dtype=cupy.int64)
+                                           once_src if mirror else i64(0),
+                                           once_dst if mirror else i64(0)))
     launch(_fn("batch_plan"), entries, (src, seg_start, info, degree, size_class, edge_ptr,
                                         i64(table_len), np.int32(inserting), np.int32(min_class),
-                                        sources, seg[0], seg[1], seg[2], seg[3], move, new_class))
-    move = cupy.cumsum(move, dtype=cupy.int32)
-    moved = cupy.empty(entries, dtype=cupy.int64)
-    move_class = cupy.empty(entries, dtype=cupy.int64)
+                                        sources, seg_len, old_deg, new_deg, old_ptr, move,
+                                        new_class))
+    move = cupy.cumsum(move, dtype=cupy.int32)     # read up to the segments' count only
     launch(_fn("batch_moves"), entries, (move, new_class, info, moved, move_class))
     h = _readback(info)
     plan = BatchPlan(bool(h[I_BAD]), int(h[I_MAX_ID]) + 1, int(h[I_LOOPS]), int(h[I_KEPT]),
@@ -147,7 +146,8 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     m, ns, mv = plan.kept, plan.segments, plan.moves
     plan.src, plan.dst, plan.at = src[:m], dst[:m], at[:m]
     plan.sources, plan.seg_start = sources[:ns], seg_start[:ns]
-    plan.seg_len, plan.old_deg, plan.new_deg, plan.old_ptr = (seg[k, :ns] for k in range(4))
+    plan.seg_len, plan.old_deg = seg_len[:ns], old_deg[:ns]
+    plan.new_deg, plan.old_ptr = new_deg[:ns], old_ptr[:ns]
     plan.moved, plan.move_class = moved[:mv], move_class[:mv]
     if mirror:
         plan.once_src, plan.once_dst = once_src[:m // 2], once_dst[:m // 2]
