@@ -83,11 +83,12 @@ def test_planned_batches_match_cpu_and_the_general_pipeline(directed, ids):
     graphs[1].check()
 
 
-def test_deletes_with_properties_return_the_removed_values():
+@pytest.mark.parametrize("directed", [False, True])
+def test_deletes_with_properties_return_the_removed_values(directed):
     rng = np.random.default_rng(2)
     props = {"w": np.float32}
-    cpu = _graph("cpu", False, edge_properties=props)
-    gpu = _graph("gpu", False, edge_properties=props)
+    cpu = _graph("cpu", directed, edge_properties=props)
+    gpu = _graph("gpu", directed, edge_properties=props)
     s, d = rng.integers(0, 4000, 40000), rng.integers(0, 4000, 40000)
     w = rng.random(40000).astype(np.float32)
     _same_change(cpu.insert_edges(s, d, w=w), gpu.insert_edges(s, d, w=w))
@@ -95,6 +96,10 @@ def test_deletes_with_properties_return_the_removed_values():
     pick = rng.choice(es.size, size=10000, replace=False)
     _same_change(cpu.delete_edges(es[pick], ed[pick]), gpu.delete_edges(es[pick], ed[pick]))
     _same(cpu, gpu)
+    absent = np.arange(5000, 10000)                 # nothing to delete: an empty change
+    change = gpu.delete_edges(absent, absent + 1)
+    _same_change(cpu.delete_edges(absent, absent + 1), change)
+    assert sorted(change.properties) == ["w"] and len(change) == 0
     gpu.check()
 
 
@@ -126,7 +131,7 @@ def test_batches_past_two_million_entries_rank_in_two_scans():
     s, d = rng.integers(0, 200_000, m), rng.integers(0, 200_000, m)
     _same_change(g.insert_edges(s, d), ref.insert_edges(s, d))
     _same(g, ref)
-    es, ed = ref.edges()
+    es, ed = (to_host(a) for a in ref.edges())
     pick = rng.choice(es.size, size=m, replace=False)
     _same_change(g.delete_edges(es[pick], ed[pick]), ref.delete_edges(es[pick], ed[pick]))
     _same(g, ref)

@@ -73,7 +73,8 @@ def planned_update(g, inserting: bool, s, d) -> EdgeChange:
     if inserting:
         g._n = n
     if not p.kept:
-        return _change(g, kind, p, {}, p.loops if inserting else 0)
+        empty = {name: g._xp.empty(0, dtype=dt) for name, dt in g._edge_schema.items()}
+        return _change(g, kind, p, empty, p.loops if inserting else 0)
     K = g._K
     columns = _field_columns(g, p.old_ptr)
     moved_columns = (_moved_field_columns(g, columns, p.moved, new_ptrs) if p.moves

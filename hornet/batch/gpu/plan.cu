@@ -129,29 +129,27 @@ extern "C" __global__ void batch_ranks(const u64* __restrict__ keys, const unsig
     }
 }
 
-// info[I_KEPT], info[I_SEGMENTS], info[I_ONCE] from the scans' last entries (one thread).
-extern "C" __global__ void batch_totals(const i64* __restrict__ rank, const int* __restrict__ once,
-                                        i64 n, int w, i64* __restrict__ info) {
-    if (blockIdx.x != 0 || threadIdx.x != 0 || n == 0) return;
-    const i64 m = (1ll << w) - 1, r = rank[n - 1];
-    info[I_KEPT] = r & m;
-    info[I_SEGMENTS] = (r >> w) & m;
-    info[I_ONCE] = once != nullptr ? (i64)once[n - 1] : ((r >> (2 * w)) & m);
-}
-
 // The kept entries compacted in order (src, dst, at), each segment's first entry, and the
-// entries with src < dst (undirected: the batch's change, each edge once).
+// entries with src < dst (undirected: the batch's change, each edge once); the thread of the
+// last entry writes info[I_KEPT], info[I_SEGMENTS] and info[I_ONCE] from the scans' totals.
 extern "C" __global__ void batch_scatter(const u64* __restrict__ keys,
                                          const unsigned char* __restrict__ keep,
                                          const i64* __restrict__ at_all,
                                          const i64* __restrict__ rank,
                                          const int* __restrict__ once, i64 n, int w,
+                                         i64* __restrict__ info,
                                          int* __restrict__ src, int* __restrict__ dst,
                                          i64* __restrict__ at, i64* __restrict__ seg_start,
                                          int* __restrict__ once_src, int* __restrict__ once_dst) {
     const i64 m = (1ll << w) - 1;
     const u64 mask = (1ull << ID_BITS) - 1ull;
     GRID_STRIDE(i, n) {
+        if (i == n - 1) {
+            const i64 t = rank[i];
+            info[I_KEPT] = t & m;
+            info[I_SEGMENTS] = (t >> w) & m;
+            info[I_ONCE] = once != nullptr ? (i64)once[i] : ((t >> (2 * w)) & m);
+        }
         if (!keep[i]) continue;
         const u64 k = keys[i];
         const int u = (int)(k >> ID_BITS), v = (int)(k & mask);
@@ -174,8 +172,10 @@ extern "C" __global__ void batch_scatter(const u64* __restrict__ keys,
 // One thread per segment (info[I_SEGMENTS] of them; the grid is sized for the bound): its
 // source, length, degree and pointer now, new degree, and whether the list moves (inserting:
 // it outgrows its block; deleting: it keeps edges but under a quarter of its block and a
-// smaller class holds them); move[k] = 1 then, new_class[k] its class, counted per class in
-// info[I_CLASS + class] (shared bins, one atomic per class and block).
+// smaller class holds them). The moving segments are listed in moved (their indices) and
+// classes (their new classes), in no particular order (one atomic per warp on info[I_MOVES]),
+// and counted per class in info[I_CLASS + class] (shared bins, one atomic per class and
+// block).
 extern "C" __global__ void batch_plan(const int* __restrict__ src,
                                       const i64* __restrict__ seg_start, i64* __restrict__ info,
                                       const int* __restrict__ degree,
@@ -184,48 +184,50 @@ extern "C" __global__ void batch_plan(const int* __restrict__ src,
                                       int inserting, int min_class, int* __restrict__ sources,
                                       i64* __restrict__ seg_len, i64* __restrict__ old_deg,
                                       i64* __restrict__ new_deg, i64* __restrict__ old_ptr,
-                                      int* __restrict__ move, i64* __restrict__ new_class) {
+                                      i64* __restrict__ moved, i64* __restrict__ classes) {
     __shared__ unsigned int bins[64];
     for (int c = threadIdx.x; c < 64; c += blockDim.x) bins[c] = 0;
     __syncthreads();
     const i64 ns = info[I_SEGMENTS], m = info[I_KEPT];
-    GRID_STRIDE(k, ns) {
-        const i64 b = seg_start[k];
-        const i64 c = (k + 1 < ns ? seg_start[k + 1] : m) - b;
-        const int v = src[b];
-        const bool listed = (i64)v < table_len;
-        const i64 d0 = listed ? (i64)degree[v] : 0;
-        const int cls = listed ? (int)size_class[v] : -1;
-        const i64 cap = cls >= 0 ? (1ll << cls) : 0ll;
-        sources[k] = v;
-        seg_len[k] = c;
-        old_deg[k] = d0;
-        old_ptr[k] = listed ? edge_ptr[v] : 0;
-        const i64 d1 = inserting ? d0 + c : d0 - c;
-        const i64 fit = class_of(d1, min_class);
-        const bool r = inserting ? d1 > cap : (d1 > 0 && 4 * d1 < cap && fit < cls);
-        new_deg[k] = d1;
-        move[k] = r;
-        new_class[k] = fit;
-        if (r) atomicAdd(&bins[fit], 1u);
+    // every thread of a warp runs the same number of rounds (the atomics below are warp-wide)
+    const i64 stride = (i64)blockDim.x * gridDim.x;
+    const i64 first = (i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31);
+    for (i64 base = first; base < ns; base += stride) {
+        const i64 k = base + (threadIdx.x & 31);
+        bool r = false;
+        i64 fit = -1;
+        if (k < ns) {
+            const i64 b = seg_start[k];
+            const i64 c = (k + 1 < ns ? seg_start[k + 1] : m) - b;
+            const int v = src[b];
+            const bool listed = (i64)v < table_len;
+            const i64 d0 = listed ? (i64)degree[v] : 0;
+            const int cls = listed ? (int)size_class[v] : -1;
+            const i64 cap = cls >= 0 ? (1ll << cls) : 0ll;
+            sources[k] = v;
+            seg_len[k] = c;
+            old_deg[k] = d0;
+            old_ptr[k] = listed ? edge_ptr[v] : 0;
+            const i64 d1 = inserting ? d0 + c : d0 - c;
+            fit = class_of(d1, min_class);
+            r = inserting ? d1 > cap : (d1 > 0 && 4 * d1 < cap && fit < cls);
+            new_deg[k] = d1;
+            if (r) atomicAdd(&bins[fit], 1u);
+        }
+        const unsigned ballot = __ballot_sync(0xFFFFFFFFu, r);
+        if (ballot) {
+            const int lane = threadIdx.x & 31;
+            i64 slot = 0;
+            if (lane == 0) slot = (i64)atomicAdd((u64*)&info[I_MOVES], (u64)__popc(ballot));
+            slot = __shfl_sync(0xFFFFFFFFu, slot, 0) + __popc(ballot & ((1u << lane) - 1u));
+            if (r) {
+                moved[slot] = k;
+                classes[slot] = fit;
+            }
+        }
     }
     __syncthreads();
     for (int c = threadIdx.x; c < 64; c += blockDim.x)
         if (bins[c]) atomicAdd((u64*)&info[I_CLASS + c], (u64)bins[c]);
 }
 
-// The moving segments listed in order (moved: their indices; classes: their new classes), from
-// move_rank (inclusive scan of batch_plan's move flags); info[I_MOVES] = their number.
-extern "C" __global__ void batch_moves(const int* __restrict__ move_rank,
-                                       const i64* __restrict__ new_class, i64* __restrict__ info,
-                                       i64* __restrict__ moved, i64* __restrict__ classes) {
-    const i64 ns = info[I_SEGMENTS];
-    GRID_STRIDE(k, ns) {
-        const int r = move_rank[k];
-        if (r != (k > 0 ? move_rank[k - 1] : 0)) {
-            moved[r - 1] = k;
-            classes[r - 1] = new_class[k];
-        }
-        if (k == ns - 1) info[I_MOVES] = r;
-    }
-}

@@ -2,7 +2,7 @@
 
 The general pipeline (:mod:`hornet.batch.gpu.kernels`) validates, sorts, deduplicates, finds,
 keeps, cuts into segments and counts per size class in separate steps, each reading a count
-back to size the next one. :func:`plan_batch` does the same work in nine launches and reads
+back to size the next one. :func:`plan_batch` does the same work in seven launches, a sort and a scan, and reads
 every count the host needs at once: sizes it does not know yet (kept entries, segments) are
 bounded by the batch's entries, and the kernels read the true counts from the device.
 
@@ -61,7 +61,7 @@ class BatchPlan:
     (src, dst)), ``at`` (int64 (kept,): insertion point or position in the old list),
     per segment ``sources`` (int32), ``seg_start``, ``seg_len``, ``old_deg``, ``new_deg``,
     ``old_ptr`` (int64), and ``moved`` / ``move_class`` (int64 (moves,): the moving
-    segments and their new classes); ``once_src``, ``once_dst`` (int32 (kept / 2,)): an
+    segments, in no particular order, and their new classes); ``once_src``, ``once_dst`` (int32 (kept / 2,)): an
     undirected batch's kept edges once, src < dst (None for a directed graph).
     """
     bad: bool
@@ -94,7 +94,7 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     device; ids at or past table_len have no list). ``mirror``: an undirected graph (each
     pair stands for both directions; self-loops are dropped).
 
-    Nine launches, one read-back; nothing is written outside the returned arrays.
+    Seven launches, a sort and one or two scans, one read-back; nothing is written outside the returned arrays.
     """
     n = int(s.shape[0])
     entries = n * (2 if mirror else 1)
@@ -102,15 +102,15 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     info = cupy.zeros(INFO_WORDS, dtype=cupy.int64)
     # a few buffers (rows of `entries` items) instead of a dozen allocations; the change's
     # arrays get their own (a caller keeping the change keeps no scratch)
-    wide = cupy.empty((12, entries), dtype=cupy.int64)
-    narrow = cupy.empty((3, entries), dtype=cupy.int32)
+    wide = cupy.empty((11, entries), dtype=cupy.int64)
+    narrow = cupy.empty((2, entries), dtype=cupy.int32)
     pairs = cupy.empty((2, entries), dtype=cupy.int32)
     once_pairs = cupy.empty(entries if mirror else 0, dtype=cupy.int32)
     keep = cupy.empty(entries, dtype=cupy.uint8)
     keys = wide[0].view(cupy.uint64)
-    at_all, flags, at, seg_start, new_class, moved, move_class = (wide[k] for k in range(1, 8))
-    seg_len, old_deg, new_deg, old_ptr = (wide[k] for k in range(8, 12))
-    sources, move, once_flags = (narrow[k] for k in range(3))
+    at_all, flags, at, seg_start, moved, move_class = (wide[k] for k in range(1, 7))
+    seg_len, old_deg, new_deg, old_ptr = (wide[k] for k in range(7, 11))
+    sources, once_flags = narrow[0], narrow[1]
     src, dst = pairs[0], pairs[1]
     launch(_fn(f"batch_keys<{_ID_TYPES[s.dtype]}>"), n, (s, d, i64(n), np.int32(mirror), info,
                                                           keys))
@@ -124,19 +124,16 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
                                          i64(0) if packed else once_flags))
     rank = cupy.cumsum(flags)
     once = None if packed else cupy.cumsum(once_flags, dtype=cupy.int32)
-    _fn("batch_totals")((1,), (1,), (rank, _ptr(once), i64(entries), np.int32(w), info))
     half = entries // 2 if mirror else 0
     once_src, once_dst = once_pairs[:half], once_pairs[half:2 * half]
     launch(_fn("batch_scatter"), entries, (keys, keep, at_all, rank, _ptr(once), i64(entries),
-                                           np.int32(w), src, dst, at, seg_start,
+                                           np.int32(w), info, src, dst, at, seg_start,
                                            once_src if mirror else i64(0),
                                            once_dst if mirror else i64(0)))
     launch(_fn("batch_plan"), entries, (src, seg_start, info, degree, size_class, edge_ptr,
                                         i64(table_len), np.int32(inserting), np.int32(min_class),
-                                        sources, seg_len, old_deg, new_deg, old_ptr, move,
-                                        new_class))
-    move = cupy.cumsum(move, dtype=cupy.int32)     # read up to the segments' count only
-    launch(_fn("batch_moves"), entries, (move, new_class, info, moved, move_class))
+                                        sources, seg_len, old_deg, new_deg, old_ptr, moved,
+                                        move_class))
     h = _readback(info)
     plan = BatchPlan(bool(h[I_BAD]), int(h[I_MAX_ID]) + 1, int(h[I_LOOPS]), int(h[I_KEPT]),
                      int(h[I_SEGMENTS]), int(h[I_MOVES]),
