@@ -190,6 +190,25 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
         setattr(obj, name, counted)
 
     count(mm, "allocate_counts", "refill/alloc")
+    cache = mm.block_cache()
+    spent = defaultdict(float)
+
+    def timed(obj, name):
+        fn = getattr(obj, name)
+        orig[(obj, name)] = fn
+
+        def run(*a, **k):
+            t = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                spent[name] += time.perf_counter() - t
+        setattr(obj, name, run)
+
+    for name in ("reserve", "goals", "_append"):
+        timed(cache, name)
+    for name in ("_plan", "_take"):
+        timed(mm, name)
     count(mm, "release", "release")
     count(mm, "compact_touched", "compact")
 
@@ -206,6 +225,7 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
         d = rs.randint(0, n, 1000, dtype=xp.int64).astype(dtype)
         for op in ("insert", "delete"):
             events.clear()
+            spent.clear()
             before = pool.total_bytes()
             sync()
             t = time.perf_counter()
@@ -217,7 +237,10 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
             if grew:
                 events["pool+"] += 1
             if i >= 10:
-                rows.append((i, op, us, dict(events)))
+                detail = dict(events)
+                if events.get("refill/alloc"):
+                    detail.update({f"{k} us": round(v * 1e6) for k, v in spent.items()})
+                rows.append((i, op, us, detail))
             if op == "insert":
                 s, d = c.src, c.dst
                 if dtype != xp.int32:
