@@ -124,15 +124,44 @@ def test_bad_ids_are_refused_with_the_general_message_and_nothing_changes(bad):
     g.check()
 
 
-def test_batches_past_two_million_entries_rank_in_two_scans():
+def _edge_set(src, dst):
+    """Host (n, 2) int64 array of the distinct undirected edges of the pairs, src < dst."""
+    s, d = np.minimum(src, dst), np.maximum(src, dst)
+    keep = s != d
+    return np.unique(np.stack([s[keep], d[keep]], axis=1), axis=0)
+
+
+def test_batches_at_the_plans_limit_against_a_host_oracle(monkeypatch):
+    """The largest batch the plan takes (MAX_ENTRIES entries once mirrored), checked against
+    the edge set computed on the host; one pair more goes to the general pipeline."""
+    import hornet.batch.planned as planned
+    from hornet.batch.gpu.plan import MAX_ENTRIES
+    planned_calls = []
+    original = planned.plan_batch
+    monkeypatch.setattr(planned, "plan_batch",
+                        lambda *a, **k: planned_calls.append(1) or original(*a, **k))
     rng = np.random.default_rng(4)
-    g, ref = _graph("gpu", False), _graph("gpu", False, planned=False)
-    m = 1_100_000                                    # 2.2 million entries once mirrored
+    g = _graph("gpu", False)
+    m = MAX_ENTRIES // 2
     s, d = rng.integers(0, 200_000, m), rng.integers(0, 200_000, m)
-    _same_change(g.insert_edges(s, d), ref.insert_edges(s, d))
-    _same(g, ref)
-    es, ed = (to_host(a) for a in ref.edges())
-    pick = rng.choice(es.size, size=m, replace=False)
-    _same_change(g.delete_edges(es[pick], ed[pick]), ref.delete_edges(es[pick], ed[pick]))
-    _same(g, ref)
+    change = g.insert_edges(s, d)
+    want = _edge_set(s, d)
+    got = np.stack([to_host(change.src), to_host(change.dst)], axis=1)
+    assert np.array_equal(got, want) and len(planned_calls) == 1
+    gs, gd = (to_host(a) for a in g.edges())
+    once = gs < gd
+    assert np.array_equal(np.stack([gs[once], gd[once]], axis=1), want)
+    pick = rng.choice(want.shape[0], size=want.shape[0] // 2, replace=False)
+    gone = g.delete_edges(want[pick, 1], want[pick, 0])        # the reverse direction
+    assert np.array_equal(np.stack([to_host(gone.src), to_host(gone.dst)], axis=1),
+                          want[np.sort(pick)]) and len(planned_calls) == 2
+    g.check()
+    s2, d2 = rng.integers(0, 200_000, m + 1), rng.integers(0, 200_000, m + 1)
+    g.insert_edges(s2, d2)
+    assert len(planned_calls) == 2                   # past the limit: the general pipeline
+    rest = np.delete(want, pick, axis=0)
+    both = _edge_set(np.r_[rest[:, 0], s2], np.r_[rest[:, 1], d2])
+    gs, gd = (to_host(a) for a in g.edges())
+    once = gs < gd
+    assert np.array_equal(np.stack([gs[once], gd[once]], axis=1), both)
     g.check()

@@ -9,7 +9,8 @@ the moving lists from the memory manager (only per-class counts reach it), rewri
 like the general pipeline (:mod:`hornet.batch.pipeline`), in the same refuse-before-writing
 order.
 
-Anything else (property columns on an insert, other inputs, empty batches) returns None from
+Anything else (property columns on an insert, other inputs, empty batches, batches of more
+than :data:`~hornet.batch.gpu.plan.MAX_ENTRIES` entries) returns None from
 :func:`planned_pairs`, and the general pipeline takes the batch.
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..change import EdgeChange
-from .gpu.plan import plan_batch
+from .gpu.plan import MAX_ENTRIES, plan_batch
 from .pipeline import (_field_columns, _moved_field_columns, _retire, compact_memory,
                        edge_change)
 from .validate import check_ids
@@ -28,7 +29,8 @@ __all__ = ["planned_pairs", "planned_update"]
 def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
     """(src, dst) as contiguous int32 or int64 CuPy arrays of one dtype when a GPU batch can
     be planned on the device: two 1-D integer NumPy or CuPy arrays of one non-zero length,
-    no property values (and, inserting, no edge properties declared). None otherwise."""
+    at most :data:`~hornet.batch.gpu.plan.MAX_ENTRIES` entries once mirrored, no property
+    values (and, inserting, no edge properties declared). None otherwise."""
     if g.device != "gpu" or dst is None or edge_props:
         return None
     if inserting and g._edge_schema:
@@ -38,6 +40,8 @@ def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
     if not (isinstance(src, arrays) and isinstance(dst, arrays)):
         return None
     if src.ndim != 1 or src.shape != dst.shape or not src.shape[0]:
+        return None
+    if src.shape[0] * (1 if g.directed else 2) > MAX_ENTRIES:
         return None
     if src.dtype.kind not in "iu" or dst.dtype.kind not in "iu":
         return None

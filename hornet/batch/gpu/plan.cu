@@ -102,16 +102,14 @@ extern "C" __global__ void batch_find(const u64* __restrict__ keys, i64 n,
     }
 }
 
-// rank[i] = kept | head << w | once << 2w (once only when `once` is null: packed; else
-// once[i] gets it), scanned by the caller. A kept entry is a segment head when no kept entry
-// of its source comes before it: a backward walk to the previous kept entry or the source's
+// rank[i] = kept | head << w | once << 2w (3w <= 63 bits: the caller's one scan ranks the
+// three at once). A kept entry is a segment head when no kept entry of its source comes
+// before it: a backward walk to the previous kept entry or the source's
 // first entry (the walks of a source's kept entries cover disjoint ranges: O(E) in all).
 extern "C" __global__ void batch_ranks(const u64* __restrict__ keys, const unsigned char* keep,
-                                       i64 n, int w, int mirror, i64* __restrict__ rank,
-                                       int* __restrict__ once) {
+                                       i64 n, int w, int mirror, i64* __restrict__ rank) {
     GRID_STRIDE(i, n) {
         i64 r = 0;
-        int c = 0;
         if (keep[i]) {
             const u64 k = keys[i];
             const u64 src = k >> ID_BITS;
@@ -120,12 +118,10 @@ extern "C" __global__ void batch_ranks(const u64* __restrict__ keys, const unsig
                 if ((keys[j] >> ID_BITS) != src) break;
                 if (keep[j]) { head = false; break; }
             }
-            c = mirror && src < (k & ((1ull << ID_BITS) - 1ull));
-            r = 1 | ((i64)head << w);
-            if (once == nullptr) r |= (i64)c << (2 * w);
+            const i64 c = mirror && src < (k & ((1ull << ID_BITS) - 1ull));
+            r = 1 | ((i64)head << w) | (c << (2 * w));
         }
         rank[i] = r;
-        if (once != nullptr) once[i] = c;
     }
 }
 
@@ -135,8 +131,7 @@ extern "C" __global__ void batch_ranks(const u64* __restrict__ keys, const unsig
 extern "C" __global__ void batch_scatter(const u64* __restrict__ keys,
                                          const unsigned char* __restrict__ keep,
                                          const i64* __restrict__ at_all,
-                                         const i64* __restrict__ rank,
-                                         const int* __restrict__ once, i64 n, int w,
+                                         const i64* __restrict__ rank, i64 n, int w,
                                          i64* __restrict__ info,
                                          int* __restrict__ src, int* __restrict__ dst,
                                          i64* __restrict__ at, i64* __restrict__ seg_start,
@@ -148,7 +143,7 @@ extern "C" __global__ void batch_scatter(const u64* __restrict__ keys,
             const i64 t = rank[i];
             info[I_KEPT] = t & m;
             info[I_SEGMENTS] = (t >> w) & m;
-            info[I_ONCE] = once != nullptr ? (i64)once[i] : ((t >> (2 * w)) & m);
+            info[I_ONCE] = (t >> (2 * w)) & m;
         }
         if (!keep[i]) continue;
         const u64 k = keys[i];
@@ -162,7 +157,7 @@ extern "C" __global__ void batch_scatter(const u64* __restrict__ keys,
         const i64 prev = i > 0 ? ((rank[i - 1] >> w) & m) : 0;
         if (h != prev) seg_start[h - 1] = j;
         if (once_src != nullptr && u < v) {
-            const i64 c = (once != nullptr ? (i64)once[i] : ((r >> (2 * w)) & m)) - 1;
+            const i64 c = ((r >> (2 * w)) & m) - 1;
             once_src[c] = u;
             once_dst[c] = v;
         }

@@ -2,8 +2,8 @@
 
 The general pipeline (:mod:`hornet.batch.gpu.kernels`) validates, sorts, deduplicates, finds,
 keeps, cuts into segments and counts per size class in separate steps, each reading a count
-back to size the next one. :func:`plan_batch` does the same work in seven launches, a sort and a scan, and reads
-every count the host needs at once: sizes it does not know yet (kept entries, segments) are
+back to size the next one. :func:`plan_batch` does the same work in five launches, a sort
+and a scan, and reads every count the host needs at once: sizes it does not know yet (kept entries, segments) are
 bounded by the batch's entries, and the kernels read the true counts from the device.
 
 Sort keys are ``src << 31 | dst`` (ids are int32, at most
@@ -27,17 +27,15 @@ _NAMES = tuple(f"batch_keys<{t}>" for t in _ID_TYPES.values())
 I_BAD, I_MAX_ID, I_LOOPS, I_KEPT, I_SEGMENTS, I_ONCE, I_MOVES, I_CLASS = 0, 1, 2, 3, 4, 5, 6, 8
 NUM_CLASSES = 64
 INFO_WORDS = I_CLASS + NUM_CLASSES
+#: most entries (pairs, twice that many when mirrored) a planned batch may have: one scan ranks
+#: three counts of up to 21 bits each packed in an int64
+MAX_ENTRIES = (1 << 21) - 1
 
 _PINNED: list = []
 
 
 def _fn(name: str):
     return function(_CU, name, _NAMES)
-
-
-def _ptr(a):
-    """A device array as a kernel argument, or a null pointer for None."""
-    return a if a is not None else i64(0)
 
 
 def _readback(info) -> np.ndarray:
@@ -61,8 +59,9 @@ class BatchPlan:
     (src, dst)), ``at`` (int64 (kept,): insertion point or position in the old list),
     per segment ``sources`` (int32), ``seg_start``, ``seg_len``, ``old_deg``, ``new_deg``,
     ``old_ptr`` (int64), and ``moved`` / ``move_class`` (int64 (moves,): the moving
-    segments, in no particular order, and their new classes); ``once_src``, ``once_dst`` (int32 (kept / 2,)): an
-    undirected batch's kept edges once, src < dst (None for a directed graph).
+    segments, in no particular order, and their new classes); ``once_src``, ``once_dst``
+    (int32 (kept / 2,)): an undirected batch's kept edges once, src < dst (None for a
+    directed graph).
     """
     bad: bool
     top: int
@@ -89,12 +88,14 @@ class BatchPlan:
 def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr,
                min_class: int) -> BatchPlan:
     """Plan an insert (``inserting``) or delete of the pairs ``s``, ``d`` (contiguous int32 or
-    int64 device arrays of one dtype, shape (n,), n > 0) against the vertex table
+    int64 device arrays of one dtype, shape (n,), 0 < n and n * (2 if mirror else 1) <=
+    MAX_ENTRIES) against the vertex table
     (``degree`` int32, ``size_class`` int8, ``edge_ptr`` int64, each (table_len,) on the
     device; ids at or past table_len have no list). ``mirror``: an undirected graph (each
     pair stands for both directions; self-loops are dropped).
 
-    Seven launches, a sort and one or two scans, one read-back; nothing is written outside the returned arrays.
+    Five launches, a sort and a scan, one read-back; nothing is written outside the returned
+    arrays.
     """
     n = int(s.shape[0])
     entries = n * (2 if mirror else 1)
@@ -103,30 +104,26 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     # a few buffers (rows of `entries` items) instead of a dozen allocations; the change's
     # arrays get their own (a caller keeping the change keeps no scratch)
     wide = cupy.empty((11, entries), dtype=cupy.int64)
-    narrow = cupy.empty((2, entries), dtype=cupy.int32)
+    sources = cupy.empty(entries, dtype=cupy.int32)
     pairs = cupy.empty((2, entries), dtype=cupy.int32)
     once_pairs = cupy.empty(entries if mirror else 0, dtype=cupy.int32)
     keep = cupy.empty(entries, dtype=cupy.uint8)
     keys = wide[0].view(cupy.uint64)
     at_all, flags, at, seg_start, moved, move_class = (wide[k] for k in range(1, 7))
     seg_len, old_deg, new_deg, old_ptr = (wide[k] for k in range(7, 11))
-    sources, once_flags = narrow[0], narrow[1]
     src, dst = pairs[0], pairs[1]
     launch(_fn(f"batch_keys<{_ID_TYPES[s.dtype]}>"), n, (s, d, i64(n), np.int32(mirror), info,
                                                           keys))
     keys.sort()
     launch(_fn("batch_find"), entries, (keys, i64(entries), degree, edge_ptr, i64(table_len),
                                         np.int32(inserting), keep, at_all))
-    w = max(1, entries.bit_length())
-    packed = 3 * w <= 63 or not mirror
+    w = max(1, entries.bit_length())           # 3 * w <= 63 (MAX_ENTRIES)
     launch(_fn("batch_ranks"), entries, (keys, keep, i64(entries), np.int32(w),
-                                         np.int32(mirror), flags,
-                                         i64(0) if packed else once_flags))
+                                         np.int32(mirror), flags))
     rank = cupy.cumsum(flags)
-    once = None if packed else cupy.cumsum(once_flags, dtype=cupy.int32)
     half = entries // 2 if mirror else 0
     once_src, once_dst = once_pairs[:half], once_pairs[half:2 * half]
-    launch(_fn("batch_scatter"), entries, (keys, keep, at_all, rank, _ptr(once), i64(entries),
+    launch(_fn("batch_scatter"), entries, (keys, keep, at_all, rank, i64(entries),
                                            np.int32(w), info, src, dst, at, seg_start,
                                            once_src if mirror else i64(0),
                                            once_dst if mirror else i64(0)))
