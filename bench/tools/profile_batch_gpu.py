@@ -11,10 +11,9 @@ For each Kronecker graph and batch size (random int64 pairs inserted, then delet
   once with host clocks only (``host``: what the Python side of a step costs, the GPU running
   behind) and once with a device synchronization before and after the step (``synced``: host
   plus the device work the step waits for);
-- the calls that read device memory back per batch (``get``, ``tolist``, ``item``, ``asnumpy``
-  and explicit synchronizations, counted by cProfile; ``int(device scalar)`` is a ``get``
-  inside CuPy's C code and is counted through :func:`cupy.ndarray.__int__` where CuPy exposes
-  it, so the count is a lower bound).
+- the calls that read device memory back per batch (CuPy's ``get``, ``tolist``, ``item``,
+  ``asnumpy`` and explicit synchronizations, counted by cProfile; ``int(device scalar)`` reads
+  inside CuPy's C code without a call cProfile sees, so the count is a lower bound).
 
 ``--trace`` runs that many 1,000-edge insert-then-delete cycles and prints every call slower
 than twice the median with what happened during it: Python garbage collections, growth of
@@ -160,13 +159,14 @@ def stage_profile(g, xp, sizes, calls, sync) -> None:
 
 
 def _reads(prof) -> dict:
+    """Calls of CuPy's read-back methods and functions recorded by ``prof``."""
     st = pstats.Stats(prof).stats
     out = defaultdict(int)
-    for (_, _, name), (cc, nc, *_rest) in st.items():
-        short = name.split("'")[1] if name.startswith("<method") else name
-        for r in READS:
-            if short == r or short.endswith("." + r) or name.endswith(f"'{r}' of"):
-                out[r] += nc
+    for (filename, _, name), (_, nc, *_rest) in st.items():
+        cupy_method = name.startswith("<method '") and "cupy" in name
+        short = name.split("'")[1] if cupy_method else name
+        if (cupy_method or "cupy" in filename) and short in READS:
+            out[short] += nc
     return dict(out)
 
 
