@@ -37,8 +37,15 @@ def wall_us(fn):
     return result, (time.perf_counter() - t) * 1e6
 
 
-def cycle(g: hornet.Graph, rs, batches: int, size: int) -> tuple[float, float]:
-    """Median (insert us, delete us) of random batches inserted, then deleted again."""
+def spikes(times: list[float]) -> int:
+    """How many of ``times`` exceed twice their median."""
+    med = statistics.median(times)
+    return sum(t > 2 * med for t in times)
+
+
+def cycle(g: hornet.Graph, rs, batches: int, size: int) -> tuple[float, float, str]:
+    """Median (insert us, delete us) of random batches inserted, then deleted again, and how
+    many calls took over twice the median."""
     import cupy
     n, ins, dels = g.num_vertices, [], []
     for _ in range(batches + WARMUP):
@@ -46,17 +53,20 @@ def cycle(g: hornet.Graph, rs, batches: int, size: int) -> tuple[float, float]:
         c, t_ins = wall_us(lambda: g.insert_edges(s, d))
         ins.append(t_ins)
         dels.append(wall_us(lambda: g.delete_edges(c.src, c.dst))[1])
-    return statistics.median(ins[WARMUP:]), statistics.median(dels[WARMUP:])
+    ins, dels = ins[WARMUP:], dels[WARMUP:]
+    return (statistics.median(ins), statistics.median(dels),
+            f"over 2x median: {spikes(ins)}/{spikes(dels)} of {len(ins)} (insert/delete)")
 
 
-def growth(g: hornet.Graph, rs, batches: int, size: int) -> float:
-    """Median insert us of random batches that stay in the graph."""
+def growth(g: hornet.Graph, rs, batches: int, size: int) -> tuple[float, int]:
+    """Median insert us of random batches that stay in the graph, and how many calls took
+    over twice the median."""
     import cupy
     n, times = g.num_vertices, []
     for _ in range(batches + WARMUP):
         s, d = rs.randint(0, n, size, dtype=cupy.int64), rs.randint(0, n, size, dtype=cupy.int64)
         times.append(wall_us(lambda: g.insert_edges(s, d))[1])
-    return statistics.median(times[WARMUP:])
+    return statistics.median(times[WARMUP:]), spikes(times[WARMUP:])
 
 
 def hubs(g: hornet.Graph, rs, batches: int, size: int) -> tuple[float, float, int]:
@@ -96,18 +106,19 @@ def main(argv: list[str] | None = None) -> None:
         del src, dst
         label = f"kron{scale} ({g.num_edges:,} edges)"
         rs = cupy.random.RandomState(5)
-        t_ins, t_del = cycle(g, rs, args.batches, args.batch)
+        t_ins, t_del, note = cycle(g, rs, args.batches, args.batch)
         rows.append([label, "cycle: random pairs inserted, then deleted", f"{t_ins:.0f}",
-                     f"{t_del:.0f}", ""])
+                     f"{t_del:.0f}", note])
         print(rows[-1], flush=True)
         t_ins, t_del, top = hubs(g, rs, args.batches, args.batch)
         rows.append([label, "hubs: sampled edges deleted, then inserted back", f"{t_ins:.0f}",
                      f"{t_del:.0f}", f"largest degree touched {top:,}"])
         print(rows[-1], flush=True)
         before = g.num_edges
-        t_ins = growth(g, rs, args.batches, args.batch)
+        t_ins, over = growth(g, rs, args.batches, args.batch)
         rows.append([label, "growth: random pairs inserted and kept", f"{t_ins:.0f}", "",
-                     f"{g.num_edges - before:,} edges added"])
+                     f"{g.num_edges - before:,} edges added; over 2x median: {over} of "
+                     f"{args.batches}"])
         print(rows[-1], flush=True)
         g.check()
         del g

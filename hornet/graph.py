@@ -27,6 +27,7 @@ import numpy as np
 from .adjacency import AdjacencyView
 from .batch import pipeline
 from .change import EdgeChange, host_copy
+from .batch.planned import planned_pairs, planned_update
 from .batch.small_path import MODE_DELETE, MODE_INSERT, small_pairs, small_update
 from .batch.validate import BatchError, MAX_VERTEX_ID, edge_batch, id_array, property_values
 from .core.device import backend_available
@@ -187,6 +188,9 @@ class Graph:
     # batches of a few thousand entries take the small-batch path (hornet.batch.small_path);
     # False sends every batch through the pipelines above
     _small_batches = True
+    # GPU batches past the small-batch path are planned on the device with one read-back
+    # (hornet.batch.planned); False sends them through the general pipeline
+    _planned_batches = True
 
     def __init__(self, directed: bool = False, device: str = "auto", *, num_vertices: int = 0,
                  edge_properties: dict | None = None, vertex_properties: dict | None = None,
@@ -449,6 +453,10 @@ class Graph:
                 change = small_update(self, MODE_INSERT, *pairs, edge_props)
                 if change is not None:
                     return change
+            pairs = planned_pairs(self, src, dst, edge_props, True) \
+                if self._planned_batches else None
+            if pairs is not None:
+                return planned_update(self, True, *pairs)
             late = self.device == "cpu" and self._fused_insert   # its sort checks the ids
             s, d, props, top = edge_batch(src, dst, edge_props, self._xp, check=not late)
             values = property_values(props, self._edge_schema, s.shape[0], self._xp)
@@ -467,6 +475,10 @@ class Graph:
                 change = small_update(self, MODE_DELETE, *pairs, {})
                 if change is not None:
                     return change
+            pairs = planned_pairs(self, src, dst, {}, False) \
+                if self._planned_batches else None
+            if pairs is not None:
+                return planned_update(self, False, *pairs)
             s, d, props, top = edge_batch(src, dst, {}, self._xp)
             if props:
                 raise BatchError(f"delete_edges takes no properties, got {sorted(props)}")

@@ -10,7 +10,9 @@ can fail), then write the lists, the vertex table and the change.
 
 - :func:`insert_prepared` / :func:`delete_prepared`: a checked batch into the graph. CPU
   graphs take the fused pipeline (:mod:`hornet.batch.cpu.fused`) unless
-  ``Graph._fused_insert`` / ``_fused_delete`` is False, GPU graphs the general one;
+  ``Graph._fused_insert`` / ``_fused_delete`` is False, GPU graphs the general one (most GPU
+  batches never get here: :mod:`hornet.batch.small_path` and :mod:`hornet.batch.planned`
+  take them first);
 - :func:`unique_pairs`, :func:`edge_change`, :func:`allocate_for`, :func:`compact_memory`,
   :func:`scratch`: steps that other updates of the graph share.
 """

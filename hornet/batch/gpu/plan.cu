@@ -1,0 +1,228 @@
+// CUDA kernels that plan a GPU batch on the device with one read-back (hornet/batch/gpu/plan.py).
+//
+// The pairs are validated while they are packed into sort keys, sorted (CuPy's radix sort),
+// then every sorted entry is deduplicated and looked up in its source's list in one pass; one
+// scan ranks the entries the batch keeps, the segments (runs of one source) among them and,
+// for an undirected graph, the entries that stand for their edge once; the kept entries are
+// compacted, every segment planned (new degree, whether its list moves to a block of another
+// size class), and the moving segments listed with their new classes and counted per class.
+// Every count the host needs lands in one small `info` array, read back once.
+//
+// Compiled once per process by cupy.RawModule (NVRTC, -std=c++17); includes segmented.cuh.
+// Sizes the host does not know before the read-back (kept entries, segments) are bounded by
+// the number of entries E: arrays are sized E and the kernels read the true counts from info.
+
+#include "segmented.cuh"
+
+#define ALL_ONES 0xFFFFFFFFFFFFFFFFull
+#define ID_BITS 31
+#define MAX_ID 2147483646ll          // hornet.batch.validate.MAX_VERTEX_ID
+
+// info slots (int64 words; plan.py names them the same)
+#define I_BAD 0        // nonzero: an id is negative or past MAX_ID
+#define I_MAX_ID 1     // largest id of the batch (valid batches)
+#define I_LOOPS 2      // self-loop pairs dropped (mirrored batches)
+#define I_KEPT 3       // entries the batch changes
+#define I_SEGMENTS 4   // sources among them
+#define I_ONCE 5       // kept entries with src < dst (undirected: each edge once)
+#define I_MOVES 6      // segments whose list moves to a block of another class
+#define I_CLASS 8      // 64 words: moving segments per new size class
+
+__device__ __forceinline__ i64 class_of(i64 d, int min_class) {
+    if (d <= 0) return -1;
+    i64 k = d == 1 ? 0 : 64 - __clzll(d - 1);
+    return k < min_class ? min_class : k;
+}
+
+// Keys (src << 31 | dst); mirror: pair i -> entries 2i (s, d) and 2i + 1 (d, s), self-loops ->
+// ALL_ONES (sorted last, counted in info[I_LOOPS]). Ids outside [0, MAX_ID] set info[I_BAD];
+// the largest id goes to info[I_MAX_ID] (one atomic per warp).
+template <typename Id>
+__global__ void batch_keys(const Id* __restrict__ s, const Id* __restrict__ d, i64 n, int mirror,
+                           i64* __restrict__ info, u64* __restrict__ keys) {
+    i64 hi = 0, bad = 0, loops = 0;
+    const u64 mask = (1ull << ID_BITS) - 1ull;
+    GRID_STRIDE(i, n) {
+        const i64 a = (i64)s[i], b = (i64)d[i];
+        bad |= (a < 0) | (b < 0) | (a > MAX_ID) | (b > MAX_ID);
+        hi = a > hi ? a : hi;
+        hi = b > hi ? b : hi;
+        const u64 u = (u64)a & mask, v = (u64)b & mask;
+        if (mirror) {
+            if (a == b) {
+                keys[2 * i] = ALL_ONES;
+                keys[2 * i + 1] = ALL_ONES;
+                ++loops;
+            } else {
+                keys[2 * i] = (u << ID_BITS) | v;
+                keys[2 * i + 1] = (v << ID_BITS) | u;
+            }
+        } else {
+            keys[i] = (u << ID_BITS) | v;
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        hi = max(hi, (i64)__shfl_down_sync(0xFFFFFFFFu, hi, o));
+        bad |= __shfl_down_sync(0xFFFFFFFFu, bad, o);
+        loops += __shfl_down_sync(0xFFFFFFFFu, loops, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        if (bad) atomicOr((u64*)&info[I_BAD], 1ull);
+        atomicMax(&info[I_MAX_ID], hi);
+        if (loops) atomicAdd((u64*)&info[I_LOOPS], (u64)loops);
+    }
+}
+
+// Per sorted entry: keep[i] = 1 when it is the first of its (src, dst), not a self-loop, and
+// absent from src's list (inserting) or present (deleting); at[i] = its insertion point
+// (inserting) or position (deleting). Sources at or past table_len have no list.
+extern "C" __global__ void batch_find(const u64* __restrict__ keys, i64 n,
+                                      const int* __restrict__ degree,
+                                      const i64* __restrict__ edge_ptr, i64 table_len,
+                                      int inserting, unsigned char* __restrict__ keep,
+                                      i64* __restrict__ at) {
+    const u64 mask = (1ull << ID_BITS) - 1ull;
+    GRID_STRIDE(i, n) {
+        const u64 k = keys[i];
+        bool kept = false;
+        i64 p = 0;
+        if (k != ALL_ONES && (i == 0 || keys[i - 1] != k)) {
+            const i64 u = (i64)(k >> ID_BITS), v = (i64)(k & mask);
+            const i64 deg = u < table_len ? (i64)degree[u] : 0;
+            bool found = false;
+            if (deg > 0) {
+                const int* lst = (const int*)edge_ptr[u];
+                p = lower_bound(lst, deg, v);
+                found = p < deg && (i64)lst[p] == v;
+            }
+            kept = inserting ? !found : found;
+        }
+        keep[i] = kept;
+        at[i] = p;
+    }
+}
+
+// rank[i] = kept | head << w | once << 2w (3w <= 63 bits: the caller's one scan ranks the
+// three at once). A kept entry is a segment head when no kept entry of its source comes
+// before it: a backward walk to the previous kept entry or the source's
+// first entry (the walks of a source's kept entries cover disjoint ranges: O(E) in all).
+extern "C" __global__ void batch_ranks(const u64* __restrict__ keys, const unsigned char* keep,
+                                       i64 n, int w, int mirror, i64* __restrict__ rank) {
+    GRID_STRIDE(i, n) {
+        i64 r = 0;
+        if (keep[i]) {
+            const u64 k = keys[i];
+            const u64 src = k >> ID_BITS;
+            bool head = true;
+            for (i64 j = i - 1; j >= 0; --j) {
+                if ((keys[j] >> ID_BITS) != src) break;
+                if (keep[j]) { head = false; break; }
+            }
+            const i64 c = mirror && src < (k & ((1ull << ID_BITS) - 1ull));
+            r = 1 | ((i64)head << w) | (c << (2 * w));
+        }
+        rank[i] = r;
+    }
+}
+
+// The kept entries compacted in order (src, dst, at), each segment's first entry, and the
+// entries with src < dst (undirected: the batch's change, each edge once); the thread of the
+// last entry writes info[I_KEPT], info[I_SEGMENTS] and info[I_ONCE] from the scans' totals.
+extern "C" __global__ void batch_scatter(const u64* __restrict__ keys,
+                                         const unsigned char* __restrict__ keep,
+                                         const i64* __restrict__ at_all,
+                                         const i64* __restrict__ rank, i64 n, int w,
+                                         i64* __restrict__ info,
+                                         int* __restrict__ src, int* __restrict__ dst,
+                                         i64* __restrict__ at, i64* __restrict__ seg_start,
+                                         int* __restrict__ once_src, int* __restrict__ once_dst) {
+    const i64 m = (1ll << w) - 1;
+    const u64 mask = (1ull << ID_BITS) - 1ull;
+    GRID_STRIDE(i, n) {
+        if (i == n - 1) {
+            const i64 t = rank[i];
+            info[I_KEPT] = t & m;
+            info[I_SEGMENTS] = (t >> w) & m;
+            info[I_ONCE] = (t >> (2 * w)) & m;
+        }
+        if (!keep[i]) continue;
+        const u64 k = keys[i];
+        const int u = (int)(k >> ID_BITS), v = (int)(k & mask);
+        const i64 r = rank[i];
+        const i64 j = (r & m) - 1;
+        src[j] = u;
+        dst[j] = v;
+        at[j] = at_all[i];
+        const i64 h = (r >> w) & m;
+        const i64 prev = i > 0 ? ((rank[i - 1] >> w) & m) : 0;
+        if (h != prev) seg_start[h - 1] = j;
+        if (once_src != nullptr && u < v) {
+            const i64 c = ((r >> (2 * w)) & m) - 1;
+            once_src[c] = u;
+            once_dst[c] = v;
+        }
+    }
+}
+
+// One thread per segment (info[I_SEGMENTS] of them; the grid is sized for the bound): its
+// source, length, degree and pointer now, new degree, and whether the list moves (inserting:
+// it outgrows its block; deleting: it keeps edges but under a quarter of its block and a
+// smaller class holds them). The moving segments are listed in moved (their indices) and
+// classes (their new classes), in no particular order (one atomic per warp on info[I_MOVES]),
+// and counted per class in info[I_CLASS + class] (shared bins, one atomic per class and
+// block).
+extern "C" __global__ void batch_plan(const int* __restrict__ src,
+                                      const i64* __restrict__ seg_start, i64* __restrict__ info,
+                                      const int* __restrict__ degree,
+                                      const signed char* __restrict__ size_class,
+                                      const i64* __restrict__ edge_ptr, i64 table_len,
+                                      int inserting, int min_class, int* __restrict__ sources,
+                                      i64* __restrict__ seg_len, i64* __restrict__ old_deg,
+                                      i64* __restrict__ new_deg, i64* __restrict__ old_ptr,
+                                      i64* __restrict__ moved, i64* __restrict__ classes) {
+    __shared__ unsigned int bins[64];
+    for (int c = threadIdx.x; c < 64; c += blockDim.x) bins[c] = 0;
+    __syncthreads();
+    const i64 ns = info[I_SEGMENTS], m = info[I_KEPT];
+    // every thread of a warp runs the same number of rounds (the atomics below are warp-wide)
+    const i64 stride = (i64)blockDim.x * gridDim.x;
+    const i64 first = (i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31);
+    for (i64 base = first; base < ns; base += stride) {
+        const i64 k = base + (threadIdx.x & 31);
+        bool r = false;
+        i64 fit = -1;
+        if (k < ns) {
+            const i64 b = seg_start[k];
+            const i64 c = (k + 1 < ns ? seg_start[k + 1] : m) - b;
+            const int v = src[b];
+            const bool listed = (i64)v < table_len;
+            const i64 d0 = listed ? (i64)degree[v] : 0;
+            const int cls = listed ? (int)size_class[v] : -1;
+            const i64 cap = cls >= 0 ? (1ll << cls) : 0ll;
+            sources[k] = v;
+            seg_len[k] = c;
+            old_deg[k] = d0;
+            old_ptr[k] = listed ? edge_ptr[v] : 0;
+            const i64 d1 = inserting ? d0 + c : d0 - c;
+            fit = class_of(d1, min_class);
+            r = inserting ? d1 > cap : (d1 > 0 && 4 * d1 < cap && fit < cls);
+            new_deg[k] = d1;
+            if (r) atomicAdd(&bins[fit], 1u);
+        }
+        const unsigned ballot = __ballot_sync(0xFFFFFFFFu, r);
+        if (ballot) {
+            const int lane = threadIdx.x & 31;
+            i64 slot = 0;
+            if (lane == 0) slot = (i64)atomicAdd((u64*)&info[I_MOVES], (u64)__popc(ballot));
+            slot = __shfl_sync(0xFFFFFFFFu, slot, 0) + __popc(ballot & ((1u << lane) - 1u));
+            if (r) {
+                moved[slot] = k;
+                classes[slot] = fit;
+            }
+        }
+    }
+    __syncthreads();
+    for (int c = threadIdx.x; c < 64; c += blockDim.x)
+        if (bins[c]) atomicAdd((u64*)&info[I_CLASS + c], (u64)bins[c]);
+}
+

@@ -1,0 +1,122 @@
+"""GPU batches planned on the device: insert and delete with one read-back before the rewrite.
+
+A GPU batch too large for the small-batch path (:mod:`hornet.batch.small_path`) is planned by
+:func:`hornet.batch.gpu.plan.plan_batch` (validation fused with packing the sort keys,
+deduplication, the lookups, the kept entries, the segments, the lists that move and their
+counts per size class, all on the device, one read of the counts), then takes the blocks of
+the moving lists from the memory manager (only per-class counts reach it), rewrites the lists
+(:func:`hornet.batch.gpu.kernels.merge_lists` / ``remove_lists``) and retires the old blocks
+like the general pipeline (:mod:`hornet.batch.pipeline`), in the same refuse-before-writing
+order.
+
+Anything else (property columns on an insert, other inputs, empty batches, batches of more
+than :data:`~hornet.batch.gpu.plan.MAX_ENTRIES` entries) returns None from
+:func:`planned_pairs`, and the general pipeline takes the batch.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..change import EdgeChange
+from .gpu.plan import MAX_ENTRIES, plan_batch
+from .pipeline import (_field_columns, _moved_field_columns, _retire, compact_memory,
+                       edge_change)
+from .validate import check_ids
+
+__all__ = ["planned_pairs", "planned_update"]
+
+
+def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
+    """(src, dst) as contiguous int32 or int64 CuPy arrays of one dtype when a GPU batch can
+    be planned on the device: two 1-D integer NumPy or CuPy arrays of one non-zero length,
+    at most :data:`~hornet.batch.gpu.plan.MAX_ENTRIES` entries once mirrored, no property
+    values (and, inserting, no edge properties declared). None otherwise."""
+    if g.device != "gpu" or dst is None or edge_props:
+        return None
+    if inserting and g._edge_schema:
+        return None
+    xp = g._xp
+    arrays = (np.ndarray, xp.ndarray)
+    if not (isinstance(src, arrays) and isinstance(dst, arrays)):
+        return None
+    if src.ndim != 1 or src.shape != dst.shape or not src.shape[0]:
+        return None
+    if src.shape[0] * (1 if g.directed else 2) > MAX_ENTRIES:
+        return None
+    if src.dtype.kind not in "iu" or dst.dtype.kind not in "iu":
+        return None
+    src, dst = xp.asarray(src), xp.asarray(dst)
+    if src.dtype != dst.dtype or src.dtype not in (np.int32, np.int64):
+        src, dst = src.astype(xp.int64), dst.astype(xp.int64)
+    return xp.ascontiguousarray(src), xp.ascontiguousarray(dst)
+
+
+def planned_update(g, inserting: bool, s, d) -> EdgeChange:
+    """Insert (``inserting``) or delete the pairs ``s``, ``d`` (from :func:`planned_pairs`).
+    Raises :class:`hornet.batch.validate.BatchError` (graph unchanged) for ids outside
+    [0, MAX_VERTEX_ID], with the general pipeline's message."""
+    mm = g._mm
+    p = plan_batch(s, d, not g.directed, inserting, g._degree, g._size_class, g._edge_ptr,
+                   mm.min_size_class)
+    if p.bad:
+        xp = g._xp
+        check_ids([(s.astype(xp.int64), "src"), (d.astype(xp.int64), "dst")], xp)
+        raise AssertionError("the batch plan flagged an id that check_ids accepts")
+    kind = "insert" if inserting else "delete"
+    if inserting:
+        n = max(g._n, p.top)
+        g._reserve(n)
+    new_ptrs = None
+    if p.moves:
+        pool = mm.allocate_counts(p.per_class)       # the only step that can fail
+        class_start = np.zeros(p.per_class.shape[0], dtype=np.int64)
+        np.cumsum(p.per_class[:-1], out=class_start[1:])
+        new_ptrs = mm.backend.place_by_class(p.move_class, class_start, pool)
+    # ---- nothing above changed the graph; from here on the batch is committed ----
+    g._views.clear()
+    if inserting:
+        g._n = n
+    if not p.kept:
+        empty = {name: g._xp.empty(0, dtype=dt) for name, dt in g._edge_schema.items()}
+        return _change(g, kind, p, empty, p.loops if inserting else 0)
+    K = g._K
+    columns = _field_columns(g, p.old_ptr)
+    moved_columns = (_moved_field_columns(g, columns, p.moved, new_ptrs) if p.moves
+                     else columns)
+    if p.moves:
+        new_classes = p.move_class
+    else:
+        new_ptrs = new_classes = p.moved
+    if inserting:
+        K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at, [p.dst])
+        g._entries += p.kept
+        _retire(g, p.sources, p.new_deg, p.old_ptr, p.moved, new_ptrs, new_classes)
+        if p.moves:
+            compact_memory(g)
+        return _change(g, kind, p, {}, p.loops)
+    xp = g._xp
+    gone = {}
+    for f, (name, dt) in enumerate(g._edge_schema.items(), start=1):
+        gone[name] = xp.empty(p.kept, dtype=dt)
+        slots = xp.repeat(columns[f], p.seg_len) + dt.itemsize * p.at
+        K.read_at(slots, gone[name])
+    K.remove_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
+                   mm.field_dtypes, items=g._entries)
+    g._entries -= p.kept
+    _retire(g, p.sources, p.new_deg, p.old_ptr, p.moved, new_ptrs, new_classes,
+            emptied=p.new_deg == 0)
+    compact_memory(g)
+    if gone:
+        return edge_change(g, kind, p.src, p.dst, gone)
+    return _change(g, kind, p, {}, 0)
+
+
+def _change(g, kind: str, p, values: dict, skipped: int) -> EdgeChange:
+    """The batch's :class:`EdgeChange` from the plan: an undirected graph's kept edges once
+    (src < dst, as the plan listed them), a directed graph's kept entries."""
+    if p.once_src is not None:
+        return EdgeChange(kind, p.once_src, p.once_dst, values, skipped, {})
+    if p.src is None:
+        e = g._xp.empty(0, dtype=g._xp.int32)
+        return EdgeChange(kind, e, e.copy(), values, skipped, {})
+    return EdgeChange(kind, p.src, p.dst, values, skipped, {})

@@ -1,0 +1,167 @@
+"""GPU batches planned on the device (hornet.batch.planned): the same graphs and changes as the
+CPU backend and as the GPU's general pipeline, batch by batch, and the same refusals."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hornet
+from conftest import HAS_GPU
+from hornet.batch.validate import BatchError
+from hornet.testing import to_host
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
+
+
+def _graph(device, directed, planned=True, **kw):
+    g = hornet.Graph(directed=directed, device=device, block_array_edges=512, **kw)
+    g._planned_batches = planned
+    return g
+
+
+def _same(a, b):
+    sa, da = a.edges()
+    sb, db = b.edges()
+    assert np.array_equal(to_host(sa), to_host(sb)) and np.array_equal(to_host(da), to_host(db))
+    assert np.array_equal(to_host(a.degree()), to_host(b.degree()))
+
+
+def _same_change(a, b):
+    assert np.array_equal(to_host(a.src), to_host(b.src))
+    assert np.array_equal(to_host(a.dst), to_host(b.dst))
+    assert a.self_loops_skipped == b.self_loops_skipped
+    for k in a.properties:
+        assert np.array_equal(to_host(a.properties[k]), to_host(b.properties[k]))
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("ids", [np.int64, np.int32])
+def test_planned_batches_match_cpu_and_the_general_pipeline(directed, ids):
+    import cupy
+    rng = np.random.default_rng(5)
+    graphs = [_graph("cpu", directed), _graph("gpu", directed),
+              _graph("gpu", directed, planned=False)]
+    edges = set()                                    # an independent oracle of the edge set
+    for step in range(24):
+        n = 3000 + 500 * step                        # the id space grows with the batches
+        m = int(rng.integers(2500, 30000))
+        s, d = rng.integers(0, n, m), rng.integers(0, n, m)
+        if step % 5 == 4:
+            s[: m // 2] = 3                          # a hub outgrows its blocks
+        if step % 4 == 1:
+            s[:50] = d[:50]                          # self-loops
+            s[m // 2:], d[m // 2:] = s[: m - m // 2], d[: m - m // 2]   # repeats
+        if rng.random() < 0.6 or not edges:
+            s, d = s.astype(ids), d.astype(ids)
+            changes = [g.insert_edges(s if g.device == "cpu" else cupy.asarray(s),
+                                      d if g.device == "cpu" else cupy.asarray(d))
+                       for g in graphs]
+            for u, v in zip(s.tolist(), d.tolist()):
+                if directed:
+                    edges.add((u, v))
+                elif u != v:
+                    edges.add((min(u, v), max(u, v)))
+        else:
+            es, ed = graphs[0].edges()
+            pick = rng.choice(es.size, size=min(es.size, m), replace=False)
+            s = np.r_[es[pick], s[:2000]].astype(ids)       # present edges and absent ones
+            d = np.r_[ed[pick], d[:2000]].astype(ids)
+            changes = [g.delete_edges(s, d) for g in graphs]
+            for u, v in zip(s.tolist(), d.tolist()):
+                edges.discard((u, v) if directed else (min(u, v), max(u, v)))
+        _same_change(changes[0], changes[1])
+        _same_change(changes[2], changes[1])
+        _same(graphs[0], graphs[1])
+        _same(graphs[2], graphs[1])
+        gs, gd = graphs[1].edges()
+        got = set(zip(to_host(gs).tolist(), to_host(gd).tolist()))
+        if not directed:
+            got = {(u, v) for u, v in got if u < v}
+        assert got == edges
+        if step % 6 == 5:
+            graphs[1].check()
+    graphs[1].check()
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_deletes_with_properties_return_the_removed_values(directed):
+    rng = np.random.default_rng(2)
+    props = {"w": np.float32}
+    cpu = _graph("cpu", directed, edge_properties=props)
+    gpu = _graph("gpu", directed, edge_properties=props)
+    s, d = rng.integers(0, 4000, 40000), rng.integers(0, 4000, 40000)
+    w = rng.random(40000).astype(np.float32)
+    _same_change(cpu.insert_edges(s, d, w=w), gpu.insert_edges(s, d, w=w))
+    es, ed = cpu.edges()
+    pick = rng.choice(es.size, size=10000, replace=False)
+    _same_change(cpu.delete_edges(es[pick], ed[pick]), gpu.delete_edges(es[pick], ed[pick]))
+    _same(cpu, gpu)
+    absent = np.arange(5000, 10000)                 # nothing to delete: an empty change
+    change = gpu.delete_edges(absent, absent + 1)
+    _same_change(cpu.delete_edges(absent, absent + 1), change)
+    assert sorted(change.properties) == ["w"] and len(change) == 0
+    gpu.check()
+
+
+@pytest.mark.parametrize("bad", ["negative", "too large"])
+def test_bad_ids_are_refused_with_the_general_message_and_nothing_changes(bad):
+    rng = np.random.default_rng(3)
+    g = _graph("gpu", False)
+    ref = _graph("gpu", False, planned=False)
+    s, d = rng.integers(0, 5000, 20000), rng.integers(0, 5000, 20000)
+    g.insert_edges(s, d)
+    ref.insert_edges(s, d)
+    d = d.copy()
+    d[777] = -4 if bad == "negative" else np.iinfo(np.int32).max
+    messages = []
+    for graph in (g, ref):
+        for op in (graph.insert_edges, graph.delete_edges):
+            with pytest.raises(BatchError) as err:
+                op(s, d)
+            messages.append(str(err.value))
+    assert messages[0] == messages[2] and messages[1] == messages[3]
+    _same(g, ref)
+    g.check()
+
+
+def _edge_set(src, dst):
+    """Host (n, 2) int64 array of the distinct undirected edges of the pairs, src < dst."""
+    s, d = np.minimum(src, dst), np.maximum(src, dst)
+    keep = s != d
+    return np.unique(np.stack([s[keep], d[keep]], axis=1), axis=0)
+
+
+def test_batches_at_the_plans_limit_against_a_host_oracle(monkeypatch):
+    """The largest batch the plan takes (MAX_ENTRIES entries once mirrored), checked against
+    the edge set computed on the host; one pair more goes to the general pipeline."""
+    import hornet.batch.planned as planned
+    from hornet.batch.gpu.plan import MAX_ENTRIES
+    planned_calls = []
+    original = planned.plan_batch
+    monkeypatch.setattr(planned, "plan_batch",
+                        lambda *a, **k: planned_calls.append(1) or original(*a, **k))
+    rng = np.random.default_rng(4)
+    g = _graph("gpu", False)
+    m = MAX_ENTRIES // 2
+    s, d = rng.integers(0, 200_000, m), rng.integers(0, 200_000, m)
+    change = g.insert_edges(s, d)
+    want = _edge_set(s, d)
+    got = np.stack([to_host(change.src), to_host(change.dst)], axis=1)
+    assert np.array_equal(got, want) and len(planned_calls) == 1
+    gs, gd = (to_host(a) for a in g.edges())
+    once = gs < gd
+    assert np.array_equal(np.stack([gs[once], gd[once]], axis=1), want)
+    pick = rng.choice(want.shape[0], size=want.shape[0] // 2, replace=False)
+    gone = g.delete_edges(want[pick, 1], want[pick, 0])        # the reverse direction
+    assert np.array_equal(np.stack([to_host(gone.src), to_host(gone.dst)], axis=1),
+                          want[np.sort(pick)]) and len(planned_calls) == 2
+    g.check()
+    s2, d2 = rng.integers(0, 200_000, m + 1), rng.integers(0, 200_000, m + 1)
+    g.insert_edges(s2, d2)
+    assert len(planned_calls) == 2                   # past the limit: the general pipeline
+    rest = np.delete(want, pick, axis=0)
+    both = _edge_set(np.r_[rest[:, 0], s2], np.r_[rest[:, 1], d2])
+    gs, gd = (to_host(a) for a in g.edges())
+    once = gs < gd
+    assert np.array_equal(np.stack([gs[once], gd[once]], axis=1), both)
+    g.check()
