@@ -603,8 +603,12 @@ class Graph:
         the lists grouped by size class, smallest blocks first, and in address order within
         a class (each class's block arrays one after another). A kernel that streams every
         list in this order reads each block array front to back, where the id order would
-        jump between size classes at almost every vertex. Valid until the next update. One
-        sort of the list addresses (a radix sort on the GPU).
+        jump between size classes at almost every vertex. Valid until the next update.
+
+        No sort of the lists: every list's block has a unique rank in the concatenation of
+        the block arrays ordered by (size class, address) (a host sort of the few arrays),
+        found from its array (a binary search among the array bases) and its slot there; the
+        vertices are scattered to their ranks and the empty ranks dropped. O(V + blocks).
 
         Examples
         --------
@@ -615,9 +619,20 @@ class Graph:
         """
         xp = self._xp
         owners = xp.flatnonzero(self._degree[:self._n])
-        # one int64 key: size class above the address (addresses stay below 2**56)
-        key = (self._size_class[owners].astype(xp.int64) << 56) | self._edge_ptr[owners]
-        return owners[xp.argsort(key, kind="stable")].astype(xp.int32)
+        lookup = self._mm.lookup()
+        if owners.size == 0 or lookup.bases.shape[0] == 0:
+            return owners.astype(xp.int32)
+        blocks = np.array([a.num_blocks for a in lookup.arrays], dtype=np.int64)
+        ranked = np.lexsort((lookup.bases, lookup.size_class))   # arrays in storage order
+        first = np.empty_like(blocks)
+        first[ranked] = np.cumsum(blocks[ranked]) - blocks[ranked]
+        heads = self._edge_ptr[owners]
+        array_of = xp.searchsorted(lookup.dev_bases, heads, side="right") - 1
+        rank = (xp.asarray(first)[array_of]
+                + ((heads - lookup.dev_bases[array_of]) >> lookup.dev_block_shift[array_of]))
+        slots = xp.full(int(blocks.sum()), -1, dtype=xp.int32)
+        slots[rank] = owners.astype(xp.int32)
+        return slots[slots >= 0]
 
     def has_edges(self, src, dst=None):
         """Boolean array: does each (src[i], dst[i]) exist?"""
