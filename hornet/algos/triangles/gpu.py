@@ -1,8 +1,12 @@
 """GPU triangle counts and edge numbering (CuPy + CUDA C++, kernels in ``triangles.cu``).
 
-Degree orientation (one warp per vertex, ballot compaction), then one item per (oriented
-edge, element of its shorter list), binary-searched in the longer list. :class:`EdgeIndex`
-numbers the undirected edges as ``g.edges()`` lists them, for per-edge results.
+Degree orientation (one warp per vertex, ballot compaction). Counts (total and per vertex):
+every edge is handled at its key, the end with the longer oriented list, whose list is
+hashed in shared memory once for all the edges keyed at it (a warp per short list, a block
+per longer one); the shorter list's elements are probed into it (:func:`count_keyed`).
+Per-edge support (k-truss): one item per (oriented edge, element of its shorter list),
+binary-searched in the longer list (:func:`count_oriented`). :class:`EdgeIndex` numbers the
+undirected edges as ``g.edges()`` lists them, for per-edge results.
 """
 from __future__ import annotations
 
@@ -18,14 +22,16 @@ from ..views_gpu import coo, symmetrized
 
 _fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "triangles.cu"),
               ("orient_pass<0>", "orient_pass<1>", "tc_count<0>", "tc_count<1>", "tc_count<2>",
-               "tc_keyed_warp<0>", "tc_keyed_warp<1>", "tc_keyed_block<0>",
-               "tc_keyed_block<1>"))
+               "tc_keyed_warp<0>", "tc_keyed_warp<1>")
+              + tuple(f"tc_keyed_block<{m}, {t}>" for m in (0, 1) for t in (4096, 8192)))
 
 
 TC_IPT = 4                   # TC_IPT in triangles.cu
 TC_WARP_LIST = 32            # keys with out-lists up to this long go to tc_keyed_warp ...
 TC_WARP_DEGREE = 1024        # ... when their undirected lists are no longer than this
 TC_MAX_OUT = 1 << 22         # tc_keyed_block sums 256 out-degrees in int32: longer -> tc_count
+TC_TABLES = (4096, 8192)     # tc_keyed_block's table sizes: lists up to half of the first take
+                             # it, longer ones the second (beyond half of it: global search)
 
 
 @dataclass
@@ -138,16 +144,19 @@ def count_keyed(deg, ptr, n: int, mode: int):
         if int(dplus.max()) > TC_MAX_OUT:
             return count_oriented(orient(deg, ptr, n), mode, num_vertices=n)[:2]
         small = (dplus <= TC_WARP_LIST) & (deg <= TC_WARP_DEGREE)
+        big = (dplus > 0) & ~small
+        fits = dplus <= TC_TABLES[0] // 2
         warp_keys = cupy.flatnonzero((dplus > 0) & small).astype(cupy.int32)
-        block_keys = cupy.flatnonzero((dplus > 0) & ~small).astype(cupy.int32)
         if warp_keys.size:
             launch(_fn(f"tc_keyed_warp<{mode}>"), warp_keys.size,
                    (deg, ptr, oind, ooff, warp_keys, i64(warp_keys.size), total, tri),
                    threads_per_item=32)
-        if block_keys.size:
-            launch(_fn(f"tc_keyed_block<{mode}>"), block_keys.size,
-                   (deg, ptr, oind, ooff, block_keys, i64(block_keys.size), total, tri),
-                   threads_per_item=BLOCK)
+        for table, sel in zip(TC_TABLES, (big & fits, big & ~fits)):
+            keys = cupy.flatnonzero(sel).astype(cupy.int32)
+            if keys.size:
+                launch(_fn(f"tc_keyed_block<{mode}, {table}>"), keys.size,
+                       (deg, ptr, oind, ooff, keys, i64(keys.size), total, tri),
+                       threads_per_item=BLOCK)
     return int(total.get()[0]), (tri.view(cupy.int64) if mode == 1 else None)
 
 

@@ -212,11 +212,11 @@ __global__ void tc_count(const int* __restrict__ osrc, const int* __restrict__ o
 // is reused across all edges keyed at it.
 //
 // tc_keyed_warp: one warp per key x with 1 <= dplus(x) <= 32 (64-slot table per warp);
-// tc_keyed_block: one block per key x of the list `keys` (table of TC_TABLE slots; a key
-// whose list does not fit at half load is binary-searched in global memory instead).
+// tc_keyed_block<MODE, TABLE>: one block per key x of the list `keys` (table of TABLE slots;
+// a key whose list does not fit at half load is binary-searched in global memory instead).
+// The smaller table leaves room for a full SM of blocks; the larger one takes longer lists.
 // MODE 0: count; 1: + per vertex (tri_v).
 
-#define TC_TABLE 8192          // slots of the block kernel's hash table (32 KiB)
 #define TC_WARP_TABLE 64       // slots of a warp's table (lists of at most 32; log2 = 6)
 #define TC_BLOCK_IPT 4         // consecutive probe items per thread (block kernel)
 #define TC_EMPTY (-1)
@@ -324,12 +324,12 @@ __global__ void tc_keyed_warp(const int* __restrict__ deg, const i64* __restrict
     if (lane == 0 && local) atomicAdd(count, local);
 }
 
-template <int MODE>
+template <int MODE, int TABLE>
 __global__ void tc_keyed_block(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                const int* __restrict__ oind, const i64* __restrict__ ooff,
                                const int* __restrict__ keys, i64 nkeys,
                                u64* __restrict__ count, u64* __restrict__ tri_v) {
-    __shared__ int s_table[TC_TABLE];
+    __shared__ int s_table[TABLE];
     __shared__ int s_pre[257];
     __shared__ i64 s_start[256];
     __shared__ int s_y[256];
@@ -342,10 +342,10 @@ __global__ void tc_keyed_block(const int* __restrict__ deg, const i64* __restric
         const i64 ox = ooff[x];
         const i64 dx = ooff[x + 1] - ox;
         const int* lx = oind + ox;
-        const bool hashed = 2 * dx <= TC_TABLE;
+        const bool hashed = 2 * dx <= TABLE;
         unsigned size = 64;
         int shift = 32 - 6;
-        while (size < 2 * dx && size < TC_TABLE) { size <<= 1; --shift; }
+        while (size < 2 * dx && size < TABLE) { size <<= 1; --shift; }
         const unsigned mask = size - 1;
         if (hashed) {
             for (unsigned s = tid; s < size; s += blockDim.x) s_table[s] = TC_EMPTY;
@@ -373,33 +373,58 @@ __global__ void tc_keyed_block(const int* __restrict__ deg, const i64* __restric
             const int T = s_total;
             const int nt = (int)blockDim.x;
             for (int t0 = 0; t0 < T; t0 += nt * TC_BLOCK_IPT) {
-                int t = t0 + tid * TC_BLOCK_IPT;
-                const int tend = min(t + TC_BLOCK_IPT, T);
-                if (t >= tend) continue;
+                const int t = t0 + tid * TC_BLOCK_IPT;
+                if (t >= T) continue;
                 int lo = 0, hi = nt - 1;           // last slot with pre <= t
                 while (lo < hi) {
                     const int mid = (lo + hi + 1) >> 1;
                     if (s_pre[mid] <= t) lo = mid; else hi = mid - 1;
                 }
                 int next = lo + 1 < nt ? s_pre[lo + 1] : T;
-                i64 q = 0;                         // global search: position reached in lx
-                for (; t < tend; ++t) {
-                    while (t >= next) {
-                        ++lo;
-                        next = lo + 1 < nt ? s_pre[lo + 1] : T;
-                        q = 0;
+                if (hashed) {
+                    // the thread's items are loaded first (independent loads in flight),
+                    // then probed
+                    int w[TC_BLOCK_IPT], slot[TC_BLOCK_IPT];
+                    i64 base = s_start[lo] - s_pre[lo];
+#pragma unroll
+                    for (int i = 0; i < TC_BLOCK_IPT; ++i) {
+                        const int ti = t + i;
+                        w[i] = TC_EMPTY;
+                        slot[i] = lo;
+                        if (ti < T) {
+                            while (ti >= next) {
+                                ++lo;
+                                next = lo + 1 < nt ? s_pre[lo + 1] : T;
+                                base = s_start[lo] - s_pre[lo];
+                            }
+                            w[i] = oind[base + ti];
+                            slot[i] = lo;
+                        }
                     }
-                    const int w = oind[s_start[lo] + (t - s_pre[lo])];
-                    bool hit;
-                    if (hashed) {
-                        hit = tc_lookup(s_table, mask, shift, w);
-                    } else {
+#pragma unroll
+                    for (int i = 0; i < TC_BLOCK_IPT; ++i) {
+                        if (w[i] != TC_EMPTY && tc_lookup(s_table, mask, shift, w[i])) {
+                            ++local;
+                            tc_hit<MODE>(tri_v, x, s_y[slot[i]], w[i]);
+                        }
+                    }
+                } else {
+                    // the key's list is binary-searched in global memory; the searches for
+                    // the ascending elements of one list resume where the previous stopped
+                    const int tend = min(t + TC_BLOCK_IPT, T);
+                    i64 q = 0;
+                    for (int ti = t; ti < tend; ++ti) {
+                        while (ti >= next) {
+                            ++lo;
+                            next = lo + 1 < nt ? s_pre[lo + 1] : T;
+                            q = 0;
+                        }
+                        const int w = oind[s_start[lo] + (ti - s_pre[lo])];
                         q += lower_bound(lx + q, dx - q, w);
-                        hit = q < dx && lx[q] == w;
-                    }
-                    if (hit) {
-                        ++local;
-                        tc_hit<MODE>(tri_v, x, s_y[lo], w);
+                        if (q < dx && lx[q] == w) {
+                            ++local;
+                            tc_hit<MODE>(tri_v, x, s_y[lo], w);
+                        }
                     }
                 }
             }
