@@ -399,11 +399,14 @@ def test_spmv_visits_a_graph_in_storage_order(kernel):
         view = gg.adjacency()
         visit = spmv_gpu._visit_rows(view)
         deg, ptr = host(view.degree), host(view.edge_ptr)
-        vid = host(visit.vid)
-        assert visit.vid is not None and visit.count == np.count_nonzero(deg)
-        assert np.array_equal(np.sort(vid), np.flatnonzero(deg))
-        assert np.array_equal(vid, host(gg.vertices_in_storage_order()))
-        assert np.array_equal(host(visit.ptr), ptr[vid])
+        # visited rows: the graph's blocks in storage order, a free block being an empty row
+        vid, rows_deg = host(visit.vid), host(visit.deg)
+        held = rows_deg > 0
+        assert visit.vid is not None and np.count_nonzero(held) == np.count_nonzero(deg)
+        assert np.array_equal(np.sort(vid[held]), np.flatnonzero(deg))
+        assert np.array_equal(vid[held], host(gg.vertices_in_storage_order()))
+        assert np.array_equal(rows_deg[held], deg[vid[held]])
+        assert np.array_equal(host(visit.ptr)[held], ptr[vid[held]])
         assert spmv_gpu._visit_rows(gpu_csr_view(gg)).vid is None
         x = rng.standard_normal(n)
         with spmv_kernel(kernel):

@@ -30,6 +30,7 @@ TC_IPT = 4                   # TC_IPT in triangles.cu
 TC_WARP_LIST = 32            # keys with out-lists up to this long go to tc_keyed_warp ...
 TC_WARP_DEGREE = 1024        # ... when their undirected lists are no longer than this
 TC_MAX_OUT = 1 << 22         # tc_keyed_block sums 256 out-degrees in int32: longer -> tc_count
+TC_SPREAD = 2                # a key's table has at least TC_SPREAD slots per list element
 TC_TABLES = (4096, 8192)     # tc_keyed_block's table sizes: lists up to half of the first take
                              # it, longer ones the second (beyond half of it: global search)
 
@@ -140,22 +141,23 @@ def count_keyed(deg, ptr, n: int, mode: int):
     total = cupy.zeros(1, dtype=cupy.uint64)
     tri = cupy.zeros(n if mode == 1 else 1, dtype=cupy.uint64)
     if m:
-        dplus = ooff[1:] - ooff[:-1]
+        dplus = (ooff[1:] - ooff[:-1]).astype(cupy.int32)
         if int(dplus.max()) > TC_MAX_OUT:
             return count_oriented(orient(deg, ptr, n), mode, num_vertices=n)[:2]
         small = (dplus <= TC_WARP_LIST) & (deg <= TC_WARP_DEGREE)
         big = (dplus > 0) & ~small
         fits = dplus <= TC_TABLES[0] // 2
+        spread = np.int32(max(2, TC_SPREAD))
         warp_keys = cupy.flatnonzero((dplus > 0) & small).astype(cupy.int32)
         if warp_keys.size:
             launch(_fn(f"tc_keyed_warp<{mode}>"), warp_keys.size,
-                   (deg, ptr, oind, ooff, warp_keys, i64(warp_keys.size), total, tri),
-                   threads_per_item=32)
+                   (deg, ptr, oind, ooff, dplus, warp_keys, i64(warp_keys.size), spread, total,
+                    tri), threads_per_item=32)
         for table, sel in zip(TC_TABLES, (big & fits, big & ~fits)):
             keys = cupy.flatnonzero(sel).astype(cupy.int32)
             if keys.size:
                 launch(_fn(f"tc_keyed_block<{mode}, {table}>"), keys.size,
-                       (deg, ptr, oind, ooff, keys, i64(keys.size), total, tri),
+                       (deg, ptr, oind, ooff, dplus, keys, i64(keys.size), spread, total, tri),
                        threads_per_item=BLOCK)
     return int(total.get()[0]), (tri.view(cupy.int64) if mode == 1 else None)
 

@@ -217,7 +217,7 @@ __global__ void tc_count(const int* __restrict__ osrc, const int* __restrict__ o
 // The smaller table leaves room for a full SM of blocks; the larger one takes longer lists.
 // MODE 0: count; 1: + per vertex (tri_v).
 
-#define TC_WARP_TABLE 64       // slots of a warp's table (lists of at most 32; log2 = 6)
+#define TC_WARP_TABLE 128      // slots of a warp's table (lists of at most 32)
 #define TC_BLOCK_IPT 4         // consecutive probe items per thread (block kernel)
 #define TC_EMPTY (-1)
 
@@ -241,6 +241,16 @@ __device__ __forceinline__ bool tc_lookup(const int* table, unsigned mask, int s
     }
 }
 
+// Slots of a key's table: a power of two >= spread * dx (spread >= 2: load at most 1/2), at
+// least 32, at most cap (>= 2 dx here); *shift = 32 - log2(slots), for tc_hash.
+__device__ __forceinline__ unsigned tc_table_size(i64 dx, int spread, unsigned cap,
+                                                  int* shift) {
+    unsigned size = 32;
+    *shift = 32 - 5;
+    while (size < spread * dx && size < cap) { size <<= 1; --*shift; }
+    return size;
+}
+
 // Whether the undirected edge {x, y} is keyed at x: (dplus y, y) < (dplus x, x).
 __device__ __forceinline__ bool tc_keyed(i64 dy, int y, i64 dx, int x) {
     return dy < dx || (dy == dx && y < x);
@@ -258,8 +268,9 @@ __device__ __forceinline__ void tc_hit(u64* tri_v, int x, int y, int w) {
 template <int MODE>
 __global__ void tc_keyed_warp(const int* __restrict__ deg, const i64* __restrict__ ptr,
                               const int* __restrict__ oind, const i64* __restrict__ ooff,
-                              const int* __restrict__ keys, i64 nkeys,
-                              u64* __restrict__ count, u64* __restrict__ tri_v) {
+                              const int* __restrict__ dplus, const int* __restrict__ keys,
+                              i64 nkeys, int spread, u64* __restrict__ count,
+                              u64* __restrict__ tri_v) {
     __shared__ int s_table[8][TC_WARP_TABLE];
     __shared__ int s_pre[8][33];
     __shared__ i64 s_start[8][32];
@@ -269,16 +280,16 @@ __global__ void tc_keyed_warp(const int* __restrict__ deg, const i64* __restrict
     int* pre = s_pre[wib];
     i64* start = s_start[wib];
     int* ys = s_y[wib];
-    const unsigned mask = TC_WARP_TABLE - 1;
-    const int shift = 32 - 6;                 // log2(TC_WARP_TABLE) bits
     u64 local = 0;
     const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
     for (i64 k = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; k < nkeys; k += nw) {
         const int x = keys[k];
         const i64 ox = ooff[x];
-        const i64 dx = ooff[x + 1] - ox;
-        table[lane] = TC_EMPTY;
-        table[lane + 32] = TC_EMPTY;
+        const i64 dx = dplus[x];
+        int shift;
+        const unsigned size = tc_table_size(dx, spread, TC_WARP_TABLE, &shift);
+        const unsigned mask = size - 1;
+        for (unsigned q = lane; q < size; q += 32) table[q] = TC_EMPTY;
         __syncwarp();
         if (lane < dx) tc_insert(table, mask, shift, oind[ox + lane]);
         __syncwarp();
@@ -290,9 +301,11 @@ __global__ void tc_keyed_warp(const int* __restrict__ deg, const i64* __restrict
             i64 st = 0;
             if (j < dgx) {
                 y = nx[j];
-                st = ooff[y];
-                const i64 dy = ooff[y + 1] - st;
-                if (tc_keyed(dy, y, dx, x)) cnt = (int)dy;
+                const i64 dy = dplus[y];
+                if (tc_keyed(dy, y, dx, x)) {
+                    cnt = (int)dy;
+                    st = ooff[y];
+                }
             }
             int inc = cnt;
             for (int o = 1; o < 32; o <<= 1) {
@@ -327,8 +340,9 @@ __global__ void tc_keyed_warp(const int* __restrict__ deg, const i64* __restrict
 template <int MODE, int TABLE>
 __global__ void tc_keyed_block(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                const int* __restrict__ oind, const i64* __restrict__ ooff,
-                               const int* __restrict__ keys, i64 nkeys,
-                               u64* __restrict__ count, u64* __restrict__ tri_v) {
+                               const int* __restrict__ dplus, const int* __restrict__ keys,
+                               i64 nkeys, int spread, u64* __restrict__ count,
+                               u64* __restrict__ tri_v) {
     __shared__ int s_table[TABLE];
     __shared__ int s_pre[257];
     __shared__ i64 s_start[256];
@@ -340,12 +354,11 @@ __global__ void tc_keyed_block(const int* __restrict__ deg, const i64* __restric
     for (i64 k = blockIdx.x; k < nkeys; k += gridDim.x) {
         const int x = keys[k];
         const i64 ox = ooff[x];
-        const i64 dx = ooff[x + 1] - ox;
+        const i64 dx = dplus[x];
         const int* lx = oind + ox;
         const bool hashed = 2 * dx <= TABLE;
-        unsigned size = 64;
-        int shift = 32 - 6;
-        while (size < 2 * dx && size < TABLE) { size <<= 1; --shift; }
+        int shift;
+        const unsigned size = tc_table_size(dx, spread, TABLE, &shift);
         const unsigned mask = size - 1;
         if (hashed) {
             for (unsigned s = tid; s < size; s += blockDim.x) s_table[s] = TC_EMPTY;
@@ -361,9 +374,11 @@ __global__ void tc_keyed_block(const int* __restrict__ deg, const i64* __restric
             i64 st = 0;
             if (j < dgx) {
                 y = nx[j];
-                st = ooff[y];
-                const i64 dy = ooff[y + 1] - st;
-                if (tc_keyed(dy, y, dx, x)) cnt = (int)dy;
+                const i64 dy = dplus[y];
+                if (tc_keyed(dy, y, dx, x)) {
+                    cnt = (int)dy;
+                    st = ooff[y];
+                }
             }
             const int ex = block_exclusive_scan(cnt, s_warp, &s_total);
             s_pre[tid] = ex;
