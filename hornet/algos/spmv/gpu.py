@@ -42,9 +42,11 @@ _fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "spmv.cu"
 SPMV_KERNEL = "warp"
 
 
-#: SpMV visits a dynamic graph's rows in storage order from the second call on an unchanged
-#: graph on (the first call, and every call when False: in id order)
+#: SpMV visits a large dynamic graph's rows in storage order from the second call on an
+#: unchanged graph on (the first call, smaller graphs, and every call when False: id order)
 SPMV_STORAGE_ORDER = True
+#: stored entries from which a graph's rows are visited in storage order
+SPMV_ORDER_MIN_ENTRIES = 1 << 26
 SPMV_RANGE = 512             # SPMV_RANGE in spmv.cu (entries per warp range)
 SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in spmv.cu
 
@@ -69,8 +71,14 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
             raise TypeError(f"edge property {weight!r} must be real-valued, got dtype {wdt}")
         ctype = _WEIGHT_TYPES.get(wdt, "double")
     # the storage order pays from about the second SpMV on the same view (see _visit_rows):
-    # a graph updated between single SpMVs never makes it
-    ordered = SPMV_STORAGE_ORDER and storage_ranks(view, count_call="spmv") is not None
+    # a graph updated between single SpMVs never makes it; below SPMV_ORDER_MIN_ENTRIES the
+    # few launches that make it cost more than a whole SpMV (and the gather of y more than
+    # the order gains)
+    ordered = False
+    if SPMV_STORAGE_ORDER and getattr(view.owner, "storage_ranks", None) is not None:
+        nnz = _degree_scan(view, view_arrays(view)[0])[1]
+        ordered = (nnz >= SPMV_ORDER_MIN_ENTRIES
+                   and storage_ranks(view, count_call="spmv") is not None)
     rows = _visit_rows(view, ordered)
     wptr = rows.ptr
     if weighted:

@@ -30,7 +30,8 @@ TC_IPT = 4                   # TC_IPT in triangles.cu
 TC_WARP_LIST = 32            # keys with out-lists up to this long go to tc_keyed_warp ...
 TC_WARP_DEGREE = 1024        # ... when their undirected lists are no longer than this
 TC_MAX_OUT = 1 << 22         # tc_keyed_block sums 256 out-degrees in int32: longer -> tc_count
-TC_SPREAD = 2                # a key's table has at least TC_SPREAD slots per list element
+TC_SPREAD = 4                # a key's table has at least TC_SPREAD slots per list element
+                             # (up to its cap): short probe runs for the many misses
 TC_TABLES = (4096, 8192)     # tc_keyed_block's table sizes: lists up to half of the first take
                              # it, longer ones the second (beyond half of it: global search)
 
