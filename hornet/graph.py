@@ -615,8 +615,8 @@ class Graph:
         the lists grouped by size class, smallest blocks first, and in address order within
         a class (each class's block arrays one after another). A kernel that streams every
         list in this order reads each block array front to back, where the id order would
-        jump between size classes at almost every vertex. Valid until the next update. One
-        sort of the list addresses (a radix sort on the GPU).
+        jump between size classes at almost every vertex. Valid until the next update.
+        The vertices scattered to their :meth:`storage_ranks`, empty ranks dropped: no sort.
 
         Examples
         --------
@@ -626,10 +626,41 @@ class Graph:
         [1, 2, 3, 0]
         """
         xp = self._xp
-        owners = xp.flatnonzero(self._degree[:self._n])
-        # one int64 key: size class above the address (addresses stay below 2**56)
-        key = (self._size_class[owners].astype(xp.int64) << 56) | self._edge_ptr[owners]
-        return owners[xp.argsort(key, kind="stable")].astype(xp.int32)
+        rank, total = self.storage_ranks()
+        slots = xp.full(total + 1, -1, dtype=xp.int32)
+        slots[xp.where(rank >= 0, rank, total)] = xp.arange(self._n, dtype=xp.int32)
+        slots = slots[:total]
+        return slots[slots >= 0]
+
+    def storage_ranks(self):
+        """Where each vertex's list lies in storage order: ``(rank, total)``.
+
+        ``rank``: int64 (V,) on the graph's device, the position of the vertex's block among
+        all ``total`` blocks of the graph's block arrays taken in storage order (size class by
+        size class, smallest blocks first, each class's arrays by address, each array front
+        to back); distinct for the vertices with edges, -1 for a vertex without. Valid until
+        the next update. Found from the block's array (a binary search among the array
+        bases) and its slot there: a few vectorized operations, no sort, no host sync.
+        """
+        xp = self._xp
+        lookup = self._mm.lookup()
+        if lookup.bases.shape[0] == 0 or self._n == 0:
+            return xp.full(self._n, -1, dtype=xp.int64), 0
+        memo = getattr(self, "_rank_memo", None)
+        if memo is None or memo[0] is not lookup:
+            # per block array: its first rank (arrays in storage order, a host sort of the
+            # few arrays), kept while the arrays stay
+            blocks = np.array([a.num_blocks for a in lookup.arrays], dtype=np.int64)
+            ranked = np.lexsort((lookup.bases, lookup.size_class))
+            first = np.empty_like(blocks)
+            first[ranked] = np.cumsum(blocks[ranked]) - blocks[ranked]
+            memo = self._rank_memo = (lookup, xp.asarray(first), int(blocks.sum()))
+        _, first, total = memo
+        heads = self._edge_ptr[:self._n]
+        array_of = xp.maximum(xp.searchsorted(lookup.dev_bases, heads, side="right") - 1, 0)
+        rank = first[array_of] + ((heads - lookup.dev_bases[array_of])
+                                  >> lookup.dev_block_shift[array_of])
+        return xp.where(self._degree[:self._n] > 0, rank, -1), total
 
     def has_edges(self, src, dst=None):
         """Boolean array: does each (src[i], dst[i]) exist?"""

@@ -35,7 +35,8 @@ from hornet.core.chunking import SERIAL_WORK, threads_for
 from hornet.core.pointers import int32_view, view as ptr_view
 from hornet.core.search import lower_bound
 
-__all__ = ["as_adjacency", "input_size", "sized", "sorted_view", "storage_order", "symmetrized",
+__all__ = ["as_adjacency", "input_size", "sized", "sorted_view", "storage_order",
+           "storage_ranks", "symmetrized",
            "edge_list", "is_symmetric",
            "csr_from_coo", "gather_csr", "entry_offsets", "require_cpu", "on_gpu"]
 
@@ -130,6 +131,30 @@ def storage_order(view: AdjacencyView, *, count_call: str | None = None):
     memo = view.derived.get("storage_order")
     if memo is None:
         memo = view.derived["storage_order"] = order()
+    return memo
+
+
+def storage_ranks(view: AdjacencyView, *, count_call: str | None = None):
+    """``(rank, total)`` of the view's lists in storage order (see
+    ``hornet.Graph.storage_ranks``: int64 (V,) on the view's device, distinct in
+    [0, total) for the vertices with entries, -1 for the others), or None for a view whose
+    owner does not know its storage (a CSR: id order). Memoized on the view.
+
+    ``count_call``: the name of a caller that uses the order only from its second call on
+    the same view (the view is replaced by the graph's next update): its first call gets
+    None.
+    """
+    ranks = getattr(view.owner, "storage_ranks", None)
+    if ranks is None:
+        return None
+    if count_call is not None:
+        key = ("calls", count_call)
+        calls = view.derived[key] = view.derived.get(key, 0) + 1
+        if calls < 2:
+            return None
+    memo = view.derived.get("storage_ranks")
+    if memo is None:
+        memo = view.derived["storage_ranks"] = ranks()
     return memo
 
 

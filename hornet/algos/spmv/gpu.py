@@ -5,8 +5,9 @@ found among the next 32 row ends by warp shuffles, per-row sums by a segmented w
 atomics only for rows crossing ranges), or merge-path per thread (Merrill & Garland;
 ``SPMV_KERNEL = "merge"``). ``A^T x`` by float64 atomics. From the second call on an unchanged
 dynamic graph, its rows are visited in storage order (size class by size class, each block
-array front to back, instead of a jump between size classes at almost every row) and ``y`` is
-gathered from the per-row sums.
+array front to back, instead of a jump between size classes at almost every row; the order
+comes from the graph's storage ranks, without a sort) and ``y`` is gathered from the per-row
+sums.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from hornet.adjacency import AdjacencyView
 from hornet.core.cuda import BLOCK, as_i64, cupy, i64, launch, scan
 from hornet.core.gather import gather_lists
 from ..gpu_arrays import address, i32, kernels, NULL, tiles, view_arrays
-from ..views import storage_order
+from ..views import storage_ranks
 
 #: C++ type of each weight dtype the SpMV kernels read directly (others: gathered to float64)
 _WEIGHT_TYPES = {
@@ -41,9 +42,11 @@ _fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "spmv.cu"
 SPMV_KERNEL = "warp"
 
 
-#: SpMV visits a dynamic graph's rows in storage order from the second call on an unchanged
-#: graph on (the first call, and every call when False: in id order)
+#: SpMV visits a large dynamic graph's rows in storage order from the second call on an
+#: unchanged graph on (the first call, smaller graphs, and every call when False: id order)
 SPMV_STORAGE_ORDER = True
+#: stored entries from which a graph's rows are visited in storage order
+SPMV_ORDER_MIN_ENTRIES = 1 << 26
 SPMV_RANGE = 512             # SPMV_RANGE in spmv.cu (entries per warp range)
 SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in spmv.cu
 
@@ -68,8 +71,14 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
             raise TypeError(f"edge property {weight!r} must be real-valued, got dtype {wdt}")
         ctype = _WEIGHT_TYPES.get(wdt, "double")
     # the storage order pays from about the second SpMV on the same view (see _visit_rows):
-    # a graph updated between single SpMVs never makes it
-    ordered = SPMV_STORAGE_ORDER and storage_order(view, count_call="spmv") is not None
+    # a graph updated between single SpMVs never makes it; below SPMV_ORDER_MIN_ENTRIES the
+    # few launches that make it cost more than a whole SpMV (and the gather of y more than
+    # the order gains)
+    ordered = False
+    if SPMV_STORAGE_ORDER and getattr(view.owner, "storage_ranks", None) is not None:
+        nnz = _degree_scan(view, view_arrays(view)[0])[1]
+        ordered = (nnz >= SPMV_ORDER_MIN_ENTRIES
+                   and storage_ranks(view, count_call="spmv") is not None)
     rows = _visit_rows(view, ordered)
     wptr = rows.ptr
     if weighted:
@@ -146,45 +155,47 @@ class _VisitRows:
 def _visit_rows(view: AdjacencyView, ordered: bool = True) -> _VisitRows:
     """The view's rows in the order a kernel visits them (memoized on the view).
 
-    ``ordered``: in the order their lists are stored (``views.storage_order``), so that a
+    ``ordered``: in the order their lists are stored (``views.storage_ranks``), so that a
     kernel streaming every list reads memory front to back. For a CSR that is the id order.
     A dynamic graph keeps each size class in its own block arrays, so the id order jumps
-    between them at almost every row; its rows are then visited in
-    ``vertices_in_storage_order()``: size classes from the smallest blocks up, each in
-    address order (empty rows are not visited). The class order matters: a range of short
-    rows costs the warp SpMV more than a range of one long row, and with the hubs last its
-    last wave is light (in plain address order the classes fall wherever their arrays
-    landed, and the speed varies from build to build). Making the order costs about as much
-    as one to a few SpMVs, so it pays from the second call on an unchanged graph. Otherwise
-    (or for a view whose owner does not know its storage): id order.
+    between them at almost every row; its rows are then visited by storage rank: size
+    classes from the smallest blocks up, each block array front to back, a free block
+    being an empty row. The class order matters: a range of short rows costs the warp SpMV
+    more than a range of one long row, and with the hubs last its last wave is light (in
+    plain address order the classes fall wherever their arrays landed, and the speed varies
+    from build to build). Making the order costs a few vectorized passes over the vertices
+    and one scatter (no sort): less than one SpMV. Otherwise (or for a view whose owner
+    does not know its storage): id order.
     """
-    vid = storage_order(view) if ordered else None
-    key = ("visit_rows", vid is not None)
+    ranks = storage_ranks(view) if ordered else None
+    key = ("visit_rows", ranks is not None)
     rows = view.derived.get(key)
     if rows is None:
-        if vid is None:
+        if ranks is None:
             deg, ptr = view_arrays(view)
             off, nnz = _degree_scan(view, deg)
             rows = _VisitRows(ptr, deg, off, nnz, None, None, {})
         else:
-            rows = _rows_in_order(view, vid)
+            rows = _rows_by_rank(view, *ranks)
         view.derived[key] = rows
     return rows
 
 
-def _rows_in_order(view: AdjacencyView, vid) -> _VisitRows:
-    """The view's rows ``vid`` (int32 CuPy, distinct vertices holding every entry) visited in
-    that order."""
+def _rows_by_rank(view: AdjacencyView, rank, count: int) -> _VisitRows:
+    """The view's rows visited by storage rank (``rank``: int64 (V,), distinct in
+    [0, count) for the vertices with entries, -1 for the others)."""
+    if count >= 1 << 31:
+        raise ValueError("more than 2**31 storage ranks")
     deg, ptr = view_arrays(view)
-    vid = i32(vid)
-    count = int(vid.shape[0])
-    slot = cupy.full(view.num_vertices, count, dtype=cupy.int32)
-    slot[vid] = cupy.arange(count, dtype=cupy.int32)
-    deg = deg[vid]
-    off, nnz = scan(deg)
-    return _VisitRows(ptr[vid], deg, off, nnz, vid, slot, {})
-
-
+    n = view.num_vertices
+    vid = cupy.zeros(count, dtype=cupy.int32)
+    deg_rows = cupy.zeros(count, dtype=cupy.int32)
+    ptr_rows = cupy.zeros(count, dtype=cupy.int64)
+    slot = cupy.empty(n, dtype=cupy.int32)
+    launch(_fn("rows_by_rank"), n, (deg, ptr, as_i64(rank), i64(n), i64(count), vid, deg_rows,
+                                    ptr_rows, slot))
+    off, nnz = scan(deg_rows)
+    return _VisitRows(ptr_rows, deg_rows, off, nnz, vid, slot, {})
 def _degree_scan(view: AdjacencyView, deg):
     """(exclusive scan of the view's degrees with the total last, total), once per view."""
     memo = view.derived.get("degree_scan")

@@ -239,3 +239,24 @@ __global__ void spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ w
         }
     }
 }
+
+// The rows of a view visited in storage order: vertex v with rank[v] >= 0 (its block's rank
+// among all blocks in storage order, Graph.storage_ranks) becomes visited row rank[v]; the
+// other rows (free blocks) stay empty (deg_rows 0, vid_rows 0: zero-filled by the caller).
+// slot[v]: the visited row of v, or nrows (the zero sum past the last row) without edges.
+extern "C" __global__ void rows_by_rank(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                        const i64* __restrict__ rank, i64 n, i64 nrows,
+                                        int* __restrict__ vid_rows, int* __restrict__ deg_rows,
+                                        i64* __restrict__ ptr_rows, int* __restrict__ slot) {
+    GRID_STRIDE(v, n) {
+        const i64 r = rank[v];
+        if (r >= 0) {
+            vid_rows[r] = (int)v;
+            deg_rows[r] = deg[v];
+            ptr_rows[r] = ptr[v];
+            slot[v] = (int)r;
+        } else {
+            slot[v] = (int)nrows;
+        }
+    }
+}

@@ -1,8 +1,12 @@
 """GPU triangle counts and edge numbering (CuPy + CUDA C++, kernels in ``triangles.cu``).
 
-Degree orientation (one warp per vertex, ballot compaction), then one item per (oriented
-edge, element of its shorter list), binary-searched in the longer list. :class:`EdgeIndex`
-numbers the undirected edges as ``g.edges()`` lists them, for per-edge results.
+Degree orientation (one warp per vertex, ballot compaction). Counts (total and per vertex):
+every edge is handled at its key, the end with the longer oriented list, whose list is
+hashed in shared memory once for all the edges keyed at it (a warp per short list, a block
+per longer one); the shorter list's elements are probed into it (:func:`count_keyed`).
+Per-edge support (k-truss): one item per (oriented edge, element of its shorter list),
+binary-searched in the longer list (:func:`count_oriented`). :class:`EdgeIndex` numbers the
+undirected edges as ``g.edges()`` lists them, for per-edge results.
 """
 from __future__ import annotations
 
@@ -13,14 +17,23 @@ import numpy as np
 
 from hornet.adjacency import AdjacencyView
 from hornet.core.cuda import BLOCK, cupy, i64, launch, scan
-from ..gpu_arrays import address, dummy, kernels, launch_tiles, tiles, view_arrays
+from ..gpu_arrays import NULL, address, dummy, kernels, launch_tiles, tiles, view_arrays
 from ..views_gpu import coo, symmetrized
 
 _fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "triangles.cu"),
-              ("orient_pass<0>", "orient_pass<1>", "tc_count<0>", "tc_count<1>", "tc_count<2>"))
+              ("orient_pass<0>", "orient_pass<1>", "tc_count<0>", "tc_count<1>", "tc_count<2>",
+               "tc_keyed_warp<0>", "tc_keyed_warp<1>")
+              + tuple(f"tc_keyed_block<{m}, {t}>" for m in (0, 1) for t in (4096, 8192)))
 
 
 TC_IPT = 4                   # TC_IPT in triangles.cu
+TC_WARP_LIST = 32            # keys with out-lists up to this long go to tc_keyed_warp ...
+TC_WARP_DEGREE = 1024        # ... when their undirected lists are no longer than this
+TC_MAX_OUT = 1 << 22         # tc_keyed_block sums 256 out-degrees in int32: longer -> tc_count
+TC_SPREAD = 4                # a key's table has at least TC_SPREAD slots per list element
+                             # (up to its cap): short probe runs for the many misses
+TC_TABLES = (4096, 8192)     # tc_keyed_block's table sizes: lists up to half of the first take
+                             # it, longer ones the second (beyond half of it: global search)
 
 
 @dataclass
@@ -74,11 +87,12 @@ class EdgeIndex:
         return out
 
 
-def orient(deg, ptr, n: int, eptr=None, state=None):
+def orient(deg, ptr, n: int, eptr=None, state=None, sources: bool = True):
     """Oriented CSR of an undirected sorted graph given by (deg, ptr): each edge once, from
     lower to higher (degree, id), lists ascending. With ``eptr`` (per-vertex addresses of int64
     per-entry edge ids) the ids come along; with ``state`` only ALIVE edges are kept.
-    Returns (osrc int32, oind int32, ooff int64 (n+1), oeid int64, m)."""
+    Returns (osrc int32, oind int32, ooff int64 (n+1), oeid int64, m); ``sources=False``
+    leaves osrc out (a one-element placeholder)."""
     use_eid = eptr is not None
     use_state = state is not None
     if use_state and not use_eid:
@@ -92,11 +106,11 @@ def orient(deg, ptr, n: int, eptr=None, state=None):
                                       di32), threads_per_item=32)
     ooff, m = scan(ocnt[:n])
     oind = cupy.empty(m, dtype=cupy.int32)
-    osrc = cupy.empty(m, dtype=cupy.int32)
+    osrc = cupy.empty(m if sources else 1, dtype=cupy.int32)
     oeid = cupy.empty(m if use_eid else 1, dtype=cupy.int64)
     if m:
         launch(_fn("orient_pass<1>"), n, (deg, ptr, eptr_a, state_a, *flags, di64, ooff, oind,
-                                          oeid, osrc), threads_per_item=32)
+                                          oeid, osrc if sources else NULL), threads_per_item=32)
     return osrc, oind, ooff, oeid, m
 
 
@@ -119,17 +133,46 @@ def count_oriented(oriented, mode: int, num_vertices: int = 0, num_edges: int = 
             sup if mode == 2 else None)
 
 
+def count_keyed(deg, ptr, n: int, mode: int):
+    """(total, per-vertex int64 | None) of the undirected sorted graph (deg int32 (n,), ptr
+    int64 (n,), no self-loops), by the keyed hash kernels (triangles.cu): every edge is
+    handled at the end with the longer oriented list, whose list is hashed in shared memory
+    once for all its edges; the shorter list's elements are probed into it."""
+    _, oind, ooff, _, m = orient(deg, ptr, n, sources=False)
+    total = cupy.zeros(1, dtype=cupy.uint64)
+    tri = cupy.zeros(n if mode == 1 else 1, dtype=cupy.uint64)
+    if m:
+        dplus = (ooff[1:] - ooff[:-1]).astype(cupy.int32)
+        if int(dplus.max()) > TC_MAX_OUT:
+            return count_oriented(orient(deg, ptr, n), mode, num_vertices=n)[:2]
+        small = (dplus <= TC_WARP_LIST) & (deg <= TC_WARP_DEGREE)
+        big = (dplus > 0) & ~small
+        fits = dplus <= TC_TABLES[0] // 2
+        spread = np.int32(max(2, TC_SPREAD))
+        warp_keys = cupy.flatnonzero((dplus > 0) & small).astype(cupy.int32)
+        if warp_keys.size:
+            launch(_fn(f"tc_keyed_warp<{mode}>"), warp_keys.size,
+                   (deg, ptr, oind, ooff, dplus, warp_keys, i64(warp_keys.size), spread, total,
+                    tri), threads_per_item=32)
+        for table, sel in zip(TC_TABLES, (big & fits, big & ~fits)):
+            keys = cupy.flatnonzero(sel).astype(cupy.int32)
+            if keys.size:
+                launch(_fn(f"tc_keyed_block<{mode}, {table}>"), keys.size,
+                       (deg, ptr, oind, ooff, dplus, keys, i64(keys.size), spread, total, tri),
+                       threads_per_item=BLOCK)
+    return int(total.get()[0]), (tri.view(cupy.int64) if mode == 1 else None)
+
+
 def triangle_count(view: AdjacencyView) -> int:
     und = symmetrized(view)
     deg, ptr = view_arrays(und)
-    return count_oriented(orient(deg, ptr, und.num_vertices), 0)[0]
+    return count_keyed(deg, ptr, und.num_vertices, 0)[0]
 
 
 def triangles_per_vertex(view: AdjacencyView):
     und = symmetrized(view)
     deg, ptr = view_arrays(und)
-    n = und.num_vertices
-    return count_oriented(orient(deg, ptr, n), 1, num_vertices=n)[1]
+    return count_keyed(deg, ptr, und.num_vertices, 1)[1]
 
 
 def _support(index: EdgeIndex):

@@ -20,8 +20,10 @@ Per-vertex counts and per-edge support add each found triangle to its three vert
 edges with atomic adds.
 
 GPU inputs (see :func:`hornet.algos.as_adjacency`) run the CUDA version
-(:mod:`hornet.algos.triangles.gpu`): the same orientation, then one thread per (oriented edge, element
-of its shorter out-list), binary-searched in the longer list; results are CuPy arrays.
+(:mod:`hornet.algos.triangles.gpu`): the same orientation; counts handle every edge at the end
+with the longer out-list, hashed in shared memory once for all its edges, probing the shorter
+list's elements; per-edge support takes one thread per (oriented edge, element of its shorter
+out-list), binary-searched in the longer list; results are CuPy arrays.
 
 Directed graphs: all three functions work on the **underlying undirected simple graph** (an
 edge u-v exists when u->v or v->u does; self-loops ignored), like ``networkx.triangles`` on

@@ -107,7 +107,7 @@ __global__ void orient_pass(const int* __restrict__ deg, const i64* __restrict__
             if (FILL && keep) {
                 const i64 q = base + cnt + __popc(m & lanes_below(lane));
                 oind[q] = w;
-                osrc[q] = (int)u;
+                if (osrc) osrc[q] = (int)u;
                 if (use_eid) oeid[q] = e;
             }
             cnt += __popc(m);
@@ -198,4 +198,254 @@ __global__ void tc_count(const int* __restrict__ osrc, const int* __restrict__ o
     }
     local = warp_sum(local);
     if ((threadIdx.x & 31) == 0 && local) atomicAdd(count, local);
+}
+
+// ------------------------------------------------------------------------ keyed hash counting
+// Triangle count over an oriented graph (oind, ooff: each undirected edge once, lists
+// ascending; dplus(v) = ooff[v + 1] - ooff[v]) read together with the undirected sorted lists
+// (deg, ptr). Every undirected edge {x, y} is handled once, at its key: the end with the
+// larger (dplus, id); there |out(x) & out(y)| triangles are counted. A triangle's two
+// lowest-ranked vertices span the only edge whose two out-lists both hold the third vertex,
+// so each triangle is counted once. The key's out-list (the longer one) is staged in a
+// shared-memory hash table once per key; the shorter list's elements are probed into it, so
+// the work is sum over edges of min(dplus) with shared-memory lookups, and the key's list
+// is reused across all edges keyed at it.
+//
+// tc_keyed_warp: one warp per key x with 1 <= dplus(x) <= 32 (64-slot table per warp);
+// tc_keyed_block<MODE, TABLE>: one block per key x of the list `keys` (table of TABLE slots;
+// a key whose list does not fit at half load is binary-searched in global memory instead).
+// The smaller table leaves room for a full SM of blocks; the larger one takes longer lists.
+// MODE 0: count; 1: + per vertex (tri_v).
+
+#define TC_WARP_TABLE 128      // slots of a warp's table (lists of at most 32)
+#define TC_BLOCK_IPT 4         // consecutive probe items per thread (block kernel)
+#define TC_EMPTY (-1)
+
+// Multiplicative (Fibonacci) hashing: the top log2(table size) bits of w * 2^32 / phi.
+__device__ __forceinline__ unsigned tc_hash(int w, int shift) {
+    return ((unsigned)w * 2654435769u) >> shift;
+}
+
+__device__ __forceinline__ void tc_insert(int* table, unsigned mask, int shift, int w) {
+    unsigned h = tc_hash(w, shift);
+    while (atomicCAS(&table[h], TC_EMPTY, w) != TC_EMPTY) h = (h + 1) & mask;
+}
+
+__device__ __forceinline__ bool tc_lookup(const int* table, unsigned mask, int shift, int w) {
+    unsigned h = tc_hash(w, shift);
+    while (true) {
+        const int k = table[h];
+        if (k == w) return true;
+        if (k == TC_EMPTY) return false;
+        h = (h + 1) & mask;
+    }
+}
+
+// Slots of a key's table: a power of two >= spread * dx (spread >= 2: load at most 1/2), at
+// least 32, at most cap (>= 2 dx here); *shift = 32 - log2(slots), for tc_hash.
+__device__ __forceinline__ unsigned tc_table_size(i64 dx, int spread, unsigned cap,
+                                                  int* shift) {
+    unsigned size = 32;
+    *shift = 32 - 5;
+    while (size < spread * dx && size < cap) { size <<= 1; --*shift; }
+    return size;
+}
+
+// Whether the undirected edge {x, y} is keyed at x: (dplus y, y) < (dplus x, x).
+__device__ __forceinline__ bool tc_keyed(i64 dy, int y, i64 dx, int x) {
+    return dy < dx || (dy == dx && y < x);
+}
+
+template <int MODE>
+__device__ __forceinline__ void tc_hit(u64* tri_v, int x, int y, int w) {
+    if (MODE == 1) {
+        atomicAdd(&tri_v[x], 1ull);
+        atomicAdd(&tri_v[y], 1ull);
+        atomicAdd(&tri_v[w], 1ull);
+    }
+}
+
+template <int MODE>
+__global__ void tc_keyed_warp(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                              const int* __restrict__ oind, const i64* __restrict__ ooff,
+                              const int* __restrict__ dplus, const int* __restrict__ keys,
+                              i64 nkeys, int spread, u64* __restrict__ count,
+                              u64* __restrict__ tri_v) {
+    __shared__ int s_table[8][TC_WARP_TABLE];
+    __shared__ int s_pre[8][33];
+    __shared__ i64 s_start[8][32];
+    __shared__ int s_y[8][32];
+    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
+    int* table = s_table[wib];
+    int* pre = s_pre[wib];
+    i64* start = s_start[wib];
+    int* ys = s_y[wib];
+    u64 local = 0;
+    const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
+    for (i64 k = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; k < nkeys; k += nw) {
+        const int x = keys[k];
+        const i64 ox = ooff[x];
+        const i64 dx = dplus[x];
+        int shift;
+        const unsigned size = tc_table_size(dx, spread, TC_WARP_TABLE, &shift);
+        const unsigned mask = size - 1;
+        for (unsigned q = lane; q < size; q += 32) table[q] = TC_EMPTY;
+        __syncwarp();
+        if (lane < dx) tc_insert(table, mask, shift, oind[ox + lane]);
+        __syncwarp();
+        const int dgx = deg[x];
+        const int* nx = (const int*)ptr[x];
+        for (int c0 = 0; c0 < dgx; c0 += 32) {
+            const int j = c0 + lane;
+            int cnt = 0, y = 0;
+            i64 st = 0;
+            if (j < dgx) {
+                y = nx[j];
+                const i64 dy = dplus[y];
+                if (tc_keyed(dy, y, dx, x)) {
+                    cnt = (int)dy;
+                    st = ooff[y];
+                }
+            }
+            int inc = cnt;
+            for (int o = 1; o < 32; o <<= 1) {
+                const int v = __shfl_up_sync(FULL_MASK, inc, o);
+                if (lane >= o) inc += v;
+            }
+            const int T = __shfl_sync(FULL_MASK, inc, 31);
+            pre[lane] = inc - cnt;
+            start[lane] = st;
+            ys[lane] = y;
+            if (lane == 0) pre[32] = T;
+            __syncwarp();
+            for (int t = lane; t < T; t += 32) {
+                int lo = 0, hi = 31;               // last lane with pre <= t
+                while (lo < hi) {
+                    const int mid = (lo + hi + 1) >> 1;
+                    if (pre[mid] <= t) lo = mid; else hi = mid - 1;
+                }
+                const int w = oind[start[lo] + (t - pre[lo])];
+                if (tc_lookup(table, mask, shift, w)) {
+                    ++local;
+                    tc_hit<MODE>(tri_v, x, ys[lo], w);
+                }
+            }
+            __syncwarp();
+        }
+    }
+    local = warp_sum(local);
+    if (lane == 0 && local) atomicAdd(count, local);
+}
+
+template <int MODE, int TABLE>
+__global__ void tc_keyed_block(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                               const int* __restrict__ oind, const i64* __restrict__ ooff,
+                               const int* __restrict__ dplus, const int* __restrict__ keys,
+                               i64 nkeys, int spread, u64* __restrict__ count,
+                               u64* __restrict__ tri_v) {
+    __shared__ int s_table[TABLE];
+    __shared__ int s_pre[257];
+    __shared__ i64 s_start[256];
+    __shared__ int s_y[256];
+    __shared__ int s_warp[32];
+    __shared__ int s_total;
+    const int tid = threadIdx.x;
+    u64 local = 0;
+    for (i64 k = blockIdx.x; k < nkeys; k += gridDim.x) {
+        const int x = keys[k];
+        const i64 ox = ooff[x];
+        const i64 dx = dplus[x];
+        const int* lx = oind + ox;
+        const bool hashed = 2 * dx <= TABLE;
+        int shift;
+        const unsigned size = tc_table_size(dx, spread, TABLE, &shift);
+        const unsigned mask = size - 1;
+        if (hashed) {
+            for (unsigned s = tid; s < size; s += blockDim.x) s_table[s] = TC_EMPTY;
+            __syncthreads();
+            for (i64 j = tid; j < dx; j += blockDim.x) tc_insert(s_table, mask, shift, lx[j]);
+        }
+        __syncthreads();
+        const int dgx = deg[x];
+        const int* nx = (const int*)ptr[x];
+        for (int c0 = 0; c0 < dgx; c0 += blockDim.x) {
+            const int j = c0 + tid;
+            int cnt = 0, y = 0;
+            i64 st = 0;
+            if (j < dgx) {
+                y = nx[j];
+                const i64 dy = dplus[y];
+                if (tc_keyed(dy, y, dx, x)) {
+                    cnt = (int)dy;
+                    st = ooff[y];
+                }
+            }
+            const int ex = block_exclusive_scan(cnt, s_warp, &s_total);
+            s_pre[tid] = ex;
+            s_start[tid] = st;
+            s_y[tid] = y;
+            __syncthreads();
+            const int T = s_total;
+            const int nt = (int)blockDim.x;
+            for (int t0 = 0; t0 < T; t0 += nt * TC_BLOCK_IPT) {
+                const int t = t0 + tid * TC_BLOCK_IPT;
+                if (t >= T) continue;
+                int lo = 0, hi = nt - 1;           // last slot with pre <= t
+                while (lo < hi) {
+                    const int mid = (lo + hi + 1) >> 1;
+                    if (s_pre[mid] <= t) lo = mid; else hi = mid - 1;
+                }
+                int next = lo + 1 < nt ? s_pre[lo + 1] : T;
+                if (hashed) {
+                    // the thread's items are loaded first (independent loads in flight),
+                    // then probed
+                    int w[TC_BLOCK_IPT], slot[TC_BLOCK_IPT];
+                    i64 base = s_start[lo] - s_pre[lo];
+#pragma unroll
+                    for (int i = 0; i < TC_BLOCK_IPT; ++i) {
+                        const int ti = t + i;
+                        w[i] = TC_EMPTY;
+                        slot[i] = lo;
+                        if (ti < T) {
+                            while (ti >= next) {
+                                ++lo;
+                                next = lo + 1 < nt ? s_pre[lo + 1] : T;
+                                base = s_start[lo] - s_pre[lo];
+                            }
+                            w[i] = oind[base + ti];
+                            slot[i] = lo;
+                        }
+                    }
+#pragma unroll
+                    for (int i = 0; i < TC_BLOCK_IPT; ++i) {
+                        if (w[i] != TC_EMPTY && tc_lookup(s_table, mask, shift, w[i])) {
+                            ++local;
+                            tc_hit<MODE>(tri_v, x, s_y[slot[i]], w[i]);
+                        }
+                    }
+                } else {
+                    // the key's list is binary-searched in global memory; the searches for
+                    // the ascending elements of one list resume where the previous stopped
+                    const int tend = min(t + TC_BLOCK_IPT, T);
+                    i64 q = 0;
+                    for (int ti = t; ti < tend; ++ti) {
+                        while (ti >= next) {
+                            ++lo;
+                            next = lo + 1 < nt ? s_pre[lo + 1] : T;
+                            q = 0;
+                        }
+                        const int w = oind[s_start[lo] + (ti - s_pre[lo])];
+                        q += lower_bound(lx + q, dx - q, w);
+                        if (q < dx && lx[q] == w) {
+                            ++local;
+                            tc_hit<MODE>(tri_v, x, s_y[lo], w);
+                        }
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
+    local = warp_sum(local);
+    if ((tid & 31) == 0 && local) atomicAdd(count, local);
 }
