@@ -150,25 +150,21 @@ class DynamicTruss:
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
 
     def _scratch_for(self, capacity: int) -> None:
-        """Slot-indexed stamp arrays (reallocated only when the table is rehashed).
-
-        ``_batch_stamp`` marks the current batch's edges. The kernels give the others their
-        roles: deletions use ``_stamp_a`` .. ``_stamp_d`` as touched / removed / processed /
-        exactly-counted stamps per level, ``_count`` as the per-edge triangle counts and
-        ``_seen`` for the distinct edges examined; insertions use ``_stamp_a`` / ``_stamp_b``
-        as candidate / rejected stamps per level and ``_loc`` as candidate positions.
-        """
+        """Slot-indexed arrays of the region kernels (reallocated only when the table is
+        rehashed): ``_batch_stamp`` marks the current batch's edges; ``_count`` holds the
+        triangles counted at an edge's level, valid where ``_counted`` holds the update's
+        stamp; ``_queued`` / ``_walked`` mark the worklist and the insertion walk,
+        ``_changed`` the edges whose number changed, ``_seen`` the edges examined."""
         if getattr(self, "_cap", None) == capacity:
             return
         self._cap = capacity
         self._batch_stamp = np.zeros(capacity, np.int64)
-        self._seen = np.zeros(capacity, np.int64)
-        self._stamp_d = np.zeros(capacity, np.int64)
-        self._stamp_a = np.zeros(capacity, np.int64)
-        self._stamp_b = np.zeros(capacity, np.int64)
-        self._stamp_c = np.zeros(capacity, np.int64)
-        self._loc = np.zeros(capacity, np.int32)
         self._count = np.zeros(capacity, np.int32)
+        self._counted = np.zeros(capacity, np.int64)
+        self._queued = np.zeros(capacity, np.int64)
+        self._walked = np.zeros(capacity, np.int64)
+        self._changed = np.zeros(capacity, np.int64)
+        self._seen = np.zeros(capacity, np.int64)
 
     def _tick(self) -> int:
         self._clock[0] += 1
@@ -281,16 +277,16 @@ class DynamicTruss:
                                                 self._batch_stamp, stamp, support)
         start = time.perf_counter()
         limit = self._limit()
-        raised, level, region, work = K.insertion_levels(
-            slots, t.keys, t.shift, deg, ptr, truss, support, self._clock, self._stamp_a,
-            self._stamp_b, self._loc, limit)
+        slots_changed, old, touched, work, aborted = K.raise_after_insertion(
+            slots, self._batch_stamp, stamp, t.keys, t.shift, deg, ptr, truss, support,
+            self._clock, self._count, self._counted, self._queued, self._seen, self._walked,
+            self._changed, limit)
         self._learn(time.perf_counter() - start, work)
-        if work > limit:
-            return self._fallback(np.unique(region).shape[0])
+        if aborted:
+            return self._fallback(touched)
         self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
-        self._shift_levels(level - 1, level)         # each raise moves one edge up one level
-        self.stats.update(path="dynamic", region=int(np.unique(region).shape[0]),
-                          work=int(work))
+        self._shift_levels(old, truss[slots_changed])
+        self.stats.update(path="dynamic", region=int(touched), work=int(work))
 
     def _delete(self, u: np.ndarray, v: np.ndarray) -> None:
         t = self._table
@@ -320,22 +316,13 @@ class DynamicTruss:
         gone_levels = truss[slots].astype(np.int64)
         limit = self._limit()
         start = time.perf_counter()
-        fell, value, touched, work = K.deletion_levels(
+        slots_changed, old, touched, work, aborted = K.lower_after_deletion(
             rec_slot[:m], rec_level[:m], t.keys, t.shift, deg, ptr, truss, self._clock,
-            self._stamp_a, self._stamp_b, self._stamp_c, self._stamp_d, self._count,
-            self._seen, limit)
+            self._count, self._counted, self._queued, self._seen, self._changed, limit)
         self._learn(time.perf_counter() - start, work)
         t.delete_present(u, v)
         self._shift_levels(gone_levels, np.zeros(0, np.int64))
-        if work > limit:
+        if aborted:
             return self._fallback(touched)
-        if fell.shape[0]:
-            # an edge leaving several levels appears once per level: keep its lowest
-            order = np.lexsort((value, fell))
-            fell, value = fell[order], value[order]
-            first = np.r_[True, fell[1:] != fell[:-1]]
-            fell, value = fell[first], value[first]
-            old = truss[fell].astype(np.int64)
-            truss[fell] = value
-            self._shift_levels(old, value.astype(np.int64))
+        self._shift_levels(old, truss[slots_changed])
         self.stats.update(path="dynamic", region=int(touched), work=int(work))

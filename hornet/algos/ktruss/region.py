@@ -243,187 +243,7 @@ def deletion_supports(du, dv, dslot, deg, ptr, dvert, doff, dnbr, keys, shift, b
 
 
 # --------------------------------------------------------------------------------------------
-# The deletion, level by level
-
-
-@numba.njit(cache=True)
-def _count_level(x, k, base, keys, shift, deg, ptr, truss, removed, buf):
-    """Triangles of x whose other edges are in the k-truss before the batch and not removed
-    at level k (``removed[s] > base``); returns (buffer, count)."""
-    u, v = _ends(keys, x)
-    buf, c = _common_now(deg, ptr, u, v, buf)
-    a = 0
-    for j in range(c):
-        w = buf[j]
-        p = _slot(keys, shift, u, w)
-        q = _slot(keys, shift, v, w)
-        if truss[p] >= k and truss[q] >= k and removed[p] <= base and removed[q] <= base:
-            a += 1
-    return buf, a, c
-
-
-@numba.njit(cache=True)
-def _lose(x, k, base, t, from_batch, keys, shift, deg, ptr, truss, touch, removed, exact_t,
-          cnt, buf, work):
-    """Edge x (in the k-truss before the batch) lost one triangle at level k.
-
-    Until its count matters x keeps a lower bound: truss[x] - 2 (its triangles at its own
-    level, all in the k-truss) minus every loss seen. When the bound falls below k - 2 the
-    exact count is taken (triangles of the current graph with both other edges present at
-    level k); from then on only losses that count was made with are subtracted (the caller
-    checks that) and losses to the batch (not in the current graph) are ignored.
-    Returns (clock, buffer, whether x leaves the k-truss); ``work[0]`` grows by the
-    triangles an exact count examined.
-    """
-    if touch[x] <= base:
-        t += 1
-        touch[x] = t
-        cnt[x] = truss[x] - 2
-    if exact_t[x] <= base:
-        cnt[x] -= 1
-        if cnt[x] < k - 2:
-            t += 1
-            exact_t[x] = t
-            buf, a, c = _count_level(x, k, base, keys, shift, deg, ptr, truss, removed, buf)
-            work[0] += c + 1
-            cnt[x] = a
-    elif not from_batch:
-        cnt[x] -= 1
-    if cnt[x] < k - 2:
-        t += 1
-        removed[x] = t
-        return t, buf, True
-    return t, buf, False
-
-
-@numba.njit(cache=True)
-def deletion_levels(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, touch, removed,
-                    popped, exact_t, cnt, seen, limit):
-    """New truss numbers after a deletion batch, one level at a time.
-
-    For every level k, the edges that leave the k-truss (truss number >= k before, < k
-    after) are exactly those a peel of (old k-truss minus the batch) at threshold k - 2
-    removes, and that peel starts from the edges that lost a triangle of the old k-truss to
-    the batch (the records of :func:`deletion_supports`). Per level, counts are kept only
-    for the edges such a loss reaches, as lazy lower bounds until they could matter (see
-    :func:`_lose`), and each lost triangle is subtracted once (by the first of its removed
-    edges to be processed). An edge's new truss number is (the lowest level it leaves) - 1;
-    edges never removed keep theirs. ``truss`` is read only (the numbers before the batch).
-
-    Returns ``(slots, values, touched, work)``: the edges whose number fell with their new
-    values (an edge leaving several levels appears once per level), how many distinct edges
-    were examined, and the work: intersections plus the triangles they examined. The
-    results are incomplete when ``work`` > ``limit`` (the caller falls back).
-    """
-    nrec = rec_slot.shape[0]
-    kmax = 0
-    for i in range(nrec):
-        kmax = max(kmax, min(rec_level[i], truss[rec_slot[i]]))
-    clock[0] += 1
-    batch = clock[0]
-    out_slot = np.empty(16, np.int64)
-    out_val = np.empty(16, np.int32)
-    nout = 0
-    touched = 0
-    work = np.zeros(1, np.int64)
-    queue = np.empty(16, np.int64)
-    buf = np.empty(64, np.int32)
-    buf2 = np.empty(64, np.int32)
-    for k in range(3, kmax + 1):
-        clock[0] += 1
-        base = clock[0]
-        t = base
-        nq = 0
-        for i in range(nrec):
-            x = rec_slot[i]
-            if rec_level[i] < k or truss[x] < k or removed[x] > base:
-                continue
-            if seen[x] != batch:
-                seen[x] = batch
-                touched += 1
-            t, buf, gone = _lose(x, k, base, t, True, keys, shift, deg, ptr, truss, touch,
-                                 removed, exact_t, cnt, buf, work)
-            if gone:
-                if nq == queue.shape[0]:
-                    queue = np.concatenate((queue, np.empty(nq, np.int64)))
-                queue[nq] = x
-                nq += 1
-        head = 0
-        while head < nq:
-            p = queue[head]
-            head += 1
-            if work[0] > limit:
-                clock[0] = t + 1
-                return out_slot[:0], out_val[:0], touched, work[0]
-            u, v = _ends(keys, p)
-            buf2, c = _common_now(deg, ptr, u, v, buf2)
-            work[0] += c + 1
-            for j in range(c):
-                w = buf2[j]
-                s1 = _slot(keys, shift, u, w)
-                s2 = _slot(keys, shift, v, w)
-                for side in range(2):
-                    x = s1 if side == 0 else s2
-                    q = s2 if side == 0 else s1
-                    if truss[x] < k or truss[q] < k or removed[x] > base:
-                        continue
-                    q_gone = removed[q] > base
-                    if q_gone and popped[q] > base:
-                        continue                   # q, processed first, subtracted it
-                    if exact_t[x] > base and (removed[p] < exact_t[x] or
-                                              (q_gone and removed[q] < exact_t[x])):
-                        continue                   # not in x's exact count
-                    if seen[x] != batch:
-                        seen[x] = batch
-                        touched += 1
-                    t, buf, gone = _lose(x, k, base, t, False, keys, shift, deg, ptr, truss,
-                                         touch, removed, exact_t, cnt, buf, work)
-                    if gone:
-                        if nq == queue.shape[0]:
-                            queue = np.concatenate((queue, np.empty(nq, np.int64)))
-                        queue[nq] = x
-                        nq += 1
-            t += 1
-            popped[p] = t
-        # the edges removed at this level (an edge leaves the k-truss for every k above its
-        # new number: the first, lowest level that removes it sets the number)
-        for i in range(nq):
-            x = queue[i]
-            if nout == out_slot.shape[0]:
-                out_slot = np.concatenate((out_slot, np.empty(nout, np.int64)))
-                out_val = np.concatenate((out_val, np.empty(nout, np.int32)))
-            out_slot[nout] = x
-            out_val[nout] = k - 1
-            nout += 1
-        clock[0] = t + 1
-    return out_slot[:nout], out_val[:nout], touched, work[0]
-
-
-# --------------------------------------------------------------------------------------------
-# The insertion, level by level
-
-
-@numba.njit(cache=True)
-def _level_triangles(x, keys, shift, deg, ptr, truss, floor, buf, tp, tq, work):
-    """Triangles of x whose other two edges have truss >= floor: their slots into ``tp``,
-    ``tq`` (grown as needed). Returns (buffer, tp, tq, count); ``work[0]`` grows by the
-    triangles examined."""
-    u, v = _ends(keys, x)
-    buf, c = _common_now(deg, ptr, u, v, buf)
-    work[0] += c + 1
-    if c > tp.shape[0]:
-        tp = np.empty(2 * c, np.int64)
-        tq = np.empty(2 * c, np.int64)
-    a = 0
-    for j in range(c):
-        w = buf[j]
-        p = _slot(keys, shift, u, w)
-        q = _slot(keys, shift, v, w)
-        if truss[p] >= floor and truss[q] >= floor:
-            tp[a] = p
-            tq[a] = q
-            a += 1
-    return buf, tp, tq, a
+# The local h-index iteration (shared by deletions and insertions)
 
 
 @numba.njit(cache=True)
@@ -436,174 +256,287 @@ def _grow(a, n):
 
 
 @numba.njit(cache=True)
-def _peel_one_level(nc, cand, toff, tp, tq, truss, member, stamp, loc, L):
-    """Peel the candidates at threshold L - 2: a triangle (from the stored lists) lives
-    while each other edge is a live candidate or has truss >= L. Returns alive flags."""
-    for i in range(nc):
-        loc[cand[i]] = i
-    cnt = np.zeros(nc, np.int64)
-    for i in range(nc):
-        c = 0
-        for j in range(toff[i], toff[i + 1]):
-            p = tp[j]
-            q = tq[j]
-            if (member[p] == stamp or truss[p] >= L) and (member[q] == stamp or truss[q] >= L):
-                c += 1
-        cnt[i] = c
-    alive = np.ones(nc, np.bool_)              # False once queued for removal
-    done = np.zeros(nc, np.bool_)              # removal processed: its triangles are dead
-    queue = np.empty(nc, np.int64)
-    nq = 0
-    for i in range(nc):
-        if cnt[i] < L - 2:
-            alive[i] = False
-            queue[nq] = i
-            nq += 1
-    head = 0
-    while head < nq:
-        i = queue[head]
-        head += 1
-        for j in range(toff[i], toff[i + 1]):
-            p = tp[j]
-            q = tq[j]
-            pin = member[p] == stamp
-            qin = member[q] == stamp
-            if not (pin or truss[p] >= L) or not (qin or truss[q] >= L):
-                continue                           # never a triangle of this level
-            lp = loc[p] if pin else -1
-            lq = loc[q] if qin else -1
-            if (lp >= 0 and done[lp]) or (lq >= 0 and done[lq]):
-                continue                           # killed by a member processed earlier
-            if lp >= 0 and alive[lp]:
-                cnt[lp] -= 1
-                if cnt[lp] < L - 2:
-                    alive[lp] = False
-                    queue[nq] = lp
-                    nq += 1
-            if lq >= 0 and alive[lq]:
-                cnt[lq] -= 1
-                if cnt[lq] < L - 2:
-                    alive[lq] = False
-                    queue[nq] = lq
-                    nq += 1
-        done[i] = True
-    return alive
+def _triangles(x, keys, shift, deg, ptr, buf, tp, tq):
+    """The triangles of edge x in the current graph: the slots of their two other edges into
+    ``tp[:n]`` (the edge at x's first endpoint) and ``tq[:n]``. Returns (buf, tp, tq, n),
+    the arrays grown as needed."""
+    u, v = _ends(keys, x)
+    buf, c = _common_now(deg, ptr, u, v, buf)
+    if c > tp.shape[0]:
+        tp = np.empty(2 * c, np.int64)
+        tq = np.empty(2 * c, np.int64)
+    for j in range(c):
+        w = buf[j]
+        tp[j] = _slot(keys, shift, u, w)
+        tq[j] = _slot(keys, shift, v, w)
+    return buf, tp, tq, c
 
 
 @numba.njit(cache=True)
-def insertion_levels(new_slots, keys, shift, deg, ptr, truss, support, clock, member, reject,
-                     loc, limit):
-    """Raise truss numbers after an insertion batch, one level at a time.
+def _push(queue, n, x):
+    queue = _grow(queue, n + 1)
+    queue[n] = x
+    return queue, n + 1
 
-    Before the call, ``truss`` holds the numbers of the graph before the batch and 2 for the
-    new edges (a valid lower bound). Let A_L be the edges whose truss number in the new graph
-    is >= L while their current value is below L. Every edge of A_L is joined to a new edge
-    of A_L by triangles of the new L-truss through edges of A_L (Huang et al. 2014, for a
-    batch: an L-truss part not reached from a new edge would already be an L-truss of the
-    old graph). So, for L = 3, 4, ...: start from the new edges at level L - 1, walk
-    triangles whose other edges are at level >= L - 1, through edges exactly at level L - 1
-    that still have L - 2 such triangles; peel that candidate set at threshold L - 2 with
-    the edges above L - 1 fixed; the survivors are A_L and move to level L. Stop when no new
-    edge reaches L (then A_L is empty). An edge can rise several levels in one batch.
 
-    Returns ``(slots, levels, region, work)``: one entry per raise by one level (slot and
-    the level reached; an edge raised twice appears twice), the candidate edges examined at
-    each level (repeats across levels), and the work: intersections plus the triangles they
-    examined. The results are incomplete when ``work`` > ``limit`` (the caller falls back).
+@numba.njit(cache=True)
+def _note_change(x, old, stamp, changed, ch_slot, ch_old, nch):
+    """Remember edge x's value before the update the first time it changes."""
+    if changed[x] != stamp:
+        changed[x] = stamp
+        ch_slot = _grow(ch_slot, nch + 1)
+        ch_old = _grow(ch_old, nch + 1)
+        ch_slot[nch] = x
+        ch_old[nch] = old
+        nch += 1
+    return ch_slot, ch_old, nch
+
+
+@numba.njit(cache=True)
+def _descend(queue, nq, stamp, push_unknown, keys, shift, deg, ptr, truss, cnt, counted,
+             queued, seen, changed, ch_slot, ch_old, nch, work, limit):
+    """Lower truss numbers from an upper bound to the exact values: the worklist h-index
+    iteration (Sariyuce et al., VLDB 2018).
+
+    The truss numbers t are the greatest fixed point of the operator
+    H(f)(e) = max k such that at least k - 2 triangles of e have min(f(other two)) >= k.
+    If f >= t everywhere, lowering any edge to min(f(e), H(f)(e)) keeps f >= t (H is
+    monotone and H(t) = t), and once f(e) <= H(f)(e) for every edge, f <= t (every level
+    set {f >= k} is then a subgraph whose edges have k - 2 triangles in it). So, from an
+    upper bound, lowering edges until none violates f(e) <= H(f)(e) ends at t exactly.
+
+    ``cnt[e]`` (valid when ``counted[e] == stamp``) is the number of e's triangles with
+    min(f(other two)) >= f(e): e violates the bound exactly when ``cnt[e] < f(e) - 2``.
+    Popping e recounts it from its triangles; if it violates, f(e) becomes the h-index of
+    the triangles' minima (capped at f(e) - 1) and each neighbour y whose count included
+    the triangle (f(y) in (new, old] of e, third edge >= f(y)) loses one; one that now
+    violates is queued. A neighbour without a count is queued when ``push_unknown`` (a
+    deletion: any edge may fall) and skipped otherwise (an insertion: only the raised
+    candidates, which all have counts, can be above their truss number).
+
+    ``queue[:nq]``: the edges to check first (``queued[e] == stamp`` for each). Returns
+    (ch_slot, ch_old, nch, touched, aborted): the changed-edge record extended, how many
+    edges were recounted (first time in this update, ``seen``), and whether ``work[0]``
+    passed ``limit`` (the values are then incomplete).
     """
-    work = np.zeros(1, np.int64)
-    raised = np.empty(16, np.int64)
-    level = np.empty(16, np.int64)
-    nraised = 0
-    touched = np.empty(16, np.int64)
-    ntouched = 0
-    L = 3
     buf = np.empty(64, np.int32)
-    wp = np.empty(64, np.int64)                # one edge's level triangles (scratch)
-    wq = np.empty(64, np.int64)
-    cand = np.empty(16, np.int64)
-    toff = np.zeros(17, np.int64)              # candidate i's triangles: tp/tq[toff[i]:toff[i+1]]
     tp = np.empty(64, np.int64)
     tq = np.empty(64, np.int64)
-    while True:
-        clock[0] += 1
-        stamp = clock[0]
-        nc = 0
-        nt = 0
-        head = 0
-        i_new = 0
-        while True:
-            # next edge to examine: the new edges at level L - 1 first, then the walk
-            if i_new < new_slots.shape[0]:
-                x = new_slots[i_new]
-                i_new += 1
-                if truss[x] != L - 1 or support[x] < L - 2 or member[x] == stamp:
-                    continue
-            elif head < nc:
-                head += 1
-                x = -1
-                for j in range(toff[head - 1], toff[head]):
-                    for side in range(2):
-                        y = tp[j] if side == 0 else tq[j]
-                        if truss[y] != L - 1 or member[y] == stamp or reject[y] == stamp:
-                            continue
-                        if support[y] < L - 2:
-                            reject[y] = stamp
-                            continue
-                        buf, wp, wq, a = _level_triangles(y, keys, shift, deg, ptr, truss,
-                                                          L - 1, buf, wp, wq, work)
-                        if a < L - 2:
-                            reject[y] = stamp
-                            continue
-                        member[y] = stamp
-                        cand = _grow(cand, nc + 1)
-                        toff = _grow(toff, nc + 2)
-                        tp = _grow(tp, nt + a)
-                        tq = _grow(tq, nt + a)
-                        cand[nc] = y
-                        tp[nt:nt + a] = wp[:a]
-                        tq[nt:nt + a] = wq[:a]
-                        nt += a
-                        nc += 1
-                        toff[nc] = nt
-                if work[0] > limit:
-                    clock[0] += 1
-                    return raised[:0], level[:0], cand[:nc], work[0]
-                continue
-            else:
+    hist = np.zeros(64, np.int64)
+    touched = 0
+    head = 0
+    while head < nq:
+        x = queue[head]
+        head += 1
+        queued[x] = 0
+        a = truss[x]
+        if counted[x] == stamp and cnt[x] >= a - 2:
+            continue
+        if work[0] > limit:
+            return ch_slot, ch_old, nch, touched, True
+        buf, tp, tq, n = _triangles(x, keys, shift, deg, ptr, buf, tp, tq)
+        work[0] += n + 1
+        if seen[x] != stamp:
+            seen[x] = stamp
+            touched += 1
+        if a + 1 > hist.shape[0]:
+            hist = np.zeros(2 * (a + 1), np.int64)
+        for i in range(n):
+            hist[min(truss[tp[i]], truss[tq[i]], a)] += 1
+        acc = 0
+        b = a
+        while b > 2:
+            acc += hist[b]
+            if acc >= b - 2:
                 break
-            # a new edge at level L - 1: a seed when it has L - 2 level triangles
-            buf, wp, wq, a = _level_triangles(x, keys, shift, deg, ptr, truss, L - 1, buf,
-                                              wp, wq, work)
-            if a < L - 2:
-                continue
-            member[x] = stamp
-            cand = _grow(cand, nc + 1)
-            toff = _grow(toff, nc + 2)
-            tp = _grow(tp, nt + a)
-            tq = _grow(tq, nt + a)
-            cand[nc] = x
-            tp[nt:nt + a] = wp[:a]
-            tq[nt:nt + a] = wq[:a]
-            nt += a
-            nc += 1
-            toff[nc] = nt
-        if nc == 0:
-            break
-        alive = _peel_one_level(nc, cand, toff, tp, tq, truss, member, stamp, loc, L)
-        for i in range(nc):
-            if alive[i]:
-                raised = _grow(raised, nraised + 1)
-                level = _grow(level, nraised + 1)
-                raised[nraised] = cand[i]
-                level[nraised] = L
-                nraised += 1
-        for i in range(nc):
-            if alive[i]:
-                truss[cand[i]] = L
-        touched = _grow(touched, ntouched + nc)
-        touched[ntouched:ntouched + nc] = cand[:nc]
-        ntouched += nc
-        L += 1
+            b -= 1
+        if b == 2:
+            acc += hist[2]
+        for i in range(n):
+            hist[min(truss[tp[i]], truss[tq[i]], a)] = 0
+        cnt[x] = acc                           # triangles with min >= b (minima capped at a)
+        counted[x] = stamp
+        if b == a:
+            continue
+        truss[x] = b
+        ch_slot, ch_old, nch = _note_change(x, a, stamp, changed, ch_slot, ch_old, nch)
+        for i in range(n):
+            for side in range(2):
+                y = tp[i] if side == 0 else tq[i]
+                z = tq[i] if side == 0 else tp[i]
+                fy = truss[y]
+                if fy > a or fy <= b or truss[z] < fy:
+                    continue                   # the triangle's weight for y is unchanged
+                if counted[y] == stamp:
+                    cnt[y] -= 1
+                    if cnt[y] >= fy - 2:
+                        continue
+                elif not push_unknown:
+                    continue
+                if queued[y] != stamp:
+                    queued[y] = stamp
+                    queue, nq = _push(queue, nq, y)
+    return ch_slot, ch_old, nch, touched, False
+
+
+@numba.njit(cache=True)
+def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, cnt,
+                         counted, queued, seen, changed, limit):
+    """New truss numbers after a deletion batch (``truss`` updated in place).
+
+    Truss numbers only fall, so the numbers before the batch are an upper bound and
+    :func:`_descend` lowers them to the exact values. It starts from the surviving edges
+    that lost a triangle counted at their own level (a record of
+    :func:`deletion_supports` with ``rec_level >= truss``); every other edge still
+    satisfies the bound until a neighbour falls, and then it is queued. Its work is the
+    triangles of the edges whose number falls, plus those of their neighbours checked.
+
+    Returns ``(slots, old_values, touched, work, aborted)``: the edges whose number changed
+    with their values before the batch, how many distinct edges were recounted, the work
+    (intersections plus the triangles they examined) and whether it passed ``limit``
+    (then the numbers are incomplete and the caller falls back).
+    """
     clock[0] += 1
-    return raised[:nraised], level[:nraised], touched[:ntouched], work[0]
+    stamp = clock[0]
+    queue = np.empty(16, np.int64)
+    nq = 0
+    for i in range(rec_slot.shape[0]):
+        x = rec_slot[i]
+        if rec_level[i] >= truss[x] and queued[x] != stamp:
+            queued[x] = stamp
+            queue, nq = _push(queue, nq, x)
+    ch_slot = np.empty(16, np.int64)
+    ch_old = np.empty(16, np.int32)
+    work = np.zeros(1, np.int64)
+    ch_slot, ch_old, nch, touched, aborted = _descend(
+        queue, nq, stamp, True, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
+        changed, ch_slot, ch_old, 0, work, limit)
+    return ch_slot[:nch], ch_old[:nch], touched, work[0], aborted
+
+
+@numba.njit(cache=True, inline="always")
+def _bound(e, rise, truss, support, batch_stamp, bstamp):
+    """Upper bound of edge e's truss number after an insertion batch (not yet visited)."""
+    if batch_stamp[e] == bstamp:
+        return support[e] + 2
+    return min(truss[e] + rise, support[e] + 2)
+
+
+@numba.njit(cache=True)
+def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr, truss, support,
+                          clock, cnt, counted, queued, seen, walked, changed, limit):
+    """New truss numbers after an insertion batch (``truss`` updated in place; the batch's
+    edges hold 2, the other edges their numbers before the batch, ``support`` is current).
+
+    Truss numbers only rise: an old edge's by at most ``rise``, the number of inserted
+    edges (one insertion raises a truss number by at most one, Huang et al. 2014); no
+    edge's above support + 2 (the inserted edges, ``batch_stamp == bstamp``, have no other
+    bound). An edge that rises to k' is joined to an inserted edge by triangles of the
+    new k'-truss whose shared edges all rise (a part of the k'-truss not reached that way
+    would be a k'-truss of the old graph). So a walk from the inserted edges finds every
+    edge that can rise: visiting edge y, its upper bound U(y) is the h-index of its
+    triangles' minima of the other edges' bounds B (a visited edge: its value; any other
+    edge e: min(t(e) + rise, support(e) + 2), an inserted one support(e) + 2), capped at
+    B(y).
+    When U(y) > t(y), y is raised to U(y) (counts of raised neighbours that now include
+    the triangle gain one) and the walk goes on to each triangle neighbour y' whose number
+    is below both U(y) and the third edge's bound. Then :func:`_descend` lowers the raised
+    edges to the exact values (the edges never raised keep theirs: they cannot rise).
+
+    ``walked[e]`` is ``stamp`` while e waits in the walk and ``-stamp`` once visited.
+    Returns ``(slots, old_values, touched, work, aborted)`` as
+    :func:`lower_after_deletion`.
+    """
+    clock[0] += 1
+    stamp = clock[0]
+    rise = new_slots.shape[0]
+    work = np.zeros(1, np.int64)
+    buf = np.empty(64, np.int32)
+    tp = np.empty(64, np.int64)
+    tq = np.empty(64, np.int64)
+    hist = np.zeros(64, np.int64)
+    walk = np.empty(max(16, new_slots.shape[0]), np.int64)
+    nw = 0
+    for i in range(new_slots.shape[0]):
+        x = new_slots[i]
+        if walked[x] != stamp:
+            walked[x] = stamp
+            walk, nw = _push(walk, nw, x)
+    queue = np.empty(16, np.int64)
+    nq = 0
+    ch_slot = np.empty(16, np.int64)
+    ch_old = np.empty(16, np.int32)
+    nch = 0
+    touched = 0
+    head = 0
+    while head < nw:
+        y = walk[head]
+        head += 1
+        walked[y] = -stamp
+        if work[0] > limit:
+            return ch_slot[:0], ch_old[:0], touched, work[0], True
+        a = truss[y]
+        cap = _bound(y, rise, truss, support, batch_stamp, bstamp)
+        if cap <= a:
+            continue
+        buf, tp, tq, n = _triangles(y, keys, shift, deg, ptr, buf, tp, tq)
+        work[0] += n + 1
+        seen[y] = stamp
+        touched += 1
+        if cap + 1 > hist.shape[0]:
+            hist = np.zeros(2 * (cap + 1), np.int64)
+        for i in range(n):
+            p = tp[i]
+            q = tq[i]
+            bp = truss[p] if walked[p] == -stamp else _bound(p, rise, truss, support,
+                                                                   batch_stamp, bstamp)
+            bq = truss[q] if walked[q] == -stamp else _bound(q, rise, truss, support,
+                                                                   batch_stamp, bstamp)
+            hist[min(bp, bq, cap)] += 1
+        acc = 0
+        up = cap
+        while up > a:
+            acc += hist[up]
+            if acc >= up - 2:
+                break
+            up -= 1
+        for i in range(n):
+            p = tp[i]
+            q = tq[i]
+            bp = truss[p] if walked[p] == -stamp else _bound(p, rise, truss, support,
+                                                                   batch_stamp, bstamp)
+            bq = truss[q] if walked[q] == -stamp else _bound(q, rise, truss, support,
+                                                                   batch_stamp, bstamp)
+            hist[min(bp, bq, cap)] = 0
+        if up == a:
+            continue                           # cannot rise
+        truss[y] = up
+        ch_slot, ch_old, nch = _note_change(y, a, stamp, changed, ch_slot, ch_old, nch)
+        own = 0
+        for i in range(n):
+            p = tp[i]
+            q = tq[i]
+            if min(truss[p], truss[q]) >= up:
+                own += 1
+            for side in range(2):
+                w = p if side == 0 else q
+                z = q if side == 0 else p
+                fw = truss[w]
+                if counted[w] == stamp and a < fw <= up and truss[z] >= fw:
+                    cnt[w] += 1                # a raised neighbour's triangle now counts
+                if walked[w] == stamp or walked[w] == -stamp:
+                    continue
+                bz = truss[z] if walked[z] == -stamp else _bound(z, rise, truss, support,
+                                                                   batch_stamp, bstamp)
+                if fw < up and fw < bz and support[w] + 2 > fw:
+                    walked[w] = stamp
+                    walk, nw = _push(walk, nw, w)
+        cnt[y] = own
+        counted[y] = stamp
+        if own < up - 2 and queued[y] != stamp:
+            queued[y] = stamp
+            queue, nq = _push(queue, nq, y)
+    ch_slot, ch_old, nch, more, aborted = _descend(
+        queue, nq, stamp, False, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
+        changed, ch_slot, ch_old, nch, work, limit)
+    return ch_slot[:nch], ch_old[:nch], touched + more, work[0], aborted
