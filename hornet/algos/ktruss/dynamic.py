@@ -166,6 +166,15 @@ class DynamicTruss:
         self._changed = np.zeros(capacity, np.int64)
         self._seen = np.zeros(capacity, np.int64)
 
+    def _vertex_scratch(self, n: int):
+        """Vertex-indexed arrays of the region kernels (where a vertex's edge slots are kept
+        during an update), grown with the graph's vertex range."""
+        if getattr(self, "_row_at", None) is None or self._row_at.shape[0] < n:
+            n = max(n, 16, 2 * getattr(self, "_row_at", np.zeros(0)).shape[0])
+            self._row_at = np.zeros(n, np.int64)
+            self._row_used = np.zeros(n, np.int64)
+        return self._row_at, self._row_used
+
     def _tick(self) -> int:
         self._clock[0] += 1
         return int(self._clock[0])
@@ -280,7 +289,7 @@ class DynamicTruss:
         slots_changed, old, touched, work, aborted = K.raise_after_insertion(
             slots, self._batch_stamp, stamp, t.keys, t.shift, deg, ptr, truss, support,
             self._clock, self._count, self._counted, self._queued, self._seen, self._walked,
-            self._changed, limit)
+            self._changed, *self._vertex_scratch(deg.shape[0]), limit)
         self._learn(time.perf_counter() - start, work)
         if aborted:
             return self._fallback(touched)
@@ -318,7 +327,8 @@ class DynamicTruss:
         start = time.perf_counter()
         slots_changed, old, touched, work, aborted = K.lower_after_deletion(
             rec_slot[:m], rec_level[:m], t.keys, t.shift, deg, ptr, truss, self._clock,
-            self._count, self._counted, self._queued, self._seen, self._changed, limit)
+            self._count, self._counted, self._queued, self._seen, self._changed,
+            *self._vertex_scratch(deg.shape[0]), limit)
         self._learn(time.perf_counter() - start, work)
         t.delete_present(u, v)
         self._shift_levels(gone_levels, np.zeros(0, np.int64))

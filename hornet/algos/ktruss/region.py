@@ -105,17 +105,6 @@ def _row(deg, ptr, u):
 
 
 @numba.njit(cache=True)
-def _common_now(deg, ptr, u, v, buf):
-    """N(u) ∩ N(v) in the current graph; returns (buffer, count) (buffer grown as needed)."""
-    A, da = _row(deg, ptr, u)
-    B, db = _row(deg, ptr, v)
-    need = min(da, db)
-    if need > buf.shape[0]:
-        buf = np.empty(2 * need, np.int32)
-    return buf, _intersect(A, da, B, db, buf)
-
-
-@numba.njit(cache=True)
 def _merge_rows(A, da, B, db):
     """Sorted union of two disjoint sorted lists (the neighbours before a deletion)."""
     out = np.empty(da + db, np.int32)
@@ -256,20 +245,112 @@ def _grow(a, n):
 
 
 @numba.njit(cache=True)
-def _triangles(x, keys, shift, deg, ptr, buf, tp, tq):
+def _intersect_at(A, da, B, db, pa, pb):
+    """Positions of the common values of the sorted ``A[:da]`` and ``B[:db]``: into
+    ``pa`` / ``pb`` (room for min(da, db)); returns how many. Merges lists of similar
+    length, binary-searches the shorter in the longer when they differ by more than 16x."""
+    n = 0
+    if da == 0 or db == 0:
+        return 0
+    if da * 16 < db or db * 16 < da:
+        swap = da > db
+        S, ds, L, dl = (B, db, A, da) if swap else (A, da, B, db)
+        lo = 0
+        for i in range(ds):
+            x = S[i]
+            hi = dl
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if L[mid] < x:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo == dl:
+                break
+            if L[lo] == x:
+                if swap:
+                    pa[n] = lo
+                    pb[n] = i
+                else:
+                    pa[n] = i
+                    pb[n] = lo
+                n += 1
+        return n
+    i = 0
+    j = 0
+    while i < da and j < db:
+        a = A[i]
+        b = B[j]
+        if a == b:
+            pa[n] = i
+            pb[n] = j
+            n += 1
+            i += 1
+            j += 1
+        elif a < b:
+            i += 1
+        else:
+            j += 1
+    return n
+
+
+@numba.njit(cache=True)
+def _row_slots(x, row, deg, keys, shift, rows, row_at, row_used, stamp):
+    """Where the slots of vertex x's edges, aligned with its adjacency ``row``, start in
+    ``rows`` (-1: not kept). A vertex's slots are kept from its second use in an update
+    (``row_used``/``row_at`` per vertex, valid with this update's ``stamp``; ``rows`` is
+    one growing array), so a dense region probes the table once per edge end instead of
+    twice per triangle, and a hub met once is never scanned. ``rows[0]`` is its used
+    length. Returns (rows, start)."""
+    if x >= row_used.shape[0]:
+        return rows, np.int64(-1)
+    if row_used[x] == stamp:
+        return rows, row_at[x]
+    if row_used[x] != -stamp:
+        row_used[x] = -stamp                  # first use: probe the table directly
+        return rows, np.int64(-1)
+    d = deg[x]
+    at = rows[0]
+    rows = _grow(rows, at + d)
+    for i in range(d):
+        rows[at + i] = _slot(keys, shift, x, row[i])
+    rows[0] = at + d
+    row_used[x] = stamp
+    row_at[x] = at
+    return rows, at
+
+
+@numba.njit(cache=True)
+def _new_rows():
+    rows = np.empty(1024, np.int64)
+    rows[0] = 1
+    return rows
+
+
+@numba.njit(cache=True)
+def _triangles(x, keys, shift, deg, ptr, rows, row_at, row_used, stamp, pa, pb, tp, tq):
     """The triangles of edge x in the current graph: the slots of their two other edges into
-    ``tp[:n]`` (the edge at x's first endpoint) and ``tq[:n]``. Returns (buf, tp, tq, n),
-    the arrays grown as needed."""
+    ``tp[:n]`` (the edge at x's first endpoint) and ``tq[:n]``. Returns
+    (rows, pa, pb, tp, tq, n), the arrays grown as needed (``rows``: see
+    :func:`_row_slots`; its first entry is its used length)."""
     u, v = _ends(keys, x)
-    buf, c = _common_now(deg, ptr, u, v, buf)
-    if c > tp.shape[0]:
-        tp = np.empty(2 * c, np.int64)
-        tq = np.empty(2 * c, np.int64)
+    A, da = _row(deg, ptr, u)
+    B, db = _row(deg, ptr, v)
+    need = min(da, db)
+    if need > tp.shape[0]:
+        pa = np.empty(2 * need, np.int64)
+        pb = np.empty(2 * need, np.int64)
+        tp = np.empty(2 * need, np.int64)
+        tq = np.empty(2 * need, np.int64)
+    c = _intersect_at(A, da, B, db, pa, pb)
+    if c == 0:
+        return rows, pa, pb, tp, tq, 0
+    rows, su = _row_slots(u, A, deg, keys, shift, rows, row_at, row_used, stamp)
+    rows, sv = _row_slots(v, B, deg, keys, shift, rows, row_at, row_used, stamp)
     for j in range(c):
-        w = buf[j]
-        tp[j] = _slot(keys, shift, u, w)
-        tq[j] = _slot(keys, shift, v, w)
-    return buf, tp, tq, c
+        tp[j] = rows[su + pa[j]] if su >= 0 else _slot(keys, shift, u, A[pa[j]])
+        tq[j] = rows[sv + pb[j]] if sv >= 0 else _slot(keys, shift, v, B[pb[j]])
+    return rows, pa, pb, tp, tq, c
 
 
 @numba.njit(cache=True)
@@ -294,7 +375,7 @@ def _note_change(x, old, stamp, changed, ch_slot, ch_old, nch):
 
 @numba.njit(cache=True)
 def _descend(queue, nq, stamp, push_unknown, keys, shift, deg, ptr, truss, cnt, counted,
-             queued, seen, changed, ch_slot, ch_old, nch, work, limit):
+             queued, seen, changed, ch_slot, ch_old, nch, work, limit, rows, row_at, row_used):
     """Lower truss numbers from an upper bound to the exact values: the worklist h-index
     iteration (Sariyuce et al., VLDB 2018).
 
@@ -319,7 +400,8 @@ def _descend(queue, nq, stamp, push_unknown, keys, shift, deg, ptr, truss, cnt, 
     edges were recounted (first time in this update, ``seen``), and whether ``work[0]``
     passed ``limit`` (the values are then incomplete).
     """
-    buf = np.empty(64, np.int32)
+    pa = np.empty(64, np.int64)
+    pb = np.empty(64, np.int64)
     tp = np.empty(64, np.int64)
     tq = np.empty(64, np.int64)
     hist = np.zeros(64, np.int64)
@@ -334,7 +416,8 @@ def _descend(queue, nq, stamp, push_unknown, keys, shift, deg, ptr, truss, cnt, 
             continue
         if work[0] > limit:
             return ch_slot, ch_old, nch, touched, True
-        buf, tp, tq, n = _triangles(x, keys, shift, deg, ptr, buf, tp, tq)
+        rows, pa, pb, tp, tq, n = _triangles(x, keys, shift, deg, ptr, rows, row_at, row_used,
+                                             stamp, pa, pb, tp, tq)
         work[0] += n + 1
         if seen[x] != stamp:
             seen[x] = stamp
@@ -381,7 +464,7 @@ def _descend(queue, nq, stamp, push_unknown, keys, shift, deg, ptr, truss, cnt, 
 
 @numba.njit(cache=True)
 def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, cnt,
-                         counted, queued, seen, changed, limit):
+                         counted, queued, seen, changed, row_at, row_used, limit):
     """New truss numbers after a deletion batch (``truss`` updated in place).
 
     Truss numbers only fall, so the numbers before the batch are an upper bound and
@@ -410,7 +493,7 @@ def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, cloc
     work = np.zeros(1, np.int64)
     ch_slot, ch_old, nch, touched, aborted = _descend(
         queue, nq, stamp, True, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
-        changed, ch_slot, ch_old, 0, work, limit)
+        changed, ch_slot, ch_old, 0, work, limit, _new_rows(), row_at, row_used)
     return ch_slot[:nch], ch_old[:nch], touched, work[0], aborted
 
 
@@ -424,7 +507,8 @@ def _bound(e, rise, truss, support, batch_stamp, bstamp):
 
 @numba.njit(cache=True)
 def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr, truss, support,
-                          clock, cnt, counted, queued, seen, walked, changed, limit):
+                          clock, cnt, counted, queued, seen, walked, changed, row_at, row_used,
+                          limit):
     """New truss numbers after an insertion batch (``truss`` updated in place; the batch's
     edges hold 2, the other edges their numbers before the batch, ``support`` is current).
 
@@ -451,7 +535,9 @@ def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr,
     stamp = clock[0]
     rise = new_slots.shape[0]
     work = np.zeros(1, np.int64)
-    buf = np.empty(64, np.int32)
+    rows = _new_rows()
+    pa = np.empty(64, np.int64)
+    pb = np.empty(64, np.int64)
     tp = np.empty(64, np.int64)
     tq = np.empty(64, np.int64)
     hist = np.zeros(64, np.int64)
@@ -479,7 +565,8 @@ def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr,
         cap = _bound(y, rise, truss, support, batch_stamp, bstamp)
         if cap <= a:
             continue
-        buf, tp, tq, n = _triangles(y, keys, shift, deg, ptr, buf, tp, tq)
+        rows, pa, pb, tp, tq, n = _triangles(y, keys, shift, deg, ptr, rows, row_at, row_used,
+                                             stamp, pa, pb, tp, tq)
         work[0] += n + 1
         seen[y] = stamp
         touched += 1
@@ -538,5 +625,5 @@ def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr,
             queue, nq = _push(queue, nq, y)
     ch_slot, ch_old, nch, more, aborted = _descend(
         queue, nq, stamp, False, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
-        changed, ch_slot, ch_old, nch, work, limit)
+        changed, ch_slot, ch_old, nch, work, limit, rows, row_at, row_used)
     return ch_slot[:nch], ch_old[:nch], touched + more, work[0], aborted
