@@ -153,7 +153,8 @@ class DynamicTruss:
         """Slot-indexed arrays of the region kernels (reallocated only when the table is
         rehashed): ``_batch_stamp`` marks the current batch's edges; ``_count`` holds the
         triangles counted at an edge's level, valid where ``_counted`` holds the update's
-        stamp; ``_queued`` / ``_walked`` mark the worklist and the insertion walk,
+        stamp; ``_queued`` / ``_walked`` mark the worklist and the insertion walk (``_owner``: the
+        inserted edge whose walk reached an edge),
         ``_changed`` the edges whose number changed, ``_seen`` the edges examined."""
         if getattr(self, "_cap", None) == capacity:
             return
@@ -163,6 +164,7 @@ class DynamicTruss:
         self._counted = np.zeros(capacity, np.int64)
         self._queued = np.zeros(capacity, np.int64)
         self._walked = np.zeros(capacity, np.int64)
+        self._owner = np.zeros(capacity, np.int64)
         self._changed = np.zeros(capacity, np.int64)
         self._seen = np.zeros(capacity, np.int64)
 
@@ -286,16 +288,27 @@ class DynamicTruss:
                                                 self._batch_stamp, stamp, support)
         start = time.perf_counter()
         limit = self._limit()
-        slots_changed, old, touched, work, aborted = K.raise_after_insertion(
-            slots, self._batch_stamp, stamp, t.keys, t.shift, deg, ptr, truss, support,
-            self._clock, self._count, self._counted, self._queued, self._seen, self._walked,
-            self._changed, *self._vertex_scratch(deg.shape[0]), limit)
-        self._learn(time.perf_counter() - start, work)
+        # groups of inserted edges whose walks meet (see raise_after_insertion): one each to
+        # start, merged and walked again until no two groups meet
+        parent = np.arange(slots.shape[0], dtype=np.int64)
+        size = np.ones(slots.shape[0], np.int64)
+        spent = 0
+        while True:
+            slots_changed, old, touched, work, aborted, merged = K.raise_after_insertion(
+                slots, parent, size, self._batch_stamp, stamp, t.keys, t.shift, deg, ptr,
+                truss, support, self._clock, self._count, self._counted, self._queued,
+                self._seen, self._walked, self._owner, self._changed,
+                *self._vertex_scratch(deg.shape[0]), limit - spent)
+            spent += work
+            if aborted or not merged:
+                break
+            truss[slots_changed] = old
+        self._learn(time.perf_counter() - start, spent)
         if aborted:
             return self._fallback(touched)
         self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
         self._shift_levels(old, truss[slots_changed])
-        self.stats.update(path="dynamic", region=int(touched), work=int(work))
+        self.stats.update(path="dynamic", region=int(touched), work=int(spent))
 
     def _delete(self, u: np.ndarray, v: np.ndarray) -> None:
         t = self._table

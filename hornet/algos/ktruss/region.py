@@ -506,34 +506,47 @@ def _bound(e, rise, truss, support, batch_stamp, bstamp):
 
 
 @numba.njit(cache=True)
-def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr, truss, support,
-                          clock, cnt, counted, queued, seen, walked, changed, row_at, row_used,
-                          limit):
+def _find(parent, i):
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+@numba.njit(cache=True)
+def raise_after_insertion(new_slots, parent, size, batch_stamp, bstamp, keys, shift, deg, ptr,
+                          truss, support, clock, cnt, counted, queued, seen, walked, owner,
+                          changed, row_at, row_used, limit):
     """New truss numbers after an insertion batch (``truss`` updated in place; the batch's
     edges hold 2, the other edges their numbers before the batch, ``support`` is current).
 
-    Truss numbers only rise: an old edge's by at most ``rise``, the number of inserted
-    edges (one insertion raises a truss number by at most one, Huang et al. 2014); no
-    edge's above support + 2 (the inserted edges, ``batch_stamp == bstamp``, have no other
-    bound). An edge that rises to k' is joined to an inserted edge by triangles of the
-    new k'-truss whose shared edges all rise (a part of the k'-truss not reached that way
-    would be a k'-truss of the old graph). So a walk from the inserted edges finds every
-    edge that can rise: visiting edge y, its upper bound U(y) is the h-index of its
-    triangles' minima of the other edges' bounds B (a visited edge: its value; any other
-    edge e: min(t(e) + rise, support(e) + 2), an inserted one support(e) + 2), capped at
-    B(y).
-    When U(y) > t(y), y is raised to U(y) (counts of raised neighbours that now include
-    the triangle gain one) and the walk goes on to each triangle neighbour y' whose number
-    is below both U(y) and the third edge's bound. Then :func:`_descend` lowers the raised
-    edges to the exact values (the edges never raised keep theirs: they cannot rise).
+    Truss numbers only rise, one insertion raises a truss number by at most one (Huang et
+    al. 2014), and an edge that rises to k' is joined to an inserted edge by triangles of
+    the new k'-truss whose shared edges all rise (a part of the k'-truss not reached that
+    way would be a k'-truss of the old graph). So a walk from the inserted edges finds
+    every edge that can rise. The inserted edges are split into groups (union-find
+    ``parent`` / ``size`` over their indices): the walk from a group's edges bounds an old
+    edge's rise by the group's size, and when it meets an edge another group visited the
+    two groups merge and the caller runs the walk again (``merged``), with the values
+    restored, until no groups meet: then no edge is reached by two groups and each rise is
+    bounded by its group's insertions.
 
-    ``walked[e]`` is ``stamp`` while e waits in the walk and ``-stamp`` once visited.
-    Returns ``(slots, old_values, touched, work, aborted)`` as
-    :func:`lower_after_deletion`.
+    Visiting edge y of group g (rise r = size of g): its upper bound U(y) is the h-index of
+    its triangles' minima of the other two edges' bounds B (a visited edge: its value;
+    another old edge e: min(t(e) + r, support(e) + 2); an inserted edge, ``batch_stamp
+    == bstamp``: support(e) + 2), capped at B(y). When U(y) > t(y), y is raised to U(y)
+    (the counts of raised neighbours that now include the triangle gain one) and the walk
+    goes on to each triangle neighbour whose number is below U(y) and the third edge's
+    bound. Then :func:`_descend` lowers the raised edges to the exact values (the edges
+    never raised keep theirs: they cannot rise).
+
+    ``walked[e]`` is ``stamp`` while e waits in the walk, ``-stamp`` once visited, and
+    ``owner[e]`` the inserted edge whose group reached it. Returns ``(slots, old_values,
+    touched, work, aborted, merged)``: as :func:`lower_after_deletion`, and whether groups
+    merged (then the values are partial: the caller restores ``old_values`` and runs again).
     """
     clock[0] += 1
     stamp = clock[0]
-    rise = new_slots.shape[0]
     work = np.zeros(1, np.int64)
     rows = _new_rows()
     pa = np.empty(64, np.int64)
@@ -545,22 +558,25 @@ def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr,
     nw = 0
     for i in range(new_slots.shape[0]):
         x = new_slots[i]
-        if walked[x] != stamp:
-            walked[x] = stamp
-            walk, nw = _push(walk, nw, x)
+        walked[x] = stamp
+        owner[x] = i
+        walk, nw = _push(walk, nw, x)
     queue = np.empty(16, np.int64)
     nq = 0
     ch_slot = np.empty(16, np.int64)
     ch_old = np.empty(16, np.int32)
     nch = 0
     touched = 0
+    merged = False
     head = 0
     while head < nw:
         y = walk[head]
         head += 1
         walked[y] = -stamp
         if work[0] > limit:
-            return ch_slot[:0], ch_old[:0], touched, work[0], True
+            return ch_slot[:nch], ch_old[:nch], touched, work[0], True, merged
+        g = _find(parent, owner[y])
+        rise = size[g]
         a = truss[y]
         cap = _bound(y, rise, truss, support, batch_stamp, bstamp)
         if cap <= a:
@@ -576,10 +592,11 @@ def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr,
             p = tp[i]
             q = tq[i]
             bp = truss[p] if walked[p] == -stamp else _bound(p, rise, truss, support,
-                                                                   batch_stamp, bstamp)
+                                                            batch_stamp, bstamp)
             bq = truss[q] if walked[q] == -stamp else _bound(q, rise, truss, support,
-                                                                   batch_stamp, bstamp)
-            hist[min(bp, bq, cap)] += 1
+                                                            batch_stamp, bstamp)
+            pa[i] = min(bp, bq, cap)
+            hist[pa[i]] += 1
         acc = 0
         up = cap
         while up > a:
@@ -588,13 +605,7 @@ def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr,
                 break
             up -= 1
         for i in range(n):
-            p = tp[i]
-            q = tq[i]
-            bp = truss[p] if walked[p] == -stamp else _bound(p, rise, truss, support,
-                                                                   batch_stamp, bstamp)
-            bq = truss[q] if walked[q] == -stamp else _bound(q, rise, truss, support,
-                                                                   batch_stamp, bstamp)
-            hist[min(bp, bq, cap)] = 0
+            hist[pa[i]] = 0
         if up == a:
             continue                           # cannot rise
         truss[y] = up
@@ -612,18 +623,28 @@ def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr,
                 if counted[w] == stamp and a < fw <= up and truss[z] >= fw:
                     cnt[w] += 1                # a raised neighbour's triangle now counts
                 if walked[w] == stamp or walked[w] == -stamp:
+                    h = _find(parent, owner[w])
+                    if h != g:                 # another group's region: merge, run again
+                        if size[h] > size[g]:
+                            g, h = h, g
+                        parent[h] = g
+                        size[g] += size[h]
+                        merged = True
                     continue
                 bz = truss[z] if walked[z] == -stamp else _bound(z, rise, truss, support,
-                                                                   batch_stamp, bstamp)
+                                                                batch_stamp, bstamp)
                 if fw < up and fw < bz and support[w] + 2 > fw:
                     walked[w] = stamp
+                    owner[w] = owner[y]
                     walk, nw = _push(walk, nw, w)
         cnt[y] = own
         counted[y] = stamp
         if own < up - 2 and queued[y] != stamp:
             queued[y] = stamp
             queue, nq = _push(queue, nq, y)
+    if merged:
+        return ch_slot[:nch], ch_old[:nch], touched, work[0], False, True
     ch_slot, ch_old, nch, more, aborted = _descend(
         queue, nq, stamp, False, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
         changed, ch_slot, ch_old, nch, work, limit, rows, row_at, row_used)
-    return ch_slot[:nch], ch_old[:nch], touched + more, work[0], aborted
+    return ch_slot[:nch], ch_old[:nch], touched + more, work[0], aborted, False
