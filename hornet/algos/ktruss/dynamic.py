@@ -154,7 +154,7 @@ class DynamicTruss:
         rehashed): ``_batch_stamp`` marks the current batch's edges; ``_count`` holds the
         triangles counted at an edge's level, valid where ``_counted`` holds the update's
         stamp; ``_queued`` / ``_walked`` mark the worklist and the insertion walk (``_owner``: the
-        inserted edge whose walk reached an edge),
+        inserted edge whose walk reached an edge, ``_kept``: a raised edge's triangle list),
         ``_changed`` the edges whose number changed, ``_seen`` the edges examined."""
         if getattr(self, "_cap", None) == capacity:
             return
@@ -165,6 +165,7 @@ class DynamicTruss:
         self._queued = np.zeros(capacity, np.int64)
         self._walked = np.zeros(capacity, np.int64)
         self._owner = np.zeros(capacity, np.int64)
+        self._kept = np.zeros(capacity, np.int64)
         self._changed = np.zeros(capacity, np.int64)
         self._seen = np.zeros(capacity, np.int64)
 
@@ -297,7 +298,7 @@ class DynamicTruss:
             slots_changed, old, touched, work, aborted, merged = K.raise_after_insertion(
                 slots, parent, size, self._batch_stamp, stamp, t.keys, t.shift, deg, ptr,
                 truss, support, self._clock, self._count, self._counted, self._queued,
-                self._seen, self._walked, self._owner, self._changed,
+                self._seen, self._walked, self._owner, self._changed, self._kept,
                 *self._vertex_scratch(deg.shape[0]), limit - spent)
             spent += work
             if aborted or not merged:

@@ -375,7 +375,8 @@ def _note_change(x, old, stamp, changed, ch_slot, ch_old, nch):
 
 @numba.njit(cache=True)
 def _descend(queue, nq, stamp, push_unknown, keys, shift, deg, ptr, truss, cnt, counted,
-             queued, seen, changed, ch_slot, ch_old, nch, work, limit, rows, row_at, row_used):
+             queued, seen, changed, ch_slot, ch_old, nch, work, limit, rows, row_at, row_used,
+             kept, loff, lp, lq, lfloor):
     """Lower truss numbers from an upper bound to the exact values: the worklist h-index
     iteration (Sariyuce et al., VLDB 2018).
 
@@ -394,6 +395,11 @@ def _descend(queue, nq, stamp, push_unknown, keys, shift, deg, ptr, truss, cnt, 
     violates is queued. A neighbour without a count is queued when ``push_unknown`` (a
     deletion: any edge may fall) and skipped otherwise (an insertion: only the raised
     candidates, which all have counts, can be above their truss number).
+
+    With ``kept`` (an insertion), a popped edge x is a raised edge whose triangles the walk
+    kept (list ``kept[x]``: ``lp/lq[loff[i]:loff[i + 1]]``, those whose other edges' bounds
+    were above ``lfloor[i]``, x's number before the batch, which it cannot fall below): the
+    triangles left out can neither lift x above that floor nor count for a raised neighbour.
 
     ``queue[:nq]``: the edges to check first (``queued[e] == stamp`` for each). Returns
     (ch_slot, ch_old, nch, touched, aborted): the changed-edge record extended, how many
@@ -416,8 +422,18 @@ def _descend(queue, nq, stamp, push_unknown, keys, shift, deg, ptr, truss, cnt, 
             continue
         if work[0] > limit:
             return ch_slot, ch_old, nch, touched, True
-        rows, pa, pb, tp, tq, n = _triangles(x, keys, shift, deg, ptr, rows, row_at, row_used,
-                                             stamp, pa, pb, tp, tq)
+        floor = 2
+        if kept.shape[0]:
+            li = kept[x]
+            n = loff[li + 1] - loff[li]
+            tp = _grow(tp, n)
+            tq = _grow(tq, n)
+            tp[:n] = lp[loff[li]:loff[li + 1]]
+            tq[:n] = lq[loff[li]:loff[li + 1]]
+            floor = lfloor[li]
+        else:
+            rows, pa, pb, tp, tq, n = _triangles(x, keys, shift, deg, ptr, rows, row_at,
+                                                 row_used, stamp, pa, pb, tp, tq)
         work[0] += n + 1
         if seen[x] != stamp:
             seen[x] = stamp
@@ -425,19 +441,20 @@ def _descend(queue, nq, stamp, push_unknown, keys, shift, deg, ptr, truss, cnt, 
         if a + 1 > hist.shape[0]:
             hist = np.zeros(2 * (a + 1), np.int64)
         for i in range(n):
-            hist[min(truss[tp[i]], truss[tq[i]], a)] += 1
+            hist[max(min(truss[tp[i]], truss[tq[i]], a), floor)] += 1
         acc = 0
         b = a
-        while b > 2:
+        while b > floor:
             acc += hist[b]
             if acc >= b - 2:
                 break
             b -= 1
-        if b == 2:
-            acc += hist[2]
+        if b == floor:
+            acc += hist[floor]
         for i in range(n):
-            hist[min(truss[tp[i]], truss[tq[i]], a)] = 0
-        cnt[x] = acc                           # triangles with min >= b (minima capped at a)
+            hist[max(min(truss[tp[i]], truss[tq[i]], a), floor)] = 0
+        # triangles with min >= b (minima capped at a); at the floor x is final
+        cnt[x] = acc if b > floor or kept.shape[0] == 0 else np.int32(1 << 30)
         counted[x] = stamp
         if b == a:
             continue
@@ -493,7 +510,9 @@ def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, cloc
     work = np.zeros(1, np.int64)
     ch_slot, ch_old, nch, touched, aborted = _descend(
         queue, nq, stamp, True, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
-        changed, ch_slot, ch_old, 0, work, limit, _new_rows(), row_at, row_used)
+        changed, ch_slot, ch_old, 0, work, limit, _new_rows(), row_at, row_used,
+        np.empty(0, np.int64), np.zeros(1, np.int64), np.empty(0, np.int64),
+        np.empty(0, np.int64), np.empty(0, np.int32))
     return ch_slot[:nch], ch_old[:nch], touched, work[0], aborted
 
 
@@ -516,7 +535,7 @@ def _find(parent, i):
 @numba.njit(cache=True)
 def raise_after_insertion(new_slots, parent, size, batch_stamp, bstamp, keys, shift, deg, ptr,
                           truss, support, clock, cnt, counted, queued, seen, walked, owner,
-                          changed, row_at, row_used, limit):
+                          changed, kept, row_at, row_used, limit):
     """New truss numbers after an insertion batch (``truss`` updated in place; the batch's
     edges hold 2, the other edges their numbers before the batch, ``support`` is current).
 
@@ -536,12 +555,15 @@ def raise_after_insertion(new_slots, parent, size, batch_stamp, bstamp, keys, sh
     another old edge e: min(t(e) + r, support(e) + 2); an inserted edge, ``batch_stamp
     == bstamp``: support(e) + 2), capped at B(y). When U(y) > t(y), y is raised to U(y)
     (the counts of raised neighbours that now include the triangle gain one) and the walk
-    goes on to each triangle neighbour whose number is below U(y) and the third edge's
-    bound. Then :func:`_descend` lowers the raised edges to the exact values (the edges
+    goes on to each triangle neighbour y' that could share a level k' of the new graph
+    with y and the third edge z while both rise to it: t(y') < k' <= min(U(y), B(z)) and,
+    for an old y, t(y) < k' too; as each rises by at most r, |t(y) - t(y')| < r (with r =
+    1, Huang's k-level triangle connectivity). Then :func:`_descend` lowers the raised edges to the exact values (the edges
     never raised keep theirs: they cannot rise).
 
     ``walked[e]`` is ``stamp`` while e waits in the walk, ``-stamp`` once visited, and
-    ``owner[e]`` the inserted edge whose group reached it. Returns ``(slots, old_values,
+    ``owner[e]`` the inserted edge whose group reached it; ``kept[e]`` the index of a
+    raised edge's kept triangle list (see :func:`_descend`). Returns ``(slots, old_values,
     touched, work, aborted, merged)``: as :func:`lower_after_deletion`, and whether groups
     merged (then the values are partial: the caller restores ``old_values`` and runs again).
     """
@@ -568,6 +590,11 @@ def raise_after_insertion(new_slots, parent, size, batch_stamp, bstamp, keys, sh
     nch = 0
     touched = 0
     merged = False
+    loff = np.zeros(16, np.int64)              # the kept triangle lists (see _descend)
+    lp = np.empty(64, np.int64)
+    lq = np.empty(64, np.int64)
+    lfloor = np.empty(16, np.int32)
+    nl = 0
     head = 0
     while head < nw:
         y = walk[head]
@@ -610,6 +637,21 @@ def raise_after_insertion(new_slots, parent, size, batch_stamp, bstamp, keys, sh
             continue                           # cannot rise
         truss[y] = up
         ch_slot, ch_old, nch = _note_change(y, a, stamp, changed, ch_slot, ch_old, nch)
+        inserted = batch_stamp[y] == bstamp
+        kept[y] = nl                           # the triangles that can lift y above a
+        nk = loff[nl]
+        lp = _grow(lp, nk + n)
+        lq = _grow(lq, nk + n)
+        for i in range(n):
+            if pa[i] > a:
+                lp[nk] = tp[i]
+                lq[nk] = tq[i]
+                nk += 1
+        lfloor = _grow(lfloor, nl + 1)
+        lfloor[nl] = a
+        loff = _grow(loff, nl + 2)
+        nl += 1
+        loff[nl] = nk
         own = 0
         for i in range(n):
             p = tp[i]
@@ -633,7 +675,8 @@ def raise_after_insertion(new_slots, parent, size, batch_stamp, bstamp, keys, sh
                     continue
                 bz = truss[z] if walked[z] == -stamp else _bound(z, rise, truss, support,
                                                                 batch_stamp, bstamp)
-                if fw < up and fw < bz and support[w] + 2 > fw:
+                if (fw < up and fw < bz and support[w] + 2 > fw
+                        and (inserted or (a < bz and abs(a - fw) < rise))):
                     walked[w] = stamp
                     owner[w] = owner[y]
                     walk, nw = _push(walk, nw, w)
@@ -646,5 +689,6 @@ def raise_after_insertion(new_slots, parent, size, batch_stamp, bstamp, keys, sh
         return ch_slot[:nch], ch_old[:nch], touched, work[0], False, True
     ch_slot, ch_old, nch, more, aborted = _descend(
         queue, nq, stamp, False, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
-        changed, ch_slot, ch_old, nch, work, limit, rows, row_at, row_used)
+        changed, ch_slot, ch_old, nch, work, limit, rows, row_at, row_used, kept, loff, lp, lq,
+        lfloor)
     return ch_slot[:nch], ch_old[:nch], touched + more, work[0], aborted, False
