@@ -10,19 +10,22 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
 
 1. Supports change exactly by the triangles the batch closed or opened (each triangle with
    several batch edges counted once).
-2. Insertions (:func:`~hornet.algos.ktruss.region.insertion_levels`): truss numbers only
-   rise. Level by level, L = 3, 4, ...: the edges that reach level L are joined to a new edge
-   at level L by triangles of the new L-truss, so a walk from the new edges through edges at
-   level L - 1 finds every candidate; a peel of the candidates with the rest fixed decides
-   which reach L. Edges may rise by several levels in one batch; the walk stops at the first
-   level no new edge reaches.
-3. Deletions (:func:`~hornet.algos.ktruss.region.deletion_levels`): truss numbers only
-   fall. For every level k, the edges that leave the k-truss are what a peel of the old
-   k-truss minus the batch removes, and that peel starts from the edges that lost a
-   triangle of the old k-truss to the batch; per level it is run from those edges only,
-   with counts kept as lazy lower bounds until they could matter. An edge's new number is
-   (the lowest level it leaves) - 1.
-4. When the work of a batch (intersections plus triangles examined) would take longer than
+2. The truss numbers are the greatest fixed point of the h-index operator H(f)(e) = max k
+   such that k - 2 triangles of e have min(f(other two)) >= k; from any upper bound,
+   lowering violating edges to their h-index ends at the truss numbers (Sariyuce et al.,
+   "Local algorithms for hierarchical dense subgraph discovery", VLDB 2018). The kernels
+   run that iteration locally, with a worklist and per-edge counts of the triangles at the
+   edge's own level (:func:`~hornet.algos.ktruss.region._descend`).
+3. Deletions (:func:`~hornet.algos.ktruss.region.lower_after_deletion`): numbers only
+   fall, so the old numbers are the upper bound; the iteration starts from the edges that
+   lost a triangle counted at their level and spreads only to neighbours whose count fell.
+4. Insertions (:func:`~hornet.algos.ktruss.region.raise_after_insertion`): numbers only
+   rise, each by at most one per insertion (Huang et al., SIGMOD 2014), and only at edges
+   joined to an inserted edge through edges that rise; a walk from the inserted edges
+   raises those edges to an upper bound (an h-index over the neighbours' bounds), groups
+   of inserted edges whose walks meet sharing one rise bound, and the iteration lowers the
+   raised edges to the exact values.
+5. When the work of a batch (intersections plus triangles examined) would take longer than
    the static decomposition of the whole graph (timed when it last ran; the time a unit of
    work costs is learned from the updates), the static decomposition finishes the batch
    (always correct); :attr:`DynamicTruss.stats` says which path the last update took, how

@@ -1,23 +1,26 @@
 """Numba kernels of :class:`hornet.algos.ktruss.dynamic.DynamicTruss` (CPU).
 
 Per-edge state lives in an :class:`~hornet.algos.edge_table.EdgeTable` (hash of the
-undirected edge -> slot); every array named ``truss``, ``support`` or ``*_stamp`` here is
-indexed by slot. Stamp arrays hold values of a clock that only grows, so "stamped in this
-batch" is ``stamp[s] > base`` and nothing is ever cleared (no pass over the table).
+undirected edge -> slot); every slot-indexed array (``truss``, ``support``, counts, stamps)
+is indexed by slot. Stamp arrays hold values of a clock that only grows, so "marked in this
+update" is ``stamp[s] == the update's stamp`` and nothing is ever cleared (no pass over the
+table).
 
 Kernels:
 
 - :func:`insertion_supports` / :func:`deletion_supports`: exact support update for a batch
   (a triangle with several batch edges is counted once, by its batch edge of lowest key).
   The deletion kernel reads the graph before the batch as ``G_now`` merged with the batch
-  adjacency, and also reports the surviving edges that lost a triangle at their own level
-  (the seeds of the deletion region).
-- :func:`deletion_levels`: the batched deletion, level by level (see the function).
-- :func:`insertion_levels`: the batched insertion, level by level (see the function).
+  adjacency, and also reports the surviving edges that lost a triangle, with the level up
+  to which that triangle counted (the seeds of the deletion).
+- :func:`lower_after_deletion`: the old numbers are an upper bound; the local h-index
+  iteration :func:`_descend` lowers them to the exact values from the seeds.
+- :func:`raise_after_insertion`: a walk from the inserted edges raises every edge that
+  can rise to an upper bound, then :func:`_descend` lowers the raised edges.
 
-Both are bounded delta peels: per level, a peel runs over the edges the batch can reach,
-every other edge fixed at its truss number (present at level k when its number is >= k), and
-each lost triangle is subtracted once, from its surviving edges only.
+Both touch only the edges whose numbers change and their triangle neighbours; an edge's
+triangles come from one intersection of its endpoints' adjacency lists, the other edges'
+slots from a per-vertex row of slots kept during the update (:func:`_row_slots`).
 """
 from __future__ import annotations
 
