@@ -292,26 +292,35 @@ class DynamicTruss:
                                                 self._batch_stamp, stamp, support)
         start = time.perf_counter()
         limit = self._limit()
-        # groups of inserted edges whose walks meet (see raise_after_insertion): one each to
-        # start, merged and walked again until no two groups meet
-        parent = np.arange(slots.shape[0], dtype=np.int64)
-        size = np.ones(slots.shape[0], np.int64)
-        spent = 0
-        while True:
-            slots_changed, old, touched, work, aborted, merged = K.raise_after_insertion(
-                slots, parent, size, self._batch_stamp, stamp, t.keys, t.shift, deg, ptr,
-                truss, support, self._clock, self._count, self._counted, self._queued,
-                self._seen, self._walked, self._owner, self._changed, self._kept,
-                *self._vertex_scratch(deg.shape[0]), limit - spent)
+        self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
+        # all inserted edges walk at once while their walks do not meet; else one at a time,
+        # the edges not inserted yet held at 0 (absent)
+        scratch = self._vertex_scratch(deg.shape[0])
+        batches = [slots]
+        spent = touched = 0
+        while batches:
+            part = batches.pop(0)
+            changed, old, seen, work, aborted, merged = K.raise_after_insertion(
+                part, self._batch_stamp, stamp, t.keys, t.shift, deg, ptr, truss, support,
+                self._clock, self._count, self._counted, self._queued, self._seen,
+                self._walked, self._owner, self._changed, self._kept, *scratch, limit - spent)
             spent += work
-            if aborted or not merged:
+            touched += seen
+            if aborted:
                 break
-            truss[slots_changed] = old
+            if merged:
+                truss[changed] = old
+                truss[slots[1:]] = 0
+                batches = [slots[i:i + 1] for i in range(slots.shape[0])]
+                continue
+            self._shift_levels(old, truss[changed])
+            if batches:                          # the next edge is inserted now
+                stamp = self._tick()
+                self._batch_stamp[batches[0]] = stamp
+                truss[batches[0]] = 2
         self._learn(time.perf_counter() - start, spent)
         if aborted:
             return self._fallback(touched)
-        self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
-        self._shift_levels(old, truss[slots_changed])
         self.stats.update(path="dynamic", region=int(touched), work=int(spent))
 
     def _delete(self, u: np.ndarray, v: np.ndarray) -> None:

@@ -520,55 +520,50 @@ def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, cloc
 
 
 @numba.njit(cache=True, inline="always")
-def _bound(e, rise, truss, support, batch_stamp, bstamp):
-    """Upper bound of edge e's truss number after an insertion batch (not yet visited)."""
+def _bound(e, truss, support, batch_stamp, bstamp):
+    """Upper bound of edge e's truss number after the insertion (e not visited): an edge
+    being inserted (``batch_stamp == bstamp``) has support + 2, an edge not inserted yet
+    (number 0) none, any other can rise by one."""
+    if truss[e] == 0:
+        return 0
     if batch_stamp[e] == bstamp:
         return support[e] + 2
-    return min(truss[e] + rise, support[e] + 2)
+    return min(truss[e] + 1, support[e] + 2)
 
 
 @numba.njit(cache=True)
-def _find(parent, i):
-    while parent[i] != i:
-        parent[i] = parent[parent[i]]
-        i = parent[i]
-    return i
+def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr, truss, support,
+                          clock, cnt, counted, queued, seen, walked, owner, changed, kept,
+                          row_at, row_used, limit):
+    """Raise truss numbers for the insertion of ``new_slots`` (``truss`` updated in place;
+    those edges hold 2 and ``batch_stamp == bstamp``, edges of the batch not inserted yet
+    hold 0 and count as absent, every other edge its current number; ``support`` is that
+    of the whole batch, an upper bound).
 
-
-@numba.njit(cache=True)
-def raise_after_insertion(new_slots, parent, size, batch_stamp, bstamp, keys, shift, deg, ptr,
-                          truss, support, clock, cnt, counted, queued, seen, walked, owner,
-                          changed, kept, row_at, row_used, limit):
-    """New truss numbers after an insertion batch (``truss`` updated in place; the batch's
-    edges hold 2, the other edges their numbers before the batch, ``support`` is current).
-
-    Truss numbers only rise, one insertion raises a truss number by at most one (Huang et
-    al. 2014), and an edge that rises to k' is joined to an inserted edge by triangles of
-    the new k'-truss whose shared edges all rise (a part of the k'-truss not reached that
-    way would be a k'-truss of the old graph). So a walk from the inserted edges finds
-    every edge that can rise. The inserted edges are split into groups (union-find
-    ``parent`` / ``size`` over their indices): the walk from a group's edges bounds an old
-    edge's rise by the group's size, and when it meets an edge another group visited the
-    two groups merge and the caller runs the walk again (``merged``), with the values
-    restored, until no groups meet: then no edge is reached by two groups and each rise is
-    bounded by its group's insertions.
-
-    Visiting edge y of group g (rise r = size of g): its upper bound U(y) is the h-index of
-    its triangles' minima of the other two edges' bounds B (a visited edge: its value;
-    another old edge e: min(t(e) + r, support(e) + 2); an inserted edge, ``batch_stamp
-    == bstamp``: support(e) + 2), capped at B(y). When U(y) > t(y), y is raised to U(y)
+    One insertion raises a truss number by at most one (Huang et al. 2014), and an edge
+    that rises from k to k + 1 is joined to the inserted edge by triangles of the new
+    (k + 1)-truss through edges that rise from k too (a part of that truss not reached so
+    would be a (k + 1)-truss of the old graph): Huang's k-level triangle connectivity. So
+    a walk from the inserted edge finds every edge that can rise. Visiting edge y: its
+    upper bound U(y) is the h-index of its triangles' minima of the other two edges'
+    bounds B (a visited edge: its value; the inserted edge: support + 2; another edge e:
+    min(t(e) + 1, support(e) + 2)), capped at B(y). When U(y) > t(y), y is raised to U(y)
     (the counts of raised neighbours that now include the triangle gain one) and the walk
-    goes on to each triangle neighbour y' that could share a level k' of the new graph
-    with y and the third edge z while both rise to it: t(y') < k' <= min(U(y), B(z)) and,
-    for an old y, t(y) < k' too; as each rises by at most r, |t(y) - t(y')| < r (with r =
-    1, Huang's k-level triangle connectivity). Then :func:`_descend` lowers the raised edges to the exact values (the edges
-    never raised keep theirs: they cannot rise).
+    goes on to each triangle neighbour y' with t(y') < U(y) and t(y') < B(third edge)
+    (and, from an old y, t(y') = t(y)). Then :func:`_descend` lowers the raised edges to
+    the exact values; the edges never raised keep theirs.
+
+    Several inserted edges walk at once, each with its own rise of one, as long as no walk
+    meets another's (an edge visited, or a triangle edge of a visited edge, reached by two
+    walks): then each edge is raised by at most one insertion. When walks meet the result
+    is ``merged`` (values partial; the caller restores ``old_values`` and inserts the edges
+    one at a time).
 
     ``walked[e]`` is ``stamp`` while e waits in the walk, ``-stamp`` once visited, and
-    ``owner[e]`` the inserted edge whose group reached it; ``kept[e]`` the index of a
-    raised edge's kept triangle list (see :func:`_descend`). Returns ``(slots, old_values,
-    touched, work, aborted, merged)``: as :func:`lower_after_deletion`, and whether groups
-    merged (then the values are partial: the caller restores ``old_values`` and runs again).
+    ``owner[e]`` the inserted edge whose walk reached it; ``kept[e]`` the index of a
+    raised edge's kept triangle list (see :func:`_descend`). Returns ``(slots,
+    old_values, touched, work, aborted, merged)``: as :func:`lower_after_deletion`, and
+    whether walks met.
     """
     clock[0] += 1
     stamp = clock[0]
@@ -603,12 +598,11 @@ def raise_after_insertion(new_slots, parent, size, batch_stamp, bstamp, keys, sh
         y = walk[head]
         head += 1
         walked[y] = -stamp
-        if work[0] > limit:
-            return ch_slot[:nch], ch_old[:nch], touched, work[0], True, merged
-        g = _find(parent, owner[y])
-        rise = size[g]
+        if merged or work[0] > limit:
+            return ch_slot[:nch], ch_old[:nch], touched, work[0], not merged, merged
+        g = owner[y]
         a = truss[y]
-        cap = _bound(y, rise, truss, support, batch_stamp, bstamp)
+        cap = _bound(y, truss, support, batch_stamp, bstamp)
         if cap <= a:
             continue
         rows, pa, pb, tp, tq, n = _triangles(y, keys, shift, deg, ptr, rows, row_at, row_used,
@@ -621,10 +615,10 @@ def raise_after_insertion(new_slots, parent, size, batch_stamp, bstamp, keys, sh
         for i in range(n):
             p = tp[i]
             q = tq[i]
-            bp = truss[p] if walked[p] == -stamp else _bound(p, rise, truss, support,
-                                                            batch_stamp, bstamp)
-            bq = truss[q] if walked[q] == -stamp else _bound(q, rise, truss, support,
-                                                            batch_stamp, bstamp)
+            bp = truss[p] if walked[p] == -stamp else _bound(p, truss, support, batch_stamp,
+                                                            bstamp)
+            bq = truss[q] if walked[q] == -stamp else _bound(q, truss, support, batch_stamp,
+                                                            bstamp)
             pa[i] = min(bp, bq, cap)
             hist[pa[i]] += 1
         acc = 0
@@ -668,18 +662,13 @@ def raise_after_insertion(new_slots, parent, size, batch_stamp, bstamp, keys, sh
                 if counted[w] == stamp and a < fw <= up and truss[z] >= fw:
                     cnt[w] += 1                # a raised neighbour's triangle now counts
                 if walked[w] == stamp or walked[w] == -stamp:
-                    h = _find(parent, owner[w])
-                    if h != g:                 # another group's region: merge, run again
-                        if size[h] > size[g]:
-                            g, h = h, g
-                        parent[h] = g
-                        size[g] += size[h]
-                        merged = True
+                    if owner[w] != g:
+                        merged = True          # another insertion's walk
                     continue
-                bz = truss[z] if walked[z] == -stamp else _bound(z, rise, truss, support,
+                bz = truss[z] if walked[z] == -stamp else _bound(z, truss, support,
                                                                 batch_stamp, bstamp)
-                if (fw < up and fw < bz and support[w] + 2 > fw
-                        and (inserted or (a < bz and abs(a - fw) < rise))):
+                if (2 <= fw < up and fw < bz and support[w] + 2 > fw
+                        and (inserted or fw == a)):
                     walked[w] = stamp
                     owner[w] = owner[y]
                     walk, nw = _push(walk, nw, w)
