@@ -21,10 +21,13 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    lost a triangle counted at their level and spreads only to neighbours whose count fell.
 4. Insertions (:func:`~hornet.algos.ktruss.region.raise_after_insertion`): numbers only
    rise, each by at most one per insertion (Huang et al., SIGMOD 2014), and only at edges
-   joined to an inserted edge through edges that rise; a walk from the inserted edges
-   raises those edges to an upper bound (an h-index over the neighbours' bounds), groups
-   of inserted edges whose walks meet sharing one rise bound, and the iteration lowers the
-   raised edges to the exact values.
+   joined to an inserted edge through edges that rise from the same level; a walk from
+   every inserted edge raises those edges by one (an h-index over the neighbours' bounds)
+   and the iteration lowers them to the exact values. When two inserted edges' walks meet
+   (numbers may rise by several levels), the batch goes level by level instead
+   (:func:`~hornet.algos.ktruss.region.insertion_levels`): for L = 3, 4, ..., the edges
+   at level L - 1 joined to an inserted edge at level L - 1 are peeled at threshold L - 2
+   with the rest fixed, and the survivors move to L.
 5. When the work of a batch (intersections plus triangles examined) would take longer than
    the static decomposition of the whole graph (timed when it last ran; the time a unit of
    work costs is learned from the updates), the static decomposition finishes the batch
@@ -293,34 +296,28 @@ class DynamicTruss:
         start = time.perf_counter()
         limit = self._limit()
         self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
-        # all inserted edges walk at once while their walks do not meet; else one at a time,
-        # the edges not inserted yet held at 0 (absent)
-        scratch = self._vertex_scratch(deg.shape[0])
-        batches = [slots]
-        spent = touched = 0
-        while batches:
-            part = batches.pop(0)
-            changed, old, seen, work, aborted, merged = K.raise_after_insertion(
-                part, self._batch_stamp, stamp, t.keys, t.shift, deg, ptr, truss, support,
-                self._clock, self._count, self._counted, self._queued, self._seen,
-                self._walked, self._owner, self._changed, self._kept, *scratch, limit - spent)
+        changed, old, touched, work, aborted, merged = K.raise_after_insertion(
+            slots, self._batch_stamp, stamp, t.keys, t.shift, deg, ptr, truss, support,
+            self._clock, self._count, self._counted, self._queued, self._seen, self._walked,
+            self._owner, self._changed, self._kept, *self._vertex_scratch(deg.shape[0]), limit)
+        spent = work
+        if merged:
+            # the inserted edges' walks meet (an edge may rise by several levels): level by
+            # level instead, from the numbers before the batch
+            truss[changed] = old
+            raised, level, region, work = K.insertion_levels(
+                slots, t.keys, t.shift, deg, ptr, truss, support, self._clock, self._walked,
+                self._queued, self._count, limit - spent)
             spent += work
-            touched += seen
-            if aborted:
-                break
-            if merged:
-                truss[changed] = old
-                truss[slots[1:]] = 0
-                batches = [slots[i:i + 1] for i in range(slots.shape[0])]
-                continue
-            self._shift_levels(old, truss[changed])
-            if batches:                          # the next edge is inserted now
-                stamp = self._tick()
-                self._batch_stamp[batches[0]] = stamp
-                truss[batches[0]] = 2
+            touched += np.unique(region).shape[0]
+            aborted = spent > limit
+            before, after = level - 1, level   # each raise moves one edge up one level
+        else:
+            before, after = old, truss[changed]
         self._learn(time.perf_counter() - start, spent)
         if aborted:
             return self._fallback(touched)
+        self._shift_levels(before, after)
         self.stats.update(path="dynamic", region=int(touched), work=int(spent))
 
     def _delete(self, u: np.ndarray, v: np.ndarray) -> None:

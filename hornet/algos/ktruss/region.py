@@ -15,10 +15,12 @@ Kernels:
   to which that triangle counted (the seeds of the deletion).
 - :func:`lower_after_deletion`: the old numbers are an upper bound; the local h-index
   iteration :func:`_descend` lowers them to the exact values from the seeds.
-- :func:`raise_after_insertion`: a walk from the inserted edges raises every edge that
-  can rise to an upper bound, then :func:`_descend` lowers the raised edges.
+- :func:`raise_after_insertion`: a walk from each inserted edge raises every edge that
+  can rise to an upper bound, then :func:`_descend` lowers the raised edges; when two
+  walks meet, :func:`insertion_levels` decides the batch level by level (a bounded peel
+  per level over the edges joined to the inserted edges at that level).
 
-Both touch only the edges whose numbers change and their triangle neighbours; an edge's
+The first two touch only the edges whose numbers change and their triangle neighbours; an edge's
 triangles come from one intersection of its endpoints' adjacency lists, the other edges'
 slots from a per-vertex row of slots kept during the update (:func:`_row_slots`).
 """
@@ -105,6 +107,17 @@ def _row(deg, ptr, u):
     if d == 0:
         return int32_view(np.int64(0), 0), 0
     return int32_view(ptr[u], d), d
+
+
+@numba.njit(cache=True)
+def _common_now(deg, ptr, u, v, buf):
+    """N(u) ∩ N(v) in the current graph; returns (buffer, count) (buffer grown as needed)."""
+    A, da = _row(deg, ptr, u)
+    B, db = _row(deg, ptr, v)
+    need = min(da, db)
+    if need > buf.shape[0]:
+        buf = np.empty(2 * need, np.int32)
+    return buf, _intersect(A, da, B, db, buf)
 
 
 @numba.njit(cache=True)
@@ -521,11 +534,8 @@ def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, cloc
 
 @numba.njit(cache=True, inline="always")
 def _bound(e, truss, support, batch_stamp, bstamp):
-    """Upper bound of edge e's truss number after the insertion (e not visited): an edge
-    being inserted (``batch_stamp == bstamp``) has support + 2, an edge not inserted yet
-    (number 0) none, any other can rise by one."""
-    if truss[e] == 0:
-        return 0
+    """Upper bound of edge e's truss number after the insertion (e not visited): an
+    inserted edge (``batch_stamp == bstamp``) has support + 2, any other can rise by one."""
     if batch_stamp[e] == bstamp:
         return support[e] + 2
     return min(truss[e] + 1, support[e] + 2)
@@ -535,10 +545,9 @@ def _bound(e, truss, support, batch_stamp, bstamp):
 def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr, truss, support,
                           clock, cnt, counted, queued, seen, walked, owner, changed, kept,
                           row_at, row_used, limit):
-    """Raise truss numbers for the insertion of ``new_slots`` (``truss`` updated in place;
-    those edges hold 2 and ``batch_stamp == bstamp``, edges of the batch not inserted yet
-    hold 0 and count as absent, every other edge its current number; ``support`` is that
-    of the whole batch, an upper bound).
+    """Raise truss numbers after an insertion batch (``truss`` updated in place; the
+    inserted edges ``new_slots`` hold 2 and ``batch_stamp == bstamp``, every other edge its
+    number before the batch; ``support`` is current).
 
     One insertion raises a truss number by at most one (Huang et al. 2014), and an edge
     that rises from k to k + 1 is joined to the inserted edge by triangles of the new
@@ -556,8 +565,8 @@ def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr,
     Several inserted edges walk at once, each with its own rise of one, as long as no walk
     meets another's (an edge visited, or a triangle edge of a visited edge, reached by two
     walks): then each edge is raised by at most one insertion. When walks meet the result
-    is ``merged`` (values partial; the caller restores ``old_values`` and inserts the edges
-    one at a time).
+    is ``merged`` (values partial; the caller restores ``old_values`` and runs
+    :func:`insertion_levels`).
 
     ``walked[e]`` is ``stamp`` while e waits in the walk, ``-stamp`` once visited, and
     ``owner[e]`` the inserted edge whose walk reached it; ``kept[e]`` the index of a
@@ -667,7 +676,7 @@ def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr,
                     continue
                 bz = truss[z] if walked[z] == -stamp else _bound(z, truss, support,
                                                                 batch_stamp, bstamp)
-                if (2 <= fw < up and fw < bz and support[w] + 2 > fw
+                if (fw < up and fw < bz and support[w] + 2 > fw
                         and (inserted or fw == a)):
                     walked[w] = stamp
                     owner[w] = owner[y]
@@ -684,3 +693,204 @@ def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr,
         changed, ch_slot, ch_old, nch, work, limit, rows, row_at, row_used, kept, loff, lp, lq,
         lfloor)
     return ch_slot[:nch], ch_old[:nch], touched + more, work[0], aborted, False
+
+
+# --------------------------------------------------------------------------------------------
+# Insertion batches whose walks meet: level by level
+
+
+@numba.njit(cache=True)
+def _level_triangles(x, keys, shift, deg, ptr, truss, floor, buf, tp, tq, work):
+    """Triangles of x whose other two edges have truss >= floor: their slots into ``tp``,
+    ``tq`` (grown as needed). Returns (buffer, tp, tq, count); ``work[0]`` grows by the
+    triangles examined."""
+    u, v = _ends(keys, x)
+    buf, c = _common_now(deg, ptr, u, v, buf)
+    work[0] += c + 1
+    if c > tp.shape[0]:
+        tp = np.empty(2 * c, np.int64)
+        tq = np.empty(2 * c, np.int64)
+    a = 0
+    for j in range(c):
+        w = buf[j]
+        p = _slot(keys, shift, u, w)
+        q = _slot(keys, shift, v, w)
+        if truss[p] >= floor and truss[q] >= floor:
+            tp[a] = p
+            tq[a] = q
+            a += 1
+    return buf, tp, tq, a
+
+
+@numba.njit(cache=True)
+def _peel_one_level(nc, cand, toff, tp, tq, truss, member, stamp, loc, L):
+    """Peel the candidates at threshold L - 2: a triangle (from the stored lists) lives
+    while each other edge is a live candidate or has truss >= L. Returns alive flags."""
+    for i in range(nc):
+        loc[cand[i]] = i
+    cnt = np.zeros(nc, np.int64)
+    for i in range(nc):
+        c = 0
+        for j in range(toff[i], toff[i + 1]):
+            p = tp[j]
+            q = tq[j]
+            if (member[p] == stamp or truss[p] >= L) and (member[q] == stamp or truss[q] >= L):
+                c += 1
+        cnt[i] = c
+    alive = np.ones(nc, np.bool_)              # False once queued for removal
+    done = np.zeros(nc, np.bool_)              # removal processed: its triangles are dead
+    queue = np.empty(nc, np.int64)
+    nq = 0
+    for i in range(nc):
+        if cnt[i] < L - 2:
+            alive[i] = False
+            queue[nq] = i
+            nq += 1
+    head = 0
+    while head < nq:
+        i = queue[head]
+        head += 1
+        for j in range(toff[i], toff[i + 1]):
+            p = tp[j]
+            q = tq[j]
+            pin = member[p] == stamp
+            qin = member[q] == stamp
+            if not (pin or truss[p] >= L) or not (qin or truss[q] >= L):
+                continue                           # never a triangle of this level
+            lp = loc[p] if pin else -1
+            lq = loc[q] if qin else -1
+            if (lp >= 0 and done[lp]) or (lq >= 0 and done[lq]):
+                continue                           # killed by a member processed earlier
+            if lp >= 0 and alive[lp]:
+                cnt[lp] -= 1
+                if cnt[lp] < L - 2:
+                    alive[lp] = False
+                    queue[nq] = lp
+                    nq += 1
+            if lq >= 0 and alive[lq]:
+                cnt[lq] -= 1
+                if cnt[lq] < L - 2:
+                    alive[lq] = False
+                    queue[nq] = lq
+                    nq += 1
+        done[i] = True
+    return alive
+
+
+@numba.njit(cache=True)
+def insertion_levels(new_slots, keys, shift, deg, ptr, truss, support, clock, member, reject,
+                     loc, limit):
+    """Raise truss numbers after an insertion batch, one level at a time.
+
+    Before the call, ``truss`` holds the numbers of the graph before the batch and 2 for the
+    new edges (a valid lower bound). Let A_L be the edges whose truss number in the new graph
+    is >= L while their current value is below L. Every edge of A_L is joined to a new edge
+    of A_L by triangles of the new L-truss through edges of A_L (Huang et al. 2014, for a
+    batch: an L-truss part not reached from a new edge would already be an L-truss of the
+    old graph). So, for L = 3, 4, ...: start from the new edges at level L - 1, walk
+    triangles whose other edges are at level >= L - 1, through edges exactly at level L - 1
+    that still have L - 2 such triangles; peel that candidate set at threshold L - 2 with
+    the edges above L - 1 fixed; the survivors are A_L and move to level L. Stop when no new
+    edge reaches L (then A_L is empty). An edge can rise several levels in one batch.
+
+    Returns ``(slots, levels, region, work)``: one entry per raise by one level (slot and
+    the level reached; an edge raised twice appears twice), the candidate edges examined at
+    each level (repeats across levels), and the work: intersections plus the triangles they
+    examined. The results are incomplete when ``work`` > ``limit`` (the caller falls back).
+    """
+    work = np.zeros(1, np.int64)
+    raised = np.empty(16, np.int64)
+    level = np.empty(16, np.int64)
+    nraised = 0
+    touched = np.empty(16, np.int64)
+    ntouched = 0
+    L = 3
+    buf = np.empty(64, np.int32)
+    wp = np.empty(64, np.int64)                # one edge's level triangles (scratch)
+    wq = np.empty(64, np.int64)
+    cand = np.empty(16, np.int64)
+    toff = np.zeros(17, np.int64)              # candidate i's triangles: tp/tq[toff[i]:toff[i+1]]
+    tp = np.empty(64, np.int64)
+    tq = np.empty(64, np.int64)
+    while True:
+        clock[0] += 1
+        stamp = clock[0]
+        nc = 0
+        nt = 0
+        head = 0
+        i_new = 0
+        while True:
+            # next edge to examine: the new edges at level L - 1 first, then the walk
+            if i_new < new_slots.shape[0]:
+                x = new_slots[i_new]
+                i_new += 1
+                if truss[x] != L - 1 or support[x] < L - 2 or member[x] == stamp:
+                    continue
+            elif head < nc:
+                head += 1
+                x = -1
+                for j in range(toff[head - 1], toff[head]):
+                    for side in range(2):
+                        y = tp[j] if side == 0 else tq[j]
+                        if truss[y] != L - 1 or member[y] == stamp or reject[y] == stamp:
+                            continue
+                        if support[y] < L - 2:
+                            reject[y] = stamp
+                            continue
+                        buf, wp, wq, a = _level_triangles(y, keys, shift, deg, ptr, truss,
+                                                          L - 1, buf, wp, wq, work)
+                        if a < L - 2:
+                            reject[y] = stamp
+                            continue
+                        member[y] = stamp
+                        cand = _grow(cand, nc + 1)
+                        toff = _grow(toff, nc + 2)
+                        tp = _grow(tp, nt + a)
+                        tq = _grow(tq, nt + a)
+                        cand[nc] = y
+                        tp[nt:nt + a] = wp[:a]
+                        tq[nt:nt + a] = wq[:a]
+                        nt += a
+                        nc += 1
+                        toff[nc] = nt
+                if work[0] > limit:
+                    clock[0] += 1
+                    return raised[:0], level[:0], cand[:nc], work[0]
+                continue
+            else:
+                break
+            # a new edge at level L - 1: a seed when it has L - 2 level triangles
+            buf, wp, wq, a = _level_triangles(x, keys, shift, deg, ptr, truss, L - 1, buf,
+                                              wp, wq, work)
+            if a < L - 2:
+                continue
+            member[x] = stamp
+            cand = _grow(cand, nc + 1)
+            toff = _grow(toff, nc + 2)
+            tp = _grow(tp, nt + a)
+            tq = _grow(tq, nt + a)
+            cand[nc] = x
+            tp[nt:nt + a] = wp[:a]
+            tq[nt:nt + a] = wq[:a]
+            nt += a
+            nc += 1
+            toff[nc] = nt
+        if nc == 0:
+            break
+        alive = _peel_one_level(nc, cand, toff, tp, tq, truss, member, stamp, loc, L)
+        for i in range(nc):
+            if alive[i]:
+                raised = _grow(raised, nraised + 1)
+                level = _grow(level, nraised + 1)
+                raised[nraised] = cand[i]
+                level[nraised] = L
+                nraised += 1
+        for i in range(nc):
+            if alive[i]:
+                truss[cand[i]] = L
+        touched = _grow(touched, ntouched + nc)
+        touched[ntouched:ntouched + nc] = cand[:nc]
+        ntouched += nc
+        L += 1
+    clock[0] += 1
+    return raised[:nraised], level[:nraised], touched[:ntouched], work[0]
