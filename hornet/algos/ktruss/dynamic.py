@@ -37,8 +37,8 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
 Directed graphs, as the static functions: truss numbers of the underlying undirected simple
 graph U (u-v when u->v or v->u; self-loops ignored), one per stored directed edge (0 for a
 self-loop). U is kept as an undirected ``hornet.Graph`` updated from the same changes
-(:func:`hornet.algos.underlying.undirected_change`) and the algorithm runs on U's own changes. The CPU version runs
-Numba kernels; ``DynamicTruss(g)`` of a GPU graph builds the GPU version
+(:func:`hornet.algos.underlying.undirected_change`) and the algorithm runs on U's own
+changes. The CPU version runs Numba kernels; ``DynamicTruss(g)`` of a GPU graph builds the GPU version
 (:mod:`hornet.algos.ktruss.dynamic_gpu`).
 """
 from __future__ import annotations
@@ -159,9 +159,12 @@ class DynamicTruss:
         """Slot-indexed arrays of the region kernels (reallocated only when the table is
         rehashed): ``_batch_stamp`` marks the current batch's edges; ``_count`` holds the
         triangles counted at an edge's level, valid where ``_counted`` holds the update's
-        stamp; ``_queued`` / ``_walked`` mark the worklist and the insertion walk (``_owner``: the
-        inserted edge whose walk reached an edge, ``_kept``: a raised edge's triangle list),
-        ``_changed`` the edges whose number changed, ``_seen`` the edges examined."""
+        stamp; ``_queued`` / ``_walked`` mark the worklist and the insertion walk
+        (``_owner``: the inserted edge whose walk reached an edge, ``_kept``: a raised
+        edge's triangle list),
+        ``_changed`` the edges whose number changed, ``_seen`` the edges examined. The
+        level-by-level insertion uses ``_walked`` / ``_queued`` / ``_count`` as its
+        candidate / rejected stamps and candidate positions."""
         if getattr(self, "_cap", None) == capacity:
             return
         self._cap = capacity
