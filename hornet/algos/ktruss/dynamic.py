@@ -38,8 +38,9 @@ Directed graphs, as the static functions: truss numbers of the underlying undire
 graph U (u-v when u->v or v->u; self-loops ignored), one per stored directed edge (0 for a
 self-loop). U is kept as an undirected ``hornet.Graph`` updated from the same changes
 (:func:`hornet.algos.underlying.undirected_change`) and the algorithm runs on U's own
-changes. The CPU version runs Numba kernels; ``DynamicTruss(g)`` of a GPU graph builds the GPU version
-(:mod:`hornet.algos.ktruss.dynamic_gpu`).
+changes. The CPU version runs Numba kernels; ``DynamicTruss(g)`` of a GPU graph builds the
+GPU version (:mod:`hornet.algos.ktruss.dynamic_gpu`, which recomputes statically whenever a
+batch closes or opens a triangle).
 """
 from __future__ import annotations
 
