@@ -195,6 +195,80 @@ def test_delete_and_reinsert_same_edges(device, mode):
     _assert_static(kt, g)
 
 
+@pytest.mark.parametrize("mode", ["dynamic", "default"])
+def test_clique_edges_deleted_and_reinserted(device, mode):
+    """Two cliques (K16 and K9, sharing a vertex) in a sparse ring graph: delete one clique
+    edge (its whole clique falls one level), then several of both cliques in one batch
+    (numbers fall by several levels), re-insert them in one batch (the inserted edges of
+    each clique walk together; numbers rise by several levels), delete and re-insert a
+    mixed batch of clique, ring and absent edges."""
+    rng = np.random.default_rng(7)
+    g = hornet.Graph(directed=False, device=device)
+    ring = np.arange(60)
+    g.insert_edges(_arr(device, ring), _arr(device, (ring + 1) % 60))
+    g.insert_edges(_arr(device, ring), _arr(device, (ring + 3) % 60))
+    big = list(range(0, 48, 3))                 # 16 vertices
+    small = [45, 47, 49, 51, 53, 55, 57, 58, 59]
+    for c in (big, small):
+        s, d = _clique(c)
+        g.insert_edges(_arr(device, s), _arr(device, d))
+    kt = DynamicTruss(g, **MODES[mode])
+    _assert_static(kt, g)
+    assert kt.k_max == 16
+    kt.update(g.delete_edges(_arr(device, [0]), _arr(device, [3])))
+    _assert_static(kt, g)
+    assert kt.k_max == 15
+    kt.update(g.insert_edges(_arr(device, [0]), _arr(device, [3])))
+    _assert_static(kt, g)
+    assert kt.k_max == 16
+    bs, bd = _clique(big)
+    ss, sd = _clique(small)
+    pick_b = rng.choice(len(bs), 12, replace=False)
+    pick_s = rng.choice(len(ss), 5, replace=False)
+    du = [bs[i] for i in pick_b] + [ss[i] for i in pick_s]
+    dv = [bd[i] for i in pick_b] + [sd[i] for i in pick_s]
+    kt.update(g.delete_edges(_arr(device, du), _arr(device, dv)))
+    _assert_static(kt, g)
+    assert kt.k_max < 15
+    kt.update(g.insert_edges(_arr(device, du), _arr(device, dv)))
+    _assert_static(kt, g)
+    assert kt.k_max == 16
+    mu = du[:6] + [1, 2, 100]
+    mv = dv[:6] + [2, 5, 101]                  # clique edges, ring edges, an absent pair
+    kt.update(g.delete_edges(_arr(device, mu), _arr(device, mv)))
+    _assert_static(kt, g)
+    kt.update(g.insert_edges(_arr(device, mu + [6]), _arr(device, mv + [12])))
+    _assert_static(kt, g)
+
+
+@pytest.mark.parametrize("mode", ["dynamic", "default"])
+def test_mixed_random_batches_in_dense_graph(device, mode):
+    """A dense random graph (60 vertices, 700 edges; k_max about 7): forty batches that
+    insert, delete or re-insert 1 to 40 edges, equal to the static decomposition after
+    each (numbers rise and fall by several levels in one batch)."""
+    rng = np.random.default_rng(13)
+    n = 60
+    g = hornet.Graph(directed=False, device=device)
+    g.insert_edges(_arr(device, rng.integers(0, n, 900)), _arr(device, rng.integers(0, n, 900)))
+    kt = DynamicTruss(g, **MODES[mode])
+    _assert_static(kt, g)
+    gone = None
+    for step in range(40):
+        b = int(rng.integers(1, 41))
+        kind = step % 3
+        if kind == 0:
+            kt.update(g.insert_edges(_arr(device, rng.integers(0, n, b)),
+                                     _arr(device, rng.integers(0, n, b))))
+        elif kind == 1:
+            gs, gd = (to_host(a) for a in g.edges())
+            pick = rng.choice(gs.shape[0], min(b, gs.shape[0]), replace=False)
+            gone = gs[pick], gd[pick]
+            kt.update(g.delete_edges(_arr(device, gone[0]), _arr(device, gone[1])))
+        else:
+            kt.update(g.insert_edges(_arr(device, gone[0]), _arr(device, gone[1])))
+        _assert_static(kt, g)
+
+
 def test_triangle_free_and_empty_graphs(device):
     """Truss number 2 without triangles, k_max 0 without edges, both kept through batches."""
     g = hornet.Graph(directed=False, device=device)

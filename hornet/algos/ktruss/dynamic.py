@@ -10,19 +10,25 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
 
 1. Supports change exactly by the triangles the batch closed or opened (each triangle with
    several batch edges counted once).
-2. Insertions (:func:`~hornet.algos.ktruss.region.insertion_levels`): truss numbers only
-   rise. Level by level, L = 3, 4, ...: the edges that reach level L are joined to a new edge
-   at level L by triangles of the new L-truss, so a walk from the new edges through edges at
-   level L - 1 finds every candidate; a peel of the candidates with the rest fixed decides
-   which reach L. Edges may rise by several levels in one batch; the walk stops at the first
-   level no new edge reaches.
-3. Deletions (:func:`~hornet.algos.ktruss.region.deletion_levels`): truss numbers only
-   fall. For every level k, the edges that leave the k-truss are what a peel of the old
-   k-truss minus the batch removes, and that peel starts from the edges that lost a
-   triangle of the old k-truss to the batch; per level it is run from those edges only,
-   with counts kept as lazy lower bounds until they could matter. An edge's new number is
-   (the lowest level it leaves) - 1.
-4. When the work of a batch (intersections plus triangles examined) would take longer than
+2. The truss numbers are the greatest fixed point of the h-index operator H(f)(e) = max k
+   such that k - 2 triangles of e have min(f(other two)) >= k; from any upper bound,
+   lowering violating edges to their h-index ends at the truss numbers (Sariyuce et al.,
+   "Local algorithms for hierarchical dense subgraph discovery", VLDB 2018). The kernels
+   run that iteration locally, with a worklist and per-edge counts of the triangles at the
+   edge's own level (:func:`~hornet.algos.ktruss.region._descend`).
+3. Deletions (:func:`~hornet.algos.ktruss.region.lower_after_deletion`): numbers only
+   fall, so the old numbers are the upper bound; the iteration starts from the edges that
+   lost a triangle counted at their level and spreads only to neighbours whose count fell.
+4. Insertions (:func:`~hornet.algos.ktruss.region.raise_after_insertion`): numbers only
+   rise, each by at most one per insertion (Huang et al., SIGMOD 2014), and only at edges
+   joined to an inserted edge through edges that rise from the same level; a walk from
+   every inserted edge raises those edges by one (an h-index over the neighbours' bounds)
+   and the iteration lowers them to the exact values. When two inserted edges' walks meet
+   (numbers may rise by several levels), the batch goes level by level instead
+   (:func:`~hornet.algos.ktruss.region.insertion_levels`): for L = 3, 4, ..., the edges
+   at level L - 1 joined to an inserted edge at level L - 1 are peeled at threshold L - 2
+   with the rest fixed, and the survivors move to L.
+5. When the work of a batch (intersections plus triangles examined) would take longer than
    the static decomposition of the whole graph (timed when it last ran; the time a unit of
    work costs is learned from the updates), the static decomposition finishes the batch
    (always correct); :attr:`DynamicTruss.stats` says which path the last update took, how
@@ -31,9 +37,10 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
 Directed graphs, as the static functions: truss numbers of the underlying undirected simple
 graph U (u-v when u->v or v->u; self-loops ignored), one per stored directed edge (0 for a
 self-loop). U is kept as an undirected ``hornet.Graph`` updated from the same changes
-(:func:`hornet.algos.underlying.undirected_change`) and the algorithm runs on U's own changes. The CPU version runs
-Numba kernels; ``DynamicTruss(g)`` of a GPU graph builds the GPU version
-(:mod:`hornet.algos.ktruss.dynamic_gpu`).
+(:func:`hornet.algos.underlying.undirected_change`) and the algorithm runs on U's own
+changes. The CPU version runs Numba kernels; ``DynamicTruss(g)`` of a GPU graph builds the
+GPU version (:mod:`hornet.algos.ktruss.dynamic_gpu`, which recomputes statically whenever a
+batch closes or opens a triangle).
 """
 from __future__ import annotations
 
@@ -150,25 +157,36 @@ class DynamicTruss:
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
 
     def _scratch_for(self, capacity: int) -> None:
-        """Slot-indexed stamp arrays (reallocated only when the table is rehashed).
-
-        ``_batch_stamp`` marks the current batch's edges. The kernels give the others their
-        roles: deletions use ``_stamp_a`` .. ``_stamp_d`` as touched / removed / processed /
-        exactly-counted stamps per level, ``_count`` as the per-edge triangle counts and
-        ``_seen`` for the distinct edges examined; insertions use ``_stamp_a`` / ``_stamp_b``
-        as candidate / rejected stamps per level and ``_loc`` as candidate positions.
-        """
+        """Slot-indexed arrays of the region kernels (reallocated only when the table is
+        rehashed): ``_batch_stamp`` marks the current batch's edges; ``_count`` holds the
+        triangles counted at an edge's level, valid where ``_counted`` holds the update's
+        stamp; ``_queued`` / ``_walked`` mark the worklist and the insertion walk
+        (``_owner``: the inserted edge whose walk reached an edge, ``_kept``: a raised
+        edge's triangle list),
+        ``_changed`` the edges whose number changed, ``_seen`` the edges examined. The
+        level-by-level insertion uses ``_walked`` / ``_queued`` / ``_count`` as its
+        candidate / rejected stamps and candidate positions."""
         if getattr(self, "_cap", None) == capacity:
             return
         self._cap = capacity
         self._batch_stamp = np.zeros(capacity, np.int64)
-        self._seen = np.zeros(capacity, np.int64)
-        self._stamp_d = np.zeros(capacity, np.int64)
-        self._stamp_a = np.zeros(capacity, np.int64)
-        self._stamp_b = np.zeros(capacity, np.int64)
-        self._stamp_c = np.zeros(capacity, np.int64)
-        self._loc = np.zeros(capacity, np.int32)
         self._count = np.zeros(capacity, np.int32)
+        self._counted = np.zeros(capacity, np.int64)
+        self._queued = np.zeros(capacity, np.int64)
+        self._walked = np.zeros(capacity, np.int64)
+        self._owner = np.zeros(capacity, np.int64)
+        self._kept = np.zeros(capacity, np.int64)
+        self._changed = np.zeros(capacity, np.int64)
+        self._seen = np.zeros(capacity, np.int64)
+
+    def _vertex_scratch(self, n: int):
+        """Vertex-indexed arrays of the region kernels (where a vertex's edge slots are kept
+        during an update), grown with the graph's vertex range."""
+        if getattr(self, "_row_at", None) is None or self._row_at.shape[0] < n:
+            n = max(n, 16, 2 * getattr(self, "_row_at", np.zeros(0)).shape[0])
+            self._row_at = np.zeros(n, np.int64)
+            self._row_used = np.zeros(n, np.int64)
+        return self._row_at, self._row_used
 
     def _tick(self) -> int:
         self._clock[0] += 1
@@ -281,16 +299,30 @@ class DynamicTruss:
                                                 self._batch_stamp, stamp, support)
         start = time.perf_counter()
         limit = self._limit()
-        raised, level, region, work = K.insertion_levels(
-            slots, t.keys, t.shift, deg, ptr, truss, support, self._clock, self._stamp_a,
-            self._stamp_b, self._loc, limit)
-        self._learn(time.perf_counter() - start, work)
-        if work > limit:
-            return self._fallback(np.unique(region).shape[0])
         self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
-        self._shift_levels(level - 1, level)         # each raise moves one edge up one level
-        self.stats.update(path="dynamic", region=int(np.unique(region).shape[0]),
-                          work=int(work))
+        changed, old, touched, work, aborted, merged = K.raise_after_insertion(
+            slots, self._batch_stamp, stamp, t.keys, t.shift, deg, ptr, truss, support,
+            self._clock, self._count, self._counted, self._queued, self._seen, self._walked,
+            self._owner, self._changed, self._kept, *self._vertex_scratch(deg.shape[0]), limit)
+        spent = work
+        if merged:
+            # the inserted edges' walks meet (an edge may rise by several levels): level by
+            # level instead, from the numbers before the batch
+            truss[changed] = old
+            raised, level, region, work = K.insertion_levels(
+                slots, t.keys, t.shift, deg, ptr, truss, support, self._clock, self._walked,
+                self._queued, self._count, limit - spent)
+            spent += work
+            touched += np.unique(region).shape[0]
+            aborted = spent > limit
+            before, after = level - 1, level   # each raise moves one edge up one level
+        else:
+            before, after = old, truss[changed]
+        self._learn(time.perf_counter() - start, spent)
+        if aborted:
+            return self._fallback(touched)
+        self._shift_levels(before, after)
+        self.stats.update(path="dynamic", region=int(touched), work=int(spent))
 
     def _delete(self, u: np.ndarray, v: np.ndarray) -> None:
         t = self._table
@@ -320,22 +352,14 @@ class DynamicTruss:
         gone_levels = truss[slots].astype(np.int64)
         limit = self._limit()
         start = time.perf_counter()
-        fell, value, touched, work = K.deletion_levels(
+        slots_changed, old, touched, work, aborted = K.lower_after_deletion(
             rec_slot[:m], rec_level[:m], t.keys, t.shift, deg, ptr, truss, self._clock,
-            self._stamp_a, self._stamp_b, self._stamp_c, self._stamp_d, self._count,
-            self._seen, limit)
+            self._count, self._counted, self._queued, self._seen, self._changed,
+            *self._vertex_scratch(deg.shape[0]), limit)
         self._learn(time.perf_counter() - start, work)
         t.delete_present(u, v)
         self._shift_levels(gone_levels, np.zeros(0, np.int64))
-        if work > limit:
+        if aborted:
             return self._fallback(touched)
-        if fell.shape[0]:
-            # an edge leaving several levels appears once per level: keep its lowest
-            order = np.lexsort((value, fell))
-            fell, value = fell[order], value[order]
-            first = np.r_[True, fell[1:] != fell[:-1]]
-            fell, value = fell[first], value[first]
-            old = truss[fell].astype(np.int64)
-            truss[fell] = value
-            self._shift_levels(old, value.astype(np.int64))
+        self._shift_levels(old, truss[slots_changed])
         self.stats.update(path="dynamic", region=int(touched), work=int(work))

@@ -1,23 +1,28 @@
 """Numba kernels of :class:`hornet.algos.ktruss.dynamic.DynamicTruss` (CPU).
 
 Per-edge state lives in an :class:`~hornet.algos.edge_table.EdgeTable` (hash of the
-undirected edge -> slot); every array named ``truss``, ``support`` or ``*_stamp`` here is
-indexed by slot. Stamp arrays hold values of a clock that only grows, so "stamped in this
-batch" is ``stamp[s] > base`` and nothing is ever cleared (no pass over the table).
+undirected edge -> slot); every slot-indexed array (``truss``, ``support``, counts, stamps)
+is indexed by slot. Stamp arrays hold values of a clock that only grows, so "marked in this
+update" is ``stamp[s] == the update's stamp`` and nothing is ever cleared (no pass over the
+table).
 
 Kernels:
 
 - :func:`insertion_supports` / :func:`deletion_supports`: exact support update for a batch
   (a triangle with several batch edges is counted once, by its batch edge of lowest key).
   The deletion kernel reads the graph before the batch as ``G_now`` merged with the batch
-  adjacency, and also reports the surviving edges that lost a triangle at their own level
-  (the seeds of the deletion region).
-- :func:`deletion_levels`: the batched deletion, level by level (see the function).
-- :func:`insertion_levels`: the batched insertion, level by level (see the function).
+  adjacency, and also reports the surviving edges that lost a triangle, with the level up
+  to which that triangle counted (the seeds of the deletion).
+- :func:`lower_after_deletion`: the old numbers are an upper bound; the local h-index
+  iteration :func:`_descend` lowers them to the exact values from the seeds.
+- :func:`raise_after_insertion`: a walk from each inserted edge raises every edge that
+  can rise to an upper bound, then :func:`_descend` lowers the raised edges; when two
+  walks meet, :func:`insertion_levels` decides the batch level by level (a bounded peel
+  per level over the edges joined to the inserted edges at that level).
 
-Both are bounded delta peels: per level, a peel runs over the edges the batch can reach,
-every other edge fixed at its truss number (present at level k when its number is >= k), and
-each lost triangle is subtracted once, from its surviving edges only.
+The first two touch only the edges whose numbers change and their triangle neighbours; an edge's
+triangles come from one intersection of its endpoints' adjacency lists, the other edges'
+slots from a per-vertex row of slots kept during the update (:func:`_row_slots`).
 """
 from __future__ import annotations
 
@@ -243,164 +248,455 @@ def deletion_supports(du, dv, dslot, deg, ptr, dvert, doff, dnbr, keys, shift, b
 
 
 # --------------------------------------------------------------------------------------------
-# The deletion, level by level
+# The local h-index iteration (shared by deletions and insertions)
 
 
 @numba.njit(cache=True)
-def _count_level(x, k, base, keys, shift, deg, ptr, truss, removed, buf):
-    """Triangles of x whose other edges are in the k-truss before the batch and not removed
-    at level k (``removed[s] > base``); returns (buffer, count)."""
+def _grow(a, n):
+    if n <= a.shape[0]:
+        return a
+    b = np.empty(max(n, 2 * a.shape[0]), a.dtype)
+    b[:a.shape[0]] = a
+    return b
+
+
+@numba.njit(cache=True)
+def _intersect_at(A, da, B, db, pa, pb):
+    """Positions of the common values of the sorted ``A[:da]`` and ``B[:db]``: into
+    ``pa`` / ``pb`` (room for min(da, db)); returns how many. Merges lists of similar
+    length, binary-searches the shorter in the longer when they differ by more than 16x."""
+    n = 0
+    if da == 0 or db == 0:
+        return 0
+    if da * 16 < db or db * 16 < da:
+        swap = da > db
+        S, ds, L, dl = (B, db, A, da) if swap else (A, da, B, db)
+        lo = 0
+        for i in range(ds):
+            x = S[i]
+            hi = dl
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if L[mid] < x:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo == dl:
+                break
+            if L[lo] == x:
+                if swap:
+                    pa[n] = lo
+                    pb[n] = i
+                else:
+                    pa[n] = i
+                    pb[n] = lo
+                n += 1
+        return n
+    i = 0
+    j = 0
+    while i < da and j < db:
+        a = A[i]
+        b = B[j]
+        if a == b:
+            pa[n] = i
+            pb[n] = j
+            n += 1
+            i += 1
+            j += 1
+        elif a < b:
+            i += 1
+        else:
+            j += 1
+    return n
+
+
+@numba.njit(cache=True)
+def _row_slots(x, row, deg, keys, shift, rows, row_at, row_used, stamp):
+    """Where the slots of vertex x's edges, aligned with its adjacency ``row``, start in
+    ``rows`` (-1: not kept). A vertex's slots are kept from its second use in an update
+    (``row_used``/``row_at`` per vertex, valid with this update's ``stamp``; ``rows`` is
+    one growing array), so a dense region probes the table once per edge end instead of
+    twice per triangle, and a hub met once is never scanned. ``rows[0]`` is its used
+    length. Returns (rows, start)."""
+    if x >= row_used.shape[0]:
+        return rows, np.int64(-1)
+    if row_used[x] == stamp:
+        return rows, row_at[x]
+    if row_used[x] != -stamp:
+        row_used[x] = -stamp                  # first use: probe the table directly
+        return rows, np.int64(-1)
+    d = deg[x]
+    at = rows[0]
+    rows = _grow(rows, at + d)
+    for i in range(d):
+        rows[at + i] = _slot(keys, shift, x, row[i])
+    rows[0] = at + d
+    row_used[x] = stamp
+    row_at[x] = at
+    return rows, at
+
+
+@numba.njit(cache=True)
+def _new_rows():
+    rows = np.empty(1024, np.int64)
+    rows[0] = 1
+    return rows
+
+
+@numba.njit(cache=True)
+def _triangles(x, keys, shift, deg, ptr, rows, row_at, row_used, stamp, pa, pb, tp, tq):
+    """The triangles of edge x in the current graph: the slots of their two other edges into
+    ``tp[:n]`` (the edge at x's first endpoint) and ``tq[:n]``. Returns
+    (rows, pa, pb, tp, tq, n), the arrays grown as needed (``rows``: see
+    :func:`_row_slots`; its first entry is its used length)."""
     u, v = _ends(keys, x)
-    buf, c = _common_now(deg, ptr, u, v, buf)
-    a = 0
+    A, da = _row(deg, ptr, u)
+    B, db = _row(deg, ptr, v)
+    need = min(da, db)
+    if need > tp.shape[0]:
+        pa = np.empty(2 * need, np.int64)
+        pb = np.empty(2 * need, np.int64)
+        tp = np.empty(2 * need, np.int64)
+        tq = np.empty(2 * need, np.int64)
+    c = _intersect_at(A, da, B, db, pa, pb)
+    if c == 0:
+        return rows, pa, pb, tp, tq, 0
+    rows, su = _row_slots(u, A, deg, keys, shift, rows, row_at, row_used, stamp)
+    rows, sv = _row_slots(v, B, deg, keys, shift, rows, row_at, row_used, stamp)
     for j in range(c):
-        w = buf[j]
-        p = _slot(keys, shift, u, w)
-        q = _slot(keys, shift, v, w)
-        if truss[p] >= k and truss[q] >= k and removed[p] <= base and removed[q] <= base:
-            a += 1
-    return buf, a, c
+        tp[j] = rows[su + pa[j]] if su >= 0 else _slot(keys, shift, u, A[pa[j]])
+        tq[j] = rows[sv + pb[j]] if sv >= 0 else _slot(keys, shift, v, B[pb[j]])
+    return rows, pa, pb, tp, tq, c
 
 
 @numba.njit(cache=True)
-def _lose(x, k, base, t, from_batch, keys, shift, deg, ptr, truss, touch, removed, exact_t,
-          cnt, buf, work):
-    """Edge x (in the k-truss before the batch) lost one triangle at level k.
-
-    Until its count matters x keeps a lower bound: truss[x] - 2 (its triangles at its own
-    level, all in the k-truss) minus every loss seen. When the bound falls below k - 2 the
-    exact count is taken (triangles of the current graph with both other edges present at
-    level k); from then on only losses that count was made with are subtracted (the caller
-    checks that) and losses to the batch (not in the current graph) are ignored.
-    Returns (clock, buffer, whether x leaves the k-truss); ``work[0]`` grows by the
-    triangles an exact count examined.
-    """
-    if touch[x] <= base:
-        t += 1
-        touch[x] = t
-        cnt[x] = truss[x] - 2
-    if exact_t[x] <= base:
-        cnt[x] -= 1
-        if cnt[x] < k - 2:
-            t += 1
-            exact_t[x] = t
-            buf, a, c = _count_level(x, k, base, keys, shift, deg, ptr, truss, removed, buf)
-            work[0] += c + 1
-            cnt[x] = a
-    elif not from_batch:
-        cnt[x] -= 1
-    if cnt[x] < k - 2:
-        t += 1
-        removed[x] = t
-        return t, buf, True
-    return t, buf, False
+def _push(queue, n, x):
+    queue = _grow(queue, n + 1)
+    queue[n] = x
+    return queue, n + 1
 
 
 @numba.njit(cache=True)
-def deletion_levels(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, touch, removed,
-                    popped, exact_t, cnt, seen, limit):
-    """New truss numbers after a deletion batch, one level at a time.
+def _note_change(x, old, stamp, changed, ch_slot, ch_old, nch):
+    """Remember edge x's value before the update the first time it changes."""
+    if changed[x] != stamp:
+        changed[x] = stamp
+        ch_slot = _grow(ch_slot, nch + 1)
+        ch_old = _grow(ch_old, nch + 1)
+        ch_slot[nch] = x
+        ch_old[nch] = old
+        nch += 1
+    return ch_slot, ch_old, nch
 
-    For every level k, the edges that leave the k-truss (truss number >= k before, < k
-    after) are exactly those a peel of (old k-truss minus the batch) at threshold k - 2
-    removes, and that peel starts from the edges that lost a triangle of the old k-truss to
-    the batch (the records of :func:`deletion_supports`). Per level, counts are kept only
-    for the edges such a loss reaches, as lazy lower bounds until they could matter (see
-    :func:`_lose`), and each lost triangle is subtracted once (by the first of its removed
-    edges to be processed). An edge's new truss number is (the lowest level it leaves) - 1;
-    edges never removed keep theirs. ``truss`` is read only (the numbers before the batch).
 
-    Returns ``(slots, values, touched, work)``: the edges whose number fell with their new
-    values (an edge leaving several levels appears once per level), how many distinct edges
-    were examined, and the work: intersections plus the triangles they examined. The
-    results are incomplete when ``work`` > ``limit`` (the caller falls back).
+@numba.njit(cache=True)
+def _descend(queue, nq, stamp, push_unknown, keys, shift, deg, ptr, truss, cnt, counted,
+             queued, seen, changed, ch_slot, ch_old, nch, work, limit, rows, row_at, row_used,
+             kept, loff, lp, lq, lfloor):
+    """Lower truss numbers from an upper bound to the exact values: the worklist h-index
+    iteration (Sariyuce et al., VLDB 2018).
+
+    The truss numbers t are the greatest fixed point of the operator
+    H(f)(e) = max k such that at least k - 2 triangles of e have min(f(other two)) >= k.
+    If f >= t everywhere, lowering any edge to min(f(e), H(f)(e)) keeps f >= t (H is
+    monotone and H(t) = t), and once f(e) <= H(f)(e) for every edge, f <= t (every level
+    set {f >= k} is then a subgraph whose edges have k - 2 triangles in it). So, from an
+    upper bound, lowering edges until none violates f(e) <= H(f)(e) ends at t exactly.
+
+    ``cnt[e]`` (valid when ``counted[e] == stamp``) is the number of e's triangles with
+    min(f(other two)) >= f(e): e violates the bound exactly when ``cnt[e] < f(e) - 2``.
+    Popping e recounts it from its triangles; if it violates, f(e) becomes the h-index of
+    the triangles' minima (capped at f(e) - 1) and each neighbour y whose count included
+    the triangle (f(y) in (new, old] of e, third edge >= f(y)) loses one; one that now
+    violates is queued. A neighbour without a count is queued when ``push_unknown`` (a
+    deletion: any edge may fall) and skipped otherwise (an insertion: only the raised
+    candidates, which all have counts, can be above their truss number).
+
+    With ``kept`` (an insertion), a popped edge x is a raised edge whose triangles the walk
+    kept (list ``kept[x]``: ``lp/lq[loff[i]:loff[i + 1]]``, those whose other edges' bounds
+    were above ``lfloor[i]``, x's number before the batch, which it cannot fall below): the
+    triangles left out can neither lift x above that floor nor count for a raised neighbour.
+
+    ``queue[:nq]``: the edges to check first (``queued[e] == stamp`` for each). Returns
+    (ch_slot, ch_old, nch, touched, aborted): the changed-edge record extended, how many
+    edges were recounted (first time in this update, ``seen``), and whether ``work[0]``
+    passed ``limit`` (the values are then incomplete).
     """
-    nrec = rec_slot.shape[0]
-    kmax = 0
-    for i in range(nrec):
-        kmax = max(kmax, min(rec_level[i], truss[rec_slot[i]]))
-    clock[0] += 1
-    batch = clock[0]
-    out_slot = np.empty(16, np.int64)
-    out_val = np.empty(16, np.int32)
-    nout = 0
+    pa = np.empty(64, np.int64)
+    pb = np.empty(64, np.int64)
+    tp = np.empty(64, np.int64)
+    tq = np.empty(64, np.int64)
+    hist = np.zeros(64, np.int64)
     touched = 0
-    work = np.zeros(1, np.int64)
-    queue = np.empty(16, np.int64)
-    buf = np.empty(64, np.int32)
-    buf2 = np.empty(64, np.int32)
-    for k in range(3, kmax + 1):
-        clock[0] += 1
-        base = clock[0]
-        t = base
-        nq = 0
-        for i in range(nrec):
-            x = rec_slot[i]
-            if rec_level[i] < k or truss[x] < k or removed[x] > base:
-                continue
-            if seen[x] != batch:
-                seen[x] = batch
-                touched += 1
-            t, buf, gone = _lose(x, k, base, t, True, keys, shift, deg, ptr, truss, touch,
-                                 removed, exact_t, cnt, buf, work)
-            if gone:
-                if nq == queue.shape[0]:
-                    queue = np.concatenate((queue, np.empty(nq, np.int64)))
-                queue[nq] = x
-                nq += 1
-        head = 0
-        while head < nq:
-            p = queue[head]
-            head += 1
-            if work[0] > limit:
-                clock[0] = t + 1
-                return out_slot[:0], out_val[:0], touched, work[0]
-            u, v = _ends(keys, p)
-            buf2, c = _common_now(deg, ptr, u, v, buf2)
-            work[0] += c + 1
-            for j in range(c):
-                w = buf2[j]
-                s1 = _slot(keys, shift, u, w)
-                s2 = _slot(keys, shift, v, w)
-                for side in range(2):
-                    x = s1 if side == 0 else s2
-                    q = s2 if side == 0 else s1
-                    if truss[x] < k or truss[q] < k or removed[x] > base:
+    head = 0
+    while head < nq:
+        x = queue[head]
+        head += 1
+        queued[x] = 0
+        a = truss[x]
+        if counted[x] == stamp and cnt[x] >= a - 2:
+            continue
+        if work[0] > limit:
+            return ch_slot, ch_old, nch, touched, True
+        floor = 2
+        if kept.shape[0]:
+            li = kept[x]
+            n = loff[li + 1] - loff[li]
+            tp = _grow(tp, n)
+            tq = _grow(tq, n)
+            tp[:n] = lp[loff[li]:loff[li + 1]]
+            tq[:n] = lq[loff[li]:loff[li + 1]]
+            floor = lfloor[li]
+        else:
+            rows, pa, pb, tp, tq, n = _triangles(x, keys, shift, deg, ptr, rows, row_at,
+                                                 row_used, stamp, pa, pb, tp, tq)
+        work[0] += n + 1
+        if seen[x] != stamp:
+            seen[x] = stamp
+            touched += 1
+        if a + 1 > hist.shape[0]:
+            hist = np.zeros(2 * (a + 1), np.int64)
+        for i in range(n):
+            hist[max(min(truss[tp[i]], truss[tq[i]], a), floor)] += 1
+        acc = 0
+        b = a
+        while b > floor:
+            acc += hist[b]
+            if acc >= b - 2:
+                break
+            b -= 1
+        if b == floor:
+            acc += hist[floor]
+        for i in range(n):
+            hist[max(min(truss[tp[i]], truss[tq[i]], a), floor)] = 0
+        # triangles with min >= b (minima capped at a); at the floor x is final
+        cnt[x] = acc if b > floor or kept.shape[0] == 0 else np.int32(1 << 30)
+        counted[x] = stamp
+        if b == a:
+            continue
+        truss[x] = b
+        ch_slot, ch_old, nch = _note_change(x, a, stamp, changed, ch_slot, ch_old, nch)
+        for i in range(n):
+            for side in range(2):
+                y = tp[i] if side == 0 else tq[i]
+                z = tq[i] if side == 0 else tp[i]
+                fy = truss[y]
+                if fy > a or fy <= b or truss[z] < fy:
+                    continue                   # the triangle's weight for y is unchanged
+                if counted[y] == stamp:
+                    cnt[y] -= 1
+                    if cnt[y] >= fy - 2:
                         continue
-                    q_gone = removed[q] > base
-                    if q_gone and popped[q] > base:
-                        continue                   # q, processed first, subtracted it
-                    if exact_t[x] > base and (removed[p] < exact_t[x] or
-                                              (q_gone and removed[q] < exact_t[x])):
-                        continue                   # not in x's exact count
-                    if seen[x] != batch:
-                        seen[x] = batch
-                        touched += 1
-                    t, buf, gone = _lose(x, k, base, t, False, keys, shift, deg, ptr, truss,
-                                         touch, removed, exact_t, cnt, buf, work)
-                    if gone:
-                        if nq == queue.shape[0]:
-                            queue = np.concatenate((queue, np.empty(nq, np.int64)))
-                        queue[nq] = x
-                        nq += 1
-            t += 1
-            popped[p] = t
-        # the edges removed at this level (an edge leaves the k-truss for every k above its
-        # new number: the first, lowest level that removes it sets the number)
-        for i in range(nq):
-            x = queue[i]
-            if nout == out_slot.shape[0]:
-                out_slot = np.concatenate((out_slot, np.empty(nout, np.int64)))
-                out_val = np.concatenate((out_val, np.empty(nout, np.int32)))
-            out_slot[nout] = x
-            out_val[nout] = k - 1
-            nout += 1
-        clock[0] = t + 1
-    return out_slot[:nout], out_val[:nout], touched, work[0]
+                elif not push_unknown:
+                    continue
+                if queued[y] != stamp:
+                    queued[y] = stamp
+                    queue, nq = _push(queue, nq, y)
+    return ch_slot, ch_old, nch, touched, False
+
+
+@numba.njit(cache=True)
+def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, cnt,
+                         counted, queued, seen, changed, row_at, row_used, limit):
+    """New truss numbers after a deletion batch (``truss`` updated in place).
+
+    Truss numbers only fall, so the numbers before the batch are an upper bound and
+    :func:`_descend` lowers them to the exact values. It starts from the surviving edges
+    that lost a triangle counted at their own level (a record of
+    :func:`deletion_supports` with ``rec_level >= truss``); every other edge still
+    satisfies the bound until a neighbour falls, and then it is queued. Its work is the
+    triangles of the edges whose number falls, plus those of their neighbours checked.
+
+    Returns ``(slots, old_values, touched, work, aborted)``: the edges whose number changed
+    with their values before the batch, how many distinct edges were recounted, the work
+    (intersections plus the triangles they examined) and whether it passed ``limit``
+    (then the numbers are incomplete and the caller falls back).
+    """
+    clock[0] += 1
+    stamp = clock[0]
+    queue = np.empty(16, np.int64)
+    nq = 0
+    for i in range(rec_slot.shape[0]):
+        x = rec_slot[i]
+        if rec_level[i] >= truss[x] and queued[x] != stamp:
+            queued[x] = stamp
+            queue, nq = _push(queue, nq, x)
+    ch_slot = np.empty(16, np.int64)
+    ch_old = np.empty(16, np.int32)
+    work = np.zeros(1, np.int64)
+    ch_slot, ch_old, nch, touched, aborted = _descend(
+        queue, nq, stamp, True, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
+        changed, ch_slot, ch_old, 0, work, limit, _new_rows(), row_at, row_used,
+        np.empty(0, np.int64), np.zeros(1, np.int64), np.empty(0, np.int64),
+        np.empty(0, np.int64), np.empty(0, np.int32))
+    return ch_slot[:nch], ch_old[:nch], touched, work[0], aborted
+
+
+@numba.njit(cache=True, inline="always")
+def _bound(e, truss, support, batch_stamp, bstamp):
+    """Upper bound of edge e's truss number after the insertion (e not visited): an
+    inserted edge (``batch_stamp == bstamp``) has support + 2, any other can rise by one."""
+    if batch_stamp[e] == bstamp:
+        return support[e] + 2
+    return min(truss[e] + 1, support[e] + 2)
+
+
+@numba.njit(cache=True)
+def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr, truss, support,
+                          clock, cnt, counted, queued, seen, walked, owner, changed, kept,
+                          row_at, row_used, limit):
+    """Raise truss numbers after an insertion batch (``truss`` updated in place; the
+    inserted edges ``new_slots`` hold 2 and ``batch_stamp == bstamp``, every other edge its
+    number before the batch; ``support`` is current).
+
+    One insertion raises a truss number by at most one (Huang et al. 2014), and an edge
+    that rises from k to k + 1 is joined to the inserted edge by triangles of the new
+    (k + 1)-truss through edges that rise from k too (a part of that truss not reached so
+    would be a (k + 1)-truss of the old graph): Huang's k-level triangle connectivity. So
+    a walk from the inserted edge finds every edge that can rise. Visiting edge y: its
+    upper bound U(y) is the h-index of its triangles' minima of the other two edges'
+    bounds B (a visited edge: its value; the inserted edge: support + 2; another edge e:
+    min(t(e) + 1, support(e) + 2)), capped at B(y). When U(y) > t(y), y is raised to U(y)
+    (the counts of raised neighbours that now include the triangle gain one) and the walk
+    goes on to each triangle neighbour y' with t(y') < U(y) and t(y') < B(third edge)
+    (and, from an old y, t(y') = t(y)). Then :func:`_descend` lowers the raised edges to
+    the exact values; the edges never raised keep theirs.
+
+    Several inserted edges walk at once, each with its own rise of one, as long as no walk
+    meets another's (an edge visited, or a triangle edge of a visited edge, reached by two
+    walks): then each edge is raised by at most one insertion. When walks meet the result
+    is ``merged`` (values partial; the caller restores ``old_values`` and runs
+    :func:`insertion_levels`).
+
+    ``walked[e]`` is ``stamp`` while e waits in the walk, ``-stamp`` once visited, and
+    ``owner[e]`` the inserted edge whose walk reached it; ``kept[e]`` the index of a
+    raised edge's kept triangle list (see :func:`_descend`). Returns ``(slots,
+    old_values, touched, work, aborted, merged)``: as :func:`lower_after_deletion`, and
+    whether walks met.
+    """
+    clock[0] += 1
+    stamp = clock[0]
+    work = np.zeros(1, np.int64)
+    rows = _new_rows()
+    pa = np.empty(64, np.int64)
+    pb = np.empty(64, np.int64)
+    tp = np.empty(64, np.int64)
+    tq = np.empty(64, np.int64)
+    hist = np.zeros(64, np.int64)
+    walk = np.empty(max(16, new_slots.shape[0]), np.int64)
+    nw = 0
+    for i in range(new_slots.shape[0]):
+        x = new_slots[i]
+        walked[x] = stamp
+        owner[x] = i
+        walk, nw = _push(walk, nw, x)
+    queue = np.empty(16, np.int64)
+    nq = 0
+    ch_slot = np.empty(16, np.int64)
+    ch_old = np.empty(16, np.int32)
+    nch = 0
+    touched = 0
+    merged = False
+    loff = np.zeros(16, np.int64)              # the kept triangle lists (see _descend)
+    lp = np.empty(64, np.int64)
+    lq = np.empty(64, np.int64)
+    lfloor = np.empty(16, np.int32)
+    nl = 0
+    head = 0
+    while head < nw:
+        y = walk[head]
+        head += 1
+        walked[y] = -stamp
+        if merged or work[0] > limit:
+            return ch_slot[:nch], ch_old[:nch], touched, work[0], not merged, merged
+        g = owner[y]
+        a = truss[y]
+        cap = _bound(y, truss, support, batch_stamp, bstamp)
+        if cap <= a:
+            continue
+        rows, pa, pb, tp, tq, n = _triangles(y, keys, shift, deg, ptr, rows, row_at, row_used,
+                                             stamp, pa, pb, tp, tq)
+        work[0] += n + 1
+        seen[y] = stamp
+        touched += 1
+        if cap + 1 > hist.shape[0]:
+            hist = np.zeros(2 * (cap + 1), np.int64)
+        for i in range(n):
+            p = tp[i]
+            q = tq[i]
+            bp = truss[p] if walked[p] == -stamp else _bound(p, truss, support, batch_stamp,
+                                                            bstamp)
+            bq = truss[q] if walked[q] == -stamp else _bound(q, truss, support, batch_stamp,
+                                                            bstamp)
+            pa[i] = min(bp, bq, cap)
+            hist[pa[i]] += 1
+        acc = 0
+        up = cap
+        while up > a:
+            acc += hist[up]
+            if acc >= up - 2:
+                break
+            up -= 1
+        for i in range(n):
+            hist[pa[i]] = 0
+        if up == a:
+            continue                           # cannot rise
+        truss[y] = up
+        ch_slot, ch_old, nch = _note_change(y, a, stamp, changed, ch_slot, ch_old, nch)
+        inserted = batch_stamp[y] == bstamp
+        kept[y] = nl                           # the triangles that can lift y above a
+        nk = loff[nl]
+        lp = _grow(lp, nk + n)
+        lq = _grow(lq, nk + n)
+        for i in range(n):
+            if pa[i] > a:
+                lp[nk] = tp[i]
+                lq[nk] = tq[i]
+                nk += 1
+        lfloor = _grow(lfloor, nl + 1)
+        lfloor[nl] = a
+        loff = _grow(loff, nl + 2)
+        nl += 1
+        loff[nl] = nk
+        own = 0
+        for i in range(n):
+            p = tp[i]
+            q = tq[i]
+            if min(truss[p], truss[q]) >= up:
+                own += 1
+            for side in range(2):
+                w = p if side == 0 else q
+                z = q if side == 0 else p
+                fw = truss[w]
+                if counted[w] == stamp and a < fw <= up and truss[z] >= fw:
+                    cnt[w] += 1                # a raised neighbour's triangle now counts
+                if walked[w] == stamp or walked[w] == -stamp:
+                    if owner[w] != g:
+                        merged = True          # another insertion's walk
+                    continue
+                bz = truss[z] if walked[z] == -stamp else _bound(z, truss, support,
+                                                                batch_stamp, bstamp)
+                if (fw < up and fw < bz and support[w] + 2 > fw
+                        and (inserted or fw == a)):
+                    walked[w] = stamp
+                    owner[w] = owner[y]
+                    walk, nw = _push(walk, nw, w)
+        cnt[y] = own
+        counted[y] = stamp
+        if own < up - 2 and queued[y] != stamp:
+            queued[y] = stamp
+            queue, nq = _push(queue, nq, y)
+    if merged:
+        return ch_slot[:nch], ch_old[:nch], touched, work[0], False, True
+    ch_slot, ch_old, nch, more, aborted = _descend(
+        queue, nq, stamp, False, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
+        changed, ch_slot, ch_old, nch, work, limit, rows, row_at, row_used, kept, loff, lp, lq,
+        lfloor)
+    return ch_slot[:nch], ch_old[:nch], touched + more, work[0], aborted, False
 
 
 # --------------------------------------------------------------------------------------------
-# The insertion, level by level
+# Insertion batches whose walks meet: level by level
 
 
 @numba.njit(cache=True)
@@ -424,15 +720,6 @@ def _level_triangles(x, keys, shift, deg, ptr, truss, floor, buf, tp, tq, work):
             tq[a] = q
             a += 1
     return buf, tp, tq, a
-
-
-@numba.njit(cache=True)
-def _grow(a, n):
-    if n <= a.shape[0]:
-        return a
-    b = np.empty(max(n, 2 * a.shape[0]), a.dtype)
-    b[:a.shape[0]] = a
-    return b
 
 
 @numba.njit(cache=True)
