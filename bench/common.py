@@ -250,12 +250,16 @@ def write_table(name: str, title: str, header: Sequence[str], rows: Sequence[Seq
     return path
 
 
+#: the line prefixes a results table names its device with
+DEVICE_LINES = ("Device: ", "- GPU: ", "Machines: GPU: ")
+
+
 def read_table(name: str, results: Path | None = None) -> tuple[str, list[dict[str, str]]]:
-    """(the ``Device:`` line, the rows as dicts) of the first Markdown table in
+    """(the device line (``Device:``, ``- GPU:`` or ``Machines: GPU:``), the rows as dicts) of the first Markdown table in
     ``<results>/<name>.md``. Raises FileNotFoundError when the table is absent."""
     text = ((results or RESULTS) / f"{name}.md").read_text()
-    device = next((line[len("Device: "):] for line in text.splitlines()
-                   if line.startswith("Device: ")), "unknown device")
+    device = next((line[len(prefix):] for line in text.splitlines()
+                   for prefix in DEVICE_LINES if line.startswith(prefix)), "unknown device")
     header, rows = None, []
     for line in text.splitlines():
         if not line.startswith("|"):
