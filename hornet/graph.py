@@ -29,7 +29,7 @@ from .batch import pipeline
 from .change import EdgeChange, host_copy
 from .batch.small_path import MODE_DELETE, MODE_INSERT, small_pairs, small_update
 from .batch.validate import BatchError, MAX_VERTEX_ID, edge_batch, id_array, property_values
-from .core.device import backend_available
+from .core.device import backend_available, gpu_unavailable_reason
 from .memory.manager import DeviceMemoryError, InvariantError, MemoryManager
 
 __all__ = ["Graph", "EdgeChange", "BatchError", "InvariantError", "DeviceMemoryError"]
@@ -52,9 +52,10 @@ def _resolve_device(device: str) -> str:
     if device == "auto":
         return "gpu" if backend_available("gpu") else "cpu"
     if device == "gpu":
-        if not backend_available("gpu"):
-            raise RuntimeError("device='gpu' needs CuPy and a CUDA GPU; none was found "
-                               "(use device='cpu' or 'auto')")
+        why = gpu_unavailable_reason()
+        if why is not None:
+            raise RuntimeError(f"device='gpu' needs CuPy and a CUDA GPU: {why} (or use "
+                               "device='cpu' or 'auto')")
     return device
 
 
@@ -692,7 +693,11 @@ class Graph:
 
     def to_networkx(self):
         """networkx Graph/DiGraph with nodes 0..V-1 and edge properties as attributes."""
-        import networkx as nx
+        try:
+            import networkx as nx
+        except ImportError:
+            raise ImportError("to_networkx needs networkx: pip install hornet-py[networkx]") \
+                from None
         G = nx.DiGraph() if self.directed else nx.Graph()
         G.add_nodes_from(range(self._n))
         src, dst, props = self.edges(properties=True)

@@ -117,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--report", metavar="FILE",
                    help="write one row per batch to FILE (.csv, .json or .arrow)")
     r.add_argument("--plot", metavar="FILE.png", help="plot edges, analytics and throughput "
-                   "(needs matplotlib)")
+                   "(needs matplotlib: pip install hornet-py[plot])")
     r.add_argument("--verify", action="store_true",
                    help="check the graph and every analytic against a from-scratch reference "
                    "after each batch (slow)")

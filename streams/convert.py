@@ -25,7 +25,10 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .format import StreamFormatError, container_for_path, stream_schema
+import numpy as np
+
+from .format import (StreamFormatError, block_from_record_batch, container_for_path,
+                     stream_schema)
 from .reader import open_stream
 from .writer import StreamWriter
 
@@ -92,7 +95,10 @@ def convert(input: Any, output: str | os.PathLike, *, text_format: str | None = 
         w = StreamWriter(tmp, schema, container=cont, compression=compression,
                          chunk_rows=chunk_rows, display_name=out)
         try:
+            start = 0
             for rb in rd.record_batches():
+                _check_input(rb, cols, start, rd.path, schema)
+                start += rb.num_rows
                 w.write_table(rb)
             w.close()
         except BaseException:
@@ -102,3 +108,18 @@ def convert(input: Any, output: str | os.PathLike, *, text_format: str | None = 
     return ConvertResult(input=rd.path, output=out, container=cont, compression=compression,
                          rows=w.rows, columns=cols.names(), bytes=os.path.getsize(out),
                          source_format=meta.get("source_format", rd.container))
+
+
+def _check_input(rb, cols, start: int, path: str, schema) -> None:
+    """Refuse a record batch of the input whose values the output cannot hold, naming the
+    input file and the event (row) index: null, negative or too large ids, op values other
+    than +-1 (the writer checks again, but it knows only the output's name)."""
+    blk = block_from_record_batch(rb, cols, start, path)
+    top = np.iinfo(schema.field("src").type.to_pandas_dtype()).max
+    for name, ids in (("src", blk.src), ("dst", blk.dst)):
+        if ids.size and int(ids.max()) > top:
+            i = int(np.argmax(ids > top))
+            raise StreamFormatError(
+                f"{path}: column {name!r}: vertex id {int(ids[i])} at event {start + i} does not "
+                f"fit {schema.field(name).type} (convert with id_type='int64', or 'hornet "
+                f"convert --id-type int64')")

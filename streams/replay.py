@@ -63,7 +63,7 @@ import numpy as np
 import pyarrow as pa
 
 from hornet import algos
-from hornet.batch.validate import MAX_VERTEX_ID
+from hornet.batch.validate import MAX_VERTEX_ID, BatchError
 from hornet.testing.reference import ReferenceGraph
 
 from .analytics import (ANALYTIC_COLUMNS, ANALYTICS, AnalyticSpec, AnalyticUnavailable,
@@ -71,7 +71,7 @@ from .analytics import (ANALYTIC_COLUMNS, ANALYTICS, AnalyticSpec, AnalyticUnava
                         StaticAnalytic, available_analytics, make_analytic, parse_algos,
                         spmv_vector, to_host)
 from .batching import batching_mode, iter_batches
-from .format import EventBlock
+from .format import EventBlock, StreamFormatError
 from .reader import open_stream
 from .window import EventWindow
 
@@ -395,8 +395,8 @@ def require_matplotlib():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ReplayError("plotting needs matplotlib, which is not installed "
-                          "(pip install matplotlib)") from None
+        raise ReplayError("plotting needs matplotlib, which is not installed: "
+                          "pip install hornet-py[plot]") from None
     return plt
 
 
@@ -419,6 +419,25 @@ def _check_params(batch_size, window, batch_time, device, bfs_source, max_events
         raise ReplayError(f"bfs source must be a vertex id >= 0, got {bfs_source!r}")
     if max_events is not None and (int(max_events) != max_events or max_events < 0):
         raise ReplayError(f"max_events must be >= 0, got {max_events!r}")
+
+
+def _in_file(path: str, e: Exception) -> str:
+    """``e``'s message, starting with the input file's name."""
+    msg = str(e)
+    return msg if msg.startswith(f"{path}:") else f"{path}: {msg}"
+
+
+def _named_errors(batches, path: str):
+    """``batches``, with a StreamFormatError raised while reading them naming ``path``."""
+    it = iter(batches)
+    while True:
+        try:
+            b = next(it)
+        except StopIteration:
+            return
+        except StreamFormatError as e:
+            raise StreamFormatError(_in_file(path, e)) from None
+        yield b
 
 
 def _limited(blocks: Iterable[EventBlock], max_events: int | None):
@@ -501,8 +520,11 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
     reader = open_stream(stream, text_format=text_format)
     with reader:
         cols = reader.columns
-        mode = batching_mode(cols, batch_size=batch_size, batch_time=batch_time,
-                             use_batch_column=use_batch_column)
+        try:
+            mode = batching_mode(cols, batch_size=batch_size, batch_time=batch_time,
+                                 use_batch_column=use_batch_column)
+        except StreamFormatError as e:
+            raise StreamFormatError(_in_file(reader.path, e)) from None
         if mode == "count" and batch_size is None:
             raise ReplayError("give a batch size (the stream has no batch column)")
         weighted = cols.weight
@@ -553,14 +575,18 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
             batches = iter_batches(_limited(reader.blocks(), max_events), batch_size=batch_size,
                                    batch_time=batch_time, use_batch_column=use_batch_column,
                                    columns=cols)
-            for b in batches:
+            for b in _named_errors(batches, reader.path):
                 ev = b.events
                 if ctx.bfs_source is None:
                     ctx.bfs_source = int(ev.src[0])
                 seconds = {an.column + "_seconds": 0.0 for an in analytics}
                 t0 = _time.perf_counter()
-                changes, loops = _apply_batch(g, ev, directed, expiry, weighted, reader.path,
-                                              _feeder(analytics, seconds))
+                try:
+                    changes, loops = _apply_batch(g, ev, directed, expiry, weighted,
+                                                  reader.path, _feeder(analytics, seconds))
+                except BatchError as e:     # what the stream checks did not catch
+                    raise ReplayError(f"{reader.path}: batch {b.index} (events {ev.start} to "
+                                      f"{ev.stop - 1}): {e}") from None
                 t1 = _time.perf_counter()
                 fed = sum(seconds.values())
                 values = {}
@@ -697,9 +723,15 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
         i = int(np.argmax((s > MAX_VERTEX_ID) | (d > MAX_VERTEX_ID)))
         raise ReplayError(f"{path}: event {ev.start + i}: vertex id {hi} is beyond hornet's "
                           f"int32 id space (max {MAX_VERTEX_ID})")
+    loop = s == d
+    if weighted:
+        used = ~loop if ev.op is None else ~loop & (ev.op > 0)     # weights that get stored
+        bad = np.isnan(ev.weight) & used
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ReplayError(f"{path}: event {ev.start + i}: weight is NaN or missing")
     if hi >= g.num_vertices:
         g.insert_vertices(np.array([hi], dtype=np.int64))
-    loop = s == d
     loops = int(np.count_nonzero(loop))
     idx = None
     op, w = ev.op, ev.weight
