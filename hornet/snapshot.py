@@ -56,13 +56,18 @@ def _padded(values: np.ndarray, rows: int) -> pa.Array:
     return pa.concat_arrays([arr, pa.nulls(rows - values.shape[0], type=arr.type)])
 
 
-def to_table(g) -> pa.Table:
-    """The graph as a snapshot table (host memory; see the module docstring for the layout)."""
+_OWN = object()
+
+
+def to_table(g, vertex_map=_OWN) -> pa.Table:
+    """The graph as a snapshot table (host memory; see the module docstring for the layout).
+    ``vertex_map``: the map to store with it (default: the graph's own, if any), for a caller
+    that keeps the graph in dense ids and the map beside it."""
     src, dst, props = g.edges(properties=True, dense=True)
     src, dst = _host(src), _host(dst)
     n_edges, n_vertices = int(src.shape[0]), int(g.num_vertices)
     vertex_schema = g.vertex_properties
-    vmap = getattr(g, "vertex_map", None)
+    vmap = getattr(g, "vertex_map", None) if vertex_map is _OWN else vertex_map
     rows = max(n_edges, n_vertices) if vertex_schema else n_edges
     if vmap is not None:
         rows = max(rows, len(vmap))
@@ -165,11 +170,12 @@ def _format(path: str) -> str:
     return ext
 
 
-def save(g, path: str | os.PathLike) -> None:
-    """Write ``g`` to ``path``: Arrow IPC file for ``.arrow``, Parquet for ``.parquet``."""
+def save(g, path: str | os.PathLike, vertex_map=_OWN) -> None:
+    """Write ``g`` to ``path``: Arrow IPC file for ``.arrow``, Parquet for ``.parquet``
+    (``vertex_map`` as in :func:`to_table`)."""
     path = os.fspath(path)
     ext = _format(path)
-    table = to_table(g)
+    table = to_table(g, vertex_map)
     if ext == ".arrow":
         with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
