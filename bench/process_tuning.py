@@ -1,6 +1,7 @@
 """CPU update throughput and memory with and without hornet.tune_process (separate processes).
 
-    python3 -m bench process_tuning [--graphs email-Enron soc-Epinions1] [--batches 10000 100000 1000000]
+    python3 -m bench process_tuning [--graphs email-Enron soc-Epinions1]
+                                    [--batches 10000 100000 1000000]
 
 Each (graph, setting) runs in a fresh subprocess, because ``GOMP_SPINCOUNT`` only acts when
 set before Numba's OpenMP workers start and glibc's thresholds are process-wide: "default" is a

@@ -25,8 +25,8 @@ from .tuning import tune_process
 from .vertex_map import VertexMap
 
 __all__ = ["Graph", "EdgeChange", "AdjacencyView", "BatchError", "InvariantError",
-           "DeviceMemoryError", "VertexMap", "backend_available", "tune_process", "io", "algos", "testing",
-           "generators"]
+           "DeviceMemoryError", "VertexMap", "backend_available", "tune_process", "io", "algos",
+           "testing", "generators"]
 __version__ = "0.1.0"
 
 _SUBMODULES = {"io", "algos", "testing", "generators"}

@@ -7,7 +7,8 @@ has any, are columns ``vertex:<name>`` holding one value per vertex id in their 
 ``num_vertices`` rows; the table then has ``max(num_edges, num_vertices)`` rows and the
 shorter columns are padded with nulls. A graph with a :class:`~hornet.VertexMap` adds the
 column ``vertex_map:original``: the original id (int64 or string) of each dense id, in its first
-``len(vertex_map)`` rows; ``src`` and ``dst`` stay dense. The schema's metadata (key ``hornet.snapshot``, JSON)
+``len(vertex_map)`` rows; ``src`` and ``dst`` stay dense. The schema's metadata (key
+``hornet.snapshot``, JSON)
 records what the rows cannot: directedness, the id space, the edge and vertex counts, the
 property dtypes in declaration order and the memory manager's settings. Any Arrow reader can
 read the edges back; :func:`load` rebuilds the same graph, on any device.

@@ -10,6 +10,10 @@
 Errors (missing or corrupt file, bad schema, bad ids, bad option values) print one line,
 ``hornet: error: ...``, to stderr and exit nonzero (2: bad usage, 1: bad input, 3: ``--verify``
 found a mismatch, 130: interrupted). Set ``HORNET_DEBUG=1`` to get the traceback instead.
+
+The command owns its process, so ``hornet replay`` run from the shell applies
+:func:`hornet.tune_process` before its first batch (``main(argv)`` called from Python, as the
+tests do, leaves the calling process alone unless ``tune=True``).
 """
 from __future__ import annotations
 
@@ -279,9 +283,13 @@ def _error(msg: str, code: int) -> int:
     return code
 
 
-def main(argv=None) -> int:
-    """Entry point of the ``hornet`` command; returns the exit status."""
+def main(argv=None, *, tune: bool | None = None) -> int:
+    """Entry point of the ``hornet`` command; returns the exit status. ``tune``: apply
+    :func:`hornet.tune_process` for a replay (default: only when ``argv`` is None, i.e. when
+    run as the command)."""
     debug = bool(os.environ.get("HORNET_DEBUG"))
+    if tune is None:
+        tune = argv is None
     if not sys.warnoptions and not debug:
         warnings.simplefilter("ignore")
     parser = build_parser()
@@ -289,6 +297,9 @@ def main(argv=None) -> int:
         a = parser.parse_args(argv)
         if a.command is None:
             raise CLIError("choose a command: replay, convert or info (see 'hornet --help')")
+        if tune and a.command == "replay":
+            import hornet
+            hornet.tune_process()
         return {"replay": _cmd_replay, "convert": _cmd_convert, "info": _cmd_info}[a.command](a)
     except CLIError as e:
         if debug:

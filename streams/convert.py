@@ -18,7 +18,8 @@ Ids are written as int32 (hornet's id type) unless ``id_type="int64"``. With ``m
 (``hornet convert --map-ids``) the input's ids, 64-bit integers or strings, are mapped to dense
 ids in order of first appearance (event by event, src before dst; as ``hornet replay
 --map-ids`` numbers them), written as ``src``/``dst``, and kept in two further columns,
-``src_original`` and ``dst_original`` (int64 or string), which stream readers ignore. The schema metadata
+``src_original`` and ``dst_original`` (int64 or string), which stream readers ignore. The
+schema metadata
 records ``source`` (the input's file name), ``source_format`` and, where the input says so,
 ``symmetric`` (each entry stands for both directions: Matrix Market symmetric, KONECT sym) and
 ``weight_source = rating``.

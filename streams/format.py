@@ -15,8 +15,9 @@ batch     int64, optional        explicit batch id: consecutive rows with equal 
 ========  =====================  ==========================================================
 
 Readers accept any integer type for ``src``/``dst``/``op``/``batch`` (``src``/``dst`` may
-also both be strings: user names, replayed with ``hornet replay --map-ids``) and any integer or float
-type for ``weight`` (read as float64) and ``time`` (read as int64 if integral, else float64).
+also both be strings: user names, replayed with ``hornet replay --map-ids``) and any integer
+or float type for ``weight`` (read as float64) and ``time`` (read as int64 if integral, else
+float64).
 Other columns are allowed and ignored. Writers use the canonical types above (ids int32 by
 default, ``id_type="int64"`` for larger ids) and record ``hornet.stream = "1"`` and any user
 metadata (``source``, ``description``...) in the schema metadata.
@@ -201,8 +202,8 @@ class EventBlock:
     """Consecutive events of a stream as NumPy arrays.
 
     ``start`` is the event index (row number in the stream, zero-based) of the first row;
-    ``src``/``dst`` int64 (str arrays for a stream of string ids); ``op`` int8 (+1/-1) or None; ``weight`` float64 or None;
-    ``time`` int64/float64 or None; ``batch`` int64 or None.
+    ``src``/``dst`` int64 (str arrays for a stream of string ids); ``op`` int8 (+1/-1) or
+    None; ``weight`` float64 or None; ``time`` int64/float64 or None; ``batch`` int64 or None.
     """
 
     start: int

@@ -584,8 +584,8 @@ def test_read_edges_stream_errors_name_the_file_and_row(tmp_path):
     with pytest.raises(EdgeFileError, match=r"nodst\.parquet.*no 'dst' column"):
         read_edges(p)
     p = tmp_path / "cut.arrow"
-    with pa.OSFile(str(p), "wb") as sink, pa.ipc.new_file(sink, pa.schema([("src", pa.int64()),
-                                                                            ("dst", pa.int64())])) as w:
+    schema = pa.schema([("src", pa.int64()), ("dst", pa.int64())])
+    with pa.OSFile(str(p), "wb") as sink, pa.ipc.new_file(sink, schema) as w:
         w.write_table(pa.table({"src": [0, 1], "dst": [1, 2]}))
     p.write_bytes(p.read_bytes()[:-20])
     with pytest.raises(EdgeFileError, match=r"cut\.arrow.*corrupt or unreadable Arrow IPC file"):

@@ -39,7 +39,8 @@ def _relabelled(tmp_path, s, d, op, w, first=None):
         ids.setdefault(b, len(ids))
     hs = np.array([ids[x] for x in s.tolist()])
     hd = np.array([ids[x] for x in d.tolist()])
-    pq.write_table(pa.table({"src": hs, "dst": hd, "op": op, "weight": w}), tmp_path / "hand.parquet")
+    pq.write_table(pa.table({"src": hs, "dst": hd, "op": op, "weight": w}),
+                   tmp_path / "hand.parquet")
     return ids
 
 
