@@ -30,7 +30,9 @@ from .change import EdgeChange, host_copy
 from .batch.planned import planned_pairs, planned_update
 from .batch.small_path import MODE_DELETE, MODE_INSERT, small_pairs, small_update
 from .batch.validate import BatchError, MAX_VERTEX_ID, edge_batch, id_array, property_values
-from .core.device import backend_available
+from .core.device import backend_available, gpu_unavailable_reason
+from . import id_mapping
+from .vertex_map import VertexMap
 from .memory.manager import DeviceMemoryError, InvariantError, MemoryManager
 
 __all__ = ["Graph", "EdgeChange", "BatchError", "InvariantError", "DeviceMemoryError"]
@@ -53,9 +55,10 @@ def _resolve_device(device: str) -> str:
     if device == "auto":
         return "gpu" if backend_available("gpu") else "cpu"
     if device == "gpu":
-        if not backend_available("gpu"):
-            raise RuntimeError("device='gpu' needs CuPy and a CUDA GPU; none was found "
-                               "(use device='cpu' or 'auto')")
+        why = gpu_unavailable_reason()
+        if why is not None:
+            raise RuntimeError(f"device='gpu' needs CuPy and a CUDA GPU: {why} (or use "
+                               "device='cpu' or 'auto')")
     return device
 
 
@@ -172,6 +175,13 @@ class Graph:
         still sized to fit when the graph is small).
     min_block_size : int
         Smallest block (power of two).
+    vertex_map : VertexMap, True or None
+        Take vertex ids as users have them (64-bit integers such as hashes, or strings):
+        every method that names vertices takes and returns original ids, which the map turns
+        into dense ids ``0 .. num_vertices - 1`` as new ids arrive (True: a new map). The
+        :class:`EdgeChange` objects, per-vertex results (``degree()``, vertex properties,
+        algorithm outputs) and adjacency views stay in dense ids, what the algorithms take;
+        ``g.vertex_map.to_original`` translates them. None (default): ids are the dense ids.
     """
 
     # CPU graphs insert and delete through the fused pipelines (plan_insert / merge_insert,
@@ -194,7 +204,16 @@ class Graph:
 
     def __init__(self, directed: bool = False, device: str = "auto", *, num_vertices: int = 0,
                  edge_properties: dict | None = None, vertex_properties: dict | None = None,
-                 block_array_edges: int | None = None, min_block_size: int = 1):
+                 block_array_edges: int | None = None, min_block_size: int = 1,
+                 vertex_map: VertexMap | bool | None = None):
+        if vertex_map is True:
+            vertex_map = VertexMap()
+        elif vertex_map is False:
+            vertex_map = None
+        elif vertex_map is not None and not isinstance(vertex_map, VertexMap):
+            raise TypeError(f"vertex_map must be a hornet.VertexMap, True or None, got "
+                            f"{type(vertex_map).__name__}")
+        self.vertex_map = vertex_map
         self.directed = bool(directed)
         self.device = _resolve_device(device)
         self._K = _batch_kernels(self.device)
@@ -219,6 +238,8 @@ class Graph:
         self._views = {}            # adjacency views, valid until the next change
         self._present_share = 1.0   # of the last fused insert's entries (1: no history)
         self._small = None          # small-batch workspace, made on first use
+        if vertex_map is not None and len(vertex_map):
+            num_vertices = max(int(num_vertices), len(vertex_map))
         if num_vertices:
             self._reserve(int(num_vertices))
             self._n = int(num_vertices)
@@ -227,18 +248,19 @@ class Graph:
     @classmethod
     def from_edges(cls, src, dst=None, num_vertices: int | None = None, directed: bool = False,
                    device: str = "auto", *, block_array_edges: int | None = None,
-                   min_block_size: int = 1, **edge_props) -> "Graph":
+                   min_block_size: int = 1, vertex_map: VertexMap | bool | None = None,
+                   **edge_props) -> "Graph":
         """Build from COO arrays (see :meth:`insert_edges` for accepted inputs).
 
         Property dtypes are taken from the arrays passed in ``edge_props``;
-        ``block_array_edges`` and ``min_block_size`` are the memory settings of the
-        constructor.
+        ``block_array_edges``, ``min_block_size`` and ``vertex_map`` (ids as users have them,
+        e.g. ``vertex_map=True``) are the settings of the constructor.
         """
         schema = {k: np.asarray(v).dtype if not hasattr(v, "dtype") else v.dtype
                   for k, v in edge_props.items()}
         g = cls(directed=directed, device=device, num_vertices=num_vertices or 0,
                 edge_properties=schema, block_array_edges=block_array_edges,
-                min_block_size=min_block_size)
+                min_block_size=min_block_size, vertex_map=vertex_map)
         g.insert_edges(src, dst, **edge_props)
         return g
 
@@ -341,14 +363,16 @@ class Graph:
                               min_block_size=min_block_size, **props)
 
     def copy(self) -> "Graph":
-        """A deep copy (same settings, edges, properties)."""
+        """A deep copy (same settings, edges, properties, vertex map)."""
         g = Graph(self.directed, self.device, num_vertices=self._n,
                   edge_properties=dict(self._edge_schema),
                   vertex_properties=dict(self._vertex_schema),
                   block_array_edges=self._mm.block_array_edges,
                   min_block_size=1 << self._mm.min_size_class)
-        src, dst, props = self.edges(properties=True)
+        src, dst, props = self.edges(properties=True, dense=True)
         g.insert_edges(src, dst, **props)
+        if self.vertex_map is not None:
+            g.vertex_map = self.vertex_map.copy()
         for k, a in self._vprops.items():
             g._vprops[k][:self._n] = a[:self._n]
         return g
@@ -445,8 +469,34 @@ class Graph:
         Edges already in the graph and repeats inside the batch (first occurrence wins) are
         not inserted; an existing edge's properties change only through
         :meth:`update_edges`. Undirected graphs skip self-loops and report how many.
-        A refused batch raises and leaves the graph unchanged.
+        A refused batch raises and leaves the graph unchanged. With a vertex map, ``src`` and
+        ``dst`` hold original ids (new ones are added to the map).
         """
+        if self.vertex_map is not None:
+            return self._mapped_update(self._insert_edges, src, dst, edge_props, add=True)
+        return self._insert_edges(src, dst, edge_props)
+
+    def _mapped_update(self, update, src, dst, edge_props, *, add: bool) -> EdgeChange:
+        """``update`` (an edge method on dense ids) applied to a batch in original ids; ids
+        the batch added to the map are forgotten again when the graph refuses it."""
+        before = len(self.vertex_map)
+        try:
+            s, d, props = id_mapping.dense_edges(self.vertex_map, src, dst, edge_props,
+                                                  add=add)
+            change = update(s, d, props)
+            if len(self.vertex_map) > self._n:       # ids of skipped self-loops
+                self._grow_id_space(len(self.vertex_map))
+        except BaseException:
+            self.vertex_map.truncate(before)
+            raise
+        return change
+
+    def _grow_id_space(self, n: int) -> None:
+        self._reserve(n)
+        self._views.clear()
+        self._n = n
+
+    def _insert_edges(self, src, dst, edge_props) -> EdgeChange:
         with _out_of_memory_as_device_error(_batch_length(src)):
             pairs = small_pairs(self, src, dst) if self._small_batches else None
             if pairs is not None:
@@ -467,8 +517,15 @@ class Graph:
 
         Accepts the same inputs as :meth:`insert_edges` (property columns are refused).
         Lists shrink to a smaller block when their degree falls under a quarter of capacity;
-        empty block arrays are freed and under-used size classes compacted.
+        empty block arrays are freed and under-used size classes compacted. With a vertex
+        map, ids the map does not hold name no edge and are ignored.
         """
+        if self.vertex_map is not None:
+            return self._mapped_update(lambda s, d, p: self._delete_edges(s, d, p), src, dst,
+                                       {}, add=False)
+        return self._delete_edges(src, dst, {})
+
+    def _delete_edges(self, src, dst, extra) -> EdgeChange:
         with _out_of_memory_as_device_error(_batch_length(src)):
             pairs = small_pairs(self, src, dst) if self._small_batches else None
             if pairs is not None:
@@ -480,6 +537,7 @@ class Graph:
             if pairs is not None:
                 return planned_update(self, False, *pairs)
             s, d, props, top = edge_batch(src, dst, {}, self._xp)
+            props = {**props, **extra}
             if props:
                 raise BatchError(f"delete_edges takes no properties, got {sorted(props)}")
             return pipeline.delete_prepared(self, s, d, top)
@@ -490,6 +548,11 @@ class Graph:
         Returns the edges updated with their new values (first occurrence wins on repeats)
         in ``properties`` and the values they replaced in ``previous``.
         """
+        if self.vertex_map is not None:
+            return self._mapped_update(self._update_edges, src, dst, edge_props, add=False)
+        return self._update_edges(src, dst, edge_props)
+
+    def _update_edges(self, src, dst, edge_props) -> EdgeChange:
         xp, K = self._xp, self._K
         s, d, props, _ = edge_batch(src, dst, edge_props, xp)
         values = property_values(props, self._edge_schema, s.shape[0], xp, fill_missing=False)
@@ -514,13 +577,25 @@ class Graph:
     # ------------------------------------------------------------------ vertex updates
     def insert_vertices(self, ids, **vertex_props) -> None:
         """Make sure ``ids`` exist in the id space and set their properties (given ones only)."""
+        if self.vertex_map is not None:
+            before = len(self.vertex_map)
+            try:
+                ids = id_mapping.dense_vertices(self.vertex_map, ids, add=True)
+                self._insert_vertices(ids, vertex_props)
+            except BaseException:
+                self.vertex_map.truncate(before)
+                raise
+            return
+        self._insert_vertices(ids, vertex_props)
+
+    def _insert_vertices(self, ids, vertex_props) -> None:
         v = id_array(ids, "ids", self._xp)
         values = property_values(vertex_props, self._vertex_schema, v.shape[0], self._xp,
                                  what="vertex", fill_missing=False)
         n = max(self._n, int(v.max()) + 1) if v.size else self._n
-        self._reserve(n)
-        self._views.clear()
-        self._n = n
+        if self.vertex_map is not None:
+            n = max(n, len(self.vertex_map))
+        self._grow_id_space(n)
         for k, vals in values.items():
             _scatter_last(self._xp, self._vprops[k], v, vals)
 
@@ -542,9 +617,9 @@ class Graph:
         doomed = xp.zeros(self._n, dtype=bool)
         doomed[v] = True
         if self.directed:
-            src, dst = self.edges()
+            src, dst = self.edges(dense=True)
             hit = doomed[src] | doomed[dst]
-            change = self.delete_edges(src[hit], dst[hit])
+            change = self._delete_edges(src[hit], dst[hit], {})
         else:
             v = xp.flatnonzero(doomed)            # each vertex once
             deg = self._degree[v].astype(xp.int64)
@@ -552,7 +627,7 @@ class Graph:
             xp.cumsum(deg, out=offsets[1:])
             out = xp.empty(int(offsets[-1]), dtype=xp.int32)
             self._K.gather_lists(self._edge_ptr[v], deg, offsets[:-1], out)
-            change = self.delete_edges(v[_expand(xp, deg, offsets)], out)
+            change = self._delete_edges(v[_expand(xp, deg, offsets)], out, {})
         for a in self._vprops.values():
             a[v] = 0
         return change
@@ -579,6 +654,11 @@ class Graph:
         self._vprops[name] = self._xp.full(self._degree.shape[0], fill, dtype=dtype)
 
     def _existing_ids(self, ids):
+        if self.vertex_map is not None:
+            try:
+                ids = id_mapping.dense_vertices(self.vertex_map, ids, add=False)
+            except KeyError as e:
+                raise BatchError(e.args[0]) from None
         v = id_array(ids, "ids", self._xp)
         if v.size and int(v.max()) >= self._n:
             raise BatchError(f"vertex id {int(v.max())} is outside the id space "
@@ -592,8 +672,9 @@ class Graph:
             return self._degree[:self._n].copy()
         return self._degree[self._existing_ids(vertices)]
 
-    def neighbors(self, v: int):
-        """(destinations int32, {property: values}) of vertex ``v``, ascending."""
+    def neighbors(self, v):
+        """(destinations int32, {property: values}) of vertex ``v``, ascending by dense id.
+        With a vertex map, ``v`` and the destinations are original ids (host arrays)."""
         xp = self._xp
         v = int(self._existing_ids([v])[0])
         d = int(self._degree[v])
@@ -606,6 +687,8 @@ class Graph:
             self._K.gather_lists(ptr, deg, offsets, dst)
             for f, name in enumerate(self._edge_schema, start=1):
                 self._K.gather_lists(self._mm.field_addresses(ptr, f), deg, offsets, props[name])
+        if self.vertex_map is not None:
+            dst = self.vertex_map.to_original(host_copy(dst))
         return dst, props
 
     def vertices_in_storage_order(self):
@@ -662,8 +745,26 @@ class Graph:
                                   >> lookup.dev_block_shift[array_of])
         return xp.where(self._degree[:self._n] > 0, rank, -1), total
 
-    def has_edges(self, src, dst=None):
-        """Boolean array: does each (src[i], dst[i]) exist?"""
+    def _dense_query(self, src, dst):
+        """``(known, src, dst)`` in dense ids for a query naming original ids: ``known``
+        (bool, host) marks the pairs whose ids the map holds, src and dst are those pairs."""
+        s, d, _ = id_mapping.edge_input(src, dst, {})
+        both = self.vertex_map.lookup(np.concatenate([s, d]))
+        ds, dd = both[:s.shape[0]], both[s.shape[0]:]
+        known = (ds >= 0) & (dd >= 0)
+        return known, ds[known], dd[known]
+
+    def has_edges(self, src, dst=None, *, dense: bool = False):
+        """Boolean array: does each (src[i], dst[i]) exist? (With a vertex map: original ids,
+        host array, unless ``dense=True``.)"""
+        if self.vertex_map is not None and not dense:
+            known, s, d = self._dense_query(src, dst)
+            out = np.zeros(known.shape[0], dtype=bool)
+            out[known] = host_copy(self._has_dense(s, d))
+            return out
+        return self._has_dense(src, dst)
+
+    def _has_dense(self, src, dst):
         s, d, _, _ = edge_batch(src, dst, {}, self._xp)
         return self._K.find_positions(s, d, self._degree, self._edge_ptr, self._n) >= 0
 
@@ -671,7 +772,21 @@ class Graph:
         """Property values of the edges ``(src[i], dst[i])`` (inputs as for
         :meth:`has_edges`): ``(found, {name: values})`` on the graph's device, ``found`` bool
         (E,), each ``values`` (E,) in its property's dtype, 0 where the edge is absent.
-        ``names``: the properties to read (default: every edge property)."""
+        ``names``: the properties to read (default: every edge property). With a vertex map:
+        original ids, host arrays."""
+        if self.vertex_map is not None:
+            known, s, d = self._dense_query(src, dst)
+            found, vals = self._values_dense(s, d, names)
+            out_found = np.zeros(known.shape[0], dtype=bool)
+            out_found[known] = host_copy(found)
+            out = {}
+            for k, v in vals.items():
+                out[k] = np.zeros(known.shape[0], dtype=v.dtype)
+                out[k][known] = host_copy(v)
+            return out_found, out
+        return self._values_dense(src, dst, names)
+
+    def _values_dense(self, src, dst, names):
         xp = self._xp
         s, d, _, _ = edge_batch(src, dst, {}, xp)
         pos = self._K.find_positions(s, d, self._degree, self._edge_ptr, self._n)
@@ -707,17 +822,22 @@ class Graph:
             self._K.gather_lists(self._mm.field_addresses(heads, f), deg, offsets[:-1], cols[name])
         return offsets, src, dst, cols
 
-    def edges(self, properties: bool = False):
+    def edges(self, properties: bool = False, *, dense: bool = False):
         """COO export sorted by (src, dst): ``(src, dst)`` int32 arrays.
 
         Undirected graphs list each edge once with ``src < dst``. With ``properties=True``
-        returns ``(src, dst, {name: values})``.
+        returns ``(src, dst, {name: values})``. With a vertex map, ``src`` and ``dst`` hold
+        the original ids (host arrays, int64 or str; same order, sorted by dense id) unless
+        ``dense=True``.
         """
         _, src, dst, cols = self._coo(self._edge_schema if properties else ())
         if not self.directed:
             once = self._K.canonical_entries(src, dst)
             src, dst = src[once], dst[once]
             cols = {k: v[once] for k, v in cols.items()}
+        if self.vertex_map is not None and not dense:
+            src = self.vertex_map.to_original(host_copy(src))
+            dst = self.vertex_map.to_original(host_copy(dst))
         return (src, dst, cols) if properties else (src, dst)
 
     def to_csr(self, weight: str | None = None):
@@ -734,10 +854,16 @@ class Graph:
         return sp.csr_matrix((values, indices, indptr), shape=(self._n, self._n))
 
     def to_networkx(self):
-        """networkx Graph/DiGraph with nodes 0..V-1 and edge properties as attributes."""
-        import networkx as nx
+        """networkx Graph/DiGraph with nodes 0..V-1 (with a vertex map: the original ids) and
+        edge properties as attributes."""
+        try:
+            import networkx as nx
+        except ImportError:
+            raise ImportError("to_networkx needs networkx: pip install hornet-py[networkx]") \
+                from None
         G = nx.DiGraph() if self.directed else nx.Graph()
-        G.add_nodes_from(range(self._n))
+        G.add_nodes_from(range(self._n) if self.vertex_map is None
+                         else self.vertex_map.originals().tolist())
         src, dst, props = self.edges(properties=True)
         src, dst = host_copy(src), host_copy(dst)
         props = {k: host_copy(v) for k, v in props.items()}

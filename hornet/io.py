@@ -25,6 +25,10 @@ Supported formats (detected from the content, or forced with ``format=``):
     NOT mirrored: :attr:`EdgeFile.symmetric` says that each entry stands for its mirror too.
     Values of ``integer``/``real`` matrices are in ``extra["weight"]``.
 
+Stream files of the project's format (Arrow IPC file ``.arrow``, IPC stream ``.arrows``,
+Parquet ``.parquet``; recognised by their magic bytes) are read by :func:`read_edges` too
+(:mod:`hornet.arrow_edges`): their ``src``/``dst`` columns and every other column as ``extra``.
+
 Compression: gzip is recognised by its magic bytes (whatever the file name); other files are
 read as plain text.
 
@@ -50,6 +54,8 @@ from typing import IO, Any, Iterator, Sequence, Union
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
+
+from .arrow_edges import container_of, read_edge_table
 
 __all__ = [
     "EdgeFileError",
@@ -893,12 +899,27 @@ def read_graph_file(path: PathLike, format: str | None = None, *,
 
 def read_edges(path: PathLike, format: str | None = None
                ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-    """``src, dst, extra`` of an edge file: the thin wrapper over :func:`read_graph_file`.
+    """``src, dst, extra`` of an edge file: a text format (the thin wrapper over
+    :func:`read_graph_file`) or a stream file of the project's format (Arrow IPC file
+    ``.arrow``, IPC stream ``.arrows``, Parquet ``.parquet``; recognised by content).
 
     ``src``/``dst``: int64 arrays of shape ``(m,)`` with the ids as in the file (Matrix Market:
     zero-based, entries as stored, symmetric matrices NOT mirrored); ``extra``: dict of further
-    columns (``time``, ``weight``, ``rating``...), each of shape ``(m,)``.
+    columns (``time``, ``weight``, ``rating``; a stream's ``op``, ``batch``...), each of shape
+    ``(m,)``. A stream file's rows are its events, as recorded (deletes included).
     """
+    p = os.fspath(path)
+    if not os.path.isdir(p):
+        with open(p, "rb") as f:            # FileNotFoundError propagates
+            container = container_of(f.read(8))
+        if container is not None:
+            if format is not None:
+                raise EdgeFileError(f"{p}: a text format was given ({format!r}) but the file "
+                                    f"is an Arrow/Parquet stream ({container})")
+            try:
+                return read_edge_table(p, container)
+            except ValueError as e:
+                raise EdgeFileError(str(e)) from None
     return read_graph_file(path, format).as_tuple()
 
 

@@ -5,7 +5,10 @@ them (undirected: each edge once, ``src < dst``), with columns ``src`` and ``dst
 one column per edge property, in the property's own dtype. Vertex properties, when the graph
 has any, are columns ``vertex:<name>`` holding one value per vertex id in their first
 ``num_vertices`` rows; the table then has ``max(num_edges, num_vertices)`` rows and the
-shorter columns are padded with nulls. The schema's metadata (key ``hornet.snapshot``, JSON)
+shorter columns are padded with nulls. A graph with a :class:`~hornet.VertexMap` adds the
+column ``vertex_map:original``: the original id (int64 or string) of each dense id, in its first
+``len(vertex_map)`` rows; ``src`` and ``dst`` stay dense. The schema's metadata (key
+``hornet.snapshot``, JSON)
 records what the rows cannot: directedness, the id space, the edge and vertex counts, the
 property dtypes in declaration order and the memory manager's settings. Any Arrow reader can
 read the edges back; :func:`load` rebuilds the same graph, on any device.
@@ -35,6 +38,7 @@ SNAPSHOT_FORMATS = (".arrow", ".parquet")
 _META_KEY = b"hornet.snapshot"
 _VERSION = 1
 _VERTEX_PREFIX = "vertex:"
+_MAP_COLUMN = "vertex_map:original"
 
 
 class SnapshotError(ValueError):
@@ -53,18 +57,31 @@ def _padded(values: np.ndarray, rows: int) -> pa.Array:
     return pa.concat_arrays([arr, pa.nulls(rows - values.shape[0], type=arr.type)])
 
 
-def to_table(g) -> pa.Table:
-    """The graph as a snapshot table (host memory; see the module docstring for the layout)."""
-    src, dst, props = g.edges(properties=True)
+_OWN = object()
+
+
+def to_table(g, vertex_map=_OWN) -> pa.Table:
+    """The graph as a snapshot table (host memory; see the module docstring for the layout).
+    ``vertex_map``: the map to store with it (default: the graph's own, if any), for a caller
+    that keeps the graph in dense ids and the map beside it."""
+    src, dst, props = g.edges(properties=True, dense=True)
     src, dst = _host(src), _host(dst)
     n_edges, n_vertices = int(src.shape[0]), int(g.num_vertices)
     vertex_schema = g.vertex_properties
+    vmap = getattr(g, "vertex_map", None) if vertex_map is _OWN else vertex_map
     rows = max(n_edges, n_vertices) if vertex_schema else n_edges
+    if vmap is not None:
+        rows = max(rows, len(vmap))
     cols = {"src": _padded(src, rows), "dst": _padded(dst, rows)}
     for name in g.edge_properties:
         cols[name] = _padded(_host(props[name]), rows)
     for name in vertex_schema:
         cols[_VERTEX_PREFIX + name] = _padded(_host(g.vertex_property(name)), rows)
+    if vmap is not None:
+        originals = vmap.originals()
+        if vmap.kind == "str":
+            originals = originals.astype(object)
+        cols[_MAP_COLUMN] = _padded(originals, rows)
     meta = {
         "version": _VERSION,
         "directed": bool(g.directed),
@@ -74,6 +91,8 @@ def to_table(g) -> pa.Table:
         "vertex_properties": {k: np.dtype(v).str for k, v in vertex_schema.items()},
         **g.memory_settings(),
     }
+    if vmap is not None:
+        meta["vertex_map"] = {"kind": vmap.kind, "size": len(vmap)}
     table = pa.table(cols)
     return table.replace_schema_metadata({_META_KEY: json.dumps(meta).encode()})
 
@@ -123,6 +142,25 @@ def from_table(table: pa.Table, graph_class, device: str = "auto", *,
                   for k, dt in vertex_schema.items()}
         if n_vertices:
             g.update_vertices(ids, **values)
+    if "vertex_map" in meta:
+        from .vertex_map import VertexMap
+        size = int(meta["vertex_map"]["size"])
+        if _MAP_COLUMN not in table.column_names or table.num_rows < size:
+            raise SnapshotError(f"{where}: the metadata promises a vertex map of {size} ids, "
+                                f"but column {_MAP_COLUMN!r} does not hold them")
+        col = table.column(_MAP_COLUMN).slice(0, size)
+        if col.null_count:
+            raise SnapshotError(f"{where}: column {_MAP_COLUMN!r} has nulls in its first "
+                                f"{size} rows")
+        originals = col.to_numpy(zero_copy_only=False)
+        if meta["vertex_map"]["kind"] == "str":
+            originals = originals.astype(str)
+        try:
+            g.vertex_map = VertexMap.from_originals(originals)
+        except (ValueError, TypeError) as e:
+            raise SnapshotError(f"{where}: column {_MAP_COLUMN!r}: {e}") from None
+        if size > g.num_vertices:
+            g._grow_id_space(size)
     return g
 
 
@@ -133,11 +171,12 @@ def _format(path: str) -> str:
     return ext
 
 
-def save(g, path: str | os.PathLike) -> None:
-    """Write ``g`` to ``path``: Arrow IPC file for ``.arrow``, Parquet for ``.parquet``."""
+def save(g, path: str | os.PathLike, vertex_map=_OWN) -> None:
+    """Write ``g`` to ``path``: Arrow IPC file for ``.arrow``, Parquet for ``.parquet``
+    (``vertex_map`` as in :func:`to_table`)."""
     path = os.fspath(path)
     ext = _format(path)
-    table = to_table(g)
+    table = to_table(g, vertex_map)
     if ext == ".arrow":
         with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)

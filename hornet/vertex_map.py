@@ -148,6 +148,32 @@ class VertexMap:
             self._remember(new_keys, ids_new)
         return dense[inverse.reshape(-1)]
 
+    def lookup(self, ids) -> np.ndarray:
+        """Dense ids (int64, shape of ``ids``) of original ``ids``, -1 where an id is unknown;
+        the map does not change."""
+        keys = self._keys(ids)
+        if keys.size == 0 or self._count == 0:
+            return np.full(keys.shape[0], -1, np.int64)
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        return self._find(uniq)[inverse.reshape(-1)]
+
+    def truncate(self, count: int) -> None:
+        """Forget every id whose dense id is ``count`` or more (undoes the additions of a
+        batch that was then refused)."""
+        count = int(count)
+        if count >= self._count:
+            return
+        for run in (self._large, self._small):
+            keep = run.dense < count
+            run.keys, run.dense = run.keys[keep], run.dense[keep]
+        self._count = max(count, 0)
+
+    def copy(self) -> "VertexMap":
+        """An independent map with the same ids."""
+        m = VertexMap.from_originals(self.originals()) if self._count else VertexMap(self.kind)
+        m.kind = self.kind
+        return m
+
     def _remember(self, keys: np.ndarray, dense: np.ndarray) -> None:
         """Add sorted new ``keys`` with their dense ids (the next ones, in some order)."""
         self._small = self._small.merged(keys, dense)

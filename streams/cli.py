@@ -2,13 +2,18 @@
 
     hornet replay [STREAM] [--batch-size N] [--window W] [--undirected]
                   [--algos tc,ktruss,bfs,spmv] [--device cpu|gpu|auto] [--report FILE]
-                  [--plot FILE.png] [--verify] [--static] [--progress]
-    hornet convert INPUT OUTPUT.arrow
+                  [--plot FILE.png] [--verify] [--static] [--progress] [--map-ids]
+                  [--from-snapshot PATH] [--snapshot PATH [--snapshot-every N]]
+    hornet convert INPUT OUTPUT.arrow [--map-ids]
     hornet info STREAM
 
 Errors (missing or corrupt file, bad schema, bad ids, bad option values) print one line,
 ``hornet: error: ...``, to stderr and exit nonzero (2: bad usage, 1: bad input, 3: ``--verify``
 found a mismatch, 130: interrupted). Set ``HORNET_DEBUG=1`` to get the traceback instead.
+
+The command owns its process, so ``hornet replay`` run from the shell applies
+:func:`hornet.tune_process` before its first batch (``main(argv)`` called from Python, as the
+tests do, leaves the calling process alone unless ``tune=True``).
 """
 from __future__ import annotations
 
@@ -117,17 +122,28 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--report", metavar="FILE",
                    help="write one row per batch to FILE (.csv, .json or .arrow)")
     r.add_argument("--plot", metavar="FILE.png", help="plot edges, analytics and throughput "
-                   "(needs matplotlib)")
+                   "(needs matplotlib: pip install hornet-py[plot])")
     r.add_argument("--verify", action="store_true",
                    help="check the graph and every analytic against a from-scratch reference "
                    "after each batch (slow)")
     r.add_argument("--progress", action="store_true", help="show a progress bar")
     r.add_argument("--format", dest="text_format", choices=("snap", "csv", "konect", "mtx"),
                    help="text format of STREAM (default: detected)")
-    r.add_argument("--bfs-source", type=_nonneg_int, default=None, metavar="V",
-                   help="BFS source vertex (default: source of the first event)")
+    r.add_argument("--bfs-source", default=None, metavar="V",
+                   help="BFS source vertex (default: source of the first event); with "
+                   "--map-ids an original id")
     r.add_argument("--max-events", type=_nonneg_int, default=None, metavar="N",
                    help="replay only the first N events")
+    r.add_argument("--map-ids", action="store_true",
+                   help="take the stream's ids as they are (64-bit integers, strings): map "
+                   "them to dense ids in order of appearance; the report names original ids")
+    r.add_argument("--from-snapshot", metavar="PATH",
+                   help="start from the graph in this snapshot (.arrow/.parquet, written by "
+                   "--snapshot or Graph.save) instead of an empty graph")
+    r.add_argument("--snapshot", metavar="PATH",
+                   help="write the graph to this snapshot file (.arrow/.parquet) at the end")
+    r.add_argument("--snapshot-every", type=_positive_int, default=None, metavar="N",
+                   help="also write --snapshot after every N batches")
     r.add_argument("--static", action="store_true",
                    help="recompute every analytic from scratch after each batch (default: "
                    "keep them current with their dynamic algorithms)")
@@ -144,6 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--compression", choices=("zstd", "lz4", "none"), default="zstd")
     c.add_argument("--id-type", choices=("int32", "int64"), default="int32",
                    help="integer type of src/dst (default int32, hornet's id type)")
+    c.add_argument("--map-ids", action="store_true",
+                   help="write dense ids (in order of appearance) as src/dst and keep the "
+                   "input's ids (64-bit integers, strings) in columns src_original and "
+                   "dst_original")
 
     i = sub.add_parser("info", help="describe a stream file",
                        description="Print a stream's container, columns, metadata and size.")
@@ -179,14 +199,33 @@ def _cmd_replay(a) -> int:
         require_matplotlib()
     if a.batch_size is not None and a.batch_time is not None:
         raise CLIError("give --batch-size or --batch-time, not both")
+    if a.snapshot_every is not None and not a.snapshot:
+        raise CLIError("--snapshot-every needs --snapshot PATH")
+    for opt, path in (("--snapshot", a.snapshot), ("--from-snapshot", a.from_snapshot)):
+        if path and os.path.splitext(path)[1].lower() not in (".arrow", ".parquet"):
+            raise CLIError(f"{opt} {path!r}: use a .arrow or .parquet file")
+    if a.snapshot:
+        _check_output(a.snapshot, "--snapshot")
+    bfs_source = a.bfs_source
+    if bfs_source is not None:
+        try:
+            bfs_source = int(bfs_source.replace("_", ""))
+        except ValueError:
+            if not a.map_ids:
+                raise CLIError(f"argument --bfs-source: expected a vertex id >= 0, got "
+                               f"{a.bfs_source!r} (names need --map-ids)") from None
+        if isinstance(bfs_source, int) and bfs_source < 0 and not a.map_ids:
+            raise CLIError(f"argument --bfs-source: expected a vertex id >= 0, got "
+                           f"{a.bfs_source!r}")
     from .replay import DEFAULT_BATCH_SIZE
     batch_size = a.batch_size if a.batch_size is not None else (
         None if a.batch_time is not None else DEFAULT_BATCH_SIZE)
     res = replay(a.stream, batch_size=batch_size, window=a.window, directed=not a.undirected,
                  algos=a.algos, device=a.device, verify=a.verify, progress=a.progress,
                  batch_time=a.batch_time, use_batch_column=not a.ignore_batch_column,
-                 bfs_source=a.bfs_source, dynamic=not a.static, text_format=a.text_format,
-                 max_events=a.max_events)
+                 bfs_source=bfs_source, dynamic=not a.static, text_format=a.text_format,
+                 max_events=a.max_events, map_ids=a.map_ids, from_snapshot=a.from_snapshot,
+                 snapshot=a.snapshot, snapshot_every=a.snapshot_every)
     print(res.summary_text())
     if a.report:
         res.write_report(a.report)
@@ -194,6 +233,8 @@ def _cmd_replay(a) -> int:
     if a.plot:
         res.plot(a.plot)
         print(f"  plot        {a.plot}")
+    if a.snapshot:
+        print(f"  snapshot    {a.snapshot}")
     return 0
 
 
@@ -207,7 +248,7 @@ def _cmd_convert(a) -> int:
     _check_output(a.output, "OUTPUT")
     res = convert(a.input, a.output, text_format=a.text_format,
                   compression=None if a.compression == "none" else a.compression,
-                  id_type=a.id_type)
+                  id_type=a.id_type, map_ids=a.map_ids)
     print(res.summary())
     return 0
 
@@ -242,9 +283,13 @@ def _error(msg: str, code: int) -> int:
     return code
 
 
-def main(argv=None) -> int:
-    """Entry point of the ``hornet`` command; returns the exit status."""
+def main(argv=None, *, tune: bool | None = None) -> int:
+    """Entry point of the ``hornet`` command; returns the exit status. ``tune``: apply
+    :func:`hornet.tune_process` for a replay (default: only when ``argv`` is None, i.e. when
+    run as the command)."""
     debug = bool(os.environ.get("HORNET_DEBUG"))
+    if tune is None:
+        tune = argv is None
     if not sys.warnoptions and not debug:
         warnings.simplefilter("ignore")
     parser = build_parser()
@@ -252,6 +297,9 @@ def main(argv=None) -> int:
         a = parser.parse_args(argv)
         if a.command is None:
             raise CLIError("choose a command: replay, convert or info (see 'hornet --help')")
+        if tune and a.command == "replay":
+            import hornet
+            hornet.tune_process()
         return {"replay": _cmd_replay, "convert": _cmd_convert, "info": _cmd_info}[a.command](a)
     except CLIError as e:
         if debug:

@@ -14,8 +14,10 @@ batch     int64, optional        explicit batch id: consecutive rows with equal 
                                  replay batch
 ========  =====================  ==========================================================
 
-Readers accept any integer type for ``src``/``dst``/``op``/``batch`` and any integer or float
-type for ``weight`` (read as float64) and ``time`` (read as int64 if integral, else float64).
+Readers accept any integer type for ``src``/``dst``/``op``/``batch`` (``src``/``dst`` may
+also both be strings: user names, replayed with ``hornet replay --map-ids``) and any integer
+or float type for ``weight`` (read as float64) and ``time`` (read as int64 if integral, else
+float64).
 Other columns are allowed and ignored. Writers use the canonical types above (ids int32 by
 default, ``id_type="int64"`` for larger ids) and record ``hornet.stream = "1"`` and any user
 metadata (``source``, ``description``...) in the schema metadata.
@@ -125,6 +127,7 @@ class StreamColumns:
     time: str | None = None      # "int64", "float64" or None
     batch: bool = False
     ignored: tuple = ()          # further columns, ignored by readers
+    ids: str = "int"             # "int" or "str": the type of src and dst
 
     def names(self) -> list[str]:
         out = ["src", "dst"]
@@ -165,9 +168,13 @@ def validate_schema(schema: pa.Schema, *, path: str | None = None) -> StreamColu
         return StreamFormatError(f"{_where(path)}column {name!r} has type {typ(name)}; "
                                  f"expected {want}")
 
+    def is_text(t):
+        return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+    ids = "str" if is_text(typ("src")) and is_text(typ("dst")) else "int"
     for name in ("src", "dst"):
-        if not pa.types.is_integer(typ(name)):
-            raise bad(name, "an integer type (int32 or int64)")
+        if ids == "int" and not pa.types.is_integer(typ(name)):
+            raise bad(name, "an integer type (int32 or int64), or strings in both src and dst")
     has_op = "op" in names
     if has_op and not pa.types.is_integer(typ("op")):
         raise bad("op", "int8 (+1 insert, -1 delete)")
@@ -187,7 +194,7 @@ def validate_schema(schema: pa.Schema, *, path: str | None = None) -> StreamColu
     if has_b and not pa.types.is_integer(typ("batch")):
         raise bad("batch", "int64")
     ignored = tuple(n for n in names if n not in COLUMNS)
-    return StreamColumns(has_op, has_w, time, has_b, ignored)
+    return StreamColumns(has_op, has_w, time, has_b, ignored, ids)
 
 
 @dataclass
@@ -195,8 +202,8 @@ class EventBlock:
     """Consecutive events of a stream as NumPy arrays.
 
     ``start`` is the event index (row number in the stream, zero-based) of the first row;
-    ``src``/``dst`` int64; ``op`` int8 (+1/-1) or None; ``weight`` float64 or None;
-    ``time`` int64/float64 or None; ``batch`` int64 or None.
+    ``src``/``dst`` int64 (str arrays for a stream of string ids); ``op`` int8 (+1/-1) or
+    None; ``weight`` float64 or None; ``time`` int64/float64 or None; ``batch`` int64 or None.
     """
 
     start: int
@@ -273,8 +280,12 @@ def _check_ids(a: np.ndarray, name: str, path: str | None, start: int) -> np.nda
 def block_from_record_batch(rb: pa.RecordBatch, cols: StreamColumns, start: int,
                             path: str | None = None) -> EventBlock:
     """Validate the values of one record batch and turn it into an :class:`EventBlock`."""
-    src = _check_ids(_column_numpy(rb, "src", path, start), "src", path, start)
-    dst = _check_ids(_column_numpy(rb, "dst", path, start), "dst", path, start)
+    if cols.ids == "str":
+        src = _column_numpy(rb, "src", path, start).astype(str)
+        dst = _column_numpy(rb, "dst", path, start).astype(str)
+    else:
+        src = _check_ids(_column_numpy(rb, "src", path, start), "src", path, start)
+        dst = _check_ids(_column_numpy(rb, "dst", path, start), "dst", path, start)
     op = weight = time = batch = None
     if cols.op:
         o = _column_numpy(rb, "op", path, start)

@@ -29,6 +29,15 @@ Semantics:
   either refreshes it.
 * The graph's id space covers every id seen so far (self-loop ids included).
 * Weighted streams: an edge's ``weight`` is that of its most recent insert event.
+* ``map_ids=True`` (``hornet replay --map-ids``): the stream's ids are taken as users have
+  them (64-bit integers, strings) and a :class:`hornet.VertexMap` gives them dense ids in
+  order of first appearance, event by event (``src`` before ``dst``); the analytics run on
+  the dense ids and the report names vertices (the BFS source) by their original ids. A
+  given ``bfs_source`` is an original id, mapped before the first event (dense id 0).
+* Snapshots: ``from_snapshot`` starts from a graph saved by :meth:`hornet.Graph.save` (or by
+  a replay) instead of an empty one; ``snapshot`` writes one after every ``snapshot_every``
+  batches and at the end (written to a temporary name, then renamed). A snapshot of a
+  replay with mapped ids holds the map, and replaying from it maps ids again.
 
 Analytics, after every batch (one report column each): triangles, k_max, bfs_reached and
 spmv_sum, as :mod:`streams.analytics` defines them.
@@ -63,7 +72,7 @@ import numpy as np
 import pyarrow as pa
 
 from hornet import algos
-from hornet.batch.validate import MAX_VERTEX_ID
+from hornet.batch.validate import MAX_VERTEX_ID, BatchError
 from hornet.testing.reference import ReferenceGraph
 
 from .analytics import (ANALYTIC_COLUMNS, ANALYTICS, AnalyticSpec, AnalyticUnavailable,
@@ -71,7 +80,7 @@ from .analytics import (ANALYTIC_COLUMNS, ANALYTICS, AnalyticSpec, AnalyticUnava
                         StaticAnalytic, available_analytics, make_analytic, parse_algos,
                         spmv_vector, to_host)
 from .batching import batching_mode, iter_batches
-from .format import EventBlock
+from .format import EventBlock, StreamFormatError
 from .reader import open_stream
 from .window import EventWindow
 
@@ -113,6 +122,14 @@ class _ReferenceReplay:
         if window:
             props["last_seen"] = np.int64
         self.model = ReferenceGraph(directed, props)
+
+    def seed(self, g) -> None:
+        """Start from the edges (and the properties the model tracks) of graph ``g``."""
+        names = list(self.model.edge_properties)
+        src, dst, props = g.edges(properties=True, dense=True)
+        values = {k: to_host(props[k]).tolist() for k in names}
+        self.model.insert(to_host(src).tolist(), to_host(dst).tolist(), values)
+        self.model.num_vertices = max(self.model.num_vertices, int(g.num_vertices))
 
     def apply(self, ev: EventBlock) -> None:
         """Apply the events of one batch in file order."""
@@ -324,6 +341,10 @@ class ReplayResult:
                      f"dropped: {s['self_loops']:,}")
         dels = f", deleted {s['deleted']:,}" + (f" (expired {s['expired']:,})"
                                                 if s["window"] is not None else "")
+        if s.get("vertex_map"):
+            lines.append(f"  ids         mapped: {s['vertex_map']['ids']:,} original "
+                         f"{'string' if s['vertex_map']['kind'] == 'str' else 'integer'} ids "
+                         "-> dense ids")
         lines.append(f"  edges       {s['edges']:,} at end on {s['vertices']:,} vertex ids "
                      f"(inserted {s['inserted']:,}{dels})")
         if s["analytics"]:
@@ -395,8 +416,8 @@ def require_matplotlib():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ReplayError("plotting needs matplotlib, which is not installed "
-                          "(pip install matplotlib)") from None
+        raise ReplayError("plotting needs matplotlib, which is not installed: "
+                          "pip install hornet-py[plot]") from None
     return plt
 
 
@@ -404,7 +425,8 @@ def require_matplotlib():
 # the engine
 
 
-def _check_params(batch_size, window, batch_time, device, bfs_source, max_events):
+def _check_params(batch_size, window, batch_time, device, bfs_source, max_events,
+                  map_ids=False):
     if batch_size is not None:
         if isinstance(batch_size, bool) or int(batch_size) != batch_size or batch_size < 1:
             raise ReplayError(f"batch size must be a positive integer, got {batch_size!r}")
@@ -415,10 +437,31 @@ def _check_params(batch_size, window, batch_time, device, bfs_source, max_events
         raise ReplayError(f"batch time must be a positive number, got {batch_time!r}")
     if device not in ("cpu", "gpu", "auto"):
         raise ReplayError(f"device must be 'cpu', 'gpu' or 'auto', got {device!r}")
-    if bfs_source is not None and (int(bfs_source) != bfs_source or bfs_source < 0):
-        raise ReplayError(f"bfs source must be a vertex id >= 0, got {bfs_source!r}")
+    if bfs_source is not None and not map_ids and (
+            not isinstance(bfs_source, (int, np.integer)) or bfs_source < 0):
+        raise ReplayError(f"bfs source must be a vertex id >= 0, got {bfs_source!r} (ids "
+                          "as users have them need map_ids / --map-ids)")
     if max_events is not None and (int(max_events) != max_events or max_events < 0):
         raise ReplayError(f"max_events must be >= 0, got {max_events!r}")
+
+
+def _in_file(path: str, e: Exception) -> str:
+    """``e``'s message, starting with the input file's name."""
+    msg = str(e)
+    return msg if msg.startswith(f"{path}:") else f"{path}: {msg}"
+
+
+def _named_errors(batches, path: str):
+    """``batches``, with a StreamFormatError raised while reading them naming ``path``."""
+    it = iter(batches)
+    while True:
+        try:
+            b = next(it)
+        except StopIteration:
+            return
+        except StreamFormatError as e:
+            raise StreamFormatError(_in_file(path, e)) from None
+        yield b
 
 
 def _limited(blocks: Iterable[EventBlock], max_events: int | None):
@@ -441,7 +484,10 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
            bfs_source: int | None = None, dynamic: bool = True,
            text_format: str | None = None, max_events: int | None = None,
            strict_algos: bool | None = None, warmup: bool = True,
-           on_batch: Callable[[dict], None] | None = None) -> ReplayResult:
+           on_batch: Callable[[dict], None] | None = None, map_ids: bool = False,
+           from_snapshot: str | os.PathLike | None = None,
+           snapshot: str | os.PathLike | None = None,
+           snapshot_every: int | None = None) -> ReplayResult:
     """Replay an edge stream into a hornet graph; see the module docstring for the semantics.
 
     Args:
@@ -471,6 +517,12 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
             compiling the kernels (Numba, CUDA) is not counted as update or analytics time
             (it is still in ``total_seconds``, and reported as ``warmup_seconds``).
         on_batch: called with each report row (a dict) as it is produced.
+        map_ids: map the stream's ids (64-bit integers, strings) to dense ids with a
+            :class:`hornet.VertexMap`; the report names vertices by their original ids.
+        from_snapshot: start from the graph in this snapshot file (``.arrow``/``.parquet``)
+            instead of an empty graph; its directedness must match ``directed``.
+        snapshot: write the graph (and its vertex map) to this ``.arrow``/``.parquet`` file at
+            the end, and after every ``snapshot_every`` batches when that is given.
 
     Raises:
         FileNotFoundError, StreamFormatError, hornet.io.EdgeFileError: unreadable stream.
@@ -478,7 +530,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         VerificationError: ``verify=True`` found a mismatch.
     """
     t_wall = _time.perf_counter()
-    _check_params(batch_size, window, batch_time, device, bfs_source, max_events)
+    _check_params(batch_size, window, batch_time, device, bfs_source, max_events, map_ids)
+    _check_snapshot_params(from_snapshot, snapshot, snapshot_every, window)
     names = parse_algos(algos)
     strict = (algos is not None) if strict_algos is None else strict_algos
     analytics, unavailable = [], {}
@@ -501,8 +554,11 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
     reader = open_stream(stream, text_format=text_format)
     with reader:
         cols = reader.columns
-        mode = batching_mode(cols, batch_size=batch_size, batch_time=batch_time,
-                             use_batch_column=use_batch_column)
+        try:
+            mode = batching_mode(cols, batch_size=batch_size, batch_time=batch_time,
+                                 use_batch_column=use_batch_column)
+        except StreamFormatError as e:
+            raise StreamFormatError(_in_file(reader.path, e)) from None
         if mode == "count" and batch_size is None:
             raise ReplayError("give a batch size (the stream has no batch column)")
         weighted = cols.weight
@@ -513,9 +569,20 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         if window is not None:
             eprops["last_seen"] = np.int64
         try:
-            g = hornet.Graph(directed=directed, device=device, edge_properties=eprops)
+            if from_snapshot is None:
+                g, vmap = hornet.Graph(directed=directed, device=device,
+                                       edge_properties=eprops), None
+            else:
+                g, vmap = _start_from_snapshot(hornet, from_snapshot, directed, device, eprops)
         except (RuntimeError, NotImplementedError) as e:
             raise ReplayError(f"device {device!r}: {e}") from None
+        if cols.ids == "str" and not map_ids and vmap is None:
+            raise ReplayError(f"{reader.path}: the stream's vertex ids are strings; replay "
+                              "it with --map-ids (map_ids=True)")
+        if vmap is None and map_ids:
+            vmap = hornet.VertexMap()
+        if vmap is not None and bfs_source is not None:
+            bfs_source = int(vmap.to_dense([bfs_source])[0])
         ctx = ReplayContext(directed=bool(directed),
                             bfs_source=None if bfs_source is None else int(bfs_source),
                             weight="weight" if weighted else None)
@@ -527,6 +594,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
             an.start(g, ctx)
         expiry = EventWindow(window) if window is not None else None
         ref = _ReferenceReplay(bool(directed), weighted, window is not None) if verify else None
+        if ref is not None and from_snapshot is not None:
+            ref.seed(g)
 
         out: dict[str, list] = {k: [] for k in
                                 ("batch", "first_event", "events", "self_loops", "inserted",
@@ -553,14 +622,20 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
             batches = iter_batches(_limited(reader.blocks(), max_events), batch_size=batch_size,
                                    batch_time=batch_time, use_batch_column=use_batch_column,
                                    columns=cols)
-            for b in batches:
+            for b in _named_errors(batches, reader.path):
                 ev = b.events
+                if vmap is not None:
+                    ev = _dense_events(ev, vmap, reader.path)
                 if ctx.bfs_source is None:
                     ctx.bfs_source = int(ev.src[0])
                 seconds = {an.column + "_seconds": 0.0 for an in analytics}
                 t0 = _time.perf_counter()
-                changes, loops = _apply_batch(g, ev, directed, expiry, weighted, reader.path,
-                                              _feeder(analytics, seconds))
+                try:
+                    changes, loops = _apply_batch(g, ev, directed, expiry, weighted,
+                                                  reader.path, _feeder(analytics, seconds))
+                except BatchError as e:     # what the stream checks did not catch
+                    raise ReplayError(f"{reader.path}: batch {b.index} (events {ev.start} to "
+                                      f"{ev.stop - 1}): {e}") from None
                 t1 = _time.perf_counter()
                 fed = sum(seconds.values())
                 values = {}
@@ -603,6 +678,12 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                     bar.update(len(ev))
                 if on_batch is not None:
                     on_batch(row)
+                if snapshot is not None and snapshot_every and \
+                        len(out["batch"]) % snapshot_every == 0:
+                    _write_snapshot(g, snapshot, vmap)
+            if snapshot is not None and not (snapshot_every and out["batch"] and
+                                             len(out["batch"]) % snapshot_every == 0):
+                _write_snapshot(g, snapshot, vmap)
         finally:
             if bar is not None:
                 bar.close()
@@ -623,7 +704,11 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         "algos": [an.name for an in analytics],
         "analytics_kind": {an.name: an.kind for an in analytics},
         "unavailable": unavailable,
-        "bfs_source": ctx.bfs_source if any(an.name == "bfs" for an in analytics) else None,
+        "bfs_source": _original(vmap, ctx.bfs_source)
+        if any(an.name == "bfs" for an in analytics) else None,
+        "vertex_map": None if vmap is None else {"kind": vmap.kind, "ids": len(vmap)},
+        "from_snapshot": None if from_snapshot is None else os.fspath(from_snapshot),
+        "snapshot": None if snapshot is None else os.fspath(snapshot),
         "batches": len(out["batch"]),
         **totals,
         "edges": int(g.num_edges),
@@ -639,6 +724,78 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         "verified": bool(verify),
     }
     return ReplayResult(out, summary)
+
+
+def _check_snapshot_params(from_snapshot, snapshot, snapshot_every, window) -> None:
+    if snapshot_every is not None:
+        if isinstance(snapshot_every, bool) or int(snapshot_every) != snapshot_every or \
+                snapshot_every < 1:
+            raise ReplayError(f"snapshot_every must be a positive integer (batches), got "
+                              f"{snapshot_every!r}")
+        if snapshot is None:
+            raise ReplayError("snapshot_every needs a snapshot file (--snapshot PATH)")
+    for what, path in (("from_snapshot", from_snapshot), ("snapshot", snapshot)):
+        if path is not None and os.path.splitext(os.fspath(path))[1].lower() not in \
+                (".arrow", ".parquet"):
+            raise ReplayError(f"{what} {os.fspath(path)!r}: a snapshot file ends in .arrow "
+                              "or .parquet")
+    if from_snapshot is not None and window is not None:
+        raise ReplayError("a sliding window cannot start from a snapshot (the snapshot's edges "
+                          "carry no event index of this stream)")
+
+
+def _start_from_snapshot(hornet, path, directed: bool, device: str, eprops: dict):
+    """(graph, its vertex map or None) from a snapshot, with the edge properties the replay
+    needs (missing ones are added, 0)."""
+    g = hornet.Graph.load(path, device=device)
+    p = os.fspath(path)
+    if g.directed != bool(directed):
+        kind = "directed" if g.directed else "undirected"
+        raise ReplayError(f"{p}: the snapshot holds a {kind} graph; replay "
+                          + ("without --undirected" if g.directed else "with --undirected"))
+    for name, dt in eprops.items():
+        have = g.edge_properties.get(name)
+        if have is None:
+            g.add_edge_property(name, dt)
+        elif np.dtype(have) != np.dtype(dt):
+            raise ReplayError(f"{p}: edge property {name!r} is {np.dtype(have)}, the replay "
+                              f"needs {np.dtype(dt)}")
+    vmap, g.vertex_map = g.vertex_map, None     # the replay feeds the graph dense ids
+    return g, vmap
+
+
+def _write_snapshot(g, path, vmap) -> None:
+    """Save ``g`` with ``vmap`` to ``path`` through a temporary file (no partial snapshot)."""
+    from hornet import snapshot
+    p = os.fspath(path)
+    root, ext = os.path.splitext(p)
+    tmp = f"{root}.partial{ext}"
+    try:
+        snapshot.save(g, tmp, vertex_map=vmap)
+        os.replace(tmp, p)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _dense_events(ev: EventBlock, vmap, path: str) -> EventBlock:
+    """``ev`` with its ids replaced by dense ids (new ids numbered in event order, src before
+    dst)."""
+    import dataclasses
+    pairs = np.empty(2 * len(ev), dtype=ev.src.dtype)
+    pairs[0::2], pairs[1::2] = ev.src, ev.dst
+    try:
+        dense = vmap.to_dense(pairs)
+    except (TypeError, ValueError) as e:
+        raise ReplayError(f"{path}: events {ev.start} to {ev.stop - 1}: {e}") from None
+    return dataclasses.replace(ev, src=dense[0::2], dst=dense[1::2])
+
+
+def _original(vmap, v):
+    """The original id of dense id ``v`` (``v`` itself without a map)."""
+    if vmap is None or v is None or v >= len(vmap):
+        return v
+    return vmap.to_original(np.array([v])).tolist()[0]
 
 
 def _warm_up(hornet, directed, device, eprops, window, analytics, ctx) -> None:
@@ -696,10 +853,17 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
     if hi > MAX_VERTEX_ID:
         i = int(np.argmax((s > MAX_VERTEX_ID) | (d > MAX_VERTEX_ID)))
         raise ReplayError(f"{path}: event {ev.start + i}: vertex id {hi} is beyond hornet's "
-                          f"int32 id space (max {MAX_VERTEX_ID})")
+                          f"int32 id space (max {MAX_VERTEX_ID}); replay with --map-ids "
+                          "(map_ids=True) to map such ids to dense ones")
+    loop = s == d
+    if weighted:
+        used = ~loop if ev.op is None else ~loop & (ev.op > 0)     # weights that get stored
+        bad = np.isnan(ev.weight) & used
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ReplayError(f"{path}: event {ev.start + i}: weight is NaN or missing")
     if hi >= g.num_vertices:
         g.insert_vertices(np.array([hi], dtype=np.int64))
-    loop = s == d
     loops = int(np.count_nonzero(loop))
     idx = None
     op, w = ev.op, ev.weight

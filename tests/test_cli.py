@@ -147,18 +147,37 @@ def error_cases(tmp: Path, good: Path):
     _write(tmp / "bigid.arrow", pa.table({"src": [1, 2**40], "dst": [2, 3]}))
     _write(tmp / "badop.arrow", pa.table({"src": [1, 2], "dst": [2, 3],
                                           "op": pa.array([1, 0], pa.int8())}))
+    _write(tmp / "nanw.arrow", pa.table({"src": [1, 2, 3], "dst": [2, 3, 4],
+                                         "weight": [1.0, 2.0, float("nan")]}))
+    _write(tmp / "nullw.arrow", pa.table({"src": [1, 2, 3], "dst": [2, 3, 4],
+                                          "weight": pa.array([1.0, None, 2.0])}))
+    _write(tmp / "nant.arrow", pa.table({"src": [1, 2, 3], "dst": [2, 3, 4],
+                                         "time": [1.0, float("nan"), 2.0]}))
+    _write(tmp / "nullsrc.arrow", pa.table({"src": pa.array([1, None, 3], pa.int64()),
+                                            "dst": [2, 3, 4]}))
+    # an input error names the input file and the row (event) or line; every needle must appear
     return {
-        "missing file": (["replay", tmp / "nope.arrow"], "no such file"),
-        "corrupt file": (["replay", tmp / "trunc.arrow"], "corrupt"),
-        "not arrow": (["replay", tmp / "junk.arrow"], "not an Arrow IPC file"),
-        "empty file": (["replay", tmp / "empty.arrow"], "empty"),
-        "malformed text": (["replay", tmp / "bad.txt"], "line 2"),
-        "negative id in text": (["replay", tmp / "neg.txt"], "negative"),
-        "missing column": (["replay", tmp / "nodst.arrow"], "'dst'"),
-        "bad column type": (["replay", tmp / "strsrc.arrow"], "'src' has type string"),
-        "negative id": (["replay", tmp / "negid.arrow"], "negative vertex id"),
-        "id too large": (["replay", tmp / "bigid.arrow", "--algos", "none"], "id space"),
-        "bad op": (["replay", tmp / "badop.arrow"], "'op'"),
+        "missing file": (["replay", tmp / "nope.arrow"], ("nope.arrow", "no such file")),
+        "corrupt file": (["replay", tmp / "trunc.arrow"], ("trunc.arrow", "corrupt")),
+        "not arrow": (["replay", tmp / "junk.arrow"], ("junk.arrow", "not an Arrow IPC file")),
+        "empty file": (["replay", tmp / "empty.arrow"], ("empty.arrow", "empty")),
+        "malformed text": (["replay", tmp / "bad.txt"], ("bad.txt", "line 2")),
+        "negative id in text": (["replay", tmp / "neg.txt"], ("neg.txt", "line 2", "negative")),
+        "missing column": (["replay", tmp / "nodst.arrow"], ("nodst.arrow", "'dst'")),
+        "bad column type": (["replay", tmp / "strsrc.arrow"], ("strsrc.arrow",
+                                                               "'src' has type string")),
+        "negative id": (["replay", tmp / "negid.arrow"], ("negid.arrow", "negative vertex id",
+                                                          "event 1")),
+        "id too large": (["replay", tmp / "bigid.arrow", "--algos", "none"],
+                         ("bigid.arrow", "id space", "event 1")),
+        "bad op": (["replay", tmp / "badop.arrow"], ("badop.arrow", "'op'", "event 1")),
+        "NaN weight": (["replay", tmp / "nanw.arrow", "--algos", "none"],
+                       ("nanw.arrow", "event 2", "NaN")),
+        "null weight": (["replay", tmp / "nullw.arrow", "--algos", "none"],
+                        ("nullw.arrow", "event 1")),
+        "NaN time": (["replay", tmp / "nant.arrow", "--algos", "none", "--batch-time", "1"],
+                     ("nant.arrow", "event 1")),
+        "null id": (["replay", tmp / "nullsrc.arrow"], ("nullsrc.arrow", "event 1")),
         "batch size 0": (["replay", good, "--batch-size", "0"], "--batch-size"),
         "batch size text": (["replay", good, "--batch-size", "ten"], "--batch-size"),
         "negative window": (["replay", good, "--window", "-5"], "--window"),
@@ -168,15 +187,29 @@ def error_cases(tmp: Path, good: Path):
         "report directory": (["replay", good, "--report", tmp / "no" / "r.csv"], "directory"),
         "plot extension": (["replay", good, "--plot", tmp / "p.jpg"], ".png"),
         "batch time without time": (["replay", tmp / "negid.arrow", "--batch-time", "5"],
-                                    None),
+                                    ("negid.arrow", "'time'")),
         "both batchings": (["replay", good, "--batch-size", "5", "--batch-time", "5"], "not both"),
         "no command": ([], "command"),
         "unknown command": (["dance"], "dance"),
         "unknown option": (["replay", "--frobnicate"], "frobnicate"),
-        "convert missing input": (["convert", tmp / "nope.txt", tmp / "o.arrow"], "no such file"),
+        "convert missing input": (["convert", tmp / "nope.txt", tmp / "o.arrow"],
+                                  ("nope.txt", "no such file")),
         "convert bad output ext": (["convert", good, tmp / "o.csv"], ".arrow"),
-        "convert id too large": (["convert", tmp / "bigid.arrow", tmp / "o2.arrow"], "int64"),
-        "info corrupt": (["info", tmp / "junk.arrow"], "not an Arrow"),
+        "convert id too large": (["convert", tmp / "bigid.arrow", tmp / "o2.arrow"],
+                                 ("bigid.arrow", "event 1", "int64")),
+        "convert negative id": (["convert", tmp / "negid.arrow", tmp / "o3.arrow"],
+                                ("negid.arrow", "event 1")),
+        "convert bad op": (["convert", tmp / "badop.arrow", tmp / "o4.arrow"],
+                           ("badop.arrow", "event 1")),
+        "convert null id": (["convert", tmp / "nullsrc.arrow", tmp / "o5.arrow"],
+                            ("nullsrc.arrow", "event 1")),
+        "convert malformed text": (["convert", tmp / "bad.txt", tmp / "o6.arrow"],
+                                   ("bad.txt", "line 2")),
+        "convert corrupt": (["convert", tmp / "trunc.arrow", tmp / "o7.arrow"],
+                            ("trunc.arrow", "corrupt")),
+        "convert missing column": (["convert", tmp / "nodst.arrow", tmp / "o8.arrow"],
+                                   ("nodst.arrow", "'dst'")),
+        "info corrupt": (["info", tmp / "junk.arrow"], ("junk.arrow", "not an Arrow")),
     }
 
 
@@ -185,9 +218,9 @@ def test_every_error_is_one_line_and_nonzero(capsys, tmp_path, small_stream):
         code, out, err = run(capsys, *argv)
         assert code != 0, name
         line = one_line_error(err)
-        if needle:
-            assert needle in line, (name, line)
-    assert not (tmp_path / "o.arrow").exists() and not (tmp_path / "o2.arrow").exists()
+        for part in (needle,) if isinstance(needle, str) else needle:
+            assert part in line, (name, line)
+    assert not list(tmp_path.glob("o*.arrow")), "a failed convert left an output behind"
 
 
 def test_error_subprocess_has_no_traceback(tmp_path):

@@ -533,3 +533,62 @@ def test_error_line_numbers_in_later_blocks(tmp_path):
 def test_missing_file():
     with pytest.raises(FileNotFoundError):
         read_edges("/nonexistent/dir/graph.txt.gz")
+
+
+# --------------------------------------------------------------------------------------------
+# stream files (.arrow, .arrows, .parquet) through read_edges
+
+
+@needs_data
+@pytest.mark.parametrize("ext", [".arrow", ".arrows", ".parquet"])
+def test_read_edges_reads_stream_files_as_converted(tmp_path, ext):
+    from streams.convert import convert
+    text = DATA_DIR / "soc-sign-bitcoinalpha.csv.gz"
+    src, dst, extra = read_edges(text)
+    out = tmp_path / f"stream{ext}"
+    convert(text, out, chunk_rows=5000)                 # several record batches / row groups
+    s, d, ex = read_edges(out)
+    assert s.dtype == np.int64 and d.dtype == np.int64
+    np.testing.assert_array_equal(s, src)
+    np.testing.assert_array_equal(d, dst)
+    np.testing.assert_array_equal(ex["weight"], extra["rating"].astype(np.float64))
+    np.testing.assert_array_equal(ex["time"], extra["time"])
+
+
+def test_read_edges_stream_keeps_op_and_64_bit_ids(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    src = np.array([2**40, 5, 2**40], dtype=np.int64)
+    dst = np.array([7, 2**33, 5], dtype=np.int64)
+    op = np.array([1, 1, -1], dtype=np.int8)
+    pq.write_table(pa.table({"src": src, "dst": dst, "op": op}), tmp_path / "s.parquet")
+    s, d, ex = read_edges(tmp_path / "s.parquet")
+    np.testing.assert_array_equal(s, src)
+    np.testing.assert_array_equal(d, dst)
+    np.testing.assert_array_equal(ex["op"], op)
+
+
+def test_read_edges_stream_errors_name_the_file_and_row(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    p = tmp_path / "neg.parquet"
+    pq.write_table(pa.table({"src": [0, 1, -4], "dst": [1, 2, 3]}), p)
+    with pytest.raises(EdgeFileError, match=r"neg\.parquet.*negative vertex id -4 at row 2"):
+        read_edges(p)
+    p = tmp_path / "null.parquet"
+    pq.write_table(pa.table({"src": pa.array([0, None], pa.int64()), "dst": [1, 2]}), p)
+    with pytest.raises(EdgeFileError, match=r"null\.parquet.*'src'.*row 1"):
+        read_edges(p)
+    p = tmp_path / "nodst.parquet"
+    pq.write_table(pa.table({"src": [0], "to": [1]}), p)
+    with pytest.raises(EdgeFileError, match=r"nodst\.parquet.*no 'dst' column"):
+        read_edges(p)
+    p = tmp_path / "cut.arrow"
+    schema = pa.schema([("src", pa.int64()), ("dst", pa.int64())])
+    with pa.OSFile(str(p), "wb") as sink, pa.ipc.new_file(sink, schema) as w:
+        w.write_table(pa.table({"src": [0, 1], "dst": [1, 2]}))
+    p.write_bytes(p.read_bytes()[:-20])
+    with pytest.raises(EdgeFileError, match=r"cut\.arrow.*corrupt or unreadable Arrow IPC file"):
+        read_edges(p)
+    with pytest.raises(EdgeFileError, match="text format was given"):
+        read_edges(tmp_path / "neg.parquet", format="snap")

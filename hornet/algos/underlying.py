@@ -11,7 +11,7 @@ __all__ = ["undirected_copy", "undirected_change"]
 
 def undirected_copy(g):
     """U of ``g``: an undirected graph of ``type(g)`` on ``g``'s device and id space."""
-    s, d = g.edges()
+    s, d = g.edges(dense=True)
     u = type(g)(directed=False, device=g.device, num_vertices=g.num_vertices)
     u.insert_edges(s, d)
     return u
@@ -27,6 +27,6 @@ def undirected_change(g, und, kind: str, src, dst):
     if kind == "insert":
         ch = und.insert_edges(src, dst)
     else:
-        back = g.has_edges(dst, src)
+        back = g.has_edges(dst, src, dense=True)
         ch = und.delete_edges(src[~back], dst[~back])
     return ch.src, ch.dst

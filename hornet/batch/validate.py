@@ -53,6 +53,8 @@ def _id_values(x, name: str, xp):
         a = a.reshape(1)
     if a.ndim != 1:
         raise BatchError(f"{name} must be one-dimensional, got shape {tuple(a.shape)}")
+    if a.size == 0:                     # an empty list arrives as float64: no ids to check
+        return xp.empty(0, dtype=xp.int64)
     if a.dtype.kind not in "iu":
         raise TypeError(f"{name} must hold integer vertex ids, got dtype {a.dtype}")
     return a.astype(xp.int64, copy=False)
@@ -147,6 +149,9 @@ def property_values(props: dict, schema: dict, n: int, xp=np, *, what: str = "ed
         if v.ndim != 1 or v.shape[0] != n:
             raise BatchError(f"{what} property {name!r} has shape {tuple(v.shape)}, expected "
                              f"({n},)")
+        if v.size == 0:                 # an empty list has no dtype of its own
+            out[name] = xp.empty(0, dtype=dtype)
+            continue
         if v.dtype.kind not in "biuf":
             raise TypeError(f"{what} property {name!r} must be numeric, got dtype {v.dtype}")
         if not np.can_cast(v.dtype, dtype, casting="same_kind"):

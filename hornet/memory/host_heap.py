@@ -8,9 +8,10 @@ third of its time. Raising the mmap and trim thresholds keeps these buffers in t
 the next batch reuses them. The price is resident memory: up to ``TRIM_BYTES`` of free heap is
 kept instead of being returned.
 
-Applied once, when the CPU batch kernels are imported, and only with glibc. It is skipped when
-the process set its own thresholds (``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_``)
-or when ``HORNET_KEEP_HEAP=0``.
+This is a setting of the whole process, so hornet never applies it by itself: only
+:func:`hornet.tune_process` calls :func:`keep_freed_buffers`. It acts only with glibc, and is
+skipped when the process set its own thresholds (``MALLOC_MMAP_THRESHOLD_`` /
+``MALLOC_TRIM_THRESHOLD_``).
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def keep_freed_buffers() -> bool:
     if _applied is not None:
         return _applied
     _applied = False
-    if not sys.platform.startswith("linux") or os.environ.get("HORNET_KEEP_HEAP", "1") == "0":
+    if not sys.platform.startswith("linux"):
         return False
     if "MALLOC_MMAP_THRESHOLD_" in os.environ or "MALLOC_TRIM_THRESHOLD_" in os.environ:
         return False

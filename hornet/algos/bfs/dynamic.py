@@ -435,7 +435,7 @@ class DynamicBFS:
         n = g.num_vertices
         self._reverse = None
         if self.directed:
-            s, d = g.edges()
+            s, d = g.edges(dense=True)
             # the graph's own class (algorithms do not import the graph module)
             self._reverse = type(g).from_edges(d, s, num_vertices=n, directed=True,
                                                device=g.device)

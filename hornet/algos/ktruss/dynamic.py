@@ -120,7 +120,7 @@ class DynamicTruss:
         """Static decomposition and supports of the whole graph (construction, large
         batches)."""
         und = self._und
-        src, dst = und.edges()
+        src, dst = und.edges(dense=True)
         t = self._static_truss(und)
         s = np.asarray(edge_support(und), np.int32)
         self._table = EdgeTable("cpu", {"truss": np.int32, "support": np.int32},
@@ -151,7 +151,7 @@ class DynamicTruss:
     def _redecompose(self) -> None:
         """Static decomposition of the whole graph into the table (supports are current)."""
         und = self._und
-        src, dst = und.edges()
+        src, dst = und.edges(dense=True)
         t = self._static_truss(und)
         self._table.columns["truss"][self._table.lookup(src, dst)] = t
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
@@ -217,14 +217,14 @@ class DynamicTruss:
     def truss_numbers(self) -> np.ndarray:
         """int32 (E,): the truss number of every edge, aligned with ``g.edges()``."""
         if self._cache is None:
-            src, dst = self.graph.edges()
+            src, dst = self.graph.edges(dense=True)
             self._cache = (src, dst, self._table.get("truss", src, dst).astype(np.int32))
         return self._cache[2]
 
     @property
     def support(self) -> np.ndarray:
         """int32 (E,): triangles through every edge, aligned with ``g.edges()``."""
-        src, dst = self.graph.edges()
+        src, dst = self.graph.edges(dense=True)
         return self._table.get("support", src, dst).astype(np.int32)
 
     @property

@@ -46,7 +46,7 @@ class GpuDynamicTruss:
     def _recompute(self) -> None:
         """Static GPU decomposition of the whole graph, scattered into the table."""
         cp = self._cp
-        src, dst = self._und.edges()
+        src, dst = self._und.edges(dense=True)
         t = cp.asarray(truss_numbers(self._und)).astype(cp.int32)
         if self._table is None:
             self._table = EdgeTable("gpu", {"truss": np.int32},
@@ -62,7 +62,7 @@ class GpuDynamicTruss:
     def truss_numbers(self):
         """int32 CuPy array (E,): truss numbers aligned with ``g.edges()``."""
         if self._cache is None:
-            src, dst = self.graph.edges()
+            src, dst = self.graph.edges(dense=True)
             self._cache = (src, dst, self._table.get("truss", src, dst).astype(self._cp.int32))
         return self._cache[2]
 

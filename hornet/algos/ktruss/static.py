@@ -181,6 +181,8 @@ class _GraphWork:
     def __init__(self, g, index: EdgeIndex):
         self.index = index
         self.g = g.copy()
+        if getattr(self.g, "vertex_map", None) is not None:
+            self.g.vertex_map = None             # the work copy speaks dense ids
         self.src, self.dst = index.edges()
         self.has_eid = False
         if hasattr(self.g, "add_edge_property") and hasattr(self.g, "update_edges"):

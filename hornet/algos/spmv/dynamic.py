@@ -254,7 +254,7 @@ class DynamicSpMV:
     def _make_reverse(self) -> None:
         g = self.graph
         props = {self.weight: self._wdt} if self.weight else {}
-        src, dst, cols = g.edges(properties=True)
+        src, dst, cols = g.edges(properties=True, dense=True)
         rev = type(g)(directed=True, device=g.device, num_vertices=g.num_vertices,
                       edge_properties=props)
         rev.insert_edges(dst, src, **({self.weight: cols[self.weight]} if self.weight else {}))

@@ -203,7 +203,7 @@ class DynamicTriangleCount:
             self._count6 = xp.full(1, 6 * total, dtype=xp.int64)
         self.table = None
         if self.track_edges:
-            s, d = und.edges()
+            s, d = und.edges(dense=True)
             sup = xp.asarray(edge_support(und)).astype(xp.int64)
             self.table = EdgeTable(self.device, {"support6": np.int64},
                                    capacity=int(2 * s.shape[0]) + 16)
@@ -226,7 +226,7 @@ class DynamicTriangleCount:
         each stored edge gets its undirected edge's support (0 for a self-loop)."""
         if self.table is None:
             raise RuntimeError("built with track_edges=False: no per-edge support")
-        s, d = self.graph.edges()
+        s, d = self.graph.edges(dense=True)
         return (self.table.get("support6", s, d) // 6).astype(self._xp.int32)
 
     def support_of(self, u, v):

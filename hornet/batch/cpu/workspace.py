@@ -14,10 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...memory.host_heap import keep_freed_buffers
-
-keep_freed_buffers()     # batches reuse the heap instead of faulting fresh pages in
-
 GROWTH = 1.25   # a buffer that is too small is replaced by one this much larger than asked
 
 
