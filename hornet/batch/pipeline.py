@@ -112,6 +112,12 @@ def _moved_field_columns(g, columns, moved, new_ptrs):
 
 
 def compact_memory(g) -> None:
+    """After a batch: lists back into fitting blocks once they hold too many slots
+    (:class:`hornet.memory.list_fit.ListFit`, a constant-time check), then the classes that
+    gave blocks back compacted, the vertices of moved blocks re-pointed."""
+    fit = g._mm.list_fit
+    if fit.loose(g._mm, g._entries):
+        fit.refit(g._mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries)
     old, new = g._mm.compact_touched()
     if old.size == 0:
         return
