@@ -19,8 +19,8 @@ A ring's target is bytes-bounded (``budget_bytes`` of blocks per class, at most
 blocks are taken and given back batch by batch, as without a cache. A refill also sizes a
 ring by the traffic that emptied it: ``demand_batches`` times the blocks the class lost per
 batch, net of what the batches gave back, since its previous refill (within the bytes budget
-and half the ring). Either goal is at most a sixteenth of the blocks holding lists in the
-class (but ``MIN_BLOCKS`` at least): the reserve is memory the graph holds for nothing, and a
+and half the ring). Either goal is at most a sixty-fourth of the blocks holding lists in the
+class (but ``MIN_BLOCKS`` at least, fewer of large blocks): the reserve is memory the graph holds for nothing, and a
 small graph under churn would otherwise keep a reserve the size of its lists; it refills from
 free room in its arrays instead. A class that serves hundreds of blocks a batch more than it gets back
 (first edges of new vertices in a growing graph, say) then refills once in several batches,
@@ -50,7 +50,10 @@ RING_SLOTS = 8192          # a power of two, at least twice the most blocks one 
 BUDGET_BYTES = 1 << 18     # per class: the bytes of blocks a ring aims to hold
 MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
 MIN_BLOCKS = 4             # per class: what a ring may hold whatever its class's lists
-LIST_SHARE_SHIFT = 4       # beyond that, a goal is at most 1/16 of the blocks holding lists
+LIST_SHARE_SHIFT = 6       # beyond that, a goal is at most 1/64 of the blocks holding lists
+FLOOR_SLOTS = 64           # ... and MIN_BLOCKS only while that many blocks hold at most
+                           # FLOOR_SLOTS slots (one block at least): a small graph's reserve
+                           # of large blocks would outweigh its lists
 DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
@@ -168,8 +171,9 @@ class BlockCache:
 
     def goal(self, size_class: int) -> int:
         """Blocks ring ``size_class`` aims to hold now: its target, or more where the traffic
-        of recent refills asked for more (see :meth:`reserve`), but at most a sixteenth of
-        the class's blocks holding lists (``MIN_BLOCKS`` at least)."""
+        of recent refills asked for more (see :meth:`reserve`), but at most a sixty-fourth of
+        the class's blocks holding lists (``MIN_BLOCKS`` at least, fewer for blocks of more
+        than ``FLOOR_SLOTS / MIN_BLOCKS`` slots, one at least)."""
         return self._goal(size_class, self.boost[size_class])
 
     def goals(self, boost=None) -> np.ndarray:
@@ -181,8 +185,9 @@ class BlockCache:
 
     def _goal(self, size_class: int, boost: int) -> int:
         owned = self.manager.blocks_holding_lists(size_class)
+        floor = max(1, min(MIN_BLOCKS, FLOOR_SLOTS >> size_class))
         return min(max(int(self.target[size_class]), boost),
-                   max(MIN_BLOCKS, owned >> LIST_SHARE_SHIFT))
+                   max(floor, owned >> LIST_SHARE_SHIFT))
 
     def commit(self, need, freed, accepted: int, classes=None) -> int:
         """Advance the host's counters after a batch popped ``need[k]`` blocks and pushed the
