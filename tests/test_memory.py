@@ -299,7 +299,7 @@ def test_block_cache_refuses_pushes_past_twice_its_target_and_large_classes():
     assert cache.accepts(np.zeros(NUM_CLASSES, np.int64), freed) == 0
     freed[2] = 2 * cache.goal(2)
     assert cache.accepts(np.zeros(NUM_CLASSES, np.int64), freed) == 1 << 2
-    ptrs = mm.allocate(2, 6400)                    # lists of class 2: a larger goal (1/64)
+    ptrs = mm.allocate(2, 400)                     # lists of class 2: a larger goal
     assert cache.goal(2) == 100 < cache.target[2]
     need = np.zeros(NUM_CLASSES, np.int64)
     need[2] = freed[2] = 3 * cache.goal(2) + 1    # as many taken as given back: no growth
@@ -317,14 +317,10 @@ def test_block_cache_goals_follow_the_net_drain_of_refills():
     """A refill raises a ring's goal to DEMAND_BATCHES times what its class lost per batch,
     net of blocks given back, since the previous refill (at most half the ring and the bytes
     budget); raises are kept. Balanced traffic raises nothing."""
-    from hornet.memory.block_cache import BlockCache, DEMAND_BATCHES, MIN_BLOCKS, NUM_CLASSES
+    from hornet.memory.block_cache import DEMAND_BATCHES, MIN_BLOCKS, NUM_CLASSES
     assert DEMAND_BATCHES > 1
     mm = _manager(block_array_edges=1 << 16)
-    # static goals of MIN_BLOCKS, and classes 0, 1 and 3 with lists enough that the cap of a
-    # goal (1/64 of the class's lists) leaves room for the raises
-    cache = mm.cache = BlockCache(mm, max_blocks=MIN_BLOCKS)
-    for k, lists in ((0, 64 * 800), (1, 64 * 80), (3, 64 * cache.ceiling[3])):
-        mm.allocate(k, int(lists))
+    cache = mm.block_cache()
     zero = np.zeros(NUM_CLASSES, np.int64)
     need = zero.copy()
     need[0] = 100
@@ -476,25 +472,3 @@ def test_manager_check_catches_a_stale_array_table():
     mm.lookup().arrays.pop()                       # the table loses an array
     with pytest.raises(InvariantError, match="block-array table"):
         mm.check(ptrs, np.full(ptrs.size, 2))
-
-
-def test_block_cache_goals_are_at_most_a_sixty_fourth_of_the_lists():
-    """A reserve is memory held for nothing: a ring's goal, raised by traffic or not, is at
-    most 1/64 of the blocks holding lists in its class (MIN_BLOCKS at least, fewer for large
-    blocks)."""
-    from hornet.memory.block_cache import FLOOR_SLOTS
-    from hornet.memory.block_cache import MIN_BLOCKS, NUM_CLASSES
-    mm = _manager(block_array_edges=1 << 16)
-    cache = mm.block_cache()
-    mm.allocate(0, 1280)
-    assert cache.goal(0) == 20 < cache.target[0]
-    cache.boost[0] = 500
-    assert cache.goal(0) == 20
-    mm.allocate(0, 64 * 500 - 1280)
-    assert cache.goal(0) == 500
-    assert cache.goal(3) == MIN_BLOCKS                 # a class without lists
-    assert cache.goal(12) == max(1, FLOOR_SLOTS >> 12) == 1
-    need = np.zeros(NUM_CLASSES, np.int64)
-    need[3] = 3
-    cache.reserve(need)
-    assert cache.size(3) == 3 + MIN_BLOCKS

@@ -25,7 +25,6 @@ from .array_table import ArrayTable
 from .backend import memory_backend
 from .bit_tree import FOREST_LEVELS, take_forest_rows
 from .block_array import BlockArray
-from .block_cache import MIN_BLOCKS
 from .list_fit import ListFit
 
 __all__ = ["MemoryManager", "DeviceMemoryError", "InvariantError"]
@@ -64,14 +63,14 @@ class _Lookup:
         return [self.table.array_with_base(b) for b in self.bases.tolist()]
 
 
-GROWTH = 1 / 32
+GROWTH = 1 / 16
 """A class that runs out of free blocks gets an array of at least this share of its blocks
 (geometric growth from an exact first array), and an empty array is kept as the class's spare
 only while it is at most this share of the class's live blocks. A class only grows when full,
-so growth and a spare together leave it at least 1 / (1 + 2 * GROWTH) used (0.94): the
+so growth and a spare together leave it at least 1 / (1 + 2 * GROWTH) used (0.89): the
 compaction threshold (``COMPACT_BELOW``) is not met by growth alone."""
 
-COMPACT_BELOW = 0.88
+COMPACT_BELOW = 0.85
 """Default utilization (used / reserved blocks) under which a size class is compacted."""
 
 COMPACT_TO = 1 / (1 + GROWTH)
@@ -352,12 +351,10 @@ class MemoryManager:
             if cached and cached == self._class_used[k]:
                 self.cache.flush([k])              # no list left: a reserve holds memory for
                 continue                           # nothing (its emptied arrays are freed)
-            # a ring's floor of MIN_BLOCKS (twice that after pushes) counts as used: it must
-            # not make a small class look under-used, or batches would compact and refill it
-            # over and over; what it holds beyond (at most 1/32 of the class's lists) is as
-            # free as the holes in the arrays
-            lists = self._class_used[k] - cached
-            if lists + min(cached, 2 * MIN_BLOCKS) >= self.compact_below * self._class_blocks[k]:
+            # otherwise cached blocks count as used: the cache's reserve is bounded (a few MB)
+            # and must not make a small class look under-used, or batches would compact and
+            # refill it over and over
+            if self._class_used[k] >= self.compact_below * self._class_blocks[k]:
                 continue
             if self._cached(k):                    # cached blocks go back to the trees first
                 self.cache.flush([k])
