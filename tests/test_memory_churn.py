@@ -44,8 +44,7 @@ def _fitting_slots(g):
 
 
 @needs_data
-@pytest.mark.parametrize("name,directed", [("delaunay_n12.mtx.gz", False),
-                                           ("soc-sign-bitcoinotc.csv.gz", True)])
+@pytest.mark.parametrize("name,directed", [("email-Enron.txt.gz", False)])
 def test_churn_keeps_reserved_memory_near_a_fresh_build(device, name, directed):
     """Rounds of inserting 10% of the edges as random pairs and deleting what went in: the
     graph equals its CSR after every round, and reserved memory stays at most 1.5x the CSR's
