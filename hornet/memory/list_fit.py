@@ -9,8 +9,8 @@ up and none of them down, and the next rounds bump further lists, so memory cree
 :class:`ListFit` bounds that creep without a per-batch cost. After a batch the graph asks
 :meth:`ListFit.loose` (constant time: the manager's per-class counts of used blocks and the
 graph's entry count): the slots its lists hold, against the slots that fitting blocks would
-take (estimated from the ratio measured at the last scan), over ``1 + LOOSE_SHARE``. Only
-then does :meth:`ListFit.refit` scan the vertex table (vectorised, on the device) and move
+take (estimated from the ratio measured at the last scan, the first check scanning), over
+``1 + LOOSE_SHARE``. Only then does :meth:`ListFit.refit` scan the vertex table (vectorised, on the device) and move
 every list whose fitting class is smaller than its block's (``degree <= capacity / 2``) into
 a fresh block of the fitting class, all fields, in one batched allocation, copy and release.
 The released blocks leave holes that compaction (:meth:`MemoryManager.compact_touched`)
@@ -28,8 +28,7 @@ class ListFit:
     """When and how a graph's lists go back to fitting blocks (one per graph).
 
     ``slots_per_entry``: fitting slots per stored entry, measured by the last scan (None
-    before the first check: the graph's state then is taken as the reference, as a bulk
-    build or a first insert leaves every list in its fitting block).
+    before the first one: the first check after a delete scans).
     """
 
     __slots__ = ("slots_per_entry", "refits")
@@ -45,8 +44,7 @@ class ListFit:
         if entries <= 0 or used == 0:
             return False
         if self.slots_per_entry is None:
-            self.slots_per_entry = used / entries
-            return False
+            return True                    # no reference yet: the first check scans
         return used > (1.0 + LOOSE_SHARE) * self.slots_per_entry * entries
 
     def refit(self, manager, degree, size_class, edge_ptr, n: int, entries: int) -> int:
