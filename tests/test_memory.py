@@ -145,14 +145,14 @@ def test_allocation_is_batched_and_fills_exactly_sized_arrays():
     pool = mm.pools[3]
     assert len(pool) == 1 and pool[0].num_blocks == 100   # sized to the request
     mm.check(ptrs, np.full(100, 3))
-    more = mm.allocate(3, 10)                      # grows geometrically across calls
     grown = int(GROWTH * 100)
+    more = mm.allocate(3, grown - 2)               # grows geometrically across calls
     assert [a.num_blocks for a in mm.pools[3]] == [100, grown]
     bulk = mm.allocate(3, 300)   # within a call: free room first, then full arrays, exact fit
-    rest = 300 - (grown - 10)
+    rest = 300 - 2
     assert [a.num_blocks for a in mm.pools[3]] == \
         [100, grown] + [128] * (rest // 128) + ([rest % 128] if rest % 128 else [])
-    mm.check(np.r_[ptrs, more, bulk], np.full(410, 3))
+    mm.check(np.r_[ptrs, more, bulk], np.full(400 + grown - 2, 3))
 
 
 def test_blocks_larger_than_a_block_array_get_dedicated_arrays():
@@ -317,10 +317,14 @@ def test_block_cache_goals_follow_the_net_drain_of_refills():
     """A refill raises a ring's goal to DEMAND_BATCHES times what its class lost per batch,
     net of blocks given back, since the previous refill (at most half the ring and the bytes
     budget); raises are kept. Balanced traffic raises nothing."""
-    from hornet.memory.block_cache import DEMAND_BATCHES, MIN_BLOCKS, NUM_CLASSES
+    from hornet.memory.block_cache import BlockCache, DEMAND_BATCHES, MIN_BLOCKS, NUM_CLASSES
     assert DEMAND_BATCHES > 1
     mm = _manager(block_array_edges=1 << 16)
-    cache = mm.block_cache()
+    # static goals of MIN_BLOCKS, and classes 0, 1 and 3 with lists enough that the cap of a
+    # goal (a quarter of the class's lists) leaves room for the raises
+    cache = mm.cache = BlockCache(mm, max_blocks=MIN_BLOCKS)
+    for k, lists in ((0, 4 * 800), (1, 4 * 80), (3, 4 * cache.ceiling[3])):
+        mm.allocate(k, int(lists))
     zero = np.zeros(NUM_CLASSES, np.int64)
     need = zero.copy()
     need[0] = 100
@@ -472,3 +476,18 @@ def test_manager_check_catches_a_stale_array_table():
     mm.lookup().arrays.pop()                       # the table loses an array
     with pytest.raises(InvariantError, match="block-array table"):
         mm.check(ptrs, np.full(ptrs.size, 2))
+
+
+def test_block_cache_goals_are_at_most_a_quarter_of_the_lists():
+    """A reserve is memory held for nothing: a ring's goal, raised by traffic or not, is at
+    most a quarter of the blocks holding lists in its class (MIN_BLOCKS at least)."""
+    from hornet.memory.block_cache import MIN_BLOCKS
+    mm = _manager(block_array_edges=1 << 16)
+    cache = mm.block_cache()
+    mm.allocate(0, 80)
+    assert cache.goal(0) == max(MIN_BLOCKS, 20)
+    cache.boost[0] = 500
+    assert cache.goal(0) == max(MIN_BLOCKS, 20)    # raised by traffic, capped by the lists
+    mm.allocate(0, 4 * 500 - 80)
+    assert cache.goal(0) == 500
+    assert cache.goal(5) == MIN_BLOCKS             # a class without lists

@@ -114,6 +114,15 @@ def _moved_field_columns(g, columns, moved, new_ptrs):
 
 
 def compact_memory(g) -> None:
+    """After a delete batch: lists back into fitting blocks once they hold too many slots
+    (:class:`hornet.memory.list_fit.ListFit`, a constant-time check), then the classes that
+    gave blocks back since the last call compacted, the vertices of moved blocks re-pointed.
+    Inserts do not call it: an insert leaves no list loose, and the holes that lists moving
+    up leave are where the next lists moving up go; the classes it touched wait for the next
+    delete, so that growth pays no compaction."""
+    fit = g._mm.list_fit
+    if fit.loose(g._mm, g._entries):
+        fit.refit(g._mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries)
     old, new = g._mm.compact_touched()
     if old.size == 0:
         return
@@ -164,8 +173,6 @@ def insert_prepared(g, s, d, values, n) -> EdgeChange:
                   [dd] + [values[name] for name in g._edge_schema])
     _retire(g, sources, new_deg, old_ptrs, grown, new_ptrs, new_classes)
     g._entries += int(dd.shape[0])
-    if grown.size:
-        compact_memory(g)
     return edge_change(g, "insert", ss, dd, values, skipped)
 
 
@@ -220,7 +227,6 @@ def _insert_fused(g, ss, dd, values, skipped, segments, n) -> EdgeChange:
     g._present_share = 1.0 - inserted / max(ss.shape[0], 1)
     if moving:
         mm.release(freed)
-        compact_memory(g)
     s_out, d_out, *index = K.changed_pairs(pos, ss, dd, g.directed, False,
                                            with_index=bool(values))
     props = {name: v[index[0]] for name, v in values.items()}

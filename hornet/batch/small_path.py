@@ -99,7 +99,9 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
         g._entries += kept if mode == MODE_INSERT else -kept
         if spills:
             mm.release(g._small.spilled(spills))
-        if header[H_MOVES] or any(freed[k] for k in touched):
+        # a delete may leave lists loose without moving any: the list-fit check runs after
+        # every delete, as in the general pipeline, so both paths refit on the same batches
+        if mode == MODE_DELETE:
             compact_memory(g)
     return EdgeChange(kind, rows[:nres], rows[SMALL_ENTRIES:SMALL_ENTRIES + nres], outs,
                       int(header[H_LOOPS]) if mode == MODE_INSERT else 0)

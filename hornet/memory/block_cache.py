@@ -16,12 +16,12 @@ of blocks taken from the bit trees ahead of time (marked used there, owned by no
 
 A ring's target is bytes-bounded (``budget_bytes`` of blocks per class, at most
 ``max_blocks``), so the reserve is a few MB at most and large classes keep none: their
-blocks are taken and given back batch by batch, as without a cache. It is also at most a
-quarter of the blocks holding lists in the class (but ``MIN_BLOCKS`` at least), so a small
-graph keeps a small reserve and refills from free room in its arrays. A refill also sizes a
+blocks are taken and given back batch by batch, as without a cache. A refill also sizes a
 ring by the traffic that emptied it: ``demand_batches`` times the blocks the class lost per
 batch, net of what the batches gave back, since its previous refill (within the bytes budget
-and half the ring). A class that serves hundreds of blocks a batch more than it gets back
+and half the ring). Either goal is at most a quarter of the blocks holding lists in the class
+(but ``MIN_BLOCKS`` at least), so a small graph keeps a small reserve and refills from free
+room in its arrays: a reserve is memory the graph holds for nothing. A class that serves hundreds of blocks a batch more than it gets back
 (first edges of new vertices in a growing graph, say) then refills once in several batches,
 not every other one, while a class whose pops and pushes balance (batches inserting and
 deleting alike) keeps its static goal: sizing rings by the refilling batch's whole need,
@@ -49,6 +49,7 @@ RING_SLOTS = 8192          # a power of two, at least twice the most blocks one 
 BUDGET_BYTES = 1 << 18     # per class: the bytes of blocks a ring aims to hold
 MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
 MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class's lists
+LIST_SHARE_SHIFT = 2       # beyond that, a goal (raised or not) is at most 1/4 of the lists
 DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
@@ -165,9 +166,9 @@ class BlockCache:
         return mask
 
     def goal(self, size_class: int) -> int:
-        """Blocks ring ``size_class`` aims to hold now: its target, but at most a quarter of
-        the class's blocks holding lists (and ``MIN_BLOCKS`` at least, within the target);
-        more where the traffic of recent refills asked for more (see :meth:`reserve`)."""
+        """Blocks ring ``size_class`` aims to hold now: its target, or more where the traffic
+        of recent refills asked for more (see :meth:`reserve`), but at most a quarter of the
+        class's blocks holding lists (``MIN_BLOCKS`` at least)."""
         return self._goal(size_class, self.boost[size_class])
 
     def goals(self, boost=None) -> np.ndarray:
@@ -178,9 +179,8 @@ class BlockCache:
                         dtype=np.int64)
 
     def _goal(self, size_class: int, boost: int) -> int:
-        target = int(self.target[size_class])
-        owned = self.manager.blocks_holding_lists(size_class)
-        return max(min(target, max(MIN_BLOCKS, owned >> 2)), boost)
+        cap = max(MIN_BLOCKS, self.manager.blocks_holding_lists(size_class) >> LIST_SHARE_SHIFT)
+        return min(max(int(self.target[size_class]), boost), cap)
 
     def commit(self, need, freed, accepted: int, classes=None) -> int:
         """Advance the host's counters after a batch popped ``need[k]`` blocks and pushed the

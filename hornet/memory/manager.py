@@ -25,6 +25,7 @@ from .array_table import ArrayTable
 from .backend import memory_backend
 from .bit_tree import FOREST_LEVELS, take_forest_rows
 from .block_array import BlockArray
+from .list_fit import ListFit
 
 __all__ = ["MemoryManager", "DeviceMemoryError", "InvariantError"]
 
@@ -62,11 +63,19 @@ class _Lookup:
         return [self.table.array_with_base(b) for b in self.bases.tolist()]
 
 
-GROWTH = 0.5
-"""A class that runs out of free blocks gets an array of at least this share of its blocks.
-A class only grows when full, so it stays at least 1 / (1 + GROWTH) used (two thirds) and the
-compaction threshold (half) is not met by growth alone. Doubling would leave a full class
-half used, and the next batch that gives blocks back would compact it, moving its lists."""
+GROWTH = 1 / 16
+"""A class that runs out of free blocks gets an array of at least this share of its blocks
+(geometric growth from an exact first array), and an empty array is kept as the class's spare
+only while it is at most this share of the class's live blocks. A class only grows when full,
+so growth and a spare together leave it at least 1 / (1 + 2 * GROWTH) used (0.89): the
+compaction threshold (``COMPACT_BELOW``) is not met by growth alone."""
+
+COMPACT_BELOW = 0.85
+"""Default utilization (used / reserved blocks) under which a size class is compacted."""
+
+COMPACT_TO = 1 / (1 + GROWTH)
+"""Compaction evacuates a class's sparsest arrays until it is at least this used: the gap
+to ``COMPACT_BELOW`` is the hysteresis that keeps a class from compacting batch after batch."""
 
 
 class MemoryManager:
@@ -82,17 +91,18 @@ class MemoryManager:
     min_block_size : int
         Smallest block (a power of two, default 1).
     compact_below : float
-        Utilization (used / reserved blocks) under which a size class is compacted.
+        Utilization (used / reserved blocks) under which a size class is compacted (default
+        ``COMPACT_BELOW``; it must be under ``COMPACT_TO``, or compaction could not stop).
     """
 
     def __init__(self, fields, *, block_array_edges: int = 1 << 16, min_block_size: int = 1,
-                 compact_below: float = 0.5, device: str = "cpu"):
+                 compact_below: float = COMPACT_BELOW, device: str = "cpu"):
         for name, value in (("block_array_edges", block_array_edges),
                             ("min_block_size", min_block_size)):
             if value < 1 or value & (value - 1):
                 raise ValueError(f"{name} must be a power of two >= 1, got {value}")
-        if not 0.0 <= compact_below < 1.0:
-            raise ValueError("compact_below must be in [0, 1)")
+        if not 0.0 <= compact_below < COMPACT_TO:
+            raise ValueError(f"compact_below must be in [0, {COMPACT_TO:.3f})")
         self.field_names = [str(n) for n, _ in fields]
         self.field_dtypes = [np.dtype(d) for _, d in fields]
         if self.field_dtypes[0] != np.int32:
@@ -112,6 +122,7 @@ class MemoryManager:
         self._created: list[BlockArray] = []     # arrays that came and went since the table
         self._freed: list[BlockArray] = []       # was last brought up to date
         self.cache = None                  # BlockCache, made by block_cache() on first use
+        self.list_fit = ListFit()          # when the owner's lists go back to fitting blocks
 
     # ------------------------------------------------------------------ size classes
     def size_class_for(self, degree):
@@ -143,6 +154,10 @@ class MemoryManager:
 
     def _cached(self, size_class: int) -> int:
         return self.cache.size(size_class) if self.cache is not None else 0
+
+    def list_slots(self) -> int:
+        """Slots of the blocks that hold lists, every class (host counts only)."""
+        return sum((used - self._cached(k)) << k for k, used in self._class_used.items())
 
     # ------------------------------------------------------------------ allocation
     def allocate(self, size_class: int, count: int) -> np.ndarray:
@@ -291,8 +306,9 @@ class MemoryManager:
         empty = [a for a in pool if a.free == a.num_blocks]
         keep = max(empty, key=lambda a: a.num_blocks) if (keep_spare and empty) else None
         live = sum(a.used for a in pool)
-        if keep is not None and (live == 0 or keep.num_blocks > live):
-            keep = None  # a spare for an empty class, or larger than it, holds memory for nothing
+        if keep is not None and (live == 0 or keep.num_blocks > GROWTH * live):
+            keep = None  # a spare for an empty class, or larger than growth, holds memory
+                         # for nothing
         dropped = [a for a in empty if a is not keep]
         if dropped:
             self._count(size_class, -sum(a.num_blocks for a in dropped), 0)
@@ -321,8 +337,9 @@ class MemoryManager:
 
         Returns ``(old_pointers, new_pointers)`` of the moved blocks (whole blocks are copied,
         every field); the caller re-points its vertices. Classes whose utilization is at least
-        ``compact_below`` are left alone; in the others every array under ``compact_below`` is
-        emptied (into free room elsewhere, then into one array sized to fit) and freed.
+        ``compact_below`` are left alone; in the others the sparsest arrays are emptied (into
+        free room in the arrays kept, then into arrays sized to fit) and freed, until the class
+        is at least ``COMPACT_TO`` used.
         """
         olds, news = [], []
         self.last_compacted = []                   # the classes compacted by this call
@@ -344,10 +361,7 @@ class MemoryManager:
                 pool = self.pools.get(k)
                 if not pool:
                     continue
-            # every array under the threshold moves out: each move frees at least twice what
-            # it copies. Live blocks go to free room in the arrays kept, the rest to one new
-            # array sized to fit.
-            evacuate = [a for a in pool if a.used < self.compact_below * a.num_blocks]
+            evacuate = _sparsest_arrays(pool)
             if not evacuate:
                 continue
             keep = [a for a in pool if all(a is not e for e in evacuate)]
@@ -359,7 +373,7 @@ class MemoryManager:
                 new = self._take([plan])
                 keep = keep + plan[2]              # the arrays created for the moved blocks
             self.pools[k] = keep + evacuate        # both ends of the copy must be addressable
-            self._copy_blocks(old, new, xp.full(old.size, 1 << k, dtype=xp.int64))
+            self.copy_slots(old, new, xp.full(old.size, 1 << k, dtype=xp.int64))
             self.pools[k] = keep
             self._count(k, -sum(a.num_blocks for a in evacuate), -sum(a.used for a in evacuate))
             self._arrays_changed(freed=evacuate)
@@ -424,8 +438,10 @@ class MemoryManager:
                                             xp.ascontiguousarray(lookup.dev_field_bases[:, field]),
                                             self.field_dtypes[field].itemsize)
 
-    def _copy_blocks(self, src: np.ndarray, dst: np.ndarray, counts: np.ndarray) -> None:
-        """Copy ``counts[i]`` slots of every field from block ``src[i]`` to block ``dst[i]``."""
+    def copy_slots(self, src, dst, counts) -> None:
+        """Copy the first ``counts[i]`` slots of every field from block ``src[i]`` to block
+        ``dst[i]`` (edge pointers int64 (m,), counts int64 (m,), on the device; the blocks
+        must not overlap)."""
         for f, dt in enumerate(self.field_dtypes):
             self.backend.copy_ranges(self.field_addresses(src, f), self.field_addresses(dst, f),
                                      counts, dt)
@@ -540,6 +556,25 @@ class MemoryManager:
             if mine.size and be.to_host(be.is_free(arr.words, arr.level_offsets,
                                                    be.xp.asarray(mine))).any():
                 raise InvariantError(f"{arr!r}: a vertex's block is marked free")
+
+
+def _sparsest_arrays(pool: list) -> list:
+    """The arrays of one class to evacuate: the sparsest first, as few as bring the class to
+    ``COMPACT_TO`` utilization once their live blocks fill the free room of the arrays kept
+    (the rest going to new arrays of exact size). Every array, if none is enough."""
+    used = sum(a.used for a in pool)
+    kept_blocks = sum(a.num_blocks for a in pool)
+    kept_free = kept_blocks - used
+    moving = 0
+    chosen = []
+    for arr in sorted(pool, key=attrgetter("used")):
+        if used >= COMPACT_TO * (kept_blocks + max(0, moving - kept_free)):
+            break
+        chosen.append(arr)
+        kept_blocks -= arr.num_blocks
+        kept_free -= arr.free
+        moving += arr.used
+    return chosen
 
 
 @numba.njit(cache=True)

@@ -1,0 +1,90 @@
+"""The sliding window's cost: a generated stream replayed with a window and without one.
+
+    python3 -m bench window [--device cpu] [--events 10000000] [--batches 100000 10000]
+                            [--window 2000000] [--repeats 1]
+    python3 -m bench window --quick         # 10^6 events, window 2x10^5
+
+A stream of random insert events (uniform pairs over ``--vertices`` ids, seed 0, no op, weight
+or time column) is written with :class:`streams.writer.StreamWriter` to a temporary Arrow IPC
+stream file, then replayed without analytics (``algos="none"``) into an undirected graph, batch
+size by batch size, once without a window and once with one, the order swapped from repeat to
+repeat. Time: the replay's ``update_seconds`` (the graph's inserts, refreshes of ``last_seen``,
+the window's queue and the expiry deletes; reading the file and the warm-up not counted),
+median of the repeats. The criterion of the window is at most 1.5x the time without it.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+
+import numpy as np
+
+from bench.common import write_table
+from streams.replay import replay
+from streams.writer import StreamWriter
+
+
+def write_random_stream(path: str, events: int, vertices: int, seed: int = 0) -> None:
+    """``events`` uniform random (src, dst) insert events over ``vertices`` ids, written to
+    ``path`` (Arrow IPC, int32 ids) in chunks of 10^6."""
+    rng = np.random.default_rng(seed)
+    with StreamWriter(path, compression=None, chunk_rows=1 << 20) as w:
+        for start in range(0, events, 1_000_000):
+            m = min(1_000_000, events - start)
+            w.write(rng.integers(0, vertices, m, dtype=np.int32),
+                    rng.integers(0, vertices, m, dtype=np.int32))
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python3 -m bench window", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    ap.add_argument("--events", type=int, default=10_000_000)
+    ap.add_argument("--vertices", type=int, default=1 << 20)
+    ap.add_argument("--batches", type=int, nargs="+", default=[100_000, 10_000])
+    ap.add_argument("--window", type=int, default=2_000_000)
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="10^6 events, window 2x10^5")
+    ap.add_argument("--name", default=None, help="table name (default: window_<device>)")
+    a = ap.parse_args(argv)
+    if a.quick:
+        a.events, a.window = 1_000_000, 200_000
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "random.arrows")
+        write_random_stream(path, a.events, a.vertices)
+        for batch in a.batches:
+            times = {None: [], a.window: []}
+            edges = {}
+            for r in range(a.repeats):
+                order = (None, a.window) if r % 2 == 0 else (a.window, None)
+                for window in order:
+                    res = replay(path, batch_size=batch, window=window, directed=False,
+                                 algos="none", device=a.device)
+                    s = res.summary
+                    if s["events"] != a.events:
+                        raise SystemExit(f"bench window: replayed {s['events']} events, "
+                                         f"not {a.events}")
+                    times[window].append(s["update_seconds"])
+                    edges[window] = (s["edges"], s["expired"])
+            plain = statistics.median(times[None])
+            windowed = statistics.median(times[a.window])
+            for window, sec in ((None, plain), (a.window, windowed)):
+                rows.append([f"{batch:,}", "none" if window is None else f"{window:,}",
+                             f"{sec:.3f}", f"{a.events / sec / 1e6:.2f}",
+                             f"{edges[window][0]:,}", f"{edges[window][1]:,}",
+                             "" if window is None else f"{windowed / plain:.2f}"])
+    write_table(a.name or f"window_{a.device}", f"Sliding-window cost ({a.device.upper()})",
+                ["batch", "window (events)", "update seconds", "M events/s", "edges at end",
+                 "expired", "window / no window"], rows,
+                f"""{a.events:,} random insert events (uniform pairs over {a.vertices:,} ids, seed
+0) written to an Arrow IPC stream file, replayed undirected without analytics. Seconds: the
+replay's `update_seconds` (graph updates, `last_seen` refreshes, window queue and expiry),
+median of {a.repeats} repeat(s), window and no window alternating. Criterion: window / no window
+at most 1.5.""", device=a.device)
+
+
+if __name__ == "__main__":
+    main()

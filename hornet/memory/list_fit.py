@@ -1,0 +1,80 @@
+"""Lists back into the blocks that fit them: the memory side of a graph under churn.
+
+The batch pipeline moves a list to a smaller block only when its degree falls under a quarter
+of its block (hysteresis: an insert/delete ping-pong on one vertex must not move its list
+every batch). Under churn that leaves many lists in blocks twice their need: a round that
+inserts random edges and deletes them again moves every list that crosses a power of two
+up and none of them down, and the next rounds bump further lists, so memory creeps up.
+
+:class:`ListFit` bounds that creep without a per-batch cost. After a batch the graph asks
+:meth:`ListFit.loose` (constant time: the manager's per-class counts of used blocks and the
+graph's entry count): the slots its lists hold, against the slots that fitting blocks would
+take (estimated from the ratio measured at the last scan, the first check scanning), over
+``1 + LOOSE_SHARE``. Only then does :meth:`ListFit.refit` scan the vertex table (vectorised, on the device) and move
+every list whose fitting class is smaller than its block's (``degree <= capacity / 2``) into
+a fresh block of the fitting class, all fields, in one batched allocation, copy and release.
+The released blocks leave holes that compaction (:meth:`MemoryManager.compact_touched`)
+then gives back.
+"""
+from __future__ import annotations
+
+__all__ = ["ListFit", "LOOSE_SHARE"]
+
+LOOSE_SHARE = 1 / 32
+"""Lists are refitted once the slots they hold exceed fitting blocks by this share."""
+
+
+class ListFit:
+    """When and how a graph's lists go back to fitting blocks (one per graph).
+
+    ``slots_per_entry``: fitting slots per stored entry, measured by the last scan (None
+    before the first one: the first check after a delete scans).
+    """
+
+    __slots__ = ("slots_per_entry", "refits")
+
+    def __init__(self):
+        self.slots_per_entry: float | None = None
+        self.refits = 0                    # scans that moved lists (for tests and benchmarks)
+
+    def loose(self, manager, entries: int) -> bool:
+        """Whether the lists of ``manager`` hold more than ``1 + LOOSE_SHARE`` times the slots
+        of fitting blocks for ``entries`` stored entries (host ints only, no device work)."""
+        used = manager.list_slots()
+        if entries <= 0 or used == 0:
+            return False
+        if self.slots_per_entry is None:
+            return True                    # no reference yet: the first check scans
+        return used > (1.0 + LOOSE_SHARE) * self.slots_per_entry * entries
+
+    def refit(self, manager, degree, size_class, edge_ptr, n: int, entries: int) -> int:
+        """Move every list of vertices ``[0, n)`` whose degree fits a smaller size class than
+        its block's into a fresh block of that class; returns how many lists moved.
+
+        ``degree`` int32, ``size_class`` int8 and ``edge_ptr`` int64 (one row per vertex, on
+        the manager's device) are updated in place; every edge field is copied in list order
+        (sorted lists stay sorted). When the new blocks do not fit in memory nothing moves,
+        and the lists as they are become the reference (no retry every batch).
+        """
+        xp = manager.xp
+        deg = degree[:n]
+        fit = manager.size_class_for(deg)              # int64, -1 for degree 0
+        movers = xp.flatnonzero((fit < size_class[:n].astype(xp.int64)) & (deg > 0))
+        moved = int(movers.shape[0])
+        if moved:
+            classes = fit[movers]
+            try:
+                new_ptr = manager.allocate_classes(classes)
+            except MemoryError:                        # DeviceMemoryError: nothing taken
+                self.slots_per_entry = manager.list_slots() / entries
+                return 0
+            old_ptr = edge_ptr[movers]
+            manager.copy_slots(old_ptr, new_ptr, deg[movers].astype(xp.int64))
+            edge_ptr[movers] = new_ptr
+            size_class[movers] = classes.astype(size_class.dtype)
+            manager.release(old_ptr)
+            self.refits += 1
+        # every list now sits in its fitting block: the slots held are the fitting slots
+        self.slots_per_entry = manager.list_slots() / entries if entries > 0 else None
+        return moved
+

@@ -1,0 +1,157 @@
+"""Memory under churn: lists back into fitting blocks, sparse arrays compacted, reserved bytes
+bounded on a real graph (both backends)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import hornet
+from hornet.memory.list_fit import LOOSE_SHARE
+from hornet.memory.manager import COMPACT_TO, MemoryManager
+
+from conftest import DATA_DIR, needs_data, read_pairs
+
+
+def _to_host(a):
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
+def _csr_graph(name, directed, device):
+    """A real graph built from its CSR (self-loops dropped, both directions when undirected),
+    and that CSR (the oracle)."""
+    s, d = read_pairs(name)
+    n = int(max(s.max(), d.max())) + 1
+    if not directed:
+        keep = s != d
+        s, d = np.r_[s[keep], d[keep]], np.r_[d[keep], s[keep]]
+    A = sp.csr_matrix((np.ones(s.size, np.int8), (s, d)), shape=(n, n))
+    A.sum_duplicates()
+    A.sort_indices()
+    return hornet.Graph.from_csr(A.indptr, A.indices, directed=directed, device=device), A
+
+
+def _same_edges(g, A):
+    indptr, indices = g.to_csr()[:2]
+    assert np.array_equal(_to_host(indptr), A.indptr)
+    assert np.array_equal(_to_host(indices), A.indices)
+
+
+def _fitting_slots(g):
+    deg = _to_host(g.degree()).astype(np.int64)
+    deg = deg[deg > 0]
+    return int((np.int64(1) << np.ceil(np.log2(deg)).astype(np.int64)).sum())
+
+
+@needs_data
+@pytest.mark.parametrize("name,directed", [("email-Enron.txt.gz", False), ("delaunay_n12.mtx.gz", False)])
+def test_churn_keeps_reserved_memory_near_a_fresh_build(device, name, directed, request):
+    """Rounds of inserting 10% of the edges as random pairs and deleting what went in: the
+    graph equals its CSR after every round, and reserved memory stays at most 1.5x the CSR's
+    bytes and within 10% of the first round's."""
+    if not (DATA_DIR / name).exists():
+        pytest.skip(f"{name} not in {DATA_DIR}")
+    if device == "gpu" and name.startswith("delaunay"):
+        # batches of up to 4096 entries take the GPU's small-batch path, whose block cache
+        # keeps a reserve of up to a quarter of a class's lists
+        request.applymarker(pytest.mark.xfail(reason="GPU small-batch reserve on small graphs"))
+    g, A = _csr_graph(name, directed, device)
+    stats = g.memory_stats()
+    csr = stats["csr_bytes"]
+    rng = np.random.default_rng(7)
+    n = g.num_vertices
+    k = g.num_edges // 10
+    reserved = []
+    for _ in range(25):
+        c = g.insert_edges(rng.integers(0, n, k), rng.integers(0, n, k))
+        g.delete_edges(c.src, c.dst)
+        reserved.append(g.memory_stats()["reserved_bytes"])
+    g.check()
+    _same_edges(g, A)
+    reserved = np.array(reserved, dtype=np.float64)
+    assert reserved.max() <= 1.5 * csr, (reserved.max() / csr, stats["reserved_bytes"] / csr)
+    assert np.abs(reserved / reserved[0] - 1).max() <= 0.10
+    # the lists hold at most LOOSE_SHARE more slots than fitting blocks would (plus the
+    # share the estimate may drift by: the check uses the ratio measured at the last scan)
+    held = sum(c["used_blocks"] * c["block_size"] for c in g.memory_stats()["size_classes"].values())
+    assert held <= (1 + 2 * LOOSE_SHARE) * _fitting_slots(g)
+
+
+def test_refit_moves_loose_lists_with_their_fields(device):
+    """Lists left in blocks twice their need (the pipeline's shrink hysteresis) move to
+    fitting blocks with every field, sorted; the graph and its weights equal the oracle."""
+    rng = np.random.default_rng(3)
+    n = 64
+    s = rng.integers(0, n, 1500)
+    d = rng.integers(0, n, 1500)
+    keep = s != d
+    s, d = s[keep], d[keep]
+    g = hornet.Graph(directed=True, device=device, edge_properties={"w": np.float64})
+    g.insert_vertices(np.arange(n))
+    fit = g._mm.list_fit
+    fit.slots_per_entry = float("inf")             # no refit after the batches: called below
+    first = g.insert_edges(s, d, w=(s * 1000 + d).astype(np.float64))
+    es, ed = _to_host(first.src), _to_host(first.dst)
+    # delete about 60% of each list: most lists fall to under half (not a quarter) of their block
+    gone = rng.random(es.size) < 0.6
+    g.delete_edges(es[gone], ed[gone])
+    classes_before = _to_host(g._size_class[:g._n]).astype(np.int64)
+    deg = _to_host(g.degree()).astype(np.int64)
+    want = np.where(deg > 0, np.ceil(np.log2(np.maximum(deg, 1))).astype(np.int64), -1)
+    loose = int(np.count_nonzero(want < classes_before))
+    assert loose > 0                                   # the test needs loose lists
+    moved = fit.refit(g._mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries)
+    assert moved == loose
+    assert np.array_equal(_to_host(g._size_class[:g._n]).astype(np.int64), want)
+    g.check()
+    rs, rd = es[~gone], ed[~gone]
+    found, values = g.edge_values(rs, rd, names=["w"])
+    assert _to_host(found).all()
+    assert np.array_equal(_to_host(values["w"]), (rs * 1000 + rd).astype(np.float64))
+    assert g.num_edges == rs.size
+    assert fit.refit(g._mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries) == 0
+
+
+def test_loose_check_scans_first_then_fires_past_the_share():
+    from hornet.memory.list_fit import ListFit
+    mm = MemoryManager([("dst", np.int32)], block_array_edges=1 << 10)
+    fit = ListFit()
+    mm.allocate(2, 100)                                # 400 slots hold lists
+    assert fit.loose(mm, 300)                          # no reference yet: scan
+    fit.slots_per_entry = 400 / 300                    # as a scan of 300 entries would set
+    assert not fit.loose(mm, 300)
+    assert not fit.loose(mm, 300 / (1 + LOOSE_SHARE) + 1)
+    assert fit.loose(mm, 300 / (1 + LOOSE_SHARE) - 1)
+
+
+def test_compaction_evacuates_the_sparsest_arrays_up_to_the_target():
+    mm = MemoryManager([("dst", np.int32), ("w", np.float64)], block_array_edges=64)
+    ptrs = mm.allocate(2, 128)                         # 8 arrays x 16 blocks
+    addrs = mm.field_addresses(ptrs, 1)
+    _write(addrs, ptrs * 0.25)
+    rng = np.random.default_rng(1)
+    live = ptrs[rng.random(ptrs.size) < 0.45]          # random holes everywhere
+    mm.release(np.setdiff1d(ptrs, live))
+    old, new = mm.compact()
+    assert old.size > 0 and mm.last_compacted == [2]
+    moved = dict(zip(old.tolist(), new.tolist()))
+    now = np.array([moved.get(p, p) for p in live.tolist()], dtype=np.int64)
+    mm.check(now, np.full(now.size, 2))
+    assert mm.stats()["size_classes"][2]["block_utilization"] >= COMPACT_TO
+    got = np.empty(now.size)
+    _read(mm.field_addresses(now, 1), got)
+    assert np.array_equal(got, live * 0.25)
+    old, _ = mm.compact()                              # above the threshold: nothing moves
+    assert old.size == 0
+
+
+def _write(addrs, values):
+    import ctypes
+    for a, v in zip(addrs.tolist(), values.tolist()):
+        ctypes.c_double.from_address(a).value = v
+
+
+def _read(addrs, out):
+    import ctypes
+    for i, a in enumerate(addrs.tolist()):
+        out[i] = ctypes.c_double.from_address(a).value
