@@ -90,9 +90,8 @@ def planned_update(g, inserting: bool, s, d) -> EdgeChange:
     if inserting:
         K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at, [p.dst])
         g._entries += p.kept
+        # inserts leave no list loose and do not compact (hornet.batch.pipeline.compact_memory)
         _retire(g, p.sources, p.new_deg, p.old_ptr, p.moved, new_ptrs, new_classes)
-        if p.moves:
-            compact_memory(g)
         return _change(g, kind, p, {}, p.loops)
     xp = g._xp
     gone = {}
