@@ -21,7 +21,6 @@ each lost triangle is subtracted once, from its surviving edges only.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import prange
 
@@ -30,6 +29,7 @@ from hornet.core.pointers import int32_view
 
 from ..batch_adjacency import vertex_slot
 from ..edge_table import edge_key, table_find
+from ...core.jit import njit
 
 _LOW = np.int64(0xFFFFFFFF)
 
@@ -38,18 +38,18 @@ _LOW = np.int64(0xFFFFFFFF)
 # Small helpers
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _slot(keys, shift, u, w):
     return table_find(keys, shift, edge_key(u, w))
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _ends(keys, s):
     k = keys[s]
     return np.int32(k >> 32), np.int32(k & _LOW)
 
 
-@numba.njit(cache=True)
+@njit
 def _intersect(A, da, B, db, out):
     """Common values of the sorted ``A[:da]`` and ``B[:db]`` into ``out``; returns how many.
 
@@ -96,7 +96,7 @@ def _intersect(A, da, B, db, out):
     return n
 
 
-@numba.njit(cache=True)
+@njit
 def _row(deg, ptr, u):
     d = deg[u] if u < deg.shape[0] else 0
     if d == 0:
@@ -104,7 +104,7 @@ def _row(deg, ptr, u):
     return int32_view(ptr[u], d), d
 
 
-@numba.njit(cache=True)
+@njit
 def _common_now(deg, ptr, u, v, buf):
     """N(u) ∩ N(v) in the current graph; returns (buffer, count) (buffer grown as needed)."""
     A, da = _row(deg, ptr, u)
@@ -115,7 +115,7 @@ def _common_now(deg, ptr, u, v, buf):
     return buf, _intersect(A, da, B, db, buf)
 
 
-@numba.njit(cache=True)
+@njit
 def _merge_rows(A, da, B, db):
     """Sorted union of two disjoint sorted lists (the neighbours before a deletion)."""
     out = np.empty(da + db, np.int32)
@@ -133,7 +133,7 @@ def _merge_rows(A, da, B, db):
     return out
 
 
-@numba.njit(cache=True)
+@njit
 def _batch_row(vertices, offsets, neighbours, x):
     """Vertex ``x``'s neighbours in the batch adjacency (a view) and their count."""
     k = vertex_slot(vertices, x)
@@ -146,7 +146,7 @@ def _batch_row(vertices, offsets, neighbours, x):
 # Support updates
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def insertion_supports(bu, bv, bslot, deg, ptr, keys, shift, batch_stamp, stamp, support):
     """Add the triangles the inserted edges (already in the graph and the table) closed.
 
@@ -183,7 +183,7 @@ def insertion_supports(bu, bv, bslot, deg, ptr, keys, shift, batch_stamp, stamp,
     return found.sum()
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def deletion_supports(du, dv, dslot, deg, ptr, dvert, doff, dnbr, keys, shift, batch_stamp,
                       stamp, truss, support, rec_slot, rec_level, nrec):
     """Subtract the triangles the deleted edges took with them; record who lost what.
@@ -246,7 +246,7 @@ def deletion_supports(du, dv, dslot, deg, ptr, dvert, doff, dnbr, keys, shift, b
 # The deletion, level by level
 
 
-@numba.njit(cache=True)
+@njit
 def _count_level(x, k, base, keys, shift, deg, ptr, truss, removed, buf):
     """Triangles of x whose other edges are in the k-truss before the batch and not removed
     at level k (``removed[s] > base``); returns (buffer, count)."""
@@ -262,7 +262,7 @@ def _count_level(x, k, base, keys, shift, deg, ptr, truss, removed, buf):
     return buf, a, c
 
 
-@numba.njit(cache=True)
+@njit
 def _lose(x, k, base, t, from_batch, keys, shift, deg, ptr, truss, touch, removed, exact_t,
           cnt, buf, work):
     """Edge x (in the k-truss before the batch) lost one triangle at level k.
@@ -296,7 +296,7 @@ def _lose(x, k, base, t, from_batch, keys, shift, deg, ptr, truss, touch, remove
     return t, buf, False
 
 
-@numba.njit(cache=True)
+@njit
 def deletion_levels(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, touch, removed,
                     popped, exact_t, cnt, seen, limit):
     """New truss numbers after a deletion batch, one level at a time.
@@ -403,7 +403,7 @@ def deletion_levels(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, to
 # The insertion, level by level
 
 
-@numba.njit(cache=True)
+@njit
 def _level_triangles(x, keys, shift, deg, ptr, truss, floor, buf, tp, tq, work):
     """Triangles of x whose other two edges have truss >= floor: their slots into ``tp``,
     ``tq`` (grown as needed). Returns (buffer, tp, tq, count); ``work[0]`` grows by the
@@ -426,7 +426,7 @@ def _level_triangles(x, keys, shift, deg, ptr, truss, floor, buf, tp, tq, work):
     return buf, tp, tq, a
 
 
-@numba.njit(cache=True)
+@njit
 def _grow(a, n):
     if n <= a.shape[0]:
         return a
@@ -435,7 +435,7 @@ def _grow(a, n):
     return b
 
 
-@numba.njit(cache=True)
+@njit
 def _peel_one_level(nc, cand, toff, tp, tq, truss, member, stamp, loc, L):
     """Peel the candidates at threshold L - 2: a triangle (from the stored lists) lives
     while each other edge is a live candidate or has truss >= L. Returns alive flags."""
@@ -490,7 +490,7 @@ def _peel_one_level(nc, cand, toff, tp, tq, truss, member, stamp, loc, L):
     return alive
 
 
-@numba.njit(cache=True)
+@njit
 def insertion_levels(new_slots, keys, shift, deg, ptr, truss, support, clock, member, reject,
                      loc, limit):
     """Raise truss numbers after an insertion batch, one level at a time.
