@@ -17,7 +17,8 @@ cold run. Measured:
 - ``--suite``: ``pytest -m "not gpu and not slow"`` cold and warm (long: several minutes).
 
 ``--baseline REV`` measures a second checkout (``git archive REV``, e.g. the commit before the
-cold-start work) the same way in the same run, its rows marked with the revision. Warm rows
+cold-start work, or a folder holding such a tree) the same way in the same run, its rows
+marked with the revision. Warm rows
 are medians of ``--repeats`` runs. CPU seconds show the work on a shared machine whose other
 load stretches wall times.
 """
@@ -144,7 +145,8 @@ def main(argv: list[str] | None = None) -> None:
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     ap.add_argument("--baseline", metavar="REV", default=None,
-                    help="also measure this git revision, in the same run")
+                    help="also measure this git revision (or the tree in this folder), in "
+                         "the same run")
     ap.add_argument("--repeats", type=int, default=2, help="warm runs (median)")
     ap.add_argument("--suite", action="store_true", help="also time the CPU test suite")
     ap.add_argument("--name", default=None, help="table name (default: cold_start_<device>)")
@@ -153,10 +155,13 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="hornet-cold-") as tmp:
         work = Path(tmp)
         if a.baseline:
-            base = work / "baseline"
-            base.mkdir()
-            _measure(a.baseline, _checkout(a.baseline, base), work, a.device, a.repeats,
-                     a.suite, rows)
+            if Path(a.baseline).is_dir():       # a tree laid out already (no git there)
+                tree, label = Path(a.baseline).resolve(), Path(a.baseline).name
+            else:
+                base = work / "baseline"
+                base.mkdir()
+                tree, label = _checkout(a.baseline, base), a.baseline
+            _measure(label, tree, work, a.device, a.repeats, a.suite, rows)
         _measure("this checkout", ROOT, work, a.device, a.repeats, a.suite, rows)
     write_table(a.name or f"{NAME}_{a.device}",
                 "Cold and warm start (empty kernel cache, then the filled one)",
