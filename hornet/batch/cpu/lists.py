@@ -229,7 +229,29 @@ _U8, _U16, _U32, _U64 = (np.empty(0, dtype=t) for t in (np.uint8, np.uint16, np.
 @njit(inline="always")
 def _move_field(dst, src, n, size):
     """Move ``n`` items of ``size`` bytes (an edge field's itemsize) from address ``src`` to
-    ``dst`` (the ranges may overlap)."""
+    ``dst`` (the ranges may overlap). One item (an inserted or removed edge's value) is
+    copied in line; runs go through :func:`_move_run`."""
+    if n == 1:
+        if size == 4:
+            view(dst, 1, _U32)[0] = view(src, 1, _U32)[0]
+        elif size == 8:
+            view(dst, 1, _U64)[0] = view(src, 1, _U64)[0]
+        elif size == 2:
+            view(dst, 1, _U16)[0] = view(src, 1, _U16)[0]
+        elif size == 1:
+            view(dst, 1, _U8)[0] = view(src, 1, _U8)[0]
+        else:
+            _move_bytes(dst, src, size)
+    else:
+        _move_run(dst, src, n, size)
+
+
+# A called function, not inlined in Numba's IR: the list-rewriting kernels move runs at up to
+# a dozen places, each for four item sizes, and inlining every copy multiplied their compile
+# time (LLVM may still inline the call).
+@njit
+def _move_run(dst, src, n, size):
+    """:func:`_move_field` for any ``n`` (>= 0)."""
     if size == 4:
         _move_items(dst, src, n, _U32)
     elif size == 8:
