@@ -673,8 +673,9 @@ def _warm_up(hornet, directed, device, eprops, window, analytics, ctx, with_op: 
         for an in dyn:
             an.start(g, sctx)
             an.update(g, BatchChanges())
-        # the general path (op column: insert, refresh, delete; window expiry), then the plain
-        # one; the dynamic analytics see both
+        # the general path (streams with an op column: insert, refresh, delete), then the
+        # plain one (window expiry on both); the dynamic analytics see them all. A path the
+        # stream never takes is not warmed: its kernels would be compiled for nothing.
         blocks = [EventBlock(5, s, d, None, w)]
         if with_op:
             blocks.insert(0, EventBlock(0, s, d, np.array([1, 1, 1, 1, -1], np.int8), w))
