@@ -77,9 +77,8 @@ def _timed(cmd: list[str], tree: Path, cache: Path, timeout: float = 3600) -> di
 
 def _replay(tree: Path, cache: Path, device: str) -> dict:
     report = cache.parent / f"report-{time.monotonic_ns()}.json"
-    code = ("import sys; from streams.cli import main; "
-            f"sys.argv = ['hornet', 'replay', '--device', {device!r}, '--report', {str(report)!r}]; "
-            "sys.exit(main())")
+    argv = ["hornet", "replay", "--device", device, "--report", str(report)]
+    code = f"import sys; from streams.cli import main; sys.argv = {argv!r}; sys.exit(main())"
     out = _timed([sys.executable, "-c", code], tree, cache)
     summary = json.loads(report.read_text())["summary"]
     out["events_per_second"] = summary["events_per_second"]

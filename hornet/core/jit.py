@@ -67,36 +67,39 @@ def cache_dir() -> str:
     return os.path.join(os.path.abspath(base), "hornet")
 
 
-class _UserCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
-    """Numba cache locator for hornet's kernels: ``cache_dir()/numba/<source folder>-<hash of
-    its path>``, so that two installs (or checkouts) of hornet never share entries."""
+# hornet's locator and cache classes build on Numba's caching module (internal API); where
+# it differs, the kernels fall back to Numba's own cache (cache=True)
+try:
+    class _UserCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+        """Numba cache locator for hornet's kernels: ``cache_dir()/numba/<source folder>-<hash
+        of its path>``, so that two installs (or checkouts) of hornet never share entries."""
 
-    def __init__(self, py_func, py_file):
-        self._py_file = py_file
-        self._lineno = py_func.__code__.co_firstlineno
-        self._cache_path = os.path.join(cache_dir(), "numba",
-                                        self.get_suitable_cache_subpath(py_file))
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = os.path.join(cache_dir(), "numba",
+                                            self.get_suitable_cache_subpath(py_file))
 
-    def get_cache_path(self):
-        return self._cache_path
+        def get_cache_path(self):
+            return self._cache_path
 
+    class _CacheImpl(caching.CompileResultCacheImpl):
+        # numba's NUMBA_CACHE_DIR first, then hornet's user folder, then numba's own fallbacks
+        # (next to the source, numba's user-wide folder); the first writable one is used
+        _locator_classes = [caching.UserProvidedCacheLocator, _UserCacheLocator,
+                            caching.InTreeCacheLocator, caching.UserWideCacheLocator]
 
-class _CacheImpl(caching.CompileResultCacheImpl):
-    # numba's NUMBA_CACHE_DIR first, then hornet's user folder, then numba's own fallbacks
-    # (next to the source, numba's user-wide folder); the first writable one is used
-    _locator_classes = [caching.UserProvidedCacheLocator, _UserCacheLocator,
-                        caching.InTreeCacheLocator, caching.UserWideCacheLocator]
+    class _FunctionCache(caching.FunctionCache):
+        """Numba's function cache with hornet's locators; announces the first compile."""
+        _impl_class = _CacheImpl
 
-
-class _FunctionCache(caching.FunctionCache):
-    """Numba's function cache with hornet's locators; announces the first compile."""
-    _impl_class = _CacheImpl
-
-    def load_overload(self, sig, target_context):
-        found = super().load_overload(sig, target_context)
-        if found is None and self._enabled:
-            _announce(self._cache_path)
-        return found
+        def load_overload(self, sig, target_context):
+            found = super().load_overload(sig, target_context)
+            if found is None and self._enabled:
+                _announce(self._cache_path)
+            return found
+except AttributeError:  # pragma: no cover - another Numba
+    _FunctionCache = None
 
 
 def _announce(where: str) -> None:
@@ -104,6 +107,9 @@ def _announce(where: str) -> None:
     if _announced or not announce_compiles:
         return
     _announced = True
+    root = cache_dir()
+    if where.startswith(root + os.sep):
+        where = root
     try:
         print(COMPILE_NOTICE.format(where=where), file=sys.stderr, flush=True)
     except (OSError, ValueError, AttributeError):   # no usable stderr
@@ -113,7 +119,10 @@ def _announce(where: str) -> None:
 def _with_cache(dispatcher):
     """``dispatcher`` with hornet's on-disk cache (none where no folder can be written)."""
     try:
-        dispatcher._cache = _FunctionCache(dispatcher.py_func)
+        if _FunctionCache is None:
+            dispatcher.enable_caching()
+        else:
+            dispatcher._cache = _FunctionCache(dispatcher.py_func)
     except (RuntimeError, OSError):   # no writable folder: compile in every process
         pass
     return dispatcher
