@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import os
 
-import numba
 import numpy as np
+from ..core.jit import njit
 
 __all__ = ["BatchAdjacency", "batch_adjacency", "pair_keys", "has_pair", "vertex_range", "vertex_slot",
            "CUDA_HEADER"]
@@ -155,7 +155,7 @@ def batch_adjacency(src, dst) -> BatchAdjacency:
 # Numba queries (for kernels that take the arrays of a BatchAdjacency)
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _first_at_least(keys, q):
     """Index of the first element of the ascending ``keys`` that is >= ``q``."""
     lo = 0
@@ -169,7 +169,7 @@ def _first_at_least(keys, q):
     return lo
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def has_pair(keys, u, w):
     """Whether the sorted int64 ``keys`` hold ``(u << 32) | w``."""
     q = (np.int64(u) << 32) | np.int64(w)
@@ -177,7 +177,7 @@ def has_pair(keys, u, w):
     return lo < keys.shape[0] and keys[lo] == q
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def vertex_range(keys, x):
     """``(lo, hi)``: the keys of vertex ``x``'s batch neighbours are ``keys[lo:hi]`` (their low
     32 bits are the neighbours, ascending)."""
@@ -185,7 +185,7 @@ def vertex_range(keys, x):
             _first_at_least(keys, (np.int64(x) + 1) << 32))
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def vertex_slot(vertices, x):
     """Index of ``x`` in the ascending int32 ``vertices`` (-1 if absent)."""
     lo = _first_at_least(vertices, x)

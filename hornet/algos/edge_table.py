@@ -31,12 +31,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import numba
 import numpy as np
 from numba import prange
 
 from hornet.core.atomics import atomic_cas
 from hornet.core.chunking import threads_for
+from ..core.jit import njit
 
 #: work units per key for threads_for (a probe costs about a list entry's worth 16 times)
 _KEY_WORK = 16
@@ -58,7 +58,7 @@ _NAMES = ()                 # (extern "C" kernels only)
 # Numba probes
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def edge_key(u, v):
     """int64 key of the undirected edge {u, v}: ``(min << 32) | max``."""
     a = min(u, v)
@@ -66,12 +66,12 @@ def edge_key(u, v):
     return (np.int64(a) << 32) | np.int64(b)
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _home(k, shift):
     return np.int64((np.uint64(k) * _MULT) >> np.uint64(shift))
 
 
-@numba.njit(cache=True)
+@njit
 def table_find(keys, shift, k):
     """Slot of key ``k`` in ``keys`` (capacity ``2 ** (64 - shift)``), or -1."""
     mask = keys.shape[0] - 1
@@ -85,7 +85,7 @@ def table_find(keys, shift, k):
         s = (s + 1) & mask
 
 
-@numba.njit(cache=True)
+@njit
 def table_insert(keys, shift, k):
     """Slot of key ``k``, claimed with a compare-and-swap when absent: ``(slot, fresh)``."""
     mask = keys.shape[0] - 1
@@ -101,7 +101,7 @@ def table_insert(keys, shift, k):
         s = (s + 1) & mask
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _insert_keys(keys, shift, qkeys, slots, fresh):
     for i in prange(qkeys.shape[0]):
         s, f = table_insert(keys, shift, qkeys[i])
@@ -109,13 +109,13 @@ def _insert_keys(keys, shift, qkeys, slots, fresh):
         fresh[i] = f
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _find_keys(keys, shift, qkeys, slots):
     for i in prange(qkeys.shape[0]):
         slots[i] = table_find(keys, shift, qkeys[i])
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _delete_keys(keys, shift, qkeys, gone):
     for i in prange(qkeys.shape[0]):
         s = table_find(keys, shift, qkeys[i])

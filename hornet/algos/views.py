@@ -26,7 +26,6 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import numba
 from numba import prange
 import numpy as np
 
@@ -34,6 +33,7 @@ from hornet.adjacency import AdjacencyView
 from hornet.core.chunking import SERIAL_WORK, threads_for
 from hornet.core.pointers import int32_view, view as ptr_view
 from hornet.core.search import lower_bound
+from ..core.jit import njit
 
 __all__ = ["as_adjacency", "input_size", "sized", "sorted_view", "storage_order",
            "storage_ranks", "symmetrized",
@@ -284,7 +284,7 @@ def entry_offsets(degree: np.ndarray) -> np.ndarray:
     return off
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _gather_indices(deg, ptr, off, out):
     for v in prange(deg.shape[0]):
         d = deg[v]
@@ -295,7 +295,7 @@ def _gather_indices(deg, ptr, off, out):
                 out[base + j] = row[j]
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _gather_prop(deg, pptr, off, like, out):
     for v in prange(deg.shape[0]):
         d = deg[v]
@@ -321,7 +321,7 @@ def gather_csr(view: AdjacencyView, props: bool = True):
     return off, ind, out
 
 
-@numba.njit(cache=True)
+@njit
 def _counting_sort(keys, order, num_keys, out):
     """Stable counting sort of the positions ``order`` by ``keys[order]`` (into ``out``);
     returns the bucket offsets (num_keys + 1)."""
@@ -339,7 +339,7 @@ def _counting_sort(keys, order, num_keys, out):
     return cnt
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _mark_unique(indptr, dst, perm, keep, newdeg):
     n = indptr.shape[0] - 1
     for v in prange(n):
@@ -353,7 +353,7 @@ def _mark_unique(indptr, dst, perm, keep, newdeg):
         newdeg[v] = c
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _compact_rows(indptr, dst, perm, keep, newptr, ind_out, perm_out):
     n = indptr.shape[0] - 1
     for v in prange(n):
@@ -392,7 +392,7 @@ def csr_from_coo(src, dst, num_vertices: int, *, dedupe: bool = True):
     return newptr, ind2, perm2
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _row_ids(off, out):
     for v in prange(off.shape[0] - 1):
         for p in range(off[v], off[v + 1]):
@@ -420,7 +420,7 @@ def _addr(a: np.ndarray) -> int:
     return int(a.ctypes.data) if a.size else 0
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _symmetric_kernel(deg, ptr):
     # (no scalar prange reductions in this package: per-item results go to an array that is
     # summed afterwards; Numba's reduction analysis has miscompiled or rejected them)
@@ -451,7 +451,7 @@ def is_symmetric(view: AdjacencyView) -> bool:
     return _symmetric_kernel(np.asarray(view.degree), np.asarray(view.edge_ptr)) == 0
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _both_directions(deg, ptr, off, src, dst):
     """Write (u, v) and (v, u) for every stored entry with u != v; self-loops become (-1, -1)."""
     m = off[deg.shape[0]]
@@ -494,7 +494,7 @@ def symmetrized(view: AdjacencyView) -> AdjacencyView:
     return AdjacencyView.from_csr(indptr, ind, directed=False, sorted=True)
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _self_loops(deg, ptr):
     c = np.zeros(deg.shape[0], np.int64)
     for u in prange(deg.shape[0]):
@@ -513,7 +513,7 @@ def has_self_loops(view: AdjacencyView) -> bool:
     return _self_loops(np.asarray(view.degree), np.asarray(view.edge_ptr)) > 0
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _upper_counts(deg, ptr, directed, cnt):
     for u in prange(deg.shape[0]):
         d = deg[u]
@@ -526,7 +526,7 @@ def _upper_counts(deg, ptr, directed, cnt):
             cnt[u] = d - lower_bound(row, 0, d, u + 1)
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _fill_edges(deg, ptr, directed, eoff, src, dst):
     for u in prange(deg.shape[0]):
         d = deg[u]

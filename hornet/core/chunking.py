@@ -14,6 +14,7 @@ import numba
 import numpy as np
 
 from .search import lower_bound
+from .jit import njit
 
 __all__ = ["chunk_bounds", "num_chunks", "threads_for", "SERIAL_WORK"]
 
@@ -22,7 +23,7 @@ __all__ = ["chunk_bounds", "num_chunks", "threads_for", "SERIAL_WORK"]
 SERIAL_WORK = 1 << 15
 
 
-@numba.njit(cache=True)
+@njit
 def chunk_bounds(prefix, nchunks):
     """Split ``[0, prefix[-1])`` work units over ``prefix`` (n+1 ascending) into ``nchunks``.
 

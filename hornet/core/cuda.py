@@ -2,7 +2,10 @@
 
 - :func:`load_module` / :func:`function`: a ``.cu`` file compiled once per process, on first
   use, by ``cupy.RawModule`` (``segmented.cuh``, the shared device helpers beside this file,
-  is on the include path), and its kernels;
+  is on the include path), and its kernels. CuPy keeps the compiled module in its on-disk
+  kernel cache (``~/.cupy/kernel_cache`` or ``$CUPY_CACHE_DIR``), keyed by the source text
+  and the options; the source is given a digest of hornet's ``.cuh`` headers, which that key
+  would not see otherwise. The build time goes to :func:`hornet.core.jit.compile_timer`;
 - :func:`launch`: block size 256, grid capped for grid-stride loops;
 - :func:`scan`: exclusive scan with the total last;
 - :func:`upload`: a small host array to the device through a reused pinned buffer;
@@ -12,10 +15,13 @@ Importable without CuPy (``cupy`` is then None); every function needs it when ca
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 
 import numpy as np
+
+from .jit import timed_compile
 
 try:  # importable without CuPy; every function needs it when called
     import cupy
@@ -42,7 +48,7 @@ def load_module(path: str, name_expressions: tuple = ()):
             mod = _MODULES.get(path)
             if mod is None:
                 with open(path, encoding="utf-8") as f:
-                    code = f.read()
+                    code = f.read() + f"\n// hornet headers {_headers_digest()}\n"
                 mod = cupy.RawModule(code=code, options=("-std=c++17", f"-I{HEADERS}"),
                                      name_expressions=list(name_expressions) or None)
                 _MODULES[path] = mod
@@ -54,9 +60,29 @@ def function(path: str, name: str, name_expressions: tuple = ()):
     key = (path, name)
     fn = _FUNCS.get(key)
     if fn is None:
-        fn = load_module(path, name_expressions).get_function(name)
+        # the module is built (or read from CuPy's cache) at its first get_function
+        with timed_compile():
+            fn = load_module(path, name_expressions).get_function(name)
         _FUNCS[key] = fn
     return fn
+
+
+_HEADERS_DIGEST: list = []
+
+
+def _headers_digest() -> str:
+    """SHA-256 of every ``.cuh`` file of the package (the headers the ``.cu`` files include),
+    computed once per process."""
+    if not _HEADERS_DIGEST:
+        root = os.path.dirname(HEADERS)
+        digest = hashlib.sha256()
+        for folder, _, files in sorted(os.walk(root)):
+            for name in sorted(files):
+                if name.endswith(".cuh"):
+                    with open(os.path.join(folder, name), "rb") as f:
+                        digest.update(name.encode() + b"\0" + f.read())
+        _HEADERS_DIGEST.append(digest.hexdigest()[:16])
+    return _HEADERS_DIGEST[0]
 
 
 def _max_grid() -> int:

@@ -1,9 +1,26 @@
 """Compiling the CPU kernels.
 
+- :func:`njit`: ``numba.njit`` with hornet's on-disk cache. Compiled kernels are kept in a
+  folder the user can write (:func:`cache_dir`: ``$HORNET_CACHE_DIR``, else
+  ``$XDG_CACHE_HOME/hornet`` or ``~/.cache/hornet``), so that an install into a read-only
+  site-packages still compiles once, not once per process; ``NUMBA_CACHE_DIR`` still wins
+  when set, and where no folder is writable the kernels are compiled in every process. The
+  first compile of a process prints one line on stderr (:data:`COMPILE_NOTICE`).
 - :func:`dual_kernel`: kernels compiled twice, parallel for large inputs, serial for small
   ones. Waking Numba's worker threads costs tens of microseconds per call; a batch of a few
   edges runs a dozen kernels, so small inputs take the serial twin (well under a microsecond
   to enter).
+- Parallel kernels (``njit(parallel=True)`` and the parallel twin of a dual kernel) are
+  compiled only once a process has given them real work: compiling a ``prange`` loop costs
+  several times the serial compile of the same body (tens of seconds for the batch
+  pipeline's largest kernels), which a replay of a small stream would never win back. Until
+  then the serial twin runs the same body (``prange`` is ``range`` there). A kernel's
+  parallel twin takes over (:data:`PROMOTE_WORK`) once the serial twin has processed that
+  many items of calls at least the parallel threshold, or at once when its compiled code is
+  in the cache already (a previous run compiled it). :data:`parallel_policy` changes this.
+- :func:`compile_timer`: the seconds spent compiling kernels (Numba, and the CUDA modules of
+  :mod:`hornet.memory.gpu_copy`) while it is active, so that throughput figures can leave
+  one-time compilation out.
 - :func:`ix`: an index that Numba need not wrap. Numba indexes like NumPy: a signed index
   ``i`` reads ``a[i + len(a)]`` when negative, a compare and a select on every access that
   also keep LLVM from vectorizing a loop. Hot loops index with ``a[ix(i)]`` where ``i >= 0``
@@ -12,42 +29,199 @@
 """
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import time
 import types
+from typing import Iterator
 
 import numba
 import numpy as np
+from numba.core import caching
+from numba.core import event as numba_event
 
 PARALLEL_MIN = 1 << 13   # items of work below which the serial twin runs
+# items of work (the first array argument's length, summed over the calls at or above the
+# parallel threshold) after which a kernel's parallel twin is compiled and used
+PROMOTE_WORK = 1 << 22
+# "tiered" (the default, see the module notes); "always": parallel twins are used from the
+# first call at or above the threshold, compiling them then; "never": serial twins only
+parallel_policy = "tiered"
+
+COMPILE_NOTICE = "hornet: compiling kernels, first run only (cached in {where})"
+
+# Set to False to silence the compile notice (e.g. in a program with its own progress output).
+announce_compiles = True
+_announced = False
 
 
-class DualKernel:
+def cache_dir() -> str:
+    """The folder holding hornet's compiled kernels: ``$HORNET_CACHE_DIR`` when set, else
+    ``hornet`` in ``$XDG_CACHE_HOME`` (default ``~/.cache``). Read from the environment at
+    each call, never written to it."""
+    explicit = os.environ.get("HORNET_CACHE_DIR")
+    if explicit:
+        return os.path.abspath(os.path.expanduser(explicit))
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(os.path.abspath(base), "hornet")
+
+
+# hornet's locator and cache classes build on Numba's caching module (internal API); where
+# it differs, the kernels fall back to Numba's own cache (cache=True)
+try:
+    class _UserCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+        """Numba cache locator for hornet's kernels: ``cache_dir()/numba/<source folder>-<hash
+        of its path>``, so that two installs (or checkouts) of hornet never share entries."""
+
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = os.path.join(cache_dir(), "numba",
+                                            self.get_suitable_cache_subpath(py_file))
+
+        def get_cache_path(self):
+            return self._cache_path
+
+    class _CacheImpl(caching.CompileResultCacheImpl):
+        # numba's NUMBA_CACHE_DIR first, then hornet's user folder, then numba's own fallbacks
+        # (next to the source, numba's user-wide folder); the first writable one is used
+        _locator_classes = [caching.UserProvidedCacheLocator, _UserCacheLocator,
+                            caching.InTreeCacheLocator, caching.UserWideCacheLocator]
+
+    class _FunctionCache(caching.FunctionCache):
+        """Numba's function cache with hornet's locators; announces the first compile."""
+        _impl_class = _CacheImpl
+
+        def load_overload(self, sig, target_context):
+            found = super().load_overload(sig, target_context)
+            if found is None and self._enabled:
+                _announce(self._cache_path)
+            return found
+except AttributeError:  # pragma: no cover - another Numba
+    _FunctionCache = None
+
+
+def _announce(where: str) -> None:
+    global _announced
+    if _announced or not announce_compiles:
+        return
+    _announced = True
+    root = cache_dir()
+    if where.startswith(root + os.sep):
+        where = root
+    try:
+        print(COMPILE_NOTICE.format(where=where), file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):   # no usable stderr
+        pass
+
+
+def _with_cache(dispatcher):
+    """``dispatcher`` with hornet's on-disk cache (none where no folder can be written)."""
+    try:
+        if _FunctionCache is None:
+            dispatcher.enable_caching()
+        else:
+            dispatcher._cache = _FunctionCache(dispatcher.py_func)
+    except (RuntimeError, OSError):   # no writable folder: compile in every process
+        pass
+    return dispatcher
+
+
+def njit(py_func=None, **options):
+    """``numba.njit`` (same options; ``cache`` defaults to True) caching in :func:`cache_dir`.
+    Use as ``@njit``, ``@njit(parallel=True)`` or ``njit(**options)(function)``. With
+    ``parallel=True`` the result is a :class:`TieredKernel` (threshold 0: every call takes
+    the parallel compilation once it is promoted), callable from Python only."""
+    cache = options.pop("cache", True)
+    tiered = options.pop("_tiered", True)
+
+    def wrap(f):
+        if options.get("parallel") and tiered:
+            return TieredKernel(f, threshold=0, cache=cache, **options)
+        dispatcher = numba.njit(**options)(f)
+        return _with_cache(dispatcher) if cache else dispatcher
+
+    return wrap if py_func is None else wrap(py_func)
+
+
+def _work(args) -> int:
+    """The size of a call's work: the length of its first array argument (or the first
+    argument itself when it is a number)."""
+    for a in args:
+        shape = getattr(a, "shape", None)
+        if shape is not None:
+            return int(shape[0]) if len(shape) else 1
+        if isinstance(a, (int, np.integer)):
+            return int(a)
+    return 0
+
+
+class TieredKernel:
     """Callable picking the parallel or the serial compilation of one kernel body.
 
-    The size of the work is the length of the first argument (an array). The serial twin gets
-    its own qualified name so that Numba's on-disk caches of the two never collide.
+    Calls whose work (:func:`_work`) is below ``threshold`` take the serial twin; the others
+    the parallel one once it is promoted (see the module notes), the serial one before. The
+    serial twin gets its own qualified name so that Numba's on-disk caches of the two never
+    collide. Called from Python only (a jitted caller calls ``.parallel`` or ``.serial``).
     """
 
-    def __init__(self, py_func, threshold: int = PARALLEL_MIN):
+    def __init__(self, py_func, threshold: int = PARALLEL_MIN, cache: bool = True, **options):
+        options.pop("parallel", None)
         self.py_func = py_func
         self.threshold = threshold
-        self.parallel = numba.njit(parallel=True, cache=True)(py_func)
+        self.parallel = njit(py_func, parallel=True, cache=cache, _tiered=False, **options)
         twin = types.FunctionType(py_func.__code__, py_func.__globals__,
                                   py_func.__name__ + "_serial", py_func.__defaults__,
                                   py_func.__closure__)
         twin.__qualname__ = py_func.__qualname__ + "_serial"
         twin.__module__ = py_func.__module__
         twin.__doc__ = py_func.__doc__
-        self.serial = numba.njit(cache=True)(twin)
+        self.serial = njit(twin, cache=cache, **options)
+        self.serial_work = 0          # items of work at or above the threshold run serially
+        self._promoted = False
+        self._cache_checked = False
         self.__doc__ = py_func.__doc__
         self.__name__ = py_func.__name__
+        self.__qualname__ = py_func.__qualname__
+        self.__module__ = py_func.__module__
 
     def __call__(self, *args):
-        first = args[0]
-        n = first.shape[0] if hasattr(first, "shape") else int(first)
-        return (self.parallel if n >= self.threshold else self.serial)(*args)
+        if self._promoted:
+            if self.threshold == 0 or _work(args) >= self.threshold:
+                return self.parallel(*args)
+            return self.serial(*args)
+        n = _work(args)
+        if n >= self.threshold and self._promote(n):
+            return self.parallel(*args)
+        return self.serial(*args)
+
+    def _promote(self, n: int) -> bool:
+        """Whether a call of work ``n`` (at least the threshold) takes the parallel twin now."""
+        if parallel_policy == "never":
+            return False
+        if parallel_policy != "always" and not self._in_cache():
+            self.serial_work += n
+            if self.serial_work < PROMOTE_WORK:
+                return False
+        self._promoted = True
+        return True
+
+    def _in_cache(self) -> bool:
+        """The parallel twin has compiled code in this process or in the on-disk cache."""
+        if self.parallel.overloads:
+            return True
+        if not self._cache_checked:
+            self._cache_checked = True
+            cache_file = getattr(self.parallel._cache, "_cache_file", None)
+            index = getattr(cache_file, "_index_path", None)
+            if index is not None and os.path.exists(index):
+                return True
+        return False
 
 
-@numba.njit(inline="always", cache=True)
+
+@njit(inline="always")
 def ix(i):
     """``i`` (>= 0) as an index without NumPy's negative wraparound (see the module notes)."""
     return np.uint64(i)
@@ -56,5 +230,52 @@ def ix(i):
 def dual_kernel(py_func=None, *, threshold: int = PARALLEL_MIN):
     """Decorator: ``@dual_kernel`` on a function written with ``numba.prange``."""
     if py_func is None:
-        return lambda f: DualKernel(f, threshold)
-    return DualKernel(py_func, threshold)
+        return lambda f: TieredKernel(f, threshold)
+    return TieredKernel(py_func, threshold)
+
+
+class CompileTimer:
+    """Seconds spent compiling kernels while a :func:`compile_timer` context is active."""
+
+    def __init__(self):
+        self._numba = numba_event.TimingListener()
+        self.other_seconds = 0.0
+
+    @property
+    def seconds(self) -> float:
+        """Compile seconds so far (outermost Numba compiles, plus CUDA module builds)."""
+        numba_s = self._numba.duration if self._numba.done else 0.0
+        return numba_s + self.other_seconds
+
+
+_timers: list[CompileTimer] = []
+
+
+@contextlib.contextmanager
+def compile_timer() -> Iterator[CompileTimer]:
+    """Context measuring the time spent compiling kernels inside it (wall seconds, in
+    ``.seconds``, readable during and after the context). Nested compiles count once."""
+    timer = CompileTimer()
+    _timers.append(timer)
+    try:
+        with numba_event.install_listener("numba:compile", timer._numba):
+            yield timer
+    finally:
+        _timers.remove(timer)
+
+
+def record_compile(seconds: float) -> None:
+    """Add ``seconds`` of compiling done outside Numba (a CUDA module build) to every active
+    :func:`compile_timer`."""
+    for timer in _timers:
+        timer.other_seconds += seconds
+
+
+@contextlib.contextmanager
+def timed_compile() -> Iterator[None]:
+    """Context timing a compile done outside Numba into the active compile timers."""
+    t = time.perf_counter()
+    try:
+        yield
+    finally:
+        record_compile(time.perf_counter() - t)

@@ -16,6 +16,7 @@ import numpy as np
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+from .jit import njit
 
 __all__ = ["view", "int32_view", "address_of", "prefetch", "prefetch_l2", "prefetch_write"]
 
@@ -63,13 +64,13 @@ prefetch_write = _prefetch_intrinsic(
        "comes in owned, so the store does not wait for it again).")
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def view(address, n, like):
     """Array of ``n`` items of ``like.dtype`` at ``address`` (``like`` only carries the dtype)."""
     return numba.carray(_as_voidptr(address), (n,), like.dtype)
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def int32_view(address, n):
     """Array of ``n`` int32 at ``address``: a vertex's destination list."""
     return numba.carray(_as_voidptr(address), (n,), np.int32)

@@ -7,15 +7,14 @@
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from .jit import ix
+from .jit import ix, njit
 
 __all__ = ["lower_bound", "array_holding", "array_directory", "array_in_directory"]
 
 
-@numba.njit(cache=True)
+@njit
 def lower_bound(a, lo, hi, x):
     """First index ``i`` in ``[lo, hi)`` with ``a[i] >= x`` (``hi`` if none); ``a`` ascending."""
     while lo < hi:
@@ -27,7 +26,7 @@ def lower_bound(a, lo, hi, x):
     return lo
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def array_holding(bases, address):
     """Index of the block array holding ``address``: the last of ``bases`` (int64 (A,), A >= 1,
     ascending) that is <= ``address`` (branch-free halving steps)."""
@@ -49,7 +48,7 @@ def array_holding(bases, address):
 DIRECTORY_BITS = 14
 
 
-@numba.njit(cache=True)
+@njit
 def array_directory(bases):
     """The directory of ``bases`` (int64 (A,), ascending) for :func:`array_in_directory`:
     int32 (G + 2,); entry 0 is the granule's log2 size, entry ``1 + g`` the index of the last
@@ -78,7 +77,7 @@ def array_directory(bases):
     return out
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def array_in_directory(directory, bases, address):
     """:func:`array_holding` through ``directory = array_directory(bases)``: the index of the
     last of ``bases`` that is <= ``address`` (0 for an address below them all)."""

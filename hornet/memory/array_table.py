@@ -16,11 +16,11 @@ reference count, cold after a batch's kernels, which would be most of an edit's 
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
+from ..core.jit import njit
 
 
-@numba.njit(cache=True)
+@njit
 def _edit_rows(rows, gone, added):
     """``rows`` (A, W) ascending by column 0, without the rows whose column 0 is in ``gone``
     (ascending, each present) and with ``added`` (K, W, any order) inserted: a new (A - G +

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numba
 import numpy as np
 
-from ..core.jit import dual_kernel
+from ..core.jit import dual_kernel, njit
 from ..core.search import array_directory
 from . import bit_tree
 
@@ -96,7 +96,7 @@ def _cpu_release_pointers(forest, bases, shifts, pointers):
     return counts
 
 
-@numba.njit(cache=True)
+@njit
 def _cpu_place_by_class_serial(classes, class_start, pool):
     """``out[i] = pool[class_start[classes[i]] + (earlier entries of the same class)]``."""
     next_slot = class_start.copy()

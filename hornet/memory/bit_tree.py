@@ -20,7 +20,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from ..core.jit import ix
+from ..core.jit import ix, njit
 from ..core.pointers import view
 from ..core.search import array_in_directory
 
@@ -58,7 +58,7 @@ def _popcount(typingctx, x):
     return sig, codegen
 
 
-@numba.njit(cache=True)
+@njit
 def tree_offsets(num_blocks):
     """Start of every level in the flat word array, plus the total length at the end
     (int64; compiled, for callers that build trees inside a kernel)."""
@@ -89,7 +89,7 @@ def new_tree(num_blocks: int) -> tuple[np.ndarray, np.ndarray]:
     return words, offsets
 
 
-@numba.njit(cache=True)
+@njit
 def _fill_free(words, offsets, num_blocks):
     n = num_blocks
     for level in range(offsets.shape[0] - 1):
@@ -104,7 +104,7 @@ def _fill_free(words, offsets, num_blocks):
         n = full
 
 
-@numba.njit(cache=True)
+@njit
 def _clear_up(words, offsets, level, index):
     """Word ``index`` of ``level`` became 0: clear its bit in the ancestors that empty too."""
     while level + 1 < offsets.shape[0] - 1:
@@ -117,7 +117,7 @@ def _clear_up(words, offsets, level, index):
         index = parent
 
 
-@numba.njit(cache=True)
+@njit
 def take_free(words, offsets, count, out, out_start):
     """Mark up to ``count`` free blocks used, lowest index first; write them to ``out[out_start:]``.
 
@@ -150,7 +150,7 @@ def take_free(words, offsets, count, out, out_start):
     return taken
 
 
-@numba.njit(cache=True)
+@njit
 def give_back(words, offsets, blocks):
     """Mark ``blocks`` free again (each must be in use) and set their ancestors' bits."""
     levels = offsets.shape[0] - 1
@@ -200,7 +200,7 @@ def forest_table(trees, address) -> tuple[np.ndarray, np.ndarray]:
 _ROWS: dict = {}   # id(words) -> (weak reference to words, [address, padded level offsets])
 
 
-@numba.njit(cache=True)
+@njit
 def release_forest(word_addrs, table, bases, directory, shifts, pointers, counts):
     """Give back the blocks at ``pointers`` (int64 addresses; 0 = none, skipped) in trees described by
     :func:`forest_table`, whose block arrays start at ``bases`` (int64 (A,), ascending;
@@ -229,7 +229,7 @@ def release_forest(word_addrs, table, bases, directory, shifts, pointers, counts
             b >>= 6
 
 
-@numba.njit(cache=True)
+@njit
 def count_free(words, offsets):
     total = 0
     for w in range(offsets[0], offsets[1]):
@@ -237,7 +237,7 @@ def count_free(words, offsets):
     return total
 
 
-@numba.njit(cache=True)
+@njit
 def used_blocks(words, offsets, num_blocks):
     """Indices of blocks in use (leaf bit 0), ascending."""
     out = np.empty(num_blocks - count_free(words, offsets), dtype=np.int64)
@@ -249,7 +249,7 @@ def used_blocks(words, offsets, num_blocks):
     return out
 
 
-@numba.njit(cache=True)
+@njit
 def is_free(words, offsets, blocks):
     """Per block: True where its leaf bit says free."""
     out = np.empty(blocks.shape[0], dtype=np.bool_)
@@ -259,7 +259,7 @@ def is_free(words, offsets, blocks):
     return out
 
 
-@numba.njit(cache=True)
+@njit
 def find_inconsistency(words, offsets, num_blocks):
     """-1 if the tree is consistent, else the flat index of the first word that is wrong.
 
@@ -290,7 +290,7 @@ def find_inconsistency(words, offsets, num_blocks):
     return -1
 
 
-@numba.njit(cache=True)
+@njit
 def _take_request(word_addr, row, count, out, at, base, shift):
     """One request of :func:`take_forest_rows` (a compiled call of its own: the parallel loop
     then holds no global array, which would keep it out of Numba's cache). Returns how many
@@ -305,7 +305,7 @@ def _take_request(word_addr, row, count, out, at, base, shift):
     return got
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def take_forest_rows(word_addrs, table, counts, bases, shifts, threads):
     """Several :func:`take_free` requests in one call: request ``r`` takes the ``counts[r]``
     lowest free blocks of the tree at ``word_addrs[r]`` (level offsets ``table[r]``, padded as

@@ -1,13 +1,13 @@
 """A block array: ``num_blocks`` blocks of ``2**size_class`` edge slots, one column per field."""
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from .bit_tree import FOREST_LEVELS, _fill_free, tree_offsets
+from ..core.jit import njit
 
 
-@numba.njit(cache=True)
+@njit
 def _cpu_storage(size_class, num_blocks, num_fields):
     """A CPU block array's destination column (int32, zeros), its bit tree with every block
     free (words uint64, level offsets int64, as :func:`hornet.memory.bit_tree.new_tree`

@@ -20,7 +20,7 @@ from operator import attrgetter
 import numba
 import numpy as np
 
-from ..core.jit import ix
+from ..core.jit import ix, njit
 from .array_table import ArrayTable
 from .backend import memory_backend
 from .bit_tree import FOREST_LEVELS, take_forest_rows
@@ -577,7 +577,7 @@ def _sparsest_arrays(pool: list) -> list:
     return chosen
 
 
-@numba.njit(cache=True)
+@njit
 def _lookup_columns(rows, nf):
     """The columns of the lookup rows ``rows`` (A, W; see BlockArray.lookup_row), each
     contiguous: bases (A,), size classes (A,), field bases (A, nf), bit-tree word addresses
@@ -619,7 +619,7 @@ def _cpu_take(plans, num_fields: int) -> np.ndarray:
 PLACE_CHUNKS = 16
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _cpu_class_counts(classes):
     """How many entries of each size class (int64 (64,)); negative classes are not counted."""
     n = classes.shape[0]
@@ -636,7 +636,7 @@ def _cpu_class_counts(classes):
     return out
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _cpu_place_by_class(classes, per_class, pool):
     """:func:`place_by_class` in parallel pieces: entry i gets the next block of its class in
     ``pool`` (classes one after the other, ascending; ``per_class``: their counts), entries

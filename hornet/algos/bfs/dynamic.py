@@ -44,11 +44,11 @@ trips, preallocated lists, long adjacency lists split over the whole device.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from hornet.change import EdgeChange
 from hornet.core.pointers import int32_view, prefetch, prefetch_write
+from ...core.jit import njit
 
 __all__ = ["DynamicBFS"]
 
@@ -62,7 +62,7 @@ _FLAG_MARKED = 2       # marked in step 2 (level reset, old level in ``old``)
 _FLAG_ORPHAN = 3       # level unchanged, parent no longer valid
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _edge(src, dst, k, undirected):
     """The k-th directed pair of a change (undirected: each edge both ways)."""
     if undirected:
@@ -73,7 +73,7 @@ def _edge(src, dst, k, undirected):
     return src[k], dst[k]
 
 
-@numba.njit(cache=True)
+@njit
 def _order_by(keys, n):
     """Indices sorting ``keys[:n]`` (small non-negative ints: levels) ascending: a counting
     sort when their range is small (the usual case), else NumPy's quicksort."""
@@ -103,7 +103,7 @@ def _order_by(keys, n):
     return order
 
 
-@numba.njit(cache=True)
+@njit
 def _initial_counts(deg, ptr, rec, n):
     """rec[v, COUNT] = in-neighbours on level[v] - 1, from the out-lists (one pass;
     construction only)."""
@@ -121,7 +121,7 @@ def _initial_counts(deg, ptr, rec, n):
                 rec[x, COUNT] += 1
 
 
-@numba.njit(cache=True)
+@njit
 def _update(deg, ptr, ideg, iptr, undirected, del_src, del_dst, ins_src, ins_dst,
             rec, parent, want_parent, lists, stats):
     """One batch (steps 1-5 of the module docstring).

@@ -24,6 +24,7 @@ from hornet.core.chunking import threads_for
 from hornet.core.pointers import int32_view
 from hornet.core.search import lower_bound
 from ..views import as_adjacency, sized
+from ...core.jit import njit
 
 __all__ = ["bfs"]
 
@@ -31,7 +32,7 @@ ALPHA = 15     # top-down -> bottom-up when frontier edges > unexplored edges / 
 BETA = 18      # bottom-up -> top-down when frontier vertices < V / BETA
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _frontier_prefix(deg, frontier, nf, fprefix):
     for i in prange(nf):
         fprefix[i + 1] = deg[frontier[i]]
@@ -40,7 +41,7 @@ def _frontier_prefix(deg, frontier, nf, fprefix):
         fprefix[i + 1] += fprefix[i]
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _top_down(deg, ptr, frontier, nf, fprefix, nchunks, level, parent, want_parent, nxt_level,
               buf, ccount):
     total = fprefix[nf]
@@ -71,7 +72,7 @@ def _top_down(deg, ptr, frontier, nf, fprefix, nchunks, level, parent, want_pare
         ccount[c] = cnt
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _gather_chunks(buf, los, ccount, coff, out, ideg):
     """Concatenate the chunks' vertices (chunk c: ``buf[los[c]:los[c] + ccount[c]]``) into
     ``out``; return the sum of their in-degrees."""
@@ -88,7 +89,7 @@ def _gather_chunks(buf, los, ccount, coff, out, ideg):
     return dsum.sum()
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _bottom_up(ideg, iptr, level, parent, want_parent, cur, nchunks, buf, ccount, vdeg):
     """Every unvisited vertex looks for an in-neighbour at level ``cur``; chunk c (a range of
     vertex ids) writes the vertices it found to ``buf[lo_c:]``."""

@@ -26,11 +26,11 @@ slots from a per-vertex row of slots kept during the update (:func:`_row_slots`)
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import prange
 
 from hornet.core.atomics import atomic_add
+from hornet.core.jit import njit
 from hornet.core.pointers import int32_view
 
 from ..batch_adjacency import vertex_slot
@@ -43,18 +43,18 @@ _LOW = np.int64(0xFFFFFFFF)
 # Small helpers
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _slot(keys, shift, u, w):
     return table_find(keys, shift, edge_key(u, w))
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _ends(keys, s):
     k = keys[s]
     return np.int32(k >> 32), np.int32(k & _LOW)
 
 
-@numba.njit(cache=True)
+@njit
 def _intersect(A, da, B, db, out):
     """Common values of the sorted ``A[:da]`` and ``B[:db]`` into ``out``; returns how many.
 
@@ -101,7 +101,7 @@ def _intersect(A, da, B, db, out):
     return n
 
 
-@numba.njit(cache=True)
+@njit
 def _row(deg, ptr, u):
     d = deg[u] if u < deg.shape[0] else 0
     if d == 0:
@@ -109,7 +109,7 @@ def _row(deg, ptr, u):
     return int32_view(ptr[u], d), d
 
 
-@numba.njit(cache=True)
+@njit
 def _common_now(deg, ptr, u, v, buf):
     """N(u) ∩ N(v) in the current graph; returns (buffer, count) (buffer grown as needed)."""
     A, da = _row(deg, ptr, u)
@@ -120,7 +120,7 @@ def _common_now(deg, ptr, u, v, buf):
     return buf, _intersect(A, da, B, db, buf)
 
 
-@numba.njit(cache=True)
+@njit
 def _merge_rows(A, da, B, db):
     """Sorted union of two disjoint sorted lists (the neighbours before a deletion)."""
     out = np.empty(da + db, np.int32)
@@ -138,7 +138,7 @@ def _merge_rows(A, da, B, db):
     return out
 
 
-@numba.njit(cache=True)
+@njit
 def _batch_row(vertices, offsets, neighbours, x):
     """Vertex ``x``'s neighbours in the batch adjacency (a view) and their count."""
     k = vertex_slot(vertices, x)
@@ -151,7 +151,7 @@ def _batch_row(vertices, offsets, neighbours, x):
 # Support updates
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def insertion_supports(bu, bv, bslot, deg, ptr, keys, shift, batch_stamp, stamp, support):
     """Add the triangles the inserted edges (already in the graph and the table) closed.
 
@@ -188,7 +188,7 @@ def insertion_supports(bu, bv, bslot, deg, ptr, keys, shift, batch_stamp, stamp,
     return found.sum()
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def deletion_supports(du, dv, dslot, deg, ptr, dvert, doff, dnbr, keys, shift, batch_stamp,
                       stamp, truss, support, rec_slot, rec_level, nrec):
     """Subtract the triangles the deleted edges took with them; record who lost what.
@@ -251,7 +251,7 @@ def deletion_supports(du, dv, dslot, deg, ptr, dvert, doff, dnbr, keys, shift, b
 # The local h-index iteration (shared by deletions and insertions)
 
 
-@numba.njit(cache=True)
+@njit
 def _grow(a, n):
     if n <= a.shape[0]:
         return a
@@ -260,7 +260,7 @@ def _grow(a, n):
     return b
 
 
-@numba.njit(cache=True)
+@njit
 def _intersect_at(A, da, B, db, pa, pb):
     """Positions of the common values of the sorted ``A[:da]`` and ``B[:db]``: into
     ``pa`` / ``pb`` (room for min(da, db)); returns how many. Merges lists of similar
@@ -310,7 +310,7 @@ def _intersect_at(A, da, B, db, pa, pb):
     return n
 
 
-@numba.njit(cache=True)
+@njit
 def _row_slots(x, row, deg, keys, shift, rows, row_at, row_used, stamp):
     """Where the slots of vertex x's edges, aligned with its adjacency ``row``, start in
     ``rows`` (-1: not kept). A vertex's slots are kept from its second use in an update
@@ -336,14 +336,14 @@ def _row_slots(x, row, deg, keys, shift, rows, row_at, row_used, stamp):
     return rows, at
 
 
-@numba.njit(cache=True)
+@njit
 def _new_rows():
     rows = np.empty(1024, np.int64)
     rows[0] = 1
     return rows
 
 
-@numba.njit(cache=True)
+@njit
 def _triangles(x, keys, shift, deg, ptr, rows, row_at, row_used, stamp, pa, pb, tp, tq):
     """The triangles of edge x in the current graph: the slots of their two other edges into
     ``tp[:n]`` (the edge at x's first endpoint) and ``tq[:n]``. Returns
@@ -369,14 +369,14 @@ def _triangles(x, keys, shift, deg, ptr, rows, row_at, row_used, stamp, pa, pb, 
     return rows, pa, pb, tp, tq, c
 
 
-@numba.njit(cache=True)
+@njit
 def _push(queue, n, x):
     queue = _grow(queue, n + 1)
     queue[n] = x
     return queue, n + 1
 
 
-@numba.njit(cache=True)
+@njit
 def _note_change(x, old, stamp, changed, ch_slot, ch_old, nch):
     """Remember edge x's value before the update the first time it changes."""
     if changed[x] != stamp:
@@ -389,7 +389,7 @@ def _note_change(x, old, stamp, changed, ch_slot, ch_old, nch):
     return ch_slot, ch_old, nch
 
 
-@numba.njit(cache=True)
+@njit
 def _descend(queue, nq, stamp, push_unknown, keys, shift, deg, ptr, truss, cnt, counted,
              queued, seen, changed, ch_slot, ch_old, nch, work, limit, rows, row_at, row_used,
              kept, loff, lp, lq, lfloor):
@@ -495,7 +495,7 @@ def _descend(queue, nq, stamp, push_unknown, keys, shift, deg, ptr, truss, cnt, 
     return ch_slot, ch_old, nch, touched, False
 
 
-@numba.njit(cache=True)
+@njit
 def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, cnt,
                          counted, queued, seen, changed, row_at, row_used, limit):
     """New truss numbers after a deletion batch (``truss`` updated in place).
@@ -532,7 +532,7 @@ def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, cloc
     return ch_slot[:nch], ch_old[:nch], touched, work[0], aborted
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _bound(e, truss, support, batch_stamp, bstamp):
     """Upper bound of edge e's truss number after the insertion (e not visited): an
     inserted edge (``batch_stamp == bstamp``) has support + 2, any other can rise by one."""
@@ -541,7 +541,7 @@ def _bound(e, truss, support, batch_stamp, bstamp):
     return min(truss[e] + 1, support[e] + 2)
 
 
-@numba.njit(cache=True)
+@njit
 def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr, truss, support,
                           clock, cnt, counted, queued, seen, walked, owner, changed, kept,
                           row_at, row_used, limit):
@@ -699,7 +699,7 @@ def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr,
 # Insertion batches whose walks meet: level by level
 
 
-@numba.njit(cache=True)
+@njit
 def _level_triangles(x, keys, shift, deg, ptr, truss, floor, buf, tp, tq, work):
     """Triangles of x whose other two edges have truss >= floor: their slots into ``tp``,
     ``tq`` (grown as needed). Returns (buffer, tp, tq, count); ``work[0]`` grows by the
@@ -722,7 +722,7 @@ def _level_triangles(x, keys, shift, deg, ptr, truss, floor, buf, tp, tq, work):
     return buf, tp, tq, a
 
 
-@numba.njit(cache=True)
+@njit
 def _peel_one_level(nc, cand, toff, tp, tq, truss, member, stamp, loc, L):
     """Peel the candidates at threshold L - 2: a triangle (from the stored lists) lives
     while each other edge is a live candidate or has truss >= L. Returns alive flags."""
@@ -777,7 +777,7 @@ def _peel_one_level(nc, cand, toff, tp, tq, truss, member, stamp, loc, L):
     return alive
 
 
-@numba.njit(cache=True)
+@njit
 def insertion_levels(new_slots, keys, shift, deg, ptr, truss, support, clock, member, reject,
                      loc, limit):
     """Raise truss numbers after an insertion batch, one level at a time.

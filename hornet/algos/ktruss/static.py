@@ -67,6 +67,7 @@ from hornet.core.search import lower_bound
 from ..triangles.static import (EID_LOOKUP, EID_PROP, POS_MARKS_BYTES, EdgeIndex, count_oriented,
                                 lookup_eid, map_entries_to_index, orient)
 from ..views import as_adjacency, edge_list, entry_offsets, on_gpu, sized, symmetrized
+from ...core.jit import njit
 
 __all__ = ["k_truss", "truss_numbers", "max_truss"]
 
@@ -211,7 +212,7 @@ class _GraphWork:
         self.g.delete_edges(self.src[rem], self.dst[rem])
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _alive_degrees(deg, ptr, eid_ptr, state, cnt):
     like = np.empty(0, np.int64)
     for u in prange(deg.shape[0]):
@@ -226,7 +227,7 @@ def _alive_degrees(deg, ptr, eid_ptr, state, cnt):
         cnt[u] = c
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _compact_alive(deg, ptr, eid_ptr, state, indptr, ind, eid):
     like = np.empty(0, np.int64)
     for u in prange(deg.shape[0]):
@@ -248,7 +249,7 @@ def _compact_alive(deg, ptr, eid_ptr, state, indptr, ind, eid):
 # Kernels
 
 
-@numba.njit(cache=True)
+@njit
 def _next_common(A, pa, a_hi, B, pb, b_hi, skew):
     """Positions of the next common value of sorted A[pa:a_hi], B[pb:b_hi] (or a_hi, b_hi)."""
     while pa < a_hi and pb < b_hi:
@@ -263,14 +264,14 @@ def _next_common(A, pa, a_hi, B, pb, b_hi, skew):
     return a_hi, b_hi
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _eid_at(u, j, w, eids, mode, deg0, ptr0, off0, eeid0):
     if mode == EID_PROP:
         return eids[j]
     return lookup_eid(u, w, deg0, ptr0, off0, eeid0)
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _decrement(sup, e, thr, out, counter):
     old = atomic_add(sup, e, -1)
     if old == thr:                 # crossed below k - 2: peel next round (seen by one thread)
@@ -278,7 +279,7 @@ def _decrement(sup, e, thr, out, counter):
         out[p] = e
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _triangle_lost(e, e1, e2, state):
     """Removed edge ``e`` met the triangle {e, e1, e2}: which of e1, e2 lose it (once)."""
     s1 = state[e1]
@@ -294,7 +295,7 @@ def _triangle_lost(e, e1, e2, state):
     return False, False                          # triple deletion: nothing survives
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _delta_update(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state,
                   heads, tails, eids, pstart, marks, pos_marks, sup, thr, out, counter):
     """Subtract the triangles destroyed by removing this round's edges (state GOING).
@@ -389,7 +390,7 @@ def _delta_update(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state,
 PIECE = 256
 
 
-@numba.njit(cache=True)
+@njit
 def _pieces(heads, piece):
     """Start of every run of equal ``heads``, runs cut every ``piece`` items (+ the end)."""
     n = heads.shape[0]
@@ -406,7 +407,7 @@ def _pieces(heads, piece):
     return out[: k + 1]
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _scan(alive, state, sup, thr, nchunks, out_alive, out_rem):
     """Compact ``alive`` to the edges still ALIVE and pick this round's removals.
 

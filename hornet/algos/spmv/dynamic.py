@@ -51,13 +51,13 @@ from __future__ import annotations
 
 import os
 
-import numba
 import numpy as np
 from numba import prange
 
 from hornet.core.atomics import atomic_add
 from hornet.core.chunking import threads_for
 from hornet.core.pointers import int32_view, view as ptr_view
+from ...core.jit import njit
 
 
 __all__ = ["DynamicSpMV"]
@@ -85,7 +85,7 @@ def _names():
 # CPU kernels
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _resum_rows(rows, deg, ptr, wptr, wlike, weighted, x, y):
     """y[r] = the static pull loop over row r, for every r in ``rows`` (wptr: per row i)."""
     for i in prange(rows.shape[0]):
@@ -104,7 +104,7 @@ def _resum_rows(rows, deg, ptr, wptr, wlike, weighted, x, y):
         y[r] = acc
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _delta_change(src, dst, w_new, w_old, weighted, has_old, sign, both, transpose, x, y):
     """y[r] += sign * (w_new x[c] - w_old x[c]) for every changed entry (r, c) of A (see
     dsp_delta_change in spmv/dynamic.cu)."""
@@ -121,7 +121,7 @@ def _delta_change(src, dst, w_new, w_old, weighted, has_old, sign, both, transpo
             atomic_add(y, rr, sign * d)
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _delta_x(idx, deg, ptr, wptr, wlike, weighted, x_new, x_old, y):
     for k in prange(idx.shape[0]):
         j = idx[k]
@@ -139,7 +139,7 @@ def _delta_x(idx, deg, ptr, wptr, wlike, weighted, x_new, x_old, y):
                 atomic_add(y, row[p], x_new[k] - x_old[k])
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _gather_lists(idx, off, deg, ptr, out):
     for k in prange(idx.shape[0]):
         d = deg[idx[k]]

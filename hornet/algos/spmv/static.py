@@ -27,11 +27,12 @@ from hornet.core.atomics import atomic_add
 from hornet.core.chunking import num_chunks
 from hornet.core.pointers import int32_view, view as ptr_view
 from ..views import as_adjacency, sized, storage_order
+from ...core.jit import njit
 
 __all__ = ["spmv"]
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _spmv_pull(deg, ptr, wptr, wlike, weighted, x, y, ordered, vid, bounds):
     # visited row r is vertex vid[r] (vertex r unless ``ordered``), its list deg[r] entries
     # from ptr[r]; chunk c is rows bounds[c] .. bounds[c + 1] - 1
@@ -52,7 +53,7 @@ def _spmv_pull(deg, ptr, wptr, wlike, weighted, x, y, ordered, vid, bounds):
             y[vid[r] if ordered else r] = acc
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _spmv_push(deg, ptr, wptr, wlike, weighted, x, y, ordered, vid, bounds):
     for c in prange(bounds.shape[0] - 1):
         for r in range(bounds[c], bounds[c + 1]):

@@ -59,6 +59,7 @@ from hornet.core.search import lower_bound
 from ..batch_adjacency import batch_adjacency, has_pair, vertex_range
 from ..edge_table import EdgeTable, edge_key, table_find
 from ..underlying import undirected_change, undirected_copy
+from ...core.jit import njit
 
 __all__ = ["DynamicTriangleCount"]
 
@@ -71,7 +72,7 @@ _KINDS = ("insert", "delete", "update")
 # CPU kernels
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _work(deg, bsrc, bdst, bkeys, deleting, work):
     """Items of batch edge i: its shorter endpoint list (with the batch's list when deleting)."""
     for i in prange(bsrc.shape[0]):
@@ -87,20 +88,20 @@ def _work(deg, bsrc, bdst, bkeys, deleting, work):
         work[i + 1] = min(lu, lv) + 1
 
 
-@numba.njit(cache=True)
+@njit
 def _in_list(row, n, w):
     p = lower_bound(row, 0, n, w)
     return p < n and row[p] == w
 
 
-@numba.njit(cache=True)
+@njit
 def _in_batch_list(bkeys, lo, hi, x, w):
     q = (np.int64(x) << 32) | np.int64(w)
     p = lower_bound(bkeys, lo, hi, q)
     return p < hi and bkeys[p] == q
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _count_batch(deg, ptr, bsrc, bdst, bkeys, deleting, sign, bounds, pv6,
                  tkeys, tshift, tval, track):
     """Weighted triangles of the batch edges (see the module docstring); returns the signed

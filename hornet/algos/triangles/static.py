@@ -44,6 +44,7 @@ from hornet.core.chunking import chunk_bounds, num_chunks
 from hornet.core.pointers import int32_view, view as ptr_view
 from hornet.core.search import lower_bound
 from ..views import as_adjacency, edge_list, entry_offsets, sized, symmetrized
+from ...core.jit import njit
 
 __all__ = ["triangle_count", "triangles_per_vertex", "edge_support", "EdgeIndex"]
 
@@ -113,7 +114,7 @@ class EdgeIndex:
                 self.entry_eid)
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _first_above(deg, ptr, lo):
     for u in prange(deg.shape[0]):
         d = deg[u]
@@ -123,7 +124,7 @@ def _first_above(deg, ptr, lo):
             lo[u] = lower_bound(int32_view(ptr[u], d), 0, d, u + 1)
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _entry_eids(deg, ptr, off, lo, eoff, out):
     for u in prange(deg.shape[0]):
         d = deg[u]
@@ -144,7 +145,7 @@ def _entry_eids(deg, ptr, off, lo, eoff, out):
                 out[base + j] = eoff[w] + p - lo[w]
 
 
-@numba.njit(cache=True)
+@njit
 def lookup_eid(u, w, deg0, ptr0, off0, eeid0):
     """Edge id of (u, w) in an :class:`EdgeIndex` (``-1`` if absent)."""
     d = deg0[u]
@@ -157,7 +158,7 @@ def lookup_eid(u, w, deg0, ptr0, off0, eeid0):
     return eeid0[off0[u] + p]
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _map_entries(deg, ptr, off, deg0, ptr0, off0, eeid0, out):
     """Edge id (in the index) of every stored entry of another view (-1: not an edge)."""
     for u in prange(deg.shape[0]):
@@ -186,14 +187,14 @@ def map_entries_to_index(view: AdjacencyView, index: EdgeIndex) -> np.ndarray:
 # Orientation
 
 
-@numba.njit(cache=True)
+@njit
 def _resolve(u, j, w, eidrow, mode, deg0, ptr0, off0, eeid0):
     if mode == EID_PROP:
         return eidrow[j]
     return lookup_eid(u, w, deg0, ptr0, off0, eeid0)
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _orient_count(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state, use_state, ocnt):
     for u in prange(deg.shape[0]):
         d = deg[u]
@@ -218,7 +219,7 @@ def _orient_count(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state, use_s
         ocnt[u] = c
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _orient_fill(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state, use_state,
                  ooff, oind, oeid):
     for u in prange(deg.shape[0]):
@@ -285,7 +286,7 @@ def orient(view: AdjacencyView, *, eid_mode: int = EID_NONE, eid_ptr=None,
 # Counting
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _vertex_work(ooff, oind, work):
     """Work of vertex u in the marker kernel: 2 d+(u) + sum of d+(v), v in out(u)."""
     for u in prange(ooff.shape[0] - 1):
@@ -296,7 +297,7 @@ def _vertex_work(ooff, oind, work):
         work[u + 1] = w
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _tc_kernel(ooff, oind, oeid, bounds, marks, pos_marks, acc, mode, tri_v, sup):
     """Triangles on the oriented graph; mode 0: count, 1: + per vertex, 2: + per edge.
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ...core.jit import dual_kernel, ix
+from ...core.jit import dual_kernel, ix, njit
 from ...core.pointers import address_of, int32_view, prefetch, prefetch_l2, prefetch_write
 from .lists import (CHUNKS, _count_changed, _count_heads, _field_address, _fill_changed,
                     _fill_heads, LINEAR_SEARCH, _merge_field, _moves_down, _remove_field,
@@ -64,7 +64,7 @@ ROW_WRITE_AHEAD = 32   # remove_fused's distance (its rows are prefetched for wr
 READ, WRITE, SECOND_LEVEL = 0, 1, 2
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _prefetch_row(v, degree, size_class, edge_ptr, hint):
     """Prefetch vertex ``v``'s row of the vertex table: ``hint`` READ (into every cache
     level), WRITE (``prefetchw``) or SECOND_LEVEL (``prefetcht1``: no first-level fill buffer
@@ -87,7 +87,7 @@ def _prefetch_row(v, degree, size_class, edge_ptr, hint):
         prefetch(c)
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _plan_row(k, sources, seg_start, degree, size_class, edge_ptr, old_deg, old_ptr,
               new_class):
     """What a plan reads of segment ``k`` (its first entry, length, and its vertex's degree,
@@ -226,7 +226,7 @@ PREFETCH_LINES = 16   # cache lines that merge_insert prefetches per list, from 
 WRITE_LINES = 8       # the same for remove_fused, which prefetches for writing
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _prefetch_lines(lo, hi, hint):
     """Prefetch the cache lines of the byte range [lo, hi), the last few at most: with
     ``hint`` SECOND_LEVEL the last PREFETCH_LINES into the second-level cache (merge_insert
@@ -243,7 +243,7 @@ def _prefetch_lines(lo, hi, hint):
         a += 64
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst, pos, nv, hint):
     """Prefetch the lines of segment ``q``'s list that a fused pass rewrites (``hint`` as
     :func:`_prefetch_lines` takes it): from where its first entry lands or sits (a guess for
@@ -299,7 +299,7 @@ class EdgeFields:
         return self.bases, self.field_bases, self.sizes, self.columns
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _place_next(q, new_class, at, pool, target):
     """Hand segment ``q`` the next pool block of its class (``at``: the chunk's cursor per
     class) when it moves."""

@@ -22,7 +22,7 @@ from numba.cpython.unsafe.numbers import leading_zeros
 from numba.extending import intrinsic
 import numpy as np
 
-from ...core.jit import dual_kernel, ix
+from ...core.jit import dual_kernel, ix, njit
 from ...core.pointers import int32_view, view
 from ...core.search import array_holding, lower_bound
 
@@ -76,7 +76,7 @@ def _fill_heads(src, found, sources, seg_start):
             j += src[ix(i)] != src[ix(i - 1)]
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _smallest_class(d, min_class):
     """The smallest size class (at least ``min_class``) whose blocks hold ``d`` edges:
     max(ceil(log2 d), min_class), from a leading-zero count (no loop whose exit depends on
@@ -84,7 +84,7 @@ def _smallest_class(d, min_class):
     return max(np.int64(64 - leading_zeros(np.uint64(max(d, 1) - 1))), np.int64(min_class))
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _moves_down(d, cls, min_class):
     """A list of ``d > 0`` edges in a block of class ``cls`` moves to a smaller one: it fills
     less than a quarter of its block and a smaller class holds it."""
@@ -108,7 +108,7 @@ def _move_bytes(typingctx, dst, src, nbytes):
 SHORT_RUN = 8   # items a list rewrite copies one by one; longer runs go through memmove
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _move_items(dst, src, n, like):
     """Move ``n`` items of ``like``'s dtype from address ``src`` to ``dst`` (may overlap)."""
     if n <= SHORT_RUN:
@@ -171,7 +171,7 @@ def list_violations(edge_ptr, degree, num_vertices, out):
 LINEAR_SEARCH = 32
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _lower_bound(lst, d, x, floor, nv):
     """First index i >= ``floor`` of the sorted list ``lst[:d]`` with ``lst[i] >= x``
     (``lst[:floor] < x`` is known). Short lists: a branch-free count; long ones: interpolation
@@ -203,7 +203,7 @@ def _lower_bound(lst, d, x, floor, nv):
     return lower_bound(lst, lo, hi, x)
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _search_segment(lst, d, dst, b, c, nv, pos):
     """Positions (as :func:`find_positions` writes them) of ``dst[b:b + c]`` (ascending) in
     ``lst[:d]``, into ``pos[b:b + c]``; returns how many are absent."""
@@ -226,10 +226,32 @@ _U8, _U16, _U32, _U64 = (np.empty(0, dtype=t) for t in (np.uint8, np.uint16, np.
                                                          np.uint64))
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _move_field(dst, src, n, size):
     """Move ``n`` items of ``size`` bytes (an edge field's itemsize) from address ``src`` to
-    ``dst`` (the ranges may overlap)."""
+    ``dst`` (the ranges may overlap). One item (an inserted or removed edge's value) is
+    copied in line; runs go through :func:`_move_run`."""
+    if n == 1:
+        if size == 4:
+            view(dst, 1, _U32)[0] = view(src, 1, _U32)[0]
+        elif size == 8:
+            view(dst, 1, _U64)[0] = view(src, 1, _U64)[0]
+        elif size == 2:
+            view(dst, 1, _U16)[0] = view(src, 1, _U16)[0]
+        elif size == 1:
+            view(dst, 1, _U8)[0] = view(src, 1, _U8)[0]
+        else:
+            _move_bytes(dst, src, size)
+    else:
+        _move_run(dst, src, n, size)
+
+
+# A called function, not inlined in Numba's IR: the list-rewriting kernels move runs at up to
+# a dozen places, each for four item sizes, and inlining every copy multiplied their compile
+# time (LLVM may still inline the call).
+@njit
+def _move_run(dst, src, n, size):
+    """:func:`_move_field` for any ``n`` (>= 0)."""
     if size == 4:
         _move_items(dst, src, n, _U32)
     elif size == 8:
@@ -242,7 +264,7 @@ def _move_field(dst, src, n, size):
         _move_bytes(dst, src, n * size)
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _field_address(ptr, f, bases, field_bases, sizes):
     """Address in edge field ``f`` of the slot whose destination address is ``ptr`` (field 0,
     or ``ptr`` 0 = no block: ``ptr`` itself). ``bases`` int64 (A,), ascending, and
@@ -254,7 +276,7 @@ def _field_address(ptr, f, bases, field_bases, sizes):
     return field_bases[a, f] + ((ptr - bases[a]) >> 2) * sizes[f]
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _merge_field(src_f, dst_f, d0, m, pos, b, c, size, values_f, index, by_index, out_f, res):
     """Merge a segment's absent entries into one edge field of its list: the ``d0`` old items
     at address ``src_f`` and the ``m`` entries of ``b:b + c`` whose ``pos`` is ``-1 - at``
@@ -282,7 +304,7 @@ def _merge_field(src_f, dst_f, d0, m, pos, b, c, size, values_f, index, by_index
         _move_field(dst_f, src_f, i, size)
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _remove_field(src_f, dst_f, d0, d1, pos, b, c, first, size, out_f, res, by_res):
     """Remove a segment's present entries from one edge field of its list: the ``d0`` old
     items at ``src_f`` lose those at the positions ``pos[b + j] >= 0`` (ascending; entry
@@ -313,7 +335,7 @@ def _remove_field(src_f, dst_f, d0, d1, pos, b, c, first, size, out_f, res, by_r
             w += hi - lo
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _changed(pos, src, dst, i, directed, present, every):
     """Entry i was changed: present before the batch (deleting) or absent (inserting), or
     ``every`` entry; undirected batches count each pair once (src < dst)."""

@@ -25,10 +25,9 @@ by ``memmove`` whatever its length (the GPU path copies long ones in pieces).
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from ...core.jit import ix
+from ...core.jit import ix, njit
 from ...core.pointers import address_of, int32_view
 from ...core.search import lower_bound
 from ..small_layout import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID, H_MOVES,
@@ -53,7 +52,7 @@ SPILL = 12
 WORK_ROWS = 13
 
 
-@numba.njit(cache=True)
+@njit
 def _prepare(s, d, mirror, mode, degree, size_class, edge_ptr, table_len, min_class, header,
              ent_src, ent_dst, work, rows):
     _prepare_rows(s, d, mirror, mode, degree, size_class, edge_ptr, table_len, min_class,
@@ -63,7 +62,7 @@ def _prepare(s, d, mirror, mode, degree, size_class, edge_ptr, table_len, min_cl
                   work[SEG_GIVE], rows)
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _prepare_rows(s, d, mirror, mode, degree, size_class, edge_ptr, table_len, min_class,
                   header, ent_src, ent_dst, ent_pair, ent_pos, ent_res, seg_vertex, seg_start,
                   seg_len, seg_old, seg_new, seg_ptr, seg_class, seg_rank, seg_give, rows):
@@ -172,7 +171,7 @@ def _prepare_rows(s, d, mirror, mode, degree, size_class, edge_ptr, table_len, m
     header[H_PIECES] = nseg
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _new_block(sg, seg_class, seg_ptr, seg_rank, rings, state, slots):
     """The segment's block after the batch: its old one, or the next of its new class's ring."""
     to = seg_class[ix(sg)]
@@ -181,7 +180,7 @@ def _new_block(sg, seg_class, seg_ptr, seg_rank, rings, state, slots):
     return rings[ix(to * slots + ((state[ix(to)] + seg_rank[ix(sg)]) & (slots - 1)))]
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _give_back(sg, seg_ptr, seg_give, rings, state, slots, accept, spill, spills):
     """The segment's old block, when it leaves it: onto its class's ring (class accepted) or
     the spill list. Returns the spill list's new length."""
@@ -198,7 +197,7 @@ def _give_back(sg, seg_ptr, seg_give, rings, state, slots, accept, spill, spills
     return spills + 1
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _advance_rings(header, state, accept):
     for k in range(NUM_CLASSES):
         state[k] += header[H_CLASS + k]
@@ -206,7 +205,7 @@ def _advance_rings(header, state, accept):
             state[NUM_CLASSES + k] += header[H_FREED + k]
 
 
-@numba.njit(cache=True)
+@njit
 def _merge(header, ent_dst, work, rings, state, slots, accept, degree, size_class, edge_ptr,
            bases, field_bases, sizes, values, outs):
     _merge_rows(header, ent_dst, work[ENT_PAIR], work[ENT_POS], work[ENT_RES],
@@ -216,7 +215,7 @@ def _merge(header, ent_dst, work, rings, state, slots, accept, degree, size_clas
                 sizes, values, outs)
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _merge_rows(header, ent_dst, ent_pair, ent_pos, ent_res, seg_vertex, seg_start, seg_len,
                 seg_old, seg_new, seg_ptr, seg_class, seg_rank, seg_give, spill, rings, state,
                 slots, accept, degree, size_class, edge_ptr, bases, field_bases, sizes, values,
@@ -244,7 +243,7 @@ def _merge_rows(header, ent_dst, ent_pair, ent_pos, ent_res, seg_vertex, seg_sta
     _advance_rings(header, state, accept)
 
 
-@numba.njit(cache=True)
+@njit
 def _remove(header, work, rings, state, slots, accept, degree, size_class, edge_ptr, bases,
             field_bases, sizes, outs):
     _remove_rows(header, work[ENT_POS], work[ENT_RES], work[SEG_VERTEX], work[SEG_START],
@@ -253,7 +252,7 @@ def _remove(header, work, rings, state, slots, accept, degree, size_class, edge_
                  degree, size_class, edge_ptr, bases, field_bases, sizes, outs)
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _remove_rows(header, ent_pos, ent_res, seg_vertex, seg_start, seg_len, seg_old, seg_new,
                  seg_ptr, seg_class, seg_rank, seg_give, spill, rings, state, slots, accept,
                  degree, size_class, edge_ptr, bases, field_bases, sizes, outs):

@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 from .. import validate
-from ...core.jit import dual_kernel, ix
+from ...core.jit import dual_kernel, ix, njit
 from .workspace import Workspace, take
 
 
@@ -20,7 +20,7 @@ RADIX_BITS = 11
 SMALL_SORT = 1 << 14
 
 
-@numba.njit(cache=True)
+@njit
 def _radix_argsort(keys, key_bits):
     n = keys.shape[0]
     order = np.arange(n, dtype=np.int64)
@@ -91,7 +91,7 @@ def pack_pairs(s, d, bits, index_bits, mirror):
     return out
 
 
-@numba.njit(cache=True)
+@njit
 def unpack_unique(keys, bits, index_bits):
     """From sorted packed keys: (entry order int64, src int32, dst int32, self-loop entries),
     keeping the first entry of each (src, dst)."""
@@ -126,7 +126,7 @@ def unpack_unique(keys, bits, index_bits):
     return order, src, dst, n - end
 
 
-@numba.njit(cache=True)
+@njit
 def unique_sorted_pairs(keys_sorted, order, bits):
     """Like :func:`unpack_unique` for (radix-)sorted plain keys ``src << bits | dst``."""
     n = keys_sorted.shape[0]
@@ -149,7 +149,7 @@ def unique_sorted_pairs(keys_sorted, order, bits):
     return o, src, dst
 
 
-@numba.njit(cache=True)
+@njit
 def _co_rank(k, a, b):
     """Merge path: how many of the first k merged items come from ``a``."""
     lo = max(0, k - b.shape[0])
@@ -211,7 +211,7 @@ PARTITION_MIN = 1 << 15   # entries below which one uint64 sort is as fast
 ROW_SLACK = 0.5           # padded rows while buckets * largest bucket <= (1 + ROW_SLACK) keys
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def partition_pairs(s, d, bits, high_bits, mirror, keys):
     """Split the keys ``src << bits | dst`` of a batch by their ``high_bits`` top bits.
 
@@ -306,7 +306,7 @@ def partition_pairs(s, d, bits, high_bits, mirror, keys):
     return start, total, loops.sum(), width, lo, hi
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def unpack_buckets(keys, start, width, bits, high_bits, sources, seg_start):
     """From buckets of sorted low keys (laid out as :func:`partition_pairs` says for
     ``width``): (src int32, dst int32) of the distinct pairs, ascending, and S, the number of

@@ -1,0 +1,140 @@
+"""hornet.core.jit: the kernel cache folder, the compile notice, the compile timer and the
+tiered parallel kernels (serial twin until a kernel has real work)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hornet.core import jit
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# a module of kernels in its own file (Numba caches only functions backed by a file)
+KERNELS = textwrap.dedent('''
+    import numba
+    import numpy as np
+    from hornet.core.jit import njit, dual_kernel
+
+    @njit
+    def total(a):
+        return a.sum()
+
+    @dual_kernel(threshold=4)
+    def doubled(a, out):
+        for i in numba.prange(a.shape[0]):
+            out[i] = 2 * a[i]
+
+    @njit(parallel=True)
+    def squares(a):
+        out = np.empty_like(a)
+        for i in numba.prange(a.shape[0]):
+            out[i] = a[i] * a[i]
+        return out
+''')
+
+RUN = textwrap.dedent('''
+    import sys, numpy as np
+    sys.path.insert(0, sys.argv[1])
+    from hornet.core import jit
+    import cold_kernels as k
+    with jit.compile_timer() as clock:
+        t = k.total(np.arange(10))
+    print("RESULT", t, clock.seconds > 0, k.total._cache.cache_path)
+''')
+
+
+def _run(tmp_path: Path, env_extra: dict) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "HORNET_CACHE_DIR", "XDG_CACHE_HOME")}
+    env.update(env_extra)
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run([sys.executable, "-c", RUN, str(tmp_path)], capture_output=True,
+                          text=True, env=env, timeout=300, check=True)
+
+
+@pytest.fixture
+def kernel_dir(tmp_path: Path) -> Path:
+    (tmp_path / "cold_kernels.py").write_text(KERNELS)
+    return tmp_path
+
+
+def test_cache_dir_follows_the_environment_without_writing_it(monkeypatch, tmp_path):
+    before = dict(os.environ)
+    monkeypatch.setenv("HORNET_CACHE_DIR", str(tmp_path / "h"))
+    assert jit.cache_dir() == str(tmp_path / "h")
+    monkeypatch.delenv("HORNET_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert jit.cache_dir() == str(tmp_path / "x" / "hornet")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert jit.cache_dir() == os.path.join(os.path.expanduser("~"), ".cache", "hornet")
+    monkeypatch.undo()
+    assert dict(os.environ) == before
+
+
+def test_first_process_compiles_and_says_so_the_second_loads(kernel_dir, tmp_path):
+    cache = tmp_path / "cache"
+    first = _run(kernel_dir, {"HORNET_CACHE_DIR": str(cache)})
+    assert "compiling kernels, first run only" in first.stderr
+    assert first.stderr.count("compiling kernels") == 1
+    result = first.stdout.split("RESULT ")[1].split()
+    assert result[0] == "45" and result[1] == "True"
+    assert result[2].startswith(str(cache / "numba"))
+    assert list((cache / "numba").rglob("cold_kernels.total-*.nbi"))
+    second = _run(kernel_dir, {"HORNET_CACHE_DIR": str(cache)})
+    assert "compiling kernels" not in second.stderr
+    assert second.stdout.split("RESULT ")[1].split()[:2] == ["45", "False"]
+
+
+def test_unwritable_cache_folder_falls_back(kernel_dir, tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    # a folder below a regular file can never be created (whoever runs the test)
+    out = _run(kernel_dir, {"HORNET_CACHE_DIR": str(blocker / "cache"),
+                            "XDG_CACHE_HOME": str(blocker / "xdg")})
+    result = out.stdout.split("RESULT ")[1].split()
+    assert result[0] == "45"
+    assert not result[2].startswith(str(blocker))     # numba's next place: beside the source
+
+
+def test_tiered_kernel_runs_serial_until_promoted(kernel_dir, monkeypatch):
+    monkeypatch.syspath_prepend(str(kernel_dir))
+    monkeypatch.setenv("HORNET_CACHE_DIR", str(kernel_dir / "cache"))
+    import importlib
+    k = importlib.import_module("cold_kernels")
+    monkeypatch.setattr(jit, "PROMOTE_WORK", 20)
+    a = np.arange(8, dtype=np.int64)
+    out = np.zeros(8, np.int64)
+    k.doubled(a[:2], out[:2])                      # below the threshold: serial
+    k.doubled(a, out)                              # 8 items of work: still serial
+    assert not k.doubled.parallel.overloads and k.doubled.serial_work == 8
+    np.testing.assert_array_equal(out, 2 * a)
+    k.doubled(a, out)
+    k.doubled(a, out)                              # 24 >= 20: promoted
+    assert k.doubled.parallel.overloads
+    np.testing.assert_array_equal(out, 2 * a)
+    out[:] = 0
+    k.doubled(a[:2], out[:2])                      # small calls stay serial
+    np.testing.assert_array_equal(out[:2], 2 * a[:2])
+    np.testing.assert_array_equal(k.squares(a), a * a)
+    assert not k.squares.parallel.overloads        # plain parallel kernels tier up too
+    monkeypatch.setattr(jit, "parallel_policy", "always")
+    b = np.arange(3.0)
+    np.testing.assert_array_equal(k.squares(b), b * b)
+    assert k.squares.parallel.overloads
+
+
+def test_compile_timer_counts_outside_builds_once():
+    with jit.compile_timer() as outer:
+        with jit.compile_timer() as inner:
+            jit.record_compile(0.25)
+        jit.record_compile(0.5)
+    assert inner.seconds == pytest.approx(0.25)
+    assert outer.seconds == pytest.approx(0.75)
+    jit.record_compile(1.0)                        # no timer active: nowhere to go
+    assert outer.seconds == pytest.approx(0.75)
