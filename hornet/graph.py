@@ -29,6 +29,7 @@ from .batch import pipeline
 from .change import EdgeChange, host_copy
 from .batch.planned import planned_pairs, planned_update
 from .batch.small_path import MODE_DELETE, MODE_INSERT, small_pairs, small_update
+from .batch.invariants import check_invariants
 from .batch.validate import BatchError, MAX_VERTEX_ID, edge_batch, id_array, property_values
 from .core.device import backend_available, gpu_unavailable_reason
 from . import id_mapping
@@ -947,50 +948,7 @@ class Graph:
         manager (bit trees, one owner per block, counts), sorted duplicate-free in-range lists,
         edge count, and for undirected graphs symmetry and no self-loops.
         """
-        xp, n = self._xp, self._n
-        deg = host_copy(self._degree[:n]).astype(np.int64)
-        cls = host_copy(self._size_class[:n]).astype(np.int64)
-        if bool((self._degree[n:] != 0).any()) or bool((self._size_class[n:] != -1).any()):
-            raise InvariantError("vertex table rows past num_vertices are not empty")
-        if (deg < 0).any():
-            raise InvariantError(f"negative degree at vertex {int(np.argmax(deg < 0))}")
-        owns = cls >= 0
-        if (owns != (deg > 0)).any():
-            v = int(np.flatnonzero(owns != (deg > 0))[0])
-            raise InvariantError(f"vertex {v}: degree {deg[v]} but size class {cls[v]} "
-                                 "(a block must exist exactly when the degree is positive)")
-        capacity = np.where(owns, np.left_shift(1, np.maximum(cls, 0)), 0)
-        if (deg > capacity).any():
-            v = int(np.flatnonzero(deg > capacity)[0])
-            raise InvariantError(f"vertex {v}: degree {deg[v]} exceeds capacity {capacity[v]}")
-        if (cls[owns] < self._mm.min_size_class).any():
-            raise InvariantError("a block smaller than min_block_size")
-        if int(deg.sum()) != self._entries:
-            raise InvariantError(f"degrees sum to {int(deg.sum())}, edge count says "
-                                 f"{self._entries}")
-        owners = np.flatnonzero(owns)
-        self._mm.check(host_copy(self._edge_ptr[:n])[owners], cls[owners])
-        bad = xp.empty(n, dtype=xp.int8)
-        self._K.list_violations(self._edge_ptr[:n], self._degree[:n], n, bad)
-        bad = host_copy(bad)
-        if bad.any():
-            v = int(np.flatnonzero(bad)[0])
-            what = "is not sorted or has a duplicate" if bad[v] == 1 else \
-                "holds a destination outside the id space"
-            raise InvariantError(f"the adjacency list of vertex {v} {what}")
-        if not self.directed and self._entries:
-            _, src, dst, _ = self._coo()
-            if bool((src == dst).any()):
-                raise InvariantError("an undirected graph holds a self-loop")
-            back = host_copy(self._K.find_positions(dst, src, self._degree, self._edge_ptr, n))
-            if (back < 0).any():
-                i = int(np.flatnonzero(back < 0)[0])
-                raise InvariantError(f"edge ({src[i]}, {dst[i]}) is stored without its "
-                                     "reverse")
-        used = sum(c["used_blocks"] for c in self._mm.stats()["size_classes"].values())
-        if used != owners.size:
-            raise InvariantError(f"{used} blocks in use for {owners.size} vertices with edges")
-
+        check_invariants(self)
 
 def _numeric_dtype(dtype, name, edge_on: str | None = None) -> np.dtype:
     """``dtype`` checked for a property (``edge_on``: the device of an edge property)."""
