@@ -107,6 +107,7 @@ def test_tiered_kernel_runs_serial_until_promoted(kernel_dir, monkeypatch):
     monkeypatch.setenv("HORNET_CACHE_DIR", str(kernel_dir / "cache"))
     import importlib
     k = importlib.import_module("cold_kernels")
+    monkeypatch.setattr(jit, "parallel_policy", "tiered")   # the default (bench sets "always")
     monkeypatch.setattr(jit, "PROMOTE_WORK", 20)
     a = np.arange(8, dtype=np.int64)
     out = np.zeros(8, np.int64)
