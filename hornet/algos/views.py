@@ -120,18 +120,7 @@ def storage_order(view: AdjacencyView, *, count_call: str | None = None):
     ``count_call``: the name of a caller that pays for the order only from its second call on
     the same view (the view is replaced by the graph's next update): its first call gets None.
     """
-    order = getattr(view.owner, "vertices_in_storage_order", None)
-    if order is None:
-        return None
-    if count_call is not None:
-        key = ("calls", count_call)
-        calls = view.derived[key] = view.derived.get(key, 0) + 1
-        if calls < 2:
-            return None
-    memo = view.derived.get("storage_order")
-    if memo is None:
-        memo = view.derived["storage_order"] = order()
-    return memo
+    return _memo_from_owner(view, "vertices_in_storage_order", "storage_order", count_call)
 
 
 def storage_ranks(view: AdjacencyView, *, count_call: str | None = None):
@@ -144,17 +133,23 @@ def storage_ranks(view: AdjacencyView, *, count_call: str | None = None):
     the same view (the view is replaced by the graph's next update): its first call gets
     None.
     """
-    ranks = getattr(view.owner, "storage_ranks", None)
-    if ranks is None:
+    return _memo_from_owner(view, "storage_ranks", "storage_ranks", count_call)
+
+
+def _memo_from_owner(view: AdjacencyView, method: str, key: str, count_call: str | None):
+    """``view.owner.<method>()`` memoized in ``view.derived[key]``; None when the owner has
+    no such method, or (with ``count_call``) on that caller's first call on the view."""
+    compute = getattr(view.owner, method, None)
+    if compute is None:
         return None
     if count_call is not None:
-        key = ("calls", count_call)
-        calls = view.derived[key] = view.derived.get(key, 0) + 1
+        calls_key = ("calls", count_call)
+        calls = view.derived[calls_key] = view.derived.get(calls_key, 0) + 1
         if calls < 2:
             return None
-    memo = view.derived.get("storage_ranks")
+    memo = view.derived.get(key)
     if memo is None:
-        memo = view.derived["storage_ranks"] = ranks()
+        memo = view.derived[key] = compute()
     return memo
 
 
