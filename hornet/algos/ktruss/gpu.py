@@ -37,7 +37,7 @@ PEEL_STATS: dict = {}
 #: on the host, a round at a time (:class:`_Peeler`, as method "iterative" does)
 DEVICE_PEEL = True
 #: how _DevicePeel finds k_max: "decompose" (one peeling of every level) or "bisect"
-MAX_TRUSS_SEARCH = "decompose"
+MAX_TRUSS_SEARCH = "bisect"
 PEEL_BLOCKS_PER_SM = None    # resident blocks per multiprocessor of truss_peel (None: all)
 GONE_NEVER = 0x7FFFFFFF      # GONE_NEVER in ktruss.cu
 TRUSS_CHUNK = 32             # TRUSS_CHUNK in ktruss.cu
@@ -288,6 +288,7 @@ class _DevicePeel:
         self.alive_count = E
         self.launches = 0
         self.compactions = 0
+        self.recounts = 0
         self.tests = 0
 
     @staticmethod
@@ -340,28 +341,52 @@ class _DevicePeel:
 
     def one_k(self, k: int):
         if k - 2 > 0 and self.E:
-            self.run(k - 2)
+            self.peel_below(k - 2)
         return self.state()
+
+    def peel_below(self, thr: int) -> int:
+        """Peels every edge whose support falls below ``thr`` (thr >= 1); returns the edges
+        left. While the edges under the threshold are over half of the live ones, they are
+        all removed at once and the survivors' support is recounted on the compacted CSR
+        (cheaper than subtracting the triangles of most of the graph); the rest of the
+        cascade runs on the device (:meth:`run`)."""
+        while self.alive_count:
+            below = (self.gone == GONE_NEVER) & (self.sup < thr)
+            nrem = int(cupy.count_nonzero(below))
+            if nrem == 0:
+                return self.alive_count
+            if 2 * nrem <= self.alive_count:
+                return self.run(thr)
+            self.recounts += 1
+            self.gone[below] = 0                  # (before every round number: gone)
+            self.alive_count -= nrem
+            w = self.work
+            w.compact(self.gone == GONE_NEVER, self.alive_count)
+            self.sup = count_oriented(orient(w.deg, w.ptr, w.n, eptr=w.eptr), 2,
+                                      num_edges=self.E)[2]
+        return 0
 
     def _save(self):
         n = self.alive_count
         ab = int(self.host_ctl[K_ABUF]) & 1
-        return self.gone.copy(), self.sup.copy(), self.alive[ab][:n].copy(), n
+        return (self.gone.copy(), self.sup.copy(), self.alive[ab][:int(self.host_ctl[K_ALIVE])]
+                .copy(), n, copy.copy(self.work))
 
     def _restore(self, saved) -> None:
-        gone, sup, alive, n = saved
-        self.gone, self.sup = gone.copy(), sup.copy()
-        self.alive[0][:n] = alive
-        self.host_ctl[K_ALIVE] = n
+        gone, sup, alive, n, work = saved
+        self.gone, self.sup, self.work = gone.copy(), sup.copy(), copy.copy(work)
+        self.alive[0][:alive.shape[0]] = alive
+        self.host_ctl[K_ALIVE] = alive.shape[0]
         self.host_ctl[K_ABUF] = 0
         self.alive_count = n
 
     def max_k(self) -> int:
-        """k_max, leaving the k_max-truss alive. MAX_TRUSS_SEARCH "decompose": the whole
-        decomposition in one peeling (every edge removed once); "bisect": bisection over k
-        from the last non-empty truss, one peeling per test (a non-empty truss is a
-        checkpoint; the CSR is compacted to it when it holds under half of the stored
-        edges). 0 for a graph without edges."""
+        """k_max, leaving the k_max-truss alive. MAX_TRUSS_SEARCH "bisect": bisection over k
+        from the last non-empty truss, one peeling (:meth:`peel_below`) per test (a non-empty
+        truss is a checkpoint of supports, states and CSR, compacted when it holds under half
+        of the stored edges: the k-truss contains every larger one); "decompose": the whole
+        decomposition in one device peeling (every edge removed once, level by level).
+        0 for a graph without edges."""
         if self.E == 0:
             return 0
         if MAX_TRUSS_SEARCH == "decompose":
@@ -374,7 +399,7 @@ class _DevicePeel:
         while lo < hi:
             k = (lo + hi + 1) // 2
             self.tests += 1
-            left = self.run(k - 2)
+            left = self.peel_below(k - 2)
             if left:
                 lo = k
                 if 2 * left < self.work.stored:
@@ -390,7 +415,7 @@ class _DevicePeel:
     def stats(self) -> dict:
         c = self.host_ctl
         return dict(levels=int(c[K_LEVELS]), rounds=int(c[K_ROUNDS]), launches=self.launches,
-                    compactions=self.compactions, tests=self.tests)
+                    recounts=self.recounts, compactions=self.compactions, tests=self.tests)
 
 
 def _truss_bound(sup) -> int:

@@ -157,8 +157,10 @@ __global__ void tc_count(const int* __restrict__ osrc, const int* __restrict__ o
         const int* S = nullptr;
         const int* L = nullptr;
         bool fresh = true;
+        int own = 0;                   // MODE 2: triangles of edge e found since it was taken
         for (; t < tend; ++t) {
             while (t >= we) {          // next edge with work (t < total: one exists)
+                if (MODE == 2 && own) { atomicAdd(&sup[oeid[e]], own); own = 0; }
                 ++e;
                 ws = we;
                 we = wpre[e + 1];
@@ -188,13 +190,15 @@ __global__ void tc_count(const int* __restrict__ osrc, const int* __restrict__ o
                 atomicAdd(&tri_v[v], 1ull);
                 atomicAdd(&tri_v[w], 1ull);
             } else if (MODE == 2) {
+                // (the thread's own edge e adds its hits once, when it moves on)
                 const i64 pu = a_short ? p : q, pv = a_short ? q : p;
-                atomicAdd(&sup[oeid[e]], 1);
+                ++own;
                 atomicAdd(&sup[oeid[a0 + pu]], 1);
                 atomicAdd(&sup[oeid[b0 + pv]], 1);
             }
             ++q;
         }
+        if (MODE == 2 && own) atomicAdd(&sup[oeid[e]], own);
     }
     local = warp_sum(local);
     if ((threadIdx.x & 31) == 0 && local) atomicAdd(count, local);
