@@ -18,7 +18,7 @@ import numpy as np
 from hornet.adjacency import AdjacencyView
 from hornet.core.cuda import BLOCK, cupy, i64, launch
 from ..gpu_arrays import NULL, address, dummy, kernels
-from ..triangles.gpu import count_oriented, EdgeIndex, orient, _per_input_edge
+from ..triangles.gpu import count_oriented, EdgeIndex, orient, support_keyed, _per_input_edge
 from ..views_gpu import edge_list, symmetrized
 
 _fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "ktruss.cu"))
@@ -273,7 +273,7 @@ class _DevicePeel:
         self.index = index
         self.E = E = index.num_edges
         self.work = w = _Work(index)
-        self.sup = count_oriented(orient(w.deg, w.ptr, w.n, eptr=w.eptr), 2, num_edges=E)[2]
+        self.sup = support_keyed(w.deg, w.ptr, w.eptr, w.n, E)
         self.gone = cupy.full(E, GONE_NEVER, dtype=cupy.int32)
         self.alive = [cupy.arange(E, dtype=cupy.int64), cupy.empty(E, dtype=cupy.int64)]
         # a round's items: at most one per TRUSS_CHUNK elements of every live edge's shorter
@@ -362,8 +362,7 @@ class _DevicePeel:
             self.alive_count -= nrem
             w = self.work
             w.compact(self.gone == GONE_NEVER, self.alive_count)
-            self.sup = count_oriented(orient(w.deg, w.ptr, w.n, eptr=w.eptr), 2,
-                                      num_edges=self.E)[2]
+            self.sup = support_keyed(w.deg, w.ptr, w.eptr, w.n, self.E)
         return 0
 
     def _save(self):
