@@ -118,3 +118,16 @@ def test_keyed_support_on_a_cupy_csr(tables, monkeypatch):
     assert np.array_equal(keyed.get(), algos.edge_support(gc))
     monkeypatch.setattr(tri_gpu, "SUPPORT_KEYED", False)
     assert np.array_equal(algos.edge_support((indptr, indices)).get(), keyed.get())
+
+
+@pytest.mark.parametrize("split", [100, 256, 4096])
+def test_keyed_kernels_with_hub_lists_split_over_blocks(split, monkeypatch):
+    """Triangle counts, per-vertex counts and supports of the keyed kernels when every key's
+    neighbours are cut into parts of ``split`` (taken by different blocks) equal the CPU's."""
+    monkeypatch.setattr(tri_gpu, "TC_SPLIT", split)
+    src, dst = hornet.generators.kronecker_edges(13, edge_factor=16, seed=6)
+    gc, gg = undirected_pair(1 << 13, src, dst)
+    assert int(gc.degree().max()) > 2 * split or split == 4096
+    assert algos.triangle_count(gg) == algos.triangle_count(gc)
+    assert np.array_equal(algos.triangles_per_vertex(gg).get(), algos.triangles_per_vertex(gc))
+    assert np.array_equal(algos.edge_support(gg).get(), algos.edge_support(gc))

@@ -35,6 +35,7 @@ TC_SPREAD = 4                # a key's table has at least TC_SPREAD slots per li
                              # (up to its cap): short probe runs for the many misses
 TC_TABLES = (4096, 8192)     # tc_keyed_block's table sizes: lists up to half of the first take
                              # it, longer ones the second (beyond half of it: global search)
+TC_SPLIT = 4096              # a block item takes at most this many of its key's neighbours
 TC_SUPPORT_TABLES = (2048, 4096)   # the same for tc_support_block (a hit count per slot too;
                                    # 64 and 256 are compiled too, for tests of every path)
 #: per-edge support by the keyed hash kernels (:func:`support_keyed`); False: by
@@ -139,6 +140,20 @@ def count_oriented(oriented, mode: int, num_vertices: int = 0, num_edges: int = 
             sup if mode == 2 else None)
 
 
+def _key_parts(keys, deg):
+    """(item keys int32, first neighbour int32) of the block kernels' items: key x's
+    undirected list cut into parts of TC_SPLIT neighbours, one item each."""
+    parts = (deg[keys].astype(cupy.int64) + TC_SPLIT - 1) // TC_SPLIT
+    total = int(parts.sum())
+    if total == keys.size:
+        return keys, cupy.zeros(keys.size, dtype=cupy.int32)
+    ends = cupy.cumsum(parts)
+    item = cupy.arange(total, dtype=cupy.int64)
+    owner = cupy.searchsorted(ends, item, side="right")
+    jbeg = (item - (ends[owner] - parts[owner])) * TC_SPLIT
+    return keys[owner], jbeg.astype(cupy.int32)
+
+
 def count_keyed(deg, ptr, n: int, mode: int):
     """(total, per-vertex int64 | None) of the undirected sorted graph (deg int32 (n,), ptr
     int64 (n,), no self-loops), by the keyed hash kernels (triangles.cu): every edge is
@@ -163,9 +178,10 @@ def count_keyed(deg, ptr, n: int, mode: int):
         for table, sel in zip(TC_TABLES, (big & fits, big & ~fits)):
             keys = cupy.flatnonzero(sel).astype(cupy.int32)
             if keys.size:
+                keys, jbeg = _key_parts(keys, deg)
                 launch(_fn(f"tc_keyed_block<{mode}, {table}>"), keys.size,
-                       (deg, ptr, oind, ooff, dplus, keys, i64(keys.size), spread, total, tri),
-                       threads_per_item=BLOCK)
+                       (deg, ptr, oind, ooff, dplus, keys, jbeg, np.int32(TC_SPLIT),
+                        i64(keys.size), spread, total, tri), threads_per_item=BLOCK)
     return int(total.get()[0]), (tri.view(cupy.int64) if mode == 1 else None)
 
 
@@ -194,9 +210,10 @@ def support_keyed(deg, ptr, eptr, n: int, num_edges: int):
         for table, sel in zip(TC_SUPPORT_TABLES, (big & fits, big & ~fits)):
             keys = cupy.flatnonzero(sel).astype(cupy.int32)
             if keys.size:
+                keys, jbeg = _key_parts(keys, deg)
                 launch(_fn(f"tc_support_block<{table}>"), keys.size,
-                       (deg, ptr, eptr, oind, ooff, oeid, dplus, keys, i64(keys.size), spread,
-                        sup), threads_per_item=BLOCK)
+                       (deg, ptr, eptr, oind, ooff, oeid, dplus, keys, jbeg, np.int32(TC_SPLIT),
+                        i64(keys.size), spread, sup), threads_per_item=BLOCK)
     return sup
 
 

@@ -216,8 +216,11 @@ __global__ void tc_count(const int* __restrict__ osrc, const int* __restrict__ o
 // is reused across all edges keyed at it.
 //
 // tc_keyed_warp: one warp per key x with 1 <= dplus(x) <= 32 (64-slot table per warp);
-// tc_keyed_block<MODE, TABLE>: one block per key x of the list `keys` (table of TABLE slots;
-// a key whose list does not fit at half load is binary-searched in global memory instead).
+// tc_keyed_block<MODE, TABLE>: one block per item of the lists `keys`, `jbeg`: key x, whose
+// undirected neighbours jbeg .. jbeg + split - 1 the block takes (a hub's neighbours are split
+// over many blocks, each building the key's table, so no block is left with a hub's whole
+// work), in a table of TABLE slots (a key whose list does not fit at half load is
+// binary-searched in global memory instead).
 // The smaller table leaves room for a full SM of blocks; the larger one takes longer lists.
 // MODE 0: count; 1: + per vertex (tri_v).
 
@@ -345,8 +348,8 @@ template <int MODE, int TABLE>
 __global__ void tc_keyed_block(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                const int* __restrict__ oind, const i64* __restrict__ ooff,
                                const int* __restrict__ dplus, const int* __restrict__ keys,
-                               i64 nkeys, int spread, u64* __restrict__ count,
-                               u64* __restrict__ tri_v) {
+                               const int* __restrict__ jbeg, int split, i64 nkeys, int spread,
+                               u64* __restrict__ count, u64* __restrict__ tri_v) {
     __shared__ int s_table[TABLE];
     __shared__ int s_pre[257];
     __shared__ i64 s_start[256];
@@ -370,13 +373,14 @@ __global__ void tc_keyed_block(const int* __restrict__ deg, const i64* __restric
             for (i64 j = tid; j < dx; j += blockDim.x) tc_insert(s_table, mask, shift, lx[j]);
         }
         __syncthreads();
-        const int dgx = deg[x];
+        const int jb = jbeg[k];
+        const int je = (int)min((i64)deg[x], (i64)jb + split);   // this item's part of N(x)
         const int* nx = (const int*)ptr[x];
-        for (int c0 = 0; c0 < dgx; c0 += blockDim.x) {
+        for (int c0 = jb; c0 < je; c0 += blockDim.x) {
             const int j = c0 + tid;
             int cnt = 0, y = 0;
             i64 st = 0;
-            if (j < dgx) {
+            if (j < je) {
                 y = nx[j];
                 const i64 dy = dplus[y];
                 if (tc_keyed(dy, y, dx, x)) {
@@ -569,7 +573,8 @@ __global__ void tc_support_block(const int* __restrict__ deg, const i64* __restr
                                  const i64* __restrict__ eptr, const int* __restrict__ oind,
                                  const i64* __restrict__ ooff, const i64* __restrict__ oeid,
                                  const int* __restrict__ dplus, const int* __restrict__ keys,
-                                 i64 nkeys, int spread, int* __restrict__ sup) {
+                                 const int* __restrict__ jbeg, int split, i64 nkeys,
+                                 int spread, int* __restrict__ sup) {
     __shared__ int s_table[TABLE];
     __shared__ int s_hits[TABLE];
     __shared__ int s_pre[257];
@@ -596,14 +601,15 @@ __global__ void tc_support_block(const int* __restrict__ deg, const i64* __restr
             for (i64 j = tid; j < dx; j += blockDim.x) tc_insert(s_table, mask, shift, lx[j]);
         }
         __syncthreads();
-        const int dgx = deg[x];
+        const int jb = jbeg[k];
+        const int je = (int)min((i64)deg[x], (i64)jb + split);   // this item's part of N(x)
         const int* nx = (const int*)ptr[x];
         const i64* ex = (const i64*)eptr[x];
-        for (int c0 = 0; c0 < dgx; c0 += blockDim.x) {
+        for (int c0 = jb; c0 < je; c0 += blockDim.x) {
             const int j = c0 + tid;
             int cnt = 0;
             i64 st = 0, exy = 0;
-            if (j < dgx) {
+            if (j < je) {
                 const int y = nx[j];
                 const i64 dy = dplus[y];
                 if (tc_keyed(dy, y, dx, x)) {
