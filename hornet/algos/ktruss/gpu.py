@@ -1,12 +1,16 @@
 """GPU k-truss (CuPy + CUDA C++, kernels in ``ktruss.cu``).
 
-Support by the triangle kernels (:mod:`hornet.algos.triangles.gpu`), then peeling with the
-delta algorithm (support decremented by triangle subtraction, Green et al. 2017) or by
-recounting (``"iterative"``), on a contiguous CSR with a per-edge state that is compacted when
-half of it is dead; a round is two launches and one read of the number of edges it leaves to
-peel. Every input is peeled this way (the CPU version peels a copy of a hornet.Graph with
-``delete_edges``). ``max_truss`` bisects over k from checkpoints instead of peeling level by
-level: O(log k_max) peelings, each from the last non-empty truss.
+Support by the keyed hash kernels (:func:`hornet.algos.triangles.gpu.support_keyed`), then
+peeling. Method "delta" (Green et al. 2017: a round subtracts only the triangles lost with its
+removed edges) peels on the device (:class:`_DevicePeel`): one cooperative launch of
+``truss_peel`` runs a whole peeling, its rounds and levels separated by grid barriers, the host
+relaunching only to compact the CSR; while the edges under a threshold are most of the live
+graph they are removed at once and the survivors' support recounted instead.
+``max_truss`` bisects over k from checkpoints (O(log k_max) peelings, each from the last
+non-empty truss); ``truss_numbers`` is one device peeling of every level. Method "iterative"
+(and "delta" with DEVICE_PEEL False) peels from the host, a round at a time (:class:`_Peeler`:
+two launches and one read per round; "iterative" recounts the support every round), on a
+contiguous CSR with a per-edge state, compacted when half of it is dead.
 """
 from __future__ import annotations
 

@@ -4,8 +4,10 @@ Degree orientation (one warp per vertex, ballot compaction). Counts (total and p
 every edge is handled at its key, the end with the longer oriented list, whose list is
 hashed in shared memory once for all the edges keyed at it (a warp per short list, a block
 per longer one); the shorter list's elements are probed into it (:func:`count_keyed`).
-Per-edge support (k-truss): one item per (oriented edge, element of its shorter list),
-binary-searched in the longer list (:func:`count_oriented`). :class:`EdgeIndex` numbers the
+Per-edge support (k-truss): the same keyed kernels, each triangle adding one to its three
+edges (:func:`support_keyed`), or one item per (oriented edge, element of its shorter list),
+binary-searched in the longer list (:func:`count_oriented`). A hub key's neighbours are split
+over several blocks (TC_SPLIT each). :class:`EdgeIndex` numbers the
 undirected edges as ``g.edges()`` lists them, for per-edge results.
 """
 from __future__ import annotations
