@@ -166,7 +166,7 @@ def count_keyed(deg, ptr, n: int, mode: int):
     tri = cupy.zeros(n if mode == 1 else 1, dtype=cupy.uint64)
     if m:
         dplus = (ooff[1:] - ooff[:-1]).astype(cupy.int32)
-        if int(dplus.max()) > TC_MAX_OUT:
+        if m > TC_MAX_OUT and int(dplus.max()) > TC_MAX_OUT:    # (dplus <= m)
             return count_oriented(orient(deg, ptr, n), mode, num_vertices=n)[:2]
         small = (dplus <= TC_WARP_LIST) & (deg <= TC_WARP_DEGREE)
         big = (dplus > 0) & ~small
@@ -198,7 +198,7 @@ def support_keyed(deg, ptr, eptr, n: int, num_edges: int):
     sup = cupy.zeros(num_edges, dtype=cupy.int32)
     if m:
         dplus = (ooff[1:] - ooff[:-1]).astype(cupy.int32)
-        if int(dplus.max()) > TC_MAX_OUT:
+        if m > TC_MAX_OUT and int(dplus.max()) > TC_MAX_OUT:    # (dplus <= m)
             return count_oriented(orient(deg, ptr, n, eptr=eptr), 2, num_edges=num_edges)[2]
         small = (dplus <= TC_WARP_LIST) & (deg <= TC_WARP_DEGREE)
         big = (dplus > 0) & ~small
