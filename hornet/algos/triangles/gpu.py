@@ -37,7 +37,7 @@ TC_SPREAD = 4                # a key's table has at least TC_SPREAD slots per li
                              # (up to its cap): short probe runs for the many misses
 TC_TABLES = (4096, 8192)     # tc_keyed_block's table sizes: lists up to half of the first take
                              # it, longer ones the second (beyond half of it: global search)
-TC_SPLIT = 4096              # a block item takes at most this many of its key's neighbours
+TC_SPLIT = 1024              # a block item takes at most this many of its key's neighbours
 TC_SUPPORT_TABLES = (2048, 4096)   # the same for tc_support_block (a hit count per slot too;
                                    # 64 and 256 are compiled too, for tests of every path)
 #: per-edge support by the keyed hash kernels (:func:`support_keyed`); False: by
