@@ -265,7 +265,7 @@ class _DevicePeel:
     """Delta peeling run on the device (``truss_peel`` in ktruss.cu): one cooperative launch
     runs every level and round of a peeling, separated by grid barriers; the host relaunches
     only to compact the CSR when fewer than half of its stored edges are alive (a few times
-    per peeling), reading eight bytes of control words per launch.
+    per peeling), reading its control words (16 uint64) after each launch.
 
     State: ``sup`` (int32 (E,), the support within the live graph), ``gone`` (int32 (E,):
     GONE_NEVER while the edge is alive, else the round that removed it), the alive list (two
