@@ -1,12 +1,16 @@
 """GPU k-truss (CuPy + CUDA C++, kernels in ``ktruss.cu``).
 
-Support by the triangle kernels (:mod:`hornet.algos.triangles.gpu`), then peeling with the
-delta algorithm (support decremented by triangle subtraction, Green et al. 2017) or by
-recounting (``"iterative"``), on a contiguous CSR with a per-edge state that is compacted when
-half of it is dead; a round is two launches and one read of the number of edges it leaves to
-peel. Every input is peeled this way (the CPU version peels a copy of a hornet.Graph with
-``delete_edges``). ``max_truss`` bisects over k from checkpoints instead of peeling level by
-level: O(log k_max) peelings, each from the last non-empty truss.
+Support by the keyed hash kernels (:func:`hornet.algos.triangles.gpu.support_keyed`), then
+peeling. Method "delta" (Green et al. 2017: a round subtracts only the triangles lost with its
+removed edges) peels on the device (:class:`_DevicePeel`): one cooperative launch of
+``truss_peel`` runs a whole peeling, its rounds and levels separated by grid barriers, the host
+relaunching only to compact the CSR; while the edges under a threshold are most of the live
+graph they are removed at once and the survivors' support recounted instead.
+``max_truss`` bisects over k from checkpoints (O(log k_max) peelings, each from the last
+non-empty truss); ``truss_numbers`` is one device peeling of every level. Method "iterative"
+(and "delta" with DEVICE_PEEL False) peels from the host, a round at a time (:class:`_Peeler`:
+two launches and one read per round; "iterative" recounts the support every round), on a
+contiguous CSR with a per-edge state, compacted when half of it is dead.
 """
 from __future__ import annotations
 
@@ -16,9 +20,9 @@ import copy
 import numpy as np
 
 from hornet.adjacency import AdjacencyView
-from hornet.core.cuda import cupy, i64, launch
-from ..gpu_arrays import address, dummy, kernels
-from ..triangles.gpu import count_oriented, EdgeIndex, orient, _per_input_edge
+from hornet.core.cuda import BLOCK, cupy, i64, launch
+from ..gpu_arrays import NULL, address, dummy, kernels
+from ..triangles.gpu import count_oriented, EdgeIndex, orient, support_keyed, _per_input_edge
 from ..views_gpu import edge_list, symmetrized
 
 _fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "ktruss.cu"))
@@ -32,6 +36,18 @@ TRUSS_MAX_PARTS = 16         # at most this many warps share one removed edge
 
 #: counters of the last max_truss call (peeling rounds, support recounts, bisection tests)
 PEEL_STATS: dict = {}
+
+#: method "delta" peels on the device (:class:`_DevicePeel`, one launch per peeling); False:
+#: on the host, a round at a time (:class:`_Peeler`, as method "iterative" does)
+DEVICE_PEEL = True
+#: how _DevicePeel finds k_max: "decompose" (one peeling of every level) or "bisect"
+MAX_TRUSS_SEARCH = "bisect"
+PEEL_BLOCKS_PER_SM = None    # resident blocks per multiprocessor of truss_peel (None: all)
+GONE_NEVER = 0x7FFFFFFF      # GONE_NEVER in ktruss.cu
+TRUSS_CHUNK = 32             # TRUSS_CHUNK in ktruss.cu
+# truss_peel's control words (K_* in ktruss.cu)
+K_ALIVE, K_ABUF, K_ROUND, K_STATUS, K_LEVELS, K_ROUNDS, K_CNT, K_MIN, K_WORDS = \
+    0, 1, 2, 3, 4, 5, 8, 11, 16
 
 
 class _Work:
@@ -60,19 +76,25 @@ class _Work:
         place: the checkpoints of max_k share these by shallow copies)."""
         self.alive -= count
         if self.alive * 2 < self.stored:
-            total = int(self.ind.shape[0])
-            # pos: exclusive scan of the keep flags with the total last; kept entry t moves
-            # to pos[t], so rows stay in order and row v starts at pos[indptr[v]]
-            pos = cupy.zeros(total + 1, dtype=cupy.int64)
-            pos[1:] = cupy.cumsum(state[self.eid] == ALIVE, dtype=cupy.int64)
-            kept = 2 * self.alive
-            ind = cupy.empty(kept, dtype=cupy.int32)
-            eid = cupy.empty(kept, dtype=cupy.int64)
-            launch(_fn("truss_compact"), total, (self.ind, self.eid, pos, i64(total),
-                                                 i64(kept), ind, eid))
-            self.ind, self.eid = ind, eid
-            self._pointers(pos[self.indptr])
-            self.stored = self.alive
+            self.compact(state == ALIVE, self.alive)
+
+    def compact(self, keep, alive: int) -> None:
+        """Rebuilds the CSR from the entries of the edges with ``keep`` (bool (E,) on the
+        device), ``alive`` of them; new arrays (the old ones may be shared by checkpoints)."""
+        self.alive = alive
+        total = int(self.ind.shape[0])
+        # pos: exclusive scan of the keep flags with the total last; kept entry t moves
+        # to pos[t], so rows stay in order and row v starts at pos[indptr[v]]
+        pos = cupy.zeros(total + 1, dtype=cupy.int64)
+        pos[1:] = cupy.cumsum(keep[self.eid], dtype=cupy.int64)
+        kept = 2 * alive
+        ind = cupy.empty(kept, dtype=cupy.int32)
+        eid = cupy.empty(kept, dtype=cupy.int64)
+        launch(_fn("truss_compact"), total, (self.ind, self.eid, pos, i64(total),
+                                             i64(kept), ind, eid))
+        self.ind, self.eid = ind, eid
+        self._pointers(pos[self.indptr])
+        self.stored = alive
 
 
 def _pinned_u64():
@@ -201,6 +223,9 @@ class _Peeler:
         self._truss = None
         return truss
 
+    def stats(self) -> dict:
+        return dict(rounds=self.rounds, recounts=self.recounts, tests=self.tests)
+
     def one_k(self, k: int):
         thr = k - 2
         if thr <= 0:
@@ -236,6 +261,166 @@ class _Peeler:
         return lo
 
 
+class _DevicePeel:
+    """Delta peeling run on the device (``truss_peel`` in ktruss.cu): one cooperative launch
+    runs every level and round of a peeling, separated by grid barriers; the host relaunches
+    only to compact the CSR when fewer than half of its stored edges are alive (a few times
+    per peeling), reading its control words (16 uint64) after each launch.
+
+    State: ``sup`` (int32 (E,), the support within the live graph), ``gone`` (int32 (E,):
+    GONE_NEVER while the edge is alive, else the round that removed it), the alive list (two
+    int64 buffers of E, compacted as edges go), two frontier buffers (uint64 items, one per
+    TRUSS_CHUNK elements of an edge's shorter list), the control words and the grid barrier.
+    """
+
+    def __init__(self, index: EdgeIndex):
+        self.index = index
+        self.E = E = index.num_edges
+        self.work = w = _Work(index)
+        self.sup = support_keyed(w.deg, w.ptr, w.eptr, w.n, E)
+        self.gone = cupy.full(E, GONE_NEVER, dtype=cupy.int32)
+        self.alive = [cupy.arange(E, dtype=cupy.int64), cupy.empty(E, dtype=cupy.int64)]
+        # a round's items: at most one per TRUSS_CHUNK elements of every live edge's shorter
+        # list (degrees only fall as the CSR is compacted)
+        ds = cupy.minimum(w.deg[index.esrc], w.deg[index.edst]).astype(cupy.int64)
+        cap = int(((ds + TRUSS_CHUNK - 1) // TRUSS_CHUNK).sum()) if E else 0
+        self.front = [cupy.empty(max(cap, 1), dtype=cupy.uint64) for _ in range(2)]
+        self.ctl = cupy.zeros(K_WORDS, dtype=cupy.uint64)
+        self.bar = cupy.zeros(4, dtype=cupy.uint32)
+        self.host_ctl = np.zeros(K_WORDS, dtype=np.uint64)
+        self.host_ctl[K_ALIVE] = E
+        self.alive_count = E
+        self.launches = 0
+        self.compactions = 0
+        self.recounts = 0
+        self.tests = 0
+
+    @staticmethod
+    def _grid(kernel) -> int:
+        """Blocks of truss_peel: every multiprocessor's resident blocks (a cooperative launch
+        needs them all resident), at most PEEL_BLOCKS_PER_SM each."""
+        sms = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
+        fit = int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.ptr, BLOCK,
+                                                                              0))
+        per_sm = fit if PEEL_BLOCKS_PER_SM is None else min(fit, PEEL_BLOCKS_PER_SM)
+        return max(1, per_sm) * sms
+
+    def run(self, fixed_thr: int, truss=None) -> int:
+        """Peels on the device: ``fixed_thr >= 0``: every edge whose support falls below it
+        (one k); ``fixed_thr == -1``: the whole decomposition, truss numbers into ``truss``
+        (int32 (E,)). Returns the number of edges left alive."""
+        w, ix = self.work, self.index
+        kernel = _fn("truss_peel").kernel
+        while True:
+            c = self.host_ctl
+            c[K_CNT:K_CNT + 3] = 0
+            c[K_MIN:K_MIN + 3] = np.iinfo(np.uint64).max
+            c[K_STATUS] = 0
+            self.ctl.set(c)
+            kernel((self._grid(kernel),), (BLOCK,),
+                   (w.deg, w.ptr, w.eptr, ix.esrc, ix.edst, self.sup, self.gone,
+                    NULL if truss is None else truss, self.alive[0], self.alive[1],
+                    self.front[0], self.front[1], self.ctl, self.bar, i64(w.stored),
+                    np.int32(fixed_thr)),
+                   enable_cooperative_groups=True)
+            self.launches += 1
+            self.host_ctl = c = self.ctl.get()
+            if int(self.bar[2].get()):
+                raise RuntimeError("truss_peel: a grid barrier timed out")
+            self.alive_count = int(c[K_ALIVE])
+            if int(c[K_STATUS]) == 0:
+                return self.alive_count
+            self.compactions += 1
+            w.compact(self.gone == GONE_NEVER, self.alive_count)
+
+    def state(self):
+        """uint8 (E,): ALIVE for the edges left, DEAD for the others."""
+        return (self.gone == GONE_NEVER).astype(cupy.uint8)
+
+    def decompose(self):
+        truss = cupy.zeros(self.E, dtype=cupy.int32)
+        if self.E:
+            self.run(-1, truss)
+        return truss
+
+    def one_k(self, k: int):
+        if k - 2 > 0 and self.E:
+            self.peel_below(k - 2)
+        return self.state()
+
+    def peel_below(self, thr: int) -> int:
+        """Peels every edge whose support falls below ``thr`` (thr >= 1); returns the edges
+        left. While the edges under the threshold are over half of the live ones, they are
+        all removed at once and the survivors' support is recounted on the compacted CSR
+        (cheaper than subtracting the triangles of most of the graph); the rest of the
+        cascade runs on the device (:meth:`run`)."""
+        while self.alive_count:
+            below = (self.gone == GONE_NEVER) & (self.sup < thr)
+            nrem = int(cupy.count_nonzero(below))
+            if nrem == 0:
+                return self.alive_count
+            if 2 * nrem <= self.alive_count:
+                return self.run(thr)
+            self.recounts += 1
+            self.gone[below] = 0                  # (before every round number: gone)
+            self.alive_count -= nrem
+            w = self.work
+            w.compact(self.gone == GONE_NEVER, self.alive_count)
+            self.sup = support_keyed(w.deg, w.ptr, w.eptr, w.n, self.E)
+        return 0
+
+    def _save(self):
+        n = self.alive_count
+        ab = int(self.host_ctl[K_ABUF]) & 1
+        return (self.gone.copy(), self.sup.copy(), self.alive[ab][:int(self.host_ctl[K_ALIVE])]
+                .copy(), n, copy.copy(self.work))
+
+    def _restore(self, saved) -> None:
+        gone, sup, alive, n, work = saved
+        self.gone, self.sup, self.work = gone.copy(), sup.copy(), copy.copy(work)
+        self.alive[0][:alive.shape[0]] = alive
+        self.host_ctl[K_ALIVE] = alive.shape[0]
+        self.host_ctl[K_ABUF] = 0
+        self.alive_count = n
+
+    def max_k(self) -> int:
+        """k_max, leaving the k_max-truss alive. MAX_TRUSS_SEARCH "bisect": bisection over k
+        from the last non-empty truss, one peeling (:meth:`peel_below`) per test (a non-empty
+        truss is a checkpoint of supports, states and CSR, compacted when it holds under half
+        of the stored edges: the k-truss contains every larger one); "decompose": the whole
+        decomposition in one device peeling (every edge removed once, level by level).
+        0 for a graph without edges."""
+        if self.E == 0:
+            return 0
+        if MAX_TRUSS_SEARCH == "decompose":
+            truss = self.decompose()
+            kmax = int(truss.max())
+            self.gone = cupy.where(truss == kmax, GONE_NEVER, 0).astype(cupy.int32)
+            return kmax
+        lo, hi = 2, _truss_bound(self.sup)
+        saved = self._save()
+        while lo < hi:
+            k = (lo + hi + 1) // 2
+            self.tests += 1
+            left = self.peel_below(k - 2)
+            if left:
+                lo = k
+                if 2 * left < self.work.stored:
+                    self.compactions += 1
+                    self.work.compact(self.gone == GONE_NEVER, left)
+                saved = self._save()
+            else:
+                hi = k - 1
+                self._restore(saved)
+        self._restore(saved)
+        return lo
+
+    def stats(self) -> dict:
+        c = self.host_ctl
+        return dict(levels=int(c[K_LEVELS]), rounds=int(c[K_ROUNDS]), launches=self.launches,
+                    recounts=self.recounts, compactions=self.compactions, tests=self.tests)
+
+
 def _truss_bound(sup) -> int:
     """An upper bound of k_max from the supports: a k-truss holds at least k(k - 1) / 2
     edges (k vertices of degree k - 1 at least), each with support >= k - 2, so k_max is at
@@ -264,11 +449,18 @@ def _input_edges(view, index, entry_map):
     return edge_list(view)
 
 
+def _peeler(index: EdgeIndex, method: str):
+    """The peeling of ``method``: delta on the device (DEVICE_PEEL) or a round at a time."""
+    if method == "delta" and DEVICE_PEEL:
+        return _DevicePeel(index)
+    return _Peeler(index, method)
+
+
 def truss_numbers(view: AdjacencyView, method: str = "delta"):
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     index, entry_map = _truss_problem(view)
-    truss = _Peeler(index, method).decompose()
+    truss = _peeler(index, method).decompose()
     return _per_input_edge(entry_map, truss)
 
 
@@ -278,7 +470,7 @@ def k_truss(view: AdjacencyView, k: int, method: str = "delta"):
     k = int(k)
     index, entry_map = _truss_problem(view)
     if index.num_edges:
-        state = _Peeler(index, method).one_k(k)
+        state = _peeler(index, method).one_k(k)
     else:
         state = cupy.ones(0, dtype=cupy.uint8)
     keep = _per_input_edge(entry_map, state, fill=0) == ALIVE
@@ -290,12 +482,14 @@ def max_truss(view: AdjacencyView, method: str = "delta"):
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     index, entry_map = _truss_problem(view)
-    peeler = _Peeler(index, method)
+    peeler = _peeler(index, method)
     kmax = peeler.max_k()
-    PEEL_STATS.update(rounds=peeler.rounds, recounts=peeler.recounts, tests=peeler.tests)
+    PEEL_STATS.clear()
+    PEEL_STATS.update(peeler.stats())
     if kmax == 0:
         z = cupy.empty(0, dtype=cupy.int32)
         return 0, z, z.copy()
-    keep = _per_input_edge(entry_map, peeler.state, fill=0) == ALIVE
+    state = peeler.state() if isinstance(peeler, _DevicePeel) else peeler.state
+    keep = _per_input_edge(entry_map, state, fill=0) == ALIVE
     src, dst = _input_edges(view, index, entry_map)
     return kmax, src[keep], dst[keep]

@@ -4,8 +4,10 @@ Degree orientation (one warp per vertex, ballot compaction). Counts (total and p
 every edge is handled at its key, the end with the longer oriented list, whose list is
 hashed in shared memory once for all the edges keyed at it (a warp per short list, a block
 per longer one); the shorter list's elements are probed into it (:func:`count_keyed`).
-Per-edge support (k-truss): one item per (oriented edge, element of its shorter list),
-binary-searched in the longer list (:func:`count_oriented`). :class:`EdgeIndex` numbers the
+Per-edge support (k-truss): the same keyed kernels, each triangle adding one to its three
+edges (:func:`support_keyed`), or one item per (oriented edge, element of its shorter list),
+binary-searched in the longer list (:func:`count_oriented`). A hub key's neighbours are split
+over several blocks (TC_SPLIT each). :class:`EdgeIndex` numbers the
 undirected edges as ``g.edges()`` lists them, for per-edge results.
 """
 from __future__ import annotations
@@ -23,7 +25,8 @@ from ..views_gpu import coo, symmetrized
 _fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "triangles.cu"),
               ("orient_pass<0>", "orient_pass<1>", "tc_count<0>", "tc_count<1>", "tc_count<2>",
                "tc_keyed_warp<0>", "tc_keyed_warp<1>")
-              + tuple(f"tc_keyed_block<{m}, {t}>" for m in (0, 1) for t in (4096, 8192)))
+              + tuple(f"tc_keyed_block<{m}, {t}>" for m in (0, 1) for t in (4096, 8192))
+              + tuple(f"tc_support_block<{t}>" for t in (64, 256, 2048, 4096)))
 
 
 TC_IPT = 4                   # TC_IPT in triangles.cu
@@ -34,6 +37,12 @@ TC_SPREAD = 4                # a key's table has at least TC_SPREAD slots per li
                              # (up to its cap): short probe runs for the many misses
 TC_TABLES = (4096, 8192)     # tc_keyed_block's table sizes: lists up to half of the first take
                              # it, longer ones the second (beyond half of it: global search)
+TC_SPLIT = 1024              # a block item takes at most this many of its key's neighbours
+TC_SUPPORT_TABLES = (2048, 4096)   # the same for tc_support_block (a hit count per slot too;
+                                   # 64 and 256 are compiled too, for tests of every path)
+#: per-edge support by the keyed hash kernels (:func:`support_keyed`); False: by
+#: :func:`count_oriented` (binary search, three global atomics per triangle)
+SUPPORT_KEYED = True
 
 
 @dataclass
@@ -133,6 +142,20 @@ def count_oriented(oriented, mode: int, num_vertices: int = 0, num_edges: int = 
             sup if mode == 2 else None)
 
 
+def _key_parts(keys, deg):
+    """(item keys int32, first neighbour int32) of the block kernels' items: key x's
+    undirected list cut into parts of TC_SPLIT neighbours, one item each."""
+    parts = (deg[keys].astype(cupy.int64) + TC_SPLIT - 1) // TC_SPLIT
+    total = int(parts.sum())
+    if total == keys.size:
+        return keys, cupy.zeros(keys.size, dtype=cupy.int32)
+    ends = cupy.cumsum(parts)
+    item = cupy.arange(total, dtype=cupy.int64)
+    owner = cupy.searchsorted(ends, item, side="right")
+    jbeg = (item - (ends[owner] - parts[owner])) * TC_SPLIT
+    return keys[owner], jbeg.astype(cupy.int32)
+
+
 def count_keyed(deg, ptr, n: int, mode: int):
     """(total, per-vertex int64 | None) of the undirected sorted graph (deg int32 (n,), ptr
     int64 (n,), no self-loops), by the keyed hash kernels (triangles.cu): every edge is
@@ -143,7 +166,7 @@ def count_keyed(deg, ptr, n: int, mode: int):
     tri = cupy.zeros(n if mode == 1 else 1, dtype=cupy.uint64)
     if m:
         dplus = (ooff[1:] - ooff[:-1]).astype(cupy.int32)
-        if int(dplus.max()) > TC_MAX_OUT:
+        if m > TC_MAX_OUT and int(dplus.max()) > TC_MAX_OUT:    # (dplus <= m)
             return count_oriented(orient(deg, ptr, n), mode, num_vertices=n)[:2]
         small = (dplus <= TC_WARP_LIST) & (deg <= TC_WARP_DEGREE)
         big = (dplus > 0) & ~small
@@ -157,10 +180,43 @@ def count_keyed(deg, ptr, n: int, mode: int):
         for table, sel in zip(TC_TABLES, (big & fits, big & ~fits)):
             keys = cupy.flatnonzero(sel).astype(cupy.int32)
             if keys.size:
+                keys, jbeg = _key_parts(keys, deg)
                 launch(_fn(f"tc_keyed_block<{mode}, {table}>"), keys.size,
-                       (deg, ptr, oind, ooff, dplus, keys, i64(keys.size), spread, total, tri),
-                       threads_per_item=BLOCK)
+                       (deg, ptr, oind, ooff, dplus, keys, jbeg, np.int32(TC_SPLIT),
+                        i64(keys.size), spread, total, tri), threads_per_item=BLOCK)
     return int(total.get()[0]), (tri.view(cupy.int64) if mode == 1 else None)
+
+
+def support_keyed(deg, ptr, eptr, n: int, num_edges: int):
+    """int32 (num_edges,): triangles of every undirected edge of the sorted graph (deg int32
+    (n,), ptr int64 (n,), no self-loops; eptr int64 (n,): per-vertex addresses of the int64
+    edge ids of the lists' entries), by the keyed hash kernels (triangles.cu: every triangle
+    found once, at the key of one of its edges). SUPPORT_KEYED False: :func:`count_oriented`."""
+    if not SUPPORT_KEYED:
+        return count_oriented(orient(deg, ptr, n, eptr=eptr), 2, num_edges=num_edges)[2]
+    _, oind, ooff, oeid, m = orient(deg, ptr, n, eptr=eptr, sources=False)
+    sup = cupy.zeros(num_edges, dtype=cupy.int32)
+    if m:
+        dplus = (ooff[1:] - ooff[:-1]).astype(cupy.int32)
+        if m > TC_MAX_OUT and int(dplus.max()) > TC_MAX_OUT:    # (dplus <= m)
+            return count_oriented(orient(deg, ptr, n, eptr=eptr), 2, num_edges=num_edges)[2]
+        small = (dplus <= TC_WARP_LIST) & (deg <= TC_WARP_DEGREE)
+        big = (dplus > 0) & ~small
+        fits = dplus <= TC_SUPPORT_TABLES[0] // 2
+        spread = np.int32(max(2, TC_SPREAD))
+        warp_keys = cupy.flatnonzero((dplus > 0) & small).astype(cupy.int32)
+        if warp_keys.size:
+            launch(_fn("tc_support_warp"), warp_keys.size,
+                   (deg, ptr, eptr, oind, ooff, oeid, dplus, warp_keys, i64(warp_keys.size),
+                    spread, sup), threads_per_item=32)
+        for table, sel in zip(TC_SUPPORT_TABLES, (big & fits, big & ~fits)):
+            keys = cupy.flatnonzero(sel).astype(cupy.int32)
+            if keys.size:
+                keys, jbeg = _key_parts(keys, deg)
+                launch(_fn(f"tc_support_block<{table}>"), keys.size,
+                       (deg, ptr, eptr, oind, ooff, oeid, dplus, keys, jbeg, np.int32(TC_SPLIT),
+                        i64(keys.size), spread, sup), threads_per_item=BLOCK)
+    return sup
 
 
 def triangle_count(view: AdjacencyView) -> int:
@@ -178,8 +234,7 @@ def triangles_per_vertex(view: AdjacencyView):
 def _support(index: EdgeIndex):
     eids = index.entry_eids()
     eptr = address(eids) + 8 * index.off[:-1]
-    o = orient(index.deg, index.ptr, index.view.num_vertices, eptr=eptr)
-    return count_oriented(o, 2, num_edges=index.num_edges)[2]
+    return support_keyed(index.deg, index.ptr, eptr, index.view.num_vertices, index.num_edges)
 
 
 def _per_input_edge(entry_map, values, fill=0):

@@ -157,8 +157,10 @@ __global__ void tc_count(const int* __restrict__ osrc, const int* __restrict__ o
         const int* S = nullptr;
         const int* L = nullptr;
         bool fresh = true;
+        int own = 0;                   // MODE 2: triangles of edge e found since it was taken
         for (; t < tend; ++t) {
             while (t >= we) {          // next edge with work (t < total: one exists)
+                if (MODE == 2 && own) { atomicAdd(&sup[oeid[e]], own); own = 0; }
                 ++e;
                 ws = we;
                 we = wpre[e + 1];
@@ -188,13 +190,15 @@ __global__ void tc_count(const int* __restrict__ osrc, const int* __restrict__ o
                 atomicAdd(&tri_v[v], 1ull);
                 atomicAdd(&tri_v[w], 1ull);
             } else if (MODE == 2) {
+                // (the thread's own edge e adds its hits once, when it moves on)
                 const i64 pu = a_short ? p : q, pv = a_short ? q : p;
-                atomicAdd(&sup[oeid[e]], 1);
+                ++own;
                 atomicAdd(&sup[oeid[a0 + pu]], 1);
                 atomicAdd(&sup[oeid[b0 + pv]], 1);
             }
             ++q;
         }
+        if (MODE == 2 && own) atomicAdd(&sup[oeid[e]], own);
     }
     local = warp_sum(local);
     if ((threadIdx.x & 31) == 0 && local) atomicAdd(count, local);
@@ -212,8 +216,11 @@ __global__ void tc_count(const int* __restrict__ osrc, const int* __restrict__ o
 // is reused across all edges keyed at it.
 //
 // tc_keyed_warp: one warp per key x with 1 <= dplus(x) <= 32 (64-slot table per warp);
-// tc_keyed_block<MODE, TABLE>: one block per key x of the list `keys` (table of TABLE slots;
-// a key whose list does not fit at half load is binary-searched in global memory instead).
+// tc_keyed_block<MODE, TABLE>: one block per item of the lists `keys`, `jbeg`: key x, whose
+// undirected neighbours jbeg .. jbeg + split - 1 the block takes (a hub's neighbours are split
+// over many blocks, each building the key's table, so no block is left with a hub's whole
+// work), in a table of TABLE slots (a key whose list does not fit at half load is
+// binary-searched in global memory instead).
 // The smaller table leaves room for a full SM of blocks; the larger one takes longer lists.
 // MODE 0: count; 1: + per vertex (tri_v).
 
@@ -341,8 +348,8 @@ template <int MODE, int TABLE>
 __global__ void tc_keyed_block(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                const int* __restrict__ oind, const i64* __restrict__ ooff,
                                const int* __restrict__ dplus, const int* __restrict__ keys,
-                               i64 nkeys, int spread, u64* __restrict__ count,
-                               u64* __restrict__ tri_v) {
+                               const int* __restrict__ jbeg, int split, i64 nkeys, int spread,
+                               u64* __restrict__ count, u64* __restrict__ tri_v) {
     __shared__ int s_table[TABLE];
     __shared__ int s_pre[257];
     __shared__ i64 s_start[256];
@@ -366,13 +373,14 @@ __global__ void tc_keyed_block(const int* __restrict__ deg, const i64* __restric
             for (i64 j = tid; j < dx; j += blockDim.x) tc_insert(s_table, mask, shift, lx[j]);
         }
         __syncthreads();
-        const int dgx = deg[x];
+        const int jb = jbeg[k];
+        const int je = (int)min((i64)deg[x], (i64)jb + split);   // this item's part of N(x)
         const int* nx = (const int*)ptr[x];
-        for (int c0 = 0; c0 < dgx; c0 += blockDim.x) {
+        for (int c0 = jb; c0 < je; c0 += blockDim.x) {
             const int j = c0 + tid;
             int cnt = 0, y = 0;
             i64 st = 0;
-            if (j < dgx) {
+            if (j < je) {
                 y = nx[j];
                 const i64 dy = dplus[y];
                 if (tc_keyed(dy, y, dx, x)) {
@@ -448,4 +456,217 @@ __global__ void tc_keyed_block(const int* __restrict__ deg, const i64* __restric
     }
     local = warp_sum(local);
     if ((tid & 31) == 0 && local) atomicAdd(count, local);
+}
+
+// ------------------------------------------------------------------------ keyed per-edge support
+// Support (triangles per undirected edge) by the keyed scheme above: every triangle is found
+// once, at the key x of its edge {x, y} (w in out(x) & out(y)), and adds one to each of its
+// three edges. Edge ids: eptr (per-vertex addresses of the int64 ids of the undirected lists'
+// entries) for {x, y}, oeid (ids of the oriented entries) for {y, w} and {x, w}. The key's
+// table slot of w also counts its hits in shared memory, so {x, w} gets one global atomic per
+// (key, w) instead of one per triangle; {x, y} adds a thread's run of hits on one y at once.
+// Lists of a key longer than half the table are binary-searched in global memory instead.
+
+// Slot of w in the table, or -1.
+__device__ __forceinline__ int tc_find(const int* table, unsigned mask, int shift, int w) {
+    unsigned h = tc_hash(w, shift);
+    while (true) {
+        const int k = table[h];
+        if (k == w) return (int)h;
+        if (k == TC_EMPTY) return -1;
+        h = (h + 1) & mask;
+    }
+}
+
+// {x, w} for every slot with hits: w's position in the key's list lx (ascending) gives the id
+__device__ __forceinline__ void tc_flush_hits(const int* table, int* hits, unsigned size,
+                                              unsigned first, unsigned step, const int* lx,
+                                              i64 dx, const i64* oeid_x, int* sup) {
+    for (unsigned q = first; q < size; q += step) {
+        const int c = hits[q];
+        if (c) atomicAdd(&sup[oeid_x[lower_bound(lx, dx, table[q])]], c);
+    }
+}
+
+extern "C" __global__ void tc_support_warp(const int* __restrict__ deg,
+                                           const i64* __restrict__ ptr,
+                                           const i64* __restrict__ eptr,
+                                           const int* __restrict__ oind,
+                                           const i64* __restrict__ ooff,
+                                           const i64* __restrict__ oeid,
+                                           const int* __restrict__ dplus,
+                                           const int* __restrict__ keys, i64 nkeys, int spread,
+                                           int* __restrict__ sup) {
+    __shared__ int s_table[8][TC_WARP_TABLE];
+    __shared__ int s_hits[8][TC_WARP_TABLE];
+    __shared__ int s_pre[8][33];
+    __shared__ i64 s_start[8][32];
+    __shared__ i64 s_exy[8][32];
+    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
+    int* table = s_table[wib];
+    int* hits = s_hits[wib];
+    int* pre = s_pre[wib];
+    i64* start = s_start[wib];
+    i64* exys = s_exy[wib];
+    const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
+    for (i64 k = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; k < nkeys; k += nw) {
+        const int x = keys[k];
+        const i64 ox = ooff[x];
+        const i64 dx = dplus[x];
+        int shift;
+        const unsigned size = tc_table_size(dx, spread, TC_WARP_TABLE, &shift);
+        const unsigned mask = size - 1;
+        for (unsigned q = lane; q < size; q += 32) { table[q] = TC_EMPTY; hits[q] = 0; }
+        __syncwarp();
+        if (lane < dx) tc_insert(table, mask, shift, oind[ox + lane]);
+        __syncwarp();
+        const int dgx = deg[x];
+        const int* nx = (const int*)ptr[x];
+        const i64* ex = (const i64*)eptr[x];
+        for (int c0 = 0; c0 < dgx; c0 += 32) {
+            const int j = c0 + lane;
+            int cnt = 0;
+            i64 st = 0, exy = 0;
+            if (j < dgx) {
+                const int y = nx[j];
+                const i64 dy = dplus[y];
+                if (tc_keyed(dy, y, dx, x)) {
+                    cnt = (int)dy;
+                    st = ooff[y];
+                    exy = ex[j];
+                }
+            }
+            int inc = cnt;
+            for (int o = 1; o < 32; o <<= 1) {
+                const int v = __shfl_up_sync(FULL_MASK, inc, o);
+                if (lane >= o) inc += v;
+            }
+            const int T = __shfl_sync(FULL_MASK, inc, 31);
+            pre[lane] = inc - cnt;
+            start[lane] = st;
+            exys[lane] = exy;
+            if (lane == 0) pre[32] = T;
+            __syncwarp();
+            for (int t = lane; t < T; t += 32) {
+                int lo = 0, hi = 31;               // last lane with pre <= t
+                while (lo < hi) {
+                    const int mid = (lo + hi + 1) >> 1;
+                    if (pre[mid] <= t) lo = mid; else hi = mid - 1;
+                }
+                const i64 pos = start[lo] + (t - pre[lo]);
+                const int slot = tc_find(table, mask, shift, oind[pos]);
+                if (slot >= 0) {
+                    atomicAdd(&hits[slot], 1);             // {x, w}
+                    atomicAdd(&sup[oeid[pos]], 1);         // {y, w}
+                    atomicAdd(&sup[exys[lo]], 1);          // {x, y}
+                }
+            }
+            __syncwarp();
+        }
+        tc_flush_hits(table, hits, size, lane, 32, oind + ox, dx, oeid + ox, sup);
+        __syncwarp();
+    }
+}
+
+template <int TABLE>
+__global__ void tc_support_block(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                 const i64* __restrict__ eptr, const int* __restrict__ oind,
+                                 const i64* __restrict__ ooff, const i64* __restrict__ oeid,
+                                 const int* __restrict__ dplus, const int* __restrict__ keys,
+                                 const int* __restrict__ jbeg, int split, i64 nkeys,
+                                 int spread, int* __restrict__ sup) {
+    __shared__ int s_table[TABLE];
+    __shared__ int s_hits[TABLE];
+    __shared__ int s_pre[257];
+    __shared__ i64 s_start[256];
+    __shared__ i64 s_exy[256];
+    __shared__ int s_warp[32];
+    __shared__ int s_total;
+    const int tid = threadIdx.x;
+    for (i64 k = blockIdx.x; k < nkeys; k += gridDim.x) {
+        const int x = keys[k];
+        const i64 ox = ooff[x];
+        const i64 dx = dplus[x];
+        const int* lx = oind + ox;
+        const bool hashed = 2 * dx <= TABLE;
+        int shift;
+        const unsigned size = tc_table_size(dx, spread, TABLE, &shift);
+        const unsigned mask = size - 1;
+        if (hashed) {
+            for (unsigned s = tid; s < size; s += blockDim.x) {
+                s_table[s] = TC_EMPTY;
+                s_hits[s] = 0;
+            }
+            __syncthreads();
+            for (i64 j = tid; j < dx; j += blockDim.x) tc_insert(s_table, mask, shift, lx[j]);
+        }
+        __syncthreads();
+        const int jb = jbeg[k];
+        const int je = (int)min((i64)deg[x], (i64)jb + split);   // this item's part of N(x)
+        const int* nx = (const int*)ptr[x];
+        const i64* ex = (const i64*)eptr[x];
+        for (int c0 = jb; c0 < je; c0 += blockDim.x) {
+            const int j = c0 + tid;
+            int cnt = 0;
+            i64 st = 0, exy = 0;
+            if (j < je) {
+                const int y = nx[j];
+                const i64 dy = dplus[y];
+                if (tc_keyed(dy, y, dx, x)) {
+                    cnt = (int)dy;
+                    st = ooff[y];
+                    exy = ex[j];
+                }
+            }
+            const int exs = block_exclusive_scan(cnt, s_warp, &s_total);
+            s_pre[tid] = exs;
+            s_start[tid] = st;
+            s_exy[tid] = exy;
+            __syncthreads();
+            const int T = s_total;
+            const int nt = (int)blockDim.x;
+            for (int t0 = 0; t0 < T; t0 += nt * TC_BLOCK_IPT) {
+                const int t = t0 + tid * TC_BLOCK_IPT;
+                if (t >= T) continue;
+                int lo = 0, hi = nt - 1;           // last slot with pre <= t
+                while (lo < hi) {
+                    const int mid = (lo + hi + 1) >> 1;
+                    if (s_pre[mid] <= t) lo = mid; else hi = mid - 1;
+                }
+                int next = lo + 1 < nt ? s_pre[lo + 1] : T;
+                const int tend = min(t + TC_BLOCK_IPT, T);
+                int run = 0;                       // hits of the thread's items on y = lo
+                i64 q = 0;
+                for (int ti = t; ti < tend; ++ti) {
+                    while (ti >= next) {
+                        if (run) { atomicAdd(&sup[s_exy[lo]], run); run = 0; }
+                        ++lo;
+                        next = lo + 1 < nt ? s_pre[lo + 1] : T;
+                        q = 0;
+                    }
+                    const i64 pos = s_start[lo] + (ti - s_pre[lo]);
+                    const int w = oind[pos];
+                    if (hashed) {
+                        const int slot = tc_find(s_table, mask, shift, w);
+                        if (slot < 0) continue;
+                        atomicAdd(&s_hits[slot], 1);                  // {x, w}
+                    } else {
+                        // the searches for the ascending elements of one list resume where
+                        // the previous one stopped
+                        q += lower_bound(lx + q, dx - q, w);
+                        if (q >= dx || lx[q] != w) continue;
+                        atomicAdd(&sup[oeid[ox + q]], 1);            // {x, w}
+                    }
+                    atomicAdd(&sup[oeid[pos]], 1);                    // {y, w}
+                    ++run;
+                }
+                if (run) atomicAdd(&sup[s_exy[lo]], run);             // {x, y}
+            }
+            __syncthreads();
+        }
+        if (hashed) {
+            tc_flush_hits(s_table, s_hits, size, tid, blockDim.x, lx, dx, oeid + ox, sup);
+            __syncthreads();
+        }
+    }
 }

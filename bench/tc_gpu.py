@@ -1,0 +1,46 @@
+"""GPU triangle counting alone on large Kronecker graphs (edges per second, every call).
+
+    python3 -m bench tc_gpu [--scales 22 24 26] [--repeats 5]
+
+The triangle rows of ``bench algos_gpu`` (its ``--tc-scales`` rows: the same graphs, timing
+and notes) without the SpMV and BFS rows, so the largest scales can be rerun alone.
+"""
+from __future__ import annotations
+
+import argparse
+
+from bench.algos_gpu import HEADER, tc_only_rows
+from bench.common import require_gpu, write_table
+
+NAME = "tc_gpu"
+NEEDS_GPU = True
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python3 -m bench tc_gpu", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scales", type=int, nargs="+", default=[22, 24, 26],
+                    help="Kronecker scales")
+    ap.add_argument("--repeats", type=int, default=5, help="timed calls per graph")
+    args = ap.parse_args(argv)
+    require_gpu(NAME)
+    import cupy
+    rows, graphs = [], []
+    for scale in args.scales:
+        graphs.append(tc_only_rows(scale, args, rows))
+        cupy.get_default_memory_pool().free_all_blocks()
+    write_table(NAME, "GPU triangle counting on large Kronecker graphs", HEADER, rows,
+                f"""Graphs (Graph500 Kronecker, R-MAT a=0.57, b=c=0.19, edge factor 16, seed 1,
+generated on the device, undirected, no properties):
+{chr(10).join('- ' + s for s in graphs)}
+
+Times: CUDA events around each whole `hornet.algos.triangle_count(g)` call on
+`hornet.Graph(device="gpu")` (orientation, key lists, scans and host syncs included; no state
+kept between calls), one warm-up call, then the median of {args.repeats} calls. Rate:
+undirected edges / time. "calls 1..3 on one graph state": right after an update (one edge
+inserted and deleted), each call timed alone; the note gives the slowest over the median.
+Only the "graph" column applies (no CSR copy, no cuSPARSE).""", device="gpu")
+
+
+if __name__ == "__main__":
+    main()
