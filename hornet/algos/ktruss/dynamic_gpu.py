@@ -253,7 +253,6 @@ class GpuDynamicTruss:
         point. With ``member_stamp`` != 0 only region edges are put back on the worklist.
         Returns False when the deadline passed (the values are then bounds, not final)."""
         from hornet.core.cuda import i64, launch
-        cp = self._cp
         deg, ptr = self._view()
         t = self._table
         truss = t.columns["truss"]
