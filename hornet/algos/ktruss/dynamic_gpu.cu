@@ -148,11 +148,14 @@ extern "C" __global__ void dt_lost_seeds(const int* __restrict__ deg, const i64*
 // when that bin decides, the value (an upper bound of the h-index, so still a valid bound) is
 // stored negated and dt_apply puts the edge back on the worklist. Thread 0 zeroes the round's
 // counters ctr[C_LOW] and ctr[C_NEXT] (read by the host before this launch).
+// With plus != 0 the other edges count as truss + plus unless flag == flag_stamp (the bound
+// of the new edges of an insertion: every old edge one level up, the new ones as they are).
 extern "C" __global__ void dt_hindex(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                      const i64* __restrict__ tkeys, int tshift,
                                      const int* __restrict__ truss, const int* __restrict__ list,
                                      i64 n, int* __restrict__ newval, int* __restrict__ touched,
-                                     int tstamp, u64* ctr) {
+                                     int tstamp, u64* ctr, const int* __restrict__ flag,
+                                     int flag_stamp, int plus) {
     __shared__ int hist[WARPS][HBINS];
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         ctr[C_LOW] = 0;
@@ -173,7 +176,12 @@ extern "C" __global__ void dt_hindex(const int* __restrict__ deg, const i64* __r
                 const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
                 const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
                 if (s1 < 0 || s2 < 0) return;
-                int m = imin(imin(truss[s1], truss[s2]), a);
+                int f1 = truss[s1], f2 = truss[s2];
+                if (plus) {
+                    if (flag[s1] != flag_stamp) f1 += plus;
+                    if (flag[s2] != flag_stamp) f2 += plus;
+                }
+                int m = imin(imin(f1, f2), a);
                 if (m < lo) m = lo;
                 atomicAdd(&h[m - lo], 1);
             });

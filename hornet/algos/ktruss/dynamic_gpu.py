@@ -56,6 +56,8 @@ _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_gpu.cu")
 C_LOW, C_NEXT, C_TOUCHED, C_CAND, C_FRONT, C_REGION = range(6)
 #: threads of one warp: the triangle kernels run one warp per edge
 WARP = 32
+#: synchronous rounds of the h-index that tighten the new edges' bounds before a walk
+NEW_BOUND_ROUNDS = 2
 
 
 def _fn(name: str):
@@ -246,6 +248,7 @@ class GpuDynamicTruss:
         update's ``touched`` stamp."""
         self._scratch(extra)
         self._ctr.fill(0)
+        self._rounds = 0
         return self._tick()
 
     def _descend(self, n: int, member_stamp, tstamp, deadline) -> bool:
@@ -261,14 +264,15 @@ class GpuDynamicTruss:
         while n:
             stamp = self._tick()
             launch(hindex, n, (deg, ptr, t.keys, np.int32(t.shift), truss, cur, i64(n),
-                               self._newval, self._touched, tstamp, self._ctr),
-                   threads_per_item=WARP)
+                               self._newval, self._touched, tstamp, self._ctr, self._member,
+                               np.int32(0), np.int32(0)), threads_per_item=WARP)
             launch(apply, n, (cur, i64(n), self._newval, truss, self._low, self._low_old, nxt,
                               self._mark, stamp, self._ctr))
             launch(push, n, (deg, ptr, t.keys, np.int32(t.shift), truss, self._low,
                              self._low_old, i64(n), self._member, np.int32(member_stamp), nxt,
                              self._mark, stamp, self._ctr), threads_per_item=WARP)
             n = int(self._read()[C_NEXT])
+            self._rounds += 1
             cur, nxt = nxt, cur
             if n and time.perf_counter() > deadline:
                 return False
@@ -293,7 +297,7 @@ class GpuDynamicTruss:
         touched = int(self._read()[C_TOUCHED])
         if not done:                               # (the caller deletes the batch's keys)
             return self._fallback(touched)
-        self.stats.update(region=touched)
+        self.stats.update(region=touched, rounds=self._rounds)
 
     def _insert(self, src, dst, slots) -> None:
         """Raise the numbers after an insertion batch (new edges in the table, ``slots``)."""
@@ -305,8 +309,7 @@ class GpuDynamicTruss:
         tstamp = self._begin(b)
         truss = t.columns["truss"]
         new = slots.astype(cp.int32)
-        sup = self._tc.support_of(src, dst)
-        truss[slots] = (sup + 1).astype(cp.int32)      # the new edges' bound, minus one
+        truss[slots] = (self._tc.support_of(src, dst) + 2).astype(cp.int32)
         deg, ptr = self._view()
         keys, shift = t.keys, np.int32(t.shift)
         expand, admit = _fn("dt_expand"), _fn("dt_admit")
@@ -314,10 +317,12 @@ class GpuDynamicTruss:
         first = True
         ms = self._tick()
         ss = self._tick()
+        launch(_fn("dt_seed"), b, (new, i64(b), self._member, ms, self._seen, ss,
+                                   self._region, self._front))
+        self._new_bounds(new, b, ms, tstamp)
+        truss[slots] -= 1              # the walk reads a new edge as its bound minus one
         while True:
             if first:
-                launch(_fn("dt_seed"), b, (new, i64(b), self._member, ms, self._seen, ss,
-                                           self._region, self._front))
                 self._ctr[C_REGION] = b
                 nf, nreg, relaxed = b, b, 1
             else:
@@ -342,6 +347,7 @@ class GpuDynamicTruss:
                                             self._touched, tstamp, self._ctr))
                 c = self._read()
                 nf, nreg, relaxed = int(c[C_FRONT]), int(c[C_REGION]), 0
+                self._rounds += 1
                 front, front2 = front2, front
                 if nreg > max_region or time.perf_counter() > deadline:
                     return self._fallback(int(c[C_TOUCHED]))
@@ -360,4 +366,22 @@ class GpuDynamicTruss:
             first = False
             if int(c[C_CAND]) == 0:
                 break
-        self.stats.update(region=int(c[C_TOUCHED]))
+        self.stats.update(region=int(c[C_TOUCHED]), rounds=self._rounds)
+
+    def _new_bounds(self, new, b: int, ms, tstamp) -> None:
+        """Tighten the new edges' bound s + 2 (in ``truss``; the new edges marked
+        ``member == ms``) to the h-index of their triangles with every old edge one level
+        up: step 0's fixed point lies below both. Two synchronous rounds (new edges in one
+        triangle refine each other); no read back."""
+        from hornet.core.cuda import i64, launch
+        deg, ptr = self._view()
+        t = self._table
+        truss = t.columns["truss"]
+        for _ in range(NEW_BOUND_ROUNDS):
+            launch(_fn("dt_hindex"), b, (deg, ptr, t.keys, np.int32(t.shift), truss, new,
+                                         i64(b), self._newval, self._touched, tstamp,
+                                         self._ctr, self._member, ms, np.int32(1)),
+                   threads_per_item=WARP)
+            launch(_fn("dt_apply"), b, (new, i64(b), self._newval, truss, self._low,
+                                        self._low_old, self._lb, self._mark, self._tick(),
+                                        self._ctr))
