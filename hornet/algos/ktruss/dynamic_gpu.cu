@@ -39,11 +39,6 @@ __device__ __forceinline__ i64 warp_id() {
 }
 __device__ __forceinline__ i64 num_warps() { return ((i64)gridDim.x * blockDim.x) >> 5; }
 
-__device__ __forceinline__ int warp_total(int v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(FULL_MASK, v, o);
-    return v;
-}
-
 __device__ __forceinline__ bool in_sorted(const int* a, i64 n, int w) {
     const i64 p = lower_bound(a, n, w);
     return p < n && a[p] == w;
@@ -67,11 +62,15 @@ __device__ __forceinline__ void touch(int* touched, int tstamp, int s, u64* ctr)
 
 // f(w) for every common neighbour w of u and v in the current graph, spread over the lanes of
 // the calling warp (every lane calls it with the same u, v; f runs on the lane that found w).
-// Lists are strictly ascending, so lane 31's search position bounds the later searches.
-template <typename F>
+// With parts > 1, `parts` warps share the edge: this one takes every parts-th run of 32
+// elements of the shorter list, from run `part`. After each run every lane calls stop()
+// (warp-uniform): true ends the enumeration early. Lists are strictly ascending, so lane
+// 31's search position bounds the warp's later searches.
+template <typename OnCommon, typename Stop>
 __device__ __forceinline__ void warp_common(const int* __restrict__ deg,
                                             const i64* __restrict__ ptr, int u, int v,
-                                            unsigned lane, F&& f) {
+                                            unsigned lane, int part, int parts, OnCommon&& f,
+                                            Stop&& stop) {
     const i64 du = deg[u], dv = deg[v];
     const bool ushort = du <= dv;
     const int s = ushort ? u : v, l = ushort ? v : u;
@@ -80,7 +79,7 @@ __device__ __forceinline__ void warp_common(const int* __restrict__ deg,
     const int* S = (const int*)ptr[s];
     const int* L = (const int*)ptr[l];
     i64 base = 0;
-    for (i64 k0 = 0; k0 < ds; k0 += 32) {
+    for (i64 k0 = (i64)part * 32; k0 < ds; k0 += 32 * (i64)parts) {
         const i64 k = k0 + lane;
         i64 q = base;
         if (k < ds) {
@@ -89,10 +88,13 @@ __device__ __forceinline__ void warp_common(const int* __restrict__ deg,
             if (q < dl && L[q] == w) f(w);
         }
         base = __shfl_sync(FULL_MASK, q, 31);
+        if (stop()) return;
     }
 }
 
-// Deletion, one warp per deleted edge {bsrc[i], bdst[i]} (gone from the graph, still in the
+#define NO_STOP [] { return false; }
+
+// Deletion, `parts` warps per deleted edge {bsrc[i], bdst[i]} (gone from the graph, still in the
 // table with its number). Its triangles are those of the graph before the batch: an endpoint's
 // neighbours are its current list plus its list in the batch adjacency bkeys (2 nb ascending
 // keys x << 32 | w). Every surviving edge x of such a triangle whose level counted it
@@ -104,10 +106,13 @@ extern "C" __global__ void dt_lost_seeds(const int* __restrict__ deg, const i64*
                                          const i64* __restrict__ bkeys,
                                          const i64* __restrict__ tkeys, int tshift,
                                          const int* __restrict__ truss, int* __restrict__ mark,
-                                         int stamp, int* __restrict__ out, u64* ctr) {
+                                         int stamp, int* __restrict__ out, u64* ctr,
+                                         int parts) {
     const unsigned lane = threadIdx.x & 31;
     const i64 nk = 2 * nb;
-    for (i64 i = warp_id(); i < nb; i += num_warps()) {
+    for (i64 wi = warp_id(); wi < nb * parts; wi += num_warps()) {
+        const i64 i = wi / parts;
+        const i64 part = wi - i * parts;
         const int u = bsrc[i], v = bdst[i];
         const i64 sd = et_find(tkeys, tshift, et_key(u, v));
         if (sd < 0) continue;
@@ -124,7 +129,7 @@ extern "C" __global__ void dt_lost_seeds(const int* __restrict__ deg, const i64*
         const int* X = dx ? (const int*)ptr[x] : nullptr;
         const int* Y = dy ? (const int*)ptr[y] : nullptr;
         const i64 lx = dx + (xhi - xlo);
-        for (i64 p = lane; p < lx; p += 32) {
+        for (i64 p = part * 32 + lane; p < lx; p += 32 * (i64)parts) {
             const int w = p < dx ? X[p] : lo32(bkeys[xlo + (p - dx)]);
             bool found = dy > 0 && in_sorted(Y, dy, w);
             if (!found) found = in_batch_list(bkeys, ylo, yhi, y, w);
@@ -172,7 +177,8 @@ extern "C" __global__ void dt_hindex(const int* __restrict__ deg, const i64* __r
         for (int b = lane; b < HBINS; b += 32) h[b] = 0;
         __syncwarp();
         if (a > 2) {
-            warp_common(deg, ptr, u, v, lane, [&](int w) {
+            // (stops once a - 2 triangles hold e at its level a: the value stays)
+            warp_common(deg, ptr, u, v, lane, 0, 1, [&](int w) {
                 const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
                 const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
                 if (s1 < 0 || s2 < 0) return;
@@ -184,6 +190,9 @@ extern "C" __global__ void dt_hindex(const int* __restrict__ deg, const i64* __r
                 int m = imin(imin(f1, f2), a);
                 if (m < lo) m = lo;
                 atomicAdd(&h[m - lo], 1);
+            }, [&] {
+                __syncwarp();
+                return h[a - lo] >= a - 2;
             });
         }
         __syncwarp();
@@ -227,7 +236,7 @@ extern "C" __global__ void dt_apply(const int* __restrict__ list, i64 n,
     }
 }
 
-// One warp per lowered edge e (ctr[C_LOW] of them, at most n), from old to truss[e]: every
+// `parts` warps per lowered edge e (ctr[C_LOW] of them, at most n), from old to truss[e]: every
 // triangle neighbour y whose count at its own level lost this triangle (old >= truss[y] >
 // truss[e]) goes to the next worklist (next, ctr[C_NEXT], deduplicated by mark == stamp);
 // with member_stamp != 0 only the edges with member[y] == member_stamp (the region: edges
@@ -239,16 +248,18 @@ extern "C" __global__ void dt_push(const int* __restrict__ deg, const i64* __res
                                    const int* __restrict__ lowered_old, i64 n,
                                    const int* __restrict__ member, int member_stamp,
                                    int* __restrict__ next, int* __restrict__ mark, int stamp,
-                                   u64* ctr) {
+                                   u64* ctr, int parts) {
     const unsigned lane = threadIdx.x & 31;
     const i64 m = (i64)ctr[C_LOW] < n ? (i64)ctr[C_LOW] : n;
-    for (i64 i = warp_id(); i < m; i += num_warps()) {
+    for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
+        const i64 i = wi / parts;
+        const int part = (int)(wi - i * parts);
         const int e = lowered[i];
         const int old = lowered_old[i];
         const int now = truss[e];
         const i64 key = tkeys[e];
         const int u = hi32(key), v = lo32(key);
-        warp_common(deg, ptr, u, v, lane, [&](int w) {
+        warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
             const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
             const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
             if (s1 < 0 || s2 < 0) return;
@@ -257,7 +268,7 @@ extern "C" __global__ void dt_push(const int* __restrict__ deg, const i64* __res
                 claim(mark, stamp, (int)s1, next, ctr, C_NEXT);
             if (f2 <= old && f2 > now && (member_stamp == 0 || member[s2] == member_stamp))
                 claim(mark, stamp, (int)s2, next, ctr, C_NEXT);
-        });
+        }, NO_STOP);
     }
 }
 
@@ -275,7 +286,7 @@ extern "C" __global__ void dt_seed(const int* __restrict__ seeds, i64 n, int* __
     }
 }
 
-// The walk's step, one warp per frontier edge x (level a = truss[x]): for each triangle
+// The walk's step, `parts` warps per frontier edge x (level a = truss[x]): for each triangle
 // (x, y, z), y becomes a candidate (cand, ctr[C_CAND], once per walk: seen == sstamp) when it
 // is at x's level (relaxed: at most x's level: x is an inserted edge holding its support + 1)
 // and z is at least at y's level (else the triangle cannot hold y at the level above).
@@ -284,14 +295,16 @@ extern "C" __global__ void dt_expand(const int* __restrict__ deg, const i64* __r
                                      const int* __restrict__ truss,
                                      const int* __restrict__ front, i64 n, int relaxed,
                                      int* __restrict__ seen, int sstamp, int* __restrict__ cand,
-                                     u64* ctr) {
+                                     u64* ctr, int parts) {
     const unsigned lane = threadIdx.x & 31;
-    for (i64 i = warp_id(); i < n; i += num_warps()) {
+    for (i64 wi = warp_id(); wi < n * parts; wi += num_warps()) {
+        const i64 i = wi / parts;
+        const int part = (int)(wi - i * parts);
         const int x = front[i];
         const i64 key = tkeys[x];
         const int u = hi32(key), v = lo32(key);
         const int a = truss[x];
-        warp_common(deg, ptr, u, v, lane, [&](int w) {
+        warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
             const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
             const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
             if (s1 < 0 || s2 < 0) return;
@@ -300,7 +313,7 @@ extern "C" __global__ void dt_expand(const int* __restrict__ deg, const i64* __r
                 claim(seen, sstamp, (int)s1, cand, ctr, C_CAND);
             if ((relaxed ? f2 <= a : f2 == a) && f1 >= f2)
                 claim(seen, sstamp, (int)s2, cand, ctr, C_CAND);
-        });
+        }, NO_STOP);
     }
 }
 
@@ -314,29 +327,37 @@ extern "C" __global__ void dt_admit(const int* __restrict__ deg, const i64* __re
                                     int* __restrict__ member, int mstamp,
                                     int* __restrict__ front, int* __restrict__ region,
                                     int* __restrict__ touched, int tstamp, u64* ctr) {
+    __shared__ int count[WARPS];
     const unsigned lane = threadIdx.x & 31;
+    int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
     const i64 n = (i64)ctr[C_CAND];
     for (i64 i = warp_id(); i < n; i += num_warps()) {
         const int y = cand[i];
         const i64 key = tkeys[y];
         const int u = hi32(key), v = lo32(key);
         const int f = truss[y];
-        int c = 0;
-        warp_common(deg, ptr, u, v, lane, [&](int w) {
+        if (lane == 0) *c = 0;
+        __syncwarp();
+        // (stops once f - 1 such triangles are found)
+        warp_common(deg, ptr, u, v, lane, 0, 1, [&](int w) {
             const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
             const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
             if (s1 < 0 || s2 < 0) return;
-            if (truss[s1] >= f && truss[s2] >= f) ++c;
+            if (truss[s1] >= f && truss[s2] >= f) atomicAdd(c, 1);
+        }, [&] {
+            __syncwarp();
+            return *c >= f - 1;
         });
-        c = warp_total(c);
+        __syncwarp();
         if (lane == 0) {
             touch(touched, tstamp, y, ctr);
-            if (c >= f - 1) {
+            if (*c >= f - 1) {
                 member[y] = mstamp;
                 front[atomicAdd(&ctr[C_FRONT], 1ull)] = y;
                 region[atomicAdd(&ctr[C_REGION], 1ull)] = y;
             }
         }
+        __syncwarp();
     }
 }
 

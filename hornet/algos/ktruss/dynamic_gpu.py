@@ -30,7 +30,13 @@ give a larger fixed point of the step before (Huang et al., SIGMOD 2014, per ste
 walks from those edges (``dt_expand``: same level, third edge at least that level; from a new
 edge, any level up to s + 1), keeping only edges with enough triangles to rise
 (``dt_admit``), raises the walked region by one and descends it with everything else fixed.
-The steps end after the largest rise of an old edge, plus one.
+The steps end after the largest rise of an old edge, plus one. Before step 0 the new edges'
+bound s + 2 is lowered to the h-index of their triangles with every old edge at t + 1 (a
+bound of step 0's fixed point too), so a new edge walks only the levels it can reach.
+
+Kernels run one warp per edge (an intersection of the endpoints' lists); the kernels that
+only enumerate (``dt_push``, ``dt_expand``, ``dt_lost_seeds``) give a launch of few edges
+several warps each, and the counting ones stop as soon as the edge's level is decided.
 
 The static GPU decomposition finishes a batch larger than ``batch_share`` of the edges, and
 one whose region passes ``fallback_share`` of the edges or whose update runs longer than
@@ -58,6 +64,15 @@ C_LOW, C_NEXT, C_TOUCHED, C_CAND, C_FRONT, C_REGION = range(6)
 WARP = 32
 #: synchronous rounds of the h-index that tighten the new edges' bounds before a walk
 NEW_BOUND_ROUNDS = 2
+#: warps a launch of few edges aims to keep busy, and the most warps that share one edge
+TARGET_WARPS = 8192
+MAX_PARTS = 16
+
+
+def _parts(n: int) -> np.int32:
+    """Warps per edge for a launch over ``n`` edges: enough for a few edges (a hub's long
+    list) to fill the GPU."""
+    return np.int32(min(MAX_PARTS, max(1, -(-TARGET_WARPS // max(int(n), 1)))))
 
 
 def _fn(name: str):
@@ -268,9 +283,11 @@ class GpuDynamicTruss:
                                np.int32(0), np.int32(0)), threads_per_item=WARP)
             launch(apply, n, (cur, i64(n), self._newval, truss, self._low, self._low_old, nxt,
                               self._mark, stamp, self._ctr))
-            launch(push, n, (deg, ptr, t.keys, np.int32(t.shift), truss, self._low,
-                             self._low_old, i64(n), self._member, np.int32(member_stamp), nxt,
-                             self._mark, stamp, self._ctr), threads_per_item=WARP)
+            parts = _parts(n)
+            launch(push, n * int(parts), (deg, ptr, t.keys, np.int32(t.shift), truss,
+                                          self._low, self._low_old, i64(n), self._member,
+                                          np.int32(member_stamp), nxt, self._mark, stamp,
+                                          self._ctr, parts), threads_per_item=WARP)
             n = int(self._read()[C_NEXT])
             self._rounds += 1
             cur, nxt = nxt, cur
@@ -288,9 +305,10 @@ class GpuDynamicTruss:
         ba = batch_adjacency(src, dst)
         stamp = self._tick()
         nb = int(src.shape[0])
-        launch(_fn("dt_lost_seeds"), nb,
+        parts = _parts(nb)
+        launch(_fn("dt_lost_seeds"), nb * int(parts),
                (deg, ptr, src, dst, i64(nb), ba.keys, t.keys, np.int32(t.shift),
-                t.columns["truss"], self._mark, stamp, self._la, self._ctr),
+                t.columns["truss"], self._mark, stamp, self._la, self._ctr, parts),
                threads_per_item=WARP)
         n = int(self._read()[C_NEXT])
         done = self._descend(n, 0, tstamp, deadline)
@@ -339,9 +357,10 @@ class GpuDynamicTruss:
             while nf:
                 self._ctr[C_CAND] = 0
                 self._ctr[C_FRONT] = 0
-                launch(expand, nf, (deg, ptr, keys, shift, truss, front, i64(nf),
-                                    np.int32(relaxed), self._seen, ss, self._cand, self._ctr),
-                       threads_per_item=WARP)
+                parts = _parts(nf)
+                launch(expand, nf * int(parts),
+                       (deg, ptr, keys, shift, truss, front, i64(nf), np.int32(relaxed),
+                        self._seen, ss, self._cand, self._ctr, parts), threads_per_item=WARP)
                 admit(full_grid, (BLOCK,), (deg, ptr, keys, shift, truss, self._cand,
                                             self._member, ms, front2, self._region,
                                             self._touched, tstamp, self._ctr))
