@@ -154,7 +154,8 @@ def main(argv=None) -> None:
             " the whole-graph static decomposition finished " + (
                 "(CPU: batch over `batch_share`, or work over the limit of `DynamicTruss`)."
                 if args.device == "cpu" else
-                "(GPU version: every batch that closes or opens a triangle)."), ""]
+                "(GPU: batch over `batch_share`, region over `fallback_share` of the edges, or"
+                " update time over the static time)."), ""]
     text += table_lines(HEADER, all_rows)
     text += ["", "## Crossover and the criterion", "",
              "Crossover: the smallest batch size whose median update is not faster than the"

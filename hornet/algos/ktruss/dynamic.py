@@ -39,8 +39,8 @@ graph U (u-v when u->v or v->u; self-loops ignored), one per stored directed edg
 self-loop). U is kept as an undirected ``hornet.Graph`` updated from the same changes
 (:func:`hornet.algos.underlying.undirected_change`) and the algorithm runs on U's own
 changes. The CPU version runs Numba kernels; ``DynamicTruss(g)`` of a GPU graph builds the
-GPU version (:mod:`hornet.algos.ktruss.dynamic_gpu`, which recomputes statically whenever a
-batch closes or opens a triangle).
+GPU version (:mod:`hornet.algos.ktruss.dynamic_gpu`: the same descent in synchronous
+rounds of CUDA kernels; insertions in steps of at most one level per edge).
 """
 from __future__ import annotations
 
