@@ -177,10 +177,10 @@ __device__ __forceinline__ i64 warp_row_of(const i64* __restrict__ off, i64& bas
 // B: blocks of 256 threads that must fit an SM at once (__launch_bounds__: caps the registers
 // per thread; the U groups' loads need more of them).
 template <typename W, typename X, int WEIGHTED, int PUSH, int U, int B>
-__global__ void __launch_bounds__(256, B) spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ wptr,
-                          const i64* __restrict__ off, const i64* __restrict__ range_rows,
-                          i64 nrows, i64 nnz, i64 nranges, i64 range, const X* __restrict__ x,
-                          double* __restrict__ y, const int* __restrict__ vid) {
+__global__ void __launch_bounds__(256, B)
+spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ wptr, const i64* __restrict__ off,
+          const i64* __restrict__ range_rows, i64 nrows, i64 nnz, i64 nranges, i64 range,
+          const X* __restrict__ x, double* __restrict__ y, const int* __restrict__ vid) {
     const int lane = threadIdx.x & 31;
     const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
     for (i64 rg = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; rg < nranges; rg += nw) {
