@@ -1,8 +1,10 @@
 """GPU SpMV (CuPy + CUDA C++, kernels in ``spmv.cu``): ``y = A x`` or ``A^T x``.
 
-Warp-segmented (each warp walks ranges of 512 entries, 32 at a time: coalesced loads, rows
-found among the next 32 row ends by warp shuffles, per-row sums by a segmented warp scan;
-atomics only for rows crossing ranges), or merge-path per thread (Merrill & Garland;
+Warp-segmented (each warp walks ranges of up to 512 entries, 32 at a time: coalesced loads,
+rows found among the next 32 row ends by warp shuffles, per-row sums by a segmented warp scan,
+groups of 32 entries inside one long row summed in lane partial sums; atomics only for rows
+crossing ranges; shorter ranges on small graphs, so that every SM gets enough of them; a
+float32 ``x`` is read as float32), or merge-path per thread (Merrill & Garland;
 ``SPMV_KERNEL = "merge"``). ``A^T x`` by float64 atomics. From the second call on an unchanged
 dynamic graph, its rows are visited in storage order (size class by size class, each block
 array front to back, instead of a jump between size classes at almost every row; the order
@@ -33,30 +35,23 @@ _WEIGHT_TYPES = {
 }
 
 
-#: (U, B) variants of the warp kernel built for float, double and unweighted lists (U: groups
-#: of 32 entries whose loads a warp issues together; B: blocks per SM it is compiled for)
-SPMV_WARP_VARIANTS = ((1, 1), (1, 8), (2, 5), (2, 6), (4, 4))
-#: the warp kernel's (U, B) (any weight type other than float and double: (1, 1))
-SPMV_WARP = (1, 1)
-_WARP_TYPES = ("float", "double")
+#: the warp kernel sums the groups of 32 entries inside one row (long lists) in lane partial
+#: sums, without the row search and the segmented scan (pull only)
+SPMV_LONG_ROWS = True
 
 
-def _warp_name(ctype: str, xtype: str, weighted: bool, push: bool, variant: tuple) -> str:
-    """Template instance of the warp kernel (push, and weight types other than float and
-    double, only in variant (1, 1))."""
-    if push or (weighted and ctype not in _WARP_TYPES):
-        variant = (1, 1)
+def _warp_name(ctype: str, xtype: str, weighted: bool, push: bool, long_rows: bool) -> str:
+    """Template instance of the warp kernel."""
     return (f"spmv_warp<{ctype}, {xtype}, {int(weighted)}, {int(push)}, "
-            f"{variant[0]}, {variant[1]}>")
+            f"{int(long_rows and not push)}>")
 
 
 _fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "spmv.cu"), tuple(
     [f"spmv_merge<float, 0, {p}>" for p in (0, 1)]
     + [f"spmv_merge<{c}, 1, {p}>" for c in sorted(set(_WEIGHT_TYPES.values())) for p in (0, 1)]
-    + sorted({_warp_name(c, xt, wt, p, var)
+    + sorted({_warp_name(c, xt, wt, p, lr)
               for c, wt in [("float", False)] + [(c, True) for c in set(_WEIGHT_TYPES.values())]
-              for xt in ("float", "double") for p in (False, True)
-              for var in SPMV_WARP_VARIANTS})))
+              for xt in ("float", "double") for p in (False, True) for lr in (False, True)})))
 
 #: SpMV kernel: "warp" (warp-segmented rows, default) or "merge" (merge-path per thread)
 SPMV_KERNEL = "warp"
@@ -67,12 +62,12 @@ SPMV_KERNEL = "warp"
 SPMV_STORAGE_ORDER = True
 #: stored entries from which a graph's rows are visited in storage order
 SPMV_ORDER_MIN_ENTRIES = 1 << 26
-#: entries per warp range of the warp kernel: the largest power of two from 32 * U up to
+#: entries per warp range of the warp kernel: the largest power of two from 32 up to
 #: SPMV_RANGE that still gives every SM SPMV_RANGE_WARPS ranges (a small graph's few long ranges
 #: would leave most of the device idle, each warp walking its range alone); SPMV_RANGE_WARPS
 #: None: always SPMV_RANGE
 SPMV_RANGE = 512
-SPMV_RANGE_WARPS = 32
+SPMV_RANGE_WARPS = 128
 SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in spmv.cu
 
 
@@ -140,7 +135,7 @@ def _spmv_rows(kernel, ctype, weighted, push, rows, wptr, x, y, y_rows=None) -> 
         y_rows = cupy.zeros(rows.count + 1, dtype=cupy.float64)
     if kernel == "warp":
         rng = warp_range(rows.nnz)
-        launch(_fn(_warp_name(ctype, _X_TYPES[x.dtype.char], weighted, push, SPMV_WARP)),
+        launch(_fn(_warp_name(ctype, _X_TYPES[x.dtype.char], weighted, push, SPMV_LONG_ROWS)),
                -(-rows.nnz // rng), (rows.ptr, wptr, rows.off, rows.range_rows(rng),
                                      i64(rows.count), i64(rows.nnz), i64(-(-rows.nnz // rng)),
                                      i64(rng), x, y_rows, NULL if rows.vid is None else rows.vid),
@@ -242,14 +237,13 @@ def _degree_scan(view: AdjacencyView):
 
 def warp_range(nnz: int) -> int:
     """Entries per warp range of the warp kernel for ``nnz`` entries (see SPMV_RANGE)."""
-    group = 32 * SPMV_WARP[0]
     if SPMV_RANGE_WARPS is None:
-        return max(SPMV_RANGE, group)
+        return max(SPMV_RANGE, 32)
     want = _sm_count() * SPMV_RANGE_WARPS
     rng = SPMV_RANGE
-    while rng > group and nnz < rng * want:
+    while rng > 32 and nnz < rng * want:
         rng //= 2
-    return max(rng, group)
+    return max(rng, 32)
 
 
 def _sm_count() -> int:
