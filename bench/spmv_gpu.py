@@ -1,14 +1,14 @@
 """GPU SpMV against cuSPARSE on the same matrix: Kronecker graphs and SNAP graphs.
 
     python3 -m bench spmv_gpu [--scales 20 22 24] [--real soc-Epinions1 ...] [--repeats 21]
-    python3 -m bench spmv_gpu --long-rows both --sweep     # kernel variants, range lengths
+    python3 -m bench spmv_gpu --long-rows 0 1 4 8 --sweep    # kernel variants, range lengths
 
 The SpMV rows of ``bench algos_gpu`` alone (no BFS or triangle rows, no CSR copy), so they can
 be rerun quickly. Graph500-style Kronecker graphs (R-MAT a=0.57, b=c=0.19, edge factor 16,
 seed 1) generated on the device and SNAP graphs of the data folder, undirected, with random
 float64 and float32 edge weights ("weight", "w32"). hornet: ``hornet.algos.spmv`` on
 ``hornet.Graph(device="gpu")``; cuSPARSE: cupyx.scipy.sparse ``A @ x`` on the graph's own CSR.
-``--long-rows on|off|both``: the warp kernel with or without its long-row path
+``--long-rows``: the warp kernel's long-row loop, 0 (off) or its unrolling
 (``hornet.algos.spmv.gpu.SPMV_LONG_ROWS``; default: the library's); ``--sweep``: one row per
 range length as well (``SPMV_RANGE``, ``SPMV_RANGE_WARPS``).
 """
@@ -61,8 +61,7 @@ def graph_rows(label, g, args, rows) -> None:
     indptr, indices = g.to_csr()[:2]
     n, nnz = g.num_vertices, int(indices.shape[0])
     defaults = (mod.SPMV_LONG_ROWS, mod.SPMV_RANGE, mod.SPMV_RANGE_WARPS)
-    longs = {"on": [True], "off": [False], "both": [True, False]}.get(args.long_rows,
-                                                                      [defaults[0]])
+    longs = args.long_rows or [defaults[0]]
     ranges = SWEEP_RANGES if args.sweep else [defaults[1:]]
     variants = [(lr, r, k) for lr in longs for r, k in ranges]
     for wlabel, weight, A, x, ref in weight_cases(g, indptr, indices, n):
@@ -75,7 +74,7 @@ def graph_rows(label, g, args, rows) -> None:
             if (long_rows, eff) in seen:
                 continue
             seen.add((long_rows, eff))
-            variant = f"{'on' if long_rows else 'off'}, {eff}"
+            variant = f"{long_rows}, {eff}"
             try:
                 got = algos.spmv(g, x, weight=weight)
                 (th, ts), _ = cuda_times([lambda: algos.spmv(g, x, weight=weight),
@@ -136,8 +135,9 @@ def main(argv: list[str] | None = None) -> None:
                                                   "sx-mathoverflow-a2q", "ca-HepPh"],
                     help="SNAP graphs of the data folder")
     ap.add_argument("--repeats", type=int, default=21, help="timed rounds per row")
-    ap.add_argument("--long-rows", choices=["on", "off", "both"], default=None,
-                    help="the warp kernel's long-row path (default: the library's setting)")
+    ap.add_argument("--long-rows", type=int, nargs="*", default=None,
+                    help="the warp kernel's long-row loop: 0 (off) or its unrolling "
+                         "(default: the library's setting)")
     ap.add_argument("--sweep", action="store_true", help="every range length of SWEEP_RANGES")
     args = ap.parse_args(argv)
     require_gpu(NAME)
@@ -167,9 +167,9 @@ weight)` on `hornet.Graph(device="gpu")` (lists in power-of-two blocks), y float
 the dtypes; cuSPARSE = cupyx.scipy.sparse `A @ x` on the graph's own CSR, with values 1.0,
 the float64 weights and a float64 x, or the float32 weights and a float32 x (y float32).
 Both get the same x: float32 in the float32 rows (hornet reads it as float32 and sums in
-float64). "long rows, range": whether the warp kernel sums the groups of 32 entries inside
-one row in lane partial sums (no row search, no scan; the library's default:
-{'on' if mod.SPMV_LONG_ROWS else 'off'}), and its entries per warp range (the library's rule:
+float64). "long rows, range": the warp kernel's loop over the whole groups of 32 entries
+inside one row (lane partial sums, no row search, no scan): 0 (off) or its unrolling (the
+library's default: {mod.SPMV_LONG_ROWS}), and its entries per warp range (the library's rule:
 the largest power of two up to {mod.SPMV_RANGE} that gives every SM {mod.SPMV_RANGE_WARPS}
 ranges). Ratios > 1 mean hornet is faster. Errors: max |y - y_ref| over max (|A||x|),
 y_ref the float64 sums of the same (float32 or float64) values.""", device="gpu")

@@ -35,15 +35,19 @@ _WEIGHT_TYPES = {
 }
 
 
-#: the warp kernel sums the groups of 32 entries inside one row (long lists) in lane partial
-#: sums, without the row search and the segmented scan (pull only)
-SPMV_LONG_ROWS = True
+#: the warp kernel sums the whole groups of 32 entries inside one row (long lists) in a tight
+#: loop of lane partial sums, without the row search and the segmented scan (pull only): 0
+#: (off) or the loop's unrolling, one of SPMV_LONG_UNROLLS
+SPMV_LONG_ROWS = 4
+SPMV_LONG_UNROLLS = (0, 1, 4, 8)
 
 
-def _warp_name(ctype: str, xtype: str, weighted: bool, push: bool, long_rows: bool) -> str:
+def _warp_name(ctype: str, xtype: str, weighted: bool, push: bool, long_rows: int) -> str:
     """Template instance of the warp kernel."""
+    if long_rows not in SPMV_LONG_UNROLLS:
+        raise ValueError(f"SPMV_LONG_ROWS must be one of {SPMV_LONG_UNROLLS}, got {long_rows}")
     return (f"spmv_warp<{ctype}, {xtype}, {int(weighted)}, {int(push)}, "
-            f"{int(long_rows and not push)}>")
+            f"{0 if push else int(long_rows)}>")
 
 
 _fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "spmv.cu"), tuple(
@@ -51,7 +55,7 @@ _fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "spmv.cu"
     + [f"spmv_merge<{c}, 1, {p}>" for c in sorted(set(_WEIGHT_TYPES.values())) for p in (0, 1)]
     + sorted({_warp_name(c, xt, wt, p, lr)
               for c, wt in [("float", False)] + [(c, True) for c in set(_WEIGHT_TYPES.values())]
-              for xt in ("float", "double") for p in (False, True) for lr in (False, True)})))
+              for xt in ("float", "double") for p in (False, True) for lr in SPMV_LONG_UNROLLS})))
 
 #: SpMV kernel: "warp" (warp-segmented rows, default) or "merge" (merge-path per thread)
 SPMV_KERNEL = "warp"

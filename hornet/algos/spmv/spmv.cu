@@ -141,10 +141,11 @@ __global__ void spmv_merge(const i64* __restrict__ ptr, const i64* __restrict__ 
 // off), the products are summed per row by a segmented warp scan (segment heads by one
 // ballot), and the lane ending a row stores it (atomically only for rows that began in an
 // earlier range or continue past this one; the warp carries a row continuing into its next
-// group). LONG: a group lying wholly inside one row (the long lists) skips the search and the
-// scan: each lane adds its products to its own partial sum, folded into the row's sum by one
-// warp reduction when the row or the range ends. y must be zeroed first (empty rows). x is
-// read in its own type X (float or double) and converted: the sums are float64 either way.
+// group). LONG: the groups lying wholly inside one row (the long lists) skip the search and
+// the scan: a tight loop over them, each lane adding its products to its own partial sum,
+// folded into the row's sum by one warp reduction when the row or the range ends. y must be
+// zeroed first (empty rows). x is read in its own type X (float or double) and converted: the
+// sums are float64 either way.
 // PUSH: y[dst] += w x[src] atomically instead.
 
 #define NO_ROW ((i64)-1)
@@ -183,6 +184,7 @@ __device__ __forceinline__ double warp_allsum(double v) {
     return v;
 }
 
+// LONG: 0, or the unrolling of the long-row loop (see above).
 template <typename W, typename X, int WEIGHTED, int PUSH, int LONG>
 __global__ void spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ wptr,
                           const i64* __restrict__ off, const i64* __restrict__ range_rows,
@@ -198,17 +200,25 @@ __global__ void spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ w
         double carry = 0.0;
         i64 long_row = NO_ROW;           // LONG: the row of the lanes' partial sums
         double part = 0.0;
-        for (i64 c = start; c < end; c += 32) {
+        for (i64 c = start; c < end;) {
             if (LONG && !PUSH) {
                 const i64 row_end = off[base + 1];
-                if (c + 32 <= end && c + 32 <= row_end) {
-                    // entries c .. c + 31 all lie in row `base`
-                    const i64 p = c + lane - off[base];
-                    // (the lists are read once: streaming loads (evict-first), so x stays
-                    // in L2)
-                    double v = (double)x[__ldcs((const int*)ptr[base] + p)];
-                    if (WEIGHTED) v = (double)__ldcs((const W*)wptr[base] + p) * v;
-                    part += v;
+                const i64 stop = row_end < end ? row_end : end;
+                if (c + 32 <= stop) {
+                    // entries c .. stop - 1 lie in row `base`: its whole groups of 32, LONG of
+                    // them unrolled (their loads in flight together)
+                    const i64 row_start = off[base];
+                    const int* __restrict__ cols = (const int*)ptr[base];
+                    const W* __restrict__ ws = WEIGHTED ? (const W*)wptr[base] : nullptr;
+#pragma unroll (LONG > 0 ? LONG : 1)
+                    for (; c + 32 <= stop; c += 32) {
+                        const i64 p = c + lane - row_start;
+                        // (the lists are read once: streaming loads (evict-first), so x
+                        // stays in L2)
+                        double v = (double)x[__ldcs(cols + p)];
+                        if (WEIGHTED) v = (double)__ldcs(ws + p) * v;
+                        part += v;
+                    }
                     long_row = base;
                     continue;
                 }
@@ -216,7 +226,7 @@ __global__ void spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ w
                     // the lanes' partial sums of long_row join its carried sum; a row that
                     // ended with the last group is stored
                     const double sum = (carry_row == long_row ? carry : 0.0) + warp_allsum(part);
-                    if (off[long_row + 1] <= c) {
+                    if (row_end <= c) {
                         if (lane == 0) {
                             if (off[long_row] >= start) y[long_row] = sum;
                             else atomicAdd(&y[long_row], sum);
@@ -255,6 +265,7 @@ __global__ void spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ w
             const i64 last_row = __shfl_sync(FULL_MASK, row, 31);
             if (PUSH) {
                 if (last_row != NO_ROW) base = last_row;
+                c += 32;
                 continue;
             }
             // ---- segmented inclusive scan by row (rows ascend across lanes; the valid lanes
@@ -290,6 +301,7 @@ __global__ void spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ w
             carry = __shfl_sync(FULL_MASK, new_carry, 31);
             carry_row = __shfl_sync(FULL_MASK, new_carry_row, 31);
             if (last_row != NO_ROW) base = last_row;
+            c += 32;
         }
         if (LONG && !PUSH && long_row != NO_ROW) {
             // the range ended inside whole groups of long_row
