@@ -169,7 +169,8 @@ the float64 weights and a float64 x, or the float32 weights and a float32 x (y f
 Both get the same x: float32 in the float32 rows (hornet reads it as float32 and sums in
 float64). "long rows, range": the warp kernel's loop over the whole groups of 32 entries
 inside one row (lane partial sums, no row search, no scan): 0 (off) or its unrolling (the
-library's default: {mod.SPMV_LONG_ROWS}), and its entries per warp range (the library's rule:
+library's default: SPMV_LONG_ROWS in hornet/algos/spmv/gpu.py), and its entries per warp
+range (the library's rule:
 the largest power of two up to {mod.SPMV_RANGE} that gives every SM {mod.SPMV_RANGE_WARPS}
 ranges). Ratios > 1 mean hornet is faster. Errors: max |y - y_ref| over max (|A||x|),
 y_ref the float64 sums of the same (float32 or float64) values.""", device="gpu")
