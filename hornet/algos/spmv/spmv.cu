@@ -167,7 +167,9 @@ __device__ __forceinline__ i64 warp_row_of(const i64* __restrict__ off, i64& bas
         for (int s = 16; s > 0; s >>= 1) {
             if (__shfl_sync(FULL_MASK, rel, cnt + s - 1) <= lane) cnt += s;
         }
-        if (cnt == 31 && __shfl_sync(FULL_MASK, rel, 31) <= lane) cnt = 32;
+        // (every lane shuffles: a shuffle inside the condition would run in some lanes only)
+        const int rel31 = __shfl_sync(FULL_MASK, rel, 31);
+        if (cnt == 31 && rel31 <= lane) cnt = 32;
         if (valid && row == NO_ROW && cnt < 32) row = base + cnt;
         const unsigned open = __ballot_sync(FULL_MASK, valid && row == NO_ROW);
         if (!open) break;
