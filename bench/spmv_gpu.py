@@ -1,16 +1,15 @@
 """GPU SpMV against cuSPARSE on the same matrix: Kronecker graphs and SNAP graphs.
 
     python3 -m bench spmv_gpu [--scales 20 22 24] [--real soc-Epinions1 ...] [--repeats 21]
-    python3 -m bench spmv_gpu --long-rows 0 1 4 8 --sweep    # kernel variants, range lengths
+    python3 -m bench spmv_gpu --sweep          # every warp-kernel variant and range length
 
 The SpMV rows of ``bench algos_gpu`` alone (no BFS or triangle rows, no CSR copy), so they can
 be rerun quickly. Graph500-style Kronecker graphs (R-MAT a=0.57, b=c=0.19, edge factor 16,
 seed 1) generated on the device and SNAP graphs of the data folder, undirected, with random
 float64 and float32 edge weights ("weight", "w32"). hornet: ``hornet.algos.spmv`` on
 ``hornet.Graph(device="gpu")``; cuSPARSE: cupyx.scipy.sparse ``A @ x`` on the graph's own CSR.
-``--long-rows``: the warp kernel's long-row loop, 0 (off) or its unrolling
-(``hornet.algos.spmv.gpu.SPMV_LONG_ROWS``; default: the library's); ``--sweep``: one row per
-range length as well (``SPMV_RANGE``, ``SPMV_RANGE_WARPS``).
+``--sweep``: one row per (U, B) variant of the warp kernel and per range length
+(``hornet.algos.spmv.gpu.SPMV_WARP``, ``SPMV_RANGE``, ``SPMV_RANGE_WARPS``).
 """
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ from bench.common import cuda_times, kronecker, real_graph_path, require_gpu, wr
 
 NAME = "spmv_gpu"
 NEEDS_GPU = True
-HEADER = ["graph", "weights", "long rows, range", "hornet ms", "cuSPARSE ms",
+HEADER = ["graph", "weights", "variant (U, B, range)", "hornet ms", "cuSPARSE ms",
           "cuSPARSE/hornet", "hornet rate", "note"]
 
 #: range settings of the sweep: (SPMV_RANGE, SPMV_RANGE_WARPS)
@@ -60,39 +59,38 @@ def graph_rows(label, g, args, rows) -> None:
     mod = _spmv_gpu()
     indptr, indices = g.to_csr()[:2]
     n, nnz = g.num_vertices, int(indices.shape[0])
-    defaults = (mod.SPMV_LONG_ROWS, mod.SPMV_RANGE, mod.SPMV_RANGE_WARPS)
-    longs = args.long_rows or [defaults[0]]
-    ranges = SWEEP_RANGES if args.sweep else [defaults[1:]]
-    variants = [(lr, r, k) for lr in longs for r, k in ranges]
+    defaults = (mod.SPMV_WARP, mod.SPMV_RANGE, mod.SPMV_RANGE_WARPS)
+    variants = [defaults]
+    if args.sweep:
+        variants = [(w, r, k) for w in mod.SPMV_WARP_VARIANTS for r, k in SWEEP_RANGES]
     for wlabel, weight, A, x, ref in weight_cases(g, indptr, indices, n):
         want = ref @ x.astype(cupy.float64)          # float64 sums of the same values
         bound = float(cupy.max(abs(ref) @ cupy.abs(x.astype(cupy.float64))))
         seen = set()
-        for long_rows, rng, warps in variants:
-            mod.SPMV_LONG_ROWS, mod.SPMV_RANGE, mod.SPMV_RANGE_WARPS = long_rows, rng, warps
+        for warp, rng, warps in variants:
+            mod.SPMV_WARP, mod.SPMV_RANGE, mod.SPMV_RANGE_WARPS = warp, rng, warps
             eff = mod.warp_range(nnz)
-            if (long_rows, eff) in seen:
+            if (warp, eff) in seen:
                 continue
-            seen.add((long_rows, eff))
-            variant = f"{long_rows}, {eff}"
+            seen.add((warp, eff))
             try:
                 got = algos.spmv(g, x, weight=weight)
                 (th, ts), _ = cuda_times([lambda: algos.spmv(g, x, weight=weight),
                                           lambda: A @ x], args.repeats)
             except Exception as err:          # a variant that fails is reported, not fatal
-                rows.append([label, wlabel, variant, "", "", "", "",
+                rows.append([label, wlabel, f"{warp[0]}, {warp[1]}, {eff}", "", "", "", "",
                              f"failed: {type(err).__name__}: {str(err)[:200]}"])
                 print(rows[-1], flush=True)
                 continue
             err_ref = float(cupy.max(cupy.abs(got - want))) / max(bound, 1e-300)
             ys = (A @ x).astype(cupy.float64)
             err_cs = float(cupy.max(cupy.abs(got - ys))) / max(bound, 1e-300)
-            rows.append([label, wlabel, variant, f"{th * 1e3:.3f}",
+            rows.append([label, wlabel, f"{warp[0]}, {warp[1]}, {eff}", f"{th * 1e3:.3f}",
                          f"{ts * 1e3:.3f}", f"{ts / th:.2f}", f"{nnz / th / 1e9:.2f} Gnnz/s",
                          f"max |diff| / max(|A||x|): vs float64 sums {err_ref:.1e}, "
                          f"vs cuSPARSE {err_cs:.1e}"])
             print(rows[-1], flush=True)
-    mod.SPMV_LONG_ROWS, mod.SPMV_RANGE, mod.SPMV_RANGE_WARPS = defaults
+    mod.SPMV_WARP, mod.SPMV_RANGE, mod.SPMV_RANGE_WARPS = defaults
 
 
 def kron_graph(scale: int):
@@ -135,10 +133,8 @@ def main(argv: list[str] | None = None) -> None:
                                                   "sx-mathoverflow-a2q", "ca-HepPh"],
                     help="SNAP graphs of the data folder")
     ap.add_argument("--repeats", type=int, default=21, help="timed rounds per row")
-    ap.add_argument("--long-rows", type=int, nargs="*", default=None,
-                    help="the warp kernel's long-row loop: 0 (off) or its unrolling "
-                         "(default: the library's setting)")
-    ap.add_argument("--sweep", action="store_true", help="every range length of SWEEP_RANGES")
+    ap.add_argument("--sweep", action="store_true",
+                    help="every warp-kernel variant and range length")
     args = ap.parse_args(argv)
     require_gpu(NAME)
     import cupy
@@ -167,13 +163,10 @@ weight)` on `hornet.Graph(device="gpu")` (lists in power-of-two blocks), y float
 the dtypes; cuSPARSE = cupyx.scipy.sparse `A @ x` on the graph's own CSR, with values 1.0,
 the float64 weights and a float64 x, or the float32 weights and a float32 x (y float32).
 Both get the same x: float32 in the float32 rows (hornet reads it as float32 and sums in
-float64). "long rows, range": the warp kernel's loop over the whole groups of 32 entries
-inside one row (lane partial sums, no row search, no scan): 0 (off) or its unrolling (the
-library's default: SPMV_LONG_ROWS in hornet/algos/spmv/gpu.py), and its entries per warp
-range (the library's rule:
-the largest power of two up to {mod.SPMV_RANGE} that gives every SM {mod.SPMV_RANGE_WARPS}
-ranges). Ratios > 1 mean hornet is faster. Errors: max |y - y_ref| over max (|A||x|),
-y_ref the float64 sums of the same (float32 or float64) values.""", device="gpu")
+float64). Variant: the warp kernel's U (groups of 32 entries whose loads a warp issues
+together), B (blocks per SM it is compiled for) and entries per warp range. Ratios > 1 mean
+hornet is faster. Errors: max |y - y_ref| over max (|A||x|), y_ref the float64 sums of the
+same (float32 or float64) values.""", device="gpu")
 
 
 if __name__ == "__main__":

@@ -1,15 +1,14 @@
 """GPU SpMV (CuPy + CUDA C++, kernels in ``spmv.cu``): ``y = A x`` or ``A^T x``.
 
 Warp-segmented (each warp walks ranges of up to 512 entries, 32 at a time: coalesced loads,
-rows found among the next 32 row ends by warp shuffles, per-row sums by a segmented warp scan,
-groups of 32 entries inside one long row summed in lane partial sums; atomics only for rows
-crossing ranges; shorter ranges on small graphs, so that every SM gets enough of them; a
-float32 ``x`` is read as float32), or merge-path per thread (Merrill & Garland;
-``SPMV_KERNEL = "merge"``). ``A^T x`` by float64 atomics. From the second call on an unchanged
-dynamic graph, its rows are visited in storage order (size class by size class, each block
-array front to back, instead of a jump between size classes at almost every row; the order
-comes from the graph's storage ranks, without a sort) and ``y`` is gathered from the per-row
-sums.
+rows found among the next 32 row ends by warp shuffles, per-row sums by a segmented warp scan;
+atomics only for rows crossing ranges; shorter ranges on small graphs, so that every SM gets
+many of them; a float32 ``x`` is read as float32, the sums are float64 all the same), or
+merge-path per thread (Merrill & Garland; ``SPMV_KERNEL = "merge"``). ``A^T x`` by float64
+atomics. From the second call on an unchanged dynamic graph, its rows are visited in storage
+order (size class by size class, each block array front to back, instead of a jump between
+size classes at almost every row; the order comes from the graph's storage ranks, without a
+sort) and ``y`` is gathered from the per-row sums.
 """
 from __future__ import annotations
 
@@ -35,27 +34,30 @@ _WEIGHT_TYPES = {
 }
 
 
-#: the warp kernel sums the whole groups of 32 entries inside one row (long lists) in a tight
-#: loop of lane partial sums, without the row search and the segmented scan (pull only): 0
-#: (off) or the loop's unrolling, one of SPMV_LONG_UNROLLS
-SPMV_LONG_ROWS = 4
-SPMV_LONG_UNROLLS = (0, 1, 4, 8)
+#: (U, B) variants of the warp kernel built for float, double and unweighted lists (U: groups
+#: of 32 entries whose loads a warp issues together; B: blocks per SM it is compiled for)
+SPMV_WARP_VARIANTS = ((1, 1), (1, 8), (2, 5), (2, 6), (4, 4))
+#: the warp kernel's (U, B) (any weight type other than float and double: (1, 1))
+SPMV_WARP = (1, 1)
+_WARP_TYPES = ("float", "double")
 
 
-def _warp_name(ctype: str, xtype: str, weighted: bool, push: bool, long_rows: int) -> str:
-    """Template instance of the warp kernel."""
-    if long_rows not in SPMV_LONG_UNROLLS:
-        raise ValueError(f"SPMV_LONG_ROWS must be one of {SPMV_LONG_UNROLLS}, got {long_rows}")
+def _warp_name(ctype: str, xtype: str, weighted: bool, push: bool, variant: tuple) -> str:
+    """Template instance of the warp kernel (push, and weight types other than float and
+    double, only in variant (1, 1))."""
+    if push or (weighted and ctype not in _WARP_TYPES):
+        variant = (1, 1)
     return (f"spmv_warp<{ctype}, {xtype}, {int(weighted)}, {int(push)}, "
-            f"{0 if push else int(long_rows)}>")
+            f"{variant[0]}, {variant[1]}>")
 
 
 _fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "spmv.cu"), tuple(
     [f"spmv_merge<float, 0, {p}>" for p in (0, 1)]
     + [f"spmv_merge<{c}, 1, {p}>" for c in sorted(set(_WEIGHT_TYPES.values())) for p in (0, 1)]
-    + sorted({_warp_name(c, xt, wt, p, lr)
+    + sorted({_warp_name(c, xt, wt, p, var)
               for c, wt in [("float", False)] + [(c, True) for c in set(_WEIGHT_TYPES.values())]
-              for xt in ("float", "double") for p in (False, True) for lr in SPMV_LONG_UNROLLS})))
+              for xt in ("float", "double") for p in (False, True)
+              for var in SPMV_WARP_VARIANTS})))
 
 #: SpMV kernel: "warp" (warp-segmented rows, default) or "merge" (merge-path per thread)
 SPMV_KERNEL = "warp"
@@ -66,7 +68,7 @@ SPMV_KERNEL = "warp"
 SPMV_STORAGE_ORDER = True
 #: stored entries from which a graph's rows are visited in storage order
 SPMV_ORDER_MIN_ENTRIES = 1 << 26
-#: entries per warp range of the warp kernel: the largest power of two from 32 up to
+#: entries per warp range of the warp kernel: the largest power of two from 32 * U up to
 #: SPMV_RANGE that still gives every SM SPMV_RANGE_WARPS ranges (a small graph's few long ranges
 #: would leave most of the device idle, each warp walking its range alone); SPMV_RANGE_WARPS
 #: None: always SPMV_RANGE
@@ -139,7 +141,7 @@ def _spmv_rows(kernel, ctype, weighted, push, rows, wptr, x, y, y_rows=None) -> 
         y_rows = cupy.zeros(rows.count + 1, dtype=cupy.float64)
     if kernel == "warp":
         rng = warp_range(rows.nnz)
-        launch(_fn(_warp_name(ctype, _X_TYPES[x.dtype.char], weighted, push, SPMV_LONG_ROWS)),
+        launch(_fn(_warp_name(ctype, _X_TYPES[x.dtype.char], weighted, push, SPMV_WARP)),
                -(-rows.nnz // rng), (rows.ptr, wptr, rows.off, rows.range_rows(rng),
                                      i64(rows.count), i64(rows.nnz), i64(-(-rows.nnz // rng)),
                                      i64(rng), x, y_rows, NULL if rows.vid is None else rows.vid),
@@ -241,13 +243,14 @@ def _degree_scan(view: AdjacencyView):
 
 def warp_range(nnz: int) -> int:
     """Entries per warp range of the warp kernel for ``nnz`` entries (see SPMV_RANGE)."""
+    group = 32 * SPMV_WARP[0]
     if SPMV_RANGE_WARPS is None:
-        return max(SPMV_RANGE, 32)
+        return max(SPMV_RANGE, group)
     want = _sm_count() * SPMV_RANGE_WARPS
     rng = SPMV_RANGE
-    while rng > 32 and nnz < rng * want:
+    while rng > group and nnz < rng * want:
         rng //= 2
-    return max(rng, 32)
+    return max(rng, group)
 
 
 def _sm_count() -> int:

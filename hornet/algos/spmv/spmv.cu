@@ -133,43 +133,37 @@ __global__ void spmv_merge(const i64* __restrict__ ptr, const i64* __restrict__ 
     }
 }
 
-// Warp-segmented SpMV: every warp takes ranges of `range` consecutive entries (chosen per
-// graph: enough ranges to fill the device) and walks them 32 at a time, one entry per lane
-// (coalesced index/weight loads, 32 independent gathers). A lane finds its row among the next
-// 32 row ends (off[r + 1 .. r + 32] relative to the group's first entry, one coalesced load,
-// binary search by 32-bit shuffles; a run of empty rows is jumped by a binary search over
-// off), the products are summed per row by a segmented warp scan (segment heads by one
-// ballot), and the lane ending a row stores it (atomically only for rows that began in an
-// earlier range or continue past this one; the warp carries a row continuing into its next
-// group). LONG: the groups lying wholly inside one row (the long lists) skip the search and
-// the scan: a tight loop over them, each lane adding its products to its own partial sum,
-// folded into the row's sum by one warp reduction when the row or the range ends. y must be
-// zeroed first (empty rows). x is read in its own type X (float or double) and converted: the
-// sums are float64 either way.
-// PUSH: y[dst] += w x[src] atomically instead.
+// Warp-segmented SpMV: every warp takes ranges of `range` consecutive entries (a multiple of
+// 32, chosen per graph: enough ranges to fill the device) and walks them 32 * U at a time, one
+// entry per lane in each of U groups of 32 (coalesced index/weight loads; the U groups' index,
+// weight and x loads are all issued before the first group is summed, so a warp keeps U times
+// more loads in flight). A lane finds its row among the next 32 row ends (off[r + 1 .. r + 32],
+// one coalesced load, binary search by shuffles; a run of empty rows is jumped by a binary
+// search over off), the products are summed per row by a segmented warp scan, and the lane
+// ending a row stores it (atomically only for rows that began in an earlier range or continue
+// past this one; the warp carries a row continuing into its next group). y must be zeroed
+// first (empty rows). x is read in its own type X (float or double) and converted: the sums
+// are float64 either way. PUSH: y[dst] += w x[src] atomically instead.
 
 #define NO_ROW ((i64)-1)
 
-// The row of entry c + lane (for the lanes with `valid`; NO_ROW for the others) among the rows
-// from `base` on, where every valid lane's entry lies at or after off[base]; `base` is moved
-// past runs of rows that end before the first valid entry still without a row.
+// The row of entry t (for the lanes with `valid`; NO_ROW for the others) among the rows from
+// `base` on, where every valid lane's entry lies at or after off[base]; `base` is moved past
+// runs of rows that end before the first valid entry of the group (first entry c).
 // Warp-collective: every lane calls it.
 __device__ __forceinline__ i64 warp_row_of(const i64* __restrict__ off, i64& base, i64 c,
-                                           bool valid, i64 nrows, int lane) {
+                                           i64 t, bool valid, i64 nrows, int lane) {
     i64 row = NO_ROW;
     while (true) {
         const i64 idx = base + 1 + lane;
-        // the end of row base + lane, relative to c, clamped to [0, 32] (every row from base
-        // on ends after entry c - 1)
-        const i64 e = idx <= nrows ? off[idx] - c : 32;
-        const int rel = e < 0 ? 0 : (e > 32 ? 32 : (int)e);
-        int cnt = 0;                                   // #{j : rel_j <= lane}
+        const i64 e = idx <= nrows ? off[idx] : (i64)0x7fffffffffffffffLL;
+        int cnt = 0;
         for (int s = 16; s > 0; s >>= 1) {
-            if (__shfl_sync(FULL_MASK, rel, cnt + s - 1) <= lane) cnt += s;
+            const i64 v = __shfl_sync(FULL_MASK, e, cnt + s - 1);
+            if (v <= t) cnt += s;
         }
-        // (every lane shuffles: a shuffle inside the condition would run in some lanes only)
-        const int rel31 = __shfl_sync(FULL_MASK, rel, 31);
-        if (cnt == 31 && rel31 <= lane) cnt = 32;
+        const i64 e31 = __shfl_sync(FULL_MASK, e, 31);
+        if (cnt == 31 && e31 <= t) cnt = 32;
         if (valid && row == NO_ROW && cnt < 32) row = base + cnt;
         const unsigned open = __ballot_sync(FULL_MASK, valid && row == NO_ROW);
         if (!open) break;
@@ -180,137 +174,106 @@ __device__ __forceinline__ i64 warp_row_of(const i64* __restrict__ off, i64& bas
     return row;
 }
 
-// Sum of v over the warp, in every lane (the same order in every lane).
-__device__ __forceinline__ double warp_allsum(double v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(FULL_MASK, v, o);
-    return v;
-}
-
-// LONG: 0, or the unrolling of the long-row loop (see above).
-template <typename W, typename X, int WEIGHTED, int PUSH, int LONG>
-__global__ void spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ wptr,
-                          const i64* __restrict__ off, const i64* __restrict__ range_rows,
-                          i64 nrows, i64 nnz, i64 nranges, i64 range, const X* __restrict__ x,
-                          double* __restrict__ y, const int* __restrict__ vid) {
+// B: blocks of 256 threads that must fit an SM at once (__launch_bounds__: caps the registers
+// per thread; the U groups' loads need more of them).
+template <typename W, typename X, int WEIGHTED, int PUSH, int U, int B>
+__global__ void __launch_bounds__(256, B)
+spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ wptr, const i64* __restrict__ off,
+          const i64* __restrict__ range_rows, i64 nrows, i64 nnz, i64 nranges, i64 range,
+          const X* __restrict__ x, double* __restrict__ y, const int* __restrict__ vid) {
     const int lane = threadIdx.x & 31;
     const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
     for (i64 rg = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; rg < nranges; rg += nw) {
         const i64 start = rg * range;
         const i64 end = start + range < nnz ? start + range : nnz;
-        i64 base = range_rows[rg];       // the row of entry c - 1 (of entry start at first)
-        i64 carry_row = NO_ROW;          // row continued from the previous group
+        i64 base = range_rows[rg];               // row holding entry `start`
+        i64 carry_row = NO_ROW;                  // row continued from the previous group
         double carry = 0.0;
-        i64 long_row = NO_ROW;           // LONG: the row of the lanes' partial sums
-        double part = 0.0;
-        for (i64 c = start; c < end;) {
-            if (LONG && !PUSH) {
-                const i64 row_end = off[base + 1];
-                const i64 stop = row_end < end ? row_end : end;
-                if (c + 32 <= stop) {
-                    // entries c .. stop - 1 lie in row `base`: its whole groups of 32, LONG of
-                    // them unrolled (their loads in flight together)
-                    const i64 row_start = off[base];
-                    const int* __restrict__ cols = (const int*)ptr[base];
-                    const W* __restrict__ ws = WEIGHTED ? (const W*)wptr[base] : nullptr;
-#pragma unroll (LONG > 0 ? LONG : 1)
-                    for (; c + 32 <= stop; c += 32) {
-                        const i64 p = c + lane - row_start;
-                        // (the lists are read once: streaming loads (evict-first), so x
-                        // stays in L2)
-                        double v = (double)x[__ldcs(cols + p)];
-                        if (WEIGHTED) v = (double)__ldcs(ws + p) * v;
-                        part += v;
-                    }
-                    long_row = base;
-                    continue;
-                }
-                if (long_row != NO_ROW) {
-                    // the lanes' partial sums of long_row join its carried sum; a row that
-                    // ended with the last group is stored
-                    const double sum = (carry_row == long_row ? carry : 0.0) + warp_allsum(part);
-                    if (row_end <= c) {
-                        if (lane == 0) {
-                            if (off[long_row] >= start) y[long_row] = sum;
-                            else atomicAdd(&y[long_row], sum);
-                        }
-                        carry_row = NO_ROW;
-                        carry = 0.0;
-                    } else {
-                        carry_row = long_row;
-                        carry = sum;
-                    }
-                    long_row = NO_ROW;
-                    part = 0.0;
+        for (i64 c = start; c < end; c += 32 * U) {
+            // ---- the rows of the U groups' entries (group u: entries c + 32 u + lane)
+            i64 row[U], base0[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const i64 cu = c + 32 * u;
+                base0[u] = base;
+                row[u] = NO_ROW;
+                if (u == 0 || cu < end) {        // (the same for the whole warp)
+                    const i64 t = cu + lane;
+                    row[u] = warp_row_of(off, base, cu, t, t < end, nrows, lane);
+                    const i64 last_row = __shfl_sync(FULL_MASK, row[u], 31);
+                    if (last_row != NO_ROW) base = last_row;
                 }
             }
-            const i64 t = c + lane;
-            const bool valid = t < end;
-            const i64 base0 = base;
-            const i64 row = warp_row_of(off, base, c, valid, nrows, lane);
-            // ---- the entry's product
-            double v = 0.0;
-            if (valid) {
-                const i64 p = t - off[row];
-                const int col = __ldcs((const int*)ptr[row] + p);
-                if (PUSH) {
-                    const double xr = (double)x[vertex_of(vid, row)];
-                    if (xr != 0.0) {
-                        double a = xr;
-                        if (WEIGHTED) a = (double)__ldcs((const W*)wptr[row] + p) * xr;
-                        atomicAdd(&y[col], a);
-                    }
-                } else {
-                    v = (double)x[col];
-                    if (WEIGHTED) v = (double)__ldcs((const W*)wptr[row] + p) * v;
+            // ---- every group's index and weight loads, then every group's x loads
+            // (the lists are read once: streaming loads (evict-first), so x stays in L2)
+            int col[U];
+            double w[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const i64 t = c + 32 * u + lane;
+                col[u] = 0;
+                w[u] = 0.0;
+                if (t < end) {
+                    const i64 p = t - off[row[u]];
+                    col[u] = __ldcs((const int*)ptr[row[u]] + p);
+                    if (WEIGHTED) w[u] = (double)__ldcs((const W*)wptr[row[u]] + p);
                 }
             }
-            const i64 last_row = __shfl_sync(FULL_MASK, row, 31);
             if (PUSH) {
-                if (last_row != NO_ROW) base = last_row;
-                c += 32;
+#pragma unroll
+                for (int u = 0; u < U; ++u) {
+                    if (c + 32 * u + lane < end) {
+                        const double xr = (double)x[vertex_of(vid, row[u])];
+                        if (xr != 0.0) atomicAdd(&y[col[u]], WEIGHTED ? w[u] * xr : xr);
+                    }
+                }
                 continue;
             }
-            // ---- segmented inclusive scan by row (rows ascend across lanes; the valid lanes
-            // are a prefix of the warp)
-            const int key = valid ? (int)(row - base0) : -1;   // (rows >= base0)
-            const int kprev = __shfl_up_sync(FULL_MASK, key, 1);
-            const unsigned heads = __ballot_sync(FULL_MASK,
-                                                 valid && (lane == 0 || kprev != key));
-            const int first = 31 - __clz(heads & (0xffffffffu >> (31 - lane)));  // my head
-            for (int d = 1; d < 32; d <<= 1) {
-                const double u = __shfl_up_sync(FULL_MASK, v, d);
-                if (lane - d >= first) v += u;
-            }
-            const bool seg_end = valid && (lane == 31 || t + 1 >= end
-                                           || ((heads >> (lane + 1)) & 1u));
-            double new_carry = 0.0;
-            i64 new_carry_row = NO_ROW;
-            if (seg_end) {
-                if (row == carry_row) v += carry;
-                if (t + 1 < off[row + 1]) {          // the row goes on after this entry
-                    if (t + 1 < end) {               // ... in this range: carry it (lane 31)
-                        new_carry = v;
-                        new_carry_row = row;
-                    } else {                          // ... in the next range
-                        atomicAdd(&y[row], v);
-                    }
-                } else if (off[row] >= start) {      // whole row in this range
-                    y[row] = v;
-                } else {                              // began in an earlier range
-                    atomicAdd(&y[row], v);
+            double v[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                v[u] = 0.0;
+                if (c + 32 * u + lane < end) {
+                    v[u] = (double)x[col[u]];
+                    if (WEIGHTED) v[u] = w[u] * v[u];
                 }
             }
-            carry = __shfl_sync(FULL_MASK, new_carry, 31);
-            carry_row = __shfl_sync(FULL_MASK, new_carry_row, 31);
-            if (last_row != NO_ROW) base = last_row;
-            c += 32;
-        }
-        if (LONG && !PUSH && long_row != NO_ROW) {
-            // the range ended inside whole groups of long_row
-            const double sum = (carry_row == long_row ? carry : 0.0) + warp_allsum(part);
-            if (lane == 0) {
-                if (off[long_row + 1] <= end && off[long_row] >= start) y[long_row] = sum;
-                else atomicAdd(&y[long_row], sum);
+            // ---- per group: segmented inclusive scan by row (rows ascend across lanes)
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const i64 cu = c + 32 * u;
+                if (u > 0 && cu >= end) break;   // (the same for the whole warp)
+                const i64 t = cu + lane;
+                const bool valid = t < end;
+                const i64 r = row[u];
+                const int key = valid ? (int)(r - base0[u]) : -1;   // (rows >= base0[u])
+                double s = v[u];
+                for (int d = 1; d < 32; d <<= 1) {
+                    const double su = __shfl_up_sync(FULL_MASK, s, d);
+                    const int ku = __shfl_up_sync(FULL_MASK, key, d);
+                    if (lane >= d && ku == key) s += su;
+                }
+                const int knext = __shfl_down_sync(FULL_MASK, key, 1);
+                const bool seg_end = valid && (lane == 31 || knext != key);
+                double new_carry = 0.0;
+                i64 new_carry_row = NO_ROW;
+                if (seg_end) {
+                    if (r == carry_row) s += carry;
+                    if (t + 1 < off[r + 1]) {        // the row goes on after this entry
+                        if (t + 1 < end) {           // ... in this range: carry it (lane 31)
+                            new_carry = s;
+                            new_carry_row = r;
+                        } else {                      // ... in the next range
+                            atomicAdd(&y[r], s);
+                        }
+                    } else if (off[r] >= start) {    // whole row in this range
+                        y[r] = s;
+                    } else {                          // began in an earlier range
+                        atomicAdd(&y[r], s);
+                    }
+                }
+                carry = __shfl_sync(FULL_MASK, new_carry, 31);
+                carry_row = __shfl_sync(FULL_MASK, new_carry_row, 31);
             }
         }
     }
