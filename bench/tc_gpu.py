@@ -5,7 +5,8 @@
 The triangle rows of ``bench algos_gpu`` (its ``--tc-scales`` rows: the same graphs, timing
 and notes) without the SpMV and BFS rows, so the largest scales can be rerun alone.
 ``--splits``: the rows once per TC_SPLIT (hub keys' neighbours per block item,
-``hornet.algos.triangles.gpu.TC_SPLIT``), labelled with it.
+``hornet.algos.triangles.gpu.TC_SPLIT``), labelled with it, into the table tc_gpu_splits
+(tc_gpu keeps the library's setting).
 """
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ def main(argv: list[str] | None = None) -> None:
             cupy.get_default_memory_pool().free_all_blocks()
         graphs.append(about)
     tri.TC_SPLIT = default
-    write_table(NAME, "GPU triangle counting on large Kronecker graphs", HEADER, rows,
+    write_table(NAME + "_splits" if args.splits else NAME,
+                "GPU triangle counting on large Kronecker graphs", HEADER, rows,
                 f"""Graphs (Graph500 Kronecker, R-MAT a=0.57, b=c=0.19, edge factor 16, seed 1,
 generated on the device, undirected, no properties):
 {chr(10).join('- ' + s for s in graphs)}
