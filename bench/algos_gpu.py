@@ -48,16 +48,19 @@ def spmv_rows(label, g, csr, mats, x, args, rows, nnz):
     for wlabel, weight in (("unweighted (cuSPARSE: values 1.0)", None),
                            ("float64 weights", "weight"), ("float32 weights", "w32")):
         A, xs = mats[weight]
-        (tg, tc, ts), _ = cuda_times([lambda: algos.spmv(g, x, weight=weight),
-                                      lambda: algos.spmv(csr, x, weight=weight),
+        xh = xs if weight == "w32" else x            # float32 rows: the same float32 x
+        (tg, tc, ts), _ = cuda_times([lambda: algos.spmv(g, xh, weight=weight),
+                                      lambda: algos.spmv(csr, xh, weight=weight),
                                       lambda: A @ xs], args.fast_repeats)
-        yg, yc, ys = algos.spmv(g, x, weight=weight), algos.spmv(csr, x, weight=weight), A @ xs
+        yg, yc, ys = (algos.spmv(g, xh, weight=weight), algos.spmv(csr, xh, weight=weight),
+                      A @ xs)
         ys = ys.astype(cupy.float64)
         err = float(cupy.max(cupy.abs(yg - ys)) / max(float(cupy.max(cupy.abs(ys))), 1e-300))
         err_c = float(cupy.max(cupy.abs(yg - yc)))
         note = f"max rel diff vs cuSPARSE {err:.1e}, vs CSR {err_c:.1e}"
         if weight == "w32":
-            note += " (cuSPARSE: float32 matrix and x, float32 y; hornet: float64 x and y)"
+            note += (" (both: the same float32 x; cuSPARSE: float32 matrix, float32 y; hornet:"
+                     " float64 sums and y)")
         rows.append([label, f"SpMV {wlabel}", f"{tg * 1e3:.3f}", f"{tc * 1e3:.3f}",
                      f"{ts * 1e3:.3f}", f"{nnz / tg / 1e9:.2f} Gnnz/s", f"{tc / tg:.2f}",
                      f"{ts / tg:.2f}", note])
@@ -278,7 +281,8 @@ warm-up run each, then the median of {args.fast_repeats} runs for SpMV and BFS r
 turns, the order rotating each round). "graph" = `hornet.Graph(device="gpu")` read through its
 pointer view (lists in power-of-two blocks); "CSR" = the same kernels on
 `AdjacencyView.from_csr(*g.to_csr())` (contiguous rows); "cuSPARSE" = cupyx.scipy.sparse
-`A @ x` on the same CSR (float32 weights: a float32 matrix and x). SpMV visits rows in storage
+`A @ x` on the same CSR (float32 weights: a float32 matrix and x, and hornet gets the same
+float32 x). SpMV visits rows in storage
 order (memoized per view: the graph's blocks by size class, then address, from its second call
 on an unchanged graph, found without a sort; the CSR's in id order). "calls 1..k on one graph
 state": right after an update (one edge inserted and deleted), each call timed alone, so

@@ -1,13 +1,17 @@
 """GPU triangle counting alone on large Kronecker graphs (edges per second, every call).
 
-    python3 -m bench tc_gpu [--scales 22 24 26] [--repeats 5]
+    python3 -m bench tc_gpu [--scales 22 24 26] [--repeats 5] [--splits 256 512 1024]
 
 The triangle rows of ``bench algos_gpu`` (its ``--tc-scales`` rows: the same graphs, timing
 and notes) without the SpMV and BFS rows, so the largest scales can be rerun alone.
+``--splits``: the rows once per TC_SPLIT (hub keys' neighbours per block item,
+``hornet.algos.triangles.gpu.TC_SPLIT``), labelled with it, into the table tc_gpu_splits
+(tc_gpu keeps the library's setting).
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 
 from bench.algos_gpu import HEADER, tc_only_rows
 from bench.common import require_gpu, write_table
@@ -22,14 +26,28 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--scales", type=int, nargs="+", default=[22, 24, 26],
                     help="Kronecker scales")
     ap.add_argument("--repeats", type=int, default=5, help="timed calls per graph")
+    ap.add_argument("--splits", type=int, nargs="*", default=[],
+                    help="TC_SPLIT values to compare (default: the library's)")
     args = ap.parse_args(argv)
     require_gpu(NAME)
     import cupy
+    tri = importlib.import_module("hornet.algos.triangles.gpu")
+    default = tri.TC_SPLIT
     rows, graphs = [], []
     for scale in args.scales:
-        graphs.append(tc_only_rows(scale, args, rows))
-        cupy.get_default_memory_pool().free_all_blocks()
-    write_table(NAME, "GPU triangle counting on large Kronecker graphs", HEADER, rows,
+        for split in args.splits or [default]:
+            tri.TC_SPLIT = split
+            part = []
+            about = tc_only_rows(scale, args, part)
+            if args.splits:
+                for row in part:
+                    row[1] += f" (TC_SPLIT {split})"
+            rows += part
+            cupy.get_default_memory_pool().free_all_blocks()
+        graphs.append(about)
+    tri.TC_SPLIT = default
+    write_table(NAME + "_splits" if args.splits else NAME,
+                "GPU triangle counting on large Kronecker graphs", HEADER, rows,
                 f"""Graphs (Graph500 Kronecker, R-MAT a=0.57, b=c=0.19, edge factor 16, seed 1,
 generated on the device, undirected, no properties):
 {chr(10).join('- ' + s for s in graphs)}
@@ -39,7 +57,8 @@ Times: CUDA events around each whole `hornet.algos.triangle_count(g)` call on
 kept between calls), one warm-up call, then the median of {args.repeats} calls. Rate:
 undirected edges / time. "calls 1..3 on one graph state": right after an update (one edge
 inserted and deleted), each call timed alone; the note gives the slowest over the median.
-Only the "graph" column applies (no CSR copy, no cuSPARSE).""", device="gpu")
+Only the "graph" column applies (no CSR copy, no cuSPARSE). Hub keys' neighbours are split
+over block items of TC_SPLIT = {default} each unless a row names another.""", device="gpu")
 
 
 if __name__ == "__main__":

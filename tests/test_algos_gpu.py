@@ -383,6 +383,39 @@ def test_spmv_long_runs_of_empty_rows(kernel):
                                           bound)
 
 
+@pytest.mark.parametrize("variant", spmv_gpu.SPMV_WARP_VARIANTS if HAS_GPU else [])
+@pytest.mark.parametrize("ranges", [(32, None), (64, None), (512, None), (512, 32)])
+def test_spmv_warp_variants(variant, ranges, monkeypatch):
+    """Every (U, B) variant of the warp kernel with ranges of 32 entries up (rows crossing
+    many ranges, long runs of empty rows): scipy's results for float64 and float32 weights
+    and x (a float32 x is read as float32), in id and in storage order, pull and transpose."""
+    monkeypatch.setattr(spmv_gpu, "SPMV_WARP", variant)
+    monkeypatch.setattr(spmv_gpu, "SPMV_RANGE", ranges[0])
+    monkeypatch.setattr(spmv_gpu, "SPMV_RANGE_WARPS", ranges[1])
+    monkeypatch.setattr(spmv_gpu, "SPMV_ORDER_MIN_ENTRIES", 0)
+    n = 40_000
+    rng = np.random.default_rng(13)
+    lo = rng.integers(0, 40, (300, 2))
+    hi = n - 1 - rng.integers(0, 40, (300, 2))
+    hub = np.stack([np.full(3000, 20_000), rng.integers(0, n, 3000)], 1)
+    pairs = np.concatenate([lo, hi, hub, rng.integers(0, n, (1500, 2))])
+    for directed in (False, True):
+        src, dst, w = canonical(n, pairs, directed)
+        gc, gg = both(n, src, dst, directed, weight=w, w32=w.astype(np.float32))
+        x64 = rng.standard_normal(n)
+        x32 = x64.astype(np.float32)
+        for weight in (None, "weight", "w32"):
+            A = gc.to_scipy(weight).astype(np.float64)
+            for x in (x64, x32):
+                xd = x.astype(np.float64)
+                for tr in (False, True):
+                    want = (A.T if tr else A) @ xd
+                    bound = (abs(A).T if tr else abs(A)) @ np.abs(xd)
+                    for call in range(2):      # (the second call: storage order)
+                        got = algos.spmv(gg, cupy.asarray(x), weight=weight, transpose=tr)
+                        assert_spmv_close(got, want, bound)
+
+
 @pytest.mark.parametrize("kernel", ["warp", "merge"])
 def test_spmv_visits_a_graph_in_storage_order(kernel, monkeypatch):
     """The GPU SpMV visits a graph's non-empty rows in storage order (size classes live in

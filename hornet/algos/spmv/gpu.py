@@ -1,13 +1,14 @@
 """GPU SpMV (CuPy + CUDA C++, kernels in ``spmv.cu``): ``y = A x`` or ``A^T x``.
 
-Warp-segmented (each warp walks ranges of 512 entries, 32 at a time: coalesced loads, rows
-found among the next 32 row ends by warp shuffles, per-row sums by a segmented warp scan;
-atomics only for rows crossing ranges), or merge-path per thread (Merrill & Garland;
-``SPMV_KERNEL = "merge"``). ``A^T x`` by float64 atomics. From the second call on an unchanged
-dynamic graph, its rows are visited in storage order (size class by size class, each block
-array front to back, instead of a jump between size classes at almost every row; the order
-comes from the graph's storage ranks, without a sort) and ``y`` is gathered from the per-row
-sums.
+Warp-segmented (each warp walks ranges of up to 512 entries, 32 at a time: coalesced loads,
+rows found among the next 32 row ends by warp shuffles, per-row sums by a segmented warp scan;
+atomics only for rows crossing ranges; shorter ranges on small graphs, so that every SM gets
+many of them; a float32 ``x`` is read as float32, the sums are float64 all the same), or
+merge-path per thread (Merrill & Garland; ``SPMV_KERNEL = "merge"``). ``A^T x`` by float64
+atomics. From the second call on an unchanged dynamic graph, its rows are visited in storage
+order (size class by size class, each block array front to back, instead of a jump between
+size classes at almost every row; the order comes from the graph's storage ranks, without a
+sort) and ``y`` is gathered from the per-row sums.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import numpy as np
 from hornet.adjacency import AdjacencyView
 from hornet.core.cuda import BLOCK, as_i64, cupy, i64, launch, scan
 from hornet.core.gather import gather_lists
-from ..gpu_arrays import address, i32, kernels, NULL, tiles, view_arrays
+from ..gpu_arrays import address, kernels, NULL, tiles, view_arrays
 from ..views import storage_ranks
 
 #: C++ type of each weight dtype the SpMV kernels read directly (others: gathered to float64)
@@ -33,10 +34,30 @@ _WEIGHT_TYPES = {
 }
 
 
+#: (U, B) variants of the warp kernel built for float, double and unweighted lists (U: groups
+#: of 32 entries whose loads a warp issues together; B: blocks per SM it is compiled for)
+SPMV_WARP_VARIANTS = ((1, 1), (1, 8), (2, 5), (2, 6), (4, 4))
+#: the warp kernel's (U, B) (any weight type other than float and double: (1, 1))
+SPMV_WARP = (1, 1)
+_WARP_TYPES = ("float", "double")
+
+
+def _warp_name(ctype: str, xtype: str, weighted: bool, push: bool, variant: tuple) -> str:
+    """Template instance of the warp kernel (push, and weight types other than float and
+    double, only in variant (1, 1))."""
+    if push or (weighted and ctype not in _WARP_TYPES):
+        variant = (1, 1)
+    return (f"spmv_warp<{ctype}, {xtype}, {int(weighted)}, {int(push)}, "
+            f"{variant[0]}, {variant[1]}>")
+
+
 _fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "spmv.cu"), tuple(
-    [f"{k}<float, 0, {p}>" for k in ("spmv_warp", "spmv_merge") for p in (0, 1)]
-    + [f"{k}<{c}, 1, {p}>" for k in ("spmv_warp", "spmv_merge")
-       for c in sorted(set(_WEIGHT_TYPES.values())) for p in (0, 1)]))
+    [f"spmv_merge<float, 0, {p}>" for p in (0, 1)]
+    + [f"spmv_merge<{c}, 1, {p}>" for c in sorted(set(_WEIGHT_TYPES.values())) for p in (0, 1)]
+    + sorted({_warp_name(c, xt, wt, p, var)
+              for c, wt in [("float", False)] + [(c, True) for c in set(_WEIGHT_TYPES.values())]
+              for xt in ("float", "double") for p in (False, True)
+              for var in SPMV_WARP_VARIANTS})))
 
 #: SpMV kernel: "warp" (warp-segmented rows, default) or "merge" (merge-path per thread)
 SPMV_KERNEL = "warp"
@@ -47,7 +68,12 @@ SPMV_KERNEL = "warp"
 SPMV_STORAGE_ORDER = True
 #: stored entries from which a graph's rows are visited in storage order
 SPMV_ORDER_MIN_ENTRIES = 1 << 26
-SPMV_RANGE = 512             # SPMV_RANGE in spmv.cu (entries per warp range)
+#: entries per warp range of the warp kernel: the largest power of two from 32 * U up to
+#: SPMV_RANGE that still gives every SM SPMV_RANGE_WARPS ranges (a small graph's few long ranges
+#: would leave most of the device idle, each warp walking its range alone); SPMV_RANGE_WARPS
+#: None: always SPMV_RANGE
+SPMV_RANGE = 512
+SPMV_RANGE_WARPS = 128
 SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in spmv.cu
 
 
@@ -59,7 +85,10 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
         raise ValueError(f"x must have shape ({n},), got {x.shape}")
     if x.dtype.kind not in "biuf":
         raise TypeError(f"x must hold real numbers (bool, int or float), got dtype {x.dtype}")
-    x = cupy.ascontiguousarray(x, dtype=cupy.float64)
+    # float32 x is read as float32 by the warp kernel (converted to float64 per product:
+    # the same sums, half the gathered bytes); every other dtype is converted once
+    keep32 = x.dtype == cupy.float32 and SPMV_KERNEL == "warp"
+    x = cupy.ascontiguousarray(x, dtype=cupy.float32 if keep32 else cupy.float64)
     weighted = weight is not None
     ctype = "float"
     if weighted:
@@ -76,7 +105,7 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
     # the order gains)
     ordered = False
     if SPMV_STORAGE_ORDER and getattr(view.owner, "storage_ranks", None) is not None:
-        nnz = _degree_scan(view, view_arrays(view)[0])[1]
+        nnz = _degree_scan(view)[1]
         ordered = (nnz >= SPMV_ORDER_MIN_ENTRIES
                    and storage_ranks(view, count_call="spmv") is not None)
     rows = _visit_rows(view, ordered)
@@ -110,8 +139,16 @@ def _spmv_rows(kernel, ctype, weighted, push, rows, wptr, x, y, y_rows=None) -> 
         y_rows = y
     elif y_rows is None:
         y_rows = cupy.zeros(rows.count + 1, dtype=cupy.float64)
-    _spmv_launch(kernel, ctype, weighted, push, rows.ptr, wptr, rows.off, rows.count, rows.nnz,
-                 x, y_rows, rows.range_rows() if kernel == "warp" else None, rows.vid)
+    if kernel == "warp":
+        rng = warp_range(rows.nnz)
+        launch(_fn(_warp_name(ctype, _X_TYPES[x.dtype.char], weighted, push, SPMV_WARP)),
+               -(-rows.nnz // rng), (rows.ptr, wptr, rows.off, rows.range_rows(rng),
+                                     i64(rows.count), i64(rows.nnz), i64(-(-rows.nnz // rng)),
+                                     i64(rng), x, y_rows, NULL if rows.vid is None else rows.vid),
+               threads_per_item=32)
+    else:
+        _spmv_launch(kernel, ctype, weighted, push, rows.ptr, wptr, rows.off, rows.count,
+                     rows.nnz, x, y_rows, rows.vid)
     if y_rows is not y:
         cupy.take(y_rows, rows.slot, out=y)
 
@@ -144,11 +181,11 @@ class _VisitRows:
             self.memo[key] = p if self.vid is None else p[self.vid]
         return self.memo[key]
 
-    def range_rows(self):
-        """The visited row holding entry ``k * SPMV_RANGE``, for every k (memoized)."""
-        key = ("spmv_rows", SPMV_RANGE)
+    def range_rows(self, rng: int):
+        """The visited row holding entry ``k * rng``, for every k (int64, memoized)."""
+        key = ("spmv_rows", rng)
         if key not in self.memo:
-            self.memo[key] = tiles(_fn, self.off, self.count, self.nnz, tile=SPMV_RANGE)[0]
+            self.memo[key] = tiles(_fn, self.off, self.count, self.nnz, tile=rng)[0]
         return self.memo[key]
 
 
@@ -173,7 +210,7 @@ def _visit_rows(view: AdjacencyView, ordered: bool = True) -> _VisitRows:
     if rows is None:
         if ranks is None:
             deg, ptr = view_arrays(view)
-            off, nnz = _degree_scan(view, deg)
+            off, nnz = _degree_scan(view)
             rows = _VisitRows(ptr, deg, off, nnz, None, None, {})
         else:
             rows = _rows_by_rank(view, *ranks)
@@ -196,36 +233,52 @@ def _rows_by_rank(view: AdjacencyView, rank, count: int) -> _VisitRows:
                                     ptr_rows, slot))
     off, nnz = scan(deg_rows)
     return _VisitRows(ptr_rows, deg_rows, off, nnz, vid, slot, {})
-def _degree_scan(view: AdjacencyView, deg):
+def _degree_scan(view: AdjacencyView):
     """(exclusive scan of the view's degrees with the total last, total), once per view."""
     memo = view.derived.get("degree_scan")
     if memo is None:
-        memo = view.derived["degree_scan"] = scan(deg)
+        memo = view.derived["degree_scan"] = scan(view_arrays(view)[0])
     return memo
 
 
-def _spmv_launch(kernel, ctype, weighted, push, ptr, wptr, off, n, nnz, x, y,
-                 rows=None, vid=None) -> None:
-    """One SpMV launch over ``n`` visited rows (plus its tiny partition kernel, unless ``rows``
-    is given: the row of each SPMV_RANGE-entry range's first entry) into a zeroed ``y``
-    (pull: indexed by visited row; transpose: by vertex). ``vid``: the vertex of each visited
-    row (int32 CuPy; the transpose reads ``x`` there), None when row r is vertex r."""
+def warp_range(nnz: int) -> int:
+    """Entries per warp range of the warp kernel for ``nnz`` entries (see SPMV_RANGE)."""
+    group = 32 * SPMV_WARP[0]
+    if SPMV_RANGE_WARPS is None:
+        return max(SPMV_RANGE, group)
+    want = _sm_count() * SPMV_RANGE_WARPS
+    rng = SPMV_RANGE
+    while rng > group and nnz < rng * want:
+        rng //= 2
+    return max(rng, group)
+
+
+def _sm_count() -> int:
+    """Streaming multiprocessors of the current device (cached)."""
+    dev = cupy.cuda.Device()
+    count = _SMS.get(dev.id)
+    if count is None:
+        count = _SMS[dev.id] = int(dev.attributes["MultiProcessorCount"])
+    return count
+
+
+_SMS: dict = {}
+#: C++ type of the x dtypes the warp kernel reads (by NumPy type character)
+_X_TYPES = {"f": "float", "d": "double"}
+
+
+def _spmv_launch(kernel, ctype, weighted, push, ptr, wptr, off, n, nnz, x, y, vid=None) -> None:
+    """One merge-path SpMV launch over ``n`` visited rows (plus its tiny partition kernel) into
+    a zeroed ``y`` (pull: indexed by visited row; transpose: by vertex); ``x`` float64.
+    ``vid``: the vertex of each visited row (int32 CuPy; the transpose reads ``x`` there),
+    None when row r is vertex r."""
     targs = f"<{ctype}, {int(weighted)}, {int(push)}>"
     vid = NULL if vid is None else vid
-    if kernel == "warp":
-        nranges = -(-nnz // SPMV_RANGE)
-        if rows is None:
-            rows, _ = tiles(_fn, off, n, nnz, tile=SPMV_RANGE)
-        launch(_fn("spmv_warp" + targs), nranges,
-               (ptr, wptr, off, rows, i64(n), i64(nnz), i64(nranges), x, y, vid),
-               threads_per_item=32)
-    elif kernel == "merge":
-        ntiles = -(-(n + nnz) // SPMV_TILE)
-        tile_rows = cupy.empty(ntiles + 1, dtype=cupy.int64)
-        launch(_fn("merge_path_tiles"), ntiles + 1,
-               (off, i64(n), i64(nnz), i64(ntiles), tile_rows))
-        launch(_fn("spmv_merge" + targs), ntiles,
-               (ptr, wptr, off, tile_rows, i64(n), i64(nnz), i64(ntiles), x, y, vid),
-               threads_per_item=BLOCK)
-    else:
+    if kernel != "merge":
         raise ValueError(f"unknown SpMV kernel {kernel!r}")
+    ntiles = -(-(n + nnz) // SPMV_TILE)
+    tile_rows = cupy.empty(ntiles + 1, dtype=cupy.int64)
+    launch(_fn("merge_path_tiles"), ntiles + 1, (off, i64(n), i64(nnz), i64(ntiles), tile_rows))
+    launch(_fn("spmv_merge" + targs), ntiles,
+           (ptr, wptr, off, tile_rows, i64(n), i64(nnz), i64(ntiles), x, y, vid),
+           threads_per_item=BLOCK)

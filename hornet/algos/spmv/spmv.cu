@@ -133,109 +133,148 @@ __global__ void spmv_merge(const i64* __restrict__ ptr, const i64* __restrict__ 
     }
 }
 
-// Warp-segmented SpMV: every warp takes ranges of SPMV_RANGE consecutive entries and walks them
-// 32 at a time, one entry per lane (coalesced index/weight loads, 32 independent gathers). A
-// lane finds its row among the next 32 row ends (off[r + 1 .. r + 32], one coalesced load,
-// binary search by shuffles; a run of empty rows is jumped by a binary search over off), the
-// products are summed per row by a segmented warp scan, and the lane ending a row stores it
-// (atomically only for rows that began in an earlier range or continue past this one; the
-// warp carries a row continuing into its next chunk). y must be zeroed first (empty rows).
-// PUSH: y[dst] += w x[src] atomically instead.
+// Warp-segmented SpMV: every warp takes ranges of `range` consecutive entries (a multiple of
+// 32, chosen per graph: enough ranges to fill the device) and walks them 32 * U at a time, one
+// entry per lane in each of U groups of 32 (coalesced index/weight loads; the U groups' index,
+// weight and x loads are all issued before the first group is summed, so a warp keeps U times
+// more loads in flight). A lane finds its row among the next 32 row ends (off[r + 1 .. r + 32],
+// one coalesced load, binary search by shuffles; a run of empty rows is jumped by a binary
+// search over off), the products are summed per row by a segmented warp scan, and the lane
+// ending a row stores it (atomically only for rows that began in an earlier range or continue
+// past this one; the warp carries a row continuing into its next group). y must be zeroed
+// first (empty rows). x is read in its own type X (float or double) and converted: the sums
+// are float64 either way. PUSH: y[dst] += w x[src] atomically instead.
 
-#ifndef SPMV_RANGE
-#define SPMV_RANGE 512
-#endif
+#define NO_ROW ((i64)-1)
 
-template <typename W, int WEIGHTED, int PUSH>
-__global__ void spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ wptr,
-                          const i64* __restrict__ off, const i64* __restrict__ range_rows,
-                          i64 nrows, i64 nnz, i64 nranges, const double* __restrict__ x,
-                          double* __restrict__ y, const int* __restrict__ vid) {
+// The row of entry t (for the lanes with `valid`; NO_ROW for the others) among the rows from
+// `base` on, where every valid lane's entry lies at or after off[base]; `base` is moved past
+// runs of rows that end before the first valid entry of the group (first entry c).
+// Warp-collective: every lane calls it.
+__device__ __forceinline__ i64 warp_row_of(const i64* __restrict__ off, i64& base, i64 c,
+                                           i64 t, bool valid, i64 nrows, int lane) {
+    i64 row = NO_ROW;
+    while (true) {
+        const i64 idx = base + 1 + lane;
+        const i64 e = idx <= nrows ? off[idx] : (i64)0x7fffffffffffffffLL;
+        int cnt = 0;
+        for (int s = 16; s > 0; s >>= 1) {
+            const i64 v = __shfl_sync(FULL_MASK, e, cnt + s - 1);
+            if (v <= t) cnt += s;
+        }
+        const i64 e31 = __shfl_sync(FULL_MASK, e, 31);
+        if (cnt == 31 && e31 <= t) cnt = 32;
+        if (valid && row == NO_ROW && cnt < 32) row = base + cnt;
+        const unsigned open = __ballot_sync(FULL_MASK, valid && row == NO_ROW);
+        if (!open) break;
+        // rows base .. base + 31 all end before the first open entry: jump to its row
+        const i64 t_open = c + (__ffs(open) - 1);
+        base = segment_between(off, base + 32, nrows - 1, t_open);
+    }
+    return row;
+}
+
+// B: blocks of 256 threads that must fit an SM at once (__launch_bounds__: caps the registers
+// per thread; the U groups' loads need more of them).
+template <typename W, typename X, int WEIGHTED, int PUSH, int U, int B>
+__global__ void __launch_bounds__(256, B)
+spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ wptr, const i64* __restrict__ off,
+          const i64* __restrict__ range_rows, i64 nrows, i64 nnz, i64 nranges, i64 range,
+          const X* __restrict__ x, double* __restrict__ y, const int* __restrict__ vid) {
     const int lane = threadIdx.x & 31;
     const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
-    const i64 NO_ROW = -1;
     for (i64 rg = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; rg < nranges; rg += nw) {
-        const i64 start = rg * (i64)SPMV_RANGE;
-        const i64 end = start + SPMV_RANGE < nnz ? start + SPMV_RANGE : nnz;
+        const i64 start = rg * range;
+        const i64 end = start + range < nnz ? start + range : nnz;
         i64 base = range_rows[rg];               // row holding entry `start`
-        i64 carry_row = NO_ROW;                  // row continued from the previous chunk
+        i64 carry_row = NO_ROW;                  // row continued from the previous group
         double carry = 0.0;
-        for (i64 c = start; c < end; c += 32) {
-            const i64 t = c + lane;
-            const bool valid = t < end;
-            const i64 base0 = base;
-            // ---- row of entry t: base + #{j : off[base + 1 + j] <= t}
-            i64 row = NO_ROW;
-            while (true) {
-                const i64 idx = base + 1 + lane;
-                const i64 e = idx <= nrows ? off[idx] : (i64)0x7fffffffffffffffLL;
-                int cnt = 0;
-                for (int s = 16; s > 0; s >>= 1) {
-                    const i64 v = __shfl_sync(FULL_MASK, e, cnt + s - 1);
-                    if (v <= t) cnt += s;
-                }
-                const i64 e31 = __shfl_sync(FULL_MASK, e, 31);
-                if (cnt == 31 && e31 <= t) cnt = 32;
-                if (valid && row == NO_ROW && cnt < 32) row = base + cnt;
-                const unsigned open = __ballot_sync(FULL_MASK, valid && row == NO_ROW);
-                if (!open) break;
-                // rows base .. base + 31 all end before the first open entry: jump to its row
-                const i64 t_open = c + (__ffs(open) - 1);
-                base = segment_between(off, base + 32, nrows - 1, t_open);
-            }
-            // ---- the entry's product
-            double v = 0.0;
-            if (valid) {
-                const i64 p = t - off[row];
-                // the lists are read once: streaming loads (evict-first), so the gathered x
-                // stays in L2
-                const int col = __ldcs((const int*)ptr[row] + p);
-                if (PUSH) {
-                    const double xr = x[vertex_of(vid, row)];
-                    if (xr != 0.0) {
-                        double a = xr;
-                        if (WEIGHTED) a = (double)__ldcs((const W*)wptr[row] + p) * xr;
-                        atomicAdd(&y[col], a);
-                    }
-                } else {
-                    v = x[col];
-                    if (WEIGHTED) v = (double)__ldcs((const W*)wptr[row] + p) * v;
+        for (i64 c = start; c < end; c += 32 * U) {
+            // ---- the rows of the U groups' entries (group u: entries c + 32 u + lane)
+            i64 row[U], base0[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const i64 cu = c + 32 * u;
+                base0[u] = base;
+                row[u] = NO_ROW;
+                if (u == 0 || cu < end) {        // (the same for the whole warp)
+                    const i64 t = cu + lane;
+                    row[u] = warp_row_of(off, base, cu, t, t < end, nrows, lane);
+                    const i64 last_row = __shfl_sync(FULL_MASK, row[u], 31);
+                    if (last_row != NO_ROW) base = last_row;
                 }
             }
-            const i64 last_row = __shfl_sync(FULL_MASK, row, 31);
+            // ---- every group's index and weight loads, then every group's x loads
+            // (the lists are read once: streaming loads (evict-first), so x stays in L2)
+            int col[U];
+            double w[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const i64 t = c + 32 * u + lane;
+                col[u] = 0;
+                w[u] = 0.0;
+                if (t < end) {
+                    const i64 p = t - off[row[u]];
+                    col[u] = __ldcs((const int*)ptr[row[u]] + p);
+                    if (WEIGHTED) w[u] = (double)__ldcs((const W*)wptr[row[u]] + p);
+                }
+            }
             if (PUSH) {
-                if (last_row != NO_ROW) base = last_row;
+#pragma unroll
+                for (int u = 0; u < U; ++u) {
+                    if (c + 32 * u + lane < end) {
+                        const double xr = (double)x[vertex_of(vid, row[u])];
+                        if (xr != 0.0) atomicAdd(&y[col[u]], WEIGHTED ? w[u] * xr : xr);
+                    }
+                }
                 continue;
             }
-            // ---- segmented inclusive scan by row (rows ascend across lanes)
-            const int key = valid ? (int)(row - base0) : -1;   // (rows >= base0)
-            for (int d = 1; d < 32; d <<= 1) {
-                const double u = __shfl_up_sync(FULL_MASK, v, d);
-                const int ku = __shfl_up_sync(FULL_MASK, key, d);
-                if (lane >= d && ku == key) v += u;
-            }
-            const int knext = __shfl_down_sync(FULL_MASK, key, 1);
-            const bool seg_end = valid && (lane == 31 || knext != key);
-            double new_carry = 0.0;
-            i64 new_carry_row = NO_ROW;
-            if (seg_end) {
-                if (row == carry_row) v += carry;
-                if (t + 1 < off[row + 1]) {          // the row goes on after this entry
-                    if (t + 1 < end) {               // ... in this range: carry it (lane 31)
-                        new_carry = v;
-                        new_carry_row = row;
-                    } else {                          // ... in the next range
-                        atomicAdd(&y[row], v);
-                    }
-                } else if (off[row] >= start) {      // whole row in this range
-                    y[row] = v;
-                } else {                              // began in an earlier range
-                    atomicAdd(&y[row], v);
+            double v[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                v[u] = 0.0;
+                if (c + 32 * u + lane < end) {
+                    v[u] = (double)x[col[u]];
+                    if (WEIGHTED) v[u] = w[u] * v[u];
                 }
             }
-            carry = __shfl_sync(FULL_MASK, new_carry, 31);
-            carry_row = __shfl_sync(FULL_MASK, new_carry_row, 31);
-            if (last_row != NO_ROW) base = last_row;
+            // ---- per group: segmented inclusive scan by row (rows ascend across lanes)
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const i64 cu = c + 32 * u;
+                if (u > 0 && cu >= end) break;   // (the same for the whole warp)
+                const i64 t = cu + lane;
+                const bool valid = t < end;
+                const i64 r = row[u];
+                const int key = valid ? (int)(r - base0[u]) : -1;   // (rows >= base0[u])
+                double s = v[u];
+                for (int d = 1; d < 32; d <<= 1) {
+                    const double su = __shfl_up_sync(FULL_MASK, s, d);
+                    const int ku = __shfl_up_sync(FULL_MASK, key, d);
+                    if (lane >= d && ku == key) s += su;
+                }
+                const int knext = __shfl_down_sync(FULL_MASK, key, 1);
+                const bool seg_end = valid && (lane == 31 || knext != key);
+                double new_carry = 0.0;
+                i64 new_carry_row = NO_ROW;
+                if (seg_end) {
+                    if (r == carry_row) s += carry;
+                    if (t + 1 < off[r + 1]) {        // the row goes on after this entry
+                        if (t + 1 < end) {           // ... in this range: carry it (lane 31)
+                            new_carry = s;
+                            new_carry_row = r;
+                        } else {                      // ... in the next range
+                            atomicAdd(&y[r], s);
+                        }
+                    } else if (off[r] >= start) {    // whole row in this range
+                        y[r] = s;
+                    } else {                          // began in an earlier range
+                        atomicAdd(&y[r], s);
+                    }
+                }
+                carry = __shfl_sync(FULL_MASK, new_carry, 31);
+                carry_row = __shfl_sync(FULL_MASK, new_carry_row, 31);
+            }
         }
     }
 }
