@@ -62,6 +62,7 @@ def graph_rows(label, g, args, rows) -> None:
     defaults = (mod.SPMV_WARP, mod.SPMV_RANGE, mod.SPMV_RANGE_WARPS)
     variants = [defaults]
     if args.sweep:
+        mod.use_warp_variants(mod.SPMV_WARP_VARIANTS)
         variants = [(w, r, k) for w in mod.SPMV_WARP_VARIANTS for r, k in SWEEP_RANGES]
     for wlabel, weight, A, x, ref in weight_cases(g, indptr, indices, n):
         want = ref @ x.astype(cupy.float64)          # float64 sums of the same values

@@ -389,6 +389,8 @@ def test_spmv_warp_variants(variant, ranges, monkeypatch):
     """Every (U, B) variant of the warp kernel with ranges of 32 entries up (rows crossing
     many ranges, long runs of empty rows): scipy's results for float64 and float32 weights
     and x (a float32 x is read as float32), in id and in storage order, pull and transpose."""
+    monkeypatch.setattr(spmv_gpu, "_fn", spmv_gpu._fn)      # restored after the test
+    spmv_gpu.use_warp_variants(spmv_gpu.SPMV_WARP_VARIANTS)
     monkeypatch.setattr(spmv_gpu, "SPMV_WARP", variant)
     monkeypatch.setattr(spmv_gpu, "SPMV_RANGE", ranges[0])
     monkeypatch.setattr(spmv_gpu, "SPMV_RANGE_WARPS", ranges[1])

@@ -34,12 +34,14 @@ _WEIGHT_TYPES = {
 }
 
 
-#: (U, B) variants of the warp kernel built for float, double and unweighted lists (U: groups
-#: of 32 entries whose loads a warp issues together; B: blocks per SM it is compiled for)
+#: (U, B) variants of the warp kernel (U: groups of 32 entries whose loads a warp issues
+#: together; B: blocks per SM it is compiled for). The library builds only SPMV_WARP's; the
+#: benchmark's sweep builds them all with ``use_warp_variants(SPMV_WARP_VARIANTS)``.
 SPMV_WARP_VARIANTS = ((1, 1), (1, 8), (2, 5), (2, 6), (4, 4))
 #: the warp kernel's (U, B) (any weight type other than float and double: (1, 1))
 SPMV_WARP = (1, 1)
 _WARP_TYPES = ("float", "double")
+_CU_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spmv.cu")
 
 
 def _warp_name(ctype: str, xtype: str, weighted: bool, push: bool, variant: tuple) -> str:
@@ -51,13 +53,22 @@ def _warp_name(ctype: str, xtype: str, weighted: bool, push: bool, variant: tupl
             f"{variant[0]}, {variant[1]}>")
 
 
-_fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "spmv.cu"), tuple(
-    [f"spmv_merge<float, 0, {p}>" for p in (0, 1)]
-    + [f"spmv_merge<{c}, 1, {p}>" for c in sorted(set(_WEIGHT_TYPES.values())) for p in (0, 1)]
-    + sorted({_warp_name(c, xt, wt, p, var)
-              for c, wt in [("float", False)] + [(c, True) for c in set(_WEIGHT_TYPES.values())]
-              for xt in ("float", "double") for p in (False, True)
-              for var in SPMV_WARP_VARIANTS})))
+def use_warp_variants(variants=((1, 1),)) -> None:
+    """Build the SpMV module with the warp kernel in these (U, B) ``variants`` (each one a
+    template instance per weight type, x type and direction: compile time grows with them)."""
+    global _fn
+    _fn = kernels(_CU_PATH, tuple(
+        [f"spmv_merge<float, 0, {p}>" for p in (0, 1)]
+        + [f"spmv_merge<{c}, 1, {p}>" for c in sorted(set(_WEIGHT_TYPES.values()))
+           for p in (0, 1)]
+        + sorted({_warp_name(c, xt, wt, p, var)
+                  for c, wt in [("float", False)] + [(c, True)
+                                                     for c in set(_WEIGHT_TYPES.values())]
+                  for xt in ("float", "double") for p in (False, True)
+                  for var in variants})))
+
+
+use_warp_variants((SPMV_WARP,))
 
 #: SpMV kernel: "warp" (warp-segmented rows, default) or "merge" (merge-path per thread)
 SPMV_KERNEL = "warp"
