@@ -103,6 +103,7 @@ class BlockCache:
         self.drained = [0] * NUM_CLASSES
         self.served = [0] * NUM_CLASSES
         self._served = set()            # classes whose ring ever held blocks (tail > 0)
+        self.refills = 0                # refills from the bit trees so far (a statistic)
 
     @property
     def manager(self):
@@ -164,6 +165,7 @@ class BlockCache:
         (GPU: written by one launch that also sets the device counters; CPU: pointers
         returned, then written)."""
         mm = self.manager
+        self.refills += 1
         if mm.backend.take_into_rings is not None:
             tail = list(self.tail)
             for k, a in amount.items():

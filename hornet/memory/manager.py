@@ -122,6 +122,7 @@ class MemoryManager:
         self._created: list[BlockArray] = []     # arrays that came and went since the table
         self._freed: list[BlockArray] = []       # was last brought up to date
         self.cache = None                  # BlockCache, made by block_cache() on first use
+        self.arrays_created = 0            # block arrays made so far (a statistic)
         self.list_fit = ListFit()          # when the owner's lists go back to fitting blocks
 
     # ------------------------------------------------------------------ size classes
@@ -297,6 +298,7 @@ class MemoryManager:
                 taken += take
             self._count(k, 0, taken)
             if created:
+                self.arrays_created += len(created)
                 self._touched.add(k)           # more room: utilization may have dropped
                 self.pools.setdefault(k, []).extend(created)
                 self._count(k, sum(a.num_blocks for a in created), 0)

@@ -51,8 +51,10 @@ class GPUState:
     direct_launch: bool = True
     #: grid sized by the batch: one block per this many directed pairs of the batch, at
     #: least one block per multiprocessor, at most the resident grid (a small batch's grid
-    #: barriers then wait for fewer blocks); None: always the resident grid
-    pairs_per_block: int | None = 8
+    #: barriers then wait for fewer blocks, while a large batch's relaxation rounds, whose
+    #: frontiers grow with the batch, keep every resident warp); None: always the resident
+    #: grid. Chosen from bench/tools/dbfs_grid.py's sweep (bench/results/dynamic_bfs_gpu.md).
+    pairs_per_block: int | None = 128
 
     def __init__(self, owner, n: int):
         self.owner = owner
