@@ -56,7 +56,7 @@ class GPUState:
     #: least one block per multiprocessor, at most the resident grid (a small batch's grid
     #: barriers then wait for fewer blocks, while a large batch's relaxation rounds, whose
     #: frontiers grow with the batch, keep every resident warp); None: always the resident
-    #: grid. Chosen from bench/tools/dbfs_grid.py's sweep (bench/results/dynamic_bfs_gpu.md).
+    #: grid. Chosen from bench/tools/dbfs_grid.py's sweep (bench/results/dynamic_bfs_gpu_grid.md).
     pairs_per_block: int | None = 128
 
     def __init__(self, owner, n: int):
