@@ -43,30 +43,60 @@ def spikes(times: list[float]) -> int:
     return sum(t > 2 * med for t in times)
 
 
+def memory_events(g: hornet.Graph) -> tuple:
+    """(block-cache refills, block arrays created) so far: what a slow call may have done
+    (None where this checkout does not count them)."""
+    mm = g._mm
+    cache = mm.cache
+    return (getattr(cache, "refills", None) if cache is not None else 0,
+            getattr(mm, "arrays_created", None))
+
+
+def slow_calls(times: list[float], events: list[tuple]) -> str:
+    """How many calls over twice the median refilled the block cache / created block arrays
+    (``events``: per call, the change of :func:`memory_events`), and how many calls did."""
+    med = statistics.median(times)
+    if any(None in e for e in events):
+        return "refills not counted"
+    slow = [e for t, e in zip(times, events) if t > 2 * med]
+    return (f"slow with a refill {sum(e[0] > 0 for e in slow)}, with new block arrays "
+            f"{sum(e[1] > 0 for e in slow)}; refills in {sum(e[0] > 0 for e in events)} calls")
+
+
+def _delta(after: tuple, before: tuple) -> tuple:
+    return tuple(None if a is None or b is None else a - b for a, b in zip(after, before))
+
+
 def cycle(g: hornet.Graph, rs, batches: int, size: int) -> tuple[float, float, str]:
     """Median (insert us, delete us) of random batches inserted, then deleted again, and how
     many calls took over twice the median."""
     import cupy
-    n, ins, dels = g.num_vertices, [], []
+    n, ins, dels, events = g.num_vertices, [], [], []
     for _ in range(batches + WARMUP):
         s, d = rs.randint(0, n, size, dtype=cupy.int64), rs.randint(0, n, size, dtype=cupy.int64)
+        before = memory_events(g)
         c, t_ins = wall_us(lambda: g.insert_edges(s, d))
+        events.append(_delta(memory_events(g), before))
         ins.append(t_ins)
         dels.append(wall_us(lambda: g.delete_edges(c.src, c.dst))[1])
-    ins, dels = ins[WARMUP:], dels[WARMUP:]
+    ins, dels, events = ins[WARMUP:], dels[WARMUP:], events[WARMUP:]
     return (statistics.median(ins), statistics.median(dels),
-            f"over 2x median: {spikes(ins)}/{spikes(dels)} of {len(ins)} (insert/delete)")
+            f"over 2x median: {spikes(ins)}/{spikes(dels)} of {len(ins)} (insert/delete); "
+            f"inserts {slow_calls(ins, events)}")
 
 
-def growth(g: hornet.Graph, rs, batches: int, size: int) -> tuple[float, int]:
-    """Median insert us of random batches that stay in the graph, and how many calls took
-    over twice the median."""
+def growth(g: hornet.Graph, rs, batches: int, size: int) -> tuple[float, int, str]:
+    """Median insert us of random batches that stay in the graph, how many calls took
+    over twice the median, and what those did (:func:`slow_calls`)."""
     import cupy
-    n, times = g.num_vertices, []
+    n, times, events = g.num_vertices, [], []
     for _ in range(batches + WARMUP):
         s, d = rs.randint(0, n, size, dtype=cupy.int64), rs.randint(0, n, size, dtype=cupy.int64)
+        before = memory_events(g)
         times.append(wall_us(lambda: g.insert_edges(s, d))[1])
-    return statistics.median(times[WARMUP:]), spikes(times[WARMUP:])
+        events.append(_delta(memory_events(g), before))
+    times, events = times[WARMUP:], events[WARMUP:]
+    return statistics.median(times), spikes(times), slow_calls(times, events)
 
 
 def hubs(g: hornet.Graph, rs, batches: int, size: int) -> tuple[float, float, int]:
@@ -93,6 +123,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--batches", type=int, default=150, help="timed batches per case")
     ap.add_argument("--batch", type=int, default=1000, help="pairs per batch")
     ap.add_argument("--quick", action="store_true", help="Kronecker 16, 30 batches")
+    ap.add_argument("--cases", nargs="+", default=["cycle", "hubs", "growth"],
+                    choices=["cycle", "hubs", "growth"], help="cases to run, in this order")
     args = ap.parse_args(argv)
     require_gpu(NAME)
     import cupy
@@ -106,20 +138,23 @@ def main(argv: list[str] | None = None) -> None:
         del src, dst
         label = f"kron{scale} ({g.num_edges:,} edges)"
         rs = cupy.random.RandomState(5)
-        t_ins, t_del, note = cycle(g, rs, args.batches, args.batch)
-        rows.append([label, "cycle: random pairs inserted, then deleted", f"{t_ins:.0f}",
-                     f"{t_del:.0f}", note])
-        print(rows[-1], flush=True)
-        t_ins, t_del, top = hubs(g, rs, args.batches, args.batch)
-        rows.append([label, "hubs: sampled edges deleted, then inserted back", f"{t_ins:.0f}",
-                     f"{t_del:.0f}", f"largest degree touched {top:,}"])
-        print(rows[-1], flush=True)
-        before = g.num_edges
-        t_ins, over = growth(g, rs, args.batches, args.batch)
-        rows.append([label, "growth: random pairs inserted and kept", f"{t_ins:.0f}", "",
-                     f"{g.num_edges - before:,} edges added; over 2x median: {over} of "
-                     f"{args.batches}"])
-        print(rows[-1], flush=True)
+        if "cycle" in args.cases:
+            t_ins, t_del, note = cycle(g, rs, args.batches, args.batch)
+            rows.append([label, "cycle: random pairs inserted, then deleted", f"{t_ins:.0f}",
+                         f"{t_del:.0f}", note])
+            print(rows[-1], flush=True)
+        if "hubs" in args.cases:
+            t_ins, t_del, top = hubs(g, rs, args.batches, args.batch)
+            rows.append([label, "hubs: sampled edges deleted, then inserted back",
+                         f"{t_ins:.0f}", f"{t_del:.0f}", f"largest degree touched {top:,}"])
+            print(rows[-1], flush=True)
+        if "growth" in args.cases:
+            before = g.num_edges
+            t_ins, over, what = growth(g, rs, args.batches, args.batch)
+            rows.append([label, "growth: random pairs inserted and kept", f"{t_ins:.0f}", "",
+                         f"{g.num_edges - before:,} edges added; over 2x median: {over} of "
+                         f"{args.batches}; {what}"])
+            print(rows[-1], flush=True)
         g.check()
         del g
         cupy.get_default_memory_pool().free_all_blocks()

@@ -896,6 +896,16 @@ class Graph:
             self._views[properties] = view
         return view
 
+    def vertex_table(self) -> tuple:
+        """The vertex table's own (degree int32 (capacity,), edge_ptr int64 (capacity,))
+        arrays, on the graph's device, capacity >= ``num_vertices``: rows below
+        ``num_vertices`` are what :meth:`adjacency` views, the others have degree 0. Every
+        change updates them in place; they are replaced only when the id space outgrows the
+        capacity. So, unlike a view, their addresses stay valid across updates for as long as
+        they are the same objects (compare with ``is``): a kernel launched after every
+        update reads the graph through them without a new view. Read-only for callers."""
+        return self._degree, self._edge_ptr
+
     def property_pointers(self, vertices, name: str):
         """int64 addresses (on the graph's device, shape of ``vertices``) of the first value
         of edge property ``name`` in each listed vertex's list: what

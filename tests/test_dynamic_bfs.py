@@ -10,7 +10,7 @@ import pytest
 import hornet
 import hornet.generators
 import hornet.testing as ht
-from conftest import BACKENDS
+from conftest import BACKENDS, HAS_GPU
 from hornet.algos import bfs
 from hornet.algos.bfs.dynamic import DynamicBFS
 
@@ -264,6 +264,35 @@ def test_random_batches_against_static(device):
             bf.update(g.insert_edges(_arr(device, rng.integers(0, n, size)),
                                      _arr(device, rng.integers(0, n, size))))
             _check(bf)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
+@pytest.mark.parametrize("pairs_per_block", [None, 1, 1 << 30])
+def test_gpu_grid_sized_by_batch(pairs_per_block, monkeypatch):
+    """The GPU update's grid follows the batch (one block per multiprocessor up to the
+    resident grid): every size gives the static BFS's levels and parents, hubs (chunked
+    lists) and vertex growth included, with the grid at both ends of its range."""
+    from hornet.algos.bfs.dynamic_gpu import GPUState
+    monkeypatch.setattr(GPUState, "pairs_per_block", pairs_per_block)
+    rng = np.random.default_rng(3)
+    n = 4096
+    src, dst = hornet.generators.kronecker_edges(12, edge_factor=8, seed=7)
+    g = hornet.Graph.from_edges(_arr("gpu", src), _arr("gpu", dst), num_vertices=n,
+                                directed=False, device="gpu")
+    bf = DynamicBFS(g, int(host(src)[0]), parents=True)
+    grids = set()
+    for size in (1, 50, 3000, 20000, 5):
+        s, d = g.edges()
+        pick = _arr("gpu", rng.choice(s.shape[0], min(size, s.shape[0]), replace=False))
+        bf.update(g.delete_edges(s[pick], d[pick]))
+        _check(bf)
+        grids.add(bf._state.grid(2 * size))
+        bf.update(g.insert_edges(_arr("gpu", rng.integers(0, n + 64, size)),
+                                 _arr("gpu", rng.integers(0, n + 64, size))))
+        _check(bf)
+    if pairs_per_block == 1:
+        assert len(grids) > 1                      # the grid did follow the batch
 
 
 @pytest.mark.parametrize("directed", [False, True])

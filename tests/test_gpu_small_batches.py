@@ -69,7 +69,7 @@ def test_small_batches_take_blocks_from_the_cache_not_the_host_allocator(monkeyp
     from hornet.generators import kronecker_edges
     from hornet.memory.manager import MemoryManager
     calls = {"n": 0}
-    for name in ("allocate_counts", "release"):
+    for name in ("allocate_counts", "allocate_into_rings", "release"):
         original = getattr(MemoryManager, name)
 
         def counting(self, *a, _original=original, **k):
@@ -187,3 +187,35 @@ def test_small_insert_out_of_device_memory_leaves_the_graph_unchanged(small_path
     g.insert_edges(np.array([n + 5]), np.array([1]))       # with memory back: it goes in
     assert g.num_vertices == n + 6 and small_path_counter["gpu"] == 2
     g.check()
+
+
+def test_prepared_launches_match_cupy_calls(small_path_counter):
+    """The driver launches with prebuilt argument buffers (``SmallBatches.direct_launch``)
+    and CuPy's kernel calls run the same kernels on the same arguments: two graphs, one
+    each way, give identical changes (property values included) and graphs, int32 and int64
+    ids, inserts that move lists and deletes."""
+    import cupy
+    from hornet.batch.gpu.small import SmallBatches
+    rng = np.random.default_rng(17)
+    kw = dict(directed=False, edge_properties=PROPS, block_array_edges=1 << 10)
+    direct, called = hornet.Graph(device="gpu", **kw), hornet.Graph(device="gpu", **kw)
+    called._small = SmallBatches()
+    called._small.direct_launch = False
+    max_pairs = SMALL_ENTRIES // 2
+    for step in range(16):
+        s, d = step_batch(rng, step, max_pairs)
+        dtype = cupy.int32 if step % 2 else cupy.int64
+        s, d = cupy.asarray(s, dtype=dtype), cupy.asarray(d, dtype=dtype)
+        if step % 4 == 3:
+            es, ed = direct.edges()
+            k = min(es.size, s.shape[0])
+            s, d = cupy.asarray(es[:k], dtype=dtype), cupy.asarray(ed[:k], dtype=dtype)
+            same_change(direct.delete_edges(s, d), called.delete_edges(s, d))
+        else:
+            props = {k: cupy.asarray(v) for k, v in step_properties(rng, s.shape[0]).items()}
+            same_change(direct.insert_edges(s, d, **props), called.insert_edges(s, d, **props))
+        same_graph(direct, called)
+    direct.check()
+    called.check()
+    assert small_path_counter["gpu"] == 32
+    assert direct._small.direct_launch and not called._small.direct_launch

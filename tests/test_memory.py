@@ -288,6 +288,41 @@ def test_block_cache_hands_out_reserved_blocks_and_takes_them_back():
         mm.check(np.r_[taken[:5], taken[7:]], np.r_[classes[:5], classes[7:]])
 
 
+def test_block_cache_refill_writes_blocks_at_the_rings_tails_across_the_wrap(device):
+    """A refill (one launch on the GPU: blocks taken from the trees straight into the rings,
+    counters set) puts distinct free blocks of the right class at the ring's tail, wrapping
+    past the ring's end, from several block arrays of one class, and the device counters
+    equal the host's. Checked against the allocator's own invariants (every cached block
+    marked used, in its class, owned once) and a per-slot read of the rings."""
+    from hornet.memory.block_cache import BlockCache, NUM_CLASSES
+    mm = MemoryManager([("dst", np.int32), ("w", np.float64)], block_array_edges=1 << 6,
+                       device=device)
+    xp = mm.xp
+    held = mm.allocate(2, 20)                      # class 2: 16 blocks per array, two arrays
+    given = mm.backend.to_host(held)[[0, 1, 2, 17, 18]]   # free room in both arrays
+    mm.release(xp.asarray(given))
+    held = np.delete(mm.backend.to_host(held), [0, 1, 2, 17, 18])
+    cache = mm.cache = BlockCache(mm, ring_slots=32)
+    # traffic left both counters of classes 2 and 3 near the end of the ring
+    for k in (2, 3):
+        cache.head[k] = cache.tail[k] = 29
+    cache.state[:] = xp.asarray(np.array(cache.head + cache.tail, dtype=np.int64))
+    need = np.zeros(NUM_CLASSES, np.int64)
+    need[[2, 3]] = [6, 5]
+    cache.reserve(need)
+    assert cache.size(2) >= 6 and cache.size(3) >= 5
+    assert cache.tail[2] - 29 == cache.size(2) > 32 - 29   # the refill wrapped
+    rings = mm.backend.to_host(cache.rings)
+    for k in (2, 3):
+        slots = k * 32 + (cache.head[k] + np.arange(cache.size(k))) % 32
+        got = rings[slots]
+        assert np.unique(got).size == got.size and (got != 0).all()
+        if k == 2:                                 # the free room of both old arrays first
+            assert set(given.tolist()) <= set(got.tolist())
+    mm.check(held, np.full(15, 2, np.int64))       # includes the cache's blocks and counters
+    assert mm.backend.to_host(cache.state).tolist() == cache.head + cache.tail
+
+
 def test_block_cache_refuses_pushes_past_twice_its_target_and_large_classes():
     from hornet.memory.block_cache import NUM_CLASSES
     mm = _manager(block_array_edges=1 << 12)

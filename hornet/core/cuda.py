@@ -122,6 +122,39 @@ def scan(lengths) -> tuple:
     return off, int(off[-1]) if n else 0
 
 
+class PreparedLaunch:
+    """A kernel launched through the driver with a reused argument buffer, for launches on
+    a per-batch path: CuPy's call inspects and converts every argument on each launch
+    (microseconds per argument), here the caller's values go into one int64 buffer whose
+    slot addresses the driver reads. Every slot is 8 bytes: device pointers (ints),
+    int64 and uint64 values (an unsigned value at or above 2**63 is stored as its two's
+    complement), and int parameters, which read the low half of their slot. Thread-unsafe,
+    like the launches."""
+
+    def __init__(self, fn, nargs: int):
+        self.fn = fn
+        self.args = np.zeros(nargs, dtype=np.int64)
+        self._slots = (np.arange(nargs, dtype=np.uint64) * np.uint64(8) +
+                       np.uint64(self.args.ctypes.data))
+        self._slots_address = int(self._slots.ctypes.data)
+        self._ptr = None
+
+    def __call__(self, grid: int, block: int, values) -> None:
+        """Launch on ``grid`` blocks of ``block`` threads with ``values`` (ints, one per
+        kernel parameter, in order) on the current stream."""
+        if self._ptr is None:
+            self._ptr = self.fn.kernel.ptr          # compiles the module on first use
+        self.args[:] = values
+        cupy.cuda.driver.launchKernel(self._ptr, int(grid), 1, 1, int(block), 1, 1, 0,
+                                      cupy.cuda.get_current_stream().ptr,
+                                      self._slots_address, 0)
+
+
+def as_signed64(value: int) -> int:
+    """An unsigned 64-bit value as the int64 of the same bits (for :class:`PreparedLaunch`)."""
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
 class _Staging:
     """A pinned host buffer reused by :func:`upload`; an event tells when the device has
     finished reading it."""

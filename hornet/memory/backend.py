@@ -40,6 +40,10 @@ class MemoryBackend:
     # (word addresses int64 (A,), padded level offsets int64 (A, FOREST_LEVELS + 1), host) ->
     # what ``forest`` makes of the same trees; None: the manager calls ``forest``
     forest_from_table: Callable | None = None
+    # (rows (R, 5 + FOREST_LEVELS + 1) host int64, rings, ring_shift, state, state words) ->
+    # None: blocks taken straight into the block cache's rings (GPU; None: the cache writes
+    # the pointers ``take_forest`` returns)
+    take_into_rings: Callable | None = None
 
     def address(self, a) -> int:
         """Address of an array's first element."""
@@ -53,6 +57,23 @@ def _cpu_take_free(words, offsets, count):
     out = np.empty(int(count), dtype=np.int64)
     got = bit_tree.take_free(words, offsets, int(count), out, 0)
     return out[:got]
+
+
+def _cpu_take_into_rings(rows, rings, ring_shift, state, state_words):
+    """The CPU side of ``take_small_ring`` (``memory_kernels.cu``): the blocks of every row
+    (see :func:`hornet.memory.gpu_bit_tree.take_into_rings`) taken by one compiled call and
+    written to their ring slots, the counters set."""
+    counts = np.ascontiguousarray(rows[:, 1])
+    ptrs = bit_tree.take_forest_rows(np.ascontiguousarray(rows[:, 0]),
+                                     np.ascontiguousarray(rows[:, 5:]), counts,
+                                     np.ascontiguousarray(rows[:, 3]),
+                                     np.ascontiguousarray(rows[:, 4]), numba.get_num_threads())
+    ring = np.repeat(rows[:, 2] >> 32, counts)
+    first = np.repeat(rows[:, 2] & 0xffffffff, counts)
+    step = np.arange(ptrs.shape[0], dtype=np.int64) - np.repeat(np.cumsum(counts) - counts,
+                                                                counts)
+    rings[(ring << ring_shift) + ((first + step) & ((1 << ring_shift) - 1))] = ptrs
+    state[:] = state_words
 
 
 def _cpu_take_forest(requests):
@@ -135,7 +156,7 @@ def memory_backend(device: str) -> MemoryBackend:
                                  w, o, n)),
                              copy_ranges, _cpu_size_classes, _cpu_take_forest, _cpu_forest,
                              _cpu_release_pointers, _cpu_place_by_class_serial, _cpu_class_counts,
-                             field_addresses, _CpuForest)
+                             field_addresses, _CpuForest, _cpu_take_into_rings)
     if device == "gpu":
         import cupy
         from . import gpu_bit_tree as t
@@ -145,5 +166,5 @@ def memory_backend(device: str) -> MemoryBackend:
                              t.used_blocks, t.is_free, t.find_inconsistency, copy_ranges,
                              size_classes, t.take_forest, t.forest, t.release_pointers,
                              place_by_class, class_counts, field_addresses,
-                             t.forest_from_table)
+                             t.forest_from_table, t.take_into_rings)
     raise ValueError(f"unknown device {device!r}")

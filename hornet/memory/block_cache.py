@@ -9,8 +9,11 @@ of blocks taken from the bit trees ahead of time (marked used there, owned by no
 - a batch's kernels *pop* the blocks its moving lists need from the head of their class's
   ring and *push* the blocks those lists leave onto the tail of the old class's ring;
 - the host only sees per-class counts (what the batch needs and frees, from the batch's
-  header), keeps every ring's head and tail counters, refills a ring from the bit trees (one
-  batched allocation for all classes) when a batch needs more than it holds, and lets freed
+  header), keeps every ring's head and tail counters, refills a ring from the bit trees when
+  a batch needs more than it holds (on the GPU one upload of the request rows and one launch,
+  ``take_small_ring``, that writes the blocks straight into the rings and sets the device
+  counters: no read-back, no per-class host work beyond planning which arrays give the
+  blocks), and lets freed
   blocks go back to the bit trees instead (:meth:`MemoryManager.release`) when a ring would
   keep more than twice its target.
 
@@ -99,6 +102,8 @@ class BlockCache:
         # (lists of ints, like head and tail: a batch updates a few entries one by one)
         self.drained = [0] * NUM_CLASSES
         self.served = [0] * NUM_CLASSES
+        self._served = set()            # classes whose ring ever held blocks (tail > 0)
+        self.refills = 0                # refills from the bit trees so far (a statistic)
 
     @property
     def manager(self):
@@ -130,24 +135,52 @@ class BlockCache:
         head, tail = self.head, self.tail
         if all(need[k] <= tail[k] - head[k] for k in _classes(need, classes)):
             return
-        need = np.asarray(need, dtype=np.int64)
-        if (need > self.ring_slots // 2).any():
+        # the classes a refill may serve: those the batch takes from, and those that have
+        # served before (the only ones that can be under half their goal); a few, not all
+        cands = sorted(set(k for k in _classes(need, classes) if need[k]) | self._served)
+        if any(need[k] > self.ring_slots // 2 for k in cands):
             raise ValueError("a batch may take at most ring_slots // 2 blocks of one class")
-        size = self.sizes()
-        low = (np.array(tail) > 0) & (2 * (size - need) < self.goals())
-        short = (need > size) | low
-        rate = -(-np.maximum(np.array(self.drained, dtype=np.int64), 0)
-                 // np.maximum(np.array(self.served, dtype=np.int64), 1))          # ceil
-        boost = np.where(short, np.minimum(self.demand_batches * rate, self.ceiling), 0)
-        boost = np.maximum(np.array(self.boost, dtype=np.int64), boost)
-        goal = self.goals(boost)
-        amount = np.where(short, np.maximum(need + goal - size, 0), 0)
-        amount = np.minimum(amount, self.ring_slots - size)
-        pool = self.manager.allocate_counts(amount)        # ascending class
-        self.boost = boost.tolist()
-        for k in np.flatnonzero(amount > 0).tolist():
+        amount, boost = {}, {}
+        for k in cands:
+            size = tail[k] - head[k]
+            n = int(need[k])
+            short = n > size or (tail[k] > 0 and 2 * (size - n) < self.goal(k))
+            if not short:
+                continue
+            rate = -(-max(self.drained[k], 0) // max(self.served[k], 1))       # ceil
+            b = max(self.boost[k], min(self.demand_batches * rate, int(self.ceiling[k])))
+            boost[k] = b
+            a = min(max(n + self._goal(k, b) - size, 0), self.ring_slots - size)
+            if a > 0:
+                amount[k] = a
+        if amount:
+            self._take_into_rings(amount)          # all or nothing: may raise, nothing changed
+        for k, b in boost.items():
+            self.boost[k] = b
+        for k in amount:
             self.drained[k] = self.served[k] = 0
-        self._append(amount, pool)
+
+    def _take_into_rings(self, amount: dict) -> None:
+        """``amount[k]`` blocks of every listed class from the bit trees onto ring k's tail
+        (GPU: written by one launch that also sets the device counters; CPU: pointers
+        returned, then written)."""
+        mm = self.manager
+        self.refills += 1
+        if mm.backend.take_into_rings is not None:
+            tail = list(self.tail)
+            for k, a in amount.items():
+                tail[k] += a
+            words = np.array(self.head + tail, dtype=np.int64)
+            mm.allocate_into_rings(amount, {k: self.tail[k] for k in amount}, self.rings,
+                                   self.ring_slots, self.state, words)
+            self.tail = tail
+            self._served.update(amount)
+            mm.cached_changed(amount)
+            return
+        counts = np.zeros(NUM_CLASSES, dtype=np.int64)
+        for k, a in amount.items():
+            counts[k] = a
+        self._append(counts, mm.allocate_counts(counts))      # ascending class
 
     def accepts(self, need, freed, classes=None) -> int:
         """Bit mask of the classes whose ring takes the ``freed[k]`` blocks a batch gives back
@@ -195,6 +228,8 @@ class BlockCache:
                 self.head[k] += n
                 pushed = f if accepted >> k & 1 else 0
                 self.tail[k] += pushed
+                if pushed:
+                    self._served.add(k)
                 spilled += f - pushed
                 self.drained[k] += n - f     # spilled blocks count: the class had them
                 self.served[k] += 1
@@ -252,8 +287,14 @@ class BlockCache:
         self.rings[xp.asarray(self._slots(ks * self.ring_slots, tails, sizes))] = pool
         for k, n in zip(ks.tolist(), sizes.tolist()):
             self.tail[k] += n
+            self._served.add(k)
         self._upload_state()
         self.manager.cached_changed(ks)
 
     def _upload_state(self) -> None:
-        self.state[:] = self.manager.xp.asarray(np.array(self.head + self.tail, dtype=np.int64))
+        words = np.array(self.head + self.tail, dtype=np.int64)
+        if self.manager.xp is np:
+            self.state[:] = words
+        else:                   # through a pinned buffer, in stream order: no wait
+            from ..core.cuda import upload
+            self.state[:] = upload(words)

@@ -191,6 +191,26 @@ def _take_small(requests, addrs, table, count):
     return out
 
 
+def take_into_rings(rows, rings, ring_shift: int, state, state_words) -> None:
+    """Take blocks from several trees straight into the block cache's rings, and set the
+    rings' counters, in one upload and one launch (``take_small_ring``).
+
+    ``rows``: host int64 (R, 5 + FOREST_LEVELS + 1), one per tree: word address, count, ring
+    position ``(ring << 32) | first slot`` (slots wrap within the ring), base, log2 block
+    bytes, level offsets (at most one row per tree); ``rings``: the cache's int64 device
+    array of ``2**ring_shift`` slots per ring; ``state``: its int64 device counters, set to
+    ``state_words`` (host int64, same length) in the same launch. Nothing is read back.
+    """
+    nreq = int(rows.shape[0])
+    if nreq == 0:
+        state[:] = upload(np.ascontiguousarray(state_words, dtype=np.int64))
+        return
+    packed = upload(np.concatenate([rows.ravel(), state_words]).astype(np.int64, copy=False))
+    _fn("take_small_ring")((nreq,), (SMALL_TAKE_THREADS,),
+                           (packed, rings, np.int32(ring_shift), state, packed[rows.size:],
+                            np.int32(state_words.shape[0])))
+
+
 def forest(trees):
     """Several trees described for :func:`release_pointers` (device arrays)."""
     from .bit_tree import forest_table

@@ -122,6 +122,7 @@ class MemoryManager:
         self._created: list[BlockArray] = []     # arrays that came and went since the table
         self._freed: list[BlockArray] = []       # was last brought up to date
         self.cache = None                  # BlockCache, made by block_cache() on first use
+        self.arrays_created = 0            # block arrays made so far (a statistic)
         self.list_fit = ListFit()          # when the owner's lists go back to fitting blocks
 
     # ------------------------------------------------------------------ size classes
@@ -245,6 +246,36 @@ class MemoryManager:
             raise AssertionError("allocation without growth ran out of blocks")
         return size_class, plan, created
 
+    def allocate_into_rings(self, per_class: dict, ring_at: dict, rings, ring_slots: int,
+                            state, state_words) -> None:
+        """``per_class[k]`` fresh blocks of every listed size class k, written by the device
+        into ring k of the block cache's ``rings`` (int64 device array of ``ring_slots``
+        slots per ring, a power of two) from slot counter ``ring_at[k]`` on (wrapping), and
+        the cache's device counters ``state`` set to ``state_words`` (host int64) in the same
+        launch: one upload, one launch, no read-back. Needs the backend's
+        ``take_into_rings`` (GPU). All or nothing (:class:`DeviceMemoryError`)."""
+        plans = [self._plan(k, int(n), grow=True) for k, n in sorted(per_class.items()) if n]
+        nf = len(self.field_dtypes)
+        rows = np.empty((sum(len(plan) for _, plan, _ in plans), 5 + FOREST_LEVELS + 1),
+                        dtype=np.int64)
+        mask = ring_slots - 1
+        i = 0
+        for k, plan, _ in plans:
+            at = int(ring_at[k])
+            for arr, take in plan:
+                row = arr.lookup_row()
+                rows[i, 0] = row[2 + nf]                   # the bit tree's words
+                rows[i, 1] = take
+                rows[i, 2] = (k << 32) | (at & mask)
+                rows[i, 3] = row[0]
+                rows[i, 4] = k + 2
+                rows[i, 5:] = row[3 + nf:]
+                at += take
+                i += 1
+        self.backend.take_into_rings(rows, rings, ring_slots.bit_length() - 1, state,
+                                     state_words)
+        self._commit_plans(plans)
+
     def _take(self, plans):
         """Carry out plans made by :meth:`_plan`: the blocks of every plan in one pass over the
         bit trees; returns their edge pointers, plan by plan (int64, on the device)."""
@@ -254,6 +285,12 @@ class MemoryManager:
             requests = [(arr.words, arr.level_offsets, take, arr.base, k + 2)
                         for k, plan, _ in plans for arr, take in plan]
             ptrs = self.backend.take_forest(requests)
+        self._commit_plans(plans)
+        return ptrs
+
+    def _commit_plans(self, plans) -> None:
+        """The host's counts after the blocks of ``plans`` were taken (free blocks per array,
+        used blocks per class, the arrays created for them joining their pools)."""
         for k, plan, created in plans:
             taken = 0
             for arr, take in plan:
@@ -261,11 +298,11 @@ class MemoryManager:
                 taken += take
             self._count(k, 0, taken)
             if created:
+                self.arrays_created += len(created)
                 self._touched.add(k)           # more room: utilization may have dropped
                 self.pools.setdefault(k, []).extend(created)
                 self._count(k, sum(a.num_blocks for a in created), 0)
                 self._arrays_changed(created=created)
-        return ptrs
 
     def _count(self, size_class: int, blocks: int, used: int) -> None:
         """Add to the class's block and used-block counts (what compaction decides on)."""

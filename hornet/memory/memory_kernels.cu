@@ -186,8 +186,21 @@ extern "C" __global__ void extract_forest(const i64* __restrict__ word_addrs,
 // words give each thread the rank of its first free block. Request r is TAKE_FIELDS int64 at
 // req + r * TAKE_FIELDS: word address, count, out start, base, shift, then the tree's
 // FOREST_LEVELS + 1 level offsets. Only this block touches the tree (one request per tree).
+//
+// take_small_ring writes the blocks into the block cache's rings instead (ring_shift = log2 of
+// a ring's slots): request r's out start is (ring << 32) | its first slot in that ring, and
+// its k-th block goes to slot ring * 2^ring_shift + (first slot + k) mod 2^ring_shift. Block 0
+// also copies the rings' counters (state_words int64 from state_src to state), so that a
+// refill is one upload and one launch.
 #define TAKE_FIELDS (5 + FOREST_LEVELS + 1)
-extern "C" __global__ void take_small(const i64* __restrict__ req, i64* __restrict__ out) {
+__device__ __forceinline__ i64 take_slot(i64 out_start, i64 k, int ring_shift) {
+    if (ring_shift < 0) return out_start + k;
+    const i64 mask = (1ll << ring_shift) - 1;
+    return ((out_start >> 32) << ring_shift) + (((out_start & 0xffffffffll) + k) & mask);
+}
+
+__device__ __forceinline__ void take_small_body(const i64* __restrict__ req,
+                                                i64* __restrict__ out, int ring_shift) {
     __shared__ int warp_sums[32];
     __shared__ int total;
     const i64* r = req + (i64)blockIdx.x * TAKE_FIELDS;
@@ -235,7 +248,7 @@ extern "C" __global__ void take_small(const i64* __restrict__ req, i64* __restri
                 u64 x = leaf[w];
                 while (x != 0ull && k < count) {
                     const int bit = __ffsll((long long)x) - 1;
-                    out[out_start + k++] = base + ((w * 64 + bit) << shift);
+                    out[take_slot(out_start, k++, ring_shift)] = base + ((w * 64 + bit) << shift);
                     x &= x - 1ull;
                 }
                 leaf[w] = x;
@@ -256,6 +269,18 @@ extern "C" __global__ void take_small(const i64* __restrict__ req, i64* __restri
         }
         taken += chunk;
     }
+}
+
+extern "C" __global__ void take_small(const i64* __restrict__ req, i64* __restrict__ out) {
+    take_small_body(req, out, -1);
+}
+
+extern "C" __global__ void take_small_ring(const i64* __restrict__ req, i64* __restrict__ rings,
+                                           int ring_shift, i64* __restrict__ state,
+                                           const i64* __restrict__ state_src, int state_words) {
+    if (blockIdx.x == 0)
+        for (int i = threadIdx.x; i < state_words; i += blockDim.x) state[i] = state_src[i];
+    take_small_body(req, rings, ring_shift);
 }
 
 // field_addresses: out[i] = field_bases[a] + ((p - bases[a]) >> 2) * itemsize for the slot

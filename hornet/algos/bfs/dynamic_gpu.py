@@ -5,8 +5,11 @@ scratch list an update needs preallocated on this object). An update is one coop
 launch of ``dbfs_update`` (``bfs/dynamic.cu``): the steps of the CPU version run as phases
 of that one kernel, separated by grid barriers, so an update has no host synchronisation, no
 per-level launch and no allocation (the lists grow only with the graph or a larger batch);
-the host passes the batch and a few scalars. The statistics are read from the device only
-when asked for.
+the host passes the batch and a few scalars. The kernel reads the graph through its vertex
+tables (:meth:`hornet.Graph.vertex_table`, updated in place by every change), so an update
+makes no adjacency view; the grid follows the batch (``GPUState.pairs_per_block``), so a small
+batch's grid barriers wait for few blocks. The statistics are read from the device only when
+asked for.
 
 Capacities: per-vertex arrays and lists hold ``cap`` entries (ids < cap); the chunk list (long
 adjacency lists cut into passes of ``CHUNK`` entries) holds ``2 * entries / CHUNK`` (every
@@ -49,6 +52,12 @@ class GPUState:
     #: launch through the driver with a preallocated argument buffer (False: CuPy's call,
     #: which converts every argument and queries the occupancy on each launch)
     direct_launch: bool = True
+    #: grid sized by the batch: one block per this many directed pairs of the batch, at
+    #: least one block per multiprocessor, at most the resident grid (a small batch's grid
+    #: barriers then wait for fewer blocks, while a large batch's relaxation rounds, whose
+    #: frontiers grow with the batch, keep every resident warp); None: always the resident
+    #: grid. Chosen from bench/tools/dbfs_grid.py's sweep (bench/results/dynamic_bfs_gpu_grid.md).
+    pairs_per_block: int | None = 128
 
     def __init__(self, owner, n: int):
         self.owner = owner
@@ -63,6 +72,7 @@ class GPUState:
         self.seeds = cupy.empty(0, dtype=cupy.uint64)
         self.chunks = cupy.empty(0, dtype=cupy.int32)
         self._grid = None
+        self._sms = 1
         self._kernel = None
         # the kernel's arguments, 8 bytes each (the int mode in the low half of the last),
         # and the pointers to them that the driver reads at launch
@@ -148,9 +158,10 @@ class GPUState:
         launch(_fn("dbfs_initial_counts"), n, (deg, ptr, i64(n), self.level, self.cnt),
                threads_per_item=32)
 
-    def grid(self) -> int:
-        """Blocks of dbfs_update: every multiprocessor's resident blocks (a cooperative launch
-        needs them all resident)."""
+    def grid(self, pairs: int | None = None) -> int:
+        """Blocks of dbfs_update for a batch of ``pairs`` directed pairs (None: the largest
+        grid): at most every multiprocessor's resident blocks (a cooperative launch needs
+        them all resident), fewer for a small batch (see ``pairs_per_block``)."""
         if self._grid is None:
             kernel = _fn("dbfs_update").kernel
             sms = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
@@ -158,18 +169,22 @@ class GPUState:
                 kernel.ptr, BLOCK, 0))
             per_sm = fit if self.blocks_per_sm is None else min(fit, self.blocks_per_sm)
             self._grid = max(1, per_sm) * sms
-        return self._grid
+            self._sms = sms
+        if pairs is None or self.pairs_per_block is None:
+            return self._grid
+        return min(self._grid, max(self._sms, -(-pairs // self.pairs_per_block)))
 
     def run(self, dels, ins) -> None:
         owner = self.owner
         g = owner.graph
-        view = g.adjacency(properties=False)
-        deg, ptr = _arrays(view)
+        # the vertex tables themselves (updated in place by every change; the kernel reads
+        # ids < n only): no view to make after each update
+        deg, ptr = g.vertex_table()
         if owner._reverse is None:
             ideg, iptr = deg, ptr
             entries = 2 * g.num_edges if not owner.directed else g.num_edges
         else:
-            ideg, iptr = _arrays(owner._reverse.adjacency(properties=False))
+            ideg, iptr = owner._reverse.vertex_table()
             entries = 2 * g.num_edges
         mult = 1 if owner.directed else 2
         ds, dd = (_i32(dels[0]), _i32(dels[1])) if dels is not None else (_EMPTY(), _EMPTY())
@@ -198,10 +213,10 @@ class GPUState:
             a[11] = self.n
             a[12] = mode
             cupy.cuda.driver.launchCooperativeKernel(
-                kernel.ptr, self.grid(), 1, 1, BLOCK, 1, 1, 0,
+                kernel.ptr, self.grid(nd + ni), 1, 1, BLOCK, 1, 1, 0,
                 cupy.cuda.get_current_stream().ptr, self._arg_ptrs_address)
         else:
-            kernel((self.grid(),), (BLOCK,),
+            kernel((self.grid(nd + ni),), (BLOCK,),
                    (self.params, deg, ptr, ideg, iptr, ds, dd, is_, id_, np.int64(nd),
                     np.int64(ni), np.int64(self.n), np.int32(mode)),
                    enable_cooperative_groups=True)

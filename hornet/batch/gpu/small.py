@@ -37,7 +37,7 @@ import os
 
 import numpy as np
 
-from ...core.cuda import cupy, function, i64
+from ...core.cuda import PreparedLaunch, as_signed64, cupy, function, i64
 from ...memory.block_cache import SPARE_MAX_CLASS as COPY_MAX_CLASS
 from ..small_layout import H_PIECES, HEADER_WORDS, MAX_FIELDS, MODE_INSERT, SMALL_ENTRIES
 
@@ -57,10 +57,22 @@ class SmallBatches:
     """The device workspace of one graph's small batches (int64, ``WORKSPACE_WORDS``), reused
     batch after batch (the kernels of one batch run in stream order)."""
 
+    #: launch both kernels through the driver with prebuilt argument buffers
+    #: (:class:`~hornet.core.cuda.PreparedLaunch`) and read the header with one copy into
+    #: pinned memory; False: CuPy's kernel call and array read (the same kernels)
+    direct_launch: bool = True
+
     def __init__(self):
         import cupyx
         self.workspace = cupy.empty(WORKSPACE_WORDS, dtype=cupy.int64)
         self.header = cupyx.empty_pinned(_READ_WORDS, dtype=np.int64)   # read back here
+        self._launches: dict = {}
+
+    def _launch(self, name: str, nargs: int) -> PreparedLaunch:
+        launch = self._launches.get(name)
+        if launch is None:
+            launch = self._launches[name] = PreparedLaunch(function(_CU, name, _NAMES), nargs)
+        return launch
 
     def prepare(self, s, d, mirror: bool, mode: int, degree, size_class, edge_ptr,
                 min_class: int):
@@ -75,12 +87,24 @@ class SmallBatches:
         src and whose entries from SMALL_ENTRIES on its dst).
         """
         rows = cupy.empty(2 * SMALL_ENTRIES, dtype=cupy.int32)
-        function(_CU, f"small_prepare<{_ID_TYPES[s.dtype]}>", _NAMES)(
-            (1,), (PREPARE_THREADS,),
-            (s, d, i64(s.shape[0]), np.int32(mirror), np.int32(mode), degree, size_class,
-             edge_ptr, i64(degree.shape[0]), i64(min_class), i64(COPY_MAX_CLASS),
-             self.workspace, rows))
-        self.workspace[:_READ_WORDS].get(out=self.header)
+        name = f"small_prepare<{_ID_TYPES[s.dtype]}>"
+        if not self.direct_launch:
+            function(_CU, name, _NAMES)(
+                (1,), (PREPARE_THREADS,),
+                (s, d, i64(s.shape[0]), np.int32(mirror), np.int32(mode), degree, size_class,
+                 edge_ptr, i64(degree.shape[0]), i64(min_class), i64(COPY_MAX_CLASS),
+                 self.workspace, rows))
+            self.workspace[:_READ_WORDS].get(out=self.header)
+            return self.header, rows
+        ws = self.workspace.data.ptr
+        self._launch(name, 13)(1, PREPARE_THREADS, [
+            s.data.ptr, d.data.ptr, s.shape[0], int(mirror), int(mode), degree.data.ptr,
+            size_class.data.ptr, edge_ptr.data.ptr, degree.shape[0], int(min_class),
+            COPY_MAX_CLASS, ws, rows.data.ptr])
+        stream = cupy.cuda.get_current_stream()
+        cupy.cuda.runtime.memcpyAsync(self.header.ctypes.data, ws, _READ_WORDS * 8,
+                                      cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+        stream.synchronize()
         return self.header, rows
 
     def rewrite(self, mode: int, pieces: int, cache, accept: int, lookup, field_dtypes,
@@ -107,6 +131,13 @@ class SmallBatches:
             v[f] = int(val.data.ptr) if val is not None else 0
             o[f] = int(out.data.ptr)
         name = "small_merge" if mode == MODE_INSERT else "small_remove"
+        if self.direct_launch:
+            self._launch(name, 27)(int(pieces), REWRITE_THREADS, [
+                self.workspace.data.ptr, cache.rings.data.ptr, cache.state.data.ptr,
+                cache.ring_slots, as_signed64(int(accept)), degree.data.ptr,
+                size_class.data.ptr, edge_ptr.data.ptr, lookup.dev_bases.data.ptr,
+                lookup.dev_field_bases.data.ptr, lookup.bases.shape[0], nf, sizes, *v, *o])
+            return
         function(_CU, name, _NAMES)(
             (int(pieces),), (REWRITE_THREADS,),
             (self.workspace, cache.rings, cache.state, i64(cache.ring_slots),
