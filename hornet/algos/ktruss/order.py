@@ -179,10 +179,15 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
     toff = np.zeros(17, np.int64)
     tp = np.empty(64, np.int64)
     tq = np.empty(64, np.int64)
+    ptoff = np.zeros(1, np.int64)              # the previous level's candidate lists
+    ptp = np.empty(0, np.int64)
+    ptq = np.empty(0, np.int64)
     seeds = new_slots.copy()
     ns = seeds.shape[0]
     k = 2
+    stamp = np.int64(0)
     while ns > 0:
+        pstamp = stamp
         clock[0] += 1
         stamp = clock[0]
         nh = 0
@@ -197,9 +202,22 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
             y, nh = _heap_pop(hr, hs, nh)
             if work > limit:
                 return raised[:nraised], level[:nraised], touched, work, True
-            rows, pa, pb, tp_, tq_, n = _triangles(y, keys, shift, deg, ptr, rows, row_at,
-                                                   row_used, rstamp, pa, pb, tp_, tq_)
-            work += n + 1
+            if pstamp != 0 and member[y] == pstamp:
+                # rose from the level below: its triangle list (others at >= k) is kept
+                lo = ptoff[loc[y]]
+                n = ptoff[loc[y] + 1] - lo
+                if n > tp_.shape[0]:           # the four scratch arrays share one size
+                    pa = np.empty(2 * n, np.int64)
+                    pb = np.empty(2 * n, np.int64)
+                    tp_ = np.empty(2 * n, np.int64)
+                    tq_ = np.empty(2 * n, np.int64)
+                tp_[:n] = ptp[lo:lo + n]
+                tq_[:n] = ptq[lo:lo + n]
+                work += 1
+            else:
+                rows, pa, pb, tp_, tq_, n = _triangles(y, keys, shift, deg, ptr, rows, row_at,
+                                                       row_used, rstamp, pa, pb, tp_, tq_)
+                work += n + 1
             touched += 1
             ry = rank[y]
             count = 0
@@ -262,6 +280,10 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
             level[nraised] = k + 1
             nraised += 1
         counters[0] = base
+        ptoff, toff = toff, ptoff
+        ptp, tp = tp, ptp
+        ptq, tq = tq, ptq
+        toff = _grow(toff, 17)
         k += 1
     return raised[:nraised], level[:nraised], touched, work, False
 
