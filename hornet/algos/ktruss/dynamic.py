@@ -1,10 +1,10 @@
 """Truss numbers kept current under edge batches: :class:`DynamicTruss`.
 
-State: the truss number and the support (triangles through it) of every edge, in an
-:class:`~hornet.algos.edge_table.EdgeTable` keyed by the edge, plus the number of edges at
-each truss level (so ``k_max`` costs nothing). ``update(change)`` after every change of the
-graph keeps both equal to the static :func:`~hornet.algos.truss_numbers` /
-:func:`~hornet.algos.edge_support` of the current graph.
+State: the truss number, the support (triangles through it) and the k-order rank of every
+edge, in an :class:`~hornet.algos.edge_table.EdgeTable` keyed by the edge, plus the number of
+edges at each truss level (so ``k_max`` costs nothing). ``update(change)`` after every change
+of the graph keeps numbers and supports equal to the static
+:func:`~hornet.algos.truss_numbers` / :func:`~hornet.algos.edge_support` of the current graph.
 
 How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
 
@@ -13,21 +13,19 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
 2. The truss numbers are the greatest fixed point of the h-index operator H(f)(e) = max k
    such that k - 2 triangles of e have min(f(other two)) >= k; from any upper bound,
    lowering violating edges to their h-index ends at the truss numbers (Sariyuce et al.,
-   "Local algorithms for hierarchical dense subgraph discovery", VLDB 2018). The kernels
-   run that iteration locally, with a worklist and per-edge counts of the triangles at the
-   edge's own level (:func:`~hornet.algos.ktruss.region._descend`).
+   "Local algorithms for hierarchical dense subgraph discovery", VLDB 2018).
 3. Deletions (:func:`~hornet.algos.ktruss.region.lower_after_deletion`): numbers only
    fall, so the old numbers are the upper bound; the iteration starts from the edges that
    lost a triangle counted at their level and spreads only to neighbours whose count fell.
-4. Insertions (:func:`~hornet.algos.ktruss.region.raise_after_insertion`): numbers only
-   rise, each by at most one per insertion (Huang et al., SIGMOD 2014), and only at edges
-   joined to an inserted edge through edges that rise from the same level; a walk from
-   every inserted edge raises those edges by one (an h-index over the neighbours' bounds)
-   and the iteration lowers them to the exact values. When two inserted edges' walks meet
-   (numbers may rise by several levels), the batch goes level by level instead
-   (:func:`~hornet.algos.ktruss.region.insertion_levels`): for L = 3, 4, ..., the edges
-   at level L - 1 joined to an inserted edge at level L - 1 are peeled at threshold L - 2
-   with the rest fixed, and the survivors move to L.
+   The edges that fell then get new places in the k-order
+   (:func:`~hornet.algos.ktruss.order.order_after_deletion`).
+4. Insertions (:func:`~hornet.algos.ktruss.order.raise_in_order`): the k-order (edges by
+   truss number, then in peeling order; every edge has at most t - 2 triangles whose other
+   edges come later; Zhang and Yu, SIGMOD 2019) is kept with the numbers. The inserted edges
+   go first at level 2; then, level by level, the edges that may rise are found by scanning
+   the level in order from the edges that rose from below, visiting only the later
+   neighbours of the candidates, and a peel of the candidates leaves exactly those that
+   rise (an edge can rise by several levels in one batch).
 5. When the work of a batch (intersections plus triangles examined) would take longer than
    the static decomposition of the whole graph (timed when it last ran; the time a unit of
    work costs is learned from the updates), the static decomposition finishes the batch
@@ -170,12 +168,9 @@ class DynamicTruss:
         """Slot-indexed arrays of the region kernels (reallocated only when the table is
         rehashed): ``_batch_stamp`` marks the current batch's edges; ``_count`` holds the
         triangles counted at an edge's level, valid where ``_counted`` holds the update's
-        stamp; ``_queued`` / ``_walked`` mark the worklist and the insertion walk
-        (``_owner``: the inserted edge whose walk reached an edge, ``_kept``: a raised
-        edge's triangle list),
-        ``_changed`` the edges whose number changed, ``_seen`` the edges examined. The
-        level-by-level insertion uses ``_walked`` / ``_queued`` / ``_count`` as its
-        candidate / rejected stamps and candidate positions."""
+        stamp; ``_queued`` marks the deletion worklist, ``_changed`` the edges whose number
+        changed, ``_seen`` the edges examined. The k-order kernels use ``_walked`` /
+        ``_queued`` as their member / queued stamps and ``_loc`` for member positions."""
         if getattr(self, "_cap", None) == capacity:
             return
         self._cap = capacity
@@ -184,8 +179,6 @@ class DynamicTruss:
         self._counted = np.zeros(capacity, np.int64)
         self._queued = np.zeros(capacity, np.int64)
         self._walked = np.zeros(capacity, np.int64)
-        self._owner = np.zeros(capacity, np.int64)
-        self._kept = np.zeros(capacity, np.int64)
         self._changed = np.zeros(capacity, np.int64)
         self._seen = np.zeros(capacity, np.int64)
         self._loc = np.zeros(capacity, np.int64)
