@@ -213,7 +213,7 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
                     tq_ = np.empty(2 * n, np.int64)
                 tp_[:n] = ptp[lo:lo + n]
                 tq_[:n] = ptq[lo:lo + n]
-                work += 1
+                work += n + 1                  # no intersection, the same triangle checks
             else:
                 rows, pa, pb, tp_, tq_, n = _triangles(y, keys, shift, deg, ptr, rows, row_at,
                                                        row_used, rstamp, pa, pb, tp_, tq_)
