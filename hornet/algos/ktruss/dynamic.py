@@ -354,7 +354,7 @@ class DynamicTruss:
             placed, more = O.order_after_deletion(
                 slots_changed, t.keys, t.shift, deg, ptr, truss, t.columns["rank"],
                 self._counters, self._clock, self._walked, self._loc,
-                *self._vertex_scratch(deg.shape[0]))
+                *self._vertex_scratch(deg.shape[0]), limit - work)
             work += more
             aborted = not placed
         self._learn(time.perf_counter() - start, work)

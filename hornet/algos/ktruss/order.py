@@ -254,6 +254,9 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
             toff[nc] = nt
         if nc == 0:
             break
+        work += nt                             # the peel reads the candidates' triangles
+        if work > limit:
+            return raised[:nraised], level[:nraised], touched, work, True
         alive, gone, ngone = _peel_members(nc, cand, toff, tp, tq, truss, member, stamp, loc,
                                            k - 1)
         for i in range(ngone):                 # the peeled candidates: end of level k
@@ -290,7 +293,7 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
 
 @njit
 def order_after_deletion(slots, keys, shift, deg, ptr, truss, rank, counters, clock, member,
-                         loc, row_at, row_used):
+                         loc, row_at, row_used, limit):
     """Give the edges whose truss number fell (``slots``, new numbers in ``truss``) their
     places in the k-order: the end of their new level, in an order peeled from them.
 
@@ -303,7 +306,8 @@ def order_after_deletion(slots, keys, shift, deg, ptr, truss, rank, counters, cl
     them; deleted triangles only lower counts.
 
     Returns ``(ok, work)``: ``ok`` False if some edge could not be peeled (the numbers
-    were not exact; the caller rebuilds the order from a static decomposition).
+    were not exact) or the work passed ``limit``; the caller then rebuilds the order from
+    a static decomposition.
     """
     work = np.int64(0)
     m = slots.shape[0]
@@ -336,6 +340,8 @@ def order_after_deletion(slots, keys, shift, deg, ptr, truss, rank, counters, cl
             rows, pa, pb, tp_, tq_, n = _triangles(x, keys, shift, deg, ptr, rows, row_at,
                                                    row_used, rstamp, pa, pb, tp_, tq_)
             work += n + 1
+            if work > limit:
+                return False, work
             tp = _grow(tp, nt + n)
             tq = _grow(tq, nt + n)
             for j in range(n):
