@@ -1,10 +1,10 @@
 """Truss numbers kept current under edge batches: :class:`DynamicTruss`.
 
-State: the truss number and the support (triangles through it) of every edge, in an
-:class:`~hornet.algos.edge_table.EdgeTable` keyed by the edge, plus the number of edges at
-each truss level (so ``k_max`` costs nothing). ``update(change)`` after every change of the
-graph keeps both equal to the static :func:`~hornet.algos.truss_numbers` /
-:func:`~hornet.algos.edge_support` of the current graph.
+State: the truss number, the support (triangles through it) and the k-order rank of every
+edge, in an :class:`~hornet.algos.edge_table.EdgeTable` keyed by the edge, plus the number of
+edges at each truss level (so ``k_max`` costs nothing). ``update(change)`` after every change
+of the graph keeps numbers and supports equal to the static
+:func:`~hornet.algos.truss_numbers` / :func:`~hornet.algos.edge_support` of the current graph.
 
 How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
 
@@ -13,21 +13,19 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
 2. The truss numbers are the greatest fixed point of the h-index operator H(f)(e) = max k
    such that k - 2 triangles of e have min(f(other two)) >= k; from any upper bound,
    lowering violating edges to their h-index ends at the truss numbers (Sariyuce et al.,
-   "Local algorithms for hierarchical dense subgraph discovery", VLDB 2018). The kernels
-   run that iteration locally, with a worklist and per-edge counts of the triangles at the
-   edge's own level (:func:`~hornet.algos.ktruss.region._descend`).
+   "Local algorithms for hierarchical dense subgraph discovery", VLDB 2018).
 3. Deletions (:func:`~hornet.algos.ktruss.region.lower_after_deletion`): numbers only
    fall, so the old numbers are the upper bound; the iteration starts from the edges that
    lost a triangle counted at their level and spreads only to neighbours whose count fell.
-4. Insertions (:func:`~hornet.algos.ktruss.region.raise_after_insertion`): numbers only
-   rise, each by at most one per insertion (Huang et al., SIGMOD 2014), and only at edges
-   joined to an inserted edge through edges that rise from the same level; a walk from
-   every inserted edge raises those edges by one (an h-index over the neighbours' bounds)
-   and the iteration lowers them to the exact values. When two inserted edges' walks meet
-   (numbers may rise by several levels), the batch goes level by level instead
-   (:func:`~hornet.algos.ktruss.region.insertion_levels`): for L = 3, 4, ..., the edges
-   at level L - 1 joined to an inserted edge at level L - 1 are peeled at threshold L - 2
-   with the rest fixed, and the survivors move to L.
+   The edges that fell then get new places in the k-order
+   (:func:`~hornet.algos.ktruss.order.order_after_deletion`).
+4. Insertions (:func:`~hornet.algos.ktruss.order.raise_in_order`): the k-order (edges by
+   truss number, then in peeling order; every edge has at most t - 2 triangles whose other
+   edges come later; Zhang and Yu, SIGMOD 2019) is kept with the numbers. The inserted edges
+   go first at level 2; then, level by level, the edges that may rise are found by scanning
+   the level in order from the edges that rose from below, visiting only the later
+   neighbours of the candidates, and a peel of the candidates leaves exactly those that
+   rise (an edge can rise by several levels in one batch).
 5. When the work of a batch (intersections plus triangles examined) would take longer than
    the static decomposition of the whole graph (timed when it last ran; the time a unit of
    work costs is learned from the updates), the static decomposition finishes the batch
@@ -52,8 +50,9 @@ from ..batch_adjacency import batch_adjacency
 from ..edge_table import EdgeTable
 from ..triangles import edge_support
 from ..underlying import undirected_change, undirected_copy
+from . import order as O
 from . import region as K
-from .static import truss_numbers
+from .static import truss_numbers_and_rounds
 
 __all__ = ["DynamicTruss"]
 
@@ -121,22 +120,29 @@ class DynamicTruss:
         batches)."""
         und = self._und
         src, dst = und.edges(dense=True)
-        t = self._static_truss(und)
+        t, rank = self._static_truss(und)
         s = np.asarray(edge_support(und), np.int32)
-        self._table = EdgeTable("cpu", {"truss": np.int32, "support": np.int32},
+        self._table = EdgeTable("cpu", {"truss": np.int32, "support": np.int32,
+                                        "rank": np.int64},
                                 capacity=max(16, 2 * src.shape[0]))
-        self._table.insert(src, dst, truss=t, support=s)
+        self._table.insert(src, dst, truss=t, support=s, rank=rank)
         self._triangles = int(s.sum(dtype=np.int64)) // 3
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
         self._scratch_for(self._table.capacity)
         self._cache = None
 
-    def _static_truss(self, und) -> np.ndarray:
-        """The static decomposition, timed: its time bounds what an update may spend."""
+    def _static_truss(self, und) -> tuple[np.ndarray, np.ndarray]:
+        """The static decomposition, timed (its time bounds what an update may spend): truss
+        numbers and a k-order (unique ranks in the order of (truss number, peeling round);
+        see :mod:`hornet.algos.ktruss.order`). Resets the rank counters."""
         start = time.perf_counter()
-        t = np.asarray(truss_numbers(und), np.int32)
+        t, rounds = truss_numbers_and_rounds(und)
+        t = np.asarray(t, np.int32)
+        rank = np.empty(t.shape[0], np.int64)
+        rank[np.lexsort((rounds, t))] = np.arange(t.shape[0], dtype=np.int64)
+        self._counters = np.array([-1, t.shape[0]], np.int64)   # head, tail
         self._static_seconds = time.perf_counter() - start
-        return t
+        return t, rank
 
     def _learn(self, seconds: float, work: int) -> None:
         """Estimate of the seconds a unit of region work costs on this graph: the median of
@@ -152,20 +158,19 @@ class DynamicTruss:
         """Static decomposition of the whole graph into the table (supports are current)."""
         und = self._und
         src, dst = und.edges(dense=True)
-        t = self._static_truss(und)
-        self._table.columns["truss"][self._table.lookup(src, dst)] = t
+        t, rank = self._static_truss(und)
+        at = self._table.lookup(src, dst)
+        self._table.columns["truss"][at] = t
+        self._table.columns["rank"][at] = rank
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
 
     def _scratch_for(self, capacity: int) -> None:
         """Slot-indexed arrays of the region kernels (reallocated only when the table is
         rehashed): ``_batch_stamp`` marks the current batch's edges; ``_count`` holds the
         triangles counted at an edge's level, valid where ``_counted`` holds the update's
-        stamp; ``_queued`` / ``_walked`` mark the worklist and the insertion walk
-        (``_owner``: the inserted edge whose walk reached an edge, ``_kept``: a raised
-        edge's triangle list),
-        ``_changed`` the edges whose number changed, ``_seen`` the edges examined. The
-        level-by-level insertion uses ``_walked`` / ``_queued`` / ``_count`` as its
-        candidate / rejected stamps and candidate positions."""
+        stamp; ``_queued`` marks the deletion worklist, ``_changed`` the edges whose number
+        changed, ``_seen`` the edges examined. The k-order kernels use ``_walked`` /
+        ``_queued`` as their member / queued stamps and ``_loc`` for member positions."""
         if getattr(self, "_cap", None) == capacity:
             return
         self._cap = capacity
@@ -174,10 +179,9 @@ class DynamicTruss:
         self._counted = np.zeros(capacity, np.int64)
         self._queued = np.zeros(capacity, np.int64)
         self._walked = np.zeros(capacity, np.int64)
-        self._owner = np.zeros(capacity, np.int64)
-        self._kept = np.zeros(capacity, np.int64)
         self._changed = np.zeros(capacity, np.int64)
         self._seen = np.zeros(capacity, np.int64)
+        self._loc = np.zeros(capacity, np.int64)
 
     def _vertex_scratch(self, n: int):
         """Vertex-indexed arrays of the region kernels (where a vertex's edge slots are kept
@@ -289,9 +293,13 @@ class DynamicTruss:
             return
         slots = t.insert_new(u, v)
         self._scratch_for(t.capacity)
-        truss, support = t.columns["truss"], t.columns["support"]
+        truss, support, rank = t.columns["truss"], t.columns["support"], t.columns["rank"]
         truss[slots] = 2
         support[slots] = 0
+        # the inserted edges go first in the k-order (level 2, before every other edge)
+        head = int(self._counters[0])
+        rank[slots] = np.arange(head - slots.shape[0] + 1, head + 1, dtype=np.int64)
+        self._counters[0] = head - slots.shape[0]
         stamp = self._tick()
         self._batch_stamp[slots] = stamp
         deg, ptr = self._view()
@@ -300,29 +308,14 @@ class DynamicTruss:
         start = time.perf_counter()
         limit = self._limit()
         self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
-        changed, old, touched, work, aborted, merged = K.raise_after_insertion(
-            slots, self._batch_stamp, stamp, t.keys, t.shift, deg, ptr, truss, support,
-            self._clock, self._count, self._counted, self._queued, self._seen, self._walked,
-            self._owner, self._changed, self._kept, *self._vertex_scratch(deg.shape[0]), limit)
-        spent = work
-        if merged:
-            # the inserted edges' walks meet (an edge may rise by several levels): level by
-            # level instead, from the numbers before the batch
-            truss[changed] = old
-            raised, level, region, work = K.insertion_levels(
-                slots, t.keys, t.shift, deg, ptr, truss, support, self._clock, self._walked,
-                self._queued, self._count, limit - spent)
-            spent += work
-            touched += np.unique(region).shape[0]
-            aborted = spent > limit
-            before, after = level - 1, level   # each raise moves one edge up one level
-        else:
-            before, after = old, truss[changed]
-        self._learn(time.perf_counter() - start, spent)
+        raised, level, touched, work, aborted = O.raise_in_order(
+            slots, t.keys, t.shift, deg, ptr, truss, rank, self._counters, self._clock,
+            self._walked, self._queued, self._loc, *self._vertex_scratch(deg.shape[0]), limit)
+        self._learn(time.perf_counter() - start, work)
         if aborted:
             return self._fallback(touched)
-        self._shift_levels(before, after)
-        self.stats.update(path="dynamic", region=int(touched), work=int(spent))
+        self._shift_levels(level - 1, level)     # each raise moves one edge up one level
+        self.stats.update(path="dynamic", region=int(touched), work=int(work))
 
     def _delete(self, u: np.ndarray, v: np.ndarray) -> None:
         t = self._table
@@ -356,6 +349,14 @@ class DynamicTruss:
             rec_slot[:m], rec_level[:m], t.keys, t.shift, deg, ptr, truss, self._clock,
             self._count, self._counted, self._queued, self._seen, self._changed,
             *self._vertex_scratch(deg.shape[0]), limit)
+        if not aborted:
+            # the edges whose number fell: new places in the k-order
+            placed, more = O.order_after_deletion(
+                slots_changed, t.keys, t.shift, deg, ptr, truss, t.columns["rank"],
+                self._counters, self._clock, self._walked, self._loc,
+                *self._vertex_scratch(deg.shape[0]), limit - work)
+            work += more
+            aborted = not placed
         self._learn(time.perf_counter() - start, work)
         t.delete_present(u, v)
         self._shift_levels(gone_levels, np.zeros(0, np.int64))

@@ -15,14 +15,12 @@ Kernels:
   to which that triangle counted (the seeds of the deletion).
 - :func:`lower_after_deletion`: the old numbers are an upper bound; the local h-index
   iteration :func:`_descend` lowers them to the exact values from the seeds.
-- :func:`raise_after_insertion`: a walk from each inserted edge raises every edge that
-  can rise to an upper bound, then :func:`_descend` lowers the raised edges; when two
-  walks meet, :func:`insertion_levels` decides the batch level by level (a bounded peel
-  per level over the edges joined to the inserted edges at that level).
 
-The first two touch only the edges whose numbers change and their triangle neighbours; an edge's
-triangles come from one intersection of its endpoints' adjacency lists, the other edges'
-slots from a per-vertex row of slots kept during the update (:func:`_row_slots`).
+Insertions raise numbers by scanning the k-order (:mod:`hornet.algos.ktruss.order`, which
+uses the triangle helpers here). The kernels touch only the edges whose numbers change and
+their triangle neighbours; an edge's triangles come from one intersection of its endpoints'
+adjacency lists, the other edges' slots from a per-vertex row of slots kept during the
+update (:func:`_row_slots`).
 """
 from __future__ import annotations
 
@@ -248,7 +246,7 @@ def deletion_supports(du, dv, dslot, deg, ptr, dvert, doff, dnbr, keys, shift, b
 
 
 # --------------------------------------------------------------------------------------------
-# The local h-index iteration (shared by deletions and insertions)
+# The local h-index iteration of deletions
 
 
 @njit
@@ -390,9 +388,8 @@ def _note_change(x, old, stamp, changed, ch_slot, ch_old, nch):
 
 
 @njit
-def _descend(queue, nq, stamp, push_unknown, keys, shift, deg, ptr, truss, cnt, counted,
-             queued, seen, changed, ch_slot, ch_old, nch, work, limit, rows, row_at, row_used,
-             kept, loff, lp, lq, lfloor):
+def _descend(queue, nq, stamp, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
+             changed, ch_slot, ch_old, nch, work, limit, rows, row_at, row_used):
     """Lower truss numbers from an upper bound to the exact values: the worklist h-index
     iteration (Sariyuce et al., VLDB 2018).
 
@@ -408,14 +405,7 @@ def _descend(queue, nq, stamp, push_unknown, keys, shift, deg, ptr, truss, cnt, 
     Popping e recounts it from its triangles; if it violates, f(e) becomes the h-index of
     the triangles' minima (capped at f(e) - 1) and each neighbour y whose count included
     the triangle (f(y) in (new, old] of e, third edge >= f(y)) loses one; one that now
-    violates is queued. A neighbour without a count is queued when ``push_unknown`` (a
-    deletion: any edge may fall) and skipped otherwise (an insertion: only the raised
-    candidates, which all have counts, can be above their truss number).
-
-    With ``kept`` (an insertion), a popped edge x is a raised edge whose triangles the walk
-    kept (list ``kept[x]``: ``lp/lq[loff[i]:loff[i + 1]]``, those whose other edges' bounds
-    were above ``lfloor[i]``, x's number before the batch, which it cannot fall below): the
-    triangles left out can neither lift x above that floor nor count for a raised neighbour.
+    violates is queued, and so is a neighbour without a count (any edge may fall).
 
     ``queue[:nq]``: the edges to check first (``queued[e] == stamp`` for each). Returns
     (ch_slot, ch_old, nch, touched, aborted): the changed-edge record extended, how many
@@ -439,17 +429,8 @@ def _descend(queue, nq, stamp, push_unknown, keys, shift, deg, ptr, truss, cnt, 
         if work[0] > limit:
             return ch_slot, ch_old, nch, touched, True
         floor = 2
-        if kept.shape[0]:
-            li = kept[x]
-            n = loff[li + 1] - loff[li]
-            tp = _grow(tp, n)
-            tq = _grow(tq, n)
-            tp[:n] = lp[loff[li]:loff[li + 1]]
-            tq[:n] = lq[loff[li]:loff[li + 1]]
-            floor = lfloor[li]
-        else:
-            rows, pa, pb, tp, tq, n = _triangles(x, keys, shift, deg, ptr, rows, row_at,
-                                                 row_used, stamp, pa, pb, tp, tq)
+        rows, pa, pb, tp, tq, n = _triangles(x, keys, shift, deg, ptr, rows, row_at,
+                                             row_used, stamp, pa, pb, tp, tq)
         work[0] += n + 1
         if seen[x] != stamp:
             seen[x] = stamp
@@ -470,7 +451,7 @@ def _descend(queue, nq, stamp, push_unknown, keys, shift, deg, ptr, truss, cnt, 
         for i in range(n):
             hist[max(min(truss[tp[i]], truss[tq[i]], a), floor)] = 0
         # triangles with min >= b (minima capped at a); at the floor x is final
-        cnt[x] = acc if b > floor or kept.shape[0] == 0 else np.int32(1 << 30)
+        cnt[x] = acc
         counted[x] = stamp
         if b == a:
             continue
@@ -487,8 +468,6 @@ def _descend(queue, nq, stamp, push_unknown, keys, shift, deg, ptr, truss, cnt, 
                     cnt[y] -= 1
                     if cnt[y] >= fy - 2:
                         continue
-                elif not push_unknown:
-                    continue
                 if queued[y] != stamp:
                     queued[y] = stamp
                     queue, nq = _push(queue, nq, y)
@@ -525,372 +504,6 @@ def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, cloc
     ch_old = np.empty(16, np.int32)
     work = np.zeros(1, np.int64)
     ch_slot, ch_old, nch, touched, aborted = _descend(
-        queue, nq, stamp, True, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
-        changed, ch_slot, ch_old, 0, work, limit, _new_rows(), row_at, row_used,
-        np.empty(0, np.int64), np.zeros(1, np.int64), np.empty(0, np.int64),
-        np.empty(0, np.int64), np.empty(0, np.int32))
+        queue, nq, stamp, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
+        changed, ch_slot, ch_old, 0, work, limit, _new_rows(), row_at, row_used)
     return ch_slot[:nch], ch_old[:nch], touched, work[0], aborted
-
-
-@njit(inline="always")
-def _bound(e, truss, support, batch_stamp, bstamp):
-    """Upper bound of edge e's truss number after the insertion (e not visited): an
-    inserted edge (``batch_stamp == bstamp``) has support + 2, any other can rise by one."""
-    if batch_stamp[e] == bstamp:
-        return support[e] + 2
-    return min(truss[e] + 1, support[e] + 2)
-
-
-@njit
-def raise_after_insertion(new_slots, batch_stamp, bstamp, keys, shift, deg, ptr, truss, support,
-                          clock, cnt, counted, queued, seen, walked, owner, changed, kept,
-                          row_at, row_used, limit):
-    """Raise truss numbers after an insertion batch (``truss`` updated in place; the
-    inserted edges ``new_slots`` hold 2 and ``batch_stamp == bstamp``, every other edge its
-    number before the batch; ``support`` is current).
-
-    One insertion raises a truss number by at most one (Huang et al. 2014), and an edge
-    that rises from k to k + 1 is joined to the inserted edge by triangles of the new
-    (k + 1)-truss through edges that rise from k too (a part of that truss not reached so
-    would be a (k + 1)-truss of the old graph): Huang's k-level triangle connectivity. So
-    a walk from the inserted edge finds every edge that can rise. Visiting edge y: its
-    upper bound U(y) is the h-index of its triangles' minima of the other two edges'
-    bounds B (a visited edge: its value; the inserted edge: support + 2; another edge e:
-    min(t(e) + 1, support(e) + 2)), capped at B(y). When U(y) > t(y), y is raised to U(y)
-    (the counts of raised neighbours that now include the triangle gain one) and the walk
-    goes on to each triangle neighbour y' with t(y') < U(y) and t(y') < B(third edge)
-    (and, from an old y, t(y') = t(y)). Then :func:`_descend` lowers the raised edges to
-    the exact values; the edges never raised keep theirs.
-
-    Several inserted edges walk at once, each with its own rise of one, as long as no walk
-    meets another's (an edge visited, or a triangle edge of a visited edge, reached by two
-    walks): then each edge is raised by at most one insertion. When walks meet the result
-    is ``merged`` (values partial; the caller restores ``old_values`` and runs
-    :func:`insertion_levels`).
-
-    ``walked[e]`` is ``stamp`` while e waits in the walk, ``-stamp`` once visited, and
-    ``owner[e]`` the inserted edge whose walk reached it; ``kept[e]`` the index of a
-    raised edge's kept triangle list (see :func:`_descend`). Returns ``(slots,
-    old_values, touched, work, aborted, merged)``: as :func:`lower_after_deletion`, and
-    whether walks met.
-    """
-    clock[0] += 1
-    stamp = clock[0]
-    work = np.zeros(1, np.int64)
-    rows = _new_rows()
-    pa = np.empty(64, np.int64)
-    pb = np.empty(64, np.int64)
-    tp = np.empty(64, np.int64)
-    tq = np.empty(64, np.int64)
-    hist = np.zeros(64, np.int64)
-    walk = np.empty(max(16, new_slots.shape[0]), np.int64)
-    nw = 0
-    for i in range(new_slots.shape[0]):
-        x = new_slots[i]
-        walked[x] = stamp
-        owner[x] = i
-        walk, nw = _push(walk, nw, x)
-    queue = np.empty(16, np.int64)
-    nq = 0
-    ch_slot = np.empty(16, np.int64)
-    ch_old = np.empty(16, np.int32)
-    nch = 0
-    touched = 0
-    merged = False
-    loff = np.zeros(16, np.int64)              # the kept triangle lists (see _descend)
-    lp = np.empty(64, np.int64)
-    lq = np.empty(64, np.int64)
-    lfloor = np.empty(16, np.int32)
-    nl = 0
-    head = 0
-    while head < nw:
-        y = walk[head]
-        head += 1
-        walked[y] = -stamp
-        if merged or work[0] > limit:
-            return ch_slot[:nch], ch_old[:nch], touched, work[0], not merged, merged
-        g = owner[y]
-        a = truss[y]
-        cap = _bound(y, truss, support, batch_stamp, bstamp)
-        if cap <= a:
-            continue
-        rows, pa, pb, tp, tq, n = _triangles(y, keys, shift, deg, ptr, rows, row_at, row_used,
-                                             stamp, pa, pb, tp, tq)
-        work[0] += n + 1
-        seen[y] = stamp
-        touched += 1
-        if cap + 1 > hist.shape[0]:
-            hist = np.zeros(2 * (cap + 1), np.int64)
-        for i in range(n):
-            p = tp[i]
-            q = tq[i]
-            bp = truss[p] if walked[p] == -stamp else _bound(p, truss, support, batch_stamp,
-                                                            bstamp)
-            bq = truss[q] if walked[q] == -stamp else _bound(q, truss, support, batch_stamp,
-                                                            bstamp)
-            pa[i] = min(bp, bq, cap)
-            hist[pa[i]] += 1
-        acc = 0
-        up = cap
-        while up > a:
-            acc += hist[up]
-            if acc >= up - 2:
-                break
-            up -= 1
-        for i in range(n):
-            hist[pa[i]] = 0
-        if up == a:
-            continue                           # cannot rise
-        truss[y] = up
-        ch_slot, ch_old, nch = _note_change(y, a, stamp, changed, ch_slot, ch_old, nch)
-        inserted = batch_stamp[y] == bstamp
-        kept[y] = nl                           # the triangles that can lift y above a
-        nk = loff[nl]
-        lp = _grow(lp, nk + n)
-        lq = _grow(lq, nk + n)
-        for i in range(n):
-            if pa[i] > a:
-                lp[nk] = tp[i]
-                lq[nk] = tq[i]
-                nk += 1
-        lfloor = _grow(lfloor, nl + 1)
-        lfloor[nl] = a
-        loff = _grow(loff, nl + 2)
-        nl += 1
-        loff[nl] = nk
-        own = 0
-        for i in range(n):
-            p = tp[i]
-            q = tq[i]
-            if min(truss[p], truss[q]) >= up:
-                own += 1
-            for side in range(2):
-                w = p if side == 0 else q
-                z = q if side == 0 else p
-                fw = truss[w]
-                if counted[w] == stamp and a < fw <= up and truss[z] >= fw:
-                    cnt[w] += 1                # a raised neighbour's triangle now counts
-                if walked[w] == stamp or walked[w] == -stamp:
-                    if owner[w] != g:
-                        merged = True          # another insertion's walk
-                    continue
-                bz = truss[z] if walked[z] == -stamp else _bound(z, truss, support,
-                                                                batch_stamp, bstamp)
-                if (fw < up and fw < bz and support[w] + 2 > fw
-                        and (inserted or fw == a)):
-                    walked[w] = stamp
-                    owner[w] = owner[y]
-                    walk, nw = _push(walk, nw, w)
-        cnt[y] = own
-        counted[y] = stamp
-        if own < up - 2 and queued[y] != stamp:
-            queued[y] = stamp
-            queue, nq = _push(queue, nq, y)
-    if merged:
-        return ch_slot[:nch], ch_old[:nch], touched, work[0], False, True
-    ch_slot, ch_old, nch, more, aborted = _descend(
-        queue, nq, stamp, False, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
-        changed, ch_slot, ch_old, nch, work, limit, rows, row_at, row_used, kept, loff, lp, lq,
-        lfloor)
-    return ch_slot[:nch], ch_old[:nch], touched + more, work[0], aborted, False
-
-
-# --------------------------------------------------------------------------------------------
-# Insertion batches whose walks meet: level by level
-
-
-@njit
-def _level_triangles(x, keys, shift, deg, ptr, truss, floor, buf, tp, tq, work):
-    """Triangles of x whose other two edges have truss >= floor: their slots into ``tp``,
-    ``tq`` (grown as needed). Returns (buffer, tp, tq, count); ``work[0]`` grows by the
-    triangles examined."""
-    u, v = _ends(keys, x)
-    buf, c = _common_now(deg, ptr, u, v, buf)
-    work[0] += c + 1
-    if c > tp.shape[0]:
-        tp = np.empty(2 * c, np.int64)
-        tq = np.empty(2 * c, np.int64)
-    a = 0
-    for j in range(c):
-        w = buf[j]
-        p = _slot(keys, shift, u, w)
-        q = _slot(keys, shift, v, w)
-        if truss[p] >= floor and truss[q] >= floor:
-            tp[a] = p
-            tq[a] = q
-            a += 1
-    return buf, tp, tq, a
-
-
-@njit
-def _peel_one_level(nc, cand, toff, tp, tq, truss, member, stamp, loc, L):
-    """Peel the candidates at threshold L - 2: a triangle (from the stored lists) lives
-    while each other edge is a live candidate or has truss >= L. Returns alive flags."""
-    for i in range(nc):
-        loc[cand[i]] = i
-    cnt = np.zeros(nc, np.int64)
-    for i in range(nc):
-        c = 0
-        for j in range(toff[i], toff[i + 1]):
-            p = tp[j]
-            q = tq[j]
-            if (member[p] == stamp or truss[p] >= L) and (member[q] == stamp or truss[q] >= L):
-                c += 1
-        cnt[i] = c
-    alive = np.ones(nc, np.bool_)              # False once queued for removal
-    done = np.zeros(nc, np.bool_)              # removal processed: its triangles are dead
-    queue = np.empty(nc, np.int64)
-    nq = 0
-    for i in range(nc):
-        if cnt[i] < L - 2:
-            alive[i] = False
-            queue[nq] = i
-            nq += 1
-    head = 0
-    while head < nq:
-        i = queue[head]
-        head += 1
-        for j in range(toff[i], toff[i + 1]):
-            p = tp[j]
-            q = tq[j]
-            pin = member[p] == stamp
-            qin = member[q] == stamp
-            if not (pin or truss[p] >= L) or not (qin or truss[q] >= L):
-                continue                           # never a triangle of this level
-            lp = loc[p] if pin else -1
-            lq = loc[q] if qin else -1
-            if (lp >= 0 and done[lp]) or (lq >= 0 and done[lq]):
-                continue                           # killed by a member processed earlier
-            if lp >= 0 and alive[lp]:
-                cnt[lp] -= 1
-                if cnt[lp] < L - 2:
-                    alive[lp] = False
-                    queue[nq] = lp
-                    nq += 1
-            if lq >= 0 and alive[lq]:
-                cnt[lq] -= 1
-                if cnt[lq] < L - 2:
-                    alive[lq] = False
-                    queue[nq] = lq
-                    nq += 1
-        done[i] = True
-    return alive
-
-
-@njit
-def insertion_levels(new_slots, keys, shift, deg, ptr, truss, support, clock, member, reject,
-                     loc, limit):
-    """Raise truss numbers after an insertion batch, one level at a time.
-
-    Before the call, ``truss`` holds the numbers of the graph before the batch and 2 for the
-    new edges (a valid lower bound). Let A_L be the edges whose truss number in the new graph
-    is >= L while their current value is below L. Every edge of A_L is joined to a new edge
-    of A_L by triangles of the new L-truss through edges of A_L (Huang et al. 2014, for a
-    batch: an L-truss part not reached from a new edge would already be an L-truss of the
-    old graph). So, for L = 3, 4, ...: start from the new edges at level L - 1, walk
-    triangles whose other edges are at level >= L - 1, through edges exactly at level L - 1
-    that still have L - 2 such triangles; peel that candidate set at threshold L - 2 with
-    the edges above L - 1 fixed; the survivors are A_L and move to level L. Stop when no new
-    edge reaches L (then A_L is empty). An edge can rise several levels in one batch.
-
-    Returns ``(slots, levels, region, work)``: one entry per raise by one level (slot and
-    the level reached; an edge raised twice appears twice), the candidate edges examined at
-    each level (repeats across levels), and the work: intersections plus the triangles they
-    examined. The results are incomplete when ``work`` > ``limit`` (the caller falls back).
-    """
-    work = np.zeros(1, np.int64)
-    raised = np.empty(16, np.int64)
-    level = np.empty(16, np.int64)
-    nraised = 0
-    touched = np.empty(16, np.int64)
-    ntouched = 0
-    L = 3
-    buf = np.empty(64, np.int32)
-    wp = np.empty(64, np.int64)                # one edge's level triangles (scratch)
-    wq = np.empty(64, np.int64)
-    cand = np.empty(16, np.int64)
-    toff = np.zeros(17, np.int64)              # candidate i's triangles: tp/tq[toff[i]:toff[i+1]]
-    tp = np.empty(64, np.int64)
-    tq = np.empty(64, np.int64)
-    while True:
-        clock[0] += 1
-        stamp = clock[0]
-        nc = 0
-        nt = 0
-        head = 0
-        i_new = 0
-        while True:
-            # next edge to examine: the new edges at level L - 1 first, then the walk
-            if i_new < new_slots.shape[0]:
-                x = new_slots[i_new]
-                i_new += 1
-                if truss[x] != L - 1 or support[x] < L - 2 or member[x] == stamp:
-                    continue
-            elif head < nc:
-                head += 1
-                x = -1
-                for j in range(toff[head - 1], toff[head]):
-                    for side in range(2):
-                        y = tp[j] if side == 0 else tq[j]
-                        if truss[y] != L - 1 or member[y] == stamp or reject[y] == stamp:
-                            continue
-                        if support[y] < L - 2:
-                            reject[y] = stamp
-                            continue
-                        buf, wp, wq, a = _level_triangles(y, keys, shift, deg, ptr, truss,
-                                                          L - 1, buf, wp, wq, work)
-                        if a < L - 2:
-                            reject[y] = stamp
-                            continue
-                        member[y] = stamp
-                        cand = _grow(cand, nc + 1)
-                        toff = _grow(toff, nc + 2)
-                        tp = _grow(tp, nt + a)
-                        tq = _grow(tq, nt + a)
-                        cand[nc] = y
-                        tp[nt:nt + a] = wp[:a]
-                        tq[nt:nt + a] = wq[:a]
-                        nt += a
-                        nc += 1
-                        toff[nc] = nt
-                if work[0] > limit:
-                    clock[0] += 1
-                    return raised[:0], level[:0], cand[:nc], work[0]
-                continue
-            else:
-                break
-            # a new edge at level L - 1: a seed when it has L - 2 level triangles
-            buf, wp, wq, a = _level_triangles(x, keys, shift, deg, ptr, truss, L - 1, buf,
-                                              wp, wq, work)
-            if a < L - 2:
-                continue
-            member[x] = stamp
-            cand = _grow(cand, nc + 1)
-            toff = _grow(toff, nc + 2)
-            tp = _grow(tp, nt + a)
-            tq = _grow(tq, nt + a)
-            cand[nc] = x
-            tp[nt:nt + a] = wp[:a]
-            tq[nt:nt + a] = wq[:a]
-            nt += a
-            nc += 1
-            toff[nc] = nt
-        if nc == 0:
-            break
-        alive = _peel_one_level(nc, cand, toff, tp, tq, truss, member, stamp, loc, L)
-        for i in range(nc):
-            if alive[i]:
-                raised = _grow(raised, nraised + 1)
-                level = _grow(level, nraised + 1)
-                raised[nraised] = cand[i]
-                level[nraised] = L
-                nraised += 1
-        for i in range(nc):
-            if alive[i]:
-                truss[cand[i]] = L
-        touched = _grow(touched, ntouched + nc)
-        touched[ntouched:ntouched + nc] = cand[:nc]
-        ntouched += nc
-        L += 1
-    clock[0] += 1
-    return raised[:nraised], level[:nraised], touched[:ntouched], work[0]

@@ -570,8 +570,10 @@ class _Peeler:
             self._mark_rows = m
         return m
 
-    def decompose(self) -> np.ndarray:
-        """Truss number of every undirected edge (int32)."""
+    def decompose(self, round_of: np.ndarray | None = None) -> np.ndarray:
+        """Truss number of every undirected edge (int32). With ``round_of`` (int64, (E,)):
+        also the round in which each edge was peeled (rounds only grow, so (truss number,
+        round) orders the edges as the peeling removed them)."""
         truss = np.zeros(self.E, np.int32)
         while True:
             rem, m = self.scan(-1)
@@ -581,6 +583,8 @@ class _Peeler:
             thr = k - 2
             while rem.shape[0]:
                 truss[rem] = k - 1
+                if round_of is not None:
+                    round_of[rem] = self.rounds
                 rem = self.peel(rem, thr)
         return truss
 
@@ -636,6 +640,21 @@ def _truss(g, method):
     prob = _prepare(g)
     truss = _Peeler(prob, method).decompose()
     return prob, _per_input_edge(prob, truss)
+
+
+def truss_numbers_and_rounds(g) -> tuple[np.ndarray, np.ndarray]:
+    """Truss numbers of an undirected CPU ``g`` (int32, aligned with ``g.edges()``) and the
+    peeling round of every edge (int64): in the order of (truss number, round), every edge
+    lies in at most ``truss - 2`` triangles whose other two edges come later, ties in any
+    order (an edge peeled in a round had at most that many live triangles when the round
+    began). The dynamic truss keeps this order (its k-order)."""
+    prob = _prepare(g)
+    if prob.entry_map is not None:
+        raise ValueError("truss_numbers_and_rounds expects an undirected graph")
+    peeler = _Peeler(prob, "delta")
+    rounds = np.zeros(peeler.E, np.int64)
+    truss = peeler.decompose(rounds)
+    return truss, rounds
 
 
 @sized
