@@ -911,6 +911,10 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
         if s.size:
             ch.inserted = g.insert_edges(s, d)
             feed(ch.inserted)
+    elif op is None and window is not None and s.size:
+        if idx is None:
+            idx = np.arange(ev.start, ev.start + n, dtype=np.int64)
+        _insert_refresh(g, ch, s, d, idx, w if weighted else None, ev.start, n, window, feed)
     elif s.size:
         if idx is None:
             idx = np.arange(ev.start, ev.start + n, dtype=np.int64)
@@ -949,6 +953,47 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
             ch.expired = g.delete_edges(es, ed)
             feed(ch.expired)
     return ch, loops
+
+
+def _insert_refresh(g, ch: BatchChanges, s, d, idx, w, start: int, n: int,
+                    window: EventWindow, feed: Callable) -> None:
+    """An insert-only batch of a windowed replay: every edge ends up with the ``last_seen``
+    (and ``weight``) of its last event in the batch, in work proportional to the batch and
+    without sorting it on the host.
+
+    ``s``, ``d`` (host, self-loops dropped, canonical for undirected replays), ``idx``
+    (int64, ascending: their event indices), ``w`` (weights or None); ``start``, ``n``: the
+    batch's first event index and event count. The batch goes to the graph reversed, so
+    that the insert's first-occurrence rule keeps each new edge's last event; the events it
+    did not insert (a later event of the same edge was inserted, or the edge was present)
+    are read back and the present edges refreshed with their last event (an edge inserted
+    by this batch already has ``last_seen >= start``). The window records the events that
+    set ``last_seen``, in index order.
+    """
+    props = {"last_seen": idx[::-1]}
+    if w is not None:
+        props["weight"] = w[::-1]
+    ch.inserted = g.insert_edges(np.ascontiguousarray(s[::-1]), np.ascontiguousarray(d[::-1]),
+                                 **{k: np.ascontiguousarray(v) for k, v in props.items()})
+    feed(ch.inserted)
+    # event -> set last_seen, indexed by event index - start (self-loops stay False)
+    setter = np.zeros(n, dtype=bool)
+    setter[to_host(ch.inserted.properties["last_seen"]) - start] = True
+    pos = idx - start
+    rest = ~setter[pos]
+    if rest.any():
+        rs, rd, ri = s[rest][::-1], d[rest][::-1], idx[rest][::-1]   # last events first
+        found, seen = _last_seen(g, rs, rd)
+        old = found & (seen < start)               # present before the batch: refresh
+        if old.any():
+            upd = {"last_seen": ri[old]}
+            if w is not None:
+                upd["weight"] = w[rest][::-1][old]
+            ch.updated = g.update_edges(rs[old], rd[old], **upd)
+            feed(ch.updated)
+            setter[to_host(ch.updated.properties["last_seen"]) - start] = True
+    mark = setter[pos]
+    window.record(s[mark], d[mark], idx[mark])
 
 
 def _last_seen(g, src: np.ndarray, dst: np.ndarray):

@@ -52,14 +52,18 @@ class EventWindow:
     def record(self, src: np.ndarray, dst: np.ndarray, index: np.ndarray) -> None:
         """Queue the events that set ``last_seen`` of edges (src[i], dst[i]) to ``index[i]``.
 
-        Host arrays of equal length; ``index`` ascending and larger than every index queued
-        so far (batches arrive in stream order).
+        Host arrays of equal length; every ``index`` larger than every index queued so far
+        (batches arrive in stream order). Indices in ascending order are queued as they are,
+        others sorted first.
         """
         if index.shape[0] == 0:
             return
-        order = np.argsort(index, kind="stable")
-        self._chunks.append((np.asarray(index)[order].astype(np.int64, copy=False),
-                             np.asarray(src)[order], np.asarray(dst)[order]))
+        index = np.asarray(index).astype(np.int64, copy=False)
+        src, dst = np.asarray(src), np.asarray(dst)
+        if index.shape[0] > 1 and not (index[1:] > index[:-1]).all():
+            order = np.argsort(index, kind="stable")
+            index, src, dst = index[order], src[order], dst[order]
+        self._chunks.append((index, src, dst))
         self._size += int(index.shape[0])
 
     def _pop_before(self, threshold: int):

@@ -114,6 +114,7 @@ class MemoryManager:
         self.xp = self.backend.xp
         self.pools: dict[int, list[BlockArray]] = {}
         self.last_compacted: list[int] = []
+        self.last_evacuated: list[tuple[int, int, int]] = []
         self._touched: set[int] = set()    # classes whose utilization may have dropped
         self._class_blocks: dict[int, int] = {}   # per class: blocks in its arrays ...
         self._class_used: dict[int, int] = {}     # ... and blocks in use (kept current)
@@ -343,6 +344,8 @@ class MemoryManager:
         """
         olds, news = [], []
         self.last_compacted = []                   # the classes compacted by this call
+        self.last_evacuated = []                   # (start, end, log2 block bytes) of the
+                                                   # arrays emptied (their dst columns)
         for k in list(self.pools if size_classes is None else size_classes):
             pool = self.pools.get(k)
             if not pool:
@@ -375,6 +378,8 @@ class MemoryManager:
             self.pools[k] = keep + evacuate        # both ends of the copy must be addressable
             self.copy_slots(old, new, xp.full(old.size, 1 << k, dtype=xp.int64))
             self.pools[k] = keep
+            self.last_evacuated.extend((a.base, a.base + (a.num_blocks << (k + 2)), k + 2)
+                                       for a in evacuate)
             self._count(k, -sum(a.num_blocks for a in evacuate), -sum(a.used for a in evacuate))
             self._arrays_changed(freed=evacuate)
             olds.append(old)
