@@ -24,7 +24,10 @@ Semantics:
   index as the edge property ``last_seen`` of the hornet graph (set on insert, refreshed with
   ``update_edges`` when the edge re-occurs); :class:`streams.window.EventWindow` queues those
   events in index order and finds the expired edges among the events that leave the window
-  (work proportional to them, never a scan of the graph).
+  (work proportional to them, never a scan of the graph). An insert-only batch goes to the
+  graph in reverse order, so that the insert's first-occurrence rule stores each new edge's
+  last event, and only the events it did not insert are looked up (no sort of the batch on
+  the host; :func:`_insert_refresh`).
 * Undirected replays (``directed=False``): (u, v) and (v, u) are the same edge, and an event of
   either refreshes it.
 * The graph's id space covers every id seen so far (self-loop ids included).

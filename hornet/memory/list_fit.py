@@ -15,6 +15,13 @@ every list whose fitting class is smaller than its block's (``degree <= capacity
 a fresh block of the fitting class, all fields, in one batched allocation, copy and release.
 The released blocks leave holes that compaction (:meth:`MemoryManager.compact_touched`)
 then gives back.
+
+A list only loosens when it loses entries, so after a delete batch the loose lists are
+mostly that batch's: :func:`hornet.batch.pipeline.compact_memory` first refits only the
+batch's sources (``refit(candidates=...)``, work proportional to the batch, the reference
+ratio left as it is) and scans the whole vertex table only when the lists are still loose
+after that. Under a steady sliding window (every batch inserts and deletes a share of the
+edges) the scan then stays rare instead of running after every batch.
 """
 from __future__ import annotations
 
