@@ -971,7 +971,8 @@ def _insert_refresh(g, ch: BatchChanges, s, d, idx, w, start: int, n: int,
     did not insert (a later event of the same edge was inserted, or the edge was present)
     are read back and the present edges refreshed with their last event (an edge inserted
     by this batch already has ``last_seen >= start``). The window records the events that
-    set ``last_seen``, in index order.
+    set ``last_seen``, in index order, and which of them were refreshes (only the edges
+    those name need a look-up when they leave the window).
     """
     props = {"last_seen": idx[::-1]}
     if w is not None:
@@ -994,9 +995,14 @@ def _insert_refresh(g, ch: BatchChanges, s, d, idx, w, start: int, n: int,
                 upd["weight"] = w[rest][::-1][old]
             ch.updated = g.update_edges(rs[old], rd[old], **upd)
             feed(ch.updated)
-            setter[to_host(ch.updated.properties["last_seen"]) - start] = True
+            refreshed = np.zeros(n, dtype=bool)
+            refreshed[to_host(ch.updated.properties["last_seen"]) - start] = True
+            setter |= refreshed
+            mark = setter[pos]
+            window.record(s[mark], d[mark], idx[mark], refresh=refreshed[pos][mark])
+            return
     mark = setter[pos]
-    window.record(s[mark], d[mark], idx[mark])
+    window.record(s[mark], d[mark], idx[mark], refresh=np.zeros(int(mark.sum()), dtype=bool))
 
 
 def _last_seen(g, src: np.ndarray, dst: np.ndarray):

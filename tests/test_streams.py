@@ -509,3 +509,26 @@ def test_event_window_sorts_only_out_of_order_records():
     assert s.tolist() == [1] and d.tolist() == [2]
     s, d = w.expired(7, look_up)                                      # threshold 5
     assert s.tolist() == [5, 7] and d.tolist() == [6, 8] and len(w) == 0
+
+
+def test_event_window_looks_up_only_edges_a_refresh_names():
+    """With refreshes tracked, entries leaving the window expire without a look-up unless a
+    queued refresh names their edge; an untracked record makes every entry looked up."""
+    w = EventWindow(window=2)
+    asked = []
+    last = {(1, 2): 2, (3, 4): 1}                 # (1, 2) refreshed at event 2
+
+    def look_up(s, d):
+        asked.append(list(zip(s.tolist(), d.tolist())))
+        return (np.ones(s.shape[0], bool),
+                np.array([last[k] for k in zip(s.tolist(), d.tolist())]))
+    w.record(np.array([1, 3]), np.array([2, 4]), np.array([0, 1]), refresh=np.array([0, 0], bool))
+    w.record(np.array([1]), np.array([2]), np.array([2]), refresh=np.array([True]))
+    s, d = w.expired(4, look_up)                  # threshold 2: entries 0 and 1 leave
+    assert list(zip(s.tolist(), d.tolist())) == [(3, 4)] and asked == [[(1, 2)]]
+    s, d = w.expired(5, look_up)                  # threshold 3: the refresh itself leaves
+    assert list(zip(s.tolist(), d.tolist())) == [(1, 2)] and asked[-1] == [(1, 2)]
+    w.record(np.array([5]), np.array([6]), np.array([7]))          # untracked from now on
+    last[(5, 6)] = 7
+    s, d = w.expired(10, look_up)
+    assert list(zip(s.tolist(), d.tolist())) == [(5, 6)] and asked[-1] == [(5, 6)]
