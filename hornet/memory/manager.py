@@ -73,6 +73,13 @@ compaction threshold (``COMPACT_BELOW``) is not met by growth alone."""
 COMPACT_BELOW = 0.85
 """Default utilization (used / reserved blocks) under which a size class is compacted."""
 
+COMPACT_MIN_SHARE = 1 / 256
+"""A class is compacted only when its free slots are at least this share of the slots that
+hold lists in every class: a class too small to matter (a few dozen blocks of a rare size)
+would otherwise fall under ``compact_below`` batch after batch under churn, and each
+compaction makes the owner re-point its vertices (a pass over the vertex table) to save a
+few kilobytes. The memory this leaves is at most this share per class."""
+
 COMPACT_TO = 1 / (1 + GROWTH)
 """Compaction evacuates a class's sparsest arrays until it is at least this used: the gap
 to ``COMPACT_BELOW`` is the hysteresis that keeps a class from compacting batch after batch."""
@@ -340,7 +347,8 @@ class MemoryManager:
         every field); the caller re-points its vertices. Classes whose utilization is at least
         ``compact_below`` are left alone; in the others the sparsest arrays are emptied (into
         free room in the arrays kept, then into arrays sized to fit) and freed, until the class
-        is at least ``COMPACT_TO`` used.
+        is at least ``COMPACT_TO`` used. A class whose free slots are under
+        ``COMPACT_MIN_SHARE`` of the slots holding lists is left alone too.
         """
         olds, news = [], []
         self.last_compacted = []                   # the classes compacted by this call
@@ -358,6 +366,9 @@ class MemoryManager:
             # and must not make a small class look under-used, or batches would compact and
             # refill it over and over
             if self._class_used[k] >= self.compact_below * self._class_blocks[k]:
+                continue
+            if (self._class_blocks[k] - self._class_used[k]) << k < \
+                    COMPACT_MIN_SHARE * self.list_slots():
                 continue
             if self._cached(k):                    # cached blocks go back to the trees first
                 self.cache.flush([k])
