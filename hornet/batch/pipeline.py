@@ -122,13 +122,17 @@ def compact_memory(g, sources=None) -> None:
     up leave are where the next lists moving up go; the classes it touched wait for the next
     delete, so that growth pays no compaction.
 
-    ``sources`` (the batch's distinct sources, on the graph's device, or None): once the lists
-    are loose, the batch's own lists are refitted first (work proportional to the batch: a
-    list only loosens when it loses entries, so under steady churn the loose lists are the
-    batch's), and the whole vertex table is scanned only if the lists are still loose."""
+    ``sources`` (the distinct vertices whose lists lost entries in the batch, on the graph's
+    device, or a callable returning them, or None): once the lists are loose, those lists
+    are refitted first (work proportional to the batch: a list only loosens when it loses
+    entries, so under steady churn the loose lists are the batch's), and the whole vertex
+    table is scanned only if the lists are still loose. Every delete path passes the same
+    vertices, so that they all leave the same lists in the same classes."""
     mm = g._mm
     fit = mm.list_fit
     if fit.loose(mm, g._entries):
+        if callable(sources):
+            sources = sources()
         if sources is not None and fit.slots_per_entry is not None:
             fit.refit(mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries,
                       candidates=sources)
@@ -302,7 +306,7 @@ def _delete_fused(g, ss, dd, segments=None) -> EdgeChange:
                                     g._size_class, g._edge_ptr, fields, ws=ws)
     g._entries -= int(removed.sum())
     mm.release(freed)                      # pointers 0 (list kept its block) are skipped
-    compact_memory(g, sources)
+    compact_memory(g, lambda: sources[removed > 0])
     s_out, d_out, *index = K.changed_pairs(pos, ss, dd, g.directed, True,
                                            with_index=bool(gone))
     props = {name: v[index[0]] for name, v in gone.items()}
