@@ -24,7 +24,10 @@ Semantics:
   index as the edge property ``last_seen`` of the hornet graph (set on insert, refreshed with
   ``update_edges`` when the edge re-occurs); :class:`streams.window.EventWindow` queues those
   events in index order and finds the expired edges among the events that leave the window
-  (work proportional to them, never a scan of the graph).
+  (work proportional to them, never a scan of the graph). An insert-only batch goes to the
+  graph in reverse order, so that the insert's first-occurrence rule stores each new edge's
+  last event, and only the events it did not insert are looked up (no sort of the batch on
+  the host; :func:`streams.window_batch.insert_refresh`).
 * Undirected replays (``directed=False``): (u, v) and (v, u) are the same edge, and an event of
   either refreshes it.
 * The graph's id space covers every id seen so far (self-loop ids included).
@@ -85,6 +88,7 @@ from .batching import batching_mode, iter_batches
 from .format import EventBlock, StreamFormatError
 from .reader import open_stream
 from .window import EventWindow
+from .window_batch import insert_refresh, last_seen
 
 __all__ = [
     "replay", "ReplayResult", "ReplayError", "VerificationError", "AnalyticUnavailable",
@@ -911,6 +915,10 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
         if s.size:
             ch.inserted = g.insert_edges(s, d)
             feed(ch.inserted)
+    elif op is None and window is not None and s.size:
+        if idx is None:
+            idx = np.arange(ev.start, ev.start + n, dtype=np.int64)
+        insert_refresh(g, ch, s, d, idx, w if weighted else None, ev.start, n, window, feed)
     elif s.size:
         if idx is None:
             idx = np.arange(ev.start, ev.start + n, dtype=np.int64)
@@ -944,14 +952,8 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
             ch.deleted = g.delete_edges(a[~ins], b[~ins])
             feed(ch.deleted)
     if window is not None:
-        es, ed = window.expired(ev.stop, lambda s_, d_: _last_seen(g, s_, d_))
+        es, ed = window.expired(ev.stop, lambda s_, d_: last_seen(g, s_, d_))
         if es.size:
             ch.expired = g.delete_edges(es, ed)
             feed(ch.expired)
     return ch, loops
-
-
-def _last_seen(g, src: np.ndarray, dst: np.ndarray):
-    """(found, last_seen) of the edges (src[i], dst[i]), host arrays."""
-    found, values = g.edge_values(src, dst, names=["last_seen"])
-    return to_host(found), to_host(values["last_seen"])

@@ -165,3 +165,81 @@ def test_batches_at_the_plans_limit_against_a_host_oracle(monkeypatch):
     once = gs < gd
     assert np.array_equal(np.stack([gs[once], gd[once]], axis=1), both)
     g.check()
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_planned_inserts_with_properties_store_the_first_occurrence(directed, monkeypatch):
+    """Inserts into a graph with edge properties take the plan; each new edge keeps the
+    values of its first pair in the batch (repeats, both directions of an undirected edge,
+    edges already present and self-loops in the same batch), checked against a host dict
+    oracle, the GPU's general pipeline and the CPU backend."""
+    import cupy
+    import hornet.batch.planned as planned
+    calls = []
+    original = planned.plan_batch
+    monkeypatch.setattr(planned, "plan_batch",
+                        lambda *a, **k: calls.append(1) or original(*a, **k))
+    props = {"w": np.float32, "seen": np.int64}
+    graphs = [_graph("gpu", directed, edge_properties=props),
+              _graph("gpu", directed, planned=False, edge_properties=props),
+              _graph("cpu", directed, edge_properties=props)]
+    rng = np.random.default_rng(8)
+    oracle = {}
+    for step in range(6):
+        m = 20000
+        s, d = rng.integers(0, 3000, m), rng.integers(0, 3000, m)
+        s[:300] = d[:300]                                   # self-loops
+        s[m // 2:m // 2 + 4000], d[m // 2:m // 2 + 4000] = d[:4000], s[:4000]   # reversed
+        w = rng.random(m).astype(np.float32)
+        seen = np.arange(step * m, (step + 1) * m, dtype=np.int64)
+        before = len(calls)
+        changes = []
+        for g in graphs:
+            if g.device == "gpu":
+                changes.append(g.insert_edges(cupy.asarray(s), cupy.asarray(d),
+                                              w=cupy.asarray(w), seen=seen))
+            else:
+                changes.append(g.insert_edges(s, d, w=w, seen=seen))
+        assert len(calls) == before + 1                     # the planned graph only
+        new = {}
+        for u, v, a, b in zip(s.tolist(), d.tolist(), w.tolist(), seen.tolist()):
+            key = (u, v) if directed else (min(u, v), max(u, v))
+            if u == v and not directed:
+                continue
+            if key not in oracle and key not in new:
+                new[key] = (a, b)
+        oracle.update(new)
+        keys = sorted(new)
+        c = changes[0]
+        assert list(zip(to_host(c.src).tolist(), to_host(c.dst).tolist())) == keys
+        assert to_host(c.properties["w"]).tolist() == [np.float32(new[k][0]) for k in keys]
+        assert to_host(c.properties["seen"]).tolist() == [new[k][1] for k in keys]
+        _same_change(changes[1], changes[0])
+        _same_change(changes[2], changes[0])
+        gs, gd, gp = graphs[0].edges(properties=True)
+        got = {(u, v): (a, b) for u, v, a, b in zip(
+            to_host(gs).tolist(), to_host(gd).tolist(), to_host(gp["w"]).tolist(),
+            to_host(gp["seen"]).tolist())}
+        assert got == {k: (float(np.float32(a)), b) for k, (a, b) in oracle.items()}
+        _same(graphs[0], graphs[1])
+        _same(graphs[0], graphs[2])
+    graphs[0].check()
+
+
+def test_planned_insert_with_bad_property_values_changes_nothing():
+    g = _graph("gpu", False, edge_properties={"w": np.float32})
+    rng = np.random.default_rng(9)
+    s, d = rng.integers(0, 2000, 20000), rng.integers(0, 2000, 20000)
+    g.insert_edges(s, d, w=np.ones(20000, np.float32))
+    before = g.edges(properties=True)
+    bad = np.ones(20000, np.float32)
+    bad[5] = np.nan
+    with pytest.raises(BatchError, match="NaN"):
+        g.insert_edges(s + 1, d, w=bad)
+    with pytest.raises(BatchError, match="unknown"):
+        g.insert_edges(s + 1, d, x=bad)
+    after = g.edges(properties=True)
+    for a, b in zip(before[:2], after[:2]):
+        assert np.array_equal(to_host(a), to_host(b))
+    assert np.array_equal(to_host(before[2]["w"]), to_host(after[2]["w"]))
+    g.check()

@@ -155,3 +155,98 @@ def _read(addrs, out):
     import ctypes
     for i, a in enumerate(addrs.tolist()):
         out[i] = ctypes.c_double.from_address(a).value
+
+
+def test_partial_refit_moves_only_the_candidates_and_keeps_the_reference(device):
+    """``refit(candidates=...)`` moves the loose lists among the given vertices only (every
+    field, sorted), and leaves the reference ratio as the last full scan set it."""
+    rng = np.random.default_rng(5)
+    n = 64
+    s, d = rng.integers(0, n, 1500), rng.integers(0, n, 1500)
+    keep = s != d
+    s, d = s[keep], d[keep]
+    g = hornet.Graph(directed=True, device=device, edge_properties={"w": np.float64})
+    g.insert_vertices(np.arange(n))
+    fit = g._mm.list_fit
+    fit.slots_per_entry = float("inf")             # no refit after the batches: called below
+    first = g.insert_edges(s, d, w=(s * 1000 + d).astype(np.float64))
+    es, ed = _to_host(first.src), _to_host(first.dst)
+    gone = rng.random(es.size) < 0.6
+    g.delete_edges(es[gone], ed[gone])
+    classes = _to_host(g._size_class[:g._n]).astype(np.int64)
+    deg = _to_host(g.degree()).astype(np.int64)
+    want = np.where(deg > 0, np.ceil(np.log2(np.maximum(deg, 1))).astype(np.int64), -1)
+    candidates = np.arange(0, n, 2)
+    loose = np.flatnonzero(want < classes)
+    assert loose.size > 1 and np.isin(loose, candidates).any() \
+        and not np.isin(loose, candidates).all()  # the test needs loose lists on both sides
+    xp = g._xp
+    moved = fit.refit(g._mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries,
+                      candidates=xp.asarray(candidates))
+    assert moved == int(np.isin(loose, candidates).sum())
+    after = _to_host(g._size_class[:g._n]).astype(np.int64)
+    expect = classes.copy()
+    expect[candidates] = np.where(want[candidates] < classes[candidates], want[candidates],
+                                  classes[candidates])
+    assert np.array_equal(after, expect)
+    assert fit.slots_per_entry == float("inf")
+    g.check()
+    rs, rd = es[~gone], ed[~gone]
+    found, values = g.edge_values(rs, rd, names=["w"])
+    assert _to_host(found).all()
+    assert np.array_equal(_to_host(values["w"]), (rs * 1000 + rd).astype(np.float64))
+
+
+def test_steady_window_churn_refits_the_batch_lists_and_compacts_correctly(device,
+                                                                           monkeypatch):
+    """A sliding window's churn (each batch inserts new random edges with a property and
+    deletes the oldest batch's), with small block arrays so that compaction runs: the
+    graph, its property values and its invariants equal a host oracle after every batch;
+    full refits stay rare (the batch's own lists are refitted); the lists hold at most
+    the loose share over fitting blocks."""
+    rng = np.random.default_rng(12)
+    g = hornet.Graph(directed=False, device=device, edge_properties={"t": np.int64},
+                     block_array_edges=1 << 10)
+    n, m, batches = 3000, 2500, 16
+    from hornet.memory.list_fit import ListFit
+    full, partial = [], []
+    original = ListFit.refit
+
+    def counting(self, *a, candidates=None, **k):
+        (full if candidates is None else partial).append(1)
+        return original(self, *a, candidates=candidates, **k)
+    monkeypatch.setattr(ListFit, "refit", counting)
+    compactions = []
+    original_compact = MemoryManager.compact_touched
+
+    def counting_compact(self):
+        old, new = original_compact(self)
+        compactions.append(int(old.size))
+        return old, new
+    monkeypatch.setattr(MemoryManager, "compact_touched", counting_compact)
+    oracle = {}
+    queue = []
+    for b in range(batches):
+        s, d = rng.integers(0, n, m), rng.integers(0, n, m)
+        keep = s != d
+        s, d = np.minimum(s, d)[keep], np.maximum(s, d)[keep]
+        t = np.arange(b * m, b * m + s.size, dtype=np.int64)
+        c = g.insert_edges(s, d, t=t)
+        for u, v, x in zip(s.tolist(), d.tolist(), t.tolist()):
+            oracle.setdefault((u, v), x)
+        queue.append((_to_host(c.src), _to_host(c.dst)))
+        if len(queue) > 3:
+            os_, od = queue.pop(0)
+            g.delete_edges(os_, od)
+            for u, v in zip(os_.tolist(), od.tolist()):
+                oracle.pop((u, v), None)
+        gs, gd, gp = g.edges(properties=True)
+        got = dict(zip(zip(_to_host(gs).tolist(), _to_host(gd).tolist()),
+                       _to_host(gp["t"]).tolist()))
+        assert got == oracle
+        g.check()
+    assert len(partial) > len(full) and len(full) <= 3
+    assert sum(1 for k in compactions if k) >= 2          # the test needs compactions
+    held = sum(c["used_blocks"] * c["block_size"]
+               for c in g.memory_stats()["size_classes"].values())
+    assert held <= (1 + 2 * LOOSE_SHARE) * _fitting_slots(g)

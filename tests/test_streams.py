@@ -21,6 +21,7 @@ from streams import (EventBlock, StreamFormatError, iter_batches, open_stream, r
                      stream_schema, validate_schema, write_stream)
 from streams.convert import convert
 from streams.format import detect_container
+from streams.window import EventWindow
 from streams.writer import StreamWriter
 from streams.replay import (ReplayError, VerificationError, replay,
                             _ReferenceReplay, _verify_batch, ReplayContext)
@@ -478,3 +479,56 @@ def test_verification_catches_a_wrong_graph():
         _verify_batch(g, ref, [], {}, ReplayContext(True, 0), 0, False)
 
 
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+@pytest.mark.parametrize("batch_size", [700, 5000])
+def test_window_replay_of_insert_only_streams_verifies(device, weighted, directed, batch_size):
+    """Insert-only streams with many repeats (inside batches and of present edges) and a
+    window: after every batch the graph's edges, ``last_seen`` and ``weight`` equal the
+    event-by-event reference model (``verify=True``), on both backends; small batches and
+    planned ones (GPU) alike."""
+    d = synthetic(20000, nv=300, weight=weighted, seed=11)
+    res = replay(d, batch_size=batch_size, window=6000, directed=directed,
+                 algos="spmv" if weighted else (), device=device, verify=True)
+    assert res.summary["verified"] and res.summary["events"] == 20000
+    assert res.summary["expired"] > 0
+    assert sum(res.columns["expired"]) == res.summary["expired"]
+
+
+def test_event_window_sorts_only_out_of_order_records():
+    w = EventWindow(window=2)
+    w.record(np.array([5, 1]), np.array([6, 2]), np.array([3, 1]))   # out of order: sorted
+    w.record(np.array([7]), np.array([8]), np.array([4]))
+    assert len(w) == 3
+
+    def look_up(s, d):
+        return np.ones(s.shape[0], bool), np.array([{1: 1, 5: 3, 7: 4}[x] for x in s.tolist()])
+    s, d = w.expired(5, look_up)                                      # threshold 3
+    assert s.tolist() == [1] and d.tolist() == [2]
+    s, d = w.expired(7, look_up)                                      # threshold 5
+    assert s.tolist() == [5, 7] and d.tolist() == [6, 8] and len(w) == 0
+
+
+def test_event_window_looks_up_only_edges_a_refresh_names():
+    """With refreshes tracked, entries leaving the window expire without a look-up unless a
+    queued refresh names their edge; an untracked record makes every entry looked up."""
+    w = EventWindow(window=2)
+    asked = []
+    last = {(1, 2): 2, (3, 4): 1}                 # (1, 2) refreshed at event 2
+
+    def look_up(s, d):
+        asked.append(list(zip(s.tolist(), d.tolist())))
+        return (np.ones(s.shape[0], bool),
+                np.array([last[k] for k in zip(s.tolist(), d.tolist())]))
+    w.record(np.array([1, 3]), np.array([2, 4]), np.array([0, 1]), refresh=np.array([0, 0], bool))
+    w.record(np.array([1]), np.array([2]), np.array([2]), refresh=np.array([True]))
+    s, d = w.expired(4, look_up)                  # threshold 2: entries 0 and 1 leave
+    assert list(zip(s.tolist(), d.tolist())) == [(3, 4)] and asked == [[(1, 2)]]
+    s, d = w.expired(5, look_up)                  # threshold 3: the refresh itself leaves
+    assert list(zip(s.tolist(), d.tolist())) == [(1, 2)] and asked[-1] == [(1, 2)]
+    w.record(np.array([5]), np.array([6]), np.array([7]))          # untracked from now on
+    last[(5, 6)] = 7
+    s, d = w.expired(10, look_up)
+    assert list(zip(s.tolist(), d.tolist())) == [(5, 6)] and asked[-1] == [(5, 6)]

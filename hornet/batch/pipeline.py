@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..change import EdgeChange
+from ..memory.repoint import repoint_moved
 
 __all__ = ["insert_prepared", "delete_prepared", "unique_pairs", "edge_change",
            "allocate_for", "compact_memory", "scratch"]
@@ -113,25 +114,42 @@ def _moved_field_columns(g, columns, moved, new_ptrs):
     return out
 
 
-def compact_memory(g) -> None:
+def compact_memory(g, sources=None) -> None:
     """After a delete batch: lists back into fitting blocks once they hold too many slots
     (:class:`hornet.memory.list_fit.ListFit`, a constant-time check), then the classes that
     gave blocks back since the last call compacted, the vertices of moved blocks re-pointed.
     Inserts do not call it: an insert leaves no list loose, and the holes that lists moving
     up leave are where the next lists moving up go; the classes it touched wait for the next
-    delete, so that growth pays no compaction."""
-    fit = g._mm.list_fit
-    if fit.loose(g._mm, g._entries):
-        fit.refit(g._mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries)
-    old, new = g._mm.compact_touched()
+    delete, so that growth pays no compaction.
+
+    ``sources`` (the distinct vertices whose lists lost entries in the batch, on the graph's
+    device, or a callable returning them, or None): once the lists are loose, those lists
+    are refitted first (work proportional to the batch: a list only loosens when it loses
+    entries, so under steady churn the loose lists are the batch's), and the whole vertex
+    table is scanned only if the lists are still loose. Every delete path passes the same
+    vertices, so that they all leave the same lists in the same classes."""
+    mm = g._mm
+    fit = mm.list_fit
+    if fit.loose(mm, g._entries):
+        if callable(sources):
+            sources = sources()
+        if sources is not None and fit.slots_per_entry is not None:
+            fit.refit(mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries,
+                      candidates=sources)
+        if sources is None or fit.loose(mm, g._entries):
+            fit.refit(mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries)
+    old, new = mm.compact_touched()
     if old.size == 0:
+        return
+    if g.device == "cpu":
+        repoint_moved(g._edge_ptr, g._size_class, g._n, mm.last_evacuated, old, new)
         return
     xp = g._xp
     order = xp.argsort(old)
     old, new = old[order], new[order]
     # only vertices of the compacted classes can own a moved block
     compacted = np.zeros(65, dtype=bool)            # indexed by size class + 1
-    compacted[np.asarray(g._mm.last_compacted, dtype=np.int64) + 1] = True
+    compacted[np.asarray(mm.last_compacted, dtype=np.int64) + 1] = True
     table = xp.asarray(compacted)
     owners = xp.flatnonzero(table[g._size_class[:g._n].astype(xp.int16) + 1])
     ptr = g._edge_ptr[owners]
@@ -265,7 +283,7 @@ def delete_prepared(g, s, d, top: int) -> EdgeChange:
     g._entries -= int(ss.shape[0])
     _retire(g, sources, new_deg, old_ptrs, shrunk, new_ptrs, new_classes,
                  emptied=new_deg == 0)
-    compact_memory(g)
+    compact_memory(g, sources)
     return edge_change(g, "delete", ss, dd, gone)
 
 
@@ -288,7 +306,7 @@ def _delete_fused(g, ss, dd, segments=None) -> EdgeChange:
                                     g._size_class, g._edge_ptr, fields, ws=ws)
     g._entries -= int(removed.sum())
     mm.release(freed)                      # pointers 0 (list kept its block) are skipped
-    compact_memory(g)
+    compact_memory(g, lambda: sources[removed > 0])
     s_out, d_out, *index = K.changed_pairs(pos, ss, dd, g.directed, True,
                                            with_index=bool(gone))
     props = {name: v[index[0]] for name, v in gone.items()}

@@ -9,7 +9,12 @@ the moving lists from the memory manager (only per-class counts reach it), rewri
 like the general pipeline (:mod:`hornet.batch.pipeline`), in the same refuse-before-writing
 order.
 
-Anything else (property columns on an insert, other inputs, empty batches, batches of more
+An insert into a graph with edge properties carries its property columns through the same
+pass: after the plan, each kept entry finds the first batch pair that stands for it (a lookup
+among the kept keys and a scatter-min, no host synchronization), and the merge writes every
+field of the new entries as the general pipeline does.
+
+Anything else (property columns on a delete, other inputs, empty batches, batches of more
 than :data:`~hornet.batch.gpu.plan.MAX_ENTRIES` entries) returns None from
 :func:`planned_pairs`, and the general pipeline takes the batch.
 """
@@ -21,19 +26,22 @@ from ..change import EdgeChange
 from .gpu.plan import MAX_ENTRIES, plan_batch
 from .pipeline import (_field_columns, _moved_field_columns, _retire, compact_memory,
                        edge_change)
-from .validate import check_ids
+from .validate import check_ids, property_values
 
 __all__ = ["planned_pairs", "planned_update"]
 
 
 def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
-    """(src, dst) as contiguous int32 or int64 CuPy arrays of one dtype when a GPU batch can
-    be planned on the device: two 1-D integer NumPy or CuPy arrays of one non-zero length,
-    at most :data:`~hornet.batch.gpu.plan.MAX_ENTRIES` entries once mirrored, no property
-    values (and, inserting, no edge properties declared). None otherwise."""
-    if g.device != "gpu" or dst is None or edge_props:
+    """``(src, dst, values)`` when a GPU batch can be planned on the device: ``src``,
+    ``dst`` two 1-D integer NumPy or CuPy arrays of one non-zero length, at most
+    :data:`~hornet.batch.gpu.plan.MAX_ENTRIES` entries once mirrored, made contiguous int32
+    or int64 CuPy arrays of one dtype; ``values``: inserting, the checked property columns
+    of every declared edge property (missing ones 0, :func:`property_values`: a bad column
+    raises here, before anything changed), each (E,) on the device; deleting, ``{}`` (a
+    delete given property values is refused by the general pipeline). None otherwise."""
+    if g.device != "gpu" or dst is None:
         return None
-    if inserting and g._edge_schema:
+    if edge_props and not inserting:
         return None
     xp = g._xp
     arrays = (np.ndarray, xp.ndarray)
@@ -45,14 +53,41 @@ def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
         return None
     if src.dtype.kind not in "iu" or dst.dtype.kind not in "iu":
         return None
+    values = {}
+    if inserting and (edge_props or g._edge_schema):
+        values = property_values(edge_props, g._edge_schema, int(src.shape[0]), xp)
     src, dst = xp.asarray(src), xp.asarray(dst)
     if src.dtype != dst.dtype or src.dtype not in (np.int32, np.int64):
         src, dst = src.astype(xp.int64), dst.astype(xp.int64)
-    return xp.ascontiguousarray(src), xp.ascontiguousarray(dst)
+    return xp.ascontiguousarray(src), xp.ascontiguousarray(dst), values
 
 
-def planned_update(g, inserting: bool, s, d) -> EdgeChange:
-    """Insert (``inserting``) or delete the pairs ``s``, ``d`` (from :func:`planned_pairs`).
+def _first_pairs(xp, s, d, p, mirror: bool):
+    """For every kept entry of plan ``p``, the index of the first pair of the batch
+    ``s``, ``d`` that stands for it (a batch's repeats: the first occurrence wins, as in the
+    general pipeline). Returns (first int32 (kept,), kept keys int64 (kept,) ascending:
+    ``src << 31 | dst``). A few launches, no host synchronization: each pair is looked up
+    among the kept keys (both directions when ``mirror``) and the smallest pair index is
+    scattered to its entry (pairs that are not kept go to a spare slot)."""
+    import cupyx
+    kept_keys = (p.src.astype(xp.int64) << 31) | p.dst.astype(xp.int64)
+    n = int(s.shape[0])
+    first = xp.full(p.kept + 1, n, dtype=xp.int32)
+    pair = xp.arange(n, dtype=xp.int32)
+    a, b = s.astype(xp.int64), d.astype(xp.int64)
+    for u, v in ((a, b), (b, a)) if mirror else ((a, b),):
+        key = (u << 31) | v
+        at = xp.minimum(xp.searchsorted(kept_keys, key), p.kept - 1)
+        at = xp.where(kept_keys[at] == key, at, p.kept)
+        cupyx.scatter_min(first, at, pair)
+    return first[:p.kept], kept_keys
+
+
+def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
+    """Insert (``inserting``) or delete the pairs ``s``, ``d`` (from :func:`planned_pairs`);
+    an insert stores ``values`` (name -> (E,) device column of every declared edge property,
+    from :func:`planned_pairs`; the first occurrence of a repeated pair wins) in the new
+    entries' fields, rewritten in the same pass as the destinations.
     Raises :class:`hornet.batch.validate.BatchError` (graph unchanged) for ids outside
     [0, MAX_VERTEX_ID], with the general pipeline's message."""
     mm = g._mm
@@ -88,11 +123,22 @@ def planned_update(g, inserting: bool, s, d) -> EdgeChange:
     else:
         new_ptrs = new_classes = p.moved
     if inserting:
-        K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at, [p.dst])
+        kept_values, change_values = {}, {}
+        if g._edge_schema:
+            xp = g._xp
+            first, kept_keys = _first_pairs(xp, s, d, p, not g.directed)
+            kept_values = {name: values[name][first] for name in g._edge_schema}
+            change_values = kept_values
+            if p.once_src is not None:          # the change lists each edge once (src < dst)
+                once = xp.searchsorted(kept_keys, (p.once_src.astype(xp.int64) << 31)
+                                       | p.once_dst.astype(xp.int64))
+                change_values = {name: v[once] for name, v in kept_values.items()}
+        K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
+                      [p.dst] + [kept_values[name] for name in g._edge_schema])
         g._entries += p.kept
         # inserts leave no list loose and do not compact (hornet.batch.pipeline.compact_memory)
         _retire(g, p.sources, p.new_deg, p.old_ptr, p.moved, new_ptrs, new_classes)
-        return _change(g, kind, p, {}, p.loops)
+        return _change(g, kind, p, change_values, p.loops)
     xp = g._xp
     gone = {}
     for f, (name, dt) in enumerate(g._edge_schema.items(), start=1):
@@ -104,7 +150,7 @@ def planned_update(g, inserting: bool, s, d) -> EdgeChange:
     g._entries -= p.kept
     _retire(g, p.sources, p.new_deg, p.old_ptr, p.moved, new_ptrs, new_classes,
             emptied=p.new_deg == 0)
-    compact_memory(g)
+    compact_memory(g, p.sources)
     if gone:
         return edge_change(g, kind, p.src, p.dst, gone)
     return _change(g, kind, p, {}, 0)

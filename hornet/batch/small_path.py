@@ -102,6 +102,15 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
         # a delete may leave lists loose without moving any: the list-fit check runs after
         # every delete, as in the general pipeline, so both paths refit on the same batches
         if mode == MODE_DELETE:
-            compact_memory(g)
+            compact_memory(g, lambda: _lost_entries(g, rows[:nres],
+                                                    rows[SMALL_ENTRIES:SMALL_ENTRIES + nres]))
     return EdgeChange(kind, rows[:nres], rows[SMALL_ENTRIES:SMALL_ENTRIES + nres], outs,
                       int(header[H_LOOPS]) if mode == MODE_INSERT else 0)
+
+
+def _lost_entries(g, src, dst):
+    """The distinct vertices whose lists lost entries to a delete of the edges (src, dst)
+    (an undirected graph's edges listed once: both ends), on the graph's device."""
+    xp = g._xp
+    ends = src if g.directed else xp.concatenate([src, dst])
+    return xp.unique(ends)

@@ -15,6 +15,13 @@ every list whose fitting class is smaller than its block's (``degree <= capacity
 a fresh block of the fitting class, all fields, in one batched allocation, copy and release.
 The released blocks leave holes that compaction (:meth:`MemoryManager.compact_touched`)
 then gives back.
+
+A list only loosens when it loses entries, so after a delete batch the loose lists are
+mostly that batch's: :func:`hornet.batch.pipeline.compact_memory` first refits only the
+batch's sources (``refit(candidates=...)``, work proportional to the batch, the reference
+ratio left as it is) and scans the whole vertex table only when the lists are still loose
+after that. Under a steady sliding window (every batch inserts and deletes a share of the
+edges) the scan then stays rare instead of running after every batch.
 """
 from __future__ import annotations
 
@@ -47,7 +54,8 @@ class ListFit:
             return True                    # no reference yet: the first check scans
         return used > (1.0 + LOOSE_SHARE) * self.slots_per_entry * entries
 
-    def refit(self, manager, degree, size_class, edge_ptr, n: int, entries: int) -> int:
+    def refit(self, manager, degree, size_class, edge_ptr, n: int, entries: int,
+              candidates=None) -> int:
         """Move every list of vertices ``[0, n)`` whose degree fits a smaller size class than
         its block's into a fresh block of that class; returns how many lists moved.
 
@@ -55,26 +63,41 @@ class ListFit:
         the manager's device) are updated in place; every edge field is copied in list order
         (sorted lists stay sorted). When the new blocks do not fit in memory nothing moves,
         and the lists as they are become the reference (no retry every batch).
+
+        ``candidates`` (distinct vertex ids in ``[0, n)``, int32 or int64, on the manager's
+        device): only these lists are looked at (the work is proportional to them, not to
+        ``n``), and the reference stays as it is: lists elsewhere may still be loose.
         """
         xp = manager.xp
-        deg = degree[:n]
-        fit = manager.size_class_for(deg)              # int64, -1 for degree 0
-        movers = xp.flatnonzero((fit < size_class[:n].astype(xp.int64)) & (deg > 0))
+        if candidates is None:
+            rows = None
+            deg = degree[:n]
+            rank = size_class[:n]
+        else:
+            rows = xp.asarray(candidates).astype(xp.int64, copy=False)
+            deg = degree[rows]
+            rank = size_class[rows]
+        fit = manager.size_class_for(deg)                  # int64, -1 for degree 0
+        loose = xp.flatnonzero((fit < rank.astype(xp.int64)) & (deg > 0))
+        movers = loose if rows is None else rows[loose]
         moved = int(movers.shape[0])
         if moved:
-            classes = fit[movers]
+            classes = fit[loose]
+            mover_deg = deg[loose]
             try:
                 new_ptr = manager.allocate_classes(classes)
             except MemoryError:                        # DeviceMemoryError: nothing taken
-                self.slots_per_entry = manager.list_slots() / entries
+                if candidates is None:
+                    self.slots_per_entry = manager.list_slots() / entries
                 return 0
             old_ptr = edge_ptr[movers]
-            manager.copy_slots(old_ptr, new_ptr, deg[movers].astype(xp.int64))
+            manager.copy_slots(old_ptr, new_ptr, mover_deg.astype(xp.int64))
             edge_ptr[movers] = new_ptr
             size_class[movers] = classes.astype(size_class.dtype)
             manager.release(old_ptr)
             self.refits += 1
-        # every list now sits in its fitting block: the slots held are the fitting slots
-        self.slots_per_entry = manager.list_slots() / entries if entries > 0 else None
+        if candidates is None:
+            # every list now sits in its fitting block: the slots held are the fitting slots
+            self.slots_per_entry = manager.list_slots() / entries if entries > 0 else None
         return moved
 

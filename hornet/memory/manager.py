@@ -73,6 +73,13 @@ compaction threshold (``COMPACT_BELOW``) is not met by growth alone."""
 COMPACT_BELOW = 0.85
 """Default utilization (used / reserved blocks) under which a size class is compacted."""
 
+COMPACT_MIN_SHARE = 1 / 256
+"""A class is compacted only when its free slots are at least this share of the slots that
+hold lists in every class: a class too small to matter (a few dozen blocks of a rare size)
+would otherwise fall under ``compact_below`` batch after batch under churn, and each
+compaction makes the owner re-point its vertices (a pass over the vertex table) to save a
+few kilobytes. The memory this leaves is at most this share per class."""
+
 COMPACT_TO = 1 / (1 + GROWTH)
 """Compaction evacuates a class's sparsest arrays until it is at least this used: the gap
 to ``COMPACT_BELOW`` is the hysteresis that keeps a class from compacting batch after batch."""
@@ -114,6 +121,7 @@ class MemoryManager:
         self.xp = self.backend.xp
         self.pools: dict[int, list[BlockArray]] = {}
         self.last_compacted: list[int] = []
+        self.last_evacuated: list[tuple[int, int, int]] = []
         self._touched: set[int] = set()    # classes whose utilization may have dropped
         self._class_blocks: dict[int, int] = {}   # per class: blocks in its arrays ...
         self._class_used: dict[int, int] = {}     # ... and blocks in use (kept current)
@@ -376,10 +384,13 @@ class MemoryManager:
         every field); the caller re-points its vertices. Classes whose utilization is at least
         ``compact_below`` are left alone; in the others the sparsest arrays are emptied (into
         free room in the arrays kept, then into arrays sized to fit) and freed, until the class
-        is at least ``COMPACT_TO`` used.
+        is at least ``COMPACT_TO`` used. A class whose free slots are under
+        ``COMPACT_MIN_SHARE`` of the slots holding lists is left alone too.
         """
         olds, news = [], []
         self.last_compacted = []                   # the classes compacted by this call
+        self.last_evacuated = []                   # (start, end, log2 block bytes) of the
+                                                   # arrays emptied (their dst columns)
         for k in list(self.pools if size_classes is None else size_classes):
             pool = self.pools.get(k)
             if not pool:
@@ -392,6 +403,9 @@ class MemoryManager:
             # and must not make a small class look under-used, or batches would compact and
             # refill it over and over
             if self._class_used[k] >= self.compact_below * self._class_blocks[k]:
+                continue
+            if (self._class_blocks[k] - self._class_used[k]) << k < \
+                    COMPACT_MIN_SHARE * self.list_slots():
                 continue
             if self._cached(k):                    # cached blocks go back to the trees first
                 self.cache.flush([k])
@@ -412,6 +426,8 @@ class MemoryManager:
             self.pools[k] = keep + evacuate        # both ends of the copy must be addressable
             self.copy_slots(old, new, xp.full(old.size, 1 << k, dtype=xp.int64))
             self.pools[k] = keep
+            self.last_evacuated.extend((a.base, a.base + (a.num_blocks << (k + 2)), k + 2)
+                                       for a in evacuate)
             self._count(k, -sum(a.num_blocks for a in evacuate), -sum(a.used for a in evacuate))
             self._arrays_changed(freed=evacuate)
             olds.append(old)
