@@ -41,17 +41,19 @@ ITEM_TYPES = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int",
 
 
 def load_module(path: str, name_expressions: tuple = ()):
-    """The ``cupy.RawModule`` of one ``.cu`` file, compiled once per process."""
-    mod = _MODULES.get(path)
+    """The ``cupy.RawModule`` of one ``.cu`` file with these template instances, compiled once
+    per process."""
+    key = (path, tuple(name_expressions))
+    mod = _MODULES.get(key)
     if mod is None:
         with _LOCK:
-            mod = _MODULES.get(path)
+            mod = _MODULES.get(key)
             if mod is None:
                 with open(path, encoding="utf-8") as f:
                     code = f.read() + f"\n// hornet headers {_headers_digest()}\n"
                 mod = cupy.RawModule(code=code, options=("-std=c++17", f"-I{HEADERS}"),
                                      name_expressions=list(name_expressions) or None)
-                _MODULES[path] = mod
+                _MODULES[key] = mod
     return mod
 
 
