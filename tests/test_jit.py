@@ -139,3 +139,58 @@ def test_compile_timer_counts_outside_builds_once():
     assert outer.seconds == pytest.approx(0.75)
     jit.record_compile(1.0)                        # no timer active: nowhere to go
     assert outer.seconds == pytest.approx(0.75)
+
+
+def _load(folder: Path, name: str):
+    """cold_kernels.py of ``folder`` as a new module ``name`` (new dispatchers, same file)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, folder / "cold_kernels.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_optional_path_opens_once_compiled_cached_or_promoted(kernel_dir, monkeypatch):
+    monkeypatch.setenv("HORNET_CACHE_DIR", str(kernel_dir / "cache"))
+    monkeypatch.setattr(jit, "optional_path_policy", "tiered")   # the default
+    k = _load(kernel_dir, "optional_kernels_first")
+    gate = jit.OptionalPath((k.total,), promote_calls=2)
+    assert [gate.take() for _ in range(4)] == [False, False, True, True]   # promoted
+    assert not k.total.overloads                   # the gate itself compiles nothing
+    fresh = jit.OptionalPath((k.total,), promote_calls=100)
+    assert not fresh.take()
+    assert k.total(np.arange(10)) == 45            # compiled (and cached) by its caller
+    assert fresh.take()                            # compiled in this process: open
+    again = _load(kernel_dir, "optional_kernels_second")   # new dispatchers, same cache
+    assert not again.total.overloads
+    assert jit.OptionalPath((again.total,), promote_calls=100).take()   # cached: open
+    monkeypatch.setattr(jit, "optional_path_policy", "never")
+    assert not jit.OptionalPath((again.total,), promote_calls=0).take()
+    monkeypatch.setattr(jit, "optional_path_policy", "always")
+    assert jit.OptionalPath((again.doubled.serial,), promote_calls=100).take()
+
+
+def test_cpu_small_batches_wait_for_their_kernels(monkeypatch):
+    """Small CPU batches take the fused pipeline until the small-batch kernels are compiled
+    or cached, or until the gate's promotion count; the graph is the same either way."""
+    import hornet
+    from hornet.batch import small_path
+    from hornet.batch.cpu import small
+    monkeypatch.setattr(jit, "optional_path_policy", "tiered")
+    gate = jit.OptionalPath((jit.njit(lambda: 0),), promote_calls=3)   # never compiled
+    monkeypatch.setattr(small_path, "small_path_gate", gate)
+    taken = []
+    original = small_path.small_update
+    monkeypatch.setattr(hornet.graph, "small_update",
+                        lambda g, *a: taken.append(1) or original(g, *a))
+    rng = np.random.default_rng(5)
+    g = hornet.Graph(directed=False, device="cpu")
+    ref = hornet.Graph(directed=False, device="cpu")
+    ref._small_batches = False
+    for step in range(6):
+        s, d = rng.integers(0, 50, 20), rng.integers(0, 50, 20)
+        for graph in (g, ref):
+            (graph.insert_edges if step % 3 else graph.delete_edges)(s, d)
+    assert len(taken) == 3 and gate.calls == 4     # batches 4 to 6 took the small path
+    assert sorted(zip(*g.edges())) == sorted(zip(*ref.edges()))
+    assert small.small_path_gate.promote_calls == small.SMALL_PATH_PROMOTE
