@@ -41,6 +41,7 @@ import types
 from typing import Iterator
 
 import numba
+import numba.core.errors
 import numpy as np
 from numba.extending import intrinsic
 from numba import types as nbtypes
@@ -149,10 +150,34 @@ def njit(py_func=None, **options):
     def wrap(f):
         if options.get("parallel") and tiered:
             return TieredKernel(f, threshold=0, cache=cache, **options)
-        dispatcher = numba.njit(**options)(f)
+        dispatcher = _plain_argument_calls(numba.njit(**options)(f))
         return _with_cache(dispatcher) if cache else dispatcher
 
     return wrap if py_func is None else wrap(py_func)
+
+
+def _plain_argument_calls(dispatcher):
+    """``dispatcher``, compiled for plain argument types when another kernel calls it.
+
+    A kernel calling ``f(x, 0)`` gives Numba the literal type ``Literal[int](0)``, and Numba
+    compiles ``f`` once for it and once more for the ``int64`` of another call site (LLVM
+    still sees the constant where it inlines the call). Here a call from a kernel compiles
+    for the arguments' plain types (literals as their plain types), and for the literals only
+    where that does not type (a function that needs a compile-time constant)."""
+    generic = dispatcher.get_call_template
+
+    def get_call_template(args, kws):
+        plain = tuple(nbtypes.unliteral(a) for a in args)
+        plain_kws = {k: nbtypes.unliteral(v) for k, v in kws.items()}
+        if plain != tuple(args) or plain_kws != kws:
+            try:
+                return generic(plain, plain_kws)
+            except numba.core.errors.TypingError:
+                pass
+        return generic(args, kws)
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
 
 
 def _work(args) -> int:
