@@ -194,3 +194,52 @@ def test_cpu_small_batches_wait_for_their_kernels(monkeypatch):
     assert len(taken) == 3 and gate.calls == 4     # batches 4 to 6 took the small path
     assert sorted(zip(*g.edges())) == sorted(zip(*ref.edges()))
     assert small.small_path_gate.promote_calls == small.SMALL_PATH_PROMOTE
+
+
+def test_cuda_module_build_says_so_once_per_cache(monkeypatch, tmp_path, capsys):
+    """The first build of a CUDA module that hornet has not built before prints the compile
+    notice; once its marker is in the cache folder, a later process builds silently. CuPy is
+    replaced by a stand-in that records builds (the GPU itself is tested on the device)."""
+    import types as pytypes
+    from hornet.core import cuda
+    built = []
+
+    class RawModule:
+        def __init__(self, code, options, name_expressions):
+            self.code = code
+
+        def get_function(self, name):
+            built.append(name)
+            return name
+
+    fake = pytypes.SimpleNamespace(
+        RawModule=RawModule, __version__="0",
+        cuda=pytypes.SimpleNamespace(Device=lambda: pytypes.SimpleNamespace(
+            compute_capability="90")))
+    source = tmp_path / "k.cu"
+    source.write_text("__global__ void k() {}\n")
+    monkeypatch.setattr(cuda, "cupy", fake)
+    monkeypatch.setenv("HORNET_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path / "cupy"))
+    monkeypatch.setattr(jit, "announce_compiles", True)
+
+    def new_process():
+        for table in ("_MODULES", "_FUNCS", "_BUILD_KEYS"):
+            monkeypatch.setattr(cuda, table, {})
+        monkeypatch.setattr(cuda, "_MARKED", set())
+        monkeypatch.setattr(jit, "_announced", False)
+
+    new_process()
+    capsys.readouterr()
+    assert cuda.function(str(source), "k") == "k"
+    assert cuda.function(str(source), "k") == "k" and built == ["k"]
+    first = capsys.readouterr().err
+    assert first.count("compiling kernels, first run only") == 1
+    assert str(tmp_path / "cupy") in first
+    new_process()
+    assert cuda.function(str(source), "k") == "k" and built == ["k", "k"]
+    assert "compiling kernels" not in capsys.readouterr().err
+    new_process()
+    source.write_text("__global__ void k2() {}\n")          # another source: built anew
+    cuda.function(str(source), "k")
+    assert "compiling kernels, first run only" in capsys.readouterr().err

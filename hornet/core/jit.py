@@ -113,6 +113,13 @@ except AttributeError:  # pragma: no cover - another Numba
     _FunctionCache = None
 
 
+def announce_compile(where: str) -> None:
+    """Print :data:`COMPILE_NOTICE` (kernels cached in ``where``) on stderr, once per process
+    (for the Numba kernels and the CUDA modules together); nothing when
+    :data:`announce_compiles` is False."""
+    _announce(where)
+
+
 def _announce(where: str) -> None:
     global _announced
     if _announced or not announce_compiles:

@@ -28,7 +28,7 @@ def _edit_rows(rows, gone, added):
     batch's kernels have just filled the caches)."""
     na, w = rows.shape
     k = added.shape[0]
-    order = np.argsort(added[:, 0])
+    order = np.argsort(added[:, 0].copy())   # contiguous: the sort of other kernels
     out = np.empty((na - gone.shape[0] + k, w), dtype=np.int64)
     i = 0
     j = 0
