@@ -90,7 +90,7 @@ def _order_by(keys, n):
             hi = k
     span = hi - lo + 1
     if span > 4 * n + 64:
-        return np.argsort(keys[:n])
+        return np.argsort(keys[:n].astype(np.int64))   # the int64 sort other kernels use
     start = np.zeros(span + 1, np.int64)
     for i in range(n):
         start[keys[i] - lo + 1] += 1
