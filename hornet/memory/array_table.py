@@ -39,11 +39,14 @@ def _edit_rows(rows, gone, added):
             i += 1
             g += 1
             continue
+        # rows copied item by item: a row assignment would compile Numba's shape check
         if j < k and (i >= na or added[j, 0] < rows[i, 0]):
-            out[o] = added[j]
+            for c in range(w):
+                out[o, c] = added[j, c]
             j += 1
         else:
-            out[o] = rows[i]
+            for c in range(w):
+                out[o, c] = rows[i, c]
             i += 1
         o += 1
     return out
