@@ -25,6 +25,8 @@ from hornet.core import jit
 # Benchmarks time warm kernels: parallel kernels compile at their first large call (inside
 # the warm-ups), not after the work that promotes them in a user's process (hornet.core.jit).
 jit.parallel_policy = "always"
+# and optional fast paths (the CPU small-batch path) are taken from their first call
+jit.optional_path_policy = "always"
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(os.environ.get("HORNET_BENCH_RESULTS", ROOT / "bench" / "results"))

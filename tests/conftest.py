@@ -101,6 +101,10 @@ def small_path_counter(monkeypatch):
     """Counts the batches the small-batch path really took, per backend: ``["cpu"]``,
     ``["gpu"]`` (a test may drive graphs of both)."""
     import hornet.graph
+    from hornet.core import jit
+    # the CPU small-batch path opens once compiled or cached (jit.OptionalPath): taken here
+    # from the first batch, so that a cold run tests it too
+    monkeypatch.setattr(jit, "optional_path_policy", "always")
     taken = {"cpu": 0, "gpu": 0}
     original = hornet.graph.small_update
 

@@ -81,6 +81,8 @@ def test_small_batches_take_blocks_from_the_cache_not_the_host_allocator(monkeyp
     memory manager, only those where a ring runs dry or would keep too many blocks."""
     from hornet.generators import kronecker_edges
     from hornet.memory.manager import MemoryManager
+    from hornet.core import jit
+    monkeypatch.setattr(jit, "optional_path_policy", "always")   # the small path from batch 1
     calls = {"n": 0}
     for name in ("allocate_counts", "release"):
         original = getattr(MemoryManager, name)

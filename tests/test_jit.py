@@ -139,3 +139,107 @@ def test_compile_timer_counts_outside_builds_once():
     assert outer.seconds == pytest.approx(0.75)
     jit.record_compile(1.0)                        # no timer active: nowhere to go
     assert outer.seconds == pytest.approx(0.75)
+
+
+def _load(folder: Path, name: str):
+    """cold_kernels.py of ``folder`` as a new module ``name`` (new dispatchers, same file)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, folder / "cold_kernels.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_optional_path_opens_once_compiled_cached_or_promoted(kernel_dir, monkeypatch):
+    monkeypatch.setenv("HORNET_CACHE_DIR", str(kernel_dir / "cache"))
+    monkeypatch.setattr(jit, "optional_path_policy", "tiered")   # the default
+    k = _load(kernel_dir, "optional_kernels_first")
+    gate = jit.OptionalPath((k.total,), promote_calls=2)
+    assert [gate.take() for _ in range(4)] == [False, False, True, True]   # promoted
+    assert not k.total.overloads                   # the gate itself compiles nothing
+    fresh = jit.OptionalPath((k.total,), promote_calls=100)
+    assert not fresh.take()
+    assert k.total(np.arange(10)) == 45            # compiled (and cached) by its caller
+    assert fresh.take()                            # compiled in this process: open
+    again = _load(kernel_dir, "optional_kernels_second")   # new dispatchers, same cache
+    assert not again.total.overloads
+    assert jit.OptionalPath((again.total,), promote_calls=100).take()   # cached: open
+    monkeypatch.setattr(jit, "optional_path_policy", "never")
+    assert not jit.OptionalPath((again.total,), promote_calls=0).take()
+    monkeypatch.setattr(jit, "optional_path_policy", "always")
+    assert jit.OptionalPath((again.doubled.serial,), promote_calls=100).take()
+
+
+def test_cpu_small_batches_wait_for_their_kernels(monkeypatch):
+    """Small CPU batches take the fused pipeline until the small-batch kernels are compiled
+    or cached, or until the gate's promotion count; the graph is the same either way."""
+    import hornet
+    from hornet.batch import small_path
+    from hornet.batch.cpu import small
+    monkeypatch.setattr(jit, "optional_path_policy", "tiered")
+    gate = jit.OptionalPath((jit.njit(lambda: 0),), promote_calls=3)   # never compiled
+    monkeypatch.setattr(small_path, "small_path_gate", gate)
+    taken = []
+    original = small_path.small_update
+    monkeypatch.setattr(hornet.graph, "small_update",
+                        lambda g, *a: taken.append(1) or original(g, *a))
+    rng = np.random.default_rng(5)
+    g = hornet.Graph(directed=False, device="cpu")
+    ref = hornet.Graph(directed=False, device="cpu")
+    ref._small_batches = False
+    for step in range(6):
+        s, d = rng.integers(0, 50, 20), rng.integers(0, 50, 20)
+        for graph in (g, ref):
+            (graph.insert_edges if step % 3 else graph.delete_edges)(s, d)
+    assert len(taken) == 3 and gate.calls == 4     # batches 4 to 6 took the small path
+    assert sorted(zip(*g.edges())) == sorted(zip(*ref.edges()))
+    assert small.small_path_gate.promote_calls == small.SMALL_PATH_PROMOTE
+
+
+def test_cuda_module_build_says_so_once_per_cache(monkeypatch, tmp_path, capsys):
+    """The first build of a CUDA module that hornet has not built before prints the compile
+    notice; once its marker is in the cache folder, a later process builds silently. CuPy is
+    replaced by a stand-in that records builds (the GPU itself is tested on the device)."""
+    import types as pytypes
+    from hornet.core import cuda
+    built = []
+
+    class RawModule:
+        def __init__(self, code, options, name_expressions):
+            self.code = code
+
+        def get_function(self, name):
+            built.append(name)
+            return name
+
+    fake = pytypes.SimpleNamespace(
+        RawModule=RawModule, __version__="0",
+        cuda=pytypes.SimpleNamespace(Device=lambda: pytypes.SimpleNamespace(
+            compute_capability="90")))
+    source = tmp_path / "k.cu"
+    source.write_text("__global__ void k() {}\n")
+    monkeypatch.setattr(cuda, "cupy", fake)
+    monkeypatch.setenv("HORNET_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path / "cupy"))
+    monkeypatch.setattr(jit, "announce_compiles", True)
+
+    def new_process():
+        for table in ("_MODULES", "_FUNCS", "_BUILD_KEYS"):
+            monkeypatch.setattr(cuda, table, {})
+        monkeypatch.setattr(cuda, "_MARKED", set())
+        monkeypatch.setattr(jit, "_announced", False)
+
+    new_process()
+    capsys.readouterr()
+    assert cuda.function(str(source), "k") == "k"
+    assert cuda.function(str(source), "k") == "k" and built == ["k"]
+    first = capsys.readouterr().err
+    assert first.count("compiling kernels, first run only") == 1
+    assert str(tmp_path / "cupy") in first
+    new_process()
+    assert cuda.function(str(source), "k") == "k" and built == ["k", "k"]
+    assert "compiling kernels" not in capsys.readouterr().err
+    new_process()
+    source.write_text("__global__ void k2() {}\n")          # another source: built anew
+    cuda.function(str(source), "k")
+    assert "compiling kernels, first run only" in capsys.readouterr().err

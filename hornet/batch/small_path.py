@@ -17,7 +17,7 @@ from operator import or_
 
 import numpy as np
 
-from .cpu.small import CPU_SMALL_ENTRIES, CpuSmallBatches
+from .cpu.small import CPU_SMALL_ENTRIES, CpuSmallBatches, small_path_gate
 from ..change import EdgeChange
 from .gpu.small import SmallBatches
 from .pipeline import compact_memory
@@ -30,11 +30,13 @@ __all__ = ["small_pairs", "small_update", "MODE_INSERT", "MODE_DELETE"]
 
 
 def small_pairs(g, src, dst):
-    """(src, dst) as contiguous int32 or int64 device arrays of one dtype when the batch
-    can take the small-batch path (:mod:`hornet.batch.gpu.small`,
+    """(src, dst) as contiguous int32 or int64 device arrays of one dtype (int64 on the
+    CPU) when the batch can take the small-batch path (:mod:`hornet.batch.gpu.small`,
     :mod:`hornet.batch.cpu.small`): two 1-D integer NumPy or CuPy arrays of one length, at
     most SMALL_ENTRIES (GPU) or CPU_SMALL_ENTRIES (CPU) entries once mirrored, at most
-    MAX_FIELDS - 1 edge properties. None otherwise (the general pipeline takes it)."""
+    MAX_FIELDS - 1 edge properties, and on the CPU once the path's kernels are compiled or
+    cached (:data:`hornet.batch.cpu.small.small_path_gate`). None otherwise (the general
+    pipeline takes it)."""
     if dst is None or len(g._edge_schema) >= MAX_FIELDS:
         return None
     xp = g._xp
@@ -48,6 +50,13 @@ def small_pairs(g, src, dst):
     limit = SMALL_ENTRIES if g.device == "gpu" else CPU_SMALL_ENTRIES
     if src.shape[0] * (1 if g.directed else 2) > limit:
         return None
+    if g.device == "cpu":
+        # the CPU kernels are compiled lazily (small_path_gate) and for int64 pairs only:
+        # one compilation, for the cost of copying a thousand ids at most
+        if not small_path_gate.take():
+            return None
+        return (np.ascontiguousarray(src, dtype=np.int64),
+                np.ascontiguousarray(dst, dtype=np.int64))
     src, dst = xp.asarray(src), xp.asarray(dst)
     if src.dtype != dst.dtype or src.dtype not in (np.int32, np.int64):
         src, dst = src.astype(xp.int64), dst.astype(xp.int64)

@@ -5,7 +5,8 @@
   is on the include path), and its kernels. CuPy keeps the compiled module in its on-disk
   kernel cache (``~/.cupy/kernel_cache`` or ``$CUPY_CACHE_DIR``), keyed by the source text
   and the options; the source is given a digest of hornet's ``.cuh`` headers, which that key
-  would not see otherwise. The build time goes to :func:`hornet.core.jit.compile_timer`;
+  would not see otherwise. The build time goes to :func:`hornet.core.jit.compile_timer`; a
+  build not done before prints the "compiling kernels, first run only" notice;
 - :func:`launch`: block size 256, grid capped for grid-stride loops;
 - :func:`scan`: exclusive scan with the total last;
 - :func:`upload`: a small host array to the device through a reused pinned buffer;
@@ -21,7 +22,7 @@ import threading
 
 import numpy as np
 
-from .jit import timed_compile
+from .jit import announce_compile, cache_dir, timed_compile
 
 try:  # importable without CuPy; every function needs it when called
     import cupy
@@ -51,8 +52,10 @@ def load_module(path: str, name_expressions: tuple = ()):
             if mod is None:
                 with open(path, encoding="utf-8") as f:
                     code = f.read() + f"\n// hornet headers {_headers_digest()}\n"
-                mod = cupy.RawModule(code=code, options=("-std=c++17", f"-I{HEADERS}"),
+                options = ("-std=c++17", f"-I{HEADERS}")
+                mod = cupy.RawModule(code=code, options=options,
                                      name_expressions=list(name_expressions) or None)
+                _BUILD_KEYS[key] = _build_key(code, options, name_expressions)
                 _MODULES[key] = mod
     return mod
 
@@ -64,9 +67,54 @@ def function(path: str, name: str, name_expressions: tuple = ()):
     if fn is None:
         # the module is built (or read from CuPy's cache) at its first get_function
         with timed_compile():
-            fn = load_module(path, name_expressions).get_function(name)
+            mod = load_module(path, name_expressions)
+            marker = _build_marker((path, tuple(name_expressions)))
+            fn = mod.get_function(name)
+            if marker is not None:
+                _mark_built(marker)
         _FUNCS[key] = fn
     return fn
+
+
+# The first CUDA module build of a process that is not in CuPy's kernel cache prints the
+# "compiling kernels, first run only" notice (hornet.core.jit). CuPy's cache key is internal;
+# a marker file per module (its source, options, CuPy version, GPU architecture and CuPy's
+# cache folder) in hornet's cache folder records that a build has been done.
+_BUILD_KEYS: dict = {}
+_MARKED: set = set()
+
+
+def _build_key(code: str, options: tuple, name_expressions: tuple) -> str:
+    cache = os.environ.get("CUPY_CACHE_DIR") or os.path.expanduser("~/.cupy/kernel_cache")
+    arch = cupy.cuda.Device().compute_capability
+    text = "\0".join([code, *options, *name_expressions, cupy.__version__, arch,
+                       os.path.abspath(cache)])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _build_marker(module_key: tuple) -> str | None:
+    """The marker file of a module (``(path, name_expressions)``, as ``load_module`` keys
+    it); None once it is known to be built. Announces the build when the marker is absent."""
+    key = _BUILD_KEYS.get(module_key)
+    if key is None or key in _MARKED:
+        return None
+    marker = os.path.join(cache_dir(), "cuda", key)
+    if os.path.exists(marker):
+        _MARKED.add(key)
+        return None
+    announce_compile(os.environ.get("CUPY_CACHE_DIR")
+                     or os.path.expanduser("~/.cupy/kernel_cache"))
+    return marker
+
+
+def _mark_built(marker: str) -> None:
+    _MARKED.add(os.path.basename(marker))
+    try:
+        os.makedirs(os.path.dirname(marker), exist_ok=True)
+        with open(marker, "w", encoding="utf-8"):
+            pass
+    except OSError:          # no writable cache folder: the notice may show again
+        pass
 
 
 _HEADERS_DIGEST: list = []

@@ -18,6 +18,10 @@
   parallel twin takes over (:data:`PROMOTE_WORK`) once the serial twin has processed that
   many items of calls at least the parallel threshold, or at once when its compiled code is
   in the cache already (a previous run compiled it). :data:`parallel_policy` changes this.
+- :class:`OptionalPath`: an optional fast path (one that only speeds up what another path
+  also does, such as the CPU small-batch path) is taken once its kernels are compiled or
+  cached, or once a process has made enough calls to win its compile back
+  (:data:`optional_path_policy` changes this): a short run compiles one path, not two.
 - :func:`compile_timer`: the seconds spent compiling kernels (Numba, and the CUDA modules of
   :mod:`hornet.memory.gpu_copy`) while it is active, so that throughput figures can leave
   one-time compilation out.
@@ -37,7 +41,10 @@ import types
 from typing import Iterator
 
 import numba
+import numba.core.errors
 import numpy as np
+from numba.extending import intrinsic
+from numba import types as nbtypes
 from numba.core import caching
 from numba.core import event as numba_event
 
@@ -48,6 +55,10 @@ PROMOTE_WORK = 1 << 22
 # "tiered" (the default, see the module notes); "always": parallel twins are used from the
 # first call at or above the threshold, compiling them then; "never": serial twins only
 parallel_policy = "tiered"
+# optional fast paths (:class:`OptionalPath`): "tiered" (the default): taken once compiled or
+# cached, or after their promotion count of calls; "always": taken from the first call
+# (compiling them then); "never": not taken
+optional_path_policy = "tiered"
 
 COMPILE_NOTICE = "hornet: compiling kernels, first run only (cached in {where})"
 
@@ -102,6 +113,13 @@ except AttributeError:  # pragma: no cover - another Numba
     _FunctionCache = None
 
 
+def announce_compile(where: str) -> None:
+    """Print :data:`COMPILE_NOTICE` (kernels cached in ``where``) on stderr, once per process
+    (for the Numba kernels and the CUDA modules together); nothing when
+    :data:`announce_compiles` is False."""
+    _announce(where)
+
+
 def _announce(where: str) -> None:
     global _announced
     if _announced or not announce_compiles:
@@ -139,10 +157,34 @@ def njit(py_func=None, **options):
     def wrap(f):
         if options.get("parallel") and tiered:
             return TieredKernel(f, threshold=0, cache=cache, **options)
-        dispatcher = numba.njit(**options)(f)
+        dispatcher = _plain_argument_calls(numba.njit(**options)(f))
         return _with_cache(dispatcher) if cache else dispatcher
 
     return wrap if py_func is None else wrap(py_func)
+
+
+def _plain_argument_calls(dispatcher):
+    """``dispatcher``, compiled for plain argument types when another kernel calls it.
+
+    A kernel calling ``f(x, 0)`` gives Numba the literal type ``Literal[int](0)``, and Numba
+    compiles ``f`` once for it and once more for the ``int64`` of another call site (LLVM
+    still sees the constant where it inlines the call). Here a call from a kernel compiles
+    for the arguments' plain types (literals as their plain types), and for the literals only
+    where that does not type (a function that needs a compile-time constant)."""
+    generic = dispatcher.get_call_template
+
+    def get_call_template(args, kws):
+        plain = tuple(nbtypes.unliteral(a) for a in args)
+        plain_kws = {k: nbtypes.unliteral(v) for k, v in kws.items()}
+        if plain != tuple(args) or plain_kws != kws:
+            try:
+                return generic(plain, plain_kws)
+            except numba.core.errors.TypingError:
+                pass
+        return generic(args, kws)
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
 
 
 def _work(args) -> int:
@@ -213,18 +255,69 @@ class TieredKernel:
             return True
         if not self._cache_checked:
             self._cache_checked = True
-            cache_file = getattr(self.parallel._cache, "_cache_file", None)
-            index = getattr(cache_file, "_index_path", None)
-            if index is not None and os.path.exists(index):
-                return True
+            return compiled_or_cached(self.parallel)
         return False
 
 
+def compiled_or_cached(dispatcher) -> bool:
+    """Whether a Numba dispatcher made by :func:`njit` has compiled code in this process, or
+    an entry (any signature) in its on-disk cache. Looks at one file's existence."""
+    if dispatcher.overloads:
+        return True
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    index = getattr(cache_file, "_index_path", None)
+    return index is not None and os.path.exists(index)
 
-@njit(inline="always")
-def ix(i):
-    """``i`` (>= 0) as an index without NumPy's negative wraparound (see the module notes)."""
-    return np.uint64(i)
+
+class OptionalPath:
+    """Gate of an optional fast path whose kernels cost seconds to compile (a path that only
+    speeds up what another, compiled anyway, also does; e.g. the CPU small-batch path).
+
+    :meth:`take` says whether an eligible call takes the path: yes once its kernels are
+    compiled in this process or cached on disk (a previous run compiled them), or once the
+    process has made ``promote_calls`` eligible calls (the path then pays for its compile);
+    before that, the other path runs. :data:`optional_path_policy` changes this.
+    """
+
+    def __init__(self, kernels: tuple, promote_calls: int):
+        self.kernels = kernels            # dispatchers whose compiled code opens the path
+        self.promote_calls = promote_calls
+        self.calls = 0                    # eligible calls sent to the other path so far
+        self._open = False
+        self._cache_checked = False
+
+    def take(self) -> bool:
+        """Whether this eligible call takes the optional path (counts it otherwise)."""
+        if self._open or optional_path_policy == "always":
+            return True
+        if optional_path_policy == "never":
+            return False
+        if any(k.overloads for k in self.kernels):
+            self._open = True
+        elif not self._cache_checked:
+            self._cache_checked = True
+            self._open = any(compiled_or_cached(k) for k in self.kernels)
+        if not self._open:
+            self.calls += 1
+            self._open = self.calls > self.promote_calls
+        return self._open
+
+
+
+@intrinsic
+def ix(typingctx, i):
+    """``i`` (>= 0) as an index without NumPy's negative wraparound (see the module notes):
+    ``np.uint64(i)``. An intrinsic, not an inlined function: a kernel indexes with it at
+    hundreds of sites, and each inlined call site would run Numba's front end over the callee
+    again at compile time; the intrinsic emits the one integer cast directly."""
+    if not isinstance(i, nbtypes.Integer):
+        return None
+    arg = nbtypes.unliteral(i)
+
+    def codegen(context, builder, signature, args):
+        return context.cast(builder, args[0], arg, nbtypes.uint64)
+
+    return nbtypes.uint64(arg), codegen
 
 
 def dual_kernel(py_func=None, *, threshold: int = PARALLEL_MIN):

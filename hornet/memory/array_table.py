@@ -23,12 +23,12 @@ from ..core.jit import njit
 @njit
 def _edit_rows(rows, gone, added):
     """``rows`` (A, W) ascending by column 0, without the rows whose column 0 is in ``gone``
-    (ascending, each present) and with ``added`` (K, W, any order) inserted: a new (A - G +
-    K, W) array, ascending. One pass instead of a dozen NumPy calls (each one slow when the
-    batch's kernels have just filled the caches)."""
+    (ascending, each present) and with ``added`` (K, W, ascending by column 0) inserted: a
+    new (A - G + K, W) array, ascending. One pass instead of a dozen NumPy calls (each one
+    slow when the batch's kernels have just filled the caches). The caller sorts ``added``
+    (a few rows): a sort in here would compile NumPy's sort into the kernel."""
     na, w = rows.shape
     k = added.shape[0]
-    order = np.argsort(added[:, 0])
     out = np.empty((na - gone.shape[0] + k, w), dtype=np.int64)
     i = 0
     j = 0
@@ -39,11 +39,14 @@ def _edit_rows(rows, gone, added):
             i += 1
             g += 1
             continue
-        if j < k and (i >= na or added[order[j], 0] < rows[i, 0]):
-            out[o] = added[order[j]]
+        # rows copied item by item: a row assignment would compile Numba's shape check
+        if j < k and (i >= na or added[j, 0] < rows[i, 0]):
+            for c in range(w):
+                out[o, c] = added[j, c]
             j += 1
         else:
-            out[o] = rows[i]
+            for c in range(w):
+                out[o, c] = rows[i, c]
             i += 1
         o += 1
     return out
@@ -94,7 +97,7 @@ class ArrayTable:
         born = {id(a) for a in created}
         died = {id(a) for a in freed}
         gone = [a for a in freed if id(a) not in born]
-        new = [a for a in created if id(a) not in died]
+        new = sorted((a for a in created if id(a) not in died), key=lambda a: a.base)
         for a in gone:
             if self._by_base.get(a.base) is not a:
                 raise KeyError(f"{a!r} is not in the block-array table")

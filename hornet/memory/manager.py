@@ -665,8 +665,11 @@ def _cpu_take(plans, num_fields: int) -> np.ndarray:
     counts = np.array([t for _, t, _ in reqs], dtype=np.int64)
     shifts = np.array([sh for _, _, sh in reqs], dtype=np.int64)
     w = 2 + num_fields                  # row layout: see BlockArray.lookup_row
-    return take_forest_rows(rows[:, w], rows[:, w + 1:w + 2 + FOREST_LEVELS], counts,
-                            rows[:, 0], shifts, numba.get_num_threads())
+    # contiguous copies (a few rows): a column of several rows is strided, of one row not,
+    # and each layout would be a kernel compilation of its own
+    c = np.ascontiguousarray
+    return take_forest_rows(c(rows[:, w]), c(rows[:, w + 1:w + 2 + FOREST_LEVELS]), counts,
+                            c(rows[:, 0]), shifts, numba.get_num_threads())
 
 
 PLACE_CHUNKS = 16

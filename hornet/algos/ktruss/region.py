@@ -254,7 +254,8 @@ def _grow(a, n):
     if n <= a.shape[0]:
         return a
     b = np.empty(max(n, 2 * a.shape[0]), a.dtype)
-    b[:a.shape[0]] = a
+    for i in range(a.shape[0]):      # a loop: a slice assignment compiles Numba's shape check
+        b[i] = a[i]
     return b
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.jit import ix, njit
+from ...core.jit import OptionalPath, ix, njit
 from ...core.pointers import address_of, int32_view
 from ...core.search import lower_bound
 from ..small_layout import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID, H_MOVES,
@@ -283,6 +283,13 @@ def _remove_rows(header, ent_pos, ent_res, seg_vertex, seg_start, seg_len, seg_o
     _advance_rings(header, state, accept)
 
 
+# A process sends this many small batches through the fused pipeline (whose kernels every
+# replay compiles anyway) before it compiles the small-batch kernels, unless they are cached
+# from an earlier run: they save microseconds a batch and cost seconds to compile.
+SMALL_PATH_PROMOTE = 256
+small_path_gate = OptionalPath((_prepare,), promote_calls=SMALL_PATH_PROMOTE)
+
+
 class CpuSmallBatches:
     """The workspace of one CPU graph's small batches, reused batch after batch; the same
     interface as :class:`hornet.batch.gpu.small.SmallBatches`."""
@@ -298,7 +305,7 @@ class CpuSmallBatches:
 
     def prepare(self, s, d, mirror: bool, mode: int, degree, size_class, edge_ptr,
                 min_class: int):
-        """:func:`_prepare` on pairs ``s``, ``d`` (int32 or int64 host arrays of one dtype,
+        """:func:`_prepare` on pairs ``s``, ``d`` (int64 host arrays,
         contiguous, (n,), n * (2 if mirror else 1) <= SMALL_ENTRIES) against the vertex
         table. Returns (header: int64 array indexed by the ``H_*`` slots, valid until the next
         call; rows: int32 (2 * SMALL_ENTRIES,), the result's src in its first
