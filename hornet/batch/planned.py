@@ -69,7 +69,6 @@ def _first_pairs(xp, s, d, p, mirror: bool):
     ``src << 31 | dst``). A few launches, no host synchronization: each pair is looked up
     among the kept keys (both directions when ``mirror``) and the smallest pair index is
     scattered to its entry (pairs that are not kept go to a spare slot)."""
-    import cupyx
     kept_keys = (p.src.astype(xp.int64) << 31) | p.dst.astype(xp.int64)
     n = int(s.shape[0])
     first = xp.full(p.kept + 1, n, dtype=xp.int32)
@@ -79,7 +78,7 @@ def _first_pairs(xp, s, d, p, mirror: bool):
         key = (u << 31) | v
         at = xp.minimum(xp.searchsorted(kept_keys, key), p.kept - 1)
         at = xp.where(kept_keys[at] == key, at, p.kept)
-        cupyx.scatter_min(first, at, pair)
+        xp.minimum.at(first, at, pair)
     return first[:p.kept], kept_keys
 
 
