@@ -60,8 +60,8 @@ def main(argv: list[str] | None = None) -> None:
                 ["stream", "events", "batch", "batches", "CPU events/s", "GPU events/s",
                  "GPU / CPU"], rows,
                 notes=(f"Directed graph, no window, no analytics; medians of {a.repeats} "
-                       "replays per backend, same process; CPU kernels under the library's default
-                       (tiered) compile policy. Events/s counts the replay's graph "
+                       "replays per backend, same process; CPU kernels under the library's "
+                       "default (tiered) compile policy. Events/s counts the replay's graph "
                        "update time only (inserts, deletes), compile time excluded.\n"),
                 device="gpu")
 
