@@ -263,6 +263,26 @@ __device__ __forceinline__ bool tc_keyed(i64 dy, int y, i64 dx, int x) {
     return dy < dx || (dy == dx && y < x);
 }
 
+// A warp's inclusive prefix sum of one int per lane.
+__device__ __forceinline__ int warp_inclusive_sum(int v, int lane) {
+    for (int o = 1; o < 32; o <<= 1) {
+        const int u = __shfl_up_sync(FULL_MASK, v, o);
+        if (lane >= o) v += u;
+    }
+    return v;
+}
+
+// The last lane whose exclusive prefix pre[lane] is <= t (pre ascending, pre[0] = 0): the
+// lane whose items hold the warp's t-th probe.
+__device__ __forceinline__ int lane_of_item(const int* pre, int t) {
+    int lo = 0, hi = 31;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (pre[mid] <= t) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
+
 template <int MODE>
 __device__ __forceinline__ void tc_hit(u64* tri_v, int x, int y, int w) {
     if (MODE == 1) {
@@ -314,11 +334,7 @@ __global__ void tc_keyed_warp(const int* __restrict__ deg, const i64* __restrict
                     st = ooff[y];
                 }
             }
-            int inc = cnt;
-            for (int o = 1; o < 32; o <<= 1) {
-                const int v = __shfl_up_sync(FULL_MASK, inc, o);
-                if (lane >= o) inc += v;
-            }
+            const int inc = warp_inclusive_sum(cnt, lane);
             const int T = __shfl_sync(FULL_MASK, inc, 31);
             pre[lane] = inc - cnt;
             start[lane] = st;
@@ -326,11 +342,7 @@ __global__ void tc_keyed_warp(const int* __restrict__ deg, const i64* __restrict
             if (lane == 0) pre[32] = T;
             __syncwarp();
             for (int t = lane; t < T; t += 32) {
-                int lo = 0, hi = 31;               // last lane with pre <= t
-                while (lo < hi) {
-                    const int mid = (lo + hi + 1) >> 1;
-                    if (pre[mid] <= t) lo = mid; else hi = mid - 1;
-                }
+                const int lo = lane_of_item(pre, t);
                 const int w = oind[start[lo] + (t - pre[lo])];
                 if (tc_lookup(table, mask, shift, w)) {
                     ++local;
@@ -536,11 +548,7 @@ extern "C" __global__ void tc_support_warp(const int* __restrict__ deg,
                     exy = ex[j];
                 }
             }
-            int inc = cnt;
-            for (int o = 1; o < 32; o <<= 1) {
-                const int v = __shfl_up_sync(FULL_MASK, inc, o);
-                if (lane >= o) inc += v;
-            }
+            const int inc = warp_inclusive_sum(cnt, lane);
             const int T = __shfl_sync(FULL_MASK, inc, 31);
             pre[lane] = inc - cnt;
             start[lane] = st;
@@ -548,11 +556,7 @@ extern "C" __global__ void tc_support_warp(const int* __restrict__ deg,
             if (lane == 0) pre[32] = T;
             __syncwarp();
             for (int t = lane; t < T; t += 32) {
-                int lo = 0, hi = 31;               // last lane with pre <= t
-                while (lo < hi) {
-                    const int mid = (lo + hi + 1) >> 1;
-                    if (pre[mid] <= t) lo = mid; else hi = mid - 1;
-                }
+                const int lo = lane_of_item(pre, t);
                 const i64 pos = start[lo] + (t - pre[lo]);
                 const int slot = tc_find(table, mask, shift, oind[pos]);
                 if (slot >= 0) {
