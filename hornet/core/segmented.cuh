@@ -20,6 +20,20 @@ __device__ __forceinline__ i64 lower_bound(const T* a, i64 n, X x) {
     return lo;
 }
 
+// Whether the ascending a[0:n] holds w.
+__device__ __forceinline__ bool in_sorted(const int* a, i64 n, int w) {
+    const i64 p = lower_bound(a, n, w);
+    return p < n && a[p] == w;
+}
+
+// Whether the ascending pair keys[lo:hi] hold the pair (x, w), keyed x << 32 | w (a batch's
+// edges sorted by key, as the dynamic triangle and truss kernels keep them).
+__device__ __forceinline__ bool in_batch_list(const i64* keys, i64 lo, i64 hi, int x, int w) {
+    const i64 q = ((i64)x << 32) | (i64)(unsigned)w;
+    const i64 p = lo + lower_bound(keys + lo, hi - lo, q);
+    return p < hi && keys[p] == q;
+}
+
 // Number of a[0:n] that are <= x (a ascending).
 template <typename T, typename X>
 __device__ __forceinline__ i64 upper_bound(const T* a, i64 n, X x) {

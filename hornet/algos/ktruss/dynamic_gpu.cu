@@ -39,17 +39,6 @@ __device__ __forceinline__ i64 warp_id() {
 }
 __device__ __forceinline__ i64 num_warps() { return ((i64)gridDim.x * blockDim.x) >> 5; }
 
-__device__ __forceinline__ bool in_sorted(const int* a, i64 n, int w) {
-    const i64 p = lower_bound(a, n, w);
-    return p < n && a[p] == w;
-}
-
-__device__ __forceinline__ bool in_batch_list(const i64* keys, i64 lo, i64 hi, int x, int w) {
-    const i64 q = ((i64)x << 32) | (i64)(unsigned)w;
-    const i64 p = lo + lower_bound(keys + lo, hi - lo, q);
-    return p < hi && keys[p] == q;
-}
-
 // Append slot s to list (count ctr[c]) unless arr[s] already holds stamp.
 __device__ __forceinline__ void claim(int* arr, int stamp, int s, int* list, u64* ctr, int c) {
     if (atomicExch(&arr[s], stamp) != stamp) list[atomicAdd(&ctr[c], 1ull)] = s;

@@ -38,17 +38,6 @@ extern "C" __global__ void dtc_prepare(const int* __restrict__ deg, const int* _
     }
 }
 
-__device__ __forceinline__ bool in_list(const int* a, i64 n, int w) {
-    const i64 p = lower_bound(a, n, w);
-    return p < n && a[p] == w;
-}
-
-__device__ __forceinline__ bool in_batch_list(const i64* keys, i64 lo, i64 hi, int x, int w) {
-    const i64 q = ((i64)x << 32) | (i64)(unsigned)w;
-    const i64 p = lo + lower_bound(keys + lo, hi - lo, q);
-    return p < hi && keys[p] == q;
-}
-
 // sign: +1 insertion, -1 deletion. count6: signed total in units of 1/6 (two's complement in
 // an unsigned 64-bit word). pv6: per vertex, units of 1/6. Edge table (tkeys, tshift, tval)
 // when track: per edge, units of 1/6; edges of the batch are skipped when deleting (they
@@ -71,7 +60,7 @@ extern "C" __global__ void dtc_count(const int* __restrict__ deg, const i64* __r
         const i64 dx = deg[x];
         const int w = p < dx ? ((const int*)ptr[x])[p]
                              : (int)(bkeys[xr[2 * e] + (p - dx)] & 0xffffffffLL);
-        bool found = in_list((const int*)ptr[y], (i64)deg[y], w);
+        bool found = in_sorted((const int*)ptr[y], (i64)deg[y], w);
         if (!found && deleting) found = in_batch_list(bkeys, yr[2 * e], yr[2 * e + 1], y, w);
         if (!found) continue;
         const bool xw = ba_has_pair(bkeys, nk, x, w);
