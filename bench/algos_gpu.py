@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 import hornet
-from bench.common import cuda_times, kronecker, real_graph_path, require_gpu, write_table
+from bench.common import cuda_times, kronecker, require_gpu, weighted_real_graph, write_table
 
 NAME = "algos_gpu"
 NEEDS_GPU = True
@@ -225,14 +225,7 @@ def tc_only_rows(scale: int, args, rows: list[list]) -> str:
 def real_rows(name: str, args, rows: list[list]) -> str:
     """SpMV rows of a SNAP graph (undirected, random float64 / float32 weights)."""
     import cupy
-    s, d, _ = hornet.io.read_edges(real_graph_path(name))
-    n = int(max(s.max(), d.max())) + 1
-    keep = s != d
-    s, d = s[keep], d[keep]
-    w = np.random.default_rng(2).random(s.shape[0])
-    g = hornet.Graph.from_edges(cupy.asarray(s), cupy.asarray(d), num_vertices=n,
-                                directed=False, device="gpu", weight=cupy.asarray(w),
-                                w32=cupy.asarray(w.astype(np.float32)))
+    g, n = weighted_real_graph(name)
     indptr, indices, data, csr = csr_of(g)
     nnz = int(indices.shape[0])
     x = cupy.random.RandomState(3).standard_normal(n)

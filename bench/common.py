@@ -208,6 +208,22 @@ def real_graph_path(name: str) -> Path:
     raise FileNotFoundError(f"no graph {name!r} in {DATA} (set HORNET_DATA)")
 
 
+
+def weighted_real_graph(name: str):
+    """(GPU graph, V) of a real graph of the data folder: undirected, self loops dropped, with
+    the same random weights as float64 ``weight`` and float32 ``w32`` (seed 2)."""
+    import cupy
+    import hornet
+    s, d, _ = hornet.io.read_edges(real_graph_path(name))
+    n = int(max(s.max(), d.max())) + 1
+    keep = s != d
+    s, d = s[keep], d[keep]
+    w = np.random.default_rng(2).random(s.shape[0])
+    g = hornet.Graph.from_edges(cupy.asarray(s), cupy.asarray(d), num_vertices=n,
+                                directed=False, device="gpu", weight=cupy.asarray(w),
+                                w32=cupy.asarray(w.astype(np.float32)))
+    return g, n
+
 # ---------------------------------------------------------------------------------- tables
 def _cell(x) -> str:
     return f"{x:.3g}" if isinstance(x, float) else str(x)

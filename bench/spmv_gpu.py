@@ -17,7 +17,7 @@ import argparse
 import importlib
 
 import hornet
-from bench.common import cuda_times, kronecker, real_graph_path, require_gpu, write_table
+from bench.common import cuda_times, kronecker, require_gpu, weighted_real_graph, write_table
 
 NAME = "spmv_gpu"
 NEEDS_GPU = True
@@ -111,15 +111,7 @@ def kron_graph(scale: int):
 def real_graph(name: str):
     """(label, GPU graph, description) of a SNAP graph (self loops dropped)."""
     import cupy
-    import numpy as np
-    s, d, _ = hornet.io.read_edges(real_graph_path(name))
-    n = int(max(s.max(), d.max())) + 1
-    keep = s != d
-    s, d = s[keep], d[keep]
-    w = np.random.default_rng(2).random(s.shape[0])
-    g = hornet.Graph.from_edges(cupy.asarray(s), cupy.asarray(d), num_vertices=n,
-                                directed=False, device="gpu", weight=cupy.asarray(w),
-                                w32=cupy.asarray(w.astype(np.float32)))
+    g, n = weighted_real_graph(name)
     nnz = int(g.degree().sum(dtype=cupy.int64))
     return name, g, (f"{name}: {n:,} vertices, {g.num_edges:,} undirected edges ({nnz:,} "
                      f"stored entries)")
