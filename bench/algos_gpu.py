@@ -10,7 +10,8 @@ device, undirected (both directions stored) with float64 and float32 edge proper
 SpMV also against cupyx.scipy.sparse ``A @ x`` (cuSPARSE). Whole calls timed with CUDA events
 in interleaved rounds. The "calls on one graph state" rows time the first calls after an
 update one by one (the preparations an algorithm makes per graph state land there).
-``--tc-scales``: triangle counting alone (the largest graphs); ``--real``: SpMV against
+``--tc-scales``: triangle counting, and the first calls on one graph state of unweighted SpMV,
+BFS and triangle counting (the largest graphs: no properties, no CSR copy); ``--real``: SpMV against
 cuSPARSE on SNAP graphs of the data folder.
 """
 from __future__ import annotations
@@ -102,20 +103,26 @@ def absent_edge(g):
     return u[k:k + 1], v[k:k + 1]
 
 
-def state_calls(label, g, x, source, rows, calls: int = 5) -> None:
+def state_calls(label, g, x, source, rows, calls: int = 5, weight: str | None = "weight",
+                tc_calls: int | None = None) -> None:
     """Rows "calls on one graph state": after a one-edge update, each of the first ``calls``
-    calls of SpMV (float64 weights), BFS and triangle counting timed alone."""
+    calls of SpMV (float64 weights; ``weight`` None: unweighted, for a graph without
+    properties), BFS and triangle counting (``tc_calls`` of them, default ``calls``) timed
+    alone."""
     import cupy
     from hornet import algos
     one, tail = absent_edge(g)
-    for name, fn in (("SpMV float64 weights", lambda: algos.spmv(g, x, weight="weight")),
-                     ("BFS direction-optimizing", lambda: algos.bfs(g, source)),
-                     ("triangle count", lambda: algos.triangle_count(g))):
-        g.insert_edges(one, tail, weight=cupy.ones(1), w32=cupy.ones(1, dtype=cupy.float32))
+    props = {} if weight is None else dict(weight=cupy.ones(1),
+                                           w32=cupy.ones(1, dtype=cupy.float32))
+    spmv_name = "SpMV float64 weights" if weight else "SpMV unweighted"
+    for name, fn, k in ((spmv_name, lambda: algos.spmv(g, x, weight=weight), calls),
+                        ("BFS direction-optimizing", lambda: algos.bfs(g, source), calls),
+                        ("triangle count", lambda: algos.triangle_count(g), tc_calls or calls)):
+        g.insert_edges(one, tail, **props)
         g.delete_edges(one, tail)
-        ts = [event_ms(fn) for _ in range(calls)]
+        ts = [event_ms(fn) for _ in range(k)]
         med = float(np.median(ts))
-        rows.append([label, f"{name}: calls 1..{calls} on one graph state",
+        rows.append([label, f"{name}: calls 1..{k} on one graph state",
                      f"{med:.3f}", "", "", "", "", "",
                      "ms per call: " + " / ".join(f"{t:.3f}" for t in ts)
                      + f"; slowest / median {max(ts) / med:.2f}"])
@@ -188,7 +195,8 @@ def tc_rows(label, g, csr, args, rows) -> None:
 
 
 def tc_only_rows(scale: int, args, rows: list[list]) -> str:
-    """Triangle counting alone on Kronecker ``scale`` (no properties, no CSR copy)."""
+    """Triangle counting on Kronecker ``scale`` (no properties, no CSR copy), and the first
+    calls on one graph state of unweighted SpMV, BFS and triangle counting."""
     import cupy
     n = 1 << scale
     try:
@@ -204,21 +212,21 @@ def tc_only_rows(scale: int, args, rows: list[list]) -> str:
     build = time.perf_counter() - t0
     del src, dst
     cupy.get_default_memory_pool().free_all_blocks()
-    about = (f"scale {scale} (triangle counting only): {n:,} vertices, {g.num_edges:,} "
+    about = (f"scale {scale} (no properties: triangle counting, first calls): {n:,} vertices, {g.num_edges:,} "
              f"undirected edges, max degree {int(g.degree().max()):,}; graph built in "
              f"{build:.2f} s")
     print(about, flush=True)
     tc_rows(f"kron{scale}", g, None, args, rows)
+    # the first calls on one graph state of SpMV (unweighted: no properties stored), BFS and
+    # triangle counting (each one warmed up on the graph first)
     from hornet import algos
-    one, tail = absent_edge(g)
-    g.insert_edges(one, tail)
-    g.delete_edges(one, tail)
-    ts = [event_ms(lambda: algos.triangle_count(g)) for _ in range(3)]
-    med = float(np.median(ts))
-    rows.append([f"kron{scale}", "triangle count: calls 1..3 on one graph state", f"{med:.3f}",
-                 "", "", "", "", "", "ms per call: " + " / ".join(f"{t:.3f}" for t in ts)
-                 + f"; slowest / median {max(ts) / med:.2f}"])
-    print(rows[-1], flush=True)
+    x = cupy.random.RandomState(3).standard_normal(n)
+    deg = g.degree()
+    cand = cupy.flatnonzero(deg > 0)
+    source = int(cand[int(np.random.default_rng(scale).integers(0, cand.shape[0]))])
+    algos.spmv(g, x)
+    algos.bfs(g, source)
+    state_calls(f"kron{scale}", g, x, source, rows, weight=None, tc_calls=3)
     return about
 
 

@@ -23,7 +23,8 @@ if HAS_GPU:
 
 # (max_truss search, per-edge support by the keyed kernels, resident blocks per SM)
 CONFIGS = [("bisect", True, None), ("decompose", True, None), ("bisect", False, 1),
-           ("decompose", False, 1)]
+           ("decompose", False, 1), ("bisect_decompose", True, None),
+           ("bisect_decompose", False, 1)]
 
 
 @pytest.fixture(params=CONFIGS, ids=lambda c: f"{c[0]}-{'keyed' if c[1] else 'search'}-{c[2]}")
@@ -100,6 +101,8 @@ def test_kronecker_with_hubs(config):
     stats = truss_gpu.PEEL_STATS
     if config[0] == "bisect":
         assert stats["recounts"] > 0 and stats["tests"] > 2
+    elif config[0] == "bisect_decompose":
+        assert stats["tests"] >= 1 and stats["levels"] > 1
     else:
         assert stats["compactions"] > 0 and stats["launches"] == stats["compactions"] + 1
 
@@ -131,6 +134,24 @@ def test_keyed_support_on_a_cupy_csr(tables, monkeypatch):
     assert np.array_equal(keyed.get(), algos.edge_support(gc))
     monkeypatch.setattr(tri_gpu, "SUPPORT_KEYED", False)
     assert np.array_equal(algos.edge_support((indptr, indices)).get(), keyed.get())
+
+
+@pytest.mark.parametrize("tables, ranges", [((32, 64), True), ((32, 64), False),
+                                            ((4096, 8192), True)])
+def test_keyed_count_with_lists_cut_into_value_ranges(tables, ranges, monkeypatch):
+    """Triangle counts and per-vertex counts of the keyed kernels equal the CPU's when key
+    lists longer than half of the second table are cut into value ranges (one block item per
+    range) or binary-searched in global memory; the small tables make many keys take both
+    paths."""
+    monkeypatch.setattr(tri_gpu, "TC_TABLES", tables)
+    monkeypatch.setattr(tri_gpu, "TC_RANGES", ranges)
+    src, dst = hornet.generators.kronecker_edges(13, edge_factor=16, seed=5)
+    gc, gg = undirected_pair(1 << 13, src, dst)
+    deg, ptr = tri_gpu.view_arrays(gg.adjacency())
+    ooff = tri_gpu.orient(deg, ptr, 1 << 13, sources=False)[2]
+    assert tables[0] > 32 or int((ooff[1:] - ooff[:-1]).max()) > tables[1]
+    assert algos.triangle_count(gg) == algos.triangle_count(gc)
+    assert np.array_equal(algos.triangles_per_vertex(gg).get(), algos.triangles_per_vertex(gc))
 
 
 @pytest.mark.parametrize("split", [100, 256, 4096])

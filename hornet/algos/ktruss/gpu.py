@@ -40,8 +40,12 @@ PEEL_STATS: dict = {}
 #: method "delta" peels on the device (:class:`_DevicePeel`, one launch per peeling); False:
 #: on the host, a round at a time (:class:`_Peeler`, as method "iterative" does)
 DEVICE_PEEL = True
-#: how _DevicePeel finds k_max: "decompose" (one peeling of every level) or "bisect"
-MAX_TRUSS_SEARCH = "bisect"
+#: how _DevicePeel finds k_max: "decompose" (one peeling of every level), "bisect" (one
+#: peeling per bisection test) or "bisect_decompose" (bisection tests until one leaves a
+#: non-empty k-truss, then one peeling of every level of that truss)
+MAX_TRUSS_SEARCH = "bisect_decompose"
+#: "bisect_decompose": the first test's k, as a fraction of the upper bound of k_max
+TRUSS_FIRST_TEST = 0.25
 PEEL_BLOCKS_PER_SM = None    # resident blocks per multiprocessor of truss_peel (None: all)
 GONE_NEVER = 0x7FFFFFFF      # GONE_NEVER in ktruss.cu
 TRUSS_CHUNK = 32             # TRUSS_CHUNK in ktruss.cu
@@ -388,19 +392,25 @@ class _DevicePeel:
         from the last non-empty truss, one peeling (:meth:`peel_below`) per test (a non-empty
         truss is a checkpoint of supports, states and CSR, compacted when it holds under half
         of the stored edges: the k-truss contains every larger one); "decompose": the whole
-        decomposition in one device peeling (every edge removed once, level by level).
+        decomposition in one device peeling (every edge removed once, level by level);
+        "bisect_decompose": bisection tests (the first at TRUSS_FIRST_TEST of the upper
+        bound) until one leaves a non-empty k-truss, then the decomposition of that truss
+        (its edges' truss numbers are their truss numbers in the whole graph: every j-truss
+        with j >= k lies inside it), which visits only its non-empty levels.
         0 for a graph without edges."""
         if self.E == 0:
             return 0
         if MAX_TRUSS_SEARCH == "decompose":
-            truss = self.decompose()
-            kmax = int(truss.max())
-            self.gone = cupy.where(truss == kmax, GONE_NEVER, 0).astype(cupy.int32)
-            return kmax
+            return self._keep_top(self.decompose())
         lo, hi = 2, _truss_bound(self.sup)
+        walk = MAX_TRUSS_SEARCH == "bisect_decompose"
         saved = self._save()
+        first = True
         while lo < hi:
             k = (lo + hi + 1) // 2
+            if walk and first:
+                k = max(lo + 1, min(hi, int(hi * TRUSS_FIRST_TEST)))
+            first = False
             self.tests += 1
             left = self.peel_below(k - 2)
             if left:
@@ -408,12 +418,23 @@ class _DevicePeel:
                 if 2 * left < self.work.stored:
                     self.compactions += 1
                     self.work.compact(self.gone == GONE_NEVER, left)
+                if walk:
+                    truss = cupy.zeros(self.E, dtype=cupy.int32)
+                    self.run(-1, truss)
+                    return self._keep_top(truss)
                 saved = self._save()
             else:
                 hi = k - 1
                 self._restore(saved)
         self._restore(saved)
         return lo
+
+    def _keep_top(self, truss) -> int:
+        """k_max = the largest truss number in ``truss`` (int32 (E,), 0 for the edges not
+        decomposed); leaves the edges with it alive."""
+        kmax = int(truss.max())
+        self.gone = cupy.where(truss == kmax, GONE_NEVER, 0).astype(cupy.int32)
+        return kmax
 
     def stats(self) -> dict:
         c = self.host_ctl

@@ -25,7 +25,7 @@ from ..views_gpu import coo, symmetrized
 _fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "triangles.cu"),
               ("orient_pass<0>", "orient_pass<1>", "tc_count<0>", "tc_count<1>", "tc_count<2>",
                "tc_keyed_warp<0>", "tc_keyed_warp<1>")
-              + tuple(f"tc_keyed_block<{m}, {t}>" for m in (0, 1) for t in (4096, 8192))
+              + tuple(f"tc_keyed_block<{m}, {t}>" for m in (0, 1) for t in (32, 64, 4096, 8192))
               + tuple(f"tc_support_block<{t}>" for t in (64, 256, 2048, 4096)))
 
 
@@ -36,8 +36,14 @@ TC_MAX_OUT = 1 << 22         # tc_keyed_block sums 256 out-degrees in int32: lon
 TC_SPREAD = 4                # a key's table has at least TC_SPREAD slots per list element
                              # (up to its cap): short probe runs for the many misses
 TC_TABLES = (4096, 8192)     # tc_keyed_block's table sizes: lists up to half of the first take
-                             # it, longer ones the second (beyond half of it: global search)
+                             # it, longer ones the second (beyond half of it: value ranges, or
+                             # global search; 32 and 64 are compiled too, for tests of every
+                             # path)
 TC_SPLIT = 1024              # a block item takes at most this many of its key's neighbours
+#: tc_keyed_block cuts a key list longer than half of its table into value ranges of half a
+#: table each (one block item per range and neighbour part, every probe in shared memory);
+#: False: such lists are binary-searched in global memory
+TC_RANGES = True
 TC_SUPPORT_TABLES = (2048, 4096)   # the same for tc_support_block (a hit count per slot too;
                                    # 64 and 256 are compiled too, for tests of every path)
 #: per-edge support by the keyed hash kernels (:func:`support_keyed`); False: by
@@ -142,18 +148,37 @@ def count_oriented(oriented, mode: int, num_vertices: int = 0, num_edges: int = 
             sup if mode == 2 else None)
 
 
-def _key_parts(keys, deg):
-    """(item keys int32, first neighbour int32) of the block kernels' items: key x's
-    undirected list cut into parts of TC_SPLIT neighbours, one item each."""
+def _key_parts(keys, deg, ranges=None, range_len: int = 0):
+    """(item keys int32, first neighbour int32, first list element int32 | None) of the block
+    kernels' items: key x's undirected list cut into parts of TC_SPLIT neighbours and, with
+    ``ranges`` (int64 per key), its oriented list into that many value ranges of
+    ``range_len`` elements; one item per (part, range)."""
     parts = (deg[keys].astype(cupy.int64) + TC_SPLIT - 1) // TC_SPLIT
-    total = int(parts.sum())
+    per = parts if ranges is None else parts * ranges
+    total = int(per.sum())
     if total == keys.size:
-        return keys, cupy.zeros(keys.size, dtype=cupy.int32)
-    ends = cupy.cumsum(parts)
+        return keys, cupy.zeros(keys.size, dtype=cupy.int32), (
+            None if ranges is None else cupy.zeros(keys.size, dtype=cupy.int32))
+    ends = cupy.cumsum(per)
     item = cupy.arange(total, dtype=cupy.int64)
     owner = cupy.searchsorted(ends, item, side="right")
-    jbeg = (item - (ends[owner] - parts[owner])) * TC_SPLIT
-    return keys[owner], jbeg.astype(cupy.int32)
+    local = item - (ends[owner] - per[owner])
+    if ranges is None:
+        return keys[owner], (local * TC_SPLIT).astype(cupy.int32), None
+    r = ranges[owner]
+    return (keys[owner], ((local // r) * TC_SPLIT).astype(cupy.int32),
+            ((local % r) * range_len).astype(cupy.int32))
+
+
+def _block_items(keys, deg, dplus, table: int):
+    """The block kernel's items for ``keys`` in tables of ``table`` slots: (keys, jbeg,
+    rbeg | None); with TC_RANGES, keys whose lists exceed half a table get one item per value
+    range of ``table // 2`` elements too."""
+    if not TC_RANGES:
+        return _key_parts(keys, deg)
+    half = table // 2
+    ranges = (dplus[keys].astype(cupy.int64) + half - 1) // half
+    return _key_parts(keys, deg, cupy.maximum(ranges, 1), half)
 
 
 def count_keyed(deg, ptr, n: int, mode: int):
@@ -180,10 +205,11 @@ def count_keyed(deg, ptr, n: int, mode: int):
         for table, sel in zip(TC_TABLES, (big & fits, big & ~fits)):
             keys = cupy.flatnonzero(sel).astype(cupy.int32)
             if keys.size:
-                keys, jbeg = _key_parts(keys, deg)
+                keys, jbeg, rbeg = _block_items(keys, deg, dplus, table)
                 launch(_fn(f"tc_keyed_block<{mode}, {table}>"), keys.size,
-                       (deg, ptr, oind, ooff, dplus, keys, jbeg, np.int32(TC_SPLIT),
-                        i64(keys.size), spread, total, tri), threads_per_item=BLOCK)
+                       (deg, ptr, oind, ooff, dplus, keys, jbeg,
+                        NULL if rbeg is None else rbeg, np.int32(TC_SPLIT), i64(keys.size),
+                        spread, total, tri), threads_per_item=BLOCK)
     return int(total.get()[0]), (tri.view(cupy.int64) if mode == 1 else None)
 
 
@@ -212,7 +238,7 @@ def support_keyed(deg, ptr, eptr, n: int, num_edges: int):
         for table, sel in zip(TC_SUPPORT_TABLES, (big & fits, big & ~fits)):
             keys = cupy.flatnonzero(sel).astype(cupy.int32)
             if keys.size:
-                keys, jbeg = _key_parts(keys, deg)
+                keys, jbeg, _ = _key_parts(keys, deg)
                 launch(_fn(f"tc_support_block<{table}>"), keys.size,
                        (deg, ptr, eptr, oind, ooff, oeid, dplus, keys, jbeg, np.int32(TC_SPLIT),
                         i64(keys.size), spread, sup), threads_per_item=BLOCK)

@@ -216,11 +216,16 @@ __global__ void tc_count(const int* __restrict__ osrc, const int* __restrict__ o
 // is reused across all edges keyed at it.
 //
 // tc_keyed_warp: one warp per key x with 1 <= dplus(x) <= 32 (64-slot table per warp);
-// tc_keyed_block<MODE, TABLE>: one block per item of the lists `keys`, `jbeg`: key x, whose
-// undirected neighbours jbeg .. jbeg + split - 1 the block takes (a hub's neighbours are split
-// over many blocks, each building the key's table, so no block is left with a hub's whole
-// work), in a table of TABLE slots (a key whose list does not fit at half load is
-// binary-searched in global memory instead).
+// tc_keyed_block<MODE, TABLE>: one block per item of the lists `keys`, `jbeg` (and `rbeg`):
+// key x, whose undirected neighbours jbeg .. jbeg + split - 1 the block takes (a hub's
+// neighbours are split over many blocks, each building the key's table, so no block is left
+// with a hub's whole work), in a table of TABLE slots. A key whose list does not fit at half
+// load is cut by value: with `rbeg`, the item tables the list's elements rbeg ..
+// rbeg + TABLE / 2 - 1 only (values vlo .. vhi), and probes only the elements of each
+// neighbour's list within [vlo, vhi] (found by two binary searches in that ascending list),
+// so the items of one (key, neighbour part) over all its value ranges probe every element
+// once, each into a shared-memory table; without `rbeg` such a key is binary-searched in
+// global memory instead.
 // The smaller table leaves room for a full SM of blocks; the larger one takes longer lists.
 // MODE 0: count; 1: + per vertex (tri_v).
 
@@ -360,8 +365,9 @@ template <int MODE, int TABLE>
 __global__ void tc_keyed_block(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                const int* __restrict__ oind, const i64* __restrict__ ooff,
                                const int* __restrict__ dplus, const int* __restrict__ keys,
-                               const int* __restrict__ jbeg, int split, i64 nkeys, int spread,
-                               u64* __restrict__ count, u64* __restrict__ tri_v) {
+                               const int* __restrict__ jbeg, const int* __restrict__ rbeg,
+                               int split, i64 nkeys, int spread, u64* __restrict__ count,
+                               u64* __restrict__ tri_v) {
     __shared__ int s_table[TABLE];
     __shared__ int s_pre[257];
     __shared__ i64 s_start[256];
@@ -374,15 +380,22 @@ __global__ void tc_keyed_block(const int* __restrict__ deg, const i64* __restric
         const int x = keys[k];
         const i64 ox = ooff[x];
         const i64 dx = dplus[x];
+        // the part of the key's list in this item's table: lx[rb .. re) (all of it unless
+        // the list is cut into value ranges)
+        const bool ranged = rbeg != nullptr && 2 * dx > TABLE;
+        const i64 rb = ranged ? (i64)rbeg[k] : 0;
+        const i64 re = ranged ? min(dx, rb + TABLE / 2) : dx;
         const int* lx = oind + ox;
-        const bool hashed = 2 * dx <= TABLE;
+        const bool hashed = 2 * (re - rb) <= TABLE;
+        const int vlo = ranged ? lx[rb] : 0, vhi = ranged ? lx[re - 1] : 0;
         int shift;
-        const unsigned size = tc_table_size(dx, spread, TABLE, &shift);
+        const unsigned size = tc_table_size(re - rb, spread, TABLE, &shift);
         const unsigned mask = size - 1;
         if (hashed) {
             for (unsigned s = tid; s < size; s += blockDim.x) s_table[s] = TC_EMPTY;
             __syncthreads();
-            for (i64 j = tid; j < dx; j += blockDim.x) tc_insert(s_table, mask, shift, lx[j]);
+            for (i64 j = rb + tid; j < re; j += blockDim.x)
+                tc_insert(s_table, mask, shift, lx[j]);
         }
         __syncthreads();
         const int jb = jbeg[k];
@@ -398,6 +411,13 @@ __global__ void tc_keyed_block(const int* __restrict__ deg, const i64* __restric
                 if (tc_keyed(dy, y, dx, x)) {
                     cnt = (int)dy;
                     st = ooff[y];
+                    if (ranged && dy) {        // out(y)'s elements within [vlo, vhi]
+                        const int* ly = oind + st;
+                        const i64 a = lower_bound(ly, dy, vlo);
+                        const i64 b = a + upper_bound(ly + a, dy - a, vhi);
+                        st += a;
+                        cnt = (int)(b - a);
+                    }
                 }
             }
             const int ex = block_exclusive_scan(cnt, s_warp, &s_total);
