@@ -6,8 +6,10 @@ removed edges) peels on the device (:class:`_DevicePeel`): one cooperative launc
 ``truss_peel`` runs a whole peeling, its rounds and levels separated by grid barriers, the host
 relaunching only to compact the CSR; while the edges under a threshold are most of the live
 graph they are removed at once and the survivors' support recounted instead.
-``max_truss`` bisects over k from checkpoints (O(log k_max) peelings, each from the last
-non-empty truss); ``truss_numbers`` is one device peeling of every level. Method "iterative"
+``max_truss`` tests one k (a fraction of the supports' upper bound of k_max; bisection
+below it while a test leaves no edge) and decomposes the non-empty truss it leaves in one
+device peeling, which visits only that truss's levels; ``truss_numbers`` is one device
+peeling of every level. Method "iterative"
 (and "delta" with DEVICE_PEEL False) peels from the host, a round at a time (:class:`_Peeler`:
 two launches and one read per round; "iterative" recounts the support every round), on a
 contiguous CSR with a per-edge state, compacted when half of it is dead.
@@ -44,8 +46,11 @@ DEVICE_PEEL = True
 #: peeling per bisection test) or "bisect_decompose" (bisection tests until one leaves a
 #: non-empty k-truss, then one peeling of every level of that truss)
 MAX_TRUSS_SEARCH = "bisect_decompose"
-#: "bisect_decompose": the first test's k, as a fraction of the upper bound of k_max
-TRUSS_FIRST_TEST = 0.25
+#: "bisect_decompose": the first test's k, as a fraction of the upper bound of k_max (the
+#: supports' bound, :func:`_truss_bound`: on Graph500 Kronecker graphs k_max is 0.34-0.45 of
+#: it, so the first test keeps a non-empty truss there; a test that empties the graph costs
+#: a whole peeling and a restore)
+TRUSS_FIRST_TEST = 0.3
 PEEL_BLOCKS_PER_SM = None    # resident blocks per multiprocessor of truss_peel (None: all)
 GONE_NEVER = 0x7FFFFFFF      # GONE_NEVER in ktruss.cu
 TRUSS_CHUNK = 32             # TRUSS_CHUNK in ktruss.cu
@@ -445,15 +450,17 @@ class _DevicePeel:
 def _truss_bound(sup) -> int:
     """An upper bound of k_max from the supports: a k-truss holds at least k(k - 1) / 2
     edges (k vertices of degree k - 1 at least), each with support >= k - 2, so k_max is at
-    most the largest k with k(k - 1) / 2 supports >= k - 2."""
+    most the largest k with k(k - 1) / 2 supports >= k - 2 (counted from a histogram of the
+    supports, capped where k(k - 1) / 2 exceeds the edges)."""
     m = int(sup.shape[0])
     if m == 0:
         return 2
-    desc = cupy.sort(sup)[::-1]
-    kmax = int((1 + (1 + 8 * m) ** 0.5) / 2) + 1        # k(k - 1) / 2 <= m
-    k = cupy.arange(2, kmax + 1, dtype=cupy.int64)
+    kcap = int((1 + (1 + 8 * m) ** 0.5) / 2) + 1        # k(k - 1) / 2 <= m
+    hist = cupy.bincount(cupy.minimum(sup, kcap), minlength=kcap + 1)
+    at_least = cupy.cumsum(hist[::-1])[::-1]          # [s]: supports >= s, for s <= kcap
+    k = cupy.arange(2, kcap + 1, dtype=cupy.int64)
     need = k * (k - 1) // 2
-    ok = (need <= m) & (desc[cupy.minimum(need, m) - 1] >= k - 2)
+    ok = (need <= m) & (at_least[k - 2] >= need)
     return int(cupy.where(ok, k, 2).max())
 
 

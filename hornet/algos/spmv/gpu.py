@@ -245,11 +245,33 @@ def _rows_by_rank(view: AdjacencyView, rank, count: int) -> _VisitRows:
     off, nnz = scan(deg_rows)
     return _VisitRows(ptr_rows, deg_rows, off, nnz, vid, slot, {})
 def _degree_scan(view: AdjacencyView):
-    """(exclusive scan of the view's degrees with the total last, total), once per view."""
+    """(exclusive scan of the view's degrees with the total last, total), once per view; the
+    total of a graph's own view comes from the graph (no wait for the scan on the device)."""
     memo = view.derived.get("degree_scan")
     if memo is None:
-        memo = view.derived["degree_scan"] = scan(view_arrays(view)[0])
+        deg = view_arrays(view)[0]
+        total = _stored_entries(view)
+        if total is None:
+            memo = scan(deg)
+        else:
+            off = cupy.zeros(deg.shape[0] + 1, dtype=cupy.int64)
+            if deg.shape[0]:
+                cupy.cumsum(deg, dtype=cupy.int64, out=off[1:])
+            memo = (off, total)
+        view.derived["degree_scan"] = memo
     return memo
+
+
+def _stored_entries(view: AdjacencyView):
+    """The entries of a hornet Graph's own view, known on the host (an undirected graph
+    stores both directions of each edge and no self-loop); None for any other view."""
+    owner = view.owner
+    if getattr(owner, "storage_ranks", None) is None or not hasattr(owner, "num_edges"):
+        return None
+    if getattr(owner, "num_vertices", None) != view.num_vertices or \
+            getattr(owner, "directed", None) != view.directed:
+        return None
+    return int(owner.num_edges) * (1 if view.directed else 2)
 
 
 def warp_range(nnz: int) -> int:

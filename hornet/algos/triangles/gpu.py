@@ -1,13 +1,16 @@
 """GPU triangle counts and edge numbering (CuPy + CUDA C++, kernels in ``triangles.cu``).
 
-Degree orientation (one warp per vertex, ballot compaction). Counts (total and per vertex):
+Degree orientation (one warp per vertex, ballot compaction; for the keyed kernels in one
+pass, each vertex's oriented list written where its undirected list starts in a buffer as
+long as the undirected lists). Counts (total and per vertex):
 every edge is handled at its key, the end with the longer oriented list, whose list is
 hashed in shared memory once for all the edges keyed at it (a warp per short list, a block
 per longer one); the shorter list's elements are probed into it (:func:`count_keyed`).
 Per-edge support (k-truss): the same keyed kernels, each triangle adding one to its three
 edges (:func:`support_keyed`), or one item per (oriented edge, element of its shorter list),
 binary-searched in the longer list (:func:`count_oriented`). A hub key's neighbours are split
-over several blocks (TC_SPLIT each). :class:`EdgeIndex` numbers the
+over several blocks (TC_SPLIT each), and a key list longer than half of the largest table
+into value ranges (TC_RANGES). :class:`EdgeIndex` numbers the
 undirected edges as ``g.edges()`` lists them, for per-edge results.
 """
 from __future__ import annotations
@@ -39,7 +42,7 @@ TC_TABLES = (4096, 8192)     # tc_keyed_block's table sizes: lists up to half of
                              # it, longer ones the second (beyond half of it: value ranges, or
                              # global search; 32 and 64 are compiled too, for tests of every
                              # path)
-TC_SPLIT = 1024              # a block item takes at most this many of its key's neighbours
+TC_SPLIT = 512               # a block item takes at most this many of its key's neighbours
 #: tc_keyed_block cuts a key list longer than half of its table into value ranges of half a
 #: table each (one block item per range and neighbour part, every probe in shared memory);
 #: False: such lists are binary-searched in global memory
@@ -124,9 +127,29 @@ def orient(deg, ptr, n: int, eptr=None, state=None, sources: bool = True):
     osrc = cupy.empty(m if sources else 1, dtype=cupy.int32)
     oeid = cupy.empty(m if use_eid else 1, dtype=cupy.int64)
     if m:
-        launch(_fn("orient_pass<1>"), n, (deg, ptr, eptr_a, state_a, *flags, di64, ooff, oind,
+        launch(_fn("orient_pass<1>"), n, (deg, ptr, eptr_a, state_a, *flags, NULL, ooff, oind,
                                           oeid, osrc if sources else NULL), threads_per_item=32)
     return osrc, oind, ooff, oeid, m
+
+
+def orient_in_place(deg, ptr, n: int, eptr=None):
+    """The oriented lists of the keyed kernels in one pass over the graph: vertex x's
+    oriented entries (as in :func:`orient`, ascending) at ``ostart[x] .. ostart[x] +
+    dplus[x]`` of buffers as long as the undirected lists (``ostart``: their offsets), so
+    no counting pass and scan come first. With ``eptr`` the edge ids come along in ``oeid``
+    at the same positions. Returns (oind int32 (total,), ostart int64 (n + 1,), dplus int32
+    (n,), oeid int64 (total,) | one-element placeholder, total: undirected entries)."""
+    use_eid = eptr is not None
+    ostart, total = scan(deg)
+    oind = cupy.empty(max(total, 1), dtype=cupy.int32)
+    oeid = cupy.empty(total if use_eid and total else 1, dtype=cupy.int64)
+    cnt = cupy.zeros(max(n, 1), dtype=cupy.int64)
+    if total:
+        launch(_fn("orient_pass<1>"), n, (deg, ptr, eptr if use_eid else ptr,
+                                          dummy(cupy.uint8), np.int32(use_eid), np.int32(0),
+                                          i64(n), cnt, ostart, oind, oeid, NULL),
+               threads_per_item=32)
+    return oind, ostart, cnt[:n].astype(cupy.int32), oeid, total
 
 
 def count_oriented(oriented, mode: int, num_vertices: int = 0, num_edges: int = 0):
@@ -186,11 +209,10 @@ def count_keyed(deg, ptr, n: int, mode: int):
     int64 (n,), no self-loops), by the keyed hash kernels (triangles.cu): every edge is
     handled at the end with the longer oriented list, whose list is hashed in shared memory
     once for all its edges; the shorter list's elements are probed into it."""
-    _, oind, ooff, _, m = orient(deg, ptr, n, sources=False)
+    oind, ooff, dplus, _, m = orient_in_place(deg, ptr, n)
     total = cupy.zeros(1, dtype=cupy.uint64)
     tri = cupy.zeros(n if mode == 1 else 1, dtype=cupy.uint64)
     if m:
-        dplus = (ooff[1:] - ooff[:-1]).astype(cupy.int32)
         if m > TC_MAX_OUT and int(dplus.max()) > TC_MAX_OUT:    # (dplus <= m)
             return count_oriented(orient(deg, ptr, n), mode, num_vertices=n)[:2]
         small = (dplus <= TC_WARP_LIST) & (deg <= TC_WARP_DEGREE)
@@ -220,10 +242,9 @@ def support_keyed(deg, ptr, eptr, n: int, num_edges: int):
     found once, at the key of one of its edges). SUPPORT_KEYED False: :func:`count_oriented`."""
     if not SUPPORT_KEYED:
         return count_oriented(orient(deg, ptr, n, eptr=eptr), 2, num_edges=num_edges)[2]
-    _, oind, ooff, oeid, m = orient(deg, ptr, n, eptr=eptr, sources=False)
+    oind, ooff, dplus, oeid, m = orient_in_place(deg, ptr, n, eptr=eptr)
     sup = cupy.zeros(num_edges, dtype=cupy.int32)
     if m:
-        dplus = (ooff[1:] - ooff[:-1]).astype(cupy.int32)
         if m > TC_MAX_OUT and int(dplus.max()) > TC_MAX_OUT:    # (dplus <= m)
             return count_oriented(orient(deg, ptr, n, eptr=eptr), 2, num_edges=num_edges)[2]
         small = (dplus <= TC_WARP_LIST) & (deg <= TC_WARP_DEGREE)

@@ -72,7 +72,8 @@ extern "C" __global__ void map_entries(const i64* __restrict__ ptr, const i64* _
 // Orientation, one warp per vertex: keep the entries (u, w) with (deg w, w) > (deg u, u)
 // (and, with use_state, whose edge id e = erow[j] has state[e] == ALIVE). FILL == 0: count
 // per vertex into ocnt; FILL == 1: write them at ooff[u] (ascending, as the list), with their
-// source and (use_eid) edge id.
+// source (osrc non-null) and (use_eid) edge id, and their count into ocnt when it is
+// non-null (one pass, when ooff leaves room for every list: the undirected offsets).
 template <int FILL>
 __global__ void orient_pass(const int* __restrict__ deg, const i64* __restrict__ ptr,
                             const i64* __restrict__ eptr, const u8* __restrict__ state,
@@ -112,7 +113,7 @@ __global__ void orient_pass(const int* __restrict__ deg, const i64* __restrict__
             }
             cnt += __popc(m);
         }
-        if (!FILL && lane == 0) ocnt[u] = cnt;
+        if (lane == 0 && ocnt) ocnt[u] = cnt;
     }
 }
 
