@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> None:
         cupy.get_default_memory_pool().free_all_blocks()
     write_table(NAME, "GPU static algorithms: dynamic graph vs CSR view vs cuSPARSE", HEADER, rows,
                 f"""Graphs (SNAP files of the data folder, and Kronecker graphs generated on the
-device; all undirected, random edge weights):
+device; all undirected, random edge weights unless marked "no properties"):
 {chr(10).join('- ' + s for s in graphs)}
 
 Times: CUDA events around each whole call (allocation, scans and host syncs included), one
@@ -288,7 +288,8 @@ order (memoized per view: the graph's blocks by size class, then address, from i
 on an unchanged graph, found without a sort; the CSR's in id order). "calls 1..k on one graph
 state": right after an update (one edge inserted and deleted), each call timed alone, so
 every per-state preparation (SpMV's storage order, views) lands in one of them; the note
-gives the slowest call over the median. Triangle counting makes its oriented graph on every
+gives the slowest call over the median (the "no properties" scales: unweighted SpMV with a
+float64 x, each algorithm warmed up on the graph first). Triangle counting makes its oriented graph on every
 call (no state kept); its rate is undirected edges / time. Ratios > 1 mean the hornet graph
 is faster: CSR/graph = time on the CSR view / time on the graph; cuSPARSE/graph = cuSPARSE
 time / graph time. GTEPS: undirected edges of the reached component / time.""", device="gpu")

@@ -1,9 +1,10 @@
-"""GPU triangle counting alone on large Kronecker graphs (edges per second, every call).
+"""GPU triangle counting on large Kronecker graphs (edges per second, every call).
 
     python3 -m bench tc_gpu [--scales 22 24 26] [--repeats 5] [--splits 256 512 1024]
 
-The triangle rows of ``bench algos_gpu`` (its ``--tc-scales`` rows: the same graphs, timing
-and notes) without the SpMV and BFS rows, so the largest scales can be rerun alone.
+The rows of ``bench algos_gpu --tc-scales`` (the same graphs, timing and notes: triangle
+counting, and the first calls on one graph state of unweighted SpMV, BFS and triangle
+counting), so the largest scales can be rerun alone.
 ``--splits``: the rows once per TC_SPLIT (hub keys' neighbours per block item,
 ``hornet.algos.triangles.gpu.TC_SPLIT``), labelled with it, into the table tc_gpu_splits
 (tc_gpu keeps the library's setting).
@@ -55,9 +56,11 @@ generated on the device, undirected, no properties):
 Times: CUDA events around each whole `hornet.algos.triangle_count(g)` call on
 `hornet.Graph(device="gpu")` (orientation, key lists, scans and host syncs included; no state
 kept between calls), one warm-up call, then the median of {args.repeats} calls. Rate:
-undirected edges / time. "calls 1..3 on one graph state": right after an update (one edge
-inserted and deleted), each call timed alone; the note gives the slowest over the median.
-Only the "graph" column applies (no CSR copy, no cuSPARSE). Hub keys' neighbours are split
+undirected edges / time. "calls 1..k on one graph state": right after an update (one edge
+inserted and deleted), each of the first k calls of unweighted `hornet.algos.spmv(g, x)`
+(x float64), direction-optimizing `hornet.algos.bfs(g, source)` (a random vertex with edges)
+and triangle counting timed alone, each algorithm warmed up on the graph first; the note gives
+the slowest over the median. Only the "graph" column applies (no CSR copy, no cuSPARSE). Hub keys' neighbours are split
 over block items of TC_SPLIT = {default} each unless a row names another.""", device="gpu")
 
 

@@ -100,8 +100,9 @@ def notes(args, missing: list[str], done: bool) -> str:
 on an NVIDIA P100, as printed there. "delta": the support of every edge is counted once, then
 each round subtracts only the triangles lost with the removed edges (the chapter's
 cuSTINGER-Delta scheme; here a whole peeling is one device launch, and while the edges under
-the threshold are most of the live ones their survivors' support is recounted instead), k_max
-found by bisection over k from the last non-empty truss;
+the threshold are most of the live ones their survivors' support is recounted instead); k_max:
+one peeling at a k below the supports' upper bound of k_max (0.3 of it; lower, by bisection,
+while a test leaves no edge), then one device decomposition of the truss it leaves;
 "iterative"{iterative}: every round recounts the support of the whole remaining graph (the
 chapter's cuSTINGER-Iterative). Speedup = Table 19.2 time / our delta time.
 
