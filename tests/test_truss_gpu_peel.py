@@ -107,6 +107,23 @@ def test_kronecker_with_hubs(config):
         assert stats["compactions"] > 0 and stats["launches"] == stats["compactions"] + 1
 
 
+@pytest.mark.parametrize("first", [0.05, 0.3, 1.0])
+def test_max_truss_from_any_first_test(first, monkeypatch):
+    """max_truss by one test and the decomposition of the truss it leaves equals the CPU's
+    whether the first test keeps most of the graph, a little of it or nothing (then the
+    state is restored and bisection goes on below)."""
+    monkeypatch.setattr(truss_gpu, "DEVICE_PEEL", True)
+    monkeypatch.setattr(truss_gpu, "MAX_TRUSS_SEARCH", "bisect_decompose")
+    monkeypatch.setattr(truss_gpu, "TRUSS_FIRST_TEST", first)
+    src, dst = hornet.generators.kronecker_edges(13, edge_factor=16, seed=3)
+    gc, gg = undirected_pair(1 << 13, src, dst)
+    _, _, (k, s, d), _ = cached_cpu_results("kron13", gc)
+    kg, sg, dg = algos.max_truss(gg)
+    assert kg == k and np.array_equal(sg.get(), s) and np.array_equal(dg.get(), d)
+    if first == 1.0:             # a test at the bound itself: empty unless k_max is the bound
+        assert truss_gpu.PEEL_STATS["tests"] >= 2
+
+
 @pytest.mark.parametrize("name, kmax", [("facebook_combined.txt.gz", 97),
                                         ("ca-GrQc.txt.gz", 44)])
 def test_real_graphs(config, name, kmax):
