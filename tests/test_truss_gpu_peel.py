@@ -121,7 +121,8 @@ def test_max_truss_from_any_first_test(first, monkeypatch):
     kg, sg, dg = algos.max_truss(gg)
     assert kg == k and np.array_equal(sg.get(), s) and np.array_equal(dg.get(), d)
     if first == 1.0:             # a test at the bound itself: empty unless k_max is the bound
-        assert truss_gpu.PEEL_STATS["tests"] >= 2
+        tests = truss_gpu.PEEL_STATS["tests"]
+        assert tests >= 2 or kg == truss_gpu._truss_bound(algos.edge_support(gg))
 
 
 @pytest.mark.parametrize("name, kmax", [("facebook_combined.txt.gz", 97),
