@@ -206,9 +206,9 @@ __global__ void tc_count(const int* __restrict__ osrc, const int* __restrict__ o
 }
 
 // ------------------------------------------------------------------------ keyed hash counting
-// Triangle count over an oriented graph (oind, ooff: each undirected edge once, lists
-// ascending; dplus(v) = ooff[v + 1] - ooff[v]) read together with the undirected sorted lists
-// (deg, ptr). Every undirected edge {x, y} is handled once, at its key: the end with the
+// Triangle count over an oriented graph (oind, ooff, dplus: each undirected edge once, v's
+// out-list ascending at oind[ooff[v] .. ooff[v] + dplus(v)), with or without room between the
+// lists) read together with the undirected sorted lists (deg, ptr). Every undirected edge {x, y} is handled once, at its key: the end with the
 // larger (dplus, id); there |out(x) & out(y)| triangles are counted. A triangle's two
 // lowest-ranked vertices span the only edge whose two out-lists both hold the third vertex,
 // so each triangle is counted once. The key's out-list (the longer one) is staged in a
