@@ -145,7 +145,7 @@ def stage_profile(g, xp, sizes, calls, sync) -> None:
         g.delete_edges(c.src, c.dst)
         prof.disable()
         print(f"      reads per insert: {ins_reads}; per delete: {_reads(prof)}", flush=True)
-        if b in (10**4, 10**5):
+        if b in (10**4, 10**5, 10**6):
             prof = cProfile.Profile()
             s, d = batches[1]
             prof.enable()
@@ -156,6 +156,7 @@ def stage_profile(g, xp, sizes, calls, sync) -> None:
             prof.disable()
             st = pstats.Stats(prof)
             st.sort_stats("tottime").print_stats(18)
+            st.sort_stats("cumulative").print_stats(30)
 
 
 def _reads(prof) -> dict:
@@ -220,6 +221,9 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
     n = g.num_vertices
     rs = xp.random.RandomState(5)
     rows = []
+    slow_stats = {"insert": None, "delete": None}
+    fast_stats = {"insert": None, "delete": None}
+    medians = {"insert": [], "delete": []}
     for i in range(calls + 10):
         s = rs.randint(0, n, 1000, dtype=xp.int64).astype(dtype)
         d = rs.randint(0, n, 1000, dtype=xp.int64).astype(dtype)
@@ -228,11 +232,25 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
             spent.clear()
             before = pool.total_bytes()
             sync()
+            prof = cProfile.Profile() if i >= 10 else None
             t = time.perf_counter()
+            if prof is not None:
+                prof.enable()
             c = g.insert_edges(s, d) if op == "insert" else g.delete_edges(s, d)
             len(c)
             sync()
+            if prof is not None:
+                prof.disable()
             us = (time.perf_counter() - t) * 1e6
+            if prof is not None:
+                # profiles of the calls over twice the running median, and of the others
+                med_now = statistics.median(medians[op]) if medians[op] else us
+                medians[op].append(us)
+                bucket = slow_stats if us > 2 * med_now and len(medians[op]) > 5 else fast_stats
+                if bucket[op] is None:
+                    bucket[op] = pstats.Stats(prof)
+                else:
+                    bucket[op].add(prof)
             grew = pool.total_bytes() - before
             if grew:
                 events["pool+"] += 1
@@ -264,6 +282,12 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
         print(f"    calls with each event (all calls): {dict(tally)}")
         for r in slow[:12]:
             print(f"    call {r[0]}: {r[2]:.0f} us  events {r[3]}")
+        for label, bucket in (("slow", slow_stats), ("other", fast_stats)):
+            if bucket[op] is not None:
+                print(f"    cProfile of the {label} {op} calls (sum over them), by own time:")
+                bucket[op].sort_stats("tottime").print_stats(14)
+                if label == "slow":
+                    bucket[op].sort_stats("cumulative").print_stats(22)
 
 
 def trace_events(g, xp, calls) -> None:
