@@ -53,7 +53,8 @@ BUDGET_BYTES = 1 << 18     # per class: the bytes of blocks a ring aims to hold
 MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
 MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class's lists
 LIST_SHARE_SHIFT = 2       # beyond that, a goal (raised or not) is at most 1/4 of the lists
-DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
+DEMAND_BATCHES = 24        # a refill holds this many batches of the class's net drain (0: off)
+TOP_UP_SHIFT = 2           # a ring under 1/4 of its goal after a batch is topped up ahead
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
 
@@ -103,6 +104,7 @@ class BlockCache:
         self.drained = [0] * NUM_CLASSES
         self.served = [0] * NUM_CLASSES
         self._served = set()            # classes whose ring ever held blocks (tail > 0)
+        self._due = set()               # classes to top up ahead of need (see top_up)
         self.refills = 0                # refills from the bit trees so far (a statistic)
 
     @property
@@ -140,21 +142,55 @@ class BlockCache:
         cands = sorted(set(k for k in _classes(need, classes) if need[k]) | self._served)
         if any(need[k] > self.ring_slots // 2 for k in cands):
             raise ValueError("a batch may take at most ring_slots // 2 blocks of one class")
+        amount, boost = self._refill_amounts(cands, need)
+        if amount:
+            self._take_into_rings(amount)          # all or nothing: may raise, nothing changed
+        for k, b in boost.items():
+            self.boost[k] = b
+        for k in amount:
+            self.drained[k] = self.served[k] = 0
+
+    def _refill_amounts(self, cands, need) -> tuple[dict, dict]:
+        """Per class of ``cands`` that is short of ``need`` (or under half its goal after
+        it): the blocks a refill takes (``amount``) and the raised goals (``boost``), see
+        :meth:`reserve`. Goals are computed inline (:meth:`_goal`'s arithmetic): this runs
+        on a batch's path."""
+        head, tail, target = self.head, self.tail, self.target
+        used = self.manager._class_used
         amount, boost = {}, {}
         for k in cands:
             size = tail[k] - head[k]
-            n = int(need[k])
-            short = n > size or (tail[k] > 0 and 2 * (size - n) < self.goal(k))
-            if not short:
+            n = int(need[k]) if need is not None else 0
+            cap = max(MIN_BLOCKS, (used.get(k, 0) - size) >> LIST_SHARE_SHIFT)
+            if not (n > size or (tail[k] > 0 and
+                                 2 * (size - n) < min(max(int(target[k]), self.boost[k]), cap))):
                 continue
             rate = -(-max(self.drained[k], 0) // max(self.served[k], 1))       # ceil
             b = max(self.boost[k], min(self.demand_batches * rate, int(self.ceiling[k])))
             boost[k] = b
-            a = min(max(n + self._goal(k, b) - size, 0), self.ring_slots - size)
+            a = min(max(n + min(max(int(target[k]), b), cap) - size, 0),
+                    self.ring_slots - size)
             if a > 0:
                 amount[k] = a
+        return amount, boost
+
+    def top_up(self) -> None:
+        """Refill, ahead of need, the rings that a batch left under ``1 / 2**TOP_UP_SHIFT``
+        of their goal (:meth:`commit` lists them), up to their goal: one batched
+        allocation, no read-back. The small-batch path calls it while its prepare kernel
+        runs, so that the host work of a refill overlaps device work instead of stalling a
+        batch that finds its ring short. A failed allocation is left to the next
+        :meth:`reserve` (nothing changed)."""
+        due, self._due = self._due, set()
+        if not due:
+            return
+        from .manager import DeviceMemoryError
+        amount, boost = self._refill_amounts(sorted(due), None)
         if amount:
-            self._take_into_rings(amount)          # all or nothing: may raise, nothing changed
+            try:
+                self._take_into_rings(amount)
+            except DeviceMemoryError:
+                return
         for k, b in boost.items():
             self.boost[k] = b
         for k in amount:
@@ -234,6 +270,9 @@ class BlockCache:
                 self.drained[k] += n - f     # spilled blocks count: the class had them
                 self.served[k] += 1
                 changed.append(k)
+                if n and (self.tail[k] - self.head[k]) << TOP_UP_SHIFT < \
+                        max(int(self.target[k]), self.boost[k]):
+                    self._due.add(k)
         self.manager.cached_changed(changed)
         return spilled
 
@@ -258,6 +297,7 @@ class BlockCache:
         for k in ks:
             self.head[k] = self.tail[k]
             self.drained[k] = self.served[k] = 0
+        self._due.difference_update(range(NUM_CLASSES) if classes is None else classes)
         self._upload_state()
         if ptrs.shape[0]:
             self.manager.release(ptrs)
