@@ -54,7 +54,9 @@ MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
 MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class's lists
 LIST_SHARE_SHIFT = 2       # beyond that, a goal (raised or not) is at most 1/4 of the lists
 DEMAND_BATCHES = 24        # a refill holds this many batches of the class's net drain (0: off)
-TOP_UP_SHIFT = 2           # a ring under 1/4 of its goal after a batch is topped up ahead
+TOP_UP_SHIFT = 1           # a ring under 1/2 of its goal after a batch is topped up ahead,
+TOP_UP_CLASSES = 1         # this many classes a batch (the lowest first): host work per
+                           # batch stays bounded, refills of several classes spread out
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
 
@@ -175,17 +177,23 @@ class BlockCache:
         return amount, boost
 
     def top_up(self) -> None:
-        """Refill, ahead of need, the rings that a batch left under ``1 / 2**TOP_UP_SHIFT``
-        of their goal (:meth:`commit` lists them), up to their goal: one batched
-        allocation, no read-back. The small-batch path calls it while its prepare kernel
-        runs, so that the host work of a refill overlaps device work instead of stalling a
-        batch that finds its ring short. A failed allocation is left to the next
-        :meth:`reserve` (nothing changed)."""
-        due, self._due = self._due, set()
+        """Refill, ahead of need, a ring that a batch left under ``1 / 2**TOP_UP_SHIFT``
+        of its goal (:meth:`commit` lists them), up to its goal: at most
+        ``TOP_UP_CLASSES`` classes per call, the emptiest (relative to their goals) first,
+        the others left for the next calls; one allocation, no read-back. The small-batch
+        path calls it while its prepare kernel runs, so that a refill's host work is small,
+        bounded, and overlaps device work, instead of stalling the batch that finds a ring
+        short (:meth:`reserve` still refills a ring that is short). A failed allocation is
+        left to :meth:`reserve` (nothing changed)."""
+        due = self._due
         if not due:
             return
         from .manager import DeviceMemoryError
-        amount, boost = self._refill_amounts(sorted(due), None)
+        head, tail = self.head, self.tail
+        order = sorted(due, key=lambda k: (tail[k] - head[k]) / max(1, self.goal(k)))
+        picked = order[:TOP_UP_CLASSES]
+        due.difference_update(picked)
+        amount, boost = self._refill_amounts(picked, None)
         if amount:
             try:
                 self._take_into_rings(amount)
