@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.cuda import cupy, function, i64, launch, upload
+from ..core.cuda import cupy, function, i64, upload
+from .gpu_launch import launch
 from .gpu_copy import CU_SOURCE, CU_TEMPLATES
 
 WORD_BITS = 64

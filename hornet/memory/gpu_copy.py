@@ -10,7 +10,8 @@ import os
 
 import numpy as np
 
-from ..core.cuda import ITEM_TYPES, as_i64, cupy, function, i64, item_type, launch, scan
+from ..core.cuda import ITEM_TYPES, as_i64, cupy, function, i64, item_type, scan
+from .gpu_launch import launch
 
 CU_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "memory_kernels.cu")
 CU_TEMPLATES = tuple(f"copy_ranges<{t}>" for t in ITEM_TYPES.values())
