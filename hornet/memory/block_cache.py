@@ -36,6 +36,12 @@ with one thread block. Compaction empties the
 ring of every class it compacts first (the manager calls :meth:`flush`), so memory still
 follows the graph down; :meth:`MemoryManager.stats` counts cached blocks as unused.
 
+A refill is host work (planning which arrays give the blocks, an upload, a launch) that a
+1,000-edge batch notices. So a batch that leaves a ring under half its goal lists the class
+for :meth:`BlockCache.top_up`, which the next small batch runs while its prepare kernel is on
+the device: one class per batch (the emptiest), refilled to its goal. A ring is then rarely
+short when a batch needs it, and the refills that remain are small and spread out.
+
 Rings are int64 device arrays of ``ring_slots`` pointers per class; head and tail are
 counters (slot = counter mod ``ring_slots``). Pops of one batch read slots ``[head, head +
 need)`` while its pushes write ``[tail, tail + freed)``; a push is accepted only when

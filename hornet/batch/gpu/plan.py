@@ -3,8 +3,11 @@
 The general pipeline (:mod:`hornet.batch.gpu.kernels`) validates, sorts, deduplicates, finds,
 keeps, cuts into segments and counts per size class in separate steps, each reading a count
 back to size the next one. :func:`plan_batch` does the same work in five launches, a sort
-and a scan, and reads every count the host needs at once: sizes it does not know yet (kept entries, segments) are
-bounded by the batch's entries, and the kernels read the true counts from the device.
+and a scan, and reads every count the host needs at once: sizes it does not know yet (kept
+entries, segments) are bounded by the batch's entries, and the kernels read the true counts
+from the device. Its temporaries live in one scratch reused batch after batch, and its
+kernels are launched through prepared argument buffers: a batch's host work does not
+allocate a dozen arrays or convert a hundred kernel arguments.
 
 Sort keys are ``src << 31 | dst`` (ids are int32, at most
 :data:`hornet.batch.validate.MAX_VERTEX_ID`): no bit width depends on the graph or on the
@@ -31,7 +34,7 @@ INFO_WORDS = I_CLASS + NUM_CLASSES
 #: three counts of up to 21 bits each packed in an int64
 MAX_ENTRIES = (1 << 21) - 1
 
-_PINNED: list = []
+_SCRATCH: list = []
 _LAUNCHES: dict = {}
 # kernel -> its number of parameters (every launch goes through a PreparedLaunch)
 _ARITY = {"batch_keys<int>": 6, "batch_keys<long long>": 6, "batch_find": 8,
@@ -80,9 +83,9 @@ class _Scratch:
 
 
 def _scratch(entries: int) -> _Scratch:
-    if not _PINNED:
-        _PINNED.append(_Scratch())
-    ws = _PINNED[0]
+    if not _SCRATCH:
+        _SCRATCH.append(_Scratch())
+    ws = _SCRATCH[0]
     ws.reserve(entries)
     return ws
 
@@ -133,8 +136,11 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     device; ids at or past table_len have no list). ``mirror``: an undirected graph (each
     pair stands for both directions; self-loops are dropped).
 
-    Five launches, a sort and a scan, one read-back; nothing is written outside the returned
-    arrays.
+    Five launches (prepared argument buffers), a sort and a scan, one read-back. The plan's
+    ``src``, ``dst``, ``once_src`` and ``once_dst`` are arrays of their own (a batch's change
+    keeps them); every other array of the plan is a view of the process's plan scratch, which
+    the next call overwrites (in stream order: a batch's kernels that read them are queued
+    before it). The scratch grows to the largest batch planned and is kept.
     """
     n = int(s.shape[0])
     entries = n * (2 if mirror else 1)
