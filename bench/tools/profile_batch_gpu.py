@@ -155,8 +155,22 @@ def stage_profile(g, xp, sizes, calls, sync) -> None:
             sync()
             prof.disable()
             st = pstats.Stats(prof)
-            st.sort_stats("tottime").print_stats(18)
-            st.sort_stats("cumulative").print_stats(30)
+            print_top(st, 6, 18, "tottime")
+            print_top(st, 6, 30, "cumtime")
+
+
+def print_top(stats: pstats.Stats, calls: int, top: int, key: str) -> None:
+    """The ``top`` functions of ``stats`` by own time (``key`` "tottime") or cumulative time
+    ("cumtime"), in microseconds and calls per profiled call (``calls`` of them)."""
+    rows = []
+    for (filename, line, name), (_, nc, tt, ct, _callers) in stats.stats.items():
+        short = filename.rsplit("/", 2)
+        where = "/".join(short[-2:]) if filename.startswith("/") else filename
+        rows.append((tt if key == "tottime" else ct, tt, ct, nc, f"{where}:{line}({name})"))
+    rows.sort(reverse=True)
+    print(f"      by {key}, per call: own us, cumulative us, calls")
+    for _, tt, ct, nc, label in rows[:top]:
+        print(f"      {tt / calls * 1e6:9.1f} {ct / calls * 1e6:9.1f} {nc / calls:7.1f}  {label}")
 
 
 def _reads(prof) -> dict:
@@ -191,6 +205,7 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
         setattr(obj, name, counted)
 
     count(mm, "allocate_counts", "refill/alloc")
+    count(mm, "allocate_into_rings", "refill/rings")
     cache = mm.block_cache()
     spent = defaultdict(float)
 
@@ -206,7 +221,7 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
                 spent[name] += time.perf_counter() - t
         setattr(obj, name, run)
 
-    for name in ("reserve", "goals", "_append"):
+    for name in ("reserve", "top_up", "_append"):
         timed(cache, name)
     for name in ("_plan", "_take"):
         timed(mm, name)
@@ -224,6 +239,8 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
     slow_stats = {"insert": None, "delete": None}
     fast_stats = {"insert": None, "delete": None}
     medians = {"insert": [], "delete": []}
+    profiled = {("slow", "insert"): 0, ("slow", "delete"): 0, ("other", "insert"): 0,
+                ("other", "delete"): 0}
     for i in range(calls + 10):
         s = rs.randint(0, n, 1000, dtype=xp.int64).astype(dtype)
         d = rs.randint(0, n, 1000, dtype=xp.int64).astype(dtype)
@@ -246,7 +263,9 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
                 # profiles of the calls over twice the running median, and of the others
                 med_now = statistics.median(medians[op]) if medians[op] else us
                 medians[op].append(us)
-                bucket = slow_stats if us > 2 * med_now and len(medians[op]) > 5 else fast_stats
+                slow_call = us > 2 * med_now and len(medians[op]) > 5
+                bucket = slow_stats if slow_call else fast_stats
+                profiled[("slow" if slow_call else "other", op)] += 1
                 if bucket[op] is None:
                     bucket[op] = pstats.Stats(prof)
                 else:
@@ -256,7 +275,7 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
                 events["pool+"] += 1
             if i >= 10:
                 detail = dict(events)
-                if events.get("refill/alloc"):
+                if events.get("refill/alloc") or events.get("refill/rings"):
                     detail.update({f"{k} us": round(v * 1e6) for k, v in spent.items()})
                 rows.append((i, op, us, detail))
             if op == "insert":
@@ -285,9 +304,10 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
         for label, bucket in (("slow", slow_stats), ("other", fast_stats)):
             if bucket[op] is not None:
                 print(f"    cProfile of the {label} {op} calls (sum over them), by own time:")
-                bucket[op].sort_stats("tottime").print_stats(14)
+                calls_in = profiled[(label, op)]
+                print_top(bucket[op], max(1, calls_in), 14, "tottime")
                 if label == "slow":
-                    bucket[op].sort_stats("cumulative").print_stats(22)
+                    print_top(bucket[op], max(1, calls_in), 22, "cumtime")
 
 
 def trace_events(g, xp, calls) -> None:

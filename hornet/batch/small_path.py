@@ -72,11 +72,9 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     xp, mm = g._xp, g._mm
     if g._small is None:
         g._small = SmallBatches() if g.device == "gpu" else CpuSmallBatches()
-    # GPU: rings a previous batch left low are refilled while the prepare kernel runs
-    extra = {"before_wait": mm.block_cache().top_up} if g.device == "gpu" else {}
     header, rows = g._small.prepare(s, d, not g.directed, mode, g._degree,
                                        g._size_class, g._edge_ptr,
-                                       mm.min_size_class, **extra)
+                                       mm.min_size_class)
     header = header[:H_PIECES + 1].tolist()   # Python ints: cheaper to read one by one
     if header[H_MIN_ID] < 0 or header[H_MAX_ID] > MAX_VERTEX_ID:
         return None
@@ -107,6 +105,10 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
                             list(outs.values()), g._degree, g._size_class,
                             g._edge_ptr)
         spills = cache.commit(need, freed, accept, touched)
+        if g.device == "gpu":
+            # a ring this batch left low is refilled now, while the rewrite runs on the
+            # device, rather than by the batch that would find it short
+            cache.top_up()
         g._entries += kept if mode == MODE_INSERT else -kept
         if spills:
             mm.release(g._small.spilled(spills))

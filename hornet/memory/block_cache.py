@@ -37,10 +37,12 @@ ring of every class it compacts first (the manager calls :meth:`flush`), so memo
 follows the graph down; :meth:`MemoryManager.stats` counts cached blocks as unused.
 
 A refill is host work (planning which arrays give the blocks, an upload, a launch) that a
-1,000-edge batch notices. So a batch that leaves a ring under half its goal lists the class
-for :meth:`BlockCache.top_up`, which the next small batch runs while its prepare kernel is on
-the device: one class per batch (the emptiest), refilled to its goal. A ring is then rarely
-short when a batch needs it, and the refills that remain are small and spread out.
+1,000-edge batch notices. So a batch that leaves a ring under a quarter of its goal lists the
+class, and the GPU's small-batch path calls :meth:`BlockCache.top_up` once the batch's
+rewrite is queued (its host work then overlaps the rewrite on the device): one class per
+batch (the emptiest), refilled to its goal. A ring is then rarely short when a batch needs it, and the
+refills that remain are small and spread out. A refused batch never gets there, so it leaves
+the cache as it was.
 
 Rings are int64 device arrays of ``ring_slots`` pointers per class; head and tail are
 counters (slot = counter mod ``ring_slots``). Pops of one batch read slots ``[head, head +
@@ -59,8 +61,8 @@ BUDGET_BYTES = 1 << 18     # per class: the bytes of blocks a ring aims to hold
 MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
 MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class's lists
 LIST_SHARE_SHIFT = 2       # beyond that, a goal (raised or not) is at most 1/4 of the lists
-DEMAND_BATCHES = 24        # a refill holds this many batches of the class's net drain (0: off)
-TOP_UP_SHIFT = 1           # a ring under 1/2 of its goal after a batch is topped up ahead,
+DEMAND_BATCHES = 40        # a refill holds this many batches of the class's net drain (0: off)
+TOP_UP_SHIFT = 2           # a ring under 1/4 of its goal after a batch is topped up ahead,
 TOP_UP_CLASSES = 1         # this many classes a batch (the lowest first): host work per
                            # batch stays bounded, refills of several classes spread out
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
@@ -186,11 +188,11 @@ class BlockCache:
         """Refill, ahead of need, a ring that a batch left under ``1 / 2**TOP_UP_SHIFT``
         of its goal (:meth:`commit` lists them), up to its goal: at most
         ``TOP_UP_CLASSES`` classes per call, the emptiest (relative to their goals) first,
-        the others left for the next calls; one allocation, no read-back. The small-batch
-        path calls it while its prepare kernel runs, so that a refill's host work is small,
-        bounded, and overlaps device work, instead of stalling the batch that finds a ring
-        short (:meth:`reserve` still refills a ring that is short). A failed allocation is
-        left to :meth:`reserve` (nothing changed)."""
+        the others left for the next calls; one allocation, no read-back. The GPU's
+        small-batch path calls it after a batch's rewrite is queued, so that a refill's host
+        work is small, bounded, and overlaps device work, instead of stalling the batch that
+        finds a ring short (:meth:`reserve` still refills a ring that is short). A failed
+        allocation is left to :meth:`reserve` (nothing changed)."""
         due = self._due
         if not due:
             return
@@ -272,6 +274,7 @@ class BlockCache:
         trees)."""
         spilled = 0
         changed = []
+        used = self.manager._class_used
         for k in _classes(need, classes):
             n, f = need[k], freed[k]
             if n or f:
@@ -284,9 +287,12 @@ class BlockCache:
                 self.drained[k] += n - f     # spilled blocks count: the class had them
                 self.served[k] += 1
                 changed.append(k)
-                if n and (self.tail[k] - self.head[k]) << TOP_UP_SHIFT < \
-                        max(int(self.target[k]), self.boost[k]):
-                    self._due.add(k)
+                if n:                        # under the top-up mark of its goal (_goal)
+                    size = self.tail[k] - self.head[k]
+                    cap = max(MIN_BLOCKS, (used.get(k, 0) - size) >> LIST_SHARE_SHIFT)
+                    if size << TOP_UP_SHIFT < min(max(int(self.target[k]), self.boost[k]),
+                                                  cap):
+                        self._due.add(k)
         self.manager.cached_changed(changed)
         return spilled
 

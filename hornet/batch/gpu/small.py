@@ -75,7 +75,7 @@ class SmallBatches:
         return launch
 
     def prepare(self, s, d, mirror: bool, mode: int, degree, size_class, edge_ptr,
-                min_class: int, before_wait=None):
+                min_class: int):
         """Run ``small_prepare`` on pairs ``s``, ``d`` (int32 or int64 device arrays of one
         dtype, contiguous, (n,), 0 < n and
         n * (2 if mirror else 1) <= SMALL_ENTRIES) against the vertex table (``degree`` int32,
@@ -85,11 +85,6 @@ class SmallBatches:
         call, rows: int32 device
         array (2 * SMALL_ENTRIES,) whose first ``header[H_RESULTS]`` entries are the result's
         src and whose entries from SMALL_ENTRIES on its dst).
-
-        ``before_wait``: optional callable run after the launch and before the header is
-        waited for (host work that then overlaps the kernel, such as the block cache's
-        :meth:`~hornet.memory.block_cache.BlockCache.top_up`; it must not touch the
-        workspace).
         """
         rows = cupy.empty(2 * SMALL_ENTRIES, dtype=cupy.int32)
         name = f"small_prepare<{_ID_TYPES[s.dtype]}>"
@@ -99,8 +94,6 @@ class SmallBatches:
                 (s, d, i64(s.shape[0]), np.int32(mirror), np.int32(mode), degree, size_class,
                  edge_ptr, i64(degree.shape[0]), i64(min_class), i64(COPY_MAX_CLASS),
                  self.workspace, rows))
-            if before_wait is not None:
-                before_wait()
             self.workspace[:_READ_WORDS].get(out=self.header)
             return self.header, rows
         ws = self.workspace.data.ptr
@@ -111,8 +104,6 @@ class SmallBatches:
         stream = cupy.cuda.get_current_stream()
         cupy.cuda.runtime.memcpyAsync(self.header.ctypes.data, ws, _READ_WORDS * 8,
                                       cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-        if before_wait is not None:
-            before_wait()
         stream.synchronize()
         return self.header, rows
 
