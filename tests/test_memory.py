@@ -358,8 +358,7 @@ def test_block_cache_goals_follow_the_net_drain_of_refills():
     # static goals of MIN_BLOCKS, and classes 0, 1 and 3 with lists enough that the cap of a
     # goal (a quarter of the class's lists) leaves room for the raises
     cache = mm.cache = BlockCache(mm, max_blocks=MIN_BLOCKS)
-    for k, lists in ((0, 4 * DEMAND_BATCHES * 100), (1, 4 * DEMAND_BATCHES * 10),
-                     (3, 4 * cache.ceiling[3])):
+    for k, lists in ((0, 4 * 800), (1, 4 * 80), (3, 4 * cache.ceiling[3])):
         mm.allocate(k, int(lists))
     zero = np.zeros(NUM_CLASSES, np.int64)
     need = zero.copy()
@@ -527,66 +526,3 @@ def test_block_cache_goals_are_at_most_a_quarter_of_the_lists():
     mm.allocate(0, 4 * 500 - 80)
     assert cache.goal(0) == 500
     assert cache.goal(5) == MIN_BLOCKS             # a class without lists
-
-
-def test_block_cache_tops_up_low_rings_ahead_of_need():
-    """A batch that leaves a ring under ``1 / 2**TOP_UP_SHIFT`` of its goal lists the class
-    for :meth:`BlockCache.top_up`, which refills it to its goal before any batch finds it
-    short; the blocks handed out stay distinct and owned by the cache (the manager's
-    check)."""
-    from hornet.memory.block_cache import NUM_CLASSES, TOP_UP_SHIFT
-    mm = _manager(block_array_edges=1 << 12)
-    cache = mm.block_cache()
-    lists = mm.allocate(2, 4000)          # lists of class 2: the goal's cap leaves room
-    need = np.zeros(NUM_CLASSES, np.int64)
-    need[2] = 1
-    cache.reserve(need)
-    goal = cache.goal(2)
-    assert goal > 4 and cache.size(2) == 1 + goal
-    zero = np.zeros(NUM_CLASSES, np.int64)
-    popped = []
-    batch = need.copy()
-    batch[2] = goal - (goal >> TOP_UP_SHIFT) + 2  # leaves the ring under the top-up mark
-    accept = cache.accepts(batch, zero)
-    popped.append(_pop(cache, batch))
-    _commit(cache, batch, zero, accept)
-    left = cache.size(2)
-    assert left << TOP_UP_SHIFT < goal
-    refills = cache.refills
-    cache.top_up()
-    assert cache.refills == refills + 1 and cache.size(2) == cache.goal(2)
-    cache.top_up()                        # nothing due any more
-    assert cache.refills == refills + 1
-    cache.reserve(need)                   # no refill: the ring holds what a batch needs
-    assert cache.refills == refills + 1
-    held = _pop(cache, np.where(np.arange(NUM_CLASSES) == 2, cache.size(2), 0))
-    owned = np.concatenate([lists] + popped)      # held: still the cache's (not committed)
-    assert np.unique(np.concatenate([owned, held])).size == owned.size + held.size
-    mm.check(owned, np.full(owned.size, 2))
-
-
-def test_block_cache_tops_up_one_class_per_call_emptiest_first():
-    """Two rings left low by one batch are topped up by two calls, the emptier first
-    (TOP_UP_CLASSES = 1): a batch's refill work stays one class."""
-    from hornet.memory.block_cache import NUM_CLASSES, TOP_UP_CLASSES
-    assert TOP_UP_CLASSES == 1
-    mm = _manager(block_array_edges=1 << 12)
-    cache = mm.block_cache()
-    lists = [mm.allocate(k, 4000) for k in (1, 2)]
-    need = np.zeros(NUM_CLASSES, np.int64)
-    need[[1, 2]] = 1
-    cache.reserve(need)
-    batch = np.zeros(NUM_CLASSES, np.int64)
-    batch[1] = cache.size(1) - 1                 # ring 1 left with one block
-    batch[2] = cache.size(2) - cache.goal(2) // 4  # ring 2 with a quarter of its goal
-    accept = cache.accepts(batch, batch * 0)
-    popped = _pop(cache, batch)
-    _commit(cache, batch, batch * 0, accept)
-    left = cache.size(2)
-    cache.top_up()
-    assert cache.size(1) == cache.goal(1) and cache.size(2) == left
-    cache.top_up()
-    assert cache.size(2) == cache.goal(2)
-    classes = np.concatenate([np.full(4000, 1), np.full(4000, 2),
-                              np.repeat([1, 2], batch[[1, 2]])])
-    mm.check(np.concatenate(lists + [popped]), classes)

@@ -105,10 +105,6 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
                             list(outs.values()), g._degree, g._size_class,
                             g._edge_ptr)
         spills = cache.commit(need, freed, accept, touched)
-        if g.device == "gpu":
-            # a ring this batch left low is refilled now, while the rewrite runs on the
-            # device, rather than by the batch that would find it short
-            cache.top_up()
         g._entries += kept if mode == MODE_INSERT else -kept
         if spills:
             mm.release(g._small.spilled(spills))

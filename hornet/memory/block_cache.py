@@ -36,14 +36,6 @@ with one thread block. Compaction empties the
 ring of every class it compacts first (the manager calls :meth:`flush`), so memory still
 follows the graph down; :meth:`MemoryManager.stats` counts cached blocks as unused.
 
-A refill is host work (planning which arrays give the blocks, an upload, a launch) that a
-1,000-edge batch notices. So a batch that leaves a ring under a quarter of its goal lists the
-class, and the GPU's small-batch path calls :meth:`BlockCache.top_up` once the batch's
-rewrite is queued (its host work then overlaps the rewrite on the device): one class per
-batch (the emptiest), refilled to its goal. A ring is then rarely short when a batch needs it, and the
-refills that remain are small and spread out. A refused batch never gets there, so it leaves
-the cache as it was.
-
 Rings are int64 device arrays of ``ring_slots`` pointers per class; head and tail are
 counters (slot = counter mod ``ring_slots``). Pops of one batch read slots ``[head, head +
 need)`` while its pushes write ``[tail, tail + freed)``; a push is accepted only when
@@ -61,10 +53,7 @@ BUDGET_BYTES = 1 << 18     # per class: the bytes of blocks a ring aims to hold
 MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
 MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class's lists
 LIST_SHARE_SHIFT = 2       # beyond that, a goal (raised or not) is at most 1/4 of the lists
-DEMAND_BATCHES = 40        # a refill holds this many batches of the class's net drain (0: off)
-TOP_UP_SHIFT = 2           # a ring under 1/4 of its goal after a batch is topped up ahead,
-TOP_UP_CLASSES = 1         # this many classes a batch (the lowest first): host work per
-                           # batch stays bounded, refills of several classes spread out
+DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
 
@@ -114,7 +103,6 @@ class BlockCache:
         self.drained = [0] * NUM_CLASSES
         self.served = [0] * NUM_CLASSES
         self._served = set()            # classes whose ring ever held blocks (tail > 0)
-        self._due = set()               # classes to top up ahead of need (see top_up)
         self.refills = 0                # refills from the bit trees so far (a statistic)
 
     @property
@@ -152,61 +140,21 @@ class BlockCache:
         cands = sorted(set(k for k in _classes(need, classes) if need[k]) | self._served)
         if any(need[k] > self.ring_slots // 2 for k in cands):
             raise ValueError("a batch may take at most ring_slots // 2 blocks of one class")
-        amount, boost = self._refill_amounts(cands, need)
-        if amount:
-            self._take_into_rings(amount)          # all or nothing: may raise, nothing changed
-        for k, b in boost.items():
-            self.boost[k] = b
-        for k in amount:
-            self.drained[k] = self.served[k] = 0
-
-    def _refill_amounts(self, cands, need) -> tuple[dict, dict]:
-        """Per class of ``cands`` that is short of ``need`` (or under half its goal after
-        it): the blocks a refill takes (``amount``) and the raised goals (``boost``), see
-        :meth:`reserve`. Goals are computed inline (:meth:`_goal`'s arithmetic): this runs
-        on a batch's path."""
-        head, tail, target = self.head, self.tail, self.target
-        used = self.manager._class_used
         amount, boost = {}, {}
         for k in cands:
             size = tail[k] - head[k]
-            n = int(need[k]) if need is not None else 0
-            cap = max(MIN_BLOCKS, (used.get(k, 0) - size) >> LIST_SHARE_SHIFT)
-            if not (n > size or (tail[k] > 0 and
-                                 2 * (size - n) < min(max(int(target[k]), self.boost[k]), cap))):
+            n = int(need[k])
+            short = n > size or (tail[k] > 0 and 2 * (size - n) < self.goal(k))
+            if not short:
                 continue
             rate = -(-max(self.drained[k], 0) // max(self.served[k], 1))       # ceil
             b = max(self.boost[k], min(self.demand_batches * rate, int(self.ceiling[k])))
             boost[k] = b
-            a = min(max(n + min(max(int(target[k]), b), cap) - size, 0),
-                    self.ring_slots - size)
+            a = min(max(n + self._goal(k, b) - size, 0), self.ring_slots - size)
             if a > 0:
                 amount[k] = a
-        return amount, boost
-
-    def top_up(self) -> None:
-        """Refill, ahead of need, a ring that a batch left under ``1 / 2**TOP_UP_SHIFT``
-        of its goal (:meth:`commit` lists them), up to its goal: at most
-        ``TOP_UP_CLASSES`` classes per call, the emptiest (relative to their goals) first,
-        the others left for the next calls; one allocation, no read-back. The GPU's
-        small-batch path calls it after a batch's rewrite is queued, so that a refill's host
-        work is small, bounded, and overlaps device work, instead of stalling the batch that
-        finds a ring short (:meth:`reserve` still refills a ring that is short). A failed
-        allocation is left to :meth:`reserve` (nothing changed)."""
-        due = self._due
-        if not due:
-            return
-        from .manager import DeviceMemoryError
-        head, tail = self.head, self.tail
-        order = sorted(due, key=lambda k: (tail[k] - head[k]) / max(1, self.goal(k)))
-        picked = order[:TOP_UP_CLASSES]
-        due.difference_update(picked)
-        amount, boost = self._refill_amounts(picked, None)
         if amount:
-            try:
-                self._take_into_rings(amount)
-            except DeviceMemoryError:
-                return
+            self._take_into_rings(amount)          # all or nothing: may raise, nothing changed
         for k, b in boost.items():
             self.boost[k] = b
         for k in amount:
@@ -274,7 +222,6 @@ class BlockCache:
         trees)."""
         spilled = 0
         changed = []
-        used = self.manager._class_used
         for k in _classes(need, classes):
             n, f = need[k], freed[k]
             if n or f:
@@ -287,12 +234,6 @@ class BlockCache:
                 self.drained[k] += n - f     # spilled blocks count: the class had them
                 self.served[k] += 1
                 changed.append(k)
-                if n:                        # under the top-up mark of its goal (_goal)
-                    size = self.tail[k] - self.head[k]
-                    cap = max(MIN_BLOCKS, (used.get(k, 0) - size) >> LIST_SHARE_SHIFT)
-                    if size << TOP_UP_SHIFT < min(max(int(self.target[k]), self.boost[k]),
-                                                  cap):
-                        self._due.add(k)
         self.manager.cached_changed(changed)
         return spilled
 
@@ -317,7 +258,6 @@ class BlockCache:
         for k in ks:
             self.head[k] = self.tail[k]
             self.drained[k] = self.served[k] = 0
-        self._due.difference_update(range(NUM_CLASSES) if classes is None else classes)
         self._upload_state()
         if ptrs.shape[0]:
             self.manager.release(ptrs)
