@@ -71,18 +71,21 @@ def cycle(g: hornet.Graph, rs, batches: int, size: int) -> tuple[float, float, s
     """Median (insert us, delete us) of random batches inserted, then deleted again, and how
     many calls took over twice the median."""
     import cupy
-    n, ins, dels, events = g.num_vertices, [], [], []
+    n, ins, dels, events, del_events = g.num_vertices, [], [], [], []
     for _ in range(batches + WARMUP):
         s, d = rs.randint(0, n, size, dtype=cupy.int64), rs.randint(0, n, size, dtype=cupy.int64)
         before = memory_events(g)
         c, t_ins = wall_us(lambda: g.insert_edges(s, d))
         events.append(_delta(memory_events(g), before))
         ins.append(t_ins)
+        before = memory_events(g)
         dels.append(wall_us(lambda: g.delete_edges(c.src, c.dst))[1])
-    ins, dels, events = ins[WARMUP:], dels[WARMUP:], events[WARMUP:]
+        del_events.append(_delta(memory_events(g), before))
+    ins, dels = ins[WARMUP:], dels[WARMUP:]
+    events, del_events = events[WARMUP:], del_events[WARMUP:]
     return (statistics.median(ins), statistics.median(dels),
             f"over 2x median: {spikes(ins)}/{spikes(dels)} of {len(ins)} (insert/delete); "
-            f"inserts {slow_calls(ins, events)}")
+            f"inserts {slow_calls(ins, events)}; deletes {slow_calls(dels, del_events)}")
 
 
 def growth(g: hornet.Graph, rs, batches: int, size: int) -> tuple[float, int, str]:

@@ -145,7 +145,7 @@ def stage_profile(g, xp, sizes, calls, sync) -> None:
         g.delete_edges(c.src, c.dst)
         prof.disable()
         print(f"      reads per insert: {ins_reads}; per delete: {_reads(prof)}", flush=True)
-        if b in (10**4, 10**5):
+        if b in (10**4, 10**5, 10**6):
             prof = cProfile.Profile()
             s, d = batches[1]
             prof.enable()
@@ -155,7 +155,22 @@ def stage_profile(g, xp, sizes, calls, sync) -> None:
             sync()
             prof.disable()
             st = pstats.Stats(prof)
-            st.sort_stats("tottime").print_stats(18)
+            print_top(st, 6, 18, "tottime")
+            print_top(st, 6, 30, "cumtime")
+
+
+def print_top(stats: pstats.Stats, calls: int, top: int, key: str) -> None:
+    """The ``top`` functions of ``stats`` by own time (``key`` "tottime") or cumulative time
+    ("cumtime"), in microseconds and calls per profiled call (``calls`` of them)."""
+    rows = []
+    for (filename, line, name), (_, nc, tt, ct, _callers) in stats.stats.items():
+        short = filename.rsplit("/", 2)
+        where = "/".join(short[-2:]) if filename.startswith("/") else filename
+        rows.append((tt if key == "tottime" else ct, tt, ct, nc, f"{where}:{line}({name})"))
+    rows.sort(reverse=True)
+    print(f"      by {key}, per call: own us, cumulative us, calls")
+    for _, tt, ct, nc, label in rows[:top]:
+        print(f"      {tt / calls * 1e6:9.1f} {ct / calls * 1e6:9.1f} {nc / calls:7.1f}  {label}")
 
 
 def _reads(prof) -> dict:
@@ -190,6 +205,7 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
         setattr(obj, name, counted)
 
     count(mm, "allocate_counts", "refill/alloc")
+    count(mm, "allocate_into_rings", "refill/rings")
     cache = mm.block_cache()
     spent = defaultdict(float)
 
@@ -205,7 +221,7 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
                 spent[name] += time.perf_counter() - t
         setattr(obj, name, run)
 
-    for name in ("reserve", "goals", "_append"):
+    for name in ("reserve", "top_up", "_append"):
         timed(cache, name)
     for name in ("_plan", "_take"):
         timed(mm, name)
@@ -220,6 +236,11 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
     n = g.num_vertices
     rs = xp.random.RandomState(5)
     rows = []
+    slow_stats = {"insert": None, "delete": None}
+    fast_stats = {"insert": None, "delete": None}
+    medians = {"insert": [], "delete": []}
+    profiled = {("slow", "insert"): 0, ("slow", "delete"): 0, ("other", "insert"): 0,
+                ("other", "delete"): 0}
     for i in range(calls + 10):
         s = rs.randint(0, n, 1000, dtype=xp.int64).astype(dtype)
         d = rs.randint(0, n, 1000, dtype=xp.int64).astype(dtype)
@@ -228,17 +249,33 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
             spent.clear()
             before = pool.total_bytes()
             sync()
+            prof = cProfile.Profile() if i >= 10 else None
             t = time.perf_counter()
+            if prof is not None:
+                prof.enable()
             c = g.insert_edges(s, d) if op == "insert" else g.delete_edges(s, d)
             len(c)
             sync()
+            if prof is not None:
+                prof.disable()
             us = (time.perf_counter() - t) * 1e6
+            if prof is not None:
+                # profiles of the calls over twice the running median, and of the others
+                med_now = statistics.median(medians[op]) if medians[op] else us
+                medians[op].append(us)
+                slow_call = us > 2 * med_now and len(medians[op]) > 5
+                bucket = slow_stats if slow_call else fast_stats
+                profiled[("slow" if slow_call else "other", op)] += 1
+                if bucket[op] is None:
+                    bucket[op] = pstats.Stats(prof)
+                else:
+                    bucket[op].add(prof)
             grew = pool.total_bytes() - before
             if grew:
                 events["pool+"] += 1
             if i >= 10:
                 detail = dict(events)
-                if events.get("refill/alloc"):
+                if events.get("refill/alloc") or events.get("refill/rings"):
                     detail.update({f"{k} us": round(v * 1e6) for k, v in spent.items()})
                 rows.append((i, op, us, detail))
             if op == "insert":
@@ -264,6 +301,13 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
         print(f"    calls with each event (all calls): {dict(tally)}")
         for r in slow[:12]:
             print(f"    call {r[0]}: {r[2]:.0f} us  events {r[3]}")
+        for label, bucket in (("slow", slow_stats), ("other", fast_stats)):
+            if bucket[op] is not None:
+                print(f"    cProfile of the {label} {op} calls (sum over them), by own time:")
+                calls_in = profiled[(label, op)]
+                print_top(bucket[op], max(1, calls_in), 14, "tottime")
+                if label == "slow":
+                    print_top(bucket[op], max(1, calls_in), 22, "cumtime")
 
 
 def trace_events(g, xp, calls) -> None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.cuda import cupy, function, i64, launch, upload
+from ..core.cuda import cupy, function, i64, upload
+from .gpu_launch import launch
 from .gpu_copy import CU_SOURCE, CU_TEMPLATES
 
 WORD_BITS = 64
@@ -157,7 +158,7 @@ def take_forest(requests):
                              np.array([r[3] for r in requests], dtype=np.int64),
                              np.array([r[4] for r in requests], dtype=np.int64),
                              table.ravel()])
-    dev = cupy.asarray(packed)                        # one host-to-device copy
+    dev = upload(packed)                    # one host-to-device copy, pinned: no wait
     d_addrs, d_start = dev[:nreq], dev[nreq:2 * nreq + 1]
     rest = dev[2 * nreq + 1:]
     d_count, d_out_start, d_base, d_shift = (rest[i * nreq:(i + 1) * nreq] for i in range(4))

@@ -10,7 +10,8 @@ import os
 
 import numpy as np
 
-from ..core.cuda import ITEM_TYPES, as_i64, cupy, function, i64, item_type, launch, scan
+from ..core.cuda import ITEM_TYPES, as_i64, cupy, function, i64, item_type, scan, upload
+from .gpu_launch import launch
 
 CU_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "memory_kernels.cu")
 CU_TEMPLATES = tuple(f"copy_ranges<{t}>" for t in ITEM_TYPES.values())
@@ -40,11 +41,15 @@ def copy_ranges(src, dst, counts, dtype) -> None:
 
 def place_by_class(classes, class_start, pool):
     """``out[i]`` = a distinct entry of ``pool`` from class ``classes[i]``'s range, which starts
-    at ``class_start[k]`` (int64 device arrays; entries of one class in any order)."""
+    at ``class_start[k]`` (``classes``, ``pool``: int64 device arrays; ``class_start``: int64,
+    host or device; entries of one class in any order)."""
     classes = as_i64(classes)
     n = int(classes.shape[0])
     out = cupy.empty(n, dtype=cupy.int64)
-    next_slot = cupy.array(class_start, dtype=cupy.uint64)
+    if isinstance(class_start, np.ndarray):     # through the pinned staging buffer: no wait
+        next_slot = upload(np.ascontiguousarray(class_start, dtype=np.uint64))
+    else:
+        next_slot = cupy.array(class_start, dtype=cupy.uint64)
     launch(_fn("place_by_class"), n, (classes, i64(n), next_slot, as_i64(pool), out))
     return out
 

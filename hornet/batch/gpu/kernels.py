@@ -20,7 +20,8 @@ import os
 
 import numpy as np
 
-from ...core.cuda import BLOCK, ITEM_TYPES, as_i64, cupy, function, i64, item_type, launch
+from ...core.cuda import BLOCK, ITEM_TYPES, as_i64, cupy, function, i64, item_type
+from ...memory.gpu_launch import launch
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
 _IDX = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}

@@ -3,8 +3,11 @@
 The general pipeline (:mod:`hornet.batch.gpu.kernels`) validates, sorts, deduplicates, finds,
 keeps, cuts into segments and counts per size class in separate steps, each reading a count
 back to size the next one. :func:`plan_batch` does the same work in five launches, a sort
-and a scan, and reads every count the host needs at once: sizes it does not know yet (kept entries, segments) are
-bounded by the batch's entries, and the kernels read the true counts from the device.
+and a scan, and reads every count the host needs at once: sizes it does not know yet (kept
+entries, segments) are bounded by the batch's entries, and the kernels read the true counts
+from the device. Its temporaries live in one scratch reused batch after batch, and its
+kernels are launched through prepared argument buffers: a batch's host work does not
+allocate a dozen arrays or convert a hundred kernel arguments.
 
 Sort keys are ``src << 31 | dst`` (ids are int32, at most
 :data:`hornet.batch.validate.MAX_VERTEX_ID`): no bit width depends on the graph or on the
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.cuda import cupy, function, i64, launch
+from ...core.cuda import BLOCK, PreparedLaunch, _max_grid, cupy, function
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plan.cu")
 _ID_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
@@ -31,21 +34,60 @@ INFO_WORDS = I_CLASS + NUM_CLASSES
 #: three counts of up to 21 bits each packed in an int64
 MAX_ENTRIES = (1 << 21) - 1
 
-_PINNED: list = []
+_SCRATCH: list = []
+_LAUNCHES: dict = {}
+# kernel -> its number of parameters (every launch goes through a PreparedLaunch)
+_ARITY = {"batch_keys<int>": 6, "batch_keys<long long>": 6, "batch_find": 8,
+          "batch_ranks": 6, "batch_scatter": 13, "batch_plan": 16}
 
 
-def _fn(name: str):
-    return function(_CU, name, _NAMES)
+def _launch(name: str, n: int, args: list) -> None:
+    """Kernel ``name`` over ``n`` items (grid-stride, BLOCK threads a block) with ``args``
+    (ints: device pointers and scalars, one per parameter), through a prepared argument
+    buffer: a CuPy kernel call converts every argument on each launch."""
+    fn = _LAUNCHES.get(name)
+    if fn is None:
+        fn = _LAUNCHES[name] = PreparedLaunch(function(_CU, name, _NAMES), _ARITY[name])
+    if n > 0:
+        fn(min((n + BLOCK - 1) // BLOCK, _max_grid()), BLOCK, args)
 
 
-def _readback(info) -> np.ndarray:
-    """``info`` copied into a reused pinned host buffer (the one synchronization)."""
-    if not _PINNED:
+class _Scratch:
+    """The plan's temporaries, reused batch after batch (the kernels of one batch run in
+    stream order, and nothing outside a batch keeps them): ``wide`` int64 (11, capacity),
+    ``sources`` int32, ``keep`` uint8 (capacity,), ``info`` int64 (INFO_WORDS,) and its
+    pinned host copy. The capacity grows to the next power of two a batch needs."""
+
+    def __init__(self):
         import cupyx
-        _PINNED.append(cupyx.empty_pinned(INFO_WORDS, dtype=np.int64))
-    host = _PINNED[0]
-    info.get(out=host)
-    return host
+        self.capacity = 0
+        self.info = cupy.empty(INFO_WORDS, dtype=cupy.int64)
+        self.host = cupyx.empty_pinned(INFO_WORDS, dtype=np.int64)
+
+    def reserve(self, entries: int) -> None:
+        if entries > self.capacity:
+            cap = 1 << max(10, (entries - 1).bit_length())
+            self.wide = cupy.empty((11, cap), dtype=cupy.int64)
+            self.sources = cupy.empty(cap, dtype=cupy.int32)
+            self.keep = cupy.empty(cap, dtype=cupy.uint8)
+            self.capacity = cap
+
+    def readback(self) -> np.ndarray:
+        """``info`` copied into the pinned host buffer (the plan's one synchronization)."""
+        stream = cupy.cuda.get_current_stream()
+        cupy.cuda.runtime.memcpyAsync(self.host.ctypes.data, self.info.data.ptr,
+                                      INFO_WORDS * 8, cupy.cuda.runtime.memcpyDeviceToHost,
+                                      stream.ptr)
+        stream.synchronize()
+        return self.host
+
+
+def _scratch(entries: int) -> _Scratch:
+    if not _SCRATCH:
+        _SCRATCH.append(_Scratch())
+    ws = _SCRATCH[0]
+    ws.reserve(entries)
+    return ws
 
 
 @dataclass
@@ -94,44 +136,56 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     device; ids at or past table_len have no list). ``mirror``: an undirected graph (each
     pair stands for both directions; self-loops are dropped).
 
-    Five launches, a sort and a scan, one read-back; nothing is written outside the returned
-    arrays.
+    Five launches (prepared argument buffers), a sort and a scan, one read-back. The plan's
+    ``src``, ``dst``, ``once_src`` and ``once_dst`` are arrays of their own (a batch's change
+    keeps them); every other array of the plan is a view of the process's plan scratch, which
+    the next call overwrites (in stream order: a batch's kernels that read them are queued
+    before it). The scratch grows to the largest batch planned and is kept.
     """
     n = int(s.shape[0])
     entries = n * (2 if mirror else 1)
     table_len = int(degree.shape[0])
-    info = cupy.zeros(INFO_WORDS, dtype=cupy.int64)
-    # a few buffers (rows of `entries` items) instead of a dozen allocations; the change's
-    # arrays get their own (a caller keeping the change keeps no scratch)
-    wide = cupy.empty((11, entries), dtype=cupy.int64)
-    sources = cupy.empty(entries, dtype=cupy.int32)
+    ws = _scratch(entries)
+    info = ws.info
+    info.data.memset_async(0, INFO_WORDS * 8)
+    # the change's arrays get their own allocations (a caller keeping the change keeps no
+    # scratch); everything else lives in the reused scratch
     pairs = cupy.empty((2, entries), dtype=cupy.int32)
     once_pairs = cupy.empty(entries if mirror else 0, dtype=cupy.int32)
-    keep = cupy.empty(entries, dtype=cupy.uint8)
+    wide = ws.wide[:, :entries]
+    sources, keep = ws.sources[:entries], ws.keep[:entries]
     keys = wide[0].view(cupy.uint64)
     at_all, flags, at, seg_start, moved, move_class = (wide[k] for k in range(1, 7))
     seg_len, old_deg, new_deg, old_ptr = (wide[k] for k in range(7, 11))
     src, dst = pairs[0], pairs[1]
-    launch(_fn(f"batch_keys<{_ID_TYPES[s.dtype]}>"), n, (s, d, i64(n), np.int32(mirror), info,
-                                                          keys))
+    row = ws.wide.data.ptr
+    step = ws.capacity * 8
+    # addresses of the wide rows: keys, at_all, flags, at, seg_start, moved, move_class,
+    # seg_len, old_deg, new_deg, old_ptr
+    r_keys, r_at_all, r_flags, r_at, r_seg_start, r_moved, r_move_class, r_seg_len, \
+        r_old_deg, r_new_deg, r_old_ptr = (row + k * step for k in range(11))
+    p_info, p_keep, p_sources = info.data.ptr, keep.data.ptr, sources.data.ptr
+    p_src, p_dst = src.data.ptr, dst.data.ptr
+    p_degree, p_size_class, p_edge_ptr = degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr
+    _launch(f"batch_keys<{_ID_TYPES[s.dtype]}>", n,
+            [s.data.ptr, d.data.ptr, n, int(mirror), p_info, r_keys])
     keys.sort()
-    launch(_fn("batch_find"), entries, (keys, i64(entries), degree, edge_ptr, i64(table_len),
-                                        np.int32(inserting), keep, at_all))
+    _launch("batch_find", entries, [r_keys, entries, p_degree, p_edge_ptr, table_len,
+                                    int(inserting), p_keep, r_at_all])
     w = max(1, entries.bit_length())           # 3 * w <= 63 (MAX_ENTRIES)
-    launch(_fn("batch_ranks"), entries, (keys, keep, i64(entries), np.int32(w),
-                                         np.int32(mirror), flags))
+    _launch("batch_ranks", entries, [r_keys, p_keep, entries, w, int(mirror), r_flags])
     rank = cupy.cumsum(flags)
     half = entries // 2 if mirror else 0
     once_src, once_dst = once_pairs[:half], once_pairs[half:2 * half]
-    launch(_fn("batch_scatter"), entries, (keys, keep, at_all, rank, i64(entries),
-                                           np.int32(w), info, src, dst, at, seg_start,
-                                           once_src if mirror else i64(0),
-                                           once_dst if mirror else i64(0)))
-    launch(_fn("batch_plan"), entries, (src, seg_start, info, degree, size_class, edge_ptr,
-                                        i64(table_len), np.int32(inserting), np.int32(min_class),
-                                        sources, seg_len, old_deg, new_deg, old_ptr, moved,
-                                        move_class))
-    h = _readback(info)
+    _launch("batch_scatter", entries, [r_keys, p_keep, r_at_all, rank.data.ptr, entries,
+                                       w, p_info, p_src, p_dst, r_at, r_seg_start,
+                                       once_src.data.ptr if mirror else 0,
+                                       once_dst.data.ptr if mirror else 0])
+    _launch("batch_plan", entries, [p_src, r_seg_start, p_info, p_degree,
+                                    p_size_class, p_edge_ptr, table_len, int(inserting),
+                                    int(min_class), p_sources, r_seg_len, r_old_deg,
+                                    r_new_deg, r_old_ptr, r_moved, r_move_class])
+    h = ws.readback()
     plan = BatchPlan(bool(h[I_BAD]), int(h[I_MAX_ID]) + 1, int(h[I_LOOPS]), int(h[I_KEPT]),
                      int(h[I_SEGMENTS]), int(h[I_MOVES]),
                      h[I_CLASS:I_CLASS + NUM_CLASSES].copy())
@@ -146,3 +200,4 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     if mirror:
         plan.once_src, plan.once_dst = once_src[:m // 2], once_dst[:m // 2]
     return plan
+
