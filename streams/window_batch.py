@@ -16,7 +16,8 @@ import numpy as np
 
 from .analytics import BatchChanges, to_host
 from .window import EventWindow
-from .window_index import NO_ENTRY, REFRESH, classify_events, edge_keys
+from .window_index import (NO_ENTRY, REFRESH, classify_events, classify_one_extra, edge_keys,
+                           key_sum)
 
 __all__ = ["insert_refresh", "last_seen"]
 
@@ -33,8 +34,10 @@ def insert_refresh(g, ch: BatchChanges, s, d, idx, w, window: EventWindow,
     Weighted batches go to the graph reversed, so that the insert's first-occurrence rule
     stores each new edge's last weight. When the graph inserted one edge per event (no
     repeats, nothing present: the usual case of a wide id space), every event is recorded
-    as new as it is; otherwise one pass with hash tables over the batch and the inserted
-    edges (:func:`streams.window_index.classify_events`) finds each edge's last event.
+    as new as it is; when one event inserted nothing, the sums of the batch's and the
+    inserted edges' keys name it (:func:`streams.window_index.classify_one_extra`);
+    otherwise one pass with hash tables over the batch and the inserted edges
+    (:func:`streams.window_index.classify_events`) finds each edge's last event.
     """
     if w is None:
         ch.inserted = g.insert_edges(s, d)
@@ -47,10 +50,18 @@ def insert_refresh(g, ch: BatchChanges, s, d, idx, w, window: EventWindow,
         window.record(s, d, idx, refresh=np.zeros(s.shape[0], dtype=bool))
         return
     ins = ch.inserted
-    a, b = to_host(ins.src), to_host(ins.dst)
-    if not g.directed:        # the change reports each edge once, src < dst, as s, d hold it
-        a, b = np.minimum(a, b), np.maximum(a, b)
-    kind = classify_events(edge_keys(s, d), edge_keys(a, b))
+    keys = edge_keys(s, d)
+    if s.shape[0] - len(ins) == 1:
+        # one event inserted nothing: the key sums name it (the usual case of a wide id
+        # space: a repeat or a present edge now and then)
+        extra = (int(keys.view(np.uint64).sum()) - key_sum(ins.src, ins.dst, g.directed)) \
+            % (1 << 64)
+        kind = classify_one_extra(keys, extra)
+    else:
+        a, b = to_host(ins.src), to_host(ins.dst)
+        if not g.directed:
+            a, b = np.minimum(a, b), np.maximum(a, b)
+        kind = classify_events(keys, edge_keys(a, b))
     mark = kind != NO_ENTRY
     refresh = kind == REFRESH
     if w is not None and refresh.any():

@@ -573,10 +573,39 @@ def test_latest_index_map_matches_a_dict():
 def test_classify_events_matches_brute_force(keys, data):
     """Each event's class: NO_ENTRY if a later event of the batch has its key, else
     NEW_EDGE if its key was inserted, else REFRESH."""
-    from streams.window_index import NEW_EDGE, NO_ENTRY, REFRESH, classify_events
+    from streams.window_index import (NEW_EDGE, NO_ENTRY, REFRESH, classify_events,
+                                      classify_one_extra, key_sum)
     inserted = data.draw(st.sets(st.sampled_from(sorted(set(keys)) or [0])))
     inserted = sorted(k for k in inserted if k in keys)
     got = classify_events(np.array(keys, np.int64), np.array(inserted, np.int64))
     want = [NO_ENTRY if k in keys[i + 1:] else (NEW_EDGE if k in inserted else REFRESH)
             for i, k in enumerate(keys)]
     assert got.tolist() == want
+    if len(keys) - len(inserted) == 1:
+        # the key-sum path: keys as (src, dst) = (k, k + 1), in the high and low halves
+        s_ = np.array(keys, np.int64)
+        k64 = (s_ << 32) | (s_ + 1)
+        ins = np.array(inserted, np.int64)
+        extra = (int(k64.view(np.uint64).sum()) - key_sum(ins, ins + 1, True)) % (1 << 64)
+        assert classify_one_extra(k64, extra).tolist() == want
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 80), ids=st.sampled_from([6, 40, 1000]), seed=st.integers(0, 2**16),
+       batch_size=st.integers(1, 25), window=st.integers(0, 40), directed=st.booleans(),
+       weighted=st.booleans())
+def test_windowed_insert_only_replay_matches_brute_force(n, ids, seed, batch_size, window,
+                                                         directed, weighted):
+    """Insert-only streams with a window, few or many repeats (so that batches take each of
+    the window's classification paths: every event new, one extra event, the general one):
+    the edge set after every batch equals the event-by-event model, and ``verify=True``
+    checks weights and each edge's last event against the reference."""
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, ids, n), rng.integers(0, ids, n)
+    d = {"src": src, "dst": dst}
+    if weighted:
+        d["weight"] = rng.integers(1, 9, n).astype(np.float64)
+    res, sets = _replay_sets(d, batch_size, directed, window, verify=True)
+    bounds = [(a, min(a + batch_size, n)) for a in range(0, n, batch_size)]
+    want, loops = brute_force(src, dst, None, bounds, directed, window)
+    assert sets == want and res.summary["self_loops"] == loops
