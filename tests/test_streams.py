@@ -609,3 +609,34 @@ def test_windowed_insert_only_replay_matches_brute_force(n, ids, seed, batch_siz
     bounds = [(a, min(a + batch_size, n)) for a in range(0, n, batch_size)]
     want, loops = brute_force(src, dst, None, bounds, directed, window)
     assert sets == want and res.summary["self_loops"] == loops
+
+
+def test_key_sum_names_the_one_extra_event(device):
+    """The sum of an inserted change's edge keys, reduced on the change's device, less from
+    the batch's key sum names the one event that inserted nothing (an undirected change
+    keyed with the smaller id first), as a brute-force count of the events says."""
+    from streams.window_index import (NEW_EDGE, NO_ENTRY, REFRESH, classify_one_extra,
+                                      edge_keys, key_sum)
+    rng = np.random.default_rng(3)
+    s = rng.integers(0, 2**31 - 1, 5000).astype(np.int64)
+    d = rng.integers(0, 2**31 - 1, 5000).astype(np.int64)
+    s[4000], d[4000] = s[17], d[17]                 # a repeat of a new edge
+    a, b = np.minimum(s, d), np.maximum(s, d)
+    keys = edge_keys(a, b)
+    inserted = np.unique(keys)
+    src, dst = (inserted >> 32).astype(np.int32), (inserted & 0xFFFFFFFF).astype(np.int32)
+    if device == "gpu":
+        import cupy
+        src, dst = cupy.asarray(dst), cupy.asarray(src)     # reported in either order
+    extra = (int(keys.view(np.uint64).sum()) - key_sum(src, dst, False)) % (1 << 64)
+    assert extra == int(keys[17])
+    kind = classify_one_extra(keys, extra)
+    want = np.full(5000, NEW_EDGE, np.int8)
+    want[17] = NO_ENTRY
+    assert kind.tolist() == want.tolist()
+    present = np.delete(keys, 4000)               # one present edge refreshed instead
+    inserted = np.setdiff1d(present, present[[9]])
+    extra = (int(present.view(np.uint64).sum())
+             - key_sum(inserted >> 32, inserted & 0xFFFFFFFF, True)) % (1 << 64)
+    kind = classify_one_extra(present, extra)
+    assert kind[9] == REFRESH and (np.delete(kind, 9) == NEW_EDGE).all()
