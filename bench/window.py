@@ -137,6 +137,8 @@ def main(argv: list[str] | None = None) -> None:
                              "" if window is None else f"{windowed / plain:.2f}",
                              "" if window is None else
                              f"{compact:.3f} ({(windowed - compact) / plain:.2f})"])
+    warm = ", after an untimed replay of a prefix (window + 5 batches) in each mode" \
+        if a.warm_up else ""
     write_table(a.name or f"window_{a.device}", f"Sliding-window cost ({a.device.upper()})",
                 ["batch", "window (events)", "update seconds", "M events/s", "edges at end",
                  "expired", "window / no window",
@@ -144,8 +146,8 @@ def main(argv: list[str] | None = None) -> None:
                 f"""{a.events:,} random insert events (uniform pairs over {a.vertices:,} ids, seed
 0) written to an Arrow IPC stream file, replayed undirected without analytics. Seconds: the
 replay's `update_seconds` (graph updates, refreshes, window queue and expiry), median of
-{a.repeats} repeat(s), window and no window alternating{", after an untimed replay of a prefix (window + 5 batches) in each mode" if a.warm_up else ""}. Criterion: window / no window at most
-1.5. Compaction: seconds of the windowed replay inside `compact_memory` (list refits, class
+{a.repeats} repeat(s), window and no window alternating{warm}. Criterion: window / no window at
+most 1.5. Compaction: seconds of the windowed replay inside `compact_memory` (list refits, class
 compaction, re-pointing after each expiry delete; the memory policy's work), timed by
 wrapping it (GPU synchronised around it), and in brackets the ratio with them subtracted
 (an estimate, not a run without compaction).""", device=a.device)
