@@ -57,8 +57,9 @@ changes) -> value``; custom analytics can be passed in ``algos`` too.
 
 ``verify=True`` checks after every batch (and raises :class:`VerificationError` on the first
 mismatch): the graph's invariants (``g.check()``); its edge set (and ``weight`` / ``last_seen``
-values; for insert-only streams ``last_seen`` is the window's own record) against :class:`hornet.testing.ReferenceGraph`, a plain dict model that the stream's
-events are applied to one by one (:class:`_ReferenceReplay`, with none of the graph's code);
+values; for insert-only streams ``last_seen`` is the window's own record) against
+:class:`hornet.testing.ReferenceGraph`, a plain dict model that the stream's events are
+applied to one by one (:class:`_ReferenceReplay`, with none of the graph's code);
 every dynamic analytic against its static algorithm recomputed from scratch on the graph; and
 every analytic against its static algorithm run on a SciPy copy of that model.
 """
