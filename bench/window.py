@@ -8,20 +8,29 @@ A stream of random insert events (uniform pairs over ``--vertices`` ids, seed 0,
 or time column) is written with :class:`streams.writer.StreamWriter` to a temporary Arrow IPC
 stream file, then replayed without analytics (``algos="none"``) into an undirected graph, batch
 size by batch size, once without a window and once with one, the order swapped from repeat to
-repeat. Time: the replay's ``update_seconds`` (the graph's inserts, refreshes of ``last_seen``,
-the window's queue and the expiry deletes; reading the file and the warm-up not counted),
-median of the repeats. The criterion of the window is at most 1.5x the time without it.
+repeat. Time: the replay's ``update_seconds`` (the graph's inserts and refreshes, the window's
+queue and the expiry deletes; reading the file and the warm-up not counted), median of the
+repeats. The criterion of the window is at most 1.5x the time without it.
+
+Column "of which compaction": the seconds the windowed replay spent in
+:func:`hornet.batch.pipeline.compact_memory` (list refits, class compaction and re-pointing
+after each expiry delete; timed by wrapping it, the GPU synchronised before and after), and
+the ratio the window would have without them (subtracted, not measured on its own): the
+share of the window's cost that belongs to the memory policy.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import tempfile
+import time
 
 import numpy as np
 
 from bench.common import write_table
+from hornet.core.jit import compile_timer
 from streams.replay import replay
 from streams.writer import StreamWriter
 
@@ -37,6 +46,42 @@ def write_random_stream(path: str, events: int, vertices: int, seed: int = 0) ->
                     rng.integers(0, vertices, m, dtype=np.int32))
 
 
+@contextlib.contextmanager
+def timed_compaction(device: str):
+    """Inside the block, :func:`hornet.batch.pipeline.compact_memory` (and the bindings of it
+    that the planned and small-batch paths hold) add their wall-clock seconds (less their
+    compiles) to the yielded list's first item; the GPU is synchronised before and after
+    each call. The replay's warm-up on its scratch graph counts too: a few edges, no
+    measurable time once compiled."""
+    from hornet.batch import pipeline, planned, small_path
+    original = pipeline.compact_memory
+    spent = [0.0]
+    if device == "gpu":
+        import cupy
+        sync = cupy.cuda.runtime.deviceSynchronize
+    else:
+        def sync():
+            pass
+
+    def timed(*args, **kw):
+        sync()
+        t = time.perf_counter()
+        try:
+            with compile_timer() as compiling:      # one-time compiles are not counted
+                return original(*args, **kw)
+        finally:
+            sync()
+            spent[0] += time.perf_counter() - t - compiling.seconds
+    modules = (pipeline, planned, small_path)
+    for m in modules:
+        m.compact_memory = timed
+    try:
+        yield spent
+    finally:
+        for m in modules:
+            m.compact_memory = original
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench window", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -47,6 +92,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--window", type=int, default=2_000_000)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="10^6 events, window 2x10^5")
+    ap.add_argument("--no-warm-up", dest="warm_up", action="store_false",
+                    help="skip the untimed replay of a prefix (window + 5 batches) per batch "
+                         "size and mode")
     ap.add_argument("--name", default=None, help="table name (default: window_<device>)")
     a = ap.parse_args(argv)
     if a.quick:
@@ -56,13 +104,23 @@ def main(argv: list[str] | None = None) -> None:
         path = os.path.join(tmp, "random.arrows")
         write_random_stream(path, a.events, a.vertices)
         for batch in a.batches:
+            if a.warm_up:
+                # the paths a long replay reaches (compaction moving blocks, CuPy kernels
+                # compiled on first use) run once before anything is timed
+                for window, prefix in ((None, 5 * batch), (a.window, a.window + 5 * batch)):
+                    replay(path, batch_size=batch, window=window, directed=False,
+                           algos="none", device=a.device, max_events=min(prefix, a.events))
             times = {None: [], a.window: []}
+            compaction = []
             edges = {}
             for r in range(a.repeats):
                 order = (None, a.window) if r % 2 == 0 else (a.window, None)
                 for window in order:
-                    res = replay(path, batch_size=batch, window=window, directed=False,
-                                 algos="none", device=a.device)
+                    with timed_compaction(a.device) as spent:
+                        res = replay(path, batch_size=batch, window=window, directed=False,
+                                     algos="none", device=a.device)
+                    if window is not None:
+                        compaction.append(spent[0])
                     s = res.summary
                     if s["events"] != a.events:
                         raise SystemExit(f"bench window: replayed {s['events']} events, "
@@ -71,19 +129,28 @@ def main(argv: list[str] | None = None) -> None:
                     edges[window] = (s["edges"], s["expired"])
             plain = statistics.median(times[None])
             windowed = statistics.median(times[a.window])
+            compact = statistics.median(compaction)
             for window, sec in ((None, plain), (a.window, windowed)):
                 rows.append([f"{batch:,}", "none" if window is None else f"{window:,}",
                              f"{sec:.3f}", f"{a.events / sec / 1e6:.2f}",
                              f"{edges[window][0]:,}", f"{edges[window][1]:,}",
-                             "" if window is None else f"{windowed / plain:.2f}"])
+                             "" if window is None else f"{windowed / plain:.2f}",
+                             "" if window is None else
+                             f"{compact:.3f} ({(windowed - compact) / plain:.2f})"])
+    warm = ", after an untimed replay of a prefix (window + 5 batches) in each mode" \
+        if a.warm_up else ""
     write_table(a.name or f"window_{a.device}", f"Sliding-window cost ({a.device.upper()})",
                 ["batch", "window (events)", "update seconds", "M events/s", "edges at end",
-                 "expired", "window / no window"], rows,
+                 "expired", "window / no window",
+                 "of which compaction s (ratio without it)"], rows,
                 f"""{a.events:,} random insert events (uniform pairs over {a.vertices:,} ids, seed
 0) written to an Arrow IPC stream file, replayed undirected without analytics. Seconds: the
-replay's `update_seconds` (graph updates, `last_seen` refreshes, window queue and expiry),
-median of {a.repeats} repeat(s), window and no window alternating. Criterion: window / no window
-at most 1.5.""", device=a.device)
+replay's `update_seconds` (graph updates, refreshes, window queue and expiry), median of
+{a.repeats} repeat(s), window and no window alternating{warm}. Criterion: window / no window at
+most 1.5. Compaction: seconds of the windowed replay inside `compact_memory` (list refits, class
+compaction, re-pointing after each expiry delete; the memory policy's work), timed by
+wrapping it (GPU synchronised around it), and in brackets the ratio with them subtracted
+(an estimate, not a run without compaction).""", device=a.device)
 
 
 if __name__ == "__main__":

@@ -20,14 +20,15 @@ Semantics:
   *last* event in the batch decides whether it is present after the batch (an insert followed by
   a delete of the same edge in one batch leaves it absent, and vice versa).
 * ``window=W``: after the batch ending at event index ``e`` (exclusive), every edge whose most
-  recent event has index ``< e - W`` is deleted. Each edge carries its most recent insert event
-  index as the edge property ``last_seen`` of the hornet graph (set on insert, refreshed with
-  ``update_edges`` when the edge re-occurs); :class:`streams.window.EventWindow` queues those
-  events in index order and finds the expired edges among the events that leave the window
-  (work proportional to them, never a scan of the graph). An insert-only batch goes to the
-  graph in reverse order, so that the insert's first-occurrence rule stores each new edge's
-  last event, and only the events it did not insert are looked up (no sort of the batch on
-  the host; :func:`streams.window_batch.insert_refresh`).
+  recent event has index ``< e - W`` is deleted. :class:`streams.window.EventWindow` queues
+  the events that set an edge's most recent event index, in index order, and finds the
+  expired edges among the events that leave the window (work proportional to them, never a
+  scan of the graph). Insert-only streams: the window keeps the latest refresh of each edge
+  itself and the graph stores no event index, so a windowed batch's graph update is the
+  same as without a window (:func:`streams.window_batch.insert_refresh`). Streams with an
+  ``op`` column: each edge carries its most recent insert event index as the edge property
+  ``last_seen`` of the hornet graph (set on insert, refreshed with ``update_edges`` when the
+  edge re-occurs), which the window looks up for the leaving events.
 * Undirected replays (``directed=False``): (u, v) and (v, u) are the same edge, and an event of
   either refreshes it.
 * The graph's id space covers every id seen so far (self-loop ids included).
@@ -56,8 +57,9 @@ changes) -> value``; custom analytics can be passed in ``algos`` too.
 
 ``verify=True`` checks after every batch (and raises :class:`VerificationError` on the first
 mismatch): the graph's invariants (``g.check()``); its edge set (and ``weight`` / ``last_seen``
-values) against :class:`hornet.testing.ReferenceGraph`, a plain dict model that the stream's
-events are applied to one by one (:class:`_ReferenceReplay`, with none of the graph's code);
+values; for insert-only streams ``last_seen`` is the window's own record) against
+:class:`hornet.testing.ReferenceGraph`, a plain dict model that the stream's events are
+applied to one by one (:class:`_ReferenceReplay`, with none of the graph's code);
 every dynamic analytic against its static algorithm recomputed from scratch on the graph; and
 every analytic against its static algorithm run on a SciPy copy of that model.
 """
@@ -180,7 +182,10 @@ class _ReferenceReplay:
 
 
 def _verify_batch(g, ref: _ReferenceReplay, analytics, values: dict, ctx, batch_no: int,
-                  window: bool) -> None:
+                  window: EventWindow | None) -> None:
+    """Raise :class:`VerificationError` where the graph or an analytic disagrees with the
+    reference after batch ``batch_no``; ``window``: the replay's window, whose own record of
+    each edge's ``last_seen`` is checked where the graph stores none."""
     where = f"verify: batch {batch_no}"
     try:
         g.check()
@@ -189,6 +194,7 @@ def _verify_batch(g, ref: _ReferenceReplay, analytics, values: dict, ctx, batch_
     ref_keys, ref_props = ref.edges()
     out = g.edges(properties=True) if ref_props else g.edges()
     gs, gd = to_host(out[0]), to_host(out[1])
+    stored = out[2] if ref_props else {}
     gk = _keys(gs, gd)
     if not np.array_equal(gk, ref_keys):
         extra = np.setdiff1d(gk, ref_keys)
@@ -206,7 +212,14 @@ def _verify_batch(g, ref: _ReferenceReplay, analytics, values: dict, ctx, batch_
         raise VerificationError(f"{where}: graph id space {g.num_vertices}, reference "
                                 f"{ref.model.num_vertices}")
     for name, want in ref_props.items():
-        got = to_host(out[2][name])
+        if name == "last_seen" and name not in stored:
+            found, got = window.latest(gs, gd)
+            if not found.all():
+                i = int(np.argmin(found))
+                raise VerificationError(f"{where}: the window has no event of edge "
+                                        f"{int(gs[i])}->{int(gd[i])}")
+        else:
+            got = to_host(stored[name])
         if not np.array_equal(got, want):
             i = int(np.argmax(got != want))
             raise VerificationError(f"{where}: {name} of edge {int(gs[i])}->{int(gd[i])} is "
@@ -576,7 +589,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         eprops = {}
         if weighted:
             eprops["weight"] = np.float64
-        if window is not None:
+        if window is not None and cols.op:
             eprops["last_seen"] = np.int64
         try:
             if from_snapshot is None:
@@ -672,7 +685,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                     ref.apply(ev)
                     if window is not None:
                         ref.expire(ev.stop - window)
-                    _verify_batch(g, ref, analytics, values, ctx, b.index, window is not None)
+                    _verify_batch(g, ref, analytics, values, ctx, b.index, expiry)
                 n_ins = len(changes.inserted) if changes.inserted is not None else 0
                 n_del = len(changes.deleted) if changes.deleted is not None else 0
                 n_exp = len(changes.expired) if changes.expired is not None else 0
@@ -918,7 +931,7 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
     elif op is None and window is not None and s.size:
         if idx is None:
             idx = np.arange(ev.start, ev.start + n, dtype=np.int64)
-        insert_refresh(g, ch, s, d, idx, w if weighted else None, ev.start, n, window, feed)
+        insert_refresh(g, ch, s, d, idx, w if weighted else None, window, feed)
     elif s.size:
         if idx is None:
             idx = np.arange(ev.start, ev.start + n, dtype=np.int64)

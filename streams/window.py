@@ -1,26 +1,29 @@
 """The sliding window of a replay: which edges expire after a batch, in time proportional to
 the events that leave the window (never a scan of the graph).
 
-Every edge carries the index of its most recent insert event (the graph's ``last_seen`` edge
-property). The window keeps, in event order, one entry ``(index, src, dst)`` per edge event that
-set ``last_seen`` (a batch's last event of each edge it inserts or refreshes). After the batch
-ending at event index ``e`` (exclusive), the entries with ``index < e - W`` leave the queue; an
-entry's edge expires when it is still in the graph with ``last_seen == index`` (a later event
-has refreshed it otherwise, or it was deleted). Each entry is looked at once: the work of a
-batch is the number of entries that leave the window, plus one batched property look-up of
-those edges. When the caller says which recorded events were refreshes (insert-only
-streams), only the leaving entries whose edge a queued refresh names are looked up: the
-others cannot have a later event.
+The window keeps, in event order, one entry ``(index, src, dst)`` per edge event that set the
+edge's most recent event index (a batch's last event of each edge it inserts or refreshes).
+After the batch ending at event index ``e`` (exclusive), the entries with ``index < e - W``
+leave the queue; an entry's edge expires when no later event of the edge is queued. Each
+entry is looked at once: the work of a batch is the number of entries that leave the window.
+
+Who knows of later events:
+
+* Insert-only streams (every record says which of its events refreshed an edge already
+  present, :meth:`EventWindow.record` with ``refresh``): an edge's events after the one that
+  inserted it are its refreshes, so the window keeps the latest refresh index of each edge
+  in its own hash map (:class:`streams.window_index.LatestIndex`) and the graph stores no
+  event index at all. A leaving entry expires unless its edge has a later refresh.
+* Otherwise (streams that delete edges too, where an edge's later insert is no refresh) the
+  graph carries each edge's last event index (the ``last_seen`` edge property) and a batched
+  look-up of the leaving entries' edges (``look_up`` of :meth:`EventWindow.expired`) decides.
 
     >>> import numpy as np
     >>> w = EventWindow(window=3)
-    >>> w.record(np.array([0, 1]), np.array([1, 2]), np.array([0, 1]))
-    >>> w.record(np.array([0]), np.array([1]), np.array([4]))      # (0, 1) refreshed
-    >>> last = {(0, 1): 4, (1, 2): 1}
-    >>> def look_up(s, d):
-    ...     found = np.array([(a, b) in last for a, b in zip(s.tolist(), d.tolist())])
-    ...     return found, np.array([last.get((a, b), -1) for a, b in zip(s.tolist(), d.tolist())])
-    >>> [a.tolist() for a in w.expired(5, look_up)]   # threshold 5 - 3 = 2
+    >>> w.record(np.array([0, 1]), np.array([1, 2]), np.array([0, 1]),
+    ...          refresh=np.array([False, False]))
+    >>> w.record(np.array([0]), np.array([1]), np.array([4]), refresh=np.array([True]))
+    >>> [a.tolist() for a in w.expired(5)]   # threshold 5 - 3 = 2: (0, 1) has a later event
     [[1], [2]]
 """
 from __future__ import annotations
@@ -30,11 +33,13 @@ from typing import Callable
 
 import numpy as np
 
+from .window_index import LatestIndex, edge_keys
+
 __all__ = ["EventWindow"]
 
 
 class EventWindow:
-    """Queue of the events that set an edge's ``last_seen``, oldest first.
+    """Queue of the events that set an edge's most recent event index, oldest first.
 
     Parameters
     ----------
@@ -47,30 +52,33 @@ class EventWindow:
         self.window = int(window)
         self._chunks: deque = deque()     # (index int64, src, dst) arrays, index ascending
         self._size = 0
-        # refresh events (an insert of an edge already present) still queued, as
-        # (index, edge key) chunks: only the entries whose edge one of them refreshed can
-        # have a later event; the others expire without a look-up. ``_tracked`` turns False
-        # for good once a record does not say which events are refreshes.
-        self._refreshes: deque = deque()
-        self._tracked = True
+        # latest refresh index per edge key while every record says which events are
+        # refreshes; None for good once one does not (the graph's last_seen decides then)
+        self._latest: LatestIndex | None = LatestIndex()
 
     def __len__(self) -> int:
         return self._size
 
+    @property
+    def tracks_refreshes(self) -> bool:
+        """True while the window decides expiry itself (every record said which events were
+        refreshes); False once expiry needs the graph's ``last_seen`` look-up."""
+        return self._latest is not None
+
     def record(self, src: np.ndarray, dst: np.ndarray, index: np.ndarray,
                refresh: np.ndarray | None = None) -> None:
-        """Queue the events that set ``last_seen`` of edges (src[i], dst[i]) to ``index[i]``.
+        """Queue the events that set the most recent event index of edges (src[i], dst[i]) to
+        ``index[i]``.
 
         Host arrays of equal length; every ``index`` larger than every index queued so far
         (batches arrive in stream order). Indices in ascending order are queued as they are,
         others sorted first. ``refresh`` (bool, aligned): which events refreshed an edge
         already present, when the caller knows that every other event inserted an absent
         edge and that nothing else removes edges than the window (insert-only streams);
-        None otherwise (every entry leaving the window is then looked up).
+        None otherwise (from then on, :meth:`expired` needs the graph's look-up).
         """
         if refresh is None:
-            self._tracked = False
-            self._refreshes.clear()
+            self._latest = None
         if index.shape[0] == 0:
             return
         index = np.asarray(index).astype(np.int64, copy=False)
@@ -82,8 +90,10 @@ class EventWindow:
                 refresh = np.asarray(refresh)[order]
         self._chunks.append((index, src, dst))
         self._size += int(index.shape[0])
-        if self._tracked and refresh is not None and refresh.any():
-            self._refreshes.append((index[refresh], _edge_keys(src[refresh], dst[refresh])))
+        if self._latest is not None and refresh is not None:
+            refresh = np.asarray(refresh, dtype=bool)
+            if refresh.any():
+                self._latest.raise_to(edge_keys(src[refresh], dst[refresh]), index[refresh])
 
     def _pop_before(self, threshold: int):
         """Every queued entry with index < threshold, removed from the queue."""
@@ -101,59 +111,53 @@ class EventWindow:
         if not out:
             return None
         self._size -= sum(int(c[0].shape[0]) for c in out)
+        if len(out) == 1:
+            return out[0]
         return tuple(np.concatenate(parts) for parts in zip(*out))
 
-    def _maybe_refreshed(self, s: np.ndarray, d: np.ndarray, threshold: int):
-        """Which of the popped entries (s, d) may have a later event: all of them when
-        refreshes are not tracked, else those whose edge a queued refresh names (a superset:
-        every refresh after a popped entry is still queued). The refreshes now leaving the
-        window are dropped after the check."""
-        if not self._tracked:
-            return None
-        if not self._refreshes:
-            return np.zeros(s.shape[0], dtype=bool)
-        keys = np.concatenate([k for _, k in self._refreshes])
-        while self._refreshes:
-            idx, k = self._refreshes[0]
-            if idx[-1] < threshold:
-                self._refreshes.popleft()
-                continue
-            cut = int(np.searchsorted(idx, threshold, side="left"))
-            if cut:
-                self._refreshes[0] = (idx[cut:], k[cut:])
-            break
-        if keys.shape[0] > 4 * s.shape[0]:
-            return None                        # as costly as looking every entry up
-        return np.isin(_edge_keys(s, d), keys)
-
-    def expired(self, end: int, look_up: Callable) -> tuple[np.ndarray, np.ndarray]:
+    def expired(self, end: int, look_up: Callable | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
         """The edges to delete after the batch ending at event index ``end`` (exclusive).
 
-        ``look_up(src, dst) -> (found bool, last_seen int64)`` reads the graph's current
-        ``last_seen`` of the given edges (host arrays); it is called for the leaving entries
-        that a later event may have refreshed (every one of them unless refreshes are
-        tracked, see :meth:`record`), never with more. Returns (src, dst) host arrays, each
-        expired edge once.
+        While the window tracks refreshes (:attr:`tracks_refreshes`) it decides alone, in one
+        hash probe per leaving entry. Otherwise ``look_up(src, dst) -> (found bool,
+        last_seen int64)`` reads the graph's current ``last_seen`` of the leaving entries'
+        edges (host arrays). Returns (src, dst) host arrays, each expired edge once.
         """
-        threshold = end - self.window
-        popped = self._pop_before(threshold)
+        popped = self._pop_before(end - self.window)
         if popped is None:
-            self._maybe_refreshed(np.empty(0, np.int64), np.empty(0, np.int64), threshold)
             empty = np.empty(0, np.int64)
             return empty, empty
         idx, s, d = popped
-        check = self._maybe_refreshed(s, d, threshold)
-        if check is None:
+        if self._latest is None:
+            if look_up is None:
+                raise ValueError("the window does not track refreshes: expiry needs the "
+                                 "graph's last_seen look-up")
             found, last = look_up(s, d)
             stale = np.asarray(found, dtype=bool) & (np.asarray(last) == idx)
             return s[stale], d[stale]
-        stale = ~check
-        if check.any():
-            found, last = look_up(s[check], d[check])
-            stale[check] = np.asarray(found, dtype=bool) & (np.asarray(last) == idx[check])
+        if len(self._latest) == 0:
+            return s, d
+        keys = edge_keys(s, d)
+        later = self._latest.get(keys)
+        stale = later <= idx
+        named = stale & (later >= 0)
+        if named.any():
+            self._latest.remove_up_to(keys[named], idx[named])
         return s[stale], d[stale]
 
-
-def _edge_keys(s: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """int64 keys ``s << 32 | d`` of edges with ids in [0, 2^31)."""
-    return (np.asarray(s).astype(np.int64) << 32) | np.asarray(d).astype(np.int64)
+    def latest(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(found bool (E,), index int64 (E,)): each edge's most recent queued event index
+        (the ``last_seen`` that the graph does not store while the window tracks refreshes).
+        Sorts the whole queue: for verification, not for a batch."""
+        q = edge_keys(np.asarray(src), np.asarray(dst))
+        if not self._chunks:
+            return np.zeros(q.shape[0], bool), np.full(q.shape[0], -1, np.int64)
+        idx = np.concatenate([c[0] for c in self._chunks])
+        keys = edge_keys(np.concatenate([c[1] for c in self._chunks]),
+                          np.concatenate([c[2] for c in self._chunks]))
+        order = np.argsort(keys, kind="stable")         # equal keys stay in index order
+        keys, idx = keys[order], idx[order]
+        at = np.searchsorted(keys, q, side="right") - 1
+        found = (at >= 0) & (keys[np.maximum(at, 0)] == q)
+        return found, np.where(found, idx[np.maximum(at, 0)], -1)

@@ -476,7 +476,7 @@ def test_verification_catches_a_wrong_graph():
     ref = _ReferenceReplay(True, False, False)
     ref.apply(EventBlock(0, np.array([0, 2]), np.array([1, 2])))   # (2, 2): a self-loop
     with pytest.raises(VerificationError, match="1 extra"):
-        _verify_batch(g, ref, [], {}, ReplayContext(True, 0), 0, False)
+        _verify_batch(g, ref, [], {}, ReplayContext(True, 0), 0, None)
 
 
 
@@ -511,12 +511,13 @@ def test_event_window_sorts_only_out_of_order_records():
     assert s.tolist() == [5, 7] and d.tolist() == [6, 8] and len(w) == 0
 
 
-def test_event_window_looks_up_only_edges_a_refresh_names():
-    """With refreshes tracked, entries leaving the window expire without a look-up unless a
-    queued refresh names their edge; an untracked record makes every entry looked up."""
+def test_event_window_decides_alone_while_refreshes_are_tracked():
+    """With refreshes tracked, entries leaving the window expire unless a later refresh of
+    their edge is queued, without looking the graph up; an untracked record makes every
+    leaving entry looked up from then on (and the look-up required)."""
     w = EventWindow(window=2)
     asked = []
-    last = {(1, 2): 2, (3, 4): 1}                 # (1, 2) refreshed at event 2
+    last = {}
 
     def look_up(s, d):
         asked.append(list(zip(s.tolist(), d.tolist())))
@@ -524,11 +525,118 @@ def test_event_window_looks_up_only_edges_a_refresh_names():
                 np.array([last[k] for k in zip(s.tolist(), d.tolist())]))
     w.record(np.array([1, 3]), np.array([2, 4]), np.array([0, 1]), refresh=np.array([0, 0], bool))
     w.record(np.array([1]), np.array([2]), np.array([2]), refresh=np.array([True]))
+    assert w.tracks_refreshes
     s, d = w.expired(4, look_up)                  # threshold 2: entries 0 and 1 leave
-    assert list(zip(s.tolist(), d.tolist())) == [(3, 4)] and asked == [[(1, 2)]]
+    assert list(zip(s.tolist(), d.tolist())) == [(3, 4)] and asked == []
+    found, idx = w.latest(np.array([1, 3]), np.array([2, 4]))
+    assert found.tolist() == [True, False] and idx[0] == 2
     s, d = w.expired(5, look_up)                  # threshold 3: the refresh itself leaves
-    assert list(zip(s.tolist(), d.tolist())) == [(1, 2)] and asked[-1] == [(1, 2)]
-    w.record(np.array([5]), np.array([6]), np.array([7]))          # untracked from now on
-    last[(5, 6)] = 7
-    s, d = w.expired(10, look_up)
-    assert list(zip(s.tolist(), d.tolist())) == [(5, 6)] and asked[-1] == [(5, 6)]
+    assert list(zip(s.tolist(), d.tolist())) == [(1, 2)] and asked == [] and len(w) == 0
+    # (1, 2) is gone: a new insert of it is no refresh, and expires on its own
+    w.record(np.array([1]), np.array([2]), np.array([5]), refresh=np.array([False]))
+    s, d = w.expired(8, look_up)
+    assert list(zip(s.tolist(), d.tolist())) == [(1, 2)]
+    w.record(np.array([5]), np.array([6]), np.array([9]))          # untracked from now on
+    assert not w.tracks_refreshes
+    last[(5, 6)] = 9
+    with pytest.raises(ValueError, match="look-up"):
+        w.expired(12)
+    w.record(np.array([7]), np.array([8]), np.array([12]))
+    last[(7, 8)] = 12
+    s, d = w.expired(15, look_up)
+    assert list(zip(s.tolist(), d.tolist())) == [(7, 8)] and asked[-1] == [(7, 8)]
+
+
+def test_latest_index_map_matches_a_dict():
+    """:class:`LatestIndex` against a dict under random raises, removals and rebuilds."""
+    from streams.window_index import LatestIndex
+    rng = np.random.default_rng(5)
+    m, ref = LatestIndex(), {}
+    for _ in range(200):
+        k = rng.integers(0, 3000, rng.integers(0, 400))
+        v = rng.integers(0, 10**6, k.shape[0])
+        m.raise_to(k, v)
+        for a, b in zip(k.tolist(), v.tolist()):
+            ref[a] = max(ref.get(a, -1), b)
+        q = rng.integers(0, 3500, 300)
+        assert m.get(q).tolist() == [ref.get(a, -1) for a in q.tolist()]
+        r, rv = rng.integers(0, 3000, 300), rng.integers(0, 10**6, 300)
+        m.remove_up_to(r, rv)
+        for a, b in zip(r.tolist(), rv.tolist()):
+            if a in ref and ref[a] <= b:
+                del ref[a]
+        assert len(m) == len(ref)
+
+
+@settings(max_examples=60, deadline=None)
+@given(keys=st.lists(st.integers(0, 12), max_size=40), data=st.data())
+def test_classify_events_matches_brute_force(keys, data):
+    """Each event's class: NO_ENTRY if a later event of the batch has its key, else
+    NEW_EDGE if its key was inserted, else REFRESH."""
+    from streams.window_index import (NEW_EDGE, NO_ENTRY, REFRESH, classify_events,
+                                      classify_one_extra, key_sum)
+    inserted = data.draw(st.sets(st.sampled_from(sorted(set(keys)) or [0])))
+    inserted = sorted(k for k in inserted if k in keys)
+    got = classify_events(np.array(keys, np.int64), np.array(inserted, np.int64))
+    want = [NO_ENTRY if k in keys[i + 1:] else (NEW_EDGE if k in inserted else REFRESH)
+            for i, k in enumerate(keys)]
+    assert got.tolist() == want
+    if len(keys) - len(inserted) == 1:
+        # the key-sum path: keys as (src, dst) = (k, k + 1), in the high and low halves
+        s_ = np.array(keys, np.int64)
+        k64 = (s_ << 32) | (s_ + 1)
+        ins = np.array(inserted, np.int64)
+        extra = (int(k64.view(np.uint64).sum()) - key_sum(ins, ins + 1, True)) % (1 << 64)
+        assert classify_one_extra(k64, extra).tolist() == want
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 80), ids=st.sampled_from([6, 40, 1000]), seed=st.integers(0, 2**16),
+       batch_size=st.integers(1, 25), window=st.integers(0, 40), directed=st.booleans(),
+       weighted=st.booleans())
+def test_windowed_insert_only_replay_matches_brute_force(n, ids, seed, batch_size, window,
+                                                         directed, weighted):
+    """Insert-only streams with a window, few or many repeats (so that batches take each of
+    the window's classification paths: every event new, one extra event, the general one):
+    the edge set after every batch equals the event-by-event model, and ``verify=True``
+    checks weights and each edge's last event against the reference."""
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, ids, n), rng.integers(0, ids, n)
+    d = {"src": src, "dst": dst}
+    if weighted:
+        d["weight"] = rng.integers(1, 9, n).astype(np.float64)
+    res, sets = _replay_sets(d, batch_size, directed, window, verify=True)
+    bounds = [(a, min(a + batch_size, n)) for a in range(0, n, batch_size)]
+    want, loops = brute_force(src, dst, None, bounds, directed, window)
+    assert sets == want and res.summary["self_loops"] == loops
+
+
+def test_key_sum_names_the_one_extra_event(device):
+    """The sum of an inserted change's edge keys, reduced on the change's device, less from
+    the batch's key sum names the one event that inserted nothing (an undirected change
+    keyed with the smaller id first), as a brute-force count of the events says."""
+    from streams.window_index import (NEW_EDGE, NO_ENTRY, REFRESH, classify_one_extra,
+                                      edge_keys, key_sum)
+    rng = np.random.default_rng(3)
+    s = rng.integers(0, 2**31 - 1, 5000).astype(np.int64)
+    d = rng.integers(0, 2**31 - 1, 5000).astype(np.int64)
+    s[4000], d[4000] = s[17], d[17]                 # a repeat of a new edge
+    a, b = np.minimum(s, d), np.maximum(s, d)
+    keys = edge_keys(a, b)
+    inserted = np.unique(keys)
+    src, dst = (inserted >> 32).astype(np.int32), (inserted & 0xFFFFFFFF).astype(np.int32)
+    if device == "gpu":
+        import cupy
+        src, dst = cupy.asarray(dst), cupy.asarray(src)     # reported in either order
+    extra = (int(keys.view(np.uint64).sum()) - key_sum(src, dst, False)) % (1 << 64)
+    assert extra == int(keys[17])
+    kind = classify_one_extra(keys, extra)
+    want = np.full(5000, NEW_EDGE, np.int8)
+    want[17] = NO_ENTRY
+    assert kind.tolist() == want.tolist()
+    present = np.delete(keys, 4000)               # one present edge refreshed instead
+    inserted = np.setdiff1d(present, present[[9]])
+    extra = (int(present.view(np.uint64).sum())
+             - key_sum(inserted >> 32, inserted & 0xFFFFFFFF, True)) % (1 << 64)
+    kind = classify_one_extra(present, extra)
+    assert kind[9] == REFRESH and (np.delete(kind, 9) == NEW_EDGE).all()
