@@ -60,10 +60,12 @@ def _padded(values: np.ndarray, rows: int) -> pa.Array:
 _OWN = object()
 
 
-def to_table(g, vertex_map=_OWN) -> pa.Table:
+def to_table(g, vertex_map=_OWN, extra: dict | None = None) -> pa.Table:
     """The graph as a snapshot table (host memory; see the module docstring for the layout).
     ``vertex_map``: the map to store with it (default: the graph's own, if any), for a caller
-    that keeps the graph in dense ids and the map beside it."""
+    that keeps the graph in dense ids and the map beside it. ``extra``: a JSON-serialisable
+    dict the caller wants kept with the graph (the replay's position), read back by
+    :func:`load` with ``with_extra=True``."""
     src, dst, props = g.edges(properties=True, dense=True)
     src, dst = _host(src), _host(dst)
     n_edges, n_vertices = int(src.shape[0]), int(g.num_vertices)
@@ -93,6 +95,8 @@ def to_table(g, vertex_map=_OWN) -> pa.Table:
     }
     if vmap is not None:
         meta["vertex_map"] = {"kind": vmap.kind, "size": len(vmap)}
+    if extra is not None:
+        meta["extra"] = extra
     table = pa.table(cols)
     return table.replace_schema_metadata({_META_KEY: json.dumps(meta).encode()})
 
@@ -171,12 +175,12 @@ def _format(path: str) -> str:
     return ext
 
 
-def save(g, path: str | os.PathLike, vertex_map=_OWN) -> None:
+def save(g, path: str | os.PathLike, vertex_map=_OWN, extra: dict | None = None) -> None:
     """Write ``g`` to ``path``: Arrow IPC file for ``.arrow``, Parquet for ``.parquet``
-    (``vertex_map`` as in :func:`to_table`)."""
+    (``vertex_map`` and ``extra`` as in :func:`to_table`)."""
     path = os.fspath(path)
     ext = _format(path)
-    table = to_table(g, vertex_map)
+    table = to_table(g, vertex_map, extra)
     if ext == ".arrow":
         with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
@@ -185,9 +189,11 @@ def save(g, path: str | os.PathLike, vertex_map=_OWN) -> None:
         pq.write_table(table, path)
 
 
-def load(path: str | os.PathLike, graph_class, device: str = "auto"):
+def load(path: str | os.PathLike, graph_class, device: str = "auto", *,
+         with_extra: bool = False):
     """The graph saved at ``path`` (by :func:`save`), rebuilt as a ``graph_class`` on
-    ``device``."""
+    ``device``; with ``with_extra=True``, ``(graph, extra)``: the ``extra`` dict saved with
+    it, or None."""
     path = os.fspath(path)
     ext = _format(path)
     if not os.path.exists(path):
@@ -201,7 +207,10 @@ def load(path: str | os.PathLike, graph_class, device: str = "auto"):
             table = pq.read_table(path)
     except pa.ArrowInvalid as e:
         raise SnapshotError(f"{path}: not a readable {ext[1:]} file ({e})") from None
-    return from_table(table, graph_class, device, where=path)
+    g = from_table(table, graph_class, device, where=path)
+    if with_extra:
+        return g, json.loads(table.schema.metadata[_META_KEY]).get("extra")
+    return g
 
 
 def to_bytes(g) -> bytes:

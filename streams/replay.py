@@ -40,7 +40,11 @@ Semantics:
 * Snapshots: ``from_snapshot`` starts from a graph saved by :meth:`hornet.Graph.save` (or by
   a replay) instead of an empty one; ``snapshot`` writes one after every ``snapshot_every``
   batches and at the end (written to a temporary name, then renamed). A snapshot of a
-  replay with mapped ids holds the map, and replaying from it maps ids again.
+  replay holds its vertex map and its position (next event, batches, BFS source): a replay
+  from it continues the uninterrupted one exactly, window included, reading either the rest
+  of the stream or (``resume=True``) the whole stream, whose first events it skips
+  (:mod:`streams.checkpoint`). Batch numbers and ``snapshot_every`` count from the
+  snapshot's batches on.
 
 Analytics, after every batch (one report column each): triangles, k_max, bfs_reached and
 spmv_sum, as :mod:`streams.analytics` defines them.
@@ -64,6 +68,7 @@ every analytic against its static algorithm run on a SciPy copy of that model.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -80,6 +85,7 @@ from hornet.batch.validate import MAX_VERTEX_ID, BatchError
 from hornet.core.jit import compile_timer
 from hornet.testing.reference import ReferenceGraph
 
+from . import checkpoint
 from .analytics import (ANALYTIC_COLUMNS, ANALYTICS, AnalyticSpec, AnalyticUnavailable,
                         BatchChanges, DynamicAnalytic, ReplayContext, ReplayError,
                         StaticAnalytic, available_analytics, make_analytic, parse_algos,
@@ -345,6 +351,10 @@ class ReplayResult:
                      f"device {s['device']}, {how}, {win}")
         lines.append(f"  events      {s['events']:,} in {s['batches']:,} batches; self-loops "
                      f"dropped: {s['self_loops']:,}")
+        if s.get("from_snapshot"):
+            lines.append(f"  start       snapshot {s['from_snapshot']}"
+                         + (f": event {s['first_event']:,}, batch {s['first_batch']:,}"
+                            if s.get("first_event") else ""))
         dels = f", deleted {s['deleted']:,}" + (f" (expired {s['expired']:,})"
                                                 if s["window"] is not None else "")
         if s.get("vertex_map"):
@@ -494,7 +504,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
            on_batch: Callable[[dict], None] | None = None, map_ids: bool = False,
            from_snapshot: str | os.PathLike | None = None,
            snapshot: str | os.PathLike | None = None,
-           snapshot_every: int | None = None) -> ReplayResult:
+           snapshot_every: int | None = None, resume: bool = False) -> ReplayResult:
     """Replay an edge stream into a hornet graph; see the module docstring for the semantics.
 
     Args:
@@ -530,9 +540,15 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         map_ids: map the stream's ids (64-bit integers, strings) to dense ids with a
             :class:`hornet.VertexMap`; the report names vertices by their original ids.
         from_snapshot: start from the graph in this snapshot file (``.arrow``/``.parquet``)
-            instead of an empty graph; its directedness must match ``directed``.
-        snapshot: write the graph (and its vertex map) to this ``.arrow``/``.parquet`` file at
-            the end, and after every ``snapshot_every`` batches when that is given.
+            instead of an empty graph; its directedness must match ``directed``. When a
+            replay wrote it, the stream's events are numbered from the snapshot's position
+            on (the stream continues the snapshot's) and the BFS source is the snapshot's.
+        snapshot: write the graph (its vertex map, and the replay's position) to this
+            ``.arrow``/``.parquet`` file at the end, and after every ``snapshot_every``
+            batches when that is given.
+        resume: the stream is the one the ``from_snapshot`` replay read: skip the events
+            the snapshot holds, and continue (same settings give the uninterrupted replay's
+            graph and analytics).
 
     Raises:
         FileNotFoundError, StreamFormatError, hornet.io.EdgeFileError: unreadable stream.
@@ -541,7 +557,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
     """
     t_wall = _time.perf_counter()
     _check_params(batch_size, window, batch_time, device, bfs_source, max_events, map_ids)
-    _check_snapshot_params(from_snapshot, snapshot, snapshot_every, window)
+    checkpoint.check_params(from_snapshot, snapshot, snapshot_every, resume)
     names = parse_algos(algos)
     strict = (algos is not None) if strict_algos is None else strict_algos
     analytics, unavailable = [], {}
@@ -578,14 +594,23 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
             eprops["weight"] = np.float64
         if window is not None:
             eprops["last_seen"] = np.int64
+        position = None
         try:
             if from_snapshot is None:
                 g, vmap = hornet.Graph(directed=directed, device=device,
                                        edge_properties=eprops), None
             else:
-                g, vmap = _start_from_snapshot(hornet, from_snapshot, directed, device, eprops)
+                g, vmap, position = checkpoint.start(hornet, from_snapshot, directed, device,
+                                                     eprops, window, resume)
         except (RuntimeError, NotImplementedError) as e:
             raise ReplayError(f"device {device!r}: {e}") from None
+        if position is None:
+            position = checkpoint.ReplayPosition()
+        elif bfs_source is None and position.bfs_source is not None:
+            bfs_source = position.bfs_source if vmap is None else \
+                _original(vmap, position.bfs_source)
+        start_event, start_batch = position.next_event, position.batches
+        position.window, position.stream = window, os.path.basename(reader.path)
         if cols.ids == "str" and not map_ids and vmap is None:
             raise ReplayError(f"{reader.path}: the stream's vertex ids are strings; replay "
                               "it with --map-ids (map_ids=True)")
@@ -605,6 +630,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         for an in analytics:
             an.start(g, ctx)
         expiry = EventWindow(window) if window is not None else None
+        if expiry is not None and from_snapshot is not None:
+            checkpoint.restore_window(g, expiry, insert_only=not cols.op)
         ref = _ReferenceReplay(bool(directed), weighted, window is not None) if verify else None
         if ref is not None and from_snapshot is not None:
             ref.seed(g)
@@ -631,11 +658,17 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
             bar = tqdm(total=total, unit="ev", unit_scale=True, file=sys.stderr,
                        desc="replay", leave=False)
         try:
-            batches = iter_batches(_limited(reader.blocks(), max_events), batch_size=batch_size,
-                                   batch_time=batch_time, use_batch_column=use_batch_column,
-                                   columns=cols)
+            blocks = _limited(reader.blocks(), max_events)
+            blocks = checkpoint.skip_events(blocks, start_event) if resume else \
+                checkpoint.shift_events(blocks, start_event)
+            batches = iter_batches(blocks, batch_size=batch_size, batch_time=batch_time,
+                                   use_batch_column=use_batch_column, columns=cols,
+                                   t0=position.t0 if start_event else None)
             for b in _named_errors(batches, reader.path):
+                b = dataclasses.replace(b, index=b.index + start_batch)
                 ev = b.events
+                if mode == "time" and position.t0 is None:
+                    position.t0 = ev.time[0].item()
                 if vmap is not None:
                     ev = _dense_events(ev, vmap, reader.path)
                 if ctx.bfs_source is None:
@@ -700,12 +733,14 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                     bar.update(len(ev))
                 if on_batch is not None:
                     on_batch(row)
+                position.next_event, position.batches = ev.stop, b.index + 1
+                position.bfs_source = ctx.bfs_source
                 if snapshot is not None and snapshot_every and \
-                        len(out["batch"]) % snapshot_every == 0:
-                    _write_snapshot(g, snapshot, vmap)
+                        position.batches % snapshot_every == 0:
+                    checkpoint.write(g, snapshot, vmap, position)
             if snapshot is not None and not (snapshot_every and out["batch"] and
-                                             len(out["batch"]) % snapshot_every == 0):
-                _write_snapshot(g, snapshot, vmap)
+                                             position.batches % snapshot_every == 0):
+                checkpoint.write(g, snapshot, vmap, position)
         finally:
             if bar is not None:
                 bar.close()
@@ -730,6 +765,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         if any(an.name == "bfs" for an in analytics) else None,
         "vertex_map": None if vmap is None else {"kind": vmap.kind, "ids": len(vmap)},
         "from_snapshot": None if from_snapshot is None else os.fspath(from_snapshot),
+        "first_event": start_event,
+        "first_batch": start_batch,
         "snapshot": None if snapshot is None else os.fspath(snapshot),
         "batches": len(out["batch"]),
         **totals,
@@ -748,58 +785,6 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         "verified": bool(verify),
     }
     return ReplayResult(out, summary)
-
-
-def _check_snapshot_params(from_snapshot, snapshot, snapshot_every, window) -> None:
-    if snapshot_every is not None:
-        if isinstance(snapshot_every, bool) or int(snapshot_every) != snapshot_every or \
-                snapshot_every < 1:
-            raise ReplayError(f"snapshot_every must be a positive integer (batches), got "
-                              f"{snapshot_every!r}")
-        if snapshot is None:
-            raise ReplayError("snapshot_every needs a snapshot file (--snapshot PATH)")
-    for what, path in (("from_snapshot", from_snapshot), ("snapshot", snapshot)):
-        if path is not None and os.path.splitext(os.fspath(path))[1].lower() not in \
-                (".arrow", ".parquet"):
-            raise ReplayError(f"{what} {os.fspath(path)!r}: a snapshot file ends in .arrow "
-                              "or .parquet")
-    if from_snapshot is not None and window is not None:
-        raise ReplayError("a sliding window cannot start from a snapshot (the snapshot's edges "
-                          "carry no event index of this stream)")
-
-
-def _start_from_snapshot(hornet, path, directed: bool, device: str, eprops: dict):
-    """(graph, its vertex map or None) from a snapshot, with the edge properties the replay
-    needs (missing ones are added, 0)."""
-    g = hornet.Graph.load(path, device=device)
-    p = os.fspath(path)
-    if g.directed != bool(directed):
-        kind = "directed" if g.directed else "undirected"
-        raise ReplayError(f"{p}: the snapshot holds a {kind} graph; replay "
-                          + ("without --undirected" if g.directed else "with --undirected"))
-    for name, dt in eprops.items():
-        have = g.edge_properties.get(name)
-        if have is None:
-            g.add_edge_property(name, dt)
-        elif np.dtype(have) != np.dtype(dt):
-            raise ReplayError(f"{p}: edge property {name!r} is {np.dtype(have)}, the replay "
-                              f"needs {np.dtype(dt)}")
-    vmap, g.vertex_map = g.vertex_map, None     # the replay feeds the graph dense ids
-    return g, vmap
-
-
-def _write_snapshot(g, path, vmap) -> None:
-    """Save ``g`` with ``vmap`` to ``path`` through a temporary file (no partial snapshot)."""
-    from hornet import snapshot
-    p = os.fspath(path)
-    root, ext = os.path.splitext(p)
-    tmp = f"{root}.partial{ext}"
-    try:
-        snapshot.save(g, tmp, vertex_map=vmap)
-        os.replace(tmp, p)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 def _dense_events(ev: EventBlock, vmap, path: str) -> EventBlock:
