@@ -10,7 +10,8 @@ column ``vertex_map:original``: the original id (int64 or string) of each dense 
 ``len(vertex_map)`` rows; ``src`` and ``dst`` stay dense. The schema's metadata (key
 ``hornet.snapshot``, JSON)
 records what the rows cannot: directedness, the id space, the edge and vertex counts, the
-property dtypes in declaration order and the memory manager's settings. Any Arrow reader can
+property dtypes in declaration order, the memory manager's settings and, when the writer
+passed one, an ``extra`` dict (a replay's position: :mod:`streams.checkpoint`). Any Arrow reader can
 read the edges back; :func:`load` rebuilds the same graph, on any device.
 
     >>> import numpy as np, hornet, tempfile, os

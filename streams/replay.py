@@ -186,7 +186,7 @@ class _ReferenceReplay:
 
 
 def _verify_batch(g, ref: _ReferenceReplay, analytics, values: dict, ctx, batch_no: int,
-                  window: bool) -> None:
+                  window: bool, vmap=None) -> None:
     where = f"verify: batch {batch_no}"
     try:
         g.check()
@@ -204,7 +204,8 @@ def _verify_batch(g, ref: _ReferenceReplay, analytics, values: dict, ctx, batch_
             if k.size == 0:
                 return ""
             a, b = k[:3] >> 32, k[:3] & 0xFFFFFFFF
-            return " (e.g. " + ", ".join(f"{int(x)}->{int(y)}" for x, y in zip(a, b)) + ")"
+            return " (e.g. " + ", ".join(f"{_original(vmap, int(x))}->{_original(vmap, int(y))}"
+                                         for x, y in zip(a, b)) + ")"
         raise VerificationError(
             f"{where}: the graph has {gk.size} edges, the reference {ref_keys.size}: "
             f"{extra.size} extra{ex(extra)}, {missing.size} missing{ex(missing)}")
@@ -215,7 +216,8 @@ def _verify_batch(g, ref: _ReferenceReplay, analytics, values: dict, ctx, batch_
         got = to_host(out[2][name])
         if not np.array_equal(got, want):
             i = int(np.argmax(got != want))
-            raise VerificationError(f"{where}: {name} of edge {int(gs[i])}->{int(gd[i])} is "
+            raise VerificationError(f"{where}: {name} of edge {_original(vmap, int(gs[i]))}->"
+                                    f"{_original(vmap, int(gd[i]))} is "
                                     f"{got[i]}, reference {want[i]}")
     checked = [an for an in analytics if an.name in ANALYTICS]
     if not checked:
@@ -705,7 +707,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                     ref.apply(ev)
                     if window is not None:
                         ref.expire(ev.stop - window)
-                    _verify_batch(g, ref, analytics, values, ctx, b.index, window is not None)
+                    _verify_batch(g, ref, analytics, values, ctx, b.index, window is not None,
+                                  vmap)
                 n_ins = len(changes.inserted) if changes.inserted is not None else 0
                 n_del = len(changes.deleted) if changes.deleted is not None else 0
                 n_exp = len(changes.expired) if changes.expired is not None else 0
