@@ -160,8 +160,11 @@ def from_table(table: pa.Table, graph_class, device: str = "auto", *,
         originals = col.to_numpy(zero_copy_only=False)
         if meta["vertex_map"]["kind"] == "str":
             originals = originals.astype(str)
+        kind = meta["vertex_map"]["kind"]
+        if kind not in (None, "int", "str"):
+            raise SnapshotError(f"{where}: vertex map kind {kind!r} is not 'int' or 'str'")
         try:
-            g.vertex_map = VertexMap.from_originals(originals)
+            g.vertex_map = VertexMap.from_originals(originals) if size else VertexMap(kind)
         except (ValueError, TypeError) as e:
             raise SnapshotError(f"{where}: column {_MAP_COLUMN!r}: {e}") from None
         if size > g.num_vertices:
