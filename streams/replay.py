@@ -618,6 +618,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                               "it with --map-ids (map_ids=True)")
         if vmap is None and map_ids:
             vmap = hornet.VertexMap()
+        reader.signed_ids = vmap is not None       # any 64-bit id is an id of the map
         if vmap is not None and bfs_source is not None:
             bfs_source = int(vmap.to_dense([bfs_source])[0])
         ctx = ReplayContext(directed=bool(directed),

@@ -92,6 +92,23 @@ def test_resumed_windowed_replay_equals_the_uninterrupted_one(tmp_path, op, dire
     assert _rows(got) == _rows(whole, batch)
 
 
+def test_resume_on_every_device(device, tmp_path):
+    src = _write(tmp_path, "s.parquet", n=900, ids="hash")
+    kw = dict(window=250, directed=False, algos=ALGOS, device=device, map_ids=True,
+              batch_size=100)
+    snap = tmp_path / "ckpt.arrow"
+    kept = tmp_path / "after4.arrow"
+
+    def keep(row):
+        if row["batch"] == 4:
+            shutil.copy(snap, kept)
+
+    whole = replay(src, snapshot=snap, snapshot_every=2, on_batch=keep, **kw)
+    got = replay(src, from_snapshot=kept, resume=True, snapshot=tmp_path / "end.arrow", **kw)
+    assert _rows(got) == _rows(whole, 4)
+    assert _graph(tmp_path / "end.arrow") == _graph(snap)
+
+
 def test_cli_resume_and_window_errors(capsys, tmp_path):
     src = _write(tmp_path, "s.parquet", n=600)
     base = ["replay", str(src), "--algos", "tc,bfs", "--device", "cpu", "--batch-size", "100"]
