@@ -179,10 +179,15 @@ class Graph:
     vertex_map : VertexMap, True or None
         Take vertex ids as users have them (64-bit integers such as hashes, or strings):
         every method that names vertices takes and returns original ids, which the map turns
-        into dense ids ``0 .. num_vertices - 1`` as new ids arrive (True: a new map). The
-        :class:`EdgeChange` objects, per-vertex results (``degree()``, vertex properties,
-        algorithm outputs) and adjacency views stay in dense ids, what the algorithms take;
-        ``g.vertex_map.to_original`` translates them. None (default): ids are the dense ids.
+        into dense ids ``0 .. num_vertices - 1`` as new ids arrive (True: a new map).
+        Arrays over all vertices (``degree()``, vertex properties, per-vertex algorithm
+        results) are indexed by dense id: :meth:`vertex_ids` names each position;
+        ``hornet.algos.to_table(result, g)`` labels a result with original ids; an
+        :class:`EdgeChange` keeps dense ``src``/``dst`` (what the dynamic algorithms take)
+        and gives original ids through ``change.edges()`` / ``change.to_arrow()``;
+        ``g.vertex_map.to_original(ids, missing=...)`` translates vertex-valued results such
+        as BFS parents, ``g.vertex_map.lookup`` the other way. None (default): ids are the
+        dense ids.
     """
 
     # CPU graphs insert and delete through the fused pipelines (plan_insert / merge_insert,
@@ -239,8 +244,11 @@ class Graph:
         self._views = {}            # adjacency views, valid until the next change
         self._present_share = 1.0   # of the last fused insert's entries (1: no history)
         self._small = None          # small-batch workspace, made on first use
-        if vertex_map is not None and len(vertex_map):
-            num_vertices = max(int(num_vertices), len(vertex_map))
+        if vertex_map is not None:      # the id space is the map's ids, each one named
+            if int(num_vertices) > len(vertex_map):
+                raise ValueError(f"num_vertices {num_vertices} exceeds the vertex map's "
+                                 f"{len(vertex_map)} ids; with a map, ids come from the map")
+            num_vertices = len(vertex_map)
         if num_vertices:
             self._reserve(int(num_vertices))
             self._n = int(num_vertices)
@@ -490,6 +498,7 @@ class Graph:
         except BaseException:
             self.vertex_map.truncate(before)
             raise
+        change.vertex_map = self.vertex_map
         return change
 
     def _grow_id_space(self, n: int) -> None:
@@ -631,6 +640,7 @@ class Graph:
             change = self._delete_edges(v[_expand(xp, deg, offsets)], out, {})
         for a in self._vprops.values():
             a[v] = 0
+        change.vertex_map = self.vertex_map
         return change
 
     def vertex_property(self, name: str):
@@ -667,8 +677,18 @@ class Graph:
         return v
 
     # ------------------------------------------------------------------ queries
+    def vertex_ids(self):
+        """The id of every vertex as the user knows it, indexed by dense id: host array
+        (num_vertices,), the original ids (int64 or str) with a vertex map, else ``arange``
+        (int64). Names the positions of ``degree()``, vertex properties and per-vertex
+        algorithm results."""
+        if self.vertex_map is None:
+            return np.arange(self._n, dtype=np.int64)
+        return self.vertex_map.to_original(np.arange(self._n, dtype=np.int64))
+
     def degree(self, vertices=None):
-        """Out-degree (int32) of every vertex, or of ``vertices``; undirected: the degree."""
+        """Out-degree (int32) of every vertex (indexed by dense id, see :meth:`vertex_ids`),
+        or of ``vertices`` (original ids with a vertex map); undirected: the degree."""
         if vertices is None:
             return self._degree[:self._n].copy()
         return self._degree[self._existing_ids(vertices)]

@@ -90,7 +90,8 @@ class HornetGraph:
     graph : hornet.Graph
         Vertex ``i`` is node ``nodes[i]``; its vertex id space must equal ``len(nodes)``.
     nodes : iterable of hashables, optional
-        Node labels, one per vertex, distinct. Default: ``range(graph.num_vertices)``.
+        Node labels, one per vertex, distinct. Default: ``graph.vertex_ids()``, the original
+        ids of a graph with a vertex map, else ``range(graph.num_vertices)``.
     graph_attrs : dict, optional
         networkx graph attributes (``G.graph``).
     node_data : list of dict, optional
@@ -115,7 +116,7 @@ class HornetGraph:
                  graph_attrs: dict | None = None, node_data: list | None = None,
                  edge_data: tuple | None = None, has_self_loops: bool = False):
         n = graph.num_vertices
-        labels = list(range(n)) if nodes is None else list(nodes)
+        labels = graph.vertex_ids().tolist() if nodes is None else list(nodes)
         if len(labels) != n:
             raise ValueError(f"{len(labels)} node labels for a graph of {n} vertices")
         index = dict(zip(labels, range(n)))
@@ -196,7 +197,7 @@ class HornetGraph:
             H.add_nodes_from(zip(labels, map(dict, self._node_data)))
         else:
             H.add_nodes_from(labels)
-        src, dst = (_host(a).astype(np.int64) for a in self.hornet_graph.edges())
+        src, dst = (_host(a).astype(np.int64) for a in self.hornet_graph.edges(dense=True))
         us = map(labels.__getitem__, src.tolist())
         vs = map(labels.__getitem__, dst.tolist())
         if self._edge_data is not None:

@@ -10,8 +10,10 @@ column ``vertex_map:original``: the original id (int64 or string) of each dense 
 ``len(vertex_map)`` rows; ``src`` and ``dst`` stay dense. The schema's metadata (key
 ``hornet.snapshot``, JSON)
 records what the rows cannot: directedness, the id space, the edge and vertex counts, the
-property dtypes in declaration order and the memory manager's settings. Any Arrow reader can
-read the edges back; :func:`load` rebuilds the same graph, on any device.
+property dtypes in declaration order, the memory manager's settings and, when the writer
+passed one, an ``extra`` dict (a replay's position: :mod:`streams.checkpoint`). Per-edge
+values a writer keeps beside the graph (a replay window's last event per edge) are columns
+``edge_extra:<name>``, not edge properties. Any Arrow reader can read the edges back; :func:`load` rebuilds the same graph, on any device.
 
     >>> import numpy as np, hornet, tempfile, os
     >>> g = hornet.Graph(directed=False, device="cpu", edge_properties={"w": np.float32})
@@ -27,6 +29,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -38,6 +41,7 @@ SNAPSHOT_FORMATS = (".arrow", ".parquet")
 _META_KEY = b"hornet.snapshot"
 _VERSION = 1
 _VERTEX_PREFIX = "vertex:"
+_EDGE_EXTRA_PREFIX = "edge_extra:"
 _MAP_COLUMN = "vertex_map:original"
 
 
@@ -60,10 +64,16 @@ def _padded(values: np.ndarray, rows: int) -> pa.Array:
 _OWN = object()
 
 
-def to_table(g, vertex_map=_OWN) -> pa.Table:
+def to_table(g, vertex_map=_OWN, extra: dict | None = None,
+             edge_columns: Callable | None = None) -> pa.Table:
     """The graph as a snapshot table (host memory; see the module docstring for the layout).
     ``vertex_map``: the map to store with it (default: the graph's own, if any), for a caller
-    that keeps the graph in dense ids and the map beside it."""
+    that keeps the graph in dense ids and the map beside it. ``extra``: a JSON-serialisable
+    dict the caller wants kept with the graph (the replay's position), read back by
+    :func:`load` with ``with_extra=True``. ``edge_columns(src, dst) -> {name: values}``:
+    per-edge values the caller keeps beside the graph (not edge properties), given the
+    edges' dense ids (host arrays) and returning host arrays aligned with them; stored as
+    columns ``edge_extra:<name>`` and read back by :func:`load` with ``with_extra=True``."""
     src, dst, props = g.edges(properties=True, dense=True)
     src, dst = _host(src), _host(dst)
     n_edges, n_vertices = int(src.shape[0]), int(g.num_vertices)
@@ -77,6 +87,14 @@ def to_table(g, vertex_map=_OWN) -> pa.Table:
         cols[name] = _padded(_host(props[name]), rows)
     for name in vertex_schema:
         cols[_VERTEX_PREFIX + name] = _padded(_host(g.vertex_property(name)), rows)
+    extra_schema = {}
+    for name, values in (edge_columns(src, dst) if edge_columns is not None else {}).items():
+        values = np.asarray(values)
+        if values.shape != src.shape:
+            raise ValueError(f"edge column {name!r}: shape {values.shape}, the graph has "
+                             f"{n_edges} edges")
+        cols[_EDGE_EXTRA_PREFIX + name] = _padded(values, rows)
+        extra_schema[name] = values.dtype.str
     if vmap is not None:
         originals = vmap.originals()
         if vmap.kind == "str":
@@ -93,6 +111,10 @@ def to_table(g, vertex_map=_OWN) -> pa.Table:
     }
     if vmap is not None:
         meta["vertex_map"] = {"kind": vmap.kind, "size": len(vmap)}
+    if extra is not None:
+        meta["extra"] = extra
+    if extra_schema:
+        meta["edge_extra"] = extra_schema
     table = pa.table(cols)
     return table.replace_schema_metadata({_META_KEY: json.dumps(meta).encode()})
 
@@ -155,8 +177,11 @@ def from_table(table: pa.Table, graph_class, device: str = "auto", *,
         originals = col.to_numpy(zero_copy_only=False)
         if meta["vertex_map"]["kind"] == "str":
             originals = originals.astype(str)
+        kind = meta["vertex_map"]["kind"]
+        if kind not in (None, "int", "str"):
+            raise SnapshotError(f"{where}: vertex map kind {kind!r} is not 'int' or 'str'")
         try:
-            g.vertex_map = VertexMap.from_originals(originals)
+            g.vertex_map = VertexMap.from_originals(originals) if size else VertexMap(kind)
         except (ValueError, TypeError) as e:
             raise SnapshotError(f"{where}: column {_MAP_COLUMN!r}: {e}") from None
         if size > g.num_vertices:
@@ -171,12 +196,13 @@ def _format(path: str) -> str:
     return ext
 
 
-def save(g, path: str | os.PathLike, vertex_map=_OWN) -> None:
+def save(g, path: str | os.PathLike, vertex_map=_OWN, extra: dict | None = None,
+         edge_columns: Callable | None = None) -> None:
     """Write ``g`` to ``path``: Arrow IPC file for ``.arrow``, Parquet for ``.parquet``
-    (``vertex_map`` as in :func:`to_table`)."""
+    (``vertex_map``, ``extra`` and ``edge_columns`` as in :func:`to_table`)."""
     path = os.fspath(path)
     ext = _format(path)
-    table = to_table(g, vertex_map)
+    table = to_table(g, vertex_map, extra, edge_columns)
     if ext == ".arrow":
         with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
@@ -185,9 +211,12 @@ def save(g, path: str | os.PathLike, vertex_map=_OWN) -> None:
         pq.write_table(table, path)
 
 
-def load(path: str | os.PathLike, graph_class, device: str = "auto"):
+def load(path: str | os.PathLike, graph_class, device: str = "auto", *,
+         with_extra: bool = False):
     """The graph saved at ``path`` (by :func:`save`), rebuilt as a ``graph_class`` on
-    ``device``."""
+    ``device``; with ``with_extra=True``, ``(graph, extra)``: the ``extra`` dict saved with
+    it, or None; where :func:`save` was given ``edge_columns``, ``extra["edge_columns"]``
+    holds them as host arrays with the edges' dense ``src`` and ``dst``."""
     path = os.fspath(path)
     ext = _format(path)
     if not os.path.exists(path):
@@ -201,7 +230,20 @@ def load(path: str | os.PathLike, graph_class, device: str = "auto"):
             table = pq.read_table(path)
     except pa.ArrowInvalid as e:
         raise SnapshotError(f"{path}: not a readable {ext[1:]} file ({e})") from None
-    return from_table(table, graph_class, device, where=path)
+    g = from_table(table, graph_class, device, where=path)
+    if with_extra:
+        meta = json.loads(table.schema.metadata[_META_KEY])
+        extra = meta.get("extra")
+        if meta.get("edge_extra"):
+            n_edges = int(meta["num_edges"])
+            columns = {"src": _column(table, "src", n_edges, np.int32, path),
+                       "dst": _column(table, "dst", n_edges, np.int32, path)}
+            for name, dt in meta["edge_extra"].items():
+                columns[name] = _column(table, _EDGE_EXTRA_PREFIX + name, n_edges,
+                                        np.dtype(dt), path)
+            extra = dict(extra or {}, edge_columns=columns)
+        return g, extra
+    return g
 
 
 def to_bytes(g) -> bytes:

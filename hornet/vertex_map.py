@@ -29,6 +29,7 @@ import numpy as np
 __all__ = ["VertexMap", "MAX_DENSE_ID"]
 
 MAX_DENSE_ID = 2**31 - 2      # the largest id a hornet graph accepts
+_RAISE = object()             # to_original's default for ``missing``: negative ids raise
 
 
 class _Run:
@@ -191,17 +192,50 @@ class VertexMap:
         self._originals[dense] = keys
         self._count = need
 
-    def to_original(self, dense) -> np.ndarray:
-        """Original ids of dense ids (int64 array, or a str array for string ids)."""
+    def to_original(self, dense, missing=_RAISE) -> np.ndarray:
+        """Original ids of dense ids: an array of the shape of ``dense`` (NumPy or CuPy,
+        any integer dtype), int64 for integer ids, str for string ids; host memory.
+
+        ``missing``: what a negative dense id (``-1``, "no vertex", as in BFS parents)
+        becomes; by default it raises KeyError like any id outside ``[0, len(self))``. For
+        integer ids ``missing`` must be an integer (note that -1 may also be a real original
+        id); for string ids a string, or None for an object array holding None there.
+
+            >>> m = VertexMap.from_originals(["a", "b"])
+            >>> m.to_original([1, -1, 0], missing=None).tolist()
+            ['b', None, 'a']
+        """
         d = np.asarray(dense.get() if hasattr(dense, "get") and not isinstance(dense, np.ndarray)
                        else dense)
-        if d.size and (d.dtype.kind not in "iu" or int(d.min()) < 0
-                       or int(d.max()) >= self._count):
+        if d.size and d.dtype.kind not in "iu":
+            raise KeyError(f"dense ids must be integers, got dtype {d.dtype}")
+        d = d.astype(np.int64, copy=False)
+        absent = None
+        if missing is not _RAISE and d.size and (d < 0).any():
+            absent = d < 0
+        present = d if absent is None else d[~absent]
+        if present.size and (int(present.min()) < 0 or int(present.max()) >= self._count):
             raise KeyError(f"dense ids must lie in [0, {self._count})")
         if self._originals is None:
-            return np.empty(d.shape, np.int64 if self.kind != "str" else str)
-        out = self._originals[d.astype(np.int64, copy=False)]
-        return out.astype(str) if self.kind == "str" else out
+            out = np.empty(d.shape, np.int64 if self.kind != "str" else str)
+        else:
+            out = self._originals[d if absent is None else np.where(absent, 0, d)]
+            if self.kind == "str" and not (absent is not None and missing is None):
+                out = out.astype(str)
+        if absent is None:
+            return out
+        if self.kind == "str":
+            if missing is not None and not isinstance(missing, str):
+                raise TypeError(f"missing must be a string or None for string ids, got "
+                                f"{missing!r}")
+            if missing is None:
+                out = out.astype(object)
+            else:
+                out = out.astype(np.result_type(out.dtype, np.array(missing).dtype))
+        elif isinstance(missing, (bool, np.bool_)) or not isinstance(missing, (int, np.integer)):
+            raise TypeError(f"missing must be an integer for integer ids, got {missing!r}")
+        out[absent] = missing
+        return out
 
     def originals(self) -> np.ndarray:
         """Every original id, indexed by dense id."""

@@ -52,14 +52,15 @@ def batching_mode(columns: StreamColumns, *, batch_size: int | None = None,
 
 def iter_batches(blocks: Iterable[EventBlock], *, batch_size: int | None = None,
                  batch_time: float | None = None, use_batch_column: bool = True,
-                 columns: StreamColumns | None = None) -> Iterator[Batch]:
+                 columns: StreamColumns | None = None,
+                 t0: float | int | None = None) -> Iterator[Batch]:
     """Cut a stream of :class:`EventBlock` into replay batches, in file order.
 
     * the stream has a ``batch`` column (and ``use_batch_column``): each maximal run of
       consecutive rows with the same batch id is one batch;
     * else ``batch_time=T``: rows whose time falls into the same window
-      ``floor((time - t0) / T)`` (t0: the first event's time) form a batch (runs, so unsorted
-      times still give file-order batches);
+      ``floor((time - t0) / T)`` (``t0``: given, or the first event's time) form a batch
+      (runs, so unsorted times still give file-order batches);
     * else ``batch_size=N`` events per batch; the last batch may be shorter.
 
     ``blocks`` may be a :class:`StreamReader` (its ``blocks()`` are used and its columns decide
@@ -83,7 +84,6 @@ def iter_batches(blocks: Iterable[EventBlock], *, batch_size: int | None = None,
     pending: list[EventBlock] = []
     pending_key = None
     index = 0
-    t0 = None
 
     def flush():
         nonlocal pending, index

@@ -3,7 +3,7 @@
     hornet replay [STREAM] [--batch-size N] [--window W] [--undirected]
                   [--algos tc,ktruss,bfs,spmv] [--device cpu|gpu|auto] [--report FILE]
                   [--plot FILE.png] [--verify] [--static] [--progress] [--map-ids]
-                  [--from-snapshot PATH] [--snapshot PATH [--snapshot-every N]]
+                  [--from-snapshot PATH [--resume]] [--snapshot PATH [--snapshot-every N]]
     hornet convert INPUT OUTPUT.arrow [--map-ids]
     hornet info STREAM
 
@@ -139,7 +139,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "them to dense ids in order of appearance; the report names original ids")
     r.add_argument("--from-snapshot", metavar="PATH",
                    help="start from the graph in this snapshot (.arrow/.parquet, written by "
-                   "--snapshot or Graph.save) instead of an empty graph")
+                   "--snapshot or Graph.save) instead of an empty graph; a snapshot written "
+                   "by a replay also holds its position: STREAM then continues it (events "
+                   "numbered from there on, the window and BFS source carried over)")
+    r.add_argument("--resume", action="store_true",
+                   help="with --from-snapshot: STREAM is the stream the snapshot's replay "
+                   "read; skip the events it holds and continue (the same settings give the "
+                   "uninterrupted replay's graph and analytics)")
     r.add_argument("--snapshot", metavar="PATH",
                    help="write the graph to this snapshot file (.arrow/.parquet) at the end")
     r.add_argument("--snapshot-every", type=_positive_int, default=None, metavar="N",
@@ -201,6 +207,8 @@ def _cmd_replay(a) -> int:
         raise CLIError("give --batch-size or --batch-time, not both")
     if a.snapshot_every is not None and not a.snapshot:
         raise CLIError("--snapshot-every needs --snapshot PATH")
+    if a.resume and not a.from_snapshot:
+        raise CLIError("--resume needs --from-snapshot PATH")
     for opt, path in (("--snapshot", a.snapshot), ("--from-snapshot", a.from_snapshot)):
         if path and os.path.splitext(path)[1].lower() not in (".arrow", ".parquet"):
             raise CLIError(f"{opt} {path!r}: use a .arrow or .parquet file")
@@ -225,7 +233,7 @@ def _cmd_replay(a) -> int:
                  batch_time=a.batch_time, use_batch_column=not a.ignore_batch_column,
                  bfs_source=bfs_source, dynamic=not a.static, text_format=a.text_format,
                  max_events=a.max_events, map_ids=a.map_ids, from_snapshot=a.from_snapshot,
-                 snapshot=a.snapshot, snapshot_every=a.snapshot_every)
+                 snapshot=a.snapshot, snapshot_every=a.snapshot_every, resume=a.resume)
     print(res.summary_text())
     if a.report:
         res.write_report(a.report)

@@ -151,7 +151,7 @@ def _check_input(rb, cols, start: int, path: str, schema) -> None:
 def _mapped(rb, cols, start: int, path: str, vmap) -> pa.Table:
     """A record batch of the input with dense ``src``/``dst`` and the input's ids in
     ``src_original``/``dst_original``."""
-    blk = block_from_record_batch(rb, cols, start, path)       # checks nulls, ids, op
+    blk = block_from_record_batch(rb, cols, start, path, signed_ids=True)   # nulls, ids, op
     pairs = np.empty(2 * len(blk), dtype=blk.src.dtype)
     pairs[0::2], pairs[1::2] = blk.src, blk.dst
     try:

@@ -263,14 +263,15 @@ def _column_numpy(rb: pa.RecordBatch, name: str, path: str | None, start: int,
     return col.to_numpy(zero_copy_only=False)
 
 
-def _check_ids(a: np.ndarray, name: str, path: str | None, start: int) -> np.ndarray:
+def _check_ids(a: np.ndarray, name: str, path: str | None, start: int,
+               signed: bool = False) -> np.ndarray:
     if a.dtype.kind == "u":
         if a.size and int(a.max()) > np.iinfo(np.int64).max:
             i = int(np.argmax(a > np.iinfo(np.int64).max))
             raise StreamFormatError(f"{_where(path)}column {name!r}: vertex id {int(a[i])} at "
                                     f"event {start + i} is too large")
     a = a.astype(np.int64, copy=False)
-    if a.size and int(a.min()) < 0:
+    if not signed and a.size and int(a.min()) < 0:
         i = int(np.argmax(a < 0))
         raise StreamFormatError(f"{_where(path)}column {name!r}: negative vertex id {int(a[i])} "
                                 f"at event {start + i}")
@@ -278,14 +279,15 @@ def _check_ids(a: np.ndarray, name: str, path: str | None, start: int) -> np.nda
 
 
 def block_from_record_batch(rb: pa.RecordBatch, cols: StreamColumns, start: int,
-                            path: str | None = None) -> EventBlock:
-    """Validate the values of one record batch and turn it into an :class:`EventBlock`."""
+                            path: str | None = None, signed_ids: bool = False) -> EventBlock:
+    """Validate the values of one record batch and turn it into an :class:`EventBlock`.
+    ``signed_ids``: accept negative integer ids (ids that a vertex map will translate)."""
     if cols.ids == "str":
         src = _column_numpy(rb, "src", path, start).astype(str)
         dst = _column_numpy(rb, "dst", path, start).astype(str)
     else:
-        src = _check_ids(_column_numpy(rb, "src", path, start), "src", path, start)
-        dst = _check_ids(_column_numpy(rb, "dst", path, start), "dst", path, start)
+        src = _check_ids(_column_numpy(rb, "src", path, start), "src", path, start, signed_ids)
+        dst = _check_ids(_column_numpy(rb, "dst", path, start), "dst", path, start, signed_ids)
     op = weight = time = batch = None
     if cols.op:
         o = _column_numpy(rb, "op", path, start)

@@ -33,6 +33,8 @@ class StreamReader:
         num_rows: number of events (IPC file, Parquet, table), else None; see the property.
         metadata: schema metadata as a str -> str dict.
         text_format: for text files, the detected format (``"snap"``, ``"csv"``...).
+        signed_ids: :meth:`blocks` accepts negative integer ids (set by a reader whose ids a
+            vertex map translates: ``hornet replay --map-ids``); False by default.
     """
 
     def __init__(self, path: str, container: str, *, block_rows: int = _DEFAULT_BLOCK_ROWS,
@@ -43,6 +45,7 @@ class StreamReader:
         self.block_rows = max(int(block_rows), 1)
         self.text_format = text_format
         self._text_block_bytes = text_block_bytes
+        self.signed_ids = False
         self._table = table
         self._closers: list = []
         self._held = None
@@ -240,7 +243,7 @@ class StreamReader:
         for rb in self.record_batches():
             if rb.num_rows == 0:
                 continue
-            blk = block_from_record_batch(rb, self.columns, start, self.path)
+            blk = block_from_record_batch(rb, self.columns, start, self.path, self.signed_ids)
             start += len(blk)
             yield blk
 

@@ -41,7 +41,11 @@ Semantics:
 * Snapshots: ``from_snapshot`` starts from a graph saved by :meth:`hornet.Graph.save` (or by
   a replay) instead of an empty one; ``snapshot`` writes one after every ``snapshot_every``
   batches and at the end (written to a temporary name, then renamed). A snapshot of a
-  replay with mapped ids holds the map, and replaying from it maps ids again.
+  replay holds its vertex map and its position (next event, batches, BFS source): a replay
+  from it continues the uninterrupted one exactly, window included, reading either the rest
+  of the stream or (``resume=True``) the whole stream, whose first events it skips
+  (:mod:`streams.checkpoint`). Batch numbers and ``snapshot_every`` count from the
+  snapshot's batches on.
 
 Analytics, after every batch (one report column each): triangles, k_max, bfs_reached and
 spmv_sum, as :mod:`streams.analytics` defines them.
@@ -66,6 +70,7 @@ every analytic against its static algorithm run on a SciPy copy of that model.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -82,6 +87,7 @@ from hornet.batch.validate import MAX_VERTEX_ID, BatchError
 from hornet.core.jit import compile_timer
 from hornet.testing.reference import ReferenceGraph
 
+from . import checkpoint
 from .analytics import (ANALYTIC_COLUMNS, ANALYTICS, AnalyticSpec, AnalyticUnavailable,
                         BatchChanges, DynamicAnalytic, ReplayContext, ReplayError,
                         StaticAnalytic, available_analytics, make_analytic, parse_algos,
@@ -131,10 +137,17 @@ class _ReferenceReplay:
             props["last_seen"] = np.int64
         self.model = ReferenceGraph(directed, props)
 
-    def seed(self, g) -> None:
-        """Start from the edges (and the properties the model tracks) of graph ``g``."""
+    def seed(self, g, seen=None) -> None:
+        """Start from the edges (and the properties the model tracks) of graph ``g``;
+        ``seen``: (src, dst, last_seen) of every edge where the graph stores no
+        ``last_seen`` (the window's own record)."""
         names = list(self.model.edge_properties)
         src, dst, props = g.edges(properties=True, dense=True)
+        if seen is not None and "last_seen" in names and "last_seen" not in props:
+            order = np.lexsort((seen[1], seen[0]))
+            keys = _keys(seen[0][order], seen[1][order])
+            at = np.searchsorted(keys, _keys(to_host(src), to_host(dst)))
+            props = dict(props, last_seen=seen[2][order][at])
         values = {k: to_host(props[k]).tolist() for k in names}
         self.model.insert(to_host(src).tolist(), to_host(dst).tolist(), values)
         self.model.num_vertices = max(self.model.num_vertices, int(g.num_vertices))
@@ -182,10 +195,11 @@ class _ReferenceReplay:
 
 
 def _verify_batch(g, ref: _ReferenceReplay, analytics, values: dict, ctx, batch_no: int,
-                  window: EventWindow | None) -> None:
+                  window: EventWindow | None, vmap=None) -> None:
     """Raise :class:`VerificationError` where the graph or an analytic disagrees with the
     reference after batch ``batch_no``; ``window``: the replay's window, whose own record of
-    each edge's ``last_seen`` is checked where the graph stores none."""
+    each edge's ``last_seen`` is checked where the graph stores none; ``vmap``: the vertex map
+    that names edges in errors by their original ids."""
     where = f"verify: batch {batch_no}"
     try:
         g.check()
@@ -204,7 +218,8 @@ def _verify_batch(g, ref: _ReferenceReplay, analytics, values: dict, ctx, batch_
             if k.size == 0:
                 return ""
             a, b = k[:3] >> 32, k[:3] & 0xFFFFFFFF
-            return " (e.g. " + ", ".join(f"{int(x)}->{int(y)}" for x, y in zip(a, b)) + ")"
+            return " (e.g. " + ", ".join(f"{_original(vmap, int(x))}->{_original(vmap, int(y))}"
+                                         for x, y in zip(a, b)) + ")"
         raise VerificationError(
             f"{where}: the graph has {gk.size} edges, the reference {ref_keys.size}: "
             f"{extra.size} extra{ex(extra)}, {missing.size} missing{ex(missing)}")
@@ -222,7 +237,8 @@ def _verify_batch(g, ref: _ReferenceReplay, analytics, values: dict, ctx, batch_
             got = to_host(stored[name])
         if not np.array_equal(got, want):
             i = int(np.argmax(got != want))
-            raise VerificationError(f"{where}: {name} of edge {int(gs[i])}->{int(gd[i])} is "
+            raise VerificationError(f"{where}: {name} of edge {_original(vmap, int(gs[i]))}->"
+                                    f"{_original(vmap, int(gd[i]))} is "
                                     f"{got[i]}, reference {want[i]}")
     checked = [an for an in analytics if an.name in ANALYTICS]
     if not checked:
@@ -358,6 +374,10 @@ class ReplayResult:
                      f"device {s['device']}, {how}, {win}")
         lines.append(f"  events      {s['events']:,} in {s['batches']:,} batches; self-loops "
                      f"dropped: {s['self_loops']:,}")
+        if s.get("from_snapshot"):
+            lines.append(f"  start       snapshot {s['from_snapshot']}"
+                         + (f": event {s['first_event']:,}, batch {s['first_batch']:,}"
+                            if s.get("first_event") else ""))
         dels = f", deleted {s['deleted']:,}" + (f" (expired {s['expired']:,})"
                                                 if s["window"] is not None else "")
         if s.get("vertex_map"):
@@ -507,7 +527,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
            on_batch: Callable[[dict], None] | None = None, map_ids: bool = False,
            from_snapshot: str | os.PathLike | None = None,
            snapshot: str | os.PathLike | None = None,
-           snapshot_every: int | None = None) -> ReplayResult:
+           snapshot_every: int | None = None, resume: bool = False) -> ReplayResult:
     """Replay an edge stream into a hornet graph; see the module docstring for the semantics.
 
     Args:
@@ -543,9 +563,15 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         map_ids: map the stream's ids (64-bit integers, strings) to dense ids with a
             :class:`hornet.VertexMap`; the report names vertices by their original ids.
         from_snapshot: start from the graph in this snapshot file (``.arrow``/``.parquet``)
-            instead of an empty graph; its directedness must match ``directed``.
-        snapshot: write the graph (and its vertex map) to this ``.arrow``/``.parquet`` file at
-            the end, and after every ``snapshot_every`` batches when that is given.
+            instead of an empty graph; its directedness must match ``directed``. When a
+            replay wrote it, the stream's events are numbered from the snapshot's position
+            on (the stream continues the snapshot's) and the BFS source is the snapshot's.
+        snapshot: write the graph (its vertex map, and the replay's position) to this
+            ``.arrow``/``.parquet`` file at the end, and after every ``snapshot_every``
+            batches when that is given.
+        resume: the stream is the one the ``from_snapshot`` replay read: skip the events
+            the snapshot holds, and continue (same settings give the uninterrupted replay's
+            graph and analytics).
 
     Raises:
         FileNotFoundError, StreamFormatError, hornet.io.EdgeFileError: unreadable stream.
@@ -554,7 +580,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
     """
     t_wall = _time.perf_counter()
     _check_params(batch_size, window, batch_time, device, bfs_source, max_events, map_ids)
-    _check_snapshot_params(from_snapshot, snapshot, snapshot_every, window)
+    checkpoint.check_params(from_snapshot, snapshot, snapshot_every, resume)
     names = parse_algos(algos)
     strict = (algos is not None) if strict_algos is None else strict_algos
     analytics, unavailable = [], {}
@@ -591,19 +617,29 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
             eprops["weight"] = np.float64
         if window is not None and cols.op:
             eprops["last_seen"] = np.int64
+        position = None
         try:
             if from_snapshot is None:
                 g, vmap = hornet.Graph(directed=directed, device=device,
                                        edge_properties=eprops), None
             else:
-                g, vmap = _start_from_snapshot(hornet, from_snapshot, directed, device, eprops)
+                g, vmap, position, seen = checkpoint.start(hornet, from_snapshot, directed,
+                                                           device, eprops, window, resume)
         except (RuntimeError, NotImplementedError) as e:
             raise ReplayError(f"device {device!r}: {e}") from None
+        if position is None:
+            position = checkpoint.ReplayPosition()
+        elif bfs_source is None and position.bfs_source is not None:
+            bfs_source = position.bfs_source if vmap is None else \
+                _original(vmap, position.bfs_source)
+        start_event, start_batch = position.next_event, position.batches
+        position.window, position.stream = window, os.path.basename(reader.path)
         if cols.ids == "str" and not map_ids and vmap is None:
             raise ReplayError(f"{reader.path}: the stream's vertex ids are strings; replay "
                               "it with --map-ids (map_ids=True)")
         if vmap is None and map_ids:
             vmap = hornet.VertexMap()
+        reader.signed_ids = vmap is not None       # any 64-bit id is an id of the map
         if vmap is not None and bfs_source is not None:
             bfs_source = int(vmap.to_dense([bfs_source])[0])
         ctx = ReplayContext(directed=bool(directed),
@@ -618,9 +654,11 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         for an in analytics:
             an.start(g, ctx)
         expiry = EventWindow(window) if window is not None else None
+        if expiry is not None and from_snapshot is not None:
+            checkpoint.restore_window(seen, expiry, insert_only=not cols.op)
         ref = _ReferenceReplay(bool(directed), weighted, window is not None) if verify else None
         if ref is not None and from_snapshot is not None:
-            ref.seed(g)
+            ref.seed(g, None if expiry is None else seen)
 
         out: dict[str, list] = {k: [] for k in
                                 ("batch", "first_event", "events", "self_loops", "inserted",
@@ -644,11 +682,17 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
             bar = tqdm(total=total, unit="ev", unit_scale=True, file=sys.stderr,
                        desc="replay", leave=False)
         try:
-            batches = iter_batches(_limited(reader.blocks(), max_events), batch_size=batch_size,
-                                   batch_time=batch_time, use_batch_column=use_batch_column,
-                                   columns=cols)
+            blocks = _limited(reader.blocks(), max_events)
+            blocks = checkpoint.skip_events(blocks, start_event) if resume else \
+                checkpoint.shift_events(blocks, start_event)
+            batches = iter_batches(blocks, batch_size=batch_size, batch_time=batch_time,
+                                   use_batch_column=use_batch_column, columns=cols,
+                                   t0=position.t0 if start_event else None)
             for b in _named_errors(batches, reader.path):
+                b = dataclasses.replace(b, index=b.index + start_batch)
                 ev = b.events
+                if mode == "time" and position.t0 is None:
+                    position.t0 = ev.time[0].item()
                 if vmap is not None:
                     ev = _dense_events(ev, vmap, reader.path)
                 if ctx.bfs_source is None:
@@ -685,7 +729,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                     ref.apply(ev)
                     if window is not None:
                         ref.expire(ev.stop - window)
-                    _verify_batch(g, ref, analytics, values, ctx, b.index, expiry)
+                    _verify_batch(g, ref, analytics, values, ctx, b.index, expiry, vmap)
                 n_ins = len(changes.inserted) if changes.inserted is not None else 0
                 n_del = len(changes.deleted) if changes.deleted is not None else 0
                 n_exp = len(changes.expired) if changes.expired is not None else 0
@@ -713,12 +757,14 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                     bar.update(len(ev))
                 if on_batch is not None:
                     on_batch(row)
+                position.next_event, position.batches = ev.stop, b.index + 1
+                position.bfs_source = ctx.bfs_source
                 if snapshot is not None and snapshot_every and \
-                        len(out["batch"]) % snapshot_every == 0:
-                    _write_snapshot(g, snapshot, vmap)
+                        position.batches % snapshot_every == 0:
+                    checkpoint.write(g, snapshot, vmap, position, expiry)
             if snapshot is not None and not (snapshot_every and out["batch"] and
-                                             len(out["batch"]) % snapshot_every == 0):
-                _write_snapshot(g, snapshot, vmap)
+                                             position.batches % snapshot_every == 0):
+                checkpoint.write(g, snapshot, vmap, position, expiry)
         finally:
             if bar is not None:
                 bar.close()
@@ -743,6 +789,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         if any(an.name == "bfs" for an in analytics) else None,
         "vertex_map": None if vmap is None else {"kind": vmap.kind, "ids": len(vmap)},
         "from_snapshot": None if from_snapshot is None else os.fspath(from_snapshot),
+        "first_event": start_event,
+        "first_batch": start_batch,
         "snapshot": None if snapshot is None else os.fspath(snapshot),
         "batches": len(out["batch"]),
         **totals,
@@ -761,58 +809,6 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         "verified": bool(verify),
     }
     return ReplayResult(out, summary)
-
-
-def _check_snapshot_params(from_snapshot, snapshot, snapshot_every, window) -> None:
-    if snapshot_every is not None:
-        if isinstance(snapshot_every, bool) or int(snapshot_every) != snapshot_every or \
-                snapshot_every < 1:
-            raise ReplayError(f"snapshot_every must be a positive integer (batches), got "
-                              f"{snapshot_every!r}")
-        if snapshot is None:
-            raise ReplayError("snapshot_every needs a snapshot file (--snapshot PATH)")
-    for what, path in (("from_snapshot", from_snapshot), ("snapshot", snapshot)):
-        if path is not None and os.path.splitext(os.fspath(path))[1].lower() not in \
-                (".arrow", ".parquet"):
-            raise ReplayError(f"{what} {os.fspath(path)!r}: a snapshot file ends in .arrow "
-                              "or .parquet")
-    if from_snapshot is not None and window is not None:
-        raise ReplayError("a sliding window cannot start from a snapshot (the snapshot's edges "
-                          "carry no event index of this stream)")
-
-
-def _start_from_snapshot(hornet, path, directed: bool, device: str, eprops: dict):
-    """(graph, its vertex map or None) from a snapshot, with the edge properties the replay
-    needs (missing ones are added, 0)."""
-    g = hornet.Graph.load(path, device=device)
-    p = os.fspath(path)
-    if g.directed != bool(directed):
-        kind = "directed" if g.directed else "undirected"
-        raise ReplayError(f"{p}: the snapshot holds a {kind} graph; replay "
-                          + ("without --undirected" if g.directed else "with --undirected"))
-    for name, dt in eprops.items():
-        have = g.edge_properties.get(name)
-        if have is None:
-            g.add_edge_property(name, dt)
-        elif np.dtype(have) != np.dtype(dt):
-            raise ReplayError(f"{p}: edge property {name!r} is {np.dtype(have)}, the replay "
-                              f"needs {np.dtype(dt)}")
-    vmap, g.vertex_map = g.vertex_map, None     # the replay feeds the graph dense ids
-    return g, vmap
-
-
-def _write_snapshot(g, path, vmap) -> None:
-    """Save ``g`` with ``vmap`` to ``path`` through a temporary file (no partial snapshot)."""
-    from hornet import snapshot
-    p = os.fspath(path)
-    root, ext = os.path.splitext(p)
-    tmp = f"{root}.partial{ext}"
-    try:
-        snapshot.save(g, tmp, vertex_map=vmap)
-        os.replace(tmp, p)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 def _dense_events(ev: EventBlock, vmap, path: str) -> EventBlock:

@@ -146,6 +146,23 @@ def test_wrapping_a_hornet_graph(device):
         HornetGraph(g, nodes=[0, 1, 2, 3, 4, 4])
 
 
+@pytest.mark.parametrize("ids", [["ann", "bob", "cid", "dan", "eve"],
+                                 [2**40, -7, 2**31, 0, 2**63 - 1]])
+def test_wrapping_a_graph_with_a_vertex_map_names_nodes_by_original_ids(device, ids):
+    src, dst = [ids[i] for i in (0, 0, 1, 2, 3)], [ids[i] for i in (1, 2, 2, 3, 4)]
+    g = hornet.Graph.from_edges(src, dst, device=device, vertex_map=True)
+    H = HornetGraph(g)
+    G = nx.Graph(zip(src, dst))
+    assert set(H) == set(ids)
+    assert B.triangles(H) == nx.triangles(G)
+    assert B.single_source_shortest_path_length(H, ids[4]) == \
+        nx.single_source_shortest_path_length(G, ids[4])
+    assert [set(layer) for layer in B.bfs_layers(H, [ids[0]])] == \
+        [set(layer) for layer in nx.bfs_layers(G, [ids[0]])]
+    assert nx.utils.graphs_equal(B.convert_to_nx(H), G)
+    assert nx.utils.edges_equal(B.convert_to_nx(B.k_truss(H, 3)).edges, nx.k_truss(G, 3).edges)
+
+
 # ---------------------------------------------------------------------------------------------
 # Triangles, clustering, transitivity
 

@@ -173,3 +173,29 @@ def test_snapshot_errors(capsys, tmp_path):
     with pytest.raises(ReplayError, match="snapshot_every"):
         replay(tmp_path / "hash.parquet", map_ids=True, snapshot=tmp_path / "s.arrow",
                snapshot_every=0)
+
+
+def test_negative_64_bit_ids_are_ids_of_the_map(capsys, tmp_path):
+    """Signed 64-bit ids (hashes) below zero: mapped by --map-ids in replay and convert, and
+    refused without it, naming the file and the event."""
+    rng = np.random.default_rng(9)
+    pool = rng.integers(-2**63, -1, 30, dtype=np.int64)
+    s, d = pool[rng.integers(0, 30, 900)], pool[rng.integers(0, 30, 900)]
+    op = np.ones(900, np.int8)
+    w = np.ones(900)
+    pq.write_table(pa.table({"src": s, "dst": d}), tmp_path / "neg.parquet")
+    _relabelled(tmp_path, s, d, op, w)
+    kw = dict(batch_size=100, directed=False, algos=ALGOS, device="cpu")
+    want = replay(tmp_path / "hand.parquet", **kw)
+    got = replay(tmp_path / "neg.parquet", map_ids=True, verify=True, **kw)
+    for c in COLUMNS:
+        assert got.columns[c] == want.columns[c], c
+    assert got.summary["bfs_source"] == int(s[0])
+    assert main(["convert", str(tmp_path / "neg.parquet"), str(tmp_path / "n.arrow"),
+                 "--map-ids"]) == 0
+    t = pa.ipc.open_file(str(tmp_path / "n.arrow")).read_all()
+    assert t.column("dst_original").to_pylist() == d.tolist()
+    capsys.readouterr()
+    code = main(["replay", str(tmp_path / "neg.parquet"), "--algos", "none", "--device", "cpu"])
+    err = capsys.readouterr().err
+    assert code == 1 and "neg.parquet" in err and "negative vertex id" in err and "event 0" in err

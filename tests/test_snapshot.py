@@ -112,3 +112,47 @@ def test_bad_snapshot_files(tmp_path):
     (tmp_path / "junk.arrow").write_bytes(b"not arrow at all")
     with pytest.raises(SnapshotError, match="not a readable arrow file"):
         hornet.Graph.load(tmp_path / "junk.arrow")
+
+
+@st.composite
+def mapped_specs(draw):
+    """(directed, kind or None, pool of original ids, pairs, vertex-only ids)."""
+    kind = draw(st.sampled_from(["int", "str", None]))
+    ids = st.integers(-2**63, 2**63 - 1) if kind != "str" else st.text("xyzé ", max_size=4)
+    pool = draw(st.lists(ids, min_size=1, max_size=20, unique=True)) if kind else []
+    pick = st.sampled_from(pool) if pool else st.nothing()
+    pairs = draw(st.lists(st.tuples(pick, pick), max_size=40)) if pool else []
+    alone = draw(st.lists(pick, max_size=3)) if pool else []
+    return draw(st.booleans()), kind, pool, pairs, alone
+
+
+@pytest.mark.parametrize("how", [".arrow", ".parquet", "pickle"])
+@given(spec=mapped_specs())
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_round_trip_with_a_vertex_map(device, how, spec, tmp_path_factory):
+    directed, kind, pool, pairs, alone = spec
+    dtype = np.int64 if kind == "int" else str
+    g = hornet.Graph(directed=directed, device=device, vertex_map=hornet.VertexMap(kind),
+                     edge_properties={"w": np.float32}, vertex_properties={"c": np.int16})
+    if pairs:
+        g.insert_edges(np.array([p[0] for p in pairs], dtype=dtype),
+                       np.array([p[1] for p in pairs], dtype=dtype),
+                       w=np.arange(len(pairs), dtype=np.float32) / 4)
+    if alone:
+        g.insert_vertices(np.array(alone, dtype=dtype), c=np.arange(len(alone)) + 1)
+    if how == "pickle":
+        h = pickle.loads(pickle.dumps(g))
+    else:
+        path = tmp_path_factory.mktemp("snap") / f"g{how}"
+        g.save(path)
+        h = hornet.Graph.load(path, device=device)
+    assert h.device == g.device and _state(h) == _state(g)
+    assert h.vertex_map.kind == g.vertex_map.kind
+    assert h.vertex_ids().tolist() == g.vertex_ids().tolist()
+    h.check()
+    # both maps go on numbering new ids the same way
+    new = np.array([7, 2**40], dtype=np.int64) if kind != "str" else np.array(["new", "x"])
+    for graph in (g, h):
+        graph.insert_edges(new[:1], new[1:], w=[1.0])
+    assert h.vertex_ids().tolist() == g.vertex_ids().tolist()
+    assert _state(h) == _state(g)

@@ -43,19 +43,26 @@ __all__ = [
 ]
 
 
-def to_table(result, g=None, *, name: str = "value", per: str | None = None):
-    """A pyarrow Table of a per-vertex or per-edge result.
+def to_table(result, g=None, *, name: str = "value", per: str | None = None,
+             vertex_valued=()):
+    """A pyarrow Table of a per-vertex or per-edge result, vertices named as the user knows
+    them.
 
     Parameters
     ----------
     result : array (V,) or (E,), or a dict ``{column: array}`` of equal-length arrays
     g : graph-like, optional
-        Needed for per-edge results (gives the ``src``/``dst`` columns, as ``g.edges()``).
+        Needed for per-edge results (gives the ``src``/``dst`` columns, as ``g.edges()``). A
+        :class:`hornet.Graph` with a vertex map gives original ids: in ``src``/``dst``, in
+        the ``vertex`` column (``g.vertex_ids()``) and in the ``vertex_valued`` columns.
     name : str
         Column name for a single array.
     per : {"vertex", "edge"}, optional
         Default: "edge" when ``g`` is given and the length equals its edge count, else
         "vertex".
+    vertex_valued : sequence of str
+        Columns whose values are dense vertex ids (such as BFS parents; -1: none), given as
+        the graph's ids (original ids with a vertex map), null where -1.
 
     Returns
     -------
@@ -66,6 +73,11 @@ def to_table(result, g=None, *, name: str = "value", per: str | None = None):
     >>> import numpy as np
     >>> to_table(np.array([2, 0, 1]), name="level").column_names
     ['vertex', 'level']
+    >>> import hornet
+    >>> g = hornet.Graph.from_edges(["a", "b"], ["b", "c"], vertex_map=True, device="cpu")
+    >>> lv, par = bfs(g, 0, return_parents=True)
+    >>> to_table({"level": lv, "parent": par}, g, vertex_valued=["parent"]).to_pylist()[1]
+    {'vertex': 'b', 'level': 1, 'parent': 'a'}
     """
     import pyarrow as pa
 
@@ -74,7 +86,12 @@ def to_table(result, g=None, *, name: str = "value", per: str | None = None):
     lengths = {v.shape[0] for v in cols.values()}
     if len(lengths) != 1:
         raise ValueError("all result columns must have the same length")
+    unknown = sorted(set(vertex_valued) - set(cols))
+    if unknown:
+        raise ValueError(f"vertex_valued names no result column: {unknown}")
     n = lengths.pop()
+    vmap = getattr(g, "vertex_map", None)
+    out = {k: _vertex_column(v, vmap) if k in vertex_valued else v for k, v in cols.items()}
     src = dst = None
     if g is not None and per != "vertex":
         src, dst = (g.edges() if hasattr(g, "edges") and callable(g.edges)
@@ -88,9 +105,27 @@ def to_table(result, g=None, *, name: str = "value", per: str | None = None):
         if src.shape[0] != n:
             raise ValueError(f"{n} values for {src.shape[0]} edges")
         head = {"src": _host(src), "dst": _host(dst)}
+    elif vmap is not None:
+        if n != g.num_vertices:
+            raise ValueError(f"{n} values for {g.num_vertices} vertices")
+        head = {"vertex": g.vertex_ids()}
     else:
         head = {"vertex": np.arange(n, dtype=np.int64)}
-    return pa.table({**head, **cols})
+    return pa.table({**head, **out})
+
+
+def _vertex_column(ids, vmap):
+    """A pyarrow array of vertex ids (-1: none, null in the array), original ids when
+    ``vmap`` is a vertex map."""
+    import pyarrow as pa
+
+    ids = np.asarray(ids).astype(np.int64, copy=False)
+    none = ids < 0
+    if vmap is None:
+        return pa.array(ids, mask=none)
+    if vmap.kind == "str":
+        return pa.array(vmap.to_original(ids, missing=None), type=pa.string())
+    return pa.array(vmap.to_original(ids, missing=0), mask=none)
 
 
 def _host(a) -> np.ndarray:

@@ -1,0 +1,217 @@
+"""Every user-facing result of a graph with a vertex map, in the original ids (64-bit
+integers beyond int32, strings): the changes of insert/delete, degrees, BFS levels and
+parents, triangles per vertex, truss numbers per edge, SpMV. Oracle: a dict model of the
+graph on the original ids (adjacency sets), with BFS, triangles, truss numbers and the
+product computed from it by brute force."""
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import hornet
+from hornet import algos
+
+BIG = st.integers(-2**63, 2**63 - 1)
+NAMES = st.text("abcdé", min_size=1, max_size=3)
+
+
+def _host(a):
+    return a.get() if hasattr(a, "get") and not isinstance(a, np.ndarray) else np.asarray(a)
+
+
+class Model:
+    """Adjacency sets on the original ids."""
+
+    def __init__(self, directed):
+        self.directed, self.out, self.nodes = directed, {}, []
+
+    def _node(self, v):
+        if v not in self.out:
+            self.out[v] = set()
+            self.nodes.append(v)
+
+    def key(self, u, v):
+        return (u, v) if self.directed else tuple(sorted((u, v), key=self.nodes.index))
+
+    def insert(self, src, dst):
+        """Insert a batch; a batch's new ids get dense ids in order of first appearance in
+        its src column, then its dst column."""
+        for v in list(src) + list(dst):
+            self._node(v)
+        new = set()
+        for u, v in zip(src, dst):
+            if u == v and not self.directed:
+                continue
+            if v not in self.out[u]:
+                self.out[u].add(v)
+                if not self.directed:
+                    self.out[v].add(u)
+                new.add(self.key(u, v))
+        return new
+
+    def delete(self, src, dst):
+        gone = set()
+        for u, v in zip(src, dst):
+            if u in self.out and v in self.out[u]:
+                self.out[u].discard(v)
+                if not self.directed:
+                    self.out[v].discard(u)
+                gone.add(self.key(u, v))
+        return gone
+
+    def und(self):
+        nb = {v: set() for v in self.out}
+        for u, vs in self.out.items():
+            for v in vs:
+                if u != v:
+                    nb[u].add(v)
+                    nb[v].add(u)
+        return nb
+
+    def levels(self, s):
+        lv, q = {s: 0}, deque([s])
+        while q:
+            u = q.popleft()
+            for v in self.out[u]:
+                if v not in lv:
+                    lv[v] = lv[u] + 1
+                    q.append(v)
+        return lv
+
+    def truss(self):
+        """Truss number of each undirected edge, by peeling k = 3, 4, ... ."""
+        nb = self.und()
+        edges = {tuple(sorted((u, v), key=self.nodes.index)) for u in nb for v in nb[u]}
+        out = {e: 2 for e in edges}
+        alive, k = set(edges), 3
+        while alive:
+            adj = {v: set() for v in nb}
+            for u, v in alive:
+                adj[u].add(v)
+                adj[v].add(u)
+            changed = True
+            while changed:
+                changed = False
+                for u, v in list(alive):
+                    if len(adj[u] & adj[v]) < k - 2:
+                        alive.discard((u, v))
+                        adj[u].discard(v)
+                        adj[v].discard(u)
+                        changed = True
+            for e in alive:
+                out[e] = k
+            k += 1
+        return out
+
+
+def _pairs(g, s, d):
+    m = Model(g.directed)
+    m.nodes = g.vertex_ids().tolist()
+    return {m.key(a, b) for a, b in zip(_host(s).tolist(), _host(d).tolist())}
+
+
+@given(data=st.data())
+@settings(max_examples=20, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.parametrize("ids", ["int64", "str"])
+def test_results_in_original_ids_match_a_dict_model(device, ids, data):
+    directed = data.draw(st.booleans(), label="directed")
+    pool = data.draw(st.lists(BIG if ids == "int64" else NAMES, min_size=2, max_size=14,
+                              unique=True), label="pool")
+    if ids == "int64":
+        pool[0] = 2**31 + 7                                 # one id beyond int32 at least
+    vid = st.sampled_from(pool)
+    g = hornet.Graph(directed=directed, device=device, vertex_map=True)
+    m = Model(directed)
+    batches = data.draw(st.lists(st.tuples(st.booleans(), st.lists(st.tuples(vid, vid),
+                                                                   max_size=25)),
+                                 min_size=1, max_size=5), label="batches")
+    for delete, pairs in batches:
+        src = np.array([p[0] for p in pairs], dtype=np.int64 if ids == "int64" else str)
+        dst = np.array([p[1] for p in pairs], dtype=src.dtype)
+        if delete:
+            change, want = g.delete_edges(src, dst), m.delete(src.tolist(), dst.tolist())
+        else:
+            change, want = g.insert_edges(src, dst), m.insert(src.tolist(), dst.tolist())
+        cs, cd = change.edges()
+        assert isinstance(cs, np.ndarray) and _pairs(g, cs, cd) == want
+        assert len(change) == len(want)
+        table = change.to_arrow()
+        assert list(zip(table.column("src").to_pylist(), table.column("dst").to_pylist())) \
+            == list(zip(cs.tolist(), cd.tolist()))
+        ds, dd = change.edges(dense=True)
+        assert _host(ds).tolist() == _host(change.src).tolist()
+    names = g.vertex_ids()
+    assert names.tolist() == m.nodes                        # dense ids in order of appearance
+    assert dict(zip(names.tolist(), _host(g.degree()).tolist())) == \
+        {v: len(m.out[v]) for v in m.nodes}
+    if not m.nodes:
+        return
+    # BFS from an original id: levels and parents named by original ids
+    source = data.draw(st.sampled_from(m.nodes), label="source")
+    dense_source = int(g.vertex_map.lookup([source])[0])
+    lv, par = algos.bfs(g, dense_source, return_parents=True)
+    rows = algos.to_table({"level": lv, "parent": par}, g, per="vertex",
+                          vertex_valued=["parent"]).to_pylist()
+    want = m.levels(source)
+    assert {r["vertex"]: r["level"] for r in rows if r["level"] >= 0} == want
+    for r in rows:
+        if r["level"] > 0:
+            assert want[r["parent"]] == r["level"] - 1 and r["vertex"] in m.out[r["parent"]]
+        else:
+            assert r["parent"] is None
+    missing = -1 if ids == "int64" else None
+    assert g.vertex_map.to_original(par, missing=missing).tolist() == \
+        [r["parent"] if r["parent"] is not None else missing for r in rows]
+    # SpMV with x given by original id; y labelled by original id
+    x_of = {v: float(i % 7 + 1) for i, v in enumerate(m.nodes)}
+    x = np.array([x_of[v] for v in g.vertex_ids().tolist()])
+    y = algos.to_table(algos.spmv(g, x), g, name="y", per="vertex").to_pylist()
+    assert {r["vertex"]: r["y"] for r in y} == \
+        {u: sum(x_of[v] for v in m.out[u]) for u in m.nodes}
+    if directed:
+        return
+    tri = algos.to_table(algos.triangles_per_vertex(g), g, per="vertex").to_pylist()
+    nb = m.und()
+    assert {r["vertex"]: r["value"] for r in tri} == \
+        {v: sum(len(nb[v] & nb[u]) for u in nb[v]) // 2 for v in m.nodes}
+    if g.num_edges:
+        truss = algos.to_table(algos.truss_numbers(g), g, per="edge").to_pylist()
+        got = {tuple(sorted((r["src"], r["dst"]), key=m.nodes.index)): r["value"]
+               for r in truss}
+        assert got == m.truss()
+
+
+def test_to_original_missing_and_errors():
+    m = hornet.VertexMap.from_originals(np.array([2**40, -1, 7]))
+    assert m.to_original(np.array([2, -1, 0]), missing=-2).tolist() == [7, -2, 2**40]
+    with pytest.raises(KeyError, match=r"\[0, 3\)"):
+        m.to_original(np.array([2, -1]))                   # no `missing`: -1 is an error
+    with pytest.raises(KeyError, match=r"\[0, 3\)"):
+        m.to_original(np.array([3, -1]), missing=0)
+    with pytest.raises(TypeError, match="must be an integer"):
+        m.to_original(np.array([-1]), missing=None)
+    s = hornet.VertexMap.from_originals(["a", "bc"])
+    assert s.to_original([1, -1], missing="").tolist() == ["bc", ""]
+    assert s.to_original([-1, 0], missing=None).tolist() == [None, "a"]
+    with pytest.raises(TypeError, match="string or None"):
+        s.to_original([-1], missing=0)
+    with pytest.raises(ValueError, match="exceeds the vertex map"):
+        hornet.Graph(device="cpu", num_vertices=3, vertex_map=True)
+    g = hornet.Graph(device="cpu")
+    g.insert_edges([0, 4], [1, 2])
+    assert g.vertex_ids().tolist() == [0, 1, 2, 3, 4]
+    change = g.insert_edges([3], [0])
+    assert change.vertex_map is None and change.edges()[0].tolist() == [0]
+    with pytest.raises(ValueError, match="vertex_valued names no result column"):
+        algos.to_table({"a": np.zeros(5)}, g, vertex_valued=["parent"])
+
+
+def test_delete_vertices_change_names_original_ids(device):
+    g = hornet.Graph(directed=True, device=device, vertex_map=True)
+    g.insert_edges(["ann", "bob", "cid"], ["bob", "cid", "ann"])
+    change = g.delete_vertices(["bob"])
+    assert sorted(zip(*(a.tolist() for a in change.edges()))) == [("ann", "bob"),
+                                                                  ("bob", "cid")]
