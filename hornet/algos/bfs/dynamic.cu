@@ -13,11 +13,16 @@
 // before the update, as unsigned; 0 at rest), flag (0, CHANGED, MARKED, ORPHAN; 0 at rest),
 // parent.
 //
-// Load balance: a vertex's adjacency is read in passes of CHUNK entries by one warp (every
-// lane loads UNROLL entries and their levels before using any, one memory round trip per
-// pass). Lists longer than CHUNK are not read by the warp that meets them: they are cut into
-// chunks, appended to a chunk list, and after a barrier every warp of the grid takes chunks, so
-// a hub costs deg / CHUNK passes spread over the whole device.
+// Load balance (thread / warp / grid): the vertices of a phase are dealt to threads, one a
+// lane. A vertex with at most `small_max` list entries (most of them in sparse and power-law
+// graphs) is read by its own thread, UNROLL entries and their levels loaded before any is
+// used; the others are read by the whole warp, one after the other, in passes of CHUNK
+// entries (every lane loads UNROLL entries, one memory round trip per pass). Lists longer
+// than CHUNK are not read by the warp that meets them: they are cut into chunks, appended to
+// a chunk list, and after a barrier every warp of the grid takes chunks, so a hub costs
+// deg / CHUNK passes spread over the whole device. Dealing the vertices to lanes (rather
+// than one vertex a warp) lets a phase of many short lists finish in one or two memory
+// round trips per thread instead of one chain of round trips per vertex a warp holds.
 //
 // Lists (changed vertices, two frontiers, orphans, seeds, chunks) are appended through atomic
 // counters, one atomic per warp for all its lanes that append (warp-aggregated: a batch of
@@ -34,6 +39,7 @@ typedef unsigned long long u64;
 #define ORPHAN 3
 #define FULL_MASK 0xffffffffu
 #define UNROLL 8
+#define TUNROLL 4        // entries one thread loads before using any
 #define CHUNK (32 * UNROLL)
 #define NO_LEVEL 0xffffffffu
 
@@ -64,6 +70,18 @@ typedef unsigned long long u64;
 #define P_CHUNKS 10
 #define P_COUNTERS 11    // two sets of C_WORDS
 #define P_BARRIER 12     // u32 [arrived, generation, error]
+#define P_TIMES 13       // 0, or u64 [count, (phase, %globaltimer) per grid barrier ...]
+
+#define TIMES_CAP 255    // (phase, time) records the timeline holds
+
+// phases of an update (the timeline's tags)
+#define PH_COUNTS 1
+#define PH_MARK 2
+#define PH_SEEDS 3
+#define PH_RELAX 4
+#define PH_REPAIR 5
+#define PH_ORPHANS 6
+#define PH_END 7
 
 #define SPIN_LIMIT (1LL << 32)   // clock cycles a barrier waits before it reports an error
 
@@ -133,10 +151,25 @@ struct Update {
     int undirected, want_parent;
     int round, use;       // frontier and chunk-list slot rotation (identical in every block)
     int lane;
-    u64 scanned;          // adjacency entries this warp's lane 0 has read (added at exit)
+    int small_max;        // lists of at most this many entries are read by one thread
+    u64 scanned;          // adjacency entries this thread has read (added at exit)
+    u64* times;           // timeline (P_TIMES) or null
+    int phase, tick;      // the current phase; records written (block 0, thread 0)
 
     __device__ void flush_scanned() {
-        if (lane == 0 && scanned) atomicAdd(&C[C_SCANNED], scanned);
+        if (scanned) atomicAdd(&C[C_SCANNED], scanned);
+    }
+
+    // the timeline: the phase that ends here and the time (block 0's thread 0, when asked)
+    __device__ void stamp() {
+        if (times && blockIdx.x == 0 && threadIdx.x == 0 && tick < TIMES_CAP) {
+            u64 t;
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+            times[1 + 2 * tick] = (u64)phase;
+            times[2 + 2 * tick] = t;
+            ++tick;
+            times[0] = (u64)tick;
+        }
     }
 
     // ------------------------------------------------------------------ grid barrier
@@ -159,6 +192,7 @@ struct Update {
             __threadfence();
         }
         __syncthreads();
+        stamp();
     }
 
     __device__ bool first_thread() const { return blockIdx.x == 0 && threadIdx.x == 0; }
@@ -226,6 +260,23 @@ struct Update {
             if (xs[k] >= 0) f(xs[k], ls[k]);
     }
 
+    // one thread's pass over row[0, d): f(x, level[x]) for every entry, UNROLL entries and
+    // their levels loaded before any is used
+    template <class F>
+    __device__ void tpass(const int* row, int d, F f) {
+        for (int j0 = 0; j0 < d; j0 += TUNROLL) {
+            int xs[TUNROLL];
+            int ls[TUNROLL];
+#pragma unroll
+            for (int k = 0; k < TUNROLL; ++k) xs[k] = j0 + k < d ? row[j0 + k] : -1;
+#pragma unroll
+            for (int k = 0; k < TUNROLL; ++k) ls[k] = xs[k] >= 0 ? ld(&level[xs[k]]) : -1;
+#pragma unroll
+            for (int k = 0; k < TUNROLL; ++k)
+                if (xs[k] >= 0) f(xs[k], ls[k]);
+        }
+    }
+
     __device__ int list_degree(int v, int in_list) const {
         return in_list ? ideg[v] : deg[v];
     }
@@ -240,7 +291,7 @@ struct Update {
     __device__ void visit(int v, int in_list, R range) {
         int d = list_degree(v, in_list);
         if (d <= 0) return;
-        scanned += (u64)d;
+        if (lane == 0) scanned += (u64)d;
         if (d <= CHUNK) {
             range(v, in_list, 0, d);
             return;
@@ -250,6 +301,32 @@ struct Update {
         if (lane == 0) base = atomicAdd(&C[C_CHUNKS + use % 3], (u64)nch);
         base = __shfl_sync(FULL_MASK, base, 0);
         for (int c = lane; c < nch; c += 32) chunks[base + c] = make_int2(v, (c << 1) | in_list);
+    }
+
+    // Items i in [0, n) of a phase, dealt to the lanes of the grid (lane l of warp w takes
+    // w + l * warps, w + l * warps + 32 * warps, ...: a short phase still uses every warp):
+    // v = get(i) (-1: nothing to read); v's list (in_list: in-neighbours) is read by v's thread
+    // (tr(v, in_list, d)) when it has at most small_max entries, else by the whole warp
+    // (visit(v, in_list, wr), chunked when long). Warp-uniform.
+    template <class G, class T, class W>
+    __device__ void visit_items(i64 n, int in_list, G get, T tr, W wr) {
+        const i64 w0 = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+        const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
+        for (i64 base = 0; base + w0 < n; base += 32 * nw) {
+            const i64 i = base + w0 + (i64)lane * nw;
+            const int v = i < n ? get(i) : -1;
+            const int d = v >= 0 ? list_degree(v, in_list) : 0;
+            if (d > 0 && d <= small_max) {
+                scanned += (u64)d;
+                tr(v, in_list, d);
+            }
+            unsigned big = __ballot_sync(FULL_MASK, d > small_max);
+            while (big) {
+                const int src = __ffs(big) - 1;
+                big &= big - 1;
+                visit(__shfl_sync(FULL_MASK, v, src), in_list, wr);
+            }
+        }
     }
 
     // End of a phase whose items called visit(): barrier, then the chunks (if any) by every
@@ -276,11 +353,12 @@ struct Update {
 // One batch: deletions ds -> dd (nd directed pairs), insertions is -> id (ni pairs), both
 // already applied to the graph; nv: vertices (no loop runs more rounds; one that would is
 // stopped and reported in barrier[2]). mode: bit 0 undirected, bit 1 parents wanted, bit 2
-// selects the counter set (the other one is zeroed for the next update).
-extern "C" __global__ void __launch_bounds__(256, 4)
-dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int* ideg,
-            const i64* iptr, const int* ds, const int* dd, const int* is, const int* id,
-            i64 nd, i64 ni, i64 nv, int mode) {
+// selects the counter set (the other one is zeroed for the next update), bits 8-15 the
+// longest list one thread reads (small_max; 0: every list by a warp).
+__device__ __forceinline__ void dbfs_update_body(
+        const u64* __restrict__ P, const int* deg, const i64* ptr, const int* ideg,
+        const i64* iptr, const int* ds, const int* dd, const int* is, const int* id, i64 nd,
+        i64 ni, i64 nv, int mode) {
     Update U;
     U.level = (int*)P[P_LEVEL];
     U.cnt = (int*)P[P_CNT];
@@ -297,13 +375,19 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
     U.C = sets + ((mode >> 2) & 1) * C_WORDS;
     u64* Cnext = sets + (((mode >> 2) & 1) ^ 1) * C_WORDS;
     U.bar = (unsigned*)P[P_BARRIER];
+    U.times = (u64*)P[P_TIMES];
     U.deg = deg; U.ptr = ptr; U.ideg = ideg; U.iptr = iptr;
     U.undirected = mode & 1;
     U.want_parent = (mode >> 1) & 1;
+    U.small_max = (mode >> 8) & 0xff;
     U.round = 0;
     U.use = 0;
     U.lane = threadIdx.x & 31;
     U.scanned = 0;
+    U.tick = 0;
+    U.phase = 0;
+    U.stamp();
+    U.phase = PH_COUNTS;
     const int und = U.undirected;
     const int wp = U.want_parent;
     const int lane = U.lane;
@@ -317,6 +401,8 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
     // ---- 1. counts at the old levels: deleted pairs take a parent, inserted ones give one.
     // Deletions alone: the decrement that takes a vertex's last parent marks it. Insertions
     // alone: no level moves before the seeds, so inserted pairs that shorten a path seed here.
+    // Only pairs on the BFS DAG (level[a] + 1 == level[b]) change a count, and only pairs with
+    // level[a] + 1 < level[b] seed: every other pair of the batch stops here.
     if (blockIdx.x == 0 && threadIdx.x < C_WORDS) Cnext[threadIdx.x] = 0;
     GRID_ITEMS(k, nd + ni) {
         int a, b;
@@ -351,6 +437,7 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
     // parent from each child (out-neighbour on lw + 1 not marked); a child left with none is
     // marked for the next round. The order of the rounds does not change the marked set.
     if (nd > 0) {
+        U.phase = PH_MARK;
         while (true) {
             const int r = U.round;
             const i64 n = (i64)ld(&C[C_FRONT + r % 3]);
@@ -363,22 +450,26 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
             const int* cur = U.front[r & 1];
             int* next = U.front[(r + 1) & 1];
             u64* ncount = &C[C_FRONT + (r + 1) % 3];
+            auto child = [&](int lw, int x, int lx) {
+                if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1)
+                    U.mark(x, lw + 1, next, ncount);
+            };
             auto range = [&](int w, int, int j0, int j1) {
                 const int lw = (int)ld((const int*)&U.old[w]);
-                U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) {
-                    if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1)
-                        U.mark(x, lw + 1, next, ncount);
-                });
+                U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) { child(lw, x, lx); });
             };
-            WARP_LOOP(i, n) {
-                int w = ld(&cur[i]);
-                if (lane == 0) {
-                    level[w] = -1;
-                    cnt[w] = 0;
-                    if (wp) U.parent[w] = -1;
-                }
-                U.visit(w, 0, range);
-            }
+            auto trange = [&](int w, int, int d) {
+                const int lw = (int)ld((const int*)&U.old[w]);
+                U.tpass(U.list_row(w, 0), d, [&](int x, int lx) { child(lw, x, lx); });
+            };
+            auto get = [&](i64 i) {
+                const int w = ld(&cur[i]);
+                level[w] = -1;
+                cnt[w] = 0;
+                if (wp) U.parent[w] = -1;
+                return w;
+            };
+            U.visit_items(n, 0, get, trange, range);
             U.finish(range);
             ++U.round;
         }
@@ -386,6 +477,7 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
         // their in-neighbours (marked ones are unreached now; a chunked list gives one seed
         // per chunk, the lowest wins). With insertions: their seeds, at the levels after
         // marking.
+        U.phase = PH_SEEDS;
         const i64 nm = (i64)ld(&C[C_CHANGED]);
         if (ni > 0) {
             GRID_ITEMS(k, ni) {
@@ -404,7 +496,15 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
             best = warp_min_u32(best);
             if (lane == 0 && best != NO_LEVEL) U.push_seed(best + 1, v);
         };
-        WARP_LOOP(i, nm) U.visit(ld(&U.changed[i]), 1, seed_range);
+        auto seed_trange = [&](int v, int, int d) {
+            unsigned best = NO_LEVEL;
+            U.tpass(U.list_row(v, 1), d, [&](int, int lu) {
+                if ((unsigned)lu < best) best = (unsigned)lu;
+            });
+            if (best != NO_LEVEL) U.push_seed(best + 1, v);
+        };
+        U.visit_items(nm, 1, [&](i64 i) { return ld(&U.changed[i]); }, seed_trange,
+                      seed_range);
         U.finish(seed_range);
     }
 
@@ -413,8 +513,9 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
     // lower their vertex (one thread a seed) into the next frontier too. The first round
     // (cur = lowest seed level - 1) has only seeds. A frontier entry whose level fell further
     // since is skipped (expanded at its lower level). Ends past the highest seed level with
-    // an empty frontier.
+    // an empty frontier. Only vertices whose level drops are ever listed.
     int levels_run = 0;
+    U.phase = PH_RELAX;
     const i64 ns = (i64)ld(&C[C_SEEDS]);
     if (ns > 0) {
         unsigned cur = 0xffffffffu - (unsigned)ld(&C[C_LOW]) - 1;    // seed levels are >= 1
@@ -427,17 +528,19 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
             int* next = U.front[(r + 1) & 1];
             u64* ncount = &C[C_FRONT + (r + 1) % 3];
             const unsigned nl = cur + 1;
-            auto range = [&](int w, int, int j0, int j1) {
-                U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) {
-                    if ((unsigned)lx > nl) {
-                        unsigned o = atomicMin((unsigned*)&level[x], nl);
-                        if (o > nl) {
-                            U.lowered(x, o);
-                            U.push(next, ncount, x);
-                        }
+            auto relax = [&](int x, int lx) {
+                if ((unsigned)lx > nl) {
+                    unsigned o = atomicMin((unsigned*)&level[x], nl);
+                    if (o > nl) {
+                        U.lowered(x, o);
+                        U.push(next, ncount, x);
                     }
-                });
+                }
             };
+            auto range = [&](int w, int, int j0, int j1) {
+                U.pass(U.list_row(w, 0), j0, j1, relax);
+            };
+            auto trange = [&](int w, int, int d) { U.tpass(U.list_row(w, 0), d, relax); };
             GRID_ITEMS(k, ns) {
                 const u64 key = ld(&U.seeds[k]);
                 if ((unsigned)(key >> 32) != nl) continue;
@@ -448,13 +551,10 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
                     U.push(next, ncount, v);
                 }
             }
-            WARP_LOOP(i, nf) {
+            U.visit_items(nf, 0, [&](i64 i) {
                 const int w = ld(&front[i]);
-                int still = 0;
-                if (lane == 0) still = (unsigned)ld(&level[w]) == cur;
-                if (!__shfl_sync(FULL_MASK, still, 0)) continue;
-                U.visit(w, 0, range);
-            }
+                return (unsigned)ld(&level[w]) == cur ? w : -1;
+            }, trange, range);
             U.finish(range);
             ++U.round;
             if (nf > 0) ++levels_run;
@@ -472,10 +572,13 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
     // new level (marked vertices' old share was removed while marking) and, where the
     // vertex was their parent and no longer is, become orphans. Deleted pairs a -> b with a
     // b's parent and b's level unchanged make b an orphan too.
+    U.phase = PH_REPAIR;
     const i64 nc = (i64)ld(&C[C_CHANGED]);
     if (nc == 0 && !(wp && nd > 0)) {
         if (U.first_thread()) C[C_LEVELS] = (u64)levels_run;
         U.flush_scanned();
+        U.phase = PH_END;
+        U.stamp();
         return;
     }
     if (wp) {
@@ -487,26 +590,34 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
                 U.push(U.orphans, &C[C_ORPHANS], b);
         }
     }
+    // in-neighbours on lv - 1 (directed graphs' in-lists): counted, one kept as candidate
+    auto in_parent = [&](int lv, int& c, int& cand) {
+        return [&, lv](int u, int lu) {
+            if (lu == lv - 1) { ++c; cand = u; }
+        };
+    };
+    // out-neighbour x of v (new level lv, old ov; -1 for none): count adjustments, orphans
+    auto out_child = [&](int v, int lv, int ov, int x, int lx) {
+        int fx = ld(&flag[x]);
+        if ((fx != 0 && fx != ORPHAN) || lx <= 0) return;
+        bool now = lv >= 0 && lv + 1 == lx;
+        bool before = ov >= 0 && ov + 1 == lx;
+        if (now != before) atomicAdd(&cnt[x], now ? 1 : -1);
+        if (wp && !now && fx == 0 && ld(&U.parent[x]) == v &&
+            atomicCAS(&flag[x], 0, ORPHAN) == 0)
+            U.push(U.orphans, &C[C_ORPHANS], x);
+    };
     auto repair_range = [&](int v, int in_list, int j0, int j1) {
         const int lv = ld(&level[v]);
         int c = 0;
         int cand = -1;
-        if (in_list) {                        // directed: in-neighbours on lv - 1
-            U.pass(U.list_row(v, 1), j0, j1, [&](int u, int lu) {
-                if (lu == lv - 1) { ++c; cand = u; }
-            });
+        if (in_list) {
+            U.pass(U.list_row(v, 1), j0, j1, in_parent(lv, c, cand));
         } else {
             const int ov = ld(&flag[v]) == MARKED ? -1 : (int)ld((const int*)&U.old[v]);
             U.pass(U.list_row(v, 0), j0, j1, [&](int x, int lx) {
                 if (und && lv > 0 && lx == lv - 1) { ++c; cand = x; }
-                int fx = ld(&flag[x]);
-                if ((fx != 0 && fx != ORPHAN) || lx <= 0) return;
-                bool now = lv >= 0 && lv + 1 == lx;
-                bool before = ov >= 0 && ov + 1 == lx;
-                if (now != before) atomicAdd(&cnt[x], now ? 1 : -1);
-                if (wp && !now && fx == 0 && ld(&U.parent[x]) == v &&
-                    atomicCAS(&flag[x], 0, ORPHAN) == 0)
-                    U.push(U.orphans, &C[C_ORPHANS], x);
+                out_child(v, lv, ov, x, lx);
             });
             if (!und) return;
         }
@@ -516,16 +627,45 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
         if (wp && found && lane == __ffs(found) - 1) U.parent[v] = cand;
         if (lane == 0 && c) atomicAdd(&cnt[v], c);
     };
-    WARP_LOOP(i, nc) {
-        int v = ld(&U.changed[i]);
-        if (wp && lane == 0 && ld(&level[v]) <= 0) U.parent[v] = -1;
-        if (!und && ld(&level[v]) > 0) U.visit(v, 1, repair_range);
-        U.visit(v, 0, repair_range);
+    auto repair_trange = [&](int v, int in_list, int d) {
+        const int lv = ld(&level[v]);
+        int c = 0;
+        int cand = -1;
+        if (in_list) {
+            U.tpass(U.list_row(v, 1), d, in_parent(lv, c, cand));
+        } else {
+            const int ov = ld(&flag[v]) == MARKED ? -1 : (int)ld((const int*)&U.old[v]);
+            U.tpass(U.list_row(v, 0), d, [&](int x, int lx) {
+                if (und && lv > 0 && lx == lv - 1) { ++c; cand = x; }
+                out_child(v, lv, ov, x, lx);
+            });
+            if (!und) return;
+        }
+        if (lv <= 0) return;
+        if (wp && cand >= 0) U.parent[v] = cand;
+        if (c) atomicAdd(&cnt[v], c);
+    };
+    if (!und) {
+        U.visit_items(nc, 1, [&](i64 i) {
+            const int v = ld(&U.changed[i]);
+            const int lv = ld(&level[v]);
+            if (wp && lv <= 0) U.parent[v] = -1;
+            return lv > 0 ? v : -1;
+        }, repair_trange, repair_range);
+        U.visit_items(nc, 0, [&](i64 i) { return ld(&U.changed[i]); }, repair_trange,
+                      repair_range);
+    } else {
+        U.visit_items(nc, 0, [&](i64 i) {
+            const int v = ld(&U.changed[i]);
+            if (wp && ld(&level[v]) <= 0) U.parent[v] = -1;
+            return v;
+        }, repair_trange, repair_range);
     }
     U.finish(repair_range);
 
     // ---- 6. flags and old levels back to zero; orphans take an in-neighbour on the level
     // above (one exists: their count is positive)
+    U.phase = PH_ORPHANS;
     const i64 no = wp ? (i64)ld(&C[C_ORPHANS]) : 0;
     GRID_ITEMS(k, nc + no) {
         int v = k < nc ? ld(&U.changed[k]) : ld(&U.orphans[k - nc]);
@@ -535,6 +675,8 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
     if (U.first_thread()) C[C_LEVELS] = (u64)levels_run;
     if (no == 0) {
         U.flush_scanned();
+        U.phase = PH_END;
+        U.stamp();
         return;
     }
     auto orphan_range = [&](int x, int, int j0, int j1) {
@@ -546,7 +688,32 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
         unsigned found = __ballot_sync(FULL_MASK, cand >= 0);
         if (found && lane == __ffs(found) - 1) U.parent[x] = cand;
     };
-    WARP_LOOP(i, no) U.visit(ld(&U.orphans[i]), 1, orphan_range);
+    auto orphan_trange = [&](int x, int, int d) {
+        const int want = ld(&level[x]) - 1;
+        int cand = -1;
+        U.tpass(U.list_row(x, 1), d, [&](int u, int lu) {
+            if (lu == want) cand = u;
+        });
+        if (cand >= 0) U.parent[x] = cand;
+    };
+    U.visit_items(no, 1, [&](i64 i) { return ld(&U.orphans[i]); }, orphan_trange,
+                  orphan_range);
     U.finish(orphan_range, true);
     U.flush_scanned();
+    U.phase = PH_END;
+    U.stamp();
 }
+
+// The update kernel at two register budgets: 4 resident blocks of 256 threads per SM (64
+// registers a thread, some spilled) or 3 (85 registers, next to none spilled);
+// dynamic_gpu.GPUState.kernel_name picks one.
+#define DBFS_KERNEL(name, min_blocks)                                                      \
+    extern "C" __global__ void __launch_bounds__(256, min_blocks)                          \
+    name(const u64* __restrict__ P, const int* deg, const i64* ptr, const int* ideg,       \
+         const i64* iptr, const int* ds, const int* dd, const int* is, const int* id,      \
+         i64 nd, i64 ni, i64 nv, int mode) {                                               \
+        dbfs_update_body(P, deg, ptr, ideg, iptr, ds, dd, is, id, nd, ni, nv, mode);       \
+    }
+
+DBFS_KERNEL(dbfs_update, 4)
+DBFS_KERNEL(dbfs_update_r85, 3)
