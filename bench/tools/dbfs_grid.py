@@ -5,9 +5,9 @@
         [--policies full,none 8,none 2,none full,8 full,128,dbfs_update_r85,16] [--repeats 5]
         [--timeline]
 
-A policy is ``blocks_per_sm,pairs_per_block[,kernel_name[,small_max]]`` of
+A policy is ``blocks_per_sm,pairs_per_block[,kernel_name[,small_max[,barrier_backoff_ns]]]`` of
 :class:`hornet.algos.bfs.dynamic_gpu.GPUState` (``full``/``none``: the resident grid
-whatever the batch; kernel and small_max default to the class's). For every batch size and kind
+whatever the batch; the others default to the class's). For every batch size and kind
 (insertions of random pairs, deletions of edges of the graph), each repeat draws one batch,
 applies it, and for every policy times ``DynamicBFS.update`` (CUDA events from before the
 call to after the kernel) and its host part (from the call to its return, the device idle
@@ -34,6 +34,8 @@ def _policy(text: str) -> dict:
         out["kernel_name"] = parts[2]
     if len(parts) > 3:
         out["small_max"] = int(parts[3])
+    if len(parts) > 4:
+        out["barrier_backoff_ns"] = int(parts[4])
     return out
 
 

@@ -43,18 +43,22 @@ typedef unsigned long long u64;
 #define CHUNK (32 * UNROLL)
 #define NO_LEVEL 0xffffffffu
 
-// counter set layout (u64 words)
-#define C_CHANGED 0      // length of `changed` (marked vertices first, then re-levelled ones)
-#define C_MARKED 1       // marked vertices
-#define C_SEEDS 2        // length of `seeds`
-#define C_SCANNED 3      // adjacency entries read
-#define C_ORPHANS 4      // length of `orphans`
-#define C_LOW 5          // 0xffffffff - lowest seed level (atomicMax)
-#define C_HIGH 6         // highest seed level
-#define C_LEVELS 7       // relaxation rounds run
-#define C_FRONT 8        // 3 slots: frontier lengths, by round % 3
-#define C_CHUNKS 11      // 3 slots: chunk list lengths, by use % 3
-#define C_WORDS 16
+// counter set layout (u64 words): every counter on its own 128-byte line (C_STRIDE words),
+// so that the atomics on one (a frontier's length) do not queue behind those on another (the
+// changed list's length) in the same cache line
+#define C_STRIDE 16
+#define C_CHANGED (0 * C_STRIDE)    // length of `changed` (marked vertices first, then re-levelled)
+#define C_MARKED (1 * C_STRIDE)     // marked vertices
+#define C_SEEDS (2 * C_STRIDE)      // seeds appended after the inserted pairs' own (statistic:
+                                    // all seeds, the pairs' added at exit)
+#define C_SCANNED (3 * C_STRIDE)    // adjacency entries read
+#define C_ORPHANS (4 * C_STRIDE)    // length of `orphans`
+#define C_LOW (5 * C_STRIDE)        // 0xffffffff - lowest seed level (atomicMax)
+#define C_HIGH (6 * C_STRIDE)       // highest seed level
+#define C_LEVELS (7 * C_STRIDE)     // relaxation rounds run
+#define C_FRONT (8 * C_STRIDE)      // 3 slots: frontier lengths, by round % 3
+#define C_CHUNKS (11 * C_STRIDE)    // 3 slots: chunk list lengths, by use % 3
+#define C_WORDS (16 * C_STRIDE)
 
 // params (u64 device addresses; dynamic_gpu.PARAM_NAMES gives the order)
 #define P_LEVEL 0
@@ -69,7 +73,8 @@ typedef unsigned long long u64;
 #define P_SEEDS 9
 #define P_CHUNKS 10
 #define P_COUNTERS 11    // two sets of C_WORDS
-#define P_BARRIER 12     // u32 [arrived, generation, error]
+#define P_BARRIER 12     // u32: arrived at 0, error at 2, generation at BAR_GEN (its own
+                         // 128-byte line: the waiting blocks poll it while the others arrive)
 #define P_TIMES 13       // 0, or u64 [count, (phase, %globaltimer) per grid barrier ...]
 
 #define TIMES_CAP 255    // (phase, time) records the timeline holds
@@ -83,6 +88,7 @@ typedef unsigned long long u64;
 #define PH_ORPHANS 6
 #define PH_END 7
 
+#define BAR_GEN 32
 #define SPIN_LIMIT (1LL << 32)   // clock cycles a barrier waits before it reports an error
 
 #define WARP_LOOP(i, count)                                                                \
@@ -152,12 +158,29 @@ struct Update {
     int round, use;       // frontier and chunk-list slot rotation (identical in every block)
     int lane;
     int small_max;        // lists of at most this many entries are read by one thread
+    unsigned backoff_ns;  // a waiting block sleeps this long between polls of the barrier
     u64 scanned;          // adjacency entries this thread has read (added at exit)
+    u64 direct_seeds;     // seeds of inserted pairs this lane wrote for its warp (at exit)
+    i64 seed_base;        // appended seeds start after the inserted pairs' own
     u64* times;           // timeline (P_TIMES) or null
     int phase, tick;      // the current phase; records written (block 0, thread 0)
 
-    __device__ void flush_scanned() {
-        if (scanned) atomicAdd(&C[C_SCANNED], scanned);
+    // the statistics summed over the block, one atomic each a block (every thread of the
+    // block calls this: the kernel's exits are grid-uniform)
+    __device__ void flush_stats() {
+        __shared__ u64 acc[2];
+        if (threadIdx.x == 0) { acc[0] = 0; acc[1] = 0; }
+        __syncthreads();
+        u64 a = scanned, b = direct_seeds;
+        for (int o = 16; o > 0; o >>= 1) {
+            a += __shfl_xor_sync(FULL_MASK, a, o);
+            b += __shfl_xor_sync(FULL_MASK, b, o);
+        }
+        if (lane == 0 && a) atomicAdd(&acc[0], a);
+        if (lane == 0 && b) atomicAdd(&acc[1], b);
+        __syncthreads();
+        if (threadIdx.x == 0 && acc[0]) atomicAdd(&C[C_SCANNED], acc[0]);
+        if (threadIdx.x == 0 && acc[1]) atomicAdd(&C[C_SEEDS], acc[1]);
     }
 
     // the timeline: the phase that ends here and the time (block 0's thread 0, when asked)
@@ -176,16 +199,17 @@ struct Update {
     __device__ void sync() {
         __syncthreads();
         if (threadIdx.x == 0) {
-            volatile unsigned* gen = bar + 1;
+            volatile unsigned* gen = bar + BAR_GEN;
             unsigned g = *gen;
             __threadfence();
             if (atomicAdd(bar, 1u) == gridDim.x - 1) {
                 atomicExch(bar, 0u);
                 __threadfence();
-                atomicAdd(bar + 1, 1u);
+                atomicAdd(bar + BAR_GEN, 1u);
             } else {
                 long long t0 = clock64();
                 while (*gen == g) {
+                    if (backoff_ns) __nanosleep(backoff_ns);
                     if (clock64() - t0 > SPIN_LIMIT) { atomicExch(bar + 2, 1u); break; }
                 }
             }
@@ -211,15 +235,34 @@ struct Update {
 
     __device__ void push(int* list, u64* counter, int v) { list[slots(counter)] = v; }
 
+    // the lowest and highest seed level (an atomic only where the value moves: most warps
+    // see levels already noted)
+    __device__ void note_levels(unsigned lo, unsigned hi) {
+        if (0xffffffffull - lo > ld(&C[C_LOW])) atomicMax(&C[C_LOW], 0xffffffffull - lo);
+        if ((u64)hi > ld(&C[C_HIGH])) atomicMax(&C[C_HIGH], (u64)hi);
+    }
+
+    // a seed appended (v on level t)
     __device__ void push_seed(unsigned t, int v) {
         const unsigned m = __activemask();
         const unsigned lo = __reduce_min_sync(m, t);
         const unsigned hi = __reduce_max_sync(m, t);
-        if (lane == __ffs(m) - 1) {
-            atomicMax(&C[C_LOW], 0xffffffffull - lo);
-            atomicMax(&C[C_HIGH], (u64)hi);
+        if (lane == __ffs(m) - 1) note_levels(lo, hi);
+        seeds[seed_base + slots(&C[C_SEEDS])] = ((u64)t << 32) | (unsigned)v;
+    }
+
+    // inserted pair k's own seed slot: v on level t when `ok`, else none (a key no level
+    // matches); no counter
+    __device__ void pair_seed(i64 k, bool ok, unsigned t, int v) {
+        seeds[k] = ok ? (((u64)t << 32) | (unsigned)v) : ~0ull;
+        const unsigned m = __activemask();
+        const unsigned got = __ballot_sync(m, ok);
+        const unsigned lo = __reduce_min_sync(m, ok ? t : NO_LEVEL);
+        const unsigned hi = __reduce_max_sync(m, ok ? t : 0u);
+        if (got && lane == __ffs(m) - 1) {
+            direct_seeds += (u64)__popc(got);
+            note_levels(lo, hi);
         }
-        seeds[slots(&C[C_SEEDS])] = ((u64)t << 32) | (unsigned)v;
     }
 
     // x (level lx, its last parent gone) moves down: listed for the next marking round
@@ -298,7 +341,7 @@ struct Update {
         }
         int nch = (d + CHUNK - 1) / CHUNK;
         u64 base = 0;
-        if (lane == 0) base = atomicAdd(&C[C_CHUNKS + use % 3], (u64)nch);
+        if (lane == 0) base = atomicAdd(&C[C_CHUNKS + C_STRIDE * (use % 3)], (u64)nch);
         base = __shfl_sync(FULL_MASK, base, 0);
         for (int c = lane; c < nch; c += 32) chunks[base + c] = make_int2(v, (c << 1) | in_list);
     }
@@ -334,9 +377,9 @@ struct Update {
     // two barriers after its last reader.
     template <class R>
     __device__ void finish(R range, bool last = false) {
-        if (first_thread()) C[C_CHUNKS + (use + 1) % 3] = 0;
+        if (first_thread()) C[C_CHUNKS + C_STRIDE * ((use + 1) % 3)] = 0;
         sync();
-        i64 nch = (i64)ld(&C[C_CHUNKS + use % 3]);
+        i64 nch = (i64)ld(&C[C_CHUNKS + C_STRIDE * (use % 3)]);
         ++use;
         if (nch == 0) return;
         WARP_LOOP(i, nch) {
@@ -354,7 +397,8 @@ struct Update {
 // already applied to the graph; nv: vertices (no loop runs more rounds; one that would is
 // stopped and reported in barrier[2]). mode: bit 0 undirected, bit 1 parents wanted, bit 2
 // selects the counter set (the other one is zeroed for the next update), bits 8-15 the
-// longest list one thread reads (small_max; 0: every list by a warp).
+// longest list one thread reads (small_max; 0: every list by a warp), bits 16-23 the grid
+// barrier's polling pause in units of 8 ns (0: none).
 __device__ __forceinline__ void dbfs_update_body(
         const u64* __restrict__ P, const int* deg, const i64* ptr, const int* ideg,
         const i64* iptr, const int* ds, const int* dd, const int* is, const int* id, i64 nd,
@@ -380,10 +424,13 @@ __device__ __forceinline__ void dbfs_update_body(
     U.undirected = mode & 1;
     U.want_parent = (mode >> 1) & 1;
     U.small_max = (mode >> 8) & 0xff;
+    U.backoff_ns = ((mode >> 16) & 0xff) * 8;
     U.round = 0;
     U.use = 0;
     U.lane = threadIdx.x & 31;
     U.scanned = 0;
+    U.direct_seeds = 0;
+    U.seed_base = ni;
     U.tick = 0;
     U.phase = 0;
     U.stamp();
@@ -403,7 +450,8 @@ __device__ __forceinline__ void dbfs_update_body(
     // alone: no level moves before the seeds, so inserted pairs that shorten a path seed here.
     // Only pairs on the BFS DAG (level[a] + 1 == level[b]) change a count, and only pairs with
     // level[a] + 1 < level[b] seed: every other pair of the batch stops here.
-    if (blockIdx.x == 0 && threadIdx.x < C_WORDS) Cnext[threadIdx.x] = 0;
+    if (blockIdx.x == 0)
+        for (int w = threadIdx.x; w < C_WORDS; w += blockDim.x) Cnext[w] = 0;
     GRID_ITEMS(k, nd + ni) {
         int a, b;
         if (k < nd) pair_at(ds, dd, k, und, a, b);
@@ -418,7 +466,7 @@ __device__ __forceinline__ void dbfs_update_body(
                 atomicAdd(&cnt[b], 1);
             }
         }
-        if (ins_only && la >= 0 && (unsigned)(la + 1) < (unsigned)lb) U.push_seed(la + 1, b);
+        if (ins_only) U.pair_seed(k, la >= 0 && (unsigned)(la + 1) < (unsigned)lb, la + 1, b);
     }
     U.sync();
     // ---- 1b. deletions and insertions together: heads of deleted pairs left without parent
@@ -440,16 +488,16 @@ __device__ __forceinline__ void dbfs_update_body(
         U.phase = PH_MARK;
         while (true) {
             const int r = U.round;
-            const i64 n = (i64)ld(&C[C_FRONT + r % 3]);
+            const i64 n = (i64)ld(&C[C_FRONT + C_STRIDE * (r % 3)]);
             if (n == 0) break;
             if (r > nv + 1) {
                 if (U.first_thread()) atomicExch(U.bar + 2, 2u);
                 break;
             }
-            if (U.first_thread()) C[C_FRONT + (r + 2) % 3] = 0;
+            if (U.first_thread()) C[C_FRONT + C_STRIDE * ((r + 2) % 3)] = 0;
             const int* cur = U.front[r & 1];
             int* next = U.front[(r + 1) & 1];
-            u64* ncount = &C[C_FRONT + (r + 1) % 3];
+            u64* ncount = &C[C_FRONT + C_STRIDE * ((r + 1) % 3)];
             auto child = [&](int lw, int x, int lx) {
                 if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1)
                     U.mark(x, lw + 1, next, ncount);
@@ -484,8 +532,8 @@ __device__ __forceinline__ void dbfs_update_body(
                 int a, b;
                 pair_at(is, id, k, und, a, b);
                 int la = ld(&level[a]);
-                if (la >= 0 && (unsigned)(la + 1) < (unsigned)ld(&level[b]))
-                    U.push_seed(la + 1, b);
+                U.pair_seed(k, la >= 0 && (unsigned)(la + 1) < (unsigned)ld(&level[b]), la + 1,
+                            b);
             }
         }
         auto seed_range = [&](int v, int, int j0, int j1) {
@@ -516,17 +564,19 @@ __device__ __forceinline__ void dbfs_update_body(
     // an empty frontier. Only vertices whose level drops are ever listed.
     int levels_run = 0;
     U.phase = PH_RELAX;
-    const i64 ns = (i64)ld(&C[C_SEEDS]);
-    if (ns > 0) {
+    // seeds: the inserted pairs' own slots [0, ni), then the appended ones (levels >= 1, so
+    // the highest is 0 only when there is none)
+    const i64 ns = ni + (i64)ld(&C[C_SEEDS]);
+    if (ld(&C[C_HIGH]) > 0) {
         unsigned cur = 0xffffffffu - (unsigned)ld(&C[C_LOW]) - 1;    // seed levels are >= 1
         const unsigned highest = (unsigned)ld(&C[C_HIGH]);
         while (true) {
             const int r = U.round;
-            const i64 nf = (i64)ld(&C[C_FRONT + r % 3]);
-            if (U.first_thread()) C[C_FRONT + (r + 2) % 3] = 0;
+            const i64 nf = (i64)ld(&C[C_FRONT + C_STRIDE * (r % 3)]);
+            if (U.first_thread()) C[C_FRONT + C_STRIDE * ((r + 2) % 3)] = 0;
             const int* front = U.front[r & 1];
             int* next = U.front[(r + 1) & 1];
-            u64* ncount = &C[C_FRONT + (r + 1) % 3];
+            u64* ncount = &C[C_FRONT + C_STRIDE * ((r + 1) % 3)];
             const unsigned nl = cur + 1;
             auto relax = [&](int x, int lx) {
                 if ((unsigned)lx > nl) {
@@ -576,7 +626,7 @@ __device__ __forceinline__ void dbfs_update_body(
     const i64 nc = (i64)ld(&C[C_CHANGED]);
     if (nc == 0 && !(wp && nd > 0)) {
         if (U.first_thread()) C[C_LEVELS] = (u64)levels_run;
-        U.flush_scanned();
+        U.flush_stats();
         U.phase = PH_END;
         U.stamp();
         return;
@@ -674,7 +724,7 @@ __device__ __forceinline__ void dbfs_update_body(
     }
     if (U.first_thread()) C[C_LEVELS] = (u64)levels_run;
     if (no == 0) {
-        U.flush_scanned();
+        U.flush_stats();
         U.phase = PH_END;
         U.stamp();
         return;
@@ -699,7 +749,7 @@ __device__ __forceinline__ void dbfs_update_body(
     U.visit_items(no, 1, [&](i64 i) { return ld(&U.orphans[i]); }, orphan_trange,
                   orphan_range);
     U.finish(orphan_range, true);
-    U.flush_scanned();
+    U.flush_stats();
     U.phase = PH_END;
     U.stamp();
 }

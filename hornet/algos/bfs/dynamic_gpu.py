@@ -30,9 +30,11 @@ _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.cu")
 CHUNK = 256
 #: threads per block of dbfs_update (its __launch_bounds__)
 BLOCK = 256
-#: words of one counter set (C_WORDS in dynamic.cu) and the statistics' positions in it
-_C_WORDS = 16
-_C_CHANGED, _C_MARKED, _C_SEEDS, _C_SCANNED, _C_LEVELS = 0, 1, 2, 3, 7
+#: words of one counter set (C_WORDS in dynamic.cu: 16 counters, each on its own 128-byte
+#: line) and the statistics' positions in it
+_C_STRIDE = 16
+_C_WORDS = 16 * _C_STRIDE
+_C_CHANGED, _C_MARKED, _C_SEEDS, _C_SCANNED, _C_LEVELS = (i * _C_STRIDE for i in (0, 1, 2, 3, 7))
 #: order of the device addresses in the params array (P_* in dynamic.cu)
 PARAM_NAMES = ("level", "cnt", "flag", "old", "parent", "changed", "front0", "front1",
                "orphans", "seeds", "chunks", "counters", "barrier", "times")
@@ -55,10 +57,14 @@ class GPUState:
     blocks_per_sm: int | None = None
     #: the kernel: "dbfs_update" (4 blocks of 256 threads per SM, 64 registers a thread) or
     #: "dbfs_update_r85" (3 blocks, 85 registers, next to no spills)
-    kernel_name: str = "dbfs_update"
+    #: (chosen from bench/tools/dbfs_grid.py's sweep, bench/results/dynamic_bfs_gpu_grid.md)
+    kernel_name: str = "dbfs_update_r85"
     #: lists of at most this many entries are read by one thread, longer ones by a warp
     #: (0: every list by a warp; at most 255)
-    small_max: int = 8
+    small_max: int = 16
+    #: nanoseconds a block waiting at a grid barrier pauses between polls (0: none; rounded
+    #: down to a multiple of 8, at most 2040)
+    barrier_backoff_ns: int = 0
     #: record a timeline of the update's phases (one %globaltimer stamp per grid barrier,
     #: read with :meth:`timeline`); off by default (a benchmark's breakdown)
     record_timeline: bool = False
@@ -81,7 +87,7 @@ class GPUState:
         self._stats = np.zeros(5, np.int64)
         self._pending = False
         self.counters = cupy.zeros(2 * _C_WORDS, dtype=cupy.uint64)
-        self.barrier = cupy.zeros(4, dtype=cupy.uint32)
+        self.barrier = cupy.zeros(64, dtype=cupy.uint32)      # see P_BARRIER in dynamic.cu
         self.seeds = cupy.empty(0, dtype=cupy.uint64)
         self.chunks = cupy.empty(0, dtype=cupy.int32)
         self._grid = None
@@ -231,7 +237,8 @@ class GPUState:
         if self.record_timeline != (self.times is not None):
             self._timeline_switch()
         mode = (0 if owner.directed else 1) | (2 if owner.want_parents else 0) | \
-            (4 * self.parity) | (min(max(int(self.small_max), 0), 255) << 8)
+            (4 * self.parity) | (min(max(int(self.small_max), 0), 255) << 8) | \
+            (min(max(int(self.barrier_backoff_ns) // 8, 0), 255) << 16)
         kernel = self._kernel
         if kernel is None or self._kernel_of != self.kernel_name:
             kernel = self._kernel = _fn(self.kernel_name).kernel
