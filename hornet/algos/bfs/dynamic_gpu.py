@@ -57,14 +57,16 @@ class GPUState:
     blocks_per_sm: int | None = None
     #: the kernel: "dbfs_update" (4 blocks of 256 threads per SM, 64 registers a thread) or
     #: "dbfs_update_r85" (3 blocks, 85 registers, next to no spills)
-    #: (chosen from bench/tools/dbfs_grid.py's sweep, bench/results/dynamic_bfs_gpu_grid.md)
+    #: (chosen from bench/tools/dbfs_grid.py's sweeps: bench/results/dynamic_bfs_gpu.md,
+    #: "Where the time goes")
     kernel_name: str = "dbfs_update_r85"
     #: lists of at most this many entries are read by one thread, longer ones by a warp
     #: (0: every list by a warp; at most 255)
     small_max: int = 16
     #: nanoseconds a block waiting at a grid barrier pauses between polls (0: none; rounded
-    #: down to a multiple of 8, at most 2040)
-    barrier_backoff_ns: int = 0
+    #: down to a multiple of 8, at most 2040): fewer polls of the barrier word leave the L2
+    #: to the blocks still arriving (the same sweep)
+    barrier_backoff_ns: int = 64
     #: record a timeline of the update's phases (one %globaltimer stamp per grid barrier,
     #: read with :meth:`timeline`); off by default (a benchmark's breakdown)
     record_timeline: bool = False
