@@ -15,6 +15,8 @@ Kernels:
   to which that triangle counted (the seeds of the deletion).
 - :func:`lower_after_deletion`: the old numbers are an upper bound; the local h-index
   iteration :func:`_descend` lowers them to the exact values from the seeds.
+- :func:`level_counts`: every edge's level count (its triangles whose other two edges are
+  at its truss number or above), which deletions keep as lower bounds across updates.
 
 Insertions raise numbers by scanning the k-order (:mod:`hornet.algos.ktruss.order`, which
 uses the triangle helpers here). The kernels touch only the edges whose numbers change and
