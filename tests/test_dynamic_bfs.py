@@ -295,6 +295,38 @@ def test_gpu_grid_sized_by_batch(pairs_per_block, monkeypatch):
         assert len(grids) > 1                      # the grid did follow the batch
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
+@pytest.mark.parametrize("kernel_name", ["dbfs_update", "dbfs_update_r85"])
+@pytest.mark.parametrize("small_max", [0, 8, 255])
+@pytest.mark.parametrize("directed", [False, True])
+def test_gpu_thread_and_warp_lists(kernel_name, small_max, directed, monkeypatch):
+    """Lists read by one thread (up to ``small_max`` entries), by a warp, or in chunks by the
+    grid, with either kernel: every mix gives the static BFS's levels and valid parents;
+    the timeline, when asked for, lists the phases of the update in order."""
+    from hornet.algos.bfs.dynamic_gpu import GPUState
+    monkeypatch.setattr(GPUState, "small_max", small_max)
+    monkeypatch.setattr(GPUState, "kernel_name", kernel_name)
+    monkeypatch.setattr(GPUState, "record_timeline", True)
+    rng = np.random.default_rng(11)
+    n = 2048
+    src, dst = hornet.generators.kronecker_edges(11, edge_factor=8, seed=3)
+    g = hornet.Graph.from_edges(_arr("gpu", src), _arr("gpu", dst), num_vertices=n,
+                                directed=directed, device="gpu")
+    bf = DynamicBFS(g, int(host(src)[0]), parents=True)
+    for size in (1, 30, 600, 4000, 3):
+        s, d = g.edges()
+        pick = _arr("gpu", rng.choice(s.shape[0], min(size, s.shape[0]), replace=False))
+        bf.update(g.delete_edges(s[pick], d[pick]))
+        _check(bf)
+        phases = [p for p, _ in bf._state.timeline()]
+        assert phases[0] == "counts" and phases[-1] == "end"
+        assert all(us >= 0 for _, us in bf._state.timeline())
+        bf.update(g.insert_edges(_arr("gpu", rng.integers(0, n + 16, size)),
+                                 _arr("gpu", rng.integers(0, n + 16, size))))
+        _check(bf)
+
+
 @pytest.mark.parametrize("directed", [False, True])
 def test_long_lists(device, directed):
     """Hubs with lists longer than a GPU warp's pass (cut into chunks there) in every step:

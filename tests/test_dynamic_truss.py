@@ -291,18 +291,51 @@ def _k_order_violations(kt) -> int:
     return bad
 
 
+def _level_count_violations(kt, exact: bool = False) -> int:
+    """Edges of a CPU DynamicTruss whose kept level count is not a lower bound (``exact``:
+    not equal, or missing) of the true one, counted by brute force: the triangles whose two
+    other edges have truss numbers at least the edge's own."""
+    t = kt._table
+    live = np.flatnonzero(t.keys >= 0)
+    truss = {}
+    for s in live.tolist():
+        k = int(t.keys[s])
+        truss[(k >> 32, k & 0xFFFFFFFF)] = int(t.columns["truss"][s])
+    adj = {}
+    for u, v in truss:
+        adj.setdefault(u, set()).add(v)
+        adj.setdefault(v, set()).add(u)
+    bad = 0
+    for s in live.tolist():
+        k = int(t.keys[s])
+        u, v = k >> 32, k & 0xFFFFFFFF
+        mine = truss[(u, v)]
+        true = sum(1 for w in adj[u] & adj[v]
+                   if truss[(min(u, w), max(u, w))] >= mine
+                   and truss[(min(v, w), max(v, w))] >= mine)
+        valid = kt._counted[s] > kt._valid
+        if exact:
+            bad += not valid or int(kt._count[s]) != true
+        elif valid:
+            bad += int(kt._count[s]) > true
+    return bad
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_k_order_kept(seed):
     """CPU: after every batch (inserts, deletes, re-inserts of 1 to 30 edges in a dense
     random graph, so numbers rise and fall by several levels and inserted edges share
     triangles), the numbers equal the static decomposition, every batch goes through the
-    region algorithms, and the k-order that insertions scan still satisfies its invariant."""
+    region algorithms, the k-order that insertions scan still satisfies its invariant, and
+    the level counts that deletions keep are lower bounds of the true ones (exact after the
+    build)."""
     rng = np.random.default_rng(seed)
     n = 40
     g = hornet.Graph(directed=False, device="cpu")
     g.insert_edges(rng.integers(0, n, 400), rng.integers(0, n, 400))
     kt = DynamicTruss(g, **MODES["dynamic"])
     assert _k_order_violations(kt) == 0
+    assert _level_count_violations(kt, exact=True) == 0
     gone = None
     for step in range(45):
         b = int(rng.integers(1, 31))
@@ -319,6 +352,7 @@ def test_k_order_kept(seed):
         assert kt.stats["path"] in ("dynamic", "none")
         _assert_static(kt, g)
         assert _k_order_violations(kt) == 0, step
+        assert _level_count_violations(kt) == 0, step
     # a K16 completed in one batch on 16 vertices of the graph: k_max rises by several levels
     before = kt.k_max
     s, d = _clique(range(0, 32, 2))

@@ -1,10 +1,13 @@
-"""DynamicBFS on the GPU: update time per grid policy, and the host's part of it.
+"""DynamicBFS on the GPU: update time per launch policy, the host's part of it, and (with
+``--timeline``) the kernel's time per phase.
 
     PYTHONPATH=. python3 bench/tools/dbfs_grid.py --scale 24 --sizes 10 10000 100000 \
-        [--policies full,none 8,none 2,none full,8] [--repeats 5]
+        [--policies full,none 8,none 2,none full,8 full,128,dbfs_update_r85,16] [--repeats 5]
+        [--timeline]
 
-A policy is ``blocks_per_sm,pairs_per_block`` of :class:`hornet.algos.bfs.dynamic_gpu.GPUState`
-(``full``/``none``: the resident grid whatever the batch). For every batch size and kind
+A policy is ``blocks_per_sm,pairs_per_block[,kernel_name[,small_max[,barrier_backoff_ns]]]`` of
+:class:`hornet.algos.bfs.dynamic_gpu.GPUState` (``full``/``none``: the resident grid
+whatever the batch; the others default to the class's). For every batch size and kind
 (insertions of random pairs, deletions of edges of the graph), each repeat draws one batch,
 applies it, and for every policy times ``DynamicBFS.update`` (CUDA events from before the
 call to after the kernel) and its host part (from the call to its return, the device idle
@@ -22,9 +25,24 @@ import time
 import numpy as np
 
 
-def _policy(text: str):
-    a, b = text.split(",")
-    return (None if a == "full" else int(a)), (None if b == "none" else int(b))
+def _policy(text: str) -> dict:
+    """The GPUState attributes a policy sets."""
+    parts = text.split(",")
+    out = {"blocks_per_sm": None if parts[0] == "full" else int(parts[0]),
+           "pairs_per_block": None if parts[1] == "none" else int(parts[1])}
+    if len(parts) > 2:
+        out["kernel_name"] = parts[2]
+    if len(parts) > 3:
+        out["small_max"] = int(parts[3])
+    if len(parts) > 4:
+        out["barrier_backoff_ns"] = int(parts[4])
+    return out
+
+
+def _apply(state, attrs: dict) -> None:
+    for k, v in attrs.items():
+        setattr(state, k, v)
+    state._grid = None
 
 
 def main(argv=None) -> None:
@@ -41,6 +59,8 @@ def main(argv=None) -> None:
     ap.add_argument("--policies", nargs="+", default=["full,none"])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--label", default="")
+    ap.add_argument("--timeline", action="store_true",
+                    help="also print the kernel's microseconds per phase (medians)")
     args = ap.parse_args(argv)
     policies = [(p, _policy(p)) for p in args.policies]
     props = cupy.cuda.runtime.getDeviceProperties(0)
@@ -72,9 +92,11 @@ def main(argv=None) -> None:
         end.synchronize()
         return cupy.cuda.get_elapsed_time(start, end) * 1e3
 
+    if args.timeline:
+        state.record_timeline = True
     for kind in ("insert", "delete"):          # warm-up: kernels loaded, grids measured
-        for _, (bps, ppb) in policies:
-            state.blocks_per_sm, state.pairs_per_block, state._grid = bps, ppb, None
+        for _, attrs in policies:
+            _apply(state, attrs)
             x, y = (cupy.asarray(rng.integers(0, g.num_vertices, 10)) for _ in range(2))
             ch = g.insert_edges(x, y)
             bf.update(ch)
@@ -87,6 +109,7 @@ def main(argv=None) -> None:
             times = {p: [] for p, _ in policies}
             hosts = {p: [] for p, _ in policies}
             grids = {}
+            phases = {p: {} for p, _ in policies}
             stat = []
             for _ in range(args.repeats):
                 if kind == "insert":
@@ -99,12 +122,18 @@ def main(argv=None) -> None:
                     del es, ed
                 op, undo = (g.insert_edges, g.delete_edges) if kind == "insert" else \
                     (g.delete_edges, g.insert_edges)
-                for p, (bps, ppb) in policies:
-                    state.blocks_per_sm, state.pairs_per_block, state._grid = bps, ppb, None
+                for p, attrs in policies:
+                    _apply(state, attrs)
                     ch = op(x, y)
                     t, h = timed_update(ch)
                     times[p].append(t)
                     hosts[p].append(h)
+                    if args.timeline:
+                        per = {}
+                        for ph, us in state.timeline():
+                            per[ph] = per.get(ph, 0.0) + us
+                        for ph, us in per.items():
+                            phases[p].setdefault(ph, []).append(us)
                     n_pairs = 2 * len(ch)
                     try:
                         grids[p] = state.grid(n_pairs)
@@ -118,6 +147,10 @@ def main(argv=None) -> None:
                 mt = statistics.median(times[p])
                 print(f"{args.label},{kind},{size},{p.replace(',', '/')},{grids[p]},{mt:.1f},"
                       f"{statistics.median(hosts[p]):.1f},{ms:.1f},{ms / mt:.1f}", flush=True)
+                if args.timeline:
+                    print("  phases us: " + " ".join(
+                        f"{ph}={statistics.median(v):.1f}" for ph, v in phases[p].items()),
+                        flush=True)
     levels = hornet.testing.to_host(bf.levels)
     want = hornet.testing.to_host(bfs(g, source))
     assert np.array_equal(levels, want), "dynamic levels differ from the static bfs"

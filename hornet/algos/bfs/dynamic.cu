@@ -13,11 +13,16 @@
 // before the update, as unsigned; 0 at rest), flag (0, CHANGED, MARKED, ORPHAN; 0 at rest),
 // parent.
 //
-// Load balance: a vertex's adjacency is read in passes of CHUNK entries by one warp (every
-// lane loads UNROLL entries and their levels before using any, one memory round trip per
-// pass). Lists longer than CHUNK are not read by the warp that meets them: they are cut into
-// chunks, appended to a chunk list, and after a barrier every warp of the grid takes chunks, so
-// a hub costs deg / CHUNK passes spread over the whole device.
+// Load balance (thread / warp / grid): the vertices of a phase are dealt to threads, one a
+// lane. A vertex with at most `small_max` list entries (most of them in sparse and power-law
+// graphs) is read by its own thread, UNROLL entries and their levels loaded before any is
+// used; the others are read by the whole warp, one after the other, in passes of CHUNK
+// entries (every lane loads UNROLL entries, one memory round trip per pass). Lists longer
+// than CHUNK are not read by the warp that meets them: they are cut into chunks, appended to
+// a chunk list, and after a barrier every warp of the grid takes chunks, so a hub costs
+// deg / CHUNK passes spread over the whole device. Dealing the vertices to lanes (rather
+// than one vertex a warp) lets a phase of many short lists finish in one or two memory
+// round trips per thread instead of one chain of round trips per vertex a warp holds.
 //
 // Lists (changed vertices, two frontiers, orphans, seeds, chunks) are appended through atomic
 // counters, one atomic per warp for all its lanes that append (warp-aggregated: a batch of
@@ -34,21 +39,26 @@ typedef unsigned long long u64;
 #define ORPHAN 3
 #define FULL_MASK 0xffffffffu
 #define UNROLL 8
+#define TUNROLL 4        // entries one thread loads before using any
 #define CHUNK (32 * UNROLL)
 #define NO_LEVEL 0xffffffffu
 
-// counter set layout (u64 words)
-#define C_CHANGED 0      // length of `changed` (marked vertices first, then re-levelled ones)
-#define C_MARKED 1       // marked vertices
-#define C_SEEDS 2        // length of `seeds`
-#define C_SCANNED 3      // adjacency entries read
-#define C_ORPHANS 4      // length of `orphans`
-#define C_LOW 5          // 0xffffffff - lowest seed level (atomicMax)
-#define C_HIGH 6         // highest seed level
-#define C_LEVELS 7       // relaxation rounds run
-#define C_FRONT 8        // 3 slots: frontier lengths, by round % 3
-#define C_CHUNKS 11      // 3 slots: chunk list lengths, by use % 3
-#define C_WORDS 16
+// counter set layout (u64 words): every counter on its own 128-byte line (C_STRIDE words),
+// so that the atomics on one (a frontier's length) do not queue behind those on another (the
+// changed list's length) in the same cache line
+#define C_STRIDE 16
+#define C_CHANGED (0 * C_STRIDE)    // length of `changed` (marked vertices first, then re-levelled)
+#define C_MARKED (1 * C_STRIDE)     // marked vertices
+#define C_SEEDS (2 * C_STRIDE)      // seeds appended after the inserted pairs' own (statistic:
+                                    // all seeds, the pairs' added at exit)
+#define C_SCANNED (3 * C_STRIDE)    // adjacency entries read
+#define C_ORPHANS (4 * C_STRIDE)    // length of `orphans`
+#define C_LOW (5 * C_STRIDE)        // 0xffffffff - lowest seed level (atomicMax)
+#define C_HIGH (6 * C_STRIDE)       // highest seed level
+#define C_LEVELS (7 * C_STRIDE)     // relaxation rounds run
+#define C_FRONT (8 * C_STRIDE)      // 3 slots: frontier lengths, by round % 3
+#define C_CHUNKS (11 * C_STRIDE)    // 3 slots: chunk list lengths, by use % 3
+#define C_WORDS (16 * C_STRIDE)
 
 // params (u64 device addresses; dynamic_gpu.PARAM_NAMES gives the order)
 #define P_LEVEL 0
@@ -63,8 +73,22 @@ typedef unsigned long long u64;
 #define P_SEEDS 9
 #define P_CHUNKS 10
 #define P_COUNTERS 11    // two sets of C_WORDS
-#define P_BARRIER 12     // u32 [arrived, generation, error]
+#define P_BARRIER 12     // u32: arrived at 0, error at 2, generation at BAR_GEN (its own
+                         // 128-byte line: the waiting blocks poll it while the others arrive)
+#define P_TIMES 13       // 0, or u64 [count, (phase, %globaltimer) per grid barrier ...]
 
+#define TIMES_CAP 255    // (phase, time) records the timeline holds
+
+// phases of an update (the timeline's tags)
+#define PH_COUNTS 1
+#define PH_MARK 2
+#define PH_SEEDS 3
+#define PH_RELAX 4
+#define PH_REPAIR 5
+#define PH_ORPHANS 6
+#define PH_END 7
+
+#define BAR_GEN 32
 #define SPIN_LIMIT (1LL << 32)   // clock cycles a barrier waits before it reports an error
 
 #define WARP_LOOP(i, count)                                                                \
@@ -133,32 +157,66 @@ struct Update {
     int undirected, want_parent;
     int round, use;       // frontier and chunk-list slot rotation (identical in every block)
     int lane;
-    u64 scanned;          // adjacency entries this warp's lane 0 has read (added at exit)
+    int small_max;        // lists of at most this many entries are read by one thread
+    unsigned backoff_ns;  // a waiting block sleeps this long between polls of the barrier
+    u64 scanned;          // adjacency entries this thread has read (added at exit)
+    u64 direct_seeds;     // seeds of inserted pairs this lane wrote for its warp (at exit)
+    i64 seed_base;        // appended seeds start after the inserted pairs' own
+    u64* times;           // timeline (P_TIMES) or null
+    int phase, tick;      // the current phase; records written (block 0, thread 0)
 
-    __device__ void flush_scanned() {
-        if (lane == 0 && scanned) atomicAdd(&C[C_SCANNED], scanned);
+    // the statistics summed over the block, one atomic each a block (every thread of the
+    // block calls this: the kernel's exits are grid-uniform)
+    __device__ void flush_stats() {
+        __shared__ u64 acc[2];
+        if (threadIdx.x == 0) { acc[0] = 0; acc[1] = 0; }
+        __syncthreads();
+        u64 a = scanned, b = direct_seeds;
+        for (int o = 16; o > 0; o >>= 1) {
+            a += __shfl_xor_sync(FULL_MASK, a, o);
+            b += __shfl_xor_sync(FULL_MASK, b, o);
+        }
+        if (lane == 0 && a) atomicAdd(&acc[0], a);
+        if (lane == 0 && b) atomicAdd(&acc[1], b);
+        __syncthreads();
+        if (threadIdx.x == 0 && acc[0]) atomicAdd(&C[C_SCANNED], acc[0]);
+        if (threadIdx.x == 0 && acc[1]) atomicAdd(&C[C_SEEDS], acc[1]);
+    }
+
+    // the timeline: the phase that ends here and the time (block 0's thread 0, when asked)
+    __device__ void stamp() {
+        if (times && blockIdx.x == 0 && threadIdx.x == 0 && tick < TIMES_CAP) {
+            u64 t;
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+            times[1 + 2 * tick] = (u64)phase;
+            times[2 + 2 * tick] = t;
+            ++tick;
+            times[0] = (u64)tick;
+        }
     }
 
     // ------------------------------------------------------------------ grid barrier
     __device__ void sync() {
         __syncthreads();
         if (threadIdx.x == 0) {
-            volatile unsigned* gen = bar + 1;
+            volatile unsigned* gen = bar + BAR_GEN;
             unsigned g = *gen;
             __threadfence();
             if (atomicAdd(bar, 1u) == gridDim.x - 1) {
                 atomicExch(bar, 0u);
                 __threadfence();
-                atomicAdd(bar + 1, 1u);
+                atomicAdd(bar + BAR_GEN, 1u);
             } else {
                 long long t0 = clock64();
                 while (*gen == g) {
+                    if (backoff_ns) __nanosleep(backoff_ns);
                     if (clock64() - t0 > SPIN_LIMIT) { atomicExch(bar + 2, 1u); break; }
                 }
             }
             __threadfence();
         }
         __syncthreads();
+        stamp();
     }
 
     __device__ bool first_thread() const { return blockIdx.x == 0 && threadIdx.x == 0; }
@@ -177,15 +235,34 @@ struct Update {
 
     __device__ void push(int* list, u64* counter, int v) { list[slots(counter)] = v; }
 
+    // the lowest and highest seed level (an atomic only where the value moves: most warps
+    // see levels already noted)
+    __device__ void note_levels(unsigned lo, unsigned hi) {
+        if (0xffffffffull - lo > ld(&C[C_LOW])) atomicMax(&C[C_LOW], 0xffffffffull - lo);
+        if ((u64)hi > ld(&C[C_HIGH])) atomicMax(&C[C_HIGH], (u64)hi);
+    }
+
+    // a seed appended (v on level t)
     __device__ void push_seed(unsigned t, int v) {
         const unsigned m = __activemask();
         const unsigned lo = __reduce_min_sync(m, t);
         const unsigned hi = __reduce_max_sync(m, t);
-        if (lane == __ffs(m) - 1) {
-            atomicMax(&C[C_LOW], 0xffffffffull - lo);
-            atomicMax(&C[C_HIGH], (u64)hi);
+        if (lane == __ffs(m) - 1) note_levels(lo, hi);
+        seeds[seed_base + slots(&C[C_SEEDS])] = ((u64)t << 32) | (unsigned)v;
+    }
+
+    // inserted pair k's own seed slot: v on level t when `ok`, else none (a key no level
+    // matches); no counter
+    __device__ void pair_seed(i64 k, bool ok, unsigned t, int v) {
+        seeds[k] = ok ? (((u64)t << 32) | (unsigned)v) : ~0ull;
+        const unsigned m = __activemask();
+        const unsigned got = __ballot_sync(m, ok);
+        const unsigned lo = __reduce_min_sync(m, ok ? t : NO_LEVEL);
+        const unsigned hi = __reduce_max_sync(m, ok ? t : 0u);
+        if (got && lane == __ffs(m) - 1) {
+            direct_seeds += (u64)__popc(got);
+            note_levels(lo, hi);
         }
-        seeds[slots(&C[C_SEEDS])] = ((u64)t << 32) | (unsigned)v;
     }
 
     // x (level lx, its last parent gone) moves down: listed for the next marking round
@@ -226,6 +303,23 @@ struct Update {
             if (xs[k] >= 0) f(xs[k], ls[k]);
     }
 
+    // one thread's pass over row[0, d): f(x, level[x]) for every entry, UNROLL entries and
+    // their levels loaded before any is used
+    template <class F>
+    __device__ void tpass(const int* row, int d, F f) {
+        for (int j0 = 0; j0 < d; j0 += TUNROLL) {
+            int xs[TUNROLL];
+            int ls[TUNROLL];
+#pragma unroll
+            for (int k = 0; k < TUNROLL; ++k) xs[k] = j0 + k < d ? row[j0 + k] : -1;
+#pragma unroll
+            for (int k = 0; k < TUNROLL; ++k) ls[k] = xs[k] >= 0 ? ld(&level[xs[k]]) : -1;
+#pragma unroll
+            for (int k = 0; k < TUNROLL; ++k)
+                if (xs[k] >= 0) f(xs[k], ls[k]);
+        }
+    }
+
     __device__ int list_degree(int v, int in_list) const {
         return in_list ? ideg[v] : deg[v];
     }
@@ -240,16 +334,42 @@ struct Update {
     __device__ void visit(int v, int in_list, R range) {
         int d = list_degree(v, in_list);
         if (d <= 0) return;
-        scanned += (u64)d;
+        if (lane == 0) scanned += (u64)d;
         if (d <= CHUNK) {
             range(v, in_list, 0, d);
             return;
         }
         int nch = (d + CHUNK - 1) / CHUNK;
         u64 base = 0;
-        if (lane == 0) base = atomicAdd(&C[C_CHUNKS + use % 3], (u64)nch);
+        if (lane == 0) base = atomicAdd(&C[C_CHUNKS + C_STRIDE * (use % 3)], (u64)nch);
         base = __shfl_sync(FULL_MASK, base, 0);
         for (int c = lane; c < nch; c += 32) chunks[base + c] = make_int2(v, (c << 1) | in_list);
+    }
+
+    // Items i in [0, n) of a phase, dealt to the lanes of the grid (lane l of warp w takes
+    // w + l * warps, w + l * warps + 32 * warps, ...: a short phase still uses every warp):
+    // v = get(i) (-1: nothing to read); v's list (in_list: in-neighbours) is read by v's thread
+    // (tr(v, in_list, d)) when it has at most small_max entries, else by the whole warp
+    // (visit(v, in_list, wr), chunked when long). Warp-uniform.
+    template <class G, class T, class W>
+    __device__ void visit_items(i64 n, int in_list, G get, T tr, W wr) {
+        const i64 w0 = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+        const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
+        for (i64 base = 0; base + w0 < n; base += 32 * nw) {
+            const i64 i = base + w0 + (i64)lane * nw;
+            const int v = i < n ? get(i) : -1;
+            const int d = v >= 0 ? list_degree(v, in_list) : 0;
+            if (d > 0 && d <= small_max) {
+                scanned += (u64)d;
+                tr(v, in_list, d);
+            }
+            unsigned big = __ballot_sync(FULL_MASK, d > small_max);
+            while (big) {
+                const int src = __ffs(big) - 1;
+                big &= big - 1;
+                visit(__shfl_sync(FULL_MASK, v, src), in_list, wr);
+            }
+        }
     }
 
     // End of a phase whose items called visit(): barrier, then the chunks (if any) by every
@@ -257,9 +377,9 @@ struct Update {
     // two barriers after its last reader.
     template <class R>
     __device__ void finish(R range, bool last = false) {
-        if (first_thread()) C[C_CHUNKS + (use + 1) % 3] = 0;
+        if (first_thread()) C[C_CHUNKS + C_STRIDE * ((use + 1) % 3)] = 0;
         sync();
-        i64 nch = (i64)ld(&C[C_CHUNKS + use % 3]);
+        i64 nch = (i64)ld(&C[C_CHUNKS + C_STRIDE * (use % 3)]);
         ++use;
         if (nch == 0) return;
         WARP_LOOP(i, nch) {
@@ -276,11 +396,13 @@ struct Update {
 // One batch: deletions ds -> dd (nd directed pairs), insertions is -> id (ni pairs), both
 // already applied to the graph; nv: vertices (no loop runs more rounds; one that would is
 // stopped and reported in barrier[2]). mode: bit 0 undirected, bit 1 parents wanted, bit 2
-// selects the counter set (the other one is zeroed for the next update).
-extern "C" __global__ void __launch_bounds__(256, 4)
-dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int* ideg,
-            const i64* iptr, const int* ds, const int* dd, const int* is, const int* id,
-            i64 nd, i64 ni, i64 nv, int mode) {
+// selects the counter set (the other one is zeroed for the next update), bits 8-15 the
+// longest list one thread reads (small_max; 0: every list by a warp), bits 16-23 the grid
+// barrier's polling pause in units of 8 ns (0: none).
+__device__ __forceinline__ void dbfs_update_body(
+        const u64* __restrict__ P, const int* deg, const i64* ptr, const int* ideg,
+        const i64* iptr, const int* ds, const int* dd, const int* is, const int* id, i64 nd,
+        i64 ni, i64 nv, int mode) {
     Update U;
     U.level = (int*)P[P_LEVEL];
     U.cnt = (int*)P[P_CNT];
@@ -297,13 +419,22 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
     U.C = sets + ((mode >> 2) & 1) * C_WORDS;
     u64* Cnext = sets + (((mode >> 2) & 1) ^ 1) * C_WORDS;
     U.bar = (unsigned*)P[P_BARRIER];
+    U.times = (u64*)P[P_TIMES];
     U.deg = deg; U.ptr = ptr; U.ideg = ideg; U.iptr = iptr;
     U.undirected = mode & 1;
     U.want_parent = (mode >> 1) & 1;
+    U.small_max = (mode >> 8) & 0xff;
+    U.backoff_ns = ((mode >> 16) & 0xff) * 8;
     U.round = 0;
     U.use = 0;
     U.lane = threadIdx.x & 31;
     U.scanned = 0;
+    U.direct_seeds = 0;
+    U.seed_base = ni;
+    U.tick = 0;
+    U.phase = 0;
+    U.stamp();
+    U.phase = PH_COUNTS;
     const int und = U.undirected;
     const int wp = U.want_parent;
     const int lane = U.lane;
@@ -317,7 +448,10 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
     // ---- 1. counts at the old levels: deleted pairs take a parent, inserted ones give one.
     // Deletions alone: the decrement that takes a vertex's last parent marks it. Insertions
     // alone: no level moves before the seeds, so inserted pairs that shorten a path seed here.
-    if (blockIdx.x == 0 && threadIdx.x < C_WORDS) Cnext[threadIdx.x] = 0;
+    // Only pairs on the BFS DAG (level[a] + 1 == level[b]) change a count, and only pairs with
+    // level[a] + 1 < level[b] seed: every other pair of the batch stops here.
+    if (blockIdx.x == 0)
+        for (int w = threadIdx.x; w < C_WORDS; w += blockDim.x) Cnext[w] = 0;
     GRID_ITEMS(k, nd + ni) {
         int a, b;
         if (k < nd) pair_at(ds, dd, k, und, a, b);
@@ -332,7 +466,7 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
                 atomicAdd(&cnt[b], 1);
             }
         }
-        if (ins_only && la >= 0 && (unsigned)(la + 1) < (unsigned)lb) U.push_seed(la + 1, b);
+        if (ins_only) U.pair_seed(k, la >= 0 && (unsigned)(la + 1) < (unsigned)lb, la + 1, b);
     }
     U.sync();
     // ---- 1b. deletions and insertions together: heads of deleted pairs left without parent
@@ -351,34 +485,39 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
     // parent from each child (out-neighbour on lw + 1 not marked); a child left with none is
     // marked for the next round. The order of the rounds does not change the marked set.
     if (nd > 0) {
+        U.phase = PH_MARK;
         while (true) {
             const int r = U.round;
-            const i64 n = (i64)ld(&C[C_FRONT + r % 3]);
+            const i64 n = (i64)ld(&C[C_FRONT + C_STRIDE * (r % 3)]);
             if (n == 0) break;
             if (r > nv + 1) {
                 if (U.first_thread()) atomicExch(U.bar + 2, 2u);
                 break;
             }
-            if (U.first_thread()) C[C_FRONT + (r + 2) % 3] = 0;
+            if (U.first_thread()) C[C_FRONT + C_STRIDE * ((r + 2) % 3)] = 0;
             const int* cur = U.front[r & 1];
             int* next = U.front[(r + 1) & 1];
-            u64* ncount = &C[C_FRONT + (r + 1) % 3];
+            u64* ncount = &C[C_FRONT + C_STRIDE * ((r + 1) % 3)];
+            auto child = [&](int lw, int x, int lx) {
+                if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1)
+                    U.mark(x, lw + 1, next, ncount);
+            };
             auto range = [&](int w, int, int j0, int j1) {
                 const int lw = (int)ld((const int*)&U.old[w]);
-                U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) {
-                    if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1)
-                        U.mark(x, lw + 1, next, ncount);
-                });
+                U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) { child(lw, x, lx); });
             };
-            WARP_LOOP(i, n) {
-                int w = ld(&cur[i]);
-                if (lane == 0) {
-                    level[w] = -1;
-                    cnt[w] = 0;
-                    if (wp) U.parent[w] = -1;
-                }
-                U.visit(w, 0, range);
-            }
+            auto trange = [&](int w, int, int d) {
+                const int lw = (int)ld((const int*)&U.old[w]);
+                U.tpass(U.list_row(w, 0), d, [&](int x, int lx) { child(lw, x, lx); });
+            };
+            auto get = [&](i64 i) {
+                const int w = ld(&cur[i]);
+                level[w] = -1;
+                cnt[w] = 0;
+                if (wp) U.parent[w] = -1;
+                return w;
+            };
+            U.visit_items(n, 0, get, trange, range);
             U.finish(range);
             ++U.round;
         }
@@ -386,14 +525,15 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
         // their in-neighbours (marked ones are unreached now; a chunked list gives one seed
         // per chunk, the lowest wins). With insertions: their seeds, at the levels after
         // marking.
+        U.phase = PH_SEEDS;
         const i64 nm = (i64)ld(&C[C_CHANGED]);
         if (ni > 0) {
             GRID_ITEMS(k, ni) {
                 int a, b;
                 pair_at(is, id, k, und, a, b);
                 int la = ld(&level[a]);
-                if (la >= 0 && (unsigned)(la + 1) < (unsigned)ld(&level[b]))
-                    U.push_seed(la + 1, b);
+                U.pair_seed(k, la >= 0 && (unsigned)(la + 1) < (unsigned)ld(&level[b]), la + 1,
+                            b);
             }
         }
         auto seed_range = [&](int v, int, int j0, int j1) {
@@ -404,7 +544,15 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
             best = warp_min_u32(best);
             if (lane == 0 && best != NO_LEVEL) U.push_seed(best + 1, v);
         };
-        WARP_LOOP(i, nm) U.visit(ld(&U.changed[i]), 1, seed_range);
+        auto seed_trange = [&](int v, int, int d) {
+            unsigned best = NO_LEVEL;
+            U.tpass(U.list_row(v, 1), d, [&](int, int lu) {
+                if ((unsigned)lu < best) best = (unsigned)lu;
+            });
+            if (best != NO_LEVEL) U.push_seed(best + 1, v);
+        };
+        U.visit_items(nm, 1, [&](i64 i) { return ld(&U.changed[i]); }, seed_trange,
+                      seed_range);
         U.finish(seed_range);
     }
 
@@ -413,31 +561,36 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
     // lower their vertex (one thread a seed) into the next frontier too. The first round
     // (cur = lowest seed level - 1) has only seeds. A frontier entry whose level fell further
     // since is skipped (expanded at its lower level). Ends past the highest seed level with
-    // an empty frontier.
+    // an empty frontier. Only vertices whose level drops are ever listed.
     int levels_run = 0;
-    const i64 ns = (i64)ld(&C[C_SEEDS]);
-    if (ns > 0) {
+    U.phase = PH_RELAX;
+    // seeds: the inserted pairs' own slots [0, ni), then the appended ones (levels >= 1, so
+    // the highest is 0 only when there is none)
+    const i64 ns = ni + (i64)ld(&C[C_SEEDS]);
+    if (ld(&C[C_HIGH]) > 0) {
         unsigned cur = 0xffffffffu - (unsigned)ld(&C[C_LOW]) - 1;    // seed levels are >= 1
         const unsigned highest = (unsigned)ld(&C[C_HIGH]);
         while (true) {
             const int r = U.round;
-            const i64 nf = (i64)ld(&C[C_FRONT + r % 3]);
-            if (U.first_thread()) C[C_FRONT + (r + 2) % 3] = 0;
+            const i64 nf = (i64)ld(&C[C_FRONT + C_STRIDE * (r % 3)]);
+            if (U.first_thread()) C[C_FRONT + C_STRIDE * ((r + 2) % 3)] = 0;
             const int* front = U.front[r & 1];
             int* next = U.front[(r + 1) & 1];
-            u64* ncount = &C[C_FRONT + (r + 1) % 3];
+            u64* ncount = &C[C_FRONT + C_STRIDE * ((r + 1) % 3)];
             const unsigned nl = cur + 1;
-            auto range = [&](int w, int, int j0, int j1) {
-                U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) {
-                    if ((unsigned)lx > nl) {
-                        unsigned o = atomicMin((unsigned*)&level[x], nl);
-                        if (o > nl) {
-                            U.lowered(x, o);
-                            U.push(next, ncount, x);
-                        }
+            auto relax = [&](int x, int lx) {
+                if ((unsigned)lx > nl) {
+                    unsigned o = atomicMin((unsigned*)&level[x], nl);
+                    if (o > nl) {
+                        U.lowered(x, o);
+                        U.push(next, ncount, x);
                     }
-                });
+                }
             };
+            auto range = [&](int w, int, int j0, int j1) {
+                U.pass(U.list_row(w, 0), j0, j1, relax);
+            };
+            auto trange = [&](int w, int, int d) { U.tpass(U.list_row(w, 0), d, relax); };
             GRID_ITEMS(k, ns) {
                 const u64 key = ld(&U.seeds[k]);
                 if ((unsigned)(key >> 32) != nl) continue;
@@ -448,13 +601,10 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
                     U.push(next, ncount, v);
                 }
             }
-            WARP_LOOP(i, nf) {
+            U.visit_items(nf, 0, [&](i64 i) {
                 const int w = ld(&front[i]);
-                int still = 0;
-                if (lane == 0) still = (unsigned)ld(&level[w]) == cur;
-                if (!__shfl_sync(FULL_MASK, still, 0)) continue;
-                U.visit(w, 0, range);
-            }
+                return (unsigned)ld(&level[w]) == cur ? w : -1;
+            }, trange, range);
             U.finish(range);
             ++U.round;
             if (nf > 0) ++levels_run;
@@ -472,10 +622,13 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
     // new level (marked vertices' old share was removed while marking) and, where the
     // vertex was their parent and no longer is, become orphans. Deleted pairs a -> b with a
     // b's parent and b's level unchanged make b an orphan too.
+    U.phase = PH_REPAIR;
     const i64 nc = (i64)ld(&C[C_CHANGED]);
     if (nc == 0 && !(wp && nd > 0)) {
         if (U.first_thread()) C[C_LEVELS] = (u64)levels_run;
-        U.flush_scanned();
+        U.flush_stats();
+        U.phase = PH_END;
+        U.stamp();
         return;
     }
     if (wp) {
@@ -487,26 +640,34 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
                 U.push(U.orphans, &C[C_ORPHANS], b);
         }
     }
+    // in-neighbours on lv - 1 (directed graphs' in-lists): counted, one kept as candidate
+    auto in_parent = [&](int lv, int& c, int& cand) {
+        return [&, lv](int u, int lu) {
+            if (lu == lv - 1) { ++c; cand = u; }
+        };
+    };
+    // out-neighbour x of v (new level lv, old ov; -1 for none): count adjustments, orphans
+    auto out_child = [&](int v, int lv, int ov, int x, int lx) {
+        int fx = ld(&flag[x]);
+        if ((fx != 0 && fx != ORPHAN) || lx <= 0) return;
+        bool now = lv >= 0 && lv + 1 == lx;
+        bool before = ov >= 0 && ov + 1 == lx;
+        if (now != before) atomicAdd(&cnt[x], now ? 1 : -1);
+        if (wp && !now && fx == 0 && ld(&U.parent[x]) == v &&
+            atomicCAS(&flag[x], 0, ORPHAN) == 0)
+            U.push(U.orphans, &C[C_ORPHANS], x);
+    };
     auto repair_range = [&](int v, int in_list, int j0, int j1) {
         const int lv = ld(&level[v]);
         int c = 0;
         int cand = -1;
-        if (in_list) {                        // directed: in-neighbours on lv - 1
-            U.pass(U.list_row(v, 1), j0, j1, [&](int u, int lu) {
-                if (lu == lv - 1) { ++c; cand = u; }
-            });
+        if (in_list) {
+            U.pass(U.list_row(v, 1), j0, j1, in_parent(lv, c, cand));
         } else {
             const int ov = ld(&flag[v]) == MARKED ? -1 : (int)ld((const int*)&U.old[v]);
             U.pass(U.list_row(v, 0), j0, j1, [&](int x, int lx) {
                 if (und && lv > 0 && lx == lv - 1) { ++c; cand = x; }
-                int fx = ld(&flag[x]);
-                if ((fx != 0 && fx != ORPHAN) || lx <= 0) return;
-                bool now = lv >= 0 && lv + 1 == lx;
-                bool before = ov >= 0 && ov + 1 == lx;
-                if (now != before) atomicAdd(&cnt[x], now ? 1 : -1);
-                if (wp && !now && fx == 0 && ld(&U.parent[x]) == v &&
-                    atomicCAS(&flag[x], 0, ORPHAN) == 0)
-                    U.push(U.orphans, &C[C_ORPHANS], x);
+                out_child(v, lv, ov, x, lx);
             });
             if (!und) return;
         }
@@ -516,16 +677,45 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
         if (wp && found && lane == __ffs(found) - 1) U.parent[v] = cand;
         if (lane == 0 && c) atomicAdd(&cnt[v], c);
     };
-    WARP_LOOP(i, nc) {
-        int v = ld(&U.changed[i]);
-        if (wp && lane == 0 && ld(&level[v]) <= 0) U.parent[v] = -1;
-        if (!und && ld(&level[v]) > 0) U.visit(v, 1, repair_range);
-        U.visit(v, 0, repair_range);
+    auto repair_trange = [&](int v, int in_list, int d) {
+        const int lv = ld(&level[v]);
+        int c = 0;
+        int cand = -1;
+        if (in_list) {
+            U.tpass(U.list_row(v, 1), d, in_parent(lv, c, cand));
+        } else {
+            const int ov = ld(&flag[v]) == MARKED ? -1 : (int)ld((const int*)&U.old[v]);
+            U.tpass(U.list_row(v, 0), d, [&](int x, int lx) {
+                if (und && lv > 0 && lx == lv - 1) { ++c; cand = x; }
+                out_child(v, lv, ov, x, lx);
+            });
+            if (!und) return;
+        }
+        if (lv <= 0) return;
+        if (wp && cand >= 0) U.parent[v] = cand;
+        if (c) atomicAdd(&cnt[v], c);
+    };
+    if (!und) {
+        U.visit_items(nc, 1, [&](i64 i) {
+            const int v = ld(&U.changed[i]);
+            const int lv = ld(&level[v]);
+            if (wp && lv <= 0) U.parent[v] = -1;
+            return lv > 0 ? v : -1;
+        }, repair_trange, repair_range);
+        U.visit_items(nc, 0, [&](i64 i) { return ld(&U.changed[i]); }, repair_trange,
+                      repair_range);
+    } else {
+        U.visit_items(nc, 0, [&](i64 i) {
+            const int v = ld(&U.changed[i]);
+            if (wp && ld(&level[v]) <= 0) U.parent[v] = -1;
+            return v;
+        }, repair_trange, repair_range);
     }
     U.finish(repair_range);
 
     // ---- 6. flags and old levels back to zero; orphans take an in-neighbour on the level
     // above (one exists: their count is positive)
+    U.phase = PH_ORPHANS;
     const i64 no = wp ? (i64)ld(&C[C_ORPHANS]) : 0;
     GRID_ITEMS(k, nc + no) {
         int v = k < nc ? ld(&U.changed[k]) : ld(&U.orphans[k - nc]);
@@ -534,7 +724,9 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
     }
     if (U.first_thread()) C[C_LEVELS] = (u64)levels_run;
     if (no == 0) {
-        U.flush_scanned();
+        U.flush_stats();
+        U.phase = PH_END;
+        U.stamp();
         return;
     }
     auto orphan_range = [&](int x, int, int j0, int j1) {
@@ -546,7 +738,32 @@ dbfs_update(const u64* __restrict__ P, const int* deg, const i64* ptr, const int
         unsigned found = __ballot_sync(FULL_MASK, cand >= 0);
         if (found && lane == __ffs(found) - 1) U.parent[x] = cand;
     };
-    WARP_LOOP(i, no) U.visit(ld(&U.orphans[i]), 1, orphan_range);
+    auto orphan_trange = [&](int x, int, int d) {
+        const int want = ld(&level[x]) - 1;
+        int cand = -1;
+        U.tpass(U.list_row(x, 1), d, [&](int u, int lu) {
+            if (lu == want) cand = u;
+        });
+        if (cand >= 0) U.parent[x] = cand;
+    };
+    U.visit_items(no, 1, [&](i64 i) { return ld(&U.orphans[i]); }, orphan_trange,
+                  orphan_range);
     U.finish(orphan_range, true);
-    U.flush_scanned();
+    U.flush_stats();
+    U.phase = PH_END;
+    U.stamp();
 }
+
+// The update kernel at two register budgets: 4 resident blocks of 256 threads per SM (64
+// registers a thread, some spilled) or 3 (85 registers, next to none spilled);
+// dynamic_gpu.GPUState.kernel_name picks one.
+#define DBFS_KERNEL(name, min_blocks)                                                      \
+    extern "C" __global__ void __launch_bounds__(256, min_blocks)                          \
+    name(const u64* __restrict__ P, const int* deg, const i64* ptr, const int* ideg,       \
+         const i64* iptr, const int* ds, const int* dd, const int* is, const int* id,      \
+         i64 nd, i64 ni, i64 nv, int mode) {                                               \
+        dbfs_update_body(P, deg, ptr, ideg, iptr, ds, dd, is, id, nd, ni, nv, mode);       \
+    }
+
+DBFS_KERNEL(dbfs_update, 4)
+DBFS_KERNEL(dbfs_update_r85, 3)

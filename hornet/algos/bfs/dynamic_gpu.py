@@ -30,12 +30,18 @@ _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.cu")
 CHUNK = 256
 #: threads per block of dbfs_update (its __launch_bounds__)
 BLOCK = 256
-#: words of one counter set (C_WORDS in dynamic.cu) and the statistics' positions in it
-_C_WORDS = 16
-_C_CHANGED, _C_MARKED, _C_SEEDS, _C_SCANNED, _C_LEVELS = 0, 1, 2, 3, 7
+#: words of one counter set (C_WORDS in dynamic.cu: 16 counters, each on its own 128-byte
+#: line) and the statistics' positions in it
+_C_STRIDE = 16
+_C_WORDS = 16 * _C_STRIDE
+_C_CHANGED, _C_MARKED, _C_SEEDS, _C_SCANNED, _C_LEVELS = (i * _C_STRIDE for i in (0, 1, 2, 3, 7))
 #: order of the device addresses in the params array (P_* in dynamic.cu)
 PARAM_NAMES = ("level", "cnt", "flag", "old", "parent", "changed", "front0", "front1",
-               "orphans", "seeds", "chunks", "counters", "barrier")
+               "orphans", "seeds", "chunks", "counters", "barrier", "times")
+#: (phase, time) records of the timeline (TIMES_CAP in dynamic.cu) and the phases' names
+TIMES_CAP = 255
+PHASES = {0: "start", 1: "counts", 2: "marking", 3: "seeds", 4: "relaxation", 5: "repair",
+          6: "orphans", 7: "end"}
 
 
 def _fn(name: str):
@@ -49,6 +55,21 @@ class GPUState:
 
     #: resident blocks per multiprocessor of dbfs_update (None: as many as fit)
     blocks_per_sm: int | None = None
+    #: the kernel: "dbfs_update" (4 blocks of 256 threads per SM, 64 registers a thread) or
+    #: "dbfs_update_r85" (3 blocks, 85 registers, next to no spills)
+    #: (chosen from bench/tools/dbfs_grid.py's sweeps: bench/results/dynamic_bfs_gpu.md,
+    #: "Where the time goes")
+    kernel_name: str = "dbfs_update_r85"
+    #: lists of at most this many entries are read by one thread, longer ones by a warp
+    #: (0: every list by a warp; at most 255)
+    small_max: int = 16
+    #: nanoseconds a block waiting at a grid barrier pauses between polls (0: none; rounded
+    #: down to a multiple of 8, at most 2040): fewer polls of the barrier word leave the L2
+    #: to the blocks still arriving (the same sweep)
+    barrier_backoff_ns: int = 64
+    #: record a timeline of the update's phases (one %globaltimer stamp per grid barrier,
+    #: read with :meth:`timeline`); off by default (a benchmark's breakdown)
+    record_timeline: bool = False
     #: launch through the driver with a preallocated argument buffer (False: CuPy's call,
     #: which converts every argument and queries the occupancy on each launch)
     direct_launch: bool = True
@@ -68,12 +89,15 @@ class GPUState:
         self._stats = np.zeros(5, np.int64)
         self._pending = False
         self.counters = cupy.zeros(2 * _C_WORDS, dtype=cupy.uint64)
-        self.barrier = cupy.zeros(4, dtype=cupy.uint32)
+        self.barrier = cupy.zeros(64, dtype=cupy.uint32)      # see P_BARRIER in dynamic.cu
         self.seeds = cupy.empty(0, dtype=cupy.uint64)
         self.chunks = cupy.empty(0, dtype=cupy.int32)
         self._grid = None
+        self._grid_kernel = None
         self._sms = 1
         self._kernel = None
+        self._kernel_of = None
+        self.times = None
         # the kernel's arguments, 8 bytes each (the int mode in the low half of the last),
         # and the pointers to them that the driver reads at launch
         self._args = np.zeros(13, np.uint64)
@@ -124,8 +148,27 @@ class GPUState:
                   "parent": self.parent, "changed": self.changed, "front0": self.front[0],
                   "front1": self.front[1], "orphans": self.orphans, "seeds": self.seeds,
                   "chunks": self.chunks, "counters": self.counters, "barrier": self.barrier}
-        self.params = cupy.asarray(np.array([arrays[k].data.ptr for k in PARAM_NAMES],
-                                            dtype=np.uint64))
+        ptrs = [arrays[k].data.ptr for k in PARAM_NAMES[:-1]]
+        ptrs.append(self.times.data.ptr if self.times is not None else 0)
+        self.params = cupy.asarray(np.array(ptrs, dtype=np.uint64))
+
+    def _timeline_switch(self) -> None:
+        """Allocate (or drop) the timeline buffer when ``record_timeline`` changed."""
+        want = bool(self.record_timeline)
+        if want != (self.times is not None):
+            self.times = cupy.zeros(1 + 2 * TIMES_CAP, dtype=cupy.uint64) if want else None
+            self._params()
+
+    def timeline(self) -> list[tuple[str, float]]:
+        """The last update's phases with the microseconds each took (from the kernel's start
+        to its end, one entry per grid barrier; needs ``record_timeline``). Synchronises."""
+        if self.times is None:
+            raise ValueError("set GPUState.record_timeline = True before the update")
+        t = self.times.get()
+        n = int(t[0])
+        rec = t[1:1 + 2 * n].reshape(n, 2)
+        return [(PHASES.get(int(rec[i, 0]), str(int(rec[i, 0]))),
+                 (int(rec[i, 1]) - int(rec[i - 1, 1])) / 1e3) for i in range(1, n)]
 
     def cover(self, n: int) -> None:
         """Extend the state to ids < n (new vertices unreached; the source on level 0)."""
@@ -162,8 +205,9 @@ class GPUState:
         """Blocks of dbfs_update for a batch of ``pairs`` directed pairs (None: the largest
         grid): at most every multiprocessor's resident blocks (a cooperative launch needs
         them all resident), fewer for a small batch (see ``pairs_per_block``)."""
-        if self._grid is None:
-            kernel = _fn("dbfs_update").kernel
+        if self._grid is None or self._grid_kernel != self.kernel_name:
+            kernel = _fn(self.kernel_name).kernel
+            self._grid_kernel = self.kernel_name
             sms = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
             fit = int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
                 kernel.ptr, BLOCK, 0))
@@ -192,11 +236,15 @@ class GPUState:
         nd = ds.shape[0] * mult
         ni = is_.shape[0] * mult
         self._reserve(entries, ni)
+        if self.record_timeline != (self.times is not None):
+            self._timeline_switch()
         mode = (0 if owner.directed else 1) | (2 if owner.want_parents else 0) | \
-            (4 * self.parity)
+            (4 * self.parity) | (min(max(int(self.small_max), 0), 255) << 8) | \
+            (min(max(int(self.barrier_backoff_ns) // 8, 0), 255) << 16)
         kernel = self._kernel
-        if kernel is None:
-            kernel = self._kernel = _fn("dbfs_update").kernel
+        if kernel is None or self._kernel_of != self.kernel_name:
+            kernel = self._kernel = _fn(self.kernel_name).kernel
+            self._kernel_of = self.kernel_name
         if self.direct_launch:
             a = self._args
             a[0] = self.params.data.ptr
@@ -216,7 +264,7 @@ class GPUState:
                 kernel.ptr, self.grid(nd + ni), 1, 1, BLOCK, 1, 1, 0,
                 cupy.cuda.get_current_stream().ptr, self._arg_ptrs_address)
         else:
-            kernel((self.grid(nd + ni),), (BLOCK,),
+            _fn(self.kernel_name)((self.grid(nd + ni),), (BLOCK,),
                    (self.params, deg, ptr, ideg, iptr, ds, dd, is_, id_, np.int64(nd),
                     np.int64(ni), np.int64(self.n), np.int32(mode)),
                    enable_cooperative_groups=True)

@@ -17,6 +17,9 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
 3. Deletions (:func:`~hornet.algos.ktruss.region.lower_after_deletion`): numbers only
    fall, so the old numbers are the upper bound; the iteration starts from the edges that
    lost a triangle counted at their level and spreads only to neighbours whose count fell.
+   Every edge keeps a lower bound of its level count (triangles whose other two edges are
+   at its number or above) across updates, so an edge that loses a triangle but keeps
+   enough costs no intersection.
    The edges that fell then get new places in the k-order
    (:func:`~hornet.algos.ktruss.order.order_after_deletion`).
 4. Insertions (:func:`~hornet.algos.ktruss.order.raise_in_order`): the k-order (edges by
@@ -129,7 +132,21 @@ class DynamicTruss:
         self._triangles = int(s.sum(dtype=np.int64)) // 3
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
         self._scratch_for(self._table.capacity)
+        self._full_level_counts()
         self._cache = None
+
+    def _full_level_counts(self) -> None:
+        """Every edge's level count (triangles whose other two edges are at its truss number
+        or above; :func:`~hornet.algos.ktruss.region.lower_after_deletion` keeps them as
+        lower bounds): the counts of earlier updates are dropped first."""
+        self._valid = self._tick()
+        deg, ptr = self._view()
+        row_off = np.zeros(deg.shape[0] + 1, np.int64)
+        np.cumsum(deg, out=row_off[1:])
+        t = self._table
+        K.level_counts(deg, ptr, t.keys, t.shift, t.columns["truss"], self._count,
+                       self._counted, self._tick(), np.empty(int(row_off[-1]), np.int64),
+                       row_off)
 
     def _static_truss(self, und) -> tuple[np.ndarray, np.ndarray]:
         """The static decomposition, timed (its time bounds what an update may spend): truss
@@ -163,17 +180,19 @@ class DynamicTruss:
         self._table.columns["truss"][at] = t
         self._table.columns["rank"][at] = rank
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
+        self._full_level_counts()
 
     def _scratch_for(self, capacity: int) -> None:
         """Slot-indexed arrays of the region kernels (reallocated only when the table is
-        rehashed): ``_batch_stamp`` marks the current batch's edges; ``_count`` holds the
-        triangles counted at an edge's level, valid where ``_counted`` holds the update's
-        stamp; ``_queued`` marks the deletion worklist, ``_changed`` the edges whose number
+        rehashed): ``_batch_stamp`` marks the current batch's edges; ``_count`` holds a
+        lower bound of the triangles counted at an edge's level, valid where ``_counted`` is
+        above ``_valid`` (kept across updates; new arrays hold no valid count); ``_queued`` marks the deletion worklist, ``_changed`` the edges whose number
         changed, ``_seen`` the edges examined. The k-order kernels use ``_walked`` /
         ``_queued`` as their member / queued stamps and ``_loc`` for member positions."""
         if getattr(self, "_cap", None) == capacity:
             return
         self._cap = capacity
+        self._valid = int(self._clock[0])
         self._batch_stamp = np.zeros(capacity, np.int64)
         self._count = np.zeros(capacity, np.int32)
         self._counted = np.zeros(capacity, np.int64)
@@ -314,6 +333,9 @@ class DynamicTruss:
         self._learn(time.perf_counter() - start, work)
         if aborted:
             return self._fallback(touched)
+        # the new edges and those that rose have no level count (the others' counts only grew)
+        self._counted[slots] = 0
+        self._counted[raised] = 0
         self._shift_levels(level - 1, level)     # each raise moves one edge up one level
         self.stats.update(path="dynamic", region=int(touched), work=int(work))
 
@@ -345,20 +367,20 @@ class DynamicTruss:
         gone_levels = truss[slots].astype(np.int64)
         limit = self._limit()
         start = time.perf_counter()
-        slots_changed, old, touched, work, aborted = K.lower_after_deletion(
+        slots_changed, old, tri, touched, work, aborted = K.lower_after_deletion(
             rec_slot[:m], rec_level[:m], t.keys, t.shift, deg, ptr, truss, self._clock,
-            self._count, self._counted, self._queued, self._seen, self._changed,
+            self._valid, self._count, self._counted, self._queued, self._seen, self._changed,
             *self._vertex_scratch(deg.shape[0]), limit)
         if not aborted:
             # the edges whose number fell: new places in the k-order
             placed, more = O.order_after_deletion(
-                slots_changed, t.keys, t.shift, deg, ptr, truss, t.columns["rank"],
-                self._counters, self._clock, self._walked, self._loc,
-                *self._vertex_scratch(deg.shape[0]), limit - work)
+                slots_changed, tri, truss, t.columns["rank"], self._counters, self._clock,
+                self._walked, self._loc, limit - work)
             work += more
             aborted = not placed
         self._learn(time.perf_counter() - start, work)
         t.delete_present(u, v)
+        self._counted[slots] = 0
         self._shift_levels(gone_levels, np.zeros(0, np.int64))
         if aborted:
             return self._fallback(touched)

@@ -292,8 +292,7 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
 
 
 @njit
-def order_after_deletion(slots, keys, shift, deg, ptr, truss, rank, counters, clock, member,
-                         loc, row_at, row_used, limit):
+def order_after_deletion(slots, tri, truss, rank, counters, clock, member, loc, limit):
     """Give the edges whose truss number fell (``slots``, new numbers in ``truss``) their
     places in the k-order: the end of their new level, in an order peeled from them.
 
@@ -305,6 +304,10 @@ def order_after_deletion(slots, keys, shift, deg, ptr, truss, rank, counters, cl
     them as before; an edge between k and the old level was after them and is now before
     them; deleted triangles only lower counts.
 
+    ``tri``: the edges' triangles as :func:`~hornet.algos.ktruss.region.lower_after_deletion`
+    found them (offsets aligned with ``slots``, other edges' slots), so no intersection is
+    repeated here.
+
     Returns ``(ok, work)``: ``ok`` False if some edge could not be peeled (the numbers
     were not exact) or the work passed ``limit``; the caller then rebuilds the order from
     a static decomposition.
@@ -313,14 +316,9 @@ def order_after_deletion(slots, keys, shift, deg, ptr, truss, rank, counters, cl
     m = slots.shape[0]
     if m == 0:
         return True, work
-    clock[0] += 1
-    rstamp = clock[0]
-    rows = _new_rows()
-    pa = np.empty(64, np.int64)
-    pb = np.empty(64, np.int64)
-    tp_ = np.empty(64, np.int64)
-    tq_ = np.empty(64, np.int64)
-    by_level = slots[np.argsort(truss[slots], kind="mergesort")]
+    toff_in, bp, bq = tri
+    perm = np.argsort(truss[slots], kind="mergesort")
+    by_level = slots[perm]
     toff = np.zeros(m + 1, np.int64)
     tp = np.empty(64, np.int64)
     tq = np.empty(64, np.int64)
@@ -336,17 +334,16 @@ def order_after_deletion(slots, keys, shift, deg, ptr, truss, rank, counters, cl
             member[by_level[i]] = stamp
         nt = 0
         for i in range(a, b):
-            x = by_level[i]
-            rows, pa, pb, tp_, tq_, n = _triangles(x, keys, shift, deg, ptr, rows, row_at,
-                                                   row_used, rstamp, pa, pb, tp_, tq_)
+            lo = toff_in[perm[i]]
+            n = toff_in[perm[i] + 1] - lo
             work += n + 1
             if work > limit:
                 return False, work
             tp = _grow(tp, nt + n)
             tq = _grow(tq, nt + n)
             for j in range(n):
-                p = tp_[j]
-                q = tq_[j]
+                p = bp[lo + j]
+                q = bq[lo + j]
                 if truss[p] < k or truss[q] < k:
                     continue
                 tp[nt] = p

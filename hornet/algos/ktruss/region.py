@@ -15,6 +15,8 @@ Kernels:
   to which that triangle counted (the seeds of the deletion).
 - :func:`lower_after_deletion`: the old numbers are an upper bound; the local h-index
   iteration :func:`_descend` lowers them to the exact values from the seeds.
+- :func:`level_counts`: every edge's level count (its triangles whose other two edges are
+  at its truss number or above), which deletions keep as lower bounds across updates.
 
 Insertions raise numbers by scanning the k-order (:mod:`hornet.algos.ktruss.order`, which
 uses the triangle helpers here). The kernels touch only the edges whose numbers change and
@@ -376,21 +378,34 @@ def _push(queue, n, x):
 
 
 @njit
-def _note_change(x, old, stamp, changed, ch_slot, ch_old, nch):
-    """Remember edge x's value before the update the first time it changes."""
+def _note_change(x, old, stamp, changed, ch_slot, ch_old, nch, tri, tp, tq, n):
+    """Remember edge x's value before the update the first time it changes, with its
+    triangles (the slots of their other two edges, ``tp/tq[:n]``; the graph does not change
+    during the update, so the list stays x's): ``tri`` = (offsets aligned with ``ch_slot``,
+    first edges, second edges), appended to."""
     if changed[x] != stamp:
         changed[x] = stamp
         ch_slot = _grow(ch_slot, nch + 1)
         ch_old = _grow(ch_old, nch + 1)
         ch_slot[nch] = x
         ch_old[nch] = old
+        toff, bp, bq = tri
+        at = toff[nch]
+        toff = _grow(toff, nch + 2)
+        bp = _grow(bp, at + n)
+        bq = _grow(bq, at + n)
+        for i in range(n):
+            bp[at + i] = tp[i]
+            bq[at + i] = tq[i]
+        toff[nch + 1] = at + n
+        tri = (toff, bp, bq)
         nch += 1
-    return ch_slot, ch_old, nch
+    return ch_slot, ch_old, nch, tri
 
 
 @njit
-def _descend(queue, nq, stamp, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
-             changed, ch_slot, ch_old, nch, work, limit, rows, row_at, row_used):
+def _descend(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, counted, queued,
+             seen, changed, ch_slot, ch_old, nch, tri, work, limit, rows, row_at, row_used):
     """Lower truss numbers from an upper bound to the exact values: the worklist h-index
     iteration (Sariyuce et al., VLDB 2018).
 
@@ -401,15 +416,18 @@ def _descend(queue, nq, stamp, keys, shift, deg, ptr, truss, cnt, counted, queue
     set {f >= k} is then a subgraph whose edges have k - 2 triangles in it). So, from an
     upper bound, lowering edges until none violates f(e) <= H(f)(e) ends at t exactly.
 
-    ``cnt[e]`` (valid when ``counted[e] == stamp``) is the number of e's triangles with
-    min(f(other two)) >= f(e): e violates the bound exactly when ``cnt[e] < f(e) - 2``.
-    Popping e recounts it from its triangles; if it violates, f(e) becomes the h-index of
+    ``cnt[e]`` (valid when ``counted[e] > valid``) is at most the number of e's triangles
+    with min(f(other two)) >= f(e) (exactly that number right after e was recounted; see
+    :func:`lower_after_deletion` for why a lower bound is kept across updates): while
+    ``cnt[e] >= f(e) - 2``, e does not violate the bound and is not recounted. Popping e
+    recounts it from its triangles; if it violates, f(e) becomes the h-index of
     the triangles' minima (capped at f(e) - 1) and each neighbour y whose count included
     the triangle (f(y) in (new, old] of e, third edge >= f(y)) loses one; one that now
     violates is queued, and so is a neighbour without a count (any edge may fall).
 
     ``queue[:nq]``: the edges to check first (``queued[e] == stamp`` for each). Returns
-    (ch_slot, ch_old, nch, touched, aborted): the changed-edge record extended, how many
+    (ch_slot, ch_old, nch, tri, touched, aborted): the changed-edge record (with the
+    changed edges' triangles, see :func:`_note_change`) extended, how many
     edges were recounted (first time in this update, ``seen``), and whether ``work[0]``
     passed ``limit`` (the values are then incomplete).
     """
@@ -425,10 +443,10 @@ def _descend(queue, nq, stamp, keys, shift, deg, ptr, truss, cnt, counted, queue
         head += 1
         queued[x] = 0
         a = truss[x]
-        if counted[x] == stamp and cnt[x] >= a - 2:
+        if counted[x] > valid and cnt[x] >= a - 2:
             continue
         if work[0] > limit:
-            return ch_slot, ch_old, nch, touched, True
+            return ch_slot, ch_old, nch, tri, touched, True
         floor = 2
         rows, pa, pb, tp, tq, n = _triangles(x, keys, shift, deg, ptr, rows, row_at,
                                              row_used, stamp, pa, pb, tp, tq)
@@ -457,7 +475,8 @@ def _descend(queue, nq, stamp, keys, shift, deg, ptr, truss, cnt, counted, queue
         if b == a:
             continue
         truss[x] = b
-        ch_slot, ch_old, nch = _note_change(x, a, stamp, changed, ch_slot, ch_old, nch)
+        ch_slot, ch_old, nch, tri = _note_change(x, a, stamp, changed, ch_slot, ch_old, nch,
+                                                 tri, tp, tq, n)
         for i in range(n):
             for side in range(2):
                 y = tp[i] if side == 0 else tq[i]
@@ -465,19 +484,19 @@ def _descend(queue, nq, stamp, keys, shift, deg, ptr, truss, cnt, counted, queue
                 fy = truss[y]
                 if fy > a or fy <= b or truss[z] < fy:
                     continue                   # the triangle's weight for y is unchanged
-                if counted[y] == stamp:
+                if counted[y] > valid:
                     cnt[y] -= 1
                     if cnt[y] >= fy - 2:
                         continue
                 if queued[y] != stamp:
                     queued[y] = stamp
                     queue, nq = _push(queue, nq, y)
-    return ch_slot, ch_old, nch, touched, False
+    return ch_slot, ch_old, nch, tri, touched, False
 
 
 @njit
-def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, cnt,
-                         counted, queued, seen, changed, row_at, row_used, limit):
+def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, valid,
+                         cnt, counted, queued, seen, changed, row_at, row_used, limit):
     """New truss numbers after a deletion batch (``truss`` updated in place).
 
     Truss numbers only fall, so the numbers before the batch are an upper bound and
@@ -487,8 +506,19 @@ def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, cloc
     satisfies the bound until a neighbour falls, and then it is queued. Its work is the
     triangles of the edges whose number falls, plus those of their neighbours checked.
 
-    Returns ``(slots, old_values, touched, work, aborted)``: the edges whose number changed
-    with their values before the batch, how many distinct edges were recounted, the work
+    Level counts kept across updates: ``cnt[e]`` with ``counted[e] > valid`` is a lower bound
+    of e's triangles whose other two edges have truss numbers >= e's (exact when computed;
+    :func:`level_counts` gives every edge one). Each lost triangle counted at e's level lowers
+    the true count by one, and so the bound: an edge whose bound stays at ``truss - 2`` or
+    above cannot fall and costs no intersection. The caller keeps the bounds valid where the
+    true count could drop otherwise: an edge whose own number changes up, or a new edge, is
+    invalidated (``counted = 0``); new triangles and neighbours that rise only add to true
+    counts; neighbours that fall are subtracted here (:func:`_descend`).
+
+    Returns ``(slots, old_values, triangles, touched, work, aborted)``: the edges whose number
+    changed with their values before the batch, their triangles (``(offsets, p, q)``: edge
+    ``slots[i]``'s triangles have other edges ``p[offsets[i]:offsets[i + 1]]`` and ``q[...]``,
+    for :func:`~hornet.algos.ktruss.order.order_after_deletion`), how many distinct edges were recounted, the work
     (intersections plus the triangles they examined) and whether it passed ``limit``
     (then the numbers are incomplete and the caller falls back).
     """
@@ -498,13 +528,61 @@ def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, cloc
     nq = 0
     for i in range(rec_slot.shape[0]):
         x = rec_slot[i]
-        if rec_level[i] >= truss[x] and queued[x] != stamp:
+        if rec_level[i] < truss[x]:
+            continue                           # the triangle did not count at x's level
+        if counted[x] > valid:
+            cnt[x] -= 1
+            if cnt[x] >= truss[x] - 2:
+                continue                       # x keeps enough triangles at its level
+        if queued[x] != stamp:
             queued[x] = stamp
             queue, nq = _push(queue, nq, x)
     ch_slot = np.empty(16, np.int64)
     ch_old = np.empty(16, np.int32)
     work = np.zeros(1, np.int64)
-    ch_slot, ch_old, nch, touched, aborted = _descend(
-        queue, nq, stamp, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
-        changed, ch_slot, ch_old, 0, work, limit, _new_rows(), row_at, row_used)
-    return ch_slot[:nch], ch_old[:nch], touched, work[0], aborted
+    tri = (np.zeros(17, np.int64), np.empty(64, np.int64), np.empty(64, np.int64))
+    ch_slot, ch_old, nch, tri, touched, aborted = _descend(
+        queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
+        changed, ch_slot, ch_old, 0, tri, work, limit, _new_rows(), row_at, row_used)
+    return ch_slot[:nch], ch_old[:nch], tri, touched, work[0], aborted
+
+
+@njit(parallel=True)
+def level_counts(deg, ptr, keys, shift, truss, cnt, counted, stamp, rows, row_off):
+    """Exact level counts of every edge of an undirected graph: ``cnt[s]`` = the triangles of
+    edge slot s whose two other edges have truss numbers >= ``truss[s]``; ``counted[s]`` =
+    ``stamp`` (see :func:`lower_after_deletion`).
+
+    ``row_off`` int64 (n + 1,): offsets of the vertices' lists (cumulative degrees);
+    ``rows`` int64 (row_off[n],): scratch for the slot of every list entry (one table probe
+    per stored entry, then the triangles read slots from it). Each undirected edge is
+    counted from its smaller endpoint's list.
+    """
+    n = deg.shape[0]
+    for u in prange(n):
+        A, da = _row(deg, ptr, u)
+        at = row_off[u]
+        for i in range(da):
+            rows[at + i] = _slot(keys, shift, u, A[i])
+    for u in prange(n):
+        A, da = _row(deg, ptr, u)
+        if da == 0:
+            continue
+        pa = np.empty(da, np.int64)
+        pb = np.empty(da, np.int64)
+        au = row_off[u]
+        for i in range(da):
+            v = A[i]
+            if v <= u:
+                continue
+            B, db = _row(deg, ptr, v)
+            c = _intersect_at(A, da, B, db, pa, pb)
+            s = rows[au + i]
+            t = truss[s]
+            bv = row_off[v]
+            k = 0
+            for j in range(c):
+                if truss[rows[au + pa[j]]] >= t and truss[rows[bv + pb[j]]] >= t:
+                    k += 1
+            cnt[s] = k
+            counted[s] = stamp
