@@ -64,7 +64,7 @@ ROW_WRITE_AHEAD = 32   # remove_fused's distance (its rows are prefetched for wr
 READ, WRITE, SECOND_LEVEL = 0, 1, 2
 
 
-@njit(inline="always")
+@njit
 def _prefetch_row(v, degree, size_class, edge_ptr, hint):
     """Prefetch vertex ``v``'s row of the vertex table: ``hint`` READ (into every cache
     level), WRITE (``prefetchw``) or SECOND_LEVEL (``prefetcht1``: no first-level fill buffer
@@ -87,7 +87,7 @@ def _prefetch_row(v, degree, size_class, edge_ptr, hint):
         prefetch(c)
 
 
-@njit(inline="always")
+@njit
 def _plan_row(k, sources, seg_start, degree, size_class, edge_ptr, old_deg, old_ptr,
               new_class):
     """What a plan reads of segment ``k`` (its first entry, length, and its vertex's degree,
@@ -243,7 +243,7 @@ def _prefetch_lines(lo, hi, hint):
         a += 64
 
 
-@njit(inline="always")
+@njit
 def _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst, pos, nv, hint):
     """Prefetch the lines of segment ``q``'s list that a fused pass rewrites (``hint`` as
     :func:`_prefetch_lines` takes it): from where its first entry lands or sits (a guess for
@@ -332,8 +332,8 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, curs
             if k + ahead < k1:
                 q = ix(k + ahead)
                 _place_next(q, new_class, at, pool, target)
-                _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst,
-                                  pos, nv, SECOND_LEVEL)
+                _prefetch_segment(k + ahead, seg_start, old_deg, old_ptr, new_deg, new_class,
+                                  dst, pos, nv, SECOND_LEVEL)    # the type remove_fused uses
                 if new_class[q] >= 0:          # a new block: written from its end
                     dn = new_deg[q] if new_deg[q] >= 0 else \
                         old_deg[q] + seg_start[ix(q + 1)] - seg_start[q]
