@@ -63,6 +63,10 @@ ROW_WRITE_AHEAD = 32   # remove_fused's distance (its rows are prefetched for wr
 # how a fused kernel prefetches a vertex row or a list's lines (see _prefetch_row)
 READ, WRITE, SECOND_LEVEL = 0, 1, 2
 
+# _prefetch_row, _plan_row and _prefetch_segment are called functions shared by the four
+# fused kernels (compiled once; LLVM inlines the two small ones), not inlined in Numba's IR
+# into each: see the note above lists._move_run.
+
 
 @njit
 def _prefetch_row(v, degree, size_class, edge_ptr, hint):

@@ -246,9 +246,12 @@ def _move_field(dst, src, n, size):
         _move_run(dst, src, n, size)
 
 
-# A called function, not inlined in Numba's IR: the list-rewriting kernels move runs at up to
-# a dozen places, each for four item sizes, and inlining every copy multiplied their compile
-# time (LLVM may still inline the call).
+# _search_segment, _move_field, _move_run, _merge_field and _remove_field are called
+# functions, not inlined in Numba's IR: the fused kernels (plan and merge of an insert, plan
+# and removal of a delete) and the small-batch path use them at a dozen places, each
+# _move_field for four item sizes, and inlining every copy multiplied their compile time.
+# Compiled once, they are linked into each kernel, where LLVM still inlines the small ones
+# (_move_field: one item of an inserted or removed edge); the per-segment ones stay calls.
 @njit
 def _move_run(dst, src, n, size):
     """:func:`_move_field` for any ``n`` (>= 0)."""
