@@ -341,7 +341,10 @@ def take_forest_rows(word_addrs, table, counts, bases, shifts, threads):
     owner = np.zeros(nr, dtype=np.int64)
     load = np.zeros(parts, dtype=np.int64)
     for r in _by_count_descending(counts):
-        p = np.argmin(load)
+        p = 0                                   # the least loaded piece (a loop, not
+        for q in range(1, parts):               # np.argmin: no NumPy kernel compiled in)
+            if load[q] < load[p]:
+                p = q
         owner[r] = p
         load[p] += counts[r]
     for p in numba.prange(parts):
@@ -350,6 +353,7 @@ def take_forest_rows(word_addrs, table, counts, bases, shifts, threads):
                 continue
             short[r] = counts[r] - _take_request(word_addrs[r], table[r], counts[r], out,
                                                  start[r], bases[r], shifts[r])
-    if short.any():
-        raise AssertionError("a bit tree ran out of the blocks planned from it")
+    for r in range(nr):
+        if short[r] != 0:
+            raise AssertionError("a bit tree ran out of the blocks planned from it")
     return out

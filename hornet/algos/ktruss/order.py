@@ -211,8 +211,9 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
                     pb = np.empty(2 * n, np.int64)
                     tp_ = np.empty(2 * n, np.int64)
                     tq_ = np.empty(2 * n, np.int64)
-                tp_[:n] = ptp[lo:lo + n]
-                tq_[:n] = ptq[lo:lo + n]
+                for i in range(n):             # a loop, not a slice assignment: its
+                    tp_[i] = ptp[lo + i]       # shape check compiles Numba's string
+                    tq_[i] = ptq[lo + i]       # formatting into the kernel
                 work += n + 1                  # no intersection, the same triangle checks
             else:
                 rows, pa, pb, tp_, tq_, n = _triangles(y, keys, shift, deg, ptr, rows, row_at,
@@ -270,11 +271,14 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
                 ns += 1
         if ns == 0:
             break
-        up = seeds[:ns]
-        order = np.argsort(rank[up])
+        # A: the start of level k + 1, in rank order (ranks are unique; the heap sorts
+        # them without compiling a NumPy sort into the kernel)
+        nh = 0
+        for i in range(ns):
+            hr, hs, nh = _heap_push(hr, hs, nh, rank[seeds[i]], seeds[i])
         base = counters[0] - ns
-        for j in range(ns):                    # A: the start of level k + 1, in order
-            s = up[order[j]]
+        for j in range(ns):
+            s, nh = _heap_pop(hr, hs, nh)
             rank[s] = base + j
             truss[s] = k + 1
             raised = _grow(raised, nraised + 1)

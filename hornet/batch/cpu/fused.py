@@ -63,8 +63,12 @@ ROW_WRITE_AHEAD = 32   # remove_fused's distance (its rows are prefetched for wr
 # how a fused kernel prefetches a vertex row or a list's lines (see _prefetch_row)
 READ, WRITE, SECOND_LEVEL = 0, 1, 2
 
+# _prefetch_row, _plan_row and _prefetch_segment are called functions shared by the four
+# fused kernels (compiled once; LLVM inlines the two small ones), not inlined in Numba's IR
+# into each: see the note above lists._move_run.
 
-@njit(inline="always")
+
+@njit
 def _prefetch_row(v, degree, size_class, edge_ptr, hint):
     """Prefetch vertex ``v``'s row of the vertex table: ``hint`` READ (into every cache
     level), WRITE (``prefetchw``) or SECOND_LEVEL (``prefetcht1``: no first-level fill buffer
@@ -87,7 +91,7 @@ def _prefetch_row(v, degree, size_class, edge_ptr, hint):
         prefetch(c)
 
 
-@njit(inline="always")
+@njit
 def _plan_row(k, sources, seg_start, degree, size_class, edge_ptr, old_deg, old_ptr,
               new_class):
     """What a plan reads of segment ``k`` (its first entry, length, and its vertex's degree,
@@ -243,7 +247,7 @@ def _prefetch_lines(lo, hi, hint):
         a += 64
 
 
-@njit(inline="always")
+@njit
 def _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst, pos, nv, hint):
     """Prefetch the lines of segment ``q``'s list that a fused pass rewrites (``hint`` as
     :func:`_prefetch_lines` takes it): from where its first entry lands or sits (a guess for
@@ -332,8 +336,8 @@ def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, curs
             if k + ahead < k1:
                 q = ix(k + ahead)
                 _place_next(q, new_class, at, pool, target)
-                _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst,
-                                  pos, nv, SECOND_LEVEL)
+                _prefetch_segment(k + ahead, seg_start, old_deg, old_ptr, new_deg, new_class,
+                                  dst, pos, nv, SECOND_LEVEL)    # the type remove_fused uses
                 if new_class[q] >= 0:          # a new block: written from its end
                     dn = new_deg[q] if new_deg[q] >= 0 else \
                         old_deg[q] + seg_start[ix(q + 1)] - seg_start[q]

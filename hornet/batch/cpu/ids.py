@@ -8,6 +8,8 @@ from ...core.jit import dual_kernel, ix
 
 
 BOUND_CHUNKS = 16
+_INT64_MAX = np.int64(np.iinfo(np.int64).max)
+_INT64_MIN = np.int64(np.iinfo(np.int64).min)
 
 
 @dual_kernel
@@ -15,16 +17,21 @@ def _id_bounds(a, out):
     n = a.shape[0]
     part = np.empty((BOUND_CHUNKS, 2), dtype=np.int64)
     for c in numba.prange(BOUND_CHUNKS):
-        lo = np.int64(np.iinfo(np.int64).max)
-        hi = np.int64(np.iinfo(np.int64).min)
+        lo = _INT64_MAX
+        hi = _INT64_MIN
         for i in range(n * c // BOUND_CHUNKS, n * (c + 1) // BOUND_CHUNKS):
             x = np.int64(a[ix(i)])
             lo = min(lo, x)
             hi = max(hi, x)
         part[c, 0] = lo
         part[c, 1] = hi
-    out[0] = part[:, 0].min()
-    out[1] = part[:, 1].max()
+    lo = part[0, 0]                 # loops, not NumPy's min and max: those compile
+    hi = part[0, 1]                 # their own kernels into this one
+    for c in range(1, BOUND_CHUNKS):
+        lo = min(lo, part[c, 0])
+        hi = max(hi, part[c, 1])
+    out[0] = lo
+    out[1] = hi
 
 
 def id_bounds(arrays) -> list[int]:
