@@ -104,6 +104,26 @@ def read_pairs(name):
     return src, dst
 
 
+@pytest.fixture(autouse=True)
+def parallel_kernel_policy(request):
+    """Tests marked ``parallel_kernels`` run the parallel twins of the CPU kernels from their
+    first call at or above their threshold (``jit.parallel_policy = "always"``), as a process
+    that has promoted them does. The other tests run the library's default tiering, under
+    which a short process (a test) calls the serial twins only: the marked tests (at least one
+    per kernel family, on inputs above the thresholds, against the same oracles) keep the
+    parallel compilations covered."""
+    if request.node.get_closest_marker("parallel_kernels") is None:
+        yield
+        return
+    from hornet.core import jit
+    before = jit.parallel_policy
+    jit.parallel_policy = "always"
+    try:
+        yield
+    finally:
+        jit.parallel_policy = before
+
+
 @pytest.fixture
 def small_path_counter(monkeypatch):
     """Counts the batches the small-batch path really took, per backend: ``["cpu"]``,
