@@ -12,6 +12,14 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+import hornet
+
+# The test process owns its process, as the ``hornet replay`` command does, and opts in to the
+# short OpenMP spin (hornet.tuning): thousands of tiny batches each run parallel kernels, and
+# libgomp's default spin holds both cores for milliseconds after every one of them (and its
+# subprocesses inherit the setting). Set before the first parallel kernel; no allocator change.
+hornet.tune_process(keep_freed_buffers=False)
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("HORNET_DATA", ROOT.parent / "shared" / "data"))
 
@@ -94,6 +102,26 @@ def read_pairs(name):
     import hornet
     src, dst, _ = hornet.io.read_edges(DATA_DIR / name)
     return src, dst
+
+
+@pytest.fixture(autouse=True)
+def parallel_kernel_policy(request):
+    """Tests marked ``parallel_kernels`` run the parallel twins of the CPU kernels from their
+    first call at or above their threshold (``jit.parallel_policy = "always"``), as a process
+    that has promoted them does. The other tests run the library's default tiering, under
+    which a short process (a test) calls the serial twins only: the marked tests (at least one
+    per kernel family, on inputs above the thresholds, against the same oracles) keep the
+    parallel compilations covered."""
+    if request.node.get_closest_marker("parallel_kernels") is None:
+        yield
+        return
+    from hornet.core import jit
+    before = jit.parallel_policy
+    jit.parallel_policy = "always"
+    try:
+        yield
+    finally:
+        jit.parallel_policy = before
 
 
 @pytest.fixture

@@ -62,6 +62,7 @@ def check_parents(levels, parents, G, sources):
 MODES = [(False, 15, 18), (True, 15, 18), (True, 1 << 40, 1 << 40)]
 
 
+@pytest.mark.parallel_kernels
 @given(graphs(), st.data())
 def test_levels_and_parents_match_networkx(g, data):
     n, pairs, directed = g

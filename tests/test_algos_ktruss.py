@@ -95,6 +95,7 @@ class FakeGraph:
 # small graphs
 
 
+@pytest.mark.parallel_kernels
 @given(graphs(directed=False))
 def test_truss_numbers_match_networkx(g):
     n, pairs, _ = g
@@ -141,6 +142,7 @@ def test_graph_path_peels_a_copy(g, method):
         assert fake.log, "peeling should go through delete_edges on the Graph path"
 
 
+@pytest.mark.parallel_kernels
 @given(graphs(directed=True))
 def test_directed_inputs_use_the_underlying_undirected_graph(g):
     n, pairs, _ = g
@@ -236,6 +238,7 @@ def test_facebook_deep_truss():
         assert edge_set(*k_truss(A, kk)) == edge_set(src[t >= kk], dst[t >= kk])
 
 
+@pytest.mark.parallel_kernels
 def test_hornet_graph_if_available():
     hornet = pytest.importorskip("hornet")
     Graph = getattr(hornet, "Graph", None)

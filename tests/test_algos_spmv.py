@@ -45,6 +45,7 @@ def matrix(n, pairs, w, directed):
 X_DTYPES = [np.float64, np.float32, np.int64, np.int32, np.uint8, np.bool_]
 
 
+@pytest.mark.parallel_kernels
 @given(weighted_graphs(), st.sampled_from(X_DTYPES), st.integers(0, 2**32 - 1))
 def test_matches_scipy(g, xdt, seed):
     n, pairs, w, directed = g

@@ -72,6 +72,7 @@ def real_graph(name, directed):
 # as_adjacency
 
 
+@pytest.mark.parallel_kernels
 @given(graphs())
 def test_as_adjacency_cleans_every_input_kind(g):
     n, pairs, directed = g

@@ -15,10 +15,24 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from hornet.core import jit  # noqa: E402
+
+# bench.common sets the compile policies of its process for timing warm kernels
+# (jit.parallel_policy / optional_path_policy = "always"); importing it here must not switch
+# every other test of this process to them: they test the library's defaults.
+LIBRARY_POLICIES = (jit.parallel_policy, jit.optional_path_policy)
 from bench import __main__ as runner  # noqa: E402
 from bench import common  # noqa: E402
 
+jit.parallel_policy, jit.optional_path_policy = LIBRARY_POLICIES
 BENCHMARKS = runner.discover()
+
+
+@pytest.fixture(autouse=True)
+def library_policies():
+    """Puts the library's compile policies back after a test that imported benchmarks."""
+    yield
+    jit.parallel_policy, jit.optional_path_policy = LIBRARY_POLICIES
 
 
 def bench(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -55,7 +55,8 @@ SEARCH_FULL, DEFER_FULL = -1.0, 2.0
 
 
 @pytest.mark.parametrize("directed", [False, True])
-@pytest.mark.parametrize("size", [1, 7, 300, 20_000])
+# the largest batches run the parallel twins (the sort kernels run them at any size)
+@pytest.mark.parametrize("size", [1, 7, 300, pytest.param(20_000, marks=pytest.mark.parallel_kernels)])
 @pytest.mark.parametrize("min_block", [1, 4])
 @pytest.mark.parametrize("full_lists", [SEARCH_FULL, DEFER_FULL])
 def test_fused_insert_matches_set_model(directed, size, min_block, full_lists, monkeypatch):
@@ -91,6 +92,7 @@ def test_fused_insert_matches_set_model(directed, size, min_block, full_lists, m
             assert _model(g) == model
 
 
+@pytest.mark.parallel_kernels
 @pytest.mark.parametrize("directed", [False, True])
 def test_fused_insert_equals_general_pipeline(directed, monkeypatch):
     rng = np.random.default_rng(11 + directed)
@@ -188,6 +190,7 @@ def _property_values(rng, m):
             "f": rng.random(m).astype(np.float32)}
 
 
+@pytest.mark.parallel_kernels
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("full_lists", [SEARCH_FULL, DEFER_FULL])
 def test_fused_pipelines_with_properties_equal_general_pipeline(directed, full_lists,
@@ -361,6 +364,7 @@ def test_fused_delete_matches_set_model(directed, fraction, min_block):
     assert g.num_edges == 0 and g.memory_stats()["edge_bytes"] == 0
 
 
+@pytest.mark.parallel_kernels
 @pytest.mark.parametrize("directed", [False, True])
 def test_fused_delete_equals_general_pipeline(directed, monkeypatch):
     rng = np.random.default_rng(21 + directed)

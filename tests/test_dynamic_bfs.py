@@ -246,6 +246,7 @@ def test_bad_arguments(device):
             DynamicBFS(g, 0).update(change)
 
 
+@pytest.mark.parallel_kernels
 def test_random_batches_against_static(device):
     """Larger random graphs, batches of several sizes, both kinds: levels equal the static
     BFS after every batch; small deletions touch a small region."""

@@ -135,6 +135,7 @@ def _random_graph(device, directed, rng, n=40, m=160):
     return g
 
 
+@pytest.mark.parallel_kernels
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("weight", [None, "w"])
 @pytest.mark.parametrize("transpose", [False, True])

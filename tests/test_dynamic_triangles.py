@@ -196,6 +196,7 @@ def test_id_space_grows(device):
     _assert_static(tc, g)
 
 
+@pytest.mark.parallel_kernels
 @pytest.mark.parametrize("directed", [False, True])
 def test_random_batches_on_a_real_sized_graph(device, directed):
     """Kronecker graph: insertions, then deletions of the same edges, then vertex deletions."""

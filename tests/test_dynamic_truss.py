@@ -447,6 +447,7 @@ def _real_graph(name):
     return s, d
 
 
+@pytest.mark.parallel_kernels
 @pytest.mark.parametrize("mode", ["dynamic", "default"])
 def test_real_graph_batches(device, mode):
     """ca-GrQc: random insertion and deletion batches (10 to 300 edges), equal to the static

@@ -68,7 +68,8 @@ def sorted_sources(rng, nv, m, table_degree=None):
 @pytest.mark.parametrize("inserting", [True, False])
 @pytest.mark.parametrize("need_index", [True, False])
 @pytest.mark.parametrize("kept", ["all", "none", "mixed", "runs"])
-@pytest.mark.parametrize("n", [0, 7, 50000])
+# the largest input runs the parallel twins (tests/conftest.py: parallel_kernels)
+@pytest.mark.parametrize("n", [0, 7, pytest.param(50000, marks=pytest.mark.parallel_kernels)])
 def test_keep_entries(be, rng, inserting, need_index, kept, n):
     src = np.sort(rng.integers(0, 1000, n)).astype(np.int32)
     dst = rng.integers(0, 1000, n).astype(np.int32)
