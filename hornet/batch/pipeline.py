@@ -129,15 +129,8 @@ def compact_memory(g, sources=None) -> None:
     table is scanned only if the lists are still loose. Every delete path passes the same
     vertices, so that they all leave the same lists in the same classes."""
     mm = g._mm
-    fit = mm.list_fit
-    if fit.loose(mm, g._entries):
-        if callable(sources):
-            sources = sources()
-        if sources is not None and fit.slots_per_entry is not None:
-            fit.refit(mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries,
-                      candidates=sources)
-        if sources is None or fit.loose(mm, g._entries):
-            fit.refit(mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries)
+    mm.list_fit.after_delete(mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries,
+                             sources)
     old, new = mm.compact_touched()
     if old.size == 0:
         return

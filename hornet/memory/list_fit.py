@@ -25,10 +25,17 @@ edges) the scan then stays rare instead of running after every batch.
 """
 from __future__ import annotations
 
-__all__ = ["ListFit", "LOOSE_SHARE"]
+__all__ = ["ListFit", "LOOSE_SHARE", "BATCH_LOOSE_SHARE"]
 
 LOOSE_SHARE = 1 / 32
-"""Lists are refitted once the slots they hold exceed fitting blocks by this share."""
+"""The whole vertex table is scanned once the slots the lists hold exceed fitting blocks by
+this share (after the batch's lists were refitted)."""
+
+BATCH_LOOSE_SHARE = 1 / 256
+"""A delete batch's own lists are refitted once the slots the lists hold exceed fitting
+blocks by this share: work proportional to the batch, so the threshold can be low, and a
+graph under churn then stays within about this share of a fresh build's list slots instead
+of drifting up to ``LOOSE_SHARE``."""
 
 
 class ListFit:
@@ -44,15 +51,32 @@ class ListFit:
         self.slots_per_entry: float | None = None
         self.refits = 0                    # scans that moved lists (for tests and benchmarks)
 
-    def loose(self, manager, entries: int) -> bool:
-        """Whether the lists of ``manager`` hold more than ``1 + LOOSE_SHARE`` times the slots
-        of fitting blocks for ``entries`` stored entries (host ints only, no device work)."""
+    def loose(self, manager, entries: int, share: float = LOOSE_SHARE) -> bool:
+        """Whether the lists of ``manager`` hold more than ``1 + share`` times the slots of
+        fitting blocks for ``entries`` stored entries (host ints only, no device work)."""
         used = manager.list_slots()
         if entries <= 0 or used == 0:
             return False
         if self.slots_per_entry is None:
             return True                    # no reference yet: the first check scans
-        return used > (1.0 + LOOSE_SHARE) * self.slots_per_entry * entries
+        return used > (1.0 + share) * self.slots_per_entry * entries
+
+    def after_delete(self, manager, degree, size_class, edge_ptr, n: int, entries: int,
+                     sources=None) -> None:
+        """The refits a delete batch calls for: the batch's lists (``sources``: the distinct
+        vertices whose lists lost entries, on the manager's device, a callable returning
+        them, or None) once the lists are loose by ``BATCH_LOOSE_SHARE`` (work proportional
+        to the batch: a list only loosens when it loses entries), then the whole vertex
+        table [0, n) only if they are still loose by ``LOOSE_SHARE``. Arguments as in
+        :meth:`refit`."""
+        if not self.loose(manager, entries, BATCH_LOOSE_SHARE):
+            return
+        if callable(sources):
+            sources = sources()
+        if sources is not None and self.slots_per_entry is not None:
+            self.refit(manager, degree, size_class, edge_ptr, n, entries, candidates=sources)
+        if self.loose(manager, entries):
+            self.refit(manager, degree, size_class, edge_ptr, n, entries)
 
     def refit(self, manager, degree, size_class, edge_ptr, n: int, entries: int,
               candidates=None) -> int:
