@@ -123,8 +123,9 @@ def compact_memory(g, sources=None) -> None:
     delete, so that growth pays no compaction.
 
     ``sources`` (the distinct vertices whose lists lost entries in the batch, on the graph's
-    device, or a callable returning them, or None): once the lists are loose, those lists
-    are refitted first (work proportional to the batch: a list only loosens when it loses
+    device, or a callable returning them, or None): once the lists are loose
+    (:meth:`hornet.memory.list_fit.ListFit.after_delete`), those lists are refitted first
+    (work proportional to the batch: a list only loosens when it loses
     entries, so under steady churn the loose lists are the batch's), and the whole vertex
     table is scanned only if the lists are still loose. Every delete path passes the same
     vertices, so that they all leave the same lists in the same classes."""

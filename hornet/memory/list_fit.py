@@ -10,18 +10,21 @@ up and none of them down, and the next rounds bump further lists, so memory cree
 :meth:`ListFit.loose` (constant time: the manager's per-class counts of used blocks and the
 graph's entry count): the slots its lists hold, against the slots that fitting blocks would
 take (estimated from the ratio measured at the last scan, the first check scanning), over
-``1 + LOOSE_SHARE``. Only then does :meth:`ListFit.refit` scan the vertex table (vectorised, on the device) and move
-every list whose fitting class is smaller than its block's (``degree <= capacity / 2``) into
+``1 + LOOSE_SHARE``. Only then does :meth:`ListFit.refit` scan the vertex table (vectorised,
+on the device) and move every list whose fitting class is smaller than its block's
+(``degree <= capacity / 2``) into
 a fresh block of the fitting class, all fields, in one batched allocation, copy and release.
 The released blocks leave holes that compaction (:meth:`MemoryManager.compact_touched`)
 then gives back.
 
 A list only loosens when it loses entries, so after a delete batch the loose lists are
-mostly that batch's: :func:`hornet.batch.pipeline.compact_memory` first refits only the
-batch's sources (``refit(candidates=...)``, work proportional to the batch, the reference
-ratio left as it is) and scans the whole vertex table only when the lists are still loose
-after that. Under a steady sliding window (every batch inserts and deletes a share of the
-edges) the scan then stays rare instead of running after every batch.
+mostly that batch's: :meth:`ListFit.after_delete` (called by
+:func:`hornet.batch.pipeline.compact_memory`) refits only the batch's sources once the lists
+are loose by ``BATCH_LOOSE_SHARE`` (``refit(candidates=...)``, work proportional to the
+batch, the reference ratio left as it is) and scans the whole vertex table only when they are
+still loose by ``LOOSE_SHARE`` after that. Under a steady sliding window (every batch inserts
+and deletes a share of the edges) the scan then stays rare instead of running after every
+batch, and a churned graph's lists stay within about ``BATCH_LOOSE_SHARE`` of fitting blocks.
 """
 from __future__ import annotations
 

@@ -8,7 +8,8 @@ block's first destination slot. Allocation and release are batched: ``allocate(k
 Memory follows the graph down: a block array that becomes empty is freed (at most one spare of
 at least ``SPARE_MIN_BYTES`` is kept per size class), and a size class whose utilization falls
 under ``compact_below`` has its live blocks moved into fewer arrays
-(:meth:`MemoryManager.compact`), after which the emptied arrays are freed. ``block_array_edges`` is a runtime setting; a block larger than a block array
+(:meth:`MemoryManager.compact`), after which the emptied arrays are freed. ``block_array_edges``
+is a runtime setting; a block larger than a block array
 gets a dedicated array.
 """
 from __future__ import annotations
@@ -66,7 +67,8 @@ class _Lookup:
 GROWTH = 1 / 16
 """A class that runs out of free blocks gets an array of at least this share of its blocks
 (geometric growth from an exact first array), and an empty array is kept as the class's spare
-only while it is at most this share of the class's live blocks. A class only grows when full,
+only while it is at most this share of the class's live blocks (and at least
+``SPARE_MIN_BYTES``). A class only grows when full,
 so growth and a spare together leave it at least 1 / (1 + 2 * GROWTH) used (0.89): the
 compaction threshold (``COMPACT_BELOW``) is not met by growth alone."""
 
