@@ -114,7 +114,7 @@ def _moved_field_columns(g, columns, moved, new_ptrs):
     return out
 
 
-def compact_memory(g, sources=None) -> None:
+def compact_memory(g, sources=None, small: bool = False) -> None:
     """After a delete batch: lists back into fitting blocks once they hold too many slots
     (:class:`hornet.memory.list_fit.ListFit`, a constant-time check), then the classes that
     gave blocks back since the last call compacted, the vertices of moved blocks re-pointed.
@@ -128,10 +128,12 @@ def compact_memory(g, sources=None) -> None:
     (work proportional to the batch: a list only loosens when it loses
     entries, so under steady churn the loose lists are the batch's), and the whole vertex
     table is scanned only if the lists are still loose. Every delete path passes the same
-    vertices, so that they all leave the same lists in the same classes."""
+    vertices, so that they all leave the same lists in the same classes. ``small``: a batch
+    of the small-batch path (refitted past a higher share: the refit would cost more than the
+    batch)."""
     mm = g._mm
     mm.list_fit.after_delete(mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries,
-                             sources)
+                             sources, small)
     old, new = mm.compact_touched()
     if old.size == 0:
         return

@@ -38,7 +38,9 @@ BATCH_LOOSE_SHARE = 1 / 256
 """A delete batch's own lists are refitted once the slots the lists hold exceed fitting
 blocks by this share: work proportional to the batch, so the threshold can be low, and a
 graph under churn then stays within about this share of a fresh build's list slots instead
-of drifting up to ``LOOSE_SHARE``."""
+of drifting up to ``LOOSE_SHARE``. Not for a small batch (the small-batch path): there the
+refit's fixed cost (a dozen array calls) exceeds the batch's own, so such batches refit past
+``LOOSE_SHARE``."""
 
 
 class ListFit:
@@ -65,14 +67,14 @@ class ListFit:
         return used > (1.0 + share) * self.slots_per_entry * entries
 
     def after_delete(self, manager, degree, size_class, edge_ptr, n: int, entries: int,
-                     sources=None) -> None:
+                     sources=None, small: bool = False) -> None:
         """The refits a delete batch calls for: the batch's lists (``sources``: the distinct
         vertices whose lists lost entries, on the manager's device, a callable returning
         them, or None) once the lists are loose by ``BATCH_LOOSE_SHARE`` (work proportional
-        to the batch: a list only loosens when it loses entries), then the whole vertex
-        table [0, n) only if they are still loose by ``LOOSE_SHARE``. Arguments as in
-        :meth:`refit`."""
-        if not self.loose(manager, entries, BATCH_LOOSE_SHARE):
+        to the batch: a list only loosens when it loses entries; ``LOOSE_SHARE`` for a
+        ``small`` batch), then the whole vertex table [0, n) only if they are still loose by
+        ``LOOSE_SHARE``. Arguments as in :meth:`refit`."""
+        if not self.loose(manager, entries, LOOSE_SHARE if small else BATCH_LOOSE_SHARE):
             return
         if callable(sources):
             sources = sources()

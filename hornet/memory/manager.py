@@ -89,10 +89,12 @@ few kilobytes. The memory this leaves is at most this share per class."""
 
 FREE_SHARE = 1 / 128
 """Free blocks the block arrays may hold in all, as a share of the slots holding lists: past
-it, compaction also takes classes that are not under ``compact_below`` (those with the most
-free slots first, none that holds cached blocks), so that a graph under churn stays about as
-tight as a fresh build instead of keeping up to ``1 - compact_below`` of every class free.
-The work stays proportional to the free room it gives back."""
+it, at two compactions in a row (free room that the inserts between two delete batches did
+not fill again), compaction also takes classes that are not under ``compact_below`` (those
+with the most free slots first, none that holds cached blocks), so that a graph under churn
+stays about as tight as a fresh build instead of keeping up to ``1 - compact_below`` of
+every class free. Holes that a delete leaves and the next insert fills (a ping-pong) cost no
+compaction. The work stays proportional to the free room it gives back."""
 
 COMPACT_TO = 1 / (1 + GROWTH)
 """Compaction evacuates a class's sparsest arrays until it is at least this used: the gap
@@ -146,6 +148,7 @@ class MemoryManager:
         self.cache = None                  # BlockCache, made by block_cache() on first use
         self.arrays_created = 0            # block arrays made so far (a statistic)
         self.list_fit = ListFit()          # when the owner's lists go back to fitting blocks
+        self._free_over = False            # free room past FREE_SHARE at the last compaction
 
     # ------------------------------------------------------------------ size classes
     def size_class_for(self, degree):
@@ -399,8 +402,8 @@ class MemoryManager:
         every field); the caller re-points its vertices. In a class under ``compact_below``
         utilization the sparsest arrays are emptied (into free room in the arrays kept, then
         into arrays sized to fit) and freed, until the class is at least ``COMPACT_TO`` used.
-        While the free slots of all classes exceed ``FREE_SHARE`` of the slots holding lists,
-        the other classes (the most free slots first, none holding cached blocks) give back
+        While the free slots of all classes exceed ``FREE_SHARE`` of the slots holding lists
+        (here and at the previous call), the other classes (the most free slots first, none holding cached blocks) give back
         the excess the same way. A class whose free slots are under ``COMPACT_MIN_SHARE`` of
         the slots holding lists is left alone.
         """
@@ -412,6 +415,11 @@ class MemoryManager:
         # free slots past the graph's allowance (cached blocks count as used)
         over = sum((b - self._class_used[k]) << k for k, b in self._class_blocks.items()) - \
             FREE_SHARE * list_slots
+        if not self._free_over:            # past the allowance for the first time: wait
+            self._free_over = over > 0
+            over = min(over, 0)
+        else:
+            self._free_over = over > 0
         classes = list(self.pools if size_classes is None else size_classes)
         classes.sort(key=lambda k: (self._class_blocks.get(k, 0) - self._class_used.get(k, 0))
                      << k, reverse=True)           # the most free slots first
