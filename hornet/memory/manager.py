@@ -72,6 +72,9 @@ only while it is at most this share of the class's live blocks (and at least
 so growth and a spare together leave it at least 1 / (1 + 2 * GROWTH) used (0.89): the
 compaction threshold (``COMPACT_BELOW``) is not met by growth alone."""
 
+FULLEST_FIRST = True
+"""Allocation takes blocks from the fullest arrays of a class first (see :meth:`_plan`)."""
+
 SPARE_MIN_BYTES = 1 << 20
 """An empty array smaller than this is freed, never kept as a spare: making it again costs
 less than a millisecond (its pages are few), while holding it is a share of a small graph's
@@ -87,7 +90,7 @@ would otherwise fall under ``compact_below`` batch after batch under churn, and 
 compaction makes the owner re-point its vertices (a pass over the vertex table) to save a
 few kilobytes. The memory this leaves is at most this share per class."""
 
-FREE_SHARE = 1 / 128
+FREE_SHARE = 1 / 32
 """Free blocks the block arrays may hold in all, as a share of the slots holding lists: past
 it, at two compactions in a row (free room that the inserts between two delete batches did
 not fill again), compaction also takes classes that are not under ``compact_below`` (those
@@ -236,11 +239,12 @@ class MemoryManager:
         class's pool). Raises DeviceMemoryError (nothing created) when memory runs out."""
         arrays = self.pools.get(size_class, []) if arrays is None else arrays
         plan, created, planned = [], [], 0
-        # arrays with the most free blocks first: a request touches as few arrays as
-        # possible; compaction gives memory back later
-        for arr in sorted(arrays, key=_FREE, reverse=True):     # stable, as C-level calls
+        # the fullest arrays with free blocks first (best fit): the holes that lists moving
+        # away leave are filled before the sparse arrays that growth made, which then drain
+        # and are freed without a copy; a graph under churn stays as packed as a fresh build
+        for arr in sorted(arrays, key=_FREE, reverse=not FULLEST_FIRST):   # stable, C-level
             if not arr.free:
-                break
+                continue
             take = min(arr.free, count - planned)
             plan.append((arr, take))
             planned += take
