@@ -93,11 +93,16 @@ few kilobytes. The memory this leaves is at most this share per class."""
 FREE_SHARE = 1 / 32
 """Free blocks the block arrays may hold in all, as a share of the slots holding lists: past
 it, at two compactions in a row (free room that the inserts between two delete batches did
-not fill again), compaction also takes classes that are not under ``compact_below`` (those
-with the most free slots first, none that holds cached blocks), so that a graph under churn
-stays about as tight as a fresh build instead of keeping up to ``1 - compact_below`` of
-every class free. Holes that a delete leaves and the next insert fills (a ping-pong) cost no
-compaction. The work stays proportional to the free room it gives back."""
+not fill again) and at most once in ``FREE_EVERY`` compactions, compaction also takes classes
+that are not under ``compact_below`` (those with the most free slots first, none that holds
+cached blocks), so that a graph under churn stays about as tight as a fresh build instead of
+keeping up to ``1 - compact_below`` of every class free. The work stays proportional to the
+free room it gives back."""
+
+FREE_EVERY = 1
+"""Compactions (delete batches) between two that give back free room past ``FREE_SHARE``: a
+ping-pong of batches whose deletes leave holes that its inserts fill again pays for that
+compaction once in this many deletes, not at every one."""
 
 COMPACT_TO = 1 / (1 + GROWTH)
 """Compaction evacuates a class's sparsest arrays until it is at least this used: the gap
@@ -152,6 +157,7 @@ class MemoryManager:
         self.arrays_created = 0            # block arrays made so far (a statistic)
         self.list_fit = ListFit()          # when the owner's lists go back to fitting blocks
         self._free_over = False            # free room past FREE_SHARE at the last compaction
+        self._free_wait = 0                # compactions left before FREE_SHARE applies again
 
     # ------------------------------------------------------------------ size classes
     def size_class_for(self, degree):
@@ -407,8 +413,9 @@ class MemoryManager:
         utilization the sparsest arrays are emptied (into free room in the arrays kept, then
         into arrays sized to fit) and freed, until the class is at least ``COMPACT_TO`` used.
         While the free slots of all classes exceed ``FREE_SHARE`` of the slots holding lists
-        (here and at the previous call), the other classes (the most free slots first, none holding cached blocks) give back
-        the excess the same way. A class whose free slots are under ``COMPACT_MIN_SHARE`` of
+        (here and at the previous call, at most once in ``FREE_EVERY`` calls), the other
+        classes (the most free slots first, none holding cached blocks) give back the excess
+        the same way. A class whose free slots are under ``COMPACT_MIN_SHARE`` of
         the slots holding lists is left alone.
         """
         olds, news = [], []
@@ -418,12 +425,13 @@ class MemoryManager:
         list_slots = self.list_slots()
         # free slots past the graph's allowance (cached blocks count as used)
         over = sum((b - self._class_used[k]) << k for k, b in self._class_blocks.items()) - \
-            FREE_SHARE * list_slots
-        if not self._free_over:            # past the allowance for the first time: wait
-            self._free_over = over > 0
+            FREE_SHARE * max(list_slots, 0)
+        persisted, self._free_over = self._free_over, over > 0
+        if self._free_wait > 0 or not persisted:       # past the allowance: wait
+            self._free_wait = max(self._free_wait - 1, 0)
             over = min(over, 0)
-        else:
-            self._free_over = over > 0
+        elif over > 0:
+            self._free_wait = FREE_EVERY - 1
         classes = list(self.pools if size_classes is None else size_classes)
         classes.sort(key=lambda k: (self._class_blocks.get(k, 0) - self._class_used.get(k, 0))
                      << k, reverse=True)           # the most free slots first
