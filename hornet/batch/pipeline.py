@@ -114,7 +114,7 @@ def _moved_field_columns(g, columns, moved, new_ptrs):
     return out
 
 
-def compact_memory(g, sources=None, small: bool = False) -> None:
+def compact_memory(g, sources=None) -> None:
     """After a delete batch: lists back into fitting blocks once they hold too many slots
     (:class:`hornet.memory.list_fit.ListFit`, a constant-time check), then the classes that
     gave blocks back since the last call compacted, the vertices of moved blocks re-pointed.
@@ -123,17 +123,21 @@ def compact_memory(g, sources=None, small: bool = False) -> None:
     delete, so that growth pays no compaction.
 
     ``sources`` (the distinct vertices whose lists lost entries in the batch, on the graph's
-    device, or a callable returning them, or None): once the lists are loose
-    (:meth:`hornet.memory.list_fit.ListFit.after_delete`), those lists are refitted first
-    (work proportional to the batch: a list only loosens when it loses
+    device, or a callable returning them, or None): once the lists are loose, those lists
+    are refitted first (work proportional to the batch: a list only loosens when it loses
     entries, so under steady churn the loose lists are the batch's), and the whole vertex
     table is scanned only if the lists are still loose. Every delete path passes the same
-    vertices, so that they all leave the same lists in the same classes. ``small``: a batch
-    of the small-batch path (refitted past a higher share: the refit would cost more than the
-    batch)."""
+    vertices, so that they all leave the same lists in the same classes."""
     mm = g._mm
-    mm.list_fit.after_delete(mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries,
-                             sources, small)
+    fit = mm.list_fit
+    if fit.loose(mm, g._entries):
+        if callable(sources):
+            sources = sources()
+        if sources is not None and fit.slots_per_entry is not None:
+            fit.refit(mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries,
+                      candidates=sources)
+        if sources is None or fit.loose(mm, g._entries):
+            fit.refit(mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries)
     old, new = mm.compact_touched()
     if old.size == 0:
         return

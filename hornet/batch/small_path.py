@@ -112,8 +112,7 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
         # every delete, as in the general pipeline, so both paths refit on the same batches
         if mode == MODE_DELETE:
             compact_memory(g, lambda: _lost_entries(g, rows[:nres],
-                                                    rows[SMALL_ENTRIES:SMALL_ENTRIES + nres]),
-                           small=True)
+                                                    rows[SMALL_ENTRIES:SMALL_ENTRIES + nres]))
     return EdgeChange(kind, rows[:nres], rows[SMALL_ENTRIES:SMALL_ENTRIES + nres], outs,
                       int(header[H_LOOPS]) if mode == MODE_INSERT else 0)
 

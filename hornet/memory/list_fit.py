@@ -10,37 +10,25 @@ up and none of them down, and the next rounds bump further lists, so memory cree
 :meth:`ListFit.loose` (constant time: the manager's per-class counts of used blocks and the
 graph's entry count): the slots its lists hold, against the slots that fitting blocks would
 take (estimated from the ratio measured at the last scan, the first check scanning), over
-``1 + LOOSE_SHARE``. Only then does :meth:`ListFit.refit` scan the vertex table (vectorised,
-on the device) and move every list whose fitting class is smaller than its block's
-(``degree <= capacity / 2``) into
+``1 + LOOSE_SHARE``. Only then does :meth:`ListFit.refit` scan the vertex table (vectorised, on the device) and move
+every list whose fitting class is smaller than its block's (``degree <= capacity / 2``) into
 a fresh block of the fitting class, all fields, in one batched allocation, copy and release.
 The released blocks leave holes that compaction (:meth:`MemoryManager.compact_touched`)
 then gives back.
 
 A list only loosens when it loses entries, so after a delete batch the loose lists are
-mostly that batch's: :meth:`ListFit.after_delete` (called by
-:func:`hornet.batch.pipeline.compact_memory`) refits only the batch's sources once the lists
-are loose by ``BATCH_LOOSE_SHARE`` (``refit(candidates=...)``, work proportional to the
-batch, the reference ratio left as it is) and scans the whole vertex table only when they are
-still loose by ``LOOSE_SHARE`` after that. Under a steady sliding window (every batch inserts
-and deletes a share of the edges) the scan then stays rare instead of running after every
-batch, and a churned graph's lists stay within about ``BATCH_LOOSE_SHARE`` of fitting blocks.
+mostly that batch's: :func:`hornet.batch.pipeline.compact_memory` first refits only the
+batch's sources (``refit(candidates=...)``, work proportional to the batch, the reference
+ratio left as it is) and scans the whole vertex table only when the lists are still loose
+after that. Under a steady sliding window (every batch inserts and deletes a share of the
+edges) the scan then stays rare instead of running after every batch.
 """
 from __future__ import annotations
 
-__all__ = ["ListFit", "LOOSE_SHARE", "BATCH_LOOSE_SHARE"]
+__all__ = ["ListFit", "LOOSE_SHARE"]
 
 LOOSE_SHARE = 1 / 32
-"""The whole vertex table is scanned once the slots the lists hold exceed fitting blocks by
-this share (after the batch's lists were refitted)."""
-
-BATCH_LOOSE_SHARE = 1 / 256
-"""A delete batch's own lists are refitted once the slots the lists hold exceed fitting
-blocks by this share: work proportional to the batch, so the threshold can be low, and a
-graph under churn then stays within about this share of a fresh build's list slots instead
-of drifting up to ``LOOSE_SHARE``. Not for a small batch (the small-batch path): there the
-refit's fixed cost (a dozen array calls) exceeds the batch's own, so such batches refit past
-``LOOSE_SHARE``."""
+"""Lists are refitted once the slots they hold exceed fitting blocks by this share."""
 
 
 class ListFit:
@@ -56,32 +44,15 @@ class ListFit:
         self.slots_per_entry: float | None = None
         self.refits = 0                    # scans that moved lists (for tests and benchmarks)
 
-    def loose(self, manager, entries: int, share: float = LOOSE_SHARE) -> bool:
-        """Whether the lists of ``manager`` hold more than ``1 + share`` times the slots of
-        fitting blocks for ``entries`` stored entries (host ints only, no device work)."""
+    def loose(self, manager, entries: int) -> bool:
+        """Whether the lists of ``manager`` hold more than ``1 + LOOSE_SHARE`` times the slots
+        of fitting blocks for ``entries`` stored entries (host ints only, no device work)."""
         used = manager.list_slots()
         if entries <= 0 or used == 0:
             return False
         if self.slots_per_entry is None:
             return True                    # no reference yet: the first check scans
-        return used > (1.0 + share) * self.slots_per_entry * entries
-
-    def after_delete(self, manager, degree, size_class, edge_ptr, n: int, entries: int,
-                     sources=None, small: bool = False) -> None:
-        """The refits a delete batch calls for: the batch's lists (``sources``: the distinct
-        vertices whose lists lost entries, on the manager's device, a callable returning
-        them, or None) once the lists are loose by ``BATCH_LOOSE_SHARE`` (work proportional
-        to the batch: a list only loosens when it loses entries; ``LOOSE_SHARE`` for a
-        ``small`` batch), then the whole vertex table [0, n) only if they are still loose by
-        ``LOOSE_SHARE``. Arguments as in :meth:`refit`."""
-        if not self.loose(manager, entries, LOOSE_SHARE if small else BATCH_LOOSE_SHARE):
-            return
-        if callable(sources):
-            sources = sources()
-        if sources is not None and self.slots_per_entry is not None:
-            self.refit(manager, degree, size_class, edge_ptr, n, entries, candidates=sources)
-        if self.loose(manager, entries):
-            self.refit(manager, degree, size_class, edge_ptr, n, entries)
+        return used > (1.0 + LOOSE_SHARE) * self.slots_per_entry * entries
 
     def refit(self, manager, degree, size_class, edge_ptr, n: int, entries: int,
               candidates=None) -> int:
