@@ -425,7 +425,7 @@ class MemoryManager:
         list_slots = self.list_slots()
         # free slots past the graph's allowance (cached blocks count as used)
         over = sum((b - self._class_used[k]) << k for k, b in self._class_blocks.items()) - \
-            FREE_SHARE * max(list_slots, 0)
+            (FREE_SHARE * list_slots if list_slots > 0 else 0.0)
         persisted, self._free_over = self._free_over, over > 0
         if self._free_wait > 0 or not persisted:       # past the allowance: wait
             self._free_wait = max(self._free_wait - 1, 0)
