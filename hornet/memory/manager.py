@@ -5,10 +5,11 @@ A vertex of degree ``d`` owns one block of ``2**ceil(log2 d)`` slots (at least
 block's first destination slot. Allocation and release are batched: ``allocate(k, n)`` returns
 ``n`` pointers of size class ``k`` in one call, ``release(pointers)`` takes any number back.
 
-Memory follows the graph down: a block array that becomes empty is freed (at most one spare is
-kept per size class), and a size class whose utilization falls under ``compact_below`` has its
-live blocks moved into fewer arrays (:meth:`MemoryManager.compact`), after which the emptied
-arrays are freed. ``block_array_edges`` is a runtime setting; a block larger than a block array
+Memory follows the graph down: a block array that becomes empty is freed (at most one spare of
+at least ``SPARE_MIN_BYTES`` is kept per size class), and a size class whose utilization falls
+under ``compact_below`` has its live blocks moved into fewer arrays
+(:meth:`MemoryManager.compact`), after which the emptied arrays are freed. ``block_array_edges``
+is a runtime setting; a block larger than a block array
 gets a dedicated array.
 """
 from __future__ import annotations
@@ -66,9 +67,18 @@ class _Lookup:
 GROWTH = 1 / 16
 """A class that runs out of free blocks gets an array of at least this share of its blocks
 (geometric growth from an exact first array), and an empty array is kept as the class's spare
-only while it is at most this share of the class's live blocks. A class only grows when full,
+only while it is at most this share of the class's live blocks (and at least
+``SPARE_MIN_BYTES``). A class only grows when full,
 so growth and a spare together leave it at least 1 / (1 + 2 * GROWTH) used (0.89): the
 compaction threshold (``COMPACT_BELOW``) is not met by growth alone."""
+
+FULLEST_FIRST = True
+"""Allocation takes blocks from the fullest arrays of a class first (see :meth:`_plan`)."""
+
+SPARE_MIN_BYTES = 1 << 20
+"""An empty array smaller than this is freed, never kept as a spare: making it again costs
+less than a millisecond (its pages are few), while holding it is a share of a small graph's
+memory that never shrinks (GROWTH of every class that grew once)."""
 
 COMPACT_BELOW = 0.85
 """Default utilization (used / reserved blocks) under which a size class is compacted."""
@@ -79,6 +89,20 @@ hold lists in every class: a class too small to matter (a few dozen blocks of a 
 would otherwise fall under ``compact_below`` batch after batch under churn, and each
 compaction makes the owner re-point its vertices (a pass over the vertex table) to save a
 few kilobytes. The memory this leaves is at most this share per class."""
+
+FREE_SHARE = 1 / 32
+"""Free blocks the block arrays may hold in all, as a share of the slots holding lists: past
+it, at two compactions in a row (free room that the inserts between two delete batches did
+not fill again) and at most once in ``FREE_EVERY`` compactions, compaction also takes classes
+that are not under ``compact_below`` (those with the most free slots first, none that holds
+cached blocks), so that a graph under churn stays about as tight as a fresh build instead of
+keeping up to ``1 - compact_below`` of every class free. The work stays proportional to the
+free room it gives back."""
+
+FREE_EVERY = 1
+"""Compactions (delete batches) between two that give back free room past ``FREE_SHARE``: a
+ping-pong of batches whose deletes leave holes that its inserts fill again pays for that
+compaction once in this many deletes, not at every one."""
 
 COMPACT_TO = 1 / (1 + GROWTH)
 """Compaction evacuates a class's sparsest arrays until it is at least this used: the gap
@@ -132,6 +156,8 @@ class MemoryManager:
         self.cache = None                  # BlockCache, made by block_cache() on first use
         self.arrays_created = 0            # block arrays made so far (a statistic)
         self.list_fit = ListFit()          # when the owner's lists go back to fitting blocks
+        self._free_over = False            # free room past FREE_SHARE at the last compaction
+        self._free_wait = 0                # compactions left before FREE_SHARE applies again
 
     # ------------------------------------------------------------------ size classes
     def size_class_for(self, degree):
@@ -219,11 +245,12 @@ class MemoryManager:
         class's pool). Raises DeviceMemoryError (nothing created) when memory runs out."""
         arrays = self.pools.get(size_class, []) if arrays is None else arrays
         plan, created, planned = [], [], 0
-        # arrays with the most free blocks first: a request touches as few arrays as
-        # possible; compaction gives memory back later
-        for arr in sorted(arrays, key=_FREE, reverse=True):     # stable, as C-level calls
+        # the fullest arrays with free blocks first (best fit): the holes that lists moving
+        # away leave are filled before the sparse arrays that growth made, which then drain
+        # and are freed without a copy; a graph under churn stays as packed as a fresh build
+        for arr in sorted(arrays, key=_FREE, reverse=not FULLEST_FIRST):   # stable, C-level
             if not arr.free:
-                break
+                continue
             take = min(arr.free, count - planned)
             plan.append((arr, take))
             planned += take
@@ -351,9 +378,10 @@ class MemoryManager:
         empty = [a for a in pool if a.free == a.num_blocks]
         keep = max(empty, key=lambda a: a.num_blocks) if (keep_spare and empty) else None
         live = sum(a.used for a in pool)
-        if keep is not None and (live == 0 or keep.num_blocks > GROWTH * live):
+        if keep is not None and (live == 0 or keep.num_blocks > GROWTH * live or
+                                 keep.nbytes < SPARE_MIN_BYTES):
             keep = None  # a spare for an empty class, or larger than growth, holds memory
-                         # for nothing
+                         # for nothing; a small one is cheaper to make again than to hold
         dropped = [a for a in empty if a is not keep]
         if dropped:
             self._count(size_class, -sum(a.num_blocks for a in dropped), 0)
@@ -381,17 +409,33 @@ class MemoryManager:
         """Move live blocks out of the emptiest arrays of under-used classes; free those arrays.
 
         Returns ``(old_pointers, new_pointers)`` of the moved blocks (whole blocks are copied,
-        every field); the caller re-points its vertices. Classes whose utilization is at least
-        ``compact_below`` are left alone; in the others the sparsest arrays are emptied (into
-        free room in the arrays kept, then into arrays sized to fit) and freed, until the class
-        is at least ``COMPACT_TO`` used. A class whose free slots are under
-        ``COMPACT_MIN_SHARE`` of the slots holding lists is left alone too.
+        every field); the caller re-points its vertices. In a class under ``compact_below``
+        utilization the sparsest arrays are emptied (into free room in the arrays kept, then
+        into arrays sized to fit) and freed, until the class is at least ``COMPACT_TO`` used.
+        While the free slots of all classes exceed ``FREE_SHARE`` of the slots holding lists
+        (here and at the previous call, at most once in ``FREE_EVERY`` calls), the other
+        classes (the most free slots first, none holding cached blocks) give back the excess
+        the same way. A class whose free slots are under ``COMPACT_MIN_SHARE`` of
+        the slots holding lists is left alone.
         """
         olds, news = [], []
         self.last_compacted = []                   # the classes compacted by this call
         self.last_evacuated = []                   # (start, end, log2 block bytes) of the
                                                    # arrays emptied (their dst columns)
-        for k in list(self.pools if size_classes is None else size_classes):
+        list_slots = self.list_slots()
+        # free slots past the graph's allowance (cached blocks count as used)
+        over = sum((b - self._class_used[k]) << k for k, b in self._class_blocks.items()) - \
+            (FREE_SHARE * list_slots if list_slots > 0 else 0.0)
+        persisted, self._free_over = self._free_over, over > 0
+        if self._free_wait > 0 or not persisted:       # past the allowance: wait
+            self._free_wait = max(self._free_wait - 1, 0)
+            over = min(over, 0)
+        elif over > 0:
+            self._free_wait = FREE_EVERY - 1
+        classes = list(self.pools if size_classes is None else size_classes)
+        classes.sort(key=lambda k: (self._class_blocks.get(k, 0) - self._class_used.get(k, 0))
+                     << k, reverse=True)           # the most free slots first
+        for k in classes:
             pool = self.pools.get(k)
             if not pool:
                 continue
@@ -402,17 +446,21 @@ class MemoryManager:
             # otherwise cached blocks count as used: the cache's reserve is bounded (a few MB)
             # and must not make a small class look under-used, or batches would compact and
             # refill it over and over
-            if self._class_used[k] >= self.compact_below * self._class_blocks[k]:
+            free_slots = (self._class_blocks[k] - self._class_used[k]) << k
+            if self._class_used[k] >= self.compact_below * self._class_blocks[k] and \
+                    (over <= 0 or cached):
                 continue
-            if (self._class_blocks[k] - self._class_used[k]) << k < \
-                    COMPACT_MIN_SHARE * self.list_slots():
+            if free_slots < COMPACT_MIN_SHARE * list_slots:
                 continue
             if self._cached(k):                    # cached blocks go back to the trees first
                 self.cache.flush([k])
                 pool = self.pools.get(k)
                 if not pool:
                     continue
-            evacuate = _sparsest_arrays(pool)
+            if self._class_used[k] < self.compact_below * self._class_blocks[k]:
+                evacuate = _sparsest_arrays(pool)
+            else:                                  # the graph's allowance, not the class's
+                evacuate = _sparsest_arrays(pool, 1.0, -(-int(over) >> k))
             if not evacuate:
                 continue
             keep = [a for a in pool if all(a is not e for e in evacuate)]
@@ -429,6 +477,7 @@ class MemoryManager:
             self.last_evacuated.extend((a.base, a.base + (a.num_blocks << (k + 2)), k + 2)
                                        for a in evacuate)
             self._count(k, -sum(a.num_blocks for a in evacuate), -sum(a.used for a in evacuate))
+            over -= free_slots - ((self._class_blocks[k] - self._class_used[k]) << k)
             self._arrays_changed(freed=evacuate)
             olds.append(old)
             news.append(new)
@@ -611,17 +660,20 @@ class MemoryManager:
                 raise InvariantError(f"{arr!r}: a vertex's block is marked free")
 
 
-def _sparsest_arrays(pool: list) -> list:
+def _sparsest_arrays(pool: list, target: float = COMPACT_TO, enough: int | None = None) -> list:
     """The arrays of one class to evacuate: the sparsest first, as few as bring the class to
-    ``COMPACT_TO`` utilization once their live blocks fill the free room of the arrays kept
-    (the rest going to new arrays of exact size). Every array, if none is enough."""
+    ``target`` utilization once their live blocks fill the free room of the arrays kept
+    (the rest going to new arrays of exact size), or, given ``enough``, as few as take
+    that many free blocks away. Every array, if none is enough."""
     used = sum(a.used for a in pool)
     kept_blocks = sum(a.num_blocks for a in pool)
-    kept_free = kept_blocks - used
+    kept_free = free = kept_blocks - used
     moving = 0
     chosen = []
     for arr in sorted(pool, key=attrgetter("used")):
-        if used >= COMPACT_TO * (kept_blocks + max(0, moving - kept_free)):
+        if used >= target * (kept_blocks + max(0, moving - kept_free)):
+            break
+        if enough is not None and free - max(0, kept_free - moving) >= enough:
             break
         chosen.append(arr)
         kept_blocks -= arr.num_blocks
