@@ -45,8 +45,9 @@ def row(rows: Rows, **match: str) -> dict[str, str]:
 
 
 def span(values: list[str]) -> str:
-    """``lo-hi`` of table cells, each quoted as printed (one value: itself)."""
-    nums = sorted(values, key=float)
+    """``lo-hi`` of table cells, each quoted as printed (one value: itself); a cell's
+    footnote mark (`` *``) is not part of its value."""
+    nums = sorted((v.rstrip(" *") for v in values), key=float)
     return nums[0] if nums[0] == nums[-1] else f"{nums[0]}-{nums[-1]}"
 
 
