@@ -182,41 +182,32 @@ NO_ENTRY, NEW_EDGE, REFRESH = 0, 1, 2
 
 
 @njit
-def _classify(keys, inserted, out, set_keys, seen_keys, shift):
+def _member(set_keys, k, shift, add):
+    """True when key ``k`` is in the open-addressing set ``set_keys``; otherwise False,
+    and with ``add`` the key is added."""
     mask = set_keys.shape[0] - 1
+    h = _slot(k, shift)
+    while True:
+        t = set_keys[ix(h)]
+        if t == k:
+            return True
+        if t == FREE:
+            if add:
+                set_keys[ix(h)] = k
+            return False
+        h = (h + 1) & mask
+
+
+@njit
+def _classify(keys, inserted, out, set_keys, seen_keys, shift):
     for j in range(inserted.shape[0]):
-        k = inserted[ix(j)]
-        h = _slot(k, shift)
-        while set_keys[ix(h)] != FREE and set_keys[ix(h)] != k:
-            h = (h + 1) & mask
-        set_keys[ix(h)] = k
+        _member(set_keys, inserted[ix(j)], shift, True)
     for i in range(keys.shape[0] - 1, -1, -1):
         k = keys[ix(i)]
-        h = _slot(k, shift)
-        seen = False
-        while True:
-            t = seen_keys[ix(h)]
-            if t == k:
-                seen = True
-                break
-            if t == FREE:
-                seen_keys[ix(h)] = k
-                break
-            h = (h + 1) & mask
-        if seen:
+        if _member(seen_keys, k, shift, True):
             out[ix(i)] = NO_ENTRY
-            continue
-        h = _slot(k, shift)
-        new = False
-        while True:
-            t = set_keys[ix(h)]
-            if t == k:
-                new = True
-                break
-            if t == FREE:
-                break
-            h = (h + 1) & mask
-        out[ix(i)] = NEW_EDGE if new else REFRESH
+        else:
+            out[ix(i)] = NEW_EDGE if _member(set_keys, k, shift, False) else REFRESH
 
 
 def classify_events(keys: np.ndarray, inserted: np.ndarray) -> np.ndarray:
