@@ -116,12 +116,14 @@ def parallel_kernel_policy(request):
         yield
         return
     from hornet.core import jit
-    before = jit.parallel_policy
+    before, calls = jit.parallel_policy, jit.parallel_calls
     jit.parallel_policy = "always"
     try:
         yield
     finally:
         jit.parallel_policy = before
+    assert jit.parallel_calls > calls, \
+        f"{request.node.nodeid} is marked parallel_kernels but called no parallel twin"
 
 
 @pytest.fixture

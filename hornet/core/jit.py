@@ -55,6 +55,10 @@ PROMOTE_WORK = 1 << 22
 # "tiered" (the default, see the module notes); "always": parallel twins are used from the
 # first call at or above the threshold, compiling them then; "never": serial twins only
 parallel_policy = "tiered"
+
+#: Calls that took a parallel twin (:class:`TieredKernel`) in this process; the test suite
+#: checks with it that its ``parallel_kernels`` tests reach the parallel compilations.
+parallel_calls = 0
 # optional fast paths (:class:`OptionalPath`): "tiered" (the default): taken once compiled or
 # cached, or after their promotion count of calls; "always": taken from the first call
 # (compiling them then); "never": not taken
@@ -229,12 +233,15 @@ class TieredKernel:
         self.__module__ = py_func.__module__
 
     def __call__(self, *args):
+        global parallel_calls
         if self._promoted:
             if self.threshold == 0 or _work(args) >= self.threshold:
+                parallel_calls += 1
                 return self.parallel(*args)
             return self.serial(*args)
         n = _work(args)
         if n >= self.threshold and self._promote(n):
+            parallel_calls += 1
             return self.parallel(*args)
         return self.serial(*args)
 
