@@ -112,7 +112,8 @@ def parallel_kernel_policy(request):
     which a short process (a test) calls the serial twins only: the marked tests (at least one
     per kernel family, on inputs above the thresholds, against the same oracles) keep the
     parallel compilations covered."""
-    if request.node.get_closest_marker("parallel_kernels") is None:
+    if (request.node.get_closest_marker("parallel_kernels") is None
+            or request.node.get_closest_marker("gpu") is not None):   # GPU cases run no CPU twin
         yield
         return
     from hornet.core import jit
