@@ -766,6 +766,31 @@ class Graph:
                                   >> lookup.dev_block_shift[array_of])
         return xp.where(self._degree[:self._n] > 0, rank, -1), total
 
+    def storage_blocks(self, name: str | None = None) -> dict:
+        """The block arrays in storage order (the order of :meth:`storage_ranks`): host int64
+        arrays of shape (A,), valid until the next update.
+
+        ``size_class`` (log2 of a block's slots), ``num_blocks``, ``first_rank`` (the storage
+        rank of each array's first block; block b of array a has rank first_rank[a] + b) and
+        ``column``: the device address of each array's first slot in the destination column,
+        or, with ``name``, in the column of edge property ``name`` (slot s of array a at
+        ``column[a] + s * itemsize``). A kernel that walks every slot of every array in this
+        order meets each vertex's list at its rank, without a per-vertex pointer.
+        """
+        field = 0
+        if name is not None:
+            if name not in self._edge_schema:
+                raise KeyError(f"unknown edge property {name!r} (known: "
+                               f"{', '.join(self._edge_schema) or 'none'})")
+            field = list(self._edge_schema).index(name) + 1
+        lookup = self._mm.lookup()
+        ranked = np.lexsort((lookup.bases, lookup.size_class))
+        blocks = np.array([a.num_blocks for a in lookup.arrays], dtype=np.int64)[ranked]
+        return {"size_class": np.asarray(lookup.size_class, dtype=np.int64)[ranked],
+                "num_blocks": blocks,
+                "first_rank": np.cumsum(blocks) - blocks,
+                "column": np.asarray(lookup.field_bases[:, field], dtype=np.int64)[ranked]}
+
     def _dense_query(self, src, dst):
         """``(known, src, dst)`` in dense ids for a query naming original ids: ``known``
         (bool, host) marks the pairs whose ids the map holds, src and dst are those pairs."""

@@ -8,7 +8,10 @@ merge-path per thread (Merrill & Garland; ``SPMV_KERNEL = "merge"``). ``A^T x`` 
 atomics. From the second call on an unchanged dynamic graph, its rows are visited in storage
 order (size class by size class, each block array front to back, instead of a jump between
 size classes at almost every row; the order comes from the graph's storage ranks, without a
-sort) and ``y`` is gathered from the per-row sums.
+sort) and ``y`` is gathered from the per-row sums; the pull over a hornet.Graph then walks
+its block arrays themselves (``spmv_blocks``: a slot's row, list position and address are
+arithmetic, so no row search and no per-row pointer stands between a group's index loads
+and its x gathers).
 """
 from __future__ import annotations
 
@@ -53,10 +56,24 @@ def _warp_name(ctype: str, xtype: str, weighted: bool, push: bool, variant: tupl
             f"{variant[0]}, {variant[1]}>")
 
 
-def use_warp_variants(variants=((1, 1),)) -> None:
-    """Build the SpMV module with the warp kernel in these (U, B) ``variants`` (each one a
-    template instance per weight type, x type and direction: compile time grows with them)."""
+#: (U, B) variants of the block-walk kernel (U: groups of 32 slots whose loads a warp issues
+#: together; B: blocks per SM it is compiled for); the library builds only SPMV_BLOCKS_WARP's
+SPMV_BLOCKS_VARIANTS = ((2, 6), (4, 4), (8, 2))
+#: the block-walk kernel's (U, B)
+SPMV_BLOCKS_WARP = (4, 4)
+
+
+def _blocks_name(ctype: str, xtype: str, weighted: bool, variant: tuple) -> str:
+    """Template instance of the block-walk kernel (float or double weights, or none)."""
+    return f"spmv_blocks<{ctype}, {xtype}, {int(weighted)}, {variant[0]}, {variant[1]}>"
+
+
+def use_warp_variants(variants=((1, 1),), block_variants=None) -> None:
+    """Build the SpMV module with the warp kernel in these (U, B) ``variants`` and the
+    block-walk kernel in ``block_variants`` (default: SPMV_BLOCKS_WARP alone); each one a
+    template instance per weight type, x type and direction: compile time grows with them."""
     global _fn
+    block_variants = block_variants or (SPMV_BLOCKS_WARP,)
     _fn = kernels(_CU_PATH, tuple(
         [f"spmv_merge<float, 0, {p}>" for p in (0, 1)]
         + [f"spmv_merge<{c}, 1, {p}>" for c in sorted(set(_WEIGHT_TYPES.values()))
@@ -65,7 +82,10 @@ def use_warp_variants(variants=((1, 1),)) -> None:
                   for c, wt in [("float", False)] + [(c, True)
                                                      for c in set(_WEIGHT_TYPES.values())]
                   for xt in ("float", "double") for p in (False, True)
-                  for var in variants})))
+                  for var in variants})
+        + sorted({_blocks_name(c, xt, wt, var)
+                  for c, wt in (("float", False), ("float", True), ("double", True))
+                  for xt in ("float", "double") for var in block_variants})))
 
 
 use_warp_variants((SPMV_WARP,))
@@ -85,6 +105,11 @@ SPMV_ORDER_MIN_ENTRIES = 1 << 26
 #: None: always SPMV_RANGE
 SPMV_RANGE = 512
 SPMV_RANGE_WARPS = 128
+#: the pull over a hornet.Graph visited in storage order walks its block arrays
+#: (``spmv_blocks``; False: the warp kernel over the visited rows)
+SPMV_BLOCKS = True
+#: log2 of the slots of one block-walk task (a warp's unit of work)
+SPMV_TASK_SHIFT = 9
 SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in spmv.cu
 
 
@@ -120,6 +145,14 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
         ordered = (nnz >= SPMV_ORDER_MIN_ENTRIES
                    and storage_ranks(view, count_call="spmv") is not None)
     rows = _visit_rows(view, ordered)
+    push = bool(transpose and (view.directed or weighted))
+    if n == 0 or rows.nnz == 0:
+        return cupy.zeros(n, dtype=cupy.float64)
+    if (rows.vid is not None and not push and SPMV_BLOCKS and SPMV_KERNEL == "warp"
+            and ctype in _WARP_TYPES and hasattr(view.owner, "storage_blocks")):
+        y = cupy.empty(n, dtype=cupy.float64)
+        _spmv_blocks(view, rows, weight if weighted else None, ctype, x, y)
+        return y
     wptr = rows.ptr
     if weighted:
         wptr = rows.property_ptr(view, weight)
@@ -128,9 +161,6 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
             gather_lists(wptr, rows.deg, rows.off[:-1], vals)
             vals = vals.astype(cupy.float64)
             wptr = address(vals) + 8 * rows.off[:-1]
-    push = bool(transpose and (view.directed or weighted))
-    if n == 0 or rows.nnz == 0:
-        return cupy.zeros(n, dtype=cupy.float64)
     gathered = not push and rows.vid is not None          # y is written whole by the gather
     y = (cupy.empty if gathered else cupy.zeros)(n, dtype=cupy.float64)
     _spmv_rows(SPMV_KERNEL, ctype, weighted, push, rows, wptr, x, y)
@@ -162,6 +192,49 @@ def _spmv_rows(kernel, ctype, weighted, push, rows, wptr, x, y, y_rows=None) -> 
                      rows.nnz, x, y_rows, rows.vid)
     if y_rows is not y:
         cupy.take(y_rows, rows.slot, out=y)
+
+
+def _spmv_blocks(view: AdjacencyView, rows, weight, ctype: str, x, y) -> None:
+    """``y = A x`` (float64 (V,), written whole) by the block-walk kernel over the block
+    arrays of the graph owning ``view``, whose rows ``rows`` visits in storage order;
+    ``weight``: the edge property read as ``ctype`` (float or double), or None."""
+    tab, na, ntasks, zero_from = _blocks_table(view, rows, weight)
+    y_rows = cupy.empty(rows.count + 1, dtype=cupy.float64)
+    y_rows[zero_from:] = 0.0       # rows summed atomically by several tasks, the empty row
+    launch(_fn(_blocks_name(ctype, _X_TYPES[x.dtype.char], weight is not None,
+                            SPMV_BLOCKS_WARP)),
+           ntasks, (tab, i64(na), np.int32(SPMV_TASK_SHIFT), rows.deg, x, y_rows),
+           threads_per_item=32)
+    cupy.take(y_rows, rows.slot, out=y)
+
+
+def _blocks_table(view: AdjacencyView, rows, weight):
+    """``(tab, na, ntasks, zero_from)`` of the block-walk kernel (memoized with ``rows``):
+    ``tab`` int64 on the device (the layout ``spmv_blocks`` reads: the first task of each
+    of the ``na`` arrays and the total ``ntasks``, then per array its first visited row,
+    size class, slots, destination column and weight column addresses); ``zero_from``: the
+    first visited row of the blocks larger than a task (summed atomically; they come last
+    in storage order, size classes ascending)."""
+    key = ("blocks", weight, SPMV_TASK_SHIFT)
+    memo = rows.memo.get(key)
+    if memo is None:
+        owner = view.owner
+        layout = owner.storage_blocks()
+        shift = layout["size_class"]
+        slots = layout["num_blocks"] << shift
+        tasks = (slots + (1 << SPMV_TASK_SHIFT) - 1) >> SPMV_TASK_SHIFT
+        task_first = np.concatenate([[0], np.cumsum(tasks)]).astype(np.int64)
+        wcol = owner.storage_blocks(weight)["column"] if weight is not None \
+            else layout["column"]
+        host = np.concatenate([task_first, layout["first_rank"], shift, slots,
+                               layout["column"], wcol]).astype(np.int64)
+        if int(layout["num_blocks"].sum()) != rows.count:
+            raise RuntimeError("the graph's block arrays do not match its storage ranks")
+        big = np.flatnonzero(shift > SPMV_TASK_SHIFT)
+        zero_from = int(layout["first_rank"][big[0]]) if big.size else rows.count
+        memo = rows.memo[key] = (cupy.asarray(host), shift.shape[0], int(task_first[-1]),
+                                 zero_from)
+    return memo
 
 
 @dataclass
