@@ -149,7 +149,8 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
     if n == 0 or rows.nnz == 0:
         return cupy.zeros(n, dtype=cupy.float64)
     if (rows.vid is not None and not push and SPMV_BLOCKS and SPMV_KERNEL == "warp"
-            and ctype in _WARP_TYPES and hasattr(view.owner, "storage_blocks")):
+            and (not weighted or wdt in (np.float32, np.float64))
+            and hasattr(view.owner, "storage_blocks")):
         y = cupy.empty(n, dtype=cupy.float64)
         _spmv_blocks(view, rows, weight if weighted else None, ctype, x, y)
         return y
