@@ -9,9 +9,10 @@ seed 1) generated on the device and SNAP graphs of the data folder, undirected, 
 float64 and float32 edge weights ("weight", "w32"). hornet: ``hornet.algos.spmv`` on
 ``hornet.Graph(device="gpu")``; cuSPARSE: cupyx.scipy.sparse ``A @ x`` on the graph's own CSR.
 ``--sweep``: one row per variant: the library's settings, the warp kernel alone (rows in
-id order, or in storage order on the large graphs), and every (U, B) variant and task size
-of the block-walk kernel with the storage order on every graph (``hornet.algos.spmv.gpu``:
-``SPMV_BLOCKS``, ``SPMV_BLOCKS_WARP``, ``SPMV_TASK_SHIFT``, ``SPMV_ORDER_MIN_ENTRIES``).
+id order, or in storage order on the large graphs from the second call on a graph state),
+and every (U, B) variant and task size of the block-walk kernel on every graph
+(``hornet.algos.spmv.gpu``: ``SPMV_BLOCKS``, ``SPMV_BLOCKS_WARP``, ``SPMV_TASK_SHIFT``,
+``SPMV_BLOCKS_MIN_ENTRIES``).
 On the Kronecker graphs, the first calls after an update (a one-edge insertion and its
 deletion) are timed one by one, with the library's settings.
 """
@@ -31,9 +32,9 @@ HEADER = ["graph", "weights", "variant", "hornet ms", "cuSPARSE ms",
           "cuSPARSE/hornet", "hornet rate", "note"]
 
 #: block-walk task sizes of the sweep (log2 of the slots per task)
-SWEEP_TASK_SHIFTS = (9, 10, 11)
+SWEEP_TASK_SHIFTS = (11, 12, 13)
 #: the settings a sweep sets (and restores)
-SETTINGS = ("SPMV_BLOCKS", "SPMV_BLOCKS_WARP", "SPMV_TASK_SHIFT", "SPMV_ORDER_MIN_ENTRIES")
+SETTINGS = ("SPMV_BLOCKS", "SPMV_BLOCKS_WARP", "SPMV_TASK_SHIFT", "SPMV_BLOCKS_MIN_ENTRIES")
 
 
 def _spmv_gpu():
@@ -59,24 +60,24 @@ def weight_cases(g, indptr, indices, n):
             ("float32, float32 x", "w32", a32, x32, ref32)]
 
 
-def variants(mod, sweep: bool) -> list:
+def variants(mod, defaults: dict, sweep: bool) -> list:
     """[(label, {setting: value})] of the rows of one graph and weight case."""
-    out = [("library: " + describe(mod), {})]
+    out = [("library: " + describe(defaults), {})]
     if sweep:
         out.append(("warp kernel", {"SPMV_BLOCKS": False}))
         out += [(f"blocks U={u} B={b} task={1 << t}",
                  {"SPMV_BLOCKS": True, "SPMV_BLOCKS_WARP": (u, b), "SPMV_TASK_SHIFT": t,
-                  "SPMV_ORDER_MIN_ENTRIES": 0})
+                  "SPMV_BLOCKS_MIN_ENTRIES": 0})
                 for u, b in mod.SPMV_BLOCKS_VARIANTS for t in SWEEP_TASK_SHIFTS]
     return out
 
 
-def describe(mod) -> str:
-    """The library's SpMV settings in words."""
-    u, b = mod.SPMV_BLOCKS_WARP
-    return (f"blocks U={u} B={b} task={1 << mod.SPMV_TASK_SHIFT} from "
-            f"{mod.SPMV_ORDER_MIN_ENTRIES:,} entries, else warp" if mod.SPMV_BLOCKS
-            else "warp kernel")
+def describe(settings: dict) -> str:
+    """The SpMV ``settings`` (SETTINGS) in words."""
+    u, b = settings["SPMV_BLOCKS_WARP"]
+    return (f"blocks U={u} B={b} task={1 << settings['SPMV_TASK_SHIFT']} from "
+            f"{settings['SPMV_BLOCKS_MIN_ENTRIES']:,} entries, else warp"
+            if settings["SPMV_BLOCKS"] else "warp kernel")
 
 
 def graph_rows(label, g, args, rows) -> None:
@@ -90,7 +91,7 @@ def graph_rows(label, g, args, rows) -> None:
     for wlabel, weight, A, x, ref in weight_cases(g, indptr, indices, n):
         want = ref @ x.astype(cupy.float64)          # float64 sums of the same values
         bound = float(cupy.max(abs(ref) @ cupy.abs(x.astype(cupy.float64))))
-        for vlabel, settings in variants(mod, args.sweep):
+        for vlabel, settings in variants(mod, defaults, args.sweep):
             for k, v in {**defaults, **settings}.items():
                 setattr(mod, k, v)
             try:
@@ -192,18 +193,19 @@ on the device; all undirected, random edge weights):
 {chr(10).join('- ' + s for s in graphs)}
 
 Times: CUDA events around each whole call (allocation, scans and host syncs included), one
-warm-up call each (so hornet's rows are visited in storage order where the variant's
-SPMV_ORDER_MIN_ENTRIES allows: {mod.SPMV_ORDER_MIN_ENTRIES:,} entries in the library's
-settings, every graph in the block-walk variants), then the median of {args.repeats} calls
-in interleaved rounds (hornet and cuSPARSE take turns). hornet = `hornet.algos.spmv(g, x,
+warm-up call each (the warp kernel visits the rows of the graphs of at least
+{mod.SPMV_ORDER_MIN_ENTRIES:,} entries in storage order from the second call on a graph
+state), then the median of {args.repeats} calls in interleaved rounds (hornet and cuSPARSE
+take turns). hornet = `hornet.algos.spmv(g, x,
 weight)` on `hornet.Graph(device="gpu")` (lists in power-of-two blocks), y float64 whatever
 the dtypes; cuSPARSE = cupyx.scipy.sparse `A @ x` on the graph's own CSR, with values 1.0,
 the float64 weights and a float64 x, or the float32 weights and a float32 x (y float32).
 Both get the same x: float32 in the float32 rows (hornet reads it as float32 and sums in
 float64). Variant: "library" = `hornet.algos.spmv` as shipped; "warp kernel" = the row-range
-warp kernel (U, B = {mod.SPMV_WARP}) on every call; "blocks" = the block-walk kernel (on the
-calls in storage order) with U groups of 32 slots whose loads a warp issues together, compiled
-for B blocks per SM, tasks of that many slots. "calls 1..5 on one graph state": after a
+warp kernel (U, B = {mod.SPMV_WARP}) on every call; "blocks" = the block-walk kernel (a
+hornet.Graph's block arrays walked in storage order, from the first call on a graph state)
+with U groups of 32 slots whose loads a warp issues together, compiled for B blocks per SM,
+tasks of that many slots. "calls 1..5 on one graph state": after a
 one-edge update, the first five calls each timed alone (the first ones make the per-state
 views and the storage order). Ratios > 1 mean hornet is faster. Errors: max |y - y_ref| over max (|A||x|), y_ref the float64 sums of the
 same (float32 or float64) values.""", device="gpu")

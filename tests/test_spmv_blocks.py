@@ -73,7 +73,7 @@ def test_storage_blocks_locate_every_list(device):
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
 @pytest.mark.parametrize("variant", spmv_gpu.SPMV_BLOCKS_VARIANTS if HAS_GPU else [])
-@pytest.mark.parametrize("task_shift", [5, 6, 9, 11])
+@pytest.mark.parametrize("task_shift", [5, 6, 9, 13])
 def test_block_walk_matches_scipy(variant, task_shift, monkeypatch):
     """Every (U, B) variant and task size (tasks of 32 slots up: hub blocks spread over
     many tasks and summed atomically, blocks smaller than a task, free blocks, many block
@@ -83,7 +83,7 @@ def test_block_walk_matches_scipy(variant, task_shift, monkeypatch):
     spmv_gpu.use_warp_variants((spmv_gpu.SPMV_WARP,), spmv_gpu.SPMV_BLOCKS_VARIANTS)
     monkeypatch.setattr(spmv_gpu, "SPMV_BLOCKS_WARP", variant)
     monkeypatch.setattr(spmv_gpu, "SPMV_TASK_SHIFT", task_shift)
-    monkeypatch.setattr(spmv_gpu, "SPMV_ORDER_MIN_ENTRIES", 0)
+    monkeypatch.setattr(spmv_gpu, "SPMV_BLOCKS_MIN_ENTRIES", 0)
     rng = np.random.default_rng(task_shift)
     for directed in (False, True):
         g = hub_graph("gpu", directed, rng)
@@ -96,10 +96,19 @@ def test_block_walk_matches_scipy(variant, task_shift, monkeypatch):
             for x in (x64, x64.astype(np.float32)):
                 xd = x.astype(np.float64)
                 want, bound = A @ xd, abs(A) @ np.abs(xd)
-                for call in range(3):
+                for call in range(2):
                     got = host(algos.spmv(g, cupy.asarray(x), weight=weight))
                     assert got.dtype == np.float64 and got.shape == (n,)
                     assert np.all(np.abs(got - want) <= 1e-12 * bound + 1e-300)
-                view = g.adjacency(properties=weight is not None)
-                rows = view.derived[("visit_rows", True)]
-                assert ("blocks", weight, task_shift) in rows.memo      # the blocks were walked
+                walk = g.adjacency(properties=False).derived["block_walk"]
+                assert (weight, task_shift) in walk.tables       # the blocks were walked
+                # transpose: the same pull where A is symmetric, else the atomic push
+                want_t = A.T @ xd
+                got = host(algos.spmv(g, cupy.asarray(x), weight=weight, transpose=True))
+                assert np.all(np.abs(got - want_t) <= 1e-12 * (abs(A).T @ np.abs(xd)) + 1e-300)
+    empty = hornet.Graph(directed=True, device="gpu", num_vertices=7,
+                         edge_properties={"weight": np.float64})
+    for weight in (None, "weight"):
+        assert host(algos.spmv(empty, cupy.ones(7), weight=weight)).tolist() == [0.0] * 7
+    with pytest.raises(KeyError):
+        algos.spmv(empty, cupy.ones(7), weight="nope")

@@ -58,9 +58,9 @@ def _warp_name(ctype: str, xtype: str, weighted: bool, push: bool, variant: tupl
 
 #: (U, B) variants of the block-walk kernel (U: groups of 32 slots whose loads a warp issues
 #: together; B: blocks per SM it is compiled for); the library builds only SPMV_BLOCKS_WARP's
-SPMV_BLOCKS_VARIANTS = ((2, 6), (4, 4), (8, 2))
+SPMV_BLOCKS_VARIANTS = ((2, 6), (2, 8), (4, 4), (4, 5))
 #: the block-walk kernel's (U, B)
-SPMV_BLOCKS_WARP = (4, 4)
+SPMV_BLOCKS_WARP = (2, 6)
 
 
 def _blocks_name(ctype: str, xtype: str, weighted: bool, variant: tuple) -> str:
@@ -109,7 +109,11 @@ SPMV_RANGE_WARPS = 128
 #: (``spmv_blocks``; False: the warp kernel over the visited rows)
 SPMV_BLOCKS = True
 #: log2 of the slots of one block-walk task (a warp's unit of work)
-SPMV_TASK_SHIFT = 9
+SPMV_TASK_SHIFT = 11
+#: stored entries from which the pull over a hornet.Graph walks its block arrays (from the
+#: first call on a graph state; below, the warp kernel over rows in id order: on a small
+#: graph the block walk's few tasks leave the device idle and its extra launches weigh)
+SPMV_BLOCKS_MIN_ENTRIES = 1 << 22
 SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in spmv.cu
 
 
@@ -127,33 +131,43 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
     x = cupy.ascontiguousarray(x, dtype=cupy.float32 if keep32 else cupy.float64)
     weighted = weight is not None
     ctype = "float"
+    owner = view.owner
     if weighted:
-        if weight not in view.property_ptrs:
+        # (a graph's view may come without property addresses: the block walk reads the
+        # property's columns, other kernels get the graph's view that has them)
+        props = dict(view.property_ptrs)
+        if weight not in props and _walks_blocks(view):
+            props = {k: (None, dt) for k, dt in owner.edge_properties.items()}
+        if weight not in props:
             raise KeyError(f"no edge property {weight!r}; the graph has "
-                           f"{sorted(view.property_ptrs) or 'none'}")
-        wdt = np.dtype(view.property_ptrs[weight][1])
+                           f"{sorted(props) or 'none'}")
+        wdt = np.dtype(props[weight][1])
         if wdt.kind not in "biuf":
             raise TypeError(f"edge property {weight!r} must be real-valued, got dtype {wdt}")
         ctype = _WEIGHT_TYPES.get(wdt, "double")
+    push = bool(transpose and (view.directed or weighted))
+    if n == 0:
+        return cupy.zeros(0, dtype=cupy.float64)
+    if (not push and SPMV_BLOCKS and SPMV_KERNEL == "warp" and _walks_blocks(view)
+            and (not weighted or wdt in (np.float32, np.float64))
+            and _stored_entries(view) >= SPMV_BLOCKS_MIN_ENTRIES):
+        y = cupy.empty(n, dtype=cupy.float64)
+        _spmv_blocks(view, weight, ctype, x, y)
+        return y
+    if weighted and weight not in view.property_ptrs:
+        view = owner.adjacency(properties=True)
     # the storage order pays from about the second SpMV on the same view (see _visit_rows):
     # a graph updated between single SpMVs never makes it; below SPMV_ORDER_MIN_ENTRIES the
     # few launches that make it cost more than a whole SpMV (and the gather of y more than
     # the order gains)
     ordered = False
-    if SPMV_STORAGE_ORDER and getattr(view.owner, "storage_ranks", None) is not None:
+    if SPMV_STORAGE_ORDER and getattr(owner, "storage_ranks", None) is not None:
         nnz = _degree_scan(view)[1]
         ordered = (nnz >= SPMV_ORDER_MIN_ENTRIES
                    and storage_ranks(view, count_call="spmv") is not None)
     rows = _visit_rows(view, ordered)
-    push = bool(transpose and (view.directed or weighted))
-    if n == 0 or rows.nnz == 0:
+    if rows.nnz == 0:
         return cupy.zeros(n, dtype=cupy.float64)
-    if (rows.vid is not None and not push and SPMV_BLOCKS and SPMV_KERNEL == "warp"
-            and (not weighted or wdt in (np.float32, np.float64))
-            and hasattr(view.owner, "storage_blocks")):
-        y = cupy.empty(n, dtype=cupy.float64)
-        _spmv_blocks(view, rows, weight if weighted else None, ctype, x, y)
-        return y
     wptr = rows.ptr
     if weighted:
         wptr = rows.property_ptr(view, weight)
@@ -195,47 +209,86 @@ def _spmv_rows(kernel, ctype, weighted, push, rows, wptr, x, y, y_rows=None) -> 
         cupy.take(y_rows, rows.slot, out=y)
 
 
-def _spmv_blocks(view: AdjacencyView, rows, weight, ctype: str, x, y) -> None:
+def _walks_blocks(view: AdjacencyView) -> bool:
+    """Whether ``view`` is the whole of a graph that can lay out its block arrays (a
+    hornet.Graph's own view: ``storage_blocks``), so that the block walk can read it."""
+    return (hasattr(view.owner, "storage_blocks") and _stored_entries(view) is not None)
+
+
+def _spmv_blocks(view: AdjacencyView, weight, ctype: str, x, y) -> None:
     """``y = A x`` (float64 (V,), written whole) by the block-walk kernel over the block
-    arrays of the graph owning ``view``, whose rows ``rows`` visits in storage order;
-    ``weight``: the edge property read as ``ctype`` (float or double), or None."""
-    tab, na, ntasks, zero_from = _blocks_table(view, rows, weight)
-    y_rows = cupy.empty(rows.count + 1, dtype=cupy.float64)
+    arrays of the graph owning ``view``; ``weight``: the edge property read as ``ctype``
+    (float or double), or None."""
+    walk = _block_walk(view)
+    tab, na, ntasks, zero_from = walk.table(weight)
+    y_rows = cupy.empty(walk.count + 1, dtype=cupy.float64)
     y_rows[zero_from:] = 0.0       # rows summed atomically by several tasks, the empty row
     launch(_fn(_blocks_name(ctype, _X_TYPES[x.dtype.char], weight is not None,
                             SPMV_BLOCKS_WARP)),
-           ntasks, (tab, i64(na), np.int32(SPMV_TASK_SHIFT), rows.deg, x, y_rows),
+           ntasks, (tab, i64(na), np.int32(SPMV_TASK_SHIFT), walk.deg, x, y_rows),
            threads_per_item=32)
-    cupy.take(y_rows, rows.slot, out=y)
+    cupy.take(y_rows, walk.slot, out=y)
 
 
-def _blocks_table(view: AdjacencyView, rows, weight):
-    """``(tab, na, ntasks, zero_from)`` of the block-walk kernel (memoized with ``rows``):
-    ``tab`` int64 on the device (the layout ``spmv_blocks`` reads: the first task of each
-    of the ``na`` arrays and the total ``ntasks``, then per array its first visited row,
-    size class, slots, destination column and weight column addresses); ``zero_from``: the
-    first visited row of the blocks larger than a task (summed atomically; they come last
-    in storage order, size classes ascending)."""
-    key = ("blocks", weight, SPMV_TASK_SHIFT)
-    memo = rows.memo.get(key)
-    if memo is None:
-        owner = view.owner
-        layout = owner.storage_blocks()
-        shift = layout["size_class"]
-        slots = layout["num_blocks"] << shift
-        tasks = (slots + (1 << SPMV_TASK_SHIFT) - 1) >> SPMV_TASK_SHIFT
-        task_first = np.concatenate([[0], np.cumsum(tasks)]).astype(np.int64)
-        wcol = owner.storage_blocks(weight)["column"] if weight is not None \
-            else layout["column"]
-        host = np.concatenate([task_first, layout["first_rank"], shift, slots,
-                               layout["column"], wcol]).astype(np.int64)
-        if int(layout["num_blocks"].sum()) != rows.count:
-            raise RuntimeError("the graph's block arrays do not match its storage ranks")
-        big = np.flatnonzero(shift > SPMV_TASK_SHIFT)
-        zero_from = int(layout["first_rank"][big[0]]) if big.size else rows.count
-        memo = rows.memo[key] = (cupy.asarray(host), shift.shape[0], int(task_first[-1]),
-                                 zero_from)
-    return memo
+class _BlockWalk:
+    """What the block walk reads besides the graph's columns, for one graph state: ``deg``,
+    the degree of each of the ``count`` visited rows (every block of every array in
+    storage order, int32, 0 for a free block), ``slot``, the visited row of each vertex
+    (int32 (V,), ``count`` for a vertex without entries), and per weight the task table
+    (:meth:`table`). Made from the vertex table and the arrays' layout in one launch (no
+    sort, no scan): cheap enough for the first call on a graph state."""
+
+    def __init__(self, view: AdjacencyView):
+        self.owner = view.owner
+        self.layout = self.owner.storage_blocks()
+        self.count = int(self.layout["num_blocks"].sum())
+        if self.count >= 1 << 31:
+            raise ValueError("more than 2**31 blocks")
+        deg, ptr = view_arrays(view)
+        n = view.num_vertices
+        order = np.argsort(self.layout["column"], kind="stable")      # arrays by address
+        by_addr = np.concatenate([self.layout["column"][order],
+                                  self.layout["first_rank"][order],
+                                  self.layout["size_class"][order]]).astype(np.int64)
+        self.deg = cupy.zeros(self.count, dtype=cupy.int32)
+        self.slot = cupy.empty(n, dtype=cupy.int32)
+        launch(_fn("blocks_rows"), n, (deg, ptr, cupy.asarray(by_addr), i64(order.shape[0]),
+                                       i64(n), i64(self.count), self.deg, self.slot))
+        self.tables = {}
+
+    def table(self, weight):
+        """``(tab, na, ntasks, zero_from)`` of the block-walk kernel for edge property
+        ``weight`` (or None) and the current SPMV_TASK_SHIFT: ``tab`` int64 on the device
+        (the layout ``spmv_blocks`` reads: the first task of each of the ``na`` arrays and
+        the total ``ntasks``, then per array its first visited row, size class, slots,
+        destination column and weight column addresses); ``zero_from``: the first visited
+        row of the blocks larger than a task (summed atomically; they come last in storage
+        order, size classes ascending)."""
+        key = (weight, SPMV_TASK_SHIFT)
+        memo = self.tables.get(key)
+        if memo is None:
+            layout = self.layout
+            shift = layout["size_class"]
+            slots = layout["num_blocks"] << shift
+            tasks = (slots + (1 << SPMV_TASK_SHIFT) - 1) >> SPMV_TASK_SHIFT
+            task_first = np.concatenate([[0], np.cumsum(tasks)]).astype(np.int64)
+            wcol = (self.owner.storage_blocks(weight)["column"] if weight is not None
+                    else layout["column"])
+            host = np.concatenate([task_first, layout["first_rank"], shift, slots,
+                                   layout["column"], wcol]).astype(np.int64)
+            big = np.flatnonzero(shift > SPMV_TASK_SHIFT)
+            zero_from = int(layout["first_rank"][big[0]]) if big.size else self.count
+            memo = self.tables[key] = (cupy.asarray(host), shift.shape[0],
+                                       int(task_first[-1]), zero_from)
+        return memo
+
+
+def _block_walk(view: AdjacencyView) -> _BlockWalk:
+    """The view's :class:`_BlockWalk` (memoized on the view: valid until the next update)."""
+    walk = view.derived.get("block_walk")
+    if walk is None:
+        walk = view.derived["block_walk"] = _BlockWalk(view)
+    return walk
 
 
 @dataclass

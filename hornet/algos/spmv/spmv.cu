@@ -335,7 +335,7 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
         double acc = 0.0;                        // (blocks of >= 32 slots) the row's sum so far
         for (i64 c = s0; c < s1; c += 32 * U) {
             int col[U];
-            double w[U];
+            W w[U];                              // (converted at the product: fewer registers)
             bool ok[U];
             // whole chunk of one block past its list's end (blocks of >= 32 U slots)
             bool skip = false;
@@ -355,10 +355,10 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
                 }
                 ok[u] = in && !skip && (sl & cmask) < d;
                 col[u] = 0;
-                w[u] = 0.0;
+                w[u] = (W)0;
                 if (few_rows ? ok[u] : in) {
                     col[u] = __ldcs(dst + sl);
-                    if (WEIGHTED) w[u] = (double)__ldcs(wts + sl);
+                    if (WEIGHTED) w[u] = __ldcs(wts + sl);
                 }
             }
             double v[U];
@@ -367,7 +367,7 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
                 v[u] = 0.0;
                 if (ok[u]) {
                     v[u] = (double)x[col[u]];
-                    if (WEIGHTED) v[u] = w[u] * v[u];
+                    if (WEIGHTED) v[u] = (double)w[u] * v[u];
                 }
             }
 #pragma unroll
@@ -393,6 +393,37 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
                     }
                 }
             }
+        }
+    }
+}
+
+// The visited rows of the block walk, straight from the vertex table: vertex v with a list
+// at edge pointer ptr[v] (an address in the destination column of the array whose base is
+// the last one at or below it; arrays by address: base, first storage rank, size class) is
+// visited row rank = first + block index; deg_rows[rank] = deg[v] (deg_rows zeroed by the
+// caller: free blocks stay empty rows), slot[v] = rank, or nrows (the zero row) for a
+// vertex without entries.
+extern "C" __global__ void blocks_rows(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                       i64 n, const i64* __restrict__ by_addr, i64 na,
+                                       i64 nrows, int* __restrict__ deg_rows,
+                                       int* __restrict__ slot) {
+    const i64* __restrict__ base = by_addr;
+    const i64* __restrict__ first = by_addr + na;
+    const i64* __restrict__ shift = by_addr + 2 * na;
+    GRID_STRIDE(v, n) {
+        const int d = deg[v];
+        if (d > 0) {
+            const i64 p = ptr[v];
+            i64 lo = 0, hi = na;                  // base[lo] <= p < base[hi] (base[na]: +inf)
+            while (hi - lo > 1) {
+                const i64 mid = (lo + hi) >> 1;
+                if (__ldg(base + mid) <= p) lo = mid; else hi = mid;
+            }
+            const i64 r = __ldg(first + lo) + ((p - __ldg(base + lo)) >> (__ldg(shift + lo) + 2));
+            deg_rows[r] = d;
+            slot[v] = (int)r;
+        } else {
+            slot[v] = (int)nrows;
         }
     }
 }

@@ -26,7 +26,7 @@ import numpy as np
 from hornet.core.atomics import atomic_add
 from hornet.core.chunking import num_chunks
 from hornet.core.pointers import int32_view, view as ptr_view
-from ..views import as_adjacency, sized, storage_order
+from ..views import as_adjacency, on_gpu, sized, storage_order
 from ...core.jit import njit
 
 __all__ = ["spmv"]
@@ -107,7 +107,10 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
     >>> spmv((indptr, indices), np.array([1.0, 10.0, 100.0])).tolist()
     [10.0, 101.0, 10.0]
     """
-    view = as_adjacency(g, sort=False, properties=weight is not None)
+    # (a GPU graph's SpMV may read the property's block-array columns directly: its view
+    # is made without the per-vertex property addresses, which it adds only when needed)
+    lean = on_gpu(g) and hasattr(g, "storage_blocks")
+    view = as_adjacency(g, sort=False, properties=weight is not None and not lean)
     if view.device == "gpu":
         from .gpu import spmv as gpu_spmv
         return gpu_spmv(view, x, weight, transpose)
