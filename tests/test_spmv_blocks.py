@@ -66,6 +66,14 @@ def test_storage_blocks_locate_every_list(device):
         on_device = cupy.asarray(held) if device == "gpu" else held
         assert np.array_equal(col[a] + size * slot,
                               host(g.property_pointers(on_device, name)))
+    # and back: the array holding an edge pointer (the last base at or below it, arrays
+    # by address) and the block there give the storage rank
+    order = np.argsort(layout["column"])
+    base = layout["column"][order]
+    b = np.searchsorted(base, ptr[held], side="right") - 1
+    back = layout["first_rank"][order][b] + ((ptr[held] - base[b])
+                                             >> (layout["size_class"][order][b] + 2))
+    assert np.array_equal(back, rank[held])
     with pytest.raises(KeyError):
         g.storage_blocks("nope")
 

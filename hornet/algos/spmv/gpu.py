@@ -252,8 +252,9 @@ class _BlockWalk:
                                   self.layout["size_class"][order]]).astype(np.int64)
         self.deg = cupy.zeros(self.count, dtype=cupy.int32)
         self.slot = cupy.empty(n, dtype=cupy.int32)
-        launch(_fn("blocks_rows"), n, (deg, ptr, cupy.asarray(by_addr), i64(order.shape[0]),
-                                       i64(n), i64(self.count), self.deg, self.slot))
+        launch(_fn("blocks_rows"), n, (deg, ptr, i64(n), cupy.asarray(by_addr),
+                                       i64(order.shape[0]), i64(self.count), self.deg,
+                                       self.slot))
         self.tables = {}
 
     def table(self, weight):
