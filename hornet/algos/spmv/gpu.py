@@ -8,10 +8,13 @@ merge-path per thread (Merrill & Garland; ``SPMV_KERNEL = "merge"``). ``A^T x`` 
 atomics. From the second call on an unchanged dynamic graph, its rows are visited in storage
 order (size class by size class, each block array front to back, instead of a jump between
 size classes at almost every row; the order comes from the graph's storage ranks, without a
-sort) and ``y`` is gathered from the per-row sums; the pull over a hornet.Graph then walks
-its block arrays themselves (``spmv_blocks``: a slot's row, list position and address are
-arithmetic, so no row search and no per-row pointer stands between a group's index loads
-and its x gathers).
+sort) and ``y`` is gathered from the per-row sums.
+
+The pull over a large hornet.Graph (``SPMV_BLOCKS_MIN_ENTRIES``) walks its block arrays
+themselves instead, from the first call on a graph state (``spmv_blocks``: a slot's row,
+list position and address are arithmetic, so no row search and no per-row pointer stands
+between a group's index loads and its x gathers; the per-state preparation is one launch
+over the vertex table).
 """
 from __future__ import annotations
 
