@@ -32,7 +32,7 @@ HEADER = ["graph", "weights", "variant", "hornet ms", "cuSPARSE ms",
           "cuSPARSE/hornet", "hornet rate", "note"]
 
 #: block-walk task sizes of the sweep (log2 of the slots per task)
-SWEEP_TASK_SHIFTS = (11, 12, 13)
+SWEEP_TASK_SHIFTS = (10, 11, 12, 13, 14)
 #: the settings a sweep sets (and restores)
 SETTINGS = ("SPMV_BLOCKS", "SPMV_BLOCKS_WARP", "SPMV_TASK_SHIFT", "SPMV_BLOCKS_MIN_ENTRIES")
 
@@ -75,7 +75,9 @@ def variants(mod, defaults: dict, sweep: bool) -> list:
 def describe(settings: dict) -> str:
     """The SpMV ``settings`` (SETTINGS) in words."""
     u, b = settings["SPMV_BLOCKS_WARP"]
-    return (f"blocks U={u} B={b} task={1 << settings['SPMV_TASK_SHIFT']} from "
+    shift = settings["SPMV_TASK_SHIFT"]
+    task = "per graph" if shift is None else str(1 << shift)
+    return (f"blocks U={u} B={b} task={task} from "
             f"{settings['SPMV_BLOCKS_MIN_ENTRIES']:,} entries, else warp"
             if settings["SPMV_BLOCKS"] else "warp kernel")
 

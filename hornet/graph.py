@@ -776,6 +776,10 @@ class Graph:
         or, with ``name``, in the column of edge property ``name`` (slot s of array a at
         ``column[a] + s * itemsize``). A kernel that walks every slot of every array in this
         order meets each vertex's list at its rank, without a per-vertex pointer.
+
+        The same dict (read-only) is returned for as long as no block array is created or
+        freed (updates that fit the existing arrays keep it), so that callers can key what
+        they derive from it on its identity.
         """
         field = 0
         if name is not None:
@@ -784,12 +788,19 @@ class Graph:
                                f"{', '.join(self._edge_schema) or 'none'})")
             field = list(self._edge_schema).index(name) + 1
         lookup = self._mm.lookup()
-        ranked = np.lexsort((lookup.bases, lookup.size_class))
-        blocks = np.array([a.num_blocks for a in lookup.arrays], dtype=np.int64)[ranked]
-        return {"size_class": np.asarray(lookup.size_class, dtype=np.int64)[ranked],
+        memo = getattr(self, "_blocks_memo", None)
+        if memo is None or memo[0] is not lookup:
+            memo = self._blocks_memo = (lookup, {})
+        layout = memo[1].get(field)
+        if layout is None:
+            ranked = np.lexsort((lookup.bases, lookup.size_class))
+            blocks = np.array([a.num_blocks for a in lookup.arrays], dtype=np.int64)[ranked]
+            layout = memo[1][field] = {
+                "size_class": np.asarray(lookup.size_class, dtype=np.int64)[ranked],
                 "num_blocks": blocks,
                 "first_rank": np.cumsum(blocks) - blocks,
                 "column": np.asarray(lookup.field_bases[:, field], dtype=np.int64)[ranked]}
+        return layout
 
     def _dense_query(self, src, dst):
         """``(known, src, dst)`` in dense ids for a query naming original ids: ``known``

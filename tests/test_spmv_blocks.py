@@ -81,18 +81,19 @@ def test_storage_blocks_locate_every_list(device):
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
 @pytest.mark.parametrize("variant", spmv_gpu.SPMV_BLOCKS_VARIANTS if HAS_GPU else [])
-@pytest.mark.parametrize("task_shift", [5, 6, 9, 13])
+@pytest.mark.parametrize("task_shift", [5, 6, 9, 13, None])
 def test_block_walk_matches_scipy(variant, task_shift, monkeypatch):
     """Every (U, B) variant and task size (tasks of 32 slots up: hub blocks spread over
     many tasks and summed atomically, blocks smaller than a task, free blocks, many block
-    arrays): scipy's results for no, float64 and float32 weights and float64 and float32
-    x, on the calls that walk the blocks (the second on a graph state on)."""
+    arrays; None: chosen per graph): scipy's results for no, float64 and float32 weights
+    and float64 and float32 x, on every call (the first on a graph state prepares the
+    walk), also after updates that keep the block arrays (their device tables kept)."""
     monkeypatch.setattr(spmv_gpu, "_fn", spmv_gpu._fn)      # restored after the test
     spmv_gpu.use_warp_variants((spmv_gpu.SPMV_WARP,), spmv_gpu.SPMV_BLOCKS_VARIANTS)
     monkeypatch.setattr(spmv_gpu, "SPMV_BLOCKS_WARP", variant)
     monkeypatch.setattr(spmv_gpu, "SPMV_TASK_SHIFT", task_shift)
     monkeypatch.setattr(spmv_gpu, "SPMV_BLOCKS_MIN_ENTRIES", 0)
-    rng = np.random.default_rng(task_shift)
+    rng = np.random.default_rng(task_shift or 0)
     for directed in (False, True):
         g = hub_graph("gpu", directed, rng)
         n = g.num_vertices
@@ -109,11 +110,28 @@ def test_block_walk_matches_scipy(variant, task_shift, monkeypatch):
                     assert got.dtype == np.float64 and got.shape == (n,)
                     assert np.all(np.abs(got - want) <= 1e-12 * bound + 1e-300)
                 walk = g.adjacency(properties=False).derived["block_walk"]
-                assert (weight, task_shift) in walk.tables       # the blocks were walked
+                shift = walk.task_shift()
+                if task_shift is None:          # per graph: within the range
+                    lo, hi = spmv_gpu.SPMV_TASK_SHIFTS
+                    assert lo <= shift <= hi
+                else:
+                    assert shift == task_shift
+                assert (weight, shift) in walk.tables            # the blocks were walked
                 # transpose: the same pull where A is symmetric, else the atomic push
                 want_t = A.T @ xd
                 got = host(algos.spmv(g, cupy.asarray(x), weight=weight, transpose=True))
                 assert np.all(np.abs(got - want_t) <= 1e-12 * (abs(A).T @ np.abs(xd)) + 1e-300)
+        # one-edge updates (the block arrays stay, so do their device tables): new states
+        for a, b in ((3, n - 5), (n // 2, 7)):
+            if bool(host(g.has_edges(np.array([a]), np.array([b])))[0]):
+                g.delete_edges(np.array([a]), np.array([b]))
+            else:
+                g.insert_edges(np.array([a]), np.array([b]), weight=np.array([0.5]),
+                               w32=np.array([0.5], np.float32))
+            indptr, indices, vals = (host(t) for t in g.to_csr("weight"))
+            A = scipy.sparse.csr_matrix((vals, indices, indptr), shape=(n, n))
+            got = host(algos.spmv(g, cupy.asarray(x64), weight="weight"))
+            assert np.all(np.abs(got - A @ x64) <= 1e-12 * (abs(A) @ np.abs(x64)) + 1e-300)
     empty = hornet.Graph(directed=True, device="gpu", num_vertices=7,
                          edge_properties={"weight": np.float64})
     for weight in (None, "weight"):

@@ -61,7 +61,7 @@ def _warp_name(ctype: str, xtype: str, weighted: bool, push: bool, variant: tupl
 
 #: (U, B) variants of the block-walk kernel (U: groups of 32 slots whose loads a warp issues
 #: together; B: blocks per SM it is compiled for); the library builds only SPMV_BLOCKS_WARP's
-SPMV_BLOCKS_VARIANTS = ((2, 6), (2, 8), (4, 4), (4, 5))
+SPMV_BLOCKS_VARIANTS = ((2, 6), (4, 4), (4, 5))
 #: the block-walk kernel's (U, B)
 SPMV_BLOCKS_WARP = (2, 6)
 
@@ -111,8 +111,13 @@ SPMV_RANGE_WARPS = 128
 #: the pull over a hornet.Graph visited in storage order walks its block arrays
 #: (``spmv_blocks``; False: the warp kernel over the visited rows)
 SPMV_BLOCKS = True
-#: log2 of the slots of one block-walk task (a warp's unit of work)
-SPMV_TASK_SHIFT = 11
+#: log2 of the slots of one block-walk task (a warp's unit of work); None: per graph, the
+#: largest in SPMV_TASK_SHIFTS that still gives every resident warp SPMV_TASK_WARPS tasks
+#: (long tasks spend less on finding their array and rows; a small graph needs short
+#: ones, or its last tasks run on a nearly idle device)
+SPMV_TASK_SHIFT = None
+SPMV_TASK_SHIFTS = (9, 13)
+SPMV_TASK_WARPS = 6
 #: stored entries from which the pull over a hornet.Graph walks its block arrays (from the
 #: first call on a graph state; below, the warp kernel over rows in id order: on a small
 #: graph the block walk's few tasks leave the device idle and its extra launches weigh)
@@ -223,12 +228,13 @@ def _spmv_blocks(view: AdjacencyView, weight, ctype: str, x, y) -> None:
     arrays of the graph owning ``view``; ``weight``: the edge property read as ``ctype``
     (float or double), or None."""
     walk = _block_walk(view)
-    tab, na, ntasks, zero_from = walk.table(weight)
+    shift = walk.task_shift()
+    tab, na, ntasks, zero_from = walk.table(weight, shift)
     y_rows = cupy.empty(walk.count + 1, dtype=cupy.float64)
     y_rows[zero_from:] = 0.0       # rows summed atomically by several tasks, the empty row
     launch(_fn(_blocks_name(ctype, _X_TYPES[x.dtype.char], weight is not None,
                             SPMV_BLOCKS_WARP)),
-           ntasks, (tab, i64(na), np.int32(SPMV_TASK_SHIFT), walk.deg, x, y_rows),
+           ntasks, (tab, i64(na), np.int32(shift), walk.deg, x, y_rows),
            threads_per_item=32)
     cupy.take(y_rows, walk.slot, out=y)
 
@@ -238,53 +244,89 @@ class _BlockWalk:
     the degree of each of the ``count`` visited rows (every block of every array in
     storage order, int32, 0 for a free block), ``slot``, the visited row of each vertex
     (int32 (V,), ``count`` for a vertex without entries), and per weight the task table
-    (:meth:`table`). Made from the vertex table and the arrays' layout in one launch (no
-    sort, no scan): cheap enough for the first call on a graph state."""
+    (:meth:`table`). Made from the vertex table in one launch (no sort, no scan; the
+    arrays' tables stay on the device while the graph's block arrays stay): cheap enough
+    for the first call on a graph state."""
 
     def __init__(self, view: AdjacencyView):
         self.owner = view.owner
         self.layout = self.owner.storage_blocks()
-        self.count = int(self.layout["num_blocks"].sum())
+        self.tables = _layout_tables(self.layout)
+        self.count = int(self.layout["first_rank"][-1] + self.layout["num_blocks"][-1]) \
+            if self.layout["num_blocks"].shape[0] else 0
         if self.count >= 1 << 31:
             raise ValueError("more than 2**31 blocks")
         deg, ptr = view_arrays(view)
         n = view.num_vertices
-        order = np.argsort(self.layout["column"], kind="stable")      # arrays by address
-        by_addr = np.concatenate([self.layout["column"][order],
-                                  self.layout["first_rank"][order],
-                                  self.layout["size_class"][order]]).astype(np.int64)
+        by_addr = self.tables.get("by_addr")
+        if by_addr is None:
+            order = np.argsort(self.layout["column"], kind="stable")      # arrays by address
+            by_addr = self.tables["by_addr"] = cupy.asarray(np.concatenate(
+                [self.layout["column"][order], self.layout["first_rank"][order],
+                 self.layout["size_class"][order]]).astype(np.int64))
         self.deg = cupy.zeros(self.count, dtype=cupy.int32)
         self.slot = cupy.empty(n, dtype=cupy.int32)
-        launch(_fn("blocks_rows"), n, (deg, ptr, i64(n), cupy.asarray(by_addr),
-                                       i64(order.shape[0]), i64(self.count), self.deg,
-                                       self.slot))
-        self.tables = {}
+        launch(_fn("blocks_rows"), n, (deg, ptr, i64(n), by_addr,
+                                       i64(self.layout["column"].shape[0]), i64(self.count),
+                                       self.deg, self.slot))
 
-    def table(self, weight):
+    def task_shift(self) -> int:
+        """log2 of the slots per task (SPMV_TASK_SHIFT, or the choice it leaves to the
+        graph's size: see there)."""
+        if SPMV_TASK_SHIFT is not None:
+            return int(SPMV_TASK_SHIFT)
+        key = ("task_shift", SPMV_TASK_SHIFTS, SPMV_TASK_WARPS, SPMV_BLOCKS_WARP)
+        shift = self.tables.get(key)
+        if shift is None:
+            slots = int((self.layout["num_blocks"] << self.layout["size_class"]).sum())
+            warps = _sm_count() * (BLOCK // 32) * SPMV_BLOCKS_WARP[1]     # resident warps
+            lo, shift = SPMV_TASK_SHIFTS
+            while shift > lo and slots < (SPMV_TASK_WARPS * warps) << shift:
+                shift -= 1
+            self.tables[key] = shift
+        return shift
+
+    def table(self, weight, shift: int):
         """``(tab, na, ntasks, zero_from)`` of the block-walk kernel for edge property
-        ``weight`` (or None) and the current SPMV_TASK_SHIFT: ``tab`` int64 on the device
+        ``weight`` (or None) and tasks of ``2**shift`` slots: ``tab`` int64 on the device
         (the layout ``spmv_blocks`` reads: the first task of each of the ``na`` arrays and
         the total ``ntasks``, then per array its first visited row, size class, slots,
         destination column and weight column addresses); ``zero_from``: the first visited
         row of the blocks larger than a task (summed atomically; they come last in storage
         order, size classes ascending)."""
-        key = (weight, SPMV_TASK_SHIFT)
+        key = (weight, shift)
         memo = self.tables.get(key)
         if memo is None:
             layout = self.layout
-            shift = layout["size_class"]
-            slots = layout["num_blocks"] << shift
-            tasks = (slots + (1 << SPMV_TASK_SHIFT) - 1) >> SPMV_TASK_SHIFT
+            size_class = layout["size_class"]
+            slots = layout["num_blocks"] << size_class
+            tasks = (slots + (1 << shift) - 1) >> shift
             task_first = np.concatenate([[0], np.cumsum(tasks)]).astype(np.int64)
             wcol = (self.owner.storage_blocks(weight)["column"] if weight is not None
                     else layout["column"])
-            host = np.concatenate([task_first, layout["first_rank"], shift, slots,
+            host = np.concatenate([task_first, layout["first_rank"], size_class, slots,
                                    layout["column"], wcol]).astype(np.int64)
-            big = np.flatnonzero(shift > SPMV_TASK_SHIFT)
+            big = np.flatnonzero(size_class > shift)
             zero_from = int(layout["first_rank"][big[0]]) if big.size else self.count
-            memo = self.tables[key] = (cupy.asarray(host), shift.shape[0],
+            memo = self.tables[key] = (cupy.asarray(host), size_class.shape[0],
                                        int(task_first[-1]), zero_from)
         return memo
+
+
+#: per storage layout (``Graph.storage_blocks``, the same dict while the graph's block
+#: arrays stay): the tables the block walk derives from it, on the device
+_LAYOUTS: dict = {}
+
+
+def _layout_tables(layout: dict) -> dict:
+    """The dict of device tables kept for ``layout`` (made empty on first sight; the few
+    most recent layouts are kept)."""
+    entry = _LAYOUTS.get(id(layout))
+    if entry is None or entry[0] is not layout:
+        if len(_LAYOUTS) >= 8:
+            _LAYOUTS.clear()
+        entry = _LAYOUTS[id(layout)] = (layout, {})
+    return entry[1]
 
 
 def _block_walk(view: AdjacencyView) -> _BlockWalk:
