@@ -91,8 +91,9 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
     -------
     y : float64 array, shape (V,) (a CuPy array when ``g`` is on the GPU; there split rows
         are summed with atomics, so the last bits may differ from the CPU's. On the GPU,
-        repeated calls on an unchanged hornet.Graph visit its rows in storage order:
-        ``Graph.vertices_in_storage_order``, sorted once, at the second call)
+        the product over a large hornet.Graph walks its block arrays in storage order
+        (``Graph.storage_blocks``) from the first call; on other inputs, repeated calls on
+        an unchanged graph visit its rows in storage order from the second call)
 
     Raises
     ------
