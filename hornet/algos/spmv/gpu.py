@@ -120,8 +120,9 @@ SPMV_TASK_SHIFTS = (9, 13)
 SPMV_TASK_WARPS = 6
 #: stored entries from which the pull over a hornet.Graph walks its block arrays (from the
 #: first call on a graph state; below, the warp kernel over rows in id order: on a small
-#: graph the block walk's few tasks leave the device idle and its extra launches weigh)
-SPMV_BLOCKS_MIN_ENTRIES = 1 << 22
+#: graph the block walk's few tasks leave the device idle, and the first call on a graph
+#: state, which prepares the walk, would cost more than twice a later one)
+SPMV_BLOCKS_MIN_ENTRIES = 1 << 26
 SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in spmv.cu
 
 
@@ -141,9 +142,10 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
     ctype = "float"
     owner = view.owner
     if weighted:
-        # (a graph's view may come without property addresses: the block walk reads the
-        # property's columns, other kernels get the graph's view that has them)
-        props = dict(view.property_ptrs)
+        # (a large graph's view comes without property addresses (see walks_blocks): the
+        # block walk reads the property's columns, other kernels get the graph's view that
+        # has them)
+        props = view.property_ptrs
         if weight not in props and _walks_blocks(view):
             props = {k: (None, dt) for k, dt in owner.edge_properties.items()}
         if weight not in props:
@@ -215,6 +217,14 @@ def _spmv_rows(kernel, ctype, weighted, push, rows, wptr, x, y, y_rows=None) -> 
                      rows.nnz, x, y_rows, rows.vid)
     if y_rows is not y:
         cupy.take(y_rows, rows.slot, out=y)
+
+
+def walks_blocks(g) -> bool:
+    """Whether the pull over GPU graph ``g`` (a hornet.Graph) walks its block arrays (the
+    block-walk settings and ``g``'s stored entries): then its view needs no per-vertex
+    property addresses."""
+    entries = int(g.num_edges) * (1 if g.directed else 2)
+    return SPMV_BLOCKS and SPMV_KERNEL == "warp" and entries >= SPMV_BLOCKS_MIN_ENTRIES
 
 
 def _walks_blocks(view: AdjacencyView) -> bool:

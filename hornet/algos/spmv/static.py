@@ -108,9 +108,12 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
     >>> spmv((indptr, indices), np.array([1.0, 10.0, 100.0])).tolist()
     [10.0, 101.0, 10.0]
     """
-    # (a GPU graph's SpMV may read the property's block-array columns directly: its view
+    # (a large GPU graph's SpMV reads the property's block-array columns directly: its view
     # is made without the per-vertex property addresses, which it adds only when needed)
-    lean = on_gpu(g) and hasattr(g, "storage_blocks")
+    lean = False
+    if weight is not None and hasattr(g, "storage_blocks") and on_gpu(g):
+        from .gpu import walks_blocks
+        lean = walks_blocks(g)
     view = as_adjacency(g, sort=False, properties=weight is not None and not lean)
     if view.device == "gpu":
         from .gpu import spmv as gpu_spmv
