@@ -767,40 +767,12 @@ class Graph:
         return xp.where(self._degree[:self._n] > 0, rank, -1), total
 
     def storage_blocks(self, name: str | None = None) -> dict:
-        """The block arrays in storage order (the order of :meth:`storage_ranks`): host int64
-        arrays of shape (A,), valid until the next update.
-
-        ``size_class`` (log2 of a block's slots), ``num_blocks``, ``first_rank`` (the storage
-        rank of each array's first block; block b of array a has rank first_rank[a] + b) and
-        ``column``: the device address of each array's first slot in the destination column,
-        or, with ``name``, in the column of edge property ``name`` (slot s of array a at
-        ``column[a] + s * itemsize``). A kernel that walks every slot of every array in this
-        order meets each vertex's list at its rank, without a per-vertex pointer.
-
-        The same dict (read-only) is returned for as long as no block array is created or
-        freed (updates that fit the existing arrays keep it), so that callers can key what
-        they derive from it on its identity.
-        """
-        field = 0
-        if name is not None:
-            if name not in self._edge_schema:
-                raise KeyError(f"unknown edge property {name!r} (known: "
-                               f"{', '.join(self._edge_schema) or 'none'})")
-            field = list(self._edge_schema).index(name) + 1
-        lookup = self._mm.lookup()
-        memo = getattr(self, "_blocks_memo", None)
-        if memo is None or memo[0] is not lookup:
-            memo = self._blocks_memo = (lookup, {})
-        layout = memo[1].get(field)
-        if layout is None:
-            ranked = np.lexsort((lookup.bases, lookup.size_class))
-            blocks = np.array([a.num_blocks for a in lookup.arrays], dtype=np.int64)[ranked]
-            layout = memo[1][field] = {
-                "size_class": np.asarray(lookup.size_class, dtype=np.int64)[ranked],
-                "num_blocks": blocks,
-                "first_rank": np.cumsum(blocks) - blocks,
-                "column": np.asarray(lookup.field_bases[:, field], dtype=np.int64)[ranked]}
-        return layout
+        """The block arrays in :meth:`storage_ranks` order (``column``: of the destinations, or
+        of edge property ``name``): see ``MemoryManager.storage_layout``."""
+        if name is not None and name not in self._edge_schema:
+            raise KeyError(f"unknown edge property {name!r}")
+        field = 0 if name is None else list(self._edge_schema).index(name) + 1
+        return self._mm.storage_layout(field)
 
     def _dense_query(self, src, dst):
         """``(known, src, dst)`` in dense ids for a query naming original ids: ``known``
