@@ -1,32 +1,40 @@
 """GPU SpMV against cuSPARSE on the same matrix: Kronecker graphs and SNAP graphs.
 
     python3 -m bench spmv_gpu [--scales 20 22 24] [--real soc-Epinions1 ...] [--repeats 21]
-    python3 -m bench spmv_gpu --sweep          # every warp-kernel variant and range length
+    python3 -m bench spmv_gpu --sweep          # every kernel variant
 
 The SpMV rows of ``bench algos_gpu`` alone (no BFS or triangle rows, no CSR copy), so they can
 be rerun quickly. Graph500-style Kronecker graphs (R-MAT a=0.57, b=c=0.19, edge factor 16,
 seed 1) generated on the device and SNAP graphs of the data folder, undirected, with random
 float64 and float32 edge weights ("weight", "w32"). hornet: ``hornet.algos.spmv`` on
 ``hornet.Graph(device="gpu")``; cuSPARSE: cupyx.scipy.sparse ``A @ x`` on the graph's own CSR.
-``--sweep``: one row per (U, B) variant of the warp kernel and per range length
-(``hornet.algos.spmv.gpu.SPMV_WARP``, ``SPMV_RANGE``, ``SPMV_RANGE_WARPS``).
+``--sweep``: one row per variant: the library's settings, the warp kernel alone (rows in
+id order, or in storage order on the large graphs from the second call on a graph state),
+and every (U, B) variant and task size of the block-walk kernel on every graph
+(``hornet.algos.spmv.gpu``: ``SPMV_BLOCKS``, ``SPMV_BLOCKS_WARP``, ``SPMV_TASK_SHIFT``,
+``SPMV_BLOCKS_MIN_ENTRIES``).
+On the Kronecker graphs, the first calls after an update (a one-edge insertion and its
+deletion) are timed one by one, with the library's settings.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 
+import numpy as np
+
 import hornet
 from bench.common import cuda_times, kronecker, require_gpu, weighted_real_graph, write_table
 
 NAME = "spmv_gpu"
 NEEDS_GPU = True
-HEADER = ["graph", "weights", "variant (U, B, range)", "hornet ms", "cuSPARSE ms",
+HEADER = ["graph", "weights", "variant", "hornet ms", "cuSPARSE ms",
           "cuSPARSE/hornet", "hornet rate", "note"]
 
-#: range settings of the sweep: (SPMV_RANGE, SPMV_RANGE_WARPS)
-SWEEP_RANGES = ((512, None), (256, None), (1024, None), (2048, None), (512, 8), (512, 32),
-                (512, 128))
+#: block-walk task sizes of the sweep (log2 of the slots per task)
+SWEEP_TASK_SHIFTS = (10, 11, 12, 13, 14)
+#: the settings a sweep sets (and restores)
+SETTINGS = ("SPMV_BLOCKS", "SPMV_BLOCKS_WARP", "SPMV_TASK_SHIFT", "SPMV_BLOCKS_MIN_ENTRIES")
 
 
 def _spmv_gpu():
@@ -52,6 +60,28 @@ def weight_cases(g, indptr, indices, n):
             ("float32, float32 x", "w32", a32, x32, ref32)]
 
 
+def variants(mod, defaults: dict, sweep: bool) -> list:
+    """[(label, {setting: value})] of the rows of one graph and weight case."""
+    out = [("library: " + describe(defaults), {})]
+    if sweep:
+        out.append(("warp kernel", {"SPMV_BLOCKS": False}))
+        out += [(f"blocks U={u} B={b} task={1 << t}",
+                 {"SPMV_BLOCKS": True, "SPMV_BLOCKS_WARP": (u, b), "SPMV_TASK_SHIFT": t,
+                  "SPMV_BLOCKS_MIN_ENTRIES": 0})
+                for u, b in mod.SPMV_BLOCKS_VARIANTS for t in SWEEP_TASK_SHIFTS]
+    return out
+
+
+def describe(settings: dict) -> str:
+    """The SpMV ``settings`` (SETTINGS) in words."""
+    u, b = settings["SPMV_BLOCKS_WARP"]
+    shift = settings["SPMV_TASK_SHIFT"]
+    task = "per graph" if shift is None else str(1 << shift)
+    return (f"blocks U={u} B={b} task={task} from "
+            f"{settings['SPMV_BLOCKS_MIN_ENTRIES']:,} entries, else warp"
+            if settings["SPMV_BLOCKS"] else "warp kernel")
+
+
 def graph_rows(label, g, args, rows) -> None:
     """SpMV rows of one graph (its variants with ``--sweep``)."""
     import cupy
@@ -59,39 +89,51 @@ def graph_rows(label, g, args, rows) -> None:
     mod = _spmv_gpu()
     indptr, indices = g.to_csr()[:2]
     n, nnz = g.num_vertices, int(indices.shape[0])
-    defaults = (mod.SPMV_WARP, mod.SPMV_RANGE, mod.SPMV_RANGE_WARPS)
-    variants = [defaults]
-    if args.sweep:
-        mod.use_warp_variants(mod.SPMV_WARP_VARIANTS)
-        variants = [(w, r, k) for w in mod.SPMV_WARP_VARIANTS for r, k in SWEEP_RANGES]
+    defaults = {k: getattr(mod, k) for k in SETTINGS}
     for wlabel, weight, A, x, ref in weight_cases(g, indptr, indices, n):
         want = ref @ x.astype(cupy.float64)          # float64 sums of the same values
         bound = float(cupy.max(abs(ref) @ cupy.abs(x.astype(cupy.float64))))
-        seen = set()
-        for warp, rng, warps in variants:
-            mod.SPMV_WARP, mod.SPMV_RANGE, mod.SPMV_RANGE_WARPS = warp, rng, warps
-            eff = mod.warp_range(nnz)
-            if (warp, eff) in seen:
-                continue
-            seen.add((warp, eff))
+        for vlabel, settings in variants(mod, defaults, args.sweep):
+            for k, v in {**defaults, **settings}.items():
+                setattr(mod, k, v)
             try:
                 got = algos.spmv(g, x, weight=weight)
                 (th, ts), _ = cuda_times([lambda: algos.spmv(g, x, weight=weight),
                                           lambda: A @ x], args.repeats)
             except Exception as err:          # a variant that fails is reported, not fatal
-                rows.append([label, wlabel, f"{warp[0]}, {warp[1]}, {eff}", "", "", "", "",
+                rows.append([label, wlabel, vlabel, "", "", "", "",
                              f"failed: {type(err).__name__}: {str(err)[:200]}"])
                 print(rows[-1], flush=True)
                 continue
             err_ref = float(cupy.max(cupy.abs(got - want))) / max(bound, 1e-300)
             ys = (A @ x).astype(cupy.float64)
             err_cs = float(cupy.max(cupy.abs(got - ys))) / max(bound, 1e-300)
-            rows.append([label, wlabel, f"{warp[0]}, {warp[1]}, {eff}", f"{th * 1e3:.3f}",
+            rows.append([label, wlabel, vlabel, f"{th * 1e3:.3f}",
                          f"{ts * 1e3:.3f}", f"{ts / th:.2f}", f"{nnz / th / 1e9:.2f} Gnnz/s",
                          f"max |diff| / max(|A||x|): vs float64 sums {err_ref:.1e}, "
                          f"vs cuSPARSE {err_cs:.1e}"])
             print(rows[-1], flush=True)
-    mod.SPMV_WARP, mod.SPMV_RANGE, mod.SPMV_RANGE_WARPS = defaults
+    for k, v in defaults.items():
+        setattr(mod, k, v)
+
+
+def state_calls(label, g, rows, calls: int = 5) -> None:
+    """Rows "calls 1..5 on one graph state" (library settings): after a one-edge update, each
+    of the first ``calls`` SpMVs (unweighted, float64 weights) timed alone."""
+    import cupy
+    from hornet import algos
+    from bench.algos_gpu import absent_edge, event_ms
+    x = cupy.random.RandomState(3).standard_normal(g.num_vertices)
+    one, tail = absent_edge(g)
+    for wlabel, weight in (("none", None), ("float64, float64 x", "weight")):
+        g.insert_edges(one, tail, weight=cupy.ones(1), w32=cupy.ones(1, dtype=cupy.float32))
+        g.delete_edges(one, tail)
+        ts = [event_ms(lambda: algos.spmv(g, x, weight=weight)) for _ in range(calls)]
+        med = float(np.median(ts))
+        rows.append([label, wlabel, f"calls 1..{calls} on one graph state", f"{med:.3f}", "",
+                     "", "", "ms per call: " + " / ".join(f"{t:.3f}" for t in ts)
+                     + f"; slowest / median {max(ts) / med:.2f}"])
+        print(rows[-1], flush=True)
 
 
 def kron_graph(scale: int):
@@ -134,31 +176,40 @@ def main(argv: list[str] | None = None) -> None:
     rows, graphs = [], []
     makers = [lambda s=s: real_graph(s) for s in args.real]
     makers += [lambda s=s: kron_graph(s) for s in args.scales]
+    mod = _spmv_gpu()
+    if args.sweep:
+        mod.use_warp_variants((mod.SPMV_WARP,), mod.SPMV_BLOCKS_VARIANTS)
     for make in makers:
         label, g, about = make()
         print(about, flush=True)
         graphs.append(about)
         g.adjacency()
         graph_rows(label, g, args, rows)
+        if label.startswith("kron"):
+            state_calls(label, g, rows)
         del g
         cupy.get_default_memory_pool().free_all_blocks()
-    mod = _spmv_gpu()
     write_table(NAME, "GPU SpMV vs cuSPARSE on the same matrix", HEADER, rows,
                 f"""Graphs (SNAP files of the data folder, and Graph500 Kronecker graphs generated
 on the device; all undirected, random edge weights):
 {chr(10).join('- ' + s for s in graphs)}
 
 Times: CUDA events around each whole call (allocation, scans and host syncs included), one
-warm-up call each (so hornet's rows are visited in storage order on the graphs of at least
-{mod.SPMV_ORDER_MIN_ENTRIES:,} entries), then the median of {args.repeats} calls in
-interleaved rounds (hornet and cuSPARSE take turns). hornet = `hornet.algos.spmv(g, x,
+warm-up call each (the warp kernel visits the rows of the graphs of at least
+{mod.SPMV_ORDER_MIN_ENTRIES:,} entries in storage order from the second call on a graph
+state), then the median of {args.repeats} calls in interleaved rounds (hornet and cuSPARSE
+take turns). hornet = `hornet.algos.spmv(g, x,
 weight)` on `hornet.Graph(device="gpu")` (lists in power-of-two blocks), y float64 whatever
 the dtypes; cuSPARSE = cupyx.scipy.sparse `A @ x` on the graph's own CSR, with values 1.0,
 the float64 weights and a float64 x, or the float32 weights and a float32 x (y float32).
 Both get the same x: float32 in the float32 rows (hornet reads it as float32 and sums in
-float64). Variant: the warp kernel's U (groups of 32 entries whose loads a warp issues
-together), B (blocks per SM it is compiled for) and entries per warp range. Ratios > 1 mean
-hornet is faster. Errors: max |y - y_ref| over max (|A||x|), y_ref the float64 sums of the
+float64). Variant: "library" = `hornet.algos.spmv` as shipped; "warp kernel" = the row-range
+warp kernel (U, B = {mod.SPMV_WARP}) on every call; "blocks" = the block-walk kernel (a
+hornet.Graph's block arrays walked in storage order, from the first call on a graph state)
+with U groups of 32 slots whose loads a warp issues together, compiled for B blocks per SM,
+tasks of that many slots. "calls 1..5 on one graph state": after a
+one-edge update, the first five calls each timed alone (the first ones make the per-state
+views and the storage order). Ratios > 1 mean hornet is faster. Errors: max |y - y_ref| over max (|A||x|), y_ref the float64 sums of the
 same (float32 or float64) values.""", device="gpu")
 
 

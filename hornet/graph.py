@@ -766,6 +766,14 @@ class Graph:
                                   >> lookup.dev_block_shift[array_of])
         return xp.where(self._degree[:self._n] > 0, rank, -1), total
 
+    def storage_blocks(self, name: str | None = None) -> dict:
+        """The block arrays in :meth:`storage_ranks` order (``column``: of the destinations, or
+        of edge property ``name``): see ``MemoryManager.storage_layout``."""
+        if name is not None and name not in self._edge_schema:
+            raise KeyError(f"unknown edge property {name!r}")
+        field = 0 if name is None else list(self._edge_schema).index(name) + 1
+        return self._mm.storage_layout(field)
+
     def _dense_query(self, src, dst):
         """``(known, src, dst)`` in dense ids for a query naming original ids: ``known``
         (bool, host) marks the pairs whose ids the map holds, src and dst are those pairs."""

@@ -395,6 +395,7 @@ def test_spmv_warp_variants(variant, ranges, monkeypatch):
     monkeypatch.setattr(spmv_gpu, "SPMV_RANGE", ranges[0])
     monkeypatch.setattr(spmv_gpu, "SPMV_RANGE_WARPS", ranges[1])
     monkeypatch.setattr(spmv_gpu, "SPMV_ORDER_MIN_ENTRIES", 0)
+    monkeypatch.setattr(spmv_gpu, "SPMV_BLOCKS", False)       # the warp kernel in storage order
     n = 40_000
     rng = np.random.default_rng(13)
     lo = rng.integers(0, 40, (300, 2))

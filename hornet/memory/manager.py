@@ -523,6 +523,32 @@ class MemoryManager:
             self._lookup = _Lookup(bases, self._table, field_bases, classes, *dev, forest)
         return self._lookup
 
+    def storage_layout(self, field: int = 0) -> dict:
+        """The block arrays in storage order (size class by size class, smallest blocks
+        first, each class's arrays by address: the order of ``Graph.storage_ranks``), as
+        host int64 arrays of shape (A,): ``size_class`` (log2 of a block's slots),
+        ``num_blocks``, ``first_rank`` (the storage rank of each array's first block; block
+        b of array a has rank first_rank[a] + b) and ``column``: the device address of each
+        array's first slot in column ``field`` (slot s of array a at ``column[a] + s *
+        itemsize``). A kernel that walks every slot of every array in this order meets each
+        list at its rank, without a per-vertex pointer. The same dict (read-only) comes back
+        for as long as no block array is created or freed, so that callers can key what
+        they derive from it on its identity."""
+        lookup = self.lookup()
+        memo = getattr(self, "_layout_memo", None)
+        if memo is None or memo[0] is not lookup:
+            memo = self._layout_memo = (lookup, {})
+        layout = memo[1].get(field)
+        if layout is None:
+            ranked = np.lexsort((lookup.bases, lookup.size_class))
+            blocks = np.array([a.num_blocks for a in lookup.arrays], dtype=np.int64)[ranked]
+            layout = memo[1][field] = {
+                "size_class": np.asarray(lookup.size_class, dtype=np.int64)[ranked],
+                "num_blocks": blocks,
+                "first_rank": np.cumsum(blocks) - blocks,
+                "column": np.asarray(lookup.field_bases[:, field], dtype=np.int64)[ranked]}
+        return layout
+
     def field_addresses(self, pointers: np.ndarray, field: int) -> np.ndarray:
         """Addresses in column ``field`` of the slots whose destination addresses are given
         (int64, shape of ``pointers``). Field 0 is the destination column: its addresses are

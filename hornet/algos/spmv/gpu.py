@@ -9,6 +9,12 @@ atomics. From the second call on an unchanged dynamic graph, its rows are visite
 order (size class by size class, each block array front to back, instead of a jump between
 size classes at almost every row; the order comes from the graph's storage ranks, without a
 sort) and ``y`` is gathered from the per-row sums.
+
+The pull over a large hornet.Graph (``SPMV_BLOCKS_MIN_ENTRIES``) walks its block arrays
+themselves instead, from the first call on a graph state (``spmv_blocks``: a slot's row,
+list position and address are arithmetic, so no row search and no per-row pointer stands
+between a group's index loads and its x gathers; the per-state preparation is one launch
+over the vertex table).
 """
 from __future__ import annotations
 
@@ -53,10 +59,24 @@ def _warp_name(ctype: str, xtype: str, weighted: bool, push: bool, variant: tupl
             f"{variant[0]}, {variant[1]}>")
 
 
-def use_warp_variants(variants=((1, 1),)) -> None:
-    """Build the SpMV module with the warp kernel in these (U, B) ``variants`` (each one a
-    template instance per weight type, x type and direction: compile time grows with them)."""
+#: (U, B) variants of the block-walk kernel (U: groups of 32 slots whose loads a warp issues
+#: together; B: blocks per SM it is compiled for); the library builds only SPMV_BLOCKS_WARP's
+SPMV_BLOCKS_VARIANTS = ((2, 6), (4, 4), (4, 5))
+#: the block-walk kernel's (U, B)
+SPMV_BLOCKS_WARP = (2, 6)
+
+
+def _blocks_name(ctype: str, xtype: str, weighted: bool, variant: tuple) -> str:
+    """Template instance of the block-walk kernel (float or double weights, or none)."""
+    return f"spmv_blocks<{ctype}, {xtype}, {int(weighted)}, {variant[0]}, {variant[1]}>"
+
+
+def use_warp_variants(variants=((1, 1),), block_variants=None) -> None:
+    """Build the SpMV module with the warp kernel in these (U, B) ``variants`` and the
+    block-walk kernel in ``block_variants`` (default: SPMV_BLOCKS_WARP alone); each one a
+    template instance per weight type, x type and direction: compile time grows with them."""
     global _fn
+    block_variants = block_variants or (SPMV_BLOCKS_WARP,)
     _fn = kernels(_CU_PATH, tuple(
         [f"spmv_merge<float, 0, {p}>" for p in (0, 1)]
         + [f"spmv_merge<{c}, 1, {p}>" for c in sorted(set(_WEIGHT_TYPES.values()))
@@ -65,7 +85,10 @@ def use_warp_variants(variants=((1, 1),)) -> None:
                   for c, wt in [("float", False)] + [(c, True)
                                                      for c in set(_WEIGHT_TYPES.values())]
                   for xt in ("float", "double") for p in (False, True)
-                  for var in variants})))
+                  for var in variants})
+        + sorted({_blocks_name(c, xt, wt, var)
+                  for c, wt in (("float", False), ("float", True), ("double", True))
+                  for xt in ("float", "double") for var in block_variants})))
 
 
 use_warp_variants((SPMV_WARP,))
@@ -85,6 +108,21 @@ SPMV_ORDER_MIN_ENTRIES = 1 << 26
 #: None: always SPMV_RANGE
 SPMV_RANGE = 512
 SPMV_RANGE_WARPS = 128
+#: the pull over a hornet.Graph visited in storage order walks its block arrays
+#: (``spmv_blocks``; False: the warp kernel over the visited rows)
+SPMV_BLOCKS = True
+#: log2 of the slots of one block-walk task (a warp's unit of work); None: per graph, the
+#: largest in SPMV_TASK_SHIFTS that still gives every resident warp SPMV_TASK_WARPS tasks
+#: (long tasks spend less on finding their array and rows; a small graph needs short
+#: ones, or its last tasks run on a nearly idle device)
+SPMV_TASK_SHIFT = None
+SPMV_TASK_SHIFTS = (9, 13)
+SPMV_TASK_WARPS = 6
+#: stored entries from which the pull over a hornet.Graph walks its block arrays (from the
+#: first call on a graph state; below, the warp kernel over rows in id order: on a small
+#: graph the block walk's few tasks leave the device idle, and the first call on a graph
+#: state, which prepares the walk, would cost more than twice a later one)
+SPMV_BLOCKS_MIN_ENTRIES = 1 << 26
 SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in spmv.cu
 
 
@@ -102,24 +140,44 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
     x = cupy.ascontiguousarray(x, dtype=cupy.float32 if keep32 else cupy.float64)
     weighted = weight is not None
     ctype = "float"
+    owner = view.owner
     if weighted:
-        if weight not in view.property_ptrs:
+        # (a large graph's view comes without property addresses (see walks_blocks): the
+        # block walk reads the property's columns, other kernels get the graph's view that
+        # has them)
+        props = view.property_ptrs
+        if weight not in props and _walks_blocks(view):
+            props = {k: (None, dt) for k, dt in owner.edge_properties.items()}
+        if weight not in props:
             raise KeyError(f"no edge property {weight!r}; the graph has "
-                           f"{sorted(view.property_ptrs) or 'none'}")
-        wdt = np.dtype(view.property_ptrs[weight][1])
+                           f"{sorted(props) or 'none'}")
+        wdt = np.dtype(props[weight][1])
         if wdt.kind not in "biuf":
             raise TypeError(f"edge property {weight!r} must be real-valued, got dtype {wdt}")
         ctype = _WEIGHT_TYPES.get(wdt, "double")
+    push = bool(transpose and (view.directed or weighted))
+    if n == 0:
+        return cupy.zeros(0, dtype=cupy.float64)
+    if (not push and SPMV_BLOCKS and SPMV_KERNEL == "warp" and _walks_blocks(view)
+            and (not weighted or wdt in (np.float32, np.float64))
+            and _stored_entries(view) >= SPMV_BLOCKS_MIN_ENTRIES):
+        y = cupy.empty(n, dtype=cupy.float64)
+        _spmv_blocks(view, weight, ctype, x, y)
+        return y
+    if weighted and weight not in view.property_ptrs:
+        view = owner.adjacency(properties=True)
     # the storage order pays from about the second SpMV on the same view (see _visit_rows):
     # a graph updated between single SpMVs never makes it; below SPMV_ORDER_MIN_ENTRIES the
     # few launches that make it cost more than a whole SpMV (and the gather of y more than
     # the order gains)
     ordered = False
-    if SPMV_STORAGE_ORDER and getattr(view.owner, "storage_ranks", None) is not None:
+    if SPMV_STORAGE_ORDER and getattr(owner, "storage_ranks", None) is not None:
         nnz = _degree_scan(view)[1]
         ordered = (nnz >= SPMV_ORDER_MIN_ENTRIES
                    and storage_ranks(view, count_call="spmv") is not None)
     rows = _visit_rows(view, ordered)
+    if rows.nnz == 0:
+        return cupy.zeros(n, dtype=cupy.float64)
     wptr = rows.ptr
     if weighted:
         wptr = rows.property_ptr(view, weight)
@@ -128,9 +186,6 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
             gather_lists(wptr, rows.deg, rows.off[:-1], vals)
             vals = vals.astype(cupy.float64)
             wptr = address(vals) + 8 * rows.off[:-1]
-    push = bool(transpose and (view.directed or weighted))
-    if n == 0 or rows.nnz == 0:
-        return cupy.zeros(n, dtype=cupy.float64)
     gathered = not push and rows.vid is not None          # y is written whole by the gather
     y = (cupy.empty if gathered else cupy.zeros)(n, dtype=cupy.float64)
     _spmv_rows(SPMV_KERNEL, ctype, weighted, push, rows, wptr, x, y)
@@ -162,6 +217,134 @@ def _spmv_rows(kernel, ctype, weighted, push, rows, wptr, x, y, y_rows=None) -> 
                      rows.nnz, x, y_rows, rows.vid)
     if y_rows is not y:
         cupy.take(y_rows, rows.slot, out=y)
+
+
+def walks_blocks(g) -> bool:
+    """Whether the pull over GPU graph ``g`` (a hornet.Graph) walks its block arrays (the
+    block-walk settings and ``g``'s stored entries): then its view needs no per-vertex
+    property addresses."""
+    entries = int(g.num_edges) * (1 if g.directed else 2)
+    return SPMV_BLOCKS and SPMV_KERNEL == "warp" and entries >= SPMV_BLOCKS_MIN_ENTRIES
+
+
+def _walks_blocks(view: AdjacencyView) -> bool:
+    """Whether ``view`` is the whole of a graph that can lay out its block arrays (a
+    hornet.Graph's own view: ``storage_blocks``), so that the block walk can read it."""
+    return (hasattr(view.owner, "storage_blocks") and _stored_entries(view) is not None)
+
+
+def _spmv_blocks(view: AdjacencyView, weight, ctype: str, x, y) -> None:
+    """``y = A x`` (float64 (V,), written whole) by the block-walk kernel over the block
+    arrays of the graph owning ``view``; ``weight``: the edge property read as ``ctype``
+    (float or double), or None."""
+    walk = _block_walk(view)
+    shift = walk.task_shift()
+    tab, na, ntasks, zero_from = walk.table(weight, shift)
+    y_rows = cupy.empty(walk.count + 1, dtype=cupy.float64)
+    y_rows[zero_from:] = 0.0       # rows summed atomically by several tasks, the empty row
+    launch(_fn(_blocks_name(ctype, _X_TYPES[x.dtype.char], weight is not None,
+                            SPMV_BLOCKS_WARP)),
+           ntasks, (tab, i64(na), np.int32(shift), walk.deg, x, y_rows),
+           threads_per_item=32)
+    cupy.take(y_rows, walk.slot, out=y)
+
+
+class _BlockWalk:
+    """What the block walk reads besides the graph's columns, for one graph state: ``deg``,
+    the degree of each of the ``count`` visited rows (every block of every array in
+    storage order, int32, 0 for a free block), ``slot``, the visited row of each vertex
+    (int32 (V,), ``count`` for a vertex without entries), and per weight the task table
+    (:meth:`table`). Made from the vertex table in one launch (no sort, no scan; the
+    arrays' tables stay on the device while the graph's block arrays stay): cheap enough
+    for the first call on a graph state."""
+
+    def __init__(self, view: AdjacencyView):
+        self.owner = view.owner
+        self.layout = self.owner.storage_blocks()
+        self.tables = _layout_tables(self.layout)
+        self.count = int(self.layout["first_rank"][-1] + self.layout["num_blocks"][-1]) \
+            if self.layout["num_blocks"].shape[0] else 0
+        if self.count >= 1 << 31:
+            raise ValueError("more than 2**31 blocks")
+        deg, ptr = view_arrays(view)
+        n = view.num_vertices
+        by_addr = self.tables.get("by_addr")
+        if by_addr is None:
+            order = np.argsort(self.layout["column"], kind="stable")      # arrays by address
+            by_addr = self.tables["by_addr"] = cupy.asarray(np.concatenate(
+                [self.layout["column"][order], self.layout["first_rank"][order],
+                 self.layout["size_class"][order]]).astype(np.int64))
+        self.deg = cupy.zeros(self.count, dtype=cupy.int32)
+        self.slot = cupy.empty(n, dtype=cupy.int32)
+        launch(_fn("blocks_rows"), n, (deg, ptr, i64(n), by_addr,
+                                       i64(self.layout["column"].shape[0]), i64(self.count),
+                                       self.deg, self.slot))
+
+    def task_shift(self) -> int:
+        """log2 of the slots per task (SPMV_TASK_SHIFT, or the choice it leaves to the
+        graph's size: see there)."""
+        if SPMV_TASK_SHIFT is not None:
+            return int(SPMV_TASK_SHIFT)
+        key = ("task_shift", SPMV_TASK_SHIFTS, SPMV_TASK_WARPS, SPMV_BLOCKS_WARP)
+        shift = self.tables.get(key)
+        if shift is None:
+            slots = int((self.layout["num_blocks"] << self.layout["size_class"]).sum())
+            warps = _sm_count() * (BLOCK // 32) * SPMV_BLOCKS_WARP[1]     # resident warps
+            lo, shift = SPMV_TASK_SHIFTS
+            while shift > lo and slots < (SPMV_TASK_WARPS * warps) << shift:
+                shift -= 1
+            self.tables[key] = shift
+        return shift
+
+    def table(self, weight, shift: int):
+        """``(tab, na, ntasks, zero_from)`` of the block-walk kernel for edge property
+        ``weight`` (or None) and tasks of ``2**shift`` slots: ``tab`` int64 on the device
+        (the layout ``spmv_blocks`` reads: the first task of each of the ``na`` arrays and
+        the total ``ntasks``, then per array its first visited row, size class, slots,
+        destination column and weight column addresses); ``zero_from``: the first visited
+        row of the blocks larger than a task (summed atomically; they come last in storage
+        order, size classes ascending)."""
+        key = (weight, shift)
+        memo = self.tables.get(key)
+        if memo is None:
+            layout = self.layout
+            size_class = layout["size_class"]
+            slots = layout["num_blocks"] << size_class
+            tasks = (slots + (1 << shift) - 1) >> shift
+            task_first = np.concatenate([[0], np.cumsum(tasks)]).astype(np.int64)
+            wcol = (self.owner.storage_blocks(weight)["column"] if weight is not None
+                    else layout["column"])
+            host = np.concatenate([task_first, layout["first_rank"], size_class, slots,
+                                   layout["column"], wcol]).astype(np.int64)
+            big = np.flatnonzero(size_class > shift)
+            zero_from = int(layout["first_rank"][big[0]]) if big.size else self.count
+            memo = self.tables[key] = (cupy.asarray(host), size_class.shape[0],
+                                       int(task_first[-1]), zero_from)
+        return memo
+
+
+#: per storage layout (``Graph.storage_blocks``, the same dict while the graph's block
+#: arrays stay): the tables the block walk derives from it, on the device
+_LAYOUTS: dict = {}
+
+
+def _layout_tables(layout: dict) -> dict:
+    """The dict of device tables kept for ``layout`` (made empty on first sight; the few
+    most recent layouts are kept)."""
+    entry = _LAYOUTS.get(id(layout))
+    if entry is None or entry[0] is not layout:
+        if len(_LAYOUTS) >= 8:
+            _LAYOUTS.clear()
+        entry = _LAYOUTS[id(layout)] = (layout, {})
+    return entry[1]
+
+
+def _block_walk(view: AdjacencyView) -> _BlockWalk:
+    """The view's :class:`_BlockWalk` (memoized on the view: valid until the next update)."""
+    walk = view.derived.get("block_walk")
+    if walk is None:
+        walk = view.derived["block_walk"] = _BlockWalk(view)
+    return walk
 
 
 @dataclass

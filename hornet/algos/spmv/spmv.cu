@@ -279,6 +279,155 @@ spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ wptr, const i64* 
     }
 }
 
+// Block-walk SpMV over a hornet.Graph's block arrays in storage order (pull only). The
+// arrays (size class by size class, each by address) hold every block at its storage rank,
+// so a slot's row is arithmetic: slot s of array a (blocks of 2^shift slots) belongs to
+// visited row first_row[a] + (s >> shift), at position s & (2^shift - 1) of its list, and
+// its destination and weight lie at column_base[a] + s. No row search, no per-row pointer:
+// the index and weight loads of U groups of 32 slots are issued at once, then their x
+// gathers, then the per-row sums. Work: tasks of 2^task_shift slots of one array (every
+// array's slots cut into them; a block larger than a task spans several tasks, whose sums
+// are added atomically into y, zeroed there first; every other row is stored once, free
+// blocks as 0). A slot is read only where the row's degree says it holds an entry, except
+// for the smallest blocks (fewer than 2^(task_shift - 5) slots), whose destination and
+// weight loads go with the degree loads (their sectors are read whole anyway).
+//
+// tab (int64): task_first (na + 1: first task of each array, total last), then per array
+// (na each) first_row, shift, slots, destination column address, weight column address.
+// deg: degree of each visited row (0 for a free block). y: float64 per visited row.
+template <typename W, typename X, int WEIGHTED, int U, int B>
+__global__ void __launch_bounds__(256, B)
+spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __restrict__ deg,
+            const X* __restrict__ x, double* __restrict__ y) {
+    const int lane = threadIdx.x & 31;
+    const i64* __restrict__ task_first = tab;
+    const i64* __restrict__ first_row = tab + na + 1;
+    const i64* __restrict__ shifts = first_row + na;
+    const i64* __restrict__ slots = shifts + na;
+    const i64* __restrict__ dst_col = slots + na;
+    const i64* __restrict__ w_col = dst_col + na;
+    const i64 ntasks = task_first[na];
+    const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
+    const i64 task = (i64)1 << task_shift;
+    for (i64 t = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; t < ntasks; t += nw) {
+        i64 lo = 0, hi = na;                     // task_first[lo] <= t < task_first[hi]
+        while (hi - lo > 1) {
+            const i64 mid = (lo + hi) >> 1;
+            if (__ldg(task_first + mid) <= t) lo = mid; else hi = mid;
+        }
+        const i64 a = lo;
+        const int shift = (int)__ldg(shifts + a);
+        const i64 cmask = ((i64)1 << shift) - 1;
+        const i64 s0 = (t - __ldg(task_first + a)) << task_shift;
+        const i64 s1 = s0 + task < __ldg(slots + a) ? s0 + task : __ldg(slots + a);
+        const i64 row_a = __ldg(first_row + a);
+        const int* __restrict__ dst = (const int*)__ldg(dst_col + a);
+        const W* __restrict__ wts = WEIGHTED ? (const W*)__ldg(w_col + a) : nullptr;
+        // at most 32 rows in the task: their degrees, one per lane, loaded first
+        const bool few_rows = shift >= task_shift - 5;
+        int dl = 0;
+        if (few_rows) {
+            const i64 r = (s0 >> shift) + lane;
+            if (r <= ((s1 - 1) >> shift)) dl = deg[row_a + r];
+            // a task inside one block, wholly past the list's end: nothing to add
+            if (shift > task_shift && (s0 & cmask) >= __shfl_sync(FULL_MASK, dl, 0)) continue;
+        }
+        double acc = 0.0;                        // (blocks of >= 32 slots) the row's sum so far
+        for (i64 c = s0; c < s1; c += 32 * U) {
+            int col[U];
+            W w[U];                              // (converted at the product: fewer registers)
+            bool ok[U];
+            // whole chunk of one block past its list's end (blocks of >= 32 U slots)
+            bool skip = false;
+            if (few_rows && (cmask + 1) >= 32 * U) {
+                const int d0 = __shfl_sync(FULL_MASK, dl, (int)((c >> shift) - (s0 >> shift)));
+                skip = (c & cmask) >= d0;
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const i64 sl = c + 32 * u + lane;
+                const bool in = sl < s1;
+                int d;
+                if (few_rows) {
+                    d = __shfl_sync(FULL_MASK, dl, (int)(((sl >> shift) - (s0 >> shift)) & 31));
+                } else {
+                    d = in ? deg[row_a + (sl >> shift)] : 0;
+                }
+                ok[u] = in && !skip && (sl & cmask) < d;
+                col[u] = 0;
+                w[u] = (W)0;
+                if (few_rows ? ok[u] : in) {
+                    col[u] = __ldcs(dst + sl);
+                    if (WEIGHTED) w[u] = __ldcs(wts + sl);
+                }
+            }
+            double v[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                v[u] = 0.0;
+                if (ok[u]) {
+                    v[u] = (double)x[col[u]];
+                    if (WEIGHTED) v[u] = (double)w[u] * v[u];
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const i64 g = c + 32 * u;                    // the group's first slot
+                if (u > 0 && g >= s1) break;                 // (the same for the whole warp)
+                const i64 sl = g + lane;
+                if (shift < 5) {                             // 32 >> shift whole rows
+                    double s = v[u];
+                    for (int o = 1; o <= (int)cmask; o <<= 1)
+                        s += __shfl_xor_sync(FULL_MASK, s, o);
+                    if (sl < s1 && (sl & cmask) == 0) y[row_a + (sl >> shift)] = s;
+                } else {
+                    acc += v[u];
+                    if (((g + 32) & cmask) == 0 || g + 32 >= s1) {   // the row's last group
+                        double s = acc;
+                        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
+                        if (lane == 0) {
+                            const i64 r = row_a + (g >> shift);
+                            if (shift > task_shift) atomicAdd(&y[r], s); else y[r] = s;
+                        }
+                        acc = 0.0;
+                    }
+                }
+            }
+        }
+    }
+}
+
+// The visited rows of the block walk, straight from the vertex table: vertex v with a list
+// at edge pointer ptr[v] (an address in the destination column of the array whose base is
+// the last one at or below it; arrays by address: base, first storage rank, size class) is
+// visited row rank = first + block index; deg_rows[rank] = deg[v] (deg_rows zeroed by the
+// caller: free blocks stay empty rows), slot[v] = rank, or nrows (the zero row) for a
+// vertex without entries.
+extern "C" __global__ void blocks_rows(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                       i64 n, const i64* __restrict__ by_addr, i64 na,
+                                       i64 nrows, int* __restrict__ deg_rows,
+                                       int* __restrict__ slot) {
+    const i64* __restrict__ base = by_addr;
+    const i64* __restrict__ first = by_addr + na;
+    const i64* __restrict__ shift = by_addr + 2 * na;
+    GRID_STRIDE(v, n) {
+        const int d = deg[v];
+        if (d > 0) {
+            const i64 p = ptr[v];
+            i64 lo = 0, hi = na;                  // base[lo] <= p < base[hi] (base[na]: +inf)
+            while (hi - lo > 1) {
+                const i64 mid = (lo + hi) >> 1;
+                if (__ldg(base + mid) <= p) lo = mid; else hi = mid;
+            }
+            const i64 r = __ldg(first + lo) + ((p - __ldg(base + lo)) >> (__ldg(shift + lo) + 2));
+            deg_rows[r] = d;
+            slot[v] = (int)r;
+        } else {
+            slot[v] = (int)nrows;
+        }
+    }
+}
+
 // The rows of a view visited in storage order: vertex v with rank[v] >= 0 (its block's rank
 // among all blocks in storage order, Graph.storage_ranks) becomes visited row rank[v]; the
 // other rows (free blocks) stay empty (deg_rows 0, vid_rows 0: zero-filled by the caller).

@@ -26,7 +26,7 @@ import numpy as np
 from hornet.core.atomics import atomic_add
 from hornet.core.chunking import num_chunks
 from hornet.core.pointers import int32_view, view as ptr_view
-from ..views import as_adjacency, sized, storage_order
+from ..views import as_adjacency, on_gpu, sized, storage_order
 from ...core.jit import njit
 
 __all__ = ["spmv"]
@@ -91,8 +91,9 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
     -------
     y : float64 array, shape (V,) (a CuPy array when ``g`` is on the GPU; there split rows
         are summed with atomics, so the last bits may differ from the CPU's. On the GPU,
-        repeated calls on an unchanged hornet.Graph visit its rows in storage order:
-        ``Graph.vertices_in_storage_order``, sorted once, at the second call)
+        the product over a large hornet.Graph walks its block arrays in storage order
+        (``Graph.storage_blocks``) from the first call; on other inputs, repeated calls on
+        an unchanged graph visit its rows in storage order from the second call)
 
     Raises
     ------
@@ -107,7 +108,13 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
     >>> spmv((indptr, indices), np.array([1.0, 10.0, 100.0])).tolist()
     [10.0, 101.0, 10.0]
     """
-    view = as_adjacency(g, sort=False, properties=weight is not None)
+    # (a large GPU graph's SpMV reads the property's block-array columns directly: its view
+    # is made without the per-vertex property addresses, which it adds only when needed)
+    lean = False
+    if weight is not None and hasattr(g, "storage_blocks") and on_gpu(g):
+        from .gpu import walks_blocks
+        lean = walks_blocks(g)
+    view = as_adjacency(g, sort=False, properties=weight is not None and not lean)
     if view.device == "gpu":
         from .gpu import spmv as gpu_spmv
         return gpu_spmv(view, x, weight, transpose)
