@@ -95,11 +95,14 @@ def run_graph(name, device, sizes, repeats, rng):
             times = [x[0] for x in res[kind]]
             med = statistics.median(times)
             region = statistics.median(x[1]["region"] for x in res[kind])
+            rounds = statistics.median(x[1].get("rounds", 0) for x in res[kind])
+            levels = statistics.median(x[1].get("levels", 0) for x in res[kind])
             fell_back = sum(x[1]["path"] == "static" for x in res[kind])
             rows.append([title, E, kind, b, f"{b / E:.2e}", med * 1e3, static * 1e3,
                          static / med, f"{region / E:.2e}", f"{fell_back}/{reps}"])
             print(f"  {kind:15s} b={b:8d} {med * 1e3:10.2f} ms  x{static / med:9.1f}  "
-                  f"region {region / E:.2e}  static path {fell_back}/{reps}", flush=True)
+                  f"region {region / E:.2e}  static path {fell_back}/{reps}  "
+                  f"rounds {rounds:g} levels {levels:g}", flush=True)
     want = _host(truss_numbers(g))
     assert np.array_equal(_host(kt.truss_numbers), want), f"{title}: dynamic != static"
     return title, E, static, rows

@@ -12,8 +12,14 @@
 //
 // Kernels: dt_lost_seeds (deletion: the surviving edges that lost a triangle counted at their
 // level), dt_hindex / dt_apply / dt_push (one synchronous round of the local h-index descent),
-// dt_seed / dt_expand / dt_admit (insertion: the region walk), dt_raise / dt_saturated
-// (insertion: the +1 bounds and the edges that kept them).
+// ko_eval / ko_push (insertion: the scan of one level of the k-order for the edges that may
+// rise), ko_peel_count / ko_peel_apply (a synchronous peeling round of those candidates, or of
+// the edges a deletion lowered: peeled edges get ranks at the end of their level), ko_raise
+// (the survivors one level up, ranks at the start of the new level).
+//
+// The k-order: edges by (truss, rank), rank int64 unique per edge (compared only within a
+// level); every edge e lies in at most truss[e] - 2 triangles whose two other edges both come
+// after e. See dynamic_gpu.py.
 
 #include "segmented.cuh"     // i64, u64, GRID_STRIDE, lower_bound
 #include "tiles.cuh"         // FULL_MASK
@@ -25,7 +31,14 @@
 #define C_TOUCHED 2    // distinct edges whose triangles an update examined
 #define C_CAND 3       // walk candidates (dt_expand, dt_saturated)
 #define C_FRONT 4      // the walk's next frontier (dt_admit)
-#define C_REGION 5     // the region (dt_admit; dt_seed's seeds are counted by the host)
+#define C_REGION 5     // (unused)
+#define C_FELL 6       // edges a deletion lowered (dt_apply, deduplicated by fell == fstamp)
+#define C_EVAL 8       // the scan's next evaluation list (ko_push; zeroed by ko_eval)
+#define C_NEWC 9       // 2 slots: candidates found by a scan round (ko_eval), by round parity
+#define C_ALL 11       // every candidate of the level (ko_eval)
+#define C_REM 12       // edges a peeling round removed (ko_peel_apply; zeroed by ko_peel_count)
+#define C_KEEP 13      // edges a peeling round kept (ko_peel_apply; zeroed by ko_peel_count)
+#define C_TAIL 14      // ranks given out at the end of a level in this update
 
 #define HBINS 256      // h-index histogram bins of one warp: levels a - 255 .. a
 #define WARPS 8        // warps of a 256-thread block
@@ -204,11 +217,14 @@ extern "C" __global__ void dt_hindex(const int* __restrict__ deg, const i64* __r
 // Apply a round: truss[list[i]] = newval[i] where lower; lowered edges (with their value
 // before) to lowered / lowered_old (count ctr[C_LOW]); edges whose value came from the clamped
 // bin straight to the next worklist (next, count ctr[C_NEXT], deduplicated by mark == stamp).
+// Every lowered edge also goes once per update to fallen (count ctr[C_FELL], deduplicated by
+// fell == fstamp): the edges whose k-order places the deletion renews.
 extern "C" __global__ void dt_apply(const int* __restrict__ list, i64 n,
                                     const int* __restrict__ newval, int* __restrict__ truss,
                                     int* __restrict__ lowered, int* __restrict__ lowered_old,
                                     int* __restrict__ next, int* __restrict__ mark, int stamp,
-                                    u64* ctr) {
+                                    u64* ctr, int* __restrict__ fell, int fstamp,
+                                    int* __restrict__ fallen) {
     GRID_STRIDE(i, n) {
         const int e = list[i];
         int v = newval[i];
@@ -220,6 +236,7 @@ extern "C" __global__ void dt_apply(const int* __restrict__ list, i64 n,
             const u64 j = atomicAdd(&ctr[C_LOW], 1ull);
             lowered[j] = e;
             lowered_old[j] = a;
+            claim(fell, fstamp, e, fallen, ctr, C_FELL);
         }
         if (again) claim(mark, stamp, e, next, ctr, C_NEXT);
     }
@@ -261,119 +278,187 @@ extern "C" __global__ void dt_push(const int* __restrict__ deg, const i64* __res
     }
 }
 
-// Insertion, the walk's start: the seeds (distinct) join the region and the first frontier,
-// marked member (mstamp) and seen (sstamp).
-extern "C" __global__ void dt_seed(const int* __restrict__ seeds, i64 n, int* __restrict__ member,
-                                   int mstamp, int* __restrict__ seen, int sstamp,
-                                   int* __restrict__ region, int* __restrict__ front) {
-    GRID_STRIDE(i, n) {
-        const int e = seeds[i];
-        member[e] = mstamp;
-        seen[e] = sstamp;
-        region[i] = e;
-        front[i] = e;
+// ------------------------------------------------------------------------ the k-order
+// Whether the other edge p of a triangle of an edge at level k, rank r, holds that triangle:
+// p above level k, or at level k and a member (member == mstamp) not peeled (gone != gstamp),
+// or (with use_rank) at level k after the edge.
+__device__ __forceinline__ bool ko_holds(const int* __restrict__ truss,
+                                         const i64* __restrict__ rank,
+                                         const int* __restrict__ member, int mstamp,
+                                         const int* __restrict__ gone, int gstamp, i64 p, int k,
+                                         i64 r, int use_rank) {
+    const int tp = truss[p];
+    if (tp != k) return tp > k;
+    if (member[p] == mstamp && gone[p] != gstamp) return true;
+    return use_rank && rank[p] > r;
+}
+
+// How many triangles of e (at level k = truss[e]) both other edges hold (ko_holds), counted by
+// the calling warp up to `enough` (the enumeration stops there); every lane gets the count.
+__device__ __forceinline__ int ko_count(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                        const i64* __restrict__ tkeys, int tshift,
+                                        const int* __restrict__ truss,
+                                        const i64* __restrict__ rank,
+                                        const int* __restrict__ member, int mstamp,
+                                        const int* __restrict__ gone, int gstamp, int e,
+                                        int use_rank, int enough, unsigned lane, int* c) {
+    const i64 key = tkeys[e];
+    const int u = hi32(key), v = lo32(key);
+    const int k = truss[e];
+    const i64 r = rank[e];
+    if (lane == 0) *c = 0;
+    __syncwarp();
+    if (enough > 0) {
+        warp_common(deg, ptr, u, v, lane, 0, 1, [&](int w) {
+            const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
+            const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
+            if (s1 < 0 || s2 < 0) return;
+            if (ko_holds(truss, rank, member, mstamp, gone, gstamp, s1, k, r, use_rank) &&
+                ko_holds(truss, rank, member, mstamp, gone, gstamp, s2, k, r, use_rank))
+                atomicAdd(c, 1);
+        }, [&] {
+            __syncwarp();
+            return *c >= enough;
+        });
+    }
+    __syncwarp();
+    const int out = *c;
+    __syncwarp();
+    return out;
+}
+
+// The scan of level k, one warp per list edge y (distinct) at level k not yet a candidate
+// (member != mstamp): y becomes one when at least k - 1 of its triangles have both other
+// edges above k, candidates, or at level k after y. Candidates are set while the round runs
+// (a count only grows with the candidates, so reading one early is safe: the candidate set
+// is the unique set where y is a member exactly when its count with the members before it
+// reaches k - 1). New candidates go to newc (ctr[C_NEWC + slot]) and all (ctr[C_ALL]).
+// Thread 0 zeroes ctr[C_EVAL] (ko_push's list) and ctr[C_NEWC + 1 - slot] (the next round's).
+extern "C" __global__ void ko_eval(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                   const i64* __restrict__ tkeys, int tshift,
+                                   const int* __restrict__ truss, const i64* __restrict__ rank,
+                                   const int* __restrict__ list, i64 n, int k,
+                                   int* __restrict__ member, int mstamp,
+                                   const int* __restrict__ gone, int* __restrict__ newc,
+                                   int* __restrict__ all, int slot, int* __restrict__ touched,
+                                   int tstamp, u64* ctr) {
+    __shared__ int count[WARPS];
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctr[C_EVAL] = 0;
+        ctr[C_NEWC + 1 - slot] = 0;
+    }
+    const unsigned lane = threadIdx.x & 31;
+    int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
+    for (i64 i = warp_id(); i < n; i += num_warps()) {
+        const int y = list[i];
+        if (truss[y] != k || member[y] == mstamp) continue;       // (warp-uniform)
+        const int got = ko_count(deg, ptr, tkeys, tshift, truss, rank, member, mstamp, gone,
+                                 -1, y, 1, k - 1, lane, c);
+        if (lane == 0) {
+            touch(touched, tstamp, y, ctr);
+            if (got >= k - 1) {
+                member[y] = mstamp;
+                newc[atomicAdd(&ctr[C_NEWC + slot], 1ull)] = y;
+                all[atomicAdd(&ctr[C_ALL], 1ull)] = y;
+            }
+        }
     }
 }
 
-// The walk's step, `parts` warps per frontier edge x (level a = truss[x]): for each triangle
-// (x, y, z), y becomes a candidate (cand, ctr[C_CAND], once per walk: seen == sstamp) when it
-// is at x's level (relaxed: at most x's level: x is an inserted edge holding its support + 1)
-// and z is at least at y's level (else the triangle cannot hold y at the level above).
-extern "C" __global__ void dt_expand(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                                     const i64* __restrict__ tkeys, int tshift,
-                                     const int* __restrict__ truss,
-                                     const int* __restrict__ front, i64 n, int relaxed,
-                                     int* __restrict__ seen, int sstamp, int* __restrict__ cand,
-                                     u64* ctr, int parts) {
+// `parts` warps per new candidate x = newc[i] (ctr[C_NEWC + slot] of them) at level k: every
+// level-k edge z after x in a triangle of x whose third edge is at level >= k, not a candidate,
+// goes to next (ctr[C_EVAL], deduplicated by pushed == pstamp): x raised z's count.
+extern "C" __global__ void ko_push(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                   const i64* __restrict__ tkeys, int tshift,
+                                   const int* __restrict__ truss, const i64* __restrict__ rank,
+                                   const int* __restrict__ newc, int slot, int k,
+                                   const int* __restrict__ member, int mstamp,
+                                   int* __restrict__ pushed, int pstamp, int* __restrict__ next,
+                                   u64* ctr, int parts) {
     const unsigned lane = threadIdx.x & 31;
-    for (i64 wi = warp_id(); wi < n * parts; wi += num_warps()) {
+    const i64 m = (i64)ctr[C_NEWC + slot];
+    for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
         const i64 i = wi / parts;
         const int part = (int)(wi - i * parts);
-        const int x = front[i];
+        const int x = newc[i];
         const i64 key = tkeys[x];
         const int u = hi32(key), v = lo32(key);
-        const int a = truss[x];
+        const i64 rx = rank[x];
         warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
             const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
             const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
             if (s1 < 0 || s2 < 0) return;
             const int f1 = truss[s1], f2 = truss[s2];
-            if ((relaxed ? f1 <= a : f1 == a) && f2 >= f1)
-                claim(seen, sstamp, (int)s1, cand, ctr, C_CAND);
-            if ((relaxed ? f2 <= a : f2 == a) && f1 >= f2)
-                claim(seen, sstamp, (int)s2, cand, ctr, C_CAND);
+            if (f1 < k || f2 < k) return;
+            if (f1 == k && rank[s1] > rx && member[s1] != mstamp)
+                claim(pushed, pstamp, (int)s1, next, ctr, C_EVAL);
+            if (f2 == k && rank[s2] > rx && member[s2] != mstamp)
+                claim(pushed, pstamp, (int)s2, next, ctr, C_EVAL);
         }, NO_STOP);
     }
 }
 
-// One warp per candidate y (ctr[C_CAND] of them): y can rise above its level f only with at
-// least f - 1 triangles whose two other edges are at level >= f (their bounds are then
-// >= f + 1). Such a y joins the region (member = mstamp; region, ctr[C_REGION]) and the next
-// frontier (front, ctr[C_FRONT]); any other stays where it is and the walk stops there.
-extern "C" __global__ void dt_admit(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                                    const i64* __restrict__ tkeys, int tshift,
-                                    const int* __restrict__ truss, const int* __restrict__ cand,
-                                    int* __restrict__ member, int mstamp,
-                                    int* __restrict__ front, int* __restrict__ region,
-                                    int* __restrict__ touched, int tstamp, u64* ctr) {
+// A peeling round, one warp per live member e = list[i] (member == mstamp, gone != gstamp) at
+// its level k = truss[e]: out[i] = 1 when fewer than k - 1 of its triangles have both other
+// edges above k or live members (a synchronous round: ko_peel_apply writes gone). Thread 0
+// zeroes ctr[C_REM] and ctr[C_KEEP].
+extern "C" __global__ void ko_peel_count(const int* __restrict__ deg,
+                                         const i64* __restrict__ ptr,
+                                         const i64* __restrict__ tkeys, int tshift,
+                                         const int* __restrict__ truss,
+                                         const i64* __restrict__ rank,
+                                         const int* __restrict__ list, i64 n,
+                                         const int* __restrict__ member, int mstamp,
+                                         const int* __restrict__ gone, int gstamp,
+                                         int* __restrict__ out, int* __restrict__ touched,
+                                         int tstamp, u64* ctr) {
     __shared__ int count[WARPS];
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctr[C_REM] = 0;
+        ctr[C_KEEP] = 0;
+    }
     const unsigned lane = threadIdx.x & 31;
     int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
-    const i64 n = (i64)ctr[C_CAND];
     for (i64 i = warp_id(); i < n; i += num_warps()) {
-        const int y = cand[i];
-        const i64 key = tkeys[y];
-        const int u = hi32(key), v = lo32(key);
-        const int f = truss[y];
-        if (lane == 0) *c = 0;
-        __syncwarp();
-        // (stops once f - 1 such triangles are found)
-        warp_common(deg, ptr, u, v, lane, 0, 1, [&](int w) {
-            const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
-            const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
-            if (s1 < 0 || s2 < 0) return;
-            if (truss[s1] >= f && truss[s2] >= f) atomicAdd(c, 1);
-        }, [&] {
-            __syncwarp();
-            return *c >= f - 1;
-        });
-        __syncwarp();
+        const int e = list[i];
+        const int k = truss[e];
+        const int got = ko_count(deg, ptr, tkeys, tshift, truss, rank, member, mstamp, gone,
+                                 gstamp, e, 0, k - 1, lane, c);
         if (lane == 0) {
-            touch(touched, tstamp, y, ctr);
-            if (*c >= f - 1) {
-                member[y] = mstamp;
-                front[atomicAdd(&ctr[C_FRONT], 1ull)] = y;
-                region[atomicAdd(&ctr[C_REGION], 1ull)] = y;
-            }
+            touch(touched, tstamp, e, ctr);
+            out[i] = got < k - 1;
         }
-        __syncwarp();
     }
 }
 
-// The region's bounds: every region edge one level up (an inserted edge, holding its support
-// + 1, to its support + 2); bound[i] keeps the bound of region[i].
-extern "C" __global__ void dt_raise(const int* __restrict__ region, i64 n,
-                                    int* __restrict__ truss, int* __restrict__ bound) {
+// Applies a peeling round: list[i] with flag[i] is peeled (gone = gstamp) and ranked at the end
+// of its level (tail + the update's count ctr[C_TAIL]; one round's edges in any order: each
+// had at most k - 2 such triangles when the round began); the others go to keep (ctr[C_KEEP]).
+extern "C" __global__ void ko_peel_apply(const int* __restrict__ list, i64 n,
+                                         const int* __restrict__ flag, int* __restrict__ gone,
+                                         int gstamp, i64* __restrict__ rank, i64 tail,
+                                         int* __restrict__ keep, u64* ctr) {
     GRID_STRIDE(i, n) {
-        const int e = region[i];
-        const int b = truss[e] + 1;
-        truss[e] = b;
-        bound[i] = b;
+        const int e = list[i];
+        if (flag[i]) {
+            gone[e] = gstamp;
+            rank[e] = tail + (i64)atomicAdd(&ctr[C_TAIL], 1ull);
+            atomicAdd(&ctr[C_REM], 1ull);
+        } else {
+            keep[atomicAdd(&ctr[C_KEEP], 1ull)] = e;
+        }
     }
 }
 
-// After the descent: region edges i >= skip still at their bound (they rose by the whole step
-// and may rise again) to out (count ctr[C_CAND]), marked seen (sstamp: the next walk's stamp).
-extern "C" __global__ void dt_saturated(const int* __restrict__ region, i64 n, i64 skip,
-                                        const int* __restrict__ truss,
-                                        const int* __restrict__ bound, int* __restrict__ out,
-                                        int* __restrict__ seen, int sstamp, u64* ctr) {
+// The level's survivors list[:n] rise to level k + 1 and take the ranks head + i, before every
+// edge of that level; they are copied to seeds (the next level's scan starts from them).
+extern "C" __global__ void ko_raise(const int* __restrict__ list, i64 n, int k,
+                                    int* __restrict__ truss, i64* __restrict__ rank, i64 head,
+                                    int* __restrict__ seeds) {
     GRID_STRIDE(i, n) {
-        if (i < skip) continue;
-        const int e = region[i];
-        if (truss[e] == bound[i]) {
-            seen[e] = sstamp;
-            out[atomicAdd(&ctr[C_CAND], 1ull)] = e;
-        }
+        const int e = list[i];
+        truss[e] = k + 1;
+        rank[e] = head + i;
+        seeds[i] = e;
     }
 }

@@ -1,42 +1,47 @@
 """The GPU version of :class:`~hornet.algos.ktruss.dynamic.DynamicTruss` (kernels in
 ``dynamic_gpu.cu``).
 
-State on the device: the truss number of every edge in a GPU
+State on the device: the truss number and the k-order rank of every edge in a GPU
 :class:`~hornet.algos.edge_table.EdgeTable` keyed by the edge, and the per-edge support kept
 by a GPU :class:`~hornet.algos.triangles.dynamic.DynamicTriangleCount`. Slot-indexed stamp
 arrays and slot lists (int32) are the scratch of the updates; a round of any phase is a few
-launches and one read of an 8-word counter array, never a per-edge host step.
+launches and one read of the counter array, never a per-edge host step.
 
-Truss numbers t are the greatest fixed point of the h-index operator H(f)(e) = max k such
-that k - 2 triangles of e have min(f(other two)) >= k. From a bound U, the descent
-f <- min(f, H(f)) (synchronous rounds over a worklist, :meth:`GpuDynamicTruss._descend`)
-ends at the greatest fixed point of min(U, H) (Sariyuce et al., VLDB 2018); when U >= t it
-is t.
+The k-order (Zhang and Yu, SIGMOD 2019; as the CPU version, :mod:`hornet.algos.ktruss.order`):
+the edges by (truss number, rank), where every edge e lies in at most t(e) - 2 triangles whose
+other two edges both come after e. The static device peeling gives one (rank = peeling round,
+ties broken by slot: :func:`hornet.algos.ktruss.gpu.truss_numbers_and_rounds`); new ranks come
+from two host counters, ``head`` (decreasing: the start of a level) and ``tail`` (increasing:
+the end of a level), since ranks are only compared within a level.
 
-Deletions: the numbers before the batch are an upper bound. The worklist starts with the
-surviving edges that lost a triangle counted at their level (``dt_lost_seeds``, on the graph
-before the batch); an edge that falls puts the triangle neighbours whose count it changed on
-the next worklist.
+Deletions: truss numbers are the greatest fixed point of the h-index operator H(f)(e) = max k
+such that k - 2 triangles of e have min(f(other two)) >= k, and the numbers before the batch
+are an upper bound, so the descent f <- min(f, H(f)) (synchronous rounds over a worklist,
+:meth:`GpuDynamicTruss._descend`; Sariyuce et al., VLDB 2018) ends at the new numbers. The
+worklist starts with the surviving edges that lost a triangle counted at their level
+(``dt_lost_seeds``, on the graph before the batch); an edge that falls puts the triangle
+neighbours whose count it changed on the next worklist. The edges that fell then go to the
+end of their new level, in the order of a synchronous peeling of them (``ko_peel_*``: in a
+round, those with fewer than k - 1 triangles whose other edges are above k or fallen to k and
+not peeled yet); no other edge gains a later triangle neighbour.
 
-Insertions, in steps (the support update gives the new edges' supports s first):
-f_0 = the old numbers, new edges at 2; step i computes f_{i+1} = the greatest fixed point of
-min(f_i + 1, H) (step 0: min(s + 2, H) on the new edges), so every edge rises by at most one
-a step (any other edge's rise comes in a later step) and f_i <= t throughout; when a step
-raises nothing, f_i = t (with U = f + 1 nothing can sit at its bound, and a fixed point of
-min(U, H) below t always leaves an edge at its bound). An edge that rises in step i is joined,
-through triangles of the new level, by edges at its own old level that rise too, to an edge
-that sat at its bound in step i - 1 (step 0: to a new edge): otherwise raising that set would
-give a larger fixed point of the step before (Huang et al., SIGMOD 2014, per step). So a step
-walks from those edges (``dt_expand``: same level, third edge at least that level; from a new
-edge, any level up to s + 1), keeping only edges with enough triangles to rise
-(``dt_admit``), raises the walked region by one and descends it with everything else fixed.
-The steps end after the largest rise of an old edge, plus one. Before step 0 the new edges'
-bound s + 2 is lowered to the h-index of their triangles with every old edge at t + 1 (a
-bound of step 0's fixed point too), so a new edge walks only the levels it can reach.
+Insertions (the k-order scan, level by level; the CPU version does it sequentially with a
+heap): the new edges go first in the order at level 2 and are the seeds of level k = 2. At
+level k the candidates are the unique set C where a level-k edge y is in C exactly when at
+least k - 1 of its triangles have both other edges above k, in C before y, or at level k
+after y; every edge that rises from k is in C, and an edge with no triangle shared with an
+earlier candidate (or a seed) is not (its count is its old s+ <= k - 2). C is found from the
+seeds by rounds on the device (``ko_eval`` decides a list's edges; ``ko_push`` puts the later
+level-k neighbours of the new candidates on the next list), then peeled at k - 1 triangles
+(others above k or live candidates): the survivors rise to k + 1 (ranks at the start of it:
+the next level's seeds), the peeled ones go to the end of level k. An edge visited but no
+candidate keeps its place. The steps end at the first level with no survivor, so an update
+examines the candidates' triangles and their later neighbours, not the whole triangle-connected
+part of a level.
 
 Kernels run one warp per edge (an intersection of the endpoints' lists); the kernels that
-only enumerate (``dt_push``, ``dt_expand``, ``dt_lost_seeds``) give a launch of few edges
-several warps each, and the counting ones stop as soon as the edge's level is decided.
+only enumerate (``dt_push``, ``ko_push``, ``dt_lost_seeds``) give a launch of few edges
+several warps each, and the counting ones stop as soon as the edge's case is decided.
 
 The static GPU decomposition finishes a batch larger than ``batch_share`` of the edges, and
 one whose region passes ``fallback_share`` of the edges or whose update runs longer than
@@ -53,17 +58,20 @@ from ..batch_adjacency import batch_adjacency
 from ..edge_table import EdgeTable
 from ..triangles import DynamicTriangleCount
 from ..underlying import undirected_change, undirected_copy
-from .static import truss_numbers
+from ..views import as_adjacency
+from .gpu import truss_numbers_and_rounds
 
 __all__ = ["GpuDynamicTruss"]
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_gpu.cu")
 #: counter words (see dynamic_gpu.cu)
-C_LOW, C_NEXT, C_TOUCHED, C_CAND, C_FRONT, C_REGION = range(6)
+C_LOW, C_NEXT, C_TOUCHED, C_FELL = 0, 1, 2, 6
+C_EVAL, C_NEWC, C_ALL, C_REM, C_KEEP, C_TAIL = 8, 9, 11, 12, 13, 14
+CTR_WORDS = 16
 #: threads of one warp: the triangle kernels run one warp per edge
 WARP = 32
-#: synchronous rounds of the h-index that tighten the new edges' bounds before a walk
-NEW_BOUND_ROUNDS = 2
+#: warps per new candidate in ko_push (its launch size is read on the device)
+PUSH_PARTS = 4
 #: warps a launch of few edges aims to keep busy, and the most warps that share one edge
 TARGET_WARPS = 8192
 MAX_PARTS = 16
@@ -114,25 +122,33 @@ class GpuDynamicTruss:
         self._clock = 0
         self._cap = -1
         self._list_size = -1
-        self._ctr = cupy.zeros(8, dtype=cupy.uint64)
-        self._ctr_host = cupyx.empty_pinned(8, dtype=np.uint64)
+        self._ctr = cupy.zeros(CTR_WORDS, dtype=cupy.uint64)
+        self._ctr_host = cupyx.empty_pinned(CTR_WORDS, dtype=np.uint64)
         self._recompute()
 
     # ------------------------------------------------------------------ state
     def _recompute(self) -> None:
-        """Static GPU decomposition of the whole graph, scattered into the table (timed: its
-        time bounds what an update may spend)."""
+        """Static GPU decomposition of the whole graph and its k-order (rank: peeling round
+        << 32 | position in the edge list), scattered into the table; resets the rank
+        counters (timed: its time bounds what an update may spend)."""
         cp = self._cp
         src, dst = self._und.edges(dense=True)
         cp.cuda.Device().synchronize()
         start = time.perf_counter()
-        t = cp.asarray(truss_numbers(self._und)).astype(cp.int32)
+        t, rounds = truss_numbers_and_rounds(as_adjacency(self._und, properties=False))
+        t = t.astype(cp.int32, copy=False)
+        m = int(t.shape[0])
+        rank = (rounds.astype(cp.int64) << 32) | cp.arange(m, dtype=cp.int64)
         if self._table is None:
-            self._table = EdgeTable("gpu", {"truss": np.int32},
-                                    capacity=max(16, 2 * int(src.shape[0])))
-            self._table.insert(src, dst, truss=t)
+            self._table = EdgeTable("gpu", {"truss": np.int32, "rank": np.int64},
+                                    capacity=max(16, 2 * m))
+            self._table.insert(src, dst, truss=t, rank=rank)
         else:
-            self._table.columns["truss"][self._table.lookup(src, dst)] = t
+            at = self._table.lookup(src, dst)
+            self._table.columns["truss"][at] = t
+            self._table.columns["rank"][at] = rank
+        self._head = -1
+        self._tail = ((int(rounds.max()) + 1) << 32) if m else 0
         cp.cuda.Device().synchronize()
         self._static_seconds = time.perf_counter() - start
         self._cache = None
@@ -149,18 +165,21 @@ class GpuDynamicTruss:
             self._seen = cp.zeros(self._cap, dtype=cp.int32)
             self._member = cp.zeros(self._cap, dtype=cp.int32)
             self._touched = cp.zeros(self._cap, dtype=cp.int32)
+            self._gone = cp.zeros(self._cap, dtype=cp.int32)
+            self._fell = cp.zeros(self._cap, dtype=cp.int32)
         need = len(t) + int(extra) + 16
         if need > self._list_size:
             size = max(need, self._list_size + self._list_size // 4)
             self._list_size = size
             (self._la, self._lb, self._low, self._low_old, self._newval, self._region,
-             self._bound, self._cand, self._front, self._front2) = (
+             self._fallen, self._cand, self._front, self._front2) = (
                 cp.empty(size, dtype=cp.int32) for _ in range(10))
 
     def _tick(self) -> np.int32:
         self._clock += 1
         if self._clock >= (1 << 31) - 1:          # wrap: start the stamps over
-            for a in (self._mark, self._seen, self._member, self._touched):
+            for a in (self._mark, self._seen, self._member, self._touched, self._gone,
+                      self._fell):
                 a.fill(0)
             self._clock = 1
         return np.int32(self._clock)
@@ -236,6 +255,9 @@ class GpuDynamicTruss:
             slots = self._table.insert_new(src, dst)
             if not closed:                       # no new triangle: nothing else moves
                 self._table.columns["truss"][slots] = 2
+                self._table.columns["rank"][slots] = cp.arange(
+                    self._head - b + 1, self._head + 1, dtype=cp.int64)
+                self._head -= b
                 return
             if b > self.batch_share * len(self._table):
                 self._table.columns["truss"][slots] = 2
@@ -266,10 +288,12 @@ class GpuDynamicTruss:
         self._rounds = 0
         return self._tick()
 
-    def _descend(self, n: int, member_stamp, tstamp, deadline) -> bool:
+    def _descend(self, n: int, member_stamp, tstamp, fstamp, deadline) -> bool:
         """The h-index descent from the worklist ``_la[:n]`` (distinct slots) to its fixed
-        point. With ``member_stamp`` != 0 only region edges are put back on the worklist.
-        Returns False when the deadline passed (the values are then bounds, not final)."""
+        point; every lowered edge goes once to ``_fallen`` (``_fell == fstamp``, count
+        ``C_FELL``). With ``member_stamp`` != 0 only region edges are put back on the
+        worklist. Returns False when the deadline passed (the values are then bounds, not
+        final)."""
         from hornet.core.cuda import i64, launch
         deg, ptr = self._view()
         t = self._table
@@ -282,7 +306,7 @@ class GpuDynamicTruss:
                                self._newval, self._touched, tstamp, self._ctr, self._member,
                                np.int32(0), np.int32(0)), threads_per_item=WARP)
             launch(apply, n, (cur, i64(n), self._newval, truss, self._low, self._low_old, nxt,
-                              self._mark, stamp, self._ctr))
+                              self._mark, stamp, self._ctr, self._fell, fstamp, self._fallen))
             parts = _parts(n)
             launch(push, n * int(parts), (deg, ptr, t.keys, np.int32(t.shift), truss,
                                           self._low, self._low_old, i64(n), self._member,
@@ -311,96 +335,107 @@ class GpuDynamicTruss:
                 t.columns["truss"], self._mark, stamp, self._la, self._ctr, parts),
                threads_per_item=WARP)
         n = int(self._read()[C_NEXT])
-        done = self._descend(n, 0, tstamp, deadline)
+        fstamp = self._tick()
+        done = self._descend(n, 0, tstamp, fstamp, deadline)
+        if done:
+            # the edges that fell: the end of their new level, in an order peeled from them
+            nf = int(self._read()[C_FELL])
+            done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp, deadline,
+                              to_empty=True) >= 0
         touched = int(self._read()[C_TOUCHED])
+        self._tail += int(self._ctr_host[C_TAIL])
         if not done:                               # (the caller deletes the batch's keys)
             return self._fallback(touched)
         self.stats.update(region=touched, rounds=self._rounds)
 
+    def _peel(self, members, n: int, member, mstamp, tstamp, deadline, *,
+              to_empty: bool) -> int:
+        """Synchronous peeling of ``members[:n]`` (distinct slots marked ``member ==
+        mstamp``, each at its level k = truss; not ``_lb`` nor ``_front2``): a round removes
+        those with fewer than k - 1 triangles whose other edges are above k or live members,
+        and ranks them at the end of their level (from ``tail``). Ends when a round removes
+        nothing: the survivors are left in ``_lb[:returned]``. Returns -1 when the deadline
+        passed, or, with ``to_empty`` (the members' numbers are exact, so all must go), when
+        edges survive."""
+        from hornet.core.cuda import i64, launch
+        deg, ptr = self._view()
+        t = self._table
+        truss, rank = t.columns["truss"], t.columns["rank"]
+        gstamp = self._tick()
+        cur, keep = members, self._lb
+        count, apply = _fn("ko_peel_count"), _fn("ko_peel_apply")
+        while n:
+            launch(count, n, (deg, ptr, t.keys, np.int32(t.shift), truss, rank, cur, i64(n),
+                              member, np.int32(mstamp), self._gone, gstamp, self._newval,
+                              self._touched, tstamp, self._ctr), threads_per_item=WARP)
+            launch(apply, n, (cur, i64(n), self._newval, self._gone, gstamp, rank,
+                              i64(self._tail), keep, self._ctr))
+            c = self._read()
+            self._rounds += 1
+            removed, n = int(c[C_REM]), int(c[C_KEEP])
+            if removed == 0 or (n and time.perf_counter() > deadline):
+                break
+            cur, keep = keep, (self._front2 if keep is self._lb else self._lb)
+        if n and (to_empty or removed):
+            return -1
+        if n and keep is not self._lb:
+            self._lb[:n] = keep[:n]
+        return n
+
     def _insert(self, src, dst, slots) -> None:
-        """Raise the numbers after an insertion batch (new edges in the table, ``slots``)."""
+        """Raise the numbers after an insertion batch (new edges in the table, ``slots``):
+        the k-order scan, level by level from the new edges at level 2 (see the module)."""
         from hornet.core.cuda import BLOCK, _max_grid, i64, launch
         cp = self._cp
         t = self._table
         b = int(src.shape[0])
         deadline, max_region = self._budget()
         tstamp = self._begin(b)
-        truss = t.columns["truss"]
-        new = slots.astype(cp.int32)
-        truss[slots] = (self._tc.support_of(src, dst) + 2).astype(cp.int32)
+        truss, rank = t.columns["truss"], t.columns["rank"]
+        truss[slots] = 2
+        rank[slots] = cp.arange(self._head - b + 1, self._head + 1, dtype=cp.int64)
+        self._head -= b
         deg, ptr = self._view()
         keys, shift = t.keys, np.int32(t.shift)
-        expand, admit = _fn("dt_expand"), _fn("dt_admit")
+        evaluate, push, raise_ = _fn("ko_eval"), _fn("ko_push"), _fn("ko_raise")
         full_grid = (int(_max_grid()),)
-        first = True
-        ms = self._tick()
-        ss = self._tick()
-        launch(_fn("dt_seed"), b, (new, i64(b), self._member, ms, self._seen, ss,
-                                   self._region, self._front))
-        self._new_bounds(new, b, ms, tstamp)
-        truss[slots] -= 1              # the walk reads a new edge as its bound minus one
-        while True:
-            if first:
-                self._ctr[C_REGION] = b
-                nf, nreg, relaxed = b, b, 1
-            else:
-                # the edges that sat at their bound (in _cand, marked seen): those that can
-                # still rise start the walk
-                self._ctr[C_FRONT] = 0
-                self._ctr[C_REGION] = 0
-                admit(full_grid, (BLOCK,), (deg, ptr, keys, shift, truss, self._cand,
-                                            self._member, ms, self._front, self._region,
-                                            self._touched, tstamp, self._ctr))
+        seeds = self._la
+        seeds[:b] = slots.astype(cp.int32)
+        ns, k, levels = b, 2, 0
+        while ns:
+            mstamp = self._tick()
+            self._ctr[C_ALL] = 0
+            self._ctr[C_NEWC] = 0
+            cur, nxt, n, slot = seeds, self._front, ns, 0
+            while n:                               # the scan of level k: candidates
+                pstamp = self._tick()
+                launch(evaluate, n, (deg, ptr, keys, shift, truss, rank, cur, i64(n),
+                                     np.int32(k), self._member, mstamp, self._gone,
+                                     self._cand, self._region, np.int32(slot),
+                                     self._touched, tstamp, self._ctr),
+                       threads_per_item=WARP)
+                push(full_grid, (BLOCK,), (deg, ptr, keys, shift, truss, rank, self._cand,
+                                           np.int32(slot), np.int32(k), self._member, mstamp,
+                                           self._seen, pstamp, nxt, self._ctr,
+                                           np.int32(PUSH_PARTS)))
                 c = self._read()
-                nf, nreg, relaxed = int(c[C_FRONT]), int(c[C_REGION]), 0
-            front, front2 = self._front, self._front2
-            while nf:
-                self._ctr[C_CAND] = 0
-                self._ctr[C_FRONT] = 0
-                parts = _parts(nf)
-                launch(expand, nf * int(parts),
-                       (deg, ptr, keys, shift, truss, front, i64(nf), np.int32(relaxed),
-                        self._seen, ss, self._cand, self._ctr, parts), threads_per_item=WARP)
-                admit(full_grid, (BLOCK,), (deg, ptr, keys, shift, truss, self._cand,
-                                            self._member, ms, front2, self._region,
-                                            self._touched, tstamp, self._ctr))
-                c = self._read()
-                nf, nreg, relaxed = int(c[C_FRONT]), int(c[C_REGION]), 0
                 self._rounds += 1
-                front, front2 = front2, front
-                if nreg > max_region or time.perf_counter() > deadline:
+                n, slot = int(c[C_EVAL]), 1 - slot
+                cur, nxt = nxt, (self._front2 if nxt is self._front else self._front)
+                if int(c[C_ALL]) > max_region or time.perf_counter() > deadline:
                     return self._fallback(int(c[C_TOUCHED]))
-            if nreg:
-                launch(_fn("dt_raise"), nreg, (self._region, i64(nreg), truss, self._bound))
-                self._la[:nreg] = self._region[:nreg]
-            if not self._descend(nreg, ms, tstamp, deadline):
-                return self._fallback(int(self._read()[C_TOUCHED]))
-            ms = self._tick()
-            ss = self._tick()
-            self._ctr[C_CAND] = 0
-            launch(_fn("dt_saturated"), nreg,
-                   (self._region, i64(nreg), i64(b if first else 0), truss, self._bound,
-                    self._cand, self._seen, ss, self._ctr))
-            c = self._read()
-            first = False
-            if int(c[C_CAND]) == 0:
-                break
-        self.stats.update(region=int(c[C_TOUCHED]), rounds=self._rounds)
-
-    def _new_bounds(self, new, b: int, ms, tstamp) -> None:
-        """Tighten the new edges' bound s + 2 (in ``truss``; the new edges marked
-        ``member == ms``) to the h-index of their triangles with every old edge one level
-        up: step 0's fixed point lies below both. Two synchronous rounds (new edges in one
-        triangle refine each other); no read back."""
-        from hornet.core.cuda import i64, launch
-        deg, ptr = self._view()
-        t = self._table
-        truss = t.columns["truss"]
-        for _ in range(NEW_BOUND_ROUNDS):
-            launch(_fn("dt_hindex"), b, (deg, ptr, t.keys, np.int32(t.shift), truss, new,
-                                         i64(b), self._newval, self._touched, tstamp,
-                                         self._ctr, self._member, ms, np.int32(1)),
-                   threads_per_item=WARP)
-            launch(_fn("dt_apply"), b, (new, i64(b), self._newval, truss, self._low,
-                                        self._low_old, self._lb, self._mark, self._tick(),
-                                        self._ctr))
+            nall = int(c[C_ALL])
+            ns = self._peel(self._region, nall, self._member, mstamp, tstamp, deadline,
+                            to_empty=False)
+            if ns < 0:
+                self._tail += int(self._ctr_host[C_TAIL])
+                return self._fallback(int(self._ctr_host[C_TOUCHED]))
+            if ns:                                 # the survivors rise: next level's seeds
+                launch(raise_, ns, (self._lb, i64(ns), np.int32(k), truss, rank,
+                                    i64(self._head - ns + 1), seeds))
+                self._head -= ns
+            k += 1
+            levels += 1
+        c = self._read()
+        self._tail += int(c[C_TAIL])
+        self.stats.update(region=int(c[C_TOUCHED]), rounds=self._rounds, levels=levels)
