@@ -323,14 +323,21 @@ def _level_count_violations(kt, exact: bool = False) -> int:
     return bad
 
 
+@pytest.mark.parametrize("driver", ["device", "rounds"])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_k_order_kept(device, seed):
+def test_k_order_kept(device, seed, driver, monkeypatch):
     """After every batch (inserts, deletes, re-inserts of 1 to 30 edges in a dense random
     graph, so numbers rise and fall by several levels and inserted edges share triangles),
     the numbers equal the static decomposition, every batch goes through the region
     algorithms, the k-order that insertions scan still satisfies its invariant, and (CPU)
     the level counts that deletions keep are lower bounds of the true ones (exact after the
-    build)."""
+    build). GPU: with the scan in one cooperative launch per update ("device") and with one
+    launch per phase ("rounds")."""
+    if device == "cpu" and driver == "rounds":
+        pytest.skip("the GPU version's two drivers")
+    if device == "gpu":
+        from hornet.algos.ktruss import dynamic_gpu
+        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN", driver == "device")
     rng = np.random.default_rng(seed)
     n = 40
     cpu = device == "cpu"

@@ -279,33 +279,40 @@ extern "C" __global__ void dt_push(const int* __restrict__ deg, const i64* __res
 }
 
 // ------------------------------------------------------------------------ the k-order
+// The scan's phases are device functions shared by two drivers: one kernel per phase with the
+// host reading the counters between them (ko_eval ... ko_raise), and ko_scan, one cooperative
+// launch that runs every level and round of an update with grid barriers between the phases.
+// Arrays that a phase writes and a later phase reads on another multiprocessor (truss, rank,
+// member, gone, flags, lists, counters) are read with ld.global.cg (L2, never a stale L1 line).
+
+__device__ __forceinline__ int ldcg(const int* p) { return __ldcg(p); }
+__device__ __forceinline__ i64 ldcg(const i64* p) { return __ldcg(p); }
+__device__ __forceinline__ u64 ldcg(const u64* p) { return __ldcg(p); }
+
 // Whether the other edge p of a triangle of an edge at level k, rank r, holds that triangle:
 // p above level k, or at level k and a member (member == mstamp) not peeled (gone != gstamp),
 // or (with use_rank) at level k after the edge.
-__device__ __forceinline__ bool ko_holds(const int* __restrict__ truss,
-                                         const i64* __restrict__ rank,
-                                         const int* __restrict__ member, int mstamp,
-                                         const int* __restrict__ gone, int gstamp, i64 p, int k,
+__device__ __forceinline__ bool ko_holds(const int* truss, const i64* rank, const int* member,
+                                         int mstamp, const int* gone, int gstamp, i64 p, int k,
                                          i64 r, int use_rank) {
-    const int tp = truss[p];
+    const int tp = ldcg(&truss[p]);
     if (tp != k) return tp > k;
-    if (member[p] == mstamp && gone[p] != gstamp) return true;
-    return use_rank && rank[p] > r;
+    if (ldcg(&member[p]) == mstamp && ldcg(&gone[p]) != gstamp) return true;
+    return use_rank && ldcg(&rank[p]) > r;
 }
 
 // How many triangles of e (at level k = truss[e]) both other edges hold (ko_holds), counted by
 // the calling warp up to `enough` (the enumeration stops there); every lane gets the count.
+// c: the warp's shared counter.
 __device__ __forceinline__ int ko_count(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                         const i64* __restrict__ tkeys, int tshift,
-                                        const int* __restrict__ truss,
-                                        const i64* __restrict__ rank,
-                                        const int* __restrict__ member, int mstamp,
-                                        const int* __restrict__ gone, int gstamp, int e,
+                                        const int* truss, const i64* rank, const int* member,
+                                        int mstamp, const int* gone, int gstamp, int e,
                                         int use_rank, int enough, unsigned lane, int* c) {
     const i64 key = tkeys[e];
     const int u = hi32(key), v = lo32(key);
-    const int k = truss[e];
-    const i64 r = rank[e];
+    const int k = ldcg(&truss[e]);
+    const i64 r = ldcg(&rank[e]);
     if (lane == 0) *c = 0;
     __syncwarp();
     if (enough > 0) {
@@ -327,138 +334,337 @@ __device__ __forceinline__ int ko_count(const int* __restrict__ deg, const i64* 
     return out;
 }
 
-// The scan of level k, one warp per list edge y (distinct) at level k not yet a candidate
+// The graph and per-edge state every phase reads.
+struct KoState {
+    const int* deg; const i64* ptr; const i64* tkeys; int tshift;
+    int* truss; i64* rank; int* member; int* gone; int* pushed; int* touched; int tstamp;
+    u64* ctr;            // ctr[C_TOUCHED] counts the distinct edges examined
+};
+
+// Scan phase of level k, one warp per list edge y (distinct) at level k not yet a candidate
 // (member != mstamp): y becomes one when at least k - 1 of its triangles have both other
-// edges above k, candidates, or at level k after y. Candidates are set while the round runs
+// edges above k, candidates, or at level k after y. Candidates are set while the phase runs
 // (a count only grows with the candidates, so reading one early is safe: the candidate set
 // is the unique set where y is a member exactly when its count with the members before it
-// reaches k - 1). New candidates go to newc (ctr[C_NEWC + slot]) and all (ctr[C_ALL]).
-// Thread 0 zeroes ctr[C_EVAL] (ko_push's list) and ctr[C_NEWC + 1 - slot] (the next round's).
-extern "C" __global__ void ko_eval(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                                   const i64* __restrict__ tkeys, int tshift,
-                                   const int* __restrict__ truss, const i64* __restrict__ rank,
-                                   const int* __restrict__ list, i64 n, int k,
-                                   int* __restrict__ member, int mstamp,
-                                   const int* __restrict__ gone, int* __restrict__ newc,
-                                   int* __restrict__ all, int slot, int* __restrict__ touched,
-                                   int tstamp, u64* ctr) {
-    __shared__ int count[WARPS];
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ctr[C_EVAL] = 0;
-        ctr[C_NEWC + 1 - slot] = 0;
-    }
+// reaches k - 1). New candidates go to newc (count *nnew) and all (count *nall).
+__device__ void ko_phase_eval(const KoState& S, const int* list, i64 n, int k, int mstamp,
+                              int* newc, u64* nnew, int* all, u64* nall, int* c) {
     const unsigned lane = threadIdx.x & 31;
-    int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
     for (i64 i = warp_id(); i < n; i += num_warps()) {
-        const int y = list[i];
-        if (truss[y] != k || member[y] == mstamp) continue;       // (warp-uniform)
-        const int got = ko_count(deg, ptr, tkeys, tshift, truss, rank, member, mstamp, gone,
-                                 -1, y, 1, k - 1, lane, c);
+        const int y = ldcg(&list[i]);
+        if (ldcg(&S.truss[y]) != k || ldcg(&S.member[y]) == mstamp) continue;  // (uniform)
+        const int got = ko_count(S.deg, S.ptr, S.tkeys, S.tshift, S.truss, S.rank, S.member,
+                                 mstamp, S.gone, -1, y, 1, k - 1, lane, c);
         if (lane == 0) {
-            touch(touched, tstamp, y, ctr);
+            touch(S.touched, S.tstamp, y, S.ctr);
             if (got >= k - 1) {
-                member[y] = mstamp;
-                newc[atomicAdd(&ctr[C_NEWC + slot], 1ull)] = y;
-                all[atomicAdd(&ctr[C_ALL], 1ull)] = y;
+                S.member[y] = mstamp;
+                newc[atomicAdd(nnew, 1ull)] = y;
+                all[atomicAdd(nall, 1ull)] = y;
             }
         }
     }
 }
 
-// `parts` warps per new candidate x = newc[i] (ctr[C_NEWC + slot] of them) at level k: every
-// level-k edge z after x in a triangle of x whose third edge is at level >= k, not a candidate,
-// goes to next (ctr[C_EVAL], deduplicated by pushed == pstamp): x raised z's count.
-extern "C" __global__ void ko_push(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                                   const i64* __restrict__ tkeys, int tshift,
-                                   const int* __restrict__ truss, const i64* __restrict__ rank,
-                                   const int* __restrict__ newc, int slot, int k,
-                                   const int* __restrict__ member, int mstamp,
-                                   int* __restrict__ pushed, int pstamp, int* __restrict__ next,
-                                   u64* ctr, int parts) {
+// Push phase, `parts` warps per new candidate x = newc[i] (i < m) at level k: every level-k
+// edge z after x in a triangle of x whose third edge is at level >= k, not a candidate, goes
+// to next (count *nnext, deduplicated by pushed == pstamp): x raised z's count.
+__device__ void ko_phase_push(const KoState& S, const int* newc, i64 m, int k, int mstamp,
+                              int pstamp, int* next, u64* nnext, int parts) {
     const unsigned lane = threadIdx.x & 31;
-    const i64 m = (i64)ctr[C_NEWC + slot];
     for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
         const i64 i = wi / parts;
         const int part = (int)(wi - i * parts);
-        const int x = newc[i];
-        const i64 key = tkeys[x];
+        const int x = ldcg(&newc[i]);
+        const i64 key = S.tkeys[x];
         const int u = hi32(key), v = lo32(key);
-        const i64 rx = rank[x];
-        warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
-            const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
-            const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
+        const i64 rx = ldcg(&S.rank[x]);
+        warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
+            const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
+            const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
             if (s1 < 0 || s2 < 0) return;
-            const int f1 = truss[s1], f2 = truss[s2];
+            const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
             if (f1 < k || f2 < k) return;
-            if (f1 == k && rank[s1] > rx && member[s1] != mstamp)
-                claim(pushed, pstamp, (int)s1, next, ctr, C_EVAL);
-            if (f2 == k && rank[s2] > rx && member[s2] != mstamp)
-                claim(pushed, pstamp, (int)s2, next, ctr, C_EVAL);
+            if (f1 == k && ldcg(&S.rank[s1]) > rx && ldcg(&S.member[s1]) != mstamp)
+                if (atomicExch(&S.pushed[s1], pstamp) != pstamp)
+                    next[atomicAdd(nnext, 1ull)] = (int)s1;
+            if (f2 == k && ldcg(&S.rank[s2]) > rx && ldcg(&S.member[s2]) != mstamp)
+                if (atomicExch(&S.pushed[s2], pstamp) != pstamp)
+                    next[atomicAdd(nnext, 1ull)] = (int)s2;
         }, NO_STOP);
     }
 }
 
-// A peeling round, one warp per live member e = list[i] (member == mstamp, gone != gstamp) at
-// its level k = truss[e]: out[i] = 1 when fewer than k - 1 of its triangles have both other
-// edges above k or live members (a synchronous round: ko_peel_apply writes gone). Thread 0
-// zeroes ctr[C_REM] and ctr[C_KEEP].
-extern "C" __global__ void ko_peel_count(const int* __restrict__ deg,
-                                         const i64* __restrict__ ptr,
-                                         const i64* __restrict__ tkeys, int tshift,
-                                         const int* __restrict__ truss,
-                                         const i64* __restrict__ rank,
-                                         const int* __restrict__ list, i64 n,
-                                         const int* __restrict__ member, int mstamp,
-                                         const int* __restrict__ gone, int gstamp,
-                                         int* __restrict__ out, int* __restrict__ touched,
-                                         int tstamp, u64* ctr) {
-    __shared__ int count[WARPS];
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ctr[C_REM] = 0;
-        ctr[C_KEEP] = 0;
-    }
+// Peeling count phase, one warp per live member e = list[i] (member == mstamp, gone !=
+// gstamp) at its level k = truss[e]: flag[i] = 1 when fewer than k - 1 of its triangles have
+// both other edges above k or live members.
+__device__ void ko_phase_peel_count(const KoState& S, const int* list, i64 n, const int* member,
+                                    int mstamp, int gstamp, int* flag, int* c) {
     const unsigned lane = threadIdx.x & 31;
-    int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
     for (i64 i = warp_id(); i < n; i += num_warps()) {
-        const int e = list[i];
-        const int k = truss[e];
-        const int got = ko_count(deg, ptr, tkeys, tshift, truss, rank, member, mstamp, gone,
-                                 gstamp, e, 0, k - 1, lane, c);
+        const int e = ldcg(&list[i]);
+        const int k = ldcg(&S.truss[e]);
+        const int got = ko_count(S.deg, S.ptr, S.tkeys, S.tshift, S.truss, S.rank, member,
+                                 mstamp, S.gone, gstamp, e, 0, k - 1, lane, c);
         if (lane == 0) {
-            touch(touched, tstamp, e, ctr);
-            out[i] = got < k - 1;
+            touch(S.touched, S.tstamp, e, S.ctr);
+            flag[i] = got < k - 1;
         }
     }
 }
 
-// Applies a peeling round: list[i] with flag[i] is peeled (gone = gstamp) and ranked at the end
-// of its level (tail + the update's count ctr[C_TAIL]; one round's edges in any order: each
-// had at most k - 2 such triangles when the round began); the others go to keep (ctr[C_KEEP]).
-extern "C" __global__ void ko_peel_apply(const int* __restrict__ list, i64 n,
-                                         const int* __restrict__ flag, int* __restrict__ gone,
-                                         int gstamp, i64* __restrict__ rank, i64 tail,
-                                         int* __restrict__ keep, u64* ctr) {
+// Peeling apply phase: list[i] with flag[i] is peeled (gone = gstamp, count *nrem) and ranked
+// at the end of its level (tail + *ntail: one round's edges in any order, as each had at most
+// k - 2 such triangles when the round began); the others go to keep (count *nkeep).
+__device__ void ko_phase_peel_apply(const KoState& S, const int* list, i64 n, const int* flag,
+                                    int gstamp, i64 tail, u64* ntail, int* keep, u64* nkeep,
+                                    u64* nrem) {
     GRID_STRIDE(i, n) {
-        const int e = list[i];
-        if (flag[i]) {
-            gone[e] = gstamp;
-            rank[e] = tail + (i64)atomicAdd(&ctr[C_TAIL], 1ull);
-            atomicAdd(&ctr[C_REM], 1ull);
+        const int e = ldcg(&list[i]);
+        if (ldcg(&flag[i])) {
+            S.gone[e] = gstamp;
+            S.rank[e] = tail + (i64)atomicAdd(ntail, 1ull);
+            atomicAdd(nrem, 1ull);
         } else {
-            keep[atomicAdd(&ctr[C_KEEP], 1ull)] = e;
+            keep[atomicAdd(nkeep, 1ull)] = e;
         }
     }
 }
 
 // The level's survivors list[:n] rise to level k + 1 and take the ranks head + i, before every
 // edge of that level; they are copied to seeds (the next level's scan starts from them).
-extern "C" __global__ void ko_raise(const int* __restrict__ list, i64 n, int k,
-                                    int* __restrict__ truss, i64* __restrict__ rank, i64 head,
-                                    int* __restrict__ seeds) {
+__device__ void ko_phase_raise(const KoState& S, const int* list, i64 n, int k, i64 head,
+                               int* seeds) {
     GRID_STRIDE(i, n) {
-        const int e = list[i];
-        truss[e] = k + 1;
-        rank[e] = head + i;
+        const int e = ldcg(&list[i]);
+        S.truss[e] = k + 1;
+        S.rank[e] = head + i;
         seeds[i] = e;
+    }
+}
+
+#define KO_STATE_PARAMS const int* __restrict__ deg, const i64* __restrict__ ptr, \
+    const i64* __restrict__ tkeys, int tshift, int* truss, i64* rank, int* member, int* gone, \
+    int* pushed, int* touched, int tstamp, u64* ctr
+#define KO_STATE {deg, ptr, tkeys, tshift, truss, rank, member, gone, pushed, touched, tstamp, ctr}
+
+// One-phase kernels (host-driven rounds). ko_eval's thread 0 zeroes ctr[C_EVAL] (ko_push's
+// list) and ctr[C_NEWC + 1 - slot] (the next round's); ko_push reads its count on the device.
+extern "C" __global__ void ko_eval(KO_STATE_PARAMS, const int* list, i64 n, int k, int mstamp,
+                                   int* newc, int* all, int slot) {
+    __shared__ int count[WARPS];
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctr[C_EVAL] = 0;
+        ctr[C_NEWC + 1 - slot] = 0;
+    }
+    const KoState S = KO_STATE;
+    ko_phase_eval(S, list, n, k, mstamp, newc, &ctr[C_NEWC + slot], all, &ctr[C_ALL],
+                  &count[(threadIdx.x >> 5) & (WARPS - 1)]);
+}
+
+extern "C" __global__ void ko_push(KO_STATE_PARAMS, const int* newc, int slot, int k,
+                                   int mstamp, int pstamp, int* next, int parts) {
+    const KoState S = KO_STATE;
+    ko_phase_push(S, newc, (i64)ldcg(&ctr[C_NEWC + slot]), k, mstamp, pstamp, next,
+                  &ctr[C_EVAL], parts);
+}
+
+// (thread 0 zeroes ctr[C_REM] and ctr[C_KEEP], written by ko_peel_apply)
+extern "C" __global__ void ko_peel_count(KO_STATE_PARAMS, const int* list, i64 n,
+                                         const int* peel_member, int mstamp, int gstamp,
+                                         int* flag) {
+    __shared__ int count[WARPS];
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctr[C_REM] = 0;
+        ctr[C_KEEP] = 0;
+    }
+    const KoState S = KO_STATE;
+    ko_phase_peel_count(S, list, n, peel_member, mstamp, gstamp, flag,
+                        &count[(threadIdx.x >> 5) & (WARPS - 1)]);
+}
+
+extern "C" __global__ void ko_peel_apply(KO_STATE_PARAMS, const int* list, i64 n,
+                                         const int* flag, int gstamp, i64 tail, int* keep) {
+    const KoState S = KO_STATE;
+    ko_phase_peel_apply(S, list, n, flag, gstamp, tail, &ctr[C_TAIL], keep, &ctr[C_KEEP],
+                        &ctr[C_REM]);
+}
+
+extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int k, i64 head,
+                                    int* seeds) {
+    const KoState S = KO_STATE;
+    ko_phase_raise(S, list, n, k, head, seeds);
+}
+
+// ------------------------------------------------------------------------ ko_scan
+// The whole scan of an update in one cooperative launch (every block resident): the phases
+// above separated by a grid barrier, the rounds' sizes read from counters after it. Counters
+// rotate over three slots by phase: phase ph appends to slot ph % 3, read right after the
+// barrier that ends it; phase ph resets slot (ph + 1) % 3, whose readers finished in phase
+// ph - 1. Every thread runs the same control flow (decided by values read after barriers).
+//
+// mode 0 (insertion): levels from k = ctl[KS_K] with the seeds seeds[:ctl[KS_N]] until a level
+// leaves no survivor. mode 1 (deletion): one peeling of all[:ctl[KS_N]] (member == mstamp1,
+// each at its own level), which must remove every edge (else status KS_NOT_EMPTY).
+// Fresh stamps are stamp_base + 1 .. stamp_base + stamp_span. The update stops with a status
+// when it passes deadline_ns (from its start) or a level's candidates pass max_region.
+
+#define KS_N 0           // in: the seeds (mode 0) or the edges to peel (mode 1)
+#define KS_K 1           // in: the seeds' level; out: the last level scanned
+#define KS_HEAD 2        // in and out: the head rank counter (int64 bits)
+#define KS_TAIL 3        // out: tail ranks given out (from the argument tail)
+#define KS_STATUS 4      // out: KS_DONE, or why it stopped
+#define KS_STAMPS 5      // out: stamps used
+#define KS_ALL 6         // the level's candidates
+#define KS_ABORT 7       // set before a barrier by block 0, thread 0
+#define KS_LEVELS 8      // out
+#define KS_ROUNDS 9      // out
+#define KS_CNT 16        // 3 slots: list lengths appended in phase ph % 3
+#define KS_CNT2 19       // 3 slots: peeled edges of phase ph % 3
+#define KS_WORDS 24
+
+#define KS_DONE 0
+#define KS_SLOW 1        // deadline or region limit
+#define KS_NO_STAMPS 2
+#define KS_NOT_EMPTY 3
+#define KS_SPIN_LIMIT (1LL << 32)
+
+__device__ __forceinline__ u64 ks_now() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+struct KsGrid {
+    u64* ctl; unsigned* bar; int ph;
+
+    __device__ void sync() {
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            volatile unsigned* gen = bar + 1;
+            const unsigned g = *gen;
+            __threadfence();
+            if (atomicAdd(bar, 1u) == gridDim.x - 1) {
+                atomicExch(bar, 0u);
+                __threadfence();
+                atomicAdd(bar + 1, 1u);
+            } else {
+                const long long t0 = clock64();
+                while (*gen == g) {
+                    if (clock64() - t0 > KS_SPIN_LIMIT) { atomicExch(bar + 2, 1u); break; }
+                }
+            }
+            __threadfence();
+        }
+        __syncthreads();
+    }
+    __device__ void next_phase() {
+        sync();
+        ++ph;
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            ctl[KS_CNT + (ph + 1) % 3] = 0;
+            ctl[KS_CNT2 + (ph + 1) % 3] = 0;
+        }
+    }
+    __device__ u64* slot() { return &ctl[KS_CNT + ph % 3]; }
+    __device__ u64* slot2() { return &ctl[KS_CNT2 + ph % 3]; }
+    __device__ i64 last() { return (i64)ldcg(&ctl[KS_CNT + (ph + 2) % 3]); }
+    __device__ i64 last2() { return (i64)ldcg(&ctl[KS_CNT2 + (ph + 2) % 3]); }
+};
+
+extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc,
+                                   int* all, int* ka, int* kb, int* flag,
+                                   const int* member1, int mstamp1, u64* ctl,
+                                   unsigned* bar, int stamp_base, int stamp_span, i64 tail,
+                                   i64 max_region, i64 deadline_ns, int mode, int parts) {
+    __shared__ int count[WARPS];
+    int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
+    const KoState S = KO_STATE;
+    KsGrid G;
+    G.ctl = ctl; G.bar = bar; G.ph = 0;
+    const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
+    const u64 t0 = ks_now();
+    int used = 0, status = KS_DONE;
+    i64 head = (i64)ctl[KS_HEAD];
+    int k = (int)ctl[KS_K];
+    i64 ns = (i64)ctl[KS_N];
+    u64 levels = 0, rounds = 0;
+    while (ns > 0) {
+        const int* peel_list = all;
+        const int* pmember = member1;
+        int pstamp_m = mstamp1;
+        i64 nall = ns;
+        if (mode == 0) {
+            if (used + 3 > stamp_span) { status = KS_NO_STAMPS; break; }
+            const int mstamp = stamp_base + (++used);
+            const int* cur = seeds;
+            int* nxt = la;
+            i64 n = ns;
+            while (n > 0) {                        // the scan of level k: candidates
+                if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
+                const int pstamp = stamp_base + (++used);
+                ko_phase_eval(S, cur, n, k, mstamp, newc, G.slot(), all, &ctl[KS_ALL], c);
+                G.next_phase();
+                const i64 m = G.last();
+                ko_phase_push(S, newc, m, k, mstamp, pstamp, nxt, G.slot(), parts);
+                if (leader && ((i64)ldcg(&ctl[KS_ALL]) > max_region ||
+                               (i64)(ks_now() - t0) > deadline_ns))
+                    ctl[KS_ABORT] = 1;
+                G.next_phase();
+                ++rounds;
+                if (ldcg(&ctl[KS_ABORT])) { status = KS_SLOW; break; }
+                n = G.last();
+                cur = nxt;
+                nxt = nxt == la ? lb : la;
+            }
+            if (status != KS_DONE) break;
+            nall = (i64)ldcg(&ctl[KS_ALL]);
+            pmember = S.member;
+            pstamp_m = mstamp;
+        }
+        // the peeling of the candidates (mode 1: of the given edges)
+        const int gstamp = stamp_base + (++used);
+        const int* pc = peel_list;
+        int* keep = ka;
+        i64 n = nall;
+        bool still = false;                        // survivors after a round that removed none
+        while (n > 0) {
+            ko_phase_peel_count(S, pc, n, pmember, pstamp_m, gstamp, flag, c);
+            G.next_phase();
+            ko_phase_peel_apply(S, pc, n, flag, gstamp, tail, &ctl[KS_TAIL], keep, G.slot(),
+                                G.slot2());
+            if (leader && (i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
+            G.next_phase();
+            ++rounds;
+            const i64 kept = G.last(), removed = G.last2();
+            n = kept;
+            if (removed == 0) { still = true; break; }
+            if (ldcg(&ctl[KS_ABORT])) { status = KS_SLOW; break; }
+            pc = keep;
+            keep = keep == ka ? kb : ka;
+        }
+        if (status != KS_DONE) break;
+        if (mode == 1) {
+            if (n > 0) status = KS_NOT_EMPTY;
+            break;
+        }
+        if (!still) n = 0;
+        ++levels;
+        if (n > 0) {                               // the survivors rise: next level's seeds
+            ko_phase_raise(S, keep, n, k, head - n + 1, seeds);
+            if (leader) ctl[KS_ALL] = 0;
+            G.next_phase();
+            head -= n;
+        }
+        ns = n;
+        ++k;
+    }
+    if (leader) {
+        ctl[KS_HEAD] = (u64)head;
+        ctl[KS_K] = (u64)k;
+        ctl[KS_STATUS] = (u64)status;
+        ctl[KS_STAMPS] = (u64)used;
+        ctl[KS_LEVELS] = levels;
+        ctl[KS_ROUNDS] = rounds;
     }
 }

@@ -72,6 +72,21 @@ CTR_WORDS = 16
 WARP = 32
 #: warps per new candidate in ko_push (its launch size is read on the device)
 PUSH_PARTS = 4
+#: the k-order scan and the deletions' peeling run as one cooperative launch per update
+#: (``ko_scan``, grid barriers between phases); False: one launch per phase, the host reading
+#: the counters between rounds (the same phase functions)
+DEVICE_SCAN = True
+#: resident blocks per multiprocessor of ko_scan (a grid barrier costs more with more blocks)
+SCAN_BLOCKS_PER_SM = 2
+#: fresh stamps one ko_scan launch may use (a level takes two plus one per scan round)
+SCAN_STAMPS = 1 << 18
+#: stamps an update may take at most: the clock starts over before an update, never during
+UPDATE_STAMPS = 1 << 22
+#: ko_scan's control words (KS_* in dynamic_gpu.cu)
+KS_N, KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
+    range(10)
+KS_WORDS = 24
+KS_DONE, KS_NOT_EMPTY = 0, 3
 #: warps a launch of few edges aims to keep busy, and the most warps that share one edge
 TARGET_WARPS = 8192
 MAX_PARTS = 16
@@ -124,6 +139,9 @@ class GpuDynamicTruss:
         self._list_size = -1
         self._ctr = cupy.zeros(CTR_WORDS, dtype=cupy.uint64)
         self._ctr_host = cupyx.empty_pinned(CTR_WORDS, dtype=np.uint64)
+        self._ks = cupy.zeros(KS_WORDS, dtype=cupy.uint64)
+        self._ks_host = cupyx.empty_pinned(KS_WORDS, dtype=np.uint64)
+        self._bar = cupy.zeros(4, dtype=cupy.uint32)
         self._recompute()
 
     # ------------------------------------------------------------------ state
@@ -175,14 +193,73 @@ class GpuDynamicTruss:
              self._fallen, self._cand, self._front, self._front2) = (
                 cp.empty(size, dtype=cp.int32) for _ in range(10))
 
-    def _tick(self) -> np.int32:
-        self._clock += 1
-        if self._clock >= (1 << 31) - 1:          # wrap: start the stamps over
+    def _tick(self, span: int = 1) -> np.int32:
+        """A fresh stamp (``span`` > 1: the last of ``span`` fresh ones; a kernel takes the
+        others)."""
+        if self._clock + span >= (1 << 31) - 1:   # wrap: start the stamps over
             for a in (self._mark, self._seen, self._member, self._touched, self._gone,
                       self._fell):
                 a.fill(0)
-            self._clock = 1
+            self._clock = 0
+        self._clock += span
         return np.int32(self._clock)
+
+    def _state(self, tstamp) -> tuple:
+        """The leading kernel arguments of the k-order kernels (KO_STATE_PARAMS)."""
+        deg, ptr = self._view()
+        t = self._table
+        return (deg, ptr, t.keys, np.int32(t.shift), t.columns["truss"], t.columns["rank"],
+                self._member, self._gone, self._seen, self._touched, tstamp, self._ctr)
+
+    def _scan(self, mode: int, n: int, k: int, members, mstamp, tstamp, deadline,
+              max_region) -> bool:
+        """One cooperative ``ko_scan`` launch: mode 0, the insertion scan from the seeds
+        ``_la[:n]`` at level ``k``; mode 1, the peeling of ``members[:n]`` (``_fell ==
+        mstamp``, to be emptied). Updates the rank counters and the statistics; returns False
+        when it stopped early (deadline, region, stamps) or, in mode 1, edges survived."""
+        from hornet.core.cuda import BLOCK
+        kernel = _fn("ko_scan").kernel
+        c = self._ks_host
+        c[:] = 0
+        c[KS_N], c[KS_K] = n, k
+        c[KS_HEAD] = np.int64(self._head).view(np.uint64)
+        self._ks.set(c)
+        base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS
+        left = (deadline - time.perf_counter()) * 1e9
+        deadline_ns = int(min(max(left, 0.0), 2.0 ** 62))
+        region = int(min(max_region, 2 ** 62))
+        kernel((self._scan_grid(kernel),), (BLOCK,),
+               self._state(tstamp) + (
+                   self._la, self._front, self._front2, self._cand,
+                   members if mode else self._region, self._lb, self._low, self._newval,
+                   self._fell, np.int32(mstamp), self._ks, self._bar, np.int32(base),
+                   np.int32(SCAN_STAMPS), np.int64(self._tail), np.int64(region),
+                   np.int64(deadline_ns), np.int32(mode), np.int32(PUSH_PARTS)),
+               enable_cooperative_groups=True)
+        self._ks.get(out=c)
+        if int(self._bar[2].get()):
+            raise RuntimeError("ko_scan: a grid barrier timed out")
+        self._head = int(c[KS_HEAD].view(np.int64))
+        self._tail += int(c[KS_TAIL])
+        self._rounds += int(c[KS_ROUNDS])
+        self._levels = int(c[KS_LEVELS])
+        return int(c[KS_STATUS]) == KS_DONE
+
+    _grid_cache: dict = {}
+
+    @classmethod
+    def _scan_grid(cls, kernel) -> int:
+        """Blocks of ko_scan: every multiprocessor's resident blocks (a cooperative launch
+        needs them all resident), at most SCAN_BLOCKS_PER_SM each."""
+        import cupy
+        from hornet.core.cuda import BLOCK
+        dev = cupy.cuda.Device().id
+        if dev not in cls._grid_cache:
+            sms = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
+            fit = int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+                kernel.ptr, BLOCK, 0))
+            cls._grid_cache[dev] = max(1, min(fit, SCAN_BLOCKS_PER_SM)) * sms
+        return cls._grid_cache[dev]
 
     def _read(self) -> np.ndarray:
         """The counters on the host (the round's one synchronization)."""
@@ -286,6 +363,8 @@ class GpuDynamicTruss:
         self._scratch(extra)
         self._ctr.fill(0)
         self._rounds = 0
+        if self._clock + UPDATE_STAMPS >= (1 << 31) - 1:
+            self._tick(UPDATE_STAMPS)             # (starts the stamps over)
         return self._tick()
 
     def _descend(self, n: int, member_stamp, tstamp, fstamp, deadline) -> bool:
@@ -340,10 +419,13 @@ class GpuDynamicTruss:
         if done:
             # the edges that fell: the end of their new level, in an order peeled from them
             nf = int(self._read()[C_FELL])
-            done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp, deadline,
-                              to_empty=True) >= 0
+            if DEVICE_SCAN:
+                done = self._scan(1, nf, 0, self._fallen, fstamp, tstamp, deadline, 1 << 62)
+            else:
+                done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp, deadline,
+                                  to_empty=True) >= 0
         touched = int(self._read()[C_TOUCHED])
-        self._tail += int(self._ctr_host[C_TAIL])
+        self._tail += int(self._ctr_host[C_TAIL])          # (the host-driven peeling's)
         if not done:                               # (the caller deletes the batch's keys)
             return self._fallback(touched)
         self.stats.update(region=touched, rounds=self._rounds)
@@ -358,18 +440,15 @@ class GpuDynamicTruss:
         passed, or, with ``to_empty`` (the members' numbers are exact, so all must go), when
         edges survive."""
         from hornet.core.cuda import i64, launch
-        deg, ptr = self._view()
-        t = self._table
-        truss, rank = t.columns["truss"], t.columns["rank"]
+        state = self._state(tstamp)
         gstamp = self._tick()
         cur, keep = members, self._lb
         count, apply = _fn("ko_peel_count"), _fn("ko_peel_apply")
         while n:
-            launch(count, n, (deg, ptr, t.keys, np.int32(t.shift), truss, rank, cur, i64(n),
-                              member, np.int32(mstamp), self._gone, gstamp, self._newval,
-                              self._touched, tstamp, self._ctr), threads_per_item=WARP)
-            launch(apply, n, (cur, i64(n), self._newval, self._gone, gstamp, rank,
-                              i64(self._tail), keep, self._ctr))
+            launch(count, n, state + (cur, i64(n), member, np.int32(mstamp), gstamp,
+                                      self._newval), threads_per_item=WARP)
+            launch(apply, n, state + (cur, i64(n), self._newval, gstamp, i64(self._tail),
+                                      keep))
             c = self._read()
             self._rounds += 1
             removed, n = int(c[C_REM]), int(c[C_KEEP])
@@ -385,7 +464,6 @@ class GpuDynamicTruss:
     def _insert(self, src, dst, slots) -> None:
         """Raise the numbers after an insertion batch (new edges in the table, ``slots``):
         the k-order scan, level by level from the new edges at level 2 (see the module)."""
-        from hornet.core.cuda import BLOCK, _max_grid, i64, launch
         cp = self._cp
         t = self._table
         b = int(src.shape[0])
@@ -395,13 +473,26 @@ class GpuDynamicTruss:
         truss[slots] = 2
         rank[slots] = cp.arange(self._head - b + 1, self._head + 1, dtype=cp.int64)
         self._head -= b
-        deg, ptr = self._view()
-        keys, shift = t.keys, np.int32(t.shift)
+        self._la[:b] = slots.astype(cp.int32)
+        self._levels = 0
+        if DEVICE_SCAN:
+            done = self._scan(0, b, 2, self._region, 0, tstamp, deadline, max_region)
+        else:
+            done = self._scan_rounds(b, tstamp, deadline, max_region)
+        touched = int(self._read()[C_TOUCHED])
+        if not done:
+            return self._fallback(touched)
+        self.stats.update(region=touched, rounds=self._rounds, levels=self._levels)
+
+    def _scan_rounds(self, ns: int, tstamp, deadline, max_region) -> bool:
+        """The insertion scan from the seeds ``_la[:ns]`` at level 2, one launch per phase
+        and the host reading the counters between rounds. False: stopped early."""
+        from hornet.core.cuda import BLOCK, _max_grid, i64, launch
+        state = self._state(tstamp)
         evaluate, push, raise_ = _fn("ko_eval"), _fn("ko_push"), _fn("ko_raise")
         full_grid = (int(_max_grid()),)
         seeds = self._la
-        seeds[:b] = slots.astype(cp.int32)
-        ns, k, levels = b, 2, 0
+        k = 2
         while ns:
             mstamp = self._tick()
             self._ctr[C_ALL] = 0
@@ -409,33 +500,28 @@ class GpuDynamicTruss:
             cur, nxt, n, slot = seeds, self._front, ns, 0
             while n:                               # the scan of level k: candidates
                 pstamp = self._tick()
-                launch(evaluate, n, (deg, ptr, keys, shift, truss, rank, cur, i64(n),
-                                     np.int32(k), self._member, mstamp, self._gone,
-                                     self._cand, self._region, np.int32(slot),
-                                     self._touched, tstamp, self._ctr),
+                launch(evaluate, n, state + (cur, i64(n), np.int32(k), mstamp, self._cand,
+                                             self._region, np.int32(slot)),
                        threads_per_item=WARP)
-                push(full_grid, (BLOCK,), (deg, ptr, keys, shift, truss, rank, self._cand,
-                                           np.int32(slot), np.int32(k), self._member, mstamp,
-                                           self._seen, pstamp, nxt, self._ctr,
-                                           np.int32(PUSH_PARTS)))
+                push(full_grid, (BLOCK,), state + (self._cand, np.int32(slot), np.int32(k),
+                                                   mstamp, pstamp, nxt,
+                                                   np.int32(PUSH_PARTS)))
                 c = self._read()
                 self._rounds += 1
                 n, slot = int(c[C_EVAL]), 1 - slot
                 cur, nxt = nxt, (self._front2 if nxt is self._front else self._front)
                 if int(c[C_ALL]) > max_region or time.perf_counter() > deadline:
-                    return self._fallback(int(c[C_TOUCHED]))
+                    return False
             nall = int(c[C_ALL])
             ns = self._peel(self._region, nall, self._member, mstamp, tstamp, deadline,
                             to_empty=False)
             if ns < 0:
-                self._tail += int(self._ctr_host[C_TAIL])
-                return self._fallback(int(self._ctr_host[C_TOUCHED]))
+                return False
             if ns:                                 # the survivors rise: next level's seeds
-                launch(raise_, ns, (self._lb, i64(ns), np.int32(k), truss, rank,
-                                    i64(self._head - ns + 1), seeds))
+                launch(raise_, ns, state + (self._lb, i64(ns), np.int32(k),
+                                            i64(self._head - ns + 1), seeds))
                 self._head -= ns
             k += 1
-            levels += 1
-        c = self._read()
-        self._tail += int(c[C_TAIL])
-        self.stats.update(region=int(c[C_TOUCHED]), rounds=self._rounds, levels=levels)
+            self._levels += 1
+        self._tail += int(self._read()[C_TAIL])
+        return True
