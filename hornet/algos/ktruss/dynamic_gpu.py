@@ -420,7 +420,8 @@ class GpuDynamicTruss:
             # the edges that fell: the end of their new level, in an order peeled from them
             nf = int(self._read()[C_FELL])
             if DEVICE_SCAN:
-                done = self._scan(1, nf, 0, self._fallen, fstamp, tstamp, deadline, 1 << 62)
+                done = nf == 0 or self._scan(1, nf, 0, self._fallen, fstamp, tstamp, deadline,
+                                             1 << 62)
             else:
                 done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp, deadline,
                                   to_empty=True) >= 0
