@@ -47,6 +47,12 @@ __device__ __forceinline__ int lo32(i64 k) { return (int)(k & 0xffffffffLL); }
 __device__ __forceinline__ int hi32(i64 k) { return (int)(k >> 32); }
 __device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }
 
+// Loads through L2 (ld.global.cg): arrays that one phase of ko_scan writes and a later phase
+// reads on another multiprocessor, where an L1 line could be stale.
+__device__ __forceinline__ int ldcg(const int* p) { return __ldcg(p); }
+__device__ __forceinline__ i64 ldcg(const i64* p) { return __ldcg(p); }
+__device__ __forceinline__ u64 ldcg(const u64* p) { return __ldcg(p); }
+
 __device__ __forceinline__ i64 warp_id() {
     return ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
 }
@@ -148,33 +154,24 @@ extern "C" __global__ void dt_lost_seeds(const int* __restrict__ deg, const i64*
     }
 }
 
-// One warp per worklist edge e = list[i] (distinct), a = truss[e]: newval[i] = the h-index of
-// e's triangles, capped at a: the largest k <= a with at least k - 2 triangles whose other
-// two edges both have truss >= k (2 without). Reads truss only (a synchronous round: dt_apply
-// writes the values after every warp has read). Levels below a - 255 share the lowest bin:
-// when that bin decides, the value (an upper bound of the h-index, so still a valid bound) is
-// stored negated and dt_apply puts the edge back on the worklist. Thread 0 zeroes the round's
-// counters ctr[C_LOW] and ctr[C_NEXT] (read by the host before this launch).
-// With plus != 0 the other edges count as truss + plus unless flag == flag_stamp (the bound
-// of the new edges of an insertion: every old edge one level up, the new ones as they are).
-extern "C" __global__ void dt_hindex(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                                     const i64* __restrict__ tkeys, int tshift,
-                                     const int* __restrict__ truss, const int* __restrict__ list,
-                                     i64 n, int* __restrict__ newval, int* __restrict__ touched,
-                                     int tstamp, u64* ctr, const int* __restrict__ flag,
-                                     int flag_stamp, int plus) {
-    __shared__ int hist[WARPS][HBINS];
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ctr[C_LOW] = 0;
-        ctr[C_NEXT] = 0;
-    }
+// Descent phase, one warp per worklist edge e = list[i] (distinct), a = truss[e]: newval[i] =
+// the h-index of e's triangles, capped at a: the largest k <= a with at least k - 2 triangles
+// whose other two edges both have truss >= k (2 without). Reads truss only (a synchronous
+// round: the apply phase writes the values after every warp has read). Levels below a - 255
+// share the lowest bin: when that bin decides, the value (an upper bound of the h-index, so
+// still a valid bound) is stored negated and the apply phase puts the edge back on the
+// worklist. hist: the block's WARPS x HBINS shared histograms.
+__device__ void dt_phase_hindex(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                const i64* __restrict__ tkeys, int tshift, const int* truss,
+                                const int* list, i64 n, int* newval, int* touched, int tstamp,
+                                u64* ctr, int (*hist)[HBINS]) {
     const unsigned lane = threadIdx.x & 31;
     int* h = hist[(threadIdx.x >> 5) & (WARPS - 1)];
     for (i64 i = warp_id(); i < n; i += num_warps()) {
-        const int e = list[i];
+        const int e = ldcg(&list[i]);
         const i64 key = tkeys[e];
         const int u = hi32(key), v = lo32(key);
-        const int a = truss[e];
+        const int a = ldcg(&truss[e]);
         const int lo = a - (HBINS - 1) > 2 ? a - (HBINS - 1) : 2;
         for (int b = lane; b < HBINS; b += 32) h[b] = 0;
         __syncwarp();
@@ -184,12 +181,7 @@ extern "C" __global__ void dt_hindex(const int* __restrict__ deg, const i64* __r
                 const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
                 const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
                 if (s1 < 0 || s2 < 0) return;
-                int f1 = truss[s1], f2 = truss[s2];
-                if (plus) {
-                    if (flag[s1] != flag_stamp) f1 += plus;
-                    if (flag[s2] != flag_stamp) f2 += plus;
-                }
-                int m = imin(imin(f1, f2), a);
+                int m = imin(imin(ldcg(&truss[s1]), ldcg(&truss[s2])), a);
                 if (m < lo) m = lo;
                 atomicAdd(&h[m - lo], 1);
             }, [&] {
@@ -214,68 +206,92 @@ extern "C" __global__ void dt_hindex(const int* __restrict__ deg, const i64* __r
     }
 }
 
-// Apply a round: truss[list[i]] = newval[i] where lower; lowered edges (with their value
-// before) to lowered / lowered_old (count ctr[C_LOW]); edges whose value came from the clamped
-// bin straight to the next worklist (next, count ctr[C_NEXT], deduplicated by mark == stamp).
-// Every lowered edge also goes once per update to fallen (count ctr[C_FELL], deduplicated by
-// fell == fstamp): the edges whose k-order places the deletion renews.
-extern "C" __global__ void dt_apply(const int* __restrict__ list, i64 n,
-                                    const int* __restrict__ newval, int* __restrict__ truss,
-                                    int* __restrict__ lowered, int* __restrict__ lowered_old,
-                                    int* __restrict__ next, int* __restrict__ mark, int stamp,
-                                    u64* ctr, int* __restrict__ fell, int fstamp,
-                                    int* __restrict__ fallen) {
+// Descent apply phase: truss[list[i]] = newval[i] where lower; lowered edges (with their
+// value before) to lowered / lowered_old (count *nlow); edges whose value came from the
+// clamped bin straight to the next worklist (next, count *nnext, deduplicated by mark ==
+// stamp). Every lowered edge also goes once per update to fallen (count *nfell, deduplicated
+// by fell == fstamp): the edges whose k-order places the deletion renews.
+__device__ void dt_phase_apply(const int* list, i64 n, const int* newval, int* truss,
+                               int* lowered, int* lowered_old, u64* nlow, int* next,
+                               u64* nnext, int* mark, int stamp, int* fell, int fstamp,
+                               int* fallen, u64* nfell) {
     GRID_STRIDE(i, n) {
-        const int e = list[i];
-        int v = newval[i];
+        const int e = ldcg(&list[i]);
+        int v = ldcg(&newval[i]);
         const bool again = v < 0;
         if (again) v = -v;
-        const int a = truss[e];
+        const int a = ldcg(&truss[e]);
         if (v < a) {
             truss[e] = v;
-            const u64 j = atomicAdd(&ctr[C_LOW], 1ull);
+            const u64 j = atomicAdd(nlow, 1ull);
             lowered[j] = e;
             lowered_old[j] = a;
-            claim(fell, fstamp, e, fallen, ctr, C_FELL);
+            if (atomicExch(&fell[e], fstamp) != fstamp) fallen[atomicAdd(nfell, 1ull)] = e;
         }
-        if (again) claim(mark, stamp, e, next, ctr, C_NEXT);
+        if (again && atomicExch(&mark[e], stamp) != stamp) next[atomicAdd(nnext, 1ull)] = e;
     }
 }
 
-// `parts` warps per lowered edge e (ctr[C_LOW] of them, at most n), from old to truss[e]: every
-// triangle neighbour y whose count at its own level lost this triangle (old >= truss[y] >
-// truss[e]) goes to the next worklist (next, ctr[C_NEXT], deduplicated by mark == stamp);
-// with member_stamp != 0 only the edges with member[y] == member_stamp (the region: edges
-// outside it hold exact values that cannot fall).
-extern "C" __global__ void dt_push(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                                   const i64* __restrict__ tkeys, int tshift,
-                                   const int* __restrict__ truss,
-                                   const int* __restrict__ lowered,
-                                   const int* __restrict__ lowered_old, i64 n,
-                                   const int* __restrict__ member, int member_stamp,
-                                   int* __restrict__ next, int* __restrict__ mark, int stamp,
-                                   u64* ctr, int parts) {
+// Descent push phase, `parts` warps per lowered edge e = lowered[i] (i < m), from old to
+// truss[e]: every triangle neighbour y whose count at its own level lost this triangle (old
+// >= truss[y] > truss[e]) goes to the next worklist (next, count *nnext, deduplicated by
+// mark == stamp).
+__device__ void dt_phase_push(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                              const i64* __restrict__ tkeys, int tshift, const int* truss,
+                              const int* lowered, const int* lowered_old, i64 m, int* next,
+                              u64* nnext, int* mark, int stamp, int parts) {
     const unsigned lane = threadIdx.x & 31;
-    const i64 m = (i64)ctr[C_LOW] < n ? (i64)ctr[C_LOW] : n;
     for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
         const i64 i = wi / parts;
         const int part = (int)(wi - i * parts);
-        const int e = lowered[i];
-        const int old = lowered_old[i];
-        const int now = truss[e];
+        const int e = ldcg(&lowered[i]);
+        const int old = ldcg(&lowered_old[i]);
+        const int now = ldcg(&truss[e]);
         const i64 key = tkeys[e];
         const int u = hi32(key), v = lo32(key);
         warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
             const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
             const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
             if (s1 < 0 || s2 < 0) return;
-            const int f1 = truss[s1], f2 = truss[s2];
-            if (f1 <= old && f1 > now && (member_stamp == 0 || member[s1] == member_stamp))
-                claim(mark, stamp, (int)s1, next, ctr, C_NEXT);
-            if (f2 <= old && f2 > now && (member_stamp == 0 || member[s2] == member_stamp))
-                claim(mark, stamp, (int)s2, next, ctr, C_NEXT);
+            const int f1 = ldcg(&truss[s1]), f2 = ldcg(&truss[s2]);
+            if (f1 <= old && f1 > now && atomicExch(&mark[s1], stamp) != stamp)
+                next[atomicAdd(nnext, 1ull)] = (int)s1;
+            if (f2 <= old && f2 > now && atomicExch(&mark[s2], stamp) != stamp)
+                next[atomicAdd(nnext, 1ull)] = (int)s2;
         }, NO_STOP);
     }
+}
+
+// One-phase kernels of the descent (host-driven rounds). dt_hindex's thread 0 zeroes the
+// round's counters ctr[C_LOW] and ctr[C_NEXT] (read by the host before this launch).
+extern "C" __global__ void dt_hindex(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                     const i64* __restrict__ tkeys, int tshift,
+                                     const int* truss, const int* list, i64 n, int* newval,
+                                     int* touched, int tstamp, u64* ctr) {
+    __shared__ int hist[WARPS][HBINS];
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctr[C_LOW] = 0;
+        ctr[C_NEXT] = 0;
+    }
+    dt_phase_hindex(deg, ptr, tkeys, tshift, truss, list, n, newval, touched, tstamp, ctr,
+                    hist);
+}
+
+extern "C" __global__ void dt_apply(const int* list, i64 n, const int* newval, int* truss,
+                                    int* lowered, int* lowered_old, int* next, int* mark,
+                                    int stamp, u64* ctr, int* fell, int fstamp, int* fallen) {
+    dt_phase_apply(list, n, newval, truss, lowered, lowered_old, &ctr[C_LOW], next,
+                   &ctr[C_NEXT], mark, stamp, fell, fstamp, fallen, &ctr[C_FELL]);
+}
+
+// (the lowered count is read on the device: at most n)
+extern "C" __global__ void dt_push(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                   const i64* __restrict__ tkeys, int tshift, const int* truss,
+                                   const int* lowered, const int* lowered_old, i64 n,
+                                   int* next, int* mark, int stamp, u64* ctr, int parts) {
+    const i64 low = (i64)ldcg(&ctr[C_LOW]);
+    dt_phase_push(deg, ptr, tkeys, tshift, truss, lowered, lowered_old, low < n ? low : n,
+                  next, &ctr[C_NEXT], mark, stamp, parts);
 }
 
 // ------------------------------------------------------------------------ the k-order
@@ -285,9 +301,6 @@ extern "C" __global__ void dt_push(const int* __restrict__ deg, const i64* __res
 // Arrays that a phase writes and a later phase reads on another multiprocessor (truss, rank,
 // member, gone, flags, lists, counters) are read with ld.global.cg (L2, never a stale L1 line).
 
-__device__ __forceinline__ int ldcg(const int* p) { return __ldcg(p); }
-__device__ __forceinline__ i64 ldcg(const i64* p) { return __ldcg(p); }
-__device__ __forceinline__ u64 ldcg(const u64* p) { return __ldcg(p); }
 
 // Whether the other edge p of a triangle of an edge at level k, rank r, holds that triangle:
 // p above level k, or at level k and a member (member == mstamp) not peeled (gone != gstamp),
@@ -505,7 +518,10 @@ extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int
 //
 // mode 0 (insertion): levels from k = ctl[KS_K] with the seeds seeds[:ctl[KS_N]] until a level
 // leaves no survivor. mode 1 (deletion): one peeling of all[:ctl[KS_N]] (member == mstamp1,
-// each at its own level), which must remove every edge (else status KS_NOT_EMPTY).
+// each at its own level), which must remove every edge (else status KS_NOT_EMPTY). mode 2
+// (deletion): first the descent from the worklist seeds[:ctr[C_NEXT]] (rounds of the hindex,
+// apply and push phases; the lowered edges go to all, marked member1 == mstamp1, count
+// ctl[KS_FELL]), then mode 1's peeling of the edges it lowered.
 // Fresh stamps are stamp_base + 1 .. stamp_base + stamp_span. The update stops with a status
 // when it passes deadline_ns (from its start) or a level's candidates pass max_region.
 
@@ -519,6 +535,8 @@ extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int
 #define KS_ABORT 7       // set before a barrier by block 0, thread 0
 #define KS_LEVELS 8      // out
 #define KS_ROUNDS 9      // out
+#define KS_FELL 10       // mode 2: the edges the descent lowered
+#define KS_NEXT 12       // mode 2, 2 slots: the descent's next worklist, by round parity
 #define KS_CNT 16        // 3 slots: list lengths appended in phase ph % 3
 #define KS_CNT2 19       // 3 slots: peeled edges of phase ph % 3
 #define KS_WORDS 24
@@ -573,11 +591,12 @@ struct KsGrid {
 };
 
 extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc,
-                                   int* all, int* ka, int* kb, int* flag,
-                                   const int* member1, int mstamp1, u64* ctl,
+                                   int* all, int* ka, int* kb, int* flag, int* lowered,
+                                   int* lowered_old, int* member1, int mstamp1, u64* ctl,
                                    unsigned* bar, int stamp_base, int stamp_span, i64 tail,
                                    i64 max_region, i64 deadline_ns, int mode, int parts) {
     __shared__ int count[WARPS];
+    __shared__ int hist[WARPS][HBINS];
     int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
     const KoState S = KO_STATE;
     KsGrid G;
@@ -589,6 +608,35 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
     int k = (int)ctl[KS_K];
     i64 ns = (i64)ctl[KS_N];
     u64 levels = 0, rounds = 0;
+    if (mode == 2) {                               // the descent
+        const int* cur = seeds;
+        int* nxt = la;
+        i64 n = (i64)ldcg(&ctr[C_NEXT]);
+        int r = 0;
+        while (n > 0) {
+            if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
+            const int mark = stamp_base + (++used);
+            dt_phase_hindex(deg, ptr, tkeys, tshift, truss, cur, n, flag, touched, tstamp, ctr,
+                            hist);
+            G.next_phase();
+            dt_phase_apply(cur, n, flag, truss, lowered, lowered_old, G.slot(), nxt,
+                           &ctl[KS_NEXT + r], pushed, mark, member1, mstamp1, all,
+                           &ctl[KS_FELL]);
+            if (leader) ctl[KS_NEXT + 1 - r] = 0;
+            G.next_phase();
+            dt_phase_push(deg, ptr, tkeys, tshift, truss, lowered, lowered_old, G.last(), nxt,
+                          &ctl[KS_NEXT + r], pushed, mark, parts);
+            if (leader && (i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
+            G.next_phase();
+            ++rounds;
+            if (ldcg(&ctl[KS_ABORT])) { status = KS_SLOW; break; }
+            n = (i64)ldcg(&ctl[KS_NEXT + r]);
+            r = 1 - r;
+            cur = nxt;
+            nxt = nxt == la ? lb : la;
+        }
+        ns = status == KS_DONE ? (i64)ldcg(&ctl[KS_FELL]) : 0;
+    }
     while (ns > 0) {
         const int* peel_list = all;
         const int* pmember = member1;
@@ -644,7 +692,7 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
             keep = keep == ka ? kb : ka;
         }
         if (status != KS_DONE) break;
-        if (mode == 1) {
+        if (mode != 0) {
             if (n > 0) status = KS_NOT_EMPTY;
             break;
         }

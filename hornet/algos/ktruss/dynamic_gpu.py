@@ -214,9 +214,11 @@ class GpuDynamicTruss:
     def _scan(self, mode: int, n: int, k: int, members, mstamp, tstamp, deadline,
               max_region) -> bool:
         """One cooperative ``ko_scan`` launch: mode 0, the insertion scan from the seeds
-        ``_la[:n]`` at level ``k``; mode 1, the peeling of ``members[:n]`` (``_fell ==
-        mstamp``, to be emptied). Updates the rank counters and the statistics; returns False
-        when it stopped early (deadline, region, stamps) or, in mode 1, edges survived."""
+        ``_la[:n]`` at level ``k``; mode 2, the deletion's descent from the worklist ``_la``
+        (``ctr[C_NEXT]`` long), then the peeling of the edges it lowered (into ``members``,
+        marked ``_fell == mstamp``; all must go). Updates the rank counters and the
+        statistics; returns False when it stopped early (deadline, region, stamps) or edges
+        survived the deletion's peeling."""
         from hornet.core.cuda import BLOCK
         kernel = _fn("ko_scan").kernel
         c = self._ks_host
@@ -231,8 +233,10 @@ class GpuDynamicTruss:
         kernel((self._scan_grid(kernel),), (BLOCK,),
                self._state(tstamp) + (
                    self._la, self._front, self._front2, self._cand,
-                   members if mode else self._region, self._lb, self._low, self._newval,
-                   self._fell, np.int32(mstamp), self._ks, self._bar, np.int32(base),
+                   members if mode else self._region, self._lb,
+                   self._region if mode else self._low, self._newval, self._low,
+                   self._low_old, self._fell, np.int32(mstamp), self._ks, self._bar,
+                   np.int32(base),
                    np.int32(SCAN_STAMPS), np.int64(self._tail), np.int64(region),
                    np.int64(deadline_ns), np.int32(mode), np.int32(PUSH_PARTS)),
                enable_cooperative_groups=True)
@@ -367,12 +371,11 @@ class GpuDynamicTruss:
             self._tick(UPDATE_STAMPS)             # (starts the stamps over)
         return self._tick()
 
-    def _descend(self, n: int, member_stamp, tstamp, fstamp, deadline) -> bool:
+    def _descend(self, n: int, tstamp, fstamp, deadline) -> bool:
         """The h-index descent from the worklist ``_la[:n]`` (distinct slots) to its fixed
-        point; every lowered edge goes once to ``_fallen`` (``_fell == fstamp``, count
-        ``C_FELL``). With ``member_stamp`` != 0 only region edges are put back on the
-        worklist. Returns False when the deadline passed (the values are then bounds, not
-        final)."""
+        point, one launch per phase; every lowered edge goes once to ``_fallen`` (``_fell ==
+        fstamp``, count ``C_FELL``). Returns False when the deadline passed (the values are
+        then bounds, not final)."""
         from hornet.core.cuda import i64, launch
         deg, ptr = self._view()
         t = self._table
@@ -382,15 +385,14 @@ class GpuDynamicTruss:
         while n:
             stamp = self._tick()
             launch(hindex, n, (deg, ptr, t.keys, np.int32(t.shift), truss, cur, i64(n),
-                               self._newval, self._touched, tstamp, self._ctr, self._member,
-                               np.int32(0), np.int32(0)), threads_per_item=WARP)
+                               self._newval, self._touched, tstamp, self._ctr),
+                   threads_per_item=WARP)
             launch(apply, n, (cur, i64(n), self._newval, truss, self._low, self._low_old, nxt,
                               self._mark, stamp, self._ctr, self._fell, fstamp, self._fallen))
             parts = _parts(n)
             launch(push, n * int(parts), (deg, ptr, t.keys, np.int32(t.shift), truss,
-                                          self._low, self._low_old, i64(n), self._member,
-                                          np.int32(member_stamp), nxt, self._mark, stamp,
-                                          self._ctr, parts), threads_per_item=WARP)
+                                          self._low, self._low_old, i64(n), nxt, self._mark,
+                                          stamp, self._ctr, parts), threads_per_item=WARP)
             n = int(self._read()[C_NEXT])
             self._rounds += 1
             cur, nxt = nxt, cur
@@ -413,16 +415,17 @@ class GpuDynamicTruss:
                (deg, ptr, src, dst, i64(nb), ba.keys, t.keys, np.int32(t.shift),
                 t.columns["truss"], self._mark, stamp, self._la, self._ctr, parts),
                threads_per_item=WARP)
-        n = int(self._read()[C_NEXT])
         fstamp = self._tick()
-        done = self._descend(n, 0, tstamp, fstamp, deadline)
-        if done:
-            # the edges that fell: the end of their new level, in an order peeled from them
-            nf = int(self._read()[C_FELL])
-            if DEVICE_SCAN:
-                done = nf == 0 or self._scan(1, nf, 0, self._fallen, fstamp, tstamp, deadline,
-                                             1 << 62)
-            else:
+        if DEVICE_SCAN:
+            # the descent from the worklist (its length read on the device) and the peeling
+            # of the edges that fell, in one launch
+            done = self._scan(2, 0, 0, self._fallen, fstamp, tstamp, deadline, 1 << 62)
+        else:
+            n = int(self._read()[C_NEXT])
+            done = self._descend(n, tstamp, fstamp, deadline)
+            if done:
+                # the edges that fell: the end of their new level, in an order peeled from them
+                nf = int(self._read()[C_FELL])
                 done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp, deadline,
                                   to_empty=True) >= 0
         touched = int(self._read()[C_TOUCHED])
