@@ -314,39 +314,6 @@ __device__ __forceinline__ bool ko_holds(const int* truss, const i64* rank, cons
     return use_rank && ldcg(&rank[p]) > r;
 }
 
-// How many triangles of e (at level k = truss[e]) both other edges hold (ko_holds), counted by
-// the calling warp up to `enough` (the enumeration stops there); every lane gets the count.
-// c: the warp's shared counter.
-__device__ __forceinline__ int ko_count(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                                        const i64* __restrict__ tkeys, int tshift,
-                                        const int* truss, const i64* rank, const int* member,
-                                        int mstamp, const int* gone, int gstamp, int e,
-                                        int use_rank, int enough, unsigned lane, int* c) {
-    const i64 key = tkeys[e];
-    const int u = hi32(key), v = lo32(key);
-    const int k = ldcg(&truss[e]);
-    const i64 r = ldcg(&rank[e]);
-    if (lane == 0) *c = 0;
-    __syncwarp();
-    if (enough > 0) {
-        warp_common(deg, ptr, u, v, lane, 0, 1, [&](int w) {
-            const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
-            const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
-            if (s1 < 0 || s2 < 0) return;
-            if (ko_holds(truss, rank, member, mstamp, gone, gstamp, s1, k, r, use_rank) &&
-                ko_holds(truss, rank, member, mstamp, gone, gstamp, s2, k, r, use_rank))
-                atomicAdd(c, 1);
-        }, [&] {
-            __syncwarp();
-            return *c >= enough;
-        });
-    }
-    __syncwarp();
-    const int out = *c;
-    __syncwarp();
-    return out;
-}
-
 // The graph and per-edge state every phase reads.
 struct KoState {
     const int* deg; const i64* ptr; const i64* tkeys; int tshift;
@@ -354,27 +321,63 @@ struct KoState {
     u64* ctr;            // ctr[C_TOUCHED] counts the distinct edges examined
 };
 
-// Scan phase of level k, one warp per list edge y (distinct) at level k not yet a candidate
-// (member != mstamp): y becomes one when at least k - 1 of its triangles have both other
-// edges above k, candidates, or at level k after y. Candidates are set while the phase runs
-// (a count only grows with the candidates, so reading one early is safe: the candidate set
-// is the unique set where y is a member exactly when its count with the members before it
-// reaches k - 1). New candidates go to newc (count *nnew) and all (count *nall).
-__device__ void ko_phase_eval(const KoState& S, const int* list, i64 n, int k, int mstamp,
-                              int* newc, u64* nnew, int* all, u64* nall, int* c) {
+// Counting phase, `parts` warps per list edge e = list[i] at level k = truss[e] (with k_scan
+// >= 0, the scan of level k_scan: only edges at that level and not yet candidates, member !=
+// mstamp): cnt[i] += the triangles of e, in this warp's share of e's shorter list, whose two
+// other edges hold it (ko_holds; with use_rank, the scan's count, else the peeling's). A warp
+// stops once cnt[i] and its own count reach k - 1 (all a decision needs). cnt[i] starts at 0
+// and the phase that reads it zeroes it again.
+__device__ void ko_phase_count(const KoState& S, const int* list, i64 n, int parts, int k_scan,
+                               const int* member, int mstamp, int gstamp, int use_rank,
+                               int* cnt, int* c) {
     const unsigned lane = threadIdx.x & 31;
-    for (i64 i = warp_id(); i < n; i += num_warps()) {
+    for (i64 wi = warp_id(); wi < n * parts; wi += num_warps()) {
+        const i64 i = wi / parts;
+        const int part = (int)(wi - i * parts);
+        const int e = ldcg(&list[i]);
+        const int k = ldcg(&S.truss[e]);
+        if (k_scan >= 0 && (k != k_scan || ldcg(&member[e]) == mstamp)) continue;  // uniform
+        const i64 key = S.tkeys[e];
+        const int u = hi32(key), v = lo32(key);
+        const i64 r = ldcg(&S.rank[e]);
+        const int enough = k - 1;
+        if (lane == 0) *c = 0;
+        __syncwarp();
+        warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
+            const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
+            const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+            if (s1 < 0 || s2 < 0) return;
+            if (ko_holds(S.truss, S.rank, member, mstamp, S.gone, gstamp, s1, k, r, use_rank) &&
+                ko_holds(S.truss, S.rank, member, mstamp, S.gone, gstamp, s2, k, r, use_rank))
+                atomicAdd(c, 1);
+        }, [&] {
+            __syncwarp();
+            return *c + ldcg(&cnt[i]) >= enough;
+        });
+        __syncwarp();
+        if (lane == 0 && *c) atomicAdd(&cnt[i], *c);
+        __syncwarp();
+    }
+}
+
+// Scan decision phase of level k, a thread per list edge y at level k not yet a candidate:
+// y becomes one when at least k - 1 of its triangles have both other edges above k,
+// candidates, or at level k after y (cnt[i], zeroed here). The candidate set is the unique set
+// where y is a member exactly when its count with the members before it reaches k - 1 (a
+// count only grows with the candidates); rounds reach it from below. New candidates go to
+// newc (count *nnew) and all (count *nall).
+__device__ void ko_phase_decide(const KoState& S, const int* list, i64 n, int k, int mstamp,
+                                int* cnt, int* newc, u64* nnew, int* all, u64* nall) {
+    GRID_STRIDE(i, n) {
         const int y = ldcg(&list[i]);
-        if (ldcg(&S.truss[y]) != k || ldcg(&S.member[y]) == mstamp) continue;  // (uniform)
-        const int got = ko_count(S.deg, S.ptr, S.tkeys, S.tshift, S.truss, S.rank, S.member,
-                                 mstamp, S.gone, -1, y, 1, k - 1, lane, c);
-        if (lane == 0) {
-            touch(S.touched, S.tstamp, y, S.ctr);
-            if (got >= k - 1) {
-                S.member[y] = mstamp;
-                newc[atomicAdd(nnew, 1ull)] = y;
-                all[atomicAdd(nall, 1ull)] = y;
-            }
+        const int got = ldcg(&cnt[i]);
+        cnt[i] = 0;
+        if (ldcg(&S.truss[y]) != k || ldcg(&S.member[y]) == mstamp) continue;
+        touch(S.touched, S.tstamp, y, S.ctr);
+        if (got >= k - 1) {
+            S.member[y] = mstamp;
+            newc[atomicAdd(nnew, 1ull)] = y;
+            all[atomicAdd(nall, 1ull)] = y;
         }
     }
 }
@@ -408,33 +411,20 @@ __device__ void ko_phase_push(const KoState& S, const int* newc, i64 m, int k, i
     }
 }
 
-// Peeling count phase, one warp per live member e = list[i] (member == mstamp, gone !=
-// gstamp) at its level k = truss[e]: flag[i] = 1 when fewer than k - 1 of its triangles have
-// both other edges above k or live members.
-__device__ void ko_phase_peel_count(const KoState& S, const int* list, i64 n, const int* member,
-                                    int mstamp, int gstamp, int* flag, int* c) {
-    const unsigned lane = threadIdx.x & 31;
-    for (i64 i = warp_id(); i < n; i += num_warps()) {
-        const int e = ldcg(&list[i]);
-        const int k = ldcg(&S.truss[e]);
-        const int got = ko_count(S.deg, S.ptr, S.tkeys, S.tshift, S.truss, S.rank, member,
-                                 mstamp, S.gone, gstamp, e, 0, k - 1, lane, c);
-        if (lane == 0) {
-            touch(S.touched, S.tstamp, e, S.ctr);
-            flag[i] = got < k - 1;
-        }
-    }
-}
-
-// Peeling apply phase: list[i] with flag[i] is peeled (gone = gstamp, count *nrem) and ranked
-// at the end of its level (tail + *ntail: one round's edges in any order, as each had at most
+// Peeling apply phase, a thread per live member e = list[i] at level k = truss[e], counted by
+// ko_phase_count (use_rank 0: triangles whose other edges are above k or live members; cnt[i],
+// zeroed here): with fewer than k - 1 it is peeled (gone = gstamp, count *nrem) and ranked at
+// the end of its level (tail + *ntail: one round's edges in any order, as each had at most
 // k - 2 such triangles when the round began); the others go to keep (count *nkeep).
-__device__ void ko_phase_peel_apply(const KoState& S, const int* list, i64 n, const int* flag,
+__device__ void ko_phase_peel_apply(const KoState& S, const int* list, i64 n, int* cnt,
                                     int gstamp, i64 tail, u64* ntail, int* keep, u64* nkeep,
                                     u64* nrem) {
     GRID_STRIDE(i, n) {
         const int e = ldcg(&list[i]);
-        if (ldcg(&flag[i])) {
+        const int got = ldcg(&cnt[i]);
+        cnt[i] = 0;
+        touch(S.touched, S.tstamp, e, S.ctr);
+        if (got < ldcg(&S.truss[e]) - 1) {
             S.gone[e] = gstamp;
             S.rank[e] = tail + (i64)atomicAdd(ntail, 1ull);
             atomicAdd(nrem, 1ull);
@@ -461,18 +451,31 @@ __device__ void ko_phase_raise(const KoState& S, const int* list, i64 n, int k, 
     int* pushed, int* touched, int tstamp, u64* ctr
 #define KO_STATE {deg, ptr, tkeys, tshift, truss, rank, member, gone, pushed, touched, tstamp, ctr}
 
-// One-phase kernels (host-driven rounds). ko_eval's thread 0 zeroes ctr[C_EVAL] (ko_push's
-// list) and ctr[C_NEWC + 1 - slot] (the next round's); ko_push reads its count on the device.
-extern "C" __global__ void ko_eval(KO_STATE_PARAMS, const int* list, i64 n, int k, int mstamp,
-                                   int* newc, int* all, int slot) {
+// One-phase kernels (host-driven rounds): ko_count, ko_decide, ko_push, ko_peel_apply,
+// ko_raise. ko_decide's thread 0 zeroes ctr[C_EVAL] (ko_push's list) and ctr[C_NEWC + 1 -
+// slot] (the next round's); ko_push reads its count on the device; ko_count's thread 0
+// zeroes ctr[C_REM] and ctr[C_KEEP] (written by ko_peel_apply).
+extern "C" __global__ void ko_count(KO_STATE_PARAMS, const int* list, i64 n, int parts,
+                                    int k_scan, const int* count_member, int mstamp,
+                                    int gstamp, int use_rank, int* cnt) {
     __shared__ int count[WARPS];
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctr[C_REM] = 0;
+        ctr[C_KEEP] = 0;
+    }
+    const KoState S = KO_STATE;
+    ko_phase_count(S, list, n, parts, k_scan, count_member, mstamp, gstamp, use_rank, cnt,
+                   &count[(threadIdx.x >> 5) & (WARPS - 1)]);
+}
+
+extern "C" __global__ void ko_decide(KO_STATE_PARAMS, const int* list, i64 n, int k,
+                                     int mstamp, int* cnt, int* newc, int* all, int slot) {
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         ctr[C_EVAL] = 0;
         ctr[C_NEWC + 1 - slot] = 0;
     }
     const KoState S = KO_STATE;
-    ko_phase_eval(S, list, n, k, mstamp, newc, &ctr[C_NEWC + slot], all, &ctr[C_ALL],
-                  &count[(threadIdx.x >> 5) & (WARPS - 1)]);
+    ko_phase_decide(S, list, n, k, mstamp, cnt, newc, &ctr[C_NEWC + slot], all, &ctr[C_ALL]);
 }
 
 extern "C" __global__ void ko_push(KO_STATE_PARAMS, const int* newc, int slot, int k,
@@ -482,24 +485,10 @@ extern "C" __global__ void ko_push(KO_STATE_PARAMS, const int* newc, int slot, i
                   &ctr[C_EVAL], parts);
 }
 
-// (thread 0 zeroes ctr[C_REM] and ctr[C_KEEP], written by ko_peel_apply)
-extern "C" __global__ void ko_peel_count(KO_STATE_PARAMS, const int* list, i64 n,
-                                         const int* peel_member, int mstamp, int gstamp,
-                                         int* flag) {
-    __shared__ int count[WARPS];
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ctr[C_REM] = 0;
-        ctr[C_KEEP] = 0;
-    }
+extern "C" __global__ void ko_peel_apply(KO_STATE_PARAMS, const int* list, i64 n, int* cnt,
+                                         int gstamp, i64 tail, int* keep) {
     const KoState S = KO_STATE;
-    ko_phase_peel_count(S, list, n, peel_member, mstamp, gstamp, flag,
-                        &count[(threadIdx.x >> 5) & (WARPS - 1)]);
-}
-
-extern "C" __global__ void ko_peel_apply(KO_STATE_PARAMS, const int* list, i64 n,
-                                         const int* flag, int gstamp, i64 tail, int* keep) {
-    const KoState S = KO_STATE;
-    ko_phase_peel_apply(S, list, n, flag, gstamp, tail, &ctr[C_TAIL], keep, &ctr[C_KEEP],
+    ko_phase_peel_apply(S, list, n, cnt, gstamp, tail, &ctr[C_TAIL], keep, &ctr[C_KEEP],
                         &ctr[C_REM]);
 }
 
@@ -516,6 +505,7 @@ extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int
 // barrier that ends it; phase ph resets slot (ph + 1) % 3, whose readers finished in phase
 // ph - 1. Every thread runs the same control flow (decided by values read after barriers).
 //
+// cnt: zero on entry and on a normal exit (each counting phase's reader zeroes it).
 // mode 0 (insertion): levels from k = ctl[KS_K] with the seeds seeds[:ctl[KS_N]] until a level
 // leaves no survivor. mode 1 (deletion): one peeling of all[:ctl[KS_N]] (member == mstamp1,
 // each at its own level), which must remove every edge (else status KS_NOT_EMPTY). mode 2
@@ -537,6 +527,8 @@ extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int
 #define KS_ROUNDS 9      // out
 #define KS_FELL 10       // mode 2: the edges the descent lowered
 #define KS_NEXT 12       // mode 2, 2 slots: the descent's next worklist, by round parity
+#define KS_TOUCHED 14    // out: ctr[C_TOUCHED] at the end
+#define KS_SPUN 15       // out: a grid barrier timed out
 #define KS_CNT 16        // 3 slots: list lengths appended in phase ph % 3
 #define KS_CNT2 19       // 3 slots: peeled edges of phase ph % 3
 #define KS_WORDS 24
@@ -546,6 +538,15 @@ extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int
 #define KS_NO_STAMPS 2
 #define KS_NOT_EMPTY 3
 #define KS_SPIN_LIMIT (1LL << 32)
+
+#define KS_MAX_PARTS 64
+
+// Warps per edge of a counting phase over n edges: enough for a few edges (a hub's long list)
+// to fill the grid (the same value in every thread).
+__device__ __forceinline__ int ko_parts(i64 n) {
+    const i64 p = (2 * num_warps()) / (n > 0 ? n : 1);
+    return (int)(p < 1 ? 1 : (p > KS_MAX_PARTS ? KS_MAX_PARTS : p));
+}
 
 __device__ __forceinline__ u64 ks_now() {
     u64 t;
@@ -591,7 +592,7 @@ struct KsGrid {
 };
 
 extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc,
-                                   int* all, int* ka, int* kb, int* flag, int* lowered,
+                                   int* all, int* ka, int* kb, int* cnt, int* lowered,
                                    int* lowered_old, int* member1, int mstamp1, u64* ctl,
                                    unsigned* bar, int stamp_base, int stamp_span, i64 tail,
                                    i64 max_region, i64 deadline_ns, int mode, int parts) {
@@ -616,10 +617,10 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
         while (n > 0) {
             if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
             const int mark = stamp_base + (++used);
-            dt_phase_hindex(deg, ptr, tkeys, tshift, truss, cur, n, flag, touched, tstamp, ctr,
+            dt_phase_hindex(deg, ptr, tkeys, tshift, truss, cur, n, newc, touched, tstamp, ctr,
                             hist);
             G.next_phase();
-            dt_phase_apply(cur, n, flag, truss, lowered, lowered_old, G.slot(), nxt,
+            dt_phase_apply(cur, n, newc, truss, lowered, lowered_old, G.slot(), nxt,
                            &ctl[KS_NEXT + r], pushed, mark, member1, mstamp1, all,
                            &ctl[KS_FELL]);
             if (leader) ctl[KS_NEXT + 1 - r] = 0;
@@ -651,7 +652,10 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
             while (n > 0) {                        // the scan of level k: candidates
                 if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
                 const int pstamp = stamp_base + (++used);
-                ko_phase_eval(S, cur, n, k, mstamp, newc, G.slot(), all, &ctl[KS_ALL], c);
+                ko_phase_count(S, cur, n, ko_parts(n), k, S.member, mstamp, -1, 1, cnt, c);
+                G.next_phase();
+                ko_phase_decide(S, cur, n, k, mstamp, cnt, newc, G.slot(), all,
+                                &ctl[KS_ALL]);
                 G.next_phase();
                 const i64 m = G.last();
                 ko_phase_push(S, newc, m, k, mstamp, pstamp, nxt, G.slot(), parts);
@@ -677,9 +681,9 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
         i64 n = nall;
         bool still = false;                        // survivors after a round that removed none
         while (n > 0) {
-            ko_phase_peel_count(S, pc, n, pmember, pstamp_m, gstamp, flag, c);
+            ko_phase_count(S, pc, n, ko_parts(n), -1, pmember, pstamp_m, gstamp, 0, cnt, c);
             G.next_phase();
-            ko_phase_peel_apply(S, pc, n, flag, gstamp, tail, &ctl[KS_TAIL], keep, G.slot(),
+            ko_phase_peel_apply(S, pc, n, cnt, gstamp, tail, &ctl[KS_TAIL], keep, G.slot(),
                                 G.slot2());
             if (leader && (i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
             G.next_phase();
@@ -714,5 +718,7 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
         ctl[KS_STAMPS] = (u64)used;
         ctl[KS_LEVELS] = levels;
         ctl[KS_ROUNDS] = rounds;
+        ctl[KS_TOUCHED] = ldcg(&ctr[C_TOUCHED]);
+        ctl[KS_SPUN] = *(volatile unsigned*)(bar + 2);
     }
 }

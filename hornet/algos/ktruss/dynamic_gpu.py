@@ -85,6 +85,7 @@ UPDATE_STAMPS = 1 << 22
 #: ko_scan's control words (KS_* in dynamic_gpu.cu)
 KS_N, KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
     range(10)
+KS_TOUCHED, KS_SPUN = 14, 15
 KS_WORDS = 24
 KS_DONE, KS_NOT_EMPTY = 0, 3
 #: warps a launch of few edges aims to keep busy, and the most warps that share one edge
@@ -192,6 +193,9 @@ class GpuDynamicTruss:
             (self._la, self._lb, self._low, self._low_old, self._newval, self._region,
              self._fallen, self._cand, self._front, self._front2) = (
                 cp.empty(size, dtype=cp.int32) for _ in range(10))
+            # the counting phases' per-item counts: zero between phases (their readers
+            # zero them again)
+            self._cnt = cp.zeros(size, dtype=cp.int32)
 
     def _tick(self, span: int = 1) -> np.int32:
         """A fresh stamp (``span`` > 1: the last of ``span`` fresh ones; a kernel takes the
@@ -234,20 +238,24 @@ class GpuDynamicTruss:
                self._state(tstamp) + (
                    self._la, self._front, self._front2, self._cand,
                    members if mode else self._region, self._lb,
-                   self._region if mode else self._low, self._newval, self._low,
+                   self._region if mode else self._low, self._cnt, self._low,
                    self._low_old, self._fell, np.int32(mstamp), self._ks, self._bar,
                    np.int32(base),
                    np.int32(SCAN_STAMPS), np.int64(self._tail), np.int64(region),
                    np.int64(deadline_ns), np.int32(mode), np.int32(PUSH_PARTS)),
                enable_cooperative_groups=True)
         self._ks.get(out=c)
-        if int(self._bar[2].get()):
+        if int(c[KS_SPUN]):
             raise RuntimeError("ko_scan: a grid barrier timed out")
+        self._touched_count = int(c[KS_TOUCHED])
         self._head = int(c[KS_HEAD].view(np.int64))
         self._tail += int(c[KS_TAIL])
         self._rounds += int(c[KS_ROUNDS])
         self._levels = int(c[KS_LEVELS])
-        return int(c[KS_STATUS]) == KS_DONE
+        if int(c[KS_STATUS]) != KS_DONE:
+            self._cnt.fill(0)                     # (a phase may have stopped before its reader)
+            return False
+        return True
 
     _grid_cache: dict = {}
 
@@ -420,6 +428,7 @@ class GpuDynamicTruss:
             # the descent from the worklist (its length read on the device) and the peeling
             # of the edges that fell, in one launch
             done = self._scan(2, 0, 0, self._fallen, fstamp, tstamp, deadline, 1 << 62)
+            touched = self._touched_count
         else:
             n = int(self._read()[C_NEXT])
             done = self._descend(n, tstamp, fstamp, deadline)
@@ -428,8 +437,8 @@ class GpuDynamicTruss:
                 nf = int(self._read()[C_FELL])
                 done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp, deadline,
                                   to_empty=True) >= 0
-        touched = int(self._read()[C_TOUCHED])
-        self._tail += int(self._ctr_host[C_TAIL])          # (the host-driven peeling's)
+            touched = int(self._read()[C_TOUCHED])
+            self._tail += int(self._ctr_host[C_TAIL])      # (the host-driven peeling's)
         if not done:                               # (the caller deletes the batch's keys)
             return self._fallback(touched)
         self.stats.update(region=touched, rounds=self._rounds)
@@ -447,12 +456,13 @@ class GpuDynamicTruss:
         state = self._state(tstamp)
         gstamp = self._tick()
         cur, keep = members, self._lb
-        count, apply = _fn("ko_peel_count"), _fn("ko_peel_apply")
+        count, apply = _fn("ko_count"), _fn("ko_peel_apply")
         while n:
-            launch(count, n, state + (cur, i64(n), member, np.int32(mstamp), gstamp,
-                                      self._newval), threads_per_item=WARP)
-            launch(apply, n, state + (cur, i64(n), self._newval, gstamp, i64(self._tail),
-                                      keep))
+            parts = _parts(n)
+            launch(count, n * int(parts), state + (cur, i64(n), parts, np.int32(-1), member,
+                                                   np.int32(mstamp), gstamp, np.int32(0),
+                                                   self._cnt), threads_per_item=WARP)
+            launch(apply, n, state + (cur, i64(n), self._cnt, gstamp, i64(self._tail), keep))
             c = self._read()
             self._rounds += 1
             removed, n = int(c[C_REM]), int(c[C_KEEP])
@@ -481,9 +491,10 @@ class GpuDynamicTruss:
         self._levels = 0
         if DEVICE_SCAN:
             done = self._scan(0, b, 2, self._region, 0, tstamp, deadline, max_region)
+            touched = self._touched_count
         else:
             done = self._scan_rounds(b, tstamp, deadline, max_region)
-        touched = int(self._read()[C_TOUCHED])
+            touched = int(self._read()[C_TOUCHED])
         if not done:
             return self._fallback(touched)
         self.stats.update(region=touched, rounds=self._rounds, levels=self._levels)
@@ -493,7 +504,8 @@ class GpuDynamicTruss:
         and the host reading the counters between rounds. False: stopped early."""
         from hornet.core.cuda import BLOCK, _max_grid, i64, launch
         state = self._state(tstamp)
-        evaluate, push, raise_ = _fn("ko_eval"), _fn("ko_push"), _fn("ko_raise")
+        count, decide = _fn("ko_count"), _fn("ko_decide")
+        push, raise_ = _fn("ko_push"), _fn("ko_raise")
         full_grid = (int(_max_grid()),)
         seeds = self._la
         k = 2
@@ -504,9 +516,13 @@ class GpuDynamicTruss:
             cur, nxt, n, slot = seeds, self._front, ns, 0
             while n:                               # the scan of level k: candidates
                 pstamp = self._tick()
-                launch(evaluate, n, state + (cur, i64(n), np.int32(k), mstamp, self._cand,
-                                             self._region, np.int32(slot)),
+                parts = _parts(n)
+                launch(count, n * int(parts), state + (cur, i64(n), parts, np.int32(k),
+                                                       self._member, mstamp, np.int32(-1),
+                                                       np.int32(1), self._cnt),
                        threads_per_item=WARP)
+                launch(decide, n, state + (cur, i64(n), np.int32(k), mstamp, self._cnt,
+                                           self._cand, self._region, np.int32(slot)))
                 push(full_grid, (BLOCK,), state + (self._cand, np.int32(slot), np.int32(k),
                                                    mstamp, pstamp, nxt,
                                                    np.int32(PUSH_PARTS)))
