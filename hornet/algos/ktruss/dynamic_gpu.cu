@@ -296,10 +296,10 @@ extern "C" __global__ void dt_push(const int* __restrict__ deg, const i64* __res
 
 // ------------------------------------------------------------------------ the k-order
 // The scan's phases are device functions shared by two drivers: one kernel per phase with the
-// host reading the counters between them (ko_eval ... ko_raise), and ko_scan, one cooperative
+// host reading the counters between them (ko_count ... ko_raise), and ko_scan, one cooperative
 // launch that runs every level and round of an update with grid barriers between the phases.
 // Arrays that a phase writes and a later phase reads on another multiprocessor (truss, rank,
-// member, gone, flags, lists, counters) are read with ld.global.cg (L2, never a stale L1 line).
+// member, gone, counts, lists, counters) are read with ld.global.cg (L2, never a stale L1 line).
 
 
 // Whether the other edge p of a triangle of an edge at level k, rank r, holds that triangle:
@@ -595,7 +595,7 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
                                    int* all, int* ka, int* kb, int* cnt, int* lowered,
                                    int* lowered_old, int* member1, int mstamp1, u64* ctl,
                                    unsigned* bar, int stamp_base, int stamp_span, i64 tail,
-                                   i64 max_region, i64 deadline_ns, int mode, int parts) {
+                                   i64 max_region, i64 deadline_ns, int mode) {
     __shared__ int count[WARPS];
     __shared__ int hist[WARPS][HBINS];
     int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
@@ -625,8 +625,9 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
                            &ctl[KS_FELL]);
             if (leader) ctl[KS_NEXT + 1 - r] = 0;
             G.next_phase();
-            dt_phase_push(deg, ptr, tkeys, tshift, truss, lowered, lowered_old, G.last(), nxt,
-                          &ctl[KS_NEXT + r], pushed, mark, parts);
+            const i64 m = G.last();
+            dt_phase_push(deg, ptr, tkeys, tshift, truss, lowered, lowered_old, m, nxt,
+                          &ctl[KS_NEXT + r], pushed, mark, ko_parts(m));
             if (leader && (i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
             G.next_phase();
             ++rounds;
@@ -658,7 +659,7 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
                                 &ctl[KS_ALL]);
                 G.next_phase();
                 const i64 m = G.last();
-                ko_phase_push(S, newc, m, k, mstamp, pstamp, nxt, G.slot(), parts);
+                ko_phase_push(S, newc, m, k, mstamp, pstamp, nxt, G.slot(), ko_parts(m));
                 if (leader && ((i64)ldcg(&ctl[KS_ALL]) > max_region ||
                                (i64)(ks_now() - t0) > deadline_ns))
                     ctl[KS_ABORT] = 1;

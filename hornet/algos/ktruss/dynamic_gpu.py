@@ -242,7 +242,7 @@ class GpuDynamicTruss:
                    self._low_old, self._fell, np.int32(mstamp), self._ks, self._bar,
                    np.int32(base),
                    np.int32(SCAN_STAMPS), np.int64(self._tail), np.int64(region),
-                   np.int64(deadline_ns), np.int32(mode), np.int32(PUSH_PARTS)),
+                   np.int64(deadline_ns), np.int32(mode)),
                enable_cooperative_groups=True)
         self._ks.get(out=c)
         if int(c[KS_SPUN]):
