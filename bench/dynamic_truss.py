@@ -153,9 +153,11 @@ def main(argv=None) -> None:
             " alone (the graph's own update is not timed). *delete*: b random existing edges;"
             " *re-insert*: the same edges put back; *insert uniform*: b uniform random pairs."
             " Static: `truss_numbers` of the same graph state, same process. *region share*:"
-            " edges the update examined / edges (an insertion counts an edge once per level"
-            " it examines it at, so the share can pass 1). *static fallbacks*: repeats that"
-            " the whole-graph static decomposition finished " + (
+            " edges the update examined / edges (" + (
+                "an insertion counts an edge once per level it examines it at, so the share"
+                " can pass 1" if args.device == "cpu" else
+                "distinct edges whose triangles it counted") + "). *static fallbacks*: repeats"
+            " that the whole-graph static decomposition finished " + (
                 "(CPU: batch over `batch_share`, or work over the limit of `DynamicTruss`)."
                 if args.device == "cpu" else
                 "(GPU: batch over `batch_share`, region over `fallback_share` of the edges, or"

@@ -39,9 +39,12 @@ candidate keeps its place. The steps end at the first level with no survivor, so
 examines the candidates' triangles and their later neighbours, not the whole triangle-connected
 part of a level.
 
-Kernels run one warp per edge (an intersection of the endpoints' lists); the kernels that
-only enumerate (``dt_push``, ``ko_push``, ``dt_lost_seeds``) give a launch of few edges
-several warps each, and the counting ones stop as soon as the edge's case is decided.
+Kernels run warps over an edge's intersection of the endpoints' lists; a round of few edges
+gives each several warps (the counting phase ``ko_count`` adds the warps' counts per edge and
+stops once the edge's case is decided; the next phase reads them), except the descent's
+h-index (one warp per edge, a shared histogram). Two drivers run the same phase functions
+(:data:`DEVICE_SCAN`): one launch per phase with the host reading the round counters, or
+``ko_scan``, one cooperative launch per update with grid barriers between the phases.
 
 The static GPU decomposition finishes a batch larger than ``batch_share`` of the edges, and
 one whose region passes ``fallback_share`` of the edges or whose update runs longer than
@@ -72,10 +75,11 @@ CTR_WORDS = 16
 WARP = 32
 #: warps per new candidate in ko_push (its launch size is read on the device)
 PUSH_PARTS = 4
-#: the k-order scan and the deletions' peeling run as one cooperative launch per update
-#: (``ko_scan``, grid barriers between phases); False: one launch per phase, the host reading
-#: the counters between rounds (the same phase functions)
-DEVICE_SCAN = True
+#: True: the deletion's descent and peeling, and the insertion's k-order scan, run as one
+#: cooperative launch per update (``ko_scan``, grid barriers between phases); False: one
+#: launch per phase, the host reading the counters between rounds (the same phase functions).
+#: bench/results/dynamic_truss_gpu.md was measured with False.
+DEVICE_SCAN = False
 #: resident blocks per multiprocessor of ko_scan (a grid barrier costs more with more blocks)
 SCAN_BLOCKS_PER_SM = 2
 #: fresh stamps one ko_scan launch may use (a level takes two plus one per scan round)
