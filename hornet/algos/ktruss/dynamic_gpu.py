@@ -5,7 +5,8 @@ State on the device: the truss number and the k-order rank of every edge in a GP
 :class:`~hornet.algos.edge_table.EdgeTable` keyed by the edge, and the per-edge support kept
 by a GPU :class:`~hornet.algos.triangles.dynamic.DynamicTriangleCount`. Slot-indexed stamp
 arrays and slot lists (int32) are the scratch of the updates; a round of any phase is a few
-launches and one read of the counter array, never a per-edge host step.
+launches and one read of the counter array (with ``ko_scan``, a whole update is one launch),
+never a per-edge host step.
 
 The k-order (Zhang and Yu, SIGMOD 2019; as the CPU version, :mod:`hornet.algos.ktruss.order`):
 the edges by (truss number, rank), where every edge e lies in at most t(e) - 2 triangles whose
