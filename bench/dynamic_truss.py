@@ -95,11 +95,14 @@ def run_graph(name, device, sizes, repeats, rng):
             times = [x[0] for x in res[kind]]
             med = statistics.median(times)
             region = statistics.median(x[1]["region"] for x in res[kind])
+            rounds = statistics.median(x[1].get("rounds", 0) for x in res[kind])
+            levels = statistics.median(x[1].get("levels", 0) for x in res[kind])
             fell_back = sum(x[1]["path"] == "static" for x in res[kind])
             rows.append([title, E, kind, b, f"{b / E:.2e}", med * 1e3, static * 1e3,
                          static / med, f"{region / E:.2e}", f"{fell_back}/{reps}"])
             print(f"  {kind:15s} b={b:8d} {med * 1e3:10.2f} ms  x{static / med:9.1f}  "
-                  f"region {region / E:.2e}  static path {fell_back}/{reps}", flush=True)
+                  f"region {region / E:.2e}  static path {fell_back}/{reps}  "
+                  f"rounds {rounds:g} levels {levels:g}", flush=True)
     want = _host(truss_numbers(g))
     assert np.array_equal(_host(kt.truss_numbers), want), f"{title}: dynamic != static"
     return title, E, static, rows
@@ -150,9 +153,11 @@ def main(argv=None) -> None:
             " alone (the graph's own update is not timed). *delete*: b random existing edges;"
             " *re-insert*: the same edges put back; *insert uniform*: b uniform random pairs."
             " Static: `truss_numbers` of the same graph state, same process. *region share*:"
-            " edges the update examined / edges (an insertion counts an edge once per level"
-            " it examines it at, so the share can pass 1). *static fallbacks*: repeats that"
-            " the whole-graph static decomposition finished " + (
+            " edges the update examined / edges (" + (
+                "an insertion counts an edge once per level it examines it at, so the share"
+                " can pass 1" if args.device == "cpu" else
+                "distinct edges whose triangles it counted") + "). *static fallbacks*: repeats"
+            " that the whole-graph static decomposition finished " + (
                 "(CPU: batch over `batch_share`, or work over the limit of `DynamicTruss`)."
                 if args.device == "cpu" else
                 "(GPU: batch over `batch_share`, region over `fallback_share` of the edges, or"

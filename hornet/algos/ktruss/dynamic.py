@@ -40,8 +40,8 @@ graph U (u-v when u->v or v->u; self-loops ignored), one per stored directed edg
 self-loop). U is kept as an undirected ``hornet.Graph`` updated from the same changes
 (:func:`hornet.algos.underlying.undirected_change`) and the algorithm runs on U's own
 changes. The CPU version runs Numba kernels; ``DynamicTruss(g)`` of a GPU graph builds the
-GPU version (:mod:`hornet.algos.ktruss.dynamic_gpu`: the same descent in synchronous
-rounds of CUDA kernels; insertions in steps of at most one level per edge).
+GPU version (:mod:`hornet.algos.ktruss.dynamic_gpu`: the same descent and the same k-order
+scan, each level's candidates found and peeled in synchronous rounds of CUDA kernels).
 """
 from __future__ import annotations
 

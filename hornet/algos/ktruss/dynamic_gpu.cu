@@ -12,8 +12,14 @@
 //
 // Kernels: dt_lost_seeds (deletion: the surviving edges that lost a triangle counted at their
 // level), dt_hindex / dt_apply / dt_push (one synchronous round of the local h-index descent),
-// dt_seed / dt_expand / dt_admit (insertion: the region walk), dt_raise / dt_saturated
-// (insertion: the +1 bounds and the edges that kept them).
+// ko_eval / ko_push (insertion: the scan of one level of the k-order for the edges that may
+// rise), ko_peel_count / ko_peel_apply (a synchronous peeling round of those candidates, or of
+// the edges a deletion lowered: peeled edges get ranks at the end of their level), ko_raise
+// (the survivors one level up, ranks at the start of the new level).
+//
+// The k-order: edges by (truss, rank), rank int64 unique per edge (compared only within a
+// level); every edge e lies in at most truss[e] - 2 triangles whose two other edges both come
+// after e. See dynamic_gpu.py.
 
 #include "segmented.cuh"     // i64, u64, GRID_STRIDE, lower_bound
 #include "tiles.cuh"         // FULL_MASK
@@ -25,7 +31,14 @@
 #define C_TOUCHED 2    // distinct edges whose triangles an update examined
 #define C_CAND 3       // walk candidates (dt_expand, dt_saturated)
 #define C_FRONT 4      // the walk's next frontier (dt_admit)
-#define C_REGION 5     // the region (dt_admit; dt_seed's seeds are counted by the host)
+#define C_REGION 5     // (unused)
+#define C_FELL 6       // edges a deletion lowered (dt_apply, deduplicated by fell == fstamp)
+#define C_EVAL 8       // the scan's next evaluation list (ko_push; zeroed by ko_eval)
+#define C_NEWC 9       // 2 slots: candidates found by a scan round (ko_eval), by round parity
+#define C_ALL 11       // every candidate of the level (ko_eval)
+#define C_REM 12       // edges a peeling round removed (ko_peel_apply; zeroed by ko_peel_count)
+#define C_KEEP 13      // edges a peeling round kept (ko_peel_apply; zeroed by ko_peel_count)
+#define C_TAIL 14      // ranks given out at the end of a level in this update
 
 #define HBINS 256      // h-index histogram bins of one warp: levels a - 255 .. a
 #define WARPS 8        // warps of a 256-thread block
@@ -33,6 +46,12 @@
 __device__ __forceinline__ int lo32(i64 k) { return (int)(k & 0xffffffffLL); }
 __device__ __forceinline__ int hi32(i64 k) { return (int)(k >> 32); }
 __device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }
+
+// Loads through L2 (ld.global.cg): arrays that one phase of ko_scan writes and a later phase
+// reads on another multiprocessor, where an L1 line could be stale.
+__device__ __forceinline__ int ldcg(const int* p) { return __ldcg(p); }
+__device__ __forceinline__ i64 ldcg(const i64* p) { return __ldcg(p); }
+__device__ __forceinline__ u64 ldcg(const u64* p) { return __ldcg(p); }
 
 __device__ __forceinline__ i64 warp_id() {
     return ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -135,33 +154,24 @@ extern "C" __global__ void dt_lost_seeds(const int* __restrict__ deg, const i64*
     }
 }
 
-// One warp per worklist edge e = list[i] (distinct), a = truss[e]: newval[i] = the h-index of
-// e's triangles, capped at a: the largest k <= a with at least k - 2 triangles whose other
-// two edges both have truss >= k (2 without). Reads truss only (a synchronous round: dt_apply
-// writes the values after every warp has read). Levels below a - 255 share the lowest bin:
-// when that bin decides, the value (an upper bound of the h-index, so still a valid bound) is
-// stored negated and dt_apply puts the edge back on the worklist. Thread 0 zeroes the round's
-// counters ctr[C_LOW] and ctr[C_NEXT] (read by the host before this launch).
-// With plus != 0 the other edges count as truss + plus unless flag == flag_stamp (the bound
-// of the new edges of an insertion: every old edge one level up, the new ones as they are).
-extern "C" __global__ void dt_hindex(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                                     const i64* __restrict__ tkeys, int tshift,
-                                     const int* __restrict__ truss, const int* __restrict__ list,
-                                     i64 n, int* __restrict__ newval, int* __restrict__ touched,
-                                     int tstamp, u64* ctr, const int* __restrict__ flag,
-                                     int flag_stamp, int plus) {
-    __shared__ int hist[WARPS][HBINS];
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ctr[C_LOW] = 0;
-        ctr[C_NEXT] = 0;
-    }
+// Descent phase, one warp per worklist edge e = list[i] (distinct), a = truss[e]: newval[i] =
+// the h-index of e's triangles, capped at a: the largest k <= a with at least k - 2 triangles
+// whose other two edges both have truss >= k (2 without). Reads truss only (a synchronous
+// round: the apply phase writes the values after every warp has read). Levels below a - 255
+// share the lowest bin: when that bin decides, the value (an upper bound of the h-index, so
+// still a valid bound) is stored negated and the apply phase puts the edge back on the
+// worklist. hist: the block's WARPS x HBINS shared histograms.
+__device__ void dt_phase_hindex(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                const i64* __restrict__ tkeys, int tshift, const int* truss,
+                                const int* list, i64 n, int* newval, int* touched, int tstamp,
+                                u64* ctr, int (*hist)[HBINS]) {
     const unsigned lane = threadIdx.x & 31;
     int* h = hist[(threadIdx.x >> 5) & (WARPS - 1)];
     for (i64 i = warp_id(); i < n; i += num_warps()) {
-        const int e = list[i];
+        const int e = ldcg(&list[i]);
         const i64 key = tkeys[e];
         const int u = hi32(key), v = lo32(key);
-        const int a = truss[e];
+        const int a = ldcg(&truss[e]);
         const int lo = a - (HBINS - 1) > 2 ? a - (HBINS - 1) : 2;
         for (int b = lane; b < HBINS; b += 32) h[b] = 0;
         __syncwarp();
@@ -171,12 +181,7 @@ extern "C" __global__ void dt_hindex(const int* __restrict__ deg, const i64* __r
                 const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
                 const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
                 if (s1 < 0 || s2 < 0) return;
-                int f1 = truss[s1], f2 = truss[s2];
-                if (plus) {
-                    if (flag[s1] != flag_stamp) f1 += plus;
-                    if (flag[s2] != flag_stamp) f2 += plus;
-                }
-                int m = imin(imin(f1, f2), a);
+                int m = imin(imin(ldcg(&truss[s1]), ldcg(&truss[s2])), a);
                 if (m < lo) m = lo;
                 atomicAdd(&h[m - lo], 1);
             }, [&] {
@@ -201,179 +206,520 @@ extern "C" __global__ void dt_hindex(const int* __restrict__ deg, const i64* __r
     }
 }
 
-// Apply a round: truss[list[i]] = newval[i] where lower; lowered edges (with their value
-// before) to lowered / lowered_old (count ctr[C_LOW]); edges whose value came from the clamped
-// bin straight to the next worklist (next, count ctr[C_NEXT], deduplicated by mark == stamp).
-extern "C" __global__ void dt_apply(const int* __restrict__ list, i64 n,
-                                    const int* __restrict__ newval, int* __restrict__ truss,
-                                    int* __restrict__ lowered, int* __restrict__ lowered_old,
-                                    int* __restrict__ next, int* __restrict__ mark, int stamp,
-                                    u64* ctr) {
+// Descent apply phase: truss[list[i]] = newval[i] where lower; lowered edges (with their
+// value before) to lowered / lowered_old (count *nlow); edges whose value came from the
+// clamped bin straight to the next worklist (next, count *nnext, deduplicated by mark ==
+// stamp). Every lowered edge also goes once per update to fallen (count *nfell, deduplicated
+// by fell == fstamp): the edges whose k-order places the deletion renews.
+__device__ void dt_phase_apply(const int* list, i64 n, const int* newval, int* truss,
+                               int* lowered, int* lowered_old, u64* nlow, int* next,
+                               u64* nnext, int* mark, int stamp, int* fell, int fstamp,
+                               int* fallen, u64* nfell) {
     GRID_STRIDE(i, n) {
-        const int e = list[i];
-        int v = newval[i];
+        const int e = ldcg(&list[i]);
+        int v = ldcg(&newval[i]);
         const bool again = v < 0;
         if (again) v = -v;
-        const int a = truss[e];
+        const int a = ldcg(&truss[e]);
         if (v < a) {
             truss[e] = v;
-            const u64 j = atomicAdd(&ctr[C_LOW], 1ull);
+            const u64 j = atomicAdd(nlow, 1ull);
             lowered[j] = e;
             lowered_old[j] = a;
+            if (atomicExch(&fell[e], fstamp) != fstamp) fallen[atomicAdd(nfell, 1ull)] = e;
         }
-        if (again) claim(mark, stamp, e, next, ctr, C_NEXT);
+        if (again && atomicExch(&mark[e], stamp) != stamp) next[atomicAdd(nnext, 1ull)] = e;
     }
 }
 
-// `parts` warps per lowered edge e (ctr[C_LOW] of them, at most n), from old to truss[e]: every
-// triangle neighbour y whose count at its own level lost this triangle (old >= truss[y] >
-// truss[e]) goes to the next worklist (next, ctr[C_NEXT], deduplicated by mark == stamp);
-// with member_stamp != 0 only the edges with member[y] == member_stamp (the region: edges
-// outside it hold exact values that cannot fall).
-extern "C" __global__ void dt_push(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                                   const i64* __restrict__ tkeys, int tshift,
-                                   const int* __restrict__ truss,
-                                   const int* __restrict__ lowered,
-                                   const int* __restrict__ lowered_old, i64 n,
-                                   const int* __restrict__ member, int member_stamp,
-                                   int* __restrict__ next, int* __restrict__ mark, int stamp,
-                                   u64* ctr, int parts) {
+// Descent push phase, `parts` warps per lowered edge e = lowered[i] (i < m), from old to
+// truss[e]: every triangle neighbour y whose count at its own level lost this triangle (old
+// >= truss[y] > truss[e]) goes to the next worklist (next, count *nnext, deduplicated by
+// mark == stamp).
+__device__ void dt_phase_push(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                              const i64* __restrict__ tkeys, int tshift, const int* truss,
+                              const int* lowered, const int* lowered_old, i64 m, int* next,
+                              u64* nnext, int* mark, int stamp, int parts) {
     const unsigned lane = threadIdx.x & 31;
-    const i64 m = (i64)ctr[C_LOW] < n ? (i64)ctr[C_LOW] : n;
     for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
         const i64 i = wi / parts;
         const int part = (int)(wi - i * parts);
-        const int e = lowered[i];
-        const int old = lowered_old[i];
-        const int now = truss[e];
+        const int e = ldcg(&lowered[i]);
+        const int old = ldcg(&lowered_old[i]);
+        const int now = ldcg(&truss[e]);
         const i64 key = tkeys[e];
         const int u = hi32(key), v = lo32(key);
         warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
             const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
             const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
             if (s1 < 0 || s2 < 0) return;
-            const int f1 = truss[s1], f2 = truss[s2];
-            if (f1 <= old && f1 > now && (member_stamp == 0 || member[s1] == member_stamp))
-                claim(mark, stamp, (int)s1, next, ctr, C_NEXT);
-            if (f2 <= old && f2 > now && (member_stamp == 0 || member[s2] == member_stamp))
-                claim(mark, stamp, (int)s2, next, ctr, C_NEXT);
+            const int f1 = ldcg(&truss[s1]), f2 = ldcg(&truss[s2]);
+            if (f1 <= old && f1 > now && atomicExch(&mark[s1], stamp) != stamp)
+                next[atomicAdd(nnext, 1ull)] = (int)s1;
+            if (f2 <= old && f2 > now && atomicExch(&mark[s2], stamp) != stamp)
+                next[atomicAdd(nnext, 1ull)] = (int)s2;
         }, NO_STOP);
     }
 }
 
-// Insertion, the walk's start: the seeds (distinct) join the region and the first frontier,
-// marked member (mstamp) and seen (sstamp).
-extern "C" __global__ void dt_seed(const int* __restrict__ seeds, i64 n, int* __restrict__ member,
-                                   int mstamp, int* __restrict__ seen, int sstamp,
-                                   int* __restrict__ region, int* __restrict__ front) {
-    GRID_STRIDE(i, n) {
-        const int e = seeds[i];
-        member[e] = mstamp;
-        seen[e] = sstamp;
-        region[i] = e;
-        front[i] = e;
+// One-phase kernels of the descent (host-driven rounds). dt_hindex's thread 0 zeroes the
+// round's counters ctr[C_LOW] and ctr[C_NEXT] (read by the host before this launch).
+extern "C" __global__ void dt_hindex(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                     const i64* __restrict__ tkeys, int tshift,
+                                     const int* truss, const int* list, i64 n, int* newval,
+                                     int* touched, int tstamp, u64* ctr) {
+    __shared__ int hist[WARPS][HBINS];
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctr[C_LOW] = 0;
+        ctr[C_NEXT] = 0;
     }
+    dt_phase_hindex(deg, ptr, tkeys, tshift, truss, list, n, newval, touched, tstamp, ctr,
+                    hist);
 }
 
-// The walk's step, `parts` warps per frontier edge x (level a = truss[x]): for each triangle
-// (x, y, z), y becomes a candidate (cand, ctr[C_CAND], once per walk: seen == sstamp) when it
-// is at x's level (relaxed: at most x's level: x is an inserted edge holding its support + 1)
-// and z is at least at y's level (else the triangle cannot hold y at the level above).
-extern "C" __global__ void dt_expand(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                                     const i64* __restrict__ tkeys, int tshift,
-                                     const int* __restrict__ truss,
-                                     const int* __restrict__ front, i64 n, int relaxed,
-                                     int* __restrict__ seen, int sstamp, int* __restrict__ cand,
-                                     u64* ctr, int parts) {
+extern "C" __global__ void dt_apply(const int* list, i64 n, const int* newval, int* truss,
+                                    int* lowered, int* lowered_old, int* next, int* mark,
+                                    int stamp, u64* ctr, int* fell, int fstamp, int* fallen) {
+    dt_phase_apply(list, n, newval, truss, lowered, lowered_old, &ctr[C_LOW], next,
+                   &ctr[C_NEXT], mark, stamp, fell, fstamp, fallen, &ctr[C_FELL]);
+}
+
+// (the lowered count is read on the device: at most n)
+extern "C" __global__ void dt_push(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                   const i64* __restrict__ tkeys, int tshift, const int* truss,
+                                   const int* lowered, const int* lowered_old, i64 n,
+                                   int* next, int* mark, int stamp, u64* ctr, int parts) {
+    const i64 low = (i64)ldcg(&ctr[C_LOW]);
+    dt_phase_push(deg, ptr, tkeys, tshift, truss, lowered, lowered_old, low < n ? low : n,
+                  next, &ctr[C_NEXT], mark, stamp, parts);
+}
+
+// ------------------------------------------------------------------------ the k-order
+// The scan's phases are device functions shared by two drivers: one kernel per phase with the
+// host reading the counters between them (ko_count ... ko_raise), and ko_scan, one cooperative
+// launch that runs every level and round of an update with grid barriers between the phases.
+// Arrays that a phase writes and a later phase reads on another multiprocessor (truss, rank,
+// member, gone, counts, lists, counters) are read with ld.global.cg (L2, never a stale L1 line).
+
+
+// Whether the other edge p of a triangle of an edge at level k, rank r, holds that triangle:
+// p above level k, or at level k and a member (member == mstamp) not peeled (gone != gstamp),
+// or (with use_rank) at level k after the edge.
+__device__ __forceinline__ bool ko_holds(const int* truss, const i64* rank, const int* member,
+                                         int mstamp, const int* gone, int gstamp, i64 p, int k,
+                                         i64 r, int use_rank) {
+    const int tp = ldcg(&truss[p]);
+    if (tp != k) return tp > k;
+    if (ldcg(&member[p]) == mstamp && ldcg(&gone[p]) != gstamp) return true;
+    return use_rank && ldcg(&rank[p]) > r;
+}
+
+// The graph and per-edge state every phase reads.
+struct KoState {
+    const int* deg; const i64* ptr; const i64* tkeys; int tshift;
+    int* truss; i64* rank; int* member; int* gone; int* pushed; int* touched; int tstamp;
+    u64* ctr;            // ctr[C_TOUCHED] counts the distinct edges examined
+};
+
+// Counting phase, `parts` warps per list edge e = list[i] at level k = truss[e] (with k_scan
+// >= 0, the scan of level k_scan: only edges at that level and not yet candidates, member !=
+// mstamp): cnt[i] += the triangles of e, in this warp's share of e's shorter list, whose two
+// other edges hold it (ko_holds; with use_rank, the scan's count, else the peeling's). A warp
+// stops once cnt[i] and its own count reach k - 1 (all a decision needs). cnt[i] starts at 0
+// and the phase that reads it zeroes it again.
+__device__ void ko_phase_count(const KoState& S, const int* list, i64 n, int parts, int k_scan,
+                               const int* member, int mstamp, int gstamp, int use_rank,
+                               int* cnt, int* c) {
     const unsigned lane = threadIdx.x & 31;
     for (i64 wi = warp_id(); wi < n * parts; wi += num_warps()) {
         const i64 i = wi / parts;
         const int part = (int)(wi - i * parts);
-        const int x = front[i];
-        const i64 key = tkeys[x];
+        const int e = ldcg(&list[i]);
+        const int k = ldcg(&S.truss[e]);
+        if (k_scan >= 0 && (k != k_scan || ldcg(&member[e]) == mstamp)) continue;  // uniform
+        const i64 key = S.tkeys[e];
         const int u = hi32(key), v = lo32(key);
-        const int a = truss[x];
-        warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
-            const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
-            const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
+        const i64 r = ldcg(&S.rank[e]);
+        const int enough = k - 1;
+        if (lane == 0) *c = 0;
+        __syncwarp();
+        warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
+            const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
+            const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
             if (s1 < 0 || s2 < 0) return;
-            const int f1 = truss[s1], f2 = truss[s2];
-            if ((relaxed ? f1 <= a : f1 == a) && f2 >= f1)
-                claim(seen, sstamp, (int)s1, cand, ctr, C_CAND);
-            if ((relaxed ? f2 <= a : f2 == a) && f1 >= f2)
-                claim(seen, sstamp, (int)s2, cand, ctr, C_CAND);
+            if (ko_holds(S.truss, S.rank, member, mstamp, S.gone, gstamp, s1, k, r, use_rank) &&
+                ko_holds(S.truss, S.rank, member, mstamp, S.gone, gstamp, s2, k, r, use_rank))
+                atomicAdd(c, 1);
+        }, [&] {
+            __syncwarp();
+            return *c + ldcg(&cnt[i]) >= enough;
+        });
+        __syncwarp();
+        if (lane == 0 && *c) atomicAdd(&cnt[i], *c);
+        __syncwarp();
+    }
+}
+
+// Scan decision phase of level k, a thread per list edge y at level k not yet a candidate:
+// y becomes one when at least k - 1 of its triangles have both other edges above k,
+// candidates, or at level k after y (cnt[i], zeroed here). The candidate set is the unique set
+// where y is a member exactly when its count with the members before it reaches k - 1 (a
+// count only grows with the candidates); rounds reach it from below. New candidates go to
+// newc (count *nnew) and all (count *nall).
+__device__ void ko_phase_decide(const KoState& S, const int* list, i64 n, int k, int mstamp,
+                                int* cnt, int* newc, u64* nnew, int* all, u64* nall) {
+    GRID_STRIDE(i, n) {
+        const int y = ldcg(&list[i]);
+        const int got = ldcg(&cnt[i]);
+        cnt[i] = 0;
+        if (ldcg(&S.truss[y]) != k || ldcg(&S.member[y]) == mstamp) continue;
+        touch(S.touched, S.tstamp, y, S.ctr);
+        if (got >= k - 1) {
+            S.member[y] = mstamp;
+            newc[atomicAdd(nnew, 1ull)] = y;
+            all[atomicAdd(nall, 1ull)] = y;
+        }
+    }
+}
+
+// Push phase, `parts` warps per new candidate x = newc[i] (i < m) at level k: every level-k
+// edge z after x in a triangle of x whose third edge is at level >= k, not a candidate, goes
+// to next (count *nnext, deduplicated by pushed == pstamp): x raised z's count.
+__device__ void ko_phase_push(const KoState& S, const int* newc, i64 m, int k, int mstamp,
+                              int pstamp, int* next, u64* nnext, int parts) {
+    const unsigned lane = threadIdx.x & 31;
+    for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
+        const i64 i = wi / parts;
+        const int part = (int)(wi - i * parts);
+        const int x = ldcg(&newc[i]);
+        const i64 key = S.tkeys[x];
+        const int u = hi32(key), v = lo32(key);
+        const i64 rx = ldcg(&S.rank[x]);
+        warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
+            const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
+            const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+            if (s1 < 0 || s2 < 0) return;
+            const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
+            if (f1 < k || f2 < k) return;
+            if (f1 == k && ldcg(&S.rank[s1]) > rx && ldcg(&S.member[s1]) != mstamp)
+                if (atomicExch(&S.pushed[s1], pstamp) != pstamp)
+                    next[atomicAdd(nnext, 1ull)] = (int)s1;
+            if (f2 == k && ldcg(&S.rank[s2]) > rx && ldcg(&S.member[s2]) != mstamp)
+                if (atomicExch(&S.pushed[s2], pstamp) != pstamp)
+                    next[atomicAdd(nnext, 1ull)] = (int)s2;
         }, NO_STOP);
     }
 }
 
-// One warp per candidate y (ctr[C_CAND] of them): y can rise above its level f only with at
-// least f - 1 triangles whose two other edges are at level >= f (their bounds are then
-// >= f + 1). Such a y joins the region (member = mstamp; region, ctr[C_REGION]) and the next
-// frontier (front, ctr[C_FRONT]); any other stays where it is and the walk stops there.
-extern "C" __global__ void dt_admit(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                                    const i64* __restrict__ tkeys, int tshift,
-                                    const int* __restrict__ truss, const int* __restrict__ cand,
-                                    int* __restrict__ member, int mstamp,
-                                    int* __restrict__ front, int* __restrict__ region,
-                                    int* __restrict__ touched, int tstamp, u64* ctr) {
+// Peeling apply phase, a thread per live member e = list[i] at level k = truss[e], counted by
+// ko_phase_count (use_rank 0: triangles whose other edges are above k or live members; cnt[i],
+// zeroed here): with fewer than k - 1 it is peeled (gone = gstamp, count *nrem) and ranked at
+// the end of its level (tail + *ntail: one round's edges in any order, as each had at most
+// k - 2 such triangles when the round began); the others go to keep (count *nkeep).
+__device__ void ko_phase_peel_apply(const KoState& S, const int* list, i64 n, int* cnt,
+                                    int gstamp, i64 tail, u64* ntail, int* keep, u64* nkeep,
+                                    u64* nrem) {
+    GRID_STRIDE(i, n) {
+        const int e = ldcg(&list[i]);
+        const int got = ldcg(&cnt[i]);
+        cnt[i] = 0;
+        touch(S.touched, S.tstamp, e, S.ctr);
+        if (got < ldcg(&S.truss[e]) - 1) {
+            S.gone[e] = gstamp;
+            S.rank[e] = tail + (i64)atomicAdd(ntail, 1ull);
+            atomicAdd(nrem, 1ull);
+        } else {
+            keep[atomicAdd(nkeep, 1ull)] = e;
+        }
+    }
+}
+
+// The level's survivors list[:n] rise to level k + 1 and take the ranks head + i, before every
+// edge of that level; they are copied to seeds (the next level's scan starts from them).
+__device__ void ko_phase_raise(const KoState& S, const int* list, i64 n, int k, i64 head,
+                               int* seeds) {
+    GRID_STRIDE(i, n) {
+        const int e = ldcg(&list[i]);
+        S.truss[e] = k + 1;
+        S.rank[e] = head + i;
+        seeds[i] = e;
+    }
+}
+
+#define KO_STATE_PARAMS const int* __restrict__ deg, const i64* __restrict__ ptr, \
+    const i64* __restrict__ tkeys, int tshift, int* truss, i64* rank, int* member, int* gone, \
+    int* pushed, int* touched, int tstamp, u64* ctr
+#define KO_STATE {deg, ptr, tkeys, tshift, truss, rank, member, gone, pushed, touched, tstamp, ctr}
+
+// One-phase kernels (host-driven rounds): ko_count, ko_decide, ko_push, ko_peel_apply,
+// ko_raise. ko_decide's thread 0 zeroes ctr[C_EVAL] (ko_push's list) and ctr[C_NEWC + 1 -
+// slot] (the next round's); ko_push reads its count on the device; ko_count's thread 0
+// zeroes ctr[C_REM] and ctr[C_KEEP] (written by ko_peel_apply).
+extern "C" __global__ void ko_count(KO_STATE_PARAMS, const int* list, i64 n, int parts,
+                                    int k_scan, const int* count_member, int mstamp,
+                                    int gstamp, int use_rank, int* cnt) {
     __shared__ int count[WARPS];
-    const unsigned lane = threadIdx.x & 31;
-    int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
-    const i64 n = (i64)ctr[C_CAND];
-    for (i64 i = warp_id(); i < n; i += num_warps()) {
-        const int y = cand[i];
-        const i64 key = tkeys[y];
-        const int u = hi32(key), v = lo32(key);
-        const int f = truss[y];
-        if (lane == 0) *c = 0;
-        __syncwarp();
-        // (stops once f - 1 such triangles are found)
-        warp_common(deg, ptr, u, v, lane, 0, 1, [&](int w) {
-            const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
-            const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
-            if (s1 < 0 || s2 < 0) return;
-            if (truss[s1] >= f && truss[s2] >= f) atomicAdd(c, 1);
-        }, [&] {
-            __syncwarp();
-            return *c >= f - 1;
-        });
-        __syncwarp();
-        if (lane == 0) {
-            touch(touched, tstamp, y, ctr);
-            if (*c >= f - 1) {
-                member[y] = mstamp;
-                front[atomicAdd(&ctr[C_FRONT], 1ull)] = y;
-                region[atomicAdd(&ctr[C_REGION], 1ull)] = y;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctr[C_REM] = 0;
+        ctr[C_KEEP] = 0;
+    }
+    const KoState S = KO_STATE;
+    ko_phase_count(S, list, n, parts, k_scan, count_member, mstamp, gstamp, use_rank, cnt,
+                   &count[(threadIdx.x >> 5) & (WARPS - 1)]);
+}
+
+extern "C" __global__ void ko_decide(KO_STATE_PARAMS, const int* list, i64 n, int k,
+                                     int mstamp, int* cnt, int* newc, int* all, int slot) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctr[C_EVAL] = 0;
+        ctr[C_NEWC + 1 - slot] = 0;
+    }
+    const KoState S = KO_STATE;
+    ko_phase_decide(S, list, n, k, mstamp, cnt, newc, &ctr[C_NEWC + slot], all, &ctr[C_ALL]);
+}
+
+extern "C" __global__ void ko_push(KO_STATE_PARAMS, const int* newc, int slot, int k,
+                                   int mstamp, int pstamp, int* next, int parts) {
+    const KoState S = KO_STATE;
+    ko_phase_push(S, newc, (i64)ldcg(&ctr[C_NEWC + slot]), k, mstamp, pstamp, next,
+                  &ctr[C_EVAL], parts);
+}
+
+extern "C" __global__ void ko_peel_apply(KO_STATE_PARAMS, const int* list, i64 n, int* cnt,
+                                         int gstamp, i64 tail, int* keep) {
+    const KoState S = KO_STATE;
+    ko_phase_peel_apply(S, list, n, cnt, gstamp, tail, &ctr[C_TAIL], keep, &ctr[C_KEEP],
+                        &ctr[C_REM]);
+}
+
+extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int k, i64 head,
+                                    int* seeds) {
+    const KoState S = KO_STATE;
+    ko_phase_raise(S, list, n, k, head, seeds);
+}
+
+// ------------------------------------------------------------------------ ko_scan
+// The whole scan of an update in one cooperative launch (every block resident): the phases
+// above separated by a grid barrier, the rounds' sizes read from counters after it. Counters
+// rotate over three slots by phase: phase ph appends to slot ph % 3, read right after the
+// barrier that ends it; phase ph resets slot (ph + 1) % 3, whose readers finished in phase
+// ph - 1. Every thread runs the same control flow (decided by values read after barriers).
+//
+// cnt: zero on entry and on a normal exit (each counting phase's reader zeroes it).
+// mode 0 (insertion): levels from k = ctl[KS_K] with the seeds seeds[:ctl[KS_N]] until a level
+// leaves no survivor. mode 1 (deletion): one peeling of all[:ctl[KS_N]] (member == mstamp1,
+// each at its own level), which must remove every edge (else status KS_NOT_EMPTY). mode 2
+// (deletion): first the descent from the worklist seeds[:ctr[C_NEXT]] (rounds of the hindex,
+// apply and push phases; the lowered edges go to all, marked member1 == mstamp1, count
+// ctl[KS_FELL]), then mode 1's peeling of the edges it lowered.
+// Fresh stamps are stamp_base + 1 .. stamp_base + stamp_span. The update stops with a status
+// when it passes deadline_ns (from its start) or a level's candidates pass max_region.
+
+#define KS_N 0           // in: the seeds (mode 0) or the edges to peel (mode 1)
+#define KS_K 1           // in: the seeds' level; out: the last level scanned
+#define KS_HEAD 2        // in and out: the head rank counter (int64 bits)
+#define KS_TAIL 3        // out: tail ranks given out (from the argument tail)
+#define KS_STATUS 4      // out: KS_DONE, or why it stopped
+#define KS_STAMPS 5      // out: stamps used
+#define KS_ALL 6         // the level's candidates
+#define KS_ABORT 7       // set before a barrier by block 0, thread 0
+#define KS_LEVELS 8      // out
+#define KS_ROUNDS 9      // out
+#define KS_FELL 10       // mode 2: the edges the descent lowered
+#define KS_NEXT 12       // mode 2, 2 slots: the descent's next worklist, by round parity
+#define KS_TOUCHED 14    // out: ctr[C_TOUCHED] at the end
+#define KS_SPUN 15       // out: a grid barrier timed out
+#define KS_CNT 16        // 3 slots: list lengths appended in phase ph % 3
+#define KS_CNT2 19       // 3 slots: peeled edges of phase ph % 3
+#define KS_WORDS 24
+
+#define KS_DONE 0
+#define KS_SLOW 1        // deadline or region limit
+#define KS_NO_STAMPS 2
+#define KS_NOT_EMPTY 3
+#define KS_SPIN_LIMIT (1LL << 32)
+
+#define KS_MAX_PARTS 64
+
+// Warps per edge of a counting phase over n edges: enough for a few edges (a hub's long list)
+// to fill the grid (the same value in every thread).
+__device__ __forceinline__ int ko_parts(i64 n) {
+    const i64 p = (2 * num_warps()) / (n > 0 ? n : 1);
+    return (int)(p < 1 ? 1 : (p > KS_MAX_PARTS ? KS_MAX_PARTS : p));
+}
+
+__device__ __forceinline__ u64 ks_now() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+struct KsGrid {
+    u64* ctl; unsigned* bar; int ph;
+
+    __device__ void sync() {
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            volatile unsigned* gen = bar + 1;
+            const unsigned g = *gen;
+            __threadfence();
+            if (atomicAdd(bar, 1u) == gridDim.x - 1) {
+                atomicExch(bar, 0u);
+                __threadfence();
+                atomicAdd(bar + 1, 1u);
+            } else {
+                const long long t0 = clock64();
+                while (*gen == g) {
+                    if (clock64() - t0 > KS_SPIN_LIMIT) { atomicExch(bar + 2, 1u); break; }
+                }
             }
+            __threadfence();
         }
-        __syncwarp();
+        __syncthreads();
     }
-}
-
-// The region's bounds: every region edge one level up (an inserted edge, holding its support
-// + 1, to its support + 2); bound[i] keeps the bound of region[i].
-extern "C" __global__ void dt_raise(const int* __restrict__ region, i64 n,
-                                    int* __restrict__ truss, int* __restrict__ bound) {
-    GRID_STRIDE(i, n) {
-        const int e = region[i];
-        const int b = truss[e] + 1;
-        truss[e] = b;
-        bound[i] = b;
-    }
-}
-
-// After the descent: region edges i >= skip still at their bound (they rose by the whole step
-// and may rise again) to out (count ctr[C_CAND]), marked seen (sstamp: the next walk's stamp).
-extern "C" __global__ void dt_saturated(const int* __restrict__ region, i64 n, i64 skip,
-                                        const int* __restrict__ truss,
-                                        const int* __restrict__ bound, int* __restrict__ out,
-                                        int* __restrict__ seen, int sstamp, u64* ctr) {
-    GRID_STRIDE(i, n) {
-        if (i < skip) continue;
-        const int e = region[i];
-        if (truss[e] == bound[i]) {
-            seen[e] = sstamp;
-            out[atomicAdd(&ctr[C_CAND], 1ull)] = e;
+    __device__ void next_phase() {
+        sync();
+        ++ph;
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            ctl[KS_CNT + (ph + 1) % 3] = 0;
+            ctl[KS_CNT2 + (ph + 1) % 3] = 0;
         }
+    }
+    __device__ u64* slot() { return &ctl[KS_CNT + ph % 3]; }
+    __device__ u64* slot2() { return &ctl[KS_CNT2 + ph % 3]; }
+    __device__ i64 last() { return (i64)ldcg(&ctl[KS_CNT + (ph + 2) % 3]); }
+    __device__ i64 last2() { return (i64)ldcg(&ctl[KS_CNT2 + (ph + 2) % 3]); }
+};
+
+extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc,
+                                   int* all, int* ka, int* kb, int* cnt, int* lowered,
+                                   int* lowered_old, int* member1, int mstamp1, u64* ctl,
+                                   unsigned* bar, int stamp_base, int stamp_span, i64 tail,
+                                   i64 max_region, i64 deadline_ns, int mode) {
+    __shared__ int count[WARPS];
+    __shared__ int hist[WARPS][HBINS];
+    int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
+    const KoState S = KO_STATE;
+    KsGrid G;
+    G.ctl = ctl; G.bar = bar; G.ph = 0;
+    const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
+    const u64 t0 = ks_now();
+    int used = 0, status = KS_DONE;
+    i64 head = (i64)ctl[KS_HEAD];
+    int k = (int)ctl[KS_K];
+    i64 ns = (i64)ctl[KS_N];
+    u64 levels = 0, rounds = 0;
+    if (mode == 2) {                               // the descent
+        const int* cur = seeds;
+        int* nxt = la;
+        i64 n = (i64)ldcg(&ctr[C_NEXT]);
+        int r = 0;
+        while (n > 0) {
+            if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
+            const int mark = stamp_base + (++used);
+            dt_phase_hindex(deg, ptr, tkeys, tshift, truss, cur, n, newc, touched, tstamp, ctr,
+                            hist);
+            G.next_phase();
+            dt_phase_apply(cur, n, newc, truss, lowered, lowered_old, G.slot(), nxt,
+                           &ctl[KS_NEXT + r], pushed, mark, member1, mstamp1, all,
+                           &ctl[KS_FELL]);
+            if (leader) ctl[KS_NEXT + 1 - r] = 0;
+            G.next_phase();
+            const i64 m = G.last();
+            dt_phase_push(deg, ptr, tkeys, tshift, truss, lowered, lowered_old, m, nxt,
+                          &ctl[KS_NEXT + r], pushed, mark, ko_parts(m));
+            if (leader && (i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
+            G.next_phase();
+            ++rounds;
+            if (ldcg(&ctl[KS_ABORT])) { status = KS_SLOW; break; }
+            n = (i64)ldcg(&ctl[KS_NEXT + r]);
+            r = 1 - r;
+            cur = nxt;
+            nxt = nxt == la ? lb : la;
+        }
+        ns = status == KS_DONE ? (i64)ldcg(&ctl[KS_FELL]) : 0;
+    }
+    while (ns > 0) {
+        const int* peel_list = all;
+        const int* pmember = member1;
+        int pstamp_m = mstamp1;
+        i64 nall = ns;
+        if (mode == 0) {
+            if (used + 3 > stamp_span) { status = KS_NO_STAMPS; break; }
+            const int mstamp = stamp_base + (++used);
+            const int* cur = seeds;
+            int* nxt = la;
+            i64 n = ns;
+            while (n > 0) {                        // the scan of level k: candidates
+                if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
+                const int pstamp = stamp_base + (++used);
+                ko_phase_count(S, cur, n, ko_parts(n), k, S.member, mstamp, -1, 1, cnt, c);
+                G.next_phase();
+                ko_phase_decide(S, cur, n, k, mstamp, cnt, newc, G.slot(), all,
+                                &ctl[KS_ALL]);
+                G.next_phase();
+                const i64 m = G.last();
+                ko_phase_push(S, newc, m, k, mstamp, pstamp, nxt, G.slot(), ko_parts(m));
+                if (leader && ((i64)ldcg(&ctl[KS_ALL]) > max_region ||
+                               (i64)(ks_now() - t0) > deadline_ns))
+                    ctl[KS_ABORT] = 1;
+                G.next_phase();
+                ++rounds;
+                if (ldcg(&ctl[KS_ABORT])) { status = KS_SLOW; break; }
+                n = G.last();
+                cur = nxt;
+                nxt = nxt == la ? lb : la;
+            }
+            if (status != KS_DONE) break;
+            nall = (i64)ldcg(&ctl[KS_ALL]);
+            pmember = S.member;
+            pstamp_m = mstamp;
+        }
+        // the peeling of the candidates (mode 1: of the given edges)
+        const int gstamp = stamp_base + (++used);
+        const int* pc = peel_list;
+        int* keep = ka;
+        i64 n = nall;
+        bool still = false;                        // survivors after a round that removed none
+        while (n > 0) {
+            ko_phase_count(S, pc, n, ko_parts(n), -1, pmember, pstamp_m, gstamp, 0, cnt, c);
+            G.next_phase();
+            ko_phase_peel_apply(S, pc, n, cnt, gstamp, tail, &ctl[KS_TAIL], keep, G.slot(),
+                                G.slot2());
+            if (leader && (i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
+            G.next_phase();
+            ++rounds;
+            const i64 kept = G.last(), removed = G.last2();
+            n = kept;
+            if (removed == 0) { still = true; break; }
+            if (ldcg(&ctl[KS_ABORT])) { status = KS_SLOW; break; }
+            pc = keep;
+            keep = keep == ka ? kb : ka;
+        }
+        if (status != KS_DONE) break;
+        if (mode != 0) {
+            if (n > 0) status = KS_NOT_EMPTY;
+            break;
+        }
+        if (!still) n = 0;
+        ++levels;
+        if (n > 0) {                               // the survivors rise: next level's seeds
+            ko_phase_raise(S, keep, n, k, head - n + 1, seeds);
+            if (leader) ctl[KS_ALL] = 0;
+            G.next_phase();
+            head -= n;
+        }
+        ns = n;
+        ++k;
+    }
+    if (leader) {
+        ctl[KS_HEAD] = (u64)head;
+        ctl[KS_K] = (u64)k;
+        ctl[KS_STATUS] = (u64)status;
+        ctl[KS_STAMPS] = (u64)used;
+        ctl[KS_LEVELS] = levels;
+        ctl[KS_ROUNDS] = rounds;
+        ctl[KS_TOUCHED] = ldcg(&ctr[C_TOUCHED]);
+        ctl[KS_SPUN] = *(volatile unsigned*)(bar + 2);
     }
 }

@@ -1,42 +1,51 @@
 """The GPU version of :class:`~hornet.algos.ktruss.dynamic.DynamicTruss` (kernels in
 ``dynamic_gpu.cu``).
 
-State on the device: the truss number of every edge in a GPU
+State on the device: the truss number and the k-order rank of every edge in a GPU
 :class:`~hornet.algos.edge_table.EdgeTable` keyed by the edge, and the per-edge support kept
 by a GPU :class:`~hornet.algos.triangles.dynamic.DynamicTriangleCount`. Slot-indexed stamp
 arrays and slot lists (int32) are the scratch of the updates; a round of any phase is a few
-launches and one read of an 8-word counter array, never a per-edge host step.
+launches and one read of the counter array (with ``ko_scan``, a whole update is one launch),
+never a per-edge host step.
 
-Truss numbers t are the greatest fixed point of the h-index operator H(f)(e) = max k such
-that k - 2 triangles of e have min(f(other two)) >= k. From a bound U, the descent
-f <- min(f, H(f)) (synchronous rounds over a worklist, :meth:`GpuDynamicTruss._descend`)
-ends at the greatest fixed point of min(U, H) (Sariyuce et al., VLDB 2018); when U >= t it
-is t.
+The k-order (Zhang and Yu, SIGMOD 2019; as the CPU version, :mod:`hornet.algos.ktruss.order`):
+the edges by (truss number, rank), where every edge e lies in at most t(e) - 2 triangles whose
+other two edges both come after e. The static device peeling gives one (rank = peeling round,
+ties broken by slot: :func:`hornet.algos.ktruss.gpu.truss_numbers_and_rounds`); new ranks come
+from two host counters, ``head`` (decreasing: the start of a level) and ``tail`` (increasing:
+the end of a level), since ranks are only compared within a level.
 
-Deletions: the numbers before the batch are an upper bound. The worklist starts with the
-surviving edges that lost a triangle counted at their level (``dt_lost_seeds``, on the graph
-before the batch); an edge that falls puts the triangle neighbours whose count it changed on
-the next worklist.
+Deletions: truss numbers are the greatest fixed point of the h-index operator H(f)(e) = max k
+such that k - 2 triangles of e have min(f(other two)) >= k, and the numbers before the batch
+are an upper bound, so the descent f <- min(f, H(f)) (synchronous rounds over a worklist,
+:meth:`GpuDynamicTruss._descend`; Sariyuce et al., VLDB 2018) ends at the new numbers. The
+worklist starts with the surviving edges that lost a triangle counted at their level
+(``dt_lost_seeds``, on the graph before the batch); an edge that falls puts the triangle
+neighbours whose count it changed on the next worklist. The edges that fell then go to the
+end of their new level, in the order of a synchronous peeling of them (``ko_peel_*``: in a
+round, those with fewer than k - 1 triangles whose other edges are above k or fallen to k and
+not peeled yet); no other edge gains a later triangle neighbour.
 
-Insertions, in steps (the support update gives the new edges' supports s first):
-f_0 = the old numbers, new edges at 2; step i computes f_{i+1} = the greatest fixed point of
-min(f_i + 1, H) (step 0: min(s + 2, H) on the new edges), so every edge rises by at most one
-a step (any other edge's rise comes in a later step) and f_i <= t throughout; when a step
-raises nothing, f_i = t (with U = f + 1 nothing can sit at its bound, and a fixed point of
-min(U, H) below t always leaves an edge at its bound). An edge that rises in step i is joined,
-through triangles of the new level, by edges at its own old level that rise too, to an edge
-that sat at its bound in step i - 1 (step 0: to a new edge): otherwise raising that set would
-give a larger fixed point of the step before (Huang et al., SIGMOD 2014, per step). So a step
-walks from those edges (``dt_expand``: same level, third edge at least that level; from a new
-edge, any level up to s + 1), keeping only edges with enough triangles to rise
-(``dt_admit``), raises the walked region by one and descends it with everything else fixed.
-The steps end after the largest rise of an old edge, plus one. Before step 0 the new edges'
-bound s + 2 is lowered to the h-index of their triangles with every old edge at t + 1 (a
-bound of step 0's fixed point too), so a new edge walks only the levels it can reach.
+Insertions (the k-order scan, level by level; the CPU version does it sequentially with a
+heap): the new edges go first in the order at level 2 and are the seeds of level k = 2. At
+level k the candidates are the unique set C where a level-k edge y is in C exactly when at
+least k - 1 of its triangles have both other edges above k, in C before y, or at level k
+after y; every edge that rises from k is in C, and an edge with no triangle shared with an
+earlier candidate (or a seed) is not (its count is its old s+ <= k - 2). C is found from the
+seeds by rounds on the device (``ko_eval`` decides a list's edges; ``ko_push`` puts the later
+level-k neighbours of the new candidates on the next list), then peeled at k - 1 triangles
+(others above k or live candidates): the survivors rise to k + 1 (ranks at the start of it:
+the next level's seeds), the peeled ones go to the end of level k. An edge visited but no
+candidate keeps its place. The steps end at the first level with no survivor, so an update
+examines the candidates' triangles and their later neighbours, not the whole triangle-connected
+part of a level.
 
-Kernels run one warp per edge (an intersection of the endpoints' lists); the kernels that
-only enumerate (``dt_push``, ``dt_expand``, ``dt_lost_seeds``) give a launch of few edges
-several warps each, and the counting ones stop as soon as the edge's level is decided.
+Kernels run warps over an edge's intersection of the endpoints' lists; a round of few edges
+gives each several warps (the counting phase ``ko_count`` adds the warps' counts per edge and
+stops once the edge's case is decided; the next phase reads them), except the descent's
+h-index (one warp per edge, a shared histogram). Two drivers run the same phase functions
+(:data:`DEVICE_SCAN`): one launch per phase with the host reading the round counters, or
+``ko_scan``, one cooperative launch per update with grid barriers between the phases.
 
 The static GPU decomposition finishes a batch larger than ``batch_share`` of the edges, and
 one whose region passes ``fallback_share`` of the edges or whose update runs longer than
@@ -53,17 +62,37 @@ from ..batch_adjacency import batch_adjacency
 from ..edge_table import EdgeTable
 from ..triangles import DynamicTriangleCount
 from ..underlying import undirected_change, undirected_copy
-from .static import truss_numbers
+from ..views import as_adjacency
+from .gpu import truss_numbers_and_rounds
 
 __all__ = ["GpuDynamicTruss"]
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_gpu.cu")
 #: counter words (see dynamic_gpu.cu)
-C_LOW, C_NEXT, C_TOUCHED, C_CAND, C_FRONT, C_REGION = range(6)
+C_LOW, C_NEXT, C_TOUCHED, C_FELL = 0, 1, 2, 6
+C_EVAL, C_NEWC, C_ALL, C_REM, C_KEEP, C_TAIL = 8, 9, 11, 12, 13, 14
+CTR_WORDS = 16
 #: threads of one warp: the triangle kernels run one warp per edge
 WARP = 32
-#: synchronous rounds of the h-index that tighten the new edges' bounds before a walk
-NEW_BOUND_ROUNDS = 2
+#: warps per new candidate in ko_push (its launch size is read on the device)
+PUSH_PARTS = 4
+#: True: the deletion's descent and peeling, and the insertion's k-order scan, run as one
+#: cooperative launch per update (``ko_scan``, grid barriers between phases); False: one
+#: launch per phase, the host reading the counters between rounds (the same phase functions).
+#: bench/results/dynamic_truss_gpu.md was measured with False.
+DEVICE_SCAN = False
+#: resident blocks per multiprocessor of ko_scan (a grid barrier costs more with more blocks)
+SCAN_BLOCKS_PER_SM = 2
+#: fresh stamps one ko_scan launch may use (a level takes two plus one per scan round)
+SCAN_STAMPS = 1 << 18
+#: stamps an update may take at most: the clock starts over before an update, never during
+UPDATE_STAMPS = 1 << 22
+#: ko_scan's control words (KS_* in dynamic_gpu.cu)
+KS_N, KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
+    range(10)
+KS_TOUCHED, KS_SPUN = 14, 15
+KS_WORDS = 24
+KS_DONE, KS_NOT_EMPTY = 0, 3
 #: warps a launch of few edges aims to keep busy, and the most warps that share one edge
 TARGET_WARPS = 8192
 MAX_PARTS = 16
@@ -114,25 +143,36 @@ class GpuDynamicTruss:
         self._clock = 0
         self._cap = -1
         self._list_size = -1
-        self._ctr = cupy.zeros(8, dtype=cupy.uint64)
-        self._ctr_host = cupyx.empty_pinned(8, dtype=np.uint64)
+        self._ctr = cupy.zeros(CTR_WORDS, dtype=cupy.uint64)
+        self._ctr_host = cupyx.empty_pinned(CTR_WORDS, dtype=np.uint64)
+        self._ks = cupy.zeros(KS_WORDS, dtype=cupy.uint64)
+        self._ks_host = cupyx.empty_pinned(KS_WORDS, dtype=np.uint64)
+        self._bar = cupy.zeros(4, dtype=cupy.uint32)
         self._recompute()
 
     # ------------------------------------------------------------------ state
     def _recompute(self) -> None:
-        """Static GPU decomposition of the whole graph, scattered into the table (timed: its
-        time bounds what an update may spend)."""
+        """Static GPU decomposition of the whole graph and its k-order (rank: peeling round
+        << 32 | position in the edge list), scattered into the table; resets the rank
+        counters (timed: its time bounds what an update may spend)."""
         cp = self._cp
         src, dst = self._und.edges(dense=True)
         cp.cuda.Device().synchronize()
         start = time.perf_counter()
-        t = cp.asarray(truss_numbers(self._und)).astype(cp.int32)
+        t, rounds = truss_numbers_and_rounds(as_adjacency(self._und, properties=False))
+        t = t.astype(cp.int32, copy=False)
+        m = int(t.shape[0])
+        rank = (rounds.astype(cp.int64) << 32) | cp.arange(m, dtype=cp.int64)
         if self._table is None:
-            self._table = EdgeTable("gpu", {"truss": np.int32},
-                                    capacity=max(16, 2 * int(src.shape[0])))
-            self._table.insert(src, dst, truss=t)
+            self._table = EdgeTable("gpu", {"truss": np.int32, "rank": np.int64},
+                                    capacity=max(16, 2 * m))
+            self._table.insert(src, dst, truss=t, rank=rank)
         else:
-            self._table.columns["truss"][self._table.lookup(src, dst)] = t
+            at = self._table.lookup(src, dst)
+            self._table.columns["truss"][at] = t
+            self._table.columns["rank"][at] = rank
+        self._head = -1
+        self._tail = ((int(rounds.max()) + 1) << 32) if m else 0
         cp.cuda.Device().synchronize()
         self._static_seconds = time.perf_counter() - start
         self._cache = None
@@ -149,21 +189,94 @@ class GpuDynamicTruss:
             self._seen = cp.zeros(self._cap, dtype=cp.int32)
             self._member = cp.zeros(self._cap, dtype=cp.int32)
             self._touched = cp.zeros(self._cap, dtype=cp.int32)
+            self._gone = cp.zeros(self._cap, dtype=cp.int32)
+            self._fell = cp.zeros(self._cap, dtype=cp.int32)
         need = len(t) + int(extra) + 16
         if need > self._list_size:
             size = max(need, self._list_size + self._list_size // 4)
             self._list_size = size
             (self._la, self._lb, self._low, self._low_old, self._newval, self._region,
-             self._bound, self._cand, self._front, self._front2) = (
+             self._fallen, self._cand, self._front, self._front2) = (
                 cp.empty(size, dtype=cp.int32) for _ in range(10))
+            # the counting phases' per-item counts: zero between phases (their readers
+            # zero them again)
+            self._cnt = cp.zeros(size, dtype=cp.int32)
 
-    def _tick(self) -> np.int32:
-        self._clock += 1
-        if self._clock >= (1 << 31) - 1:          # wrap: start the stamps over
-            for a in (self._mark, self._seen, self._member, self._touched):
+    def _tick(self, span: int = 1) -> np.int32:
+        """A fresh stamp (``span`` > 1: the last of ``span`` fresh ones; a kernel takes the
+        others)."""
+        if self._clock + span >= (1 << 31) - 1:   # wrap: start the stamps over
+            for a in (self._mark, self._seen, self._member, self._touched, self._gone,
+                      self._fell):
                 a.fill(0)
-            self._clock = 1
+            self._clock = 0
+        self._clock += span
         return np.int32(self._clock)
+
+    def _state(self, tstamp) -> tuple:
+        """The leading kernel arguments of the k-order kernels (KO_STATE_PARAMS)."""
+        deg, ptr = self._view()
+        t = self._table
+        return (deg, ptr, t.keys, np.int32(t.shift), t.columns["truss"], t.columns["rank"],
+                self._member, self._gone, self._seen, self._touched, tstamp, self._ctr)
+
+    def _scan(self, mode: int, n: int, k: int, members, mstamp, tstamp, deadline,
+              max_region) -> bool:
+        """One cooperative ``ko_scan`` launch: mode 0, the insertion scan from the seeds
+        ``_la[:n]`` at level ``k``; mode 2, the deletion's descent from the worklist ``_la``
+        (``ctr[C_NEXT]`` long), then the peeling of the edges it lowered (into ``members``,
+        marked ``_fell == mstamp``; all must go). Updates the rank counters and the
+        statistics; returns False when it stopped early (deadline, region, stamps) or edges
+        survived the deletion's peeling."""
+        from hornet.core.cuda import BLOCK
+        kernel = _fn("ko_scan").kernel
+        c = self._ks_host
+        c[:] = 0
+        c[KS_N], c[KS_K] = n, k
+        c[KS_HEAD] = np.int64(self._head).view(np.uint64)
+        self._ks.set(c)
+        base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS
+        left = (deadline - time.perf_counter()) * 1e9
+        deadline_ns = int(min(max(left, 0.0), 2.0 ** 62))
+        region = int(min(max_region, 2 ** 62))
+        kernel((self._scan_grid(kernel),), (BLOCK,),
+               self._state(tstamp) + (
+                   self._la, self._front, self._front2, self._cand,
+                   members if mode else self._region, self._lb,
+                   self._region if mode else self._low, self._cnt, self._low,
+                   self._low_old, self._fell, np.int32(mstamp), self._ks, self._bar,
+                   np.int32(base),
+                   np.int32(SCAN_STAMPS), np.int64(self._tail), np.int64(region),
+                   np.int64(deadline_ns), np.int32(mode)),
+               enable_cooperative_groups=True)
+        self._ks.get(out=c)
+        if int(c[KS_SPUN]):
+            raise RuntimeError("ko_scan: a grid barrier timed out")
+        self._touched_count = int(c[KS_TOUCHED])
+        self._head = int(c[KS_HEAD].view(np.int64))
+        self._tail += int(c[KS_TAIL])
+        self._rounds += int(c[KS_ROUNDS])
+        self._levels = int(c[KS_LEVELS])
+        if int(c[KS_STATUS]) != KS_DONE:
+            self._cnt.fill(0)                     # (a phase may have stopped before its reader)
+            return False
+        return True
+
+    _grid_cache: dict = {}
+
+    @classmethod
+    def _scan_grid(cls, kernel) -> int:
+        """Blocks of ko_scan: every multiprocessor's resident blocks (a cooperative launch
+        needs them all resident), at most SCAN_BLOCKS_PER_SM each."""
+        import cupy
+        from hornet.core.cuda import BLOCK
+        dev = cupy.cuda.Device().id
+        if dev not in cls._grid_cache:
+            sms = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
+            fit = int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+                kernel.ptr, BLOCK, 0))
+            cls._grid_cache[dev] = max(1, min(fit, SCAN_BLOCKS_PER_SM)) * sms
+        return cls._grid_cache[dev]
 
     def _read(self) -> np.ndarray:
         """The counters on the host (the round's one synchronization)."""
@@ -236,6 +349,9 @@ class GpuDynamicTruss:
             slots = self._table.insert_new(src, dst)
             if not closed:                       # no new triangle: nothing else moves
                 self._table.columns["truss"][slots] = 2
+                self._table.columns["rank"][slots] = cp.arange(
+                    self._head - b + 1, self._head + 1, dtype=cp.int64)
+                self._head -= b
                 return
             if b > self.batch_share * len(self._table):
                 self._table.columns["truss"][slots] = 2
@@ -264,12 +380,15 @@ class GpuDynamicTruss:
         self._scratch(extra)
         self._ctr.fill(0)
         self._rounds = 0
+        if self._clock + UPDATE_STAMPS >= (1 << 31) - 1:
+            self._tick(UPDATE_STAMPS)             # (starts the stamps over)
         return self._tick()
 
-    def _descend(self, n: int, member_stamp, tstamp, deadline) -> bool:
+    def _descend(self, n: int, tstamp, fstamp, deadline) -> bool:
         """The h-index descent from the worklist ``_la[:n]`` (distinct slots) to its fixed
-        point. With ``member_stamp`` != 0 only region edges are put back on the worklist.
-        Returns False when the deadline passed (the values are then bounds, not final)."""
+        point, one launch per phase; every lowered edge goes once to ``_fallen`` (``_fell ==
+        fstamp``, count ``C_FELL``). Returns False when the deadline passed (the values are
+        then bounds, not final)."""
         from hornet.core.cuda import i64, launch
         deg, ptr = self._view()
         t = self._table
@@ -279,15 +398,14 @@ class GpuDynamicTruss:
         while n:
             stamp = self._tick()
             launch(hindex, n, (deg, ptr, t.keys, np.int32(t.shift), truss, cur, i64(n),
-                               self._newval, self._touched, tstamp, self._ctr, self._member,
-                               np.int32(0), np.int32(0)), threads_per_item=WARP)
+                               self._newval, self._touched, tstamp, self._ctr),
+                   threads_per_item=WARP)
             launch(apply, n, (cur, i64(n), self._newval, truss, self._low, self._low_old, nxt,
-                              self._mark, stamp, self._ctr))
+                              self._mark, stamp, self._ctr, self._fell, fstamp, self._fallen))
             parts = _parts(n)
             launch(push, n * int(parts), (deg, ptr, t.keys, np.int32(t.shift), truss,
-                                          self._low, self._low_old, i64(n), self._member,
-                                          np.int32(member_stamp), nxt, self._mark, stamp,
-                                          self._ctr, parts), threads_per_item=WARP)
+                                          self._low, self._low_old, i64(n), nxt, self._mark,
+                                          stamp, self._ctr, parts), threads_per_item=WARP)
             n = int(self._read()[C_NEXT])
             self._rounds += 1
             cur, nxt = nxt, cur
@@ -310,97 +428,125 @@ class GpuDynamicTruss:
                (deg, ptr, src, dst, i64(nb), ba.keys, t.keys, np.int32(t.shift),
                 t.columns["truss"], self._mark, stamp, self._la, self._ctr, parts),
                threads_per_item=WARP)
-        n = int(self._read()[C_NEXT])
-        done = self._descend(n, 0, tstamp, deadline)
-        touched = int(self._read()[C_TOUCHED])
+        fstamp = self._tick()
+        if DEVICE_SCAN:
+            # the descent from the worklist (its length read on the device) and the peeling
+            # of the edges that fell, in one launch
+            done = self._scan(2, 0, 0, self._fallen, fstamp, tstamp, deadline, 1 << 62)
+            touched = self._touched_count
+        else:
+            n = int(self._read()[C_NEXT])
+            done = self._descend(n, tstamp, fstamp, deadline)
+            if done:
+                # the edges that fell: the end of their new level, in an order peeled from them
+                nf = int(self._read()[C_FELL])
+                done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp, deadline,
+                                  to_empty=True) >= 0
+            touched = int(self._read()[C_TOUCHED])
+            self._tail += int(self._ctr_host[C_TAIL])      # (the host-driven peeling's)
         if not done:                               # (the caller deletes the batch's keys)
             return self._fallback(touched)
         self.stats.update(region=touched, rounds=self._rounds)
 
+    def _peel(self, members, n: int, member, mstamp, tstamp, deadline, *,
+              to_empty: bool) -> int:
+        """Synchronous peeling of ``members[:n]`` (distinct slots marked ``member ==
+        mstamp``, each at its level k = truss; not ``_lb`` nor ``_front2``): a round removes
+        those with fewer than k - 1 triangles whose other edges are above k or live members,
+        and ranks them at the end of their level (from ``tail``). Ends when a round removes
+        nothing: the survivors are left in ``_lb[:returned]``. Returns -1 when the deadline
+        passed, or, with ``to_empty`` (the members' numbers are exact, so all must go), when
+        edges survive."""
+        from hornet.core.cuda import i64, launch
+        state = self._state(tstamp)
+        gstamp = self._tick()
+        cur, keep = members, self._lb
+        count, apply = _fn("ko_count"), _fn("ko_peel_apply")
+        while n:
+            parts = _parts(n)
+            launch(count, n * int(parts), state + (cur, i64(n), parts, np.int32(-1), member,
+                                                   np.int32(mstamp), gstamp, np.int32(0),
+                                                   self._cnt), threads_per_item=WARP)
+            launch(apply, n, state + (cur, i64(n), self._cnt, gstamp, i64(self._tail), keep))
+            c = self._read()
+            self._rounds += 1
+            removed, n = int(c[C_REM]), int(c[C_KEEP])
+            if removed == 0 or (n and time.perf_counter() > deadline):
+                break
+            cur, keep = keep, (self._front2 if keep is self._lb else self._lb)
+        if n and (to_empty or removed):
+            return -1
+        if n and keep is not self._lb:
+            self._lb[:n] = keep[:n]
+        return n
+
     def _insert(self, src, dst, slots) -> None:
-        """Raise the numbers after an insertion batch (new edges in the table, ``slots``)."""
-        from hornet.core.cuda import BLOCK, _max_grid, i64, launch
+        """Raise the numbers after an insertion batch (new edges in the table, ``slots``):
+        the k-order scan, level by level from the new edges at level 2 (see the module)."""
         cp = self._cp
         t = self._table
         b = int(src.shape[0])
         deadline, max_region = self._budget()
         tstamp = self._begin(b)
-        truss = t.columns["truss"]
-        new = slots.astype(cp.int32)
-        truss[slots] = (self._tc.support_of(src, dst) + 2).astype(cp.int32)
-        deg, ptr = self._view()
-        keys, shift = t.keys, np.int32(t.shift)
-        expand, admit = _fn("dt_expand"), _fn("dt_admit")
-        full_grid = (int(_max_grid()),)
-        first = True
-        ms = self._tick()
-        ss = self._tick()
-        launch(_fn("dt_seed"), b, (new, i64(b), self._member, ms, self._seen, ss,
-                                   self._region, self._front))
-        self._new_bounds(new, b, ms, tstamp)
-        truss[slots] -= 1              # the walk reads a new edge as its bound minus one
-        while True:
-            if first:
-                self._ctr[C_REGION] = b
-                nf, nreg, relaxed = b, b, 1
-            else:
-                # the edges that sat at their bound (in _cand, marked seen): those that can
-                # still rise start the walk
-                self._ctr[C_FRONT] = 0
-                self._ctr[C_REGION] = 0
-                admit(full_grid, (BLOCK,), (deg, ptr, keys, shift, truss, self._cand,
-                                            self._member, ms, self._front, self._region,
-                                            self._touched, tstamp, self._ctr))
-                c = self._read()
-                nf, nreg, relaxed = int(c[C_FRONT]), int(c[C_REGION]), 0
-            front, front2 = self._front, self._front2
-            while nf:
-                self._ctr[C_CAND] = 0
-                self._ctr[C_FRONT] = 0
-                parts = _parts(nf)
-                launch(expand, nf * int(parts),
-                       (deg, ptr, keys, shift, truss, front, i64(nf), np.int32(relaxed),
-                        self._seen, ss, self._cand, self._ctr, parts), threads_per_item=WARP)
-                admit(full_grid, (BLOCK,), (deg, ptr, keys, shift, truss, self._cand,
-                                            self._member, ms, front2, self._region,
-                                            self._touched, tstamp, self._ctr))
-                c = self._read()
-                nf, nreg, relaxed = int(c[C_FRONT]), int(c[C_REGION]), 0
-                self._rounds += 1
-                front, front2 = front2, front
-                if nreg > max_region or time.perf_counter() > deadline:
-                    return self._fallback(int(c[C_TOUCHED]))
-            if nreg:
-                launch(_fn("dt_raise"), nreg, (self._region, i64(nreg), truss, self._bound))
-                self._la[:nreg] = self._region[:nreg]
-            if not self._descend(nreg, ms, tstamp, deadline):
-                return self._fallback(int(self._read()[C_TOUCHED]))
-            ms = self._tick()
-            ss = self._tick()
-            self._ctr[C_CAND] = 0
-            launch(_fn("dt_saturated"), nreg,
-                   (self._region, i64(nreg), i64(b if first else 0), truss, self._bound,
-                    self._cand, self._seen, ss, self._ctr))
-            c = self._read()
-            first = False
-            if int(c[C_CAND]) == 0:
-                break
-        self.stats.update(region=int(c[C_TOUCHED]), rounds=self._rounds)
+        truss, rank = t.columns["truss"], t.columns["rank"]
+        truss[slots] = 2
+        rank[slots] = cp.arange(self._head - b + 1, self._head + 1, dtype=cp.int64)
+        self._head -= b
+        self._la[:b] = slots.astype(cp.int32)
+        self._levels = 0
+        if DEVICE_SCAN:
+            done = self._scan(0, b, 2, self._region, 0, tstamp, deadline, max_region)
+            touched = self._touched_count
+        else:
+            done = self._scan_rounds(b, tstamp, deadline, max_region)
+            touched = int(self._read()[C_TOUCHED])
+        if not done:
+            return self._fallback(touched)
+        self.stats.update(region=touched, rounds=self._rounds, levels=self._levels)
 
-    def _new_bounds(self, new, b: int, ms, tstamp) -> None:
-        """Tighten the new edges' bound s + 2 (in ``truss``; the new edges marked
-        ``member == ms``) to the h-index of their triangles with every old edge one level
-        up: step 0's fixed point lies below both. Two synchronous rounds (new edges in one
-        triangle refine each other); no read back."""
-        from hornet.core.cuda import i64, launch
-        deg, ptr = self._view()
-        t = self._table
-        truss = t.columns["truss"]
-        for _ in range(NEW_BOUND_ROUNDS):
-            launch(_fn("dt_hindex"), b, (deg, ptr, t.keys, np.int32(t.shift), truss, new,
-                                         i64(b), self._newval, self._touched, tstamp,
-                                         self._ctr, self._member, ms, np.int32(1)),
-                   threads_per_item=WARP)
-            launch(_fn("dt_apply"), b, (new, i64(b), self._newval, truss, self._low,
-                                        self._low_old, self._lb, self._mark, self._tick(),
-                                        self._ctr))
+    def _scan_rounds(self, ns: int, tstamp, deadline, max_region) -> bool:
+        """The insertion scan from the seeds ``_la[:ns]`` at level 2, one launch per phase
+        and the host reading the counters between rounds. False: stopped early."""
+        from hornet.core.cuda import BLOCK, _max_grid, i64, launch
+        state = self._state(tstamp)
+        count, decide = _fn("ko_count"), _fn("ko_decide")
+        push, raise_ = _fn("ko_push"), _fn("ko_raise")
+        full_grid = (int(_max_grid()),)
+        seeds = self._la
+        k = 2
+        while ns:
+            mstamp = self._tick()
+            self._ctr[C_ALL] = 0
+            self._ctr[C_NEWC] = 0
+            cur, nxt, n, slot = seeds, self._front, ns, 0
+            while n:                               # the scan of level k: candidates
+                pstamp = self._tick()
+                parts = _parts(n)
+                launch(count, n * int(parts), state + (cur, i64(n), parts, np.int32(k),
+                                                       self._member, mstamp, np.int32(-1),
+                                                       np.int32(1), self._cnt),
+                       threads_per_item=WARP)
+                launch(decide, n, state + (cur, i64(n), np.int32(k), mstamp, self._cnt,
+                                           self._cand, self._region, np.int32(slot)))
+                push(full_grid, (BLOCK,), state + (self._cand, np.int32(slot), np.int32(k),
+                                                   mstamp, pstamp, nxt,
+                                                   np.int32(PUSH_PARTS)))
+                c = self._read()
+                self._rounds += 1
+                n, slot = int(c[C_EVAL]), 1 - slot
+                cur, nxt = nxt, (self._front2 if nxt is self._front else self._front)
+                if int(c[C_ALL]) > max_region or time.perf_counter() > deadline:
+                    return False
+            nall = int(c[C_ALL])
+            ns = self._peel(self._region, nall, self._member, mstamp, tstamp, deadline,
+                            to_empty=False)
+            if ns < 0:
+                return False
+            if ns:                                 # the survivors rise: next level's seeds
+                launch(raise_, ns, state + (self._lb, i64(ns), np.int32(k),
+                                            i64(self._head - ns + 1), seeds))
+                self._head -= ns
+            k += 1
+            self._levels += 1
+        self._tail += int(self._read()[C_TAIL])
+        return True

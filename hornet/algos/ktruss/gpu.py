@@ -492,6 +492,20 @@ def truss_numbers(view: AdjacencyView, method: str = "delta"):
     return _per_input_edge(entry_map, truss)
 
 
+def truss_numbers_and_rounds(view: AdjacencyView):
+    """Truss numbers of an undirected GPU ``view`` (int32 CuPy (E,), aligned with its edges
+    like :func:`truss_numbers`) and the peeling round of every edge (int32 CuPy (E,), rounds
+    numbered over the whole device peeling): in the order of (truss number, round), every edge
+    lies in at most ``truss - 2`` triangles whose other two edges come later, ties in any order
+    (an edge removed in round r had fewer than its level's threshold of triangles with edges
+    alive at the start of round r). The GPU dynamic truss keeps this order (its k-order)."""
+    index, entry_map = _truss_problem(view)
+    if entry_map is not None:
+        raise ValueError("truss_numbers_and_rounds expects an undirected graph")
+    peel = _DevicePeel(index)
+    return peel.decompose(), peel.gone
+
+
 def k_truss(view: AdjacencyView, k: int, method: str = "delta"):
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
