@@ -5,7 +5,8 @@
         [--policies full,none 8,none 2,none full,8 full,128,dbfs_update_r85,16] [--repeats 5]
         [--timeline]
 
-A policy is ``blocks_per_sm,pairs_per_block[,kernel_name[,small_max[,barrier_backoff_ns]]]`` of
+A policy is ``blocks_per_sm,pairs_per_block[,kernel_name[,small_max[,barrier_backoff_ns
+[,coop|plain]]]]]`` of
 :class:`hornet.algos.bfs.dynamic_gpu.GPUState` (``full``/``none``: the resident grid
 whatever the batch; the others default to the class's). For every batch size and kind
 (insertions of random pairs, deletions of edges of the graph), each repeat draws one batch,
@@ -36,6 +37,8 @@ def _policy(text: str) -> dict:
         out["small_max"] = int(parts[3])
     if len(parts) > 4:
         out["barrier_backoff_ns"] = int(parts[4])
+    if len(parts) > 5:
+        out["cooperative"] = parts[5] == "coop"
     return out
 
 

@@ -37,6 +37,7 @@ typedef unsigned long long u64;
 #define CHANGED 1
 #define MARKED 2
 #define ORPHAN 3
+#define SEEDED (-0x40000000)   // cnt of a marked vertex seeded while marked (seed_early)
 #define FULL_MASK 0xffffffffu
 #define UNROLL 8
 #define TUNROLL 4        // entries one thread loads before using any
@@ -53,8 +54,9 @@ typedef unsigned long long u64;
                                     // all seeds, the pairs' added at exit)
 #define C_SCANNED (3 * C_STRIDE)    // adjacency entries read
 #define C_ORPHANS (4 * C_STRIDE)    // length of `orphans`
-#define C_LOW (5 * C_STRIDE)        // 0xffffffff - lowest seed level (atomicMax)
-#define C_HIGH (6 * C_STRIDE)       // highest seed level
+#define C_LOW (5 * C_STRIDE)        // 0xffffffff - lowest seed level (atomicMax; one per
+                                    // block and phase, from the block's own bounds)
+#define C_HIGH (6 * C_STRIDE)       // highest seed level (likewise)
 #define C_LEVELS (7 * C_STRIDE)     // relaxation rounds run
 #define C_FRONT (8 * C_STRIDE)      // 3 slots: frontier lengths, by round % 3
 #define C_CHUNKS (11 * C_STRIDE)    // 3 slots: chunk list lengths, by use % 3
@@ -164,6 +166,8 @@ struct Update {
     i64 seed_base;        // appended seeds start after the inserted pairs' own
     u64* times;           // timeline (P_TIMES) or null
     int phase, tick;      // the current phase; records written (block 0, thread 0)
+    unsigned* block_levels;  // shared: [lowest, highest] seed level this block noted since
+                             // its last grid barrier (NO_LEVEL, 0: none)
 
     // the statistics summed over the block, one atomic each a block (every thread of the
     // block calls this: the kernel's exits are grid-uniform)
@@ -199,6 +203,16 @@ struct Update {
     __device__ void sync() {
         __syncthreads();
         if (threadIdx.x == 0) {
+            // the block's seed levels go to the grid's bounds before it arrives (one atomic
+            // each a block, not one a warp: every warp of a batch's first phase notes levels)
+            const unsigned hi = block_levels[1];
+            if (hi) {
+                const unsigned lo = block_levels[0];
+                if (0xffffffffull - lo > ld(&C[C_LOW])) atomicMax(&C[C_LOW], 0xffffffffull - lo);
+                if ((u64)hi > ld(&C[C_HIGH])) atomicMax(&C[C_HIGH], (u64)hi);
+                block_levels[0] = NO_LEVEL;
+                block_levels[1] = 0;
+            }
             volatile unsigned* gen = bar + BAR_GEN;
             unsigned g = *gen;
             __threadfence();
@@ -235,11 +249,11 @@ struct Update {
 
     __device__ void push(int* list, u64* counter, int v) { list[slots(counter)] = v; }
 
-    // the lowest and highest seed level (an atomic only where the value moves: most warps
-    // see levels already noted)
+    // the lowest and highest seed level, kept per block in shared memory (a shared atomic
+    // only where the value moves) and added to the grid's at the next grid barrier
     __device__ void note_levels(unsigned lo, unsigned hi) {
-        if (0xffffffffull - lo > ld(&C[C_LOW])) atomicMax(&C[C_LOW], 0xffffffffull - lo);
-        if ((u64)hi > ld(&C[C_HIGH])) atomicMax(&C[C_HIGH], (u64)hi);
+        if (lo < *(volatile unsigned*)&block_levels[0]) atomicMin(&block_levels[0], lo);
+        if (hi > *(volatile unsigned*)&block_levels[1]) atomicMax(&block_levels[1], hi);
     }
 
     // a seed appended (v on level t)
@@ -265,6 +279,13 @@ struct Update {
         }
     }
 
+    // marked w (old level 1) seeded on level 2 while marking (see early_seeds in the kernel):
+    // cnt[w] (0 since w was marked) holds SEEDED until the seed step skips w's list
+    __device__ void seed_early(int w) {
+        push_seed(2u, w);
+        cnt[w] = SEEDED;
+    }
+
     // x (level lx, its last parent gone) moves down: listed for the next marking round
     __device__ void mark(int x, int lx, int* next, u64* ncount) {
         flag[x] = MARKED;
@@ -274,12 +295,15 @@ struct Update {
         slots(&C[C_MARKED]);
     }
 
-    // x's level was lowered from o: remember the level before the update (the largest o seen;
-    // levels only fall), list x as changed once; its parent count is recounted in the repair
+    // x's level was lowered from o: list x as changed once and remember the level before the
+    // update; its parent count is recounted in the repair. Marked vertices (flag MARKED) keep
+    // the old level noted when marked. Every relaxation round lowers to one level, so a
+    // vertex is lowered at most once a round, and only its first lowering (the one that takes
+    // flag 0 -> CHANGED, rounds being ordered by grid barriers) sees the level before the
+    // update.
     __device__ void lowered(int x, unsigned o) {
-        if (ld(&flag[x]) == MARKED) return;
-        atomicMax(&old[x], o);
-        if (ld(&flag[x]) == 0 && atomicCAS(&flag[x], 0, CHANGED) == 0) {
+        if (atomicCAS(&flag[x], 0, CHANGED) == 0) {
+            old[x] = o;
             cnt[x] = 0;
             push(changed, &C[C_CHANGED], x);
         }
@@ -433,6 +457,13 @@ __device__ __forceinline__ void dbfs_update_body(
     U.seed_base = ni;
     U.tick = 0;
     U.phase = 0;
+    __shared__ unsigned block_levels[2];
+    if (threadIdx.x == 0) {
+        block_levels[0] = NO_LEVEL;
+        block_levels[1] = 0;
+    }
+    __syncthreads();
+    U.block_levels = block_levels;
     U.stamp();
     U.phase = PH_COUNTS;
     const int und = U.undirected;
@@ -444,6 +475,12 @@ __device__ __forceinline__ void dbfs_update_body(
     u64* C = U.C;
     const bool del_only = nd > 0 && ni == 0;
     const bool ins_only = ni > 0 && nd == 0;
+    // deletions alone in an undirected graph: a marked vertex of level 1 (its edge to the
+    // source deleted; level-1 vertices are marked in step 1 only) that meets an unmarked
+    // level-1 neighbour while marking is seeded on level 2 there and then, its seed's list
+    // read saved (no neighbour of it is on level 0 any more, and the level-1 ones that are
+    // not marked stay on level 1)
+    const bool early_seeds = del_only && U.undirected;
 
     // ---- 1. counts at the old levels: deleted pairs take a parent, inserted ones give one.
     // Deletions alone: the decrement that takes a vertex's last parent marks it. Insertions
@@ -498,17 +535,25 @@ __device__ __forceinline__ void dbfs_update_body(
             const int* cur = U.front[r & 1];
             int* next = U.front[(r + 1) & 1];
             u64* ncount = &C[C_FRONT + C_STRIDE * ((r + 1) % 3)];
-            auto child = [&](int lw, int x, int lx) {
+            // early: a level-1 w with an unmarked neighbour on level 1 (see SEEDED below)
+            auto child = [&](int lw, int x, int lx, bool& early) {
                 if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1)
                     U.mark(x, lw + 1, next, ncount);
+                if (early_seeds && lw == 1 && lx == 1 && ld(&flag[x]) != MARKED) early = true;
             };
             auto range = [&](int w, int, int j0, int j1) {
                 const int lw = (int)ld((const int*)&U.old[w]);
-                U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) { child(lw, x, lx); });
+                bool early = false;
+                U.pass(U.list_row(w, 0), j0, j1,
+                       [&](int x, int lx) { child(lw, x, lx, early); });
+                const unsigned found = __ballot_sync(FULL_MASK, early);
+                if (found && lane == __ffs(found) - 1) U.seed_early(w);
             };
             auto trange = [&](int w, int, int d) {
                 const int lw = (int)ld((const int*)&U.old[w]);
-                U.tpass(U.list_row(w, 0), d, [&](int x, int lx) { child(lw, x, lx); });
+                bool early = false;
+                U.tpass(U.list_row(w, 0), d, [&](int x, int lx) { child(lw, x, lx, early); });
+                if (early) U.seed_early(w);
             };
             auto get = [&](i64 i) {
                 const int w = ld(&cur[i]);
@@ -551,8 +596,12 @@ __device__ __forceinline__ void dbfs_update_body(
             });
             if (best != NO_LEVEL) U.push_seed(best + 1, v);
         };
-        U.visit_items(nm, 1, [&](i64 i) { return ld(&U.changed[i]); }, seed_trange,
-                      seed_range);
+        U.visit_items(nm, 1, [&](i64 i) {
+            const int v = ld(&U.changed[i]);
+            if (ld(&cnt[v]) != SEEDED) return v;
+            cnt[v] = 0;            // seeded while marked; the repair counts from zero
+            return -1;
+        }, seed_trange, seed_range);
         U.finish(seed_range);
     }
 

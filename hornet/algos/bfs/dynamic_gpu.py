@@ -73,6 +73,12 @@ class GPUState:
     #: launch through the driver with a preallocated argument buffer (False: CuPy's call,
     #: which converts every argument and queries the occupancy on each launch)
     direct_launch: bool = True
+    #: launch as a cooperative kernel (the driver checks that every block is resident). False:
+    #: an ordinary launch of the same grid, which never exceeds the blocks the device holds
+    #: at once (``grid``), so every block is resident as long as no other kernel holds the
+    #: multiprocessors for good; a grid barrier that waits too long still ends the update
+    #: with the error that ``stats`` raises. Only with ``direct_launch``.
+    cooperative: bool = True
     #: grid sized by the batch: one block per this many directed pairs of the batch, at
     #: least one block per multiprocessor, at most the resident grid (a small batch's grid
     #: barriers then wait for fewer blocks, while a large batch's relaxation rounds, whose
@@ -246,23 +252,18 @@ class GPUState:
             kernel = self._kernel = _fn(self.kernel_name).kernel
             self._kernel_of = self.kernel_name
         if self.direct_launch:
-            a = self._args
-            a[0] = self.params.data.ptr
-            a[1] = deg.data.ptr
-            a[2] = ptr.data.ptr
-            a[3] = ideg.data.ptr
-            a[4] = iptr.data.ptr
-            a[5] = ds.data.ptr
-            a[6] = dd.data.ptr
-            a[7] = is_.data.ptr
-            a[8] = id_.data.ptr
-            a[9] = nd
-            a[10] = ni
-            a[11] = self.n
-            a[12] = mode
-            cupy.cuda.driver.launchCooperativeKernel(
-                kernel.ptr, self.grid(nd + ni), 1, 1, BLOCK, 1, 1, 0,
-                cupy.cuda.get_current_stream().ptr, self._arg_ptrs_address)
+            self._args[:] = (self.params.data.ptr, deg.data.ptr, ptr.data.ptr, ideg.data.ptr,
+                             iptr.data.ptr, ds.data.ptr, dd.data.ptr, is_.data.ptr,
+                             id_.data.ptr, nd, ni, self.n, mode)
+            stream = cupy.cuda.get_current_stream().ptr
+            if self.cooperative:
+                cupy.cuda.driver.launchCooperativeKernel(
+                    kernel.ptr, self.grid(nd + ni), 1, 1, BLOCK, 1, 1, 0, stream,
+                    self._arg_ptrs_address)
+            else:
+                cupy.cuda.driver.launchKernel(
+                    kernel.ptr, self.grid(nd + ni), 1, 1, BLOCK, 1, 1, 0, stream,
+                    self._arg_ptrs_address, 0)
         else:
             _fn(self.kernel_name)((self.grid(nd + ni),), (BLOCK,),
                    (self.params, deg, ptr, ideg, iptr, ds, dd, is_, id_, np.int64(nd),
