@@ -246,7 +246,9 @@ def test_bad_arguments(device):
             DynamicBFS(g, 0).update(change)
 
 
-@pytest.mark.parallel_kernels
+# the parallel twins are CPU kernels: only the CPU case is marked
+@pytest.mark.parametrize("device", [pytest.param("cpu", marks=pytest.mark.parallel_kernels),
+                                    BACKENDS[1]])
 def test_random_batches_against_static(device):
     """Larger random graphs, batches of several sizes, both kinds: levels equal the static
     BFS after every batch; small deletions touch a small region."""

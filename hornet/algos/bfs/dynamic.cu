@@ -489,21 +489,32 @@ __device__ __forceinline__ void dbfs_update_body(
     // level[a] + 1 < level[b] seed: every other pair of the batch stops here.
     if (blockIdx.x == 0)
         for (int w = threadIdx.x; w < C_WORDS; w += blockDim.x) Cnext[w] = 0;
-    GRID_ITEMS(k, nd + ni) {
-        int a, b;
-        if (k < nd) pair_at(ds, dd, k, und, a, b);
-        else pair_at(is, id, k - nd, und, a, b);
-        int la = level[a];
-        int lb = level[b];
-        if (la >= 0 && la + 1 == lb) {
-            if (k < nd) {
-                int o = atomicSub(&cnt[b], 1);
-                if (del_only && o == 1) U.mark(b, lb, U.front[0], &C[C_FRONT]);
-            } else {
-                atomicAdd(&cnt[b], 1);
+    // One thread an edge of the batch (undirected: both its directed pairs, 2i and 2i + 1,
+    // from one read of the two levels).
+    const i64 nde = und ? nd >> 1 : nd;
+    const i64 nie = und ? ni >> 1 : ni;
+    GRID_ITEMS(e, nde + nie) {
+        const bool del = e < nde;
+        const i64 i = del ? e : e - nde;
+        const int s = del ? ds[i] : is[i];
+        const int t = del ? dd[i] : id[i];
+        const int ls = level[s];
+        const int lt = level[t];
+        // the pair a -> b (levels la, lb), k-th of its kind
+        auto count_pair = [&](int b, int la, int lb, i64 k) {
+            if (la >= 0 && la + 1 == lb) {
+                if (del) {
+                    int o = atomicSub(&cnt[b], 1);
+                    if (del_only && o == 1) U.mark(b, lb, U.front[0], &C[C_FRONT]);
+                } else {
+                    atomicAdd(&cnt[b], 1);
+                }
             }
-        }
-        if (ins_only) U.pair_seed(k, la >= 0 && (unsigned)(la + 1) < (unsigned)lb, la + 1, b);
+            if (ins_only)
+                U.pair_seed(k, la >= 0 && (unsigned)(la + 1) < (unsigned)lb, la + 1, b);
+        };
+        count_pair(t, ls, lt, und ? 2 * i : i);
+        if (und) count_pair(s, lt, ls, 2 * i + 1);
     }
     U.sync();
     // ---- 1b. deletions and insertions together: heads of deleted pairs left without parent
@@ -539,7 +550,8 @@ __device__ __forceinline__ void dbfs_update_body(
             auto child = [&](int lw, int x, int lx, bool& early) {
                 if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1)
                     U.mark(x, lw + 1, next, ncount);
-                if (early_seeds && lw == 1 && lx == 1 && ld(&flag[x]) != MARKED) early = true;
+                if (early_seeds && !early && lw == 1 && lx == 1 && ld(&flag[x]) != MARKED)
+                    early = true;
             };
             auto range = [&](int w, int, int j0, int j1) {
                 const int lw = (int)ld((const int*)&U.old[w]);

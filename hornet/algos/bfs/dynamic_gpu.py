@@ -303,14 +303,19 @@ def _EMPTY():
     return _EMPTY_CACHE[0]
 
 
+_I32 = np.dtype(np.int32)
+_I64 = np.dtype(np.int64)
+
+
 def _dense(a, dtype) -> bool:
-    """a is a 1-D array of dtype with unit stride (the cheap test of the launch path)."""
+    """a is a 1-D array of dtype (a np.dtype) with unit stride (the cheap test of the launch
+    path)."""
     return a.dtype == dtype and a.ndim == 1 and (a.shape[0] < 2 or a.strides[0] == a.itemsize)
 
 
 def _i32(a):
     """a as a contiguous int32 CuPy array (no copy when it already is one: EdgeChange arrays)."""
-    if _dense(a, np.int32):
+    if _dense(a, _I32):
         return a
     return cupy.ascontiguousarray(cupy.asarray(a).astype(cupy.int32, copy=False))
 
@@ -318,8 +323,8 @@ def _i32(a):
 def _arrays(view):
     """(degree int32, edge_ptr int64) of a view, contiguous on the device."""
     deg, ptr = view.degree, view.edge_ptr
-    if not _dense(deg, np.int32):
+    if not _dense(deg, _I32):
         deg = cupy.ascontiguousarray(deg.astype(cupy.int32, copy=False))
-    if not _dense(ptr, np.int64):
+    if not _dense(ptr, _I64):
         ptr = cupy.ascontiguousarray(ptr.astype(cupy.int64, copy=False))
     return deg, ptr
