@@ -373,7 +373,7 @@ struct Update {
     // Items i in [0, n) of a phase, dealt to the lanes of the grid (lane l of warp w takes
     // w + l * warps, w + l * warps + 32 * warps, ...: a short phase still uses every warp):
     // v = get(i) (-1: nothing to read); v's list (in_list: in-neighbours) is read by v's thread
-    // (tr(v, in_list, d)) when it has at most small_max entries, else by the whole warp
+    // (tr(v, in_list, d, row): row its list) when it has at most small_max entries, else by the whole warp
     // (visit(v, in_list, wr), chunked when long). Warp-uniform.
     template <class G, class T, class W>
     __device__ void visit_items(i64 n, int in_list, G get, T tr, W wr) {
@@ -382,10 +382,15 @@ struct Update {
         for (i64 base = 0; base + w0 < n; base += 32 * nw) {
             const i64 i = base + w0 + (i64)lane * nw;
             const int v = i < n ? get(i) : -1;
-            const int d = v >= 0 ? list_degree(v, in_list) : 0;
+            int d = 0;
+            const int* row = nullptr;
+            if (v >= 0) {              // both loads in flight together
+                d = list_degree(v, in_list);
+                row = list_row(v, in_list);
+            }
             if (d > 0 && d <= small_max) {
                 scanned += (u64)d;
-                tr(v, in_list, d);
+                tr(v, in_list, d, row);
             }
             unsigned big = __ballot_sync(FULL_MASK, d > small_max);
             while (big) {
@@ -561,10 +566,10 @@ __device__ __forceinline__ void dbfs_update_body(
                 const unsigned found = __ballot_sync(FULL_MASK, early);
                 if (found && lane == __ffs(found) - 1) U.seed_early(w);
             };
-            auto trange = [&](int w, int, int d) {
+            auto trange = [&](int w, int, int d, const int* row) {
                 const int lw = (int)ld((const int*)&U.old[w]);
                 bool early = false;
-                U.tpass(U.list_row(w, 0), d, [&](int x, int lx) { child(lw, x, lx, early); });
+                U.tpass(row, d, [&](int x, int lx) { child(lw, x, lx, early); });
                 if (early) U.seed_early(w);
             };
             auto get = [&](i64 i) {
@@ -601,9 +606,9 @@ __device__ __forceinline__ void dbfs_update_body(
             best = warp_min_u32(best);
             if (lane == 0 && best != NO_LEVEL) U.push_seed(best + 1, v);
         };
-        auto seed_trange = [&](int v, int, int d) {
+        auto seed_trange = [&](int v, int, int d, const int* row) {
             unsigned best = NO_LEVEL;
-            U.tpass(U.list_row(v, 1), d, [&](int, int lu) {
+            U.tpass(row, d, [&](int, int lu) {
                 if ((unsigned)lu < best) best = (unsigned)lu;
             });
             if (best != NO_LEVEL) U.push_seed(best + 1, v);
@@ -651,15 +656,24 @@ __device__ __forceinline__ void dbfs_update_body(
             auto range = [&](int w, int, int j0, int j1) {
                 U.pass(U.list_row(w, 0), j0, j1, relax);
             };
-            auto trange = [&](int w, int, int d) { U.tpass(U.list_row(w, 0), d, relax); };
-            GRID_ITEMS(k, ns) {
-                const u64 key = ld(&U.seeds[k]);
-                if ((unsigned)(key >> 32) != nl) continue;
+            auto trange = [&](int, int, int d, const int* row) { U.tpass(row, d, relax); };
+            auto apply_seed = [&](u64 key) {
+                if ((unsigned)(key >> 32) != nl) return;
                 const int v = (int)(key & 0xffffffffull);
                 const unsigned o = atomicMin((unsigned*)&level[v], nl);
                 if (o > nl) {
                     U.lowered(v, o);
                     U.push(next, ncount, v);
+                }
+            };
+            {   // the seed list, two keys a thread loaded together
+                const i64 stride = (i64)gridDim.x * blockDim.x;
+                for (i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x; k < ns;
+                     k += 2 * stride) {
+                    const u64 key0 = ld(&U.seeds[k]);
+                    const u64 key1 = k + stride < ns ? ld(&U.seeds[k + stride]) : ~0ull;
+                    apply_seed(key0);
+                    apply_seed(key1);
                 }
             }
             U.visit_items(nf, 0, [&](i64 i) {
@@ -738,15 +752,15 @@ __device__ __forceinline__ void dbfs_update_body(
         if (wp && found && lane == __ffs(found) - 1) U.parent[v] = cand;
         if (lane == 0 && c) atomicAdd(&cnt[v], c);
     };
-    auto repair_trange = [&](int v, int in_list, int d) {
+    auto repair_trange = [&](int v, int in_list, int d, const int* row) {
         const int lv = ld(&level[v]);
         int c = 0;
         int cand = -1;
         if (in_list) {
-            U.tpass(U.list_row(v, 1), d, in_parent(lv, c, cand));
+            U.tpass(row, d, in_parent(lv, c, cand));
         } else {
             const int ov = ld(&flag[v]) == MARKED ? -1 : (int)ld((const int*)&U.old[v]);
-            U.tpass(U.list_row(v, 0), d, [&](int x, int lx) {
+            U.tpass(row, d, [&](int x, int lx) {
                 if (und && lv > 0 && lx == lv - 1) { ++c; cand = x; }
                 out_child(v, lv, ov, x, lx);
             });
@@ -799,10 +813,10 @@ __device__ __forceinline__ void dbfs_update_body(
         unsigned found = __ballot_sync(FULL_MASK, cand >= 0);
         if (found && lane == __ffs(found) - 1) U.parent[x] = cand;
     };
-    auto orphan_trange = [&](int x, int, int d) {
+    auto orphan_trange = [&](int x, int, int d, const int* row) {
         const int want = ld(&level[x]) - 1;
         int cand = -1;
-        U.tpass(U.list_row(x, 1), d, [&](int u, int lu) {
+        U.tpass(row, d, [&](int u, int lu) {
             if (lu == want) cand = u;
         });
         if (cand >= 0) U.parent[x] = cand;

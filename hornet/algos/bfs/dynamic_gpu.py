@@ -101,8 +101,9 @@ class GPUState:
         self._grid = None
         self._grid_kernel = None
         self._sms = 1
-        self._kernel = None
-        self._kernel_of = None
+        self._settings_key = None      # the class settings the launch values were made for
+        self._settings = None          # (kernel address, mode bits but the parity, cooperative)
+        self._reserved = (-1, -1)      # (entries, pairs) the lists were last sized for
         self.times = None
         # the kernel's arguments, 8 bytes each (the int mode in the low half of the last),
         # and the pointers to them that the driver reads at launch
@@ -148,6 +149,7 @@ class GPUState:
             grew = True
         if grew:
             self._params()
+        self._reserved = (entries, pairs)
 
     def _params(self) -> None:
         arrays = {"level": self.level, "cnt": self.cnt, "flag": self.flag, "old": self.old,
@@ -157,6 +159,8 @@ class GPUState:
         ptrs = [arrays[k].data.ptr for k in PARAM_NAMES[:-1]]
         ptrs.append(self.times.data.ptr if self.times is not None else 0)
         self.params = cupy.asarray(np.array(ptrs, dtype=np.uint64))
+        self._params_ptr = self.params.data.ptr
+        self._reserved = (-1, -1)          # the capacity may have moved: check at the next run
 
     def _timeline_switch(self) -> None:
         """Allocate (or drop) the timeline buffer when ``record_timeline`` changed."""
@@ -224,48 +228,65 @@ class GPUState:
             return self._grid
         return min(self._grid, max(self._sms, -(-pairs // self.pairs_per_block)))
 
+    def _launch_settings(self):
+        """(kernel address, mode bits but the parity, cooperative) for the class settings as
+        they are now (made again only when one of them changed)."""
+        key = (self.kernel_name, self.small_max, self.barrier_backoff_ns, self.cooperative,
+               self.record_timeline)
+        if key != self._settings_key:
+            if self.record_timeline != (self.times is not None):
+                self._timeline_switch()
+            owner = self.owner
+            mode = (0 if owner.directed else 1) | (2 if owner.want_parents else 0) | \
+                (min(max(int(self.small_max), 0), 255) << 8) | \
+                (min(max(int(self.barrier_backoff_ns) // 8, 0), 255) << 16)
+            self._settings = (_fn(self.kernel_name).kernel.ptr, mode, bool(self.cooperative))
+            self._settings_key = key
+        return self._settings
+
     def run(self, dels, ins) -> None:
         owner = self.owner
         g = owner.graph
         # the vertex tables themselves (updated in place by every change; the kernel reads
         # ids < n only): no view to make after each update
         deg, ptr = g.vertex_table()
-        if owner._reverse is None:
+        rev = owner._reverse
+        if rev is None:
             ideg, iptr = deg, ptr
-            entries = 2 * g.num_edges if not owner.directed else g.num_edges
+            entries = g.num_edges if owner.directed else 2 * g.num_edges
         else:
-            ideg, iptr = owner._reverse.vertex_table()
+            ideg, iptr = rev.vertex_table()
             entries = 2 * g.num_edges
         mult = 1 if owner.directed else 2
-        ds, dd = (_i32(dels[0]), _i32(dels[1])) if dels is not None else (_EMPTY(), _EMPTY())
-        is_, id_ = (_i32(ins[0]), _i32(ins[1])) if ins is not None else (_EMPTY(), _EMPTY())
+        if dels is not None:
+            ds, dd = _i32(dels[0]), _i32(dels[1])
+        else:
+            ds = dd = _EMPTY()
+        if ins is not None:
+            is_, id_ = _i32(ins[0]), _i32(ins[1])
+        else:
+            is_ = id_ = _EMPTY()
         nd = ds.shape[0] * mult
         ni = is_.shape[0] * mult
-        self._reserve(entries, ni)
-        if self.record_timeline != (self.times is not None):
-            self._timeline_switch()
-        mode = (0 if owner.directed else 1) | (2 if owner.want_parents else 0) | \
-            (4 * self.parity) | (min(max(int(self.small_max), 0), 255) << 8) | \
-            (min(max(int(self.barrier_backoff_ns) // 8, 0), 255) << 16)
-        kernel = self._kernel
-        if kernel is None or self._kernel_of != self.kernel_name:
-            kernel = self._kernel = _fn(self.kernel_name).kernel
-            self._kernel_of = self.kernel_name
+        reserved = self._reserved
+        if entries > reserved[0] or ni > reserved[1]:
+            self._reserve(entries, ni)
+        kernel, mode, cooperative = self._launch_settings()
+        mode |= 4 * self.parity
+        grid = self.grid(nd + ni)
         if self.direct_launch:
-            self._args[:] = (self.params.data.ptr, deg.data.ptr, ptr.data.ptr, ideg.data.ptr,
+            self._args[:] = (self._params_ptr, deg.data.ptr, ptr.data.ptr, ideg.data.ptr,
                              iptr.data.ptr, ds.data.ptr, dd.data.ptr, is_.data.ptr,
                              id_.data.ptr, nd, ni, self.n, mode)
             stream = cupy.cuda.get_current_stream().ptr
-            if self.cooperative:
+            if cooperative:
                 cupy.cuda.driver.launchCooperativeKernel(
-                    kernel.ptr, self.grid(nd + ni), 1, 1, BLOCK, 1, 1, 0, stream,
-                    self._arg_ptrs_address)
+                    kernel, grid, 1, 1, BLOCK, 1, 1, 0, stream, self._arg_ptrs_address)
             else:
                 cupy.cuda.driver.launchKernel(
-                    kernel.ptr, self.grid(nd + ni), 1, 1, BLOCK, 1, 1, 0, stream,
-                    self._arg_ptrs_address, 0)
+                    kernel, grid, 1, 1, BLOCK, 1, 1, 0, stream, self._arg_ptrs_address, 0)
         else:
-            _fn(self.kernel_name)((self.grid(nd + ni),), (BLOCK,),
+            _fn(self.kernel_name)((grid,), (BLOCK,),
                    (self.params, deg, ptr, ideg, iptr, ds, dd, is_, id_, np.int64(nd),
                     np.int64(ni), np.int64(self.n), np.int32(mode)),
                    enable_cooperative_groups=True)
