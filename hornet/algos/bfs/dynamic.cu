@@ -60,6 +60,8 @@ typedef unsigned long long u64;
 #define C_LEVELS (7 * C_STRIDE)     // relaxation rounds run
 #define C_FRONT (8 * C_STRIDE)      // 3 slots: frontier lengths, by round % 3
 #define C_CHUNKS (11 * C_STRIDE)    // 3 slots: chunk list lengths, by use % 3
+#define C_SNAP (14 * C_STRIDE)      // [length of `changed`, of the chunk list] when the last
+                                    // block arrived at a grid barrier (sync(true))
 #define C_WORDS (16 * C_STRIDE)
 
 // params (u64 device addresses; dynamic_gpu.PARAM_NAMES gives the order)
@@ -200,7 +202,10 @@ struct Update {
     }
 
     // ------------------------------------------------------------------ grid barrier
-    __device__ void sync() {
+    // snap: the last block to arrive notes the lengths of `changed` and of the current chunk
+    // list in C_SNAP before it releases the others (nobody appends then), so that every
+    // block reads the same lengths after the barrier while the fastest already append again
+    __device__ void sync(bool snap = false) {
         __syncthreads();
         if (threadIdx.x == 0) {
             // the block's seed levels go to the grid's bounds before it arrives (one atomic
@@ -217,6 +222,10 @@ struct Update {
             unsigned g = *gen;
             __threadfence();
             if (atomicAdd(bar, 1u) == gridDim.x - 1) {
+                if (snap) {
+                    C[C_SNAP] = ld(&C[C_CHANGED]);
+                    C[C_SNAP + 1] = ld(&C[C_CHUNKS + C_STRIDE * (use % 3)]);
+                }
                 atomicExch(bar, 0u);
                 __threadfence();
                 atomicAdd(bar + BAR_GEN, 1u);
@@ -286,23 +295,30 @@ struct Update {
         cnt[w] = SEEDED;
     }
 
-    // x (level lx, its last parent gone) moves down: listed for the next marking round
-    __device__ void mark(int x, int lx, int* next, u64* ncount) {
+    // x (level lx, its last parent gone) moves down: appended to `changed`, whose new
+    // entries are the next marking pass's items
+    __device__ void mark(int x, int lx) {
         flag[x] = MARKED;
         old[x] = (unsigned)lx;
-        push(next, ncount, x);
         push(changed, &C[C_CHANGED], x);
-        slots(&C[C_MARKED]);
     }
 
-    // x's level was lowered from o: list x as changed once and remember the level before the
-    // update; its parent count is recounted in the repair. Marked vertices (flag MARKED) keep
-    // the old level noted when marked. Every relaxation round lowers to one level, so a
-    // vertex is lowered at most once a round, and only its first lowering (the one that takes
-    // flag 0 -> CHANGED, rounds being ordered by grid barriers) sees the level before the
-    // update.
-    __device__ void lowered(int x, unsigned o) {
-        if (atomicCAS(&flag[x], 0, CHANGED) == 0) {
+    // x lowered from o in a relaxation round: appended to the next frontier (the slot's
+    // atomic and the flag's CAS in flight together) and, the first time, listed as changed
+    // with the level before the update; its parent count is recounted in the repair. Marked
+    // vertices (flag MARKED) keep the old level noted when marked. Every relaxation round
+    // lowers to one level, so a vertex is lowered at most once a round, and only its first
+    // lowering (the one that takes flag 0 -> CHANGED, rounds being ordered by grid barriers)
+    // sees the level before the update.
+    __device__ void lowered_into(int* next, u64* ncount, int x, unsigned o) {
+        const unsigned m = __activemask();
+        const int leader = __ffs(m) - 1;
+        u64 base = 0;
+        if (lane == leader) base = atomicAdd(ncount, (u64)__popc(m));
+        const int f = atomicCAS(&flag[x], 0, CHANGED);
+        base = __shfl_sync(m, base, leader);
+        next[base + __popc(m & lanes_below_mask())] = x;
+        if (f == 0) {
             old[x] = o;
             cnt[x] = 0;
             push(changed, &C[C_CHANGED], x);
@@ -510,7 +526,7 @@ __device__ __forceinline__ void dbfs_update_body(
             if (la >= 0 && la + 1 == lb) {
                 if (del) {
                     int o = atomicSub(&cnt[b], 1);
-                    if (del_only && o == 1) U.mark(b, lb, U.front[0], &C[C_FRONT]);
+                    if (del_only && o == 1) U.mark(b, lb);
                 } else {
                     atomicAdd(&cnt[b], 1);
                 }
@@ -521,7 +537,7 @@ __device__ __forceinline__ void dbfs_update_body(
         count_pair(t, ls, lt, und ? 2 * i : i);
         if (und) count_pair(s, lt, ls, 2 * i + 1);
     }
-    U.sync();
+    U.sync(nd > 0);
     // ---- 1b. deletions and insertions together: heads of deleted pairs left without parent
     if (nd > 0 && !del_only) {
         GRID_ITEMS(k, nd) {
@@ -529,66 +545,73 @@ __device__ __forceinline__ void dbfs_update_body(
             pair_at(ds, dd, k, und, a, b);
             int lb = ld(&level[b]);
             if (lb > 0 && ld(&cnt[b]) <= 0 && atomicCAS(&flag[b], 0, MARKED) == 0)
-                U.mark(b, lb, U.front[0], &C[C_FRONT]);
+                U.mark(b, lb);
         }
-        U.sync();
+        U.sync(true);
     }
 
-    // ---- 2. marking rounds: each marked w (old level lw) becomes unreached and takes one
+    // ---- 2. marking passes: each marked w (old level lw) becomes unreached and takes one
     // parent from each child (out-neighbour on lw + 1 not marked); a child left with none is
-    // marked for the next round. The order of the rounds does not change the marked set.
+    // marked (appended to `changed`). The order in which marked vertices are processed does
+    // not change the marked set, so a pass takes the vertices marked before its barrier
+    // (changed[lo, hi)) and, at the same time, the chunks of the long lists the previous
+    // pass met (chunk list [clo, chi), one list for the whole step): one grid barrier a pass.
     if (nd > 0) {
         U.phase = PH_MARK;
+        // early: a level-1 w with an unmarked neighbour on level 1 (see SEEDED below)
+        auto child = [&](int lw, int x, int lx, bool& early) {
+            if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1)
+                U.mark(x, lw + 1);
+            if (early_seeds && !early && lw == 1 && lx == 1 && ld(&flag[x]) != MARKED)
+                early = true;
+        };
+        auto range = [&](int w, int, int j0, int j1) {
+            const int lw = (int)ld((const int*)&U.old[w]);
+            bool early = false;
+            U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) { child(lw, x, lx, early); });
+            const unsigned found = __ballot_sync(FULL_MASK, early);
+            if (found && lane == __ffs(found) - 1) U.seed_early(w);
+        };
+        auto trange = [&](int w, int, int d, const int* row) {
+            const int lw = (int)ld((const int*)&U.old[w]);
+            bool early = false;
+            U.tpass(row, d, [&](int x, int lx) { child(lw, x, lx, early); });
+            if (early) U.seed_early(w);
+        };
+        i64 lo = 0, clo = 0;
+        int passes = 0;
         while (true) {
-            const int r = U.round;
-            const i64 n = (i64)ld(&C[C_FRONT + C_STRIDE * (r % 3)]);
-            if (n == 0) break;
-            if (r > nv + 1) {
+            const i64 hi = (i64)ld(&C[C_SNAP]);
+            const i64 chi = (i64)ld(&C[C_SNAP + 1]);
+            if (hi == lo && chi == clo) break;
+            if (++passes > nv + 2) {
                 if (U.first_thread()) atomicExch(U.bar + 2, 2u);
                 break;
             }
-            if (U.first_thread()) C[C_FRONT + C_STRIDE * ((r + 2) % 3)] = 0;
-            const int* cur = U.front[r & 1];
-            int* next = U.front[(r + 1) & 1];
-            u64* ncount = &C[C_FRONT + C_STRIDE * ((r + 1) % 3)];
-            // early: a level-1 w with an unmarked neighbour on level 1 (see SEEDED below)
-            auto child = [&](int lw, int x, int lx, bool& early) {
-                if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1)
-                    U.mark(x, lw + 1, next, ncount);
-                if (early_seeds && !early && lw == 1 && lx == 1 && ld(&flag[x]) != MARKED)
-                    early = true;
-            };
-            auto range = [&](int w, int, int j0, int j1) {
-                const int lw = (int)ld((const int*)&U.old[w]);
-                bool early = false;
-                U.pass(U.list_row(w, 0), j0, j1,
-                       [&](int x, int lx) { child(lw, x, lx, early); });
-                const unsigned found = __ballot_sync(FULL_MASK, early);
-                if (found && lane == __ffs(found) - 1) U.seed_early(w);
-            };
-            auto trange = [&](int w, int, int d, const int* row) {
-                const int lw = (int)ld((const int*)&U.old[w]);
-                bool early = false;
-                U.tpass(row, d, [&](int x, int lx) { child(lw, x, lx, early); });
-                if (early) U.seed_early(w);
-            };
-            auto get = [&](i64 i) {
-                const int w = ld(&cur[i]);
+            U.visit_items(hi - lo, 0, [&](i64 i) {
+                const int w = ld(&U.changed[lo + i]);
                 level[w] = -1;
                 cnt[w] = 0;
                 if (wp) U.parent[w] = -1;
                 return w;
-            };
-            U.visit_items(n, 0, get, trange, range);
-            U.finish(range);
-            ++U.round;
+            }, trange, range);
+            WARP_LOOP(i, chi - clo) {
+                const int2 e = __ldcg(&U.chunks[clo + i]);
+                const int j0 = (e.y >> 1) * CHUNK;
+                range(e.x, 0, j0, min(U.list_degree(e.x, 0), j0 + CHUNK));
+            }
+            lo = hi;
+            clo = chi;
+            U.sync(true);
         }
+        ++U.use;
         // ---- 3. seeds of the marked vertices (changed[0:nm]): 1 + the lowest level among
         // their in-neighbours (marked ones are unreached now; a chunked list gives one seed
         // per chunk, the lowest wins). With insertions: their seeds, at the levels after
         // marking.
         U.phase = PH_SEEDS;
         const i64 nm = (i64)ld(&C[C_CHANGED]);
+        if (U.first_thread()) C[C_MARKED] = (u64)nm;
         if (ni > 0) {
             GRID_ITEMS(k, ni) {
                 int a, b;
@@ -647,10 +670,7 @@ __device__ __forceinline__ void dbfs_update_body(
             auto relax = [&](int x, int lx) {
                 if ((unsigned)lx > nl) {
                     unsigned o = atomicMin((unsigned*)&level[x], nl);
-                    if (o > nl) {
-                        U.lowered(x, o);
-                        U.push(next, ncount, x);
-                    }
+                    if (o > nl) U.lowered_into(next, ncount, x, o);
                 }
             };
             auto range = [&](int w, int, int j0, int j1) {
@@ -661,10 +681,7 @@ __device__ __forceinline__ void dbfs_update_body(
                 if ((unsigned)(key >> 32) != nl) return;
                 const int v = (int)(key & 0xffffffffull);
                 const unsigned o = atomicMin((unsigned*)&level[v], nl);
-                if (o > nl) {
-                    U.lowered(v, o);
-                    U.push(next, ncount, v);
-                }
+                if (o > nl) U.lowered_into(next, ncount, v, o);
             };
             {   // the seed list, two keys a thread loaded together
                 const i64 stride = (i64)gridDim.x * blockDim.x;
