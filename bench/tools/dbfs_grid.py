@@ -43,9 +43,13 @@ def _policy(text: str) -> dict:
 
 
 def _apply(state, attrs: dict) -> None:
+    """Set a policy's attributes; the resident grid is measured again only when its
+    per-multiprocessor limit changed (measuring it takes driver queries, which would
+    otherwise count in the next update's host part)."""
+    if attrs.get("blocks_per_sm") != getattr(state, "blocks_per_sm", None):
+        state._grid = None
     for k, v in attrs.items():
         setattr(state, k, v)
-    state._grid = None
 
 
 def main(argv=None) -> None:

@@ -303,6 +303,63 @@ struct Update {
         push(changed, &C[C_CHANGED], x);
     }
 
+    // The seeds of level nl (seed list [0, ns)): each lowers its vertex to nl, which then
+    // joins the next frontier and, the first time, the changed list (as in lowered_into).
+    // Two keys a thread, loaded together; the slots of both lists are taken once a block
+    // (shared counters, then one atomic each a block): a large batch's seeds would otherwise
+    // queue thousands of warp atomics on the two list lengths. The loop is block-uniform
+    // (every thread of a block makes the same iterations: it has __syncthreads).
+    __device__ void apply_seeds(i64 ns, unsigned nl, int* next, u64* ncount) {
+        __shared__ unsigned s_count[2];
+        __shared__ u64 s_base[2];
+        const i64 stride = (i64)gridDim.x * blockDim.x;
+        for (i64 b0 = (i64)blockIdx.x * blockDim.x; b0 < ns; b0 += 2 * stride) {
+            const i64 k = b0 + threadIdx.x;
+            const u64 key0 = k < ns ? ld(&seeds[k]) : ~0ull;
+            const u64 key1 = k + stride < ns ? ld(&seeds[k + stride]) : ~0ull;
+            int v[2] = {-1, -1};
+            bool first[2] = {false, false};
+            unsigned o[2] = {0u, 0u};
+            const u64 keys[2] = {key0, key1};
+#pragma unroll
+            for (int q = 0; q < 2; ++q) {
+                if ((unsigned)(keys[q] >> 32) != nl) continue;
+                const int x = (int)(keys[q] & 0xffffffffull);
+                o[q] = atomicMin((unsigned*)&level[x], nl);
+                if (o[q] > nl) v[q] = x;
+            }
+#pragma unroll
+            for (int q = 0; q < 2; ++q)
+                if (v[q] >= 0) first[q] = atomicCAS(&flag[v[q]], 0, CHANGED) == 0;
+            if (threadIdx.x == 0) {
+                s_count[0] = 0;
+                s_count[1] = 0;
+            }
+            __syncthreads();
+            const unsigned pn = (v[0] >= 0) + (v[1] >= 0);
+            const unsigned pc = first[0] + first[1];
+            const unsigned on = pn ? atomicAdd(&s_count[0], pn) : 0u;
+            const unsigned oc = pc ? atomicAdd(&s_count[1], pc) : 0u;
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                s_base[0] = s_count[0] ? atomicAdd(ncount, (u64)s_count[0]) : 0ull;
+                s_base[1] = s_count[1] ? atomicAdd(&C[C_CHANGED], (u64)s_count[1]) : 0ull;
+            }
+            __syncthreads();
+            unsigned jn = 0, jc = 0;
+#pragma unroll
+            for (int q = 0; q < 2; ++q) {
+                if (v[q] < 0) continue;
+                next[s_base[0] + on + jn++] = v[q];
+                if (first[q]) {
+                    old[v[q]] = o[q];
+                    cnt[v[q]] = 0;
+                    changed[s_base[1] + oc + jc++] = v[q];
+                }
+            }
+        }
+    }
+
     // x lowered from o in a relaxation round: appended to the next frontier (the slot's
     // atomic and the flag's CAS in flight together) and, the first time, listed as changed
     // with the level before the update; its parent count is recounted in the repair. Marked
@@ -677,22 +734,7 @@ __device__ __forceinline__ void dbfs_update_body(
                 U.pass(U.list_row(w, 0), j0, j1, relax);
             };
             auto trange = [&](int, int, int d, const int* row) { U.tpass(row, d, relax); };
-            auto apply_seed = [&](u64 key) {
-                if ((unsigned)(key >> 32) != nl) return;
-                const int v = (int)(key & 0xffffffffull);
-                const unsigned o = atomicMin((unsigned*)&level[v], nl);
-                if (o > nl) U.lowered_into(next, ncount, v, o);
-            };
-            {   // the seed list, two keys a thread loaded together
-                const i64 stride = (i64)gridDim.x * blockDim.x;
-                for (i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x; k < ns;
-                     k += 2 * stride) {
-                    const u64 key0 = ld(&U.seeds[k]);
-                    const u64 key1 = k + stride < ns ? ld(&U.seeds[k + stride]) : ~0ull;
-                    apply_seed(key0);
-                    apply_seed(key1);
-                }
-            }
+            U.apply_seeds(ns, nl, next, ncount);
             U.visit_items(nf, 0, [&](i64 i) {
                 const int w = ld(&front[i]);
                 return (unsigned)ld(&level[w]) == cur ? w : -1;
