@@ -1,11 +1,12 @@
 // CUDA kernels of DynamicBFS (hornet/algos/bfs/dynamic.py describes the steps; the driver is
 // hornet/algos/bfs/dynamic_gpu.py).
 //
-// One update is one cooperative launch of dbfs_update: every block is resident, and the phases
-// (counts, marking rounds, seeds, relaxation rounds, repair, orphans) are separated by a grid
-// barrier instead of kernel boundaries, so no list length or level range crosses to the host.
-// All control decisions (loop ends, round counts) are taken from counters read right after a
-// barrier, which every block sees alike.
+// One update is one launch of dbfs_update whose blocks are all resident (a cooperative launch,
+// or a plain one of the same grid), and the phases (counts, marking passes, seeds, relaxation
+// rounds, repair, orphans) are separated by a grid barrier instead of kernel boundaries, so no
+// list length or level range crosses to the host. All control decisions (loop ends, round
+// counts) are taken from counters read right after a barrier, or noted by the last block to
+// arrive at it, which every block sees alike.
 //
 // Graphs are read through the pointer view (vertex v's list: deg[v] int32 at device address
 // ptr[v]). Per-vertex state: level (int32, -1 unreached; compared as unsigned, so unreached is
@@ -26,8 +27,9 @@
 //
 // Lists (changed vertices, two frontiers, orphans, seeds, chunks) are appended through atomic
 // counters, one atomic per warp for all its lanes that append (warp-aggregated: a batch of
-// 10^5 pairs would otherwise queue 10^5 atomics on one address). Counters that are reused within an update rotate over three slots (a slot is
-// reset one use ahead of its next use, after everyone has read it). Two counter sets
+// 10^5 pairs would otherwise queue 10^5 atomics on one address; a relaxation round's seeds,
+// one atomic per block). Counters that are reused within an update rotate over three slots
+// (a slot is reset one use ahead of its next use, after everyone has read it). Two counter sets
 // alternate between updates: an update zeroes the other set for the next one and leaves its
 // own for the statistics.
 
@@ -38,6 +40,7 @@ typedef unsigned long long u64;
 #define MARKED 2
 #define ORPHAN 3
 #define SEEDED (-0x40000000)   // cnt of a marked vertex seeded while marked (seed_early)
+#define DONE (-0x20000000)     // cnt of a marked vertex whose list step 1 read or cut
 #define FULL_MASK 0xffffffffu
 #define UNROLL 8
 #define TUNROLL 4        // entries one thread loads before using any
@@ -559,6 +562,44 @@ __device__ __forceinline__ void dbfs_update_body(
     // read saved (no neighbour of it is on level 0 any more, and the level-1 ones that are
     // not marked stay on level 1)
     const bool early_seeds = del_only && U.undirected;
+    // marking (step 2): marked w (old level lw) takes one parent from child x (level lx);
+    // early: a level-1 w with an unmarked neighbour on level 1 (see SEEDED below)
+    auto mark_child = [&](int lw, int x, int lx, bool& early) {
+        if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1)
+            U.mark(x, lw + 1);
+        if (early_seeds && !early && lw == 1 && lx == 1 && ld(&flag[x]) != MARKED)
+            early = true;
+    };
+    auto mark_range = [&](int w, int, int j0, int j1) {
+        const int lw = (int)ld((const int*)&U.old[w]);
+        bool early = false;
+        U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) { mark_child(lw, x, lx, early); });
+        const unsigned found = __ballot_sync(FULL_MASK, early);
+        if (found && lane == __ffs(found) - 1) U.seed_early(w);
+    };
+    auto mark_trange = [&](int w, int, int d, const int* row) {
+        const int lw = (int)ld((const int*)&U.old[w]);
+        bool early = false;
+        U.tpass(row, d, [&](int x, int lx) { mark_child(lw, x, lx, early); });
+        if (early) U.seed_early(w);
+    };
+    // deletions alone: b, marked in step 1 by the thread that took its last parent, is
+    // marked-processed by that thread at once (its short list read, a longer one cut into
+    // chunks for the first marking pass); cnt[b] = DONE (or SEEDED) tells the first pass
+    auto mark_now = [&](int b, int lb) {
+        U.mark(b, lb);
+        cnt[b] = DONE;
+        const int d = deg[b];
+        const int* row = (const int*)ptr[b];
+        U.scanned += (u64)d;
+        if (d <= U.small_max) {
+            if (d > 0) mark_trange(b, 0, d, row);
+            return;
+        }
+        const int nch = (d + CHUNK - 1) / CHUNK;
+        const u64 base = atomicAdd(&C[C_CHUNKS + C_STRIDE * (U.use % 3)], (u64)nch);
+        for (int c = 0; c < nch; ++c) U.chunks[base + c] = make_int2(b, c << 1);
+    };
 
     // ---- 1. counts at the old levels: deleted pairs take a parent, inserted ones give one.
     // Deletions alone: the decrement that takes a vertex's last parent marks it. Insertions
@@ -583,7 +624,7 @@ __device__ __forceinline__ void dbfs_update_body(
             if (la >= 0 && la + 1 == lb) {
                 if (del) {
                     int o = atomicSub(&cnt[b], 1);
-                    if (del_only && o == 1) U.mark(b, lb);
+                    if (del_only && o == 1) mark_now(b, lb);
                 } else {
                     atomicAdd(&cnt[b], 1);
                 }
@@ -615,26 +656,6 @@ __device__ __forceinline__ void dbfs_update_body(
     // pass met (chunk list [clo, chi), one list for the whole step): one grid barrier a pass.
     if (nd > 0) {
         U.phase = PH_MARK;
-        // early: a level-1 w with an unmarked neighbour on level 1 (see SEEDED below)
-        auto child = [&](int lw, int x, int lx, bool& early) {
-            if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1)
-                U.mark(x, lw + 1);
-            if (early_seeds && !early && lw == 1 && lx == 1 && ld(&flag[x]) != MARKED)
-                early = true;
-        };
-        auto range = [&](int w, int, int j0, int j1) {
-            const int lw = (int)ld((const int*)&U.old[w]);
-            bool early = false;
-            U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) { child(lw, x, lx, early); });
-            const unsigned found = __ballot_sync(FULL_MASK, early);
-            if (found && lane == __ffs(found) - 1) U.seed_early(w);
-        };
-        auto trange = [&](int w, int, int d, const int* row) {
-            const int lw = (int)ld((const int*)&U.old[w]);
-            bool early = false;
-            U.tpass(row, d, [&](int x, int lx) { child(lw, x, lx, early); });
-            if (early) U.seed_early(w);
-        };
         i64 lo = 0, clo = 0;
         int passes = 0;
         while (true) {
@@ -648,14 +669,20 @@ __device__ __forceinline__ void dbfs_update_body(
             U.visit_items(hi - lo, 0, [&](i64 i) {
                 const int w = ld(&U.changed[lo + i]);
                 level[w] = -1;
-                cnt[w] = 0;
                 if (wp) U.parent[w] = -1;
+                if (del_only && lo == 0) {          // the first pass: step 1's marks
+                    const int c = ld(&cnt[w]);
+                    if (c == SEEDED) return -1;     // read in step 1, and seeded
+                    cnt[w] = 0;
+                    return c == DONE ? -1 : w;      // DONE: read (or cut) in step 1
+                }
+                cnt[w] = 0;
                 return w;
-            }, trange, range);
+            }, mark_trange, mark_range);
             WARP_LOOP(i, chi - clo) {
                 const int2 e = __ldcg(&U.chunks[clo + i]);
                 const int j0 = (e.y >> 1) * CHUNK;
-                range(e.x, 0, j0, min(U.list_degree(e.x, 0), j0 + CHUNK));
+                mark_range(e.x, 0, j0, min(U.list_degree(e.x, 0), j0 + CHUNK));
             }
             lo = hi;
             clo = chi;

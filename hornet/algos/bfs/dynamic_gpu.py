@@ -1,11 +1,11 @@
 """GPU state and update driver of :class:`hornet.algos.bfs.dynamic.DynamicBFS`.
 
 The state lives on the device (CuPy arrays sized to the id space's capacity, with every
-scratch list an update needs preallocated on this object). An update is one cooperative
-launch of ``dbfs_update`` (``bfs/dynamic.cu``): the steps of the CPU version run as phases
-of that one kernel, separated by grid barriers, so an update has no host synchronisation, no
-per-level launch and no allocation (the lists grow only with the graph or a larger batch);
-the host passes the batch and a few scalars. The kernel reads the graph through its vertex
+scratch list an update needs preallocated on this object). An update is one launch of
+``dbfs_update`` (``bfs/dynamic.cu``; cooperative by default, see ``GPUState.cooperative``):
+the steps of the CPU version run as phases of that one kernel, separated by grid barriers,
+so an update has no host synchronisation, no per-level launch and no allocation (the lists
+grow only with the graph or a larger batch); the host passes the batch and a few scalars. The kernel reads the graph through its vertex
 tables (:meth:`hornet.Graph.vertex_table`, updated in place by every change), so an update
 makes no adjacency view; the grid follows the batch (``GPUState.pairs_per_block``), so a small
 batch's grid barriers wait for few blocks. The statistics are read from the device only when
@@ -13,8 +13,9 @@ asked for.
 
 Capacities: per-vertex arrays and lists hold ``cap`` entries (ids < cap); the chunk list (long
 adjacency lists cut into passes of ``CHUNK`` entries) holds ``2 * entries / CHUNK`` (every
-listed vertex at most once per phase, each with more than ``CHUNK`` entries); the seed list
-one seed per marked vertex or chunk plus one per inserted pair. They grow with the graph.
+listed vertex at most once per phase, or once in the whole marking step, each with more than
+``CHUNK`` entries); the seed list one seed per marked vertex or chunk plus one per inserted
+pair. They grow with the graph.
 """
 from __future__ import annotations
 
