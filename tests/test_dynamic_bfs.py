@@ -404,9 +404,16 @@ def test_level_one_hubs_lose_the_source(device, directed, parents):
     bf.update([g.delete_edges(_arr(device, [0]), _arr(device, [5])),
                g.insert_edges(_arr(device, [0]), _arr(device, [int(leaves[0])]))])
     _check_levels(bf)
-    # everything back, then the hubs' ring edges go too (no level-1 neighbour left)
-    bf.update(g.insert_edges(_arr(device, [0] * 8 + [8]), _arr(device, list(hubs) + [9])))
+    # everything back, then two adjacent level-1 vertices with short lists lose the source
+    # in one batch (neither may take the other, marked in the same step, as a level-1 link)
+    bf.update(g.insert_edges(_arr(device, [0] * 9 + [8]), _arr(device, list(hubs) + [14, 9])))
     _check_levels(bf)
+    bf.update(g.delete_edges(_arr(device, [0, 0]), _arr(device, [14, 15])))
+    _check_levels(bf)
+    assert host(bf.levels)[14] == -1 and host(bf.levels)[15] == -1
+    bf.update(g.insert_edges(_arr(device, [0, 0]), _arr(device, [14, 15])))
+    _check_levels(bf)
+    # the hubs' ring edges go too (no level-1 neighbour left)
     ring_s = [int(h) for h in hubs]
     ring_d = [int(hubs[(i + 1) % len(hubs)]) for i in range(len(hubs))]
     bf.update(g.delete_edges(_arr(device, ring_s + [0, 0]), _arr(device, ring_d + [1, 2])))
