@@ -2,10 +2,12 @@
 
 For every graph and batch size, each repeat draws one batch (insertions: uniform random
 endpoints; deletions: edges of the graph picked uniformly), applies it to the graph (untimed),
-times ``DynamicBFS.update(change)`` and ``bfs(g, source)`` on the resulting graph, records the
-touched region (``last_update``: vertices whose level was set, adjacency entries read), and
-undoes the batch (untimed, with its own update). Medians over ``--repeats``. The source is the
-vertex of largest degree. Graphs are undirected (both directions stored).
+times ``DynamicBFS.update(change)`` and then ``--static-samples`` calls of ``bfs(g, source)``
+on the resulting graph, records the touched region (``last_update``: vertices whose level was
+set, adjacency entries read), and undoes the batch (untimed, with its own update). Dynamic
+times: median over ``--repeats``; static times: median over all samples of all repeats (the
+static calls interleaved with the updates, so both see the same machine state). The source is
+the vertex of largest degree. Graphs are undirected (both directions stored).
 
 CPU: real graphs of the data folder (``HORNET_DATA``, default ../shared/data) and Kronecker
 graphs of ``--cpu-scales``; wall-clock times (time.perf_counter). NetworKit's
@@ -14,8 +16,9 @@ batches in the same process: its graph is changed by ``addEdge``/``removeEdge`` 
 ``updateBatch(events)`` is timed. It is left out above ``--nk-max-batch`` (building millions of
 Python event objects takes minutes).
 
-GPU (``--gpu-scales``; needs CuPy and a GPU): Kronecker graphs generated on the device; times by
-CUDA events around each call after a warm-up (host syncs inside the calls included).
+GPU (``--gpu-scales``, ``--gpu-graphs``; needs CuPy and a GPU): Kronecker graphs generated on
+the device and real graphs of the data folder; times by CUDA events around each call after a
+warm-up (the host's part of each call included).
 
 Writes bench/results/dynamic_bfs.md and .csv (``--name`` changes the file name).
 
@@ -161,7 +164,8 @@ def run_graph(device, name, src, dst, args, rows, notes) -> None:
                 changed.append(st["changed_vertices"])
                 scanned.append(st["scanned_edges"])
                 levels.append(st["levels"])
-                sta.append(timed(lambda: bfs(g, source)))
+                for _ in range(args.static_samples):
+                    sta.append(timed(lambda: bfs(g, source)))
                 if r == 0:
                     want = hornet.testing.to_host(bfs(g, source))
                     assert np.array_equal(hornet.testing.to_host(bf.levels), want), \
@@ -217,10 +221,14 @@ def main(argv=None) -> None:
                     help="real graphs of the data folder (CPU)")
     ap.add_argument("--cpu-scales", type=int, nargs="*", default=[20])
     ap.add_argument("--gpu-scales", type=int, nargs="*", default=[22, 24])
+    ap.add_argument("--gpu-graphs", nargs="*", default=[],
+                    help="real graphs of the data folder (GPU)")
     ap.add_argument("--batches", type=int, nargs="+",
                     default=[10, 100, 1000, 10_000, 100_000, 1_000_000])
     ap.add_argument("--kinds", nargs="+", default=["insert", "delete"])
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--static-samples", type=int, default=3,
+                    help="static bfs calls timed after each update")
     ap.add_argument("--networkit", action=argparse.BooleanOptionalAction, default=True)
     ap.add_argument("--nk-max-batch", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=1)
@@ -246,6 +254,12 @@ def main(argv=None) -> None:
             props = cupy.cuda.runtime.getDeviceProperties(0)
             name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
             desc.append(f"GPU: {name}")
+            for name in args.gpu_graphs:
+                edges = _load_real(name)
+                if edges is None:
+                    notes.append(f"{name}: not in {DATA}")
+                    continue
+                run_graph("gpu", name, *edges, args, rows, notes)
             for scale in args.gpu_scales:
                 s, d = hornet.generators.kronecker_edges(scale, seed=args.seed, xp=cupy)
                 run_graph("gpu", f"kron{scale}", s, d, args, rows, notes)

@@ -246,7 +246,9 @@ def test_bad_arguments(device):
             DynamicBFS(g, 0).update(change)
 
 
-@pytest.mark.parallel_kernels
+# the parallel twins are CPU kernels: only the CPU case is marked
+@pytest.mark.parametrize("device", [pytest.param("cpu", marks=pytest.mark.parallel_kernels),
+                                    BACKENDS[1]])
 def test_random_batches_against_static(device):
     """Larger random graphs, batches of several sizes, both kinds: levels equal the static
     BFS after every batch; small deletions touch a small region."""
@@ -355,3 +357,90 @@ def test_long_lists(device, directed):
     bf.update(g.insert_edges(_arr(device, [c, hub2]), _arr(device, [hub2, hub])))
     _check(bf)
     assert host(bf.levels)[hub] == 3
+
+
+def _check_levels(bf: DynamicBFS):
+    """Levels equal the static BFS and the parent counts a recount (parents when kept)."""
+    if bf.want_parents:
+        _check(bf)
+        return
+    assert np.array_equal(host(bf.levels), host(bfs(bf.graph, bf.source)))
+    assert counts_consistent(bf)
+
+
+@pytest.mark.parametrize("parents", [False, True], ids=["levels", "parents"])
+@pytest.mark.parametrize("directed", [False, True])
+def test_level_one_hubs_lose_the_source(device, directed, parents):
+    """Deletions of source edges whose level-1 ends are hubs (lists longer than a GPU chunk):
+    ends with an unmarked level-1 neighbour (level 2 at once, their seed list not read), ends
+    whose level-1 neighbours all lost the source too, a hub cut off entirely, and a batch
+    with an insertion beside the deletions (the general path)."""
+    rng = np.random.default_rng(17)
+    hubs = np.arange(1, 9)
+    leaves = np.arange(20, 1220)
+    pairs = [(0, int(h)) for h in hubs]
+    pairs += [(int(h), int(hubs[(i + 1) % len(hubs)])) for i, h in enumerate(hubs)]  # a ring
+    for h in hubs:
+        for x in rng.choice(leaves, 500, replace=False):
+            pairs.append((int(h), int(x)))
+    pairs += [(9, 10), (10, 11), (0, 12), (12, 13)]        # 9-11 reachable through hub 8 only
+    pairs += [(8, 9), (0, 14), (0, 15), (14, 15), (15, 14), (14, 16)]   # 14: a short list
+    pairs += rng.choice(leaves, size=(200, 2)).tolist()
+    if directed:                                            # the ring both ways
+        pairs += [(int(hubs[(i + 1) % len(hubs)]), int(h)) for i, h in enumerate(hubs)]
+    g = _graph(device, pairs, directed)
+    bf = DynamicBFS(g, 0, parents=parents)
+    _check_levels(bf)
+    # hubs 1, 2, 3 lose the source: 1 and 3 keep an unmarked level-1 neighbour (8, 4), 2 not
+    bf.update(g.delete_edges(_arr(device, [0, 0, 0]), _arr(device, [1, 2, 3])))
+    _check_levels(bf)
+    assert host(bf.levels)[2] == 3 and host(bf.levels)[1] == 2
+    # every hub but 5 loses the source, and hub 8 its link to 9's tail
+    bf.update(g.delete_edges(_arr(device, [0, 0, 0, 0, 0, 8, 0]),
+                             _arr(device, [4, 6, 7, 8, 12, 9, 14])))
+    _check_levels(bf)
+    assert host(bf.levels)[9] == -1 and host(bf.levels)[14] == 2
+    # a mixed batch: the last source edge of a hub goes, a leaf joins the source
+    bf.update([g.delete_edges(_arr(device, [0]), _arr(device, [5])),
+               g.insert_edges(_arr(device, [0]), _arr(device, [int(leaves[0])]))])
+    _check_levels(bf)
+    # everything back, then two adjacent level-1 vertices with short lists lose the source
+    # in one batch (neither may take the other, marked in the same step, as a level-1 link)
+    bf.update(g.insert_edges(_arr(device, [0] * 9 + [8]), _arr(device, list(hubs) + [14, 9])))
+    _check_levels(bf)
+    bf.update(g.delete_edges(_arr(device, [0, 0]), _arr(device, [14, 15])))
+    _check_levels(bf)
+    assert host(bf.levels)[14] == -1 and host(bf.levels)[15] == -1
+    bf.update(g.insert_edges(_arr(device, [0, 0]), _arr(device, [14, 15])))
+    _check_levels(bf)
+    # the hubs' ring edges go too (no level-1 neighbour left)
+    ring_s = [int(h) for h in hubs]
+    ring_d = [int(hubs[(i + 1) % len(hubs)]) for i in range(len(hubs))]
+    bf.update(g.delete_edges(_arr(device, ring_s + [0, 0]), _arr(device, ring_d + [1, 2])))
+    _check_levels(bf)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
+@pytest.mark.parametrize("cooperative", [False, True], ids=["plain", "cooperative"])
+def test_gpu_launch_kinds(cooperative, monkeypatch):
+    """Cooperative and plain launches of the update kernel give the static BFS's levels and
+    parents, on the largest grid and batch-sized ones."""
+    from hornet.algos.bfs.dynamic_gpu import GPUState
+    monkeypatch.setattr(GPUState, "cooperative", cooperative)
+    rng = np.random.default_rng(23)
+    n = 4096
+    src, dst = hornet.generators.kronecker_edges(12, edge_factor=8, seed=9)
+    for directed in (False, True):
+        g = hornet.Graph.from_edges(_arr("gpu", src), _arr("gpu", dst), num_vertices=n,
+                                    directed=directed, device="gpu")
+        bf = DynamicBFS(g, int(host(src)[0]), parents=True)
+        for size in (2, 40, 5000, 300):
+            s, d = g.edges()
+            pick = _arr("gpu", rng.choice(s.shape[0], min(size, s.shape[0]), replace=False))
+            bf.update(g.delete_edges(s[pick], d[pick]))
+            _check(bf)
+            bf.update(g.insert_edges(_arr("gpu", rng.integers(0, n, size)),
+                                     _arr("gpu", rng.integers(0, n, size))))
+            _check(bf)
+        assert bf.last_update["batch"] > 0

@@ -5,7 +5,8 @@
         [--policies full,none 8,none 2,none full,8 full,128,dbfs_update_r85,16] [--repeats 5]
         [--timeline]
 
-A policy is ``blocks_per_sm,pairs_per_block[,kernel_name[,small_max[,barrier_backoff_ns]]]`` of
+A policy is ``blocks_per_sm,pairs_per_block[,kernel_name[,small_max[,barrier_backoff_ns
+[,coop|plain]]]]]`` of
 :class:`hornet.algos.bfs.dynamic_gpu.GPUState` (``full``/``none``: the resident grid
 whatever the batch; the others default to the class's). For every batch size and kind
 (insertions of random pairs, deletions of edges of the graph), each repeat draws one batch,
@@ -36,13 +37,19 @@ def _policy(text: str) -> dict:
         out["small_max"] = int(parts[3])
     if len(parts) > 4:
         out["barrier_backoff_ns"] = int(parts[4])
+    if len(parts) > 5:
+        out["cooperative"] = parts[5] == "coop"
     return out
 
 
 def _apply(state, attrs: dict) -> None:
+    """Set a policy's attributes; the resident grid is measured again only when its
+    per-multiprocessor limit changed (measuring it takes driver queries, which would
+    otherwise count in the next update's host part)."""
+    if attrs.get("blocks_per_sm") != getattr(state, "blocks_per_sm", None):
+        state._grid = None
     for k, v in attrs.items():
         setattr(state, k, v)
-    state._grid = None
 
 
 def main(argv=None) -> None:

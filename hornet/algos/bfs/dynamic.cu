@@ -1,11 +1,12 @@
 // CUDA kernels of DynamicBFS (hornet/algos/bfs/dynamic.py describes the steps; the driver is
 // hornet/algos/bfs/dynamic_gpu.py).
 //
-// One update is one cooperative launch of dbfs_update: every block is resident, and the phases
-// (counts, marking rounds, seeds, relaxation rounds, repair, orphans) are separated by a grid
-// barrier instead of kernel boundaries, so no list length or level range crosses to the host.
-// All control decisions (loop ends, round counts) are taken from counters read right after a
-// barrier, which every block sees alike.
+// One update is one launch of dbfs_update whose blocks are all resident (a cooperative launch,
+// or a plain one of the same grid), and the phases (counts, marking passes, seeds, relaxation
+// rounds, repair, orphans) are separated by a grid barrier instead of kernel boundaries, so no
+// list length or level range crosses to the host. All control decisions (loop ends, round
+// counts) are taken from counters read right after a barrier, or noted by the last block to
+// arrive at it, which every block sees alike.
 //
 // Graphs are read through the pointer view (vertex v's list: deg[v] int32 at device address
 // ptr[v]). Per-vertex state: level (int32, -1 unreached; compared as unsigned, so unreached is
@@ -26,8 +27,9 @@
 //
 // Lists (changed vertices, two frontiers, orphans, seeds, chunks) are appended through atomic
 // counters, one atomic per warp for all its lanes that append (warp-aggregated: a batch of
-// 10^5 pairs would otherwise queue 10^5 atomics on one address). Counters that are reused within an update rotate over three slots (a slot is
-// reset one use ahead of its next use, after everyone has read it). Two counter sets
+// 10^5 pairs would otherwise queue 10^5 atomics on one address). Counters that are reused
+// within an update rotate over three slots (a slot is reset one use ahead of its next use,
+// after everyone has read it). Two counter sets
 // alternate between updates: an update zeroes the other set for the next one and leaves its
 // own for the statistics.
 
@@ -37,6 +39,7 @@ typedef unsigned long long u64;
 #define CHANGED 1
 #define MARKED 2
 #define ORPHAN 3
+#define SEEDED (-0x40000000)   // cnt of a marked vertex seeded while marked (seed_early)
 #define FULL_MASK 0xffffffffu
 #define UNROLL 8
 #define TUNROLL 4        // entries one thread loads before using any
@@ -53,11 +56,14 @@ typedef unsigned long long u64;
                                     // all seeds, the pairs' added at exit)
 #define C_SCANNED (3 * C_STRIDE)    // adjacency entries read
 #define C_ORPHANS (4 * C_STRIDE)    // length of `orphans`
-#define C_LOW (5 * C_STRIDE)        // 0xffffffff - lowest seed level (atomicMax)
-#define C_HIGH (6 * C_STRIDE)       // highest seed level
+#define C_LOW (5 * C_STRIDE)        // 0xffffffff - lowest seed level (atomicMax; one per
+                                    // block and phase, from the block's own bounds)
+#define C_HIGH (6 * C_STRIDE)       // highest seed level (likewise)
 #define C_LEVELS (7 * C_STRIDE)     // relaxation rounds run
 #define C_FRONT (8 * C_STRIDE)      // 3 slots: frontier lengths, by round % 3
 #define C_CHUNKS (11 * C_STRIDE)    // 3 slots: chunk list lengths, by use % 3
+#define C_SNAP (14 * C_STRIDE)      // [length of `changed`, of the chunk list] when the last
+                                    // block arrived at a grid barrier (sync(true))
 #define C_WORDS (16 * C_STRIDE)
 
 // params (u64 device addresses; dynamic_gpu.PARAM_NAMES gives the order)
@@ -164,6 +170,8 @@ struct Update {
     i64 seed_base;        // appended seeds start after the inserted pairs' own
     u64* times;           // timeline (P_TIMES) or null
     int phase, tick;      // the current phase; records written (block 0, thread 0)
+    unsigned* block_levels;  // shared: [lowest, highest] seed level this block noted since
+                             // its last grid barrier (NO_LEVEL, 0: none)
 
     // the statistics summed over the block, one atomic each a block (every thread of the
     // block calls this: the kernel's exits are grid-uniform)
@@ -196,13 +204,30 @@ struct Update {
     }
 
     // ------------------------------------------------------------------ grid barrier
-    __device__ void sync() {
+    // snap: the last block to arrive notes the lengths of `changed` and of the current chunk
+    // list in C_SNAP before it releases the others (nobody appends then), so that every
+    // block reads the same lengths after the barrier while the fastest already append again
+    __device__ void sync(bool snap = false) {
         __syncthreads();
         if (threadIdx.x == 0) {
+            // the block's seed levels go to the grid's bounds before it arrives (one atomic
+            // each a block, not one a warp: every warp of a batch's first phase notes levels)
+            const unsigned hi = block_levels[1];
+            if (hi) {
+                const unsigned lo = block_levels[0];
+                if (0xffffffffull - lo > ld(&C[C_LOW])) atomicMax(&C[C_LOW], 0xffffffffull - lo);
+                if ((u64)hi > ld(&C[C_HIGH])) atomicMax(&C[C_HIGH], (u64)hi);
+                block_levels[0] = NO_LEVEL;
+                block_levels[1] = 0;
+            }
             volatile unsigned* gen = bar + BAR_GEN;
             unsigned g = *gen;
             __threadfence();
             if (atomicAdd(bar, 1u) == gridDim.x - 1) {
+                if (snap) {
+                    C[C_SNAP] = ld(&C[C_CHANGED]);
+                    C[C_SNAP + 1] = ld(&C[C_CHUNKS + C_STRIDE * (use % 3)]);
+                }
                 atomicExch(bar, 0u);
                 __threadfence();
                 atomicAdd(bar + BAR_GEN, 1u);
@@ -235,11 +260,11 @@ struct Update {
 
     __device__ void push(int* list, u64* counter, int v) { list[slots(counter)] = v; }
 
-    // the lowest and highest seed level (an atomic only where the value moves: most warps
-    // see levels already noted)
+    // the lowest and highest seed level, kept per block in shared memory (a shared atomic
+    // only where the value moves) and added to the grid's at the next grid barrier
     __device__ void note_levels(unsigned lo, unsigned hi) {
-        if (0xffffffffull - lo > ld(&C[C_LOW])) atomicMax(&C[C_LOW], 0xffffffffull - lo);
-        if ((u64)hi > ld(&C[C_HIGH])) atomicMax(&C[C_HIGH], (u64)hi);
+        if (lo < *(volatile unsigned*)&block_levels[0]) atomicMin(&block_levels[0], lo);
+        if (hi > *(volatile unsigned*)&block_levels[1]) atomicMax(&block_levels[1], hi);
     }
 
     // a seed appended (v on level t)
@@ -265,21 +290,38 @@ struct Update {
         }
     }
 
-    // x (level lx, its last parent gone) moves down: listed for the next marking round
-    __device__ void mark(int x, int lx, int* next, u64* ncount) {
-        flag[x] = MARKED;
-        old[x] = (unsigned)lx;
-        push(next, ncount, x);
-        push(changed, &C[C_CHANGED], x);
-        slots(&C[C_MARKED]);
+    // marked w (old level 1) seeded on level 2 while marking (see early_seeds in the kernel):
+    // cnt[w] (0 since w was marked) holds SEEDED until the seed step skips w's list
+    __device__ void seed_early(int w) {
+        push_seed(2u, w);
+        cnt[w] = SEEDED;
     }
 
-    // x's level was lowered from o: remember the level before the update (the largest o seen;
-    // levels only fall), list x as changed once; its parent count is recounted in the repair
-    __device__ void lowered(int x, unsigned o) {
-        if (ld(&flag[x]) == MARKED) return;
-        atomicMax(&old[x], o);
-        if (ld(&flag[x]) == 0 && atomicCAS(&flag[x], 0, CHANGED) == 0) {
+    // x (level lx, its last parent gone) moves down: appended to `changed`, whose new
+    // entries are the next marking pass's items
+    __device__ void mark(int x, int lx) {
+        flag[x] = MARKED;
+        old[x] = (unsigned)lx;
+        push(changed, &C[C_CHANGED], x);
+    }
+
+    // x lowered from o in a relaxation round: appended to the next frontier (the slot's
+    // atomic and the flag's CAS in flight together) and, the first time, listed as changed
+    // with the level before the update; its parent count is recounted in the repair. Marked
+    // vertices (flag MARKED) keep the old level noted when marked. Every relaxation round
+    // lowers to one level, so a vertex is lowered at most once a round, and only its first
+    // lowering (the one that takes flag 0 -> CHANGED, rounds being ordered by grid barriers)
+    // sees the level before the update.
+    __device__ void lowered_into(int* next, u64* ncount, int x, unsigned o) {
+        const unsigned m = __activemask();
+        const int leader = __ffs(m) - 1;
+        u64 base = 0;
+        if (lane == leader) base = atomicAdd(ncount, (u64)__popc(m));
+        const int f = atomicCAS(&flag[x], 0, CHANGED);
+        base = __shfl_sync(m, base, leader);
+        next[base + __popc(m & lanes_below_mask())] = x;
+        if (f == 0) {
+            old[x] = o;
             cnt[x] = 0;
             push(changed, &C[C_CHANGED], x);
         }
@@ -349,8 +391,8 @@ struct Update {
     // Items i in [0, n) of a phase, dealt to the lanes of the grid (lane l of warp w takes
     // w + l * warps, w + l * warps + 32 * warps, ...: a short phase still uses every warp):
     // v = get(i) (-1: nothing to read); v's list (in_list: in-neighbours) is read by v's thread
-    // (tr(v, in_list, d)) when it has at most small_max entries, else by the whole warp
-    // (visit(v, in_list, wr), chunked when long). Warp-uniform.
+    // (tr(v, in_list, d, row): row its list) when it has at most small_max entries, else by
+    // the whole warp (visit(v, in_list, wr), chunked when long). Warp-uniform.
     template <class G, class T, class W>
     __device__ void visit_items(i64 n, int in_list, G get, T tr, W wr) {
         const i64 w0 = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -358,10 +400,15 @@ struct Update {
         for (i64 base = 0; base + w0 < n; base += 32 * nw) {
             const i64 i = base + w0 + (i64)lane * nw;
             const int v = i < n ? get(i) : -1;
-            const int d = v >= 0 ? list_degree(v, in_list) : 0;
+            int d = 0;
+            const int* row = nullptr;
+            if (v >= 0) {              // both loads in flight together
+                d = list_degree(v, in_list);
+                row = list_row(v, in_list);
+            }
             if (d > 0 && d <= small_max) {
                 scanned += (u64)d;
-                tr(v, in_list, d);
+                tr(v, in_list, d, row);
             }
             unsigned big = __ballot_sync(FULL_MASK, d > small_max);
             while (big) {
@@ -433,6 +480,13 @@ __device__ __forceinline__ void dbfs_update_body(
     U.seed_base = ni;
     U.tick = 0;
     U.phase = 0;
+    __shared__ unsigned block_levels[2];
+    if (threadIdx.x == 0) {
+        block_levels[0] = NO_LEVEL;
+        block_levels[1] = 0;
+    }
+    __syncthreads();
+    U.block_levels = block_levels;
     U.stamp();
     U.phase = PH_COUNTS;
     const int und = U.undirected;
@@ -444,6 +498,12 @@ __device__ __forceinline__ void dbfs_update_body(
     u64* C = U.C;
     const bool del_only = nd > 0 && ni == 0;
     const bool ins_only = ni > 0 && nd == 0;
+    // deletions alone in an undirected graph: a marked vertex of level 1 (its edge to the
+    // source deleted; level-1 vertices are marked in step 1 only) that meets an unmarked
+    // level-1 neighbour while marking is seeded on level 2 there and then, its seed's list
+    // read saved (no neighbour of it is on level 0 any more, and the level-1 ones that are
+    // not marked stay on level 1)
+    const bool early_seeds = del_only && U.undirected;
 
     // ---- 1. counts at the old levels: deleted pairs take a parent, inserted ones give one.
     // Deletions alone: the decrement that takes a vertex's last parent marks it. Insertions
@@ -452,23 +512,34 @@ __device__ __forceinline__ void dbfs_update_body(
     // level[a] + 1 < level[b] seed: every other pair of the batch stops here.
     if (blockIdx.x == 0)
         for (int w = threadIdx.x; w < C_WORDS; w += blockDim.x) Cnext[w] = 0;
-    GRID_ITEMS(k, nd + ni) {
-        int a, b;
-        if (k < nd) pair_at(ds, dd, k, und, a, b);
-        else pair_at(is, id, k - nd, und, a, b);
-        int la = level[a];
-        int lb = level[b];
-        if (la >= 0 && la + 1 == lb) {
-            if (k < nd) {
-                int o = atomicSub(&cnt[b], 1);
-                if (del_only && o == 1) U.mark(b, lb, U.front[0], &C[C_FRONT]);
-            } else {
-                atomicAdd(&cnt[b], 1);
+    // One thread an edge of the batch (undirected: both its directed pairs, 2i and 2i + 1,
+    // from one read of the two levels).
+    const i64 nde = und ? nd >> 1 : nd;
+    const i64 nie = und ? ni >> 1 : ni;
+    GRID_ITEMS(e, nde + nie) {
+        const bool del = e < nde;
+        const i64 i = del ? e : e - nde;
+        const int s = del ? ds[i] : is[i];
+        const int t = del ? dd[i] : id[i];
+        const int ls = level[s];
+        const int lt = level[t];
+        // the pair a -> b (levels la, lb), k-th of its kind
+        auto count_pair = [&](int b, int la, int lb, i64 k) {
+            if (la >= 0 && la + 1 == lb) {
+                if (del) {
+                    int o = atomicSub(&cnt[b], 1);
+                    if (del_only && o == 1) U.mark(b, lb);
+                } else {
+                    atomicAdd(&cnt[b], 1);
+                }
             }
-        }
-        if (ins_only) U.pair_seed(k, la >= 0 && (unsigned)(la + 1) < (unsigned)lb, la + 1, b);
+            if (ins_only)
+                U.pair_seed(k, la >= 0 && (unsigned)(la + 1) < (unsigned)lb, la + 1, b);
+        };
+        count_pair(t, ls, lt, und ? 2 * i : i);
+        if (und) count_pair(s, lt, ls, 2 * i + 1);
     }
-    U.sync();
+    U.sync(nd > 0);
     // ---- 1b. deletions and insertions together: heads of deleted pairs left without parent
     if (nd > 0 && !del_only) {
         GRID_ITEMS(k, nd) {
@@ -476,57 +547,73 @@ __device__ __forceinline__ void dbfs_update_body(
             pair_at(ds, dd, k, und, a, b);
             int lb = ld(&level[b]);
             if (lb > 0 && ld(&cnt[b]) <= 0 && atomicCAS(&flag[b], 0, MARKED) == 0)
-                U.mark(b, lb, U.front[0], &C[C_FRONT]);
+                U.mark(b, lb);
         }
-        U.sync();
+        U.sync(true);
     }
 
-    // ---- 2. marking rounds: each marked w (old level lw) becomes unreached and takes one
+    // ---- 2. marking passes: each marked w (old level lw) becomes unreached and takes one
     // parent from each child (out-neighbour on lw + 1 not marked); a child left with none is
-    // marked for the next round. The order of the rounds does not change the marked set.
+    // marked (appended to `changed`). The order in which marked vertices are processed does
+    // not change the marked set, so a pass takes the vertices marked before its barrier
+    // (changed[lo, hi)) and, at the same time, the chunks of the long lists the previous
+    // pass met (chunk list [clo, chi), one list for the whole step): one grid barrier a pass.
     if (nd > 0) {
         U.phase = PH_MARK;
+        // early: a level-1 w with an unmarked neighbour on level 1 (see SEEDED below)
+        auto child = [&](int lw, int x, int lx, bool& early) {
+            if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1)
+                U.mark(x, lw + 1);
+            if (early_seeds && !early && lw == 1 && lx == 1 && ld(&flag[x]) != MARKED)
+                early = true;
+        };
+        auto range = [&](int w, int, int j0, int j1) {
+            const int lw = (int)ld((const int*)&U.old[w]);
+            bool early = false;
+            U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) { child(lw, x, lx, early); });
+            const unsigned found = __ballot_sync(FULL_MASK, early);
+            if (found && lane == __ffs(found) - 1) U.seed_early(w);
+        };
+        auto trange = [&](int w, int, int d, const int* row) {
+            const int lw = (int)ld((const int*)&U.old[w]);
+            bool early = false;
+            U.tpass(row, d, [&](int x, int lx) { child(lw, x, lx, early); });
+            if (early) U.seed_early(w);
+        };
+        i64 lo = 0, clo = 0;
+        int passes = 0;
         while (true) {
-            const int r = U.round;
-            const i64 n = (i64)ld(&C[C_FRONT + C_STRIDE * (r % 3)]);
-            if (n == 0) break;
-            if (r > nv + 1) {
+            const i64 hi = (i64)ld(&C[C_SNAP]);
+            const i64 chi = (i64)ld(&C[C_SNAP + 1]);
+            if (hi == lo && chi == clo) break;
+            if (++passes > nv + 2) {
                 if (U.first_thread()) atomicExch(U.bar + 2, 2u);
                 break;
             }
-            if (U.first_thread()) C[C_FRONT + C_STRIDE * ((r + 2) % 3)] = 0;
-            const int* cur = U.front[r & 1];
-            int* next = U.front[(r + 1) & 1];
-            u64* ncount = &C[C_FRONT + C_STRIDE * ((r + 1) % 3)];
-            auto child = [&](int lw, int x, int lx) {
-                if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1)
-                    U.mark(x, lw + 1, next, ncount);
-            };
-            auto range = [&](int w, int, int j0, int j1) {
-                const int lw = (int)ld((const int*)&U.old[w]);
-                U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) { child(lw, x, lx); });
-            };
-            auto trange = [&](int w, int, int d) {
-                const int lw = (int)ld((const int*)&U.old[w]);
-                U.tpass(U.list_row(w, 0), d, [&](int x, int lx) { child(lw, x, lx); });
-            };
-            auto get = [&](i64 i) {
-                const int w = ld(&cur[i]);
+            U.visit_items(hi - lo, 0, [&](i64 i) {
+                const int w = ld(&U.changed[lo + i]);
                 level[w] = -1;
                 cnt[w] = 0;
                 if (wp) U.parent[w] = -1;
                 return w;
-            };
-            U.visit_items(n, 0, get, trange, range);
-            U.finish(range);
-            ++U.round;
+            }, trange, range);
+            WARP_LOOP(i, chi - clo) {
+                const int2 e = __ldcg(&U.chunks[clo + i]);
+                const int j0 = (e.y >> 1) * CHUNK;
+                range(e.x, 0, j0, min(U.list_degree(e.x, 0), j0 + CHUNK));
+            }
+            lo = hi;
+            clo = chi;
+            U.sync(true);
         }
+        ++U.use;
         // ---- 3. seeds of the marked vertices (changed[0:nm]): 1 + the lowest level among
         // their in-neighbours (marked ones are unreached now; a chunked list gives one seed
         // per chunk, the lowest wins). With insertions: their seeds, at the levels after
         // marking.
         U.phase = PH_SEEDS;
         const i64 nm = (i64)ld(&C[C_CHANGED]);
+        if (U.first_thread()) C[C_MARKED] = (u64)nm;
         if (ni > 0) {
             GRID_ITEMS(k, ni) {
                 int a, b;
@@ -544,15 +631,19 @@ __device__ __forceinline__ void dbfs_update_body(
             best = warp_min_u32(best);
             if (lane == 0 && best != NO_LEVEL) U.push_seed(best + 1, v);
         };
-        auto seed_trange = [&](int v, int, int d) {
+        auto seed_trange = [&](int v, int, int d, const int* row) {
             unsigned best = NO_LEVEL;
-            U.tpass(U.list_row(v, 1), d, [&](int, int lu) {
+            U.tpass(row, d, [&](int, int lu) {
                 if ((unsigned)lu < best) best = (unsigned)lu;
             });
             if (best != NO_LEVEL) U.push_seed(best + 1, v);
         };
-        U.visit_items(nm, 1, [&](i64 i) { return ld(&U.changed[i]); }, seed_trange,
-                      seed_range);
+        U.visit_items(nm, 1, [&](i64 i) {
+            const int v = ld(&U.changed[i]);
+            if (ld(&cnt[v]) != SEEDED) return v;
+            cnt[v] = 0;            // seeded while marked; the repair counts from zero
+            return -1;
+        }, seed_trange, seed_range);
         U.finish(seed_range);
     }
 
@@ -581,24 +672,27 @@ __device__ __forceinline__ void dbfs_update_body(
             auto relax = [&](int x, int lx) {
                 if ((unsigned)lx > nl) {
                     unsigned o = atomicMin((unsigned*)&level[x], nl);
-                    if (o > nl) {
-                        U.lowered(x, o);
-                        U.push(next, ncount, x);
-                    }
+                    if (o > nl) U.lowered_into(next, ncount, x, o);
                 }
             };
             auto range = [&](int w, int, int j0, int j1) {
                 U.pass(U.list_row(w, 0), j0, j1, relax);
             };
-            auto trange = [&](int w, int, int d) { U.tpass(U.list_row(w, 0), d, relax); };
-            GRID_ITEMS(k, ns) {
-                const u64 key = ld(&U.seeds[k]);
-                if ((unsigned)(key >> 32) != nl) continue;
+            auto trange = [&](int, int, int d, const int* row) { U.tpass(row, d, relax); };
+            auto apply_seed = [&](u64 key) {
+                if ((unsigned)(key >> 32) != nl) return;
                 const int v = (int)(key & 0xffffffffull);
                 const unsigned o = atomicMin((unsigned*)&level[v], nl);
-                if (o > nl) {
-                    U.lowered(v, o);
-                    U.push(next, ncount, v);
+                if (o > nl) U.lowered_into(next, ncount, v, o);
+            };
+            {   // the seed list, two keys a thread loaded together
+                const i64 stride = (i64)gridDim.x * blockDim.x;
+                for (i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x; k < ns;
+                     k += 2 * stride) {
+                    const u64 key0 = ld(&U.seeds[k]);
+                    const u64 key1 = k + stride < ns ? ld(&U.seeds[k + stride]) : ~0ull;
+                    apply_seed(key0);
+                    apply_seed(key1);
                 }
             }
             U.visit_items(nf, 0, [&](i64 i) {
@@ -677,15 +771,15 @@ __device__ __forceinline__ void dbfs_update_body(
         if (wp && found && lane == __ffs(found) - 1) U.parent[v] = cand;
         if (lane == 0 && c) atomicAdd(&cnt[v], c);
     };
-    auto repair_trange = [&](int v, int in_list, int d) {
+    auto repair_trange = [&](int v, int in_list, int d, const int* row) {
         const int lv = ld(&level[v]);
         int c = 0;
         int cand = -1;
         if (in_list) {
-            U.tpass(U.list_row(v, 1), d, in_parent(lv, c, cand));
+            U.tpass(row, d, in_parent(lv, c, cand));
         } else {
             const int ov = ld(&flag[v]) == MARKED ? -1 : (int)ld((const int*)&U.old[v]);
-            U.tpass(U.list_row(v, 0), d, [&](int x, int lx) {
+            U.tpass(row, d, [&](int x, int lx) {
                 if (und && lv > 0 && lx == lv - 1) { ++c; cand = x; }
                 out_child(v, lv, ov, x, lx);
             });
@@ -738,10 +832,10 @@ __device__ __forceinline__ void dbfs_update_body(
         unsigned found = __ballot_sync(FULL_MASK, cand >= 0);
         if (found && lane == __ffs(found) - 1) U.parent[x] = cand;
     };
-    auto orphan_trange = [&](int x, int, int d) {
+    auto orphan_trange = [&](int x, int, int d, const int* row) {
         const int want = ld(&level[x]) - 1;
         int cand = -1;
-        U.tpass(U.list_row(x, 1), d, [&](int u, int lu) {
+        U.tpass(row, d, [&](int u, int lu) {
             if (lu == want) cand = u;
         });
         if (cand >= 0) U.parent[x] = cand;

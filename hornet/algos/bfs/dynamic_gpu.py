@@ -1,20 +1,21 @@
 """GPU state and update driver of :class:`hornet.algos.bfs.dynamic.DynamicBFS`.
 
 The state lives on the device (CuPy arrays sized to the id space's capacity, with every
-scratch list an update needs preallocated on this object). An update is one cooperative
-launch of ``dbfs_update`` (``bfs/dynamic.cu``): the steps of the CPU version run as phases
-of that one kernel, separated by grid barriers, so an update has no host synchronisation, no
-per-level launch and no allocation (the lists grow only with the graph or a larger batch);
-the host passes the batch and a few scalars. The kernel reads the graph through its vertex
-tables (:meth:`hornet.Graph.vertex_table`, updated in place by every change), so an update
-makes no adjacency view; the grid follows the batch (``GPUState.pairs_per_block``), so a small
-batch's grid barriers wait for few blocks. The statistics are read from the device only when
-asked for.
+scratch list an update needs preallocated on this object). An update is one launch of
+``dbfs_update`` (``bfs/dynamic.cu``; cooperative by default, see ``GPUState.cooperative``):
+the steps of the CPU version run as phases of that one kernel, separated by grid barriers,
+so an update has no host synchronisation, no per-level launch and no allocation (the lists
+grow only with the graph or a larger batch); the host passes the batch and a few scalars.
+The kernel reads the graph through its vertex tables (:meth:`hornet.Graph.vertex_table`,
+updated in place by every change), so an update makes no adjacency view; the grid follows
+the batch (``GPUState.pairs_per_block``), so a small batch's grid barriers wait for few
+blocks. The statistics are read from the device only when asked for.
 
 Capacities: per-vertex arrays and lists hold ``cap`` entries (ids < cap); the chunk list (long
 adjacency lists cut into passes of ``CHUNK`` entries) holds ``2 * entries / CHUNK`` (every
-listed vertex at most once per phase, each with more than ``CHUNK`` entries); the seed list
-one seed per marked vertex or chunk plus one per inserted pair. They grow with the graph.
+listed vertex at most once per phase, or once in the whole marking step, each with more than
+``CHUNK`` entries); the seed list one seed per marked vertex or chunk plus one per inserted
+pair. They grow with the graph.
 """
 from __future__ import annotations
 
@@ -73,6 +74,12 @@ class GPUState:
     #: launch through the driver with a preallocated argument buffer (False: CuPy's call,
     #: which converts every argument and queries the occupancy on each launch)
     direct_launch: bool = True
+    #: launch as a cooperative kernel (the driver checks that every block is resident). False:
+    #: an ordinary launch of the same grid, which never exceeds the blocks the device holds
+    #: at once (``grid``), so every block is resident as long as no other kernel holds the
+    #: multiprocessors for good; a grid barrier that waits too long still ends the update
+    #: with the error that ``stats`` raises. Only with ``direct_launch``.
+    cooperative: bool = True
     #: grid sized by the batch: one block per this many directed pairs of the batch, at
     #: least one block per multiprocessor, at most the resident grid (a small batch's grid
     #: barriers then wait for fewer blocks, while a large batch's relaxation rounds, whose
@@ -95,8 +102,9 @@ class GPUState:
         self._grid = None
         self._grid_kernel = None
         self._sms = 1
-        self._kernel = None
-        self._kernel_of = None
+        self._settings_key = None      # the class settings the launch values were made for
+        self._settings = None          # (kernel address, mode bits but the parity, cooperative)
+        self._reserved = (-1, -1)      # (entries, pairs) the lists were last sized for
         self.times = None
         # the kernel's arguments, 8 bytes each (the int mode in the low half of the last),
         # and the pointers to them that the driver reads at launch
@@ -142,6 +150,7 @@ class GPUState:
             grew = True
         if grew:
             self._params()
+        self._reserved = (entries, pairs)
 
     def _params(self) -> None:
         arrays = {"level": self.level, "cnt": self.cnt, "flag": self.flag, "old": self.old,
@@ -151,6 +160,8 @@ class GPUState:
         ptrs = [arrays[k].data.ptr for k in PARAM_NAMES[:-1]]
         ptrs.append(self.times.data.ptr if self.times is not None else 0)
         self.params = cupy.asarray(np.array(ptrs, dtype=np.uint64))
+        self._params_ptr = self.params.data.ptr
+        self._reserved = (-1, -1)          # the capacity may have moved: check at the next run
 
     def _timeline_switch(self) -> None:
         """Allocate (or drop) the timeline buffer when ``record_timeline`` changed."""
@@ -218,53 +229,65 @@ class GPUState:
             return self._grid
         return min(self._grid, max(self._sms, -(-pairs // self.pairs_per_block)))
 
+    def _launch_settings(self):
+        """(kernel address, mode bits but the parity, cooperative) for the class settings as
+        they are now (made again only when one of them changed)."""
+        key = (self.kernel_name, self.small_max, self.barrier_backoff_ns, self.cooperative,
+               self.record_timeline)
+        if key != self._settings_key:
+            if self.record_timeline != (self.times is not None):
+                self._timeline_switch()
+            owner = self.owner
+            mode = (0 if owner.directed else 1) | (2 if owner.want_parents else 0) | \
+                (min(max(int(self.small_max), 0), 255) << 8) | \
+                (min(max(int(self.barrier_backoff_ns) // 8, 0), 255) << 16)
+            self._settings = (_fn(self.kernel_name).kernel.ptr, mode, bool(self.cooperative))
+            self._settings_key = key
+        return self._settings
+
     def run(self, dels, ins) -> None:
         owner = self.owner
         g = owner.graph
         # the vertex tables themselves (updated in place by every change; the kernel reads
         # ids < n only): no view to make after each update
         deg, ptr = g.vertex_table()
-        if owner._reverse is None:
+        rev = owner._reverse
+        if rev is None:
             ideg, iptr = deg, ptr
-            entries = 2 * g.num_edges if not owner.directed else g.num_edges
+            entries = g.num_edges if owner.directed else 2 * g.num_edges
         else:
-            ideg, iptr = owner._reverse.vertex_table()
+            ideg, iptr = rev.vertex_table()
             entries = 2 * g.num_edges
         mult = 1 if owner.directed else 2
-        ds, dd = (_i32(dels[0]), _i32(dels[1])) if dels is not None else (_EMPTY(), _EMPTY())
-        is_, id_ = (_i32(ins[0]), _i32(ins[1])) if ins is not None else (_EMPTY(), _EMPTY())
+        if dels is not None:
+            ds, dd = _i32(dels[0]), _i32(dels[1])
+        else:
+            ds = dd = _EMPTY()
+        if ins is not None:
+            is_, id_ = _i32(ins[0]), _i32(ins[1])
+        else:
+            is_ = id_ = _EMPTY()
         nd = ds.shape[0] * mult
         ni = is_.shape[0] * mult
-        self._reserve(entries, ni)
-        if self.record_timeline != (self.times is not None):
-            self._timeline_switch()
-        mode = (0 if owner.directed else 1) | (2 if owner.want_parents else 0) | \
-            (4 * self.parity) | (min(max(int(self.small_max), 0), 255) << 8) | \
-            (min(max(int(self.barrier_backoff_ns) // 8, 0), 255) << 16)
-        kernel = self._kernel
-        if kernel is None or self._kernel_of != self.kernel_name:
-            kernel = self._kernel = _fn(self.kernel_name).kernel
-            self._kernel_of = self.kernel_name
+        reserved = self._reserved
+        if entries > reserved[0] or ni > reserved[1]:
+            self._reserve(entries, ni)
+        kernel, mode, cooperative = self._launch_settings()
+        mode |= 4 * self.parity
+        grid = self.grid(nd + ni)
         if self.direct_launch:
-            a = self._args
-            a[0] = self.params.data.ptr
-            a[1] = deg.data.ptr
-            a[2] = ptr.data.ptr
-            a[3] = ideg.data.ptr
-            a[4] = iptr.data.ptr
-            a[5] = ds.data.ptr
-            a[6] = dd.data.ptr
-            a[7] = is_.data.ptr
-            a[8] = id_.data.ptr
-            a[9] = nd
-            a[10] = ni
-            a[11] = self.n
-            a[12] = mode
-            cupy.cuda.driver.launchCooperativeKernel(
-                kernel.ptr, self.grid(nd + ni), 1, 1, BLOCK, 1, 1, 0,
-                cupy.cuda.get_current_stream().ptr, self._arg_ptrs_address)
+            self._args[:] = (self._params_ptr, deg.data.ptr, ptr.data.ptr, ideg.data.ptr,
+                             iptr.data.ptr, ds.data.ptr, dd.data.ptr, is_.data.ptr,
+                             id_.data.ptr, nd, ni, self.n, mode)
+            stream = cupy.cuda.get_current_stream().ptr
+            if cooperative:
+                cupy.cuda.driver.launchCooperativeKernel(
+                    kernel, grid, 1, 1, BLOCK, 1, 1, 0, stream, self._arg_ptrs_address)
+            else:
+                cupy.cuda.driver.launchKernel(
+                    kernel, grid, 1, 1, BLOCK, 1, 1, 0, stream, self._arg_ptrs_address, 0)
         else:
-            _fn(self.kernel_name)((self.grid(nd + ni),), (BLOCK,),
+            _fn(self.kernel_name)((grid,), (BLOCK,),
                    (self.params, deg, ptr, ideg, iptr, ds, dd, is_, id_, np.int64(nd),
                     np.int64(ni), np.int64(self.n), np.int32(mode)),
                    enable_cooperative_groups=True)
@@ -302,14 +325,19 @@ def _EMPTY():
     return _EMPTY_CACHE[0]
 
 
+_I32 = np.dtype(np.int32)
+_I64 = np.dtype(np.int64)
+
+
 def _dense(a, dtype) -> bool:
-    """a is a 1-D array of dtype with unit stride (the cheap test of the launch path)."""
+    """a is a 1-D array of dtype (a np.dtype) with unit stride (the cheap test of the launch
+    path)."""
     return a.dtype == dtype and a.ndim == 1 and (a.shape[0] < 2 or a.strides[0] == a.itemsize)
 
 
 def _i32(a):
     """a as a contiguous int32 CuPy array (no copy when it already is one: EdgeChange arrays)."""
-    if _dense(a, np.int32):
+    if _dense(a, _I32):
         return a
     return cupy.ascontiguousarray(cupy.asarray(a).astype(cupy.int32, copy=False))
 
@@ -317,8 +345,8 @@ def _i32(a):
 def _arrays(view):
     """(degree int32, edge_ptr int64) of a view, contiguous on the device."""
     deg, ptr = view.degree, view.edge_ptr
-    if not _dense(deg, np.int32):
+    if not _dense(deg, _I32):
         deg = cupy.ascontiguousarray(deg.astype(cupy.int32, copy=False))
-    if not _dense(ptr, np.int64):
+    if not _dense(ptr, _I64):
         ptr = cupy.ascontiguousarray(ptr.astype(cupy.int64, copy=False))
     return deg, ptr
