@@ -2,7 +2,8 @@
 
 A graph built with ``vertex_map=`` takes the ids users have (64-bit integers, strings) in
 every call that names vertices; these helpers turn such a batch into the graph's dense ids
-(host int64 arrays, one vectorised map lookup per batch) before the batch pipeline sees it.
+(host int64 arrays, one vectorised map lookup per batch) before the batch pipeline sees it,
+and the algorithms' vertex inputs (a BFS source, SpMV's ``x`` by vertex) into dense ids.
 """
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import numpy as np
 
 from .vertex_map import VertexMap
 
-__all__ = ["host_ids", "edge_input", "dense_edges", "dense_vertices"]
+__all__ = ["host_ids", "edge_input", "dense_edges", "dense_vertices", "source_ids",
+           "vertex_values"]
 
 
 def host_ids(x) -> np.ndarray:
@@ -80,6 +82,88 @@ def dense_vertices(vmap: VertexMap, ids, *, add: bool) -> np.ndarray:
         return vmap.to_dense(v)
     dense = vmap.lookup(v)
     if (dense < 0).any():
-        raise KeyError(f"vertex {v[int(np.argmax(dense < 0))]!r} is not in the graph's "
-                       "vertex map")
+        first = v[int(np.argmax(dense < 0))]
+        raise KeyError(f"vertex {getattr(first, 'item', lambda: first)()!r} is not in the "
+                       "graph's vertex map")
     return dense
+
+
+# ---------------------------------------------------------------------- algorithm inputs
+def _scalar(x) -> bool:
+    return isinstance(x, (str, bytes, int, np.integer)) or \
+        (isinstance(x, np.ndarray) and x.ndim == 0)
+
+
+def source_ids(g, source, *, dense: bool = False, single: bool = False):
+    """The dense id(s) of ``source``, a vertex id or a 1-D array of them, given in the ids of
+    ``g``: original ids when ``g`` has a vertex map (and ``dense`` is False), else dense ids
+    (returned unchanged, checked by the algorithm). A scalar gives a Python int, an array a
+    host int64 array. KeyError naming the first id the map does not hold; TypeError for an
+    array when ``single``."""
+    vmap = getattr(g, "vertex_map", None)
+    if vmap is None or dense:
+        return source
+    if single and not _scalar(source):
+        raise TypeError(f"source must be one vertex id, got {type(source).__name__}")
+    ids = dense_vertices(vmap, source, add=False)
+    return int(ids[0]) if _scalar(source) else ids
+
+
+def vertex_values(x, num_vertices: int, vmap: VertexMap | None):
+    """A per-vertex input ``x`` as an array aligned with the dense ids.
+
+    ``x`` is either an array of ``num_vertices`` values (already aligned, returned
+    unchanged), or values by vertex id: a dict ``{id: value}``, or a table (Arrow, pandas)
+    with a ``vertex`` column and one value column (what :func:`hornet.algos.to_table` makes).
+    Ids are original ids when ``vmap`` is given, else dense ids in ``[0, num_vertices)``;
+    vertices not named get 0. Returns a host array (num_vertices,) of the values' dtype.
+
+    Raises KeyError for an id the map does not hold (or outside the id space), ValueError for
+    an id named twice or a table without the right columns.
+    """
+    if isinstance(x, dict):
+        ids = list(x.keys())
+        values = np.asarray(list(x.values()))
+        ids = np.asarray(ids) if ids and not isinstance(ids[0], str) else \
+            np.asarray(ids, dtype=object if ids else np.int64)
+    elif hasattr(x, "column_names") and hasattr(x, "column"):                 # Arrow table
+        ids, values = _id_value_columns(list(x.column_names), x.column)
+        values = host_ids(values)
+    elif hasattr(x, "columns") and hasattr(x, "__getitem__") and not isinstance(x, np.ndarray):
+        ids, values = _id_value_columns([str(c) for c in x.columns], x.__getitem__)  # pandas
+        values = host_ids(values)
+    else:
+        return x
+    if values.ndim != 1:
+        raise ValueError(f"values by vertex must be scalars, got shape {values.shape}")
+    n = int(num_vertices)
+    if vmap is not None:
+        dense = dense_vertices(vmap, ids, add=False)
+    else:
+        dense = host_ids(ids)
+        if dense.size and dense.dtype.kind not in "iu":
+            raise KeyError(f"vertex ids must be integers for a graph without a vertex map, "
+                           f"got dtype {dense.dtype}")
+        dense = dense.astype(np.int64)
+        outside = (dense < 0) | (dense >= n)
+        if outside.any():
+            raise KeyError(f"vertex {int(dense[np.argmax(outside)])} is outside the id space "
+                           f"[0, {n})")
+    if dense.size and np.unique(dense).shape[0] != dense.shape[0]:
+        seen = np.zeros(n, np.int64)
+        np.add.at(seen, dense, 1)
+        twice = dense[seen[dense] > 1][0]
+        name = vmap.to_original(np.array([twice]))[0] if vmap is not None else int(twice)
+        raise ValueError(f"vertex {name!r} is given two values")
+    out = np.zeros(n, dtype=values.dtype if values.size else np.float64)
+    out[dense] = values
+    return out
+
+
+def _id_value_columns(names: list, column):
+    """``(ids, values)`` of a table with a ``vertex`` column and one value column."""
+    others = [c for c in names if c != "vertex"]
+    if "vertex" not in names or len(others) != 1:
+        raise ValueError(f"values by vertex need a table with a 'vertex' column and one value "
+                         f"column, got columns {names}")
+    return column("vertex"), column(others[0])

@@ -27,6 +27,7 @@ from hornet.core.atomics import atomic_add
 from hornet.core.chunking import num_chunks
 from hornet.core.pointers import int32_view, view as ptr_view
 from ..views import as_adjacency, sized, storage_order
+from ...id_mapping import vertex_values
 from ...core.jit import njit
 
 __all__ = ["spmv"]
@@ -80,8 +81,12 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
     g : hornet.Graph, AdjacencyView, (indptr, indices) or scipy.sparse matrix
         For a scipy matrix its values are the edge property ``"weight"``: pass
         ``weight="weight"`` to multiply by the matrix itself (``weight=None`` uses its pattern).
-    x : array-like, shape (V,)
-        bool, integer or float values.
+    x : array-like (V,), dict or table
+        bool, integer or float values: an array aligned with the dense ids (for a
+        hornet.Graph with a vertex map: with ``g.vertex_ids()``), or values by vertex id, a
+        dict ``{id: value}`` or a table (Arrow, pandas) with a ``vertex`` column and one value
+        column such as :func:`hornet.algos.to_table` makes; ids are original ids when ``g``
+        has a vertex map, and vertices not named get 0.
     weight : str, optional
         Name of the edge property holding ``A``'s values; ``None``: every edge counts 1.
     transpose : bool, default False
@@ -96,9 +101,12 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
 
     Raises
     ------
-    ValueError  if ``x`` is not 1-D of length V.
+    ValueError  if ``x`` is not 1-D of length V, or names a vertex twice.
+    KeyError    if ``x`` names a vertex the graph does not have.
     TypeError   if ``x`` (or the weight property) is not real-valued.
     KeyError    if the graph has no edge property ``weight``.
+
+    ``y`` is indexed by dense id: ``hornet.algos.to_table(y, g)`` names it by original ids.
 
     Examples
     --------
@@ -108,6 +116,7 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
     [10.0, 101.0, 10.0]
     """
     view = as_adjacency(g, sort=False, properties=weight is not None)
+    x = vertex_values(x, view.num_vertices, getattr(g, "vertex_map", None))
     if view.device == "gpu":
         from .gpu import spmv as gpu_spmv
         return gpu_spmv(view, x, weight, transpose)
