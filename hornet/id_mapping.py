@@ -9,20 +9,39 @@ from __future__ import annotations
 
 import numpy as np
 
+import pyarrow as pa
+
+from .string_table import as_string_array, is_string_type
 from .vertex_map import VertexMap
 
-__all__ = ["host_ids", "edge_input", "dense_edges", "dense_vertices", "source_ids",
-           "vertex_values"]
+__all__ = ["host_ids", "concat_ids", "edge_input", "dense_edges", "dense_vertices",
+           "source_ids", "vertex_values"]
 
 
-def host_ids(x) -> np.ndarray:
-    """``x`` (list, NumPy, CuPy, Arrow, pandas) as a 1-D host array of original ids."""
+def host_ids(x):
+    """``x`` (list, NumPy, CuPy, Arrow, pandas) as a 1-D host array of original ids: an
+    Arrow string array for Arrow strings (read in place, as the vertex map takes them), else
+    a NumPy array."""
+    if isinstance(x, (pa.Array, pa.ChunkedArray)) and is_string_type(x.type):
+        return as_string_array(x)
     if hasattr(x, "to_numpy") and not isinstance(x, np.ndarray):
         x = x.to_numpy(zero_copy_only=False) if "pyarrow" in type(x).__module__ else x.to_numpy()
     elif hasattr(x, "get") and not isinstance(x, np.ndarray) and not isinstance(x, dict):
         x = x.get()
     a = np.asarray(x)
     return a.reshape(1) if a.ndim == 0 else a
+
+
+def concat_ids(s, d):
+    """``s`` then ``d`` (two :func:`host_ids` results) in one array of their kind."""
+    if isinstance(s, pa.Array) or isinstance(d, pa.Array):
+        return pa.concat_arrays([as_string_array(s).cast(pa.large_string()),
+                                 as_string_array(d).cast(pa.large_string())])
+    return np.concatenate([s, d])
+
+
+def _shape(a) -> tuple:
+    return (len(a),) if isinstance(a, pa.Array) else a.shape
 
 
 def edge_input(src, dst, props: dict):
@@ -52,23 +71,24 @@ def dense_edges(vmap: VertexMap, src, dst, props: dict, *, add: bool):
     dense ids; ``add=False`` drops the pairs (and their property values) that name an id the
     map does not hold: such edges cannot be in the graph."""
     s, d, props = edge_input(src, dst, props)
-    if s.ndim != 1 or d.ndim != 1 or s.shape[0] != d.shape[0]:
-        raise ValueError(f"src and dst must be 1-D of one length, got shapes {s.shape} and "
-                         f"{d.shape}")
-    if s.size == 0:
+    if len(_shape(s)) != 1 or len(_shape(d)) != 1 or len(s) != len(d):
+        raise ValueError(f"src and dst must be 1-D of one length, got shapes {_shape(s)} and "
+                         f"{_shape(d)}")
+    n = len(s)
+    if n == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64), props
     if add:
-        both = vmap.to_dense(np.concatenate([s, d]))
-        return both[:s.shape[0]], both[s.shape[0]:], props
-    both = vmap.lookup(np.concatenate([s, d]))
-    ds, dd = both[:s.shape[0]], both[s.shape[0]:]
+        both = vmap.to_dense(concat_ids(s, d))
+        return both[:n], both[n:], props
+    both = vmap.lookup(concat_ids(s, d))
+    ds, dd = both[:n], both[n:]
     known = (ds >= 0) & (dd >= 0)
     if known.all():
         return ds, dd, props
     kept = {}
     for k, v in props.items():
         a = host_ids(v)
-        kept[k] = a[known] if a.ndim == 1 and a.shape[0] == s.shape[0] else v
+        kept[k] = a[known] if a.ndim == 1 and a.shape[0] == n else v
     return ds[known], dd[known], kept
 
 
@@ -76,15 +96,16 @@ def dense_vertices(vmap: VertexMap, ids, *, add: bool) -> np.ndarray:
     """Dense ids (int64) of original vertex ids; ``add=False`` raises KeyError naming the
     first id the map does not hold."""
     v = host_ids(ids)
-    if v.size == 0:
+    if len(v) == 0:
         return np.empty(0, np.int64)
     if add:
         return vmap.to_dense(v)
     dense = vmap.lookup(v)
     if (dense < 0).any():
         first = v[int(np.argmax(dense < 0))]
-        raise KeyError(f"vertex {getattr(first, 'item', lambda: first)()!r} is not in the "
-                       "graph's vertex map")
+        first = first.as_py() if isinstance(v, pa.Array) else \
+            first.item() if isinstance(first, np.generic) else first
+        raise KeyError(f"vertex {first!r} is not in the graph's vertex map")
     return dense
 
 
@@ -134,6 +155,8 @@ def vertex_values(x, num_vertices: int, vmap: VertexMap | None):
         values = host_ids(values)
     else:
         return x
+    if isinstance(values, pa.Array):
+        raise TypeError(f"values by vertex must be real numbers, got Arrow type {values.type}")
     if values.ndim != 1:
         raise ValueError(f"values by vertex must be scalars, got shape {values.shape}")
     n = int(num_vertices)
@@ -141,9 +164,9 @@ def vertex_values(x, num_vertices: int, vmap: VertexMap | None):
         dense = dense_vertices(vmap, ids, add=False)
     else:
         dense = host_ids(ids)
-        if dense.size and dense.dtype.kind not in "iu":
-            raise KeyError(f"vertex ids must be integers for a graph without a vertex map, "
-                           f"got dtype {dense.dtype}")
+        if isinstance(dense, pa.Array) or (dense.size and dense.dtype.kind not in "iu"):
+            raise KeyError("vertex ids must be integers for a graph without a vertex map, "
+                           f"got {getattr(dense, 'dtype', None) or dense.type}")
         dense = dense.astype(np.int64)
         outside = (dense < 0) | (dense >= n)
         if outside.any():

@@ -151,8 +151,10 @@ def test_results_in_original_ids_match_a_dict_model(device, ids, data):
         return
     # BFS from an original id: levels and parents named by original ids
     source = data.draw(st.sampled_from(m.nodes), label="source")
+    lv, par = algos.bfs(g, source, return_parents=True)
     dense_source = int(g.vertex_map.lookup([source])[0])
-    lv, par = algos.bfs(g, dense_source, return_parents=True)
+    dlv = algos.bfs(g, dense_source, dense=True)
+    assert _host(dlv).tolist() == _host(lv).tolist()
     rows = algos.to_table({"level": lv, "parent": par}, g, per="vertex",
                           vertex_valued=["parent"]).to_pylist()
     want = m.levels(source)

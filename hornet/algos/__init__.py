@@ -123,9 +123,7 @@ def _vertex_column(ids, vmap):
     none = ids < 0
     if vmap is None:
         return pa.array(ids, mask=none)
-    if vmap.kind == "str":
-        return pa.array(vmap.to_original(ids, missing=None), type=pa.string())
-    return pa.array(vmap.to_original(ids, missing=0), mask=none)
+    return vmap.to_arrow(ids)
 
 
 def _host(a) -> np.ndarray:
