@@ -126,14 +126,17 @@ def as_string_array(ids) -> pa.Array:
         ids = ids.combine_chunks() if ids.num_chunks != 1 else ids.chunk(0)
     if not isinstance(ids, pa.Array):
         a = np.asarray(ids) if not isinstance(ids, (list, tuple)) else ids
-        if isinstance(a, np.ndarray) and a.dtype.kind == "U":
-            ids = pa.array(a)
-        else:
-            try:
+        try:
+            if isinstance(a, np.ndarray) and a.dtype.kind == "U":
+                ids = pa.array(a)
+            else:
                 ids = pa.array(a.astype(object) if isinstance(a, np.ndarray) and
                                a.dtype.kind not in "OU" else a, type=pa.large_string())
-            except (pa.ArrowTypeError, pa.ArrowInvalid):
-                raise TypeError("vertex ids must be all integers or all strings") from None
+        except (pa.ArrowTypeError, pa.ArrowInvalid):
+            raise TypeError("vertex ids must be all integers or all strings") from None
+        except UnicodeError:
+            raise ValueError("string vertex ids must be valid Unicode (UTF-8 encodable; "
+                             "no lone surrogates)") from None
     if pa.types.is_dictionary(ids.type):
         ids = ids.dictionary_decode()
     if not (pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type)):

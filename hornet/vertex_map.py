@@ -50,6 +50,19 @@ _INT_DTYPE = {"int": np.dtype(np.int64), "uint": np.dtype(np.uint64)}
 _INT64_MAX = np.iinfo(np.int64).max
 
 
+def _python_ints(ids) -> np.ndarray:
+    """A list of integers as int64, else (values beyond int64, none negative) uint64."""
+    try:
+        return np.array(ids, dtype=np.int64)
+    except OverflowError:
+        pass
+    try:
+        return np.array(ids, dtype=np.uint64)
+    except OverflowError:
+        raise ValueError("vertex ids must fit one 64-bit integer type (signed or "
+                         "unsigned)") from None
+
+
 def _classify(ids):
     """``(kind, keys)`` of a batch of ids: ``("str", Arrow string array)``, ``("int" or
     "uint", 1-D int64 / uint64 array)``, or ``(None, empty array)`` for an empty batch that
@@ -71,18 +84,15 @@ def _classify(ids):
         ids = ids.get()
     if isinstance(ids, (list, tuple)) and len(ids) and isinstance(ids[0], str):
         return "str", as_string_array(ids)
-    try:
-        a = np.asarray(ids)
-    except OverflowError:
-        raise ValueError("vertex ids must fit one 64-bit integer type (signed or "
-                         "unsigned)") from None
+    if isinstance(ids, (list, tuple)) and len(ids) and isinstance(ids[0], (int, np.integer)) \
+            and not isinstance(ids[0], (bool, np.bool_)):
+        ids = _python_ints(ids)              # NumPy would take int64 and uint64 as float64
+    a = np.asarray(ids)
     if a.ndim != 1:
         raise ValueError(f"vertex ids must be 1-D, got shape {a.shape}")
     if a.size == 0 and a.dtype.kind in "fUOSb":
         return None, np.empty(0, np.int64)
     if a.dtype.kind in "iu":
-        if isinstance(ids, (list, tuple)) and a.dtype.kind == "u" and a.itemsize < 8:
-            a = a.astype(np.int64)
         return ("uint", a.astype(np.uint64, copy=False)) if a.dtype.kind == "u" else \
             ("int", a.astype(np.int64, copy=False))
     if a.dtype.kind == "U" and not isinstance(ids, (list, tuple)):
