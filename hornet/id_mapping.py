@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from .string_table import as_string_array, is_string_type
-from .vertex_map import VertexMap
+from .vertex_map import VertexMap, python_ints
 
 __all__ = ["host_ids", "concat_ids", "edge_input", "dense_edges", "dense_vertices",
            "source_ids", "vertex_values"]
@@ -24,6 +24,11 @@ def host_ids(x):
     a NumPy array."""
     if isinstance(x, (pa.Array, pa.ChunkedArray)) and is_string_type(x.type):
         return as_string_array(x)
+    if isinstance(x, (list, tuple)) and len(x):
+        if isinstance(x[0], str):
+            return np.array(x, dtype=object)            # NumPy unicode drops trailing NULs
+        if isinstance(x[0], (int, np.integer)) and not isinstance(x[0], (bool, np.bool_)):
+            return python_ints(x)                       # exact beyond int64 (as uint64)
     if hasattr(x, "to_numpy") and not isinstance(x, np.ndarray):
         x = x.to_numpy(zero_copy_only=False) if "pyarrow" in type(x).__module__ else x.to_numpy()
     elif hasattr(x, "get") and not isinstance(x, np.ndarray) and not isinstance(x, dict):
@@ -143,10 +148,8 @@ def vertex_values(x, num_vertices: int, vmap: VertexMap | None):
     an id named twice or a table without the right columns.
     """
     if isinstance(x, dict):
-        ids = list(x.keys())
+        ids = host_ids(list(x.keys())) if x else np.empty(0, np.int64)
         values = np.asarray(list(x.values()))
-        ids = np.asarray(ids) if ids and not isinstance(ids[0], str) else \
-            np.asarray(ids, dtype=object if ids else np.int64)
     elif hasattr(x, "column_names") and hasattr(x, "column"):                 # Arrow table
         ids, values = _id_value_columns(list(x.column_names), x.column)
         values = host_ids(values)
@@ -176,7 +179,8 @@ def vertex_values(x, num_vertices: int, vmap: VertexMap | None):
         seen = np.zeros(n, np.int64)
         np.add.at(seen, dense, 1)
         twice = dense[seen[dense] > 1][0]
-        name = vmap.to_original(np.array([twice]))[0] if vmap is not None else int(twice)
+        name = vmap.to_original(np.array([twice])).tolist()[0] if vmap is not None \
+            else int(twice)
         raise ValueError(f"vertex {name!r} is given two values")
     out = np.zeros(n, dtype=values.dtype if values.size else np.float64)
     out[dense] = values

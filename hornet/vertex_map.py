@@ -50,7 +50,7 @@ _INT_DTYPE = {"int": np.dtype(np.int64), "uint": np.dtype(np.uint64)}
 _INT64_MAX = np.iinfo(np.int64).max
 
 
-def _python_ints(ids) -> np.ndarray:
+def python_ints(ids) -> np.ndarray:
     """A list of integers as int64, else (values beyond int64, none negative) uint64."""
     try:
         return np.array(ids, dtype=np.int64)
@@ -86,7 +86,7 @@ def _classify(ids):
         return "str", as_string_array(ids)
     if isinstance(ids, (list, tuple)) and len(ids) and isinstance(ids[0], (int, np.integer)) \
             and not isinstance(ids[0], (bool, np.bool_)):
-        ids = _python_ints(ids)              # NumPy would take int64 and uint64 as float64
+        ids = python_ints(ids)              # NumPy would take int64 and uint64 as float64
     a = np.asarray(ids)
     if a.ndim != 1:
         raise ValueError(f"vertex ids must be 1-D, got shape {a.shape}")
