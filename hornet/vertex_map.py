@@ -51,7 +51,10 @@ _INT64_MAX = np.iinfo(np.int64).max
 
 
 def python_ints(ids) -> np.ndarray:
-    """A list of integers as int64, else (values beyond int64, none negative) uint64."""
+    """A list of integers as int64, else (values beyond int64, none negative) uint64;
+    NumPy integer scalars keep their own type."""
+    if isinstance(ids[0], np.integer):
+        return np.asarray(ids)
     try:
         return np.array(ids, dtype=np.int64)
     except OverflowError:
@@ -65,13 +68,13 @@ def python_ints(ids) -> np.ndarray:
 
 def _classify(ids):
     """``(kind, keys)`` of a batch of ids: ``("str", Arrow string array)``, ``("int" or
-    "uint", 1-D int64 / uint64 array)``, or ``(None, empty array)`` for an empty batch that
-    says nothing of its kind."""
+    "uint", 1-D int64 / uint64 array)``, or ``(None, empty array)`` for an empty batch (which
+    fixes no kind)."""
     if isinstance(ids, (pa.Array, pa.ChunkedArray)):
+        if len(ids) == 0:
+            return None, np.empty(0, np.int64)
         if is_string_type(ids.type):
             return "str", as_string_array(ids)
-        if len(ids) == 0 and not pa.types.is_integer(ids.type):
-            return None, np.empty(0, np.int64)
         if not pa.types.is_integer(ids.type):
             raise TypeError(f"vertex ids must be integers or strings, got Arrow type {ids.type}")
         if ids.null_count:
@@ -90,7 +93,7 @@ def _classify(ids):
     a = np.asarray(ids)
     if a.ndim != 1:
         raise ValueError(f"vertex ids must be 1-D, got shape {a.shape}")
-    if a.size == 0 and a.dtype.kind in "fUOSb":
+    if a.size == 0:                          # says nothing of the kind
         return None, np.empty(0, np.int64)
     if a.dtype.kind in "iu":
         return ("uint", a.astype(np.uint64, copy=False)) if a.dtype.kind == "u" else \
