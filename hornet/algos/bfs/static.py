@@ -230,6 +230,10 @@ def bfs(g, source, *, return_parents: bool = False, direction_optimizing: bool =
     >>> indptr, indices = np.array([0, 1, 3, 4, 4]), np.array([1, 0, 2, 1])   # path 0-1-2, 3 alone
     >>> bfs((indptr, indices), 0).tolist()
     [0, 1, 2, -1]
+    >>> import hornet                                     # a source by original id
+    >>> g = hornet.Graph.from_edges([2**63, 5], [5, 2**64 - 1], vertex_map=True, device="cpu")
+    >>> bfs(g, 2**64 - 1).tolist(), g.vertex_ids().tolist()
+    ([2, 1, 0], [9223372036854775808, 5, 18446744073709551615])
     """
     source = source_ids(g, source, dense=dense)
     view = as_adjacency(g, sort=False, properties=False)

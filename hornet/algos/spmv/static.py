@@ -114,6 +114,10 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
     >>> indptr, indices = np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1])   # path 0-1-2
     >>> spmv((indptr, indices), np.array([1.0, 10.0, 100.0])).tolist()
     [10.0, 101.0, 10.0]
+    >>> import hornet                                     # x by original id, y named back
+    >>> g = hornet.Graph.from_edges(["a", "b"], ["b", "c"], vertex_map=True, device="cpu")
+    >>> hornet.algos.to_table(spmv(g, {"c": 100.0, "a": 1.0}), g).to_pylist()[1]
+    {'vertex': 'b', 'value': 101.0}
     """
     view = as_adjacency(g, sort=False, properties=weight is not None)
     x = vertex_values(x, view.num_vertices, getattr(g, "vertex_map", None))
