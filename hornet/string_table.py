@@ -3,8 +3,9 @@
 The strings are kept as Arrow keeps a string column: the UTF-8 bytes of all of them in one
 byte array and an int64 offset per string (string ``i`` is ``data[offsets[i]:offsets[i+1]]``),
 indexed by dense id, with each one's 64-bit hash. An open-addressing hash table (linear
-probing, a power of two of slots, at most half full counting deleted slots) holds dense ids;
-a probe compares the stored hash, then the bytes, so lookups are exact whatever the hashes.
+probing, a power of two of slots, at most half full counting deleted slots) holds each
+string's hash beside its dense id, so a probe reads one cache line per slot and compares the
+bytes only on equal hashes: lookups are exact whatever the hashes.
 
 A batch arrives as an Arrow string array (pyarrow turns NumPy unicode arrays, object arrays
 and Python lists into one in C++, and Arrow columns are read in place), and one Numba kernel
@@ -18,10 +19,13 @@ import numpy as np
 import pyarrow as pa
 
 from .core.jit import njit
+from .core.pointers import prefetch
 
 __all__ = ["StringTable", "as_string_array", "is_string_type"]
 
-_EMPTY, _DELETED = -1, -2                       # slot values besides dense ids
+# A slot is two uint64 words: the hash, and 0 (empty), 1 (deleted) or dense id + 2.
+_EMPTY, _DELETED, _FIRST_ID = np.uint64(0), np.uint64(1), np.uint64(2)
+_AHEAD = 16                                     # probes prefetched ahead of the current one
 _FNV_OFFSET = np.uint64(14695981039346656037)
 _FNV_PRIME = np.uint64(1099511628211)
 _MIX1 = np.uint64(0xff51afd7ed558ccd)
@@ -45,24 +49,34 @@ def _hash(data, lo, hi):
 
 
 @njit
-def _intern(bdata, boffs, add, slots, hashes, data, offs, count, out):
-    """Dense id of every batch string ``i`` (bytes ``bdata[boffs[i]:boffs[i + 1]]``) in
-    ``out[i]``. An unknown string gets the next id when ``add`` (its bytes, offset and hash
-    appended, its slot filled; the caller made room for the whole batch), else -1. Returns
-    the new count."""
-    mask = np.uint64(slots.shape[0] - 1)
+def _hash_batch(bdata, boffs, out):
     for i in range(out.shape[0]):
+        out[i] = _hash(bdata, boffs[i], boffs[i + 1])
+
+
+@njit
+def _intern(bdata, boffs, bhash, add, slots, slots_address, hashes, data, offs, count, out):
+    """Dense id of every batch string ``i`` (bytes ``bdata[boffs[i]:boffs[i + 1]]``, hash
+    ``bhash[i]``) in ``out[i]``. An unknown string gets the next id when ``add`` (its bytes,
+    offset and hash appended, its slot filled; the caller made room for the whole batch),
+    else -1. The slot of the string ``_AHEAD`` places on is prefetched (the table is far
+    larger than the caches). Returns the new count."""
+    mask = np.uint64(slots.shape[0] // 2 - 1)
+    n = out.shape[0]
+    for i in range(n):
+        if i + _AHEAD < n:
+            prefetch(slots_address + np.int64(bhash[i + _AHEAD] & mask) * 16)
         lo = boffs[i]
-        hi = boffs[i + 1]
-        length = hi - lo
-        h = _hash(bdata, lo, hi)
+        length = boffs[i + 1] - lo
+        h = bhash[i]
         s = np.int64(h & mask)
         found = -1
         while True:
-            d = slots[s]
-            if d == _EMPTY:
+            tag = slots[2 * s + 1]
+            if tag == _EMPTY:
                 break
-            if d >= 0 and hashes[d] == h:
+            if tag >= _FIRST_ID and slots[2 * s] == h:
+                d = np.int64(tag - _FIRST_ID)
                 a = offs[d]
                 if offs[d + 1] - a == length:
                     same = True
@@ -81,7 +95,8 @@ def _intern(bdata, boffs, add, slots, hashes, data, offs, count, out):
                 data[a + j] = bdata[lo + j]
             offs[count + 1] = a + length
             hashes[count] = h
-            slots[s] = count                     # the empty slot that ended the probe
+            slots[2 * s] = h                     # the empty slot that ended the probe
+            slots[2 * s + 1] = np.uint64(count) + _FIRST_ID
             count += 1
         out[i] = found
     return count
@@ -90,23 +105,24 @@ def _intern(bdata, boffs, add, slots, hashes, data, offs, count, out):
 @njit
 def _place_all(slots, hashes, count):
     """Fill empty ``slots`` with dense ids ``0 .. count - 1`` by their hashes."""
-    mask = np.uint64(slots.shape[0] - 1)
+    mask = np.uint64(slots.shape[0] // 2 - 1)
     for d in range(count):
         s = np.int64(hashes[d] & mask)
-        while slots[s] != _EMPTY:
+        while slots[2 * s + 1] != _EMPTY:
             s = np.int64(np.uint64(s + 1) & mask)
-        slots[s] = d
+        slots[2 * s] = hashes[d]
+        slots[2 * s + 1] = np.uint64(d) + _FIRST_ID
 
 
 @njit
 def _forget(slots, hashes, first, count):
     """Mark the slots of dense ids ``first .. count - 1`` deleted."""
-    mask = np.uint64(slots.shape[0] - 1)
+    mask = np.uint64(slots.shape[0] // 2 - 1)
     for d in range(first, count):
         s = np.int64(hashes[d] & mask)
-        while slots[s] != d:
+        while slots[2 * s + 1] != np.uint64(d) + _FIRST_ID:
             s = np.int64(np.uint64(s + 1) & mask)
-        slots[s] = _DELETED
+        slots[2 * s + 1] = _DELETED
 
 
 def is_string_type(t: pa.DataType) -> bool:
@@ -178,7 +194,7 @@ class StringTable:
         self._data = np.empty(256, np.uint8)       # bytes of string i: offsets[i]:offsets[i+1]
         self._offs = np.zeros(33, np.int64)
         self._hashes = np.empty(32, np.uint64)
-        self._slots = np.full(64, _EMPTY, np.int64)
+        self._slots = np.zeros(2 * 64, np.uint64)   # 64 slots of (hash, tag)
         self._deleted = 0                          # slots marked deleted by truncate
 
     def __len__(self) -> int:
@@ -198,7 +214,10 @@ class StringTable:
         elif self._count == 0:
             out[:] = -1
             return out
-        self._count = int(_intern(data, offs, add, self._slots, self._hashes, self._data,
+        bhash = np.empty(n, np.uint64)
+        _hash_batch(data, offs, bhash)
+        self._count = int(_intern(data, offs, bhash, add, self._slots,
+                                  self._slots.ctypes.data, self._hashes, self._data,
                                   self._offs, self._count, out))
         return out
 
@@ -207,9 +226,9 @@ class StringTable:
         self._data = _grown(self._data, int(self._offs[self._count]) + nbytes)
         self._offs = _grown(self._offs, need + 1)
         self._hashes = _grown(self._hashes, need)
-        if 2 * (need + self._deleted) > self._slots.shape[0]:
+        if 2 * (need + self._deleted) > self._slots.shape[0] // 2:
             size = 1 << max(6, (2 * need - 1).bit_length())
-            self._slots = np.full(size, _EMPTY, np.int64)
+            self._slots = np.zeros(2 * size, np.uint64)
             _place_all(self._slots, self._hashes, self._count)
             self._deleted = 0
 
