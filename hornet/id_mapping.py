@@ -7,6 +7,8 @@ and the algorithms' vertex inputs (a BFS source, SpMV's ``x`` by vertex) into de
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 import pyarrow as pa
@@ -15,7 +17,7 @@ from .string_table import as_string_array, is_string_type
 from .vertex_map import VertexMap, python_ints
 
 __all__ = ["host_ids", "concat_ids", "edge_input", "dense_edges", "dense_vertices",
-           "source_ids", "vertex_values"]
+           "source_ids", "vertex_values", "values_by_vertex"]
 
 
 def host_ids(x):
@@ -185,6 +187,39 @@ def vertex_values(x, num_vertices: int, vmap: VertexMap | None):
     out = np.zeros(n, dtype=values.dtype if values.size else np.float64)
     out[dense] = values
     return out
+
+
+def _by_vertex(x) -> bool:
+    """Whether ``x`` gives values by vertex id (a dict or a table), not an aligned array."""
+    return isinstance(x, dict) or (hasattr(x, "column_names") and hasattr(x, "column")) or \
+        (hasattr(x, "columns") and hasattr(x, "__getitem__") and not isinstance(x, np.ndarray))
+
+
+def _vertex_count(g) -> int:
+    """Vertex count of a graph-like input: hornet.Graph or AdjacencyView, a (SciPy, CuPy)
+    sparse matrix, or an ``(indptr, indices)`` pair."""
+    n = getattr(g, "num_vertices", None)
+    if n is not None:
+        return int(n)
+    if hasattr(g, "shape"):
+        return int(g.shape[0])
+    return len(g[0]) - 1
+
+
+def values_by_vertex(fn):
+    """Decorator for an algorithm ``fn(g, x, ...)`` taking a per-vertex input ``x``: an
+    ``x`` given by vertex id (a dict or a table, see :func:`vertex_values`) reaches ``fn`` as
+    a host array aligned with the dense ids of ``g``; arrays pass unchanged."""
+    @functools.wraps(fn)
+    def wrapper(g, *args, **kwargs):
+        if "x" in kwargs and _by_vertex(kwargs["x"]):
+            kwargs["x"] = vertex_values(kwargs["x"], _vertex_count(g),
+                                        getattr(g, "vertex_map", None))
+        elif args and _by_vertex(args[0]):
+            args = (vertex_values(args[0], _vertex_count(g), getattr(g, "vertex_map", None)),
+                    *args[1:])
+        return fn(g, *args, **kwargs)
+    return wrapper
 
 
 def _id_value_columns(names: list, column):

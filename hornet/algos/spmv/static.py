@@ -27,8 +27,8 @@ from hornet.core.atomics import atomic_add
 from hornet.core.chunking import num_chunks
 from hornet.core.pointers import int32_view, view as ptr_view
 from ..views import as_adjacency, sized, storage_order
-from ...id_mapping import vertex_values
 from ...core.jit import njit
+from ...id_mapping import values_by_vertex
 
 __all__ = ["spmv"]
 
@@ -72,6 +72,7 @@ def _spmv_push(deg, ptr, wptr, wlike, weighted, x, y, ordered, vid, bounds):
                     atomic_add(y, row[j], xu)
 
 
+@values_by_vertex
 @sized
 def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray:
     """``y = A x`` (or ``A^T x``) with ``A[u, v]`` the weight of edge u -> v.
@@ -110,17 +111,16 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
 
     Examples
     --------
-    >>> import numpy as np
-    >>> indptr, indices = np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1])   # path 0-1-2
-    >>> spmv((indptr, indices), np.array([1.0, 10.0, 100.0])).tolist()
-    [10.0, 101.0, 10.0]
     >>> import hornet                                     # x by original id, y named back
     >>> g = hornet.Graph.from_edges(["a", "b"], ["b", "c"], vertex_map=True, device="cpu")
     >>> hornet.algos.to_table(spmv(g, {"c": 100.0, "a": 1.0}), g).to_pylist()[1]
     {'vertex': 'b', 'value': 101.0}
+    >>> import numpy as np
+    >>> indptr, indices = np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1])   # path 0-1-2
+    >>> spmv((indptr, indices), np.array([1.0, 10.0, 100.0])).tolist()
+    [10.0, 101.0, 10.0]
     """
     view = as_adjacency(g, sort=False, properties=weight is not None)
-    x = vertex_values(x, view.num_vertices, getattr(g, "vertex_map", None))
     if view.device == "gpu":
         from .gpu import spmv as gpu_spmv
         return gpu_spmv(view, x, weight, transpose)
