@@ -149,17 +149,17 @@ def vertex_values(x, num_vertices: int, vmap: VertexMap | None):
     Raises KeyError for an id the map does not hold (or outside the id space), ValueError for
     an id named twice or a table without the right columns.
     """
+    if not _by_vertex(x):
+        return x
     if isinstance(x, dict):
         ids = host_ids(list(x.keys())) if x else np.empty(0, np.int64)
         values = np.asarray(list(x.values()))
-    elif hasattr(x, "column_names") and hasattr(x, "column"):                 # Arrow table
+    elif hasattr(x, "column_names"):                                          # Arrow table
         ids, values = _id_value_columns(list(x.column_names), x.column)
         values = host_ids(values)
-    elif hasattr(x, "columns") and hasattr(x, "__getitem__") and not isinstance(x, np.ndarray):
-        ids, values = _id_value_columns([str(c) for c in x.columns], x.__getitem__)  # pandas
+    else:                                                                     # pandas
+        ids, values = _id_value_columns([str(c) for c in x.columns], x.__getitem__)
         values = host_ids(values)
-    else:
-        return x
     if isinstance(values, pa.Array):
         raise TypeError(f"values by vertex must be real numbers, got Arrow type {values.type}")
     if values.ndim != 1:

@@ -243,12 +243,15 @@ class StringTable:
 
     def to_arrow(self, dense: np.ndarray | None = None) -> pa.LargeStringArray:
         """The strings of dense ids ``dense`` (int64, each in ``[0, len)`` or negative for a
-        null), or all of them, as an Arrow large_string array."""
+        null), or all of them, as an Arrow large_string array of its own (``take`` copies the
+        strings out of the table's arrays, which later batches write to)."""
         n = self._count
+        whole = dense is None                  # the column itself leaves: a copy of the bytes
+        offs, data = self._offs[:n + 1], self._data[:int(self._offs[n])]
         column = pa.LargeStringArray.from_buffers(
-            n, pa.py_buffer(self._offs[:n + 1].copy()),
-            pa.py_buffer(self._data[:int(self._offs[n])].copy()))
-        if dense is None:
+            n, pa.py_buffer(offs.copy() if whole else offs),
+            pa.py_buffer(data.copy() if whole else data))
+        if whole:
             return column
         absent = dense < 0
         index = pa.array(np.where(absent, 0, dense), mask=absent if absent.any() else None)

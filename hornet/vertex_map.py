@@ -328,7 +328,8 @@ class VertexMap:
         becomes; by default it raises KeyError like any id outside ``[0, len(self))``. For
         integer ids ``missing`` must be an integer of the ids' type (note that -1 may also
         be a real original id); for string ids a string, or None for an object array holding
-        None there. :meth:`to_arrow` gives nulls instead.
+        None there. :meth:`to_arrow` gives nulls instead (and keeps trailing NUL characters,
+        which NumPy unicode arrays drop).
 
             >>> m = VertexMap.from_originals(["a", "b"])
             >>> m.to_original([1, -1, 0], missing=None).tolist()
