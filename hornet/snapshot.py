@@ -6,8 +6,8 @@ one column per edge property, in the property's own dtype. Vertex properties, wh
 has any, are columns ``vertex:<name>`` holding one value per vertex id in their first
 ``num_vertices`` rows; the table then has ``max(num_edges, num_vertices)`` rows and the
 shorter columns are padded with nulls. A graph with a :class:`~hornet.VertexMap` adds the
-column ``vertex_map:original``: the original id (int64, uint64 or string) of each dense id, in its first
-``len(vertex_map)`` rows; ``src`` and ``dst`` stay dense. The schema's metadata (key
+column ``vertex_map:original``: the original id (int64, uint64 or string, the map's kind) of
+each dense id, in its first ``len(vertex_map)`` rows; ``src`` and ``dst`` stay dense. The schema's metadata (key
 ``hornet.snapshot``, JSON)
 records what the rows cannot: directedness, the id space, the edge and vertex counts, the
 property dtypes in declaration order, the memory manager's settings and, when the writer
