@@ -778,8 +778,8 @@ class Graph:
         """``(known, src, dst)`` in dense ids for a query naming original ids: ``known``
         (bool, host) marks the pairs whose ids the map holds, src and dst are those pairs."""
         s, d, _ = id_mapping.edge_input(src, dst, {})
-        both = self.vertex_map.lookup(np.concatenate([s, d]))
-        ds, dd = both[:s.shape[0]], both[s.shape[0]:]
+        both = self.vertex_map.lookup(id_mapping.concat_ids(s, d))
+        ds, dd = both[:len(s)], both[len(s):]
         known = (ds >= 0) & (dd >= 0)
         return known, ds[known], dd[known]
 

@@ -359,7 +359,7 @@ def _levels(G: HornetGraph, source_labels: list) -> np.ndarray:
     """int32 BFS level of every vertex from the given nodes (-1: unreached), on the host."""
     ids = G.ids_of(source_labels)
     source = int(ids[0]) if ids.shape[0] == 1 else ids.astype(np.int32)
-    return _host(algos.bfs(G.hornet_graph, source))
+    return _host(algos.bfs(G.hornet_graph, source, dense=True))
 
 
 def _by_level(levels: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -6,8 +6,8 @@ one column per edge property, in the property's own dtype. Vertex properties, wh
 has any, are columns ``vertex:<name>`` holding one value per vertex id in their first
 ``num_vertices`` rows; the table then has ``max(num_edges, num_vertices)`` rows and the
 shorter columns are padded with nulls. A graph with a :class:`~hornet.VertexMap` adds the
-column ``vertex_map:original``: the original id (int64 or string) of each dense id, in its first
-``len(vertex_map)`` rows; ``src`` and ``dst`` stay dense. The schema's metadata (key
+column ``vertex_map:original``: the original id (int64, uint64 or string, the map's kind) of
+each dense id, in its first ``len(vertex_map)`` rows; ``src`` and ``dst`` stay dense. The schema's metadata (key
 ``hornet.snapshot``, JSON)
 records what the rows cannot: directedness, the id space, the edge and vertex counts, the
 property dtypes in declaration order, the memory manager's settings and, when the writer
@@ -53,12 +53,12 @@ def _host(a) -> np.ndarray:
     return a if isinstance(a, np.ndarray) else a.get()
 
 
-def _padded(values: np.ndarray, rows: int) -> pa.Array:
-    """An Arrow array of ``rows`` entries: ``values`` then nulls."""
-    arr = pa.array(values)
-    if rows == values.shape[0]:
+def _padded(values, rows: int) -> pa.Array:
+    """An Arrow array of ``rows`` entries: ``values`` (NumPy or Arrow) then nulls."""
+    arr = values if isinstance(values, pa.Array) else pa.array(values)
+    if rows == len(arr):
         return arr
-    return pa.concat_arrays([arr, pa.nulls(rows - values.shape[0], type=arr.type)])
+    return pa.concat_arrays([arr, pa.nulls(rows - len(arr), type=arr.type)])
 
 
 _OWN = object()
@@ -96,10 +96,7 @@ def to_table(g, vertex_map=_OWN, extra: dict | None = None,
         cols[_EDGE_EXTRA_PREFIX + name] = _padded(values, rows)
         extra_schema[name] = values.dtype.str
     if vmap is not None:
-        originals = vmap.originals()
-        if vmap.kind == "str":
-            originals = originals.astype(object)
-        cols[_MAP_COLUMN] = _padded(originals, rows)
+        cols[_MAP_COLUMN] = _padded(vmap.to_arrow(), rows)
     meta = {
         "version": _VERSION,
         "directed": bool(g.directed),
@@ -174,14 +171,12 @@ def from_table(table: pa.Table, graph_class, device: str = "auto", *,
         if col.null_count:
             raise SnapshotError(f"{where}: column {_MAP_COLUMN!r} has nulls in its first "
                                 f"{size} rows")
-        originals = col.to_numpy(zero_copy_only=False)
-        if meta["vertex_map"]["kind"] == "str":
-            originals = originals.astype(str)
         kind = meta["vertex_map"]["kind"]
-        if kind not in (None, "int", "str"):
-            raise SnapshotError(f"{where}: vertex map kind {kind!r} is not 'int' or 'str'")
+        if kind not in (None, "int", "uint", "str"):
+            raise SnapshotError(f"{where}: vertex map kind {kind!r} is not 'int', 'uint' or "
+                                "'str'")
         try:
-            g.vertex_map = VertexMap.from_originals(originals) if size else VertexMap(kind)
+            g.vertex_map = VertexMap.from_originals(col, kind)
         except (ValueError, TypeError) as e:
             raise SnapshotError(f"{where}: column {_MAP_COLUMN!r}: {e}") from None
         if size > g.num_vertices:

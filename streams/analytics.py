@@ -25,7 +25,8 @@ import numpy as np
 from hornet import algos
 
 __all__ = [
-    "ReplayError", "AnalyticUnavailable", "ReplayContext", "spmv_vector", "BatchChanges",
+    "ReplayError", "AnalyticUnavailable", "ReplayContext", "spmv_vector", "stream_source",
+    "BatchChanges",
     "StaticAnalytic", "DynamicAnalytic", "AnalyticSpec", "ANALYTICS", "ANALYTIC_COLUMNS",
     "parse_algos", "make_analytic", "available_analytics",
 ]
@@ -51,6 +52,28 @@ class ReplayContext:
 
     def x(self, n: int) -> np.ndarray:
         return spmv_vector(n)
+
+
+def stream_source(source, ids: str):
+    """A BFS source given as an original id (``map_ids``) in the type of the stream's ids
+    (``ids``: "str" or "int", :class:`streams.format.StreamColumns`): text such as
+    ``--bfs-source 0042`` is the string ``"0042"`` for a stream of string ids and the integer
+    42 (``_`` separators allowed) for one of integer ids. None stays None."""
+    if source is None:
+        return None
+    if ids == "str":
+        if isinstance(source, (bool, np.bool_)) or not isinstance(source, (str, int, np.integer)):
+            raise ReplayError(f"bfs source must be a vertex id, got {source!r}")
+        return str(source)
+    if isinstance(source, str):
+        try:
+            return int(source.replace("_", ""))
+        except ValueError:
+            raise ReplayError(f"bfs source {source!r}: the stream's vertex ids are integers"
+                              ) from None
+    if isinstance(source, (bool, np.bool_)) or not isinstance(source, (int, np.integer)):
+        raise ReplayError(f"bfs source must be an integer vertex id, got {source!r}")
+    return int(source)
 
 
 def spmv_vector(n: int) -> np.ndarray:

@@ -131,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="text format of STREAM (default: detected)")
     r.add_argument("--bfs-source", default=None, metavar="V",
                    help="BFS source vertex (default: source of the first event); with "
-                   "--map-ids an original id")
+                   "--map-ids an original id, read as the stream's ids are (integer or "
+                   "string)")
     r.add_argument("--max-events", type=_nonneg_int, default=None, metavar="N",
                    help="replay only the first N events")
     r.add_argument("--map-ids", action="store_true",
@@ -215,14 +216,15 @@ def _cmd_replay(a) -> int:
     if a.snapshot:
         _check_output(a.snapshot, "--snapshot")
     bfs_source = a.bfs_source
-    if bfs_source is not None:
+    if bfs_source is not None and not a.map_ids:
+        # under --map-ids the text goes to the replay as given: an original id, read as an
+        # integer or a string like the stream's ids (streams.analytics.stream_source)
         try:
             bfs_source = int(bfs_source.replace("_", ""))
         except ValueError:
-            if not a.map_ids:
-                raise CLIError(f"argument --bfs-source: expected a vertex id >= 0, got "
-                               f"{a.bfs_source!r} (names need --map-ids)") from None
-        if isinstance(bfs_source, int) and bfs_source < 0 and not a.map_ids:
+            raise CLIError(f"argument --bfs-source: expected a vertex id >= 0, got "
+                           f"{a.bfs_source!r} (names need --map-ids)") from None
+        if bfs_source < 0:
             raise CLIError(f"argument --bfs-source: expected a vertex id >= 0, got "
                            f"{a.bfs_source!r}")
     from .replay import DEFAULT_BATCH_SIZE

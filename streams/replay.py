@@ -91,7 +91,7 @@ from . import checkpoint
 from .analytics import (ANALYTIC_COLUMNS, ANALYTICS, AnalyticSpec, AnalyticUnavailable,
                         BatchChanges, DynamicAnalytic, ReplayContext, ReplayError,
                         StaticAnalytic, available_analytics, make_analytic, parse_algos,
-                        spmv_vector, to_host)
+                        spmv_vector, stream_source, to_host)
 from .batching import batching_mode, iter_batches
 from .format import EventBlock, StreamFormatError
 from .reader import open_stream
@@ -641,7 +641,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
             vmap = hornet.VertexMap()
         reader.signed_ids = vmap is not None       # any 64-bit id is an id of the map
         if vmap is not None and bfs_source is not None:
-            bfs_source = int(vmap.to_dense([bfs_source])[0])
+            bfs_source = int(vmap.to_dense([stream_source(bfs_source, cols.ids)])[0])
         ctx = ReplayContext(directed=bool(directed),
                             bfs_source=None if bfs_source is None else int(bfs_source),
                             weight="weight" if weighted else None)

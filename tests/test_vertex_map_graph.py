@@ -34,10 +34,14 @@ def _ids(kind: str, rng, n: int):
         pool = rng.integers(-2**63, 2**63 - 1, size=n, dtype=np.int64)
         pool[:3] = [2**31, 2**31 - 1, 2**63 - 1]
         return pool
+    if kind == "uhash":      # unsigned 64-bit hashes, half of them at 2**63 or above
+        pool = rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True)
+        pool[:3] = [2**63, 2**64 - 1, 2**63 - 1]
+        return pool
     return np.array([f"user-{x:x}" for x in rng.integers(0, 2**40, size=n)])
 
 
-@pytest.mark.parametrize("kind", ["hash", "str"])
+@pytest.mark.parametrize("kind", ["hash", "uhash", "str"])
 @pytest.mark.parametrize("directed", [False, True])
 def test_batches_in_original_ids_match_networkx(device, kind, directed):
     rng = np.random.default_rng(11)
@@ -127,7 +131,7 @@ def test_vertex_calls_and_copy_take_original_ids(device):
 
 
 @pytest.mark.parametrize("fmt", [".arrow", ".parquet", "pickle"])
-@pytest.mark.parametrize("kind", ["hash", "str"])
+@pytest.mark.parametrize("kind", ["hash", "uhash", "str"])
 def test_snapshot_keeps_the_vertex_map(device, tmp_path, fmt, kind):
     rng = np.random.default_rng(5)
     pool = _ids(kind, rng, 30)

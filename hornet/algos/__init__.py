@@ -75,7 +75,7 @@ def to_table(result, g=None, *, name: str = "value", per: str | None = None,
     ['vertex', 'level']
     >>> import hornet
     >>> g = hornet.Graph.from_edges(["a", "b"], ["b", "c"], vertex_map=True, device="cpu")
-    >>> lv, par = bfs(g, 0, return_parents=True)
+    >>> lv, par = bfs(g, "a", return_parents=True)
     >>> to_table({"level": lv, "parent": par}, g, vertex_valued=["parent"]).to_pylist()[1]
     {'vertex': 'b', 'level': 1, 'parent': 'a'}
     """
@@ -123,9 +123,7 @@ def _vertex_column(ids, vmap):
     none = ids < 0
     if vmap is None:
         return pa.array(ids, mask=none)
-    if vmap.kind == "str":
-        return pa.array(vmap.to_original(ids, missing=None), type=pa.string())
-    return pa.array(vmap.to_original(ids, missing=0), mask=none)
+    return vmap.to_arrow(ids)
 
 
 def _host(a) -> np.ndarray:

@@ -49,6 +49,7 @@ import numpy as np
 from hornet.change import EdgeChange
 from hornet.core.pointers import int32_view, prefetch, prefetch_write
 from ...core.jit import njit
+from ...id_mapping import source_ids
 
 __all__ = ["DynamicBFS"]
 
@@ -414,10 +415,12 @@ class DynamicBFS:
     g : hornet.Graph
         CPU or GPU graph, directed or undirected. Call :meth:`update` with every change the
         graph returns, right after that call.
-    source : int
+    source : int, or an original id
         Start vertex (>= 0). It may lie beyond the current id space: until the graph grows to
         include it every vertex is unreached; from then on it is on level 0, also when it has
-        no edges (as the static ``bfs``).
+        no edges (as the static ``bfs``). For a graph with a vertex map: an original id the
+        map holds (KeyError otherwise; ``g.insert_vertices([id])`` adds one without edges),
+        kept as its dense id in ``self.source``.
     parents : bool, default False
         Also keep a BFS tree (:attr:`parents`).
 
@@ -450,7 +453,8 @@ class DynamicBFS:
     [0, -1, -1]
     """
 
-    def __init__(self, g, source: int, parents: bool = False):
+    def __init__(self, g, source, parents: bool = False):
+        source = source_ids(g, source, single=True)      # original ids with a vertex map
         if isinstance(source, (bool, np.bool_)) or not isinstance(source, (int, np.integer)):
             raise TypeError(f"source must be an integer vertex id, got {type(source).__name__}")
         if source < 0:
@@ -674,7 +678,7 @@ class _CPUState:
         g = owner.graph
         if owner.source < n:
             out = bfs(g, owner.source, return_parents=owner.want_parents,
-                      reverse=owner._reverse)
+                      reverse=owner._reverse, dense=True)
             lv, par = out if owner.want_parents else (out, None)
             self.rec[:n, LEVEL] = lv
             if par is not None:

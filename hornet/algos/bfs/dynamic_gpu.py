@@ -202,7 +202,7 @@ class GPUState:
         g = owner.graph
         if owner.source < n:
             out = bfs(g, owner.source, return_parents=owner.want_parents,
-                      reverse=owner._reverse)
+                      reverse=owner._reverse, dense=True)
             lv, par = out if owner.want_parents else (out, None)
             self.level[:n] = lv
             if par is not None:

@@ -24,6 +24,7 @@ from hornet.core.chunking import threads_for
 from hornet.core.pointers import int32_view
 from hornet.core.search import lower_bound
 from ..views import as_adjacency, sized
+from ...id_mapping import source_ids
 from ...core.jit import njit
 
 __all__ = ["bfs"]
@@ -183,15 +184,17 @@ def _bfs_driver(deg, ptr, ideg, iptr, can_bottom_up, sources, level, parent, wan
 
 @sized
 def bfs(g, source, *, return_parents: bool = False, direction_optimizing: bool = True,
-        reverse=None, alpha: int = ALPHA, beta: int = BETA):
+        reverse=None, alpha: int = ALPHA, beta: int = BETA, dense: bool = False):
     """Breadth-first levels from ``source``.
 
     Parameters
     ----------
     g : hornet.Graph, AdjacencyView, (indptr, indices) or scipy.sparse matrix
         Edges are followed from src to dst (both ways for undirected graphs).
-    source : int or array of int
-        Start vertex, or several, all at level 0.
+    source : vertex id or array of them
+        Start vertex, or several, all at level 0. For a hornet.Graph with a vertex map these
+        are original ids (int or str, as the graph takes them; KeyError for an id not in the
+        map), unless ``dense=True``; otherwise dense ids in ``[0, V)``.
     return_parents : bool, default False
         Also return a BFS tree: ``parents[v]`` is a vertex at level ``levels[v] - 1`` with an
         edge ``parents[v] -> v``; -1 for the sources and for unreached vertices.
@@ -205,11 +208,18 @@ def bfs(g, source, *, return_parents: bool = False, direction_optimizing: bool =
         Beamer's switching thresholds: go bottom-up when the frontier's edges exceed
         1/alpha of the unexplored edges (and the frontier grows), back to top-down when the
         frontier holds fewer than V/beta vertices (and shrinks).
+    dense : bool, default False
+        ``source`` holds dense ids (positions in ``g.vertex_ids()``) also when ``g`` has a
+        vertex map.
 
     Returns
     -------
     levels : int32 array, shape (V,), -1 where unreached
     parents : int32 array, shape (V,)  (only with ``return_parents=True``)
+
+    Both are indexed by dense id, and parents hold dense ids: ``hornet.algos.to_table(
+    {"level": levels, "parent": parents}, g, vertex_valued=["parent"])`` names them by the
+    graph's original ids.
 
     For a graph on the GPU both are CuPy arrays (levels equal the CPU's; parents may be other
     valid ones).
@@ -220,7 +230,12 @@ def bfs(g, source, *, return_parents: bool = False, direction_optimizing: bool =
     >>> indptr, indices = np.array([0, 1, 3, 4, 4]), np.array([1, 0, 2, 1])   # path 0-1-2, 3 alone
     >>> bfs((indptr, indices), 0).tolist()
     [0, 1, 2, -1]
+    >>> import hornet                                     # a source by original id
+    >>> g = hornet.Graph.from_edges([2**63, 5], [5, 2**64 - 1], vertex_map=True, device="cpu")
+    >>> bfs(g, 2**64 - 1).tolist(), g.vertex_ids().tolist()
+    ([2, 1, 0], [9223372036854775808, 5, 18446744073709551615])
     """
+    source = source_ids(g, source, dense=dense)
     view = as_adjacency(g, sort=False, properties=False)
     if view.device == "gpu":
         from .gpu import bfs as gpu_bfs

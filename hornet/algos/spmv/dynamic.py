@@ -58,6 +58,7 @@ from hornet.core.atomics import atomic_add
 from hornet.core.chunking import threads_for
 from hornet.core.pointers import int32_view, view as ptr_view
 from ...core.jit import njit
+from ...id_mapping import dense_vertices, vertex_values
 
 
 __all__ = ["DynamicSpMV"]
@@ -169,8 +170,11 @@ class DynamicSpMV:
     Parameters
     ----------
     g : hornet.Graph (CPU or GPU)
-    x : array-like (g.num_vertices,), bool / int / float
-        Copied as float64 to g's device.
+    x : array-like (g.num_vertices,), dict or table; bool / int / float
+        Copied as float64 to g's device. An array is aligned with the dense ids (with a
+        vertex map: with ``g.vertex_ids()``); values by vertex id (a dict ``{id: value}``, a
+        table with a ``vertex`` column and one value column) name original ids when ``g``
+        has a vertex map, and vertices not named get 0 (as in :func:`hornet.algos.spmv`).
     weight : str, optional
         Edge property holding ``A``'s values; None: every edge counts 1.
     transpose : bool
@@ -181,8 +185,9 @@ class DynamicSpMV:
     Raises
     ------
     TypeError   if ``g`` is not a hornet.Graph, ``x`` or the weight is not real-valued.
-    ValueError  if ``x`` does not have shape (g.num_vertices,).
-    KeyError    if ``weight`` is not an edge property of ``g``.
+    ValueError  if ``x`` does not have shape (g.num_vertices,) or names a vertex twice.
+    KeyError    if ``weight`` is not an edge property of ``g``, or ``x`` names a vertex the
+                graph does not have.
     """
 
     def __init__(self, g, x, weight: str | None = None, transpose: bool = False,
@@ -204,7 +209,7 @@ class DynamicSpMV:
             if wdt.kind not in "biuf":
                 raise TypeError(f"edge property {weight!r} must be real-valued, got {wdt}")
             self._wdt = wdt
-        x = _real_array(xp, x, "x")
+        x = _real_array(xp, vertex_values(x, n, getattr(g, "vertex_map", None)), "x")
         if x.ndim != 1 or x.shape[0] != n:
             raise ValueError(f"x must have shape ({n},), got {x.shape}")
         self._x = xp.zeros(max(n, 16), dtype=xp.float64)
@@ -399,14 +404,18 @@ class DynamicSpMV:
 
         Parameters
         ----------
-        index : int array-like (k,), ids in [0, g.num_vertices); a repeated id takes its last
-            value
+        index : array-like (k,) of vertex ids, in [0, g.num_vertices) (original ids the
+            graph's vertex map holds, when it has one); a repeated id takes its last value
         values : real array-like (k,) or a scalar
 
-        Raises ValueError / TypeError for bad ids or values (state unchanged).
+        Raises ValueError / TypeError for bad ids or values, KeyError for an id not in the
+        vertex map (state unchanged).
         """
         xp = self._xp
         n = self.graph.num_vertices
+        vmap = getattr(self.graph, "vertex_map", None)
+        if vmap is not None:
+            index = dense_vertices(vmap, index, add=False)
         idx = xp.asarray(index)
         if idx.ndim != 1:
             raise ValueError("index must be 1-D")

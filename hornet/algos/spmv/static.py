@@ -28,6 +28,7 @@ from hornet.core.chunking import num_chunks
 from hornet.core.pointers import int32_view, view as ptr_view
 from ..views import as_adjacency, on_gpu, sized, storage_order
 from ...core.jit import njit
+from ...id_mapping import values_by_vertex
 
 __all__ = ["spmv"]
 
@@ -71,6 +72,7 @@ def _spmv_push(deg, ptr, wptr, wlike, weighted, x, y, ordered, vid, bounds):
                     atomic_add(y, row[j], xu)
 
 
+@values_by_vertex
 @sized
 def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray:
     """``y = A x`` (or ``A^T x``) with ``A[u, v]`` the weight of edge u -> v.
@@ -80,8 +82,12 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
     g : hornet.Graph, AdjacencyView, (indptr, indices) or scipy.sparse matrix
         For a scipy matrix its values are the edge property ``"weight"``: pass
         ``weight="weight"`` to multiply by the matrix itself (``weight=None`` uses its pattern).
-    x : array-like, shape (V,)
-        bool, integer or float values.
+    x : array-like (V,), dict or table
+        bool, integer or float values: an array aligned with the dense ids (for a
+        hornet.Graph with a vertex map: with ``g.vertex_ids()``), or values by vertex id, a
+        dict ``{id: value}`` or a table (Arrow, pandas) with a ``vertex`` column and one value
+        column such as :func:`hornet.algos.to_table` makes; ids are original ids when ``g``
+        has a vertex map, and vertices not named get 0.
     weight : str, optional
         Name of the edge property holding ``A``'s values; ``None``: every edge counts 1.
     transpose : bool, default False
@@ -97,12 +103,19 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
 
     Raises
     ------
-    ValueError  if ``x`` is not 1-D of length V.
+    ValueError  if ``x`` is not 1-D of length V, or names a vertex twice.
+    KeyError    if ``x`` names a vertex the graph does not have.
     TypeError   if ``x`` (or the weight property) is not real-valued.
     KeyError    if the graph has no edge property ``weight``.
 
+    ``y`` is indexed by dense id: ``hornet.algos.to_table(y, g)`` names it by original ids.
+
     Examples
     --------
+    >>> import hornet                                     # x by original id, y named back
+    >>> g = hornet.Graph.from_edges(["a", "b"], ["b", "c"], vertex_map=True, device="cpu")
+    >>> hornet.algos.to_table(spmv(g, {"c": 100.0, "a": 1.0}), g).to_pylist()[1]
+    {'vertex': 'b', 'value': 101.0}
     >>> import numpy as np
     >>> indptr, indices = np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1])   # path 0-1-2
     >>> spmv((indptr, indices), np.array([1.0, 10.0, 100.0])).tolist()
