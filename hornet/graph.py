@@ -599,10 +599,15 @@ class Graph:
         self._insert_vertices(ids, vertex_props)
 
     def _insert_vertices(self, ids, vertex_props) -> None:
-        v = id_array(ids, "ids", self._xp)
+        # host ids for a GPU graph are checked on the host and uploaded only when properties
+        # are set: growing the id space then needs no device read
+        on_host = isinstance(ids, np.ndarray) and self._xp is not np
+        v = id_array(ids, "ids", np if on_host else self._xp)
         values = property_values(vertex_props, self._vertex_schema, v.shape[0], self._xp,
                                  what="vertex", fill_missing=False)
         n = max(self._n, int(v.max()) + 1) if v.size else self._n
+        if on_host and values:
+            v = self._xp.asarray(v)
         if self.vertex_map is not None:
             n = max(n, len(self.vertex_map))
         self._grow_id_space(n)

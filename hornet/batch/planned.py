@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..change import EdgeChange
+from .gpu.pairs import device_pairs
 from .gpu.plan import MAX_ENTRIES, plan_batch
 from .pipeline import (_field_columns, _moved_field_columns, _retire, compact_memory,
                        edge_change)
@@ -56,10 +57,8 @@ def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
     values = {}
     if inserting and (edge_props or g._edge_schema):
         values = property_values(edge_props, g._edge_schema, int(src.shape[0]), xp)
-    src, dst = xp.asarray(src), xp.asarray(dst)
-    if src.dtype != dst.dtype or src.dtype not in (np.int32, np.int64):
-        src, dst = src.astype(xp.int64), dst.astype(xp.int64)
-    return xp.ascontiguousarray(src), xp.ascontiguousarray(dst), values
+    src, dst = device_pairs(src, dst)
+    return src, dst, values
 
 
 def _first_pairs(xp, s, d, p, mirror: bool):

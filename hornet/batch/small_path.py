@@ -19,6 +19,7 @@ import numpy as np
 
 from .cpu.small import CPU_SMALL_ENTRIES, CpuSmallBatches, small_path_gate
 from ..change import EdgeChange
+from .gpu.pairs import device_pairs
 from .gpu.small import SmallBatches
 from .pipeline import compact_memory
 from .small_layout import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID, H_MOVES,
@@ -57,10 +58,7 @@ def small_pairs(g, src, dst):
             return None
         return (np.ascontiguousarray(src, dtype=np.int64),
                 np.ascontiguousarray(dst, dtype=np.int64))
-    src, dst = xp.asarray(src), xp.asarray(dst)
-    if src.dtype != dst.dtype or src.dtype not in (np.int32, np.int64):
-        src, dst = src.astype(xp.int64), dst.astype(xp.int64)
-    return xp.ascontiguousarray(src), xp.ascontiguousarray(dst)
+    return device_pairs(src, dst)
 
 
 def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 MAX_VERTEX_ID = np.iinfo(np.int32).max - 1   # ids are int32; num_vertices must fit too
+FEW_IDS = 64       # host id arrays up to this many ids (all together) are checked by NumPy
 
 __all__ = ["BatchError", "MAX_VERTEX_ID", "check_ids", "edge_batch", "id_array",
            "property_values"]
@@ -69,11 +70,16 @@ def check_ids(named, xp=np, *, allow_out_of_range: bool = False) -> int:
     named = [(a, name) for a, name in named if a.size]
     if not named:
         return 0
-    if xp is np:
-        from .cpu.ids import id_bounds
+    if xp is np and sum(a.size for a, _ in named) <= FEW_IDS:
+        # a few ids (a vertex list, say): NumPy, no compiled kernel to load in a process that
+        # may run on the GPU only
+        bounds = [int(f(a)) for a, _ in named for f in (np.min, np.max)]
     else:
-        from .gpu.kernels import id_bounds
-    bounds = id_bounds([a for a, _ in named])
+        if xp is np:
+            from .cpu.ids import id_bounds
+        else:
+            from .gpu.kernels import id_bounds
+        bounds = id_bounds([a for a, _ in named])
     for k, (a, name) in enumerate(named):
         lo, hi = bounds[2 * k], bounds[2 * k + 1]
         if lo < 0:

@@ -205,27 +205,46 @@ def as_signed64(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-class _Staging:
-    """A pinned host buffer reused by :func:`upload`; an event tells when the device has
-    finished reading it."""
+STAGING_BUFFERS = 8
+"""Pinned buffers :func:`upload` cycles through: an upload waits only for the copy made
+``STAGING_BUFFERS`` uploads earlier, so the few uploads of one batch never wait for the
+device's queue (one shared buffer would make every upload after the first wait for the
+previous copy, that is for the kernels queued before it)."""
 
-    def __init__(self):
-        self.buffer = None
-        self.done = None
+
+STAGING_BYTES = 1 << 20
+"""The least size of a staging buffer: a batch's uploads (request rows, lookup tables, the
+pairs of a small batch) fit without replacing a buffer."""
+
+
+class _Staging:
+    """Pinned host buffers reused by :func:`upload`, in turn; per buffer an event tells when
+    the device has finished reading it."""
+
+    def __init__(self, count: int = STAGING_BUFFERS):
+        self.buffers = [None] * count
+        self.done = [None] * count
+        self.turn = 0
 
     def copy(self, host: np.ndarray):
         nbytes = host.nbytes
-        if self.buffer is None or self.buffer.nbytes < nbytes:
+        i = self.turn
+        self.turn = (i + 1) % len(self.buffers)
+        buffer, done = self.buffers[i], self.done[i]
+        if buffer is None or buffer.nbytes < nbytes:
             import cupyx
-            self.buffer = cupyx.empty_pinned(max(nbytes, 1 << 12), dtype=np.uint8)
-            self.done = cupy.cuda.Event(block=False, disable_timing=True)
+            if done is not None:
+                done.synchronize()          # the old buffer may still be read: let it go
+            buffer = self.buffers[i] = cupyx.empty_pinned(max(nbytes, STAGING_BYTES),
+                                                          dtype=np.uint8)
+            done = self.done[i] = cupy.cuda.Event(block=False, disable_timing=True)
         else:
-            self.done.synchronize()        # the previous copy has left the buffer
-        staged = self.buffer[:nbytes]
+            done.synchronize()              # the copy made from it a turn ago has left it
+        staged = buffer[:nbytes]
         staged[...] = np.ascontiguousarray(host).reshape(-1).view(np.uint8)
         out = cupy.empty(host.shape, dtype=host.dtype)
         out.data.copy_from_host_async(staged.ctypes.data, nbytes)
-        self.done.record()
+        done.record()
         return out
 
 
@@ -234,7 +253,8 @@ _STAGING = _Staging()
 
 def upload(host: np.ndarray):
     """A device copy of a small host array, without waiting for the device's queue (the copy
-    goes through a reused pinned buffer, in stream order). Thread-unsafe, like the launches."""
+    goes through one of ``STAGING_BUFFERS`` reused pinned buffers, in stream order).
+    Thread-unsafe, like the launches."""
     if host.nbytes == 0:
         return cupy.empty(host.shape, dtype=host.dtype)
     return _STAGING.copy(host)

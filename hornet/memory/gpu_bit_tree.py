@@ -220,8 +220,9 @@ def forest(trees):
 
 def forest_from_table(addrs, table):
     """:func:`forest` of trees already described by their host rows (word addresses (A,),
-    padded level offsets (A, FOREST_LEVELS + 1)): one upload."""
-    dev = cupy.asarray(np.concatenate([addrs, table.ravel()]))
+    padded level offsets (A, FOREST_LEVELS + 1)): one upload through a pinned buffer, in
+    stream order (a batch that made block arrays does not wait for the device's queue)."""
+    dev = upload(np.concatenate([addrs, table.ravel()]).astype(np.int64, copy=False))
     return dev[:addrs.shape[0]], dev[addrs.shape[0]:].reshape(table.shape)
 
 

@@ -248,9 +248,9 @@ class MemoryManager:
         # the fullest arrays with free blocks first (best fit): the holes that lists moving
         # away leave are filled before the sparse arrays that growth made, which then drain
         # and are freed without a copy; a graph under churn stays as packed as a fresh build
-        for arr in sorted(arrays, key=_FREE, reverse=not FULLEST_FIRST):   # stable, C-level
-            if not arr.free:
-                continue
+        # (full arrays are left out before the sort, at C level: most of a large class's
+        # arrays are full, and a refill plans several classes)
+        for arr in sorted(filter(_FREE, arrays), key=_FREE, reverse=not FULLEST_FIRST):
             take = min(arr.free, count - planned)
             plan.append((arr, take))
             planned += take
@@ -518,7 +518,8 @@ class MemoryManager:
                 dev = (bases, field_bases, shifts)
             else:
                 na = bases.shape[0]
-                up = self.xp.asarray(np.concatenate([bases, field_bases.ravel(), shifts]))
+                from ..core.cuda import upload      # pinned, in stream order: no wait
+                up = upload(np.concatenate([bases, field_bases.ravel(), shifts]))
                 dev = (up[:na], up[na:na + na * nf].reshape(na, nf), up[na + na * nf:])
             self._lookup = _Lookup(bases, self._table, field_bases, classes, *dev, forest)
         return self._lookup
