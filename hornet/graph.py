@@ -31,6 +31,7 @@ from .batch.planned import planned_pairs, planned_update
 from .batch.small_path import MODE_DELETE, MODE_INSERT, small_pairs, small_update
 from .batch.invariants import check_invariants
 from .batch.validate import BatchError, MAX_VERTEX_ID, edge_batch, id_array, property_values
+from .core.arrays import expand, rows_sorted_unique, scatter_last
 from .core.device import backend_available, gpu_unavailable_reason
 from . import id_mapping
 from .vertex_map import VertexMap
@@ -76,30 +77,6 @@ def _device_array(xp, a, name):
     return xp.asarray(a)
 
 
-def _rows_sorted_unique(xp, indptr, indices) -> bool:
-    """Every CSR row strictly ascending (so sorted and duplicate-free)."""
-    if indices.shape[0] < 2:
-        return True
-    rising = indices[1:] > indices[:-1]
-    starts = indptr[1:-1]
-    starts = starts[(starts > 0) & (starts < indices.shape[0])]
-    ok = rising.copy()
-    ok[starts - 1] = True            # the step into a new row may fall
-    return bool(ok.all())
-
-
-def _expand(xp, counts, offsets=None):
-    """``repeat(arange(len(counts)), counts)`` as int32 (CuPy's repeat takes no array counts)."""
-    if xp is np:
-        return np.repeat(np.arange(counts.shape[0], dtype=np.int32), counts)
-    if offsets is None:
-        offsets = xp.cumsum(counts)
-    else:
-        offsets = offsets[1:]
-    total = int(offsets[-1]) if offsets.shape[0] else 0
-    return xp.searchsorted(offsets, xp.arange(total), side="right").astype(xp.int32)
-
-
 class _out_of_memory_as_device_error:
     """Context: out-of-memory while a batch is prepared (nothing changed yet) ->
     DeviceMemoryError. A class rather than a ``@contextmanager`` generator: it wraps every
@@ -125,35 +102,11 @@ class _out_of_memory_as_device_error:
                                 need) from exc
 
 
-def _scatter_last(xp, target, ids, values) -> None:
-    """``target[ids] = values`` where a repeated id takes its last value, on every device
-    (a GPU scatter leaves the winner of repeated indices undefined)."""
-    if ids.shape[0] > 1:
-        _, first_in_reversed = xp.unique(ids[::-1], return_index=True)
-        keep = ids.shape[0] - 1 - first_in_reversed
-        ids, values = ids[keep], values[keep]
-    target[ids] = values
-
-
 def _batch_length(src) -> int:
     try:
         return len(src)
     except TypeError:
         return 0
-
-
-def _segments(xp, sorted_ids):
-    """Runs of equal values in a sorted array: (values, run starts, run lengths)."""
-    n = sorted_ids.shape[0]
-    if n == 0:
-        e = xp.empty(0, dtype=xp.int64)
-        return sorted_ids, e, e
-    head = xp.empty(n, dtype=bool)
-    head[0] = True
-    xp.not_equal(sorted_ids[1:], sorted_ids[:-1], out=head[1:])
-    starts = xp.flatnonzero(head)
-    lengths = xp.diff(starts, append=n)
-    return sorted_ids[starts], starts.astype(xp.int64), lengths.astype(xp.int64)
 
 
 class Graph:
@@ -305,13 +258,13 @@ class Graph:
                   for k, v in edge_props.items()}
         g = cls(directed=directed, device=device, num_vertices=n, edge_properties=schema,
                 block_array_edges=block_array_edges, min_block_size=min_block_size)
-        if directed and indices.size and _rows_sorted_unique(xp, indptr, indices) and \
+        if directed and indices.size and rows_sorted_unique(xp, indptr, indices) and \
                 int(indices.min()) >= 0 and int(indices.max()) < n:
             values = property_values(edge_props, g._edge_schema, indices.shape[0], xp)
             with _out_of_memory_as_device_error(int(indices.shape[0])):
                 g._bulk_load(counts, indptr, indices.astype(xp.int32, copy=False), values)
             return g
-        src = _expand(xp, counts, indptr)
+        src = expand(xp, counts, indptr)
         g.insert_edges(src, indices, **edge_props)
         return g
 
@@ -612,7 +565,7 @@ class Graph:
             n = max(n, len(self.vertex_map))
         self._grow_id_space(n)
         for k, vals in values.items():
-            _scatter_last(self._xp, self._vprops[k], v, vals)
+            scatter_last(self._xp, self._vprops[k], v, vals)
 
     def update_vertices(self, ids, **vertex_props) -> None:
         """Set vertex properties of existing ids."""
@@ -620,7 +573,7 @@ class Graph:
         values = property_values(vertex_props, self._vertex_schema, v.shape[0], self._xp,
                                  what="vertex", fill_missing=False)
         for k, vals in values.items():
-            _scatter_last(self._xp, self._vprops[k], v, vals)
+            scatter_last(self._xp, self._vprops[k], v, vals)
 
     def delete_vertices(self, ids) -> EdgeChange:
         """Delete every edge touching ``ids`` (both directions) and reset their properties.
@@ -642,7 +595,7 @@ class Graph:
             xp.cumsum(deg, out=offsets[1:])
             out = xp.empty(int(offsets[-1]), dtype=xp.int32)
             self._K.gather_lists(self._edge_ptr[v], deg, offsets[:-1], out)
-            change = self._delete_edges(v[_expand(xp, deg, offsets)], out, {})
+            change = self._delete_edges(v[expand(xp, deg, offsets)], out, {})
         for a in self._vprops.values():
             a[v] = 0
         change.vertex_map = self.vertex_map
@@ -845,7 +798,7 @@ class Graph:
         offsets = xp.zeros(self._n + 1, dtype=xp.int64)
         xp.cumsum(deg, out=offsets[1:])
         total = int(offsets[-1])
-        src = _expand(xp, deg, offsets)
+        src = expand(xp, deg, offsets)
         dst = xp.empty(total, dtype=xp.int32)
         heads = self._edge_ptr[:self._n]
         self._K.gather_lists(heads, deg, offsets[:-1], dst)
