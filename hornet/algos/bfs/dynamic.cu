@@ -557,10 +557,17 @@ __device__ __forceinline__ void dbfs_update_body(
     const bool del_only = nd > 0 && ni == 0;
     const bool ins_only = ni > 0 && nd == 0;
     // deletions alone in an undirected graph: a marked vertex of level 1 (its edge to the
-    // source deleted; level-1 vertices are marked in step 1 only) that meets an unmarked
-    // level-1 neighbour while marking is seeded on level 2 there and then, its seed's list
-    // read saved (no neighbour of it is on level 0 any more, and the level-1 ones that are
-    // not marked stay on level 1)
+    // source deleted) that meets an unmarked level-1 neighbour while marking is seeded on
+    // level 2 there and then, its seed's list read saved (no neighbour of it is on level 0
+    // any more, and the level-1 ones that are not marked stay on level 1).
+    // Invariant the shortcut needs: when a level-1 vertex's list is read for it, every
+    // level-1 vertex of this update that will be marked already has flag MARKED. Level-1
+    // vertices are marked in step 1 only (their one parent is the source, which is never
+    // marked, so no marking pass reaches them; only a deleted pair (source, v) takes it),
+    // and step 1 ends with a grid barrier; so the lists of level-1 vertices are read in the
+    // marking passes, never in step 1 itself (see mark_now's caller): a level-1 neighbour
+    // that step 1 marks later than the read would otherwise look unmarked, and the vertex
+    // would be seeded on level 2 through a neighbour that is no longer on level 1.
     const bool early_seeds = del_only && U.undirected;
     // marking (step 2): marked w (old level lw) takes one parent from child x (level lx);
     // early: a level-1 w with an unmarked neighbour on level 1 (see SEEDED below)
@@ -585,7 +592,10 @@ __device__ __forceinline__ void dbfs_update_body(
     };
     // deletions alone: b, marked in step 1 by the thread that took its last parent, is
     // marked-processed by that thread at once (its short list read, a longer one cut into
-    // chunks for the first marking pass); cnt[b] = DONE (or SEEDED) tells the first pass
+    // chunks for the first marking pass); cnt[b] = DONE tells the first pass. Never called
+    // for a level-1 b when early_seeds is on (the invariant above), so the read takes no
+    // early seed (lb >= 2, or no shortcut at all) and cnt[b] stays DONE until the first pass
+    // resets it: no decrement reaches it either, b's parents having all given theirs.
     auto mark_now = [&](int b, int lb) {
         U.mark(b, lb);
         cnt[b] = DONE;
@@ -624,7 +634,12 @@ __device__ __forceinline__ void dbfs_update_body(
             if (la >= 0 && la + 1 == lb) {
                 if (del) {
                     int o = atomicSub(&cnt[b], 1);
-                    if (del_only && o == 1) mark_now(b, lb);
+                    if (del_only && o == 1) {
+                        if (early_seeds && lb == 1)
+                            U.mark(b, lb);          // read in the first marking pass
+                        else
+                            mark_now(b, lb);
+                    }
                 } else {
                     atomicAdd(&cnt[b], 1);
                 }
@@ -672,7 +687,6 @@ __device__ __forceinline__ void dbfs_update_body(
                 if (wp) U.parent[w] = -1;
                 if (del_only && lo == 0) {          // the first pass: step 1's marks
                     const int c = ld(&cnt[w]);
-                    if (c == SEEDED) return -1;     // read in step 1, and seeded
                     cnt[w] = 0;
                     return c == DONE ? -1 : w;      // DONE: read (or cut) in step 1
                 }
