@@ -6,6 +6,8 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import hornet
 import hornet.generators
@@ -444,3 +446,83 @@ def test_gpu_launch_kinds(cooperative, monkeypatch):
                                      _arr("gpu", rng.integers(0, n, size))))
             _check(bf)
         assert bf.last_update["batch"] > 0
+
+
+# ------------------------------------------------------------------ many level-1 deletions
+
+
+def _one_block_grid(monkeypatch):
+    """GPU updates run on one block of threads: a batch of more pairs than the block has
+    threads is then read in order by each thread (item e, then e + threads, ...)."""
+    from hornet.algos.bfs.dynamic_gpu import GPUState
+    monkeypatch.setattr(GPUState, "grid", lambda self, pairs=None: 1)
+
+
+@pytest.mark.parametrize("grid", ["batch", "one_block"])
+@pytest.mark.parametrize("device", BACKENDS)
+def test_level_one_neighbours_marked_in_one_batch(device, grid, monkeypatch):
+    """Level-1 vertices with short lists, linked to level-1 vertices 256 and 1 ids away, lose
+    the source in one batch (all but a few). In the GPU counts step a vertex's deletion is
+    read before (same thread, one block: deterministically) its linked neighbour's, so a
+    level-1 neighbour that the same step marks later must not count as one that keeps
+    level 1. Levels, parents and counts equal the static BFS's."""
+    if grid == "one_block":
+        if device == "cpu":
+            pytest.skip("the grid is a GPU setting")
+        _one_block_grid(monkeypatch)
+    k = 1200                                    # level-1 vertices 1..k
+    ones = np.arange(1, k + 1)
+    pairs = [(0, int(v)) for v in ones]
+    pairs += [(int(v), int(v) + 256) for v in ones[ones + 256 <= k]]
+    pairs += [(int(v), int(v) + 1) for v in ones[(ones % 7 == 0) & (ones < k)]]
+    pairs += [(int(v), k + int(v)) for v in ones]                # a level-2 child each
+    pairs += [(k + int(v), k + int(v) + 3) for v in ones[ones + 3 <= k][::5]]
+    for directed in (False, True):
+        g = _graph(device, pairs, directed)
+        bf = DynamicBFS(g, 0, parents=True)
+        _check(bf)
+        kept = {1, 300, 599, k}                 # these keep the source edge
+        lose = [int(v) for v in ones if int(v) not in kept]
+        bf.update(g.delete_edges(_arr(device, [0] * len(lose)), _arr(device, lose)))
+        _check(bf)
+        lv = host(bf.levels)[1:k + 1]           # the batch leaves both kinds of vertex
+        assert (lv == 2).any() and ((lv == -1) | (lv > 2)).any()
+        bf.update(g.insert_edges(_arr(device, [0] * len(lose)), _arr(device, lose)))
+        _check(bf)
+        assert (host(bf.levels)[1:k + 1] == 1).all()
+
+
+@st.composite
+def _star_graphs(draw):
+    """(n, pairs, deleted): a source joined to most vertices, random links among them (so
+    level-1 vertices neighbour each other), and a batch deleting many source edges (and a
+    few others)."""
+    n = draw(st.integers(4, 120))
+    seed = draw(st.integers(0, 2 ** 31))
+    rng = np.random.default_rng(seed)
+    ones = np.flatnonzero(rng.random(n - 1) < draw(st.floats(0.3, 1.0))) + 1
+    links = rng.integers(1, n, size=(draw(st.integers(0, 3 * n)), 2))
+    pairs = [(0, int(v)) for v in ones] + links.tolist()
+    lose = ones[rng.random(ones.shape[0]) < draw(st.floats(0.2, 1.0))]
+    deleted = [(0, int(v)) for v in lose]
+    if links.shape[0]:
+        deleted += links[rng.random(links.shape[0]) < 0.1].tolist()
+    return n, pairs, deleted
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("device", BACKENDS)
+@given(case=_star_graphs())
+def test_many_level_one_deletions_property(device, directed, case):
+    """Random graphs where most vertices are level-1 and many lose the source in one batch
+    (deletions alone), then get it back: levels, parents and counts equal the static BFS's
+    after each batch."""
+    n, pairs, deleted = case
+    g = _graph(device, pairs, directed, n=n)
+    bf = DynamicBFS(g, 0, parents=True)
+    d = np.asarray(deleted, np.int64).reshape(-1, 2)
+    change = g.delete_edges(_arr(device, d[:, 0]), _arr(device, d[:, 1]))
+    bf.update(change)
+    _check(bf)
+    bf.update(g.insert_edges(change.src, change.dst))
+    _check(bf)

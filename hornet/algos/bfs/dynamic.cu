@@ -27,9 +27,9 @@
 //
 // Lists (changed vertices, two frontiers, orphans, seeds, chunks) are appended through atomic
 // counters, one atomic per warp for all its lanes that append (warp-aggregated: a batch of
-// 10^5 pairs would otherwise queue 10^5 atomics on one address). Counters that are reused
-// within an update rotate over three slots (a slot is reset one use ahead of its next use,
-// after everyone has read it). Two counter sets
+// 10^5 pairs would otherwise queue 10^5 atomics on one address; a relaxation round's seeds,
+// one atomic per block). Counters that are reused within an update rotate over three slots
+// (a slot is reset one use ahead of its next use, after everyone has read it). Two counter sets
 // alternate between updates: an update zeroes the other set for the next one and leaves its
 // own for the statistics.
 
@@ -40,6 +40,7 @@ typedef unsigned long long u64;
 #define MARKED 2
 #define ORPHAN 3
 #define SEEDED (-0x40000000)   // cnt of a marked vertex seeded while marked (seed_early)
+#define DONE (-0x20000000)     // cnt of a marked vertex whose list step 1 read or cut
 #define FULL_MASK 0xffffffffu
 #define UNROLL 8
 #define TUNROLL 4        // entries one thread loads before using any
@@ -305,6 +306,63 @@ struct Update {
         push(changed, &C[C_CHANGED], x);
     }
 
+    // The seeds of level nl (seed list [0, ns)): each lowers its vertex to nl, which then
+    // joins the next frontier and, the first time, the changed list (as in lowered_into).
+    // Two keys a thread, loaded together; the slots of both lists are taken once a block
+    // (shared counters, then one atomic each a block): a large batch's seeds would otherwise
+    // queue thousands of warp atomics on the two list lengths. The loop is block-uniform
+    // (every thread of a block makes the same iterations: it has __syncthreads).
+    __device__ void apply_seeds(i64 ns, unsigned nl, int* next, u64* ncount) {
+        __shared__ unsigned s_count[2];
+        __shared__ u64 s_base[2];
+        const i64 stride = (i64)gridDim.x * blockDim.x;
+        for (i64 b0 = (i64)blockIdx.x * blockDim.x; b0 < ns; b0 += 2 * stride) {
+            const i64 k = b0 + threadIdx.x;
+            const u64 key0 = k < ns ? ld(&seeds[k]) : ~0ull;
+            const u64 key1 = k + stride < ns ? ld(&seeds[k + stride]) : ~0ull;
+            int v[2] = {-1, -1};
+            bool first[2] = {false, false};
+            unsigned o[2] = {0u, 0u};
+            const u64 keys[2] = {key0, key1};
+#pragma unroll
+            for (int q = 0; q < 2; ++q) {
+                if ((unsigned)(keys[q] >> 32) != nl) continue;
+                const int x = (int)(keys[q] & 0xffffffffull);
+                o[q] = atomicMin((unsigned*)&level[x], nl);
+                if (o[q] > nl) v[q] = x;
+            }
+#pragma unroll
+            for (int q = 0; q < 2; ++q)
+                if (v[q] >= 0) first[q] = atomicCAS(&flag[v[q]], 0, CHANGED) == 0;
+            if (threadIdx.x == 0) {
+                s_count[0] = 0;
+                s_count[1] = 0;
+            }
+            __syncthreads();
+            const unsigned pn = (v[0] >= 0) + (v[1] >= 0);
+            const unsigned pc = first[0] + first[1];
+            const unsigned on = pn ? atomicAdd(&s_count[0], pn) : 0u;
+            const unsigned oc = pc ? atomicAdd(&s_count[1], pc) : 0u;
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                s_base[0] = s_count[0] ? atomicAdd(ncount, (u64)s_count[0]) : 0ull;
+                s_base[1] = s_count[1] ? atomicAdd(&C[C_CHANGED], (u64)s_count[1]) : 0ull;
+            }
+            __syncthreads();
+            unsigned jn = 0, jc = 0;
+#pragma unroll
+            for (int q = 0; q < 2; ++q) {
+                if (v[q] < 0) continue;
+                next[s_base[0] + on + jn++] = v[q];
+                if (first[q]) {
+                    old[v[q]] = o[q];
+                    cnt[v[q]] = 0;
+                    changed[s_base[1] + oc + jc++] = v[q];
+                }
+            }
+        }
+    }
+
     // x lowered from o in a relaxation round: appended to the next frontier (the slot's
     // atomic and the flag's CAS in flight together) and, the first time, listed as changed
     // with the level before the update; its parent count is recounted in the repair. Marked
@@ -391,8 +449,8 @@ struct Update {
     // Items i in [0, n) of a phase, dealt to the lanes of the grid (lane l of warp w takes
     // w + l * warps, w + l * warps + 32 * warps, ...: a short phase still uses every warp):
     // v = get(i) (-1: nothing to read); v's list (in_list: in-neighbours) is read by v's thread
-    // (tr(v, in_list, d, row): row its list) when it has at most small_max entries, else by
-    // the whole warp (visit(v, in_list, wr), chunked when long). Warp-uniform.
+    // (tr(v, in_list, d, row): row its list) when it has at most small_max entries, else by the whole warp
+    // (visit(v, in_list, wr), chunked when long). Warp-uniform.
     template <class G, class T, class W>
     __device__ void visit_items(i64 n, int in_list, G get, T tr, W wr) {
         const i64 w0 = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -499,11 +557,59 @@ __device__ __forceinline__ void dbfs_update_body(
     const bool del_only = nd > 0 && ni == 0;
     const bool ins_only = ni > 0 && nd == 0;
     // deletions alone in an undirected graph: a marked vertex of level 1 (its edge to the
-    // source deleted; level-1 vertices are marked in step 1 only) that meets an unmarked
-    // level-1 neighbour while marking is seeded on level 2 there and then, its seed's list
-    // read saved (no neighbour of it is on level 0 any more, and the level-1 ones that are
-    // not marked stay on level 1)
+    // source deleted) that meets an unmarked level-1 neighbour while marking is seeded on
+    // level 2 there and then, its seed's list read saved (no neighbour of it is on level 0
+    // any more, and the level-1 ones that are not marked stay on level 1).
+    // Invariant the shortcut needs: when a level-1 vertex's list is read for it, every
+    // level-1 vertex of this update that will be marked already has flag MARKED. Level-1
+    // vertices are marked in step 1 only (their one parent is the source, which is never
+    // marked, so no marking pass reaches them; only a deleted pair (source, v) takes it),
+    // and step 1 ends with a grid barrier; so the lists of level-1 vertices are read in the
+    // marking passes, never in step 1 itself (see mark_now's caller): a level-1 neighbour
+    // that step 1 marks later than the read would otherwise look unmarked, and the vertex
+    // would be seeded on level 2 through a neighbour that is no longer on level 1.
     const bool early_seeds = del_only && U.undirected;
+    // marking (step 2): marked w (old level lw) takes one parent from child x (level lx);
+    // early: a level-1 w with an unmarked neighbour on level 1 (see SEEDED below)
+    auto mark_child = [&](int lw, int x, int lx, bool& early) {
+        if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1)
+            U.mark(x, lw + 1);
+        if (early_seeds && !early && lw == 1 && lx == 1 && ld(&flag[x]) != MARKED)
+            early = true;
+    };
+    auto mark_range = [&](int w, int, int j0, int j1) {
+        const int lw = (int)ld((const int*)&U.old[w]);
+        bool early = false;
+        U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) { mark_child(lw, x, lx, early); });
+        const unsigned found = __ballot_sync(FULL_MASK, early);
+        if (found && lane == __ffs(found) - 1) U.seed_early(w);
+    };
+    auto mark_trange = [&](int w, int, int d, const int* row) {
+        const int lw = (int)ld((const int*)&U.old[w]);
+        bool early = false;
+        U.tpass(row, d, [&](int x, int lx) { mark_child(lw, x, lx, early); });
+        if (early) U.seed_early(w);
+    };
+    // deletions alone: b, marked in step 1 by the thread that took its last parent, is
+    // marked-processed by that thread at once (its short list read, a longer one cut into
+    // chunks for the first marking pass); cnt[b] = DONE tells the first pass. Never called
+    // for a level-1 b when early_seeds is on (the invariant above), so the read takes no
+    // early seed (lb >= 2, or no shortcut at all) and cnt[b] stays DONE until the first pass
+    // resets it: no decrement reaches it either, b's parents having all given theirs.
+    auto mark_now = [&](int b, int lb) {
+        U.mark(b, lb);
+        cnt[b] = DONE;
+        const int d = deg[b];
+        const int* row = (const int*)ptr[b];
+        U.scanned += (u64)d;
+        if (d <= U.small_max) {
+            if (d > 0) mark_trange(b, 0, d, row);
+            return;
+        }
+        const int nch = (d + CHUNK - 1) / CHUNK;
+        const u64 base = atomicAdd(&C[C_CHUNKS + C_STRIDE * (U.use % 3)], (u64)nch);
+        for (int c = 0; c < nch; ++c) U.chunks[base + c] = make_int2(b, c << 1);
+    };
 
     // ---- 1. counts at the old levels: deleted pairs take a parent, inserted ones give one.
     // Deletions alone: the decrement that takes a vertex's last parent marks it. Insertions
@@ -528,7 +634,12 @@ __device__ __forceinline__ void dbfs_update_body(
             if (la >= 0 && la + 1 == lb) {
                 if (del) {
                     int o = atomicSub(&cnt[b], 1);
-                    if (del_only && o == 1) U.mark(b, lb);
+                    if (del_only && o == 1) {
+                        if (early_seeds && lb == 1)
+                            U.mark(b, lb);          // read in the first marking pass
+                        else
+                            mark_now(b, lb);
+                    }
                 } else {
                     atomicAdd(&cnt[b], 1);
                 }
@@ -560,26 +671,6 @@ __device__ __forceinline__ void dbfs_update_body(
     // pass met (chunk list [clo, chi), one list for the whole step): one grid barrier a pass.
     if (nd > 0) {
         U.phase = PH_MARK;
-        // early: a level-1 w with an unmarked neighbour on level 1 (see SEEDED below)
-        auto child = [&](int lw, int x, int lx, bool& early) {
-            if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1)
-                U.mark(x, lw + 1);
-            if (early_seeds && !early && lw == 1 && lx == 1 && ld(&flag[x]) != MARKED)
-                early = true;
-        };
-        auto range = [&](int w, int, int j0, int j1) {
-            const int lw = (int)ld((const int*)&U.old[w]);
-            bool early = false;
-            U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) { child(lw, x, lx, early); });
-            const unsigned found = __ballot_sync(FULL_MASK, early);
-            if (found && lane == __ffs(found) - 1) U.seed_early(w);
-        };
-        auto trange = [&](int w, int, int d, const int* row) {
-            const int lw = (int)ld((const int*)&U.old[w]);
-            bool early = false;
-            U.tpass(row, d, [&](int x, int lx) { child(lw, x, lx, early); });
-            if (early) U.seed_early(w);
-        };
         i64 lo = 0, clo = 0;
         int passes = 0;
         while (true) {
@@ -593,14 +684,19 @@ __device__ __forceinline__ void dbfs_update_body(
             U.visit_items(hi - lo, 0, [&](i64 i) {
                 const int w = ld(&U.changed[lo + i]);
                 level[w] = -1;
-                cnt[w] = 0;
                 if (wp) U.parent[w] = -1;
+                if (del_only && lo == 0) {          // the first pass: step 1's marks
+                    const int c = ld(&cnt[w]);
+                    cnt[w] = 0;
+                    return c == DONE ? -1 : w;      // DONE: read (or cut) in step 1
+                }
+                cnt[w] = 0;
                 return w;
-            }, trange, range);
+            }, mark_trange, mark_range);
             WARP_LOOP(i, chi - clo) {
                 const int2 e = __ldcg(&U.chunks[clo + i]);
                 const int j0 = (e.y >> 1) * CHUNK;
-                range(e.x, 0, j0, min(U.list_degree(e.x, 0), j0 + CHUNK));
+                mark_range(e.x, 0, j0, min(U.list_degree(e.x, 0), j0 + CHUNK));
             }
             lo = hi;
             clo = chi;
@@ -679,22 +775,7 @@ __device__ __forceinline__ void dbfs_update_body(
                 U.pass(U.list_row(w, 0), j0, j1, relax);
             };
             auto trange = [&](int, int, int d, const int* row) { U.tpass(row, d, relax); };
-            auto apply_seed = [&](u64 key) {
-                if ((unsigned)(key >> 32) != nl) return;
-                const int v = (int)(key & 0xffffffffull);
-                const unsigned o = atomicMin((unsigned*)&level[v], nl);
-                if (o > nl) U.lowered_into(next, ncount, v, o);
-            };
-            {   // the seed list, two keys a thread loaded together
-                const i64 stride = (i64)gridDim.x * blockDim.x;
-                for (i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x; k < ns;
-                     k += 2 * stride) {
-                    const u64 key0 = ld(&U.seeds[k]);
-                    const u64 key1 = k + stride < ns ? ld(&U.seeds[k + stride]) : ~0ull;
-                    apply_seed(key0);
-                    apply_seed(key1);
-                }
-            }
+            U.apply_seeds(ns, nl, next, ncount);
             U.visit_items(nf, 0, [&](i64 i) {
                 const int w = ld(&front[i]);
                 return (unsigned)ld(&level[w]) == cur ? w : -1;

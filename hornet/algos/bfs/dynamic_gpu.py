@@ -5,11 +5,11 @@ scratch list an update needs preallocated on this object). An update is one laun
 ``dbfs_update`` (``bfs/dynamic.cu``; cooperative by default, see ``GPUState.cooperative``):
 the steps of the CPU version run as phases of that one kernel, separated by grid barriers,
 so an update has no host synchronisation, no per-level launch and no allocation (the lists
-grow only with the graph or a larger batch); the host passes the batch and a few scalars.
-The kernel reads the graph through its vertex tables (:meth:`hornet.Graph.vertex_table`,
-updated in place by every change), so an update makes no adjacency view; the grid follows
-the batch (``GPUState.pairs_per_block``), so a small batch's grid barriers wait for few
-blocks. The statistics are read from the device only when asked for.
+grow only with the graph or a larger batch); the host passes the batch and a few scalars. The kernel reads the graph through its vertex
+tables (:meth:`hornet.Graph.vertex_table`, updated in place by every change), so an update
+makes no adjacency view; the grid follows the batch (``GPUState.pairs_per_block``), so a small
+batch's grid barriers wait for few blocks. The statistics are read from the device only when
+asked for.
 
 Capacities: per-vertex arrays and lists hold ``cap`` entries (ids < cap); the chunk list (long
 adjacency lists cut into passes of ``CHUNK`` entries) holds ``2 * entries / CHUNK`` (every
