@@ -37,6 +37,9 @@ from . import jit
 _MAIN, _HELPER = "main", "helper"
 # seconds between two looks at the claims folder while waiting for the helper
 _POLL_S = 0.01
+# the longest wait for one kernel of the helper's (a stuck helper): the main process then
+# compiles it itself
+WAIT_LIMIT_S = 300.0
 
 _helper: subprocess.Popen | None = None
 _claims_folder: str | None = None
@@ -98,7 +101,8 @@ class Claims:
             self.done(key)
 
     def _wait(self, done_path: str) -> None:
-        while not os.path.exists(done_path):
+        give_up = time.monotonic() + WAIT_LIMIT_S
+        while not os.path.exists(done_path) and time.monotonic() < give_up:
             if self.helper is not None and self.helper.poll() is not None:
                 return
             time.sleep(_POLL_S)
