@@ -31,6 +31,8 @@ import time
 from hashlib import sha1
 from typing import Iterator
 
+from numba.core import event as numba_event
+
 from . import jit
 
 #: marker file contents: which process claimed a kernel
@@ -101,11 +103,34 @@ class Claims:
             self.done(key)
 
     def _wait(self, done_path: str) -> None:
-        give_up = time.monotonic() + WAIT_LIMIT_S
-        while not os.path.exists(done_path) and time.monotonic() < give_up:
-            if self.helper is not None and self.helper.poll() is not None:
-                return
-            time.sleep(_POLL_S)
+        """Wait until ``done_path`` exists, the helper has ended or :data:`WAIT_LIMIT_S` has
+        passed. The wait counts as compile time in the active compile timers (a wait inside
+        a Numba compile counts there already)."""
+        t = time.monotonic()
+        try:
+            while not os.path.exists(done_path) and time.monotonic() < t + WAIT_LIMIT_S:
+                if self.helper is not None and self.helper.poll() is not None:
+                    return
+                time.sleep(_POLL_S)
+        finally:
+            if _compiling.depth == 0:
+                jit.record_compile(time.monotonic() - t)
+
+
+class _CompileDepth(numba_event.Listener):
+    """Numba compiles in progress in this process (a ``numba:compile`` event listener)."""
+
+    def __init__(self):
+        self.depth = 0
+
+    def on_start(self, ev):
+        self.depth += 1
+
+    def on_end(self, ev):
+        self.depth -= 1
+
+
+_compiling = _CompileDepth()
 
 
 # ---- kernel lists -------------------------------------------------------------------------
@@ -133,13 +158,11 @@ def record_kernels() -> Iterator[list]:
     compiles inside it: a list of ``[module, qualified name, [argument types as str], depth]``
     (depth 1: compiled from Python; more: inside another kernel's compile), in the order the
     compiles start."""
-    from numba.core import event
-
     known: dict = {}
     found: list = []
     depth = [0]
 
-    class Listener(event.Listener):
+    class Listener(numba_event.Listener):
         def on_start(self, ev):
             depth[0] += 1
             if len(known) != len(jit.kernels):        # kernels of modules imported since
@@ -151,7 +174,7 @@ def record_kernels() -> Iterator[list]:
         def on_end(self, ev):
             depth[0] -= 1
 
-    with event.install_listener("numba:compile", Listener()):
+    with numba_event.install_listener("numba:compile", Listener()):
         yield found
 
 
@@ -212,6 +235,7 @@ def start(kernel_list: str) -> bool:
         _claims_folder = None
         return False
     jit.compile_claims = Claims(_claims_folder, _MAIN, _helper)
+    numba_event.register("numba:compile", _compiling)
     jit.announce_compile(cache._cache_path)
     atexit.register(stop)
     return True
@@ -221,6 +245,9 @@ def stop() -> None:
     """End the helper process (if any; what it has saved stays in the cache) and remove the
     claims folder."""
     global _helper, _claims_folder
+    if jit.compile_claims is not None and jit.compile_claims.role == _MAIN:
+        with contextlib.suppress(ValueError, KeyError):
+            numba_event.unregister("numba:compile", _compiling)
     jit.compile_claims = None
     if _helper is not None:
         if _helper.poll() is None:
