@@ -202,34 +202,40 @@ def _cached(dispatcher) -> bool:
 
 def start(kernel_list: str) -> bool:
     """Start a helper process compiling the kernels of the kernel-list file ``kernel_list``
-    that are not cached yet (from the end of the list). Returns whether one started: not
-    when every listed kernel has a cache entry, when the list cannot be read or names a
-    kernel that does not exist, or when this process has a helper already. :func:`stop` (run
+    that are not cached yet (from the end of the list; entries naming no kernel of this
+    version are left out). Returns whether one started: not when every listed kernel has a
+    cache entry, when the list cannot be read, when there is no writable cache, or when this
+    process has a helper already. :func:`stop` (run
     at exit too) ends it."""
     global _helper, _claims_folder
     if _helper is not None or jit.compile_claims is not None:
         return False
     try:
         entries = [e for e in load_kernels(kernel_list) if e[3] == 1]
-        resolved = [_resolve(e) for e in entries]
-    except (OSError, ValueError, KeyError, IndexError, LookupError, ImportError):
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
         return False
-    missing = [e for e, (d, _) in zip(entries, resolved) if not _cached(d)]
-    cache = getattr(resolved[0][0], "_cache", None) if resolved else None
+    missing, cache = [], None
+    for entry in entries:
+        try:
+            dispatcher, _ = _resolve(entry)
+        except (ValueError, LookupError, ImportError, IndexError, TypeError):
+            continue                # a kernel renamed or retyped since the list was made
+        cache = getattr(dispatcher, "_cache", None)
+        if not _cached(dispatcher):
+            missing.append(entry)
     if not missing or getattr(cache, "_cache_path", None) is None:
         return False
     _claims_folder = tempfile.mkdtemp(prefix="hornet-compile-")
     with open(os.path.join(_claims_folder, "kernels.json"), "w") as f:
         json.dump({"kernels": missing}, f)
-    env = dict(os.environ)
-    # the helper imports the hornet this process runs (a checkout or an install)
+    # the helper imports the hornet this process runs (a checkout or an install), whatever
+    # its working folder holds
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
+    code = (f"import sys; sys.path.insert(0, {here!r}); "
+            f"from hornet.core.precompile import helper_main; helper_main({_claims_folder!r})")
     try:
-        _helper = subprocess.Popen(
-            [sys.executable, "-m", "hornet.core.precompile", _claims_folder],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env=env)
+        _helper = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:
         shutil.rmtree(_claims_folder, ignore_errors=True)
         _claims_folder = None
@@ -281,6 +287,3 @@ def helper_main(folder: str) -> None:
         finally:
             claims.release_all()
 
-
-if __name__ == "__main__":
-    helper_main(sys.argv[1])
