@@ -58,6 +58,7 @@ class Claims:
         self.role = role
         self.helper = helper
         self.open: set[str] = set()         # keys this process claimed and has not finished
+        self.waited_seconds = 0.0           # main: time spent waiting for the helper
 
     def _path(self, key: str) -> str:
         return os.path.join(self.folder, sha1(key.encode()).hexdigest())
@@ -113,6 +114,7 @@ class Claims:
                     return
                 time.sleep(_POLL_S)
         finally:
+            self.waited_seconds += time.monotonic() - t
             if _compiling.depth == 0:
                 jit.record_compile(time.monotonic() - t)
 
@@ -247,11 +249,16 @@ def start(kernel_list: str) -> bool:
     return True
 
 
+#: seconds the main process waited for its helper (summed over :func:`stop`)
+waited_seconds = 0.0
+
+
 def stop() -> None:
     """End the helper process (if any; what it has saved stays in the cache) and remove the
     claims folder."""
-    global _helper, _claims_folder
+    global _helper, _claims_folder, waited_seconds
     if jit.compile_claims is not None and jit.compile_claims.role == _MAIN:
+        waited_seconds += jit.compile_claims.waited_seconds
         with contextlib.suppress(ValueError, KeyError):
             numba_event.unregister("numba:compile", _compiling)
     jit.compile_claims = None
