@@ -154,3 +154,29 @@ def test_start_declines_a_missing_or_stale_list(tmp_path):
         {"kernels": [["hornet.core.search", "no_such_kernel", ["int64"], 1]]}))
     assert precompile.start(str(tmp_path / "stale.json")) is False
     assert jit.compile_claims is None
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="index writes are serialized with flock")
+def test_index_lock_makes_two_processes_take_turns(tmp_path):
+    holder = textwrap.dedent('''
+        import sys, time
+        from hornet.core import precompile
+        claims = precompile.Claims(sys.argv[1], "helper")
+        with claims.index_lock("/cache/kernel.nbi"):
+            print("held", flush=True)
+            time.sleep(0.5)
+    ''')
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen([sys.executable, "-c", holder, str(tmp_path)],
+                             stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert child.stdout.readline().strip() == "held"
+        t = time.perf_counter()
+        with precompile.Claims(str(tmp_path), "main").index_lock("/cache/kernel.nbi"):
+            waited = time.perf_counter() - t
+        assert waited >= 0.2
+        t = time.perf_counter()
+        with precompile.Claims(str(tmp_path), "main").index_lock("/cache/other.nbi"):
+            assert time.perf_counter() - t < 0.2      # another kernel's index: no wait
+    finally:
+        child.wait(timeout=60)

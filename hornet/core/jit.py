@@ -75,8 +75,9 @@ kernels: dict = {}
 #: None, or the claims of kernels between this process and a helper compiling beside it
 #: (:class:`hornet.core.precompile.Claims`): before compiling a kernel missing from the cache
 #: a process calls ``compile_claims.claim(key)``, which returns True after waiting for the
-#: other process to compile it (then it is looked up in the cache again); after saving one it
-#: calls ``compile_claims.done(key)``.
+#: other process to compile it (then it is looked up in the cache again); it saves a
+#: compiled kernel inside ``compile_claims.index_lock(index file)`` and then calls
+#: ``compile_claims.done(key)``.
 compile_claims = None
 
 COMPILE_NOTICE = "hornet: compiling kernels, first run only (cached in {where})"
@@ -138,12 +139,15 @@ try:
             return found
 
         def save_overload(self, sig, data):
+            claims = compile_claims
+            if claims is None:
+                return super().save_overload(sig, data)
             try:
-                super().save_overload(sig, data)
+                # two processes adding overloads of one kernel to its index file take turns
+                with claims.index_lock(getattr(self._cache_file, "_index_path", "")):
+                    super().save_overload(sig, data)
             finally:
-                claims = compile_claims
-                if claims is not None:
-                    claims.done(self._claim_key(sig))
+                claims.done(self._claim_key(sig))
 
         def _claim_key(self, sig) -> str:
             return claim_key(self._kernel_name, getattr(sig, "args", sig))

@@ -33,6 +33,11 @@ from typing import Iterator
 
 from numba.core import event as numba_event
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: index writes are not serialized
+    fcntl = None
+
 from . import jit
 
 #: marker file contents: which process claimed a kernel
@@ -96,6 +101,26 @@ class Claims:
             self.open.discard(key)
             with contextlib.suppress(OSError):
                 open(self._path(key) + ".done", "w").close()
+
+    @contextlib.contextmanager
+    def index_lock(self, index_path: str) -> Iterator[None]:
+        """Context holding an exclusive lock (shared with the other process) on the cache
+        index file ``index_path`` while an overload is added to it: Numba rewrites the whole
+        index, so two unlocked writers could drop each other's entry."""
+        if fcntl is None or not index_path:
+            yield
+            return
+        name = sha1(index_path.encode()).hexdigest() + ".lock"
+        try:
+            fd = os.open(os.path.join(self.folder, name), os.O_CREAT | os.O_WRONLY)
+        except OSError:
+            yield
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)            # closing releases the lock
 
     def release_all(self) -> None:
         """Mark every compile this process claimed and did not finish as done (after a failed
