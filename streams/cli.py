@@ -12,8 +12,11 @@ Errors (missing or corrupt file, bad schema, bad ids, bad option values) print o
 found a mismatch, 130: interrupted). Set ``HORNET_DEBUG=1`` to get the traceback instead.
 
 The command owns its process, so ``hornet replay`` run from the shell applies
-:func:`hornet.tune_process` before its first batch (``main(argv)`` called from Python, as the
-tests do, leaves the calling process alone unless ``tune=True``).
+:func:`hornet.tune_process` before its first batch, and on the CPU starts a helper process
+that compiles the kernels of the default replay (``streams/data/replay_kernels.json``) not yet
+in the kernel cache, beside the replay (:mod:`hornet.core.precompile`; it ends with the
+replay). ``main(argv)`` called from Python, as the tests do, does neither unless
+``tune=True`` (``precompile=True``).
 """
 from __future__ import annotations
 
@@ -293,13 +296,16 @@ def _error(msg: str, code: int) -> int:
     return code
 
 
-def main(argv=None, *, tune: bool | None = None) -> int:
+def main(argv=None, *, tune: bool | None = None, precompile: bool | None = None) -> int:
     """Entry point of the ``hornet`` command; returns the exit status. ``tune``: apply
-    :func:`hornet.tune_process` for a replay (default: only when ``argv`` is None, i.e. when
-    run as the command)."""
+    :func:`hornet.tune_process` for a replay; ``precompile``: compile a CPU replay's kernels
+    in a helper process too (:func:`_start_precompile`). Both default to True only when
+    ``argv`` is None, i.e. when run as the command."""
     debug = bool(os.environ.get("HORNET_DEBUG"))
     if tune is None:
         tune = argv is None
+    if precompile is None:
+        precompile = argv is None
     if not sys.warnoptions and not debug:
         warnings.simplefilter("ignore")
     parser = build_parser()
@@ -310,6 +316,8 @@ def main(argv=None, *, tune: bool | None = None) -> int:
         if tune and a.command == "replay":
             import hornet
             hornet.tune_process()
+        if precompile and a.command == "replay":
+            _start_precompile(a.device)
         return {"replay": _cmd_replay, "convert": _cmd_convert, "info": _cmd_info}[a.command](a)
     except CLIError as e:
         if debug:
@@ -324,6 +332,25 @@ def main(argv=None, *, tune: bool | None = None) -> int:
         if debug:
             raise
         return _error(_describe(e), _code(e))
+    finally:
+        background = sys.modules.get("hornet.core.precompile")
+        if precompile and background is not None:
+            background.stop()
+
+
+#: the kernels a CPU replay of the shipped stream compiles (``python3 -m bench.tools.kernel_list``)
+REPLAY_KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
+                              "replay_kernels.json")
+
+
+def _start_precompile(device: str) -> None:
+    """Start compiling the listed replay kernels missing from the cache in a helper process,
+    for a replay on the CPU (a first run then compiles on two cores)."""
+    import hornet
+    from hornet.core import precompile as background
+    if device == "gpu" or (device == "auto" and hornet.backend_available("gpu")):
+        return
+    background.start(REPLAY_KERNELS)
 
 
 def _code(e: BaseException) -> int:

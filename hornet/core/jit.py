@@ -22,6 +22,10 @@
   also does, such as the CPU small-batch path) is taken once its kernels are compiled or
   cached, or once a process has made enough calls to win its compile back
   (:data:`optional_path_policy` changes this): a short run compiles one path, not two.
+- :data:`kernels`: every dispatcher :func:`njit` made, by module and qualified name, so that
+  a list of kernels (:mod:`hornet.core.precompile`) can name them; :data:`compile_claims`
+  (None unless a helper process compiles beside this one) lets two processes share out the
+  compiles of a cold start.
 - :func:`compile_timer`: the seconds spent compiling kernels (Numba, and the CUDA modules of
   :mod:`hornet.memory.gpu_copy`) while it is active, so that throughput figures can leave
   one-time compilation out.
@@ -63,6 +67,18 @@ parallel_calls = 0
 # cached, or after their promotion count of calls; "always": taken from the first call
 # (compiling them then); "never": not taken
 optional_path_policy = "tiered"
+
+#: Every dispatcher made by :func:`njit` (serial and parallel twins included), by
+#: ``(module, qualified name)`` of its Python function.
+kernels: dict = {}
+
+#: None, or the claims of kernels between this process and a helper compiling beside it
+#: (:class:`hornet.core.precompile.Claims`): before compiling a kernel missing from the cache
+#: a process calls ``compile_claims.claim(key)``, which returns True after waiting for the
+#: other process to compile it (then it is looked up in the cache again); it saves a
+#: compiled kernel inside ``compile_claims.index_lock(index file)`` and then calls
+#: ``compile_claims.done(key)``.
+compile_claims = None
 
 COMPILE_NOTICE = "hornet: compiling kernels, first run only (cached in {where})"
 
@@ -108,13 +124,41 @@ try:
         """Numba's function cache with hornet's locators; announces the first compile."""
         _impl_class = _CacheImpl
 
+        def __init__(self, py_func):
+            super().__init__(py_func)
+            self._kernel_name = f"{py_func.__module__}.{py_func.__qualname__}"
+
         def load_overload(self, sig, target_context):
             found = super().load_overload(sig, target_context)
             if found is None and self._enabled:
-                _announce(self._cache_path)
+                claims = compile_claims
+                if claims is not None and claims.claim(self._claim_key(sig)):
+                    found = super().load_overload(sig, target_context)
+                if found is None:
+                    _announce(self._cache_path)
             return found
+
+        def save_overload(self, sig, data):
+            claims = compile_claims
+            if claims is None:
+                return super().save_overload(sig, data)
+            try:
+                # two processes adding overloads of one kernel to its index file take turns
+                with claims.index_lock(getattr(self._cache_file, "_index_path", "")):
+                    super().save_overload(sig, data)
+            finally:
+                claims.done(self._claim_key(sig))
+
+        def _claim_key(self, sig) -> str:
+            return claim_key(self._kernel_name, getattr(sig, "args", sig))
 except AttributeError:  # pragma: no cover - another Numba
     _FunctionCache = None
+
+
+def claim_key(kernel: str, arg_types) -> str:
+    """The name two processes share for one compile: the kernel's ``module.qualname`` and its
+    argument types (Numba types or their ``str``)."""
+    return f"{kernel}({', '.join(str(t) for t in arg_types)})"
 
 
 def announce_compile(where: str) -> None:
@@ -162,6 +206,7 @@ def njit(py_func=None, **options):
         if options.get("parallel") and tiered:
             return TieredKernel(f, threshold=0, cache=cache, **options)
         dispatcher = _plain_argument_calls(numba.njit(**options)(f))
+        kernels[(f.__module__, f.__qualname__)] = dispatcher
         return _with_cache(dispatcher) if cache else dispatcher
 
     return wrap if py_func is None else wrap(py_func)

@@ -1,0 +1,321 @@
+"""Compiling a run's kernels in a second process while the first one starts.
+
+Numba compiles one kernel at a time per process (one compiler lock), so a cold start uses
+one core. :func:`start` hands a list of the kernels a run will compile (a *kernel list*:
+module, qualified name and argument types of each, in the order the run first compiles them;
+:func:`record_kernels` makes one) to a helper process. The helper compiles the list from its
+end backwards into the on-disk cache while the calling process compiles from the front as it
+runs; a kernel the helper has compiled is loaded from the cache, so the two meet in the
+middle.
+
+The two share out the kernels through marker files in a claims folder (:class:`Claims`): a
+process about to compile a kernel missing from the cache claims it. The calling process waits
+for a kernel the helper is compiling (compiling it too would take as long), and compiles the
+ones nobody claimed; the helper skips listed kernels the calling process claimed, and
+compiles a callee claimed by the other again rather than wait, so that neither can wait on
+the other in a circle. The helper stops when its list is done, or when :func:`stop` ends it.
+"""
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from hashlib import sha1
+from typing import Iterator
+
+from numba.core import event as numba_event
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: index writes are not serialized
+    fcntl = None
+
+from . import jit
+
+#: marker file contents: which process claimed a kernel
+_MAIN, _HELPER = "main", "helper"
+# seconds between two looks at the claims folder while waiting for the helper
+_POLL_S = 0.01
+# the longest wait for one kernel of the helper's (a stuck helper): the main process then
+# compiles it itself
+WAIT_LIMIT_S = 300.0
+
+_helper: subprocess.Popen | None = None
+_claims_folder: str | None = None
+
+
+class Claims:
+    """Claims on the compiles of one cold start, shared by two processes through marker files
+    in ``folder``. ``role`` is ``"main"`` (the process doing the work, which waits for the
+    helper) or ``"helper"`` (which never waits). ``helper`` (main only): the helper's process,
+    whose end also ends a wait."""
+
+    def __init__(self, folder: str, role: str, helper: subprocess.Popen | None = None):
+        self.folder = folder
+        self.role = role
+        self.helper = helper
+        self.open: set[str] = set()         # keys this process claimed and has not finished
+        self.waited_seconds = 0.0           # main: time spent waiting for the helper
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.folder, sha1(key.encode()).hexdigest())
+
+    def owner(self, key: str) -> str | None:
+        """Who claimed ``key`` (``"main"``, ``"helper"``) or None."""
+        try:
+            with open(self._path(key)) as f:
+                return f.read() or None
+        except OSError:
+            return None
+
+    def claim(self, key: str) -> bool:
+        """Claim ``key`` before compiling it. Returns True when the main process has waited
+        for the helper to compile it (look in the cache again), False when the caller
+        compiles it."""
+        path = self._path(key)
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            if self.role == _MAIN and self.owner(key) == _HELPER:
+                self._wait(path + ".done")
+                return True
+            return False
+        except OSError:
+            return False
+        with os.fdopen(fd, "w") as f:
+            f.write(self.role)
+        self.open.add(key)
+        return False
+
+    def done(self, key: str) -> None:
+        """Mark ``key`` compiled (and saved in the cache, where it can be)."""
+        if key in self.open:
+            self.open.discard(key)
+            with contextlib.suppress(OSError):
+                open(self._path(key) + ".done", "w").close()
+
+    @contextlib.contextmanager
+    def index_lock(self, index_path: str) -> Iterator[None]:
+        """Context holding an exclusive lock (shared with the other process) on the cache
+        index file ``index_path`` while an overload is added to it: Numba rewrites the whole
+        index, so two unlocked writers could drop each other's entry."""
+        if fcntl is None or not index_path:
+            yield
+            return
+        name = sha1(index_path.encode()).hexdigest() + ".lock"
+        try:
+            fd = os.open(os.path.join(self.folder, name), os.O_CREAT | os.O_WRONLY)
+        except OSError:
+            yield
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)            # closing releases the lock
+
+    def release_all(self) -> None:
+        """Mark every compile this process claimed and did not finish as done (after a failed
+        compile: the other process then compiles it itself)."""
+        for key in list(self.open):
+            self.done(key)
+
+    def _wait(self, done_path: str) -> None:
+        """Wait until ``done_path`` exists, the helper has ended or :data:`WAIT_LIMIT_S` has
+        passed. The wait counts as compile time in the active compile timers (a wait inside
+        a Numba compile counts there already)."""
+        t = time.monotonic()
+        try:
+            while not os.path.exists(done_path) and time.monotonic() < t + WAIT_LIMIT_S:
+                if self.helper is not None and self.helper.poll() is not None:
+                    return
+                time.sleep(_POLL_S)
+        finally:
+            self.waited_seconds += time.monotonic() - t
+            if _compiling.depth == 0:
+                jit.record_compile(time.monotonic() - t)
+
+
+class _CompileDepth(numba_event.Listener):
+    """Numba compiles in progress in this process (a ``numba:compile`` event listener)."""
+
+    def __init__(self):
+        self.depth = 0
+
+    def on_start(self, ev):
+        self.depth += 1
+
+    def on_end(self, ev):
+        self.depth -= 1
+
+
+_compiling = _CompileDepth()
+
+
+# ---- kernel lists -------------------------------------------------------------------------
+
+_ARRAY = re.compile(r"^(readonly )?array\((\w+), (\d+)d, ([CFA])\)$")
+
+
+def parse_type(text: str):
+    """The Numba type written ``text`` (``str`` of the type): arrays and scalars. Raises
+    ValueError for any other type."""
+    from numba.core import types
+    m = _ARRAY.match(text)
+    if m:
+        return types.Array(parse_type(m.group(2)), int(m.group(3)), m.group(4),
+                           readonly=bool(m.group(1)))
+    scalar = types.boolean if text == "bool" else getattr(types, text, None)
+    if not isinstance(scalar, (types.Integer, types.Float, types.Boolean)):
+        raise ValueError(f"no Numba type {text!r} in a kernel list")
+    return scalar
+
+
+@contextlib.contextmanager
+def record_kernels() -> Iterator[list]:
+    """Context collecting the kernels of :data:`hornet.core.jit.kernels` that the process
+    compiles inside it: a list of ``[module, qualified name, [argument types as str], depth]``
+    (depth 1: compiled from Python; more: inside another kernel's compile), in the order the
+    compiles start."""
+    known: dict = {}
+    found: list = []
+    depth = [0]
+
+    class Listener(numba_event.Listener):
+        def on_start(self, ev):
+            depth[0] += 1
+            if len(known) != len(jit.kernels):        # kernels of modules imported since
+                known.update((id(d), key) for key, d in jit.kernels.items())
+            key = known.get(id(ev.data["dispatcher"]))
+            if key is not None:
+                found.append([key[0], key[1], [str(t) for t in ev.data["args"]], depth[0]])
+
+        def on_end(self, ev):
+            depth[0] -= 1
+
+    with numba_event.install_listener("numba:compile", Listener()):
+        yield found
+
+
+def load_kernels(path: str) -> list:
+    """The kernel list in the JSON file ``path`` (see :func:`record_kernels`)."""
+    with open(path) as f:
+        return json.load(f)["kernels"]
+
+
+def _resolve(entry) -> tuple:
+    """``(dispatcher, argument types)`` of a kernel-list entry; the modules are imported."""
+    module, qualname, args = entry[0], entry[1], entry[2]
+    importlib.import_module(module)
+    dispatcher = jit.kernels.get((module, qualname))
+    if dispatcher is None:
+        raise LookupError(f"no kernel {module}.{qualname}")
+    return dispatcher, tuple(parse_type(t) for t in args)
+
+
+def _cached(dispatcher) -> bool:
+    return jit.compiled_or_cached(dispatcher)
+
+
+# ---- the two processes ----------------------------------------------------------------------
+
+def start(kernel_list: str) -> bool:
+    """Start a helper process compiling the kernels of the kernel-list file ``kernel_list``
+    that are not cached yet (from the end of the list; entries naming no kernel of this
+    version are left out). Returns whether one started: not when every listed kernel has a
+    cache entry, when the list cannot be read, when there is no writable cache, or when this
+    process has a helper already. :func:`stop` (run
+    at exit too) ends it."""
+    global _helper, _claims_folder
+    if _helper is not None or jit.compile_claims is not None:
+        return False
+    try:
+        entries = [e for e in load_kernels(kernel_list) if e[3] == 1]
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return False
+    missing, cache = [], None
+    for entry in entries:
+        try:
+            dispatcher, _ = _resolve(entry)
+        except (ValueError, LookupError, ImportError, IndexError, TypeError):
+            continue                # a kernel renamed or retyped since the list was made
+        cache = getattr(dispatcher, "_cache", None)
+        if not _cached(dispatcher):
+            missing.append(entry)
+    if not missing or getattr(cache, "_cache_path", None) is None:
+        return False
+    _claims_folder = tempfile.mkdtemp(prefix="hornet-compile-")
+    with open(os.path.join(_claims_folder, "kernels.json"), "w") as f:
+        json.dump({"kernels": missing}, f)
+    # the helper imports the hornet this process runs (a checkout or an install), whatever
+    # its working folder holds
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = (f"import sys; sys.path.insert(0, {here!r}); "
+            f"from hornet.core.precompile import helper_main; helper_main({_claims_folder!r})")
+    try:
+        _helper = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        shutil.rmtree(_claims_folder, ignore_errors=True)
+        _claims_folder = None
+        return False
+    jit.compile_claims = Claims(_claims_folder, _MAIN, _helper)
+    numba_event.register("numba:compile", _compiling)
+    jit.announce_compile(cache._cache_path)
+    atexit.register(stop)
+    return True
+
+
+#: seconds the main process waited for its helper (summed over :func:`stop`)
+waited_seconds = 0.0
+
+
+def stop() -> None:
+    """End the helper process (if any; what it has saved stays in the cache) and remove the
+    claims folder."""
+    global _helper, _claims_folder, waited_seconds
+    if jit.compile_claims is not None and jit.compile_claims.role == _MAIN:
+        waited_seconds += jit.compile_claims.waited_seconds
+        with contextlib.suppress(ValueError, KeyError):
+            numba_event.unregister("numba:compile", _compiling)
+    jit.compile_claims = None
+    if _helper is not None:
+        if _helper.poll() is None:
+            _helper.terminate()
+            try:
+                _helper.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                _helper.kill()
+                _helper.wait()
+        _helper = None
+    if _claims_folder is not None:
+        shutil.rmtree(_claims_folder, ignore_errors=True)
+        _claims_folder = None
+
+
+def helper_main(folder: str) -> None:
+    """The helper process: compile the kernels of ``folder/kernels.json`` from the last to
+    the first, skipping those the main process has claimed."""
+    jit.announce_compiles = False
+    claims = Claims(folder, _HELPER)
+    jit.compile_claims = claims
+    for entry in reversed(load_kernels(os.path.join(folder, "kernels.json"))):
+        try:
+            dispatcher, args = _resolve(entry)
+            key = jit.claim_key(f"{entry[0]}.{entry[1]}", args)
+            if claims.owner(key) is not None:
+                continue
+            dispatcher.compile(args)
+        except Exception:      # a kernel that fails here is compiled by the main process
+            pass
+        finally:
+            claims.release_all()
+
