@@ -263,8 +263,8 @@ def test_steady_window_churn_refits_the_batch_lists_and_compacts_correctly(devic
     compactions = []
     original_compact = MemoryManager.compact_touched
 
-    def counting_compact(self):
-        old, new = original_compact(self)
+    def counting_compact(self, rows=0):
+        old, new = original_compact(self, rows)
         compactions.append(int(old.size))
         return old, new
     monkeypatch.setattr(MemoryManager, "compact_touched", counting_compact)
