@@ -8,7 +8,11 @@ block's first destination slot. Allocation and release are batched: ``allocate(k
 Memory follows the graph down: a block array that becomes empty is freed (at most one spare of
 at least ``SPARE_MIN_BYTES`` is kept per size class), and a size class whose utilization falls
 under ``compact_below`` has its live blocks moved into fewer arrays
-(:meth:`MemoryManager.compact`), after which the emptied arrays are freed. ``block_array_edges``
+(:meth:`MemoryManager.compact`), after which the emptied arrays are freed. Compaction is
+amortised against the pass that re-points the moved blocks' owners: it runs only when the
+arrays it empties give back at least ``RELEASE_PER_ROW`` free slots per vertex-table row, so
+that steady churn, whose free room the next inserts take again, does not compact batch after
+batch for a few blocks. ``block_array_edges``
 is a runtime setting; a block larger than a block array
 gets a dedicated array.
 """
