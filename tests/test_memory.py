@@ -250,25 +250,30 @@ def _push(cache, freed_ptrs, k):
 
 
 def test_block_cache_hands_out_reserved_blocks_and_takes_them_back():
-    from hornet.memory.block_cache import MIN_BLOCKS, NUM_CLASSES
+    from hornet.memory.block_cache import FLOOR_SHARE_SHIFT, MIN_BLOCKS, NUM_CLASSES
     mm = _manager(block_array_edges=1 << 12)
+    # lists of class 6 enough that the floors of classes 0 to 3 are MIN_BLOCKS
+    others = mm.allocate(6, MIN_BLOCKS << (3 + FLOOR_SHARE_SHIFT - 6))
+
+    def check(pointers, classes):
+        mm.check(np.r_[others, pointers], np.r_[np.full(others.size, 6), classes])
     cache = mm.block_cache()
     need = np.zeros(NUM_CLASSES, np.int64)
     need[[0, 3]] = [5, 7]
     cache.reserve(need)
     assert (cache.sizes() >= need).all()
-    # each ring short of blocks is filled to need + goal; an empty class's goal is
-    # MIN_BLOCKS (no traffic yet to raise it)
+    # each ring short of blocks is filled to need + goal; a class without lists has its
+    # floor as goal (no traffic yet to raise it)
     assert cache.goal(0) == MIN_BLOCKS
     assert cache.goal(1) == MIN_BLOCKS
     assert cache.size(0) == 5 + cache.goal(0) and cache.size(3) == 7 + cache.goal(3)
-    mm.check(np.zeros(0, np.int64), np.zeros(0, np.int64))      # the cache owns them all
+    check(np.zeros(0, np.int64), np.zeros(0, np.int64))      # the cache owns them all
     stats = mm.stats()["size_classes"]
     assert stats[0]["used_blocks"] == 0 and stats[0]["cached_blocks"] == cache.size(0)
     taken = _pop(cache, need)
     classes = np.repeat([0, 3], [5, 7])
     assert _commit(cache, need, np.zeros(NUM_CLASSES, np.int64), 0) == 0
-    mm.check(taken, classes)                       # popped blocks now belong to "vertices"
+    check(taken, classes)                       # popped blocks now belong to "vertices"
     assert mm.stats()["size_classes"][3]["used_blocks"] == 7
     # a batch gives back 2 of its class-3 blocks: the ring takes them
     freed = np.zeros(NUM_CLASSES, np.int64)
@@ -277,15 +282,15 @@ def test_block_cache_hands_out_reserved_blocks_and_takes_them_back():
     assert accept == 1 << 3
     _push(cache, taken[5:7], 3)
     assert _commit(cache, np.zeros(NUM_CLASSES, np.int64), freed, accept) == 0
-    mm.check(np.r_[taken[:5], taken[7:]], np.r_[classes[:5], classes[7:]])
+    check(np.r_[taken[:5], taken[7:]], np.r_[classes[:5], classes[7:]])
     # flushing gives every cached block back to the bit trees
     cache.flush()
     assert cache.sizes().sum() == 0
-    mm.check(np.r_[taken[:5], taken[7:]], np.r_[classes[:5], classes[7:]])
+    check(np.r_[taken[:5], taken[7:]], np.r_[classes[:5], classes[7:]])
     assert sum(c["cached_blocks"] for c in mm.stats()["size_classes"].values()) == 0
     cache.state[3] += 1                            # device counters out of step: caught
     with pytest.raises(InvariantError, match="counters"):
-        mm.check(np.r_[taken[:5], taken[7:]], np.r_[classes[:5], classes[7:]])
+        check(np.r_[taken[:5], taken[7:]], np.r_[classes[:5], classes[7:]])
 
 
 def test_block_cache_refill_writes_blocks_at_the_rings_tails_across_the_wrap(device):
@@ -367,7 +372,7 @@ def test_block_cache_goals_follow_the_net_drain_of_refills():
     freed = zero.copy()
     freed[1] = 90                         # class 1 gets most of its blocks back
     cache.reserve(need)
-    assert cache.goal(0) == cache.goal(1) == MIN_BLOCKS        # no traffic seen yet
+    assert cache.goal(0) == cache.floor(0) and cache.goal(1) == cache.floor(1)   # no traffic yet
     taken = []
     for _ in range(3):                    # a growing graph's batches: class 0 only drains
         cache.reserve(need)
@@ -378,7 +383,7 @@ def test_block_cache_goals_follow_the_net_drain_of_refills():
     # the second batch found the rings short (they hold need + 16): the refill saw one batch
     # of net drain 100 (class 0) and 10 (class 1); the third batch popped from the ring
     assert cache.goal(0) == DEMAND_BATCHES * 100
-    assert cache.goal(1) == max(MIN_BLOCKS, DEMAND_BATCHES * 10)
+    assert cache.goal(1) == max(cache.floor(1), DEMAND_BATCHES * 10)
     assert cache.size(0) == 100 + cache.goal(0) - 2 * 100
     balanced = zero.copy()
     balanced[2] = 40
@@ -391,7 +396,7 @@ def test_block_cache_goals_follow_the_net_drain_of_refills():
     cache.head[2] = cache.tail[2]         # (as if the ring had run dry)
     cache.state[:] = np.array(cache.head + cache.tail)
     cache.reserve(balanced)
-    assert cache.goal(2) == MIN_BLOCKS
+    assert cache.goal(2) == cache.floor(2)
     assert cache.goal(0) == DEMAND_BATCHES * 100                # raises are kept
     huge = zero.copy()
     huge[3] = cache.ring_slots // 2
@@ -429,9 +434,13 @@ def test_compaction_empties_the_cache_of_an_underused_class():
 def test_a_full_reserve_does_not_make_a_class_compact():
     """Cached blocks count as used for compaction: a reserve larger than the lists of its
     class (a small graph) must not make every batch compact the class and refill it."""
-    from hornet.memory.block_cache import MIN_BLOCKS, NUM_CLASSES
+    from hornet.memory.block_cache import FLOOR_SHARE_SHIFT, MIN_BLOCKS, NUM_CLASSES
     mm = _manager(block_array_edges=1 << 14)
+    # lists enough elsewhere that class 4's floor is MIN_BLOCKS (a graph large enough for a
+    # reserve of MIN_BLOCKS blocks of 16 slots)
+    others = mm.allocate(0, MIN_BLOCKS << (4 + FLOOR_SHARE_SHIFT))
     cache = mm.block_cache()
+    assert cache.floor(4) == MIN_BLOCKS
     need = np.zeros(NUM_CLASSES, np.int64)
     need[4] = 3
     cache.reserve(need)                            # 3 + target blocks in a fresh class
@@ -444,7 +453,7 @@ def test_a_full_reserve_does_not_make_a_class_compact():
     _commit(cache, np.zeros(NUM_CLASSES, np.int64), freed, accept)
     old, _ = mm.compact_touched()
     assert old.size == 0 and cache.size(4) == cache.goal(4) + 2 >= MIN_BLOCKS + 2
-    mm.check(taken[:1], np.full(1, 4))
+    mm.check(np.r_[others, taken[:1]], np.r_[np.zeros(others.size, np.int64), [4]])
 
 
 def test_a_class_left_without_lists_gives_its_reserve_back():
@@ -515,14 +524,35 @@ def test_manager_check_catches_a_stale_array_table():
 
 def test_block_cache_goals_are_at_most_a_quarter_of_the_lists():
     """A reserve is memory held for nothing: a ring's goal, raised by traffic or not, is at
-    most a quarter of the blocks holding lists in its class (MIN_BLOCKS at least)."""
-    from hornet.memory.block_cache import MIN_BLOCKS
+    most a quarter of the blocks holding lists in its class (its floor at least)."""
     mm = _manager(block_array_edges=1 << 16)
     cache = mm.block_cache()
     mm.allocate(0, 80)
-    assert cache.goal(0) == max(MIN_BLOCKS, 20)
+    assert cache.goal(0) == max(cache.floor(0), 20)
     cache.boost[0] = 500
-    assert cache.goal(0) == max(MIN_BLOCKS, 20)    # raised by traffic, capped by the lists
+    assert cache.goal(0) == max(cache.floor(0), 20)    # raised by traffic, capped by the lists
     mm.allocate(0, 4 * 500 - 80)
     assert cache.goal(0) == 500
-    assert cache.goal(5) == MIN_BLOCKS             # a class without lists
+    assert cache.goal(5) == cache.floor(5)         # a class without lists
+
+
+def test_block_cache_floor_is_proportional_to_the_graph():
+    """A ring's floor (its goal without lists or traffic) is MIN_BLOCKS in a graph whose list
+    slots are at least 2**FLOOR_SHARE_SHIFT times that many blocks' slots, and shrinks with
+    the graph below that (one block at least): the reserve of a small graph's large classes
+    stays a small share of its memory."""
+    from hornet.memory.block_cache import FLOOR_SHARE_SHIFT, MIN_BLOCKS
+    mm = _manager(block_array_edges=1 << 16)
+    cache = mm.block_cache()
+    assert [cache.floor(k) for k in (0, 5, 12)] == [MIN_BLOCKS] * 3   # no lists yet
+    mm.allocate(0, 200 << FLOOR_SHARE_SHIFT)        # 12800 list slots
+    slots = mm.list_slots()
+    assert slots == 200 << FLOOR_SHARE_SHIFT
+    for k in range(12):
+        want = min(MIN_BLOCKS, max(1, (slots >> FLOOR_SHARE_SHIFT) >> k))
+        assert cache.floor(k) == want
+    assert cache.floor(0) == MIN_BLOCKS and cache.floor(4) == 12 and cache.floor(8) == 1
+    # the floor of a class's reserve holds at most 2**-FLOOR_SHARE_SHIFT of the list slots,
+    # or a single block
+    for k in range(12):
+        assert cache.floor(k) == 1 or (cache.floor(k) << k) <= slots >> FLOOR_SHARE_SHIFT

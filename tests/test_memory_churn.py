@@ -263,8 +263,8 @@ def test_steady_window_churn_refits_the_batch_lists_and_compacts_correctly(devic
     compactions = []
     original_compact = MemoryManager.compact_touched
 
-    def counting_compact(self):
-        old, new = original_compact(self)
+    def counting_compact(self, rows=0):
+        old, new = original_compact(self, rows)
         compactions.append(int(old.size))
         return old, new
     monkeypatch.setattr(MemoryManager, "compact_touched", counting_compact)
@@ -294,3 +294,32 @@ def test_steady_window_churn_refits_the_batch_lists_and_compacts_correctly(devic
     held = sum(c["used_blocks"] * c["block_size"]
                for c in g.memory_stats()["size_classes"].values())
     assert held <= (1 + 2 * LOOSE_SHARE) * _fitting_slots(g)
+
+
+def test_compaction_waits_until_its_room_pays_for_the_repointing_pass():
+    """``compact(rows=...)``: nothing moves while the arrays it would empty hold fewer than
+    ``RELEASE_PER_ROW`` free slots per vertex-table row that the owner passes over; with
+    one row fewer the same state compacts, contents intact."""
+    from hornet.memory.manager import RELEASE_PER_ROW, _sparsest_arrays
+    mm = MemoryManager([("dst", np.int32), ("w", np.float64)], block_array_edges=64)
+    ptrs = mm.allocate(2, 128)                         # 8 arrays x 16 blocks of 4 slots
+    _write(mm.field_addresses(ptrs, 1), ptrs * 0.75)
+    rng = np.random.default_rng(4)
+    live = ptrs[rng.random(ptrs.size) < 0.45]
+    mm.release(np.setdiff1d(ptrs, live))
+    room = sum(a.free for a in _sparsest_arrays(mm.pools[2])) << 2
+    assert room > 0                                    # the class is under compact_below
+    rows = int(room / RELEASE_PER_ROW)
+    arrays = list(mm.pools[2])
+    old, _ = mm.compact(rows=rows + 1)                 # the room falls short of the pass
+    assert old.size == 0 and mm.last_compacted == [] and mm.pools[2] == arrays
+    mm.check(live, np.full(live.size, 2))
+    old, new = mm.compact(rows=rows)
+    assert old.size > 0 and mm.last_compacted == [2]
+    moved = dict(zip(old.tolist(), new.tolist()))
+    now = np.array([moved.get(p, p) for p in live.tolist()], dtype=np.int64)
+    mm.check(now, np.full(now.size, 2))
+    assert mm.stats()["size_classes"][2]["block_utilization"] >= COMPACT_TO
+    got = np.empty(now.size)
+    _read(mm.field_addresses(now, 1), got)
+    assert np.array_equal(got, live * 0.75)

@@ -138,7 +138,7 @@ def compact_memory(g, sources=None) -> None:
                       candidates=sources)
         if sources is None or fit.loose(mm, g._entries):
             fit.refit(mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries)
-    old, new = mm.compact_touched()
+    old, new = mm.compact_touched(rows=g._n)   # the re-pointing below passes over the table
     if old.size == 0:
         return
     if g.device == "cpu":

@@ -23,7 +23,8 @@ blocks are taken and given back batch by batch, as without a cache. A refill als
 ring by the traffic that emptied it: ``demand_batches`` times the blocks the class lost per
 batch, net of what the batches gave back, since its previous refill (within the bytes budget
 and half the ring). Either goal is at most a quarter of the blocks holding lists in the class
-(but ``MIN_BLOCKS`` at least), so a small graph keeps a small reserve and refills from free
+(but a floor at least: ``MIN_BLOCKS``, or fewer in a graph whose list slots are fewer than
+``2**FLOOR_SHARE_SHIFT`` times that many blocks' slots), so a small graph keeps a small reserve and refills from free
 room in its arrays: a reserve is memory the graph holds for nothing. A class that serves hundreds of blocks a batch more than it gets back
 (first edges of new vertices in a growing graph, say) then refills once in several batches,
 not every other one, while a class whose pops and pushes balance (batches inserting and
@@ -52,6 +53,7 @@ RING_SLOTS = 8192          # a power of two, at least twice the most blocks one 
 BUDGET_BYTES = 1 << 18     # per class: the bytes of blocks a ring aims to hold
 MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
 MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class's lists
+FLOOR_SHARE_SHIFT = 6      # ... but no more blocks than 1/64 of the graph's list slots fill
 LIST_SHARE_SHIFT = 2       # beyond that, a goal (raised or not) is at most 1/4 of the lists
 DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
@@ -201,7 +203,7 @@ class BlockCache:
     def goal(self, size_class: int) -> int:
         """Blocks ring ``size_class`` aims to hold now: its target, or more where the traffic
         of recent refills asked for more (see :meth:`reserve`), but at most a quarter of the
-        class's blocks holding lists (``MIN_BLOCKS`` at least)."""
+        class's blocks holding lists (:meth:`floor` at least)."""
         return self._goal(size_class, self.boost[size_class])
 
     def goals(self, boost=None) -> np.ndarray:
@@ -211,8 +213,19 @@ class BlockCache:
         return np.array([self._goal(k, int(boost[k])) for k in range(NUM_CLASSES)],
                         dtype=np.int64)
 
+    def floor(self, size_class: int) -> int:
+        """Blocks a ring may aim to hold whatever its class's lists: ``MIN_BLOCKS``, but no
+        more than fill ``1 / 2**FLOOR_SHARE_SHIFT`` of the graph's list slots (one block at
+        least), so that a small graph's reserve stays a small share of its memory. A graph
+        without lists (nothing to be proportional to: its first batches) has ``MIN_BLOCKS``."""
+        slots = self.manager.list_slots()
+        if slots == 0:
+            return MIN_BLOCKS
+        return min(MIN_BLOCKS, max(1, (slots >> FLOOR_SHARE_SHIFT) >> size_class))
+
     def _goal(self, size_class: int, boost: int) -> int:
-        cap = max(MIN_BLOCKS, self.manager.blocks_holding_lists(size_class) >> LIST_SHARE_SHIFT)
+        cap = max(self.floor(size_class),
+                  self.manager.blocks_holding_lists(size_class) >> LIST_SHARE_SHIFT)
         return min(max(int(self.target[size_class]), boost), cap)
 
     def commit(self, need, freed, accepted: int, classes=None) -> int:

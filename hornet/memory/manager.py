@@ -8,7 +8,11 @@ block's first destination slot. Allocation and release are batched: ``allocate(k
 Memory follows the graph down: a block array that becomes empty is freed (at most one spare of
 at least ``SPARE_MIN_BYTES`` is kept per size class), and a size class whose utilization falls
 under ``compact_below`` has its live blocks moved into fewer arrays
-(:meth:`MemoryManager.compact`), after which the emptied arrays are freed. ``block_array_edges``
+(:meth:`MemoryManager.compact`), after which the emptied arrays are freed. Compaction is
+amortised against the pass that re-points the moved blocks' owners: it runs only when the
+arrays it empties give back at least ``RELEASE_PER_ROW`` free slots per vertex-table row, so
+that steady churn, whose free room the next inserts take again, does not compact batch after
+batch for a few blocks. ``block_array_edges``
 is a runtime setting; a block larger than a block array
 gets a dedicated array.
 """
@@ -103,6 +107,12 @@ FREE_EVERY = 1
 """Compactions (delete batches) between two that give back free room past ``FREE_SHARE``: a
 ping-pong of batches whose deletes leave holes that its inserts fill again pays for that
 compaction once in this many deletes, not at every one."""
+
+RELEASE_PER_ROW = 1 / 8
+"""Free slots a compaction must give back per vertex-table row that the owner passes over to
+re-point the moved blocks (see :meth:`MemoryManager.compact`): below it the pass costs more
+than the room is worth. The room a graph may hold because of it is at most an eighth of a
+slot per vertex id (half a byte for int32 destinations, against the vertex table's 13)."""
 
 COMPACT_TO = 1 / (1 + GROWTH)
 """Compaction evacuates a class's sparsest arrays until it is at least this used: the gap
@@ -398,14 +408,15 @@ class MemoryManager:
             self._drop_empty(k, keep_spare=False)
 
     # ------------------------------------------------------------------ compaction
-    def compact_touched(self):
+    def compact_touched(self, rows: int = 0):
         """:meth:`compact` restricted to the classes that gave back blocks or got new arrays
         since the last call: only their utilization can have dropped under
-        ``compact_below``, so the result is the same as checking every class."""
+        ``compact_below``, so the result is the same as checking every class. ``rows``: as
+        in :meth:`compact`."""
         touched, self._touched = self._touched, set()
-        return self.compact(sorted(touched))
+        return self.compact(sorted(touched), rows)
 
-    def compact(self, size_classes=None):
+    def compact(self, size_classes=None, rows: int = 0):
         """Move live blocks out of the emptiest arrays of under-used classes; free those arrays.
 
         Returns ``(old_pointers, new_pointers)`` of the moved blocks (whole blocks are copied,
@@ -417,8 +428,14 @@ class MemoryManager:
         classes (the most free slots first, none holding cached blocks) give back the excess
         the same way. A class whose free slots are under ``COMPACT_MIN_SHARE`` of
         the slots holding lists is left alone.
+
+        ``rows``: the vertex-table rows the caller passes over to re-point the moved blocks
+        (0: none). Nothing moves unless the arrays to empty hold at least
+        ``RELEASE_PER_ROW * rows`` free slots: the pass costs the same whatever the room it
+        gives back, so a class that steady churn keeps a little under the threshold (room
+        that the next inserts take again) is not compacted batch after batch.
         """
-        olds, news = [], []
+        empty = self.xp.empty(0, dtype=self.xp.int64)
         self.last_compacted = []                   # the classes compacted by this call
         self.last_evacuated = []                   # (start, end, log2 block bytes) of the
                                                    # arrays emptied (their dst columns)
@@ -435,6 +452,9 @@ class MemoryManager:
         classes = list(self.pools if size_classes is None else size_classes)
         classes.sort(key=lambda k: (self._class_blocks.get(k, 0) - self._class_used.get(k, 0))
                      << k, reverse=True)           # the most free slots first
+        # plan first (cached blocks counted as used, nothing flushed or moved): which classes
+        # give back room, and whether it is worth the re-pointing pass
+        planned, room = [], 0
         for k in classes:
             pool = self.pools.get(k)
             if not pool:
@@ -447,20 +467,28 @@ class MemoryManager:
             # and must not make a small class look under-used, or batches would compact and
             # refill it over and over
             free_slots = (self._class_blocks[k] - self._class_used[k]) << k
-            if self._class_used[k] >= self.compact_below * self._class_blocks[k] and \
-                    (over <= 0 or cached):
+            under = self._class_used[k] < self.compact_below * self._class_blocks[k]
+            if not under and (over <= 0 or cached):
                 continue
             if free_slots < COMPACT_MIN_SHARE * list_slots:
                 continue
+            enough = None if under else -(-int(over) >> k)   # the graph's allowance
+            given = sum(a.free for a in self._evacuation(pool, enough)) << k
+            if given == 0 and not cached:
+                continue
+            planned.append((k, enough))
+            room += given
+            over -= given
+        if not planned or room < RELEASE_PER_ROW * rows:
+            return empty, empty
+        olds, news = [], []
+        for k, enough in planned:
             if self._cached(k):                    # cached blocks go back to the trees first
                 self.cache.flush([k])
-                pool = self.pools.get(k)
-                if not pool:
-                    continue
-            if self._class_used[k] < self.compact_below * self._class_blocks[k]:
-                evacuate = _sparsest_arrays(pool)
-            else:                                  # the graph's allowance, not the class's
-                evacuate = _sparsest_arrays(pool, 1.0, -(-int(over) >> k))
+            pool = self.pools.get(k)
+            if not pool:
+                continue
+            evacuate = self._evacuation(pool, enough)
             if not evacuate:
                 continue
             keep = [a for a in pool if all(a is not e for e in evacuate)]
@@ -477,15 +505,22 @@ class MemoryManager:
             self.last_evacuated.extend((a.base, a.base + (a.num_blocks << (k + 2)), k + 2)
                                        for a in evacuate)
             self._count(k, -sum(a.num_blocks for a in evacuate), -sum(a.used for a in evacuate))
-            over -= free_slots - ((self._class_blocks[k] - self._class_used[k]) << k)
             self._arrays_changed(freed=evacuate)
             olds.append(old)
             news.append(new)
             self.last_compacted.append(k)
         if not olds:
-            empty = self.xp.empty(0, dtype=self.xp.int64)
             return empty, empty
         return self.xp.concatenate(olds), self.xp.concatenate(news)
+
+    @staticmethod
+    def _evacuation(pool: list, enough: int | None) -> list:
+        """The arrays of one class to empty: up to ``COMPACT_TO`` utilization (``enough``
+        None: the class is under ``compact_below``), or as few as give back ``enough`` free
+        blocks (the graph's allowance)."""
+        if enough is None:
+            return _sparsest_arrays(pool)
+        return _sparsest_arrays(pool, 1.0, enough)
 
     # ------------------------------------------------------------------ addressing and copies
     def _arrays_changed(self, created=(), freed=()) -> None:

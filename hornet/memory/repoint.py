@@ -3,8 +3,9 @@
 Compaction (:meth:`hornet.memory.manager.MemoryManager.compact`) empties whole block arrays
 and reports each moved block's old and new pointer; the owners of those blocks are the
 vertices whose pointer lies inside an evacuated array. One pass over the vertex table finds
-them with a search among the few evacuated address ranges, and the owners read their new
-pointer from a table indexed by block.
+them: a vertex of a size class that moved no block is passed over on its class byte alone,
+the others search the few evacuated address ranges, and the owners read their new pointer
+from a table indexed by block.
 """
 from __future__ import annotations
 
@@ -37,10 +38,13 @@ def _moves_by_block(starts, shifts, offsets, old, new, dense):
 
 
 @dual_kernel
-def _repoint(edge_ptr, size_class, n, starts, ends, shifts, offsets, dense):
+def _repoint(edge_ptr, size_class, n, starts, ends, shifts, offsets, dense, classes):
     for v in numba.prange(n):
+        c = size_class[v]
+        if c < 0 or not (classes >> np.uint64(c)) & np.uint64(1):
+            continue                     # no list, or not of a class that moved blocks
         p = edge_ptr[v]
-        if p == 0 or size_class[v] < 0:
+        if p == 0:
             continue
         a = _last_at_most(starts, p)
         if a < 0 or p >= ends[a]:
@@ -73,4 +77,7 @@ def repoint_moved(edge_ptr: np.ndarray, size_class: np.ndarray, n: int, ranges,
     np.cumsum(blocks, out=offsets[1:])
     dense = np.zeros(int(offsets[-1]), dtype=np.int64)
     _moves_by_block(starts, shifts, offsets, old, new, dense)
-    _repoint(edge_ptr, size_class, np.int64(n), starts, ends, shifts, offsets, dense)
+    classes = np.uint64(0)               # bit k: blocks of size class k moved
+    for k in set((shifts - 2).tolist()):
+        classes |= np.uint64(1) << np.uint64(k)
+    _repoint(edge_ptr, size_class, np.int64(n), starts, ends, shifts, offsets, dense, classes)
