@@ -1,6 +1,7 @@
 """Shared fixtures: where the real graphs are, which backends exist, Hypothesis profiles."""
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -68,6 +69,32 @@ def dataset_files() -> list[Path]:
 
 
 needs_data = pytest.mark.skipif(not DATA_DIR.is_dir(), reason=f"no dataset folder {DATA_DIR}")
+
+
+# ------------------------------------------------------------------ state-machine checks
+
+
+def one_instance(checks: list) -> list:
+    """The given ``hornet.testing.AlgorithmCheck`` s (equivalent ``create``) reading one
+    algorithm instance per state machine: the first check's ``create`` builds it for the
+    machine's graph and its ``update`` feeds it every change; the others read the same
+    instance instead of building and updating copies of it. Every check still compares its
+    own result with its own oracle after every step."""
+    first, made = checks[0], {}
+
+    def create(g):
+        made["graph"], made["instance"] = g, first.create(g)
+        return made["instance"]
+
+    def the_instance(g):
+        assert made.get("graph") is g, "the first check builds the instance"
+        return made["instance"]
+
+    def read_only(alg, change):
+        """The first check has fed this change to the shared instance."""
+
+    return [dataclasses.replace(first, create=create)] + [
+        dataclasses.replace(c, create=the_instance, update=read_only) for c in checks[1:]]
 
 
 # ------------------------------------------------------------------ graphs for the algorithm tests

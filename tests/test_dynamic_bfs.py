@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import hornet
 import hornet.generators
 import hornet.testing as ht
-from conftest import BACKENDS, HAS_GPU
+from conftest import BACKENDS, HAS_GPU, one_instance
 from hornet.algos import bfs
 from hornet.algos.bfs.dynamic import DynamicBFS
 
@@ -78,7 +78,7 @@ def _checks(directed: bool):
         oracle=lambda ref: (set(ref.edges), ref.directed),
         equal=lambda got, want: parents_valid(got[0], got[1], want[0], want[1])
         and counts_consistent(got[2]))
-    return [level_check, parent_check]
+    return one_instance([level_check, parent_check])      # one DynamicBFS, read by both
 
 
 @pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])

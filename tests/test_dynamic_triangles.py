@@ -20,7 +20,7 @@ from hornet.algos import edge_support, triangle_count, triangles_per_vertex
 from hornet.algos.triangles.dynamic import DynamicTriangleCount
 from hornet.testing import to_host
 
-from conftest import BACKENDS
+from conftest import BACKENDS, one_instance
 
 
 # ------------------------------------------------------------------ oracles on the reference
@@ -52,14 +52,15 @@ def _oracle_per_edge(ref) -> np.ndarray:
 
 
 def _checks():
-    return [
+    """Three checks reading one DynamicTriangleCount."""
+    return one_instance([
         ht.AlgorithmCheck("triangle count", create=DynamicTriangleCount,
                           result=lambda a: a.count, oracle=_oracle_count),
         ht.AlgorithmCheck("triangles per vertex", create=DynamicTriangleCount,
                           result=lambda a: a.per_vertex, oracle=_oracle_per_vertex),
         ht.AlgorithmCheck("edge support", create=DynamicTriangleCount,
                           result=lambda a: a.per_edge(), oracle=_oracle_per_edge),
-    ]
+    ])
 
 
 STATE_MACHINE_CONFIGS = {

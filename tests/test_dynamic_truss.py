@@ -1,142 +1,25 @@
-"""DynamicTruss against independent oracles after every batch (CPU and GPU).
+"""DynamicTruss on scripted batches (CPU and GPU), equal to the static functions on the same
+graph state after every batch: truss numbers, k_max, k-truss edge lists; on the CPU also the
+k-order and level-count invariants, counted by brute force.
 
-Oracles: the static truss decomposition recomputed from the state machine's reference model
-(a scipy matrix built from its edge dict, not from the graph), networkx ``k_truss`` for k_max
-and the k-truss edge lists; on real graphs, the static functions on the same graph state.
 Every scenario runs twice where it matters: with the static fallback disabled (so the
-dynamic region algorithms decide every batch) and with the default fallback.
+dynamic region algorithms decide every batch) and with the default fallback. The state
+machine is in test_dynamic_truss_machine.py, the real graphs in test_dynamic_truss_real.py.
 """
 from __future__ import annotations
 
-from itertools import combinations
-
-import networkx as nx
 import numpy as np
 import pytest
-import scipy.sparse as sp
-from hypothesis import settings
 
 import hornet
-import hornet.testing as ht
-from hornet.algos import k_truss, max_truss, truss_numbers
 from hornet.algos.ktruss.dynamic import DynamicTruss
 from hornet.testing import to_host
 
-from conftest import DATA_DIR
-
-#: a share no region reaches
-NEVER = 1e9
-#: "dynamic": every batch through the region algorithms; "default": the default thresholds;
-#: "static": every batch through the whole-graph fallback
-MODES = {"dynamic": dict(fallback_share=NEVER, batch_share=NEVER), "default": {},
-         "static": dict(batch_share=0.0)}
-
-
-# ------------------------------------------------------------------ oracles on the reference
-
-
-def _nx_graph(ref) -> nx.Graph:
-    """The reference's underlying undirected simple graph (directed: u-v when u->v or v->u;
-    self-loops left out)."""
-    G = nx.Graph()
-    G.add_nodes_from(range(ref.num_vertices))
-    G.add_edges_from((u, v) for u, v in ref.edges if u != v)
-    return G
-
-
-def _oracle_truss(ref) -> np.ndarray:
-    """Static decomposition of the reference's underlying undirected graph (a scipy matrix
-    built from its edge dict), one value per reference edge (0 for a self-loop)."""
-    G = _nx_graph(ref)
-    und = sorted((min(u, v), max(u, v)) for u, v in G.edges())
-    n = ref.num_vertices
-    rows = [u for u, v in und] + [v for u, v in und]
-    cols = [v for u, v in und] + [u for u, v in und]
-    A = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
-    value = dict(zip(und, np.asarray(truss_numbers(A)).tolist()))
-    return np.array([value.get((min(u, v), max(u, v)), 0) for u, v in ref.edge_list()],
-                    dtype=np.int32)
-
-
-def _nx_k_max(ref) -> int:
-    """networkx: the largest k with a non-empty k-truss (0 without edges)."""
-    G = _nx_graph(ref)
-    if G.number_of_edges() == 0:
-        return 0
-    k = 2
-    while nx.k_truss(G, k + 1).number_of_edges():
-        k += 1
-    return k
-
-
-def _nx_k_truss_edges(ref, k):
-    """The reference's edges (as stored) whose undirected edge is in networkx's k-truss."""
-    H = nx.k_truss(_nx_graph(ref), k)
-    keep = {(min(u, v), max(u, v)) for u, v in H.edges()}
-    return [(u, v) for u, v in ref.edge_list() if (min(u, v), max(u, v)) in keep]
-
-
-def _pairs(src_dst):
-    s, d = (to_host(a).tolist() for a in src_dst)
-    return list(zip(s, d))
-
-
-def _checks(mode):
-    make = lambda g: DynamicTruss(g, **MODES[mode])
-    return [
-        ht.AlgorithmCheck("truss numbers", create=make, result=lambda a: a.truss_numbers,
-                          oracle=_oracle_truss),
-        ht.AlgorithmCheck("k_max", create=make, result=lambda a: a.k_max, oracle=_nx_k_max),
-        ht.AlgorithmCheck("4-truss", create=make, result=lambda a: _pairs(a.k_truss(4)),
-                          oracle=lambda ref: _nx_k_truss_edges(ref, 4)),
-    ]
-
-
-STATE_MACHINE_CONFIGS = {
-    "undirected": dict(directed=False),
-    "undirected_weighted": dict(directed=False, edge_properties={"w": np.float32}),
-    "directed": dict(directed=True),
-}
-
-
-@pytest.mark.parametrize("mode", ["dynamic", "default", "static"])
-@pytest.mark.parametrize("config", sorted(STATE_MACHINE_CONFIGS))
-def test_state_machine(device, mode, config):
-    """Random insert / delete / update / vertex / hub / refused batches and deleting
-    everything: truss numbers, k_max and the 4-truss equal the oracles after every step.
-    A small id space keeps the graphs dense, so cliques form and break all the time.
-    Directed graphs: the underlying undirected graph's numbers on every stored edge."""
-    Machine = ht.graph_state_machine(device=device, max_vertex=13, max_batch=20,
-                                     algorithms=_checks(mode), **STATE_MACHINE_CONFIGS[config])
-    Machine.TestCase.settings = settings(Machine.TestCase.settings,
-                                         max_examples=20 if device == "cpu" else 6,
-                                         stateful_step_count=25, deadline=None)
-    Machine.TestCase().runTest()
-
+from truss_checks import MODES
+from truss_checks import arr as _arr, assert_static as _assert_static, clique as _clique
+from truss_checks import pairs as _pairs
 
 # ------------------------------------------------------------------ scripted batches
-
-
-def _arr(device, a):
-    a = np.asarray(a, dtype=np.int64)
-    if device == "gpu":
-        import cupy
-        return cupy.asarray(a)
-    return a
-
-
-def _assert_static(kt, g):
-    want = to_host(truss_numbers(g))
-    assert np.array_equal(to_host(kt.truss_numbers), want)
-    k, _, _ = max_truss(g)
-    assert kt.k_max == int(k)
-    for kk in (3, int(k)):
-        assert _pairs(kt.k_truss(kk)) == _pairs(k_truss(g, kk))
-
-
-def _clique(vertices):
-    pairs = list(combinations(vertices, 2))
-    return [u for u, _ in pairs], [v for _, v in pairs]
 
 
 @pytest.mark.parametrize("mode", ["dynamic", "default"])
@@ -423,69 +306,3 @@ def test_bad_changes_refused(device):
         with pytest.raises(ValueError):
             kt.update(foreign)
     _assert_static(kt, g)
-
-
-def test_dynamic_path_is_taken():
-    """CPU, default thresholds: small batches on a real graph much larger than them go
-    through the region algorithms, never the static fallback (even deletions inside its
-    44-clique, which lower the numbers of all its edges), and equal the static result."""
-    s, d = _real_graph("ca-GrQc.txt.gz")
-    rng = np.random.default_rng(11)
-    g = hornet.Graph.from_edges(np.asarray(s), np.asarray(d), device="cpu")
-    n = g.num_vertices
-    kt = DynamicTruss(g)
-    paths = []
-    for step in range(12):
-        if step % 2 == 0:
-            change = g.insert_edges(np.asarray(rng.integers(0, n, 5)),
-                                    np.asarray(rng.integers(0, n, 5)))
-        else:
-            gs, gd = g.edges()
-            pick = np.asarray(rng.integers(0, len(to_host(gs)), 5))
-            change = g.delete_edges(gs[pick], gd[pick])
-        kt.update(change)
-        paths.append(kt.stats["path"])
-        _assert_static(kt, g)
-    assert paths.count("dynamic") == 12, paths
-
-
-def _real_graph(name):
-    path = DATA_DIR / name
-    if not path.exists():
-        pytest.skip(f"{name} not in {DATA_DIR}")
-    from hornet.io import read_edges
-    s, d, _ = read_edges(path)
-    return s, d
-
-
-@pytest.mark.parallel_kernels
-@pytest.mark.parametrize("mode", ["dynamic", "default"])
-def test_real_graph_batches(device, mode):
-    """ca-GrQc: random insertion and deletion batches (10 to 300 edges), equal to the static
-    decomposition after each; then deleting the vertices of the max truss lowers k_max."""
-    s, d = _real_graph("ca-GrQc.txt.gz")
-    rng = np.random.default_rng(5)
-    g = hornet.Graph.from_edges(_arr(device, s), _arr(device, d), device=device)
-    kw = MODES[mode]
-    kt = DynamicTruss(g, **kw)
-    _assert_static(kt, g)
-    n = g.num_vertices
-    for size in (10, 100, 300):
-        gs, gd = g.edges()
-        # new edges inside dense neighbourhoods: endpoints of existing edges, rewired
-        a = rng.integers(0, len(to_host(gs)), size)
-        b = rng.integers(0, len(to_host(gs)), size)
-        kt.update(g.insert_edges(gs[_arr(device, a)], gd[_arr(device, b)]))
-        _assert_static(kt, g)
-        kt.update(g.insert_edges(_arr(device, rng.integers(0, n, size)),
-                                 _arr(device, rng.integers(0, n, size))))
-        _assert_static(kt, g)
-        gs, gd = g.edges()
-        pick = _arr(device, rng.integers(0, len(to_host(gs)), size))
-        kt.update(g.delete_edges(gs[pick], gd[pick]))
-        _assert_static(kt, g)
-    k_before = kt.k_max
-    _, ts, td = max_truss(g)
-    kt.update(g.delete_vertices(_arr(device, np.unique(to_host(ts))[:3])))
-    _assert_static(kt, g)
-    assert kt.k_max <= k_before

@@ -61,7 +61,8 @@ def test_resumed_windowed_replay_equals_the_uninterrupted_one(tmp_path, op, dire
     src = _write(tmp_path, "s.parquet", op=op, ids=ids)
     kw = dict(window=350, directed=directed, algos=ALGOS, device="cpu",
               map_ids=ids == "hash")
-    kw.update(batch_size=None, batch_time=40.0) if batching == "time" else \
+    # batches of about 80 events either way (the stream advances 1.5 time units per event)
+    kw.update(batch_size=None, batch_time=120.0) if batching == "time" else \
         kw.update(batch_size=120)
     every = 3
     snap = tmp_path / "ckpt.arrow"

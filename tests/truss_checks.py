@@ -1,0 +1,78 @@
+"""Helpers shared by the DynamicTruss tests (test_dynamic_truss.py: scripted batches,
+test_dynamic_truss_machine.py: the state machine, test_dynamic_truss_real.py: real graphs):
+the threshold modes, device arrays, and the static oracle on the same graph state."""
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+from hornet.algos import k_truss, truss_numbers
+from hornet.testing import to_host
+
+from conftest import DATA_DIR
+
+#: a share no region reaches
+NEVER = 1e9
+#: "dynamic": every batch through the region algorithms; "default": the default thresholds;
+#: "static": every batch through the whole-graph fallback
+MODES = {"dynamic": dict(fallback_share=NEVER, batch_share=NEVER), "default": {},
+         "static": dict(batch_share=0.0)}
+
+
+def pairs(src_dst) -> list[tuple[int, int]]:
+    """(src, dst) arrays of either device as a list of host int pairs."""
+    s, d = (to_host(a).tolist() for a in src_dst)
+    return list(zip(s, d))
+
+
+def arr(device: str, a):
+    """int64 array of ``a`` on ``device`` ("cpu": NumPy, "gpu": CuPy)."""
+    a = np.asarray(a, dtype=np.int64)
+    if device == "gpu":
+        import cupy
+        return cupy.asarray(a)
+    return a
+
+
+def static_input(g):
+    """What the static oracle peels for the graph ``g``: an undirected CPU graph's CSR
+    (``g.to_csr()``; the static functions peel a mask over it), else ``g`` itself. Both
+    inputs give the same results, listed like ``g.edges()`` (test_algos_ktruss checks the
+    Graph input, whose peeling deletes from a copy of the graph); the CSR is a few times
+    cheaper on a real graph and shares no code with the graph's batch pipeline."""
+    if g.device == "cpu" and not g.directed:
+        csr = g.to_csr()
+        return csr[0], csr[1]
+    return g
+
+
+def assert_static(kt, g) -> None:
+    """The DynamicTruss ``kt`` equals the static functions on the same graph ``g``: truss
+    numbers (``truss_numbers``), k_max (the largest static truss number, 0 without edges,
+    as ``max_truss`` defines it) and the 3-truss and k_max-truss edge lists (``k_truss``,
+    which peels for one k on its own, independently of the decomposition)."""
+    static = static_input(g)
+    want = to_host(truss_numbers(static))
+    assert np.array_equal(to_host(kt.truss_numbers), want)
+    k = int(want.max()) if want.shape[0] else 0
+    assert kt.k_max == k
+    for kk in (3, k):
+        assert pairs(kt.k_truss(kk)) == pairs(k_truss(static, kk))
+
+
+def clique(vertices) -> tuple[list[int], list[int]]:
+    """(src, dst) of the complete graph on ``vertices``, each pair once."""
+    both = list(combinations(vertices, 2))
+    return [u for u, _ in both], [v for _, v in both]
+
+
+def real_graph(name: str):
+    """(src, dst) of a graph in the data folder; skips the test when it is absent."""
+    path = DATA_DIR / name
+    if not path.exists():
+        pytest.skip(f"{name} not in {DATA_DIR}")
+    from hornet.io import read_edges
+    s, d, _ = read_edges(path)
+    return s, d
