@@ -220,7 +220,8 @@ def test_k_order_kept(device, seed, driver, monkeypatch):
         pytest.skip("the GPU version's two drivers")
     if device == "gpu":
         from hornet.algos.ktruss import dynamic_gpu
-        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN", driver == "device")
+        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_INSERT", driver == "device")
+        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE", driver == "device")
     rng = np.random.default_rng(seed)
     n = 40
     cpu = device == "cpu"

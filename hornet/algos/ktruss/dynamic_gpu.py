@@ -44,8 +44,9 @@ Kernels run warps over an edge's intersection of the endpoints' lists; a round o
 gives each several warps (the counting phase ``ko_count`` adds the warps' counts per edge and
 stops once the edge's case is decided; the next phase reads them), except the descent's
 h-index (one warp per edge, a shared histogram). Two drivers run the same phase functions
-(:data:`DEVICE_SCAN`): one launch per phase with the host reading the round counters, or
-``ko_scan``, one cooperative launch per update with grid barriers between the phases.
+(:data:`DEVICE_SCAN_INSERT`, :data:`DEVICE_SCAN_DELETE`): one launch per phase with the host
+reading the round counters, or ``ko_scan``, one cooperative launch per update with grid
+barriers between the phases.
 
 The static GPU decomposition finishes a batch larger than ``batch_share`` of the edges, and
 one whose region passes ``fallback_share`` of the edges or whose update runs longer than
@@ -76,11 +77,14 @@ CTR_WORDS = 16
 WARP = 32
 #: warps per new candidate in ko_push (its launch size is read on the device)
 PUSH_PARTS = 4
-#: True: the deletion's descent and peeling, and the insertion's k-order scan, run as one
-#: cooperative launch per update (``ko_scan``, grid barriers between phases); False: one
-#: launch per phase, the host reading the counters between rounds (the same phase functions).
-#: bench/results/dynamic_truss_gpu.md was measured with False.
-DEVICE_SCAN = False
+#: True: the insertion's k-order scan runs as one cooperative launch per update (``ko_scan``,
+#: grid barriers between phases): an insertion climbs many levels of few edges each, and a
+#: host read per round would dominate; False: one launch per phase, the host reading the
+#: counters between rounds (the same phase functions).
+DEVICE_SCAN_INSERT = True
+#: The same choice for the deletion's descent and peeling: their rounds are few and wide,
+#: where separate launches sized by the host's read use the device better than one grid.
+DEVICE_SCAN_DELETE = False
 #: resident blocks per multiprocessor of ko_scan (a grid barrier costs more with more blocks)
 SCAN_BLOCKS_PER_SM = 2
 #: fresh stamps one ko_scan launch may use (a level takes two plus one per scan round)
@@ -429,7 +433,7 @@ class GpuDynamicTruss:
                 t.columns["truss"], self._mark, stamp, self._la, self._ctr, parts),
                threads_per_item=WARP)
         fstamp = self._tick()
-        if DEVICE_SCAN:
+        if DEVICE_SCAN_DELETE:
             # the descent from the worklist (its length read on the device) and the peeling
             # of the edges that fell, in one launch
             done = self._scan(2, 0, 0, self._fallen, fstamp, tstamp, deadline, 1 << 62)
@@ -494,7 +498,7 @@ class GpuDynamicTruss:
         self._head -= b
         self._la[:b] = slots.astype(cp.int32)
         self._levels = 0
-        if DEVICE_SCAN:
+        if DEVICE_SCAN_INSERT:
             done = self._scan(0, b, 2, self._region, 0, tstamp, deadline, max_region)
             touched = self._touched_count
         else:
