@@ -2,8 +2,6 @@
 degree skew of the Kronecker generator; uniformity of the uniform generator."""
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -152,12 +150,10 @@ def test_uniform_is_uniform():
 
 
 @pytest.mark.slow
-def test_kronecker_scale20_time():
-    t = time.perf_counter()
+def test_kronecker_scale20_size():
     s, d = kronecker_edges(20)
-    took = time.perf_counter() - t
-    assert s.shape == (16 * 2**20,)
-    assert took < 10.0, took
+    assert s.shape == d.shape == (16 * 2**20,)
+    assert s.max() < 2**20 and d.max() < 2**20
 
 
 @pytest.mark.gpu

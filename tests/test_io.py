@@ -7,7 +7,6 @@ import gzip
 import io
 import os
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -180,18 +179,6 @@ def test_dataset_matches_reference_parser(name):
     ef = read_graph_file(path)
     rows = ref_parse_text(raw, sep="," if ef.format == "csv" else None)
     assert_matches_rows(ef, rows, list(ef.extra))
-
-
-@needs_data
-@pytest.mark.parametrize("name", ["email-Enron.txt.gz", "soc-Epinions1.txt.gz"])
-def test_load_time(name):
-    path = DATA_DIR / name
-    best = float("inf")
-    for _ in range(2):
-        t = time.perf_counter()
-        read_edges(path)
-        best = min(best, time.perf_counter() - t)
-    assert best < 1.0, f"{name} took {best:.2f} s"
 
 
 @needs_data
