@@ -23,6 +23,7 @@
 
 #include "segmented.cuh"     // i64, u64, GRID_STRIDE, lower_bound
 #include "tiles.cuh"         // FULL_MASK
+#include "grid_barrier.cuh"  // grid_barrier (hornet/core)
 #include "../algos/edge_table.cuh"
 #include "../algos/batch_adjacency.cuh"
 
@@ -537,7 +538,6 @@ extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int
 #define KS_SLOW 1        // deadline or region limit
 #define KS_NO_STAMPS 2
 #define KS_NOT_EMPTY 3
-#define KS_SPIN_LIMIT (1LL << 32)
 
 #define KS_MAX_PARTS 64
 
@@ -557,26 +557,7 @@ __device__ __forceinline__ u64 ks_now() {
 struct KsGrid {
     u64* ctl; unsigned* bar; int ph;
 
-    __device__ void sync() {
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            volatile unsigned* gen = bar + 1;
-            const unsigned g = *gen;
-            __threadfence();
-            if (atomicAdd(bar, 1u) == gridDim.x - 1) {
-                atomicExch(bar, 0u);
-                __threadfence();
-                atomicAdd(bar + 1, 1u);
-            } else {
-                const long long t0 = clock64();
-                while (*gen == g) {
-                    if (clock64() - t0 > KS_SPIN_LIMIT) { atomicExch(bar + 2, 1u); break; }
-                }
-            }
-            __threadfence();
-        }
-        __syncthreads();
-    }
+    __device__ void sync() { grid_barrier(bar); }
     __device__ void next_phase() {
         sync();
         ++ph;

@@ -12,6 +12,7 @@
 
 #include "segmented.cuh"     // i64, u64, GRID_STRIDE, lower_bound, segment_between (hornet/core)
 #include "tiles.cuh"         // warp_sum, lanes_below, tiled_items, tile_segments (hornet/core)
+#include "grid_barrier.cuh"  // grid_barrier (hornet/core)
 
 #define DEAD 0
 #define ALIVE 1
@@ -175,7 +176,6 @@ extern "C" __global__ void truss_compact(const int* __restrict__ ind,
 #define TRUSS_CHUNK 32
 #define TRUSS_CHUNK_SHIFT 25
 #define TRUSS_CHUNK_MASK ((1ull << TRUSS_CHUNK_SHIFT) - 1)
-#define TRUSS_SPIN_LIMIT (1LL << 32)
 
 // control words (u64); the host sets K_ALIVE, K_ABUF, K_ROUND before a launch and zeroes the
 // counter slots (minimum slots: all ones)
@@ -215,26 +215,7 @@ struct TrussPeel {
     unsigned lane;
     int ph;                  // phase number (identical in every block)
 
-    __device__ void sync() {
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            volatile unsigned* gen = bar + 1;
-            const unsigned g = *gen;
-            __threadfence();
-            if (atomicAdd(bar, 1u) == gridDim.x - 1) {
-                atomicExch(bar, 0u);
-                __threadfence();
-                atomicAdd(bar + 1, 1u);
-            } else {
-                const long long t0 = clock64();
-                while (*gen == g) {
-                    if (clock64() - t0 > TRUSS_SPIN_LIMIT) { atomicExch(bar + 2, 1u); break; }
-                }
-            }
-            __threadfence();
-        }
-        __syncthreads();
-    }
+    __device__ void sync() { grid_barrier(bar); }
 
     // ends phase ph: barrier, then slot (ph + 1) % 3 of the new phase's successor is reset
     // (its last use, two phases back, was read before this barrier)
