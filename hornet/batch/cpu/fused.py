@@ -68,7 +68,7 @@ READ, WRITE, SECOND_LEVEL = 0, 1, 2
 # into each: see the note above lists._move_run.
 
 
-@njit
+@njit(inline="always")
 def _prefetch_row(v, degree, size_class, edge_ptr, hint):
     """Prefetch vertex ``v``'s row of the vertex table: ``hint`` READ (into every cache
     level), WRITE (``prefetchw``) or SECOND_LEVEL (``prefetcht1``: no first-level fill buffer
@@ -91,7 +91,7 @@ def _prefetch_row(v, degree, size_class, edge_ptr, hint):
         prefetch(c)
 
 
-@njit
+@njit(inline="always")
 def _plan_row(k, sources, seg_start, degree, size_class, edge_ptr, old_deg, old_ptr,
               new_class):
     """What a plan reads of segment ``k`` (its first entry, length, and its vertex's degree,
@@ -247,7 +247,7 @@ def _prefetch_lines(lo, hi, hint):
         a += 64
 
 
-@njit
+@njit(inline="always")
 def _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst, pos, nv, hint):
     """Prefetch the lines of segment ``q``'s list that a fused pass rewrites (``hint`` as
     :func:`_prefetch_lines` takes it): from where its first entry lands or sits (a guess for
