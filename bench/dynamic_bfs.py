@@ -239,31 +239,25 @@ def main(argv=None) -> None:
     desc = []
     for device in args.device:
         if device == "cpu":
+            xp, graphs, scales = np, args.graphs, args.cpu_scales
             desc.append(f"CPU: {machine()}")
-            for name in args.graphs:
-                edges = _load_real(name)
-                if edges is None:
-                    notes.append(f"{name}: not in {DATA}")
-                    continue
-                run_graph("cpu", name, *edges, args, rows, notes)
-            for scale in args.cpu_scales:
-                s, d = hornet.generators.kronecker_edges(scale, seed=args.seed)
-                run_graph("cpu", f"kron{scale}", s, d, args, rows, notes)
         else:
-            import cupy
-            props = cupy.cuda.runtime.getDeviceProperties(0)
+            import cupy as xp
+            graphs, scales = args.gpu_graphs, args.gpu_scales
+            props = xp.cuda.runtime.getDeviceProperties(0)
             name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
             desc.append(f"GPU: {name}")
-            for name in args.gpu_graphs:
-                edges = _load_real(name)
-                if edges is None:
-                    notes.append(f"{name}: not in {DATA}")
-                    continue
-                run_graph("gpu", name, *edges, args, rows, notes)
-            for scale in args.gpu_scales:
-                s, d = hornet.generators.kronecker_edges(scale, seed=args.seed, xp=cupy)
-                run_graph("gpu", f"kron{scale}", s, d, args, rows, notes)
-                cupy.get_default_memory_pool().free_all_blocks()
+        for name in graphs:
+            edges = _load_real(name)
+            if edges is None:
+                notes.append(f"{name}: not in {DATA}")
+                continue
+            run_graph(device, name, *edges, args, rows, notes)
+        for scale in scales:
+            s, d = hornet.generators.kronecker_edges(scale, seed=args.seed, xp=xp)
+            run_graph(device, f"kron{scale}", s, d, args, rows, notes)
+            if xp is not np:                           # the next scale's graph needs room
+                xp.get_default_memory_pool().free_all_blocks()
     text = [f"# Dynamic BFS: update vs static bfs{' and NetworKit DynBFS' if args.networkit else ''}",
             "", __doc__.split("\n\n")[1].replace("\n", " "), "",
             *[f"- {d}" for d in desc],

@@ -168,6 +168,20 @@ def test_loose_check_scans_first_then_fires_past_the_share():
     assert fit.loose(mm, 300 / (1 + LOOSE_SHARE) - 1)
 
 
+def _assert_compacted(mm, old, new, live, scale) -> None:
+    """Class 2 was compacted (``old`` blocks moved to ``new``): the live blocks, followed
+    to where they moved, pass the manager's check, fill the class to at least COMPACT_TO,
+    and still hold their values (``scale`` x their first address)."""
+    assert old.size > 0 and mm.last_compacted == [2]
+    moved = dict(zip(old.tolist(), new.tolist()))
+    now = np.array([moved.get(p, p) for p in live.tolist()], dtype=np.int64)
+    mm.check(now, np.full(now.size, 2))
+    assert mm.stats()["size_classes"][2]["block_utilization"] >= COMPACT_TO
+    got = np.empty(now.size)
+    _read(mm.field_addresses(now, 1), got)
+    assert np.array_equal(got, live * scale)
+
+
 def test_compaction_evacuates_the_sparsest_arrays_up_to_the_target():
     mm = MemoryManager([("dst", np.int32), ("w", np.float64)], block_array_edges=64)
     ptrs = mm.allocate(2, 128)                         # 8 arrays x 16 blocks
@@ -176,15 +190,7 @@ def test_compaction_evacuates_the_sparsest_arrays_up_to_the_target():
     rng = np.random.default_rng(1)
     live = ptrs[rng.random(ptrs.size) < 0.45]          # random holes everywhere
     mm.release(np.setdiff1d(ptrs, live))
-    old, new = mm.compact()
-    assert old.size > 0 and mm.last_compacted == [2]
-    moved = dict(zip(old.tolist(), new.tolist()))
-    now = np.array([moved.get(p, p) for p in live.tolist()], dtype=np.int64)
-    mm.check(now, np.full(now.size, 2))
-    assert mm.stats()["size_classes"][2]["block_utilization"] >= COMPACT_TO
-    got = np.empty(now.size)
-    _read(mm.field_addresses(now, 1), got)
-    assert np.array_equal(got, live * 0.25)
+    _assert_compacted(mm, *mm.compact(), live, 0.25)
     old, _ = mm.compact()                              # above the threshold: nothing moves
     assert old.size == 0
 
@@ -314,12 +320,4 @@ def test_compaction_waits_until_its_room_pays_for_the_repointing_pass():
     old, _ = mm.compact(rows=rows + 1)                 # the room falls short of the pass
     assert old.size == 0 and mm.last_compacted == [] and mm.pools[2] == arrays
     mm.check(live, np.full(live.size, 2))
-    old, new = mm.compact(rows=rows)
-    assert old.size > 0 and mm.last_compacted == [2]
-    moved = dict(zip(old.tolist(), new.tolist()))
-    now = np.array([moved.get(p, p) for p in live.tolist()], dtype=np.int64)
-    mm.check(now, np.full(now.size, 2))
-    assert mm.stats()["size_classes"][2]["block_utilization"] >= COMPACT_TO
-    got = np.empty(now.size)
-    _read(mm.field_addresses(now, 1), got)
-    assert np.array_equal(got, live * 0.75)
+    _assert_compacted(mm, *mm.compact(rows=rows), live, 0.75)
