@@ -13,9 +13,11 @@
 // Kernels: dt_lost_seeds (deletion: the surviving edges that lost a triangle counted at their
 // level), dt_hindex / dt_apply / dt_push (one synchronous round of the local h-index descent),
 // ko_eval / ko_push (insertion: the scan of one level of the k-order for the edges that may
-// rise), ko_peel_count / ko_peel_apply (a synchronous peeling round of those candidates, or of
-// the edges a deletion lowered: peeled edges get ranks at the end of their level), ko_raise
-// (the survivors one level up, ranks at the start of the new level).
+// rise), ko_count / ko_peel_apply / ko_peel_drop (a synchronous peeling round of those
+// candidates, or of the edges a deletion lowered: peeled edges get ranks at the end of their
+// level, and lower the kept counts of the members they shared a triangle with; only members
+// whose count fell below what they need are counted again), ko_survivors (the survivors one
+// level up, ranks at the start of the new level).
 //
 // The k-order: edges by (truss, rank), rank int64 unique per edge (compared only within a
 // level); every edge e lies in at most truss[e] - 2 triangles whose two other edges both come
@@ -37,9 +39,11 @@
 #define C_EVAL 8       // the scan's next evaluation list (ko_push; zeroed by ko_eval)
 #define C_NEWC 9       // 2 slots: candidates found by a scan round (ko_eval), by round parity
 #define C_ALL 11       // every candidate of the level (ko_eval)
-#define C_REM 12       // edges a peeling round removed (ko_peel_apply; zeroed by ko_peel_count)
-#define C_KEEP 13      // edges a peeling round kept (ko_peel_apply; zeroed by ko_peel_count)
+#define C_REM 12       // edges a peeling round removed (ko_peel_apply; zeroed by ko_count)
+#define C_KEEP 13      // members a peeling round left to count again (ko_peel_drop; zeroed by
+                       // ko_count)
 #define C_TAIL 14      // ranks given out at the end of a level in this update
+#define C_SURV 15      // a peeling's survivors (ko_survivors; zeroed by ko_count)
 
 #define HBINS 256      // h-index histogram bins of one warp: levels a - 255 .. a
 #define WARPS 8        // warps of a 256-thread block
@@ -297,7 +301,7 @@ extern "C" __global__ void dt_push(const int* __restrict__ deg, const i64* __res
 
 // ------------------------------------------------------------------------ the k-order
 // The scan's phases are device functions shared by two drivers: one kernel per phase with the
-// host reading the counters between them (ko_count ... ko_raise), and ko_scan, one cooperative
+// host reading the counters between them (ko_count ... ko_survivors), and ko_scan, one cooperative
 // launch that runs every level and round of an update with grid barriers between the phases.
 // Arrays that a phase writes and a later phase reads on another multiprocessor (truss, rank,
 // member, gone, counts, lists, counters) are read with ld.global.cg (L2, never a stale L1 line).
@@ -412,14 +416,15 @@ __device__ void ko_phase_push(const KoState& S, const int* newc, i64 m, int k, i
     }
 }
 
-// Peeling apply phase, a thread per live member e = list[i] at level k = truss[e], counted by
-// ko_phase_count (use_rank 0: triangles whose other edges are above k or live members; cnt[i],
-// zeroed here): with fewer than k - 1 it is peeled (gone = gstamp, count *nrem) and ranked at
-// the end of its level (tail + *ntail: one round's edges in any order, as each had at most
-// k - 2 such triangles when the round began); the others go to keep (count *nkeep).
+// Peeling apply phase, a thread per edge e = list[i] at level k = truss[e] (live members,
+// counted by ko_phase_count with use_rank 0: triangles whose other edges are above k or live
+// members; cnt[i], zeroed here): with fewer than k - 1 it is peeled (gone = gstamp, pushed =
+// rstamp: peeled in this round), ranked at the end of its level (tail + *ntail: one round's
+// edges in any order, as each had at most k - 2 such triangles when the round began) and
+// appended to rem (count *nrem); the others keep their count as a lower bound (lbound[e]).
 __device__ void ko_phase_peel_apply(const KoState& S, const int* list, i64 n, int* cnt,
-                                    int gstamp, i64 tail, u64* ntail, int* keep, u64* nkeep,
-                                    u64* nrem) {
+                                    int gstamp, int rstamp, i64 tail, u64* ntail, int* rem,
+                                    u64* nrem, int* lbound) {
     GRID_STRIDE(i, n) {
         const int e = ldcg(&list[i]);
         const int got = ldcg(&cnt[i]);
@@ -427,23 +432,81 @@ __device__ void ko_phase_peel_apply(const KoState& S, const int* list, i64 n, in
         touch(S.touched, S.tstamp, e, S.ctr);
         if (got < ldcg(&S.truss[e]) - 1) {
             S.gone[e] = gstamp;
+            S.pushed[e] = rstamp;
             S.rank[e] = tail + (i64)atomicAdd(ntail, 1ull);
-            atomicAdd(nrem, 1ull);
+            rem[atomicAdd(nrem, 1ull)] = e;
         } else {
-            keep[atomicAdd(nkeep, 1ull)] = e;
+            lbound[e] = got;
         }
     }
 }
 
-// The level's survivors list[:n] rise to level k + 1 and take the ranks head + i, before every
-// edge of that level; they are copied to seeds (the next level's scan starts from them).
-__device__ void ko_phase_raise(const KoState& S, const int* list, i64 n, int k, i64 head,
-                               int* seeds) {
+// Whether the other edge q of a triangle of a live member at level k held that triangle
+// when the peeling round began (q above k, or a member at level k not peeled before the
+// round: live, or peeled in it, pushed == rstamp); *now: q was peeled in this round.
+__device__ __forceinline__ bool ko_held_before(const KoState& S, const int* member, int mstamp,
+                                               int gstamp, int rstamp, int q, int k,
+                                               bool* now) {
+    *now = false;
+    const int tq = ldcg(&S.truss[q]);
+    if (tq != k) return tq > k;
+    if (ldcg(&member[q]) != mstamp) return false;
+    if (ldcg(&S.gone[q]) != gstamp) return true;
+    *now = ldcg(&S.pushed[q]) == rstamp;
+    return *now;
+}
+
+// Peeling drop phase, `parts` warps per edge e = rem[i] (i < m) peeled in this round, at level
+// k: every live member p at level k in a triangle of e that held it for p loses it from its
+// lower bound lbound[p] (a triangle whose other two edges were both peeled in the round drops
+// once, from the smaller slot); a bound that falls below k - 1 puts p on next (count *nnext,
+// once: a bound only falls within a round), to be counted again in the next round. The
+// bounds stay lower bounds of the live triangles, so the rounds peel exactly the edges a
+// synchronous peeling with full counts would.
+__device__ void ko_phase_peel_drop(const KoState& S, const int* rem, i64 m, const int* member,
+                                   int mstamp, int gstamp, int rstamp, int* lbound, int* next,
+                                   u64* nnext, int parts) {
+    const unsigned lane = threadIdx.x & 31;
+    for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
+        const i64 i = wi / parts;
+        const int part = (int)(wi - i * parts);
+        const int e = ldcg(&rem[i]);
+        const int k = ldcg(&S.truss[e]);
+        const i64 key = S.tkeys[e];
+        const int u = hi32(key), v = lo32(key);
+        auto drop = [&](int p, int q) {
+            if (ldcg(&S.truss[p]) != k || ldcg(&member[p]) != mstamp ||
+                ldcg(&S.gone[p]) == gstamp)
+                return;                            // not a live member at level k
+            bool now;
+            if (!ko_held_before(S, member, mstamp, gstamp, rstamp, q, k, &now)) return;
+            if (now && q < e) return;              // q drops it
+            if (atomicSub(&lbound[p], 1) == k - 1) next[atomicAdd(nnext, 1ull)] = p;
+        };
+        warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
+            const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
+            const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+            if (s1 < 0 || s2 < 0) return;
+            drop((int)s1, (int)s2);
+            drop((int)s2, (int)s1);
+        }, NO_STOP);
+    }
+}
+
+// The members all[:n] not peeled (gone != gstamp) after the peeling: counted in *nout and,
+// with raise_to > 0, raised to level raise_to with ranks head - j (before every edge of that
+// level) and listed in seeds[j] (the next level's scan starts from them).
+__device__ void ko_phase_survivors(const KoState& S, const int* all, i64 n, int gstamp,
+                                   int raise_to, i64 head, int* seeds, u64* nout) {
     GRID_STRIDE(i, n) {
-        const int e = ldcg(&list[i]);
-        S.truss[e] = k + 1;
-        S.rank[e] = head + i;
-        seeds[i] = e;
+        const int e = ldcg(&all[i]);
+        if (ldcg(&S.gone[e]) == gstamp) continue;
+        const u64 j = atomicAdd(nout, 1ull);
+        if (raise_to > 0) {
+            S.truss[e] = raise_to;
+            S.rank[e] = head - (i64)j;
+            seeds[j] = e;
+        }
     }
 }
 
@@ -453,9 +516,9 @@ __device__ void ko_phase_raise(const KoState& S, const int* list, i64 n, int k, 
 #define KO_STATE {deg, ptr, tkeys, tshift, truss, rank, member, gone, pushed, touched, tstamp, ctr}
 
 // One-phase kernels (host-driven rounds): ko_count, ko_decide, ko_push, ko_peel_apply,
-// ko_raise. ko_decide's thread 0 zeroes ctr[C_EVAL] (ko_push's list) and ctr[C_NEWC + 1 -
-// slot] (the next round's); ko_push reads its count on the device; ko_count's thread 0
-// zeroes ctr[C_REM] and ctr[C_KEEP] (written by ko_peel_apply).
+// ko_peel_drop, ko_survivors. ko_decide's thread 0 zeroes ctr[C_EVAL] (ko_push's list) and
+// ctr[C_NEWC + 1 - slot] (the next round's); ko_push and ko_peel_drop read their counts on
+// the device; ko_count's thread 0 zeroes ctr[C_REM], ctr[C_KEEP] and ctr[C_SURV].
 extern "C" __global__ void ko_count(KO_STATE_PARAMS, const int* list, i64 n, int parts,
                                     int k_scan, const int* count_member, int mstamp,
                                     int gstamp, int use_rank, int* cnt) {
@@ -463,6 +526,7 @@ extern "C" __global__ void ko_count(KO_STATE_PARAMS, const int* list, i64 n, int
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         ctr[C_REM] = 0;
         ctr[C_KEEP] = 0;
+        ctr[C_SURV] = 0;
     }
     const KoState S = KO_STATE;
     ko_phase_count(S, list, n, parts, k_scan, count_member, mstamp, gstamp, use_rank, cnt,
@@ -487,16 +551,26 @@ extern "C" __global__ void ko_push(KO_STATE_PARAMS, const int* newc, int slot, i
 }
 
 extern "C" __global__ void ko_peel_apply(KO_STATE_PARAMS, const int* list, i64 n, int* cnt,
-                                         int gstamp, i64 tail, int* keep) {
+                                         int gstamp, int rstamp, i64 tail, int* rem,
+                                         int* lbound) {
     const KoState S = KO_STATE;
-    ko_phase_peel_apply(S, list, n, cnt, gstamp, tail, &ctr[C_TAIL], keep, &ctr[C_KEEP],
-                        &ctr[C_REM]);
+    ko_phase_peel_apply(S, list, n, cnt, gstamp, rstamp, tail, &ctr[C_TAIL], rem,
+                        &ctr[C_REM], lbound);
 }
 
-extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int k, i64 head,
-                                    int* seeds) {
+// (the round's peeled count is read on the device)
+extern "C" __global__ void ko_peel_drop(KO_STATE_PARAMS, const int* rem,
+                                        const int* peel_member, int mstamp, int gstamp,
+                                        int rstamp, int* lbound, int* next, int parts) {
     const KoState S = KO_STATE;
-    ko_phase_raise(S, list, n, k, head, seeds);
+    ko_phase_peel_drop(S, rem, (i64)ldcg(&ctr[C_REM]), peel_member, mstamp, gstamp, rstamp,
+                       lbound, next, &ctr[C_KEEP], parts);
+}
+
+extern "C" __global__ void ko_survivors(KO_STATE_PARAMS, const int* all, i64 n, int gstamp,
+                                        int raise_to, i64 head, int* seeds) {
+    const KoState S = KO_STATE;
+    ko_phase_survivors(S, all, n, gstamp, raise_to, head, seeds, &ctr[C_SURV]);
 }
 
 // ------------------------------------------------------------------------ ko_scan
@@ -531,8 +605,11 @@ extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int
 #define KS_TOUCHED 14    // out: ctr[C_TOUCHED] at the end
 #define KS_SPUN 15       // out: a grid barrier timed out
 #define KS_CNT 16        // 3 slots: list lengths appended in phase ph % 3
-#define KS_CNT2 19       // 3 slots: peeled edges of phase ph % 3
-#define KS_WORDS 24
+#define KS_BARRIERS 19   // out: grid barriers passed
+#define KS_NS_SCAN 20    // out: nanoseconds in the insertion's level scans (block 0's clock)
+#define KS_NS_PEEL 21    // out: nanoseconds in the peelings
+#define KS_NS_DESC 22    // out: nanoseconds in the deletion's descent
+#define KS_WORDS 32
 
 #define KS_DONE 0
 #define KS_SLOW 1        // deadline or region limit
@@ -555,36 +632,32 @@ __device__ __forceinline__ u64 ks_now() {
 }
 
 struct KsGrid {
-    u64* ctl; unsigned* bar; int ph;
+    u64* ctl; unsigned* bar; int ph; u64 barriers;
 
-    __device__ void sync() { grid_barrier(bar); }
+    __device__ void sync() { grid_barrier(bar); ++barriers; }
     __device__ void next_phase() {
         sync();
         ++ph;
-        if (blockIdx.x == 0 && threadIdx.x == 0) {
-            ctl[KS_CNT + (ph + 1) % 3] = 0;
-            ctl[KS_CNT2 + (ph + 1) % 3] = 0;
-        }
+        if (blockIdx.x == 0 && threadIdx.x == 0) ctl[KS_CNT + (ph + 1) % 3] = 0;
     }
     __device__ u64* slot() { return &ctl[KS_CNT + ph % 3]; }
-    __device__ u64* slot2() { return &ctl[KS_CNT2 + ph % 3]; }
     __device__ i64 last() { return (i64)ldcg(&ctl[KS_CNT + (ph + 2) % 3]); }
-    __device__ i64 last2() { return (i64)ldcg(&ctl[KS_CNT2 + (ph + 2) % 3]); }
 };
 
 extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc,
                                    int* all, int* ka, int* kb, int* cnt, int* lowered,
-                                   int* lowered_old, int* member1, int mstamp1, u64* ctl,
-                                   unsigned* bar, int stamp_base, int stamp_span, i64 tail,
-                                   i64 max_region, i64 deadline_ns, int mode) {
+                                   int* lowered_old, int* member1, int mstamp1, int* lbound,
+                                   u64* ctl, unsigned* bar, int stamp_base, int stamp_span,
+                                   i64 tail, i64 max_region, i64 deadline_ns, int mode) {
     __shared__ int count[WARPS];
     __shared__ int hist[WARPS][HBINS];
     int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
     const KoState S = KO_STATE;
     KsGrid G;
-    G.ctl = ctl; G.bar = bar; G.ph = 0;
+    G.ctl = ctl; G.bar = bar; G.ph = 0; G.barriers = 0;
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const u64 t0 = ks_now();
+    u64 ns_scan = 0, ns_peel = 0, ns_desc = 0;
     int used = 0, status = KS_DONE;
     i64 head = (i64)ctl[KS_HEAD];
     int k = (int)ctl[KS_K];
@@ -619,20 +692,22 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
             nxt = nxt == la ? lb : la;
         }
         ns = status == KS_DONE ? (i64)ldcg(&ctl[KS_FELL]) : 0;
+        ns_desc = ks_now() - t0;
     }
     while (ns > 0) {
+        const u64 t_level = ks_now();
         const int* peel_list = all;
         const int* pmember = member1;
         int pstamp_m = mstamp1;
         i64 nall = ns;
         if (mode == 0) {
-            if (used + 3 > stamp_span) { status = KS_NO_STAMPS; break; }
+            if (used + 4 > stamp_span) { status = KS_NO_STAMPS; break; }
             const int mstamp = stamp_base + (++used);
             const int* cur = seeds;
             int* nxt = la;
             i64 n = ns;
             while (n > 0) {                        // the scan of level k: candidates
-                if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
+                if (used + 3 > stamp_span) { status = KS_NO_STAMPS; break; }
                 const int pstamp = stamp_base + (++used);
                 ko_phase_count(S, cur, n, ko_parts(n), k, S.member, mstamp, -1, 1, cnt, c);
                 G.next_phase();
@@ -656,41 +731,48 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
             pmember = S.member;
             pstamp_m = mstamp;
         }
-        // the peeling of the candidates (mode 1: of the given edges)
+        const u64 t_peel = ks_now();
+        ns_scan += t_peel - t_level;
+        // the peeling of the candidates (modes 1 and 2: of the given edges): the first round
+        // counts every member, later rounds only those whose kept count fell too low
         const int gstamp = stamp_base + (++used);
         const int* pc = peel_list;
-        int* keep = ka;
         i64 n = nall;
-        bool still = false;                        // survivors after a round that removed none
         while (n > 0) {
+            if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
+            const int rstamp = stamp_base + (++used);
             ko_phase_count(S, pc, n, ko_parts(n), -1, pmember, pstamp_m, gstamp, 0, cnt, c);
             G.next_phase();
-            ko_phase_peel_apply(S, pc, n, cnt, gstamp, tail, &ctl[KS_TAIL], keep, G.slot(),
-                                G.slot2());
+            ko_phase_peel_apply(S, pc, n, cnt, gstamp, rstamp, tail, &ctl[KS_TAIL], newc,
+                                G.slot(), lbound);
             if (leader && (i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
             G.next_phase();
             ++rounds;
-            const i64 kept = G.last(), removed = G.last2();
-            n = kept;
-            if (removed == 0) { still = true; break; }
+            const i64 removed = G.last();
+            if (removed == 0) break;
             if (ldcg(&ctl[KS_ABORT])) { status = KS_SLOW; break; }
-            pc = keep;
-            keep = keep == ka ? kb : ka;
+            int* recount = pc == ka ? kb : ka;
+            ko_phase_peel_drop(S, newc, removed, pmember, pstamp_m, gstamp, rstamp, lbound,
+                               recount, G.slot(), ko_parts(removed));
+            G.next_phase();
+            n = G.last();
+            pc = recount;
         }
         if (status != KS_DONE) break;
+        // the survivors (mode 0: raised to the next level, its scan's seeds)
+        ko_phase_survivors(S, peel_list, nall, gstamp, mode == 0 ? k + 1 : 0, head, seeds,
+                           G.slot());
+        if (leader) ctl[KS_ALL] = 0;
+        G.next_phase();
+        const i64 kept = G.last();
+        ns_peel += ks_now() - t_peel;
         if (mode != 0) {
-            if (n > 0) status = KS_NOT_EMPTY;
+            if (kept > 0) status = KS_NOT_EMPTY;
             break;
         }
-        if (!still) n = 0;
         ++levels;
-        if (n > 0) {                               // the survivors rise: next level's seeds
-            ko_phase_raise(S, keep, n, k, head - n + 1, seeds);
-            if (leader) ctl[KS_ALL] = 0;
-            G.next_phase();
-            head -= n;
-        }
-        ns = n;
+        head -= kept;
+        ns = kept;
         ++k;
     }
     if (leader) {
@@ -702,5 +784,9 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
         ctl[KS_ROUNDS] = rounds;
         ctl[KS_TOUCHED] = ldcg(&ctr[C_TOUCHED]);
         ctl[KS_SPUN] = *(volatile unsigned*)(bar + 2);
+        ctl[KS_BARRIERS] = G.barriers;
+        ctl[KS_NS_SCAN] = ns_scan;
+        ctl[KS_NS_PEEL] = ns_peel;
+        ctl[KS_NS_DESC] = ns_desc;
     }
 }

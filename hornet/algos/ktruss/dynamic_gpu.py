@@ -71,7 +71,7 @@ __all__ = ["GpuDynamicTruss"]
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_gpu.cu")
 #: counter words (see dynamic_gpu.cu)
 C_LOW, C_NEXT, C_TOUCHED, C_FELL = 0, 1, 2, 6
-C_EVAL, C_NEWC, C_ALL, C_REM, C_KEEP, C_TAIL = 8, 9, 11, 12, 13, 14
+C_EVAL, C_NEWC, C_ALL, C_REM, C_KEEP, C_TAIL, C_SURV = 8, 9, 11, 12, 13, 14, 15
 CTR_WORDS = 16
 #: threads of one warp: the triangle kernels run one warp per edge
 WARP = 32
@@ -95,7 +95,8 @@ UPDATE_STAMPS = 1 << 22
 KS_N, KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
     range(10)
 KS_TOUCHED, KS_SPUN = 14, 15
-KS_WORDS = 24
+KS_BARRIERS, KS_NS_SCAN, KS_NS_PEEL, KS_NS_DESC = 19, 20, 21, 22
+KS_WORDS = 32
 KS_DONE, KS_NOT_EMPTY = 0, 3
 #: warps a launch of few edges aims to keep busy, and the most warps that share one edge
 TARGET_WARPS = 8192
@@ -195,6 +196,9 @@ class GpuDynamicTruss:
             self._touched = cp.zeros(self._cap, dtype=cp.int32)
             self._gone = cp.zeros(self._cap, dtype=cp.int32)
             self._fell = cp.zeros(self._cap, dtype=cp.int32)
+            # a peeling's kept counts (lower bounds of a member's live triangles), written
+            # for every member before they are read
+            self._lbound = cp.zeros(self._cap, dtype=cp.int32)
         need = len(t) + int(extra) + 16
         if need > self._list_size:
             size = max(need, self._list_size + self._list_size // 4)
@@ -248,7 +252,8 @@ class GpuDynamicTruss:
                    self._la, self._front, self._front2, self._cand,
                    members if mode else self._region, self._lb,
                    self._region if mode else self._low, self._cnt, self._low,
-                   self._low_old, self._fell, np.int32(mstamp), self._ks, self._bar,
+                   self._low_old, self._fell, np.int32(mstamp), self._lbound, self._ks,
+                   self._bar,
                    np.int32(base),
                    np.int32(SCAN_STAMPS), np.int64(self._tail), np.int64(region),
                    np.int64(deadline_ns), np.int32(mode)),
@@ -261,6 +266,10 @@ class GpuDynamicTruss:
         self._tail += int(c[KS_TAIL])
         self._rounds += int(c[KS_ROUNDS])
         self._levels = int(c[KS_LEVELS])
+        self._scan_stats = {"barriers": int(c[KS_BARRIERS]),
+                            "scan_ms": int(c[KS_NS_SCAN]) / 1e6,
+                            "peel_ms": int(c[KS_NS_PEEL]) / 1e6,
+                            "descent_ms": int(c[KS_NS_DESC]) / 1e6}
         if int(c[KS_STATUS]) != KS_DONE:
             self._cnt.fill(0)                     # (a phase may have stopped before its reader)
             return False
@@ -384,6 +393,7 @@ class GpuDynamicTruss:
         self._scratch(extra)
         self._ctr.fill(0)
         self._rounds = 0
+        self._scan_stats = {}
         if self._clock + UPDATE_STAMPS >= (1 << 31) - 1:
             self._tick(UPDATE_STAMPS)             # (starts the stamps over)
         return self._tick()
@@ -443,46 +453,63 @@ class GpuDynamicTruss:
             done = self._descend(n, tstamp, fstamp, deadline)
             if done:
                 # the edges that fell: the end of their new level, in an order peeled from them
-                nf = int(self._read()[C_FELL])
-                done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp, deadline,
-                                  to_empty=True) >= 0
-            touched = int(self._read()[C_TOUCHED])
+                # (the counters as the descent's last round read them)
+                nf = int(self._ctr_host[C_FELL])
+                done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp,
+                                  deadline) == 0
+            # (the counters as the last round read them: no kernel writes them after it)
+            touched = int(self._ctr_host[C_TOUCHED])
             self._tail += int(self._ctr_host[C_TAIL])      # (the host-driven peeling's)
         if not done:                               # (the caller deletes the batch's keys)
             return self._fallback(touched)
-        self.stats.update(region=touched, rounds=self._rounds)
+        self.stats.update(region=touched, rounds=self._rounds, **self._scan_stats)
 
     def _peel(self, members, n: int, member, mstamp, tstamp, deadline, *,
-              to_empty: bool) -> int:
+              raise_to: int = 0) -> int:
         """Synchronous peeling of ``members[:n]`` (distinct slots marked ``member ==
-        mstamp``, each at its level k = truss; not ``_lb`` nor ``_front2``): a round removes
-        those with fewer than k - 1 triangles whose other edges are above k or live members,
-        and ranks them at the end of their level (from ``tail``). Ends when a round removes
-        nothing: the survivors are left in ``_lb[:returned]``. Returns -1 when the deadline
-        passed, or, with ``to_empty`` (the members' numbers are exact, so all must go), when
-        edges survive."""
-        from hornet.core.cuda import i64, launch
+        mstamp``, each at its level k = truss; not ``_lb``, ``_front2`` nor ``_cand``): a
+        round removes those with fewer than k - 1 triangles whose other edges are above k or
+        live members, and ranks them at the end of their level (from ``tail``). The first
+        round counts every member; a removed edge lowers the kept counts of the members it
+        shared a triangle with, and only those whose count fell below k - 1 are counted in
+        the next round. Ends when a round removes nothing. With ``raise_to`` > 0 the
+        survivors rise to that level (ranks before every edge of it, from ``head``) and are
+        listed in ``_la``. Returns the survivors' count, -1 when the deadline passed (the
+        counters ``_ctr_host`` are those of the last read: no kernel writes them after it)."""
+        from hornet.core.cuda import BLOCK, _max_grid, i64, launch
         state = self._state(tstamp)
         gstamp = self._tick()
-        cur, keep = members, self._lb
-        count, apply = _fn("ko_count"), _fn("ko_peel_apply")
+        cur, recount = members, self._lb
+        count, apply, drop = _fn("ko_count"), _fn("ko_peel_apply"), _fn("ko_peel_drop")
+        full_grid = (int(_max_grid()),)
+        total, removed = n, 0
         while n:
+            rstamp = self._tick()
             parts = _parts(n)
             launch(count, n * int(parts), state + (cur, i64(n), parts, np.int32(-1), member,
                                                    np.int32(mstamp), gstamp, np.int32(0),
                                                    self._cnt), threads_per_item=WARP)
-            launch(apply, n, state + (cur, i64(n), self._cnt, gstamp, i64(self._tail), keep))
+            launch(apply, n, state + (cur, i64(n), self._cnt, gstamp, rstamp,
+                                      i64(self._tail), self._cand, self._lbound))
+            # (the round's removed count is read on the device; parts from its bound n)
+            drop(full_grid, (BLOCK,), state + (self._cand, member, np.int32(mstamp), gstamp,
+                                               rstamp, self._lbound, recount, parts))
             c = self._read()
             self._rounds += 1
-            removed, n = int(c[C_REM]), int(c[C_KEEP])
-            if removed == 0 or (n and time.perf_counter() > deadline):
-                break
-            cur, keep = keep, (self._front2 if keep is self._lb else self._lb)
-        if n and (to_empty or removed):
-            return -1
-        if n and keep is not self._lb:
-            self._lb[:n] = keep[:n]
-        return n
+            n = int(c[C_KEEP])
+            removed += int(c[C_REM])
+            if n and time.perf_counter() > deadline:
+                return -1
+            cur, recount = recount, (self._front2 if recount is self._lb else self._lb)
+        if raise_to <= 0 or total == removed:
+            return total - removed
+        # (ko_count zeroed the survivors' counter)
+        launch(_fn("ko_survivors"), total, state + (members, i64(total), gstamp,
+                                                    np.int32(raise_to), i64(self._head),
+                                                    self._la))
+        kept = int(self._read()[C_SURV])
+        self._head -= kept if raise_to > 0 else 0
+        return kept
 
     def _insert(self, src, dst, slots) -> None:
         """Raise the numbers after an insertion batch (new edges in the table, ``slots``):
@@ -506,7 +533,8 @@ class GpuDynamicTruss:
             touched = int(self._read()[C_TOUCHED])
         if not done:
             return self._fallback(touched)
-        self.stats.update(region=touched, rounds=self._rounds, levels=self._levels)
+        self.stats.update(region=touched, rounds=self._rounds, levels=self._levels,
+                          **self._scan_stats)
 
     def _scan_rounds(self, ns: int, tstamp, deadline, max_region) -> bool:
         """The insertion scan from the seeds ``_la[:ns]`` at level 2, one launch per phase
@@ -514,7 +542,7 @@ class GpuDynamicTruss:
         from hornet.core.cuda import BLOCK, _max_grid, i64, launch
         state = self._state(tstamp)
         count, decide = _fn("ko_count"), _fn("ko_decide")
-        push, raise_ = _fn("ko_push"), _fn("ko_raise")
+        push = _fn("ko_push")
         full_grid = (int(_max_grid()),)
         seeds = self._la
         k = 2
@@ -542,14 +570,11 @@ class GpuDynamicTruss:
                 if int(c[C_ALL]) > max_region or time.perf_counter() > deadline:
                     return False
             nall = int(c[C_ALL])
+            # the survivors rise to k + 1: the next level's seeds (in _la)
             ns = self._peel(self._region, nall, self._member, mstamp, tstamp, deadline,
-                            to_empty=False)
+                            raise_to=k + 1)
             if ns < 0:
                 return False
-            if ns:                                 # the survivors rise: next level's seeds
-                launch(raise_, ns, state + (self._lb, i64(ns), np.int32(k),
-                                            i64(self._head - ns + 1), seeds))
-                self._head -= ns
             k += 1
             self._levels += 1
         self._tail += int(self._read()[C_TAIL])
