@@ -12,12 +12,13 @@
 //
 // Kernels: dt_lost_seeds (deletion: the surviving edges that lost a triangle counted at their
 // level), dt_hindex / dt_apply / dt_push (one synchronous round of the local h-index descent),
-// ko_eval / ko_push (insertion: the scan of one level of the k-order for the edges that may
-// rise), ko_count / ko_peel_apply / ko_peel_drop (a synchronous peeling round of those
-// candidates, or of the edges a deletion lowered: peeled edges get ranks at the end of their
-// level, and lower the kept counts of the members they shared a triangle with; only members
-// whose count fell below what they need are counted again), ko_survivors (the survivors one
-// level up, ranks at the start of the new level).
+// ko_cache_count / ko_cache_fill (insertion: the new edges' triangles, read at every level
+// they climb), ko_count / ko_decide / ko_push (the scan of one level of the k-order for the
+// edges that may rise), ko_count / ko_peel_apply / ko_peel_drop (a synchronous peeling round
+// of those candidates, or of the edges a deletion lowered: peeled edges get ranks at the end
+// of their level and lower the kept counts of the members they shared a triangle with; only
+// members whose count fell below what they need are counted again), ko_survivors (the
+// survivors one level up, ranks at the start of the new level).
 //
 // The k-order: edges by (truss, rank), rank int64 unique per edge (compared only within a
 // level); every edge e lies in at most truss[e] - 2 triangles whose two other edges both come
@@ -107,6 +108,45 @@ __device__ __forceinline__ void warp_common(const int* __restrict__ deg,
 
 #define NO_STOP [] { return false; }
 
+#define KO_HEAVY 512   // an edge whose endpoints both have this many neighbours is heavy
+
+// Whether edge {u, v} is heavy (its triangles take a whole block of warps).
+__device__ __forceinline__ bool heavy_pair(const int* deg, int u, int v) {
+    return deg[u] >= KO_HEAVY && deg[v] >= KO_HEAVY;
+}
+
+// body(i, part, parts) for every item i < n and every part < parts of it (the warps that
+// share the item). With parts < WARPS, the heavy items (heavy(i)) go to a whole block each
+// (part = the warp in the block, parts = WARPS) and the others to `parts` warps, so that an
+// edge between two hubs is not left to one warp in a long list; with parts >= WARPS, every
+// item to `parts` warps. Every thread of every block must call it (the heavy items of a tile
+// of the list are collected in shared memory between block barriers); heavy(i) must give the
+// same value on every call within the phase. The body runs warp-wide.
+template <typename Heavy, typename Body>
+__device__ __forceinline__ void for_item_parts(i64 n, int parts, Heavy&& heavy, Body&& body) {
+    if (parts < WARPS) {
+        __shared__ int tile[WARPS * 32];
+        __shared__ int ntile;
+        const int wib = (threadIdx.x >> 5) & (WARPS - 1);
+        for (i64 base = (i64)blockIdx.x * blockDim.x; base < n;
+             base += (i64)gridDim.x * blockDim.x) {
+            if (threadIdx.x == 0) ntile = 0;
+            __syncthreads();
+            const i64 i = base + threadIdx.x;
+            if (i < n && heavy(i)) tile[atomicAdd(&ntile, 1)] = (int)threadIdx.x;
+            __syncthreads();
+            const int nt = ntile;
+            for (int t = 0; t < nt; ++t) body(base + tile[t], wib, (int)WARPS);
+            __syncthreads();
+        }
+    }
+    for (i64 wi = warp_id(); wi < n * parts; wi += num_warps()) {
+        const i64 i = wi / parts;
+        if (parts < WARPS && heavy(i)) continue;
+        body(i, (int)(wi - i * parts), parts);
+    }
+}
+
 // Deletion, `parts` warps per deleted edge {bsrc[i], bdst[i]} (gone from the graph, still in the
 // table with its number). Its triangles are those of the graph before the batch: an endpoint's
 // neighbours are its current list plus its list in the batch adjacency bkeys (2 nb ascending
@@ -123,12 +163,11 @@ extern "C" __global__ void dt_lost_seeds(const int* __restrict__ deg, const i64*
                                          int parts) {
     const unsigned lane = threadIdx.x & 31;
     const i64 nk = 2 * nb;
-    for (i64 wi = warp_id(); wi < nb * parts; wi += num_warps()) {
-        const i64 i = wi / parts;
-        const i64 part = wi - i * parts;
+    for_item_parts(nb, parts, [&](i64 i) { return heavy_pair(deg, bsrc[i], bdst[i]); },
+                   [&](i64 i, int part, int parts) {
         const int u = bsrc[i], v = bdst[i];
         const i64 sd = et_find(tkeys, tshift, et_key(u, v));
-        if (sd < 0) continue;
+        if (sd < 0) return;
         const int td = truss[sd];
         i64 ulo, uhi, vlo, vhi;
         ba_vertex_range(bkeys, nk, u, &ulo, &uhi);
@@ -156,33 +195,42 @@ extern "C" __global__ void dt_lost_seeds(const int* __restrict__ deg, const i64*
             if (!ba_has_pair(bkeys, nk, y, w) && imin(td, t1) >= t2)
                 claim(mark, stamp, (int)s2, out, ctr, C_NEXT);
         }
-    }
+    });
 }
 
-// Descent phase, one warp per worklist edge e = list[i] (distinct), a = truss[e]: newval[i] =
-// the h-index of e's triangles, capped at a: the largest k <= a with at least k - 2 triangles
-// whose other two edges both have truss >= k (2 without). Reads truss only (a synchronous
-// round: the apply phase writes the values after every warp has read). Levels below a - 255
-// share the lowest bin: when that bin decides, the value (an upper bound of the h-index, so
-// still a valid bound) is stored negated and the apply phase puts the edge back on the
-// worklist. hist: the block's WARPS x HBINS shared histograms.
+// Descent phase, one warp per worklist edge e = list[i] (distinct), a = truss[e] (a heavy
+// edge, heavy_pair, and with `blockwise`, for short worklists, every edge: one block, its
+// warps sharing e's shorter list and one histogram, so that a hub's edge is not left to one
+// warp; every thread of every block calls it): newval[i] = the h-index
+// of e's triangles, capped at a: the largest k <= a with at least k - 2 triangles whose other
+// two edges both have truss >= k. Reads truss only (a synchronous round: the apply phase
+// writes the values after every warp has read). Levels below a - 255 share the lowest bin:
+// when that bin decides, the value (an upper bound of the h-index, so still a valid bound) is
+// stored negated and the apply phase puts the edge back on the worklist. hist: the block's
+// WARPS x HBINS shared histograms (blockwise: the first).
 __device__ void dt_phase_hindex(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                 const i64* __restrict__ tkeys, int tshift, const int* truss,
                                 const int* list, i64 n, int* newval, int* touched, int tstamp,
-                                u64* ctr, int (*hist)[HBINS]) {
+                                u64* ctr, int (*hist)[HBINS], bool blockwise) {
     const unsigned lane = threadIdx.x & 31;
-    int* h = hist[(threadIdx.x >> 5) & (WARPS - 1)];
-    for (i64 i = warp_id(); i < n; i += num_warps()) {
+    const int wib = (threadIdx.x >> 5) & (WARPS - 1);
+    // the h-index of list[i] by the whole block (bw: its warps share e's list and hist[0];
+    // every thread of the block calls it) or by the calling warp (hist[wib])
+    auto one = [&](i64 i, bool bw) {
+        int* h = hist[bw ? 0 : wib];
+        const int part = bw ? wib : 0, parts = bw ? (int)WARPS : 1;
+        auto sync = [&] { if (bw) __syncthreads(); else __syncwarp(); };
         const int e = ldcg(&list[i]);
         const i64 key = tkeys[e];
         const int u = hi32(key), v = lo32(key);
         const int a = ldcg(&truss[e]);
         const int lo = a - (HBINS - 1) > 2 ? a - (HBINS - 1) : 2;
-        for (int b = lane; b < HBINS; b += 32) h[b] = 0;
-        __syncwarp();
+        for (int b = bw ? (int)threadIdx.x : (int)lane; b < HBINS; b += bw ? (int)blockDim.x : 32)
+            h[b] = 0;
+        sync();
         if (a > 2) {
             // (stops once a - 2 triangles hold e at its level a: the value stays)
-            warp_common(deg, ptr, u, v, lane, 0, 1, [&](int w) {
+            warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
                 const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
                 const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
                 if (s1 < 0 || s2 < 0) return;
@@ -191,11 +239,11 @@ __device__ void dt_phase_hindex(const int* __restrict__ deg, const i64* __restri
                 atomicAdd(&h[m - lo], 1);
             }, [&] {
                 __syncwarp();
-                return h[a - lo] >= a - 2;
+                return ((volatile int*)h)[a - lo] >= a - 2;
             });
         }
-        __syncwarp();
-        if (lane == 0) {
+        sync();
+        if (bw ? threadIdx.x == 0 : lane == 0) {
             int acc = 0, k = a, out = lo;
             bool decided = false;
             for (; k > lo; --k) {
@@ -207,8 +255,31 @@ __device__ void dt_phase_hindex(const int* __restrict__ deg, const i64* __restri
             newval[i] = a <= 2 ? a : out;
             touch(touched, tstamp, e, ctr);
         }
-        __syncwarp();
+        sync();
+    };
+    if (blockwise) {
+        for (i64 i = blockIdx.x; i < n; i += gridDim.x) one(i, true);
+        return;
     }
+    auto heavy = [&](i64 i) {
+        const i64 key = tkeys[ldcg(&list[i])];
+        return heavy_pair(deg, hi32(key), lo32(key));
+    };
+    // the heavy edges of each tile of the list a block each, then the others a warp each
+    __shared__ int tile[WARPS * 32];
+    __shared__ int ntile;
+    for (i64 base = (i64)blockIdx.x * blockDim.x; base < n; base += (i64)gridDim.x * blockDim.x) {
+        if (threadIdx.x == 0) ntile = 0;
+        __syncthreads();
+        const i64 i = base + threadIdx.x;
+        if (i < n && heavy(i)) tile[atomicAdd(&ntile, 1)] = (int)threadIdx.x;
+        __syncthreads();
+        const int nt = ntile;
+        for (int t = 0; t < nt; ++t) one(base + tile[t], true);
+        __syncthreads();
+    }
+    for (i64 i = warp_id(); i < n; i += num_warps())
+        if (!heavy(i)) one(i, false);
 }
 
 // Descent apply phase: truss[list[i]] = newval[i] where lower; lowered edges (with their
@@ -246,9 +317,11 @@ __device__ void dt_phase_push(const int* __restrict__ deg, const i64* __restrict
                               const int* lowered, const int* lowered_old, i64 m, int* next,
                               u64* nnext, int* mark, int stamp, int parts) {
     const unsigned lane = threadIdx.x & 31;
-    for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
-        const i64 i = wi / parts;
-        const int part = (int)(wi - i * parts);
+    auto heavy = [&](i64 i) {
+        const i64 key = tkeys[ldcg(&lowered[i])];
+        return heavy_pair(deg, hi32(key), lo32(key));
+    };
+    for_item_parts(m, parts, heavy, [&](i64 i, int part, int parts) {
         const int e = ldcg(&lowered[i]);
         const int old = ldcg(&lowered_old[i]);
         const int now = ldcg(&truss[e]);
@@ -264,7 +337,7 @@ __device__ void dt_phase_push(const int* __restrict__ deg, const i64* __restrict
             if (f2 <= old && f2 > now && atomicExch(&mark[s2], stamp) != stamp)
                 next[atomicAdd(nnext, 1ull)] = (int)s2;
         }, NO_STOP);
-    }
+    });
 }
 
 // One-phase kernels of the descent (host-driven rounds). dt_hindex's thread 0 zeroes the
@@ -272,14 +345,14 @@ __device__ void dt_phase_push(const int* __restrict__ deg, const i64* __restrict
 extern "C" __global__ void dt_hindex(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                      const i64* __restrict__ tkeys, int tshift,
                                      const int* truss, const int* list, i64 n, int* newval,
-                                     int* touched, int tstamp, u64* ctr) {
+                                     int* touched, int tstamp, u64* ctr, int blockwise) {
     __shared__ int hist[WARPS][HBINS];
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         ctr[C_LOW] = 0;
         ctr[C_NEXT] = 0;
     }
     dt_phase_hindex(deg, ptr, tkeys, tshift, truss, list, n, newval, touched, tstamp, ctr,
-                    hist);
+                    hist, blockwise != 0);
 }
 
 extern "C" __global__ void dt_apply(const int* list, i64 n, const int* newval, int* truss,
@@ -324,7 +397,52 @@ struct KoState {
     const int* deg; const i64* ptr; const i64* tkeys; int tshift;
     int* truss; i64* rank; int* member; int* gone; int* pushed; int* touched; int tstamp;
     u64* ctr;            // ctr[C_TOUCHED] counts the distinct edges examined
+    // the triangle cache of an insertion's new edges (ko_cache_*): cidx[slot] >= 0 is the
+    // edge's index j there (-1 for every other edge); its triangles are the packed slot pairs
+    // (s1 << 32 | s2) in chunks choff[j] .. choff[j + 1] - 1 of KO_CHUNK pairs, chunk c
+    // holding chlen[c] of them at pairs[c * KO_CHUNK]
+    const int* cidx; const i64* choff; int* chlen; i64* pairs;
 };
+
+#define KO_CHUNK 256
+
+// Whether the edge list[i] is heavy (heavy_pair of its endpoints).
+__device__ __forceinline__ bool ko_heavy(const KoState& S, const int* list, i64 i) {
+    const i64 key = S.tkeys[ldcg(&list[i])];
+    return heavy_pair(S.deg, hi32(key), lo32(key));
+}
+
+// f(s1, s2) for the triangles of edge e = {u, v} (the slots of its two other edges), spread
+// over the lanes of the calling warp, `part` of `parts` warps sharing the edge; stop() as in
+// warp_common. A new edge of an insertion reads its cached pairs (this warp: every parts-th
+// chunk from `part`), any other edge intersects the endpoints' lists.
+template <typename F, typename Stop>
+__device__ __forceinline__ void ko_triangles(const KoState& S, int e, int u, int v,
+                                             unsigned lane, int part, int parts, F&& f,
+                                             Stop&& stop) {
+    const int j = S.cidx[e];
+    if (j < 0) {
+        warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
+            const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
+            const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+            if (s1 < 0 || s2 < 0) return;
+            f((int)s1, (int)s2);
+        }, stop);
+        return;
+    }
+    const i64 c1 = S.choff[j + 1];
+    for (i64 ch = S.choff[j] + part; ch < c1; ch += parts) {
+        const int len = ldcg(&S.chlen[ch]);
+        const i64* P = S.pairs + ch * KO_CHUNK;
+        for (int q = 0; q < len; q += 32) {
+            if (q + (int)lane < len) {
+                const i64 pr = ldcg(&P[q + lane]);
+                f(hi32(pr), lo32(pr));
+            }
+            if (stop()) return;
+        }
+    }
+}
 
 // Counting phase, `parts` warps per list edge e = list[i] at level k = truss[e] (with k_scan
 // >= 0, the scan of level k_scan: only edges at that level and not yet candidates, member !=
@@ -336,22 +454,18 @@ __device__ void ko_phase_count(const KoState& S, const int* list, i64 n, int par
                                const int* member, int mstamp, int gstamp, int use_rank,
                                int* cnt, int* c) {
     const unsigned lane = threadIdx.x & 31;
-    for (i64 wi = warp_id(); wi < n * parts; wi += num_warps()) {
-        const i64 i = wi / parts;
-        const int part = (int)(wi - i * parts);
+    for_item_parts(n, parts, [&](i64 i) { return ko_heavy(S, list, i); },
+                   [&](i64 i, int part, int parts) {
         const int e = ldcg(&list[i]);
         const int k = ldcg(&S.truss[e]);
-        if (k_scan >= 0 && (k != k_scan || ldcg(&member[e]) == mstamp)) continue;  // uniform
+        if (k_scan >= 0 && (k != k_scan || ldcg(&member[e]) == mstamp)) return;  // uniform
         const i64 key = S.tkeys[e];
         const int u = hi32(key), v = lo32(key);
         const i64 r = ldcg(&S.rank[e]);
         const int enough = k - 1;
         if (lane == 0) *c = 0;
         __syncwarp();
-        warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
-            const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
-            const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
-            if (s1 < 0 || s2 < 0) return;
+        ko_triangles(S, e, u, v, lane, part, parts, [&](int s1, int s2) {
             if (ko_holds(S.truss, S.rank, member, mstamp, S.gone, gstamp, s1, k, r, use_rank) &&
                 ko_holds(S.truss, S.rank, member, mstamp, S.gone, gstamp, s2, k, r, use_rank))
                 atomicAdd(c, 1);
@@ -362,7 +476,7 @@ __device__ void ko_phase_count(const KoState& S, const int* list, i64 n, int par
         __syncwarp();
         if (lane == 0 && *c) atomicAdd(&cnt[i], *c);
         __syncwarp();
-    }
+    });
 }
 
 // Scan decision phase of level k, a thread per list edge y at level k not yet a candidate:
@@ -389,31 +503,54 @@ __device__ void ko_phase_decide(const KoState& S, const int* list, i64 n, int k,
 
 // Push phase, `parts` warps per new candidate x = newc[i] (i < m) at level k: every level-k
 // edge z after x in a triangle of x whose third edge is at level >= k, not a candidate, goes
-// to next (count *nnext, deduplicated by pushed == pstamp): x raised z's count.
+// to next (count *nnext, deduplicated by pushed == pstamp): x raised z's count. A cached new
+// edge keeps only the triangles whose other two edges are at level >= k (in place, per
+// chunk): the levels below k are final for the rest of the update, so no later phase needs
+// the others (an edge climbing many levels reads fewer triangles at each).
 __device__ void ko_phase_push(const KoState& S, const int* newc, i64 m, int k, int mstamp,
                               int pstamp, int* next, u64* nnext, int parts) {
     const unsigned lane = threadIdx.x & 31;
-    for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
-        const i64 i = wi / parts;
-        const int part = (int)(wi - i * parts);
+    for_item_parts(m, parts, [&](i64 i) { return ko_heavy(S, newc, i); },
+                   [&](i64 i, int part, int parts) {
         const int x = ldcg(&newc[i]);
         const i64 key = S.tkeys[x];
         const int u = hi32(key), v = lo32(key);
         const i64 rx = ldcg(&S.rank[x]);
-        warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
-            const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
-            const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
-            if (s1 < 0 || s2 < 0) return;
+        // whether the triangle's other edges are both at level >= k; pushes the later ones
+        auto visit = [&](int s1, int s2) -> bool {
             const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
-            if (f1 < k || f2 < k) return;
+            if (f1 < k || f2 < k) return false;
             if (f1 == k && ldcg(&S.rank[s1]) > rx && ldcg(&S.member[s1]) != mstamp)
                 if (atomicExch(&S.pushed[s1], pstamp) != pstamp)
-                    next[atomicAdd(nnext, 1ull)] = (int)s1;
+                    next[atomicAdd(nnext, 1ull)] = s1;
             if (f2 == k && ldcg(&S.rank[s2]) > rx && ldcg(&S.member[s2]) != mstamp)
                 if (atomicExch(&S.pushed[s2], pstamp) != pstamp)
-                    next[atomicAdd(nnext, 1ull)] = (int)s2;
-        }, NO_STOP);
-    }
+                    next[atomicAdd(nnext, 1ull)] = s2;
+            return true;
+        };
+        const int j = S.cidx[x];
+        if (j < 0) {
+            ko_triangles(S, x, u, v, lane, part, parts,
+                         [&](int s1, int s2) { visit(s1, s2); }, NO_STOP);
+            return;
+        }
+        const i64 c1 = S.choff[j + 1];
+        for (i64 ch = S.choff[j] + part; ch < c1; ch += parts) {
+            const int len = ldcg(&S.chlen[ch]);
+            i64* P = S.pairs + ch * KO_CHUNK;
+            int kept = 0;
+            for (int q = 0; q < len; q += 32) {
+                const bool have = q + (int)lane < len;
+                const i64 pr = have ? ldcg(&P[q + lane]) : 0;
+                const bool keep = have && visit(hi32(pr), lo32(pr));
+                const unsigned ballot = __ballot_sync(FULL_MASK, keep);
+                // (in place: a lane writes at or below the position every lane has read)
+                if (keep) P[kept + __popc(ballot & ((1u << lane) - 1u))] = pr;
+                kept += __popc(ballot);
+            }
+            if (lane == 0) S.chlen[ch] = kept;
+        }
+    });
 }
 
 // Peeling apply phase, a thread per edge e = list[i] at level k = truss[e] (live members,
@@ -467,9 +604,8 @@ __device__ void ko_phase_peel_drop(const KoState& S, const int* rem, i64 m, cons
                                    int mstamp, int gstamp, int rstamp, int* lbound, int* next,
                                    u64* nnext, int parts) {
     const unsigned lane = threadIdx.x & 31;
-    for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
-        const i64 i = wi / parts;
-        const int part = (int)(wi - i * parts);
+    for_item_parts(m, parts, [&](i64 i) { return ko_heavy(S, rem, i); },
+                   [&](i64 i, int part, int parts) {
         const int e = ldcg(&rem[i]);
         const int k = ldcg(&S.truss[e]);
         const i64 key = S.tkeys[e];
@@ -483,14 +619,11 @@ __device__ void ko_phase_peel_drop(const KoState& S, const int* rem, i64 m, cons
             if (now && q < e) return;              // q drops it
             if (atomicSub(&lbound[p], 1) == k - 1) next[atomicAdd(nnext, 1ull)] = p;
         };
-        warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
-            const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
-            const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
-            if (s1 < 0 || s2 < 0) return;
-            drop((int)s1, (int)s2);
-            drop((int)s2, (int)s1);
+        ko_triangles(S, e, u, v, lane, part, parts, [&](int s1, int s2) {
+            drop(s1, s2);
+            drop(s2, s1);
         }, NO_STOP);
-    }
+    });
 }
 
 // The members all[:n] not peeled (gone != gstamp) after the peeling: counted in *nout and,
@@ -512,8 +645,63 @@ __device__ void ko_phase_survivors(const KoState& S, const int* all, i64 n, int 
 
 #define KO_STATE_PARAMS const int* __restrict__ deg, const i64* __restrict__ ptr, \
     const i64* __restrict__ tkeys, int tshift, int* truss, i64* rank, int* member, int* gone, \
-    int* pushed, int* touched, int tstamp, u64* ctr
-#define KO_STATE {deg, ptr, tkeys, tshift, truss, rank, member, gone, pushed, touched, tstamp, ctr}
+    int* pushed, int* touched, int tstamp, u64* ctr, const int* cidx, const i64* choff, \
+    int* chlen, i64* pairs
+#define KO_STATE {deg, ptr, tkeys, tshift, truss, rank, member, gone, pushed, touched, tstamp, \
+    ctr, cidx, choff, chlen, pairs}
+
+// The triangle cache of an insertion's new edges slots[:nb] (every triangle of the current
+// graph, before the scan): ko_cache_count adds edge j's triangles to tcount[j] (zero on
+// entry); the host lays out the chunks (choff); ko_cache_fill writes the pairs (fill[j]: zero
+// on entry) and the chunks' lengths. `parts` warps per edge.
+extern "C" __global__ void ko_cache_count(const int* __restrict__ deg,
+                                          const i64* __restrict__ ptr,
+                                          const i64* __restrict__ tkeys, int tshift,
+                                          const int* slots, i64 nb, int* tcount, int parts) {
+    const unsigned lane = threadIdx.x & 31;
+    for (i64 wi = warp_id(); wi < nb * parts; wi += num_warps()) {
+        const i64 j = wi / parts;
+        const int part = (int)(wi - j * parts);
+        const i64 key = tkeys[slots[j]];
+        const int u = hi32(key), v = lo32(key);
+        int mine = 0;
+        warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
+            if (et_find(tkeys, tshift, et_key(u, w)) >= 0 &&
+                et_find(tkeys, tshift, et_key(v, w)) >= 0)
+                ++mine;
+        }, NO_STOP);
+        for (int o = 16; o > 0; o >>= 1) mine += __shfl_down_sync(FULL_MASK, mine, o);
+        if (lane == 0 && mine) atomicAdd(&tcount[j], mine);
+    }
+}
+
+extern "C" __global__ void ko_cache_fill(const int* __restrict__ deg,
+                                         const i64* __restrict__ ptr,
+                                         const i64* __restrict__ tkeys, int tshift,
+                                         const int* slots, i64 nb, const int* tcount,
+                                         const i64* choff, int* fill, int* chlen, i64* pairs,
+                                         int parts) {
+    const unsigned lane = threadIdx.x & 31;
+    for (i64 wi = warp_id(); wi < nb * parts; wi += num_warps()) {
+        const i64 j = wi / parts;
+        const int part = (int)(wi - j * parts);
+        const i64 key = tkeys[slots[j]];
+        const int u = hi32(key), v = lo32(key);
+        const i64 c0 = choff[j];
+        if (part == 0)
+            for (i64 ch = c0 + lane; ch < choff[j + 1]; ch += 32) {
+                const i64 left = (i64)tcount[j] - (ch - c0) * KO_CHUNK;
+                chlen[ch] = (int)(left < KO_CHUNK ? left : KO_CHUNK);
+            }
+        warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
+            const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
+            const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
+            if (s1 < 0 || s2 < 0) return;
+            const i64 at = atomicAdd(&fill[j], 1);
+            pairs[(c0 + at / KO_CHUNK) * KO_CHUNK + at % KO_CHUNK] = (s1 << 32) | s2;
+        }, NO_STOP);
+    }
+}
 
 // One-phase kernels (host-driven rounds): ko_count, ko_decide, ko_push, ko_peel_apply,
 // ko_peel_drop, ko_survivors. ko_decide's thread 0 zeroes ctr[C_EVAL] (ko_push's list) and
@@ -672,7 +860,7 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
             if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
             const int mark = stamp_base + (++used);
             dt_phase_hindex(deg, ptr, tkeys, tshift, truss, cur, n, newc, touched, tstamp, ctr,
-                            hist);
+                            hist, n <= (i64)gridDim.x);
             G.next_phase();
             dt_phase_apply(cur, n, newc, truss, lowered, lowered_old, G.slot(), nxt,
                            &ctl[KS_NEXT + r], pushed, mark, member1, mstamp1, all,

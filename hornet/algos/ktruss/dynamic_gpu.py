@@ -35,15 +35,27 @@ earlier candidate (or a seed) is not (its count is its old s+ <= k - 2). C is fo
 seeds by rounds on the device (``ko_eval`` decides a list's edges; ``ko_push`` puts the later
 level-k neighbours of the new candidates on the next list), then peeled at k - 1 triangles
 (others above k or live candidates): the survivors rise to k + 1 (ranks at the start of it:
-the next level's seeds), the peeled ones go to the end of level k. An edge visited but no
+the next level's seeds), the peeled ones go to the end of level k. Before the scan the new
+edges' triangles (the slot pairs of their other two edges) are cached (``ko_cache_*``): a new
+edge that climbs many levels reads its cached pairs at each, and its push at level k drops
+the pairs with an edge below k (final for the rest of the update), so a hub's new edge reads
+fewer triangles at every level instead of intersecting two long lists again.
+
+Peelings (the candidates of a level, the edges a deletion lowered) keep counts: the first
+round counts every member (a lower bound: the count stops once it suffices); a peeled edge
+lowers the counts of the live members it shared a held triangle with (``ko_peel_drop``), and
+only the members whose count fell below k - 1 are counted again in the next round. The rounds
+peel exactly the edges a synchronous peeling with full counts would. An edge visited but no
 candidate keeps its place. The steps end at the first level with no survivor, so an update
 examines the candidates' triangles and their later neighbours, not the whole triangle-connected
 part of a level.
 
 Kernels run warps over an edge's intersection of the endpoints' lists; a round of few edges
 gives each several warps (the counting phase ``ko_count`` adds the warps' counts per edge and
-stops once the edge's case is decided; the next phase reads them), except the descent's
-h-index (one warp per edge, a shared histogram). Two drivers run the same phase functions
+stops once the edge's case is decided; the next phase reads them); in a long list a heavy
+edge (both endpoints of at least KO_HEAVY neighbours) takes a block and the others a warp.
+The descent's h-index takes a warp per edge (a block for a heavy edge, and for every edge of
+a short worklist), with a shared histogram. Two drivers run the same phase functions
 (:data:`DEVICE_SCAN_INSERT`, :data:`DEVICE_SCAN_DELETE`): one launch per phase with the host
 reading the round counters, or ``ko_scan``, one cooperative launch per update with grid
 barriers between the phases.
@@ -98,6 +110,17 @@ KS_TOUCHED, KS_SPUN = 14, 15
 KS_BARRIERS, KS_NS_SCAN, KS_NS_PEEL, KS_NS_DESC = 19, 20, 21, 22
 KS_WORDS = 32
 KS_DONE, KS_NOT_EMPTY = 0, 3
+#: True: an insertion first caches its new edges' triangles (slot pairs), which the scan
+#: reads at every level the edges climb (dropping those below the level), instead of
+#: intersecting the endpoints' lists at each
+SEED_TRIANGLE_CACHE = True
+#: pairs a chunk of the cache holds (KO_CHUNK in dynamic_gpu.cu), and the most pairs a cache
+#: may take (8 bytes each; a larger batch intersects lists at every level)
+KO_CHUNK = 256
+CACHE_MAX_PAIRS = 1 << 26
+#: worklists of the deletion's descent up to this long give each edge's h-index a block
+#: (8 warps sharing its shorter list and one histogram) instead of a warp
+BLOCKWISE_HINDEX = 4096
 #: warps a launch of few edges aims to keep busy, and the most warps that share one edge
 TARGET_WARPS = 8192
 MAX_PARTS = 16
@@ -153,6 +176,10 @@ class GpuDynamicTruss:
         self._ks = cupy.zeros(KS_WORDS, dtype=cupy.uint64)
         self._ks_host = cupyx.empty_pinned(KS_WORDS, dtype=np.uint64)
         self._bar = cupy.zeros(4, dtype=cupy.uint32)
+        # the triangle cache of an insertion's new edges (grown on demand; see _cache_new)
+        self._choff = cupy.zeros(1, dtype=cupy.int64)
+        self._chlen = cupy.zeros(1, dtype=cupy.int32)
+        self._pairs = cupy.zeros(1, dtype=cupy.int64)
         self._recompute()
 
     # ------------------------------------------------------------------ state
@@ -199,6 +226,8 @@ class GpuDynamicTruss:
             # a peeling's kept counts (lower bounds of a member's live triangles), written
             # for every member before they are read
             self._lbound = cp.zeros(self._cap, dtype=cp.int32)
+            # the triangle cache's index of a new edge, -1 outside an insertion's update
+            self._cidx = cp.full(self._cap, -1, dtype=cp.int32)
         need = len(t) + int(extra) + 16
         if need > self._list_size:
             size = max(need, self._list_size + self._list_size // 4)
@@ -226,7 +255,8 @@ class GpuDynamicTruss:
         deg, ptr = self._view()
         t = self._table
         return (deg, ptr, t.keys, np.int32(t.shift), t.columns["truss"], t.columns["rank"],
-                self._member, self._gone, self._seen, self._touched, tstamp, self._ctr)
+                self._member, self._gone, self._seen, self._touched, tstamp, self._ctr,
+                self._cidx, self._choff, self._chlen, self._pairs)
 
     def _scan(self, mode: int, n: int, k: int, members, mstamp, tstamp, deadline,
               max_region) -> bool:
@@ -403,7 +433,7 @@ class GpuDynamicTruss:
         point, one launch per phase; every lowered edge goes once to ``_fallen`` (``_fell ==
         fstamp``, count ``C_FELL``). Returns False when the deadline passed (the values are
         then bounds, not final)."""
-        from hornet.core.cuda import i64, launch
+        from hornet.core.cuda import BLOCK, _max_grid, i64, launch
         deg, ptr = self._view()
         t = self._table
         truss = t.columns["truss"]
@@ -411,9 +441,14 @@ class GpuDynamicTruss:
         hindex, apply, push = _fn("dt_hindex"), _fn("dt_apply"), _fn("dt_push")
         while n:
             stamp = self._tick()
-            launch(hindex, n, (deg, ptr, t.keys, np.int32(t.shift), truss, cur, i64(n),
-                               self._newval, self._touched, tstamp, self._ctr),
-                   threads_per_item=WARP)
+            # a short worklist: a block per edge (its warps share a hub's long list)
+            blockwise = n <= BLOCKWISE_HINDEX
+            args = (deg, ptr, t.keys, np.int32(t.shift), truss, cur, i64(n), self._newval,
+                    self._touched, tstamp, self._ctr, np.int32(blockwise))
+            if blockwise:
+                hindex((min(n, int(_max_grid())),), (BLOCK,), args)
+            else:
+                launch(hindex, n, args, threads_per_item=WARP)
             launch(apply, n, (cur, i64(n), self._newval, truss, self._low, self._low_old, nxt,
                               self._mark, stamp, self._ctr, self._fell, fstamp, self._fallen))
             parts = _parts(n)
@@ -523,18 +558,57 @@ class GpuDynamicTruss:
         truss[slots] = 2
         rank[slots] = cp.arange(self._head - b + 1, self._head + 1, dtype=cp.int64)
         self._head -= b
-        self._la[:b] = slots.astype(cp.int32)
+        seeds = slots.astype(cp.int32)
+        self._la[:b] = seeds
         self._levels = 0
-        if DEVICE_SCAN_INSERT:
-            done = self._scan(0, b, 2, self._region, 0, tstamp, deadline, max_region)
-            touched = self._touched_count
-        else:
-            done = self._scan_rounds(b, tstamp, deadline, max_region)
-            touched = int(self._read()[C_TOUCHED])
+        cached = SEED_TRIANGLE_CACHE and self._cache_new(seeds, b)
+        try:
+            if DEVICE_SCAN_INSERT:
+                done = self._scan(0, b, 2, self._region, 0, tstamp, deadline, max_region)
+                touched = self._touched_count
+            else:
+                done = self._scan_rounds(b, tstamp, deadline, max_region)
+                touched = int(self._read()[C_TOUCHED])
+        finally:
+            if cached:
+                self._cidx[seeds] = -1
         if not done:
             return self._fallback(touched)
         self.stats.update(region=touched, rounds=self._rounds, levels=self._levels,
                           **self._scan_stats)
+
+    def _cache_new(self, seeds, b: int) -> bool:
+        """The triangle cache of the new edges ``seeds`` (int32 slots, (b,)): every
+        triangle's two other slots, in chunks of :data:`KO_CHUNK` per edge, and
+        ``_cidx[seed]`` = the edge's index. A new edge that rises through many levels then
+        reads its cached triangles at each (fewer at each: ``ko_push`` drops those below the
+        level) instead of intersecting its endpoints' lists again. False (no cache) when the
+        pairs would pass :data:`CACHE_MAX_PAIRS`."""
+        from hornet.core.cuda import i64, launch
+        cp = self._cp
+        deg, ptr = self._view()
+        t = self._table
+        parts = _parts(b)
+        tcount = cp.zeros(b, dtype=cp.int32)
+        launch(_fn("ko_cache_count"), b * int(parts),
+               (deg, ptr, t.keys, np.int32(t.shift), seeds, i64(b), tcount, parts),
+               threads_per_item=WARP)
+        choff = cp.zeros(b + 1, dtype=cp.int64)
+        choff[1:] = cp.cumsum((tcount + (KO_CHUNK - 1)) // KO_CHUNK, dtype=cp.int64)
+        chunks = int(choff[-1])                   # (one read: the buffers' size)
+        if chunks * KO_CHUNK > CACHE_MAX_PAIRS:
+            return False
+        if chunks > self._chlen.shape[0]:
+            size = max(chunks, 2 * self._chlen.shape[0])
+            self._chlen = cp.empty(size, dtype=cp.int32)
+            self._pairs = cp.empty(size * KO_CHUNK, dtype=cp.int64)
+        fill = cp.zeros(b, dtype=cp.int32)
+        launch(_fn("ko_cache_fill"), b * int(parts),
+               (deg, ptr, t.keys, np.int32(t.shift), seeds, i64(b), tcount, choff, fill,
+                self._chlen, self._pairs, parts), threads_per_item=WARP)
+        self._choff = choff
+        self._cidx[seeds] = cp.arange(b, dtype=cp.int32)
+        return True
 
     def _scan_rounds(self, ns: int, tstamp, deadline, max_region) -> bool:
         """The insertion scan from the seeds ``_la[:ns]`` at level 2, one launch per phase
