@@ -100,15 +100,9 @@ def run_graph(name, device, sizes, repeats, rng):
             fell_back = sum(x[1]["path"] == "static" for x in res[kind])
             rows.append([title, E, kind, b, f"{b / E:.2e}", med * 1e3, static * 1e3,
                          static / med, f"{region / E:.2e}", f"{fell_back}/{reps}"])
-            # the GPU scan's own account (one cooperative launch): grid barriers and the
-            # milliseconds its phases took, medians over the repeats that ran it
-            extra = "".join(
-                f" {key} {statistics.median(x[1][key] for x in res[kind] if key in x[1]):g}"
-                for key in ("barriers", "scan_ms", "peel_ms", "descent_ms")
-                if any(key in x[1] for x in res[kind]))
             print(f"  {kind:15s} b={b:8d} {med * 1e3:10.2f} ms  x{static / med:9.1f}  "
                   f"region {region / E:.2e}  static path {fell_back}/{reps}  "
-                  f"rounds {rounds:g} levels {levels:g}{extra}", flush=True)
+                  f"rounds {rounds:g} levels {levels:g}", flush=True)
     want = _host(truss_numbers(g))
     assert np.array_equal(_host(kt.truss_numbers), want), f"{title}: dynamic != static"
     return title, E, static, rows

@@ -206,28 +206,22 @@ def _level_count_violations(kt, exact: bool = False) -> int:
     return bad
 
 
-@pytest.mark.parametrize("cache", ["cache", "lists"])
 @pytest.mark.parametrize("driver", ["device", "rounds"])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_k_order_kept(device, seed, driver, cache, monkeypatch):
+def test_k_order_kept(device, seed, driver, monkeypatch):
     """After every batch (inserts, deletes, re-inserts of 1 to 30 edges in a dense random
     graph, so numbers rise and fall by several levels and inserted edges share triangles),
     the numbers equal the static decomposition, every batch goes through the region
     algorithms, the k-order that insertions scan still satisfies its invariant, and (CPU)
     the level counts that deletions keep are lower bounds of the true ones (exact after the
     build). GPU: with the scan in one cooperative launch per update ("device") and with one
-    launch per phase ("rounds"), each with the new edges' triangles cached and short descent
-    worklists a block per edge ("cache") or with the lists intersected at every level and a
-    warp per edge ("lists")."""
-    if device == "cpu" and (driver == "rounds" or cache == "lists"):
-        pytest.skip("the GPU version's drivers and triangle cache")
+    launch per phase ("rounds")."""
+    if device == "cpu" and driver == "rounds":
+        pytest.skip("the GPU version's two drivers")
     if device == "gpu":
         from hornet.algos.ktruss import dynamic_gpu
         monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_INSERT", driver == "device")
         monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE", driver == "device")
-        monkeypatch.setattr(dynamic_gpu, "SEED_TRIANGLE_CACHE", cache == "cache")
-        if cache == "lists":
-            monkeypatch.setattr(dynamic_gpu, "BLOCKWISE_HINDEX", 0)
     rng = np.random.default_rng(seed)
     n = 40
     cpu = device == "cpu"
@@ -262,24 +256,21 @@ def test_k_order_kept(device, seed, driver, cache, monkeypatch):
     assert before <= 14 and kt.k_max >= 16 and _k_order_violations(kt) == 0
 
 
-@pytest.mark.parametrize("variant", ["default", "warps"])
-def test_hub_edges_climb_many_levels(device, variant, monkeypatch):
+@pytest.mark.parametrize("driver", ["device", "rounds"])
+def test_hub_edges_climb_many_levels(device, driver, monkeypatch):
     """Two hubs adjacent to each other and to 618 vertices (a dense core among 60 of them):
-    the hub edge lies in 618 triangles (several chunks of the GPU triangle cache, shared by
-    several warps) and climbs many levels when re-inserted with hub edges of the core.
+    the hub edge lies in 618 triangles (a list that several warps share on the GPU) and
+    climbs many levels when re-inserted with hub edges of the core.
     After every batch (deletions and re-insertions of hub and core edges, a clique on core
     vertices) the numbers equal the static decomposition and the k-order invariant holds,
-    every batch through the region algorithms. GPU: with the default settings, and
-    ("warps") with one launch per phase, one warp per edge of a list except the heavy hub
-    edge (a block), and the lists intersected at every level (no triangle cache)."""
-    if device == "cpu" and variant == "warps":
-        pytest.skip("the GPU version's work distribution")
-    if device == "gpu" and variant == "warps":
+    every batch through the region algorithms. GPU: with the scan in one cooperative launch
+    per update ("device") and with one launch per phase ("rounds")."""
+    if device == "cpu" and driver == "rounds":
+        pytest.skip("the GPU version's two drivers")
+    if device == "gpu":
         from hornet.algos.ktruss import dynamic_gpu
-        monkeypatch.setattr(dynamic_gpu, "SEED_TRIANGLE_CACHE", False)
-        monkeypatch.setattr(dynamic_gpu, "BLOCKWISE_HINDEX", 0)
-        monkeypatch.setattr(dynamic_gpu, "TARGET_WARPS", 1)
-        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_INSERT", False)
+        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_INSERT", driver == "device")
+        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE", driver == "device")
     rng = np.random.default_rng(7)
     n = 620
     src = [0] + [0] * (n - 2) + [1] * (n - 2)

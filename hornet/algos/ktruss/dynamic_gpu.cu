@@ -12,13 +12,10 @@
 //
 // Kernels: dt_lost_seeds (deletion: the surviving edges that lost a triangle counted at their
 // level), dt_hindex / dt_apply / dt_push (one synchronous round of the local h-index descent),
-// ko_cache_count / ko_cache_fill (insertion: the new edges' triangles, read at every level
-// they climb), ko_count / ko_decide / ko_push (the scan of one level of the k-order for the
-// edges that may rise), ko_count / ko_peel_apply / ko_peel_drop (a synchronous peeling round
-// of those candidates, or of the edges a deletion lowered: peeled edges get ranks at the end
-// of their level and lower the kept counts of the members they shared a triangle with; only
-// members whose count fell below what they need are counted again), ko_survivors (the
-// survivors one level up, ranks at the start of the new level).
+// ko_eval / ko_push (insertion: the scan of one level of the k-order for the edges that may
+// rise), ko_peel_count / ko_peel_apply (a synchronous peeling round of those candidates, or of
+// the edges a deletion lowered: peeled edges get ranks at the end of their level), ko_raise
+// (the survivors one level up, ranks at the start of the new level).
 //
 // The k-order: edges by (truss, rank), rank int64 unique per edge (compared only within a
 // level); every edge e lies in at most truss[e] - 2 triangles whose two other edges both come
@@ -40,11 +37,9 @@
 #define C_EVAL 8       // the scan's next evaluation list (ko_push; zeroed by ko_eval)
 #define C_NEWC 9       // 2 slots: candidates found by a scan round (ko_eval), by round parity
 #define C_ALL 11       // every candidate of the level (ko_eval)
-#define C_REM 12       // edges a peeling round removed (ko_peel_apply; zeroed by ko_count)
-#define C_KEEP 13      // members a peeling round left to count again (ko_peel_drop; zeroed by
-                       // ko_count)
+#define C_REM 12       // edges a peeling round removed (ko_peel_apply; zeroed by ko_peel_count)
+#define C_KEEP 13      // edges a peeling round kept (ko_peel_apply; zeroed by ko_peel_count)
 #define C_TAIL 14      // ranks given out at the end of a level in this update
-#define C_SURV 15      // a peeling's survivors (ko_survivors; zeroed by ko_count)
 
 #define HBINS 256      // h-index histogram bins of one warp: levels a - 255 .. a
 #define WARPS 8        // warps of a 256-thread block
@@ -108,45 +103,6 @@ __device__ __forceinline__ void warp_common(const int* __restrict__ deg,
 
 #define NO_STOP [] { return false; }
 
-#define KO_HEAVY 512   // an edge whose endpoints both have this many neighbours is heavy
-
-// Whether edge {u, v} is heavy (its triangles take a whole block of warps).
-__device__ __forceinline__ bool heavy_pair(const int* deg, int u, int v) {
-    return deg[u] >= KO_HEAVY && deg[v] >= KO_HEAVY;
-}
-
-// body(i, part, parts) for every item i < n and every part < parts of it (the warps that
-// share the item). With parts < WARPS, the heavy items (heavy(i)) go to a whole block each
-// (part = the warp in the block, parts = WARPS) and the others to `parts` warps, so that an
-// edge between two hubs is not left to one warp in a long list; with parts >= WARPS, every
-// item to `parts` warps. Every thread of every block must call it (the heavy items of a tile
-// of the list are collected in shared memory between block barriers); heavy(i) must give the
-// same value on every call within the phase. The body runs warp-wide.
-template <typename Heavy, typename Body>
-__device__ __forceinline__ void for_item_parts(i64 n, int parts, Heavy&& heavy, Body&& body) {
-    if (parts < WARPS) {
-        __shared__ int tile[WARPS * 32];
-        __shared__ int ntile;
-        const int wib = (threadIdx.x >> 5) & (WARPS - 1);
-        for (i64 base = (i64)blockIdx.x * blockDim.x; base < n;
-             base += (i64)gridDim.x * blockDim.x) {
-            if (threadIdx.x == 0) ntile = 0;
-            __syncthreads();
-            const i64 i = base + threadIdx.x;
-            if (i < n && heavy(i)) tile[atomicAdd(&ntile, 1)] = (int)threadIdx.x;
-            __syncthreads();
-            const int nt = ntile;
-            for (int t = 0; t < nt; ++t) body(base + tile[t], wib, (int)WARPS);
-            __syncthreads();
-        }
-    }
-    for (i64 wi = warp_id(); wi < n * parts; wi += num_warps()) {
-        const i64 i = wi / parts;
-        if (parts < WARPS && heavy(i)) continue;
-        body(i, (int)(wi - i * parts), parts);
-    }
-}
-
 // Deletion, `parts` warps per deleted edge {bsrc[i], bdst[i]} (gone from the graph, still in the
 // table with its number). Its triangles are those of the graph before the batch: an endpoint's
 // neighbours are its current list plus its list in the batch adjacency bkeys (2 nb ascending
@@ -163,11 +119,12 @@ extern "C" __global__ void dt_lost_seeds(const int* __restrict__ deg, const i64*
                                          int parts) {
     const unsigned lane = threadIdx.x & 31;
     const i64 nk = 2 * nb;
-    for_item_parts(nb, parts, [&](i64 i) { return heavy_pair(deg, bsrc[i], bdst[i]); },
-                   [&](i64 i, int part, int parts) {
+    for (i64 wi = warp_id(); wi < nb * parts; wi += num_warps()) {
+        const i64 i = wi / parts;
+        const i64 part = wi - i * parts;
         const int u = bsrc[i], v = bdst[i];
         const i64 sd = et_find(tkeys, tshift, et_key(u, v));
-        if (sd < 0) return;
+        if (sd < 0) continue;
         const int td = truss[sd];
         i64 ulo, uhi, vlo, vhi;
         ba_vertex_range(bkeys, nk, u, &ulo, &uhi);
@@ -195,42 +152,33 @@ extern "C" __global__ void dt_lost_seeds(const int* __restrict__ deg, const i64*
             if (!ba_has_pair(bkeys, nk, y, w) && imin(td, t1) >= t2)
                 claim(mark, stamp, (int)s2, out, ctr, C_NEXT);
         }
-    });
+    }
 }
 
-// Descent phase, one warp per worklist edge e = list[i] (distinct), a = truss[e] (a heavy
-// edge, heavy_pair, and with `blockwise`, for short worklists, every edge: one block, its
-// warps sharing e's shorter list and one histogram, so that a hub's edge is not left to one
-// warp; every thread of every block calls it): newval[i] = the h-index
-// of e's triangles, capped at a: the largest k <= a with at least k - 2 triangles whose other
-// two edges both have truss >= k. Reads truss only (a synchronous round: the apply phase
-// writes the values after every warp has read). Levels below a - 255 share the lowest bin:
-// when that bin decides, the value (an upper bound of the h-index, so still a valid bound) is
-// stored negated and the apply phase puts the edge back on the worklist. hist: the block's
-// WARPS x HBINS shared histograms (blockwise: the first).
+// Descent phase, one warp per worklist edge e = list[i] (distinct), a = truss[e]: newval[i] =
+// the h-index of e's triangles, capped at a: the largest k <= a with at least k - 2 triangles
+// whose other two edges both have truss >= k (2 without). Reads truss only (a synchronous
+// round: the apply phase writes the values after every warp has read). Levels below a - 255
+// share the lowest bin: when that bin decides, the value (an upper bound of the h-index, so
+// still a valid bound) is stored negated and the apply phase puts the edge back on the
+// worklist. hist: the block's WARPS x HBINS shared histograms.
 __device__ void dt_phase_hindex(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                 const i64* __restrict__ tkeys, int tshift, const int* truss,
                                 const int* list, i64 n, int* newval, int* touched, int tstamp,
-                                u64* ctr, int (*hist)[HBINS], bool blockwise) {
+                                u64* ctr, int (*hist)[HBINS]) {
     const unsigned lane = threadIdx.x & 31;
-    const int wib = (threadIdx.x >> 5) & (WARPS - 1);
-    // the h-index of list[i] by the whole block (bw: its warps share e's list and hist[0];
-    // every thread of the block calls it) or by the calling warp (hist[wib])
-    auto one = [&](i64 i, bool bw) {
-        int* h = hist[bw ? 0 : wib];
-        const int part = bw ? wib : 0, parts = bw ? (int)WARPS : 1;
-        auto sync = [&] { if (bw) __syncthreads(); else __syncwarp(); };
+    int* h = hist[(threadIdx.x >> 5) & (WARPS - 1)];
+    for (i64 i = warp_id(); i < n; i += num_warps()) {
         const int e = ldcg(&list[i]);
         const i64 key = tkeys[e];
         const int u = hi32(key), v = lo32(key);
         const int a = ldcg(&truss[e]);
         const int lo = a - (HBINS - 1) > 2 ? a - (HBINS - 1) : 2;
-        for (int b = bw ? (int)threadIdx.x : (int)lane; b < HBINS; b += bw ? (int)blockDim.x : 32)
-            h[b] = 0;
-        sync();
+        for (int b = lane; b < HBINS; b += 32) h[b] = 0;
+        __syncwarp();
         if (a > 2) {
             // (stops once a - 2 triangles hold e at its level a: the value stays)
-            warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
+            warp_common(deg, ptr, u, v, lane, 0, 1, [&](int w) {
                 const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
                 const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
                 if (s1 < 0 || s2 < 0) return;
@@ -239,11 +187,11 @@ __device__ void dt_phase_hindex(const int* __restrict__ deg, const i64* __restri
                 atomicAdd(&h[m - lo], 1);
             }, [&] {
                 __syncwarp();
-                return ((volatile int*)h)[a - lo] >= a - 2;
+                return h[a - lo] >= a - 2;
             });
         }
-        sync();
-        if (bw ? threadIdx.x == 0 : lane == 0) {
+        __syncwarp();
+        if (lane == 0) {
             int acc = 0, k = a, out = lo;
             bool decided = false;
             for (; k > lo; --k) {
@@ -255,31 +203,8 @@ __device__ void dt_phase_hindex(const int* __restrict__ deg, const i64* __restri
             newval[i] = a <= 2 ? a : out;
             touch(touched, tstamp, e, ctr);
         }
-        sync();
-    };
-    if (blockwise) {
-        for (i64 i = blockIdx.x; i < n; i += gridDim.x) one(i, true);
-        return;
+        __syncwarp();
     }
-    auto heavy = [&](i64 i) {
-        const i64 key = tkeys[ldcg(&list[i])];
-        return heavy_pair(deg, hi32(key), lo32(key));
-    };
-    // the heavy edges of each tile of the list a block each, then the others a warp each
-    __shared__ int tile[WARPS * 32];
-    __shared__ int ntile;
-    for (i64 base = (i64)blockIdx.x * blockDim.x; base < n; base += (i64)gridDim.x * blockDim.x) {
-        if (threadIdx.x == 0) ntile = 0;
-        __syncthreads();
-        const i64 i = base + threadIdx.x;
-        if (i < n && heavy(i)) tile[atomicAdd(&ntile, 1)] = (int)threadIdx.x;
-        __syncthreads();
-        const int nt = ntile;
-        for (int t = 0; t < nt; ++t) one(base + tile[t], true);
-        __syncthreads();
-    }
-    for (i64 i = warp_id(); i < n; i += num_warps())
-        if (!heavy(i)) one(i, false);
 }
 
 // Descent apply phase: truss[list[i]] = newval[i] where lower; lowered edges (with their
@@ -317,11 +242,9 @@ __device__ void dt_phase_push(const int* __restrict__ deg, const i64* __restrict
                               const int* lowered, const int* lowered_old, i64 m, int* next,
                               u64* nnext, int* mark, int stamp, int parts) {
     const unsigned lane = threadIdx.x & 31;
-    auto heavy = [&](i64 i) {
-        const i64 key = tkeys[ldcg(&lowered[i])];
-        return heavy_pair(deg, hi32(key), lo32(key));
-    };
-    for_item_parts(m, parts, heavy, [&](i64 i, int part, int parts) {
+    for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
+        const i64 i = wi / parts;
+        const int part = (int)(wi - i * parts);
         const int e = ldcg(&lowered[i]);
         const int old = ldcg(&lowered_old[i]);
         const int now = ldcg(&truss[e]);
@@ -337,7 +260,7 @@ __device__ void dt_phase_push(const int* __restrict__ deg, const i64* __restrict
             if (f2 <= old && f2 > now && atomicExch(&mark[s2], stamp) != stamp)
                 next[atomicAdd(nnext, 1ull)] = (int)s2;
         }, NO_STOP);
-    });
+    }
 }
 
 // One-phase kernels of the descent (host-driven rounds). dt_hindex's thread 0 zeroes the
@@ -345,14 +268,14 @@ __device__ void dt_phase_push(const int* __restrict__ deg, const i64* __restrict
 extern "C" __global__ void dt_hindex(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                      const i64* __restrict__ tkeys, int tshift,
                                      const int* truss, const int* list, i64 n, int* newval,
-                                     int* touched, int tstamp, u64* ctr, int blockwise) {
+                                     int* touched, int tstamp, u64* ctr) {
     __shared__ int hist[WARPS][HBINS];
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         ctr[C_LOW] = 0;
         ctr[C_NEXT] = 0;
     }
     dt_phase_hindex(deg, ptr, tkeys, tshift, truss, list, n, newval, touched, tstamp, ctr,
-                    hist, blockwise != 0);
+                    hist);
 }
 
 extern "C" __global__ void dt_apply(const int* list, i64 n, const int* newval, int* truss,
@@ -374,7 +297,7 @@ extern "C" __global__ void dt_push(const int* __restrict__ deg, const i64* __res
 
 // ------------------------------------------------------------------------ the k-order
 // The scan's phases are device functions shared by two drivers: one kernel per phase with the
-// host reading the counters between them (ko_count ... ko_survivors), and ko_scan, one cooperative
+// host reading the counters between them (ko_count ... ko_raise), and ko_scan, one cooperative
 // launch that runs every level and round of an update with grid barriers between the phases.
 // Arrays that a phase writes and a later phase reads on another multiprocessor (truss, rank,
 // member, gone, counts, lists, counters) are read with ld.global.cg (L2, never a stale L1 line).
@@ -397,52 +320,7 @@ struct KoState {
     const int* deg; const i64* ptr; const i64* tkeys; int tshift;
     int* truss; i64* rank; int* member; int* gone; int* pushed; int* touched; int tstamp;
     u64* ctr;            // ctr[C_TOUCHED] counts the distinct edges examined
-    // the triangle cache of an insertion's new edges (ko_cache_*): cidx[slot] >= 0 is the
-    // edge's index j there (-1 for every other edge); its triangles are the packed slot pairs
-    // (s1 << 32 | s2) in chunks choff[j] .. choff[j + 1] - 1 of KO_CHUNK pairs, chunk c
-    // holding chlen[c] of them at pairs[c * KO_CHUNK]
-    const int* cidx; const i64* choff; int* chlen; i64* pairs;
 };
-
-#define KO_CHUNK 256
-
-// Whether the edge list[i] is heavy (heavy_pair of its endpoints).
-__device__ __forceinline__ bool ko_heavy(const KoState& S, const int* list, i64 i) {
-    const i64 key = S.tkeys[ldcg(&list[i])];
-    return heavy_pair(S.deg, hi32(key), lo32(key));
-}
-
-// f(s1, s2) for the triangles of edge e = {u, v} (the slots of its two other edges), spread
-// over the lanes of the calling warp, `part` of `parts` warps sharing the edge; stop() as in
-// warp_common. A new edge of an insertion reads its cached pairs (this warp: every parts-th
-// chunk from `part`), any other edge intersects the endpoints' lists.
-template <typename F, typename Stop>
-__device__ __forceinline__ void ko_triangles(const KoState& S, int e, int u, int v,
-                                             unsigned lane, int part, int parts, F&& f,
-                                             Stop&& stop) {
-    const int j = S.cidx[e];
-    if (j < 0) {
-        warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
-            const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
-            const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
-            if (s1 < 0 || s2 < 0) return;
-            f((int)s1, (int)s2);
-        }, stop);
-        return;
-    }
-    const i64 c1 = S.choff[j + 1];
-    for (i64 ch = S.choff[j] + part; ch < c1; ch += parts) {
-        const int len = ldcg(&S.chlen[ch]);
-        const i64* P = S.pairs + ch * KO_CHUNK;
-        for (int q = 0; q < len; q += 32) {
-            if (q + (int)lane < len) {
-                const i64 pr = ldcg(&P[q + lane]);
-                f(hi32(pr), lo32(pr));
-            }
-            if (stop()) return;
-        }
-    }
-}
 
 // Counting phase, `parts` warps per list edge e = list[i] at level k = truss[e] (with k_scan
 // >= 0, the scan of level k_scan: only edges at that level and not yet candidates, member !=
@@ -454,18 +332,22 @@ __device__ void ko_phase_count(const KoState& S, const int* list, i64 n, int par
                                const int* member, int mstamp, int gstamp, int use_rank,
                                int* cnt, int* c) {
     const unsigned lane = threadIdx.x & 31;
-    for_item_parts(n, parts, [&](i64 i) { return ko_heavy(S, list, i); },
-                   [&](i64 i, int part, int parts) {
+    for (i64 wi = warp_id(); wi < n * parts; wi += num_warps()) {
+        const i64 i = wi / parts;
+        const int part = (int)(wi - i * parts);
         const int e = ldcg(&list[i]);
         const int k = ldcg(&S.truss[e]);
-        if (k_scan >= 0 && (k != k_scan || ldcg(&member[e]) == mstamp)) return;  // uniform
+        if (k_scan >= 0 && (k != k_scan || ldcg(&member[e]) == mstamp)) continue;  // uniform
         const i64 key = S.tkeys[e];
         const int u = hi32(key), v = lo32(key);
         const i64 r = ldcg(&S.rank[e]);
         const int enough = k - 1;
         if (lane == 0) *c = 0;
         __syncwarp();
-        ko_triangles(S, e, u, v, lane, part, parts, [&](int s1, int s2) {
+        warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
+            const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
+            const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+            if (s1 < 0 || s2 < 0) return;
             if (ko_holds(S.truss, S.rank, member, mstamp, S.gone, gstamp, s1, k, r, use_rank) &&
                 ko_holds(S.truss, S.rank, member, mstamp, S.gone, gstamp, s2, k, r, use_rank))
                 atomicAdd(c, 1);
@@ -476,7 +358,7 @@ __device__ void ko_phase_count(const KoState& S, const int* list, i64 n, int par
         __syncwarp();
         if (lane == 0 && *c) atomicAdd(&cnt[i], *c);
         __syncwarp();
-    });
+    }
 }
 
 // Scan decision phase of level k, a thread per list edge y at level k not yet a candidate:
@@ -503,65 +385,41 @@ __device__ void ko_phase_decide(const KoState& S, const int* list, i64 n, int k,
 
 // Push phase, `parts` warps per new candidate x = newc[i] (i < m) at level k: every level-k
 // edge z after x in a triangle of x whose third edge is at level >= k, not a candidate, goes
-// to next (count *nnext, deduplicated by pushed == pstamp): x raised z's count. A cached new
-// edge keeps only the triangles whose other two edges are at level >= k (in place, per
-// chunk): the levels below k are final for the rest of the update, so no later phase needs
-// the others (an edge climbing many levels reads fewer triangles at each).
+// to next (count *nnext, deduplicated by pushed == pstamp): x raised z's count.
 __device__ void ko_phase_push(const KoState& S, const int* newc, i64 m, int k, int mstamp,
                               int pstamp, int* next, u64* nnext, int parts) {
     const unsigned lane = threadIdx.x & 31;
-    for_item_parts(m, parts, [&](i64 i) { return ko_heavy(S, newc, i); },
-                   [&](i64 i, int part, int parts) {
+    for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
+        const i64 i = wi / parts;
+        const int part = (int)(wi - i * parts);
         const int x = ldcg(&newc[i]);
         const i64 key = S.tkeys[x];
         const int u = hi32(key), v = lo32(key);
         const i64 rx = ldcg(&S.rank[x]);
-        // whether the triangle's other edges are both at level >= k; pushes the later ones
-        auto visit = [&](int s1, int s2) -> bool {
+        warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
+            const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
+            const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+            if (s1 < 0 || s2 < 0) return;
             const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
-            if (f1 < k || f2 < k) return false;
+            if (f1 < k || f2 < k) return;
             if (f1 == k && ldcg(&S.rank[s1]) > rx && ldcg(&S.member[s1]) != mstamp)
                 if (atomicExch(&S.pushed[s1], pstamp) != pstamp)
-                    next[atomicAdd(nnext, 1ull)] = s1;
+                    next[atomicAdd(nnext, 1ull)] = (int)s1;
             if (f2 == k && ldcg(&S.rank[s2]) > rx && ldcg(&S.member[s2]) != mstamp)
                 if (atomicExch(&S.pushed[s2], pstamp) != pstamp)
-                    next[atomicAdd(nnext, 1ull)] = s2;
-            return true;
-        };
-        const int j = S.cidx[x];
-        if (j < 0) {
-            ko_triangles(S, x, u, v, lane, part, parts,
-                         [&](int s1, int s2) { visit(s1, s2); }, NO_STOP);
-            return;
-        }
-        const i64 c1 = S.choff[j + 1];
-        for (i64 ch = S.choff[j] + part; ch < c1; ch += parts) {
-            const int len = ldcg(&S.chlen[ch]);
-            i64* P = S.pairs + ch * KO_CHUNK;
-            int kept = 0;
-            for (int q = 0; q < len; q += 32) {
-                const bool have = q + (int)lane < len;
-                const i64 pr = have ? ldcg(&P[q + lane]) : 0;
-                const bool keep = have && visit(hi32(pr), lo32(pr));
-                const unsigned ballot = __ballot_sync(FULL_MASK, keep);
-                // (in place: a lane writes at or below the position every lane has read)
-                if (keep) P[kept + __popc(ballot & ((1u << lane) - 1u))] = pr;
-                kept += __popc(ballot);
-            }
-            if (lane == 0) S.chlen[ch] = kept;
-        }
-    });
+                    next[atomicAdd(nnext, 1ull)] = (int)s2;
+        }, NO_STOP);
+    }
 }
 
-// Peeling apply phase, a thread per edge e = list[i] at level k = truss[e] (live members,
-// counted by ko_phase_count with use_rank 0: triangles whose other edges are above k or live
-// members; cnt[i], zeroed here): with fewer than k - 1 it is peeled (gone = gstamp, pushed =
-// rstamp: peeled in this round), ranked at the end of its level (tail + *ntail: one round's
-// edges in any order, as each had at most k - 2 such triangles when the round began) and
-// appended to rem (count *nrem); the others keep their count as a lower bound (lbound[e]).
+// Peeling apply phase, a thread per live member e = list[i] at level k = truss[e], counted by
+// ko_phase_count (use_rank 0: triangles whose other edges are above k or live members; cnt[i],
+// zeroed here): with fewer than k - 1 it is peeled (gone = gstamp, count *nrem) and ranked at
+// the end of its level (tail + *ntail: one round's edges in any order, as each had at most
+// k - 2 such triangles when the round began); the others go to keep (count *nkeep).
 __device__ void ko_phase_peel_apply(const KoState& S, const int* list, i64 n, int* cnt,
-                                    int gstamp, int rstamp, i64 tail, u64* ntail, int* rem,
-                                    u64* nrem, int* lbound) {
+                                    int gstamp, i64 tail, u64* ntail, int* keep, u64* nkeep,
+                                    u64* nrem) {
     GRID_STRIDE(i, n) {
         const int e = ldcg(&list[i]);
         const int got = ldcg(&cnt[i]);
@@ -569,144 +427,35 @@ __device__ void ko_phase_peel_apply(const KoState& S, const int* list, i64 n, in
         touch(S.touched, S.tstamp, e, S.ctr);
         if (got < ldcg(&S.truss[e]) - 1) {
             S.gone[e] = gstamp;
-            S.pushed[e] = rstamp;
             S.rank[e] = tail + (i64)atomicAdd(ntail, 1ull);
-            rem[atomicAdd(nrem, 1ull)] = e;
+            atomicAdd(nrem, 1ull);
         } else {
-            lbound[e] = got;
+            keep[atomicAdd(nkeep, 1ull)] = e;
         }
     }
 }
 
-// Whether the other edge q of a triangle of a live member at level k held that triangle
-// when the peeling round began (q above k, or a member at level k not peeled before the
-// round: live, or peeled in it, pushed == rstamp); *now: q was peeled in this round.
-__device__ __forceinline__ bool ko_held_before(const KoState& S, const int* member, int mstamp,
-                                               int gstamp, int rstamp, int q, int k,
-                                               bool* now) {
-    *now = false;
-    const int tq = ldcg(&S.truss[q]);
-    if (tq != k) return tq > k;
-    if (ldcg(&member[q]) != mstamp) return false;
-    if (ldcg(&S.gone[q]) != gstamp) return true;
-    *now = ldcg(&S.pushed[q]) == rstamp;
-    return *now;
-}
-
-// Peeling drop phase, `parts` warps per edge e = rem[i] (i < m) peeled in this round, at level
-// k: every live member p at level k in a triangle of e that held it for p loses it from its
-// lower bound lbound[p] (a triangle whose other two edges were both peeled in the round drops
-// once, from the smaller slot); a bound that falls below k - 1 puts p on next (count *nnext,
-// once: a bound only falls within a round), to be counted again in the next round. The
-// bounds stay lower bounds of the live triangles, so the rounds peel exactly the edges a
-// synchronous peeling with full counts would.
-__device__ void ko_phase_peel_drop(const KoState& S, const int* rem, i64 m, const int* member,
-                                   int mstamp, int gstamp, int rstamp, int* lbound, int* next,
-                                   u64* nnext, int parts) {
-    const unsigned lane = threadIdx.x & 31;
-    for_item_parts(m, parts, [&](i64 i) { return ko_heavy(S, rem, i); },
-                   [&](i64 i, int part, int parts) {
-        const int e = ldcg(&rem[i]);
-        const int k = ldcg(&S.truss[e]);
-        const i64 key = S.tkeys[e];
-        const int u = hi32(key), v = lo32(key);
-        auto drop = [&](int p, int q) {
-            if (ldcg(&S.truss[p]) != k || ldcg(&member[p]) != mstamp ||
-                ldcg(&S.gone[p]) == gstamp)
-                return;                            // not a live member at level k
-            bool now;
-            if (!ko_held_before(S, member, mstamp, gstamp, rstamp, q, k, &now)) return;
-            if (now && q < e) return;              // q drops it
-            if (atomicSub(&lbound[p], 1) == k - 1) next[atomicAdd(nnext, 1ull)] = p;
-        };
-        ko_triangles(S, e, u, v, lane, part, parts, [&](int s1, int s2) {
-            drop(s1, s2);
-            drop(s2, s1);
-        }, NO_STOP);
-    });
-}
-
-// The members all[:n] not peeled (gone != gstamp) after the peeling: counted in *nout and,
-// with raise_to > 0, raised to level raise_to with ranks head - j (before every edge of that
-// level) and listed in seeds[j] (the next level's scan starts from them).
-__device__ void ko_phase_survivors(const KoState& S, const int* all, i64 n, int gstamp,
-                                   int raise_to, i64 head, int* seeds, u64* nout) {
+// The level's survivors list[:n] rise to level k + 1 and take the ranks head + i, before every
+// edge of that level; they are copied to seeds (the next level's scan starts from them).
+__device__ void ko_phase_raise(const KoState& S, const int* list, i64 n, int k, i64 head,
+                               int* seeds) {
     GRID_STRIDE(i, n) {
-        const int e = ldcg(&all[i]);
-        if (ldcg(&S.gone[e]) == gstamp) continue;
-        const u64 j = atomicAdd(nout, 1ull);
-        if (raise_to > 0) {
-            S.truss[e] = raise_to;
-            S.rank[e] = head - (i64)j;
-            seeds[j] = e;
-        }
+        const int e = ldcg(&list[i]);
+        S.truss[e] = k + 1;
+        S.rank[e] = head + i;
+        seeds[i] = e;
     }
 }
 
 #define KO_STATE_PARAMS const int* __restrict__ deg, const i64* __restrict__ ptr, \
     const i64* __restrict__ tkeys, int tshift, int* truss, i64* rank, int* member, int* gone, \
-    int* pushed, int* touched, int tstamp, u64* ctr, const int* cidx, const i64* choff, \
-    int* chlen, i64* pairs
-#define KO_STATE {deg, ptr, tkeys, tshift, truss, rank, member, gone, pushed, touched, tstamp, \
-    ctr, cidx, choff, chlen, pairs}
-
-// The triangle cache of an insertion's new edges slots[:nb] (every triangle of the current
-// graph, before the scan): ko_cache_count adds edge j's triangles to tcount[j] (zero on
-// entry); the host lays out the chunks (choff); ko_cache_fill writes the pairs (fill[j]: zero
-// on entry) and the chunks' lengths. `parts` warps per edge.
-extern "C" __global__ void ko_cache_count(const int* __restrict__ deg,
-                                          const i64* __restrict__ ptr,
-                                          const i64* __restrict__ tkeys, int tshift,
-                                          const int* slots, i64 nb, int* tcount, int parts) {
-    const unsigned lane = threadIdx.x & 31;
-    for (i64 wi = warp_id(); wi < nb * parts; wi += num_warps()) {
-        const i64 j = wi / parts;
-        const int part = (int)(wi - j * parts);
-        const i64 key = tkeys[slots[j]];
-        const int u = hi32(key), v = lo32(key);
-        int mine = 0;
-        warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
-            if (et_find(tkeys, tshift, et_key(u, w)) >= 0 &&
-                et_find(tkeys, tshift, et_key(v, w)) >= 0)
-                ++mine;
-        }, NO_STOP);
-        for (int o = 16; o > 0; o >>= 1) mine += __shfl_down_sync(FULL_MASK, mine, o);
-        if (lane == 0 && mine) atomicAdd(&tcount[j], mine);
-    }
-}
-
-extern "C" __global__ void ko_cache_fill(const int* __restrict__ deg,
-                                         const i64* __restrict__ ptr,
-                                         const i64* __restrict__ tkeys, int tshift,
-                                         const int* slots, i64 nb, const int* tcount,
-                                         const i64* choff, int* fill, int* chlen, i64* pairs,
-                                         int parts) {
-    const unsigned lane = threadIdx.x & 31;
-    for (i64 wi = warp_id(); wi < nb * parts; wi += num_warps()) {
-        const i64 j = wi / parts;
-        const int part = (int)(wi - j * parts);
-        const i64 key = tkeys[slots[j]];
-        const int u = hi32(key), v = lo32(key);
-        const i64 c0 = choff[j];
-        if (part == 0)
-            for (i64 ch = c0 + lane; ch < choff[j + 1]; ch += 32) {
-                const i64 left = (i64)tcount[j] - (ch - c0) * KO_CHUNK;
-                chlen[ch] = (int)(left < KO_CHUNK ? left : KO_CHUNK);
-            }
-        warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
-            const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
-            const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
-            if (s1 < 0 || s2 < 0) return;
-            const i64 at = atomicAdd(&fill[j], 1);
-            pairs[(c0 + at / KO_CHUNK) * KO_CHUNK + at % KO_CHUNK] = (s1 << 32) | s2;
-        }, NO_STOP);
-    }
-}
+    int* pushed, int* touched, int tstamp, u64* ctr
+#define KO_STATE {deg, ptr, tkeys, tshift, truss, rank, member, gone, pushed, touched, tstamp, ctr}
 
 // One-phase kernels (host-driven rounds): ko_count, ko_decide, ko_push, ko_peel_apply,
-// ko_peel_drop, ko_survivors. ko_decide's thread 0 zeroes ctr[C_EVAL] (ko_push's list) and
-// ctr[C_NEWC + 1 - slot] (the next round's); ko_push and ko_peel_drop read their counts on
-// the device; ko_count's thread 0 zeroes ctr[C_REM], ctr[C_KEEP] and ctr[C_SURV].
+// ko_raise. ko_decide's thread 0 zeroes ctr[C_EVAL] (ko_push's list) and ctr[C_NEWC + 1 -
+// slot] (the next round's); ko_push reads its count on the device; ko_count's thread 0
+// zeroes ctr[C_REM] and ctr[C_KEEP] (written by ko_peel_apply).
 extern "C" __global__ void ko_count(KO_STATE_PARAMS, const int* list, i64 n, int parts,
                                     int k_scan, const int* count_member, int mstamp,
                                     int gstamp, int use_rank, int* cnt) {
@@ -714,7 +463,6 @@ extern "C" __global__ void ko_count(KO_STATE_PARAMS, const int* list, i64 n, int
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         ctr[C_REM] = 0;
         ctr[C_KEEP] = 0;
-        ctr[C_SURV] = 0;
     }
     const KoState S = KO_STATE;
     ko_phase_count(S, list, n, parts, k_scan, count_member, mstamp, gstamp, use_rank, cnt,
@@ -739,26 +487,16 @@ extern "C" __global__ void ko_push(KO_STATE_PARAMS, const int* newc, int slot, i
 }
 
 extern "C" __global__ void ko_peel_apply(KO_STATE_PARAMS, const int* list, i64 n, int* cnt,
-                                         int gstamp, int rstamp, i64 tail, int* rem,
-                                         int* lbound) {
+                                         int gstamp, i64 tail, int* keep) {
     const KoState S = KO_STATE;
-    ko_phase_peel_apply(S, list, n, cnt, gstamp, rstamp, tail, &ctr[C_TAIL], rem,
-                        &ctr[C_REM], lbound);
+    ko_phase_peel_apply(S, list, n, cnt, gstamp, tail, &ctr[C_TAIL], keep, &ctr[C_KEEP],
+                        &ctr[C_REM]);
 }
 
-// (the round's peeled count is read on the device)
-extern "C" __global__ void ko_peel_drop(KO_STATE_PARAMS, const int* rem,
-                                        const int* peel_member, int mstamp, int gstamp,
-                                        int rstamp, int* lbound, int* next, int parts) {
+extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int k, i64 head,
+                                    int* seeds) {
     const KoState S = KO_STATE;
-    ko_phase_peel_drop(S, rem, (i64)ldcg(&ctr[C_REM]), peel_member, mstamp, gstamp, rstamp,
-                       lbound, next, &ctr[C_KEEP], parts);
-}
-
-extern "C" __global__ void ko_survivors(KO_STATE_PARAMS, const int* all, i64 n, int gstamp,
-                                        int raise_to, i64 head, int* seeds) {
-    const KoState S = KO_STATE;
-    ko_phase_survivors(S, all, n, gstamp, raise_to, head, seeds, &ctr[C_SURV]);
+    ko_phase_raise(S, list, n, k, head, seeds);
 }
 
 // ------------------------------------------------------------------------ ko_scan
@@ -793,11 +531,8 @@ extern "C" __global__ void ko_survivors(KO_STATE_PARAMS, const int* all, i64 n, 
 #define KS_TOUCHED 14    // out: ctr[C_TOUCHED] at the end
 #define KS_SPUN 15       // out: a grid barrier timed out
 #define KS_CNT 16        // 3 slots: list lengths appended in phase ph % 3
-#define KS_BARRIERS 19   // out: grid barriers passed
-#define KS_NS_SCAN 20    // out: nanoseconds in the insertion's level scans (block 0's clock)
-#define KS_NS_PEEL 21    // out: nanoseconds in the peelings
-#define KS_NS_DESC 22    // out: nanoseconds in the deletion's descent
-#define KS_WORDS 32
+#define KS_CNT2 19       // 3 slots: peeled edges of phase ph % 3
+#define KS_WORDS 24
 
 #define KS_DONE 0
 #define KS_SLOW 1        // deadline or region limit
@@ -820,32 +555,36 @@ __device__ __forceinline__ u64 ks_now() {
 }
 
 struct KsGrid {
-    u64* ctl; unsigned* bar; int ph; u64 barriers;
+    u64* ctl; unsigned* bar; int ph;
 
-    __device__ void sync() { grid_barrier(bar); ++barriers; }
+    __device__ void sync() { grid_barrier(bar); }
     __device__ void next_phase() {
         sync();
         ++ph;
-        if (blockIdx.x == 0 && threadIdx.x == 0) ctl[KS_CNT + (ph + 1) % 3] = 0;
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            ctl[KS_CNT + (ph + 1) % 3] = 0;
+            ctl[KS_CNT2 + (ph + 1) % 3] = 0;
+        }
     }
     __device__ u64* slot() { return &ctl[KS_CNT + ph % 3]; }
+    __device__ u64* slot2() { return &ctl[KS_CNT2 + ph % 3]; }
     __device__ i64 last() { return (i64)ldcg(&ctl[KS_CNT + (ph + 2) % 3]); }
+    __device__ i64 last2() { return (i64)ldcg(&ctl[KS_CNT2 + (ph + 2) % 3]); }
 };
 
 extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc,
                                    int* all, int* ka, int* kb, int* cnt, int* lowered,
-                                   int* lowered_old, int* member1, int mstamp1, int* lbound,
-                                   u64* ctl, unsigned* bar, int stamp_base, int stamp_span,
-                                   i64 tail, i64 max_region, i64 deadline_ns, int mode) {
+                                   int* lowered_old, int* member1, int mstamp1, u64* ctl,
+                                   unsigned* bar, int stamp_base, int stamp_span, i64 tail,
+                                   i64 max_region, i64 deadline_ns, int mode) {
     __shared__ int count[WARPS];
     __shared__ int hist[WARPS][HBINS];
     int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
     const KoState S = KO_STATE;
     KsGrid G;
-    G.ctl = ctl; G.bar = bar; G.ph = 0; G.barriers = 0;
+    G.ctl = ctl; G.bar = bar; G.ph = 0;
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const u64 t0 = ks_now();
-    u64 ns_scan = 0, ns_peel = 0, ns_desc = 0;
     int used = 0, status = KS_DONE;
     i64 head = (i64)ctl[KS_HEAD];
     int k = (int)ctl[KS_K];
@@ -860,7 +599,7 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
             if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
             const int mark = stamp_base + (++used);
             dt_phase_hindex(deg, ptr, tkeys, tshift, truss, cur, n, newc, touched, tstamp, ctr,
-                            hist, n <= (i64)gridDim.x);
+                            hist);
             G.next_phase();
             dt_phase_apply(cur, n, newc, truss, lowered, lowered_old, G.slot(), nxt,
                            &ctl[KS_NEXT + r], pushed, mark, member1, mstamp1, all,
@@ -880,22 +619,20 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
             nxt = nxt == la ? lb : la;
         }
         ns = status == KS_DONE ? (i64)ldcg(&ctl[KS_FELL]) : 0;
-        ns_desc = ks_now() - t0;
     }
     while (ns > 0) {
-        const u64 t_level = ks_now();
         const int* peel_list = all;
         const int* pmember = member1;
         int pstamp_m = mstamp1;
         i64 nall = ns;
         if (mode == 0) {
-            if (used + 4 > stamp_span) { status = KS_NO_STAMPS; break; }
+            if (used + 3 > stamp_span) { status = KS_NO_STAMPS; break; }
             const int mstamp = stamp_base + (++used);
             const int* cur = seeds;
             int* nxt = la;
             i64 n = ns;
             while (n > 0) {                        // the scan of level k: candidates
-                if (used + 3 > stamp_span) { status = KS_NO_STAMPS; break; }
+                if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
                 const int pstamp = stamp_base + (++used);
                 ko_phase_count(S, cur, n, ko_parts(n), k, S.member, mstamp, -1, 1, cnt, c);
                 G.next_phase();
@@ -919,48 +656,41 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
             pmember = S.member;
             pstamp_m = mstamp;
         }
-        const u64 t_peel = ks_now();
-        ns_scan += t_peel - t_level;
-        // the peeling of the candidates (modes 1 and 2: of the given edges): the first round
-        // counts every member, later rounds only those whose kept count fell too low
+        // the peeling of the candidates (mode 1: of the given edges)
         const int gstamp = stamp_base + (++used);
         const int* pc = peel_list;
+        int* keep = ka;
         i64 n = nall;
+        bool still = false;                        // survivors after a round that removed none
         while (n > 0) {
-            if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
-            const int rstamp = stamp_base + (++used);
             ko_phase_count(S, pc, n, ko_parts(n), -1, pmember, pstamp_m, gstamp, 0, cnt, c);
             G.next_phase();
-            ko_phase_peel_apply(S, pc, n, cnt, gstamp, rstamp, tail, &ctl[KS_TAIL], newc,
-                                G.slot(), lbound);
+            ko_phase_peel_apply(S, pc, n, cnt, gstamp, tail, &ctl[KS_TAIL], keep, G.slot(),
+                                G.slot2());
             if (leader && (i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
             G.next_phase();
             ++rounds;
-            const i64 removed = G.last();
-            if (removed == 0) break;
+            const i64 kept = G.last(), removed = G.last2();
+            n = kept;
+            if (removed == 0) { still = true; break; }
             if (ldcg(&ctl[KS_ABORT])) { status = KS_SLOW; break; }
-            int* recount = pc == ka ? kb : ka;
-            ko_phase_peel_drop(S, newc, removed, pmember, pstamp_m, gstamp, rstamp, lbound,
-                               recount, G.slot(), ko_parts(removed));
-            G.next_phase();
-            n = G.last();
-            pc = recount;
+            pc = keep;
+            keep = keep == ka ? kb : ka;
         }
         if (status != KS_DONE) break;
-        // the survivors (mode 0: raised to the next level, its scan's seeds)
-        ko_phase_survivors(S, peel_list, nall, gstamp, mode == 0 ? k + 1 : 0, head, seeds,
-                           G.slot());
-        if (leader) ctl[KS_ALL] = 0;
-        G.next_phase();
-        const i64 kept = G.last();
-        ns_peel += ks_now() - t_peel;
         if (mode != 0) {
-            if (kept > 0) status = KS_NOT_EMPTY;
+            if (n > 0) status = KS_NOT_EMPTY;
             break;
         }
+        if (!still) n = 0;
         ++levels;
-        head -= kept;
-        ns = kept;
+        if (n > 0) {                               // the survivors rise: next level's seeds
+            ko_phase_raise(S, keep, n, k, head - n + 1, seeds);
+            if (leader) ctl[KS_ALL] = 0;
+            G.next_phase();
+            head -= n;
+        }
+        ns = n;
         ++k;
     }
     if (leader) {
@@ -972,9 +702,5 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
         ctl[KS_ROUNDS] = rounds;
         ctl[KS_TOUCHED] = ldcg(&ctr[C_TOUCHED]);
         ctl[KS_SPUN] = *(volatile unsigned*)(bar + 2);
-        ctl[KS_BARRIERS] = G.barriers;
-        ctl[KS_NS_SCAN] = ns_scan;
-        ctl[KS_NS_PEEL] = ns_peel;
-        ctl[KS_NS_DESC] = ns_desc;
     }
 }

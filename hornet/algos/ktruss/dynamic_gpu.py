@@ -35,27 +35,15 @@ earlier candidate (or a seed) is not (its count is its old s+ <= k - 2). C is fo
 seeds by rounds on the device (``ko_eval`` decides a list's edges; ``ko_push`` puts the later
 level-k neighbours of the new candidates on the next list), then peeled at k - 1 triangles
 (others above k or live candidates): the survivors rise to k + 1 (ranks at the start of it:
-the next level's seeds), the peeled ones go to the end of level k. Before the scan the new
-edges' triangles (the slot pairs of their other two edges) are cached (``ko_cache_*``): a new
-edge that climbs many levels reads its cached pairs at each, and its push at level k drops
-the pairs with an edge below k (final for the rest of the update), so a hub's new edge reads
-fewer triangles at every level instead of intersecting two long lists again.
-
-Peelings (the candidates of a level, the edges a deletion lowered) keep counts: the first
-round counts every member (a lower bound: the count stops once it suffices); a peeled edge
-lowers the counts of the live members it shared a held triangle with (``ko_peel_drop``), and
-only the members whose count fell below k - 1 are counted again in the next round. The rounds
-peel exactly the edges a synchronous peeling with full counts would. An edge visited but no
+the next level's seeds), the peeled ones go to the end of level k. An edge visited but no
 candidate keeps its place. The steps end at the first level with no survivor, so an update
 examines the candidates' triangles and their later neighbours, not the whole triangle-connected
 part of a level.
 
 Kernels run warps over an edge's intersection of the endpoints' lists; a round of few edges
 gives each several warps (the counting phase ``ko_count`` adds the warps' counts per edge and
-stops once the edge's case is decided; the next phase reads them); in a long list a heavy
-edge (both endpoints of at least KO_HEAVY neighbours) takes a block and the others a warp.
-The descent's h-index takes a warp per edge (a block for a heavy edge, and for every edge of
-a short worklist), with a shared histogram. Two drivers run the same phase functions
+stops once the edge's case is decided; the next phase reads them), except the descent's
+h-index (one warp per edge, a shared histogram). Two drivers run the same phase functions
 (:data:`DEVICE_SCAN_INSERT`, :data:`DEVICE_SCAN_DELETE`): one launch per phase with the host
 reading the round counters, or ``ko_scan``, one cooperative launch per update with grid
 barriers between the phases.
@@ -83,7 +71,7 @@ __all__ = ["GpuDynamicTruss"]
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_gpu.cu")
 #: counter words (see dynamic_gpu.cu)
 C_LOW, C_NEXT, C_TOUCHED, C_FELL = 0, 1, 2, 6
-C_EVAL, C_NEWC, C_ALL, C_REM, C_KEEP, C_TAIL, C_SURV = 8, 9, 11, 12, 13, 14, 15
+C_EVAL, C_NEWC, C_ALL, C_REM, C_KEEP, C_TAIL = 8, 9, 11, 12, 13, 14
 CTR_WORDS = 16
 #: threads of one warp: the triangle kernels run one warp per edge
 WARP = 32
@@ -107,20 +95,8 @@ UPDATE_STAMPS = 1 << 22
 KS_N, KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
     range(10)
 KS_TOUCHED, KS_SPUN = 14, 15
-KS_BARRIERS, KS_NS_SCAN, KS_NS_PEEL, KS_NS_DESC = 19, 20, 21, 22
-KS_WORDS = 32
+KS_WORDS = 24
 KS_DONE, KS_NOT_EMPTY = 0, 3
-#: True: an insertion first caches its new edges' triangles (slot pairs), which the scan
-#: reads at every level the edges climb (dropping those below the level), instead of
-#: intersecting the endpoints' lists at each
-SEED_TRIANGLE_CACHE = True
-#: pairs a chunk of the cache holds (KO_CHUNK in dynamic_gpu.cu), and the most pairs a cache
-#: may take (8 bytes each; a larger batch intersects lists at every level)
-KO_CHUNK = 256
-CACHE_MAX_PAIRS = 1 << 26
-#: worklists of the deletion's descent up to this long give each edge's h-index a block
-#: (8 warps sharing its shorter list and one histogram) instead of a warp
-BLOCKWISE_HINDEX = 4096
 #: warps a launch of few edges aims to keep busy, and the most warps that share one edge
 TARGET_WARPS = 8192
 MAX_PARTS = 16
@@ -176,10 +152,6 @@ class GpuDynamicTruss:
         self._ks = cupy.zeros(KS_WORDS, dtype=cupy.uint64)
         self._ks_host = cupyx.empty_pinned(KS_WORDS, dtype=np.uint64)
         self._bar = cupy.zeros(4, dtype=cupy.uint32)
-        # the triangle cache of an insertion's new edges (grown on demand; see _cache_new)
-        self._choff = cupy.zeros(1, dtype=cupy.int64)
-        self._chlen = cupy.zeros(1, dtype=cupy.int32)
-        self._pairs = cupy.zeros(1, dtype=cupy.int64)
         self._recompute()
 
     # ------------------------------------------------------------------ state
@@ -223,11 +195,6 @@ class GpuDynamicTruss:
             self._touched = cp.zeros(self._cap, dtype=cp.int32)
             self._gone = cp.zeros(self._cap, dtype=cp.int32)
             self._fell = cp.zeros(self._cap, dtype=cp.int32)
-            # a peeling's kept counts (lower bounds of a member's live triangles), written
-            # for every member before they are read
-            self._lbound = cp.zeros(self._cap, dtype=cp.int32)
-            # the triangle cache's index of a new edge, -1 outside an insertion's update
-            self._cidx = cp.full(self._cap, -1, dtype=cp.int32)
         need = len(t) + int(extra) + 16
         if need > self._list_size:
             size = max(need, self._list_size + self._list_size // 4)
@@ -255,8 +222,7 @@ class GpuDynamicTruss:
         deg, ptr = self._view()
         t = self._table
         return (deg, ptr, t.keys, np.int32(t.shift), t.columns["truss"], t.columns["rank"],
-                self._member, self._gone, self._seen, self._touched, tstamp, self._ctr,
-                self._cidx, self._choff, self._chlen, self._pairs)
+                self._member, self._gone, self._seen, self._touched, tstamp, self._ctr)
 
     def _scan(self, mode: int, n: int, k: int, members, mstamp, tstamp, deadline,
               max_region) -> bool:
@@ -282,8 +248,7 @@ class GpuDynamicTruss:
                    self._la, self._front, self._front2, self._cand,
                    members if mode else self._region, self._lb,
                    self._region if mode else self._low, self._cnt, self._low,
-                   self._low_old, self._fell, np.int32(mstamp), self._lbound, self._ks,
-                   self._bar,
+                   self._low_old, self._fell, np.int32(mstamp), self._ks, self._bar,
                    np.int32(base),
                    np.int32(SCAN_STAMPS), np.int64(self._tail), np.int64(region),
                    np.int64(deadline_ns), np.int32(mode)),
@@ -296,10 +261,6 @@ class GpuDynamicTruss:
         self._tail += int(c[KS_TAIL])
         self._rounds += int(c[KS_ROUNDS])
         self._levels = int(c[KS_LEVELS])
-        self._scan_stats = {"barriers": int(c[KS_BARRIERS]),
-                            "scan_ms": int(c[KS_NS_SCAN]) / 1e6,
-                            "peel_ms": int(c[KS_NS_PEEL]) / 1e6,
-                            "descent_ms": int(c[KS_NS_DESC]) / 1e6}
         if int(c[KS_STATUS]) != KS_DONE:
             self._cnt.fill(0)                     # (a phase may have stopped before its reader)
             return False
@@ -423,7 +384,6 @@ class GpuDynamicTruss:
         self._scratch(extra)
         self._ctr.fill(0)
         self._rounds = 0
-        self._scan_stats = {}
         if self._clock + UPDATE_STAMPS >= (1 << 31) - 1:
             self._tick(UPDATE_STAMPS)             # (starts the stamps over)
         return self._tick()
@@ -433,7 +393,7 @@ class GpuDynamicTruss:
         point, one launch per phase; every lowered edge goes once to ``_fallen`` (``_fell ==
         fstamp``, count ``C_FELL``). Returns False when the deadline passed (the values are
         then bounds, not final)."""
-        from hornet.core.cuda import BLOCK, _max_grid, i64, launch
+        from hornet.core.cuda import i64, launch
         deg, ptr = self._view()
         t = self._table
         truss = t.columns["truss"]
@@ -441,14 +401,9 @@ class GpuDynamicTruss:
         hindex, apply, push = _fn("dt_hindex"), _fn("dt_apply"), _fn("dt_push")
         while n:
             stamp = self._tick()
-            # a short worklist: a block per edge (its warps share a hub's long list)
-            blockwise = n <= BLOCKWISE_HINDEX
-            args = (deg, ptr, t.keys, np.int32(t.shift), truss, cur, i64(n), self._newval,
-                    self._touched, tstamp, self._ctr, np.int32(blockwise))
-            if blockwise:
-                hindex((min(n, int(_max_grid())),), (BLOCK,), args)
-            else:
-                launch(hindex, n, args, threads_per_item=WARP)
+            launch(hindex, n, (deg, ptr, t.keys, np.int32(t.shift), truss, cur, i64(n),
+                               self._newval, self._touched, tstamp, self._ctr),
+                   threads_per_item=WARP)
             launch(apply, n, (cur, i64(n), self._newval, truss, self._low, self._low_old, nxt,
                               self._mark, stamp, self._ctr, self._fell, fstamp, self._fallen))
             parts = _parts(n)
@@ -488,63 +443,46 @@ class GpuDynamicTruss:
             done = self._descend(n, tstamp, fstamp, deadline)
             if done:
                 # the edges that fell: the end of their new level, in an order peeled from them
-                # (the counters as the descent's last round read them)
-                nf = int(self._ctr_host[C_FELL])
-                done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp,
-                                  deadline) == 0
-            # (the counters as the last round read them: no kernel writes them after it)
-            touched = int(self._ctr_host[C_TOUCHED])
+                nf = int(self._read()[C_FELL])
+                done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp, deadline,
+                                  to_empty=True) >= 0
+            touched = int(self._read()[C_TOUCHED])
             self._tail += int(self._ctr_host[C_TAIL])      # (the host-driven peeling's)
         if not done:                               # (the caller deletes the batch's keys)
             return self._fallback(touched)
-        self.stats.update(region=touched, rounds=self._rounds, **self._scan_stats)
+        self.stats.update(region=touched, rounds=self._rounds)
 
     def _peel(self, members, n: int, member, mstamp, tstamp, deadline, *,
-              raise_to: int = 0) -> int:
+              to_empty: bool) -> int:
         """Synchronous peeling of ``members[:n]`` (distinct slots marked ``member ==
-        mstamp``, each at its level k = truss; not ``_lb``, ``_front2`` nor ``_cand``): a
-        round removes those with fewer than k - 1 triangles whose other edges are above k or
-        live members, and ranks them at the end of their level (from ``tail``). The first
-        round counts every member; a removed edge lowers the kept counts of the members it
-        shared a triangle with, and only those whose count fell below k - 1 are counted in
-        the next round. Ends when a round removes nothing. With ``raise_to`` > 0 the
-        survivors rise to that level (ranks before every edge of it, from ``head``) and are
-        listed in ``_la``. Returns the survivors' count, -1 when the deadline passed (the
-        counters ``_ctr_host`` are those of the last read: no kernel writes them after it)."""
-        from hornet.core.cuda import BLOCK, _max_grid, i64, launch
+        mstamp``, each at its level k = truss; not ``_lb`` nor ``_front2``): a round removes
+        those with fewer than k - 1 triangles whose other edges are above k or live members,
+        and ranks them at the end of their level (from ``tail``). Ends when a round removes
+        nothing: the survivors are left in ``_lb[:returned]``. Returns -1 when the deadline
+        passed, or, with ``to_empty`` (the members' numbers are exact, so all must go), when
+        edges survive."""
+        from hornet.core.cuda import i64, launch
         state = self._state(tstamp)
         gstamp = self._tick()
-        cur, recount = members, self._lb
-        count, apply, drop = _fn("ko_count"), _fn("ko_peel_apply"), _fn("ko_peel_drop")
-        full_grid = (int(_max_grid()),)
-        total, removed = n, 0
+        cur, keep = members, self._lb
+        count, apply = _fn("ko_count"), _fn("ko_peel_apply")
         while n:
-            rstamp = self._tick()
             parts = _parts(n)
             launch(count, n * int(parts), state + (cur, i64(n), parts, np.int32(-1), member,
                                                    np.int32(mstamp), gstamp, np.int32(0),
                                                    self._cnt), threads_per_item=WARP)
-            launch(apply, n, state + (cur, i64(n), self._cnt, gstamp, rstamp,
-                                      i64(self._tail), self._cand, self._lbound))
-            # (the round's removed count is read on the device; parts from its bound n)
-            drop(full_grid, (BLOCK,), state + (self._cand, member, np.int32(mstamp), gstamp,
-                                               rstamp, self._lbound, recount, parts))
+            launch(apply, n, state + (cur, i64(n), self._cnt, gstamp, i64(self._tail), keep))
             c = self._read()
             self._rounds += 1
-            n = int(c[C_KEEP])
-            removed += int(c[C_REM])
-            if n and time.perf_counter() > deadline:
-                return -1
-            cur, recount = recount, (self._front2 if recount is self._lb else self._lb)
-        if raise_to <= 0 or total == removed:
-            return total - removed
-        # (ko_count zeroed the survivors' counter)
-        launch(_fn("ko_survivors"), total, state + (members, i64(total), gstamp,
-                                                    np.int32(raise_to), i64(self._head),
-                                                    self._la))
-        kept = int(self._read()[C_SURV])
-        self._head -= kept if raise_to > 0 else 0
-        return kept
+            removed, n = int(c[C_REM]), int(c[C_KEEP])
+            if removed == 0 or (n and time.perf_counter() > deadline):
+                break
+            cur, keep = keep, (self._front2 if keep is self._lb else self._lb)
+        if n and (to_empty or removed):
+            return -1
+        if n and keep is not self._lb:
+            self._lb[:n] = keep[:n]
+        return n
 
     def _insert(self, src, dst, slots) -> None:
         """Raise the numbers after an insertion batch (new edges in the table, ``slots``):
@@ -558,57 +496,17 @@ class GpuDynamicTruss:
         truss[slots] = 2
         rank[slots] = cp.arange(self._head - b + 1, self._head + 1, dtype=cp.int64)
         self._head -= b
-        seeds = slots.astype(cp.int32)
-        self._la[:b] = seeds
+        self._la[:b] = slots.astype(cp.int32)
         self._levels = 0
-        cached = SEED_TRIANGLE_CACHE and self._cache_new(seeds, b)
-        try:
-            if DEVICE_SCAN_INSERT:
-                done = self._scan(0, b, 2, self._region, 0, tstamp, deadline, max_region)
-                touched = self._touched_count
-            else:
-                done = self._scan_rounds(b, tstamp, deadline, max_region)
-                touched = int(self._read()[C_TOUCHED])
-        finally:
-            if cached:
-                self._cidx[seeds] = -1
+        if DEVICE_SCAN_INSERT:
+            done = self._scan(0, b, 2, self._region, 0, tstamp, deadline, max_region)
+            touched = self._touched_count
+        else:
+            done = self._scan_rounds(b, tstamp, deadline, max_region)
+            touched = int(self._read()[C_TOUCHED])
         if not done:
             return self._fallback(touched)
-        self.stats.update(region=touched, rounds=self._rounds, levels=self._levels,
-                          **self._scan_stats)
-
-    def _cache_new(self, seeds, b: int) -> bool:
-        """The triangle cache of the new edges ``seeds`` (int32 slots, (b,)): every
-        triangle's two other slots, in chunks of :data:`KO_CHUNK` per edge, and
-        ``_cidx[seed]`` = the edge's index. A new edge that rises through many levels then
-        reads its cached triangles at each (fewer at each: ``ko_push`` drops those below the
-        level) instead of intersecting its endpoints' lists again. False (no cache) when the
-        pairs would pass :data:`CACHE_MAX_PAIRS`."""
-        from hornet.core.cuda import i64, launch
-        cp = self._cp
-        deg, ptr = self._view()
-        t = self._table
-        parts = _parts(b)
-        tcount = cp.zeros(b, dtype=cp.int32)
-        launch(_fn("ko_cache_count"), b * int(parts),
-               (deg, ptr, t.keys, np.int32(t.shift), seeds, i64(b), tcount, parts),
-               threads_per_item=WARP)
-        choff = cp.zeros(b + 1, dtype=cp.int64)
-        choff[1:] = cp.cumsum((tcount + (KO_CHUNK - 1)) // KO_CHUNK, dtype=cp.int64)
-        chunks = int(choff[-1])                   # (one read: the buffers' size)
-        if chunks * KO_CHUNK > CACHE_MAX_PAIRS:
-            return False
-        if chunks > self._chlen.shape[0]:
-            size = max(chunks, 2 * self._chlen.shape[0])
-            self._chlen = cp.empty(size, dtype=cp.int32)
-            self._pairs = cp.empty(size * KO_CHUNK, dtype=cp.int64)
-        fill = cp.zeros(b, dtype=cp.int32)
-        launch(_fn("ko_cache_fill"), b * int(parts),
-               (deg, ptr, t.keys, np.int32(t.shift), seeds, i64(b), tcount, choff, fill,
-                self._chlen, self._pairs, parts), threads_per_item=WARP)
-        self._choff = choff
-        self._cidx[seeds] = cp.arange(b, dtype=cp.int32)
-        return True
+        self.stats.update(region=touched, rounds=self._rounds, levels=self._levels)
 
     def _scan_rounds(self, ns: int, tstamp, deadline, max_region) -> bool:
         """The insertion scan from the seeds ``_la[:ns]`` at level 2, one launch per phase
@@ -616,7 +514,7 @@ class GpuDynamicTruss:
         from hornet.core.cuda import BLOCK, _max_grid, i64, launch
         state = self._state(tstamp)
         count, decide = _fn("ko_count"), _fn("ko_decide")
-        push = _fn("ko_push")
+        push, raise_ = _fn("ko_push"), _fn("ko_raise")
         full_grid = (int(_max_grid()),)
         seeds = self._la
         k = 2
@@ -644,11 +542,14 @@ class GpuDynamicTruss:
                 if int(c[C_ALL]) > max_region or time.perf_counter() > deadline:
                     return False
             nall = int(c[C_ALL])
-            # the survivors rise to k + 1: the next level's seeds (in _la)
             ns = self._peel(self._region, nall, self._member, mstamp, tstamp, deadline,
-                            raise_to=k + 1)
+                            to_empty=False)
             if ns < 0:
                 return False
+            if ns:                                 # the survivors rise: next level's seeds
+                launch(raise_, ns, state + (self._lb, i64(ns), np.int32(k),
+                                            i64(self._head - ns + 1), seeds))
+                self._head -= ns
             k += 1
             self._levels += 1
         self._tail += int(self._read()[C_TAIL])
