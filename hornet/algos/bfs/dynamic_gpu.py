@@ -45,8 +45,6 @@ _C_WORDS = 29 * _C_STRIDE
 #: value at rest (Q_TOKENS)
 _Q_PENDING = tuple((16 + 4 * q + 2) * _C_STRIDE for q in range(3))
 _Q_TOKENS = 1 << 40
-#: work queue slot at rest (QSENT)
-_QSENT = 0xFFFFFFFFFFFFFFFF
 _C_CHANGED, _C_MARKED, _C_SEEDS, _C_SCANNED, _C_LEVELS = (i * _C_STRIDE for i in (0, 1, 2, 3, 7))
 #: order of the device addresses in the params array (P_* in dynamic.cu)
 PARAM_NAMES = ("level", "cnt", "flag", "old", "parent", "changed", "front0", "front1",
@@ -171,7 +169,7 @@ class GPUState:
         slots = 2 * self.cap + chunks
         if self.queue.shape[0] < slots:
             self.queue = cupy.full(max(slots, self.queue.shape[0] + self.queue.shape[0] // 2),
-                                   _QSENT, dtype=cupy.uint64)
+                                   -1, dtype=cupy.int64).view(cupy.uint64)      # QSENT
             grew = True
         if self.chunks.shape[0] < 2 * chunks:                   # int2 entries
             self.chunks = cupy.empty(2 * max(chunks, self.chunks.shape[0]), dtype=cupy.int32)
