@@ -33,7 +33,7 @@
 // alternate between updates: an update zeroes the other set for the next one and leaves its
 // own for the statistics.
 //
-// Asynchronous phases (the kernel dbfs_update_async): marking, the relaxation together with
+// Asynchronous phases (the kernel dbfs_update_async, GPUState.async_queue): marking, the relaxation together with
 // the marked vertices' seeds, and the repair each drain a work queue (Update::drain) that
 // fills while it is drained: a vertex marked or lowered is processed by whichever warp takes
 // its slot next, and the long lists' chunks are queue items too, so a phase costs one grid

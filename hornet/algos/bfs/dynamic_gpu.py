@@ -2,14 +2,14 @@
 
 The state lives on the device (CuPy arrays sized to the id space's capacity, with every
 scratch list an update needs preallocated on this object). An update is one launch of
-``dbfs_update_async`` (``bfs/dynamic.cu``; cooperative by default, see ``GPUState.cooperative``):
+``dbfs_update_r85`` (``bfs/dynamic.cu``; cooperative by default, see ``GPUState.cooperative``):
 the steps of the CPU version run as phases of that one kernel, separated by grid barriers,
 so an update has no host synchronisation, no per-level launch and no allocation (the lists
 grow only with the graph or a larger batch); the host passes the batch and a few scalars.
-Within a phase, marking, relaxation (with the marked vertices' seeds) and repair drain a work
-queue while it fills: a vertex is processed as soon as it is marked or lowered, with no grid
-barrier per level (``GPUState.async_queue``; off: the level-synchronous kernels, one grid
-barrier per marking pass and per relaxation level). The kernel reads the graph through its vertex
+With ``GPUState.async_queue`` the kernel is ``dbfs_update_async``: marking, relaxation (with
+the marked vertices' seeds) and repair each drain a work queue while it fills, a vertex
+processed as soon as it is marked or lowered, with no grid barrier per level (slower on
+Kronecker deletions: bench/results/dynamic_bfs_gpu_async.md says where the time goes). The kernel reads the graph through its vertex
 tables (:meth:`hornet.Graph.vertex_table`, updated in place by every change), so an update
 makes no adjacency view; the grid follows the batch (``GPUState.pairs_per_block``), so a small
 batch's grid barriers wait for few blocks. The statistics are read from the device only when
@@ -68,9 +68,10 @@ class GPUState:
     #: resident blocks per multiprocessor of dbfs_update (None: as many as fit)
     blocks_per_sm: int | None = None
     #: marking, relaxation and repair drain a work queue while it fills (the kernel
-    #: "dbfs_update_async": no grid barrier between the levels of a phase, see dynamic.cu,
-    #: "work queue"); False: level-synchronous phases (``kernel_name``)
-    async_queue: bool = True
+    #: "dbfs_update_async": no grid barrier between the levels of a phase, see
+    #: dynamic_update.cuh, "work queue"); False: level-synchronous phases (``kernel_name``),
+    #: the faster on Kronecker graphs (bench/results/dynamic_bfs_gpu_async.md)
+    async_queue: bool = False
     #: at most this many work queue slots for the relaxation (None: as many as the queue has;
     #: a relaxation that needs more finishes in sweeps over the changed vertices: for tests)
     relax_queue_limit: int | None = None
