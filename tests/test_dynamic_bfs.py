@@ -379,6 +379,36 @@ def test_gpu_queue_modes(async_queue, relax_limit, monkeypatch):
                 _check(bf)
 
 
+@pytest.mark.parametrize("queue", ["level_sync", "async", "async_no_relax_queue"])
+@pytest.mark.parametrize("device", BACKENDS)
+def test_marked_hub_keeps_a_parent_late_in_its_list(device, queue, monkeypatch):
+    """A hub loses its source edge; its only neighbour left on level 1 comes after 700
+    neighbours that lose their level with it (several chunks into its list): the hub moves
+    to level 2 through that neighbour, also when the GPU's relaxation queue has no room
+    (every chunk of the hub's list must still be read for its seed)."""
+    if device == "cpu" and queue != "level_sync":
+        pytest.skip("a GPU setting")
+    if device == "gpu":
+        from hornet.algos.bfs.dynamic_gpu import GPUState
+        monkeypatch.setattr(GPUState, "async_queue", queue != "level_sync")
+        monkeypatch.setattr(GPUState, "relax_queue_limit",
+                            0 if queue == "async_no_relax_queue" else None)
+    hub, far = 1, 5000
+    leaves = list(range(1000, 1700))
+    for directed in (False, True):
+        pairs = [(0, hub), (0, far)] + [(hub, v) for v in leaves] + [(far, hub)]
+        if directed:
+            pairs += [(v, hub) for v in leaves]
+        g = _graph(device, pairs, directed, n=far + 1)
+        bf = DynamicBFS(g, 0, parents=True)
+        _check(bf)
+        bf.update(g.delete_edges(_arr(device, [0]), _arr(device, [hub])))
+        _check(bf)
+        assert host(bf.levels)[hub] == 2 and host(bf.levels)[leaves[0]] == 3
+        bf.update(g.insert_edges(_arr(device, [0]), _arr(device, [hub])))
+        _check(bf)
+
+
 @pytest.mark.parametrize("directed", [False, True])
 def test_long_lists(device, directed):
     """Hubs with lists longer than a GPU warp's pass (cut into chunks there) in every step:

@@ -424,6 +424,26 @@ __device__ __forceinline__ void dbfs_update_body(
         const unsigned top = (unsigned)ld(&C[C_QLEVELS]);
         if (top) levels_run = (int)(top - (0xffffffffu - (unsigned)ld(&C[C_QLEVELS + 1])) + 1);
         if (ld(&U.qc[Q_OVER])) {
+            // the marked vertices' seeds again from their whole in-lists (a full queue may
+            // have dropped chunks of them: the sweeps below only push from changed vertices)
+            auto seed_range = [&](int v, int, int j0, int j1) {
+                unsigned best = NO_LEVEL;
+                U.pass(U.list_row(v, 1), j0, j1, [&](int, int lu) {
+                    if ((unsigned)lu < best) best = (unsigned)lu;
+                });
+                best = warp_min_u32(best);
+                if (lane == 0 && best != NO_LEVEL) atomicMin((unsigned*)&level[v], best + 1);
+            };
+            auto seed_trange = [&](int v, int, int d, const int* row) {
+                unsigned best = NO_LEVEL;
+                U.tpass(row, d, [&](int, int lu) {
+                    if ((unsigned)lu < best) best = (unsigned)lu;
+                });
+                if (best != NO_LEVEL) atomicMin((unsigned*)&level[v], best + 1);
+            };
+            U.visit_items(nm, 1, [&](i64 i) { return ld(&U.changed[i]); }, seed_trange,
+                          seed_range);
+            U.finish(seed_range);      // the changed list is as C_SNAP noted: no appends
             for (int sweep = 0;; ++sweep) {
                 u64* any = &C[C_FRONT + C_STRIDE * (sweep % 3)];
                 if (U.first_thread()) C[C_FRONT + C_STRIDE * ((sweep + 1) % 3)] = 0;
