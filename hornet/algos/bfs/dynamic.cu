@@ -336,7 +336,7 @@ __device__ __forceinline__ void dbfs_update_body(
         U.finish(seed_range);
     }
 
-    // ---- 3-4 asynchronous (mode bit 3): the seeds of the inserted pairs (from the levels
+    // ---- 3-4 asynchronous (dbfs_update_async): the seeds of the inserted pairs (from the levels
     // as they are when read: every level is the length of a path at any time), the early
     // seeds, and those of the marked vertices (1 + the lowest level among their
     // in-neighbours, a chunk of a long list giving its own) lower their vertices, and every

@@ -35,7 +35,7 @@ typedef unsigned long long u64;
 #define C_CHUNKS (11 * C_STRIDE)    // 3 slots: chunk list lengths, by use % 3
 #define C_SNAP (14 * C_STRIDE)      // [length of `changed`, of the chunk list] when the last
                                     // block arrived at a grid barrier (sync(true))
-// work queues of the asynchronous phases (mode bit 3; see Update::drain): queue q's counters
+// work queues of the asynchronous phases (dbfs_update_async; see Update::drain): queue q's counters
 // at C_Q0 + q * Q_SET: head (slots claimed), tail (slots appended), pending (items appended
 // and not yet finished, plus one token a warp until the warp has appended its own share;
 // starts at Q_TOKENS, set right by the kernel's first thread), overflow (an append found the
@@ -152,7 +152,7 @@ struct Update {
     i64 seed_base;        // appended seeds start after the inserted pairs' own
     u64* times;           // timeline (P_TIMES) or null
     int phase, tick;      // the current phase; records written (block 0, thread 0)
-    int async_mode;       // mode bit 3: marking, relaxation and repair through the queue
+    int async_mode;       // dbfs_update_async: marking, relaxation and repair through the queue
     unsigned* block_levels;  // shared: [lowest, highest] seed level this block noted since
                              // its last grid barrier (NO_LEVEL, 0: none)
     u64* queue;           // work queue of the asynchronous phases (QSENT at rest)
