@@ -135,8 +135,8 @@ def run_graph(device, name, src, dst, args, rows, notes) -> None:
     bf = DynamicBFS(g, source)
     if device == "gpu" and args.timeline:
         bf._state.record_timeline = True
-    if device == "gpu" and args.level_sync:
-        bf._state.async_queue = False
+    if device == "gpu" and args.queue is not None:
+        bf._state.async_queue = args.queue == "work-queue"
     timed = _timer(device)
     nk = None
     if device == "cpu" and args.networkit:
@@ -259,9 +259,9 @@ def main(argv=None) -> None:
     ap.add_argument("--networkit", action=argparse.BooleanOptionalAction, default=True)
     ap.add_argument("--nk-max-batch", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--level-sync", action="store_true",
-                    help="GPU: the level-synchronous update kernel (GPUState.async_queue "
-                         "off), for comparison")
+    ap.add_argument("--queue", choices=["level-sync", "work-queue"], default=None,
+                    help="GPU: the update kernel, level-synchronous phases or work-queue "
+                         "phases (GPUState.async_queue off / on; default: the class default)")
     ap.add_argument("--timeline", action="store_true",
                     help="GPU: record the update kernel's phases (a %%globaltimer stamp at "
                          "each grid barrier, block 0) during the timed calls: kernel, "
