@@ -46,6 +46,9 @@ from hornet.algos import DynamicBFS
 HEADER = ["device", "graph", "V", "E", "kind", "batch", "batch/E %", "dynamic ms",
           "static ms", "speedup", "networkit ms", "vs networkit", "changed V %",
           "scanned E %", "levels"]
+#: with --timeline (GPU): the update kernel's own time (first to last %globaltimer stamp),
+#: the rest of the timed call (host, launch), and the kernel's phases
+TIMELINE_HEADER = ["kernel us", "outside kernel us", "phases us"]
 
 
 def _load_real(name: str):
@@ -130,6 +133,10 @@ def run_graph(device, name, src, dst, args, rows, notes) -> None:
     n, m = g.num_vertices, g.num_edges
     source = int(hornet.testing.to_host(g.degree()).argmax())
     bf = DynamicBFS(g, source)
+    if device == "gpu" and args.timeline:
+        bf._state.record_timeline = True
+    if device == "gpu" and args.queue is not None:
+        bf._state.async_queue = args.queue == "work-queue"
     timed = _timer(device)
     nk = None
     if device == "cpu" and args.networkit:
@@ -153,6 +160,7 @@ def run_graph(device, name, src, dst, args, rows, notes) -> None:
             if size > m:
                 continue
             dyn, sta, nkt, changed, scanned, levels = [], [], [], [], [], []
+            phases = []
             op, undo = (g.insert_edges, g.delete_edges) if kind == "insert" else \
                 (g.delete_edges, g.insert_edges)
             use_nk = nk is not None and size <= args.nk_max_batch
@@ -161,6 +169,11 @@ def run_graph(device, name, src, dst, args, rows, notes) -> None:
                 ch = op(s, d)
                 dyn.append(timed(lambda: bf.update(ch)))
                 st = bf.last_update
+                if device == "gpu" and args.timeline:
+                    per = {}
+                    for ph, us in bf._state.timeline():
+                        per[ph] = per.get(ph, 0.0) + us
+                    phases.append(per)
                 changed.append(st["changed_vertices"])
                 scanned.append(st["scanned_edges"])
                 levels.append(st["levels"])
@@ -192,8 +205,22 @@ def run_graph(device, name, src, dst, args, rows, notes) -> None:
                    round(100 * statistics.median(changed) / n, 4),
                    round(100 * statistics.median(scanned) / entries, 4),
                    int(statistics.median(levels))]
+            if args.timeline:
+                if phases:
+                    names = list(dict.fromkeys(p for per in phases for p in per))
+                    med = {p: statistics.median(per.get(p, 0.0) for per in phases)
+                           for p in names}
+                    kernel = statistics.median(sum(per.values()) for per in phases)
+                    row += [round(kernel, 1), round(md * 1e6 - kernel, 1),
+                            ", ".join(f"{p} {med[p]:.1f}" for p in names)]
+                else:
+                    row += ["", "", ""]
             rows.append(row)
-            print(table_lines(HEADER, [row])[-1], flush=True)
+            print(table_lines(_header(args), [row])[-1], flush=True)
+
+
+def _header(args) -> list[str]:
+    return HEADER + (TIMELINE_HEADER if args.timeline else [])
 
 
 def crossover(rows) -> list[str]:
@@ -232,6 +259,13 @@ def main(argv=None) -> None:
     ap.add_argument("--networkit", action=argparse.BooleanOptionalAction, default=True)
     ap.add_argument("--nk-max-batch", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--queue", choices=["level-sync", "work-queue"], default=None,
+                    help="GPU: the update kernel, level-synchronous phases or work-queue "
+                         "phases (GPUState.async_queue off / on; default: the class default)")
+    ap.add_argument("--timeline", action="store_true",
+                    help="GPU: record the update kernel's phases (a %%globaltimer stamp at "
+                         "each grid barrier, block 0) during the timed calls: kernel, "
+                         "outside-kernel and per-phase columns")
     ap.add_argument("--name", default="dynamic_bfs")
     ap.add_argument("--note", default="", help="a line added to the notes (machine load ...)")
     args = ap.parse_args(argv)
@@ -267,10 +301,10 @@ def main(argv=None) -> None:
             "faster); changed V % = vertices whose level was set; scanned E % = adjacency "
             "entries read / stored entries (2E).", "", "## Crossover", "",
             *crossover(rows), *([""] + [f"- {x}" for x in notes] if notes else []), "",
-            "## Results", "", *table_lines(HEADER, rows), ""]
+            "## Results", "", *table_lines(_header(args), rows), ""]
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{args.name}.md").write_text("\n".join(text))
-    write_csv(args.name, HEADER, rows)
+    write_csv(args.name, _header(args), rows)
     print("\n".join(text[-len(rows) - 4:]))
 
 

@@ -107,6 +107,7 @@ def _check(bf: DynamicBFS):
     s, d = (host(a).tolist() for a in g.edges())
     assert parents_valid(bf.levels, bf.parents, set(zip(s, d)), g.directed)
     assert counts_consistent(bf)
+    assert bf.last_update["batch"] >= 0       # the GPU kernel's error flag: raises if set
 
 
 def _arr(device, xs):
@@ -302,16 +303,19 @@ def test_gpu_grid_sized_by_batch(pairs_per_block, monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
-@pytest.mark.parametrize("kernel_name", ["dbfs_update", "dbfs_update_r85"])
+@pytest.mark.parametrize("kernel_name", ["dbfs_update", "dbfs_update_r85", "async"])
 @pytest.mark.parametrize("small_max", [0, 8, 255])
 @pytest.mark.parametrize("directed", [False, True])
 def test_gpu_thread_and_warp_lists(kernel_name, small_max, directed, monkeypatch):
     """Lists read by one thread (up to ``small_max`` entries), by a warp, or in chunks by the
-    grid, with either kernel: every mix gives the static BFS's levels and valid parents;
-    the timeline, when asked for, lists the phases of the update in order."""
+    grid, with every kernel (the two level-synchronous ones and the work-queue one): every
+    mix gives the static BFS's levels and valid parents; the timeline, when asked for,
+    lists the phases of the update in order."""
     from hornet.algos.bfs.dynamic_gpu import GPUState
     monkeypatch.setattr(GPUState, "small_max", small_max)
-    monkeypatch.setattr(GPUState, "kernel_name", kernel_name)
+    monkeypatch.setattr(GPUState, "async_queue", kernel_name == "async")
+    if kernel_name != "async":
+        monkeypatch.setattr(GPUState, "kernel_name", kernel_name)
     monkeypatch.setattr(GPUState, "record_timeline", True)
     rng = np.random.default_rng(11)
     n = 2048
@@ -329,6 +333,79 @@ def test_gpu_thread_and_warp_lists(kernel_name, small_max, directed, monkeypatch
         assert all(us >= 0 for _, us in bf._state.timeline())
         bf.update(g.insert_edges(_arr("gpu", rng.integers(0, n + 16, size)),
                                  _arr("gpu", rng.integers(0, n + 16, size))))
+        _check(bf)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
+@pytest.mark.parametrize("async_queue,relax_limit", [(False, None), (True, None), (True, 0),
+                                                     (True, 7)])
+def test_gpu_queue_modes(async_queue, relax_limit, monkeypatch):
+    """Level-synchronous phases and the work-queue ones, the latter with the relaxation's
+    queue as long as needed, empty (every lowered vertex is relaxed by the sweeps over the
+    changed vertices) or of a few slots (part queue, part sweeps): levels, parents and counts
+    equal the static BFS's after deletions, insertions and mixed batches, directed or not,
+    on the batch-sized grid and a one-block one."""
+    from hornet.algos.bfs.dynamic_gpu import GPUState
+    monkeypatch.setattr(GPUState, "async_queue", async_queue)
+    monkeypatch.setattr(GPUState, "relax_queue_limit", relax_limit)
+    rng = np.random.default_rng(29)
+    n = 4096
+    src, dst = hornet.generators.kronecker_edges(12, edge_factor=8, seed=13)
+    batch_grid = GPUState.grid
+    for directed in (False, True):
+        for one_block in (False, True):
+            monkeypatch.setattr(GPUState, "grid",
+                                (lambda self, pairs=None: 1) if one_block else batch_grid)
+            g = hornet.Graph.from_edges(_arr("gpu", src), _arr("gpu", dst), num_vertices=n,
+                                        directed=directed, device="gpu")
+            bf = DynamicBFS(g, int(host(src)[0]), parents=True)
+            for size in (1, 60, 4000, 700):
+                s, d = g.edges()
+                pick = _arr("gpu", rng.choice(s.shape[0], min(size, s.shape[0]),
+                                              replace=False))
+                deleted = g.delete_edges(s[pick], d[pick])
+                bf.update(deleted)
+                _check(bf)
+                bf.update(g.insert_edges(_arr("gpu", rng.integers(0, n + 8, size)),
+                                         _arr("gpu", rng.integers(0, n + 8, size))))
+                _check(bf)
+                s, d = g.edges()
+                pick = _arr("gpu", rng.choice(s.shape[0], min(size, s.shape[0]),
+                                              replace=False))
+                mixed = [g.delete_edges(s[pick], d[pick]),
+                         g.insert_edges(deleted.src, deleted.dst)]
+                bf.update(mixed)
+                _check(bf)
+
+
+@pytest.mark.parametrize("queue", ["level_sync", "async", "async_no_relax_queue"])
+@pytest.mark.parametrize("device", BACKENDS)
+def test_marked_hub_keeps_a_parent_late_in_its_list(device, queue, monkeypatch):
+    """A hub loses its source edge; its only neighbour left on level 1 comes after 700
+    neighbours that lose their level with it (several chunks into its list): the hub moves
+    to level 2 through that neighbour, also when the GPU's relaxation queue has no room
+    (every chunk of the hub's list must still be read for its seed)."""
+    if device == "cpu" and queue != "level_sync":
+        pytest.skip("a GPU setting")
+    if device == "gpu":
+        from hornet.algos.bfs.dynamic_gpu import GPUState
+        monkeypatch.setattr(GPUState, "async_queue", queue != "level_sync")
+        monkeypatch.setattr(GPUState, "relax_queue_limit",
+                            0 if queue == "async_no_relax_queue" else None)
+    hub, far = 1, 5000
+    leaves = list(range(1000, 1700))
+    for directed in (False, True):
+        pairs = [(0, hub), (0, far)] + [(hub, v) for v in leaves] + [(far, hub)]
+        if directed:
+            pairs += [(v, hub) for v in leaves]
+        g = _graph(device, pairs, directed, n=far + 1)
+        bf = DynamicBFS(g, 0, parents=True)
+        _check(bf)
+        bf.update(g.delete_edges(_arr(device, [0]), _arr(device, [hub])))
+        _check(bf)
+        assert host(bf.levels)[hub] == 2 and host(bf.levels)[leaves[0]] == 3
+        bf.update(g.insert_edges(_arr(device, [0]), _arr(device, [hub])))
         _check(bf)
 
 

@@ -2,10 +2,14 @@
 
 The state lives on the device (CuPy arrays sized to the id space's capacity, with every
 scratch list an update needs preallocated on this object). An update is one launch of
-``dbfs_update`` (``bfs/dynamic.cu``; cooperative by default, see ``GPUState.cooperative``):
+``dbfs_update_r85`` (``bfs/dynamic.cu``; cooperative by default, see ``GPUState.cooperative``):
 the steps of the CPU version run as phases of that one kernel, separated by grid barriers,
 so an update has no host synchronisation, no per-level launch and no allocation (the lists
-grow only with the graph or a larger batch); the host passes the batch and a few scalars. The kernel reads the graph through its vertex
+grow only with the graph or a larger batch); the host passes the batch and a few scalars.
+With ``GPUState.async_queue`` the kernel is ``dbfs_update_async``: marking, relaxation (with
+the marked vertices' seeds) and repair each drain a work queue while it fills, a vertex
+processed as soon as it is marked or lowered, with no grid barrier per level (slower on
+Kronecker deletions: bench/results/dynamic_bfs_gpu_async.md says where the time goes). The kernel reads the graph through its vertex
 tables (:meth:`hornet.Graph.vertex_table`, updated in place by every change), so an update
 makes no adjacency view; the grid follows the batch (``GPUState.pairs_per_block``), so a small
 batch's grid barriers wait for few blocks. The statistics are read from the device only when
@@ -15,7 +19,9 @@ Capacities: per-vertex arrays and lists hold ``cap`` entries (ids < cap); the ch
 adjacency lists cut into passes of ``CHUNK`` entries) holds ``2 * entries / CHUNK`` (every
 listed vertex at most once per phase, or once in the whole marking step, each with more than
 ``CHUNK`` entries); the seed list one seed per marked vertex or chunk plus one per inserted
-pair. They grow with the graph.
+pair; the work queue ``2 * cap`` keys plus the chunk list's length (each marked vertex once
+with its chunks, each changed vertex's chunks; a relaxation that needs more finishes in
+sweeps). They grow with the graph.
 """
 from __future__ import annotations
 
@@ -31,14 +37,19 @@ _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.cu")
 CHUNK = 256
 #: threads per block of dbfs_update (its __launch_bounds__)
 BLOCK = 256
-#: words of one counter set (C_WORDS in dynamic.cu: 16 counters, each on its own 128-byte
+#: words of one counter set (C_WORDS in dynamic.cu: 29 counters, each on its own 128-byte
 #: line) and the statistics' positions in it
 _C_STRIDE = 16
-_C_WORDS = 16 * _C_STRIDE
+_C_WORDS = 29 * _C_STRIDE
+#: the work queues' pending counters (C_Q0 + q * Q_SET + Q_PEND in dynamic.cu) and their
+#: value at rest (Q_TOKENS)
+_Q_PENDING = tuple((16 + 4 * q + 2) * _C_STRIDE for q in range(3))
+_Q_TOKENS = 1 << 40
 _C_CHANGED, _C_MARKED, _C_SEEDS, _C_SCANNED, _C_LEVELS = (i * _C_STRIDE for i in (0, 1, 2, 3, 7))
 #: order of the device addresses in the params array (P_* in dynamic.cu)
 PARAM_NAMES = ("level", "cnt", "flag", "old", "parent", "changed", "front0", "front1",
-               "orphans", "seeds", "chunks", "counters", "barrier", "times")
+               "orphans", "seeds", "chunks", "counters", "barrier", "times", "queue",
+               "queue_length", "relax_queue_length")
 #: (phase, time) records of the timeline (TIMES_CAP in dynamic.cu) and the phases' names
 TIMES_CAP = 255
 PHASES = {0: "start", 1: "counts", 2: "marking", 3: "seeds", 4: "relaxation", 5: "repair",
@@ -56,8 +67,16 @@ class GPUState:
 
     #: resident blocks per multiprocessor of dbfs_update (None: as many as fit)
     blocks_per_sm: int | None = None
-    #: the kernel: "dbfs_update" (4 blocks of 256 threads per SM, 64 registers a thread) or
-    #: "dbfs_update_r85" (3 blocks, 85 registers, next to no spills)
+    #: marking, relaxation and repair drain a work queue while it fills (the kernel
+    #: "dbfs_update_async": no grid barrier between the levels of a phase, see
+    #: dynamic_update.cuh, "work queue"); False: level-synchronous phases (``kernel_name``),
+    #: the faster on Kronecker graphs (bench/results/dynamic_bfs_gpu_async.md)
+    async_queue: bool = False
+    #: at most this many work queue slots for the relaxation (None: as many as the queue has;
+    #: a relaxation that needs more finishes in sweeps over the changed vertices: for tests)
+    relax_queue_limit: int | None = None
+    #: the level-synchronous kernel: "dbfs_update" (4 blocks of 256 threads per SM, 64
+    #: registers a thread) or "dbfs_update_r85" (3 blocks, 85 registers, fewer spills)
     #: (chosen from bench/tools/dbfs_grid.py's sweeps: bench/results/dynamic_bfs_gpu.md,
     #: "Where the time goes")
     kernel_name: str = "dbfs_update_r85"
@@ -95,7 +114,11 @@ class GPUState:
         self.parity = 0
         self._stats = np.zeros(5, np.int64)
         self._pending = False
-        self.counters = cupy.zeros(2 * _C_WORDS, dtype=cupy.uint64)
+        counters = np.zeros(2 * _C_WORDS, dtype=np.uint64)
+        for base in (0, _C_WORDS):
+            counters[[base + w for w in _Q_PENDING]] = _Q_TOKENS
+        self.counters = cupy.asarray(counters)
+        self.queue = cupy.empty(0, dtype=cupy.uint64)
         self.barrier = cupy.zeros(64, dtype=cupy.uint32)      # see P_BARRIER in dynamic.cu
         self.seeds = cupy.empty(0, dtype=cupy.uint64)
         self.chunks = cupy.empty(0, dtype=cupy.int32)
@@ -142,6 +165,13 @@ class GPUState:
         chunks = 2 * (entries // CHUNK) + 2
         seeds = self.cap + chunks + pairs
         grew = False
+        # every marked vertex once and the chunks of their lists (marking), the chunks of the
+        # changed vertices' lists (repair), lowered vertices (relaxation: as many as fit)
+        slots = 2 * self.cap + chunks
+        if self.queue.shape[0] < slots:
+            self.queue = cupy.full(max(slots, self.queue.shape[0] + self.queue.shape[0] // 2),
+                                   -1, dtype=cupy.int64).view(cupy.uint64)      # QSENT
+            grew = True
         if self.chunks.shape[0] < 2 * chunks:                   # int2 entries
             self.chunks = cupy.empty(2 * max(chunks, self.chunks.shape[0]), dtype=cupy.int32)
             grew = True
@@ -157,8 +187,13 @@ class GPUState:
                   "parent": self.parent, "changed": self.changed, "front0": self.front[0],
                   "front1": self.front[1], "orphans": self.orphans, "seeds": self.seeds,
                   "chunks": self.chunks, "counters": self.counters, "barrier": self.barrier}
-        ptrs = [arrays[k].data.ptr for k in PARAM_NAMES[:-1]]
+        ptrs = [arrays[k].data.ptr for k in PARAM_NAMES[:13]]
         ptrs.append(self.times.data.ptr if self.times is not None else 0)
+        qlen = int(self.queue.shape[0])
+        limit = self.relax_queue_limit
+        ptrs += [self.queue.data.ptr if qlen else 0, qlen,
+                 qlen if limit is None else min(qlen, max(int(limit), 0))]
+        self._queue_limit = limit
         self.params = cupy.asarray(np.array(ptrs, dtype=np.uint64))
         self._params_ptr = self.params.data.ptr
         self._reserved = (-1, -1)          # the capacity may have moved: check at the next run
@@ -212,13 +247,18 @@ class GPUState:
         launch(_fn("dbfs_initial_counts"), n, (deg, ptr, i64(n), self.level, self.cnt),
                threads_per_item=32)
 
+    def kernel(self) -> str:
+        """The update kernel's name for the class settings (``async_queue``, ``kernel_name``)."""
+        return "dbfs_update_async" if self.async_queue else self.kernel_name
+
     def grid(self, pairs: int | None = None) -> int:
         """Blocks of dbfs_update for a batch of ``pairs`` directed pairs (None: the largest
         grid): at most every multiprocessor's resident blocks (a cooperative launch needs
         them all resident), fewer for a small batch (see ``pairs_per_block``)."""
-        if self._grid is None or self._grid_kernel != self.kernel_name:
-            kernel = _fn(self.kernel_name).kernel
-            self._grid_kernel = self.kernel_name
+        name = self.kernel()
+        if self._grid is None or self._grid_kernel != name:
+            kernel = _fn(name).kernel
+            self._grid_kernel = name
             sms = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
             fit = int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
                 kernel.ptr, BLOCK, 0))
@@ -232,8 +272,8 @@ class GPUState:
     def _launch_settings(self):
         """(kernel address, mode bits but the parity, cooperative) for the class settings as
         they are now (made again only when one of them changed)."""
-        key = (self.kernel_name, self.small_max, self.barrier_backoff_ns, self.cooperative,
-               self.record_timeline)
+        key = (self.kernel(), self.small_max, self.barrier_backoff_ns, self.cooperative,
+               self.record_timeline, self.relax_queue_limit)
         if key != self._settings_key:
             if self.record_timeline != (self.times is not None):
                 self._timeline_switch()
@@ -241,7 +281,9 @@ class GPUState:
             mode = (0 if owner.directed else 1) | (2 if owner.want_parents else 0) | \
                 (min(max(int(self.small_max), 0), 255) << 8) | \
                 (min(max(int(self.barrier_backoff_ns) // 8, 0), 255) << 16)
-            self._settings = (_fn(self.kernel_name).kernel.ptr, mode, bool(self.cooperative))
+            if self.relax_queue_limit != self._queue_limit:
+                self._params()
+            self._settings = (_fn(self.kernel()).kernel.ptr, mode, bool(self.cooperative))
             self._settings_key = key
         return self._settings
 
@@ -287,7 +329,7 @@ class GPUState:
                 cupy.cuda.driver.launchKernel(
                     kernel, grid, 1, 1, BLOCK, 1, 1, 0, stream, self._arg_ptrs_address, 0)
         else:
-            _fn(self.kernel_name)((grid,), (BLOCK,),
+            _fn(self.kernel())((grid,), (BLOCK,),
                    (self.params, deg, ptr, ideg, iptr, ds, dd, is_, id_, np.int64(nd),
                     np.int64(ni), np.int64(self.n), np.int32(mode)),
                    enable_cooperative_groups=True)
@@ -308,8 +350,9 @@ class GPUState:
         if self._pending:
             c = self.counters[self._set * _C_WORDS:(self._set + 1) * _C_WORDS].get()
             if int(self.barrier[2].get()):
-                raise RuntimeError("dbfs_update: a grid barrier timed out or a loop ran "
-                                   "past its bound; the dynamic BFS state is invalid")
+                raise RuntimeError("dbfs_update: a grid barrier or a work queue waited past "
+                                   "its limit, or a loop ran past its bound; the dynamic BFS "
+                                   "state is invalid")
             self._stats[:] = (int(c[_C_CHANGED]), int(c[_C_MARKED]), int(c[_C_SEEDS]),
                               int(c[_C_SCANNED]), int(c[_C_LEVELS]))
             self._pending = False
