@@ -104,8 +104,8 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
                             g._edge_ptr)
         spills = cache.commit(need, freed, accept, touched)
         g._entries += kept if mode == MODE_INSERT else -kept
-        if spills:
-            mm.release(g._small.spilled(spills))
+        if spills:      # counts back with the next call that reads them (GPU)
+            mm.release(g._small.spilled(spills), wait=False)
         # a delete may leave lists loose without moving any: the list-fit check runs after
         # every delete, as in the general pipeline, so both paths refit on the same batches
         if mode == MODE_DELETE:
