@@ -4,10 +4,14 @@ A GPU batch too large for the small-batch path (:mod:`hornet.batch.small_path`) 
 :func:`hornet.batch.gpu.plan.plan_batch` (validation fused with packing the sort keys,
 deduplication, the lookups, the kept entries, the segments, the lists that move and their
 counts per size class, all on the device, one read of the counts), then takes the blocks of
-the moving lists from the memory manager (only per-class counts reach it), rewrites the lists
-(:func:`hornet.batch.gpu.kernels.merge_lists` / ``remove_lists``) and retires the old blocks
-like the general pipeline (:mod:`hornet.batch.pipeline`), in the same refuse-before-writing
-order.
+the moving lists from the memory manager (only per-class counts reach it; one kernel hands
+each moving list its block), rewrites the lists
+(:func:`hornet.batch.gpu.kernels.merge_lists` / ``remove_lists``) straight into their blocks,
+and writes the vertex table and lists the old blocks in one kernel, in the general pipeline's
+refuse-before-writing order. The old blocks go back to the bit trees without a wait: their
+per-array counts reach the memory manager's bookkeeping with the next call that reads it
+(:meth:`hornet.memory.manager.MemoryManager.release`), so an insert synchronizes once, at the
+plan's read-back.
 
 An insert into a graph with edge properties carries its property columns through the same
 pass: after the plan, each kept entry finds the first batch pair that stands for it (a lookup

@@ -171,6 +171,7 @@ class MemoryManager:
         # (lookup, PendingRelease) of a release whose per-array counts are still on their way
         # (GPU, release(wait=False)); every method that reads the counts settles it first
         self._pending_release = None
+        self._list_slots = None            # list_slots(), until the counts change
 
     # ------------------------------------------------------------------ size classes
     def size_class_for(self, degree):
@@ -195,6 +196,7 @@ class MemoryManager:
         """The block cache gained or lost blocks of ``size_classes``: their utilization (blocks
         owned / blocks reserved) may have dropped, so compaction looks at them again."""
         self._touched.update(map(int, size_classes))
+        self._list_slots = None
 
     def blocks_holding_lists(self, size_class: int) -> int:
         """Blocks of a class in use and not held by the block cache."""
@@ -209,7 +211,13 @@ class MemoryManager:
         """Slots of the blocks that hold lists, every class (host counts only)."""
         if self._pending_release is not None:
             self.settle()
-        return sum((used - self._cached(k)) << k for k, used in self._class_used.items())
+        # kept between changes (every change of a class's used blocks goes through _count,
+        # every change of the cache's holdings through cached_changed or a release): the
+        # block cache asks for it per class it looks at, several times a batch
+        if self._list_slots is None:
+            self._list_slots = sum((used - self._cached(k)) << k
+                                   for k, used in self._class_used.items())
+        return self._list_slots
 
     # ------------------------------------------------------------------ allocation
     def allocate(self, size_class: int, count: int) -> np.ndarray:
@@ -362,6 +370,7 @@ class MemoryManager:
         """Add to the class's block and used-block counts (what compaction decides on)."""
         self._class_blocks[size_class] = self._class_blocks.get(size_class, 0) + blocks
         self._class_used[size_class] = self._class_used.get(size_class, 0) + used
+        self._list_slots = None
 
     def release(self, pointers: np.ndarray, wait: bool = True) -> None:
         """Give blocks back (edge pointers as returned by :meth:`allocate`, any classes; 0
