@@ -205,8 +205,9 @@ extern "C" __global__ void batch_plan(const int* __restrict__ src,
             sources[k] = v;
             seg_len[k] = c;
             old_deg[k] = d0;
-            old_ptr[k] = listed ? edge_ptr[v] : 0;
-            seg_ptr[k] = old_ptr[k];           // batch_place rewrites the moving ones
+            const i64 p0 = listed ? edge_ptr[v] : 0;
+            old_ptr[k] = p0;
+            seg_ptr[k] = p0;                   // batch_place rewrites the moving ones
             const i64 d1 = inserting ? d0 + c : d0 - c;
             fit = class_of(d1, min_class);
             r = inserting ? d1 > cap : (d1 > 0 && 4 * d1 < cap && fit < cls);
