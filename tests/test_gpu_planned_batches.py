@@ -243,3 +243,28 @@ def test_planned_insert_with_bad_property_values_changes_nothing():
         assert np.array_equal(to_host(a), to_host(b))
     assert np.array_equal(to_host(before[2]["w"]), to_host(after[2]["w"]))
     g.check()
+
+
+def test_blocks_given_back_without_a_wait_are_counted_by_every_reader():
+    """A planned batch gives its old blocks back without waiting for their per-array counts
+    (MemoryManager.release(wait=False)); the allocator's statistics, its check and the next
+    allocation all see them: per size class, the blocks in use equal the lists that vertices
+    of that class own (counted on the host from the vertex table), after every batch."""
+    rng = np.random.default_rng(9)
+    g = _graph("gpu", False)
+    n = 20_000
+    pending = 0
+    for step in range(8):
+        s, d = rng.integers(0, n, 6000), rng.integers(0, n, 6000)
+        change = g.insert_edges(s, d)
+        if step % 2:
+            g.delete_edges(to_host(change.src)[::3], to_host(change.dst)[::3])
+        pending += g._mm._pending_release is not None
+        stats = g.memory_stats()["size_classes"]
+        assert g._mm._pending_release is None             # read: the counts are in
+        classes = to_host(g._size_class)[:g.num_vertices].astype(np.int64)
+        owned = np.bincount(classes[classes >= 0], minlength=64)
+        for k, c in stats.items():
+            assert c["used_blocks"] == owned[k], (step, k)
+        g.check()
+    assert pending > 0                                     # the path under test was taken

@@ -221,7 +221,7 @@ def trace_small(g, xp, calls, sync, dtype) -> None:
                 spent[name] += time.perf_counter() - t
         setattr(obj, name, run)
 
-    for name in ("reserve", "top_up", "_append"):
+    for name in ("reserve", "_append"):
         timed(cache, name)
     for name in ("_plan", "_take"):
         timed(mm, name)

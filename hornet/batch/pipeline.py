@@ -95,7 +95,9 @@ def _retire(g, sources, new_deg, old_ptrs, moved, new_ptrs, new_classes,
     freed = old_ptrs[moved]
     if emptied is not None:
         freed = xp.concatenate([freed, xp.where(emptied, old_ptrs, 0)])
-    g._mm.release(freed)            # pointers 0 (no block before) are skipped
+    # pointers 0 (no block before) are skipped; the per-array counts come back with the
+    # next call that reads the allocator's bookkeeping (GPU), not at the end of this batch
+    g._mm.release(freed, wait=False)
 
 
 def _field_columns(g, ptrs):

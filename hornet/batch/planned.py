@@ -4,10 +4,14 @@ A GPU batch too large for the small-batch path (:mod:`hornet.batch.small_path`) 
 :func:`hornet.batch.gpu.plan.plan_batch` (validation fused with packing the sort keys,
 deduplication, the lookups, the kept entries, the segments, the lists that move and their
 counts per size class, all on the device, one read of the counts), then takes the blocks of
-the moving lists from the memory manager (only per-class counts reach it), rewrites the lists
-(:func:`hornet.batch.gpu.kernels.merge_lists` / ``remove_lists``) and retires the old blocks
-like the general pipeline (:mod:`hornet.batch.pipeline`), in the same refuse-before-writing
-order.
+the moving lists from the memory manager (only per-class counts reach it; one kernel hands
+each moving list its block), rewrites the lists
+(:func:`hornet.batch.gpu.kernels.merge_lists` / ``remove_lists``) straight into their blocks,
+and writes the vertex table and lists the old blocks in one kernel, in the general pipeline's
+refuse-before-writing order. The old blocks go back to the bit trees without a wait: their
+per-array counts reach the memory manager's bookkeeping with the next call that reads it
+(:meth:`hornet.memory.manager.MemoryManager.release`), so an insert synchronizes once, at the
+plan's read-back.
 
 An insert into a graph with edge properties carries its property columns through the same
 pass: after the plan, each kept entry finds the first batch pair that stands for it (a lookup
@@ -24,9 +28,8 @@ import numpy as np
 
 from ..change import EdgeChange
 from .gpu.pairs import device_pairs
-from .gpu.plan import MAX_ENTRIES, plan_batch
-from .pipeline import (_field_columns, _moved_field_columns, _retire, compact_memory,
-                       edge_change)
+from .gpu.plan import MAX_ENTRIES, commit_plan, place_moves, plan_batch
+from .pipeline import _field_columns, compact_memory, edge_change
 from .validate import check_ids, property_values
 
 __all__ = ["planned_pairs", "planned_update"]
@@ -99,12 +102,11 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
     if inserting:
         n = max(g._n, p.top)
         g._reserve(n)
-    new_ptrs = None
     if p.moves:
         pool = mm.allocate_counts(p.per_class)       # the only step that can fail
         class_start = np.zeros(p.per_class.shape[0], dtype=np.int64)
         np.cumsum(p.per_class[:-1], out=class_start[1:])
-        new_ptrs = mm.backend.place_by_class(p.move_class, class_start, pool)
+        place_moves(p, class_start, pool)            # the moving lists' blocks: p.seg_ptr
     # ---- nothing above changed the graph; from here on the batch is committed ----
     g._views.clear()
     if inserting:
@@ -114,12 +116,8 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         return _change(g, kind, p, empty, p.loops if inserting else 0)
     K = g._K
     columns = _field_columns(g, p.old_ptr)
-    moved_columns = (_moved_field_columns(g, columns, p.moved, new_ptrs) if p.moves
-                     else columns)
-    if p.moves:
-        new_classes = p.move_class
-    else:
-        new_ptrs = new_classes = p.moved
+    # growing / shrinking lists are rewritten straight into their new blocks
+    moved_columns = _field_columns(g, p.seg_ptr) if p.moves else columns
     if inserting:
         kept_values, change_values = {}, {}
         if g._edge_schema:
@@ -135,7 +133,7 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
                       [p.dst] + [kept_values[name] for name in g._edge_schema])
         g._entries += p.kept
         # inserts leave no list loose and do not compact (hornet.batch.pipeline.compact_memory)
-        _retire(g, p.sources, p.new_deg, p.old_ptr, p.moved, new_ptrs, new_classes)
+        _commit(g, p)
         return _change(g, kind, p, change_values, p.loops)
     xp = g._xp
     gone = {}
@@ -146,12 +144,19 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
     K.remove_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
                    mm.field_dtypes, items=g._entries)
     g._entries -= p.kept
-    _retire(g, p.sources, p.new_deg, p.old_ptr, p.moved, new_ptrs, new_classes,
-            emptied=p.new_deg == 0)
+    _commit(g, p)
     compact_memory(g, p.sources)
     if gone:
         return edge_change(g, kind, p.src, p.dst, gone)
     return _change(g, kind, p, {}, 0)
+
+
+def _commit(g, p) -> None:
+    """The plan ``p`` into the vertex table (its lists already rewritten), and the blocks
+    that moved or emptied lists left given back to the memory manager, whose per-array counts
+    come back with the next call that reads them (no synchronization here)."""
+    freed = commit_plan(p, g._degree, g._size_class, g._edge_ptr, g._mm.min_size_class)
+    g._mm.release(freed, wait=False)          # pointers 0 (no block given back) are skipped
 
 
 def _change(g, kind: str, p, values: dict, skipped: int) -> EdgeChange:

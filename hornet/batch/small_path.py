@@ -105,6 +105,8 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
         spills = cache.commit(need, freed, accept, touched)
         g._entries += kept if mode == MODE_INSERT else -kept
         if spills:
+            # released with a wait for its counts: the rewrite is the batch's last kernel, so
+            # a deferred read saves no overlap here and its pinned copy and event cost more
             mm.release(g._small.spilled(spills))
         # a delete may leave lists loose without moving any: the list-fit check runs after
         # every delete, as in the general pipeline, so both paths refit on the same batches

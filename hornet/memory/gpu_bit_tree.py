@@ -240,6 +240,54 @@ def release_pointers(forest_arrays, bases, shifts, pointers):
     return counts.get().astype(np.int64)
 
 
+class PendingRelease:
+    """The per-array counts of a :func:`release_pointers_async` launch on their way to the
+    host: the blocks are back in their trees (in stream order); :meth:`counts` waits for the
+    copy only, and is what the caller's bookkeeping needs."""
+
+    __slots__ = ("_host", "_event", "_n")
+
+    def __init__(self, host, event, n: int):
+        self._host, self._event, self._n = host, event, n
+
+    def counts(self) -> np.ndarray:
+        """Host int64 (A,): blocks given back per array (waits for the copy to land)."""
+        self._event.synchronize()
+        return self._host[:self._n].view(np.int64).copy()
+
+    def __del__(self):
+        # the pinned buffer goes back to CuPy's pool with this object: never under a copy
+        try:
+            self._event.synchronize()
+        except Exception:           # pragma: no cover - interpreter shutdown
+            pass
+
+
+def release_pointers_async(forest_arrays, bases, shifts, pointers) -> PendingRelease:
+    """:func:`release_pointers` without waiting: the kernel and an asynchronous copy of the
+    per-array counts into pinned host memory are queued on the current stream, and the
+    returned :class:`PendingRelease` hands the counts over when they are needed (a batch that
+    gives blocks back does not wait for its own kernels; the next host read of the device
+    finds the counts there)."""
+    import cupyx
+    addrs, table = forest_arrays
+    narrays = int(bases.shape[0])
+    counts = cupy.zeros(narrays, dtype=cupy.uint64)
+    n = int(pointers.shape[0])
+    launch(_fn("release_forest"), n, (cupy.ascontiguousarray(pointers), i64(n), bases, shifts,
+                                      i64(narrays), addrs, table, counts))
+    host = cupyx.empty_pinned(narrays, dtype=np.uint64)
+    stream = cupy.cuda.get_current_stream()
+    if narrays:
+        cupy.cuda.runtime.memcpyAsync(host.ctypes.data, counts.data.ptr, narrays * 8,
+                                      cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+    event = cupy.cuda.Event(block=False, disable_timing=True)
+    event.record(stream)
+    # ``counts`` is freed to CuPy's pool here: its memory is reused only by work queued after
+    # the copy on this stream (CuPy's pool is stream-ordered for one stream)
+    return PendingRelease(host, event, narrays)
+
+
 def count_free(words, level_offsets) -> int:
     """Number of free blocks (host int)."""
     nw = int(level_offsets[1]) - int(level_offsets[0])

@@ -168,6 +168,10 @@ class MemoryManager:
         self.list_fit = ListFit()          # when the owner's lists go back to fitting blocks
         self._free_over = False            # free room past FREE_SHARE at the last compaction
         self._free_wait = 0                # compactions left before FREE_SHARE applies again
+        # (lookup, PendingRelease) of a release whose per-array counts are still on their way
+        # (GPU, release(wait=False)); every method that reads the counts settles it first
+        self._pending_release = None
+        self._list_slots = None            # list_slots(), until the counts change
 
     # ------------------------------------------------------------------ size classes
     def size_class_for(self, degree):
@@ -192,9 +196,12 @@ class MemoryManager:
         """The block cache gained or lost blocks of ``size_classes``: their utilization (blocks
         owned / blocks reserved) may have dropped, so compaction looks at them again."""
         self._touched.update(map(int, size_classes))
+        self._list_slots = None
 
     def blocks_holding_lists(self, size_class: int) -> int:
         """Blocks of a class in use and not held by the block cache."""
+        if self._pending_release is not None:
+            self.settle()
         return self._class_used.get(size_class, 0) - self._cached(size_class)
 
     def _cached(self, size_class: int) -> int:
@@ -202,7 +209,15 @@ class MemoryManager:
 
     def list_slots(self) -> int:
         """Slots of the blocks that hold lists, every class (host counts only)."""
-        return sum((used - self._cached(k)) << k for k, used in self._class_used.items())
+        if self._pending_release is not None:
+            self.settle()
+        # kept between changes (every change of a class's used blocks goes through _count,
+        # every change of the cache's holdings through cached_changed or a release): the
+        # block cache asks for it per class it looks at, several times a batch
+        if self._list_slots is None:
+            self._list_slots = sum((used - self._cached(k)) << k
+                                   for k, used in self._class_used.items())
+        return self._list_slots
 
     # ------------------------------------------------------------------ allocation
     def allocate(self, size_class: int, count: int) -> np.ndarray:
@@ -253,6 +268,8 @@ class MemoryManager:
         """Where ``count`` blocks of ``size_class`` come from: [(array, blocks)] plus the arrays
         created for them (not in the pool yet). ``arrays``: the candidates (default: the
         class's pool). Raises DeviceMemoryError (nothing created) when memory runs out."""
+        if self._pending_release is not None:
+            self.settle()
         arrays = self.pools.get(size_class, []) if arrays is None else arrays
         plan, created, planned = [], [], 0
         # the fullest arrays with free blocks first (best fit): the holes that lists moving
@@ -353,21 +370,44 @@ class MemoryManager:
         """Add to the class's block and used-block counts (what compaction decides on)."""
         self._class_blocks[size_class] = self._class_blocks.get(size_class, 0) + blocks
         self._class_used[size_class] = self._class_used.get(size_class, 0) + used
+        self._list_slots = None
 
-    def release(self, pointers: np.ndarray) -> None:
+    def release(self, pointers: np.ndarray, wait: bool = True) -> None:
         """Give blocks back (edge pointers as returned by :meth:`allocate`, any classes; 0
         stands for no block and is skipped).
 
         One kernel frees them in every bit tree at once; per-array counts are all that crosses
-        to the host.
+        to the host. ``wait`` False (GPU): the counts are copied back asynchronously and
+        taken into the host's bookkeeping by the next call that reads it (:meth:`settle`),
+        so that a batch giving blocks back does not wait for its own kernels.
         """
         xp = self.xp
         pointers = xp.asarray(pointers).astype(xp.int64, copy=False)
         if pointers.size == 0:
             return
+        if self._pending_release is not None:
+            self.settle()
         lookup = self.lookup()
+        if not wait and self.backend.device == "gpu":
+            from .gpu_bit_tree import release_pointers_async
+            self._pending_release = (lookup, release_pointers_async(
+                lookup.forest, lookup.dev_bases, lookup.dev_block_shift, pointers))
+            return
         counts = self.backend.release_pointers(lookup.forest, lookup.dev_bases,
                                                lookup.dev_block_shift, pointers)
+        self._released(lookup, counts)
+
+    def settle(self) -> None:
+        """Take the counts of a release made with ``wait=False`` into the host's bookkeeping
+        (free blocks per array, used blocks per class, emptied arrays dropped); no-op when
+        none is pending."""
+        pending, self._pending_release = self._pending_release, None
+        if pending is not None:
+            self._released(pending[0], pending[1].counts())
+
+    def _released(self, lookup, counts) -> None:
+        """The host's counts after a release gave back ``counts[a]`` blocks of lookup array
+        ``a`` (host int64 (A,))."""
         emptied = set()
         given = {}                                 # blocks given back per class
         hit = np.flatnonzero(counts)
@@ -402,6 +442,7 @@ class MemoryManager:
 
     def release_spares(self) -> None:
         """Free every empty block array, spares included (the block cache is emptied first)."""
+        self.settle()
         if self.cache is not None:
             self.cache.flush()
         for k in list(self.pools):
@@ -413,6 +454,7 @@ class MemoryManager:
         since the last call: only their utilization can have dropped under
         ``compact_below``, so the result is the same as checking every class. ``rows``: as
         in :meth:`compact`."""
+        self.settle()
         touched, self._touched = self._touched, set()
         return self.compact(sorted(touched), rows)
 
@@ -435,6 +477,7 @@ class MemoryManager:
         gives back, so a class that steady churn keeps a little under the threshold (room
         that the next inserts take again) is not compacted batch after batch.
         """
+        self.settle()
         empty = self.xp.empty(0, dtype=self.xp.int64)
         self.last_compacted = []                   # the classes compacted by this call
         self.last_evacuated = []                   # (start, end, log2 block bytes) of the
@@ -612,6 +655,7 @@ class MemoryManager:
 
     def add_field(self, name: str, dtype, fill=0) -> None:
         """Add an edge field to every block array, filled with ``fill``."""
+        self.settle()
         self.field_names.append(str(name))
         self.field_dtypes.append(np.dtype(dtype))
         for pool in self.pools.values():
@@ -629,6 +673,7 @@ class MemoryManager:
         """Reserved bytes, block counts and utilization, in total and per size class.
         ``used_blocks`` counts the blocks holding a list; ``cached_blocks`` the free blocks the
         block cache holds in reserve (marked used in the bit trees)."""
+        self.settle()
         per_class = {}
         reserved = 0
         for k, pool in sorted(self.pools.items()):
@@ -651,6 +696,7 @@ class MemoryManager:
         a block (the block cache's blocks are added here). Raises :class:`InvariantError`
         naming the first broken invariant.
         """
+        self.settle()
         lookup = self.lookup()
         be = self.backend
         pooled = sorted((a for pool in self.pools.values() for a in pool), key=lambda a: a.base)

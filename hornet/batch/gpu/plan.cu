@@ -165,7 +165,9 @@ extern "C" __global__ void batch_scatter(const u64* __restrict__ keys,
 }
 
 // One thread per segment (info[I_SEGMENTS] of them; the grid is sized for the bound): its
-// source, length, degree and pointer now, new degree, and whether the list moves (inserting:
+// source, length, degree and pointer now (also in seg_ptr, the segment's block after the
+// batch, which batch_place rewrites for the lists that move), new degree, and whether the
+// list moves (inserting:
 // it outgrows its block; deleting: it keeps edges but under a quarter of its block and a
 // smaller class holds them). The moving segments are listed in moved (their indices) and
 // classes (their new classes), in no particular order (one atomic per warp on info[I_MOVES]),
@@ -179,7 +181,8 @@ extern "C" __global__ void batch_plan(const int* __restrict__ src,
                                       int inserting, int min_class, int* __restrict__ sources,
                                       i64* __restrict__ seg_len, i64* __restrict__ old_deg,
                                       i64* __restrict__ new_deg, i64* __restrict__ old_ptr,
-                                      i64* __restrict__ moved, i64* __restrict__ classes) {
+                                      i64* __restrict__ moved, i64* __restrict__ classes,
+                                      i64* __restrict__ seg_ptr) {
     __shared__ unsigned int bins[64];
     for (int c = threadIdx.x; c < 64; c += blockDim.x) bins[c] = 0;
     __syncthreads();
@@ -202,7 +205,9 @@ extern "C" __global__ void batch_plan(const int* __restrict__ src,
             sources[k] = v;
             seg_len[k] = c;
             old_deg[k] = d0;
-            old_ptr[k] = listed ? edge_ptr[v] : 0;
+            const i64 p0 = listed ? edge_ptr[v] : 0;
+            old_ptr[k] = p0;
+            seg_ptr[k] = p0;                   // batch_place rewrites the moving ones
             const i64 d1 = inserting ? d0 + c : d0 - c;
             fit = class_of(d1, min_class);
             r = inserting ? d1 > cap : (d1 > 0 && 4 * d1 < cap && fit < cls);
@@ -226,3 +231,54 @@ extern "C" __global__ void batch_plan(const int* __restrict__ src,
         if (bins[c]) atomicAdd((u64*)&info[I_CLASS + c], (u64)bins[c]);
 }
 
+
+// After the allocation: moving segment i (moves of them: segment moved[i], new class
+// move_class[i]) takes a distinct block of its class from pool, where class k's blocks start
+// at next_slot[k] (one atomic per class present in a warp), and writes it over the segment's
+// entry of seg_ptr (batch_plan's copy of its old pointer).
+extern "C" __global__ void batch_place(const i64* __restrict__ moved,
+                                       const i64* __restrict__ move_class, i64 moves,
+                                       unsigned long long* __restrict__ next_slot,
+                                       const i64* __restrict__ pool, i64* __restrict__ seg_ptr) {
+    GRID_STRIDE(i, moves) {
+        const i64 k = move_class[i];
+        const unsigned active = __activemask();
+        const unsigned same = __match_any_sync(active, k);
+        const int lane = threadIdx.x & 31;
+        const int leader = __ffs(same) - 1;
+        unsigned long long base = 0;
+        if (lane == leader) base = atomicAdd(next_slot + k, (unsigned long long)__popc(same));
+        base = __shfl_sync(same, base, leader);
+        seg_ptr[moved[i]] = pool[base + __popc(same & ((1u << lane) - 1u))];
+    }
+}
+
+// The batch into the vertex table, its lists already rewritten: segment k (ns of them, of
+// source sources[k]) gets degree new_deg[k]; a list that moved (seg_ptr[k] != old_ptr[k]) its
+// new block and class; a list left empty no block and class -1. freed[k] is the old block the
+// segment gives back (moved or emptied; 0 otherwise, and 0 where it had none).
+extern "C" __global__ void batch_commit(const int* __restrict__ sources,
+                                        const i64* __restrict__ new_deg,
+                                        const i64* __restrict__ old_ptr,
+                                        const i64* __restrict__ seg_ptr, i64 ns, int min_class,
+                                        int* __restrict__ degree,
+                                        signed char* __restrict__ size_class,
+                                        i64* __restrict__ edge_ptr, i64* __restrict__ freed) {
+    GRID_STRIDE(k, ns) {
+        const int v = sources[k];
+        const i64 d = new_deg[k];
+        const i64 p0 = old_ptr[k], p1 = seg_ptr[k];
+        degree[v] = (int)d;
+        i64 f = 0;
+        if (d == 0) {
+            edge_ptr[v] = 0;
+            size_class[v] = -1;
+            f = p0;
+        } else if (p1 != p0) {
+            edge_ptr[v] = p1;
+            size_class[v] = (signed char)class_of(d, min_class);
+            f = p0;
+        }
+        freed[k] = f;
+    }
+}

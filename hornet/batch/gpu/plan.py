@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.cuda import BLOCK, PreparedLaunch, _max_grid, cupy, function
+from ...core.cuda import BLOCK, PreparedLaunch, _max_grid, cupy, function, upload
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plan.cu")
 _ID_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
@@ -38,7 +38,8 @@ _SCRATCH: list = []
 _LAUNCHES: dict = {}
 # kernel -> its number of parameters (every launch goes through a PreparedLaunch)
 _ARITY = {"batch_keys<int>": 6, "batch_keys<long long>": 6, "batch_find": 8,
-          "batch_ranks": 6, "batch_scatter": 13, "batch_plan": 16}
+          "batch_ranks": 6, "batch_scatter": 13, "batch_plan": 17, "batch_place": 6,
+          "batch_commit": 10}
 
 
 def _launch(name: str, n: int, args: list) -> None:
@@ -100,7 +101,9 @@ class BatchPlan:
     Device arrays, each cut to its true length: ``src``, ``dst`` (int32 (kept,), sorted by
     (src, dst)), ``at`` (int64 (kept,): insertion point or position in the old list),
     per segment ``sources`` (int32), ``seg_start``, ``seg_len``, ``old_deg``, ``new_deg``,
-    ``old_ptr`` (int64), and ``moved`` / ``move_class`` (int64 (moves,): the moving
+    ``old_ptr`` (int64), ``seg_ptr`` (int64: the segment's block after the batch, ``old_ptr``
+    until :func:`place_moves` gives the moving lists their new blocks), ``freed`` (int64
+    scratch that :func:`commit_plan` fills), and ``moved`` / ``move_class`` (int64 (moves,): the moving
     segments, in no particular order, and their new classes); ``once_src``, ``once_dst``
     (int32 (kept / 2,)): an undirected batch's kept edges once, src < dst (None for a
     directed graph).
@@ -121,6 +124,8 @@ class BatchPlan:
     old_deg: object = None
     new_deg: object = None
     old_ptr: object = None
+    seg_ptr: object = None
+    freed: object = None
     moved: object = None
     move_class: object = None
     once_src: object = None
@@ -164,6 +169,10 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     # seg_len, old_deg, new_deg, old_ptr
     r_keys, r_at_all, r_flags, r_at, r_seg_start, r_moved, r_move_class, r_seg_len, \
         r_old_deg, r_new_deg, r_old_ptr = (row + k * step for k in range(11))
+    # rows read by nothing after the plan: seg_ptr takes at_all's (read by batch_scatter,
+    # queued before batch_plan writes it) and freed takes flags' (the scan's input)
+    seg_ptr, freed = at_all, flags
+    r_seg_ptr = r_at_all
     p_info, p_keep, p_sources = info.data.ptr, keep.data.ptr, sources.data.ptr
     p_src, p_dst = src.data.ptr, dst.data.ptr
     p_degree, p_size_class, p_edge_ptr = degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr
@@ -184,7 +193,7 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     _launch("batch_plan", entries, [p_src, r_seg_start, p_info, p_degree,
                                     p_size_class, p_edge_ptr, table_len, int(inserting),
                                     int(min_class), p_sources, r_seg_len, r_old_deg,
-                                    r_new_deg, r_old_ptr, r_moved, r_move_class])
+                                    r_new_deg, r_old_ptr, r_moved, r_move_class, r_seg_ptr])
     h = ws.readback()
     plan = BatchPlan(bool(h[I_BAD]), int(h[I_MAX_ID]) + 1, int(h[I_LOOPS]), int(h[I_KEPT]),
                      int(h[I_SEGMENTS]), int(h[I_MOVES]),
@@ -196,8 +205,36 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     plan.sources, plan.seg_start = sources[:ns], seg_start[:ns]
     plan.seg_len, plan.old_deg = seg_len[:ns], old_deg[:ns]
     plan.new_deg, plan.old_ptr = new_deg[:ns], old_ptr[:ns]
+    plan.seg_ptr, plan.freed = seg_ptr[:ns], freed[:ns]
     plan.moved, plan.move_class = moved[:mv], move_class[:mv]
     if mirror:
         plan.once_src, plan.once_dst = once_src[:m // 2], once_dst[:m // 2]
     return plan
 
+
+
+def place_moves(plan: BatchPlan, class_start: np.ndarray, pool) -> None:
+    """Give every moving list of ``plan`` a distinct block of its new class from ``pool``
+    (int64 device: ``plan.per_class[k]`` blocks of every class k, class after class in
+    ascending order, as :meth:`MemoryManager.allocate_counts` returns them), written into
+    ``plan.seg_ptr``. ``class_start``: host int64 (64,), where class k's blocks start in
+    ``pool``. One upload and one launch, no synchronization."""
+    if not plan.moves:
+        return
+    next_slot = upload(np.ascontiguousarray(class_start, dtype=np.uint64))
+    _launch("batch_place", plan.moves, [plan.moved.data.ptr, plan.move_class.data.ptr,
+                                        plan.moves, next_slot.data.ptr, pool.data.ptr,
+                                        plan.seg_ptr.data.ptr])
+
+
+def commit_plan(plan: BatchPlan, degree, size_class, edge_ptr, min_class: int):
+    """Write ``plan`` into the vertex table (``degree`` int32, ``size_class`` int8,
+    ``edge_ptr`` int64, device, long enough for every source): new degrees, the moved lists'
+    blocks (``plan.seg_ptr``) and classes, no block for emptied lists. Returns
+    ``plan.freed`` (int64 device (segments,)): the old blocks given back, 0 where none (a view
+    of the plan's scratch, valid until the next plan). One launch."""
+    _launch("batch_commit", plan.segments, [
+        plan.sources.data.ptr, plan.new_deg.data.ptr, plan.old_ptr.data.ptr,
+        plan.seg_ptr.data.ptr, plan.segments, int(min_class), degree.data.ptr,
+        size_class.data.ptr, edge_ptr.data.ptr, plan.freed.data.ptr])
+    return plan.freed
