@@ -119,16 +119,19 @@ def graph_rows(label, g, args, rows) -> None:
 
 def state_calls(label, g, rows, calls: int = 5) -> None:
     """Rows "calls 1..5 on one graph state" (library settings): after a one-edge update, each
-    of the first ``calls`` SpMVs (unweighted, float64 weights) timed alone."""
+    of the first ``calls`` SpMVs (unweighted, float64 weights and x, float32 weights and x)
+    timed alone."""
     import cupy
     from hornet import algos
     from bench.algos_gpu import absent_edge, event_ms
     x = cupy.random.RandomState(3).standard_normal(g.num_vertices)
+    x32 = x.astype(cupy.float32)
     one, tail = absent_edge(g)
-    for wlabel, weight in (("none", None), ("float64, float64 x", "weight")):
+    for wlabel, weight, xs in (("none", None, x), ("float64, float64 x", "weight", x),
+                               ("float32, float32 x", "w32", x32)):
         g.insert_edges(one, tail, weight=cupy.ones(1), w32=cupy.ones(1, dtype=cupy.float32))
         g.delete_edges(one, tail)
-        ts = [event_ms(lambda: algos.spmv(g, x, weight=weight)) for _ in range(calls)]
+        ts = [event_ms(lambda: algos.spmv(g, xs, weight=weight)) for _ in range(calls)]
         med = float(np.median(ts))
         rows.append([label, wlabel, f"calls 1..{calls} on one graph state", f"{med:.3f}", "",
                      "", "", "ms per call: " + " / ".join(f"{t:.3f}" for t in ts)

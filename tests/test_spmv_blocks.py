@@ -138,3 +138,26 @@ def test_block_walk_matches_scipy(variant, task_shift, monkeypatch):
         assert host(algos.spmv(empty, cupy.ones(7), weight=weight)).tolist() == [0.0] * 7
     with pytest.raises(KeyError):
         algos.spmv(empty, cupy.ones(7), weight="nope")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
+def test_block_walk_rows_follow_the_vertex_table():
+    """The per-state rows of the block walk: visited row ``rank[v]`` (the vertex's storage
+    rank) has v's degree and v as its vertex; every other row (a free block) has degree 0
+    and no vertex (-1); again on the next graph state."""
+    g = hub_graph("gpu", False, np.random.default_rng(11))
+    for _ in range(2):
+        rank, total = (host(a) if hasattr(a, "shape") else a for a in g.storage_ranks())
+        walk = spmv_gpu._block_walk(g.adjacency(properties=False))
+        deg_rows, vid_rows = host(walk.deg), host(walk.vid)
+        assert walk.count == total == deg_rows.shape[0] == vid_rows.shape[0]
+        deg = host(g.vertex_table()[0])[:g.num_vertices]
+        held = np.flatnonzero(deg > 0)
+        assert np.array_equal(deg_rows[rank[held]], deg[held])
+        assert np.array_equal(vid_rows[rank[held]], held)
+        free = np.ones(total, dtype=bool)
+        free[rank[held]] = False
+        assert np.all(deg_rows[free] == 0) and np.all(vid_rows[free] == -1)
+        g.insert_edges(np.array([5]), np.array([g.num_vertices - 2]), weight=np.array([1.0]),
+                       w32=np.array([1.0], np.float32))

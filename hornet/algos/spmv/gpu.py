@@ -13,8 +13,9 @@ sort) and ``y`` is gathered from the per-row sums.
 The pull over a large hornet.Graph (``SPMV_BLOCKS_MIN_ENTRIES``) walks its block arrays
 themselves instead, from the first call on a graph state (``spmv_blocks``: a slot's row,
 list position and address are arithmetic, so no row search and no per-row pointer stands
-between a group's index loads and its x gathers; the per-state preparation is one launch
-over the vertex table).
+between a group's index loads and its x gathers; each row's sum is stored at its vertex;
+the per-state preparation is two memsets and one launch over the vertex table, and each
+call a memset of ``y`` and one launch with arguments kept per graph state).
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import os
 import numpy as np
 
 from hornet.adjacency import AdjacencyView
-from hornet.core.cuda import BLOCK, as_i64, cupy, i64, launch, scan
+from hornet.core.cuda import BLOCK, PreparedLaunch, as_i64, cupy, i64, launch, scan, upload
 from hornet.core.gather import gather_lists
 from ..gpu_arrays import address, kernels, NULL, tiles, view_arrays
 from ..views import storage_ranks
@@ -120,9 +121,8 @@ SPMV_TASK_SHIFTS = (9, 13)
 SPMV_TASK_WARPS = 6
 #: stored entries from which the pull over a hornet.Graph walks its block arrays (from the
 #: first call on a graph state; below, the warp kernel over rows in id order: on a small
-#: graph the block walk's few tasks leave the device idle, and the first call on a graph
-#: state, which prepares the walk, would cost more than twice a later one)
-SPMV_BLOCKS_MIN_ENTRIES = 1 << 26
+#: graph the block walk's few tasks leave the device idle)
+SPMV_BLOCKS_MIN_ENTRIES = 1 << 24
 SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in spmv.cu
 
 
@@ -161,7 +161,7 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
     if (not push and SPMV_BLOCKS and SPMV_KERNEL == "warp" and _walks_blocks(view)
             and (not weighted or wdt in (np.float32, np.float64))
             and _stored_entries(view) >= SPMV_BLOCKS_MIN_ENTRIES):
-        y = cupy.empty(n, dtype=cupy.float64)
+        y = cupy.zeros(n, dtype=cupy.float64)
         _spmv_blocks(view, weight, ctype, x, y)
         return y
     if weighted and weight not in view.property_ptrs:
@@ -234,29 +234,25 @@ def _walks_blocks(view: AdjacencyView) -> bool:
 
 
 def _spmv_blocks(view: AdjacencyView, weight, ctype: str, x, y) -> None:
-    """``y = A x`` (float64 (V,), written whole) by the block-walk kernel over the block
-    arrays of the graph owning ``view``; ``weight``: the edge property read as ``ctype``
-    (float or double), or None."""
+    """``y = A x`` by the block-walk kernel over the block arrays of the graph owning
+    ``view``, into ``y`` (float64 (V,), zeroed: the kernel stores each row's sum at its
+    vertex); ``weight``: the edge property read as ``ctype`` (float or double), or None;
+    ``x``: float32 or float64, contiguous. One launch (after the per-state preparation of
+    the first call on a graph state), its arguments kept per graph state."""
     walk = _block_walk(view)
-    shift = walk.task_shift()
-    tab, na, ntasks, zero_from = walk.table(weight, shift)
-    y_rows = cupy.empty(walk.count + 1, dtype=cupy.float64)
-    y_rows[zero_from:] = 0.0       # rows summed atomically by several tasks, the empty row
-    launch(_fn(_blocks_name(ctype, _X_TYPES[x.dtype.char], weight is not None,
-                            SPMV_BLOCKS_WARP)),
-           ntasks, (tab, i64(na), np.int32(shift), walk.deg, x, y_rows),
-           threads_per_item=32)
-    cupy.take(y_rows, walk.slot, out=y)
+    fn, grid, args = walk.plan(weight, ctype, x.dtype.char)
+    if grid:
+        fn(grid, BLOCK, args + [int(x.data.ptr), int(y.data.ptr)])
 
 
 class _BlockWalk:
-    """What the block walk reads besides the graph's columns, for one graph state: ``deg``,
-    the degree of each of the ``count`` visited rows (every block of every array in
-    storage order, int32, 0 for a free block), ``slot``, the visited row of each vertex
-    (int32 (V,), ``count`` for a vertex without entries), and per weight the task table
-    (:meth:`table`). Made from the vertex table in one launch (no sort, no scan; the
-    arrays' tables stay on the device while the graph's block arrays stay): cheap enough
-    for the first call on a graph state."""
+    """What the block walk reads besides the graph's columns, for one graph state: ``deg``
+    and ``vid``, the degree and the vertex of each of the ``count`` visited rows (every
+    block of every array in storage order, int32; 0 and -1 for a free block), and per
+    weight the task table (:meth:`table`). Made from the vertex table by two memsets and
+    one launch (no sort, no scan, no wait for the device; the arrays' tables are uploaded
+    once and stay on the device while the graph's block arrays stay): cheap enough for the
+    first call on a graph state."""
 
     def __init__(self, view: AdjacencyView):
         self.owner = view.owner
@@ -271,14 +267,17 @@ class _BlockWalk:
         by_addr = self.tables.get("by_addr")
         if by_addr is None:
             order = np.argsort(self.layout["column"], kind="stable")      # arrays by address
-            by_addr = self.tables["by_addr"] = cupy.asarray(np.concatenate(
+            by_addr = self.tables["by_addr"] = upload(np.concatenate(
                 [self.layout["column"][order], self.layout["first_rank"][order],
                  self.layout["size_class"][order]]).astype(np.int64))
-        self.deg = cupy.zeros(self.count, dtype=cupy.int32)
-        self.slot = cupy.empty(n, dtype=cupy.int32)
+        rows = cupy.empty(2 * self.count, dtype=cupy.int32)       # deg, then vid
+        self.deg, self.vid = rows[:self.count], rows[self.count:]
+        if self.count:
+            self.deg.data.memset_async(0, 4 * self.count)
+            self.vid.data.memset_async(0xFF, 4 * self.count)      # -1: no vertex
         launch(_fn("blocks_rows"), n, (deg, ptr, i64(n), by_addr,
-                                       i64(self.layout["column"].shape[0]), i64(self.count),
-                                       self.deg, self.slot))
+                                       i64(self.layout["column"].shape[0]), self.deg, self.vid))
+        self.plans: dict = {}
 
     def task_shift(self) -> int:
         """log2 of the slots per task (SPMV_TASK_SHIFT, or the choice it leaves to the
@@ -296,14 +295,30 @@ class _BlockWalk:
             self.tables[key] = shift
         return shift
 
+    def plan(self, weight, ctype: str, xchar: str):
+        """``(launch, grid, args)`` of the block-walk kernel for edge property ``weight``
+        (or None) read as ``ctype`` and x of dtype character ``xchar`` ("f" or "d"), under
+        the current settings (SPMV_BLOCKS_WARP, the task size): the launch takes ``args``
+        followed by the addresses of x and y (grid 0: no task)."""
+        shift = self.task_shift()
+        key = (weight, ctype, xchar, SPMV_BLOCKS_WARP, shift)
+        plan = self.plans.get(key)
+        if plan is None:
+            tab, na, ntasks = self.table(weight, shift)
+            fn = _prepared(_blocks_name(ctype, _X_TYPES[xchar], weight is not None,
+                                        SPMV_BLOCKS_WARP), 7)
+            grid = min(-(-ntasks * 32 // BLOCK), _sm_count() * 32)
+            plan = self.plans[key] = (fn, grid, [address(tab), int(na), int(shift),
+                                                 address(self.deg), address(self.vid)])
+        fn, grid, args = plan
+        return fn, grid, list(args)
+
     def table(self, weight, shift: int):
-        """``(tab, na, ntasks, zero_from)`` of the block-walk kernel for edge property
-        ``weight`` (or None) and tasks of ``2**shift`` slots: ``tab`` int64 on the device
-        (the layout ``spmv_blocks`` reads: the first task of each of the ``na`` arrays and
-        the total ``ntasks``, then per array its first visited row, size class, slots,
-        destination column and weight column addresses); ``zero_from``: the first visited
-        row of the blocks larger than a task (summed atomically; they come last in storage
-        order, size classes ascending)."""
+        """``(tab, na, ntasks)`` of the block-walk kernel for edge property ``weight`` (or
+        None) and tasks of ``2**shift`` slots: ``tab`` int64 on the device (the layout
+        ``spmv_blocks`` reads: the first task of each of the ``na`` arrays and the total
+        ``ntasks``, then per array its first visited row, size class, slots, destination
+        column and weight column addresses); made once per layout."""
         key = (weight, shift)
         memo = self.tables.get(key)
         if memo is None:
@@ -316,11 +331,22 @@ class _BlockWalk:
                     else layout["column"])
             host = np.concatenate([task_first, layout["first_rank"], size_class, slots,
                                    layout["column"], wcol]).astype(np.int64)
-            big = np.flatnonzero(size_class > shift)
-            zero_from = int(layout["first_rank"][big[0]]) if big.size else self.count
-            memo = self.tables[key] = (cupy.asarray(host), size_class.shape[0],
-                                       int(task_first[-1]), zero_from)
+            memo = self.tables[key] = (upload(host), size_class.shape[0],
+                                       int(task_first[-1]))
         return memo
+
+
+#: PreparedLaunch of each block-walk kernel instance (by name)
+_PREPARED: dict = {}
+
+
+def _prepared(name: str, nargs: int) -> PreparedLaunch:
+    """The reused :class:`PreparedLaunch` of kernel ``name`` of the SpMV module."""
+    fn = _fn(name)
+    entry = _PREPARED.get(name)
+    if entry is None or entry[1] is not fn:
+        entry = _PREPARED[name] = (PreparedLaunch(fn, nargs), fn)
+    return entry[0]
 
 
 #: per storage layout (``Graph.storage_blocks``, the same dict while the graph's block

@@ -294,11 +294,14 @@ spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ wptr, const i64* 
 //
 // tab (int64): task_first (na + 1: first task of each array, total last), then per array
 // (na each) first_row, shift, slots, destination column address, weight column address.
-// deg: degree of each visited row (0 for a free block). y: float64 per visited row.
+// deg: degree of each visited row (0 for a free block); vid: its vertex (-1 for a free
+// block). y: float64 per vertex, zeroed by the caller: each row's sum is stored straight at
+// its vertex (no per-row array gathered afterwards), the rows of the blocks larger than a
+// task added there atomically; vertices without a list keep their 0.
 template <typename W, typename X, int WEIGHTED, int U, int B>
 __global__ void __launch_bounds__(256, B)
 spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __restrict__ deg,
-            const X* __restrict__ x, double* __restrict__ y) {
+            const int* __restrict__ vid, const X* __restrict__ x, double* __restrict__ y) {
     const int lane = threadIdx.x & 31;
     const i64* __restrict__ task_first = tab;
     const i64* __restrict__ first_row = tab + na + 1;
@@ -379,15 +382,20 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
                     double s = v[u];
                     for (int o = 1; o <= (int)cmask; o <<= 1)
                         s += __shfl_xor_sync(FULL_MASK, s, o);
-                    if (sl < s1 && (sl & cmask) == 0) y[row_a + (sl >> shift)] = s;
+                    if (sl < s1 && (sl & cmask) == 0) {
+                        const int v = vid[row_a + (sl >> shift)];
+                        if (v >= 0) y[v] = s;
+                    }
                 } else {
                     acc += v[u];
                     if (((g + 32) & cmask) == 0 || g + 32 >= s1) {   // the row's last group
                         double s = acc;
                         for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
                         if (lane == 0) {
-                            const i64 r = row_a + (g >> shift);
-                            if (shift > task_shift) atomicAdd(&y[r], s); else y[r] = s;
+                            const int v = vid[row_a + (g >> shift)];
+                            if (v >= 0) {
+                                if (shift > task_shift) atomicAdd(&y[v], s); else y[v] = s;
+                            }
                         }
                         acc = 0.0;
                     }
@@ -400,13 +408,13 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
 // The visited rows of the block walk, straight from the vertex table: vertex v with a list
 // at edge pointer ptr[v] (an address in the destination column of the array whose base is
 // the last one at or below it; arrays by address: base, first storage rank, size class) is
-// visited row rank = first + block index; deg_rows[rank] = deg[v] (deg_rows zeroed by the
-// caller: free blocks stay empty rows), slot[v] = rank, or nrows (the zero row) for a
-// vertex without entries.
+// visited row rank = first + block index; deg_rows[rank] = deg[v], vid_rows[rank] = v
+// (deg_rows zeroed and vid_rows set to -1 by the caller: free blocks stay empty rows of no
+// vertex).
 extern "C" __global__ void blocks_rows(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                        i64 n, const i64* __restrict__ by_addr, i64 na,
-                                       i64 nrows, int* __restrict__ deg_rows,
-                                       int* __restrict__ slot) {
+                                       int* __restrict__ deg_rows,
+                                       int* __restrict__ vid_rows) {
     const i64* __restrict__ base = by_addr;
     const i64* __restrict__ first = by_addr + na;
     const i64* __restrict__ shift = by_addr + 2 * na;
@@ -421,9 +429,7 @@ extern "C" __global__ void blocks_rows(const int* __restrict__ deg, const i64* _
             }
             const i64 r = __ldg(first + lo) + ((p - __ldg(base + lo)) >> (__ldg(shift + lo) + 2));
             deg_rows[r] = d;
-            slot[v] = (int)r;
-        } else {
-            slot[v] = (int)nrows;
+            vid_rows[r] = (int)v;
         }
     }
 }
