@@ -161,3 +161,40 @@ def test_block_walk_rows_follow_the_vertex_table():
         assert np.all(deg_rows[free] == 0) and np.all(vid_rows[free] == -1)
         g.insert_edges(np.array([5]), np.array([g.num_vertices - 2]), weight=np.array([1.0]),
                        w32=np.array([1.0], np.float32))
+
+
+def layout_content(g):
+    """The block arrays of ``g`` as values: classes, sizes, every column's addresses."""
+    return [g.storage_blocks()["size_class"].tolist(), g.storage_blocks()["num_blocks"].tolist()] \
+        + [g.storage_blocks(name)["column"].tolist() for name in (None, "weight", "w32")]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
+def test_block_walk_kept_for_the_same_block_arrays(monkeypatch):
+    """A graph state whose block arrays are those of an earlier state (a one-edge insertion
+    and its deletion) reuses that state's walk (its tables and device buffers), and a state
+    with other block arrays gets another; results match scipy on every state."""
+    monkeypatch.setattr(spmv_gpu, "SPMV_BLOCKS_MIN_ENTRIES", 0)
+    rng = np.random.default_rng(5)
+    g = hub_graph("gpu", False, rng)
+    n = g.num_vertices
+    x = rng.standard_normal(n)
+    before = None                               # (layout content, walk) of the last state
+    b = 0
+    for step in range(6):
+        got = host(algos.spmv(g, cupy.asarray(x), weight="weight"))
+        indptr, indices, vals = (host(t) for t in g.to_csr("weight"))
+        A = scipy.sparse.csr_matrix((vals, indices, indptr), shape=(n, n))
+        assert np.all(np.abs(got - A @ x) <= 1e-12 * (abs(A) @ np.abs(x)) + 1e-300)
+        walk = g.adjacency(properties=False).derived["block_walk"]
+        if before is not None:
+            assert (before[1] is walk) == (before[0] == layout_content(g))
+        before = (layout_content(g), walk)
+        # the hub's list: a one-edge insertion may move it to a larger block, its deletion back
+        if step % 2 == 0:
+            b = int(rng.integers(n // 3, n))
+            g.insert_edges(np.array([17]), np.array([b]), weight=np.array([2.0]),
+                           w32=np.array([2.0], np.float32))
+        else:
+            g.delete_edges(np.array([17]), np.array([b]))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import os
+import weakref
 
 import numpy as np
 
@@ -238,7 +239,7 @@ def _spmv_blocks(view: AdjacencyView, weight, ctype: str, x, y) -> None:
     ``view``, into ``y`` (float64 (V,), zeroed: the kernel stores each row's sum at its
     vertex); ``weight``: the edge property read as ``ctype`` (float or double), or None;
     ``x``: float32 or float64, contiguous. One launch (after the per-state preparation of
-    the first call on a graph state), its arguments kept per graph state."""
+    the first call on a graph state), its arguments kept per set of block arrays."""
     walk = _block_walk(view)
     fn, grid, args = walk.plan(weight, ctype, x.dtype.char)
     if grid:
@@ -246,38 +247,47 @@ def _spmv_blocks(view: AdjacencyView, weight, ctype: str, x, y) -> None:
 
 
 class _BlockWalk:
-    """What the block walk reads besides the graph's columns, for one graph state: ``deg``
-    and ``vid``, the degree and the vertex of each of the ``count`` visited rows (every
-    block of every array in storage order, int32; 0 and -1 for a free block), and per
-    weight the task table (:meth:`table`). Made from the vertex table by two memsets and
-    one launch (no sort, no scan, no wait for the device; the arrays' tables are uploaded
-    once and stay on the device while the graph's block arrays stay): cheap enough for the
-    first call on a graph state."""
+    """What the block walk reads besides the graph's columns, for one set of block arrays
+    (a storage layout, identified by its content: the arrays' column addresses, sizes and
+    classes): the arrays by address (``by_addr``, for the per-state rows), per weight and
+    task size the task table (:meth:`table`), per kernel instance the launch arguments
+    (:meth:`plan`), and ``deg`` and ``vid``, the degree and the vertex of each of the
+    ``count`` visited rows (every block of every array in storage order, int32; 0 and -1
+    for a free block), rewritten for each graph state by :meth:`prepare` (two memsets and
+    one launch over the vertex table) in the same device buffers. So the first call on a
+    graph state costs that one pass, and a state whose block arrays were seen before (a
+    one-edge insertion and its deletion, say) makes no table again. The walk of a past
+    state is not kept: a view is valid until the next update."""
 
-    def __init__(self, view: AdjacencyView):
-        self.owner = view.owner
-        self.layout = self.owner.storage_blocks()
-        self.tables = _layout_tables(self.layout)
-        self.count = int(self.layout["first_rank"][-1] + self.layout["num_blocks"][-1]) \
-            if self.layout["num_blocks"].shape[0] else 0
+    def __init__(self, owner, layout: dict):
+        self.owner = weakref.ref(owner)      # (kept per graph in _WALKS: no strong reference)
+        self.layout = layout
+        self.count = int(layout["first_rank"][-1] + layout["num_blocks"][-1]) \
+            if layout["num_blocks"].shape[0] else 0
         if self.count >= 1 << 31:
             raise ValueError("more than 2**31 blocks")
-        deg, ptr = view_arrays(view)
-        n = view.num_vertices
-        by_addr = self.tables.get("by_addr")
-        if by_addr is None:
-            order = np.argsort(self.layout["column"], kind="stable")      # arrays by address
-            by_addr = self.tables["by_addr"] = upload(np.concatenate(
-                [self.layout["column"][order], self.layout["first_rank"][order],
-                 self.layout["size_class"][order]]).astype(np.int64))
-        rows = cupy.empty(2 * self.count, dtype=cupy.int32)       # deg, then vid
+        order = np.argsort(layout["column"], kind="stable")              # arrays by address
+        self.by_addr = upload(np.concatenate(
+            [layout["column"][order], layout["first_rank"][order],
+             layout["size_class"][order]]).astype(np.int64))
+        rows = cupy.empty(2 * self.count, dtype=cupy.int32)               # deg, then vid
         self.deg, self.vid = rows[:self.count], rows[self.count:]
+        self.tables: dict = {}
+        self.plans: dict = {}
+
+    def prepare(self, view: AdjacencyView) -> None:
+        """Write ``deg`` and ``vid`` for the graph state of ``view`` (whose block arrays are
+        this layout's)."""
+        n = view.num_vertices
         if self.count:
             self.deg.data.memset_async(0, 4 * self.count)
-            self.vid.data.memset_async(0xFF, 4 * self.count)      # -1: no vertex
-        launch(_fn("blocks_rows"), n, (deg, ptr, i64(n), by_addr,
-                                       i64(self.layout["column"].shape[0]), self.deg, self.vid))
-        self.plans: dict = {}
+            self.vid.data.memset_async(0xFF, 4 * self.count)               # -1: no vertex
+        if n:
+            deg, ptr = view_arrays(view)
+            grid = min(-(-n // BLOCK), _sm_count() * 32)
+            _prepared("blocks_rows", 7)(grid, BLOCK, [
+                address(deg), address(ptr), n, address(self.by_addr),
+                int(self.layout["column"].shape[0]), address(self.deg), address(self.vid)])
 
     def task_shift(self) -> int:
         """log2 of the slots per task (SPMV_TASK_SHIFT, or the choice it leaves to the
@@ -310,8 +320,7 @@ class _BlockWalk:
             grid = min(-(-ntasks * 32 // BLOCK), _sm_count() * 32)
             plan = self.plans[key] = (fn, grid, [address(tab), int(na), int(shift),
                                                  address(self.deg), address(self.vid)])
-        fn, grid, args = plan
-        return fn, grid, list(args)
+        return plan
 
     def table(self, weight, shift: int):
         """``(tab, na, ntasks)`` of the block-walk kernel for edge property ``weight`` (or
@@ -327,7 +336,7 @@ class _BlockWalk:
             slots = layout["num_blocks"] << size_class
             tasks = (slots + (1 << shift) - 1) >> shift
             task_first = np.concatenate([[0], np.cumsum(tasks)]).astype(np.int64)
-            wcol = (self.owner.storage_blocks(weight)["column"] if weight is not None
+            wcol = (self.owner().storage_blocks(weight)["column"] if weight is not None
                     else layout["column"])
             host = np.concatenate([task_first, layout["first_rank"], size_class, slots,
                                    layout["column"], wcol]).astype(np.int64)
@@ -336,7 +345,7 @@ class _BlockWalk:
         return memo
 
 
-#: PreparedLaunch of each block-walk kernel instance (by name)
+#: PreparedLaunch of each SpMV kernel launched through one (by name)
 _PREPARED: dict = {}
 
 
@@ -349,27 +358,41 @@ def _prepared(name: str, nargs: int) -> PreparedLaunch:
     return entry[0]
 
 
-#: per storage layout (``Graph.storage_blocks``, the same dict while the graph's block
-#: arrays stay): the tables the block walk derives from it, on the device
-_LAYOUTS: dict = {}
-
-
-def _layout_tables(layout: dict) -> dict:
-    """The dict of device tables kept for ``layout`` (made empty on first sight; the few
-    most recent layouts are kept)."""
-    entry = _LAYOUTS.get(id(layout))
-    if entry is None or entry[0] is not layout:
-        if len(_LAYOUTS) >= 8:
-            _LAYOUTS.clear()
-        entry = _LAYOUTS[id(layout)] = (layout, {})
-    return entry[1]
+#: per graph (weakly: dropped with the graph), its most recent block walks by layout content
+_WALKS = weakref.WeakKeyDictionary()
+#: layouts kept per graph
+_WALKS_KEPT = 4
 
 
 def _block_walk(view: AdjacencyView) -> _BlockWalk:
-    """The view's :class:`_BlockWalk` (memoized on the view: valid until the next update)."""
+    """The :class:`_BlockWalk` of the graph state of ``view`` (a hornet.Graph's whole view),
+    prepared for it on first use (memoized on the view: valid until the next update)."""
     walk = view.derived.get("block_walk")
     if walk is None:
-        walk = view.derived["block_walk"] = _BlockWalk(view)
+        owner = view.owner
+        layout = owner.storage_blocks()
+        walks = _WALKS.get(owner)
+        if walks is None:
+            walks = _WALKS[owner] = {}
+        last = walks.get("last")
+        if last is not None and last[0] is layout:      # the same layout object: same key
+            key = last[1]
+        else:
+            # the content of the layout, every column included (an array freed and another
+            # made at its destination address may hold its properties elsewhere)
+            key = b"".join([layout["size_class"].tobytes(), layout["num_blocks"].tobytes()]
+                           + [owner.storage_blocks(name)["column"].tobytes()
+                              for name in (None, *owner.edge_properties)])
+            walks["last"] = (layout, key)
+        walk = walks.get(key)
+        if walk is None:
+            if len(walks) > _WALKS_KEPT:
+                last = walks.pop("last")
+                walks.clear()
+                walks["last"] = last
+            walk = walks[key] = _BlockWalk(owner, layout)
+        walk.prepare(view)
+        view.derived["block_walk"] = walk
     return walk
 
 

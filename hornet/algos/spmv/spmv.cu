@@ -285,7 +285,8 @@ spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ wptr, const i64* 
 // visited row first_row[a] + (s >> shift), at position s & (2^shift - 1) of its list, and
 // its destination and weight lie at column_base[a] + s. No row search, no per-row pointer:
 // the index and weight loads of U groups of 32 slots are issued at once, then their x
-// gathers, then the per-row sums. Work: tasks of 2^task_shift slots of one array (every
+// gathers, then the per-row sums. Everything but x is read or written once: streaming
+// loads and stores (evict-first), so that x keeps as much of L2 as it can. Work: tasks of 2^task_shift slots of one array (every
 // array's slots cut into them; a block larger than a task spans several tasks, whose sums
 // are added atomically into y, zeroed there first; every other row is stored once, free
 // blocks as 0). A slot is read only where the row's degree says it holds an entry, except
@@ -331,7 +332,7 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
         int dl = 0;
         if (few_rows) {
             const i64 r = (s0 >> shift) + lane;
-            if (r <= ((s1 - 1) >> shift)) dl = deg[row_a + r];
+            if (r <= ((s1 - 1) >> shift)) dl = __ldcs(deg + row_a + r);
             // a task inside one block, wholly past the list's end: nothing to add
             if (shift > task_shift && (s0 & cmask) >= __shfl_sync(FULL_MASK, dl, 0)) continue;
         }
@@ -354,7 +355,7 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
                 if (few_rows) {
                     d = __shfl_sync(FULL_MASK, dl, (int)(((sl >> shift) - (s0 >> shift)) & 31));
                 } else {
-                    d = in ? deg[row_a + (sl >> shift)] : 0;
+                    d = in ? __ldcs(deg + row_a + (sl >> shift)) : 0;
                 }
                 ok[u] = in && !skip && (sl & cmask) < d;
                 col[u] = 0;
@@ -383,8 +384,8 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
                     for (int o = 1; o <= (int)cmask; o <<= 1)
                         s += __shfl_xor_sync(FULL_MASK, s, o);
                     if (sl < s1 && (sl & cmask) == 0) {
-                        const int v = vid[row_a + (sl >> shift)];
-                        if (v >= 0) y[v] = s;
+                        const int vert = __ldcs(vid + row_a + (sl >> shift));
+                        if (vert >= 0) __stcs(y + vert, s);
                     }
                 } else {
                     acc += v[u];
@@ -392,9 +393,10 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
                         double s = acc;
                         for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
                         if (lane == 0) {
-                            const int v = vid[row_a + (g >> shift)];
-                            if (v >= 0) {
-                                if (shift > task_shift) atomicAdd(&y[v], s); else y[v] = s;
+                            const int vert = __ldcs(vid + row_a + (g >> shift));
+                            if (vert >= 0) {
+                                if (shift > task_shift) atomicAdd(&y[vert], s);
+                                else __stcs(y + vert, s);
                             }
                         }
                         acc = 0.0;
