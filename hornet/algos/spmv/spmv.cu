@@ -327,12 +327,18 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
         const i64 row_a = __ldg(first_row + a);
         const int* __restrict__ dst = (const int*)__ldg(dst_col + a);
         const W* __restrict__ wts = WEIGHTED ? (const W*)__ldg(w_col + a) : nullptr;
-        // at most 32 rows in the task: their degrees, one per lane, loaded first
-        const bool few_rows = shift >= task_shift - 5;
+        // rows read ahead: the degrees of 32 rows from row `wrow` on (of the array), one per
+        // lane, when the task has at most 32 rows (loaded once) or its blocks have >= 32
+        // slots (one row per group of 32 slots; the next 32 rows loaded when a chunk passes
+        // them), so that the index and weight loads stop at each list's end; smaller blocks
+        // of longer tasks load each slot's degree with the slot (their sectors are read
+        // whole anyway)
+        const bool ahead = shift >= 5 || shift >= task_shift - 5;
+        const i64 last_row = (s1 - 1) >> shift;
+        i64 wrow = s0 >> shift;
         int dl = 0;
-        if (few_rows) {
-            const i64 r = (s0 >> shift) + lane;
-            if (r <= ((s1 - 1) >> shift)) dl = __ldcs(deg + row_a + r);
+        if (ahead) {
+            if (wrow + lane <= last_row) dl = __ldcs(deg + row_a + wrow + lane);
             // a task inside one block, wholly past the list's end: nothing to add
             if (shift > task_shift && (s0 & cmask) >= __shfl_sync(FULL_MASK, dl, 0)) continue;
         }
@@ -341,10 +347,17 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
             int col[U];
             W w[U];                              // (converted at the product: fewer registers)
             bool ok[U];
+            if (ahead) {                         // (the same for the whole warp)
+                const i64 c_last = ((c + 32 * U < s1 ? c + 32 * U : s1) - 1) >> shift;
+                if (c_last >= wrow + 32) {       // the chunk's rows past the window: reload it
+                    wrow = c >> shift;
+                    dl = wrow + lane <= last_row ? __ldcs(deg + row_a + wrow + lane) : 0;
+                }
+            }
             // whole chunk of one block past its list's end (blocks of >= 32 U slots)
             bool skip = false;
-            if (few_rows && (cmask + 1) >= 32 * U) {
-                const int d0 = __shfl_sync(FULL_MASK, dl, (int)((c >> shift) - (s0 >> shift)));
+            if (ahead && (cmask + 1) >= 32 * U) {
+                const int d0 = __shfl_sync(FULL_MASK, dl, (int)((c >> shift) - wrow));
                 skip = (c & cmask) >= d0;
             }
 #pragma unroll
@@ -352,15 +365,15 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
                 const i64 sl = c + 32 * u + lane;
                 const bool in = sl < s1;
                 int d;
-                if (few_rows) {
-                    d = __shfl_sync(FULL_MASK, dl, (int)(((sl >> shift) - (s0 >> shift)) & 31));
+                if (ahead) {
+                    d = __shfl_sync(FULL_MASK, dl, (int)(((sl >> shift) - wrow) & 31));
                 } else {
                     d = in ? __ldcs(deg + row_a + (sl >> shift)) : 0;
                 }
                 ok[u] = in && !skip && (sl & cmask) < d;
                 col[u] = 0;
                 w[u] = (W)0;
-                if (few_rows ? ok[u] : in) {
+                if (ahead ? ok[u] : in) {
                     col[u] = __ldcs(dst + sl);
                     if (WEIGHTED) w[u] = __ldcs(wts + sl);
                 }
