@@ -10,9 +10,11 @@ float64 and float32 edge weights ("weight", "w32"). hornet: ``hornet.algos.spmv`
 ``hornet.Graph(device="gpu")``; cuSPARSE: cupyx.scipy.sparse ``A @ x`` on the graph's own CSR.
 ``--sweep``: one row per variant: the library's settings, the warp kernel alone (rows in
 id order, or in storage order on the large graphs from the second call on a graph state),
-and every (U, B) variant and task size of the block-walk kernel on every graph
+every (U, B) variant and task size of the block-walk kernel on every graph, and the
+block walk's load and store choices one by one (``WALK_CHOICES``)
 (``hornet.algos.spmv.gpu``: ``SPMV_BLOCKS``, ``SPMV_BLOCKS_WARP``, ``SPMV_TASK_SHIFT``,
-``SPMV_BLOCKS_MIN_ENTRIES``).
+``SPMV_BLOCKS_MIN_ENTRIES``, ``SPMV_BLOCKS_AHEAD_FROM``, ``SPMV_BLOCKS_STREAM_ROWS``,
+``SPMV_BLOCKS_GATHER``).
 On the Kronecker graphs, the first calls after an update (a one-edge insertion and its
 deletion) are timed one by one, with the library's settings.
 """
@@ -34,7 +36,18 @@ HEADER = ["graph", "weights", "variant", "hornet ms", "cuSPARSE ms",
 #: block-walk task sizes of the sweep (log2 of the slots per task)
 SWEEP_TASK_SHIFTS = (10, 11, 12, 13, 14)
 #: the settings a sweep sets (and restores)
-SETTINGS = ("SPMV_BLOCKS", "SPMV_BLOCKS_WARP", "SPMV_TASK_SHIFT", "SPMV_BLOCKS_MIN_ENTRIES")
+SETTINGS = ("SPMV_BLOCKS", "SPMV_BLOCKS_WARP", "SPMV_TASK_SHIFT", "SPMV_BLOCKS_MIN_ENTRIES",
+            "SPMV_BLOCKS_AHEAD_FROM", "SPMV_BLOCKS_STREAM_ROWS", "SPMV_BLOCKS_GATHER")
+#: the sweep's rows of the block walk's load and store choices (library (U, B), task size
+#: per graph, on every graph): label, settings
+WALK_CHOICES = (
+    ("blocks, degrees ahead only in tasks of <= 32 rows", {"SPMV_BLOCKS_AHEAD_FROM": 64}),
+    ("blocks, plain (not streaming) row loads and y stores", {"SPMV_BLOCKS_STREAM_ROWS": False}),
+    ("blocks, per-row sums gathered into y", {"SPMV_BLOCKS_GATHER": True}),
+    ("blocks, all three of the above", {"SPMV_BLOCKS_AHEAD_FROM": 64,
+                                        "SPMV_BLOCKS_STREAM_ROWS": False,
+                                        "SPMV_BLOCKS_GATHER": True}),
+)
 
 
 def _spmv_gpu():
@@ -69,6 +82,8 @@ def variants(mod, defaults: dict, sweep: bool) -> list:
                  {"SPMV_BLOCKS": True, "SPMV_BLOCKS_WARP": (u, b), "SPMV_TASK_SHIFT": t,
                   "SPMV_BLOCKS_MIN_ENTRIES": 0})
                 for u, b in mod.SPMV_BLOCKS_VARIANTS for t in SWEEP_TASK_SHIFTS]
+        out += [(label, {"SPMV_BLOCKS": True, "SPMV_BLOCKS_MIN_ENTRIES": 0, **choice})
+                for label, choice in WALK_CHOICES]
     return out
 
 
@@ -210,7 +225,8 @@ float64). Variant: "library" = `hornet.algos.spmv` as shipped; "warp kernel" = t
 warp kernel (U, B = {mod.SPMV_WARP}) on every call; "blocks" = the block-walk kernel (a
 hornet.Graph's block arrays walked in storage order, from the first call on a graph state)
 with U groups of 32 slots whose loads a warp issues together, compiled for B blocks per SM,
-tasks of that many slots. "calls 1..5 on one graph state": after a
+tasks of that many slots; "blocks, ..." without U and B: the library's block walk (on
+every graph) with the named load or store choice changed. "calls 1..5 on one graph state": after a
 one-edge update, the first five calls each timed alone (the first ones make the per-state
 views and the storage order). Ratios > 1 mean hornet is faster. Errors: max |y - y_ref| over max (|A||x|), y_ref the float64 sums of the
 same (float32 or float64) values.""", device="gpu")

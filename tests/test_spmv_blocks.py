@@ -198,3 +198,36 @@ def test_block_walk_kept_for_the_same_block_arrays(monkeypatch):
                            w32=np.array([2.0], np.float32))
         else:
             g.delete_edges(np.array([17]), np.array([b]))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
+@pytest.mark.parametrize("ahead_from, stream_rows, gather",
+                         [(64, True, False), (5, False, False), (5, True, True),
+                          (64, False, True)])
+@pytest.mark.parametrize("task_shift", [6, 13])
+def test_block_walk_choices_match_scipy(ahead_from, stream_rows, gather, task_shift,
+                                        monkeypatch):
+    """The block walk's load and store choices (degrees read ahead only in tasks of at most
+    32 rows, plain row loads and stores, per-row sums gathered into y): scipy's results
+    for no, float64 and float32 weights, on two graph states, whichever choice the first
+    call on a state was made with."""
+    monkeypatch.setattr(spmv_gpu, "SPMV_BLOCKS_MIN_ENTRIES", 0)
+    monkeypatch.setattr(spmv_gpu, "SPMV_TASK_SHIFT", task_shift)
+    monkeypatch.setattr(spmv_gpu, "SPMV_BLOCKS_AHEAD_FROM", ahead_from)
+    monkeypatch.setattr(spmv_gpu, "SPMV_BLOCKS_STREAM_ROWS", stream_rows)
+    rng = np.random.default_rng(task_shift + ahead_from)
+    g = hub_graph("gpu", True, rng)
+    n = g.num_vertices
+    x = rng.standard_normal(n)
+    for state in range(2):
+        for first_gather in (not gather, gather):       # the state prepared either way first
+            monkeypatch.setattr(spmv_gpu, "SPMV_BLOCKS_GATHER", first_gather)
+            for weight in (None, "weight", "w32"):
+                indptr, indices, *vals = (host(a) for a in g.to_csr(weight))
+                vals = vals[0].astype(np.float64) if vals else np.ones(indices.shape[0])
+                A = scipy.sparse.csr_matrix((vals, indices, indptr), shape=(n, n))
+                got = host(algos.spmv(g, cupy.asarray(x), weight=weight))
+                assert np.all(np.abs(got - A @ x) <= 1e-12 * (abs(A) @ np.abs(x)) + 1e-300)
+        g.insert_edges(np.array([3]), np.array([n - 5]), weight=np.array([0.5]),
+                       w32=np.array([0.5], np.float32))

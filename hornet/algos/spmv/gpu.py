@@ -124,6 +124,17 @@ SPMV_TASK_WARPS = 6
 #: first call on a graph state; below, the warp kernel over rows in id order: on a small
 #: graph the block walk's few tasks leave the device idle)
 SPMV_BLOCKS_MIN_ENTRIES = 1 << 24
+#: log2 of the block size from which the block walk reads its rows' degrees 32 rows ahead
+#: (so that a group's loads stop at its list's end; smaller blocks of tasks of more than 32
+#: rows load each slot's degree with the slot): 5 from the smallest blocks that hold whole
+#: groups of 32 slots; 64: only in tasks of at most 32 rows
+SPMV_BLOCKS_AHEAD_FROM = 5
+#: the block walk's per-row degree and vertex loads and its stores of y are streaming
+#: (evict-first: read or written once, they leave L2 to x)
+SPMV_BLOCKS_STREAM_ROWS = True
+#: the block walk sums into one value per visited row and gathers y from them (one more
+#: launch, and the vertex of each row per state), instead of storing each sum at its vertex
+SPMV_BLOCKS_GATHER = False
 SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in spmv.cu
 
 
@@ -237,13 +248,25 @@ def _walks_blocks(view: AdjacencyView) -> bool:
 def _spmv_blocks(view: AdjacencyView, weight, ctype: str, x, y) -> None:
     """``y = A x`` by the block-walk kernel over the block arrays of the graph owning
     ``view``, into ``y`` (float64 (V,), zeroed: the kernel stores each row's sum at its
-    vertex); ``weight``: the edge property read as ``ctype`` (float or double), or None;
-    ``x``: float32 or float64, contiguous. One launch (after the per-state preparation of
-    the first call on a graph state), its arguments kept per set of block arrays."""
+    vertex; SPMV_BLOCKS_GATHER: y is gathered from per-row sums); ``weight``: the edge
+    property read as ``ctype`` (float or double), or None; ``x``: float32 or float64,
+    contiguous. One launch (after the per-state preparation of the first call on a graph
+    state), its arguments kept per set of block arrays."""
     walk = _block_walk(view)
-    fn, grid, args = walk.plan(weight, ctype, x.dtype.char)
-    if grid:
-        fn(grid, BLOCK, args + [int(x.data.ptr), int(y.data.ptr)])
+    gather = bool(SPMV_BLOCKS_GATHER)
+    if gather and not view.derived.get("block_walk_slot"):
+        walk.prepare(view, slot=True)
+        view.derived["block_walk_slot"] = True
+    fn, grid, args = walk.plan(weight, ctype, x.dtype.char, gather)
+    if not grid:
+        return
+    tail = [int(SPMV_BLOCKS_AHEAD_FROM), int(bool(SPMV_BLOCKS_STREAM_ROWS))]
+    if gather:
+        y_rows = cupy.zeros(walk.count + 1, dtype=cupy.float64)
+        fn(grid, BLOCK, args + [int(x.data.ptr), address(y_rows)] + tail)
+        cupy.take(y_rows, walk.slot, out=y)
+    else:
+        fn(grid, BLOCK, args + [int(x.data.ptr), int(y.data.ptr)] + tail)
 
 
 class _BlockWalk:
@@ -254,7 +277,8 @@ class _BlockWalk:
     (:meth:`plan`), and ``deg`` and ``vid``, the degree and the vertex of each of the
     ``count`` visited rows (every block of every array in storage order, int32; 0 and -1
     for a free block), rewritten for each graph state by :meth:`prepare` (two memsets and
-    one launch over the vertex table) in the same device buffers. So the first call on a
+    one launch over the vertex table) in the same device buffers (with SPMV_BLOCKS_GATHER
+    also ``slot``, the visited row of each vertex). So the first call on a
     graph state costs that one pass, and a state whose block arrays were seen before (a
     one-edge insertion and its deletion, say) makes no table again. The walk of a past
     state is not kept: a view is valid until the next update."""
@@ -272,22 +296,30 @@ class _BlockWalk:
              layout["size_class"][order]]).astype(np.int64))
         rows = cupy.empty(2 * self.count, dtype=cupy.int32)               # deg, then vid
         self.deg, self.vid = rows[:self.count], rows[self.count:]
+        self.slot = None
         self.tables: dict = {}
         self.plans: dict = {}
 
-    def prepare(self, view: AdjacencyView) -> None:
+    def prepare(self, view: AdjacencyView, slot: bool = False) -> None:
         """Write ``deg`` and ``vid`` for the graph state of ``view`` (whose block arrays are
-        this layout's)."""
+        this layout's); ``slot``: also ``slot``, the visited row of each vertex (int32 (V,),
+        ``count`` for a vertex without a list: the zero row), for SPMV_BLOCKS_GATHER."""
         n = view.num_vertices
         if self.count:
             self.deg.data.memset_async(0, 4 * self.count)
             self.vid.data.memset_async(0xFF, 4 * self.count)               # -1: no vertex
+        slot_at = 0
+        if slot:
+            if self.slot is None or self.slot.shape[0] != n:
+                self.slot = cupy.empty(n, dtype=cupy.int32)
+            slot_at = address(self.slot)
         if n:
             deg, ptr = view_arrays(view)
             grid = min(-(-n // BLOCK), _sm_count() * 32)
-            _prepared("blocks_rows", 7)(grid, BLOCK, [
+            _prepared("blocks_rows", 9)(grid, BLOCK, [
                 address(deg), address(ptr), n, address(self.by_addr),
-                int(self.layout["column"].shape[0]), address(self.deg), address(self.vid)])
+                int(self.layout["column"].shape[0]), address(self.deg), address(self.vid),
+                slot_at, self.count])
 
     def task_shift(self) -> int:
         """log2 of the slots per task (SPMV_TASK_SHIFT, or the choice it leaves to the
@@ -305,21 +337,24 @@ class _BlockWalk:
             self.tables[key] = shift
         return shift
 
-    def plan(self, weight, ctype: str, xchar: str):
+    def plan(self, weight, ctype: str, xchar: str, gather: bool = False):
         """``(launch, grid, args)`` of the block-walk kernel for edge property ``weight``
         (or None) read as ``ctype`` and x of dtype character ``xchar`` ("f" or "d"), under
         the current settings (SPMV_BLOCKS_WARP, the task size): the launch takes ``args``
-        followed by the addresses of x and y (grid 0: no task)."""
+        followed by the addresses of x and y and the values of SPMV_BLOCKS_AHEAD_FROM and
+        SPMV_BLOCKS_STREAM_ROWS (grid 0: no task). ``gather``: y is the per-row sums (no
+        vertex per row passed)."""
         shift = self.task_shift()
-        key = (weight, ctype, xchar, SPMV_BLOCKS_WARP, shift)
+        key = (weight, ctype, xchar, SPMV_BLOCKS_WARP, shift, gather)
         plan = self.plans.get(key)
         if plan is None:
             tab, na, ntasks = self.table(weight, shift)
             fn = _prepared(_blocks_name(ctype, _X_TYPES[xchar], weight is not None,
-                                        SPMV_BLOCKS_WARP), 7)
+                                        SPMV_BLOCKS_WARP), 9)
             grid = min(-(-ntasks * 32 // BLOCK), _sm_count() * 32)
             plan = self.plans[key] = (fn, grid, [address(tab), int(na), int(shift),
-                                                 address(self.deg), address(self.vid)])
+                                                 address(self.deg),
+                                                 0 if gather else address(self.vid)])
         return plan
 
     def table(self, weight, shift: int):

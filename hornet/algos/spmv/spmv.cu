@@ -285,24 +285,38 @@ spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ wptr, const i64* 
 // visited row first_row[a] + (s >> shift), at position s & (2^shift - 1) of its list, and
 // its destination and weight lie at column_base[a] + s. No row search, no per-row pointer:
 // the index and weight loads of U groups of 32 slots are issued at once, then their x
-// gathers, then the per-row sums. Everything but x is read or written once: streaming
-// loads and stores (evict-first), so that x keeps as much of L2 as it can. Work: tasks of 2^task_shift slots of one array (every
+// gathers, then the per-row sums. Work: tasks of 2^task_shift slots of one array (every
 // array's slots cut into them; a block larger than a task spans several tasks, whose sums
 // are added atomically into y, zeroed there first; every other row is stored once, free
-// blocks as 0). A slot is read only where the row's degree says it holds an entry, except
-// for the smallest blocks (fewer than 2^(task_shift - 5) slots), whose destination and
-// weight loads go with the degree loads (their sectors are read whole anyway).
+// blocks as 0). A slot is read only where its row's degree says it holds an entry: the
+// degrees of 32 rows are read ahead, one per lane, when the task has at most 32 rows or its
+// blocks have at least 2^ahead_from slots (one row per group of 32 slots from 2^5 on); the
+// slots of other blocks load their row's degree with themselves, and their index and
+// weight loads go out with it for every slot (their sectors are mostly read whole anyway).
+// stream_rows: the per-row degrees and vertices and the stores of y (each read or written
+// once) are streaming loads and stores (evict-first), so that x keeps more of L2.
 //
 // tab (int64): task_first (na + 1: first task of each array, total last), then per array
 // (na each) first_row, shift, slots, destination column address, weight column address.
 // deg: degree of each visited row (0 for a free block); vid: its vertex (-1 for a free
 // block). y: float64 per vertex, zeroed by the caller: each row's sum is stored straight at
-// its vertex (no per-row array gathered afterwards), the rows of the blocks larger than a
-// task added there atomically; vertices without a list keep their 0.
+// its vertex, the rows of the blocks larger than a task added there atomically; vertices
+// without a list keep their 0. vid null: y holds one sum per visited row instead (zeroed,
+// count + 1), for the caller to gather into vertex order.
+__device__ __forceinline__ int row_load(const int* __restrict__ p, bool stream) {
+    return stream ? __ldcs(p) : *p;
+}
+
+__device__ __forceinline__ void sum_store(double* p, double v, bool stream) {
+    if (stream) __stcs(p, v); else *p = v;
+}
+
 template <typename W, typename X, int WEIGHTED, int U, int B>
 __global__ void __launch_bounds__(256, B)
 spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __restrict__ deg,
-            const int* __restrict__ vid, const X* __restrict__ x, double* __restrict__ y) {
+            const int* __restrict__ vid, const X* __restrict__ x, double* __restrict__ y,
+            int ahead_from, int stream_rows) {
+    const bool cs = stream_rows != 0;
     const int lane = threadIdx.x & 31;
     const i64* __restrict__ task_first = tab;
     const i64* __restrict__ first_row = tab + na + 1;
@@ -328,17 +342,16 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
         const int* __restrict__ dst = (const int*)__ldg(dst_col + a);
         const W* __restrict__ wts = WEIGHTED ? (const W*)__ldg(w_col + a) : nullptr;
         // rows read ahead: the degrees of 32 rows from row `wrow` on (of the array), one per
-        // lane, when the task has at most 32 rows (loaded once) or its blocks have >= 32
-        // slots (one row per group of 32 slots; the next 32 rows loaded when a chunk passes
-        // them), so that the index and weight loads stop at each list's end; smaller blocks
-        // of longer tasks load each slot's degree with the slot (their sectors are read
-        // whole anyway)
-        const bool ahead = shift >= 5 || shift >= task_shift - 5;
+        // lane, when the task has at most 32 rows (loaded once) or its blocks have at least
+        // 2^ahead_from (>= 32) slots (one row per group of 32 slots; the next 32 rows
+        // loaded when a chunk passes them), so that the index and weight loads stop at each
+        // list's end; other blocks load each slot's degree with the slot
+        const bool ahead = (shift >= ahead_from && shift >= 5) || shift >= task_shift - 5;
         const i64 last_row = (s1 - 1) >> shift;
         i64 wrow = s0 >> shift;
         int dl = 0;
         if (ahead) {
-            if (wrow + lane <= last_row) dl = __ldcs(deg + row_a + wrow + lane);
+            if (wrow + lane <= last_row) dl = row_load(deg + row_a + wrow + lane, cs);
             // a task inside one block, wholly past the list's end: nothing to add
             if (shift > task_shift && (s0 & cmask) >= __shfl_sync(FULL_MASK, dl, 0)) continue;
         }
@@ -351,7 +364,7 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
                 const i64 c_last = ((c + 32 * U < s1 ? c + 32 * U : s1) - 1) >> shift;
                 if (c_last >= wrow + 32) {       // the chunk's rows past the window: reload it
                     wrow = c >> shift;
-                    dl = wrow + lane <= last_row ? __ldcs(deg + row_a + wrow + lane) : 0;
+                    dl = wrow + lane <= last_row ? row_load(deg + row_a + wrow + lane, cs) : 0;
                 }
             }
             // whole chunk of one block past its list's end (blocks of >= 32 U slots)
@@ -368,7 +381,7 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
                 if (ahead) {
                     d = __shfl_sync(FULL_MASK, dl, (int)(((sl >> shift) - wrow) & 31));
                 } else {
-                    d = in ? __ldcs(deg + row_a + (sl >> shift)) : 0;
+                    d = in ? row_load(deg + row_a + (sl >> shift), cs) : 0;
                 }
                 ok[u] = in && !skip && (sl & cmask) < d;
                 col[u] = 0;
@@ -397,8 +410,9 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
                     for (int o = 1; o <= (int)cmask; o <<= 1)
                         s += __shfl_xor_sync(FULL_MASK, s, o);
                     if (sl < s1 && (sl & cmask) == 0) {
-                        const int vert = __ldcs(vid + row_a + (sl >> shift));
-                        if (vert >= 0) __stcs(y + vert, s);
+                        const i64 r = row_a + (sl >> shift);
+                        const i64 to = vid ? (i64)row_load(vid + r, cs) : r;
+                        if (to >= 0) sum_store(y + to, s, cs);
                     }
                 } else {
                     acc += v[u];
@@ -406,10 +420,11 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
                         double s = acc;
                         for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
                         if (lane == 0) {
-                            const int vert = __ldcs(vid + row_a + (g >> shift));
-                            if (vert >= 0) {
-                                if (shift > task_shift) atomicAdd(&y[vert], s);
-                                else __stcs(y + vert, s);
+                            const i64 r = row_a + (g >> shift);
+                            const i64 to = vid ? (i64)row_load(vid + r, cs) : r;
+                            if (to >= 0) {
+                                if (shift > task_shift) atomicAdd(&y[to], s);
+                                else sum_store(y + to, s, cs);
                             }
                         }
                         acc = 0.0;
@@ -425,11 +440,11 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
 // the last one at or below it; arrays by address: base, first storage rank, size class) is
 // visited row rank = first + block index; deg_rows[rank] = deg[v], vid_rows[rank] = v
 // (deg_rows zeroed and vid_rows set to -1 by the caller: free blocks stay empty rows of no
-// vertex).
+// vertex). slot (unless null): slot[v] = rank, or nrows (the zero row) without a list.
 extern "C" __global__ void blocks_rows(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                        i64 n, const i64* __restrict__ by_addr, i64 na,
-                                       int* __restrict__ deg_rows,
-                                       int* __restrict__ vid_rows) {
+                                       int* __restrict__ deg_rows, int* __restrict__ vid_rows,
+                                       int* __restrict__ slot, i64 nrows) {
     const i64* __restrict__ base = by_addr;
     const i64* __restrict__ first = by_addr + na;
     const i64* __restrict__ shift = by_addr + 2 * na;
@@ -445,6 +460,9 @@ extern "C" __global__ void blocks_rows(const int* __restrict__ deg, const i64* _
             const i64 r = __ldg(first + lo) + ((p - __ldg(base + lo)) >> (__ldg(shift + lo) + 2));
             deg_rows[r] = d;
             vid_rows[r] = (int)v;
+            if (slot) slot[v] = (int)r;
+        } else if (slot) {
+            slot[v] = (int)nrows;
         }
     }
 }
