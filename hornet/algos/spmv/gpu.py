@@ -10,12 +10,23 @@ order (size class by size class, each block array front to back, instead of a ju
 size classes at almost every row; the order comes from the graph's storage ranks, without a
 sort) and ``y`` is gathered from the per-row sums.
 
-The pull over a large hornet.Graph (``SPMV_BLOCKS_MIN_ENTRIES``) walks its block arrays
-themselves instead, from the first call on a graph state (``spmv_blocks``: a slot's row,
-list position and address are arithmetic, so no row search and no per-row pointer stands
-between a group's index loads and its x gathers; each row's sum is stored at its vertex;
-the per-state preparation is two memsets and one launch over the vertex table, and each
-call a memset of ``y`` and one launch with arguments kept per graph state).
+The pull over a hornet.Graph with float32 or float64 weights, or none, walks its block
+arrays themselves instead (``spmv_blocks``: a slot's row, list position and address are
+arithmetic, so no row search and no per-row pointer stands between a group's index loads
+and its x gathers; tasks sized per graph, so a small graph fills the device too). Its
+choices, per graph size (SPMV_BLOCKS_LARGE, measured by ``bench spmv_gpu --sweep``): below
+2**26 stored entries each row's sum is stored straight at its vertex with plain loads and
+stores (x and y stay in L2: the scattered stores are cheap and a gather would be one more
+pass); from there on the sums go to one coalesced array gathered into y, and the per-row
+loads and the stores stream past L2 (evict-first) so that x keeps it.
+
+First call on a graph state: the per-state rows (each visited row's degree and vertex) are
+two memsets and one launch over the vertex table, into buffers kept per graph (with spare
+rows, so a batch's new block array needs no allocation). A new set of block arrays adds one
+upload of its tables (every edge property's columns and the task table at once, not
+waiting for the device); a set seen before (a one-edge insertion and its deletion) reuses
+its tables. Every call: a memset of ``y`` (or of the per-row sums, then the gather) and
+one launch with arguments kept per layout.
 """
 from __future__ import annotations
 
@@ -121,20 +132,36 @@ SPMV_TASK_SHIFT = None
 SPMV_TASK_SHIFTS = (9, 13)
 SPMV_TASK_WARPS = 6
 #: stored entries from which the pull over a hornet.Graph walks its block arrays (from the
-#: first call on a graph state; below, the warp kernel over rows in id order: on a small
-#: graph the block walk's few tasks leave the device idle)
-SPMV_BLOCKS_MIN_ENTRIES = 1 << 24
+#: first call on a graph state; below, the warp kernel over rows in id order). 0: every
+#: graph: the task size follows the graph (SPMV_TASK_SHIFTS), so a small graph's tasks
+#: still fill the device, and the walk has no row search and no per-row pointer to load
+SPMV_BLOCKS_MIN_ENTRIES = 0
 #: log2 of the block size from which the block walk reads its rows' degrees 32 rows ahead
 #: (so that a group's loads stop at its list's end; smaller blocks of tasks of more than 32
 #: rows load each slot's degree with the slot): 5 from the smallest blocks that hold whole
 #: groups of 32 slots; 64: only in tasks of at most 32 rows
 SPMV_BLOCKS_AHEAD_FROM = 5
+#: stored entries from which the block walk, by default (SPMV_BLOCKS_GATHER and
+#: SPMV_BLOCKS_STREAM_ROWS None), gathers y from per-row sums and streams its row loads
+#: and stores: see the two settings
+SPMV_BLOCKS_LARGE = 1 << 26
 #: the block walk's per-row degree and vertex loads and its stores of y are streaming
-#: (evict-first: read or written once, they leave L2 to x)
-SPMV_BLOCKS_STREAM_ROWS = True
+#: (evict-first: read or written once, they leave L2 to x): True, False, or None: on
+#: graphs of SPMV_BLOCKS_LARGE entries and more (there x alone outgrows what L2 keeps
+#: beside the streams; on a smaller graph the hint only evicts lines L2 could keep)
+SPMV_BLOCKS_STREAM_ROWS = None
 #: the block walk sums into one value per visited row and gathers y from them (one more
-#: launch, and the vertex of each row per state), instead of storing each sum at its vertex
-SPMV_BLOCKS_GATHER = False
+#: launch, and the visited row of each vertex per state) instead of storing each sum at
+#: its vertex: True, False, or None: on graphs of SPMV_BLOCKS_LARGE entries and more
+#: (there the scattered 8-byte stores at vertex ids miss L2 and cost more than a coalesced
+#: array of sums and one gather; on a smaller graph y stays in L2 and the gather's extra
+#: pass and launch cost more)
+SPMV_BLOCKS_GATHER = None
+#: rows of the per-graph row buffers of the block walk beyond a layout's blocks (a share,
+#: plus SPMV_BLOCKS_ROWS_MIN_SPARE): a later layout with a few more blocks (the block array
+#: a batch creates) prepares its rows in the same buffers, with no allocation
+SPMV_BLOCKS_ROWS_SPARE = 1 / 16
+SPMV_BLOCKS_ROWS_MIN_SPARE = 4096
 SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in spmv.cu
 
 
@@ -154,9 +181,9 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
     ctype = "float"
     owner = view.owner
     if weighted:
-        # (a large graph's view comes without property addresses (see walks_blocks): the
-        # block walk reads the property's columns, other kernels get the graph's view that
-        # has them)
+        # (a graph whose pull walks its block arrays comes with a view without property
+        # addresses (see walks_blocks): the block walk reads the property's columns, other
+        # kernels get the graph's view that has them)
         props = view.property_ptrs
         if weight not in props and _walks_blocks(view):
             props = {k: (None, dt) for k, dt in owner.edge_properties.items()}
@@ -173,9 +200,7 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
     if (not push and SPMV_BLOCKS and SPMV_KERNEL == "warp" and _walks_blocks(view)
             and (not weighted or wdt in (np.float32, np.float64))
             and _stored_entries(view) >= SPMV_BLOCKS_MIN_ENTRIES):
-        y = cupy.zeros(n, dtype=cupy.float64)
-        _spmv_blocks(view, weight, ctype, x, y)
-        return y
+        return _spmv_blocks(view, weight, ctype, x)
     if weighted and weight not in view.property_ptrs:
         view = owner.adjacency(properties=True)
     # the storage order pays from about the second SpMV on the same view (see _visit_rows):
@@ -245,139 +270,207 @@ def _walks_blocks(view: AdjacencyView) -> bool:
     return (hasattr(view.owner, "storage_blocks") and _stored_entries(view) is not None)
 
 
-def _spmv_blocks(view: AdjacencyView, weight, ctype: str, x, y) -> None:
-    """``y = A x`` by the block-walk kernel over the block arrays of the graph owning
-    ``view``, into ``y`` (float64 (V,), zeroed: the kernel stores each row's sum at its
-    vertex; SPMV_BLOCKS_GATHER: y is gathered from per-row sums); ``weight``: the edge
-    property read as ``ctype`` (float or double), or None; ``x``: float32 or float64,
-    contiguous. One launch (after the per-state preparation of the first call on a graph
-    state), its arguments kept per set of block arrays."""
-    walk = _block_walk(view)
-    gather = bool(SPMV_BLOCKS_GATHER)
-    if gather and not view.derived.get("block_walk_slot"):
-        walk.prepare(view, slot=True)
-        view.derived["block_walk_slot"] = True
-    fn, grid, args = walk.plan(weight, ctype, x.dtype.char, gather)
-    if not grid:
-        return
-    tail = [int(SPMV_BLOCKS_AHEAD_FROM), int(bool(SPMV_BLOCKS_STREAM_ROWS))]
+def block_walk_choice(setting, entries: int) -> bool:
+    """A block-walk choice (SPMV_BLOCKS_GATHER, SPMV_BLOCKS_STREAM_ROWS) for a graph of
+    ``entries`` stored entries: the setting, or (None) whether the graph is large
+    (SPMV_BLOCKS_LARGE)."""
+    return entries >= SPMV_BLOCKS_LARGE if setting is None else bool(setting)
+
+
+def _spmv_blocks(view: AdjacencyView, weight, ctype: str, x):
+    """``y = A x`` (float64 CuPy (V,)) by the block-walk kernel over the block arrays of the
+    graph owning ``view``: each row's sum stored at its vertex (``y`` zeroed first), or
+    gathered from per-row sums (SPMV_BLOCKS_GATHER); ``weight``: the edge property read as
+    ``ctype`` (float or double), or None; ``x``: float32 or float64, contiguous. One launch
+    (after the per-state preparation of the first call on a graph state), its arguments
+    kept per set of block arrays."""
+    entries = _stored_entries(view)
+    gather = block_walk_choice(SPMV_BLOCKS_GATHER, entries)
+    stream = block_walk_choice(SPMV_BLOCKS_STREAM_ROWS, entries)
+    walks, walk = _block_walk(view, slot=gather)
+    n = view.num_vertices
+    fn, grid, args = walk.plan(weight, ctype, x.dtype.char)
     if gather:
-        y_rows = cupy.zeros(walk.count + 1, dtype=cupy.float64)
-        fn(grid, BLOCK, args + [int(x.data.ptr), address(y_rows)] + tail)
-        cupy.take(y_rows, walk.slot, out=y)
-    else:
-        fn(grid, BLOCK, args + [int(x.data.ptr), int(y.data.ptr)] + tail)
+        y = cupy.empty(n, dtype=cupy.float64)       # written whole by the gather
+        y_rows = cupy.zeros(walk.count + 1, dtype=cupy.float64)   # (count: the zero row)
+        if grid:
+            fn(grid, BLOCK, args + [walks.deg_at, 0, address(x), address(y_rows),
+                                    int(SPMV_BLOCKS_AHEAD_FROM), int(stream)])
+        cupy.take(y_rows, walks.slot[:n], out=y)
+        return y
+    y = cupy.zeros(n, dtype=cupy.float64)
+    if grid:
+        fn(grid, BLOCK, args + [walks.deg_at, walks.vid_at, address(x), address(y),
+                                int(SPMV_BLOCKS_AHEAD_FROM), int(stream)])
+    return y
 
 
 class _BlockWalk:
-    """What the block walk reads besides the graph's columns, for one set of block arrays
-    (a storage layout, identified by its content: the arrays' column addresses, sizes and
-    classes): the arrays by address (``by_addr``, for the per-state rows), per weight and
-    task size the task table (:meth:`table`), per kernel instance the launch arguments
-    (:meth:`plan`), and ``deg`` and ``vid``, the degree and the vertex of each of the
-    ``count`` visited rows (every block of every array in storage order, int32; 0 and -1
-    for a free block), rewritten for each graph state by :meth:`prepare` (two memsets and
-    one launch over the vertex table) in the same device buffers (with SPMV_BLOCKS_GATHER
-    also ``slot``, the visited row of each vertex). So the first call on a
-    graph state costs that one pass, and a state whose block arrays were seen before (a
-    one-edge insertion and its deletion, say) makes no table again. The walk of a past
-    state is not kept: a view is valid until the next update."""
+    """The device tables of the block walk for one set of block arrays (a storage layout,
+    identified by its content: the arrays' sizes, classes and every column's addresses),
+    made in one upload when the layout first appears: the arrays by address (``by_addr``:
+    base, first visited row, size class; for the per-state rows), per array in storage
+    order its first visited row, size class, slots and destination column address, every
+    edge property's column addresses, and the first task of each array for the task size of
+    the current settings (another task size: its own small upload, on first use). Per
+    kernel instance and weight, the launch arguments (:meth:`plan`). Nothing here depends
+    on a graph state: the per-state rows live in the graph's :class:`_GraphWalks`."""
 
-    def __init__(self, owner, layout: dict):
-        self.owner = weakref.ref(owner)      # (kept per graph in _WALKS: no strong reference)
-        self.layout = layout
-        self.count = int(layout["first_rank"][-1] + layout["num_blocks"][-1]) \
-            if layout["num_blocks"].shape[0] else 0
+    def __init__(self, layout: dict, columns: dict):
+        """``layout``: ``Graph.storage_blocks()``; ``columns``: {edge property name: its
+        column addresses in the same order (host int64 (A,))}."""
+        size_class = layout["size_class"]
+        first_row = layout["first_rank"]
+        self.na = na = int(size_class.shape[0])
+        self.count = int(first_row[-1] + layout["num_blocks"][-1]) if na else 0
         if self.count >= 1 << 31:
             raise ValueError("more than 2**31 blocks")
+        self.slots = layout["num_blocks"] << size_class                   # host int64 (A,)
+        self.total_slots = int(self.slots.sum())
         order = np.argsort(layout["column"], kind="stable")              # arrays by address
-        self.by_addr = upload(np.concatenate(
-            [layout["column"][order], layout["first_rank"][order],
-             layout["size_class"][order]]).astype(np.int64))
-        rows = cupy.empty(2 * self.count, dtype=cupy.int32)               # deg, then vid
-        self.deg, self.vid = rows[:self.count], rows[self.count:]
-        self.slot = None
-        self.tables: dict = {}
+        shift = self.task_shift()
+        task_first = self._task_first(shift)
+        names = list(columns)
+        host = np.concatenate(
+            [layout["column"][order], first_row[order], size_class[order],      # by_addr
+             first_row, size_class, self.slots, layout["column"]]               # arrays
+            + [columns[name] for name in names] + [task_first]).astype(np.int64)
+        self.dev = upload(host)
+        at = address(self.dev)
+        self.by_addr = at
+        self.arrays = at + 8 * 3 * na
+        self.columns = {name: at + 8 * (7 + i) * na for i, name in enumerate(names)}
+        self.columns[None] = at + 8 * 6 * na                 # (unweighted: not read)
+        self.task_tables = {shift: (at + 8 * (7 + len(names)) * na, int(task_first[-1]),
+                                    None)}
         self.plans: dict = {}
 
-    def prepare(self, view: AdjacencyView, slot: bool = False) -> None:
-        """Write ``deg`` and ``vid`` for the graph state of ``view`` (whose block arrays are
-        this layout's); ``slot``: also ``slot``, the visited row of each vertex (int32 (V,),
-        ``count`` for a vertex without a list: the zero row), for SPMV_BLOCKS_GATHER."""
-        n = view.num_vertices
-        if self.count:
-            self.deg.data.memset_async(0, 4 * self.count)
-            self.vid.data.memset_async(0xFF, 4 * self.count)               # -1: no vertex
-        slot_at = 0
-        if slot:
-            if self.slot is None or self.slot.shape[0] != n:
-                self.slot = cupy.empty(n, dtype=cupy.int32)
-            slot_at = address(self.slot)
-        if n:
-            deg, ptr = view_arrays(view)
-            grid = min(-(-n // BLOCK), _sm_count() * 32)
-            _prepared("blocks_rows", 9)(grid, BLOCK, [
-                address(deg), address(ptr), n, address(self.by_addr),
-                int(self.layout["column"].shape[0]), address(self.deg), address(self.vid),
-                slot_at, self.count])
+    def _task_first(self, shift: int) -> np.ndarray:
+        """The first task of each array for tasks of ``2**shift`` slots, the total last
+        (host int64 (A + 1,))."""
+        tasks = (self.slots + (1 << shift) - 1) >> shift
+        out = np.zeros(self.na + 1, dtype=np.int64)
+        np.cumsum(tasks, out=out[1:])
+        return out
 
     def task_shift(self) -> int:
         """log2 of the slots per task (SPMV_TASK_SHIFT, or the choice it leaves to the
         graph's size: see there)."""
         if SPMV_TASK_SHIFT is not None:
             return int(SPMV_TASK_SHIFT)
-        key = ("task_shift", SPMV_TASK_SHIFTS, SPMV_TASK_WARPS, SPMV_BLOCKS_WARP)
-        shift = self.tables.get(key)
-        if shift is None:
-            slots = int((self.layout["num_blocks"] << self.layout["size_class"]).sum())
-            warps = _sm_count() * (BLOCK // 32) * SPMV_BLOCKS_WARP[1]     # resident warps
-            lo, shift = SPMV_TASK_SHIFTS
-            while shift > lo and slots < (SPMV_TASK_WARPS * warps) << shift:
-                shift -= 1
-            self.tables[key] = shift
+        warps = _sm_count() * (BLOCK // 32) * SPMV_BLOCKS_WARP[1]          # resident warps
+        lo, shift = SPMV_TASK_SHIFTS
+        while shift > lo and self.total_slots < (SPMV_TASK_WARPS * warps) << shift:
+            shift -= 1
         return shift
 
-    def plan(self, weight, ctype: str, xchar: str, gather: bool = False):
+    def task_table(self, shift: int):
+        """``(address, ntasks)``: the device table of the first task of each array for tasks
+        of ``2**shift`` slots (made on first use for a task size other than the one of the
+        settings the layout first appeared under)."""
+        table = self.task_tables.get(shift)
+        if table is None:
+            host = self._task_first(shift)
+            dev = upload(host)
+            table = self.task_tables[shift] = (address(dev), int(host[-1]), dev)
+        return table[0], table[1]
+
+    def plan(self, weight, ctype: str, xchar: str):
         """``(launch, grid, args)`` of the block-walk kernel for edge property ``weight``
         (or None) read as ``ctype`` and x of dtype character ``xchar`` ("f" or "d"), under
         the current settings (SPMV_BLOCKS_WARP, the task size): the launch takes ``args``
-        followed by the addresses of x and y and the values of SPMV_BLOCKS_AHEAD_FROM and
-        SPMV_BLOCKS_STREAM_ROWS (grid 0: no task). ``gather``: y is the per-row sums (no
-        vertex per row passed)."""
+        followed by the addresses of the rows' degrees and vertices (0: y is the per-row
+        sums), of x and of y, and the values of SPMV_BLOCKS_AHEAD_FROM and of the streaming
+        choice (grid 0: no task)."""
         shift = self.task_shift()
-        key = (weight, ctype, xchar, SPMV_BLOCKS_WARP, shift, gather)
+        key = (weight, ctype, xchar, SPMV_BLOCKS_WARP, shift)
         plan = self.plans.get(key)
         if plan is None:
-            tab, na, ntasks = self.table(weight, shift)
+            tasks_at, ntasks = self.task_table(shift)
             fn = _prepared(_blocks_name(ctype, _X_TYPES[xchar], weight is not None,
-                                        SPMV_BLOCKS_WARP), 9)
+                                        SPMV_BLOCKS_WARP), 11)
             grid = min(-(-ntasks * 32 // BLOCK), _sm_count() * 32)
-            plan = self.plans[key] = (fn, grid, [address(tab), int(na), int(shift),
-                                                 address(self.deg),
-                                                 0 if gather else address(self.vid)])
+            plan = self.plans[key] = (fn, grid, [tasks_at, self.arrays, self.na, shift,
+                                                 self.columns[weight]])
         return plan
 
-    def table(self, weight, shift: int):
-        """``(tab, na, ntasks)`` of the block-walk kernel for edge property ``weight`` (or
-        None) and tasks of ``2**shift`` slots: ``tab`` int64 on the device (the layout
-        ``spmv_blocks`` reads: the first task of each of the ``na`` arrays and the total
-        ``ntasks``, then per array its first visited row, size class, slots, destination
-        column and weight column addresses); made once per layout."""
-        key = (weight, shift)
-        memo = self.tables.get(key)
-        if memo is None:
-            layout = self.layout
-            size_class = layout["size_class"]
-            slots = layout["num_blocks"] << size_class
-            tasks = (slots + (1 << shift) - 1) >> shift
-            task_first = np.concatenate([[0], np.cumsum(tasks)]).astype(np.int64)
-            wcol = (self.owner().storage_blocks(weight)["column"] if weight is not None
-                    else layout["column"])
-            host = np.concatenate([task_first, layout["first_rank"], size_class, slots,
-                                   layout["column"], wcol]).astype(np.int64)
-            memo = self.tables[key] = (upload(host), size_class.shape[0],
-                                       int(task_first[-1]))
-        return memo
+
+class _GraphWalks:
+    """The block walks of one graph: its most recent :class:`_BlockWalk` by layout content
+    (``walks``, at most _WALKS_KEPT; ``last``: the layout dict last seen and its walk, so
+    that an unchanged layout costs no key), and the per-state rows that every walk of the
+    graph writes into the same device buffers (one graph state is current at a time): for
+    each visited row its degree (int32 at ``deg_at``, 0 for a free block) and its vertex
+    (int32 at ``vid_at``, -1 for a free block), and for SPMV_BLOCKS_GATHER ``slot``, the
+    visited row of each vertex (int32, ``count`` for a vertex without a list: the zero
+    row). The buffers have spare rows (SPMV_BLOCKS_ROWS_SPARE), so a layout with a few
+    more blocks reuses them."""
+
+    def __init__(self):
+        self.last = None
+        self.walks: dict = {}
+        self.rows = None
+        self.capacity = 0
+        self.deg_at = self.vid_at = 0
+        self.slot = None
+
+    def walk_of(self, owner) -> _BlockWalk:
+        """The walk of ``owner``'s current block arrays (made when they are new)."""
+        layout = owner.storage_blocks()
+        if self.last is not None and self.last[0] is layout:
+            return self.last[1]
+        columns = {name: owner.storage_blocks(name)["column"] for name in owner.edge_properties}
+        # the content of the layout, every column included (an array freed and another
+        # made at its destination address may hold its properties elsewhere)
+        key = b"".join([layout["size_class"].tobytes(), layout["num_blocks"].tobytes(),
+                        layout["column"].tobytes()]
+                       + [c.tobytes() for c in columns.values()])
+        walk = self.walks.get(key)
+        if walk is None:
+            if len(self.walks) >= _WALKS_KEPT:
+                self.walks.clear()
+            walk = self.walks[key] = _BlockWalk(layout, columns)
+        self.last = (layout, walk)
+        return walk
+
+    def prepare(self, owner, walk: _BlockWalk, slot: bool) -> None:
+        """Write the rows of ``owner``'s current state (whose block arrays are ``walk``'s):
+        two memsets and one launch over the vertex table (``slot``: also ``slot``)."""
+        count = walk.count
+        if count > self.capacity:
+            self.capacity = (count + int(count * SPMV_BLOCKS_ROWS_SPARE)
+                             + SPMV_BLOCKS_ROWS_MIN_SPARE)
+            self.rows = None                                   # (the old buffers go first)
+            self.rows = cupy.empty(2 * self.capacity, dtype=cupy.int32)
+            self.deg_at = address(self.rows)
+            self.vid_at = self.deg_at + 4 * self.capacity
+        if count:
+            _memset(self.deg_at, 0, 4 * count)
+            _memset(self.vid_at, 0xFF, 4 * count)                               # -1
+        n = owner.num_vertices
+        slot_at = 0
+        if slot:
+            if self.slot is None or self.slot.shape[0] < n:
+                self.slot = cupy.empty(max(n, 1), dtype=cupy.int32)
+            slot_at = address(self.slot)
+        if n:
+            deg, ptr = owner.vertex_table()                # (contiguous; rows < n: the view)
+            grid = min(-(-n // BLOCK), _sm_count() * 32)
+            _prepared("blocks_rows", 9)(grid, BLOCK, [
+                address(deg), address(ptr), n, walk.by_addr, walk.na, self.deg_at,
+                self.vid_at, slot_at, count])
+
+    def rows_of(self, walk: _BlockWalk):
+        """(deg, vid): the current state's rows (int32 CuPy views of the buffers, ``count``
+        each; for checks)."""
+        return (self.rows[:walk.count],
+                self.rows[self.capacity:self.capacity + walk.count])
+
+
+def _memset(at: int, value: int, nbytes: int) -> None:
+    """Set ``nbytes`` bytes of device memory from address ``at`` to ``value``, in stream
+    order."""
+    cupy.cuda.runtime.memsetAsync(at, value, nbytes, cupy.cuda.get_current_stream().ptr)
 
 
 #: PreparedLaunch of each SpMV kernel launched through one (by name)
@@ -393,42 +486,28 @@ def _prepared(name: str, nargs: int) -> PreparedLaunch:
     return entry[0]
 
 
-#: per graph (weakly: dropped with the graph), its most recent block walks by layout content
+#: per graph (weakly: dropped with the graph), its :class:`_GraphWalks`
 _WALKS = weakref.WeakKeyDictionary()
 #: layouts kept per graph
 _WALKS_KEPT = 4
 
 
-def _block_walk(view: AdjacencyView) -> _BlockWalk:
-    """The :class:`_BlockWalk` of the graph state of ``view`` (a hornet.Graph's whole view),
-    prepared for it on first use (memoized on the view: valid until the next update)."""
-    walk = view.derived.get("block_walk")
-    if walk is None:
+def _block_walk(view: AdjacencyView, slot: bool = False):
+    """``(walks, walk)``: the :class:`_GraphWalks` of the graph owning ``view`` (a
+    hornet.Graph's whole view) and the :class:`_BlockWalk` of its block arrays, the rows
+    prepared for the graph state of ``view`` on first use (memoized on the view: valid
+    until the next update); ``slot``: with ``walks.slot``."""
+    memo = view.derived.get("block_walk")
+    if memo is None or (slot and not view.derived.get("block_walk_slot")):
         owner = view.owner
-        layout = owner.storage_blocks()
         walks = _WALKS.get(owner)
         if walks is None:
-            walks = _WALKS[owner] = {}
-        last = walks.get("last")
-        if last is not None and last[0] is layout:      # the same layout object: same key
-            key = last[1]
-        else:
-            # the content of the layout, every column included (an array freed and another
-            # made at its destination address may hold its properties elsewhere)
-            key = b"".join([layout["size_class"].tobytes(), layout["num_blocks"].tobytes()]
-                           + [owner.storage_blocks(name)["column"].tobytes()
-                              for name in (None, *owner.edge_properties)])
-            walks["last"] = (layout, key)
-        walk = walks.get(key)
-        if walk is None:
-            if len(walks) > _WALKS_KEPT:
-                last = walks.pop("last")
-                walks.clear()
-                walks["last"] = last
-            walk = walks[key] = _BlockWalk(owner, layout)
-        walk.prepare(view)
-        view.derived["block_walk"] = walk
-    return walk
+            walks = _WALKS[owner] = _GraphWalks()
+        walk = walks.walk_of(owner)
+        walks.prepare(owner, walk, slot)
+        memo = view.derived["block_walk"] = (walks, walk)
+        view.derived["block_walk_slot"] = slot
+    return memo
 
 
 @dataclass

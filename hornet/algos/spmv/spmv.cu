@@ -296,8 +296,9 @@ spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ wptr, const i64* 
 // stream_rows: the per-row degrees and vertices and the stores of y (each read or written
 // once) are streaming loads and stores (evict-first), so that x keeps more of L2.
 //
-// tab (int64): task_first (na + 1: first task of each array, total last), then per array
-// (na each) first_row, shift, slots, destination column address, weight column address.
+// task_first (int64, na + 1): the first task of each array, the total last. arrays (int64,
+// na each): per array its first_row, shift, slots and destination column address. w_col
+// (int64, na): per array its weight column address (not read without weights).
 // deg: degree of each visited row (0 for a free block); vid: its vertex (-1 for a free
 // block). y: float64 per vertex, zeroed by the caller: each row's sum is stored straight at
 // its vertex, the rows of the blocks larger than a task added there atomically; vertices
@@ -313,17 +314,16 @@ __device__ __forceinline__ void sum_store(double* p, double v, bool stream) {
 
 template <typename W, typename X, int WEIGHTED, int U, int B>
 __global__ void __launch_bounds__(256, B)
-spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __restrict__ deg,
+spmv_blocks(const i64* __restrict__ task_first, const i64* __restrict__ arrays, i64 na,
+            int task_shift, const i64* __restrict__ w_col, const int* __restrict__ deg,
             const int* __restrict__ vid, const X* __restrict__ x, double* __restrict__ y,
             int ahead_from, int stream_rows) {
     const bool cs = stream_rows != 0;
     const int lane = threadIdx.x & 31;
-    const i64* __restrict__ task_first = tab;
-    const i64* __restrict__ first_row = tab + na + 1;
+    const i64* __restrict__ first_row = arrays;
     const i64* __restrict__ shifts = first_row + na;
     const i64* __restrict__ slots = shifts + na;
     const i64* __restrict__ dst_col = slots + na;
-    const i64* __restrict__ w_col = dst_col + na;
     const i64 ntasks = task_first[na];
     const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
     const i64 task = (i64)1 << task_shift;
