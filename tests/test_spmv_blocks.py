@@ -392,7 +392,8 @@ def check_new_array_states(g, device, rng, monkeypatch, spare):
     """A state whose update adds a block array, then one that adds thousands of blocks
     (lists for vertices that had none), each first call against scipy (every weight, both x
     dtypes, y stored at vertices and gathered); with the default spare rows the new
-    array's state keeps the row buffers, without spare rows both states grow them."""
+    array's state keeps the row buffers, without spare rows every state with more blocks
+    grows them."""
     if not spare:
         monkeypatch.setattr(spmv_gpu, "SPMV_BLOCKS_ROWS_SPARE", 0)
         monkeypatch.setattr(spmv_gpu, "SPMV_BLOCKS_ROWS_MIN_SPARE", 0)
@@ -403,7 +404,7 @@ def check_new_array_states(g, device, rng, monkeypatch, spare):
             assert np.all(np.abs(got - want) <= 1e-12 * bound + 1e-300)
     walks = spmv_gpu._WALKS[g]
     for step in ("new array", "many blocks"):
-        rows, capacity = walks.rows, walks.capacity
+        rows, capacity, count = walks.rows, walks.capacity, walks.last[1].count
         if step == "new array":
             new_array_update(g, rng)
         else:
@@ -421,10 +422,11 @@ def check_new_array_states(g, device, rng, monkeypatch, spare):
         assert walk.count == int(g.storage_blocks()["num_blocks"].sum())
         grew = walks.rows is not rows
         assert grew == (walks.capacity > capacity)
-        if not spare:
-            assert grew
-        elif step == "new array":
-            assert not grew
+        if step == "new array":
+            assert walk.count > count               # the new array's blocks
+            assert grew != spare                    # spare rows: the same buffers
+        elif not spare:
+            assert grew == (walk.count > count)
 
 
 def test_block_walk_first_call_after_new_block_array_emulated(emulated_walk, monkeypatch):

@@ -327,6 +327,7 @@ class _BlockWalk:
             raise ValueError("more than 2**31 blocks")
         self.slots = layout["num_blocks"] << size_class                   # host int64 (A,)
         self.total_slots = int(self.slots.sum())
+        self._shift_for = (None, 0)            # (settings, task shift under them)
         order = np.argsort(layout["column"], kind="stable")              # arrays by address
         shift = self.task_shift()
         task_first = self._task_first(shift)
@@ -358,11 +359,14 @@ class _BlockWalk:
         graph's size: see there)."""
         if SPMV_TASK_SHIFT is not None:
             return int(SPMV_TASK_SHIFT)
-        warps = _sm_count() * (BLOCK // 32) * SPMV_BLOCKS_WARP[1]          # resident warps
-        lo, shift = SPMV_TASK_SHIFTS
-        while shift > lo and self.total_slots < (SPMV_TASK_WARPS * warps) << shift:
-            shift -= 1
-        return shift
+        key = (SPMV_TASK_SHIFTS, SPMV_TASK_WARPS, SPMV_BLOCKS_WARP)
+        if self._shift_for[0] != key:
+            warps = _sm_count() * (BLOCK // 32) * SPMV_BLOCKS_WARP[1]      # resident warps
+            lo, shift = SPMV_TASK_SHIFTS
+            while shift > lo and self.total_slots < (SPMV_TASK_WARPS * warps) << shift:
+                shift -= 1
+            self._shift_for = (key, shift)
+        return self._shift_for[1]
 
     def task_table(self, shift: int):
         """``(address, ntasks)``: the device table of the first task of each array for tasks
