@@ -419,7 +419,14 @@ def check_new_array_states(g, device, rng, monkeypatch, spare):
                 assert np.all(np.abs(got - want) <= 1e-12 * bound + 1e-300)
         walk = walks.last[1]
         assert walks.capacity >= walk.count
-        assert walk.count == int(g.storage_blocks()["num_blocks"].sum())
+        rank, total = (host(a) if hasattr(a, "shape") else a for a in g.storage_ranks())
+        assert walk.count == total == int(g.storage_blocks()["num_blocks"].sum())
+        deg_rows, vid_rows = (host(a) for a in walks.rows_of(walk))   # the state's rows
+        deg = host(g.vertex_table()[0])[:n]
+        held = np.flatnonzero(deg > 0)
+        want_deg, want_vid = np.zeros(total, np.int32), np.full(total, -1, np.int32)
+        want_deg[rank[held]], want_vid[rank[held]] = deg[held], held
+        assert np.array_equal(deg_rows, want_deg) and np.array_equal(vid_rows, want_vid)
         grew = walks.rows is not rows
         assert grew == (walks.capacity > capacity)
         if step == "new array":
