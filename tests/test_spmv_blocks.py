@@ -355,7 +355,11 @@ class EmulatedKernel:
 def emulated_walk(monkeypatch):
     """The GPU block walk's host side on the CPU: CuPy's few calls there by NumPy, device
     addresses by host addresses, the kernels by :class:`EmulatedKernel`."""
-    shim = types.SimpleNamespace(empty=np.empty, zeros=np.zeros, take=np.take,
+    def empty(shape, dtype):                   # garbage, never zeros by luck
+        dtype = np.dtype(dtype)
+        return np.full(shape, np.nan if dtype.kind == "f" else 0x5A5A5A5A, dtype=dtype)
+
+    shim = types.SimpleNamespace(empty=empty, zeros=np.zeros, take=np.take,
                                  float64=np.float64, int32=np.int32)
     monkeypatch.setattr(spmv_gpu, "cupy", shim)
     monkeypatch.setattr(spmv_gpu, "upload", lambda a: np.array(a, copy=True))

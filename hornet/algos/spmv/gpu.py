@@ -289,10 +289,14 @@ def _spmv_blocks(view: AdjacencyView, weight, ctype: str, x):
     stream = block_walk_choice(SPMV_BLOCKS_STREAM_ROWS, entries)
     walks, walk = _block_walk(view, slot=gather)
     n = view.num_vertices
-    fn, grid, args = walk.plan(weight, ctype, x.dtype.char)
+    fn, grid, args, added_from = walk.plan(weight, ctype, x.dtype.char)
     if gather:
         y = cupy.empty(n, dtype=cupy.float64)       # written whole by the gather
-        y_rows = cupy.zeros(walk.count + 1, dtype=cupy.float64)   # (count: the zero row)
+        # one sum per visited row, and the zero row (count) of the vertices without a list:
+        # zeroed from the first row the kernel adds to (blocks larger than a task, the
+        # last size classes) on; it stores every other row
+        y_rows = cupy.empty(walk.count + 1, dtype=cupy.float64)
+        _memset(address(y_rows) + 8 * added_from, 0, 8 * (walk.count + 1 - added_from))
         if grid:
             fn(grid, BLOCK, args + [walks.deg_at, 0, address(x), address(y_rows),
                                     int(SPMV_BLOCKS_AHEAD_FROM), int(stream)])
@@ -319,8 +323,8 @@ class _BlockWalk:
     def __init__(self, layout: dict, columns: dict):
         """``layout``: ``Graph.storage_blocks()``; ``columns``: {edge property name: its
         column addresses in the same order (host int64 (A,))}."""
-        size_class = layout["size_class"]
-        first_row = layout["first_rank"]
+        self.size_class = size_class = layout["size_class"]          # host int64 (A,)
+        self.first_row = first_row = layout["first_rank"]
         self.na = na = int(size_class.shape[0])
         self.count = int(first_row[-1] + layout["num_blocks"][-1]) if na else 0
         if self.count >= 1 << 31:
@@ -379,13 +383,21 @@ class _BlockWalk:
             table = self.task_tables[shift] = (address(dev), int(host[-1]), dev)
         return table[0], table[1]
 
+    def added_from(self, shift: int) -> int:
+        """The first visited row of the blocks larger than a task of ``2**shift`` slots
+        (their rows are summed by several tasks, added atomically; every row before is
+        stored by one task): the first row of the first array of a larger size class
+        (classes ascend in storage order), ``count`` when there is none."""
+        a = int(np.searchsorted(self.size_class, shift, side="right"))
+        return int(self.first_row[a]) if a < self.na else self.count
+
     def plan(self, weight, ctype: str, xchar: str):
         """``(launch, grid, args)`` of the block-walk kernel for edge property ``weight``
         (or None) read as ``ctype`` and x of dtype character ``xchar`` ("f" or "d"), under
         the current settings (SPMV_BLOCKS_WARP, the task size): the launch takes ``args``
         followed by the addresses of the rows' degrees and vertices (0: y is the per-row
         sums), of x and of y, and the values of SPMV_BLOCKS_AHEAD_FROM and of the streaming
-        choice (grid 0: no task)."""
+        choice (grid 0: no task); and :meth:`added_from` of the task size."""
         shift = self.task_shift()
         key = (weight, ctype, xchar, SPMV_BLOCKS_WARP, shift)
         plan = self.plans.get(key)
@@ -395,7 +407,8 @@ class _BlockWalk:
                                         SPMV_BLOCKS_WARP), 11)
             grid = min(-(-ntasks * 32 // BLOCK), _sm_count() * 32)
             plan = self.plans[key] = (fn, grid, [tasks_at, self.arrays, self.na, shift,
-                                                 self.columns[weight]])
+                                                 self.columns[weight]],
+                                      self.added_from(shift))
         return plan
 
 
