@@ -302,8 +302,10 @@ spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ wptr, const i64* 
 // deg: degree of each visited row (0 for a free block); vid: its vertex (-1 for a free
 // block). y: float64 per vertex, zeroed by the caller: each row's sum is stored straight at
 // its vertex, the rows of the blocks larger than a task added there atomically; vertices
-// without a list keep their 0. vid null: y holds one sum per visited row instead (zeroed,
-// count + 1), for the caller to gather into vertex order.
+// without a list keep their 0. vid null: y holds one sum per visited row instead (count + 1,
+// for the caller to gather into vertex order): every row of a block of at most a task is
+// stored (a free block's as 0), so the caller zeroes only the rows of the larger blocks
+// (the last size classes) and the zero row past them.
 __device__ __forceinline__ int row_load(const int* __restrict__ p, bool stream) {
     return stream ? __ldcs(p) : *p;
 }
