@@ -10,11 +10,14 @@ float64 and float32 edge weights ("weight", "w32"). hornet: ``hornet.algos.spmv`
 ``hornet.Graph(device="gpu")``; cuSPARSE: cupyx.scipy.sparse ``A @ x`` on the graph's own CSR.
 ``--sweep``: one row per variant: the library's settings, the warp kernel alone (rows in
 id order, or in storage order on the large graphs from the second call on a graph state),
-and every (U, B) variant and task size of the block-walk kernel on every graph
+every (U, B) variant and task size of the block-walk kernel on every graph, and the
+block walk's load and store choices one by one (``WALK_CHOICES``)
 (``hornet.algos.spmv.gpu``: ``SPMV_BLOCKS``, ``SPMV_BLOCKS_WARP``, ``SPMV_TASK_SHIFT``,
-``SPMV_BLOCKS_MIN_ENTRIES``).
+``SPMV_BLOCKS_MIN_ENTRIES``, ``SPMV_BLOCKS_AHEAD_FROM``, ``SPMV_BLOCKS_STREAM_ROWS``,
+``SPMV_BLOCKS_GATHER``, ``SPMV_BLOCKS_LARGE``).
 On the Kronecker graphs, the first calls after an update (a one-edge insertion and its
-deletion) are timed one by one, with the library's settings.
+deletion) are timed one by one, with the library's settings (the note says whether the
+update changed the block arrays).
 """
 from __future__ import annotations
 
@@ -34,7 +37,23 @@ HEADER = ["graph", "weights", "variant", "hornet ms", "cuSPARSE ms",
 #: block-walk task sizes of the sweep (log2 of the slots per task)
 SWEEP_TASK_SHIFTS = (10, 11, 12, 13, 14)
 #: the settings a sweep sets (and restores)
-SETTINGS = ("SPMV_BLOCKS", "SPMV_BLOCKS_WARP", "SPMV_TASK_SHIFT", "SPMV_BLOCKS_MIN_ENTRIES")
+SETTINGS = ("SPMV_BLOCKS", "SPMV_BLOCKS_WARP", "SPMV_TASK_SHIFT", "SPMV_BLOCKS_MIN_ENTRIES",
+            "SPMV_BLOCKS_AHEAD_FROM", "SPMV_BLOCKS_STREAM_ROWS", "SPMV_BLOCKS_GATHER",
+            "SPMV_BLOCKS_LARGE")
+#: the sweep's rows of the block walk's load and store choices (library (U, B), task size
+#: per graph, on every graph): label, settings
+WALK_CHOICES = (
+    ("blocks, y stored at vertices, plain row loads",
+     {"SPMV_BLOCKS_GATHER": False, "SPMV_BLOCKS_STREAM_ROWS": False}),
+    ("blocks, y stored at vertices, streaming row loads and stores",
+     {"SPMV_BLOCKS_GATHER": False, "SPMV_BLOCKS_STREAM_ROWS": True}),
+    ("blocks, per-row sums gathered into y, plain row loads",
+     {"SPMV_BLOCKS_GATHER": True, "SPMV_BLOCKS_STREAM_ROWS": False}),
+    ("blocks, per-row sums gathered into y, streaming row loads and stores",
+     {"SPMV_BLOCKS_GATHER": True, "SPMV_BLOCKS_STREAM_ROWS": True}),
+    ("blocks, degrees ahead only in tasks of <= 32 rows (other choices per size)",
+     {"SPMV_BLOCKS_AHEAD_FROM": 64}),
+)
 
 
 def _spmv_gpu():
@@ -69,17 +88,27 @@ def variants(mod, defaults: dict, sweep: bool) -> list:
                  {"SPMV_BLOCKS": True, "SPMV_BLOCKS_WARP": (u, b), "SPMV_TASK_SHIFT": t,
                   "SPMV_BLOCKS_MIN_ENTRIES": 0})
                 for u, b in mod.SPMV_BLOCKS_VARIANTS for t in SWEEP_TASK_SHIFTS]
+        out += [(label, {"SPMV_BLOCKS": True, "SPMV_BLOCKS_MIN_ENTRIES": 0, **choice})
+                for label, choice in WALK_CHOICES]
     return out
 
 
 def describe(settings: dict) -> str:
     """The SpMV ``settings`` (SETTINGS) in words."""
+    if not settings["SPMV_BLOCKS"]:
+        return "warp kernel"
     u, b = settings["SPMV_BLOCKS_WARP"]
     shift = settings["SPMV_TASK_SHIFT"]
     task = "per graph" if shift is None else str(1 << shift)
-    return (f"blocks U={u} B={b} task={task} from "
-            f"{settings['SPMV_BLOCKS_MIN_ENTRIES']:,} entries, else warp"
-            if settings["SPMV_BLOCKS"] else "warp kernel")
+    large = settings["SPMV_BLOCKS_LARGE"]
+
+    def choice(name, yes, no):
+        value = settings[name]
+        return (f"{yes} from {large:,} entries, else {no}" if value is None
+                else yes if value else no)
+    return (f"blocks U={u} B={b} task={task} from {settings['SPMV_BLOCKS_MIN_ENTRIES']:,} "
+            f"entries (else warp); y {choice('SPMV_BLOCKS_GATHER', 'gathered', 'stored')}; "
+            f"row loads {choice('SPMV_BLOCKS_STREAM_ROWS', 'streaming', 'plain')}")
 
 
 def graph_rows(label, g, args, rows) -> None:
@@ -119,20 +148,26 @@ def graph_rows(label, g, args, rows) -> None:
 
 def state_calls(label, g, rows, calls: int = 5) -> None:
     """Rows "calls 1..5 on one graph state" (library settings): after a one-edge update, each
-    of the first ``calls`` SpMVs (unweighted, float64 weights) timed alone."""
+    of the first ``calls`` SpMVs (unweighted, float64 weights and x, float32 weights and x)
+    timed alone."""
     import cupy
     from hornet import algos
     from bench.algos_gpu import absent_edge, event_ms
     x = cupy.random.RandomState(3).standard_normal(g.num_vertices)
+    x32 = x.astype(cupy.float32)
     one, tail = absent_edge(g)
-    for wlabel, weight in (("none", None), ("float64, float64 x", "weight")):
+    for wlabel, weight, xs in (("none", None, x), ("float64, float64 x", "weight", x),
+                               ("float32, float32 x", "w32", x32)):
+        layout = g.storage_blocks()         # (the same object while no block array comes or goes)
         g.insert_edges(one, tail, weight=cupy.ones(1), w32=cupy.ones(1, dtype=cupy.float32))
         g.delete_edges(one, tail)
-        ts = [event_ms(lambda: algos.spmv(g, x, weight=weight)) for _ in range(calls)]
+        arrays = "block arrays changed" if g.storage_blocks() is not layout \
+            else "same block arrays"
+        ts = [event_ms(lambda: algos.spmv(g, xs, weight=weight)) for _ in range(calls)]
         med = float(np.median(ts))
         rows.append([label, wlabel, f"calls 1..{calls} on one graph state", f"{med:.3f}", "",
                      "", "", "ms per call: " + " / ".join(f"{t:.3f}" for t in ts)
-                     + f"; slowest / median {max(ts) / med:.2f}"])
+                     + f"; slowest / median {max(ts) / med:.2f} ({arrays})"])
         print(rows[-1], flush=True)
 
 
@@ -207,10 +242,12 @@ float64). Variant: "library" = `hornet.algos.spmv` as shipped; "warp kernel" = t
 warp kernel (U, B = {mod.SPMV_WARP}) on every call; "blocks" = the block-walk kernel (a
 hornet.Graph's block arrays walked in storage order, from the first call on a graph state)
 with U groups of 32 slots whose loads a warp issues together, compiled for B blocks per SM,
-tasks of that many slots. "calls 1..5 on one graph state": after a
-one-edge update, the first five calls each timed alone (the first ones make the per-state
-views and the storage order). Ratios > 1 mean hornet is faster. Errors: max |y - y_ref| over max (|A||x|), y_ref the float64 sums of the
-same (float32 or float64) values.""", device="gpu")
+tasks of that many slots; "blocks, ..." without U and B: the library's block walk (on
+every graph) with the named load and store choices. "calls 1..5 on one graph state": after a
+one-edge insertion and its deletion, the first five calls each timed alone (the first one
+prepares the state's rows, and the walk's tables when the block arrays changed). Ratios > 1
+mean hornet is faster. Errors: max |y - y_ref| over max (|A||x|), y_ref the float64 sums of
+the same (float32 or float64) values.""", device="gpu")
 
 
 if __name__ == "__main__":

@@ -10,21 +10,34 @@ order (size class by size class, each block array front to back, instead of a ju
 size classes at almost every row; the order comes from the graph's storage ranks, without a
 sort) and ``y`` is gathered from the per-row sums.
 
-The pull over a large hornet.Graph (``SPMV_BLOCKS_MIN_ENTRIES``) walks its block arrays
-themselves instead, from the first call on a graph state (``spmv_blocks``: a slot's row,
-list position and address are arithmetic, so no row search and no per-row pointer stands
-between a group's index loads and its x gathers; the per-state preparation is one launch
-over the vertex table).
+The pull over a hornet.Graph with float32 or float64 weights, or none, walks its block
+arrays themselves instead (``spmv_blocks``: a slot's row, list position and address are
+arithmetic, so no row search and no per-row pointer stands between a group's index loads
+and its x gathers; tasks sized per graph, so a small graph fills the device too). Its
+choices, per graph size (SPMV_BLOCKS_LARGE, measured by ``bench spmv_gpu --sweep``): below
+2**26 stored entries each row's sum is stored straight at its vertex with plain loads and
+stores (x and y stay in L2: the scattered stores are cheap and a gather would be one more
+pass); from there on the sums go to one coalesced array gathered into y, and the per-row
+loads and the stores stream past L2 (evict-first) so that x keeps it.
+
+First call on a graph state: the per-state rows (each visited row's degree and vertex) are
+two memsets and one launch over the vertex table, into buffers kept per graph (with spare
+rows, so a batch's new block array needs no allocation). A new set of block arrays adds one
+upload of its tables (every edge property's columns and the task table at once, not
+waiting for the device); a set seen before (a one-edge insertion and its deletion) reuses
+its tables. Every call: a memset of ``y`` (or of the per-row sums, then the gather) and
+one launch with arguments kept per layout.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 import os
+import weakref
 
 import numpy as np
 
 from hornet.adjacency import AdjacencyView
-from hornet.core.cuda import BLOCK, as_i64, cupy, i64, launch, scan
+from hornet.core.cuda import BLOCK, PreparedLaunch, as_i64, cupy, i64, launch, scan, upload
 from hornet.core.gather import gather_lists
 from ..gpu_arrays import address, kernels, NULL, tiles, view_arrays
 from ..views import storage_ranks
@@ -119,10 +132,36 @@ SPMV_TASK_SHIFT = None
 SPMV_TASK_SHIFTS = (9, 13)
 SPMV_TASK_WARPS = 6
 #: stored entries from which the pull over a hornet.Graph walks its block arrays (from the
-#: first call on a graph state; below, the warp kernel over rows in id order: on a small
-#: graph the block walk's few tasks leave the device idle, and the first call on a graph
-#: state, which prepares the walk, would cost more than twice a later one)
-SPMV_BLOCKS_MIN_ENTRIES = 1 << 26
+#: first call on a graph state; below, the warp kernel over rows in id order). 0: every
+#: graph: the task size follows the graph (SPMV_TASK_SHIFTS), so a small graph's tasks
+#: still fill the device, and the walk has no row search and no per-row pointer to load
+SPMV_BLOCKS_MIN_ENTRIES = 0
+#: log2 of the block size from which the block walk reads its rows' degrees 32 rows ahead
+#: (so that a group's loads stop at its list's end; smaller blocks of tasks of more than 32
+#: rows load each slot's degree with the slot): 5 from the smallest blocks that hold whole
+#: groups of 32 slots; 64: only in tasks of at most 32 rows
+SPMV_BLOCKS_AHEAD_FROM = 5
+#: stored entries from which the block walk, by default (SPMV_BLOCKS_GATHER and
+#: SPMV_BLOCKS_STREAM_ROWS None), gathers y from per-row sums and streams its row loads
+#: and stores: see the two settings
+SPMV_BLOCKS_LARGE = 1 << 26
+#: the block walk's per-row degree and vertex loads and its stores of y are streaming
+#: (evict-first: read or written once, they leave L2 to x): True, False, or None: on
+#: graphs of SPMV_BLOCKS_LARGE entries and more (there x alone outgrows what L2 keeps
+#: beside the streams; on a smaller graph the hint only evicts lines L2 could keep)
+SPMV_BLOCKS_STREAM_ROWS = None
+#: the block walk sums into one value per visited row and gathers y from them (one more
+#: launch, and the visited row of each vertex per state) instead of storing each sum at
+#: its vertex: True, False, or None: on graphs of SPMV_BLOCKS_LARGE entries and more
+#: (there the scattered 8-byte stores at vertex ids miss L2 and cost more than a coalesced
+#: array of sums and one gather; on a smaller graph y stays in L2 and the gather's extra
+#: pass and launch cost more)
+SPMV_BLOCKS_GATHER = None
+#: rows of the per-graph row buffers of the block walk beyond a layout's blocks (a share,
+#: plus SPMV_BLOCKS_ROWS_MIN_SPARE): a later layout with a few more blocks (the block array
+#: a batch creates) prepares its rows in the same buffers, with no allocation
+SPMV_BLOCKS_ROWS_SPARE = 1 / 16
+SPMV_BLOCKS_ROWS_MIN_SPARE = 4096
 SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in spmv.cu
 
 
@@ -142,9 +181,9 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
     ctype = "float"
     owner = view.owner
     if weighted:
-        # (a large graph's view comes without property addresses (see walks_blocks): the
-        # block walk reads the property's columns, other kernels get the graph's view that
-        # has them)
+        # (a graph whose pull walks its block arrays comes with a view without property
+        # addresses (see walks_blocks): the block walk reads the property's columns, other
+        # kernels get the graph's view that has them)
         props = view.property_ptrs
         if weight not in props and _walks_blocks(view):
             props = {k: (None, dt) for k, dt in owner.edge_properties.items()}
@@ -161,9 +200,7 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
     if (not push and SPMV_BLOCKS and SPMV_KERNEL == "warp" and _walks_blocks(view)
             and (not weighted or wdt in (np.float32, np.float64))
             and _stored_entries(view) >= SPMV_BLOCKS_MIN_ENTRIES):
-        y = cupy.empty(n, dtype=cupy.float64)
-        _spmv_blocks(view, weight, ctype, x, y)
-        return y
+        return _spmv_blocks(view, weight, ctype, x)
     if weighted and weight not in view.property_ptrs:
         view = owner.adjacency(properties=True)
     # the storage order pays from about the second SpMV on the same view (see _visit_rows):
@@ -233,118 +270,261 @@ def _walks_blocks(view: AdjacencyView) -> bool:
     return (hasattr(view.owner, "storage_blocks") and _stored_entries(view) is not None)
 
 
-def _spmv_blocks(view: AdjacencyView, weight, ctype: str, x, y) -> None:
-    """``y = A x`` (float64 (V,), written whole) by the block-walk kernel over the block
-    arrays of the graph owning ``view``; ``weight``: the edge property read as ``ctype``
-    (float or double), or None."""
-    walk = _block_walk(view)
-    shift = walk.task_shift()
-    tab, na, ntasks, zero_from = walk.table(weight, shift)
-    y_rows = cupy.empty(walk.count + 1, dtype=cupy.float64)
-    y_rows[zero_from:] = 0.0       # rows summed atomically by several tasks, the empty row
-    launch(_fn(_blocks_name(ctype, _X_TYPES[x.dtype.char], weight is not None,
-                            SPMV_BLOCKS_WARP)),
-           ntasks, (tab, i64(na), np.int32(shift), walk.deg, x, y_rows),
-           threads_per_item=32)
-    cupy.take(y_rows, walk.slot, out=y)
+def block_walk_choice(setting, entries: int) -> bool:
+    """A block-walk choice (SPMV_BLOCKS_GATHER, SPMV_BLOCKS_STREAM_ROWS) for a graph of
+    ``entries`` stored entries: the setting, or (None) whether the graph is large
+    (SPMV_BLOCKS_LARGE)."""
+    return entries >= SPMV_BLOCKS_LARGE if setting is None else bool(setting)
+
+
+def _spmv_blocks(view: AdjacencyView, weight, ctype: str, x):
+    """``y = A x`` (float64 CuPy (V,)) by the block-walk kernel over the block arrays of the
+    graph owning ``view``: each row's sum stored at its vertex (``y`` zeroed first), or
+    gathered from per-row sums (SPMV_BLOCKS_GATHER); ``weight``: the edge property read as
+    ``ctype`` (float or double), or None; ``x``: float32 or float64, contiguous. One launch
+    (after the per-state preparation of the first call on a graph state), its arguments
+    kept per set of block arrays."""
+    entries = _stored_entries(view)
+    gather = block_walk_choice(SPMV_BLOCKS_GATHER, entries)
+    stream = block_walk_choice(SPMV_BLOCKS_STREAM_ROWS, entries)
+    walks, walk = _block_walk(view, slot=gather)
+    n = view.num_vertices
+    fn, grid, args, added_from = walk.plan(weight, ctype, x.dtype.char)
+    if gather:
+        y = cupy.empty(n, dtype=cupy.float64)       # written whole by the gather
+        # one sum per visited row, and the zero row (count) of the vertices without a list:
+        # zeroed from the first row the kernel adds to (blocks larger than a task, the
+        # last size classes) on; it stores every other row
+        y_rows = cupy.empty(walk.count + 1, dtype=cupy.float64)
+        _memset(address(y_rows) + 8 * added_from, 0, 8 * (walk.count + 1 - added_from))
+        if grid:
+            fn(grid, BLOCK, args + [walks.deg_at, 0, address(x), address(y_rows),
+                                    int(SPMV_BLOCKS_AHEAD_FROM), int(stream)])
+        cupy.take(y_rows, walks.slot[:n], out=y)
+        return y
+    y = cupy.zeros(n, dtype=cupy.float64)
+    if grid:
+        fn(grid, BLOCK, args + [walks.deg_at, walks.vid_at, address(x), address(y),
+                                int(SPMV_BLOCKS_AHEAD_FROM), int(stream)])
+    return y
 
 
 class _BlockWalk:
-    """What the block walk reads besides the graph's columns, for one graph state: ``deg``,
-    the degree of each of the ``count`` visited rows (every block of every array in
-    storage order, int32, 0 for a free block), ``slot``, the visited row of each vertex
-    (int32 (V,), ``count`` for a vertex without entries), and per weight the task table
-    (:meth:`table`). Made from the vertex table in one launch (no sort, no scan; the
-    arrays' tables stay on the device while the graph's block arrays stay): cheap enough
-    for the first call on a graph state."""
+    """The device tables of the block walk for one set of block arrays (a storage layout,
+    identified by its content: the arrays' sizes, classes and every column's addresses),
+    made in one upload when the layout first appears: the arrays by address (``by_addr``:
+    base, first visited row, size class; for the per-state rows), per array in storage
+    order its first visited row, size class, slots and destination column address, every
+    edge property's column addresses, and the first task of each array for the task size of
+    the current settings (another task size: its own small upload, on first use). Per
+    kernel instance and weight, the launch arguments (:meth:`plan`). Nothing here depends
+    on a graph state: the per-state rows live in the graph's :class:`_GraphWalks`."""
 
-    def __init__(self, view: AdjacencyView):
-        self.owner = view.owner
-        self.layout = self.owner.storage_blocks()
-        self.tables = _layout_tables(self.layout)
-        self.count = int(self.layout["first_rank"][-1] + self.layout["num_blocks"][-1]) \
-            if self.layout["num_blocks"].shape[0] else 0
+    def __init__(self, layout: dict, columns: dict):
+        """``layout``: ``Graph.storage_blocks()``; ``columns``: {edge property name: its
+        column addresses in the same order (host int64 (A,))}."""
+        self.size_class = size_class = layout["size_class"]          # host int64 (A,)
+        self.first_row = first_row = layout["first_rank"]
+        self.na = na = int(size_class.shape[0])
+        self.count = int(first_row[-1] + layout["num_blocks"][-1]) if na else 0
         if self.count >= 1 << 31:
             raise ValueError("more than 2**31 blocks")
-        deg, ptr = view_arrays(view)
-        n = view.num_vertices
-        by_addr = self.tables.get("by_addr")
-        if by_addr is None:
-            order = np.argsort(self.layout["column"], kind="stable")      # arrays by address
-            by_addr = self.tables["by_addr"] = cupy.asarray(np.concatenate(
-                [self.layout["column"][order], self.layout["first_rank"][order],
-                 self.layout["size_class"][order]]).astype(np.int64))
-        self.deg = cupy.zeros(self.count, dtype=cupy.int32)
-        self.slot = cupy.empty(n, dtype=cupy.int32)
-        launch(_fn("blocks_rows"), n, (deg, ptr, i64(n), by_addr,
-                                       i64(self.layout["column"].shape[0]), i64(self.count),
-                                       self.deg, self.slot))
+        self.slots = layout["num_blocks"] << size_class                   # host int64 (A,)
+        self.total_slots = int(self.slots.sum())
+        self._shift_for = (None, 0)            # (settings, task shift under them)
+        order = np.argsort(layout["column"], kind="stable")              # arrays by address
+        shift = self.task_shift()
+        task_first = self._task_first(shift)
+        names = list(columns)
+        host = np.concatenate(
+            [layout["column"][order], first_row[order], size_class[order],      # by_addr
+             first_row, size_class, self.slots, layout["column"]]               # arrays
+            + [columns[name] for name in names] + [task_first]).astype(np.int64)
+        self.dev = upload(host)
+        at = address(self.dev)
+        self.by_addr = at
+        self.arrays = at + 8 * 3 * na
+        self.columns = {name: at + 8 * (7 + i) * na for i, name in enumerate(names)}
+        self.columns[None] = at + 8 * 6 * na                 # (unweighted: not read)
+        self.task_tables = {shift: (at + 8 * (7 + len(names)) * na, int(task_first[-1]),
+                                    None)}
+        self.plans: dict = {}
+
+    def _task_first(self, shift: int) -> np.ndarray:
+        """The first task of each array for tasks of ``2**shift`` slots, the total last
+        (host int64 (A + 1,))."""
+        tasks = (self.slots + (1 << shift) - 1) >> shift
+        out = np.zeros(self.na + 1, dtype=np.int64)
+        np.cumsum(tasks, out=out[1:])
+        return out
 
     def task_shift(self) -> int:
         """log2 of the slots per task (SPMV_TASK_SHIFT, or the choice it leaves to the
         graph's size: see there)."""
         if SPMV_TASK_SHIFT is not None:
             return int(SPMV_TASK_SHIFT)
-        key = ("task_shift", SPMV_TASK_SHIFTS, SPMV_TASK_WARPS, SPMV_BLOCKS_WARP)
-        shift = self.tables.get(key)
-        if shift is None:
-            slots = int((self.layout["num_blocks"] << self.layout["size_class"]).sum())
-            warps = _sm_count() * (BLOCK // 32) * SPMV_BLOCKS_WARP[1]     # resident warps
+        key = (SPMV_TASK_SHIFTS, SPMV_TASK_WARPS, SPMV_BLOCKS_WARP)
+        if self._shift_for[0] != key:
+            warps = _sm_count() * (BLOCK // 32) * SPMV_BLOCKS_WARP[1]      # resident warps
             lo, shift = SPMV_TASK_SHIFTS
-            while shift > lo and slots < (SPMV_TASK_WARPS * warps) << shift:
+            while shift > lo and self.total_slots < (SPMV_TASK_WARPS * warps) << shift:
                 shift -= 1
-            self.tables[key] = shift
-        return shift
+            self._shift_for = (key, shift)
+        return self._shift_for[1]
 
-    def table(self, weight, shift: int):
-        """``(tab, na, ntasks, zero_from)`` of the block-walk kernel for edge property
-        ``weight`` (or None) and tasks of ``2**shift`` slots: ``tab`` int64 on the device
-        (the layout ``spmv_blocks`` reads: the first task of each of the ``na`` arrays and
-        the total ``ntasks``, then per array its first visited row, size class, slots,
-        destination column and weight column addresses); ``zero_from``: the first visited
-        row of the blocks larger than a task (summed atomically; they come last in storage
-        order, size classes ascending)."""
-        key = (weight, shift)
-        memo = self.tables.get(key)
-        if memo is None:
-            layout = self.layout
-            size_class = layout["size_class"]
-            slots = layout["num_blocks"] << size_class
-            tasks = (slots + (1 << shift) - 1) >> shift
-            task_first = np.concatenate([[0], np.cumsum(tasks)]).astype(np.int64)
-            wcol = (self.owner.storage_blocks(weight)["column"] if weight is not None
-                    else layout["column"])
-            host = np.concatenate([task_first, layout["first_rank"], size_class, slots,
-                                   layout["column"], wcol]).astype(np.int64)
-            big = np.flatnonzero(size_class > shift)
-            zero_from = int(layout["first_rank"][big[0]]) if big.size else self.count
-            memo = self.tables[key] = (cupy.asarray(host), size_class.shape[0],
-                                       int(task_first[-1]), zero_from)
-        return memo
+    def task_table(self, shift: int):
+        """``(address, ntasks)``: the device table of the first task of each array for tasks
+        of ``2**shift`` slots (made on first use for a task size other than the one of the
+        settings the layout first appeared under)."""
+        table = self.task_tables.get(shift)
+        if table is None:
+            host = self._task_first(shift)
+            dev = upload(host)
+            table = self.task_tables[shift] = (address(dev), int(host[-1]), dev)
+        return table[0], table[1]
 
+    def added_from(self, shift: int) -> int:
+        """The first visited row of the blocks larger than a task of ``2**shift`` slots
+        (their rows are summed by several tasks, added atomically; every row before is
+        stored by one task): the first row of the first array of a larger size class
+        (classes ascend in storage order), ``count`` when there is none."""
+        a = int(np.searchsorted(self.size_class, shift, side="right"))
+        return int(self.first_row[a]) if a < self.na else self.count
 
-#: per storage layout (``Graph.storage_blocks``, the same dict while the graph's block
-#: arrays stay): the tables the block walk derives from it, on the device
-_LAYOUTS: dict = {}
-
-
-def _layout_tables(layout: dict) -> dict:
-    """The dict of device tables kept for ``layout`` (made empty on first sight; the few
-    most recent layouts are kept)."""
-    entry = _LAYOUTS.get(id(layout))
-    if entry is None or entry[0] is not layout:
-        if len(_LAYOUTS) >= 8:
-            _LAYOUTS.clear()
-        entry = _LAYOUTS[id(layout)] = (layout, {})
-    return entry[1]
+    def plan(self, weight, ctype: str, xchar: str):
+        """``(launch, grid, args)`` of the block-walk kernel for edge property ``weight``
+        (or None) read as ``ctype`` and x of dtype character ``xchar`` ("f" or "d"), under
+        the current settings (SPMV_BLOCKS_WARP, the task size): the launch takes ``args``
+        followed by the addresses of the rows' degrees and vertices (0: y is the per-row
+        sums), of x and of y, and the values of SPMV_BLOCKS_AHEAD_FROM and of the streaming
+        choice (grid 0: no task); and :meth:`added_from` of the task size."""
+        shift = self.task_shift()
+        key = (weight, ctype, xchar, SPMV_BLOCKS_WARP, shift)
+        plan = self.plans.get(key)
+        if plan is None:
+            tasks_at, ntasks = self.task_table(shift)
+            fn = _prepared(_blocks_name(ctype, _X_TYPES[xchar], weight is not None,
+                                        SPMV_BLOCKS_WARP), 11)
+            grid = min(-(-ntasks * 32 // BLOCK), _sm_count() * 32)
+            plan = self.plans[key] = (fn, grid, [tasks_at, self.arrays, self.na, shift,
+                                                 self.columns[weight]],
+                                      self.added_from(shift))
+        return plan
 
 
-def _block_walk(view: AdjacencyView) -> _BlockWalk:
-    """The view's :class:`_BlockWalk` (memoized on the view: valid until the next update)."""
-    walk = view.derived.get("block_walk")
-    if walk is None:
-        walk = view.derived["block_walk"] = _BlockWalk(view)
-    return walk
+class _GraphWalks:
+    """The block walks of one graph: its most recent :class:`_BlockWalk` by layout content
+    (``walks``, at most _WALKS_KEPT; ``last``: the layout dict last seen and its walk, so
+    that an unchanged layout costs no key), and the per-state rows that every walk of the
+    graph writes into the same device buffers (one graph state is current at a time): for
+    each visited row its degree (int32 at ``deg_at``, 0 for a free block) and its vertex
+    (int32 at ``vid_at``, -1 for a free block), and for SPMV_BLOCKS_GATHER ``slot``, the
+    visited row of each vertex (int32, ``count`` for a vertex without a list: the zero
+    row). The buffers have spare rows (SPMV_BLOCKS_ROWS_SPARE), so a layout with a few
+    more blocks reuses them."""
+
+    def __init__(self):
+        self.last = None
+        self.walks: dict = {}
+        self.rows = None
+        self.capacity = 0
+        self.deg_at = self.vid_at = 0
+        self.slot = None
+
+    def walk_of(self, owner) -> _BlockWalk:
+        """The walk of ``owner``'s current block arrays (made when they are new)."""
+        layout = owner.storage_blocks()
+        if self.last is not None and self.last[0] is layout:
+            return self.last[1]
+        columns = {name: owner.storage_blocks(name)["column"] for name in owner.edge_properties}
+        # the content of the layout, every column included (an array freed and another
+        # made at its destination address may hold its properties elsewhere)
+        key = b"".join([layout["size_class"].tobytes(), layout["num_blocks"].tobytes(),
+                        layout["column"].tobytes()]
+                       + [c.tobytes() for c in columns.values()])
+        walk = self.walks.get(key)
+        if walk is None:
+            if len(self.walks) >= _WALKS_KEPT:
+                self.walks.clear()
+            walk = self.walks[key] = _BlockWalk(layout, columns)
+        self.last = (layout, walk)
+        return walk
+
+    def prepare(self, owner, walk: _BlockWalk, slot: bool) -> None:
+        """Write the rows of ``owner``'s current state (whose block arrays are ``walk``'s):
+        two memsets and one launch over the vertex table (``slot``: also ``slot``)."""
+        count = walk.count
+        if count > self.capacity:
+            self.capacity = (count + int(count * SPMV_BLOCKS_ROWS_SPARE)
+                             + SPMV_BLOCKS_ROWS_MIN_SPARE)
+            self.rows = None                                   # (the old buffers go first)
+            self.rows = cupy.empty(2 * self.capacity, dtype=cupy.int32)
+            self.deg_at = address(self.rows)
+            self.vid_at = self.deg_at + 4 * self.capacity
+        if count:
+            _memset(self.deg_at, 0, 4 * count)
+            _memset(self.vid_at, 0xFF, 4 * count)                               # -1
+        n = owner.num_vertices
+        slot_at = 0
+        if slot:
+            if self.slot is None or self.slot.shape[0] < n:
+                self.slot = cupy.empty(max(n, 1), dtype=cupy.int32)
+            slot_at = address(self.slot)
+        if n:
+            deg, ptr = owner.vertex_table()                # (contiguous; rows < n: the view)
+            grid = min(-(-n // BLOCK), _sm_count() * 32)
+            _prepared("blocks_rows", 9)(grid, BLOCK, [
+                address(deg), address(ptr), n, walk.by_addr, walk.na, self.deg_at,
+                self.vid_at, slot_at, count])
+
+    def rows_of(self, walk: _BlockWalk):
+        """(deg, vid): the current state's rows (int32 CuPy views of the buffers, ``count``
+        each; for checks)."""
+        return (self.rows[:walk.count],
+                self.rows[self.capacity:self.capacity + walk.count])
+
+
+def _memset(at: int, value: int, nbytes: int) -> None:
+    """Set ``nbytes`` bytes of device memory from address ``at`` to ``value``, in stream
+    order."""
+    cupy.cuda.runtime.memsetAsync(at, value, nbytes, cupy.cuda.get_current_stream().ptr)
+
+
+#: PreparedLaunch of each SpMV kernel launched through one (by name)
+_PREPARED: dict = {}
+
+
+def _prepared(name: str, nargs: int) -> PreparedLaunch:
+    """The reused :class:`PreparedLaunch` of kernel ``name`` of the SpMV module."""
+    fn = _fn(name)
+    entry = _PREPARED.get(name)
+    if entry is None or entry[1] is not fn:
+        entry = _PREPARED[name] = (PreparedLaunch(fn, nargs), fn)
+    return entry[0]
+
+
+#: per graph (weakly: dropped with the graph), its :class:`_GraphWalks`
+_WALKS = weakref.WeakKeyDictionary()
+#: layouts kept per graph
+_WALKS_KEPT = 4
+
+
+def _block_walk(view: AdjacencyView, slot: bool = False):
+    """``(walks, walk)``: the :class:`_GraphWalks` of the graph owning ``view`` (a
+    hornet.Graph's whole view) and the :class:`_BlockWalk` of its block arrays, the rows
+    prepared for the graph state of ``view`` on first use (memoized on the view: valid
+    until the next update); ``slot``: with ``walks.slot``."""
+    memo = view.derived.get("block_walk")
+    if memo is None or (slot and not view.derived.get("block_walk_slot")):
+        owner = view.owner
+        walks = _WALKS.get(owner)
+        if walks is None:
+            walks = _WALKS[owner] = _GraphWalks()
+        walk = walks.walk_of(owner)
+        walks.prepare(owner, walk, slot)
+        memo = view.derived["block_walk"] = (walks, walk)
+        view.derived["block_walk_slot"] = slot
+    return memo
 
 
 @dataclass

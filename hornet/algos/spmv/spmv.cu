@@ -288,24 +288,44 @@ spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ wptr, const i64* 
 // gathers, then the per-row sums. Work: tasks of 2^task_shift slots of one array (every
 // array's slots cut into them; a block larger than a task spans several tasks, whose sums
 // are added atomically into y, zeroed there first; every other row is stored once, free
-// blocks as 0). A slot is read only where the row's degree says it holds an entry, except
-// for the smallest blocks (fewer than 2^(task_shift - 5) slots), whose destination and
-// weight loads go with the degree loads (their sectors are read whole anyway).
+// blocks as 0). A slot is read only where its row's degree says it holds an entry: the
+// degrees of 32 rows are read ahead, one per lane, when the task has at most 32 rows or its
+// blocks have at least 2^ahead_from slots (one row per group of 32 slots from 2^5 on); the
+// slots of other blocks load their row's degree with themselves, and their index and
+// weight loads go out with it for every slot (their sectors are mostly read whole anyway).
+// stream_rows: the per-row degrees and vertices and the stores of y (each read or written
+// once) are streaming loads and stores (evict-first), so that x keeps more of L2.
 //
-// tab (int64): task_first (na + 1: first task of each array, total last), then per array
-// (na each) first_row, shift, slots, destination column address, weight column address.
-// deg: degree of each visited row (0 for a free block). y: float64 per visited row.
+// task_first (int64, na + 1): the first task of each array, the total last. arrays (int64,
+// na each): per array its first_row, shift, slots and destination column address. w_col
+// (int64, na): per array its weight column address (not read without weights).
+// deg: degree of each visited row (0 for a free block); vid: its vertex (-1 for a free
+// block). y: float64 per vertex, zeroed by the caller: each row's sum is stored straight at
+// its vertex, the rows of the blocks larger than a task added there atomically; vertices
+// without a list keep their 0. vid null: y holds one sum per visited row instead (count + 1,
+// for the caller to gather into vertex order): every row of a block of at most a task is
+// stored (a free block's as 0), so the caller zeroes only the rows of the larger blocks
+// (the last size classes) and the zero row past them.
+__device__ __forceinline__ int row_load(const int* __restrict__ p, bool stream) {
+    return stream ? __ldcs(p) : *p;
+}
+
+__device__ __forceinline__ void sum_store(double* p, double v, bool stream) {
+    if (stream) __stcs(p, v); else *p = v;
+}
+
 template <typename W, typename X, int WEIGHTED, int U, int B>
 __global__ void __launch_bounds__(256, B)
-spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __restrict__ deg,
-            const X* __restrict__ x, double* __restrict__ y) {
+spmv_blocks(const i64* __restrict__ task_first, const i64* __restrict__ arrays, i64 na,
+            int task_shift, const i64* __restrict__ w_col, const int* __restrict__ deg,
+            const int* __restrict__ vid, const X* __restrict__ x, double* __restrict__ y,
+            int ahead_from, int stream_rows) {
+    const bool cs = stream_rows != 0;
     const int lane = threadIdx.x & 31;
-    const i64* __restrict__ task_first = tab;
-    const i64* __restrict__ first_row = tab + na + 1;
+    const i64* __restrict__ first_row = arrays;
     const i64* __restrict__ shifts = first_row + na;
     const i64* __restrict__ slots = shifts + na;
     const i64* __restrict__ dst_col = slots + na;
-    const i64* __restrict__ w_col = dst_col + na;
     const i64 ntasks = task_first[na];
     const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
     const i64 task = (i64)1 << task_shift;
@@ -323,12 +343,17 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
         const i64 row_a = __ldg(first_row + a);
         const int* __restrict__ dst = (const int*)__ldg(dst_col + a);
         const W* __restrict__ wts = WEIGHTED ? (const W*)__ldg(w_col + a) : nullptr;
-        // at most 32 rows in the task: their degrees, one per lane, loaded first
-        const bool few_rows = shift >= task_shift - 5;
+        // rows read ahead: the degrees of 32 rows from row `wrow` on (of the array), one per
+        // lane, when the task has at most 32 rows (loaded once) or its blocks have at least
+        // 2^ahead_from (>= 32) slots (one row per group of 32 slots; the next 32 rows
+        // loaded when a chunk passes them), so that the index and weight loads stop at each
+        // list's end; other blocks load each slot's degree with the slot
+        const bool ahead = (shift >= ahead_from && shift >= 5) || shift >= task_shift - 5;
+        const i64 last_row = (s1 - 1) >> shift;
+        i64 wrow = s0 >> shift;
         int dl = 0;
-        if (few_rows) {
-            const i64 r = (s0 >> shift) + lane;
-            if (r <= ((s1 - 1) >> shift)) dl = deg[row_a + r];
+        if (ahead) {
+            if (wrow + lane <= last_row) dl = row_load(deg + row_a + wrow + lane, cs);
             // a task inside one block, wholly past the list's end: nothing to add
             if (shift > task_shift && (s0 & cmask) >= __shfl_sync(FULL_MASK, dl, 0)) continue;
         }
@@ -337,10 +362,17 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
             int col[U];
             W w[U];                              // (converted at the product: fewer registers)
             bool ok[U];
+            if (ahead) {                         // (the same for the whole warp)
+                const i64 c_last = ((c + 32 * U < s1 ? c + 32 * U : s1) - 1) >> shift;
+                if (c_last >= wrow + 32) {       // the chunk's rows past the window: reload it
+                    wrow = c >> shift;
+                    dl = wrow + lane <= last_row ? row_load(deg + row_a + wrow + lane, cs) : 0;
+                }
+            }
             // whole chunk of one block past its list's end (blocks of >= 32 U slots)
             bool skip = false;
-            if (few_rows && (cmask + 1) >= 32 * U) {
-                const int d0 = __shfl_sync(FULL_MASK, dl, (int)((c >> shift) - (s0 >> shift)));
+            if (ahead && (cmask + 1) >= 32 * U) {
+                const int d0 = __shfl_sync(FULL_MASK, dl, (int)((c >> shift) - wrow));
                 skip = (c & cmask) >= d0;
             }
 #pragma unroll
@@ -348,15 +380,15 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
                 const i64 sl = c + 32 * u + lane;
                 const bool in = sl < s1;
                 int d;
-                if (few_rows) {
-                    d = __shfl_sync(FULL_MASK, dl, (int)(((sl >> shift) - (s0 >> shift)) & 31));
+                if (ahead) {
+                    d = __shfl_sync(FULL_MASK, dl, (int)(((sl >> shift) - wrow) & 31));
                 } else {
-                    d = in ? deg[row_a + (sl >> shift)] : 0;
+                    d = in ? row_load(deg + row_a + (sl >> shift), cs) : 0;
                 }
                 ok[u] = in && !skip && (sl & cmask) < d;
                 col[u] = 0;
                 w[u] = (W)0;
-                if (few_rows ? ok[u] : in) {
+                if (ahead ? ok[u] : in) {
                     col[u] = __ldcs(dst + sl);
                     if (WEIGHTED) w[u] = __ldcs(wts + sl);
                 }
@@ -379,7 +411,11 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
                     double s = v[u];
                     for (int o = 1; o <= (int)cmask; o <<= 1)
                         s += __shfl_xor_sync(FULL_MASK, s, o);
-                    if (sl < s1 && (sl & cmask) == 0) y[row_a + (sl >> shift)] = s;
+                    if (sl < s1 && (sl & cmask) == 0) {
+                        const i64 r = row_a + (sl >> shift);
+                        const i64 to = vid ? (i64)row_load(vid + r, cs) : r;
+                        if (to >= 0) sum_store(y + to, s, cs);
+                    }
                 } else {
                     acc += v[u];
                     if (((g + 32) & cmask) == 0 || g + 32 >= s1) {   // the row's last group
@@ -387,7 +423,11 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
                         for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
                         if (lane == 0) {
                             const i64 r = row_a + (g >> shift);
-                            if (shift > task_shift) atomicAdd(&y[r], s); else y[r] = s;
+                            const i64 to = vid ? (i64)row_load(vid + r, cs) : r;
+                            if (to >= 0) {
+                                if (shift > task_shift) atomicAdd(&y[to], s);
+                                else sum_store(y + to, s, cs);
+                            }
                         }
                         acc = 0.0;
                     }
@@ -400,13 +440,13 @@ spmv_blocks(const i64* __restrict__ tab, i64 na, int task_shift, const int* __re
 // The visited rows of the block walk, straight from the vertex table: vertex v with a list
 // at edge pointer ptr[v] (an address in the destination column of the array whose base is
 // the last one at or below it; arrays by address: base, first storage rank, size class) is
-// visited row rank = first + block index; deg_rows[rank] = deg[v] (deg_rows zeroed by the
-// caller: free blocks stay empty rows), slot[v] = rank, or nrows (the zero row) for a
-// vertex without entries.
+// visited row rank = first + block index; deg_rows[rank] = deg[v], vid_rows[rank] = v
+// (deg_rows zeroed and vid_rows set to -1 by the caller: free blocks stay empty rows of no
+// vertex). slot (unless null): slot[v] = rank, or nrows (the zero row) without a list.
 extern "C" __global__ void blocks_rows(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                        i64 n, const i64* __restrict__ by_addr, i64 na,
-                                       i64 nrows, int* __restrict__ deg_rows,
-                                       int* __restrict__ slot) {
+                                       int* __restrict__ deg_rows, int* __restrict__ vid_rows,
+                                       int* __restrict__ slot, i64 nrows) {
     const i64* __restrict__ base = by_addr;
     const i64* __restrict__ first = by_addr + na;
     const i64* __restrict__ shift = by_addr + 2 * na;
@@ -421,8 +461,9 @@ extern "C" __global__ void blocks_rows(const int* __restrict__ deg, const i64* _
             }
             const i64 r = __ldg(first + lo) + ((p - __ldg(base + lo)) >> (__ldg(shift + lo) + 2));
             deg_rows[r] = d;
-            slot[v] = (int)r;
-        } else {
+            vid_rows[r] = (int)v;
+            if (slot) slot[v] = (int)r;
+        } else if (slot) {
             slot[v] = (int)nrows;
         }
     }

@@ -97,9 +97,10 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
     -------
     y : float64 array, shape (V,) (a CuPy array when ``g`` is on the GPU; there split rows
         are summed with atomics, so the last bits may differ from the CPU's. On the GPU,
-        the product over a large hornet.Graph walks its block arrays in storage order
-        (``Graph.storage_blocks``) from the first call; on other inputs, repeated calls on
-        an unchanged graph visit its rows in storage order from the second call)
+        ``A x`` over a hornet.Graph (no weights, float32 or float64 weights) walks its
+        block arrays in storage order (``Graph.storage_blocks``) from the first call; on
+        other inputs, repeated calls on an unchanged graph visit its rows in storage order
+        from the second call)
 
     Raises
     ------
@@ -121,8 +122,9 @@ def spmv(g, x, weight: str | None = None, transpose: bool = False) -> np.ndarray
     >>> spmv((indptr, indices), np.array([1.0, 10.0, 100.0])).tolist()
     [10.0, 101.0, 10.0]
     """
-    # (a large GPU graph's SpMV reads the property's block-array columns directly: its view
-    # is made without the per-vertex property addresses, which it adds only when needed)
+    # (a GPU graph whose SpMV walks its block arrays reads the property's block-array
+    # columns directly: its view is made without the per-vertex property addresses, which
+    # it adds only when needed)
     lean = False
     if weight is not None and hasattr(g, "storage_blocks") and on_gpu(g):
         from .gpu import walks_blocks
