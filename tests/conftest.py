@@ -223,7 +223,7 @@ def pytest_sessionstart(session):
     files = suite_kernels.selected_files(list(config.args), config.rootpath)
     line = suite_kernels.precompile(files, DATA_DIR.is_dir())
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
+    if reporter is not None and line:
         reporter.write_line(line)
 
 

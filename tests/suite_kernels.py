@@ -128,6 +128,8 @@ def precompile(files: set[str] | None, with_data: bool) -> str:
     returns a line saying what was done."""
     from hornet.core import precompile as pc
     entries = entries_for(files, with_data)
+    if not entries:
+        return ""
     t = time.perf_counter()
     here = pc.compile_all(entries)
     return (f"hornet: {len(entries)} kernels of the suite's list ready in "
