@@ -13,14 +13,14 @@ this off.
 Making the list (after changing kernels or their argument types): a cold run, with an empty
 kernel cache, once without and once with the data folder, both as CI runs the suite::
 
-    export HORNET_CACHE_DIR=$(mktemp -d) HORNET_TEST_PRECOMPILE=0 \\
-        HORNET_RECORD_KERNELS=tests/suite_kernels.json CI=true
+    export HORNET_CACHE_DIR=$(mktemp -d) HORNET_RECORD_KERNELS=$PWD/tests/suite_kernels.json CI=true
     python3 -m pytest -q -n 2 --dist loadfile -m "not gpu and not slow"     # no data
     rm -rf $HORNET_CACHE_DIR/*
     HORNET_DATA=../shared/data python3 -m pytest -q -n 2 --dist loadfile -m "not gpu and not slow"
 
-Each run adds the kernels it compiled that the list lacks (entries of the run with data that
-the run without it did not compile are marked as needing the data folder). An entry is
+Each run adds the kernels it compiled that the list lacks: kernels the list has are compiled
+before the tests start, so a run records what is missing (entries of the run with data are
+marked as needing the data folder; delete the list first to make it anew). An entry is
 ``[module, qualified name, [argument types], 1, compile seconds, test file, needs data]``.
 """
 from __future__ import annotations
@@ -137,5 +137,4 @@ def precompile(files: set[str] | None, with_data: bool) -> str:
 
 
 def enabled() -> bool:
-    return os.environ.get("HORNET_TEST_PRECOMPILE", "1") != "0" and \
-        not os.environ.get("HORNET_RECORD_KERNELS")
+    return os.environ.get("HORNET_TEST_PRECOMPILE", "1") != "0"
