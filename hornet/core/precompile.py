@@ -346,6 +346,14 @@ def compile_all(entries: list) -> int:
     entries = [e for e in entries if e[3] == 1]
     if not entries or _helper is not None or jit.compile_claims is not None:
         return 0
+    for entry in entries:
+        try:
+            dispatcher, _ = _resolve(entry)
+        except (ValueError, LookupError, ImportError, IndexError, TypeError):
+            continue
+        if getattr(getattr(dispatcher, "_cache", None), "_cache_path", None) is None:
+            return 0        # no writable cache: the processes needing them compile them
+        break
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump({"kernels": entries}, f)
     try:
