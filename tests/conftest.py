@@ -214,11 +214,15 @@ def pytest_runtest_protocol(item, nextitem):
 def pytest_sessionstart(session):
     """In the process that runs or starts the tests (not in an xdist worker): compile the
     kernels the selected test files need, once, in two processes, before any test runs
-    (tests/suite_kernels.py). Not for a run narrowed by ``-k`` or ``--lf``."""
+    (tests/suite_kernels.py). Not for a run narrowed by ``-k`` or ``--lf``, nor for a run of
+    the GPU tests alone (``-m gpu``), which call few of the CPU kernels."""
     config = session.config
     if hasattr(config, "workerinput") or not suite_kernels.enabled():
         return
     if getattr(config.option, "keyword", "") or getattr(config.option, "lf", False):
+        return
+    marks = getattr(config.option, "markexpr", "") or ""
+    if "gpu" in marks and "not gpu" not in marks:
         return
     files = suite_kernels.selected_files(list(config.args), config.rootpath)
     line = suite_kernels.precompile(files, DATA_DIR.is_dir())
