@@ -56,9 +56,10 @@ class ReplayContext:
 
 def stream_source(source, ids: str):
     """A BFS source given as an original id (``map_ids``) in the type of the stream's ids
-    (``ids``: "str" or "int", :class:`streams.format.StreamColumns`): text such as
+    (``ids``: "str", "int" or "uint", :class:`streams.format.StreamColumns`): text such as
     ``--bfs-source 0042`` is the string ``"0042"`` for a stream of string ids and the integer
-    42 (``_`` separators allowed) for one of integer ids. None stays None."""
+    42 (``_`` separators allowed) for one of integer ids, which must lie in the range of the
+    ids' type (signed or unsigned 64-bit). None stays None."""
     if source is None:
         return None
     if ids == "str":
@@ -67,13 +68,20 @@ def stream_source(source, ids: str):
         return str(source)
     if isinstance(source, str):
         try:
-            return int(source.replace("_", ""))
+            value = int(source.replace("_", ""))
         except ValueError:
             raise ReplayError(f"bfs source {source!r}: the stream's vertex ids are integers"
                               ) from None
-    if isinstance(source, (bool, np.bool_)) or not isinstance(source, (int, np.integer)):
+    elif isinstance(source, (bool, np.bool_)) or not isinstance(source, (int, np.integer)):
         raise ReplayError(f"bfs source must be an integer vertex id, got {source!r}")
-    return int(source)
+    else:
+        value = int(source)
+    low, high = (0, 2**64) if ids == "uint" else (-2**63, 2**63)
+    if not low <= value < high:
+        kind = "unsigned" if ids == "uint" else "signed"
+        raise ReplayError(f"bfs source {value}: the stream's vertex ids are {kind} 64-bit "
+                          "integers")
+    return value
 
 
 def spmv_vector(n: int) -> np.ndarray:

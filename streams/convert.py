@@ -105,8 +105,8 @@ def convert(input: Any, output: str | os.PathLike, *, text_format: str | None = 
         vmap = None
         if map_ids:
             from hornet import VertexMap
-            vmap = VertexMap()
-            original = pa.string() if cols.ids == "str" else pa.int64()
+            vmap = VertexMap(cols.ids)
+            original = {"str": pa.string(), "uint": pa.uint64()}.get(cols.ids, pa.int64())
             schema = schema.append(pa.field("src_original", original, nullable=False))
             schema = schema.append(pa.field("dst_original", original, nullable=False))
         if os.path.abspath(out) == os.path.abspath(rd.path):
@@ -151,7 +151,7 @@ def _check_input(rb, cols, start: int, path: str, schema) -> None:
 def _mapped(rb, cols, start: int, path: str, vmap) -> pa.Table:
     """A record batch of the input with dense ``src``/``dst`` and the input's ids in
     ``src_original``/``dst_original``."""
-    blk = block_from_record_batch(rb, cols, start, path, signed_ids=True)   # nulls, ids, op
+    blk = block_from_record_batch(rb, cols, start, path, mapped_ids=True)   # nulls, ids, op
     pairs = np.empty(2 * len(blk), dtype=blk.src.dtype)
     pairs[0::2], pairs[1::2] = blk.src, blk.dst
     try:

@@ -17,7 +17,9 @@ batch     int64, optional        explicit batch id: consecutive rows with equal 
 Readers accept any integer type for ``src``/``dst``/``op``/``batch`` (``src``/``dst`` may
 also both be strings: user names, replayed with ``hornet replay --map-ids``) and any integer
 or float type for ``weight`` (read as float64) and ``time`` (read as int64 if integral, else
-float64).
+float64). Integer ids are read as int64, except that a reader whose ids a vertex map
+translates (``--map-ids``) keeps ``src``/``dst`` of unsigned types (both) as uint64, so that
+ids of 2^63 and more (hashes) reach the map unchanged.
 Other columns are allowed and ignored. Writers use the canonical types above (ids int32 by
 default, ``id_type="int64"`` for larger ids) and record ``hornet.stream = "1"`` and any user
 metadata (``source``, ``description``...) in the schema metadata.
@@ -127,7 +129,8 @@ class StreamColumns:
     time: str | None = None      # "int64", "float64" or None
     batch: bool = False
     ignored: tuple = ()          # further columns, ignored by readers
-    ids: str = "int"             # "int" or "str": the type of src and dst
+    # the type of src and dst: "int" (integers), "uint" (unsigned integers in both) or "str"
+    ids: str = "int"
 
     def names(self) -> list[str]:
         out = ["src", "dst"]
@@ -171,9 +174,10 @@ def validate_schema(schema: pa.Schema, *, path: str | None = None) -> StreamColu
     def is_text(t):
         return pa.types.is_string(t) or pa.types.is_large_string(t)
 
-    ids = "str" if is_text(typ("src")) and is_text(typ("dst")) else "int"
+    ids = "str" if is_text(typ("src")) and is_text(typ("dst")) else \
+        "uint" if all(pa.types.is_unsigned_integer(typ(n)) for n in ("src", "dst")) else "int"
     for name in ("src", "dst"):
-        if ids == "int" and not pa.types.is_integer(typ(name)):
+        if ids != "str" and not pa.types.is_integer(typ(name)):
             raise bad(name, "an integer type (int32 or int64), or strings in both src and dst")
     has_op = "op" in names
     if has_op and not pa.types.is_integer(typ("op")):
@@ -202,7 +206,8 @@ class EventBlock:
     """Consecutive events of a stream as NumPy arrays.
 
     ``start`` is the event index (row number in the stream, zero-based) of the first row;
-    ``src``/``dst`` int64 (str arrays for a stream of string ids); ``op`` int8 (+1/-1) or
+    ``src``/``dst`` int64 (uint64 for the unsigned ids of a stream read for a vertex map, str
+    arrays for a stream of string ids); ``op`` int8 (+1/-1) or
     None; ``weight`` float64 or None; ``time`` int64/float64 or None; ``batch`` int64 or None.
     """
 
@@ -264,14 +269,22 @@ def _column_numpy(rb: pa.RecordBatch, name: str, path: str | None, start: int,
 
 
 def _check_ids(a: np.ndarray, name: str, path: str | None, start: int,
-               signed: bool = False) -> np.ndarray:
+               mapped: bool = False, unsigned: bool = False) -> np.ndarray:
+    """Integer ids of column ``name`` as int64, or as uint64 when ``mapped and unsigned`` (a
+    vertex map takes every unsigned 64-bit id). Ids a vertex map translates (``mapped``) may
+    be negative; others must be >= 0. Ids beyond int64 are refused unless kept as uint64."""
+    if mapped and unsigned:
+        return a.astype(np.uint64, copy=False)
     if a.dtype.kind == "u":
-        if a.size and int(a.max()) > np.iinfo(np.int64).max:
-            i = int(np.argmax(a > np.iinfo(np.int64).max))
+        top = np.iinfo(np.int64).max
+        if a.size and int(a.max()) > top:
+            i = int(np.argmax(a > top))
+            fix = "the other id column holds signed ids" if mapped else \
+                "replay or convert with --map-ids (map_ids=True) to map such ids to dense ones"
             raise StreamFormatError(f"{_where(path)}column {name!r}: vertex id {int(a[i])} at "
-                                    f"event {start + i} is too large")
+                                    f"event {start + i} is beyond the signed 64-bit range; {fix}")
     a = a.astype(np.int64, copy=False)
-    if not signed and a.size and int(a.min()) < 0:
+    if not mapped and a.size and int(a.min()) < 0:
         i = int(np.argmax(a < 0))
         raise StreamFormatError(f"{_where(path)}column {name!r}: negative vertex id {int(a[i])} "
                                 f"at event {start + i}")
@@ -279,15 +292,19 @@ def _check_ids(a: np.ndarray, name: str, path: str | None, start: int,
 
 
 def block_from_record_batch(rb: pa.RecordBatch, cols: StreamColumns, start: int,
-                            path: str | None = None, signed_ids: bool = False) -> EventBlock:
+                            path: str | None = None, mapped_ids: bool = False) -> EventBlock:
     """Validate the values of one record batch and turn it into an :class:`EventBlock`.
-    ``signed_ids``: accept negative integer ids (ids that a vertex map will translate)."""
+    ``mapped_ids``: the ids are ones a vertex map will translate: negative integer ids are
+    accepted, and unsigned ids (``cols.ids == "uint"``) stay uint64, all 64 bits."""
     if cols.ids == "str":
         src = _column_numpy(rb, "src", path, start).astype(str)
         dst = _column_numpy(rb, "dst", path, start).astype(str)
     else:
-        src = _check_ids(_column_numpy(rb, "src", path, start), "src", path, start, signed_ids)
-        dst = _check_ids(_column_numpy(rb, "dst", path, start), "dst", path, start, signed_ids)
+        unsigned = cols.ids == "uint"
+        src = _check_ids(_column_numpy(rb, "src", path, start), "src", path, start, mapped_ids,
+                         unsigned)
+        dst = _check_ids(_column_numpy(rb, "dst", path, start), "dst", path, start, mapped_ids,
+                         unsigned)
     op = weight = time = batch = None
     if cols.op:
         o = _column_numpy(rb, "op", path, start)

@@ -33,8 +33,9 @@ class StreamReader:
         num_rows: number of events (IPC file, Parquet, table), else None; see the property.
         metadata: schema metadata as a str -> str dict.
         text_format: for text files, the detected format (``"snap"``, ``"csv"``...).
-        signed_ids: :meth:`blocks` accepts negative integer ids (set by a reader whose ids a
-            vertex map translates: ``hornet replay --map-ids``); False by default.
+        mapped_ids: the ids are ones a vertex map translates (``hornet replay --map-ids``):
+            :meth:`blocks` accepts negative integer ids and hands out unsigned ones as
+            uint64 (ids of 2^63 and more included); False by default.
     """
 
     def __init__(self, path: str, container: str, *, block_rows: int = _DEFAULT_BLOCK_ROWS,
@@ -45,7 +46,7 @@ class StreamReader:
         self.block_rows = max(int(block_rows), 1)
         self.text_format = text_format
         self._text_block_bytes = text_block_bytes
-        self.signed_ids = False
+        self.mapped_ids = False
         self._table = table
         self._closers: list = []
         self._held = None
@@ -243,7 +244,7 @@ class StreamReader:
         for rb in self.record_batches():
             if rb.num_rows == 0:
                 continue
-            blk = block_from_record_batch(rb, self.columns, start, self.path, self.signed_ids)
+            blk = block_from_record_batch(rb, self.columns, start, self.path, self.mapped_ids)
             start += len(blk)
             yield blk
 

@@ -638,8 +638,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
             raise ReplayError(f"{reader.path}: the stream's vertex ids are strings; replay "
                               "it with --map-ids (map_ids=True)")
         if vmap is None and map_ids:
-            vmap = hornet.VertexMap()
-        reader.signed_ids = vmap is not None       # any 64-bit id is an id of the map
+            vmap = hornet.VertexMap(cols.ids)      # the stream's id type: int, uint or str
+        reader.mapped_ids = vmap is not None       # any 64-bit id is an id of the map
         if vmap is not None and bfs_source is not None:
             bfs_source = int(vmap.to_dense([stream_source(bfs_source, cols.ids)])[0])
         ctx = ReplayContext(directed=bool(directed),

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 import hornet
+import suite_kernels
 
 # The test process owns its process, as the ``hornet replay`` command does, and opts in to the
 # short OpenMP spin (hornet.tuning): thousands of tiny batches each run parallel kernels, and
@@ -185,3 +186,63 @@ def small_path_counter(monkeypatch):
 
     monkeypatch.setattr(hornet.graph, "small_update", counting)
     return taken
+
+
+# ------------------------------------------------------------------ compiling the suite's kernels once
+
+
+def _record_path(config):
+    return os.environ.get("HORNET_RECORD_KERNELS") or None
+
+
+def pytest_configure(config):
+    """Under ``HORNET_RECORD_KERNELS``, record the kernels this test process compiles
+    (tests/suite_kernels.py)."""
+    if _record_path(config):
+        from numba.core import event as numba_event
+        config.kernel_recorder = suite_kernels.Recorder()
+        numba_event.register("numba:compile", config.kernel_recorder)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    recorder = getattr(item.config, "kernel_recorder", None)
+    if recorder is not None:
+        recorder.test_file = item.nodeid.split("::")[0]
+
+
+def pytest_sessionstart(session):
+    """In the process that runs or starts the tests (not in an xdist worker): compile the
+    kernels the selected test files need, once, in two processes, before any test runs
+    (tests/suite_kernels.py). Not for a run narrowed by ``-k`` or ``--lf``, nor for a run of
+    the GPU tests alone (``-m gpu``), which call few of the CPU kernels."""
+    config = session.config
+    if hasattr(config, "workerinput") or not suite_kernels.enabled():
+        return
+    if getattr(config.option, "keyword", "") or getattr(config.option, "lf", False):
+        return
+    marks = getattr(config.option, "markexpr", "") or ""
+    if "gpu" in marks and "not gpu" not in marks:
+        return
+    files = suite_kernels.selected_files(list(config.args), config.rootpath)
+    line = suite_kernels.precompile(files, DATA_DIR.is_dir())
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and line:
+        reporter.write_line(line)
+
+
+def pytest_sessionfinish(session):
+    """Under ``HORNET_RECORD_KERNELS``: each test process writes what it compiled; the
+    process that started them (or the only one) adds it to the list."""
+    config = session.config
+    path = _record_path(config)
+    if not path:
+        return
+    worker = getattr(config, "workerinput", {}).get("workerid", "main")
+    recorder = getattr(config, "kernel_recorder", None)
+    if recorder is not None and (worker != "main" or
+                                 (getattr(config.option, "numprocesses", 0) or 0) == 0):
+        recorder.write(f"{path}.{worker}.json")
+    if worker == "main":
+        parts = sorted(Path(path).parent.glob(Path(path).name + ".*.json"))
+        suite_kernels.merge(Path(path), parts, DATA_DIR.is_dir())

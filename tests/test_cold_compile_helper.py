@@ -180,3 +180,46 @@ def test_index_lock_makes_two_processes_take_turns(tmp_path):
             assert time.perf_counter() - t < 0.2      # another kernel's index: no wait
     finally:
         child.wait(timeout=60)
+
+
+# compile a kernel list into the cache before other processes start (what the test suite's
+# conftest does): report whether a listed and an unlisted signature were cached beforehand
+COMPILE_ALL = textwrap.dedent('''
+    import json, sys
+    sys.path.insert(0, sys.argv[1])
+    from numba.core import types
+    from hornet.core import precompile
+    import helper_kernels as k
+    vec = types.Array(types.float64, 1, "C")
+    listed = precompile.signature_cached(k.scale, (vec, types.float64))
+    unlisted = precompile.signature_cached(k.scale, (types.Array(types.float32, 1, "C"),
+                                                     types.float64))
+    here = precompile.compile_all(precompile.load_kernels(sys.argv[2]))
+    print("RESULT " + json.dumps({"listed": listed, "unlisted": unlisted, "here": here,
+                                  "helper": precompile._helper is not None}))
+''')
+
+
+def test_compile_all_fills_the_cache_before_the_processes_that_need_it(kernel_dir, tmp_path):
+    cache = tmp_path / "cache"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "HORNET_CACHE_DIR", "XDG_CACHE_HOME")}
+    env.update(HORNET_CACHE_DIR=str(cache),
+               PYTHONPATH=os.pathsep.join([str(ROOT), str(kernel_dir)]))
+
+    def fill() -> dict:
+        out = subprocess.run([sys.executable, "-c", COMPILE_ALL, str(kernel_dir),
+                              str(kernel_dir / "kernels.json")],
+                             capture_output=True, text=True, env=env, timeout=600, check=True)
+        return json.loads(out.stdout.split("RESULT ")[1])
+
+    first = fill()
+    # two depth-1 kernels, split between this process and its helper (ended on return)
+    assert first["listed"] is False and first["unlisted"] is False and not first["helper"]
+    assert 0 <= first["here"] <= 2
+    second = fill()
+    assert second == {"listed": True, "unlisted": False, "here": 0, "helper": False}
+    # a process using the kernels loads them all from the cache
+    run, err = _run(kernel_dir, cache, "go")
+    assert run == {"started": False, "outer": 30, "scale": [2.0, 2.0, 2.0], "compiled": False}
+    assert "compiling kernels" not in err

@@ -319,3 +319,70 @@ def helper_main(folder: str) -> None:
         finally:
             claims.release_all()
 
+
+
+def signature_cached(dispatcher, args) -> bool:
+    """Whether the on-disk cache of a dispatcher made by :func:`hornet.core.jit.njit` holds
+    its compile for the argument types ``args`` (a tuple of Numba types), read from the
+    cache's index without loading the compiled code. False where it cannot tell."""
+    if dispatcher.overloads.get(tuple(args)) is not None:
+        return True
+    cache = getattr(dispatcher, "_cache", None)
+    try:
+        key = cache._index_key(tuple(args), dispatcher.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except Exception:          # no cache, or another Numba's internals
+        return False
+
+
+def compile_all(entries: list) -> int:
+    """Compile the kernels of the kernel-list entries ``entries`` (see
+    :func:`record_kernels`; depth-1 entries are used) into the on-disk cache, in two
+    processes: a helper (:func:`start`) from the end of the list, this one from the front,
+    then wait for the helper. Signatures cached already are skipped without loading them,
+    as are entries naming no kernel of this version. Returns the number of kernels this
+    process compiled (the helper's are not counted). For a program that is about to start
+    several processes needing these kernels (a test run's workers)."""
+    entries = [e for e in entries if e[3] == 1]
+    if not entries or _helper is not None or jit.compile_claims is not None:
+        return 0
+    for entry in entries:
+        try:
+            dispatcher, _ = _resolve(entry)
+        except (ValueError, LookupError, ImportError, IndexError, TypeError):
+            continue
+        if getattr(getattr(dispatcher, "_cache", None), "_cache_path", None) is None:
+            return 0        # no writable cache: the processes needing them compile them
+        break
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump({"kernels": entries}, f)
+    try:
+        start(f.name)
+    finally:
+        os.unlink(f.name)
+    claims = jit.compile_claims
+    compiled = 0
+    try:
+        for entry in entries:
+            try:
+                dispatcher, args = _resolve(entry)
+            except (ValueError, LookupError, ImportError, IndexError, TypeError):
+                continue
+            if signature_cached(dispatcher, args):
+                continue
+            if claims is not None:
+                key = jit.claim_key(f"{entry[0]}.{entry[1]}", args)
+                if claims.owner(key) == _HELPER:
+                    claims._wait(claims._path(key) + ".done")
+                    continue
+            try:
+                dispatcher.compile(args)
+                compiled += 1
+            except Exception:     # compiled where it is called instead
+                if claims is not None:
+                    claims.release_all()
+        if _helper is not None:
+            _helper.wait()
+    finally:
+        stop()
+    return compiled
