@@ -72,6 +72,10 @@ optional_path_policy = "tiered"
 #: ``(module, qualified name)`` of its Python function.
 kernels: dict = {}
 
+#: ``(module, qualified name)`` of the parallel compilations :func:`njit` made (the parallel
+#: twins of :class:`TieredKernel`): the callers :func:`inline_when_parallel` inlines into.
+parallel_kernels: set = set()
+
 #: None, or the claims of kernels between this process and a helper compiling beside it
 #: (:class:`hornet.core.precompile.Claims`): before compiling a kernel missing from the cache
 #: a process calls ``compile_claims.claim(key)``, which returns True after waiting for the
@@ -207,9 +211,27 @@ def njit(py_func=None, **options):
             return TieredKernel(f, threshold=0, cache=cache, **options)
         dispatcher = _plain_argument_calls(numba.njit(**options)(f))
         kernels[(f.__module__, f.__qualname__)] = dispatcher
+        if options.get("parallel"):
+            parallel_kernels.add((f.__module__, f.__qualname__))
         return _with_cache(dispatcher) if cache else dispatcher
 
     return wrap if py_func is None else wrap(py_func)
+
+
+def inline_when_parallel(expr, caller_ir, callee_ir) -> bool:
+    """Numba inlining cost model, ``njit(inline=inline_when_parallel)``: the helper is inlined
+    (in Numba's IR) where a parallel compilation calls it, and stays a called function
+    elsewhere.
+
+    For per-row helpers of the list kernels. Inlined into a parallel loop, their array
+    arguments need no reference counting per call, which large batches gain from; each
+    inlined copy is typed and optimized again, though, which costs compile time. The serial
+    twins (small batches, and every batch of a short run, see :class:`TieredKernel`) call one
+    compiled copy instead, so that a cold start compiles each helper once. ``expr`` is the
+    call, ``caller_ir`` / ``callee_ir`` the two functions' Numba IR; nested helpers are
+    decided for the outermost caller they end up in."""
+    fid = caller_ir.func_id
+    return (fid.modname, fid.func_qualname) in parallel_kernels
 
 
 def _plain_argument_calls(dispatcher):

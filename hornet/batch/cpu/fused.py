@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ...core.jit import dual_kernel, ix, njit
+from ...core.jit import dual_kernel, inline_when_parallel, ix, njit
 from ...core.pointers import address_of, int32_view, prefetch, prefetch_l2, prefetch_write
 from .lists import (CHUNKS, _count_changed, _count_heads, _field_address, _fill_changed,
                     _fill_heads, LINEAR_SEARCH, _merge_field, _moves_down, _remove_field,
@@ -68,7 +68,7 @@ READ, WRITE, SECOND_LEVEL = 0, 1, 2
 # into each: see the note above lists._move_run.
 
 
-@njit(inline="always")
+@njit(inline=inline_when_parallel)
 def _prefetch_row(v, degree, size_class, edge_ptr, hint):
     """Prefetch vertex ``v``'s row of the vertex table: ``hint`` READ (into every cache
     level), WRITE (``prefetchw``) or SECOND_LEVEL (``prefetcht1``: no first-level fill buffer
@@ -91,7 +91,7 @@ def _prefetch_row(v, degree, size_class, edge_ptr, hint):
         prefetch(c)
 
 
-@njit(inline="always")
+@njit(inline=inline_when_parallel)
 def _plan_row(k, sources, seg_start, degree, size_class, edge_ptr, old_deg, old_ptr,
               new_class):
     """What a plan reads of segment ``k`` (its first entry, length, and its vertex's degree,
@@ -247,7 +247,7 @@ def _prefetch_lines(lo, hi, hint):
         a += 64
 
 
-@njit(inline="always")
+@njit(inline=inline_when_parallel)
 def _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst, pos, nv, hint):
     """Prefetch the lines of segment ``q``'s list that a fused pass rewrites (``hint`` as
     :func:`_prefetch_lines` takes it): from where its first entry lands or sits (a guess for

@@ -22,7 +22,7 @@ from numba.cpython.unsafe.numbers import leading_zeros
 from numba.extending import intrinsic
 import numpy as np
 
-from ...core.jit import dual_kernel, ix, njit
+from ...core.jit import dual_kernel, inline_when_parallel, ix, njit
 from ...core.pointers import int32_view, view
 from ...core.search import array_holding, lower_bound
 
@@ -203,7 +203,7 @@ def _lower_bound(lst, d, x, floor, nv):
     return lower_bound(lst, lo, hi, x)
 
 
-@njit(inline="always")
+@njit(inline=inline_when_parallel)
 def _search_segment(lst, d, dst, b, c, nv, pos):
     """Positions (as :func:`find_positions` writes them) of ``dst[b:b + c]`` (ascending) in
     ``lst[:d]``, into ``pos[b:b + c]``; returns how many are absent."""
@@ -226,7 +226,7 @@ _U8, _U16, _U32, _U64 = (np.empty(0, dtype=t) for t in (np.uint8, np.uint16, np.
                                                          np.uint64))
 
 
-@njit(inline="always")
+@njit(inline=inline_when_parallel)
 def _move_field(dst, src, n, size):
     """Move ``n`` items of ``size`` bytes (an edge field's itemsize) from address ``src`` to
     ``dst`` (the ranges may overlap). One item (an inserted or removed edge's value) is
@@ -279,7 +279,7 @@ def _field_address(ptr, f, bases, field_bases, sizes):
     return field_bases[a, f] + ((ptr - bases[a]) >> 2) * sizes[f]
 
 
-@njit(inline="always")
+@njit(inline=inline_when_parallel)
 def _merge_field(src_f, dst_f, d0, m, pos, b, c, size, values_f, index, by_index, out_f, res):
     """Merge a segment's absent entries into one edge field of its list: the ``d0`` old items
     at address ``src_f`` and the ``m`` entries of ``b:b + c`` whose ``pos`` is ``-1 - at``
@@ -307,7 +307,7 @@ def _merge_field(src_f, dst_f, d0, m, pos, b, c, size, values_f, index, by_index
         _move_field(dst_f, src_f, i, size)
 
 
-@njit(inline="always")
+@njit(inline=inline_when_parallel)
 def _remove_field(src_f, dst_f, d0, d1, pos, b, c, first, size, out_f, res, by_res):
     """Remove a segment's present entries from one edge field of its list: the ``d0`` old
     items at ``src_f`` lose those at the positions ``pos[b + j] >= 0`` (ascending; entry
