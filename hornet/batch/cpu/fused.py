@@ -43,10 +43,10 @@ from .workspace import Workspace, take
 # parallel compilation from LIST_KERNEL_MIN segments on, not PARALLEL_MIN: every segment waits
 # on cache misses, so two threads pay off early; and their serial twins run slower even on one
 # thread. In the serial twin Numba keeps the reference counting of the arrays passed to the
-# inlined helpers (NRT_incref / NRT_decref calls in the loop, seen in its disassembly): atomic
+# helpers (NRT_incref / NRT_decref calls in the loop, seen in its disassembly): atomic
 # operations that drain the store buffer every segment, which defeats the prefetching. The
-# parallel compilation's loop has none, so batches from about a thousand edges on run faster
-# through it, and small batches do not lose.
+# parallel compilation's loop, where the helpers are inlined, has none, so batches from about
+# a thousand edges on run faster through it, and small batches do not lose.
 LIST_KERNEL_MIN = 64
 MERGE_AHEAD = 16   # segments ahead whose lines merge_insert prefetches
 DEFER_SEARCH = True  # lists with room for their whole segment are searched by merge_insert
@@ -63,9 +63,9 @@ ROW_WRITE_AHEAD = 32   # remove_fused's distance (its rows are prefetched for wr
 # how a fused kernel prefetches a vertex row or a list's lines (see _prefetch_row)
 READ, WRITE, SECOND_LEVEL = 0, 1, 2
 
-# _prefetch_row, _plan_row and _prefetch_segment are called functions shared by the four
-# fused kernels (compiled once; LLVM inlines the two small ones), not inlined in Numba's IR
-# into each: see the note above lists._move_run.
+# _prefetch_row, _plan_row and _prefetch_segment, shared by the four fused kernels, are inlined
+# in Numba's IR into their parallel twins and called from their serial twins: see the note
+# above lists._move_run.
 
 
 @njit(inline=inline_when_parallel)

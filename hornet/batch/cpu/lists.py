@@ -246,12 +246,15 @@ def _move_field(dst, src, n, size):
         _move_run(dst, src, n, size)
 
 
-# _search_segment, _move_field, _move_run, _merge_field and _remove_field are called
-# functions, not inlined in Numba's IR: the fused kernels (plan and merge of an insert, plan
-# and removal of a delete) and the small-batch path use them at a dozen places, each
-# _move_field for four item sizes, and inlining every copy multiplied their compile time.
-# Compiled once, they are linked into each kernel, where LLVM still inlines the small ones
-# (_move_field: one item of an inserted or removed edge); the per-segment ones stay calls.
+# _search_segment, _move_field, _merge_field and _remove_field are inlined in Numba's IR into
+# the parallel twins of the fused kernels (plan and merge of an insert, plan and removal of a
+# delete) and called everywhere else (jit.inline_when_parallel). Called in a parallel loop,
+# they take their array arguments with reference counting per segment (atomic operations that
+# also stall the prefetches); inlined at the dozen places the fused kernels use them, each
+# _move_field for four item sizes, they are typed and optimized again at each place, which
+# multiplies the compile time. Large batches run the parallel twins; the serial twins, which
+# a short run compiles, link one compiled copy of each (LLVM still inlines the small ones).
+# _move_run is always a called function.
 @njit
 def _move_run(dst, src, n, size):
     """:func:`_move_field` for any ``n`` (>= 0)."""
