@@ -18,6 +18,9 @@
   parallel twin takes over (:data:`PROMOTE_WORK`) once the serial twin has processed that
   many items of calls at least the parallel threshold, or at once when its compiled code is
   in the cache already (a previous run compiled it). :data:`parallel_policy` changes this.
+- :func:`inline_when_parallel`: an inlining choice for per-row helpers (``njit(inline=...)``):
+  inlined into parallel twins, where large batches run, and called from serial ones, so
+  that a short run compiles each helper once.
 - :class:`OptionalPath`: an optional fast path (one that only speeds up what another path
   also does, such as the CPU small-batch path) is taken once its kernels are compiled or
   cached, or once a process has made enough calls to win its compile back
