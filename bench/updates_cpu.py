@@ -2,6 +2,12 @@
 
     python3 -m bench updates_cpu [--graphs email-Enron soc-Epinions1 kron20] [--max-batch 1000000]
     python3 -m bench updates_cpu --quick        # email-Enron, batches up to 10^4
+    python3 -m bench updates_cpu --tune         # hornet.tune_process() first
+
+By default the process runs as a plain ``import hornet`` leaves it (no process-wide tuning:
+batch temporaries come from the graph's workspace); ``--tune`` calls
+:func:`hornet.tune_process` first (OpenMP spin, glibc's heap thresholds); ``python3 -m bench
+process_tuning`` compares the settings.
 
 Rate = edges passed by the user per second (undirected graphs: each pair once), median of
 repeats; networkx (``add_edges_from`` / ``remove_edges_from``) and scipy (the batch merged into a
@@ -161,7 +167,13 @@ def main(argv: list[str] | None = None) -> None:
                     help="no networkx column for larger graphs")
     ap.add_argument("--quick", action="store_true",
                     help="email-Enron only, batches up to 10^4 (a smoke test)")
+    ap.add_argument("--tune", action="store_true",
+                    help="call hornet.tune_process() before the first batch")
     args = ap.parse_args(argv)
+    tuning = "none (plain import hornet)"
+    if args.tune:
+        applied = hornet.tune_process()
+        tuning = f"hornet.tune_process() applied {applied}"
     if args.quick:
         args.graphs, args.max_batch = ["email-Enron"], min(args.max_batch, 10**4)
     sizes = [b for b in (1, 10, 100, 1000, 10**4, 10**5, 10**6) if b <= args.max_batch]
@@ -181,6 +193,7 @@ hornet: Graph.insert_edges / delete_edges (duplicate checks on, sorted adjacency
 returned). networkx: add_edges_from / remove_edges_from. scipy rebuild: merge the batch into a
 CSR (A + B, or A - A.multiply(B) + eliminate_zeros). 'x nx' and 'x scipy' = hornet speedup.
 Graphs: {'; '.join(f'{l}: {e} edges, hornet build {b:.2f} s' for l, e, b in builds)}.
+Process-wide tuning: {tuning}.
 Other processes' share of the machine's CPU time while each graph ran (0% = undisturbed):
 {'; '.join(f'{l}: {100 * s:.0f}%' for (l, _, _), s in zip(builds, loads))}."""
     write_table(NAME, "Update throughput versus batch size (CPU backend)",

@@ -18,6 +18,9 @@
   parallel twin takes over (:data:`PROMOTE_WORK`) once the serial twin has processed that
   many items of calls at least the parallel threshold, or at once when its compiled code is
   in the cache already (a previous run compiled it). :data:`parallel_policy` changes this.
+- :func:`inline_when_parallel`: an inlining choice for per-row helpers (``njit(inline=...)``):
+  inlined into parallel twins, where large batches run, and called from serial ones, so
+  that a short run compiles each helper once.
 - :class:`OptionalPath`: an optional fast path (one that only speeds up what another path
   also does, such as the CPU small-batch path) is taken once its kernels are compiled or
   cached, or once a process has made enough calls to win its compile back
@@ -71,6 +74,10 @@ optional_path_policy = "tiered"
 #: Every dispatcher made by :func:`njit` (serial and parallel twins included), by
 #: ``(module, qualified name)`` of its Python function.
 kernels: dict = {}
+
+#: ``(module, qualified name)`` of the parallel compilations :func:`njit` made (the parallel
+#: twins of :class:`TieredKernel`): the callers :func:`inline_when_parallel` inlines into.
+parallel_kernels: set = set()
 
 #: None, or the claims of kernels between this process and a helper compiling beside it
 #: (:class:`hornet.core.precompile.Claims`): before compiling a kernel missing from the cache
@@ -207,9 +214,27 @@ def njit(py_func=None, **options):
             return TieredKernel(f, threshold=0, cache=cache, **options)
         dispatcher = _plain_argument_calls(numba.njit(**options)(f))
         kernels[(f.__module__, f.__qualname__)] = dispatcher
+        if options.get("parallel"):
+            parallel_kernels.add((f.__module__, f.__qualname__))
         return _with_cache(dispatcher) if cache else dispatcher
 
     return wrap if py_func is None else wrap(py_func)
+
+
+def inline_when_parallel(expr, caller_ir, callee_ir) -> bool:
+    """Numba inlining cost model, ``njit(inline=inline_when_parallel)``: the helper is inlined
+    (in Numba's IR) where a parallel compilation calls it, and stays a called function
+    elsewhere.
+
+    For per-row helpers of the list kernels. Inlined into a parallel loop, their array
+    arguments need no reference counting per call, which large batches gain from; each
+    inlined copy is typed and optimized again, though, which costs compile time. The serial
+    twins (small batches, and every batch of a short run, see :class:`TieredKernel`) call one
+    compiled copy instead, so that a cold start compiles each helper once. ``expr`` is the
+    call, ``caller_ir`` / ``callee_ir`` the two functions' Numba IR; nested helpers are
+    decided for the outermost caller they end up in."""
+    fid = caller_ir.func_id
+    return (fid.modname, fid.func_qualname) in parallel_kernels
 
 
 def _plain_argument_calls(dispatcher):

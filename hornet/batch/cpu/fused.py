@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ...core.jit import dual_kernel, ix, njit
+from ...core.jit import dual_kernel, inline_when_parallel, ix, njit
 from ...core.pointers import address_of, int32_view, prefetch, prefetch_l2, prefetch_write
 from .lists import (CHUNKS, _count_changed, _count_heads, _field_address, _fill_changed,
                     _fill_heads, LINEAR_SEARCH, _merge_field, _moves_down, _remove_field,
@@ -43,10 +43,10 @@ from .workspace import Workspace, take
 # parallel compilation from LIST_KERNEL_MIN segments on, not PARALLEL_MIN: every segment waits
 # on cache misses, so two threads pay off early; and their serial twins run slower even on one
 # thread. In the serial twin Numba keeps the reference counting of the arrays passed to the
-# inlined helpers (NRT_incref / NRT_decref calls in the loop, seen in its disassembly): atomic
+# helpers (NRT_incref / NRT_decref calls in the loop, seen in its disassembly): atomic
 # operations that drain the store buffer every segment, which defeats the prefetching. The
-# parallel compilation's loop has none, so batches from about a thousand edges on run faster
-# through it, and small batches do not lose.
+# parallel compilation's loop, where the helpers are inlined, has none, so batches from about
+# a thousand edges on run faster through it, and small batches do not lose.
 LIST_KERNEL_MIN = 64
 MERGE_AHEAD = 16   # segments ahead whose lines merge_insert prefetches
 DEFER_SEARCH = True  # lists with room for their whole segment are searched by merge_insert
@@ -63,12 +63,12 @@ ROW_WRITE_AHEAD = 32   # remove_fused's distance (its rows are prefetched for wr
 # how a fused kernel prefetches a vertex row or a list's lines (see _prefetch_row)
 READ, WRITE, SECOND_LEVEL = 0, 1, 2
 
-# _prefetch_row, _plan_row and _prefetch_segment are called functions shared by the four
-# fused kernels (compiled once; LLVM inlines the two small ones), not inlined in Numba's IR
-# into each: see the note above lists._move_run.
+# _prefetch_row, _plan_row and _prefetch_segment, shared by the four fused kernels, are inlined
+# in Numba's IR into their parallel twins and called from their serial twins: see the note
+# above lists._move_run.
 
 
-@njit(inline="always")
+@njit(inline=inline_when_parallel)
 def _prefetch_row(v, degree, size_class, edge_ptr, hint):
     """Prefetch vertex ``v``'s row of the vertex table: ``hint`` READ (into every cache
     level), WRITE (``prefetchw``) or SECOND_LEVEL (``prefetcht1``: no first-level fill buffer
@@ -91,7 +91,7 @@ def _prefetch_row(v, degree, size_class, edge_ptr, hint):
         prefetch(c)
 
 
-@njit(inline="always")
+@njit(inline=inline_when_parallel)
 def _plan_row(k, sources, seg_start, degree, size_class, edge_ptr, old_deg, old_ptr,
               new_class):
     """What a plan reads of segment ``k`` (its first entry, length, and its vertex's degree,
@@ -247,7 +247,7 @@ def _prefetch_lines(lo, hi, hint):
         a += 64
 
 
-@njit(inline="always")
+@njit(inline=inline_when_parallel)
 def _prefetch_segment(q, seg_start, old_deg, old_ptr, new_deg, new_class, dst, pos, nv, hint):
     """Prefetch the lines of segment ``q``'s list that a fused pass rewrites (``hint`` as
     :func:`_prefetch_lines` takes it): from where its first entry lands or sits (a guess for

@@ -22,7 +22,7 @@ from numba.cpython.unsafe.numbers import leading_zeros
 from numba.extending import intrinsic
 import numpy as np
 
-from ...core.jit import dual_kernel, ix, njit
+from ...core.jit import dual_kernel, inline_when_parallel, ix, njit
 from ...core.pointers import int32_view, view
 from ...core.search import array_holding, lower_bound
 
@@ -203,7 +203,7 @@ def _lower_bound(lst, d, x, floor, nv):
     return lower_bound(lst, lo, hi, x)
 
 
-@njit(inline="always")
+@njit(inline=inline_when_parallel)
 def _search_segment(lst, d, dst, b, c, nv, pos):
     """Positions (as :func:`find_positions` writes them) of ``dst[b:b + c]`` (ascending) in
     ``lst[:d]``, into ``pos[b:b + c]``; returns how many are absent."""
@@ -226,7 +226,7 @@ _U8, _U16, _U32, _U64 = (np.empty(0, dtype=t) for t in (np.uint8, np.uint16, np.
                                                          np.uint64))
 
 
-@njit(inline="always")
+@njit(inline=inline_when_parallel)
 def _move_field(dst, src, n, size):
     """Move ``n`` items of ``size`` bytes (an edge field's itemsize) from address ``src`` to
     ``dst`` (the ranges may overlap). One item (an inserted or removed edge's value) is
@@ -246,12 +246,15 @@ def _move_field(dst, src, n, size):
         _move_run(dst, src, n, size)
 
 
-# _search_segment, _move_field, _move_run, _merge_field and _remove_field are called
-# functions, not inlined in Numba's IR: the fused kernels (plan and merge of an insert, plan
-# and removal of a delete) and the small-batch path use them at a dozen places, each
-# _move_field for four item sizes, and inlining every copy multiplied their compile time.
-# Compiled once, they are linked into each kernel, where LLVM still inlines the small ones
-# (_move_field: one item of an inserted or removed edge); the per-segment ones stay calls.
+# _search_segment, _move_field, _merge_field and _remove_field are inlined in Numba's IR into
+# the parallel twins of the fused kernels (plan and merge of an insert, plan and removal of a
+# delete) and called everywhere else (jit.inline_when_parallel). Called in a parallel loop,
+# they take their array arguments with reference counting per segment (atomic operations that
+# also stall the prefetches); inlined at the dozen places the fused kernels use them, each
+# _move_field for four item sizes, they are typed and optimized again at each place, which
+# multiplies the compile time. Large batches run the parallel twins; the serial twins, which
+# a short run compiles, link one compiled copy of each (LLVM still inlines the small ones).
+# _move_run is always a called function.
 @njit
 def _move_run(dst, src, n, size):
     """:func:`_move_field` for any ``n`` (>= 0)."""
@@ -279,7 +282,7 @@ def _field_address(ptr, f, bases, field_bases, sizes):
     return field_bases[a, f] + ((ptr - bases[a]) >> 2) * sizes[f]
 
 
-@njit(inline="always")
+@njit(inline=inline_when_parallel)
 def _merge_field(src_f, dst_f, d0, m, pos, b, c, size, values_f, index, by_index, out_f, res):
     """Merge a segment's absent entries into one edge field of its list: the ``d0`` old items
     at address ``src_f`` and the ``m`` entries of ``b:b + c`` whose ``pos`` is ``-1 - at``
@@ -307,7 +310,7 @@ def _merge_field(src_f, dst_f, d0, m, pos, b, c, size, values_f, index, by_index
         _move_field(dst_f, src_f, i, size)
 
 
-@njit(inline="always")
+@njit(inline=inline_when_parallel)
 def _remove_field(src_f, dst_f, d0, d1, pos, b, c, first, size, out_f, res, by_res):
     """Remove a segment's present entries from one edge field of its list: the ``d0`` old
     items at ``src_f`` lose those at the positions ``pos[b + j] >= 0`` (ascending; entry
