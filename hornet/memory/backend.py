@@ -64,10 +64,9 @@ def _cpu_take_into_rings(rows, rings, ring_shift, state, state_words):
     (see :func:`hornet.memory.gpu_bit_tree.take_into_rings`) taken by one compiled call and
     written to their ring slots, the counters set."""
     counts = np.ascontiguousarray(rows[:, 1])
-    ptrs = bit_tree.take_forest_rows(np.ascontiguousarray(rows[:, 0]),
-                                     np.ascontiguousarray(rows[:, 5:]), counts,
-                                     np.ascontiguousarray(rows[:, 3]),
-                                     np.ascontiguousarray(rows[:, 4]), numba.get_num_threads())
+    ptrs = bit_tree.take_forest(np.ascontiguousarray(rows[:, 0]),
+                                np.ascontiguousarray(rows[:, 5:]), counts,
+                                np.ascontiguousarray(rows[:, 3]), np.ascontiguousarray(rows[:, 4]))
     ring = np.repeat(rows[:, 2] >> 32, counts)
     first = np.repeat(rows[:, 2] & 0xffffffff, counts)
     step = np.arange(ptrs.shape[0], dtype=np.int64) - np.repeat(np.cumsum(counts) - counts,

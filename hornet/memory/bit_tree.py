@@ -20,7 +20,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from ..core.jit import ix, njit
+from ..core.jit import PARALLEL_MIN, ix, njit
 from ..core.pointers import view
 from ..core.search import array_in_directory
 
@@ -357,3 +357,13 @@ def take_forest_rows(word_addrs, table, counts, bases, shifts, threads):
         if short[r] != 0:
             raise AssertionError("a bit tree ran out of the blocks planned from it")
     return out
+
+
+def take_forest(word_addrs, table, counts, bases, shifts) -> np.ndarray:
+    """:func:`take_forest_rows` over the requests (same arguments, less ``threads``), run by
+    its serial twin where one thread serves them (a single block array, or fewer than
+    ``PARALLEL_MIN`` blocks in all): waking Numba's worker threads costs more than such a
+    request, and a busy machine can keep a woken thread waiting for a core."""
+    if counts.shape[0] < 2 or int(counts.sum()) < PARALLEL_MIN:
+        return take_forest_rows.serial(word_addrs, table, counts, bases, shifts, 1)
+    return take_forest_rows(word_addrs, table, counts, bases, shifts, numba.get_num_threads())

@@ -28,7 +28,7 @@ import numpy as np
 from ..core.jit import ix, njit
 from .array_table import ArrayTable
 from .backend import memory_backend
-from .bit_tree import FOREST_LEVELS, take_forest_rows
+from .bit_tree import FOREST_LEVELS, take_forest
 from .block_array import BlockArray
 from .list_fit import ListFit
 
@@ -828,8 +828,8 @@ def _cpu_take(plans, num_fields: int) -> np.ndarray:
     # contiguous copies (a few rows): a column of several rows is strided, of one row not,
     # and each layout would be a kernel compilation of its own
     c = np.ascontiguousarray
-    return take_forest_rows(c(rows[:, w]), c(rows[:, w + 1:w + 2 + FOREST_LEVELS]), counts,
-                            c(rows[:, 0]), shifts, numba.get_num_threads())
+    return take_forest(c(rows[:, w]), c(rows[:, w + 1:w + 2 + FOREST_LEVELS]), counts,
+                       c(rows[:, 0]), shifts)
 
 
 PLACE_CHUNKS = 16
