@@ -918,6 +918,20 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
         w = None if w is None else w[keep]
     if not directed:
         s, d = np.minimum(s, d), np.maximum(s, d)
+    if window is None:
+        return _changes(g, s, d, idx, op, w, ev, window, weighted, feed), loops
+    # a full window expires about as many edges as a batch brings: the graph keeps the room
+    # that expiry gives back for the next batch (Graph.steady_churn)
+    with g.steady_churn():
+        return _changes(g, s, d, idx, op, w, ev, window, weighted, feed), loops
+
+
+def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,
+             weighted: bool, feed: Callable) -> BatchChanges:
+    """The graph calls of one batch (self-loops dropped: ``s``, ``d``, and ``idx`` their
+    event indices or None when the batch had no self-loop; ``op``, ``w`` aligned), the
+    window's expiry after them; returns the BatchChanges."""
+    n = len(ev)
     ch = BatchChanges()
     if op is None and not weighted and window is None:
         # plain insert-only stream: the graph drops repeats and existing edges itself
@@ -965,4 +979,4 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
         if es.size:
             ch.expired = g.delete_edges(es, ed)
             feed(ch.expired)
-    return ch, loops
+    return ch
