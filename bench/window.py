@@ -100,6 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     if a.quick:
         a.events, a.window = 1_000_000, 200_000
     rows = []
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "random.arrows")
         write_random_stream(path, a.events, a.vertices)
@@ -139,6 +140,7 @@ def main(argv: list[str] | None = None) -> None:
                              f"{compact:.3f} ({(windowed - compact) / plain:.2f})"])
     warm = ", after an untimed replay of a prefix (window + 5 batches) in each mode" \
         if a.warm_up else ""
+    load = f"{load_before:.1f} / {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     write_table(a.name or f"window_{a.device}", f"Sliding-window cost ({a.device.upper()})",
                 ["batch", "window (events)", "update seconds", "M events/s", "edges at end",
                  "expired", "window / no window",
@@ -150,7 +152,9 @@ replay's `update_seconds` (graph updates, refreshes, window queue and expiry), m
 most 1.5. Compaction: seconds of the windowed replay inside `compact_memory` (list refits, class
 compaction, re-pointing after each expiry delete; the memory policy's work), timed by
 wrapping it (GPU synchronised around it), and in brackets the ratio with them subtracted
-(an estimate, not a run without compaction).""", device=a.device)
+(an estimate, not a run without compaction). Windowed batches run inside `Graph.steady_churn`
+(memory given back in a wider band). Machine load (1-minute load average, start / end): {load}.""",
+                device=a.device)
 
 
 if __name__ == "__main__":
