@@ -104,8 +104,8 @@ few kilobytes. The memory this leaves is at most this share per class."""
 
 FREE_SHARE = 1 / 32
 """Free blocks the block arrays may hold in all, as a share of the slots holding lists: past
-it, at two compactions in a row (free room that the inserts between two delete batches did
-not fill again) and at most once in ``FREE_EVERY`` compactions, compaction also takes classes
+it (at two compactions in a row where ``FREE_PERSIST`` says so) and at most once in
+``FREE_EVERY`` compactions, compaction also takes classes
 that are not under ``compact_below`` (those with the most free slots first, none that holds
 cached blocks), so that a graph under churn stays about as tight as a fresh build instead of
 keeping up to ``1 - compact_below`` of every class free. The work stays proportional to the
@@ -116,6 +116,13 @@ FREE_EVERY = 1
 ping-pong of batches whose deletes leave holes that its inserts fill again pays for that
 compaction once in this many deletes, not at every one."""
 
+FREE_PERSIST = False
+"""True: free room past ``FREE_SHARE`` is given back only when it was past it at the
+previous compaction too (room that the inserts between two delete batches did not fill
+again). False: at the first compaction that finds it. Updates that delete about as much as
+they insert say so with :meth:`MemoryManager.steady_churn` (whose wider band keeps their
+room) instead of paying a delete's excess free room for a round more."""
+
 RELEASE_PER_ROW = 1 / 8
 """Free slots a compaction must give back per vertex-table row that the owner passes over to
 re-point the moved blocks (see :meth:`MemoryManager.compact`): below it the pass costs more
@@ -124,7 +131,7 @@ slot per vertex id (half a byte for int32 destinations, against the vertex table
 
 STEADY_FREE_SHARE = 1 / 4
 """``FREE_SHARE`` inside :meth:`MemoryManager.steady_churn`: free blocks past this share of
-the slots holding lists are given back (the persistence rule of ``FREE_SHARE`` applies too)."""
+the slots holding lists are given back (``FREE_PERSIST`` and ``FREE_EVERY`` apply too)."""
 
 STEADY_COMPACT_BELOW = 1 / 2
 """Inside :meth:`MemoryManager.steady_churn` a class is compacted for its own utilization
@@ -455,7 +462,8 @@ class MemoryManager:
         utilization the sparsest arrays are emptied (into free room in the arrays kept, then
         into arrays sized to fit) and freed, until the class is at least ``COMPACT_TO`` used.
         While the free slots of all classes exceed ``FREE_SHARE`` of the slots holding lists
-        (here and at the previous call, at most once in ``FREE_EVERY`` calls), the other
+        (here, and at the previous call where ``FREE_PERSIST`` says so; at most once in
+        ``FREE_EVERY`` calls), the other
         classes (the most free slots first, none holding cached blocks) give back the excess
         the same way. A class whose free slots are under ``COMPACT_MIN_SHARE`` of
         the slots holding lists is left alone.
@@ -477,7 +485,8 @@ class MemoryManager:
         # free slots past the graph's allowance (cached blocks count as used)
         over = sum((b - self._class_used[k]) << k for k, b in self._class_blocks.items()) - \
             (share * list_slots if list_slots > 0 else 0.0)
-        persisted, self._free_over = self._free_over, over > 0
+        persisted = self._free_over or not FREE_PERSIST
+        self._free_over = over > 0
         if self._free_wait > 0 or not persisted:       # past the allowance: wait
             self._free_wait = max(self._free_wait - 1, 0)
             over = min(over, 0)
