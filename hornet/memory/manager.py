@@ -123,11 +123,11 @@ again). False: at the first compaction that finds it. Updates that delete about 
 they insert say so with :meth:`MemoryManager.steady_churn` (whose wider band keeps their
 room) instead of paying a delete's excess free room for a round more."""
 
-RELEASE_PER_ROW = 1 / 8
+RELEASE_PER_ROW = 1 / 16
 """Free slots a compaction must give back per vertex-table row that the owner passes over to
 re-point the moved blocks (see :meth:`MemoryManager.compact`): below it the pass costs more
-than the room is worth. The room a graph may hold because of it is at most an eighth of a
-slot per vertex id (half a byte for int32 destinations, against the vertex table's 13)."""
+than the room is worth. The room a graph may hold because of it is at most a sixteenth of a
+slot per vertex id (a quarter byte for int32 destinations, against the vertex table's 13)."""
 
 STEADY_FREE_SHARE = 1 / 4
 """``FREE_SHARE`` inside :meth:`MemoryManager.steady_churn`: free blocks past this share of
