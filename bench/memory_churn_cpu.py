@@ -19,6 +19,7 @@ the built graph's) are verified after the last round.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -128,7 +129,9 @@ def main(argv: list[str] | None = None) -> None:
         paths = [p for p in paths if p.name.split(".")[0] in args.graphs]
     if not paths:
         raise SystemExit(f"no graphs in {DATA} (set HORNET_DATA)")
+    load_before = os.getloadavg()[0]
     rows = [churn_row(p, args.device, args.rounds) for p in paths]
+    load = f"{load_before:.1f} / {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     passed = sum(r[10] == "yes" for r in rows)
     write_table(
         f"memory_churn_{args.device}", f"Memory under churn ({args.device.upper()} backend)",
@@ -141,7 +144,7 @@ trees, vertex table) after every round, against the CSR's bytes (int64 indptr + 
 indices, both directions of undirected graphs). Built with `Graph.from_csr`, default settings.
 Criterion: largest <= 1.5x CSR and within 10% of the first round: met on {passed} of
 {len(rows)} graphs. `Graph.check()` passes and the edges equal the CSR's after the last
-round.""", device=args.device)
+round. Machine load (1-minute load average, start / end): {load}.""", device=args.device)
     if args.kronecker:
         write_table(f"memory_churn_kron_{args.device}",
                     f"Kronecker memory under churn ({args.device.upper()} backend)",

@@ -100,6 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     if a.quick:
         a.events, a.window = 1_000_000, 200_000
     rows = []
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "random.arrows")
         write_random_stream(path, a.events, a.vertices)
@@ -111,14 +112,17 @@ def main(argv: list[str] | None = None) -> None:
                     replay(path, batch_size=batch, window=window, directed=False,
                            algos="none", device=a.device, max_events=min(prefix, a.events))
             times = {None: [], a.window: []}
+            cpu = {None: [], a.window: []}
             compaction = []
             edges = {}
             for r in range(a.repeats):
                 order = (None, a.window) if r % 2 == 0 else (a.window, None)
                 for window in order:
+                    c0 = time.process_time()
                     with timed_compaction(a.device) as spent:
                         res = replay(path, batch_size=batch, window=window, directed=False,
                                      algos="none", device=a.device)
+                    cpu[window].append(time.process_time() - c0)
                     if window is not None:
                         compaction.append(spent[0])
                     s = res.summary
@@ -130,19 +134,25 @@ def main(argv: list[str] | None = None) -> None:
             plain = statistics.median(times[None])
             windowed = statistics.median(times[a.window])
             compact = statistics.median(compaction)
+            cpu_plain = statistics.median(cpu[None])
+            cpu_windowed = statistics.median(cpu[a.window])
             for window, sec in ((None, plain), (a.window, windowed)):
                 rows.append([f"{batch:,}", "none" if window is None else f"{window:,}",
                              f"{sec:.3f}", f"{a.events / sec / 1e6:.2f}",
                              f"{edges[window][0]:,}", f"{edges[window][1]:,}",
                              "" if window is None else f"{windowed / plain:.2f}",
                              "" if window is None else
-                             f"{compact:.3f} ({(windowed - compact) / plain:.2f})"])
+                             f"{compact:.3f} ({(windowed - compact) / plain:.2f})",
+                             f"{statistics.median(cpu[window]):.3f}",
+                             "" if window is None else f"{cpu_windowed / cpu_plain:.2f}"])
     warm = ", after an untimed replay of a prefix (window + 5 batches) in each mode" \
         if a.warm_up else ""
+    load = f"{load_before:.1f} / {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     write_table(a.name or f"window_{a.device}", f"Sliding-window cost ({a.device.upper()})",
                 ["batch", "window (events)", "update seconds", "M events/s", "edges at end",
                  "expired", "window / no window",
-                 "of which compaction s (ratio without it)"], rows,
+                 "of which compaction s (ratio without it)", "process CPU s",
+                 "window / no window (CPU)"], rows,
                 f"""{a.events:,} random insert events (uniform pairs over {a.vertices:,} ids, seed
 0) written to an Arrow IPC stream file, replayed undirected without analytics. Seconds: the
 replay's `update_seconds` (graph updates, refreshes, window queue and expiry), median of
@@ -150,7 +160,11 @@ replay's `update_seconds` (graph updates, refreshes, window queue and expiry), m
 most 1.5. Compaction: seconds of the windowed replay inside `compact_memory` (list refits, class
 compaction, re-pointing after each expiry delete; the memory policy's work), timed by
 wrapping it (GPU synchronised around it), and in brackets the ratio with them subtracted
-(an estimate, not a run without compaction).""", device=a.device)
+(an estimate, not a run without compaction). Process CPU s: the process's CPU time over the
+whole replay call (reading included; on a machine shared with other jobs less disturbed than
+the wall clock, with one Numba thread). Windowed batches run inside `Graph.steady_churn`
+(memory given back in a wider band). Machine load (1-minute load average, start / end): {load}.""",
+                device=a.device)
 
 
 if __name__ == "__main__":

@@ -933,6 +933,14 @@ class Graph:
             "stored_entries": self._entries,
         }
 
+    def steady_churn(self):
+        """Context manager for updates that delete about as much as they insert (a sliding
+        window's expiry after each batch): the room a delete gives back is taken again by
+        the inserts that follow, so inside the block memory is given back only past a wider
+        band (:meth:`hornet.memory.manager.MemoryManager.steady_churn`), not after every
+        delete. Results are the same; only when memory is given back differs."""
+        return self._mm.steady_churn()
+
     def release_spare_memory(self) -> None:
         """Free the spare (empty) block arrays kept for reuse."""
         self._mm.release_spares()

@@ -28,7 +28,9 @@ Semantics:
   same as without a window (:func:`streams.window_batch.insert_refresh`). Streams with an
   ``op`` column: each edge carries its most recent insert event index as the edge property
   ``last_seen`` of the hornet graph (set on insert, refreshed with ``update_edges`` when the
-  edge re-occurs), which the window looks up for the leaving events.
+  edge re-occurs), which the window looks up for the leaving events. A windowed batch's
+  graph calls run inside ``Graph.steady_churn``: expiry gives back room the next batch takes
+  again, so memory is given back in a wider band instead of after every expiry delete.
 * Undirected replays (``directed=False``): (u, v) and (v, u) are the same edge, and an event of
   either refreshes it.
 * The graph's id space covers every id seen so far (self-loop ids included).
@@ -918,6 +920,20 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
         w = None if w is None else w[keep]
     if not directed:
         s, d = np.minimum(s, d), np.maximum(s, d)
+    if window is None:
+        return _changes(g, s, d, idx, op, w, ev, window, weighted, feed), loops
+    # a full window expires about as many edges as a batch brings: the graph keeps the room
+    # that expiry gives back for the next batch (Graph.steady_churn)
+    with g.steady_churn():
+        return _changes(g, s, d, idx, op, w, ev, window, weighted, feed), loops
+
+
+def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,
+             weighted: bool, feed: Callable) -> BatchChanges:
+    """The graph calls of one batch (self-loops dropped: ``s``, ``d``, and ``idx`` their
+    event indices or None when the batch had no self-loop; ``op``, ``w`` aligned), the
+    window's expiry after them; returns the BatchChanges."""
+    n = len(ev)
     ch = BatchChanges()
     if op is None and not weighted and window is None:
         # plain insert-only stream: the graph drops repeats and existing edges itself
@@ -965,4 +981,4 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
         if es.size:
             ch.expired = g.delete_edges(es, ed)
             feed(ch.expired)
-    return ch, loops
+    return ch

@@ -339,7 +339,8 @@ def test_block_cache_refuses_pushes_past_twice_its_target_and_large_classes():
     assert cache.accepts(np.zeros(NUM_CLASSES, np.int64), freed) == 0
     freed[2] = 2 * cache.goal(2)
     assert cache.accepts(np.zeros(NUM_CLASSES, np.int64), freed) == 1 << 2
-    ptrs = mm.allocate(2, 400)                     # lists of class 2: a larger goal
+    from hornet.memory.block_cache import LIST_SHARE_SHIFT
+    ptrs = mm.allocate(2, 100 << LIST_SHARE_SHIFT)  # lists of class 2: a larger goal
     assert cache.goal(2) == 100 < cache.target[2]
     need = np.zeros(NUM_CLASSES, np.int64)
     need[2] = freed[2] = 3 * cache.goal(2) + 1    # as many taken as given back: no growth
@@ -361,9 +362,11 @@ def test_block_cache_goals_follow_the_net_drain_of_refills():
     assert DEMAND_BATCHES > 1
     mm = _manager(block_array_edges=1 << 16)
     # static goals of MIN_BLOCKS, and classes 0, 1 and 3 with lists enough that the cap of a
-    # goal (a quarter of the class's lists) leaves room for the raises
+    # goal (1 / 2**LIST_SHARE_SHIFT of the class's lists) leaves room for the raises
+    from hornet.memory.block_cache import LIST_SHARE_SHIFT
     cache = mm.cache = BlockCache(mm, max_blocks=MIN_BLOCKS)
-    for k, lists in ((0, 4 * 800), (1, 4 * 80), (3, 4 * cache.ceiling[3])):
+    share = 1 << LIST_SHARE_SHIFT
+    for k, lists in ((0, share * 800), (1, share * 80), (3, share * cache.ceiling[3])):
         mm.allocate(k, int(lists))
     zero = np.zeros(NUM_CLASSES, np.int64)
     need = zero.copy()
@@ -522,16 +525,19 @@ def test_manager_check_catches_a_stale_array_table():
         mm.check(ptrs, np.full(ptrs.size, 2))
 
 
-def test_block_cache_goals_are_at_most_a_quarter_of_the_lists():
+def test_block_cache_goals_are_at_most_a_share_of_the_lists():
     """A reserve is memory held for nothing: a ring's goal, raised by traffic or not, is at
-    most a quarter of the blocks holding lists in its class (its floor at least)."""
+    most 1 / 2**LIST_SHARE_SHIFT of the blocks holding lists in its class (its floor at
+    least)."""
+    from hornet.memory.block_cache import LIST_SHARE_SHIFT
+    share = 1 << LIST_SHARE_SHIFT
     mm = _manager(block_array_edges=1 << 16)
     cache = mm.block_cache()
-    mm.allocate(0, 80)
+    mm.allocate(0, 20 * share)
     assert cache.goal(0) == max(cache.floor(0), 20)
     cache.boost[0] = 500
     assert cache.goal(0) == max(cache.floor(0), 20)    # raised by traffic, capped by the lists
-    mm.allocate(0, 4 * 500 - 80)
+    mm.allocate(0, share * 500 - 20 * share)
     assert cache.goal(0) == 500
     assert cache.goal(5) == cache.floor(5)         # a class without lists
 
@@ -539,20 +545,17 @@ def test_block_cache_goals_are_at_most_a_quarter_of_the_lists():
 def test_block_cache_floor_is_proportional_to_the_graph():
     """A ring's floor (its goal without lists or traffic) is MIN_BLOCKS in a graph whose list
     slots are at least 2**FLOOR_SHARE_SHIFT times that many blocks' slots, and shrinks with
-    the graph below that (one block at least): the reserve of a small graph's large classes
-    stays a small share of its memory."""
+    the graph below that (to none): the reserve of a small graph's large classes stays a
+    small share of its memory."""
     from hornet.memory.block_cache import FLOOR_SHARE_SHIFT, MIN_BLOCKS
     mm = _manager(block_array_edges=1 << 16)
     cache = mm.block_cache()
     assert [cache.floor(k) for k in (0, 5, 12)] == [MIN_BLOCKS] * 3   # no lists yet
-    mm.allocate(0, 200 << FLOOR_SHARE_SHIFT)        # 12800 list slots
+    mm.allocate(0, 200 << FLOOR_SHARE_SHIFT)        # 200 x 2**FLOOR_SHARE_SHIFT list slots
     slots = mm.list_slots()
     assert slots == 200 << FLOOR_SHARE_SHIFT
+    assert cache.floor(0) == MIN_BLOCKS and cache.floor(4) == 12 and cache.floor(7) == 1
+    assert cache.floor(8) == 0
+    # the floor of a class's reserve holds at most 2**-FLOOR_SHARE_SHIFT of the list slots
     for k in range(12):
-        want = min(MIN_BLOCKS, max(1, (slots >> FLOOR_SHARE_SHIFT) >> k))
-        assert cache.floor(k) == want
-    assert cache.floor(0) == MIN_BLOCKS and cache.floor(4) == 12 and cache.floor(8) == 1
-    # the floor of a class's reserve holds at most 2**-FLOOR_SHARE_SHIFT of the list slots,
-    # or a single block
-    for k in range(12):
-        assert cache.floor(k) == 1 or (cache.floor(k) << k) <= slots >> FLOOR_SHARE_SHIFT
+        assert (cache.floor(k) << k) <= slots >> FLOOR_SHARE_SHIFT

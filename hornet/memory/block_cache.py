@@ -22,7 +22,7 @@ A ring's target is bytes-bounded (``budget_bytes`` of blocks per class, at most
 blocks are taken and given back batch by batch, as without a cache. A refill also sizes a
 ring by the traffic that emptied it: ``demand_batches`` times the blocks the class lost per
 batch, net of what the batches gave back, since its previous refill (within the bytes budget
-and half the ring). Either goal is at most a quarter of the blocks holding lists in the class
+and half the ring). Either goal is at most 1/8 of the blocks holding lists in the class
 (but a floor at least: ``MIN_BLOCKS``, or fewer in a graph whose list slots are fewer than
 ``2**FLOOR_SHARE_SHIFT`` times that many blocks' slots), so a small graph keeps a small reserve and refills from free
 room in its arrays: a reserve is memory the graph holds for nothing. A class that serves hundreds of blocks a batch more than it gets back
@@ -53,8 +53,8 @@ RING_SLOTS = 8192          # a power of two, at least twice the most blocks one 
 BUDGET_BYTES = 1 << 18     # per class: the bytes of blocks a ring aims to hold
 MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
 MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class's lists
-FLOOR_SHARE_SHIFT = 6      # ... but no more blocks than 1/64 of the graph's list slots fill
-LIST_SHARE_SHIFT = 2       # beyond that, a goal (raised or not) is at most 1/4 of the lists
+FLOOR_SHARE_SHIFT = 10     # ... but no more blocks than 1/1024 of the graph's list slots fill
+LIST_SHARE_SHIFT = 3       # beyond that, a goal (raised or not) is at most 1/8 of the lists
 DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
@@ -202,8 +202,10 @@ class BlockCache:
 
     def goal(self, size_class: int) -> int:
         """Blocks ring ``size_class`` aims to hold now: its target, or more where the traffic
-        of recent refills asked for more (see :meth:`reserve`), but at most a quarter of the
-        class's blocks holding lists (:meth:`floor` at least)."""
+        of recent refills asked for more (see :meth:`reserve`), but at most
+        ``1 / 2**LIST_SHARE_SHIFT`` of the class's blocks holding lists (:meth:`floor` at
+        least): the reserve, up to twice the goals once a batch gave blocks back, stays a
+        small share of the graph's memory."""
         return self._goal(size_class, self.boost[size_class])
 
     def goals(self, boost=None) -> np.ndarray:
@@ -215,13 +217,14 @@ class BlockCache:
 
     def floor(self, size_class: int) -> int:
         """Blocks a ring may aim to hold whatever its class's lists: ``MIN_BLOCKS``, but no
-        more than fill ``1 / 2**FLOOR_SHARE_SHIFT`` of the graph's list slots (one block at
-        least), so that a small graph's reserve stays a small share of its memory. A graph
+        more than fill ``1 / 2**FLOOR_SHARE_SHIFT`` of the graph's list slots (none where one
+        block would fill more), so that a small graph's reserve stays a small share of its
+        memory. A graph
         without lists (nothing to be proportional to: its first batches) has ``MIN_BLOCKS``."""
         slots = self.manager.list_slots()
         if slots == 0:
             return MIN_BLOCKS
-        return min(MIN_BLOCKS, max(1, (slots >> FLOOR_SHARE_SHIFT) >> size_class))
+        return min(MIN_BLOCKS, (slots >> FLOOR_SHARE_SHIFT) >> size_class)
 
     def _goal(self, size_class: int, boost: int) -> int:
         cap = max(self.floor(size_class),

@@ -25,10 +25,17 @@ edges) the scan then stays rare instead of running after every batch.
 """
 from __future__ import annotations
 
-__all__ = ["ListFit", "LOOSE_SHARE"]
+__all__ = ["ListFit", "LOOSE_SHARE", "STEADY_LOOSE_SHARE"]
 
 LOOSE_SHARE = 1 / 32
 """Lists are refitted once the slots they hold exceed fitting blocks by this share."""
+
+STEADY_LOOSE_SHARE = 1 / 2
+"""``LOOSE_SHARE`` inside :meth:`hornet.memory.manager.MemoryManager.steady_churn`: updates
+that insert about as much as they delete move lists up and down a power of two over and
+over; past this wider band every loose list is refitted at once (a scan that measures the
+reference again), so that the band then holds for many batches instead of the batch's own
+lists being refitted after every delete."""
 
 
 class ListFit:
@@ -52,7 +59,8 @@ class ListFit:
             return False
         if self.slots_per_entry is None:
             return True                    # no reference yet: the first check scans
-        return used > (1.0 + LOOSE_SHARE) * self.slots_per_entry * entries
+        share = STEADY_LOOSE_SHARE if manager.steady else LOOSE_SHARE
+        return used > (1.0 + share) * self.slots_per_entry * entries
 
     def refit(self, manager, degree, size_class, edge_ptr, n: int, entries: int,
               candidates=None) -> int:
@@ -67,8 +75,12 @@ class ListFit:
         ``candidates`` (distinct vertex ids in ``[0, n)``, int32 or int64, on the manager's
         device): only these lists are looked at (the work is proportional to them, not to
         ``n``), and the reference stays as it is: lists elsewhere may still be loose.
+        Ignored inside ``manager.steady_churn()``: there every list is looked at (see
+        ``STEADY_LOOSE_SHARE``).
         """
         xp = manager.xp
+        if manager.steady:
+            candidates = None
         if candidates is None:
             rows = None
             deg = degree[:n]

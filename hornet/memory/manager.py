@@ -15,9 +15,17 @@ that steady churn, whose free room the next inserts take again, does not compact
 batch for a few blocks. ``block_array_edges``
 is a runtime setting; a block larger than a block array
 gets a dedicated array.
+
+Inside :meth:`MemoryManager.steady_churn` (an owner whose updates delete about as much as
+they insert, such as a replay's sliding window) the give-back works in a wider band
+(``STEADY_FREE_SHARE``, ``STEADY_COMPACT_BELOW``, and the list refit's
+``hornet.memory.list_fit.STEADY_LOOSE_SHARE``): the room a delete gives back is what the
+next inserts take again, so giving it back batch after batch would only move blocks to and
+fro; the memory held stays bounded by the band.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from functools import cached_property
 from operator import attrgetter
@@ -96,8 +104,8 @@ few kilobytes. The memory this leaves is at most this share per class."""
 
 FREE_SHARE = 1 / 32
 """Free blocks the block arrays may hold in all, as a share of the slots holding lists: past
-it, at two compactions in a row (free room that the inserts between two delete batches did
-not fill again) and at most once in ``FREE_EVERY`` compactions, compaction also takes classes
+it (at two compactions in a row where ``FREE_PERSIST`` says so) and at most once in
+``FREE_EVERY`` compactions, compaction also takes classes
 that are not under ``compact_below`` (those with the most free slots first, none that holds
 cached blocks), so that a graph under churn stays about as tight as a fresh build instead of
 keeping up to ``1 - compact_below`` of every class free. The work stays proportional to the
@@ -108,11 +116,26 @@ FREE_EVERY = 1
 ping-pong of batches whose deletes leave holes that its inserts fill again pays for that
 compaction once in this many deletes, not at every one."""
 
-RELEASE_PER_ROW = 1 / 8
+FREE_PERSIST = False
+"""True: free room past ``FREE_SHARE`` is given back only when it was past it at the
+previous compaction too (room that the inserts between two delete batches did not fill
+again). False: at the first compaction that finds it. Updates that delete about as much as
+they insert say so with :meth:`MemoryManager.steady_churn` (whose wider band keeps their
+room) instead of paying a delete's excess free room for a round more."""
+
+RELEASE_PER_ROW = 1 / 16
 """Free slots a compaction must give back per vertex-table row that the owner passes over to
 re-point the moved blocks (see :meth:`MemoryManager.compact`): below it the pass costs more
-than the room is worth. The room a graph may hold because of it is at most an eighth of a
-slot per vertex id (half a byte for int32 destinations, against the vertex table's 13)."""
+than the room is worth. The room a graph may hold because of it is at most a sixteenth of a
+slot per vertex id (a quarter byte for int32 destinations, against the vertex table's 13)."""
+
+STEADY_FREE_SHARE = 1 / 4
+"""``FREE_SHARE`` inside :meth:`MemoryManager.steady_churn`: free blocks past this share of
+the slots holding lists are given back (``FREE_PERSIST`` and ``FREE_EVERY`` apply too)."""
+
+STEADY_COMPACT_BELOW = 1 / 2
+"""Inside :meth:`MemoryManager.steady_churn` a class is compacted for its own utilization
+only under the smaller of this and ``compact_below``."""
 
 COMPACT_TO = 1 / (1 + GROWTH)
 """Compaction evacuates a class's sparsest arrays until it is at least this used: the gap
@@ -172,6 +195,7 @@ class MemoryManager:
         # (GPU, release(wait=False)); every method that reads the counts settles it first
         self._pending_release = None
         self._list_slots = None            # list_slots(), until the counts change
+        self.steady = 0                    # depth of steady_churn() blocks around the caller
 
     # ------------------------------------------------------------------ size classes
     def size_class_for(self, degree):
@@ -449,6 +473,20 @@ class MemoryManager:
             self._drop_empty(k, keep_spare=False)
 
     # ------------------------------------------------------------------ compaction
+    @contextlib.contextmanager
+    def steady_churn(self):
+        """Context manager: the updates inside delete about as much as they insert (the room
+        a delete gives back is taken again by the inserts that follow), so give-back works
+        in a wider band: free room past ``STEADY_FREE_SHARE`` of the list slots, classes
+        under ``STEADY_COMPACT_BELOW`` utilization, lists past
+        ``hornet.memory.list_fit.STEADY_LOOSE_SHARE`` (then refitted all at once). Blocks
+        may nest; the band applies while any is open."""
+        self.steady += 1
+        try:
+            yield self
+        finally:
+            self.steady -= 1
+
     def compact_touched(self, rows: int = 0):
         """:meth:`compact` restricted to the classes that gave back blocks or got new arrays
         since the last call: only their utilization can have dropped under
@@ -466,7 +504,8 @@ class MemoryManager:
         utilization the sparsest arrays are emptied (into free room in the arrays kept, then
         into arrays sized to fit) and freed, until the class is at least ``COMPACT_TO`` used.
         While the free slots of all classes exceed ``FREE_SHARE`` of the slots holding lists
-        (here and at the previous call, at most once in ``FREE_EVERY`` calls), the other
+        (here, and at the previous call where ``FREE_PERSIST`` says so; at most once in
+        ``FREE_EVERY`` calls), the other
         classes (the most free slots first, none holding cached blocks) give back the excess
         the same way. A class whose free slots are under ``COMPACT_MIN_SHARE`` of
         the slots holding lists is left alone.
@@ -483,10 +522,14 @@ class MemoryManager:
         self.last_evacuated = []                   # (start, end, log2 block bytes) of the
                                                    # arrays emptied (their dst columns)
         list_slots = self.list_slots()
+        share = STEADY_FREE_SHARE if self.steady else FREE_SHARE
+        below = min(self.compact_below, STEADY_COMPACT_BELOW) if self.steady \
+            else self.compact_below
         # free slots past the graph's allowance (cached blocks count as used)
         over = sum((b - self._class_used[k]) << k for k, b in self._class_blocks.items()) - \
-            (FREE_SHARE * list_slots if list_slots > 0 else 0.0)
-        persisted, self._free_over = self._free_over, over > 0
+            (share * list_slots if list_slots > 0 else 0.0)
+        persisted = self._free_over or not FREE_PERSIST
+        self._free_over = over > 0
         if self._free_wait > 0 or not persisted:       # past the allowance: wait
             self._free_wait = max(self._free_wait - 1, 0)
             over = min(over, 0)
@@ -510,7 +553,7 @@ class MemoryManager:
             # and must not make a small class look under-used, or batches would compact and
             # refill it over and over
             free_slots = (self._class_blocks[k] - self._class_used[k]) << k
-            under = self._class_used[k] < self.compact_below * self._class_blocks[k]
+            under = self._class_used[k] < below * self._class_blocks[k]
             if not under and (over <= 0 or cached):
                 continue
             if free_slots < COMPACT_MIN_SHARE * list_slots:
