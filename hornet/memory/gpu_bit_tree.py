@@ -255,12 +255,17 @@ class PendingRelease:
         self._event.synchronize()
         return self._host[:self._n].view(np.int64).copy()
 
-    def __del__(self):
-        # the pinned buffer goes back to CuPy's pool with this object: never under a copy
-        try:
-            self._event.synchronize()
-        except Exception:           # pragma: no cover - interpreter shutdown
-            pass
+
+# pinned buffers of queued count copies, with their events: a buffer goes back to CuPy's pinned
+# pool (which does not follow streams) only once its copy has landed, checked at the next
+# release rather than in a finalizer (a finalizer that waits on an event can run inside the
+# garbage collector, in the middle of another CUDA call)
+_in_flight: list = []
+
+
+def _keep_until_copied(host, event) -> None:
+    _in_flight[:] = [(h, e) for h, e in _in_flight if not e.done]
+    _in_flight.append((host, event))
 
 
 def release_pointers_async(forest_arrays, bases, shifts, pointers) -> PendingRelease:
@@ -283,6 +288,7 @@ def release_pointers_async(forest_arrays, bases, shifts, pointers) -> PendingRel
                                       cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
     event = cupy.cuda.Event(block=False, disable_timing=True)
     event.record(stream)
+    _keep_until_copied(host, event)
     # ``counts`` is freed to CuPy's pool here: its memory is reused only by work queued after
     # the copy on this stream (CuPy's pool is stream-ordered for one stream)
     return PendingRelease(host, event, narrays)
