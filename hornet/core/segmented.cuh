@@ -107,6 +107,20 @@ __device__ __forceinline__ void segmented_loop(const i64* __restrict__ off, i64 
 }
 
 
+// pool slot of this thread's entry of class k: the entries of one class take consecutive slots
+// from next_slot[k] (in any order), one atomicAdd per class present in the warp. Called by
+// every active thread of a grid-stride loop.
+__device__ __forceinline__ unsigned long long class_slot(unsigned long long* next_slot, i64 k) {
+    const unsigned active = __activemask();
+    const unsigned same = __match_any_sync(active, k);
+    const int lane = threadIdx.x & 31;
+    const int leader = __ffs(same) - 1;
+    unsigned long long base = 0;
+    if (lane == leader) base = atomicAdd(next_slot + k, (unsigned long long)__popc(same));
+    base = __shfl_sync(same, base, leader);
+    return base + __popc(same & ((1u << lane) - 1u));
+}
+
 // Exclusive scan over the block (every thread passes one value; blockDim.x a multiple of 32,
 // at most 1024); *total (shared) gets the sum. Every thread of the block must call it.
 __device__ __forceinline__ int block_exclusive_scan(int x, int* warp_sums, int* total) {

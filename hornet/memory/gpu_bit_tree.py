@@ -231,13 +231,19 @@ def release_pointers(forest_arrays, bases, shifts, pointers):
     base addresses are ``bases`` (int64 device, (A,)) and log2 block bytes ``shifts``; the
     arrays' trees are ``forest_arrays`` (see :func:`forest`). One kernel; returns the host
     int64 count of blocks given back per array (the only transfer)."""
+    return _launch_release(forest_arrays, bases, shifts, pointers).get().astype(np.int64)
+
+
+def _launch_release(forest_arrays, bases, shifts, pointers):
+    """The ``release_forest`` kernel of :func:`release_pointers` queued; returns its uint64
+    device counts per array."""
     addrs, table = forest_arrays
     narrays = int(bases.shape[0])
     counts = cupy.zeros(narrays, dtype=cupy.uint64)
     n = int(pointers.shape[0])
     launch(_fn("release_forest"), n, (cupy.ascontiguousarray(pointers), i64(n), bases, shifts,
                                       i64(narrays), addrs, table, counts))
-    return counts.get().astype(np.int64)
+    return counts
 
 
 class PendingRelease:
@@ -275,12 +281,8 @@ def release_pointers_async(forest_arrays, bases, shifts, pointers) -> PendingRel
     gives blocks back does not wait for its own kernels; the next host read of the device
     finds the counts there)."""
     import cupyx
-    addrs, table = forest_arrays
-    narrays = int(bases.shape[0])
-    counts = cupy.zeros(narrays, dtype=cupy.uint64)
-    n = int(pointers.shape[0])
-    launch(_fn("release_forest"), n, (cupy.ascontiguousarray(pointers), i64(n), bases, shifts,
-                                      i64(narrays), addrs, table, counts))
+    counts = _launch_release(forest_arrays, bases, shifts, pointers)
+    narrays = int(counts.shape[0])
     host = cupyx.empty_pinned(narrays, dtype=np.uint64)
     stream = cupy.cuda.get_current_stream()
     if narrays:

@@ -337,14 +337,7 @@ extern "C" __global__ void place_by_class(const i64* __restrict__ classes, i64 n
                                           const i64* __restrict__ pool, i64* __restrict__ out) {
     GRID_STRIDE(i, n) {
         const i64 k = classes[i];
-        const unsigned active = __activemask();
-        const unsigned same = __match_any_sync(active, k);
-        const int lane = threadIdx.x & 31;
-        const int leader = __ffs(same) - 1;
-        unsigned long long base = 0;
-        if (lane == leader) base = atomicAdd(next_slot + k, (unsigned long long)__popc(same));
-        base = __shfl_sync(same, base, leader);
-        out[i] = pool[base + __popc(same & ((1u << lane) - 1u))];
+        out[i] = pool[class_slot(next_slot, k)];
     }
 }
 

@@ -242,14 +242,7 @@ extern "C" __global__ void batch_place(const i64* __restrict__ moved,
                                        const i64* __restrict__ pool, i64* __restrict__ seg_ptr) {
     GRID_STRIDE(i, moves) {
         const i64 k = move_class[i];
-        const unsigned active = __activemask();
-        const unsigned same = __match_any_sync(active, k);
-        const int lane = threadIdx.x & 31;
-        const int leader = __ffs(same) - 1;
-        unsigned long long base = 0;
-        if (lane == leader) base = atomicAdd(next_slot + k, (unsigned long long)__popc(same));
-        base = __shfl_sync(same, base, leader);
-        seg_ptr[moved[i]] = pool[base + __popc(same & ((1u << lane) - 1u))];
+        seg_ptr[moved[i]] = pool[class_slot(next_slot, k)];
     }
 }
 
