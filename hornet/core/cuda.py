@@ -226,10 +226,24 @@ class _Staging:
         self.done = [None] * count
         self.turn = 0
 
+    def _allocate_all(self) -> None:
+        """Every buffer not made yet, ``STAGING_BYTES`` each, from one pinned allocation: a
+        pinned allocation costs about as much as a small kernel, so a process pays it once,
+        at its first upload, not at the first upload of every turn (one of which would
+        otherwise fall on a later call, such as an algorithm's first call on a new state)."""
+        import cupyx
+        missing = [i for i, b in enumerate(self.buffers) if b is None]
+        block = cupyx.empty_pinned(len(missing) * STAGING_BYTES, dtype=np.uint8)
+        for k, i in enumerate(missing):
+            self.buffers[i] = block[k * STAGING_BYTES:(k + 1) * STAGING_BYTES]
+            self.done[i] = cupy.cuda.Event(block=False, disable_timing=True)
+
     def copy(self, host: np.ndarray):
         nbytes = host.nbytes
         i = self.turn
         self.turn = (i + 1) % len(self.buffers)
+        if self.buffers[i] is None and nbytes <= STAGING_BYTES:
+            self._allocate_all()
         buffer, done = self.buffers[i], self.done[i]
         if buffer is None or buffer.nbytes < nbytes:
             import cupyx
