@@ -62,7 +62,7 @@ def _spmv_gpu():
 
 def weight_cases(g, indptr, indices, n):
     """[(label, weight name or None, cupyx matrix, x for hornet and cuSPARSE, float64 matrix
-    of the same values for the reference)] of one graph."""
+    of the same values for the reference, hornet's y dtype)] of one graph."""
     import cupy
     import cupyx.scipy.sparse as cpx
     nnz = int(indices.shape[0])
@@ -74,9 +74,10 @@ def weight_cases(g, indptr, indices, n):
     a64 = cpx.csr_matrix((data, indices, indptr), shape=(n, n))
     a32 = cpx.csr_matrix((data32, indices, indptr), shape=(n, n))
     ref32 = cpx.csr_matrix((data32.astype(cupy.float64), indices, indptr), shape=(n, n))
-    return [("none (cuSPARSE: values 1.0), float64 x", None, ones, x64, ones),
-            ("float64, float64 x", "weight", a64, x64, a64),
-            ("float32, float32 x", "w32", a32, x32, ref32)]
+    return [("none (cuSPARSE: values 1.0), float64 x", None, ones, x64, ones, cupy.float64),
+            ("float64, float64 x", "weight", a64, x64, a64, cupy.float64),
+            ("float32, float32 x, float32 y", "w32", a32, x32, ref32, cupy.float32),
+            ("float32, float32 x, hornet y float64", "w32", a32, x32, ref32, cupy.float64)]
 
 
 def variants(mod, defaults: dict, sweep: bool) -> list:
@@ -119,15 +120,15 @@ def graph_rows(label, g, args, rows) -> None:
     indptr, indices = g.to_csr()[:2]
     n, nnz = g.num_vertices, int(indices.shape[0])
     defaults = {k: getattr(mod, k) for k in SETTINGS}
-    for wlabel, weight, A, x, ref in weight_cases(g, indptr, indices, n):
+    for wlabel, weight, A, x, ref, ydt in weight_cases(g, indptr, indices, n):
         want = ref @ x.astype(cupy.float64)          # float64 sums of the same values
         bound = float(cupy.max(abs(ref) @ cupy.abs(x.astype(cupy.float64))))
         for vlabel, settings in variants(mod, defaults, args.sweep):
             for k, v in {**defaults, **settings}.items():
                 setattr(mod, k, v)
             try:
-                got = algos.spmv(g, x, weight=weight)
-                (th, ts), _ = cuda_times([lambda: algos.spmv(g, x, weight=weight),
+                got = algos.spmv(g, x, weight=weight, dtype=ydt).astype(cupy.float64)
+                (th, ts), _ = cuda_times([lambda: algos.spmv(g, x, weight=weight, dtype=ydt),
                                           lambda: A @ x], args.repeats)
             except Exception as err:          # a variant that fails is reported, not fatal
                 rows.append([label, wlabel, vlabel, "", "", "", "",
@@ -156,14 +157,17 @@ def state_calls(label, g, rows, calls: int = 5) -> None:
     x = cupy.random.RandomState(3).standard_normal(g.num_vertices)
     x32 = x.astype(cupy.float32)
     one, tail = absent_edge(g)
-    for wlabel, weight, xs in (("none", None, x), ("float64, float64 x", "weight", x),
-                               ("float32, float32 x", "w32", x32)):
+    for wlabel, weight, xs, ydt in (("none", None, x, cupy.float64),
+                                    ("float64, float64 x", "weight", x, cupy.float64),
+                                    ("float32, float32 x, float32 y", "w32", x32,
+                                     cupy.float32)):
         layout = g.storage_blocks()         # (the same object while no block array comes or goes)
         g.insert_edges(one, tail, weight=cupy.ones(1), w32=cupy.ones(1, dtype=cupy.float32))
         g.delete_edges(one, tail)
         arrays = "block arrays changed" if g.storage_blocks() is not layout \
             else "same block arrays"
-        ts = [event_ms(lambda: algos.spmv(g, xs, weight=weight)) for _ in range(calls)]
+        ts = [event_ms(lambda: algos.spmv(g, xs, weight=weight, dtype=ydt))
+              for _ in range(calls)]
         med = float(np.median(ts))
         rows.append([label, wlabel, f"calls 1..{calls} on one graph state", f"{med:.3f}", "",
                      "", "", "ms per call: " + " / ".join(f"{t:.3f}" for t in ts)
@@ -234,11 +238,12 @@ warm-up call each (the warp kernel visits the rows of the graphs of at least
 {mod.SPMV_ORDER_MIN_ENTRIES:,} entries in storage order from the second call on a graph
 state), then the median of {args.repeats} calls in interleaved rounds (hornet and cuSPARSE
 take turns). hornet = `hornet.algos.spmv(g, x,
-weight)` on `hornet.Graph(device="gpu")` (lists in power-of-two blocks), y float64 whatever
-the dtypes; cuSPARSE = cupyx.scipy.sparse `A @ x` on the graph's own CSR, with values 1.0,
-the float64 weights and a float64 x, or the float32 weights and a float32 x (y float32).
-Both get the same x: float32 in the float32 rows (hornet reads it as float32 and sums in
-float64). Variant: "library" = `hornet.algos.spmv` as shipped; "warp kernel" = the row-range
+weight, dtype=...)` on `hornet.Graph(device="gpu")` (lists in power-of-two blocks), y
+float64, or float32 in the "float32 y" rows (each row summed in float64, rounded once);
+cuSPARSE = cupyx.scipy.sparse `A @ x` on the graph's own CSR, with values 1.0, the float64
+weights and a float64 x, or the float32 weights and a float32 x (y float32 in every float32
+row: "hornet y float64" compares hornet's float64 y with cuSPARSE's float32 one). Both get
+the same x: float32 in the float32 rows (hornet reads it as float32). Variant: "library" = `hornet.algos.spmv` as shipped; "warp kernel" = the row-range
 warp kernel (U, B = {mod.SPMV_WARP}) on every call; "blocks" = the block-walk kernel (a
 hornet.Graph's block arrays walked in storage order, from the first call on a graph state)
 with U groups of 32 slots whose loads a warp issues together, compiled for B blocks per SM,

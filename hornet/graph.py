@@ -77,23 +77,33 @@ def _device_array(xp, a, name):
     return xp.asarray(a)
 
 
-class _out_of_memory_as_device_error:
-    """Context: out-of-memory while a batch is prepared (nothing changed yet) ->
-    DeviceMemoryError. A class rather than a ``@contextmanager`` generator: it wraps every
-    batch, and entering a generator-based context costs a few microseconds a call."""
+class _batch_scope:
+    """Context around one batch of ``graph``: out-of-memory while the batch is prepared
+    (nothing changed yet) -> DeviceMemoryError; after a batch that went through, the memory
+    manager's tables that readers between batches use are brought up to date
+    (``MemoryManager.refresh``: the next batch would rebuild them anyway, an algorithm's
+    first call on the new state finds them ready). A class rather than a
+    ``@contextmanager`` generator: it wraps every batch, and entering a generator-based
+    context costs a few microseconds a call."""
 
-    __slots__ = ("entries",)
+    __slots__ = ("graph", "entries")
 
-    def __init__(self, entries: int):
+    def __init__(self, graph, entries: int):
+        self.graph = graph
         self.entries = entries
 
     def __enter__(self):
         return self
 
     def __exit__(self, kind, exc, traceback) -> bool:
-        if kind is None or not issubclass(kind, MemoryError) or \
-                issubclass(kind, DeviceMemoryError):
-            return False                    # nothing raised, or passed on as it is
+        if kind is None:
+            graph = self.graph
+            if graph._mm.refresh():
+                for listener in graph._storage_listeners:
+                    listener()
+            return False
+        if not issubclass(kind, MemoryError) or issubclass(kind, DeviceMemoryError):
+            return False                    # passed on as it is
         entries = self.entries
         found = re.search(r"allocating ([0-9,]+) bytes", str(exc))
         need = int(found.group(1).replace(",", "")) if found else 48 * max(entries, 1)
@@ -197,6 +207,7 @@ class Graph:
         self._views = {}            # adjacency views, valid until the next change
         self._present_share = 1.0   # of the last fused insert's entries (1: no history)
         self._small = None          # small-batch workspace, made on first use
+        self._storage_listeners = []    # see on_storage_change
         if vertex_map is not None:      # the id space is the map's ids, each one named
             if int(num_vertices) > len(vertex_map):
                 raise ValueError(f"num_vertices {num_vertices} exceeds the vertex map's "
@@ -261,7 +272,7 @@ class Graph:
         if directed and indices.size and rows_sorted_unique(xp, indptr, indices) and \
                 int(indices.min()) >= 0 and int(indices.max()) < n:
             values = property_values(edge_props, g._edge_schema, indices.shape[0], xp)
-            with _out_of_memory_as_device_error(int(indices.shape[0])):
+            with _batch_scope(g, int(indices.shape[0])):
                 g._bulk_load(counts, indptr, indices.astype(xp.int32, copy=False), values)
             return g
         src = expand(xp, counts, indptr)
@@ -460,7 +471,7 @@ class Graph:
         self._n = n
 
     def _insert_edges(self, src, dst, edge_props) -> EdgeChange:
-        with _out_of_memory_as_device_error(_batch_length(src)):
+        with _batch_scope(self, _batch_length(src)):
             pairs = small_pairs(self, src, dst) if self._small_batches else None
             if pairs is not None:
                 change = small_update(self, MODE_INSERT, *pairs, edge_props)
@@ -489,7 +500,7 @@ class Graph:
         return self._delete_edges(src, dst, {})
 
     def _delete_edges(self, src, dst, extra) -> EdgeChange:
-        with _out_of_memory_as_device_error(_batch_length(src)):
+        with _batch_scope(self, _batch_length(src)):
             pairs = small_pairs(self, src, dst) if self._small_batches else None
             if pairs is not None:
                 change = small_update(self, MODE_DELETE, *pairs, {})
@@ -723,6 +734,15 @@ class Graph:
         rank = first[array_of] + ((heads - lookup.dev_bases[array_of])
                                   >> lookup.dev_block_shift[array_of])
         return xp.where(self._degree[:self._n] > 0, rank, -1), total
+
+    def on_storage_change(self, listener) -> None:
+        """Call ``listener()`` after every insert or delete batch that created or freed
+        block arrays, once the batch is complete (``storage_blocks`` is then already
+        rebuilt for the columns read before): what an algorithm derives from the block
+        arrays (such as SpMV's block-walk tables) is kept current by the updates instead of
+        being rebuilt at its first call on the new state. ``listener`` must not raise (the
+        batch is committed when it runs) and should hold the graph weakly."""
+        self._storage_listeners.append(listener)
 
     def storage_blocks(self, name: str | None = None) -> dict:
         """The block arrays in :meth:`storage_ranks` order (``column``: of the destinations, or

@@ -187,6 +187,32 @@ def test_out_of_memory_leaves_the_graph_unchanged(monkeypatch):
     assert all(np.array_equal(a, b) for a, b in zip(before, g.edges()))
 
 
+def test_storage_change_listeners(device):
+    """``on_storage_change`` listeners run after each batch that created or freed block
+    arrays (the storage layout then already rebuilt), not after other batches nor after a
+    refused one."""
+    g = hornet.Graph(directed=False, device=device, num_vertices=2000)
+    seen = []
+    g.on_storage_change(lambda: seen.append(g.storage_blocks()))
+    layout = g.storage_blocks()
+    g.insert_edges(np.zeros(600, np.int64), np.arange(1, 601))       # a new size class
+    assert len(seen) == 1 and seen[0] is g.storage_blocks() and seen[0] is not layout
+    assert int(seen[0]["num_blocks"].sum()) > int(layout["num_blocks"].sum())
+    g.insert_edges([5], [6])                             # room in the existing blocks
+    g.delete_edges([5], [6])
+    kept = len(seen)
+    with pytest.raises(BatchError):
+        g.insert_edges([1, 2], [-1, 3])
+    assert len(seen) == kept
+    before = g.storage_blocks()
+    g.delete_edges(np.zeros(600, np.int64), np.arange(1, 601))     # the hub's list goes
+    after = g.storage_blocks()
+    if after is before:                  # (the device's policy kept every array)
+        assert len(seen) == kept
+    else:
+        assert len(seen) == kept + 1 and seen[-1] is after
+
+
 def test_vertex_operations(device):
     g = hornet.Graph(directed=True, device=device, vertex_properties={"label": np.int32})
     g.insert_edges([0, 1, 2, 3, 3], [1, 2, 0, 1, 0])

@@ -113,6 +113,11 @@ def test_block_walk_matches_scipy(variant, task_shift, monkeypatch):
                     got = host(algos.spmv(g, cupy.asarray(x), weight=weight))
                     assert got.dtype == np.float64 and got.shape == (n,)
                     assert np.all(np.abs(got - want) <= 1e-12 * bound + 1e-300)
+                    # float32 y: each row rounded once, a hub's pieces (tasks of at least
+                    # 32 slots) added in float32
+                    got = host(algos.spmv(g, cupy.asarray(x), weight=weight, dtype=np.float32))
+                    assert got.dtype == np.float32 and got.shape == (n,)
+                    assert np.all(np.abs(got - want) <= float32_bound(bound, indptr) + 1e-30)
                 walk = g.adjacency(properties=False).derived["block_walk"][1]
                 shift = walk.task_shift()
                 if task_shift is None:          # per graph: within the range
@@ -293,9 +298,10 @@ class EmulatedKernel:
         values = [int(v) for v in values]
         if self.name == "blocks_rows":
             return self.blocks_rows(*values)
-        m = re.fullmatch(r"spmv_blocks<(\w+), (\w+), (\d), \d, \d>", self.name)
+        m = re.fullmatch(r"spmv_blocks<(\w+), (\w+), (\w+), (\d), \d, \d>", self.name)
         assert m, self.name
-        return self.spmv_blocks(_CTYPES[m[1]], _CTYPES[m[2]], m[3] == "1", *values)
+        return self.spmv_blocks(_CTYPES[m[1]], _CTYPES[m[2]], _CTYPES[m[3]], m[4] == "1",
+                                *values)
 
     @staticmethod
     def blocks_rows(deg_at, ptr_at, n, by_addr, na, deg_rows_at, vid_rows_at, slot_at, nrows):
@@ -313,7 +319,7 @@ class EmulatedKernel:
             slot[held] = r
 
     @staticmethod
-    def spmv_blocks(wtype, xtype, weighted, task_first_at, arrays_at, na, task_shift, w_col_at,
+    def spmv_blocks(wtype, xtype, ytype, weighted, task_first_at, arrays_at, na, task_shift, w_col_at,
                     deg_at, vid_at, x_at, y_at, ahead_from, stream_rows):
         task_first = cpu_memory(task_first_at, na + 1, np.int64)
         first_row, shift, slots, dst_col = cpu_memory(arrays_at, 4 * na, np.int64).reshape(4, na)
@@ -343,10 +349,10 @@ class EmulatedKernel:
             sums, to = sums[to >= 0], to[to >= 0]
             if not to.size:
                 continue
-            y = cpu_memory(y_at, int(to.max()) + 1, np.float64)
-            if shift[a] > task_shift:           # a block over several tasks: added
-                y[to] += sums
-            else:                               # each of the task's rows stored once
+            y = cpu_memory(y_at, int(to.max()) + 1, ytype)
+            if shift[a] > task_shift:           # a block over several tasks: added in y's type
+                y[to] += sums.astype(ytype)
+            else:                               # each of the task's rows stored once, rounded
                 y[to] = sums
         assert np.array_equal(covered, slots)
 
@@ -370,9 +376,17 @@ def emulated_walk(monkeypatch):
     monkeypatch.setattr(spmv_gpu, "_WALKS", type(spmv_gpu._WALKS)())
 
 
+def float32_bound(bound, indptr):
+    """The error allowed in a float32 y per row: a rounding (2**-24 of |A||x|, doubled) for
+    the row's float64 sum and one for each piece of the row (tasks of at least 32 slots)
+    added in float32."""
+    return 2.0 ** -23 * bound * (2 + np.diff(indptr) // 32)
+
+
 def walk_results(g, rng, device, weights=(None, "weight", "w32")):
     """(got, want, bound) of the block walk and scipy for each weight, float64 and float32
-    x, on the current state of ``g`` (the first call on it first)."""
+    x (and float32 y with the float32 x), on the current state of ``g`` (the first call on
+    it first); ``bound``: the error allowed (1e-12 of |A||x|; float32 y: float32_bound)."""
     n = g.num_vertices
     x64 = rng.standard_normal(n)
     out = []
@@ -380,15 +394,20 @@ def walk_results(g, rng, device, weights=(None, "weight", "w32")):
         indptr, indices, *vals = (host(a) for a in g.to_csr(weight))
         vals = vals[0].astype(np.float64) if vals else np.ones(indices.shape[0])
         A = scipy.sparse.csr_matrix((vals, indices, indptr), shape=(n, n))
-        for x in (x64, x64.astype(np.float32)):
+        for x, ydt in ((x64, np.float64), (x64.astype(np.float32), np.float64),
+                       (x64.astype(np.float32), np.float32)):
             xd = x.astype(np.float64)
             if device == "gpu":
-                got = host(algos.spmv(g, cupy.asarray(x), weight=weight))
+                got = host(algos.spmv(g, cupy.asarray(x), weight=weight, dtype=ydt))
             else:
                 ctype = "float" if weight is None else spmv_gpu._WEIGHT_TYPES[
                     np.dtype(g.edge_properties[weight])]
-                got = spmv_gpu._spmv_blocks(g.adjacency(properties=False), weight, ctype, x)
-            out.append((got, A @ xd, abs(A) @ np.abs(xd)))
+                got = spmv_gpu._spmv_blocks(g.adjacency(properties=False), weight, ctype, x,
+                                            ydt)
+            assert got.dtype == ydt
+            bound = abs(A) @ np.abs(xd)
+            out.append((got.astype(np.float64), A @ xd,
+                        1e-12 * bound if ydt == np.float64 else float32_bound(bound, indptr)))
     return out
 
 
@@ -405,7 +424,7 @@ def check_new_array_states(g, device, rng, monkeypatch, spare):
     for gather in (False, True):
         monkeypatch.setattr(spmv_gpu, "SPMV_BLOCKS_GATHER", gather)
         for got, want, bound in walk_results(g, rng, device):
-            assert np.all(np.abs(got - want) <= 1e-12 * bound + 1e-300)
+            assert np.all(np.abs(got - want) <= bound + 1e-300)
     walks = spmv_gpu._WALKS[g]
     for step in ("new array", "many blocks"):
         rows, capacity, count = walks.rows, walks.capacity, walks.last[1].count
@@ -417,10 +436,14 @@ def check_new_array_states(g, device, rng, monkeypatch, spare):
             assert free.shape[0] == 2000
             w = rng.random(1000)
             g.insert_edges(free[0::2], free[1::2], weight=w, w32=w.astype(np.float32))
+        # the update renewed the walk for its new arrays (Graph.on_storage_change), with
+        # the plans the previous walk had made
+        assert walks.last[0] is g.storage_blocks() and walks.last[1].count > count
+        assert walks.last[1].plans
         for gather in (False, True):               # the first call on the state: either
             monkeypatch.setattr(spmv_gpu, "SPMV_BLOCKS_GATHER", gather)
             for got, want, bound in walk_results(g, rng, device):
-                assert np.all(np.abs(got - want) <= 1e-12 * bound + 1e-300)
+                assert np.all(np.abs(got - want) <= bound + 1e-300)
         walk = walks.last[1]
         assert walks.capacity >= walk.count
         rank, total = (host(a) if hasattr(a, "shape") else a for a in g.storage_ranks())

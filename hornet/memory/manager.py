@@ -183,6 +183,9 @@ class MemoryManager:
         self._class_blocks: dict[int, int] = {}   # per class: blocks in its arrays ...
         self._class_used: dict[int, int] = {}     # ... and blocks in use (kept current)
         self._lookup: _Lookup | None = None
+        self._layout_memo = None      # (lookup, {field: storage layout}), see storage_layout
+        self._layout_fields: set = set()   # fields whose storage layout was read
+        self._arrays_changed_since_refresh = False   # see refresh
         self._table: ArrayTable | None = None   # the arrays by address (made by lookup())
         self._created: list[BlockArray] = []     # arrays that came and went since the table
         self._freed: list[BlockArray] = []       # was last brought up to date
@@ -616,6 +619,7 @@ class MemoryManager:
             self._created.extend(created)
             self._freed.extend(freed)
         self._lookup = None
+        self._arrays_changed_since_refresh = True
 
     def lookup(self) -> _Lookup:
         """The block arrays sorted by address (:class:`~hornet.memory.array_table.ArrayTable`,
@@ -645,6 +649,22 @@ class MemoryManager:
             self._lookup = _Lookup(bases, self._table, field_bases, classes, *dev, forest)
         return self._lookup
 
+    def refresh(self) -> bool:
+        """Bring the lookup up to date after block arrays came or went, and with it the
+        storage layouts that were read since (the fields asked for before): called after
+        each batch, so that what reads them between batches (an algorithm's first call on a
+        new graph state) does not build them. The next batch would build the lookup anyway;
+        the layouts are made only for a graph whose layouts are in use. Returns whether
+        arrays had come or gone since the last refresh."""
+        changed = self._arrays_changed_since_refresh
+        self._arrays_changed_since_refresh = False
+        if self._layout_fields:
+            for field in self._layout_fields:
+                self.storage_layout(field)          # (memoized while the lookup stands)
+        elif self._lookup is None:
+            self.lookup()
+        return changed
+
     def storage_layout(self, field: int = 0) -> dict:
         """The block arrays in storage order (size class by size class, smallest blocks
         first, each class's arrays by address: the order of ``Graph.storage_ranks``), as
@@ -657,18 +677,18 @@ class MemoryManager:
         for as long as no block array is created or freed, so that callers can key what
         they derive from it on its identity."""
         lookup = self.lookup()
-        memo = getattr(self, "_layout_memo", None)
+        memo = self._layout_memo
         if memo is None or memo[0] is not lookup:
-            memo = self._layout_memo = (lookup, {})
-        layout = memo[1].get(field)
-        if layout is None:
             ranked = np.lexsort((lookup.bases, lookup.size_class))
             blocks = np.array([a.num_blocks for a in lookup.arrays], dtype=np.int64)[ranked]
-            layout = memo[1][field] = {
-                "size_class": np.asarray(lookup.size_class, dtype=np.int64)[ranked],
-                "num_blocks": blocks,
-                "first_rank": np.cumsum(blocks) - blocks,
-                "column": np.asarray(lookup.field_bases[:, field], dtype=np.int64)[ranked]}
+            common = {"size_class": np.asarray(lookup.size_class, dtype=np.int64)[ranked],
+                      "num_blocks": blocks, "first_rank": np.cumsum(blocks) - blocks}
+            memo = self._layout_memo = (lookup, {}, ranked, common)
+        layout = memo[1].get(field)
+        if layout is None:
+            self._layout_fields.add(field)
+            layout = memo[1][field] = dict(memo[3], column=np.asarray(
+                lookup.field_bases[:, field], dtype=np.int64)[memo[2]])
         return layout
 
     def field_addresses(self, pointers: np.ndarray, field: int) -> np.ndarray:
@@ -706,6 +726,7 @@ class MemoryManager:
                 arr.add_column(dtype, fill)
         self._table, self._created, self._freed = None, [], []   # every row changed
         self._lookup = None
+        self._arrays_changed_since_refresh = True
 
     # ------------------------------------------------------------------ statistics and checks
     @property

@@ -31,6 +31,7 @@ one launch with arguments kept per layout.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import functools
 import os
 import weakref
 
@@ -79,9 +80,11 @@ SPMV_BLOCKS_VARIANTS = ((2, 6), (4, 4), (4, 5))
 SPMV_BLOCKS_WARP = (2, 6)
 
 
-def _blocks_name(ctype: str, xtype: str, weighted: bool, variant: tuple) -> str:
-    """Template instance of the block-walk kernel (float or double weights, or none)."""
-    return f"spmv_blocks<{ctype}, {xtype}, {int(weighted)}, {variant[0]}, {variant[1]}>"
+def _blocks_name(ctype: str, xtype: str, ytype: str, weighted: bool, variant: tuple) -> str:
+    """Template instance of the block-walk kernel (float or double weights, or none; y
+    float only with a float x)."""
+    return (f"spmv_blocks<{ctype}, {xtype}, {ytype}, {int(weighted)}, {variant[0]}, "
+            f"{variant[1]}>")
 
 
 def use_warp_variants(variants=((1, 1),), block_variants=None) -> None:
@@ -99,9 +102,10 @@ def use_warp_variants(variants=((1, 1),), block_variants=None) -> None:
                                                      for c in set(_WEIGHT_TYPES.values())]
                   for xt in ("float", "double") for p in (False, True)
                   for var in variants})
-        + sorted({_blocks_name(c, xt, wt, var)
+        + sorted({_blocks_name(c, xt, yt, wt, var)
                   for c, wt in (("float", False), ("float", True), ("double", True))
-                  for xt in ("float", "double") for var in block_variants})))
+                  for xt, yt in (("float", "double"), ("double", "double"), ("float", "float"))
+                  for var in block_variants})))
 
 
 use_warp_variants((SPMV_WARP,))
@@ -165,8 +169,9 @@ SPMV_BLOCKS_ROWS_MIN_SPARE = 4096
 SPMV_TILE = 256 * 8          # SPMV_BLOCK * SPMV_IPT in spmv.cu
 
 
-def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
-    """``y = A x`` (or ``A^T x``) on the GPU; float64 CuPy array (see hornet.algos.spmv)."""
+def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False, dtype=np.float64):
+    """``y = A x`` (or ``A^T x``) on the GPU; CuPy array of ``dtype`` (float64 or float32;
+    see hornet.algos.spmv)."""
     n = view.num_vertices
     x = cupy.asarray(x)
     if x.ndim != 1 or x.shape[0] != n:
@@ -195,12 +200,16 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
             raise TypeError(f"edge property {weight!r} must be real-valued, got dtype {wdt}")
         ctype = _WEIGHT_TYPES.get(wdt, "double")
     push = bool(transpose and (view.directed or weighted))
+    dtype = np.dtype(dtype)
     if n == 0:
-        return cupy.zeros(0, dtype=cupy.float64)
+        return cupy.zeros(0, dtype=dtype)
     if (not push and SPMV_BLOCKS and SPMV_KERNEL == "warp" and _walks_blocks(view)
             and (not weighted or wdt in (np.float32, np.float64))
             and _stored_entries(view) >= SPMV_BLOCKS_MIN_ENTRIES):
-        return _spmv_blocks(view, weight, ctype, x)
+        # (a float32 y straight from the kernel when x is float32 too)
+        y = _spmv_blocks(view, weight, ctype, x,
+                         dtype if x.dtype == cupy.float32 else np.float64)
+        return y.astype(dtype, copy=False)
     if weighted and weight not in view.property_ptrs:
         view = owner.adjacency(properties=True)
     # the storage order pays from about the second SpMV on the same view (see _visit_rows):
@@ -214,7 +223,7 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
                    and storage_ranks(view, count_call="spmv") is not None)
     rows = _visit_rows(view, ordered)
     if rows.nnz == 0:
-        return cupy.zeros(n, dtype=cupy.float64)
+        return cupy.zeros(n, dtype=dtype)
     wptr = rows.ptr
     if weighted:
         wptr = rows.property_ptr(view, weight)
@@ -226,7 +235,7 @@ def spmv(view: AdjacencyView, x, weight=None, transpose: bool = False):
     gathered = not push and rows.vid is not None          # y is written whole by the gather
     y = (cupy.empty if gathered else cupy.zeros)(n, dtype=cupy.float64)
     _spmv_rows(SPMV_KERNEL, ctype, weighted, push, rows, wptr, x, y)
-    return y
+    return y.astype(dtype, copy=False)
 
 
 def _spmv_rows(kernel, ctype, weighted, push, rows, wptr, x, y, y_rows=None) -> None:
@@ -277,32 +286,36 @@ def block_walk_choice(setting, entries: int) -> bool:
     return entries >= SPMV_BLOCKS_LARGE if setting is None else bool(setting)
 
 
-def _spmv_blocks(view: AdjacencyView, weight, ctype: str, x):
-    """``y = A x`` (float64 CuPy (V,)) by the block-walk kernel over the block arrays of the
-    graph owning ``view``: each row's sum stored at its vertex (``y`` zeroed first), or
-    gathered from per-row sums (SPMV_BLOCKS_GATHER); ``weight``: the edge property read as
-    ``ctype`` (float or double), or None; ``x``: float32 or float64, contiguous. One launch
-    (after the per-state preparation of the first call on a graph state), its arguments
-    kept per set of block arrays."""
+def _spmv_blocks(view: AdjacencyView, weight, ctype: str, x, dtype=np.float64):
+    """``y = A x`` (CuPy (V,) of ``dtype``: float64, or float32 with a float32 ``x``) by
+    the block-walk kernel over the block arrays of the graph owning ``view``: each row's
+    sum stored at its vertex (``y`` zeroed first), or gathered from per-row sums
+    (SPMV_BLOCKS_GATHER); ``weight``: the edge property read as ``ctype`` (float or
+    double), or None; ``x``: float32 or float64, contiguous. One launch (after the
+    per-state preparation of the first call on a graph state), its arguments kept per set
+    of block arrays."""
     entries = _stored_entries(view)
     gather = block_walk_choice(SPMV_BLOCKS_GATHER, entries)
     stream = block_walk_choice(SPMV_BLOCKS_STREAM_ROWS, entries)
     walks, walk = _block_walk(view, slot=gather)
     n = view.num_vertices
-    fn, grid, args, added_from = walk.plan(weight, ctype, x.dtype.char)
+    dtype = np.dtype(dtype)
+    fn, grid, args, added_from = walk.plan(weight, ctype, x.dtype.char, dtype.char)
+    size = dtype.itemsize
     if gather:
-        y = cupy.empty(n, dtype=cupy.float64)       # written whole by the gather
+        y = cupy.empty(n, dtype=dtype)              # written whole by the gather
         # one sum per visited row, and the zero row (count) of the vertices without a list:
         # zeroed from the first row the kernel adds to (blocks larger than a task, the
         # last size classes) on; it stores every other row
-        y_rows = cupy.empty(walk.count + 1, dtype=cupy.float64)
-        _memset(address(y_rows) + 8 * added_from, 0, 8 * (walk.count + 1 - added_from))
+        y_rows = cupy.empty(walk.count + 1, dtype=dtype)
+        _memset(address(y_rows) + size * added_from, 0,
+                size * (walk.count + 1 - added_from))
         if grid:
             fn(grid, BLOCK, args + [walks.deg_at, 0, address(x), address(y_rows),
                                     int(SPMV_BLOCKS_AHEAD_FROM), int(stream)])
         cupy.take(y_rows, walks.slot[:n], out=y)
         return y
-    y = cupy.zeros(n, dtype=cupy.float64)
+    y = cupy.zeros(n, dtype=dtype)
     if grid:
         fn(grid, BLOCK, args + [walks.deg_at, walks.vid_at, address(x), address(y),
                                 int(SPMV_BLOCKS_AHEAD_FROM), int(stream)])
@@ -391,19 +404,21 @@ class _BlockWalk:
         a = int(np.searchsorted(self.size_class, shift, side="right"))
         return int(self.first_row[a]) if a < self.na else self.count
 
-    def plan(self, weight, ctype: str, xchar: str):
+    def plan(self, weight, ctype: str, xchar: str, ychar: str = "d"):
         """``(launch, grid, args)`` of the block-walk kernel for edge property ``weight``
-        (or None) read as ``ctype`` and x of dtype character ``xchar`` ("f" or "d"), under
+        (or None) read as ``ctype``, x and y of dtype characters ``xchar`` and ``ychar``
+        ("f" or "d"; y "f" only with x "f"), under
         the current settings (SPMV_BLOCKS_WARP, the task size): the launch takes ``args``
         followed by the addresses of the rows' degrees and vertices (0: y is the per-row
         sums), of x and of y, and the values of SPMV_BLOCKS_AHEAD_FROM and of the streaming
         choice (grid 0: no task); and :meth:`added_from` of the task size."""
         shift = self.task_shift()
-        key = (weight, ctype, xchar, SPMV_BLOCKS_WARP, shift)
+        key = (weight, ctype, xchar, ychar, SPMV_BLOCKS_WARP, shift)
         plan = self.plans.get(key)
         if plan is None:
             tasks_at, ntasks = self.task_table(shift)
-            fn = _prepared(_blocks_name(ctype, _X_TYPES[xchar], weight is not None,
+            fn = _prepared(_blocks_name(ctype, _X_TYPES[xchar], _X_TYPES[ychar],
+                                        weight is not None,
                                         SPMV_BLOCKS_WARP), 11)
             grid = min(-(-ntasks * 32 // BLOCK), _sm_count() * 32)
             plan = self.plans[key] = (fn, grid, [tasks_at, self.arrays, self.na, shift,
@@ -509,6 +524,26 @@ _WALKS = weakref.WeakKeyDictionary()
 _WALKS_KEPT = 4
 
 
+def _renew_walk(graph_ref) -> None:
+    """After a batch that created or freed block arrays of the graph ``graph_ref`` refers
+    to (``Graph.on_storage_change``): its walk for the new arrays, with the launch plans
+    the previous walk had made, so that the first SpMV on the new state only writes the
+    state's rows. A walk that cannot be made now (out of memory) is made by that call."""
+    g = graph_ref()
+    walks = None if g is None else _WALKS.get(g)
+    if walks is None:
+        return
+    before = walks.last[1] if walks.last is not None else None
+    try:
+        walk = walks.walk_of(g)
+        if before is not None and walk is not before:
+            for key in list(before.plans):
+                if key[4:] == (SPMV_BLOCKS_WARP, walk.task_shift()):
+                    walk.plan(*key[:4])
+    except MemoryError:
+        walks.last = None
+
+
 def _block_walk(view: AdjacencyView, slot: bool = False):
     """``(walks, walk)``: the :class:`_GraphWalks` of the graph owning ``view`` (a
     hornet.Graph's whole view) and the :class:`_BlockWalk` of its block arrays, the rows
@@ -520,6 +555,7 @@ def _block_walk(view: AdjacencyView, slot: bool = False):
         walks = _WALKS.get(owner)
         if walks is None:
             walks = _WALKS[owner] = _GraphWalks()
+            owner.on_storage_change(functools.partial(_renew_walk, weakref.ref(owner)))
         walk = walks.walk_of(owner)
         walks.prepare(owner, walk, slot)
         memo = view.derived["block_walk"] = (walks, walk)

@@ -300,8 +300,9 @@ spmv_warp(const i64* __restrict__ ptr, const i64* __restrict__ wptr, const i64* 
 // na each): per array its first_row, shift, slots and destination column address. w_col
 // (int64, na): per array its weight column address (not read without weights).
 // deg: degree of each visited row (0 for a free block); vid: its vertex (-1 for a free
-// block). y: float64 per vertex, zeroed by the caller: each row's sum is stored straight at
-// its vertex, the rows of the blocks larger than a task added there atomically; vertices
+// block). y (Y: float or double; a row is summed in double and rounded to Y once, the
+// pieces of a row split over tasks added in Y): per vertex, zeroed by the caller: each
+// row's sum is stored straight at its vertex, the rows of the blocks larger than a task added there atomically; vertices
 // without a list keep their 0. vid null: y holds one sum per visited row instead (count + 1,
 // for the caller to gather into vertex order): every row of a block of at most a task is
 // stored (a free block's as 0), so the caller zeroes only the rows of the larger blocks
@@ -310,15 +311,16 @@ __device__ __forceinline__ int row_load(const int* __restrict__ p, bool stream) 
     return stream ? __ldcs(p) : *p;
 }
 
-__device__ __forceinline__ void sum_store(double* p, double v, bool stream) {
-    if (stream) __stcs(p, v); else *p = v;
+template <typename Y>
+__device__ __forceinline__ void sum_store(Y* p, double v, bool stream) {
+    if (stream) __stcs(p, (Y)v); else *p = (Y)v;
 }
 
-template <typename W, typename X, int WEIGHTED, int U, int B>
+template <typename W, typename X, typename Y, int WEIGHTED, int U, int B>
 __global__ void __launch_bounds__(256, B)
 spmv_blocks(const i64* __restrict__ task_first, const i64* __restrict__ arrays, i64 na,
             int task_shift, const i64* __restrict__ w_col, const int* __restrict__ deg,
-            const int* __restrict__ vid, const X* __restrict__ x, double* __restrict__ y,
+            const int* __restrict__ vid, const X* __restrict__ x, Y* __restrict__ y,
             int ahead_from, int stream_rows) {
     const bool cs = stream_rows != 0;
     const int lane = threadIdx.x & 31;
@@ -425,7 +427,7 @@ spmv_blocks(const i64* __restrict__ task_first, const i64* __restrict__ arrays, 
                             const i64 r = row_a + (g >> shift);
                             const i64 to = vid ? (i64)row_load(vid + r, cs) : r;
                             if (to >= 0) {
-                                if (shift > task_shift) atomicAdd(&y[to], s);
+                                if (shift > task_shift) atomicAdd(&y[to], (Y)s);
                                 else sum_store(y + to, s, cs);
                             }
                         }
