@@ -125,7 +125,7 @@ def test_block_walk_matches_scipy(variant, task_shift, monkeypatch):
                     assert lo <= shift <= hi
                 else:
                     assert shift == task_shift
-                assert any(k[0] == weight and k[4] == shift     # the blocks were walked
+                assert any(k[0] == weight and k[5] == shift     # the blocks were walked
                            for k in walk.plans)
                 # transpose: the same pull where A is symmetric, else the atomic push
                 want_t = A.T @ xd
