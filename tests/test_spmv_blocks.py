@@ -363,10 +363,11 @@ def emulated_walk(monkeypatch):
     addresses by host addresses, the kernels by :class:`EmulatedKernel`."""
     def empty(shape, dtype):                   # garbage, never zeros by luck
         dtype = np.dtype(dtype)
-        return np.full(shape, np.nan if dtype.kind == "f" else 0x5A5A5A5A, dtype=dtype)
+        fill = np.nan if dtype.kind == "f" else 0x5A if dtype.itemsize == 1 else 0x5A5A5A5A
+        return np.full(shape, fill, dtype=dtype)
 
     shim = types.SimpleNamespace(empty=empty, zeros=np.zeros, take=np.take,
-                                 float64=np.float64, int32=np.int32)
+                                 float64=np.float64, int32=np.int32, uint8=np.uint8)
     monkeypatch.setattr(spmv_gpu, "cupy", shim)
     monkeypatch.setattr(spmv_gpu, "upload", lambda a: np.array(a, copy=True))
     monkeypatch.setattr(spmv_gpu, "address", lambda a: a.ctypes.data if a.size else 0)

@@ -303,16 +303,17 @@ def _spmv_blocks(view: AdjacencyView, weight, ctype: str, x, dtype=np.float64):
     fn, grid, args, added_from = walk.plan(weight, ctype, x.dtype.char, dtype.char)
     size = dtype.itemsize
     if gather:
-        y = cupy.empty(n, dtype=dtype)              # written whole by the gather
-        # one sum per visited row, and the zero row (count) of the vertices without a list:
-        # zeroed from the first row the kernel adds to (blocks larger than a task, the
-        # last size classes) on; it stores every other row
-        y_rows = cupy.empty(walk.count + 1, dtype=dtype)
+        # one sum per visited row, and the zero row (count) of the vertices without a list,
+        # in the graph's buffer of row sums: zeroed from the first row the kernel adds to
+        # (blocks larger than a task, the last size classes) on; it stores every other row.
+        # (The launch goes out before y is made: the device starts sooner.)
+        y_rows = walks.row_sums(walk.count + 1, dtype)
         _memset(address(y_rows) + size * added_from, 0,
                 size * (walk.count + 1 - added_from))
         if grid:
             fn(grid, BLOCK, args + [walks.deg_at, 0, address(x), address(y_rows),
                                     int(SPMV_BLOCKS_AHEAD_FROM), int(stream)])
+        y = cupy.empty(n, dtype=dtype)              # written whole by the gather
         cupy.take(y_rows, walks.slot[:n], out=y)
         return y
     y = cupy.zeros(n, dtype=dtype)
@@ -445,6 +446,7 @@ class _GraphWalks:
         self.capacity = 0
         self.deg_at = self.vid_at = 0
         self.slot = None
+        self.sums = None
 
     def walk_of(self, owner) -> _BlockWalk:
         """The walk of ``owner``'s current block arrays (made when they are new)."""
@@ -491,6 +493,15 @@ class _GraphWalks:
             _prepared("blocks_rows", 9)(grid, BLOCK, [
                 address(deg), address(ptr), n, walk.by_addr, walk.na, self.deg_at,
                 self.vid_at, slot_at, count])
+
+    def row_sums(self, count: int, dtype):
+        """A device buffer of ``count`` sums of ``dtype`` for the gathered walk, the graph's
+        own (reused by every call: the calls of one stream use it one after another)."""
+        nbytes = count * np.dtype(dtype).itemsize
+        if self.sums is None or self.sums.nbytes < nbytes:
+            self.sums = None                                   # (the old buffer goes first)
+            self.sums = cupy.empty(nbytes + nbytes // 16, dtype=cupy.uint8)
+        return self.sums[:nbytes].view(dtype)
 
     def rows_of(self, walk: _BlockWalk):
         """(deg, vid): the current state's rows (int32 CuPy views of the buffers, ``count``
