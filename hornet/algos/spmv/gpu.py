@@ -307,14 +307,19 @@ def _spmv_blocks(view: AdjacencyView, weight, ctype: str, x, dtype=np.float64):
         # in the graph's buffer of row sums: zeroed from the first row the kernel adds to
         # (blocks larger than a task, the last size classes) on; it stores every other row.
         # (The launch goes out before y is made: the device starts sooner.)
+        # The rows added to are zeroed again after the gather, for the next call (most
+        # often the same walk and dtype): then no memset precedes the launch.
         y_rows = walks.row_sums(walk.count + 1, dtype)
-        _memset(address(y_rows) + size * added_from, 0,
-                size * (walk.count + 1 - added_from))
+        zero = (address(y_rows) + size * added_from, size * (walk.count + 1 - added_from))
+        if walks.zeroed != zero:
+            _memset(zero[0], 0, zero[1])
         if grid:
             fn(grid, BLOCK, args + [walks.deg_at, 0, address(x), address(y_rows),
                                     int(SPMV_BLOCKS_AHEAD_FROM), int(stream)])
         y = cupy.empty(n, dtype=dtype)              # written whole by the gather
         cupy.take(y_rows, walks.slot[:n], out=y)
+        _memset(zero[0], 0, zero[1])
+        walks.zeroed = zero
         return y
     y = cupy.zeros(n, dtype=dtype)
     if grid:
@@ -447,6 +452,7 @@ class _GraphWalks:
         self.deg_at = self.vid_at = 0
         self.slot = None
         self.sums = None
+        self.zeroed = None      # (address, bytes) of the row sums known to be zero
 
     def walk_of(self, owner) -> _BlockWalk:
         """The walk of ``owner``'s current block arrays (made when they are new)."""
@@ -496,11 +502,13 @@ class _GraphWalks:
 
     def row_sums(self, count: int, dtype):
         """A device buffer of ``count`` sums of ``dtype`` for the gathered walk, the graph's
-        own (reused by every call: the calls of one stream use it one after another)."""
+        own (reused by every call: the calls of one stream use it one after another;
+        ``zeroed``: the byte range of it a call left zeroed for the next one)."""
         nbytes = count * np.dtype(dtype).itemsize
         if self.sums is None or self.sums.nbytes < nbytes:
             self.sums = None                                   # (the old buffer goes first)
             self.sums = cupy.empty(nbytes + nbytes // 16, dtype=cupy.uint8)
+            self.zeroed = None
         return self.sums[:nbytes].view(dtype)
 
     def rows_of(self, walk: _BlockWalk):
