@@ -20,12 +20,12 @@ Example
 """
 from __future__ import annotations
 
-import re
 
 import numpy as np
 
 from .adjacency import AdjacencyView
 from .batch import pipeline
+from .batch.scope import batch_length, batch_scope
 from .change import EdgeChange, host_copy
 from .batch.planned import planned_pairs, planned_update
 from .batch.small_path import MODE_DELETE, MODE_INSERT, small_pairs, small_update
@@ -75,48 +75,6 @@ def _device_array(xp, a, name):
     if xp is np:
         return host_copy(a) if hasattr(a, "get") and not isinstance(a, np.ndarray) else np.asarray(a)
     return xp.asarray(a)
-
-
-class _batch_scope:
-    """Context around one batch of ``graph``: out-of-memory while the batch is prepared
-    (nothing changed yet) -> DeviceMemoryError; after a batch that went through, the memory
-    manager's tables that readers between batches use are brought up to date
-    (``MemoryManager.refresh``: the next batch would rebuild them anyway, an algorithm's
-    first call on the new state finds them ready). A class rather than a
-    ``@contextmanager`` generator: it wraps every batch, and entering a generator-based
-    context costs a few microseconds a call."""
-
-    __slots__ = ("graph", "entries")
-
-    def __init__(self, graph, entries: int):
-        self.graph = graph
-        self.entries = entries
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, exc, traceback) -> bool:
-        if kind is None:
-            graph = self.graph
-            if graph._mm.refresh():
-                for listener in graph._storage_listeners:
-                    listener()
-            return False
-        if not issubclass(kind, MemoryError) or issubclass(kind, DeviceMemoryError):
-            return False                    # passed on as it is
-        entries = self.entries
-        found = re.search(r"allocating ([0-9,]+) bytes", str(exc))
-        need = int(found.group(1).replace(",", "")) if found else 48 * max(entries, 1)
-        raise DeviceMemoryError(f"out of memory preparing a batch of {entries} edges "
-                                f"(an allocation of {need} bytes failed); the graph is unchanged",
-                                need) from exc
-
-
-def _batch_length(src) -> int:
-    try:
-        return len(src)
-    except TypeError:
-        return 0
 
 
 class Graph:
@@ -272,7 +230,7 @@ class Graph:
         if directed and indices.size and rows_sorted_unique(xp, indptr, indices) and \
                 int(indices.min()) >= 0 and int(indices.max()) < n:
             values = property_values(edge_props, g._edge_schema, indices.shape[0], xp)
-            with _batch_scope(g, int(indices.shape[0])):
+            with batch_scope(g, int(indices.shape[0])):
                 g._bulk_load(counts, indptr, indices.astype(xp.int32, copy=False), values)
             return g
         src = expand(xp, counts, indptr)
@@ -471,7 +429,7 @@ class Graph:
         self._n = n
 
     def _insert_edges(self, src, dst, edge_props) -> EdgeChange:
-        with _batch_scope(self, _batch_length(src)):
+        with batch_scope(self, batch_length(src)):
             pairs = small_pairs(self, src, dst) if self._small_batches else None
             if pairs is not None:
                 change = small_update(self, MODE_INSERT, *pairs, edge_props)
@@ -500,7 +458,7 @@ class Graph:
         return self._delete_edges(src, dst, {})
 
     def _delete_edges(self, src, dst, extra) -> EdgeChange:
-        with _batch_scope(self, _batch_length(src)):
+        with batch_scope(self, batch_length(src)):
             pairs = small_pairs(self, src, dst) if self._small_batches else None
             if pairs is not None:
                 change = small_update(self, MODE_DELETE, *pairs, {})
@@ -528,14 +486,16 @@ class Graph:
 
     def _update_edges(self, src, dst, edge_props) -> EdgeChange:
         xp, K = self._xp, self._K
-        s, d, props, _ = edge_batch(src, dst, edge_props, xp)
+        s, d, props, top = edge_batch(src, dst, edge_props, xp)
         values = property_values(props, self._edge_schema, s.shape[0], xp, fill_missing=False)
-        inside = (s < self._n) & (d < self._n)
-        s, d = s[inside], d[inside]
-        values = {k: v[inside] for k, v in values.items()}
+        if top > self._n:                # pairs naming ids past the id space are absent
+            inside = xp.flatnonzero((s < self._n) & (d < self._n))
+            s, d = s[inside], d[inside]
+            values = {k: v[inside] for k, v in values.items()}
         ss, dd, values, _ = pipeline.unique_pairs(self, s, d, max(self._n, 1), values)
         pos = K.find_positions(ss, dd, self._degree, self._edge_ptr, self._n)
-        found = pos >= 0
+        # (one index of the present pairs for every array: one count reaches the host)
+        found = xp.flatnonzero(pos >= 0)
         ss, dd, pos = ss[found], dd[found], pos[found]
         slots = self._edge_ptr[ss] + 4 * pos
         ordered = {k: v[found] for k, v in values.items()}
