@@ -438,28 +438,7 @@ struct Update {
     // visit_items with long lists through the queue (no chunk pass, no barrier)
     template <class G, class T, class W>
     __device__ void visit_items_q(i64 n, int in_list, G get, T tr, W wr) {
-        const i64 w0 = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-        const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
-        for (i64 base = 0; base + w0 < n; base += 32 * nw) {
-            const i64 i = base + w0 + (i64)lane * nw;
-            const int v = i < n ? get(i) : -1;
-            int d = 0;
-            const int* row = nullptr;
-            if (v >= 0) {
-                d = list_degree(v, in_list);
-                row = list_row(v, in_list);
-            }
-            if (d > 0 && d <= small_max) {
-                scanned += (u64)d;
-                tr(v, in_list, d, row);
-            }
-            unsigned big = __ballot_sync(FULL_MASK, d > small_max);
-            while (big) {
-                const int src = __ffs(big) - 1;
-                big &= big - 1;
-                visit_q(__shfl_sync(FULL_MASK, v, src), in_list, wr);
-            }
-        }
+        deal_items(n, in_list, get, tr, [&](int v) { visit_q(v, in_list, wr); });
     }
 
     // One warp's part of draining the queue (warp-uniform; call after the warp's own
@@ -639,10 +618,12 @@ struct Update {
     // Items i in [0, n) of a phase, dealt to the lanes of the grid (lane l of warp w takes
     // w + l * warps, w + l * warps + 32 * warps, ...: a short phase still uses every warp):
     // v = get(i) (-1: nothing to read); v's list (in_list: in-neighbours) is read by v's thread
-    // (tr(v, in_list, d, row): row its list) when it has at most small_max entries, else by the whole warp
-    // (visit(v, in_list, wr), chunked when long). Warp-uniform.
-    template <class G, class T, class W>
-    __device__ void visit_items(i64 n, int in_list, G get, T tr, W wr) {
+    // (tr(v, in_list, d, row): row its list) when it has at most small_max entries, else
+    // handed to the whole warp, big(v) (warp-uniform: the level-synchronous phases cut it
+    // into chunks for the phase's chunk pass, visit; the work-queue phases queue its chunks,
+    // visit_q). Warp-uniform.
+    template <class G, class T, class B>
+    __device__ void deal_items(i64 n, int in_list, G get, T tr, B big) {
         const i64 w0 = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
         const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
         for (i64 base = 0; base + w0 < n; base += 32 * nw) {
@@ -658,13 +639,19 @@ struct Update {
                 scanned += (u64)d;
                 tr(v, in_list, d, row);
             }
-            unsigned big = __ballot_sync(FULL_MASK, d > small_max);
-            while (big) {
-                const int src = __ffs(big) - 1;
-                big &= big - 1;
-                visit(__shfl_sync(FULL_MASK, v, src), in_list, wr);
+            unsigned longs = __ballot_sync(FULL_MASK, d > small_max);
+            while (longs) {
+                const int src = __ffs(longs) - 1;
+                longs &= longs - 1;
+                big(__shfl_sync(FULL_MASK, v, src));
             }
         }
+    }
+
+    // deal_items with long lists cut into chunks for the phase's chunk pass (finish)
+    template <class G, class T, class W>
+    __device__ void visit_items(i64 n, int in_list, G get, T tr, W wr) {
+        deal_items(n, in_list, get, tr, [&](int v) { visit(v, in_list, wr); });
     }
 
     // End of a phase whose items called visit(): barrier, then the chunks (if any) by every
