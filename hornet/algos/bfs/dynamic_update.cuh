@@ -309,7 +309,7 @@ struct Update {
             const u64 key0 = k < ns ? ld(&seeds[k]) : ~0ull;
             const u64 key1 = k + stride < ns ? ld(&seeds[k + stride]) : ~0ull;
             int v[2] = {-1, -1};
-            bool first[2] = {false, false};
+            int f[2] = {MARKED, MARKED};
             unsigned o[2] = {0u, 0u};
             const u64 keys[2] = {key0, key1};
 #pragma unroll
@@ -321,14 +321,14 @@ struct Update {
             }
 #pragma unroll
             for (int q = 0; q < 2; ++q)
-                if (v[q] >= 0) first[q] = atomicCAS(&flag[v[q]], 0, CHANGED) == 0;
+                if (v[q] >= 0) f[q] = atomicCAS(&flag[v[q]], 0, CHANGED);
             if (threadIdx.x == 0) {
                 s_count[0] = 0;
                 s_count[1] = 0;
             }
             __syncthreads();
             const unsigned pn = (v[0] >= 0) + (v[1] >= 0);
-            const unsigned pc = first[0] + first[1];
+            const unsigned pc = (f[0] == 0) + (f[1] == 0);
             const unsigned on = pn ? atomicAdd(&s_count[0], pn) : 0u;
             const unsigned oc = pc ? atomicAdd(&s_count[1], pc) : 0u;
             __syncthreads();
@@ -342,22 +342,31 @@ struct Update {
             for (int q = 0; q < 2; ++q) {
                 if (v[q] < 0) continue;
                 next[s_base[0] + on + jn++] = v[q];
-                if (first[q]) {
-                    old[v[q]] = o[q];
+                if (f[q] == 0) {
                     cnt[v[q]] = 0;
                     changed[s_base[1] + oc + jc++] = v[q];
                 }
+                if (f[q] != MARKED) atomicMax(&old[v[q]], o[q]);
             }
         }
     }
 
+    // x lowered from o (f: its flag before the lowering's CAS 0 -> CHANGED): the first
+    // lowering lists it as changed (its parent count is recounted in the repair); the level
+    // before the update is the largest o any lowering of x saw (levels only fall), kept in
+    // old (0 at rest) unless x is marked (old noted when marked). A max rather than the
+    // first lowering's o: the first relaxation round lowers to two levels (its seeds' and
+    // the next), so two lowerings of one vertex may take the CAS in either order.
+    __device__ void note_lowered(int x, unsigned o, int f) {
+        if (f == 0) {
+            cnt[x] = 0;
+            push(changed, &C[C_CHANGED], x);
+        }
+        if (f != MARKED) atomicMax(&old[x], o);
+    }
+
     // x lowered from o in a relaxation round: appended to the next frontier (the slot's
-    // atomic and the flag's CAS in flight together) and, the first time, listed as changed
-    // with the level before the update; its parent count is recounted in the repair. Marked
-    // vertices (flag MARKED) keep the old level noted when marked. Every relaxation round
-    // lowers to one level, so a vertex is lowered at most once a round, and only its first
-    // lowering (the one that takes flag 0 -> CHANGED, rounds being ordered by grid barriers)
-    // sees the level before the update.
+    // atomic and the flag's CAS in flight together), noted (note_lowered).
     __device__ void lowered_into(int* next, u64* ncount, int x, unsigned o) {
         const unsigned m = __activemask();
         const int leader = __ffs(m) - 1;
@@ -366,11 +375,7 @@ struct Update {
         const int f = atomicCAS(&flag[x], 0, CHANGED);
         base = __shfl_sync(m, base, leader);
         next[base + __popc(m & lanes_below_mask())] = x;
-        if (f == 0) {
-            old[x] = o;
-            cnt[x] = 0;
-            push(changed, &C[C_CHANGED], x);
-        }
+        note_lowered(x, o, f);
     }
 
     // ------------------------------------------------------------------ work queue
