@@ -47,8 +47,9 @@ HEADER = ["device", "graph", "V", "E", "kind", "batch", "batch/E %", "dynamic ms
           "static ms", "speedup", "networkit ms", "vs networkit", "changed V %",
           "scanned E %", "levels"]
 #: with --timeline (GPU): the update kernel's own time (first to last %globaltimer stamp),
-#: the rest of the timed call (host, launch), and the kernel's phases
-TIMELINE_HEADER = ["kernel us", "outside kernel us", "phases us"]
+#: the rest of the timed call (host, launch), and the kernel's phases (microseconds, and in
+#: brackets the grid barriers that ended in the phase)
+TIMELINE_HEADER = ["kernel us", "outside kernel us", "phases us (barriers)"]
 
 
 def _load_real(name: str):
@@ -170,10 +171,11 @@ def run_graph(device, name, src, dst, args, rows, notes) -> None:
                 dyn.append(timed(lambda: bf.update(ch)))
                 st = bf.last_update
                 if device == "gpu" and args.timeline:
-                    per = {}
+                    per, count = {}, {}
                     for ph, us in bf._state.timeline():
                         per[ph] = per.get(ph, 0.0) + us
-                    phases.append(per)
+                        count[ph] = count.get(ph, 0) + 1
+                    phases.append((per, count))
                 changed.append(st["changed_vertices"])
                 scanned.append(st["scanned_edges"])
                 levels.append(st["levels"])
@@ -207,12 +209,13 @@ def run_graph(device, name, src, dst, args, rows, notes) -> None:
                    int(statistics.median(levels))]
             if args.timeline:
                 if phases:
-                    names = list(dict.fromkeys(p for per in phases for p in per))
-                    med = {p: statistics.median(per.get(p, 0.0) for per in phases)
+                    names = list(dict.fromkeys(p for per, _ in phases for p in per))
+                    med = {p: statistics.median(per.get(p, 0.0) for per, _ in phases)
                            for p in names}
-                    kernel = statistics.median(sum(per.values()) for per in phases)
+                    bars = {p: statistics.median(c.get(p, 0) for _, c in phases) for p in names}
+                    kernel = statistics.median(sum(per.values()) for per, _ in phases)
                     row += [round(kernel, 1), round(md * 1e6 - kernel, 1),
-                            ", ".join(f"{p} {med[p]:.1f}" for p in names)]
+                            ", ".join(f"{p} {med[p]:.1f} ({bars[p]:g})" for p in names)]
                 else:
                     row += ["", "", ""]
             rows.append(row)
