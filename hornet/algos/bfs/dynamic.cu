@@ -149,14 +149,19 @@ __device__ __forceinline__ void dbfs_update_body(
     // (or cut into that pass's chunks). Level-synchronous kernel only (the work queue reads
     // every marked vertex from the queue). x is never a level-1 vertex (children are on
     // lw + 1 >= 2), so the early-seed invariant below holds.
+    // The children are read in staged passes (the count decrements of a list's entries in
+    // flight together): mark_take issues x's decrement (returns the count before it, 0 for
+    // none), mark_took marks x when that took its last parent.
     int carry = -1;
-    auto mark_child = [&](int lw, int x, int lx, bool& early) {
-        if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1) {
+    auto mark_take = [&](int lw, int x, int lx, int fx, bool& early) -> int {
+        if (early_seeds && lw == 1 && lx == 1 && fx != MARKED) early = true;
+        return lx == lw + 1 && fx != MARKED ? atomicSub(&cnt[x], 1) : 0;
+    };
+    auto mark_took = [&](int lw, int x, int before) {
+        if (before == 1) {
             U.mark(x, lw + 1);
             if (!ASYNC && carry < 0) carry = x;
         }
-        if (early_seeds && !early && lw == 1 && lx == 1 && ld(&flag[x]) != MARKED)
-            early = true;
     };
     // b marked by this thread: its short list read now (its children's counts taken), a
     // longer one cut into chunks for the next marking pass; cnt[b] = DONE tells that pass.
@@ -171,7 +176,10 @@ __device__ __forceinline__ void dbfs_update_body(
         if (d <= U.small_max) {
             const int lb = (int)U.old[b];
             bool early = false;
-            if (d > 0) U.tpass(row, d, [&](int x, int lx) { mark_child(lb, x, lx, early); });
+            if (d > 0)
+                U.tpass_staged<true>(row, d,
+                    [&](int x, int lx, int fx) { return mark_take(lb, x, lx, fx, early); },
+                    [&](int x, int before) { mark_took(lb, x, before); });
             return;
         }
         const int nch = (d + CHUNK - 1) / CHUNK;
@@ -189,7 +197,9 @@ __device__ __forceinline__ void dbfs_update_body(
     auto mark_range = [&](int w, int, int j0, int j1) {
         const int lw = (int)ld((const int*)&U.old[w]);
         bool early = false;
-        U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) { mark_child(lw, x, lx, early); });
+        U.pass_staged<true>(U.list_row(w, 0), j0, j1,
+            [&](int x, int lx, int fx) { return mark_take(lw, x, lx, fx, early); },
+            [&](int x, int before) { mark_took(lw, x, before); });
         const unsigned found = __ballot_sync(FULL_MASK, early);
         if (found && lane == __ffs(found) - 1) U.seed_early(w);
         follow();
@@ -198,7 +208,9 @@ __device__ __forceinline__ void dbfs_update_body(
     auto mark_trange = [&](int w, int, int d, const int* row) {
         const int lw = (int)ld((const int*)&U.old[w]);
         bool early = false;
-        U.tpass(row, d, [&](int x, int lx) { mark_child(lw, x, lx, early); });
+        U.tpass_staged<true>(row, d,
+            [&](int x, int lx, int fx) { return mark_take(lw, x, lx, fx, early); },
+            [&](int x, int before) { mark_took(lw, x, before); });
         if (early) U.seed_early(w);
         follow();
     };
@@ -533,16 +545,20 @@ __device__ __forceinline__ void dbfs_update_body(
             int* next = U.front[(r + 1) & 1];
             u64* ncount = &C[C_FRONT + C_STRIDE * ((r + 1) % 3)];
             const unsigned nl = cur + 1;
-            auto relax = [&](int x, int lx) {
-                if ((unsigned)lx > nl) {
-                    unsigned o = atomicMin((unsigned*)&level[x], nl);
-                    if (o > nl) U.lowered_into(next, ncount, x, o);
-                }
+            // staged: the atomicMin of every entry above nl in flight together, then the
+            // lowered ones listed
+            auto lower = [&](int x, int lx, int) -> int {
+                return (unsigned)lx > nl ? (int)atomicMin((unsigned*)&level[x], nl) : 0;
+            };
+            auto lowered = [&](int x, int o) {
+                if ((unsigned)o > nl) U.lowered_into(next, ncount, x, (unsigned)o);
             };
             auto range = [&](int w, int, int j0, int j1) {
-                U.pass(U.list_row(w, 0), j0, j1, relax);
+                U.pass_staged<false>(U.list_row(w, 0), j0, j1, lower, lowered);
             };
-            auto trange = [&](int, int, int d, const int* row) { U.tpass(row, d, relax); };
+            auto trange = [&](int, int, int d, const int* row) {
+                U.tpass_staged<false>(row, d, lower, lowered);
+            };
             U.apply_seeds(ns, nl, next, ncount);
             if (r == 0) {
                 U.visit_items(ns, 0, [&](i64 i) {
@@ -601,8 +617,8 @@ __device__ __forceinline__ void dbfs_update_body(
         };
     };
     // out-neighbour x of v (new level lv, old ov; -1 for none): count adjustments, orphans
-    auto out_child = [&](int v, int lv, int ov, int x, int lx) {
-        int fx = ld(&flag[x]);
+    // (fx: x's flag, loaded with its level by the staged pass)
+    auto out_child = [&](int v, int lv, int ov, int x, int lx, int fx) {
         if ((fx != 0 && fx != ORPHAN) || lx <= 0) return;
         bool now = lv >= 0 && lv + 1 == lx;
         bool before = ov >= 0 && ov + 1 == lx;
@@ -619,10 +635,11 @@ __device__ __forceinline__ void dbfs_update_body(
             U.pass(U.list_row(v, 1), j0, j1, in_parent(lv, c, cand));
         } else {
             const int ov = ld(&flag[v]) == MARKED ? -1 : (int)ld((const int*)&U.old[v]);
-            U.pass(U.list_row(v, 0), j0, j1, [&](int x, int lx) {
+            U.pass_staged<true>(U.list_row(v, 0), j0, j1, [&](int x, int lx, int fx) {
                 if (und && lv > 0 && lx == lv - 1) { ++c; cand = x; }
-                out_child(v, lv, ov, x, lx);
-            });
+                out_child(v, lv, ov, x, lx, fx);
+                return 0;
+            }, [](int, int) {});
             if (!und) return;
         }
         if (lv <= 0) return;
@@ -639,10 +656,11 @@ __device__ __forceinline__ void dbfs_update_body(
             U.tpass(row, d, in_parent(lv, c, cand));
         } else {
             const int ov = ld(&flag[v]) == MARKED ? -1 : (int)ld((const int*)&U.old[v]);
-            U.tpass(row, d, [&](int x, int lx) {
+            U.tpass_staged<true>(row, d, [&](int x, int lx, int fx) {
                 if (und && lv > 0 && lx == lv - 1) { ++c; cand = x; }
-                out_child(v, lv, ov, x, lx);
-            });
+                out_child(v, lv, ov, x, lx, fx);
+                return 0;
+            }, [](int, int) {});
             if (!und) return;
         }
         if (lv <= 0) return;

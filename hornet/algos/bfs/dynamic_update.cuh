@@ -594,6 +594,63 @@ struct Update {
         }
     }
 
+    // The staged passes: as pass / tpass, with every entry's accesses in flight together
+    // rather than one entry's after the other's. Stage 1: the entries, then their levels
+    // and, with FLAGS, their flags (fx; else 0), loaded together; stage 2: r = pre(x, lx, fx)
+    // for every entry (its atomics issued back to back: nothing waits for their results
+    // here); stage 3: post(x, r) for every entry. A pass whose work per entry is an atomic
+    // with a result (a count taken, a level lowered) then costs about three memory round
+    // trips per lane instead of one atomic round trip per entry after the loads.
+    template <bool FLAGS, class A, class B>
+    __device__ void pass_staged(const int* row, int j0, int j1, A pre, B post) {
+        int xs[UNROLL];
+        int r[UNROLL];
+        {
+            int ls[UNROLL];
+            int fs[UNROLL];
+#pragma unroll
+            for (int k = 0; k < UNROLL; ++k) {
+                int j = j0 + k * 32 + lane;
+                xs[k] = j < j1 ? row[j] : -1;
+            }
+#pragma unroll
+            for (int k = 0; k < UNROLL; ++k) {
+                ls[k] = xs[k] >= 0 ? ld(&level[xs[k]]) : -1;
+                fs[k] = FLAGS && xs[k] >= 0 ? ld(&flag[xs[k]]) : 0;
+            }
+#pragma unroll
+            for (int k = 0; k < UNROLL; ++k) r[k] = xs[k] >= 0 ? pre(xs[k], ls[k], fs[k]) : 0;
+        }
+#pragma unroll
+        for (int k = 0; k < UNROLL; ++k)
+            if (xs[k] >= 0) post(xs[k], r[k]);
+    }
+
+    template <bool FLAGS, class A, class B>
+    __device__ void tpass_staged(const int* row, int d, A pre, B post) {
+        for (int j0 = 0; j0 < d; j0 += TUNROLL) {
+            int xs[TUNROLL];
+            int r[TUNROLL];
+            {
+                int ls[TUNROLL];
+                int fs[TUNROLL];
+#pragma unroll
+                for (int k = 0; k < TUNROLL; ++k) xs[k] = j0 + k < d ? row[j0 + k] : -1;
+#pragma unroll
+                for (int k = 0; k < TUNROLL; ++k) {
+                    ls[k] = xs[k] >= 0 ? ld(&level[xs[k]]) : -1;
+                    fs[k] = FLAGS && xs[k] >= 0 ? ld(&flag[xs[k]]) : 0;
+                }
+#pragma unroll
+                for (int k = 0; k < TUNROLL; ++k)
+                    r[k] = xs[k] >= 0 ? pre(xs[k], ls[k], fs[k]) : 0;
+            }
+#pragma unroll
+            for (int k = 0; k < TUNROLL; ++k)
+                if (xs[k] >= 0) post(xs[k], r[k]);
+        }
+    }
+
     __device__ int list_degree(int v, int in_list) const {
         return in_list ? ideg[v] : deg[v];
     }
