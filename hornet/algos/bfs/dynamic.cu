@@ -163,14 +163,18 @@ __device__ __forceinline__ void dbfs_update_body(
             if (!ASYNC && carry < 0) carry = x;
         }
     };
-    // b marked by this thread: its short list read now (its children's counts taken), a
-    // longer one cut into chunks for the next marking pass; cnt[b] = DONE tells that pass.
+    // b marked by this thread: a list of at most small_max entries read now (its children's
+    // counts taken), one of more than CHUNK cut into chunks for the next marking pass, and
+    // cnt[b] = DONE tells that pass; a list in between is left to that pass (cnt[b] stays 0),
+    // which reads it with a warp. So only lists longer than CHUNK are cut, each once in the
+    // marking step: the chunk list's capacity (2 * entries / CHUNK) holds them all.
     // No decrement reaches cnt[b] after the one that marked it: b's parents have all given
     // theirs. b's old level is >= 2 whenever early_seeds is on (see the invariant), so the
     // read takes no early seed.
     auto read_marked = [&](int b) {
-        cnt[b] = DONE;
         const int d = deg[b];
+        if (d > U.small_max && d <= CHUNK) return;
+        cnt[b] = DONE;
         const int* row = (const int*)ptr[b];
         U.scanned += (u64)d;
         if (d <= U.small_max) {
