@@ -47,8 +47,10 @@ HEADER = ["device", "graph", "V", "E", "kind", "batch", "batch/E %", "dynamic ms
           "static ms", "speedup", "networkit ms", "vs networkit", "changed V %",
           "scanned E %", "levels"]
 #: with --timeline (GPU): the update kernel's own time (first to last %globaltimer stamp),
-#: the rest of the timed call (host, launch), and the kernel's phases
-TIMELINE_HEADER = ["kernel us", "outside kernel us", "phases us"]
+#: the rest of the timed call (host, launch), the host's own time in the call (from the call
+#: to its return, by the host clock), and the kernel's phases (microseconds, and in brackets
+#: the grid barriers that ended in the phase)
+TIMELINE_HEADER = ["kernel us", "outside kernel us", "host us", "phases us (barriers)"]
 
 
 def _load_real(name: str):
@@ -160,6 +162,12 @@ def run_graph(device, name, src, dst, args, rows, notes) -> None:
             if size > m:
                 continue
             dyn, sta, nkt, changed, scanned, levels = [], [], [], [], [], []
+            host = []
+
+            def call(ch):
+                t = time.perf_counter()
+                bf.update(ch)
+                host.append(time.perf_counter() - t)
             phases = []
             op, undo = (g.insert_edges, g.delete_edges) if kind == "insert" else \
                 (g.delete_edges, g.insert_edges)
@@ -167,13 +175,14 @@ def run_graph(device, name, src, dst, args, rows, notes) -> None:
             for r in range(args.repeats):
                 s, d = _batch(rng, g, kind, size, xp)
                 ch = op(s, d)
-                dyn.append(timed(lambda: bf.update(ch)))
+                dyn.append(timed(lambda: call(ch)))
                 st = bf.last_update
                 if device == "gpu" and args.timeline:
-                    per = {}
+                    per, count = {}, {}
                     for ph, us in bf._state.timeline():
                         per[ph] = per.get(ph, 0.0) + us
-                    phases.append(per)
+                        count[ph] = count.get(ph, 0) + 1
+                    phases.append((per, count))
                 changed.append(st["changed_vertices"])
                 scanned.append(st["scanned_edges"])
                 levels.append(st["levels"])
@@ -207,14 +216,16 @@ def run_graph(device, name, src, dst, args, rows, notes) -> None:
                    int(statistics.median(levels))]
             if args.timeline:
                 if phases:
-                    names = list(dict.fromkeys(p for per in phases for p in per))
-                    med = {p: statistics.median(per.get(p, 0.0) for per in phases)
+                    names = list(dict.fromkeys(p for per, _ in phases for p in per))
+                    med = {p: statistics.median(per.get(p, 0.0) for per, _ in phases)
                            for p in names}
-                    kernel = statistics.median(sum(per.values()) for per in phases)
+                    bars = {p: statistics.median(c.get(p, 0) for _, c in phases) for p in names}
+                    kernel = statistics.median(sum(per.values()) for per, _ in phases)
                     row += [round(kernel, 1), round(md * 1e6 - kernel, 1),
-                            ", ".join(f"{p} {med[p]:.1f}" for p in names)]
+                            round(statistics.median(host) * 1e6, 1),
+                            ", ".join(f"{p} {med[p]:.1f} ({bars[p]:g})" for p in names)]
                 else:
-                    row += ["", "", ""]
+                    row += ["", "", "", ""]
             rows.append(row)
             print(table_lines(_header(args), [row])[-1], flush=True)
 

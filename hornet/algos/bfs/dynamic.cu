@@ -140,45 +140,91 @@ __device__ __forceinline__ void dbfs_update_body(
     // would be seeded on level 2 through a neighbour that is no longer on level 1.
     const bool early_seeds = del_only && U.undirected;
     // marking (step 2): marked w (old level lw) takes one parent from child x (level lx);
-    // early: a level-1 w with an unmarked neighbour on level 1 (see SEEDED below)
-    auto mark_child = [&](int lw, int x, int lx, bool& early) {
-        if (lx == lw + 1 && ld(&flag[x]) != MARKED && atomicSub(&cnt[x], 1) == 1)
+    // early: a level-1 w with an unmarked neighbour on level 1 (see SEEDED below).
+    // The thread that marks x also reads x's list itself, right after the list it is in
+    // (`carry`, one vertex a thread; further ones it marks meanwhile wait for the next pass),
+    // so that a chain of vertices that lose their last parent one after the other is marked
+    // in one pass instead of one pass (and one grid barrier) a link: marking gives the same
+    // marked set in any order, and cnt[x] = DONE tells the next pass that x's list was read
+    // (or cut into that pass's chunks). Level-synchronous kernel only (the work queue reads
+    // every marked vertex from the queue). x is never a level-1 vertex (children are on
+    // lw + 1 >= 2), so the early-seed invariant below holds.
+    // The children are read in staged passes (the count decrements of a list's entries in
+    // flight together): mark_take issues x's decrement (returns the count before it, 0 for
+    // none), mark_took marks x when that took its last parent.
+    int carry = -1;
+    auto mark_take = [&](int lw, int x, int lx, int fx, bool& early) -> int {
+        if (early_seeds && lw == 1 && lx == 1 && fx != MARKED) early = true;
+        return lx == lw + 1 && fx != MARKED ? atomicSub(&cnt[x], 1) : 0;
+    };
+    auto mark_took = [&](int lw, int x, int before) {
+        if (before == 1) {
             U.mark(x, lw + 1);
-        if (early_seeds && !early && lw == 1 && lx == 1 && ld(&flag[x]) != MARKED)
-            early = true;
+            if (!ASYNC && carry < 0) carry = x;
+        }
     };
-    auto mark_range = [&](int w, int, int j0, int j1) {
-        const int lw = (int)ld((const int*)&U.old[w]);
-        bool early = false;
-        U.pass(U.list_row(w, 0), j0, j1, [&](int x, int lx) { mark_child(lw, x, lx, early); });
-        const unsigned found = __ballot_sync(FULL_MASK, early);
-        if (found && lane == __ffs(found) - 1) U.seed_early(w);
-    };
-    auto mark_trange = [&](int w, int, int d, const int* row) {
-        const int lw = (int)ld((const int*)&U.old[w]);
-        bool early = false;
-        U.tpass(row, d, [&](int x, int lx) { mark_child(lw, x, lx, early); });
-        if (early) U.seed_early(w);
-    };
-    // deletions alone: b, marked in step 1 by the thread that took its last parent, is
-    // marked-processed by that thread at once (its short list read, a longer one cut into
-    // chunks for the first marking pass); cnt[b] = DONE tells the first pass. Never called
-    // for a level-1 b when early_seeds is on (the invariant above), so the read takes no
-    // early seed (lb >= 2, or no shortcut at all) and cnt[b] stays DONE until the first pass
-    // resets it: no decrement reaches it either, b's parents having all given theirs.
-    auto mark_now = [&](int b, int lb) {
-        U.mark(b, lb);
-        cnt[b] = DONE;
+    // b marked by this thread: a list of at most small_max entries read now (its children's
+    // counts taken), one of more than CHUNK cut into chunks for the next marking pass, and
+    // cnt[b] = DONE tells that pass; a list in between is left to that pass (cnt[b] stays 0),
+    // which reads it with a warp. So only lists longer than CHUNK are cut, each once in the
+    // marking step: the chunk list's capacity (2 * entries / CHUNK) holds them all.
+    // No decrement reaches cnt[b] after the one that marked it: b's parents have all given
+    // theirs. b's old level is >= 2 whenever early_seeds is on (see the invariant), so the
+    // read takes no early seed.
+    auto read_marked = [&](int b) {
         const int d = deg[b];
+        if (d > U.small_max && d <= CHUNK) return;
+        cnt[b] = DONE;
         const int* row = (const int*)ptr[b];
         U.scanned += (u64)d;
         if (d <= U.small_max) {
-            if (d > 0) mark_trange(b, 0, d, row);
+            const int lb = (int)U.old[b];
+            bool early = false;
+            if (d > 0)
+                U.tpass_staged<true>(row, d,
+                    [&](int x, int lx, int fx) { return mark_take(lb, x, lx, fx, early); },
+                    [&](int x, int before) { mark_took(lb, x, before); });
             return;
         }
         const int nch = (d + CHUNK - 1) / CHUNK;
         const u64 base = atomicAdd(&C[C_CHUNKS + C_STRIDE * (U.use % 3)], (u64)nch);
         for (int c = 0; c < nch; ++c) U.chunks[base + c] = make_int2(b, c << 1);
+    };
+    // the chain of vertices this thread marked, each read in turn (thread-divergent)
+    auto follow = [&]() {
+        while (carry >= 0) {
+            const int b = carry;
+            carry = -1;
+            read_marked(b);
+        }
+    };
+    auto mark_range = [&](int w, int, int j0, int j1) {
+        const int lw = (int)ld((const int*)&U.old[w]);
+        bool early = false;
+        U.pass_staged<true>(U.list_row(w, 0), j0, j1,
+            [&](int x, int lx, int fx) { return mark_take(lw, x, lx, fx, early); },
+            [&](int x, int before) { mark_took(lw, x, before); });
+        const unsigned found = __ballot_sync(FULL_MASK, early);
+        if (found && lane == __ffs(found) - 1) U.seed_early(w);
+        follow();
+        __syncwarp();
+    };
+    auto mark_trange = [&](int w, int, int d, const int* row) {
+        const int lw = (int)ld((const int*)&U.old[w]);
+        bool early = false;
+        U.tpass_staged<true>(row, d,
+            [&](int x, int lx, int fx) { return mark_take(lw, x, lx, fx, early); },
+            [&](int x, int before) { mark_took(lw, x, before); });
+        if (early) U.seed_early(w);
+        follow();
+    };
+    // deletions alone: b, marked in step 1 by the thread that took its last parent, is
+    // marked-processed by that thread at once (read_marked, then the chain it starts). Never
+    // called for a level-1 b when early_seeds is on (the invariant above).
+    auto mark_now = [&](int b, int lb) {
+        U.mark(b, lb);
+        read_marked(b);
+        follow();
     };
 
     // ---- 1. counts at the old levels: deleted pairs take a parent, inserted ones give one.
@@ -278,13 +324,9 @@ __device__ __forceinline__ void dbfs_update_body(
                 const int w = ld(&U.changed[lo + i]);
                 level[w] = -1;
                 if (wp) U.parent[w] = -1;
-                if (del_only && lo == 0) {          // the first pass: step 1's marks
-                    const int c = ld(&cnt[w]);
-                    cnt[w] = 0;
-                    return c == DONE ? -1 : w;      // DONE: read (or cut) in step 1
-                }
+                const int c = ld(&cnt[w]);
                 cnt[w] = 0;
-                return w;
+                return c == DONE ? -1 : w;          // DONE: read (or cut) when marked
             }, mark_trange, mark_range);
             WARP_LOOP(i, chi - clo) {
                 const int2 e = __ldcg(&U.chunks[clo + i]);
@@ -486,7 +528,10 @@ __device__ __forceinline__ void dbfs_update_body(
     // ---- 4. relaxation rounds: round `cur` expands the frontier of level cur (out-neighbours
     // above cur + 1 drop to cur + 1 and form the next frontier), and the seeds of level cur + 1
     // lower their vertex (one thread a seed) into the next frontier too. The first round
-    // (cur = lowest seed level - 1) has only seeds. A frontier entry whose level fell further
+    // (cur = lowest seed level) has no frontier list: its seeds lower their vertices to cur
+    // and expand them in the same round (no vertex reaches cur otherwise; a vertex with two
+    // seeds there, or lowered to cur + 1 by another seed's expansion first, is expanded by
+    // the one lowering to cur that finds it higher). A frontier entry whose level fell further
     // since is skipped (expanded at its lower level). Ends past the highest seed level with
     // an empty frontier. Only vertices whose level drops are ever listed.
     // seeds: the inserted pairs' own slots [0, ni), then the appended ones (levels >= 1, so
@@ -494,7 +539,7 @@ __device__ __forceinline__ void dbfs_update_body(
     const i64 ns = ni + (i64)ld(&C[C_SEEDS]);
     if (!U.async_mode && ld(&C[C_HIGH]) > 0) {
         U.phase = PH_RELAX;
-        unsigned cur = 0xffffffffu - (unsigned)ld(&C[C_LOW]) - 1;    // seed levels are >= 1
+        unsigned cur = 0xffffffffu - (unsigned)ld(&C[C_LOW]);
         const unsigned highest = (unsigned)ld(&C[C_HIGH]);
         while (true) {
             const int r = U.round;
@@ -504,24 +549,39 @@ __device__ __forceinline__ void dbfs_update_body(
             int* next = U.front[(r + 1) & 1];
             u64* ncount = &C[C_FRONT + C_STRIDE * ((r + 1) % 3)];
             const unsigned nl = cur + 1;
-            auto relax = [&](int x, int lx) {
-                if ((unsigned)lx > nl) {
-                    unsigned o = atomicMin((unsigned*)&level[x], nl);
-                    if (o > nl) U.lowered_into(next, ncount, x, o);
-                }
+            // staged: the atomicMin of every entry above nl in flight together, then the
+            // lowered ones listed
+            auto lower = [&](int x, int lx, int) -> int {
+                return (unsigned)lx > nl ? (int)atomicMin((unsigned*)&level[x], nl) : 0;
+            };
+            auto lowered = [&](int x, int o) {
+                if ((unsigned)o > nl) U.lowered_into(next, ncount, x, (unsigned)o);
             };
             auto range = [&](int w, int, int j0, int j1) {
-                U.pass(U.list_row(w, 0), j0, j1, relax);
+                U.pass_staged<false>(U.list_row(w, 0), j0, j1, lower, lowered);
             };
-            auto trange = [&](int, int, int d, const int* row) { U.tpass(row, d, relax); };
+            auto trange = [&](int, int, int d, const int* row) {
+                U.tpass_staged<false>(row, d, lower, lowered);
+            };
             U.apply_seeds(ns, nl, next, ncount);
+            if (r == 0) {
+                U.visit_items(ns, 0, [&](i64 i) {
+                    const u64 key = ld(&U.seeds[i]);
+                    if ((unsigned)(key >> 32) != cur) return -1;
+                    const int x = (int)(key & 0xffffffffull);
+                    const unsigned o = atomicMin((unsigned*)&level[x], cur);
+                    if (o <= cur) return -1;
+                    U.note_lowered(x, o, atomicCAS(&flag[x], 0, CHANGED));
+                    return x;
+                }, trange, range);
+            }
             U.visit_items(nf, 0, [&](i64 i) {
                 const int w = ld(&front[i]);
                 return (unsigned)ld(&level[w]) == cur ? w : -1;
             }, trange, range);
             U.finish(range);
             ++U.round;
-            if (nf > 0) ++levels_run;
+            if (nf > 0 || r == 0) ++levels_run;
             if (ld(ncount) == 0 && nl >= highest) break;
             if (U.round > 2 * nv + 4) {
                 if (U.first_thread()) atomicExch(U.bar + 2, 2u);
@@ -561,8 +621,8 @@ __device__ __forceinline__ void dbfs_update_body(
         };
     };
     // out-neighbour x of v (new level lv, old ov; -1 for none): count adjustments, orphans
-    auto out_child = [&](int v, int lv, int ov, int x, int lx) {
-        int fx = ld(&flag[x]);
+    // (fx: x's flag, loaded with its level by the staged pass)
+    auto out_child = [&](int v, int lv, int ov, int x, int lx, int fx) {
         if ((fx != 0 && fx != ORPHAN) || lx <= 0) return;
         bool now = lv >= 0 && lv + 1 == lx;
         bool before = ov >= 0 && ov + 1 == lx;
@@ -579,10 +639,11 @@ __device__ __forceinline__ void dbfs_update_body(
             U.pass(U.list_row(v, 1), j0, j1, in_parent(lv, c, cand));
         } else {
             const int ov = ld(&flag[v]) == MARKED ? -1 : (int)ld((const int*)&U.old[v]);
-            U.pass(U.list_row(v, 0), j0, j1, [&](int x, int lx) {
+            U.pass_staged<true>(U.list_row(v, 0), j0, j1, [&](int x, int lx, int fx) {
                 if (und && lv > 0 && lx == lv - 1) { ++c; cand = x; }
-                out_child(v, lv, ov, x, lx);
-            });
+                out_child(v, lv, ov, x, lx, fx);
+                return 0;
+            }, [](int, int) {});
             if (!und) return;
         }
         if (lv <= 0) return;
@@ -599,10 +660,11 @@ __device__ __forceinline__ void dbfs_update_body(
             U.tpass(row, d, in_parent(lv, c, cand));
         } else {
             const int ov = ld(&flag[v]) == MARKED ? -1 : (int)ld((const int*)&U.old[v]);
-            U.tpass(row, d, [&](int x, int lx) {
+            U.tpass_staged<true>(row, d, [&](int x, int lx, int fx) {
                 if (und && lv > 0 && lx == lv - 1) { ++c; cand = x; }
-                out_child(v, lv, ov, x, lx);
-            });
+                out_child(v, lv, ov, x, lx, fx);
+                return 0;
+            }, [](int, int) {});
             if (!und) return;
         }
         if (lv <= 0) return;

@@ -309,7 +309,7 @@ struct Update {
             const u64 key0 = k < ns ? ld(&seeds[k]) : ~0ull;
             const u64 key1 = k + stride < ns ? ld(&seeds[k + stride]) : ~0ull;
             int v[2] = {-1, -1};
-            bool first[2] = {false, false};
+            int f[2] = {MARKED, MARKED};
             unsigned o[2] = {0u, 0u};
             const u64 keys[2] = {key0, key1};
 #pragma unroll
@@ -321,14 +321,14 @@ struct Update {
             }
 #pragma unroll
             for (int q = 0; q < 2; ++q)
-                if (v[q] >= 0) first[q] = atomicCAS(&flag[v[q]], 0, CHANGED) == 0;
+                if (v[q] >= 0) f[q] = atomicCAS(&flag[v[q]], 0, CHANGED);
             if (threadIdx.x == 0) {
                 s_count[0] = 0;
                 s_count[1] = 0;
             }
             __syncthreads();
             const unsigned pn = (v[0] >= 0) + (v[1] >= 0);
-            const unsigned pc = first[0] + first[1];
+            const unsigned pc = (f[0] == 0) + (f[1] == 0);
             const unsigned on = pn ? atomicAdd(&s_count[0], pn) : 0u;
             const unsigned oc = pc ? atomicAdd(&s_count[1], pc) : 0u;
             __syncthreads();
@@ -342,22 +342,31 @@ struct Update {
             for (int q = 0; q < 2; ++q) {
                 if (v[q] < 0) continue;
                 next[s_base[0] + on + jn++] = v[q];
-                if (first[q]) {
-                    old[v[q]] = o[q];
+                if (f[q] == 0) {
                     cnt[v[q]] = 0;
                     changed[s_base[1] + oc + jc++] = v[q];
                 }
+                if (f[q] != MARKED) atomicMax(&old[v[q]], o[q]);
             }
         }
     }
 
+    // x lowered from o (f: its flag before the lowering's CAS 0 -> CHANGED): the first
+    // lowering lists it as changed (its parent count is recounted in the repair); the level
+    // before the update is the largest o any lowering of x saw (levels only fall), kept in
+    // old (0 at rest) unless x is marked (old noted when marked). A max rather than the
+    // first lowering's o: the first relaxation round lowers to two levels (its seeds' and
+    // the next), so two lowerings of one vertex may take the CAS in either order.
+    __device__ void note_lowered(int x, unsigned o, int f) {
+        if (f == 0) {
+            cnt[x] = 0;
+            push(changed, &C[C_CHANGED], x);
+        }
+        if (f != MARKED) atomicMax(&old[x], o);
+    }
+
     // x lowered from o in a relaxation round: appended to the next frontier (the slot's
-    // atomic and the flag's CAS in flight together) and, the first time, listed as changed
-    // with the level before the update; its parent count is recounted in the repair. Marked
-    // vertices (flag MARKED) keep the old level noted when marked. Every relaxation round
-    // lowers to one level, so a vertex is lowered at most once a round, and only its first
-    // lowering (the one that takes flag 0 -> CHANGED, rounds being ordered by grid barriers)
-    // sees the level before the update.
+    // atomic and the flag's CAS in flight together), noted (note_lowered).
     __device__ void lowered_into(int* next, u64* ncount, int x, unsigned o) {
         const unsigned m = __activemask();
         const int leader = __ffs(m) - 1;
@@ -366,11 +375,7 @@ struct Update {
         const int f = atomicCAS(&flag[x], 0, CHANGED);
         base = __shfl_sync(m, base, leader);
         next[base + __popc(m & lanes_below_mask())] = x;
-        if (f == 0) {
-            old[x] = o;
-            cnt[x] = 0;
-            push(changed, &C[C_CHANGED], x);
-        }
+        note_lowered(x, o, f);
     }
 
     // ------------------------------------------------------------------ work queue
@@ -438,28 +443,7 @@ struct Update {
     // visit_items with long lists through the queue (no chunk pass, no barrier)
     template <class G, class T, class W>
     __device__ void visit_items_q(i64 n, int in_list, G get, T tr, W wr) {
-        const i64 w0 = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-        const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
-        for (i64 base = 0; base + w0 < n; base += 32 * nw) {
-            const i64 i = base + w0 + (i64)lane * nw;
-            const int v = i < n ? get(i) : -1;
-            int d = 0;
-            const int* row = nullptr;
-            if (v >= 0) {
-                d = list_degree(v, in_list);
-                row = list_row(v, in_list);
-            }
-            if (d > 0 && d <= small_max) {
-                scanned += (u64)d;
-                tr(v, in_list, d, row);
-            }
-            unsigned big = __ballot_sync(FULL_MASK, d > small_max);
-            while (big) {
-                const int src = __ffs(big) - 1;
-                big &= big - 1;
-                visit_q(__shfl_sync(FULL_MASK, v, src), in_list, wr);
-            }
-        }
+        deal_items(n, in_list, get, tr, [&](int v) { visit_q(v, in_list, wr); });
     }
 
     // One warp's part of draining the queue (warp-uniform; call after the warp's own
@@ -610,6 +594,63 @@ struct Update {
         }
     }
 
+    // The staged passes: as pass / tpass, with every entry's accesses in flight together
+    // rather than one entry's after the other's. Stage 1: the entries, then their levels
+    // and, with FLAGS, their flags (fx; else 0), loaded together; stage 2: r = pre(x, lx, fx)
+    // for every entry (its atomics issued back to back: nothing waits for their results
+    // here); stage 3: post(x, r) for every entry. A pass whose work per entry is an atomic
+    // with a result (a count taken, a level lowered) then costs about three memory round
+    // trips per lane instead of one atomic round trip per entry after the loads.
+    template <bool FLAGS, class A, class B>
+    __device__ void pass_staged(const int* row, int j0, int j1, A pre, B post) {
+        int xs[UNROLL];
+        int r[UNROLL];
+        {
+            int ls[UNROLL];
+            int fs[UNROLL];
+#pragma unroll
+            for (int k = 0; k < UNROLL; ++k) {
+                int j = j0 + k * 32 + lane;
+                xs[k] = j < j1 ? row[j] : -1;
+            }
+#pragma unroll
+            for (int k = 0; k < UNROLL; ++k) {
+                ls[k] = xs[k] >= 0 ? ld(&level[xs[k]]) : -1;
+                fs[k] = FLAGS && xs[k] >= 0 ? ld(&flag[xs[k]]) : 0;
+            }
+#pragma unroll
+            for (int k = 0; k < UNROLL; ++k) r[k] = xs[k] >= 0 ? pre(xs[k], ls[k], fs[k]) : 0;
+        }
+#pragma unroll
+        for (int k = 0; k < UNROLL; ++k)
+            if (xs[k] >= 0) post(xs[k], r[k]);
+    }
+
+    template <bool FLAGS, class A, class B>
+    __device__ void tpass_staged(const int* row, int d, A pre, B post) {
+        for (int j0 = 0; j0 < d; j0 += TUNROLL) {
+            int xs[TUNROLL];
+            int r[TUNROLL];
+            {
+                int ls[TUNROLL];
+                int fs[TUNROLL];
+#pragma unroll
+                for (int k = 0; k < TUNROLL; ++k) xs[k] = j0 + k < d ? row[j0 + k] : -1;
+#pragma unroll
+                for (int k = 0; k < TUNROLL; ++k) {
+                    ls[k] = xs[k] >= 0 ? ld(&level[xs[k]]) : -1;
+                    fs[k] = FLAGS && xs[k] >= 0 ? ld(&flag[xs[k]]) : 0;
+                }
+#pragma unroll
+                for (int k = 0; k < TUNROLL; ++k)
+                    r[k] = xs[k] >= 0 ? pre(xs[k], ls[k], fs[k]) : 0;
+            }
+#pragma unroll
+            for (int k = 0; k < TUNROLL; ++k)
+                if (xs[k] >= 0) post(xs[k], r[k]);
+        }
+    }
+
     __device__ int list_degree(int v, int in_list) const {
         return in_list ? ideg[v] : deg[v];
     }
@@ -639,10 +680,12 @@ struct Update {
     // Items i in [0, n) of a phase, dealt to the lanes of the grid (lane l of warp w takes
     // w + l * warps, w + l * warps + 32 * warps, ...: a short phase still uses every warp):
     // v = get(i) (-1: nothing to read); v's list (in_list: in-neighbours) is read by v's thread
-    // (tr(v, in_list, d, row): row its list) when it has at most small_max entries, else by the whole warp
-    // (visit(v, in_list, wr), chunked when long). Warp-uniform.
-    template <class G, class T, class W>
-    __device__ void visit_items(i64 n, int in_list, G get, T tr, W wr) {
+    // (tr(v, in_list, d, row): row its list) when it has at most small_max entries, else
+    // handed to the whole warp, big(v) (warp-uniform: the level-synchronous phases cut it
+    // into chunks for the phase's chunk pass, visit; the work-queue phases queue its chunks,
+    // visit_q). Warp-uniform.
+    template <class G, class T, class B>
+    __device__ void deal_items(i64 n, int in_list, G get, T tr, B big) {
         const i64 w0 = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
         const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
         for (i64 base = 0; base + w0 < n; base += 32 * nw) {
@@ -658,13 +701,19 @@ struct Update {
                 scanned += (u64)d;
                 tr(v, in_list, d, row);
             }
-            unsigned big = __ballot_sync(FULL_MASK, d > small_max);
-            while (big) {
-                const int src = __ffs(big) - 1;
-                big &= big - 1;
-                visit(__shfl_sync(FULL_MASK, v, src), in_list, wr);
+            unsigned longs = __ballot_sync(FULL_MASK, d > small_max);
+            while (longs) {
+                const int src = __ffs(longs) - 1;
+                longs &= longs - 1;
+                big(__shfl_sync(FULL_MASK, v, src));
             }
         }
+    }
+
+    // deal_items with long lists cut into chunks for the phase's chunk pass (finish)
+    template <class G, class T, class W>
+    __device__ void visit_items(i64 n, int in_list, G get, T tr, W wr) {
+        deal_items(n, in_list, get, tr, [&](int v) { visit(v, in_list, wr); });
     }
 
     // End of a phase whose items called visit(): barrier, then the chunks (if any) by every
