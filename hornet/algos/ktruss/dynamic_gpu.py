@@ -461,11 +461,13 @@ class GpuDynamicTruss:
             n = int(self._read()[C_NEXT])
             done = self._descend(n, tstamp, fstamp, deadline)
             if done:
-                # the edges that fell: the end of their new level, in an order peeled from them
-                nf = int(self._read()[C_FELL])
+                # the edges that fell: the end of their new level, in an order peeled from
+                # them (the host's copy of the counters is current: every phase ends with
+                # its read)
+                nf = int(self._ctr_host[C_FELL])
                 done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp, deadline,
                                   to_empty=True) >= 0
-            touched = int(self._read()[C_TOUCHED])
+            touched = int(self._ctr_host[C_TOUCHED])
             self._tail += int(self._ctr_host[C_TAIL])      # (the host-driven peeling's)
         if not done:                               # (the caller deletes the batch's keys)
             return self._fallback(touched)
@@ -595,10 +597,11 @@ class GpuDynamicTruss:
         self._la[:raised] = self._region[:raised]
         done = self._descend(raised, tstamp, fstamp, deadline)
         if done:
-            nf = int(self._read()[C_FELL])
+            # (the host's copy of the counters is current: every phase ends with its read)
+            nf = int(self._ctr_host[C_FELL])
             done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp, deadline,
                               to_empty=True) >= 0
-        touched = int(self._read()[C_TOUCHED])
+        touched = int(self._ctr_host[C_TOUCHED])
         self._tail += int(self._ctr_host[C_TAIL])
         if not done:
             return self._fallback(touched)
