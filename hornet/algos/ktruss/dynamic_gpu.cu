@@ -507,69 +507,125 @@ extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int
 // exact values. A round: ko_count (use_rank 1, no member: the triangles whose two other edges
 // come after the edge) over the list, kr_raise_value, kr_apply, kr_push.
 
-// A thread per list edge e = list[i] at level k = truss[e] with cnt[i] >= k - 1 (more than
+// A block per list edge e = list[i] at level k = truss[e] with cnt[i] >= k - 1 (more than
 // k - 2 later triangles: the order is violated at e) would need a higher place: newval[i] =
 // the smallest t > k with at most t - 2 triangles whose other two edges are both at t or
-// above (e then goes first in level t, before every edge there); 0 for the others. One warp
-// per violating edge counts its triangles by min(truss of the other two) in a histogram of
-// HBINS levels from lo = k + 1 (the top bin also takes the levels above it); a window that
-// does not decide moves up. Zeroes cnt[i]; thread 0 zeroes ctr[C_LOW] and ctr[C_NEXT] (the
-// host read them before this launch).
+// above (e then goes first in level t, before every edge there); 0 for the others. The
+// block's warps share e's intersection (a hub's long list) and count its triangles by
+// min(truss of the other two) in a shared histogram of RBINS levels from lo = k + 1 (the top
+// bin also takes the levels above it); a window that does not decide moves up. Zeroes
+// cnt[i]; thread 0 zeroes ctr[C_LOW] and ctr[C_NEXT] (the host read them before this launch).
+#define RBINS 512
 extern "C" __global__ void kr_raise_value(const int* __restrict__ deg,
                                           const i64* __restrict__ ptr,
                                           const i64* __restrict__ tkeys, int tshift,
                                           const int* truss, const int* list, i64 n, int* cnt,
                                           int* newval, int* touched, int tstamp, u64* ctr) {
-    __shared__ int hist[WARPS][HBINS];
+    __shared__ int h[RBINS];
+    __shared__ int decided;
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         ctr[C_LOW] = 0;
         ctr[C_NEXT] = 0;
     }
     const unsigned lane = threadIdx.x & 31;
-    int* h = hist[(threadIdx.x >> 5) & (WARPS - 1)];
-    for (i64 i = warp_id(); i < n; i += num_warps()) {
+    const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    for (i64 i = blockIdx.x; i < n; i += gridDim.x) {
         const int e = list[i];
         const int k = truss[e];
         const int got = cnt[i];
-        __syncwarp();
-        if (lane == 0) {
+        __syncthreads();                         // (every thread has read cnt[i], decided)
+        if (threadIdx.x == 0) {
             cnt[i] = 0;
             touch(touched, tstamp, e, ctr);
         }
-        if (got < k - 1) {
-            if (lane == 0) newval[i] = 0;
-            continue;                                // (warp-uniform)
+        if (got < k - 1) {                       // (block-uniform)
+            if (threadIdx.x == 0) newval[i] = 0;
+            continue;
         }
         const i64 key = tkeys[e];
         const int u = hi32(key), v = lo32(key);
         int lo = k + 1, out = 0;
         while (out == 0) {
-            for (int b = lane; b < HBINS; b += 32) h[b] = 0;
-            __syncwarp();
-            warp_common(deg, ptr, u, v, lane, 0, 1, [&](int w) {
+            for (int b = threadIdx.x; b < RBINS; b += blockDim.x) h[b] = 0;
+            __syncthreads();
+            warp_common(deg, ptr, u, v, lane, warp, nwarps, [&](int w) {
                 const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
                 const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
                 if (s1 < 0 || s2 < 0) return;
                 const int m = imin(truss[s1], truss[s2]);
-                if (m >= lo) atomicAdd(&h[imin(m - lo, HBINS - 1)], 1);
+                if (m >= lo) atomicAdd(&h[imin(m - lo, RBINS - 1)], 1);
             }, NO_STOP);
-            __syncwarp();
-            if (lane == 0) {
+            __syncthreads();
+            if (threadIdx.x == 0) {
                 int acc = 0;
-                for (int b = 0; b < HBINS; ++b) acc += h[b];
+                for (int b = 0; b < RBINS; ++b) acc += h[b];
                 int t = 0;
-                for (int b = 0; b < HBINS; ++b) {          // acc: triangles at lo + b or above
+                for (int b = 0; b < RBINS; ++b) {          // acc: triangles at lo + b or above
                     if (acc <= lo + b - 2) { t = lo + b; break; }
                     acc -= h[b];
                 }
-                h[0] = t;
+                decided = t;
             }
-            __syncwarp();
-            out = h[0];
-            __syncwarp();
-            if (out == 0) lo += HBINS;
+            __syncthreads();
+            out = decided;
+            if (out == 0) lo += RBINS;
+            __syncthreads();                     // (before the next window clears h)
         }
-        if (lane == 0) newval[i] = out;
+        if (threadIdx.x == 0) newval[i] = out;
+    }
+}
+
+// The descent's h-index (as dt_phase_hindex) with a block per worklist edge: the block's warps
+// share the edge's intersection and one histogram; they stop once a - 2 triangles hold the
+// edge at its level. Thread 0 zeroes ctr[C_LOW] and ctr[C_NEXT] (read by the host before).
+extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
+                                           const i64* __restrict__ ptr,
+                                           const i64* __restrict__ tkeys, int tshift,
+                                           const int* truss, const int* list, i64 n,
+                                           int* newval, int* touched, int tstamp, u64* ctr) {
+    __shared__ int h[HBINS];
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctr[C_LOW] = 0;
+        ctr[C_NEXT] = 0;
+    }
+    const unsigned lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    for (i64 i = blockIdx.x; i < n; i += gridDim.x) {
+        const int e = list[i];
+        const i64 key = tkeys[e];
+        const int u = hi32(key), v = lo32(key);
+        const int a = truss[e];
+        const int lo = a - (HBINS - 1) > 2 ? a - (HBINS - 1) : 2;
+        for (int b = threadIdx.x; b < HBINS; b += blockDim.x) h[b] = 0;
+        __syncthreads();
+        if (a > 2) {
+            warp_common(deg, ptr, u, v, lane, warp, nwarps, [&](int w) {
+                const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
+                const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
+                if (s1 < 0 || s2 < 0) return;
+                int m = imin(imin(truss[s1], truss[s2]), a);
+                if (m < lo) m = lo;
+                atomicAdd(&h[m - lo], 1);
+            }, [&] {
+                int held = 0;                    // (read by one lane: a warp-uniform answer)
+                if (lane == 0) held = *(volatile int*)&h[a - lo];
+                return __shfl_sync(FULL_MASK, held, 0) >= a - 2;
+            });
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            int acc = 0, k = a, out = lo;
+            bool found = false;
+            for (; k > lo; --k) {
+                acc += h[k - lo];
+                if (acc >= k - 2) { found = true; break; }
+            }
+            if (found) out = k;
+            else if (lo > 2) out = -lo;          // the clamped bin decided: check again
+            newval[i] = a <= 2 ? a : out;
+            touch(touched, tstamp, e, ctr);
+        }
+        __syncthreads();                         // (before the next edge clears h)
     }
 }
 

@@ -52,8 +52,10 @@ part of a level.
 
 Kernels run warps over an edge's intersection of the endpoints' lists; a round of few edges
 gives each several warps (the counting phase ``ko_count`` adds the warps' counts per edge and
-stops once the edge's case is decided; the next phase reads them), except the descent's
-h-index (one warp per edge, a shared histogram). Two drivers run the same phase functions
+stops once the edge's case is decided; the next phase reads them). The histograms by level
+(the descent's h-index, the raise's new level) take a block per edge, its warps sharing the
+intersection and one shared histogram (``ko_scan``'s descent: a warp per edge). Two drivers
+run the same phase functions
 (:data:`DEVICE_SCAN_INSERT`, :data:`DEVICE_SCAN_DELETE`): one launch per phase with the host
 reading the round counters, or ``ko_scan``, one cooperative launch per update with grid
 barriers between the phases.
@@ -412,17 +414,17 @@ class GpuDynamicTruss:
         point, one launch per phase; every lowered edge goes once to ``_fallen`` (``_fell ==
         fstamp``, count ``C_FELL``). Returns False when the deadline passed (the values are
         then bounds, not final)."""
-        from hornet.core.cuda import i64, launch
+        from hornet.core.cuda import BLOCK, i64, launch
         deg, ptr = self._view()
         t = self._table
         truss = t.columns["truss"]
         cur, nxt = self._la, self._lb
-        hindex, apply, push = _fn("dt_hindex"), _fn("dt_apply"), _fn("dt_push")
+        hindex, apply, push = _fn("dt_hindex_block"), _fn("dt_apply"), _fn("dt_push")
         while n:
             stamp = self._tick()
             launch(hindex, n, (deg, ptr, t.keys, np.int32(t.shift), truss, cur, i64(n),
                                self._newval, self._touched, tstamp, self._ctr),
-                   threads_per_item=WARP)
+                   threads_per_item=BLOCK)
             launch(apply, n, (cur, i64(n), self._newval, truss, self._low, self._low_old, nxt,
                               self._mark, stamp, self._ctr, self._fell, fstamp, self._fallen))
             parts = _parts(n)
@@ -548,7 +550,7 @@ class GpuDynamicTruss:
            lower bounds after an insertion); the edges it lowered go to the end of their
            level in peeling order, which keeps the k-order.
         """
-        from hornet.core.cuda import i64, launch
+        from hornet.core.cuda import BLOCK, i64, launch
         cp = self._cp
         t = self._table
         b = int(slots.shape[0])
@@ -577,7 +579,7 @@ class GpuDynamicTruss:
                    threads_per_item=WARP)
             launch(value, n, (deg, ptr, keys, shift, truss, cur, i64(n), self._cnt,
                               self._newval, self._touched, tstamp, self._ctr),
-                   threads_per_item=WARP)
+                   threads_per_item=BLOCK)
             launch(apply, n, (cur, i64(n), self._newval, truss, rank, i64(head), self._low,
                               self._low_old, self._rank_old, nxt, self._mark, stamp,
                               self._region, self._seen, rstamp, self._ctr))
