@@ -97,12 +97,15 @@ def run_graph(name, device, sizes, repeats, rng):
             region = statistics.median(x[1]["region"] for x in res[kind])
             rounds = statistics.median(x[1].get("rounds", 0) for x in res[kind])
             levels = statistics.median(x[1].get("levels", 0) for x in res[kind])
+            raised = statistics.median(x[1].get("raised", 0) for x in res[kind])
+            raise_rounds = statistics.median(x[1].get("raise_rounds", 0) for x in res[kind])
             fell_back = sum(x[1]["path"] == "static" for x in res[kind])
             rows.append([title, E, kind, b, f"{b / E:.2e}", med * 1e3, static * 1e3,
                          static / med, f"{region / E:.2e}", f"{fell_back}/{reps}"])
             print(f"  {kind:15s} b={b:8d} {med * 1e3:10.2f} ms  x{static / med:9.1f}  "
                   f"region {region / E:.2e}  static path {fell_back}/{reps}  "
-                  f"rounds {rounds:g} levels {levels:g}", flush=True)
+                  f"rounds {rounds:g} levels {levels:g} raised {raised:g} "
+                  f"raise rounds {raise_rounds:g}", flush=True)
     want = _host(truss_numbers(g))
     assert np.array_equal(_host(kt.truss_numbers), want), f"{title}: dynamic != static"
     return title, E, static, rows

@@ -206,7 +206,7 @@ def _level_count_violations(kt, exact: bool = False) -> int:
     return bad
 
 
-@pytest.mark.parametrize("driver", ["device", "rounds"])
+@pytest.mark.parametrize("driver", ["raise", "device", "rounds"])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_k_order_kept(device, seed, driver, monkeypatch):
     """After every batch (inserts, deletes, re-inserts of 1 to 30 edges in a dense random
@@ -214,12 +214,13 @@ def test_k_order_kept(device, seed, driver, monkeypatch):
     the numbers equal the static decomposition, every batch goes through the region
     algorithms, the k-order that insertions scan still satisfies its invariant, and (CPU)
     the level counts that deletions keep are lower bounds of the true ones (exact after the
-    build). GPU: with the scan in one cooperative launch per update ("device") and with one
-    launch per phase ("rounds")."""
-    if device == "cpu" and driver == "rounds":
-        pytest.skip("the GPU version's two drivers")
+    build). GPU: insertions by the certified raise and descent ("raise"), and by the level
+    scan in one cooperative launch per update ("device") or one launch per phase ("rounds")."""
+    if device == "cpu" and driver != "device":
+        pytest.skip("the GPU version's insertion methods and drivers")
     if device == "gpu":
         from hornet.algos.ktruss import dynamic_gpu
+        monkeypatch.setattr(dynamic_gpu, "INSERT_BY_RAISE", driver == "raise")
         monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_INSERT", driver == "device")
         monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE", driver == "device")
     rng = np.random.default_rng(seed)
@@ -256,19 +257,21 @@ def test_k_order_kept(device, seed, driver, monkeypatch):
     assert before <= 14 and kt.k_max >= 16 and _k_order_violations(kt) == 0
 
 
-@pytest.mark.parametrize("driver", ["device", "rounds"])
+@pytest.mark.parametrize("driver", ["raise", "device", "rounds"])
 def test_hub_edges_climb_many_levels(device, driver, monkeypatch):
     """Two hubs adjacent to each other and to 618 vertices (a dense core among 60 of them):
     the hub edge lies in 618 triangles (a list that several warps share on the GPU) and
     climbs many levels when re-inserted with hub edges of the core.
     After every batch (deletions and re-insertions of hub and core edges, a clique on core
     vertices) the numbers equal the static decomposition and the k-order invariant holds,
-    every batch through the region algorithms. GPU: with the scan in one cooperative launch
-    per update ("device") and with one launch per phase ("rounds")."""
-    if device == "cpu" and driver == "rounds":
-        pytest.skip("the GPU version's two drivers")
+    every batch through the region algorithms. GPU: insertions by the certified raise and
+    descent ("raise"), and by the level scan in one cooperative launch per update ("device")
+    or one launch per phase ("rounds")."""
+    if device == "cpu" and driver != "device":
+        pytest.skip("the GPU version's insertion methods and drivers")
     if device == "gpu":
         from hornet.algos.ktruss import dynamic_gpu
+        monkeypatch.setattr(dynamic_gpu, "INSERT_BY_RAISE", driver == "raise")
         monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_INSERT", driver == "device")
         monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE", driver == "device")
     rng = np.random.default_rng(7)

@@ -32,7 +32,6 @@
 #define C_TOUCHED 2    // distinct edges whose triangles an update examined
 #define C_CAND 3       // walk candidates (dt_expand, dt_saturated)
 #define C_FRONT 4      // the walk's next frontier (dt_admit)
-#define C_REGION 5     // (unused)
 #define C_FELL 6       // edges a deletion lowered (dt_apply, deduplicated by fell == fstamp)
 #define C_EVAL 8       // the scan's next evaluation list (ko_push; zeroed by ko_eval)
 #define C_NEWC 9       // 2 slots: candidates found by a scan round (ko_eval), by round parity
@@ -40,6 +39,8 @@
 #define C_REM 12       // edges a peeling round removed (ko_peel_apply; zeroed by ko_peel_count)
 #define C_KEEP 13      // edges a peeling round kept (ko_peel_apply; zeroed by ko_peel_count)
 #define C_TAIL 14      // ranks given out at the end of a level in this update
+#define C_RAISED 5     // distinct edges an insertion's certified raise moved up (kr_apply)
+#define C_HEADN 7      // ranks given out at the start of a level in this update (kr_apply)
 
 #define HBINS 256      // h-index histogram bins of one warp: levels a - 255 .. a
 #define WARPS 8        // warps of a 256-thread block
@@ -497,6 +498,197 @@ extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int
                                     int* seeds) {
     const KoState S = KO_STATE;
     ko_phase_raise(S, list, n, k, head, seeds);
+}
+
+// ------------------------------------------------------------------------ certified raise
+// Insertion, first part (see dynamic_gpu.py): the numbers are raised, in synchronous rounds
+// over every level at once, until the order (truss, rank) is a k-order of the new graph, whose
+// numbers are then an upper bound of the truss numbers; the descent (dt_*) lowers them to the
+// exact values. A round: ko_count (use_rank 1, no member: the triangles whose two other edges
+// come after the edge) over the list, kr_raise_value, kr_apply, kr_push.
+
+// A block per list edge e = list[i] at level k = truss[e] with cnt[i] >= k - 1 (more than
+// k - 2 later triangles: the order is violated at e) would need a higher place: newval[i] =
+// the smallest t > k with at most t - 2 triangles whose other two edges are both at t or
+// above (e then goes first in level t, before every edge there); 0 for the others. The
+// block's warps share e's intersection (a hub's long list) and count its triangles by
+// min(truss of the other two) in a shared histogram of RBINS levels from lo = k + 1 (the top
+// bin also takes the levels above it); a window that does not decide moves up. Zeroes
+// cnt[i]; thread 0 zeroes ctr[C_LOW] and ctr[C_NEXT] (the host read them before this launch).
+#define RBINS 512
+extern "C" __global__ void kr_raise_value(const int* __restrict__ deg,
+                                          const i64* __restrict__ ptr,
+                                          const i64* __restrict__ tkeys, int tshift,
+                                          const int* truss, const int* list, i64 n, int* cnt,
+                                          int* newval, int* touched, int tstamp, u64* ctr) {
+    __shared__ int h[RBINS];
+    __shared__ int decided;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctr[C_LOW] = 0;
+        ctr[C_NEXT] = 0;
+    }
+    const unsigned lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    for (i64 i = blockIdx.x; i < n; i += gridDim.x) {
+        const int e = list[i];
+        const int k = truss[e];
+        const int got = cnt[i];
+        __syncthreads();                         // (every thread has read cnt[i], decided)
+        if (threadIdx.x == 0) {
+            cnt[i] = 0;
+            touch(touched, tstamp, e, ctr);
+        }
+        if (got < k - 1) {                       // (block-uniform)
+            if (threadIdx.x == 0) newval[i] = 0;
+            continue;
+        }
+        const i64 key = tkeys[e];
+        const int u = hi32(key), v = lo32(key);
+        int lo = k + 1, out = 0;
+        while (out == 0) {
+            for (int b = threadIdx.x; b < RBINS; b += blockDim.x) h[b] = 0;
+            __syncthreads();
+            warp_common(deg, ptr, u, v, lane, warp, nwarps, [&](int w) {
+                const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
+                const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
+                if (s1 < 0 || s2 < 0) return;
+                const int m = imin(truss[s1], truss[s2]);
+                if (m >= lo) atomicAdd(&h[imin(m - lo, RBINS - 1)], 1);
+            }, NO_STOP);
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                int acc = 0;
+                for (int b = 0; b < RBINS; ++b) acc += h[b];
+                int t = 0;
+                for (int b = 0; b < RBINS; ++b) {          // acc: triangles at lo + b or above
+                    if (acc <= lo + b - 2) { t = lo + b; break; }
+                    acc -= h[b];
+                }
+                decided = t;
+            }
+            __syncthreads();
+            out = decided;
+            if (out == 0) lo += RBINS;
+            __syncthreads();                     // (before the next window clears h)
+        }
+        if (threadIdx.x == 0) newval[i] = out;
+    }
+}
+
+// The descent's h-index (as dt_phase_hindex) with a block per worklist edge: the block's warps
+// share the edge's intersection and one histogram; they stop once a - 2 triangles hold the
+// edge at its level. Thread 0 zeroes ctr[C_LOW] and ctr[C_NEXT] (read by the host before).
+extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
+                                           const i64* __restrict__ ptr,
+                                           const i64* __restrict__ tkeys, int tshift,
+                                           const int* truss, const int* list, i64 n,
+                                           int* newval, int* touched, int tstamp, u64* ctr) {
+    __shared__ int h[HBINS];
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctr[C_LOW] = 0;
+        ctr[C_NEXT] = 0;
+    }
+    const unsigned lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    for (i64 i = blockIdx.x; i < n; i += gridDim.x) {
+        const int e = list[i];
+        const i64 key = tkeys[e];
+        const int u = hi32(key), v = lo32(key);
+        const int a = truss[e];
+        const int lo = a - (HBINS - 1) > 2 ? a - (HBINS - 1) : 2;
+        for (int b = threadIdx.x; b < HBINS; b += blockDim.x) h[b] = 0;
+        __syncthreads();
+        if (a > 2) {
+            warp_common(deg, ptr, u, v, lane, warp, nwarps, [&](int w) {
+                const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
+                const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
+                if (s1 < 0 || s2 < 0) return;
+                int m = imin(imin(truss[s1], truss[s2]), a);
+                if (m < lo) m = lo;
+                atomicAdd(&h[m - lo], 1);
+            }, [&] {
+                int held = 0;                    // (read by one lane: a warp-uniform answer)
+                if (lane == 0) held = *(volatile int*)&h[a - lo];
+                return __shfl_sync(FULL_MASK, held, 0) >= a - 2;
+            });
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            int acc = 0, k = a, out = lo;
+            bool found = false;
+            for (; k > lo; --k) {
+                acc += h[k - lo];
+                if (acc >= k - 2) { found = true; break; }
+            }
+            if (found) out = k;
+            else if (lo > 2) out = -lo;          // the clamped bin decided: check again
+            newval[i] = a <= 2 ? a : out;
+            touch(touched, tstamp, e, ctr);
+        }
+        __syncthreads();                         // (before the next edge clears h)
+    }
+}
+
+// A thread per list edge e = list[i] with newval[i] > 0: e moves to level newval[i], first in
+// it (rank head - j, j from ctr[C_HEADN]); its former level and rank go to raised_old /
+// raised_rank beside it in raised (count ctr[C_LOW]); it goes to the next list (count
+// ctr[C_NEXT], deduplicated by mark == stamp: edges raised together may break each other's
+// new place) and, once per update, to region (count ctr[C_RAISED], deduplicated by rmark ==
+// rstamp: the descent's worklist).
+extern "C" __global__ void kr_apply(const int* list, i64 n, const int* newval, int* truss,
+                                    i64* rank, i64 head, int* raised, int* raised_old,
+                                    i64* raised_rank, int* next, int* mark, int stamp,
+                                    int* region, int* rmark, int rstamp, u64* ctr) {
+    GRID_STRIDE(i, n) {
+        const int t = newval[i];
+        if (t <= 0) continue;
+        const int e = list[i];
+        const u64 j = atomicAdd(&ctr[C_LOW], 1ull);
+        raised[j] = e;
+        raised_old[j] = truss[e];
+        raised_rank[j] = rank[e];
+        truss[e] = t;
+        rank[e] = head - (i64)atomicAdd(&ctr[C_HEADN], 1ull);
+        claim(mark, stamp, e, next, ctr, C_NEXT);
+        claim(rmark, rstamp, e, region, ctr, C_RAISED);
+    }
+}
+
+// `parts` warps per raised edge e = raised[i] (i < ctr[C_LOW]), moved from (old level a, old
+// rank ra) to the start of level b = truss[e]: every triangle neighbour z that e passed
+// (z at level a after ra, or a < truss[z] < b), whose third edge comes after z, gained a
+// later triangle: it goes to the next list (deduplicated by mark == stamp).
+extern "C" __global__ void kr_push(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                   const i64* __restrict__ tkeys, int tshift, const int* truss,
+                                   const i64* rank, const int* raised, const int* raised_old,
+                                   const i64* raised_rank, i64 cap, int* next, int* mark,
+                                   int stamp, u64* ctr, int parts) {
+    const unsigned lane = threadIdx.x & 31;
+    const i64 low = (i64)ctr[C_LOW];
+    const i64 m = low < cap ? low : cap;
+    for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
+        const i64 i = wi / parts;
+        const int part = (int)(wi - i * parts);
+        const int e = raised[i];
+        const int a = raised_old[i];
+        const i64 ra = raised_rank[i];
+        const int b = truss[e];
+        const i64 key = tkeys[e];
+        const int u = hi32(key), v = lo32(key);
+        warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
+            const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
+            const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
+            if (s1 < 0 || s2 < 0) return;
+            const int t1 = truss[s1], t2 = truss[s2];
+            const i64 r1 = rank[s1], r2 = rank[s2];
+            const bool passed1 = (t1 == a && r1 > ra) || (t1 > a && t1 < b);
+            const bool passed2 = (t2 == a && r2 > ra) || (t2 > a && t2 < b);
+            if (passed1 && (t2 > t1 || (t2 == t1 && r2 > r1)))
+                claim(mark, stamp, (int)s1, next, ctr, C_NEXT);
+            if (passed2 && (t1 > t2 || (t1 == t2 && r1 > r2)))
+                claim(mark, stamp, (int)s2, next, ctr, C_NEXT);
+        }, NO_STOP);
+    }
 }
 
 // ------------------------------------------------------------------------ ko_scan

@@ -26,8 +26,18 @@ end of their new level, in the order of a synchronous peeling of them (``ko_peel
 round, those with fewer than k - 1 triangles whose other edges are above k or fallen to k and
 not peeled yet); no other edge gains a later triangle neighbour.
 
-Insertions (the k-order scan, level by level; the CPU version does it sequentially with a
-heap): the new edges go first in the order at level 2 and are the seeds of level k = 2. At
+Insertions (:meth:`GpuDynamicTruss._insert_raise`, every level at once): the new edges go
+first in level 2; then, in synchronous rounds, every edge with more than t - 2 triangles whose
+other edges come after it moves to the start of the lowest level where it has no such excess
+(``kr_*`` kernels), and the edges it passed in a triangle are checked in the next round. At
+the end the order is a k-order of the new graph, so its numbers are upper bounds of the truss
+numbers, and the deletion's descent (from the raised edges) and peeling bring them to the
+exact values and a k-order again. The rounds follow the chains of edges that push each other
+up, not the levels an update climbs.
+
+The former insertion (``INSERT_BY_RAISE = False``: the k-order scan, level by level; the CPU
+version does it sequentially with a heap): the new edges go first in the order at level 2 and
+are the seeds of level k = 2. At
 level k the candidates are the unique set C where a level-k edge y is in C exactly when at
 least k - 1 of its triangles have both other edges above k, in C before y, or at level k
 after y; every edge that rises from k is in C, and an edge with no triangle shared with an
@@ -42,8 +52,10 @@ part of a level.
 
 Kernels run warps over an edge's intersection of the endpoints' lists; a round of few edges
 gives each several warps (the counting phase ``ko_count`` adds the warps' counts per edge and
-stops once the edge's case is decided; the next phase reads them), except the descent's
-h-index (one warp per edge, a shared histogram). Two drivers run the same phase functions
+stops once the edge's case is decided; the next phase reads them). The histograms by level
+(the descent's h-index, the raise's new level) take a block per edge, its warps sharing the
+intersection and one shared histogram (``ko_scan``'s descent: a warp per edge). Two drivers
+run the same phase functions
 (:data:`DEVICE_SCAN_INSERT`, :data:`DEVICE_SCAN_DELETE`): one launch per phase with the host
 reading the round counters, or ``ko_scan``, one cooperative launch per update with grid
 barriers between the phases.
@@ -72,11 +84,16 @@ _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_gpu.cu")
 #: counter words (see dynamic_gpu.cu)
 C_LOW, C_NEXT, C_TOUCHED, C_FELL = 0, 1, 2, 6
 C_EVAL, C_NEWC, C_ALL, C_REM, C_KEEP, C_TAIL = 8, 9, 11, 12, 13, 14
+C_RAISED, C_HEADN = 5, 7
 CTR_WORDS = 16
 #: threads of one warp: the triangle kernels run one warp per edge
 WARP = 32
 #: warps per new candidate in ko_push (its launch size is read on the device)
 PUSH_PARTS = 4
+#: True: insertions raise the numbers to a certified upper bound over every level at once and
+#: descend from it (:meth:`GpuDynamicTruss._insert_raise`); False: the level-by-level k-order
+#: scan (:meth:`GpuDynamicTruss._insert`), whose rounds grow with the levels an update climbs.
+INSERT_BY_RAISE = True
 #: True: the insertion's k-order scan runs as one cooperative launch per update (``ko_scan``,
 #: grid barriers between phases): an insertion climbs many levels of few edges each, and a
 #: host read per round would dominate; False: one launch per phase, the host reading the
@@ -205,6 +222,7 @@ class GpuDynamicTruss:
             # the counting phases' per-item counts: zero between phases (their readers
             # zero them again)
             self._cnt = cp.zeros(size, dtype=cp.int32)
+            self._rank_old = cp.empty(size, dtype=cp.int64)
 
     def _tick(self, span: int = 1) -> np.int32:
         """A fresh stamp (``span`` > 1: the last of ``span`` fresh ones; a kernel takes the
@@ -360,7 +378,10 @@ class GpuDynamicTruss:
             if b > self.batch_share * len(self._table):
                 self._table.columns["truss"][slots] = 2
                 return self._fallback(0)
-            self._insert(src, dst, slots)
+            if INSERT_BY_RAISE:
+                self._insert_raise(slots)
+            else:
+                self._insert(src, dst, slots)
         else:
             if closed and b <= self.batch_share * len(self._table):
                 self._delete(src, dst)
@@ -393,17 +414,17 @@ class GpuDynamicTruss:
         point, one launch per phase; every lowered edge goes once to ``_fallen`` (``_fell ==
         fstamp``, count ``C_FELL``). Returns False when the deadline passed (the values are
         then bounds, not final)."""
-        from hornet.core.cuda import i64, launch
+        from hornet.core.cuda import BLOCK, i64, launch
         deg, ptr = self._view()
         t = self._table
         truss = t.columns["truss"]
         cur, nxt = self._la, self._lb
-        hindex, apply, push = _fn("dt_hindex"), _fn("dt_apply"), _fn("dt_push")
+        hindex, apply, push = _fn("dt_hindex_block"), _fn("dt_apply"), _fn("dt_push")
         while n:
             stamp = self._tick()
             launch(hindex, n, (deg, ptr, t.keys, np.int32(t.shift), truss, cur, i64(n),
                                self._newval, self._touched, tstamp, self._ctr),
-                   threads_per_item=WARP)
+                   threads_per_item=BLOCK)
             launch(apply, n, (cur, i64(n), self._newval, truss, self._low, self._low_old, nxt,
                               self._mark, stamp, self._ctr, self._fell, fstamp, self._fallen))
             parts = _parts(n)
@@ -442,11 +463,13 @@ class GpuDynamicTruss:
             n = int(self._read()[C_NEXT])
             done = self._descend(n, tstamp, fstamp, deadline)
             if done:
-                # the edges that fell: the end of their new level, in an order peeled from them
-                nf = int(self._read()[C_FELL])
+                # the edges that fell: the end of their new level, in an order peeled from
+                # them (the host's copy of the counters is current: every phase ends with
+                # its read)
+                nf = int(self._ctr_host[C_FELL])
                 done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp, deadline,
                                   to_empty=True) >= 0
-            touched = int(self._read()[C_TOUCHED])
+            touched = int(self._ctr_host[C_TOUCHED])
             self._tail += int(self._ctr_host[C_TAIL])      # (the host-driven peeling's)
         if not done:                               # (the caller deletes the batch's keys)
             return self._fallback(touched)
@@ -507,6 +530,85 @@ class GpuDynamicTruss:
         if not done:
             return self._fallback(touched)
         self.stats.update(region=touched, rounds=self._rounds, levels=self._levels)
+
+    def _insert_raise(self, slots) -> None:
+        """Raise the numbers after an insertion batch (new edges in the table, ``slots``).
+
+        1. The new edges go first in level 2. Rounds over a list (the new edges first): an
+           edge with more than t - 2 triangles whose other edges come after it in the order
+           (truss, rank) moves to the start of the lowest level t' where at most t' - 2
+           triangles have both other edges at t' or above (``kr_raise_value``,
+           ``kr_apply``); the edges it passed that share a triangle with it, the third edge
+           after them, and the edges raised together form the next list (``kr_push``).
+           Levels are handled together; an edge may move several levels in one step. When
+           the list is empty every edge has at most t - 2 later triangles, so the order is
+           a k-order of the new graph and its numbers are upper bounds of the truss numbers
+           (the first edge of a k-truss in the order has k - 2 later triangles, hence a
+           number of k or more, and so have the edges after it).
+        2. The h-index descent (as after a deletion) from the raised edges lowers the
+           numbers to the truss numbers (the unraised edges keep theirs: old numbers are
+           lower bounds after an insertion); the edges it lowered go to the end of their
+           level in peeling order, which keeps the k-order.
+        """
+        from hornet.core.cuda import BLOCK, i64, launch
+        cp = self._cp
+        t = self._table
+        b = int(slots.shape[0])
+        deadline, max_region = self._budget()
+        tstamp = self._begin(b)
+        truss, rank = t.columns["truss"], t.columns["rank"]
+        truss[slots] = 2
+        rank[slots] = cp.arange(self._head - b + 1, self._head + 1, dtype=cp.int64)
+        self._head -= b
+        cur, nxt = self._front, self._front2
+        cur[:b] = slots.astype(cp.int32)
+        deg, ptr = self._view()
+        keys, shift = t.keys, np.int32(t.shift)
+        state = self._state(tstamp)
+        no_member, rstamp = self._tick(), self._tick()
+        head = self._head
+        count, value = _fn("ko_count"), _fn("kr_raise_value")
+        apply, push = _fn("kr_apply"), _fn("kr_push")
+        n = b
+        while n:
+            stamp = self._tick()
+            parts = _parts(n)
+            launch(count, n * int(parts), state + (cur, i64(n), parts, np.int32(-1),
+                                                   self._member, no_member, np.int32(-1),
+                                                   np.int32(1), self._cnt),
+                   threads_per_item=WARP)
+            launch(value, n, (deg, ptr, keys, shift, truss, cur, i64(n), self._cnt,
+                              self._newval, self._touched, tstamp, self._ctr),
+                   threads_per_item=BLOCK)
+            launch(apply, n, (cur, i64(n), self._newval, truss, rank, i64(head), self._low,
+                              self._low_old, self._rank_old, nxt, self._mark, stamp,
+                              self._region, self._seen, rstamp, self._ctr))
+            launch(push, n * int(parts), (deg, ptr, keys, shift, truss, rank, self._low,
+                                          self._low_old, self._rank_old, i64(n), nxt,
+                                          self._mark, stamp, self._ctr, parts),
+                   threads_per_item=WARP)
+            c = self._read()
+            self._rounds += 1
+            n, raised = int(c[C_NEXT]), int(c[C_RAISED])
+            self._head = head - int(c[C_HEADN])
+            cur, nxt = nxt, cur
+            if n and (raised > max_region or time.perf_counter() > deadline):
+                return self._fallback(int(c[C_TOUCHED]))
+        raise_rounds = self._rounds
+        fstamp = self._tick()
+        self._la[:raised] = self._region[:raised]
+        done = self._descend(raised, tstamp, fstamp, deadline)
+        if done:
+            # (the host's copy of the counters is current: every phase ends with its read)
+            nf = int(self._ctr_host[C_FELL])
+            done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp, deadline,
+                              to_empty=True) >= 0
+        touched = int(self._ctr_host[C_TOUCHED])
+        self._tail += int(self._ctr_host[C_TAIL])
+        if not done:
+            return self._fallback(touched)
+        self.stats.update(region=touched, rounds=self._rounds, raise_rounds=raise_rounds,
+                          raised=raised)
 
     def _scan_rounds(self, ns: int, tstamp, deadline, max_region) -> bool:
         """The insertion scan from the seeds ``_la[:ns]`` at level 2, one launch per phase
