@@ -53,6 +53,7 @@ from ..batch_adjacency import batch_adjacency
 from ..edge_table import EdgeTable
 from ..triangles import edge_support
 from ..underlying import undirected_change, undirected_copy
+from ..views import as_adjacency
 from . import order as O
 from . import region as K
 from .static import truss_numbers_and_rounds
@@ -153,7 +154,10 @@ class DynamicTruss:
         numbers and a k-order (unique ranks in the order of (truss number, peeling round);
         see :mod:`hornet.algos.ktruss.order`). Resets the rank counters."""
         start = time.perf_counter()
-        t, rounds = truss_numbers_and_rounds(und)
+        # peeled on the adjacency view (a CSR with an edge-state mask), not on a copy of the
+        # Graph: the copy's peel runs the batch delete pipeline, whose kernels a replay
+        # without deletions would otherwise compile for this alone
+        t, rounds = truss_numbers_and_rounds(as_adjacency(und, properties=False))
         t = np.asarray(t, np.int32)
         rank = np.empty(t.shape[0], np.int64)
         rank[np.lexsort((rounds, t))] = np.arange(t.shape[0], dtype=np.int64)
