@@ -133,13 +133,18 @@ class DynamicTruss:
         self._triangles = int(s.sum(dtype=np.int64)) // 3
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
         self._scratch_for(self._table.capacity)
-        self._full_level_counts()
+        self._counts_due = True
         self._cache = None
 
     def _full_level_counts(self) -> None:
         """Every edge's level count (triangles whose other two edges are at its truss number
         or above; :func:`~hornet.algos.ktruss.region.lower_after_deletion` keeps them as
-        lower bounds): the counts of earlier updates are dropped first."""
+        lower bounds): the counts of earlier updates are dropped first.
+
+        Only deletions read the counts, so a static decomposition leaves them due
+        (``_counts_due``) and the first deletion after it computes them: a graph that only
+        grows never runs (nor compiles) this pass."""
+        self._counts_due = False
         self._valid = self._tick()
         deg, ptr = self._view()
         row_off = np.zeros(deg.shape[0] + 1, np.int64)
@@ -184,7 +189,7 @@ class DynamicTruss:
         self._table.columns["truss"][at] = t
         self._table.columns["rank"][at] = rank
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
-        self._full_level_counts()
+        self._counts_due = True
 
     def _scratch_for(self, capacity: int) -> None:
         """Slot-indexed arrays of the region kernels (reallocated only when the table is
@@ -368,6 +373,12 @@ class DynamicTruss:
             u, v, slots, deg, ptr, ba.vertices, ba.offsets, ba.neighbours, t.keys, t.shift,
             self._batch_stamp, stamp, truss, support, rec_slot, rec_level, nrec)
         m = int(nrec[0])
+        if self._counts_due:
+            # counted on the graph after the batch: add back the lost triangles that counted
+            # at their edge's level, which lower_after_deletion takes off again
+            self._full_level_counts()
+            lost = rec_slot[:m][rec_level[:m] >= truss[rec_slot[:m]]]
+            np.add.at(self._count, lost, 1)
         gone_levels = truss[slots].astype(np.int64)
         limit = self._limit()
         start = time.perf_counter()
