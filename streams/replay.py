@@ -849,7 +849,13 @@ def _warm_up(hornet, directed, device, eprops, window, analytics, ctx, with_op: 
         # the general path (streams with an op column: insert, refresh, delete), then the
         # plain one (window expiry on both); the dynamic analytics see them all. A path the
         # stream never takes is not warmed: its kernels would be compiled for nothing.
-        blocks = [EventBlock(5, s, d, None, w)]
+        # the plain path twice: a first insertion, then one that outgrows vertex 0's block
+        # (its list moves to a larger block and the old block is given back), as a stream's
+        # second batch does to the lists of its first
+        grow_d = np.arange(4, 36, dtype=np.int64)
+        grow_w = None if w is None else np.ones(grow_d.shape[0])
+        blocks = [EventBlock(5, s, d, None, w),
+                  EventBlock(10, np.zeros_like(grow_d), grow_d, None, grow_w)]
         if with_op:
             blocks.insert(0, EventBlock(0, s, d, np.array([1, 1, 1, 1, -1], np.int8), w))
         for ev in blocks:

@@ -213,9 +213,12 @@ def test_k_order_kept(device, seed, driver, monkeypatch):
     graph, so numbers rise and fall by several levels and inserted edges share triangles),
     the numbers equal the static decomposition, every batch goes through the region
     algorithms, the k-order that insertions scan still satisfies its invariant, and (CPU)
-    the level counts that deletions keep are lower bounds of the true ones (exact after the
-    build). GPU: insertions by the certified raise and descent ("raise"), and by the level
-    scan in one cooperative launch per update ("device") or one launch per phase ("rounds")."""
+    the level counts that deletions keep are lower bounds of the true ones (exact when
+    counted). The CPU object counts them at its first deletion (none after the build, so that
+    a graph that only grows never counts them); a second CPU object counted right after the
+    build checks the counting pass itself. GPU: insertions by the certified raise and descent
+    ("raise"), and by the level scan in one cooperative launch per update ("device") or one
+    launch per phase ("rounds")."""
     if device == "cpu" and driver != "device":
         pytest.skip("the GPU version's insertion methods and drivers")
     if device == "gpu":
@@ -230,25 +233,33 @@ def test_k_order_kept(device, seed, driver, monkeypatch):
     g.insert_edges(_arr(device, rng.integers(0, n, 400)), _arr(device, rng.integers(0, n, 400)))
     kt = DynamicTruss(g, **MODES["dynamic"])
     assert _k_order_violations(kt) == 0
-    assert not cpu or _level_count_violations(kt, exact=True) == 0
+    counted = []
+    if cpu:
+        assert kt._counts_due
+        counted = [DynamicTruss(g, **MODES["dynamic"])]
+        counted[0]._full_level_counts()
+        assert _level_count_violations(counted[0], exact=True) == 0
     gone = None
     for step in range(45):
         b = int(rng.integers(1, 31))
         kind = step % 3
         if kind == 0:
-            kt.update(g.insert_edges(_arr(device, rng.integers(0, n, b)),
-                                     _arr(device, rng.integers(0, n, b))))
+            change = g.insert_edges(_arr(device, rng.integers(0, n, b)),
+                                    _arr(device, rng.integers(0, n, b)))
         elif kind == 1:
             gs, gd = g.edges()
             pick = _arr(device, rng.choice(gs.shape[0], min(b, gs.shape[0]), replace=False))
             gone = gs[pick], gd[pick]
-            kt.update(g.delete_edges(*gone))
+            change = g.delete_edges(*gone)
         else:
-            kt.update(g.insert_edges(*gone))
-        assert kt.stats["path"] in ("dynamic", "none")
-        _assert_static(kt, g)
-        assert _k_order_violations(kt) == 0, step
-        assert not cpu or _level_count_violations(kt) == 0, step
+            change = g.insert_edges(*gone)
+        for obj in [kt] + counted:
+            obj.update(change)
+            assert obj.stats["path"] in ("dynamic", "none")
+            _assert_static(obj, g)
+            assert _k_order_violations(obj) == 0, step
+            assert not cpu or _level_count_violations(obj) == 0, step
+        assert not cpu or kt._counts_due == (step == 0)     # counted at the first deletion
     # a K16 completed in one batch on 16 vertices of the graph: k_max rises by several levels
     before = kt.k_max
     s, d = _clique(range(0, 32, 2))

@@ -11,25 +11,13 @@ The caller owns the buffers: an address is valid only while the array behind it 
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
-from .jit import njit
+from numba.np.arrayobj import make_array, populate_array
 
 __all__ = ["view", "int32_view", "address_of", "prefetch", "prefetch_l2", "prefetch_write"]
-
-
-@intrinsic
-def _as_voidptr(typingctx, address):
-    """int64 address -> void* (an LLVM inttoptr)."""
-    sig = types.voidptr(address)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], cgutils.voidptr_t)
-
-    return sig, codegen
 
 
 def _prefetch_intrinsic(for_write: int, doc: str, locality: int = 3):
@@ -64,16 +52,53 @@ prefetch_write = _prefetch_intrinsic(
        "comes in owned, so the store does not wait for it again).")
 
 
-@njit(inline="always")
-def view(address, n, like):
-    """Array of ``n`` items of ``like.dtype`` at ``address`` (``like`` only carries the dtype)."""
-    return numba.carray(_as_voidptr(address), (n,), like.dtype)
+def _array_at(context, builder, aryty, address, address_type, n, n_type):
+    """LLVM value of a C-contiguous 1-d array of ``aryty`` with ``n`` items at the integer
+    ``address`` (no owner: the memory belongs to the caller's buffers)."""
+    out = make_array(aryty)(context, builder)
+    item_type = context.get_data_type(aryty.dtype)
+    itemsize = cgutils.intp_t(context.get_abi_sizeof(item_type))
+    address = context.cast(builder, address, address_type, types.int64)
+    n = context.cast(builder, n, n_type, types.intp)
+    populate_array(out, data=builder.inttoptr(address, item_type.as_pointer()), shape=[n],
+                   strides=[itemsize], itemsize=itemsize, meminfo=None)
+    return out._getvalue()
 
 
-@njit(inline="always")
-def int32_view(address, n):
-    """Array of ``n`` int32 at ``address``: a vertex's destination list."""
-    return numba.carray(_as_voidptr(address), (n,), np.int32)
+# view / int32_view are intrinsics, not inlined functions calling numba.carray: kernels make
+# views at dozens of sites, and each inlined call site would run Numba's front end over the
+# callee (and type carray) again at compile time; the intrinsics emit the array directly
+
+
+@intrinsic
+def view(typingctx, address, n, like):
+    """Array of ``n`` items of ``like.dtype`` at ``address`` (``like`` only carries the dtype):
+    1-d, C-contiguous, not owning its memory."""
+    if not (isinstance(address, types.Integer) and isinstance(n, types.Integer)
+            and isinstance(like, types.Array)):
+        return None
+    aryty = types.Array(like.dtype, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        return _array_at(context, builder, aryty, args[0], signature.args[0], args[1],
+                         signature.args[1])
+
+    return aryty(address, n, like), codegen
+
+
+@intrinsic
+def int32_view(typingctx, address, n):
+    """Array of ``n`` int32 at ``address``: a vertex's destination list (1-d, C-contiguous,
+    not owning its memory)."""
+    if not (isinstance(address, types.Integer) and isinstance(n, types.Integer)):
+        return None
+    aryty = types.Array(types.int32, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        return _array_at(context, builder, aryty, args[0], signature.args[0], args[1],
+                         signature.args[1])
+
+    return aryty(address, n), codegen
 
 
 def address_of(array: np.ndarray) -> int:

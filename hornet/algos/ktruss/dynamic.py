@@ -53,6 +53,7 @@ from ..batch_adjacency import batch_adjacency
 from ..edge_table import EdgeTable
 from ..triangles import edge_support
 from ..underlying import undirected_change, undirected_copy
+from ..views import as_adjacency
 from . import order as O
 from . import region as K
 from .static import truss_numbers_and_rounds
@@ -132,13 +133,18 @@ class DynamicTruss:
         self._triangles = int(s.sum(dtype=np.int64)) // 3
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
         self._scratch_for(self._table.capacity)
-        self._full_level_counts()
+        self._counts_due = True
         self._cache = None
 
     def _full_level_counts(self) -> None:
         """Every edge's level count (triangles whose other two edges are at its truss number
         or above; :func:`~hornet.algos.ktruss.region.lower_after_deletion` keeps them as
-        lower bounds): the counts of earlier updates are dropped first."""
+        lower bounds): the counts of earlier updates are dropped first.
+
+        Only deletions read the counts, so a static decomposition leaves them due
+        (``_counts_due``) and the first deletion after it computes them: a graph that only
+        grows never runs (nor compiles) this pass."""
+        self._counts_due = False
         self._valid = self._tick()
         deg, ptr = self._view()
         row_off = np.zeros(deg.shape[0] + 1, np.int64)
@@ -153,7 +159,10 @@ class DynamicTruss:
         numbers and a k-order (unique ranks in the order of (truss number, peeling round);
         see :mod:`hornet.algos.ktruss.order`). Resets the rank counters."""
         start = time.perf_counter()
-        t, rounds = truss_numbers_and_rounds(und)
+        # peeled on the adjacency view (a CSR with an edge-state mask), not on a copy of the
+        # Graph: the copy's peel runs the batch delete pipeline, whose kernels a replay
+        # without deletions would otherwise compile for this alone
+        t, rounds = truss_numbers_and_rounds(as_adjacency(und, properties=False))
         t = np.asarray(t, np.int32)
         rank = np.empty(t.shape[0], np.int64)
         rank[np.lexsort((rounds, t))] = np.arange(t.shape[0], dtype=np.int64)
@@ -180,7 +189,7 @@ class DynamicTruss:
         self._table.columns["truss"][at] = t
         self._table.columns["rank"][at] = rank
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
-        self._full_level_counts()
+        self._counts_due = True
 
     def _scratch_for(self, capacity: int) -> None:
         """Slot-indexed arrays of the region kernels (reallocated only when the table is
@@ -364,6 +373,12 @@ class DynamicTruss:
             u, v, slots, deg, ptr, ba.vertices, ba.offsets, ba.neighbours, t.keys, t.shift,
             self._batch_stamp, stamp, truss, support, rec_slot, rec_level, nrec)
         m = int(nrec[0])
+        if self._counts_due:
+            # counted on the graph after the batch: add back the lost triangles that counted
+            # at their edge's level, which lower_after_deletion takes off again
+            self._full_level_counts()
+            lost = rec_slot[:m][rec_level[:m] >= truss[rec_slot[:m]]]
+            np.add.at(self._count, lost, 1)
         gone_levels = truss[slots].astype(np.int64)
         limit = self._limit()
         start = time.perf_counter()
