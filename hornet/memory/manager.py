@@ -650,19 +650,17 @@ class MemoryManager:
         return self._lookup
 
     def refresh(self) -> bool:
-        """Bring the lookup up to date after block arrays came or went, and with it the
-        storage layouts that were read since (the fields asked for before): called after
-        each batch, so that what reads them between batches (an algorithm's first call on a
-        new graph state) does not build them. The next batch would build the lookup anyway;
-        the layouts are made only for a graph whose layouts are in use. Returns whether
-        arrays had come or gone since the last refresh."""
+        """After block arrays came or went, bring the storage layouts that were read before
+        (the fields asked for) up to date, and with them the lookup: called after each
+        batch, so that what reads them between batches (an algorithm's first call on a new
+        graph state) does not build them. A graph whose layouts nobody reads builds nothing
+        here (its lookup stays as lazy as its batches need it). Returns whether arrays had
+        come or gone since the last refresh."""
         changed = self._arrays_changed_since_refresh
         self._arrays_changed_since_refresh = False
-        if self._layout_fields:
+        if changed:
             for field in self._layout_fields:
                 self.storage_layout(field)          # (memoized while the lookup stands)
-        elif self._lookup is None:
-            self.lookup()
         return changed
 
     def storage_layout(self, field: int = 0) -> dict:
