@@ -156,6 +156,19 @@ extern "C" __global__ void dt_lost_seeds(const int* __restrict__ deg, const i64*
     }
 }
 
+// The h-index of an edge at level a > 2 from its triangles' histogram h (bin m - lo: the
+// triangles whose other two edges' lower number, capped at a, is m; levels below lo share
+// bin 0): the largest k in (lo, a] with at least k - 2 triangles at k or above; else lo, or
+// -lo when lo > 2 (the clamped bin decided: an upper bound, to be checked again).
+__device__ __forceinline__ int hindex_from_bins(const int* h, int a, int lo) {
+    int acc = 0;
+    for (int k = a; k > lo; --k) {
+        acc += h[k - lo];
+        if (acc >= k - 2) return k;
+    }
+    return lo > 2 ? -lo : lo;
+}
+
 // Descent phase, one warp per worklist edge e = list[i] (distinct), a = truss[e]: newval[i] =
 // the h-index of e's triangles, capped at a: the largest k <= a with at least k - 2 triangles
 // whose other two edges both have truss >= k (2 without). Reads truss only (a synchronous
@@ -193,15 +206,7 @@ __device__ void dt_phase_hindex(const int* __restrict__ deg, const i64* __restri
         }
         __syncwarp();
         if (lane == 0) {
-            int acc = 0, k = a, out = lo;
-            bool decided = false;
-            for (; k > lo; --k) {
-                acc += h[k - lo];
-                if (acc >= k - 2) { decided = true; break; }
-            }
-            if (decided) out = k;
-            else if (lo > 2) out = -lo;          // the clamped bin decided: check again
-            newval[i] = a <= 2 ? a : out;
+            newval[i] = a <= 2 ? a : hindex_from_bins(h, a, lo);
             touch(touched, tstamp, e, ctr);
         }
         __syncwarp();
@@ -614,15 +619,7 @@ extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
         }
         __syncthreads();
         if (threadIdx.x == 0) {
-            int acc = 0, k = a, out = lo;
-            bool found = false;
-            for (; k > lo; --k) {
-                acc += h[k - lo];
-                if (acc >= k - 2) { found = true; break; }
-            }
-            if (found) out = k;
-            else if (lo > 2) out = -lo;          // the clamped bin decided: check again
-            newval[i] = a <= 2 ? a : out;
+            newval[i] = a <= 2 ? a : hindex_from_bins(h, a, lo);
             touch(touched, tstamp, e, ctr);
         }
         __syncthreads();                         // (before the next edge clears h)

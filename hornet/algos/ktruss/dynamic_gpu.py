@@ -507,18 +507,25 @@ class GpuDynamicTruss:
             self._lb[:n] = keep[:n]
         return n
 
+    def _new_edges_first(self, slots):
+        """An insertion's start: its budget and time stamp, and the new edges (table
+        ``slots``) at level 2, first in the k-order. Returns (deadline, max_region, tstamp)."""
+        cp = self._cp
+        b = int(slots.shape[0])
+        deadline, max_region = self._budget()
+        tstamp = self._begin(b)
+        t = self._table
+        t.columns["truss"][slots] = 2
+        t.columns["rank"][slots] = cp.arange(self._head - b + 1, self._head + 1, dtype=cp.int64)
+        self._head -= b
+        return deadline, max_region, tstamp
+
     def _insert(self, src, dst, slots) -> None:
         """Raise the numbers after an insertion batch (new edges in the table, ``slots``):
         the k-order scan, level by level from the new edges at level 2 (see the module)."""
         cp = self._cp
-        t = self._table
         b = int(src.shape[0])
-        deadline, max_region = self._budget()
-        tstamp = self._begin(b)
-        truss, rank = t.columns["truss"], t.columns["rank"]
-        truss[slots] = 2
-        rank[slots] = cp.arange(self._head - b + 1, self._head + 1, dtype=cp.int64)
-        self._head -= b
+        deadline, max_region, tstamp = self._new_edges_first(slots)
         self._la[:b] = slots.astype(cp.int32)
         self._levels = 0
         if DEVICE_SCAN_INSERT:
@@ -554,12 +561,8 @@ class GpuDynamicTruss:
         cp = self._cp
         t = self._table
         b = int(slots.shape[0])
-        deadline, max_region = self._budget()
-        tstamp = self._begin(b)
+        deadline, max_region, tstamp = self._new_edges_first(slots)
         truss, rank = t.columns["truss"], t.columns["rank"]
-        truss[slots] = 2
-        rank[slots] = cp.arange(self._head - b + 1, self._head + 1, dtype=cp.int64)
-        self._head -= b
         cur, nxt = self._front, self._front2
         cur[:b] = slots.astype(cp.int32)
         deg, ptr = self._view()
