@@ -99,9 +99,13 @@ INSERT_BY_RAISE = True
 #: host read per round would dominate; False: one launch per phase, the host reading the
 #: counters between rounds (the same phase functions).
 DEVICE_SCAN_INSERT = True
-#: The same choice for the deletion's descent and peeling: their rounds are few and wide,
-#: where separate launches sized by the host's read use the device better than one grid.
-DEVICE_SCAN_DELETE = False
+#: The same choice for the deletion's descent and peeling; None: by the graph's size. On a
+#: large graph their rounds are few and wide, where separate launches sized by the host's
+#: read use the device better than one grid; on a small one (at most
+#: DEVICE_SCAN_DELETE_MAX_EDGES undirected edges) the host's reads between rounds cost more
+#: than the rounds.
+DEVICE_SCAN_DELETE: bool | None = None
+DEVICE_SCAN_DELETE_MAX_EDGES = 1 << 21
 #: resident blocks per multiprocessor of ko_scan (a grid barrier costs more with more blocks)
 SCAN_BLOCKS_PER_SM = 2
 #: fresh stamps one ko_scan launch may use (a level takes two plus one per scan round)
@@ -454,7 +458,10 @@ class GpuDynamicTruss:
                 t.columns["truss"], self._mark, stamp, self._la, self._ctr, parts),
                threads_per_item=WARP)
         fstamp = self._tick()
-        if DEVICE_SCAN_DELETE:
+        scan = DEVICE_SCAN_DELETE
+        if scan is None:
+            scan = self.graph.num_edges <= DEVICE_SCAN_DELETE_MAX_EDGES
+        if scan:
             # the descent from the worklist (its length read on the device) and the peeling
             # of the edges that fell, in one launch
             done = self._scan(2, 0, 0, self._fallen, fstamp, tstamp, deadline, 1 << 62)
