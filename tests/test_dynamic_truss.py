@@ -206,6 +206,19 @@ def _level_count_violations(kt, exact: bool = False) -> int:
     return bad
 
 
+def _use_driver(device, driver, monkeypatch) -> None:
+    """The GPU version's insertion method and drivers: "raise" (certified raise and descent),
+    "device" (the level scan in one cooperative launch per update, deletions likewise) or
+    "rounds" (one launch per phase); the CPU version runs once (as "device")."""
+    if device == "cpu" and driver != "device":
+        pytest.skip("the GPU version's insertion methods and drivers")
+    if device == "gpu":
+        from hornet.algos.ktruss import dynamic_gpu
+        monkeypatch.setattr(dynamic_gpu, "INSERT_BY_RAISE", driver == "raise")
+        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_INSERT", driver == "device")
+        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE", driver == "device")
+
+
 @pytest.mark.parametrize("driver", ["raise", "device", "rounds"])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_k_order_kept(device, seed, driver, monkeypatch):
@@ -219,13 +232,7 @@ def test_k_order_kept(device, seed, driver, monkeypatch):
     build checks the counting pass itself. GPU: insertions by the certified raise and descent
     ("raise"), and by the level scan in one cooperative launch per update ("device") or one
     launch per phase ("rounds")."""
-    if device == "cpu" and driver != "device":
-        pytest.skip("the GPU version's insertion methods and drivers")
-    if device == "gpu":
-        from hornet.algos.ktruss import dynamic_gpu
-        monkeypatch.setattr(dynamic_gpu, "INSERT_BY_RAISE", driver == "raise")
-        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_INSERT", driver == "device")
-        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE", driver == "device")
+    _use_driver(device, driver, monkeypatch)
     rng = np.random.default_rng(seed)
     n = 40
     cpu = device == "cpu"
@@ -278,13 +285,7 @@ def test_hub_edges_climb_many_levels(device, driver, monkeypatch):
     every batch through the region algorithms. GPU: insertions by the certified raise and
     descent ("raise"), and by the level scan in one cooperative launch per update ("device")
     or one launch per phase ("rounds")."""
-    if device == "cpu" and driver != "device":
-        pytest.skip("the GPU version's insertion methods and drivers")
-    if device == "gpu":
-        from hornet.algos.ktruss import dynamic_gpu
-        monkeypatch.setattr(dynamic_gpu, "INSERT_BY_RAISE", driver == "raise")
-        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_INSERT", driver == "device")
-        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE", driver == "device")
+    _use_driver(device, driver, monkeypatch)
     rng = np.random.default_rng(7)
     n = 620
     src = [0] + [0] * (n - 2) + [1] * (n - 2)

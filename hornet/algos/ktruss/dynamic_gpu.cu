@@ -66,6 +66,15 @@ __device__ __forceinline__ void claim(int* arr, int stamp, int s, int* list, u64
 }
 
 // First examination of slot s in this update: counted in ctr[C_TOUCHED].
+// A round's first kernel: its lowered and next-list counts start at 0 (the host read the
+// previous round's before this launch).
+__device__ __forceinline__ void clear_round_counters(u64* ctr) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctr[C_LOW] = 0;
+        ctr[C_NEXT] = 0;
+    }
+}
+
 __device__ __forceinline__ void touch(int* touched, int tstamp, int s, u64* ctr) {
     if (atomicExch(&touched[s], tstamp) != tstamp) atomicAdd(&ctr[C_TOUCHED], 1ull);
 }
@@ -276,10 +285,7 @@ extern "C" __global__ void dt_hindex(const int* __restrict__ deg, const i64* __r
                                      const int* truss, const int* list, i64 n, int* newval,
                                      int* touched, int tstamp, u64* ctr) {
     __shared__ int hist[WARPS][HBINS];
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ctr[C_LOW] = 0;
-        ctr[C_NEXT] = 0;
-    }
+    clear_round_counters(ctr);
     dt_phase_hindex(deg, ptr, tkeys, tshift, truss, list, n, newval, touched, tstamp, ctr,
                     hist);
 }
@@ -528,10 +534,7 @@ extern "C" __global__ void kr_raise_value(const int* __restrict__ deg,
                                           int* newval, int* touched, int tstamp, u64* ctr) {
     __shared__ int h[RBINS];
     __shared__ int decided;
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ctr[C_LOW] = 0;
-        ctr[C_NEXT] = 0;
-    }
+    clear_round_counters(ctr);
     const unsigned lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     for (i64 i = blockIdx.x; i < n; i += gridDim.x) {
@@ -589,10 +592,7 @@ extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
                                            const int* truss, const int* list, i64 n,
                                            int* newval, int* touched, int tstamp, u64* ctr) {
     __shared__ int h[HBINS];
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ctr[C_LOW] = 0;
-        ctr[C_NEXT] = 0;
-    }
+    clear_round_counters(ctr);
     const unsigned lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     for (i64 i = blockIdx.x; i < n; i += gridDim.x) {
