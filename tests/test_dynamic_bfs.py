@@ -274,13 +274,15 @@ def test_random_batches_against_static(device):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
-@pytest.mark.parametrize("pairs_per_block", [None, 1, 1 << 30])
-def test_gpu_grid_sized_by_batch(pairs_per_block, monkeypatch):
-    """The GPU update's grid follows the batch (one block per multiprocessor up to the
-    resident grid): every size gives the static BFS's levels and parents, hubs (chunked
-    lists) and vertex growth included, with the grid at both ends of its range."""
+@pytest.mark.parametrize("pairs_per_block,min_blocks",
+                         [(None, None), (1, None), (1 << 30, None), (1 << 30, 1), (512, 1)])
+def test_gpu_grid_sized_by_batch(pairs_per_block, min_blocks, monkeypatch):
+    """The GPU update's grid follows the batch (from ``min_blocks`` up to the resident
+    grid): every size gives the static BFS's levels and parents, hubs (chunked lists) and
+    vertex growth included, with the grid at both ends of its range (one block included)."""
     from hornet.algos.bfs.dynamic_gpu import GPUState
     monkeypatch.setattr(GPUState, "pairs_per_block", pairs_per_block)
+    monkeypatch.setattr(GPUState, "min_blocks", min_blocks)
     rng = np.random.default_rng(3)
     n = 4096
     src, dst = hornet.generators.kronecker_edges(12, edge_factor=8, seed=7)

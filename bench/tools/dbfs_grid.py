@@ -6,7 +6,7 @@
         [--timeline]
 
 A policy is ``blocks_per_sm,pairs_per_block[,kernel_name[,small_max[,barrier_backoff_ns
-[,coop|plain]]]]]`` of
+[,coop|plain[,min_blocks]]]]]]`` of
 :class:`hornet.algos.bfs.dynamic_gpu.GPUState` (``full``/``none``: the resident grid
 whatever the batch; the others default to the class's). For every batch size and kind
 (insertions of random pairs, deletions of edges of the graph), each repeat draws one batch,
@@ -39,6 +39,8 @@ def _policy(text: str) -> dict:
         out["barrier_backoff_ns"] = int(parts[4])
     if len(parts) > 5:
         out["cooperative"] = parts[5] == "coop"
+    if len(parts) > 6:
+        out["min_blocks"] = int(parts[6])
     return out
 
 

@@ -1,8 +1,10 @@
 """DynamicBFS on the GPU: where the host's part of an update goes.
 
     PYTHONPATH=. python3 bench/tools/dbfs_host.py [--scale 20] [--batch 1000] [--calls 300]
+        [--kind insert|delete]
 
-Builds a Kronecker graph on the device, applies one insertion batch and updates once, then
+Builds a Kronecker graph on the device, applies one batch (random pairs inserted, or edges of
+the graph deleted) and updates once, then
 times ``--calls`` back-to-back calls of ``DynamicBFS.update`` on that same change without
 synchronising (the host's time per call while the device works through the queue; the counts
 drift, the levels stay, and the state is thrown away after), the same calls with the driver's
@@ -37,14 +39,21 @@ def main(argv=None) -> None:
     ap.add_argument("--scale", type=int, default=20)
     ap.add_argument("--batch", type=int, default=1000)
     ap.add_argument("--calls", type=int, default=300)
+    ap.add_argument("--kind", choices=("insert", "delete"), default="insert")
     args = ap.parse_args(argv)
     s, d = hornet.generators.kronecker_edges(args.scale, seed=1, xp=cupy)
     g = hornet.Graph.from_edges(s, d, directed=False, device="gpu")
     source = int(hornet.testing.to_host(g.degree()).argmax())
     bf = DynamicBFS(g, source)
     rng = np.random.default_rng(1)
-    ch = g.insert_edges(cupy.asarray(rng.integers(0, g.num_vertices, args.batch)),
-                        cupy.asarray(rng.integers(0, g.num_vertices, args.batch)))
+    if args.kind == "insert":
+        ch = g.insert_edges(cupy.asarray(rng.integers(0, g.num_vertices, args.batch)),
+                            cupy.asarray(rng.integers(0, g.num_vertices, args.batch)))
+    else:
+        es, ed = g.edges()
+        pick = cupy.asarray(np.unique(rng.integers(0, es.shape[0], args.batch)))
+        ch = g.delete_edges(es[pick].astype(cupy.int64), ed[pick].astype(cupy.int64))
+        del es, ed
     bf.update(ch)
     cupy.cuda.Device().synchronize()
     drv = cupy.cuda.driver
@@ -90,7 +99,8 @@ def main(argv=None) -> None:
         idle.append((h * 1e6, cupy.cuda.get_elapsed_time(start, end) * 1e3))
     out["update from idle: host"] = float(np.median([a for a, _ in idle]))
     out["update from idle: events"] = float(np.median([b for _, b in idle]))
-    print(f"# kron{args.scale}, insert batch {args.batch}, grid {grid}, per call (us):")
+    print(f"# kron{args.scale}, {args.kind} batch {args.batch} ({ch.src.dtype} ids), "
+          f"grid {grid}, per call (us):")
     for k, v in out.items():
         print(f"{k}: {v:.1f}")
     prof = cProfile.Profile()

@@ -100,11 +100,13 @@ class GPUState:
     #: with the error that ``stats`` raises. Only with ``direct_launch``.
     cooperative: bool = True
     #: grid sized by the batch: one block per this many directed pairs of the batch, at
-    #: least one block per multiprocessor, at most the resident grid (a small batch's grid
-    #: barriers then wait for fewer blocks, while a large batch's relaxation rounds, whose
-    #: frontiers grow with the batch, keep every resident warp); None: always the resident
-    #: grid. Chosen from bench/tools/dbfs_grid.py's sweep (bench/results/dynamic_bfs_gpu_grid.md).
-    pairs_per_block: int | None = 128
+    #: least ``min_blocks``, at most the resident grid (a small batch's grid barriers then
+    #: wait for few blocks, while a large batch's relaxation rounds, whose frontiers grow
+    #: with the batch, keep every resident warp); None: always the resident grid. Chosen
+    #: from bench/tools/dbfs_grid.py's sweeps (bench/results/dynamic_bfs_gpu_grid.md).
+    pairs_per_block: int | None = 512
+    #: the fewest blocks of a grid sized by the batch (None: one per multiprocessor)
+    min_blocks: int | None = 16
 
     def __init__(self, owner, n: int):
         self.owner = owner
@@ -267,7 +269,8 @@ class GPUState:
             self._sms = sms
         if pairs is None or self.pairs_per_block is None:
             return self._grid
-        return min(self._grid, max(self._sms, -(-pairs // self.pairs_per_block)))
+        least = self._sms if self.min_blocks is None else max(1, int(self.min_blocks))
+        return min(self._grid, max(least, -(-pairs // self.pairs_per_block)))
 
     def _launch_settings(self):
         """(kernel address, mode bits but the parity, cooperative) for the class settings as
