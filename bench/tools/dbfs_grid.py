@@ -6,9 +6,10 @@
         [--timeline]
 
 A policy is ``blocks_per_sm,pairs_per_block[,kernel_name[,small_max[,barrier_backoff_ns
-[,coop|plain[,min_blocks]]]]]]`` of
+[,coop|plain[,min_blocks|sm]]]]]]`` of
 :class:`hornet.algos.bfs.dynamic_gpu.GPUState` (``full``/``none``: the resident grid
-whatever the batch; the others default to the class's). For every batch size and kind
+whatever the batch; the fields a policy leaves out take the class's defaults). The policies
+take turns at going first within a repeat. For every batch size and kind
 (insertions of random pairs, deletions of edges of the graph), each repeat draws one batch,
 applies it, and for every policy times ``DynamicBFS.update`` (CUDA events from before the
 call to after the kernel) and its host part (from the call to its return, the device idle
@@ -40,17 +41,24 @@ def _policy(text: str) -> dict:
     if len(parts) > 5:
         out["cooperative"] = parts[5] == "coop"
     if len(parts) > 6:
-        out["min_blocks"] = int(parts[6])
+        out["min_blocks"] = None if parts[6] == "sm" else int(parts[6])
     return out
 
 
+_FIELDS = ("blocks_per_sm", "pairs_per_block", "kernel_name", "small_max",
+           "barrier_backoff_ns", "cooperative", "min_blocks")
+
+
 def _apply(state, attrs: dict) -> None:
-    """Set a policy's attributes; the resident grid is measured again only when its
-    per-multiprocessor limit changed (measuring it takes driver queries, which would
+    """Set a policy's attributes, the fields it does not name back to the class's defaults
+    (so that no policy inherits another's); the resident grid is measured again only when
+    its per-multiprocessor limit changed (measuring it takes driver queries, which would
     otherwise count in the next update's host part)."""
-    if attrs.get("blocks_per_sm") != getattr(state, "blocks_per_sm", None):
+    cls = type(state)
+    want = {k: attrs.get(k, getattr(cls, k)) for k in _FIELDS if hasattr(cls, k)}
+    if want.get("blocks_per_sm") != getattr(state, "blocks_per_sm", None):
         state._grid = None
-    for k, v in attrs.items():
+    for k, v in want.items():
         setattr(state, k, v)
 
 
@@ -120,7 +128,7 @@ def main(argv=None) -> None:
             grids = {}
             phases = {p: {} for p, _ in policies}
             stat = []
-            for _ in range(args.repeats):
+            for rep in range(args.repeats):
                 if kind == "insert":
                     x = cupy.asarray(rng.integers(0, g.num_vertices, size))
                     y = cupy.asarray(rng.integers(0, g.num_vertices, size))
@@ -131,7 +139,9 @@ def main(argv=None) -> None:
                     del es, ed
                 op, undo = (g.insert_edges, g.delete_edges) if kind == "insert" else \
                     (g.delete_edges, g.insert_edges)
-                for p, attrs in policies:
+                # the policies take turns at going first (the first update after a new
+                # batch is drawn pays for the drawing's effects on the caches)
+                for p, attrs in policies[rep % len(policies):] + policies[:rep % len(policies)]:
                     _apply(state, attrs)
                     ch = op(x, y)
                     t, h = timed_update(ch)
