@@ -91,12 +91,14 @@ def wrap_all(st: Stages) -> None:
     from hornet.algos.ktruss import dynamic_gpu as DG
     from hornet.algos.triangles import dynamic as TD
     cls = DG.GpuDynamicTruss
-    for name in ("_delete", "_insert_raise", "_insert", "_begin", "_scan", "_descend",
+    for name in ("_delete", "_insert_raise", "_insert_raise_scan", "_batch", "_insert", "_begin", "_scan", "_descend",
                  "_peel", "_new_edges_first", "_budget", "_read", "_view", "_fallback",
                  "_finish_delete", "_finish_insert", "_seed_delete"):
         if name in cls.__dict__:
             st.wrap(cls, name, f"truss.{name}")
     st.wrap(TD.DynamicTriangleCount, "update", "tc.update")
+    if "apply_gpu_batch" in TD.DynamicTriangleCount.__dict__:
+        st.wrap(TD.DynamicTriangleCount, "apply_gpu_batch", "tc.apply_gpu_batch")
     st.wrap(TD.DynamicTriangleCount, "_update_gpu", "tc._update_gpu")
     st.wrap(TD.DynamicTriangleCount, "count", "tc.count (read)")
     for name in ("insert_new", "delete_present"):
@@ -166,10 +168,9 @@ def fixed_costs(g, kt, b):
           f" view {med(kt._view):.0f} us", flush=True)
     try:
         def empty_scan():
-            kt._ctr.fill(0)
+            kt._begin(0)
             kt._scan(2, 0, 0, kt._fallen, kt._tick(), kt._tick(), time.perf_counter() + 1.0,
                      1 << 40)
-        kt._begin(0)
         print(f"    fixed: empty ko_scan (mode 2, nothing to do) {med(empty_scan):.0f} us",
               flush=True)
     except Exception as exc:   # noqa: BLE001 - a profile, not a test
