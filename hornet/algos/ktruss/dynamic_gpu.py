@@ -167,9 +167,10 @@ def _prepared(name: str, nargs: int, cooperative: bool = False):
                 if self._ptr is None:
                     self._ptr = self.fn.kernel.ptr
                 self.args[:] = values
+                # (cuLaunchCooperativeKernel: no "extra" argument)
                 cupy.cuda.driver.launchCooperativeKernel(
                     self._ptr, int(grid), 1, 1, int(block), 1, 1, 0,
-                    cupy.cuda.get_current_stream().ptr, self._slots_address, 0)
+                    cupy.cuda.get_current_stream().ptr, self._slots_address)
 
         entry = _PREPARED[name] = (Cooperative if cooperative else PreparedLaunch)(
             _fn(name), nargs)
