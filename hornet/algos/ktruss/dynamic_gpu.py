@@ -304,15 +304,16 @@ class GpuDynamicTruss:
                 self._member, self._gone, self._seen, self._touched, tstamp, self._ctr)
 
     def _scan(self, mode: int, n: int, k: int, members, mstamp, tstamp, deadline,
-              max_region) -> bool:
+              max_region, overlap=None) -> bool:
         """One cooperative ``ko_scan`` launch (its control words cleared by ``_begin``): mode
         0, the insertion scan from the seeds ``_la[:n]`` at level ``k``; mode 2, the
         deletion's descent from the worklist ``_la`` (``ctr[C_NEXT]`` long), then the peeling
         of the edges it lowered (into ``members``, marked ``_fell == mstamp``; all must go);
         mode 3, the certified raise from the new edges ``_la[:n]``, then mode 2 from the
-        raised edges. Updates the rank counters and the statistics (one read of the counters
-        and control words); returns False when it stopped early (deadline, region, stamps)
-        or edges survived the deletion's peeling."""
+        raised edges. ``overlap()``, when given, runs on the host between the launch and the
+        read (host work that queues behind the launch). Updates the rank counters and the
+        statistics (one read of the counters and control words); returns False when it
+        stopped early (deadline, region, stamps) or edges survived the deletion's peeling."""
         from hornet.core.cuda import BLOCK
         launch = _prepared("ko_scan", 37, cooperative=True)
         base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS
@@ -332,6 +333,8 @@ class GpuDynamicTruss:
             P(self._low_old), P(self._fell), int(mstamp), P(self._ks), P(self._bar), base,
             SCAN_STAMPS, int(self._tail), region, deadline_ns, mode, P(self._region),
             P(self._rank_old), int(n), int(k), int(self._head)))
+        if overlap is not None:
+            overlap()
         self._words.get(out=self._words_host)
         c = self._ks_host
         if int(c[KS_SPUN]):
@@ -429,29 +432,39 @@ class GpuDynamicTruss:
         dst = cp.ascontiguousarray(dst.astype(cp.int32, copy=False))
         b = int(src.shape[0])
         batch = self._batch(src, dst)
-        if not self.graph.directed:
-            # the supports: the triangles the batch closed or opened, from the same batch
-            self._tc.apply_gpu_batch(batch, kind == "delete")
+        deleting = kind == "delete"
+
+        def queued():
+            # the supports (the triangles the batch closed or opened, from the same batch)
+            # and a deletion's table change: host work that the truss kernels do not wait
+            # for (neither reads the other's state; the deleted keys are gone only after
+            # dt_lost_seeds read them), issued behind the update's cooperative launch
+            if not self.graph.directed:
+                self._tc.apply_gpu_batch(batch, deleting)
+            if deleting:
+                self._table.delete_present(src, dst)
+
         self.stats["path"] = "dynamic"
         small = b <= self.batch_share * len(self._table)
         if kind == "insert":
             slots = self._table.insert_new(src, dst)
             if not small:
+                queued()
                 self._table.columns["truss"][slots] = 2
                 return self._fallback(0)
+            if INSERT_BY_RAISE and self._device_scan(DEVICE_SCAN_RAISE):
+                self._insert_raise_scan(slots, queued)
+                return
+            queued()
             if INSERT_BY_RAISE:
-                if self._device_scan(DEVICE_SCAN_RAISE):
-                    self._insert_raise_scan(slots)
-                else:
-                    self._insert_raise(slots)
+                self._insert_raise(slots)
             else:
                 self._insert(src, dst, slots)
+        elif small:
+            self._delete(src, dst, batch, queued)
         else:
-            if small:
-                self._delete(src, dst, batch)
-            self._table.delete_present(src, dst)
-            if not small:
-                self._fallback(0)
+            queued()
+            self._fallback(0)
 
     def _batch(self, src, dst):
         """The batch adjacency of the undirected change ``(src, dst)`` (int32, distinct
@@ -524,9 +537,11 @@ class GpuDynamicTruss:
                 return False
         return True
 
-    def _delete(self, src, dst, batch) -> None:
+    def _delete(self, src, dst, batch, queued) -> None:
         """Lower the numbers after a deletion batch (the deleted edges still in the table;
-        ``batch``: its batch adjacency)."""
+        ``batch``: its batch adjacency). ``queued()`` runs once after the ``dt_lost_seeds``
+        launch (with one cooperative launch, after that launch too): it removes the deleted
+        keys from the table."""
         deadline, _ = self._budget()
         tstamp = self._begin(0)
         t = self._table
@@ -544,9 +559,11 @@ class GpuDynamicTruss:
         if self._device_scan(DEVICE_SCAN_DELETE):
             # the descent from the worklist (its length read on the device) and the peeling
             # of the edges that fell, in one launch
-            done = self._scan(2, 0, 0, self._fallen, fstamp, tstamp, deadline, 1 << 62)
+            done = self._scan(2, 0, 0, self._fallen, fstamp, tstamp, deadline, 1 << 62,
+                              queued)
             touched = self._touched_count
         else:
+            queued()
             n = int(self._read()[C_NEXT])
             done = self._descend(n, tstamp, fstamp, deadline)
             if done:
@@ -625,10 +642,11 @@ class GpuDynamicTruss:
             return self._fallback(touched)
         self.stats.update(region=touched, rounds=self._rounds, levels=self._levels)
 
-    def _insert_raise_scan(self, slots) -> None:
+    def _insert_raise_scan(self, slots, queued) -> None:
         """:meth:`_insert_raise` in one cooperative launch (``ko_scan`` mode 3): the raise
         rounds, the descent from the raised edges and the peeling of the edges it lowered,
-        the host reading the counters once at the end."""
+        the host reading the counters once at the end (``queued()`` runs between the launch
+        and that read)."""
         cp = self._cp
         b = int(slots.shape[0])
         deadline, max_region = self._budget()
@@ -639,7 +657,8 @@ class GpuDynamicTruss:
             _ptr(t.columns["rank"]), int(self._head), _ptr(self._la)))
         self._head -= b
         fstamp = self._tick()
-        done = self._scan(3, b, 0, self._fallen, fstamp, tstamp, deadline, max_region)
+        done = self._scan(3, b, 0, self._fallen, fstamp, tstamp, deadline, max_region,
+                          queued)
         if not done:
             return self._fallback(self._touched_count)
         self.stats.update(region=self._touched_count, rounds=self._rounds,
