@@ -12,11 +12,9 @@
 // vertex x's neighbours are deg[x] ascending int32 at device address ptr[x].
 //
 // Kernels: dt_lost_seeds (deletion: the surviving edges that lost a triangle counted at their
-// level), dt_hindex_block / dt_apply / dt_push (one synchronous round of the local h-index descent),
-// ko_eval / ko_push (insertion: the scan of one level of the k-order for the edges that may
-// rise), ko_peel_count / ko_peel_apply (a synchronous peeling round of those candidates, or of
-// the edges a deletion lowered: peeled edges get ranks at the end of their level), ko_raise
-// (the survivors one level up, ranks at the start of the new level).
+// level), dt_* (a round of the local h-index descent), ko_* (insertion: the level scan of the
+// k-order; the peeling rounds that rank edges at the end of their level), kr_* (insertion:
+// the certified raise), ko_scan (the phases of an update in one cooperative launch).
 //
 // The k-order: edges by (truss, rank), rank int64 unique per edge (compared only within a
 // level); every edge e lies in at most truss[e] - 2 triangles whose two other edges both come
@@ -31,8 +29,6 @@
 #define C_LOW 0        // edges lowered in this round (dt_apply)
 #define C_NEXT 1       // the next round's worklist (dt_apply, dt_push, dt_lost_seeds)
 #define C_TOUCHED 2    // distinct edges whose triangles an update examined
-#define C_CAND 3       // walk candidates (dt_expand, dt_saturated)
-#define C_FRONT 4      // the walk's next frontier (dt_admit)
 #define C_FELL 6       // edges a deletion lowered (dt_apply, deduplicated by fell == fstamp)
 #define C_EVAL 8       // the scan's next evaluation list (ko_push; zeroed by ko_eval)
 #define C_NEWC 9       // 2 slots: candidates found by a scan round (ko_eval), by round parity
@@ -679,22 +675,20 @@ extern "C" __global__ void kr_seed(const i64* slots, i64 b, int* truss, i64* ran
 }
 
 // The descent's h-index (as dt_phase_hindex) with a block per worklist edge: the block's warps
-// share the edge's intersection and one histogram; they stop once a - 2 triangles hold the
-// edge at its level. Thread 0 zeroes ctr[C_LOW] and ctr[C_NEXT] (read by the host before).
-extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
-                                           const i64* __restrict__ ptr,
-                                           const i64* __restrict__ tkeys, int tshift,
-                                           const int* truss, const int* list, i64 n,
-                                           int* newval, int* touched, int tstamp, u64* ctr) {
-    __shared__ int h[HBINS];
-    clear_round_counters(ctr);
+// share the edge's intersection and one histogram h (HBINS, shared); they stop once a - 2
+// triangles hold the edge at its level (a round of few edges: a long list is not left to
+// one warp).
+__device__ void dt_phase_hindex_block(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                      const i64* __restrict__ tkeys, int tshift,
+                                      const int* truss, const int* list, i64 n, int* newval,
+                                      int* touched, int tstamp, u64* ctr, int* h) {
     const unsigned lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     for (i64 i = blockIdx.x; i < n; i += gridDim.x) {
-        const int e = list[i];
+        const int e = ldcg(&list[i]);
         const i64 key = tkeys[e];
         const int u = hi32(key), v = lo32(key);
-        const int a = truss[e];
+        const int a = ldcg(&truss[e]);
         const int lo = a - (HBINS - 1) > 2 ? a - (HBINS - 1) : 2;
         for (int b = threadIdx.x; b < HBINS; b += blockDim.x) h[b] = 0;
         __syncthreads();
@@ -703,7 +697,7 @@ extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
                 const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
                 const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
                 if (s1 < 0 || s2 < 0) return;
-                int m = imin(imin(truss[s1], truss[s2]), a);
+                int m = imin(imin(ldcg(&truss[s1]), ldcg(&truss[s2])), a);
                 if (m < lo) m = lo;
                 atomicAdd(&h[m - lo], 1);
             }, [&] {
@@ -719,6 +713,19 @@ extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
         }
         __syncthreads();                         // (before the next edge clears h)
     }
+}
+
+// The block-per-edge h-index as one kernel (host-driven rounds); thread 0 zeroes ctr[C_LOW]
+// and ctr[C_NEXT] (read by the host before).
+extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
+                                           const i64* __restrict__ ptr,
+                                           const i64* __restrict__ tkeys, int tshift,
+                                           const int* truss, const int* list, i64 n,
+                                           int* newval, int* touched, int tstamp, u64* ctr) {
+    __shared__ int h[HBINS];
+    clear_round_counters(ctr);
+    dt_phase_hindex_block(deg, ptr, tkeys, tshift, truss, list, n, newval, touched, tstamp,
+                          ctr, h);
 }
 
 // ------------------------------------------------------------------------ ko_scan
@@ -867,8 +874,12 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
         while (n > 0) {
             if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
             const int mark = stamp_base + (++used);
-            dt_phase_hindex(deg, ptr, tkeys, tshift, truss, cur, n, newc, touched, tstamp, ctr,
-                            hist);
+            if (n <= (i64)gridDim.x)               // (few edges: a block each)
+                dt_phase_hindex_block(deg, ptr, tkeys, tshift, truss, cur, n, newc, touched,
+                                      tstamp, ctr, &hist[0][0]);
+            else
+                dt_phase_hindex(deg, ptr, tkeys, tshift, truss, cur, n, newc, touched, tstamp,
+                                ctr, hist);
             G.next_phase();
             dt_phase_apply(cur, n, newc, truss, lowered, lowered_old, G.slot(), nxt,
                            &ctl[KS_NEXT + r], pushed, mark, member1, mstamp1, all,
@@ -971,28 +982,5 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
         ctl[KS_ROUNDS] = rounds;
         ctl[KS_TOUCHED] = ldcg(&ctr[C_TOUCHED]);
         ctl[KS_SPUN] = *(volatile unsigned*)(bar + 2);
-    }
-}
-
-// ------------------------------------------------------------------------ the batch
-// The mirrored, sorted keys (x << 32 | y, both directions) of a batch of at most
-// SMALL_BATCH distinct undirected pairs, by one block (what batch_adjacency builds with a
-// sort): every key's place is the number of smaller keys. keys: 2 nb int64.
-#define SMALL_BATCH 1024
-extern "C" __global__ void tb_batch_keys(const int* __restrict__ src,
-                                         const int* __restrict__ dst, i64 nb, i64* keys) {
-    __shared__ i64 k[2 * SMALL_BATCH];
-    const int n = (int)(2 * nb);
-    for (int i = threadIdx.x; i < (int)nb; i += blockDim.x) {
-        const i64 u = (i64)src[i], v = (i64)dst[i];
-        k[2 * i] = (u << 32) | v;
-        k[2 * i + 1] = (v << 32) | u;
-    }
-    __syncthreads();
-    for (int j = threadIdx.x; j < n; j += blockDim.x) {
-        const i64 q = k[j];
-        int place = 0;
-        for (int l = 0; l < n; ++l) place += k[l] < q;
-        keys[place] = q;
     }
 }

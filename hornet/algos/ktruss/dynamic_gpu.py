@@ -92,6 +92,8 @@ from hornet.core.cuda import BLOCK
 __all__ = ["GpuDynamicTruss"]
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_gpu.cu")
+#: the small batch's keys (tb_batch_keys)
+_CU_BATCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "batch_keys.cu")
 #: counter words (see dynamic_gpu.cu)
 C_LOW, C_NEXT, C_TOUCHED, C_FELL = 0, 1, 2, 6
 C_EVAL, C_NEWC, C_ALL, C_REM, C_KEEP, C_TAIL = 8, 9, 11, 12, 13, 14
@@ -121,7 +123,7 @@ DEVICE_SCAN_DELETE_MAX_EDGES = 1 << 21
 #: (``ko_scan`` mode 3); None: by the graph's size, as DEVICE_SCAN_DELETE.
 DEVICE_SCAN_RAISE: bool | None = None
 #: batches of at most this many edges get their batch adjacency from one block
-#: (``tb_batch_keys``, SMALL_BATCH in dynamic_gpu.cu) instead of a sort
+#: (``tb_batch_keys``, SMALL_BATCH in batch_keys.cu) instead of a sort
 SMALL_BATCH = 1024
 #: resident blocks per multiprocessor of ko_scan (a grid barrier costs more with more blocks)
 SCAN_BLOCKS_PER_SM = 2
@@ -148,7 +150,7 @@ def _parts(n: int) -> np.int32:
 
 def _fn(name: str):
     from hornet.core.cuda import function
-    return function(_CU, name)
+    return function(_CU_BATCH if name == "tb_batch_keys" else _CU, name)
 
 
 _PREPARED: dict = {}
