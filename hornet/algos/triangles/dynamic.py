@@ -56,7 +56,7 @@ from hornet.core.chunking import chunk_bounds, num_chunks, threads_for
 from hornet.core.pointers import int32_view
 from hornet.core.search import lower_bound
 
-from ..batch_adjacency import batch_adjacency, has_pair, vertex_range
+from ..batch_adjacency import BatchAdjacency, batch_adjacency, has_pair, vertex_range
 from ..edge_table import EdgeTable, edge_key, table_find
 from ..underlying import undirected_change, undirected_copy
 from ...core.jit import njit
@@ -296,7 +296,7 @@ class DynamicTriangleCount:
         if track and deleting:
             self.table.delete_present(batch.src, batch.dst)
 
-    def apply_gpu_batch(self, batch, deleting: bool) -> None:
+    def apply_gpu_batch(self, batch: BatchAdjacency, deleting: bool) -> None:
         """The GPU update from the caller's batch adjacency of an undirected graph's change
         (``batch``: :class:`~hornet.algos.batch_adjacency.BatchAdjacency` on the GPU of the
         change's distinct pairs, already applied to the graph; ``deleting``: a deletion).
