@@ -33,6 +33,8 @@ import numpy as np
 import hornet
 from bench.common import DATA
 
+NEEDS_GPU = True
+
 
 def _sync():
     import cupy
