@@ -207,19 +207,23 @@ def _level_count_violations(kt, exact: bool = False) -> int:
 
 
 def _use_driver(device, driver, monkeypatch) -> None:
-    """The GPU version's insertion method and drivers: "raise" (certified raise and descent),
-    "device" (the level scan in one cooperative launch per update, deletions likewise) or
-    "rounds" (one launch per phase); the CPU version runs once (as "device")."""
+    """The GPU version's insertion method and drivers: "raise" (certified raise and descent,
+    one launch per phase), "raise-device" (the same in one cooperative launch per update,
+    deletions likewise), "device" (the level scan in one cooperative launch per update,
+    deletions likewise) or "rounds" (one launch per phase); the CPU version runs once (as
+    "device")."""
     if device == "cpu" and driver != "device":
         pytest.skip("the GPU version's insertion methods and drivers")
     if device == "gpu":
         from hornet.algos.ktruss import dynamic_gpu
-        monkeypatch.setattr(dynamic_gpu, "INSERT_BY_RAISE", driver == "raise")
+        monkeypatch.setattr(dynamic_gpu, "INSERT_BY_RAISE", driver in ("raise", "raise-device"))
         monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_INSERT", driver == "device")
-        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE", driver == "device")
+        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_RAISE", driver == "raise-device")
+        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE",
+                            driver in ("device", "raise-device"))
 
 
-@pytest.mark.parametrize("driver", ["raise", "device", "rounds"])
+@pytest.mark.parametrize("driver", ["raise", "raise-device", "device", "rounds"])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_k_order_kept(device, seed, driver, monkeypatch):
     """After every batch (inserts, deletes, re-inserts of 1 to 30 edges in a dense random
@@ -275,7 +279,7 @@ def test_k_order_kept(device, seed, driver, monkeypatch):
     assert before <= 14 and kt.k_max >= 16 and _k_order_violations(kt) == 0
 
 
-@pytest.mark.parametrize("driver", ["raise", "device", "rounds"])
+@pytest.mark.parametrize("driver", ["raise", "raise-device", "device", "rounds"])
 def test_hub_edges_climb_many_levels(device, driver, monkeypatch):
     """Two hubs adjacent to each other and to 618 vertices (a dense core among 60 of them):
     the hub edge lies in 618 triangles (a list that several warps share on the GPU) and
@@ -283,8 +287,9 @@ def test_hub_edges_climb_many_levels(device, driver, monkeypatch):
     After every batch (deletions and re-insertions of hub and core edges, a clique on core
     vertices) the numbers equal the static decomposition and the k-order invariant holds,
     every batch through the region algorithms. GPU: insertions by the certified raise and
-    descent ("raise"), and by the level scan in one cooperative launch per update ("device")
-    or one launch per phase ("rounds")."""
+    descent (one launch per phase, "raise", or one cooperative launch, "raise-device"), and by
+    the level scan in one cooperative launch per update ("device") or one launch per phase
+    ("rounds")."""
     _use_driver(device, driver, monkeypatch)
     rng = np.random.default_rng(7)
     n = 620
@@ -366,3 +371,28 @@ def test_bad_changes_refused(device):
         with pytest.raises(ValueError):
             kt.update(foreign)
     _assert_static(kt, g)
+
+
+@pytest.mark.parametrize("b", [1, 7, 300, 1024, 1025])
+def test_small_batch_keys_equal_the_sorted_batch(device, b):
+    """GPU: the batch adjacency that the truss object builds for a batch (one block up to
+    SMALL_BATCH pairs, the sort above) has the keys of :func:`batch_adjacency` (a sort), for
+    distinct random pairs with ids up to 2**31 - 1."""
+    if device != "gpu":
+        pytest.skip("the GPU version's batch keys")
+    import cupy as cp
+    from hornet.algos.batch_adjacency import batch_adjacency
+    rng = np.random.default_rng(b)
+    u = rng.integers(0, 2**31 - 1, 3 * b, dtype=np.int64)
+    v = rng.integers(0, 2**31 - 1, 3 * b, dtype=np.int64)
+    keep = u != v
+    lo, hi = np.minimum(u, v)[keep], np.maximum(u, v)[keep]
+    pairs = np.unique(np.stack([lo, hi], axis=1), axis=0)[:b]
+    rng.shuffle(pairs)
+    src, dst = (cp.asarray(pairs[:, i].astype(np.int32)) for i in (0, 1))
+    g = hornet.Graph(directed=False, device=device)
+    g.insert_edges(_arr(device, [0, 1, 2]), _arr(device, [1, 2, 0]))
+    kt = DynamicTruss(g)
+    got = kt._batch(src, dst)
+    want = batch_adjacency(src, dst)
+    assert np.array_equal(cp.asnumpy(got.keys), cp.asnumpy(want.keys))

@@ -286,13 +286,21 @@ class EdgeTable:
             from hornet.core.cuda import function, i64, launch
             xp = self.xp
             slots = xp.empty(n, dtype=xp.int64)
-            counter = xp.zeros(1, dtype=xp.uint64)
             launch(function(_CU, "et_insert_pairs", _NAMES), n,
-                   (self.keys, np.int32(self.shift), u, v, i64(n), slots, _NULL, counter))
+                   (self.keys, np.int32(self.shift), u, v, i64(n), slots, _NULL,
+                    self._unread_counter()))
             added = n          # absent and distinct by contract: no read-back
         self._live += added
         self._used += added
         return slots
+
+    def _unread_counter(self):
+        """A device word the kernels may count into when the count is not read (the fast
+        paths): kept by the table, so that those calls allocate and clear nothing."""
+        c = getattr(self, "_spare_counter", None)
+        if c is None:
+            c = self._spare_counter = self.xp.zeros(1, dtype=self.xp.uint64)
+        return c
 
     def lookup(self, u, v):
         """int64 slot of every edge ``{u[i], v[i]}``, -1 where absent."""
@@ -346,9 +354,8 @@ class EdgeTable:
             self.delete(u, v)
             return
         from hornet.core.cuda import function, i64, launch
-        counter = self.xp.zeros(1, dtype=self.xp.uint64)
         launch(function(_CU, "et_delete_pairs", _NAMES), n,
-               (self.keys, np.int32(self.shift), u, v, i64(n), counter))
+               (self.keys, np.int32(self.shift), u, v, i64(n), self._unread_counter()))
         self._live -= n
 
     def items(self):

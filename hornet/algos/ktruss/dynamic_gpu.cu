@@ -3,7 +3,8 @@
 // Per-edge state lives in an EdgeTable (edge_table.cuh): truss[slot] (int32). Every list below
 // holds int32 slots; slot-indexed int32 stamp arrays (mark, seen, member, touched) hold values
 // of a clock that only grows, so "marked now" is arr[s] == stamp and nothing is ever cleared.
-// Counters live in one u64 array ctr (indices C_*), zeroed by the host or by dt_hindex.
+// Counters live in one u64 array ctr (indices C_*), zeroed by the host or by a round's first
+// kernel.
 //
 // An edge's triangles come from one warp: the lanes take the elements of the shorter endpoint
 // list and binary-search them in the longer one (warp_common); the slots of the two other
@@ -11,11 +12,9 @@
 // vertex x's neighbours are deg[x] ascending int32 at device address ptr[x].
 //
 // Kernels: dt_lost_seeds (deletion: the surviving edges that lost a triangle counted at their
-// level), dt_hindex / dt_apply / dt_push (one synchronous round of the local h-index descent),
-// ko_eval / ko_push (insertion: the scan of one level of the k-order for the edges that may
-// rise), ko_peel_count / ko_peel_apply (a synchronous peeling round of those candidates, or of
-// the edges a deletion lowered: peeled edges get ranks at the end of their level), ko_raise
-// (the survivors one level up, ranks at the start of the new level).
+// level), dt_* (a round of the local h-index descent), ko_* (insertion: the level scan of the
+// k-order; the peeling rounds that rank edges at the end of their level), kr_* (insertion:
+// the certified raise), ko_scan (the phases of an update in one cooperative launch).
 //
 // The k-order: edges by (truss, rank), rank int64 unique per edge (compared only within a
 // level); every edge e lies in at most truss[e] - 2 triangles whose two other edges both come
@@ -30,8 +29,6 @@
 #define C_LOW 0        // edges lowered in this round (dt_apply)
 #define C_NEXT 1       // the next round's worklist (dt_apply, dt_push, dt_lost_seeds)
 #define C_TOUCHED 2    // distinct edges whose triangles an update examined
-#define C_CAND 3       // walk candidates (dt_expand, dt_saturated)
-#define C_FRONT 4      // the walk's next frontier (dt_admit)
 #define C_FELL 6       // edges a deletion lowered (dt_apply, deduplicated by fell == fstamp)
 #define C_EVAL 8       // the scan's next evaluation list (ko_push; zeroed by ko_eval)
 #define C_NEWC 9       // 2 slots: candidates found by a scan round (ko_eval), by round parity
@@ -278,18 +275,7 @@ __device__ void dt_phase_push(const int* __restrict__ deg, const i64* __restrict
     }
 }
 
-// One-phase kernels of the descent (host-driven rounds). dt_hindex's thread 0 zeroes the
-// round's counters ctr[C_LOW] and ctr[C_NEXT] (read by the host before this launch).
-extern "C" __global__ void dt_hindex(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                                     const i64* __restrict__ tkeys, int tshift,
-                                     const int* truss, const int* list, i64 n, int* newval,
-                                     int* touched, int tstamp, u64* ctr) {
-    __shared__ int hist[WARPS][HBINS];
-    clear_round_counters(ctr);
-    dt_phase_hindex(deg, ptr, tkeys, tshift, truss, list, n, newval, touched, tstamp, ctr,
-                    hist);
-}
-
+// One-phase kernels of the descent (host-driven rounds; its h-index: dt_hindex_block).
 extern "C" __global__ void dt_apply(const int* list, i64 n, const int* newval, int* truss,
                                     int* lowered, int* lowered_old, int* next, int* mark,
                                     int stamp, u64* ctr, int* fell, int fstamp, int* fallen) {
@@ -527,20 +513,16 @@ extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int
 // bin also takes the levels above it); a window that does not decide moves up. Zeroes
 // cnt[i]; thread 0 zeroes ctr[C_LOW] and ctr[C_NEXT] (the host read them before this launch).
 #define RBINS 512
-extern "C" __global__ void kr_raise_value(const int* __restrict__ deg,
-                                          const i64* __restrict__ ptr,
-                                          const i64* __restrict__ tkeys, int tshift,
-                                          const int* truss, const int* list, i64 n, int* cnt,
-                                          int* newval, int* touched, int tstamp, u64* ctr) {
-    __shared__ int h[RBINS];
-    __shared__ int decided;
-    clear_round_counters(ctr);
+__device__ void kr_phase_value(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                               const i64* __restrict__ tkeys, int tshift, const int* truss,
+                               const int* list, i64 n, int* cnt, int* newval, int* touched,
+                               int tstamp, u64* ctr, int* h, int* decided) {
     const unsigned lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     for (i64 i = blockIdx.x; i < n; i += gridDim.x) {
-        const int e = list[i];
-        const int k = truss[e];
-        const int got = cnt[i];
+        const int e = ldcg(&list[i]);
+        const int k = ldcg(&truss[e]);
+        const int got = ldcg(&cnt[i]);
         __syncthreads();                         // (every thread has read cnt[i], decided)
         if (threadIdx.x == 0) {
             cnt[i] = 0;
@@ -560,7 +542,7 @@ extern "C" __global__ void kr_raise_value(const int* __restrict__ deg,
                 const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
                 const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
                 if (s1 < 0 || s2 < 0) return;
-                const int m = imin(truss[s1], truss[s2]);
+                const int m = imin(ldcg(&truss[s1]), ldcg(&truss[s2]));
                 if (m >= lo) atomicAdd(&h[imin(m - lo, RBINS - 1)], 1);
             }, NO_STOP);
             __syncthreads();
@@ -572,10 +554,10 @@ extern "C" __global__ void kr_raise_value(const int* __restrict__ deg,
                     if (acc <= lo + b - 2) { t = lo + b; break; }
                     acc -= h[b];
                 }
-                decided = t;
+                *decided = t;
             }
             __syncthreads();
-            out = decided;
+            out = *decided;
             if (out == 0) lo += RBINS;
             __syncthreads();                     // (before the next window clears h)
         }
@@ -583,23 +565,130 @@ extern "C" __global__ void kr_raise_value(const int* __restrict__ deg,
     }
 }
 
-// The descent's h-index (as dt_phase_hindex) with a block per worklist edge: the block's warps
-// share the edge's intersection and one histogram; they stop once a - 2 triangles hold the
-// edge at its level. Thread 0 zeroes ctr[C_LOW] and ctr[C_NEXT] (read by the host before).
-extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
-                                           const i64* __restrict__ ptr,
-                                           const i64* __restrict__ tkeys, int tshift,
-                                           const int* truss, const int* list, i64 n,
-                                           int* newval, int* touched, int tstamp, u64* ctr) {
-    __shared__ int h[HBINS];
+// A thread per list edge e = list[i] with newval[i] > 0: e moves to level newval[i], first in
+// it (rank head - j, j from *nhead); its former level and rank go to raised_old /
+// raised_rank beside it in raised (count *nraised); it goes to the next list (count *nnext,
+// deduplicated by mark == stamp: edges raised together may break each other's new place)
+// and, once per update, to region (count *nregion, deduplicated by rmark == rstamp: the
+// descent's worklist).
+__device__ void kr_phase_apply(const int* list, i64 n, const int* newval, int* truss,
+                               i64* rank, i64 head, int* raised, int* raised_old,
+                               i64* raised_rank, u64* nraised, int* next, u64* nnext,
+                               int* mark, int stamp, int* region, u64* nregion, int* rmark,
+                               int rstamp, u64* nhead) {
+    GRID_STRIDE(i, n) {
+        const int t = ldcg(&newval[i]);
+        if (t <= 0) continue;
+        const int e = ldcg(&list[i]);
+        const u64 j = atomicAdd(nraised, 1ull);
+        raised[j] = e;
+        raised_old[j] = ldcg(&truss[e]);
+        raised_rank[j] = ldcg(&rank[e]);
+        truss[e] = t;
+        rank[e] = head - (i64)atomicAdd(nhead, 1ull);
+        if (atomicExch(&mark[e], stamp) != stamp) next[atomicAdd(nnext, 1ull)] = e;
+        if (atomicExch(&rmark[e], rstamp) != rstamp) region[atomicAdd(nregion, 1ull)] = e;
+    }
+}
+
+// `parts` warps per raised edge e = raised[i] (i < m), moved from (old level a, old rank ra)
+// to the start of level b = truss[e]: every triangle neighbour z that e passed (z at level a
+// after ra, or a < truss[z] < b), whose third edge comes after z, gained a later triangle:
+// it goes to the next list (count *nnext, deduplicated by mark == stamp).
+__device__ void kr_phase_push(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                              const i64* __restrict__ tkeys, int tshift, const int* truss,
+                              const i64* rank, const int* raised, const int* raised_old,
+                              const i64* raised_rank, i64 m, int* next, u64* nnext, int* mark,
+                              int stamp, int parts) {
+    const unsigned lane = threadIdx.x & 31;
+    for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
+        const i64 i = wi / parts;
+        const int part = (int)(wi - i * parts);
+        const int e = ldcg(&raised[i]);
+        const int a = ldcg(&raised_old[i]);
+        const i64 ra = ldcg(&raised_rank[i]);
+        const int b = ldcg(&truss[e]);
+        const i64 key = tkeys[e];
+        const int u = hi32(key), v = lo32(key);
+        warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
+            const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
+            const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
+            if (s1 < 0 || s2 < 0) return;
+            const int t1 = ldcg(&truss[s1]), t2 = ldcg(&truss[s2]);
+            const i64 r1 = ldcg(&rank[s1]), r2 = ldcg(&rank[s2]);
+            const bool passed1 = (t1 == a && r1 > ra) || (t1 > a && t1 < b);
+            const bool passed2 = (t2 == a && r2 > ra) || (t2 > a && t2 < b);
+            if (passed1 && (t2 > t1 || (t2 == t1 && r2 > r1)) &&
+                atomicExch(&mark[s1], stamp) != stamp)
+                next[atomicAdd(nnext, 1ull)] = (int)s1;
+            if (passed2 && (t1 > t2 || (t1 == t2 && r1 > r2)) &&
+                atomicExch(&mark[s2], stamp) != stamp)
+                next[atomicAdd(nnext, 1ull)] = (int)s2;
+        }, NO_STOP);
+    }
+}
+
+// One-phase kernels of the raise (host-driven rounds). kr_raise_value's thread 0 zeroes
+// ctr[C_LOW] and ctr[C_NEXT] (the host read them before this launch); kr_push reads the
+// raised count on the device (at most cap).
+extern "C" __global__ void kr_raise_value(const int* __restrict__ deg,
+                                          const i64* __restrict__ ptr,
+                                          const i64* __restrict__ tkeys, int tshift,
+                                          const int* truss, const int* list, i64 n, int* cnt,
+                                          int* newval, int* touched, int tstamp, u64* ctr) {
+    __shared__ int h[RBINS];
+    __shared__ int decided;
     clear_round_counters(ctr);
+    kr_phase_value(deg, ptr, tkeys, tshift, truss, list, n, cnt, newval, touched, tstamp, ctr,
+                   h, &decided);
+}
+
+extern "C" __global__ void kr_apply(const int* list, i64 n, const int* newval, int* truss,
+                                    i64* rank, i64 head, int* raised, int* raised_old,
+                                    i64* raised_rank, int* next, int* mark, int stamp,
+                                    int* region, int* rmark, int rstamp, u64* ctr) {
+    kr_phase_apply(list, n, newval, truss, rank, head, raised, raised_old, raised_rank,
+                   &ctr[C_LOW], next, &ctr[C_NEXT], mark, stamp, region, &ctr[C_RAISED],
+                   rmark, rstamp, &ctr[C_HEADN]);
+}
+
+extern "C" __global__ void kr_push(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                   const i64* __restrict__ tkeys, int tshift, const int* truss,
+                                   const i64* rank, const int* raised, const int* raised_old,
+                                   const i64* raised_rank, i64 cap, int* next, int* mark,
+                                   int stamp, u64* ctr, int parts) {
+    const i64 low = (i64)ldcg(&ctr[C_LOW]);
+    kr_phase_push(deg, ptr, tkeys, tshift, truss, rank, raised, raised_old, raised_rank,
+                  low < cap ? low : cap, next, &ctr[C_NEXT], mark, stamp, parts);
+}
+
+// An insertion's new edges (table slots, b of them) at level 2, first in the k-order (ranks
+// head - b + 1 .. head), listed as int32 in seeds.
+extern "C" __global__ void kr_seed(const i64* slots, i64 b, int* truss, i64* rank, i64 head,
+                                   int* seeds) {
+    GRID_STRIDE(i, b) {
+        const i64 s = slots[i];
+        truss[s] = 2;
+        rank[s] = head - b + 1 + i;
+        seeds[i] = (int)s;
+    }
+}
+
+// The descent's h-index (as dt_phase_hindex) with a block per worklist edge: the block's warps
+// share the edge's intersection and one histogram h (HBINS, shared); they stop once a - 2
+// triangles hold the edge at its level (a round of few edges: a long list is not left to
+// one warp).
+__device__ void dt_phase_hindex_block(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                      const i64* __restrict__ tkeys, int tshift,
+                                      const int* truss, const int* list, i64 n, int* newval,
+                                      int* touched, int tstamp, u64* ctr, int* h) {
     const unsigned lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     for (i64 i = blockIdx.x; i < n; i += gridDim.x) {
-        const int e = list[i];
+        const int e = ldcg(&list[i]);
         const i64 key = tkeys[e];
         const int u = hi32(key), v = lo32(key);
-        const int a = truss[e];
+        const int a = ldcg(&truss[e]);
         const int lo = a - (HBINS - 1) > 2 ? a - (HBINS - 1) : 2;
         for (int b = threadIdx.x; b < HBINS; b += blockDim.x) h[b] = 0;
         __syncthreads();
@@ -608,7 +697,7 @@ extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
                 const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
                 const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
                 if (s1 < 0 || s2 < 0) return;
-                int m = imin(imin(truss[s1], truss[s2]), a);
+                int m = imin(imin(ldcg(&truss[s1]), ldcg(&truss[s2])), a);
                 if (m < lo) m = lo;
                 atomicAdd(&h[m - lo], 1);
             }, [&] {
@@ -626,66 +715,17 @@ extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
     }
 }
 
-// A thread per list edge e = list[i] with newval[i] > 0: e moves to level newval[i], first in
-// it (rank head - j, j from ctr[C_HEADN]); its former level and rank go to raised_old /
-// raised_rank beside it in raised (count ctr[C_LOW]); it goes to the next list (count
-// ctr[C_NEXT], deduplicated by mark == stamp: edges raised together may break each other's
-// new place) and, once per update, to region (count ctr[C_RAISED], deduplicated by rmark ==
-// rstamp: the descent's worklist).
-extern "C" __global__ void kr_apply(const int* list, i64 n, const int* newval, int* truss,
-                                    i64* rank, i64 head, int* raised, int* raised_old,
-                                    i64* raised_rank, int* next, int* mark, int stamp,
-                                    int* region, int* rmark, int rstamp, u64* ctr) {
-    GRID_STRIDE(i, n) {
-        const int t = newval[i];
-        if (t <= 0) continue;
-        const int e = list[i];
-        const u64 j = atomicAdd(&ctr[C_LOW], 1ull);
-        raised[j] = e;
-        raised_old[j] = truss[e];
-        raised_rank[j] = rank[e];
-        truss[e] = t;
-        rank[e] = head - (i64)atomicAdd(&ctr[C_HEADN], 1ull);
-        claim(mark, stamp, e, next, ctr, C_NEXT);
-        claim(rmark, rstamp, e, region, ctr, C_RAISED);
-    }
-}
-
-// `parts` warps per raised edge e = raised[i] (i < ctr[C_LOW]), moved from (old level a, old
-// rank ra) to the start of level b = truss[e]: every triangle neighbour z that e passed
-// (z at level a after ra, or a < truss[z] < b), whose third edge comes after z, gained a
-// later triangle: it goes to the next list (deduplicated by mark == stamp).
-extern "C" __global__ void kr_push(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                                   const i64* __restrict__ tkeys, int tshift, const int* truss,
-                                   const i64* rank, const int* raised, const int* raised_old,
-                                   const i64* raised_rank, i64 cap, int* next, int* mark,
-                                   int stamp, u64* ctr, int parts) {
-    const unsigned lane = threadIdx.x & 31;
-    const i64 low = (i64)ctr[C_LOW];
-    const i64 m = low < cap ? low : cap;
-    for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
-        const i64 i = wi / parts;
-        const int part = (int)(wi - i * parts);
-        const int e = raised[i];
-        const int a = raised_old[i];
-        const i64 ra = raised_rank[i];
-        const int b = truss[e];
-        const i64 key = tkeys[e];
-        const int u = hi32(key), v = lo32(key);
-        warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
-            const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
-            const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
-            if (s1 < 0 || s2 < 0) return;
-            const int t1 = truss[s1], t2 = truss[s2];
-            const i64 r1 = rank[s1], r2 = rank[s2];
-            const bool passed1 = (t1 == a && r1 > ra) || (t1 > a && t1 < b);
-            const bool passed2 = (t2 == a && r2 > ra) || (t2 > a && t2 < b);
-            if (passed1 && (t2 > t1 || (t2 == t1 && r2 > r1)))
-                claim(mark, stamp, (int)s1, next, ctr, C_NEXT);
-            if (passed2 && (t1 > t2 || (t1 == t2 && r1 > r2)))
-                claim(mark, stamp, (int)s2, next, ctr, C_NEXT);
-        }, NO_STOP);
-    }
+// The block-per-edge h-index as one kernel (host-driven rounds); thread 0 zeroes ctr[C_LOW]
+// and ctr[C_NEXT] (read by the host before).
+extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
+                                           const i64* __restrict__ ptr,
+                                           const i64* __restrict__ tkeys, int tshift,
+                                           const int* truss, const int* list, i64 n,
+                                           int* newval, int* touched, int tstamp, u64* ctr) {
+    __shared__ int h[HBINS];
+    clear_round_counters(ctr);
+    dt_phase_hindex_block(deg, ptr, tkeys, tshift, truss, list, n, newval, touched, tstamp,
+                          ctr, h);
 }
 
 // ------------------------------------------------------------------------ ko_scan
@@ -695,19 +735,23 @@ extern "C" __global__ void kr_push(const int* __restrict__ deg, const i64* __res
 // barrier that ends it; phase ph resets slot (ph + 1) % 3, whose readers finished in phase
 // ph - 1. Every thread runs the same control flow (decided by values read after barriers).
 //
-// cnt: zero on entry and on a normal exit (each counting phase's reader zeroes it).
-// mode 0 (insertion): levels from k = ctl[KS_K] with the seeds seeds[:ctl[KS_N]] until a level
-// leaves no survivor. mode 1 (deletion): one peeling of all[:ctl[KS_N]] (member == mstamp1,
+// ctl: zero on entry (the host clears it); n_in, k_in, head_in: the seeds' count and level
+// and the head rank counter. cnt: zero on entry and on a normal exit (each counting phase's
+// reader zeroes it).
+// mode 0 (insertion): levels from k = k_in with the seeds seeds[:n_in] until a level
+// leaves no survivor. mode 1 (deletion): one peeling of all[:n_in] (member == mstamp1,
 // each at its own level), which must remove every edge (else status KS_NOT_EMPTY). mode 2
 // (deletion): first the descent from the worklist seeds[:ctr[C_NEXT]] (rounds of the hindex,
 // apply and push phases; the lowered edges go to all, marked member1 == mstamp1, count
-// ctl[KS_FELL]), then mode 1's peeling of the edges it lowered.
+// ctl[KS_FELL]), then mode 1's peeling of the edges it lowered. mode 3 (insertion): the
+// certified raise from the new edges seeds[:n_in] (rounds of ko_phase_count, the raise
+// value, apply and push phases; raised edges once to region, marked member == a fresh stamp,
+// count ctl[KS_RAISED]; its rounds in ctl[KS_LEVELS]), then mode 2 from region.
 // Fresh stamps are stamp_base + 1 .. stamp_base + stamp_span. The update stops with a status
 // when it passes deadline_ns (from its start) or a level's candidates pass max_region.
 
-#define KS_N 0           // in: the seeds (mode 0) or the edges to peel (mode 1)
-#define KS_K 1           // in: the seeds' level; out: the last level scanned
-#define KS_HEAD 2        // in and out: the head rank counter (int64 bits)
+#define KS_K 1           // out: the last level scanned
+#define KS_HEAD 2        // out: the head rank counter (int64 bits)
 #define KS_TAIL 3        // out: tail ranks given out (from the argument tail)
 #define KS_STATUS 4      // out: KS_DONE, or why it stopped
 #define KS_STAMPS 5      // out: stamps used
@@ -721,6 +765,8 @@ extern "C" __global__ void kr_push(const int* __restrict__ deg, const i64* __res
 #define KS_SPUN 15       // out: a grid barrier timed out
 #define KS_CNT 16        // 3 slots: list lengths appended in phase ph % 3
 #define KS_CNT2 19       // 3 slots: peeled edges of phase ph % 3
+#define KS_RAISED 22     // mode 3: the edges the raise moved (the descent's worklist)
+#define KS_HEADN 23      // mode 3: ranks given out at the start of a level
 #define KS_WORDS 24
 
 #define KS_DONE 0
@@ -765,9 +811,11 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
                                    int* all, int* ka, int* kb, int* cnt, int* lowered,
                                    int* lowered_old, int* member1, int mstamp1, u64* ctl,
                                    unsigned* bar, int stamp_base, int stamp_span, i64 tail,
-                                   i64 max_region, i64 deadline_ns, int mode) {
+                                   i64 max_region, i64 deadline_ns, int mode, int* region,
+                                   i64* raised_rank, i64 n_in, int k_in, i64 head_in) {
     __shared__ int count[WARPS];
     __shared__ int hist[WARPS][HBINS];
+    __shared__ int decided;
     int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
     const KoState S = KO_STATE;
     KsGrid G;
@@ -775,20 +823,63 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const u64 t0 = ks_now();
     int used = 0, status = KS_DONE;
-    i64 head = (i64)ctl[KS_HEAD];
-    int k = (int)ctl[KS_K];
-    i64 ns = (i64)ctl[KS_N];
+    i64 head = head_in;
+    int k = k_in;
+    i64 ns = n_in;
     u64 levels = 0, rounds = 0;
-    if (mode == 2) {                               // the descent
+    if (mode == 3) {                               // the certified raise
+        const int no_member = stamp_base + (++used);
+        const int rstamp = stamp_base + (++used);
         const int* cur = seeds;
         int* nxt = la;
-        i64 n = (i64)ldcg(&ctr[C_NEXT]);
+        i64 n = ns;
         int r = 0;
         while (n > 0) {
             if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
             const int mark = stamp_base + (++used);
-            dt_phase_hindex(deg, ptr, tkeys, tshift, truss, cur, n, newc, touched, tstamp, ctr,
-                            hist);
+            ko_phase_count(S, cur, n, ko_parts(n), -1, S.member, no_member, -1, 1, cnt, c);
+            G.next_phase();
+            kr_phase_value(deg, ptr, tkeys, tshift, truss, cur, n, cnt, newc, touched, tstamp,
+                           ctr, &hist[0][0], &decided);
+            G.next_phase();
+            kr_phase_apply(cur, n, newc, truss, rank, head, lowered, lowered_old, raised_rank,
+                           G.slot(), nxt, &ctl[KS_NEXT + r], pushed, mark, region,
+                           &ctl[KS_RAISED], member, rstamp, &ctl[KS_HEADN]);
+            if (leader) ctl[KS_NEXT + 1 - r] = 0;
+            G.next_phase();
+            const i64 m = G.last();
+            kr_phase_push(deg, ptr, tkeys, tshift, truss, rank, lowered, lowered_old,
+                          raised_rank, m, nxt, &ctl[KS_NEXT + r], pushed, mark, ko_parts(m));
+            if (leader && ((i64)ldcg(&ctl[KS_RAISED]) > max_region ||
+                           (i64)(ks_now() - t0) > deadline_ns))
+                ctl[KS_ABORT] = 1;
+            G.next_phase();
+            ++rounds;
+            if (ldcg(&ctl[KS_ABORT])) { status = KS_SLOW; break; }
+            n = (i64)ldcg(&ctl[KS_NEXT + r]);
+            r = 1 - r;
+            cur = nxt;
+            nxt = nxt == la ? lb : la;
+        }
+        // (a finished raise leaves both ctl[KS_NEXT] slots zero: the last one read was
+        // empty, its apply phase zeroed the other; the descent appends to them from zero)
+        head -= (i64)ldcg(&ctl[KS_HEADN]);
+        levels = rounds;
+    }
+    if ((mode == 2 || mode == 3) && status == KS_DONE) {      // the descent
+        const int* cur = mode == 3 ? region : seeds;
+        int* nxt = la;
+        i64 n = mode == 3 ? (i64)ldcg(&ctl[KS_RAISED]) : (i64)ldcg(&ctr[C_NEXT]);
+        int r = 0;
+        while (n > 0) {
+            if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
+            const int mark = stamp_base + (++used);
+            if (n <= (i64)gridDim.x)               // (few edges: a block each)
+                dt_phase_hindex_block(deg, ptr, tkeys, tshift, truss, cur, n, newc, touched,
+                                      tstamp, ctr, &hist[0][0]);
+            else
+                dt_phase_hindex(deg, ptr, tkeys, tshift, truss, cur, n, newc, touched, tstamp,
+                                ctr, hist);
             G.next_phase();
             dt_phase_apply(cur, n, newc, truss, lowered, lowered_old, G.slot(), nxt,
                            &ctl[KS_NEXT + r], pushed, mark, member1, mstamp1, all,
@@ -807,8 +898,8 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
             cur = nxt;
             nxt = nxt == la ? lb : la;
         }
-        ns = status == KS_DONE ? (i64)ldcg(&ctl[KS_FELL]) : 0;
     }
+    if (mode >= 2) ns = status == KS_DONE ? (i64)ldcg(&ctl[KS_FELL]) : 0;
     while (ns > 0) {
         const int* peel_list = all;
         const int* pmember = member1;

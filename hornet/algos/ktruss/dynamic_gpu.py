@@ -8,6 +8,16 @@ arrays and slot lists (int32) are the scratch of the updates; a round of any pha
 launches and one read of the counter array (with ``ko_scan``, a whole update is one launch),
 never a per-edge host step.
 
+An update's fixed steps: the batch adjacency (mirrored, sorted keys) built once, by one block
+for a batch of at most :data:`SMALL_BATCH` edges (``tb_batch_keys``), and shared with the
+triangle count's support update (undirected graphs); the edge-table change; then, on a graph
+of at most DEVICE_SCAN_DELETE_MAX_EDGES edges, one cooperative ``ko_scan`` launch (a
+deletion: after the ``dt_lost_seeds`` launch; an insertion: after ``kr_seed`` puts the new
+edges first at level 2) and one read of the counters and control words at its end. The
+per-update kernels go through prepared launches (argument buffers made once), the scratch
+and counters are kept by the object, and no triangle count is read back: an update that
+closes or opens no triangle finds nothing to do on the device.
+
 The k-order (Zhang and Yu, SIGMOD 2019; as the CPU version, :mod:`hornet.algos.ktruss.order`):
 the edges by (truss number, rank), where every edge e lies in at most t(e) - 2 triangles whose
 other two edges both come after e. The static device peeling gives one (rank = peeling round,
@@ -77,10 +87,13 @@ from ..triangles import DynamicTriangleCount
 from ..underlying import undirected_change, undirected_copy
 from ..views import as_adjacency
 from .gpu import truss_numbers_and_rounds
+from hornet.core.cuda import BLOCK
 
 __all__ = ["GpuDynamicTruss"]
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_gpu.cu")
+#: the small batch's keys (tb_batch_keys)
+_CU_BATCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "batch_keys.cu")
 #: counter words (see dynamic_gpu.cu)
 C_LOW, C_NEXT, C_TOUCHED, C_FELL = 0, 1, 2, 6
 C_EVAL, C_NEWC, C_ALL, C_REM, C_KEEP, C_TAIL = 8, 9, 11, 12, 13, 14
@@ -106,6 +119,12 @@ DEVICE_SCAN_INSERT = True
 #: than the rounds.
 DEVICE_SCAN_DELETE: bool | None = None
 DEVICE_SCAN_DELETE_MAX_EDGES = 1 << 21
+#: The same choice for the certified raise of an insertion and its descent and peeling
+#: (``ko_scan`` mode 3); None: by the graph's size, as DEVICE_SCAN_DELETE.
+DEVICE_SCAN_RAISE: bool | None = None
+#: batches of at most this many edges get their batch adjacency from one block
+#: (``tb_batch_keys``, SMALL_BATCH in batch_keys.cu) instead of a sort
+SMALL_BATCH = 1024
 #: resident blocks per multiprocessor of ko_scan (a grid barrier costs more with more blocks)
 SCAN_BLOCKS_PER_SM = 2
 #: fresh stamps one ko_scan launch may use (a level takes two plus one per scan round)
@@ -113,9 +132,9 @@ SCAN_STAMPS = 1 << 18
 #: stamps an update may take at most: the clock starts over before an update, never during
 UPDATE_STAMPS = 1 << 22
 #: ko_scan's control words (KS_* in dynamic_gpu.cu)
-KS_N, KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
-    range(10)
-KS_TOUCHED, KS_SPUN = 14, 15
+KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
+    range(1, 10)
+KS_TOUCHED, KS_SPUN, KS_RAISED = 14, 15, 22
 KS_WORDS = 24
 KS_DONE, KS_NOT_EMPTY = 0, 3
 #: warps a launch of few edges aims to keep busy, and the most warps that share one edge
@@ -131,7 +150,43 @@ def _parts(n: int) -> np.int32:
 
 def _fn(name: str):
     from hornet.core.cuda import function
-    return function(_CU, name)
+    return function(_CU_BATCH if name == "tb_batch_keys" else _CU, name)
+
+
+_PREPARED: dict = {}
+
+
+def _prepared(name: str, nargs: int, cooperative: bool = False):
+    """The reused prepared launch of kernel ``name`` (arguments as ints: device pointers,
+    integers), cooperative or not."""
+    entry = _PREPARED.get(name)
+    if entry is None:
+        from hornet.core.cuda import PreparedLaunch
+
+        class Cooperative(PreparedLaunch):
+            def __call__(self, grid: int, block: int, values) -> None:
+                import cupy
+                if self._ptr is None:
+                    self._ptr = self.fn.kernel.ptr
+                self.args[:] = values
+                # (cuLaunchCooperativeKernel: no "extra" argument)
+                cupy.cuda.driver.launchCooperativeKernel(
+                    self._ptr, int(grid), 1, 1, int(block), 1, 1, 0,
+                    cupy.cuda.get_current_stream().ptr, self._slots_address)
+
+        entry = _PREPARED[name] = (Cooperative if cooperative else PreparedLaunch)(
+            _fn(name), nargs)
+    return entry
+
+
+def _grid(items: int) -> int:
+    """Blocks of a grid-stride launch over ``items`` threads (0: nothing to run)."""
+    from hornet.core.cuda import BLOCK, _max_grid
+    return min(-(-int(items) // BLOCK), _max_grid())
+
+
+def _ptr(a) -> int:
+    return a.data.ptr
 
 
 class GpuDynamicTruss:
@@ -168,10 +223,14 @@ class GpuDynamicTruss:
         self._clock = 0
         self._cap = -1
         self._list_size = -1
-        self._ctr = cupy.zeros(CTR_WORDS, dtype=cupy.uint64)
+        # the round counters and ko_scan's control words: one buffer, cleared by one memset
+        self._words = cupy.zeros(CTR_WORDS + KS_WORDS, dtype=cupy.uint64)
+        self._ctr = self._words[:CTR_WORDS]
+        self._ks = self._words[CTR_WORDS:]
         self._ctr_host = cupyx.empty_pinned(CTR_WORDS, dtype=np.uint64)
-        self._ks = cupy.zeros(KS_WORDS, dtype=cupy.uint64)
-        self._ks_host = cupyx.empty_pinned(KS_WORDS, dtype=np.uint64)
+        self._words_host = cupyx.empty_pinned(CTR_WORDS + KS_WORDS, dtype=np.uint64)
+        self._ks_host = self._words_host[CTR_WORDS:]
+        self._batch_keys = cupy.empty(2 * SMALL_BATCH, dtype=cupy.int64)
         self._bar = cupy.zeros(4, dtype=cupy.uint32)
         self._recompute()
 
@@ -247,35 +306,39 @@ class GpuDynamicTruss:
                 self._member, self._gone, self._seen, self._touched, tstamp, self._ctr)
 
     def _scan(self, mode: int, n: int, k: int, members, mstamp, tstamp, deadline,
-              max_region) -> bool:
-        """One cooperative ``ko_scan`` launch: mode 0, the insertion scan from the seeds
-        ``_la[:n]`` at level ``k``; mode 2, the deletion's descent from the worklist ``_la``
-        (``ctr[C_NEXT]`` long), then the peeling of the edges it lowered (into ``members``,
-        marked ``_fell == mstamp``; all must go). Updates the rank counters and the
-        statistics; returns False when it stopped early (deadline, region, stamps) or edges
-        survived the deletion's peeling."""
+              max_region, overlap=None) -> bool:
+        """One cooperative ``ko_scan`` launch (its control words cleared by ``_begin``): mode
+        0, the insertion scan from the seeds ``_la[:n]`` at level ``k``; mode 2, the
+        deletion's descent from the worklist ``_la`` (``ctr[C_NEXT]`` long), then the peeling
+        of the edges it lowered (into ``members``, marked ``_fell == mstamp``; all must go);
+        mode 3, the certified raise from the new edges ``_la[:n]``, then mode 2 from the
+        raised edges. ``overlap()``, when given, runs on the host between the launch and the
+        read (host work that queues behind the launch). Updates the rank counters and the
+        statistics (one read of the counters and control words); returns False when it
+        stopped early (deadline, region, stamps) or edges survived the deletion's peeling."""
         from hornet.core.cuda import BLOCK
-        kernel = _fn("ko_scan").kernel
-        c = self._ks_host
-        c[:] = 0
-        c[KS_N], c[KS_K] = n, k
-        c[KS_HEAD] = np.int64(self._head).view(np.uint64)
-        self._ks.set(c)
+        launch = _prepared("ko_scan", 37, cooperative=True)
         base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS
         left = (deadline - time.perf_counter()) * 1e9
         deadline_ns = int(min(max(left, 0.0), 2.0 ** 62))
         region = int(min(max_region, 2 ** 62))
-        kernel((self._scan_grid(kernel),), (BLOCK,),
-               self._state(tstamp) + (
-                   self._la, self._front, self._front2, self._cand,
-                   members if mode else self._region, self._lb,
-                   self._region if mode else self._low, self._cnt, self._low,
-                   self._low_old, self._fell, np.int32(mstamp), self._ks, self._bar,
-                   np.int32(base),
-                   np.int32(SCAN_STAMPS), np.int64(self._tail), np.int64(region),
-                   np.int64(deadline_ns), np.int32(mode)),
-               enable_cooperative_groups=True)
-        self._ks.get(out=c)
+        deg, ptr = self._view()
+        t = self._table
+        P = _ptr
+        launch(self._scan_grid(_fn("ko_scan").kernel), BLOCK, (
+            P(deg), P(ptr), P(t.keys), t.shift, P(t.columns["truss"]), P(t.columns["rank"]),
+            P(self._member), P(self._gone), P(self._seen), P(self._touched), int(tstamp),
+            P(self._ctr),
+            P(self._la), P(self._front), P(self._front2), P(self._cand),
+            P(members if mode else self._region), P(self._lb),
+            P(self._region if mode else self._low), P(self._cnt), P(self._low),
+            P(self._low_old), P(self._fell), int(mstamp), P(self._ks), P(self._bar), base,
+            SCAN_STAMPS, int(self._tail), region, deadline_ns, mode, P(self._region),
+            P(self._rank_old), int(n), int(k), int(self._head)))
+        if overlap is not None:
+            overlap()
+        self._words.get(out=self._words_host)
+        c = self._ks_host
         if int(c[KS_SPUN]):
             raise RuntimeError("ko_scan: a grid barrier timed out")
         self._touched_count = int(c[KS_TOUCHED])
@@ -283,6 +346,7 @@ class GpuDynamicTruss:
         self._tail += int(c[KS_TAIL])
         self._rounds += int(c[KS_ROUNDS])
         self._levels = int(c[KS_LEVELS])
+        self._raised = int(c[KS_RAISED])
         if int(c[KS_STATUS]) != KS_DONE:
             self._cnt.fill(0)                     # (a phase may have stopped before its reader)
             return False
@@ -357,41 +421,71 @@ class GpuDynamicTruss:
         if n == 0 or kind == "update":
             return
         cp = self._cp
-        before = self._tc.count
-        self._tc.update(change)
-        closed = self._tc.count != before        # one scalar read back per batch
         self._cache = None
         self._k_max = None
         src, dst = change.src, change.dst
         if self.graph.directed:
+            # (the triangle count keeps its own underlying graph, updated from the change)
+            self._tc.update(change)
             src, dst = undirected_change(self.graph, self._und, kind, src, dst)
             if src.shape[0] == 0:
                 return
         src = cp.ascontiguousarray(src.astype(cp.int32, copy=False))
         dst = cp.ascontiguousarray(dst.astype(cp.int32, copy=False))
         b = int(src.shape[0])
+        batch = self._batch(src, dst)
+        deleting = kind == "delete"
+
+        def queued():
+            # the supports (the triangles the batch closed or opened, from the same batch)
+            # and a deletion's table change: host work that the truss kernels do not wait
+            # for (neither reads the other's state; the deleted keys are gone only after
+            # dt_lost_seeds read them), issued behind the update's cooperative launch
+            if not self.graph.directed:
+                self._tc.apply_gpu_batch(batch, deleting)
+            if deleting:
+                self._table.delete_present(src, dst)
+
         self.stats["path"] = "dynamic"
+        small = b <= self.batch_share * len(self._table)
         if kind == "insert":
             slots = self._table.insert_new(src, dst)
-            if not closed:                       # no new triangle: nothing else moves
-                self._table.columns["truss"][slots] = 2
-                self._table.columns["rank"][slots] = cp.arange(
-                    self._head - b + 1, self._head + 1, dtype=cp.int64)
-                self._head -= b
-                return
-            if b > self.batch_share * len(self._table):
+            if not small:
+                queued()
                 self._table.columns["truss"][slots] = 2
                 return self._fallback(0)
+            if INSERT_BY_RAISE and self._device_scan(DEVICE_SCAN_RAISE):
+                self._insert_raise_scan(slots, queued)
+                return
+            queued()
             if INSERT_BY_RAISE:
                 self._insert_raise(slots)
             else:
                 self._insert(src, dst, slots)
+        elif small:
+            self._delete(src, dst, batch, queued)
         else:
-            if closed and b <= self.batch_share * len(self._table):
-                self._delete(src, dst)
-            self._table.delete_present(src, dst)
-            if closed and b > self.batch_share * len(self._table):
-                self._fallback(0)
+            queued()
+            self._fallback(0)
+
+    def _batch(self, src, dst):
+        """The batch adjacency of the undirected change ``(src, dst)`` (int32, distinct
+        pairs): a small batch by one block into a buffer of this object (valid until the
+        next update), a larger one by :func:`batch_adjacency`'s sort."""
+        from ..batch_adjacency import BatchAdjacency
+        b = int(src.shape[0])
+        if b > SMALL_BATCH:
+            return batch_adjacency(src, dst)
+        keys = self._batch_keys[:2 * b]
+        _prepared("tb_batch_keys", 4)(1, SMALL_BATCH, (_ptr(src), _ptr(dst), b, _ptr(keys)))
+        return BatchAdjacency(src, dst, keys)
+
+    def _device_scan(self, choice) -> bool:
+        """Whether a phase runs as one cooperative launch (``choice`` None: by the graph's
+        size, DEVICE_SCAN_DELETE_MAX_EDGES)."""
+        if choice is None:
+            return self.graph.num_edges <= DEVICE_SCAN_DELETE_MAX_EDGES
+        return bool(choice)
 
     def _fallback(self, region: int) -> None:
         self._recompute()
@@ -404,10 +498,13 @@ class GpuDynamicTruss:
                 share * max(len(self._table), 1))
 
     def _begin(self, extra: int) -> np.int32:
-        """Scratch for an update of ``extra`` new edges; zeroes the counters; returns the
-        update's ``touched`` stamp."""
+        """Scratch for an update of ``extra`` new edges; zeroes the counters and ko_scan's
+        control words; returns the update's ``touched`` stamp."""
+        import cupy
         self._scratch(extra)
-        self._ctr.fill(0)
+        w = self._words
+        cupy.cuda.runtime.memsetAsync(w.data.ptr, 0, w.nbytes,
+                                      cupy.cuda.get_current_stream().ptr)
         self._rounds = 0
         if self._clock + UPDATE_STAMPS >= (1 << 31) - 1:
             self._tick(UPDATE_STAMPS)             # (starts the stamps over)
@@ -442,31 +539,33 @@ class GpuDynamicTruss:
                 return False
         return True
 
-    def _delete(self, src, dst) -> None:
-        """Lower the numbers after a deletion batch (the deleted edges still in the table)."""
-        from hornet.core.cuda import i64, launch
+    def _delete(self, src, dst, batch, queued) -> None:
+        """Lower the numbers after a deletion batch (the deleted edges still in the table;
+        ``batch``: its batch adjacency). ``queued()`` runs once after the ``dt_lost_seeds``
+        launch (with one cooperative launch, after that launch too): it removes the deleted
+        keys from the table."""
         deadline, _ = self._budget()
         tstamp = self._begin(0)
         t = self._table
         deg, ptr = self._view()
-        ba = batch_adjacency(src, dst)
         stamp = self._tick()
         nb = int(src.shape[0])
-        parts = _parts(nb)
-        launch(_fn("dt_lost_seeds"), nb * int(parts),
-               (deg, ptr, src, dst, i64(nb), ba.keys, t.keys, np.int32(t.shift),
-                t.columns["truss"], self._mark, stamp, self._la, self._ctr, parts),
-               threads_per_item=WARP)
+        parts = int(_parts(nb))
+        P = _ptr
+        _prepared("dt_lost_seeds", 14)(
+            _grid(nb * parts * WARP), BLOCK,
+            (P(deg), P(ptr), P(src), P(dst), nb, P(batch.keys), P(t.keys), t.shift,
+             P(t.columns["truss"]), P(self._mark), int(stamp), P(self._la), P(self._ctr),
+             parts))
         fstamp = self._tick()
-        scan = DEVICE_SCAN_DELETE
-        if scan is None:
-            scan = self.graph.num_edges <= DEVICE_SCAN_DELETE_MAX_EDGES
-        if scan:
+        if self._device_scan(DEVICE_SCAN_DELETE):
             # the descent from the worklist (its length read on the device) and the peeling
             # of the edges that fell, in one launch
-            done = self._scan(2, 0, 0, self._fallen, fstamp, tstamp, deadline, 1 << 62)
+            done = self._scan(2, 0, 0, self._fallen, fstamp, tstamp, deadline, 1 << 62,
+                              queued)
             touched = self._touched_count
         else:
+            queued()
             n = int(self._read()[C_NEXT])
             done = self._descend(n, tstamp, fstamp, deadline)
             if done:
@@ -544,6 +643,28 @@ class GpuDynamicTruss:
         if not done:
             return self._fallback(touched)
         self.stats.update(region=touched, rounds=self._rounds, levels=self._levels)
+
+    def _insert_raise_scan(self, slots, queued) -> None:
+        """:meth:`_insert_raise` in one cooperative launch (``ko_scan`` mode 3): the raise
+        rounds, the descent from the raised edges and the peeling of the edges it lowered,
+        the host reading the counters once at the end (``queued()`` runs between the launch
+        and that read)."""
+        cp = self._cp
+        b = int(slots.shape[0])
+        deadline, max_region = self._budget()
+        tstamp = self._begin(b)
+        t = self._table
+        _prepared("kr_seed", 6)(_grid(b), BLOCK, (
+            _ptr(cp.ascontiguousarray(slots)), b, _ptr(t.columns["truss"]),
+            _ptr(t.columns["rank"]), int(self._head), _ptr(self._la)))
+        self._head -= b
+        fstamp = self._tick()
+        done = self._scan(3, b, 0, self._fallen, fstamp, tstamp, deadline, max_region,
+                          queued)
+        if not done:
+            return self._fallback(self._touched_count)
+        self.stats.update(region=self._touched_count, rounds=self._rounds,
+                          raise_rounds=self._levels, raised=self._raised)
 
     def _insert_raise(self, slots) -> None:
         """Raise the numbers after an insertion batch (new edges in the table, ``slots``).

@@ -38,6 +38,48 @@ extern "C" __global__ void dtc_prepare(const int* __restrict__ deg, const int* _
     }
 }
 
+// dtc_prepare for a batch of at most PREPARE_BLOCK edges, by one block of PREPARE_BLOCK
+// threads, with the scan of the work: wpre[0] = 0, wpre[i + 1] = work of edges 0..i.
+#define PREPARE_BLOCK 1024
+extern "C" __global__ void dtc_prepare_scan(const int* __restrict__ deg,
+                                            const int* __restrict__ bsrc,
+                                            const int* __restrict__ bdst, i64 nb,
+                                            const i64* __restrict__ bkeys, int deleting,
+                                            int* __restrict__ ex, int* __restrict__ ey,
+                                            i64* __restrict__ xr, i64* __restrict__ yr,
+                                            i64* __restrict__ wpre) {
+    __shared__ i64 acc[PREPARE_BLOCK];
+    const int i = threadIdx.x;
+    i64 work = 0;
+    if (i < nb) {
+        const int u = bsrc[i], v = bdst[i];
+        i64 ulo = 0, uhi = 0, vlo = 0, vhi = 0;
+        if (deleting) {
+            ba_vertex_range(bkeys, 2 * nb, u, &ulo, &uhi);
+            ba_vertex_range(bkeys, 2 * nb, v, &vlo, &vhi);
+        }
+        const i64 lu = (i64)deg[u] + (uhi - ulo), lv = (i64)deg[v] + (vhi - vlo);
+        const bool ushort = lu <= lv;
+        ex[i] = ushort ? u : v;
+        ey[i] = ushort ? v : u;
+        xr[2 * i] = ushort ? ulo : vlo;
+        xr[2 * i + 1] = ushort ? uhi : vhi;
+        yr[2 * i] = ushort ? vlo : ulo;
+        yr[2 * i + 1] = ushort ? vhi : uhi;
+        work = ushort ? lu : lv;
+    }
+    acc[i] = work;
+    __syncthreads();
+    for (int d = 1; d < PREPARE_BLOCK; d <<= 1) {       // inclusive scan (Hillis-Steele)
+        const i64 add = i >= d ? acc[i - d] : 0;
+        __syncthreads();
+        acc[i] += add;
+        __syncthreads();
+    }
+    if (i < nb) wpre[i + 1] = acc[i];
+    if (i == 0) wpre[0] = 0;
+}
+
 // sign: +1 insertion, -1 deletion. count6: signed total in units of 1/6 (two's complement in
 // an unsigned 64-bit word). pv6: per vertex, units of 1/6. Edge table (tkeys, tshift, tval)
 // when track: per edge, units of 1/6; edges of the batch are skipped when deleting (they

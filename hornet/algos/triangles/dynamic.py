@@ -56,7 +56,7 @@ from hornet.core.chunking import chunk_bounds, num_chunks, threads_for
 from hornet.core.pointers import int32_view
 from hornet.core.search import lower_bound
 
-from ..batch_adjacency import batch_adjacency, has_pair, vertex_range
+from ..batch_adjacency import BatchAdjacency, batch_adjacency, has_pair, vertex_range
 from ..edge_table import EdgeTable, edge_key, table_find
 from ..underlying import undirected_change, undirected_copy
 from ...core.jit import njit
@@ -66,6 +66,8 @@ __all__ = ["DynamicTriangleCount"]
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.cu")
 _NAMES = ()                 # (extern "C" kernels only)
 _KINDS = ("insert", "delete", "update")
+#: batches of at most this many edges are prepared by one block (PREPARE_BLOCK in dynamic.cu)
+PREPARE_BLOCK = 1024
 
 
 # --------------------------------------------------------------------------------------------
@@ -294,25 +296,53 @@ class DynamicTriangleCount:
         if track and deleting:
             self.table.delete_present(batch.src, batch.dst)
 
-    def _update_gpu(self, view, src, dst, deleting: bool) -> None:
+    def apply_gpu_batch(self, batch: BatchAdjacency, deleting: bool) -> None:
+        """The GPU update from the caller's batch adjacency of an undirected graph's change
+        (``batch``: :class:`~hornet.algos.batch_adjacency.BatchAdjacency` on the GPU of the
+        change's distinct pairs, already applied to the graph; ``deleting``: a deletion).
+        For a dynamic algorithm that validated the change and built the batch itself (no
+        second sort, no check)."""
+        view = self._und.adjacency(properties=False)
+        self._grow(view.num_vertices)
+        self._update_gpu(view, batch.src, batch.dst, deleting, batch)
+
+    def _workspace(self, nb: int):
+        """Per-batch-edge scratch (ex, ey int32 (nb,), xr, yr int64 (2 nb,), wpre int64
+        (nb + 1,)), kept between updates and grown by doubling."""
+        cp = self._xp
+        ws = getattr(self, "_ws", None)
+        if ws is None or ws[0].shape[0] < nb:
+            size = max(nb, 2 * (ws[0].shape[0] if ws is not None else 64))
+            ws = self._ws = (cp.empty(size, dtype=cp.int32), cp.empty(size, dtype=cp.int32),
+                             cp.empty(2 * size, dtype=cp.int64),
+                             cp.empty(2 * size, dtype=cp.int64),
+                             cp.empty(size + 1, dtype=cp.int64))
+        return ws
+
+    def _update_gpu(self, view, src, dst, deleting: bool, batch=None) -> None:
         from hornet.core.cuda import BLOCK, _max_grid, function, i64, launch
         cp = self._xp
-        batch = batch_adjacency(src, dst)
+        if batch is None:
+            batch = batch_adjacency(src, dst)
         nb = len(batch)
         deg = view.degree
         ptr = view.edge_ptr
         track = self.table is not None
         if track and not deleting:
             self.table.insert_new(batch.src, batch.dst)
-        ex = cp.empty(nb, dtype=cp.int32)
-        ey = cp.empty(nb, dtype=cp.int32)
-        xr = cp.empty(2 * nb, dtype=cp.int64)
-        yr = cp.empty(2 * nb, dtype=cp.int64)
-        wpre = cp.zeros(nb + 1, dtype=cp.int64)
-        launch(function(_CU, "dtc_prepare", _NAMES), nb,
-               (deg, batch.src, batch.dst, i64(nb), batch.keys, np.int32(deleting), ex, ey,
-                xr, yr, wpre[1:]))
-        wpre = cp.cumsum(wpre)
+        ex, ey, xr, yr, wpre = self._workspace(nb)
+        if nb <= PREPARE_BLOCK:
+            # one block: the work and its scan in one launch
+            function(_CU, "dtc_prepare_scan", _NAMES)(
+                (1,), (PREPARE_BLOCK,),
+                (deg, batch.src, batch.dst, i64(nb), batch.keys, np.int32(deleting), ex, ey,
+                 xr, yr, wpre))
+        else:
+            wpre[0] = 0
+            launch(function(_CU, "dtc_prepare", _NAMES), nb,
+                   (deg, batch.src, batch.dst, i64(nb), batch.keys, np.int32(deleting), ex,
+                    ey, xr, yr, wpre[1:]))
+            wpre = cp.cumsum(wpre[:nb + 1])
         t = self.table
         dummy = self._pv6            # (an unused pointer argument when not tracking)
         # items are counted on the device: size the grid from the batch (grid-stride)

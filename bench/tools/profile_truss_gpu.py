@@ -1,0 +1,308 @@
+"""Where a small batch's time goes in the GPU DynamicTruss update.
+
+    python3 -m bench.tools.profile_truss_gpu [--graphs email-Enron,soc-Epinions1]
+        [--sizes 10,100] [--repeats 5] [--cprofile]
+
+For every graph and batch size: b random existing edges deleted, then re-inserted (as
+``bench/dynamic_truss.py`` does), and per kind:
+
+- the median wall time of ``update`` (synchronized before and after);
+- a stage profile: the update's steps (methods of the truss object, the triangle count's
+  update and its count read, the edge-table calls, the batch adjacency) wrapped with a
+  device synchronization before and after (inclusive times: a step's time holds the steps
+  it calls), and the same steps with host clocks only (what the Python side costs);
+- the update's statistics (rounds, region) and the device time of the cooperative
+  launches (CUDA events around ``_scan``);
+- with ``--cprofile``, the top host functions of the update by own time.
+
+Fixed costs measured alone: one counter read, the triangle count read, a batch adjacency of
+b edges, an empty cooperative launch.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import functools
+import pstats
+import statistics
+import time
+from collections import defaultdict
+
+import numpy as np
+
+import hornet
+from bench.common import DATA
+
+NEEDS_GPU = True
+
+
+def _sync():
+    import cupy
+    cupy.cuda.Device().synchronize()
+
+
+class Stages:
+    """Wraps callables of objects/classes; accumulates seconds per label while enabled."""
+
+    def __init__(self):
+        self.totals = defaultdict(float)
+        self.calls = defaultdict(int)
+        self.enabled = False
+        self.synced = False
+        self._undo = []
+
+    def wrap(self, owner, name, label=None):
+        fn = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+        label = label or name
+        st = self
+        if isinstance(fn, property):
+            getter = fn.fget
+
+            def g(obj):
+                return st._timed(label, getter, (obj,), {})
+            setattr(owner, name, property(g))
+        else:
+            @functools.wraps(fn)
+            def timed(*a, **k):
+                return st._timed(label, fn, a, k)
+            setattr(owner, name, timed)
+        self._undo.append((owner, name, fn))
+
+    def _timed(self, label, fn, a, k):
+        if not self.enabled:
+            return fn(*a, **k)
+        if self.synced:
+            _sync()
+        t = time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            if self.synced:
+                _sync()
+            self.totals[label] += time.perf_counter() - t
+            self.calls[label] += 1
+
+    def restore(self):
+        for owner, name, fn in reversed(self._undo):
+            setattr(owner, name, fn)
+        self._undo = []
+
+
+def wrap_all(st: Stages) -> None:
+    from hornet.algos import edge_table as ET
+    from hornet.algos.ktruss import dynamic_gpu as DG
+    from hornet.algos.triangles import dynamic as TD
+    cls = DG.GpuDynamicTruss
+    for name in ("_delete", "_insert_raise", "_insert_raise_scan", "_batch", "_insert", "_begin", "_scan", "_descend",
+                 "_peel", "_new_edges_first", "_budget", "_read", "_view", "_fallback",
+                 "_finish_delete", "_finish_insert", "_seed_delete"):
+        if name in cls.__dict__:
+            st.wrap(cls, name, f"truss.{name}")
+    st.wrap(TD.DynamicTriangleCount, "update", "tc.update")
+    if "apply_gpu_batch" in TD.DynamicTriangleCount.__dict__:
+        st.wrap(TD.DynamicTriangleCount, "apply_gpu_batch", "tc.apply_gpu_batch")
+    st.wrap(TD.DynamicTriangleCount, "_update_gpu", "tc._update_gpu")
+    st.wrap(TD.DynamicTriangleCount, "count", "tc.count (read)")
+    for name in ("insert_new", "delete_present"):
+        st.wrap(ET.EdgeTable, name, f"table.{name}")
+    st.wrap(DG, "batch_adjacency", "batch_adjacency (truss)")
+    st.wrap(TD, "batch_adjacency", "batch_adjacency (tc)")
+
+
+def load(name):
+    path = next(p for p in DATA.iterdir() if p.name.startswith(name))
+    s, d, _ = hornet.io.read_edges(path)
+    return path.name.split(".")[0], s, d
+
+
+def batches(g, b, rng, count):
+    gs, gd = (a.get() for a in g.edges())
+    out = []
+    for _ in range(count):
+        pick = rng.choice(gs.shape[0], b, replace=False)
+        out.append((gs[pick], gd[pick]))
+    return out
+
+
+def cycle(g, kt, ds, dd, st=None):
+    """Delete then re-insert (ds, dd); returns (delete s, insert s, stats of each). With a
+    Stages ``st``: its totals per kind (``st.by_kind``)."""
+    import cupy as cp
+    ds, dd = cp.asarray(ds), cp.asarray(dd)
+    ch = g.delete_edges(ds, dd)
+    if st is not None:
+        st.totals, st.calls = st.by_kind["delete"]
+    _sync()
+    t = time.perf_counter()
+    kt.update(ch)
+    _sync()
+    t1 = time.perf_counter()
+    sd = dict(kt.stats)
+    ch = g.insert_edges(ds, dd)
+    if st is not None:
+        st.totals, st.calls = st.by_kind["re-insert"]
+    _sync()
+    t2 = time.perf_counter()
+    kt.update(ch)
+    _sync()
+    t3 = time.perf_counter()
+    return t1 - t, t3 - t2, sd, dict(kt.stats)
+
+
+def fixed_costs(g, kt, b):
+    import cupy as cp
+    from hornet.algos.batch_adjacency import batch_adjacency
+
+    def med(fn, n=50):
+        xs = []
+        for _ in range(n):
+            _sync()
+            t = time.perf_counter()
+            fn()
+            _sync()
+            xs.append(time.perf_counter() - t)
+        return statistics.median(xs) * 1e6
+    s = cp.arange(b, dtype=cp.int32)
+    d = s + 1
+    print(f"    fixed: counter read {med(kt._read):.0f} us; tc.count {med(lambda: kt._tc.count):.0f} us;"
+          f" batch_adjacency({b}) {med(lambda: batch_adjacency(s, d)):.0f} us;"
+          f" cp.sort(2b int64) {med(lambda: cp.sort(cp.arange(2 * b, dtype=cp.int64))):.0f} us;"
+          f" view {med(kt._view):.0f} us", flush=True)
+    try:
+        def empty_scan():
+            kt._begin(0)
+            kt._scan(2, 0, 0, kt._fallen, kt._tick(), kt._tick(), time.perf_counter() + 1.0,
+                     1 << 40)
+        print(f"    fixed: empty ko_scan (mode 2, nothing to do) {med(empty_scan):.0f} us",
+              flush=True)
+    except Exception as exc:   # noqa: BLE001 - a profile, not a test
+        print(f"    empty ko_scan failed: {exc!r}")
+
+
+def scan_events(kt_cls):
+    """Wrap _scan with CUDA events; returns the list of device milliseconds."""
+    import cupy as cp
+    times = []
+    orig = kt_cls.__dict__["_scan"]
+
+    def timed(self, *a, **k):
+        e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+        e0.record()
+        r = orig(self, *a, **k)
+        e1.record()
+        e1.synchronize()
+        times.append(cp.cuda.get_elapsed_time(e0, e1))
+        return r
+    kt_cls._scan = timed
+    return times, lambda: setattr(kt_cls, "_scan", orig)
+
+
+def main(argv=None):
+    import cupy as cp
+    from hornet.algos import DynamicTruss, truss_numbers
+    from hornet.algos.ktruss import dynamic_gpu as DG
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--graphs", default="email-Enron,soc-Epinions1")
+    ap.add_argument("--sizes", default="10,100")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--cprofile", action="store_true")
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(0)
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    print(f"device: {props['name'].decode()}")
+    for gname in args.graphs.split(","):
+        title, s, d = load(gname)
+        g = hornet.Graph.from_edges(cp.asarray(s), cp.asarray(d), device="gpu")
+        kt = DynamicTruss(g)
+        xs = []
+        for _ in range(3):
+            _sync()
+            t = time.perf_counter()
+            truss_numbers(g)
+            _sync()
+            xs.append(time.perf_counter() - t)
+        static = statistics.median(xs)
+        print(f"{title}: E={g.num_edges} static {static * 1e3:.2f} ms", flush=True)
+        for b in [int(x) for x in args.sizes.split(",")]:
+            work = batches(g, b, rng, 2 + 4 * args.repeats)
+            for ds, dd in work[:2]:                          # warm-up (compiles)
+                cycle(g, kt, ds, dd)
+            it = iter(work[2:])
+            print(f"  b={b}", flush=True)
+            dels, ins, sdel, sins = [], [], [], []
+            for _ in range(args.repeats):
+                a, c, x, y = cycle(g, kt, *next(it))
+                dels.append(a)
+                ins.append(c)
+                sdel.append(x)
+                sins.append(y)
+            print(f"    plain: delete {statistics.median(dels) * 1e3:.3f} ms  re-insert "
+                  f"{statistics.median(ins) * 1e3:.3f} ms  (static x{static / statistics.median(dels):.1f}"
+                  f" / x{static / statistics.median(ins):.1f})", flush=True)
+            for kind, sts in (("delete", sdel), ("re-insert", sins)):
+                print(f"    stats {kind}: " + "; ".join(
+                    ", ".join(f"{k}={v}" for k, v in x.items()) for x in sts))
+            for synced in (False, True):
+                st = Stages()
+                wrap_all(st)
+                st.synced = synced
+                st.enabled = True
+                st.by_kind = {k: (defaultdict(float), defaultdict(int))
+                              for k in ("delete", "re-insert")}
+                tot = {"delete": [], "re-insert": []}
+                for _ in range(args.repeats):
+                    ds, dd = next(it)
+                    a, c, _, _ = cycle(g, kt, ds, dd, st)
+                    tot["delete"].append(a)
+                    tot["re-insert"].append(c)
+                st.restore()
+                label = "synced" if synced else "host"
+                for kind in ("delete", "re-insert"):
+                    totals, calls = st.by_kind[kind]
+                    print(f"    [{label}] {kind} {statistics.median(tot[kind]) * 1e3:.3f} ms;"
+                          f" stages per update (us, calls):", flush=True)
+                    for k, v in sorted(totals.items(), key=lambda kv: -kv[1]):
+                        print(f"      {k:28} {v / args.repeats * 1e6:9.0f} "
+                              f"{calls[k] / args.repeats:5.1f}")
+            times, undo = scan_events(DG.GpuDynamicTruss)
+            for _ in range(args.repeats):
+                cycle(g, kt, *next(it))
+            undo()
+            if times:
+                print(f"    ko_scan device ms (events, incl. its set/get): "
+                      f"{', '.join(f'{x:.3f}' for x in times)}")
+            if args.cprofile:
+                for kind_i, kind in enumerate(("delete", "re-insert")):
+                    prof = cProfile.Profile()
+                    for _ in range(3):
+                        ds, dd = batches(g, b, rng, 1)[0]
+                        ds, dd = cp.asarray(ds), cp.asarray(dd)
+                        ch = g.delete_edges(ds, dd)
+                        if kind_i == 0:
+                            prof.enable()
+                        kt.update(ch)
+                        _sync()
+                        prof.disable()
+                        ch = g.insert_edges(ds, dd)
+                        if kind_i == 1:
+                            prof.enable()
+                        kt.update(ch)
+                        _sync()
+                        prof.disable()
+                    stats = pstats.Stats(prof)
+                    rows = []
+                    for (fn, line, name), (_, nc, tt, ct, _c) in stats.stats.items():
+                        where = "/".join(fn.rsplit("/", 2)[-2:]) if fn.startswith("/") else fn
+                        rows.append((tt, ct, nc, f"{where}:{line}({name})"))
+                    rows.sort(reverse=True)
+                    print(f"    cProfile {kind} (per update: own us, cum us, calls):")
+                    for tt, ct, nc, lab in rows[:22]:
+                        print(f"      {tt / 3 * 1e6:8.1f} {ct / 3 * 1e6:8.1f} {nc / 3:6.1f}  {lab}")
+            fixed_costs(g, kt, b)
+        want = truss_numbers(g).get()
+        assert np.array_equal(kt.truss_numbers.get(), want), f"{title}: dynamic != static"
+        print(f"  {title}: dynamic == static after the profile", flush=True)
+
+
+if __name__ == "__main__":
+    main()
