@@ -105,6 +105,7 @@ class BlockCache:
         self.drained = [0] * NUM_CLASSES
         self.served = [0] * NUM_CLASSES
         self._served = set()            # classes whose ring ever held blocks (tail > 0)
+        self._low = {}                  # per class: top_up refills under this many blocks
         self.refills = 0                # refills from the bit trees so far (a statistic)
 
     @property
@@ -142,17 +143,45 @@ class BlockCache:
         cands = sorted(set(k for k in _classes(need, classes) if need[k]) | self._served)
         if any(need[k] > self.ring_slots // 2 for k in cands):
             raise ValueError("a batch may take at most ring_slots // 2 blocks of one class")
+        self._refill(cands, need)
+
+    def top_up(self) -> None:
+        """Refill ahead of need: when a ring that has served holds under a quarter of its goal
+        (as of the last refill or top-up), the rings a refill would fill (:meth:`reserve`,
+        nothing needed yet) take their blocks now. Meant for the time the device runs a
+        batch's first kernel (the small-batch path calls it between that launch and the
+        read of its header), so that a refill's host work overlaps device work instead of
+        waiting for a ring to run dry. Out of device memory: nothing changes (the batch's
+        :meth:`reserve` decides)."""
+        low = self._low
+        head, tail = self.head, self.tail
+        if not any(tail[k] - head[k] < low.get(k, 0) for k in self._served):
+            return
+        from .manager import DeviceMemoryError
+        try:
+            self._refill(sorted(self._served), None)
+        except DeviceMemoryError:
+            self._low = {}                 # asked again after the next refill
+
+    def _refill(self, cands, need) -> None:
+        """The refill of :meth:`reserve` over the candidate classes ``cands`` (ascending),
+        ``need`` per class (None: nothing)."""
+        head, tail = self.head, self.tail
         amount, boost = {}, {}
+        goals = {}
         for k in cands:
             size = tail[k] - head[k]
-            n = int(need[k])
-            short = n > size or (tail[k] > 0 and 2 * (size - n) < self.goal(k))
+            n = int(need[k]) if need is not None else 0
+            g = goals[k] = self.goal(k)
+            short = n > size or (tail[k] > 0 and 2 * (size - n) < g)
             if not short:
                 continue
             rate = -(-max(self.drained[k], 0) // max(self.served[k], 1))       # ceil
             b = max(self.boost[k], min(self.demand_batches * rate, int(self.ceiling[k])))
             boost[k] = b
-            a = min(max(n + self._goal(k, b) - size, 0), self.ring_slots - size)
+            if b != self.boost[k]:
+                g = goals[k] = self._goal(k, b)
+            a = min(max(n + g - size, 0), self.ring_slots - size)
             if a > 0:
                 amount[k] = a
         if amount:
@@ -161,6 +190,8 @@ class BlockCache:
             self.boost[k] = b
         for k in amount:
             self.drained[k] = self.served[k] = 0
+        # low-water marks of the next top_up (goals as of now: they follow the graph slowly)
+        self._low = {k: g >> 2 for k, g in goals.items()}
 
     def _take_into_rings(self, amount: dict) -> None:
         """``amount[k]`` blocks of every listed class from the bit trees onto ring k's tail

@@ -112,32 +112,63 @@ extern "C" __global__ void batch_find(const u64* __restrict__ keys, i64 n,
     }
 }
 
-// Keys [t * SORT_TILE, (t + 1) * SORT_TILE) of block t sorted in place (bitonic, in shared
-// memory; a short last tile is padded with ALL_ONES, which only self-loops share and which
-// sort last anyway). One block of SORT_THREADS threads per tile.
+// Keys [t * SORT_TILE, (t + 1) * SORT_TILE) of block t sorted in place (bitonic; a short
+// last tile is padded with ALL_ONES, which only self-loops share and which sort last anyway).
+// One block of SORT_THREADS threads per tile; thread t holds keys q * SORT_THREADS + t
+// (q < SORT_PER_THREAD) in registers: partners closer than 32 are in the same warp
+// (shuffles), partners SORT_THREADS or more apart in the same thread; only the distances in
+// between go through shared memory.
+#define SORT_PER_THREAD (SORT_TILE / SORT_THREADS)
 extern "C" __global__ void __launch_bounds__(SORT_THREADS)
 batch_tile_sort(u64* __restrict__ keys, i64 n) {
     __shared__ u64 t[SORT_TILE];
+    const int tid = threadIdx.x;
     const i64 base = (i64)blockIdx.x * SORT_TILE;
-    const int len = (int)min((i64)SORT_TILE, n - base);
-    for (int i = threadIdx.x; i < SORT_TILE; i += SORT_THREADS)
-        t[i] = i < len ? keys[base + i] : ALL_ONES;
-    __syncthreads();
+    const i64 len = min((i64)SORT_TILE, n - base);
+    u64 a[SORT_PER_THREAD];
+#pragma unroll
+    for (int q = 0; q < SORT_PER_THREAD; ++q) {
+        const int i = q * SORT_THREADS + tid;
+        a[q] = i < len ? keys[base + i] : ALL_ONES;
+    }
     for (int k = 2; k <= SORT_TILE; k <<= 1) {
         for (int j = k >> 1; j > 0; j >>= 1) {
-            // pair i: p (bit j clear) and p + j; ascending where bit k of p is clear
-            for (int i = threadIdx.x; i < SORT_TILE / 2; i += SORT_THREADS) {
-                const int p = ((i & ~(j - 1)) << 1) | (i & (j - 1));
-                const u64 x = t[p], y = t[p + j];
-                if ((x > y) == ((p & k) == 0)) {
-                    t[p] = y;
-                    t[p + j] = x;
+            if (j >= SORT_THREADS) {                      // within the thread
+#pragma unroll
+                for (int x = 0; x < SORT_PER_THREAD; ++x) {
+                    const int y = x + j / SORT_THREADS;
+                    if ((x & (j / SORT_THREADS)) || y >= SORT_PER_THREAD) continue;
+                    const bool ascending = ((x * SORT_THREADS + tid) & k) == 0;
+                    if ((a[x] > a[y]) == ascending) {
+                        const u64 s = a[x];
+                        a[x] = a[y];
+                        a[y] = s;
+                    }
                 }
+                continue;
             }
-            __syncthreads();
+            if (j >= 32) {                                // through shared memory
+#pragma unroll
+                for (int q = 0; q < SORT_PER_THREAD; ++q) t[q * SORT_THREADS + tid] = a[q];
+                __syncthreads();
+            }
+#pragma unroll
+            for (int q = 0; q < SORT_PER_THREAD; ++q) {
+                const int i = q * SORT_THREADS + tid;
+                const u64 p = j >= 32 ? t[i ^ j] : __shfl_xor_sync(0xFFFFFFFFu, a[q], j);
+                // the lower of an ascending pair and the upper of a descending one keep the
+                // smaller key
+                const bool smaller = ((i & j) == 0) == ((i & k) == 0);
+                a[q] = smaller ? (p < a[q] ? p : a[q]) : (p > a[q] ? p : a[q]);
+            }
+            if (j >= 32) __syncthreads();
         }
     }
-    for (int i = threadIdx.x; i < len; i += SORT_THREADS) keys[base + i] = t[i];
+#pragma unroll
+    for (int q = 0; q < SORT_PER_THREAD; ++q) {
+        const int i = q * SORT_THREADS + tid;
+        if (i < len) keys[base + i] = a[q];
+    }
 }
 
 // One merge pass: the sorted runs [2k * width, (2k + 1) * width) and [(2k + 1) * width,

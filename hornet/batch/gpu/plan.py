@@ -98,7 +98,8 @@ def _merge_passes(entries: int) -> int:
 class _Scratch:
     """The plan's temporaries, reused batch after batch (the kernels of one batch run in
     stream order, and nothing outside a batch keeps them): ``wide`` int64 (11, capacity),
-    ``sources`` int32, ``keep`` uint8 (capacity,), ``tile_sum`` int64 (capacity / SCAN_TILE,),
+    (also as ``rows``, its 1-D rows, and ``keys``, row 0 as uint64), ``sources`` int32,
+    ``keep`` uint8 (capacity,), ``tile_sum`` int64 (capacity / SCAN_TILE,),
     ``info`` int64 (INFO_WORDS,) and its pinned host copy. The capacity grows to the next
     power of two a batch needs."""
 
@@ -112,6 +113,9 @@ class _Scratch:
         if entries > self.capacity:
             cap = 1 << max(10, (entries - 1).bit_length())
             self.wide = cupy.empty((11, cap), dtype=cupy.int64)
+            # the rows as 1-D arrays, made once: a batch slices them once the counts are known
+            self.rows = [self.wide[k] for k in range(11)]
+            self.keys = self.rows[0].view(cupy.uint64)
             self.sources = cupy.empty(cap, dtype=cupy.int32)
             self.keep = cupy.empty(cap, dtype=cupy.uint8)
             self.tile_sum = cupy.empty(cap // SCAN_TILE + 1, dtype=cupy.int64)
@@ -199,25 +203,20 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     info.data.memset_async(0, INFO_WORDS * 8)
     # the change's arrays get their own allocations (a caller keeping the change keeps no
     # scratch); everything else lives in the reused scratch
-    pairs = cupy.empty((2, entries), dtype=cupy.int32)
+    src = cupy.empty(entries, dtype=cupy.int32)
+    dst = cupy.empty(entries, dtype=cupy.int32)
     once_pairs = cupy.empty(entries if mirror else 0, dtype=cupy.int32)
-    wide = ws.wide[:, :entries]
-    sources, keep = ws.sources[:entries], ws.keep[:entries]
-    keys = wide[0].view(cupy.uint64)
-    at_all, flags, at, seg_start, moved, move_class = (wide[k] for k in range(1, 7))
-    seg_len, old_deg, new_deg, old_ptr = (wide[k] for k in range(7, 11))
-    src, dst = pairs[0], pairs[1]
+    # the wide rows: keys, at_all, flags, at, seg_start, moved, move_class, seg_len, old_deg,
+    # new_deg, old_ptr (views made once the counts are known; the kernels get addresses)
+    rows = ws.rows
     row = ws.wide.data.ptr
     step = ws.capacity * 8
-    # addresses of the wide rows: keys, at_all, flags, at, seg_start, moved, move_class,
-    # seg_len, old_deg, new_deg, old_ptr
     r_keys, r_at_all, r_flags, r_at, r_seg_start, r_moved, r_move_class, r_seg_len, \
         r_old_deg, r_new_deg, r_old_ptr = (row + k * step for k in range(11))
     # rows read by nothing after the plan: seg_ptr takes at_all's (read by batch_scatter,
     # queued before batch_plan writes it) and freed takes flags' (the scan's input)
-    seg_ptr, freed = at_all, flags
     r_seg_ptr = r_at_all
-    p_info, p_keep, p_sources = info.data.ptr, keep.data.ptr, sources.data.ptr
+    p_info, p_keep, p_sources = info.data.ptr, ws.keep.data.ptr, ws.sources.data.ptr
     p_src, p_dst = src.data.ptr, dst.data.ptr
     p_degree, p_size_class, p_edge_ptr = degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr
     own_sort = entries <= SORT_MAX
@@ -229,7 +228,7 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     if own_sort:
         _sort_keys(start, r_at_all if start == r_keys else r_keys, entries)
     else:
-        keys.sort()
+        ws.keys[:entries].sort()
     _launch("batch_find", entries, [r_keys, entries, p_degree, p_edge_ptr, table_len,
                                     int(inserting), p_keep, r_at_all])
     w = max(1, entries.bit_length())           # 3 * w <= 63 (MAX_ENTRIES)
@@ -237,12 +236,11 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     p_tile_sum = ws.tile_sum.data.ptr
     _launch_tiles("batch_ranks", tiles, SCAN_THREADS,
                   [r_keys, p_keep, entries, w, int(mirror), r_flags, p_tile_sum, tiles, p_info])
-    half = entries // 2 if mirror else 0
-    once_src, once_dst = once_pairs[:half], once_pairs[half:2 * half]
+    half = entries // 2 if mirror else 0       # once_src: once_pairs[:half], once_dst after
     _launch_tiles("batch_scatter", tiles, SCAN_THREADS,
                   [r_keys, p_keep, r_at_all, r_flags, p_tile_sum, entries, w, p_info, p_src,
-                   p_dst, r_at, r_seg_start, once_src.data.ptr if mirror else 0,
-                   once_dst.data.ptr if mirror else 0])
+                   p_dst, r_at, r_seg_start, once_pairs.data.ptr if mirror else 0,
+                   once_pairs.data.ptr + 4 * half if mirror else 0])
     _launch("batch_plan", entries, [p_src, r_seg_start, p_info, p_degree,
                                     p_size_class, p_edge_ptr, table_len, int(inserting),
                                     int(min_class), p_sources, r_seg_len, r_old_deg,
@@ -254,14 +252,14 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     if plan.bad:
         return plan
     m, ns, mv = plan.kept, plan.segments, plan.moves
-    plan.src, plan.dst, plan.at = src[:m], dst[:m], at[:m]
-    plan.sources, plan.seg_start = sources[:ns], seg_start[:ns]
-    plan.seg_len, plan.old_deg = seg_len[:ns], old_deg[:ns]
-    plan.new_deg, plan.old_ptr = new_deg[:ns], old_ptr[:ns]
-    plan.seg_ptr, plan.freed = seg_ptr[:ns], freed[:ns]
-    plan.moved, plan.move_class = moved[:mv], move_class[:mv]
+    plan.src, plan.dst, plan.at = src[:m], dst[:m], rows[3][:m]
+    plan.sources, plan.seg_start = ws.sources[:ns], rows[4][:ns]
+    plan.seg_len, plan.old_deg = rows[7][:ns], rows[8][:ns]
+    plan.new_deg, plan.old_ptr = rows[9][:ns], rows[10][:ns]
+    plan.seg_ptr, plan.freed = rows[1][:ns], rows[2][:ns]
+    plan.moved, plan.move_class = rows[5][:mv], rows[6][:mv]
     if mirror:
-        plan.once_src, plan.once_dst = once_src[:m // 2], once_dst[:m // 2]
+        plan.once_src, plan.once_dst = once_pairs[:m // 2], once_pairs[half:half + m // 2]
     return plan
 
 
