@@ -15,7 +15,10 @@ of blocks taken from the bit trees ahead of time (marked used there, owned by no
   counters: no read-back, no per-class host work beyond planning which arrays give the
   blocks), and lets freed
   blocks go back to the bit trees instead (:meth:`MemoryManager.release`) when a ring would
-  keep more than twice its target.
+  keep more than twice its target;
+- :meth:`top_up` refills the rings ahead of need, once one that has served falls under a
+  quarter of its goal, while the device runs the batch's first kernel: a refill's host work
+  then overlaps device work instead of falling on the batch whose ring ran dry.
 
 A ring's target is bytes-bounded (``budget_bytes`` of blocks per class, at most
 ``max_blocks``), so the reserve is a few MB at most and large classes keep none: their
@@ -44,6 +47,7 @@ need)`` while its pushes write ``[tail, tail + freed)``; a push is accepted only
 """
 from __future__ import annotations
 
+import os
 import weakref
 
 import numpy as np
@@ -58,6 +62,9 @@ LIST_SHARE_SHIFT = 3       # beyond that, a goal (raised or not) is at most 1/8 
 DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
+#: BlockCache.top_up refills ahead of need (environment HORNET_CACHE_TOP_UP=0: it does nothing,
+#: rings are refilled when a batch finds them short)
+TOP_UP = os.environ.get("HORNET_CACHE_TOP_UP", "1") != "0"
 
 
 def _classes(counts, classes):
@@ -153,6 +160,8 @@ class BlockCache:
         read of its header), so that a refill's host work overlaps device work instead of
         waiting for a ring to run dry. Out of device memory: nothing changes (the batch's
         :meth:`reserve` decides)."""
+        if not TOP_UP:
+            return
         low = self._low
         head, tail = self.head, self.tail
         if not any(tail[k] - head[k] < low.get(k, 0) for k in self._served):
