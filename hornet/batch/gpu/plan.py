@@ -8,8 +8,9 @@ entries, segments) are bounded by the batch's entries, and the kernels read the 
 from the device. The scan that ranks the kept entries is fused into two of the launches
 (``batch_ranks`` sums tiles and its last block scans the sums, ``batch_scatter`` rescans its
 tile), and a batch of at most :data:`SORT_MAX` entries is sorted by the module's own
-kernels (tiles sorted in shared memory, then ``log2(tiles)`` merge passes), without CuPy's
-sort, which allocates and waits for the device. Its temporaries live in one scratch reused
+kernels (tiles sorted in shared memory, then ``log2(tiles)`` merge passes) into the plan's
+scratch, instead of CuPy's sort and its temporary storage (bench/tools/plan_sort_gpu.py
+compares the two by size). Its temporaries live in one scratch reused
 batch after batch, and its kernels are launched through prepared argument buffers: a batch's
 host work does not allocate a dozen arrays, convert a hundred kernel arguments or wait for
 the device before the plan's one read-back.
