@@ -12,8 +12,7 @@ kernels (tiles sorted in shared memory, then ``log2(tiles)`` merge passes) into 
 scratch, instead of CuPy's sort and its temporary storage (bench/tools/plan_sort_gpu.py
 compares the two by size). Its temporaries live in one scratch reused
 batch after batch, and its kernels are launched through prepared argument buffers: a batch's
-host work does not allocate a dozen arrays, convert a hundred kernel arguments or wait for
-the device before the plan's one read-back.
+host work does not allocate a dozen arrays or convert a hundred kernel arguments.
 
 Sort keys are ``src << 31 | dst`` (ids are int32, at most
 :data:`hornet.batch.validate.MAX_VERTEX_ID`): no bit width depends on the graph or on the
