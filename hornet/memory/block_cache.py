@@ -166,10 +166,9 @@ class BlockCache:
         head, tail = self.head, self.tail
         if not any(tail[k] - head[k] < low.get(k, 0) for k in self._served):
             return
-        from .manager import DeviceMemoryError
         try:
             self._refill(sorted(self._served), None)
-        except DeviceMemoryError:
+        except MemoryError:                # DeviceMemoryError: nothing changed
             self._low = {}                 # asked again after the next refill
 
     def _refill(self, cands, need) -> None:
