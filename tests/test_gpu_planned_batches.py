@@ -268,3 +268,57 @@ def test_blocks_given_back_without_a_wait_are_counted_by_every_reader():
             assert c["used_blocks"] == owned[k], (step, k)
         g.check()
     assert pending > 0                                     # the path under test was taken
+
+
+@pytest.mark.parametrize("n", [1, 2, 4095, 4096, 4097, 3 * 4096 + 5, 8 * 4096, 9 * 4096 + 1,
+                               100_003])
+def test_plan_sort_kernels_match_numpy(n):
+    """The plan's own sort (tiles in shared memory, merge passes), with repeats and the
+    self-loop key ALL_ONES among the keys, against NumPy's sort; the sorted keys end in the
+    buffer the plan reads them from (the first for an even number of passes)."""
+    import cupy
+    from hornet.batch.gpu import plan
+    rng = np.random.default_rng(n)
+    keys = rng.integers(0, 1 << 62, n, dtype=np.int64).astype(np.uint64)
+    keys[rng.integers(0, n, n // 3)] = keys[rng.integers(0, n, n // 3)]    # repeats
+    keys[rng.integers(0, n, n // 50)] = np.uint64(0xFFFFFFFFFFFFFFFF)
+    keys[rng.integers(0, n, n // 50)] = 0
+    bufs = cupy.zeros((2, n), dtype=cupy.uint64)
+    bufs[0] = cupy.asarray(keys)
+    plan._sort_keys(bufs[0].data.ptr, bufs[1].data.ptr, n)
+    out = bufs[plan._merge_passes(n) & 1]
+    assert np.array_equal(to_host(out), np.sort(keys))
+
+
+@pytest.mark.parametrize("sort_max", [0, 1 << 21])
+@pytest.mark.parametrize("ids", [np.int64, np.int32])
+def test_planned_batches_with_either_sort_against_a_host_oracle(sort_max, ids, monkeypatch):
+    """Batches of sizes around the sort's tiles and the scan's tiles (4096 and 2048 entries),
+    with repeats and self-loops, sorted by CuPy's sort (sort_max 0) or the plan's own kernels,
+    checked against the edge set computed on the host after every batch."""
+    import cupy
+    from hornet.batch.gpu import plan
+    monkeypatch.setattr(plan, "SORT_MAX", sort_max)
+    rng = np.random.default_rng(7)
+    g = _graph("gpu", False)
+    want = np.zeros((0, 2), dtype=np.int64)
+    for m in (2049, 2048, 4096, 6145, 20_000, 40_961, 3000):
+        s, d = rng.integers(0, 6000, m), rng.integers(0, 6000, m)
+        s[:30] = d[:30]                                  # self-loops
+        s[-100:], d[-100:] = s[100:200], d[100:200]      # repeats
+        change = g.insert_edges(cupy.asarray(s.astype(ids)), cupy.asarray(d.astype(ids)))
+        new = _edge_set(s, d)
+        fresh = new[~np.isin(new[:, 0] << 32 | new[:, 1], want[:, 0] << 32 | want[:, 1])]
+        got = np.stack([to_host(change.src), to_host(change.dst)], axis=1)
+        assert np.array_equal(got, fresh)
+        want = _edge_set(np.r_[want[:, 0], s], np.r_[want[:, 1], d])
+        pick = rng.choice(want.shape[0], size=want.shape[0] // 3, replace=False)
+        gone = g.delete_edges(cupy.asarray(want[pick, 1].astype(ids)),
+                              cupy.asarray(want[pick, 0].astype(ids)))
+        got = np.stack([to_host(gone.src), to_host(gone.dst)], axis=1)
+        assert np.array_equal(got, want[np.sort(pick)])
+        want = np.delete(want, pick, axis=0)
+        gs, gd = (to_host(a) for a in g.edges())
+        once = gs < gd
+        assert np.array_equal(np.stack([gs[once], gd[once]], axis=1), want)
+    g.check()

@@ -354,6 +354,39 @@ def test_block_cache_refuses_pushes_past_twice_its_target_and_large_classes():
         cache.reserve(need)
 
 
+def test_block_cache_top_up_refills_low_rings_ahead_of_need():
+    """top_up refills, before any batch needs it, a ring that has served and fell under a
+    quarter of its goal (to what reserve would fill it to); a ring above that, or one that
+    never served, is left alone, and a batch's reserve then finds the blocks there. The
+    refilled blocks are distinct free blocks of the class (the allocator's invariants)."""
+    from hornet.memory.block_cache import MIN_BLOCKS, NUM_CLASSES
+    mm = _manager(block_array_edges=1 << 12)
+    others = mm.allocate(6, MIN_BLOCKS << 10)      # lists enough for floors of MIN_BLOCKS
+    cache = mm.block_cache()
+    zero = np.zeros(NUM_CLASSES, np.int64)
+    need = zero.copy()
+    need[2] = 3
+    cache.reserve(need)
+    goal = cache.goal(2)
+    assert cache.size(2) == 3 + goal
+    cache.top_up()                                 # full enough: nothing taken
+    assert cache.size(2) == 3 + goal and cache.refills == 1
+    taken = []
+    while cache.size(2) >= goal // 4:              # batches drain the ring ...
+        step = zero.copy()
+        step[2] = min(3, cache.size(2))
+        taken.append(_pop(cache, step))
+        _commit(cache, step, zero, 0)
+    cache.top_up()                                 # ... until it is under a quarter
+    assert cache.refills == 2 and cache.size(2) >= goal
+    assert cache.size(5) == 0                      # never served: not touched
+    before = cache.refills
+    cache.reserve(need)                            # the batch finds its blocks cached
+    assert cache.refills == before
+    taken = np.concatenate(taken)
+    mm.check(np.r_[others, taken], np.r_[np.full(others.size, 6), np.full(taken.size, 2)])
+
+
 def test_block_cache_goals_follow_the_net_drain_of_refills():
     """A refill raises a ring's goal to DEMAND_BATCHES times what its class lost per batch,
     net of blocks given back, since the previous refill (at most half the ring and the bytes

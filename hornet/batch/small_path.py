@@ -70,9 +70,15 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     xp, mm = g._xp, g._mm
     if g._small is None:
         g._small = SmallBatches() if g.device == "gpu" else CpuSmallBatches()
-    header, rows = g._small.prepare(s, d, not g.directed, mode, g._degree,
-                                       g._size_class, g._edge_ptr,
-                                       mm.min_size_class)
+    cache = mm.block_cache()
+    if g.device == "gpu":
+        # rings running low are refilled while the device prepares the batch
+        header, rows = g._small.prepare(s, d, not g.directed, mode, g._degree,
+                                        g._size_class, g._edge_ptr, mm.min_size_class,
+                                        while_running=cache.top_up)
+    else:
+        header, rows = g._small.prepare(s, d, not g.directed, mode, g._degree,
+                                        g._size_class, g._edge_ptr, mm.min_size_class)
     header = header[:H_PIECES + 1].tolist()   # Python ints: cheaper to read one by one
     if header[H_MIN_ID] < 0 or header[H_MAX_ID] > MAX_VERTEX_ID:
         return None
@@ -87,7 +93,6 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     freed = header[H_FREED:H_FREED + NUM_CLASSES]
     # the few classes the batch takes blocks from or gives blocks to (counts are >= 0)
     touched = list(compress(range(NUM_CLASSES), map(or_, need, freed)))
-    cache = mm.block_cache()
     if kept and header[H_MOVES]:
         cache.reserve(need, touched)    # a ring short of blocks takes them from the trees
     accept = cache.accepts(need, freed, touched)

@@ -157,6 +157,8 @@ def i64(x: int) -> np.int64:
 
 def as_i64(a):
     """A contiguous int64 CuPy array (no copy when it already is one)."""
+    if type(a) is cupy.ndarray and a.dtype == np.int64 and a.flags.c_contiguous:
+        return a                       # the usual case, without three CuPy calls
     return cupy.ascontiguousarray(cupy.asarray(a).astype(cupy.int64, copy=False))
 
 

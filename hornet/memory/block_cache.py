@@ -15,7 +15,10 @@ of blocks taken from the bit trees ahead of time (marked used there, owned by no
   counters: no read-back, no per-class host work beyond planning which arrays give the
   blocks), and lets freed
   blocks go back to the bit trees instead (:meth:`MemoryManager.release`) when a ring would
-  keep more than twice its target.
+  keep more than twice its target;
+- :meth:`top_up` refills the rings ahead of need, once one that has served falls under a
+  quarter of its goal, while the device runs the batch's first kernel: a refill's host work
+  then overlaps device work instead of falling on the batch whose ring ran dry.
 
 A ring's target is bytes-bounded (``budget_bytes`` of blocks per class, at most
 ``max_blocks``), so the reserve is a few MB at most and large classes keep none: their
@@ -44,6 +47,7 @@ need)`` while its pushes write ``[tail, tail + freed)``; a push is accepted only
 """
 from __future__ import annotations
 
+import os
 import weakref
 
 import numpy as np
@@ -58,6 +62,9 @@ LIST_SHARE_SHIFT = 3       # beyond that, a goal (raised or not) is at most 1/8 
 DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
+#: BlockCache.top_up refills ahead of need (environment HORNET_CACHE_TOP_UP=0: it does nothing,
+#: rings are refilled when a batch finds them short)
+TOP_UP = os.environ.get("HORNET_CACHE_TOP_UP", "1") != "0"
 
 
 def _classes(counts, classes):
@@ -105,6 +112,7 @@ class BlockCache:
         self.drained = [0] * NUM_CLASSES
         self.served = [0] * NUM_CLASSES
         self._served = set()            # classes whose ring ever held blocks (tail > 0)
+        self._low = {}                  # per class: top_up refills under this many blocks
         self.refills = 0                # refills from the bit trees so far (a statistic)
 
     @property
@@ -142,17 +150,46 @@ class BlockCache:
         cands = sorted(set(k for k in _classes(need, classes) if need[k]) | self._served)
         if any(need[k] > self.ring_slots // 2 for k in cands):
             raise ValueError("a batch may take at most ring_slots // 2 blocks of one class")
+        self._refill(cands, need)
+
+    def top_up(self) -> None:
+        """Refill ahead of need: when a ring that has served holds under a quarter of its goal
+        (as of the last refill or top-up), the rings a refill would fill (:meth:`reserve`,
+        nothing needed yet) take their blocks now. Meant for the time the device runs a
+        batch's first kernel (the small-batch path calls it between that launch and the
+        read of its header), so that a refill's host work overlaps device work instead of
+        waiting for a ring to run dry. Out of device memory: nothing changes (the batch's
+        :meth:`reserve` decides)."""
+        if not TOP_UP:
+            return
+        low = self._low
+        head, tail = self.head, self.tail
+        if not any(tail[k] - head[k] < low.get(k, 0) for k in self._served):
+            return
+        try:
+            self._refill(sorted(self._served), None)
+        except MemoryError:                # DeviceMemoryError: nothing changed
+            self._low = {}                 # asked again after the next refill
+
+    def _refill(self, cands, need) -> None:
+        """The refill of :meth:`reserve` over the candidate classes ``cands`` (ascending),
+        ``need`` per class (None: nothing)."""
+        head, tail = self.head, self.tail
         amount, boost = {}, {}
+        goals = {}
         for k in cands:
             size = tail[k] - head[k]
-            n = int(need[k])
-            short = n > size or (tail[k] > 0 and 2 * (size - n) < self.goal(k))
+            n = int(need[k]) if need is not None else 0
+            g = goals[k] = self.goal(k)
+            short = n > size or (tail[k] > 0 and 2 * (size - n) < g)
             if not short:
                 continue
             rate = -(-max(self.drained[k], 0) // max(self.served[k], 1))       # ceil
             b = max(self.boost[k], min(self.demand_batches * rate, int(self.ceiling[k])))
             boost[k] = b
-            a = min(max(n + self._goal(k, b) - size, 0), self.ring_slots - size)
+            if b != self.boost[k]:
+                g = goals[k] = self._goal(k, b)
+            a = min(max(n + g - size, 0), self.ring_slots - size)
             if a > 0:
                 amount[k] = a
         if amount:
@@ -161,6 +198,8 @@ class BlockCache:
             self.boost[k] = b
         for k in amount:
             self.drained[k] = self.served[k] = 0
+        # low-water marks of the next top_up (goals as of now: they follow the graph slowly)
+        self._low = {k: g >> 2 for k, g in goals.items()}
 
     def _take_into_rings(self, amount: dict) -> None:
         """``amount[k]`` blocks of every listed class from the bit trees onto ring k's tail

@@ -32,6 +32,11 @@ _PREPARED: dict = {}          # id(kernel) -> (PreparedLaunch, kernel): the kern
 
 def _word(a) -> int:
     """One kernel argument as the int64 whose low bytes the driver reads for it."""
+    t = type(a)
+    if t is int:                       # the common types first, by exact type
+        return as_signed64(a) if a >= 1 << 63 else a
+    if t is np.int64 or t is np.int32:
+        return int(a)
     if cupy is not None and isinstance(a, cupy.ndarray):
         return a.data.ptr
     if isinstance(a, (bool, np.bool_)):

@@ -242,8 +242,13 @@ class MemoryManager:
         # every change of the cache's holdings through cached_changed or a release): the
         # block cache asks for it per class it looks at, several times a batch
         if self._list_slots is None:
-            self._list_slots = sum((used - self._cached(k)) << k
-                                   for k, used in self._class_used.items())
+            cache = self.cache
+            if cache is None:
+                self._list_slots = sum(used << k for k, used in self._class_used.items())
+            else:                      # the cache's counters read directly (after every batch)
+                head, tail = cache.head, cache.tail
+                self._list_slots = sum((used - tail[k] + head[k]) << k
+                                       for k, used in self._class_used.items())
         return self._list_slots
 
     # ------------------------------------------------------------------ allocation

@@ -280,27 +280,70 @@ def commit_segments(sources, new_deg, grown, new_ptrs, new_classes, degree, size
 
 
 # ---------------------------------------------------------------------------- moving lists
+class _MoveScratch:
+    """Device buffers of the move plans and removals, reused call after call (a plan's kernels
+    run in stream order, and nothing outside one :func:`merge_lists` / :func:`remove_lists`
+    call keeps them): ``segs``, five int64 arrays of ``capacity`` for a plan's per-segment
+    arrays, ``counts`` uint64 (3,), and the removals' ``owner`` int32 and ``state`` int32
+    (1 + pieces each). Each grows to the next power of two a call needs. The kernels get the
+    whole buffers (they stop at the counts they are given): no CuPy view is made per call."""
+
+    def __init__(self):
+        self.capacity = 0
+        self.segs = None
+        self.counts = cupy.empty(3, dtype=cupy.uint64)
+        self.owner = None
+        self.state = None
+
+    def segments(self, ns: int):
+        if ns > self.capacity:
+            self.capacity = 1 << max(10, (ns - 1).bit_length())
+            self.segs = [cupy.empty(self.capacity, dtype=cupy.int64) for _ in range(5)]
+        return self.segs
+
+    def pieces(self, count: int):
+        """(owner int32, state int32): buffers of at least ``count`` and ``1 + count``."""
+        if self.owner is None or self.owner.shape[0] < count:
+            cap = 1 << max(10, (count - 1).bit_length())
+            self.owner = cupy.empty(cap, dtype=cupy.int32)
+            self.state = cupy.empty(cap + 1, dtype=cupy.int32)
+        return self.owner, self.state
+
+
+_MOVE_SCRATCH: list = []
+
+
+def _move_scratch() -> _MoveScratch:
+    if not _MOVE_SCRATCH:
+        _MOVE_SCRATCH.append(_MoveScratch())
+    return _MOVE_SCRATCH[0]
+
+
 class _MovePlan:
     """How the segments of one merge / removal are split among the three kernels (shared by
     every column): ``first`` and ``moving`` per segment, the segments for one warp each
     (``medium``) and the huge ones (``huge``); for a removal, the huge segments' pieces
     (``piece_base``). Their numbers stay on the device (``counts``), so planning needs no
-    host sync."""
+    host sync. The arrays are the process's :class:`_MoveScratch` buffers (at least ``ns``
+    long; valid until the next plan, in stream order)."""
 
     def __init__(self, src, dst, old_degree, seg_start, seg_len, change, merge: bool):
         ns = int(src.shape[0])
         self.ns = ns
-        self.first = cupy.empty(ns, dtype=cupy.int64)
-        self.moving = cupy.empty(ns, dtype=cupy.int64)
-        self.medium = cupy.empty(ns, dtype=cupy.int64)
-        self.huge = cupy.empty(ns, dtype=cupy.int64)
-        self.piece_base = self.first if merge else cupy.empty(ns, dtype=cupy.int64)
-        self.counts = cupy.zeros(3, dtype=cupy.uint64)
+        scratch = _move_scratch()
+        self.first, self.moving, self.medium, self.huge, piece_base = scratch.segments(ns)
+        self.piece_base = self.first if merge else piece_base
+        self.counts = scratch.counts
+        self.counts.data.memset_async(0, 3 * 8)
         launch(_fn("plan_moves"), ns, (src, dst, old_degree, seg_start, seg_len, change,
                                        np.int32(merge), i64(ns), i64(SMALL_MOVE),
                                        i64(WARP_MOVE), i64(0 if merge else REMOVE_PIECE),
                                        self.first, self.moving, self.medium, self.huge,
                                        self.piece_base, self.counts))
+
+    def count_at(self, k: int) -> int:
+        """Device address of ``counts[k]`` (a kernel argument; no CuPy view made)."""
+        return self.counts.data.ptr + 8 * k
 
     def launch_big(self, kernel: str, args: tuple) -> None:
         """``kernel`` + "_warp" over the medium segments, + "_block" over the huge ones
@@ -308,9 +351,9 @@ class _MovePlan:
         Merges only (removals split huge segments into pieces: :func:`remove_lists`)."""
         name, targs = kernel.split("<")
         launch(_fn(f"{name}_warp<{targs}"), self.ns,
-               args + (self.first, self.medium, self.counts[0:1]), threads_per_item=32)
+               args + (self.first, self.medium, self.count_at(0)), threads_per_item=32)
         launch(_fn(f"{name}_block<{targs}"), self.ns,
-               args + (self.first, self.huge, self.counts[1:2]), threads_per_item=BLOCK)
+               args + (self.first, self.huge, self.count_at(1)), threads_per_item=BLOCK)
 
 
 def _columns(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, change):
@@ -365,19 +408,19 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     # huge segments move more than WARP_MOVE items each, out of `items` in all
     max_segs = min(ns, int(items) // (WARP_MOVE + 1) + 1)
     max_pieces = int(items) // REMOVE_PIECE + max_segs
-    owner = cupy.empty(max_pieces, dtype=cupy.int32)
-    launch(_fn("list_pieces"), max_segs, (old_degree, plan.first, plan.huge, plan.counts[1:2],
+    owner, state = _move_scratch().pieces(max_pieces)
+    launch(_fn("list_pieces"), max_segs, (old_degree, plan.first, plan.huge, plan.count_at(1),
                                           plan.piece_base, i64(REMOVE_PIECE), owner),
            threads_per_item=32)
     for src, dst, dt in zip(src_ptrs, dst_ptrs, dtypes):
         t = item_type(dt)
         args = (src, dst, old_degree, seg_start, seg_len, positions, plan.first)
         launch(_fn(f"remove_small<{t}>"), ns, args + (plan.moving, i64(SMALL_MOVE), i64(ns)))
-        launch(_fn(f"remove_warp<{t}>"), ns, args + (plan.medium, plan.counts[0:1]),
+        launch(_fn(f"remove_warp<{t}>"), ns, args + (plan.medium, plan.count_at(0)),
                threads_per_item=32)
-        state = cupy.zeros(1 + max_pieces, dtype=cupy.int32)   # ticket + flags, per column
+        state.data.memset_async(0, 4 * (1 + max_pieces))     # ticket + flags, per column
         launch(_fn(f"remove_pieces<{t}>"), max_pieces,
-               args + (plan.counts[2:3], plan.piece_base, owner, state),
+               args + (plan.count_at(2), plan.piece_base, owner, state),
                threads_per_item=BLOCK)
 
 

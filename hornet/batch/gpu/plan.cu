@@ -1,9 +1,12 @@
 // CUDA kernels that plan a GPU batch on the device with one read-back (hornet/batch/gpu/plan.py).
 //
-// The pairs are validated while they are packed into sort keys, sorted (CuPy's radix sort),
-// then every sorted entry is deduplicated and looked up in its source's list in one pass; one
-// scan ranks the entries the batch keeps, the segments (runs of one source) among them and,
-// for an undirected graph, the entries that stand for their edge once; the kept entries are
+// The pairs are validated while they are packed into sort keys, sorted (batches of at most
+// SORT_MAX entries by the kernels below: tiles of SORT_TILE keys sorted in shared memory, then
+// merge passes; larger ones by CuPy's sort), then every sorted entry is deduplicated and
+// looked up in its source's list in one pass; one scan (fused into batch_ranks and
+// batch_scatter: tile sums, the last tile's block scans them, each tile rescans its own) ranks
+// the entries the batch keeps, the segments (runs of one source) among them and, for an
+// undirected graph, the entries that stand for their edge once; the kept entries are
 // compacted, every segment planned (new degree, whether its list moves to a block of another
 // size class), and the moving segments listed with their new classes and counted per class.
 // Every count the host needs lands in one small `info` array, read back once.
@@ -26,7 +29,14 @@
 #define I_SEGMENTS 4   // sources among them
 #define I_ONCE 5       // kept entries with src < dst (undirected: each edge once)
 #define I_MOVES 6      // segments whose list moves to a block of another class
+#define I_TICKET 7     // batch_ranks: tiles done (the last one scans the tile sums)
 #define I_CLASS 8      // 64 words: moving segments per new size class
+
+#define SORT_TILE 4096               // keys a block sorts in shared memory (plan.py: SORT_TILE)
+#define SORT_THREADS 1024
+#define SCAN_THREADS 256
+#define SCAN_ITEMS 8
+#define SCAN_TILE (SCAN_THREADS * SCAN_ITEMS)   // entries a block ranks (plan.py: SCAN_TILE)
 
 __device__ __forceinline__ i64 class_of(i64 d, int min_class) {
     if (d <= 0) return -1;
@@ -102,13 +112,126 @@ extern "C" __global__ void batch_find(const u64* __restrict__ keys, i64 n,
     }
 }
 
-// rank[i] = kept | head << w | once << 2w (3w <= 63 bits: the caller's one scan ranks the
-// three at once). A kept entry is a segment head when no kept entry of its source comes
-// before it: a backward walk to the previous kept entry or the source's
-// first entry (the walks of a source's kept entries cover disjoint ranges: O(E) in all).
-extern "C" __global__ void batch_ranks(const u64* __restrict__ keys, const unsigned char* keep,
-                                       i64 n, int w, int mirror, i64* __restrict__ rank) {
+// Keys [t * SORT_TILE, (t + 1) * SORT_TILE) of block t sorted in place (bitonic; a short
+// last tile is padded with ALL_ONES, which only self-loops share and which sort last anyway).
+// One block of SORT_THREADS threads per tile; thread t holds keys q * SORT_THREADS + t
+// (q < SORT_PER_THREAD) in registers: partners closer than 32 are in the same warp
+// (shuffles), partners SORT_THREADS or more apart in the same thread; only the distances in
+// between go through shared memory.
+#define SORT_PER_THREAD (SORT_TILE / SORT_THREADS)
+extern "C" __global__ void __launch_bounds__(SORT_THREADS)
+batch_tile_sort(u64* __restrict__ keys, i64 n) {
+    __shared__ u64 t[SORT_TILE];
+    const int tid = threadIdx.x;
+    const i64 base = (i64)blockIdx.x * SORT_TILE;
+    const i64 len = min((i64)SORT_TILE, n - base);
+    u64 a[SORT_PER_THREAD];
+#pragma unroll
+    for (int q = 0; q < SORT_PER_THREAD; ++q) {
+        const int i = q * SORT_THREADS + tid;
+        a[q] = i < len ? keys[base + i] : ALL_ONES;
+    }
+    for (int k = 2; k <= SORT_TILE; k <<= 1) {
+        for (int j = k >> 1; j > 0; j >>= 1) {
+            if (j >= SORT_THREADS) {                      // within the thread
+#pragma unroll
+                for (int x = 0; x < SORT_PER_THREAD; ++x) {
+                    const int y = x + j / SORT_THREADS;
+                    if ((x & (j / SORT_THREADS)) || y >= SORT_PER_THREAD) continue;
+                    const bool ascending = ((x * SORT_THREADS + tid) & k) == 0;
+                    if ((a[x] > a[y]) == ascending) {
+                        const u64 s = a[x];
+                        a[x] = a[y];
+                        a[y] = s;
+                    }
+                }
+                continue;
+            }
+            if (j >= 32) {                                // through shared memory
+#pragma unroll
+                for (int q = 0; q < SORT_PER_THREAD; ++q) t[q * SORT_THREADS + tid] = a[q];
+                __syncthreads();
+            }
+#pragma unroll
+            for (int q = 0; q < SORT_PER_THREAD; ++q) {
+                const int i = q * SORT_THREADS + tid;
+                const u64 p = j >= 32 ? t[i ^ j] : __shfl_xor_sync(0xFFFFFFFFu, a[q], j);
+                // the lower of an ascending pair and the upper of a descending one keep the
+                // smaller key
+                const bool smaller = ((i & j) == 0) == ((i & k) == 0);
+                a[q] = smaller ? (p < a[q] ? p : a[q]) : (p > a[q] ? p : a[q]);
+            }
+            if (j >= 32) __syncthreads();
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < SORT_PER_THREAD; ++q) {
+        const int i = q * SORT_THREADS + tid;
+        if (i < len) keys[base + i] = a[q];
+    }
+}
+
+// One merge pass: the sorted runs [2k * width, (2k + 1) * width) and [(2k + 1) * width,
+// (2k + 2) * width) of `in` (cut at n) merged into the same range of `out`. Every key finds its
+// place by one binary search in the other run (left keys go before equal right keys).
+extern "C" __global__ void batch_merge_pass(const u64* __restrict__ in, u64* __restrict__ out,
+                                            i64 n, i64 width) {
     GRID_STRIDE(i, n) {
+        const i64 lo = i & ~(2 * width - 1);
+        const i64 mid = min(lo + width, n), hi = min(lo + 2 * width, n);
+        const u64 x = in[i];
+        i64 p;
+        if (i < mid) p = i + lower_bound(in + mid, hi - mid, x);
+        else p = i - mid + lo + upper_bound(in + lo, mid - lo, x);
+        out[p] = x;
+    }
+}
+
+// Exclusive scan of int64 values over the block (every thread passes one; blockDim.x a
+// multiple of 32); *total (shared) gets the sum. Every thread of the block must call it.
+__device__ __forceinline__ i64 block_exclusive_scan64(i64 x, i64* warp_sums, i64* total) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    i64 incl = x;
+    for (int o = 1; o < 32; o <<= 1) {
+        const i64 y = __shfl_up_sync(0xFFFFFFFFu, incl, o);
+        if (lane >= o) incl += y;
+    }
+    if (lane == 31) warp_sums[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+        const i64 v = lane < (int)(blockDim.x >> 5) ? warp_sums[lane] : 0;
+        i64 vi = v;
+        for (int o = 1; o < 32; o <<= 1) {
+            const i64 y = __shfl_up_sync(0xFFFFFFFFu, vi, o);
+            if (lane >= o) vi += y;
+        }
+        warp_sums[lane] = vi - v;
+        if (lane == 31) *total = vi;
+    }
+    __syncthreads();
+    const i64 r = incl - x + warp_sums[warp];
+    __syncthreads();                      // warp_sums and *total may be reused after this
+    return r;
+}
+
+// rank[i] = kept | head << w | once << 2w (3w <= 63 bits: one scan ranks the three at once).
+// A kept entry is a segment head when no kept entry of its source comes before it: a backward
+// walk to the previous kept entry or the source's first entry (the walks of a source's kept
+// entries cover disjoint ranges: O(E) in all). One block of SCAN_THREADS per tile of SCAN_TILE
+// entries; tile_sum[t] gets tile t's sum, and the last block to finish (a ticket in
+// info[I_TICKET], zero at the plan's start) turns tile_sum into its exclusive scan.
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+batch_ranks(const u64* __restrict__ keys, const unsigned char* keep, i64 n, int w,
+            int mirror, i64* __restrict__ rank, i64* tile_sum, i64 tiles,
+            i64* __restrict__ info) {
+    __shared__ i64 warp_sums[32];
+    __shared__ i64 total;
+    __shared__ bool last;
+    const i64 base = (i64)blockIdx.x * SCAN_TILE;
+    i64 sum = 0;
+    for (int q = 0; q < SCAN_ITEMS; ++q) {
+        const i64 i = base + q * SCAN_THREADS + threadIdx.x;
+        if (i >= n) break;
         i64 r = 0;
         if (keep[i]) {
             const u64 k = keys[i];
@@ -122,40 +245,74 @@ extern "C" __global__ void batch_ranks(const u64* __restrict__ keys, const unsig
             r = 1 | ((i64)head << w) | (c << (2 * w));
         }
         rank[i] = r;
+        sum += r;
+    }
+    block_exclusive_scan64(sum, warp_sums, &total);
+    if (threadIdx.x == 0) {
+        tile_sum[blockIdx.x] = total;
+        __threadfence();
+        const u64 done = atomicAdd((u64*)&info[I_TICKET], 1ull);
+        last = done == (u64)(tiles - 1);
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    i64 carry = 0;
+    for (i64 b = 0; b < tiles; b += SCAN_THREADS) {
+        const i64 i = b + threadIdx.x;
+        const i64 v = i < tiles ? ((volatile i64*)tile_sum)[i] : 0;
+        const i64 ex = block_exclusive_scan64(v, warp_sums, &total);
+        if (i < tiles) tile_sum[i] = carry + ex;
+        carry += total;
     }
 }
 
 // The kept entries compacted in order (src, dst, at), each segment's first entry, and the
 // entries with src < dst (undirected: the batch's change, each edge once); the thread of the
 // last entry writes info[I_KEPT], info[I_SEGMENTS] and info[I_ONCE] from the scans' totals.
-extern "C" __global__ void batch_scatter(const u64* __restrict__ keys,
-                                         const unsigned char* __restrict__ keep,
-                                         const i64* __restrict__ at_all,
-                                         const i64* __restrict__ rank, i64 n, int w,
-                                         i64* __restrict__ info,
-                                         int* __restrict__ src, int* __restrict__ dst,
-                                         i64* __restrict__ at, i64* __restrict__ seg_start,
-                                         int* __restrict__ once_src, int* __restrict__ once_dst) {
+// One block of SCAN_THREADS per tile of SCAN_TILE entries (the tiles of batch_ranks, whose
+// tile_sum holds each tile's offset): the tile's ranks are scanned in shared memory, each
+// thread SCAN_ITEMS consecutive entries.
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+batch_scatter(const u64* __restrict__ keys, const unsigned char* __restrict__ keep,
+              const i64* __restrict__ at_all, const i64* __restrict__ rank,
+              const i64* __restrict__ tile_sum, i64 n, int w, i64* __restrict__ info,
+              int* __restrict__ src, int* __restrict__ dst, i64* __restrict__ at,
+              i64* __restrict__ seg_start, int* __restrict__ once_src,
+              int* __restrict__ once_dst) {
+    __shared__ i64 tile[SCAN_TILE];
+    __shared__ i64 warp_sums[32];
+    __shared__ i64 total;
     const i64 m = (1ll << w) - 1;
     const u64 mask = (1ull << ID_BITS) - 1ull;
-    GRID_STRIDE(i, n) {
+    const i64 base = (i64)blockIdx.x * SCAN_TILE;
+    for (int q = 0; q < SCAN_ITEMS; ++q) {
+        const int o = q * SCAN_THREADS + threadIdx.x;
+        tile[o] = base + o < n ? rank[base + o] : 0;
+    }
+    __syncthreads();
+    const int own = threadIdx.x * SCAN_ITEMS;
+    i64 sum = 0;
+    for (int q = 0; q < SCAN_ITEMS; ++q) sum += tile[own + q];
+    i64 r = tile_sum[blockIdx.x] + block_exclusive_scan64(sum, warp_sums, &total);
+    for (int q = 0; q < SCAN_ITEMS; ++q) {
+        const i64 i = base + own + q;
+        if (i >= n) break;
+        const i64 f = tile[own + q];
+        r += f;                                // inclusive rank of entry i
         if (i == n - 1) {
-            const i64 t = rank[i];
-            info[I_KEPT] = t & m;
-            info[I_SEGMENTS] = (t >> w) & m;
-            info[I_ONCE] = (t >> (2 * w)) & m;
+            info[I_KEPT] = r & m;
+            info[I_SEGMENTS] = (r >> w) & m;
+            info[I_ONCE] = (r >> (2 * w)) & m;
         }
-        if (!keep[i]) continue;
+        if (!(f & 1)) continue;                // not kept
         const u64 k = keys[i];
         const int u = (int)(k >> ID_BITS), v = (int)(k & mask);
-        const i64 r = rank[i];
         const i64 j = (r & m) - 1;
         src[j] = u;
         dst[j] = v;
         at[j] = at_all[i];
-        const i64 h = (r >> w) & m;
-        const i64 prev = i > 0 ? ((rank[i - 1] >> w) & m) : 0;
-        if (h != prev) seg_start[h - 1] = j;
+        if ((f >> w) & 1) seg_start[((r >> w) & m) - 1] = j;
         if (once_src != nullptr && u < v) {
             const i64 c = ((r >> (2 * w)) & m) - 1;
             once_src[c] = u;

@@ -2,12 +2,17 @@
 
 The general pipeline (:mod:`hornet.batch.gpu.kernels`) validates, sorts, deduplicates, finds,
 keeps, cuts into segments and counts per size class in separate steps, each reading a count
-back to size the next one. :func:`plan_batch` does the same work in five launches, a sort
-and a scan, and reads every count the host needs at once: sizes it does not know yet (kept
+back to size the next one. :func:`plan_batch` does the same work in five launches and a
+sort, and reads every count the host needs at once: sizes it does not know yet (kept
 entries, segments) are bounded by the batch's entries, and the kernels read the true counts
-from the device. Its temporaries live in one scratch reused batch after batch, and its
-kernels are launched through prepared argument buffers: a batch's host work does not
-allocate a dozen arrays or convert a hundred kernel arguments.
+from the device. The scan that ranks the kept entries is fused into two of the launches
+(``batch_ranks`` sums tiles and its last block scans the sums, ``batch_scatter`` rescans its
+tile), and a batch of at most :data:`SORT_MAX` entries is sorted by the module's own
+kernels (tiles sorted in shared memory, then ``log2(tiles)`` merge passes) into the plan's
+scratch, instead of CuPy's sort and its temporary storage (bench/tools/plan_sort_gpu.py
+compares the two by size). Its temporaries live in one scratch reused
+batch after batch, and its kernels are launched through prepared argument buffers: a batch's
+host work does not allocate a dozen arrays or convert a hundred kernel arguments.
 
 Sort keys are ``src << 31 | dst`` (ids are int32, at most
 :data:`hornet.batch.validate.MAX_VERTEX_ID`): no bit width depends on the graph or on the
@@ -27,37 +32,76 @@ _ID_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 _NAMES = tuple(f"batch_keys<{t}>" for t in _ID_TYPES.values())
 
 # info slots (plan.cu)
-I_BAD, I_MAX_ID, I_LOOPS, I_KEPT, I_SEGMENTS, I_ONCE, I_MOVES, I_CLASS = 0, 1, 2, 3, 4, 5, 6, 8
+I_BAD, I_MAX_ID, I_LOOPS, I_KEPT, I_SEGMENTS, I_ONCE, I_MOVES, I_TICKET, I_CLASS = range(9)
 NUM_CLASSES = 64
 INFO_WORDS = I_CLASS + NUM_CLASSES
 #: most entries (pairs, twice that many when mirrored) a planned batch may have: one scan ranks
 #: three counts of up to 21 bits each packed in an int64
 MAX_ENTRIES = (1 << 21) - 1
+#: keys a block of ``batch_tile_sort`` sorts in shared memory (plan.cu)
+SORT_TILE = 4096
+SORT_THREADS = 1024
+#: most entries sorted by the module's kernels (more: CuPy's sort); overridable with the
+#: environment variable HORNET_PLAN_SORT_MAX (0: always CuPy's sort)
+SORT_MAX = int(os.environ.get("HORNET_PLAN_SORT_MAX", 1 << 18))
+#: entries a block of ``batch_ranks`` / ``batch_scatter`` ranks (plan.cu: SCAN_TILE)
+SCAN_TILE = 2048
+SCAN_THREADS = 256
 
 _SCRATCH: list = []
 _LAUNCHES: dict = {}
 # kernel -> its number of parameters (every launch goes through a PreparedLaunch)
 _ARITY = {"batch_keys<int>": 6, "batch_keys<long long>": 6, "batch_find": 8,
-          "batch_ranks": 6, "batch_scatter": 13, "batch_plan": 17, "batch_place": 6,
-          "batch_commit": 10}
+          "batch_ranks": 9, "batch_scatter": 14, "batch_plan": 17, "batch_place": 6,
+          "batch_commit": 10, "batch_tile_sort": 2, "batch_merge_pass": 4}
+
+
+def _prepared(name: str) -> PreparedLaunch:
+    fn = _LAUNCHES.get(name)
+    if fn is None:
+        fn = _LAUNCHES[name] = PreparedLaunch(function(_CU, name, _NAMES), _ARITY[name])
+    return fn
 
 
 def _launch(name: str, n: int, args: list) -> None:
     """Kernel ``name`` over ``n`` items (grid-stride, BLOCK threads a block) with ``args``
     (ints: device pointers and scalars, one per parameter), through a prepared argument
     buffer: a CuPy kernel call converts every argument on each launch."""
-    fn = _LAUNCHES.get(name)
-    if fn is None:
-        fn = _LAUNCHES[name] = PreparedLaunch(function(_CU, name, _NAMES), _ARITY[name])
     if n > 0:
-        fn(min((n + BLOCK - 1) // BLOCK, _max_grid()), BLOCK, args)
+        _prepared(name)(min((n + BLOCK - 1) // BLOCK, _max_grid()), BLOCK, args)
+
+
+def _launch_tiles(name: str, tiles: int, threads: int, args: list) -> None:
+    """Kernel ``name`` on ``tiles`` blocks of ``threads`` threads (one block per tile)."""
+    if tiles > 0:
+        _prepared(name)(tiles, threads, args)
+
+
+def _sort_keys(first: int, other: int, entries: int) -> None:
+    """Sort the ``entries`` uint64 keys at device address ``first`` with the module's kernels,
+    using ``entries`` words at ``other`` as the merge passes' second buffer: the sorted keys
+    end at ``other`` when the number of passes (:func:`_merge_passes`) is odd, at ``first``
+    otherwise."""
+    tiles = -(-entries // SORT_TILE)
+    _launch_tiles("batch_tile_sort", tiles, SORT_THREADS, [first, entries])
+    width = SORT_TILE
+    for _ in range(_merge_passes(entries)):
+        _launch("batch_merge_pass", entries, [first, other, entries, width])
+        first, other = other, first
+        width *= 2
+
+
+def _merge_passes(entries: int) -> int:
+    return (-(-entries // SORT_TILE) - 1).bit_length()
 
 
 class _Scratch:
     """The plan's temporaries, reused batch after batch (the kernels of one batch run in
     stream order, and nothing outside a batch keeps them): ``wide`` int64 (11, capacity),
-    ``sources`` int32, ``keep`` uint8 (capacity,), ``info`` int64 (INFO_WORDS,) and its
-    pinned host copy. The capacity grows to the next power of two a batch needs."""
+    (also as ``rows``, its 1-D rows, and ``keys``, row 0 as uint64), ``sources`` int32,
+    ``keep`` uint8 (capacity,), ``tile_sum`` int64 (capacity / SCAN_TILE,),
+    ``info`` int64 (INFO_WORDS,) and its pinned host copy. The capacity grows to the next
+    power of two a batch needs."""
 
     def __init__(self):
         import cupyx
@@ -69,8 +113,12 @@ class _Scratch:
         if entries > self.capacity:
             cap = 1 << max(10, (entries - 1).bit_length())
             self.wide = cupy.empty((11, cap), dtype=cupy.int64)
+            # the rows as 1-D arrays, made once: a batch slices them once the counts are known
+            self.rows = [self.wide[k] for k in range(11)]
+            self.keys = self.rows[0].view(cupy.uint64)
             self.sources = cupy.empty(cap, dtype=cupy.int32)
             self.keep = cupy.empty(cap, dtype=cupy.uint8)
+            self.tile_sum = cupy.empty(cap // SCAN_TILE + 1, dtype=cupy.int64)
             self.capacity = cap
 
     def readback(self) -> np.ndarray:
@@ -141,7 +189,7 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     device; ids at or past table_len have no list). ``mirror``: an undirected graph (each
     pair stands for both directions; self-loops are dropped).
 
-    Five launches (prepared argument buffers), a sort and a scan, one read-back. The plan's
+    Five launches (prepared argument buffers) and a sort (:data:`SORT_MAX`), one read-back. The plan's
     ``src``, ``dst``, ``once_src`` and ``once_dst`` are arrays of their own (a batch's change
     keeps them); every other array of the plan is a view of the process's plan scratch, which
     the next call overwrites (in stream order: a batch's kernels that read them are queued
@@ -155,41 +203,44 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     info.data.memset_async(0, INFO_WORDS * 8)
     # the change's arrays get their own allocations (a caller keeping the change keeps no
     # scratch); everything else lives in the reused scratch
-    pairs = cupy.empty((2, entries), dtype=cupy.int32)
+    src = cupy.empty(entries, dtype=cupy.int32)
+    dst = cupy.empty(entries, dtype=cupy.int32)
     once_pairs = cupy.empty(entries if mirror else 0, dtype=cupy.int32)
-    wide = ws.wide[:, :entries]
-    sources, keep = ws.sources[:entries], ws.keep[:entries]
-    keys = wide[0].view(cupy.uint64)
-    at_all, flags, at, seg_start, moved, move_class = (wide[k] for k in range(1, 7))
-    seg_len, old_deg, new_deg, old_ptr = (wide[k] for k in range(7, 11))
-    src, dst = pairs[0], pairs[1]
+    # the wide rows: keys, at_all, flags, at, seg_start, moved, move_class, seg_len, old_deg,
+    # new_deg, old_ptr (views made once the counts are known; the kernels get addresses)
+    rows = ws.rows
     row = ws.wide.data.ptr
     step = ws.capacity * 8
-    # addresses of the wide rows: keys, at_all, flags, at, seg_start, moved, move_class,
-    # seg_len, old_deg, new_deg, old_ptr
     r_keys, r_at_all, r_flags, r_at, r_seg_start, r_moved, r_move_class, r_seg_len, \
         r_old_deg, r_new_deg, r_old_ptr = (row + k * step for k in range(11))
     # rows read by nothing after the plan: seg_ptr takes at_all's (read by batch_scatter,
     # queued before batch_plan writes it) and freed takes flags' (the scan's input)
-    seg_ptr, freed = at_all, flags
     r_seg_ptr = r_at_all
-    p_info, p_keep, p_sources = info.data.ptr, keep.data.ptr, sources.data.ptr
+    p_info, p_keep, p_sources = info.data.ptr, ws.keep.data.ptr, ws.sources.data.ptr
     p_src, p_dst = src.data.ptr, dst.data.ptr
     p_degree, p_size_class, p_edge_ptr = degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr
+    own_sort = entries <= SORT_MAX
+    # the module's sort ends in the keys' row when the keys start in at_all's row for an odd
+    # number of merge passes (at_all is written after the sort)
+    start = r_at_all if own_sort and _merge_passes(entries) & 1 else r_keys
     _launch(f"batch_keys<{_ID_TYPES[s.dtype]}>", n,
-            [s.data.ptr, d.data.ptr, n, int(mirror), p_info, r_keys])
-    keys.sort()
+            [s.data.ptr, d.data.ptr, n, int(mirror), p_info, start])
+    if own_sort:
+        _sort_keys(start, r_at_all if start == r_keys else r_keys, entries)
+    else:
+        ws.keys[:entries].sort()
     _launch("batch_find", entries, [r_keys, entries, p_degree, p_edge_ptr, table_len,
                                     int(inserting), p_keep, r_at_all])
     w = max(1, entries.bit_length())           # 3 * w <= 63 (MAX_ENTRIES)
-    _launch("batch_ranks", entries, [r_keys, p_keep, entries, w, int(mirror), r_flags])
-    rank = cupy.cumsum(flags)
-    half = entries // 2 if mirror else 0
-    once_src, once_dst = once_pairs[:half], once_pairs[half:2 * half]
-    _launch("batch_scatter", entries, [r_keys, p_keep, r_at_all, rank.data.ptr, entries,
-                                       w, p_info, p_src, p_dst, r_at, r_seg_start,
-                                       once_src.data.ptr if mirror else 0,
-                                       once_dst.data.ptr if mirror else 0])
+    tiles = -(-entries // SCAN_TILE)
+    p_tile_sum = ws.tile_sum.data.ptr
+    _launch_tiles("batch_ranks", tiles, SCAN_THREADS,
+                  [r_keys, p_keep, entries, w, int(mirror), r_flags, p_tile_sum, tiles, p_info])
+    half = entries // 2 if mirror else 0       # once_src: once_pairs[:half], once_dst after
+    _launch_tiles("batch_scatter", tiles, SCAN_THREADS,
+                  [r_keys, p_keep, r_at_all, r_flags, p_tile_sum, entries, w, p_info, p_src,
+                   p_dst, r_at, r_seg_start, once_pairs.data.ptr if mirror else 0,
+                   once_pairs.data.ptr + 4 * half if mirror else 0])
     _launch("batch_plan", entries, [p_src, r_seg_start, p_info, p_degree,
                                     p_size_class, p_edge_ptr, table_len, int(inserting),
                                     int(min_class), p_sources, r_seg_len, r_old_deg,
@@ -201,14 +252,14 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     if plan.bad:
         return plan
     m, ns, mv = plan.kept, plan.segments, plan.moves
-    plan.src, plan.dst, plan.at = src[:m], dst[:m], at[:m]
-    plan.sources, plan.seg_start = sources[:ns], seg_start[:ns]
-    plan.seg_len, plan.old_deg = seg_len[:ns], old_deg[:ns]
-    plan.new_deg, plan.old_ptr = new_deg[:ns], old_ptr[:ns]
-    plan.seg_ptr, plan.freed = seg_ptr[:ns], freed[:ns]
-    plan.moved, plan.move_class = moved[:mv], move_class[:mv]
+    plan.src, plan.dst, plan.at = src[:m], dst[:m], rows[3][:m]
+    plan.sources, plan.seg_start = ws.sources[:ns], rows[4][:ns]
+    plan.seg_len, plan.old_deg = rows[7][:ns], rows[8][:ns]
+    plan.new_deg, plan.old_ptr = rows[9][:ns], rows[10][:ns]
+    plan.seg_ptr, plan.freed = rows[1][:ns], rows[2][:ns]
+    plan.moved, plan.move_class = rows[5][:mv], rows[6][:mv]
     if mirror:
-        plan.once_src, plan.once_dst = once_src[:m // 2], once_dst[:m // 2]
+        plan.once_src, plan.once_dst = once_pairs[:m // 2], once_pairs[half:half + m // 2]
     return plan
 
 
