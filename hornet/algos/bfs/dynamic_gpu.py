@@ -104,9 +104,9 @@ class GPUState:
     #: wait for few blocks, while a large batch's relaxation rounds, whose frontiers grow
     #: with the batch, keep every resident warp); None: always the resident grid. Chosen
     #: from bench/tools/dbfs_grid.py's sweeps (bench/results/dynamic_bfs_gpu_grid.md).
-    pairs_per_block: int | None = 512
+    pairs_per_block: int | None = 128
     #: the fewest blocks of a grid sized by the batch (None: one per multiprocessor)
-    min_blocks: int | None = 16
+    min_blocks: int | None = None
 
     def __init__(self, owner, n: int):
         self.owner = owner
