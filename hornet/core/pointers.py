@@ -17,7 +17,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
-__all__ = ["view", "int32_view", "address_of", "prefetch", "prefetch_l2", "prefetch_write"]
+__all__ = ["view", "int32_view", "address_of", "prefetch", "prefetch_l2", "prefetch_write",
+           "width_dtype", "as_width"]
 
 
 def _prefetch_intrinsic(for_write: int, doc: str, locality: int = 3):
@@ -104,3 +105,19 @@ def int32_view(typingctx, address, n):
 def address_of(array: np.ndarray) -> int:
     """Address of a host array's first element (0 for an empty array)."""
     return int(array.ctypes.data) if array.size else 0
+
+
+def width_dtype(dtype) -> np.dtype:
+    """The unsigned integer dtype as wide as ``dtype`` (bool and int8 -> uint8, float32 ->
+    uint32, ...). Kernels that only move a column's values (copies, merges, removals) take
+    their columns in this dtype: one compiled specialization per width instead of one per
+    dtype."""
+    return np.dtype(f"u{np.dtype(dtype).itemsize}")
+
+
+def as_width(a: np.ndarray) -> np.ndarray:
+    """``a`` viewed as :func:`width_dtype` of its dtype (the same memory: writes go through);
+    ``a`` itself when it is not C-contiguous (a view would not alias it)."""
+    if not a.flags.c_contiguous:
+        return a
+    return a.view(width_dtype(a.dtype))

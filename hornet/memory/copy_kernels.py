@@ -10,7 +10,7 @@ import numba
 import numpy as np
 
 from ..core.jit import dual_kernel
-from ..core.pointers import view
+from ..core.pointers import view, width_dtype
 from ..core.search import array_holding
 
 
@@ -26,10 +26,11 @@ def _copy_ranges(src, dst, counts, like):
 
 
 def copy_ranges(src: np.ndarray, dst: np.ndarray, counts: np.ndarray, dtype) -> None:
-    """Copy ``counts[i]`` items of ``dtype`` from address ``src[i]`` to ``dst[i]``, for all i."""
+    """Copy ``counts[i]`` items of ``dtype`` from address ``src[i]`` to ``dst[i]``, for all i
+    (as unsigned integers of the dtype's width)."""
     if src.shape[0]:
         _copy_ranges(src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False),
-                     counts.astype(np.int64, copy=False), np.empty(0, dtype=dtype))
+                     counts.astype(np.int64, copy=False), np.empty(0, dtype=width_dtype(dtype)))
 
 
 @dual_kernel

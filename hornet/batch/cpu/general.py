@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from ...core.jit import dual_kernel
-from ...core.pointers import int32_view, prefetch, view
+from ...core.pointers import as_width, int32_view, prefetch, view, width_dtype
 from .lists import (CHUNKS, _count_changed, _count_heads, _fill_changed, _fill_heads, _lower_bound,
                     _move_items, _moves_down)
 from .workspace import Workspace, take
@@ -241,10 +241,11 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
 
     ``src_ptrs``, ``dst_ptrs``: lists of int64 address arrays, shape (S,); ``old_degree``,
     ``seg_start``, ``seg_len``: int64 (S,); ``insert_at``: int64 (M,); ``values``: list of
-    arrays (M,) in each column's dtype.
+    arrays (M,) in each column's dtype (merged as unsigned integers of its width).
     """
     for src, dst, vals in zip(src_ptrs, dst_ptrs, values):
-        _merge_column(src, dst, old_degree, seg_start, seg_len, insert_at, vals)
+        _merge_column(src, dst, old_degree, seg_start, seg_len, insert_at,
+                      as_width(np.ascontiguousarray(vals)))
 
 
 @dual_kernel
@@ -285,7 +286,7 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     """
     for src, dst, dt in zip(src_ptrs, dst_ptrs, dtypes):
         _remove_column(src, dst, old_degree, seg_start, seg_len, positions,
-                       np.empty(0, dtype=dt))
+                       np.empty(0, dtype=width_dtype(dt)))
 
 
 @dual_kernel

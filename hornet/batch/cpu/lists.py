@@ -23,7 +23,7 @@ from numba.extending import intrinsic
 import numpy as np
 
 from ...core.jit import dual_kernel, inline_when_parallel, ix, njit
-from ...core.pointers import int32_view, view
+from ...core.pointers import as_width, int32_view, view
 from ...core.search import array_holding, lower_bound
 
 
@@ -124,9 +124,25 @@ def _move_items(dst, src, n, like):
         _move_bytes(dst, src, n * like.itemsize)
 
 
+def gather_lists(column_ptr, degree, offsets, out) -> None:
+    """Concatenate every vertex's list of one column into ``out`` (``offsets``: exclusive
+    scan). ``column_ptr`` int64 (V,) addresses, ``degree`` (V,), ``offsets`` int64 (V,),
+    ``out`` (sum of degree,) in the column's dtype; NumPy arrays."""
+    _gather_lists(column_ptr, degree, offsets, as_width(out))
+
+
+def read_at(addresses, out) -> None:
+    """``out[i]`` = the value at ``addresses[i]`` (int64 (n,)), read in ``out``'s dtype."""
+    _read_at(addresses, as_width(out))
+
+
+def write_at(addresses, values) -> None:
+    """Write ``values[i]`` (in its dtype) at ``addresses[i]`` (int64 (n,))."""
+    _write_at(addresses, as_width(values))
+
+
 @dual_kernel
-def gather_lists(column_ptr, degree, offsets, out):
-    """Concatenate every vertex's list of one column into ``out`` (``offsets``: exclusive scan)."""
+def _gather_lists(column_ptr, degree, offsets, out):
     for v in numba.prange(column_ptr.shape[0]):
         d = degree[v]
         if d > 0:
@@ -137,13 +153,13 @@ def gather_lists(column_ptr, degree, offsets, out):
 
 
 @dual_kernel
-def read_at(addresses, out):
+def _read_at(addresses, out):
     for i in numba.prange(addresses.shape[0]):
         out[i] = view(addresses[i], 1, out)[0]
 
 
 @dual_kernel
-def write_at(addresses, values):
+def _write_at(addresses, values):
     for i in numba.prange(addresses.shape[0]):
         view(addresses[i], 1, values)[0] = values[i]
 
