@@ -17,8 +17,8 @@ of blocks taken from the bit trees ahead of time (marked used there, owned by no
   blocks go back to the bit trees instead (:meth:`MemoryManager.release`) when a ring would
   keep more than twice its target;
 - :meth:`top_up` refills the rings ahead of need, once one that has served falls under a
-  quarter of its goal, while the device runs the batch's first kernel: a refill's host work
-  then overlaps device work instead of falling on the batch whose ring ran dry.
+  quarter of its goal, while the device rewrites an accepted batch's lists: a refill's host
+  work then overlaps device work instead of falling on the batch whose ring ran dry.
 
 A ring's target is bytes-bounded (``budget_bytes`` of blocks per class, at most
 ``max_blocks``), so the reserve is a few MB at most and large classes keep none: their
@@ -155,10 +155,10 @@ class BlockCache:
     def top_up(self) -> None:
         """Refill ahead of need: when a ring that has served holds under a quarter of its goal
         (as of the last refill or top-up), the rings a refill would fill (:meth:`reserve`,
-        nothing needed yet) take their blocks now. Meant for the time the device runs a
-        batch's first kernel (the small-batch path calls it between that launch and the
-        read of its header), so that a refill's host work overlaps device work instead of
-        waiting for a ring to run dry. Out of device memory: nothing changes (the batch's
+        nothing needed yet) take their blocks now. Meant for the time the device rewrites an
+        accepted batch's lists (the small-batch path calls it after that launch and the
+        counters' commit), so that a refill's host work overlaps device work instead of
+        waiting for a ring to run dry; a refused batch never calls it. Out of device memory: nothing changes (the batch's
         :meth:`reserve` decides)."""
         if not TOP_UP:
             return

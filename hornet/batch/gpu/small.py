@@ -75,16 +75,11 @@ class SmallBatches:
         return launch
 
     def prepare(self, s, d, mirror: bool, mode: int, degree, size_class, edge_ptr,
-                min_class: int, while_running=None):
+                min_class: int):
         """Run ``small_prepare`` on pairs ``s``, ``d`` (int32 or int64 device arrays of one
         dtype, contiguous, (n,), 0 < n and
         n * (2 if mirror else 1) <= SMALL_ENTRIES) against the vertex table (``degree`` int32,
         ``size_class`` int8, ``edge_ptr`` int64, all (table_len,) on the device).
-
-        ``while_running``: optional callable, called once the kernel is queued and before its
-        header is waited for (host work that overlaps the kernel, such as
-        :meth:`hornet.memory.block_cache.BlockCache.top_up`; what it queues runs after the
-        kernel).
 
         Returns (header: host int64 array indexed by the ``H_*`` slots, valid until the next
         call, rows: int32 device
@@ -99,8 +94,6 @@ class SmallBatches:
                 (s, d, i64(s.shape[0]), np.int32(mirror), np.int32(mode), degree, size_class,
                  edge_ptr, i64(degree.shape[0]), i64(min_class), i64(COPY_MAX_CLASS),
                  self.workspace, rows))
-            if while_running is not None:
-                while_running()
             self.workspace[:_READ_WORDS].get(out=self.header)
             return self.header, rows
         ws = self.workspace.data.ptr
@@ -111,8 +104,6 @@ class SmallBatches:
         stream = cupy.cuda.get_current_stream()
         cupy.cuda.runtime.memcpyAsync(self.header.ctypes.data, ws, _READ_WORDS * 8,
                                       cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-        if while_running is not None:
-            while_running()
         stream.synchronize()
         return self.header, rows
 
