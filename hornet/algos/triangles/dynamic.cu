@@ -11,8 +11,32 @@
 #include "../algos/batch_adjacency.cuh"
 #include "../algos/edge_table.cuh"
 
-// Per batch edge: the endpoint with the shorter list first (x), its batch-list range, and the
-// work (x's list length, batch list included when deleting).
+// Batch edge i: the endpoint with the shorter list first (x), its batch-list range, and the
+// work (x's list length, batch list included when deleting), which it returns.
+__device__ __forceinline__ i64 dtc_prepare_edge(i64 i, const int* __restrict__ deg,
+                                                const int* __restrict__ bsrc,
+                                                const int* __restrict__ bdst, i64 nb,
+                                                const i64* __restrict__ bkeys, int deleting,
+                                                int* __restrict__ ex, int* __restrict__ ey,
+                                                i64* __restrict__ xr, i64* __restrict__ yr) {
+    const int u = bsrc[i], v = bdst[i];
+    i64 ulo = 0, uhi = 0, vlo = 0, vhi = 0;
+    if (deleting) {
+        ba_vertex_range(bkeys, 2 * nb, u, &ulo, &uhi);
+        ba_vertex_range(bkeys, 2 * nb, v, &vlo, &vhi);
+    }
+    const i64 lu = (i64)deg[u] + (uhi - ulo), lv = (i64)deg[v] + (vhi - vlo);
+    const bool ushort = lu <= lv;
+    ex[i] = ushort ? u : v;
+    ey[i] = ushort ? v : u;
+    xr[2 * i] = ushort ? ulo : vlo;
+    xr[2 * i + 1] = ushort ? uhi : vhi;
+    yr[2 * i] = ushort ? vlo : ulo;
+    yr[2 * i + 1] = ushort ? vhi : uhi;
+    return ushort ? lu : lv;
+}
+
+// Per batch edge: dtc_prepare_edge, its work in work[i].
 extern "C" __global__ void dtc_prepare(const int* __restrict__ deg, const int* __restrict__ bsrc,
                                        const int* __restrict__ bdst, i64 nb,
                                        const i64* __restrict__ bkeys, int deleting,
@@ -20,21 +44,7 @@ extern "C" __global__ void dtc_prepare(const int* __restrict__ deg, const int* _
                                        i64* __restrict__ xr, i64* __restrict__ yr,
                                        i64* __restrict__ work) {
     GRID_STRIDE(i, nb) {
-        const int u = bsrc[i], v = bdst[i];
-        i64 ulo = 0, uhi = 0, vlo = 0, vhi = 0;
-        if (deleting) {
-            ba_vertex_range(bkeys, 2 * nb, u, &ulo, &uhi);
-            ba_vertex_range(bkeys, 2 * nb, v, &vlo, &vhi);
-        }
-        const i64 lu = (i64)deg[u] + (uhi - ulo), lv = (i64)deg[v] + (vhi - vlo);
-        const bool ushort = lu <= lv;
-        ex[i] = ushort ? u : v;
-        ey[i] = ushort ? v : u;
-        xr[2 * i] = ushort ? ulo : vlo;
-        xr[2 * i + 1] = ushort ? uhi : vhi;
-        yr[2 * i] = ushort ? vlo : ulo;
-        yr[2 * i + 1] = ushort ? vhi : uhi;
-        work[i] = ushort ? lu : lv;
+        work[i] = dtc_prepare_edge(i, deg, bsrc, bdst, nb, bkeys, deleting, ex, ey, xr, yr);
     }
 }
 
@@ -50,24 +60,8 @@ extern "C" __global__ void dtc_prepare_scan(const int* __restrict__ deg,
                                             i64* __restrict__ wpre) {
     __shared__ i64 acc[PREPARE_BLOCK];
     const int i = threadIdx.x;
-    i64 work = 0;
-    if (i < nb) {
-        const int u = bsrc[i], v = bdst[i];
-        i64 ulo = 0, uhi = 0, vlo = 0, vhi = 0;
-        if (deleting) {
-            ba_vertex_range(bkeys, 2 * nb, u, &ulo, &uhi);
-            ba_vertex_range(bkeys, 2 * nb, v, &vlo, &vhi);
-        }
-        const i64 lu = (i64)deg[u] + (uhi - ulo), lv = (i64)deg[v] + (vhi - vlo);
-        const bool ushort = lu <= lv;
-        ex[i] = ushort ? u : v;
-        ey[i] = ushort ? v : u;
-        xr[2 * i] = ushort ? ulo : vlo;
-        xr[2 * i + 1] = ushort ? uhi : vhi;
-        yr[2 * i] = ushort ? vlo : ulo;
-        yr[2 * i + 1] = ushort ? vhi : uhi;
-        work = ushort ? lu : lv;
-    }
+    const i64 work = i < nb ? dtc_prepare_edge(i, deg, bsrc, bdst, nb, bkeys, deleting, ex, ey,
+                                               xr, yr) : 0;
     acc[i] = work;
     __syncthreads();
     for (int d = 1; d < PREPARE_BLOCK; d <<= 1) {       // inclusive scan (Hillis-Steele)
