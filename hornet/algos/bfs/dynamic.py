@@ -61,6 +61,9 @@ LEVEL, COUNT, OLD, FLAG = 0, 1, 2, 3
 _FLAG_CHANGED = 1      # level set by a seed or the relaxation (old level in ``old``)
 _FLAG_MARKED = 2       # marked in step 2 (level reset, old level in ``old``)
 _FLAG_ORPHAN = 3       # level unchanged, parent no longer valid
+#: graphs of at most this many edges are built by one update (:meth:`_CPUState._rebuild`)
+#: rather than by the static BFS, whose kernels a short run then never compiles
+BUILD_BY_UPDATE_MAX_EDGES = 1 << 22
 
 
 @njit(inline="always")
@@ -672,10 +675,25 @@ class _CPUState:
         self.stats[:] = 0
 
     def _rebuild(self, n: int) -> None:
-        """Static BFS and parent counts of the whole graph (construction)."""
-        from .static import bfs
+        """Levels, parents and parent counts of the whole graph (construction): a graph of
+        at most :data:`BUILD_BY_UPDATE_MAX_EDGES` edges by one update that inserts the
+        source's edges into the all-unreached state (steps 3-5 of the module docstring are
+        then a BFS from the source that also counts the parents), so that a short run
+        compiles the update kernel only; a larger one by the static BFS (parallel,
+        direction-optimizing) and one counting pass."""
         owner = self.owner
         g = owner.graph
+        if g.num_edges <= BUILD_BY_UPDATE_MAX_EDGES:
+            if owner.source < n:
+                self.rec[owner.source, LEVEL] = 0
+                src, dst = g.edges(dense=True)
+                at = np.flatnonzero((src == owner.source) | (dst == owner.source))
+                if at.shape[0]:
+                    self.run(None, (np.ascontiguousarray(src[at], np.int32),
+                                    np.ascontiguousarray(dst[at], np.int32)))
+                    self.stats[:] = 0
+            return
+        from .static import bfs
         if owner.source < n:
             out = bfs(g, owner.source, return_parents=owner.want_parents,
                       reverse=owner._reverse, dense=True)
