@@ -66,6 +66,10 @@ __all__ = ["DynamicTriangleCount"]
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.cu")
 _NAMES = ()                 # (extern "C" kernels only)
 _KINDS = ("insert", "delete", "update")
+#: CPU graphs of at most this many (undirected) edges are built by counting all their edges
+#: as one inserted batch (:meth:`DynamicTriangleCount._build_by_update`), not by the static
+#: count, whose kernels a short run then never compiles
+BUILD_BY_UPDATE_MAX_EDGES = 1 << 22
 
 
 # --------------------------------------------------------------------------------------------
@@ -167,7 +171,8 @@ class DynamicTriangleCount:
     Parameters
     ----------
     g : hornet.Graph
-        CPU or GPU, directed or undirected. Built with one static count.
+        CPU or GPU, directed or undirected. Built with one static count (a CPU graph of at
+        most :data:`BUILD_BY_UPDATE_MAX_EDGES` edges: its edges counted as one inserted batch).
     track_edges : bool, default True
         Keep per-edge support (:meth:`per_edge`); False saves the edge table and its updates.
 
@@ -194,6 +199,9 @@ class DynamicTriangleCount:
         self._und = undirected_copy(g) if g.directed else g
         und = self._und
         n = und.num_vertices
+        if self.device == "cpu" and und.num_edges <= BUILD_BY_UPDATE_MAX_EDGES:
+            self._build_by_update(und)
+            return
         pv = xp.asarray(triangles_per_vertex(und)).astype(xp.int64)
         self._pv6 = xp.zeros(max(16, n), dtype=xp.int64)
         self._pv6[:n] = 6 * pv
@@ -209,6 +217,21 @@ class DynamicTriangleCount:
             self.table = EdgeTable(self.device, {"support6": np.int64},
                                    capacity=int(2 * s.shape[0]) + 16)
             self.table.insert(s, d, support6=6 * sup)
+
+    def _build_by_update(self, und) -> None:
+        """The state of an empty graph, then every edge of ``und`` counted as one inserted
+        batch (CPU): exact by the batch counting of the module docstring, and a short run
+        compiles the update kernels only, not the static count's."""
+        n = und.num_vertices
+        self._pv6 = np.zeros(max(16, n), dtype=np.int64)
+        self._count6 = 0
+        s, d = und.edges(dense=True)
+        self.table = None
+        if self.track_edges:
+            self.table = EdgeTable("cpu", {"support6": np.int64},
+                                   capacity=int(2 * s.shape[0]) + 16)
+        if s.shape[0]:
+            self._update_cpu(und.adjacency(properties=False), s, d, False)
 
     # ------------------------------------------------------------------ results
     @property
