@@ -87,9 +87,13 @@ class DynamicTruss:
         triangles examined) exceeds this share of (edges + 3 x triangles) is finished by the
         static decomposition; afterwards, one whose work would take longer than the last
         static decomposition took (the time per unit of work is learned from the updates).
-    batch_share : float
+    batch_share : float or None
         A batch larger than this share of the edges goes to the static decomposition
-        directly (its region would be most of the graph).
+        directly (its region would be most of the graph). None (the default): 0.1 for
+        deletions, and for insertions into a graph of more than
+        :data:`BUILD_BY_UPDATE_MAX_EDGES` edges; insertions into a smaller graph always
+        take the k-order scan (its work limit still sends an oversized one to a rebuild),
+        which on such graphs costs less than rebuilding them.
 
     Examples
     --------
@@ -112,13 +116,13 @@ class DynamicTruss:
             return GpuDynamicTruss(g, **thresholds)
         return super().__new__(cls)
 
-    def __init__(self, g, *, fallback_share: float = 0.5, batch_share: float = 0.1):
+    def __init__(self, g, *, fallback_share: float = 0.5, batch_share: float | None = None):
         if not (hasattr(g, "insert_edges") and hasattr(g, "adjacency")):
             raise TypeError(f"expected a hornet.Graph, got {type(g).__name__}")
         self.graph = g
         self._und = undirected_copy(g) if g.directed else g
         self.fallback_share = float(fallback_share)
-        self.batch_share = float(batch_share)
+        self.batch_share = None if batch_share is None else float(batch_share)
         self.stats: dict = {"path": "build", "region": 0, "batch": 0}
         self._seconds_per_work: float | None = None
         self._rates: list[float] = []
@@ -345,7 +349,10 @@ class DynamicTruss:
             self._delete(u, v)
 
     def _fallback(self, region: int = 0) -> None:
-        self._redecompose()
+        if self._und.num_edges <= BUILD_BY_UPDATE_MAX_EDGES:
+            self._rebuild()             # (not the static decomposition, where it can)
+        else:
+            self._redecompose()
         self.stats.update(path="static", region=int(region))
 
     def _view(self):
@@ -354,7 +361,10 @@ class DynamicTruss:
 
     def _insert(self, u: np.ndarray, v: np.ndarray) -> None:
         t = self._table
-        if u.shape[0] > self.batch_share * (len(t) + u.shape[0]):
+        share = self.batch_share
+        if share is None:
+            share = np.inf if self._und.num_edges <= BUILD_BY_UPDATE_MAX_EDGES else 0.1
+        if u.shape[0] > share * (len(t) + u.shape[0]):
             self._rebuild()
             self.stats.update(path="static")
             return
@@ -404,7 +414,7 @@ class DynamicTruss:
 
     def _delete(self, u: np.ndarray, v: np.ndarray) -> None:
         t = self._table
-        if u.shape[0] > self.batch_share * len(t):
+        if u.shape[0] > (0.1 if self.batch_share is None else self.batch_share) * len(t):
             self._rebuild()
             self.stats.update(path="static")
             return
