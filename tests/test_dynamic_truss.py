@@ -410,3 +410,20 @@ def test_construction_paths(monkeypatch, build):
     assert kt.stats["path"] == "static"           # a large batch: the whole graph again
     _assert_static(kt, g)
     assert _k_order_violations(kt) == 0
+
+
+@pytest.mark.parametrize("scan_large", [True, False])
+def test_large_insert_batches_by_default(monkeypatch, scan_large):
+    """batch_share None (CPU default): a batch as large as the graph takes the k-order scan
+    on a graph up to SCAN_LARGE_BATCHES_MAX_EDGES edges, a rebuild above; both exact."""
+    from hornet.algos.ktruss import dynamic as dyn
+    monkeypatch.setattr(dyn, "SCAN_LARGE_BATCHES_MAX_EDGES", 1 << 40 if scan_large else -1)
+    rng = np.random.default_rng(9)
+    g = hornet.Graph(directed=False, device="cpu")
+    g.insert_edges(rng.integers(0, 40, 300), rng.integers(0, 40, 300))
+    kt = DynamicTruss(g)
+    for _ in range(3):
+        kt.update(g.insert_edges(rng.integers(0, 60, 300), rng.integers(0, 60, 300)))
+        assert kt.stats["path"] == ("dynamic" if scan_large else "static")
+        _assert_static(kt, g)
+        assert _k_order_violations(kt) == 0

@@ -65,10 +65,15 @@ __all__ = ["DynamicTruss"]
 STATIC_OVERHEAD = 1 << 18
 #: updates with at least this much work teach the time a unit of work costs
 LEARN_MIN_WORK = 1 << 14
-#: graphs of at most this many edges are built (and rebuilt after large batches) by
-#: inserting all their edges into the empty state (:meth:`DynamicTruss._build_by_update`),
-#: so that a short run never compiles the static decomposition
-BUILD_BY_UPDATE_MAX_EDGES = 1 << 20
+#: graphs of at most this many edges are built (and rebuilt) by inserting all their edges
+#: into the empty state (:meth:`DynamicTruss._build_by_update`), so that a short run never
+#: compiles the static decomposition (the insertion costs a few times the static
+#: decomposition's time per edge: milliseconds at this size)
+BUILD_BY_UPDATE_MAX_EDGES = 1 << 12
+#: insertions into a graph of at most this many edges always take the k-order scan
+#: (``batch_share=None``): there a rebuild costs more than the scan of even a large batch,
+#: and the scan's work limit still sends an oversized one to a rebuild
+SCAN_LARGE_BATCHES_MAX_EDGES = 1 << 20
 #: such a build gives up (and the static decomposition runs) past this many times the
 #: graph's edges plus three times its triangles in work
 BUILD_WORK_FACTOR = 16
@@ -91,7 +96,7 @@ class DynamicTruss:
         A batch larger than this share of the edges goes to the static decomposition
         directly (its region would be most of the graph). None (the default): 0.1 for
         deletions, and for insertions into a graph of more than
-        :data:`BUILD_BY_UPDATE_MAX_EDGES` edges; insertions into a smaller graph always
+        :data:`SCAN_LARGE_BATCHES_MAX_EDGES` edges; insertions into a smaller graph always
         take the k-order scan (its work limit still sends an oversized one to a rebuild),
         which on such graphs costs less than rebuilding them.
 
@@ -363,7 +368,7 @@ class DynamicTruss:
         t = self._table
         share = self.batch_share
         if share is None:
-            share = np.inf if self._und.num_edges <= BUILD_BY_UPDATE_MAX_EDGES else 0.1
+            share = np.inf if self._und.num_edges <= SCAN_LARGE_BATCHES_MAX_EDGES else 0.1
         if u.shape[0] > share * (len(t) + u.shape[0]):
             self._rebuild()
             self.stats.update(path="static")

@@ -68,8 +68,9 @@ _NAMES = ()                 # (extern "C" kernels only)
 _KINDS = ("insert", "delete", "update")
 #: CPU graphs of at most this many (undirected) edges are built by counting all their edges
 #: as one inserted batch (:meth:`DynamicTriangleCount._build_by_update`), not by the static
-#: count, whose kernels a short run then never compiles
-BUILD_BY_UPDATE_MAX_EDGES = 1 << 22
+#: count, whose kernels a short run then never compiles (the batch count costs several
+#: times the static count's time per edge: a few milliseconds at this size)
+BUILD_BY_UPDATE_MAX_EDGES = 1 << 12
 
 
 # --------------------------------------------------------------------------------------------
