@@ -314,3 +314,19 @@ def test_construction_paths(monkeypatch, directed, by_update):
         assert tc.count == triangle_count(g)
     empty = DynamicTriangleCount(hornet.Graph(directed=directed, device="cpu"))
     assert empty.count == 0
+
+
+@pytest.mark.parametrize("chunking", ["numpy", "kernels"])
+def test_batch_chunking_paths(monkeypatch, chunking):
+    """Insert and delete batches cut into chunks in NumPy (small batches) and by the parallel
+    kernels (large ones) give the static functions' results."""
+    import hornet.algos.triangles.dynamic as dyn
+    monkeypatch.setattr(dyn, "NUMPY_CHUNKING_MAX_BATCH", (1 << 40) if chunking == "numpy" else -1)
+    src, dst = hornet.generators.kronecker_edges(9, edge_factor=8, seed=4)
+    g = hornet.Graph.from_edges(src[:1500], dst[:1500], directed=False, device="cpu")
+    tc = DynamicTriangleCount(g)
+    ins = g.insert_edges(src[1500:], dst[1500:])
+    tc.update(ins)
+    _assert_static(tc, g)
+    tc.update(g.delete_edges(ins.src[::2], ins.dst[::2]))
+    _assert_static(tc, g)

@@ -52,7 +52,7 @@ import numpy as np
 from numba import prange
 
 from hornet.core.atomics import atomic_add
-from hornet.core.chunking import chunk_bounds, num_chunks, threads_for
+from hornet.core.chunking import chunk_bounds, chunk_bounds_numpy, num_chunks, threads_for
 from hornet.core.pointers import int32_view
 from hornet.core.search import lower_bound
 
@@ -66,6 +66,9 @@ __all__ = ["DynamicTriangleCount"]
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.cu")
 _NAMES = ()                 # (extern "C" kernels only)
 _KINDS = ("insert", "delete", "update")
+#: CPU batches of at most this many edges are cut into chunks in NumPy, larger ones by the
+#: parallel kernels (:func:`_work`, :func:`~hornet.core.chunking.chunk_bounds`)
+NUMPY_CHUNKING_MAX_BATCH = 1 << 14
 #: CPU graphs of at most this many (undirected) edges are built by counting all their edges
 #: as one inserted batch (:meth:`DynamicTriangleCount._build_by_update`), not by the static
 #: count, whose kernels a short run then never compiles (the batch count costs several
@@ -91,6 +94,19 @@ def _work(deg, bsrc, bdst, bkeys, deleting, work):
             a, b = vertex_range(bkeys, v)
             lv += b - a
         work[i + 1] = min(lu, lv) + 1
+
+
+def _work_numpy(deg: np.ndarray, batch, deleting: bool) -> np.ndarray:
+    """:func:`_work` in NumPy: int64 (B,) items of every batch edge."""
+    lu = deg[batch.src].astype(np.int64)
+    lv = deg[batch.dst].astype(np.int64)
+    if deleting:
+        keys = batch.keys
+        for ends, lens in ((batch.src, lu), (batch.dst, lv)):
+            first = ends.astype(np.int64) << 32
+            lens += (np.searchsorted(keys, first + (np.int64(1) << 32))
+                     - np.searchsorted(keys, first))
+    return np.minimum(lu, lv) + 1
 
 
 @njit
@@ -303,10 +319,15 @@ class DynamicTriangleCount:
         if track and not deleting:
             self.table.insert_new(batch.src, batch.dst)
         work = np.zeros(nb + 1, np.int64)
-        with threads_for(4 * nb):
-            _work(deg, batch.src, batch.dst, batch.keys, deleting, work)
-        np.cumsum(work, out=work)
-        bounds = chunk_bounds(work, num_chunks(int(work[-1]), grain=1 << 12))
+        if nb <= NUMPY_CHUNKING_MAX_BATCH:
+            # the same items and chunks in NumPy: no kernels to compile for them
+            np.cumsum(_work_numpy(deg, batch, deleting), out=work[1:])
+            bounds = chunk_bounds_numpy(work, num_chunks(int(work[-1]), grain=1 << 12))
+        else:
+            with threads_for(4 * nb):
+                _work(deg, batch.src, batch.dst, batch.keys, deleting, work)
+            np.cumsum(work, out=work)
+            bounds = chunk_bounds(work, num_chunks(int(work[-1]), grain=1 << 12))
         t = self.table
         tkeys = t.keys if track else np.zeros(1, np.int64)
         tval = t.columns["support6"] if track else np.zeros(1, np.int64)
