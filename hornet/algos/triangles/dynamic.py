@@ -68,7 +68,7 @@ _NAMES = ()                 # (extern "C" kernels only)
 _KINDS = ("insert", "delete", "update")
 #: CPU batches of at most this many edges are cut into chunks in NumPy, larger ones by the
 #: parallel kernels (:func:`_work`, :func:`~hornet.core.chunking.chunk_bounds`)
-NUMPY_CHUNKING_MAX_BATCH = 1 << 14
+NUMPY_CHUNKING_MAX_BATCH = 1 << 12
 #: CPU graphs of at most this many (undirected) edges are built by counting all their edges
 #: as one inserted batch (:meth:`DynamicTriangleCount._build_by_update`), not by the static
 #: count, whose kernels a short run then never compiles (the batch count costs several
