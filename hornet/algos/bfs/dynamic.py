@@ -1,6 +1,6 @@
 """Dynamic BFS from a fixed source: levels (and parents) kept equal to :func:`hornet.algos.bfs`.
 
-    bf = DynamicBFS(g, source, parents=True)     # one static BFS
+    bf = DynamicBFS(g, source, parents=True)     # one BFS (small CPU graphs: one update)
     change = g.insert_edges(s, d)                # any insert / delete / update / vertex batch
     bf.update(change)                            # right after every change
     bf.levels, bf.parents                        # == bfs(g, source, return_parents=True)

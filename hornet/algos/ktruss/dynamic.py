@@ -34,6 +34,10 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    work costs is learned from the updates), the static decomposition finishes the batch
    (always correct); :attr:`DynamicTruss.stats` says which path the last update took, how
    many edges it examined and its work.
+6. Small CPU graphs (:data:`BUILD_BY_UPDATE_MAX_EDGES`) are built, and rebuilt, by step 4:
+   every edge inserted into the empty state (whose empty k-order is valid), so that a short
+   run compiles the insertion kernels only; insertions into graphs of up to
+   :data:`SCAN_LARGE_BATCHES_MAX_EDGES` edges take step 4 whatever the batch's size.
 
 Directed graphs, as the static functions: truss numbers of the underlying undirected simple
 graph U (u-v when u->v or v->u; self-loops ignored), one per stored directed edge (0 for a
