@@ -3,6 +3,8 @@ backend. Oracles: networkx shortest path lengths on the reference model (state m
 the static ``hornet.algos.bfs`` on the graph (hand-made scenarios)."""
 from __future__ import annotations
 
+import importlib
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -605,3 +607,31 @@ def test_many_level_one_deletions_property(device, directed, case):
     _check(bf)
     bf.update(g.insert_edges(change.src, change.dst))
     _check(bf)
+
+
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+@pytest.mark.parametrize("by_update", [True, False], ids=["by-update", "static"])
+def test_construction_paths(monkeypatch, directed, by_update):
+    """Both CPU constructions (one update from the all-unreached state on small graphs, the
+    static BFS on large ones) give networkx's levels, valid parents and exact parent counts,
+    also when the source has no edges or lies beyond the id space; updates then go on."""
+    dyn = importlib.import_module("hornet.algos.bfs.dynamic")
+    monkeypatch.setattr(dyn, "BUILD_BY_UPDATE_MAX_EDGES", (1 << 40) if by_update else -1)
+    rng = np.random.default_rng(7 + directed)
+    for source, n in ((0, 60), (3, 60), (59, 60), (75, 60)):
+        s = rng.integers(0, n, 150)
+        d = rng.integers(0, n, 150)
+        s[:4] = 59          # some of the tests' sources with and without edges
+        g = hornet.Graph.from_edges(s, d, num_vertices=n, directed=directed, device="cpu")
+        if source == 59:
+            g.delete_vertices(np.array([59]))
+        ref = ht.ReferenceGraph(directed=directed, num_vertices=g.num_vertices)
+        hs, hd = (host(a) for a in g.edges())
+        ref.insert(hs.tolist(), hd.tolist(), {})
+        bf = DynamicBFS(g, source, parents=True)
+        assert np.array_equal(host(bf.levels), nx_levels(ref, source))
+        assert parents_valid(bf.levels, bf.parents, set(zip(hs.tolist(), hd.tolist())), directed)
+        assert counts_consistent(bf)
+        bf.update(g.insert_edges(rng.integers(0, n, 20), rng.integers(0, n, 20)))
+        if source < g.num_vertices:
+            _check(bf)

@@ -291,3 +291,42 @@ def test_batches_against_brute_force_on_cpu(old, new, delete):
         tc.update(g.delete_edges(s, d) if delete else g.insert_edges(s, d))
     src, dst = g.edges()
     assert tc.count == _brute_triangles(set(zip(src.tolist(), dst.tolist())))
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("by_update", [True, False], ids=["by-update", "static"])
+def test_construction_paths(monkeypatch, directed, by_update):
+    """Both CPU constructions (the graph's edges counted as one inserted batch on small
+    graphs, the static count on large ones) equal the static functions, with and without
+    per-edge tracking, and later batches go on from either."""
+    import hornet.algos.triangles.dynamic as dyn
+    monkeypatch.setattr(dyn, "BUILD_BY_UPDATE_MAX_EDGES", (1 << 40) if by_update else -1)
+    src, dst = hornet.generators.kronecker_edges(8, edge_factor=6, seed=11)
+    for track in (True, False):
+        g = hornet.Graph.from_edges(src, dst, directed=directed, device="cpu")
+        tc = DynamicTriangleCount(g, track_edges=track)
+        assert tc.count == triangle_count(g) > 0
+        assert np.array_equal(tc.per_vertex, triangles_per_vertex(g))
+        if track:
+            assert np.array_equal(tc.per_edge(), edge_support(g))
+        rng = np.random.default_rng(2)
+        tc.update(g.insert_edges(rng.integers(0, 256, 200), rng.integers(0, 256, 200)))
+        assert tc.count == triangle_count(g)
+    empty = DynamicTriangleCount(hornet.Graph(directed=directed, device="cpu"))
+    assert empty.count == 0
+
+
+@pytest.mark.parametrize("chunking", ["numpy", "kernels"])
+def test_batch_chunking_paths(monkeypatch, chunking):
+    """Insert and delete batches cut into chunks in NumPy (small batches) and by the parallel
+    kernels (large ones) give the static functions' results."""
+    import hornet.algos.triangles.dynamic as dyn
+    monkeypatch.setattr(dyn, "NUMPY_CHUNKING_MAX_BATCH", (1 << 40) if chunking == "numpy" else -1)
+    src, dst = hornet.generators.kronecker_edges(9, edge_factor=8, seed=4)
+    g = hornet.Graph.from_edges(src[:1500], dst[:1500], directed=False, device="cpu")
+    tc = DynamicTriangleCount(g)
+    ins = g.insert_edges(src[1500:], dst[1500:])
+    tc.update(ins)
+    _assert_static(tc, g)
+    tc.update(g.delete_edges(ins.src[::2], ins.dst[::2]))
+    _assert_static(tc, g)

@@ -396,3 +396,62 @@ def test_small_batch_keys_equal_the_sorted_batch(device, b):
     got = kt._batch(src, dst)
     want = batch_adjacency(src, dst)
     assert np.array_equal(cp.asnumpy(got.keys), cp.asnumpy(want.keys))
+@pytest.mark.parametrize("build", ["by-update", "static", "by-update-over-limit"])
+def test_construction_paths(monkeypatch, build):
+    """The CPU builds: all edges inserted into the empty state (graphs up to
+    BUILD_BY_UPDATE_MAX_EDGES), the static decomposition, and an insertion that passes its
+    work limit and falls back to the static decomposition. Each gives the static numbers
+    and supports, a valid k-order, and goes on through dynamic batches (a large batch
+    rebuilds the same way)."""
+    from hornet.algos import edge_support
+    from hornet.algos.ktruss import dynamic as dyn
+    monkeypatch.setattr(dyn, "BUILD_BY_UPDATE_MAX_EDGES", -1 if build == "static" else 1 << 40)
+    if build == "by-update-over-limit":
+        monkeypatch.setattr(dyn, "BUILD_WORK_FACTOR", 0)
+        monkeypatch.setattr(dyn, "STATIC_OVERHEAD", 10)
+    rng = np.random.default_rng(4)
+    n = 45
+    g = hornet.Graph(directed=False, device="cpu")
+    g.insert_edges(rng.integers(0, n, 500), rng.integers(0, n, 500))
+    s, d = _clique(range(0, 27, 3))
+    g.insert_edges(np.array(s), np.array(d))
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    assert kt.stats["path"] == "build"
+    _assert_static(kt, g)
+    assert kt.k_max >= 9
+    assert np.array_equal(kt.support, edge_support(g))
+    assert _k_order_violations(kt) == 0
+    for step in range(8):
+        if step % 2 == 0:
+            change = g.insert_edges(rng.integers(0, n, 12), rng.integers(0, n, 12))
+        else:
+            gs, gd = g.edges()
+            pick = rng.choice(gs.shape[0], 12, replace=False)
+            change = g.delete_edges(gs[pick], gd[pick])
+        kt.update(change)
+        assert kt.stats["path"] in ("dynamic", "none")
+        _assert_static(kt, g)
+        assert np.array_equal(kt.support, edge_support(g))
+        assert _k_order_violations(kt) == 0
+    kt.batch_share = 0.1
+    kt.update(g.insert_edges(rng.integers(0, 2 * n, 400), rng.integers(0, 2 * n, 400)))
+    assert kt.stats["path"] == "static"           # a large batch: the whole graph again
+    _assert_static(kt, g)
+    assert _k_order_violations(kt) == 0
+
+
+@pytest.mark.parametrize("scan_large", [True, False])
+def test_large_insert_batches_by_default(monkeypatch, scan_large):
+    """batch_share None (CPU default): a batch as large as the graph takes the k-order scan
+    on a graph up to SCAN_LARGE_BATCHES_MAX_EDGES edges, a rebuild above; both exact."""
+    from hornet.algos.ktruss import dynamic as dyn
+    monkeypatch.setattr(dyn, "SCAN_LARGE_BATCHES_MAX_EDGES", 1 << 40 if scan_large else -1)
+    rng = np.random.default_rng(9)
+    g = hornet.Graph(directed=False, device="cpu")
+    g.insert_edges(rng.integers(0, 40, 300), rng.integers(0, 40, 300))
+    kt = DynamicTruss(g)
+    for _ in range(3):
+        kt.update(g.insert_edges(rng.integers(0, 60, 300), rng.integers(0, 60, 300)))
+        assert kt.stats["path"] == ("dynamic" if scan_large else "static")
+        _assert_static(kt, g)
+        assert _k_order_violations(kt) == 0

@@ -1,7 +1,8 @@
 """Splitting parallel CPU work (Numba) into balanced chunks, and running small work serially.
 
 - :func:`chunk_bounds`: split a prefix-sum range into chunks of (about) equal work, the CPU
-  counterpart of the GPU's merge-path / binary-search load balancing;
+  counterpart of the GPU's merge-path / binary-search load balancing
+  (:func:`chunk_bounds_numpy`: the same in NumPy, for small lists);
 - :func:`num_chunks`: how many chunks a given amount of work gets;
 - :func:`threads_for`: one thread for small work, where waking the thread pool costs more
   than it saves.
@@ -16,7 +17,7 @@ import numpy as np
 from .search import lower_bound
 from .jit import njit
 
-__all__ = ["chunk_bounds", "num_chunks", "threads_for", "SERIAL_WORK"]
+__all__ = ["chunk_bounds", "chunk_bounds_numpy", "num_chunks", "threads_for", "SERIAL_WORK"]
 
 #: below this much work (entries touched) a call runs on one thread: waking the thread pool
 #: costs more than it saves, and much more on a loaded machine
@@ -44,6 +45,19 @@ def chunk_bounds(prefix, nchunks):
             i = starts[c - 1]
         starts[c] = i
     starts[nchunks] = n
+    return starts
+
+
+def chunk_bounds_numpy(prefix: np.ndarray, nchunks: int) -> np.ndarray:
+    """:func:`chunk_bounds` in NumPy (the same starts; no kernel to compile), for callers
+    whose lists are small enough that one vectorised search costs nothing."""
+    n = prefix.shape[0] - 1
+    starts = np.empty(nchunks + 1, np.int64)
+    starts[0] = 0
+    starts[nchunks] = n
+    if nchunks > 1:
+        targets = (int(prefix[n]) * np.arange(1, nchunks, dtype=np.int64)) // nchunks
+        starts[1:nchunks] = np.minimum(np.searchsorted(prefix, targets, side="left"), n)
     return starts
 
 

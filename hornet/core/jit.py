@@ -202,12 +202,16 @@ def _with_cache(dispatcher):
 
 
 def njit(py_func=None, **options):
-    """``numba.njit`` (same options; ``cache`` defaults to True) caching in :func:`cache_dir`.
+    """``numba.njit`` (same options; ``cache`` defaults to True, ``no_cfunc_wrapper`` to True)
+    caching in :func:`cache_dir`.
     Use as ``@njit``, ``@njit(parallel=True)`` or ``njit(**options)(function)``. With
     ``parallel=True`` the result is a :class:`TieredKernel` (threshold 0: every call takes
     the parallel compilation once it is promoted), callable from Python only."""
     cache = options.pop("cache", True)
     tiered = options.pop("_tiered", True)
+    # no C-callable wrapper (Numba makes one per compile for first-class function values,
+    # which hornet's kernels never are): a share of every compile a cold start saves
+    options.setdefault("no_cfunc_wrapper", True)
 
     def wrap(f):
         if options.get("parallel") and tiered:

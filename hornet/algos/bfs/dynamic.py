@@ -1,6 +1,6 @@
 """Dynamic BFS from a fixed source: levels (and parents) kept equal to :func:`hornet.algos.bfs`.
 
-    bf = DynamicBFS(g, source, parents=True)     # one static BFS
+    bf = DynamicBFS(g, source, parents=True)     # one BFS (small CPU graphs: one update)
     change = g.insert_edges(s, d)                # any insert / delete / update / vertex batch
     bf.update(change)                            # right after every change
     bf.levels, bf.parents                        # == bfs(g, source, return_parents=True)
@@ -44,6 +44,8 @@ trips, preallocated lists, long adjacency lists split over the whole device.
 """
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 
 from hornet.change import EdgeChange
@@ -61,6 +63,9 @@ LEVEL, COUNT, OLD, FLAG = 0, 1, 2, 3
 _FLAG_CHANGED = 1      # level set by a seed or the relaxation (old level in ``old``)
 _FLAG_MARKED = 2       # marked in step 2 (level reset, old level in ``old``)
 _FLAG_ORPHAN = 3       # level unchanged, parent no longer valid
+#: graphs of at most this many edges are built by one update (:meth:`_CPUState._rebuild`)
+#: rather than by the static BFS, whose kernels a short run then never compiles
+BUILD_BY_UPDATE_MAX_EDGES = 1 << 20
 
 
 @njit(inline="always")
@@ -624,6 +629,15 @@ def _net(dels, ins):
 _EMPTY = np.empty(0, np.int32)
 
 
+def _host_row(degree: np.ndarray, edge_ptr: np.ndarray, v: int) -> np.ndarray:
+    """A copy (int32 (degree[v],), host) of vertex ``v``'s adjacency list of a CPU graph's
+    adjacency view, read in Python (no kernel)."""
+    d = int(degree[v])
+    if d == 0:
+        return np.empty(0, np.int32)
+    return np.ctypeslib.as_array((ctypes.c_int32 * d).from_address(int(edge_ptr[v]))).copy()
+
+
 class _CPUState:
     """Host arrays of the state, sized to the id space's capacity: per-vertex records
     (LEVEL, COUNT, OLD, FLAG), parents, scratch lists."""
@@ -672,10 +686,24 @@ class _CPUState:
         self.stats[:] = 0
 
     def _rebuild(self, n: int) -> None:
-        """Static BFS and parent counts of the whole graph (construction)."""
-        from .static import bfs
+        """Levels, parents and parent counts of the whole graph (construction): a graph of
+        at most :data:`BUILD_BY_UPDATE_MAX_EDGES` edges by one update that inserts the
+        source's out-edges into the all-unreached state (steps 3-5 of the module docstring are
+        then a BFS from the source that also counts the parents), so that a short run
+        compiles the update kernel only; a larger one by the static BFS (parallel,
+        direction-optimizing) and one counting pass."""
         owner = self.owner
         g = owner.graph
+        if g.num_edges <= BUILD_BY_UPDATE_MAX_EDGES:
+            if owner.source < n:
+                self.rec[owner.source, LEVEL] = 0
+                view = g.adjacency(properties=False)
+                out = _host_row(view.degree, view.edge_ptr, owner.source)
+                if out.shape[0]:
+                    self.run(None, (np.full(out.shape[0], owner.source, np.int32), out))
+                    self.stats[:] = 0
+            return
+        from .static import bfs
         if owner.source < n:
             out = bfs(g, owner.source, return_parents=owner.want_parents,
                       reverse=owner._reverse, dense=True)

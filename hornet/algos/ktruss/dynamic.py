@@ -34,6 +34,10 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    work costs is learned from the updates), the static decomposition finishes the batch
    (always correct); :attr:`DynamicTruss.stats` says which path the last update took, how
    many edges it examined and its work.
+6. Small CPU graphs (:data:`BUILD_BY_UPDATE_MAX_EDGES`) are built, and rebuilt, by step 4:
+   every edge inserted into the empty state (whose empty k-order is valid), so that a short
+   run compiles the insertion kernels only; insertions into graphs of up to
+   :data:`SCAN_LARGE_BATCHES_MAX_EDGES` edges take step 4 whatever the batch's size.
 
 Directed graphs, as the static functions: truss numbers of the underlying undirected simple
 graph U (u-v when u->v or v->u; self-loops ignored), one per stored directed edge (0 for a
@@ -65,6 +69,18 @@ __all__ = ["DynamicTruss"]
 STATIC_OVERHEAD = 1 << 18
 #: updates with at least this much work teach the time a unit of work costs
 LEARN_MIN_WORK = 1 << 14
+#: graphs of at most this many edges are built (and rebuilt) by inserting all their edges
+#: into the empty state (:meth:`DynamicTruss._build_by_update`), so that a short run never
+#: compiles the static decomposition (the insertion costs a few times the static
+#: decomposition's time per edge: milliseconds at this size)
+BUILD_BY_UPDATE_MAX_EDGES = 1 << 12
+#: insertions into a graph of at most this many edges always take the k-order scan
+#: (``batch_share=None``): there a rebuild costs more than the scan of even a large batch,
+#: and the scan's work limit still sends an oversized one to a rebuild
+SCAN_LARGE_BATCHES_MAX_EDGES = 1 << 20
+#: such a build gives up (and the static decomposition runs) past this many times the
+#: graph's edges plus three times its triangles in work
+BUILD_WORK_FACTOR = 16
 
 
 class DynamicTruss:
@@ -80,9 +96,13 @@ class DynamicTruss:
         triangles examined) exceeds this share of (edges + 3 x triangles) is finished by the
         static decomposition; afterwards, one whose work would take longer than the last
         static decomposition took (the time per unit of work is learned from the updates).
-    batch_share : float
+    batch_share : float or None
         A batch larger than this share of the edges goes to the static decomposition
-        directly (its region would be most of the graph).
+        directly (its region would be most of the graph). None (the default): 0.1 for
+        deletions, and for insertions into a graph of more than
+        :data:`SCAN_LARGE_BATCHES_MAX_EDGES` edges; insertions into a smaller graph always
+        take the k-order scan (its work limit still sends an oversized one to a rebuild),
+        which on such graphs costs less than rebuilding them.
 
     Examples
     --------
@@ -105,24 +125,29 @@ class DynamicTruss:
             return GpuDynamicTruss(g, **thresholds)
         return super().__new__(cls)
 
-    def __init__(self, g, *, fallback_share: float = 0.5, batch_share: float = 0.1):
+    def __init__(self, g, *, fallback_share: float = 0.5, batch_share: float | None = None):
         if not (hasattr(g, "insert_edges") and hasattr(g, "adjacency")):
             raise TypeError(f"expected a hornet.Graph, got {type(g).__name__}")
         self.graph = g
         self._und = undirected_copy(g) if g.directed else g
         self.fallback_share = float(fallback_share)
-        self.batch_share = float(batch_share)
+        self.batch_share = None if batch_share is None else float(batch_share)
         self.stats: dict = {"path": "build", "region": 0, "batch": 0}
         self._seconds_per_work: float | None = None
         self._rates: list[float] = []
         self._clock = np.zeros(1, np.int64)
         self._rebuild()
+        self.stats = {"path": "build", "region": 0, "batch": 0}
 
     # ------------------------------------------------------------------ state
     def _rebuild(self) -> None:
-        """Static decomposition and supports of the whole graph (construction, large
-        batches)."""
+        """Decomposition and supports of the whole graph (construction, large batches): a
+        graph of at most :data:`BUILD_BY_UPDATE_MAX_EDGES` edges by inserting all its edges
+        into the empty state (:meth:`_build_by_update`), a larger one (or one whose insertion
+        passes its work limit) by the static decomposition."""
         und = self._und
+        if und.num_edges <= BUILD_BY_UPDATE_MAX_EDGES and self._build_by_update(und):
+            return
         src, dst = und.edges(dense=True)
         t, rank = self._static_truss(und)
         s = np.asarray(edge_support(und), np.int32)
@@ -135,6 +160,33 @@ class DynamicTruss:
         self._scratch_for(self._table.capacity)
         self._counts_due = True
         self._cache = None
+
+    def _build_by_update(self, und) -> bool:
+        """The empty graph's state, then all of ``und``'s edges as one inserted batch (step 4
+        of the module docstring: the empty k-order is valid, so the result is the exact
+        decomposition with a valid k-order), so that a short run compiles the insertion
+        kernels only, not the static decomposition's. Returns False (state to be rebuilt
+        statically) when the insertion passes :data:`BUILD_WORK_FACTOR` times the graph's
+        edges plus three times its triangles. Its time stands in for the static
+        decomposition's in :meth:`_limit` (on such a graph a rebuild is this build)."""
+        start = time.perf_counter()
+        src, dst = und.edges(dense=True)
+        self._table = EdgeTable("cpu", {"truss": np.int32, "support": np.int32,
+                                        "rank": np.int64},
+                                capacity=max(16, 2 * src.shape[0]))
+        self._triangles = 0
+        self._levels = np.zeros(3, np.int64)
+        self._counters = np.array([-1, 0], np.int64)      # head, tail of an empty k-order
+        self._counts_due = True
+        self._cache = None
+        self._scratch_for(self._table.capacity)
+        if src.shape[0]:
+            u = np.ascontiguousarray(src, np.int32)
+            v = np.ascontiguousarray(dst, np.int32)
+            if self._insert_batch(u, v, build=True):
+                return False
+        self._static_seconds = time.perf_counter() - start
+        return True
 
     def _full_level_counts(self) -> None:
         """Every edge's level count (triangles whose other two edges are at its truss number
@@ -306,7 +358,10 @@ class DynamicTruss:
             self._delete(u, v)
 
     def _fallback(self, region: int = 0) -> None:
-        self._redecompose()
+        if self._und.num_edges <= BUILD_BY_UPDATE_MAX_EDGES:
+            self._rebuild()             # (not the static decomposition, where it can)
+        else:
+            self._redecompose()
         self.stats.update(path="static", region=int(region))
 
     def _view(self):
@@ -315,10 +370,22 @@ class DynamicTruss:
 
     def _insert(self, u: np.ndarray, v: np.ndarray) -> None:
         t = self._table
-        if u.shape[0] > self.batch_share * (len(t) + u.shape[0]):
+        share = self.batch_share
+        if share is None:
+            share = np.inf if self._und.num_edges <= SCAN_LARGE_BATCHES_MAX_EDGES else 0.1
+        if u.shape[0] > share * (len(t) + u.shape[0]):
             self._rebuild()
             self.stats.update(path="static")
             return
+        if self._insert_batch(u, v):
+            return self._fallback(self.stats["region"])
+
+    def _insert_batch(self, u: np.ndarray, v: np.ndarray, build: bool = False) -> bool:
+        """Insert the new edges ``u``-``v`` (int32) into the state by the k-order scan;
+        returns whether it passed its work limit (the state is then incomplete). ``build``:
+        the whole graph into the empty state (limit :data:`BUILD_WORK_FACTOR` times edges
+        plus three times triangles; nothing learned from its time)."""
+        t = self._table
         slots = t.insert_new(u, v)
         self._scratch_for(t.capacity)
         truss, support, rank = t.columns["truss"], t.columns["support"], t.columns["rank"]
@@ -334,23 +401,29 @@ class DynamicTruss:
         self._triangles += K.insertion_supports(u, v, slots, deg, ptr, t.keys, t.shift,
                                                 self._batch_stamp, stamp, support)
         start = time.perf_counter()
-        limit = self._limit()
+        if build:
+            limit = BUILD_WORK_FACTOR * (len(t) + 3 * self._triangles) + STATIC_OVERHEAD
+        else:
+            limit = self._limit()
         self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
         raised, level, touched, work, aborted = O.raise_in_order(
             slots, t.keys, t.shift, deg, ptr, truss, rank, self._counters, self._clock,
             self._walked, self._queued, self._loc, *self._vertex_scratch(deg.shape[0]), limit)
-        self._learn(time.perf_counter() - start, work)
+        if not build:
+            self._learn(time.perf_counter() - start, work)
         if aborted:
-            return self._fallback(touched)
+            self.stats["region"] = int(touched)
+            return True
         # the new edges and those that rose have no level count (the others' counts only grew)
         self._counted[slots] = 0
         self._counted[raised] = 0
         self._shift_levels(level - 1, level)     # each raise moves one edge up one level
         self.stats.update(path="dynamic", region=int(touched), work=int(work))
+        return False
 
     def _delete(self, u: np.ndarray, v: np.ndarray) -> None:
         t = self._table
-        if u.shape[0] > self.batch_share * len(t):
+        if u.shape[0] > (0.1 if self.batch_share is None else self.batch_share) * len(t):
             self._rebuild()
             self.stats.update(path="static")
             return

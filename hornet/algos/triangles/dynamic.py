@@ -52,7 +52,7 @@ import numpy as np
 from numba import prange
 
 from hornet.core.atomics import atomic_add
-from hornet.core.chunking import chunk_bounds, num_chunks, threads_for
+from hornet.core.chunking import chunk_bounds, chunk_bounds_numpy, num_chunks, threads_for
 from hornet.core.pointers import int32_view
 from hornet.core.search import lower_bound
 
@@ -68,6 +68,14 @@ _NAMES = ()                 # (extern "C" kernels only)
 _KINDS = ("insert", "delete", "update")
 #: batches of at most this many edges are prepared by one block (PREPARE_BLOCK in dynamic.cu)
 PREPARE_BLOCK = 1024
+#: CPU batches of at most this many edges are cut into chunks in NumPy, larger ones by the
+#: parallel kernels (:func:`_work`, :func:`~hornet.core.chunking.chunk_bounds`)
+NUMPY_CHUNKING_MAX_BATCH = 1 << 12
+#: CPU graphs of at most this many (undirected) edges are built by counting all their edges
+#: as one inserted batch (:meth:`DynamicTriangleCount._build_by_update`), not by the static
+#: count, whose kernels a short run then never compiles (the batch count costs several
+#: times the static count's time per edge: a few milliseconds at this size)
+BUILD_BY_UPDATE_MAX_EDGES = 1 << 12
 
 
 # --------------------------------------------------------------------------------------------
@@ -88,6 +96,19 @@ def _work(deg, bsrc, bdst, bkeys, deleting, work):
             a, b = vertex_range(bkeys, v)
             lv += b - a
         work[i + 1] = min(lu, lv) + 1
+
+
+def _work_numpy(deg: np.ndarray, batch, deleting: bool) -> np.ndarray:
+    """:func:`_work` in NumPy: int64 (B,) items of every batch edge."""
+    lu = deg[batch.src].astype(np.int64)
+    lv = deg[batch.dst].astype(np.int64)
+    if deleting:
+        keys = batch.keys
+        for ends, lens in ((batch.src, lu), (batch.dst, lv)):
+            first = ends.astype(np.int64) << 32
+            lens += (np.searchsorted(keys, first + (np.int64(1) << 32))
+                     - np.searchsorted(keys, first))
+    return np.minimum(lu, lv) + 1
 
 
 @njit
@@ -169,7 +190,8 @@ class DynamicTriangleCount:
     Parameters
     ----------
     g : hornet.Graph
-        CPU or GPU, directed or undirected. Built with one static count.
+        CPU or GPU, directed or undirected. Built with one static count (a CPU graph of at
+        most :data:`BUILD_BY_UPDATE_MAX_EDGES` edges: its edges counted as one inserted batch).
     track_edges : bool, default True
         Keep per-edge support (:meth:`per_edge`); False saves the edge table and its updates.
 
@@ -196,6 +218,9 @@ class DynamicTriangleCount:
         self._und = undirected_copy(g) if g.directed else g
         und = self._und
         n = und.num_vertices
+        if self.device == "cpu" and und.num_edges <= BUILD_BY_UPDATE_MAX_EDGES:
+            self._build_by_update(und)
+            return
         pv = xp.asarray(triangles_per_vertex(und)).astype(xp.int64)
         self._pv6 = xp.zeros(max(16, n), dtype=xp.int64)
         self._pv6[:n] = 6 * pv
@@ -211,6 +236,21 @@ class DynamicTriangleCount:
             self.table = EdgeTable(self.device, {"support6": np.int64},
                                    capacity=int(2 * s.shape[0]) + 16)
             self.table.insert(s, d, support6=6 * sup)
+
+    def _build_by_update(self, und) -> None:
+        """The state of an empty graph, then every edge of ``und`` counted as one inserted
+        batch (CPU): exact by the batch counting of the module docstring, and a short run
+        compiles the update kernels only, not the static count's."""
+        n = und.num_vertices
+        self._pv6 = np.zeros(max(16, n), dtype=np.int64)
+        self._count6 = 0
+        s, d = und.edges(dense=True)
+        self.table = None
+        if self.track_edges:
+            self.table = EdgeTable("cpu", {"support6": np.int64},
+                                   capacity=int(2 * s.shape[0]) + 16)
+        if s.shape[0]:
+            self._update_cpu(und.adjacency(properties=False), s, d, False)
 
     # ------------------------------------------------------------------ results
     @property
@@ -281,10 +321,15 @@ class DynamicTriangleCount:
         if track and not deleting:
             self.table.insert_new(batch.src, batch.dst)
         work = np.zeros(nb + 1, np.int64)
-        with threads_for(4 * nb):
-            _work(deg, batch.src, batch.dst, batch.keys, deleting, work)
-        np.cumsum(work, out=work)
-        bounds = chunk_bounds(work, num_chunks(int(work[-1]), grain=1 << 12))
+        if nb <= NUMPY_CHUNKING_MAX_BATCH:
+            # the same items and chunks in NumPy: no kernels to compile for them
+            np.cumsum(_work_numpy(deg, batch, deleting), out=work[1:])
+            bounds = chunk_bounds_numpy(work, num_chunks(int(work[-1]), grain=1 << 12))
+        else:
+            with threads_for(4 * nb):
+                _work(deg, batch.src, batch.dst, batch.keys, deleting, work)
+            np.cumsum(work, out=work)
+            bounds = chunk_bounds(work, num_chunks(int(work[-1]), grain=1 << 12))
         t = self.table
         tkeys = t.keys if track else np.zeros(1, np.int64)
         tval = t.columns["support6"] if track else np.zeros(1, np.int64)
