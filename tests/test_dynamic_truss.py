@@ -396,6 +396,8 @@ def test_small_batch_keys_equal_the_sorted_batch(device, b):
     got = kt._batch(src, dst)
     want = batch_adjacency(src, dst)
     assert np.array_equal(cp.asnumpy(got.keys), cp.asnumpy(want.keys))
+
+
 @pytest.mark.parametrize("build", ["by-update", "static", "by-update-over-limit"])
 def test_construction_paths(monkeypatch, build):
     """The CPU builds: all edges inserted into the empty state (graphs up to
