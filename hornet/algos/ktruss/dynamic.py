@@ -29,7 +29,14 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    the level in order from the edges that rose from below, visiting only the later
    neighbours of the candidates, and a peel of the candidates leaves exactly those that
    rise (an edge can rise by several levels in one batch).
-5. When the work of a batch (intersections plus triangles examined) would take longer than
+5. Dense blocks (:mod:`hornet.algos.ktruss.dense`): a dense part of the graph whose truss
+   numbers all exceed those of the other edges at its vertices (a large clique: one paper
+   with hundreds of authors) keeps its numbers in a dense matrix and is updated alone, by
+   the h-index descent over rows of that matrix, before the steps above run on the rest
+   (which never read a block edge's rank, and stop before they could). A deletion in a
+   239-clique changes every one of its edges; the matrix rows make each edge's recount a
+   vectorized pass instead of an adjacency intersection and a probe per triangle.
+6. When the work of a batch (intersections plus triangles examined) would take longer than
    the static decomposition of the whole graph (timed when it last ran; the time a unit of
    work costs is learned from the updates), the static decomposition finishes the batch
    (always correct); :attr:`DynamicTruss.stats` says which path the last update took, how
@@ -56,6 +63,7 @@ from ..underlying import undirected_change, undirected_copy
 from ..views import as_adjacency
 from . import order as O
 from . import region as K
+from .dense import TrussBlocks, block_descend, block_support, boundary_partners
 from .static import truss_numbers_and_rounds
 
 __all__ = ["DynamicTruss"]
@@ -65,6 +73,9 @@ __all__ = ["DynamicTruss"]
 STATIC_OVERHEAD = 1 << 18
 #: updates with at least this much work teach the time a unit of work costs
 LEARN_MIN_WORK = 1 << 14
+#: dense-block matrix entries read per unit of work (a unit: a table probe or a merge step
+#: of an intersection; 16 int16 entries: one vector compare)
+DENSE_PER_WORK = 16
 
 
 class DynamicTruss:
@@ -116,6 +127,7 @@ class DynamicTruss:
         self._seconds_per_work: float | None = None
         self._rates: list[float] = []
         self._clock = np.zeros(1, np.int64)
+        self._blocks = TrussBlocks()
         self._rebuild()
 
     # ------------------------------------------------------------------ state
@@ -133,8 +145,14 @@ class DynamicTruss:
         self._triangles = int(s.sum(dtype=np.int64)) // 3
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
         self._scratch_for(self._table.capacity)
+        self._build_blocks(src, dst, t, self._table.lookup(src, dst))
         self._counts_due = True
         self._cache = None
+
+    def _build_blocks(self, src, dst, t, slots) -> None:
+        """Choose the dense blocks of the current graph from exact numbers ``t``."""
+        self._blocks.build(src, dst, t, slots, int(self._view()[0].shape[0]),
+                           self._table.capacity)
 
     def _full_level_counts(self) -> None:
         """Every edge's level count (triangles whose other two edges are at its truss number
@@ -152,7 +170,7 @@ class DynamicTruss:
         t = self._table
         K.level_counts(deg, ptr, t.keys, t.shift, t.columns["truss"], self._count,
                        self._counted, self._tick(), np.empty(int(row_off[-1]), np.int64),
-                       row_off)
+                       row_off, self._blocks.eblock)
 
     def _static_truss(self, und) -> tuple[np.ndarray, np.ndarray]:
         """The static decomposition, timed (its time bounds what an update may spend): truss
@@ -189,6 +207,7 @@ class DynamicTruss:
         self._table.columns["truss"][at] = t
         self._table.columns["rank"][at] = rank
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
+        self._build_blocks(src, dst, t, at)
         self._counts_due = True
 
     def _scratch_for(self, capacity: int) -> None:
@@ -229,8 +248,9 @@ class DynamicTruss:
         if top > self._levels.shape[0]:
             self._levels = np.concatenate([self._levels,
                                            np.zeros(top - self._levels.shape[0], np.int64)])
-        np.subtract.at(self._levels, old, 1)
-        np.add.at(self._levels, new, 1)
+        n = self._levels.shape[0]
+        self._levels -= np.bincount(np.asarray(old, np.int64), minlength=n)
+        self._levels += np.bincount(np.asarray(new, np.int64), minlength=n)
 
     def _limit(self) -> int:
         """The most work (intersections plus triangles examined) a batch may take before the
@@ -321,6 +341,9 @@ class DynamicTruss:
             return
         slots = t.insert_new(u, v)
         self._scratch_for(t.capacity)
+        blocks = self._blocks
+        if blocks.eblock.shape[0] != t.capacity:
+            blocks.relocate(t)
         truss, support, rank = t.columns["truss"], t.columns["support"], t.columns["rank"]
         truss[slots] = 2
         support[slots] = 0
@@ -333,20 +356,133 @@ class DynamicTruss:
         deg, ptr = self._view()
         self._triangles += K.insertion_supports(u, v, slots, deg, ptr, t.keys, t.shift,
                                                 self._batch_stamp, stamp, support)
-        start = time.perf_counter()
         limit = self._limit()
         self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
+        seeds, extra, dense = slots, np.zeros(0, np.int64), 0
+        if len(blocks):
+            blocks.grow_vertices(deg.shape[0])
+            ok, seeds, joined, dense = self._blocks_after_insertion(u, v, slots, limit)
+            if not ok:
+                return self._fallback(dense)
+            if joined.shape[0]:
+                # the edges in a triangle with a new block edge: their count may have grown
+                keys = t.keys[joined]
+                extra = np.unique(boundary_partners(keys >> 32, keys & 0xFFFFFFFF, deg, ptr,
+                                                    t.keys, t.shift, blocks.eblock))
+                extra = extra[np.argsort(truss[extra], kind="stable")]
+        start = time.perf_counter()
         raised, level, touched, work, aborted = O.raise_in_order(
-            slots, t.keys, t.shift, deg, ptr, truss, rank, self._counters, self._clock,
-            self._walked, self._queued, self._loc, *self._vertex_scratch(deg.shape[0]), limit)
+            seeds, t.keys, t.shift, deg, ptr, truss, rank, self._counters, self._clock,
+            self._walked, self._queued, self._loc, *self._vertex_scratch(deg.shape[0]), limit,
+            blocks.vblock, blocks.floors(), extra)
         self._learn(time.perf_counter() - start, work)
-        if aborted:
+        if aborted or not self._boundary_below_blocks(np.concatenate([seeds, raised])):
             return self._fallback(touched)
         # the new edges and those that rose have no level count (the others' counts only grew)
         self._counted[slots] = 0
         self._counted[raised] = 0
         self._shift_levels(level - 1, level)     # each raise moves one edge up one level
-        self.stats.update(path="dynamic", region=int(touched), work=int(work))
+        self.stats.update(path="dynamic", region=int(touched + dense), work=int(work),
+                          dense=int(dense))
+
+    def _blocks_after_insertion(self, u, v, slots, limit):
+        """The dense blocks' part of an insertion: inserted edges inside a block join it
+        (unless their in-block support already places them at the boundary's level or
+        below); each block that gained edges descends from its old values plus the number
+        it gained (an insertion raises a truss number by at most one) and the new edges'
+        in-block supports plus 2. Returns ``(ok, seeds, joined, edges)``: False when a block
+        lost its separation; the inserted edges left to the k-order scan; those that joined a
+        block (slots); the block edges examined."""
+        blocks = self._blocks
+        truss = self._table.columns["truss"]
+        bu, bv = blocks.vblock[u], blocks.vblock[v]
+        inside = (bu >= 0) & (bu == bv)
+        if not inside.any():
+            return True, slots, np.zeros(0, np.int64), 0
+        seed = ~inside
+        examined = 0
+        for b in np.unique(bu[inside]).tolist():
+            sel = np.flatnonzero(inside & (bu == b))
+            F = blocks.F[b]
+            nd = F.shape[0]
+            i, j = blocks.vlocal[u[sel]], blocks.vlocal[v[sel]]
+            i, j = np.minimum(i, j), np.maximum(i, j)
+            F[i, j] = F[j, i] = 1
+            bound = block_support(i, j, F).astype(np.int64) + 2
+            join = bound > blocks.xmax[b]
+            F[i[~join], j[~join]] = F[j[~join], i[~join]] = 0
+            seed[sel[~join]] = True
+            gained = int(join.sum())
+            if gained == 0:
+                continue
+            li, lj = blocks.li[b], blocks.lj[b]
+            up = np.minimum(F[li, lj].astype(np.int64) + gained, nd).astype(np.int16)
+            F[li, lj] = F[lj, li] = up
+            i, j = i[join], j[join]
+            F[i, j] = F[j, i] = np.minimum(bound[join], nd).astype(np.int16)
+            blocks.append(b, i, j, slots[sel[join]])
+            read, _, ok = block_descend(blocks.li[b], blocks.lj[b], F,
+                                        np.ones(nd, np.uint8), blocks.xmax[b],
+                                        DENSE_PER_WORK * limit)
+            examined += blocks.li[b].shape[0]
+            if not ok:
+                return False, slots, slots[:0], examined
+            changed, before = blocks.write_back(b, truss)
+            self._counted[changed] = 0
+            self._shift_levels(before, truss[changed])
+        return True, slots[seed], slots[~seed], examined
+
+    def _boundary_below_blocks(self, edges: np.ndarray) -> bool:
+        """After an insertion: raise each block's bound of its boundary numbers by the
+        ``edges`` (slots: the non-block edges inserted or raised) at its vertices; False if
+        a bound reached the block's lowest number (the block is no longer separated)."""
+        blocks = self._blocks
+        if not len(blocks) or edges.shape[0] == 0:
+            return True
+        keys = self._table.keys[edges]
+        lv = self._table.columns["truss"][edges].astype(np.int64)
+        top = np.array(blocks.xmax, np.int64)
+        for x in (keys >> 32, keys & 0xFFFFFFFF):
+            b = blocks.vblock[np.minimum(x, blocks.vblock.shape[0] - 1)]
+            b = np.where(x < blocks.vblock.shape[0], b, -1)
+            hit = b >= 0
+            np.maximum.at(top, b[hit], lv[hit])
+        blocks.xmax = top.tolist()
+        return bool((top < blocks.floors()[:top.shape[0]]).all())
+
+    def _blocks_after_deletion(self, u, v, slots, limit):
+        """The dense blocks' part of a deletion: the deleted block edges leave their block,
+        which descends from its old values, starting from the rows of the deleted edges'
+        endpoints. Returns ``(ok, changed slots, their old values, edges examined,
+        entries read)``; ``ok`` False when a block lost its separation or passed the limit."""
+        blocks = self._blocks
+        truss = self._table.columns["truss"]
+        bid = blocks.eblock[slots]
+        hit = bid >= 0
+        none = np.zeros(0, np.int64)
+        if not hit.any():
+            return True, none, none, 0, 0
+        changed, old = [], []
+        examined = read = 0
+        for b in np.unique(bid[hit]).tolist():
+            sel = hit & (bid == b)
+            F = blocks.F[b]
+            i, j = blocks.vlocal[u[sel]], blocks.vlocal[v[sel]]
+            F[i, j] = F[j, i] = 0
+            blocks.eblock[slots[sel]] = -1
+            blocks.remove(b, F[blocks.li[b], blocks.lj[b]] > 0)
+            active = np.zeros(F.shape[0], np.uint8)
+            active[i] = active[j] = 1
+            r, _, ok = block_descend(blocks.li[b], blocks.lj[b], F, active, blocks.xmax[b],
+                                     DENSE_PER_WORK * limit)
+            read += r
+            examined += blocks.li[b].shape[0]
+            if not ok:
+                return False, none, none, examined, read
+            ch, before = blocks.write_back(b, truss)
+            changed.append(ch)
+            old.append(before)
+        return True, np.concatenate(changed), np.concatenate(old), examined, read
 
     def _delete(self, u: np.ndarray, v: np.ndarray) -> None:
         t = self._table
@@ -373,31 +509,50 @@ class DynamicTruss:
             u, v, slots, deg, ptr, ba.vertices, ba.offsets, ba.neighbours, t.keys, t.shift,
             self._batch_stamp, stamp, truss, support, rec_slot, rec_level, nrec)
         m = int(nrec[0])
+        rec_slot, rec_level = rec_slot[:m], rec_level[:m]
+        blocks = self._blocks
+        if len(blocks):
+            # a block edge's lost triangles are the block's own business
+            outside = blocks.eblock[rec_slot] < 0
+            rec_slot, rec_level = rec_slot[outside], rec_level[outside]
         if self._counts_due:
             # counted on the graph after the batch: add back the lost triangles that counted
             # at their edge's level, which lower_after_deletion takes off again
             self._full_level_counts()
-            lost = rec_slot[:m][rec_level[:m] >= truss[rec_slot[:m]]]
+            lost = rec_slot[rec_level >= truss[rec_slot]]
             np.add.at(self._count, lost, 1)
         gone_levels = truss[slots].astype(np.int64)
         limit = self._limit()
-        start = time.perf_counter()
-        slots_changed, old, tri, touched, work, aborted = K.lower_after_deletion(
-            rec_slot[:m], rec_level[:m], t.keys, t.shift, deg, ptr, truss, self._clock,
-            self._valid, self._count, self._counted, self._queued, self._seen, self._changed,
-            *self._vertex_scratch(deg.shape[0]), limit)
+        aborted, touched, work, dense = False, 0, 0, 0
+        if len(blocks):
+            ok, dense_slots, dense_old, dense, read = self._blocks_after_deletion(
+                u, v, slots, limit)
+            aborted = not ok
+            work = read // DENSE_PER_WORK
         if not aborted:
-            # the edges whose number fell: new places in the k-order
-            placed, more = O.order_after_deletion(
-                slots_changed, tri, truss, t.columns["rank"], self._counters, self._clock,
-                self._walked, self._loc, limit - work)
-            work += more
-            aborted = not placed
-        self._learn(time.perf_counter() - start, work)
+            start = time.perf_counter()
+            slots_changed, old, tri, touched, more, aborted = K.lower_after_deletion(
+                rec_slot, rec_level, t.keys, t.shift, deg, ptr, truss, self._clock,
+                self._valid, self._count, self._counted, self._queued, self._seen,
+                self._changed, *self._vertex_scratch(deg.shape[0]), limit - work)
+            sparse = more
+            if not aborted:
+                # the edges whose number fell: new places in the k-order
+                placed, more = O.order_after_deletion(
+                    slots_changed, tri, truss, t.columns["rank"], self._counters, self._clock,
+                    self._walked, self._loc, limit - work - sparse)
+                sparse += more
+                aborted = not placed
+            work += sparse
+            self._learn(time.perf_counter() - start, sparse)
         t.delete_present(u, v)
         self._counted[slots] = 0
         self._shift_levels(gone_levels, np.zeros(0, np.int64))
         if aborted:
-            return self._fallback(touched)
+            return self._fallback(touched + dense)
+        if len(blocks):
+            self._counted[dense_slots] = 0
+            self._shift_levels(dense_old, truss[dense_slots])
         self._shift_levels(old, truss[slots_changed])
-        self.stats.update(path="dynamic", region=int(touched), work=int(work))
+        self.stats.update(path="dynamic", region=int(touched + dense), work=int(work),
+                          dense=int(dense))

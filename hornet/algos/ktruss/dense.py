@@ -1,0 +1,338 @@
+"""Dense truss blocks of :class:`hornet.algos.ktruss.dynamic.DynamicTruss` (CPU): the truss
+numbers of a dense, high-level part of the graph kept in a dense matrix.
+
+A block is a set B of edges among a vertex set D (|D| at most :data:`MAX_BLOCK_VERTICES`),
+with the truss numbers of its edges in an int16 matrix ``F`` (``F[i, j]`` for the local
+indices of the endpoints; 0: no block edge). Its *boundary* is every other edge with an
+endpoint in D; ``xmax`` bounds their truss numbers from above.
+
+Why the block can be updated alone. Let T_B be the truss numbers of the graph made of the
+edges B only. If every boundary edge has a truss number below every T_B value, then T = T_B
+on B: for k above the boundary's numbers, a triangle of the k-truss that holds a block edge
+has its other two edges in the k-truss, so not on the boundary (their numbers are too low),
+so in B; hence the k-truss restricted to B is the k-truss of B, and conversely the k-truss
+of B lies in the k-truss of the graph. Every other edge sees the block edges only as
+triangles alive up to levels above its own, whatever their exact values are: the sparse
+algorithms never read a block edge's k-order rank, and the block edges keep none.
+
+What a batch costs. An update recomputes T_B by the h-index descent from an upper bound
+(the old values for a deletion; the old values plus the block's inserted edges, and a new
+edge's in-block support plus 2, for an insertion), in rounds over the block edges that
+touch a vertex whose row changed in the previous round. An edge's count at level k (its
+triangles whose other two edges are at k or above) is one pass over two rows of ``F``,
+vectorized, instead of an intersection of adjacency lists and a table probe per triangle:
+on a clique of n vertices, a deletion's descent (the edges at the deleted edge's endpoints
+fall, then the rest, then a check) reads about three times n^3 / 2 matrix entries.
+
+When the separation does not hold (a block edge would fall to ``xmax`` or below, a boundary
+edge would climb to the block's lowest level), the caller falls back to the static
+decomposition, which chooses new blocks (:func:`find_blocks`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from hornet.core.jit import ix, njit
+
+from .region import _grow, _intersect, _row, _slot
+
+__all__ = ["find_blocks", "block_descend", "MIN_BLOCK_EDGES", "MAX_BLOCK_VERTICES"]
+
+#: the fewest edges a block has (a smaller dense part costs the sparse kernels little)
+MIN_BLOCK_EDGES = 1024
+#: the most vertices a block has (its matrix has this many squared entries; a pass over all
+#: its edges reads up to the cube over two)
+MAX_BLOCK_VERTICES = 512
+#: the least share of its vertex pairs that a block's edges fill
+MIN_BLOCK_DENSITY = 0.5
+#: the lowest truss level at which a block is looked for, and how many levels are tried
+MIN_BLOCK_LEVEL = 16
+MAX_BLOCK_TRIES = 8
+
+
+def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
+    """Vertex-disjoint dense blocks of an undirected graph with known truss numbers.
+
+    ``src, dst`` (E,) int: each undirected edge once; ``truss`` (E,) int: its truss number;
+    ``n``: the vertex range. For the levels l (highest first, at least
+    :data:`MIN_BLOCK_LEVEL`, each holding at least half :data:`MIN_BLOCK_EDGES` edges, at most
+    :data:`MAX_BLOCK_TRIES` of them), every connected component of the edges at l or above
+    among vertices not yet in a block becomes a block when it has enough edges, few enough
+    vertices, is dense enough, and its lowest number exceeds every number of its boundary.
+
+    Returns a list of ``(vertices, edges, xmax)``: sorted int32 vertex ids, int64 indices
+    into ``src``/``dst`` of the block's edges, and the largest truss number of its boundary.
+    """
+    src = np.asarray(src, np.int64)
+    dst = np.asarray(dst, np.int64)
+    truss = np.asarray(truss, np.int64)
+    blocks = []
+    if src.shape[0] < MIN_BLOCK_EDGES:
+        return blocks
+    levels, counts = np.unique(truss[truss >= MIN_BLOCK_LEVEL], return_counts=True)
+    tries = levels[counts * 2 >= MIN_BLOCK_EDGES][::-1][:MAX_BLOCK_TRIES]
+    taken = np.zeros(n, bool)
+    for level in tries.tolist():
+        high = (truss >= level) & ~taken[src] & ~taken[dst]
+        hs, hd = src[high], dst[high]
+        if hs.shape[0] < MIN_BLOCK_EDGES:
+            continue
+        m = coo_matrix((np.ones(hs.shape[0], np.int8), (hs, hd)), shape=(n, n))
+        _, lab = connected_components(m, directed=False)
+        elab = lab[hs]
+        ne = np.bincount(elab, minlength=lab.max() + 1)
+        inv = np.zeros(n, bool)
+        inv[hs] = True
+        inv[hd] = True
+        nv = np.bincount(lab[inv], minlength=ne.shape[0])
+        ok = ((ne >= MIN_BLOCK_EDGES) & (nv <= MAX_BLOCK_VERTICES)
+              & (ne >= MIN_BLOCK_DENSITY * nv * (nv - 1) / 2))
+        if not ok.any():
+            continue
+        # lowest block number and highest boundary number of every candidate component
+        comp = np.where(inv, lab, -1)
+        lmin = np.full(ne.shape[0], np.iinfo(np.int64).max)
+        np.minimum.at(lmin, elab, truss[high])
+        xmax = np.zeros(ne.shape[0], np.int64)
+        rest = ~high
+        for side in (src, dst):
+            c = comp[side[rest]]
+            hit = c >= 0
+            np.maximum.at(xmax, c[hit], truss[rest][hit])
+        for c in np.flatnonzero(ok & (lmin > xmax)).tolist():
+            vertices = np.flatnonzero(comp == c).astype(np.int32)
+            edges = np.flatnonzero(high)[elab == c]
+            taken[vertices] = True
+            blocks.append((vertices, edges, int(xmax[c])))
+    return blocks
+
+
+@njit(inline="always")
+def _count_at(F, i, j, k, nd):
+    """Triangles of block edge (i, j) whose two other edges are at ``k`` or above."""
+    c = 0
+    for w in range(nd):
+        a = F[ix(i), ix(w)]
+        b = F[ix(j), ix(w)]
+        m = a if a < b else b
+        c += np.int32(m >= k)
+    return c
+
+
+@njit
+def _h_index(F, i, j, cap, nd):
+    """The largest k <= cap with at least k - 2 triangles of (i, j) whose other two edges
+    are at k or above (2 at least)."""
+    hist = np.zeros(cap + 1, np.int32)
+    for w in range(nd):
+        a = F[ix(i), ix(w)]
+        b = F[ix(j), ix(w)]
+        m = a if a < b else b
+        if m >= 2:
+            hist[min(np.int64(m), cap)] += 1
+    acc = 0
+    k = cap
+    while k > 2:
+        acc += hist[k]
+        if acc >= k - 2:
+            return k
+        k -= 1
+    return 2
+
+
+@njit
+def block_descend(li, lj, F, active, floor, limit):
+    """Lower the block's values ``F`` (int16 (nd, nd), symmetric; an upper bound of the
+    block's own truss numbers) to those truss numbers: the h-index descent in rounds.
+
+    ``li, lj`` (m,) int32: the local endpoints of the block's edges (an edge with ``F == 0``
+    is gone). ``active`` (nd,) uint8: the vertices whose rows changed (the first round
+    evaluates the edges touching them). An edge whose value exceeds its count at that value
+    plus 2 falls to min(value - 1, h-index); the vertices of a fallen edge are active in the
+    next round. Once a round changes nothing every edge satisfies its bound, so the values
+    are the truss numbers (the values never drop below them: a value only falls to an
+    h-index of values that are all upper bounds). Values update in place during a round (any
+    mix of older and newer values is an upper bound).
+
+    ``floor``: a value may not fall to it or below (the boundary's highest number: the block
+    is no longer separated); ``limit``: the most matrix entries to read. Returns
+    ``(entries_read, rounds, ok)``: ``ok`` False when either was reached (``F`` is then
+    incomplete).
+    """
+    nd = F.shape[0]
+    m = li.shape[0]
+    act = active.copy()
+    nxt = np.zeros(nd, np.uint8)
+    read = np.int64(0)
+    rounds = 0
+    while True:
+        rounds += 1
+        changed = 0
+        for q in range(m):
+            i = li[q]
+            j = lj[q]
+            if act[i] == 0 and act[j] == 0:
+                continue
+            a = np.int64(F[i, j])
+            if a == 0:
+                continue
+            read += nd
+            c = _count_at(F, i, j, a, nd)
+            if c >= a - 2:
+                continue
+            b = a - 1
+            read += nd
+            if _count_at(F, i, j, b, nd) < b - 2:
+                read += nd
+                b = _h_index(F, i, j, b, nd)
+            if b <= floor:
+                return read, rounds, False
+            F[i, j] = b
+            F[j, i] = b
+            nxt[i] = 1
+            nxt[j] = 1
+            changed += 1
+        if changed == 0:
+            return read, rounds, True
+        if read > limit:
+            return read, rounds, False
+        act[:] = nxt
+        nxt[:] = 0
+
+
+@njit
+def block_support(li, lj, F):
+    """In-block support of each edge (i, j) of ``li, lj``: the vertices w with both
+    ``F[i, w]`` and ``F[j, w]`` non-zero. int32 (m,)."""
+    nd = F.shape[0]
+    out = np.empty(li.shape[0], np.int32)
+    for q in range(li.shape[0]):
+        out[q] = _count_at(F, li[q], lj[q], 1, nd)
+    return out
+
+
+@njit
+def boundary_partners(bu, bv, deg, ptr, keys, shift, eblock):
+    """The edges outside every block that share a triangle with one of the edges
+    ``bu[i]``-``bv[i]`` (int64 slots, with repeats): for each common neighbour w of the two
+    endpoints, the edges to w that are in no block."""
+    out = np.empty(16, np.int64)
+    n = 0
+    buf = np.empty(16, np.int32)
+    for q in range(bu.shape[0]):
+        a = bu[q]
+        b = bv[q]
+        A, da = _row(deg, ptr, a)
+        B, db = _row(deg, ptr, b)
+        if min(da, db) > buf.shape[0]:
+            buf = np.empty(2 * min(da, db), np.int32)
+        c = _intersect(A, da, B, db, buf)
+        for t in range(c):
+            w = buf[t]
+            for s in (_slot(keys, shift, a, w), _slot(keys, shift, b, w)):
+                if eblock[s] < 0:
+                    out = _grow(out, n + 1)
+                    out[n] = s
+                    n += 1
+    return out[:n]
+
+
+class TrussBlocks:
+    """The dense blocks of one CPU dynamic truss and their bookkeeping.
+
+    Per block ``b``: ``vertices[b]`` (sorted int32), ``F[b]`` (int16 (nd, nd): the truss
+    number of every block edge at its endpoints' local indices, 0 elsewhere), ``li[b]`` /
+    ``lj[b]`` (int32: local endpoints of its edges, i < j), ``slots[b]`` (int64: their
+    edge-table slots) and ``xmax[b]`` (an upper bound of its boundary's truss numbers).
+    ``vblock`` (int32 per vertex: its block, -1 none), ``vlocal`` (int32 per vertex: its
+    local index) and ``eblock`` (int32 per table slot: the block of that edge, -1 none).
+    """
+
+    def __init__(self):
+        self.clear(0, 0)
+
+    def clear(self, n: int, capacity: int) -> None:
+        """No blocks (``n`` vertices, a table of ``capacity`` slots)."""
+        self.vertices, self.F, self.li, self.lj, self.slots = [], [], [], [], []
+        self.xmax: list[int] = []
+        self.vblock = np.full(max(n, 1), -1, np.int32)
+        self.vlocal = np.zeros(max(n, 1), np.int32)
+        self.eblock = np.full(capacity, -1, np.int32)
+
+    def __len__(self) -> int:
+        return len(self.F)
+
+    def build(self, src: np.ndarray, dst: np.ndarray, truss: np.ndarray, slots: np.ndarray,
+              n: int, capacity: int) -> None:
+        """Choose the blocks of a graph (:func:`find_blocks`) whose edges ``src, dst`` have
+        the (exact) numbers ``truss`` and the table slots ``slots``."""
+        self.clear(n, capacity)
+        for vertices, edges, xmax in find_blocks(src, dst, truss, n):
+            b = len(self.F)
+            nd = vertices.shape[0]
+            self.vblock[vertices] = b
+            self.vlocal[vertices] = np.arange(nd, dtype=np.int32)
+            i = self.vlocal[src[edges]]
+            j = self.vlocal[dst[edges]]
+            li, lj = np.minimum(i, j), np.maximum(i, j)
+            F = np.zeros((nd, nd), np.int16)
+            F[li, lj] = truss[edges]
+            F[lj, li] = truss[edges]
+            self.vertices.append(vertices)
+            self.F.append(F)
+            self.li.append(li.astype(np.int32))
+            self.lj.append(lj.astype(np.int32))
+            self.slots.append(np.asarray(slots[edges], np.int64))
+            self.xmax.append(int(xmax))
+            self.eblock[self.slots[b]] = b
+
+    def relocate(self, table) -> None:
+        """The edge table was rehashed: look the block edges' slots up again."""
+        self.eblock = np.full(table.capacity, -1, np.int32)
+        for b in range(len(self)):
+            v = self.vertices[b]
+            self.slots[b] = np.asarray(table.lookup(v[self.li[b]], v[self.lj[b]]), np.int64)
+            self.eblock[self.slots[b]] = b
+
+    def grow_vertices(self, n: int) -> None:
+        """Room for vertex ids below ``n`` (new vertices are in no block)."""
+        if n > self.vblock.shape[0]:
+            extra = n - self.vblock.shape[0]
+            self.vblock = np.concatenate([self.vblock, np.full(extra, -1, np.int32)])
+            self.vlocal = np.concatenate([self.vlocal, np.zeros(extra, np.int32)])
+
+    def floors(self) -> np.ndarray:
+        """int64 per block: its lowest truss number."""
+        out = np.zeros(max(len(self), 1), np.int64)
+        for b in range(len(self)):
+            vals = self.F[b][self.li[b], self.lj[b]]
+            out[b] = int(vals.min()) if vals.shape[0] else np.iinfo(np.int16).max
+        return out
+
+    def remove(self, b: int, keep: np.ndarray) -> None:
+        """Drop the edges of block ``b`` where ``keep`` is False (their matrix entries and
+        slots are cleared by the caller)."""
+        self.li[b] = self.li[b][keep]
+        self.lj[b] = self.lj[b][keep]
+        self.slots[b] = self.slots[b][keep]
+
+    def append(self, b: int, li: np.ndarray, lj: np.ndarray, slots: np.ndarray) -> None:
+        """Add edges (local endpoints, table slots) to block ``b``."""
+        self.li[b] = np.concatenate([self.li[b], li.astype(np.int32)])
+        self.lj[b] = np.concatenate([self.lj[b], lj.astype(np.int32)])
+        self.slots[b] = np.concatenate([self.slots[b], slots.astype(np.int64)])
+        self.eblock[slots] = b
+
+    def write_back(self, b: int, truss: np.ndarray):
+        """Copy block ``b``'s values into the slot-indexed ``truss``; returns the slots that
+        changed and their values before."""
+        vals = self.F[b][self.li[b], self.lj[b]].astype(np.int32)
+        slots = self.slots[b]
+        old = truss[slots]
+        diff = vals != old
+        changed = slots[diff]
+        before = old[diff]
+        truss[changed] = vals[diff]
+        return changed, before
