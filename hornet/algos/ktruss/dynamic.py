@@ -209,6 +209,7 @@ class DynamicTruss:
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
         self._build_blocks(src, dst, t, at)
         self._counts_due = True
+        self._valid = self._tick()           # the kept level counts no longer hold
 
     def _scratch_for(self, capacity: int) -> None:
         """Slot-indexed arrays of the region kernels (reallocated only when the table is
