@@ -49,18 +49,26 @@ MAX_BLOCK_VERTICES = 512
 MIN_BLOCK_DENSITY = 0.5
 #: the lowest truss level at which a block is looked for, and how many levels are tried
 MIN_BLOCK_LEVEL = 16
-MAX_BLOCK_TRIES = 8
+MAX_BLOCK_TRIES = 12
+#: the most blocks (a vertex's blocks are the bits of an int64)
+MAX_BLOCKS = 32
+#: the matrix value of an edge of a higher block among a block's vertices: above every level
+#: of the block (its triangles count at every level)
+HIGH = np.iinfo(np.int16).max
 
 
 def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
-    """Vertex-disjoint dense blocks of an undirected graph with known truss numbers.
+    """Dense blocks of an undirected graph with known truss numbers, highest first.
 
     ``src, dst`` (E,) int: each undirected edge once; ``truss`` (E,) int: its truss number;
     ``n``: the vertex range. For the levels l (highest first, at least
     :data:`MIN_BLOCK_LEVEL`, each holding at least half :data:`MIN_BLOCK_EDGES` edges, at most
-    :data:`MAX_BLOCK_TRIES` of them), every connected component of the edges at l or above
-    among vertices not yet in a block becomes a block when it has enough edges, few enough
-    vertices, is dense enough, and its lowest number exceeds every number of its boundary.
+    :data:`MAX_BLOCK_TRIES` of them), the edges at l or above that are in no block yet and do
+    not join two vertices of one block are split into connected components; a component
+    becomes a block when it has enough edges, few enough vertices, is dense enough, and its
+    lowest number exceeds the highest number of its *boundary*: the other edges at its
+    vertices, except those of the blocks found before (which are above it; blocks may share
+    vertices).
 
     Returns a list of ``(vertices, edges, xmax)``: sorted int32 vertex ids, int64 indices
     into ``src``/``dst`` of the block's edges, and the largest truss number of its boundary.
@@ -73,9 +81,12 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
         return blocks
     levels, counts = np.unique(truss[truss >= MIN_BLOCK_LEVEL], return_counts=True)
     tries = levels[counts * 2 >= MIN_BLOCK_EDGES][::-1][:MAX_BLOCK_TRIES]
-    taken = np.zeros(n, bool)
+    in_block = np.zeros(src.shape[0], bool)
+    joins_one = np.zeros(src.shape[0], bool)     # both ends in one block's vertices
     for level in tries.tolist():
-        high = (truss >= level) & ~taken[src] & ~taken[dst]
+        if len(blocks) >= MAX_BLOCKS:
+            break
+        high = (truss >= level) & ~in_block & ~joins_one
         hs, hd = src[high], dst[high]
         if hs.shape[0] < MIN_BLOCK_EDGES:
             continue
@@ -96,15 +107,20 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
         lmin = np.full(ne.shape[0], np.iinfo(np.int64).max)
         np.minimum.at(lmin, elab, truss[high])
         xmax = np.zeros(ne.shape[0], np.int64)
-        rest = ~high
+        rest = ~high & ~in_block
         for side in (src, dst):
             c = comp[side[rest]]
             hit = c >= 0
             np.maximum.at(xmax, c[hit], truss[rest][hit])
         for c in np.flatnonzero(ok & (lmin > xmax)).tolist():
+            if len(blocks) >= MAX_BLOCKS:
+                break
             vertices = np.flatnonzero(comp == c).astype(np.int32)
             edges = np.flatnonzero(high)[elab == c]
-            taken[vertices] = True
+            member = np.zeros(n, bool)
+            member[vertices] = True
+            in_block[edges] = True
+            joins_one |= member[src] & member[dst]
             blocks.append((vertices, edges, int(xmax[c])))
     return blocks
 
@@ -239,15 +255,32 @@ def boundary_partners(bu, bv, deg, ptr, keys, shift, eblock):
     return out[:n]
 
 
+def _lowest_bit(mask: np.ndarray) -> np.ndarray:
+    """Index of the lowest set bit of every int64 of ``mask`` (-1 where none)."""
+    low = mask & -mask
+    out = np.full(mask.shape[0], -1, np.int64)
+    nz = low != 0
+    out[nz] = np.log2(low[nz].astype(np.float64)).astype(np.int64)
+    return out
+
+
 class TrussBlocks:
     """The dense blocks of one CPU dynamic truss and their bookkeeping.
 
-    Per block ``b``: ``vertices[b]`` (sorted int32), ``F[b]`` (int16 (nd, nd): the truss
-    number of every block edge at its endpoints' local indices, 0 elsewhere), ``li[b]`` /
-    ``lj[b]`` (int32: local endpoints of its edges, i < j), ``slots[b]`` (int64: their
-    edge-table slots) and ``xmax[b]`` (an upper bound of its boundary's truss numbers).
-    ``vblock`` (int32 per vertex: its block, -1 none), ``vlocal`` (int32 per vertex: its
-    local index) and ``eblock`` (int32 per table slot: the block of that edge, -1 none).
+    Blocks are listed highest first (:func:`find_blocks`); they may share vertices. Per
+    block ``b``: ``vertices[b]`` (sorted int32), ``F[b]`` (int16 (nd, nd) at the endpoints'
+    local indices: the truss number of each of its edges, :data:`HIGH` for an edge of a
+    higher block, 0 elsewhere), ``li[b]`` / ``lj[b]`` (int32: local endpoints of its edges,
+    i < j), ``slots[b]`` (int64: their edge-table slots), ``xmax[b]`` (an upper bound of its
+    boundary: the numbers of the other edges at its vertices, those of higher blocks
+    excepted) and ``floor[b]`` (its lowest number). ``vmask`` (int64 per vertex: bit b set
+    when it is a vertex of block b), ``vfloor`` (int64 per vertex: the lowest floor of its
+    blocks) and ``eblock`` (int32 per table slot: the block of that edge, -1 none).
+
+    Separation (every block's floor above its xmax) makes each block's numbers its own
+    truss numbers with the higher blocks' edges counted as always present
+    (module docstring); an update that would break it reports failure and the caller
+    falls back to the static decomposition.
     """
 
     def __init__(self):
@@ -257,8 +290,9 @@ class TrussBlocks:
         """No blocks (``n`` vertices, a table of ``capacity`` slots)."""
         self.vertices, self.F, self.li, self.lj, self.slots = [], [], [], [], []
         self.xmax: list[int] = []
-        self.vblock = np.full(max(n, 1), -1, np.int32)
-        self.vlocal = np.zeros(max(n, 1), np.int32)
+        self.floor = np.zeros(0, np.int64)
+        self.vmask = np.zeros(max(n, 1), np.int64)
+        self.vfloor = np.full(max(n, 1), np.iinfo(np.int64).max, np.int64)
         self.eblock = np.full(capacity, -1, np.int32)
 
     def __len__(self) -> int:
@@ -272,67 +306,202 @@ class TrussBlocks:
         for vertices, edges, xmax in find_blocks(src, dst, truss, n):
             b = len(self.F)
             nd = vertices.shape[0]
-            self.vblock[vertices] = b
-            self.vlocal[vertices] = np.arange(nd, dtype=np.int32)
-            i = self.vlocal[src[edges]]
-            j = self.vlocal[dst[edges]]
+            i = np.searchsorted(vertices, src[edges]).astype(np.int32)
+            j = np.searchsorted(vertices, dst[edges]).astype(np.int32)
             li, lj = np.minimum(i, j), np.maximum(i, j)
             F = np.zeros((nd, nd), np.int16)
-            F[li, lj] = truss[edges]
-            F[lj, li] = truss[edges]
+            F[li, lj] = F[lj, li] = truss[edges]
+            for a in range(b):                 # the higher blocks' edges among its vertices
+                hi, hj, ok = self._local(b, *self._ends(a), vertices)
+                F[hi[ok], hj[ok]] = F[hj[ok], hi[ok]] = HIGH
+            self.vmask[vertices] |= np.int64(1) << b
             self.vertices.append(vertices)
             self.F.append(F)
-            self.li.append(li.astype(np.int32))
-            self.lj.append(lj.astype(np.int32))
+            self.li.append(li)
+            self.lj.append(lj)
             self.slots.append(np.asarray(slots[edges], np.int64))
             self.xmax.append(int(xmax))
             self.eblock[self.slots[b]] = b
+        self._floors()
+
+    def _ends(self, b: int):
+        v = self.vertices[b]
+        return v[self.li[b]], v[self.lj[b]]
+
+    def _local(self, b, u, v, vertices=None):
+        """Local indices in block ``b`` of the pairs ``u, v`` and whether both are its
+        vertices."""
+        vs = self.vertices[b] if vertices is None else vertices
+        i = np.minimum(np.searchsorted(vs, u), vs.shape[0] - 1)
+        j = np.minimum(np.searchsorted(vs, v), vs.shape[0] - 1)
+        ok = (vs[i] == u) & (vs[j] == v)
+        return i.astype(np.int32), j.astype(np.int32), ok
+
+    def _floors(self) -> None:
+        """``floor`` and ``vfloor`` from the matrices."""
+        self.floor = np.full(len(self), np.iinfo(np.int64).max, np.int64)
+        self.vfloor[:] = np.iinfo(np.int64).max
+        for b in range(len(self)):
+            vals = self.F[b][self.li[b], self.lj[b]]
+            if vals.shape[0]:
+                self.floor[b] = int(vals.min())
+            vs = self.vertices[b]
+            self.vfloor[vs] = np.minimum(self.vfloor[vs], self.floor[b])
+
+    def separated(self) -> bool:
+        """Whether every block's floor is above its boundary bound."""
+        return bool((self.floor > np.array(self.xmax, np.int64)).all())
 
     def relocate(self, table) -> None:
         """The edge table was rehashed: look the block edges' slots up again."""
         self.eblock = np.full(table.capacity, -1, np.int32)
         for b in range(len(self)):
-            v = self.vertices[b]
-            self.slots[b] = np.asarray(table.lookup(v[self.li[b]], v[self.lj[b]]), np.int64)
+            self.slots[b] = np.asarray(table.lookup(*self._ends(b)), np.int64)
             self.eblock[self.slots[b]] = b
 
     def grow_vertices(self, n: int) -> None:
         """Room for vertex ids below ``n`` (new vertices are in no block)."""
-        if n > self.vblock.shape[0]:
-            extra = n - self.vblock.shape[0]
-            self.vblock = np.concatenate([self.vblock, np.full(extra, -1, np.int32)])
-            self.vlocal = np.concatenate([self.vlocal, np.zeros(extra, np.int32)])
+        if n > self.vmask.shape[0]:
+            extra = n - self.vmask.shape[0]
+            self.vmask = np.concatenate([self.vmask, np.zeros(extra, np.int64)])
+            self.vfloor = np.concatenate([self.vfloor,
+                                          np.full(extra, np.iinfo(np.int64).max, np.int64)])
 
-    def floors(self) -> np.ndarray:
-        """int64 per block: its lowest truss number."""
-        out = np.zeros(max(len(self), 1), np.int64)
-        for b in range(len(self)):
-            vals = self.F[b][self.li[b], self.lj[b]]
-            out[b] = int(vals.min()) if vals.shape[0] else np.iinfo(np.int16).max
-        return out
+    def raise_xmax(self, u: np.ndarray, v: np.ndarray, values: np.ndarray,
+                   below: int = -1) -> None:
+        """Raise the boundary bound of every block with a vertex among ``u`` or ``v`` to the
+        ``values`` of those edges; with ``below`` >= 0 only the blocks before it (the edges
+        are of block ``below``, which is low for the higher blocks only)."""
+        top = np.array(self.xmax, np.int64)
+        values = np.asarray(values, np.int64)
+        for b in range(len(self) if below < 0 else below):
+            bit = np.int64(1) << b
+            hit = ((self.vmask[u] & bit) != 0) | ((self.vmask[v] & bit) != 0)
+            if hit.any():
+                top[b] = max(int(top[b]), int(values[hit].max()))
+        self.xmax = top.tolist()
 
-    def remove(self, b: int, keep: np.ndarray) -> None:
-        """Drop the edges of block ``b`` where ``keep`` is False (their matrix entries and
-        slots are cleared by the caller)."""
-        self.li[b] = self.li[b][keep]
-        self.lj[b] = self.lj[b][keep]
-        self.slots[b] = self.slots[b][keep]
-
-    def append(self, b: int, li: np.ndarray, lj: np.ndarray, slots: np.ndarray) -> None:
-        """Add edges (local endpoints, table slots) to block ``b``."""
-        self.li[b] = np.concatenate([self.li[b], li.astype(np.int32)])
-        self.lj[b] = np.concatenate([self.lj[b], lj.astype(np.int32)])
-        self.slots[b] = np.concatenate([self.slots[b], slots.astype(np.int64)])
-        self.eblock[slots] = b
-
-    def write_back(self, b: int, truss: np.ndarray):
+    def _write_back(self, b: int, truss: np.ndarray):
         """Copy block ``b``'s values into the slot-indexed ``truss``; returns the slots that
-        changed and their values before."""
+        changed and their values before. The higher blocks' bounds take the changed edges."""
         vals = self.F[b][self.li[b], self.lj[b]].astype(np.int32)
         slots = self.slots[b]
         old = truss[slots]
         diff = vals != old
         changed = slots[diff]
-        before = old[diff]
         truss[changed] = vals[diff]
-        return changed, before
+        if b > 0 and changed.shape[0]:
+            u, v = self._ends(b)
+            self.raise_xmax(u[diff], v[diff], vals[diff], below=b)
+        return changed, old[diff]
+
+    def _descend(self, b, active, limit):
+        return block_descend(self.li[b], self.lj[b], self.F[b], active, self.xmax[b], limit)
+
+    def after_deletion(self, u, v, slots, truss, limit):
+        """The blocks' part of a deletion batch (``u, v``: the deleted edges, ``slots``: their
+        table slots, still present). A deleted block edge leaves its block and the matrices
+        of the lower blocks that list it as :data:`HIGH`; each block that lost an entry
+        descends from its old values, starting from the rows of the lost entries (highest
+        block first). Returns ``(ok, changed slots, old values, edges examined, entries
+        read)``; ``ok`` False when a block lost its separation or ``limit`` entries were
+        read."""
+        owner = self.eblock[slots]
+        hit = owner >= 0
+        none = np.zeros(0, np.int64)
+        if not hit.any():
+            return True, none, none, 0, 0
+        u, v, owner, gone = u[hit], v[hit], owner[hit], slots[hit]
+        self.eblock[gone] = -1
+        active = [None] * len(self)
+        for b in range(len(self)):
+            i, j, ok = self._local(b, u, v)
+            ok &= owner <= b                   # its own edges and the higher blocks' ones
+            if not ok.any():
+                continue
+            F = self.F[b]
+            F[i[ok], j[ok]] = F[j[ok], i[ok]] = 0
+            active[b] = np.zeros(F.shape[0], np.uint8)
+            active[b][i[ok]] = active[b][j[ok]] = 1
+            if (owner == b).any():
+                keep = F[self.li[b], self.lj[b]] > 0
+                self.li[b], self.lj[b] = self.li[b][keep], self.lj[b][keep]
+                self.slots[b] = self.slots[b][keep]
+        changed, old = [none], [none]
+        examined = read = 0
+        for b in range(len(self)):
+            if active[b] is None:
+                continue
+            r, _, ok = self._descend(b, active[b], limit - read)
+            read += r
+            examined += self.li[b].shape[0]
+            if not ok:
+                return False, none, none, examined, read
+            ch, before = self._write_back(b, truss)
+            changed.append(ch)
+            old.append(before)
+        self._floors()
+        return True, np.concatenate(changed), np.concatenate(old), examined, read
+
+    def after_insertion(self, u, v, slots, truss, limit):
+        """The blocks' part of an insertion batch (``u, v``: the inserted edges, ``slots``:
+        their table slots, truss numbers 2 for now). An inserted edge with both ends in a
+        block's vertices tries the highest such block; it joins unless its in-block support
+        plus 2 is at most the block's boundary bound (then it is a boundary edge, left to
+        the k-order scan). Highest block first, each block that gained entries (its own new
+        edges, :data:`HIGH` entries of higher blocks' new edges) descends from its old values
+        plus the entries gained (an insertion raises a truss number by at most one) and its
+        new edges' in-block supports plus 2. Returns ``(ok, seed, changed slots, old values,
+        edges examined)``: ``seed`` (bool per inserted edge) False for the edges that
+        joined a block."""
+        seed = np.ones(u.shape[0], bool)
+        none = np.zeros(0, np.int64)
+        if not len(self):
+            return True, seed, none, none, 0
+        common = self.vmask[u] & self.vmask[v]
+        target = _lowest_bit(common)
+        if not (target >= 0).any():
+            return True, seed, none, none, 0
+        changed, old = [none], [none]
+        examined = read = 0
+        for b in range(len(self)):
+            F = self.F[b]
+            nd = F.shape[0]
+            own = np.flatnonzero(target == b)
+            high = np.flatnonzero((target >= 0) & (target < b) & ~seed
+                                  & ((common >> b) & 1 == 1))
+            if own.shape[0] == 0 and high.shape[0] == 0:
+                continue
+            hi, hj, _ = self._local(b, u[high], v[high])
+            F[hi, hj] = F[hj, hi] = HIGH
+            gained = high.shape[0]
+            if own.shape[0]:
+                i, j, _ = self._local(b, u[own], v[own])
+                i, j = np.minimum(i, j), np.maximum(i, j)
+                F[i, j] = F[j, i] = 1
+                bound = block_support(i, j, F).astype(np.int64) + 2
+                join = bound > self.xmax[b]
+                F[i[~join], j[~join]] = F[j[~join], i[~join]] = 0
+                seed[own[join]] = False
+                gained += int(join.sum())
+            if gained == 0:
+                continue
+            li, lj = self.li[b], self.lj[b]
+            F[li, lj] = F[lj, li] = np.minimum(F[li, lj].astype(np.int64) + gained, nd)
+            if own.shape[0] and join.any():
+                i, j = i[join], j[join]
+                F[i, j] = F[j, i] = np.minimum(bound[join], nd)
+                self.li[b] = np.concatenate([li, i])
+                self.lj[b] = np.concatenate([lj, j])
+                self.slots[b] = np.concatenate([self.slots[b], slots[own[join]]])
+                self.eblock[slots[own[join]]] = b
+            r, _, ok = self._descend(b, np.ones(nd, np.uint8), limit - read)
+            read += r
+            examined += self.li[b].shape[0]
+            if not ok:
+                return False, seed, none, none, examined
+            ch, before = self._write_back(b, truss)
+            changed.append(ch)
+            old.append(before)
+        self._floors()
+        return self.separated(), seed, np.concatenate(changed), np.concatenate(old), examined

@@ -63,7 +63,7 @@ from ..underlying import undirected_change, undirected_copy
 from ..views import as_adjacency
 from . import order as O
 from . import region as K
-from .dense import TrussBlocks, block_descend, block_support, boundary_partners
+from .dense import TrussBlocks, boundary_partners
 from .static import truss_numbers_and_rounds
 
 __all__ = ["DynamicTruss"]
@@ -362,12 +362,16 @@ class DynamicTruss:
         seeds, extra, dense = slots, np.zeros(0, np.int64), 0
         if len(blocks):
             blocks.grow_vertices(deg.shape[0])
-            ok, seeds, joined, dense = self._blocks_after_insertion(u, v, slots, limit)
+            ok, seed, changed, before, dense = blocks.after_insertion(
+                u, v, slots, truss, DENSE_PER_WORK * limit)
             if not ok:
                 return self._fallback(dense)
-            if joined.shape[0]:
+            self._counted[changed] = 0
+            self._shift_levels(before, truss[changed])
+            seeds = slots[seed]
+            if not seed.all():
                 # the edges in a triangle with a new block edge: their count may have grown
-                keys = t.keys[joined]
+                keys = t.keys[slots[~seed]]
                 extra = np.unique(boundary_partners(keys >> 32, keys & 0xFFFFFFFF, deg, ptr,
                                                     t.keys, t.shift, blocks.eblock))
                 extra = extra[np.argsort(truss[extra], kind="stable")]
@@ -375,7 +379,7 @@ class DynamicTruss:
         raised, level, touched, work, aborted = O.raise_in_order(
             seeds, t.keys, t.shift, deg, ptr, truss, rank, self._counters, self._clock,
             self._walked, self._queued, self._loc, *self._vertex_scratch(deg.shape[0]), limit,
-            blocks.vblock, blocks.floors(), extra)
+            blocks.vfloor, extra)
         self._learn(time.perf_counter() - start, work)
         if aborted or not self._boundary_below_blocks(np.concatenate([seeds, raised])):
             return self._fallback(touched)
@@ -386,104 +390,19 @@ class DynamicTruss:
         self.stats.update(path="dynamic", region=int(touched + dense), work=int(work),
                           dense=int(dense))
 
-    def _blocks_after_insertion(self, u, v, slots, limit):
-        """The dense blocks' part of an insertion: inserted edges inside a block join it
-        (unless their in-block support already places them at the boundary's level or
-        below); each block that gained edges descends from its old values plus the number
-        it gained (an insertion raises a truss number by at most one) and the new edges'
-        in-block supports plus 2. Returns ``(ok, seeds, joined, edges)``: False when a block
-        lost its separation; the inserted edges left to the k-order scan; those that joined a
-        block (slots); the block edges examined."""
-        blocks = self._blocks
-        truss = self._table.columns["truss"]
-        bu, bv = blocks.vblock[u], blocks.vblock[v]
-        inside = (bu >= 0) & (bu == bv)
-        if not inside.any():
-            return True, slots, np.zeros(0, np.int64), 0
-        seed = ~inside
-        examined = 0
-        for b in np.unique(bu[inside]).tolist():
-            sel = np.flatnonzero(inside & (bu == b))
-            F = blocks.F[b]
-            nd = F.shape[0]
-            i, j = blocks.vlocal[u[sel]], blocks.vlocal[v[sel]]
-            i, j = np.minimum(i, j), np.maximum(i, j)
-            F[i, j] = F[j, i] = 1
-            bound = block_support(i, j, F).astype(np.int64) + 2
-            join = bound > blocks.xmax[b]
-            F[i[~join], j[~join]] = F[j[~join], i[~join]] = 0
-            seed[sel[~join]] = True
-            gained = int(join.sum())
-            if gained == 0:
-                continue
-            li, lj = blocks.li[b], blocks.lj[b]
-            up = np.minimum(F[li, lj].astype(np.int64) + gained, nd).astype(np.int16)
-            F[li, lj] = F[lj, li] = up
-            i, j = i[join], j[join]
-            F[i, j] = F[j, i] = np.minimum(bound[join], nd).astype(np.int16)
-            blocks.append(b, i, j, slots[sel[join]])
-            read, _, ok = block_descend(blocks.li[b], blocks.lj[b], F,
-                                        np.ones(nd, np.uint8), blocks.xmax[b],
-                                        DENSE_PER_WORK * limit)
-            examined += blocks.li[b].shape[0]
-            if not ok:
-                return False, slots, slots[:0], examined
-            changed, before = blocks.write_back(b, truss)
-            self._counted[changed] = 0
-            self._shift_levels(before, truss[changed])
-        return True, slots[seed], slots[~seed], examined
-
     def _boundary_below_blocks(self, edges: np.ndarray) -> bool:
-        """After an insertion: raise each block's bound of its boundary numbers by the
-        ``edges`` (slots: the non-block edges inserted or raised) at its vertices; False if
-        a bound reached the block's lowest number (the block is no longer separated)."""
+        """After an insertion: raise the boundary bound of each block with a vertex at one of
+        ``edges`` (slots: the non-block edges inserted or raised) to their numbers; False if
+        a block is no longer separated."""
         blocks = self._blocks
         if not len(blocks) or edges.shape[0] == 0:
             return True
         keys = self._table.keys[edges]
-        lv = self._table.columns["truss"][edges].astype(np.int64)
-        top = np.array(blocks.xmax, np.int64)
-        for x in (keys >> 32, keys & 0xFFFFFFFF):
-            b = blocks.vblock[np.minimum(x, blocks.vblock.shape[0] - 1)]
-            b = np.where(x < blocks.vblock.shape[0], b, -1)
-            hit = b >= 0
-            np.maximum.at(top, b[hit], lv[hit])
-        blocks.xmax = top.tolist()
-        return bool((top < blocks.floors()[:top.shape[0]]).all())
-
-    def _blocks_after_deletion(self, u, v, slots, limit):
-        """The dense blocks' part of a deletion: the deleted block edges leave their block,
-        which descends from its old values, starting from the rows of the deleted edges'
-        endpoints. Returns ``(ok, changed slots, their old values, edges examined,
-        entries read)``; ``ok`` False when a block lost its separation or passed the limit."""
-        blocks = self._blocks
-        truss = self._table.columns["truss"]
-        bid = blocks.eblock[slots]
-        hit = bid >= 0
-        none = np.zeros(0, np.int64)
-        if not hit.any():
-            return True, none, none, 0, 0
-        changed, old = [], []
-        examined = read = 0
-        for b in np.unique(bid[hit]).tolist():
-            sel = hit & (bid == b)
-            F = blocks.F[b]
-            i, j = blocks.vlocal[u[sel]], blocks.vlocal[v[sel]]
-            F[i, j] = F[j, i] = 0
-            blocks.eblock[slots[sel]] = -1
-            blocks.remove(b, F[blocks.li[b], blocks.lj[b]] > 0)
-            active = np.zeros(F.shape[0], np.uint8)
-            active[i] = active[j] = 1
-            r, _, ok = block_descend(blocks.li[b], blocks.lj[b], F, active, blocks.xmax[b],
-                                     DENSE_PER_WORK * limit)
-            read += r
-            examined += blocks.li[b].shape[0]
-            if not ok:
-                return False, none, none, examined, read
-            ch, before = blocks.write_back(b, truss)
-            changed.append(ch)
-            old.append(before)
-        return True, np.concatenate(changed), np.concatenate(old), examined, read
+        u, v = keys >> 32, keys & 0xFFFFFFFF
+        n = blocks.vmask.shape[0]
+        inside = (u < n) & (v < n)               # new vertices are in no block
+        blocks.raise_xmax(u[inside], v[inside], self._table.columns["truss"][edges[inside]])
+        return blocks.separated()
 
     def _delete(self, u: np.ndarray, v: np.ndarray) -> None:
         t = self._table
@@ -526,8 +445,8 @@ class DynamicTruss:
         limit = self._limit()
         aborted, touched, work, dense = False, 0, 0, 0
         if len(blocks):
-            ok, dense_slots, dense_old, dense, read = self._blocks_after_deletion(
-                u, v, slots, limit)
+            ok, dense_slots, dense_old, dense, read = blocks.after_deletion(
+                u, v, slots, truss, DENSE_PER_WORK * limit)
             aborted = not ok
             work = read // DENSE_PER_WORK
         if not aborted:

@@ -128,21 +128,19 @@ def _peel_members(nc, cand, toff, tp, tq, truss, member, stamp, loc, keep):
 
 
 @njit
-def _near_block(keys, y, k, vblock, block_floor):
+def _near_block(keys, y, k, vfloor):
     """Whether edge slot ``y``, scanned at level ``k``, has an endpoint in a dense block whose
     lowest number is at most k + 1."""
     key = keys[y]
     for x in (np.int64(key >> 32), np.int64(key & 0xFFFFFFFF)):
-        if x < vblock.shape[0]:
-            b = vblock[x]
-            if b >= 0 and k >= block_floor[b] - 1:
-                return True
+        if x < vfloor.shape[0] and k >= vfloor[x] - 1:
+            return True
     return False
 
 
 @njit
 def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, clock, member,
-                   pushed, loc, row_at, row_used, limit, vblock, block_floor, extra):
+                   pushed, loc, row_at, row_used, limit, vfloor, extra):
     """Raise truss numbers after an insertion batch, level by level, scanning the k-order.
 
     Before the call the inserted edges ``new_slots`` hold truss 2 and the first ranks of
@@ -171,8 +169,8 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
     edges that gained a triangle with an edge that joined a dense block: that edge is above
     them at once, so their s+ may have grown at their level).
 
-    Dense blocks (:mod:`hornet.algos.ktruss.dense`): ``vblock`` (int32 per vertex, -1 outside
-    every block) and ``block_floor`` (int64 per block: its lowest number). Their edges keep
+    Dense blocks (:mod:`hornet.algos.ktruss.dense`): ``vfloor`` (int64 per vertex: the lowest
+    number of the blocks it is in; the int64 maximum outside every block). Their edges keep
     no rank; the scan stops (aborted) before it could need one or break a block's
     separation: when it would visit, at a level k >= the floor - 1, an edge with an endpoint
     in a block (below that level every block edge is above the scanned level, so only the
@@ -238,7 +236,7 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
         nt = 0
         while nh > 0:
             y, nh = _heap_pop(hr, hs, nh)
-            if work > limit or _near_block(keys, y, k, vblock, block_floor):
+            if work > limit or _near_block(keys, y, k, vfloor):
                 return raised[:nraised], level[:nraised], touched, work, True
             if pstamp != 0 and member[y] == pstamp:
                 # rose from the level below: its triangle list (others at >= k) is kept
