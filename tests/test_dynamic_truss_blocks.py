@@ -98,7 +98,7 @@ def test_random_blocks_in_a_dense_graph(monkeypatch):
     delete or re-insert 1 to 40 edges, with the fallback off."""
     monkeypatch.setattr(dense, "MIN_BLOCK_EDGES", 24)
     monkeypatch.setattr(dense, "MIN_BLOCK_LEVEL", 3)
-    monkeypatch.setattr(dense, "MIN_BLOCK_DENSITY", 0.3)
+    monkeypatch.setattr(dense, "ROWS_PER_LEVEL", 3)
     rng = np.random.default_rng(21)
     n = 70
     g = hornet.Graph(directed=False, device="cpu")

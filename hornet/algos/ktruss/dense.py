@@ -45,8 +45,10 @@ MIN_BLOCK_EDGES = 1024
 #: the most vertices a block has (its matrix has this many squared entries; a pass over all
 #: its edges reads up to the cube over two)
 MAX_BLOCK_VERTICES = 512
-#: the least share of its vertex pairs that a block's edges fill
-MIN_BLOCK_DENSITY = 0.5
+#: the most vertices a block has per unit of its lowest truss number: a block edge's count is
+#: a pass over rows of the block's vertices, its sparse count a probe per triangle (at least
+#: the lowest number minus 2 of them); a vector pass reads many entries per probe
+ROWS_PER_LEVEL = 8
 #: the lowest truss level at which a block is looked for, and how many levels are tried
 MIN_BLOCK_LEVEL = 16
 MAX_BLOCK_TRIES = 12
@@ -65,8 +67,8 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
     :data:`MIN_BLOCK_LEVEL`, each holding at least half :data:`MIN_BLOCK_EDGES` edges, at most
     :data:`MAX_BLOCK_TRIES` of them), the edges at l or above that are in no block yet and do
     not join two vertices of one block are split into connected components; a component
-    becomes a block when it has enough edges, few enough vertices, is dense enough, and its
-    lowest number exceeds the highest number of its *boundary*: the other edges at its
+    becomes a block when it has enough edges, few enough vertices (also relative to its
+    lowest number: :data:`ROWS_PER_LEVEL`), and its lowest number exceeds the highest number of its *boundary*: the other edges at its
     vertices, except those of the blocks found before (which are above it; blocks may share
     vertices).
 
@@ -98,14 +100,14 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
         inv[hs] = True
         inv[hd] = True
         nv = np.bincount(lab[inv], minlength=ne.shape[0])
-        ok = ((ne >= MIN_BLOCK_EDGES) & (nv <= MAX_BLOCK_VERTICES)
-              & (ne >= MIN_BLOCK_DENSITY * nv * (nv - 1) / 2))
-        if not ok.any():
-            continue
-        # lowest block number and highest boundary number of every candidate component
-        comp = np.where(inv, lab, -1)
         lmin = np.full(ne.shape[0], np.iinfo(np.int64).max)
         np.minimum.at(lmin, elab, truss[high])
+        ok = ((ne >= MIN_BLOCK_EDGES) & (nv <= MAX_BLOCK_VERTICES)
+              & (nv <= ROWS_PER_LEVEL * lmin))
+        if not ok.any():
+            continue
+        # highest boundary number of every candidate component
+        comp = np.where(inv, lab, -1)
         xmax = np.zeros(ne.shape[0], np.int64)
         rest = ~high & ~in_block
         for side in (src, dst):
@@ -126,26 +128,27 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
 
 
 @njit(inline="always")
-def _count_at(F, i, j, k, nd):
-    """Triangles of block edge (i, j) whose two other edges are at ``k`` or above."""
-    c = 0
-    for w in range(nd):
-        a = F[ix(i), ix(w)]
-        b = F[ix(j), ix(w)]
-        m = a if a < b else b
-        c += np.int32(m >= k)
+def _count_at(F, i, j, k):
+    """Triangles of block edge (i, j) whose two other edges are at ``k`` or above: one pass
+    over rows i and j of ``F`` (vectorized: int16 lanes)."""
+    Fi = F[i]
+    Fj = F[j]
+    k16 = np.int16(min(k, HIGH))
+    c = np.int32(0)
+    for w in range(Fi.shape[0]):
+        c += np.int32(min(Fi[w], Fj[w]) >= k16)
     return c
 
 
 @njit
-def _h_index(F, i, j, cap, nd):
+def _h_index(F, i, j, cap):
     """The largest k <= cap with at least k - 2 triangles of (i, j) whose other two edges
     are at k or above (2 at least)."""
+    Fi = F[i]
+    Fj = F[j]
     hist = np.zeros(cap + 1, np.int32)
-    for w in range(nd):
-        a = F[ix(i), ix(w)]
-        b = F[ix(j), ix(w)]
-        m = a if a < b else b
+    for w in range(Fi.shape[0]):
+        m = min(Fi[w], Fj[w])
         if m >= 2:
             hist[min(np.int64(m), cap)] += 1
     acc = 0
@@ -156,6 +159,11 @@ def _h_index(F, i, j, cap, nd):
             return k
         k -= 1
     return 2
+
+
+#: levels a falling edge is recounted at one by one (a vector pass each) before one
+#: histogram pass finds its h-index
+STEPS = 4
 
 
 @njit
@@ -195,14 +203,18 @@ def block_descend(li, lj, F, active, floor, limit):
             if a == 0:
                 continue
             read += nd
-            c = _count_at(F, i, j, a, nd)
-            if c >= a - 2:
+            if _count_at(F, i, j, a) >= a - 2:
                 continue
             b = a - 1
-            read += nd
-            if _count_at(F, i, j, b, nd) < b - 2:
+            while b > a - 1 - STEPS and b > 2:
                 read += nd
-                b = _h_index(F, i, j, b, nd)
+                if _count_at(F, i, j, b) >= b - 2:
+                    break
+                b -= 1
+            else:
+                if b > 2:
+                    read += nd
+                    b = _h_index(F, i, j, b)
             if b <= floor:
                 return read, rounds, False
             F[i, j] = b
@@ -225,7 +237,7 @@ def block_support(li, lj, F):
     nd = F.shape[0]
     out = np.empty(li.shape[0], np.int32)
     for q in range(li.shape[0]):
-        out[q] = _count_at(F, li[q], lj[q], 1, nd)
+        out[q] = _count_at(F, li[q], lj[q], 1)
     return out
 
 
