@@ -49,6 +49,9 @@ MAX_BLOCK_VERTICES = 512
 #: a pass over rows of the block's vertices, its sparse count a probe per triangle (at least
 #: the lowest number minus 2 of them); a vector pass reads many entries per probe
 ROWS_PER_LEVEL = 8
+#: the least gap between a block's lowest number and its boundary's highest: a batch that
+#: deletes fewer of its edges than this (or raises its boundary less) keeps it separated
+MIN_BLOCK_MARGIN = 4
 #: the lowest truss level at which a block is looked for, and how many levels are tried
 MIN_BLOCK_LEVEL = 16
 MAX_BLOCK_TRIES = 12
@@ -68,7 +71,8 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
     :data:`MAX_BLOCK_TRIES` of them), the edges at l or above that are in no block yet and do
     not join two vertices of one block are split into connected components; a component
     becomes a block when it has enough edges, few enough vertices (also relative to its
-    lowest number: :data:`ROWS_PER_LEVEL`), and its lowest number exceeds the highest number of its *boundary*: the other edges at its
+    lowest number: :data:`ROWS_PER_LEVEL`), and its lowest number exceeds by
+    :data:`MIN_BLOCK_MARGIN` at least the highest number of its *boundary*: the other edges at its
     vertices, except those of the blocks found before (which are above it; blocks may share
     vertices).
 
@@ -114,7 +118,7 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
             c = comp[side[rest]]
             hit = c >= 0
             np.maximum.at(xmax, c[hit], truss[rest][hit])
-        for c in np.flatnonzero(ok & (lmin > xmax)).tolist():
+        for c in np.flatnonzero(ok & (lmin >= xmax + MIN_BLOCK_MARGIN)).tolist():
             if len(blocks) >= MAX_BLOCKS:
                 break
             vertices = np.flatnonzero(comp == c).astype(np.int32)

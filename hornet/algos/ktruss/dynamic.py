@@ -326,9 +326,11 @@ class DynamicTruss:
         else:
             self._delete(u, v)
 
-    def _fallback(self, region: int = 0) -> None:
+    def _fallback(self, region: int = 0, why: str = "work") -> None:
+        """Finish the batch with the static decomposition; ``why``: "work" (over the limit)
+        or "block" (a dense block lost its separation), in :attr:`stats`."""
         self._redecompose()
-        self.stats.update(path="static", region=int(region))
+        self.stats.update(path="static", region=int(region), why=why)
 
     def _view(self):
         view = self._und.adjacency(properties=False)
@@ -365,7 +367,7 @@ class DynamicTruss:
             ok, seed, changed, before, dense = blocks.after_insertion(
                 u, v, slots, truss, DENSE_PER_WORK * limit)
             if not ok:
-                return self._fallback(dense)
+                return self._fallback(dense, "block")
             self._counted[changed] = 0
             self._shift_levels(before, truss[changed])
             seeds = slots[seed]
@@ -381,8 +383,10 @@ class DynamicTruss:
             self._walked, self._queued, self._loc, *self._vertex_scratch(deg.shape[0]), limit,
             blocks.vfloor, extra)
         self._learn(time.perf_counter() - start, work)
-        if aborted or not self._boundary_below_blocks(np.concatenate([seeds, raised])):
-            return self._fallback(touched)
+        if aborted:
+            return self._fallback(touched, "work" if work > limit else "block")
+        if not self._boundary_below_blocks(np.concatenate([seeds, raised])):
+            return self._fallback(touched, "block")
         # the new edges and those that rose have no level count (the others' counts only grew)
         self._counted[slots] = 0
         self._counted[raised] = 0
@@ -443,12 +447,13 @@ class DynamicTruss:
             np.add.at(self._count, lost, 1)
         gone_levels = truss[slots].astype(np.int64)
         limit = self._limit()
-        aborted, touched, work, dense = False, 0, 0, 0
+        aborted, touched, work, dense, why = False, 0, 0, 0, "work"
         if len(blocks):
             ok, dense_slots, dense_old, dense, read = blocks.after_deletion(
                 u, v, slots, truss, DENSE_PER_WORK * limit)
             aborted = not ok
             work = read // DENSE_PER_WORK
+            why = "work" if work > limit else "block"
         if not aborted:
             start = time.perf_counter()
             slots_changed, old, tri, touched, more, aborted = K.lower_after_deletion(
@@ -469,7 +474,7 @@ class DynamicTruss:
         self._counted[slots] = 0
         self._shift_levels(gone_levels, np.zeros(0, np.int64))
         if aborted:
-            return self._fallback(touched + dense)
+            return self._fallback(touched + dense, why)
         if len(blocks):
             self._counted[dense_slots] = 0
             self._shift_levels(dense_old, truss[dense_slots])
