@@ -86,47 +86,57 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
     if src.shape[0] < MIN_BLOCK_EDGES:
         return blocks
     levels, counts = np.unique(truss[truss >= MIN_BLOCK_LEVEL], return_counts=True)
-    tries = levels[counts * 2 >= MIN_BLOCK_EDGES][::-1][:MAX_BLOCK_TRIES]
+    tries = levels[counts * 4 >= MIN_BLOCK_EDGES][::-1][:MAX_BLOCK_TRIES]
+    if tries.shape[0] == 0:
+        return blocks
+    # the edges at the lowest level tried or above (every try's edges are among them)
+    top = np.flatnonzero(truss >= tries[-1])
+    ts, ss, ds = truss[top], src[top], dst[top]
     in_block = np.zeros(src.shape[0], bool)
-    joins_one = np.zeros(src.shape[0], bool)     # both ends in one block's vertices
+    joins_one = np.zeros(top.shape[0], bool)     # both ends in one block's vertices
     for level in tries.tolist():
         if len(blocks) >= MAX_BLOCKS:
             break
-        high = (truss >= level) & ~in_block & ~joins_one
-        hs, hd = src[high], dst[high]
-        if hs.shape[0] < MIN_BLOCK_EDGES:
+        high = np.flatnonzero((ts >= level) & ~in_block[top] & ~joins_one)
+        nh = high.shape[0]
+        if nh < MIN_BLOCK_EDGES:
             continue
-        m = coo_matrix((np.ones(hs.shape[0], np.int8), (hs, hd)), shape=(n, n))
-        _, lab = connected_components(m, directed=False)
-        elab = lab[hs]
-        ne = np.bincount(elab, minlength=lab.max() + 1)
-        inv = np.zeros(n, bool)
-        inv[hs] = True
-        inv[hd] = True
-        nv = np.bincount(lab[inv], minlength=ne.shape[0])
+        hs, hd, ht = ss[high], ds[high], ts[high]
+        # components on the vertices of these edges only (renumbered)
+        hv, local = np.unique(np.concatenate([hs, hd]), return_inverse=True)
+        m = coo_matrix((np.ones(nh, np.int8), (local[:nh], local[nh:])),
+                       shape=(hv.shape[0], hv.shape[0]))
+        _, hlab = connected_components(m, directed=False)
+        elab = hlab[local[:nh]]
+        ne = np.bincount(elab, minlength=hlab.max() + 1)
+        nv = np.bincount(hlab, minlength=ne.shape[0])
         lmin = np.full(ne.shape[0], np.iinfo(np.int64).max)
-        np.minimum.at(lmin, elab, truss[high])
+        np.minimum.at(lmin, elab, ht)
         ok = ((ne >= MIN_BLOCK_EDGES) & (nv <= MAX_BLOCK_VERTICES)
               & (nv <= ROWS_PER_LEVEL * lmin))
         if not ok.any():
             continue
-        # highest boundary number of every candidate component
-        comp = np.where(inv, lab, -1)
+        # highest boundary number of every candidate component: the other edges at its
+        # vertices, those of the blocks found before excepted
+        comp = np.full(n, -1, np.int64)
+        keep = ok[hlab]
+        comp[hv[keep]] = hlab[keep]
+        rest = ~in_block
+        rest[top[high]] = False
         xmax = np.zeros(ne.shape[0], np.int64)
-        rest = ~high & ~in_block
         for side in (src, dst):
-            c = comp[side[rest]]
-            hit = c >= 0
-            np.maximum.at(xmax, c[hit], truss[rest][hit])
+            c = comp[side]
+            hit = (c >= 0) & rest
+            np.maximum.at(xmax, c[hit], truss[hit])
         for c in np.flatnonzero(ok & (lmin >= xmax + MIN_BLOCK_MARGIN)).tolist():
             if len(blocks) >= MAX_BLOCKS:
                 break
-            vertices = np.flatnonzero(comp == c).astype(np.int32)
-            edges = np.flatnonzero(high)[elab == c]
+            vertices = hv[hlab == c].astype(np.int32)
+            edges = top[high[elab == c]]
             member = np.zeros(n, bool)
             member[vertices] = True
             in_block[edges] = True
-            joins_one |= member[src] & member[dst]
+            joins_one |= member[ss] & member[ds]
             blocks.append((vertices, edges, int(xmax[c])))
     return blocks
 
