@@ -1,22 +1,27 @@
 """Dense truss blocks of :class:`hornet.algos.ktruss.dynamic.DynamicTruss` (CPU): the truss
-numbers of a dense, high-level part of the graph kept in a dense matrix.
+numbers of dense, high-level parts of the graph kept in dense matrices.
 
 A block is a set B of edges among a vertex set D (|D| at most :data:`MAX_BLOCK_VERTICES`),
-with the truss numbers of its edges in an int16 matrix ``F`` (``F[i, j]`` for the local
-indices of the endpoints; 0: no block edge). Its *boundary* is every other edge with an
-endpoint in D; ``xmax`` bounds their truss numbers from above.
+with the truss numbers of its edges in an int16 matrix ``F`` at the endpoints' local
+indices. Blocks are found highest first and may share vertices (the cliques of a
+collaboration graph overlap); the edges of a higher block among D are entered as
+:data:`HIGH` (above every level of B). The *boundary* of B is every other edge with an
+endpoint in D, those of higher blocks excepted; ``xmax`` bounds its truss numbers.
 
-Why the block can be updated alone. Let T_B be the truss numbers of the graph made of the
-edges B only. If every boundary edge has a truss number below every T_B value, then T = T_B
-on B: for k above the boundary's numbers, a triangle of the k-truss that holds a block edge
-has its other two edges in the k-truss, so not on the boundary (their numbers are too low),
-so in B; hence the k-truss restricted to B is the k-truss of B, and conversely the k-truss
-of B lies in the k-truss of the graph. Every other edge sees the block edges only as
-triangles alive up to levels above its own, whatever their exact values are: the sparse
-algorithms never read a block edge's k-order rank, and the block edges keep none.
+Why a block can be updated alone. Let T_B be the truss numbers of the graph made of the
+edges of B and of the higher blocks' edges among D, the latter counted as present at every
+level. If every boundary edge has a number below every value of B, and every higher
+block's edge among D one above, then T = T_B on B: for k above the boundary's numbers, a
+triangle of the k-truss that holds an edge of B has its other two edges in the k-truss,
+hence not on the boundary, hence in B or (among D) in a higher block; and conversely. Every
+other edge sees the block edges only as triangles alive up to levels above its own: the
+sparse algorithms never read a block edge's k-order rank, and block edges keep none.
+Each block keeps ``floor`` (its lowest value) above ``xmax`` (:data:`MIN_BLOCK_MARGIN`
+levels when it is chosen); a higher block's bound takes the numbers of the lower blocks'
+edges at its vertices, which makes the second condition follow from the first.
 
 What a batch costs. An update recomputes T_B by the h-index descent from an upper bound
-(the old values for a deletion; the old values plus the block's inserted edges, and a new
+(the old values for a deletion; the old values plus the entries the block gained, and a new
 edge's in-block support plus 2, for an insertion), in rounds over the block edges that
 touch a vertex whose row changed in the previous round. An edge's count at level k (its
 triangles whose other two edges are at k or above) is one pass over two rows of ``F``,
@@ -25,7 +30,7 @@ on a clique of n vertices, a deletion's descent (the edges at the deleted edge's
 fall, then the rest, then a check) reads about three times n^3 / 2 matrix entries.
 
 When the separation does not hold (a block edge would fall to ``xmax`` or below, a boundary
-edge would climb to the block's lowest level), the caller falls back to the static
+edge would climb to the block's floor), the caller falls back to the static
 decomposition, which chooses new blocks (:func:`find_blocks`).
 """
 from __future__ import annotations
@@ -34,11 +39,12 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from hornet.core.jit import ix, njit
+from hornet.core.jit import njit
 
 from .region import _grow, _intersect, _row, _slot
 
-__all__ = ["find_blocks", "block_descend", "MIN_BLOCK_EDGES", "MAX_BLOCK_VERTICES"]
+__all__ = ["TrussBlocks", "find_blocks", "block_descend", "block_support",
+           "boundary_partners"]
 
 #: the fewest edges a block has (a smaller dense part costs the sparse kernels little)
 MIN_BLOCK_EDGES = 1024
@@ -248,7 +254,6 @@ def block_descend(li, lj, F, active, floor, limit):
 def block_support(li, lj, F):
     """In-block support of each edge (i, j) of ``li, lj``: the vertices w with both
     ``F[i, w]`` and ``F[j, w]`` non-zero. int32 (m,)."""
-    nd = F.shape[0]
     out = np.empty(li.shape[0], np.int32)
     for q in range(li.shape[0]):
         out[q] = _count_at(F, li[q], lj[q], 1)
@@ -256,10 +261,11 @@ def block_support(li, lj, F):
 
 
 @njit
-def boundary_partners(bu, bv, deg, ptr, keys, shift, eblock):
-    """The edges outside every block that share a triangle with one of the edges
-    ``bu[i]``-``bv[i]`` (int64 slots, with repeats): for each common neighbour w of the two
-    endpoints, the edges to w that are in no block."""
+def boundary_partners(bu, bv, deg, ptr, keys, shift, eblock, truss):
+    """The edges outside every block whose count in the k-order may have grown by a triangle
+    with one of the edges ``bu[i]``-``bv[i]`` (new block edges, above them): for each common
+    neighbour w of the two endpoints, an edge to w that is in no block and whose partner
+    edge (the other edge to w) is at its level or above. int64 slots, with repeats."""
     out = np.empty(16, np.int64)
     n = 0
     buf = np.empty(16, np.int32)
@@ -273,10 +279,14 @@ def boundary_partners(bu, bv, deg, ptr, keys, shift, eblock):
         c = _intersect(A, da, B, db, buf)
         for t in range(c):
             w = buf[t]
-            for s in (_slot(keys, shift, a, w), _slot(keys, shift, b, w)):
-                if eblock[s] < 0:
+            s1 = _slot(keys, shift, a, w)
+            s2 = _slot(keys, shift, b, w)
+            for side in range(2):
+                x = s1 if side == 0 else s2
+                y = s2 if side == 0 else s1
+                if eblock[x] < 0 and truss[y] >= truss[x]:
                     out = _grow(out, n + 1)
-                    out[n] = s
+                    out[n] = x
                     n += 1
     return out[:n]
 

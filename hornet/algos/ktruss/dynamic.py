@@ -375,7 +375,7 @@ class DynamicTruss:
                 # the edges in a triangle with a new block edge: their count may have grown
                 keys = t.keys[slots[~seed]]
                 extra = np.unique(boundary_partners(keys >> 32, keys & 0xFFFFFFFF, deg, ptr,
-                                                    t.keys, t.shift, blocks.eblock))
+                                                    t.keys, t.shift, blocks.eblock, truss))
                 extra = extra[np.argsort(truss[extra], kind="stable")]
         start = time.perf_counter()
         raised, level, touched, work, aborted = O.raise_in_order(
