@@ -47,7 +47,7 @@ __all__ = ["TrussBlocks", "find_blocks", "block_descend", "block_support",
            "boundary_partners"]
 
 #: the fewest edges a block has (a smaller dense part costs the sparse kernels little)
-MIN_BLOCK_EDGES = 1024
+MIN_BLOCK_EDGES = 256
 #: the most vertices a block has (its matrix has this many squared entries; a pass over all
 #: its edges reads up to the cube over two)
 MAX_BLOCK_VERTICES = 512
@@ -60,7 +60,7 @@ ROWS_PER_LEVEL = 8
 MIN_BLOCK_MARGIN = 4
 #: the lowest truss level at which a block is looked for, and how many levels are tried
 MIN_BLOCK_LEVEL = 16
-MAX_BLOCK_TRIES = 12
+MAX_BLOCK_TRIES = 24
 #: the most blocks (a vertex's blocks are the bits of an int64)
 MAX_BLOCKS = 32
 #: the matrix value of an edge of a higher block among a block's vertices: above every level
