@@ -91,8 +91,10 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
     blocks = []
     if src.shape[0] < MIN_BLOCK_EDGES:
         return blocks
-    levels, counts = np.unique(truss[truss >= MIN_BLOCK_LEVEL], return_counts=True)
-    tries = levels[counts * 4 >= MIN_BLOCK_EDGES][::-1][:MAX_BLOCK_TRIES]
+    counts = np.bincount(truss)
+    levels = np.arange(counts.shape[0])
+    keep = (levels >= MIN_BLOCK_LEVEL) & (counts * 4 >= MIN_BLOCK_EDGES)
+    tries = levels[keep][::-1][:MAX_BLOCK_TRIES]
     if tries.shape[0] == 0:
         return blocks
     # the edges at the lowest level tried or above (every try's edges are among them)
@@ -120,7 +122,13 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
         np.minimum.at(lmin, elab, ht)
         ok = ((ne >= MIN_BLOCK_EDGES) & (nv <= MAX_BLOCK_VERTICES)
               & (nv <= ROWS_PER_LEVEL * lmin))
+        giant = int(ne.argmax())
+        # the lower levels only grow a component too large to be a block that already holds
+        # most of these edges: stop after this level
+        last = nv[giant] > MAX_BLOCK_VERTICES and 2 * ne[giant] > nh
         if not ok.any():
+            if last:
+                break
             continue
         # highest boundary number of every candidate component: the other edges at its
         # vertices, those of the blocks found before excepted
@@ -144,6 +152,8 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
             in_block[edges] = True
             joins_one |= member[ss] & member[ds]
             blocks.append((vertices, edges, int(xmax[c])))
+        if last:
+            break
     return blocks
 
 
