@@ -135,13 +135,16 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
         comp = np.full(n, -1, np.int64)
         keep = ok[hlab]
         comp[hv[keep]] = hlab[keep]
+        near = np.zeros(n, bool)
+        near[hv[keep]] = True
         rest = ~in_block
         rest[top[high]] = False
+        touching = np.flatnonzero((near[src] | near[dst]) & rest)
         xmax = np.zeros(ne.shape[0], np.int64)
         for side in (src, dst):
-            c = comp[side]
-            hit = (c >= 0) & rest
-            np.maximum.at(xmax, c[hit], truss[hit])
+            c = comp[side[touching]]
+            hit = c >= 0
+            np.maximum.at(xmax, c[hit], truss[touching[hit]])
         for c in np.flatnonzero(ok & (lmin >= xmax + MIN_BLOCK_MARGIN)).tolist():
             if len(blocks) >= MAX_BLOCKS:
                 break
