@@ -73,9 +73,10 @@ __all__ = ["DynamicTruss"]
 STATIC_OVERHEAD = 1 << 18
 #: updates with at least this much work teach the time a unit of work costs
 LEARN_MIN_WORK = 1 << 14
-#: dense-block matrix entries read per unit of work (a unit: a table probe or a merge step
-#: of an intersection; 16 int16 entries: one vector compare)
-DENSE_PER_WORK = 16
+#: dense-block matrix entries read per unit of work (a unit: an intersection step or a
+#: triangle examined, with its table probes and scattered reads; the entries of a block row
+#: are read in vector lanes, 16 int16 entries per compare)
+DENSE_PER_WORK = 128
 
 
 class DynamicTruss:
