@@ -18,6 +18,8 @@ from hornet.testing import to_host
 from truss_checks import MODES
 from truss_checks import arr as _arr, assert_static as _assert_static, clique as _clique
 from truss_checks import pairs as _pairs
+from truss_checks import k_order_violations as _k_order_violations
+from truss_checks import level_count_violations as _level_count_violations
 
 # ------------------------------------------------------------------ scripted batches
 
@@ -150,60 +152,6 @@ def test_mixed_random_batches_in_dense_graph(device, mode):
         else:
             kt.update(g.insert_edges(_arr(device, gone[0]), _arr(device, gone[1])))
         _assert_static(kt, g)
-
-
-def _k_order_violations(kt) -> int:
-    """Edges of a DynamicTruss (CPU or GPU) that break the k-order invariant, counted from
-    its definition by brute force: ordering the edges by (truss number, rank), an edge e may
-    lie in at most t(e) - 2 triangles whose other two edges both come after it."""
-    t = kt._table
-    keys = to_host(t.keys)
-    truss, rank = to_host(t.columns["truss"]), to_host(t.columns["rank"])
-    live = np.flatnonzero(keys >= 0)
-    key = {}
-    for s in live.tolist():
-        k = int(keys[s])
-        key[(k >> 32, k & 0xFFFFFFFF)] = (int(truss[s]), int(rank[s]))
-    adj = {}
-    for u, v in key:
-        adj.setdefault(u, set()).add(v)
-        adj.setdefault(v, set()).add(u)
-    bad = 0
-    for (u, v), mine in key.items():
-        later = sum(1 for w in adj[u] & adj[v]
-                    if key[(min(u, w), max(u, w))] > mine and key[(min(v, w), max(v, w))] > mine)
-        bad += later > mine[0] - 2
-    return bad
-
-
-def _level_count_violations(kt, exact: bool = False) -> int:
-    """Edges of a CPU DynamicTruss whose kept level count is not a lower bound (``exact``:
-    not equal, or missing) of the true one, counted by brute force: the triangles whose two
-    other edges have truss numbers at least the edge's own."""
-    t = kt._table
-    live = np.flatnonzero(t.keys >= 0)
-    truss = {}
-    for s in live.tolist():
-        k = int(t.keys[s])
-        truss[(k >> 32, k & 0xFFFFFFFF)] = int(t.columns["truss"][s])
-    adj = {}
-    for u, v in truss:
-        adj.setdefault(u, set()).add(v)
-        adj.setdefault(v, set()).add(u)
-    bad = 0
-    for s in live.tolist():
-        k = int(t.keys[s])
-        u, v = k >> 32, k & 0xFFFFFFFF
-        mine = truss[(u, v)]
-        true = sum(1 for w in adj[u] & adj[v]
-                   if truss[(min(u, w), max(u, w))] >= mine
-                   and truss[(min(v, w), max(v, w))] >= mine)
-        valid = kt._counted[s] > kt._valid
-        if exact:
-            bad += not valid or int(kt._count[s]) != true
-        elif valid:
-            bad += int(kt._count[s]) > true
-    return bad
 
 
 def _use_driver(device, driver, monkeypatch) -> None:

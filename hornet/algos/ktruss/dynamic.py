@@ -29,7 +29,14 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    the level in order from the edges that rose from below, visiting only the later
    neighbours of the candidates, and a peel of the candidates leaves exactly those that
    rise (an edge can rise by several levels in one batch).
-5. When the work of a batch (intersections plus triangles examined) would take longer than
+5. Dense blocks (:mod:`hornet.algos.ktruss.dense`): a dense part of the graph whose truss
+   numbers all exceed those of the other edges at its vertices (a large clique: one paper
+   with hundreds of authors) keeps its numbers in a dense matrix and is updated alone, by
+   the h-index descent over rows of that matrix, before the steps above run on the rest
+   (which never read a block edge's rank, and stop before they could). A deletion in a
+   239-clique changes every one of its edges; the matrix rows make each edge's recount a
+   vectorized pass instead of an adjacency intersection and a probe per triangle.
+6. When the work of a batch (intersections plus triangles examined) would take longer than
    the static decomposition of the whole graph (timed when it last ran; the time a unit of
    work costs is learned from the updates), the static decomposition finishes the batch
    (always correct); :attr:`DynamicTruss.stats` says which path the last update took, how
@@ -60,6 +67,7 @@ from ..underlying import undirected_change, undirected_copy
 from ..views import as_adjacency
 from . import order as O
 from . import region as K
+from .dense import TrussBlocks, boundary_partners
 from .static import truss_numbers_and_rounds
 
 __all__ = ["DynamicTruss"]
@@ -81,6 +89,10 @@ SCAN_LARGE_BATCHES_MAX_EDGES = 1 << 20
 #: such a build gives up (and the static decomposition runs) past this many times the
 #: graph's edges plus three times its triangles in work
 BUILD_WORK_FACTOR = 16
+#: dense-block matrix entries read per unit of work (a unit: an intersection step or a
+#: triangle examined, with its table probes and scattered reads; the entries of a block row
+#: are read in vector lanes, 16 int16 entries per compare)
+DENSE_PER_WORK = 128
 
 
 class DynamicTruss:
@@ -136,6 +148,7 @@ class DynamicTruss:
         self._seconds_per_work: float | None = None
         self._rates: list[float] = []
         self._clock = np.zeros(1, np.int64)
+        self._blocks = TrussBlocks()
         self._rebuild()
         self.stats = {"path": "build", "region": 0, "batch": 0}
 
@@ -158,6 +171,8 @@ class DynamicTruss:
         self._triangles = int(s.sum(dtype=np.int64)) // 3
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
         self._scratch_for(self._table.capacity)
+        self._valid = self._tick()           # the kept level counts no longer hold
+        self._build_blocks(src, dst, t, self._table.lookup(src, dst))
         self._counts_due = True
         self._cache = None
 
@@ -180,13 +195,22 @@ class DynamicTruss:
         self._counts_due = True
         self._cache = None
         self._scratch_for(self._table.capacity)
+        self._valid = self._tick()           # the kept level counts no longer hold
+        n = int(self._view()[0].shape[0])
+        self._blocks.clear(n, self._table.capacity)       # blocks are chosen from the result
         if src.shape[0]:
             u = np.ascontiguousarray(src, np.int32)
             v = np.ascontiguousarray(dst, np.int32)
             if self._insert_batch(u, v, build=True):
                 return False
+            slots = self._table.lookup(src, dst)
+            self._build_blocks(src, dst, self._table.columns["truss"][slots], slots)
         self._static_seconds = time.perf_counter() - start
         return True
+    def _build_blocks(self, src, dst, t, slots) -> None:
+        """Choose the dense blocks of the current graph from exact numbers ``t``."""
+        self._blocks.build(src, dst, t, slots, int(self._view()[0].shape[0]),
+                           self._table.capacity)
 
     def _full_level_counts(self) -> None:
         """Every edge's level count (triangles whose other two edges are at its truss number
@@ -204,7 +228,7 @@ class DynamicTruss:
         t = self._table
         K.level_counts(deg, ptr, t.keys, t.shift, t.columns["truss"], self._count,
                        self._counted, self._tick(), np.empty(int(row_off[-1]), np.int64),
-                       row_off)
+                       row_off, self._blocks.eblock)
 
     def _static_truss(self, und) -> tuple[np.ndarray, np.ndarray]:
         """The static decomposition, timed (its time bounds what an update may spend): truss
@@ -241,7 +265,9 @@ class DynamicTruss:
         self._table.columns["truss"][at] = t
         self._table.columns["rank"][at] = rank
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
+        self._build_blocks(src, dst, t, at)
         self._counts_due = True
+        self._valid = self._tick()           # the kept level counts no longer hold
 
     def _scratch_for(self, capacity: int) -> None:
         """Slot-indexed arrays of the region kernels (reallocated only when the table is
@@ -281,8 +307,9 @@ class DynamicTruss:
         if top > self._levels.shape[0]:
             self._levels = np.concatenate([self._levels,
                                            np.zeros(top - self._levels.shape[0], np.int64)])
-        np.subtract.at(self._levels, old, 1)
-        np.add.at(self._levels, new, 1)
+        n = self._levels.shape[0]
+        self._levels -= np.bincount(np.asarray(old, np.int64), minlength=n)
+        self._levels += np.bincount(np.asarray(new, np.int64), minlength=n)
 
     def _limit(self) -> int:
         """The most work (intersections plus triangles examined) a batch may take before the
@@ -357,12 +384,15 @@ class DynamicTruss:
         else:
             self._delete(u, v)
 
-    def _fallback(self, region: int = 0) -> None:
+    def _fallback(self, region: int = 0, why: str = "work") -> None:
+        """Finish the batch by rebuilding the state (a small graph by insertion, see
+        :meth:`_rebuild`; a larger one by the static decomposition); ``why``: "work" (over
+        the limit) or "block" (a dense block lost its separation), in :attr:`stats`."""
         if self._und.num_edges <= BUILD_BY_UPDATE_MAX_EDGES:
-            self._rebuild()             # (not the static decomposition, where it can)
+            self._rebuild()
         else:
             self._redecompose()
-        self.stats.update(path="static", region=int(region))
+        self.stats.update(path="static", region=int(region), why=why)
 
     def _view(self):
         view = self._und.adjacency(properties=False)
@@ -378,16 +408,21 @@ class DynamicTruss:
             self.stats.update(path="static")
             return
         if self._insert_batch(u, v):
-            return self._fallback(self.stats["region"])
+            return self._fallback(self.stats["region"], self.stats["why"])
 
     def _insert_batch(self, u: np.ndarray, v: np.ndarray, build: bool = False) -> bool:
         """Insert the new edges ``u``-``v`` (int32) into the state by the k-order scan;
-        returns whether it passed its work limit (the state is then incomplete). ``build``:
+        returns whether the batch must be finished by a rebuild (the state is then
+        incomplete): its work limit passed, or a dense block lost its separation
+        (``stats["why"]``: "work" or "block"). ``build``:
         the whole graph into the empty state (limit :data:`BUILD_WORK_FACTOR` times edges
         plus three times triangles; nothing learned from its time)."""
         t = self._table
         slots = t.insert_new(u, v)
         self._scratch_for(t.capacity)
+        blocks = self._blocks
+        if blocks.eblock.shape[0] != t.capacity:
+            blocks.relocate(t)
         truss, support, rank = t.columns["truss"], t.columns["support"], t.columns["rank"]
         truss[slots] = 2
         support[slots] = 0
@@ -400,26 +435,62 @@ class DynamicTruss:
         deg, ptr = self._view()
         self._triangles += K.insertion_supports(u, v, slots, deg, ptr, t.keys, t.shift,
                                                 self._batch_stamp, stamp, support)
-        start = time.perf_counter()
         if build:
             limit = BUILD_WORK_FACTOR * (len(t) + 3 * self._triangles) + STATIC_OVERHEAD
         else:
             limit = self._limit()
         self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
+        seeds, extra, dense = slots, np.zeros(0, np.int64), 0
+        if len(blocks):
+            blocks.grow_vertices(deg.shape[0])
+            ok, seed, changed, before, dense = blocks.after_insertion(
+                u, v, slots, truss, DENSE_PER_WORK * limit)
+            if not ok:
+                self.stats.update(region=int(dense), why="block")
+                return True
+            self._counted[changed] = 0
+            self._shift_levels(before, truss[changed])
+            seeds = slots[seed]
+            if not seed.all():
+                # the edges in a triangle with a new block edge: their count may have grown
+                keys = t.keys[slots[~seed]]
+                extra = np.unique(boundary_partners(keys >> 32, keys & 0xFFFFFFFF, deg, ptr,
+                                                    t.keys, t.shift, blocks.eblock, truss))
+                extra = extra[np.argsort(truss[extra], kind="stable")]
+        start = time.perf_counter()
         raised, level, touched, work, aborted = O.raise_in_order(
-            slots, t.keys, t.shift, deg, ptr, truss, rank, self._counters, self._clock,
-            self._walked, self._queued, self._loc, *self._vertex_scratch(deg.shape[0]), limit)
+            seeds, t.keys, t.shift, deg, ptr, truss, rank, self._counters, self._clock,
+            self._walked, self._queued, self._loc, *self._vertex_scratch(deg.shape[0]), limit,
+            blocks.vfloor, extra)
         if not build:
             self._learn(time.perf_counter() - start, work)
         if aborted:
-            self.stats["region"] = int(touched)
+            self.stats.update(region=int(touched), why="work" if work > limit else "block")
+            return True
+        if not self._boundary_below_blocks(np.concatenate([seeds, raised])):
+            self.stats.update(region=int(touched), why="block")
             return True
         # the new edges and those that rose have no level count (the others' counts only grew)
         self._counted[slots] = 0
         self._counted[raised] = 0
         self._shift_levels(level - 1, level)     # each raise moves one edge up one level
-        self.stats.update(path="dynamic", region=int(touched), work=int(work))
+        self.stats.update(path="dynamic", region=int(touched + dense), work=int(work),
+                          dense=int(dense))
         return False
+
+    def _boundary_below_blocks(self, edges: np.ndarray) -> bool:
+        """After an insertion: raise the boundary bound of each block with a vertex at one of
+        ``edges`` (slots: the non-block edges inserted or raised) to their numbers; False if
+        a block is no longer separated."""
+        blocks = self._blocks
+        if not len(blocks) or edges.shape[0] == 0:
+            return True
+        keys = self._table.keys[edges]
+        u, v = keys >> 32, keys & 0xFFFFFFFF
+        n = blocks.vmask.shape[0]
+        inside = (u < n) & (v < n)               # new vertices are in no block
+        blocks.raise_xmax(u[inside], v[inside], self._table.columns["truss"][edges[inside]])
+        return blocks.separated()
 
     def _delete(self, u: np.ndarray, v: np.ndarray) -> None:
         t = self._table
@@ -446,31 +517,51 @@ class DynamicTruss:
             u, v, slots, deg, ptr, ba.vertices, ba.offsets, ba.neighbours, t.keys, t.shift,
             self._batch_stamp, stamp, truss, support, rec_slot, rec_level, nrec)
         m = int(nrec[0])
+        rec_slot, rec_level = rec_slot[:m], rec_level[:m]
+        blocks = self._blocks
+        if len(blocks):
+            # a block edge's lost triangles are the block's own business
+            outside = blocks.eblock[rec_slot] < 0
+            rec_slot, rec_level = rec_slot[outside], rec_level[outside]
         if self._counts_due:
             # counted on the graph after the batch: add back the lost triangles that counted
             # at their edge's level, which lower_after_deletion takes off again
             self._full_level_counts()
-            lost = rec_slot[:m][rec_level[:m] >= truss[rec_slot[:m]]]
+            lost = rec_slot[rec_level >= truss[rec_slot]]
             np.add.at(self._count, lost, 1)
         gone_levels = truss[slots].astype(np.int64)
         limit = self._limit()
-        start = time.perf_counter()
-        slots_changed, old, tri, touched, work, aborted = K.lower_after_deletion(
-            rec_slot[:m], rec_level[:m], t.keys, t.shift, deg, ptr, truss, self._clock,
-            self._valid, self._count, self._counted, self._queued, self._seen, self._changed,
-            *self._vertex_scratch(deg.shape[0]), limit)
+        aborted, touched, work, dense, why = False, 0, 0, 0, "work"
+        if len(blocks):
+            ok, dense_slots, dense_old, dense, read = blocks.after_deletion(
+                u, v, slots, truss, DENSE_PER_WORK * limit)
+            aborted = not ok
+            work = read // DENSE_PER_WORK
+            why = "work" if work > limit else "block"
         if not aborted:
-            # the edges whose number fell: new places in the k-order
-            placed, more = O.order_after_deletion(
-                slots_changed, tri, truss, t.columns["rank"], self._counters, self._clock,
-                self._walked, self._loc, limit - work)
-            work += more
-            aborted = not placed
-        self._learn(time.perf_counter() - start, work)
+            start = time.perf_counter()
+            slots_changed, old, tri, touched, more, aborted = K.lower_after_deletion(
+                rec_slot, rec_level, t.keys, t.shift, deg, ptr, truss, self._clock,
+                self._valid, self._count, self._counted, self._queued, self._seen,
+                self._changed, *self._vertex_scratch(deg.shape[0]), limit - work)
+            sparse = more
+            if not aborted:
+                # the edges whose number fell: new places in the k-order
+                placed, more = O.order_after_deletion(
+                    slots_changed, tri, truss, t.columns["rank"], self._counters, self._clock,
+                    self._walked, self._loc, limit - work - sparse)
+                sparse += more
+                aborted = not placed
+            work += sparse
+            self._learn(time.perf_counter() - start, sparse)
         t.delete_present(u, v)
         self._counted[slots] = 0
         self._shift_levels(gone_levels, np.zeros(0, np.int64))
         if aborted:
-            return self._fallback(touched)
+            return self._fallback(touched + dense, why)
+        if len(blocks):
+            self._counted[dense_slots] = 0
+            self._shift_levels(dense_old, truss[dense_slots])
         self._shift_levels(old, truss[slots_changed])
-        self.stats.update(path="dynamic", region=int(touched), work=int(work))
+        self.stats.update(path="dynamic", region=int(touched + dense), work=int(work),
+                          dense=int(dense))

@@ -128,8 +128,19 @@ def _peel_members(nc, cand, toff, tp, tq, truss, member, stamp, loc, keep):
 
 
 @njit
+def _near_block(keys, y, k, vfloor):
+    """Whether edge slot ``y``, scanned at level ``k``, has an endpoint in a dense block whose
+    lowest number is at most k + 1."""
+    key = keys[y]
+    for x in (np.int64(key >> 32), np.int64(key & 0xFFFFFFFF)):
+        if x < vfloor.shape[0] and k >= vfloor[x] - 1:
+            return True
+    return False
+
+
+@njit
 def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, clock, member,
-                   pushed, loc, row_at, row_used, limit):
+                   pushed, loc, row_at, row_used, limit, vfloor, extra):
     """Raise truss numbers after an insertion batch, level by level, scanning the k-order.
 
     Before the call the inserted edges ``new_slots`` hold truss 2 and the first ranks of
@@ -153,6 +164,17 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
     after it now are a subset of those its count included); the peeled candidates go to the
     end of level k in peeling order (ranks from ``tail``): each has no level-k neighbour
     after the scan's reach, and its peeling count bounds its new s+.
+
+    ``extra`` (int64, sorted by truss number): more seeds, each put in at its own level (the
+    edges that gained a triangle with an edge that joined a dense block: that edge is above
+    them at once, so their s+ may have grown at their level).
+
+    Dense blocks (:mod:`hornet.algos.ktruss.dense`): ``vfloor`` (int64 per vertex: the lowest
+    number of the blocks it is in; the int64 maximum outside every block). Their edges keep
+    no rank; the scan stops (aborted) before it could need one or break a block's
+    separation: when it would visit, at a level k >= the floor - 1, an edge with an endpoint
+    in a block (below that level every block edge is above the scanned level, so only the
+    truss numbers of block edges are read, never their ranks).
 
     ``member`` / ``pushed`` / ``loc``: slot-indexed scratch (stamps of the clock, candidate
     positions). Returns ``(slots, levels, touched, work, aborted)``: one entry per raise by
@@ -186,11 +208,25 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
     ns = seeds.shape[0]
     k = 2
     stamp = np.int64(0)
-    while ns > 0:
+    ne = extra.shape[0]
+    ei = 0
+    while True:
+        if ns == 0:
+            # nothing rose to level k: the next level with extra seeds
+            if ei >= ne:
+                break
+            k = max(k, np.int64(truss[extra[ei]]))
+            stamp = np.int64(0)                # no candidate lists of the level below
         pstamp = stamp
         clock[0] += 1
         stamp = clock[0]
         nh = 0
+        while ei < ne and truss[extra[ei]] <= k:
+            s = extra[ei]
+            ei += 1
+            if truss[s] == k and pushed[s] != stamp:
+                pushed[s] = stamp
+                hr, hs, nh = _heap_push(hr, hs, nh, rank[s], s)
         for i in range(ns):
             s = seeds[i]
             if pushed[s] != stamp:
@@ -200,7 +236,7 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
         nt = 0
         while nh > 0:
             y, nh = _heap_pop(hr, hs, nh)
-            if work > limit:
+            if work > limit or _near_block(keys, y, k, vfloor):
                 return raised[:nraised], level[:nraised], touched, work, True
             if pstamp != 0 and member[y] == pstamp:
                 # rose from the level below: its triangle list (others at >= k) is kept
@@ -254,7 +290,8 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
             nc += 1
             toff[nc] = nt
         if nc == 0:
-            break
+            ns = 0
+            continue
         work += nt                             # the peel reads the candidates' triangles
         if work > limit:
             return raised[:nraised], level[:nraised], touched, work, True
@@ -270,7 +307,7 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
                 seeds[ns] = cand[i]
                 ns += 1
         if ns == 0:
-            break
+            continue
         # A: the start of level k + 1, in rank order (ranks are unique; the heap sorts
         # them without compiling a NumPy sort into the kernel)
         nh = 0

@@ -548,7 +548,7 @@ def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, cloc
 
 
 @njit(parallel=True)
-def level_counts(deg, ptr, keys, shift, truss, cnt, counted, stamp, rows, row_off):
+def level_counts(deg, ptr, keys, shift, truss, cnt, counted, stamp, rows, row_off, skip):
     """Exact level counts of every edge of an undirected graph: ``cnt[s]`` = the triangles of
     edge slot s whose two other edges have truss numbers >= ``truss[s]``; ``counted[s]`` =
     ``stamp`` (see :func:`lower_after_deletion`).
@@ -556,7 +556,9 @@ def level_counts(deg, ptr, keys, shift, truss, cnt, counted, stamp, rows, row_of
     ``row_off`` int64 (n + 1,): offsets of the vertices' lists (cumulative degrees);
     ``rows`` int64 (row_off[n],): scratch for the slot of every list entry (one table probe
     per stored entry, then the triangles read slots from it). Each undirected edge is
-    counted from its smaller endpoint's list.
+    counted from its smaller endpoint's list. Edges with ``skip[s] >= 0`` (the edges of a
+    dense block, :mod:`hornet.algos.ktruss.dense`, which deletions never count) are left
+    uncounted.
     """
     n = deg.shape[0]
     for u in prange(n):
@@ -575,9 +577,11 @@ def level_counts(deg, ptr, keys, shift, truss, cnt, counted, stamp, rows, row_of
             v = A[i]
             if v <= u:
                 continue
+            s = rows[au + i]
+            if skip[s] >= 0:
+                continue
             B, db = _row(deg, ptr, v)
             c = _intersect_at(A, da, B, db, pa, pb)
-            s = rows[au + i]
             t = truss[s]
             bv = row_off[v]
             k = 0

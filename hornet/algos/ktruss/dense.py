@@ -1,0 +1,556 @@
+"""Dense truss blocks of :class:`hornet.algos.ktruss.dynamic.DynamicTruss` (CPU): the truss
+numbers of dense, high-level parts of the graph kept in dense matrices.
+
+A block is a set B of edges among a vertex set D (|D| at most :data:`MAX_BLOCK_VERTICES`),
+with the truss numbers of its edges in an int16 matrix ``F`` at the endpoints' local
+indices. Blocks are found highest first and may share vertices (the cliques of a
+collaboration graph overlap); the edges of a higher block among D are entered as
+:data:`HIGH` (above every level of B). The *boundary* of B is every other edge with an
+endpoint in D, those of higher blocks excepted; ``xmax`` bounds its truss numbers.
+
+Why a block can be updated alone. Let T_B be the truss numbers of the graph made of the
+edges of B and of the higher blocks' edges among D, the latter counted as present at every
+level. If every boundary edge has a number below every value of B, and every higher
+block's edge among D one above, then T = T_B on B: for k above the boundary's numbers, a
+triangle of the k-truss that holds an edge of B has its other two edges in the k-truss,
+hence not on the boundary, hence in B or (among D) in a higher block; and conversely. Every
+other edge sees the block edges only as triangles alive up to levels above its own: the
+sparse algorithms never read a block edge's k-order rank, and block edges keep none.
+Each block keeps ``floor`` (its lowest value) above ``xmax`` (:data:`MIN_BLOCK_MARGIN`
+levels when it is chosen); a higher block's bound takes the numbers of the lower blocks'
+edges at its vertices, which makes the second condition follow from the first.
+
+What a batch costs. An update recomputes T_B by the h-index descent from an upper bound
+(the old values for a deletion; the old values plus the entries the block gained, and a new
+edge's in-block support plus 2, for an insertion), in rounds over the block edges that
+touch a vertex whose row changed in the previous round. An edge's count at level k (its
+triangles whose other two edges are at k or above) is one pass over two rows of ``F``,
+vectorized, instead of an intersection of adjacency lists and a table probe per triangle:
+on a clique of n vertices, a deletion's descent (the edges at the deleted edge's endpoints
+fall, then the rest, then a check) reads about three times n^3 / 2 matrix entries.
+
+When the separation does not hold (a block edge would fall to ``xmax`` or below, a boundary
+edge would climb to the block's floor), the caller falls back to the static
+decomposition, which chooses new blocks (:func:`find_blocks`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from hornet.core.jit import njit
+
+from .region import _grow, _intersect, _row, _slot
+
+__all__ = ["TrussBlocks", "find_blocks", "block_descend", "block_support",
+           "boundary_partners"]
+
+#: the fewest edges a block has (a smaller dense part costs the sparse kernels little)
+MIN_BLOCK_EDGES = 256
+#: the most vertices a block has (its matrix has this many squared entries; a pass over all
+#: its edges reads up to the cube over two)
+MAX_BLOCK_VERTICES = 512
+#: the most vertices a block has per unit of its lowest truss number: a block edge's count is
+#: a pass over rows of the block's vertices, its sparse count a probe per triangle (at least
+#: the lowest number minus 2 of them); a vector pass reads many entries per probe
+ROWS_PER_LEVEL = 8
+#: the least gap between a block's lowest number and its boundary's highest: a batch that
+#: deletes fewer of its edges than this (or raises its boundary less) keeps it separated
+MIN_BLOCK_MARGIN = 4
+#: the lowest truss level at which a block is looked for, and how many levels are tried
+MIN_BLOCK_LEVEL = 16
+MAX_BLOCK_TRIES = 24
+#: the most blocks (a vertex's blocks are the bits of an int64)
+MAX_BLOCKS = 32
+#: the matrix value of an edge of a higher block among a block's vertices: above every level
+#: of the block (its triangles count at every level)
+HIGH = np.iinfo(np.int16).max
+
+
+def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
+    """Dense blocks of an undirected graph with known truss numbers, highest first.
+
+    ``src, dst`` (E,) int: each undirected edge once; ``truss`` (E,) int: its truss number;
+    ``n``: the vertex range. For the levels l (highest first, at least
+    :data:`MIN_BLOCK_LEVEL`, each holding at least half :data:`MIN_BLOCK_EDGES` edges, at most
+    :data:`MAX_BLOCK_TRIES` of them), the edges at l or above that are in no block yet and do
+    not join two vertices of one block are split into connected components; a component
+    becomes a block when it has enough edges, few enough vertices (also relative to its
+    lowest number: :data:`ROWS_PER_LEVEL`), and its lowest number exceeds by
+    :data:`MIN_BLOCK_MARGIN` at least the highest number of its *boundary*: the other edges at its
+    vertices, except those of the blocks found before (which are above it; blocks may share
+    vertices).
+
+    Returns a list of ``(vertices, edges, xmax)``: sorted int32 vertex ids, int64 indices
+    into ``src``/``dst`` of the block's edges, and the largest truss number of its boundary.
+    """
+    src = np.asarray(src, np.int64)
+    dst = np.asarray(dst, np.int64)
+    truss = np.asarray(truss, np.int64)
+    blocks = []
+    if src.shape[0] < MIN_BLOCK_EDGES:
+        return blocks
+    counts = np.bincount(truss)
+    levels = np.arange(counts.shape[0])
+    keep = (levels >= MIN_BLOCK_LEVEL) & (counts * 4 >= MIN_BLOCK_EDGES)
+    tries = levels[keep][::-1][:MAX_BLOCK_TRIES]
+    if tries.shape[0] == 0:
+        return blocks
+    # the edges at the lowest level tried or above (every try's edges are among them)
+    top = np.flatnonzero(truss >= tries[-1])
+    ts, ss, ds = truss[top], src[top], dst[top]
+    in_block = np.zeros(src.shape[0], bool)
+    joins_one = np.zeros(top.shape[0], bool)     # both ends in one block's vertices
+    for level in tries.tolist():
+        if len(blocks) >= MAX_BLOCKS:
+            break
+        high = np.flatnonzero((ts >= level) & ~in_block[top] & ~joins_one)
+        nh = high.shape[0]
+        if nh < MIN_BLOCK_EDGES:
+            continue
+        hs, hd, ht = ss[high], ds[high], ts[high]
+        # components on the vertices of these edges only (renumbered)
+        hv, local = np.unique(np.concatenate([hs, hd]), return_inverse=True)
+        m = coo_matrix((np.ones(nh, np.int8), (local[:nh], local[nh:])),
+                       shape=(hv.shape[0], hv.shape[0]))
+        _, hlab = connected_components(m, directed=False)
+        elab = hlab[local[:nh]]
+        ne = np.bincount(elab, minlength=hlab.max() + 1)
+        nv = np.bincount(hlab, minlength=ne.shape[0])
+        lmin = np.full(ne.shape[0], np.iinfo(np.int64).max)
+        np.minimum.at(lmin, elab, ht)
+        ok = ((ne >= MIN_BLOCK_EDGES) & (nv <= MAX_BLOCK_VERTICES)
+              & (nv <= ROWS_PER_LEVEL * lmin))
+        giant = int(ne.argmax())
+        # the lower levels only grow a component too large to be a block that already holds
+        # most of these edges: stop after this level
+        last = nv[giant] > MAX_BLOCK_VERTICES and 2 * ne[giant] > nh
+        if not ok.any():
+            if last:
+                break
+            continue
+        # highest boundary number of every candidate component: the other edges at its
+        # vertices, those of the blocks found before excepted
+        comp = np.full(n, -1, np.int64)
+        keep = ok[hlab]
+        comp[hv[keep]] = hlab[keep]
+        near = np.zeros(n, bool)
+        near[hv[keep]] = True
+        rest = ~in_block
+        rest[top[high]] = False
+        touching = np.flatnonzero((near[src] | near[dst]) & rest)
+        xmax = np.zeros(ne.shape[0], np.int64)
+        for side in (src, dst):
+            c = comp[side[touching]]
+            hit = c >= 0
+            np.maximum.at(xmax, c[hit], truss[touching[hit]])
+        for c in np.flatnonzero(ok & (lmin >= xmax + MIN_BLOCK_MARGIN)).tolist():
+            if len(blocks) >= MAX_BLOCKS:
+                break
+            vertices = hv[hlab == c].astype(np.int32)
+            edges = top[high[elab == c]]
+            member = np.zeros(n, bool)
+            member[vertices] = True
+            in_block[edges] = True
+            joins_one |= member[ss] & member[ds]
+            blocks.append((vertices, edges, int(xmax[c])))
+        if last:
+            break
+    return blocks
+
+
+@njit(inline="always")
+def _count_at(F, i, j, k):
+    """Triangles of block edge (i, j) whose two other edges are at ``k`` or above: one pass
+    over rows i and j of ``F`` (vectorized: int16 lanes)."""
+    Fi = F[i]
+    Fj = F[j]
+    k16 = np.int16(min(k, HIGH))
+    c = np.int32(0)
+    for w in range(Fi.shape[0]):
+        c += np.int32(min(Fi[w], Fj[w]) >= k16)
+    return c
+
+
+@njit
+def _h_index(F, i, j, cap):
+    """The largest k <= cap with at least k - 2 triangles of (i, j) whose other two edges
+    are at k or above (2 at least)."""
+    Fi = F[i]
+    Fj = F[j]
+    hist = np.zeros(cap + 1, np.int32)
+    for w in range(Fi.shape[0]):
+        m = min(Fi[w], Fj[w])
+        if m >= 2:
+            hist[min(np.int64(m), cap)] += 1
+    acc = 0
+    k = cap
+    while k > 2:
+        acc += hist[k]
+        if acc >= k - 2:
+            return k
+        k -= 1
+    return 2
+
+
+#: levels a falling edge is recounted at one by one (a vector pass each) before one
+#: histogram pass finds its h-index
+STEPS = 4
+
+
+@njit
+def block_descend(li, lj, F, active, floor, limit):
+    """Lower the block's values ``F`` (int16 (nd, nd), symmetric; an upper bound of the
+    block's own truss numbers) to those truss numbers: the h-index descent in rounds.
+
+    ``li, lj`` (m,) int32: the local endpoints of the block's edges (an edge with ``F == 0``
+    is gone). ``active`` (nd,) uint8: the vertices whose rows changed (the first round
+    evaluates the edges touching them). An edge whose value exceeds its count at that value
+    plus 2 falls to min(value - 1, h-index); the vertices of a fallen edge are active in the
+    next round. Once a round changes nothing every edge satisfies its bound, so the values
+    are the truss numbers (the values never drop below them: a value only falls to an
+    h-index of values that are all upper bounds). Values update in place during a round (any
+    mix of older and newer values is an upper bound).
+
+    ``floor``: a value may not fall to it or below (the boundary's highest number: the block
+    is no longer separated); ``limit``: the most matrix entries to read. Returns
+    ``(entries_read, rounds, ok)``: ``ok`` False when either was reached (``F`` is then
+    incomplete).
+    """
+    nd = F.shape[0]
+    m = li.shape[0]
+    act = active.copy()
+    nxt = np.zeros(nd, np.uint8)
+    read = np.int64(0)
+    rounds = 0
+    while True:
+        rounds += 1
+        changed = 0
+        for q in range(m):
+            i = li[q]
+            j = lj[q]
+            if act[i] == 0 and act[j] == 0:
+                continue
+            a = np.int64(F[i, j])
+            if a == 0:
+                continue
+            read += nd
+            if _count_at(F, i, j, a) >= a - 2:
+                continue
+            b = a - 1
+            while b > a - 1 - STEPS and b > 2:
+                read += nd
+                if _count_at(F, i, j, b) >= b - 2:
+                    break
+                b -= 1
+            else:
+                if b > 2:
+                    read += nd
+                    b = _h_index(F, i, j, b)
+            if b <= floor:
+                return read, rounds, False
+            F[i, j] = b
+            F[j, i] = b
+            nxt[i] = 1
+            nxt[j] = 1
+            changed += 1
+        if changed == 0:
+            return read, rounds, True
+        if read > limit:
+            return read, rounds, False
+        act[:] = nxt
+        nxt[:] = 0
+
+
+@njit
+def block_support(li, lj, F):
+    """In-block support of each edge (i, j) of ``li, lj``: the vertices w with both
+    ``F[i, w]`` and ``F[j, w]`` non-zero. int32 (m,)."""
+    out = np.empty(li.shape[0], np.int32)
+    for q in range(li.shape[0]):
+        out[q] = _count_at(F, li[q], lj[q], 1)
+    return out
+
+
+@njit
+def boundary_partners(bu, bv, deg, ptr, keys, shift, eblock, truss):
+    """The edges outside every block whose count in the k-order may have grown by a triangle
+    with one of the edges ``bu[i]``-``bv[i]`` (new block edges, above them): for each common
+    neighbour w of the two endpoints, an edge to w that is in no block and whose partner
+    edge (the other edge to w) is at its level or above. int64 slots, with repeats."""
+    out = np.empty(16, np.int64)
+    n = 0
+    buf = np.empty(16, np.int32)
+    for q in range(bu.shape[0]):
+        a = bu[q]
+        b = bv[q]
+        A, da = _row(deg, ptr, a)
+        B, db = _row(deg, ptr, b)
+        if min(da, db) > buf.shape[0]:
+            buf = np.empty(2 * min(da, db), np.int32)
+        c = _intersect(A, da, B, db, buf)
+        for t in range(c):
+            w = buf[t]
+            s1 = _slot(keys, shift, a, w)
+            s2 = _slot(keys, shift, b, w)
+            for side in range(2):
+                x = s1 if side == 0 else s2
+                y = s2 if side == 0 else s1
+                if eblock[x] < 0 and truss[y] >= truss[x]:
+                    out = _grow(out, n + 1)
+                    out[n] = x
+                    n += 1
+    return out[:n]
+
+
+def _lowest_bit(mask: np.ndarray) -> np.ndarray:
+    """Index of the lowest set bit of every int64 of ``mask`` (-1 where none)."""
+    low = mask & -mask
+    out = np.full(mask.shape[0], -1, np.int64)
+    nz = low != 0
+    out[nz] = np.log2(low[nz].astype(np.float64)).astype(np.int64)
+    return out
+
+
+class TrussBlocks:
+    """The dense blocks of one CPU dynamic truss and their bookkeeping.
+
+    Blocks are listed highest first (:func:`find_blocks`); they may share vertices. Per
+    block ``b``: ``vertices[b]`` (sorted int32), ``F[b]`` (int16 (nd, nd) at the endpoints'
+    local indices: the truss number of each of its edges, :data:`HIGH` for an edge of a
+    higher block, 0 elsewhere), ``li[b]`` / ``lj[b]`` (int32: local endpoints of its edges,
+    i < j), ``slots[b]`` (int64: their edge-table slots), ``xmax[b]`` (an upper bound of its
+    boundary: the numbers of the other edges at its vertices, those of higher blocks
+    excepted) and ``floor[b]`` (its lowest number). ``vmask`` (int64 per vertex: bit b set
+    when it is a vertex of block b), ``vfloor`` (int64 per vertex: the lowest floor of its
+    blocks) and ``eblock`` (int32 per table slot: the block of that edge, -1 none).
+
+    Separation (every block's floor above its xmax) makes each block's numbers its own
+    truss numbers with the higher blocks' edges counted as always present
+    (module docstring); an update that would break it reports failure and the caller
+    falls back to the static decomposition.
+    """
+
+    def __init__(self):
+        self.clear(0, 0)
+
+    def clear(self, n: int, capacity: int) -> None:
+        """No blocks (``n`` vertices, a table of ``capacity`` slots)."""
+        self.vertices, self.F, self.li, self.lj, self.slots = [], [], [], [], []
+        self.xmax: list[int] = []
+        self.floor = np.zeros(0, np.int64)
+        self.vmask = np.zeros(max(n, 1), np.int64)
+        self.vfloor = np.full(max(n, 1), np.iinfo(np.int64).max, np.int64)
+        self.eblock = np.full(capacity, -1, np.int32)
+
+    def __len__(self) -> int:
+        return len(self.F)
+
+    def build(self, src: np.ndarray, dst: np.ndarray, truss: np.ndarray, slots: np.ndarray,
+              n: int, capacity: int) -> None:
+        """Choose the blocks of a graph (:func:`find_blocks`) whose edges ``src, dst`` have
+        the (exact) numbers ``truss`` and the table slots ``slots``."""
+        self.clear(n, capacity)
+        for vertices, edges, xmax in find_blocks(src, dst, truss, n):
+            b = len(self.F)
+            nd = vertices.shape[0]
+            i = np.searchsorted(vertices, src[edges]).astype(np.int32)
+            j = np.searchsorted(vertices, dst[edges]).astype(np.int32)
+            li, lj = np.minimum(i, j), np.maximum(i, j)
+            F = np.zeros((nd, nd), np.int16)
+            F[li, lj] = F[lj, li] = truss[edges]
+            for a in range(b):                 # the higher blocks' edges among its vertices
+                hi, hj, ok = self._local(b, *self._ends(a), vertices)
+                F[hi[ok], hj[ok]] = F[hj[ok], hi[ok]] = HIGH
+            self.vmask[vertices] |= np.int64(1) << b
+            self.vertices.append(vertices)
+            self.F.append(F)
+            self.li.append(li)
+            self.lj.append(lj)
+            self.slots.append(np.asarray(slots[edges], np.int64))
+            self.xmax.append(int(xmax))
+            self.eblock[self.slots[b]] = b
+        self._floors()
+
+    def _ends(self, b: int):
+        v = self.vertices[b]
+        return v[self.li[b]], v[self.lj[b]]
+
+    def _local(self, b, u, v, vertices=None):
+        """Local indices in block ``b`` of the pairs ``u, v`` and whether both are its
+        vertices."""
+        vs = self.vertices[b] if vertices is None else vertices
+        i = np.minimum(np.searchsorted(vs, u), vs.shape[0] - 1)
+        j = np.minimum(np.searchsorted(vs, v), vs.shape[0] - 1)
+        ok = (vs[i] == u) & (vs[j] == v)
+        return i.astype(np.int32), j.astype(np.int32), ok
+
+    def _floors(self) -> None:
+        """``floor`` and ``vfloor`` from the matrices."""
+        self.floor = np.full(len(self), np.iinfo(np.int64).max, np.int64)
+        self.vfloor[:] = np.iinfo(np.int64).max
+        for b in range(len(self)):
+            vals = self.F[b][self.li[b], self.lj[b]]
+            if vals.shape[0]:
+                self.floor[b] = int(vals.min())
+            vs = self.vertices[b]
+            self.vfloor[vs] = np.minimum(self.vfloor[vs], self.floor[b])
+
+    def separated(self) -> bool:
+        """Whether every block's floor is above its boundary bound."""
+        return bool((self.floor > np.array(self.xmax, np.int64)).all())
+
+    def relocate(self, table) -> None:
+        """The edge table was rehashed: look the block edges' slots up again."""
+        self.eblock = np.full(table.capacity, -1, np.int32)
+        for b in range(len(self)):
+            self.slots[b] = np.asarray(table.lookup(*self._ends(b)), np.int64)
+            self.eblock[self.slots[b]] = b
+
+    def grow_vertices(self, n: int) -> None:
+        """Room for vertex ids below ``n`` (new vertices are in no block)."""
+        if n > self.vmask.shape[0]:
+            extra = n - self.vmask.shape[0]
+            self.vmask = np.concatenate([self.vmask, np.zeros(extra, np.int64)])
+            self.vfloor = np.concatenate([self.vfloor,
+                                          np.full(extra, np.iinfo(np.int64).max, np.int64)])
+
+    def raise_xmax(self, u: np.ndarray, v: np.ndarray, values: np.ndarray,
+                   below: int = -1) -> None:
+        """Raise the boundary bound of every block with a vertex among ``u`` or ``v`` to the
+        ``values`` of those edges; with ``below`` >= 0 only the blocks before it (the edges
+        are of block ``below``, which is low for the higher blocks only)."""
+        top = np.array(self.xmax, np.int64)
+        values = np.asarray(values, np.int64)
+        for b in range(len(self) if below < 0 else below):
+            bit = np.int64(1) << b
+            hit = ((self.vmask[u] & bit) != 0) | ((self.vmask[v] & bit) != 0)
+            if hit.any():
+                top[b] = max(int(top[b]), int(values[hit].max()))
+        self.xmax = top.tolist()
+
+    def _write_back(self, b: int, truss: np.ndarray):
+        """Copy block ``b``'s values into the slot-indexed ``truss``; returns the slots that
+        changed and their values before. The higher blocks' bounds take the changed edges."""
+        vals = self.F[b][self.li[b], self.lj[b]].astype(np.int32)
+        slots = self.slots[b]
+        old = truss[slots]
+        diff = vals != old
+        changed = slots[diff]
+        truss[changed] = vals[diff]
+        if b > 0 and changed.shape[0]:
+            u, v = self._ends(b)
+            self.raise_xmax(u[diff], v[diff], vals[diff], below=b)
+        return changed, old[diff]
+
+    def _descend(self, b, active, limit):
+        return block_descend(self.li[b], self.lj[b], self.F[b], active, self.xmax[b], limit)
+
+    def after_deletion(self, u, v, slots, truss, limit):
+        """The blocks' part of a deletion batch (``u, v``: the deleted edges, ``slots``: their
+        table slots, still present). A deleted block edge leaves its block and the matrices
+        of the lower blocks that list it as :data:`HIGH`; each block that lost an entry
+        descends from its old values, starting from the rows of the lost entries (highest
+        block first). Returns ``(ok, changed slots, old values, edges examined, entries
+        read)``; ``ok`` False when a block lost its separation or ``limit`` entries were
+        read."""
+        owner = self.eblock[slots]
+        hit = owner >= 0
+        none = np.zeros(0, np.int64)
+        if not hit.any():
+            return True, none, none, 0, 0
+        u, v, owner, gone = u[hit], v[hit], owner[hit], slots[hit]
+        self.eblock[gone] = -1
+        active = [None] * len(self)
+        for b in range(len(self)):
+            i, j, ok = self._local(b, u, v)
+            ok &= owner <= b                   # its own edges and the higher blocks' ones
+            if not ok.any():
+                continue
+            F = self.F[b]
+            F[i[ok], j[ok]] = F[j[ok], i[ok]] = 0
+            active[b] = np.zeros(F.shape[0], np.uint8)
+            active[b][i[ok]] = active[b][j[ok]] = 1
+            if (owner == b).any():
+                keep = F[self.li[b], self.lj[b]] > 0
+                self.li[b], self.lj[b] = self.li[b][keep], self.lj[b][keep]
+                self.slots[b] = self.slots[b][keep]
+        changed, old = [none], [none]
+        examined = read = 0
+        for b in range(len(self)):
+            if active[b] is None:
+                continue
+            r, _, ok = self._descend(b, active[b], limit - read)
+            read += r
+            examined += self.li[b].shape[0]
+            if not ok:
+                return False, none, none, examined, read
+            ch, before = self._write_back(b, truss)
+            changed.append(ch)
+            old.append(before)
+        self._floors()
+        return True, np.concatenate(changed), np.concatenate(old), examined, read
+
+    def after_insertion(self, u, v, slots, truss, limit):
+        """The blocks' part of an insertion batch (``u, v``: the inserted edges, ``slots``:
+        their table slots, truss numbers 2 for now). An inserted edge with both ends in a
+        block's vertices tries the highest such block; it joins unless its in-block support
+        plus 2 is at most the block's boundary bound (then it is a boundary edge, left to
+        the k-order scan). Highest block first, each block that gained entries (its own new
+        edges, :data:`HIGH` entries of higher blocks' new edges) descends from its old values
+        plus the entries gained (an insertion raises a truss number by at most one) and its
+        new edges' in-block supports plus 2. Returns ``(ok, seed, changed slots, old values,
+        edges examined)``: ``seed`` (bool per inserted edge) False for the edges that
+        joined a block."""
+        seed = np.ones(u.shape[0], bool)
+        none = np.zeros(0, np.int64)
+        if not len(self):
+            return True, seed, none, none, 0
+        common = self.vmask[u] & self.vmask[v]
+        target = _lowest_bit(common)
+        if not (target >= 0).any():
+            return True, seed, none, none, 0
+        changed, old = [none], [none]
+        examined = read = 0
+        for b in range(len(self)):
+            F = self.F[b]
+            nd = F.shape[0]
+            own = np.flatnonzero(target == b)
+            high = np.flatnonzero((target >= 0) & (target < b) & ~seed
+                                  & ((common >> b) & 1 == 1))
+            if own.shape[0] == 0 and high.shape[0] == 0:
+                continue
+            hi, hj, _ = self._local(b, u[high], v[high])
+            F[hi, hj] = F[hj, hi] = HIGH
+            gained = high.shape[0]
+            if own.shape[0]:
+                i, j, _ = self._local(b, u[own], v[own])
+                i, j = np.minimum(i, j), np.maximum(i, j)
+                F[i, j] = F[j, i] = 1
+                bound = block_support(i, j, F).astype(np.int64) + 2
+                join = bound > self.xmax[b]
+                F[i[~join], j[~join]] = F[j[~join], i[~join]] = 0
+                seed[own[join]] = False
+                gained += int(join.sum())
+            if gained == 0:
+                continue
+            li, lj = self.li[b], self.lj[b]
+            F[li, lj] = F[lj, li] = np.minimum(F[li, lj].astype(np.int64) + gained, nd)
+            if own.shape[0] and join.any():
+                i, j = i[join], j[join]
+                F[i, j] = F[j, i] = np.minimum(bound[join], nd)
+                self.li[b] = np.concatenate([li, i])
+                self.lj[b] = np.concatenate([lj, j])
+                self.slots[b] = np.concatenate([self.slots[b], slots[own[join]]])
+                self.eblock[slots[own[join]]] = b
+            r, _, ok = self._descend(b, np.ones(nd, np.uint8), limit - read)
+            read += r
+            examined += self.li[b].shape[0]
+            if not ok:
+                return False, seed, none, none, examined
+            ch, before = self._write_back(b, truss)
+            changed.append(ch)
+            old.append(before)
+        self._floors()
+        return self.separated(), seed, np.concatenate(changed), np.concatenate(old), examined
