@@ -223,3 +223,32 @@ def test_compile_all_fills_the_cache_before_the_processes_that_need_it(kernel_di
     run, err = _run(kernel_dir, cache, "go")
     assert run == {"started": False, "outer": 30, "scale": [2.0, 2.0, 2.0], "compiled": False}
     assert "compiling kernels" not in err
+
+
+def test_helper_order_gives_the_helper_the_last_half_of_the_seconds():
+    names = "abcdefg"
+    costs = [0.5, 3.0, 0.4, 0.6, 4.0, 1.0, 0.5]      # half of the 10.0 s: 5.0
+    entries = [["m", n, [], 1, c] for n, c in zip(names, costs)]
+    order = [e[1] for e in precompile.helper_order(entries)]
+    # e, f, g (5.5 s: taking d too would leave it further from half) in the run's order,
+    # then the rest from the back
+    assert order == ["e", "f", "g", "d", "c", "b", "a"]
+    assert sorted(order) == list(names)
+    # a list without seconds: from the back
+    plain = [e[:4] for e in entries]
+    assert [e[1] for e in precompile.helper_order(plain)] == list(reversed(names))
+    assert precompile.helper_order([]) == []
+
+
+def test_recorded_kernels_carry_their_compile_seconds(kernel_dir):
+    sys.path.insert(0, str(kernel_dir))
+    try:
+        import helper_kernels as k
+        with precompile.record_kernels() as found:
+            k.outer(np.arange(3, dtype=np.int64))
+    finally:
+        sys.path.remove(str(kernel_dir))
+    by_name = {e[1]: e for e in found}
+    assert by_name["outer"][3] == 1 and by_name["inner"][3] == 2
+    # the caller's seconds hold its callee's
+    assert by_name["outer"][4] >= by_name["inner"][4] > 0

@@ -4,11 +4,12 @@
 
 Runs ``hornet replay --device cpu`` (the shipped stream, or the replay arguments given after
 ``--``) in a fresh process with an empty kernel cache and no helper, recording every hornet
-kernel it compiles (module, qualified name, argument types, nesting depth) in the order the
-compiles start (:func:`hornet.core.precompile.record_kernels`). ``hornet replay`` hands the
-list to its compile helper (:mod:`hornet.core.precompile`). Rerun after changing which
-kernels the replay compiles or their argument types; ``--check`` only says whether the list
-in the package is current (exit status 1 if not).
+kernel it compiles (module, qualified name, argument types, nesting depth, compile CPU
+seconds) in the order the compiles start (:func:`hornet.core.precompile.record_kernels`).
+``hornet replay`` hands the list to its compile helper (:mod:`hornet.core.precompile`),
+which shares out the compiles by their seconds. Rerun after changing which kernels the
+replay compiles or their argument types, on a quiet machine; ``--check`` only says whether
+the list in the package names the same kernels in the same order (exit status 1 if not).
 """
 from __future__ import annotations
 
@@ -63,8 +64,11 @@ def main(argv: list[str] | None = None) -> None:
     text = ('{"command": ' + json.dumps(command) + ',\n "kernels": [\n'
             + ",\n".join("  " + json.dumps(k) for k in kernels) + "\n]}\n")
     if a.check:
-        current = LIST.read_text() if LIST.exists() else ""
-        same = current == text
+        try:
+            current = [e[:4] for e in json.loads(LIST.read_text())["kernels"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            current = None
+        same = current == [k[:4] for k in kernels]
         print(f"{LIST}: {'current' if same else 'out of date'} ({len(kernels)} kernels)")
         raise SystemExit(0 if same else 1)
     LIST.write_text(text)

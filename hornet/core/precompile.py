@@ -2,11 +2,14 @@
 
 Numba compiles one kernel at a time per process (one compiler lock), so a cold start uses
 one core. :func:`start` hands a list of the kernels a run will compile (a *kernel list*:
-module, qualified name and argument types of each, in the order the run first compiles them;
-:func:`record_kernels` makes one) to a helper process. The helper compiles the list from its
-end backwards into the on-disk cache while the calling process compiles from the front as it
-runs; a kernel the helper has compiled is loaded from the cache, so the two meet in the
-middle.
+module, qualified name and argument types of each, in the order the run first compiles them,
+and the compile seconds each took; :func:`record_kernels` makes one) to a helper process. The
+calling process compiles from the front as it runs; the helper compiles into the on-disk
+cache the kernels needed last, as many as make up half of the list's compile seconds, in the
+order the run needs them, then the others from the back (:func:`helper_order`). A kernel the
+helper has compiled is loaded from the cache, so that each process compiles about half, and
+the calling process reaches the helper's share when the helper has finished it (dividing
+the list by count, or meeting in the middle of a large kernel, would keep it waiting).
 
 The two share out the kernels through marker files in a claims folder (:class:`Claims`): a
 process about to compile a kernel missing from the cache claims it. The calling process waits
@@ -182,24 +185,30 @@ def parse_type(text: str):
 @contextlib.contextmanager
 def record_kernels() -> Iterator[list]:
     """Context collecting the kernels of :data:`hornet.core.jit.kernels` that the process
-    compiles inside it: a list of ``[module, qualified name, [argument types as str], depth]``
-    (depth 1: compiled from Python; more: inside another kernel's compile), in the order the
-    compiles start."""
+    compiles inside it: a list of ``[module, qualified name, [argument types as str], depth,
+    seconds]`` (depth 1: compiled from Python; more: inside another kernel's compile;
+    seconds: the compile's CPU seconds, the kernels compiled inside it included), in the
+    order the compiles start."""
     known: dict = {}
     found: list = []
-    depth = [0]
+    open_compiles: list = []        # (entry or None, CPU clock at its start), innermost last
 
     class Listener(numba_event.Listener):
         def on_start(self, ev):
-            depth[0] += 1
             if len(known) != len(jit.kernels):        # kernels of modules imported since
                 known.update((id(d), key) for key, d in jit.kernels.items())
             key = known.get(id(ev.data["dispatcher"]))
+            entry = None
             if key is not None:
-                found.append([key[0], key[1], [str(t) for t in ev.data["args"]], depth[0]])
+                entry = [key[0], key[1], [str(t) for t in ev.data["args"]],
+                         len(open_compiles) + 1]
+                found.append(entry)
+            open_compiles.append((entry, time.process_time()))
 
         def on_end(self, ev):
-            depth[0] -= 1
+            entry, t = open_compiles.pop()
+            if entry is not None:
+                entry.append(round(time.process_time() - t, 3))
 
     with numba_event.install_listener("numba:compile", Listener()):
         yield found
@@ -225,11 +234,30 @@ def _cached(dispatcher) -> bool:
     return jit.compiled_or_cached(dispatcher)
 
 
+def helper_order(entries: list) -> list:
+    """The order in which a helper compiles the kernel-list entries ``entries`` (depth-1
+    entries, in the order a run needs them) beside a process compiling them from the front:
+    the last entries whose recorded compile seconds make up about half of the list's, in the
+    order the run needs them, then the others from the last to the first (taken only where
+    the calling process has not reached them yet). Entries without seconds: from the last to
+    the first."""
+    costs = [e[4] if len(e) > 4 and isinstance(e[4], (int, float)) else None for e in entries]
+    if not entries or None in costs:
+        return entries[::-1]
+    half = sum(costs) / 2
+    split, share = len(entries), 0.0
+    # take an entry while that brings the helper's share closer to half
+    while split > 0 and share + costs[split - 1] / 2 <= half:
+        split -= 1
+        share += costs[split]
+    return entries[split:] + entries[:split][::-1]
+
+
 # ---- the two processes ----------------------------------------------------------------------
 
 def start(kernel_list: str) -> bool:
     """Start a helper process compiling the kernels of the kernel-list file ``kernel_list``
-    that are not cached yet (from the end of the list; entries naming no kernel of this
+    that are not cached yet (in :func:`helper_order`; entries naming no kernel of this
     version are left out). Returns whether one started: not when every listed kernel has a
     cache entry, when the list cannot be read, when there is no writable cache, or when this
     process has a helper already. :func:`stop` (run
@@ -254,7 +282,7 @@ def start(kernel_list: str) -> bool:
         return False
     _claims_folder = tempfile.mkdtemp(prefix="hornet-compile-")
     with open(os.path.join(_claims_folder, "kernels.json"), "w") as f:
-        json.dump({"kernels": missing}, f)
+        json.dump({"kernels": helper_order(missing)}, f)
     # the helper imports the hornet this process runs (a checkout or an install), whatever
     # its working folder holds
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -302,12 +330,12 @@ def stop() -> None:
 
 
 def helper_main(folder: str) -> None:
-    """The helper process: compile the kernels of ``folder/kernels.json`` from the last to
-    the first, skipping those the main process has claimed."""
+    """The helper process: compile the kernels of ``folder/kernels.json`` in their order
+    (:func:`helper_order`), skipping those the main process has claimed."""
     jit.announce_compiles = False
     claims = Claims(folder, _HELPER)
     jit.compile_claims = claims
-    for entry in reversed(load_kernels(os.path.join(folder, "kernels.json"))):
+    for entry in load_kernels(os.path.join(folder, "kernels.json")):
         try:
             dispatcher, args = _resolve(entry)
             key = jit.claim_key(f"{entry[0]}.{entry[1]}", args)
@@ -338,7 +366,7 @@ def signature_cached(dispatcher, args) -> bool:
 def compile_all(entries: list) -> int:
     """Compile the kernels of the kernel-list entries ``entries`` (see
     :func:`record_kernels`; depth-1 entries are used) into the on-disk cache, in two
-    processes: a helper (:func:`start`) from the end of the list, this one from the front,
+    processes: a helper (:func:`start`, in :func:`helper_order`), this one from the front,
     then wait for the helper. Signatures cached already are skipped without loading them,
     as are entries naming no kernel of this version. Returns the number of kernels this
     process compiled (the helper's are not counted). For a program that is about to start
