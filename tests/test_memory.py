@@ -592,3 +592,29 @@ def test_block_cache_floor_is_proportional_to_the_graph():
     # the floor of a class's reserve holds at most 2**-FLOOR_SHARE_SHIFT of the list slots
     for k in range(12):
         assert (cache.floor(k) << k) <= slots >> FLOOR_SHARE_SHIFT
+
+
+@pytest.mark.parametrize("size_class,num_blocks", [(0, 1), (3, 70), (5, 4097)])
+def test_block_array_storage_is_the_same_compiled_or_made_by_numpy(size_class, num_blocks,
+                                                                   monkeypatch):
+    """A CPU block array is made by one compiled call (_cpu_storage) or, before that path
+    opens, by NumPy calls: the same columns, bit tree and lookup row either way."""
+    from hornet.core import jit
+    from hornet.memory.backend import memory_backend
+    from hornet.memory.block_array import BlockArray
+    made = {}
+    for policy in ("always", "never"):
+        monkeypatch.setattr(jit, "optional_path_policy", policy)
+        arr = BlockArray(size_class, num_blocks, [np.dtype(np.int32), np.dtype(np.float64)],
+                         memory_backend("cpu"))
+        made[policy] = arr
+    a, b = made["always"], made["never"]
+    for x, y in zip(a.columns, b.columns):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+    assert np.array_equal(a.words, b.words)
+    assert np.array_equal(a.level_offsets, b.level_offsets)
+    row_a, row_b = a.lookup_row(), b.lookup_row()
+    # the addresses differ (two allocations); the layout does not
+    addresses = [0] + list(range(2, 2 + len(a.columns))) + [2 + len(a.columns)]
+    assert np.array_equal(np.delete(row_a, addresses), np.delete(row_b, addresses))
+    assert row_a[1] == row_b[1] == size_class

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .bit_tree import FOREST_LEVELS, _fill_free, tree_offsets
-from ..core.jit import njit
+from ..core.jit import OptionalPath, njit
 
 
 @njit
@@ -29,6 +29,11 @@ def _cpu_storage(size_class, num_blocks, num_fields):
     return column, tree, offsets, row
 
 
+# a run that makes few block arrays makes them with NumPy calls instead of compiling
+# _cpu_storage (about a second of a cold start for microseconds per array)
+_storage_gate = OptionalPath((_cpu_storage,), promote_calls=1 << 14)
+
+
 class BlockArray:
     """Fixed-size storage for blocks of one size class, structure-of-arrays.
 
@@ -50,7 +55,8 @@ class BlockArray:
         xp = backend.xp
         self.free = num_blocks
         self._row = None
-        if backend.device == "cpu" and np.dtype(dtypes[0]) == np.int32:
+        if backend.device == "cpu" and np.dtype(dtypes[0]) == np.int32 and \
+                _storage_gate.take():
             column, self.words, self.level_offsets, row = _cpu_storage(size_class, num_blocks,
                                                                        len(dtypes))
             self.columns = [column] + [np.zeros(slots, dtype=dt) for dt in dtypes[1:]]
