@@ -343,13 +343,31 @@ REPLAY_KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"
                               "replay_kernels.json")
 
 
+#: the CUDA modules a GPU replay of the shipped stream loads (``python3 -m
+#: bench.tools.kernel_list --device gpu``)
+REPLAY_MODULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
+                              "replay_modules_gpu.json")
+
+
 def _start_precompile(device: str) -> None:
-    """Start compiling the listed replay kernels missing from the cache in a helper process,
-    for a replay on the CPU (a first run then compiles on two cores)."""
+    """Start compiling the listed replay kernels missing from the cache beside the replay: on
+    the CPU in a helper process (a first run then compiles on two cores), on the GPU the CUDA
+    modules in background threads."""
     import hornet
-    from hornet.core import precompile as background
     if device == "gpu" or (device == "auto" and hornet.backend_available("gpu")):
+        import json
+        from hornet.core import cuda
+        root = os.path.dirname(os.path.abspath(hornet.__file__))
+        try:
+            with open(REPLAY_MODULES, encoding="utf-8") as f:
+                listed = json.load(f)["modules"]
+            modules = [(os.path.join(root, path), tuple(names)) for path, names in listed
+                       if os.path.exists(os.path.join(root, path))]
+        except (OSError, ValueError, KeyError, TypeError):
+            return
+        cuda.prebuild(modules)
         return
+    from hornet.core import precompile as background
     background.start(REPLAY_KERNELS)
 
 

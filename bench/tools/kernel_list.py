@@ -1,13 +1,17 @@
-"""The kernel list of a CPU replay: ``streams/data/replay_kernels.json``.
+"""The kernel list of a CPU replay: ``streams/data/replay_kernels.json``; with ``--device gpu``
+the CUDA module list of a GPU replay: ``streams/data/replay_modules_gpu.json``.
 
-    python3 -m bench.tools.kernel_list [--check] [-- REPLAY ARGS...]
+    python3 -m bench.tools.kernel_list [--check] [--device gpu] [-- REPLAY ARGS...]
 
 Runs ``hornet replay --device cpu`` (the shipped stream, or the replay arguments given after
 ``--``) in a fresh process with an empty kernel cache and no helper, recording every hornet
 kernel it compiles (module, qualified name, argument types, nesting depth, compile CPU
 seconds) in the order the compiles start (:func:`hornet.core.precompile.record_kernels`).
 ``hornet replay`` hands the list to its compile helper (:mod:`hornet.core.precompile`),
-which shares out the compiles by their seconds. Rerun after changing which kernels the
+which shares out the compiles by their seconds. ``--device gpu`` (on a GPU machine) records
+the CUDA modules a GPU replay loads (path inside the package, template instances), in
+order; ``hornet replay --device gpu`` builds them in background threads
+(:func:`hornet.core.cuda.prebuild`). Rerun after changing which kernels the
 replay compiles or their argument types, on a quiet machine; ``--check`` only says whether
 the list in the package names the same kernels in the same order (exit status 1 if not).
 """
@@ -24,6 +28,7 @@ from pathlib import Path
 from bench.common import ROOT
 
 LIST = ROOT / "streams" / "data" / "replay_kernels.json"
+MODULE_LIST = ROOT / "streams" / "data" / "replay_modules_gpu.json"
 
 RECORDER = r'''
 import json, sys
@@ -34,6 +39,32 @@ with precompile.record_kernels() as found:
                 precompile=False)
 json.dump({"code": code, "kernels": found}, open(sys.argv[2], "w"))
 '''
+
+
+MODULE_RECORDER = r'''
+import json, os, sys
+import hornet
+from hornet.core import cuda
+from streams.cli import main
+code = main(["replay", "--device", "gpu"] + json.loads(sys.argv[1]), precompile=False)
+root = os.path.dirname(os.path.abspath(hornet.__file__))
+modules = [[os.path.relpath(path, root), list(names)] for path, names in cuda.loaded_modules]
+json.dump({"code": code, "modules": modules}, open(sys.argv[2], "w"))
+'''
+
+
+def record_modules(replay_args: list[str]) -> list:
+    """The CUDA modules one GPU replay (fresh process) loads, in order."""
+    with tempfile.TemporaryDirectory(prefix="hornet-module-list-") as tmp:
+        out = Path(tmp) / "modules.json"
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        subprocess.run([sys.executable, "-c", MODULE_RECORDER, json.dumps(replay_args),
+                        str(out)], cwd=ROOT, env=env, check=True, capture_output=True,
+                       text=True)
+        result = json.loads(out.read_text())
+        if result["code"] != 0:
+            raise SystemExit(f"bench.tools.kernel_list: the replay failed ({result['code']})")
+        return result["modules"]
 
 
 def record(replay_args: list[str]) -> list:
@@ -58,7 +89,22 @@ def main(argv: list[str] | None = None) -> None:
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true",
                     help="compare with the list in the package instead of writing it")
+    ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu",
+                    help="gpu: the CUDA modules of a GPU replay (on a GPU machine)")
     a = ap.parse_args(argv)
+    if a.device == "gpu":
+        modules = record_modules(replay_args)
+        command = " ".join(["hornet", "replay", "--device", "gpu"] + replay_args)
+        text = ('{"command": ' + json.dumps(command) + ',\n "modules": [\n'
+                + ",\n".join("  " + json.dumps(m) for m in modules) + "\n]}\n")
+        if a.check:
+            same = MODULE_LIST.exists() and MODULE_LIST.read_text() == text
+            print(f"{MODULE_LIST}: {'current' if same else 'out of date'} "
+                  f"({len(modules)} modules)")
+            raise SystemExit(0 if same else 1)
+        MODULE_LIST.write_text(text)
+        print(f"{MODULE_LIST}: {len(modules)} modules")
+        return
     kernels = record(replay_args)
     command = " ".join(["hornet", "replay", "--device", "cpu"] + replay_args)
     text = ('{"command": ' + json.dumps(command) + ',\n "kernels": [\n'

@@ -2,7 +2,9 @@
 
 - :func:`load_module` / :func:`function`: a ``.cu`` file compiled once per process, on first
   use, by ``cupy.RawModule`` (``segmented.cuh``, the shared device helpers beside this file,
-  is on the include path), and its kernels. CuPy keeps the compiled module in its on-disk
+  is on the include path), and its kernels. :func:`prebuild` compiles a list of modules in
+  background threads (NVRTC runs without the GIL), so that a first run builds them side by
+  side instead of one after the other; a module's first kernel waits for its build. CuPy keeps the compiled module in its on-disk
   kernel cache (``~/.cupy/kernel_cache`` or ``$CUPY_CACHE_DIR``), keyed by the source text
   and the options; the source is given a digest of hornet's ``.cuh`` headers, which that key
   would not see otherwise. The build time goes to :func:`hornet.core.jit.compile_timer`; a
@@ -34,6 +36,9 @@ HEADERS = os.path.dirname(os.path.abspath(__file__))   # segmented.cuh, shared d
 _MODULES: dict = {}
 _FUNCS: dict = {}
 _LOCK = threading.Lock()
+_BUILD_LOCKS: dict = {}     # module key -> lock held while that module compiles
+#: module keys ``(path, name_expressions)`` in the order this process first loaded them
+loaded_modules: list = []
 _MAX_GRID: list = []
 
 # itemsize -> C++ type moved by the byte-size-generic kernels
@@ -57,7 +62,64 @@ def load_module(path: str, name_expressions: tuple = ()):
                                      name_expressions=list(name_expressions) or None)
                 _BUILD_KEYS[key] = _build_key(code, options, name_expressions)
                 _MODULES[key] = mod
+                loaded_modules.append(key)
     return mod
+
+
+def _module_lock(key: tuple) -> threading.Lock:
+    with _LOCK:
+        lock = _BUILD_LOCKS.get(key)
+        if lock is None:
+            lock = _BUILD_LOCKS[key] = threading.Lock()
+    return lock
+
+
+def build_module(path: str, name_expressions: tuple = ()) -> None:
+    """Compile the module of ``path`` (with these template instances) now, in the calling
+    thread, unless CuPy's kernel cache holds it already (then it is loaded on first use)."""
+    key = (path, tuple(name_expressions))
+    mod = load_module(path, name_expressions)
+    with _module_lock(key):
+        marker = _build_marker(key)
+        if marker is not None:
+            mod.compile()
+            _mark_built(marker)
+
+
+def prebuild(modules: list, workers: int | None = None) -> list:
+    """Compile the modules ``modules`` (``(path, name_expressions)`` pairs) that CuPy's kernel
+    cache lacks, in ``workers`` daemon threads (default: one per CPU core but one, at most
+    8), while the caller goes on; a kernel of a module being built waits for the build.
+    Returns the threads. A module that fails to build here is built (and its error raised)
+    where it is first used."""
+    todo = []
+    for path, name_expressions in modules:
+        key = (path, tuple(name_expressions))
+        load_module(path, name_expressions)
+        if not _built(key):
+            todo.append(key)
+    if workers is None:
+        workers = max(1, min(8, (os.cpu_count() or 2) - 1))
+    device = cupy.cuda.Device().id
+    queue = list(reversed(todo))
+
+    def work():
+        with cupy.cuda.Device(device):
+            while True:
+                with _LOCK:
+                    if not queue:
+                        return
+                    key = queue.pop()
+                try:
+                    build_module(*key)
+                except Exception:        # built again, and reported, where it is used
+                    pass
+
+    threads = [threading.Thread(target=work, name="hornet-cuda-build", daemon=True)
+               for _ in range(min(workers, len(todo)))]
+    for t in threads:
+        t.start()
+    return threads
 
 
 def function(path: str, name: str, name_expressions: tuple = ()):
@@ -66,12 +128,14 @@ def function(path: str, name: str, name_expressions: tuple = ()):
     fn = _FUNCS.get(key)
     if fn is None:
         # the module is built (or read from CuPy's cache) at its first get_function
+        module_key = (path, tuple(name_expressions))
         with timed_compile():
             mod = load_module(path, name_expressions)
-            marker = _build_marker((path, tuple(name_expressions)))
-            fn = mod.get_function(name)
-            if marker is not None:
-                _mark_built(marker)
+            with _module_lock(module_key):        # a background build finishes first
+                marker = _build_marker(module_key)
+                fn = mod.get_function(name)
+                if marker is not None:
+                    _mark_built(marker)
         _FUNCS[key] = fn
     return fn
 
@@ -92,19 +156,26 @@ def _build_key(code: str, options: tuple, name_expressions: tuple) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def _built(module_key: tuple) -> bool:
+    """Whether a loaded module (``(path, name_expressions)``) is known to be built: in this
+    process, or by any process with this kernel cache (its marker file)."""
+    key = _BUILD_KEYS.get(module_key)
+    if key is None or key in _MARKED:
+        return True
+    if os.path.exists(os.path.join(cache_dir(), "cuda", key)):
+        _MARKED.add(key)
+        return True
+    return False
+
+
 def _build_marker(module_key: tuple) -> str | None:
     """The marker file of a module (``(path, name_expressions)``, as ``load_module`` keys
     it); None once it is known to be built. Announces the build when the marker is absent."""
-    key = _BUILD_KEYS.get(module_key)
-    if key is None or key in _MARKED:
-        return None
-    marker = os.path.join(cache_dir(), "cuda", key)
-    if os.path.exists(marker):
-        _MARKED.add(key)
+    if _built(module_key):
         return None
     announce_compile(os.environ.get("CUPY_CACHE_DIR")
                      or os.path.expanduser("~/.cupy/kernel_cache"))
-    return marker
+    return os.path.join(cache_dir(), "cuda", _BUILD_KEYS[module_key])
 
 
 def _mark_built(marker: str) -> None:
