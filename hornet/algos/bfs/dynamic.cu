@@ -747,16 +747,15 @@ __device__ __forceinline__ void dbfs_update_body(
 
 // The update kernel: level-synchronous phases at two register budgets, 4 resident blocks of
 // 256 threads per SM (64 registers a thread, some spilled) or 3 (85 registers, next to none
-// spilled), and the asynchronous phases (work queue) at 3 blocks per SM;
-// dynamic_gpu.GPUState.kernel_name and async_queue pick one.
-#define DBFS_KERNEL(name, min_blocks, async)                                               \
-    extern "C" __global__ void __launch_bounds__(256, min_blocks)                          \
-    name(const u64* __restrict__ P, const int* deg, const i64* ptr, const int* ideg,       \
-         const i64* iptr, const int* ds, const int* dd, const int* is, const int* id,      \
-         i64 nd, i64 ni, i64 nv, int mode) {                                               \
-        dbfs_update_body<async>(P, deg, ptr, ideg, iptr, ds, dd, is, id, nd, ni, nv, mode); \
-    }
-
-DBFS_KERNEL(dbfs_update, 4, false)
-DBFS_KERNEL(dbfs_update_r85, 3, false)
-DBFS_KERNEL(dbfs_update_async, 3, true)
+// spilled), and the asynchronous phases (work queue) at 3 blocks per SM; one template
+// instance per variant (dynamic_gpu.UPDATE_KERNELS), which dynamic_gpu.GPUState.kernel_name
+// and async_queue pick. NVRTC compiles only the instances a module names: each variant is
+// built on its own, and only when a process launches it (the body takes most of this file's
+// compile time).
+template <int MIN_BLOCKS, bool ASYNC>
+__global__ void __launch_bounds__(256, MIN_BLOCKS)
+dbfs_update_kernel(const u64* __restrict__ P, const int* deg, const i64* ptr, const int* ideg,
+                   const i64* iptr, const int* ds, const int* dd, const int* is,
+                   const int* id, i64 nd, i64 ni, i64 nv, int mode) {
+    dbfs_update_body<ASYNC>(P, deg, ptr, ideg, iptr, ds, dd, is, id, nd, ni, nv, mode);
+}

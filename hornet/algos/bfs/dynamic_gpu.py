@@ -56,8 +56,19 @@ PHASES = {0: "start", 1: "counts", 2: "marking", 3: "seeds", 4: "relaxation", 5:
           6: "orphans", 7: "end"}
 
 
+#: the update kernel's variants (GPUState.kernel_name, "dbfs_update_async"): template
+#: instances of dbfs_update_kernel in dynamic.cu (resident blocks per SM, work queue), each
+#: built as a module of its own when first launched
+UPDATE_KERNELS = {"dbfs_update": "dbfs_update_kernel<4, false>",
+                  "dbfs_update_r85": "dbfs_update_kernel<3, false>",
+                  "dbfs_update_async": "dbfs_update_kernel<3, true>"}
+
+
 def _fn(name: str):
-    return function(_CU, name)
+    instance = UPDATE_KERNELS.get(name)
+    if instance is None:
+        return function(_CU, name)
+    return function(_CU, instance, (instance,))
 
 
 class GPUState:
