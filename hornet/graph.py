@@ -27,6 +27,7 @@ from .adjacency import AdjacencyView
 from .batch import pipeline
 from .batch.scope import batch_length, batch_scope
 from .change import EdgeChange, host_copy
+from .batch.found_update import found_update
 from .batch.planned import planned_pairs, planned_update
 from .batch.small_path import MODE_DELETE, MODE_INSERT, small_pairs, small_update
 from .batch.invariants import check_invariants
@@ -485,6 +486,10 @@ class Graph:
         return self._update_edges(src, dst, edge_props)
 
     def _update_edges(self, src, dst, edge_props) -> EdgeChange:
+        if self.device == "gpu":
+            change = found_update(self, src, dst, edge_props)
+            if change is not None:
+                return change
         xp, K = self._xp, self._K
         s, d, props, top = edge_batch(src, dst, edge_props, xp)
         values = property_values(props, self._edge_schema, s.shape[0], xp, fill_missing=False)

@@ -98,6 +98,7 @@ from .batching import batching_mode, iter_batches
 from .format import EventBlock, StreamFormatError
 from .reader import open_stream
 from .window import EventWindow
+from .weighted_batch import insert_latest
 from .window_batch import insert_refresh, last_seen
 
 __all__ = [
@@ -946,6 +947,8 @@ def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,
         if s.size:
             ch.inserted = g.insert_edges(s, d)
             feed(ch.inserted)
+    elif op is None and window is None and s.size:
+        insert_latest(g, ch, s, d, w, feed)
     elif op is None and window is not None and s.size:
         if idx is None:
             idx = np.arange(ev.start, ev.start + n, dtype=np.int64)
@@ -988,3 +991,4 @@ def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,
             ch.expired = g.delete_edges(es, ed)
             feed(ch.expired)
     return ch
+

@@ -22,7 +22,7 @@ inside its C code (``int(device scalar)``, ``get``) are not seen.
 It also measures the floor of one small GPU batch on the replayed graph: a host batch of
 1,000 pairs already present (nothing to write), its upload alone, and an empty launch with a
 synchronization. With ``--cprofile`` the per-function profile of one replay per stream and
-batch size goes to ``DIR/cprofile_<stream>_<batch>.txt``.
+batch size goes to ``DIR/profile_replay_gpu_cprofile.txt``.
 """
 from __future__ import annotations
 
@@ -232,9 +232,8 @@ def _profile(stages: Stages, path, batch: int, out_dir, use_cprofile: bool,
         ps = pstats.Stats(prof, stream=buf)
         ps.sort_stats("tottime").print_stats(45)
         ps.sort_stats("cumulative").print_stats(60)
-        name = os.path.join(out_dir, f"cprofile_{path.name.split('.')[0]}_{batch}.txt")
-        with open(name, "w") as f:
-            f.write(buf.getvalue())
+        with open(os.path.join(out_dir, "profile_replay_gpu_cprofile.txt"), "a") as f:
+            f.write(f"\n\n######## {path.name}, batch {batch}\n" + buf.getvalue())
     return lines
 
 

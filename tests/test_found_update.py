@@ -1,0 +1,100 @@
+"""update_edges on the batch paths' lookups (hornet.batch.found_update) and the weighted
+replay built on it (streams.weighted_batch): against a dictionary of the edges' values."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hornet
+from hornet.testing import to_host
+
+
+def _oracle(s, d, w, t):
+    """{(u, v): [w, t]}, the first occurrence of a pair kept."""
+    out = {}
+    for u, v, a, b in zip(s.tolist(), d.tolist(), w.tolist(), t.tolist()):
+        out.setdefault((u, v), [a, b])
+    return out
+
+
+@pytest.mark.parametrize("m", [1, 700, 4096, 4097, 30000])
+def test_update_edges_matches_a_dictionary(device, m):
+    rng = np.random.default_rng(m)
+    n = 400 if m < 5000 else 3000
+    g = hornet.Graph(directed=True, device=device,
+                     edge_properties={"w": np.float64, "t": np.int64})
+    s, d = rng.integers(0, n, 3 * m), rng.integers(0, n, 3 * m)
+    w, t = rng.random(3 * m), rng.integers(0, 10**9, 3 * m)
+    g.insert_edges(s, d, w=w, t=t)
+    held = _oracle(s, d, w, t)
+    # repeats, absent pairs and ids past the id space among the updated pairs
+    us = np.r_[rng.choice(s, m - m // 3), rng.integers(0, n + 50, m // 3)]
+    ud = np.r_[rng.choice(d, m - m // 3), rng.integers(0, n + 50, m // 3)]
+    if m > 1:
+        us[m // 2], ud[m // 2] = us[0], ud[0]
+    uw = rng.random(m)
+    change = g.update_edges(us, ud, w=uw)
+    first = {}
+    for i, key in enumerate(zip(us.tolist(), ud.tolist())):
+        if key in held:
+            first.setdefault(key, i)
+    keys = sorted(first)
+    assert change.kind == "update" and list(change.properties) == ["w"]
+    assert to_host(change.src).tolist() == [k[0] for k in keys]
+    assert to_host(change.dst).tolist() == [k[1] for k in keys]
+    assert to_host(change.properties["w"]).tolist() == [float(uw[first[k]]) for k in keys]
+    assert to_host(change.previous["w"]).tolist() == [held[k][0] for k in keys]
+    for k in keys:
+        held[k][0] = float(uw[first[k]])
+    es, ed, props = g.edges(properties=True)
+    got = {(u, v): [a, b] for u, v, a, b in zip(to_host(es).tolist(), to_host(ed).tolist(),
+                                               to_host(props["w"]).tolist(),
+                                               to_host(props["t"]).tolist())}
+    assert got == held
+    g.check()
+
+
+def test_update_edges_takes_scalars_device_arrays_and_finds_nothing(device):
+    g = hornet.Graph(directed=True, device=device, edge_properties={"w": np.float32})
+    g.insert_edges(np.array([0, 1, 2], np.int32), np.array([1, 2, 0], np.int32),
+                   w=np.ones(3, np.float32))
+    xp = np
+    if device == "gpu":
+        import cupy as xp
+    c = g.update_edges(xp.asarray([2, 1, 5], dtype=xp.int32), xp.asarray([0, 2, 5], dtype=xp.int32),
+                       w=4)
+    assert to_host(c.src).tolist() == [1, 2] and to_host(c.dst).tolist() == [2, 0]
+    assert to_host(c.properties["w"]).tolist() == [4, 4]
+    assert to_host(c.previous["w"]).tolist() == [1, 1]
+    c = g.update_edges(np.array([0]), np.array([2]), w=np.array([9.0]))
+    assert len(c) == 0 and to_host(c.previous["w"]).tolist() == []
+    with pytest.raises(hornet.BatchError):
+        g.update_edges(np.array([0, -1]), np.array([1, 1]), w=np.array([1.0, 2.0]))
+    with pytest.raises(hornet.BatchError, match="NaN"):
+        g.update_edges(np.array([0]), np.array([1]), w=np.array([np.nan]))
+    assert to_host(g.edge_values(np.array([0]), np.array([1]))[1]["w"]).tolist() == [1]
+    g.check()
+
+
+@pytest.mark.parametrize("directed", [True, False])
+def test_weighted_replay_keeps_each_edges_last_weight(device, directed):
+    """Batches with repeats and edges present before them: the graph holds each edge's last
+    weight, the changes name the new and the refreshed edges (verify=True checks the graph
+    against the reference replay after every batch)."""
+    from streams.replay import replay
+    rng = np.random.default_rng(5)
+    n = 3000
+    src, dst = rng.integers(0, 40, n), rng.integers(0, 40, n)
+    weight = rng.integers(1, 100, n).astype(np.float64)
+    table = {"src": src, "dst": dst, "weight": weight}
+    r = replay(table, batch_size=700, device=device, directed=directed, algos="none",
+               verify=True)
+    seen = set()
+    for first, count, inserted in zip(r["first_event"], r["events"], r["inserted"]):
+        keys = set()
+        for u, v in zip(src[first:first + count].tolist(), dst[first:first + count].tolist()):
+            if u != v:
+                keys.add((u, v) if directed else (min(u, v), max(u, v)))
+        assert inserted == len(keys - seen)
+        seen |= keys
+    assert r.summary["edges"] == len(seen)
