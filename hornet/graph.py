@@ -926,6 +926,19 @@ class Graph:
         delete. Results are the same; only when memory is given back differs."""
         return self._mm.steady_churn()
 
+    def set_array_growth(self, slots: int) -> None:
+        """Make every block array that growth adds from now on hold at least ``slots`` slots
+        (an int >= 0; at most ``block_array_edges`` a array; 0, the default: arrays sized by
+        geometric growth alone). A graph filled from empty in many small batches (a stream
+        replay) otherwise adds small arrays in many classes batch after batch, each a few
+        allocations, a bit tree and a rebuild of the arrays' lookup; with a floor it adds
+        one per class now and then, for at most ``slots`` slots of spare room per class.
+        Compaction still packs into arrays of exact size. Results are the same."""
+        slots = int(slots)
+        if slots < 0:
+            raise ValueError(f"slots must be >= 0, got {slots}")
+        self._mm.growth_floor_slots = slots
+
     def release_spare_memory(self) -> None:
         """Free the spare (empty) block arrays kept for reuse."""
         self._mm.release_spares()

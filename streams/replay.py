@@ -110,6 +110,8 @@ __all__ = [
 ]
 
 DEFAULT_BATCH_SIZE = 5000
+#: the least slots of a block array that an insert-only GPU replay's graph adds
+GROWTH_SLOTS = 1 << 16
 REPORT_FORMATS = (".csv", ".json", ".arrow")
 
 
@@ -630,6 +632,9 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                                                            device, eprops, window, resume)
         except (RuntimeError, NotImplementedError) as e:
             raise ReplayError(f"device {device!r}: {e}") from None
+        if g.device == "gpu" and not cols.op and window is None:
+            # a graph that only grows: few large block arrays, not small ones every batch
+            g.set_array_growth(GROWTH_SLOTS)
         if position is None:
             position = checkpoint.ReplayPosition()
         elif bfs_source is None and position.bfs_source is not None:

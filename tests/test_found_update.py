@@ -98,3 +98,33 @@ def test_weighted_replay_keeps_each_edges_last_weight(device, directed):
         assert inserted == len(keys - seen)
         seen |= keys
     assert r.summary["edges"] == len(seen)
+
+
+def test_array_growth_floor_gives_fewer_larger_arrays_and_the_same_graph(device):
+    """Graph.set_array_growth: block arrays added by growth hold at least the floor's slots
+    (within block_array_edges); the graph equals one grown without the floor."""
+    rng = np.random.default_rng(9)
+    plain = hornet.Graph(directed=True, device=device, edge_properties={"w": np.float64},
+                         block_array_edges=1 << 12)
+    floored = hornet.Graph(directed=True, device=device, edge_properties={"w": np.float64},
+                           block_array_edges=1 << 12)
+    floored.set_array_growth(1 << 10)
+    for step in range(30):
+        m = 10 + 40 * step
+        s, d, w = rng.integers(0, 300, m), rng.integers(0, 300, m), rng.random(m)
+        a, b = plain.insert_edges(s, d, w=w), floored.insert_edges(s, d, w=w)
+        assert to_host(a.src).tolist() == to_host(b.src).tolist()
+        assert to_host(a.dst).tolist() == to_host(b.dst).tolist()
+    ps, pd, pp = plain.edges(properties=True)
+    fs, fd, fp = floored.edges(properties=True)
+    assert to_host(ps).tolist() == to_host(fs).tolist()
+    assert to_host(pd).tolist() == to_host(fd).tolist()
+    assert to_host(pp["w"]).tolist() == to_host(fp["w"]).tolist()
+    mm = floored._mm
+    for k, pool in mm.pools.items():
+        for arr in pool:
+            assert arr.num_blocks >= min(mm.blocks_per_array(k), (1 << 10) >> k)
+    assert floored.memory_stats()["block_arrays"] < plain.memory_stats()["block_arrays"]
+    floored.check()
+    with pytest.raises(ValueError):
+        floored.set_array_growth(-1)
