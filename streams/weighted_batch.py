@@ -6,7 +6,8 @@ without an ``op`` column replayed without a window. The batch goes to the graph 
 that the graph's first-occurrence rule for repeated pairs keeps each edge's last event: one
 insert, and (when the graph inserted fewer edges than the batch has events) one update of
 the whole batch, whose change is cut to the edges the insert did not add (they were
-rewritten with the weight they had just been given). Both graph calls take the device's
+rewritten with the weight they had just been given), or, for a caller that watches nothing
+between the calls, the update first and the insert after it. Both graph calls take the device's
 batch paths with the batch as it is: no host sort or set operation per batch, and on the
 GPU one read-back per call plus the cut's count.
 """
@@ -22,13 +23,28 @@ from .analytics import BatchChanges
 __all__ = ["insert_latest"]
 
 
-def insert_latest(g, ch: BatchChanges, s, d, w, feed: Callable) -> None:
+def insert_latest(g, ch: BatchChanges, s, d, w, feed: Callable, *,
+                  update_first: bool = False) -> None:
     """Apply the batch ``s``, ``d`` (host int arrays, self-loops dropped, canonical for
     undirected replays) with weights ``w`` (host float64, aligned) to the graph ``g``:
     ``ch.inserted`` the new edges (weight of their last event), ``ch.updated`` the edges
     present before the batch with their last event's weight (None when there are none);
-    ``feed`` gets each change after the graph call that made it."""
+    ``feed`` gets each change after the graph call that made it.
+
+    ``update_first``: update, then insert (the update then finds the edges present before
+    the batch alone, and its change needs no cut), for a caller whose ``feed`` watches
+    nothing (the changes and the graph are the same, only the graph between the two calls
+    differs); it costs an update of a batch of new edges that the other order skips.
+    """
     sr, dr, wr = s[::-1].copy(), d[::-1].copy(), w[::-1].copy()
+    if update_first:
+        updated = g.update_edges(sr, dr, weight=wr) if g.num_edges else None
+        ch.inserted = g.insert_edges(sr, dr, weight=wr)
+        feed(ch.inserted)
+        if updated is not None and len(updated):
+            ch.updated = updated
+            feed(ch.updated)
+        return
     ch.inserted = g.insert_edges(sr, dr, weight=wr)
     feed(ch.inserted)
     if len(ch.inserted) < sr.shape[0]:        # repeats, or edges present before the batch

@@ -128,3 +128,59 @@ def test_array_growth_floor_gives_fewer_larger_arrays_and_the_same_graph(device)
     floored.check()
     with pytest.raises(ValueError):
         floored.set_array_growth(-1)
+
+
+def _host_change(c):
+    if c is None:
+        return None
+    return (to_host(c.src).tolist(), to_host(c.dst).tolist(),
+            {k: to_host(v).tolist() for k, v in c.properties.items()},
+            {k: to_host(v).tolist() for k, v in c.previous.items()})
+
+
+@pytest.mark.parametrize("directed", [True, False])
+def test_weighted_batch_orders_give_the_same_changes(device, directed):
+    """streams.weighted_batch.insert_latest: update first or insert first, the same changes
+    and graphs; the changes match a dictionary replay of the batches."""
+    from streams.analytics import BatchChanges
+    from streams.weighted_batch import insert_latest
+    rng = np.random.default_rng(21)
+    graphs = [hornet.Graph(directed=directed, device=device,
+                           edge_properties={"weight": np.float64}) for _ in range(2)]
+    held = {}
+    for step in range(12):
+        m = [1, 300, 4000, 5000][step % 4]
+        s, d = rng.integers(0, 60, m), rng.integers(0, 60, m)
+        keep = s != d
+        s, d = s[keep], d[keep]
+        if not directed:
+            s, d = np.minimum(s, d), np.maximum(s, d)
+        w = rng.integers(1, 1000, s.shape[0]).astype(np.float64)
+        last = {}
+        for u, v, x in zip(s.tolist(), d.tolist(), w.tolist()):
+            last[(u, v)] = x
+        new = sorted(k for k in last if k not in held)
+        old = sorted(k for k in last if k in held)
+        got = []
+        for g, first in zip(graphs, (False, True)):
+            ch = BatchChanges()
+            insert_latest(g, ch, s, d, w, lambda c: None, update_first=first)
+            got.append((_host_change(ch.inserted), _host_change(ch.updated)))
+        assert got[0] == got[1]
+        ins, upd = got[0]
+        assert ins[:3] == ([k[0] for k in new], [k[1] for k in new],
+                           {"weight": [last[k] for k in new]})
+        if old:
+            assert upd == ([k[0] for k in old], [k[1] for k in old],
+                           {"weight": [last[k] for k in old]},
+                           {"weight": [held[k] for k in old]})
+        else:
+            assert upd is None
+        held.update(last)
+    for g in graphs:
+        es, ed, props = g.edges(properties=True)
+        got = {(u, v): x for u, v, x in zip(to_host(es).tolist(), to_host(ed).tolist(),
+                                            to_host(props["weight"]).tolist())
+               if directed or u < v}
+        assert got == held
+        g.check()
