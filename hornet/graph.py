@@ -933,7 +933,10 @@ class Graph:
         replay) otherwise adds small arrays in many classes batch after batch, each a few
         allocations, a bit tree and a rebuild of the arrays' lookup; with a floor it adds
         one per class now and then, for at most ``slots`` slots of spare room per class.
-        Compaction still packs into arrays of exact size. Results are the same."""
+        While the floor is set, the block cache's rings (the free blocks small batches take
+        without the host) may also hold up to their bytes budget whatever the graph's lists,
+        so that a growing graph refills them once in several batches instead of nearly every
+        batch. Compaction still packs into arrays of exact size. Results are the same."""
         slots = int(slots)
         if slots < 0:
             raise ValueError(f"slots must be >= 0, got {slots}")
