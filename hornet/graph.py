@@ -928,8 +928,8 @@ class Graph:
 
     def set_array_growth(self, slots: int) -> None:
         """Make every block array that growth adds from now on hold at least ``slots`` slots
-        (an int >= 0; at most ``block_array_edges`` a array; 0, the default: arrays sized by
-        geometric growth alone). A graph filled from empty in many small batches (a stream
+        (an int >= 0, within ``block_array_edges``; 0, the default: arrays sized by geometric
+        growth alone). A graph filled from empty in many small batches (a stream
         replay) otherwise adds small arrays in many classes batch after batch, each a few
         allocations, a bit tree and a rebuild of the arrays' lookup; with a floor it adds
         one per class now and then, for at most ``slots`` slots of spare room per class.

@@ -996,4 +996,3 @@ def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,
             ch.expired = g.delete_edges(es, ed)
             feed(ch.expired)
     return ch
-

@@ -51,6 +51,9 @@ STREAMS = ["CollegeMsg", "sx-mathoverflow-a2q", "soc-sign-bitcoinotc", "soc-sign
 STAGES = [
     ("streams.replay", "_apply_batch"), ("streams.replay", "_changes"),
     ("streams.replay", "_keys"), ("streams.replay", "to_host"),
+    ("streams.weighted_batch", "insert_latest"), ("streams.weighted_batch", "_without"),
+    ("hornet.batch.found_update", "found_update"),
+    ("hornet.batch.found_update", "_write_found"),
     ("hornet.graph", "Graph.insert_vertices"), ("hornet.graph", "Graph._insert_edges"),
     ("hornet.graph", "Graph._update_edges"), ("hornet.graph", "Graph._delete_edges"),
     ("hornet.graph", "Graph.upsert_edges"), ("hornet.graph", "Graph._reserve"),
