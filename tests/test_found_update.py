@@ -100,9 +100,11 @@ def test_weighted_replay_keeps_each_edges_last_weight(device, directed):
     assert r.summary["edges"] == len(seen)
 
 
-def test_array_growth_floor_gives_fewer_larger_arrays_and_the_same_graph(device):
+def test_array_growth_floor_gives_larger_arrays_and_the_same_graph(device):
     """Graph.set_array_growth: block arrays added by growth hold at least the floor's slots
-    (within block_array_edges); the graph equals one grown without the floor."""
+    (within block_array_edges); the graph and every change equal those grown without the
+    floor. (The number of arrays may be larger: under the floor the block cache's rings hold
+    up to their bytes budget, in arrays of at most block_array_edges slots here.)"""
     rng = np.random.default_rng(9)
     plain = hornet.Graph(directed=True, device=device, edge_properties={"w": np.float64},
                          block_array_edges=1 << 12)
@@ -120,12 +122,11 @@ def test_array_growth_floor_gives_fewer_larger_arrays_and_the_same_graph(device)
     assert to_host(ps).tolist() == to_host(fs).tolist()
     assert to_host(pd).tolist() == to_host(fd).tolist()
     assert to_host(pp["w"]).tolist() == to_host(fp["w"]).tolist()
+    floored.check()
     mm = floored._mm
     for k, pool in mm.pools.items():
         for arr in pool:
             assert arr.num_blocks >= min(mm.blocks_per_array(k), (1 << 10) >> k)
-    assert floored.memory_stats()["block_arrays"] < plain.memory_stats()["block_arrays"]
-    floored.check()
     with pytest.raises(ValueError):
         floored.set_array_growth(-1)
 
