@@ -27,6 +27,7 @@ from .adjacency import AdjacencyView
 from .batch import pipeline
 from .batch.scope import batch_length, batch_scope
 from .change import EdgeChange, host_copy
+from .batch.found_update import found_update
 from .batch.planned import planned_pairs, planned_update
 from .batch.small_path import MODE_DELETE, MODE_INSERT, small_pairs, small_update
 from .batch.invariants import check_invariants
@@ -485,6 +486,10 @@ class Graph:
         return self._update_edges(src, dst, edge_props)
 
     def _update_edges(self, src, dst, edge_props) -> EdgeChange:
+        if self.device == "gpu":
+            change = found_update(self, src, dst, edge_props)
+            if change is not None:
+                return change
         xp, K = self._xp, self._K
         s, d, props, top = edge_batch(src, dst, edge_props, xp)
         values = property_values(props, self._edge_schema, s.shape[0], xp, fill_missing=False)
@@ -920,6 +925,22 @@ class Graph:
         band (:meth:`hornet.memory.manager.MemoryManager.steady_churn`), not after every
         delete. Results are the same; only when memory is given back differs."""
         return self._mm.steady_churn()
+
+    def set_array_growth(self, slots: int) -> None:
+        """Make every block array that growth adds from now on hold at least ``slots`` slots
+        (an int >= 0, within ``block_array_edges``; 0, the default: arrays sized by geometric
+        growth alone). A graph filled from empty in many small batches (a stream
+        replay) otherwise adds small arrays in many classes batch after batch, each a few
+        allocations, a bit tree and a rebuild of the arrays' lookup; with a floor it adds
+        one per class now and then, for at most ``slots`` slots of spare room per class.
+        While the floor is set, the block cache's rings (the free blocks small batches take
+        without the host) may also hold up to their bytes budget whatever the graph's lists,
+        so that a growing graph refills them once in several batches instead of nearly every
+        batch. Compaction still packs into arrays of exact size. Results are the same."""
+        slots = int(slots)
+        if slots < 0:
+            raise ValueError(f"slots must be >= 0, got {slots}")
+        self._mm.growth_floor_slots = slots
 
     def release_spare_memory(self) -> None:
         """Free the spare (empty) block arrays kept for reuse."""

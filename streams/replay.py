@@ -98,6 +98,7 @@ from .batching import batching_mode, iter_batches
 from .format import EventBlock, StreamFormatError
 from .reader import open_stream
 from .window import EventWindow
+from .weighted_batch import insert_latest
 from .window_batch import insert_refresh, last_seen
 
 __all__ = [
@@ -109,6 +110,7 @@ __all__ = [
 ]
 
 DEFAULT_BATCH_SIZE = 5000
+GROWTH_SLOTS = 1 << 16   # least slots of a block array an insert-only GPU replay's graph adds
 REPORT_FORMATS = (".csv", ".json", ".arrow")
 
 
@@ -629,6 +631,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                                                            device, eprops, window, resume)
         except (RuntimeError, NotImplementedError) as e:
             raise ReplayError(f"device {device!r}: {e}") from None
+        if g.device == "gpu" and not cols.op and window is None:   # a graph that only grows
+            g.set_array_growth(GROWTH_SLOTS)
         if position is None:
             position = checkpoint.ReplayPosition()
         elif bfs_source is None and position.bfs_source is not None:
@@ -876,6 +880,8 @@ def _feeder(analytics, seconds: dict, compiling) -> Callable:
     (:meth:`DynamicAnalytic.feed`), timing each into ``seconds[column + "_seconds"]``, less
     the compiling that ``compiling`` (a :class:`hornet.core.jit.CompileTimer`, or None) saw."""
     takers = [an for an in analytics if callable(getattr(an, "feed", None))]
+    if not takers:                          # (a batch path may then order its calls freely)
+        return _ignore
 
     def feed(change) -> None:
         for an in takers:
@@ -946,6 +952,8 @@ def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,
         if s.size:
             ch.inserted = g.insert_edges(s, d)
             feed(ch.inserted)
+    elif op is None and window is None and s.size:
+        insert_latest(g, ch, s, d, w, feed, update_first=feed is _ignore and g.device == "gpu")
     elif op is None and window is not None and s.size:
         if idx is None:
             idx = np.arange(ev.start, ev.start + n, dtype=np.int64)

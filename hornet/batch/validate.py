@@ -149,6 +149,11 @@ def property_values(props: dict, schema: dict, n: int, xp=np, *, what: str = "ed
             if fill_missing:
                 out[name] = xp.zeros(n, dtype=dtype)
             continue
+        if xp is not np and isinstance(props[name], np.ndarray) and props[name].ndim == 1:
+            # a host column for a device graph: checked on the host, then one staged copy in
+            # stream order (no wait for the device's queue, no device read for the NaN check)
+            out[name] = _host_column(props[name], name, dtype, n, what)
+            continue
         v = _to_array(props[name], f"{what} property {name!r}", xp)
         if v.ndim == 0:
             v = xp.full(n, v.item() if hasattr(v, "item") else v, dtype=v.dtype)
@@ -168,3 +173,34 @@ def property_values(props: dict, schema: dict, n: int, xp=np, *, what: str = "ed
             raise BatchError(f"{what} property {name!r}[{i}] is NaN")
         out[name] = xp.ascontiguousarray(v.astype(dtype, copy=False))
     return out
+
+
+def _host_column(v: np.ndarray, name: str, dtype, n: int, what: str):
+    """A 1-D host property column of a device graph, checked as :func:`property_values`
+    checks it (same errors), as a contiguous device array of ``dtype``, shape (n,)."""
+    from ..core.cuda import cupy, upload
+    if v.dtype.kind in "OUSVM":
+        raise TypeError(f"{what} property {name!r} must be numeric, got dtype {v.dtype}")
+    if v.shape[0] != n:
+        raise BatchError(f"{what} property {name!r} has shape {tuple(v.shape)}, expected "
+                         f"({n},)")
+    if v.size == 0:
+        return cupy.empty(0, dtype=dtype)
+    if v.dtype.kind not in "biuf":
+        raise TypeError(f"{what} property {name!r} must be numeric, got dtype {v.dtype}")
+    if not np.can_cast(v.dtype, dtype, casting="same_kind"):
+        raise TypeError(f"{what} property {name!r}: cannot store {v.dtype} values in a "
+                        f"{np.dtype(dtype)} property without losing data")
+    if v.dtype.kind == "f":
+        nan = np.isnan(v)
+        if nan.any():
+            raise BatchError(f"{what} property {name!r}[{int(np.argmax(nan))}] is NaN")
+    host = np.ascontiguousarray(v, dtype=dtype)
+    if host.nbytes <= HOST_STAGED_BYTES:
+        return upload(host)
+    return cupy.asarray(host)
+
+
+#: host property columns up to this many bytes go to the device through the staging buffers
+#: of :func:`hornet.core.cuda.upload` (larger ones through ``cupy.asarray``)
+HOST_STAGED_BYTES = 1 << 20

@@ -268,6 +268,10 @@ class BlockCache:
     def _goal(self, size_class: int, boost: int) -> int:
         cap = max(self.floor(size_class),
                   self.manager.blocks_holding_lists(size_class) >> LIST_SHARE_SHIFT)
+        if self.manager.growth_floor_slots:
+            # a graph that only grows (hornet.Graph.set_array_growth) drains its rings batch
+            # after batch: they may hold what the bytes budget allows, whatever its lists
+            cap = max(cap, int(self.ceiling[size_class]))
         return min(max(int(self.target[size_class]), boost), cap)
 
     def commit(self, need, freed, accepted: int, classes=None) -> int:

@@ -199,6 +199,9 @@ class MemoryManager:
         self._pending_release = None
         self._list_slots = None            # list_slots(), until the counts change
         self.steady = 0                    # depth of steady_churn() blocks around the caller
+        # slots a block array made by growth holds at least (within block_array_edges; 0:
+        # geometric growth alone), see :meth:`hornet.Graph.set_array_growth`
+        self.growth_floor_slots = 0
 
     # ------------------------------------------------------------------ size classes
     def size_class_for(self, degree):
@@ -321,11 +324,12 @@ class MemoryManager:
                 # class's blocks before this call), exact fit within a call: a bulk build
                 # wastes nothing
                 before = 0 if exact else int(GROWTH * sum(a.num_blocks for a in arrays))
+                floor = 0 if exact else self.growth_floor_slots >> size_class
                 limit = self.blocks_per_array(size_class)
                 while planned < count:
                     need = count - planned
-                    arr = BlockArray(size_class, min(limit, max(need, before)), self.field_dtypes,
-                                     self.backend)
+                    arr = BlockArray(size_class, min(limit, max(need, before, floor)),
+                                     self.field_dtypes, self.backend)
                     created.append(arr)
                     before = 0
                     take = min(arr.free, need)
