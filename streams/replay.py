@@ -110,7 +110,7 @@ __all__ = [
 ]
 
 DEFAULT_BATCH_SIZE = 5000
-GROWTH_SLOTS = 1 << 16   # least slots of a block array an insert-only GPU replay's graph adds
+GROWTH_SLOTS = 1 << 16   # least slots of a block array an insert-only replay's graph adds
 REPORT_FORMATS = (".csv", ".json", ".arrow")
 
 
@@ -631,7 +631,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                                                            device, eprops, window, resume)
         except (RuntimeError, NotImplementedError) as e:
             raise ReplayError(f"device {device!r}: {e}") from None
-        if g.device == "gpu" and not cols.op and window is None:   # a graph that only grows
+        if not cols.op and window is None:      # a graph that only grows
             g.set_array_growth(GROWTH_SLOTS)
         if position is None:
             position = checkpoint.ReplayPosition()
