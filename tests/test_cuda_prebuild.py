@@ -77,3 +77,11 @@ def test_replay_module_list_names_package_files():
     for path, names in listed:
         assert (root / path).is_file() and path.endswith(".cu"), path
         assert all(isinstance(n, str) for n in names)
+
+
+@pytest.mark.skipif(HAS_GPU, reason="checks the message of a machine without a GPU")
+def test_gpu_replay_without_a_gpu_fails_with_the_usual_message(capsys):
+    from streams.cli import main
+    assert main(["replay", "--device", "gpu"], precompile=True) == 1
+    err = capsys.readouterr().err
+    assert "device 'gpu'" in err and "CuPy" in err
