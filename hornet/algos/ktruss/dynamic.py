@@ -290,13 +290,16 @@ class DynamicTruss:
         self._loc = np.zeros(capacity, np.int64)
 
     def _vertex_scratch(self, n: int):
-        """Vertex-indexed arrays of the region kernels (where a vertex's edge slots are kept
-        during an update), grown with the graph's vertex range."""
+        """Vertex-indexed arrays of the region kernels, grown with the graph's vertex range:
+        where a vertex's edge slots are kept during an update, and the marks of
+        :func:`~hornet.algos.ktruss.region._intersect_marked` (one more entry: the last
+        token)."""
         if getattr(self, "_row_at", None) is None or self._row_at.shape[0] < n:
             n = max(n, 16, 2 * getattr(self, "_row_at", np.zeros(0)).shape[0])
             self._row_at = np.zeros(n, np.int64)
             self._row_used = np.zeros(n, np.int64)
-        return self._row_at, self._row_used
+            self._mark = np.zeros(n + 1, np.int64)
+        return self._row_at, self._row_used, self._mark
 
     def _tick(self) -> int:
         self._clock[0] += 1
@@ -433,14 +436,15 @@ class DynamicTruss:
         stamp = self._tick()
         self._batch_stamp[slots] = stamp
         deg, ptr = self._view()
+        low = np.empty(slots.shape[0], np.int32)
         self._triangles += K.insertion_supports(u, v, slots, deg, ptr, t.keys, t.shift,
-                                                self._batch_stamp, stamp, support)
+                                                self._batch_stamp, stamp, truss, support, low)
         if build:
             limit = BUILD_WORK_FACTOR * (len(t) + 3 * self._triangles) + STATIC_OVERHEAD
         else:
             limit = self._limit()
         self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
-        seeds, extra, dense = slots, np.zeros(0, np.int64), 0
+        seed, dense = np.ones(slots.shape[0], bool), 0
         if len(blocks):
             blocks.grow_vertices(deg.shape[0])
             ok, seed, changed, before, dense = blocks.after_insertion(
@@ -450,13 +454,7 @@ class DynamicTruss:
                 return True
             self._counted[changed] = 0
             self._shift_levels(before, truss[changed])
-            seeds = slots[seed]
-            if not seed.all():
-                # the edges in a triangle with a new block edge: their count may have grown
-                keys = t.keys[slots[~seed]]
-                extra = np.unique(boundary_partners(keys >> 32, keys & 0xFFFFFFFF, deg, ptr,
-                                                    t.keys, t.shift, blocks.eblock, truss))
-                extra = extra[np.argsort(truss[extra], kind="stable")]
+        seeds, extra = self._place_new_edges(slots, seed, low, deg, ptr)
         start = time.perf_counter()
         raised, level, touched, work, aborted = O.raise_in_order(
             seeds, t.keys, t.shift, deg, ptr, truss, rank, self._counters, self._clock,
@@ -467,7 +465,7 @@ class DynamicTruss:
         if aborted:
             self.stats.update(region=int(touched), why="work" if work > limit else "block")
             return True
-        if not self._boundary_below_blocks(np.concatenate([seeds, raised])):
+        if not self._boundary_below_blocks(np.concatenate([slots[seed], raised])):
             self.stats.update(region=int(touched), why="block")
             return True
         # the new edges and those that rose have no level count (the others' counts only grew)
@@ -477,6 +475,47 @@ class DynamicTruss:
         self.stats.update(path="dynamic", region=int(touched + dense), work=int(work),
                           dense=int(dense))
         return False
+
+    def _place_new_edges(self, slots: np.ndarray, sparse: np.ndarray, low: np.ndarray,
+                         deg: np.ndarray, ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Start the k-order scan of an insertion from each new edge's lower bound.
+
+        ``slots`` (int64): the inserted edges, at level 2 first in the k-order; ``sparse``
+        (bool, aligned): those in no dense block; ``low`` (int32, aligned): lower bounds of
+        their new numbers (:func:`~hornet.algos.ktruss.region.insertion_supports`).
+        A sparse new edge whose bound L exceeds 2 takes number L and a place at the end of
+        level L: its s+ (triangles whose other two edges come after it) is then at most
+        its triangles with both other edges above L, which the bound's definition keeps
+        below L - 1 when both are old edges (a triangle with another new edge may break
+        this: every new edge is a seed, which the scan checks first). An old edge whose s+
+        may have grown is in a triangle with a new edge placed after it (a new edge at its
+        level or above) and a third edge at its level or above: those are seeds at their
+        own levels, like the edges in a triangle with a new block edge. Skipping levels 2
+        to L - 1 spares the scan of each of those levels from the new edge, which on a
+        re-inserted edge of a dense part is most of an insertion's work.
+
+        Returns ``(seeds, extra)`` for :func:`~hornet.algos.ktruss.order.raise_in_order`:
+        the new edges left at level 2, and the other seeds (int64, by truss number)."""
+        t = self._table
+        truss, rank = t.columns["truss"], t.columns["rank"]
+        up = sparse & (low > 2)
+        moved = slots[up]
+        if moved.shape[0]:
+            truss[moved] = low[up]
+            tail = int(self._counters[1])
+            rank[moved] = np.arange(tail, tail + moved.shape[0], dtype=np.int64)
+            self._counters[1] = tail + moved.shape[0]
+            self._shift_levels(np.full(moved.shape[0], 2, np.int64), low[up])
+        # the new edges above some old edges: new block edges and the moved ones
+        above = slots[~sparse | up]
+        if above.shape[0] == 0:
+            return slots[sparse], np.zeros(0, np.int64)
+        keys = t.keys[above]
+        extra = np.unique(np.concatenate([
+            boundary_partners(keys >> 32, keys & 0xFFFFFFFF, deg, ptr, t.keys, t.shift,
+                              self._blocks.eblock, truss), moved]))
+        extra = extra[np.argsort(truss[extra], kind="stable")]
+        return slots[sparse & ~up], extra
 
     def _boundary_below_blocks(self, edges: np.ndarray) -> bool:
         """After an insertion: raise the boundary bound of each block with a vertex at one of

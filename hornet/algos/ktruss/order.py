@@ -140,7 +140,7 @@ def _near_block(keys, y, k, vfloor):
 
 @njit
 def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, clock, member,
-                   pushed, loc, row_at, row_used, limit, vfloor, extra):
+                   pushed, loc, row_at, row_used, mark, limit, vfloor, extra):
     """Raise truss numbers after an insertion batch, level by level, scanning the k-order.
 
     Before the call the inserted edges ``new_slots`` hold truss 2 and the first ranks of
@@ -253,7 +253,8 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
                 work += n + 1                  # no intersection, the same triangle checks
             else:
                 rows, pa, pb, tp_, tq_, n = _triangles(y, keys, shift, deg, ptr, rows, row_at,
-                                                       row_used, rstamp, pa, pb, tp_, tq_)
+                                                       row_used, rstamp, pa, pb, tp_, tq_,
+                                                       mark)
                 work += n + 1
             touched += 1
             ry = rank[y]
