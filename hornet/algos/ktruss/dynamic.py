@@ -24,11 +24,14 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    (:func:`~hornet.algos.ktruss.order.order_after_deletion`).
 4. Insertions (:func:`~hornet.algos.ktruss.order.raise_in_order`): the k-order (edges by
    truss number, then in peeling order; every edge has at most t - 2 triangles whose other
-   edges come later; Zhang and Yu, SIGMOD 2019) is kept with the numbers. The inserted edges
-   go first at level 2; then, level by level, the edges that may rise are found by scanning
-   the level in order from the edges that rose from below, visiting only the later
-   neighbours of the candidates, and a peel of the candidates leaves exactly those that
-   rise (an edge can rise by several levels in one batch).
+   edges come later; Zhang and Yu, SIGMOD 2019) is kept with the numbers. Each inserted
+   edge starts at the start of the level of a lower bound of its new number (the h-index
+   of its triangles with old edges, :meth:`DynamicTruss._place_new_edges`; level 2 when
+   that is all), the old edges below it that it may now follow in a triangle are seeds at
+   their levels; then, level by level, the edges that may rise are found by scanning
+   the level in order from the seeds and the edges that rose from below, visiting only the
+   later neighbours of the candidates, and a peel of the candidates leaves exactly those
+   that rise (an edge can rise by several levels in one batch).
 5. Dense blocks (:mod:`hornet.algos.ktruss.dense`): a dense part of the graph whose truss
    numbers all exceed those of the other edges at its vertices (a large clique: one paper
    with hundreds of authors) keeps its numbers in a dense matrix and is updated alone, by
@@ -483,28 +486,25 @@ class DynamicTruss:
         ``slots`` (int64): the inserted edges, at level 2 first in the k-order; ``sparse``
         (bool, aligned): those in no dense block; ``low`` (int32, aligned): lower bounds of
         their new numbers (:func:`~hornet.algos.ktruss.region.insertion_supports`).
-        A sparse new edge whose bound L exceeds 2 takes number L and a place at the end of
-        level L: its s+ (triangles whose other two edges come after it) is then at most
-        its triangles with both other edges above L, which the bound's definition keeps
-        below L - 1 when both are old edges (a triangle with another new edge may break
-        this: every new edge is a seed, which the scan checks first). An old edge whose s+
-        may have grown is in a triangle with a new edge placed after it (a new edge at its
-        level or above) and a third edge at its level or above: those are seeds at their
-        own levels, like the edges in a triangle with a new block edge. Skipping levels 2
-        to L - 1 spares the scan of each of those levels from the new edge, which on a
-        re-inserted edge of a dense part is most of an insertion's work.
+        A sparse new edge whose bound L exceeds 2 takes number L and keeps its rank (from
+        ``head``: the start of level L). Its own s+ (triangles whose other two edges come
+        after it) may exceed L - 2, as at level 2: every new edge is a seed, which the scan
+        visits (it either stays, its count then within the bound, or is peeled to the end
+        of the level or rises). The edges of levels L and above have it before them, as
+        before the batch they had nothing; an old edge whose s+ may have grown is below
+        level L, in a triangle with it and a third edge at its level or above: those are
+        seeds at their own levels, like the edges in a triangle with a new block edge.
+        Skipping levels 2 to L - 1 spares the scan of those levels from the new edge.
 
         Returns ``(seeds, extra)`` for :func:`~hornet.algos.ktruss.order.raise_in_order`:
         the new edges left at level 2, and the other seeds (int64, by truss number)."""
         t = self._table
-        truss, rank = t.columns["truss"], t.columns["rank"]
+        truss = t.columns["truss"]
         up = sparse & (low > 2)
         moved = slots[up]
+        self.stats["placed"] = int(moved.shape[0])
         if moved.shape[0]:
             truss[moved] = low[up]
-            tail = int(self._counters[1])
-            rank[moved] = np.arange(tail, tail + moved.shape[0], dtype=np.int64)
-            self._counters[1] = tail + moved.shape[0]
             self._shift_levels(np.full(moved.shape[0], 2, np.int64), low[up])
         # the new edges above some old edges: new block edges and the moved ones
         above = slots[~sparse | up]

@@ -8,7 +8,8 @@ at most ``t(e) - 2`` triangles whose other two edges both come after e ("s+(e) <
 The static decomposition gives one (:func:`hornet.algos.ktruss.static.truss_numbers_and_rounds`:
 truss number, peeling round); ranks are then made unique, and new ranks come from two
 counters shared by all levels, ``head`` (decreasing: the start of a level) and ``tail``
-(increasing: the end of a level), since ranks are only compared within a level.
+(increasing: the end of a level), each the next free rank, since ranks are only compared
+within a level (and must differ there: the order is total).
 
 Why it matters: after an insertion, the edges of level k that rise to k + 1 (the set A)
 are found by scanning level k in order from the edges that may now break the invariant,
@@ -314,7 +315,7 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
         nh = 0
         for i in range(ns):
             hr, hs, nh = _heap_push(hr, hs, nh, rank[seeds[i]], seeds[i])
-        base = counters[0] - ns
+        base = counters[0] - ns + 1            # counters[0]: the next free rank below
         for j in range(ns):
             s, nh = _heap_pop(hr, hs, nh)
             rank[s] = base + j
@@ -324,7 +325,7 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
             raised[nraised] = s
             level[nraised] = k + 1
             nraised += 1
-        counters[0] = base
+        counters[0] = base - 1
         ptoff, toff = toff, ptoff
         ptp, tp = tp, ptp
         ptq, tq = tq, ptq

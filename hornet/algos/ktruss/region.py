@@ -540,15 +540,21 @@ def _descend(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, counted
         ch_slot, ch_old, nch, tri = _note_change(x, a, stamp, changed, ch_slot, ch_old, nch,
                                                  tri, tp, tq, n)
         for i in range(n):
+            p = tp[i]
+            q = tq[i]
+            fp = truss[p]
+            fq = truss[q]
+            m = min(fp, fq)
+            if m > a or m <= b:
+                continue                       # the triangle's weight is unchanged
+            # it counted for its other edges at level m (in (b, a]), no longer
             for side in range(2):
-                y = tp[i] if side == 0 else tq[i]
-                z = tq[i] if side == 0 else tp[i]
-                fy = truss[y]
-                if fy > a or fy <= b or truss[z] < fy:
-                    continue                   # the triangle's weight for y is unchanged
+                y = p if side == 0 else q
+                if (fp if side == 0 else fq) != m:
+                    continue
                 if counted[y] > valid:
                     cnt[y] -= 1
-                    if cnt[y] >= fy - 2:
+                    if cnt[y] >= m - 2:
                         continue
                 if queued[y] != stamp:
                     queued[y] = stamp
