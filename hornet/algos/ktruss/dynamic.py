@@ -460,7 +460,7 @@ class DynamicTruss:
         seeds, extra = self._place_new_edges(slots, seed, low, deg, ptr)
         start = time.perf_counter()
         raised, level, touched, work, aborted = O.raise_in_order(
-            seeds, t.keys, t.shift, deg, ptr, truss, rank, self._counters, self._clock,
+            seeds, t.keys, t.shift, deg, ptr, truss, support, rank, self._counters, self._clock,
             self._walked, self._queued, self._loc, *self._vertex_scratch(deg.shape[0]), limit,
             blocks.vfloor, extra)
         if not build:

@@ -140,8 +140,8 @@ def _near_block(keys, y, k, vfloor):
 
 
 @njit
-def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, clock, member,
-                   pushed, loc, row_at, row_used, mark, limit, vfloor, extra):
+def raise_in_order(new_slots, keys, shift, deg, ptr, truss, support, rank, counters, clock,
+                   member, pushed, loc, row_at, row_used, mark, limit, vfloor, extra):
     """Raise truss numbers after an insertion batch, level by level, scanning the k-order.
 
     Before the call the inserted edges ``new_slots`` hold truss 2 and the first ranks of
@@ -154,7 +154,8 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
     (a min-heap): visiting y, its count is the number of its triangles whose other two
     edges are each above level k, a candidate, or at level k after y. y becomes a candidate
     when the count reaches k - 1, and then its later level-k neighbours (in a triangle whose
-    third edge is at level >= k) are queued. The candidates contain every edge of A (the
+    third edge is at level >= k) are queued. An edge with fewer than k - 1 triangles in all
+    (``support``, current) cannot reach that count: it is passed over without a visit. The candidates contain every edge of A (the
     level-k edges of the new (k + 1)-truss): by induction in rank order, an edge of A
     counts all its triangles of that truss, and the first edge of A that no earlier
     candidate queued would have s+ >= k - 1 without being a seed. Peeling the candidates at
@@ -239,6 +240,8 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
             y, nh = _heap_pop(hr, hs, nh)
             if work > limit or _near_block(keys, y, k, vfloor):
                 return raised[:nraised], level[:nraised], touched, work, True
+            if support[y] < k - 1:
+                continue                       # fewer triangles than a candidate counts
             if pstamp != 0 and member[y] == pstamp:
                 # rose from the level below: its triangle list (others at >= k) is kept
                 lo = ptoff[loc[y]]
