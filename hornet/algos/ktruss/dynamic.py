@@ -43,7 +43,12 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    the static decomposition of the whole graph (timed when it last ran; the time a unit of
    work costs is learned from the updates), the static decomposition finishes the batch
    (always correct); :attr:`DynamicTruss.stats` says which path the last update took, how
-   many edges it examined and its work.
+   many edges it examined and its work; after a dynamic update also the seconds of its
+   stages (``seconds``: supports, dense blocks, then descent and k-order placement for a
+   deletion, the k-order scan for an insertion) and their counts (deletion: ``lowered``
+   edges outside blocks, ``recounted`` edges, ``descent_work`` / ``order_work`` in
+   triangles examined; insertion: ``raises`` by one level, scan ``visits``, new edges
+   ``placed`` above level 2; ``dense``: block edges examined).
 6. Small CPU graphs (:data:`BUILD_BY_UPDATE_MAX_EDGES`) are built, and rebuilt, by step 4:
    every edge inserted into the empty state (whose empty k-order is valid), so that a short
    run compiles the insertion kernels only; insertions into graphs of up to
@@ -424,6 +429,7 @@ class DynamicTruss:
         the whole graph into the empty state (limit :data:`BUILD_WORK_FACTOR` times edges
         plus three times triangles; nothing learned from its time)."""
         t = self._table
+        begin = time.perf_counter()
         slots = t.insert_new(u, v)
         self._scratch_for(t.capacity)
         blocks = self._blocks
@@ -442,6 +448,7 @@ class DynamicTruss:
         low = np.empty(slots.shape[0], np.int32)
         self._triangles += K.insertion_supports(u, v, slots, deg, ptr, t.keys, t.shift,
                                                 self._batch_stamp, stamp, truss, support, low)
+        seconds = {"supports": time.perf_counter() - begin}
         if build:
             limit = BUILD_WORK_FACTOR * (len(t) + 3 * self._triangles) + STATIC_OVERHEAD
         else:
@@ -459,12 +466,14 @@ class DynamicTruss:
             self._shift_levels(before, truss[changed])
         seeds, extra = self._place_new_edges(slots, seed, low, deg, ptr)
         start = time.perf_counter()
+        seconds["dense"] = start - begin - seconds["supports"]
         raised, level, touched, work, aborted = O.raise_in_order(
             seeds, t.keys, t.shift, deg, ptr, truss, support, rank, self._counters, self._clock,
             self._walked, self._queued, self._loc, *self._vertex_scratch(deg.shape[0]), limit,
             blocks.vfloor, extra)
+        seconds["scan"] = time.perf_counter() - start
         if not build:
-            self._learn(time.perf_counter() - start, work)
+            self._learn(seconds["scan"], work)
         if aborted:
             self.stats.update(region=int(touched), why="work" if work > limit else "block")
             return True
@@ -476,7 +485,8 @@ class DynamicTruss:
         self._counted[raised] = 0
         self._shift_levels(level - 1, level)     # each raise moves one edge up one level
         self.stats.update(path="dynamic", region=int(touched + dense), work=int(work),
-                          dense=int(dense))
+                          dense=int(dense), raises=int(level.shape[0]), visits=int(touched),
+                          seconds=seconds)
         return False
 
     def _place_new_edges(self, slots: np.ndarray, sparse: np.ndarray, low: np.ndarray,
@@ -537,6 +547,7 @@ class DynamicTruss:
             self._rebuild()
             self.stats.update(path="static")
             return
+        begin = time.perf_counter()
         slots = t.lookup(u, v)
         truss, support = t.columns["truss"], t.columns["support"]
         stamp = self._tick()
@@ -569,6 +580,7 @@ class DynamicTruss:
             lost = rec_slot[rec_level >= truss[rec_slot]]
             np.add.at(self._count, lost, 1)
         gone_levels = truss[slots].astype(np.int64)
+        seconds = {"supports": time.perf_counter() - begin}
         limit = self._limit()
         aborted, touched, work, dense, why = False, 0, 0, 0, "work"
         if len(blocks):
@@ -577,13 +589,18 @@ class DynamicTruss:
             aborted = not ok
             work = read // DENSE_PER_WORK
             why = "work" if work > limit else "block"
+        counts = {}
         if not aborted:
             start = time.perf_counter()
+            seconds["dense"] = start - begin - seconds["supports"]
             slots_changed, old, tri, touched, more, aborted = K.lower_after_deletion(
                 rec_slot, rec_level, t.keys, t.shift, deg, ptr, truss, self._clock,
                 self._valid, self._count, self._counted, self._queued, self._seen,
                 self._changed, *self._vertex_scratch(deg.shape[0]), limit - work)
             sparse = more
+            seconds["descent"] = time.perf_counter() - start
+            counts = dict(lowered=int(slots_changed.shape[0]), recounted=int(touched),
+                          descent_work=int(more))
             if not aborted:
                 # the edges whose number fell: new places in the k-order
                 placed, more = O.order_after_deletion(
@@ -591,7 +608,9 @@ class DynamicTruss:
                     self._walked, self._loc, limit - work - sparse)
                 sparse += more
                 aborted = not placed
+                counts["order_work"] = int(more)
             work += sparse
+            seconds["order"] = time.perf_counter() - start - seconds["descent"]
             self._learn(time.perf_counter() - start, sparse)
         t.delete_present(u, v)
         self._counted[slots] = 0
@@ -603,4 +622,4 @@ class DynamicTruss:
             self._shift_levels(dense_old, truss[dense_slots])
         self._shift_levels(old, truss[slots_changed])
         self.stats.update(path="dynamic", region=int(touched + dense), work=int(work),
-                          dense=int(dense))
+                          dense=int(dense), seconds=seconds, **counts)
