@@ -156,6 +156,8 @@ class DynamicTruss:
         self._seconds_per_work: float | None = None
         self._rates: list[float] = []
         self._clock = np.zeros(1, np.int64)
+        # the triangle lists of the edges a deletion lowers (offsets, first, second edges)
+        self._tri = (np.zeros(17, np.int64), np.empty(64, np.int64), np.empty(64, np.int64))
         self._blocks = TrussBlocks()
         self._rebuild()
         self.stats = {"path": "build", "region": 0, "batch": 0}
@@ -596,7 +598,8 @@ class DynamicTruss:
             slots_changed, old, tri, touched, more, aborted = K.lower_after_deletion(
                 rec_slot, rec_level, t.keys, t.shift, deg, ptr, truss, self._clock,
                 self._valid, self._count, self._counted, self._queued, self._seen,
-                self._changed, *self._vertex_scratch(deg.shape[0]), limit - work)
+                self._changed, *self._vertex_scratch(deg.shape[0]), self._tri, limit - work)
+            self._tri = tri                  # grown buffers: kept for the next deletion
             sparse = more
             seconds["descent"] = time.perf_counter() - start
             counts = dict(lowered=int(slots_changed.shape[0]), recounted=int(touched),

@@ -564,7 +564,8 @@ def _descend(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, counted
 
 @njit
 def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, valid,
-                         cnt, counted, queued, seen, changed, row_at, row_used, mark, limit):
+                         cnt, counted, queued, seen, changed, row_at, row_used, mark, tri,
+                         limit):
     """New truss numbers after a deletion batch (``truss`` updated in place).
 
     Truss numbers only fall, so the numbers before the batch are an upper bound and
@@ -588,7 +589,10 @@ def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, cloc
     ``slots[i]``'s triangles have other edges ``p[offsets[i]:offsets[i + 1]]`` and ``q[...]``,
     for :func:`~hornet.algos.ktruss.order.order_after_deletion`), how many distinct edges were recounted, the work
     (intersections plus the triangles they examined) and whether it passed ``limit``
-    (then the numbers are incomplete and the caller falls back).
+    (then the numbers are incomplete and the caller falls back). ``tri``: the arrays the
+    triangles are written into (int64: offsets with room for 17 entries or more, and two
+    arrays of any length), grown as needed and returned: a caller that keeps them for the
+    next update spares it growing (copying) them again and touching fresh memory.
     """
     clock[0] += 1
     stamp = clock[0]
@@ -608,7 +612,7 @@ def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, cloc
     ch_slot = np.empty(16, np.int64)
     ch_old = np.empty(16, np.int32)
     work = np.zeros(1, np.int64)
-    tri = (np.zeros(17, np.int64), np.empty(64, np.int64), np.empty(64, np.int64))
+    tri[0][0] = 0
     ch_slot, ch_old, nch, tri, touched, aborted = _descend(
         queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
         changed, ch_slot, ch_old, 0, tri, work, limit, _new_rows(), row_at, row_used, mark)
