@@ -138,3 +138,14 @@ def level_count_violations(kt, exact: bool = False) -> int:
         elif valid:
             bad += int(kt._count[s]) > true
     return bad
+
+
+def k_order_ties(kt) -> int:
+    """Pairs of edges of a CPU DynamicTruss outside its dense blocks that share both truss
+    number and rank: the k-order is a total order, so there must be none (a tie would leave
+    "comes after" undefined between them)."""
+    t = kt._table
+    live = np.flatnonzero(t.keys >= 0)
+    live = live[kt._blocks.eblock[live] < 0]
+    pairs_ = np.stack([t.columns["truss"][live].astype(np.int64), t.columns["rank"][live]])
+    return live.shape[0] - np.unique(pairs_, axis=1).shape[1]

@@ -276,9 +276,11 @@ def block_support(li, lj, F):
 @njit
 def boundary_partners(bu, bv, deg, ptr, keys, shift, eblock, truss):
     """The edges outside every block whose count in the k-order may have grown by a triangle
-    with one of the edges ``bu[i]``-``bv[i]`` (new block edges, above them): for each common
-    neighbour w of the two endpoints, an edge to w that is in no block and whose partner
-    edge (the other edge to w) is at its level or above. int64 slots, with repeats."""
+    with one of the new edges ``bu[i]``-``bv[i]`` (a new block edge, above them; or a new
+    edge placed at the start of its level ``truss``, after the lower levels): for each
+    common neighbour w of the two endpoints, an edge to w that is in no block, below the new
+    edge's level, and whose partner edge (the other edge to w) is at its level or above.
+    int64 slots, with repeats."""
     out = np.empty(16, np.int64)
     n = 0
     buf = np.empty(16, np.int32)
@@ -290,6 +292,7 @@ def boundary_partners(bu, bv, deg, ptr, keys, shift, eblock, truss):
         if min(da, db) > buf.shape[0]:
             buf = np.empty(2 * min(da, db), np.int32)
         c = _intersect(A, da, B, db, buf)
+        top = truss[_slot(keys, shift, a, b)]
         for t in range(c):
             w = buf[t]
             s1 = _slot(keys, shift, a, w)
@@ -297,7 +300,7 @@ def boundary_partners(bu, bv, deg, ptr, keys, shift, eblock, truss):
             for side in range(2):
                 x = s1 if side == 0 else s2
                 y = s2 if side == 0 else s1
-                if eblock[x] < 0 and truss[y] >= truss[x]:
+                if eblock[x] < 0 and truss[y] >= truss[x] and truss[x] < top:
                     out = _grow(out, n + 1)
                     out[n] = x
                     n += 1

@@ -24,11 +24,14 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    (:func:`~hornet.algos.ktruss.order.order_after_deletion`).
 4. Insertions (:func:`~hornet.algos.ktruss.order.raise_in_order`): the k-order (edges by
    truss number, then in peeling order; every edge has at most t - 2 triangles whose other
-   edges come later; Zhang and Yu, SIGMOD 2019) is kept with the numbers. The inserted edges
-   go first at level 2; then, level by level, the edges that may rise are found by scanning
-   the level in order from the edges that rose from below, visiting only the later
-   neighbours of the candidates, and a peel of the candidates leaves exactly those that
-   rise (an edge can rise by several levels in one batch).
+   edges come later; Zhang and Yu, SIGMOD 2019) is kept with the numbers. Each inserted
+   edge starts at the start of the level of a lower bound of its new number (the h-index
+   of its triangles with old edges, :meth:`DynamicTruss._place_new_edges`; level 2 when
+   that is all), the old edges below it that it may now follow in a triangle are seeds at
+   their levels; then, level by level, the edges that may rise are found by scanning
+   the level in order from the seeds and the edges that rose from below, visiting only the
+   later neighbours of the candidates, and a peel of the candidates leaves exactly those
+   that rise (an edge can rise by several levels in one batch).
 5. Dense blocks (:mod:`hornet.algos.ktruss.dense`): a dense part of the graph whose truss
    numbers all exceed those of the other edges at its vertices (a large clique: one paper
    with hundreds of authors) keeps its numbers in a dense matrix and is updated alone, by
@@ -40,7 +43,12 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    the static decomposition of the whole graph (timed when it last ran; the time a unit of
    work costs is learned from the updates), the static decomposition finishes the batch
    (always correct); :attr:`DynamicTruss.stats` says which path the last update took, how
-   many edges it examined and its work.
+   many edges it examined and its work; after a dynamic update also the seconds of its
+   stages (``seconds``: supports, dense blocks, then descent and k-order placement for a
+   deletion, the k-order scan for an insertion) and their counts (deletion: ``lowered``
+   edges outside blocks, ``recounted`` edges, ``descent_work`` / ``order_work`` in
+   triangles examined; insertion: ``raises`` by one level, scan ``visits``, new edges
+   ``placed`` above level 2; ``dense``: block edges examined).
 6. Small CPU graphs (:data:`BUILD_BY_UPDATE_MAX_EDGES`) are built, and rebuilt, by step 4:
    every edge inserted into the empty state (whose empty k-order is valid), so that a short
    run compiles the insertion kernels only; insertions into graphs of up to
@@ -148,6 +156,8 @@ class DynamicTruss:
         self._seconds_per_work: float | None = None
         self._rates: list[float] = []
         self._clock = np.zeros(1, np.int64)
+        # the triangle lists of the edges a deletion lowers (offsets, first, second edges)
+        self._tri = (np.zeros(17, np.int64), np.empty(64, np.int64), np.empty(64, np.int64))
         self._blocks = TrussBlocks()
         self._rebuild()
         self.stats = {"path": "build", "region": 0, "batch": 0}
@@ -290,13 +300,16 @@ class DynamicTruss:
         self._loc = np.zeros(capacity, np.int64)
 
     def _vertex_scratch(self, n: int):
-        """Vertex-indexed arrays of the region kernels (where a vertex's edge slots are kept
-        during an update), grown with the graph's vertex range."""
+        """Vertex-indexed arrays of the region kernels, grown with the graph's vertex range:
+        where a vertex's edge slots are kept during an update, and the marks of
+        :func:`~hornet.algos.ktruss.region._intersect_marked` (one more entry: the last
+        token)."""
         if getattr(self, "_row_at", None) is None or self._row_at.shape[0] < n:
             n = max(n, 16, 2 * getattr(self, "_row_at", np.zeros(0)).shape[0])
             self._row_at = np.zeros(n, np.int64)
             self._row_used = np.zeros(n, np.int64)
-        return self._row_at, self._row_used
+            self._mark = np.zeros(n + 1, np.int64)
+        return self._row_at, self._row_used, self._mark
 
     def _tick(self) -> int:
         self._clock[0] += 1
@@ -418,6 +431,7 @@ class DynamicTruss:
         the whole graph into the empty state (limit :data:`BUILD_WORK_FACTOR` times edges
         plus three times triangles; nothing learned from its time)."""
         t = self._table
+        begin = time.perf_counter()
         slots = t.insert_new(u, v)
         self._scratch_for(t.capacity)
         blocks = self._blocks
@@ -433,14 +447,16 @@ class DynamicTruss:
         stamp = self._tick()
         self._batch_stamp[slots] = stamp
         deg, ptr = self._view()
+        low = np.empty(slots.shape[0], np.int32)
         self._triangles += K.insertion_supports(u, v, slots, deg, ptr, t.keys, t.shift,
-                                                self._batch_stamp, stamp, support)
+                                                self._batch_stamp, stamp, truss, support, low)
+        seconds = {"supports": time.perf_counter() - begin}
         if build:
             limit = BUILD_WORK_FACTOR * (len(t) + 3 * self._triangles) + STATIC_OVERHEAD
         else:
             limit = self._limit()
         self._shift_levels(np.zeros(0, np.int64), np.full(slots.shape[0], 2, np.int64))
-        seeds, extra, dense = slots, np.zeros(0, np.int64), 0
+        seed, dense = np.ones(slots.shape[0], bool), 0
         if len(blocks):
             blocks.grow_vertices(deg.shape[0])
             ok, seed, changed, before, dense = blocks.after_insertion(
@@ -450,24 +466,20 @@ class DynamicTruss:
                 return True
             self._counted[changed] = 0
             self._shift_levels(before, truss[changed])
-            seeds = slots[seed]
-            if not seed.all():
-                # the edges in a triangle with a new block edge: their count may have grown
-                keys = t.keys[slots[~seed]]
-                extra = np.unique(boundary_partners(keys >> 32, keys & 0xFFFFFFFF, deg, ptr,
-                                                    t.keys, t.shift, blocks.eblock, truss))
-                extra = extra[np.argsort(truss[extra], kind="stable")]
+        seeds, extra = self._place_new_edges(slots, seed, low, deg, ptr)
         start = time.perf_counter()
+        seconds["dense"] = start - begin - seconds["supports"]
         raised, level, touched, work, aborted = O.raise_in_order(
-            seeds, t.keys, t.shift, deg, ptr, truss, rank, self._counters, self._clock,
+            seeds, t.keys, t.shift, deg, ptr, truss, support, rank, self._counters, self._clock,
             self._walked, self._queued, self._loc, *self._vertex_scratch(deg.shape[0]), limit,
             blocks.vfloor, extra)
+        seconds["scan"] = time.perf_counter() - start
         if not build:
-            self._learn(time.perf_counter() - start, work)
+            self._learn(seconds["scan"], work)
         if aborted:
             self.stats.update(region=int(touched), why="work" if work > limit else "block")
             return True
-        if not self._boundary_below_blocks(np.concatenate([seeds, raised])):
+        if not self._boundary_below_blocks(np.concatenate([slots[seed], raised])):
             self.stats.update(region=int(touched), why="block")
             return True
         # the new edges and those that rose have no level count (the others' counts only grew)
@@ -475,8 +487,47 @@ class DynamicTruss:
         self._counted[raised] = 0
         self._shift_levels(level - 1, level)     # each raise moves one edge up one level
         self.stats.update(path="dynamic", region=int(touched + dense), work=int(work),
-                          dense=int(dense))
+                          dense=int(dense), raises=int(level.shape[0]), visits=int(touched),
+                          seconds=seconds)
         return False
+
+    def _place_new_edges(self, slots: np.ndarray, sparse: np.ndarray, low: np.ndarray,
+                         deg: np.ndarray, ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Start the k-order scan of an insertion from each new edge's lower bound.
+
+        ``slots`` (int64): the inserted edges, at level 2 first in the k-order; ``sparse``
+        (bool, aligned): those in no dense block; ``low`` (int32, aligned): lower bounds of
+        their new numbers (:func:`~hornet.algos.ktruss.region.insertion_supports`).
+        A sparse new edge whose bound L exceeds 2 takes number L and keeps its rank (from
+        ``head``: the start of level L). Its own s+ (triangles whose other two edges come
+        after it) may exceed L - 2, as at level 2: every new edge is a seed, which the scan
+        visits (it either stays, its count then within the bound, or is peeled to the end
+        of the level or rises). The edges of levels L and above have it before them, as
+        before the batch they had nothing; an old edge whose s+ may have grown is below
+        level L, in a triangle with it and a third edge at its level or above: those are
+        seeds at their own levels, like the edges in a triangle with a new block edge.
+        Skipping levels 2 to L - 1 spares the scan of those levels from the new edge.
+
+        Returns ``(seeds, extra)`` for :func:`~hornet.algos.ktruss.order.raise_in_order`:
+        the new edges left at level 2, and the other seeds (int64, by truss number)."""
+        t = self._table
+        truss = t.columns["truss"]
+        up = sparse & (low > 2)
+        moved = slots[up]
+        self.stats["placed"] = int(moved.shape[0])
+        if moved.shape[0]:
+            truss[moved] = low[up]
+            self._shift_levels(np.full(moved.shape[0], 2, np.int64), low[up])
+        # the new edges above some old edges: new block edges and the moved ones
+        above = slots[~sparse | up]
+        if above.shape[0] == 0:
+            return slots[sparse], np.zeros(0, np.int64)
+        keys = t.keys[above]
+        extra = np.unique(np.concatenate([
+            boundary_partners(keys >> 32, keys & 0xFFFFFFFF, deg, ptr, t.keys, t.shift,
+                              self._blocks.eblock, truss), moved]))
+        extra = extra[np.argsort(truss[extra], kind="stable")]
+        return slots[sparse & ~up], extra
 
     def _boundary_below_blocks(self, edges: np.ndarray) -> bool:
         """After an insertion: raise the boundary bound of each block with a vertex at one of
@@ -498,6 +549,7 @@ class DynamicTruss:
             self._rebuild()
             self.stats.update(path="static")
             return
+        begin = time.perf_counter()
         slots = t.lookup(u, v)
         truss, support = t.columns["truss"], t.columns["support"]
         stamp = self._tick()
@@ -530,6 +582,7 @@ class DynamicTruss:
             lost = rec_slot[rec_level >= truss[rec_slot]]
             np.add.at(self._count, lost, 1)
         gone_levels = truss[slots].astype(np.int64)
+        seconds = {"supports": time.perf_counter() - begin}
         limit = self._limit()
         aborted, touched, work, dense, why = False, 0, 0, 0, "work"
         if len(blocks):
@@ -538,13 +591,19 @@ class DynamicTruss:
             aborted = not ok
             work = read // DENSE_PER_WORK
             why = "work" if work > limit else "block"
+        counts = {}
         if not aborted:
             start = time.perf_counter()
+            seconds["dense"] = start - begin - seconds["supports"]
             slots_changed, old, tri, touched, more, aborted = K.lower_after_deletion(
                 rec_slot, rec_level, t.keys, t.shift, deg, ptr, truss, self._clock,
                 self._valid, self._count, self._counted, self._queued, self._seen,
-                self._changed, *self._vertex_scratch(deg.shape[0]), limit - work)
+                self._changed, *self._vertex_scratch(deg.shape[0]), self._tri, limit - work)
+            self._tri = tri                  # grown buffers: kept for the next deletion
             sparse = more
+            seconds["descent"] = time.perf_counter() - start
+            counts = dict(lowered=int(slots_changed.shape[0]), recounted=int(touched),
+                          descent_work=int(more))
             if not aborted:
                 # the edges whose number fell: new places in the k-order
                 placed, more = O.order_after_deletion(
@@ -552,7 +611,9 @@ class DynamicTruss:
                     self._walked, self._loc, limit - work - sparse)
                 sparse += more
                 aborted = not placed
+                counts["order_work"] = int(more)
             work += sparse
+            seconds["order"] = time.perf_counter() - start - seconds["descent"]
             self._learn(time.perf_counter() - start, sparse)
         t.delete_present(u, v)
         self._counted[slots] = 0
@@ -564,4 +625,4 @@ class DynamicTruss:
             self._shift_levels(dense_old, truss[dense_slots])
         self._shift_levels(old, truss[slots_changed])
         self.stats.update(path="dynamic", region=int(touched + dense), work=int(work),
-                          dense=int(dense))
+                          dense=int(dense), seconds=seconds, **counts)

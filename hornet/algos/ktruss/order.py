@@ -8,7 +8,8 @@ at most ``t(e) - 2`` triangles whose other two edges both come after e ("s+(e) <
 The static decomposition gives one (:func:`hornet.algos.ktruss.static.truss_numbers_and_rounds`:
 truss number, peeling round); ranks are then made unique, and new ranks come from two
 counters shared by all levels, ``head`` (decreasing: the start of a level) and ``tail``
-(increasing: the end of a level), since ranks are only compared within a level.
+(increasing: the end of a level), each the next free rank, since ranks are only compared
+within a level (and must differ there: the order is total).
 
 Why it matters: after an insertion, the edges of level k that rise to k + 1 (the set A)
 are found by scanning level k in order from the edges that may now break the invariant,
@@ -139,8 +140,8 @@ def _near_block(keys, y, k, vfloor):
 
 
 @njit
-def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, clock, member,
-                   pushed, loc, row_at, row_used, limit, vfloor, extra):
+def raise_in_order(new_slots, keys, shift, deg, ptr, truss, support, rank, counters, clock,
+                   member, pushed, loc, row_at, row_used, mark, limit, vfloor, extra):
     """Raise truss numbers after an insertion batch, level by level, scanning the k-order.
 
     Before the call the inserted edges ``new_slots`` hold truss 2 and the first ranks of
@@ -153,7 +154,8 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
     (a min-heap): visiting y, its count is the number of its triangles whose other two
     edges are each above level k, a candidate, or at level k after y. y becomes a candidate
     when the count reaches k - 1, and then its later level-k neighbours (in a triangle whose
-    third edge is at level >= k) are queued. The candidates contain every edge of A (the
+    third edge is at level >= k) are queued. An edge with fewer than k - 1 triangles in all
+    (``support``, current) cannot reach that count: it is passed over without a visit. The candidates contain every edge of A (the
     level-k edges of the new (k + 1)-truss): by induction in rank order, an edge of A
     counts all its triangles of that truss, and the first edge of A that no earlier
     candidate queued would have s+ >= k - 1 without being a seed. Peeling the candidates at
@@ -238,6 +240,8 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
             y, nh = _heap_pop(hr, hs, nh)
             if work > limit or _near_block(keys, y, k, vfloor):
                 return raised[:nraised], level[:nraised], touched, work, True
+            if support[y] < k - 1:
+                continue                       # fewer triangles than a candidate counts
             if pstamp != 0 and member[y] == pstamp:
                 # rose from the level below: its triangle list (others at >= k) is kept
                 lo = ptoff[loc[y]]
@@ -253,7 +257,8 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
                 work += n + 1                  # no intersection, the same triangle checks
             else:
                 rows, pa, pb, tp_, tq_, n = _triangles(y, keys, shift, deg, ptr, rows, row_at,
-                                                       row_used, rstamp, pa, pb, tp_, tq_)
+                                                       row_used, rstamp, pa, pb, tp_, tq_,
+                                                       mark)
                 work += n + 1
             touched += 1
             ry = rank[y]
@@ -313,7 +318,7 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
         nh = 0
         for i in range(ns):
             hr, hs, nh = _heap_push(hr, hs, nh, rank[seeds[i]], seeds[i])
-        base = counters[0] - ns
+        base = counters[0] - ns + 1            # counters[0]: the next free rank below
         for j in range(ns):
             s, nh = _heap_pop(hr, hs, nh)
             rank[s] = base + j
@@ -323,7 +328,7 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, rank, counters, cloc
             raised[nraised] = s
             level[nraised] = k + 1
             nraised += 1
-        counters[0] = base
+        counters[0] = base - 1
         ptoff, toff = toff, ptoff
         ptp, tp = tp, ptp
         ptq, tq = tq, ptq

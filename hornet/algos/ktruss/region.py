@@ -152,11 +152,19 @@ def _batch_row(vertices, offsets, neighbours, x):
 
 
 @njit(parallel=True)
-def insertion_supports(bu, bv, bslot, deg, ptr, keys, shift, batch_stamp, stamp, support):
-    """Add the triangles the inserted edges (already in the graph and the table) closed.
+def insertion_supports(bu, bv, bslot, deg, ptr, keys, shift, batch_stamp, stamp, truss,
+                       support, low):
+    """Add the triangles the inserted edges (already in the graph and the table) closed,
+    and give each inserted edge a lower bound of its new truss number.
 
     ``batch_stamp[s] == stamp`` marks the batch's edges. A new triangle is counted by its
     batch edge of lowest key, once, adding 1 to the support of its three edges.
+
+    ``low[i]`` (int32, one per inserted edge): the h-index of the minima of ``truss`` (the
+    numbers before the batch) over edge i's triangles whose two other edges are not in the
+    batch: the largest k with k - 2 such triangles at k or above (2 at least). A lower
+    bound of i's new number: the old k-truss plus the inserted edges whose bound is k or
+    more is a subgraph of the new graph in which every edge has k - 2 triangles.
     Returns the number of new triangles.
     """
     n = bu.shape[0]
@@ -171,13 +179,18 @@ def insertion_supports(bu, bv, bslot, deg, ptr, keys, shift, batch_stamp, stamp,
         kb = edge_key(u, v)
         sb = bslot[i]
         own = 0
+        hist = np.zeros(c + 3, np.int64)
         for j in range(c):
             w = buf[j]
             s2 = _slot(keys, shift, u, w)
             s3 = _slot(keys, shift, v, w)
-            if batch_stamp[s2] == stamp and edge_key(u, w) < kb:
+            new2 = batch_stamp[s2] == stamp
+            new3 = batch_stamp[s3] == stamp
+            if not new2 and not new3:
+                hist[min(truss[s2], truss[s3], c + 2)] += 1
+            if new2 and edge_key(u, w) < kb:
                 continue
-            if batch_stamp[s3] == stamp and edge_key(v, w) < kb:
+            if new3 and edge_key(v, w) < kb:
                 continue
             own += 1
             atomic_add(support, s2, 1)
@@ -185,6 +198,14 @@ def insertion_supports(bu, bv, bslot, deg, ptr, keys, shift, batch_stamp, stamp,
         if own:
             atomic_add(support, sb, own)
         found[i] = own
+        acc = 0
+        k = c + 2
+        while k > 2:
+            acc += hist[k]
+            if acc >= k - 2:
+                break
+            k -= 1
+        low[i] = k
     return found.sum()
 
 
@@ -311,6 +332,40 @@ def _intersect_at(A, da, B, db, pa, pb):
     return n
 
 
+#: bits of a vertex mark (:func:`_intersect_marked`) that hold the position
+_MARK_BITS = 24
+
+
+@njit
+def _intersect_marked(A, da, B, db, pa, pb, mark):
+    """:func:`_intersect_at` by marks: the longer list's vertices are marked with their
+    positions in ``mark`` (int64 per vertex, one more entry holding the last token used; a
+    mark is token << :data:`_MARK_BITS` | position), then the shorter list is looked up
+    entry by entry, without branches. A merge steps through both lists with a
+    hard-to-predict branch per step; this reads the longer list once, sequentially, and
+    makes one lookup per entry of the shorter. The common values come in the shorter
+    list's order. Lists of 2^24 entries or more take the merge."""
+    if da >= (1 << _MARK_BITS) or db >= (1 << _MARK_BITS):
+        return _intersect_at(A, da, B, db, pa, pb)
+    last = mark.shape[0] - 1
+    tok = mark[last] + 1
+    mark[last] = tok
+    tag = tok << _MARK_BITS
+    swap = da < db
+    L, dl, S, ds = (B, db, A, da) if swap else (A, da, B, db)
+    pl, ps = (pb, pa) if swap else (pa, pb)
+    for i in range(dl):
+        mark[L[i]] = tag | i
+    n = 0
+    low = (np.int64(1) << _MARK_BITS) - 1
+    for j in range(ds):
+        m = mark[S[j]]
+        pl[n] = m & low
+        ps[n] = j
+        n += (m >> _MARK_BITS) == tok
+    return n
+
+
 @njit
 def _row_slots(x, row, deg, keys, shift, rows, row_at, row_used, stamp):
     """Where the slots of vertex x's edges, aligned with its adjacency ``row``, start in
@@ -345,11 +400,14 @@ def _new_rows():
 
 
 @njit
-def _triangles(x, keys, shift, deg, ptr, rows, row_at, row_used, stamp, pa, pb, tp, tq):
+def _triangles(x, keys, shift, deg, ptr, rows, row_at, row_used, stamp, pa, pb, tp, tq,
+               mark):
     """The triangles of edge x in the current graph: the slots of their two other edges into
     ``tp[:n]`` (the edge at x's first endpoint) and ``tq[:n]``. Returns
     (rows, pa, pb, tp, tq, n), the arrays grown as needed (``rows``: see
-    :func:`_row_slots`; its first entry is its used length)."""
+    :func:`_row_slots`; its first entry is its used length). ``mark``: the vertex marks of
+    :func:`_intersect_marked` (lists of similar lengths; a binary search when they differ
+    by more than 16x)."""
     u, v = _ends(keys, x)
     A, da = _row(deg, ptr, u)
     B, db = _row(deg, ptr, v)
@@ -359,7 +417,10 @@ def _triangles(x, keys, shift, deg, ptr, rows, row_at, row_used, stamp, pa, pb, 
         pb = np.empty(2 * need, np.int64)
         tp = np.empty(2 * need, np.int64)
         tq = np.empty(2 * need, np.int64)
-    c = _intersect_at(A, da, B, db, pa, pb)
+    if da * 16 < db or db * 16 < da:
+        c = _intersect_at(A, da, B, db, pa, pb)
+    else:
+        c = _intersect_marked(A, da, B, db, pa, pb, mark)
     if c == 0:
         return rows, pa, pb, tp, tq, 0
     rows, su = _row_slots(u, A, deg, keys, shift, rows, row_at, row_used, stamp)
@@ -405,7 +466,8 @@ def _note_change(x, old, stamp, changed, ch_slot, ch_old, nch, tri, tp, tq, n):
 
 @njit
 def _descend(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, counted, queued,
-             seen, changed, ch_slot, ch_old, nch, tri, work, limit, rows, row_at, row_used):
+             seen, changed, ch_slot, ch_old, nch, tri, work, limit, rows, row_at, row_used,
+             mark):
     """Lower truss numbers from an upper bound to the exact values: the worklist h-index
     iteration (Sariyuce et al., VLDB 2018).
 
@@ -449,7 +511,7 @@ def _descend(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, counted
             return ch_slot, ch_old, nch, tri, touched, True
         floor = 2
         rows, pa, pb, tp, tq, n = _triangles(x, keys, shift, deg, ptr, rows, row_at,
-                                             row_used, stamp, pa, pb, tp, tq)
+                                             row_used, stamp, pa, pb, tp, tq, mark)
         work[0] += n + 1
         if seen[x] != stamp:
             seen[x] = stamp
@@ -478,15 +540,21 @@ def _descend(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, counted
         ch_slot, ch_old, nch, tri = _note_change(x, a, stamp, changed, ch_slot, ch_old, nch,
                                                  tri, tp, tq, n)
         for i in range(n):
+            p = tp[i]
+            q = tq[i]
+            fp = truss[p]
+            fq = truss[q]
+            m = min(fp, fq)
+            if m > a or m <= b:
+                continue                       # the triangle's weight is unchanged
+            # it counted for its other edges at level m (in (b, a]), no longer
             for side in range(2):
-                y = tp[i] if side == 0 else tq[i]
-                z = tq[i] if side == 0 else tp[i]
-                fy = truss[y]
-                if fy > a or fy <= b or truss[z] < fy:
-                    continue                   # the triangle's weight for y is unchanged
+                y = p if side == 0 else q
+                if (fp if side == 0 else fq) != m:
+                    continue
                 if counted[y] > valid:
                     cnt[y] -= 1
-                    if cnt[y] >= fy - 2:
+                    if cnt[y] >= m - 2:
                         continue
                 if queued[y] != stamp:
                     queued[y] = stamp
@@ -496,7 +564,8 @@ def _descend(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, counted
 
 @njit
 def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, valid,
-                         cnt, counted, queued, seen, changed, row_at, row_used, limit):
+                         cnt, counted, queued, seen, changed, row_at, row_used, mark, tri,
+                         limit):
     """New truss numbers after a deletion batch (``truss`` updated in place).
 
     Truss numbers only fall, so the numbers before the batch are an upper bound and
@@ -520,7 +589,10 @@ def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, cloc
     ``slots[i]``'s triangles have other edges ``p[offsets[i]:offsets[i + 1]]`` and ``q[...]``,
     for :func:`~hornet.algos.ktruss.order.order_after_deletion`), how many distinct edges were recounted, the work
     (intersections plus the triangles they examined) and whether it passed ``limit``
-    (then the numbers are incomplete and the caller falls back).
+    (then the numbers are incomplete and the caller falls back). ``tri``: the arrays the
+    triangles are written into (int64: offsets with room for 17 entries or more, and two
+    arrays of any length), grown as needed and returned: a caller that keeps them for the
+    next update spares it growing (copying) them again and touching fresh memory.
     """
     clock[0] += 1
     stamp = clock[0]
@@ -540,10 +612,10 @@ def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, cloc
     ch_slot = np.empty(16, np.int64)
     ch_old = np.empty(16, np.int32)
     work = np.zeros(1, np.int64)
-    tri = (np.zeros(17, np.int64), np.empty(64, np.int64), np.empty(64, np.int64))
+    tri[0][0] = 0
     ch_slot, ch_old, nch, tri, touched, aborted = _descend(
         queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
-        changed, ch_slot, ch_old, 0, tri, work, limit, _new_rows(), row_at, row_used)
+        changed, ch_slot, ch_old, 0, tri, work, limit, _new_rows(), row_at, row_used, mark)
     return ch_slot[:nch], ch_old[:nch], tri, touched, work[0], aborted
 
 
