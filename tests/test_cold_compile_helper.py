@@ -230,9 +230,12 @@ def test_helper_order_gives_the_helper_the_last_half_of_the_seconds():
     costs = [0.5, 3.0, 0.4, 0.6, 4.0, 1.0, 0.5]      # half of the 10.0 s: 5.0
     entries = [["m", n, [], 1, c] for n, c in zip(names, costs)]
     order = [e[1] for e in precompile.helper_order(entries)]
-    # e, f, g (5.5 s: taking d too would leave it further from half) in the run's order,
+    # e, f, g (5.5 s: taking d too would leave it further from half), the longest first,
     # then the rest from the back
     assert order == ["e", "f", "g", "d", "c", "b", "a"]
+    entries[6][4] = 1.5           # g now longer than f: half of 11.0 is 5.5
+    order = [e[1] for e in precompile.helper_order(entries)]
+    assert order == ["e", "g", "f", "d", "c", "b", "a"]
     assert sorted(order) == list(names)
     # a list without seconds: from the back
     plain = [e[:4] for e in entries]

@@ -5,8 +5,8 @@ one core. :func:`start` hands a list of the kernels a run will compile (a *kerne
 module, qualified name and argument types of each, in the order the run first compiles them,
 and the compile seconds each took; :func:`record_kernels` makes one) to a helper process. The
 calling process compiles from the front as it runs; the helper compiles into the on-disk
-cache the kernels needed last, as many as make up half of the list's compile seconds, in the
-order the run needs them, then the others from the back (:func:`helper_order`). A kernel the
+cache the kernels needed last, as many as make up half of the list's compile seconds, the
+longest first, then the others from the back (:func:`helper_order`). A kernel the
 helper has compiled is loaded from the cache, so that each process compiles about half, and
 the calling process reaches the helper's share when the helper has finished it (dividing
 the list by count, or meeting in the middle of a large kernel, would keep it waiting).
@@ -237,10 +237,11 @@ def _cached(dispatcher) -> bool:
 def helper_order(entries: list) -> list:
     """The order in which a helper compiles the kernel-list entries ``entries`` (depth-1
     entries, in the order a run needs them) beside a process compiling them from the front:
-    the last entries whose recorded compile seconds make up about half of the list's, in the
-    order the run needs them, then the others from the last to the first (taken only where
-    the calling process has not reached them yet). Entries without seconds: from the last to
-    the first."""
+    the last entries whose recorded compile seconds make up about half of the list's, the
+    longest first, then the others from the last to the first (taken only where the calling
+    process has not reached them yet). Where the calling process reaches the helper's share
+    early, the two then share what is left of it, meeting at a short compile. Entries
+    without seconds: from the last to the first."""
     costs = [e[4] if len(e) > 4 and isinstance(e[4], (int, float)) else None for e in entries]
     if not entries or None in costs:
         return entries[::-1]
@@ -250,7 +251,8 @@ def helper_order(entries: list) -> list:
     while split > 0 and share + costs[split - 1] / 2 <= half:
         split -= 1
         share += costs[split]
-    return entries[split:] + entries[:split][::-1]
+    longest_first = sorted(range(split, len(entries)), key=lambda i: -costs[i])
+    return [entries[i] for i in longest_first] + entries[:split][::-1]
 
 
 # ---- the two processes ----------------------------------------------------------------------
