@@ -905,7 +905,6 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
     each EdgeChange right after the graph call that made it; returns (BatchChanges, self-loops
     dropped)."""
     s, d = ev.src, ev.dst
-    n = len(ev)
     hi = int(max(s.max(), d.max()))
     if hi > MAX_VERTEX_ID:
         i = int(np.argmax((s > MAX_VERTEX_ID) | (d > MAX_VERTEX_ID)))
