@@ -51,14 +51,15 @@ def static_input(g):
 def assert_static(kt, g) -> None:
     """The DynamicTruss ``kt`` equals the static functions on the same graph ``g``: truss
     numbers (``truss_numbers``), k_max (the largest static truss number, 0 without edges,
-    as ``max_truss`` defines it) and the 3-truss and k_max-truss edge lists (``k_truss``,
-    which peels for one k on its own, independently of the decomposition)."""
+    as ``max_truss`` defines it) and the k-truss edge lists for k = 0, 2, 3 and k_max
+    (``k_truss``, which peels for one k on its own, independently of the decomposition;
+    k <= 2 lists every edge but self-loops)."""
     static = static_input(g)
     want = to_host(truss_numbers(static))
     assert np.array_equal(to_host(kt.truss_numbers), want)
     k = int(want.max()) if want.shape[0] else 0
     assert kt.k_max == k
-    for kk in (3, k):
+    for kk in sorted({0, 2, 3, k}):
         assert pairs(kt.k_truss(kk)) == pairs(k_truss(static, kk))
 
 

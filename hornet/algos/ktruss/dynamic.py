@@ -360,11 +360,11 @@ class DynamicTruss:
     def k_truss(self, k: int):
         """Edges of the k-truss: ``(src, dst)`` int32, listed like ``g.edges()``.
 
-        ``k <= 2`` gives every edge.
+        ``k <= 2`` gives every edge, self-loops excluded (as the static ``k_truss``).
         """
         t = self.truss_numbers
         src, dst = self._cache[0], self._cache[1]
-        keep = t >= int(k)
+        keep = t >= max(int(k), 1)              # self-loops have number 0, other edges >= 2
         return src[keep], dst[keep]
 
     # ------------------------------------------------------------------ updates

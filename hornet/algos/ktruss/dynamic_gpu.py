@@ -400,9 +400,10 @@ class GpuDynamicTruss:
         return self._k_max
 
     def k_truss(self, k: int):
-        """Edges of the k-truss: ``(src, dst)`` int32 CuPy arrays, listed like ``g.edges()``."""
+        """Edges of the k-truss: ``(src, dst)`` int32 CuPy arrays, listed like ``g.edges()``
+        (``k <= 2``: every edge, self-loops excluded, as the static ``k_truss``)."""
         t = self.truss_numbers
-        keep = t >= int(k)
+        keep = t >= max(int(k), 1)              # self-loops have number 0, other edges >= 2
         return self._cache[0][keep], self._cache[1][keep]
 
     # ------------------------------------------------------------------ updates
