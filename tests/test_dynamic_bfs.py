@@ -635,3 +635,93 @@ def test_construction_paths(monkeypatch, directed, by_update):
         bf.update(g.insert_edges(rng.integers(0, n, 20), rng.integers(0, n, 20)))
         if source < g.num_vertices:
             _check(bf)
+
+
+# ------------------------------------------------------------------ one-block continuation
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
+@pytest.mark.parametrize("one_block_max", [0, 64, 255])
+@pytest.mark.parametrize("directed", [False, True])
+def test_gpu_one_block_continuation(one_block_max, directed, monkeypatch):
+    """On a grid of many blocks, an update whose counts step leaves at most
+    ``one_block_max`` work goes on in block 0 alone, any other on the whole grid: deletions,
+    insertions and mixed batches of every size (hubs with chunked lists included) give the
+    static BFS's levels, valid parents and exact counts either way, and with a limit both
+    paths are taken (never without one)."""
+    from hornet.algos.bfs.dynamic_gpu import GPUState
+    monkeypatch.setattr(GPUState, "one_block_max", one_block_max)
+    monkeypatch.setattr(GPUState, "pairs_per_block", 1)     # a block per pair, at least one per SM
+    rng = np.random.default_rng(41 + directed)
+    n = 4096
+    src, dst = hornet.generators.kronecker_edges(12, edge_factor=8, seed=17)
+    g = hornet.Graph.from_edges(_arr("gpu", src), _arr("gpu", dst), num_vertices=n,
+                                directed=directed, device="gpu")
+    bf = DynamicBFS(g, int(host(src)[0]), parents=True)
+    assert bf._state.grid(2) > 1
+    used = []
+    for size in (1, 3, 20, 200, 3000, 2):
+        s, d = g.edges()
+        pick = _arr("gpu", rng.choice(s.shape[0], min(size, s.shape[0]), replace=False))
+        deleted = g.delete_edges(s[pick], d[pick])
+        bf.update(deleted)
+        _check(bf)
+        used.append(bf._state.one_block_used)
+        bf.update(g.insert_edges(_arr("gpu", rng.integers(0, n, size)),
+                                 _arr("gpu", rng.integers(0, n, size))))
+        _check(bf)
+        used.append(bf._state.one_block_used)
+        s, d = g.edges()
+        pick = _arr("gpu", rng.choice(s.shape[0], min(size, s.shape[0]), replace=False))
+        bf.update([g.delete_edges(s[pick], d[pick]), g.insert_edges(deleted.src, deleted.dst)])
+        _check(bf)
+        used.append(bf._state.one_block_used)
+    if one_block_max == 0:
+        assert not any(used)
+    else:
+        assert any(used) and not all(used)
+
+
+def _broom(directed: bool):
+    """(pairs, n): the source 0 -> 1 -> 100 children -> 20 grandchildren each, the first
+    grandchild a hub of 600 leaves, and a path 0 -> 2702 -> ... -> 2706 -> 1 around the
+    source edge."""
+    children = np.arange(2, 102)
+    pairs = [(0, 1)] + [(1, int(c)) for c in children]
+    grand = 102
+    for c in children:
+        pairs += [(int(c), grand + j) for j in range(20)]
+        grand += 20
+    pairs += [(102, leaf) for leaf in range(2102, 2702)]
+    path = [0, 2702, 2703, 2704, 2705, 2706, 1]
+    pairs += list(zip(path[:-1], path[1:]))
+    return pairs, 2707
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("device", BACKENDS)
+def test_one_deletion_cascades(device, directed, monkeypatch):
+    """One deleted source edge takes the last parent of one vertex, whose loss cascades
+    through thousands (a hub's chunked list among them) that all move down along a longer
+    path; re-inserting it lifts them back. Exact levels, parents and counts after both; on
+    the GPU the counts step leaves one marked vertex, so the cascade runs in one block."""
+    if device == "gpu":
+        from hornet.algos.bfs.dynamic_gpu import GPUState
+        monkeypatch.setattr(GPUState, "one_block_max", 64)
+    pairs, n = _broom(directed)
+    g = _graph(device, pairs, directed, n=n)
+    bf = DynamicBFS(g, 0, parents=True)
+    _check(bf)
+    before = host(bf.levels).copy()
+    bf.update(g.delete_edges(_arr(device, [0]), _arr(device, [1])))
+    _check(bf)
+    assert bf.last_update["changed_vertices"] > 2000
+    assert (host(bf.levels)[102:2702] > before[102:2702]).all()
+    if device == "gpu":
+        assert bf._state.one_block_used
+    bf.update(g.insert_edges(_arr(device, [0]), _arr(device, [1])))
+    _check(bf)
+    assert np.array_equal(host(bf.levels), before)
+    if device == "gpu":
+        assert bf._state.one_block_used

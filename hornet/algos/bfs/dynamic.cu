@@ -65,7 +65,8 @@ extern "C" __global__ void dbfs_initial_counts(const int* deg, const i64* ptr, i
 // stopped and reported in barrier[2]). mode: bit 0 undirected, bit 1 parents wanted, bit 2
 // selects the counter set (the other one is zeroed for the next update), bits 8-15 the
 // longest list one thread reads (small_max; 0: every list by a warp), bits 16-23 the grid
-// barrier's polling pause in units of 8 ns (0: none).
+// barrier's polling pause in units of 8 ns (0: none), bits 24-31 the most work the counts
+// step may leave for the update to go on in block 0 alone (one_block_max; 0: never).
 template <bool ASYNC>
 __device__ __forceinline__ void dbfs_update_body(
         const u64* __restrict__ P, const int* deg, const i64* ptr, const int* ideg,
@@ -107,6 +108,7 @@ __device__ __forceinline__ void dbfs_update_body(
     U.qcap_relax = P[P_QCAP_RELAX];
     U.lmin = NO_LEVEL;
     U.lmax = 0;
+    U.nblk = gridDim.x;
     U.use_queue(Q_MARK);
     __shared__ unsigned block_levels[2];
     if (threadIdx.x == 0) {
@@ -245,7 +247,7 @@ __device__ __forceinline__ void dbfs_update_body(
     // from one read of the two levels).
     const i64 nde = und ? nd >> 1 : nd;
     const i64 nie = und ? ni >> 1 : ni;
-    GRID_ITEMS(e, nde + nie) {
+    ITEMS_OF(e, nde + nie, U.nblk) {
         const bool del = e < nde;
         const i64 i = del ? e : e - nde;
         const int s = del ? ds[i] : is[i];
@@ -276,7 +278,7 @@ __device__ __forceinline__ void dbfs_update_body(
     U.sync(nd > 0);
     // ---- 1b. deletions and insertions together: heads of deleted pairs left without parent
     if (nd > 0 && !del_only) {
-        GRID_ITEMS(k, nd) {
+        ITEMS_OF(k, nd, U.nblk) {
             int a, b;
             pair_at(ds, dd, k, und, a, b);
             int lb = ld(&level[b]);
@@ -284,6 +286,25 @@ __device__ __forceinline__ void dbfs_update_body(
                 U.mark(b, lb);
         }
         U.sync(true);
+    }
+    // ---- one block: when what the counts step left is small (the vertices it marked, the
+    // chunks of their long lists, weighted, and the inserted pairs' seeds, at most
+    // `one_block_max`, mode bits 24-31; 0: never), block 0 goes on alone and the others
+    // leave: every later phase deals its items over block 0's warps, and its barriers are
+    // the block's own, a __syncthreads where the grid barrier waits for every block's
+    // arrival and release. Every block reads the same counters here (noted after the last
+    // barrier), so all take the same branch. The level-synchronous kernel only.
+    const unsigned one_block_max = ((unsigned)mode >> 24) & 0xffu;
+    if (!ASYNC && one_block_max && U.nblk > 1) {
+        const u64 left = (u64)ni + (nd > 0 ? ld(&C[C_SNAP]) + 8 * ld(&C[C_SNAP + 1]) : 0ull);
+        if (left <= one_block_max) {
+            if (blockIdx.x != 0) {
+                U.flush_stats();
+                return;
+            }
+            U.nblk = 1;
+            if (threadIdx.x == 0) C[C_ONE_BLOCK] = 1;
+        }
     }
 
     // ---- 2. marking passes: each marked w (old level lw) becomes unreached and takes one
@@ -328,7 +349,7 @@ __device__ __forceinline__ void dbfs_update_body(
                 cnt[w] = 0;
                 return c == DONE ? -1 : w;          // DONE: read (or cut) when marked
             }, mark_trange, mark_range);
-            WARP_LOOP(i, chi - clo) {
+            WARPS_OF(i, chi - clo, U.nblk) {
                 const int2 e = __ldcg(&U.chunks[clo + i]);
                 const int j0 = (e.y >> 1) * CHUNK;
                 mark_range(e.x, 0, j0, min(U.list_degree(e.x, 0), j0 + CHUNK));
@@ -346,7 +367,7 @@ __device__ __forceinline__ void dbfs_update_body(
         const i64 nm = (i64)ld(&C[C_CHANGED]);
         if (U.first_thread()) C[C_MARKED] = (u64)nm;
         if (ni > 0) {
-            GRID_ITEMS(k, ni) {
+            ITEMS_OF(k, ni, U.nblk) {
                 int a, b;
                 pair_at(is, id, k, und, a, b);
                 int la = ld(&level[a]);
@@ -434,13 +455,13 @@ __device__ __forceinline__ void dbfs_update_body(
             });
             if (best != NO_LEVEL) U.lower_async(w, best + 1);
         };
-        GRID_ITEMS(k, ni) {
+        ITEMS_OF(k, ni, U.nblk) {
             int a, b;
             pair_at(is, id, k, und, a, b);
             const int la = ld(&level[a]);
             if (la >= 0) U.lower_async(b, (unsigned)la + 1);
         }
-        GRID_ITEMS(k, nes) {
+        ITEMS_OF(k, nes, U.nblk) {
             const u64 key = ld(&U.seeds[ni + k]);
             U.lower_async((int)(key & 0xffffffffull), (unsigned)(key >> 32));
         }
@@ -606,7 +627,7 @@ __device__ __forceinline__ void dbfs_update_body(
         return;
     }
     if (wp) {
-        GRID_ITEMS(k, nd) {
+        ITEMS_OF(k, nd, U.nblk) {
             int a, b;
             pair_at(ds, dd, k, und, a, b);
             if (ld(&level[b]) > 0 && ld(&U.parent[b]) == a && ld(&flag[b]) == 0 &&
@@ -708,7 +729,7 @@ __device__ __forceinline__ void dbfs_update_body(
     // above (one exists: their count is positive)
     U.phase = PH_ORPHANS;
     const i64 no = wp ? (i64)ld(&C[C_ORPHANS]) : 0;
-    GRID_ITEMS(k, nc + no) {
+    ITEMS_OF(k, nc + no, U.nblk) {
         int v = k < nc ? ld(&U.changed[k]) : ld(&U.orphans[k - nc]);
         flag[v] = 0;
         U.old[v] = 0;

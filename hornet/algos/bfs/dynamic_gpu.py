@@ -37,10 +37,11 @@ _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.cu")
 CHUNK = 256
 #: threads per block of dbfs_update (its __launch_bounds__)
 BLOCK = 256
-#: words of one counter set (C_WORDS in dynamic.cu: 29 counters, each on its own 128-byte
+#: words of one counter set (C_WORDS in dynamic.cu: 30 counters, each on its own 128-byte
 #: line) and the statistics' positions in it
 _C_STRIDE = 16
-_C_WORDS = 29 * _C_STRIDE
+_C_WORDS = 30 * _C_STRIDE
+_C_ONE_BLOCK = 29 * _C_STRIDE
 #: the work queues' pending counters (C_Q0 + q * Q_SET + Q_PEND in dynamic.cu) and their
 #: value at rest (Q_TOKENS)
 _Q_PENDING = tuple((16 + 4 * q + 2) * _C_STRIDE for q in range(3))
@@ -118,6 +119,12 @@ class GPUState:
     pairs_per_block: int | None = 128
     #: the fewest blocks of a grid sized by the batch (None: one per multiprocessor)
     min_blocks: int | None = None
+    #: an update whose counts step leaves at most this much work (marked vertices + 8 x the
+    #: chunks of their long lists + inserted directed pairs) goes on in one block of the
+    #: grid, the others leaving: its later barriers are that block's own instead of grid
+    #: barriers (0: never; at most 255; the level-synchronous kernel only; see "one block"
+    #: in dynamic.cu)
+    one_block_max: int = 64
 
     def __init__(self, owner, n: int):
         self.owner = owner
@@ -126,6 +133,7 @@ class GPUState:
         self.level = None
         self.parity = 0
         self._stats = np.zeros(5, np.int64)
+        self._one_block = False
         self._pending = False
         counters = np.zeros(2 * _C_WORDS, dtype=np.uint64)
         for base in (0, _C_WORDS):
@@ -145,6 +153,8 @@ class GPUState:
         # the kernel's arguments, 8 bytes each (the int mode in the low half of the last),
         # and the pointers to them that the driver reads at launch
         self._args = np.zeros(13, np.uint64)
+        self._tables = None             # the vertex tables whose addresses _args holds
+        self._empty = cupy.empty(0, dtype=cupy.int32)
         self._arg_ptrs = np.arange(13, dtype=np.uint64) * 8 + np.uint64(self._args.ctypes.data)
         self._arg_ptrs_address = int(self._arg_ptrs.ctypes.data)
         self._grow(max(n, 1))
@@ -209,6 +219,7 @@ class GPUState:
         self._queue_limit = limit
         self.params = cupy.asarray(np.array(ptrs, dtype=np.uint64))
         self._params_ptr = self.params.data.ptr
+        self._args[0] = self._params_ptr
         self._reserved = (-1, -1)          # the capacity may have moved: check at the next run
 
     def _timeline_switch(self) -> None:
@@ -287,42 +298,55 @@ class GPUState:
         """(kernel address, mode bits but the parity, cooperative) for the class settings as
         they are now (made again only when one of them changed)."""
         key = (self.kernel(), self.small_max, self.barrier_backoff_ns, self.cooperative,
-               self.record_timeline, self.relax_queue_limit)
+               self.record_timeline, self.relax_queue_limit, self.one_block_max)
         if key != self._settings_key:
             if self.record_timeline != (self.times is not None):
                 self._timeline_switch()
             owner = self.owner
             mode = (0 if owner.directed else 1) | (2 if owner.want_parents else 0) | \
                 (min(max(int(self.small_max), 0), 255) << 8) | \
-                (min(max(int(self.barrier_backoff_ns) // 8, 0), 255) << 16)
+                (min(max(int(self.barrier_backoff_ns) // 8, 0), 255) << 16) | \
+                (min(max(int(self.one_block_max), 0), 255) << 24)
             if self.relax_queue_limit != self._queue_limit:
                 self._params()
             self._settings = (_fn(self.kernel()).kernel.ptr, mode, bool(self.cooperative))
             self._settings_key = key
         return self._settings
 
+    def _bind_tables(self, deg, ptr, ideg, iptr) -> None:
+        """The vertex tables' addresses into the launch arguments (again only when the
+        tables are other objects: the id space outgrew them, or a directed graph's)."""
+        self._tables = (deg, ptr)
+        self._args[1:5] = (deg.data.ptr, ptr.data.ptr, ideg.data.ptr, iptr.data.ptr)
+
     def run(self, dels, ins) -> None:
+        """Launch the update of one batch: deletions ``dels`` and insertions ``ins``
+        ((src, dst) int32 device arrays of the change, or None), already applied to the
+        graph. No synchronisation, allocation or read-back: the batch's arrays, four
+        counts and the mode go into the preallocated argument buffer of one launch."""
         owner = self.owner
         g = owner.graph
         # the vertex tables themselves (updated in place by every change; the kernel reads
         # ids < n only): no view to make after each update
         deg, ptr = g.vertex_table()
         rev = owner._reverse
-        if rev is None:
-            ideg, iptr = deg, ptr
-            entries = g.num_edges if owner.directed else 2 * g.num_edges
-        else:
-            ideg, iptr = rev.vertex_table()
-            entries = 2 * g.num_edges
-        mult = 1 if owner.directed else 2
+        if rev is not None:
+            self._bind_tables(deg, ptr, *rev.vertex_table())
+        elif self._tables is None or deg is not self._tables[0] or ptr is not self._tables[1]:
+            self._bind_tables(deg, ptr, deg, ptr)
+        # stored entries: both directions of an undirected graph's edges, or a directed
+        # graph's edges and those of its reverse index
+        entries = 2 * g.num_edges
+        empty = self._empty
         if dels is not None:
             ds, dd = _i32(dels[0]), _i32(dels[1])
         else:
-            ds = dd = _EMPTY()
+            ds = dd = empty
         if ins is not None:
             is_, id_ = _i32(ins[0]), _i32(ins[1])
         else:
-            is_ = id_ = _EMPTY()
+            is_ = id_ = empty
+        mult = 1 if rev is not None else 2
         nd = ds.shape[0] * mult
         ni = is_.shape[0] * mult
         reserved = self._reserved
@@ -332,9 +356,8 @@ class GPUState:
         mode |= 4 * self.parity
         grid = self.grid(nd + ni)
         if self.direct_launch:
-            self._args[:] = (self._params_ptr, deg.data.ptr, ptr.data.ptr, ideg.data.ptr,
-                             iptr.data.ptr, ds.data.ptr, dd.data.ptr, is_.data.ptr,
-                             id_.data.ptr, nd, ni, self.n, mode)
+            self._args[5:13] = (ds.data.ptr, dd.data.ptr, is_.data.ptr, id_.data.ptr, nd, ni,
+                                self.n, mode)
             stream = cupy.cuda.get_current_stream().ptr
             if cooperative:
                 cupy.cuda.driver.launchCooperativeKernel(
@@ -343,9 +366,11 @@ class GPUState:
                 cupy.cuda.driver.launchKernel(
                     kernel, grid, 1, 1, BLOCK, 1, 1, 0, stream, self._arg_ptrs_address, 0)
         else:
+            deg, ptr = self._tables
+            ideg, iptr = (deg, ptr) if rev is None else rev.vertex_table()
             _fn(self.kernel())((grid,), (BLOCK,),
                    (self.params, deg, ptr, ideg, iptr, ds, dd, is_, id_, np.int64(nd),
-                    np.int64(ni), np.int64(self.n), np.int32(mode)),
+                    np.int64(ni), np.int64(self.n), np.uint32(mode).view(np.int32)),
                    enable_cooperative_groups=True)
         self._set = self.parity
         self.parity ^= 1
@@ -355,6 +380,7 @@ class GPUState:
         """The statistics of an update that changed nothing."""
         self._pending = False
         self._stats[:] = 0
+        self._one_block = False
 
     @property
     def stats(self) -> np.ndarray:
@@ -369,17 +395,16 @@ class GPUState:
                                    "state is invalid")
             self._stats[:] = (int(c[_C_CHANGED]), int(c[_C_MARKED]), int(c[_C_SEEDS]),
                               int(c[_C_SCANNED]), int(c[_C_LEVELS]))
+            self._one_block = bool(c[_C_ONE_BLOCK])
             self._pending = False
         return self._stats
 
-
-_EMPTY_CACHE: list = []
-
-
-def _EMPTY():
-    if not _EMPTY_CACHE:
-        _EMPTY_CACHE.append(cupy.empty(0, dtype=cupy.int32))
-    return _EMPTY_CACHE[0]
+    @property
+    def one_block_used(self) -> bool:
+        """Whether the last update went on in one block after its counts step (see
+        ``one_block_max``; read with the statistics)."""
+        self.stats
+        return self._one_block
 
 
 _I32 = np.dtype(np.int32)

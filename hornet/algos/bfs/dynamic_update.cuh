@@ -51,7 +51,8 @@ typedef unsigned long long u64;
 #define Q_REPAIR 2                  // repair
 #define Q_COUNT 3
 #define C_QLEVELS (28 * C_STRIDE)   // [highest, 0xffffffff - lowest] level the relaxation set
-#define C_WORDS (29 * C_STRIDE)
+#define C_ONE_BLOCK (29 * C_STRIDE) // 1: the update went on in block 0 alone after its counts
+#define C_WORDS (30 * C_STRIDE)
 #define Q_TOKENS (1ull << 40)       // pending's value at rest (a warp count is added at start)
 
 // params (u64 device addresses; dynamic_gpu.PARAM_NAMES gives the order)
@@ -102,6 +103,16 @@ typedef unsigned long long u64;
 #define GRID_ITEMS(k, count)                                                               \
     for (i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x; k < (i64)(count);            \
          k += (i64)gridDim.x * blockDim.x)
+
+// the same loops over the blocks that take part in the update's current phase (nb: gridDim.x,
+// or 1 once the update continues on block 0 alone, see Update::nblk)
+#define WARPS_OF(i, count, nb)                                                             \
+    for (i64 i = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < (i64)(count);      \
+         i += ((i64)(nb) * blockDim.x) >> 5)
+
+#define ITEMS_OF(k, count, nb)                                                             \
+    for (i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x; k < (i64)(count);            \
+         k += (i64)(nb) * blockDim.x)
 
 __device__ __forceinline__ unsigned lanes_below_mask() {
     unsigned lt;
@@ -160,6 +171,10 @@ struct Update {
     u64 qcap_all, qcap_relax;   // P_QCAP, P_QCAP_RELAX
     u64* qc;              // the counters of the queue in use (C + C_Q0 + q * Q_SET)
     unsigned lmin, lmax;  // lowest and highest level this thread set in the relaxation
+    unsigned nblk;        // blocks taking part: gridDim.x, or 1 when the update continues on
+                          // block 0 alone (the others have left; see the kernel's "one
+                          // block" step): the loops deal items over these blocks only, and
+                          // a barrier is then the block's own (__syncthreads)
 
     // the statistics summed over the block, one atomic each a block (every thread of the
     // block calls this: the kernel's exits are grid-uniform)
@@ -197,6 +212,28 @@ struct Update {
     // block reads the same lengths after the barrier while the fastest already append again
     __device__ void sync(bool snap = false) {
         __syncthreads();
+        if (nblk == 1) {
+            // one block takes part: its own barrier; thread 0 notes what the last block to
+            // arrive would (seed levels, snapshot), made visible before the block goes on
+            if (threadIdx.x == 0) {
+                const unsigned hi = block_levels[1];
+                if (hi) {
+                    const unsigned lo = block_levels[0];
+                    if (0xffffffffull - lo > ld(&C[C_LOW])) C[C_LOW] = 0xffffffffull - lo;
+                    if ((u64)hi > ld(&C[C_HIGH])) C[C_HIGH] = (u64)hi;
+                    block_levels[0] = NO_LEVEL;
+                    block_levels[1] = 0;
+                }
+                if (snap) {
+                    C[C_SNAP] = ld(&C[C_CHANGED]);
+                    C[C_SNAP + 1] = ld(&C[C_CHUNKS + C_STRIDE * (use % 3)]);
+                }
+                __threadfence();
+            }
+            __syncthreads();
+            stamp();
+            return;
+        }
         if (threadIdx.x == 0) {
             // the block's seed levels go to the grid's bounds before it arrives (one atomic
             // each a block, not one a warp: every warp of a batch's first phase notes levels)
@@ -211,7 +248,7 @@ struct Update {
             volatile unsigned* gen = bar + BAR_GEN;
             unsigned g = *gen;
             __threadfence();
-            if (atomicAdd(bar, 1u) == gridDim.x - 1) {
+            if (atomicAdd(bar, 1u) == nblk - 1) {
                 if (snap) {
                     C[C_SNAP] = ld(&C[C_CHANGED]);
                     C[C_SNAP + 1] = ld(&C[C_CHUNKS + C_STRIDE * (use % 3)]);
@@ -303,7 +340,7 @@ struct Update {
     __device__ void apply_seeds(i64 ns, unsigned nl, int* next, u64* ncount) {
         __shared__ unsigned s_count[2];
         __shared__ u64 s_base[2];
-        const i64 stride = (i64)gridDim.x * blockDim.x;
+        const i64 stride = (i64)nblk * blockDim.x;
         for (i64 b0 = (i64)blockIdx.x * blockDim.x; b0 < ns; b0 += 2 * stride) {
             const i64 k = b0 + threadIdx.x;
             const u64 key0 = k < ns ? ld(&seeds[k]) : ~0ull;
@@ -687,7 +724,7 @@ struct Update {
     template <class G, class T, class B>
     __device__ void deal_items(i64 n, int in_list, G get, T tr, B big) {
         const i64 w0 = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-        const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
+        const i64 nw = ((i64)nblk * blockDim.x) >> 5;
         for (i64 base = 0; base + w0 < n; base += 32 * nw) {
             const i64 i = base + w0 + (i64)lane * nw;
             const int v = i < n ? get(i) : -1;
@@ -726,7 +763,7 @@ struct Update {
         i64 nch = (i64)ld(&C[C_CHUNKS + C_STRIDE * (use % 3)]);
         ++use;
         if (nch == 0) return;
-        WARP_LOOP(i, nch) {
+        WARPS_OF(i, nch, nblk) {
             int2 e = __ldcg(&chunks[i]);
             int in_list = e.y & 1;
             int j0 = (e.y >> 1) * CHUNK;
