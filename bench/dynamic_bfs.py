@@ -139,6 +139,11 @@ def run_graph(device, name, src, dst, args, rows, notes) -> None:
         bf._state.record_timeline = True
     if device == "gpu" and args.queue is not None:
         bf._state.async_queue = args.queue == "work-queue"
+    if device == "gpu":
+        import ast
+        for item in args.set:
+            key, value = item.split("=", 1)
+            setattr(bf._state, key, ast.literal_eval(value))
     timed = _timer(device)
     nk = None
     if device == "cpu" and args.networkit:
@@ -273,6 +278,9 @@ def main(argv=None) -> None:
     ap.add_argument("--queue", choices=["level-sync", "work-queue"], default=None,
                     help="GPU: the update kernel, level-synchronous phases or work-queue "
                          "phases (GPUState.async_queue off / on; default: the class default)")
+    ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
+                    help="GPU: DynamicBFS GPU settings for the run (GPUState attributes, "
+                         "Python literals), e.g. small_max=8")
     ap.add_argument("--timeline", action="store_true",
                     help="GPU: record the update kernel's phases (a %%globaltimer stamp at "
                          "each grid barrier, block 0) during the timed calls: kernel, "

@@ -1,22 +1,24 @@
 """DynamicBFS on the GPU: launch kinds and the one-block continuation side by side, in the
 benchmark's pattern, with the host's part of each update split into Python and the driver.
 
-    PYTHONPATH=. python3 bench/tools/dbfs_ab.py [--scale 22] [--batches 1000 10000 100000]
-        [--kinds delete insert] [--repeats 7] [--name dynamic_bfs_gpu_ab]
+    PYTHONPATH=. python3 bench/tools/dbfs_ab.py [--scales 22] [--batches 1000 10000 100000]
+        [--kinds delete insert] [--repeats 7] [--configs "cooperative=False,small_max=8" ...]
+        [--name dynamic_bfs_gpu_ab]
 
-Builds a Kronecker graph on the device (undirected, source: the vertex of largest degree, as
-bench/dynamic_bfs.py). For every kind, batch size and repeat it draws one batch (deletions:
+For every scale, builds a Kronecker graph on the device (undirected, source: the vertex of
+largest degree, as bench/dynamic_bfs.py). For every kind, batch size and repeat it draws one batch (deletions:
 edges of the graph picked uniformly; insertions: uniform random pairs), and for every
 configuration in turn applies it to the graph (untimed), times ``DynamicBFS.update`` by CUDA
 events (the host's own time in the call and the driver launch's host time recorded too),
 reads the kernel's span from the timeline, and undoes the batch (untimed, with its update).
 Levels are compared with the static ``bfs`` after the first repeat of every configuration.
-Configurations: cooperative or plain launch (``GPUState.cooperative``) and the one-block
-continuation off or on (``GPUState.one_block_max``), and one that synchronises the device
-before the timed call (is the device still busy with the graph's change when the update is
-called?). Static: ``bfs(g, source)`` timed the same way, after each repeat. Last, the host's
-time of the same update called back to back 50 times on a throw-away state (warm caches).
-Writes ``<results>/<name>.md``.
+Configurations: ``GPUState`` settings (by default cooperative or plain launch and the
+one-block continuation off or on, and one that synchronises the device before the timed call:
+is the device still busy with the graph's change when the update is called?); a setting a
+configuration leaves out is the class default. Static: ``bfs(g, source)`` timed the same way,
+after each repeat. Last, the host's time of the same update called back to back 50 times on
+a throw-away state (warm caches).
+Writes ``<results>/<name>.md`` and ``.csv``.
 """
 from __future__ import annotations
 
@@ -27,24 +29,38 @@ import time
 
 import numpy as np
 
-from bench.common import RESULTS, table_lines
+from bench.common import RESULTS, table_lines, write_csv
 
-#: name -> (GPUState settings, synchronise before the timed call)
-CONFIGS = {
-    "cooperative, one block off": ({"cooperative": True, "one_block_max": 0}, False),
-    "cooperative, one block <= 64": ({"cooperative": True, "one_block_max": 64}, False),
-    "cooperative, one block <= 255": ({"cooperative": True, "one_block_max": 255}, False),
-    "plain, one block off": ({"cooperative": False, "one_block_max": 0}, False),
-    "plain, one block <= 64": ({"cooperative": False, "one_block_max": 64}, False),
-    "plain, one block <= 255": ({"cooperative": False, "one_block_max": 255}, False),
-    "cooperative, one block <= 64, device synced first": (
-        {"cooperative": True, "one_block_max": 64}, True),
-}
-HEADER = ["kind", "batch", "configuration", "update us", "kernel us", "host us",
+#: the configurations compared by default: GPUState settings as "name=value,..." (values
+#: Python literals; "sync_first=1": the device synchronised before the timed call)
+CONFIGS = ["cooperative=True,one_block_max=0", "cooperative=True,one_block_max=64",
+           "cooperative=True,one_block_max=255", "cooperative=False,one_block_max=0",
+           "cooperative=False,one_block_max=64", "cooperative=False,one_block_max=255",
+           "cooperative=True,one_block_max=64,sync_first=1"]
+HEADER = ["graph", "kind", "batch", "configuration", "update us", "kernel us", "host us",
           "driver launch us", "python us", "sync before us", "static us", "speedup"]
 
 
-def main(argv=None) -> None:
+def _parse(config: str) -> tuple[dict, bool]:
+    """(GPUState settings, synchronise first) of a "name=value,..." configuration."""
+    import ast
+    settings = {}
+    for item in config.split(","):
+        key, value = item.split("=", 1)
+        settings[key.strip()] = ast.literal_eval(value.strip())
+    return settings, bool(settings.pop("sync_first", False))
+
+
+def _apply(state, settings: dict, keys: set) -> None:
+    """The settings on ``state``, every other key of ``keys`` back to its class default."""
+    for k in keys:
+        if k in settings:
+            setattr(state, k, settings[k])
+        elif k in vars(state):
+            delattr(state, k)
+
+
+def run_scale(scale: int, args, configs: dict, rows: list, warm: list, graphs: list) -> None:
     import cupy
     import hornet
     import hornet.generators
@@ -52,22 +68,16 @@ def main(argv=None) -> None:
     from hornet.algos import bfs
     from hornet.algos.bfs.dynamic import DynamicBFS
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", type=int, default=22)
-    ap.add_argument("--batches", type=int, nargs="+", default=[1000, 10_000, 100_000])
-    ap.add_argument("--kinds", nargs="+", default=["delete", "insert"])
-    ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--name", default="dynamic_bfs_gpu_ab")
-    args = ap.parse_args(argv)
-
-    s, d = hornet.generators.kronecker_edges(args.scale, seed=args.seed, xp=cupy)
+    s, d = hornet.generators.kronecker_edges(scale, seed=args.seed, xp=cupy)
     g = hornet.Graph.from_edges(s, d, directed=False, device="gpu")
     del s, d
     source = int(hornet.testing.to_host(g.degree()).argmax())
+    name_g = f"kron{scale}"
+    graphs.append(f"{name_g}: V={g.num_vertices}, E={g.num_edges}, source {source}")
     bf = DynamicBFS(g, source)
     state = bf._state
     state.record_timeline = True
+    keys = {k for settings, _ in configs.values() for k in settings}
     rng = np.random.default_rng(args.seed)
     drv = cupy.cuda.driver
     real = {"coop": drv.launchCooperativeKernel, "plain": drv.launchKernel}
@@ -83,9 +93,6 @@ def main(argv=None) -> None:
         real["plain"](*a)
         launch_times.append(time.perf_counter() - t)
 
-    def events():
-        return cupy.cuda.Event(), cupy.cuda.Event()
-
     def batch(kind, size):
         n = g.num_vertices
         if kind == "insert":
@@ -94,18 +101,19 @@ def main(argv=None) -> None:
         pick = cupy.asarray(np.unique(rng.integers(0, es.shape[0], size)))
         return es[pick].astype(cupy.int64), ed[pick].astype(cupy.int64)
 
+    def ops(kind):
+        return (g.insert_edges, g.delete_edges) if kind == "insert" else \
+            (g.delete_edges, g.insert_edges)
+
     # warm-up: every configuration's kernel and launch path once
-    for settings, _ in CONFIGS.values():
-        for k, v in settings.items():
-            setattr(state, k, v)
+    for settings, _ in configs.values():
+        _apply(state, settings, keys)
         for kind in ("insert", "delete"):
-            bs, bd = batch(kind, 10)
-            op, undo = (g.insert_edges, g.delete_edges) if kind == "insert" else \
-                (g.delete_edges, g.insert_edges)
-            ch = op(bs, bd)
+            op, undo = ops(kind)
+            ch = op(*batch(kind, 10))
             bf.update(ch)
             bf.update(undo(ch.src, ch.dst))
-    start, end = events()
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
 
     def timed(fn):
         start.record()
@@ -115,21 +123,22 @@ def main(argv=None) -> None:
         return cupy.cuda.get_elapsed_time(start, end) * 1e3
 
     timed(lambda: bfs(g, source))
-    rows = []
     drv.launchCooperativeKernel, drv.launchKernel = coop, plain
     try:
         for kind in args.kinds:
+            op, undo = ops(kind)
             for size in args.batches:
                 per = {name: {"update": [], "kernel": [], "host": [], "launch": [], "sync": []}
-                       for name in CONFIGS}
+                       for name in configs}
                 static = []
                 for r in range(args.repeats):
                     bs, bd = batch(kind, size)
-                    for name, (settings, sync_first) in CONFIGS.items():
-                        for k, v in settings.items():
-                            setattr(state, k, v)
-                        op, undo = (g.insert_edges, g.delete_edges) if kind == "insert" else \
-                            (g.delete_edges, g.insert_edges)
+                    # the configurations take turns at going first
+                    names = list(configs)
+                    names = names[r % len(names):] + names[:r % len(names)]
+                    for name in names:
+                        settings, sync_first = configs[name]
+                        _apply(state, settings, keys)
                         ch = op(bs, bd)
                         sync_us = 0.0
                         if sync_first:
@@ -159,44 +168,58 @@ def main(argv=None) -> None:
                 st = statistics.median(static)
                 for name, m in per.items():
                     med = {k: statistics.median(v) for k, v in m.items()}
-                    rows.append([kind, size, name, round(med["update"], 1),
+                    rows.append([name_g, kind, size, name, round(med["update"], 1),
                                  round(med["kernel"], 1), round(med["host"], 1),
                                  round(med["launch"], 1),
                                  round(statistics.median(
                                      h - l for h, l in zip(m["host"], m["launch"])), 1),
-                                 round(med["sync"], 1) if CONFIGS[name][1] else "",
+                                 round(med["sync"], 1) if configs[name][1] else "",
                                  round(st, 1), round(st / med["update"], 1)])
                     print(table_lines(HEADER, [rows[-1]])[-1], flush=True)
     finally:
         drv.launchCooperativeKernel, drv.launchKernel = real["coop"], real["plain"]
 
     # the host's time warm: one change updated back to back (a throw-away state)
-    state.record_timeline = False
-    warm = []
-    for name, (settings, _) in CONFIGS.items():
-        if CONFIGS[name][1]:
+    for name, (settings, sync_first) in configs.items():
+        if sync_first:
             continue
         scratch = DynamicBFS(g, source)
-        for k, v in settings.items():
-            setattr(scratch._state, k, v)
-        bs, bd = batch("delete", 1000)
-        ch = g.delete_edges(bs, bd)
+        _apply(scratch._state, settings, keys)
+        ch = g.delete_edges(*batch("delete", 1000))
         scratch.update(ch)
         cupy.cuda.Device().synchronize()
         t = time.perf_counter()
         for _ in range(50):
             scratch.update(ch)
-        warm.append(f"- {name}: {(time.perf_counter() - t) / 50 * 1e6:.1f} us a call")
+        warm.append(f"- {name_g}, {name}: {(time.perf_counter() - t) / 50 * 1e6:.1f} us a call")
         cupy.cuda.Device().synchronize()
         g.insert_edges(ch.src, ch.dst)
         del scratch
+
+
+def main(argv=None) -> None:
+    import cupy
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scales", type=int, nargs="+", default=[22])
+    ap.add_argument("--batches", type=int, nargs="+", default=[1000, 10_000, 100_000])
+    ap.add_argument("--kinds", nargs="+", default=["delete", "insert"])
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--configs", nargs="+", default=CONFIGS)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--name", default="dynamic_bfs_gpu_ab")
+    args = ap.parse_args(argv)
+    configs = {c: _parse(c) for c in args.configs}
+    rows, warm, graphs = [], [], []
+    for scale in args.scales:
+        run_scale(scale, args, configs, rows, warm, graphs)
+        cupy.get_default_memory_pool().free_all_blocks()
     props = cupy.cuda.runtime.getDeviceProperties(0)
     dev = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-    text = [f"# DynamicBFS GPU: launch kinds and the one-block continuation (kron{args.scale})",
-            "", " ".join(__doc__.split("\n\n")[1].split()), "",
+    text = ["# DynamicBFS GPU: update settings side by side", "",
+            " ".join(__doc__.split("\n\n")[1].split()), "",
             f"- GPU: {dev}",
             f"- command: `python bench/tools/dbfs_ab.py {' '.join(sys.argv[1:] if argv is None else argv)}`",
-            f"- graph: kron{args.scale}, V={g.num_vertices}, E={g.num_edges}, source {source}",
+            *[f"- graph {x}" for x in graphs],
             "- medians over the repeats; update us: CUDA events around the call; kernel us: the "
             "timeline's span (first to last stamp); host us: the call by the host clock; driver "
             "launch us: the driver call's own host time; python us: host - driver launch; sync "
@@ -206,6 +229,7 @@ def main(argv=None) -> None:
             "synchronisation):", "", *warm, ""]
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{args.name}.md").write_text("\n".join(text))
+    write_csv(args.name, HEADER, rows)
     print("\n".join(text[-len(warm) - 2:]))
 
 

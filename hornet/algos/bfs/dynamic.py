@@ -38,9 +38,10 @@ no pass over all vertices. Per-vertex scratch (flags, old levels, lists) lives i
 to the id space's capacity, allocated when the id space grows (doubling), and only the entries an
 update touched are reset. :attr:`DynamicBFS.last_update` reports the touched region.
 
-GPU graphs run the same steps as the phases of one cooperative CUDA kernel per update
-(:mod:`hornet.algos.bfs.dynamic_gpu`): grid barriers between levels instead of host round
-trips, preallocated lists, long adjacency lists split over the whole device.
+GPU graphs run the same steps as the phases of one CUDA kernel per update whose blocks are all
+resident (:mod:`hornet.algos.bfs.dynamic_gpu`): grid barriers between levels instead of host
+round trips (block barriers once the work left is small enough for one block), preallocated
+lists, long adjacency lists split over the whole device.
 """
 from __future__ import annotations
 
@@ -478,9 +479,11 @@ class DynamicBFS:
             self._reverse = type(g).from_edges(d, s, num_vertices=n, directed=True,
                                                device=g.device)
         if self.device == "gpu":
-            from .dynamic_gpu import GPUState
+            from .dynamic_gpu import GPUState, cupy
+            self._array_type = cupy.ndarray          # the device check's quick case
             self._state = GPUState(self, n)
         else:
+            self._array_type = np.ndarray
             self._state = _CPUState(self, n)
 
     # ------------------------------------------------------------------ results
@@ -529,8 +532,9 @@ class DynamicBFS:
                 dels = ins = None
             else:
                 raise TypeError(f"unknown change kind {kind!r}")
-            if _device_of(change.src) != self.device:
-                raise ValueError(f"a {_device_of(change.src)} change for a {self.device} graph")
+            src = change.src
+            if type(src) is not self._array_type and _device_of(src) != self.device:
+                raise ValueError(f"a {_device_of(src)} change for a {self.device} graph")
             changes = (change,)
         else:
             changes, dels, ins = self._sequence(change)

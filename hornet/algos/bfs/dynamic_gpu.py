@@ -2,8 +2,9 @@
 
 The state lives on the device (CuPy arrays sized to the id space's capacity, with every
 scratch list an update needs preallocated on this object). An update is one launch of
-``dbfs_update_r85`` (``bfs/dynamic.cu``; cooperative by default, see ``GPUState.cooperative``):
-the steps of the CPU version run as phases of that one kernel, separated by grid barriers,
+``dbfs_update_r85`` (``bfs/dynamic.cu``; a plain launch of a grid the device holds at once by
+default, or a cooperative one, see ``GPUState.cooperative``): the steps of the CPU version run
+as phases of that one kernel, separated by grid barriers,
 so an update has no host synchronisation, no per-level launch and no allocation (the lists
 grow only with the graph or a larger batch); the host passes the batch and a few scalars.
 With ``GPUState.async_queue`` the kernel is ``dbfs_update_async``: marking, relaxation (with
@@ -12,8 +13,9 @@ processed as soon as it is marked or lowered, with no grid barrier per level (sl
 Kronecker deletions: bench/results/dynamic_bfs_gpu_async.md says where the time goes). The kernel reads the graph through its vertex
 tables (:meth:`hornet.Graph.vertex_table`, updated in place by every change), so an update
 makes no adjacency view; the grid follows the batch (``GPUState.pairs_per_block``), so a small
-batch's grid barriers wait for few blocks. The statistics are read from the device only when
-asked for.
+batch's grid barriers wait for few blocks. An update whose counts step leaves little work goes
+on in one block of its grid, with the block's own barriers (``GPUState.one_block_max``). The
+statistics are read from the device only when asked for.
 
 Capacities: per-vertex arrays and lists hold ``cap`` entries (ids < cap); the chunk list (long
 adjacency lists cut into passes of ``CHUNK`` entries) holds ``2 * entries / CHUNK`` (every
@@ -105,12 +107,14 @@ class GPUState:
     #: launch through the driver with a preallocated argument buffer (False: CuPy's call,
     #: which converts every argument and queries the occupancy on each launch)
     direct_launch: bool = True
-    #: launch as a cooperative kernel (the driver checks that every block is resident). False:
-    #: an ordinary launch of the same grid, which never exceeds the blocks the device holds
-    #: at once (``grid``), so every block is resident as long as no other kernel holds the
-    #: multiprocessors for good; a grid barrier that waits too long still ends the update
-    #: with the error that ``stats`` raises. Only with ``direct_launch``.
-    cooperative: bool = True
+    #: launch as a cooperative kernel (the driver checks that every block is resident). False
+    #: (the default: a cheaper launch on the host and the device, see
+    #: bench/results/dynamic_bfs_gpu_ab.md): an ordinary launch of the same grid, which never
+    #: exceeds the blocks the device holds at once (``grid``), so every block is resident as
+    #: long as no other kernel holds the multiprocessors for good (hornet launches on the
+    #: current stream only); a grid barrier that waits too long still ends the update with
+    #: the error that ``stats`` raises. Only with ``direct_launch``.
+    cooperative: bool = False
     #: grid sized by the batch: one block per this many directed pairs of the batch, at
     #: least ``min_blocks``, at most the resident grid (a small batch's grid barriers then
     #: wait for few blocks, while a large batch's relaxation rounds, whose frontiers grow
@@ -297,8 +301,9 @@ class GPUState:
     def _launch_settings(self):
         """(kernel address, mode bits but the parity, cooperative) for the class settings as
         they are now (made again only when one of them changed)."""
-        key = (self.kernel(), self.small_max, self.barrier_backoff_ns, self.cooperative,
-               self.record_timeline, self.relax_queue_limit, self.one_block_max)
+        key = (self.async_queue, self.kernel_name, self.small_max, self.barrier_backoff_ns,
+               self.cooperative, self.record_timeline, self.relax_queue_limit,
+               self.one_block_max)
         if key != self._settings_key:
             if self.record_timeline != (self.times is not None):
                 self._timeline_switch()
@@ -323,7 +328,22 @@ class GPUState:
         """Launch the update of one batch: deletions ``dels`` and insertions ``ins``
         ((src, dst) int32 device arrays of the change, or None), already applied to the
         graph. No synchronisation, allocation or read-back: the batch's arrays, four
-        counts and the mode go into the preallocated argument buffer of one launch."""
+        counts and the mode go into the preallocated argument buffer of one launch. The
+        steps are few and plain (an update's host part runs with cold caches: right after
+        the graph's change, which is much more host code)."""
+        empty = self._empty
+        if dels is None:
+            ds = dd = empty
+        else:
+            ds, dd = dels
+            if not (_dense(ds, _I32) and _dense(dd, _I32)):
+                ds, dd = _i32(ds), _i32(dd)
+        if ins is None:
+            is_ = id_ = empty
+        else:
+            is_, id_ = ins
+            if not (_dense(is_, _I32) and _dense(id_, _I32)):
+                is_, id_ = _i32(is_), _i32(id_)
         owner = self.owner
         g = owner.graph
         # the vertex tables themselves (updated in place by every change; the kernel reads
@@ -334,21 +354,12 @@ class GPUState:
             self._bind_tables(deg, ptr, *rev.vertex_table())
         elif self._tables is None or deg is not self._tables[0] or ptr is not self._tables[1]:
             self._bind_tables(deg, ptr, deg, ptr)
-        # stored entries: both directions of an undirected graph's edges, or a directed
-        # graph's edges and those of its reverse index
-        entries = 2 * g.num_edges
-        empty = self._empty
-        if dels is not None:
-            ds, dd = _i32(dels[0]), _i32(dels[1])
-        else:
-            ds = dd = empty
-        if ins is not None:
-            is_, id_ = _i32(ins[0]), _i32(ins[1])
-        else:
-            is_ = id_ = empty
         mult = 1 if rev is not None else 2
         nd = ds.shape[0] * mult
         ni = is_.shape[0] * mult
+        # stored entries: both directions of an undirected graph's edges, or a directed
+        # graph's edges and those of its reverse index
+        entries = 2 * g.num_edges
         reserved = self._reserved
         if entries > reserved[0] or ni > reserved[1]:
             self._reserve(entries, ni)
@@ -356,8 +367,9 @@ class GPUState:
         mode |= 4 * self.parity
         grid = self.grid(nd + ni)
         if self.direct_launch:
-            self._args[5:13] = (ds.data.ptr, dd.data.ptr, is_.data.ptr, id_.data.ptr, nd, ni,
-                                self.n, mode)
+            args = self._args
+            args[5:13] = (ds.data.ptr, dd.data.ptr, is_.data.ptr, id_.data.ptr, nd, ni, self.n,
+                          mode)
             stream = cupy.cuda.get_current_stream().ptr
             if cooperative:
                 cupy.cuda.driver.launchCooperativeKernel(
@@ -413,8 +425,9 @@ _I64 = np.dtype(np.int64)
 
 def _dense(a, dtype) -> bool:
     """a is a 1-D array of dtype (a np.dtype) with unit stride (the cheap test of the launch
-    path)."""
-    return a.dtype == dtype and a.ndim == 1 and (a.shape[0] < 2 or a.strides[0] == a.itemsize)
+    path: the dtype by identity first, NumPy's and CuPy's int32 being one object)."""
+    return (a.dtype is dtype or a.dtype == dtype) and a.ndim == 1 and \
+        (a.shape[0] < 2 or a.strides[0] == a.itemsize)
 
 
 def _i32(a):
