@@ -198,7 +198,6 @@ def run_scale(scale: int, args, configs: dict, rows: list, warm: list, graphs: l
 
 
 def main(argv=None) -> None:
-    import cupy
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scales", type=int, nargs="+", default=[22])
     ap.add_argument("--batches", type=int, nargs="+", default=[1000, 10_000, 100_000])
@@ -208,6 +207,7 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--name", default="dynamic_bfs_gpu_ab")
     args = ap.parse_args(argv)
+    import cupy
     configs = {c: _parse(c) for c in args.configs}
     rows, warm, graphs = [], [], []
     for scale in args.scales:
