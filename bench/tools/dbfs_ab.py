@@ -216,7 +216,7 @@ def main(argv=None) -> None:
     props = cupy.cuda.runtime.getDeviceProperties(0)
     dev = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
     text = ["# DynamicBFS GPU: update settings side by side", "",
-            " ".join(__doc__.split("\n\n")[1].split()), "",
+            " ".join(__doc__.split("\n\n")[2].split()), "",
             f"- GPU: {dev}",
             f"- command: `python bench/tools/dbfs_ab.py {' '.join(sys.argv[1:] if argv is None else argv)}`",
             *[f"- graph {x}" for x in graphs],

@@ -95,8 +95,10 @@ class GPUState:
     #: "Where the time goes")
     kernel_name: str = "dbfs_update_r85"
     #: lists of at most this many entries are read by one thread, longer ones by a warp
-    #: (0: every list by a warp; at most 255)
-    small_max: int = 16
+    #: (0: every list by a warp; at most 255). 8, 16 and 4 time alike on Kronecker 22 and 24
+    #: within the runs' spread; 8 had the lowest mean over the deletions of the same-run
+    #: comparison (bench/results/dynamic_bfs_gpu_ab.md)
+    small_max: int = 8
     #: nanoseconds a block waiting at a grid barrier pauses between polls (0: none; rounded
     #: down to a multiple of 8, at most 2040): fewer polls of the barrier word leave the L2
     #: to the blocks still arriving (the same sweep)
