@@ -6,7 +6,9 @@
 // rounds, repair, orphans) are separated by a grid barrier instead of kernel boundaries, so no
 // list length or level range crosses to the host. All control decisions (loop ends, round
 // counts) are taken from counters read right after a barrier, or noted by the last block to
-// arrive at it, which every block sees alike.
+// arrive at it, which every block sees alike. When the counts step leaves little work, block 0
+// goes on alone and the others leave (the "one block" step below): the later phases deal their
+// items over block 0's warps (Update::nblk) and their barriers are the block's own.
 //
 // Graphs are read through the pointer view (vertex v's list: deg[v] int32 at device address
 // ptr[v]). Per-vertex state: level (int32, -1 unreached; compared as unsigned, so unreached is
