@@ -36,7 +36,16 @@ end of their new level, in the order of a synchronous peeling of them (``ko_peel
 round, those with fewer than k - 1 triangles whose other edges are above k or fallen to k and
 not peeled yet); no other edge gains a later triangle neighbour.
 
-Insertions (:meth:`GpuDynamicTruss._insert_raise`, every level at once): the new edges go
+Insertions (the default, :meth:`GpuDynamicTruss._insert_from_bounds`): the k-order scan
+below, each new edge started at the start of the level of a lower bound of its new number
+(the h-index of its triangles whose other edges are old: ``insert_start.cu``), the old edges
+below that level which it may now follow in a triangle being seeds at their own levels; the
+scan takes the seeds by level, lowest first, and skips the levels where nothing is to be
+done, so a re-inserted edge no longer climbs (and is intersected) at every level up to its
+number.
+
+The certified raise (``INSERT_BY_RAISE = True``, :meth:`GpuDynamicTruss._insert_raise`,
+every level at once): the new edges go
 first in level 2; then, in synchronous rounds, every edge with more than t - 2 triangles whose
 other edges come after it moves to the start of the lowest level where it has no such excess
 (``kr_*`` kernels), and the edges it passed in a triangle are checked in the next round. At
@@ -45,9 +54,9 @@ numbers, and the deletion's descent (from the raised edges) and peeling bring th
 exact values and a k-order again. The rounds follow the chains of edges that push each other
 up, not the levels an update climbs.
 
-The former insertion (``INSERT_BY_RAISE = False``: the k-order scan, level by level; the CPU
-version does it sequentially with a heap): the new edges go first in the order at level 2 and
-are the seeds of level k = 2. At
+The k-order scan (``INSERT_BY_RAISE = False``, level by level; the CPU version does it
+sequentially with a heap); with ``START_AT_LOWER_BOUND = False`` the new edges go first in
+the order at level 2 and are the seeds of level k = 2. At
 level k the candidates are the unique set C where a level-k edge y is in C exactly when at
 least k - 1 of its triangles have both other edges above k, in C before y, or at level k
 after y; every edge that rises from k is in C, and an edge with no triangle shared with an
