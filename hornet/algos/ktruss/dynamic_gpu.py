@@ -662,8 +662,12 @@ class GpuDynamicTruss:
         scan then runs from the seeds sorted by level (``ko_scan`` mode 0 with extras, or
         host-driven rounds), from the lowest, skipping the levels where nothing is to be
         done: a new edge no longer climbs, and is no longer intersected, at every level up
-        to its bound. ``queued()`` (the support update) is issued before the count of seeds
-        is read."""
+        to its bound. Before it, one launch counts every seed at its own level (as the
+        scan's first round would) and only those that reach k - 1 stay seeds (see the
+        comment there): the levels the scan visits are those with work. ``queued()`` (the
+        support update) is issued before the count of seeds is read. ``stats``: ``seeds``
+        (listed), ``active`` (kept), ``placed`` (new edges above level 2), ``region`` (the
+        scan's distinct edges plus the seeds: an edge may count twice)."""
         from hornet.core.cuda import BLOCK, i64, launch
         cp = self._cp
         b = int(slots.shape[0])
@@ -688,10 +692,28 @@ class GpuDynamicTruss:
         queued()
         c = self._read()
         ne, placed = int(c[C_EXTRA]), int(c[C_PLACED])
+        # every seed's count at its own level before the scan (triangles whose other edges
+        # are above it or at its level after it), all levels in one launch: a seed below
+        # k - 1 is no candidate unless a candidate before it in a triangle pushes it, which
+        # the scan does whether or not it is a seed (the levels below only add edges at the
+        # start of its level, which count only as candidates), so only the others are kept
+        parts = _parts(ne)
+        launch(_fn("ko_count"), ne * int(parts),
+               self._state(tstamp) + (ext, i64(ne), parts, np.int32(-1), self._member,
+                                      self._tick(), np.int32(-1), np.int32(1), self._cnt),
+               threads_per_item=WARP)
         levels = truss[ext[:ne]]
-        order = cp.argsort(levels)
-        extras = (cp.ascontiguousarray(ext[:ne][order]), cp.ascontiguousarray(levels[order]))
+        active = cp.flatnonzero(self._cnt[:ne] >= levels - 1)
+        self._cnt[:ne] = 0
         self._levels = 0
+        if active.shape[0] == 0:                  # no level to scan: the order holds
+            self.stats.update(region=ne, rounds=0, levels=0, placed=placed, seeds=ne,
+                              active=0)
+            return
+        levels = levels[active]
+        order = cp.argsort(levels)
+        extras = (cp.ascontiguousarray(ext[:ne][active[order]]),
+                  cp.ascontiguousarray(levels[order]))
         if DEVICE_SCAN_INSERT:
             done = self._scan(0, 0, 2, self._region, 0, tstamp, deadline, max_region,
                               extras=extras)
@@ -701,8 +723,8 @@ class GpuDynamicTruss:
             touched = int(self._read()[C_TOUCHED])
         if not done:
             return self._fallback(touched)
-        self.stats.update(region=touched, rounds=self._rounds, levels=self._levels,
-                          placed=placed, seeds=ne)
+        self.stats.update(region=touched + ne, rounds=self._rounds, levels=self._levels,
+                          placed=placed, seeds=ne, active=int(active.shape[0]))
 
     def _new_edges_first(self, slots):
         """An insertion's start: its budget and time stamp, and the new edges (table
