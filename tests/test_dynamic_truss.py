@@ -157,21 +157,25 @@ def test_mixed_random_batches_in_dense_graph(device, mode):
 def _use_driver(device, driver, monkeypatch) -> None:
     """The GPU version's insertion method and drivers: "raise" (certified raise and descent,
     one launch per phase), "raise-device" (the same in one cooperative launch per update,
-    deletions likewise), "device" (the level scan in one cooperative launch per update,
-    deletions likewise) or "rounds" (one launch per phase); the CPU version runs once (as
-    "device")."""
+    deletions likewise), "device" (the level scan from the new edges' lower bounds in one
+    cooperative launch per update, deletions likewise), "device-from-2" (the same scan with
+    every new edge started at level 2) or "rounds" (the scan from the lower bounds, one launch
+    per phase); the CPU version runs once (as "device")."""
     if device == "cpu" and driver != "device":
         pytest.skip("the GPU version's insertion methods and drivers")
     if device == "gpu":
         from hornet.algos.ktruss import dynamic_gpu
         monkeypatch.setattr(dynamic_gpu, "INSERT_BY_RAISE", driver in ("raise", "raise-device"))
-        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_INSERT", driver == "device")
+        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_INSERT",
+                            driver in ("device", "device-from-2"))
+        monkeypatch.setattr(dynamic_gpu, "START_AT_LOWER_BOUND", driver != "device-from-2")
         monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_RAISE", driver == "raise-device")
         monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE",
-                            driver in ("device", "raise-device"))
+                            driver in ("device", "device-from-2", "raise-device"))
 
 
-@pytest.mark.parametrize("driver", ["raise", "raise-device", "device", "rounds"])
+@pytest.mark.parametrize("driver", ["raise", "raise-device", "device", "device-from-2",
+                                    "rounds"])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_k_order_kept(device, seed, driver, monkeypatch):
     """After every batch (inserts, deletes, re-inserts of 1 to 30 edges in a dense random
@@ -227,7 +231,8 @@ def test_k_order_kept(device, seed, driver, monkeypatch):
     assert before <= 14 and kt.k_max >= 16 and _k_order_violations(kt) == 0
 
 
-@pytest.mark.parametrize("driver", ["raise", "raise-device", "device", "rounds"])
+@pytest.mark.parametrize("driver", ["raise", "raise-device", "device", "device-from-2",
+                                    "rounds"])
 def test_hub_edges_climb_many_levels(device, driver, monkeypatch):
     """Two hubs adjacent to each other and to 618 vertices (a dense core among 60 of them):
     the hub edge lies in 618 triangles (a list that several warps share on the GPU) and

@@ -739,8 +739,10 @@ extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
 // and the head rank counter. cnt: zero on entry and on a normal exit (each counting phase's
 // reader zeroes it).
 // mode 0 (insertion): levels from k = k_in with the seeds seeds[:n_in] until a level
-// leaves no survivor. mode 1 (deletion): one peeling of all[:n_in] (member == mstamp1,
-// each at its own level), which must remove every edge (else status KS_NOT_EMPTY). mode 2
+// leaves no survivor; with n_extra > 0, the seeds are instead extra[:n_extra], each put in
+// at its level extra_lev (ascending), from the lowest (ks_extras). mode 1 (deletion): one
+// peeling of all[:n_in] (member == mstamp1, each at its own level), which must remove every
+// edge (else status KS_NOT_EMPTY). mode 2
 // (deletion): first the descent from the worklist seeds[:ctr[C_NEXT]] (rounds of the hindex,
 // apply and push phases; the lowered edges go to all, marked member1 == mstamp1, count
 // ctl[KS_FELL]), then mode 1's peeling of the edges it lowered. mode 3 (insertion): the
@@ -750,69 +752,15 @@ extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
 // Fresh stamps are stamp_base + 1 .. stamp_base + stamp_span. The update stops with a status
 // when it passes deadline_ns (from its start) or a level's candidates pass max_region.
 
-#define KS_K 1           // out: the last level scanned
-#define KS_HEAD 2        // out: the head rank counter (int64 bits)
-#define KS_TAIL 3        // out: tail ranks given out (from the argument tail)
-#define KS_STATUS 4      // out: KS_DONE, or why it stopped
-#define KS_STAMPS 5      // out: stamps used
-#define KS_ALL 6         // the level's candidates
-#define KS_ABORT 7       // set before a barrier by block 0, thread 0
-#define KS_LEVELS 8      // out
-#define KS_ROUNDS 9      // out
-#define KS_FELL 10       // mode 2: the edges the descent lowered
-#define KS_NEXT 12       // mode 2, 2 slots: the descent's next worklist, by round parity
-#define KS_TOUCHED 14    // out: ctr[C_TOUCHED] at the end
-#define KS_SPUN 15       // out: a grid barrier timed out
-#define KS_CNT 16        // 3 slots: list lengths appended in phase ph % 3
-#define KS_CNT2 19       // 3 slots: peeled edges of phase ph % 3
-#define KS_RAISED 22     // mode 3: the edges the raise moved (the descent's worklist)
-#define KS_HEADN 23      // mode 3: ranks given out at the start of a level
-#define KS_WORDS 24
-
-#define KS_DONE 0
-#define KS_SLOW 1        // deadline or region limit
-#define KS_NO_STAMPS 2
-#define KS_NOT_EMPTY 3
-
-#define KS_MAX_PARTS 64
-
-// Warps per edge of a counting phase over n edges: enough for a few edges (a hub's long list)
-// to fill the grid (the same value in every thread).
-__device__ __forceinline__ int ko_parts(i64 n) {
-    const i64 p = (2 * num_warps()) / (n > 0 ? n : 1);
-    return (int)(p < 1 ? 1 : (p > KS_MAX_PARTS ? KS_MAX_PARTS : p));
-}
-
-__device__ __forceinline__ u64 ks_now() {
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-struct KsGrid {
-    u64* ctl; unsigned* bar; int ph;
-
-    __device__ void sync() { grid_barrier(bar); }
-    __device__ void next_phase() {
-        sync();
-        ++ph;
-        if (blockIdx.x == 0 && threadIdx.x == 0) {
-            ctl[KS_CNT + (ph + 1) % 3] = 0;
-            ctl[KS_CNT2 + (ph + 1) % 3] = 0;
-        }
-    }
-    __device__ u64* slot() { return &ctl[KS_CNT + ph % 3]; }
-    __device__ u64* slot2() { return &ctl[KS_CNT2 + ph % 3]; }
-    __device__ i64 last() { return (i64)ldcg(&ctl[KS_CNT + (ph + 2) % 3]); }
-    __device__ i64 last2() { return (i64)ldcg(&ctl[KS_CNT2 + (ph + 2) % 3]); }
-};
+#include "../algos/ktruss/ko_scan_grid.cuh"  // KS_* words, ko_parts, ks_now, KsGrid
 
 extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc,
                                    int* all, int* ka, int* kb, int* cnt, int* lowered,
                                    int* lowered_old, int* member1, int mstamp1, u64* ctl,
                                    unsigned* bar, int stamp_base, int stamp_span, i64 tail,
                                    i64 max_region, i64 deadline_ns, int mode, int* region,
-                                   i64* raised_rank, i64 n_in, int k_in, i64 head_in) {
+                                   i64* raised_rank, i64 n_in, int k_in, i64 head_in,
+                                   const int* extra, const int* extra_lev, i64 n_extra) {
     __shared__ int count[WARPS];
     __shared__ int hist[WARPS][HBINS];
     __shared__ int decided;
@@ -827,6 +775,11 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
     int k = k_in;
     i64 ns = n_in;
     u64 levels = 0, rounds = 0;
+    if (mode == 0 && n_extra > 0) {                // the extras of the lowest level first
+        k = extra_lev[0];
+        ns = ks_extras(extra, extra_lev, n_extra, k, seeds, 0);
+        G.next_phase();
+    }
     if (mode == 3) {                               // the certified raise
         const int no_member = stamp_base + (++used);
         const int rstamp = stamp_base + (++used);
@@ -964,14 +917,20 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
         }
         if (!still) n = 0;
         ++levels;
-        if (n > 0) {                               // the survivors rise: next level's seeds
-            ko_phase_raise(S, keep, n, k, head - n + 1, seeds);
+        // the next level's seeds: the survivors (risen to k + 1) and that level's extras;
+        // without survivors, the next level that holds extras
+        const int k_next = n > 0 || n_extra == 0 ? k + 1
+                                                 : ks_next_extra_level(extra_lev, n_extra, k);
+        const i64 added = n_extra > 0 ? ks_extras(extra, extra_lev, n_extra, k_next, seeds, n)
+                                      : 0;
+        if (n > 0) ko_phase_raise(S, keep, n, k, head - n + 1, seeds);
+        if (n + added > 0) {
             if (leader) ctl[KS_ALL] = 0;
             G.next_phase();
             head -= n;
         }
-        ns = n;
-        ++k;
+        ns = n + added;
+        k = k_next;
     }
     if (leader) {
         ctl[KS_HEAD] = (u64)head;

@@ -36,7 +36,16 @@ end of their new level, in the order of a synchronous peeling of them (``ko_peel
 round, those with fewer than k - 1 triangles whose other edges are above k or fallen to k and
 not peeled yet); no other edge gains a later triangle neighbour.
 
-Insertions (:meth:`GpuDynamicTruss._insert_raise`, every level at once): the new edges go
+Insertions (the default, :meth:`GpuDynamicTruss._insert_from_bounds`): the k-order scan
+below, each new edge started at the start of the level of a lower bound of its new number
+(the h-index of its triangles whose other edges are old: ``insert_start.cu``), the old edges
+below that level which it may now follow in a triangle being seeds at their own levels; the
+scan takes the seeds by level, lowest first, and skips the levels where nothing is to be
+done, so a re-inserted edge no longer climbs (and is intersected) at every level up to its
+number.
+
+The certified raise (``INSERT_BY_RAISE = True``, :meth:`GpuDynamicTruss._insert_raise`,
+every level at once): the new edges go
 first in level 2; then, in synchronous rounds, every edge with more than t - 2 triangles whose
 other edges come after it moves to the start of the lowest level where it has no such excess
 (``kr_*`` kernels), and the edges it passed in a triangle are checked in the next round. At
@@ -45,9 +54,9 @@ numbers, and the deletion's descent (from the raised edges) and peeling bring th
 exact values and a k-order again. The rounds follow the chains of edges that push each other
 up, not the levels an update climbs.
 
-The former insertion (``INSERT_BY_RAISE = False``: the k-order scan, level by level; the CPU
-version does it sequentially with a heap): the new edges go first in the order at level 2 and
-are the seeds of level k = 2. At
+The k-order scan (``INSERT_BY_RAISE = False``, level by level; the CPU version does it
+sequentially with a heap); with ``START_AT_LOWER_BOUND = False`` the new edges go first in
+the order at level 2 and are the seeds of level k = 2. At
 level k the candidates are the unique set C where a level-k edge y is in C exactly when at
 least k - 1 of its triangles have both other edges above k, in C before y, or at level k
 after y; every edge that rises from k is in C, and an edge with no triangle shared with an
@@ -94,10 +103,13 @@ __all__ = ["GpuDynamicTruss"]
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_gpu.cu")
 #: the small batch's keys (tb_batch_keys)
 _CU_BATCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "batch_keys.cu")
+#: an insertion's start at lower bounds (is_* kernels)
+_CU_START = os.path.join(os.path.dirname(os.path.abspath(__file__)), "insert_start.cu")
 #: counter words (see dynamic_gpu.cu)
 C_LOW, C_NEXT, C_TOUCHED, C_FELL = 0, 1, 2, 6
 C_EVAL, C_NEWC, C_ALL, C_REM, C_KEEP, C_TAIL = 8, 9, 11, 12, 13, 14
 C_RAISED, C_HEADN = 5, 7
+C_EXTRA, C_PLACED = 3, 4
 CTR_WORDS = 16
 #: threads of one warp: the triangle kernels run one warp per edge
 WARP = 32
@@ -106,7 +118,12 @@ PUSH_PARTS = 4
 #: True: insertions raise the numbers to a certified upper bound over every level at once and
 #: descend from it (:meth:`GpuDynamicTruss._insert_raise`); False: the level-by-level k-order
 #: scan (:meth:`GpuDynamicTruss._insert`), whose rounds grow with the levels an update climbs.
-INSERT_BY_RAISE = True
+INSERT_BY_RAISE = False
+#: True: the level scan starts every inserted edge at a lower bound of its new number (the
+#: h-index of its triangles with old edges), the old edges below it that it may now follow in
+#: a triangle being seeds at their own levels (:meth:`GpuDynamicTruss._insert_from_bounds`);
+#: False: every inserted edge starts at level 2 and climbs level by level.
+START_AT_LOWER_BOUND = True
 #: True: the insertion's k-order scan runs as one cooperative launch per update (``ko_scan``,
 #: grid barriers between phases): an insertion climbs many levels of few edges each, and a
 #: host read per round would dominate; False: one launch per phase, the host reading the
@@ -150,6 +167,8 @@ def _parts(n: int) -> np.int32:
 
 def _fn(name: str):
     from hornet.core.cuda import function
+    if name.startswith("is_"):
+        return function(_CU_START, name)
     return function(_CU_BATCH if name == "tb_batch_keys" else _CU, name)
 
 
@@ -306,9 +325,11 @@ class GpuDynamicTruss:
                 self._member, self._gone, self._seen, self._touched, tstamp, self._ctr)
 
     def _scan(self, mode: int, n: int, k: int, members, mstamp, tstamp, deadline,
-              max_region, overlap=None) -> bool:
+              max_region, overlap=None, extras=None) -> bool:
         """One cooperative ``ko_scan`` launch (its control words cleared by ``_begin``): mode
-        0, the insertion scan from the seeds ``_la[:n]`` at level ``k``; mode 2, the
+        0, the insertion scan from the seeds ``_la[:n]`` at level ``k`` (with ``extras``,
+        ``(slots, levels)`` int32 sorted by level: from those instead, each put in at its
+        level, lowest first); mode 2, the
         deletion's descent from the worklist ``_la`` (``ctr[C_NEXT]`` long), then the peeling
         of the edges it lowered (into ``members``, marked ``_fell == mstamp``; all must go);
         mode 3, the certified raise from the new edges ``_la[:n]``, then mode 2 from the
@@ -317,7 +338,7 @@ class GpuDynamicTruss:
         statistics (one read of the counters and control words); returns False when it
         stopped early (deadline, region, stamps) or edges survived the deletion's peeling."""
         from hornet.core.cuda import BLOCK
-        launch = _prepared("ko_scan", 37, cooperative=True)
+        launch = _prepared("ko_scan", 40, cooperative=True)
         base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS
         left = (deadline - time.perf_counter()) * 1e9
         deadline_ns = int(min(max(left, 0.0), 2.0 ** 62))
@@ -334,7 +355,9 @@ class GpuDynamicTruss:
             P(self._region if mode else self._low), P(self._cnt), P(self._low),
             P(self._low_old), P(self._fell), int(mstamp), P(self._ks), P(self._bar), base,
             SCAN_STAMPS, int(self._tail), region, deadline_ns, mode, P(self._region),
-            P(self._rank_old), int(n), int(k), int(self._head)))
+            P(self._rank_old), int(n), int(k), int(self._head),
+            *((P(extras[0]), P(extras[1]), int(extras[0].shape[0])) if extras is not None
+              else (0, 0, 0))))
         if overlap is not None:
             overlap()
         self._words.get(out=self._words_host)
@@ -455,6 +478,8 @@ class GpuDynamicTruss:
                 queued()
                 self._table.columns["truss"][slots] = 2
                 return self._fallback(0)
+            if START_AT_LOWER_BOUND and not INSERT_BY_RAISE:
+                return self._insert_from_bounds(slots, queued)
             if INSERT_BY_RAISE and self._device_scan(DEVICE_SCAN_RAISE):
                 self._insert_raise_scan(slots, queued)
                 return
@@ -614,6 +639,93 @@ class GpuDynamicTruss:
             self._lb[:n] = keep[:n]
         return n
 
+    def _add_extras(self, ext, levels: np.ndarray, k: int, at: int) -> int:
+        """Copy the extra seeds of level ``k`` (``ext`` int32 on the device, ``levels`` their
+        levels on the host, ascending) to ``_la[at:]``; returns how many."""
+        lo, hi = (int(x) for x in np.searchsorted(levels, [k, k + 1]))
+        if hi > lo:
+            self._la[at:at + hi - lo] = ext[lo:hi]
+        return hi - lo
+
+    def _insert_from_bounds(self, slots, queued) -> None:
+        """Raise the numbers after an insertion batch (new edges in the table, ``slots``
+        int64): the k-order scan (see the module), each new edge started at a lower bound of
+        its new number instead of level 2.
+
+        ``is_lower_bound``: the bound L of a new edge is the h-index of its triangles whose
+        other two edges are old (their numbers before the batch). ``is_place``: the new edge
+        takes number L and a rank at the start of level L (from ``head``). Its own count of
+        later triangles may exceed L - 2, so every new edge is a seed at its level.
+        ``is_partners``: an old edge x below L in a triangle with it, whose third edge is at
+        x's level or above, may now have one more triangle whose other edges come after x:
+        a seed at x's level (the edges at L or above have the new edge before them). The
+        scan then runs from the seeds sorted by level (``ko_scan`` mode 0 with extras, or
+        host-driven rounds), from the lowest, skipping the levels where nothing is to be
+        done: a new edge no longer climbs, and is no longer intersected, at every level up
+        to its bound. Before it, one launch counts every seed at its own level (as the
+        scan's first round would) and only those that reach k - 1 stay seeds (see the
+        comment there): the levels the scan visits are those with work. ``queued()`` (the
+        support update) is issued before the count of seeds is read. ``stats``: ``seeds``
+        (listed), ``active`` (kept), ``placed`` (new edges above level 2), ``region`` (the
+        scan's distinct edges plus the seeds: an edge may count twice)."""
+        from hornet.core.cuda import BLOCK, i64, launch
+        cp = self._cp
+        b = int(slots.shape[0])
+        deadline, max_region = self._budget()
+        tstamp = self._begin(b)
+        t = self._table
+        deg, ptr = self._view()
+        keys, shift = t.keys, np.int32(t.shift)
+        truss, rank = t.columns["truss"], t.columns["rank"]
+        slots = cp.ascontiguousarray(slots.astype(cp.int64, copy=False))
+        bstamp, cstamp = self._tick(), self._tick()
+        low, ext = self._newval, self._low_old
+        launch(_fn("is_mark"), b, (slots, i64(b), self._mark, bstamp))
+        launch(_fn("is_lower_bound"), b, (deg, ptr, keys, shift, truss, self._mark, bstamp,
+                                          slots, i64(b), low), threads_per_item=BLOCK)
+        launch(_fn("is_place"), b, (slots, i64(b), low, truss, rank, i64(self._head),
+                                    self._fell, cstamp, ext, self._ctr))
+        self._head -= b
+        launch(_fn("is_partners"), b, (deg, ptr, keys, shift, truss, slots, i64(b), low,
+                                       self._fell, cstamp, ext, self._ctr),
+               threads_per_item=BLOCK)
+        queued()
+        c = self._read()
+        ne, placed = int(c[C_EXTRA]), int(c[C_PLACED])
+        # every seed's count at its own level before the scan (triangles whose other edges
+        # are above it or at its level after it), all levels in one launch: a seed below
+        # k - 1 is no candidate unless a candidate before it in a triangle pushes it, which
+        # the scan does whether or not it is a seed (the levels below only add edges at the
+        # start of its level, which count only as candidates), so only the others are kept
+        parts = _parts(ne)
+        launch(_fn("ko_count"), ne * int(parts),
+               self._state(tstamp) + (ext, i64(ne), parts, np.int32(-1), self._member,
+                                      self._tick(), np.int32(-1), np.int32(1), self._cnt),
+               threads_per_item=WARP)
+        levels = truss[ext[:ne]]
+        active = cp.flatnonzero(self._cnt[:ne] >= levels - 1)
+        self._cnt[:ne] = 0
+        self._levels = 0
+        if active.shape[0] == 0:                  # no level to scan: the order holds
+            self.stats.update(region=ne, rounds=0, levels=0, placed=placed, seeds=ne,
+                              active=0)
+            return
+        levels = levels[active]
+        order = cp.argsort(levels)
+        extras = (cp.ascontiguousarray(ext[:ne][active[order]]),
+                  cp.ascontiguousarray(levels[order]))
+        if DEVICE_SCAN_INSERT:
+            done = self._scan(0, 0, 2, self._region, 0, tstamp, deadline, max_region,
+                              extras=extras)
+            touched = self._touched_count
+        else:
+            done = self._scan_rounds(0, tstamp, deadline, max_region, extras=extras)
+            touched = int(self._read()[C_TOUCHED])
+        if not done:
+            return self._fallback(touched)
+        self.stats.update(region=touched + ne, rounds=self._rounds, levels=self._levels,
+                          placed=placed, seeds=ne, active=int(active.shape[0]))
+
     def _new_edges_first(self, slots):
         """An insertion's start: its budget and time stamp, and the new edges (table
         ``slots``) at level 2, first in the k-order. Returns (deadline, max_region, tstamp)."""
@@ -742,9 +854,11 @@ class GpuDynamicTruss:
         self.stats.update(region=touched, rounds=self._rounds, raise_rounds=raise_rounds,
                           raised=raised)
 
-    def _scan_rounds(self, ns: int, tstamp, deadline, max_region) -> bool:
-        """The insertion scan from the seeds ``_la[:ns]`` at level 2, one launch per phase
-        and the host reading the counters between rounds. False: stopped early."""
+    def _scan_rounds(self, ns: int, tstamp, deadline, max_region, extras=None) -> bool:
+        """The insertion scan from the seeds ``_la[:ns]`` at level 2 (with ``extras``,
+        ``(slots, levels)`` int32 sorted by level: from those instead, each put in at its
+        level, lowest first), one launch per phase and the host reading the counters between
+        rounds. False: stopped early."""
         from hornet.core.cuda import BLOCK, _max_grid, i64, launch
         state = self._state(tstamp)
         count, decide = _fn("ko_count"), _fn("ko_decide")
@@ -752,6 +866,10 @@ class GpuDynamicTruss:
         full_grid = (int(_max_grid()),)
         seeds = self._la
         k = 2
+        if extras is not None:
+            ext, levels = extras[0], self._cp.asnumpy(extras[1])
+            k = int(levels[0])
+            ns = self._add_extras(ext, levels, k, 0)
         while ns:
             mstamp = self._tick()
             self._ctr[C_ALL] = 0
@@ -784,7 +902,13 @@ class GpuDynamicTruss:
                 launch(raise_, ns, state + (self._lb, i64(ns), np.int32(k),
                                             i64(self._head - ns + 1), seeds))
                 self._head -= ns
-            k += 1
+            k_next = k + 1
+            if extras is not None:                 # and that level's extras
+                if ns == 0:                        # (none rose: the next level with extras)
+                    e = int(np.searchsorted(levels, k + 1))
+                    k_next = int(levels[e]) if e < levels.shape[0] else k + 1
+                ns += self._add_extras(ext, levels, k_next, ns)
+            k = k_next
             self._levels += 1
         self._tail += int(self._read()[C_TAIL])
         return True

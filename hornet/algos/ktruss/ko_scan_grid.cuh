@@ -1,0 +1,76 @@
+// ko_scan's control words and grid helpers (included by dynamic_gpu.cu after its device
+// helpers ldcg, num_warps and grid_barrier; see the ko_scan comment there).
+#pragma once
+
+#define KS_K 1           // out: the last level scanned
+#define KS_HEAD 2        // out: the head rank counter (int64 bits)
+#define KS_TAIL 3        // out: tail ranks given out (from the argument tail)
+#define KS_STATUS 4      // out: KS_DONE, or why it stopped
+#define KS_STAMPS 5      // out: stamps used
+#define KS_ALL 6         // the level's candidates
+#define KS_ABORT 7       // set before a barrier by block 0, thread 0
+#define KS_LEVELS 8      // out
+#define KS_ROUNDS 9      // out
+#define KS_FELL 10       // mode 2: the edges the descent lowered
+#define KS_NEXT 12       // mode 2, 2 slots: the descent's next worklist, by round parity
+#define KS_TOUCHED 14    // out: ctr[C_TOUCHED] at the end
+#define KS_SPUN 15       // out: a grid barrier timed out
+#define KS_CNT 16        // 3 slots: list lengths appended in phase ph % 3
+#define KS_CNT2 19       // 3 slots: peeled edges of phase ph % 3
+#define KS_RAISED 22     // mode 3: the edges the raise moved (the descent's worklist)
+#define KS_HEADN 23      // mode 3: ranks given out at the start of a level
+#define KS_WORDS 24
+
+#define KS_DONE 0
+#define KS_SLOW 1        // deadline or region limit
+#define KS_NO_STAMPS 2
+#define KS_NOT_EMPTY 3
+
+#define KS_MAX_PARTS 64
+
+// Warps per edge of a counting phase over n edges: enough for a few edges (a hub's long list)
+// to fill the grid (the same value in every thread).
+__device__ __forceinline__ int ko_parts(i64 n) {
+    const i64 p = (2 * num_warps()) / (n > 0 ? n : 1);
+    return (int)(p < 1 ? 1 : (p > KS_MAX_PARTS ? KS_MAX_PARTS : p));
+}
+
+__device__ __forceinline__ u64 ks_now() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+struct KsGrid {
+    u64* ctl; unsigned* bar; int ph;
+
+    __device__ void sync() { grid_barrier(bar); }
+    __device__ void next_phase() {
+        sync();
+        ++ph;
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            ctl[KS_CNT + (ph + 1) % 3] = 0;
+            ctl[KS_CNT2 + (ph + 1) % 3] = 0;
+        }
+    }
+    __device__ u64* slot() { return &ctl[KS_CNT + ph % 3]; }
+    __device__ u64* slot2() { return &ctl[KS_CNT2 + ph % 3]; }
+    __device__ i64 last() { return (i64)ldcg(&ctl[KS_CNT + (ph + 2) % 3]); }
+    __device__ i64 last2() { return (i64)ldcg(&ctl[KS_CNT2 + (ph + 2) % 3]); }
+};
+
+// Mode 0's extra seeds: extra[:ne] (distinct slots) sorted by lev[:ne], their levels when the
+// scan started (an edge's level changes only when the scan reaches it). The extras of level k
+// go to seeds[at:] (grid-stride: a barrier must pass before they are read); returns how many.
+__device__ __forceinline__ i64 ks_extras(const int* extra, const int* lev, i64 ne, int k,
+                                         int* seeds, i64 at) {
+    const i64 lo = lower_bound(lev, ne, k), hi = lower_bound(lev, ne, k + 1);
+    GRID_STRIDE(j, hi - lo) seeds[at + j] = extra[lo + j];
+    return hi - lo;
+}
+
+// The lowest level above k that holds extra seeds (k + 1 when none does).
+__device__ __forceinline__ int ks_next_extra_level(const int* lev, i64 ne, int k) {
+    const i64 e = lower_bound(lev, ne, k + 1);
+    return e < ne ? lev[e] : k + 1;
+}
