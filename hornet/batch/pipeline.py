@@ -293,16 +293,12 @@ def _delete_fused(g, ss, dd, segments=None) -> EdgeChange:
         ss, dd, g._n, mm.min_size_class, g._degree, g._size_class, g._edge_ptr, fields,
         ws=ws, segments=segments)
     g._entries -= int(removed.sum())
-    per_class, counts, _ = K.block_requests(mover_class, freed)
-    if per_class.any():
-        try:
-            pool = mm.allocate_counts(per_class)
-        except DeviceMemoryError:
-            pool = None                    # the lists keep their blocks (see remove_first)
-        if pool is not None:
-            target = K.place_blocks(mover_class, counts, pool, ws=ws)
-            K.move_down(sources, mover_class, target, g._degree, g._size_class, g._edge_ptr,
-                        freed, _edge_fields(g, dd, gone) or K.EdgeFields.destinations_only(dd))
+    try:
+        K.move_down(sources, mover_class, mm.allocate_counts, g._degree, g._size_class,
+                    g._edge_ptr, freed,
+                    lambda: _edge_fields(g, dd, gone) or K.EdgeFields.destinations_only(dd))
+    except DeviceMemoryError:
+        pass                               # the lists keep their blocks (see remove_first)
     mm.release(freed)                      # pointers 0 (list kept its block) are skipped
     compact_memory(g, lambda: sources[removed > 0])
     s_out, d_out, *index = K.changed_pairs(pos, ss, dd, g.directed, True,

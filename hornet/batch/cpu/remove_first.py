@@ -21,7 +21,7 @@ import numba
 import numpy as np
 
 from ...core.jit import dual_kernel, ix
-from ...core.pointers import int32_view, prefetch_write
+from ...core.pointers import int32_view, prefetch, prefetch_write
 from .fused import (LIST_KERNEL_MIN, MERGE_AHEAD, ROW_WRITE_AHEAD, WRITE, EdgeFields,
                     _plan_arrays, _prefetch_lines, _prefetch_row)
 from .lists import (_field_address, _move_field, _moves_down, _remove_field, _search_segment,
@@ -119,35 +119,54 @@ def remove_in_place(src, dst, num_vertices: int, min_class: int, degree, size_cl
     return sources, seg_start, pos, removed, freed, mover_class
 
 
-@dual_kernel(threshold=LIST_KERNEL_MIN)
-def _move_down(sources, mover_class, target, degree, size_class, edge_ptr, freed, bases,
+MOVE_AHEAD = 8   # movers ahead whose old and new blocks move_down prefetches (rows: twice)
+
+
+@dual_kernel
+def _move_down(sources, movers, classes, target, degree, size_class, edge_ptr, freed, bases,
                field_bases, sizes):
-    ns = sources.shape[0]
-    for k in numba.prange(ns):
-        s = ix(k)
-        cls = mover_class[s]
-        if cls < 0:                          # most lists stay: a branch that falls through
-            continue
+    m = movers.shape[0]
+    for i in numba.prange(m):
+        if i + 2 * MOVE_AHEAD < m:
+            _prefetch_row(sources[ix(movers[ix(i + 2 * MOVE_AHEAD)])], degree, size_class,
+                          edge_ptr, WRITE)
+        if i + MOVE_AHEAD < m:
+            q = ix(sources[ix(movers[ix(i + MOVE_AHEAD)])])
+            prefetch(edge_ptr[q])
+            prefetch_write(target[ix(i + MOVE_AHEAD)])
+        s = ix(movers[ix(i)])
         v = ix(sources[s])
         d = np.int64(degree[v])
         p = edge_ptr[v]
-        t = target[s]
+        t = target[ix(i)]
         for f in range(sizes.shape[0]):
             _move_field(_field_address(t, f, bases, field_bases, sizes),
                         _field_address(p, f, bases, field_bases, sizes), d, sizes[f])
         edge_ptr[v] = t
-        size_class[v] = cls
+        size_class[v] = classes[ix(i)]
         freed[s] = p
 
 
-def move_down(sources, mover_class, target, degree, size_class, edge_ptr, freed,
-              fields: EdgeFields) -> None:
-    """Move the lists that :func:`remove_in_place` named (``mover_class[k] >= 0``) into their
-    new blocks ``target[k]`` (int64 (S,), of that class, read only there; see
-    :func:`hornet.batch.cpu.fused.place_blocks`), every edge field (``fields``: the block
-    arrays' columns; its batch columns are not read), and write their edge pointer and size
-    class; ``freed[k]`` (int64 (S,)) receives the block each moved list left."""
-    if sources.shape[0]:
-        bases, field_bases, sizes, _ = fields.kernel_args()
-        _move_down(sources, mover_class, target, degree, size_class, edge_ptr, freed, bases,
-                   field_bases, sizes)
+def move_down(sources, mover_class, allocate, degree, size_class, edge_ptr, freed,
+              fields) -> None:
+    """Move the lists that :func:`remove_in_place` named (``mover_class[k] >= 0``) into
+    fresh blocks of that class, every edge field, and write their edge pointer and size
+    class; ``freed[k]`` (int64 (S,)) receives the block each moved list left.
+
+    ``allocate(per_class)`` (host int64 (64,) -> int64 blocks, class after class ascending,
+    as :meth:`hornet.memory.manager.MemoryManager.allocate_counts`) gives the blocks: within
+    a class the lists take them in segment order (as the planned delete hands them out).
+    ``fields()`` returns the :class:`EdgeFields` of the block arrays after the allocation
+    (its batch columns are not read). Returns the number of lists moved.
+    """
+    movers = np.flatnonzero(mover_class >= 0)
+    if movers.shape[0] == 0:
+        return 0
+    classes = mover_class[movers].astype(np.int64)
+    pool = allocate(np.bincount(classes, minlength=64))
+    target = np.empty(movers.shape[0], dtype=np.int64)
+    target[np.argsort(classes, kind="stable")] = pool
+    bases, field_bases, sizes, _ = fields().kernel_args()
+    _move_down(sources, movers, classes, target, degree, size_class, edge_ptr, freed, bases,
+               field_bases, sizes)
+    return int(movers.shape[0])
