@@ -113,7 +113,7 @@ class Graph:
     """
 
     # CPU graphs insert and delete through the fused pipelines (plan_insert / merge_insert,
-    # plan_delete / remove_fused); False takes the general one (find / keep / plan / merge or
+    # remove_in_place / move_down); False takes the general one (find / keep / plan / merge or
     # remove, the GPU's), e.g. to compare the two
     _fused_insert = True
     _fused_delete = True

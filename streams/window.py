@@ -95,8 +95,9 @@ class EventWindow:
             if refresh.any():
                 self._latest.raise_to(edge_keys(src[refresh], dst[refresh]), index[refresh])
 
-    def _pop_before(self, threshold: int):
-        """Every queued entry with index < threshold, removed from the queue."""
+    def _pop_pieces(self, threshold: int) -> list:
+        """Every queued entry with index < threshold, removed from the queue: a list of
+        (index, src, dst) pieces in queue order (whole chunks and the front of one)."""
         out = []
         while self._chunks:
             idx, s, d = self._chunks[0]
@@ -108,43 +109,35 @@ class EventWindow:
                 out.append((idx[:cut], s[:cut], d[:cut]))
                 self._chunks[0] = (idx[cut:], s[cut:], d[cut:])
             break
-        if not out:
-            return None
         self._size -= sum(int(c[0].shape[0]) for c in out)
-        if len(out) == 1:
-            return out[0]
-        return tuple(np.concatenate(parts) for parts in zip(*out))
+        return out
 
     def expired(self, end: int, look_up: Callable | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
         """The edges to delete after the batch ending at event index ``end`` (exclusive).
 
         While the window tracks refreshes (:attr:`tracks_refreshes`) it decides alone, in one
-        hash probe per leaving entry. Otherwise ``look_up(src, dst) -> (found bool,
-        last_seen int64)`` reads the graph's current ``last_seen`` of the leaving entries'
-        edges (host arrays). Returns (src, dst) host arrays, each expired edge once.
+        pass with one hash probe per leaving entry (none while no refresh is held).
+        Otherwise ``look_up(src, dst) -> (found bool, last_seen int64)`` reads the graph's
+        current ``last_seen`` of the leaving entries' edges (host arrays). Returns (src, dst)
+        host arrays, each expired edge once.
         """
-        popped = self._pop_before(end - self.window)
-        if popped is None:
+        pieces = self._pop_pieces(end - self.window)
+        if not pieces:
             empty = np.empty(0, np.int64)
             return empty, empty
-        idx, s, d = popped
         if self._latest is None:
             if look_up is None:
                 raise ValueError("the window does not track refreshes: expiry needs the "
                                  "graph's last_seen look-up")
+            idx, s, d = pieces[0] if len(pieces) == 1 else \
+                tuple(np.concatenate(parts) for parts in zip(*pieces))
             found, last = look_up(s, d)
             stale = np.asarray(found, dtype=bool) & (np.asarray(last) == idx)
             return s[stale], d[stale]
-        if len(self._latest) == 0:
-            return s, d
-        keys = edge_keys(s, d)
-        later = self._latest.get(keys)
-        stale = later <= idx
-        named = stale & (later >= 0)
-        if named.any():
-            self._latest.remove_up_to(keys[named], idx[named])
-        return s[stale], d[stale]
+        if len(self._latest) == 0 and len(pieces) == 1:
+            return pieces[0][1], pieces[0][2]        # nothing refreshed: every entry expires
+        return self._latest.take_stale(pieces)
 
     def latest(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(found bool (E,), index int64 (E,)): each edge's most recent queued event index

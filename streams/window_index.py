@@ -111,6 +111,40 @@ def _remove_up_to(table_keys, table_values, shift, keys, values):
     return removed
 
 
+@njit
+def _take_stale(table_keys, table_values, shift, live, index, src, dst, out_src, out_dst,
+                start):
+    """One pass over leaving window entries (index[i], src[i], dst[i]): the entry's edge
+    expires unless the table holds a later index for it; an expiring edge named in the table
+    leaves the table. The expiring edges go to out_src / out_dst from ``start`` on, in entry
+    order. Returns (expiring entries written, table entries removed)."""
+    mask = table_keys.shape[0] - 1
+    at = start
+    removed = 0
+    for i in range(index.shape[0]):
+        later = np.int64(-1)
+        h = np.int64(0)
+        if live:
+            k = (np.int64(src[ix(i)]) << 32) | np.int64(dst[ix(i)])
+            h = _slot(k, shift)
+            while True:
+                t = table_keys[ix(h)]
+                if t == k:
+                    later = table_values[ix(h)]
+                    break
+                if t == FREE:
+                    break
+                h = (h + 1) & mask
+        if later <= index[ix(i)]:
+            out_src[ix(at)] = src[ix(i)]
+            out_dst[ix(at)] = dst[ix(i)]
+            at += 1
+            if later >= 0:
+                table_keys[ix(h)] = REMOVED
+                removed += 1
+    return at - start, removed
+
+
 class LatestIndex:
     """Open-addressing hash map (host, Numba) from int64 edge key (>= 0) to the largest int64
     index given for it. Work per call proportional to the keys given; the table is rebuilt
@@ -158,6 +192,30 @@ class LatestIndex:
             self._live -= _remove_up_to(self._keys, self._values, self._shift,
                                         np.ascontiguousarray(keys, dtype=np.int64),
                                         np.ascontiguousarray(values, dtype=np.int64))
+
+    def take_stale(self, pieces) -> tuple[np.ndarray, np.ndarray]:
+        """The edges of leaving window entries that expire, and those edges' keys removed:
+        ``pieces`` is a list of (index int64 (m,), src (m,), dst (m,)) host arrays (ids in
+        [0, 2^31), one integer dtype across pieces); an entry expires unless the map holds
+        a later index for its edge (``later <= index``: the map's value is the entry's own
+        refresh or older), and an expiring edge named in the map leaves it. Returns (src,
+        dst) of the expiring entries in entry order, one hash probe per entry in one pass
+        (the same as :meth:`get` then :meth:`remove_up_to` of the expiring named keys)."""
+        total = sum(int(p[0].shape[0]) for p in pieces)
+        dtype = np.result_type(*[p[1].dtype for p in pieces], *[p[2].dtype for p in pieces])
+        out_s = np.empty(total, dtype=dtype)
+        out_d = np.empty(total, dtype=dtype)
+        at = 0
+        for index, src, dst in pieces:
+            if index.shape[0] == 0:
+                continue
+            wrote, removed = _take_stale(self._keys, self._values, self._shift,
+                                         self._live > 0, index,
+                                         src.astype(dtype, copy=False),
+                                         dst.astype(dtype, copy=False), out_s, out_d, at)
+            at += wrote
+            self._live -= removed
+        return out_s[:at], out_d[:at]
 
     def _fit(self, live_bound: int) -> None:
         """Rebuild when the slots in use could pass half the table."""

@@ -568,6 +568,41 @@ def test_latest_index_map_matches_a_dict():
         assert len(m) == len(ref)
 
 
+def test_latest_index_take_stale_matches_a_dict():
+    """:meth:`LatestIndex.take_stale` over leaving entries in pieces: an entry's edge expires
+    unless the dict holds a later index for it, and an expiring named edge leaves the dict
+    (entries in index order, as the window pops them)."""
+    from streams.window_index import LatestIndex
+    rng = np.random.default_rng(11)
+    m, ref = LatestIndex(), {}
+    index = 0
+    for _ in range(150):
+        k = rng.integers(0, 2000, rng.integers(0, 200))
+        v = rng.integers(index, index + 10**4, k.shape[0])
+        m.raise_to(k, v)
+        for a, b in zip(k.tolist(), v.tolist()):
+            ref[a] = max(ref.get(a, -1), b)
+        size = int(rng.integers(0, 300))
+        idx = np.sort(rng.integers(index, index + 10**4, size)).astype(np.int64)
+        index += 10**4
+        key = rng.integers(0, 2500, size)
+        s, d = (key // 50).astype(np.int32), (key % 50).astype(np.int32)   # key = s<<32|d
+        cuts = np.sort(rng.integers(0, size + 1, 2))
+        pieces = [(idx[a:b], s[a:b], d[a:b]) for a, b in
+                  ((0, cuts[0]), (cuts[0], cuts[1]), (cuts[1], size))]
+        got_s, got_d = m.take_stale(pieces)
+        want = []
+        for i in range(size):
+            e = (int(s[i]) << 32) | int(d[i])
+            later = ref.get(e, -1)
+            if later <= idx[i]:
+                want.append((int(s[i]), int(d[i])))
+                ref.pop(e, None)
+        assert list(zip(got_s.tolist(), got_d.tolist())) == want
+        assert got_s.dtype == np.int32 and len(m) == len(ref)
+        assert m.get(np.array(sorted(ref), np.int64)).tolist() == [ref[a] for a in sorted(ref)]
+
+
 @settings(max_examples=60, deadline=None)
 @given(keys=st.lists(st.integers(0, 12), max_size=40), data=st.data())
 def test_classify_events_matches_brute_force(keys, data):

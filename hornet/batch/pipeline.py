@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..change import EdgeChange
+from ..memory.manager import DeviceMemoryError
 from ..memory.repoint import repoint_moved
 
 __all__ = ["insert_prepared", "delete_prepared", "unique_pairs", "edge_change",
@@ -196,18 +197,6 @@ def insert_prepared(g, s, d, values, n) -> EdgeChange:
     return edge_change(g, "insert", ss, dd, values, skipped)
 
 
-def _fused_targets(g, new_class, old_ptr, ws):
-    """The blocks of a fused delete plan: target int64 (S,), a fresh block of class
-    ``new_class`` for the segments that move, read only there (remove_fused lists the
-    blocks the lists leave). The allocation is the only step of a fused batch that can
-    fail; it runs before anything is written."""
-    K = g._K
-    per_class, counts, _ = K.block_requests(new_class, old_ptr)
-    if not per_class.any():
-        return old_ptr
-    return K.place_blocks(new_class, counts, g._mm.allocate_counts(per_class), ws=ws)
-
-
 def _edge_fields(g, dst, columns: dict):
     """The edge fields of a fused CPU batch (:class:`hornet.batch.cpu.fused.EdgeFields`):
     the block arrays' columns, and the batch columns ``dst`` then ``columns[name]`` per
@@ -290,23 +279,26 @@ def delete_prepared(g, s, d, top: int) -> EdgeChange:
 
 
 def _delete_fused(g, ss, dd, segments=None) -> EdgeChange:
-    """CPU delete (see :mod:`hornet.batch.cpu.fused`):
-    plan (searching only the lists that may move to a smaller block), allocate, then
-    search-and-remove every list, every edge field, in one pass."""
+    """CPU delete (see :mod:`hornet.batch.cpu.remove_first`): search-and-remove every list in
+    place, every edge field, in one pass; then the lists left under a quarter of their block
+    move to smaller blocks (one allocation; should it fail they keep their blocks, a valid
+    graph either way). Nothing can refuse the batch once it is checked and sorted."""
     K, mm, ws = g._K, g._mm, scratch(g)
-    sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_delete(
-        ss, dd, g._degree, g._size_class, g._edge_ptr, g._n, mm.min_size_class,
-        ws=ws, segments=segments)
-    target = _fused_targets(g, new_class, old_ptr, ws)
     # the removed entries' property values land here (aligned with the batch)
     gone = {name: np.empty(ss.shape[0], dtype=dt) for name, dt in g._edge_schema.items()}
     fields = _edge_fields(g, dd, gone)
-    # ---- nothing above changed the graph; from here on the batch is committed ----
+    # ---- from here on the batch is committed ----
     g._views.clear()
-    removed, freed = K.remove_fused(sources, seg_start, old_deg, old_ptr, new_deg,
-                                    new_class, target, dd, pos, g._n, g._degree,
-                                    g._size_class, g._edge_ptr, fields, ws=ws)
+    sources, seg_start, pos, removed, freed, mover_class = K.remove_in_place(
+        ss, dd, g._n, mm.min_size_class, g._degree, g._size_class, g._edge_ptr, fields,
+        ws=ws, segments=segments)
     g._entries -= int(removed.sum())
+    try:
+        K.move_down(sources, mover_class, mm.allocate_counts, g._degree, g._size_class,
+                    g._edge_ptr, freed,
+                    lambda: _edge_fields(g, dd, gone) or K.EdgeFields.destinations_only(dd))
+    except DeviceMemoryError:
+        pass                               # the lists keep their blocks (see remove_first)
     mm.release(freed)                      # pointers 0 (list kept its block) are skipped
     compact_memory(g, lambda: sources[removed > 0])
     s_out, d_out, *index = K.changed_pairs(pos, ss, dd, g.directed, True,

@@ -892,7 +892,9 @@ def _cpu_take(plans, num_fields: int) -> np.ndarray:
     reqs = [(arr, take, k + 2) for k, plan, _ in plans for arr, take in plan if take]
     if not reqs:
         return np.zeros(0, dtype=np.int64)
-    rows = np.stack([arr.lookup_row() for arr, _, _ in reqs])
+    # one concatenation: np.stack handles each row in Python, and a class whose arrays hold
+    # scattered holes hands blocks out from a hundred arrays
+    rows = np.concatenate([arr.lookup_row() for arr, _, _ in reqs]).reshape(len(reqs), -1)
     counts = np.array([t for _, t, _ in reqs], dtype=np.int64)
     shifts = np.array([sh for _, _, sh in reqs], dtype=np.int64)
     w = 2 + num_fields                  # row layout: see BlockArray.lookup_row

@@ -4,7 +4,10 @@ Insert: :func:`plan_insert` (nothing written), the batch's block allocation (the
 that can fail), :func:`merge_insert` (search and merge every list, every edge field, in one
 pass), :func:`changed_pairs`. Delete: :func:`plan_delete`, the allocation of the smaller
 blocks (:func:`block_requests`, :func:`place_blocks`), :func:`remove_fused`,
-:func:`changed_pairs`. See the comments below for what each pass does.
+:func:`changed_pairs`. See the comments below for what each pass does. Graphs delete
+through :mod:`hornet.batch.cpu.remove_first` (no plan pass: remove in place, then move the
+few lists that shrink); the planned delete here gives the same storage and is its tests'
+oracle.
 """
 from __future__ import annotations
 
