@@ -173,6 +173,9 @@ def _buffers(arr: pa.Array):
         if len(arr) else np.zeros(1, width)
     data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size \
         else np.zeros(1, np.uint8)
+    # read-only always (an Arrow buffer usually is), so that the kernels are compiled once
+    data = data.view()
+    data.flags.writeable = False
     return offs.astype(np.int64), data
 
 

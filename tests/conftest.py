@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import hornet
 import suite_kernels
+import suite_order
 
 # The test process owns its process, as the ``hornet replay`` command does, and opts in to the
 # short OpenMP spin (hornet.tuning): thousands of tiny batches each run parallel kernels, and
@@ -197,11 +198,24 @@ def _record_path(config):
 
 def pytest_configure(config):
     """Under ``HORNET_RECORD_KERNELS``, record the kernels this test process compiles
-    (tests/suite_kernels.py)."""
+    (tests/suite_kernels.py); under ``HORNET_RECORD_DURATIONS``, the seconds of its test
+    files (tests/suite_order.py). pytest-xdist keeps the collection's file order, which
+    runs the longest files first (:func:`pytest_collection_modifyitems`)."""
     if _record_path(config):
         from numba.core import event as numba_event
         config.kernel_recorder = suite_kernels.Recorder()
         numba_event.register("numba:compile", config.kernel_recorder)
+    if suite_order.record_path():
+        config.duration_recorder = suite_order.Recorder()
+        config.pluginmanager.register(config.duration_recorder, "hornet-duration-recorder")
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The test files longest first (tests/suite_order.py), so that neither worker of
+    ``-n 2`` is left with a long file while the other has finished."""
+    items[:] = suite_order.longest_first(items)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -235,10 +249,20 @@ def pytest_sessionfinish(session):
     """Under ``HORNET_RECORD_KERNELS``: each test process writes what it compiled; the
     process that started them (or the only one) adds it to the list."""
     config = session.config
+    worker = getattr(config, "workerinput", {}).get("workerid", "main")
+    alone = (getattr(config.option, "numprocesses", 0) or 0) == 0
+    durations = suite_order.record_path()
+    if durations:
+        recorder = getattr(config, "duration_recorder", None)
+        if recorder is not None and (worker != "main" or alone):
+            recorder.write(f"{durations}.{worker}.json")
+        if worker == "main":
+            suite_order.merge(Path(durations),
+                              sorted(Path(durations).parent.glob(Path(durations).name
+                                                                 + ".*.json")))
     path = _record_path(config)
     if not path:
         return
-    worker = getattr(config, "workerinput", {}).get("workerid", "main")
     recorder = getattr(config, "kernel_recorder", None)
     if recorder is not None and (worker != "main" or
                                  (getattr(config.option, "numprocesses", 0) or 0) == 0):

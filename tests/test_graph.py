@@ -399,3 +399,29 @@ def test_edge_values_reads_properties_of_listed_edges(device):
     assert list(vals) == ["t"] and to_host(vals["t"]).tolist() == [9]
     with pytest.raises(KeyError, match="unknown edge property"):
         g.edge_values([0], [1], names=["nope"])
+
+
+@pytest.mark.parametrize("size", [20, 30000])
+def test_read_only_and_strided_id_arrays_take_the_writable_kernels(size):
+    """Arrow-backed (read-only) and strided id arrays give the same graph as plain ones, and
+    no CPU kernel is compiled for them (a read-only or strided int64 signature would be a
+    second compile of each kernel, seconds apiece)."""
+    from hornet.core import jit
+    rng = np.random.default_rng(size)
+    pairs = rng.integers(0, 500, (size, 2))
+    plain = hornet.Graph.from_edges(pairs[:, 0].copy(), pairs[:, 1].copy(), device="cpu",
+                                    directed=False)
+    table = pa.table({"src": pairs[:, 0], "dst": pairs[:, 1]})
+    read_only = table.column("src").to_numpy(), table.column("dst").to_numpy()
+    assert not read_only[0].flags.writeable
+    for src, dst in (read_only, (pairs[:, 0], pairs[:, 1]), (pairs, None)):
+        g = hornet.Graph(num_vertices=0, device="cpu", directed=False)
+        g.insert_edges(src, dst)
+        assert sorted(zip(*g.edges())) == sorted(zip(*plain.edges()))
+        g.delete_edges(src, dst)
+        assert g.num_edges == 0
+    for dispatcher in jit.kernels.values():
+        for signature in dispatcher.signatures:
+            for t in map(str, signature):
+                assert not ("int64" in t and ("readonly" in t or ", A)" in t)), \
+                    (dispatcher.py_func.__qualname__, signature)

@@ -86,6 +86,31 @@ class Device:
         return int(a.data.ptr) if self.gpu else int(a.ctypes.data)
 
 
+def _offsets(lengths):
+    """Start of each of the lists of ``lengths`` in a flat array, and the total (int64)."""
+    starts = np.zeros(lengths.shape[0], dtype=np.int64)
+    if lengths.shape[0] > 1:
+        np.cumsum(lengths[:-1], out=starts[1:])
+    return starts, int(lengths.sum())
+
+
+def _list_ids(lengths):
+    return np.repeat(np.arange(lengths.shape[0], dtype=np.int64), lengths)
+
+
+def _split(flat, lengths):
+    return np.split(flat, np.cumsum(lengths)[:-1]) if lengths.shape[0] else []
+
+
+def _unique_lists(rng, lengths, high):
+    """Per list, the distinct values of ``lengths[v]`` random draws below ``high``: flat
+    (sorted by list, then value) and their counts per list."""
+    lid = _list_ids(lengths)
+    keys = np.unique(lid * high + rng.integers(0, high, lid.shape[0]))
+    lid = keys // high
+    return keys - lid * high, np.bincount(lid, minlength=lengths.shape[0])
+
+
 def merge_case(rng, shape):
     """Sorted old lists, sorted new entries absent from them, segments in random order."""
     old_len = list_lengths(rng, shape)
@@ -93,26 +118,58 @@ def merge_case(rng, shape):
     new_len = np.where(rng.random(n) < 0.8, rng.integers(0, 5, n), 0)
     if n:
         new_len[np.argmax(old_len)] = 3000             # a hub gains many entries
-    old, new, ins = [], [], []
-    for v in range(n):
-        vals = np.unique(rng.integers(0, 10 ** 6, old_len[v] + new_len[v]).astype(np.int32))
-        rng.shuffle(vals)
-        o = np.sort(vals[:min(old_len[v], vals.shape[0])])
-        w = np.sort(vals[o.shape[0]:])
-        old.append(o)
-        new.append(w)
-        ins.append(np.searchsorted(o, w).astype(np.int64))
-    return old, new, ins
+    vals, count = _unique_lists(rng, old_len + new_len, 10 ** 6)
+    # a random split of each list's distinct values: the first old_len of a shuffle are old
+    lid = _list_ids(count)
+    shuffled = np.lexsort((rng.random(vals.shape[0]), lid))
+    starts, _ = _offsets(count)
+    is_old = np.empty(vals.shape[0], dtype=bool)
+    is_old[shuffled] = np.arange(vals.shape[0]) - starts[lid[shuffled]] < \
+        np.minimum(old_len, count)[lid[shuffled]]
+    o_flat, w_flat = vals[is_old].astype(np.int32), vals[~is_old].astype(np.int32)
+    o_len = np.bincount(lid[is_old], minlength=n)
+    w_len = count - o_len
+    # insertion points: new entries among the old ones of their list (both sorted)
+    o_start, _ = _offsets(o_len)
+    w_lid = lid[~is_old]
+    ins = np.searchsorted(lid[is_old] * 10 ** 6 + o_flat, w_lid * 10 ** 6 + w_flat) \
+        - o_start[w_lid]
+    return _split(o_flat, o_len), _split(w_flat, w_len), _split(ins.astype(np.int64), w_len)
 
 
 def removal_case(rng, shape):
     old_len = list_lengths(rng, shape)
-    old, gone = [], []
-    for d in old_len.tolist():
-        old.append(np.sort(np.unique(rng.integers(0, 10 ** 6, d))).astype(np.int32))
-        frac = rng.choice([0.0, 0.1, 0.5, 1.0])
-        gone.append(np.flatnonzero(rng.random(old[-1].shape[0]) < frac).astype(np.int64))
-    return old, gone
+    vals, count = _unique_lists(rng, old_len, 10 ** 6)
+    frac = rng.choice([0.0, 0.1, 0.5, 1.0], old_len.shape[0])
+    lid = _list_ids(count)
+    starts, _ = _offsets(count)
+    gone = rng.random(vals.shape[0]) < frac[lid]
+    position = np.arange(vals.shape[0]) - starts[lid]
+    return _split(vals.astype(np.int32), count), \
+        _split(position[gone], np.bincount(lid[gone], minlength=old_len.shape[0]))
+
+
+def _expected(old_v, change, new_v, seg, merge):
+    """The lists of the segments ``seg`` after the change (np.insert / np.delete of each),
+    flat in segment order, and their lengths."""
+    old_len = np.array([old_v[v].shape[0] for v in seg], dtype=np.int64)
+    starts, _ = _offsets(old_len)
+    c_len = np.array([change[v].shape[0] for v in seg], dtype=np.int64)
+    empty = np.zeros(0, np.int64)
+    at = np.concatenate([change[v] for v in seg] + [empty]) + np.repeat(starts, c_len)
+    flat_old = np.concatenate([old_v[v] for v in seg] + [old_v[0][:0]]) if len(old_v) \
+        else np.zeros(0)
+    if merge:
+        flat_new = np.concatenate([new_v[v] for v in seg] + [flat_old[:0]])
+        return np.insert(flat_old, at, flat_new), old_len + c_len
+    return np.delete(flat_old, at), old_len - c_len
+
+
+def _place(buf, flat, lengths, offsets):
+    """Write the lists of ``flat`` (``lengths`` each) to ``buf`` at ``offsets``."""
+    starts, total = _offsets(lengths)
+    lid = _list_ids(lengths)
+    buf[offsets[lid] + np.arange(total) - starts[lid]] = flat
 
 
 def run_case(kernels, rng, old, change, new, moved_frac, merge):
@@ -138,17 +195,17 @@ def run_case(kernels, rng, old, change, new, moved_frac, merge):
             old_v = old
             new_v = new
         else:
-            old_v = [junk(rng, o.shape[0], dt) for o in old]
-            new_v = [junk(rng, x.shape[0], dt) for x in change] if merge else None
+            old_v = _split(junk(rng, int(d0.sum()), dt), d0)
+            new_v = _split(junk(rng, int(c.sum()), dt), c) if merge else None
         hb, ab = junk(rng, home.size, dt), junk(rng, away.size, dt)
-        for v in range(n):
-            hb[home.off[v]:home.off[v] + d0[v]] = old_v[v]
+        if n:
+            _place(hb, np.concatenate(old_v), d0, home.off)
         want_h, want_a = hb.copy(), ab.copy()
-        for k, v in enumerate(seg.tolist()):
-            res = np.insert(old_v[v], change[v], new_v[v]) if merge else \
-                np.delete(old_v[v], change[v])
-            buf, at = (want_a, away.off[k]) if moved[k] else (want_h, home.off[v])
-            buf[at:at + res.shape[0]] = res
+        res, res_len = _expected(old_v, change, new_v, seg, merge)
+        for buf, which, offsets in ((want_a, moved, away.off[:seg.shape[0]]),
+                                    (want_h, ~moved, home.off[seg])):
+            keep = np.repeat(which, res_len)
+            _place(buf, res[keep], res_len[which], offsets[which])
         dh, da = dev.put(hb), dev.put(ab)
         src = dev.address(dh) + dt.itemsize * home.off[seg]
         dst = np.where(moved, dev.address(da) + dt.itemsize * away.off, src)

@@ -25,7 +25,7 @@ from .pipeline import compact_memory
 from .small_layout import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID, H_MOVES,
                            H_PIECES, H_RESULTS, MAX_FIELDS, MODE_DELETE, MODE_INSERT,
                            NUM_CLASSES, SMALL_ENTRIES)
-from .validate import MAX_VERTEX_ID, property_values
+from .validate import MAX_VERTEX_ID, host_ids, property_values
 
 __all__ = ["small_pairs", "small_update", "MODE_INSERT", "MODE_DELETE"]
 
@@ -56,8 +56,7 @@ def small_pairs(g, src, dst):
         # one compilation, for the cost of copying a thousand ids at most
         if not small_path_gate.take():
             return None
-        return (np.ascontiguousarray(src, dtype=np.int64),
-                np.ascontiguousarray(dst, dtype=np.int64))
+        return host_ids(src), host_ids(dst)
     return device_pairs(src, dst)
 
 

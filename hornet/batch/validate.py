@@ -12,7 +12,7 @@ import numpy as np
 MAX_VERTEX_ID = np.iinfo(np.int32).max - 1   # ids are int32; num_vertices must fit too
 FEW_IDS = 64       # host id arrays up to this many ids (all together) are checked by NumPy
 
-__all__ = ["BatchError", "MAX_VERTEX_ID", "check_ids", "edge_batch", "id_array",
+__all__ = ["BatchError", "MAX_VERTEX_ID", "check_ids", "edge_batch", "host_ids", "id_array",
            "property_values"]
 
 
@@ -58,7 +58,17 @@ def _id_values(x, name: str, xp):
         return xp.empty(0, dtype=xp.int64)
     if a.dtype.kind not in "iu":
         raise TypeError(f"{name} must hold integer vertex ids, got dtype {a.dtype}")
-    return a.astype(xp.int64, copy=False)
+    return host_ids(a) if xp is np else a.astype(xp.int64, copy=False)
+
+
+def host_ids(a: np.ndarray) -> np.ndarray:
+    """``a`` (integer NumPy array) as a writable C-contiguous int64 array: ``a`` itself where
+    it is one, else a copy. The CPU kernels are compiled for these arrays only: a read-only
+    (Arrow, memory-mapped) or strided batch is copied once instead of compiling them again
+    (seconds per kernel)."""
+    if a.dtype == np.int64 and a.flags.c_contiguous and a.flags.writeable:
+        return a
+    return np.array(a, dtype=np.int64, order="C")
 
 
 def check_ids(named, xp=np, *, allow_out_of_range: bool = False) -> int:
