@@ -209,10 +209,11 @@ class LatestIndex:
         for index, src, dst in pieces:
             if index.shape[0] == 0:
                 continue
+            # writable pairs (a read-only stream column is copied): one compile of the kernel
             wrote, removed = _take_stale(self._keys, self._values, self._shift,
                                          self._live > 0, index,
-                                         src.astype(dtype, copy=False),
-                                         dst.astype(dtype, copy=False), out_s, out_d, at)
+                                         np.require(src, dtype, "CW"),
+                                         np.require(dst, dtype, "CW"), out_s, out_d, at)
             at += wrote
             self._live -= removed
         return out_s[:at], out_d[:at]

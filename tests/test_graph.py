@@ -414,14 +414,15 @@ def test_read_only_and_strided_id_arrays_take_the_writable_kernels(size):
     table = pa.table({"src": pairs[:, 0], "dst": pairs[:, 1]})
     read_only = table.column("src").to_numpy(), table.column("dst").to_numpy()
     assert not read_only[0].flags.writeable
+    before = {key: set(d.signatures) for key, d in jit.kernels.items()}
     for src, dst in (read_only, (pairs[:, 0], pairs[:, 1]), (pairs, None)):
         g = hornet.Graph(num_vertices=0, device="cpu", directed=False)
         g.insert_edges(src, dst)
         assert sorted(zip(*g.edges())) == sorted(zip(*plain.edges()))
         g.delete_edges(src, dst)
         assert g.num_edges == 0
-    for dispatcher in jit.kernels.values():
-        for signature in dispatcher.signatures:
+    for key, dispatcher in jit.kernels.items():
+        for signature in set(dispatcher.signatures) - before.get(key, set()):
             for t in map(str, signature):
                 assert not ("int64" in t and ("readonly" in t or ", A)" in t)), \
                     (dispatcher.py_func.__qualname__, signature)
