@@ -355,10 +355,11 @@ def test_block_cache_refuses_pushes_past_twice_its_target_and_large_classes():
 
 
 def test_block_cache_top_up_refills_low_rings_ahead_of_need():
-    """top_up refills, before any batch needs it, a ring that has served and fell under a
-    quarter of its goal (to what reserve would fill it to); a ring above that, or one that
-    never served, is left alone, and a batch's reserve then finds the blocks there. The
-    refilled blocks are distinct free blocks of the class (the allocator's invariants)."""
+    """top_up refills, before any batch needs it, a ring that has served and fell under its
+    mark (half its goal) to its goal; a ring above that, or one that never served, is left
+    alone, and a batch's reserve then finds the blocks there. The arrays the next refill
+    needs are made on a call of their own, before the ring runs low. The refilled blocks
+    are distinct free blocks of the class (the allocator's invariants)."""
     from hornet.memory.block_cache import MIN_BLOCKS, NUM_CLASSES
     mm = _manager(block_array_edges=1 << 12)
     others = mm.allocate(6, MIN_BLOCKS << 10)      # lists enough for floors of MIN_BLOCKS
@@ -369,16 +370,23 @@ def test_block_cache_top_up_refills_low_rings_ahead_of_need():
     cache.reserve(need)
     goal = cache.goal(2)
     assert cache.size(2) == 3 + goal
-    cache.top_up()                                 # full enough: nothing taken
+    arrays = mm.arrays_created
+    cache.top_up()              # full enough: nothing taken, but arrays for the next refill
     assert cache.size(2) == 3 + goal and cache.refills == 1
+    assert cache.last_step == "grow" and mm.arrays_created > arrays
+    assert mm.free_blocks(2) >= goal
     taken = []
-    while cache.size(2) >= goal // 4:              # batches drain the ring ...
+    while cache.size(2) >= goal // 2:              # batches drain the ring ...
+        cache.top_up()
+        assert cache.last_step is None
         step = zero.copy()
         step[2] = min(3, cache.size(2))
         taken.append(_pop(cache, step))
         _commit(cache, step, zero, 0)
-    cache.top_up()                                 # ... until it is under a quarter
-    assert cache.refills == 2 and cache.size(2) >= goal
+    arrays = mm.arrays_created
+    cache.top_up()                                 # ... until it is under half its goal
+    assert cache.refills == 2 and cache.size(2) == goal and cache.last_step == "take"
+    assert mm.arrays_created == arrays             # the room was there
     assert cache.size(5) == 0                      # never served: not touched
     before = cache.refills
     cache.reserve(need)                            # the batch finds its blocks cached
