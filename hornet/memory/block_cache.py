@@ -196,22 +196,29 @@ class BlockCache:
                 low.sort(key=lambda k: ((tail[k] - head[k]) / max(peak[k], 1), k))
                 step = low[:STEP_CLASSES]
                 levels = {k: self._level(k) for k in step}
+                room = {}
                 for k in step:
-                    room = levels[k][0] - (tail[k] - head[k])
-                    if mm.free_blocks(k) < room:
-                        mm.add_room(k, room)       # arrays now, blocks on a later call
+                    free = mm.free_blocks(k)
+                    if free == 0:
+                        room[k] = levels[k][0] - (tail[k] - head[k])
+                        continue
+                    # what the class's arrays hold, at most the level (a ring left under
+                    # its mark asks again: its arrays are grown on a later call)
+                    level, b, g = levels[k]
+                    levels[k] = (min(level, tail[k] - head[k] + free), b, g)
+                if room:                       # arrays now, blocks on a later call
+                    k = min(room)
+                    if mm.add_room(k, room[k]):
                         self.grow_steps += 1
                         self.last_step = "grow"
-                        return
+                    return
                 self._refill(step, None, levels)
                 self._want.difference_update(step)
                 self.last_step = "take"
                 return
             k = min(self._grow)
             self._grow.discard(k)
-            room = max(self._fill[k], 1)
-            if mm.free_blocks(k) < room:
-                mm.add_room(k, room)
+            if mm.add_room(k, max(self._fill[k], 1)):
                 self.grow_steps += 1
                 self.last_step = "grow"
         except MemoryError:                # DeviceMemoryError: nothing changed

@@ -352,21 +352,27 @@ class MemoryManager:
             self.settle()
         return self._class_blocks.get(size_class, 0) - self._class_used.get(size_class, 0)
 
-    def add_room(self, size_class: int, blocks: int) -> int:
-        """Make block arrays for ``size_class`` until its arrays hold at least ``blocks``
-        free blocks, as an allocation of that many would (geometric growth), taking none;
-        the lookup is brought up to date at once. Returns how many arrays were made (0 when
-        the room is there). All or nothing (:class:`DeviceMemoryError`). Lets a caller
-        pay for new arrays on another call than the one that takes their blocks."""
+    def add_room(self, size_class: int, blocks: int) -> bool:
+        """Make one block array for ``size_class`` when its arrays hold fewer than ``blocks``
+        free blocks and none of them is empty (a class keeps one empty array at most), sized
+        as an allocation of ``blocks`` would size it (geometric growth, at most
+        ``block_array_edges``), taking none of its blocks; the lookup is brought up to date
+        at once. Returns whether an array was made. All or nothing
+        (:class:`DeviceMemoryError`). Lets a caller pay for a new array on another call than
+        the one that takes its blocks."""
         free = self.free_blocks(size_class)
         if free >= blocks:
-            return 0
-        _, plan, created = self._plan(size_class, int(blocks), grow=True)
+            return False
+        pool = self.pools.get(size_class, [])
+        if any(a.free == a.num_blocks for a in pool):
+            return False
+        count = free + min(int(blocks) - free, self.blocks_per_array(size_class))
+        _, _, created = self._plan(size_class, count, grow=True)
         if not created:
-            return 0
+            return False
         self._commit_plans([(size_class, [], created)])
         self.lookup()
-        return len(created)
+        return True
 
     def allocate_into_rings(self, per_class: dict, ring_at: dict, rings, ring_slots: int,
                             state, state_words) -> None:
