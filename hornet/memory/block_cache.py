@@ -15,7 +15,7 @@ of blocks taken from the bit trees ahead of time (marked used there, owned by no
   blocks go back to the bit trees instead (:meth:`MemoryManager.release`) when a ring would
   keep more than twice its goal;
 - refills are paced so that their host work never piles up on one batch:
-  :meth:`commit` notes every ring that falls under its *mark* (half its goal, or
+  :meth:`commit` notes every ring that falls under its *mark* (a quarter of its goal, or
   ``MARK_PEAKS`` times the largest recent need of its class, whichever is more), and
   :meth:`top_up`, called once per batch (the small-batch path calls it while the device
   runs the batch's prepare kernel), refills at most ``STEP_CLASSES`` of those rings, the
@@ -68,9 +68,10 @@ LIST_SHARE_SHIFT = 3       # beyond that, a goal (raised or not) is at most 1/8 
 DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
-STEP_CLASSES = 2           # the most rings one top_up step refills
-MARK_PEAKS = 2             # a ring under this many of its class's peak needs is refilled ahead
-PEAK_GOAL = 4              # ... to at least this many peak needs (within the goal's ceiling)
+STEP_CLASSES = 3           # the most rings one top_up step refills
+MARK_SHIFT = 2             # a ring under 1/4 of its goal is refilled ahead ...
+MARK_PEAKS = 2             # ... or under this many of its class's peak needs
+PEAK_GOAL = 8              # ... to at least this many peak needs (within the goal's ceiling)
 PEAK_DECAY_SHIFT = 4       # a class's peak need loses 1/16 at every batch that takes from it
 #: BlockCache.top_up refills ahead of need (environment HORNET_CACHE_TOP_UP=0: it does nothing,
 #: rings are refilled when a batch finds them short)
@@ -125,7 +126,7 @@ class BlockCache:
         # per class: the most blocks one recent batch took (decaying), what makes top_up
         # refill a ring ahead (under MARK_PEAKS of them), and the blocks a refill brings it to
         self.peak = [0] * NUM_CLASSES
-        self._mark = [0] * NUM_CLASSES  # half the goal as of the class's last refill
+        self._mark = [0] * NUM_CLASSES  # its goal >> MARK_SHIFT as of its last refill
         self._fill = [0] * NUM_CLASSES  # what the class's last refill brought its ring to
         self._want = set()              # rings under their mark (found by commit)
         self._grow = set()              # classes whose arrays lack room for their next refill
@@ -173,81 +174,85 @@ class BlockCache:
     def top_up(self) -> None:
         """One bounded step of refilling ahead of need (call it once per batch; the
         small-batch path calls it while the device runs the batch's prepare kernel, before
-        the host reads the batch's header): of the rings that :meth:`commit` found under
-        their mark, the ``STEP_CLASSES`` with the fewest peak needs left are filled to their
-        refill level (:meth:`_level`). Where a class's arrays lack the free blocks for
-        that, this step makes block arrays for it instead and takes nothing (the next call
-        takes the blocks); with no ring under its mark, a class whose arrays could not hold
-        its next refill gets its arrays now. So a call does at most one of: a refill of
-        ``STEP_CLASSES`` rings from arrays that hold the blocks, or the arrays of one class.
+        the host reads the batch's header). Of the rings that :meth:`commit` found under
+        their trigger (:meth:`_trigger`), the ``STEP_CLASSES`` with the fewest peak needs
+        left whose arrays hold free blocks are filled to their refill level
+        (:meth:`_level`; at most what the arrays hold); a class whose arrays hold none, or
+        too few for its next refill, is noted for growth. Only when no ring can be refilled
+        does the step make a block array, for one noted class (the most urgent), taking
+        nothing (a later call takes its blocks). So a call does at most one of: a refill of
+        ``STEP_CLASSES`` rings from arrays that hold the blocks, or one class's array.
         ``last_step`` says which ("take", "grow" or None). Out of device memory: nothing
         changes (a batch's :meth:`reserve` decides)."""
         self.last_step = None
         if not TOP_UP or not (self._want or self._grow):
             return
-        head, tail, mark, peak = self.head, self.tail, self._mark, self.peak
-        low = [k for k in self._want
-               if tail[k] - head[k] < max(mark[k], MARK_PEAKS * peak[k])]
-        self._want.difference_update([k for k in self._want if k not in low])
+        head, tail, peak = self.head, self.tail, self.peak
+        low = [k for k in self._want if tail[k] - head[k] < self._trigger(k)]
+        self._want.intersection_update(low)
         mm = self.manager
         try:
             if low:
-                # the fewest batches of peak need left first (ties: the smaller class)
+                # the fewest batches of peak need left first (ties: the smaller class); a
+                # class whose arrays hold no free block is grown on a call of its own
                 low.sort(key=lambda k: ((tail[k] - head[k]) / max(peak[k], 1), k))
-                step = low[:STEP_CLASSES]
-                levels = {k: self._level(k) for k in step}
-                room = {}
-                for k in step:
-                    free = mm.free_blocks(k)
-                    if free == 0:
-                        room[k] = levels[k][0] - (tail[k] - head[k])
-                        continue
-                    # what the class's arrays hold, at most the level (a ring left under
-                    # its mark asks again: its arrays are grown on a later call)
-                    level, b, g = levels[k]
-                    levels[k] = (min(level, tail[k] - head[k] + free), b, g)
-                if room:                       # arrays now, blocks on a later call
-                    k = min(room)
-                    if mm.add_room(k, room[k]):
-                        self.grow_steps += 1
-                        self.last_step = "grow"
+                free = {k: mm.free_blocks(k) for k in low}
+                step = [k for k in low if free[k]][:STEP_CLASSES]
+                self._grow.update(k for k in low if not free[k])
+                if step:
+                    # what the arrays hold, at most the level: a ring left under its
+                    # trigger asks again, its arrays grown on a later call
+                    self._refill(step, None, free=free)
+                    self._want.difference_update(step)
+                    self.last_step = "take"
                     return
-                self._refill(step, None, levels)
-                self._want.difference_update(step)
-                self.last_step = "take"
+            if not self._grow:
                 return
-            k = min(self._grow)
+            # the most urgent class first (a ring under its trigger, then the smallest)
+            k = min(self._grow, key=lambda k: (tail[k] - head[k] >= self._trigger(k), k))
             self._grow.discard(k)
-            if mm.add_room(k, max(self._fill[k], 1)):
+            if mm.add_room(k, max(self._fill[k], 1)):      # room for a refill to its level
                 self.grow_steps += 1
                 self.last_step = "grow"
         except MemoryError:                # DeviceMemoryError: nothing changed
             self._grow.clear()
 
+    def _trigger(self, k: int) -> int:
+        """Blocks under which :meth:`top_up` refills ring ``k``: its mark (a share of its
+        goal) or ``MARK_PEAKS`` recent peak needs, whichever is more, but at most half the
+        level its last refill brought it to (a class that keeps no reserve, or was never
+        refilled, has none: a batch's :meth:`reserve` serves it)."""
+        return min(max(self._mark[k], MARK_PEAKS * self.peak[k]), self._fill[k] >> 1)
+
     def _level(self, k: int) -> tuple:
-        """(refill level, raised boost, goal with that boost) of ring ``k``: its goal after a refill raises it by
-        the class's net drain since the previous refill (see :meth:`reserve`), and at least
-        ``PEAK_GOAL`` times the class's recent peak need (within the goal's ceiling and the
-        ring's half: a batch's need plus the level fit the ring)."""
+        """(refill level, raised boost, goal with that boost) of ring ``k``: its goal after
+        a refill raises it by the class's net drain since the previous refill (see
+        :meth:`reserve`), and at least ``PEAK_GOAL`` times the class's recent peak need
+        (within the goal's ceiling, its share of the class's lists and the ring's half: a
+        batch's need plus the level fit the ring). A level of many batches makes a ring's
+        refills rare, each a step of :meth:`top_up`."""
         rate = -(-max(self.drained[k], 0) // max(self.served[k], 1))            # ceil
-        b = max(self.boost[k], min(self.demand_batches * rate, int(self.ceiling[k])))
-        g = self._goal(k, b)
-        level = max(g, min(PEAK_GOAL * self.peak[k], int(self.ceiling[k]),
-                           self.ring_slots // 2))
+        ceiling = int(self.ceiling[k])
+        b = max(self.boost[k], min(self.demand_batches * rate, ceiling))
+        cap = self._cap(k)
+        g = min(max(int(self.target[k]), b), cap)
+        level = max(g, min(PEAK_GOAL * self.peak[k], ceiling, self.ring_slots // 2, cap))
         return level, b, g
 
-    def _refill(self, ks, need, levels=None) -> None:
+    def _refill(self, ks, need, free=None) -> None:
         """Fill every ring of ``ks`` to ``need[k]`` (None: nothing) plus its refill level
-        (``levels[k]`` as :meth:`_level` gives it, computed here if None), from the trees
-        in one batched allocation; the rings' marks, fills and boosts follow."""
+        (:meth:`_level`), at most ``free[k]`` blocks if given (what the class's arrays hold:
+        none made), from the trees in one batched allocation; the rings' marks, levels and
+        boosts follow."""
         head, tail = self.head, self.tail
         amount = {}
-        if levels is None:
-            levels = {k: self._level(k) for k in ks}
+        levels = {k: self._level(k) for k in ks}
         for k in ks:
             size = tail[k] - head[k]
             n = int(need[k]) if need is not None else 0
             a = min(max(n + levels[k][0] - size, 0), self.ring_slots - size)
+            if free is not None:
+                a = min(a, free[k])
             if a > 0:
                 amount[k] = a
         if amount:
@@ -255,7 +260,7 @@ class BlockCache:
         for k in ks:
             level, b, g = levels[k]
             self.boost[k] = b
-            self._mark[k] = g >> 1
+            self._mark[k] = g >> MARK_SHIFT
             self._fill[k] = level
         mm = self.manager
         for k in amount:
@@ -330,13 +335,17 @@ class BlockCache:
         return min(MIN_BLOCKS, (slots >> FLOOR_SHARE_SHIFT) >> size_class)
 
     def _goal(self, size_class: int, boost: int) -> int:
+        return min(max(int(self.target[size_class]), boost), self._cap(size_class))
+
+    def _cap(self, size_class: int) -> int:
+        """The most blocks ring ``size_class`` may aim to hold (see :meth:`goal`)."""
         cap = max(self.floor(size_class),
                   self.manager.blocks_holding_lists(size_class) >> LIST_SHARE_SHIFT)
         if self.manager.growth_floor_slots:
             # a graph that only grows (hornet.Graph.set_array_growth) drains its rings batch
             # after batch: they may hold what the bytes budget allows, whatever its lists
             cap = max(cap, int(self.ceiling[size_class]))
-        return min(max(int(self.target[size_class]), boost), cap)
+        return cap
 
     def commit(self, need, freed, accepted: int, classes=None) -> int:
         """Advance the host's counters after a batch popped ``need[k]`` blocks and pushed the
@@ -360,7 +369,7 @@ class BlockCache:
                 if n and self.ceiling[k]:       # (a class that keeps no reserve: none)
                     p = self.peak[k]
                     p = self.peak[k] = max(n, p - (p >> PEAK_DECAY_SHIFT))
-                    if self.tail[k] - self.head[k] < max(self._mark[k], MARK_PEAKS * p):
+                    if self.tail[k] - self.head[k] < self._trigger(k):
                         self._want.add(k)
         self.manager.cached_changed(changed)
         return spilled
