@@ -356,7 +356,7 @@ def test_block_cache_refuses_pushes_past_twice_its_target_and_large_classes():
 
 def test_block_cache_top_up_refills_low_rings_ahead_of_need():
     """top_up refills, before any batch needs it, a ring that has served and fell under its
-    mark (half its goal) to its goal; a ring above that, or one that never served, is left
+    trigger (a quarter of its goal, at least two batches' need) to its goal; a ring above that, or one that never served, is left
     alone, and a batch's reserve then finds the blocks there. The arrays the next refill
     needs are made on a call of their own, before the ring runs low. The refilled blocks
     are distinct free blocks of the class (the allocator's invariants)."""
@@ -376,7 +376,8 @@ def test_block_cache_top_up_refills_low_rings_ahead_of_need():
     assert cache.last_step == "grow" and mm.arrays_created > arrays
     assert mm.free_blocks(2) >= goal
     taken = []
-    while cache.size(2) >= goal // 2:              # batches drain the ring ...
+    from hornet.memory.block_cache import MARK_PEAKS, MARK_SHIFT
+    while cache.size(2) >= max(goal >> MARK_SHIFT, MARK_PEAKS * 3):   # batches drain it ...
         cache.top_up()
         assert cache.last_step is None
         step = zero.copy()
@@ -384,8 +385,8 @@ def test_block_cache_top_up_refills_low_rings_ahead_of_need():
         taken.append(_pop(cache, step))
         _commit(cache, step, zero, 0)
     arrays = mm.arrays_created
-    cache.top_up()                                 # ... until it is under half its goal
-    assert cache.refills == 2 and cache.size(2) == goal and cache.last_step == "take"
+    cache.top_up()                # ... under a quarter of its goal (and two batches' need)
+    assert cache.refills == 2 and cache.size(2) >= goal and cache.last_step == "take"
     assert mm.arrays_created == arrays             # the room was there
     assert cache.size(5) == 0                      # never served: not touched
     before = cache.refills
