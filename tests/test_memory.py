@@ -85,15 +85,18 @@ def test_bit_tree_inconsistency_is_detected():
     assert bt.find_inconsistency(words, offsets, 200) == offsets[1]
 
 
-@pytest.mark.parametrize("small_take", [False, True])
+@pytest.mark.parametrize("small_take", [False, True, "serial"])
 def test_forest_take_and_release_match_one_tree_at_a_time(device, small_take, monkeypatch):
     """take_forest / release_pointers (many bit trees in one pass) against sets of free
     blocks, on every backend: lowest free blocks first, pointers base + (block << shift).
-    On the GPU, both the scan over whole leaf levels and the one-block-per-tree take_small."""
+    On the GPU, both the scan over whole leaf levels and the one-block-per-tree take_small
+    (warp-wide, and each thread on its own: "serial")."""
     from hornet.memory.backend import memory_backend
     if device == "gpu":
         from hornet.memory import gpu_bit_tree
         monkeypatch.setattr(gpu_bit_tree, "SMALL_TAKE", 1 << 40 if small_take else 0)
+        if small_take == "serial":
+            monkeypatch.setattr(gpu_bit_tree, "TAKE_SMALL", "take_small_serial")
     elif small_take:
         pytest.skip("the CPU has one take path")
     be = memory_backend(device)
@@ -247,6 +250,42 @@ def _push(cache, freed_ptrs, k):
     slots = k * cache.ring_slots + (cache.tail[k] + np.arange(len(freed_ptrs))) % \
         cache.ring_slots
     cache.rings[slots] = freed_ptrs
+
+
+@pytest.mark.parametrize("kernel", ["take_small", "take_small_serial"])
+def test_small_take_spans_chunks_of_level1_words(device, kernel, monkeypatch):
+    """The one-block-per-tree take on a tree of more level-1 words than the block has
+    threads, free blocks sparse at the front and dense at the back (a fresh region under
+    one level-1 word): lowest free blocks first, across the chunk boundary, the tree
+    consistent after."""
+    if device != "gpu":
+        pytest.skip("a GPU kernel")
+    from hornet.memory import gpu_bit_tree
+    from hornet.memory.backend import memory_backend
+    monkeypatch.setattr(gpu_bit_tree, "SMALL_TAKE", 1 << 40)
+    monkeypatch.setattr(gpu_bit_tree, "TAKE_SMALL", kernel)
+    be = memory_backend("gpu")
+    n = 5_000_000                                  # 1,221 level-1 words: two chunks
+    words, offsets = be.new_tree(n)
+    rng = np.random.default_rng(8)
+    free = np.zeros(n, dtype=bool)
+    free[rng.choice(4_000_000, 3000, replace=False)] = True
+    free[n - 9000:] = True
+    base = 1 << 40
+    everything = be.to_host(be.take_forest([(words, offsets, n, base, 3)]))
+    assert np.array_equal(everything, base + (np.arange(n, dtype=np.int64) << 3))
+    back = base + (np.flatnonzero(free).astype(np.int64) << 3)
+    xp = be.xp
+    be.release_pointers(be.forest([(words, offsets)]), xp.asarray(np.array([base])),
+                        xp.asarray(np.array([3])), xp.asarray(back))
+    assert be.count_free(words, offsets) == int(free.sum())
+    for count in (2500, 4000, 5000):
+        ids = np.flatnonzero(free)[:count]
+        got = be.to_host(be.take_forest([(words, offsets, count, base, 3)]))
+        assert np.array_equal(got, base + (ids << 3))
+        free[ids] = False
+        assert be.find_inconsistency(words, offsets, n) == -1
+        assert be.count_free(words, offsets) == int(free.sum())
 
 
 def test_block_cache_hands_out_reserved_blocks_and_takes_them_back():

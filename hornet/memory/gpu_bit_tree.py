@@ -13,6 +13,8 @@ cross to the host.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..core.cuda import PreparedLaunch, cupy, function, i64, upload
@@ -23,6 +25,12 @@ WORD_BITS = 64
 #: requests for at most this many blocks in all take the one-launch path (take_small)
 SMALL_TAKE = 1 << 16
 SMALL_TAKE_THREADS = 1024
+#: the one-launch takes: a warp takes the free blocks under one level-1 word 64 leaf words
+#: abreast (environment HORNET_TAKE_SERIAL=1: the kernels where each thread walks its own
+#: leaf words, for comparison)
+_SERIAL = os.environ.get("HORNET_TAKE_SERIAL", "0") == "1"
+TAKE_SMALL = "take_small_serial" if _SERIAL else "take_small"
+TAKE_SMALL_RING = "take_small_ring_serial" if _SERIAL else "take_small_ring"
 
 
 def tree_layout(num_blocks: int) -> np.ndarray:
@@ -188,7 +196,7 @@ def _take_small(requests, addrs, table, count):
     rows[:, 4] = [r[4] for r in requests]
     rows[:, 5:] = table
     out = cupy.empty(int(count.sum()), dtype=cupy.int64)
-    _fn("take_small")((nreq,), (SMALL_TAKE_THREADS,), (upload(rows), out))
+    _fn(TAKE_SMALL)((nreq,), (SMALL_TAKE_THREADS,), (upload(rows), out))
     return out
 
 
@@ -210,7 +218,7 @@ def take_into_rings(rows, rings, ring_shift: int, state, state_words) -> None:
     if total > _RING_REFILL_WORDS:
         packed = upload(np.concatenate([rows.ravel(), state_words]).astype(np.int64,
                                                                              copy=False))
-        _fn("take_small_ring")((nreq,), (SMALL_TAKE_THREADS,),
+        _fn(TAKE_SMALL_RING)((nreq,), (SMALL_TAKE_THREADS,),
                                (packed, rings, np.int32(ring_shift), state,
                                 packed[rows.size:], np.int32(state_words.shape[0])))
         return
@@ -230,7 +238,7 @@ class _RingRefill:
         import cupyx
         self.host = cupyx.empty_pinned(_RING_REFILL_WORDS, dtype=np.int64)
         self.copied = cupy.cuda.Event(block=False, disable_timing=True)
-        self.kernel = PreparedLaunch(_fn("take_small_ring"), 6)
+        self.kernel = PreparedLaunch(_fn(TAKE_SMALL_RING), 6)
 
     def launch(self, rows, rings, ring_shift, state, state_words, total) -> None:
         self.copied.synchronize()          # the last refill's copy has left the buffer
