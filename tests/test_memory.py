@@ -397,7 +397,8 @@ def test_block_cache_top_up_refills_low_rings_ahead_of_need():
     """top_up refills, before any batch needs it, a ring that has served and fell under its
     trigger (a quarter of its goal, at least two batches' need) to its goal; a ring above that, or one that never served, is left
     alone, and a batch's reserve then finds the blocks there. The arrays the next refill
-    needs are made on a call of their own, before the ring runs low. The refilled blocks
+    needs are made by grow_ahead, before the ring runs low, and the lookup rebuilt by the
+    next top_up, each a batch of its own. The refilled blocks
     are distinct free blocks of the class (the allocator's invariants)."""
     from hornet.memory.block_cache import MIN_BLOCKS, NUM_CLASSES
     mm = _manager(block_array_edges=1 << 12)
@@ -409,11 +410,18 @@ def test_block_cache_top_up_refills_low_rings_ahead_of_need():
     cache.reserve(need)
     goal = cache.goal(2)
     assert cache.size(2) == 3 + goal
+    cache.top_up()                                 # the reserve made arrays: the lookup
+    assert cache.last_step == "lookup"
     arrays = mm.arrays_created
-    cache.top_up()              # full enough: nothing taken, but arrays for the next refill
-    assert cache.size(2) == 3 + goal and cache.refills == 1
+    cache.grow_ahead()                             # (one step a batch: nothing more)
+    assert mm.arrays_created == arrays
+    cache.top_up()                                 # full enough: nothing taken ...
+    assert cache.size(2) == 3 + goal and cache.refills == 1 and cache.last_step is None
+    cache.grow_ahead()                             # ... but arrays for the next refill
     assert cache.last_step == "grow" and mm.arrays_created > arrays
-    assert mm.free_blocks(2) >= goal
+    assert mm.free_blocks(2) >= goal and mm.lookup_stale()
+    cache.top_up()                                 # the next batch: the lookup first
+    assert cache.last_step == "lookup" and not mm.lookup_stale()
     taken = []
     from hornet.memory.block_cache import MARK_PEAKS, MARK_SHIFT
     while cache.size(2) >= max(goal >> MARK_SHIFT, MARK_PEAKS * 3):   # batches drain it ...

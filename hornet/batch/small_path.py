@@ -71,8 +71,9 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     if g._small is None:
         g._small = SmallBatches() if g.device == "gpu" else CpuSmallBatches()
     cache = mm.block_cache()
-    # one bounded step of the cache's refill per batch (BlockCache.top_up), on the GPU while
-    # the device runs the prepare kernel and the host would wait for its header
+    # one bounded step of the cache's refill per batch (BlockCache.top_up: a lookup rebuild
+    # or a refill of a few rings), on the GPU while the device runs the prepare kernel and
+    # the host would wait for its header
     if g.device == "gpu":
         header, rows = g._small.prepare(s, d, not g.directed, mode, g._degree, g._size_class,
                                         g._edge_ptr, mm.min_size_class, during=cache.top_up)
@@ -109,6 +110,9 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
                             list(outs.values()), g._degree, g._size_class,
                             g._edge_ptr)
         spills = cache.commit(need, freed, accept, touched)
+        # an array for a class short of room, while the device rewrites the lists (only
+        # when top_up did nothing this batch: one step of the cache's refill per batch)
+        cache.grow_ahead()
         g._entries += kept if mode == MODE_INSERT else -kept
         if spills:
             # released with a wait for its counts: the rewrite is the batch's last kernel, so

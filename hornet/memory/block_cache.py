@@ -59,7 +59,7 @@ import weakref
 import numpy as np
 
 NUM_CLASSES = 64
-RING_SLOTS = 8192          # a power of two, at least twice the most blocks one batch may pop
+RING_SLOTS = 16384         # a power of two, at least twice the most blocks one batch may pop
 BUDGET_BYTES = 1 << 18     # per class: the bytes of blocks a ring aims to hold
 MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
 MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class's lists
@@ -70,7 +70,7 @@ SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may a
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
 STEP_CLASSES = 3           # the most rings one top_up step refills
 MARK_SHIFT = 2             # a ring under 1/4 of its goal is refilled ahead ...
-MARK_PEAKS = 2             # ... or under this many of its class's peak needs
+MARK_PEAKS = 3             # ... or under this many of its class's peak needs
 PEAK_GOAL = 8              # ... to at least this many peak needs (within the goal's ceiling)
 PEAK_DECAY_SHIFT = 4       # a class's peak need loses 1/16 at every batch that takes from it
 #: BlockCache.top_up refills ahead of need (environment HORNET_CACHE_TOP_UP=0: it does nothing,
@@ -132,8 +132,9 @@ class BlockCache:
         self._grow = set()              # classes whose arrays lack room for their next refill
         self.refills = 0                # refills from the bit trees so far (a statistic)
         self.short_refills = 0          # ... of them by reserve: a batch found a ring short
-        self.grow_steps = 0             # top_up steps that made block arrays
-        self.last_step = None           # what the last top_up did: None, "take" or "grow"
+        self.grow_steps = 0             # grow_ahead steps that made block arrays
+        # what this batch's steps did: None, "lookup" or "take" (top_up), "grow" (grow_ahead)
+        self.last_step = None
 
     @property
     def manager(self):
@@ -172,50 +173,70 @@ class BlockCache:
         self.short_refills += 1
 
     def top_up(self) -> None:
-        """One bounded step of refilling ahead of need (call it once per batch; the
+        """One bounded step of refilling ahead of need, for the start of a batch (the
         small-batch path calls it while the device runs the batch's prepare kernel, before
-        the host reads the batch's header). Of the rings that :meth:`commit` found under
+        the host reads the batch's header). When block arrays came since the manager's
+        lookup was built (:meth:`grow_ahead` of the previous batch), the step rebuilds the
+        lookup and takes nothing. Otherwise, of the rings that :meth:`commit` found under
         their trigger (:meth:`_trigger`), the ``STEP_CLASSES`` with the fewest peak needs
         left whose arrays hold free blocks are filled to their refill level
         (:meth:`_level`; at most what the arrays hold); a class whose arrays hold none, or
-        too few for its next refill, is noted for growth. Only when no ring can be refilled
-        does the step make a block array, for one noted class (the most urgent), taking
-        nothing (a later call takes its blocks). So a call does at most one of: a refill of
-        ``STEP_CLASSES`` rings from arrays that hold the blocks, or one class's array.
-        ``last_step`` says which ("take", "grow" or None). Out of device memory: nothing
-        changes (a batch's :meth:`reserve` decides)."""
+        too few for its next refill, is noted for :meth:`grow_ahead`. ``last_step`` says
+        what the call did ("lookup", "take" or None). Out of device memory: nothing changes
+        (a batch's :meth:`reserve` decides)."""
         self.last_step = None
-        if not TOP_UP or not (self._want or self._grow):
+        if not TOP_UP:
+            return
+        mm = self.manager
+        if mm.lookup_stale():
+            mm.lookup()
+            self.last_step = "lookup"
+            return
+        if not self._want:
             return
         head, tail, peak = self.head, self.tail, self.peak
         low = [k for k in self._want if tail[k] - head[k] < self._trigger(k)]
         self._want.intersection_update(low)
-        mm = self.manager
+        if not low:
+            return
+        # the fewest batches of peak need left first (ties: the smaller class)
+        low.sort(key=lambda k: ((tail[k] - head[k]) / max(peak[k], 1), k))
+        free = {k: mm.free_blocks(k) for k in low}
+        step = [k for k in low if free[k]][:STEP_CLASSES]
+        self._grow.update(k for k in low if not free[k])
+        if not step:
+            return
         try:
-            if low:
-                # the fewest batches of peak need left first (ties: the smaller class); a
-                # class whose arrays hold no free block is grown on a call of its own
-                low.sort(key=lambda k: ((tail[k] - head[k]) / max(peak[k], 1), k))
-                free = {k: mm.free_blocks(k) for k in low}
-                step = [k for k in low if free[k]][:STEP_CLASSES]
-                self._grow.update(k for k in low if not free[k])
-                if step:
-                    # what the arrays hold, at most the level: a ring left under its
-                    # trigger asks again, its arrays grown on a later call
-                    self._refill(step, None, free=free)
-                    self._want.difference_update(step)
-                    self.last_step = "take"
-                    return
-            if not self._grow:
-                return
-            # the most urgent class first (a ring under its trigger, then the smallest)
-            k = min(self._grow, key=lambda k: (tail[k] - head[k] >= self._trigger(k), k))
-            self._grow.discard(k)
-            if mm.add_room(k, max(self._fill[k], 1)):      # room for a refill to its level
-                self.grow_steps += 1
-                self.last_step = "grow"
+            # what the arrays hold, at most the level: a ring left under its trigger asks
+            # again, its arrays grown by a later grow_ahead
+            self._refill(step, None, free=free)
+        except MemoryError:                # DeviceMemoryError: nothing changed
+            return
+        self._want.difference_update(step)
+        self.last_step = "take"
+
+    def grow_ahead(self) -> None:
+        """The other bounded step, for the end of a batch (the small-batch path calls it
+        once the device rewrites the batch's lists): when this batch's :meth:`top_up` did
+        nothing, one block array for the most urgent class noted as short of room
+        (:meth:`MemoryManager.add_room`; the lookup is left to the next batch's
+        :meth:`top_up`). So a batch makes arrays, rebuilds the lookup or takes blocks from
+        the trees, at most one of the three. ``last_step`` becomes "grow" when it made an
+        array. Out of device memory: nothing changes."""
+        if not TOP_UP or self.last_step is not None or not self._grow:
+            return
+        head, tail = self.head, self.tail
+        # a ring under its trigger first, then the smaller class
+        k = min(self._grow, key=lambda k: (tail[k] - head[k] >= self._trigger(k), k))
+        self._grow.discard(k)
+        try:
+            made = self.manager.add_room(k, max(self._fill[k], 1), lookup=False)
         except MemoryError:                # DeviceMemoryError: nothing changed
             self._grow.clear()
+            return
+        if made:
+            self.grow_steps += 1
+            self.last_step = "grow"
 
     def _trigger(self, k: int) -> int:
         """Blocks under which :meth:`top_up` refills ring ``k``: its mark (a share of its

@@ -352,12 +352,18 @@ class MemoryManager:
             self.settle()
         return self._class_blocks.get(size_class, 0) - self._class_used.get(size_class, 0)
 
-    def add_room(self, size_class: int, blocks: int) -> bool:
+    def lookup_stale(self) -> bool:
+        """Whether block arrays came or went since :meth:`lookup` was last built (the next
+        call rebuilds it)."""
+        return self._lookup is None
+
+    def add_room(self, size_class: int, blocks: int, lookup: bool = True) -> bool:
         """Make one block array for ``size_class`` when its arrays hold fewer than ``blocks``
         free blocks and none of them is empty (a class keeps one empty array at most), sized
         as an allocation of ``blocks`` would size it (geometric growth, at most
         ``block_array_edges``), taking none of its blocks; the lookup is brought up to date
-        at once. Returns whether an array was made. All or nothing
+        at once unless ``lookup`` is False (then :meth:`lookup` rebuilds it when next
+        called). Returns whether an array was made. All or nothing
         (:class:`DeviceMemoryError`). Lets a caller pay for a new array on another call than
         the one that takes its blocks."""
         free = self.free_blocks(size_class)
@@ -371,7 +377,8 @@ class MemoryManager:
         if not created:
             return False
         self._commit_plans([(size_class, [], created)])
-        self.lookup()
+        if lookup:
+            self.lookup()
         return True
 
     def allocate_into_rings(self, per_class: dict, ring_at: dict, rings, ring_slots: int,
