@@ -14,17 +14,18 @@ of blocks taken from the bit trees ahead of time (marked used there, owned by no
   the blocks straight into the rings and sets the device counters (no read-back); freed
   blocks go back to the bit trees instead (:meth:`MemoryManager.release`) when a ring would
   keep more than twice its goal;
-- refills are paced so that their host work never piles up on one batch:
-  :meth:`commit` notes every ring that falls under its *mark* (a quarter of its goal, or
-  ``MARK_PEAKS`` times the largest recent need of its class, whichever is more), and
-  :meth:`top_up`, called once per batch (the small-batch path calls it while the device
-  runs the batch's prepare kernel), refills at most ``STEP_CLASSES`` of those rings, the
-  ones with the fewest batches left first, to their goal (at least ``PEAK_GOAL`` recent
-  peak needs). A step never makes block arrays: when a class's arrays lack the free blocks
-  of a refill, that call's step makes them (:meth:`MemoryManager.add_room`) and the
-  blocks are taken on a later call; a class whose arrays could not hold its next refill is
-  grown ahead on a call that has no ring to refill. :meth:`reserve` refills from the trees
-  only a ring that cannot serve the batch at hand (the rings' marks keep that rare).
+- refills are paced so that their host work never piles up on one batch: :meth:`commit`
+  notes every ring that falls under its *trigger* (a quarter of its goal, or ``MARK_PEAKS``
+  times the largest recent need of its class, whichever is more, but at most half its
+  refill level), and each batch makes at most one bounded step of three kinds. At its start
+  (the small-batch path calls :meth:`top_up` while the device runs the batch's prepare
+  kernel) either the manager's lookup is rebuilt, when block arrays came since, or up to
+  ``STEP_CLASSES`` noted rings, the ones with the fewest batches of need left first, are
+  filled to their refill level (their goal, at least ``PEAK_GOAL`` recent peak needs) from
+  free blocks their arrays already hold; at its end, when the start did nothing,
+  :meth:`grow_ahead` makes one block array for a class whose arrays could not hold its
+  next refill (:meth:`MemoryManager.add_room`). :meth:`reserve` refills from the trees only
+  a ring that cannot serve the batch at hand (the triggers keep that rare).
 
 A ring's target is bytes-bounded (``budget_bytes`` of blocks per class, at most
 ``max_blocks``), so the reserve is a few MB at most and large classes keep none: their
@@ -123,12 +124,12 @@ class BlockCache:
         self.drained = [0] * NUM_CLASSES
         self.served = [0] * NUM_CLASSES
         self._served = set()            # classes whose ring ever held blocks (tail > 0)
-        # per class: the most blocks one recent batch took (decaying), what makes top_up
-        # refill a ring ahead (under MARK_PEAKS of them), and the blocks a refill brings it to
+        # per class: the most blocks one recent batch took (decaying; top_up refills a ring
+        # ahead under MARK_PEAKS of them, to at least PEAK_GOAL of them)
         self.peak = [0] * NUM_CLASSES
         self._mark = [0] * NUM_CLASSES  # its goal >> MARK_SHIFT as of its last refill
         self._fill = [0] * NUM_CLASSES  # what the class's last refill brought its ring to
-        self._want = set()              # rings under their mark (found by commit)
+        self._want = set()              # rings under their trigger (found by commit)
         self._grow = set()              # classes whose arrays lack room for their next refill
         self.refills = 0                # refills from the bit trees so far (a statistic)
         self.short_refills = 0          # ... of them by reserve: a batch found a ring short
@@ -286,8 +287,8 @@ class BlockCache:
         mm = self.manager
         for k in amount:
             self.drained[k] = self.served[k] = 0
-            if mm.free_blocks(k) < self._fill[k]:  # arrays for the next refill: top_up
-                self._grow.add(k)                  # makes them on a call of their own
+            if mm.free_blocks(k) < self._fill[k]:  # arrays for the next refill, made by
+                self._grow.add(k)                  # grow_ahead on a batch of its own
 
     def _take_into_rings(self, amount: dict) -> None:
         """``amount[k]`` blocks of every listed class from the bit trees onto ring k's tail
@@ -372,7 +373,7 @@ class BlockCache:
         """Advance the host's counters after a batch popped ``need[k]`` blocks and pushed the
         ``freed[k]`` of the classes in the ``accepted`` mask (its kernels advanced ``state``);
         returns how many freed blocks were not pushed (the batch's spill list, for the bit
-        trees). Rings left under their mark are noted for :meth:`top_up`."""
+        trees). Rings left under their trigger are noted for :meth:`top_up`."""
         spilled = 0
         changed = []
         for k in _classes(need, classes):

@@ -305,7 +305,7 @@ __device__ __forceinline__ void take_small_body(const i64* __restrict__ req,
 }
 
 // the same as take_small_body, each thread taking its own leaf words one after the other
-// (kept to compare against: HORNET_TAKE_SERIAL=1 launches the *_serial kernels)
+// (the *_serial kernels; HORNET_TAKE_SERIAL=1 launches them, to compare against)
 __device__ __forceinline__ void take_small_body_serial(const i64* __restrict__ req,
                                                 i64* __restrict__ out, int ring_shift) {
     __shared__ int warp_sums[32];

@@ -15,8 +15,9 @@ time for microseconds of GPU work. Here a batch of at most :data:`SMALL_ENTRIES`
    in one copy;
 2. the block cache (:mod:`hornet.memory.block_cache`) checked against the header's
    per-class counts: a ring short of what the batch needs is refilled from the bit trees
-   (rarely: one batched allocation), and the host decides which rings take the blocks the
-   batch gives back;
+   (rarely: the cache refills rings ahead of need, one bounded step per batch, that of the
+   batch's start made while the host waits for the header), and the host decides which
+   rings take the blocks the batch gives back;
 3. ``small_merge`` / ``small_remove`` (one block per piece of work): every field of every
    list rewritten in place or into a block popped from its new class's ring, the result's
    property values, the vertex table updated, and every old block pushed onto its class's
