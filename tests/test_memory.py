@@ -85,15 +85,18 @@ def test_bit_tree_inconsistency_is_detected():
     assert bt.find_inconsistency(words, offsets, 200) == offsets[1]
 
 
-@pytest.mark.parametrize("small_take", [False, True])
+@pytest.mark.parametrize("small_take", [False, True, "serial"])
 def test_forest_take_and_release_match_one_tree_at_a_time(device, small_take, monkeypatch):
     """take_forest / release_pointers (many bit trees in one pass) against sets of free
     blocks, on every backend: lowest free blocks first, pointers base + (block << shift).
-    On the GPU, both the scan over whole leaf levels and the one-block-per-tree take_small."""
+    On the GPU, both the scan over whole leaf levels and the one-block-per-tree take_small
+    (warp-wide, and each thread on its own: "serial")."""
     from hornet.memory.backend import memory_backend
     if device == "gpu":
         from hornet.memory import gpu_bit_tree
         monkeypatch.setattr(gpu_bit_tree, "SMALL_TAKE", 1 << 40 if small_take else 0)
+        if small_take == "serial":
+            monkeypatch.setattr(gpu_bit_tree, "TAKE_SMALL", "take_small_serial")
     elif small_take:
         pytest.skip("the CPU has one take path")
     be = memory_backend(device)
@@ -249,6 +252,42 @@ def _push(cache, freed_ptrs, k):
     cache.rings[slots] = freed_ptrs
 
 
+@pytest.mark.parametrize("kernel", ["take_small", "take_small_serial"])
+def test_small_take_spans_chunks_of_level1_words(device, kernel, monkeypatch):
+    """The one-block-per-tree take on a tree of more level-1 words than the block has
+    threads, free blocks sparse at the front and dense at the back (a fresh region under
+    one level-1 word): lowest free blocks first, across the chunk boundary, the tree
+    consistent after."""
+    if device != "gpu":
+        pytest.skip("a GPU kernel")
+    from hornet.memory import gpu_bit_tree
+    from hornet.memory.backend import memory_backend
+    monkeypatch.setattr(gpu_bit_tree, "SMALL_TAKE", 1 << 40)
+    monkeypatch.setattr(gpu_bit_tree, "TAKE_SMALL", kernel)
+    be = memory_backend("gpu")
+    n = 5_000_000                                  # 1,221 level-1 words: two chunks
+    words, offsets = be.new_tree(n)
+    rng = np.random.default_rng(8)
+    free = np.zeros(n, dtype=bool)
+    free[rng.choice(4_000_000, 3000, replace=False)] = True
+    free[n - 9000:] = True
+    base = 1 << 40
+    everything = be.to_host(be.take_forest([(words, offsets, n, base, 3)]))
+    assert np.array_equal(everything, base + (np.arange(n, dtype=np.int64) << 3))
+    back = base + (np.flatnonzero(free).astype(np.int64) << 3)
+    xp = be.xp
+    be.release_pointers(be.forest([(words, offsets)]), xp.asarray(np.array([base])),
+                        xp.asarray(np.array([3])), xp.asarray(back))
+    assert be.count_free(words, offsets) == int(free.sum())
+    for count in (2500, 4000, 5000):
+        ids = np.flatnonzero(free)[:count]
+        got = be.to_host(be.take_forest([(words, offsets, count, base, 3)]))
+        assert np.array_equal(got, base + (ids << 3))
+        free[ids] = False
+        assert be.find_inconsistency(words, offsets, n) == -1
+        assert be.count_free(words, offsets) == int(free.sum())
+
+
 def test_block_cache_hands_out_reserved_blocks_and_takes_them_back():
     from hornet.memory.block_cache import FLOOR_SHARE_SHIFT, MIN_BLOCKS, NUM_CLASSES
     mm = _manager(block_array_edges=1 << 12)
@@ -355,10 +394,12 @@ def test_block_cache_refuses_pushes_past_twice_its_target_and_large_classes():
 
 
 def test_block_cache_top_up_refills_low_rings_ahead_of_need():
-    """top_up refills, before any batch needs it, a ring that has served and fell under a
-    quarter of its goal (to what reserve would fill it to); a ring above that, or one that
-    never served, is left alone, and a batch's reserve then finds the blocks there. The
-    refilled blocks are distinct free blocks of the class (the allocator's invariants)."""
+    """top_up refills, before any batch needs it, a ring that has served and fell under its
+    trigger (a quarter of its goal, at least two batches' need) to its goal; a ring above that, or one that never served, is left
+    alone, and a batch's reserve then finds the blocks there. The arrays the next refill
+    needs are made by grow_ahead, before the ring runs low, and the lookup rebuilt by the
+    next top_up, each a batch of its own. The refilled blocks
+    are distinct free blocks of the class (the allocator's invariants)."""
     from hornet.memory.block_cache import MIN_BLOCKS, NUM_CLASSES
     mm = _manager(block_array_edges=1 << 12)
     others = mm.allocate(6, MIN_BLOCKS << 10)      # lists enough for floors of MIN_BLOCKS
@@ -369,16 +410,31 @@ def test_block_cache_top_up_refills_low_rings_ahead_of_need():
     cache.reserve(need)
     goal = cache.goal(2)
     assert cache.size(2) == 3 + goal
-    cache.top_up()                                 # full enough: nothing taken
-    assert cache.size(2) == 3 + goal and cache.refills == 1
+    cache.top_up()                                 # the reserve made arrays: the lookup
+    assert cache.last_step == "lookup"
+    arrays = mm.arrays_created
+    cache.grow_ahead()                             # (one step a batch: nothing more)
+    assert mm.arrays_created == arrays
+    cache.top_up()                                 # full enough: nothing taken ...
+    assert cache.size(2) == 3 + goal and cache.refills == 1 and cache.last_step is None
+    cache.grow_ahead()                             # ... but arrays for the next refill
+    assert cache.last_step == "grow" and mm.arrays_created > arrays
+    assert mm.free_blocks(2) >= goal and mm.lookup_stale()
+    cache.top_up()                                 # the next batch: the lookup first
+    assert cache.last_step == "lookup" and not mm.lookup_stale()
     taken = []
-    while cache.size(2) >= goal // 4:              # batches drain the ring ...
+    from hornet.memory.block_cache import MARK_PEAKS, MARK_SHIFT
+    while cache.size(2) >= max(goal >> MARK_SHIFT, MARK_PEAKS * 3):   # batches drain it ...
+        cache.top_up()
+        assert cache.last_step is None
         step = zero.copy()
         step[2] = min(3, cache.size(2))
         taken.append(_pop(cache, step))
         _commit(cache, step, zero, 0)
-    cache.top_up()                                 # ... until it is under a quarter
-    assert cache.refills == 2 and cache.size(2) >= goal
+    arrays = mm.arrays_created
+    cache.top_up()                # ... under a quarter of its goal (and two batches' need)
+    assert cache.refills == 2 and cache.size(2) >= goal and cache.last_step == "take"
+    assert mm.arrays_created == arrays             # the room was there
     assert cache.size(5) == 0                      # never served: not touched
     before = cache.refills
     cache.reserve(need)                            # the batch finds its blocks cached

@@ -70,8 +70,16 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     if g._small is None:
         g._small = SmallBatches() if g.device == "gpu" else CpuSmallBatches()
     cache = mm.block_cache()
-    header, rows = g._small.prepare(s, d, not g.directed, mode, g._degree, g._size_class,
-                                    g._edge_ptr, mm.min_size_class)
+    # one bounded step of the cache's refill per batch (BlockCache.top_up: a lookup rebuild
+    # or a refill of a few rings), on the GPU while the device runs the prepare kernel and
+    # the host would wait for its header
+    if g.device == "gpu":
+        header, rows = g._small.prepare(s, d, not g.directed, mode, g._degree, g._size_class,
+                                        g._edge_ptr, mm.min_size_class, during=cache.top_up)
+    else:
+        cache.top_up()
+        header, rows = g._small.prepare(s, d, not g.directed, mode, g._degree, g._size_class,
+                                        g._edge_ptr, mm.min_size_class)
     header = header[:H_PIECES + 1].tolist()   # Python ints: cheaper to read one by one
     if header[H_MIN_ID] < 0 or header[H_MAX_ID] > MAX_VERTEX_ID:
         return None
@@ -101,10 +109,9 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
                             list(outs.values()), g._degree, g._size_class,
                             g._edge_ptr)
         spills = cache.commit(need, freed, accept, touched)
-        if g.device == "gpu":
-            # rings running low are refilled while the device rewrites the lists (a batch
-            # refused above changes no memory, the cache's included)
-            cache.top_up()
+        # an array for a class short of room, while the device rewrites the lists (only
+        # when top_up did nothing this batch: one step of the cache's refill per batch)
+        cache.grow_ahead()
         g._entries += kept if mode == MODE_INSERT else -kept
         if spills:
             # released with a wait for its counts: the rewrite is the batch's last kernel, so

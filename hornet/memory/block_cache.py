@@ -9,16 +9,23 @@ of blocks taken from the bit trees ahead of time (marked used there, owned by no
 - a batch's kernels *pop* the blocks its moving lists need from the head of their class's
   ring and *push* the blocks those lists leave onto the tail of the old class's ring;
 - the host only sees per-class counts (what the batch needs and frees, from the batch's
-  header), keeps every ring's head and tail counters, refills a ring from the bit trees when
-  a batch needs more than it holds (on the GPU one upload of the request rows and one launch,
-  ``take_small_ring``, that writes the blocks straight into the rings and sets the device
-  counters: no read-back, no per-class host work beyond planning which arrays give the
-  blocks), and lets freed
+  header) and keeps every ring's head and tail counters. On the GPU a refill from the bit
+  trees is one upload of the request rows and one launch, ``take_small_ring``, that writes
+  the blocks straight into the rings and sets the device counters (no read-back); freed
   blocks go back to the bit trees instead (:meth:`MemoryManager.release`) when a ring would
-  keep more than twice its target;
-- :meth:`top_up` refills the rings ahead of need, once one that has served falls under a
-  quarter of its goal, while the device rewrites an accepted batch's lists: a refill's host
-  work then overlaps device work instead of falling on the batch whose ring ran dry.
+  keep more than twice its goal;
+- refills are paced so that their host work never piles up on one batch: :meth:`commit`
+  notes every ring that falls under its *trigger* (a quarter of its goal, or ``MARK_PEAKS``
+  times the largest recent need of its class, whichever is more, but at most half its
+  refill level), and each batch makes at most one bounded step of three kinds. At its start
+  (the small-batch path calls :meth:`top_up` while the device runs the batch's prepare
+  kernel) either the manager's lookup is rebuilt, when block arrays came since, or up to
+  ``STEP_CLASSES`` noted rings, the ones with the fewest batches of need left first, are
+  filled to their refill level (their goal, at least ``PEAK_GOAL`` recent peak needs) from
+  free blocks their arrays already hold; at its end, when the start did nothing,
+  :meth:`grow_ahead` makes one block array for a class whose arrays could not hold its
+  next refill (:meth:`MemoryManager.add_room`). :meth:`reserve` refills from the trees only
+  a ring that cannot serve the batch at hand (the triggers keep that rare).
 
 A ring's target is bytes-bounded (``budget_bytes`` of blocks per class, at most
 ``max_blocks``), so the reserve is a few MB at most and large classes keep none: their
@@ -53,7 +60,7 @@ import weakref
 import numpy as np
 
 NUM_CLASSES = 64
-RING_SLOTS = 8192          # a power of two, at least twice the most blocks one batch may pop
+RING_SLOTS = 16384         # a power of two, at least twice the most blocks one batch may pop
 BUDGET_BYTES = 1 << 18     # per class: the bytes of blocks a ring aims to hold
 MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
 MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class's lists
@@ -62,6 +69,11 @@ LIST_SHARE_SHIFT = 3       # beyond that, a goal (raised or not) is at most 1/8 
 DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
+STEP_CLASSES = 3           # the most rings one top_up step refills
+MARK_SHIFT = 2             # a ring under 1/4 of its goal is refilled ahead ...
+MARK_PEAKS = 3             # ... or under this many of its class's peak needs
+PEAK_GOAL = 8              # ... to at least this many peak needs (within the goal's ceiling)
+PEAK_DECAY_SHIFT = 4       # a class's peak need loses 1/16 at every batch that takes from it
 #: BlockCache.top_up refills ahead of need (environment HORNET_CACHE_TOP_UP=0: it does nothing,
 #: rings are refilled when a batch finds them short)
 TOP_UP = os.environ.get("HORNET_CACHE_TOP_UP", "1") != "0"
@@ -112,8 +124,18 @@ class BlockCache:
         self.drained = [0] * NUM_CLASSES
         self.served = [0] * NUM_CLASSES
         self._served = set()            # classes whose ring ever held blocks (tail > 0)
-        self._low = {}                  # per class: top_up refills under this many blocks
+        # per class: the most blocks one recent batch took (decaying; top_up refills a ring
+        # ahead under MARK_PEAKS of them, to at least PEAK_GOAL of them)
+        self.peak = [0] * NUM_CLASSES
+        self._mark = [0] * NUM_CLASSES  # its goal >> MARK_SHIFT as of its last refill
+        self._fill = [0] * NUM_CLASSES  # what the class's last refill brought its ring to
+        self._want = set()              # rings under their trigger (found by commit)
+        self._grow = set()              # classes whose arrays lack room for their next refill
         self.refills = 0                # refills from the bit trees so far (a statistic)
+        self.short_refills = 0          # ... of them by reserve: a batch found a ring short
+        self.grow_steps = 0             # grow_ahead steps that made block arrays
+        # what this batch's steps did: None, "lookup" or "take" (top_up), "grow" (grow_ahead)
+        self.last_step = None
 
     @property
     def manager(self):
@@ -130,76 +152,143 @@ class BlockCache:
     # ------------------------------------------------------------------ a batch
     def reserve(self, need, classes=None) -> None:
         """Make every ring ``k`` hold at least ``need[k]`` blocks (NUM_CLASSES host integers,
-        each at most ``ring_slots // 2``). When one is short, the rings short of it are filled
-        up to ``need + target``, and the other rings that have served before and fell under
-        half their target up to their target, all from the bit trees in one batched
-        allocation (so that refills of different classes fall on the same batch). A refill
-        first raises the goal of every class it refills to ``demand_batches`` times the
-        class's net drain per batch since its previous refill (within its ceiling; raises
-        are kept: a goal that fell back would make the ring spill what the next batches
-        need). All or nothing: on :class:`DeviceMemoryError` no ring changed.
+        each at most ``ring_slots // 2``). A ring short of its batch's need is filled to
+        ``need`` plus its refill level (:meth:`_level`), from the bit trees in one batched
+        allocation; the other rings are left to :meth:`top_up`, so that this call's work is
+        proportional to the rings the batch found short (none, while top_up keeps up). A
+        refill first raises the goal of every class it refills to ``demand_batches`` times
+        the class's net drain per batch since its previous refill (within its ceiling;
+        raises are kept: a goal that fell back would make the ring spill what the next
+        batches need). All or nothing: on :class:`DeviceMemoryError` no ring changed.
 
         ``classes`` (here and in :meth:`accepts`, :meth:`commit`): optional, the classes
         whose ``need`` or ``freed`` may be nonzero (ascending), so that a batch touching two
         classes does not walk all NUM_CLASSES of them; None: every class."""
         head, tail = self.head, self.tail
-        if all(need[k] <= tail[k] - head[k] for k in _classes(need, classes)):
+        short = [k for k in _classes(need, classes) if need[k] > tail[k] - head[k]]
+        if not short:
             return
-        # the classes a refill may serve: those the batch takes from, and those that have
-        # served before (the only ones that can be under half their goal); a few, not all
-        cands = sorted(set(k for k in _classes(need, classes) if need[k]) | self._served)
-        if any(need[k] > self.ring_slots // 2 for k in cands):
+        if any(need[k] > self.ring_slots // 2 for k in short):
             raise ValueError("a batch may take at most ring_slots // 2 blocks of one class")
-        self._refill(cands, need)
+        self._refill(short, need)
+        self.short_refills += 1
 
     def top_up(self) -> None:
-        """Refill ahead of need: when a ring that has served holds under a quarter of its goal
-        (as of the last refill or top-up), the rings a refill would fill (:meth:`reserve`,
-        nothing needed yet) take their blocks now. Meant for the time the device rewrites an
-        accepted batch's lists (the small-batch path calls it after that launch and the
-        counters' commit), so that a refill's host work overlaps device work instead of
-        waiting for a ring to run dry; a refused batch never calls it. Out of device memory: nothing changes (the batch's
-        :meth:`reserve` decides)."""
+        """One bounded step of refilling ahead of need, for the start of a batch (the
+        small-batch path calls it while the device runs the batch's prepare kernel, before
+        the host reads the batch's header). When block arrays came since the manager's
+        lookup was built (:meth:`grow_ahead` of the previous batch), the step rebuilds the
+        lookup and takes nothing. Otherwise, of the rings that :meth:`commit` found under
+        their trigger (:meth:`_trigger`), the ``STEP_CLASSES`` with the fewest peak needs
+        left whose arrays hold free blocks are filled to their refill level
+        (:meth:`_level`; at most what the arrays hold); a class whose arrays hold none, or
+        too few for its next refill, is noted for :meth:`grow_ahead`. ``last_step`` says
+        what the call did ("lookup", "take" or None). Out of device memory: nothing changes
+        (a batch's :meth:`reserve` decides)."""
+        self.last_step = None
         if not TOP_UP:
             return
-        low = self._low
-        head, tail = self.head, self.tail
-        if not any(tail[k] - head[k] < low.get(k, 0) for k in self._served):
+        mm = self.manager
+        if mm.lookup_stale():
+            mm.lookup()
+            self.last_step = "lookup"
+            return
+        if not self._want:
+            return
+        head, tail, peak = self.head, self.tail, self.peak
+        low = [k for k in self._want if tail[k] - head[k] < self._trigger(k)]
+        self._want.intersection_update(low)
+        if not low:
+            return
+        # the fewest batches of peak need left first (ties: the smaller class)
+        low.sort(key=lambda k: ((tail[k] - head[k]) / max(peak[k], 1), k))
+        free = {k: mm.free_blocks(k) for k in low}
+        step = [k for k in low if free[k]][:STEP_CLASSES]
+        self._grow.update(k for k in low if not free[k])
+        if not step:
             return
         try:
-            self._refill(sorted(self._served), None)
+            # what the arrays hold, at most the level: a ring left under its trigger asks
+            # again, its arrays grown by a later grow_ahead
+            self._refill(step, None, free=free)
         except MemoryError:                # DeviceMemoryError: nothing changed
-            self._low = {}                 # asked again after the next refill
+            return
+        self._want.difference_update(step)
+        self.last_step = "take"
 
-    def _refill(self, cands, need) -> None:
-        """The refill of :meth:`reserve` over the candidate classes ``cands`` (ascending),
-        ``need`` per class (None: nothing)."""
+    def grow_ahead(self) -> None:
+        """The other bounded step, for the end of a batch (the small-batch path calls it
+        once the device rewrites the batch's lists): when this batch's :meth:`top_up` did
+        nothing, one block array for the most urgent class noted as short of room
+        (:meth:`MemoryManager.add_room`; the lookup is left to the next batch's
+        :meth:`top_up`). So a batch makes arrays, rebuilds the lookup or takes blocks from
+        the trees, at most one of the three. ``last_step`` becomes "grow" when it made an
+        array. Out of device memory: nothing changes."""
+        if not TOP_UP or self.last_step is not None or not self._grow:
+            return
         head, tail = self.head, self.tail
-        amount, boost = {}, {}
-        goals = {}
-        for k in cands:
+        # a ring under its trigger first, then the smaller class
+        k = min(self._grow, key=lambda k: (tail[k] - head[k] >= self._trigger(k), k))
+        self._grow.discard(k)
+        try:
+            made = self.manager.add_room(k, max(self._fill[k], 1), lookup=False)
+        except MemoryError:                # DeviceMemoryError: nothing changed
+            self._grow.clear()
+            return
+        if made:
+            self.grow_steps += 1
+            self.last_step = "grow"
+
+    def _trigger(self, k: int) -> int:
+        """Blocks under which :meth:`top_up` refills ring ``k``: its mark (a share of its
+        goal) or ``MARK_PEAKS`` recent peak needs, whichever is more, but at most half the
+        level its last refill brought it to (a class that keeps no reserve, or was never
+        refilled, has none: a batch's :meth:`reserve` serves it)."""
+        return min(max(self._mark[k], MARK_PEAKS * self.peak[k]), self._fill[k] >> 1)
+
+    def _level(self, k: int) -> tuple:
+        """(refill level, raised boost, goal with that boost) of ring ``k``: its goal after
+        a refill raises it by the class's net drain since the previous refill (see
+        :meth:`reserve`), and at least ``PEAK_GOAL`` times the class's recent peak need
+        (within the goal's ceiling, its share of the class's lists and the ring's half: a
+        batch's need plus the level fit the ring). A level of many batches makes a ring's
+        refills rare, each a step of :meth:`top_up`."""
+        rate = -(-max(self.drained[k], 0) // max(self.served[k], 1))            # ceil
+        ceiling = int(self.ceiling[k])
+        b = max(self.boost[k], min(self.demand_batches * rate, ceiling))
+        cap = self._cap(k)
+        g = min(max(int(self.target[k]), b), cap)
+        level = max(g, min(PEAK_GOAL * self.peak[k], ceiling, self.ring_slots // 2, cap))
+        return level, b, g
+
+    def _refill(self, ks, need, free=None) -> None:
+        """Fill every ring of ``ks`` to ``need[k]`` (None: nothing) plus its refill level
+        (:meth:`_level`), at most ``free[k]`` blocks if given (what the class's arrays hold:
+        none made), from the trees in one batched allocation; the rings' marks, levels and
+        boosts follow."""
+        head, tail = self.head, self.tail
+        amount = {}
+        levels = {k: self._level(k) for k in ks}
+        for k in ks:
             size = tail[k] - head[k]
             n = int(need[k]) if need is not None else 0
-            g = goals[k] = self.goal(k)
-            short = n > size or (tail[k] > 0 and 2 * (size - n) < g)
-            if not short:
-                continue
-            rate = -(-max(self.drained[k], 0) // max(self.served[k], 1))       # ceil
-            b = max(self.boost[k], min(self.demand_batches * rate, int(self.ceiling[k])))
-            boost[k] = b
-            if b != self.boost[k]:
-                g = goals[k] = self._goal(k, b)
-            a = min(max(n + g - size, 0), self.ring_slots - size)
+            a = min(max(n + levels[k][0] - size, 0), self.ring_slots - size)
+            if free is not None:
+                a = min(a, free[k])
             if a > 0:
                 amount[k] = a
         if amount:
             self._take_into_rings(amount)          # all or nothing: may raise, nothing changed
-        for k, b in boost.items():
+        for k in ks:
+            level, b, g = levels[k]
             self.boost[k] = b
+            self._mark[k] = g >> MARK_SHIFT
+            self._fill[k] = level
+        mm = self.manager
         for k in amount:
             self.drained[k] = self.served[k] = 0
-        # low-water marks of the next top_up (goals as of now: they follow the graph slowly)
-        self._low = {k: g >> 2 for k, g in goals.items()}
+            if mm.free_blocks(k) < self._fill[k]:  # arrays for the next refill, made by
+                self._grow.add(k)                  # grow_ahead on a batch of its own
 
     def _take_into_rings(self, amount: dict) -> None:
         """``amount[k]`` blocks of every listed class from the bit trees onto ring k's tail
@@ -226,7 +315,8 @@ class BlockCache:
     def accepts(self, need, freed, classes=None) -> int:
         """Bit mask of the classes whose ring takes the ``freed[k]`` blocks a batch gives back
         while it pops ``need[k]`` (NUM_CLASSES host integers each): room in the ring, and
-        either no more than twice the goal left after the batch or no growth (a batch that
+        either no more than twice the goal (or the ring's refill level, if more) left after
+        the batch or no growth (a batch that
         gives back no more than it takes, such as hub lists copied within their class, never
         spills). The other classes' blocks go back to the bit trees."""
         mask = 0
@@ -234,8 +324,9 @@ class BlockCache:
             f = freed[k]
             if f:
                 size = self.tail[k] - self.head[k]
-                if size + f <= self.ring_slots and (f <= need[k] or
-                                                    size - need[k] + f <= 2 * self.goal(k)):
+                if size + f <= self.ring_slots and (
+                        f <= need[k] or
+                        size - need[k] + f <= max(2 * self.goal(k), self._fill[k])):
                     mask |= 1 << k
         return mask
 
@@ -266,19 +357,23 @@ class BlockCache:
         return min(MIN_BLOCKS, (slots >> FLOOR_SHARE_SHIFT) >> size_class)
 
     def _goal(self, size_class: int, boost: int) -> int:
+        return min(max(int(self.target[size_class]), boost), self._cap(size_class))
+
+    def _cap(self, size_class: int) -> int:
+        """The most blocks ring ``size_class`` may aim to hold (see :meth:`goal`)."""
         cap = max(self.floor(size_class),
                   self.manager.blocks_holding_lists(size_class) >> LIST_SHARE_SHIFT)
         if self.manager.growth_floor_slots:
             # a graph that only grows (hornet.Graph.set_array_growth) drains its rings batch
             # after batch: they may hold what the bytes budget allows, whatever its lists
             cap = max(cap, int(self.ceiling[size_class]))
-        return min(max(int(self.target[size_class]), boost), cap)
+        return cap
 
     def commit(self, need, freed, accepted: int, classes=None) -> int:
         """Advance the host's counters after a batch popped ``need[k]`` blocks and pushed the
         ``freed[k]`` of the classes in the ``accepted`` mask (its kernels advanced ``state``);
         returns how many freed blocks were not pushed (the batch's spill list, for the bit
-        trees)."""
+        trees). Rings left under their trigger are noted for :meth:`top_up`."""
         spilled = 0
         changed = []
         for k in _classes(need, classes):
@@ -293,6 +388,11 @@ class BlockCache:
                 self.drained[k] += n - f     # spilled blocks count: the class had them
                 self.served[k] += 1
                 changed.append(k)
+                if n and self.ceiling[k]:       # (a class that keeps no reserve: none)
+                    p = self.peak[k]
+                    p = self.peak[k] = max(n, p - (p >> PEAK_DECAY_SHIFT))
+                    if self.tail[k] - self.head[k] < self._trigger(k):
+                        self._want.add(k)
         self.manager.cached_changed(changed)
         return spilled
 
@@ -317,6 +417,10 @@ class BlockCache:
         for k in ks:
             self.head[k] = self.tail[k]
             self.drained[k] = self.served[k] = 0
+        # a flushed ring waits for its class's next batch to ask for blocks again
+        gone = range(NUM_CLASSES) if classes is None else classes
+        self._want.difference_update(gone)
+        self._grow.difference_update(gone)
         self._upload_state()
         if ptrs.shape[0]:
             self.manager.release(ptrs)

@@ -13,9 +13,11 @@ cross to the host.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
-from ..core.cuda import cupy, function, i64, upload
+from ..core.cuda import PreparedLaunch, cupy, function, i64, upload
 from .gpu_launch import launch
 from .gpu_copy import CU_SOURCE, CU_TEMPLATES
 
@@ -23,6 +25,12 @@ WORD_BITS = 64
 #: requests for at most this many blocks in all take the one-launch path (take_small)
 SMALL_TAKE = 1 << 16
 SMALL_TAKE_THREADS = 1024
+#: the one-launch takes: a warp takes the free blocks under one level-1 word 64 leaf words
+#: abreast (environment HORNET_TAKE_SERIAL=1: the kernels where each thread walks its own
+#: leaf words, for comparison)
+_SERIAL = os.environ.get("HORNET_TAKE_SERIAL", "0") == "1"
+TAKE_SMALL = "take_small_serial" if _SERIAL else "take_small"
+TAKE_SMALL_RING = "take_small_ring_serial" if _SERIAL else "take_small_ring"
 
 
 def tree_layout(num_blocks: int) -> np.ndarray:
@@ -188,13 +196,13 @@ def _take_small(requests, addrs, table, count):
     rows[:, 4] = [r[4] for r in requests]
     rows[:, 5:] = table
     out = cupy.empty(int(count.sum()), dtype=cupy.int64)
-    _fn("take_small")((nreq,), (SMALL_TAKE_THREADS,), (upload(rows), out))
+    _fn(TAKE_SMALL)((nreq,), (SMALL_TAKE_THREADS,), (upload(rows), out))
     return out
 
 
 def take_into_rings(rows, rings, ring_shift: int, state, state_words) -> None:
     """Take blocks from several trees straight into the block cache's rings, and set the
-    rings' counters, in one upload and one launch (``take_small_ring``).
+    rings' counters, in one copy and one launch (``take_small_ring``).
 
     ``rows``: host int64 (R, 5 + FOREST_LEVELS + 1), one per tree: word address, count, ring
     position ``(ring << 32) | first slot`` (slots wrap within the ring), base, log2 block
@@ -206,10 +214,54 @@ def take_into_rings(rows, rings, ring_shift: int, state, state_words) -> None:
     if nreq == 0:
         state[:] = upload(np.ascontiguousarray(state_words, dtype=np.int64))
         return
-    packed = upload(np.concatenate([rows.ravel(), state_words]).astype(np.int64, copy=False))
-    _fn("take_small_ring")((nreq,), (SMALL_TAKE_THREADS,),
-                           (packed, rings, np.int32(ring_shift), state, packed[rows.size:],
-                            np.int32(state_words.shape[0])))
+    total = rows.size + state_words.shape[0]
+    if total > _RING_REFILL_WORDS:
+        packed = upload(np.concatenate([rows.ravel(), state_words]).astype(np.int64,
+                                                                             copy=False))
+        _fn(TAKE_SMALL_RING)((nreq,), (SMALL_TAKE_THREADS,),
+                               (packed, rings, np.int32(ring_shift), state,
+                                packed[rows.size:], np.int32(state_words.shape[0])))
+        return
+    _ring_refill().launch(rows, rings, ring_shift, state, state_words, total)
+
+
+_RING_REFILL_WORDS = 1 << 14
+
+
+class _RingRefill:
+    """The reused pieces of :func:`take_into_rings`: a pinned buffer the request rows and
+    counters are written to (an event says when the device has read the last ones), and
+    a driver launch with a prebuilt argument buffer (:class:`PreparedLaunch`): a refill is
+    a few microseconds of host work past its planning."""
+
+    def __init__(self):
+        import cupyx
+        self.host = cupyx.empty_pinned(_RING_REFILL_WORDS, dtype=np.int64)
+        self.copied = cupy.cuda.Event(block=False, disable_timing=True)
+        self.kernel = PreparedLaunch(_fn(TAKE_SMALL_RING), 6)
+
+    def launch(self, rows, rings, ring_shift, state, state_words, total) -> None:
+        self.copied.synchronize()          # the last refill's copy has left the buffer
+        nr = rows.size
+        self.host[:nr] = rows.reshape(-1)
+        self.host[nr:total] = state_words
+        packed = cupy.empty(total, dtype=cupy.int64)     # per call: the stream's pool
+        stream = cupy.cuda.get_current_stream()
+        cupy.cuda.runtime.memcpyAsync(packed.data.ptr, self.host.ctypes.data, total * 8,
+                                      cupy.cuda.runtime.memcpyHostToDevice, stream.ptr)
+        self.copied.record(stream)
+        self.kernel(int(rows.shape[0]), SMALL_TAKE_THREADS, [
+            packed.data.ptr, rings.data.ptr, int(ring_shift), state.data.ptr,
+            packed.data.ptr + 8 * nr, int(state_words.shape[0])])
+
+
+_RING_REFILL = []
+
+
+def _ring_refill() -> _RingRefill:
+    if not _RING_REFILL:
+        _RING_REFILL.append(_RingRefill())
+    return _RING_REFILL[0]
 
 
 def forest(trees):

@@ -182,6 +182,7 @@ class MemoryManager:
         self._touched: set[int] = set()    # classes whose utilization may have dropped
         self._class_blocks: dict[int, int] = {}   # per class: blocks in its arrays ...
         self._class_used: dict[int, int] = {}     # ... and blocks in use (kept current)
+        self._free_slots = 0               # free slots of every class's arrays (kept current)
         self._lookup: _Lookup | None = None
         self._layout_memo = None      # (lookup, {field: storage layout}), see storage_layout
         self._layout_fields: set = set()   # fields whose storage layout was read
@@ -344,6 +345,42 @@ class MemoryManager:
             raise AssertionError("allocation without growth ran out of blocks")
         return size_class, plan, created
 
+    def free_blocks(self, size_class: int) -> int:
+        """Free blocks in the arrays of a class (host counts; the block cache's blocks are
+        not free)."""
+        if self._pending_release is not None:
+            self.settle()
+        return self._class_blocks.get(size_class, 0) - self._class_used.get(size_class, 0)
+
+    def lookup_stale(self) -> bool:
+        """Whether block arrays came or went since :meth:`lookup` was last built (the next
+        call rebuilds it)."""
+        return self._lookup is None
+
+    def add_room(self, size_class: int, blocks: int, lookup: bool = True) -> bool:
+        """Make one block array for ``size_class`` when its arrays hold fewer than ``blocks``
+        free blocks and none of them is empty (a class keeps one empty array at most), sized
+        as an allocation of ``blocks`` would size it (geometric growth, at most
+        ``block_array_edges``), taking none of its blocks; the lookup is brought up to date
+        at once unless ``lookup`` is False (then :meth:`lookup` rebuilds it when next
+        called). Returns whether an array was made. All or nothing
+        (:class:`DeviceMemoryError`). Lets a caller pay for a new array on another call than
+        the one that takes its blocks."""
+        free = self.free_blocks(size_class)
+        if free >= blocks:
+            return False
+        pool = self.pools.get(size_class, [])
+        if any(a.free == a.num_blocks for a in pool):
+            return False
+        count = free + min(int(blocks) - free, self.blocks_per_array(size_class))
+        _, _, created = self._plan(size_class, count, grow=True)
+        if not created:
+            return False
+        self._commit_plans([(size_class, [], created)])
+        if lookup:
+            self.lookup()
+        return True
+
     def allocate_into_rings(self, per_class: dict, ring_at: dict, rings, ring_slots: int,
                             state, state_words) -> None:
         """``per_class[k]`` fresh blocks of every listed size class k, written by the device
@@ -406,6 +443,7 @@ class MemoryManager:
         """Add to the class's block and used-block counts (what compaction decides on)."""
         self._class_blocks[size_class] = self._class_blocks.get(size_class, 0) + blocks
         self._class_used[size_class] = self._class_used.get(size_class, 0) + used
+        self._free_slots += (blocks - used) << size_class
         self._list_slots = None
 
     def release(self, pointers: np.ndarray, wait: bool = True) -> None:
@@ -538,8 +576,7 @@ class MemoryManager:
         below = min(self.compact_below, STEADY_COMPACT_BELOW) if self.steady \
             else self.compact_below
         # free slots past the graph's allowance (cached blocks count as used)
-        over = sum((b - self._class_used[k]) << k for k, b in self._class_blocks.items()) - \
-            (share * list_slots if list_slots > 0 else 0.0)
+        over = self._free_slots - (share * list_slots if list_slots > 0 else 0.0)
         persisted = self._free_over or not FREE_PERSIST
         self._free_over = over > 0
         if self._free_wait > 0 or not persisted:       # past the allowance: wait
@@ -548,6 +585,16 @@ class MemoryManager:
         elif over > 0:
             self._free_wait = FREE_EVERY - 1
         classes = list(self.pools if size_classes is None else size_classes)
+        if over <= 0:
+            # only a class under the threshold, or whose blocks are all cached, can give
+            # room back (the common case after a small delete: none, decided in a pass of
+            # a few comparisons per class)
+            used, blocks = self._class_used, self._class_blocks
+            classes = [k for k in classes if k in self.pools and (
+                used[k] < below * blocks[k] or (self._cached(k) and
+                                                self._cached(k) == used[k]))]
+            if not classes:
+                return empty, empty
         classes.sort(key=lambda k: (self._class_blocks.get(k, 0) - self._class_used.get(k, 0))
                      << k, reverse=True)           # the most free slots first
         # plan first (cached blocks counted as used, nothing flushed or moved): which classes
@@ -795,6 +842,11 @@ class MemoryManager:
             if counted != (sum(a.num_blocks for a in pool), sum(a.used for a in pool)):
                 raise InvariantError(f"size class {k}: counted (blocks, used) {counted} differ "
                                      "from its arrays")
+        free_slots = sum((b - self._class_used.get(k, 0)) << k
+                         for k, b in self._class_blocks.items())
+        if free_slots != self._free_slots:
+            raise InvariantError(f"free slots counted {self._free_slots}, the classes' counts "
+                                 f"give {free_slots}")
         pointers = be.to_host(pointers).astype(np.int64)
         size_classes = be.to_host(size_classes).astype(np.int64)
         if self.cache is not None:                 # the cache owns its blocks like a vertex

@@ -15,8 +15,9 @@ time for microseconds of GPU work. Here a batch of at most :data:`SMALL_ENTRIES`
    in one copy;
 2. the block cache (:mod:`hornet.memory.block_cache`) checked against the header's
    per-class counts: a ring short of what the batch needs is refilled from the bit trees
-   (rarely: one batched allocation), and the host decides which rings take the blocks the
-   batch gives back;
+   (rarely: the cache refills rings ahead of need, one bounded step per batch, that of the
+   batch's start made while the host waits for the header), and the host decides which
+   rings take the blocks the batch gives back;
 3. ``small_merge`` / ``small_remove`` (one block per piece of work): every field of every
    list rewritten in place or into a block popped from its new class's ring, the result's
    property values, the vertex table updated, and every old block pushed onto its class's
@@ -66,6 +67,7 @@ class SmallBatches:
         import cupyx
         self.workspace = cupy.empty(WORKSPACE_WORDS, dtype=cupy.int64)
         self.header = cupyx.empty_pinned(_READ_WORDS, dtype=np.int64)   # read back here
+        self._header_copied = cupy.cuda.Event(block=False, disable_timing=True)
         self._launches: dict = {}
 
     def _launch(self, name: str, nargs: int) -> PreparedLaunch:
@@ -75,11 +77,15 @@ class SmallBatches:
         return launch
 
     def prepare(self, s, d, mirror: bool, mode: int, degree, size_class, edge_ptr,
-                min_class: int):
+                min_class: int, during=None):
         """Run ``small_prepare`` on pairs ``s``, ``d`` (int32 or int64 device arrays of one
         dtype, contiguous, (n,), 0 < n and
         n * (2 if mirror else 1) <= SMALL_ENTRIES) against the vertex table (``degree`` int32,
         ``size_class`` int8, ``edge_ptr`` int64, all (table_len,) on the device).
+
+        ``during``: None or a callable run once the kernel and the header's copy are queued
+        and before the host waits for them (host work that overlaps the kernel; it may queue
+        device work of its own, which runs after the copy).
 
         Returns (header: host int64 array indexed by the ``H_*`` slots, valid until the next
         call, rows: int32 device
@@ -94,6 +100,8 @@ class SmallBatches:
                 (s, d, i64(s.shape[0]), np.int32(mirror), np.int32(mode), degree, size_class,
                  edge_ptr, i64(degree.shape[0]), i64(min_class), i64(COPY_MAX_CLASS),
                  self.workspace, rows))
+            if during is not None:
+                during()
             self.workspace[:_READ_WORDS].get(out=self.header)
             return self.header, rows
         ws = self.workspace.data.ptr
@@ -104,7 +112,12 @@ class SmallBatches:
         stream = cupy.cuda.get_current_stream()
         cupy.cuda.runtime.memcpyAsync(self.header.ctypes.data, ws, _READ_WORDS * 8,
                                       cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-        stream.synchronize()
+        if during is None:
+            stream.synchronize()
+            return self.header, rows
+        self._header_copied.record(stream)
+        during()
+        self._header_copied.synchronize()      # not the device work ``during`` queued
         return self.header, rows
 
     def rewrite(self, mode: int, pieces: int, cache, accept: int, lookup, field_dtypes,
