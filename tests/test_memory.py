@@ -85,18 +85,15 @@ def test_bit_tree_inconsistency_is_detected():
     assert bt.find_inconsistency(words, offsets, 200) == offsets[1]
 
 
-@pytest.mark.parametrize("small_take", [False, True, "serial"])
+@pytest.mark.parametrize("small_take", [False, True])
 def test_forest_take_and_release_match_one_tree_at_a_time(device, small_take, monkeypatch):
     """take_forest / release_pointers (many bit trees in one pass) against sets of free
     blocks, on every backend: lowest free blocks first, pointers base + (block << shift).
-    On the GPU, both the scan over whole leaf levels and the one-block-per-tree take_small
-    (warp-wide, and each thread on its own: "serial")."""
+    On the GPU, both the scan over whole leaf levels and the one-block-per-tree take_small."""
     from hornet.memory.backend import memory_backend
     if device == "gpu":
         from hornet.memory import gpu_bit_tree
         monkeypatch.setattr(gpu_bit_tree, "SMALL_TAKE", 1 << 40 if small_take else 0)
-        if small_take == "serial":
-            monkeypatch.setattr(gpu_bit_tree, "TAKE_SMALL", "take_small_serial")
     elif small_take:
         pytest.skip("the CPU has one take path")
     be = memory_backend(device)
@@ -252,8 +249,7 @@ def _push(cache, freed_ptrs, k):
     cache.rings[slots] = freed_ptrs
 
 
-@pytest.mark.parametrize("kernel", ["take_small", "take_small_serial"])
-def test_small_take_spans_chunks_of_level1_words(device, kernel, monkeypatch):
+def test_small_take_spans_chunks_of_level1_words(device, monkeypatch):
     """The one-block-per-tree take on a tree of more level-1 words than the block has
     threads, free blocks sparse at the front and dense at the back (a fresh region under
     one level-1 word): lowest free blocks first, across the chunk boundary, the tree
@@ -263,7 +259,6 @@ def test_small_take_spans_chunks_of_level1_words(device, kernel, monkeypatch):
     from hornet.memory import gpu_bit_tree
     from hornet.memory.backend import memory_backend
     monkeypatch.setattr(gpu_bit_tree, "SMALL_TAKE", 1 << 40)
-    monkeypatch.setattr(gpu_bit_tree, "TAKE_SMALL", kernel)
     be = memory_backend("gpu")
     n = 5_000_000                                  # 1,221 level-1 words: two chunks
     words, offsets = be.new_tree(n)

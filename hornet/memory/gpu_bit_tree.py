@@ -13,7 +13,6 @@ cross to the host.
 """
 from __future__ import annotations
 
-import os
 
 import numpy as np
 
@@ -26,11 +25,9 @@ WORD_BITS = 64
 SMALL_TAKE = 1 << 16
 SMALL_TAKE_THREADS = 1024
 #: the one-launch takes: a warp takes the free blocks under one level-1 word 64 leaf words
-#: abreast (environment HORNET_TAKE_SERIAL=1: the kernels where each thread walks its own
-#: leaf words, for comparison)
-_SERIAL = os.environ.get("HORNET_TAKE_SERIAL", "0") == "1"
-TAKE_SMALL = "take_small_serial" if _SERIAL else "take_small"
-TAKE_SMALL_RING = "take_small_ring_serial" if _SERIAL else "take_small_ring"
+#: abreast
+TAKE_SMALL = "take_small"
+TAKE_SMALL_RING = "take_small_ring"
 
 
 def tree_layout(num_blocks: int) -> np.ndarray:

@@ -304,80 +304,6 @@ __device__ __forceinline__ void take_small_body(const i64* __restrict__ req,
     }
 }
 
-// the same as take_small_body, each thread taking its own leaf words one after the other
-// (the *_serial kernels; HORNET_TAKE_SERIAL=1 launches them, to compare against)
-__device__ __forceinline__ void take_small_body_serial(const i64* __restrict__ req,
-                                                i64* __restrict__ out, int ring_shift) {
-    __shared__ int warp_sums[32];
-    __shared__ int total;
-    const i64* r = req + (i64)blockIdx.x * TAKE_FIELDS;
-    u64* words = (u64*)r[0];
-    const i64 count = r[1], out_start = r[2], base = r[3], shift = r[4];
-    const i64* off = r + 5;
-    u64* leaf = words + off[0];
-    const bool two_levels = off[2] > off[1];
-    const i64 owners = two_levels ? off[2] - off[1] : off[1] - off[0];
-    i64 taken = 0;
-    for (i64 p0 = 0; p0 < owners && taken < count; p0 += blockDim.x) {
-        const i64 p = p0 + threadIdx.x;
-        u64 mask = 0ull;                       // my leaf words that hold free blocks
-        i64 first = 0;                         // my first leaf word
-        if (p < owners) {
-            if (two_levels) {
-                mask = words[off[1] + p];
-                first = p * 64;
-            } else {
-                mask = leaf[p] != 0ull ? 1ull : 0ull;
-                first = p;
-            }
-        }
-        // every non-empty leaf word holds a free block, so only the leaf words among the
-        // first (count - taken) non-empty ones of the chunk can be needed: read just those
-        const u64 level1 = mask;               // (written back with the emptied words cleared)
-        const int nonempty = __popcll(mask);
-        const i64 before = block_exclusive_scan(nonempty, warp_sums, &total);
-        const i64 need = count - taken - before;           // leaf words this thread may need
-        if (need < nonempty) {
-            u64 m = mask;                                  // keep the lowest `need` of them
-            for (i64 c = 0; c < (need > 0 ? need : 0); ++c) m &= m - 1ull;
-            mask ^= m;
-        }
-        int mine = 0;
-        for (u64 m = mask; m != 0ull; m &= m - 1ull)
-            mine += __popcll(leaf[first + __ffsll((long long)m) - 1]);
-        i64 k = taken + block_exclusive_scan(mine, warp_sums, &total);
-        const int chunk = total;
-        if (mine && k < count) {
-            u64 m = mask, kept = level1;
-            while (m != 0ull && k < count) {
-                const int b = __ffsll((long long)m) - 1;
-                const i64 w = first + b;
-                u64 x = leaf[w];
-                while (x != 0ull && k < count) {
-                    const int bit = __ffsll((long long)x) - 1;
-                    out[take_slot(out_start, k++, ring_shift)] = base + ((w * 64 + bit) << shift);
-                    x &= x - 1ull;
-                }
-                leaf[w] = x;
-                if (x != 0ull) break;          // the count is reached inside this word
-                m &= ~(1ull << b);             // the leaf word emptied
-                kept &= ~(1ull << b);
-            }
-            if (two_levels) {
-                words[off[1] + p] = kept;      // this thread's own level-1 word
-                i64 idx = p;                   // an emptied level-1 word: clear its ancestors
-                for (int l = 2; kept == 0ull && l < FOREST_LEVELS && off[l + 1] > off[l]; ++l) {
-                    const u64 bit = 1ull << (idx & 63);
-                    const u64 was = atomicAnd(words + off[l] + (idx >> 6), ~bit);
-                    if ((was & ~bit) != 0ull) break;   // the parent still has free children
-                    idx >>= 6;
-                }
-            }
-        }
-        taken += chunk;
-    }
-}
-
 extern "C" __global__ void take_small(const i64* __restrict__ req, i64* __restrict__ out) {
     take_small_body(req, out, -1);
 }
@@ -388,21 +314,6 @@ extern "C" __global__ void take_small_ring(const i64* __restrict__ req, i64* __r
     if (blockIdx.x == 0)
         for (int i = threadIdx.x; i < state_words; i += blockDim.x) state[i] = state_src[i];
     take_small_body(req, rings, ring_shift);
-}
-
-extern "C" __global__ void take_small_serial(const i64* __restrict__ req,
-                                             i64* __restrict__ out) {
-    take_small_body_serial(req, out, -1);
-}
-
-extern "C" __global__ void take_small_ring_serial(const i64* __restrict__ req,
-                                                  i64* __restrict__ rings, int ring_shift,
-                                                  i64* __restrict__ state,
-                                                  const i64* __restrict__ state_src,
-                                                  int state_words) {
-    if (blockIdx.x == 0)
-        for (int i = threadIdx.x; i < state_words; i += blockDim.x) state[i] = state_src[i];
-    take_small_body_serial(req, rings, ring_shift);
 }
 
 // field_addresses: out[i] = field_bases[a] + ((p - bases[a]) >> 2) * itemsize for the slot
