@@ -1,5 +1,6 @@
-"""The CPU fast paths of the batch pipeline (fused plan_insert / merge_insert and plan_delete /
-remove_fused, which every CPU graph takes) against a Python set model, and against the general
+"""The CPU fast paths of the batch pipeline (the fused plan_insert / merge_insert of every CPU
+graph's insert, and the planned delete plan_delete / remove_fused, the oracle of the graphs'
+delete in hornet.batch.cpu.remove_first) against a Python set model, and against the general
 pipeline (the GPU's)."""
 from __future__ import annotations
 
