@@ -352,7 +352,7 @@ REPLAY_MODULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"
 def _start_precompile(device: str) -> None:
     """Start compiling the listed replay kernels missing from the cache beside the replay: on
     the CPU in a helper process (a first run then compiles on two cores), on the GPU the CUDA
-    modules in background threads."""
+    modules in background threads, the longest builds first."""
     import hornet
     if device == "gpu" or (device == "auto" and hornet.backend_available("gpu")):
         if not hornet.backend_available("gpu"):
@@ -363,8 +363,10 @@ def _start_precompile(device: str) -> None:
         try:
             with open(REPLAY_MODULES, encoding="utf-8") as f:
                 listed = json.load(f)["modules"]
-            modules = [(os.path.join(root, path), tuple(names)) for path, names in listed
-                       if os.path.exists(os.path.join(root, path))]
+            # the longest builds first: the slowest module bounds a first run
+            listed = sorted(listed, key=lambda m: -(m[2] if len(m) > 2 else 0.0))
+            modules = [(os.path.join(root, m[0]), tuple(m[1])) for m in listed
+                       if os.path.exists(os.path.join(root, m[0]))]
             cuda.prebuild(modules)
         except Exception:   # noqa: BLE001 - a head start only: the replay builds on use
             pass

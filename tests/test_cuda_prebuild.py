@@ -74,9 +74,10 @@ def test_replay_module_list_names_package_files():
     root = Path(hornet.__file__).resolve().parent
     listed = json.loads(Path(REPLAY_MODULES).read_text())["modules"]
     assert len(listed) >= 5
-    for path, names in listed:
+    for path, names, *seconds in listed:
         assert (root / path).is_file() and path.endswith(".cu"), path
         assert all(isinstance(n, str) for n in names)
+        assert all(isinstance(t, (int, float)) and t >= 0 for t in seconds)
 
 
 @pytest.mark.skipif(HAS_GPU, reason="checks the message of a machine without a GPU")

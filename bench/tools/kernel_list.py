@@ -9,9 +9,9 @@ kernel it compiles (module, qualified name, argument types, nesting depth, compi
 seconds) in the order the compiles start (:func:`hornet.core.precompile.record_kernels`).
 ``hornet replay`` hands the list to its compile helper (:mod:`hornet.core.precompile`),
 which shares out the compiles by their seconds. ``--device gpu`` (on a GPU machine) records
-the CUDA modules a GPU replay loads (path inside the package, template instances), in
-order; ``hornet replay --device gpu`` builds them in background threads
-(:func:`hornet.core.cuda.prebuild`). Rerun after changing which kernels the
+the CUDA modules a GPU replay loads (path inside the package, template instances, build
+seconds in an empty CuPy cache), in order; ``hornet replay --device gpu`` builds them in
+background threads, the longest first (:func:`hornet.core.cuda.prebuild`). Rerun after changing which kernels the
 replay compiles or their argument types, on a quiet machine; ``--check`` only says whether
 the list in the package names the same kernels in the same order (exit status 1 if not).
 """
@@ -42,19 +42,41 @@ json.dump({"code": code, "kernels": found}, open(sys.argv[2], "w"))
 
 
 MODULE_RECORDER = r'''
-import json, os, sys
+import json, os, sys, tempfile, time
+os.environ["CUPY_CACHE_DIR"] = tempfile.mkdtemp(prefix="hornet-module-list-cupy-")
 import hornet
 from hornet.core import cuda
+
+# each module's build seconds (its first kernel's look-up compiles it, in a cold cache)
+seconds = {}
+load_module = cuda.load_module
+
+
+class Timed:
+    def __init__(self, key, module):
+        self.key, self.module = key, module
+
+    def get_function(self, name):
+        t = time.perf_counter()
+        try:
+            return self.module.get_function(name)
+        finally:
+            seconds[self.key] = seconds.get(self.key, 0.0) + time.perf_counter() - t
+
+
+cuda.load_module = lambda path, names=(): Timed((path, tuple(names)), load_module(path, names))
 from streams.cli import main
 code = main(["replay", "--device", "gpu"] + json.loads(sys.argv[1]), precompile=False)
 root = os.path.dirname(os.path.abspath(hornet.__file__))
-modules = [[os.path.relpath(path, root), list(names)] for path, names in cuda.loaded_modules]
+modules = [[os.path.relpath(path, root), list(names), round(seconds.get((path, names), 0.0), 2)]
+           for path, names in cuda.loaded_modules]
 json.dump({"code": code, "modules": modules}, open(sys.argv[2], "w"))
 '''
 
 
 def record_modules(replay_args: list[str]) -> list:
-    """The CUDA modules one GPU replay (fresh process) loads, in order."""
+    """The CUDA modules one GPU replay (fresh process, empty CuPy kernel cache) loads, in
+    order: ``[path inside the package, template instances, build seconds]``."""
     with tempfile.TemporaryDirectory(prefix="hornet-module-list-") as tmp:
         out = Path(tmp) / "modules.json"
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -98,7 +120,11 @@ def main(argv: list[str] | None = None) -> None:
         text = ('{"command": ' + json.dumps(command) + ',\n "modules": [\n'
                 + ",\n".join("  " + json.dumps(m) for m in modules) + "\n]}\n")
         if a.check:
-            same = MODULE_LIST.exists() and MODULE_LIST.read_text() == text
+            try:
+                listed = json.loads(MODULE_LIST.read_text())["modules"]
+            except (OSError, ValueError, KeyError):
+                listed = None
+            same = listed is not None and [m[:2] for m in listed] == [m[:2] for m in modules]
             print(f"{MODULE_LIST}: {'current' if same else 'out of date'} "
                   f"({len(modules)} modules)")
             raise SystemExit(0 if same else 1)
