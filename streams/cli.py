@@ -336,6 +336,9 @@ def main(argv=None, *, tune: bool | None = None, precompile: bool | None = None)
         background = sys.modules.get("hornet.core.precompile")
         if precompile and background is not None:
             background.stop()
+        cuda = sys.modules.get("hornet.core.cuda")
+        if precompile and cuda is not None:
+            cuda.finish_prebuild()      # the CUDA modules still building, for the next run
 
 
 #: the kernels a CPU replay of the shipped stream compiles (``python3 -m bench.tools.kernel_list``)

@@ -31,15 +31,18 @@ RUN = textwrap.dedent('''
     paths = json.loads(sys.argv[1])
     threads = cuda.prebuild([(p, ()) for p in paths], workers=2)
     started = len(threads)
+    # the third module waits for a free thread: queued, so "building" from the start
+    queued = cuda.building(paths[2]) if started else None
     out = []
     for n, p in enumerate(paths, start=1):
         a = cp.zeros(5, dtype=cp.int32)
         cuda.function(p, f"add_{n}")((1,), (32,), (a, cp.int32(5)))
         out.append(int(a.sum()))
-    for t in threads:
-        t.join()
+    cuda.finish_prebuild()
+    done = not any(t.is_alive() for t in threads) and not any(map(cuda.building, paths))
     markers = sorted(os.listdir(os.path.join(os.environ["HORNET_CACHE_DIR"], "cuda")))
-    print("RESULT " + json.dumps({"started": started, "sums": out, "markers": len(markers)}))
+    print("RESULT " + json.dumps({"started": started, "sums": out, "markers": len(markers),
+                                  "queued": queued, "done": done}))
 ''')
 
 
@@ -63,9 +66,11 @@ def test_prebuild_compiles_in_the_background_once(tmp_path):
 
     first = run()
     # two threads for three modules; each kernel waits for its module's build
-    assert first == {"started": 2, "sums": [5, 10, 15], "markers": 3}
+    assert first == {"started": 2, "sums": [5, 10, 15], "markers": 3, "queued": True,
+                     "done": True}
     second = run()
-    assert second == {"started": 0, "sums": [5, 10, 15], "markers": 3}
+    assert second == {"started": 0, "sums": [5, 10, 15], "markers": 3, "queued": None,
+                      "done": True}
 
 
 def test_replay_module_list_names_package_files():

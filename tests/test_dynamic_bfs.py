@@ -725,3 +725,40 @@ def test_one_deletion_cascades(device, directed, monkeypatch):
     assert np.array_equal(host(bf.levels), before)
     if device == "gpu":
         assert bf._state.one_block_used
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
+@pytest.mark.parametrize("directed", [False, True])
+def test_gpu_updates_while_the_update_kernel_builds(directed, monkeypatch):
+    """While the update kernel's module is being built in the background (a first run's
+    prebuild), updates recompute the levels from scratch: exact, every level reported set;
+    once the build is done the kernel takes over from that state, exact too."""
+    from hornet.algos.bfs import dynamic_gpu
+    pending = {"updates": 3}
+    asked = []
+
+    def building(path, names=()):
+        asked.append(names)
+        return pending["updates"] > 0
+
+    monkeypatch.setattr(dynamic_gpu, "building", building)
+    rng = np.random.default_rng(5 + directed)
+    n = 2048
+    src, dst = hornet.generators.kronecker_edges(11, edge_factor=8, seed=3)
+    g = hornet.Graph.from_edges(_arr("gpu", src), _arr("gpu", dst), num_vertices=n,
+                                directed=directed, device="gpu")
+    bf = DynamicBFS(g, int(host(src)[0]), parents=True)
+    for step in range(6):
+        s, d = g.edges()
+        pick = _arr("gpu", rng.choice(s.shape[0], 40, replace=False))
+        bf.update([g.delete_edges(s[pick], d[pick]),
+                   g.insert_edges(_arr("gpu", rng.integers(0, n, 40)),
+                                  _arr("gpu", rng.integers(0, n, 40)))])
+        _check(bf)
+        from_scratch = bf.last_update["changed_vertices"] == g.num_vertices
+        assert from_scratch == (pending["updates"] > 0)
+        pending["updates"] -= 1
+    assert asked and all(names == (dynamic_gpu.UPDATE_KERNELS[bf._state.kernel()],)
+                         for names in asked)
+    assert len(asked) == 4           # no more checks once the module is there

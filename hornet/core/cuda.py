@@ -4,8 +4,11 @@
   use, by ``cupy.RawModule`` (``segmented.cuh``, the shared device helpers beside this file,
   is on the include path), and its kernels. :func:`prebuild` compiles a list of modules in
   background threads (NVRTC runs without the GIL), so that a first run builds them side by
-  side instead of one after the other; a module's first kernel waits for its build. CuPy keeps the compiled module in its on-disk
-  kernel cache (``~/.cupy/kernel_cache`` or ``$CUPY_CACHE_DIR``), keyed by the source text
+  side instead of one after the other; a module's first kernel waits for its build, and
+  :func:`building` lets a caller with an exact alternative take it meanwhile
+  (:func:`finish_prebuild` waits for the builds before a process ends). CuPy keeps the
+  compiled module in its on-disk kernel cache (``~/.cupy/kernel_cache`` or
+  ``$CUPY_CACHE_DIR``), keyed by the source text
   and the options; the source is given a digest of hornet's ``.cuh`` headers, which that key
   would not see otherwise. The build time goes to :func:`hornet.core.jit.compile_timer`; a
   build not done before prints the "compiling kernels, first run only" notice;
@@ -37,6 +40,8 @@ _MODULES: dict = {}
 _FUNCS: dict = {}
 _LOCK = threading.Lock()
 _BUILD_LOCKS: dict = {}     # module key -> lock held while that module compiles
+_PENDING: set = set()       # module keys a prebuild thread has queued or is compiling
+_PREBUILD_THREADS: list = []
 #: module keys ``(path, name_expressions)`` in the order this process first loaded them
 loaded_modules: list = []
 _MAX_GRID: list = []
@@ -102,6 +107,8 @@ def prebuild(modules: list, workers: int | None = None) -> list:
         workers = max(1, min(8, (os.cpu_count() or 2) - 1))
     device = cupy.cuda.Device().id
     queue = list(reversed(todo))
+    with _LOCK:
+        _PENDING.update(todo)
 
     def work():
         with cupy.cuda.Device(device):
@@ -114,12 +121,29 @@ def prebuild(modules: list, workers: int | None = None) -> list:
                     build_module(*key)
                 except Exception:        # built again, and reported, where it is used
                     pass
+                finally:
+                    with _LOCK:
+                        _PENDING.discard(key)
 
     threads = [threading.Thread(target=work, name="hornet-cuda-build", daemon=True)
                for _ in range(min(workers, len(todo)))]
     for t in threads:
         t.start()
+    _PREBUILD_THREADS.extend(threads)
     return threads
+
+
+def building(path: str, name_expressions: tuple = ()) -> bool:
+    """Whether :func:`prebuild` has this module queued or is compiling it: a caller with an
+    exact alternative to the module's kernels can take it meanwhile instead of waiting."""
+    return (path, tuple(name_expressions)) in _PENDING
+
+
+def finish_prebuild() -> None:
+    """Wait for the modules :func:`prebuild` is building (so that CuPy's cache holds them for
+    the next process: a build cut short by the end of the process is lost)."""
+    while _PREBUILD_THREADS:
+        _PREBUILD_THREADS.pop().join()
 
 
 def function(path: str, name: str, name_expressions: tuple = ()):

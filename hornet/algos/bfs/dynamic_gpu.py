@@ -31,7 +31,7 @@ import os
 
 import numpy as np
 
-from hornet.core.cuda import cupy, function, i64, launch
+from hornet.core.cuda import building, cupy, function, i64, launch
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.cu")
 
@@ -139,6 +139,7 @@ class GPUState:
         self.level = None
         self.parity = 0
         self._stats = np.zeros(5, np.int64)
+        self._building = True           # the update kernel's module may still be building
         self._one_block = False
         self._pending = False
         counters = np.zeros(2 * _C_WORDS, dtype=np.uint64)
@@ -274,6 +275,7 @@ class GPUState:
                 self.parent[:n] = par
         view = g.adjacency(properties=False)
         deg, ptr = _arrays(view)
+        self.cnt[:n] = 0                     # the counts kernel adds to them
         launch(_fn("dbfs_initial_counts"), n, (deg, ptr, i64(n), self.level, self.cnt),
                threads_per_item=32)
 
@@ -320,6 +322,21 @@ class GPUState:
             self._settings_key = key
         return self._settings
 
+    def _kernel_building(self) -> bool:
+        """The update in place of the kernel while its module builds (see :meth:`run`):
+        True when it did it."""
+        instance = UPDATE_KERNELS.get(self.kernel())
+        if instance is None or not building(_CU, (instance,)):
+            self._building = False          # built (or never listed): no more checks
+            return False
+        self._rebuild(self.n)
+        g = self.owner.graph
+        self._stats[:] = 0
+        self._stats[0] = self.n              # every level set, every list read
+        self._stats[3] = g.num_edges * (1 if self.owner.directed else 2)
+        self._pending = False
+        return True
+
     def _bind_tables(self, deg, ptr, ideg, iptr) -> None:
         """The vertex tables' addresses into the launch arguments (again only when the
         tables are other objects: the id space outgrew them, or a directed graph's)."""
@@ -332,7 +349,13 @@ class GPUState:
         graph. No synchronisation, allocation or read-back: the batch's arrays, four
         counts and the mode go into the preallocated argument buffer of one launch. The
         steps are few and plain (an update's host part runs with cold caches: right after
-        the graph's change, which is much more host code)."""
+        the graph's change, which is much more host code).
+
+        While the update kernel's module is still being built in the background (a first
+        run, :func:`hornet.core.cuda.prebuild`), the levels are recomputed from scratch
+        instead (exact; the static BFS's module builds in a fraction of the time)."""
+        if self._building and self._kernel_building():
+            return
         empty = self._empty
         if dels is None:
             ds = dd = empty
