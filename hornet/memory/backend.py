@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numba
 import numpy as np
 
-from ..core.jit import dual_kernel, njit
+from ..core.jit import dual_kernel, ix, njit
 from ..core.search import array_directory
 from . import bit_tree
 
@@ -32,7 +32,9 @@ class MemoryBackend:
     take_forest: Callable         # [(words, offsets, count, base, shift)] -> xp int64 pointers
     forest: Callable              # [(words, offsets)] -> several trees, for release_pointers
     release_pointers: Callable    # (forest, bases, shifts, pointers) -> host counts per tree
-    place_by_class: Callable      # (classes, class_start, pool) -> int64 pool entries
+    # (classes int64, per_class host int64 (64,) from class_counts, pool) -> int64 (n,): entry
+    # i gets a distinct block of class classes[i] from pool (classes ascending, per_class each)
+    place_by_class: Callable
     class_counts: Callable        # classes int64 -> host int64 (64,): how many of each class
     # (pointers int64, bases (A,), field bases (A,), itemsize) -> addresses in that field,
     # all on the device (one kernel)
@@ -105,10 +107,6 @@ def _cpu_forest(trees):
     return _CpuForest(*bit_tree.forest_table(trees, lambda w: int(w.ctypes.data)))
 
 
-def _cpu_class_counts(classes):
-    return np.bincount(classes[classes >= 0], minlength=64)[:64].astype(np.int64)
-
-
 def _cpu_release_pointers(forest, bases, shifts, pointers):
     counts = np.zeros(bases.shape[0], dtype=np.int64)
     bit_tree.release_forest(forest.addrs, forest.table, bases, forest.directory(bases), shifts,
@@ -116,16 +114,66 @@ def _cpu_release_pointers(forest, bases, shifts, pointers):
     return counts
 
 
-@njit
-def _cpu_place_by_class_serial(classes, class_start, pool):
-    """``out[i] = pool[class_start[classes[i]] + (earlier entries of the same class)]``."""
-    next_slot = class_start.copy()
-    out = np.empty(classes.shape[0], dtype=np.int64)
-    for i in range(classes.shape[0]):
-        k = classes[i]
-        out[i] = pool[next_slot[k]]
-        next_slot[k] += 1
+PLACE_CHUNKS = 16
+
+
+@njit(parallel=True)
+def _cpu_class_counts_kernel(classes):
+    """How many entries of each size class (int64 (64,)); negative classes are not counted."""
+    n = classes.shape[0]
+    part = np.zeros((PLACE_CHUNKS, 64), dtype=np.int64)
+    for c in numba.prange(PLACE_CHUNKS):
+        for i in range(n * c // PLACE_CHUNKS, n * (c + 1) // PLACE_CHUNKS):
+            k = classes[ix(i)]
+            if k >= 0:
+                part[c, ix(k)] += 1
+    out = np.zeros(64, dtype=np.int64)
+    for c in range(PLACE_CHUNKS):
+        for k in range(64):
+            out[k] += part[c, k]
     return out
+
+
+@njit(parallel=True)
+def _cpu_place_by_class_kernel(classes, per_class, pool):
+    """Entry i gets the next block of its class in ``pool`` (classes one after the other,
+    ascending; ``per_class``: their counts), entries of one class in order; in parallel
+    pieces."""
+    n = classes.shape[0]
+    part = np.zeros((PLACE_CHUNKS, 64), dtype=np.int64)
+    for c in numba.prange(PLACE_CHUNKS):
+        for i in range(n * c // PLACE_CHUNKS, n * (c + 1) // PLACE_CHUNKS):
+            part[c, ix(classes[ix(i)])] += 1
+    at = 0
+    for k in range(64):                  # class-major: piece c of class k after pieces < c
+        for c in range(PLACE_CHUNKS):
+            m = part[c, k]
+            part[c, k] = at
+            at += m
+    out = np.empty(n, dtype=np.int64)
+    for c in numba.prange(PLACE_CHUNKS):
+        for i in range(n * c // PLACE_CHUNKS, n * (c + 1) // PLACE_CHUNKS):
+            k = ix(classes[ix(i)])
+            out[ix(i)] = pool[ix(part[c, k])]
+            part[c, k] += 1
+    return out
+
+
+def _cpu_class_counts(classes):
+    return _cpu_class_counts_kernel(classes.astype(np.int64, copy=False))
+
+
+def _cpu_place_by_class(classes, per_class, pool):
+    return _cpu_place_by_class_kernel(classes.astype(np.int64, copy=False), per_class, pool)
+
+
+def _gpu_place_by_class(classes, per_class, pool):
+    """``per_class`` (host) turned into each class's first pool entry, uploaded through the
+    pinned staging buffer by :func:`hornet.memory.gpu_copy.place_by_class`."""
+    from .gpu_copy import place_by_class
+    class_start = np.zeros(per_class.shape[0], dtype=np.int64)
+    np.cumsum(per_class[:-1], out=class_start[1:])
+    return place_by_class(classes, class_start, pool)
 
 
 @dual_kernel
@@ -154,16 +202,15 @@ def memory_backend(device: str) -> MemoryBackend:
                              bit_tree.is_free, lambda w, o, n: int(bit_tree.find_inconsistency(
                                  w, o, n)),
                              copy_ranges, _cpu_size_classes, _cpu_take_forest, _cpu_forest,
-                             _cpu_release_pointers, _cpu_place_by_class_serial, _cpu_class_counts,
+                             _cpu_release_pointers, _cpu_place_by_class, _cpu_class_counts,
                              field_addresses, _CpuForest, _cpu_take_into_rings)
     if device == "gpu":
         import cupy
         from . import gpu_bit_tree as t
-        from .gpu_copy import (class_counts, copy_ranges, field_addresses, place_by_class,
-                               size_classes)
+        from .gpu_copy import class_counts, copy_ranges, field_addresses, size_classes
         return MemoryBackend("gpu", cupy, t.new_tree, t.count_free,
                              t.used_blocks, t.is_free, t.find_inconsistency, copy_ranges,
                              size_classes, t.take_forest, t.forest, t.release_pointers,
-                             place_by_class, class_counts, field_addresses,
+                             _gpu_place_by_class, class_counts, field_addresses,
                              t.forest_from_table, t.take_into_rings)
     raise ValueError(f"unknown device {device!r}")

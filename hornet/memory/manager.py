@@ -30,10 +30,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from operator import attrgetter
 
-import numba
 import numpy as np
 
-from ..core.jit import ix, njit
+from ..core.jit import njit
 from .array_table import ArrayTable
 from .backend import memory_backend
 from .bit_tree import FOREST_LEVELS, take_forest
@@ -278,20 +277,12 @@ class MemoryManager:
         entry a block of its class. All or nothing: on :class:`DeviceMemoryError` nothing is
         taken.
         """
-        xp = self.xp
         n = int(classes.shape[0])
         if n == 0:
-            return xp.zeros(0, dtype=xp.int64)
-        if self.backend.device == "cpu":
-            # one counting kernel and a parallel placement instead of bincount and a serial loop
-            per_class = _cpu_class_counts(classes.astype(np.int64, copy=False))
-            pool = self.allocate_counts(per_class)
-            return _cpu_place_by_class(classes.astype(np.int64, copy=False), per_class, pool)
+            return self.xp.zeros(0, dtype=self.xp.int64)
         per_class = self.backend.class_counts(classes)
         pool = self.allocate_counts(per_class)
-        class_start = np.zeros(per_class.shape[0], dtype=np.int64)
-        np.cumsum(per_class[:-1], out=class_start[1:])
-        return self.backend.place_by_class(classes, xp.asarray(class_start), pool)
+        return self.backend.place_by_class(classes, per_class, pool)
 
     def allocate_counts(self, per_class):
         """``per_class[k]`` fresh blocks of every size class k (host integer array): their
@@ -955,51 +946,6 @@ def _cpu_take(plans, num_fields: int) -> np.ndarray:
     c = np.ascontiguousarray
     return take_forest(c(rows[:, w]), c(rows[:, w + 1:w + 2 + FOREST_LEVELS]), counts,
                        c(rows[:, 0]), shifts)
-
-
-PLACE_CHUNKS = 16
-
-
-@njit(parallel=True)
-def _cpu_class_counts(classes):
-    """How many entries of each size class (int64 (64,)); negative classes are not counted."""
-    n = classes.shape[0]
-    part = np.zeros((PLACE_CHUNKS, 64), dtype=np.int64)
-    for c in numba.prange(PLACE_CHUNKS):
-        for i in range(n * c // PLACE_CHUNKS, n * (c + 1) // PLACE_CHUNKS):
-            k = classes[ix(i)]
-            if k >= 0:
-                part[c, ix(k)] += 1
-    out = np.zeros(64, dtype=np.int64)
-    for c in range(PLACE_CHUNKS):
-        for k in range(64):
-            out[k] += part[c, k]
-    return out
-
-
-@njit(parallel=True)
-def _cpu_place_by_class(classes, per_class, pool):
-    """:func:`place_by_class` in parallel pieces: entry i gets the next block of its class in
-    ``pool`` (classes one after the other, ascending; ``per_class``: their counts), entries
-    of one class in order."""
-    n = classes.shape[0]
-    part = np.zeros((PLACE_CHUNKS, 64), dtype=np.int64)
-    for c in numba.prange(PLACE_CHUNKS):
-        for i in range(n * c // PLACE_CHUNKS, n * (c + 1) // PLACE_CHUNKS):
-            part[c, ix(classes[ix(i)])] += 1
-    at = 0
-    for k in range(64):                  # class-major: piece c of class k after pieces < c
-        for c in range(PLACE_CHUNKS):
-            m = part[c, k]
-            part[c, k] = at
-            at += m
-    out = np.empty(n, dtype=np.int64)
-    for c in numba.prange(PLACE_CHUNKS):
-        for i in range(n * c // PLACE_CHUNKS, n * (c + 1) // PLACE_CHUNKS):
-            k = ix(classes[ix(i)])
-            out[ix(i)] = pool[ix(part[c, k])]
-            part[c, k] += 1
-    return out
 
 
 def _address(a) -> int:
