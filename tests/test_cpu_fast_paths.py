@@ -408,29 +408,34 @@ def test_fused_delete_of_absent_edges_changes_nothing():
     assert g.memory_stats() == before[1]
 
 
-def test_fused_delete_out_of_memory_leaves_the_graph_unchanged(monkeypatch):
+@pytest.mark.parametrize("small_path", ["always", "never"])
+def test_delete_out_of_memory_keeps_the_list_in_its_block(monkeypatch, small_path):
     """A hub kept under a quarter of its block needs a smaller block; when that allocation
-    fails, nothing of the batch (not even the lists left empty) has changed."""
+    fails the delete still goes through (on the small-batch path or not): the hub keeps its
+    block, nothing is lost, and a later delete moves it once memory is there."""
+    monkeypatch.setattr(hornet.core.jit, "optional_path_policy", small_path)
     g = hornet.Graph(directed=False, device="cpu", block_array_edges=64)
     g.insert_edges(np.zeros(60, dtype=np.int64), np.arange(1, 61))
     assert g._size_class[0] == 6
-    before, stats = g.edges(), g.memory_stats()
     real_init = hornet.memory.block_array.BlockArray.__init__
+    refused = []
 
     def failing_init(self, size_class, num_blocks, dtypes, backend):
         if size_class == 4:
+            refused.append(num_blocks)
             raise MemoryError("simulated")
         real_init(self, size_class, num_blocks, dtypes, backend)
 
     monkeypatch.setattr(hornet.memory.block_array.BlockArray, "__init__", failing_init)
-    with pytest.raises(hornet.DeviceMemoryError):
-        g.delete_edges(np.zeros(50, dtype=np.int64), np.arange(1, 51))
-    monkeypatch.undo()
-    g.check()
-    assert all(np.array_equal(a, b) for a, b in zip(before, g.edges()))
-    assert g.memory_stats() == stats
     change = g.delete_edges(np.zeros(50, dtype=np.int64), np.arange(1, 51))
-    assert len(change) == 50 and g._size_class[0] == 4 and g.degree(0) == 10
+    monkeypatch.setattr(hornet.memory.block_array.BlockArray, "__init__", real_init)
+    assert refused, "the delete never asked for the smaller block"
+    assert len(change) == 50 and g._size_class[0] == 6 and g.degree(0) == 10
+    g.check()
+    src, dst = g.edges()
+    np.testing.assert_array_equal(np.sort(dst[src == 0]), np.arange(51, 61))
+    change = g.delete_edges([0], [51])
+    assert len(change) == 1 and g._size_class[0] == 4 and g.degree(0) == 9
     g.check()
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from .cpu.small import CPU_SMALL_ENTRIES, CpuSmallBatches, small_path_gate
 from ..change import EdgeChange
+from ..memory.manager import DeviceMemoryError
 from .gpu.pairs import device_pairs
 from .gpu.small import SmallBatches
 from .pipeline import compact_memory
@@ -95,7 +96,14 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     # the few classes the batch takes blocks from or gives blocks to (counts are >= 0)
     touched = list(compress(range(NUM_CLASSES), map(or_, need, freed)))
     if kept and header[H_MOVES]:
-        cache.reserve(need, touched)    # a ring short of blocks takes them from the trees
+        try:
+            cache.reserve(need, touched)   # a ring short of blocks takes them from the trees
+        except DeviceMemoryError:
+            if mode == MODE_INSERT:
+                raise
+            # a delete is never refused for the smaller blocks its lists would move to: the
+            # general pipeline deletes and leaves such lists in their blocks
+            return None
     accept = cache.accepts(need, freed, touched)
     # ---- nothing above changed the graph; from here on the batch is committed ----
     g._views.clear()
