@@ -85,11 +85,12 @@ def bench_updates(label: str, g: hornet.Graph, sizes: list[int], rng_seed: int =
         it = iter(batches)
         ins = cuda_times(lambda: g.insert_edges(*next(it)), reps,
                          undo=lambda c: g.delete_edges(c.src, c.dst))
-        # existing edges sampled with replacement (a repeat is dropped by the batch pipeline)
+        # existing edges sampled with replacement (a repeat is dropped by the batch pipeline),
+        # gathered before the timing starts
         picks = [rs.randint(0, es.size, min(b, es.size), dtype=cupy.int64)
                  for _ in range(reps + 1)]
-        dt = iter(picks)
-        dels = cuda_times(lambda: g.delete_edges(es[(p := next(dt))], ed[p]), reps,
+        dt = iter([(es[p], ed[p]) for p in picks])
+        dels = cuda_times(lambda: g.delete_edges(*next(dt)), reps,
                           undo=lambda c: g.insert_edges(c.src, c.dst))
         t_ins, t_del = statistics.median(ins), statistics.median(dels)
         t_base = rebuild_time(keys, b, n, rs, 3 if b <= 10**6 else 2)
