@@ -38,6 +38,7 @@ def cuda_times(fn, repeats: int, undo=None, warmup: int = 1) -> list[float]:
         times.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
         if undo:
             undo(r)
+            cupy.cuda.Device().synchronize()     # the next call starts on an idle device
     return times
 
 
