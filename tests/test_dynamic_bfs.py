@@ -310,13 +310,20 @@ def test_gpu_grid_sized_by_batch(pairs_per_block, min_blocks, monkeypatch):
 @pytest.mark.parametrize("kernel_name", ["dbfs_update", "dbfs_update_r85", "async"])
 @pytest.mark.parametrize("small_max", [0, 8, 255])
 @pytest.mark.parametrize("directed", [False, True])
-def test_gpu_thread_and_warp_lists(kernel_name, small_max, directed, monkeypatch):
+@pytest.mark.parametrize("mark_warp_max", [0, 31])
+def test_gpu_thread_and_warp_lists(kernel_name, small_max, directed, mark_warp_max,
+                                   monkeypatch):
     """Lists read by one thread (up to ``small_max`` entries), by a warp, or in chunks by the
-    grid, with every kernel (the two level-synchronous ones and the work-queue one): every
-    mix gives the static BFS's levels and valid parents; the timeline, when asked for,
-    lists the phases of the update in order."""
+    grid, with every kernel (the two level-synchronous ones and the work-queue one), and the
+    marked vertices' lists of middle length read by the warp of the thread that marked them
+    (up to ``mark_warp_max`` a warp) or by the next marking pass: every mix gives the static
+    BFS's levels and valid parents; the timeline, when asked for, lists the phases of the
+    update in order."""
     from hornet.algos.bfs.dynamic_gpu import GPUState
+    if kernel_name == "async" and mark_warp_max:
+        pytest.skip("a level-synchronous setting")
     monkeypatch.setattr(GPUState, "small_max", small_max)
+    monkeypatch.setattr(GPUState, "mark_warp_max", mark_warp_max)
     monkeypatch.setattr(GPUState, "async_queue", kernel_name == "async")
     if kernel_name != "async":
         monkeypatch.setattr(GPUState, "kernel_name", kernel_name)

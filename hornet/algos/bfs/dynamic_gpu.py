@@ -28,6 +28,7 @@ sweeps). They grow with the graph.
 from __future__ import annotations
 
 import os
+import struct
 
 import numpy as np
 
@@ -39,10 +40,10 @@ _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.cu")
 CHUNK = 256
 #: threads per block of dbfs_update (its __launch_bounds__)
 BLOCK = 256
-#: words of one counter set (C_WORDS in dynamic.cu: 30 counters, each on its own 128-byte
+#: words of one counter set (C_WORDS in dynamic.cu: 31 counters, each on its own 128-byte
 #: line) and the statistics' positions in it
 _C_STRIDE = 16
-_C_WORDS = 30 * _C_STRIDE
+_C_WORDS = 31 * _C_STRIDE
 _C_ONE_BLOCK = 29 * _C_STRIDE
 #: the work queues' pending counters (C_Q0 + q * Q_SET + Q_PEND in dynamic.cu) and their
 #: value at rest (Q_TOKENS)
@@ -131,6 +132,11 @@ class GPUState:
     #: barriers (0: never; at most 255; the level-synchronous kernel only; see "one block"
     #: in dynamic.cu)
     one_block_max: int = 64
+    #: a warp reads at most this many lists of middle length (more than ``small_max``
+    #: entries, at most a chunk) of vertices its lanes marked, before the marking step's
+    #: barrier, instead of leaving each to the next marking pass (0: none; at most 31; the
+    #: level-synchronous kernel only; see drain_mid in dynamic.cu)
+    mark_warp_max: int = 4
 
     def __init__(self, owner, n: int):
         self.owner = owner
@@ -307,12 +313,13 @@ class GPUState:
         they are now (made again only when one of them changed)."""
         key = (self.async_queue, self.kernel_name, self.small_max, self.barrier_backoff_ns,
                self.cooperative, self.record_timeline, self.relax_queue_limit,
-               self.one_block_max)
+               self.one_block_max, self.mark_warp_max)
         if key != self._settings_key:
             if self.record_timeline != (self.times is not None):
                 self._timeline_switch()
             owner = self.owner
             mode = (0 if owner.directed else 1) | (2 if owner.want_parents else 0) | \
+                (min(max(int(self.mark_warp_max), 0), 31) << 3) | \
                 (min(max(int(self.small_max), 0), 255) << 8) | \
                 (min(max(int(self.barrier_backoff_ns) // 8, 0), 255) << 16) | \
                 (min(max(int(self.one_block_max), 0), 255) << 24)
@@ -392,9 +399,8 @@ class GPUState:
         mode |= 4 * self.parity
         grid = self.grid(nd + ni)
         if self.direct_launch:
-            args = self._args
-            args[5:13] = (ds.data.ptr, dd.data.ptr, is_.data.ptr, id_.data.ptr, nd, ni, self.n,
-                          mode)
+            _ARGS_TAIL.pack_into(self._args, 40, ds.data.ptr, dd.data.ptr, is_.data.ptr,
+                                 id_.data.ptr, nd, ni, self.n, mode)
             stream = cupy.cuda.get_current_stream().ptr
             if cooperative:
                 cupy.cuda.driver.launchCooperativeKernel(
@@ -446,6 +452,9 @@ class GPUState:
 
 _I32 = np.dtype(np.int32)
 _I64 = np.dtype(np.int64)
+#: the launch arguments of an update (args[5:13]: the batch's four addresses, nd, ni, n, mode),
+#: written into the argument buffer by one call
+_ARGS_TAIL = struct.Struct("<8Q")
 
 
 def _dense(a, dtype) -> bool:
