@@ -41,7 +41,8 @@ from bench.common import RESULTS, table_lines
 
 HEADER = ["graph", "kind", "batch", "variant", "update us", "kernel us", "outside us",
           "host us", "python before launch us", "driver launch us", "start to launch us",
-          "launch to end - kernel us", "sync before us", "static us", "speedup"]
+          "launch to end - kernel us", "sync before us", "static us", "speedup",
+          "phases us (barriers)"]
 
 
 def _parse(config: str) -> dict:
@@ -122,6 +123,7 @@ def run_scale(scale: int, args, rows: list, graphs: list) -> None:
         op, undo = ops(kind)
         for size in args.batches:
             per = {v: {k: [] for k in HEADER[4:13]} for v in variants}
+            phases = {v: [] for v in variants}
             static = []
             for r in range(args.repeats):
                 bs, bd = batch(kind, size)
@@ -157,7 +159,13 @@ def run_scale(scale: int, args, rows: list, graphs: list) -> None:
                     finally:
                         drv.launchKernel, drv.launchCooperativeKernel = real
                     upd = cupy.cuda.get_elapsed_time(start, end) * 1e3
-                    kern = sum(us for _, us in state.timeline())
+                    line = state.timeline()
+                    kern = sum(us for _, us in line)
+                    split, count = {}, {}
+                    for ph, us in line:
+                        split[ph] = split.get(ph, 0.0) + us
+                        count[ph] = count.get(ph, 0) + 1
+                    phases[var].append((split, count))
                     m["update us"].append(upd)
                     m["kernel us"].append(kern)
                     m["outside us"].append(upd - kern)
@@ -189,9 +197,14 @@ def run_scale(scale: int, args, rows: list, graphs: list) -> None:
                 med = {k: (statistics.median(v) if v and not np.isnan(v).all() else "")
                        for k, v in m.items()}
                 label = vname if len(args.configs) == 1 else f"{vname} ({cname})"
+                ph = phases[(vname, cname)]
+                names = list(dict.fromkeys(p for sp, _ in ph for p in sp))
+                split = ", ".join(
+                    f"{p} {statistics.median(sp.get(p, 0.0) for sp, _ in ph):.1f} "
+                    f"({statistics.median(c.get(p, 0) for _, c in ph):g})" for p in names)
                 rows.append([name_g, kind, size, label] +
                             [round(med[k], 1) if med[k] != "" else "" for k in HEADER[4:13]] +
-                            [round(st, 1), round(st / med["update us"], 1)])
+                            [round(st, 1), round(st / med["update us"], 1), split])
                 print(table_lines(HEADER, [rows[-1]])[-1], flush=True)
 
 
