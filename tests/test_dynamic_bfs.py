@@ -310,20 +310,13 @@ def test_gpu_grid_sized_by_batch(pairs_per_block, min_blocks, monkeypatch):
 @pytest.mark.parametrize("kernel_name", ["dbfs_update", "dbfs_update_r85", "async"])
 @pytest.mark.parametrize("small_max", [0, 8, 255])
 @pytest.mark.parametrize("directed", [False, True])
-@pytest.mark.parametrize("mark_warp_max", [0, 31])
-def test_gpu_thread_and_warp_lists(kernel_name, small_max, directed, mark_warp_max,
-                                   monkeypatch):
+def test_gpu_thread_and_warp_lists(kernel_name, small_max, directed, monkeypatch):
     """Lists read by one thread (up to ``small_max`` entries), by a warp, or in chunks by the
-    grid, with every kernel (the two level-synchronous ones and the work-queue one), and the
-    marked vertices' lists of middle length read by the warp of the thread that marked them
-    (up to ``mark_warp_max`` a warp) or by the next marking pass: every mix gives the static
-    BFS's levels and valid parents; the timeline, when asked for, lists the phases of the
-    update in order."""
+    grid, with every kernel (the two level-synchronous ones and the work-queue one): every
+    mix gives the static BFS's levels and valid parents; the timeline, when asked for,
+    lists the phases of the update in order."""
     from hornet.algos.bfs.dynamic_gpu import GPUState
-    if kernel_name == "async" and mark_warp_max:
-        pytest.skip("a level-synchronous setting")
     monkeypatch.setattr(GPUState, "small_max", small_max)
-    monkeypatch.setattr(GPUState, "mark_warp_max", mark_warp_max)
     monkeypatch.setattr(GPUState, "async_queue", kernel_name == "async")
     if kernel_name != "async":
         monkeypatch.setattr(GPUState, "kernel_name", kernel_name)
@@ -732,6 +725,30 @@ def test_one_deletion_cascades(device, directed, monkeypatch):
     assert np.array_equal(host(bf.levels), before)
     if device == "gpu":
         assert bf._state.one_block_used
+
+
+@pytest.mark.parametrize("mixed", [False, True], ids=["delete", "delete+insert"])
+@pytest.mark.parametrize("directed", [False, True])
+def test_marked_neighbour_keeps_no_stale_level(device, directed, mixed):
+    """Deleting 1 - 2 marks 2 and its only child 3, whose short lists are read as they are
+    marked (on the GPU no marking pass follows, and 3 keeps its old level 3 until the seed
+    step resets it): 2's one neighbour left is 3, and the inserted pair (3, 8) starts at 3,
+    so a seed taken from 3's old level would put 2 (and 8) on level 4; the long way round
+    0 - 4 - 5 - 6 - 7 - 3 puts 3 on 5, 2 on 6 (and 8 on 6)."""
+    pairs = [(0, 1), (1, 2), (2, 3), (0, 4), (4, 5), (5, 6), (6, 7), (7, 3)]
+    if directed:
+        pairs.append((3, 2))
+    g = _graph(device, pairs, directed, n=9)
+    bf = DynamicBFS(g, 0, parents=True)
+    _check(bf)
+    change = [g.delete_edges(_arr(device, [1]), _arr(device, [2]))]
+    if mixed:
+        change.append(g.insert_edges(_arr(device, [3]), _arr(device, [8])))
+    bf.update(change if mixed else change[0])
+    _check(bf)
+    assert host(bf.levels)[[2, 3]].tolist() == [6, 5]
+    if mixed:
+        assert host(bf.levels)[8] == 6
 
 
 @pytest.mark.gpu

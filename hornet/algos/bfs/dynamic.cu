@@ -65,12 +65,10 @@ extern "C" __global__ void dbfs_initial_counts(const int* deg, const i64* ptr, i
 // One batch: deletions ds -> dd (nd directed pairs), insertions is -> id (ni pairs), both
 // already applied to the graph; nv: vertices (no loop runs more rounds; one that would is
 // stopped and reported in barrier[2]). mode: bit 0 undirected, bit 1 parents wanted, bit 2
-// selects the counter set (the other one is zeroed for the next update), bits 3-7 the most
-// lists of middle length a warp reads for its lanes before a marking barrier (mark_warp_max;
-// 0: none, see drain_mid), bits 8-15 the longest list one thread reads (small_max; 0: every
-// list by a warp), bits 16-23 the grid barrier's polling pause in units of 8 ns (0: none),
-// bits 24-31 the most work the counts step may leave for the update to go on in block 0
-// alone (one_block_max; 0: never).
+// selects the counter set (the other one is zeroed for the next update), bits 8-15 the
+// longest list one thread reads (small_max; 0: every list by a warp), bits 16-23 the grid
+// barrier's polling pause in units of 8 ns (0: none), bits 24-31 the most work the counts
+// step may leave for the update to go on in block 0 alone (one_block_max; 0: never).
 template <bool ASYNC>
 __device__ __forceinline__ void dbfs_update_body(
         const u64* __restrict__ P, const int* deg, const i64* ptr, const int* ideg,
@@ -159,15 +157,6 @@ __device__ __forceinline__ void dbfs_update_body(
     // flight together): mark_take issues x's decrement (returns the count before it, 0 for
     // none), mark_took marks x when that took its last parent.
     int carry = -1;
-    // A marked vertex with a list of middle length (small_max < d <= CHUNK) met by a thread
-    // in `follow` or step 1 is too long for the thread and too short to cut into chunks: the
-    // thread keeps one such vertex (mid, its old level mid_l) for its warp, which reads the
-    // list before the phase's barrier (drain_mid), instead of the next marking pass reading
-    // it behind one more grid barrier. At most mark_warp_max lists a warp and barrier (each
-    // costs the warp a pass over the list and the chains it starts); the others are left to
-    // the next pass (their cnt is not DONE).
-    int mid = -1, mid_l = 0;
-    const int mark_warp_max = ASYNC ? 0 : (mode >> 3) & 31;
     auto mark_take = [&](int lw, int x, int lx, int fx, bool& early) -> int {
         if (early_seeds && lw == 1 && lx == 1 && fx != MARKED) early = true;
         return lx == lw + 1 && fx != MARKED ? atomicSub(&cnt[x], 1) : 0;
@@ -183,22 +172,17 @@ __device__ __forceinline__ void dbfs_update_body(
     };
     // b marked by this thread: a list of at most small_max entries read now (its children's
     // counts taken), one of more than CHUNK cut into chunks for the next marking pass, and
-    // cnt[b] = DONE tells that pass; a list in between is held for the warp (mid, see
-    // drain_mid) or left to that pass (cnt[b] stays 0), which reads it with a warp. So only
-    // lists longer than CHUNK are cut, each once in the marking step: the chunk list's
-    // capacity (2 * entries / CHUNK) holds them all.
+    // cnt[b] = DONE tells that pass; a list in between is left to that pass (cnt[b] stays 0,
+    // the vertex is counted in C_UNREAD), which reads it with a warp. So only lists longer
+    // than CHUNK are cut, each once in the marking step: the chunk list's capacity
+    // (2 * entries / CHUNK) holds them all.
     // No decrement reaches cnt[b] after the one that marked it: b's parents have all given
     // theirs. b's old level is >= 2 whenever early_seeds is on (see the invariant), so the
     // read takes no early seed.
     auto read_marked = [&](int b) {
         const int d = deg[b];
         if (d > U.small_max && d <= CHUNK) {
-            if (mark_warp_max && mid < 0) {
-                mid = b;
-                mid_l = (int)U.old[b];          // noted by this thread's mark
-            } else {
-                U.note_unread();
-            }
+            U.note_unread();
             return;
         }
         cnt[b] = DONE;
@@ -225,7 +209,8 @@ __device__ __forceinline__ void dbfs_update_body(
             read_marked(b);
         }
     };
-    auto mark_list = [&](int w, int lw, int j0, int j1) {
+    auto mark_range = [&](int w, int, int j0, int j1) {
+        const int lw = (int)ld((const int*)&U.old[w]);
         bool early = false;
         U.pass_staged<true>(U.list_row(w, 0), j0, j1,
             [&](int x, int lx, int fx) { return mark_take(lw, x, lx, fx, early); },
@@ -234,32 +219,6 @@ __device__ __forceinline__ void dbfs_update_body(
         if (found && lane == __ffs(found) - 1) U.seed_early(w);
         follow();
         __syncwarp();
-    };
-    auto mark_range = [&](int w, int, int j0, int j1) {
-        mark_list(w, (int)ld((const int*)&U.old[w]), j0, j1);
-    };
-    // warp-uniform: the middle-length lists the warp's lanes hold (mid), read by the warp
-    // one after the other, at most mark_warp_max of them (lists the reads mark join in);
-    // cnt = DONE tells the next pass that the list was read. Those left over stay for it.
-    auto drain_mid = [&]() {
-        if constexpr (!ASYNC) {
-            for (int k = 0; k < mark_warp_max; ++k) {
-                const unsigned held = __ballot_sync(FULL_MASK, mid >= 0);
-                if (!held) break;
-                const int src = __ffs(held) - 1;
-                const int b = __shfl_sync(FULL_MASK, mid, src);
-                const int lb = __shfl_sync(FULL_MASK, mid_l, src);
-                if (lane == src) mid = -1;
-                const int d = deg[b];
-                if (lane == 0) {
-                    cnt[b] = DONE;
-                    U.scanned += (u64)d;
-                }
-                mark_list(b, lb, 0, d);
-            }
-            if (mid >= 0) U.note_unread();
-            mid = -1;
-        }
     };
     auto mark_trange = [&](int w, int, int d, const int* row) {
         const int lw = (int)ld((const int*)&U.old[w]);
@@ -326,7 +285,6 @@ __device__ __forceinline__ void dbfs_update_body(
         count_pair(t, ls, lt, und ? 2 * i : i);
         if (und) count_pair(s, lt, ls, 2 * i + 1);
     }
-    if (del_only) drain_mid();
     U.sync(nd > 0);
     // ---- 1b. deletions and insertions together: heads of deleted pairs left without parent
     if (nd > 0 && !del_only) {
@@ -367,9 +325,10 @@ __device__ __forceinline__ void dbfs_update_body(
     // not change the marked set, so a pass takes the vertices marked before its barrier
     // (changed[lo, hi)) and, at the same time, the chunks of the long lists the previous
     // pass met (chunk list [clo, chi), one list for the whole step): one grid barrier a pass.
-    // A pass runs only while a list is left to read: a vertex whose list was read when it was
-    // marked (DONE) needs no pass of its own, and one marked in the last pass keeps its old
-    // level until the seed step resets it (every reader before then skips it by its flag).
+    // A pass runs only while a list is left to read (C_UNREAD, or chunks): a vertex whose
+    // list was read when it was marked (DONE) needs no pass of its own, and one marked in the
+    // last pass keeps its old level until the seed step resets it (every reader before then
+    // skips it by its flag).
     if (nd > 0 && U.async_mode) {
         // the marks of step 1 are in the queue; the marked vertices they reach join it
         U.phase = PH_MARK;
@@ -413,7 +372,6 @@ __device__ __forceinline__ void dbfs_update_body(
                 const int j0 = (e.y >> 1) * CHUNK;
                 mark_range(e.x, 0, j0, min(U.list_degree(e.x, 0), j0 + CHUNK));
             }
-            drain_mid();
             lo = hi;
             clo = chi;
             ulo = uhi;

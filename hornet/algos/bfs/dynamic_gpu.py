@@ -132,11 +132,6 @@ class GPUState:
     #: barriers (0: never; at most 255; the level-synchronous kernel only; see "one block"
     #: in dynamic.cu)
     one_block_max: int = 64
-    #: a warp reads at most this many lists of middle length (more than ``small_max``
-    #: entries, at most a chunk) of vertices its lanes marked, before the marking step's
-    #: barrier, instead of leaving each to the next marking pass (0: none; at most 31; the
-    #: level-synchronous kernel only; see drain_mid in dynamic.cu)
-    mark_warp_max: int = 4
 
     def __init__(self, owner, n: int):
         self.owner = owner
@@ -313,13 +308,12 @@ class GPUState:
         they are now (made again only when one of them changed)."""
         key = (self.async_queue, self.kernel_name, self.small_max, self.barrier_backoff_ns,
                self.cooperative, self.record_timeline, self.relax_queue_limit,
-               self.one_block_max, self.mark_warp_max)
+               self.one_block_max)
         if key != self._settings_key:
             if self.record_timeline != (self.times is not None):
                 self._timeline_switch()
             owner = self.owner
             mode = (0 if owner.directed else 1) | (2 if owner.want_parents else 0) | \
-                (min(max(int(self.mark_warp_max), 0), 31) << 3) | \
                 (min(max(int(self.small_max), 0), 255) << 8) | \
                 (min(max(int(self.barrier_backoff_ns) // 8, 0), 255) << 16) | \
                 (min(max(int(self.one_block_max), 0), 255) << 24)

@@ -289,8 +289,12 @@ struct Update {
     __device__ void push(int* list, u64* counter, int v) { list[slots(counter)] = v; }
 
     // a vertex marked with its list left to the next marking pass (counted: a pass runs only
-    // while some list is left, see the marking step)
-    __device__ void note_unread() { slots(&C[C_UNREAD]); }
+    // while some list is left, see the marking step); one atomic a warp, its result unused
+    // (no round trip on the caller's path)
+    __device__ void note_unread() {
+        const unsigned m = __activemask();
+        if (lane == __ffs(m) - 1) atomicAdd(&C[C_UNREAD], (u64)__popc(m));
+    }
 
     // the lowest and highest seed level, kept per block in shared memory (a shared atomic
     // only where the value moves) and added to the grid's at the next grid barrier
