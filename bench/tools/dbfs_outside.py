@@ -3,7 +3,7 @@ pattern.
 
     PYTHONPATH=. python3 bench/tools/dbfs_outside.py [--scales 22 24]
         [--batches 1000 10000 100000] [--kinds delete] [--repeats 5]
-        [--configs default "mark_warp_max=0" ...] [--name dbfs_outside]
+        [--configs default "small_max=16" ...] [--name dynamic_bfs_gpu_outside]
 
 As bench/dynamic_bfs.py: a Kronecker graph on the device (undirected, source the vertex of
 largest degree); for every kind, batch size and repeat one batch (deletions: edges of the graph
@@ -217,7 +217,7 @@ def main(argv=None) -> None:
     ap.add_argument("--static-samples", type=int, default=3)
     ap.add_argument("--configs", nargs="+", default=["default"])
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--name", default="dbfs_outside")
+    ap.add_argument("--name", default="dynamic_bfs_gpu_outside")
     args = ap.parse_args(argv)
     import cupy
     rows, graphs = [], []
@@ -226,8 +226,9 @@ def main(argv=None) -> None:
         cupy.get_default_memory_pool().free_all_blocks()
     props = cupy.cuda.runtime.getDeviceProperties(0)
     dev = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    parts = __doc__.split("\n\n")
     text = ["# DynamicBFS GPU: the update's time outside its kernel", "",
-            " ".join(__doc__.split("\n\n")[2].split()), "",
+            " ".join(parts[2].split()), "", parts[3], "", " ".join(parts[4].split()), "",
             f"- GPU: {dev}",
             f"- command: `python bench/tools/dbfs_outside.py "
             f"{' '.join(sys.argv[1:] if argv is None else argv)}`",

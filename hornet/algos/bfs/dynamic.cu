@@ -164,27 +164,20 @@ __device__ __forceinline__ void dbfs_update_body(
     auto mark_took = [&](int lw, int x, int before) {
         if (before == 1) {
             U.mark(x, lw + 1);
-            if (!ASYNC) {
-                if (carry < 0) carry = x;
-                else U.note_unread();
-            }
+            if (!ASYNC && carry < 0) carry = x;
         }
     };
     // b marked by this thread: a list of at most small_max entries read now (its children's
     // counts taken), one of more than CHUNK cut into chunks for the next marking pass, and
-    // cnt[b] = DONE tells that pass; a list in between is left to that pass (cnt[b] stays 0,
-    // the vertex is counted in C_UNREAD), which reads it with a warp. So only lists longer
-    // than CHUNK are cut, each once in the marking step: the chunk list's capacity
-    // (2 * entries / CHUNK) holds them all.
+    // cnt[b] = DONE tells that pass; a list in between is left to that pass (cnt[b] stays 0),
+    // which reads it with a warp. So only lists longer than CHUNK are cut, each once in the
+    // marking step: the chunk list's capacity (2 * entries / CHUNK) holds them all.
     // No decrement reaches cnt[b] after the one that marked it: b's parents have all given
     // theirs. b's old level is >= 2 whenever early_seeds is on (see the invariant), so the
     // read takes no early seed.
     auto read_marked = [&](int b) {
         const int d = deg[b];
-        if (d > U.small_max && d <= CHUNK) {
-            U.note_unread();
-            return;
-        }
+        if (d > U.small_max && d <= CHUNK) return;
         cnt[b] = DONE;
         const int* row = (const int*)ptr[b];
         U.scanned += (u64)d;
@@ -269,10 +262,9 @@ __device__ __forceinline__ void dbfs_update_body(
                 if (del) {
                     int o = atomicSub(&cnt[b], 1);
                     if (del_only && o == 1) {
-                        if (U.async_mode || (early_seeds && lb == 1)) {
+                        if (U.async_mode || (early_seeds && lb == 1))
                             U.mark(b, lb);          // read in the first marking pass
-                            if (!ASYNC) U.note_unread();
-                        } else
+                        else
                             mark_now(b, lb);
                     }
                 } else {
@@ -292,10 +284,8 @@ __device__ __forceinline__ void dbfs_update_body(
             int a, b;
             pair_at(ds, dd, k, und, a, b);
             int lb = ld(&level[b]);
-            if (lb > 0 && ld(&cnt[b]) <= 0 && atomicCAS(&flag[b], 0, MARKED) == 0) {
+            if (lb > 0 && ld(&cnt[b]) <= 0 && atomicCAS(&flag[b], 0, MARKED) == 0)
                 U.mark(b, lb);
-                if (!ASYNC) U.note_unread();
-            }
         }
         U.sync(true);
     }
@@ -325,10 +315,6 @@ __device__ __forceinline__ void dbfs_update_body(
     // not change the marked set, so a pass takes the vertices marked before its barrier
     // (changed[lo, hi)) and, at the same time, the chunks of the long lists the previous
     // pass met (chunk list [clo, chi), one list for the whole step): one grid barrier a pass.
-    // A pass runs only while a list is left to read (C_UNREAD, or chunks): a vertex whose
-    // list was read when it was marked (DONE) needs no pass of its own, and one marked in the
-    // last pass keeps its old level until the seed step resets it (every reader before then
-    // skips it by its flag).
     if (nd > 0 && U.async_mode) {
         // the marks of step 1 are in the queue; the marked vertices they reach join it
         U.phase = PH_MARK;
@@ -348,13 +334,11 @@ __device__ __forceinline__ void dbfs_update_body(
     if (nd > 0 && !U.async_mode) {
         U.phase = PH_MARK;
         i64 lo = 0, clo = 0;
-        u64 ulo = 0;
         int passes = 0;
         while (true) {
             const i64 hi = (i64)ld(&C[C_SNAP]);
             const i64 chi = (i64)ld(&C[C_SNAP + 1]);
-            const u64 uhi = ld(&C[C_SNAP + 2]);
-            if (uhi == ulo && chi == clo) break;         // no list left, no chunk
+            if (hi == lo && chi == clo) break;
             if (++passes > nv + 2) {
                 if (U.first_thread()) atomicExch(U.bar + 2, 2u);
                 break;
@@ -374,16 +358,13 @@ __device__ __forceinline__ void dbfs_update_body(
             }
             lo = hi;
             clo = chi;
-            ulo = uhi;
             U.sync(true);
         }
         ++U.use;
         // ---- 3. seeds of the marked vertices (changed[0:nm]): 1 + the lowest level among
         // their in-neighbours (marked ones are unreached now; a chunked list gives one seed
         // per chunk, the lowest wins). With insertions: their seeds, at the levels after
-        // marking. The marked vertices are reset here too (those of the last marking pass
-        // were not: see above), so a level read in this step counts only where the flag is
-        // not MARKED.
+        // marking.
         U.phase = PH_SEEDS;
         const i64 nm = (i64)ld(&C[C_CHANGED]);
         if (U.first_thread()) C[C_MARKED] = (u64)nm;
@@ -391,41 +372,31 @@ __device__ __forceinline__ void dbfs_update_body(
             ITEMS_OF(k, ni, U.nblk) {
                 int a, b;
                 pair_at(is, id, k, und, a, b);
-                const int fa = ld(&flag[a]);
-                const int fb = ld(&flag[b]);
-                const int la0 = ld(&level[a]);
-                const int lb0 = ld(&level[b]);
-                const int la = fa == MARKED ? -1 : la0;
-                const unsigned lb = fb == MARKED ? NO_LEVEL : (unsigned)lb0;
-                U.pair_seed(k, la >= 0 && (unsigned)(la + 1) < lb, la + 1, b);
+                int la = ld(&level[a]);
+                U.pair_seed(k, la >= 0 && (unsigned)(la + 1) < (unsigned)ld(&level[b]), la + 1,
+                            b);
             }
         }
         auto seed_range = [&](int v, int, int j0, int j1) {
             unsigned best = NO_LEVEL;
-            U.pass_staged<true>(U.list_row(v, 1), j0, j1, [&](int, int lu, int fu) {
-                if (fu != MARKED && (unsigned)lu < best) best = (unsigned)lu;
-                return 0;
-            }, [](int, int) {});
+            U.pass(U.list_row(v, 1), j0, j1, [&](int, int lu) {
+                if ((unsigned)lu < best) best = (unsigned)lu;
+            });
             best = warp_min_u32(best);
             if (lane == 0 && best != NO_LEVEL) U.push_seed(best + 1, v);
         };
         auto seed_trange = [&](int v, int, int d, const int* row) {
             unsigned best = NO_LEVEL;
-            U.tpass_staged<true>(row, d, [&](int, int lu, int fu) {
-                if (fu != MARKED && (unsigned)lu < best) best = (unsigned)lu;
-                return 0;
-            }, [](int, int) {});
+            U.tpass(row, d, [&](int, int lu) {
+                if ((unsigned)lu < best) best = (unsigned)lu;
+            });
             if (best != NO_LEVEL) U.push_seed(best + 1, v);
         };
-        // the reset (again, for those a pass reset): unreached, no parent, count 0 (the repair
-        // counts from zero); a vertex seeded while marked has no list to read
         U.visit_items(nm, 1, [&](i64 i) {
             const int v = ld(&U.changed[i]);
-            level[v] = -1;
-            if (wp) U.parent[v] = -1;
-            const int c = ld(&cnt[v]);
-            if (c != 0) cnt[v] = 0;
-            return c == SEEDED ? -1 : v;
+            if (ld(&cnt[v]) != SEEDED) return v;
+            cnt[v] = 0;            // seeded while marked; the repair counts from zero
+            return -1;
         }, seed_trange, seed_range);
         U.finish(seed_range);
     }

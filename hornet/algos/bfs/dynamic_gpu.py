@@ -28,7 +28,6 @@ sweeps). They grow with the graph.
 from __future__ import annotations
 
 import os
-import struct
 
 import numpy as np
 
@@ -40,10 +39,10 @@ _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.cu")
 CHUNK = 256
 #: threads per block of dbfs_update (its __launch_bounds__)
 BLOCK = 256
-#: words of one counter set (C_WORDS in dynamic.cu: 31 counters, each on its own 128-byte
+#: words of one counter set (C_WORDS in dynamic.cu: 30 counters, each on its own 128-byte
 #: line) and the statistics' positions in it
 _C_STRIDE = 16
-_C_WORDS = 31 * _C_STRIDE
+_C_WORDS = 30 * _C_STRIDE
 _C_ONE_BLOCK = 29 * _C_STRIDE
 #: the work queues' pending counters (C_Q0 + q * Q_SET + Q_PEND in dynamic.cu) and their
 #: value at rest (Q_TOKENS)
@@ -393,8 +392,9 @@ class GPUState:
         mode |= 4 * self.parity
         grid = self.grid(nd + ni)
         if self.direct_launch:
-            _ARGS_TAIL.pack_into(self._args, 40, ds.data.ptr, dd.data.ptr, is_.data.ptr,
-                                 id_.data.ptr, nd, ni, self.n, mode)
+            args = self._args
+            args[5:13] = (ds.data.ptr, dd.data.ptr, is_.data.ptr, id_.data.ptr, nd, ni, self.n,
+                          mode)
             stream = cupy.cuda.get_current_stream().ptr
             if cooperative:
                 cupy.cuda.driver.launchCooperativeKernel(
@@ -446,9 +446,6 @@ class GPUState:
 
 _I32 = np.dtype(np.int32)
 _I64 = np.dtype(np.int64)
-#: the launch arguments of an update (args[5:13]: the batch's four addresses, nd, ni, n, mode),
-#: written into the argument buffer by one call
-_ARGS_TAIL = struct.Struct("<8Q")
 
 
 def _dense(a, dtype) -> bool:

@@ -33,8 +33,8 @@ typedef unsigned long long u64;
 #define C_LEVELS (7 * C_STRIDE)     // relaxation rounds run
 #define C_FRONT (8 * C_STRIDE)      // 3 slots: frontier lengths, by round % 3
 #define C_CHUNKS (11 * C_STRIDE)    // 3 slots: chunk list lengths, by use % 3
-#define C_SNAP (14 * C_STRIDE)      // [length of `changed`, of the chunk list, C_UNREAD] when
-                                    // the last block arrived at a grid barrier (sync(true))
+#define C_SNAP (14 * C_STRIDE)      // [length of `changed`, of the chunk list] when the last
+                                    // block arrived at a grid barrier (sync(true))
 // work queues of the asynchronous phases (dbfs_update_async; see Update::drain): queue q's counters
 // at C_Q0 + q * Q_SET: head (slots claimed), tail (slots appended), pending (items appended
 // and not yet finished, plus one token a warp until the warp has appended its own share;
@@ -52,8 +52,7 @@ typedef unsigned long long u64;
 #define Q_COUNT 3
 #define C_QLEVELS (28 * C_STRIDE)   // [highest, 0xffffffff - lowest] level the relaxation set
 #define C_ONE_BLOCK (29 * C_STRIDE) // 1: the update went on in block 0 alone after its counts
-#define C_UNREAD (30 * C_STRIDE)    // marked vertices whose list is left to a marking pass
-#define C_WORDS (31 * C_STRIDE)
+#define C_WORDS (30 * C_STRIDE)
 #define Q_TOKENS (1ull << 40)       // pending's value at rest (a warp count is added at start)
 
 // params (u64 device addresses; dynamic_gpu.PARAM_NAMES gives the order)
@@ -228,7 +227,6 @@ struct Update {
                 if (snap) {
                     C[C_SNAP] = ld(&C[C_CHANGED]);
                     C[C_SNAP + 1] = ld(&C[C_CHUNKS + C_STRIDE * (use % 3)]);
-                    C[C_SNAP + 2] = ld(&C[C_UNREAD]);
                 }
                 __threadfence();
             }
@@ -254,7 +252,6 @@ struct Update {
                 if (snap) {
                     C[C_SNAP] = ld(&C[C_CHANGED]);
                     C[C_SNAP + 1] = ld(&C[C_CHUNKS + C_STRIDE * (use % 3)]);
-                    C[C_SNAP + 2] = ld(&C[C_UNREAD]);
                 }
                 atomicExch(bar, 0u);
                 __threadfence();
@@ -287,14 +284,6 @@ struct Update {
     }
 
     __device__ void push(int* list, u64* counter, int v) { list[slots(counter)] = v; }
-
-    // a vertex marked with its list left to the next marking pass (counted: a pass runs only
-    // while some list is left, see the marking step); one atomic a warp, its result unused
-    // (no round trip on the caller's path)
-    __device__ void note_unread() {
-        const unsigned m = __activemask();
-        if (lane == __ffs(m) - 1) atomicAdd(&C[C_UNREAD], (u64)__popc(m));
-    }
 
     // the lowest and highest seed level, kept per block in shared memory (a shared atomic
     // only where the value moves) and added to the grid's at the next grid barrier
