@@ -15,10 +15,12 @@ repeat applies the batch once per variant, the variants taking turns at going fi
 - ``plain``: the update as the benchmark times it, once per configuration (``GPUState``
   settings as "name=value,..."; ``default``: the class defaults), with the static ``bfs``
   timed after it (``--static-samples`` calls);
-- ``probe`` (first configuration): the driver's launch call wrapped: the host clock before and
-  after it and a CUDA event recorded right before it, which give the Python before the launch,
-  the driver call, and on the device the time from the start event to the launch and from the
-  launch to the end event less the kernel's span (launch latency and the kernel's tail);
+- ``probe`` (first configuration): the driver's launch call wrapped: a CUDA event recorded
+  right before it and the host clock after that record and after the call, which give the
+  Python before the launch (the event's record included), the driver call, and on the device
+  the time from the start event to the launch and from the launch to the end event less the
+  kernel's span (the driver call, the launch latency and the kernel's first and last
+  microseconds, outside its timeline);
 - ``synced``: the device synchronised between the change and the start event (the host time of
   that synchronisation: the change's work still queued when ``update`` is called);
 - ``warm``: the update's host path run once right before the timed call with the launch
