@@ -727,6 +727,29 @@ def test_one_deletion_cascades(device, directed, monkeypatch):
         assert bf._state.one_block_used
 
 
+@pytest.mark.parametrize("mixed", [False, True], ids=["delete", "delete+insert"])
+@pytest.mark.parametrize("directed", [False, True])
+def test_marked_neighbour_keeps_no_stale_level(device, directed, mixed):
+    """Deleting 1 - 2 marks 2 and its only child 3 (both with short lists, read as they
+    are marked on the GPU): 2's one neighbour left is 3, and the inserted pair (3, 8) starts
+    at 3, so a seed taken from 3's level before the update would put 2 (and 8) on level 4;
+    the long way round 0 - 4 - 5 - 6 - 7 - 3 puts 3 on 5, 2 on 6 (and 8 on 6)."""
+    pairs = [(0, 1), (1, 2), (2, 3), (0, 4), (4, 5), (5, 6), (6, 7), (7, 3)]
+    if directed:
+        pairs.append((3, 2))
+    g = _graph(device, pairs, directed, n=9)
+    bf = DynamicBFS(g, 0, parents=True)
+    _check(bf)
+    change = [g.delete_edges(_arr(device, [1]), _arr(device, [2]))]
+    if mixed:
+        change.append(g.insert_edges(_arr(device, [3]), _arr(device, [8])))
+    bf.update(change if mixed else change[0])
+    _check(bf)
+    assert host(bf.levels)[[2, 3]].tolist() == [6, 5]
+    if mixed:
+        assert host(bf.levels)[8] == 6
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
 @pytest.mark.parametrize("directed", [False, True])
