@@ -163,7 +163,7 @@ UPDATE_STAMPS = 1 << 22
 #: ko_scan's control words (KS_* in dynamic_gpu.cu)
 KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
     range(1, 10)
-KS_TOUCHED, KS_SPUN, KS_RAISED = 14, 15, 22
+KS_TOUCHED, KS_SPUN, KS_RAISED, KS_PEEL_ROUNDS = 14, 15, 22, 0
 KS_WORDS = 24
 KS_DONE, KS_NOT_EMPTY = 0, 3
 #: warps a launch of few edges aims to keep busy, and the most warps that share one edge
@@ -693,7 +693,7 @@ class GpuDynamicTruss:
         :data:`LEVELS_AT_ONCE` and :data:`DEVICE_SCAN_INSERT`, the seeds go to ``ko_scan``
         mode 4 unfiltered and unsorted (its first round counts them), the count of seeds
         read on the device (``stats``: ``seeds``, ``placed``, ``region`` the scan's distinct
-        edges, ``levels`` its iterations)."""
+        edges, ``levels`` its iterations, ``peel_rounds`` its peeling rounds)."""
         from hornet.core.cuda import BLOCK, i64, launch
         cp = self._cp
         b = int(slots.shape[0])
@@ -722,6 +722,7 @@ class GpuDynamicTruss:
             if not done:
                 return self._fallback(self._touched_count)
             self.stats.update(region=self._touched_count, rounds=self._rounds,
+                              peel_rounds=int(self._ks_host[KS_PEEL_ROUNDS]),
                               levels=self._levels, placed=int(c[C_PLACED]),
                               seeds=int(c[C_EXTRA]))
             return

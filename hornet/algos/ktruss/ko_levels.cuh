@@ -27,6 +27,7 @@
 #pragma once
 
 #define KS_PEELED 11              // mode 4: the next P's length (peeled and clean members)
+#define KS_PEEL_ROUNDS 0          // mode 4, out: the peeling rounds (of all rounds)
 #define KS_LEVEL_STAMPS (1 << 16)  // mode 4: member stamps by level (levels below this)
 
 // Decision phase of the scan of every level (as ko_phase_decide, each list edge y at its own
@@ -129,7 +130,10 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
             G.next_phase();
             ko_phase_peel_apply(S, pc, live, cnt, gstamp, tail, &ctl[KS_TAIL], keep, G.slot(),
                                 G.slot2(), Pn, &ctl[KS_PEELED]);
-            if (leader && (i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
+            if (leader) {
+                ++ctl[KS_PEEL_ROUNDS];                   // (read by the host only)
+                if ((i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
+            }
             G.next_phase();
             ++rounds;
             const i64 kept = G.last(), removed = G.last2();
