@@ -326,10 +326,11 @@ struct KoState {
 // Counting phase, `parts` warps per list edge e = list[i] at level k = truss[e] (with k_scan
 // >= 0, the scan of level k_scan: only edges at that level and not yet candidates, member !=
 // mstamp; KO_OWN_LEVEL: the scan of every edge's own level, only those not yet candidates;
-// per_level: the members of level k are those with member == mstamp + k): cnt[i] += the triangles of e, in this warp's share of e's shorter list, whose two
-// other edges hold it (ko_holds; with use_rank, the scan's count, else the peeling's). A warp
-// stops once cnt[i] and its own count reach k - 1 (all a decision needs). cnt[i] starts at 0
-// and the phase that reads it zeroes it again.
+// per_level: the members of level k are those with member == mstamp + k): cnt[i] += the
+// triangles of e, in this warp's share of e's shorter list, whose two other edges hold it
+// (ko_holds; with use_rank, the scan's count, else the peeling's). A warp stops once cnt[i]
+// and its own count reach k - 1 (all a decision needs). cnt[i] starts at 0 and the phase
+// that reads it zeroes it again.
 __device__ void ko_phase_count(const KoState& S, const int* list, i64 n, int parts, int k_scan,
                                const int* member, int mstamp0, int gstamp, int use_rank,
                                int* cnt, int* c, int per_level = 0) {

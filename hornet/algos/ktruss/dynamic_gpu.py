@@ -350,8 +350,9 @@ class GpuDynamicTruss:
         of the edges it lowered (into ``members``, marked ``_fell == mstamp``; all must go);
         mode 3, the certified raise from the new edges ``_la[:n]``, then mode 2 from the
         raised edges; mode 4, the insertion scan over every level at once from the seeds
-        ``_low_old[:ctr[C_EXTRA]]`` (``members``: ``_region``). ``overlap()``, when given, runs on the host between the launch and the
-        read (host work that queues behind the launch). Updates the rank counters and the
+        ``_low_old[:ctr[C_EXTRA]]`` (``members``: ``_region``). ``overlap()``, when given,
+        runs on the host between the launch and the read (host work that queues behind the
+        launch). Updates the rank counters and the
         statistics (one read of the counters and control words); returns False when it
         stopped early (deadline, region, stamps) or edges survived the deletion's peeling."""
         from hornet.core.cuda import BLOCK
