@@ -157,9 +157,9 @@ def test_mixed_random_batches_in_dense_graph(device, mode):
 def _use_driver(device, driver, monkeypatch) -> None:
     """The GPU version's insertion method and drivers: "raise" (certified raise and descent,
     one launch per phase), "raise-device" (the same in one cooperative launch per update,
-    deletions likewise), "device" (the level scan from the new edges' lower bounds in one
-    cooperative launch per update, deletions likewise), "device-from-2" (the same scan with
-    every new edge started at level 2) or "rounds" (the scan from the lower bounds, one launch
+    deletions likewise), "device" (the scan from the new edges' lower bounds over every level
+    at once in one cooperative launch per update, deletions likewise), "device-from-2" (the
+    level-by-level scan in one launch with every new edge started at level 2) or "rounds" (the scan from the lower bounds, one launch
     per phase); the CPU version runs once (as "device")."""
     if device == "cpu" and driver != "device":
         pytest.skip("the GPU version's insertion methods and drivers")
@@ -169,6 +169,7 @@ def _use_driver(device, driver, monkeypatch) -> None:
         monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_INSERT",
                             driver in ("device", "device-from-2"))
         monkeypatch.setattr(dynamic_gpu, "START_AT_LOWER_BOUND", driver != "device-from-2")
+        monkeypatch.setattr(dynamic_gpu, "LEVELS_AT_ONCE", driver == "device")
         monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_RAISE", driver == "raise-device")
         monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE",
                             driver in ("device", "device-from-2", "raise-device"))

@@ -17,19 +17,21 @@ from hornet.testing import to_host
 from truss_checks import MODES, arr, assert_static, clique, k_order_violations, pairs
 from truss_checks import static_input
 
-DRIVERS = ["device", "rounds"]
+DRIVERS = ["device", "device-by-level", "rounds"]
 
 
 def _use(device, driver, monkeypatch) -> None:
-    """GPU: the level scan from lower bounds, in one cooperative launch per update
-    ("device") or one launch per phase ("rounds"); the CPU version runs once."""
+    """GPU: the level scan from lower bounds, in one cooperative launch per update over every
+    level at once ("device") or level by level ("device-by-level"), or one launch per phase
+    ("rounds"); the CPU version runs once."""
     if device == "cpu" and driver != "device":
         pytest.skip("the GPU version's drivers")
     if device == "gpu":
         from hornet.algos.ktruss import dynamic_gpu
         monkeypatch.setattr(dynamic_gpu, "INSERT_BY_RAISE", False)
         monkeypatch.setattr(dynamic_gpu, "START_AT_LOWER_BOUND", True)
-        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_INSERT", driver == "device")
+        monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_INSERT", driver != "rounds")
+        monkeypatch.setattr(dynamic_gpu, "LEVELS_AT_ONCE", driver == "device")
 
 
 def _ties(kt) -> int:

@@ -93,7 +93,8 @@ def wrap_all(st: Stages) -> None:
     from hornet.algos.ktruss import dynamic_gpu as DG
     from hornet.algos.triangles import dynamic as TD
     cls = DG.GpuDynamicTruss
-    for name in ("_delete", "_insert_raise", "_insert_raise_scan", "_batch", "_insert", "_begin", "_scan", "_descend",
+    for name in ("_delete", "_insert_raise", "_insert_raise_scan", "_insert_from_bounds", "_batch",
+                 "_insert", "_begin", "_scan", "_descend",
                  "_peel", "_new_edges_first", "_budget", "_read", "_view", "_fallback",
                  "_finish_delete", "_finish_insert", "_seed_delete"):
         if name in cls.__dict__:

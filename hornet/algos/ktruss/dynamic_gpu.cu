@@ -36,6 +36,7 @@
 #define C_REM 12       // edges a peeling round removed (ko_peel_apply; zeroed by ko_peel_count)
 #define C_KEEP 13      // edges a peeling round kept (ko_peel_apply; zeroed by ko_peel_count)
 #define C_TAIL 14      // ranks given out at the end of a level in this update
+#define C_EXTRA 3      // an insertion's seeds (insert_start.cu: is_place, is_partners)
 #define C_RAISED 5     // distinct edges an insertion's certified raise moved up (kr_apply)
 #define C_HEADN 7      // ranks given out at the start of a level in this update (kr_apply)
 
@@ -301,6 +302,8 @@ extern "C" __global__ void dt_push(const int* __restrict__ deg, const i64* __res
 // member, gone, counts, lists, counters) are read with ld.global.cg (L2, never a stale L1 line).
 
 
+#define KO_OWN_LEVEL (-2)    // ko_phase_count: the scan of every list edge's own level
+
 // Whether the other edge p of a triangle of an edge at level k, rank r, holds that triangle:
 // p above level k, or at level k and a member (member == mstamp) not peeled (gone != gstamp),
 // or (with use_rank) at level k after the edge.
@@ -322,20 +325,24 @@ struct KoState {
 
 // Counting phase, `parts` warps per list edge e = list[i] at level k = truss[e] (with k_scan
 // >= 0, the scan of level k_scan: only edges at that level and not yet candidates, member !=
-// mstamp): cnt[i] += the triangles of e, in this warp's share of e's shorter list, whose two
-// other edges hold it (ko_holds; with use_rank, the scan's count, else the peeling's). A warp
-// stops once cnt[i] and its own count reach k - 1 (all a decision needs). cnt[i] starts at 0
-// and the phase that reads it zeroes it again.
+// mstamp; KO_OWN_LEVEL: the scan of every edge's own level, only those not yet candidates;
+// per_level: the members of level k are those with member == mstamp + k): cnt[i] += the
+// triangles of e, in this warp's share of e's shorter list, whose two other edges hold it
+// (ko_holds; with use_rank, the scan's count, else the peeling's). A warp stops once cnt[i]
+// and its own count reach k - 1 (all a decision needs). cnt[i] starts at 0 and the phase
+// that reads it zeroes it again.
 __device__ void ko_phase_count(const KoState& S, const int* list, i64 n, int parts, int k_scan,
-                               const int* member, int mstamp, int gstamp, int use_rank,
-                               int* cnt, int* c) {
+                               const int* member, int mstamp0, int gstamp, int use_rank,
+                               int* cnt, int* c, int per_level = 0) {
     const unsigned lane = threadIdx.x & 31;
     for (i64 wi = warp_id(); wi < n * parts; wi += num_warps()) {
         const i64 i = wi / parts;
         const int part = (int)(wi - i * parts);
         const int e = ldcg(&list[i]);
         const int k = ldcg(&S.truss[e]);
+        const int mstamp = per_level ? mstamp0 + k : mstamp0;
         if (k_scan >= 0 && (k != k_scan || ldcg(&member[e]) == mstamp)) continue;  // uniform
+        if (k_scan == KO_OWN_LEVEL && ldcg(&member[e]) == mstamp) continue;
         const i64 key = S.tkeys[e];
         const int u = hi32(key), v = lo32(key);
         const i64 r = ldcg(&S.rank[e]);
@@ -383,14 +390,18 @@ __device__ void ko_phase_decide(const KoState& S, const int* list, i64 n, int k,
 
 // Push phase, `parts` warps per new candidate x = newc[i] (i < m) at level k: every level-k
 // edge z after x in a triangle of x whose third edge is at level >= k, not a candidate, goes
-// to next (count *nnext, deduplicated by pushed == pstamp): x raised z's count.
-__device__ void ko_phase_push(const KoState& S, const int* newc, i64 m, int k, int mstamp,
-                              int pstamp, int* next, u64* nnext, int parts) {
+// to next (count *nnext, deduplicated by pushed == pstamp): x raised z's count. per_level:
+// k = truss[x] and the candidates of level k have member == mstamp + k.
+__device__ void ko_phase_push(const KoState& S, const int* newc, i64 m, int k_in, int mstamp0,
+                              int pstamp, int* next, u64* nnext, int parts,
+                              int per_level = 0) {
     const unsigned lane = threadIdx.x & 31;
     for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
         const i64 i = wi / parts;
         const int part = (int)(wi - i * parts);
         const int x = ldcg(&newc[i]);
+        const int k = per_level ? ldcg(&S.truss[x]) : k_in;
+        const int mstamp = per_level ? mstamp0 + k : mstamp0;
         const i64 key = S.tkeys[x];
         const int u = hi32(key), v = lo32(key);
         const i64 rx = ldcg(&S.rank[x]);
@@ -414,10 +425,12 @@ __device__ void ko_phase_push(const KoState& S, const int* newc, i64 m, int k, i
 // ko_phase_count (use_rank 0: triangles whose other edges are above k or live members; cnt[i],
 // zeroed here): with fewer than k - 1 it is peeled (gone = gstamp, count *nrem) and ranked at
 // the end of its level (tail + *ntail: one round's edges in any order, as each had at most
-// k - 2 such triangles when the round began); the others go to keep (count *nkeep).
+// k - 2 such triangles when the round began); the others go to keep (count *nkeep). With
+// removed, the peeled edges are also listed there (count *nremoved).
 __device__ void ko_phase_peel_apply(const KoState& S, const int* list, i64 n, int* cnt,
                                     int gstamp, i64 tail, u64* ntail, int* keep, u64* nkeep,
-                                    u64* nrem) {
+                                    u64* nrem, int* removed = nullptr,
+                                    u64* nremoved = nullptr) {
     GRID_STRIDE(i, n) {
         const int e = ldcg(&list[i]);
         const int got = ldcg(&cnt[i]);
@@ -427,6 +440,7 @@ __device__ void ko_phase_peel_apply(const KoState& S, const int* list, i64 n, in
             S.gone[e] = gstamp;
             S.rank[e] = tail + (i64)atomicAdd(ntail, 1ull);
             atomicAdd(nrem, 1ull);
+            if (removed) removed[atomicAdd(nremoved, 1ull)] = e;
         } else {
             keep[atomicAdd(nkeep, 1ull)] = e;
         }
@@ -748,11 +762,15 @@ extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
 // ctl[KS_FELL]), then mode 1's peeling of the edges it lowered. mode 3 (insertion): the
 // certified raise from the new edges seeds[:n_in] (rounds of ko_phase_count, the raise
 // value, apply and push phases; raised edges once to region, marked member == a fresh stamp,
-// count ctl[KS_RAISED]; its rounds in ctl[KS_LEVELS]), then mode 2 from region.
+// count ctl[KS_RAISED]; its rounds in ctl[KS_LEVELS]), then mode 2 from region. mode 4
+// (insertion): the scan of every level at once (ko_levels.cuh) from the seeds
+// seeds[:ctr[C_EXTRA]], each at its own level (lists: all and region, ka and kb; lowered: the
+// dirty stamp by level; its iterations in ctl[KS_LEVELS]).
 // Fresh stamps are stamp_base + 1 .. stamp_base + stamp_span. The update stops with a status
 // when it passes deadline_ns (from its start) or a level's candidates pass max_region.
 
 #include "../algos/ktruss/ko_scan_grid.cuh"  // KS_* words, ko_parts, ks_now, KsGrid
+#include "../algos/ktruss/ko_levels.cuh"     // mode 4: ks_levels
 
 extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc,
                                    int* all, int* ka, int* kb, int* cnt, int* lowered,
@@ -775,6 +793,10 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
     int k = k_in;
     i64 ns = n_in;
     u64 levels = 0, rounds = 0;
+    if (mode == 4)                                 // every level at once
+        status = ks_levels(S, G, ctl, c, cnt, seeds, (i64)ldcg(&ctr[C_EXTRA]), la, lb, newc,
+                           all, region, ka, kb, lowered, stamp_base, stamp_span, used, head,
+                           tail, max_region, deadline_ns, t0, rounds, levels);
     if (mode == 0 && n_extra > 0) {                // the extras of the lowest level first
         k = extra_lev[0];
         ns = ks_extras(extra, extra_lev, n_extra, k, seeds, 0);
@@ -852,7 +874,8 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
             nxt = nxt == la ? lb : la;
         }
     }
-    if (mode >= 2) ns = status == KS_DONE ? (i64)ldcg(&ctl[KS_FELL]) : 0;
+    if (mode == 2 || mode == 3) ns = status == KS_DONE ? (i64)ldcg(&ctl[KS_FELL]) : 0;
+    if (mode == 4) ns = 0;
     while (ns > 0) {
         const int* peel_list = all;
         const int* pmember = member1;

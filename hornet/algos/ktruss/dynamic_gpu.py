@@ -42,7 +42,11 @@ below, each new edge started at the start of the level of a lower bound of its n
 below that level which it may now follow in a triangle being seeds at their own levels; the
 scan takes the seeds by level, lowest first, and skips the levels where nothing is to be
 done, so a re-inserted edge no longer climbs (and is intersected) at every level up to its
-number.
+number. With :data:`LEVELS_AT_ONCE` (the default) the scan runs every level at once
+(``ko_levels.cuh``): a level depends on the others only through the edges that rise into it
+from the level below, and its candidates and survivors only grow with them, so all levels
+take their seeds together and each iteration lifts the survivors one level; the rounds go
+with the levels an edge climbs, not with the levels that hold seeds.
 
 The certified raise (``INSERT_BY_RAISE = True``, :meth:`GpuDynamicTruss._insert_raise`,
 every level at once): the new edges go
@@ -124,6 +128,14 @@ INSERT_BY_RAISE = False
 #: a triangle being seeds at their own levels (:meth:`GpuDynamicTruss._insert_from_bounds`);
 #: False: every inserted edge starts at level 2 and climbs level by level.
 START_AT_LOWER_BOUND = True
+#: True (with DEVICE_SCAN_INSERT and START_AT_LOWER_BOUND): the insertion's scan runs every
+#: level at once (``ko_scan`` mode 4, ``ko_levels.cuh``): iterations of candidate rounds and
+#: peeling rounds over all levels, the survivors rising one level per iteration, so its rounds
+#: go with the levels an edge climbs, not with the levels that hold seeds; False: level by
+#: level, lowest first (mode 0).
+LEVELS_AT_ONCE = True
+#: member stamps by level of mode 4 (KS_LEVEL_STAMPS in ko_levels.cuh)
+LEVEL_STAMPS = 1 << 16
 #: True: the insertion's k-order scan runs as one cooperative launch per update (``ko_scan``,
 #: grid barriers between phases): an insertion climbs many levels of few edges each, and a
 #: host read per round would dominate; False: one launch per phase, the host reading the
@@ -151,7 +163,7 @@ UPDATE_STAMPS = 1 << 22
 #: ko_scan's control words (KS_* in dynamic_gpu.cu)
 KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
     range(1, 10)
-KS_TOUCHED, KS_SPUN, KS_RAISED = 14, 15, 22
+KS_TOUCHED, KS_SPUN, KS_RAISED, KS_PEEL_ROUNDS = 14, 15, 22, 0
 KS_WORDS = 24
 KS_DONE, KS_NOT_EMPTY = 0, 3
 #: warps a launch of few edges aims to keep busy, and the most warps that share one edge
@@ -242,6 +254,7 @@ class GpuDynamicTruss:
         self._clock = 0
         self._cap = -1
         self._list_size = -1
+        self._dirty = None
         # the round counters and ko_scan's control words: one buffer, cleared by one memset
         self._words = cupy.zeros(CTR_WORDS + KS_WORDS, dtype=cupy.uint64)
         self._ctr = self._words[:CTR_WORDS]
@@ -294,6 +307,8 @@ class GpuDynamicTruss:
             self._touched = cp.zeros(self._cap, dtype=cp.int32)
             self._gone = cp.zeros(self._cap, dtype=cp.int32)
             self._fell = cp.zeros(self._cap, dtype=cp.int32)
+        if self._dirty is None:                      # (mode 4's dirty stamp by level)
+            self._dirty = cp.zeros(LEVEL_STAMPS, dtype=cp.int32)
         need = len(t) + int(extra) + 16
         if need > self._list_size:
             size = max(need, self._list_size + self._list_size // 4)
@@ -311,8 +326,9 @@ class GpuDynamicTruss:
         others)."""
         if self._clock + span >= (1 << 31) - 1:   # wrap: start the stamps over
             for a in (self._mark, self._seen, self._member, self._touched, self._gone,
-                      self._fell):
-                a.fill(0)
+                      self._fell, self._dirty):
+                if a is not None:
+                    a.fill(0)
             self._clock = 0
         self._clock += span
         return np.int32(self._clock)
@@ -333,8 +349,10 @@ class GpuDynamicTruss:
         deletion's descent from the worklist ``_la`` (``ctr[C_NEXT]`` long), then the peeling
         of the edges it lowered (into ``members``, marked ``_fell == mstamp``; all must go);
         mode 3, the certified raise from the new edges ``_la[:n]``, then mode 2 from the
-        raised edges. ``overlap()``, when given, runs on the host between the launch and the
-        read (host work that queues behind the launch). Updates the rank counters and the
+        raised edges; mode 4, the insertion scan over every level at once from the seeds
+        ``_low_old[:ctr[C_EXTRA]]`` (``members``: ``_region``). ``overlap()``, when given,
+        runs on the host between the launch and the read (host work that queues behind the
+        launch). Updates the rank counters and the
         statistics (one read of the counters and control words); returns False when it
         stopped early (deadline, region, stamps) or edges survived the deletion's peeling."""
         from hornet.core.cuda import BLOCK
@@ -346,15 +364,20 @@ class GpuDynamicTruss:
         deg, ptr = self._view()
         t = self._table
         P = _ptr
+        if mode == 4:          # (seeds, the peeling's second list, dirty levels, the next P)
+            seeds, kb, lowered, other = self._low_old, self._low, self._dirty, self._fallen
+        else:
+            seeds, kb, lowered, other = (self._la, self._region if mode else self._low,
+                                         self._low, self._region)
         launch(self._scan_grid(_fn("ko_scan").kernel), BLOCK, (
             P(deg), P(ptr), P(t.keys), t.shift, P(t.columns["truss"]), P(t.columns["rank"]),
             P(self._member), P(self._gone), P(self._seen), P(self._touched), int(tstamp),
             P(self._ctr),
-            P(self._la), P(self._front), P(self._front2), P(self._cand),
-            P(members if mode else self._region), P(self._lb),
-            P(self._region if mode else self._low), P(self._cnt), P(self._low),
-            P(self._low_old), P(self._fell), int(mstamp), P(self._ks), P(self._bar), base,
-            SCAN_STAMPS, int(self._tail), region, deadline_ns, mode, P(self._region),
+            P(seeds), P(self._front), P(self._front2), P(self._cand),
+            P(members if mode else self._region), P(self._lb), P(kb), P(self._cnt),
+            P(lowered), P(self._low_old), P(self._fell), int(mstamp), P(self._ks),
+            P(self._bar), base, SCAN_STAMPS, int(self._tail), region, deadline_ns, mode,
+            P(other),
             P(self._rank_old), int(n), int(k), int(self._head),
             *((P(extras[0]), P(extras[1]), int(extras[0].shape[0])) if extras is not None
               else (0, 0, 0))))
@@ -667,7 +690,11 @@ class GpuDynamicTruss:
         comment there): the levels the scan visits are those with work. ``queued()`` (the
         support update) is issued before the count of seeds is read. ``stats``: ``seeds``
         (listed), ``active`` (kept), ``placed`` (new edges above level 2), ``region`` (the
-        scan's distinct edges plus the seeds: an edge may count twice)."""
+        scan's distinct edges plus the seeds: an edge may count twice). With
+        :data:`LEVELS_AT_ONCE` and :data:`DEVICE_SCAN_INSERT`, the seeds go to ``ko_scan``
+        mode 4 unfiltered and unsorted (its first round counts them), the count of seeds
+        read on the device (``stats``: ``seeds``, ``placed``, ``region`` the scan's distinct
+        edges, ``levels`` its iterations, ``peel_rounds`` its peeling rounds)."""
         from hornet.core.cuda import BLOCK, i64, launch
         cp = self._cp
         b = int(slots.shape[0])
@@ -689,6 +716,17 @@ class GpuDynamicTruss:
         launch(_fn("is_partners"), b, (deg, ptr, keys, shift, truss, slots, i64(b), low,
                                        self._fell, cstamp, ext, self._ctr),
                threads_per_item=BLOCK)
+        if LEVELS_AT_ONCE and DEVICE_SCAN_INSERT:
+            # every level at once, its seeds' count read on the device: one read at the end
+            done = self._scan(4, 0, 0, self._region, 0, tstamp, deadline, max_region, queued)
+            c = self._words_host
+            if not done:
+                return self._fallback(self._touched_count)
+            self.stats.update(region=self._touched_count, rounds=self._rounds,
+                              peel_rounds=int(self._ks_host[KS_PEEL_ROUNDS]),
+                              levels=self._levels, placed=int(c[C_PLACED]),
+                              seeds=int(c[C_EXTRA]))
+            return
         queued()
         c = self._read()
         ne, placed = int(c[C_EXTRA]), int(c[C_PLACED])

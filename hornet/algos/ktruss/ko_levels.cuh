@@ -1,0 +1,162 @@
+// ko_scan mode 4 (included by dynamic_gpu.cu after the ko_phase_* functions and
+// ko_scan_grid.cuh): an insertion's k-order scan over every level at once.
+//
+// The level-by-level scan (mode 0) finishes level k (candidates, then their peeling) before it
+// starts level k + 1. Level k depends on the other levels only through the edges that rise
+// into it from level k - 1: the edges above k stay above k (an insertion never lowers a
+// number), and the edges below it never hold a level-k triangle. The candidates of a level
+// (the least fixed point of a count that only grows with the candidates) and the survivors of
+// their peeling (the largest subset whose edges keep k - 1 triangles in it) only grow when
+// more edges rise into the level. So every level runs at once, each edge at its own level
+// truss[e], and a level takes the edges that rise into it later as seeds, its candidate set
+// growing from where it stood:
+//
+//   iteration: candidate rounds from the worklist (every edge at its own level; a new
+//   candidate marks its level dirty); the members of the dirty levels are peeled again from
+//   scratch (the others keep their peeling); the survivors rise one level, at its start, and
+//   are the next worklist. It ends when no edge rises.
+//
+// Level k is final once the levels below it are: the iterations are at most the levels the
+// level-by-level scan visits, and each costs the rounds of its slowest level, not the sum.
+//
+// Per-level membership: the candidates of level k have member == lev0 + k (a block of
+// KS_LEVEL_STAMPS stamps at the end of the launch's span), so an edge that rises is no
+// candidate at its new level until that level's scan makes it one. P (pa / pb, count
+// ctl[KS_ALL]) lists every candidate still at the level where it is one; peeled edges keep
+// their place in it, survivors leave it.
+#pragma once
+
+#define KS_PEELED 11              // mode 4: the next P's length (peeled and clean members)
+#define KS_PEEL_ROUNDS 0          // mode 4, out: the peeling rounds (of all rounds)
+#define KS_LEVEL_STAMPS (1 << 16)  // mode 4: member stamps by level (levels below this)
+
+// Decision phase of the scan of every level (as ko_phase_decide, each list edge y at its own
+// level k = truss[y], candidates member == lev0 + k): a new candidate goes to newc (count
+// *nnew) and P (count *nall), and marks its level dirty (dirty[k] = istamp). A level too
+// high for the member stamps sets *abort.
+__device__ void ks_phase_decide_levels(const KoState& S, const int* list, i64 n, int lev0,
+                                       int* cnt, int* newc, u64* nnew, int* all, u64* nall,
+                                       int* dirty, int istamp, u64* abort) {
+    GRID_STRIDE(i, n) {
+        const int y = ldcg(&list[i]);
+        const int got = ldcg(&cnt[i]);
+        cnt[i] = 0;
+        const int k = ldcg(&S.truss[y]);
+        if (ldcg(&S.member[y]) == lev0 + k) continue;
+        touch(S.touched, S.tstamp, y, S.ctr);
+        if (got < k - 1) continue;
+        if (k >= KS_LEVEL_STAMPS - 1) {          // (lev0 + k would leave the launch's stamps)
+            *abort = 1;
+            continue;
+        }
+        S.member[y] = lev0 + k;
+        newc[atomicAdd(nnew, 1ull)] = y;
+        all[atomicAdd(nall, 1ull)] = y;
+        if (ldcg(&dirty[k]) != istamp) dirty[k] = istamp;
+    }
+}
+
+// P[:n] split by level: the members of the dirty levels (dirty == istamp) to out (count
+// *nout: this iteration's peeling), the others to rest (count *nrest: the next P).
+__device__ void ks_phase_split(const KoState& S, const int* P, i64 n, const int* dirty,
+                               int istamp, int* out, u64* nout, int* rest, u64* nrest) {
+    GRID_STRIDE(i, n) {
+        const int e = ldcg(&P[i]);
+        if (ldcg(&dirty[ldcg(&S.truss[e])]) == istamp) out[atomicAdd(nout, 1ull)] = e;
+        else rest[atomicAdd(nrest, 1ull)] = e;
+    }
+}
+
+// The survivors list[:n] rise one level each, first in it (ranks head + i).
+__device__ void ks_phase_rise(const KoState& S, const int* list, i64 n, i64 head) {
+    GRID_STRIDE(i, n) {
+        const int e = ldcg(&list[i]);
+        S.truss[e] = ldcg(&S.truss[e]) + 1;
+        S.rank[e] = head + i;
+    }
+}
+
+// Mode 4 from the seeds seeds[:n] (distinct slots, each at its own level). pa / pb: P and
+// the next P; ka / kb: the peeling's lists; la / lb: the scan's worklists; dirty: a stamp by
+// level (KS_LEVEL_STAMPS ints). Returns the status; head, used, rounds and iterations are
+// the caller's counters.
+__device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt,
+                         const int* seeds, i64 n, int* la, int* lb, int* newc, int* pa,
+                         int* pb, int* ka, int* kb, int* dirty, int stamp_base,
+                         int stamp_span, int& used, i64& head, i64 tail, i64 max_region,
+                         i64 deadline_ns, u64 t0, u64& rounds, u64& iterations) {
+    const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
+    const int top = stamp_span - KS_LEVEL_STAMPS;    // stamps for rounds: used <= top
+    const int lev0 = stamp_base + top;
+    const int* cur = seeds;
+    int* P = pa;
+    int* Pn = pb;
+    while (n > 0) {
+        if (used + 2 > top) return KS_NO_STAMPS;
+        const int istamp = stamp_base + (++used);
+        int* nxt = la;
+        while (n > 0) {                                   // candidate rounds, all levels
+            if (used + 2 > top) return KS_NO_STAMPS;
+            const int pstamp = stamp_base + (++used);
+            ko_phase_count(S, cur, n, ko_parts(n), KO_OWN_LEVEL, S.member, lev0, -1, 1, cnt, c,
+                           1);
+            G.next_phase();
+            ks_phase_decide_levels(S, cur, n, lev0, cnt, newc, G.slot(), P, &ctl[KS_ALL],
+                                   dirty, istamp, &ctl[KS_ABORT]);
+            G.next_phase();
+            const i64 m = G.last();
+            ko_phase_push(S, newc, m, -1, lev0, pstamp, nxt, G.slot(), ko_parts(m), 1);
+            if (leader && ((i64)ldcg(&ctl[KS_ALL]) > max_region ||
+                           (i64)(ks_now() - t0) > deadline_ns))
+                ctl[KS_ABORT] = 1;
+            G.next_phase();
+            ++rounds;
+            if (ldcg(&ctl[KS_ABORT])) return KS_SLOW;
+            n = G.last();
+            cur = nxt;
+            nxt = nxt == la ? lb : la;
+        }
+        // the members of the dirty levels are peeled again; the others go to the next P
+        ks_phase_split(S, P, (i64)ldcg(&ctl[KS_ALL]), dirty, istamp, ka, G.slot(), Pn,
+                       &ctl[KS_PEELED]);
+        G.next_phase();
+        i64 live = G.last();
+        const int gstamp = stamp_base + (++used);
+        const int* pc = ka;
+        int* keep = kb;
+        while (live > 0) {                               // peeling rounds, all dirty levels
+            ko_phase_count(S, pc, live, ko_parts(live), -1, S.member, lev0, gstamp, 0, cnt, c,
+                           1);
+            G.next_phase();
+            ko_phase_peel_apply(S, pc, live, cnt, gstamp, tail, &ctl[KS_TAIL], keep, G.slot(),
+                                G.slot2(), Pn, &ctl[KS_PEELED]);
+            if (leader) {
+                ++ctl[KS_PEEL_ROUNDS];                   // (read by the host only)
+                if ((i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
+            }
+            G.next_phase();
+            ++rounds;
+            const i64 kept = G.last(), removed = G.last2();
+            live = kept;
+            if (removed == 0) break;                     // (the survivors: keep[:live])
+            if (ldcg(&ctl[KS_ABORT])) return KS_SLOW;
+            pc = keep;
+            keep = keep == ka ? kb : ka;
+        }
+        ++iterations;
+        // the survivors rise: the next worklist (read from keep until the next split)
+        ks_phase_rise(S, keep, live, head - live + 1);
+        if (leader) {
+            ctl[KS_ALL] = ldcg(&ctl[KS_PEELED]);
+            ctl[KS_PEELED] = 0;
+        }
+        G.next_phase();
+        head -= live;
+        int* t = P;
+        P = Pn;
+        Pn = t;
+        cur = keep;
+        n = live;
+    }
+    return KS_DONE;
+}
