@@ -343,6 +343,16 @@ class GPUState:
         self._tables = (deg, ptr)
         self._args[1:5] = (deg.data.ptr, ptr.data.ptr, ideg.data.ptr, iptr.data.ptr)
 
+    def _pair_arrays(self, pairs):
+        """``pairs`` ((src, dst) device arrays, or None) as dense int32 arrays (the empty
+        array for None)."""
+        if pairs is None:
+            return self._empty, self._empty
+        s, d = pairs
+        if not (_dense(s, _I32) and _dense(d, _I32)):
+            s, d = _i32(s), _i32(d)
+        return s, d
+
     def run(self, dels, ins) -> None:
         """Launch the update of one batch: deletions ``dels`` and insertions ``ins``
         ((src, dst) int32 device arrays of the change, or None), already applied to the
@@ -356,19 +366,8 @@ class GPUState:
         instead (exact; the static BFS's module builds in a fraction of the time)."""
         if self._building and self._kernel_building():
             return
-        empty = self._empty
-        if dels is None:
-            ds = dd = empty
-        else:
-            ds, dd = dels
-            if not (_dense(ds, _I32) and _dense(dd, _I32)):
-                ds, dd = _i32(ds), _i32(dd)
-        if ins is None:
-            is_ = id_ = empty
-        else:
-            is_, id_ = ins
-            if not (_dense(is_, _I32) and _dense(id_, _I32)):
-                is_, id_ = _i32(is_), _i32(id_)
+        ds, dd = self._pair_arrays(dels)
+        is_, id_ = self._pair_arrays(ins)
         owner = self.owner
         g = owner.graph
         # the vertex tables themselves (updated in place by every change; the kernel reads
