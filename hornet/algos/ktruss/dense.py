@@ -328,6 +328,12 @@ def boundary_partners(bu, bv, deg, ptr, keys, shift, eblock, truss):
     return out[:n]
 
 
+def _bits(masks: np.ndarray) -> list[int]:
+    """The bits set in any int64 of ``masks``, ascending (the blocks they name)."""
+    m = int(np.bitwise_or.reduce(masks)) if masks.shape[0] else 0
+    return [b for b in range(64) if (m >> b) & 1]
+
+
 def _lowest_bit(mask: np.ndarray) -> np.ndarray:
     """Index of the lowest set bit of every int64 of ``mask`` (-1 where none)."""
     low = mask & -mask
@@ -418,14 +424,21 @@ class TrussBlocks:
         ok = (vs[i] == u) & (vs[j] == v)
         return i.astype(np.int32), j.astype(np.int32), ok
 
-    def _floors(self) -> None:
-        """``floor`` and ``vfloor`` from the matrices."""
-        self.floor = np.full(len(self), np.iinfo(np.int64).max, np.int64)
+    def _floors(self, blocks=None) -> None:
+        """``floor`` (of ``blocks``, a list; all by default) and ``vfloor`` from the
+        matrices."""
+        full = blocks is None or self.floor.shape[0] != len(self)
+        if full:
+            self.floor = np.full(len(self), np.iinfo(np.int64).max, np.int64)
+            blocks = range(len(self))
+        before = self.floor.copy()
+        for b in blocks:
+            vals = self.F[b][self.li[b], self.lj[b]]
+            self.floor[b] = int(vals.min()) if vals.shape[0] else np.iinfo(np.int64).max
+        if not full and np.array_equal(before, self.floor):
+            return                             # no floor moved: vfloor holds
         self.vfloor[:] = np.iinfo(np.int64).max
         for b in range(len(self)):
-            vals = self.F[b][self.li[b], self.lj[b]]
-            if vals.shape[0]:
-                self.floor[b] = int(vals.min())
             vs = self.real[b]
             self.vfloor[vs] = np.minimum(self.vfloor[vs], self.floor[b])
 
@@ -456,7 +469,10 @@ class TrussBlocks:
         are of block ``below``, which is low for the higher blocks only)."""
         top = np.array(self.xmax, np.int64)
         values = np.asarray(values, np.int64)
-        for b in range(len(self) if below < 0 else below):
+        limit = len(self) if below < 0 else below
+        for b in _bits(self.vmask[u] | self.vmask[v]):
+            if b >= limit:
+                break
             bit = np.int64(1) << b
             hit = ((self.vmask[u] & bit) != 0) | ((self.vmask[v] & bit) != 0)
             if hit.any():
@@ -496,7 +512,7 @@ class TrussBlocks:
         u, v, owner, gone = u[hit], v[hit], owner[hit], slots[hit]
         self.eblock[gone] = -1
         active = [None] * len(self)
-        for b in range(len(self)):
+        for b in _bits(self.gmask[u] & self.gmask[v]):
             i, j, ok = self._local(b, u, v)
             ok &= owner <= b                   # its own edges and the higher blocks' ones
             if not ok.any():
@@ -511,6 +527,7 @@ class TrussBlocks:
                 self.slots[b] = self.slots[b][keep]
         changed, old = [none], [none]
         examined = read = 0
+        done = []
         for b in range(len(self)):
             if active[b] is None:
                 continue
@@ -522,7 +539,8 @@ class TrussBlocks:
             ch, before = self._write_back(b, truss)
             changed.append(ch)
             old.append(before)
-        self._floors()
+            done.append(b)
+        self._floors(done)
         return True, np.concatenate(changed), np.concatenate(old), examined, read
 
     def after_insertion(self, u, v, slots, truss, limit):
@@ -547,7 +565,8 @@ class TrussBlocks:
         rows = self.gmask[u] & self.gmask[v]      # the blocks with both ends among its rows
         changed, old = [none], [none]
         examined = read = 0
-        for b in range(len(self)):
+        done = []
+        for b in _bits(rows):
             F = self.F[b]
             nd = F.shape[0]
             own = np.flatnonzero(target == b)
@@ -586,5 +605,6 @@ class TrussBlocks:
             ch, before = self._write_back(b, truss)
             changed.append(ch)
             old.append(before)
-        self._floors()
+            done.append(b)
+        self._floors(done)
         return self.separated(), seed, np.concatenate(changed), np.concatenate(old), examined
