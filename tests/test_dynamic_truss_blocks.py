@@ -124,3 +124,44 @@ def test_random_blocks_in_a_dense_graph(monkeypatch):
         else:
             kt.update(g.insert_edges(*gone))
         _check(kt, g)
+
+
+def test_block_edge_between_two_higher_blocks(monkeypatch):
+    """A K26 and a K20 sharing ten vertices S, and a K14 holding one vertex i of the K26
+    and one vertex j of the K20 only: the edge i-j has ten triangles through S whose other
+    two edges are in the two higher blocks, outside the K14's vertices. The K14's block
+    counts them (S are its ghost rows): deleting nine of its edges at i leaves i-j at
+    level 12 (ten of those triangles, always alive at that level), which its in-block
+    triangles alone would put below 5; then an edge i-w of the K26 (w in S) goes and
+    comes back, and the deleted edges come back."""
+    monkeypatch.setattr(dense, "MIN_BLOCK_EDGES", 24)
+    monkeypatch.setattr(dense, "MIN_BLOCK_LEVEL", 3)
+    monkeypatch.setattr(dense, "ROWS_PER_LEVEL", 3)
+    shared = list(range(10))
+    i, j = 10, 30
+    k26 = shared + [i] + list(range(11, 26))
+    k20 = shared + [j] + list(range(31, 40))
+    k14 = [i, j] + list(range(40, 52))
+    g = hornet.Graph(directed=False, device="cpu")
+    for vs in (k26, k20, k14):
+        s, d = clique(vs)
+        g.insert_edges(np.asarray(s), np.asarray(d))
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    blocks = kt._blocks
+    assert len(blocks) == 3
+    assert blocks.real[2].tolist() == sorted(k14)
+    assert set(shared) <= set(blocks.vertices[2].tolist())
+    _check(kt, g)
+    gone = np.full(9, i), np.arange(40, 49)
+    kt.update(g.delete_edges(*gone))
+    _check(kt, g)
+    assert kt.stats["path"] == "dynamic"
+    assert int(kt._table.get("truss", np.array([i]), np.array([j]))[0]) == 12
+    kt.update(g.delete_edges(np.array([i]), np.array([3])))
+    _check(kt, g)
+    kt.update(g.insert_edges(np.array([i]), np.array([3])))
+    _check(kt, g)
+    kt.update(g.insert_edges(*gone))
+    _check(kt, g)
+    assert kt.stats["path"] == "dynamic"
+    assert kt.k_max == 26

@@ -4,16 +4,20 @@ numbers of dense, high-level parts of the graph kept in dense matrices.
 A block is a set B of edges among a vertex set D (|D| at most :data:`MAX_BLOCK_VERTICES`),
 with the truss numbers of its edges in an int16 matrix ``F`` at the endpoints' local
 indices. Blocks are found highest first and may share vertices (the cliques of a
-collaboration graph overlap); the edges of a higher block among D are entered as
-:data:`HIGH` (above every level of B). The *boundary* of B is every other edge with an
-endpoint in D, those of higher blocks excepted; ``xmax`` bounds its truss numbers.
+collaboration graph overlap). The matrix has a row for every vertex of D and for every
+*ghost* of B: a vertex outside D that is in two higher blocks which both have vertices in
+D. The edges of higher blocks among these rows are entered as :data:`HIGH` (above every
+level of B). The *boundary* of B is every other edge with an endpoint in D, those of
+higher blocks excepted; ``xmax`` bounds its truss numbers.
 
 Why a block can be updated alone. Let T_B be the truss numbers of the graph made of the
-edges of B and of the higher blocks' edges among D, the latter counted as present at every
-level. If every boundary edge has a number below every value of B, and every higher
-block's edge among D one above, then T = T_B on B: for k above the boundary's numbers, a
-triangle of the k-truss that holds an edge of B has its other two edges in the k-truss,
-hence not on the boundary, hence in B or (among D) in a higher block; and conversely. Every
+edges of B and of the higher blocks' edges among the rows, the latter counted as present
+at every level. If every boundary edge has a number below every value of B, and every
+higher block's edge at a vertex of D one above, then T = T_B on B: for k above the
+boundary's numbers, a triangle of the k-truss that holds an edge (i, j) of B has its other
+two edges in the k-truss, hence not on the boundary, hence in B or in higher blocks; its
+third vertex w is in D, or the edges i-w and j-w are in two different higher blocks (one
+block with i, j and w would hold i-j), which makes w a ghost; and conversely. Every
 other edge sees the block edges only as triangles alive up to levels above its own: the
 sparse algorithms never read a block edge's k-order rank, and block edges keep none.
 Each block keeps ``floor`` (its lowest value) above ``xmax`` (:data:`MIN_BLOCK_MARGIN`
@@ -60,7 +64,7 @@ ROWS_PER_LEVEL = 8
 MIN_BLOCK_MARGIN = 4
 #: the lowest truss level at which a block is looked for, and how many levels are tried
 MIN_BLOCK_LEVEL = 16
-MAX_BLOCK_TRIES = 24
+MAX_BLOCK_TRIES = 64
 #: the most blocks (a vertex's blocks are the bits of an int64)
 MAX_BLOCKS = 32
 #: the matrix value of an edge of a higher block among a block's vertices: above every level
@@ -80,10 +84,13 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
     lowest number: :data:`ROWS_PER_LEVEL`), and its lowest number exceeds by
     :data:`MIN_BLOCK_MARGIN` at least the highest number of its *boundary*: the other edges at its
     vertices, except those of the blocks found before (which are above it; blocks may share
-    vertices).
+    vertices). The edges at the vertices of a component with more than
+    :data:`MAX_BLOCK_VERTICES` vertices are left out of the lower levels' tries (there it
+    would only grow), so that the separate cliques below a large tangle are still tried.
 
-    Returns a list of ``(vertices, edges, xmax)``: sorted int32 vertex ids, int64 indices
-    into ``src``/``dst`` of the block's edges, and the largest truss number of its boundary.
+    Returns a list of ``(vertices, edges, xmax, ghosts)``: sorted int32 vertex ids, int64
+    indices into ``src``/``dst`` of the block's edges, the largest truss number of its
+    boundary, and its ghost vertices (sorted int32, :func:`_ghosts`).
     """
     src = np.asarray(src, np.int64)
     dst = np.asarray(dst, np.int64)
@@ -102,10 +109,17 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
     ts, ss, ds = truss[top], src[top], dst[top]
     in_block = np.zeros(src.shape[0], bool)
     joins_one = np.zeros(top.shape[0], bool)     # both ends in one block's vertices
+    # the vertices of a component with too many vertices to be a block: at lower levels its
+    # component only grows, so their edges are left out of the later tries (such an edge,
+    # at the level tried or above, stays on the boundary of a component beside it, whose
+    # margin check then counts it)
+    dead = np.zeros(n, bool)
+    bits = np.zeros(n, np.int64)                 # per vertex: the blocks found so far
     for level in tries.tolist():
         if len(blocks) >= MAX_BLOCKS:
             break
-        high = np.flatnonzero((ts >= level) & ~in_block[top] & ~joins_one)
+        high = np.flatnonzero((ts >= level) & ~in_block[top] & ~joins_one
+                              & ~dead[ss] & ~dead[ds])
         nh = high.shape[0]
         if nh < MIN_BLOCK_EDGES:
             continue
@@ -122,13 +136,8 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
         np.minimum.at(lmin, elab, ht)
         ok = ((ne >= MIN_BLOCK_EDGES) & (nv <= MAX_BLOCK_VERTICES)
               & (nv <= ROWS_PER_LEVEL * lmin))
-        giant = int(ne.argmax())
-        # the lower levels only grow a component too large to be a block that already holds
-        # most of these edges: stop after this level
-        last = nv[giant] > MAX_BLOCK_VERTICES and 2 * ne[giant] > nh
+        dead[hv[nv[hlab] > MAX_BLOCK_VERTICES]] = True
         if not ok.any():
-            if last:
-                break
             continue
         # highest boundary number of every candidate component: the other edges at its
         # vertices, those of the blocks found before excepted
@@ -154,10 +163,22 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
             member[vertices] = True
             in_block[edges] = True
             joins_one |= member[ss] & member[ds]
-            blocks.append((vertices, edges, int(xmax[c])))
-        if last:
-            break
+            blocks.append((vertices, edges, int(xmax[c]), _ghosts(bits, vertices, member)))
+            bits[vertices] |= np.int64(1) << (len(blocks) - 1)
     return blocks
+
+
+def _ghosts(bits: np.ndarray, vertices: np.ndarray, member: np.ndarray) -> np.ndarray:
+    """The ghost rows of a new block with ``vertices`` (``member``: the same as a mask):
+    the other vertices that are in two or more of the earlier blocks (``bits``: per vertex,
+    a bit per earlier block) touching its vertices. A triangle of a block edge (i, j) with a
+    third vertex w outside the block whose two other edges are in higher blocks counts at
+    every level of the block; such w is in the block of (i, w) and in that of (j, w), two
+    different blocks (one block holding i, j and w would hold the edge (i, j)), each
+    touching the block's vertices. Sorted int32."""
+    touching = np.bitwise_or.reduce(bits[vertices]) if vertices.shape[0] else np.int64(0)
+    m = bits & touching
+    return np.flatnonzero((m & (m - 1) != 0) & ~member).astype(np.int32)
 
 
 @njit(inline="always")
@@ -307,6 +328,12 @@ def boundary_partners(bu, bv, deg, ptr, keys, shift, eblock, truss):
     return out[:n]
 
 
+def _bits(masks: np.ndarray) -> list[int]:
+    """The bits set in any int64 of ``masks``, ascending (the blocks they name)."""
+    m = int(np.bitwise_or.reduce(masks)) if masks.shape[0] else 0
+    return [b for b in range(64) if (m >> b) & 1]
+
+
 def _lowest_bit(mask: np.ndarray) -> np.ndarray:
     """Index of the lowest set bit of every int64 of ``mask`` (-1 where none)."""
     low = mask & -mask
@@ -320,13 +347,16 @@ class TrussBlocks:
     """The dense blocks of one CPU dynamic truss and their bookkeeping.
 
     Blocks are listed highest first (:func:`find_blocks`); they may share vertices. Per
-    block ``b``: ``vertices[b]`` (sorted int32), ``F[b]`` (int16 (nd, nd) at the endpoints'
-    local indices: the truss number of each of its edges, :data:`HIGH` for an edge of a
-    higher block, 0 elsewhere), ``li[b]`` / ``lj[b]`` (int32: local endpoints of its edges,
+    block ``b``: ``vertices[b]`` (sorted int32: the rows of its matrix, its own vertices
+    and its ghost vertices, see :func:`_ghosts`), ``real[b]`` (sorted int32: its own
+    vertices), ``F[b]`` (int16 (nd, nd) at the endpoints' local indices: the truss number of
+    each of its edges, :data:`HIGH` for an edge of a higher block among its rows, 0
+    elsewhere), ``li[b]`` / ``lj[b]`` (int32: local endpoints of its edges,
     i < j), ``slots[b]`` (int64: their edge-table slots), ``xmax[b]`` (an upper bound of its
     boundary: the numbers of the other edges at its vertices, those of higher blocks
     excepted) and ``floor[b]`` (its lowest number). ``vmask`` (int64 per vertex: bit b set
-    when it is a vertex of block b), ``vfloor`` (int64 per vertex: the lowest floor of its
+    when it is a vertex of block b), ``gmask`` (the same for the rows of block b: its
+    vertices and its ghosts), ``vfloor`` (int64 per vertex: the lowest floor of its
     blocks) and ``eblock`` (int32 per table slot: the block of that edge, -1 none).
 
     Separation (every block's floor above its xmax) makes each block's numbers its own
@@ -341,9 +371,11 @@ class TrussBlocks:
     def clear(self, n: int, capacity: int) -> None:
         """No blocks (``n`` vertices, a table of ``capacity`` slots)."""
         self.vertices, self.F, self.li, self.lj, self.slots = [], [], [], [], []
+        self.real: list[np.ndarray] = []
         self.xmax: list[int] = []
         self.floor = np.zeros(0, np.int64)
         self.vmask = np.zeros(max(n, 1), np.int64)
+        self.gmask = np.zeros(max(n, 1), np.int64)
         self.vfloor = np.full(max(n, 1), np.iinfo(np.int64).max, np.int64)
         self.eblock = np.full(capacity, -1, np.int32)
 
@@ -355,19 +387,22 @@ class TrussBlocks:
         """Choose the blocks of a graph (:func:`find_blocks`) whose edges ``src, dst`` have
         the (exact) numbers ``truss`` and the table slots ``slots``."""
         self.clear(n, capacity)
-        for vertices, edges, xmax in find_blocks(src, dst, truss, n):
+        for real, edges, xmax, ghosts in find_blocks(src, dst, truss, n):
             b = len(self.F)
+            vertices = np.union1d(real, ghosts).astype(np.int32)
             nd = vertices.shape[0]
             i = np.searchsorted(vertices, src[edges]).astype(np.int32)
             j = np.searchsorted(vertices, dst[edges]).astype(np.int32)
             li, lj = np.minimum(i, j), np.maximum(i, j)
             F = np.zeros((nd, nd), np.int16)
             F[li, lj] = F[lj, li] = truss[edges]
-            for a in range(b):                 # the higher blocks' edges among its vertices
+            for a in range(b):                 # the higher blocks' edges among its rows
                 hi, hj, ok = self._local(b, *self._ends(a), vertices)
                 F[hi[ok], hj[ok]] = F[hj[ok], hi[ok]] = HIGH
-            self.vmask[vertices] |= np.int64(1) << b
+            self.vmask[real] |= np.int64(1) << b
+            self.gmask[vertices] |= np.int64(1) << b
             self.vertices.append(vertices)
+            self.real.append(real)
             self.F.append(F)
             self.li.append(li)
             self.lj.append(lj)
@@ -389,15 +424,22 @@ class TrussBlocks:
         ok = (vs[i] == u) & (vs[j] == v)
         return i.astype(np.int32), j.astype(np.int32), ok
 
-    def _floors(self) -> None:
-        """``floor`` and ``vfloor`` from the matrices."""
-        self.floor = np.full(len(self), np.iinfo(np.int64).max, np.int64)
+    def _floors(self, blocks=None) -> None:
+        """``floor`` (of ``blocks``, a list; all by default) and ``vfloor`` from the
+        matrices."""
+        full = blocks is None or self.floor.shape[0] != len(self)
+        if full:
+            self.floor = np.full(len(self), np.iinfo(np.int64).max, np.int64)
+            blocks = range(len(self))
+        before = self.floor.copy()
+        for b in blocks:
+            vals = self.F[b][self.li[b], self.lj[b]]
+            self.floor[b] = int(vals.min()) if vals.shape[0] else np.iinfo(np.int64).max
+        if not full and np.array_equal(before, self.floor):
+            return                             # no floor moved: vfloor holds
         self.vfloor[:] = np.iinfo(np.int64).max
         for b in range(len(self)):
-            vals = self.F[b][self.li[b], self.lj[b]]
-            if vals.shape[0]:
-                self.floor[b] = int(vals.min())
-            vs = self.vertices[b]
+            vs = self.real[b]
             self.vfloor[vs] = np.minimum(self.vfloor[vs], self.floor[b])
 
     def separated(self) -> bool:
@@ -416,6 +458,7 @@ class TrussBlocks:
         if n > self.vmask.shape[0]:
             extra = n - self.vmask.shape[0]
             self.vmask = np.concatenate([self.vmask, np.zeros(extra, np.int64)])
+            self.gmask = np.concatenate([self.gmask, np.zeros(extra, np.int64)])
             self.vfloor = np.concatenate([self.vfloor,
                                           np.full(extra, np.iinfo(np.int64).max, np.int64)])
 
@@ -426,7 +469,10 @@ class TrussBlocks:
         are of block ``below``, which is low for the higher blocks only)."""
         top = np.array(self.xmax, np.int64)
         values = np.asarray(values, np.int64)
-        for b in range(len(self) if below < 0 else below):
+        limit = len(self) if below < 0 else below
+        for b in _bits(self.vmask[u] | self.vmask[v]):
+            if b >= limit:
+                break
             bit = np.int64(1) << b
             hit = ((self.vmask[u] & bit) != 0) | ((self.vmask[v] & bit) != 0)
             if hit.any():
@@ -466,7 +512,7 @@ class TrussBlocks:
         u, v, owner, gone = u[hit], v[hit], owner[hit], slots[hit]
         self.eblock[gone] = -1
         active = [None] * len(self)
-        for b in range(len(self)):
+        for b in _bits(self.gmask[u] & self.gmask[v]):
             i, j, ok = self._local(b, u, v)
             ok &= owner <= b                   # its own edges and the higher blocks' ones
             if not ok.any():
@@ -481,6 +527,7 @@ class TrussBlocks:
                 self.slots[b] = self.slots[b][keep]
         changed, old = [none], [none]
         examined = read = 0
+        done = []
         for b in range(len(self)):
             if active[b] is None:
                 continue
@@ -492,7 +539,8 @@ class TrussBlocks:
             ch, before = self._write_back(b, truss)
             changed.append(ch)
             old.append(before)
-        self._floors()
+            done.append(b)
+        self._floors(done)
         return True, np.concatenate(changed), np.concatenate(old), examined, read
 
     def after_insertion(self, u, v, slots, truss, limit):
@@ -501,7 +549,7 @@ class TrussBlocks:
         block's vertices tries the highest such block; it joins unless its in-block support
         plus 2 is at most the block's boundary bound (then it is a boundary edge, left to
         the k-order scan). Highest block first, each block that gained entries (its own new
-        edges, :data:`HIGH` entries of higher blocks' new edges) descends from its old values
+        edges, :data:`HIGH` entries of higher blocks' new edges among its rows) descends from its old values
         plus the entries gained (an insertion raises a truss number by at most one) and its
         new edges' in-block supports plus 2. Returns ``(ok, seed, changed slots, old values,
         edges examined)``: ``seed`` (bool per inserted edge) False for the edges that
@@ -514,14 +562,16 @@ class TrussBlocks:
         target = _lowest_bit(common)
         if not (target >= 0).any():
             return True, seed, none, none, 0
+        rows = self.gmask[u] & self.gmask[v]      # the blocks with both ends among its rows
         changed, old = [none], [none]
         examined = read = 0
-        for b in range(len(self)):
+        done = []
+        for b in _bits(rows):
             F = self.F[b]
             nd = F.shape[0]
             own = np.flatnonzero(target == b)
             high = np.flatnonzero((target >= 0) & (target < b) & ~seed
-                                  & ((common >> b) & 1 == 1))
+                                  & ((rows >> b) & 1 == 1))
             if own.shape[0] == 0 and high.shape[0] == 0:
                 continue
             hi, hj, _ = self._local(b, u[high], v[high])
@@ -555,5 +605,6 @@ class TrussBlocks:
             ch, before = self._write_back(b, truss)
             changed.append(ch)
             old.append(before)
-        self._floors()
+            done.append(b)
+        self._floors(done)
         return self.separated(), seed, np.concatenate(changed), np.concatenate(old), examined

@@ -9,7 +9,8 @@ table).
 Kernels:
 
 - :func:`insertion_supports` / :func:`deletion_supports`: exact support update for a batch
-  (a triangle with several batch edges is counted once, by its batch edge of lowest key).
+  (a triangle with several batch edges is counted once, by its batch edge of lowest key);
+  parallel from :data:`SUPPORTS_PARALLEL_MIN` batch edges, serial below.
   The deletion kernel reads the graph before the batch as ``G_now`` merged with the batch
   adjacency, and also reports the surviving edges that lost a triangle, with the level up
   to which that triangle counted (the seeds of the deletion).
@@ -30,13 +31,17 @@ import numpy as np
 from numba import prange
 
 from hornet.core.atomics import atomic_add
-from hornet.core.jit import njit
+from hornet.core.jit import dual_kernel, njit
 from hornet.core.pointers import int32_view
 
 from ..batch_adjacency import vertex_slot
 from ..edge_table import edge_key, table_find
 
 _LOW = np.int64(0xFFFFFFFF)
+#: batch edges below which the support kernels run serially: each batch edge costs an
+#: intersection (microseconds), so a small batch gains less from two threads than waking
+#: them costs, and on a loaded machine a parallel region waits for a descheduled worker
+SUPPORTS_PARALLEL_MIN = 1024
 
 
 # --------------------------------------------------------------------------------------------
@@ -151,7 +156,7 @@ def _batch_row(vertices, offsets, neighbours, x):
 # Support updates
 
 
-@njit(parallel=True)
+@dual_kernel(threshold=SUPPORTS_PARALLEL_MIN)
 def insertion_supports(bu, bv, bslot, deg, ptr, keys, shift, batch_stamp, stamp, truss,
                        support, low):
     """Add the triangles the inserted edges (already in the graph and the table) closed,
@@ -209,7 +214,7 @@ def insertion_supports(bu, bv, bslot, deg, ptr, keys, shift, batch_stamp, stamp,
     return found.sum()
 
 
-@njit(parallel=True)
+@dual_kernel(threshold=SUPPORTS_PARALLEL_MIN)
 def deletion_supports(du, dv, dslot, deg, ptr, dvert, doff, dnbr, keys, shift, batch_stamp,
                       stamp, truss, support, rec_slot, rec_level, nrec):
     """Subtract the triangles the deleted edges took with them; record who lost what.
