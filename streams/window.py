@@ -66,7 +66,7 @@ class EventWindow:
         return self._latest is not None
 
     def record(self, src: np.ndarray, dst: np.ndarray, index: np.ndarray,
-               refresh: np.ndarray | None = None, pairs: tuple | None = None) -> None:
+               refresh: np.ndarray | None = None) -> None:
         """Queue the events that set the most recent event index of edges (src[i], dst[i]) to
         ``index[i]``.
 
@@ -76,10 +76,6 @@ class EventWindow:
         already present, when the caller knows that every other event inserted an absent
         edge and that nothing else removes edges than the window (insert-only streams);
         None otherwise (from then on, :meth:`expired` needs the graph's look-up).
-        ``pairs``: optionally ``(src, dst)`` arrays of any kind (a GPU graph's change, on the
-        device) naming exactly the edges of these entries, each once, in any order:
-        :meth:`expired` hands them back when this whole record leaves the window and every
-        one of its edges expires, so that the expiry delete needs no copy to the device.
         """
         if refresh is None:
             self._latest = None
@@ -92,7 +88,7 @@ class EventWindow:
             index, src, dst = index[order], src[order], dst[order]
             if refresh is not None:
                 refresh = np.asarray(refresh)[order]
-        self._chunks.append((index, src, dst, pairs))
+        self._chunks.append((index, src, dst))
         self._size += int(index.shape[0])
         if self._latest is not None and refresh is not None:
             refresh = np.asarray(refresh, dtype=bool)
@@ -101,31 +97,30 @@ class EventWindow:
 
     def _pop_pieces(self, threshold: int) -> list:
         """Every queued entry with index < threshold, removed from the queue: a list of
-        (index, src, dst, pairs) pieces in queue order (whole records, whose ``pairs`` are
-        those given to :meth:`record`, and the front of one, whose ``pairs`` are None)."""
+        (index, src, dst) pieces in queue order (whole chunks and the front of one)."""
         out = []
         while self._chunks:
-            idx, s, d, pairs = self._chunks[0]
+            idx, s, d = self._chunks[0]
             if idx[-1] < threshold:
                 out.append(self._chunks.popleft())
                 continue
             cut = int(np.searchsorted(idx, threshold, side="left"))
             if cut:
-                out.append((idx[:cut], s[:cut], d[:cut], None))
-                self._chunks[0] = (idx[cut:], s[cut:], d[cut:], None)
+                out.append((idx[:cut], s[:cut], d[:cut]))
+                self._chunks[0] = (idx[cut:], s[cut:], d[cut:])
             break
         self._size -= sum(int(c[0].shape[0]) for c in out)
         return out
 
-    def expired(self, end: int, look_up: Callable | None = None) -> tuple:
+    def expired(self, end: int, look_up: Callable | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
         """The edges to delete after the batch ending at event index ``end`` (exclusive).
 
         While the window tracks refreshes (:attr:`tracks_refreshes`) it decides alone, in one
         pass with one hash probe per leaving entry (none while no refresh is held).
         Otherwise ``look_up(src, dst) -> (found bool, last_seen int64)`` reads the graph's
-        current ``last_seen`` of the leaving entries' edges (host arrays). Returns (src, dst),
-        each expired edge once: host arrays, or, when the leaving entries are whole records
-        given ``pairs`` and every one of their edges expires, those records' pairs.
+        current ``last_seen`` of the leaving entries' edges (host arrays). Returns (src, dst)
+        host arrays, each expired edge once.
         """
         pieces = self._pop_pieces(end - self.window)
         if not pieces:
@@ -135,19 +130,14 @@ class EventWindow:
             if look_up is None:
                 raise ValueError("the window does not track refreshes: expiry needs the "
                                  "graph's last_seen look-up")
-            idx, s, d = pieces[0][:3] if len(pieces) == 1 else \
-                tuple(np.concatenate(parts) for parts in list(zip(*pieces))[:3])
+            idx, s, d = pieces[0] if len(pieces) == 1 else \
+                tuple(np.concatenate(parts) for parts in zip(*pieces))
             found, last = look_up(s, d)
             stale = np.asarray(found, dtype=bool) & (np.asarray(last) == idx)
             return s[stale], d[stale]
         if len(self._latest) == 0 and len(pieces) == 1:
-            es, ed = pieces[0][1], pieces[0][2]     # nothing refreshed: every entry expires
-        else:
-            es, ed = self._latest.take_stale([p[:3] for p in pieces])
-        if es.shape[0] == sum(int(p[0].shape[0]) for p in pieces) and \
-                all(p[3] is not None for p in pieces):
-            return _joined([p[3] for p in pieces])   # every entry expires: the records' pairs
-        return es, ed
+            return pieces[0][1], pieces[0][2]        # nothing refreshed: every entry expires
+        return self._latest.take_stale(pieces)
 
     def latest(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(found bool (E,), index int64 (E,)): each edge's most recent queued event index
@@ -164,11 +154,3 @@ class EventWindow:
         at = np.searchsorted(keys, q, side="right") - 1
         found = (at >= 0) & (keys[np.maximum(at, 0)] == q)
         return found, np.where(found, idx[np.maximum(at, 0)], -1)
-
-
-def _joined(pairs: list) -> tuple:
-    """The (src, dst) pairs of several records joined (NumPy or CuPy arrays, as given)."""
-    if len(pairs) == 1:
-        return pairs[0]
-    xp = np if isinstance(pairs[0][0], np.ndarray) else __import__("cupy")
-    return xp.concatenate([p[0] for p in pairs]), xp.concatenate([p[1] for p in pairs])

@@ -47,11 +47,7 @@ def insert_refresh(g, ch: BatchChanges, s, d, idx, w, window: EventWindow,
                                      weight=np.ascontiguousarray(w[::-1]))
     feed(ch.inserted)
     if len(ch.inserted) == s.shape[0]:
-        # every event inserted an edge: the change names the record's edges on the device,
-        # for the expiry delete of the whole record (a GPU graph: no copy to the device)
-        pairs = (ch.inserted.src, ch.inserted.dst) \
-            if g.device == "gpu" and g.vertex_map is None else None
-        window.record(s, d, idx, refresh=np.zeros(s.shape[0], dtype=bool), pairs=pairs)
+        window.record(s, d, idx, refresh=np.zeros(s.shape[0], dtype=bool))
         return
     ins = ch.inserted
     keys = edge_keys(s, d)

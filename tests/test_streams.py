@@ -547,67 +547,6 @@ def test_event_window_decides_alone_while_refreshes_are_tracked():
     assert list(zip(s.tolist(), d.tolist())) == [(7, 8)] and asked[-1] == [(7, 8)]
 
 
-def test_event_window_hands_back_the_pairs_of_whole_records_that_expire():
-    """A record given ``pairs`` gets them back from :meth:`EventWindow.expired` when it
-    leaves the window whole and every one of its edges expires (several such records:
-    joined); a record cut by the threshold, or one with an edge refreshed later, gives the
-    host arrays of its expiring entries, as a record without pairs does."""
-    w = EventWindow(window=4)
-    tag = (np.array([20, 10]), np.array([21, 11]))      # the same edges, in another order
-    no = np.zeros(2, bool)
-    w.record(np.array([10, 20]), np.array([11, 21]), np.array([0, 1]), refresh=no, pairs=tag)
-    w.record(np.array([30, 40]), np.array([31, 41]), np.array([2, 3]), refresh=no,
-             pairs=(np.array([30, 40]), np.array([31, 41])))
-    w.record(np.array([50, 60]), np.array([51, 61]), np.array([4, 5]), refresh=no)
-    s, d = w.expired(6)                                  # threshold 2: the first record
-    assert s is tag[0] and d is tag[1]
-    s, d = w.expired(9)                                  # threshold 5: the second, whole, and
-    assert s.tolist() == [30, 40, 50] and d.tolist() == [31, 41, 51]  # half the third
-    # several whole records at once, every edge expiring: their pairs joined
-    w = EventWindow(window=2)
-    for k in range(3):
-        w.record(np.array([k]), np.array([k + 100]), np.array([k]), refresh=np.zeros(1, bool),
-                 pairs=(np.array([k]), np.array([k + 100])))
-    s, d = w.expired(5)                                  # threshold 3: all three
-    assert s.tolist() == [0, 1, 2] and d.tolist() == [100, 101, 102]
-    # a record one of whose edges was refreshed later: only the others expire, on the host
-    w = EventWindow(window=2)
-    pairs = (np.array([1, 3]), np.array([2, 4]))
-    w.record(np.array([1, 3]), np.array([2, 4]), np.array([0, 1]), refresh=no, pairs=pairs)
-    w.record(np.array([1]), np.array([2]), np.array([2]), refresh=np.array([True]))
-    s, d = w.expired(4)                                  # threshold 2
-    assert s is not pairs[0] and list(zip(s.tolist(), d.tolist())) == [(3, 4)]
-
-
-def test_windowed_gpu_replay_expires_whole_records_from_the_device(device, monkeypatch):
-    """An insert-only windowed replay over a wide id space (most batches insert an edge per
-    event) with some repeats and refreshes: it verifies against the event-by-event model
-    after every batch, and on a GPU graph the expiry deletes of whole records take the
-    inserts' device arrays (no copy to the device), those of the others host arrays."""
-    import hornet
-    rng = np.random.default_rng(5)
-    n, batch = 12000, 1000
-    src, dst = rng.integers(0, 1 << 20, n), rng.integers(0, 1 << 20, n)
-    for b in (3, 7):                     # batch b repeats edges of batch b - 1 (refreshes)
-        src[b * batch:b * batch + 5] = src[(b - 1) * batch:(b - 1) * batch + 5]
-        dst[b * batch:b * batch + 5] = dst[(b - 1) * batch:(b - 1) * batch + 5]
-    kinds = []
-    original = hornet.Graph.delete_edges
-
-    def delete_edges(self, s, d=None):
-        kinds.append(isinstance(s, np.ndarray))
-        return original(self, s, d)
-    monkeypatch.setattr(hornet.Graph, "delete_edges", delete_edges)
-    res = replay({"src": src, "dst": dst}, batch_size=batch, window=3 * batch,
-                 directed=False, algos=(), device=device, verify=True, warmup=False)
-    assert res.summary["verified"] and res.summary["expired"] > 0
-    assert len(kinds) == n // batch - 3
-    if device == "gpu":
-        assert kinds.count(False) >= 5 and kinds.count(True) >= 2
-    else:
-        assert all(kinds)
-
-
 def test_latest_index_map_matches_a_dict():
     """:class:`LatestIndex` against a dict under random raises, removals and rebuilds."""
     from streams.window_index import LatestIndex
