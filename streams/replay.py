@@ -30,7 +30,8 @@ Semantics:
   ``last_seen`` of the hornet graph (set on insert, refreshed with ``update_edges`` when the
   edge re-occurs), which the window looks up for the leaving events. A windowed batch's
   graph calls run inside ``Graph.steady_churn``: expiry gives back room the next batch takes
-  again, so memory is given back in a wider band instead of after every expiry delete.
+  again, so memory is given back in a wider band instead of after every expiry delete, and
+  the lists that expiry shrinks keep their blocks for the inserts that follow.
 * Undirected replays (``directed=False``): (u, v) and (v, u) are the same edge, and an event of
   either refreshes it.
 * The graph's id space covers every id seen so far (self-loop ids included).

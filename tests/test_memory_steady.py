@@ -167,3 +167,47 @@ def test_windowed_replay_updates_in_steady_churn(monkeypatch):
     replay({"src": src, "dst": dst}, batch_size=40, directed=False, algos="none",
            device="cpu", verify=True)
     assert calls == []
+
+
+def _hub_graph(device):
+    """Vertex 0 joined to 3,000 others, and 20,000 random edges among vertices 1-5,000."""
+    g = hornet.Graph(directed=False, device=device, block_array_edges=1 << 10)
+    rng = np.random.default_rng(8)
+    s, d = rng.integers(1, 5001, 20000), rng.integers(1, 5001, 20000)
+    g.insert_edges(np.concatenate([np.zeros(3000, np.int64), s]),
+                   np.concatenate([np.arange(1, 3001), d]))
+    g.delete_edges(s[:10], d[:10])            # the first delete measures the lists' reference
+    return g
+
+
+def test_steady_deletes_keep_shrinking_lists_in_their_blocks(device):
+    """Inside steady churn a delete large enough for the fused CPU delete or the planned GPU
+    delete leaves a list that falls under a quarter of its block in that block (no list
+    changes size class: nothing crosses the steady band here); outside, the same delete moves
+    it to a smaller block. Both leave the edges of the oracle, invariants intact."""
+    classes = {}
+    for steady in (True, False):
+        g = _hub_graph(device)
+        want = _edge_dict_plain(g)
+        before = _to_host(g._size_class[:g.num_vertices]).copy()
+        gone = np.arange(1, 2901)                 # the hub keeps 100 of its 3,000 edges
+        with g.steady_churn() if steady else _nothing():
+            change = g.delete_edges(np.zeros(gone.size, np.int64), gone)
+        assert len(change) == gone.size
+        for v in gone.tolist():
+            want.discard((0, v))
+        assert _edge_dict_plain(g) == want
+        g.check()
+        after = _to_host(g._size_class[:g.num_vertices])
+        degree = _to_host(g.degree())
+        if steady:
+            live = degree > 0
+            assert np.array_equal(after[live], before[live])
+        classes[steady] = (int(before[0]), int(after[0]))
+    assert classes[True][1] == classes[True][0]
+    assert classes[False][1] < classes[False][0]          # the contrast the test needs
+
+
+def _edge_dict_plain(g) -> set:
+    s, d = g.edges()
+    return set(zip(_to_host(s).tolist(), _to_host(d).tolist()))

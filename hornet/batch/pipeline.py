@@ -282,7 +282,9 @@ def _delete_fused(g, ss, dd, segments=None) -> EdgeChange:
     """CPU delete (see :mod:`hornet.batch.cpu.remove_first`): search-and-remove every list in
     place, every edge field, in one pass; then the lists left under a quarter of their block
     move to smaller blocks (one allocation; should it fail they keep their blocks, a valid
-    graph either way). Nothing can refuse the batch once it is checked and sorted."""
+    graph either way), except inside ``steady_churn``, where they keep their blocks (see
+    :data:`hornet.memory.list_fit.STEADY_LOOSE_SHARE`). Nothing can refuse the batch once
+    it is checked and sorted."""
     K, mm, ws = g._K, g._mm, scratch(g)
     # the removed entries' property values land here (aligned with the batch)
     gone = {name: np.empty(ss.shape[0], dtype=dt) for name, dt in g._edge_schema.items()}
@@ -294,9 +296,10 @@ def _delete_fused(g, ss, dd, segments=None) -> EdgeChange:
         ws=ws, segments=segments)
     g._entries -= int(removed.sum())
     try:
-        K.move_down(sources, mover_class, mm.allocate_counts, g._degree, g._size_class,
-                    g._edge_ptr, freed,
-                    lambda: _edge_fields(g, dd, gone) or K.EdgeFields.destinations_only(dd))
+        if not mm.steady:                  # (steady churn: shrinking lists keep their blocks)
+            K.move_down(sources, mover_class, mm.allocate_counts, g._degree, g._size_class,
+                        g._edge_ptr, freed,
+                        lambda: _edge_fields(g, dd, gone) or K.EdgeFields.destinations_only(dd))
     except DeviceMemoryError:
         pass                               # the lists keep their blocks (see remove_first)
     mm.release(freed)                      # pointers 0 (list kept its block) are skipped

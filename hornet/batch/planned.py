@@ -92,8 +92,10 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
     Raises :class:`hornet.batch.validate.BatchError` (graph unchanged) for ids outside
     [0, MAX_VERTEX_ID], with the general pipeline's message."""
     mm = g._mm
+    # inside steady churn a delete leaves shrinking lists in their blocks
+    # (hornet.memory.list_fit.STEADY_LOOSE_SHARE)
     p = plan_batch(s, d, not g.directed, inserting, g._degree, g._size_class, g._edge_ptr,
-                   mm.min_size_class)
+                   mm.min_size_class, keep_blocks=not inserting and bool(mm.steady))
     if p.bad:
         xp = g._xp
         check_ids([(s.astype(xp.int64), "src"), (d.astype(xp.int64), "dst")], xp)

@@ -30,10 +30,12 @@ __all__ = ["ListFit", "LOOSE_SHARE", "STEADY_LOOSE_SHARE"]
 LOOSE_SHARE = 1 / 32
 """Lists are refitted once the slots they hold exceed fitting blocks by this share."""
 
-STEADY_LOOSE_SHARE = 1 / 2
+STEADY_LOOSE_SHARE = 1.0
 """``LOOSE_SHARE`` inside :meth:`hornet.memory.manager.MemoryManager.steady_churn`: updates
-that insert about as much as they delete move lists up and down a power of two over and
-over; past this wider band every loose list is refitted at once (a scan that measures the
+that insert about as much as they delete would move lists up and down a power of two over and
+over, so there a delete leaves a list that shrinks in its block, and the lists' slots settle
+near those of each vertex's largest recent degree (under twice the fitting slots in a random
+churn); past this wider band every loose list is refitted at once (a scan that measures the
 reference again), so that the band then holds for many batches instead of the batch's own
 lists being refitted after every delete."""
 

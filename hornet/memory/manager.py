@@ -520,8 +520,9 @@ class MemoryManager:
         a delete gives back is taken again by the inserts that follow), so give-back works
         in a wider band: free room past ``STEADY_FREE_SHARE`` of the list slots, classes
         under ``STEADY_COMPACT_BELOW`` utilization, lists past
-        ``hornet.memory.list_fit.STEADY_LOOSE_SHARE`` (then refitted all at once). Blocks
-        may nest; the band applies while any is open."""
+        ``hornet.memory.list_fit.STEADY_LOOSE_SHARE`` (then refitted all at once; a delete
+        inside leaves a list that shrinks in its block). Blocks may nest; the band applies
+        while any is open."""
         self.steady += 1
         try:
             yield self

@@ -324,9 +324,9 @@ batch_scatter(const u64* __restrict__ keys, const unsigned char* __restrict__ ke
 // One thread per segment (info[I_SEGMENTS] of them; the grid is sized for the bound): its
 // source, length, degree and pointer now (also in seg_ptr, the segment's block after the
 // batch, which batch_place rewrites for the lists that move), new degree, and whether the
-// list moves (inserting:
-// it outgrows its block; deleting: it keeps edges but under a quarter of its block and a
-// smaller class holds them). The moving segments are listed in moved (their indices) and
+// list moves (inserting == 1: it outgrows its block; 0, deleting: it keeps edges but under a
+// quarter of its block and a smaller class holds them; 2, deleting with lists kept in their
+// blocks: never). The moving segments are listed in moved (their indices) and
 // classes (their new classes), in no particular order (one atomic per warp on info[I_MOVES]),
 // and counted per class in info[I_CLASS + class] (shared bins, one atomic per class and
 // block).
@@ -365,9 +365,9 @@ extern "C" __global__ void batch_plan(const int* __restrict__ src,
             const i64 p0 = listed ? edge_ptr[v] : 0;
             old_ptr[k] = p0;
             seg_ptr[k] = p0;                   // batch_place rewrites the moving ones
-            const i64 d1 = inserting ? d0 + c : d0 - c;
+            const i64 d1 = inserting == 1 ? d0 + c : d0 - c;
             fit = class_of(d1, min_class);
-            r = inserting ? d1 > cap : (d1 > 0 && 4 * d1 < cap && fit < cls);
+            r = inserting == 1 ? d1 > cap : (inserting == 0 && d1 > 0 && 4 * d1 < cap && fit < cls);
             new_deg[k] = d1;
             if (r) atomicAdd(&bins[fit], 1u);
         }

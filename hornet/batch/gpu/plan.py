@@ -181,13 +181,14 @@ class BatchPlan:
 
 
 def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr,
-               min_class: int) -> BatchPlan:
+               min_class: int, keep_blocks: bool = False) -> BatchPlan:
     """Plan an insert (``inserting``) or delete of the pairs ``s``, ``d`` (contiguous int32 or
     int64 device arrays of one dtype, shape (n,), 0 < n and n * (2 if mirror else 1) <=
     MAX_ENTRIES) against the vertex table
     (``degree`` int32, ``size_class`` int8, ``edge_ptr`` int64, each (table_len,) on the
     device; ids at or past table_len have no list). ``mirror``: an undirected graph (each
-    pair stands for both directions; self-loops are dropped).
+    pair stands for both directions; self-loops are dropped). ``keep_blocks`` (deleting):
+    lists that shrink stay in their blocks (the plan moves none).
 
     Five launches (prepared argument buffers) and a sort (:data:`SORT_MAX`), one read-back. The plan's
     ``src``, ``dst``, ``once_src`` and ``once_dst`` are arrays of their own (a batch's change
@@ -241,8 +242,9 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
                   [r_keys, p_keep, r_at_all, r_flags, p_tile_sum, entries, w, p_info, p_src,
                    p_dst, r_at, r_seg_start, once_pairs.data.ptr if mirror else 0,
                    once_pairs.data.ptr + 4 * half if mirror else 0])
+    mode = 1 if inserting else (2 if keep_blocks else 0)        # (plan.cu: batch_plan)
     _launch("batch_plan", entries, [p_src, r_seg_start, p_info, p_degree,
-                                    p_size_class, p_edge_ptr, table_len, int(inserting),
+                                    p_size_class, p_edge_ptr, table_len, mode,
                                     int(min_class), p_sources, r_seg_len, r_old_deg,
                                     r_new_deg, r_old_ptr, r_moved, r_move_class, r_seg_ptr])
     h = ws.readback()
