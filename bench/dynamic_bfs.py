@@ -114,7 +114,7 @@ class _NetworKit:
         return np.where(dist > 1e300, -1, dist).astype(np.int64)
 
 
-def _batch(rng, g, kind: str, size: int, xp):
+def draw_batch(rng, g, kind: str, size: int, xp):
     """(src, dst) int64 arrays of one batch on the graph's device (deletions: up to ``size``
     distinct edges of the graph)."""
     n = g.num_vertices
@@ -155,7 +155,7 @@ def run_graph(device, name, src, dst, args, rows, notes) -> None:
     print(f"# {device} {name}: V={n} E={m} source={source}", flush=True)
     # warm-up (compiles / loads kernels)
     for kind in ("insert", "delete"):
-        s, d = _batch(rng, g, kind, 10, xp)
+        s, d = draw_batch(rng, g, kind, 10, xp)
         op, undo = (g.insert_edges, g.delete_edges) if kind == "insert" else \
             (g.delete_edges, g.insert_edges)
         ch = op(s, d)
@@ -178,7 +178,7 @@ def run_graph(device, name, src, dst, args, rows, notes) -> None:
                 (g.delete_edges, g.insert_edges)
             use_nk = nk is not None and size <= args.nk_max_batch
             for r in range(args.repeats):
-                s, d = _batch(rng, g, kind, size, xp)
+                s, d = draw_batch(rng, g, kind, size, xp)
                 ch = op(s, d)
                 dyn.append(timed(lambda: call(ch)))
                 st = bf.last_update

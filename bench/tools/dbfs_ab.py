@@ -30,6 +30,7 @@ import time
 import numpy as np
 
 from bench.common import RESULTS, table_lines, write_csv
+from bench.dynamic_bfs import draw_batch
 
 #: the configurations compared by default: GPUState settings as "name=value,..." (values
 #: Python literals; "sync_first=1": the device synchronised before the timed call)
@@ -94,12 +95,7 @@ def run_scale(scale: int, args, configs: dict, rows: list, warm: list, graphs: l
         launch_times.append(time.perf_counter() - t)
 
     def batch(kind, size):
-        n = g.num_vertices
-        if kind == "insert":
-            return (cupy.asarray(rng.integers(0, n, size)), cupy.asarray(rng.integers(0, n, size)))
-        es, ed = g.edges()
-        pick = cupy.asarray(np.unique(rng.integers(0, es.shape[0], size)))
-        return es[pick].astype(cupy.int64), ed[pick].astype(cupy.int64)
+        return draw_batch(rng, g, kind, size, cupy)
 
     def ops(kind):
         return (g.insert_edges, g.delete_edges) if kind == "insert" else \

@@ -40,6 +40,7 @@ import time
 import numpy as np
 
 from bench.common import RESULTS, table_lines
+from bench.dynamic_bfs import draw_batch
 
 HEADER = ["graph", "kind", "batch", "variant", "update us", "kernel us", "outside us",
           "host us", "python before launch us", "driver launch us", "start to launch us",
@@ -98,12 +99,7 @@ def run_scale(scale: int, args, rows: list, graphs: list) -> None:
         return call
 
     def batch(kind, size):
-        n = g.num_vertices
-        if kind == "insert":
-            return (cupy.asarray(rng.integers(0, n, size)), cupy.asarray(rng.integers(0, n, size)))
-        es, ed = g.edges()
-        pick = cupy.asarray(np.unique(rng.integers(0, es.shape[0], size)))
-        return es[pick].astype(cupy.int64), ed[pick].astype(cupy.int64)
+        return draw_batch(rng, g, kind, size, cupy)
 
     def ops(kind):
         return (g.insert_edges, g.delete_edges) if kind == "insert" else \
