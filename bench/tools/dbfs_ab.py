@@ -42,17 +42,25 @@ HEADER = ["graph", "kind", "batch", "configuration", "update us", "kernel us", "
           "driver launch us", "python us", "sync before us", "static us", "speedup"]
 
 
-def _parse(config: str) -> tuple[dict, bool]:
-    """(GPUState settings, synchronise first) of a "name=value,..." configuration."""
+def parse_settings(config: str) -> dict:
+    """The GPUState settings of a "name=value,..." configuration ("default": none)."""
     import ast
+    if config == "default":
+        return {}
     settings = {}
     for item in config.split(","):
         key, value = item.split("=", 1)
         settings[key.strip()] = ast.literal_eval(value.strip())
+    return settings
+
+
+def _parse(config: str) -> tuple[dict, bool]:
+    """(GPUState settings, synchronise first) of a "name=value,..." configuration."""
+    settings = parse_settings(config)
     return settings, bool(settings.pop("sync_first", False))
 
 
-def _apply(state, settings: dict, keys: set) -> None:
+def apply_settings(state, settings: dict, keys: set) -> None:
     """The settings on ``state``, every other key of ``keys`` back to its class default."""
     for k in keys:
         if k in settings:
@@ -61,23 +69,35 @@ def _apply(state, settings: dict, keys: set) -> None:
             delattr(state, k)
 
 
-def run_scale(scale: int, args, configs: dict, rows: list, warm: list, graphs: list) -> None:
+def kron_dynamic_bfs(scale: int, seed: int, graphs: list):
+    """(graph, DynamicBFS recording its timeline, source, name) on an undirected Kronecker
+    graph made on the device, the source its vertex of largest degree; ``graphs`` gets a
+    line describing it."""
     import cupy
     import hornet
     import hornet.generators
     import hornet.testing
-    from hornet.algos import bfs
     from hornet.algos.bfs.dynamic import DynamicBFS
 
-    s, d = hornet.generators.kronecker_edges(scale, seed=args.seed, xp=cupy)
+    s, d = hornet.generators.kronecker_edges(scale, seed=seed, xp=cupy)
     g = hornet.Graph.from_edges(s, d, directed=False, device="gpu")
     del s, d
     source = int(hornet.testing.to_host(g.degree()).argmax())
-    name_g = f"kron{scale}"
-    graphs.append(f"{name_g}: V={g.num_vertices}, E={g.num_edges}, source {source}")
+    name = f"kron{scale}"
+    graphs.append(f"{name}: V={g.num_vertices}, E={g.num_edges}, source {source}")
     bf = DynamicBFS(g, source)
+    bf._state.record_timeline = True
+    return g, bf, source, name
+
+
+def run_scale(scale: int, args, configs: dict, rows: list, warm: list, graphs: list) -> None:
+    import cupy
+    import hornet.testing
+    from hornet.algos import bfs
+    from hornet.algos.bfs.dynamic import DynamicBFS
+
+    g, bf, source, name_g = kron_dynamic_bfs(scale, args.seed, graphs)
     state = bf._state
-    state.record_timeline = True
     keys = {k for settings, _ in configs.values() for k in settings}
     rng = np.random.default_rng(args.seed)
     drv = cupy.cuda.driver
@@ -103,7 +123,7 @@ def run_scale(scale: int, args, configs: dict, rows: list, warm: list, graphs: l
 
     # warm-up: every configuration's kernel and launch path once
     for settings, _ in configs.values():
-        _apply(state, settings, keys)
+        apply_settings(state, settings, keys)
         for kind in ("insert", "delete"):
             op, undo = ops(kind)
             ch = op(*batch(kind, 10))
@@ -134,7 +154,7 @@ def run_scale(scale: int, args, configs: dict, rows: list, warm: list, graphs: l
                     names = names[r % len(names):] + names[:r % len(names)]
                     for name in names:
                         settings, sync_first = configs[name]
-                        _apply(state, settings, keys)
+                        apply_settings(state, settings, keys)
                         ch = op(bs, bd)
                         sync_us = 0.0
                         if sync_first:
@@ -180,7 +200,7 @@ def run_scale(scale: int, args, configs: dict, rows: list, warm: list, graphs: l
         if sync_first:
             continue
         scratch = DynamicBFS(g, source)
-        _apply(scratch._state, settings, keys)
+        apply_settings(scratch._state, settings, keys)
         ch = g.delete_edges(*batch("delete", 1000))
         scratch.update(ch)
         cupy.cuda.Device().synchronize()

@@ -41,6 +41,7 @@ import numpy as np
 
 from bench.common import RESULTS, table_lines
 from bench.dynamic_bfs import draw_batch
+from bench.tools.dbfs_ab import apply_settings, kron_dynamic_bfs, parse_settings
 
 HEADER = ["graph", "kind", "batch", "variant", "update us", "kernel us", "outside us",
           "host us", "python before launch us", "driver launch us", "start to launch us",
@@ -48,35 +49,14 @@ HEADER = ["graph", "kind", "batch", "variant", "update us", "kernel us", "outsid
           "phases us (barriers)"]
 
 
-def _parse(config: str) -> dict:
-    import ast
-    if config == "default":
-        return {}
-    out = {}
-    for item in config.split(","):
-        key, value = item.split("=", 1)
-        out[key.strip()] = ast.literal_eval(value.strip())
-    return out
-
-
 def run_scale(scale: int, args, rows: list, graphs: list) -> None:
     import cupy
-    import hornet
-    import hornet.generators
     import hornet.testing
     from hornet.algos import bfs
-    from hornet.algos.bfs.dynamic import DynamicBFS
 
-    s, d = hornet.generators.kronecker_edges(scale, seed=args.seed, xp=cupy)
-    g = hornet.Graph.from_edges(s, d, directed=False, device="gpu")
-    del s, d
-    source = int(hornet.testing.to_host(g.degree()).argmax())
-    name_g = f"kron{scale}"
-    graphs.append(f"{name_g}: V={g.num_vertices}, E={g.num_edges}, source {source}")
-    bf = DynamicBFS(g, source)
+    g, bf, source, name_g = kron_dynamic_bfs(scale, args.seed, graphs)
     state = bf._state
-    state.record_timeline = True
-    configs = {c: _parse(c) for c in args.configs}
+    configs = {c: parse_settings(c) for c in args.configs}
     keys = {k for v in configs.values() for k in v}
     rng = np.random.default_rng(args.seed)
     drv = cupy.cuda.driver
@@ -84,11 +64,7 @@ def run_scale(scale: int, args, rows: list, graphs: list) -> None:
     probe = {}
 
     def apply(settings):
-        for k in keys:
-            if k in settings:
-                setattr(state, k, settings[k])
-            elif k in vars(state):
-                delattr(state, k)
+        apply_settings(state, settings, keys)
 
     def wrapped(fn):
         def call(*a):
