@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import hornet
-from hornet.batch import cpu as K
 from hornet.batch import pipeline
 from hornet.memory.manager import DeviceMemoryError
 
@@ -19,22 +18,7 @@ def _planned_delete(g, s, d):
     ss, dd, _, _, segments = pipeline.unique_pairs(g, np.asarray(s, np.int64),
                                                    np.asarray(d, np.int64), max(g._n, 1),
                                                    segments=True)
-    ws, mm = pipeline.scratch(g), g._mm
-    sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_delete(
-        ss, dd, g._degree, g._size_class, g._edge_ptr, g._n, mm.min_size_class, ws=ws,
-        segments=segments)
-    per_class, counts, _ = K.block_requests(new_class, old_ptr)
-    target = old_ptr if not per_class.any() else \
-        K.place_blocks(new_class, counts, mm.allocate_counts(per_class), ws=ws)
-    gone = {name: np.empty(ss.shape[0], dtype=dt) for name, dt in g._edge_schema.items()}
-    fields = pipeline._edge_fields(g, dd, gone)
-    g._views.clear()
-    removed, freed = K.remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class,
-                                    target, dd, pos, g._n, g._degree, g._size_class,
-                                    g._edge_ptr, fields, ws=ws)
-    g._entries -= int(removed.sum())
-    mm.release(freed)
-    pipeline.compact_memory(g, lambda: sources[removed > 0])
+    pipeline._delete_planned(g, ss, dd, segments)
 
 
 def _layout(g) -> list:

@@ -26,35 +26,10 @@ import numpy as np
 from bench.common import write_table
 from bench.window import write_random_stream
 from hornet.batch import pipeline
-from hornet.change import EdgeChange
 from hornet.memory import manager
 from hornet.memory.bit_tree import FOREST_LEVELS, take_forest
 from streams import window
 from streams.replay import replay
-
-
-def planned_delete(g, ss, dd, segments=None) -> EdgeChange:
-    """The fused CPU delete with a plan pass: the smaller blocks allocated before the
-    removal (the path the plan-free delete replaced)."""
-    K, mm, ws = g._K, g._mm, pipeline.scratch(g)
-    sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_delete(
-        ss, dd, g._degree, g._size_class, g._edge_ptr, g._n, mm.min_size_class, ws=ws,
-        segments=segments)
-    per_class, counts, _ = K.block_requests(new_class, old_ptr)
-    target = old_ptr if not per_class.any() else \
-        K.place_blocks(new_class, counts, mm.allocate_counts(per_class), ws=ws)
-    gone = {name: np.empty(ss.shape[0], dtype=dt) for name, dt in g._edge_schema.items()}
-    fields = pipeline._edge_fields(g, dd, gone)
-    g._views.clear()
-    removed, freed = K.remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class,
-                                    target, dd, pos, g._n, g._degree, g._size_class,
-                                    g._edge_ptr, fields, ws=ws)
-    g._entries -= int(removed.sum())
-    mm.release(freed)
-    pipeline.compact_memory(g, lambda: sources[removed > 0])
-    s_out, d_out, *index = K.changed_pairs(pos, ss, dd, g.directed, True,
-                                           with_index=bool(gone))
-    return EdgeChange("delete", s_out, d_out, {n: v[index[0]] for n, v in gone.items()}, 0)
 
 
 def probe_expired(self, end, look_up=None):
@@ -91,7 +66,7 @@ def stacked_take(plans, num_fields: int) -> np.ndarray:
 
 
 NEW = (pipeline._delete_fused, window.EventWindow.expired, manager._cpu_take)
-OLD = (planned_delete, probe_expired, stacked_take)
+OLD = (pipeline._delete_planned, probe_expired, stacked_take)
 
 
 def _use(path_fns) -> None:

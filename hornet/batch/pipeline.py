@@ -278,6 +278,31 @@ def delete_prepared(g, s, d, top: int) -> EdgeChange:
     return edge_change(g, "delete", ss, dd, gone)
 
 
+def _delete_planned(g, ss, dd, segments=None) -> EdgeChange:
+    """The planned CPU delete (``plan_delete``, the smaller blocks allocated before anything
+    is written, then ``remove_fused``): no graph takes it; it is the oracle of the storage
+    that :func:`_delete_fused` leaves (tests and A/B tools). Same arguments and result."""
+    K, mm, ws = g._K, g._mm, scratch(g)
+    sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_delete(
+        ss, dd, g._degree, g._size_class, g._edge_ptr, g._n, mm.min_size_class, ws=ws,
+        segments=segments)
+    per_class, counts, _ = K.block_requests(new_class, old_ptr)
+    target = old_ptr if not per_class.any() else \
+        K.place_blocks(new_class, counts, mm.allocate_counts(per_class), ws=ws)
+    gone = {name: np.empty(ss.shape[0], dtype=dt) for name, dt in g._edge_schema.items()}
+    fields = _edge_fields(g, dd, gone)
+    g._views.clear()
+    removed, freed = K.remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class,
+                                    target, dd, pos, g._n, g._degree, g._size_class,
+                                    g._edge_ptr, fields, ws=ws)
+    g._entries -= int(removed.sum())
+    mm.release(freed)
+    compact_memory(g, lambda: sources[removed > 0])
+    s_out, d_out, *index = K.changed_pairs(pos, ss, dd, g.directed, True,
+                                           with_index=bool(gone))
+    return EdgeChange("delete", s_out, d_out, {n: v[index[0]] for n, v in gone.items()}, 0)
+
+
 def _delete_fused(g, ss, dd, segments=None) -> EdgeChange:
     """CPU delete (see :mod:`hornet.batch.cpu.remove_first`): search-and-remove every list in
     place, every edge field, in one pass; then the lists left under a quarter of their block
