@@ -923,9 +923,11 @@ class Graph:
         window's expiry after each batch): the room a delete gives back is taken again by
         the inserts that follow, so inside the block memory is given back only past a wider
         band (:meth:`hornet.memory.manager.MemoryManager.steady_churn`), not after every
-        delete, and a delete leaves a list that shrinks in its block (lists are refitted
-        only past the band: :data:`hornet.memory.list_fit.STEADY_LOOSE_SHARE`). Results are
-        the same; only where lists sit and when memory is given back differ."""
+        delete, and a delete batch of the general pipeline leaves a list that shrinks in its
+        block (lists are refitted only past the band:
+        :data:`hornet.memory.list_fit.STEADY_LOOSE_SHARE`; the small-batch path, batches of
+        a few thousand entries, moves lists as it does outside). Results are the same; only
+        where lists sit and when memory is given back differ."""
         return self._mm.steady_churn()
 
     def set_array_growth(self, slots: int) -> None:
