@@ -119,6 +119,22 @@ def _arr(device, xs):
     return xp.asarray(xs, dtype=xp.int64)
 
 
+def _kronecker_bfs(device, scale, seed, directed):
+    """(graph, DynamicBFS with parents, from the first edge's source) of a Kronecker graph of
+    ``2 ** scale`` vertices and 8 edges per vertex."""
+    src, dst = hornet.generators.kronecker_edges(scale, edge_factor=8, seed=seed)
+    g = hornet.Graph.from_edges(_arr(device, src), _arr(device, dst), num_vertices=1 << scale,
+                                directed=directed, device=device)
+    return g, DynamicBFS(g, int(host(src)[0]), parents=True)
+
+
+def _some_edges(g, rng, size, device):
+    """(src, dst) of ``size`` edges of ``g`` picked at random (all of them if fewer)."""
+    s, d = g.edges()
+    pick = _arr(device, rng.choice(s.shape[0], min(size, s.shape[0]), replace=False))
+    return s[pick], d[pick]
+
+
 @pytest.mark.parametrize("directed", [False, True])
 def test_disconnect_and_reconnect(device, directed):
     # two paths 0-1-2-3-4 and 0-5-6, plus a far component 7-8-9
@@ -260,10 +276,7 @@ def test_random_batches_against_static(device):
     rng = np.random.default_rng(11)
     for directed in (False, True):
         n = 2048
-        src, dst = hornet.generators.kronecker_edges(11, edge_factor=8, seed=5)
-        g = hornet.Graph.from_edges(_arr(device, src), _arr(device, dst), num_vertices=n,
-                                    directed=directed, device=device)
-        bf = DynamicBFS(g, int(host(src)[0]), parents=True)
+        g, bf = _kronecker_bfs(device, 11, 5, directed)
         for size in (1, 10, 100, 1000, 10, 1):
             s, d = g.edges()
             pick = _arr(device, rng.choice(s.shape[0], size, replace=False))
@@ -287,15 +300,11 @@ def test_gpu_grid_sized_by_batch(pairs_per_block, min_blocks, monkeypatch):
     monkeypatch.setattr(GPUState, "min_blocks", min_blocks)
     rng = np.random.default_rng(3)
     n = 4096
-    src, dst = hornet.generators.kronecker_edges(12, edge_factor=8, seed=7)
-    g = hornet.Graph.from_edges(_arr("gpu", src), _arr("gpu", dst), num_vertices=n,
-                                directed=False, device="gpu")
-    bf = DynamicBFS(g, int(host(src)[0]), parents=True)
+    g, bf = _kronecker_bfs("gpu", 12, 7, False)
     grids = set()
     for size in (1, 50, 3000, 20000, 5):
-        s, d = g.edges()
-        pick = _arr("gpu", rng.choice(s.shape[0], min(size, s.shape[0]), replace=False))
-        bf.update(g.delete_edges(s[pick], d[pick]))
+        picked = _some_edges(g, rng, size, "gpu")
+        bf.update(g.delete_edges(*picked))
         _check(bf)
         grids.add(bf._state.grid(2 * size))
         bf.update(g.insert_edges(_arr("gpu", rng.integers(0, n + 64, size)),
@@ -323,14 +332,10 @@ def test_gpu_thread_and_warp_lists(kernel_name, small_max, directed, monkeypatch
     monkeypatch.setattr(GPUState, "record_timeline", True)
     rng = np.random.default_rng(11)
     n = 2048
-    src, dst = hornet.generators.kronecker_edges(11, edge_factor=8, seed=3)
-    g = hornet.Graph.from_edges(_arr("gpu", src), _arr("gpu", dst), num_vertices=n,
-                                directed=directed, device="gpu")
-    bf = DynamicBFS(g, int(host(src)[0]), parents=True)
+    g, bf = _kronecker_bfs("gpu", 11, 3, directed)
     for size in (1, 30, 600, 4000, 3):
-        s, d = g.edges()
-        pick = _arr("gpu", rng.choice(s.shape[0], min(size, s.shape[0]), replace=False))
-        bf.update(g.delete_edges(s[pick], d[pick]))
+        picked = _some_edges(g, rng, size, "gpu")
+        bf.update(g.delete_edges(*picked))
         _check(bf)
         phases = [p for p, _ in bf._state.timeline()]
         assert phases[0] == "counts" and phases[-1] == "end"
@@ -355,29 +360,22 @@ def test_gpu_queue_modes(async_queue, relax_limit, monkeypatch):
     monkeypatch.setattr(GPUState, "relax_queue_limit", relax_limit)
     rng = np.random.default_rng(29)
     n = 4096
-    src, dst = hornet.generators.kronecker_edges(12, edge_factor=8, seed=13)
     batch_grid = GPUState.grid
     for directed in (False, True):
         for one_block in (False, True):
             monkeypatch.setattr(GPUState, "grid",
                                 (lambda self, pairs=None: 1) if one_block else batch_grid)
-            g = hornet.Graph.from_edges(_arr("gpu", src), _arr("gpu", dst), num_vertices=n,
-                                        directed=directed, device="gpu")
-            bf = DynamicBFS(g, int(host(src)[0]), parents=True)
+            g, bf = _kronecker_bfs("gpu", 12, 13, directed)
             for size in (1, 60, 4000, 700):
-                s, d = g.edges()
-                pick = _arr("gpu", rng.choice(s.shape[0], min(size, s.shape[0]),
-                                              replace=False))
-                deleted = g.delete_edges(s[pick], d[pick])
+                picked = _some_edges(g, rng, size, "gpu")
+                deleted = g.delete_edges(*picked)
                 bf.update(deleted)
                 _check(bf)
                 bf.update(g.insert_edges(_arr("gpu", rng.integers(0, n + 8, size)),
                                          _arr("gpu", rng.integers(0, n + 8, size))))
                 _check(bf)
-                s, d = g.edges()
-                pick = _arr("gpu", rng.choice(s.shape[0], min(size, s.shape[0]),
-                                              replace=False))
-                mixed = [g.delete_edges(s[pick], d[pick]),
+                picked = _some_edges(g, rng, size, "gpu")
+                mixed = [g.delete_edges(*picked),
                          g.insert_edges(deleted.src, deleted.dst)]
                 bf.update(mixed)
                 _check(bf)
@@ -513,15 +511,11 @@ def test_gpu_launch_kinds(cooperative, monkeypatch):
     monkeypatch.setattr(GPUState, "cooperative", cooperative)
     rng = np.random.default_rng(23)
     n = 4096
-    src, dst = hornet.generators.kronecker_edges(12, edge_factor=8, seed=9)
     for directed in (False, True):
-        g = hornet.Graph.from_edges(_arr("gpu", src), _arr("gpu", dst), num_vertices=n,
-                                    directed=directed, device="gpu")
-        bf = DynamicBFS(g, int(host(src)[0]), parents=True)
+        g, bf = _kronecker_bfs("gpu", 12, 9, directed)
         for size in (2, 40, 5000, 300):
-            s, d = g.edges()
-            pick = _arr("gpu", rng.choice(s.shape[0], min(size, s.shape[0]), replace=False))
-            bf.update(g.delete_edges(s[pick], d[pick]))
+            picked = _some_edges(g, rng, size, "gpu")
+            bf.update(g.delete_edges(*picked))
             _check(bf)
             bf.update(g.insert_edges(_arr("gpu", rng.integers(0, n, size)),
                                      _arr("gpu", rng.integers(0, n, size))))
@@ -655,16 +649,12 @@ def test_gpu_one_block_continuation(one_block_max, directed, monkeypatch):
     monkeypatch.setattr(GPUState, "pairs_per_block", 1)     # a block per pair, at least one per SM
     rng = np.random.default_rng(41 + directed)
     n = 4096
-    src, dst = hornet.generators.kronecker_edges(12, edge_factor=8, seed=17)
-    g = hornet.Graph.from_edges(_arr("gpu", src), _arr("gpu", dst), num_vertices=n,
-                                directed=directed, device="gpu")
-    bf = DynamicBFS(g, int(host(src)[0]), parents=True)
+    g, bf = _kronecker_bfs("gpu", 12, 17, directed)
     assert bf._state.grid(2) > 1
     used = []
     for size in (1, 3, 20, 200, 3000, 2):
-        s, d = g.edges()
-        pick = _arr("gpu", rng.choice(s.shape[0], min(size, s.shape[0]), replace=False))
-        deleted = g.delete_edges(s[pick], d[pick])
+        picked = _some_edges(g, rng, size, "gpu")
+        deleted = g.delete_edges(*picked)
         bf.update(deleted)
         _check(bf)
         used.append(bf._state.one_block_used)
@@ -672,9 +662,8 @@ def test_gpu_one_block_continuation(one_block_max, directed, monkeypatch):
                                  _arr("gpu", rng.integers(0, n, size))))
         _check(bf)
         used.append(bf._state.one_block_used)
-        s, d = g.edges()
-        pick = _arr("gpu", rng.choice(s.shape[0], min(size, s.shape[0]), replace=False))
-        bf.update([g.delete_edges(s[pick], d[pick]), g.insert_edges(deleted.src, deleted.dst)])
+        picked = _some_edges(g, rng, size, "gpu")
+        bf.update([g.delete_edges(*picked), g.insert_edges(deleted.src, deleted.dst)])
         _check(bf)
         used.append(bf._state.one_block_used)
     if one_block_max == 0:
@@ -768,10 +757,7 @@ def test_gpu_updates_while_the_update_kernel_builds(directed, monkeypatch):
     monkeypatch.setattr(dynamic_gpu, "building", building)
     rng = np.random.default_rng(5 + directed)
     n = 2048
-    src, dst = hornet.generators.kronecker_edges(11, edge_factor=8, seed=3)
-    g = hornet.Graph.from_edges(_arr("gpu", src), _arr("gpu", dst), num_vertices=n,
-                                directed=directed, device="gpu")
-    bf = DynamicBFS(g, int(host(src)[0]), parents=True)
+    g, bf = _kronecker_bfs("gpu", 11, 3, directed)
     for step in range(6):
         s, d = g.edges()
         pick = _arr("gpu", rng.choice(s.shape[0], 40, replace=False))
