@@ -23,11 +23,10 @@ import os
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
 import hornet
 from bench.common import DATA, kronecker, write_table
-from bench.memory_cpu import UNDIRECTED
+from bench.memory_cpu import csr_of
 
 MIB = 2**20
 
@@ -38,16 +37,7 @@ def _host(a):
 
 def build(path, device: str):
     """(graph, directed, CSR matrix) of a data-folder graph built from its CSR."""
-    ef = hornet.io.read_graph_file(path)
-    directed = not path.name.startswith(UNDIRECTED)
-    n = ef.num_vertices
-    s, d = ef.src, ef.dst
-    if not directed:
-        keep = s != d
-        s, d = np.r_[s[keep], d[keep]], np.r_[d[keep], s[keep]]
-    A = sp.csr_matrix((np.ones(s.size, np.int8), (s, d)), shape=(n, n))
-    A.sum_duplicates()
-    A.sort_indices()
+    directed, A = csr_of(path, hornet.io.read_graph_file(path))
     return hornet.Graph.from_csr(A.indptr, A.indices, directed=directed, device=device), \
         directed, A
 

@@ -22,13 +22,9 @@ NAME = "memory_cpu"
 UNDIRECTED = ("ca-", "email-Enron", "facebook_combined", "delaunay")
 
 
-def graph_row(path) -> list:
-    """One table row: the graph of ``path`` built from its CSR, and its memory."""
-    read_s = float("inf")
-    for _ in range(2):
-        t = time.perf_counter()
-        ef = hornet.io.read_graph_file(path)
-        read_s = min(read_s, time.perf_counter() - t)
+def csr_of(path, ef) -> tuple:
+    """(directed, scipy CSR) of the data-folder graph ``path`` read as ``ef``: undirected
+    graphs hold both directions and no self-loops; repeats summed, indices sorted."""
     directed = not path.name.startswith(UNDIRECTED)
     n = ef.num_vertices
     s, d = ef.src, ef.dst
@@ -38,9 +34,20 @@ def graph_row(path) -> list:
     A = sp.csr_matrix((np.ones(s.size, np.int8), (s, d)), shape=(n, n))
     A.sum_duplicates()
     A.sort_indices()
+    return directed, A
+
+
+def graph_row(path) -> list:
+    """One table row: the graph of ``path`` built from its CSR, and its memory."""
+    read_s = float("inf")
+    for _ in range(2):
+        t = time.perf_counter()
+        ef = hornet.io.read_graph_file(path)
+        read_s = min(read_s, time.perf_counter() - t)
+    directed, A = csr_of(path, ef)
     g = hornet.Graph.from_csr(A.indptr, A.indices, directed=directed, device="cpu")
     m = g.memory_stats()
-    return [path.name.split(".")[0], "directed" if directed else "undirected", n, g.num_edges,
+    return [path.name.split(".")[0], "directed" if directed else "undirected", ef.num_vertices, g.num_edges,
             m["csr_bytes"], m["coo_bytes"], m["reserved_bytes"], m["block_bytes"],
             m["vertex_table_bytes"], round(m["utilization"], 3),
             round(m["reserved_bytes"] / m["csr_bytes"], 3),
