@@ -126,34 +126,41 @@ def test_compaction_gives_back_free_room_past_the_graph_allowance(persist, monke
     assert np.array_equal(got, live * 0.5)
 
 
-def test_refit_moves_loose_lists_with_their_fields(device):
-    """Lists left in blocks twice their need (the pipeline's shrink hysteresis) move to
-    fitting blocks with every field, sorted; the graph and its weights equal the oracle."""
-    rng = np.random.default_rng(3)
+def _loose_lists(device, seed):
+    """A directed graph of 64 vertices with a float64 property ``w`` (``src * 1000 + dst``)
+    whose lists lost about 60% of their edges after one insertion, so that most of them fall
+    under half (not a quarter) of their block, with automatic refits off: (graph, its
+    ListFit, (src, dst) of the edges left (host), size classes (host int64), the classes that
+    fit the degrees)."""
+    rng = np.random.default_rng(seed)
     n = 64
-    s = rng.integers(0, n, 1500)
-    d = rng.integers(0, n, 1500)
+    s, d = rng.integers(0, n, 1500), rng.integers(0, n, 1500)
     keep = s != d
     s, d = s[keep], d[keep]
     g = hornet.Graph(directed=True, device=device, edge_properties={"w": np.float64})
     g.insert_vertices(np.arange(n))
     fit = g._mm.list_fit
-    fit.slots_per_entry = float("inf")             # no refit after the batches: called below
+    fit.slots_per_entry = float("inf")             # no refit after the batches: the test calls it
     first = g.insert_edges(s, d, w=(s * 1000 + d).astype(np.float64))
     es, ed = _to_host(first.src), _to_host(first.dst)
-    # delete about 60% of each list: most lists fall to under half (not a quarter) of their block
     gone = rng.random(es.size) < 0.6
     g.delete_edges(es[gone], ed[gone])
-    classes_before = _to_host(g._size_class[:g._n]).astype(np.int64)
+    classes = _to_host(g._size_class[:g._n]).astype(np.int64)
     deg = _to_host(g.degree()).astype(np.int64)
     want = np.where(deg > 0, np.ceil(np.log2(np.maximum(deg, 1))).astype(np.int64), -1)
+    return g, fit, (es[~gone], ed[~gone]), classes, want
+
+
+def test_refit_moves_loose_lists_with_their_fields(device):
+    """Lists left in blocks twice their need (the pipeline's shrink hysteresis) move to
+    fitting blocks with every field, sorted; the graph and its weights equal the oracle."""
+    g, fit, (rs, rd), classes_before, want = _loose_lists(device, 3)
     loose = int(np.count_nonzero(want < classes_before))
     assert loose > 0                                   # the test needs loose lists
     moved = fit.refit(g._mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries)
     assert moved == loose
     assert np.array_equal(_to_host(g._size_class[:g._n]).astype(np.int64), want)
     g.check()
-    rs, rd = es[~gone], ed[~gone]
     found, values = g.edge_values(rs, rd, names=["w"])
     assert _to_host(found).all()
     assert np.array_equal(_to_host(values["w"]), (rs * 1000 + rd).astype(np.float64))
@@ -215,23 +222,8 @@ def _read(addrs, out):
 def test_partial_refit_moves_only_the_candidates_and_keeps_the_reference(device):
     """``refit(candidates=...)`` moves the loose lists among the given vertices only (every
     field, sorted), and leaves the reference ratio as the last full scan set it."""
-    rng = np.random.default_rng(5)
-    n = 64
-    s, d = rng.integers(0, n, 1500), rng.integers(0, n, 1500)
-    keep = s != d
-    s, d = s[keep], d[keep]
-    g = hornet.Graph(directed=True, device=device, edge_properties={"w": np.float64})
-    g.insert_vertices(np.arange(n))
-    fit = g._mm.list_fit
-    fit.slots_per_entry = float("inf")             # no refit after the batches: called below
-    first = g.insert_edges(s, d, w=(s * 1000 + d).astype(np.float64))
-    es, ed = _to_host(first.src), _to_host(first.dst)
-    gone = rng.random(es.size) < 0.6
-    g.delete_edges(es[gone], ed[gone])
-    classes = _to_host(g._size_class[:g._n]).astype(np.int64)
-    deg = _to_host(g.degree()).astype(np.int64)
-    want = np.where(deg > 0, np.ceil(np.log2(np.maximum(deg, 1))).astype(np.int64), -1)
-    candidates = np.arange(0, n, 2)
+    g, fit, (rs, rd), classes, want = _loose_lists(device, 5)
+    candidates = np.arange(0, g.num_vertices, 2)
     loose = np.flatnonzero(want < classes)
     assert loose.size > 1 and np.isin(loose, candidates).any() \
         and not np.isin(loose, candidates).all()  # the test needs loose lists on both sides
@@ -246,7 +238,6 @@ def test_partial_refit_moves_only_the_candidates_and_keeps_the_reference(device)
     assert np.array_equal(after, expect)
     assert fit.slots_per_entry == float("inf")
     g.check()
-    rs, rd = es[~gone], ed[~gone]
     found, values = g.edge_values(rs, rd, names=["w"])
     assert _to_host(found).all()
     assert np.array_equal(_to_host(values["w"]), (rs * 1000 + rd).astype(np.float64))
