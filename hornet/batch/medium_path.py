@@ -3,11 +3,13 @@
 A GPU batch of more than :data:`~hornet.batch.small_layout.SMALL_ENTRIES` and at most
 :data:`~hornet.batch.gpu.medium.MEDIUM_ENTRIES` entries (once mirrored) is prepared on the
 device into the small path's header and workspace layout (:mod:`hornet.batch.gpu.medium`),
-read back once; the host then decides the block cache's part from the per-class counts as the
-small path does (:mod:`hornet.batch.small_path`), or, when a class needs more blocks than its
-ring may give at once, allocates them from the bit trees in one pass and gives the old blocks
-back without a wait, and the lists are rewritten by one warp per short list and one block
-per piece of a long one. Anything this path does not take (other inputs, bad ids, a batch
+read back once; the host allocates the blocks of the moving lists from the per-class counts
+in one pass over the bit trees (a pool the kernels index by class and rank), the lists are
+rewritten by one warp per short list and one block per piece of a long one, and the old
+blocks go back to the bit trees without a wait. Blocks are taken and given back as on the
+planned path, so that memory follows the graph as it does there: the block cache's rings,
+the small path's reserve, are left alone (a medium batch needs thousands of blocks of a class,
+more than a reserve sized for small batches holds). Anything this path does not take (other inputs, bad ids, a batch
 whose rewrite pieces overflow the workspace) returns None with nothing changed, and the
 planned path (:mod:`hornet.batch.planned`) takes the batch, refusing bad ones with its
 usual message.
@@ -16,8 +18,6 @@ The functions take the graph (see :mod:`hornet.batch.pipeline` for the state the
 """
 from __future__ import annotations
 
-from itertools import compress
-from operator import or_
 from types import SimpleNamespace
 
 import numpy as np
@@ -65,14 +65,12 @@ def medium_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     if g._medium is None:
         g._medium = MediumBatches()
     ws = g._medium
-    cache = mm.block_cache()
     inserting = mode == MODE_INSERT
     # inside steady churn a delete leaves shrinking lists in their blocks, as the planned
     # path does (hornet.memory.list_fit.STEADY_LOOSE_SHARE)
     keep_blocks = not inserting and bool(mm.steady)
     header, once = ws.prepare(s, d, not g.directed, mode, keep_blocks, g._degree,
-                              g._size_class, g._edge_ptr, mm.min_size_class,
-                              during=cache.top_up)
+                              g._size_class, g._edge_ptr, mm.min_size_class)
     header = header.tolist()                  # Python ints: cheaper to read one by one
     if header[H_MIN_ID] < 0 or header[H_MAX_ID] > MAX_VERTEX_ID:
         return None
@@ -86,19 +84,12 @@ def medium_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     kept, nres, nseg = header[H_KEPT], header[H_RESULTS], header[H_SEGMENTS]
     outs = {name: xp.empty(nres, dtype=dt) for name, dt in g._edge_schema.items()}
     need = header[H_CLASS:H_CLASS + NUM_CLASSES]
-    freed = header[H_FREED:H_FREED + NUM_CLASSES]
-    # the few classes the batch takes blocks from or gives blocks to (counts are >= 0)
-    touched = list(compress(range(NUM_CLASSES), map(or_, need, freed)))
     pool = None
     if kept and any(need):
         try:
-            if max(need) <= cache.ring_slots // 2:
-                cache.reserve(need, touched)   # a ring short of blocks takes them from the trees
-            else:                              # more than a ring gives at once: a pool
-                pool = mm.allocate_counts(np.asarray(need, dtype=np.int64))
+            pool = mm.allocate_counts(np.asarray(need, dtype=np.int64))
         except DeviceMemoryError:
             return None                        # the planned path decides (and may refuse)
-    accept = cache.accepts(need, freed, touched) if pool is None else 0
     # ---- nothing above changed the graph; from here on the batch is committed ----
     g._views.clear()
     if inserting:
@@ -109,18 +100,14 @@ def medium_update(g, mode, s, d, edge_props) -> EdgeChange | None:
             first, _ = _first_pairs(xp, s, d, SimpleNamespace(src=ks, dst=kd, kept=kept),
                                     not g.directed)
             ws.set_first_pairs(first)
-        ws.rewrite(mode, header[H_WARPS], header[H_PIECES], cache, accept, pool, mm.lookup(),
-                   mm.field_dtypes,
+        ws.rewrite(mode, header[H_WARPS], header[H_PIECES], pool, mm.lookup(), mm.field_dtypes,
                    [values[k] for k in g._edge_schema] if inserting
                    else [None] * len(g._edge_schema),
                    list(outs.values()), g._degree, g._size_class, g._edge_ptr)
-        if pool is None:
-            spills = cache.commit(need, freed, accept, touched)
-        else:
-            spills = sum(freed)
-        cache.grow_ahead()
+        spills = sum(header[H_FREED:H_FREED + NUM_CLASSES])
         g._entries += kept if inserting else -kept
         if spills:
+            # the counts come back with the next call that reads them (as on the planned path);
             # in stream order: the next batch's kernels, which reuse the spill list, come after
             mm.release(ws.spilled(spills), wait=False)
         if not inserting:

@@ -9,9 +9,9 @@ per segment the small path's decisions, ranks per size class by atomics, and whe
 or one block per piece rewrites it); the host reads the same header as the small path's,
 once. The lists are then rewritten by ``medium_merge_warp`` / ``medium_remove_warp`` (one warp
 per short list) and the small path's ``small_merge`` / ``small_remove`` (one block per piece of
-the long ones), which take the moving lists' blocks from the block cache's rings or, when a
-class needs more blocks than a ring may give at once, from a pool the host allocated for the
-batch (:meth:`~hornet.memory.manager.MemoryManager.allocate_counts`).
+the long ones), which take the moving lists' blocks from a pool the host allocated for the
+batch (:meth:`~hornet.memory.manager.MemoryManager.allocate_counts`) and put the blocks they
+leave on the spill list, for the bit trees (the block cache's rings are not used).
 """
 from __future__ import annotations
 
@@ -19,8 +19,7 @@ import os
 
 import numpy as np
 
-from ...core.cuda import _max_grid, PreparedLaunch, as_signed64, cupy, function
-from ...memory.block_cache import SPARE_MAX_CLASS as COPY_MAX_CLASS
+from ...core.cuda import _max_grid, PreparedLaunch, cupy, function
 from ..small_layout import H_WARPS, HEADER_WORDS, MODE_INSERT
 from . import small
 from .plan import plan_entries, plan_scratch
@@ -36,6 +35,12 @@ MEDIUM_ENTRIES = 1 << 18
 SEGMENT_THREADS = 256
 WARP_THREADS = 256              # 8 warps a block, one segment each
 _READ_WORDS = H_WARPS + 1
+# no list is copied to a fresh block of its own class (small_prepare's rule for long in-place
+# rewrites, for the small path's one block per list): a medium batch reaches many long lists
+# (a delete's sampled edges mostly belong to hubs), and copying each would take blocks of large
+# classes from the bit trees and give others back, batch after batch; the block kernels
+# rewrite those lists in place, as the planned path does
+NO_COPIES = -1
 _MIN_CAPACITY = 1 << 14
 # word offsets in a workspace of capacity E (small_rewrite.cuh: layout)
 _ENT_SRC, _ENT_DST, _ENT_PAIR, _ENT_POS, _ENT_RES = 0, 0.5, 1, 2, 3
@@ -118,7 +123,7 @@ class MediumBatches:
         self._launch(_CU, _NAMES, "medium_segments", 12)(grid, SEGMENT_THREADS, [
             scratch.info.data.ptr, ws.data.ptr, cap, int(mirror), int(mode),
             int(keep_blocks), degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr,
-            degree.shape[0], int(min_class), COPY_MAX_CLASS])
+            degree.shape[0], int(min_class), NO_COPIES])
         stream = cupy.cuda.get_current_stream()
         cupy.cuda.runtime.memcpyAsync(self.header.ctypes.data, ws.data.ptr, _READ_WORDS * 8,
                                       cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
@@ -145,22 +150,22 @@ class MediumBatches:
         whose property values an insert stores."""
         self.view(_ENT_PAIR, int(first.shape[0]))[:] = first
 
-    def rewrite(self, mode: int, warps: int, pieces: int, cache, accept: int, pool, lookup,
-                field_dtypes, values, outs, degree, size_class, edge_ptr) -> None:
+    def rewrite(self, mode: int, warps: int, pieces: int, pool, lookup, field_dtypes, values,
+                outs, degree, size_class, edge_ptr) -> None:
         """Rewrite the prepared batch's lists and update the vertex table in place: the
         header's ``warps`` (``H_WARPS``) short lists one warp each, its ``pieces``
         (``H_PIECES``) pieces of the long ones one block each.
 
-        ``cache``, ``accept``, ``lookup``, ``field_dtypes``, ``values``, ``outs``: as
-        :meth:`SmallBatches.rewrite`; ``pool``: None (the moving lists' blocks come from the
-        rings, which hold them: :meth:`BlockCache.reserve`) or int64 device array of the
-        header's per-class counts of blocks, class after class (``accept`` is then 0: every
-        block given back goes to the spill list).
+        ``pool``: int64 device array of the header's per-class counts of blocks, class after
+        class (:meth:`MemoryManager.allocate_counts`), or None when no list moves;
+        ``lookup``, ``field_dtypes``, ``values``, ``outs``: as :meth:`SmallBatches.rewrite`.
+        Every block given back goes to the spill list (:meth:`spilled`, the header's
+        ``H_FREED`` counts class after class).
         """
         nf, sizes, v, o = field_words(field_dtypes, values, outs)
         ws = self.workspace.data.ptr
-        rings = [cache.rings.data.ptr, cache.state.data.ptr, cache.ring_slots,
-                 as_signed64(int(accept)), 0 if pool is None else pool.data.ptr]
+        # no rings (accept none: blocks given back go to the spill list)
+        rings = [0, 0, 0, 0, 0 if pool is None else pool.data.ptr]
         rest = [degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr,
                 lookup.dev_bases.data.ptr, lookup.dev_field_bases.data.ptr,
                 lookup.bases.shape[0], nf, sizes, *v, *o]
@@ -170,10 +175,10 @@ class MediumBatches:
             grid = min(-(-int(warps) * 32 // WARP_THREADS), _max_grid())
             self._launch(_CU, _NAMES, name, 29)(grid, WARP_THREADS,
                                                 [ws, self.capacity, *rings, *rest])
-        # always launched: its last block advances the rings
-        name = "small_merge" if inserting else "small_remove"
-        self._launch(small._CU, small._NAMES, name, 30)(
-            max(1, int(pieces)), REWRITE_THREADS, [ws, self.capacity, 1, *rings, *rest])
+        if pieces:
+            name = "small_merge" if inserting else "small_remove"
+            self._launch(small._CU, small._NAMES, name, 30)(
+                int(pieces), REWRITE_THREADS, [ws, self.capacity, 1, *rings, *rest])
 
     def spilled(self, count: int):
         """The old blocks the rewrite put on the spill list (int64 device view, (count,))."""

@@ -32,8 +32,9 @@
 // after, whether the list moves to a block of another size class (insert: it outgrows its
 // block; delete: it falls under a quarter of it and a smaller class holds it, unless
 // keep_blocks; or it empties) or is copied to a fresh block of its own class (a long in-place
-// rewrite, as in small_prepare; not with keep_blocks, where lists stay in their blocks as on the
-// planned path), its rank among the moving lists of its new class and among
+// rewrite of a class at most copy_max_class, as in small_prepare; medium.py passes -1: never;
+// not with keep_blocks either, where lists stay in their blocks as on the planned path), its
+// rank among the moving lists of its new class and among
 // the blocks given back of its old class (header counts per class, one atomic per class
 // present in a warp), and its rewrite work: one warp (listed in warp_seg) or one block per
 // piece of PIECE_ITEMS old items (listed in seg_piece; at most `capacity` pieces are written,

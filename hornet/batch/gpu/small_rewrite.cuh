@@ -99,11 +99,12 @@ __device__ __forceinline__ i64 size_class_for(i64 degree, i64 min_class) {
 // that class's ring of the block cache, hornet/memory/block_cache.py, or taken from a pool
 // the host allocated for the batch) and the address of field f in a block. A list that
 // leaves its old block pushes it onto the ring of the old class, or onto the spill list when
-// the host did not accept pushes there (always, with a pool).
+// the host did not accept pushes there (the medium path accepts none).
 // Rings: `slots` pointers per class; ring_state: heads (NUM_CLASSES) then tails (NUM_CLASSES);
 // pops take head + rank, pushes tail + rank (the host sized both, so they never overlap), and
 // the last block to finish advances the counters for the next batch. Pool: the blocks of
-// every class the batch needs, class after class in ascending order (the rings untouched).
+// every class the batch needs, class after class in ascending order (no ring is used; the
+// medium path passes no rings at all).
 struct Rings {
     i64* slot;
     i64* state;
@@ -189,9 +190,9 @@ __device__ __forceinline__ void give_back_block(const Layout& L, const Rings& R,
 }
 
 // Every block, after its segments: the last one to finish advances the ring counters (every
-// block read them before it counted itself done). Nothing with a pool (no ring was used).
+// block read them before it counted itself done). Nothing with a pool or without rings.
 __device__ __forceinline__ void advance_rings(const Layout& L, const Rings& R) {
-    if (R.pool != nullptr) return;
+    if (R.pool != nullptr || R.state == nullptr) return;
     __shared__ bool last;
     __syncthreads();
     if (threadIdx.x == 0) {
