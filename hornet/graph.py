@@ -127,9 +127,13 @@ class Graph:
     # batches of a few thousand entries take the small-batch path (hornet.batch.small_path);
     # False sends every batch through the pipelines above
     _small_batches = True
-    # GPU batches past the small-batch path and up to a few hundred thousand entries take the
-    # medium-batch path (hornet.batch.medium_path); False sends them to the planned path
+    # GPU inserts past the small-batch path and up to a few tens of thousands of entries take
+    # the medium-batch path (hornet.batch.medium_path); False sends them to the planned path
     _medium_batches = True
+    # ... and deletes too when True: a delete's sampled edges mostly belong to long lists,
+    # which the medium path rewrites in place one block each, where the planned path cuts
+    # them into pieces run side by side
+    _medium_deletes = False
     # GPU batches past the small-batch path are planned on the device with one read-back
     # (hornet.batch.planned); False sends them through the general pipeline
     _planned_batches = True
@@ -475,7 +479,8 @@ class Graph:
                 change = small_update(self, MODE_DELETE, *pairs, {})
                 if change is not None:
                     return change
-            pairs = medium_pairs(self, src, dst) if self._medium_batches else None
+            pairs = medium_pairs(self, src, dst) \
+                if self._medium_batches and self._medium_deletes else None
             if pairs is not None:
                 change = medium_update(self, MODE_DELETE, *pairs, {})
                 if change is not None:

@@ -1,18 +1,19 @@
 """The medium-batch path of a GPU graph: batches past the small path, one read-back each.
 
-A GPU batch of more than :data:`~hornet.batch.small_layout.SMALL_ENTRIES` and at most
-:data:`~hornet.batch.gpu.medium.MEDIUM_ENTRIES` entries (once mirrored) is prepared on the
-device into the small path's header and workspace layout (:mod:`hornet.batch.gpu.medium`),
-read back once; the host allocates the blocks of the moving lists from the per-class counts
-in one pass over the bit trees (a pool the kernels index by class and rank), the lists are
-rewritten by one warp per short list and one block per piece of a long one, and the old
-blocks go back to the bit trees without a wait. Blocks are taken and given back as on the
-planned path, so that memory follows the graph as it does there: the block cache's rings,
-the small path's reserve, are left alone (a medium batch needs thousands of blocks of a class,
-more than a reserve sized for small batches holds). Anything this path does not take (other inputs, bad ids, a batch
+A GPU insert of more than :data:`~hornet.batch.small_layout.SMALL_ENTRIES` and at most
+:data:`~hornet.batch.gpu.medium.MEDIUM_ENTRIES` entries (once mirrored; deletes too when the
+graph's ``_medium_deletes`` is set, see :class:`hornet.Graph`) is prepared on the device into
+the small path's header and workspace layout (:mod:`hornet.batch.gpu.medium`), read back once;
+the host allocates the blocks of the moving lists from the per-class counts in one pass over
+the bit trees (a pool the kernels index by class and rank), the lists are rewritten by one
+warp per short list and one block per piece of a long one, and the old blocks go back to the
+bit trees without a wait. Blocks are taken and given back as on the planned path, so that
+memory follows the graph as it does there: the block cache's rings, the small path's reserve,
+are left alone (a medium batch needs thousands of blocks of a class, more than a reserve sized
+for small batches holds). Anything this path does not take (other inputs, bad ids, a batch
 whose rewrite pieces overflow the workspace) returns None with nothing changed, and the
-planned path (:mod:`hornet.batch.planned`) takes the batch, refusing bad ones with its
-usual message.
+planned path (:mod:`hornet.batch.planned`) takes the batch, refusing bad ones with its usual
+message.
 
 The functions take the graph (see :mod:`hornet.batch.pipeline` for the state they use).
 """

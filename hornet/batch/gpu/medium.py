@@ -30,8 +30,10 @@ _NAMES = ()                     # (extern "C" kernels only)
 
 __all__ = ["MediumBatches", "MEDIUM_ENTRIES"]
 
-#: most entries (pairs, twice that many when mirrored) a medium batch may have
-MEDIUM_ENTRIES = 1 << 18
+#: most entries (pairs, twice that many when mirrored) a medium batch may have: past a few
+#: tens of thousands of segments, one warp per short list costs the device more than the
+#: planned path's one thread per short list, which outweighs the host work this path saves
+MEDIUM_ENTRIES = 1 << 15
 SEGMENT_THREADS = 256
 WARP_THREADS = 256              # 8 warps a block, one segment each
 _READ_WORDS = H_WARPS + 1
