@@ -63,7 +63,6 @@ class MediumBatches:
         self.capacity = 0
         self.workspace = None
         self.header = cupyx.empty_pinned(_READ_WORDS, dtype=np.int64)   # read back here
-        self._header_copied = cupy.cuda.Event(block=False, disable_timing=True)
         self._launches: dict = {}
 
     def _launch(self, path: str, names: tuple, name: str, nargs: int) -> PreparedLaunch:
@@ -93,15 +92,12 @@ class MediumBatches:
         return self.workspace[start:start + count]
 
     def prepare(self, s, d, mirror: bool, mode: int, keep_blocks: bool, degree, size_class,
-                edge_ptr, min_class: int, during=None):
+                edge_ptr, min_class: int):
         """Plan the pairs ``s``, ``d`` (int32 or int64 device arrays of one dtype,
         contiguous, (n,), 0 < n * (2 if mirror else 1) <= MEDIUM_ENTRIES) against the
         vertex table (``degree`` int32, ``size_class`` int8, ``edge_ptr`` int64, all
         (table_len,) on the device) into the workspace; ``keep_blocks`` (deleting): lists
         that shrink stay in their blocks.
-
-        ``during``: None or a callable run once the kernels and the header's copy are queued
-        and before the host waits for them (as :meth:`SmallBatches.prepare`).
 
         Returns (header: host int64 array indexed by the ``H_*`` slots, valid until the next
         call; once: int32 device array (entries,) whose first ``header[H_RESULTS]`` items
@@ -129,12 +125,7 @@ class MediumBatches:
         stream = cupy.cuda.get_current_stream()
         cupy.cuda.runtime.memcpyAsync(self.header.ctypes.data, ws.data.ptr, _READ_WORDS * 8,
                                       cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-        if during is None:
-            stream.synchronize()
-        else:
-            self._header_copied.record(stream)
-            during()
-            self._header_copied.synchronize()      # not the device work ``during`` queued
+        stream.synchronize()
         return self.header, once
 
     def kept_pairs(self, kept: int):

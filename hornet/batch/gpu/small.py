@@ -153,18 +153,20 @@ class SmallBatches:
         nf, sizes, v, o = field_words(field_dtypes, values, outs)
         name = "small_merge" if mode == MODE_INSERT else "small_remove"
         if self.direct_launch:
+            # (capacity SMALL_ENTRIES, pieces numbered per segment, no pool)
             self._launch(name, 30)(int(pieces), REWRITE_THREADS, [
                 self.workspace.data.ptr, SMALL_ENTRIES, 0, cache.rings.data.ptr,
                 cache.state.data.ptr, cache.ring_slots, as_signed64(int(accept)), 0,
-                degree.data.ptr,
-                size_class.data.ptr, edge_ptr.data.ptr, lookup.dev_bases.data.ptr,
-                lookup.dev_field_bases.data.ptr, lookup.bases.shape[0], nf, sizes, *v, *o])
+                degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr,
+                lookup.dev_bases.data.ptr, lookup.dev_field_bases.data.ptr,
+                lookup.bases.shape[0], nf, sizes, *v, *o])
             return
         function(_CU, name, _NAMES)(
             (int(pieces),), (REWRITE_THREADS,),
             (self.workspace, i64(SMALL_ENTRIES), np.int32(0), cache.rings, cache.state,
-             i64(cache.ring_slots), np.uint64(accept), i64(0), degree, size_class, edge_ptr, lookup.dev_bases,
-             lookup.dev_field_bases, i64(lookup.bases.shape[0]), np.int32(nf), np.uint64(sizes),
+             i64(cache.ring_slots), np.uint64(accept), i64(0), degree, size_class, edge_ptr,
+             lookup.dev_bases, lookup.dev_field_bases, i64(lookup.bases.shape[0]),
+             np.int32(nf), np.uint64(sizes),
              *[i64(x) for x in v], *[i64(x) for x in o]))
 
     def spilled(self, count: int):
