@@ -29,6 +29,7 @@ from .batch.scope import batch_length, batch_scope
 from .change import EdgeChange, host_copy
 from .batch.found_update import found_update
 from .batch.planned import planned_pairs, planned_update
+from .batch.medium_path import medium_pairs, medium_update
 from .batch.small_path import MODE_DELETE, MODE_INSERT, small_pairs, small_update
 from .batch.invariants import check_invariants
 from .batch.validate import BatchError, MAX_VERTEX_ID, edge_batch, id_array, property_values
@@ -126,6 +127,13 @@ class Graph:
     # batches of a few thousand entries take the small-batch path (hornet.batch.small_path);
     # False sends every batch through the pipelines above
     _small_batches = True
+    # GPU inserts past the small-batch path and up to a few tens of thousands of entries take
+    # the medium-batch path (hornet.batch.medium_path); False sends them to the planned path
+    _medium_batches = True
+    # ... and deletes too when True: a delete's sampled edges mostly belong to long lists,
+    # which the medium path rewrites in place one block each, where the planned path cuts
+    # them into pieces run side by side
+    _medium_deletes = False
     # GPU batches past the small-batch path are planned on the device with one read-back
     # (hornet.batch.planned); False sends them through the general pipeline
     _planned_batches = True
@@ -166,6 +174,7 @@ class Graph:
         self._views = {}            # adjacency views, valid until the next change
         self._present_share = 1.0   # of the last fused insert's entries (1: no history)
         self._small = None          # small-batch workspace, made on first use
+        self._medium = None         # medium-batch workspace (GPU), made on first use
         self._storage_listeners = []    # see on_storage_change
         if vertex_map is not None:      # the id space is the map's ids, each one named
             if int(num_vertices) > len(vertex_map):
@@ -436,6 +445,11 @@ class Graph:
                 change = small_update(self, MODE_INSERT, *pairs, edge_props)
                 if change is not None:
                     return change
+            pairs = medium_pairs(self, src, dst) if self._medium_batches else None
+            if pairs is not None:
+                change = medium_update(self, MODE_INSERT, *pairs, edge_props)
+                if change is not None:
+                    return change
             pairs = planned_pairs(self, src, dst, edge_props, True) \
                 if self._planned_batches else None
             if pairs is not None:
@@ -463,6 +477,12 @@ class Graph:
             pairs = small_pairs(self, src, dst) if self._small_batches else None
             if pairs is not None:
                 change = small_update(self, MODE_DELETE, *pairs, {})
+                if change is not None:
+                    return change
+            pairs = medium_pairs(self, src, dst) \
+                if self._medium_batches and self._medium_deletes else None
+            if pairs is not None:
+                change = medium_update(self, MODE_DELETE, *pairs, {})
                 if change is not None:
                     return change
             pairs = planned_pairs(self, src, dst, {}, False) \

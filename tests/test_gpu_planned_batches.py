@@ -16,6 +16,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA G
 def _graph(device, directed, planned=True, **kw):
     g = hornet.Graph(directed=directed, device=device, block_array_edges=512, **kw)
     g._planned_batches = planned
+    g._medium_batches = False            # (tests/test_gpu_medium_batches.py tests that path)
     return g
 
 

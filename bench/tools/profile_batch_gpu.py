@@ -84,6 +84,7 @@ def wrap_pipeline(clock: StageClock) -> None:
     from hornet.memory import block_cache, manager
     for name in ("edge_batch", "property_values", "small_pairs", "small_update"):
         clock.wrap(G, name, name if name != "small_update" else "small path (all)")
+    clock.wrap(G, "medium_update", "medium path (all)")
     for name in ("unique_pairs", "allocate_for", "_field_columns", "_moved_field_columns",
                  "_retire", "compact_memory", "edge_change"):
         clock.wrap(P, name)
@@ -96,7 +97,16 @@ def wrap_pipeline(clock: StageClock) -> None:
     for name in ("plan_batch", "_field_columns", "_moved_field_columns", "_retire",
                  "compact_memory", "edge_change", "_change"):
         clock.wrap(PL, name, name if name == "plan_batch" else f"planned: {name}")
-    del manager, block_cache
+    import hornet.batch.medium_path as MP
+    from hornet.batch.gpu.medium import MediumBatches
+    clock.wrap(G, "medium_pairs")
+    clock.wrap(MP, "compact_memory", "medium: compact_memory")
+    for name in ("prepare", "rewrite", "set_first_pairs", "kept_pairs"):
+        clock.wrap(MediumBatches, name, f"medium: {name}")
+    for name in ("reserve", "accepts", "commit", "grow_ahead"):
+        clock.wrap(block_cache.BlockCache, name, f"cache: {name}")
+    for name in ("allocate_counts", "release"):
+        clock.wrap(manager.MemoryManager, name, f"memory: {name}")
 
 
 def stage_profile(g, xp, sizes, calls, sync) -> None:

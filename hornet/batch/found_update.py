@@ -33,7 +33,7 @@ from .validate import MAX_VERTEX_ID, property_values
 
 __all__ = ["found_update"]
 
-# the small path's workspace (small_batch.cu, Layout): after the header, the kept entries'
+# the small path's workspace (small_rewrite.cuh, Layout): after the header, the kept entries'
 # src and dst (int32, SMALL_ENTRIES each), then their first pairs and positions (int64)
 _PAIR_AT = HEADER_WORDS + SMALL_ENTRIES
 _POS_AT = _PAIR_AT + SMALL_ENTRIES

@@ -15,10 +15,11 @@ SMALL_ENTRIES = 4096
 MAX_FIELDS = 8
 MODE_INSERT, MODE_DELETE = 0, 1
 
-# header slots (small_batch.cu)
+# header slots (small_rewrite.cuh)
 H_KEPT, H_SEGMENTS, H_MOVES, H_LOOPS, H_MIN_ID, H_MAX_ID, H_RESULTS, H_RELEASES, H_CLASS = \
     range(9)
 NUM_CLASSES = 64
 H_FREED = H_CLASS + NUM_CLASSES          # old blocks given back, per size class
 H_PIECES = H_FREED + NUM_CLASSES + 2     # blocks of the rewrite (pieces of segments)
+H_WARPS = H_PIECES + 1                   # medium batches: lists rewritten one warp each
 HEADER_WORDS = 256

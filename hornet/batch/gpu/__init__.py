@@ -4,7 +4,9 @@
 Modules: :mod:`.kernels` (the general pipeline: sort, find, keep, plan, merge or remove,
 commit; CUDA source ``kernels.cu``; the gather of whole lists is :mod:`hornet.core.gather`), :mod:`.small` (the small-batch path's two kernels; CUDA
 source ``small_batch.cu``), :mod:`.plan` (a batch planned on the device with one read-back,
-for :mod:`hornet.batch.planned`; CUDA source ``plan.cu``). Each ``.cu`` file is compiled once
+for :mod:`hornet.batch.planned`; CUDA source ``plan.cu``), :mod:`.medium` (the medium-batch
+path: the plan's first kernels into the small path's workspace, rewritten by warps and blocks;
+CUDA source ``medium_batch.cu``, which shares ``small_rewrite.cuh`` with ``small_batch.cu``). Each ``.cu`` file is compiled once
 per process, on first use.
 """
 from ...core.gather import gather_lists

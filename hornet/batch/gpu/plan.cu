@@ -268,7 +268,9 @@ batch_ranks(const u64* __restrict__ keys, const unsigned char* keep, i64 n, int 
 }
 
 // The kept entries compacted in order (src, dst, at), each segment's first entry, and the
-// entries with src < dst (undirected: the batch's change, each edge once); the thread of the
+// entries with src < dst (undirected: the batch's change, each edge once); res (optional:
+// nullptr or one word per kept entry) gets each entry's row in the change (its rank among the
+// entries once when once_src is given, -1 for the others; else its own rank); the thread of the
 // last entry writes info[I_KEPT], info[I_SEGMENTS] and info[I_ONCE] from the scans' totals.
 // One block of SCAN_THREADS per tile of SCAN_TILE entries (the tiles of batch_ranks, whose
 // tile_sum holds each tile's offset): the tile's ranks are scanned in shared memory, each
@@ -279,7 +281,7 @@ batch_scatter(const u64* __restrict__ keys, const unsigned char* __restrict__ ke
               const i64* __restrict__ tile_sum, i64 n, int w, i64* __restrict__ info,
               int* __restrict__ src, int* __restrict__ dst, i64* __restrict__ at,
               i64* __restrict__ seg_start, int* __restrict__ once_src,
-              int* __restrict__ once_dst) {
+              int* __restrict__ once_dst, i64* __restrict__ res) {
     __shared__ i64 tile[SCAN_TILE];
     __shared__ i64 warp_sums[32];
     __shared__ i64 total;
@@ -313,11 +315,16 @@ batch_scatter(const u64* __restrict__ keys, const unsigned char* __restrict__ ke
         dst[j] = v;
         at[j] = at_all[i];
         if ((f >> w) & 1) seg_start[((r >> w) & m) - 1] = j;
-        if (once_src != nullptr && u < v) {
-            const i64 c = ((r >> (2 * w)) & m) - 1;
-            once_src[c] = u;
-            once_dst[c] = v;
+        i64 row = j;
+        if (once_src != nullptr) {
+            row = -1;
+            if (u < v) {
+                row = ((r >> (2 * w)) & m) - 1;
+                once_src[row] = u;
+                once_dst[row] = v;
+            }
         }
+        if (res != nullptr) res[j] = row;
     }
 }
 

@@ -52,7 +52,7 @@ _SCRATCH: list = []
 _LAUNCHES: dict = {}
 # kernel -> its number of parameters (every launch goes through a PreparedLaunch)
 _ARITY = {"batch_keys<int>": 6, "batch_keys<long long>": 6, "batch_find": 8,
-          "batch_ranks": 9, "batch_scatter": 14, "batch_plan": 17, "batch_place": 6,
+          "batch_ranks": 9, "batch_scatter": 15, "batch_plan": 17, "batch_place": 6,
           "batch_commit": 10, "batch_tile_sort": 2, "batch_merge_pass": 4}
 
 
@@ -139,6 +139,54 @@ def _scratch(entries: int) -> _Scratch:
     return ws
 
 
+def plan_scratch(entries: int) -> _Scratch:
+    """The process's plan scratch, grown to hold a batch of ``entries`` entries (reused batch
+    after batch: the kernels of one batch run in stream order)."""
+    return _scratch(entries)
+
+
+def plan_entries(ws: _Scratch, s, d, mirror: bool, inserting: bool, degree, edge_ptr,
+                 p_src: int, p_dst: int, p_at: int, p_seg_start: int, p_once_src: int,
+                 p_once_dst: int, p_res: int = 0) -> None:
+    """The plan's first steps for the pairs ``s``, ``d`` (as :func:`plan_batch`): ``ws.info``
+    cleared, the keys packed (validation), sorted, deduplicated and looked up in their
+    lists, ranked, and the kept entries scattered to the device addresses given: ``p_src``,
+    ``p_dst`` (int32), ``p_at`` (int64: insertion point or position), ``p_seg_start`` (int64,
+    per segment), ``p_once_src``, ``p_once_dst`` (int32, the entries with src < dst; 0 for a
+    directed graph) and ``p_res`` (int64 per kept entry, its row in the change; 0: not
+    written). Every output has room for the batch's entries. The counts are in ``ws.info``
+    on the device (kept, segments, once, loops, bad, largest id); nothing is read back."""
+    n = int(s.shape[0])
+    entries = n * (2 if mirror else 1)
+    table_len = int(degree.shape[0])
+    info = ws.info
+    info.data.memset_async(0, INFO_WORDS * 8)
+    row = ws.wide.data.ptr
+    step = ws.capacity * 8
+    r_keys, r_at_all, r_flags = (row + k * step for k in range(3))
+    p_info, p_keep = info.data.ptr, ws.keep.data.ptr
+    own_sort = entries <= SORT_MAX
+    # the module's sort ends in the keys' row when the keys start in at_all's row for an odd
+    # number of merge passes (at_all is written after the sort)
+    start = r_at_all if own_sort and _merge_passes(entries) & 1 else r_keys
+    _launch(f"batch_keys<{_ID_TYPES[s.dtype]}>", n,
+            [s.data.ptr, d.data.ptr, n, int(mirror), p_info, start])
+    if own_sort:
+        _sort_keys(start, r_at_all if start == r_keys else r_keys, entries)
+    else:
+        ws.keys[:entries].sort()
+    _launch("batch_find", entries, [r_keys, entries, degree.data.ptr, edge_ptr.data.ptr,
+                                    table_len, int(inserting), p_keep, r_at_all])
+    w = max(1, entries.bit_length())           # 3 * w <= 63 (MAX_ENTRIES)
+    tiles = -(-entries // SCAN_TILE)
+    p_tile_sum = ws.tile_sum.data.ptr
+    _launch_tiles("batch_ranks", tiles, SCAN_THREADS,
+                  [r_keys, p_keep, entries, w, int(mirror), r_flags, p_tile_sum, tiles, p_info])
+    _launch_tiles("batch_scatter", tiles, SCAN_THREADS,
+                  [r_keys, p_keep, r_at_all, r_flags, p_tile_sum, entries, w, p_info, p_src,
+                   p_dst, p_at, p_seg_start, p_once_src, p_once_dst, p_res])
+
+
 @dataclass
 class BatchPlan:
     """A planned batch. Host ints: ``bad`` (an id outside [0, MAX_VERTEX_ID]: nothing else is
@@ -199,9 +247,7 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     n = int(s.shape[0])
     entries = n * (2 if mirror else 1)
     table_len = int(degree.shape[0])
-    ws = _scratch(entries)
-    info = ws.info
-    info.data.memset_async(0, INFO_WORDS * 8)
+    ws = plan_scratch(entries)
     # the change's arrays get their own allocations (a caller keeping the change keeps no
     # scratch); everything else lives in the reused scratch
     src = cupy.empty(entries, dtype=cupy.int32)
@@ -217,31 +263,13 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     # rows read by nothing after the plan: seg_ptr takes at_all's (read by batch_scatter,
     # queued before batch_plan writes it) and freed takes flags' (the scan's input)
     r_seg_ptr = r_at_all
-    p_info, p_keep, p_sources = info.data.ptr, ws.keep.data.ptr, ws.sources.data.ptr
+    p_info, p_sources = ws.info.data.ptr, ws.sources.data.ptr
     p_src, p_dst = src.data.ptr, dst.data.ptr
     p_degree, p_size_class, p_edge_ptr = degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr
-    own_sort = entries <= SORT_MAX
-    # the module's sort ends in the keys' row when the keys start in at_all's row for an odd
-    # number of merge passes (at_all is written after the sort)
-    start = r_at_all if own_sort and _merge_passes(entries) & 1 else r_keys
-    _launch(f"batch_keys<{_ID_TYPES[s.dtype]}>", n,
-            [s.data.ptr, d.data.ptr, n, int(mirror), p_info, start])
-    if own_sort:
-        _sort_keys(start, r_at_all if start == r_keys else r_keys, entries)
-    else:
-        ws.keys[:entries].sort()
-    _launch("batch_find", entries, [r_keys, entries, p_degree, p_edge_ptr, table_len,
-                                    int(inserting), p_keep, r_at_all])
-    w = max(1, entries.bit_length())           # 3 * w <= 63 (MAX_ENTRIES)
-    tiles = -(-entries // SCAN_TILE)
-    p_tile_sum = ws.tile_sum.data.ptr
-    _launch_tiles("batch_ranks", tiles, SCAN_THREADS,
-                  [r_keys, p_keep, entries, w, int(mirror), r_flags, p_tile_sum, tiles, p_info])
     half = entries // 2 if mirror else 0       # once_src: once_pairs[:half], once_dst after
-    _launch_tiles("batch_scatter", tiles, SCAN_THREADS,
-                  [r_keys, p_keep, r_at_all, r_flags, p_tile_sum, entries, w, p_info, p_src,
-                   p_dst, r_at, r_seg_start, once_pairs.data.ptr if mirror else 0,
-                   once_pairs.data.ptr + 4 * half if mirror else 0])
+    plan_entries(ws, s, d, mirror, inserting, degree, edge_ptr, p_src, p_dst, r_at,
+                 r_seg_start, once_pairs.data.ptr if mirror else 0,
+                 once_pairs.data.ptr + 4 * half if mirror else 0)
     mode = 1 if inserting else (2 if keep_blocks else 0)        # (plan.cu: batch_plan)
     _launch("batch_plan", entries, [p_src, r_seg_start, p_info, p_degree,
                                     p_size_class, p_edge_ptr, table_len, mode,

@@ -54,6 +54,22 @@ SPILL_OFFSET = HEADER_WORDS + 14 * SMALL_ENTRIES
 WORKSPACE_WORDS = SPILL_OFFSET + SMALL_ENTRIES
 
 
+def field_words(field_dtypes, values, outs):
+    """(nf, sizes, v, o): the rewrite kernels' field scalars (``FIELD_PARAMS`` of
+    small_rewrite.cuh) for ``field_dtypes`` (dst then the edge properties), ``values`` (per
+    property: a device array or None) and ``outs`` (per property: a device array); v and o
+    are lists of MAX_FIELDS - 1 addresses (0: none)."""
+    sizes = 0
+    for f, dt in enumerate(field_dtypes):
+        sizes |= np.dtype(dt).itemsize << (8 * f)
+    v = [0] * (MAX_FIELDS - 1)
+    o = [0] * (MAX_FIELDS - 1)
+    for f, (val, out) in enumerate(zip(values, outs)):
+        v[f] = int(val.data.ptr) if val is not None else 0
+        o[f] = int(out.data.ptr)
+    return len(field_dtypes), sizes, v, o
+
+
 class SmallBatches:
     """The device workspace of one graph's small batches (int64, ``WORKSPACE_WORDS``), reused
     batch after batch (the kernels of one batch run in stream order)."""
@@ -134,28 +150,23 @@ class SmallBatches:
         per property, its (n,) device array of the batch's values (insert) or None;
         ``outs``: per property, the result's (rows,) device array to fill.
         """
-        nf = len(field_dtypes)
-        sizes = 0
-        for f, dt in enumerate(field_dtypes):
-            sizes |= np.dtype(dt).itemsize << (8 * f)
-        v = [0] * (MAX_FIELDS - 1)
-        o = [0] * (MAX_FIELDS - 1)
-        for f, (val, out) in enumerate(zip(values, outs)):
-            v[f] = int(val.data.ptr) if val is not None else 0
-            o[f] = int(out.data.ptr)
+        nf, sizes, v, o = field_words(field_dtypes, values, outs)
         name = "small_merge" if mode == MODE_INSERT else "small_remove"
         if self.direct_launch:
-            self._launch(name, 27)(int(pieces), REWRITE_THREADS, [
-                self.workspace.data.ptr, cache.rings.data.ptr, cache.state.data.ptr,
-                cache.ring_slots, as_signed64(int(accept)), degree.data.ptr,
-                size_class.data.ptr, edge_ptr.data.ptr, lookup.dev_bases.data.ptr,
-                lookup.dev_field_bases.data.ptr, lookup.bases.shape[0], nf, sizes, *v, *o])
+            # (capacity SMALL_ENTRIES, pieces numbered per segment, no pool)
+            self._launch(name, 30)(int(pieces), REWRITE_THREADS, [
+                self.workspace.data.ptr, SMALL_ENTRIES, 0, cache.rings.data.ptr,
+                cache.state.data.ptr, cache.ring_slots, as_signed64(int(accept)), 0,
+                degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr,
+                lookup.dev_bases.data.ptr, lookup.dev_field_bases.data.ptr,
+                lookup.bases.shape[0], nf, sizes, *v, *o])
             return
         function(_CU, name, _NAMES)(
             (int(pieces),), (REWRITE_THREADS,),
-            (self.workspace, cache.rings, cache.state, i64(cache.ring_slots),
-             np.uint64(accept), degree, size_class, edge_ptr, lookup.dev_bases,
-             lookup.dev_field_bases, i64(lookup.bases.shape[0]), np.int32(nf), np.uint64(sizes),
+            (self.workspace, i64(SMALL_ENTRIES), np.int32(0), cache.rings, cache.state,
+             i64(cache.ring_slots), np.uint64(accept), i64(0), degree, size_class, edge_ptr,
+             lookup.dev_bases, lookup.dev_field_bases, i64(lookup.bases.shape[0]),
+             np.int32(nf), np.uint64(sizes),
              *[i64(x) for x in v], *[i64(x) for x in o]))
 
     def spilled(self, count: int):

@@ -4,42 +4,17 @@
 // one small device-to-host read (the header) instead of the ~150 operations of the general
 // pipeline (whose every step is sized for 10^7 edges).
 //
-// Compiled once per process by cupy.RawModule (NVRTC, -std=c++17); includes segmented.cuh.
-//
-// Workspace (one int64 buffer per graph, reused by every batch; offsets in int64 words, see
-// Layout): the header (counts the host needs), the batch's kept entries sorted by (src, dst),
-// one record per segment (the run of one source vertex) and the old blocks to give back.
-// Entries and segments are only read by the kernels of the same batch, in stream order.
+// Compiled once per process by cupy.RawModule (NVRTC, -std=c++17); includes segmented.cuh and
+// small_rewrite.cuh (the workspace's Layout, of capacity SMALL_ENTRIES here, and the helpers of
+// the rewrite kernels, which the medium-batch path, medium_batch.cu, launches too).
 
 #include "segmented.cuh"
+#include "../batch/gpu/small_rewrite.cuh"   // Layout, header slots, rewrite helpers
 
 #define SMALL_ENTRIES 4096                 // entries of one batch (pairs, twice if mirrored)
 #define SMALL_THREADS 1024                 // the preparing block
 #define PER_THREAD (SMALL_ENTRIES / SMALL_THREADS)
 static_assert(PER_THREAD == 4, "the preparing block's per-thread arrays are written for 4");
-#define ALL_ONES 0xFFFFFFFFFFFFFFFFull
-#define MAX_FIELDS 8                       // dst + up to 7 edge properties
-#define NUM_CLASSES 64
-#define MAX_ID 2147483646ll                // hornet.batch.validate.MAX_VERTEX_ID
-#define MODE_INSERT 0
-#define MODE_DELETE 1
-
-// header slots
-#define H_KEPT 0        // entries kept: new edges (insert) or edges found (delete)
-#define H_SEGMENTS 1    // source vertices among them
-#define H_MOVES 2       // lists that move to a block of another size class
-#define H_LOOPS 3       // self-loop pairs dropped (mirrored batches)
-#define H_MIN_ID 4      // smallest id in the batch (validation on the host)
-#define H_MAX_ID 5      // largest id in the batch
-#define H_RESULTS 6     // entries reported in the result (mirrored: src < dst)
-#define H_RELEASES 7    // old blocks to give back
-#define H_CLASS 8       // NUM_CLASSES counts: moving lists per new size class
-#define H_FREED 72      // NUM_CLASSES counts: old blocks given back per size class
-#define H_SPILLS 136    // old blocks the rewrite sent to the spill list (not to a ring)
-#define H_DONE 137      // blocks of the rewrite that finished (the last one moves the rings)
-#define H_PIECES 138    // pieces of work of the rewrite (its grid: one block per piece)
-#define HEADER_WORDS 256
-#define H_CLOCKS 192    // profiling only: clock64() after each phase of small_prepare
 
 // Phase clocks for bench/profile_small_gpu.py, which compiles this file with
 // SMALL_BATCH_CLOCKS defined; no-ops otherwise.
@@ -48,56 +23,6 @@ static_assert(PER_THREAD == 4, "the preparing block's per-thread arrays are writ
 #else
 #define PHASE_CLOCK(k)
 #endif
-
-struct Layout {
-    i64* header;
-    int* ent_src;       // kept entries, sorted by (src, dst)
-    int* ent_dst;
-    i64* ent_pair;      // the entry's pair in the batch (its property values)
-    i64* ent_pos;       // insert: old items before it; delete: its position in the list
-    i64* ent_res;       // its row in the result, -1 when not reported
-    i64* seg_vertex;    // per segment: the source vertex
-    i64* seg_start;     //   its first entry
-    i64* seg_len;       //   its number of entries
-    i64* seg_old;       //   old degree
-    i64* seg_new;       //   new degree
-    i64* seg_ptr;       //   old block (0: none)
-    i64* seg_class;     //   new size class when the list moves to another block, else -1
-    i64* seg_rank;      //   rank among the moving lists of that class
-    i64* seg_give;      //   old block given back: its class << 32 | rank in it, else -1
-    i64* seg_piece;     //   its first piece of rewrite work (see PIECE_ITEMS)
-    i64* spill;         // old blocks given back to the bit trees (their rings were full)
-};
-
-__device__ __forceinline__ Layout layout(i64* ws) {
-    const i64 E = SMALL_ENTRIES;
-    Layout L;
-    L.header = ws;
-    i64* p = ws + HEADER_WORDS;
-    L.ent_src = (int*)p;            p += E / 2;
-    L.ent_dst = (int*)p;            p += E / 2;
-    L.ent_pair = p;                 p += E;
-    L.ent_pos = p;                  p += E;
-    L.ent_res = p;                  p += E;
-    L.seg_vertex = p;               p += E;
-    L.seg_start = p;                p += E;
-    L.seg_len = p;                  p += E;
-    L.seg_old = p;                  p += E;
-    L.seg_new = p;                  p += E;
-    L.seg_ptr = p;                  p += E;
-    L.seg_class = p;                p += E;
-    L.seg_rank = p;                 p += E;
-    L.seg_give = p;                 p += E;
-    L.seg_piece = p;                p += E;
-    L.spill = p;                    // SPILL_OFFSET in small.py
-    return L;
-}
-
-__device__ __forceinline__ i64 size_class_for(i64 degree, i64 min_class) {
-    if (degree <= 0) return -1;
-    i64 k = degree == 1 ? 0 : 64 - __clzll(degree - 1);
-    return k < min_class ? min_class : k;
-}
 
 // ------------------------------------------------------------------------------ prepare
 // One block of SMALL_THREADS threads: validate, mirror, sort by (src, dst, entry) (bitonic, in
@@ -113,8 +38,6 @@ __device__ __forceinline__ i64 size_class_for(i64 degree, i64 min_class) {
 // class is at most copy_max_class, is copied instead to a fresh block of its own class (a
 // move like any other: popped from the ring, the old block pushed back), and every moving
 // list is cut into pieces of PIECE_ITEMS old items, one block each, run side by side.
-#define COPY_ITEMS 2048
-#define PIECE_ITEMS 8192        // a multiple of the removal's step (REWRITE_THREADS * REMOVE_ITEMS)
 template <typename Id>
 __global__ void __launch_bounds__(SMALL_THREADS)
 small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, int mirror,
@@ -129,7 +52,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     __shared__ int freed_count[NUM_CLASSES];
     __shared__ int loops, releases;
     __shared__ long long min_id, max_id;
-    const Layout L = layout(ws);
+    const Layout L = layout(ws, SMALL_ENTRIES);
     const int tid = threadIdx.x;
     const i64 ne = mirror ? 2 * npairs : npairs;
     int P = 1;
@@ -443,110 +366,14 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         L.header[H_SPILLS] = 0;
         L.header[H_DONE] = 0;
         L.header[H_PIECES] = npieces;
+        L.header[H_WARPS] = 0;
     }
 }
 
 // ------------------------------------------------------------------------ rewriting lists
-// One block per piece of a segment (see piece_of): the list's block after the batch (its old
-// one, or a block of its new class popped from that class's ring of the block cache,
-// hornet/memory/block_cache.py) and the address of field f in a block. A list that leaves
-// its old block pushes it onto the ring of the old class, or onto the spill list when the
-// host did not accept pushes there.
-// Rings: `slots` pointers per class; ring_state: heads (NUM_CLASSES) then tails (NUM_CLASSES);
-// pops take head + rank, pushes tail + rank (the host sized both, so they never overlap), and
-// the last block to finish advances the counters for the next batch.
-struct Rings {
-    i64* slot;
-    i64* state;
-    i64 slots;
-    u64 accept;              // bit k: class k's ring takes the blocks given back
-};
-struct Fields {
-    const i64* bases;        // block arrays' dst-column addresses, ascending
-    const i64* field_bases;  // (narrays, nf) column addresses
-    i64 narrays;
-    int nf;
-    u64 sizes;               // itemsize of field f in bits 8f..8f+7
-    i64 values[MAX_FIELDS];  // per field: the batch's values (by pair), 0 for dst
-    i64 out[MAX_FIELDS];     // per field: the result's values (by result row), 0 for dst
-};
-
-// The kernels take the fields as plain scalars (no host-to-device copy per batch).
-#define FIELD_PARAMS                                                                       \
-    const i64* __restrict__ bases, const i64* __restrict__ field_bases, i64 narrays, int nf, \
-    u64 sizes, i64 v1, i64 v2, i64 v3, i64 v4, i64 v5, i64 v6, i64 v7, i64 o1, i64 o2,      \
-    i64 o3, i64 o4, i64 o5, i64 o6, i64 o7
-
-__device__ __forceinline__ Fields make_fields(const i64* bases, const i64* field_bases,
-                                              i64 narrays, int nf, u64 sizes,
-                                              const i64 (&v)[MAX_FIELDS],
-                                              const i64 (&o)[MAX_FIELDS]) {
-    Fields F;
-    F.bases = bases;
-    F.field_bases = field_bases;
-    F.narrays = narrays;
-    F.nf = nf;
-    F.sizes = sizes;
-    for (int f = 0; f < MAX_FIELDS; ++f) {
-        F.values[f] = v[f];
-        F.out[f] = o[f];
-    }
-    return F;
-}
-
-#define MAKE_FIELDS                                                                        \
-    const i64 v_[MAX_FIELDS] = {0, v1, v2, v3, v4, v5, v6, v7};                            \
-    const i64 o_[MAX_FIELDS] = {0, o1, o2, o3, o4, o5, o6, o7};                            \
-    const Fields F = make_fields(bases, field_bases, narrays, nf, sizes, v_, o_)
-
-__device__ __forceinline__ int field_size(const Fields& F, int f) {
-    return (int)((F.sizes >> (8 * f)) & 0xFFull);
-}
-
-__device__ __forceinline__ i64 field_address(const Fields& F, i64 ptr, int f) {
-    if (f == 0 || ptr == 0) return ptr;
-    const i64 a = segment_of(F.bases, F.narrays, ptr);
-    return F.field_bases[a * F.nf + f] + ((ptr - F.bases[a]) >> 2) * field_size(F, f);
-}
-
-__device__ __forceinline__ i64 new_block(const Layout& L, const Rings& R, i64 sg) {
-    const i64 to = L.seg_class[sg];
-    if (to < 0) return L.seg_ptr[sg];
-    return R.slot[to * R.slots + ((R.state[to] + L.seg_rank[sg]) & (R.slots - 1))];
-}
-
-// The segment's old block, when it leaves it: onto its class's ring or the spill list.
-__device__ __forceinline__ void give_back_block(const Layout& L, const Rings& R, i64 sg) {
-    const i64 give = L.seg_give[sg];
-    if (give < 0) return;
-    const i64 cls = give >> 32, rank = give & 0xFFFFFFFFll;
-    if ((R.accept >> cls) & 1ull)
-        R.slot[cls * R.slots + ((R.state[NUM_CLASSES + cls] + rank) & (R.slots - 1))] =
-            L.seg_ptr[sg];
-    else
-        L.spill[atomicAdd((unsigned long long*)&L.header[H_SPILLS], 1ull)] = L.seg_ptr[sg];
-}
-
-// Every block, after its segments: the last one to finish advances the ring counters (every
-// block read them before it counted itself done).
-__device__ __forceinline__ void advance_rings(const Layout& L, const Rings& R) {
-    __shared__ bool last;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();
-        last = atomicAdd((unsigned long long*)&L.header[H_DONE], 1ull) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (last && threadIdx.x < NUM_CLASSES) {
-        const int k = threadIdx.x;
-        R.state[k] += L.header[H_CLASS + k];
-        if ((R.accept >> k) & 1ull) R.state[NUM_CLASSES + k] += L.header[H_FREED + k];
-    }
-}
-
-#define RING_PARAMS i64* __restrict__ ring_slot, i64* __restrict__ ring_state, \
-    i64 ring_slots, u64 ring_accept
-#define MAKE_RINGS const Rings R = {ring_slot, ring_state, ring_slots, ring_accept}
+// One block per piece of a segment (see piece_of), through the helpers of small_rewrite.cuh.
+// `capacity`: the workspace's (SMALL_ENTRIES, or a medium batch's); `listed`: the pieces are
+// listed in seg_piece (medium batches) rather than numbered per segment.
 
 // The old items [lo, hi) of list O and its new items [j0, j1) (from `values` by pair, or the
 // entries' dst), written to their slots of the merged list D (D == O: in place). Chunks of
@@ -593,23 +420,29 @@ struct Piece {
 // Segment s has its first piece in [s, s + extra] (extra = npieces - nseg: the pieces past
 // the first of each segment), so piece t's segment lies in [t - extra, t]: a search of a few
 // steps when few lists are cut into pieces (the usual batch), instead of log2(nseg).
-__device__ __forceinline__ Piece piece_of(const Layout& L, i64 nseg, i64 npieces, i64 t) {
+// Medium batches (listed) name each piece in seg_piece instead: segment << 32 | number.
+__device__ __forceinline__ Piece piece_of(const Layout& L, i64 nseg, i64 npieces, i64 t,
+                                          int listed) {
+    if (listed) {
+        const i64 v = L.seg_piece[t];
+        return {v >> 32, v & 0xFFFFFFFFll};
+    }
     const i64 extra = npieces - nseg;
     const i64 sg = segment_between(L.seg_piece, t > extra ? t - extra : 0,
                                    t < nseg - 1 ? t : nseg - 1, t);
     return {sg, t - L.seg_piece[sg]};
 }
 
-extern "C" __global__ void small_merge(i64* ws, RING_PARAMS,
+extern "C" __global__ void small_merge(i64* ws, i64 capacity, int listed, RING_PARAMS,
                                        int* __restrict__ degree,
                                        signed char* __restrict__ size_class,
                                        i64* __restrict__ edge_ptr, FIELD_PARAMS) {
     MAKE_FIELDS;
     MAKE_RINGS;
-    const Layout L = layout(ws);
+    const Layout L = layout(ws, capacity);
     const i64 nseg = L.header[H_SEGMENTS], npieces = L.header[H_PIECES];
     for (i64 t = blockIdx.x; t < npieces; t += gridDim.x) {
-        const Piece pc = piece_of(L, nseg, npieces, t);
+        const Piece pc = piece_of(L, nseg, npieces, t, listed);
         const i64 sg = pc.sg;
         const i64 old = L.seg_ptr[sg], target = new_block(L, R, sg);
         const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
@@ -660,7 +493,6 @@ extern "C" __global__ void small_merge(i64* ws, RING_PARAMS,
 // from the front, each warp taking REMOVE_ITEMS windows of 32 (ranks from RemovedPositions,
 // no search per item); in place, the whole chunk is read before any thread writes (every
 // write lands on an item already read), while a copy lets the warps stream on their own.
-#define REMOVE_ITEMS 8
 template <typename T>
 __device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, i64 hi, const i64* P,
                              i64 c, const Layout& L, i64 start, T* out) {
@@ -686,16 +518,16 @@ __device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, i64 hi, c
     }
 }
 
-extern "C" __global__ void small_remove(i64* ws, RING_PARAMS,
+extern "C" __global__ void small_remove(i64* ws, i64 capacity, int listed, RING_PARAMS,
                                         int* __restrict__ degree,
                                         signed char* __restrict__ size_class,
                                         i64* __restrict__ edge_ptr, FIELD_PARAMS) {
     MAKE_FIELDS;
     MAKE_RINGS;
-    const Layout L = layout(ws);
+    const Layout L = layout(ws, capacity);
     const i64 nseg = L.header[H_SEGMENTS], npieces = L.header[H_PIECES];
     for (i64 t = blockIdx.x; t < npieces; t += gridDim.x) {
-        const Piece pc = piece_of(L, nseg, npieces, t);
+        const Piece pc = piece_of(L, nseg, npieces, t, listed);
         const i64 sg = pc.sg;
         const i64 old = L.seg_ptr[sg], d1 = L.seg_new[sg];
         const i64 target = d1 > 0 ? new_block(L, R, sg) : 0;

@@ -1,0 +1,145 @@
+"""Same-process A/B of two source trees on GPU update batches of several sizes (CUDA events).
+
+The update benchmark (``python3 -m bench updates_gpu``) times each batch size in its own
+process, and host-bound latencies move by about 1.5x between processes. This tool loads a
+second tree (``--base``, any checkout) as ``hornet_base`` next to the working tree's
+``hornet`` (:func:`bench.tools.ab_trees.load_base`), builds the updates benchmark's Kronecker
+graph with both, and times insert and delete batches of every size on each in alternating
+order, as the benchmark does: random pairs inserted, existing edges sampled (with
+replacement) and deleted, every call undone untimed, medians of CUDA-event times. Both
+trees must return the same changes.
+
+    python3 -m bench.tools.ab_batches_gpu --base /tmp/base [--scales 20 24]
+        [--sizes 1000 10000 100000 1000000] [--repeats 15] [--profile 24:10000 ...]
+
+``--profile SCALE:SIZE``: after the timings, a cProfile of a few insert and delete batches
+of that size on the working tree's graph (host time by function, cumulative).
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import hornet
+from bench.common import kronecker
+from bench.tools.ab_trees import load_base
+
+
+def _times(cupy, graphs, order, make_call, undo, repeats):
+    """{name: [seconds]}: ``repeats`` rounds, each tree once per round in alternating order."""
+    out = {name: [] for name in graphs}
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    for r in range(repeats + 1):                      # round 0: warm-up, untimed
+        results = {}
+        for name in (order if r % 2 else order[::-1]):
+            call = make_call(r, name)
+            cupy.cuda.Device().synchronize()
+            start.record()
+            change = call()
+            end.record()
+            end.synchronize()
+            if r:
+                out[name].append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
+            results[name] = (change.src.get(), change.dst.get())
+            undo(name, change)
+            cupy.cuda.Device().synchronize()
+        a, b = results.values()
+        if not (np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])):
+            raise SystemExit(f"round {r}: the two trees returned different changes")
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python3 -m bench.tools.ab_batches_gpu",
+                                 description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--base", type=Path, required=True, help="checkout holding the base tree")
+    ap.add_argument("--scales", type=int, nargs="+", default=[20, 24])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10**4, 10**5, 10**6])
+    ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--profile", nargs="*", default=[], help="SCALE:SIZE to profile")
+    args = ap.parse_args(argv)
+    import cupy
+    base = load_base(args.base)
+    packages = {"base": base, "new": hornet}
+    print(f"device: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
+    rows = []
+    for scale in args.scales:
+        src, dst = kronecker(scale, seed=scale, xp=cupy)
+        graphs = {}
+        for name, p in packages.items():
+            t = time.perf_counter()
+            graphs[name] = p.Graph.from_edges(src, dst, num_vertices=1 << scale,
+                                              directed=False, device="gpu")
+            cupy.cuda.Device().synchronize()
+            print(f"kron{scale} {name}: build {time.perf_counter() - t:.2f} s", flush=True)
+        del src, dst
+        g = graphs["new"]
+        n = g.num_vertices
+        es, ed = g.edges()
+        rs = cupy.random.RandomState(1)
+        for b in args.sizes:
+            reps = args.repeats if b <= 10**5 else max(5, args.repeats // 3)
+            ins = [(rs.randint(0, n, b, dtype=cupy.int64), rs.randint(0, n, b, dtype=cupy.int64))
+                   for _ in range(reps + 1)]
+            picks = [rs.randint(0, es.size, b, dtype=cupy.int64) for _ in range(reps + 1)]
+            dels = [(es[p], ed[p]) for p in picks]
+            t_ins = _times(cupy, graphs, ("base", "new"),
+                           lambda r, name: (lambda: graphs[name].insert_edges(*ins[r])),
+                           lambda name, c: graphs[name].delete_edges(c.src, c.dst), reps)
+            t_del = _times(cupy, graphs, ("base", "new"),
+                           lambda r, name: (lambda: graphs[name].delete_edges(*dels[r])),
+                           lambda name, c: graphs[name].insert_edges(c.src, c.dst), reps)
+            med = {k: statistics.median(v) * 1e6 for k, v in
+                   (("ins base", t_ins["base"]), ("ins new", t_ins["new"]),
+                    ("del base", t_del["base"]), ("del new", t_del["new"]))}
+            row = (f"kron{scale} b={b}: insert base {med['ins base']:.0f} us, new "
+                   f"{med['ins new']:.0f} us ({med['ins new'] / med['ins base']:.2f}); delete "
+                   f"base {med['del base']:.0f} us, new {med['del new']:.0f} us "
+                   f"({med['del new'] / med['del base']:.2f}); {reps} rounds")
+            rows.append(row)
+            print(row, flush=True)
+        for g_ in graphs.values():
+            g_.check()
+        for spec in args.profile:
+            s_, b_ = (int(x) for x in spec.split(":"))
+            if s_ != scale:
+                continue
+            prof = cProfile.Profile()
+            for _ in range(3):
+                bs = rs.randint(0, n, b_, dtype=cupy.int64)
+                bd = rs.randint(0, n, b_, dtype=cupy.int64)
+                p = rs.randint(0, es.size, b_, dtype=cupy.int64)
+                ds, dd = es[p], ed[p]
+                cupy.cuda.Device().synchronize()
+                prof.enable()
+                c = g.insert_edges(bs, bd)
+                cupy.cuda.Device().synchronize()
+                prof.disable()
+                g.delete_edges(c.src, c.dst)
+                cupy.cuda.Device().synchronize()
+                prof.enable()
+                c = g.delete_edges(ds, dd)
+                cupy.cuda.Device().synchronize()
+                prof.disable()
+                g.insert_edges(c.src, c.dst)
+            out = io.StringIO()
+            pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(30)
+            print(f"---- cProfile kron{scale} b={b_}, 3 inserts + 3 deletes (new tree)")
+            print("\n".join(out.getvalue().splitlines()[:60]))
+        graphs = g = None
+        cupy.get_default_memory_pool().free_all_blocks()
+    print("\n".join(rows))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
