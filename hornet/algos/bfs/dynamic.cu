@@ -81,8 +81,8 @@ __device__ __forceinline__ void dbfs_update_body(
     U.old = (unsigned*)P[P_OLD];
     U.parent = (int*)P[P_PARENT];
     U.changed = (int*)P[P_CHANGED];
-    U.front[0] = (int*)P[P_FRONT0];
-    U.front[1] = (int*)P[P_FRONT1];
+    U.front0 = (int*)P[P_FRONT0];
+    U.front1 = (int*)P[P_FRONT1];
     U.orphans = (int*)P[P_ORPHANS];
     U.seeds = (u64*)P[P_SEEDS];
     U.chunks = (int2*)P[P_CHUNKS];
@@ -227,7 +227,7 @@ __device__ __forceinline__ void dbfs_update_body(
     // called for a level-1 b when early_seeds is on (the invariant above).
     auto mark_now = [&](int b, int lb) {
         U.mark(b, lb);
-        read_marked(b);
+        carry = b;
         follow();
     };
 
@@ -241,7 +241,7 @@ __device__ __forceinline__ void dbfs_update_body(
             Cnext[w] = (w >= C_Q0 && w < C_Q0 + Q_COUNT * Q_SET && (w - C_Q0) % Q_SET == Q_PEND)
                 ? Q_TOKENS : 0ull;
     // the queues' pending counts: one token a warp of this grid (they rest at Q_TOKENS)
-    if (U.async_mode && U.first_thread()) {
+    if (ASYNC && U.first_thread()) {
         const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
         for (int q = 0; q < Q_COUNT; ++q) atomicAdd(&C[C_Q0 + q * Q_SET + Q_PEND], warps - Q_TOKENS);
     }
@@ -256,13 +256,18 @@ __device__ __forceinline__ void dbfs_update_body(
         const int t = del ? dd[i] : id[i];
         const int ls = level[s];
         const int lt = level[t];
-        // the pair a -> b (levels la, lb), k-th of its kind
-        auto count_pair = [&](int b, int la, int lb, i64 k) {
+        // the pair a -> b (levels la, lb), k-th of its kind: t's, then (undirected) s's, in
+        // one loop (one inlined copy of the marking it may start)
+#pragma unroll 1
+        for (int q = 0; q <= und; ++q) {
+            const int b = q ? s : t;
+            const int la = q ? lt : ls;
+            const int lb = q ? ls : lt;
             if (la >= 0 && la + 1 == lb) {
                 if (del) {
                     int o = atomicSub(&cnt[b], 1);
                     if (del_only && o == 1) {
-                        if (U.async_mode || (early_seeds && lb == 1))
+                        if (ASYNC || (early_seeds && lb == 1))
                             U.mark(b, lb);          // read in the first marking pass
                         else
                             mark_now(b, lb);
@@ -271,11 +276,10 @@ __device__ __forceinline__ void dbfs_update_body(
                     atomicAdd(&cnt[b], 1);
                 }
             }
-            if (ins_only && !U.async_mode)
-                U.pair_seed(k, la >= 0 && (unsigned)(la + 1) < (unsigned)lb, la + 1, b);
-        };
-        count_pair(t, ls, lt, und ? 2 * i : i);
-        if (und) count_pair(s, lt, ls, 2 * i + 1);
+            if (ins_only && !ASYNC)
+                U.pair_seed(und ? 2 * i + q : i, la >= 0 && (unsigned)(la + 1) < (unsigned)lb,
+                            la + 1, b);
+        }
     }
     U.sync(nd > 0);
     // ---- 1b. deletions and insertions together: heads of deleted pairs left without parent
@@ -315,7 +319,7 @@ __device__ __forceinline__ void dbfs_update_body(
     // not change the marked set, so a pass takes the vertices marked before its barrier
     // (changed[lo, hi)) and, at the same time, the chunks of the long lists the previous
     // pass met (chunk list [clo, chi), one list for the whole step): one grid barrier a pass.
-    if (nd > 0 && U.async_mode) {
+    if constexpr (ASYNC) if (nd > 0) {
         // the marks of step 1 are in the queue; the marked vertices they reach join it
         U.phase = PH_MARK;
         U.return_token();
@@ -331,7 +335,7 @@ __device__ __forceinline__ void dbfs_update_body(
             if (ld(&U.qc[Q_OVER])) atomicExch(U.bar + 2, 2u);   // cannot be: sized for all
         }
     }
-    if (nd > 0 && !U.async_mode) {
+    if constexpr (!ASYNC) if (nd > 0) {
         U.phase = PH_MARK;
         i64 lo = 0, clo = 0;
         int passes = 0;
@@ -343,7 +347,7 @@ __device__ __forceinline__ void dbfs_update_body(
                 if (U.first_thread()) atomicExch(U.bar + 2, 2u);
                 break;
             }
-            U.visit_items(hi - lo, 0, [&](i64 i) {
+            U.deal(hi - lo, clo, chi - clo, 0, [&](i64 i, int&) {
                 const int w = ld(&U.changed[lo + i]);
                 level[w] = -1;
                 if (wp) U.parent[w] = -1;
@@ -351,11 +355,6 @@ __device__ __forceinline__ void dbfs_update_body(
                 cnt[w] = 0;
                 return c == DONE ? -1 : w;          // DONE: read (or cut) when marked
             }, mark_trange, mark_range);
-            WARPS_OF(i, chi - clo, U.nblk) {
-                const int2 e = __ldcg(&U.chunks[clo + i]);
-                const int j0 = (e.y >> 1) * CHUNK;
-                mark_range(e.x, 0, j0, min(U.list_degree(e.x, 0), j0 + CHUNK));
-            }
             lo = hi;
             clo = chi;
             U.sync(true);
@@ -392,13 +391,12 @@ __device__ __forceinline__ void dbfs_update_body(
             });
             if (best != NO_LEVEL) U.push_seed(best + 1, v);
         };
-        U.visit_items(nm, 1, [&](i64 i) {
+        U.visit_phase(nm, 1, [&](i64 i, int&) {
             const int v = ld(&U.changed[i]);
             if (ld(&cnt[v]) != SEEDED) return v;
             cnt[v] = 0;            // seeded while marked; the repair counts from zero
             return -1;
         }, seed_trange, seed_range);
-        U.finish(seed_range);
     }
 
     // ---- 3-4 asynchronous (dbfs_update_async): the seeds of the inserted pairs (from the levels
@@ -409,9 +407,9 @@ __device__ __forceinline__ void dbfs_update_body(
     // falls. A full queue leaves lowered vertices unexpanded: sweeps over all changed
     // vertices then relax every list again until one sweep lowers nothing.
     int levels_run = 0;
-    const i64 nm = U.async_mode && nd > 0 ? (i64)ld(&C[C_CHANGED]) : 0;
-    const i64 nes = U.async_mode && nd > 0 ? (i64)ld(&C[C_SEEDS]) : 0;
-    if (U.async_mode && (ni > 0 || nm > 0 || nes > 0)) {
+    const i64 nm = ASYNC && nd > 0 ? (i64)ld(&C[C_CHANGED]) : 0;
+    const i64 nes = ASYNC && nd > 0 ? (i64)ld(&C[C_SEEDS]) : 0;
+    if constexpr (ASYNC) if (ni > 0 || nm > 0 || nes > 0) {
         U.phase = PH_RELAX;
         U.use_queue(Q_RELAX);
         auto relax_list = [&](int w, int j0, int j1) {
@@ -467,7 +465,7 @@ __device__ __forceinline__ void dbfs_update_body(
             const u64 key = ld(&U.seeds[ni + k]);
             U.lower_async((int)(key & 0xffffffffull), (unsigned)(key >> 32));
         }
-        U.visit_items_q(nm, 1, [&](i64 i) {
+        U.visit_items_q(nm, 1, [&](i64 i, int&) {
             const int v = ld(&U.changed[i]);
             if (ld(&cnt[v]) != SEEDED) return v;
             cnt[v] = 0;            // seeded while marked; the repair counts from zero
@@ -506,9 +504,9 @@ __device__ __forceinline__ void dbfs_update_body(
                 });
                 if (best != NO_LEVEL) atomicMin((unsigned*)&level[v], best + 1);
             };
-            U.visit_items(nm, 1, [&](i64 i) { return ld(&U.changed[i]); }, seed_trange,
+            // the changed list is as C_SNAP noted: no appends
+            U.visit_phase(nm, 1, [&](i64 i, int&) { return ld(&U.changed[i]); }, seed_trange,
                           seed_range);
-            U.finish(seed_range);      // the changed list is as C_SNAP noted: no appends
             for (int sweep = 0;; ++sweep) {
                 u64* any = &C[C_FRONT + C_STRIDE * (sweep % 3)];
                 if (U.first_thread()) C[C_FRONT + C_STRIDE * ((sweep + 1) % 3)] = 0;
@@ -536,8 +534,8 @@ __device__ __forceinline__ void dbfs_update_body(
                     if (lw < 0) return;
                     U.tpass(row, d, [&](int x, int lx) { sweep_lower(x, lx, (unsigned)lw + 1); });
                 };
-                U.visit_items(nc, 0, [&](i64 i) { return ld(&U.changed[i]); }, strange, srange);
-                U.finish(srange);
+                U.visit_phase(nc, 0, [&](i64 i, int&) { return ld(&U.changed[i]); }, strange,
+                              srange);
                 U.sync(true);
                 if (ld(any) == 0) break;
                 if (sweep > nv + 2) {
@@ -560,7 +558,7 @@ __device__ __forceinline__ void dbfs_update_body(
     // seeds: the inserted pairs' own slots [0, ni), then the appended ones (levels >= 1, so
     // the highest is 0 only when there is none)
     const i64 ns = ni + (i64)ld(&C[C_SEEDS]);
-    if (!U.async_mode && ld(&C[C_HIGH]) > 0) {
+    if constexpr (!ASYNC) if (ld(&C[C_HIGH]) > 0) {
         U.phase = PH_RELAX;
         unsigned cur = 0xffffffffu - (unsigned)ld(&C[C_LOW]);
         const unsigned highest = (unsigned)ld(&C[C_HIGH]);
@@ -568,8 +566,8 @@ __device__ __forceinline__ void dbfs_update_body(
             const int r = U.round;
             const i64 nf = (i64)ld(&C[C_FRONT + C_STRIDE * (r % 3)]);
             if (U.first_thread()) C[C_FRONT + C_STRIDE * ((r + 2) % 3)] = 0;
-            const int* front = U.front[r & 1];
-            int* next = U.front[(r + 1) & 1];
+            const int* front = r & 1 ? U.front1 : U.front0;
+            int* next = r & 1 ? U.front0 : U.front1;
             u64* ncount = &C[C_FRONT + C_STRIDE * ((r + 1) % 3)];
             const unsigned nl = cur + 1;
             // staged: the atomicMin of every entry above nl in flight together, then the
@@ -587,22 +585,22 @@ __device__ __forceinline__ void dbfs_update_body(
                 U.tpass_staged<false>(row, d, lower, lowered);
             };
             U.apply_seeds(ns, nl, next, ncount);
-            if (r == 0) {
-                U.visit_items(ns, 0, [&](i64 i) {
-                    const u64 key = ld(&U.seeds[i]);
-                    if ((unsigned)(key >> 32) != cur) return -1;
-                    const int x = (int)(key & 0xffffffffull);
-                    const unsigned o = atomicMin((unsigned*)&level[x], cur);
-                    if (o <= cur) return -1;
-                    U.note_lowered(x, o, atomicCAS(&flag[x], 0, CHANGED));
-                    return x;
-                }, trange, range);
-            }
-            U.visit_items(nf, 0, [&](i64 i) {
-                const int w = ld(&front[i]);
-                return (unsigned)ld(&level[w]) == cur ? w : -1;
+            // items: round 0's seeds (lowered to cur here, then expanded), then the frontier
+            // (one call site: one inlined copy of the passes)
+            const i64 n0 = r == 0 ? ns : 0;
+            U.visit_phase(n0 + nf, 0, [&](i64 i, int&) {
+                if (i >= n0) {
+                    const int w = ld(&front[i - n0]);
+                    return (unsigned)ld(&level[w]) == cur ? w : -1;
+                }
+                const u64 key = ld(&U.seeds[i]);
+                if ((unsigned)(key >> 32) != cur) return -1;
+                const int x = (int)(key & 0xffffffffull);
+                const unsigned o = atomicMin((unsigned*)&level[x], cur);
+                if (o <= cur) return -1;
+                U.note_lowered(x, o, atomicCAS(&flag[x], 0, CHANGED));
+                return x;
             }, trange, range);
-            U.finish(range);
             ++U.round;
             if (nf > 0 || r == 0) ++levels_run;
             if (ld(ncount) == 0 && nl >= highest) break;
@@ -694,37 +692,31 @@ __device__ __forceinline__ void dbfs_update_body(
         if (wp && cand >= 0) U.parent[v] = cand;
         if (c) atomicAdd(&cnt[v], c);
     };
-    // the changed vertices' lists: long ones in chunks, through the queue (asynchronous
-    // mode: no chunk pass behind a barrier) or the chunk list
-    auto repair_items = [&](int in_list, auto get) {
-        if (U.async_mode)
-            U.visit_items_q(nc, in_list, get, repair_trange, repair_range);
-        else
-            U.visit_items(nc, in_list, get, repair_trange, repair_range);
-    };
-    if (U.async_mode) U.use_queue(Q_REPAIR);
-    if (!und) {
-        repair_items(1, [&](i64 i) {
-            const int v = ld(&U.changed[i]);
+    // the changed vertices' lists, items [0, nc) (undirected: their lists; directed: their
+    // in-lists, then items [nc, 2 nc) their out-lists), in one deal (one inlined copy of the
+    // passes): long ones in chunks, through the queue (asynchronous mode: no chunk pass
+    // behind a barrier) or the chunk list. Levels <= 0 keep no parent; the in-lists of such
+    // vertices are not read (no parent to count).
+    auto repair_get = [&](i64 i, int& in_list) {
+        in_list = !und && i < nc;
+        const int v = ld(&U.changed[i < nc ? i : i - nc]);
+        if (in_list || und) {
             const int lv = ld(&level[v]);
             if (wp && lv <= 0) U.parent[v] = -1;
-            return lv > 0 ? v : -1;
-        });
-        repair_items(0, [&](i64 i) { return ld(&U.changed[i]); });
-    } else {
-        repair_items(0, [&](i64 i) {
-            const int v = ld(&U.changed[i]);
-            if (wp && ld(&level[v]) <= 0) U.parent[v] = -1;
-            return v;
-        });
-    }
-    if (U.async_mode) {
+            if (in_list && lv <= 0) return -1;
+        }
+        return v;
+    };
+    const i64 nr = und ? nc : 2 * nc;
+    if constexpr (ASYNC) {
+        U.use_queue(Q_REPAIR);
+        U.visit_items_q(nr, 0, repair_get, repair_trange, repair_range);
         U.return_token();
         U.drain([](int, unsigned) { return -1; }, repair_trange, repair_range);
         U.sync();
         if (U.first_thread() && ld(&U.qc[Q_OVER])) atomicExch(U.bar + 2, 2u);   // sized for all
     } else {
-        U.finish(repair_range);
+        U.visit_phase(nr, 0, repair_get, repair_trange, repair_range);
     }
 
     // ---- 6. flags and old levels back to zero; orphans take an in-neighbour on the level
@@ -760,9 +752,8 @@ __device__ __forceinline__ void dbfs_update_body(
         });
         if (cand >= 0) U.parent[x] = cand;
     };
-    U.visit_items(no, 1, [&](i64 i) { return ld(&U.orphans[i]); }, orphan_trange,
-                  orphan_range);
-    U.finish(orphan_range, true);
+    U.visit_phase(no, 1, [&](i64 i, int&) { return ld(&U.orphans[i]); }, orphan_trange,
+                  orphan_range, true);
     U.flush_stats();
     U.phase = PH_END;
     U.stamp();

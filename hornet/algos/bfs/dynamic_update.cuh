@@ -104,12 +104,8 @@ typedef unsigned long long u64;
     for (i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x; k < (i64)(count);            \
          k += (i64)gridDim.x * blockDim.x)
 
-// the same loops over the blocks that take part in the update's current phase (nb: gridDim.x,
+// GRID_ITEMS over the blocks that take part in the update's current phase (nb: gridDim.x,
 // or 1 once the update continues on block 0 alone, see Update::nblk)
-#define WARPS_OF(i, count, nb)                                                             \
-    for (i64 i = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < (i64)(count);      \
-         i += ((i64)(nb) * blockDim.x) >> 5)
-
 #define ITEMS_OF(k, count, nb)                                                             \
     for (i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x; k < (i64)(count);            \
          k += (i64)(nb) * blockDim.x)
@@ -149,7 +145,9 @@ __device__ __forceinline__ u64 ld(const u64* p) { return __ldcg(p); }
 
 struct Update {
     int* level; int* cnt; int* flag; unsigned* old; int* parent;
-    int* changed; int* front[2]; int* orphans; u64* seeds; int2* chunks;
+    int* changed; int* orphans; u64* seeds; int2* chunks;
+    int* front0; int* front1;   // two fields, not an array: an index into a member array known
+                                // only at run time keeps the whole struct in local memory
     u64* C;               // this update's counters
     unsigned* bar;
     const int* deg; const i64* ptr; const int* ideg; const i64* iptr;
@@ -462,6 +460,14 @@ struct Update {
         }
     }
 
+    // warp-uniform: the chunks of v's list (in_list: in-neighbours; d > CHUNK entries) but
+    // the first appended to the queue
+    __device__ void queue_chunks(int v, int in_list, int d) {
+        const int nch = (d + CHUNK - 1) / CHUNK;
+        for (int c = 1 + lane; c < nch; c += 32)
+            qpush(QCHUNK | (in_list ? QIN : 0ull) | ((u64)c << 32) | (unsigned)v);
+    }
+
     // warp-uniform: v's list (in_list: in-neighbours) read now by the warp, the first CHUNK
     // entries of a longer one too, its other chunks appended to the queue
     template <class R>
@@ -469,18 +475,14 @@ struct Update {
         const int d = list_degree(v, in_list);
         if (d <= 0) return;
         if (lane == 0) scanned += (u64)d;
-        if (d > CHUNK) {
-            const int nch = (d + CHUNK - 1) / CHUNK;
-            for (int c = 1 + lane; c < nch; c += 32)
-                qpush(QCHUNK | (in_list ? QIN : 0ull) | ((u64)c << 32) | (unsigned)v);
-        }
+        if (d > CHUNK) queue_chunks(v, in_list, d);
         range(v, in_list, 0, min(d, CHUNK));
     }
 
-    // visit_items with long lists through the queue (no chunk pass, no barrier)
+    // deal with long lists through the queue (no chunk pass, no barrier)
     template <class G, class T, class W>
     __device__ void visit_items_q(i64 n, int in_list, G get, T tr, W wr) {
-        deal_items(n, in_list, get, tr, [&](int v) { visit_q(v, in_list, wr); });
+        deal<true>(n, 0, 0, in_list, get, tr, wr);
     }
 
     // One warp's part of draining the queue (warp-uniform; call after the warp's own
@@ -696,80 +698,99 @@ struct Update {
         return (const int*)(in_list ? iptr[v] : ptr[v]);
     }
 
-    // warp-uniform: v's list (in_list: in-neighbours) is read now by this warp when short,
-    // else cut into chunks for the chunk pass of the current phase
-    template <class R>
-    __device__ void visit(int v, int in_list, R range) {
-        int d = list_degree(v, in_list);
-        if (d <= 0) return;
-        if (lane == 0) scanned += (u64)d;
-        if (d <= CHUNK) {
-            range(v, in_list, 0, d);
-            return;
-        }
-        int nch = (d + CHUNK - 1) / CHUNK;
+    // warp-uniform: v's list (in_list: in-neighbours; d > CHUNK entries) cut into chunks,
+    // appended to the chunk list of the current use
+    __device__ void cut(int v, int in_list, int d) {
+        const int nch = (d + CHUNK - 1) / CHUNK;
         u64 base = 0;
         if (lane == 0) base = atomicAdd(&C[C_CHUNKS + C_STRIDE * (use % 3)], (u64)nch);
         base = __shfl_sync(FULL_MASK, base, 0);
         for (int c = lane; c < nch; c += 32) chunks[base + c] = make_int2(v, (c << 1) | in_list);
     }
 
-    // Items i in [0, n) of a phase, dealt to the lanes of the grid (lane l of warp w takes
-    // w + l * warps, w + l * warps + 32 * warps, ...: a short phase still uses every warp):
-    // v = get(i) (-1: nothing to read); v's list (in_list: in-neighbours) is read by v's thread
-    // (tr(v, in_list, d, row): row its list) when it has at most small_max entries, else
-    // handed to the whole warp, big(v) (warp-uniform: the level-synchronous phases cut it
-    // into chunks for the phase's chunk pass, visit; the work-queue phases queue its chunks,
-    // visit_q). Warp-uniform.
-    template <class G, class T, class B>
-    __device__ void deal_items(i64 n, int in_list, G get, T tr, B big) {
+    // The items of a phase, dealt to the lanes of the grid (lane l of warp w takes w + l *
+    // warps, w + l * warps + 32 * warps, ...: a short phase still uses every warp): items
+    // [0, n) are vertices, v = get(i, il) (-1: nothing to read; il: the list to read, in_list
+    // (in-neighbours) unless get sets it), items [n, n + nch) the chunks chunks[c0 ...] of
+    // long lists. A vertex's list is read by its own thread (tr(v, il, d, row): row its list)
+    // when it has at most small_max entries, else by the whole warp (wr(v, il, j0, j1) on
+    // row[j0, j1)): whole when it has at most CHUNK entries; a longer one is cut into chunks
+    // for a later deal (cut), or (QUEUE) its first CHUNK entries read now and the other
+    // chunks queued (the work-queue phases). A chunk is read by the whole warp too.
+    // Warp-uniform. tr and wr have one call site each: every phase inlines them once.
+    template <bool QUEUE = false, class G, class T, class W>
+    __device__ void deal(i64 n, i64 c0, i64 nch, int in_list, G get, T tr, W wr) {
         const i64 w0 = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
         const i64 nw = ((i64)nblk * blockDim.x) >> 5;
-        for (i64 base = 0; base + w0 < n; base += 32 * nw) {
+        const i64 total = n + nch;
+        for (i64 base = 0; base + w0 < total; base += 32 * nw) {
             const i64 i = base + w0 + (i64)lane * nw;
-            const int v = i < n ? get(i) : -1;
-            int d = 0;
-            const int* row = nullptr;
-            if (v >= 0) {              // both loads in flight together
-                d = list_degree(v, in_list);
-                row = list_row(v, in_list);
+            int v = -1, il = in_list, d = 0;
+            int code = 0;          // a vertex: -1 - its list (il); a chunk: its chunk list code
+            if (i < n) {
+                v = get(i, il);
+                code = -1 - il;
+                const int* row = nullptr;
+                if (v >= 0) {              // both loads in flight together
+                    d = list_degree(v, il);
+                    row = list_row(v, il);
+                }
+                if (d > 0 && d <= small_max) {
+                    scanned += (u64)d;
+                    tr(v, il, d, row);
+                }
+            } else if (i < total) {
+                const int2 e = __ldcg(&chunks[c0 + i - n]);
+                v = e.x;
+                code = e.y;
             }
-            if (d > 0 && d <= small_max) {
-                scanned += (u64)d;
-                tr(v, in_list, d, row);
-            }
-            unsigned longs = __ballot_sync(FULL_MASK, d > small_max);
+            unsigned longs = __ballot_sync(FULL_MASK, code >= 0 ? v >= 0 : d > small_max);
             while (longs) {
                 const int src = __ffs(longs) - 1;
                 longs &= longs - 1;
-                big(__shfl_sync(FULL_MASK, v, src));
+                const int bv = __shfl_sync(FULL_MASK, v, src);
+                const int bcode = __shfl_sync(FULL_MASK, code, src);
+                const int bil = bcode >= 0 ? bcode & 1 : -1 - bcode;
+                const int bd = list_degree(bv, bil);
+                int j0 = 0;
+                if (bcode >= 0) {
+                    j0 = (bcode >> 1) * CHUNK;
+                } else {                   // a vertex: its whole list counted as read
+                    if (lane == 0) scanned += (u64)bd;
+                    if (bd > CHUNK) {
+                        if constexpr (QUEUE) {
+                            queue_chunks(bv, bil, bd);
+                        } else {
+                            cut(bv, bil, bd);
+                            continue;
+                        }
+                    }
+                }
+                wr(bv, bil, j0, min(bd, j0 + CHUNK));
             }
         }
     }
 
-    // deal_items with long lists cut into chunks for the phase's chunk pass (finish)
+    // A level-synchronous phase: its items (deal: [0, n) vertices, get(i, il)), a barrier,
+    // then the chunks of the long lists they met, by every warp, and a barrier again (unless
+    // `last`; none when no list was cut). Both stages go through one deal (one inlined copy
+    // of tr and wr). The next use's chunk counter is reset here, two barriers after its last
+    // reader.
     template <class G, class T, class W>
-    __device__ void visit_items(i64 n, int in_list, G get, T tr, W wr) {
-        deal_items(n, in_list, get, tr, [&](int v) { visit(v, in_list, wr); });
-    }
-
-    // End of a phase whose items called visit(): barrier, then the chunks (if any) by every
-    // warp, then a barrier again (unless `last`). The next use's chunk counter is reset here,
-    // two barriers after its last reader.
-    template <class R>
-    __device__ void finish(R range, bool last = false) {
-        if (first_thread()) C[C_CHUNKS + C_STRIDE * ((use + 1) % 3)] = 0;
-        sync();
-        i64 nch = (i64)ld(&C[C_CHUNKS + C_STRIDE * (use % 3)]);
-        ++use;
-        if (nch == 0) return;
-        WARPS_OF(i, nch, nblk) {
-            int2 e = __ldcg(&chunks[i]);
-            int in_list = e.y & 1;
-            int j0 = (e.y >> 1) * CHUNK;
-            int d = list_degree(e.x, in_list);
-            range(e.x, in_list, j0, min(d, j0 + CHUNK));
+    __device__ void visit_phase(i64 n, int in_list, G get, T tr, W wr, bool last = false) {
+        i64 nch = 0;
+#pragma unroll 1
+        for (int stage = 0;; ++stage) {
+            deal(stage ? 0 : n, 0, nch, in_list, get, tr, wr);
+            if (stage) {
+                if (!last) sync();
+                return;
+            }
+            if (first_thread()) C[C_CHUNKS + C_STRIDE * ((use + 1) % 3)] = 0;
+            sync();
+            nch = (i64)ld(&C[C_CHUNKS + C_STRIDE * (use % 3)]);
+            ++use;
+            if (nch == 0) return;
         }
-        if (!last) sync();
     }
 };
