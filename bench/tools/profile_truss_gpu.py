@@ -1,6 +1,6 @@
 """Where a small batch's time goes in the GPU DynamicTruss update.
 
-    python3 -m bench.tools.profile_truss_gpu [--graphs email-Enron,soc-Epinions1]
+    python3 -m bench.tools.profile_truss_gpu [--graphs email-Enron,soc-Epinions1,kron20]
         [--sizes 10,100] [--repeats 5] [--cprofile]
 
 For every graph and batch size: b random existing edges deleted, then re-inserted (as
@@ -31,7 +31,6 @@ from collections import defaultdict
 import numpy as np
 
 import hornet
-from bench.common import DATA
 
 NEEDS_GPU = True
 
@@ -111,9 +110,9 @@ def wrap_all(st: Stages) -> None:
 
 
 def load(name):
-    path = next(p for p in DATA.iterdir() if p.name.startswith(name))
-    s, d, _ = hornet.io.read_edges(path)
-    return path.name.split(".")[0], s, d
+    """(title, src, dst) of a graph of the data folder or "kronNN" (as bench/dynamic_truss.py)."""
+    from bench.dynamic_truss import load as bench_load
+    return bench_load(name)
 
 
 def batches(g, b, rng, count):

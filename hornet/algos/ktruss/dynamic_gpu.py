@@ -75,7 +75,11 @@ part of a level.
 
 Kernels run warps over an edge's intersection of the endpoints' lists; a round of few edges
 gives each several warps (the counting phase ``ko_count`` adds the warps' counts per edge and
-stops once the edge's case is decided; the next phase reads them). The histograms by level
+stops once the edge's case is decided; the next phase reads them, or, in the peeling and
+mode 4's candidate rounds, the last warp of the edge decides in the same phase). Every
+peeling goes from a worklist (``ko_peel.cuh``): its first round counts every member, a later
+round only the live members that lost a triangle to the edges peeled in the round before.
+``ko_scan``'s descent applies each new value as soon as it is known. The histograms by level
 (the descent's h-index, the raise's new level) take a block per edge, its warps sharing the
 intersection and one shared histogram (``ko_scan``'s descent: a warp per edge). Two drivers
 run the same phase functions
@@ -111,7 +115,7 @@ _CU_BATCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "batch_keys
 _CU_START = os.path.join(os.path.dirname(os.path.abspath(__file__)), "insert_start.cu")
 #: counter words (see dynamic_gpu.cu)
 C_LOW, C_NEXT, C_TOUCHED, C_FELL = 0, 1, 2, 6
-C_EVAL, C_NEWC, C_ALL, C_REM, C_KEEP, C_TAIL = 8, 9, 11, 12, 13, 14
+C_EVAL, C_NEWC, C_ALL, C_REM, C_TAIL = 8, 9, 11, 12, 14
 C_RAISED, C_HEADN = 5, 7
 C_EXTRA, C_PLACED = 3, 4
 CTR_WORDS = 16
@@ -388,6 +392,7 @@ class GpuDynamicTruss:
         if int(c[KS_SPUN]):
             raise RuntimeError("ko_scan: a grid barrier timed out")
         self._touched_count = int(c[KS_TOUCHED])
+        self._peel_rounds = int(c[KS_PEEL_ROUNDS])
         self._head = int(c[KS_HEAD].view(np.int64))
         self._tail += int(c[KS_TAIL])
         self._rounds += int(c[KS_ROUNDS])
@@ -554,7 +559,7 @@ class GpuDynamicTruss:
         w = self._words
         cupy.cuda.runtime.memsetAsync(w.data.ptr, 0, w.nbytes,
                                       cupy.cuda.get_current_stream().ptr)
-        self._rounds = 0
+        self._rounds = self._peel_rounds = 0
         if self._clock + UPDATE_STAMPS >= (1 << 31) - 1:
             self._tick(UPDATE_STAMPS)             # (starts the stamps over)
         return self._tick()
@@ -628,39 +633,57 @@ class GpuDynamicTruss:
             self._tail += int(self._ctr_host[C_TAIL])      # (the host-driven peeling's)
         if not done:                               # (the caller deletes the batch's keys)
             return self._fallback(touched)
-        self.stats.update(region=touched, rounds=self._rounds)
+        self.stats.update(region=touched, rounds=self._rounds, peel_rounds=self._peel_rounds)
 
     def _peel(self, members, n: int, member, mstamp, tstamp, deadline, *,
               to_empty: bool) -> int:
         """Synchronous peeling of ``members[:n]`` (distinct slots marked ``member ==
-        mstamp``, each at its level k = truss; not ``_lb`` nor ``_front2``): a round removes
-        those with fewer than k - 1 triangles whose other edges are above k or live members,
-        and ranks them at the end of their level (from ``tail``). Ends when a round removes
-        nothing: the survivors are left in ``_lb[:returned]``. Returns -1 when the deadline
-        passed, or, with ``to_empty`` (the members' numbers are exact, so all must go), when
-        edges survive."""
+        mstamp``, each at its level k = truss; not ``_lb``, ``_front``, ``_front2`` nor
+        ``_cand``) from a worklist (``ko_peel.cuh``), two reads of the counters a round: a
+        round peels the listed members with fewer than k - 1 triangles whose other edges are
+        above k or live members, ranks them at the end of their level (from ``tail``), and
+        lists the live members that lost a triangle to them for the next round (the first
+        round lists every member; a round that peeled at least as many as stay live, all of
+        those). Ends when a round peels nothing: the survivors are left in
+        ``_lb[:returned]``. Returns -1 when the deadline passed, or, with ``to_empty`` (the
+        members' numbers are exact, so all must go), when edges survive."""
+        import cupy
         from hornet.core.cuda import i64, launch
         state = self._state(tstamp)
-        gstamp = self._tick()
-        cur, keep = members, self._lb
-        count, apply = _fn("ko_count"), _fn("ko_peel_apply")
-        while n:
-            parts = _parts(n)
-            launch(count, n * int(parts), state + (cur, i64(n), parts, np.int32(-1), member,
-                                                   np.int32(mstamp), gstamp, np.int32(0),
-                                                   self._cnt), threads_per_item=WARP)
-            launch(apply, n, state + (cur, i64(n), self._cnt, gstamp, i64(self._tail), keep))
-            c = self._read()
+        gstamp, mstamp = self._tick(), np.int32(mstamp)
+        cupy.cuda.runtime.memsetAsync(self._ctr.data.ptr + 8 * C_REM, 0, 16,
+                                      cupy.cuda.get_current_stream().ptr)
+        cur, nxt = members, self._front
+        peel, push, live = _fn("ko_peel_round"), _fn("ko_peel_push"), _fn("ko_peel_live")
+        m, parity, peeled = n, 0, 0
+        while m:
+            parts = _parts(m)
+            launch(peel, m * int(parts), state + (cur, i64(m), parts, member, mstamp, gstamp,
+                                                  self._cnt, i64(self._tail), self._cand,
+                                                  np.int32(parity)), threads_per_item=WARP)
             self._rounds += 1
-            removed, n = int(c[C_REM]), int(c[C_KEEP])
-            if removed == 0 or (n and time.perf_counter() > deadline):
+            self._peel_rounds += 1
+            removed = int(self._read()[C_REM + parity])
+            peeled += removed
+            if removed == 0 or peeled == n:
                 break
-            cur, keep = keep, (self._front2 if keep is self._lb else self._lb)
-        if n and (to_empty or removed):
-            return -1
-        if n and keep is not self._lb:
-            self._lb[:n] = keep[:n]
-        return n
+            if time.perf_counter() > deadline:
+                return -1
+            if removed >= n - peeled:      # (fewer live members than peeled: count them all)
+                launch(live, n, state + (members, i64(n), gstamp, nxt))
+            else:
+                launch(push, m * int(parts), state + (self._cand, np.int32(parity), parts,
+                                                      member, mstamp, gstamp, self._tick(),
+                                                      nxt), threads_per_item=WARP)
+            m = int(self._read()[C_EVAL])
+            parity = 1 - parity
+            cur, nxt = nxt, (self._front2 if nxt is self._front else self._front)
+        left = n - peeled
+        if to_empty or left == 0:
+            return -1 if left else 0
+        # (ctr[C_EVAL] is zero: the last peel zeroed it, or the last push listed nothing)
+        launch(live, n, state + (members, i64(n), gstamp, self._lb))
+        return left
 
     def _add_extras(self, ext, levels: np.ndarray, k: int, at: int) -> int:
         """Copy the extra seeds of level ``k`` (``ext`` int32 on the device, ``levels`` their
@@ -723,7 +746,7 @@ class GpuDynamicTruss:
             if not done:
                 return self._fallback(self._touched_count)
             self.stats.update(region=self._touched_count, rounds=self._rounds,
-                              peel_rounds=int(self._ks_host[KS_PEEL_ROUNDS]),
+                              peel_rounds=self._peel_rounds,
                               levels=self._levels, placed=int(c[C_PLACED]),
                               seeds=int(c[C_EXTRA]))
             return

@@ -2,6 +2,7 @@
 // helpers ldcg, num_warps and grid_barrier; see the ko_scan comment there).
 #pragma once
 
+#define KS_PEEL_ROUNDS 0  // out: the peeling rounds (of all rounds)
 #define KS_K 1           // out: the last level scanned
 #define KS_HEAD 2        // out: the head rank counter (int64 bits)
 #define KS_TAIL 3        // out: tail ranks given out (from the argument tail)
@@ -16,7 +17,6 @@
 #define KS_TOUCHED 14    // out: ctr[C_TOUCHED] at the end
 #define KS_SPUN 15       // out: a grid barrier timed out
 #define KS_CNT 16        // 3 slots: list lengths appended in phase ph % 3
-#define KS_CNT2 19       // 3 slots: peeled edges of phase ph % 3
 #define KS_RAISED 22     // mode 3: the edges the raise moved (the descent's worklist)
 #define KS_HEADN 23      // mode 3: ranks given out at the start of a level
 #define KS_WORDS 24
@@ -50,13 +50,10 @@ struct KsGrid {
         ++ph;
         if (blockIdx.x == 0 && threadIdx.x == 0) {
             ctl[KS_CNT + (ph + 1) % 3] = 0;
-            ctl[KS_CNT2 + (ph + 1) % 3] = 0;
         }
     }
     __device__ u64* slot() { return &ctl[KS_CNT + ph % 3]; }
-    __device__ u64* slot2() { return &ctl[KS_CNT2 + ph % 3]; }
     __device__ i64 last() { return (i64)ldcg(&ctl[KS_CNT + (ph + 2) % 3]); }
-    __device__ i64 last2() { return (i64)ldcg(&ctl[KS_CNT2 + (ph + 2) % 3]); }
 };
 
 // Mode 0's extra seeds: extra[:ne] (distinct slots) sorted by lev[:ne], their levels when the
