@@ -33,8 +33,8 @@
 #define C_EVAL 8       // the scan's next evaluation list (ko_push; zeroed by ko_eval)
 #define C_NEWC 9       // 2 slots: candidates found by a scan round (ko_eval), by round parity
 #define C_ALL 11       // every candidate of the level (ko_eval)
-#define C_REM 12       // 2 slots: edges a peeling round removed, by round parity (ko_peel_round)
 #define C_TAIL 14      // ranks given out at the end of a level in this update
+#define C_HEAVY 15     // the descent's edges left to a block (dt_hindex_split; zeroed by dt_apply)
 #define C_EXTRA 3      // an insertion's seeds (insert_start.cu: is_place, is_partners)
 #define C_RAISED 5     // distinct edges an insertion's certified raise moved up (kr_apply)
 #define C_HEADN 7      // ranks given out at the start of a level in this update (kr_apply)
@@ -189,17 +189,29 @@ struct DtStore {
     __device__ void operator()(i64 i, int, int value) const { newval[i] = value; }
 };
 
+// With heavy_e, an edge whose shorter list is longer than light_max is left to a block
+// (dt_hindex_heavy): lane 0 lists it in heavy_e, its index i in heavy_i (count *nheavy).
 template <typename Out>
 __device__ void dt_phase_hindex(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                 const i64* __restrict__ tkeys, int tshift, const int* truss,
                                 const int* list, i64 n, Out&& out, int* touched, int tstamp,
-                                u64* ctr, int (*hist)[HBINS]) {
+                                u64* ctr, int (*hist)[HBINS], int* heavy_e = nullptr,
+                                int* heavy_i = nullptr, u64* nheavy = nullptr,
+                                int light_max = 0) {
     const unsigned lane = threadIdx.x & 31;
     int* h = hist[(threadIdx.x >> 5) & (WARPS - 1)];
     for (i64 i = warp_id(); i < n; i += num_warps()) {
         const int e = ldcg(&list[i]);
         const i64 key = tkeys[e];
         const int u = hi32(key), v = lo32(key);
+        if (heavy_e != nullptr && imin(deg[u], deg[v]) > light_max) {      // (warp-uniform)
+            if (lane == 0) {
+                const u64 j = atomicAdd(nheavy, 1ull);
+                heavy_e[j] = e;
+                heavy_i[j] = (int)i;
+            }
+            continue;
+        }
         const int a = ldcg(&truss[e]);
         const int lo = a - (HBINS - 1) > 2 ? a - (HBINS - 1) : 2;
         for (int b = lane; b < HBINS; b += 32) h[b] = 0;
@@ -295,6 +307,7 @@ __device__ void dt_phase_push(const int* __restrict__ deg, const i64* __restrict
 extern "C" __global__ void dt_apply(const int* list, i64 n, const int* newval, int* truss,
                                     int* lowered, int* lowered_old, int* next, int* mark,
                                     int stamp, u64* ctr, int* fell, int fstamp, int* fallen) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) ctr[C_HEAVY] = 0;   // (read before: the h-index's)
     dt_phase_apply(list, n, newval, truss, lowered, lowered_old, &ctr[C_LOW], next,
                    &ctr[C_NEXT], mark, stamp, fell, fstamp, fallen, &ctr[C_FELL]);
 }
@@ -578,6 +591,37 @@ extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
     clear_round_counters(ctr);
     dt_phase_hindex_block(deg, ptr, tkeys, tshift, truss, list, n, DtStore{newval}, touched,
                           tstamp, ctr, h);
+}
+
+// The h-index of a long worklist (host-driven rounds): a warp per edge whose shorter list has
+// at most light_max elements, the others listed for dt_hindex_heavy (a block each, their count
+// read on the device). dt_hindex_split's thread 0 zeroes ctr[C_LOW] and ctr[C_NEXT].
+extern "C" __global__ void dt_hindex_split(const int* __restrict__ deg,
+                                           const i64* __restrict__ ptr,
+                                           const i64* __restrict__ tkeys, int tshift,
+                                           const int* truss, const int* list, i64 n,
+                                           int* newval, int* touched, int tstamp, u64* ctr,
+                                           int* heavy_e, int* heavy_i, int light_max) {
+    __shared__ int hist[WARPS][HBINS];
+    clear_round_counters(ctr);
+    dt_phase_hindex(deg, ptr, tkeys, tshift, truss, list, n, DtStore{newval}, touched, tstamp,
+                    ctr, hist, heavy_e, heavy_i, &ctr[C_HEAVY], light_max);
+}
+
+struct DtStoreAt {
+    int* newval; const int* at;
+    __device__ void operator()(i64 j, int, int value) const { newval[at[j]] = value; }
+};
+
+extern "C" __global__ void dt_hindex_heavy(const int* __restrict__ deg,
+                                           const i64* __restrict__ ptr,
+                                           const i64* __restrict__ tkeys, int tshift,
+                                           const int* truss, const int* heavy_e,
+                                           const int* heavy_i, int* newval, int* touched,
+                                           int tstamp, u64* ctr) {
+    __shared__ int h[HBINS];
+    dt_phase_hindex_block(deg, ptr, tkeys, tshift, truss, heavy_e, (i64)ldcg(&ctr[C_HEAVY]),
+                          DtStoreAt{newval, heavy_i}, touched, tstamp, ctr, h);
 }
 
 // ------------------------------------------------------------------------ ko_scan

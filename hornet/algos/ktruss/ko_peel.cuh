@@ -23,11 +23,11 @@
 
 // Peel phase, `parts` warps per live member e = list[i]: the members with fewer than k - 1
 // held triangles are peeled (rank, gone = gstamp) and listed in removed (count *nrem) and,
-// when given, in removed2 (count *nrem2).
+// when given, in removed2 (count *nrem2); *npeeled, when given, counts them too.
 __device__ void ko_phase_peel(const KoState& S, const int* list, i64 n, int parts,
                               const int* member, int mstamp, int per_level, int gstamp,
                               int* cnt, int* c, i64 tail, u64* ntail, int* removed, u64* nrem,
-                              int* removed2, u64* nrem2) {
+                              int* removed2, u64* nrem2, u64* npeeled = nullptr) {
     ko_count_items<true>(S, list, n, parts, -1, member, mstamp, gstamp, 0, cnt, c, per_level,
                          [&](i64, int e, int k, int got) {
         touch(S.touched, S.tstamp, e, S.ctr);
@@ -38,6 +38,7 @@ __device__ void ko_phase_peel(const KoState& S, const int* list, i64 n, int part
         S.gone[e] = gstamp;
         removed[atomicAdd(nrem, 1ull)] = e;
         if (removed2) removed2[atomicAdd(nrem2, 1ull)] = e;
+        if (npeeled) atomicAdd(npeeled, 1ull);
     });
 }
 
@@ -128,35 +129,58 @@ __device__ i64 ks_peel(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt,
     return G.last();
 }
 
-// One-phase kernels of the peeling (host-driven rounds): ko_peel_round (a peel phase: its
-// peeled edges to rem, counted in ctr[C_REM + parity]; its thread 0 zeroes the other parity's
-// word and ctr[C_EVAL]), ko_peel_push (reads the round's count on the device: the next
-// worklist, counted in ctr[C_EVAL]), ko_peel_live (the live members, counted in
-// ctr[C_EVAL]).
-extern "C" __global__ void ko_peel_round(KO_STATE_PARAMS, const int* list, i64 n, int parts,
-                                         const int* pmember, int mstamp, int gstamp, int* cnt,
-                                         i64 tail, int* rem, int parity) {
-    __shared__ int count[WARPS];
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ctr[C_REM + 1 - parity] = 0;
-        ctr[C_EVAL] = 0;
-    }
-    const KoState S = KO_STATE;
-    ko_phase_peel(S, list, n, parts, pmember, mstamp, 0, gstamp, cnt,
-                  &count[(threadIdx.x >> 5) & (WARPS - 1)], tail, &ctr[C_TAIL], rem,
-                  &ctr[C_REM + parity], nullptr, nullptr);
+// One-phase kernels of the peeling (host-driven rounds: the host reads the counters pc once a
+// round). pc (zero at the start of a peeling): PC_REM + parity, the edges a round peeled;
+// PC_NEXT + parity, the length of a round's list (written by the round before); PC_PEELED,
+// the edges peeled in all; PC_LIVE, the live members listed at the end.
+#define PC_REM 0
+#define PC_NEXT 2
+#define PC_PEELED 4
+#define PC_LIVE 5
+
+// Warps per edge of a host-driven round over n edges (as the host's _parts: TARGET_WARPS,
+// MAX_PARTS).
+__device__ __forceinline__ int ko_round_parts(i64 n) {
+    const i64 p = (8192 + (n > 0 ? n : 1) - 1) / (n > 0 ? n : 1);
+    return (int)(p > 16 ? 16 : p);
 }
 
-extern "C" __global__ void ko_peel_push(KO_STATE_PARAMS, const int* rem, int parity, int parts,
-                                        const int* pmember, int mstamp, int gstamp, int wstamp,
-                                        int* next) {
+// A round's peel phase over list[:n] (sized by the host); its thread 0 zeroes the next
+// round's words, which nothing reads in this round.
+extern "C" __global__ void ko_peel_round(KO_STATE_PARAMS, const int* list, i64 n,
+                                         const int* pmember, int mstamp, int gstamp, int* cnt,
+                                         i64 tail, int* rem, u64* pc, int parity) {
+    __shared__ int count[WARPS];
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        pc[PC_REM + 1 - parity] = 0;
+        pc[PC_NEXT + 1 - parity] = 0;
+    }
     const KoState S = KO_STATE;
-    ko_phase_peel_push(S, rem, (i64)ldcg(&ctr[C_REM + parity]), parts, pmember, mstamp, 0,
-                       gstamp, wstamp, next, &ctr[C_EVAL]);
+    ko_phase_peel(S, list, n, ko_round_parts(n), pmember, mstamp, 0, gstamp, cnt,
+                  &count[(threadIdx.x >> 5) & (WARPS - 1)], tail, &ctr[C_TAIL], rem,
+                  &pc[PC_REM + parity], nullptr, nullptr, &pc[PC_PEELED]);
+}
+
+// The next round's list (members[:n] the peeling's members, rem[:pc[PC_REM + parity]] this
+// round's peeled edges, both counts read on the device: a whole grid): the live members that
+// lost a triangle to them, or, when the round peeled at least as many as stay live, every
+// live member; nothing when the round peeled none or the last member.
+extern "C" __global__ void ko_peel_next(KO_STATE_PARAMS, const int* members, i64 n,
+                                        const int* rem, const int* pmember, int mstamp,
+                                        int gstamp, int wstamp, int* next, u64* pc,
+                                        int parity) {
+    const i64 r = (i64)ldcg(&pc[PC_REM + parity]), peeled = (i64)ldcg(&pc[PC_PEELED]);
+    if (r == 0 || peeled == n) return;
+    const KoState S = KO_STATE;
+    if (r >= n - peeled)
+        ko_phase_live(S, members, n, gstamp, next, &pc[PC_NEXT + 1 - parity]);
+    else
+        ko_phase_peel_push(S, rem, r, ko_round_parts(r), pmember, mstamp, 0, gstamp, wstamp,
+                           next, &pc[PC_NEXT + 1 - parity]);
 }
 
 extern "C" __global__ void ko_peel_live(KO_STATE_PARAMS, const int* list, i64 n, int gstamp,
-                                        int* keep) {
+                                        int* keep, u64* pc) {
     const KoState S = KO_STATE;
-    ko_phase_live(S, list, n, gstamp, keep, &ctr[C_EVAL]);
+    ko_phase_live(S, list, n, gstamp, keep, &pc[PC_LIVE]);
 }

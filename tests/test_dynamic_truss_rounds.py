@@ -1,14 +1,16 @@
-"""DynamicTruss batches whose peelings take many rounds: a triangular lattice on a torus, where
-every edge lies in exactly two triangles (a 4-truss with no slack). Deleting one edge drops
-every edge to level 3, and the peeling that orders them there removes one ring around the
-hole a round while most edges stay live; closing the hole again raises every edge through a
-candidate set as large as the lattice. On the GPU the peelings go from a
-worklist (``ko_peel.cuh``: later rounds count only the live members that lost a triangle);
-here in one cooperative launch per update and in host-driven rounds. After every batch the
-numbers equal the static decomposition and the k-order invariant holds without ties; the
-CPU version runs the same batches with the same checks."""
+"""DynamicTruss batches whose peelings and descents take many rounds: a triangular lattice on
+a torus, where every edge lies in exactly two triangles (a 4-truss with no slack). Deleting
+one edge drops every edge to level 3, one ring around the hole a descent round, and the
+peeling that orders them there removes one ring a round while most edges stay live; closing
+the hole again raises every edge through a candidate set as large as the lattice. On the GPU
+the peelings go from a worklist (``ko_peel.cuh``: later rounds count only the live members
+that lost a triangle), in one cooperative launch per update and in host-driven rounds, and
+the host-driven descent's h-index takes short lists a warp each and long ones a block each.
+After every batch the numbers equal the static decomposition and the k-order invariant holds
+without ties; the CPU version runs the same batches with the same checks."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import hornet
@@ -80,3 +82,39 @@ def test_torus_lattice_peels_in_rings(device, driver, monkeypatch):
     if gpu:
         # (the single hole's peeling at level 3 goes ring by ring)
         assert peel_rounds[0] >= 4, peel_rounds
+
+
+@pytest.mark.parametrize("light_max", [0, 6, 1 << 20])
+def test_descent_by_list_length(device, light_max, monkeypatch):
+    """The lattice with two hubs (each adjacent to a third of the lattice and to each other)
+    loses and gets back random edges, hub edges among them. GPU: host-driven rounds, the
+    descent's h-index split by list length on every worklist (light_max 0: every edge a
+    block; 6: lattice edges a warp, hub edges a block; huge: every edge a warp)."""
+    if device == "cpu" and light_max != 0:
+        pytest.skip("the GPU version's h-index split")
+    _use_driver(device, "device" if device == "cpu" else "rounds", monkeypatch)
+    if device == "gpu":
+        from hornet.algos.ktruss import dynamic_gpu
+        monkeypatch.setattr(dynamic_gpu, "HINDEX_SPLIT_MIN", 0)
+        monkeypatch.setattr(dynamic_gpu, "HINDEX_LIGHT_MAX", light_max)
+    rng = np.random.default_rng(7)
+    s, d = _lattice()
+    hubs = (W * H, W * H + 1)
+    for hub, start in zip(hubs, (0, W * H // 3)):
+        for x in range(start, start + W * H // 3):
+            s.append(x)
+            d.append(hub)
+    s.append(hubs[0])
+    d.append(hubs[1])
+    g = hornet.Graph(directed=False, device=device)
+    g.insert_edges(arr(device, s), arr(device, d))
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    _check(kt, g)
+    for step in range(6):
+        pick = rng.choice(len(s), int(rng.integers(1, 12)), replace=False)
+        gone = ([s[i] for i in pick], [d[i] for i in pick])
+        kt.update(g.delete_edges(arr(device, gone[0]), arr(device, gone[1])))
+        assert kt.stats["path"] == "dynamic"
+        _check(kt, g)
+        kt.update(g.insert_edges(arr(device, gone[0]), arr(device, gone[1])))
+        _check(kt, g)
