@@ -669,7 +669,7 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
     int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
     const KoState S = KO_STATE;
     KsGrid G;
-    G.ctl = ctl; G.bar = bar; G.ph = 0;
+    G.ctl = ctl; G.bar = bar; G.ph = 0; G.t = ks_now();
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const u64 t0 = ks_now();
     int used = 0, status = KS_DONE;
@@ -746,13 +746,13 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
             else
                 dt_phase_hindex(deg, ptr, tkeys, tshift, truss, cur, n, apply, touched, tstamp,
                                 ctr, hist);
-            G.next_phase();
+            G.next_phase(KS_PH_HINDEX);
             if (leader) ctl[KS_NEXT + 1 - r] = 0;  // (every thread has read n from it)
             const i64 m = G.last();
             dt_phase_push(deg, ptr, tkeys, tshift, truss, lowered, lowered_old, m, nxt,
                           &ctl[KS_NEXT + r], pushed, mark, ko_parts(m));
             if (leader && (i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
-            G.next_phase();
+            G.next_phase(KS_PH_DPUSH);
             ++rounds;
             if (ldcg(&ctl[KS_ABORT])) { status = KS_SLOW; break; }
             n = (i64)ldcg(&ctl[KS_NEXT + r]);
@@ -778,16 +778,16 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
                 if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
                 const int pstamp = stamp_base + (++used);
                 ko_phase_count(S, cur, n, ko_parts(n), k, S.member, mstamp, -1, 1, cnt, c);
-                G.next_phase();
+                G.next_phase(KS_PH_CAND);
                 ko_phase_decide(S, cur, n, k, mstamp, cnt, newc, G.slot(), all,
                                 &ctl[KS_ALL]);
-                G.next_phase();
+                G.next_phase(KS_PH_CAND);
                 const i64 m = G.last();
                 ko_phase_push(S, newc, m, k, mstamp, pstamp, nxt, G.slot(), ko_parts(m));
                 if (leader && ((i64)ldcg(&ctl[KS_ALL]) > max_region ||
                                (i64)(ks_now() - t0) > deadline_ns))
                     ctl[KS_ABORT] = 1;
-                G.next_phase();
+                G.next_phase(KS_PH_PUSH);
                 ++rounds;
                 if (ldcg(&ctl[KS_ABORT])) { status = KS_SLOW; break; }
                 n = G.last();

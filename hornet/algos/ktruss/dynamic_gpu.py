@@ -167,8 +167,8 @@ UPDATE_STAMPS = 1 << 22
 #: ko_scan's control words (KS_* in dynamic_gpu.cu)
 KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
     range(1, 10)
-KS_TOUCHED, KS_SPUN, KS_RAISED, KS_PEEL_ROUNDS = 14, 15, 22, 0
-KS_WORDS = 24
+KS_TOUCHED, KS_SPUN, KS_RAISED, KS_PEEL_ROUNDS, KS_TIME = 14, 15, 22, 0, 24
+KS_WORDS = 32
 KS_DONE, KS_NOT_EMPTY = 0, 3
 #: the host-driven peeling's counters in ko_scan's words (PC_* in ko_peel.cuh)
 PC_REM, PC_NEXT, PC_PEELED = 0, 2, 4

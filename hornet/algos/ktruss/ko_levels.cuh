@@ -99,13 +99,13 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
             const int pstamp = stamp_base + (++used);
             ks_phase_candidates(S, cur, n, lev0, cnt, c, newc, G.slot(), P, &ctl[KS_ALL],
                                 dirty, istamp, &ctl[KS_ABORT]);
-            G.next_phase();
+            G.next_phase(KS_PH_CAND);
             const i64 m = G.last();
             ko_phase_push(S, newc, m, -1, lev0, pstamp, nxt, G.slot(), ko_parts(m), 1);
             if (leader && ((i64)ldcg(&ctl[KS_ALL]) > max_region ||
                            (i64)(ks_now() - t0) > deadline_ns))
                 ctl[KS_ABORT] = 1;
-            G.next_phase();
+            G.next_phase(KS_PH_PUSH);
             ++rounds;
             if (ldcg(&ctl[KS_ABORT])) return KS_SLOW;
             n = G.last();

@@ -105,7 +105,7 @@ __device__ i64 ks_peel(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt,
             ++ctl[KS_PEEL_ROUNDS];                       // (read by the host only)
             if ((i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
         }
-        G.next_phase();
+        G.next_phase(KS_PH_PEEL);
         ++rounds;
         const i64 r = G.last();
         peeled += r;
@@ -118,7 +118,7 @@ __device__ i64 ks_peel(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt,
         else
             ko_phase_peel_push(S, rem, r, ko_parts(r), member, mstamp, per_level, gstamp,
                                wstamp, nxt, G.slot());
-        G.next_phase();
+        G.next_phase(KS_PH_PEEL_PUSH);
         m = G.last();
         cur = nxt;
         nxt = nxt == wa ? wb : wa;

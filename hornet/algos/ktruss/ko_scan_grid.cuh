@@ -19,7 +19,21 @@
 #define KS_CNT 16        // 3 slots: list lengths appended in phase ph % 3
 #define KS_RAISED 22     // mode 3: the edges the raise moved (the descent's worklist)
 #define KS_HEADN 23      // mode 3: ranks given out at the start of a level
-#define KS_WORDS 24
+#define KS_TIME 24       // out, KS_PH_KINDS words: nanoseconds spent in each kind of phase
+#define KS_WORDS 32
+
+// Kinds of phase (next_phase's argument; the time from the last barrier to the end of this
+// one, as block 0 sees it, goes to ctl[KS_TIME + kind]): candidate counts and decisions,
+// candidate pushes, peel counts, peel pushes (or the live members), the descent's h-index,
+// the descent's pushes, anything else.
+#define KS_PH_CAND 0
+#define KS_PH_PUSH 1
+#define KS_PH_PEEL 2
+#define KS_PH_PEEL_PUSH 3
+#define KS_PH_HINDEX 4
+#define KS_PH_DPUSH 5
+#define KS_PH_OTHER 6
+#define KS_PH_KINDS 7
 
 #define KS_DONE 0
 #define KS_SLOW 1        // deadline or region limit
@@ -42,14 +56,17 @@ __device__ __forceinline__ u64 ks_now() {
 }
 
 struct KsGrid {
-    u64* ctl; unsigned* bar; int ph;
+    u64* ctl; unsigned* bar; int ph; u64 t;
 
     __device__ void sync() { grid_barrier(bar); }
-    __device__ void next_phase() {
+    __device__ void next_phase(int kind = KS_PH_OTHER) {
         sync();
         ++ph;
         if (blockIdx.x == 0 && threadIdx.x == 0) {
             ctl[KS_CNT + (ph + 1) % 3] = 0;
+            const u64 now = ks_now();
+            ctl[KS_TIME + kind] += now - t;
+            t = now;
         }
     }
     __device__ u64* slot() { return &ctl[KS_CNT + ph % 3]; }
