@@ -657,8 +657,8 @@ class GpuDynamicTruss:
 
     def _peel(self, members, n: int, member, mstamp, tstamp, deadline, *,
               to_empty: bool) -> int:
-        """Synchronous peeling of ``members[:n]`` (distinct slots marked ``member ==
-        mstamp``, each at its level k = truss; not ``_lb``, ``_front``, ``_front2`` nor
+        """Peeling of ``members[:n]`` (distinct slots marked ``member == mstamp``, each at
+        its level k = truss; not ``_lb``, ``_front``, ``_front2`` nor
         ``_cand``) from a worklist (``ko_peel.cuh``), one read of the counters a round: a
         round peels the listed members with fewer than k - 1 triangles whose other edges are
         above k or live members, ranks them at the end of their level (from ``tail``), and
