@@ -1,6 +1,6 @@
 """Where a small batch's time goes in the GPU DynamicTruss update.
 
-    python3 -m bench.tools.profile_truss_gpu [--graphs email-Enron,soc-Epinions1]
+    python3 -m bench.tools.profile_truss_gpu [--graphs email-Enron,soc-Epinions1,kron20]
         [--sizes 10,100] [--repeats 5] [--cprofile]
 
 For every graph and batch size: b random existing edges deleted, then re-inserted (as
@@ -12,7 +12,8 @@ For every graph and batch size: b random existing edges deleted, then re-inserte
   device synchronization before and after (inclusive times: a step's time holds the steps
   it calls), and the same steps with host clocks only (what the Python side costs);
 - the update's statistics (rounds, region) and the device time of the cooperative
-  launches (CUDA events around ``_scan``);
+  launches (CUDA events around ``_scan``), and that time by kind of phase (ko_scan's own
+  clock, between its grid barriers);
 - with ``--cprofile``, the top host functions of the update by own time.
 
 Fixed costs measured alone: one counter read, the triangle count read, a batch adjacency of
@@ -31,7 +32,6 @@ from collections import defaultdict
 import numpy as np
 
 import hornet
-from bench.common import DATA
 
 NEEDS_GPU = True
 
@@ -111,9 +111,9 @@ def wrap_all(st: Stages) -> None:
 
 
 def load(name):
-    path = next(p for p in DATA.iterdir() if p.name.startswith(name))
-    s, d, _ = hornet.io.read_edges(path)
-    return path.name.split(".")[0], s, d
+    """(title, src, dst) of a graph of the data folder or "kronNN" (as bench/dynamic_truss.py)."""
+    from bench.dynamic_truss import load as bench_load
+    return bench_load(name)
 
 
 def batches(g, b, rng, count):
@@ -180,10 +180,16 @@ def fixed_costs(g, kt, b):
         print(f"    empty ko_scan failed: {exc!r}")
 
 
+#: ko_scan's phase kinds (KS_PH_* in ko_scan_grid.cuh), in the order of its time words
+PHASES = ("cand", "push", "peel", "peel-push", "hindex", "d-push", "other")
+
+
 def scan_events(kt_cls):
-    """Wrap _scan with CUDA events; returns the list of device milliseconds."""
+    """Wrap _scan with CUDA events; returns the list of device milliseconds and the list of
+    the launch's milliseconds by phase kind (ko_scan's KS_TIME words)."""
     import cupy as cp
-    times = []
+    from hornet.algos.ktruss.dynamic_gpu import KS_TIME
+    times, phases = [], []
     orig = kt_cls.__dict__["_scan"]
 
     def timed(self, *a, **k):
@@ -193,9 +199,10 @@ def scan_events(kt_cls):
         e1.record()
         e1.synchronize()
         times.append(cp.cuda.get_elapsed_time(e0, e1))
+        phases.append(self._ks_host[KS_TIME:KS_TIME + len(PHASES)] / 1e6)
         return r
     kt_cls._scan = timed
-    return times, lambda: setattr(kt_cls, "_scan", orig)
+    return times, phases, lambda: setattr(kt_cls, "_scan", orig)
 
 
 def main(argv=None):
@@ -265,13 +272,16 @@ def main(argv=None):
                     for k, v in sorted(totals.items(), key=lambda kv: -kv[1]):
                         print(f"      {k:28} {v / args.repeats * 1e6:9.0f} "
                               f"{calls[k] / args.repeats:5.1f}")
-            times, undo = scan_events(DG.GpuDynamicTruss)
+            times, phases, undo = scan_events(DG.GpuDynamicTruss)
             for _ in range(args.repeats):
                 cycle(g, kt, *next(it))
             undo()
             if times:
                 print(f"    ko_scan device ms (events, incl. its set/get): "
                       f"{', '.join(f'{x:.3f}' for x in times)}")
+                for ph in phases:
+                    print("    ko_scan phases ms: " + ", ".join(
+                        f"{name} {x:.3f}" for name, x in zip(PHASES, ph) if x > 0))
             if args.cprofile:
                 for kind_i, kind in enumerate(("delete", "re-insert")):
                     prof = cProfile.Profile()

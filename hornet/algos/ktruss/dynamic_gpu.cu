@@ -33,9 +33,8 @@
 #define C_EVAL 8       // the scan's next evaluation list (ko_push; zeroed by ko_eval)
 #define C_NEWC 9       // 2 slots: candidates found by a scan round (ko_eval), by round parity
 #define C_ALL 11       // every candidate of the level (ko_eval)
-#define C_REM 12       // edges a peeling round removed (ko_peel_apply; zeroed by ko_peel_count)
-#define C_KEEP 13      // edges a peeling round kept (ko_peel_apply; zeroed by ko_peel_count)
 #define C_TAIL 14      // ranks given out at the end of a level in this update
+#define C_HEAVY 15     // the descent's edges left to a block (dt_hindex_split; zeroed by dt_apply)
 #define C_EXTRA 3      // an insertion's seeds (insert_start.cu: is_place, is_partners)
 #define C_RAISED 5     // distinct edges an insertion's certified raise moved up (kr_apply)
 #define C_HEADN 7      // ranks given out at the start of a level in this update (kr_apply)
@@ -176,23 +175,43 @@ __device__ __forceinline__ int hindex_from_bins(const int* h, int a, int lo) {
     return lo > 2 ? -lo : lo;
 }
 
-// Descent phase, one warp per worklist edge e = list[i] (distinct), a = truss[e]: newval[i] =
-// the h-index of e's triangles, capped at a: the largest k <= a with at least k - 2 triangles
-// whose other two edges both have truss >= k (2 without). Reads truss only (a synchronous
-// round: the apply phase writes the values after every warp has read). Levels below a - 255
-// share the lowest bin: when that bin decides, the value (an upper bound of the h-index, so
-// still a valid bound) is stored negated and the apply phase puts the edge back on the
-// worklist. hist: the block's WARPS x HBINS shared histograms.
+// Descent phase, one warp per worklist edge e = list[i] (distinct), a = truss[e]: out(i, e,
+// value) with the h-index of e's triangles, capped at a: the largest k <= a with at least
+// k - 2 triangles whose other two edges both have truss >= k (2 without). Levels below
+// a - 255 share the lowest bin: when that bin decides, the value (an upper bound of the
+// h-index, so still a valid bound) is negated and the apply step puts the edge back on the
+// worklist. hist: the block's WARPS x HBINS shared histograms. out stores the value for a
+// separate apply phase (DtStore: a synchronous round) or applies it at once (dt_apply_one):
+// every value read is then still an upper bound of the new truss numbers, so the h-index is
+// one too, and the descent ends at the same fixed point.
+struct DtStore {
+    int* newval;
+    __device__ void operator()(i64 i, int, int value) const { newval[i] = value; }
+};
+
+// With heavy_e, an edge whose shorter list is longer than light_max is left to a block
+// (dt_hindex_heavy): lane 0 lists it in heavy_e, its index i in heavy_i (count *nheavy).
+template <typename Out>
 __device__ void dt_phase_hindex(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                 const i64* __restrict__ tkeys, int tshift, const int* truss,
-                                const int* list, i64 n, int* newval, int* touched, int tstamp,
-                                u64* ctr, int (*hist)[HBINS]) {
+                                const int* list, i64 n, Out&& out, int* touched, int tstamp,
+                                u64* ctr, int (*hist)[HBINS], int* heavy_e = nullptr,
+                                int* heavy_i = nullptr, u64* nheavy = nullptr,
+                                int light_max = 0) {
     const unsigned lane = threadIdx.x & 31;
     int* h = hist[(threadIdx.x >> 5) & (WARPS - 1)];
     for (i64 i = warp_id(); i < n; i += num_warps()) {
         const int e = ldcg(&list[i]);
         const i64 key = tkeys[e];
         const int u = hi32(key), v = lo32(key);
+        if (heavy_e != nullptr && imin(deg[u], deg[v]) > light_max) {      // (warp-uniform)
+            if (lane == 0) {
+                const u64 j = atomicAdd(nheavy, 1ull);
+                heavy_e[j] = e;
+                heavy_i[j] = (int)i;
+            }
+            continue;
+        }
         const int a = ldcg(&truss[e]);
         const int lo = a - (HBINS - 1) > 2 ? a - (HBINS - 1) : 2;
         for (int b = lane; b < HBINS; b += 32) h[b] = 0;
@@ -213,36 +232,44 @@ __device__ void dt_phase_hindex(const int* __restrict__ deg, const i64* __restri
         }
         __syncwarp();
         if (lane == 0) {
-            newval[i] = a <= 2 ? a : hindex_from_bins(h, a, lo);
             touch(touched, tstamp, e, ctr);
+            out(i, e, a <= 2 ? a : hindex_from_bins(h, a, lo));
         }
         __syncwarp();
     }
 }
 
-// Descent apply phase: truss[list[i]] = newval[i] where lower; lowered edges (with their
-// value before) to lowered / lowered_old (count *nlow); edges whose value came from the
-// clamped bin straight to the next worklist (next, count *nnext, deduplicated by mark ==
-// stamp). Every lowered edge also goes once per update to fallen (count *nfell, deduplicated
-// by fell == fstamp): the edges whose k-order places the deletion renews.
+// Descent apply step of edge e with the value v (negated: from the clamped bin): truss[e] =
+// v where lower; a lowered edge (with its value before) to lowered / lowered_old (count
+// *nlow); an edge whose value came from the clamped bin straight to the next worklist (next,
+// count *nnext, deduplicated by mark == stamp). Every lowered edge also goes once per update
+// to fallen (count *nfell, deduplicated by fell == fstamp): the edges whose k-order places
+// the deletion renews.
+__device__ __forceinline__ void dt_apply_one(int e, int v, int* truss, int* lowered,
+                                             int* lowered_old, u64* nlow, int* next,
+                                             u64* nnext, int* mark, int stamp, int* fell,
+                                             int fstamp, int* fallen, u64* nfell) {
+    const bool again = v < 0;
+    if (again) v = -v;
+    const int a = ldcg(&truss[e]);
+    if (v < a) {
+        truss[e] = v;
+        const u64 j = atomicAdd(nlow, 1ull);
+        lowered[j] = e;
+        lowered_old[j] = a;
+        if (atomicExch(&fell[e], fstamp) != fstamp) fallen[atomicAdd(nfell, 1ull)] = e;
+    }
+    if (again && atomicExch(&mark[e], stamp) != stamp) next[atomicAdd(nnext, 1ull)] = e;
+}
+
+// Descent apply phase: dt_apply_one for every list edge with its value newval[i].
 __device__ void dt_phase_apply(const int* list, i64 n, const int* newval, int* truss,
                                int* lowered, int* lowered_old, u64* nlow, int* next,
                                u64* nnext, int* mark, int stamp, int* fell, int fstamp,
                                int* fallen, u64* nfell) {
     GRID_STRIDE(i, n) {
-        const int e = ldcg(&list[i]);
-        int v = ldcg(&newval[i]);
-        const bool again = v < 0;
-        if (again) v = -v;
-        const int a = ldcg(&truss[e]);
-        if (v < a) {
-            truss[e] = v;
-            const u64 j = atomicAdd(nlow, 1ull);
-            lowered[j] = e;
-            lowered_old[j] = a;
-            if (atomicExch(&fell[e], fstamp) != fstamp) fallen[atomicAdd(nfell, 1ull)] = e;
-        }
-        if (again && atomicExch(&mark[e], stamp) != stamp) next[atomicAdd(nnext, 1ull)] = e;
+        dt_apply_one(ldcg(&list[i]), ldcg(&newval[i]), truss, lowered, lowered_old, nlow, next,
+                     nnext, mark, stamp, fell, fstamp, fallen, nfell);
     }
 }
 
@@ -280,6 +307,7 @@ __device__ void dt_phase_push(const int* __restrict__ deg, const i64* __restrict
 extern "C" __global__ void dt_apply(const int* list, i64 n, const int* newval, int* truss,
                                     int* lowered, int* lowered_old, int* next, int* mark,
                                     int stamp, u64* ctr, int* fell, int fstamp, int* fallen) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) ctr[C_HEAVY] = 0;   // (read before: the h-index's)
     dt_phase_apply(list, n, newval, truss, lowered, lowered_old, &ctr[C_LOW], next,
                    &ctr[C_NEXT], mark, stamp, fell, fstamp, fallen, &ctr[C_FELL]);
 }
@@ -331,9 +359,23 @@ struct KoState {
 // (ko_holds; with use_rank, the scan's count, else the peeling's). A warp stops once cnt[i]
 // and its own count reach k - 1 (all a decision needs). cnt[i] starts at 0 and the phase
 // that reads it zeroes it again.
-__device__ void ko_phase_count(const KoState& S, const int* list, i64 n, int parts, int k_scan,
+//
+// With Decide, the phase also decides: the warps of an edge add their count and one finished
+// warp (KO_CNT_BITS up) to cnt[i] in one atomic, and the last of them (lane 0) zeroes cnt[i]
+// and calls finish(i, e, k, count) in the same phase (one barrier less per round than a
+// separate decision phase). Every warp of an edge reads the same skip condition: an edge is
+// listed once, and only its own finisher changes its state.
+#define KO_CNT_BITS 24
+#define KO_CNT_MASK ((1 << KO_CNT_BITS) - 1)
+
+struct KoNoFinish {
+    __device__ void operator()(i64, int, int, int) const {}
+};
+
+template <bool Decide, typename Finish>
+__device__ void ko_count_items(const KoState& S, const int* list, i64 n, int parts, int k_scan,
                                const int* member, int mstamp0, int gstamp, int use_rank,
-                               int* cnt, int* c, int per_level = 0) {
+                               int* cnt, int* c, int per_level, Finish&& finish) {
     const unsigned lane = threadIdx.x & 31;
     for (i64 wi = warp_id(); wi < n * parts; wi += num_warps()) {
         const i64 i = wi / parts;
@@ -358,12 +400,32 @@ __device__ void ko_phase_count(const KoState& S, const int* list, i64 n, int par
                 atomicAdd(c, 1);
         }, [&] {
             __syncwarp();
-            return *c + ldcg(&cnt[i]) >= enough;
+            return *c + (ldcg(&cnt[i]) & KO_CNT_MASK) >= enough;
         });
         __syncwarp();
-        if (lane == 0 && *c) atomicAdd(&cnt[i], *c);
+        if (lane == 0) {
+            if (!Decide) {
+                if (*c) atomicAdd(&cnt[i], *c);
+            } else if (parts == 1) {
+                finish(i, e, k, *c);
+            } else {
+                const int was = atomicAdd(&cnt[i], *c + (1 << KO_CNT_BITS));
+                if ((was >> KO_CNT_BITS) == parts - 1) {
+                    cnt[i] = 0;
+                    __threadfence();
+                    finish(i, e, k, (was & KO_CNT_MASK) + *c);
+                }
+            }
+        }
         __syncwarp();
     }
+}
+
+__device__ void ko_phase_count(const KoState& S, const int* list, i64 n, int parts, int k_scan,
+                               const int* member, int mstamp0, int gstamp, int use_rank,
+                               int* cnt, int* c, int per_level = 0) {
+    ko_count_items<false>(S, list, n, parts, k_scan, member, mstamp0, gstamp, use_rank, cnt, c,
+                          per_level, KoNoFinish());
 }
 
 // Scan decision phase of level k, a thread per list edge y at level k not yet a candidate:
@@ -421,32 +483,6 @@ __device__ void ko_phase_push(const KoState& S, const int* newc, i64 m, int k_in
     }
 }
 
-// Peeling apply phase, a thread per live member e = list[i] at level k = truss[e], counted by
-// ko_phase_count (use_rank 0: triangles whose other edges are above k or live members; cnt[i],
-// zeroed here): with fewer than k - 1 it is peeled (gone = gstamp, count *nrem) and ranked at
-// the end of its level (tail + *ntail: one round's edges in any order, as each had at most
-// k - 2 such triangles when the round began); the others go to keep (count *nkeep). With
-// removed, the peeled edges are also listed there (count *nremoved).
-__device__ void ko_phase_peel_apply(const KoState& S, const int* list, i64 n, int* cnt,
-                                    int gstamp, i64 tail, u64* ntail, int* keep, u64* nkeep,
-                                    u64* nrem, int* removed = nullptr,
-                                    u64* nremoved = nullptr) {
-    GRID_STRIDE(i, n) {
-        const int e = ldcg(&list[i]);
-        const int got = ldcg(&cnt[i]);
-        cnt[i] = 0;
-        touch(S.touched, S.tstamp, e, S.ctr);
-        if (got < ldcg(&S.truss[e]) - 1) {
-            S.gone[e] = gstamp;
-            S.rank[e] = tail + (i64)atomicAdd(ntail, 1ull);
-            atomicAdd(nrem, 1ull);
-            if (removed) removed[atomicAdd(nremoved, 1ull)] = e;
-        } else {
-            keep[atomicAdd(nkeep, 1ull)] = e;
-        }
-    }
-}
-
 // The level's survivors list[:n] rise to level k + 1 and take the ranks head + i, before every
 // edge of that level; they are copied to seeds (the next level's scan starts from them).
 __device__ void ko_phase_raise(const KoState& S, const int* list, i64 n, int k, i64 head,
@@ -464,18 +500,13 @@ __device__ void ko_phase_raise(const KoState& S, const int* list, i64 n, int k, 
     int* pushed, int* touched, int tstamp, u64* ctr
 #define KO_STATE {deg, ptr, tkeys, tshift, truss, rank, member, gone, pushed, touched, tstamp, ctr}
 
-// One-phase kernels (host-driven rounds): ko_count, ko_decide, ko_push, ko_peel_apply,
-// ko_raise. ko_decide's thread 0 zeroes ctr[C_EVAL] (ko_push's list) and ctr[C_NEWC + 1 -
-// slot] (the next round's); ko_push reads its count on the device; ko_count's thread 0
-// zeroes ctr[C_REM] and ctr[C_KEEP] (written by ko_peel_apply).
+// One-phase kernels (host-driven rounds): ko_count, ko_decide, ko_push, ko_raise (the
+// peeling's: ko_peel_* in ko_peel.cuh). ko_decide's thread 0 zeroes ctr[C_EVAL] (ko_push's
+// list) and ctr[C_NEWC + 1 - slot] (the next round's); ko_push reads its count on the device.
 extern "C" __global__ void ko_count(KO_STATE_PARAMS, const int* list, i64 n, int parts,
                                     int k_scan, const int* count_member, int mstamp,
                                     int gstamp, int use_rank, int* cnt) {
     __shared__ int count[WARPS];
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ctr[C_REM] = 0;
-        ctr[C_KEEP] = 0;
-    }
     const KoState S = KO_STATE;
     ko_phase_count(S, list, n, parts, k_scan, count_member, mstamp, gstamp, use_rank, cnt,
                    &count[(threadIdx.x >> 5) & (WARPS - 1)]);
@@ -498,13 +529,6 @@ extern "C" __global__ void ko_push(KO_STATE_PARAMS, const int* newc, int slot, i
                   &ctr[C_EVAL], parts);
 }
 
-extern "C" __global__ void ko_peel_apply(KO_STATE_PARAMS, const int* list, i64 n, int* cnt,
-                                         int gstamp, i64 tail, int* keep) {
-    const KoState S = KO_STATE;
-    ko_phase_peel_apply(S, list, n, cnt, gstamp, tail, &ctr[C_TAIL], keep, &ctr[C_KEEP],
-                        &ctr[C_REM]);
-}
-
 extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int k, i64 head,
                                     int* seeds) {
     const KoState S = KO_STATE;
@@ -512,189 +536,16 @@ extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int
 }
 
 // ------------------------------------------------------------------------ certified raise
-// Insertion, first part (see dynamic_gpu.py): the numbers are raised, in synchronous rounds
-// over every level at once, until the order (truss, rank) is a k-order of the new graph, whose
-// numbers are then an upper bound of the truss numbers; the descent (dt_*) lowers them to the
-// exact values. A round: ko_count (use_rank 1, no member: the triangles whose two other edges
-// come after the edge) over the list, kr_raise_value, kr_apply, kr_push.
-
-// A block per list edge e = list[i] at level k = truss[e] with cnt[i] >= k - 1 (more than
-// k - 2 later triangles: the order is violated at e) would need a higher place: newval[i] =
-// the smallest t > k with at most t - 2 triangles whose other two edges are both at t or
-// above (e then goes first in level t, before every edge there); 0 for the others. The
-// block's warps share e's intersection (a hub's long list) and count its triangles by
-// min(truss of the other two) in a shared histogram of RBINS levels from lo = k + 1 (the top
-// bin also takes the levels above it); a window that does not decide moves up. Zeroes
-// cnt[i]; thread 0 zeroes ctr[C_LOW] and ctr[C_NEXT] (the host read them before this launch).
-#define RBINS 512
-__device__ void kr_phase_value(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                               const i64* __restrict__ tkeys, int tshift, const int* truss,
-                               const int* list, i64 n, int* cnt, int* newval, int* touched,
-                               int tstamp, u64* ctr, int* h, int* decided) {
-    const unsigned lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    for (i64 i = blockIdx.x; i < n; i += gridDim.x) {
-        const int e = ldcg(&list[i]);
-        const int k = ldcg(&truss[e]);
-        const int got = ldcg(&cnt[i]);
-        __syncthreads();                         // (every thread has read cnt[i], decided)
-        if (threadIdx.x == 0) {
-            cnt[i] = 0;
-            touch(touched, tstamp, e, ctr);
-        }
-        if (got < k - 1) {                       // (block-uniform)
-            if (threadIdx.x == 0) newval[i] = 0;
-            continue;
-        }
-        const i64 key = tkeys[e];
-        const int u = hi32(key), v = lo32(key);
-        int lo = k + 1, out = 0;
-        while (out == 0) {
-            for (int b = threadIdx.x; b < RBINS; b += blockDim.x) h[b] = 0;
-            __syncthreads();
-            warp_common(deg, ptr, u, v, lane, warp, nwarps, [&](int w) {
-                const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
-                const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
-                if (s1 < 0 || s2 < 0) return;
-                const int m = imin(ldcg(&truss[s1]), ldcg(&truss[s2]));
-                if (m >= lo) atomicAdd(&h[imin(m - lo, RBINS - 1)], 1);
-            }, NO_STOP);
-            __syncthreads();
-            if (threadIdx.x == 0) {
-                int acc = 0;
-                for (int b = 0; b < RBINS; ++b) acc += h[b];
-                int t = 0;
-                for (int b = 0; b < RBINS; ++b) {          // acc: triangles at lo + b or above
-                    if (acc <= lo + b - 2) { t = lo + b; break; }
-                    acc -= h[b];
-                }
-                *decided = t;
-            }
-            __syncthreads();
-            out = *decided;
-            if (out == 0) lo += RBINS;
-            __syncthreads();                     // (before the next window clears h)
-        }
-        if (threadIdx.x == 0) newval[i] = out;
-    }
-}
-
-// A thread per list edge e = list[i] with newval[i] > 0: e moves to level newval[i], first in
-// it (rank head - j, j from *nhead); its former level and rank go to raised_old /
-// raised_rank beside it in raised (count *nraised); it goes to the next list (count *nnext,
-// deduplicated by mark == stamp: edges raised together may break each other's new place)
-// and, once per update, to region (count *nregion, deduplicated by rmark == rstamp: the
-// descent's worklist).
-__device__ void kr_phase_apply(const int* list, i64 n, const int* newval, int* truss,
-                               i64* rank, i64 head, int* raised, int* raised_old,
-                               i64* raised_rank, u64* nraised, int* next, u64* nnext,
-                               int* mark, int stamp, int* region, u64* nregion, int* rmark,
-                               int rstamp, u64* nhead) {
-    GRID_STRIDE(i, n) {
-        const int t = ldcg(&newval[i]);
-        if (t <= 0) continue;
-        const int e = ldcg(&list[i]);
-        const u64 j = atomicAdd(nraised, 1ull);
-        raised[j] = e;
-        raised_old[j] = ldcg(&truss[e]);
-        raised_rank[j] = ldcg(&rank[e]);
-        truss[e] = t;
-        rank[e] = head - (i64)atomicAdd(nhead, 1ull);
-        if (atomicExch(&mark[e], stamp) != stamp) next[atomicAdd(nnext, 1ull)] = e;
-        if (atomicExch(&rmark[e], rstamp) != rstamp) region[atomicAdd(nregion, 1ull)] = e;
-    }
-}
-
-// `parts` warps per raised edge e = raised[i] (i < m), moved from (old level a, old rank ra)
-// to the start of level b = truss[e]: every triangle neighbour z that e passed (z at level a
-// after ra, or a < truss[z] < b), whose third edge comes after z, gained a later triangle:
-// it goes to the next list (count *nnext, deduplicated by mark == stamp).
-__device__ void kr_phase_push(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                              const i64* __restrict__ tkeys, int tshift, const int* truss,
-                              const i64* rank, const int* raised, const int* raised_old,
-                              const i64* raised_rank, i64 m, int* next, u64* nnext, int* mark,
-                              int stamp, int parts) {
-    const unsigned lane = threadIdx.x & 31;
-    for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
-        const i64 i = wi / parts;
-        const int part = (int)(wi - i * parts);
-        const int e = ldcg(&raised[i]);
-        const int a = ldcg(&raised_old[i]);
-        const i64 ra = ldcg(&raised_rank[i]);
-        const int b = ldcg(&truss[e]);
-        const i64 key = tkeys[e];
-        const int u = hi32(key), v = lo32(key);
-        warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
-            const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
-            const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
-            if (s1 < 0 || s2 < 0) return;
-            const int t1 = ldcg(&truss[s1]), t2 = ldcg(&truss[s2]);
-            const i64 r1 = ldcg(&rank[s1]), r2 = ldcg(&rank[s2]);
-            const bool passed1 = (t1 == a && r1 > ra) || (t1 > a && t1 < b);
-            const bool passed2 = (t2 == a && r2 > ra) || (t2 > a && t2 < b);
-            if (passed1 && (t2 > t1 || (t2 == t1 && r2 > r1)) &&
-                atomicExch(&mark[s1], stamp) != stamp)
-                next[atomicAdd(nnext, 1ull)] = (int)s1;
-            if (passed2 && (t1 > t2 || (t1 == t2 && r1 > r2)) &&
-                atomicExch(&mark[s2], stamp) != stamp)
-                next[atomicAdd(nnext, 1ull)] = (int)s2;
-        }, NO_STOP);
-    }
-}
-
-// One-phase kernels of the raise (host-driven rounds). kr_raise_value's thread 0 zeroes
-// ctr[C_LOW] and ctr[C_NEXT] (the host read them before this launch); kr_push reads the
-// raised count on the device (at most cap).
-extern "C" __global__ void kr_raise_value(const int* __restrict__ deg,
-                                          const i64* __restrict__ ptr,
-                                          const i64* __restrict__ tkeys, int tshift,
-                                          const int* truss, const int* list, i64 n, int* cnt,
-                                          int* newval, int* touched, int tstamp, u64* ctr) {
-    __shared__ int h[RBINS];
-    __shared__ int decided;
-    clear_round_counters(ctr);
-    kr_phase_value(deg, ptr, tkeys, tshift, truss, list, n, cnt, newval, touched, tstamp, ctr,
-                   h, &decided);
-}
-
-extern "C" __global__ void kr_apply(const int* list, i64 n, const int* newval, int* truss,
-                                    i64* rank, i64 head, int* raised, int* raised_old,
-                                    i64* raised_rank, int* next, int* mark, int stamp,
-                                    int* region, int* rmark, int rstamp, u64* ctr) {
-    kr_phase_apply(list, n, newval, truss, rank, head, raised, raised_old, raised_rank,
-                   &ctr[C_LOW], next, &ctr[C_NEXT], mark, stamp, region, &ctr[C_RAISED],
-                   rmark, rstamp, &ctr[C_HEADN]);
-}
-
-extern "C" __global__ void kr_push(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                                   const i64* __restrict__ tkeys, int tshift, const int* truss,
-                                   const i64* rank, const int* raised, const int* raised_old,
-                                   const i64* raised_rank, i64 cap, int* next, int* mark,
-                                   int stamp, u64* ctr, int parts) {
-    const i64 low = (i64)ldcg(&ctr[C_LOW]);
-    kr_phase_push(deg, ptr, tkeys, tshift, truss, rank, raised, raised_old, raised_rank,
-                  low < cap ? low : cap, next, &ctr[C_NEXT], mark, stamp, parts);
-}
-
-// An insertion's new edges (table slots, b of them) at level 2, first in the k-order (ranks
-// head - b + 1 .. head), listed as int32 in seeds.
-extern "C" __global__ void kr_seed(const i64* slots, i64 b, int* truss, i64* rank, i64 head,
-                                   int* seeds) {
-    GRID_STRIDE(i, b) {
-        const i64 s = slots[i];
-        truss[s] = 2;
-        rank[s] = head - b + 1 + i;
-        seeds[i] = (int)s;
-    }
-}
+#include "../algos/ktruss/ko_raise.cuh"     // kr_* (ko_scan mode 3 and host-driven rounds)
 
 // The descent's h-index (as dt_phase_hindex) with a block per worklist edge: the block's warps
 // share the edge's intersection and one histogram h (HBINS, shared); they stop once a - 2
 // triangles hold the edge at its level (a round of few edges: a long list is not left to
 // one warp).
+template <typename Out>
 __device__ void dt_phase_hindex_block(const int* __restrict__ deg, const i64* __restrict__ ptr,
                                       const i64* __restrict__ tkeys, int tshift,
-                                      const int* truss, const int* list, i64 n, int* newval,
+                                      const int* truss, const int* list, i64 n, Out&& out,
                                       int* touched, int tstamp, u64* ctr, int* h) {
     const unsigned lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
@@ -722,8 +573,8 @@ __device__ void dt_phase_hindex_block(const int* __restrict__ deg, const i64* __
         }
         __syncthreads();
         if (threadIdx.x == 0) {
-            newval[i] = a <= 2 ? a : hindex_from_bins(h, a, lo);
             touch(touched, tstamp, e, ctr);
+            out(i, e, a <= 2 ? a : hindex_from_bins(h, a, lo));
         }
         __syncthreads();                         // (before the next edge clears h)
     }
@@ -738,8 +589,39 @@ extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
                                            int* newval, int* touched, int tstamp, u64* ctr) {
     __shared__ int h[HBINS];
     clear_round_counters(ctr);
-    dt_phase_hindex_block(deg, ptr, tkeys, tshift, truss, list, n, newval, touched, tstamp,
-                          ctr, h);
+    dt_phase_hindex_block(deg, ptr, tkeys, tshift, truss, list, n, DtStore{newval}, touched,
+                          tstamp, ctr, h);
+}
+
+// The h-index of a long worklist (host-driven rounds): a warp per edge whose shorter list has
+// at most light_max elements, the others listed for dt_hindex_heavy (a block each, their count
+// read on the device). dt_hindex_split's thread 0 zeroes ctr[C_LOW] and ctr[C_NEXT].
+extern "C" __global__ void dt_hindex_split(const int* __restrict__ deg,
+                                           const i64* __restrict__ ptr,
+                                           const i64* __restrict__ tkeys, int tshift,
+                                           const int* truss, const int* list, i64 n,
+                                           int* newval, int* touched, int tstamp, u64* ctr,
+                                           int* heavy_e, int* heavy_i, int light_max) {
+    __shared__ int hist[WARPS][HBINS];
+    clear_round_counters(ctr);
+    dt_phase_hindex(deg, ptr, tkeys, tshift, truss, list, n, DtStore{newval}, touched, tstamp,
+                    ctr, hist, heavy_e, heavy_i, &ctr[C_HEAVY], light_max);
+}
+
+struct DtStoreAt {
+    int* newval; const int* at;
+    __device__ void operator()(i64 j, int, int value) const { newval[at[j]] = value; }
+};
+
+extern "C" __global__ void dt_hindex_heavy(const int* __restrict__ deg,
+                                           const i64* __restrict__ ptr,
+                                           const i64* __restrict__ tkeys, int tshift,
+                                           const int* truss, const int* heavy_e,
+                                           const int* heavy_i, int* newval, int* touched,
+                                           int tstamp, u64* ctr) {
+    __shared__ int h[HBINS];
+    dt_phase_hindex_block(deg, ptr, tkeys, tshift, truss, heavy_e, (i64)ldcg(&ctr[C_HEAVY]),
+                          DtStoreAt{newval, heavy_i}, touched, tstamp, ctr, h);
 }
 
 // ------------------------------------------------------------------------ ko_scan
@@ -757,9 +639,10 @@ extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
 // at its level extra_lev (ascending), from the lowest (ks_extras). mode 1 (deletion): one
 // peeling of all[:n_in] (member == mstamp1, each at its own level), which must remove every
 // edge (else status KS_NOT_EMPTY). mode 2
-// (deletion): first the descent from the worklist seeds[:ctr[C_NEXT]] (rounds of the hindex,
-// apply and push phases; the lowered edges go to all, marked member1 == mstamp1, count
-// ctl[KS_FELL]), then mode 1's peeling of the edges it lowered. mode 3 (insertion): the
+// (deletion): first the descent from the worklist seeds[:ctr[C_NEXT]] (rounds of the hindex
+// phase, which applies each value, and the push phase; the lowered edges go to all, marked
+// member1 == mstamp1, count ctl[KS_FELL]), then mode 1's peeling of the edges it lowered
+// (every peeling: ks_peel, from a worklist). mode 3 (insertion): the
 // certified raise from the new edges seeds[:n_in] (rounds of ko_phase_count, the raise
 // value, apply and push phases; raised edges once to region, marked member == a fresh stamp,
 // count ctl[KS_RAISED]; its rounds in ctl[KS_LEVELS]), then mode 2 from region. mode 4
@@ -770,6 +653,7 @@ extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
 // when it passes deadline_ns (from its start) or a level's candidates pass max_region.
 
 #include "../algos/ktruss/ko_scan_grid.cuh"  // KS_* words, ko_parts, ks_now, KsGrid
+#include "../algos/ktruss/ko_peel.cuh"       // ks_peel, ko_peel_* (host-driven rounds)
 #include "../algos/ktruss/ko_levels.cuh"     // mode 4: ks_levels
 
 extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc,
@@ -785,7 +669,7 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
     int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
     const KoState S = KO_STATE;
     KsGrid G;
-    G.ctl = ctl; G.bar = bar; G.ph = 0;
+    G.ctl = ctl; G.bar = bar; G.ph = 0; G.t = ks_now();
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const u64 t0 = ks_now();
     int used = 0, status = KS_DONE;
@@ -849,23 +733,26 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
         while (n > 0) {
             if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
             const int mark = stamp_base + (++used);
+            // (each value applied as soon as it is known: see dt_phase_hindex)
+            u64* nlow = G.slot();
+            const auto apply = [&](i64, int e, int value) {
+                dt_apply_one(e, value, truss, lowered, lowered_old, nlow, nxt,
+                             &ctl[KS_NEXT + r], pushed, mark, member1, mstamp1, all,
+                             &ctl[KS_FELL]);
+            };
             if (n <= (i64)gridDim.x)               // (few edges: a block each)
-                dt_phase_hindex_block(deg, ptr, tkeys, tshift, truss, cur, n, newc, touched,
+                dt_phase_hindex_block(deg, ptr, tkeys, tshift, truss, cur, n, apply, touched,
                                       tstamp, ctr, &hist[0][0]);
             else
-                dt_phase_hindex(deg, ptr, tkeys, tshift, truss, cur, n, newc, touched, tstamp,
+                dt_phase_hindex(deg, ptr, tkeys, tshift, truss, cur, n, apply, touched, tstamp,
                                 ctr, hist);
-            G.next_phase();
-            dt_phase_apply(cur, n, newc, truss, lowered, lowered_old, G.slot(), nxt,
-                           &ctl[KS_NEXT + r], pushed, mark, member1, mstamp1, all,
-                           &ctl[KS_FELL]);
-            if (leader) ctl[KS_NEXT + 1 - r] = 0;
-            G.next_phase();
+            G.next_phase(KS_PH_HINDEX);
+            if (leader) ctl[KS_NEXT + 1 - r] = 0;  // (every thread has read n from it)
             const i64 m = G.last();
             dt_phase_push(deg, ptr, tkeys, tshift, truss, lowered, lowered_old, m, nxt,
                           &ctl[KS_NEXT + r], pushed, mark, ko_parts(m));
             if (leader && (i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
-            G.next_phase();
+            G.next_phase(KS_PH_DPUSH);
             ++rounds;
             if (ldcg(&ctl[KS_ABORT])) { status = KS_SLOW; break; }
             n = (i64)ldcg(&ctl[KS_NEXT + r]);
@@ -891,16 +778,16 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
                 if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
                 const int pstamp = stamp_base + (++used);
                 ko_phase_count(S, cur, n, ko_parts(n), k, S.member, mstamp, -1, 1, cnt, c);
-                G.next_phase();
+                G.next_phase(KS_PH_CAND);
                 ko_phase_decide(S, cur, n, k, mstamp, cnt, newc, G.slot(), all,
                                 &ctl[KS_ALL]);
-                G.next_phase();
+                G.next_phase(KS_PH_CAND);
                 const i64 m = G.last();
                 ko_phase_push(S, newc, m, k, mstamp, pstamp, nxt, G.slot(), ko_parts(m));
                 if (leader && ((i64)ldcg(&ctl[KS_ALL]) > max_region ||
                                (i64)(ks_now() - t0) > deadline_ns))
                     ctl[KS_ABORT] = 1;
-                G.next_phase();
+                G.next_phase(KS_PH_PUSH);
                 ++rounds;
                 if (ldcg(&ctl[KS_ABORT])) { status = KS_SLOW; break; }
                 n = G.last();
@@ -912,33 +799,17 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
             pmember = S.member;
             pstamp_m = mstamp;
         }
-        // the peeling of the candidates (mode 1: of the given edges)
+        // the peeling of the candidates (mode 1: of the given edges; every one must go)
         const int gstamp = stamp_base + (++used);
-        const int* pc = peel_list;
-        int* keep = ka;
-        i64 n = nall;
-        bool still = false;                        // survivors after a round that removed none
-        while (n > 0) {
-            ko_phase_count(S, pc, n, ko_parts(n), -1, pmember, pstamp_m, gstamp, 0, cnt, c);
-            G.next_phase();
-            ko_phase_peel_apply(S, pc, n, cnt, gstamp, tail, &ctl[KS_TAIL], keep, G.slot(),
-                                G.slot2());
-            if (leader && (i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
-            G.next_phase();
-            ++rounds;
-            const i64 kept = G.last(), removed = G.last2();
-            n = kept;
-            if (removed == 0) { still = true; break; }
-            if (ldcg(&ctl[KS_ABORT])) { status = KS_SLOW; break; }
-            pc = keep;
-            keep = keep == ka ? kb : ka;
-        }
+        i64 n = ks_peel(S, G, ctl, c, cnt, peel_list, nall, pmember, pstamp_m, 0, gstamp, tail,
+                        la, lb, newc, mode == 0 ? ka : nullptr, nullptr, nullptr, stamp_base,
+                        stamp_span, used, t0, deadline_ns, rounds, status);
         if (status != KS_DONE) break;
         if (mode != 0) {
             if (n > 0) status = KS_NOT_EMPTY;
             break;
         }
-        if (!still) n = 0;
+        int* keep = ka;
         ++levels;
         // the next level's seeds: the survivors (risen to k + 1) and that level's extras;
         // without survivors, the next level that holds extras

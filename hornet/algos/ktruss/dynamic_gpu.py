@@ -75,7 +75,11 @@ part of a level.
 
 Kernels run warps over an edge's intersection of the endpoints' lists; a round of few edges
 gives each several warps (the counting phase ``ko_count`` adds the warps' counts per edge and
-stops once the edge's case is decided; the next phase reads them). The histograms by level
+stops once the edge's case is decided; the next phase reads them, or, in the peeling and
+mode 4's candidate rounds, the last warp of the edge decides in the same phase). Every
+peeling goes from a worklist (``ko_peel.cuh``): its first round counts every member, a later
+round only the live members that lost a triangle to the edges peeled in the round before.
+``ko_scan``'s descent applies each new value as soon as it is known. The histograms by level
 (the descent's h-index, the raise's new level) take a block per edge, its warps sharing the
 intersection and one shared histogram (``ko_scan``'s descent: a warp per edge). Two drivers
 run the same phase functions
@@ -111,7 +115,7 @@ _CU_BATCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "batch_keys
 _CU_START = os.path.join(os.path.dirname(os.path.abspath(__file__)), "insert_start.cu")
 #: counter words (see dynamic_gpu.cu)
 C_LOW, C_NEXT, C_TOUCHED, C_FELL = 0, 1, 2, 6
-C_EVAL, C_NEWC, C_ALL, C_REM, C_KEEP, C_TAIL = 8, 9, 11, 12, 13, 14
+C_EVAL, C_NEWC, C_ALL, C_TAIL = 8, 9, 11, 14
 C_RAISED, C_HEADN = 5, 7
 C_EXTRA, C_PLACED = 3, 4
 CTR_WORDS = 16
@@ -163,9 +167,16 @@ UPDATE_STAMPS = 1 << 22
 #: ko_scan's control words (KS_* in dynamic_gpu.cu)
 KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
     range(1, 10)
-KS_TOUCHED, KS_SPUN, KS_RAISED, KS_PEEL_ROUNDS = 14, 15, 22, 0
-KS_WORDS = 24
+KS_TOUCHED, KS_SPUN, KS_RAISED, KS_PEEL_ROUNDS, KS_TIME = 14, 15, 22, 0, 24
+KS_WORDS = 32
 KS_DONE, KS_NOT_EMPTY = 0, 3
+#: the host-driven peeling's counters in ko_scan's words (PC_* in ko_peel.cuh)
+PC_REM, PC_NEXT, PC_PEELED = 0, 2, 4
+#: the host-driven descent's h-index on a worklist of at least HINDEX_SPLIT_MIN edges: a warp
+#: per edge whose shorter list has at most HINDEX_LIGHT_MAX elements (eight edges a block
+#: instead of one), a block per other edge
+HINDEX_SPLIT_MIN = 1024
+HINDEX_LIGHT_MAX = 256
 #: warps a launch of few edges aims to keep busy, and the most warps that share one edge
 TARGET_WARPS = 8192
 MAX_PARTS = 16
@@ -259,8 +270,8 @@ class GpuDynamicTruss:
         self._words = cupy.zeros(CTR_WORDS + KS_WORDS, dtype=cupy.uint64)
         self._ctr = self._words[:CTR_WORDS]
         self._ks = self._words[CTR_WORDS:]
-        self._ctr_host = cupyx.empty_pinned(CTR_WORDS, dtype=np.uint64)
         self._words_host = cupyx.empty_pinned(CTR_WORDS + KS_WORDS, dtype=np.uint64)
+        self._ctr_host = self._words_host[:CTR_WORDS]
         self._ks_host = self._words_host[CTR_WORDS:]
         self._batch_keys = cupy.empty(2 * SMALL_BATCH, dtype=cupy.int64)
         self._bar = cupy.zeros(4, dtype=cupy.uint32)
@@ -388,6 +399,7 @@ class GpuDynamicTruss:
         if int(c[KS_SPUN]):
             raise RuntimeError("ko_scan: a grid barrier timed out")
         self._touched_count = int(c[KS_TOUCHED])
+        self._peel_rounds = int(c[KS_PEEL_ROUNDS])
         self._head = int(c[KS_HEAD].view(np.int64))
         self._tail += int(c[KS_TAIL])
         self._rounds += int(c[KS_ROUNDS])
@@ -415,8 +427,9 @@ class GpuDynamicTruss:
         return cls._grid_cache[dev]
 
     def _read(self) -> np.ndarray:
-        """The counters on the host (the round's one synchronization)."""
-        self._ctr.get(out=self._ctr_host)
+        """The counters on the host (the round's one synchronization; ko_scan's control words
+        come along: the host-driven peeling counts there)."""
+        self._words.get(out=self._words_host)
         return self._ctr_host
 
     def _view(self):
@@ -554,27 +567,39 @@ class GpuDynamicTruss:
         w = self._words
         cupy.cuda.runtime.memsetAsync(w.data.ptr, 0, w.nbytes,
                                       cupy.cuda.get_current_stream().ptr)
-        self._rounds = 0
+        self._rounds = self._peel_rounds = 0
         if self._clock + UPDATE_STAMPS >= (1 << 31) - 1:
             self._tick(UPDATE_STAMPS)             # (starts the stamps over)
         return self._tick()
 
     def _descend(self, n: int, tstamp, fstamp, deadline) -> bool:
         """The h-index descent from the worklist ``_la[:n]`` (distinct slots) to its fixed
-        point, one launch per phase; every lowered edge goes once to ``_fallen`` (``_fell ==
-        fstamp``, count ``C_FELL``). Returns False when the deadline passed (the values are
-        then bounds, not final)."""
-        from hornet.core.cuda import BLOCK, i64, launch
+        point, one launch per phase (the h-index: a block per edge, or, on a worklist of
+        :data:`HINDEX_SPLIT_MIN` edges or more, a warp per edge whose shorter list has at
+        most :data:`HINDEX_LIGHT_MAX` elements and a block per other edge); every lowered
+        edge goes once to ``_fallen`` (``_fell == fstamp``, count ``C_FELL``). Returns False
+        when the deadline passed (the values are then bounds, not final)."""
+        from hornet.core.cuda import BLOCK, _max_grid, i64, launch
         deg, ptr = self._view()
         t = self._table
         truss = t.columns["truss"]
         cur, nxt = self._la, self._lb
         hindex, apply, push = _fn("dt_hindex_block"), _fn("dt_apply"), _fn("dt_push")
+        split, heavy = _fn("dt_hindex_split"), _fn("dt_hindex_heavy")
+        full_grid = (int(_max_grid()),)
         while n:
             stamp = self._tick()
-            launch(hindex, n, (deg, ptr, t.keys, np.int32(t.shift), truss, cur, i64(n),
-                               self._newval, self._touched, tstamp, self._ctr),
-                   threads_per_item=BLOCK)
+            head = (deg, ptr, t.keys, np.int32(t.shift), truss)
+            if n >= HINDEX_SPLIT_MIN:
+                # a warp per edge of short lists, a block per edge of the others
+                launch(split, n, head + (cur, i64(n), self._newval, self._touched, tstamp,
+                                         self._ctr, self._cand, self._front2,
+                                         np.int32(HINDEX_LIGHT_MAX)), threads_per_item=WARP)
+                heavy(full_grid, (BLOCK,), head + (self._cand, self._front2, self._newval,
+                                                   self._touched, tstamp, self._ctr))
+            else:
+                launch(hindex, n, head + (cur, i64(n), self._newval, self._touched, tstamp,
+                                          self._ctr), threads_per_item=BLOCK)
             launch(apply, n, (cur, i64(n), self._newval, truss, self._low, self._low_old, nxt,
                               self._mark, stamp, self._ctr, self._fell, fstamp, self._fallen))
             parts = _parts(n)
@@ -628,39 +653,56 @@ class GpuDynamicTruss:
             self._tail += int(self._ctr_host[C_TAIL])      # (the host-driven peeling's)
         if not done:                               # (the caller deletes the batch's keys)
             return self._fallback(touched)
-        self.stats.update(region=touched, rounds=self._rounds)
+        self.stats.update(region=touched, rounds=self._rounds, peel_rounds=self._peel_rounds)
 
     def _peel(self, members, n: int, member, mstamp, tstamp, deadline, *,
               to_empty: bool) -> int:
-        """Synchronous peeling of ``members[:n]`` (distinct slots marked ``member ==
-        mstamp``, each at its level k = truss; not ``_lb`` nor ``_front2``): a round removes
-        those with fewer than k - 1 triangles whose other edges are above k or live members,
-        and ranks them at the end of their level (from ``tail``). Ends when a round removes
-        nothing: the survivors are left in ``_lb[:returned]``. Returns -1 when the deadline
-        passed, or, with ``to_empty`` (the members' numbers are exact, so all must go), when
-        edges survive."""
-        from hornet.core.cuda import i64, launch
+        """Peeling of ``members[:n]`` (distinct slots marked ``member == mstamp``, each at
+        its level k = truss; not ``_lb``, ``_front``, ``_front2`` nor
+        ``_cand``) from a worklist (``ko_peel.cuh``), one read of the counters a round: a
+        round peels the listed members with fewer than k - 1 triangles whose other edges are
+        above k or live members, ranks them at the end of their level (from ``tail``), and
+        lists the live members that lost a triangle to them for the next round (the first
+        round lists every member; a round that peeled at least as many as stay live, all of
+        those). Ends when a round peels nothing: the survivors are left in
+        ``_lb[:returned]``. Returns -1 when the deadline passed, or, with ``to_empty`` (the
+        members' numbers are exact, so all must go), when edges survive."""
+        import cupy
+        from hornet.core.cuda import BLOCK, _max_grid, i64, launch
+        if n == 0:
+            return 0
         state = self._state(tstamp)
-        gstamp = self._tick()
-        cur, keep = members, self._lb
-        count, apply = _fn("ko_count"), _fn("ko_peel_apply")
-        while n:
-            parts = _parts(n)
-            launch(count, n * int(parts), state + (cur, i64(n), parts, np.int32(-1), member,
-                                                   np.int32(mstamp), gstamp, np.int32(0),
-                                                   self._cnt), threads_per_item=WARP)
-            launch(apply, n, state + (cur, i64(n), self._cnt, gstamp, i64(self._tail), keep))
-            c = self._read()
+        gstamp, mstamp = self._tick(), np.int32(mstamp)
+        pc, pch = self._ks, self._ks_host       # (ko_scan's words: unused by these rounds)
+        cupy.cuda.runtime.memsetAsync(pc.data.ptr, 0, 8 * 8, cupy.cuda.get_current_stream().ptr)
+        cur, nxt = members, self._front
+        peel, after = _fn("ko_peel_round"), _fn("ko_peel_next")
+        full_grid = (int(_max_grid()),)
+        m, parity = n, 0
+        while True:
+            launch(peel, m * int(_parts(m)), state + (cur, i64(m), member, mstamp, gstamp,
+                                                      self._cnt, i64(self._tail), self._cand,
+                                                      pc, np.int32(parity)),
+                   threads_per_item=WARP)
+            after(full_grid, (BLOCK,), state + (members, i64(n), self._cand, member, mstamp,
+                                                gstamp, self._tick(), nxt, pc,
+                                                np.int32(parity)))
+            self._read()
             self._rounds += 1
-            removed, n = int(c[C_REM]), int(c[C_KEEP])
-            if removed == 0 or (n and time.perf_counter() > deadline):
+            self._peel_rounds += 1
+            removed, peeled = int(pch[PC_REM + parity]), int(pch[PC_PEELED])
+            m = int(pch[PC_NEXT + 1 - parity])
+            if removed == 0 or peeled == n or m == 0:
                 break
-            cur, keep = keep, (self._front2 if keep is self._lb else self._lb)
-        if n and (to_empty or removed):
-            return -1
-        if n and keep is not self._lb:
-            self._lb[:n] = keep[:n]
-        return n
+            if time.perf_counter() > deadline:
+                return -1
+            parity = 1 - parity
+            cur, nxt = nxt, (self._front2 if nxt is self._front else self._front)
+        left = n - peeled
+        if to_empty or left == 0:
+            return -1 if left else 0
+        launch(_fn("ko_peel_live"), n, state + (members, i64(n), gstamp, self._lb, pc))
+        return left
 
     def _add_extras(self, ext, levels: np.ndarray, k: int, at: int) -> int:
         """Copy the extra seeds of level ``k`` (``ext`` int32 on the device, ``levels`` their
@@ -723,7 +765,7 @@ class GpuDynamicTruss:
             if not done:
                 return self._fallback(self._touched_count)
             self.stats.update(region=self._touched_count, rounds=self._rounds,
-                              peel_rounds=int(self._ks_host[KS_PEEL_ROUNDS]),
+                              peel_rounds=self._peel_rounds,
                               levels=self._levels, placed=int(c[C_PLACED]),
                               seeds=int(c[C_EXTRA]))
             return

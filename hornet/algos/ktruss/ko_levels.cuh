@@ -13,7 +13,8 @@
 //
 //   iteration: candidate rounds from the worklist (every edge at its own level; a new
 //   candidate marks its level dirty); the members of the dirty levels are peeled again from
-//   scratch (the others keep their peeling); the survivors rise one level, at its start, and
+//   scratch (ks_peel: the first round counts them all, the later ones only those that lost a
+//   triangle; the others keep their peeling); the survivors rise one level, at its start, and
 //   are the next worklist. It ends when no edge rises.
 //
 // Level k is final once the levels below it are: the iterations are at most the levels the
@@ -27,33 +28,31 @@
 #pragma once
 
 #define KS_PEELED 11              // mode 4: the next P's length (peeled and clean members)
-#define KS_PEEL_ROUNDS 0          // mode 4, out: the peeling rounds (of all rounds)
 #define KS_LEVEL_STAMPS (1 << 16)  // mode 4: member stamps by level (levels below this)
 
-// Decision phase of the scan of every level (as ko_phase_decide, each list edge y at its own
-// level k = truss[y], candidates member == lev0 + k): a new candidate goes to newc (count
-// *nnew) and P (count *nall), and marks its level dirty (dirty[k] = istamp). A level too
-// high for the member stamps sets *abort.
-__device__ void ks_phase_decide_levels(const KoState& S, const int* list, i64 n, int lev0,
-                                       int* cnt, int* newc, u64* nnew, int* all, u64* nall,
-                                       int* dirty, int istamp, u64* abort) {
-    GRID_STRIDE(i, n) {
-        const int y = ldcg(&list[i]);
-        const int got = ldcg(&cnt[i]);
-        cnt[i] = 0;
-        const int k = ldcg(&S.truss[y]);
-        if (ldcg(&S.member[y]) == lev0 + k) continue;
+// Candidate phase of the scan of every level (ko_count_items with its decision, each list
+// edge y at its own level k = truss[y], candidates member == lev0 + k): y becomes a candidate
+// when at least k - 1 of its triangles have both other edges above k, candidates at k, or at
+// k after y; a new candidate goes to newc (count *nnew) and P (count *nall), and marks its
+// level dirty (dirty[k] = istamp). A level too high for the member stamps sets *abort. A
+// count may see candidates that the same phase made: the candidate set only grows, and each
+// new candidate's push lists the edges it may complete for the next round.
+__device__ void ks_phase_candidates(const KoState& S, const int* list, i64 n, int lev0, int* cnt,
+                                    int* c, int* newc, u64* nnew, int* all, u64* nall,
+                                    int* dirty, int istamp, u64* abort) {
+    ko_count_items<true>(S, list, n, ko_parts(n), KO_OWN_LEVEL, S.member, lev0, -1, 1, cnt, c,
+                         1, [&](i64, int y, int k, int got) {
         touch(S.touched, S.tstamp, y, S.ctr);
-        if (got < k - 1) continue;
+        if (got < k - 1) return;
         if (k >= KS_LEVEL_STAMPS - 1) {          // (lev0 + k would leave the launch's stamps)
             *abort = 1;
-            continue;
+            return;
         }
         S.member[y] = lev0 + k;
         newc[atomicAdd(nnew, 1ull)] = y;
         all[atomicAdd(nall, 1ull)] = y;
         if (ldcg(&dirty[k]) != istamp) dirty[k] = istamp;
-    }
+    });
 }
 
 // P[:n] split by level: the members of the dirty levels (dirty == istamp) to out (count
@@ -98,18 +97,15 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
         while (n > 0) {                                   // candidate rounds, all levels
             if (used + 2 > top) return KS_NO_STAMPS;
             const int pstamp = stamp_base + (++used);
-            ko_phase_count(S, cur, n, ko_parts(n), KO_OWN_LEVEL, S.member, lev0, -1, 1, cnt, c,
-                           1);
-            G.next_phase();
-            ks_phase_decide_levels(S, cur, n, lev0, cnt, newc, G.slot(), P, &ctl[KS_ALL],
-                                   dirty, istamp, &ctl[KS_ABORT]);
-            G.next_phase();
+            ks_phase_candidates(S, cur, n, lev0, cnt, c, newc, G.slot(), P, &ctl[KS_ALL],
+                                dirty, istamp, &ctl[KS_ABORT]);
+            G.next_phase(KS_PH_CAND);
             const i64 m = G.last();
             ko_phase_push(S, newc, m, -1, lev0, pstamp, nxt, G.slot(), ko_parts(m), 1);
             if (leader && ((i64)ldcg(&ctl[KS_ALL]) > max_region ||
                            (i64)(ks_now() - t0) > deadline_ns))
                 ctl[KS_ABORT] = 1;
-            G.next_phase();
+            G.next_phase(KS_PH_PUSH);
             ++rounds;
             if (ldcg(&ctl[KS_ABORT])) return KS_SLOW;
             n = G.last();
@@ -120,32 +116,16 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
         ks_phase_split(S, P, (i64)ldcg(&ctl[KS_ALL]), dirty, istamp, ka, G.slot(), Pn,
                        &ctl[KS_PEELED]);
         G.next_phase();
-        i64 live = G.last();
+        const i64 members = G.last();
         const int gstamp = stamp_base + (++used);
-        const int* pc = ka;
-        int* keep = kb;
-        while (live > 0) {                               // peeling rounds, all dirty levels
-            ko_phase_count(S, pc, live, ko_parts(live), -1, S.member, lev0, gstamp, 0, cnt, c,
-                           1);
-            G.next_phase();
-            ko_phase_peel_apply(S, pc, live, cnt, gstamp, tail, &ctl[KS_TAIL], keep, G.slot(),
-                                G.slot2(), Pn, &ctl[KS_PEELED]);
-            if (leader) {
-                ++ctl[KS_PEEL_ROUNDS];                   // (read by the host only)
-                if ((i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
-            }
-            G.next_phase();
-            ++rounds;
-            const i64 kept = G.last(), removed = G.last2();
-            live = kept;
-            if (removed == 0) break;                     // (the survivors: keep[:live])
-            if (ldcg(&ctl[KS_ABORT])) return KS_SLOW;
-            pc = keep;
-            keep = keep == ka ? kb : ka;
-        }
+        int status = KS_DONE;
+        const i64 live = ks_peel(S, G, ctl, c, cnt, ka, members, S.member, lev0, 1, gstamp,
+                                 tail, la, lb, newc, kb, Pn, &ctl[KS_PEELED], stamp_base, top,
+                                 used, t0, deadline_ns, rounds, status);
+        if (live < 0) return status;
         ++iterations;
-        // the survivors rise: the next worklist (read from keep until the next split)
-        ks_phase_rise(S, keep, live, head - live + 1);
+        // the survivors rise: the next worklist (read from kb until the next peeling)
+        ks_phase_rise(S, kb, live, head - live + 1);
         if (leader) {
             ctl[KS_ALL] = ldcg(&ctl[KS_PEELED]);
             ctl[KS_PEELED] = 0;
@@ -155,7 +135,7 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
         int* t = P;
         P = Pn;
         Pn = t;
-        cur = keep;
+        cur = kb;
         n = live;
     }
     return KS_DONE;

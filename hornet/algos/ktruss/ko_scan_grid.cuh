@@ -2,6 +2,7 @@
 // helpers ldcg, num_warps and grid_barrier; see the ko_scan comment there).
 #pragma once
 
+#define KS_PEEL_ROUNDS 0  // out: the peeling rounds (of all rounds)
 #define KS_K 1           // out: the last level scanned
 #define KS_HEAD 2        // out: the head rank counter (int64 bits)
 #define KS_TAIL 3        // out: tail ranks given out (from the argument tail)
@@ -16,10 +17,23 @@
 #define KS_TOUCHED 14    // out: ctr[C_TOUCHED] at the end
 #define KS_SPUN 15       // out: a grid barrier timed out
 #define KS_CNT 16        // 3 slots: list lengths appended in phase ph % 3
-#define KS_CNT2 19       // 3 slots: peeled edges of phase ph % 3
 #define KS_RAISED 22     // mode 3: the edges the raise moved (the descent's worklist)
 #define KS_HEADN 23      // mode 3: ranks given out at the start of a level
-#define KS_WORDS 24
+#define KS_TIME 24       // out, KS_PH_KINDS words: nanoseconds spent in each kind of phase
+#define KS_WORDS 32
+
+// Kinds of phase (next_phase's argument; the time from the last barrier to the end of this
+// one, as block 0 sees it, goes to ctl[KS_TIME + kind]): candidate counts and decisions,
+// candidate pushes, peel counts, peel pushes (or the live members), the descent's h-index,
+// the descent's pushes, anything else.
+#define KS_PH_CAND 0
+#define KS_PH_PUSH 1
+#define KS_PH_PEEL 2
+#define KS_PH_PEEL_PUSH 3
+#define KS_PH_HINDEX 4
+#define KS_PH_DPUSH 5
+#define KS_PH_OTHER 6
+#define KS_PH_KINDS 7
 
 #define KS_DONE 0
 #define KS_SLOW 1        // deadline or region limit
@@ -42,21 +56,21 @@ __device__ __forceinline__ u64 ks_now() {
 }
 
 struct KsGrid {
-    u64* ctl; unsigned* bar; int ph;
+    u64* ctl; unsigned* bar; int ph; u64 t;
 
     __device__ void sync() { grid_barrier(bar); }
-    __device__ void next_phase() {
+    __device__ void next_phase(int kind = KS_PH_OTHER) {
         sync();
         ++ph;
         if (blockIdx.x == 0 && threadIdx.x == 0) {
             ctl[KS_CNT + (ph + 1) % 3] = 0;
-            ctl[KS_CNT2 + (ph + 1) % 3] = 0;
+            const u64 now = ks_now();
+            ctl[KS_TIME + kind] += now - t;
+            t = now;
         }
     }
     __device__ u64* slot() { return &ctl[KS_CNT + ph % 3]; }
-    __device__ u64* slot2() { return &ctl[KS_CNT2 + ph % 3]; }
     __device__ i64 last() { return (i64)ldcg(&ctl[KS_CNT + (ph + 2) % 3]); }
-    __device__ i64 last2() { return (i64)ldcg(&ctl[KS_CNT2 + (ph + 2) % 3]); }
 };
 
 // Mode 0's extra seeds: extra[:ne] (distinct slots) sorted by lev[:ne], their levels when the

@@ -1,0 +1,120 @@
+"""DynamicTruss batches whose peelings and descents take many rounds: a triangular lattice on
+a torus, where every edge lies in exactly two triangles (a 4-truss with no slack). Deleting
+one edge drops every edge to level 3, one ring around the hole a descent round, and the
+peeling that orders them there removes one ring a round while most edges stay live; closing
+the hole again raises every edge through a candidate set as large as the lattice. On the GPU
+the peelings go from a worklist (``ko_peel.cuh``: later rounds count only the live members
+that lost a triangle), in one cooperative launch per update and in host-driven rounds, and
+the host-driven descent's h-index takes short lists a warp each and long ones a block each.
+After every batch the numbers equal the static decomposition and the k-order invariant holds
+without ties; the CPU version runs the same batches with the same checks."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hornet
+from hornet.algos.ktruss.dynamic import DynamicTruss
+
+from truss_checks import MODES, arr, assert_static, k_order_violations
+from test_dynamic_truss import _use_driver
+from test_dynamic_truss_lower_start import _ties
+
+W, H = 14, 12
+
+
+def _vid(x: int, y: int) -> int:
+    return (y % H) * W + (x % W)
+
+
+def _lattice() -> tuple[list[int], list[int]]:
+    """Edges of the triangular lattice on a W x H torus: (x, y) to (x + 1, y), (x, y + 1)
+    and (x + 1, y + 1)."""
+    s, d = [], []
+    for y in range(H):
+        for x in range(W):
+            for dx, dy in ((1, 0), (0, 1), (1, 1)):
+                s.append(_vid(x, y))
+                d.append(_vid(x + dx, y + dy))
+    return s, d
+
+
+def _check(kt, g) -> None:
+    assert_static(kt, g)
+    assert k_order_violations(kt) == 0
+    assert _ties(kt) == 0
+
+
+@pytest.mark.parametrize("driver", ["device", "device-from-2", "rounds", "raise"])
+def test_torus_lattice_peels_in_rings(device, driver, monkeypatch):
+    _use_driver(device, driver, monkeypatch)
+    s, d = _lattice()
+    g = hornet.Graph(directed=False, device=device)
+    g.insert_edges(arr(device, s), arr(device, d))
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    _check(kt, g)
+    assert kt.k_max == 4
+    gpu = device == "gpu"
+    peel_rounds = []
+    # one edge out: every edge falls to 3, ordered by a peeling of many rounds
+    hole = ([_vid(3, 4)], [_vid(4, 4)])
+    kt.update(g.delete_edges(arr(device, hole[0]), arr(device, hole[1])))
+    _check(kt, g)
+    assert kt.k_max == 3
+    peel_rounds.append(kt.stats.get("peel_rounds", 0))
+    # an edge across the lattice (not a lattice edge): two new triangles at level 3
+    across = ([_vid(9, 2)], [_vid(11, 3)])
+    kt.update(g.insert_edges(arr(device, across[0]), arr(device, across[1])))
+    _check(kt, g)
+    peel_rounds.append(kt.stats.get("peel_rounds", 0))
+    # the hole closed again: back to a 4-truss
+    kt.update(g.insert_edges(arr(device, hole[0]), arr(device, hole[1])))
+    _check(kt, g)
+    assert kt.k_max == 4
+    # two holes far apart, then both closed in one batch, then a row of edges out
+    two = ([_vid(1, 1), _vid(8, 7)], [_vid(2, 2), _vid(8, 8)])
+    row = ([_vid(x, 5) for x in range(0, W, 3)], [_vid(x + 1, 5) for x in range(0, W, 3)])
+    for apply, (s, d) in ((g.delete_edges, two), (g.insert_edges, two), (g.delete_edges, row)):
+        kt.update(apply(arr(device, s), arr(device, d)))
+        assert kt.stats["path"] == "dynamic"
+        _check(kt, g)
+        peel_rounds.append(kt.stats.get("peel_rounds", 0))
+    if gpu:
+        # (the single hole's peeling at level 3 goes ring by ring)
+        assert peel_rounds[0] >= 4, peel_rounds
+
+
+@pytest.mark.parametrize("light_max", [0, 6, 1 << 20])
+def test_descent_by_list_length(device, light_max, monkeypatch):
+    """The lattice with two hubs (each adjacent to a third of the lattice and to each other)
+    loses and gets back random edges, hub edges among them. GPU: host-driven rounds, the
+    descent's h-index split by list length on every worklist (light_max 0: every edge a
+    block; 6: lattice edges a warp, hub edges a block; huge: every edge a warp)."""
+    if device == "cpu" and light_max != 0:
+        pytest.skip("the GPU version's h-index split")
+    _use_driver(device, "device" if device == "cpu" else "rounds", monkeypatch)
+    if device == "gpu":
+        from hornet.algos.ktruss import dynamic_gpu
+        monkeypatch.setattr(dynamic_gpu, "HINDEX_SPLIT_MIN", 0)
+        monkeypatch.setattr(dynamic_gpu, "HINDEX_LIGHT_MAX", light_max)
+    rng = np.random.default_rng(7)
+    s, d = _lattice()
+    hubs = (W * H, W * H + 1)
+    for hub, start in zip(hubs, (0, W * H // 3)):
+        for x in range(start, start + W * H // 3):
+            s.append(x)
+            d.append(hub)
+    s.append(hubs[0])
+    d.append(hubs[1])
+    g = hornet.Graph(directed=False, device=device)
+    g.insert_edges(arr(device, s), arr(device, d))
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    _check(kt, g)
+    for step in range(6):
+        pick = rng.choice(len(s), int(rng.integers(1, 12)), replace=False)
+        gone = ([s[i] for i in pick], [d[i] for i in pick])
+        kt.update(g.delete_edges(arr(device, gone[0]), arr(device, gone[1])))
+        assert kt.stats["path"] == "dynamic"
+        _check(kt, g)
+        kt.update(g.insert_edges(arr(device, gone[0]), arr(device, gone[1])))
+        _check(kt, g)
