@@ -4,10 +4,11 @@
 ``delete_edges`` (the same edges, property values and changes) for a caller that has both
 at once, such as a replay's sliding window (the batch's edges in, the expired ones out).
 On the CPU both halves take the fused pipelines (:mod:`hornet.batch.cpu.fused`,
-:mod:`hornet.batch.cpu.remove_first`) inside one batch: both halves are checked and sorted
-before anything changes, the blocks that the insert's growing lists leave go back with the
-delete's in one release, and the memory policy (:func:`hornet.batch.pipeline.compact_memory`)
-and the batch's bookkeeping run once. Elsewhere (GPU graphs, graphs with a vertex map,
+:mod:`hornet.batch.cpu.remove_first`) inside one batch: both halves are checked before
+anything changes (the delete is sorted after the insert, while the insert's lines are still
+in cache), the blocks that the insert's growing lists leave go back with the delete's in one
+release, and the memory policy (:func:`hornet.batch.pipeline.compact_memory`) and the
+batch's bookkeeping run once. Elsewhere (GPU graphs, graphs with a vertex map,
 batches that the small-batch path takes, the fused pipelines switched off) it is the two
 calls.
 """
@@ -17,6 +18,7 @@ from . import pipeline
 from .cpu.small import CPU_SMALL_ENTRIES
 from .scope import batch_length, batch_scope
 from .validate import BatchError, edge_batch, property_values
+from ..memory.manager import DeviceMemoryError
 
 __all__ = ["apply_edges"]
 
@@ -48,18 +50,23 @@ def apply_edges(g, insert, delete, edge_props: dict):
         ss, sd, values, skipped, segments, top = pipeline.unique_pairs(
             g, s, d, g._n, values, segments=True, check_ids=True)
         n = max(g._n, top)
-        inside = (ds < n) & (dd < n)          # pairs past the id space name no edge
-        if not inside.all():
-            ds, dd = ds[inside], dd[inside]
-        # the delete's temporaries live in a workspace of their own: the insert's sorted
-        # segments stay valid meanwhile
-        ws = _delete_workspace(g)
-        _, dss, dsd, _, dseg = K.sorted_unique_pairs(ds, dd, max(n, 1), not g.directed,
-                                                     need_order=False, ws=ws, segments=True)
         g._reserve(n)
         inserted, left = pipeline.insert_fused_kept(g, ss, sd, values, skipped, segments, n)
-        # ---- committed: the delete cannot be refused once checked and sorted ----
-        deleted = pipeline._delete_fused(g, dss, dsd, dseg, ws=ws, also_release=left)
+        # ---- committed: the delete, checked already, cannot be refused ----
+        left = left.copy()                     # (a view of the workspace the delete reuses)
+        inside = (ds < n) & (dd < n)           # pairs past the id space name no edge
+        if not inside.all():
+            ds, dd = ds[inside], dd[inside]
+        try:
+            # sorted after the insert, while the insert's lines are still cached
+            _, dss, dsd, _, dseg = K.sorted_unique_pairs(
+                ds, dd, max(n, 1), not g.directed, need_order=False, ws=pipeline.scratch(g),
+                segments=True)
+        except MemoryError as exc:
+            g._mm.release(left)
+            raise DeviceMemoryError("out of memory sorting the deletes of apply_edges: its "
+                                    "inserts went in, its deletes did not") from exc
+        deleted = pipeline._delete_fused(g, dss, dsd, dseg, also_release=left)
     return inserted, deleted
 
 
@@ -75,11 +82,3 @@ def _fused(g, insert, delete) -> bool:
         return False
     entries = batch_length(insert[0]) * (1 if g.directed else 2)
     return not (g._small_batches and entries <= CPU_SMALL_ENTRIES)
-
-
-def _delete_workspace(g):
-    """The reusable buffers of a mixed batch's delete half (see :func:`pipeline.scratch`)."""
-    ws = g.__dict__.get("_ws_delete")
-    if ws is None:
-        ws = g._ws_delete = g._K.workspace()
-    return ws
