@@ -141,12 +141,14 @@ def _loose_lists(degree, size_class, n, min_class):
     m = 0
     for v in range(n):
         d = np.int64(degree[v])
-        if d <= 0:
-            continue
-        k = np.int64(min_class)
-        while (np.int64(1) << k) < d:
-            k += 1
-        if k < size_class[v]:
+        c = np.int64(size_class[v])
+        # the fitting class is smaller than c exactly when half the block holds the list
+        # (and c is above the smallest class): one comparison per vertex, the class itself
+        # computed for the few that move
+        if d > 0 and c > min_class and d <= (np.int64(1) << (c - 1)):
+            k = np.int64(min_class)
+            while (np.int64(1) << k) < d:
+                k += 1
             movers[m] = v
             classes[m] = k
             m += 1
