@@ -64,25 +64,30 @@ def insert_expire(g, ch: BatchChanges, s, d, idx, w, window: EventWindow, end: i
     whose last event leaves the window expires unless the batch refreshes it, which only
     the insert finds out. Such an edge (a present edge that reoccurs just as its last
     event leaves: rare) is deleted by the call; it is inserted again with the values it
-    had and left out of ``ch.expired`` before the batch's refreshes are applied."""
+    had and left out of ``ch.expired`` before the batch's refreshes are applied.
+
+    A batch whose every event inserted an edge of its own is recorded with its edges in
+    the graph's sorted form (:class:`hornet.batch.mixed.SortedEdges`, 8 bytes per stored
+    entry while it is in the window); when exactly that record expires, the delete takes
+    that form instead of sorting the expired pairs again."""
     if g.device != "cpu" or not window.tracks_refreshes or idx[0] < end - window.window:
         return False
-    es, ed = window.expired(end)
-    if not es.size:
-        insert_refresh(g, ch, s, d, idx, w, window, _ignore)
-        return True
+    es, ed, kept = window.expired_edges(end)
+    # the expired edges in the graph's sorted form when they are exactly the edges that
+    # one earlier batch inserted (the usual case): deleted without sorting them again
+    delete = kept if kept is not None else (es, ed) if es.size else None
     if w is None:
-        ch.inserted, expired = g.apply_edges((s, d), (es, ed))
+        ch.inserted, expired, kept = g.apply_edges((s, d), delete, keep_sorted=True)
     else:
-        ch.inserted, expired = g.apply_edges(_reversed(s, d), (es, ed),
-                                             weight=_reversed(w)[0])
+        ch.inserted, expired, kept = g.apply_edges(_reversed(s, d), delete, keep_sorted=True,
+                                                   weight=_reversed(w)[0])
     kind = _classify(g, ch.inserted, s, d)
-    if kind is not None:
+    if kind is not None and expired is not None:
         refresh = kind == REFRESH
         if refresh.any():
             expired = _put_back(g, expired, edge_keys(s[refresh], d[refresh]))
     ch.expired = expired
-    _refresh_record(g, ch, s, d, idx, w, window, _ignore, kind)
+    _refresh_record(g, ch, s, d, idx, w, window, _ignore, kind, kept)
     return True
 
 
@@ -127,11 +132,12 @@ def _classify(g, ins, s, d):
     return classify_events(keys, edge_keys(a, b))
 
 
-def _refresh_record(g, ch, s, d, idx, w, window, feed, kind) -> None:
+def _refresh_record(g, ch, s, d, idx, w, window, feed, kind, kept=None) -> None:
     """After the batch's insert: the refreshes of ``weight`` and the window's record of the
-    events (``kind``: from :func:`_classify`)."""
+    events (``kind``: from :func:`_classify`; ``kept``: the inserted edges in the graph's
+    sorted form, recorded with them when every event inserted an edge of its own)."""
     if kind is None:
-        window.record(s, d, idx, refresh=np.zeros(s.shape[0], dtype=bool))
+        window.record(s, d, idx, refresh=np.zeros(s.shape[0], dtype=bool), kept=kept)
         return
     mark = kind != NO_ENTRY
     refresh = kind == REFRESH
