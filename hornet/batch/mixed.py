@@ -8,9 +8,10 @@ On the CPU both halves take the fused pipelines (:mod:`hornet.batch.cpu.fused`,
 anything changes (the delete is sorted after the insert, while the insert's lines are still
 in cache), the blocks that the insert's growing lists leave go back with the delete's in one
 release, and the memory policy (:func:`hornet.batch.pipeline.compact_memory`) and the
-batch's bookkeeping run once. Elsewhere (GPU graphs, graphs with a vertex map,
-batches that the small-batch path takes, the fused pipelines switched off) it is the two
-calls.
+batch's bookkeeping run once. A caller that deletes the edges of an earlier insert (a
+sliding window) may keep them in the delete's sorted form (:class:`SortedEdges`) and spare
+the delete its sort. Elsewhere (GPU graphs, graphs with a vertex map, batches that the
+small-batch path takes, the fused pipelines switched off) it is the two calls.
 """
 from __future__ import annotations
 
