@@ -495,6 +495,19 @@ class Graph:
                 raise BatchError(f"delete_edges takes no properties, got {sorted(props)}")
             return pipeline.delete_prepared(self, s, d, top)
 
+    def apply_edges(self, insert, delete, *, keep_sorted: bool = False, **edge_props):
+        """Insert the edges ``insert`` = (src, dst) (with ``edge_props``), then delete the
+        edges ``delete`` = (src, dst), in one call: the result and the two changes returned
+        are those of :meth:`insert_edges` followed by :meth:`delete_edges` (an edge in both
+        ends up deleted), for a caller that has both at once (a sliding window's batch and
+        expiry). On the CPU the two share one batch; ``keep_sorted`` adds the inserted
+        edges in sorted form, which a later call deletes without sorting them again
+        (:class:`hornet.batch.mixed.SortedEdges`). A refused call (bad ids or properties
+        in either half) raises and leaves the graph unchanged (with a vertex map: a
+        refused insert)."""
+        from .batch.mixed import apply_edges
+        return apply_edges(self, insert, delete, edge_props, keep_sorted)
+
     def update_edges(self, src, dst=None, **edge_props) -> EdgeChange:
         """Set property values of edges already present; absent edges are ignored.
 

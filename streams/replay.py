@@ -20,18 +20,18 @@ Semantics:
   *last* event in the batch decides whether it is present after the batch (an insert followed by
   a delete of the same edge in one batch leaves it absent, and vice versa).
 * ``window=W``: after the batch ending at event index ``e`` (exclusive), every edge whose most
-  recent event has index ``< e - W`` is deleted. :class:`streams.window.EventWindow` queues
-  the events that set an edge's most recent event index, in index order, and finds the
-  expired edges among the events that leave the window (work proportional to them, never a
-  scan of the graph). Insert-only streams: the window keeps the latest refresh of each edge
-  itself and the graph stores no event index, so a windowed batch's graph update is the
-  same as without a window (:func:`streams.window_batch.insert_refresh`). Streams with an
-  ``op`` column: each edge carries its most recent insert event index as the edge property
-  ``last_seen`` of the hornet graph (set on insert, refreshed with ``update_edges`` when the
-  edge re-occurs), which the window looks up for the leaving events. A windowed batch's
-  graph calls run inside ``Graph.steady_churn``: expiry gives back room the next batch takes
-  again, so memory is given back in a wider band instead of after every expiry delete, and
-  the lists that expiry shrinks keep their blocks for the inserts that follow.
+  recent event has index ``< e - W`` is deleted. :class:`streams.window.EventWindow` queues the
+  events that set an edge's most recent event index, in index order, and finds the expired
+  edges among the events that leave the window (work proportional to them, never a scan of the
+  graph). Insert-only streams: the window keeps the latest refresh of each edge itself and the
+  graph stores no event index, so a windowed batch's graph update is the same as without a
+  window (:func:`streams.window_batch.insert_refresh`; with its expiry in one graph call where
+  no analytic is fed during the batch: ``insert_expire``). Streams with an ``op`` column: each
+  edge carries its most recent insert event index as the edge property ``last_seen`` of the
+  hornet graph (set on insert, refreshed with ``update_edges`` when the edge re-occurs), which
+  the window looks up for the leaving events. A windowed batch's graph calls run inside
+  ``Graph.steady_churn``: expiry gives back room the next batch takes again, so memory is given
+  back in a wider band, and lists that expiry shrinks keep their blocks for the next inserts.
 * Undirected replays (``directed=False``): (u, v) and (v, u) are the same edge, and an event of
   either refreshes it.
 * The graph's id space covers every id seen so far (self-loop ids included).
@@ -100,7 +100,7 @@ from .format import EventBlock, StreamFormatError
 from .reader import open_stream
 from .window import EventWindow
 from .weighted_batch import insert_latest
-from .window_batch import insert_refresh, last_seen
+from .window_batch import insert_expire, insert_refresh, last_seen
 
 __all__ = [
     "replay", "ReplayResult", "ReplayError", "VerificationError", "AnalyticUnavailable",
@@ -957,7 +957,9 @@ def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,
     elif op is None and window is not None and s.size:
         if idx is None:
             idx = np.arange(ev.start, ev.start + n, dtype=np.int64)
-        insert_refresh(g, ch, s, d, idx, w if weighted else None, window, feed)
+        wb = w if weighted else None      # the batch and its expiry in one call where it can
+        if feed is not _ignore or not insert_expire(g, ch, s, d, idx, wb, window, ev.stop):
+            insert_refresh(g, ch, s, d, idx, wb, window, feed)
     elif s.size:
         if idx is None:
             idx = np.arange(ev.start, ev.start + n, dtype=np.int64)

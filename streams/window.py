@@ -50,7 +50,9 @@ class EventWindow:
 
     def __init__(self, window: int):
         self.window = int(window)
-        self._chunks: deque = deque()     # (index int64, src, dst) arrays, index ascending
+        # (index int64, src, dst, kept) per record, index ascending; ``kept``: what the
+        # caller gave with the record for the whole chunk (see record), or None
+        self._chunks: deque = deque()
         self._size = 0
         # latest refresh index per edge key while every record says which events are
         # refreshes; None for good once one does not (the graph's last_seen decides then)
@@ -66,7 +68,7 @@ class EventWindow:
         return self._latest is not None
 
     def record(self, src: np.ndarray, dst: np.ndarray, index: np.ndarray,
-               refresh: np.ndarray | None = None) -> None:
+               refresh: np.ndarray | None = None, kept=None) -> None:
         """Queue the events that set the most recent event index of edges (src[i], dst[i]) to
         ``index[i]``.
 
@@ -76,6 +78,9 @@ class EventWindow:
         already present, when the caller knows that every other event inserted an absent
         edge and that nothing else removes edges than the window (insert-only streams);
         None otherwise (from then on, :meth:`expired` needs the graph's look-up).
+        ``kept``: anything that stands for the recorded edges as a set (a replay keeps
+        them in the graph's sorted form), handed back by :meth:`expired_edges` when exactly
+        these entries expire together.
         """
         if refresh is None:
             self._latest = None
@@ -88,44 +93,53 @@ class EventWindow:
             index, src, dst = index[order], src[order], dst[order]
             if refresh is not None:
                 refresh = np.asarray(refresh)[order]
-        self._chunks.append((index, src, dst))
+        self._chunks.append((index, src, dst, kept))
         self._size += int(index.shape[0])
         if self._latest is not None and refresh is not None:
             refresh = np.asarray(refresh, dtype=bool)
             if refresh.any():
                 self._latest.raise_to(edge_keys(src[refresh], dst[refresh]), index[refresh])
 
-    def _pop_pieces(self, threshold: int) -> list:
-        """Every queued entry with index < threshold, removed from the queue: a list of
-        (index, src, dst) pieces in queue order (whole chunks and the front of one)."""
-        out = []
+    def _pop_pieces(self, threshold: int):
+        """Every queued entry with index < threshold, removed from the queue: (a list of
+        (index, src, dst) pieces in queue order (whole chunks and the front of one), the
+        ``kept`` of the record when the pieces are exactly one whole record, else None)."""
+        out, kept = [], []
         while self._chunks:
-            idx, s, d = self._chunks[0]
+            idx, s, d, k = self._chunks[0]
             if idx[-1] < threshold:
-                out.append(self._chunks.popleft())
+                self._chunks.popleft()
+                out.append((idx, s, d))
+                kept.append(k)
                 continue
             cut = int(np.searchsorted(idx, threshold, side="left"))
             if cut:
                 out.append((idx[:cut], s[:cut], d[:cut]))
-                self._chunks[0] = (idx[cut:], s[cut:], d[cut:])
+                kept.append(None)                  # a record cut in two: kept for neither
+                self._chunks[0] = (idx[cut:], s[cut:], d[cut:], None)
             break
         self._size -= sum(int(c[0].shape[0]) for c in out)
-        return out
+        return out, (kept[0] if len(kept) == 1 else None)
 
     def expired(self, end: int, look_up: Callable | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`expired_edges` without the ``kept`` item."""
+        return self.expired_edges(end, look_up)[:2]
+
+    def expired_edges(self, end: int, look_up: Callable | None = None):
         """The edges to delete after the batch ending at event index ``end`` (exclusive).
 
         While the window tracks refreshes (:attr:`tracks_refreshes`) it decides alone, in one
         pass with one hash probe per leaving entry (none while no refresh is held).
         Otherwise ``look_up(src, dst) -> (found bool, last_seen int64)`` reads the graph's
         current ``last_seen`` of the leaving entries' edges (host arrays). Returns (src, dst)
-        host arrays, each expired edge once.
+        host arrays, each expired edge once, and the ``kept`` of the record whose entries
+        are exactly those that expire (see :meth:`record`), or None.
         """
-        pieces = self._pop_pieces(end - self.window)
+        pieces, kept = self._pop_pieces(end - self.window)
         if not pieces:
             empty = np.empty(0, np.int64)
-            return empty, empty
+            return empty, empty, None
         if self._latest is None:
             if look_up is None:
                 raise ValueError("the window does not track refreshes: expiry needs the "
@@ -134,10 +148,11 @@ class EventWindow:
                 tuple(np.concatenate(parts) for parts in zip(*pieces))
             found, last = look_up(s, d)
             stale = np.asarray(found, dtype=bool) & (np.asarray(last) == idx)
-            return s[stale], d[stale]
+            return s[stale], d[stale], None
         if len(self._latest) == 0 and len(pieces) == 1:
-            return pieces[0][1], pieces[0][2]        # nothing refreshed: every entry expires
-        return self._latest.take_stale(pieces)
+            return pieces[0][1], pieces[0][2], kept  # nothing refreshed: every entry expires
+        s, d = self._latest.take_stale(pieces)
+        return s, d, (kept if s.shape[0] == pieces[0][0].shape[0] else None)
 
     def latest(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(found bool (E,), index int64 (E,)): each edge's most recent queued event index

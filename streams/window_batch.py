@@ -5,8 +5,9 @@ The graph stores no event index: the window keeps the latest refresh of each edg
 (:mod:`streams.window`), so that the graph update of a windowed batch is that of the same
 batch without a window. :func:`insert_refresh` is called by
 :func:`streams.replay._apply_batch` for streams without an ``op`` column replayed with a
-sliding window; :func:`last_seen` is the window's look-up of the graph for streams that
-delete edges too (their graph carries ``last_seen``).
+sliding window, :func:`insert_expire` instead where no analytic is fed during the batch (the
+batch and the window's expiry after it in one graph call); :func:`last_seen` is the window's
+look-up of the graph for streams that delete edges too (their graph carries ``last_seen``).
 """
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ from typing import Callable
 
 import numpy as np
 
+from hornet.change import EdgeChange
+
 from .analytics import BatchChanges, to_host
 from .window import EventWindow
 from .window_index import (NO_ENTRY, REFRESH, classify_events, classify_one_extra, edge_keys,
                            key_sum)
 
-__all__ = ["insert_refresh", "last_seen"]
+__all__ = ["insert_refresh", "insert_expire", "last_seen"]
 
 
 def insert_refresh(g, ch: BatchChanges, s, d, idx, w, window: EventWindow,
@@ -42,26 +45,100 @@ def insert_refresh(g, ch: BatchChanges, s, d, idx, w, window: EventWindow,
     if w is None:
         ch.inserted = g.insert_edges(s, d)
     else:
-        ch.inserted = g.insert_edges(np.ascontiguousarray(s[::-1]),
-                                     np.ascontiguousarray(d[::-1]),
-                                     weight=np.ascontiguousarray(w[::-1]))
+        ch.inserted = g.insert_edges(*_reversed(s, d), weight=_reversed(w)[0])
     feed(ch.inserted)
-    if len(ch.inserted) == s.shape[0]:
-        window.record(s, d, idx, refresh=np.zeros(s.shape[0], dtype=bool))
-        return
-    ins = ch.inserted
+    _refresh_record(g, ch, s, d, idx, w, window, feed, _classify(g, ch.inserted, s, d))
+
+
+def insert_expire(g, ch: BatchChanges, s, d, idx, w, window: EventWindow, end: int) -> bool:
+    """:func:`insert_refresh` and the window's expiry after it (``window.expired(end)``,
+    ``end`` the batch's stop index) in one graph call (:meth:`hornet.Graph.apply_edges`:
+    the batch's edges inserted, the expired ones deleted), with the same result and the
+    same changes in ``ch``; returns True, or False with nothing done where it does not
+    apply: it is for replays that feed no analytic during the batch (each analytic sees
+    the graph after it), on CPU graphs (where the two halves share one batch), while the
+    window tracks refreshes (:attr:`EventWindow.tracks_refreshes`) and the batch holds at
+    most as many events as the window (none of its own events leaves it at its end).
+
+    The expired edges are taken from the window before the batch is recorded: an edge
+    whose last event leaves the window expires unless the batch refreshes it, which only
+    the insert finds out. Such an edge (a present edge that reoccurs just as its last
+    event leaves: rare) is deleted by the call; it is inserted again with the values it
+    had and left out of ``ch.expired`` before the batch's refreshes are applied.
+
+    A batch whose every event inserted an edge of its own is recorded with its edges in
+    the graph's sorted form (:class:`hornet.batch.mixed.SortedEdges`, 8 bytes per stored
+    entry while it is in the window); when exactly that record expires, the delete takes
+    that form instead of sorting the expired pairs again."""
+    if g.device != "cpu" or not window.tracks_refreshes or idx[0] < end - window.window:
+        return False
+    es, ed, kept = window.expired_edges(end)
+    # the expired edges in the graph's sorted form when they are exactly the edges that
+    # one earlier batch inserted (the usual case): deleted without sorting them again
+    delete = kept if kept is not None else (es, ed) if es.size else None
+    if w is None:
+        ch.inserted, expired, kept = g.apply_edges((s, d), delete, keep_sorted=True)
+    else:
+        ch.inserted, expired, kept = g.apply_edges(_reversed(s, d), delete, keep_sorted=True,
+                                                   weight=_reversed(w)[0])
+    kind = _classify(g, ch.inserted, s, d)
+    if kind is not None and expired is not None:
+        refresh = kind == REFRESH
+        if refresh.any():
+            expired = _put_back(g, expired, edge_keys(s[refresh], d[refresh]))
+    ch.expired = expired
+    _refresh_record(g, ch, s, d, idx, w, window, _ignore, kind, kept)
+    return True
+
+
+def _put_back(g, expired, refreshed: np.ndarray):
+    """The edges of the delete change ``expired`` whose keys are in ``refreshed`` (int64,
+    a few) inserted again with the values they had; returns the change without them."""
+    src, dst = to_host(expired.src), to_host(expired.dst)
+    back = np.isin(edge_keys(src, dst), refreshed)
+    if not back.any():
+        return expired
+    values = {k: to_host(v) for k, v in expired.properties.items()}
+    g.insert_edges(src[back], dst[back], **{k: v[back] for k, v in values.items()})
+    keep = ~back
+    return EdgeChange(expired.kind, src[keep], dst[keep],
+                      {k: v[keep] for k, v in values.items()}, expired.self_loops_skipped)
+
+
+def _reversed(*arrays):
+    return [np.ascontiguousarray(a[::-1]) for a in arrays]
+
+
+def _ignore(change) -> None:
+    pass
+
+
+def _classify(g, ins, s, d):
+    """The class of each event of the batch (``s``, ``d``) whose insert made the change
+    ``ins`` (see :func:`streams.window_index.classify_events`), or None when every event
+    inserted an edge of its own (the usual case of a wide id space)."""
+    if len(ins) == s.shape[0]:
+        return None
     keys = edge_keys(s, d)
     if s.shape[0] - len(ins) == 1:
-        # one event inserted nothing: the key sums name it (the usual case of a wide id
-        # space: a repeat or a present edge now and then)
+        # one event inserted nothing: the key sums name it (a repeat or a present edge now
+        # and then)
         extra = (int(keys.view(np.uint64).sum()) - key_sum(ins.src, ins.dst, g.directed)) \
             % (1 << 64)
-        kind = classify_one_extra(keys, extra)
-    else:
-        a, b = to_host(ins.src), to_host(ins.dst)
-        if not g.directed:
-            a, b = np.minimum(a, b), np.maximum(a, b)
-        kind = classify_events(keys, edge_keys(a, b))
+        return classify_one_extra(keys, extra)
+    a, b = to_host(ins.src), to_host(ins.dst)
+    if not g.directed:
+        a, b = np.minimum(a, b), np.maximum(a, b)
+    return classify_events(keys, edge_keys(a, b))
+
+
+def _refresh_record(g, ch, s, d, idx, w, window, feed, kind, kept=None) -> None:
+    """After the batch's insert: the refreshes of ``weight`` and the window's record of the
+    events (``kind``: from :func:`_classify`; ``kept``: the inserted edges in the graph's
+    sorted form, recorded with them when every event inserted an edge of its own)."""
+    if kind is None:
+        window.record(s, d, idx, refresh=np.zeros(s.shape[0], dtype=bool), kept=kept)
+        return
     mark = kind != NO_ENTRY
     refresh = kind == REFRESH
     if w is not None and refresh.any():

@@ -211,3 +211,22 @@ def test_steady_deletes_keep_shrinking_lists_in_their_blocks(device):
 def _edge_dict_plain(g) -> set:
     s, d = g.edges()
     return set(zip(_to_host(s).tolist(), _to_host(d).tolist()))
+
+
+def test_loose_list_scan_matches_the_vectorised_test():
+    """The CPU's compiled scan of the vertex table (``list_fit._loose_lists``) names the
+    same lists and fitting classes as the vectorised test on random degrees and classes."""
+    from hornet.memory.list_fit import _loose_lists
+    rng = np.random.default_rng(5)
+    for min_class in (0, 2):
+        n = 20_000
+        degree = rng.integers(0, 3000, n).astype(np.int32)
+        degree[rng.random(n) < 0.3] = 0
+        size_class = rng.integers(-1, 13, n).astype(np.int8)
+        fit = np.where(degree > 0, np.maximum(
+            np.ceil(np.log2(np.maximum(degree, 1))).astype(np.int64), min_class), -1)
+        want = np.flatnonzero((fit < size_class) & (degree > 0))
+        movers, classes = _loose_lists(degree, size_class, n - 7, min_class)
+        want = want[want < n - 7]
+        assert movers.tolist() == want.tolist()
+        assert classes.tolist() == fit[want].tolist()

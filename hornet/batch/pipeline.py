@@ -214,6 +214,15 @@ def _insert_fused(g, ss, dd, values, skipped, segments, n) -> EdgeChange:
     plan (searching only the lists that may outgrow their block, and none of those
     while few entries turn out present: see ``Graph._defer_full_present``), allocate, then
     search-and-merge every list, every edge field, in one pass."""
+    change, left = insert_fused_kept(g, ss, dd, values, skipped, segments, n)
+    g._mm.release(left)
+    return change
+
+
+def insert_fused_kept(g, ss, dd, values, skipped, segments, n):
+    """:func:`_insert_fused` without giving back the blocks that the moved lists left:
+    returns (the change, those blocks: int64 (L,), a workspace view valid until the graph's
+    next insert; the caller releases them)."""
     K, mm, ws = g._K, g._mm, scratch(g)
     values = {name: np.ascontiguousarray(values[name], dtype=dt)
               for name, dt in g._edge_schema.items()}
@@ -234,12 +243,10 @@ def _insert_fused(g, ss, dd, values, skipped, segments, n) -> EdgeChange:
                                      requests if moving else None, pool, fields, ws=ws)
     g._entries += inserted
     g._present_share = 1.0 - inserted / max(ss.shape[0], 1)
-    if moving:
-        mm.release(freed)
     s_out, d_out, *index = K.changed_pairs(pos, ss, dd, g.directed, False,
                                            with_index=bool(values))
     props = {name: v[index[0]] for name, v in values.items()}
-    return EdgeChange("insert", s_out, d_out, props, skipped)
+    return EdgeChange("insert", s_out, d_out, props, skipped), freed
 
 
 def delete_prepared(g, s, d, top: int) -> EdgeChange:
@@ -303,14 +310,16 @@ def _delete_planned(g, ss, dd, segments=None) -> EdgeChange:
     return EdgeChange("delete", s_out, d_out, {n: v[index[0]] for n, v in gone.items()}, 0)
 
 
-def _delete_fused(g, ss, dd, segments=None) -> EdgeChange:
+def _delete_fused(g, ss, dd, segments=None, ws=None, also_release=None) -> EdgeChange:
     """CPU delete (see :mod:`hornet.batch.cpu.remove_first`): search-and-remove every list in
     place, every edge field, in one pass; then the lists left under a quarter of their block
     move to smaller blocks (one allocation; should it fail they keep their blocks, a valid
     graph either way), except inside ``steady_churn``, where they keep their blocks (see
     :data:`hornet.memory.list_fit.STEADY_LOOSE_SHARE`). Nothing can refuse the batch once
-    it is checked and sorted."""
-    K, mm, ws = g._K, g._mm, scratch(g)
+    it is checked and sorted. ``ws``: the workspace of its temporaries (default: the
+    graph's); ``also_release``: further blocks to give back with the delete's (int64)."""
+    K, mm = g._K, g._mm
+    ws = scratch(g) if ws is None else ws
     # the removed entries' property values land here (aligned with the batch)
     gone = {name: np.empty(ss.shape[0], dtype=dt) for name, dt in g._edge_schema.items()}
     fields = _edge_fields(g, dd, gone)
@@ -327,6 +336,8 @@ def _delete_fused(g, ss, dd, segments=None) -> EdgeChange:
                         lambda: _edge_fields(g, dd, gone) or K.EdgeFields.destinations_only(dd))
     except DeviceMemoryError:
         pass                               # the lists keep their blocks (see remove_first)
+    if also_release is not None and also_release.shape[0]:
+        freed = np.concatenate((freed, also_release))
     mm.release(freed)                      # pointers 0 (list kept its block) are skipped
     compact_memory(g, lambda: sources[removed > 0])
     s_out, d_out, *index = K.changed_pairs(pos, ss, dd, g.directed, True,

@@ -25,6 +25,10 @@ edges) the scan then stays rare instead of running after every batch.
 """
 from __future__ import annotations
 
+import numpy as np
+
+from ..core.jit import njit
+
 __all__ = ["ListFit", "LOOSE_SHARE", "STEADY_LOOSE_SHARE"]
 
 LOOSE_SHARE = 1 / 32
@@ -83,6 +87,12 @@ class ListFit:
         xp = manager.xp
         if manager.steady:
             candidates = None
+        if candidates is None and xp is np:
+            # the CPU's scan of the whole table: one compiled pass (the vectorised test below
+            # makes half a dozen passes over table-sized temporaries)
+            movers, classes = _loose_lists(degree, size_class, int(n), manager.min_size_class)
+            return self._move(manager, degree, size_class, edge_ptr, movers, classes,
+                              degree[movers], entries, candidates)
         if candidates is None:
             rows = None
             deg = degree[:n]
@@ -94,10 +104,16 @@ class ListFit:
         fit = manager.size_class_for(deg)                  # int64, -1 for degree 0
         loose = xp.flatnonzero((fit < rank.astype(xp.int64)) & (deg > 0))
         movers = loose if rows is None else rows[loose]
+        return self._move(manager, degree, size_class, edge_ptr, movers, fit[loose], deg[loose],
+                          entries, candidates)
+
+    def _move(self, manager, degree, size_class, edge_ptr, movers, classes, mover_deg,
+              entries: int, candidates) -> int:
+        """The lists of vertices ``movers`` (degrees ``mover_deg``) into fresh blocks of
+        ``classes``; the rest of :meth:`refit`."""
+        xp = manager.xp
         moved = int(movers.shape[0])
         if moved:
-            classes = fit[loose]
-            mover_deg = deg[loose]
             try:
                 new_ptr = manager.allocate_classes(classes)
             except MemoryError:                        # DeviceMemoryError: nothing taken
@@ -115,3 +131,25 @@ class ListFit:
             self.slots_per_entry = manager.list_slots() / entries if entries > 0 else None
         return moved
 
+
+@njit
+def _loose_lists(degree, size_class, n, min_class):
+    """(vertices int64 (m,), their fitting classes int64 (m,)): the vertices of ``[0, n)``
+    with edges whose degree fits a smaller size class than their block's, ascending."""
+    movers = np.empty(n, dtype=np.int64)
+    classes = np.empty(n, dtype=np.int64)
+    m = 0
+    for v in range(n):
+        d = np.int64(degree[v])
+        c = np.int64(size_class[v])
+        # the fitting class is smaller than c exactly when half the block holds the list
+        # (and c is above the smallest class): one comparison per vertex, the class itself
+        # computed for the few that move
+        if d > 0 and c > min_class and d <= (np.int64(1) << (c - 1)):
+            k = np.int64(min_class)
+            while (np.int64(1) << k) < d:
+                k += 1
+            movers[m] = v
+            classes[m] = k
+            m += 1
+    return movers[:m].copy(), classes[:m].copy()
