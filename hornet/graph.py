@@ -440,24 +440,28 @@ class Graph:
 
     def _insert_edges(self, src, dst, edge_props) -> EdgeChange:
         with batch_scope(self, batch_length(src)):
-            pairs = small_pairs(self, src, dst) if self._small_batches else None
-            if pairs is not None:
-                change = small_update(self, MODE_INSERT, *pairs, edge_props)
-                if change is not None:
-                    return change
-            pairs = medium_pairs(self, src, dst) if self._medium_batches else None
-            if pairs is not None:
-                change = medium_update(self, MODE_INSERT, *pairs, edge_props)
-                if change is not None:
-                    return change
-            pairs = planned_pairs(self, src, dst, edge_props, True) \
-                if self._planned_batches else None
-            if pairs is not None:
-                return planned_update(self, True, *pairs)
+            change = self._fast_update(MODE_INSERT, src, dst, edge_props)
+            if change is not None:
+                return change
             late = self.device == "cpu" and self._fused_insert   # its sort checks the ids
             s, d, props, top = edge_batch(src, dst, edge_props, self._xp, check=not late)
             values = property_values(props, self._edge_schema, s.shape[0], self._xp)
             return pipeline.insert_prepared(self, s, d, values, None if late else max(self._n, top))
+
+    def _fast_update(self, mode: int, src, dst, edge_props) -> EdgeChange | None:
+        """The batch through the first path that takes it: small, medium (GPU), planned
+        (GPU); None when none does (the general pipeline then takes it, or refuses it)."""
+        insert = mode == MODE_INSERT
+        pairs = small_pairs(self, src, dst) if self._small_batches else None
+        change = small_update(self, mode, *pairs, edge_props) if pairs is not None else None
+        if change is None and self._medium_batches and (insert or self._medium_deletes):
+            pairs = medium_pairs(self, src, dst)
+            change = medium_update(self, mode, *pairs, edge_props) if pairs is not None \
+                else None
+        if change is None and self._planned_batches:
+            pairs = planned_pairs(self, src, dst, edge_props, insert)
+            change = planned_update(self, insert, *pairs) if pairs is not None else None
+        return change
 
     def delete_edges(self, src, dst=None) -> EdgeChange:
         """Delete a batch of edges; return the edges really deleted (absent ones are ignored).
@@ -474,21 +478,9 @@ class Graph:
 
     def _delete_edges(self, src, dst, extra) -> EdgeChange:
         with batch_scope(self, batch_length(src)):
-            pairs = small_pairs(self, src, dst) if self._small_batches else None
-            if pairs is not None:
-                change = small_update(self, MODE_DELETE, *pairs, {})
-                if change is not None:
-                    return change
-            pairs = medium_pairs(self, src, dst) \
-                if self._medium_batches and self._medium_deletes else None
-            if pairs is not None:
-                change = medium_update(self, MODE_DELETE, *pairs, {})
-                if change is not None:
-                    return change
-            pairs = planned_pairs(self, src, dst, {}, False) \
-                if self._planned_batches else None
-            if pairs is not None:
-                return planned_update(self, False, *pairs)
+            change = self._fast_update(MODE_DELETE, src, dst, {})
+            if change is not None:
+                return change
             s, d, props, top = edge_batch(src, dst, {}, self._xp)
             props = {**props, **extra}
             if props:
