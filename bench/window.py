@@ -46,6 +46,33 @@ def write_random_stream(path: str, events: int, vertices: int, seed: int = 0) ->
                     rng.integers(0, vertices, m, dtype=np.int32))
 
 
+def rotated_window_replays(path: str, batch: int, window: int, modes: list, use,
+                           rounds: int) -> dict:
+    """Median (process CPU s, update s) per mode of undirected CPU replays of the stream at
+    ``path`` without analytics, in one process: ``modes[0]`` without a window, the others
+    with ``window`` after ``use(mode)`` switches the code to that mode; one warm-up replay
+    each, then ``rounds`` rounds with the order rotated from round to round. ``use`` is left
+    on the last mode."""
+    for m in modes[1:]:
+        use(m)
+        replay(path, batch_size=batch, window=window, directed=False, algos="none",
+               device="cpu", max_events=window + 5 * batch)
+    replay(path, batch_size=batch, directed=False, algos="none", device="cpu",
+           max_events=5 * batch)
+    res = {m: [] for m in modes}
+    n = len(modes)
+    for r in range(rounds):
+        for m in modes[r % n:] + modes[:r % n]:
+            use(m)
+            c0 = time.process_time()
+            s = replay(path, batch_size=batch, window=None if m == modes[0] else window,
+                       directed=False, algos="none", device="cpu").summary
+            res[m].append((time.process_time() - c0, s["update_seconds"]))
+    use(modes[-1])
+    return {m: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v))
+            for m, v in res.items()}
+
+
 @contextlib.contextmanager
 def timed_compaction(device: str):
     """Inside the block, :func:`hornet.batch.pipeline.compact_memory` (and the bindings of it

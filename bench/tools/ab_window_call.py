@@ -16,15 +16,12 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import statistics
 import sys
 import tempfile
-import time
 
 from bench.common import set_command, write_table
-from bench.window import write_random_stream
+from bench.window import rotated_window_replays, write_random_stream
 from streams import replay as replay_module
-from streams.replay import replay
 
 ONE_CALL = replay_module.insert_expire
 
@@ -52,24 +49,8 @@ def main(argv: list[str] | None = None) -> None:
         path = os.path.join(tmp, "random.arrows")
         write_random_stream(path, a.events, 1 << 20)
         for batch in a.batches:
-            for one in (False, True):
-                _use(one)
-                replay(path, batch_size=batch, window=a.window, directed=False, algos="none",
-                       device="cpu", max_events=a.window + 5 * batch)
-            replay(path, batch_size=batch, directed=False, algos="none", device="cpu",
-                   max_events=5 * batch)
-            res = {m: [] for m in modes}
-            for r in range(a.rounds):
-                for m in modes[r % 3:] + modes[:r % 3]:
-                    _use(m == "window, one call")
-                    c0 = time.process_time()
-                    s = replay(path, batch_size=batch,
-                               window=None if m == "no window" else a.window,
-                               directed=False, algos="none", device="cpu").summary
-                    res[m].append((time.process_time() - c0, s["update_seconds"]))
-            _use(True)
-            med = {m: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v))
-                   for m, v in res.items()}
+            med = rotated_window_replays(path, batch, a.window, modes,
+                                         lambda m: _use(m == "window, one call"), a.rounds)
             two = med["window, two calls"]
             for m in modes:
                 c, u = med[m]

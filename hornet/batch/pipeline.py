@@ -288,7 +288,7 @@ def delete_prepared(g, s, d, top: int) -> EdgeChange:
 def _delete_planned(g, ss, dd, segments=None) -> EdgeChange:
     """The planned CPU delete (``plan_delete``, the smaller blocks allocated before anything
     is written, then ``remove_fused``): no graph takes it; it is the oracle of the storage
-    that :func:`_delete_fused` leaves (tests and A/B tools). Same arguments and result."""
+    that :func:`_delete_fused` leaves (tests/test_remove_first.py). Same arguments and result."""
     K, mm, ws = g._K, g._mm, scratch(g)
     sources, seg_start, old_deg, old_ptr, new_deg, new_class, pos = K.plan_delete(
         ss, dd, g._degree, g._size_class, g._edge_ptr, g._n, mm.min_size_class, ws=ws,
