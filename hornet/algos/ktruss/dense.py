@@ -48,7 +48,7 @@ from hornet.core.jit import njit
 from .region import _grow, _intersect, _row, _slot
 
 __all__ = ["TrussBlocks", "find_blocks", "block_descend", "block_support",
-           "boundary_partners"]
+           "boundary_partners", "write_back"]
 
 #: the fewest edges a block has (a smaller dense part costs the sparse kernels little)
 MIN_BLOCK_EDGES = 256
@@ -295,6 +295,26 @@ def block_support(li, lj, F):
 
 
 @njit
+def write_back(li, lj, F, slots, truss, out_q, out_old):
+    """Copy a block's values ``F[li, lj]`` into ``truss[slots]``: the indices of the edges
+    whose value changed into ``out_q``, their values before into ``out_old`` (room for every
+    edge). Returns (how many changed, the lowest value; the int64 maximum for no edge)."""
+    n = 0
+    low = np.iinfo(np.int64).max
+    for q in range(li.shape[0]):
+        v = F[li[q], lj[q]]
+        s = slots[q]
+        if v < low:
+            low = v
+        if truss[s] != v:
+            out_q[n] = q
+            out_old[n] = truss[s]
+            truss[s] = v
+            n += 1
+    return n, low
+
+
+@njit
 def boundary_partners(bu, bv, deg, ptr, keys, shift, eblock, truss):
     """The edges outside every block whose count in the k-order may have grown by a triangle
     with one of the new edges ``bu[i]``-``bv[i]`` (a new block edge, above them; or a new
@@ -425,18 +445,15 @@ class TrussBlocks:
         return i.astype(np.int32), j.astype(np.int32), ok
 
     def _floors(self, blocks=None) -> None:
-        """``floor`` (of ``blocks``, a list; all by default) and ``vfloor`` from the
-        matrices."""
+        """``floor`` (of ``blocks``, a list; all by default) from the matrices, and
+        ``vfloor``."""
         full = blocks is None or self.floor.shape[0] != len(self)
         if full:
             self.floor = np.full(len(self), np.iinfo(np.int64).max, np.int64)
             blocks = range(len(self))
-        before = self.floor.copy()
         for b in blocks:
             vals = self.F[b][self.li[b], self.lj[b]]
             self.floor[b] = int(vals.min()) if vals.shape[0] else np.iinfo(np.int64).max
-        if not full and np.array_equal(before, self.floor):
-            return                             # no floor moved: vfloor holds
         self.vfloor[:] = np.iinfo(np.int64).max
         for b in range(len(self)):
             vs = self.real[b]
@@ -467,31 +484,41 @@ class TrussBlocks:
         """Raise the boundary bound of every block with a vertex among ``u`` or ``v`` to the
         ``values`` of those edges; with ``below`` >= 0 only the blocks before it (the edges
         are of block ``below``, which is low for the higher blocks only)."""
-        top = np.array(self.xmax, np.int64)
         values = np.asarray(values, np.int64)
+        if values.shape[0] == 0:
+            return
+        top = np.array(self.xmax, np.int64)
+        high = int(values.max())
         limit = len(self) if below < 0 else below
-        for b in _bits(self.vmask[u] | self.vmask[v]):
+        masks = self.vmask[u] | self.vmask[v]
+        for b in _bits(masks):
             if b >= limit:
                 break
-            bit = np.int64(1) << b
-            hit = ((self.vmask[u] & bit) != 0) | ((self.vmask[v] & bit) != 0)
-            if hit.any():
-                top[b] = max(int(top[b]), int(values[hit].max()))
+            if top[b] >= high:
+                continue                       # no value can raise it
+            hit = (masks & (np.int64(1) << b)) != 0
+            top[b] = max(int(top[b]), int(values[hit].max()))
         self.xmax = top.tolist()
 
     def _write_back(self, b: int, truss: np.ndarray):
-        """Copy block ``b``'s values into the slot-indexed ``truss``; returns the slots that
-        changed and their values before. The higher blocks' bounds take the changed edges."""
-        vals = self.F[b][self.li[b], self.lj[b]].astype(np.int32)
-        slots = self.slots[b]
-        old = truss[slots]
-        diff = vals != old
-        changed = slots[diff]
-        truss[changed] = vals[diff]
-        if b > 0 and changed.shape[0]:
-            u, v = self._ends(b)
-            self.raise_xmax(u[diff], v[diff], vals[diff], below=b)
-        return changed, old[diff]
+        """Copy block ``b``'s values into the slot-indexed ``truss`` and its lowest value into
+        ``floor[b]``; returns the slots that changed and their values before. The higher
+        blocks' bounds take the changed edges."""
+        li, lj, slots = self.li[b], self.lj[b], self.slots[b]
+        q = np.empty(li.shape[0], np.int64)
+        old = np.empty(li.shape[0], truss.dtype)
+        n, low = write_back(li, lj, self.F[b], slots, truss, q, old)
+        self.floor[b] = low
+        q = q[:n]
+        if b > 0 and n:
+            vs = self.vertices[b]
+            self.raise_xmax(vs[li[q]], vs[lj[q]], truss[slots[q]], below=b)
+        return slots[q], old[:n]
+
+    def _vfloor(self, before: np.ndarray) -> None:
+        """``vfloor`` again where a block's floor moved from ``before``."""
+        if not np.array_equal(before, self.floor):
+            self._floors(())
 
     def _descend(self, b, active, limit):
         return block_descend(self.li[b], self.lj[b], self.F[b], active, self.xmax[b], limit)
@@ -526,8 +553,8 @@ class TrussBlocks:
                 self.li[b], self.lj[b] = self.li[b][keep], self.lj[b][keep]
                 self.slots[b] = self.slots[b][keep]
         changed, old = [none], [none]
+        floors = self.floor.copy()
         examined = read = 0
-        done = []
         for b in range(len(self)):
             if active[b] is None:
                 continue
@@ -539,8 +566,7 @@ class TrussBlocks:
             ch, before = self._write_back(b, truss)
             changed.append(ch)
             old.append(before)
-            done.append(b)
-        self._floors(done)
+        self._vfloor(floors)
         return True, np.concatenate(changed), np.concatenate(old), examined, read
 
     def after_insertion(self, u, v, slots, truss, limit):
@@ -564,8 +590,8 @@ class TrussBlocks:
             return True, seed, none, none, 0
         rows = self.gmask[u] & self.gmask[v]      # the blocks with both ends among its rows
         changed, old = [none], [none]
+        floors = self.floor.copy()
         examined = read = 0
-        done = []
         for b in _bits(rows):
             F = self.F[b]
             nd = F.shape[0]
@@ -605,6 +631,5 @@ class TrussBlocks:
             ch, before = self._write_back(b, truss)
             changed.append(ch)
             old.append(before)
-            done.append(b)
-        self._floors(done)
+        self._vfloor(floors)
         return self.separated(), seed, np.concatenate(changed), np.concatenate(old), examined
