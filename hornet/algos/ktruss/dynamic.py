@@ -571,13 +571,10 @@ class DynamicTruss:
         m = int(nrec[0])
         rec_slot, rec_level = rec_slot[:m], rec_level[:m]
         blocks = self._blocks
-        if len(blocks):
-            # a block edge's lost triangles are the block's own business
-            outside = blocks.eblock[rec_slot] < 0
-            rec_slot, rec_level = rec_slot[outside], rec_level[outside]
         if self._counts_due:
             # counted on the graph after the batch: add back the lost triangles that counted
-            # at their edge's level, which lower_after_deletion takes off again
+            # at their edge's level, which lower_after_deletion takes off again (block edges
+            # have no count)
             self._full_level_counts()
             lost = rec_slot[rec_level >= truss[rec_slot]]
             np.add.at(self._count, lost, 1)
@@ -587,10 +584,15 @@ class DynamicTruss:
         aborted, touched, work, dense, why = False, 0, 0, 0, "work"
         if len(blocks):
             ok, dense_slots, dense_old, dense, read = blocks.after_deletion(
-                u, v, slots, truss, DENSE_PER_WORK * limit)
+                u, v, slots, truss, DENSE_PER_WORK * limit, t.columns["rank"], self._counters)
             aborted = not ok
             work = read // DENSE_PER_WORK
             why = "work" if work > limit else "block"
+            # a block edge's lost triangles are the block's own business; the edges a block
+            # gave up (evicted: no level count) are outside now
+            self._counted[blocks.evicted] = 0
+            outside = blocks.eblock[rec_slot] < 0
+            rec_slot, rec_level = rec_slot[outside], rec_level[outside]
         counts = {}
         if not aborted:
             start = time.perf_counter()
