@@ -53,7 +53,7 @@ from hornet.core.jit import njit
 from .region import _grow, _intersect, _row, _slot
 
 __all__ = ["TrussBlocks", "find_blocks", "block_descend", "block_support",
-           "boundary_partners", "write_back"]
+           "boundary_partners", "cannot_rise", "write_back"]
 
 #: the fewest edges a block has (a smaller dense part costs the sparse kernels little)
 MIN_BLOCK_EDGES = 256
@@ -296,13 +296,14 @@ STEPS = 4
 
 
 @njit
-def block_descend(li, lj, F, active, floor, limit, steps):
+def block_descend(li, lj, F, active, floor, limit, steps, edges):
     """Lower the block's values ``F`` (int16 (nd, nd), symmetric; an upper bound of the
     block's own truss numbers) to those truss numbers: the h-index descent in rounds.
 
     ``li, lj`` (m,) int32: the local endpoints of the block's edges (an edge with ``F == 0``
     is gone). ``active`` (nd,) uint8: the vertices whose rows changed (the first round
-    evaluates the edges touching them). An edge whose value exceeds its count at that value
+    evaluates the edges touching them); or, when it is an (m,) array with ``edges``, the
+    edges the first round evaluates (every other edge satisfies its bound). An edge whose value exceeds its count at that value
     plus 2 falls to min(value - 1, h-index). The next round evaluates an edge at value a
     only when an edge at one of its vertices fell from a or above to below a (from a
     fallen edge's values, each vertex keeps the range (lowest new, highest old]): no other
@@ -314,7 +315,8 @@ def block_descend(li, lj, F, active, floor, limit, steps):
     ``floor``: a value may not fall to it or below (the boundary's highest number: the block
     is no longer separated); ``limit``: the most matrix entries to read; ``steps``: the
     levels a falling edge is recounted at one by one in the first round (:data:`STEPS` in
-    later ones; 0 after an insertion, whose bounds can be far above). Returns
+    later ones; 0 after an insertion whose bounds can be far above), then one histogram
+    pass finds its h-index. Returns
     ``(entries_read, rounds, ok)``: ``ok`` False when either was reached (``F`` is then
     incomplete).
     """
@@ -337,7 +339,10 @@ def block_descend(li, lj, F, active, floor, limit, steps):
             i = li[q]
             j = lj[q]
             if rounds == 1:
-                if active[i] == 0 and active[j] == 0:
+                if edges:
+                    if active[q] == 0:
+                        continue
+                elif active[i] == 0 and active[j] == 0:
                     continue
                 a = np.int64(F[i, j])
             else:
@@ -387,6 +392,20 @@ def block_support(li, lj, F):
     out = np.empty(li.shape[0], np.int32)
     for q in range(li.shape[0]):
         out[q] = _count_at(F, li[q], lj[q], 1)
+    return out
+
+
+@njit
+def cannot_rise(li, lj, F, edges, old):
+    """Which of the block ``edges`` (indices into ``li, lj``) cannot rise above their values
+    ``old`` before an insertion: ``F`` holds upper bounds of the new values, and an edge
+    with fewer than old - 1 triangles at old + 1 or above has an h-index of at most its old
+    value. bool per edge."""
+    out = np.zeros(edges.shape[0], np.bool_)
+    for t in range(edges.shape[0]):
+        q = edges[t]
+        o = old[t]
+        out[t] = _count_at(F, li[q], lj[q], o + 1) < o - 1
     return out
 
 
@@ -576,6 +595,7 @@ class TrussBlocks:
         self.vfloor = np.full(max(n, 1), np.iinfo(np.int64).max, np.int64)
         self.eblock = np.full(capacity, -1, np.int32)
         self.evicted = np.zeros(0, np.int64)   # slots the last deletion took out of blocks
+        self.read = 0                          # matrix entries the last update read
 
     def __len__(self) -> int:
         return len(self.F)
@@ -698,9 +718,9 @@ class TrussBlocks:
         if not np.array_equal(before, self.floor):
             self._floors(())
 
-    def _descend(self, b, active, limit, steps=STEPS):
+    def _descend(self, b, active, limit, steps=STEPS, edges=False):
         return block_descend(self.li[b], self.lj[b], self.F[b], active, self.xmax[b], limit,
-                             steps)
+                             steps, edges)
 
     def after_deletion(self, u, v, slots, truss, limit, rank, counters):
         """The blocks' part of a deletion batch (``u, v``: the deleted edges, ``slots``: their
@@ -762,6 +782,7 @@ class TrussBlocks:
             changed.append(ch)
             old.append(before)
         self._vfloor(floors)
+        self.read = read
         return True, np.concatenate(changed), np.concatenate(old), examined, read
 
     def _evict(self, b, saved, rank, counters, limit, everything=False):
@@ -805,7 +826,7 @@ class TrussBlocks:
             act[zi] = act[zj] = 1
             act[li[ev]] = act[lj[ev]] = 1
             r, _, ok = block_descend(li[~ev], lj[~ev], F, act, max(int(self.xmax[b]), L),
-                                     limit - read, STEPS)
+                                     limit - read, STEPS, False)
             read += r
             if ok or read > limit:
                 break
@@ -843,6 +864,7 @@ class TrussBlocks:
         joined a block."""
         seed = np.ones(u.shape[0], bool)
         none = np.zeros(0, np.int64)
+        self.read = 0
         if not len(self):
             return True, seed, none, none, 0
         common = self.vmask[u] & self.vmask[v]
@@ -876,18 +898,36 @@ class TrussBlocks:
             if gained == 0:
                 continue
             li, lj = self.li[b], self.lj[b]
-            up = F[li, lj].astype(np.int64) + gained
+            cur = F[li, lj].astype(np.int64)
+            # an edge at value o rises only if the (o + 1)-truss gains a new entry: a
+            # higher block's edge (above every level), or a new edge of the block whose
+            # number reaches o + 1 (at most its in-block support plus 2)
+            top = np.iinfo(np.int64).max if high.shape[0] else 0
+            first = np.zeros(li.shape[0], np.uint8)
             if own.shape[0] and join.any():
                 i, j = i[join], j[join]
-                up = np.concatenate([up, bound[join]])
+                top = max(top, int(bound[join].max()))
+                F[i, j] = F[j, i] = np.minimum(bound[join], nd)
                 li = self.li[b] = np.concatenate([li, i])
                 lj = self.lj[b] = np.concatenate([lj, j])
+                first = np.concatenate([first, np.ones(i.shape[0], np.uint8)])
                 self.slots[b] = np.concatenate([self.slots[b], slots[own[join]]])
                 self.eblock[slots[own[join]]] = b
+            up = np.flatnonzero(cur < top)
             # a block's own truss numbers are at most its in-block supports plus 2
-            up = np.minimum(up, block_support(li, lj, F).astype(np.int64) + 2)
-            F[li, lj] = F[lj, li] = np.minimum(up, nd)
-            r, _, ok = self._descend(b, np.ones(nd, np.uint8), limit - read, 0)
+            bnd = np.minimum(cur[up] + gained,
+                             block_support(li[up], lj[up], F).astype(np.int64) + 2)
+            F[li[up], lj[up]] = F[lj[up], li[up]] = np.minimum(bnd, nd)
+            # with every bound in place, an edge whose count at its old value plus one is
+            # short of it keeps its old value (its number did not fall, cannot rise)
+            stay = up[cannot_rise(li, lj, F, up, cur[up])]
+            F[li[stay], lj[stay]] = F[lj[stay], li[stay]] = cur[stay]
+            first[up] = 1
+            first[stay] = 0
+            # the old values are at most ``gained`` below the bounds: recounting level by
+            # level (vector passes) beats a histogram (a scattered pass) up to STEPS
+            r, _, ok = self._descend(b, first, limit - read, STEPS if gained <= STEPS else 0,
+                                     True)
             read += r
             examined += self.li[b].shape[0]
             if not ok:
@@ -896,4 +936,5 @@ class TrussBlocks:
             changed.append(ch)
             old.append(before)
         self._vfloor(floors)
+        self.read = read
         return self.separated(), seed, np.concatenate(changed), np.concatenate(old), examined

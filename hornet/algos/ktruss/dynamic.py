@@ -475,7 +475,8 @@ class DynamicTruss:
             blocks.vfloor, extra)
         seconds["scan"] = time.perf_counter() - start
         if not build:
-            self._learn(seconds["scan"], work)
+            self._learn(seconds["scan"] + seconds["dense"],
+                        work + (blocks.read // DENSE_PER_WORK if len(blocks) else 0))
         if aborted:
             self.stats.update(region=int(touched), why="work" if work > limit else "block")
             return True
@@ -582,6 +583,7 @@ class DynamicTruss:
         seconds = {"supports": time.perf_counter() - begin}
         limit = self._limit()
         aborted, touched, work, dense, why = False, 0, 0, 0, "work"
+        timed = time.perf_counter()
         if len(blocks):
             ok, dense_slots, dense_old, dense, read = blocks.after_deletion(
                 u, v, slots, truss, DENSE_PER_WORK * limit, t.columns["rank"], self._counters)
@@ -616,7 +618,9 @@ class DynamicTruss:
                 counts["order_work"] = int(more)
             work += sparse
             seconds["order"] = time.perf_counter() - start - seconds["descent"]
-            self._learn(time.perf_counter() - start, sparse)
+            # the blocks' entries read count too (DENSE_PER_WORK a unit): with a wide block
+            # the sparse part alone can be too small to time
+            self._learn(time.perf_counter() - timed, work)
         t.delete_present(u, v)
         self._counted[slots] = 0
         self._shift_levels(gone_levels, np.zeros(0, np.int64))
