@@ -914,9 +914,11 @@ class TrussBlocks:
                 self.slots[b] = np.concatenate([self.slots[b], slots[own[join]]])
                 self.eblock[slots[own[join]]] = b
             up = np.flatnonzero(cur < top)
-            # a block's own truss numbers are at most its in-block supports plus 2
-            bnd = np.minimum(cur[up] + gained,
-                             block_support(li[up], lj[up], F).astype(np.int64) + 2)
+            bnd = cur[up] + gained
+            if gained > STEPS:
+                # a block's own truss numbers are at most its in-block supports plus 2 (a
+                # pass per edge: worth it where the descent would step down more levels)
+                bnd = np.minimum(bnd, block_support(li[up], lj[up], F).astype(np.int64) + 2)
             F[li[up], lj[up]] = F[lj[up], li[up]] = np.minimum(bnd, nd)
             # with every bound in place, an edge whose count at its old value plus one is
             # short of it keeps its old value (its number did not fall, cannot rise)
