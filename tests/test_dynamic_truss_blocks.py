@@ -201,7 +201,8 @@ def test_block_gives_up_its_lowest_levels(monkeypatch):
     """Overlapping cliques K14, K13, K12, K11 (each sharing two vertices with the next) and
     a K10 at the K11's last vertex: blocks at margin 1. Deleting an edge of the K11 lowers
     it to the K10's level: its block gives that level up (its edges join the k-order),
-    without the static decomposition; then the edge comes back, and edges of the higher
+    without the static decomposition; then the edge comes back (and the block takes the
+    K11 back), and edges of the higher
     cliques go (their blocks give up levels, and the lower blocks at their vertices all
     of theirs) and come back."""
     _low_thresholds(monkeypatch)
@@ -225,6 +226,8 @@ def test_block_gives_up_its_lowest_levels(monkeypatch):
     kt.update(g.insert_edges(np.array([low[3]]), np.array([low[4]])))
     _check(kt, g)
     assert kt.stats["path"] == "dynamic"
+    # back at their level above the boundary: the block takes them back
+    assert (blocks.eblock[kt._table.lookup(ls, ld)] >= 0).all()
     for vs in cl[:3]:
         gone = np.array([vs[2], vs[5], vs[7]]), np.array([vs[3], vs[6], vs[8]])
         kt.update(g.delete_edges(*gone))

@@ -53,7 +53,7 @@ from hornet.core.jit import njit
 from .region import _grow, _intersect, _row, _slot
 
 __all__ = ["TrussBlocks", "find_blocks", "block_descend", "block_support",
-           "boundary_partners", "cannot_rise", "write_back"]
+           "boundary_partners", "boundary_split", "cannot_rise", "write_back"]
 
 #: the fewest edges a block has (a smaller dense part costs the sparse kernels little)
 MIN_BLOCK_EDGES = 256
@@ -410,6 +410,34 @@ def cannot_rise(li, lj, F, edges, old):
 
 
 @njit
+def boundary_split(vs, inside, deg, ptr, keys, shift, eblock, b, truss):
+    """The edges at the vertices ``vs`` of block ``b`` that are in neither ``b`` nor a block
+    before it (``eblock`` from 0 to ``b``): the highest truss number of those to a vertex
+    not ``inside`` (bool per vertex) or in a lower block, and the slots of those between two
+    vertices inside in no block (each once). Returns (highest, slots)."""
+    top = 0
+    out = np.empty(16, np.int64)
+    n = 0
+    for x in vs:
+        A, d = _row(deg, ptr, x)
+        for t in range(d):
+            y = A[t]
+            s = _slot(keys, shift, x, y)
+            e = eblock[s]
+            if 0 <= e <= b:
+                continue
+            if e < 0 and y < inside.shape[0] and inside[y]:
+                if x < y:
+                    out = _grow(out, n + 1)
+                    out[n] = s
+                    n += 1
+                continue
+            if truss[s] > top:
+                top = truss[s]
+    return top, out[:n]
+
+
+@njit
 def write_back(li, lj, F, slots, truss, out_q, out_old):
     """Copy a block's values ``F[li, lj]`` into ``truss[slots]``: the indices of the edges
     whose value changed into ``out_q``, their values before into ``out_old`` (room for every
@@ -587,6 +615,10 @@ class TrussBlocks:
     def clear(self, n: int, capacity: int) -> None:
         """No blocks (``n`` vertices, a table of ``capacity`` slots)."""
         self.vertices, self.F, self.li, self.lj, self.slots = [], [], [], [], []
+        # per block: the edges it gave up (:meth:`_evict`) and its boundary bound before
+        self.out_u: list[np.ndarray] = []
+        self.out_v: list[np.ndarray] = []
+        self.base: list[int] = []
         self.real: list[np.ndarray] = []
         self.xmax: list[int] = []
         self.floor = np.zeros(0, np.int64)
@@ -626,6 +658,9 @@ class TrussBlocks:
             self.lj.append(lj)
             self.slots.append(np.asarray(slots[edges], np.int64))
             self.xmax.append(int(xmax))
+            self.out_u.append(np.zeros(0, np.int64))
+            self.out_v.append(np.zeros(0, np.int64))
+            self.base.append(int(xmax))
             self.eblock[self.slots[b]] = b
         self._floors()
 
@@ -841,6 +876,11 @@ class TrussBlocks:
         self.eblock[sl[ev]] = -1
         self.evicted = np.concatenate([self.evicted, sl[ev]])
         self.li[b], self.lj[b], self.slots[b] = li[~ev], lj[~ev], sl[~ev]
+        if not everything:                     # candidates to take back (:meth:`reabsorb`)
+            if self.out_u[b].shape[0] == 0:
+                self.base[b] = int(self.xmax[b])
+            self.out_u[b] = np.concatenate([self.out_u[b], eu.astype(np.int64)])
+            self.out_v[b] = np.concatenate([self.out_v[b], ew.astype(np.int64)])
         self.xmax[b] = max(int(self.xmax[b]), top)
         order, peeled = block_peel_order(li0, lj0, F0, top)
         if not peeled:
@@ -849,6 +889,60 @@ class TrussBlocks:
                                         dtype=np.int64)
         counters[1] += order.shape[0]
         return True, read
+
+    def reabsorb(self, table, deg, ptr) -> np.ndarray:
+        """After an insertion: a block that gave up edges (:meth:`_evict`) takes the edges
+        between its vertices outside every block back once they are all above the rest of
+        its boundary (:func:`boundary_split`), as when the edges a deletion took come back;
+        the rest of the boundary bounds it again. The numbers are exact, so its matrix with
+        them holds its own truss numbers; they leave the k-order (every other edge at the
+        block's vertices is below them, so no other edge's s+ changes). Not where one
+        touches a lower block (which lists no such edge in its matrix). Returns their
+        slots."""
+        got = [np.zeros(0, np.int64)]
+        moved = []
+        truss = table.columns["truss"]
+        for b in range(len(self)):
+            if self.out_u[b].shape[0] == 0:
+                continue
+            slots = np.asarray(table.lookup(self.out_u[b], self.out_v[b]), np.int64)
+            slots = slots[slots >= 0]          # a deleted one is no edge: not needed
+            slots = slots[self.eblock[slots] < 0]
+            if slots.shape[0] == 0:
+                self.out_u[b] = self.out_v[b] = np.zeros(0, np.int64)
+                continue
+            if int(truss[slots].min()) <= self.base[b]:
+                continue
+            vs = self.real[b]
+            inside = np.zeros(self.vmask.shape[0], np.bool_)
+            inside[vs] = True
+            top, inner = boundary_split(vs, inside, deg, ptr, table.keys, table.shift,
+                                        self.eblock, b, truss)
+            self.base[b] = int(top)
+            take = inner[truss[inner] > top]
+            keys = table.keys[take]
+            u, v = keys >> 32, keys & 0xFFFFFFFF
+            lower = np.int64(0)                # the lower blocks that still hold edges
+            for x in range(b + 1, len(self)):
+                if self.li[x].shape[0]:
+                    lower |= np.int64(1) << x
+            if take.shape[0] == 0 or ((self.gmask[u] | self.gmask[v]) & lower).any():
+                continue
+            i, j, _ = self._local(b, u, v)
+            i, j = np.minimum(i, j), np.maximum(i, j)
+            F = self.F[b]
+            F[i, j] = F[j, i] = truss[take]
+            self.li[b] = np.concatenate([self.li[b], i])
+            self.lj[b] = np.concatenate([self.lj[b], j])
+            self.slots[b] = np.concatenate([self.slots[b], take])
+            self.eblock[take] = b
+            self.xmax[b] = int(top)
+            self.out_u[b] = self.out_v[b] = np.zeros(0, np.int64)
+            got.append(take)
+            moved.append(b)
+        if moved:
+            self._floors(moved)
+        return np.concatenate(got)
 
     def after_insertion(self, u, v, slots, truss, limit):
         """The blocks' part of an insertion batch (``u, v``: the inserted edges, ``slots``:

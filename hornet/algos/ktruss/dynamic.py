@@ -483,6 +483,8 @@ class DynamicTruss:
         if not self._boundary_below_blocks(np.concatenate([slots[seed], raised])):
             self.stats.update(region=int(touched), why="block")
             return True
+        if len(blocks):
+            self._counted[blocks.reabsorb(t, deg, ptr)] = 0
         # the new edges and those that rose have no level count (the others' counts only grew)
         self._counted[slots] = 0
         self._counted[raised] = 0
