@@ -50,10 +50,12 @@ from scipy.sparse.csgraph import connected_components
 
 from hornet.core.jit import njit
 
+from .block_kernels import (HIGH, _count_at, block_peel_order, boundary_split,
+                            cannot_rise, write_back)
 from .region import _grow, _intersect, _row, _slot
 
 __all__ = ["TrussBlocks", "find_blocks", "block_descend", "block_support",
-           "boundary_partners", "boundary_split", "cannot_rise", "write_back"]
+           "boundary_partners"]
 
 #: the fewest edges a block has (a smaller dense part costs the sparse kernels little)
 MIN_BLOCK_EDGES = 256
@@ -81,9 +83,6 @@ MIN_BLOCK_LEVEL = 16
 MAX_BLOCK_TRIES = 64
 #: the most blocks (a vertex's blocks are the bits of an int64)
 MAX_BLOCKS = 32
-#: the matrix value of an edge of a higher block among a block's vertices: above every level
-#: of the block (its triangles count at every level)
-HIGH = np.iinfo(np.int16).max
 
 
 def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
@@ -255,19 +254,6 @@ def _ghosts(bits: np.ndarray, vertices: np.ndarray, member: np.ndarray) -> np.nd
     return np.flatnonzero((m & (m - 1) != 0) & ~member).astype(np.int32)
 
 
-@njit(inline="always")
-def _count_at(F, i, j, k):
-    """Triangles of block edge (i, j) whose two other edges are at ``k`` or above: one pass
-    over rows i and j of ``F`` (vectorized: int16 lanes)."""
-    Fi = F[i]
-    Fj = F[j]
-    k16 = np.int16(min(k, HIGH))
-    c = np.int32(0)
-    for w in range(Fi.shape[0]):
-        c += np.int32(min(Fi[w], Fj[w]) >= k16)
-    return c
-
-
 @njit
 def _h_index(F, i, j, cap, hist):
     """The largest k <= cap with at least k - 2 triangles of (i, j) whose other two edges
@@ -300,17 +286,18 @@ def block_descend(li, lj, F, active, floor, limit, steps, edges):
     """Lower the block's values ``F`` (int16 (nd, nd), symmetric; an upper bound of the
     block's own truss numbers) to those truss numbers: the h-index descent in rounds.
 
-    ``li, lj`` (m,) int32: the local endpoints of the block's edges (an edge with ``F == 0``
-    is gone). ``active`` (nd,) uint8: the vertices whose rows changed (the first round
+    ``li, lj`` (m,) int32: the local endpoints of the block's edges (an edge with
+    ``F == 0`` is gone). ``active`` (nd,) uint8: the vertices whose rows changed (the first round
     evaluates the edges touching them); or, when it is an (m,) array with ``edges``, the
-    edges the first round evaluates (every other edge satisfies its bound). An edge whose value exceeds its count at that value
-    plus 2 falls to min(value - 1, h-index). The next round evaluates an edge at value a
-    only when an edge at one of its vertices fell from a or above to below a (from a
-    fallen edge's values, each vertex keeps the range (lowest new, highest old]): no other
-    change moves its count at a. Once a round changes nothing every edge satisfies its
-    bound, so the values are the truss numbers (the values never drop below them: a value
-    only falls to an h-index of values that are all upper bounds). Values update in place
-    during a round (any mix of older and newer values is an upper bound).
+    edges the first round evaluates (every other edge satisfies its bound). An edge whose
+    value exceeds its count at that value plus 2 falls to min(value - 1, h-index). The next
+    round evaluates an edge at value a only when an edge at one of its vertices fell from a
+    or above to below a (from a fallen edge's values, each vertex keeps the range (lowest
+    new, highest old]): no other change moves its count at a. Once a round changes nothing
+    every edge satisfies its bound, so the values are the truss numbers (the values never
+    drop below them: a value only falls to an h-index of values that are all upper bounds).
+    Values update in place during a round (any mix of older and newer values is an upper
+    bound).
 
     ``floor``: a value may not fall to it or below (the boundary's highest number: the block
     is no longer separated); ``limit``: the most matrix entries to read; ``steps``: the
@@ -393,149 +380,6 @@ def block_support(li, lj, F):
     for q in range(li.shape[0]):
         out[q] = _count_at(F, li[q], lj[q], 1)
     return out
-
-
-@njit
-def cannot_rise(li, lj, F, edges, old):
-    """Which of the block ``edges`` (indices into ``li, lj``) cannot rise above their values
-    ``old`` before an insertion: ``F`` holds upper bounds of the new values, and an edge
-    with fewer than old - 1 triangles at old + 1 or above has an h-index of at most its old
-    value. bool per edge."""
-    out = np.zeros(edges.shape[0], np.bool_)
-    for t in range(edges.shape[0]):
-        q = edges[t]
-        o = old[t]
-        out[t] = _count_at(F, li[q], lj[q], o + 1) < o - 1
-    return out
-
-
-@njit
-def boundary_split(vs, inside, deg, ptr, keys, shift, eblock, b, truss):
-    """The edges at the vertices ``vs`` of block ``b`` that are in neither ``b`` nor a block
-    before it (``eblock`` from 0 to ``b``): the highest truss number of those to a vertex
-    not ``inside`` (bool per vertex) or in a lower block, and the slots of those between two
-    vertices inside in no block (each once). Returns (highest, slots)."""
-    top = 0
-    out = np.empty(16, np.int64)
-    n = 0
-    for x in vs:
-        A, d = _row(deg, ptr, x)
-        for t in range(d):
-            y = A[t]
-            s = _slot(keys, shift, x, y)
-            e = eblock[s]
-            if 0 <= e <= b:
-                continue
-            if e < 0 and y < inside.shape[0] and inside[y]:
-                if x < y:
-                    out = _grow(out, n + 1)
-                    out[n] = s
-                    n += 1
-                continue
-            if truss[s] > top:
-                top = truss[s]
-    return top, out[:n]
-
-
-@njit
-def write_back(li, lj, F, slots, truss, out_q, out_old):
-    """Copy a block's values ``F[li, lj]`` into ``truss[slots]``: the indices of the edges
-    whose value changed into ``out_q``, their values before into ``out_old`` (room for every
-    edge). Returns (how many changed, the lowest value; the int64 maximum for no edge)."""
-    n = 0
-    low = np.iinfo(np.int64).max
-    for q in range(li.shape[0]):
-        v = F[li[q], lj[q]]
-        s = slots[q]
-        if v < low:
-            low = v
-        if truss[s] != v:
-            out_q[n] = q
-            out_old[n] = truss[s]
-            truss[s] = v
-            n += 1
-    return n, low
-
-
-@njit
-def block_peel_order(li, lj, F, top):
-    """A k-order of the block edges ``li, lj`` whose value in ``F`` (int16, exact truss
-    numbers of the block, :data:`HIGH` for higher blocks' edges) is at most ``top``: by value,
-    and within value k in an order peeled at k - 2 triangles whose other two edges are
-    alive (a value above k, or k and not removed yet). Boundary edges are below every value
-    of the block and never count. Returns ``(order, ok)``: indices into ``li`` (int64);
-    ``ok`` False when a level could not be peeled (the values were not exact)."""
-    nd = F.shape[0]
-    m = li.shape[0]
-    W = F.copy()
-    Q = np.full((nd, nd), -1, np.int32)
-    vals = np.empty(m, np.int64)
-    nlev = np.zeros(top + 2, np.int64)
-    for q in range(m):
-        Q[li[q], lj[q]] = q
-        Q[lj[q], li[q]] = q
-        vals[q] = F[li[q], lj[q]]
-        if 2 <= vals[q] <= top:
-            nlev[vals[q] + 1] += 1
-    for k in range(top + 1):
-        nlev[k + 1] += nlev[k]
-    by = np.empty(nlev[top + 1], np.int64)
-    fill = nlev.copy()
-    for q in range(m):
-        if 2 <= vals[q] <= top:
-            by[fill[vals[q]]] = q
-            fill[vals[q]] += 1
-    cnt = np.zeros(m, np.int64)
-    state = np.zeros(m, np.int8)               # 1: queued, 2: removed
-    order = np.empty(by.shape[0], np.int64)
-    n = 0
-    for k in range(2, top + 1):
-        lo = nlev[k]
-        hi = nlev[k + 1]
-        if lo == hi:
-            continue
-        k16 = np.int16(k)
-        head = n
-        for t in range(lo, hi):
-            q = by[t]
-            Fi = W[li[q]]
-            Fj = W[lj[q]]
-            c = 0
-            for w in range(nd):
-                c += min(Fi[w], Fj[w]) >= k16
-            cnt[q] = c
-            if c <= k - 2:
-                state[q] = 1
-                order[n] = q
-                n += 1
-        while head < n:
-            q = order[head]
-            head += 1
-            i = li[q]
-            j = lj[q]
-            for w in range(nd):
-                a = W[i, w]
-                b = W[j, w]
-                if a < k16 or b < k16:
-                    continue
-                for side in range(2):
-                    x = i if side == 0 else j
-                    val = a if side == 0 else b
-                    if val != k16:
-                        continue
-                    p = Q[x, w]
-                    if p >= 0 and state[p] == 0:
-                        cnt[p] -= 1
-                        if cnt[p] <= k - 2:
-                            state[p] = 1
-                            order[n] = p
-                            n += 1
-            state[q] = 2
-            W[i, j] = 0
-            W[j, i] = 0
-        if n < hi:
-            return order[:n], False
-    return order, True
 
 
 @njit
@@ -829,9 +673,10 @@ class TrussBlocks:
         entries and the edges at L or below, and descends (bound: L); the first L that
         descends without passing its bound is kept. The evicted edges keep their numbers
         before the batch and join the k-order at the end of their levels, in an order
-        peeled from the block's matrix before the batch (:func:`block_peel_order`): every
-        other edge at their vertices is below them (boundary) or above (the block's own
-        higher levels, higher blocks), so their s+ is that peel's count, and no other
+        peeled from the block's matrix before the batch
+        (:func:`~hornet.algos.ktruss.block_kernels.block_peel_order`): every other edge at
+        their vertices is below them (boundary) or above (the block's own higher levels,
+        higher blocks), so their s+ is that peel's count, and no other
         edge's s+ grows. The caller's descent of the edges outside the blocks then lowers
         them further where they lost triangles. An evicted edge in the rows or at a vertex
         of a lower block was above all of that block's levels and is now outside every
@@ -893,12 +738,12 @@ class TrussBlocks:
     def reabsorb(self, table, deg, ptr) -> np.ndarray:
         """After an insertion: a block that gave up edges (:meth:`_evict`) takes the edges
         between its vertices outside every block back once they are all above the rest of
-        its boundary (:func:`boundary_split`), as when the edges a deletion took come back;
-        the rest of the boundary bounds it again. The numbers are exact, so its matrix with
-        them holds its own truss numbers; they leave the k-order (every other edge at the
-        block's vertices is below them, so no other edge's s+ changes). Not where one
-        touches a lower block (which lists no such edge in its matrix). Returns their
-        slots."""
+        its boundary (:func:`~hornet.algos.ktruss.block_kernels.boundary_split`), as when
+        the edges a deletion took come back; the rest of the boundary bounds it again. The
+        numbers are exact, so its matrix with them holds its own truss numbers; they leave
+        the k-order (every other edge at the block's vertices is below them, so no other
+        edge's s+ changes). Not where one touches a lower block (which lists no such edge
+        in its matrix). Returns their slots."""
         got = [np.zeros(0, np.int64)]
         moved = []
         truss = table.columns["truss"]

@@ -38,7 +38,11 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    the h-index descent over rows of that matrix, before the steps above run on the rest
    (which never read a block edge's rank, and stop before they could). A deletion in a
    239-clique changes every one of its edges; the matrix rows make each edge's recount a
-   vectorized pass instead of an adjacency intersection and a probe per triangle.
+   vectorized pass instead of an adjacency intersection and a probe per triangle. The
+   overlapping cliques of a collaboration graph's core (a boundary one level below at every
+   threshold) are one wide block at margin 1; a deletion that lowers a block to its
+   boundary takes its lowest levels out of it (into the k-order), and an insertion that
+   lifts them above the rest of the boundary again gives them back.
 6. When the work of a batch (intersections plus triangles examined) would take longer than
    the static decomposition of the whole graph (timed when it last ran; the time a unit of
    work costs is learned from the updates), the static decomposition finishes the batch
