@@ -165,3 +165,159 @@ def test_block_edge_between_two_higher_blocks(monkeypatch):
     _check(kt, g)
     assert kt.stats["path"] == "dynamic"
     assert kt.k_max == 26
+
+
+def _overlapping_cliques(rng, sizes, share: int = 2, extra: int = 300):
+    """Cliques of ``sizes`` in a chain, each sharing ``share`` vertices with the one before
+    (levels one apart overlap at those vertices), and ``extra`` random edges among their
+    vertices and 60 more. Returns (graph, the cliques' vertex lists)."""
+    cliques, start = [], 0
+    for size in sizes:
+        vs = list(range(start, start + size))
+        cliques.append(vs)
+        start += size - share
+    n = start + share + 60
+    src, dst = [], []
+    for vs in cliques:
+        s, d = clique(vs)
+        src += s
+        dst += d
+    src += rng.integers(0, n, extra).tolist()
+    dst += rng.integers(0, n, extra).tolist()
+    g = hornet.Graph(directed=False, device="cpu")
+    g.insert_edges(np.asarray(src), np.asarray(dst))
+    return g, cliques
+
+
+def _low_thresholds(monkeypatch, margin: int = 1) -> None:
+    monkeypatch.setattr(dense, "WIDE_MIN_MEDIAN", 3)
+    monkeypatch.setattr(dense, "MIN_BLOCK_EDGES", 24)
+    monkeypatch.setattr(dense, "MIN_BLOCK_LEVEL", 3)
+    monkeypatch.setattr(dense, "ROWS_PER_LEVEL", 64)
+    monkeypatch.setattr(dense, "MIN_BLOCK_MARGIN", margin)
+
+
+def test_block_gives_up_its_lowest_levels(monkeypatch):
+    """Overlapping cliques K14, K13, K12, K11 (each sharing two vertices with the next) and
+    a K10 at the K11's last vertex: blocks at margin 1. Deleting an edge of the K11 lowers
+    it to the K10's level: its block gives that level up (its edges join the k-order),
+    without the static decomposition; then the edge comes back (and the block takes the
+    K11 back), and edges of the higher
+    cliques go (their blocks give up levels, and the lower blocks at their vertices all
+    of theirs) and come back."""
+    _low_thresholds(monkeypatch)
+    rng = np.random.default_rng(3)
+    g, cl = _overlapping_cliques(rng, [14, 13, 12, 11], extra=0)
+    s, d = clique([cl[-1][-1]] + list(range(60, 69)))       # a K10 at the K11's last vertex
+    g.insert_edges(np.asarray(s), np.asarray(d))
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    blocks = kt._blocks
+    low = cl[-1]
+    ls, ld = (np.asarray(x) for x in clique(low))
+    own = (ls != low[0]) | (ld != low[1])                   # the K11's own edges
+    ls, ld = ls[own], ld[own]
+    assert (blocks.eblock[kt._table.lookup(ls, ld)] >= 0).all()
+    _check(kt, g)
+    kt.update(g.delete_edges(np.array([low[3]]), np.array([low[4]])))
+    _check(kt, g)
+    assert kt.stats["path"] == "dynamic" and blocks.evicted.shape[0] > 0
+    keep = (ls != low[3]) | (ld != low[4])
+    assert (blocks.eblock[kt._table.lookup(ls[keep], ld[keep])] < 0).all()
+    kt.update(g.insert_edges(np.array([low[3]]), np.array([low[4]])))
+    _check(kt, g)
+    assert kt.stats["path"] == "dynamic"
+    # back at their level above the boundary: the block takes them back
+    assert (blocks.eblock[kt._table.lookup(ls, ld)] >= 0).all()
+    for vs in cl[:3]:
+        gone = np.array([vs[2], vs[5], vs[7]]), np.array([vs[3], vs[6], vs[8]])
+        kt.update(g.delete_edges(*gone))
+        _check(kt, g)
+        assert kt.stats["path"] == "dynamic"
+        kt.update(g.insert_edges(*gone))
+        _check(kt, g)
+    assert kt.k_max == 14
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_overlapping_cliques_random_batches(monkeypatch, seed):
+    """Overlapping cliques at levels one or two apart, random edges among and around them,
+    blocks at margin 1: sixty batches that delete 1 to 30 edges (mostly clique edges),
+    re-insert them or insert random pairs; the numbers equal the static ones, the k-order
+    and the level counts hold after every batch."""
+    _low_thresholds(monkeypatch)
+    rng = np.random.default_rng(seed)
+    g, cl = _overlapping_cliques(rng, [16, 15, 13, 12, 12, 10], share=int(rng.integers(1, 4)))
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    assert len(kt._blocks) >= 1
+    _check(kt, g)
+    n = int(g.num_vertices)
+    gone = None
+    paths = []
+    for step in range(60):
+        b = int(rng.integers(1, 31))
+        kind = step % 3
+        if kind == 0:
+            vs = cl[int(rng.integers(0, len(cl)))]
+            s, d = clique(vs)
+            pick = rng.choice(len(s), min(b, len(s)), replace=False)
+            gs, gd = g.edges()
+            other = rng.choice(gs.shape[0], 2, replace=False)
+            gone = (np.concatenate([np.asarray(s)[pick], gs[other]]),
+                    np.concatenate([np.asarray(d)[pick], gd[other]]))
+            kt.update(g.delete_edges(*gone))
+        elif kind == 1:
+            kt.update(g.insert_edges(*gone))
+        else:
+            kt.update(g.insert_edges(rng.integers(0, n, b), rng.integers(0, n, b)))
+        _check(kt, g)
+        paths.append(kt.stats["path"])
+    assert paths.count("dynamic") > len(paths) // 2
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_wide_block_of_a_clique_chain(monkeypatch, seed):
+    """A chain of cliques K16 ... K12 (each sharing two vertices with the next: at every
+    threshold the boundary is one level below, so no level's try separates any part of it
+    by the margin of 4), a K30 sharing two vertices with the K16 and a K11 one vertex with
+    the K12, in random sparse edges:
+    the K30 is a block, the whole chain one wide block (the last try, margin 1). Forty
+    batches delete chain or K30 edges (the wide block gives up its lowest levels when they
+    fall to its boundary), re-insert them, or insert random pairs; the numbers equal the
+    static ones, the k-order and the level counts hold after every batch."""
+    monkeypatch.setattr(dense, "MIN_BLOCK_EDGES", 24)
+    monkeypatch.setattr(dense, "MIN_BLOCK_LEVEL", 12)
+    monkeypatch.setattr(dense, "WIDE_MIN_MEDIAN", 12)
+    rng = np.random.default_rng(seed)
+    g, cl = _overlapping_cliques(rng, [16, 15, 14, 13, 12], extra=250)
+    k30 = cl[0][:2] + list(range(200, 228))
+    k11 = [cl[-1][-1]] + list(range(240, 250))     # the chain's boundary at level 11
+    for vs in (k30, k11):
+        s, d = clique(vs)
+        g.insert_edges(np.asarray(s), np.asarray(d))
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    blocks = kt._blocks
+    assert len(blocks) == 2
+    assert sorted(blocks.real[0].tolist()) == sorted(k30)
+    chain = sorted(set(v for vs in cl for v in vs))
+    assert set(chain) <= set(blocks.real[1].tolist())
+    _check(kt, g)
+    n = int(g.num_vertices)
+    gone = None
+    paths = []
+    evictions = 0
+    for step in range(40):
+        kind = step % 3
+        if kind == 0:
+            vs = (cl + [k30])[int(rng.integers(0, len(cl) + 1))]
+            s, d = clique(vs)
+            pick = rng.choice(len(s), int(rng.integers(1, 6)), replace=False)
+            gone = np.asarray(s)[pick], np.asarray(d)[pick]
+            kt.update(g.delete_edges(*gone))
+            evictions += blocks.evicted.shape[0] > 0
+        elif kind == 1:
+            kt.update(g.insert_edges(*gone))
+        else:
+            kt.update(g.insert_edges(rng.integers(0, n, 5), rng.integers(0, n, 5)))
+        _check(kt, g)
+        paths.append(kt.stats["path"])
+    assert paths.count("dynamic") >= 30 and evictions >= 1

@@ -1,9 +1,10 @@
 """Dense truss blocks of :class:`hornet.algos.ktruss.dynamic.DynamicTruss` (CPU): the truss
 numbers of dense, high-level parts of the graph kept in dense matrices.
 
-A block is a set B of edges among a vertex set D (|D| at most :data:`MAX_BLOCK_VERTICES`),
-with the truss numbers of its edges in an int16 matrix ``F`` at the endpoints' local
-indices. Blocks are found highest first and may share vertices (the cliques of a
+A block is a set B of edges among a vertex set D (|D| at most :data:`MAX_BLOCK_VERTICES`;
+:data:`WIDE_MAX_VERTICES` in the last, wide try of :func:`find_blocks`), with the truss
+numbers of its edges in an int16 matrix ``F`` at the endpoints' local indices. Blocks are
+found highest first and may share vertices (the cliques of a
 collaboration graph overlap). The matrix has a row for every vertex of D and for every
 *ghost* of B: a vertex outside D that is in two higher blocks which both have vertices in
 D. The edges of higher blocks among these rows are entered as :data:`HIGH` (above every
@@ -21,21 +22,25 @@ block with i, j and w would hold i-j), which makes w a ghost; and conversely. Ev
 other edge sees the block edges only as triangles alive up to levels above its own: the
 sparse algorithms never read a block edge's k-order rank, and block edges keep none.
 Each block keeps ``floor`` (its lowest value) above ``xmax`` (:data:`MIN_BLOCK_MARGIN`
-levels when it is chosen); a higher block's bound takes the numbers of the lower blocks'
-edges at its vertices, which makes the second condition follow from the first.
+levels when it is chosen, :data:`WIDE_MARGIN` in the wide try); a higher block's bound
+takes the numbers of the lower blocks' edges at its vertices, which makes the second
+condition follow from the first.
 
 What a batch costs. An update recomputes T_B by the h-index descent from an upper bound
-(the old values for a deletion; the old values plus the entries the block gained, and a new
-edge's in-block support plus 2, for an insertion), in rounds over the block edges that
-touch a vertex whose row changed in the previous round. An edge's count at level k (its
+(the old values for a deletion; the old values plus the entries the block gained, at most
+the in-block supports plus 2, for an insertion), in rounds over the block edges whose
+count at their value a change of the previous round can have moved. An edge's count at level k (its
 triangles whose other two edges are at k or above) is one pass over two rows of ``F``,
 vectorized, instead of an intersection of adjacency lists and a table probe per triangle:
 on a clique of n vertices, a deletion's descent (the edges at the deleted edge's endpoints
 fall, then the rest, then a check) reads about three times n^3 / 2 matrix entries.
 
-When the separation does not hold (a block edge would fall to ``xmax`` or below, a boundary
-edge would climb to the block's floor), the caller falls back to the static
-decomposition, which chooses new blocks (:func:`find_blocks`).
+When a deletion would lower block edges to ``xmax`` or below, the block gives up its
+lowest levels instead (:meth:`TrussBlocks._evict`): those edges leave it with their
+numbers before the batch and places at the end of their levels in the k-order, and the
+sparse descent lowers them further; a lower block at their vertices gives up all its
+edges. When a boundary edge would climb to a block's floor (an insertion), the caller
+falls back to the static decomposition, which chooses new blocks (:func:`find_blocks`).
 """
 from __future__ import annotations
 
@@ -45,6 +50,8 @@ from scipy.sparse.csgraph import connected_components
 
 from hornet.core.jit import njit
 
+from .block_kernels import (HIGH, _count_at, block_peel_order, boundary_split,
+                            cannot_rise, write_back)
 from .region import _grow, _intersect, _row, _slot
 
 __all__ = ["TrussBlocks", "find_blocks", "block_descend", "block_support",
@@ -62,14 +69,20 @@ ROWS_PER_LEVEL = 8
 #: the least gap between a block's lowest number and its boundary's highest: a batch that
 #: deletes fewer of its edges than this (or raises its boundary less) keeps it separated
 MIN_BLOCK_MARGIN = 4
+#: the last try of :func:`find_blocks` (:func:`_wide_blocks`): its least margin and most
+#: vertices (its matrix: this many squared int16 entries at most)
+WIDE_MARGIN = 1
+WIDE_MAX_VERTICES = 1280
+#: the least median truss number of a wide block's edges: an edge's sparse recount costs
+#: a probe per triangle (at least its number minus 2 of them), its pass over matrix rows
+#: the rows; a wide, sparse-rowed block at low levels (a social graph's core) costs an
+#: insertion more in whole-block passes than the k-order scan of the edges that rise
+WIDE_MIN_MEDIAN = 32
 #: the lowest truss level at which a block is looked for, and how many levels are tried
 MIN_BLOCK_LEVEL = 16
 MAX_BLOCK_TRIES = 64
 #: the most blocks (a vertex's blocks are the bits of an int64)
 MAX_BLOCKS = 32
-#: the matrix value of an edge of a higher block among a block's vertices: above every level
-#: of the block (its triangles count at every level)
-HIGH = np.iinfo(np.int16).max
 
 
 def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
@@ -87,6 +100,9 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
     vertices). The edges at the vertices of a component with more than
     :data:`MAX_BLOCK_VERTICES` vertices are left out of the lower levels' tries (there it
     would only grow), so that the separate cliques below a large tangle are still tried.
+    A last, wide try (:func:`_wide_blocks`) takes what is left at :data:`MIN_BLOCK_LEVEL`
+    and above as components of up to :data:`WIDE_MAX_VERTICES` vertices at margin
+    :data:`WIDE_MARGIN`.
 
     Returns a list of ``(vertices, edges, xmax, ghosts)``: sorted int32 vertex ids, int64
     indices into ``src``/``dst`` of the block's edges, the largest truss number of its
@@ -165,7 +181,64 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
             joins_one |= member[ss] & member[ds]
             blocks.append((vertices, edges, int(xmax[c]), _ghosts(bits, vertices, member)))
             bits[vertices] |= np.int64(1) << (len(blocks) - 1)
+    _wide_blocks(blocks, src, dst, truss, n, in_block, bits)
     return blocks
+
+
+def _wide_blocks(blocks, src, dst, truss, n, in_block, bits) -> None:
+    """The last try of :func:`find_blocks`: the edges at :data:`MIN_BLOCK_LEVEL` or above
+    in no block yet (those joining two vertices of one block included) split into
+    connected components; one with at most :data:`WIDE_MAX_VERTICES` vertices whose lowest
+    number exceeds its boundary's highest (margin :data:`WIDE_MARGIN`) and whose edges'
+    median number is :data:`WIDE_MIN_MEDIAN` or more becomes a block
+    (appended to ``blocks``; ``in_block`` and ``bits`` updated). Overlapping cliques at
+    consecutive levels (a collaboration graph's core) have a boundary one level below at
+    every threshold, so no try at a higher level separates any part of them by
+    :data:`MIN_BLOCK_MARGIN`; as one block their batches cost vector passes over matrix
+    rows instead of a sparse recount per edge, and a deletion that lowers their lowest
+    level costs an eviction (:meth:`TrussBlocks._evict`), not the static fallback."""
+    if len(blocks) >= MAX_BLOCKS:
+        return
+    sel = np.flatnonzero((truss >= MIN_BLOCK_LEVEL) & ~in_block)
+    nh = sel.shape[0]
+    if nh < MIN_BLOCK_EDGES:
+        return
+    hs, hd, ht = src[sel], dst[sel], truss[sel]
+    hv, local = np.unique(np.concatenate([hs, hd]), return_inverse=True)
+    m = coo_matrix((np.ones(nh, np.int8), (local[:nh], local[nh:])),
+                   shape=(hv.shape[0], hv.shape[0]))
+    _, hlab = connected_components(m, directed=False)
+    elab = hlab[local[:nh]]
+    ne = np.bincount(elab, minlength=hlab.max() + 1)
+    nv = np.bincount(hlab, minlength=ne.shape[0])
+    lmin = np.full(ne.shape[0], np.iinfo(np.int64).max)
+    np.minimum.at(lmin, elab, ht)
+    ok = (ne >= MIN_BLOCK_EDGES) & (nv <= WIDE_MAX_VERTICES)
+    if not ok.any():
+        return
+    comp = np.full(n, -1, np.int64)
+    keep = ok[hlab]
+    comp[hv[keep]] = hlab[keep]
+    rest = ~in_block
+    rest[sel] = False
+    touching = np.flatnonzero(((comp[src] >= 0) | (comp[dst] >= 0)) & rest)
+    xmax = np.zeros(ne.shape[0], np.int64)
+    for side in (src, dst):
+        c = comp[side[touching]]
+        hit = c >= 0
+        np.maximum.at(xmax, c[hit], truss[touching[hit]])
+    for c in np.flatnonzero(ok & (lmin >= xmax + WIDE_MARGIN)).tolist():
+        if len(blocks) >= MAX_BLOCKS:
+            break
+        edges = sel[elab == c]
+        if np.median(truss[edges]) < WIDE_MIN_MEDIAN:
+            continue
+        vertices = hv[hlab == c].astype(np.int32)
+        member = np.zeros(n, bool)
+        member[vertices] = True
+        in_block[edges] = True
+        blocks.append((vertices, edges, int(xmax[c]), _ghosts(bits, vertices, member)))
+        bits[vertices] |= np.int64(1) << (len(blocks) - 1)
 
 
 def _ghosts(bits: np.ndarray, vertices: np.ndarray, member: np.ndarray) -> np.ndarray:
@@ -181,26 +254,12 @@ def _ghosts(bits: np.ndarray, vertices: np.ndarray, member: np.ndarray) -> np.nd
     return np.flatnonzero((m & (m - 1) != 0) & ~member).astype(np.int32)
 
 
-@njit(inline="always")
-def _count_at(F, i, j, k):
-    """Triangles of block edge (i, j) whose two other edges are at ``k`` or above: one pass
-    over rows i and j of ``F`` (vectorized: int16 lanes)."""
-    Fi = F[i]
-    Fj = F[j]
-    k16 = np.int16(min(k, HIGH))
-    c = np.int32(0)
-    for w in range(Fi.shape[0]):
-        c += np.int32(min(Fi[w], Fj[w]) >= k16)
-    return c
-
-
 @njit
-def _h_index(F, i, j, cap):
+def _h_index(F, i, j, cap, hist):
     """The largest k <= cap with at least k - 2 triangles of (i, j) whose other two edges
-    are at k or above (2 at least)."""
+    are at k or above (2 at least). ``hist``: zeros, at least cap + 1 of them (left zero)."""
     Fi = F[i]
     Fj = F[j]
-    hist = np.zeros(cap + 1, np.int32)
     for w in range(Fi.shape[0]):
         m = min(Fi[w], Fj[w])
         if m >= 2:
@@ -210,9 +269,11 @@ def _h_index(F, i, j, cap):
     while k > 2:
         acc += hist[k]
         if acc >= k - 2:
-            return k
+            break
         k -= 1
-    return 2
+    for t in range(cap + 1):                 # a loop, not a slice assignment (its shape
+        hist[t] = 0                          # check compiles string formatting)
+    return max(k, 2)
 
 
 #: levels a falling edge is recounted at one by one (a vector pass each) before one
@@ -221,46 +282,67 @@ STEPS = 4
 
 
 @njit
-def block_descend(li, lj, F, active, floor, limit):
+def block_descend(li, lj, F, active, floor, limit, steps, edges):
     """Lower the block's values ``F`` (int16 (nd, nd), symmetric; an upper bound of the
     block's own truss numbers) to those truss numbers: the h-index descent in rounds.
 
-    ``li, lj`` (m,) int32: the local endpoints of the block's edges (an edge with ``F == 0``
-    is gone). ``active`` (nd,) uint8: the vertices whose rows changed (the first round
-    evaluates the edges touching them). An edge whose value exceeds its count at that value
-    plus 2 falls to min(value - 1, h-index); the vertices of a fallen edge are active in the
-    next round. Once a round changes nothing every edge satisfies its bound, so the values
-    are the truss numbers (the values never drop below them: a value only falls to an
-    h-index of values that are all upper bounds). Values update in place during a round (any
-    mix of older and newer values is an upper bound).
+    ``li, lj`` (m,) int32: the local endpoints of the block's edges (an edge with
+    ``F == 0`` is gone). ``active`` (nd,) uint8: the vertices whose rows changed (the first round
+    evaluates the edges touching them); or, when it is an (m,) array with ``edges``, the
+    edges the first round evaluates (every other edge satisfies its bound). An edge whose
+    value exceeds its count at that value plus 2 falls to min(value - 1, h-index). The next
+    round evaluates an edge at value a only when an edge at one of its vertices fell from a
+    or above to below a (from a fallen edge's values, each vertex keeps the range (lowest
+    new, highest old]): no other change moves its count at a. Once a round changes nothing
+    every edge satisfies its bound, so the values are the truss numbers (the values never
+    drop below them: a value only falls to an h-index of values that are all upper bounds).
+    Values update in place during a round (any mix of older and newer values is an upper
+    bound).
 
     ``floor``: a value may not fall to it or below (the boundary's highest number: the block
-    is no longer separated); ``limit``: the most matrix entries to read. Returns
+    is no longer separated); ``limit``: the most matrix entries to read; ``steps``: the
+    levels a falling edge is recounted at one by one in the first round (:data:`STEPS` in
+    later ones; 0 after an insertion whose bounds can be far above), then one histogram
+    pass finds its h-index. Returns
     ``(entries_read, rounds, ok)``: ``ok`` False when either was reached (``F`` is then
     incomplete).
     """
     nd = F.shape[0]
     m = li.shape[0]
-    act = active.copy()
-    nxt = np.zeros(nd, np.uint8)
+    big = np.iinfo(np.int64).max
+    # per vertex, the values its changed edges fell from (hi) and to (lo) in the previous
+    # round (lo, hi] and in this one (nlo, nhi]
+    lo = np.zeros(nd, np.int64)
+    hi = np.zeros(nd, np.int64)
+    nlo = np.full(nd, big, np.int64)
+    nhi = np.zeros(nd, np.int64)
     read = np.int64(0)
     rounds = 0
+    hist = np.zeros(nd + 2, np.int32)
     while True:
         rounds += 1
         changed = 0
         for q in range(m):
             i = li[q]
             j = lj[q]
-            if act[i] == 0 and act[j] == 0:
-                continue
-            a = np.int64(F[i, j])
+            if rounds == 1:
+                if edges:
+                    if active[q] == 0:
+                        continue
+                elif active[i] == 0 and active[j] == 0:
+                    continue
+                a = np.int64(F[i, j])
+            else:
+                a = np.int64(F[i, j])
+                if not ((lo[i] < a <= hi[i]) or (lo[j] < a <= hi[j])):
+                    continue                   # no triangle's weight at its value changed
             if a == 0:
                 continue
             read += nd
             if _count_at(F, i, j, a) >= a - 2:
                 continue
             b = a - 1
-            while b > a - 1 - STEPS and b > 2:
+            while b > a - 1 - (steps if rounds == 1 else STEPS) and b > 2:
                 read += nd
                 if _count_at(F, i, j, b) >= b - 2:
                     break
@@ -268,20 +350,26 @@ def block_descend(li, lj, F, active, floor, limit):
             else:
                 if b > 2:
                     read += nd
-                    b = _h_index(F, i, j, b)
+                    if b + 1 > hist.shape[0]:
+                        hist = np.zeros(2 * (b + 1), np.int32)
+                    b = _h_index(F, i, j, b, hist)
             if b <= floor:
                 return read, rounds, False
             F[i, j] = b
             F[j, i] = b
-            nxt[i] = 1
-            nxt[j] = 1
+            nlo[i] = min(nlo[i], b)
+            nlo[j] = min(nlo[j], b)
+            nhi[i] = max(nhi[i], a)
+            nhi[j] = max(nhi[j], a)
             changed += 1
         if changed == 0:
             return read, rounds, True
         if read > limit:
             return read, rounds, False
-        act[:] = nxt
-        nxt[:] = 0
+        lo[:] = nlo
+        hi[:] = nhi
+        nlo[:] = big
+        nhi[:] = 0
 
 
 @njit
@@ -371,6 +459,10 @@ class TrussBlocks:
     def clear(self, n: int, capacity: int) -> None:
         """No blocks (``n`` vertices, a table of ``capacity`` slots)."""
         self.vertices, self.F, self.li, self.lj, self.slots = [], [], [], [], []
+        # per block: the edges it gave up (:meth:`_evict`) and its boundary bound before
+        self.out_u: list[np.ndarray] = []
+        self.out_v: list[np.ndarray] = []
+        self.base: list[int] = []
         self.real: list[np.ndarray] = []
         self.xmax: list[int] = []
         self.floor = np.zeros(0, np.int64)
@@ -378,6 +470,8 @@ class TrussBlocks:
         self.gmask = np.zeros(max(n, 1), np.int64)
         self.vfloor = np.full(max(n, 1), np.iinfo(np.int64).max, np.int64)
         self.eblock = np.full(capacity, -1, np.int32)
+        self.evicted = np.zeros(0, np.int64)   # slots the last deletion took out of blocks
+        self.read = 0                          # matrix entries the last update read
 
     def __len__(self) -> int:
         return len(self.F)
@@ -408,6 +502,9 @@ class TrussBlocks:
             self.lj.append(lj)
             self.slots.append(np.asarray(slots[edges], np.int64))
             self.xmax.append(int(xmax))
+            self.out_u.append(np.zeros(0, np.int64))
+            self.out_v.append(np.zeros(0, np.int64))
+            self.base.append(int(xmax))
             self.eblock[self.slots[b]] = b
         self._floors()
 
@@ -425,18 +522,15 @@ class TrussBlocks:
         return i.astype(np.int32), j.astype(np.int32), ok
 
     def _floors(self, blocks=None) -> None:
-        """``floor`` (of ``blocks``, a list; all by default) and ``vfloor`` from the
-        matrices."""
+        """``floor`` (of ``blocks``, a list; all by default) from the matrices, and
+        ``vfloor``."""
         full = blocks is None or self.floor.shape[0] != len(self)
         if full:
             self.floor = np.full(len(self), np.iinfo(np.int64).max, np.int64)
             blocks = range(len(self))
-        before = self.floor.copy()
         for b in blocks:
             vals = self.F[b][self.li[b], self.lj[b]]
             self.floor[b] = int(vals.min()) if vals.shape[0] else np.iinfo(np.int64).max
-        if not full and np.array_equal(before, self.floor):
-            return                             # no floor moved: vfloor holds
         self.vfloor[:] = np.iinfo(np.int64).max
         for b in range(len(self)):
             vs = self.real[b]
@@ -467,57 +561,73 @@ class TrussBlocks:
         """Raise the boundary bound of every block with a vertex among ``u`` or ``v`` to the
         ``values`` of those edges; with ``below`` >= 0 only the blocks before it (the edges
         are of block ``below``, which is low for the higher blocks only)."""
-        top = np.array(self.xmax, np.int64)
         values = np.asarray(values, np.int64)
+        if values.shape[0] == 0:
+            return
+        top = np.array(self.xmax, np.int64)
+        high = int(values.max())
         limit = len(self) if below < 0 else below
-        for b in _bits(self.vmask[u] | self.vmask[v]):
+        masks = self.vmask[u] | self.vmask[v]
+        for b in _bits(masks):
             if b >= limit:
                 break
-            bit = np.int64(1) << b
-            hit = ((self.vmask[u] & bit) != 0) | ((self.vmask[v] & bit) != 0)
-            if hit.any():
-                top[b] = max(int(top[b]), int(values[hit].max()))
+            if top[b] >= high:
+                continue                       # no value can raise it
+            hit = (masks & (np.int64(1) << b)) != 0
+            top[b] = max(int(top[b]), int(values[hit].max()))
         self.xmax = top.tolist()
 
     def _write_back(self, b: int, truss: np.ndarray):
-        """Copy block ``b``'s values into the slot-indexed ``truss``; returns the slots that
-        changed and their values before. The higher blocks' bounds take the changed edges."""
-        vals = self.F[b][self.li[b], self.lj[b]].astype(np.int32)
-        slots = self.slots[b]
-        old = truss[slots]
-        diff = vals != old
-        changed = slots[diff]
-        truss[changed] = vals[diff]
-        if b > 0 and changed.shape[0]:
-            u, v = self._ends(b)
-            self.raise_xmax(u[diff], v[diff], vals[diff], below=b)
-        return changed, old[diff]
+        """Copy block ``b``'s values into the slot-indexed ``truss`` and its lowest value into
+        ``floor[b]``; returns the slots that changed and their values before. The higher
+        blocks' bounds take the changed edges."""
+        li, lj, slots = self.li[b], self.lj[b], self.slots[b]
+        q = np.empty(li.shape[0], np.int64)
+        old = np.empty(li.shape[0], truss.dtype)
+        n, low = write_back(li, lj, self.F[b], slots, truss, q, old)
+        self.floor[b] = low
+        q = q[:n]
+        if b > 0 and n:
+            vs = self.vertices[b]
+            self.raise_xmax(vs[li[q]], vs[lj[q]], truss[slots[q]], below=b)
+        return slots[q], old[:n]
 
-    def _descend(self, b, active, limit):
-        return block_descend(self.li[b], self.lj[b], self.F[b], active, self.xmax[b], limit)
+    def _vfloor(self, before: np.ndarray) -> None:
+        """``vfloor`` again where a block's floor moved from ``before``."""
+        if not np.array_equal(before, self.floor):
+            self._floors(())
 
-    def after_deletion(self, u, v, slots, truss, limit):
+    def _descend(self, b, active, limit, steps=STEPS, edges=False):
+        return block_descend(self.li[b], self.lj[b], self.F[b], active, self.xmax[b], limit,
+                             steps, edges)
+
+    def after_deletion(self, u, v, slots, truss, limit, rank, counters):
         """The blocks' part of a deletion batch (``u, v``: the deleted edges, ``slots``: their
         table slots, still present). A deleted block edge leaves its block and the matrices
         of the lower blocks that list it as :data:`HIGH`; each block that lost an entry
         descends from its old values, starting from the rows of the lost entries (highest
-        block first). Returns ``(ok, changed slots, old values, edges examined, entries
-        read)``; ``ok`` False when a block lost its separation or ``limit`` entries were
-        read."""
+        block first). A block whose values would fall to its boundary bound gives up its
+        lowest levels instead (:meth:`_evict`): they become edges outside every block, with
+        ranks in the k-order (``rank``, ``counters``: the table's rank column and the
+        k-order's [head, tail]). Returns ``(ok, changed slots, old values, edges examined,
+        entries read)``; ``ok`` False when ``limit`` entries were read."""
         owner = self.eblock[slots]
         hit = owner >= 0
         none = np.zeros(0, np.int64)
+        self.evicted = none
         if not hit.any():
             return True, none, none, 0, 0
         u, v, owner, gone = u[hit], v[hit], owner[hit], slots[hit]
         self.eblock[gone] = -1
         active = [None] * len(self)
+        saved = {}                             # per block: the matrix before the batch
         for b in _bits(self.gmask[u] & self.gmask[v]):
             i, j, ok = self._local(b, u, v)
             ok &= owner <= b                   # its own edges and the higher blocks' ones
             if not ok.any():
                 continue
             F = self.F[b]
+            saved[b] = (F.copy(), self.li[b], self.lj[b], self.slots[b], i[ok], j[ok])
             F[i[ok], j[ok]] = F[j[ok], i[ok]] = 0
             active[b] = np.zeros(F.shape[0], np.uint8)
             active[b][i[ok]] = active[b][j[ok]] = 1
@@ -526,22 +636,158 @@ class TrussBlocks:
                 self.li[b], self.lj[b] = self.li[b][keep], self.lj[b][keep]
                 self.slots[b] = self.slots[b][keep]
         changed, old = [none], [none]
+        floors = self.floor.copy()
         examined = read = 0
-        done = []
+        self._dissolve = set()                 # lower blocks an eviction left unseparated
         for b in range(len(self)):
-            if active[b] is None:
+            if b in self._dissolve:
+                if b not in saved:
+                    saved[b] = (self.F[b].copy(), self.li[b], self.lj[b], self.slots[b],
+                                none, none)
+                ok, r = self._evict(b, saved, rank, counters, limit - read, True)
+                read += r
+            elif active[b] is None:
                 continue
-            r, _, ok = self._descend(b, active[b], limit - read)
-            read += r
+            else:
+                r, _, ok = self._descend(b, active[b], limit - read)
+                read += r
+                if not ok and read <= limit:
+                    ok, r = self._evict(b, saved, rank, counters, limit - read)
+                    read += r
             examined += self.li[b].shape[0]
             if not ok:
                 return False, none, none, examined, read
             ch, before = self._write_back(b, truss)
             changed.append(ch)
             old.append(before)
-            done.append(b)
-        self._floors(done)
+        self._vfloor(floors)
+        self.read = read
         return True, np.concatenate(changed), np.concatenate(old), examined, read
+
+    def _evict(self, b, saved, rank, counters, limit, everything=False):
+        """Block ``b``'s values would fall to its boundary bound: its lowest levels leave it.
+
+        ``saved``: the matrix before the batch, the edge lists and slots before it, the
+        local ends of the batch's entries taken out. For the levels L of its edges,
+        lowest first: the matrix is reset to its values before the batch less the batch's
+        entries and the edges at L or below, and descends (bound: L); the first L that
+        descends without passing its bound is kept. The evicted edges keep their numbers
+        before the batch and join the k-order at the end of their levels, in an order
+        peeled from the block's matrix before the batch
+        (:func:`~hornet.algos.ktruss.block_kernels.block_peel_order`): every other edge at
+        their vertices is below them (boundary) or above (the block's own higher levels,
+        higher blocks), so their s+ is that peel's count, and no other
+        edge's s+ grows. The caller's descent of the edges outside the blocks then lowers
+        them further where they lost triangles. An evicted edge in the rows or at a vertex
+        of a lower block was above all of that block's levels and is now outside every
+        block: the lower block is no longer separated and gives up all its edges the same
+        way when its turn comes (``everything``; ``_dissolve`` lists those blocks). Returns
+        ``(ok, entries read)``; ``ok`` False when ``limit`` entries were read or the peel
+        failed (values not exact)."""
+        F0, li0, lj0, slots0, zi, zj = saved[b]
+        F = self.F[b]
+        li, lj, sl = self.li[b], self.lj[b], self.slots[b]
+        cur = F0[li, lj].astype(np.int64)
+        if cur.shape[0] == 0:
+            return True, 0
+        # the levels to try: all edges at the bound or below go; then one level more each
+        levels = np.unique(np.maximum(cur, int(self.xmax[b])))
+        if everything:
+            levels = levels[-1:]
+        read = 0
+        ok = False
+        ev = cur < 0
+        for L in levels.tolist():
+            ev = cur <= L
+            F[:] = F0
+            F[zi, zj] = F[zj, zi] = 0
+            F[li[ev], lj[ev]] = F[lj[ev], li[ev]] = 0
+            act = np.zeros(F.shape[0], np.uint8)
+            act[zi] = act[zj] = 1
+            act[li[ev]] = act[lj[ev]] = 1
+            r, _, ok = block_descend(li[~ev], lj[~ev], F, act, max(int(self.xmax[b]), L),
+                                     limit - read, STEPS, False)
+            read += r
+            if ok or read > limit:
+                break
+        if not ok:
+            return False, read
+        # a lower block lists them as above its levels (in its rows) or leaves them off its
+        # boundary (at its vertices): it would lose its separation
+        eu, ew = self.vertices[b][li[ev]], self.vertices[b][lj[ev]]
+        below = (self.gmask[eu] & self.gmask[ew]) | self.vmask[eu] | self.vmask[ew]
+        self._dissolve.update(x + b + 1 for x in _bits(below >> (b + 1)))
+        top = int(cur[ev].max())
+        self.eblock[sl[ev]] = -1
+        self.evicted = np.concatenate([self.evicted, sl[ev]])
+        self.li[b], self.lj[b], self.slots[b] = li[~ev], lj[~ev], sl[~ev]
+        if not everything:                     # candidates to take back (:meth:`reabsorb`)
+            if self.out_u[b].shape[0] == 0:
+                self.base[b] = int(self.xmax[b])
+            self.out_u[b] = np.concatenate([self.out_u[b], eu.astype(np.int64)])
+            self.out_v[b] = np.concatenate([self.out_v[b], ew.astype(np.int64)])
+        self.xmax[b] = max(int(self.xmax[b]), top)
+        order, peeled = block_peel_order(li0, lj0, F0, top)
+        if not peeled:
+            return False, read
+        rank[slots0[order]] = np.arange(counters[1], counters[1] + order.shape[0],
+                                        dtype=np.int64)
+        counters[1] += order.shape[0]
+        return True, read
+
+    def reabsorb(self, table, deg, ptr) -> np.ndarray:
+        """After an insertion: a block that gave up edges (:meth:`_evict`) takes the edges
+        between its vertices outside every block back once they are all above the rest of
+        its boundary (:func:`~hornet.algos.ktruss.block_kernels.boundary_split`), as when
+        the edges a deletion took come back; the rest of the boundary bounds it again. The
+        numbers are exact, so its matrix with them holds its own truss numbers; they leave
+        the k-order (every other edge at the block's vertices is below them, so no other
+        edge's s+ changes). Not where one touches a lower block (which lists no such edge
+        in its matrix). Returns their slots."""
+        got = [np.zeros(0, np.int64)]
+        moved = []
+        truss = table.columns["truss"]
+        for b in range(len(self)):
+            if self.out_u[b].shape[0] == 0:
+                continue
+            slots = np.asarray(table.lookup(self.out_u[b], self.out_v[b]), np.int64)
+            slots = slots[slots >= 0]          # a deleted one is no edge: not needed
+            slots = slots[self.eblock[slots] < 0]
+            if slots.shape[0] == 0:
+                self.out_u[b] = self.out_v[b] = np.zeros(0, np.int64)
+                continue
+            if int(truss[slots].min()) <= self.base[b]:
+                continue
+            vs = self.real[b]
+            inside = np.zeros(self.vmask.shape[0], np.bool_)
+            inside[vs] = True
+            top, inner = boundary_split(vs, inside, deg, ptr, table.keys, table.shift,
+                                        self.eblock, b, truss)
+            self.base[b] = int(top)
+            take = inner[truss[inner] > top]
+            keys = table.keys[take]
+            u, v = keys >> 32, keys & 0xFFFFFFFF
+            lower = np.int64(0)                # the lower blocks that still hold edges
+            for x in range(b + 1, len(self)):
+                if self.li[x].shape[0]:
+                    lower |= np.int64(1) << x
+            if take.shape[0] == 0 or ((self.gmask[u] | self.gmask[v]) & lower).any():
+                continue
+            i, j, _ = self._local(b, u, v)
+            i, j = np.minimum(i, j), np.maximum(i, j)
+            F = self.F[b]
+            F[i, j] = F[j, i] = truss[take]
+            self.li[b] = np.concatenate([self.li[b], i])
+            self.lj[b] = np.concatenate([self.lj[b], j])
+            self.slots[b] = np.concatenate([self.slots[b], take])
+            self.eblock[take] = b
+            self.xmax[b] = int(top)
+            self.out_u[b] = self.out_v[b] = np.zeros(0, np.int64)
+            got.append(take)
+            moved.append(b)
+        if moved:
+            self._floors(moved)
+        return np.concatenate(got)
 
     def after_insertion(self, u, v, slots, truss, limit):
         """The blocks' part of an insertion batch (``u, v``: the inserted edges, ``slots``:
@@ -549,13 +795,15 @@ class TrussBlocks:
         block's vertices tries the highest such block; it joins unless its in-block support
         plus 2 is at most the block's boundary bound (then it is a boundary edge, left to
         the k-order scan). Highest block first, each block that gained entries (its own new
-        edges, :data:`HIGH` entries of higher blocks' new edges among its rows) descends from its old values
-        plus the entries gained (an insertion raises a truss number by at most one) and its
-        new edges' in-block supports plus 2. Returns ``(ok, seed, changed slots, old values,
+        edges, :data:`HIGH` entries of higher blocks' new edges among its rows) descends from its
+        old values plus the entries gained (an insertion raises a truss number by at most
+        one), at most the in-block supports plus 2 (one pass over the block's edges), and
+        its new edges' in-block supports plus 2. Returns ``(ok, seed, changed slots, old values,
         edges examined)``: ``seed`` (bool per inserted edge) False for the edges that
         joined a block."""
         seed = np.ones(u.shape[0], bool)
         none = np.zeros(0, np.int64)
+        self.read = 0
         if not len(self):
             return True, seed, none, none, 0
         common = self.vmask[u] & self.vmask[v]
@@ -564,8 +812,8 @@ class TrussBlocks:
             return True, seed, none, none, 0
         rows = self.gmask[u] & self.gmask[v]      # the blocks with both ends among its rows
         changed, old = [none], [none]
+        floors = self.floor.copy()
         examined = read = 0
-        done = []
         for b in _bits(rows):
             F = self.F[b]
             nd = F.shape[0]
@@ -589,15 +837,38 @@ class TrussBlocks:
             if gained == 0:
                 continue
             li, lj = self.li[b], self.lj[b]
-            F[li, lj] = F[lj, li] = np.minimum(F[li, lj].astype(np.int64) + gained, nd)
+            cur = F[li, lj].astype(np.int64)
+            # an edge at value o rises only if the (o + 1)-truss gains a new entry: a
+            # higher block's edge (above every level), or a new edge of the block whose
+            # number reaches o + 1 (at most its in-block support plus 2)
+            top = np.iinfo(np.int64).max if high.shape[0] else 0
+            first = np.zeros(li.shape[0], np.uint8)
             if own.shape[0] and join.any():
                 i, j = i[join], j[join]
+                top = max(top, int(bound[join].max()))
                 F[i, j] = F[j, i] = np.minimum(bound[join], nd)
-                self.li[b] = np.concatenate([li, i])
-                self.lj[b] = np.concatenate([lj, j])
+                li = self.li[b] = np.concatenate([li, i])
+                lj = self.lj[b] = np.concatenate([lj, j])
+                first = np.concatenate([first, np.ones(i.shape[0], np.uint8)])
                 self.slots[b] = np.concatenate([self.slots[b], slots[own[join]]])
                 self.eblock[slots[own[join]]] = b
-            r, _, ok = self._descend(b, np.ones(nd, np.uint8), limit - read)
+            up = np.flatnonzero(cur < top)
+            bnd = cur[up] + gained
+            if gained > STEPS:
+                # a block's own truss numbers are at most its in-block supports plus 2 (a
+                # pass per edge: worth it where the descent would step down more levels)
+                bnd = np.minimum(bnd, block_support(li[up], lj[up], F).astype(np.int64) + 2)
+            F[li[up], lj[up]] = F[lj[up], li[up]] = np.minimum(bnd, nd)
+            # with every bound in place, an edge whose count at its old value plus one is
+            # short of it keeps its old value (its number did not fall, cannot rise)
+            stay = up[cannot_rise(li, lj, F, up, cur[up])]
+            F[li[stay], lj[stay]] = F[lj[stay], li[stay]] = cur[stay]
+            first[up] = 1
+            first[stay] = 0
+            # the old values are at most ``gained`` below the bounds: recounting level by
+            # level (vector passes) beats a histogram (a scattered pass) up to STEPS
+            r, _, ok = self._descend(b, first, limit - read, STEPS if gained <= STEPS else 0,
+                                     True)
             read += r
             examined += self.li[b].shape[0]
             if not ok:
@@ -605,6 +876,6 @@ class TrussBlocks:
             ch, before = self._write_back(b, truss)
             changed.append(ch)
             old.append(before)
-            done.append(b)
-        self._floors(done)
+        self._vfloor(floors)
+        self.read = read
         return self.separated(), seed, np.concatenate(changed), np.concatenate(old), examined

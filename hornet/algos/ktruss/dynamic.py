@@ -38,7 +38,11 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    the h-index descent over rows of that matrix, before the steps above run on the rest
    (which never read a block edge's rank, and stop before they could). A deletion in a
    239-clique changes every one of its edges; the matrix rows make each edge's recount a
-   vectorized pass instead of an adjacency intersection and a probe per triangle.
+   vectorized pass instead of an adjacency intersection and a probe per triangle. The
+   overlapping cliques of a collaboration graph's core (a boundary one level below at every
+   threshold) are one wide block at margin 1; a deletion that lowers a block to its
+   boundary takes its lowest levels out of it (into the k-order), and an insertion that
+   lifts them above the rest of the boundary again gives them back.
 6. When the work of a batch (intersections plus triangles examined) would take longer than
    the static decomposition of the whole graph (timed when it last ran; the time a unit of
    work costs is learned from the updates), the static decomposition finishes the batch
@@ -475,13 +479,16 @@ class DynamicTruss:
             blocks.vfloor, extra)
         seconds["scan"] = time.perf_counter() - start
         if not build:
-            self._learn(seconds["scan"], work)
+            self._learn(seconds["scan"] + seconds["dense"],
+                        work + (blocks.read // DENSE_PER_WORK if len(blocks) else 0))
         if aborted:
             self.stats.update(region=int(touched), why="work" if work > limit else "block")
             return True
         if not self._boundary_below_blocks(np.concatenate([slots[seed], raised])):
             self.stats.update(region=int(touched), why="block")
             return True
+        if len(blocks):
+            self._counted[blocks.reabsorb(t, deg, ptr)] = 0
         # the new edges and those that rose have no level count (the others' counts only grew)
         self._counted[slots] = 0
         self._counted[raised] = 0
@@ -571,13 +578,10 @@ class DynamicTruss:
         m = int(nrec[0])
         rec_slot, rec_level = rec_slot[:m], rec_level[:m]
         blocks = self._blocks
-        if len(blocks):
-            # a block edge's lost triangles are the block's own business
-            outside = blocks.eblock[rec_slot] < 0
-            rec_slot, rec_level = rec_slot[outside], rec_level[outside]
         if self._counts_due:
             # counted on the graph after the batch: add back the lost triangles that counted
-            # at their edge's level, which lower_after_deletion takes off again
+            # at their edge's level, which lower_after_deletion takes off again (block edges
+            # have no count)
             self._full_level_counts()
             lost = rec_slot[rec_level >= truss[rec_slot]]
             np.add.at(self._count, lost, 1)
@@ -585,12 +589,18 @@ class DynamicTruss:
         seconds = {"supports": time.perf_counter() - begin}
         limit = self._limit()
         aborted, touched, work, dense, why = False, 0, 0, 0, "work"
+        timed = time.perf_counter()
         if len(blocks):
             ok, dense_slots, dense_old, dense, read = blocks.after_deletion(
-                u, v, slots, truss, DENSE_PER_WORK * limit)
+                u, v, slots, truss, DENSE_PER_WORK * limit, t.columns["rank"], self._counters)
             aborted = not ok
             work = read // DENSE_PER_WORK
             why = "work" if work > limit else "block"
+            # a block edge's lost triangles are the block's own business; the edges a block
+            # gave up (evicted: no level count) are outside now
+            self._counted[blocks.evicted] = 0
+            outside = blocks.eblock[rec_slot] < 0
+            rec_slot, rec_level = rec_slot[outside], rec_level[outside]
         counts = {}
         if not aborted:
             start = time.perf_counter()
@@ -614,7 +624,9 @@ class DynamicTruss:
                 counts["order_work"] = int(more)
             work += sparse
             seconds["order"] = time.perf_counter() - start - seconds["descent"]
-            self._learn(time.perf_counter() - start, sparse)
+            # the blocks' entries read count too (DENSE_PER_WORK a unit): with a wide block
+            # the sparse part alone can be too small to time
+            self._learn(time.perf_counter() - timed, work)
         t.delete_present(u, v)
         self._counted[slots] = 0
         self._shift_levels(gone_levels, np.zeros(0, np.int64))

@@ -131,10 +131,11 @@ def _peel_members(nc, cand, toff, tp, tq, truss, member, stamp, loc, keep):
 @njit
 def _near_block(keys, y, k, vfloor):
     """Whether edge slot ``y``, scanned at level ``k``, has an endpoint in a dense block whose
-    lowest number is at most k + 1."""
+    lowest number is at most k (its count would compare ranks with block edges, which keep
+    none; at k = the lowest number - 1 every block edge is above the level)."""
     key = keys[y]
     for x in (np.int64(key >> 32), np.int64(key & 0xFFFFFFFF)):
-        if x < vfloor.shape[0] and k >= vfloor[x] - 1:
+        if x < vfloor.shape[0] and k >= vfloor[x]:
             return True
     return False
 
@@ -173,10 +174,11 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, support, rank, count
 
     Dense blocks (:mod:`hornet.algos.ktruss.dense`): ``vfloor`` (int64 per vertex: the lowest
     number of the blocks it is in; the int64 maximum outside every block). Their edges keep
-    no rank; the scan stops (aborted) before it could need one or break a block's
-    separation: when it would visit, at a level k >= the floor - 1, an edge with an endpoint
+    no rank; the scan stops (aborted) before it could need one or after it broke a block's
+    separation: when it would visit, at a level k >= the floor, an edge with an endpoint
     in a block (below that level every block edge is above the scanned level, so only the
-    truss numbers of block edges are read, never their ranks).
+    truss numbers of block edges are read, never their ranks; an edge that rose to the
+    floor is a seed of that level, visited first).
 
     ``member`` / ``pushed`` / ``loc``: slot-indexed scratch (stamps of the clock, candidate
     positions). Returns ``(slots, levels, touched, work, aborted)``: one entry per raise by
