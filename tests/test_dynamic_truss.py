@@ -411,3 +411,39 @@ def test_large_insert_batches_by_default(monkeypatch, scan_large):
         assert kt.stats["path"] == ("dynamic" if scan_large else "static")
         _assert_static(kt, g)
         assert _k_order_violations(kt) == 0
+
+
+def test_an_update_that_compiles_teaches_no_work_rate(monkeypatch):
+    """The seconds a unit of work costs (what decides a static fallback) are learned from
+    updates that compiled nothing: a first run's kernel compile inside an update would make
+    the following updates fall back to the static decomposition."""
+    from hornet.algos.ktruss import dynamic
+    from hornet.core import jit
+    monkeypatch.setattr(dynamic, "LEARN_MIN_WORK", 1)
+    src, dst = hornet.generators.kronecker_edges(9, edge_factor=8, seed=1)
+    g = hornet.Graph.from_edges(src, dst, directed=False, device="cpu")
+    kt = DynamicTruss(g)
+    rng = np.random.default_rng(0)
+
+    def delete_some():
+        s, d = g.edges()
+        pick = rng.choice(s.shape[0], 20, replace=False)
+        kt.update(g.delete_edges(s[pick], d[pick]))
+        assert kt.stats["path"] != "static"
+        _assert_static(kt, g)
+
+    delete_some()
+    learned = len(kt._rates)
+    assert learned == 1
+    plain = DynamicTruss._delete
+
+    def compiling(self, u, v):
+        jit.record_compile(0.25)           # as a kernel's first compile inside the update
+        return plain(self, u, v)
+
+    monkeypatch.setattr(DynamicTruss, "_delete", compiling)
+    delete_some()
+    assert len(kt._rates) == learned
+    monkeypatch.setattr(DynamicTruss, "_delete", plain)
+    delete_some()
+    assert len(kt._rates) == learned + 1

@@ -72,6 +72,8 @@ import time
 
 import numpy as np
 
+from hornet.core.jit import CompileTimer, compile_timer
+
 from ..batch_adjacency import batch_adjacency
 from ..edge_table import EdgeTable
 from ..triangles import edge_support
@@ -159,6 +161,7 @@ class DynamicTruss:
         self.stats: dict = {"path": "build", "region": 0, "batch": 0}
         self._seconds_per_work: float | None = None
         self._rates: list[float] = []
+        self._compiling = CompileTimer()         # the compile seconds of the current update
         self._clock = np.zeros(1, np.int64)
         # the triangle lists of the edges a deletion lowers (offsets, first, second edges)
         self._tri = (np.zeros(17, np.int64), np.empty(64, np.int64), np.empty(64, np.int64))
@@ -263,8 +266,8 @@ class DynamicTruss:
     def _learn(self, seconds: float, work: int) -> None:
         """Estimate of the seconds a unit of region work costs on this graph: the median of
         the last timed updates (the smaller of two when only two), so that one slow call
-        (a first-call compile, a loaded machine) does not set it."""
-        if work < LEARN_MIN_WORK:
+        (a loaded machine) does not set it; an update that compiled a kernel is left out."""
+        if work < LEARN_MIN_WORK or self._compiling.seconds > 0:
             return
         self._rates = (self._rates + [seconds / work])[-8:]
         r = sorted(self._rates)
@@ -396,10 +399,12 @@ class DynamicTruss:
                 return
         u = np.ascontiguousarray(src, np.int32)
         v = np.ascontiguousarray(dst, np.int32)
-        if kind == "insert":
-            self._insert(u, v)
-        else:
-            self._delete(u, v)
+        # an update that compiles a kernel (a first run's) teaches no work rate (_learn)
+        with compile_timer() as self._compiling:
+            if kind == "insert":
+                self._insert(u, v)
+            else:
+                self._delete(u, v)
 
     def _fallback(self, region: int = 0, why: str = "work") -> None:
         """Finish the batch by rebuilding the state (a small graph by insertion, see
