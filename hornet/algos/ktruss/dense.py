@@ -139,17 +139,7 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
         nh = high.shape[0]
         if nh < MIN_BLOCK_EDGES:
             continue
-        hs, hd, ht = ss[high], ds[high], ts[high]
-        # components on the vertices of these edges only (renumbered)
-        hv, local = np.unique(np.concatenate([hs, hd]), return_inverse=True)
-        m = coo_matrix((np.ones(nh, np.int8), (local[:nh], local[nh:])),
-                       shape=(hv.shape[0], hv.shape[0]))
-        _, hlab = connected_components(m, directed=False)
-        elab = hlab[local[:nh]]
-        ne = np.bincount(elab, minlength=hlab.max() + 1)
-        nv = np.bincount(hlab, minlength=ne.shape[0])
-        lmin = np.full(ne.shape[0], np.iinfo(np.int64).max)
-        np.minimum.at(lmin, elab, ht)
+        hv, hlab, elab, ne, nv, lmin = _edge_components(ss[high], ds[high], ts[high])
         ok = ((ne >= MIN_BLOCK_EDGES) & (nv <= MAX_BLOCK_VERTICES)
               & (nv <= ROWS_PER_LEVEL * lmin))
         dead[hv[nv[hlab] > MAX_BLOCK_VERTICES]] = True
@@ -185,6 +175,24 @@ def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
     return blocks
 
 
+def _edge_components(hs, hd, ht) -> tuple:
+    """The connected components of the edges ``(hs, hd)`` with truss numbers ``ht``, on
+    their own vertices: ``(hv, hlab, elab, ne, nv, lmin)``: the vertices (sorted), each
+    one's component, each edge's component, and per component its edges, its vertices and
+    its lowest truss number."""
+    nh = hs.shape[0]
+    hv, local = np.unique(np.concatenate([hs, hd]), return_inverse=True)
+    m = coo_matrix((np.ones(nh, np.int8), (local[:nh], local[nh:])),
+                   shape=(hv.shape[0], hv.shape[0]))
+    _, hlab = connected_components(m, directed=False)
+    elab = hlab[local[:nh]]
+    ne = np.bincount(elab, minlength=hlab.max() + 1)
+    nv = np.bincount(hlab, minlength=ne.shape[0])
+    lmin = np.full(ne.shape[0], np.iinfo(np.int64).max)
+    np.minimum.at(lmin, elab, ht)
+    return hv, hlab, elab, ne, nv, lmin
+
+
 def _wide_blocks(blocks, src, dst, truss, n, in_block, bits) -> None:
     """The last try of :func:`find_blocks`: the edges at :data:`MIN_BLOCK_LEVEL` or above
     in no block yet (those joining two vertices of one block included) split into
@@ -203,16 +211,7 @@ def _wide_blocks(blocks, src, dst, truss, n, in_block, bits) -> None:
     nh = sel.shape[0]
     if nh < MIN_BLOCK_EDGES:
         return
-    hs, hd, ht = src[sel], dst[sel], truss[sel]
-    hv, local = np.unique(np.concatenate([hs, hd]), return_inverse=True)
-    m = coo_matrix((np.ones(nh, np.int8), (local[:nh], local[nh:])),
-                   shape=(hv.shape[0], hv.shape[0]))
-    _, hlab = connected_components(m, directed=False)
-    elab = hlab[local[:nh]]
-    ne = np.bincount(elab, minlength=hlab.max() + 1)
-    nv = np.bincount(hlab, minlength=ne.shape[0])
-    lmin = np.full(ne.shape[0], np.iinfo(np.int64).max)
-    np.minimum.at(lmin, elab, ht)
+    hv, hlab, elab, ne, nv, lmin = _edge_components(src[sel], dst[sel], truss[sel])
     ok = (ne >= MIN_BLOCK_EDGES) & (nv <= WIDE_MAX_VERTICES)
     if not ok.any():
         return
