@@ -11,6 +11,7 @@ import pytest
 
 import hornet
 from hornet.algos.ktruss import dense
+from hornet.algos.ktruss.block_kernels import cannot_rise, chunk_masks
 from hornet.algos.ktruss.dynamic import DynamicTruss
 
 from truss_checks import MODES, assert_static, clique, k_order_violations
@@ -21,6 +22,16 @@ def _check(kt, g) -> None:
     assert_static(kt, g)
     assert k_order_violations(kt) == 0
     assert level_count_violations(kt) == 0
+    blocks = kt._blocks
+    for b in range(len(blocks)):              # every non-zero entry's chunk is in the masks
+        if blocks.M[b] is not None:
+            assert not (chunk_masks(blocks.F[b]) & ~blocks.M[b]).any()
+
+
+def _masks(monkeypatch, masks: bool) -> None:
+    """Chunk masks on every block (``masks``) or as chosen by their layout."""
+    if masks:
+        monkeypatch.setattr(dense, "MASK_SHARE", np.inf)
 
 
 def _clique_graph(rng, size: int):
@@ -37,13 +48,16 @@ def _clique_graph(rng, size: int):
     return g, np.array([cs, cd]).T
 
 
-@pytest.mark.parametrize("mode", ["dynamic", "default"])
-def test_clique_block_deletions_and_reinsertions(mode):
+@pytest.mark.parametrize("mode, masks", [("dynamic", False), ("default", False),
+                                         ("dynamic", True)])
+def test_clique_block_deletions_and_reinsertions(monkeypatch, mode, masks):
     """A K50 (1225 edges, one block) in a sparse graph: 20 rounds of deleting 1 to 12
     clique edges together with 3 other edges, re-inserting them, and inserting 6 uniform
     random pairs; then the deletion of a clique vertex, a new vertex joined to every clique
     vertex (its edges climb to the clique's level: the block loses its separation and the
-    static decomposition takes over) and that vertex's deletion."""
+    static decomposition takes over) and that vertex's deletion. ``masks``: the block's
+    rows in chunk masks."""
+    _masks(monkeypatch, masks)
     rng = np.random.default_rng(5)
     g, pairs = _clique_graph(rng, 50)
     kt = DynamicTruss(g, **MODES[mode])
@@ -197,15 +211,17 @@ def _low_thresholds(monkeypatch, margin: int = 1) -> None:
     monkeypatch.setattr(dense, "MIN_BLOCK_MARGIN", margin)
 
 
-def test_block_gives_up_its_lowest_levels(monkeypatch):
+@pytest.mark.parametrize("masks", [False, True])
+def test_block_gives_up_its_lowest_levels(monkeypatch, masks):
     """Overlapping cliques K14, K13, K12, K11 (each sharing two vertices with the next) and
     a K10 at the K11's last vertex: blocks at margin 1. Deleting an edge of the K11 lowers
     it to the K10's level: its block gives that level up (its edges join the k-order),
     without the static decomposition; then the edge comes back (and the block takes the
     K11 back), and edges of the higher
     cliques go (their blocks give up levels, and the lower blocks at their vertices all
-    of theirs) and come back."""
+    of theirs) and come back. ``masks``: every block's rows in chunk masks."""
     _low_thresholds(monkeypatch)
+    _masks(monkeypatch, masks)
     rng = np.random.default_rng(3)
     g, cl = _overlapping_cliques(rng, [14, 13, 12, 11], extra=0)
     s, d = clique([cl[-1][-1]] + list(range(60, 69)))       # a K10 at the K11's last vertex
@@ -238,13 +254,16 @@ def test_block_gives_up_its_lowest_levels(monkeypatch):
     assert kt.k_max == 14
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_overlapping_cliques_random_batches(monkeypatch, seed):
+@pytest.mark.parametrize("seed, masks", [(0, False), (1, False), (2, False), (0, True),
+                                         (1, True)])
+def test_overlapping_cliques_random_batches(monkeypatch, seed, masks):
     """Overlapping cliques at levels one or two apart, random edges among and around them,
     blocks at margin 1: sixty batches that delete 1 to 30 edges (mostly clique edges),
     re-insert them or insert random pairs; the numbers equal the static ones, the k-order
-    and the level counts hold after every batch."""
+    and the level counts hold after every batch. ``masks``: every block's rows in chunk
+    masks."""
     _low_thresholds(monkeypatch)
+    _masks(monkeypatch, masks)
     rng = np.random.default_rng(seed)
     g, cl = _overlapping_cliques(rng, [16, 15, 13, 12, 12, 10], share=int(rng.integers(1, 4)))
     kt = DynamicTruss(g, **MODES["dynamic"])
@@ -274,8 +293,8 @@ def test_overlapping_cliques_random_batches(monkeypatch, seed):
     assert paths.count("dynamic") > len(paths) // 2
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_wide_block_of_a_clique_chain(monkeypatch, seed):
+@pytest.mark.parametrize("seed, masks", [(0, False), (1, False), (0, True), (1, True)])
+def test_wide_block_of_a_clique_chain(monkeypatch, seed, masks):
     """A chain of cliques K16 ... K12 (each sharing two vertices with the next: at every
     threshold the boundary is one level below, so no level's try separates any part of it
     by the margin of 4), a K30 sharing two vertices with the K16 and a K11 one vertex with
@@ -283,7 +302,9 @@ def test_wide_block_of_a_clique_chain(monkeypatch, seed):
     the K30 is a block, the whole chain one wide block (the last try, margin 1). Forty
     batches delete chain or K30 edges (the wide block gives up its lowest levels when they
     fall to its boundary), re-insert them, or insert random pairs; the numbers equal the
-    static ones, the k-order and the level counts hold after every batch."""
+    static ones, the k-order and the level counts hold after every batch. ``masks``: every
+    block's rows in chunk masks."""
+    _masks(monkeypatch, masks)
     monkeypatch.setattr(dense, "MIN_BLOCK_EDGES", 24)
     monkeypatch.setattr(dense, "MIN_BLOCK_LEVEL", 12)
     monkeypatch.setattr(dense, "WIDE_MIN_MEDIAN", 12)
@@ -321,3 +342,43 @@ def test_wide_block_of_a_clique_chain(monkeypatch, seed):
         _check(kt, g)
         paths.append(kt.stats["path"])
     assert paths.count("dynamic") >= 30 and evictions >= 1
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_chunk_mask_kernels_equal_whole_rows(seed):
+    """The block kernels over chunk masks (reverse Cuthill-McKee rows, padded columns) give
+    what a brute-force count over whole rows gives: in-block supports, counts at a level
+    (cannot_rise) and the descent from an upper bound (equal to the whole-row descent)."""
+    rng = np.random.default_rng(seed)
+    nd = 150
+    # overlapping groups of vertices, each a near-clique: mostly zero rows
+    F = np.zeros((nd, nd), np.int16)
+    for start in range(0, nd - 10, 7):
+        vs = np.arange(start, min(nd, start + int(rng.integers(8, 20))))
+        i, j = np.meshgrid(vs, vs)
+        keep = (i < j) & (rng.random(i.shape) < 0.85)
+        F[i[keep], j[keep]] = F[j[keep], i[keep]] = rng.integers(3, 20, keep.sum())
+    li, lj = (x.astype(np.int32) for x in np.nonzero(np.triu(F)))
+    P, M, pos = dense._layout(F, li, lj)
+    assert M is not None
+    assert not (chunk_masks(P) & ~M).any()
+    pi, pj = pos[li], pos[lj]
+    brute = np.array([(np.minimum(F[a], F[b]) > 0).sum() for a, b in zip(li, lj)])
+    assert np.array_equal(dense.block_support(pi, pj, P, M), brute)
+    assert np.array_equal(dense.block_support(li, lj, F, None), brute)
+    old = F[li, lj].astype(np.int64)
+    edges = np.arange(li.shape[0])
+    want = np.array([(np.minimum(F[a], F[b]) >= o + 1).sum() < o - 1
+                     for a, b, o in zip(li, lj, old)])
+    assert np.array_equal(cannot_rise(pi, pj, P, M, edges, old), want)
+    # the descent from the values raised by up to 5: the same numbers either way
+    up = np.minimum(old + rng.integers(0, 6, old.shape[0]), nd).astype(np.int16)
+    G = np.zeros_like(F)
+    G[li, lj] = G[lj, li] = up
+    Q = np.zeros_like(P)
+    Q[pi, pj] = Q[pj, pi] = up
+    ones = np.ones(li.shape[0], np.uint8)
+    r1 = dense.block_descend(li, lj, G, None, ones, 0, 1 << 60, 0, True)
+    r2 = dense.block_descend(pi, pj, Q, M, ones, 0, 1 << 60, 0, True)
+    assert r1[2] and r2[2]
+    assert np.array_equal(G[li, lj], Q[pi, pj])

@@ -45,13 +45,13 @@ falls back to the static decomposition, which chooses new blocks (:func:`find_bl
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
+from scipy.sparse import coo_matrix, csr_matrix
+from scipy.sparse.csgraph import connected_components, reverse_cuthill_mckee
 
 from hornet.core.jit import njit
 
-from .block_kernels import (HIGH, _count_at, block_peel_order, boundary_split,
-                            cannot_rise, write_back)
+from .block_kernels import (CHUNK, HIGH, _count_at, _h_index, block_peel_order,
+                            boundary_split, cannot_rise, chunk_masks, write_back)
 from .region import _grow, _intersect, _row, _slot
 
 __all__ = ["TrussBlocks", "find_blocks", "block_descend", "block_support",
@@ -83,6 +83,9 @@ MIN_BLOCK_LEVEL = 16
 MAX_BLOCK_TRIES = 64
 #: the most blocks (a vertex's blocks are the bits of an int64)
 MAX_BLOCKS = 32
+#: a block gets chunk masks (:func:`_layout`) when a pass over the chunks its edges' two
+#: rows share reads at most this share of the entries of a pass over whole rows
+MASK_SHARE = 0.5
 
 
 def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
@@ -253,26 +256,28 @@ def _ghosts(bits: np.ndarray, vertices: np.ndarray, member: np.ndarray) -> np.nd
     return np.flatnonzero((m & (m - 1) != 0) & ~member).astype(np.int32)
 
 
-@njit
-def _h_index(F, i, j, cap, hist):
-    """The largest k <= cap with at least k - 2 triangles of (i, j) whose other two edges
-    are at k or above (2 at least). ``hist``: zeros, at least cap + 1 of them (left zero)."""
-    Fi = F[i]
-    Fj = F[j]
-    for w in range(Fi.shape[0]):
-        m = min(Fi[w], Fj[w])
-        if m >= 2:
-            hist[min(np.int64(m), cap)] += 1
-    acc = 0
-    k = cap
-    while k > 2:
-        acc += hist[k]
-        if acc >= k - 2:
-            break
-        k -= 1
-    for t in range(cap + 1):                 # a loop, not a slice assignment (its shape
-        hist[t] = 0                          # check compiles string formatting)
-    return max(k, 2)
+def _layout(F: np.ndarray, li: np.ndarray, lj: np.ndarray):
+    """The row order and chunk masks of a new block (module docstring of
+    :mod:`~hornet.algos.ktruss.block_kernels`): ``F`` (int16 (nd, nd), rows by sorted
+    vertex), ``li, lj`` its edges. The rows in reverse Cuthill-McKee order, the columns
+    padded to a multiple of :data:`CHUNK`; masked when a pass over the chunks an edge's two
+    rows share reads at most :data:`MASK_SHARE` of a whole row (a clique's rows share all
+    their chunks: no masks, sorted rows). Returns ``(F, M, pos)``: the matrix, the masks
+    (None: none) and the row of each sorted vertex (int32)."""
+    nd = F.shape[0]
+    plain = (F, None, np.arange(nd, dtype=np.int32))
+    if li.shape[0] == 0:
+        return plain
+    perm = reverse_cuthill_mckee(csr_matrix(F != 0), symmetric_mode=True)
+    pos = np.empty(nd, np.int32)
+    pos[perm] = np.arange(nd, dtype=np.int32)
+    P = np.zeros((nd, -(-nd // CHUNK) * CHUNK), np.int16)
+    P[:, :nd] = F[np.ix_(perm, perm)]
+    M = chunk_masks(P)
+    shared = np.bitwise_count(M[pos[li]] & M[pos[lj]]).sum(dtype=np.int64)
+    if shared * CHUNK > MASK_SHARE * li.shape[0] * nd:
+        return plain
+    return P, M, pos
 
 
 #: levels a falling edge is recounted at one by one (a vector pass each) before one
@@ -281,12 +286,13 @@ STEPS = 4
 
 
 @njit
-def block_descend(li, lj, F, active, floor, limit, steps, edges):
+def block_descend(li, lj, F, M, active, floor, limit, steps, edges):
     """Lower the block's values ``F`` (int16 (nd, nd), symmetric; an upper bound of the
     block's own truss numbers) to those truss numbers: the h-index descent in rounds.
 
     ``li, lj`` (m,) int32: the local endpoints of the block's edges (an edge with
-    ``F == 0`` is gone). ``active`` (nd,) uint8: the vertices whose rows changed (the first round
+    ``F == 0`` is gone); ``M``: the block's chunk masks (None: none; module docstring
+    of :mod:`~hornet.algos.ktruss.block_kernels`). ``active`` (nd,) uint8: the vertices whose rows changed (the first round
     evaluates the edges touching them); or, when it is an (m,) array with ``edges``, the
     edges the first round evaluates (every other edge satisfies its bound). An edge whose
     value exceeds its count at that value plus 2 falls to min(value - 1, h-index). The next
@@ -338,12 +344,12 @@ def block_descend(li, lj, F, active, floor, limit, steps, edges):
             if a == 0:
                 continue
             read += nd
-            if _count_at(F, i, j, a) >= a - 2:
+            if _count_at(F, M, i, j, a) >= a - 2:
                 continue
             b = a - 1
             while b > a - 1 - (steps if rounds == 1 else STEPS) and b > 2:
                 read += nd
-                if _count_at(F, i, j, b) >= b - 2:
+                if _count_at(F, M, i, j, b) >= b - 2:
                     break
                 b -= 1
             else:
@@ -351,7 +357,7 @@ def block_descend(li, lj, F, active, floor, limit, steps, edges):
                     read += nd
                     if b + 1 > hist.shape[0]:
                         hist = np.zeros(2 * (b + 1), np.int32)
-                    b = _h_index(F, i, j, b, hist)
+                    b = _h_index(F, M, i, j, b, hist)
             if b <= floor:
                 return read, rounds, False
             F[i, j] = b
@@ -372,12 +378,13 @@ def block_descend(li, lj, F, active, floor, limit, steps, edges):
 
 
 @njit
-def block_support(li, lj, F):
+def block_support(li, lj, F, M):
     """In-block support of each edge (i, j) of ``li, lj``: the vertices w with both
-    ``F[i, w]`` and ``F[j, w]`` non-zero. int32 (m,)."""
+    ``F[i, w]`` and ``F[j, w]`` non-zero (``M``: chunk masks, as in :func:`block_descend`).
+    int32 (m,)."""
     out = np.empty(li.shape[0], np.int32)
     for q in range(li.shape[0]):
-        out[q] = _count_at(F, li[q], lj[q], 1)
+        out[q] = _count_at(F, M, li[q], lj[q], 1)
     return out
 
 
@@ -434,11 +441,13 @@ class TrussBlocks:
     """The dense blocks of one CPU dynamic truss and their bookkeeping.
 
     Blocks are listed highest first (:func:`find_blocks`); they may share vertices. Per
-    block ``b``: ``vertices[b]`` (sorted int32: the rows of its matrix, its own vertices
-    and its ghost vertices, see :func:`_ghosts`), ``real[b]`` (sorted int32: its own
-    vertices), ``F[b]`` (int16 (nd, nd) at the endpoints' local indices: the truss number of
-    each of its edges, :data:`HIGH` for an edge of a higher block among its rows, 0
-    elsewhere), ``li[b]`` / ``lj[b]`` (int32: local endpoints of its edges,
+    block ``b``: ``vertices[b]`` (int32: the vertex of each row of its matrix, its own
+    vertices and its ghost vertices, see :func:`_ghosts`; ``vsort[b]`` the same sorted,
+    ``vpos[b]`` the row of each of those), ``real[b]`` (sorted int32: its own
+    vertices), ``F[b]`` (int16 (nd, nd) at the endpoints' local indices (rows): the truss
+    number of each of its edges, :data:`HIGH` for an edge of a higher block among its rows,
+    0 elsewhere; more zero columns and the chunk masks ``M[b]`` where :func:`_layout`
+    chose them), ``li[b]`` / ``lj[b]`` (int32: local endpoints of its edges,
     i < j), ``slots[b]`` (int64: their edge-table slots), ``xmax[b]`` (an upper bound of its
     boundary: the numbers of the other edges at its vertices, those of higher blocks
     excepted) and ``floor[b]`` (its lowest number). ``vmask`` (int64 per vertex: bit b set
@@ -458,6 +467,9 @@ class TrussBlocks:
     def clear(self, n: int, capacity: int) -> None:
         """No blocks (``n`` vertices, a table of ``capacity`` slots)."""
         self.vertices, self.F, self.li, self.lj, self.slots = [], [], [], [], []
+        self.M: list[np.ndarray] = []           # per block: chunk masks (see _layout)
+        self.vsort: list[np.ndarray] = []       # per block: its rows' vertices, sorted
+        self.vpos: list[np.ndarray] = []        # and the row of each of those
         # per block: the edges it gave up (:meth:`_evict`) and its boundary bound before
         self.out_u: list[np.ndarray] = []
         self.out_v: list[np.ndarray] = []
@@ -492,11 +504,19 @@ class TrussBlocks:
             for a in range(b):                 # the higher blocks' edges among its rows
                 hi, hj, ok = self._local(b, *self._ends(a), vertices)
                 F[hi[ok], hj[ok]] = F[hj[ok], hi[ok]] = HIGH
+            F, M, pos = _layout(F, li, lj)
+            i, j = pos[li], pos[lj]
+            li, lj = np.minimum(i, j), np.maximum(i, j)
+            rows = np.empty(nd, np.int32)
+            rows[pos] = vertices
             self.vmask[real] |= np.int64(1) << b
             self.gmask[vertices] |= np.int64(1) << b
-            self.vertices.append(vertices)
+            self.vertices.append(rows)
+            self.vsort.append(vertices)
+            self.vpos.append(pos)
             self.real.append(real)
             self.F.append(F)
+            self.M.append(M)
             self.li.append(li)
             self.lj.append(lj)
             self.slots.append(np.asarray(slots[edges], np.int64))
@@ -512,13 +532,28 @@ class TrussBlocks:
         return v[self.li[b]], v[self.lj[b]]
 
     def _local(self, b, u, v, vertices=None):
-        """Local indices in block ``b`` of the pairs ``u, v`` and whether both are its
-        vertices."""
-        vs = self.vertices[b] if vertices is None else vertices
+        """Local indices (rows) in block ``b`` of the pairs ``u, v`` and whether both are
+        its vertices; with ``vertices`` (sorted) given, the indices into them instead."""
+        vs = self.vsort[b] if vertices is None else vertices
         i = np.minimum(np.searchsorted(vs, u), vs.shape[0] - 1)
         j = np.minimum(np.searchsorted(vs, v), vs.shape[0] - 1)
         ok = (vs[i] == u) & (vs[j] == v)
+        if vertices is None:
+            i, j = self.vpos[b][i], self.vpos[b][j]
         return i.astype(np.int32), j.astype(np.int32), ok
+
+    def _mark(self, b, i, j) -> None:
+        """Set the chunk mask bits of the entries ``(i, j)`` and ``(j, i)`` of block ``b``
+        (rows; entries about to become non-zero)."""
+        M = self.M[b]
+        if M is None or len(i) == 0:
+            return
+        i = np.asarray(i, np.int64)
+        j = np.asarray(j, np.int64)
+        for r, col in ((i, j), (j, i)):
+            c = col // CHUNK
+            np.bitwise_or.at(M, (r, c >> 6), np.left_shift(np.uint64(1),
+                                                           (c & 63).astype(np.uint64)))
 
     def _floors(self, blocks=None) -> None:
         """``floor`` (of ``blocks``, a list; all by default) from the matrices, and
@@ -597,7 +632,8 @@ class TrussBlocks:
             self._floors(())
 
     def _descend(self, b, active, limit, steps=STEPS, edges=False):
-        return block_descend(self.li[b], self.lj[b], self.F[b], active, self.xmax[b], limit,
+        return block_descend(self.li[b], self.lj[b], self.F[b], self.M[b], active,
+                             self.xmax[b], limit,
                              steps, edges)
 
     def after_deletion(self, u, v, slots, truss, limit, rank, counters):
@@ -704,7 +740,8 @@ class TrussBlocks:
             act = np.zeros(F.shape[0], np.uint8)
             act[zi] = act[zj] = 1
             act[li[ev]] = act[lj[ev]] = 1
-            r, _, ok = block_descend(li[~ev], lj[~ev], F, act, max(int(self.xmax[b]), L),
+            r, _, ok = block_descend(li[~ev], lj[~ev], F, self.M[b], act,
+                                     max(int(self.xmax[b]), L),
                                      limit - read, STEPS, False)
             read += r
             if ok or read > limit:
@@ -775,6 +812,7 @@ class TrussBlocks:
             i, j, _ = self._local(b, u, v)
             i, j = np.minimum(i, j), np.maximum(i, j)
             F = self.F[b]
+            self._mark(b, i, j)
             F[i, j] = F[j, i] = truss[take]
             self.li[b] = np.concatenate([self.li[b], i])
             self.lj[b] = np.concatenate([self.lj[b], j])
@@ -822,13 +860,15 @@ class TrussBlocks:
             if own.shape[0] == 0 and high.shape[0] == 0:
                 continue
             hi, hj, _ = self._local(b, u[high], v[high])
+            self._mark(b, hi, hj)
             F[hi, hj] = F[hj, hi] = HIGH
             gained = high.shape[0]
             if own.shape[0]:
                 i, j, _ = self._local(b, u[own], v[own])
                 i, j = np.minimum(i, j), np.maximum(i, j)
+                self._mark(b, i, j)
                 F[i, j] = F[j, i] = 1
-                bound = block_support(i, j, F).astype(np.int64) + 2
+                bound = block_support(i, j, F, self.M[b]).astype(np.int64) + 2
                 join = bound > self.xmax[b]
                 F[i[~join], j[~join]] = F[j[~join], i[~join]] = 0
                 seed[own[join]] = False
@@ -856,11 +896,12 @@ class TrussBlocks:
             if gained > STEPS:
                 # a block's own truss numbers are at most its in-block supports plus 2 (a
                 # pass per edge: worth it where the descent would step down more levels)
-                bnd = np.minimum(bnd, block_support(li[up], lj[up], F).astype(np.int64) + 2)
+                sup = block_support(li[up], lj[up], F, self.M[b])
+                bnd = np.minimum(bnd, sup.astype(np.int64) + 2)
             F[li[up], lj[up]] = F[lj[up], li[up]] = np.minimum(bnd, nd)
             # with every bound in place, an edge whose count at its old value plus one is
             # short of it keeps its old value (its number did not fall, cannot rise)
-            stay = up[cannot_rise(li, lj, F, up, cur[up])]
+            stay = up[cannot_rise(li, lj, F, self.M[b], up, cur[up])]
             F[li[stay], lj[stay]] = F[lj[stay], li[stay]] = cur[stay]
             first[up] = 1
             first[stay] = 0
