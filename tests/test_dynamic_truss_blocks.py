@@ -11,7 +11,7 @@ import pytest
 
 import hornet
 from hornet.algos.ktruss import dense
-from hornet.algos.ktruss.block_kernels import cannot_rise, chunk_masks
+from hornet.algos.ktruss.block_kernels import chunk_masks, raise_bounds
 from hornet.algos.ktruss.dynamic import DynamicTruss
 
 from truss_checks import MODES, assert_static, clique, k_order_violations
@@ -347,8 +347,10 @@ def test_wide_block_of_a_clique_chain(monkeypatch, seed, masks):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_chunk_mask_kernels_equal_whole_rows(seed):
     """The block kernels over chunk masks (reverse Cuthill-McKee rows, padded columns) give
-    what a brute-force count over whole rows gives: in-block supports, counts at a level
-    (cannot_rise) and the descent from an upper bound (equal to the whole-row descent)."""
+    what a brute-force count over whole rows gives: in-block supports, the bounds after an
+    insertion (raise_bounds: the same as over whole rows, and those left at their bounds
+    have their count at old + 1) and the descent from an upper bound (equal to the
+    whole-row descent)."""
     rng = np.random.default_rng(seed)
     nd = 150
     # overlapping groups of vertices, each a near-clique: mostly zero rows
@@ -367,10 +369,25 @@ def test_chunk_mask_kernels_equal_whole_rows(seed):
     assert np.array_equal(dense.block_support(pi, pj, P, M), brute)
     assert np.array_equal(dense.block_support(li, lj, F, None), brute)
     old = F[li, lj].astype(np.int64)
-    edges = np.arange(li.shape[0])
-    want = np.array([(np.minimum(F[a], F[b]) >= o + 1).sum() < o - 1
-                     for a, b, o in zip(li, lj, old)])
-    assert np.array_equal(cannot_rise(pi, pj, P, M, edges, old), want)
+    for gained, top in ((3, 12), (6, np.iinfo(np.int64).max)):
+        G, Q = F.copy(), P.copy()
+        f1 = np.zeros(li.shape[0], np.uint8)
+        f2 = np.zeros(li.shape[0], np.uint8)
+        n1 = raise_bounds(li, lj, G, None, li.shape[0], top, gained, gained > 4, f1)
+        n2 = raise_bounds(pi, pj, Q, M, pi.shape[0], top, gained, gained > 4, f2)
+        assert n1 == n2 == f1.sum() and np.array_equal(f1, f2)
+        assert np.array_equal(G[li, lj], Q[pi, pj])
+        # brute force: every bound in place, then the counts at old + 1
+        low = old < top
+        bnd = np.where(low, old + gained, old)
+        if gained > 4:
+            bnd = np.where(low, np.minimum(bnd, brute + 2), bnd)
+        B = np.zeros_like(F)
+        B[li, lj] = B[lj, li] = np.minimum(bnd, nd)
+        rise = low & np.array([(np.minimum(B[a], B[b]) >= o + 1).sum() >= o - 1
+                               for a, b, o in zip(li, lj, old)], bool)
+        assert np.array_equal(f1 == 1, rise)
+        assert np.array_equal(G[li, lj], np.where(rise, B[li, lj], old))
     # the descent from the values raised by up to 5: the same numbers either way
     up = np.minimum(old + rng.integers(0, 6, old.shape[0]), nd).astype(np.int16)
     G = np.zeros_like(F)

@@ -1,6 +1,6 @@
 """Numba kernels of the dense truss blocks (:mod:`hornet.algos.ktruss.dense`) beside their
-descent: an edge's count at a level and its h-index (a pass over two matrix rows), which
-block edges an insertion cannot raise, the write-back of a block's values, the k-order of the
+descent: an edge's count at a level and its h-index (a pass over two matrix rows), the
+bounds an insertion starts the descent from, the write-back of a block's values, the k-order of the
 levels a block gives up, and the boundary of a block that may take edges back.
 
 Chunk masks. The rows of a block whose vertices each meet few of the others (the wide block
@@ -22,8 +22,8 @@ from hornet.core.jit import ix, njit
 
 from .region import _grow, _row, _slot
 
-__all__ = ["CHUNK", "HIGH", "block_peel_order", "boundary_split", "cannot_rise",
-           "chunk_masks", "write_back"]
+__all__ = ["CHUNK", "HIGH", "block_peel_order", "boundary_split", "chunk_masks",
+           "raise_bounds", "write_back"]
 
 #: the matrix value of an edge of a higher block among a block's vertices: above every level
 #: of the block (its triangles count at every level)
@@ -241,17 +241,48 @@ def boundary_split(vs, inside, deg, ptr, keys, shift, eblock, b, truss):
 
 
 @njit
-def cannot_rise(li, lj, F, M, edges, old):
-    """Which of the block ``edges`` (indices into ``li, lj``) cannot rise above their values
-    ``old`` before an insertion: ``F`` holds upper bounds of the new values, and an edge
-    with fewer than old - 1 triangles at old + 1 or above has an h-index of at most its old
-    value. ``M``: chunk masks (module docstring). bool per edge."""
-    out = np.zeros(edges.shape[0], np.bool_)
-    for t in range(edges.shape[0]):
-        q = edges[t]
-        o = old[t]
-        out[t] = _count_at(F, M, li[q], lj[q], o + 1) < o - 1
-    return out
+def raise_bounds(li, lj, F, M, nold, top, gained, by_support, first):
+    """Upper bounds of a block's new values after an insertion, in place in ``F``.
+
+    ``li, lj``: the block's edges, the first ``nold`` of them old (their values in ``F``
+    are their numbers before the batch), the others new (at their bounds already, ``first``
+    1); ``M``: chunk masks (module docstring). An old edge at value o below ``top`` (the
+    highest value the batch's new entries may reach) may rise by at most ``gained`` (the
+    entries the block gained: one insertion raises a number by at most one), and with
+    ``by_support`` to at most its in-block support plus 2 (a pass per edge: worth it where
+    the descent would step down more levels). With every bound in place, an edge whose
+    count at o + 1 is short of o - 1 cannot rise: it keeps o. ``first`` (uint8, zeros for
+    the old edges) is set to 1 for the old edges left at their bounds, the edges the
+    descent evaluates first. Returns how many of them."""
+    nd = F.shape[0]
+    cur = np.empty(nold, np.int64)
+    for q in range(nold):
+        cur[q] = F[li[q], lj[q]]
+    for q in range(nold):
+        if cur[q] < top:
+            i = li[q]
+            j = lj[q]
+            b = cur[q] + gained
+            if by_support:
+                b = min(b, np.int64(_count_at(F, M, i, j, 1)) + 2)
+            b = min(b, nd)
+            F[i, j] = b
+            F[j, i] = b
+    n = 0
+    for q in range(nold):
+        o = cur[q]
+        if o < top:
+            if _count_at(F, M, li[q], lj[q], o + 1) < o - 1:
+                first[q] = 2
+            else:
+                first[q] = 1
+                n += 1
+    for q in range(nold):
+        if first[q] == 2:
+            F[li[q], lj[q]] = cur[q]
+            F[lj[q], li[q]] = cur[q]
+            first[q] = 0
+    return n
 
 
 @njit

@@ -51,7 +51,7 @@ from scipy.sparse.csgraph import connected_components, reverse_cuthill_mckee
 from hornet.core.jit import njit
 
 from .block_kernels import (CHUNK, HIGH, _count_at, _h_index, block_peel_order,
-                            boundary_split, cannot_rise, chunk_masks, write_back)
+                            boundary_split, chunk_masks, raise_bounds, write_back)
 from .region import _grow, _intersect, _row, _slot
 
 __all__ = ["TrussBlocks", "find_blocks", "block_descend", "block_support",
@@ -876,12 +876,12 @@ class TrussBlocks:
             if gained == 0:
                 continue
             li, lj = self.li[b], self.lj[b]
-            cur = F[li, lj].astype(np.int64)
+            nold = li.shape[0]
             # an edge at value o rises only if the (o + 1)-truss gains a new entry: a
             # higher block's edge (above every level), or a new edge of the block whose
             # number reaches o + 1 (at most its in-block support plus 2)
             top = np.iinfo(np.int64).max if high.shape[0] else 0
-            first = np.zeros(li.shape[0], np.uint8)
+            first = np.zeros(nold, np.uint8)
             if own.shape[0] and join.any():
                 i, j = i[join], j[join]
                 top = max(top, int(bound[join].max()))
@@ -891,20 +891,7 @@ class TrussBlocks:
                 first = np.concatenate([first, np.ones(i.shape[0], np.uint8)])
                 self.slots[b] = np.concatenate([self.slots[b], slots[own[join]]])
                 self.eblock[slots[own[join]]] = b
-            up = np.flatnonzero(cur < top)
-            bnd = cur[up] + gained
-            if gained > STEPS:
-                # a block's own truss numbers are at most its in-block supports plus 2 (a
-                # pass per edge: worth it where the descent would step down more levels)
-                sup = block_support(li[up], lj[up], F, self.M[b])
-                bnd = np.minimum(bnd, sup.astype(np.int64) + 2)
-            F[li[up], lj[up]] = F[lj[up], li[up]] = np.minimum(bnd, nd)
-            # with every bound in place, an edge whose count at its old value plus one is
-            # short of it keeps its old value (its number did not fall, cannot rise)
-            stay = up[cannot_rise(li, lj, F, self.M[b], up, cur[up])]
-            F[li[stay], lj[stay]] = F[lj[stay], li[stay]] = cur[stay]
-            first[up] = 1
-            first[stay] = 0
+            raise_bounds(li, lj, F, self.M[b], nold, top, gained, gained > STEPS, first)
             # the old values are at most ``gained`` below the bounds: recounting level by
             # level (vector passes) beats a histogram (a scattered pass) up to STEPS
             r, _, ok = self._descend(b, first, limit - read, STEPS if gained <= STEPS else 0,
