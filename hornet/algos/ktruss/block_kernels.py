@@ -256,20 +256,31 @@ def raise_bounds(li, lj, F, M, nold, top, gained, by_support, first):
     descent evaluates first. Returns how many of them."""
     nd = F.shape[0]
     cur = np.empty(nold, np.int64)
+    bnd = np.empty(nold, np.int64)
     for q in range(nold):
         cur[q] = F[li[q], lj[q]]
+        bnd[q] = min(cur[q] + gained, nd)
+    if by_support:                           # counted before any bound is written
+        _cap_by_support(li, lj, F, M, cur, top, bnd)
     for q in range(nold):
         if cur[q] < top:
-            i = li[q]
-            j = lj[q]
-            b = cur[q] + gained
-            if by_support:
-                b = min(b, np.int64(_count_at(F, M, i, j, 1)) + 2)
-            b = min(b, nd)
-            F[i, j] = b
-            F[j, i] = b
+            F[li[q], lj[q]] = bnd[q]
+            F[lj[q], li[q]] = bnd[q]
+    return _held(li, lj, F, M, cur, top, first)
+
+
+@njit
+def _cap_by_support(li, lj, F, M, cur, top, bnd):
+    for q in range(cur.shape[0]):
+        if cur[q] < top:
+            bnd[q] = min(bnd[q], _count_at(F, M, li[q], lj[q], 1) + 2)
+
+
+@njit
+def _held(li, lj, F, M, cur, top, first):
+    """The last steps of :func:`raise_bounds`: marks, resets, count."""
     n = 0
-    for q in range(nold):
+    for q in range(cur.shape[0]):
         o = cur[q]
         if o < top:
             if _count_at(F, M, li[q], lj[q], o + 1) < o - 1:
@@ -277,7 +288,7 @@ def raise_bounds(li, lj, F, M, nold, top, gained, by_support, first):
             else:
                 first[q] = 1
                 n += 1
-    for q in range(nold):
+    for q in range(cur.shape[0]):
         if first[q] == 2:
             F[li[q], lj[q]] = cur[q]
             F[lj[q], li[q]] = cur[q]

@@ -891,7 +891,10 @@ class TrussBlocks:
                 first = np.concatenate([first, np.ones(i.shape[0], np.uint8)])
                 self.slots[b] = np.concatenate([self.slots[b], slots[own[join]]])
                 self.eblock[slots[own[join]]] = b
-            raise_bounds(li, lj, F, self.M[b], nold, top, gained, gained > STEPS, first)
+            # in-block supports plus 2 bound the values of a block with sparse rows (chunk
+            # masks) well below its size; a clique's are about its size (no better bound)
+            raise_bounds(li, lj, F, self.M[b], nold, top, gained,
+                         gained > STEPS and self.M[b] is not None, first)
             # the old values are at most ``gained`` below the bounds: recounting level by
             # level (vector passes) beats a histogram (a scattered pass) up to STEPS
             r, _, ok = self._descend(b, first, limit - read, STEPS if gained <= STEPS else 0,
