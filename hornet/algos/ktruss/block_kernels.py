@@ -241,27 +241,27 @@ def boundary_split(vs, inside, deg, ptr, keys, shift, eblock, b, truss):
 
 
 @njit
-def raise_bounds(li, lj, F, M, nold, top, gained, by_support, first):
+def raise_bounds(li, lj, F, M, nold, top, gained, cap, first):
     """Upper bounds of a block's new values after an insertion, in place in ``F``.
 
     ``li, lj``: the block's edges, the first ``nold`` of them old (their values in ``F``
     are their numbers before the batch), the others new (at their bounds already, ``first``
     1); ``M``: chunk masks (module docstring). An old edge at value o below ``top`` (the
     highest value the batch's new entries may reach) may rise by at most ``gained`` (the
-    entries the block gained: one insertion raises a number by at most one), and with
-    ``by_support`` to at most its in-block support plus 2 (a pass per edge: worth it where
-    the descent would step down more levels). With every bound in place, an edge whose
-    count at o + 1 is short of o - 1 cannot rise: it keeps o. ``first`` (uint8, zeros for
-    the old edges) is set to 1 for the old edges left at their bounds, the edges the
-    descent evaluates first. Returns how many of them."""
+    entries the block gained: one insertion raises a number by at most one), and to at
+    most ``cap`` (int64 per old edge: its support in the graph plus 2, which bounds its
+    number in the block too). With every bound in place, an edge whose count at o + 1 is
+    short of o - 1 cannot rise: it keeps o. ``first`` (uint8, zeros for the old edges) is
+    set to 1 for the old edges left at their bounds, the edges the descent evaluates
+    first. Returns how many of them."""
     nd = F.shape[0]
     cur = np.empty(nold, np.int64)
     bnd = np.empty(nold, np.int64)
     for q in range(nold):
         cur[q] = F[li[q], lj[q]]
         bnd[q] = min(cur[q] + gained, nd)
-    if by_support:                           # counted before any bound is written
-        _cap_by_support(li, lj, F, M, cur, top, bnd)
+    for q in range(nold):
+        bnd[q] = min(bnd[q], cap[q])
     for q in range(nold):
         if cur[q] < top:
             F[li[q], lj[q]] = bnd[q]
@@ -270,15 +270,9 @@ def raise_bounds(li, lj, F, M, nold, top, gained, by_support, first):
 
 
 @njit
-def _cap_by_support(li, lj, F, M, cur, top, bnd):
-    for q in range(cur.shape[0]):
-        if cur[q] < top:
-            bnd[q] = min(bnd[q], _count_at(F, M, li[q], lj[q], 1) + 2)
-
-
-@njit
 def _held(li, lj, F, M, cur, top, first):
-    """The last steps of :func:`raise_bounds`: marks, resets, count."""
+    """The edges of :func:`raise_bounds` that may rise (``first``: 1) or keep their old
+    values ``cur`` (written back); how many may rise."""
     n = 0
     for q in range(cur.shape[0]):
         o = cur[q]

@@ -826,16 +826,17 @@ class TrussBlocks:
             self._floors(moved)
         return np.concatenate(got)
 
-    def after_insertion(self, u, v, slots, truss, limit):
+    def after_insertion(self, u, v, slots, truss, support, limit):
         """The blocks' part of an insertion batch (``u, v``: the inserted edges, ``slots``:
-        their table slots, truss numbers 2 for now). An inserted edge with both ends in a
+        their table slots, truss numbers 2 for now; ``support``: the table's support
+        column, up to date). An inserted edge with both ends in a
         block's vertices tries the highest such block; it joins unless its in-block support
         plus 2 is at most the block's boundary bound (then it is a boundary edge, left to
         the k-order scan). Highest block first, each block that gained entries (its own new
         edges, :data:`HIGH` entries of higher blocks' new edges among its rows) descends from its
         old values plus the entries gained (an insertion raises a truss number by at most
-        one), at most the in-block supports plus 2 (one pass over the block's edges), and
-        its new edges' in-block supports plus 2. Returns ``(ok, seed, changed slots, old values,
+        one), at most the supports plus 2, and its new edges' in-block supports plus 2
+        (:func:`~hornet.algos.ktruss.block_kernels.raise_bounds`). Returns ``(ok, seed, changed slots, old values,
         edges examined)``: ``seed`` (bool per inserted edge) False for the edges that
         joined a block."""
         seed = np.ones(u.shape[0], bool)
@@ -891,10 +892,8 @@ class TrussBlocks:
                 first = np.concatenate([first, np.ones(i.shape[0], np.uint8)])
                 self.slots[b] = np.concatenate([self.slots[b], slots[own[join]]])
                 self.eblock[slots[own[join]]] = b
-            # in-block supports plus 2 bound the values of a block with sparse rows (chunk
-            # masks) well below its size; a clique's are about its size (no better bound)
-            raise_bounds(li, lj, F, self.M[b], nold, top, gained,
-                         gained > STEPS and self.M[b] is not None, first)
+            cap = support[self.slots[b][:nold]].astype(np.int64) + 2
+            raise_bounds(li, lj, F, self.M[b], nold, top, gained, cap, first)
             # the old values are at most ``gained`` below the bounds: recounting level by
             # level (vector passes) beats a histogram (a scattered pass) up to STEPS
             r, _, ok = self._descend(b, first, limit - read, STEPS if gained <= STEPS else 0,
