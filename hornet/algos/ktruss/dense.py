@@ -601,27 +601,28 @@ class TrussBlocks:
         top = np.array(self.xmax, np.int64)
         high = int(values.max())
         limit = len(self) if below < 0 else below
+        low = np.flatnonzero(top[:limit] < high)   # no value can raise the others
+        if low.shape[0] == 0:
+            return
         masks = self.vmask[u] | self.vmask[v]
-        for b in _bits(masks):
-            if b >= limit:
-                break
-            if top[b] >= high:
-                continue                       # no value can raise it
+        for b in low.tolist():
             hit = (masks & (np.int64(1) << b)) != 0
-            top[b] = max(int(top[b]), int(values[hit].max()))
+            if hit.any():
+                top[b] = max(int(top[b]), int(values[hit].max()))
         self.xmax = top.tolist()
 
-    def _write_back(self, b: int, truss: np.ndarray):
+    def _write_back(self, b: int, truss: np.ndarray, rose: bool = True):
         """Copy block ``b``'s values into the slot-indexed ``truss`` and its lowest value into
         ``floor[b]``; returns the slots that changed and their values before. The higher
-        blocks' bounds take the changed edges."""
+        blocks' bounds take the changed edges where values ``rose`` (an insertion; those
+        of a deletion fell below the bounds they were in)."""
         li, lj, slots = self.li[b], self.lj[b], self.slots[b]
         q = np.empty(li.shape[0], np.int64)
         old = np.empty(li.shape[0], truss.dtype)
         n, low = write_back(li, lj, self.F[b], slots, truss, q, old)
         self.floor[b] = low
         q = q[:n]
-        if b > 0 and n:
+        if rose and b > 0 and n:
             vs = self.vertices[b]
             self.raise_xmax(vs[li[q]], vs[lj[q]], truss[slots[q]], below=b)
         return slots[q], old[:n]
@@ -692,7 +693,7 @@ class TrussBlocks:
             examined += self.li[b].shape[0]
             if not ok:
                 return False, none, none, examined, read
-            ch, before = self._write_back(b, truss)
+            ch, before = self._write_back(b, truss, rose=False)
             changed.append(ch)
             old.append(before)
         self._vfloor(floors)
