@@ -350,7 +350,7 @@ def test_chunk_mask_kernels_equal_whole_rows(seed):
     what a brute-force count over whole rows gives: in-block supports, the bounds after an
     insertion (raise_bounds: the same as over whole rows, and those left at their bounds
     have their count at old + 1) and the descent from an upper bound (equal to the
-    whole-row descent)."""
+    whole-row descent, and to the descent that counts up from lower bounds)."""
     rng = np.random.default_rng(seed)
     nd = 150
     # overlapping groups of vertices, each a near-clique: mostly zero rows
@@ -374,8 +374,11 @@ def test_chunk_mask_kernels_equal_whole_rows(seed):
         f1 = np.zeros(li.shape[0], np.uint8)
         f2 = np.zeros(li.shape[0], np.uint8)
         cap = brute + 2 if gained > 4 else np.full(li.shape[0], 1 << 40)
-        n1 = raise_bounds(li, lj, G, None, li.shape[0], top, gained, cap, f1)
-        n2 = raise_bounds(pi, pj, Q, M, pi.shape[0], top, gained, cap, f2)
+        low1 = np.empty(li.shape[0], np.int16)
+        low2 = np.empty(li.shape[0], np.int16)
+        n1 = raise_bounds(li, lj, G, None, li.shape[0], top, gained, cap, f1, low1)
+        n2 = raise_bounds(pi, pj, Q, M, pi.shape[0], top, gained, cap, f2, low2)
+        assert np.array_equal(low1, old) and np.array_equal(low2, old)
         assert n1 == n2 == f1.sum() and np.array_equal(f1, f2)
         assert np.array_equal(G[li, lj], Q[pi, pj])
         # brute force: every bound in place, then the counts at old + 1
@@ -396,7 +399,17 @@ def test_chunk_mask_kernels_equal_whole_rows(seed):
     Q = np.zeros_like(P)
     Q[pi, pj] = Q[pj, pi] = up
     ones = np.ones(li.shape[0], np.uint8)
-    r1 = dense.block_descend(li, lj, G, None, ones, 0, 1 << 60, 0, True)
-    r2 = dense.block_descend(pi, pj, Q, M, ones, 0, 1 << 60, 0, True)
+    none = np.zeros(0, np.int16)
+    r1 = dense.block_descend(li, lj, G, None, ones, 0, 1 << 60, 0, True, none)
+    r2 = dense.block_descend(pi, pj, Q, M, ones, 0, 1 << 60, 0, True, none)
     assert r1[2] and r2[2]
     assert np.array_equal(G[li, lj], Q[pi, pj])
+    # from lower bounds of the result (counted upwards in the first round): the same
+    want = G[li, lj].astype(np.int64)
+    for low in (want, np.maximum(want - rng.integers(0, 3, want.shape[0]), 2)):
+        for rows, cols, mat, masks in ((li, lj, G, None), (pi, pj, Q, M)):
+            W = np.zeros_like(mat)
+            W[rows, cols] = W[cols, rows] = up
+            r = dense.block_descend(rows, cols, W, masks, ones, 0, 1 << 60, 4, True,
+                                    low.astype(np.int16))
+            assert r[2] and np.array_equal(W[rows, cols], want)

@@ -241,7 +241,7 @@ def boundary_split(vs, inside, deg, ptr, keys, shift, eblock, b, truss):
 
 
 @njit
-def raise_bounds(li, lj, F, M, nold, top, gained, cap, first):
+def raise_bounds(li, lj, F, M, nold, top, gained, cap, first, low):
     """Upper bounds of a block's new values after an insertion, in place in ``F``.
 
     ``li, lj``: the block's edges, the first ``nold`` of them old (their values in ``F``
@@ -253,13 +253,17 @@ def raise_bounds(li, lj, F, M, nold, top, gained, cap, first):
     number in the block too). With every bound in place, an edge whose count at o + 1 is
     short of o - 1 cannot rise: it keeps o. ``first`` (uint8, zeros for the old edges) is
     set to 1 for the old edges left at their bounds, the edges the descent evaluates
-    first. Returns how many of them."""
+    first; ``low`` (int16 per edge) to lower bounds of the new values: the old values, 2
+    for the new edges. Returns how many may rise."""
     nd = F.shape[0]
     cur = np.empty(nold, np.int64)
     bnd = np.empty(nold, np.int64)
     for q in range(nold):
         cur[q] = F[li[q], lj[q]]
         bnd[q] = min(cur[q] + gained, nd)
+        low[q] = cur[q]
+    for q in range(nold, li.shape[0]):
+        low[q] = 2
     for q in range(nold):
         bnd[q] = min(bnd[q], cap[q])
     for q in range(nold):

@@ -283,10 +283,26 @@ def _layout(F: np.ndarray, li: np.ndarray, lj: np.ndarray):
 #: levels a falling edge is recounted at one by one (a vector pass each) before one
 #: histogram pass finds its h-index
 STEPS = 4
+#: no lower bounds for :func:`block_descend`
+_NO_LOW = np.zeros(0, np.int16)
+
+
+@njit(inline="always")
+def _count_up(F, M, i, j, b, a, hist):
+    """The h-index of block edge (i, j) known to lie in [b, a - 1]: the levels above b
+    counted one by one (a vector pass each) while they hold, up to :data:`STEPS` of
+    them, then one histogram pass (``hist``: zeros, at least ``a`` of them)."""
+    for _ in range(STEPS):
+        if b + 1 >= a or _count_at(F, M, i, j, b + 1) < b - 1:
+            return b
+        b += 1
+    if b + 1 >= a:
+        return b
+    return _h_index(F, M, i, j, a - 1, hist)
 
 
 @njit
-def block_descend(li, lj, F, M, active, floor, limit, steps, edges):
+def block_descend(li, lj, F, M, active, floor, limit, steps, edges, low):
     """Lower the block's values ``F`` (int16 (nd, nd), symmetric; an upper bound of the
     block's own truss numbers) to those truss numbers: the h-index descent in rounds.
 
@@ -308,7 +324,9 @@ def block_descend(li, lj, F, M, active, floor, limit, steps, edges):
     is no longer separated); ``limit``: the most matrix entries to read; ``steps``: the
     levels a falling edge is recounted at one by one in the first round (:data:`STEPS` in
     later ones; 0 after an insertion whose bounds can be far above), then one histogram
-    pass finds its h-index. Returns
+    pass finds its h-index; ``low`` (one per edge, or empty): lower bounds of the numbers
+    (the values before an insertion), from which a falling edge's levels are counted
+    upwards in the first round instead (:func:`_count_up`). Returns
     ``(entries_read, rounds, ok)``: ``ok`` False when either was reached (``F`` is then
     incomplete).
     """
@@ -346,18 +364,24 @@ def block_descend(li, lj, F, M, active, floor, limit, steps, edges):
             read += nd
             if _count_at(F, M, i, j, a) >= a - 2:
                 continue
-            b = a - 1
-            while b > a - 1 - (steps if rounds == 1 else STEPS) and b > 2:
-                read += nd
-                if _count_at(F, M, i, j, b) >= b - 2:
-                    break
-                b -= 1
+            if rounds == 1 and low.shape[0]:
+                if a > hist.shape[0]:
+                    hist = np.zeros(2 * a, np.int32)
+                b = _count_up(F, M, i, j, max(np.int64(low[q]), 2), a, hist)
+                read += nd * (min(b - low[q], STEPS) + 1)
             else:
-                if b > 2:
+                b = a - 1
+                while b > a - 1 - (steps if rounds == 1 else STEPS) and b > 2:
                     read += nd
-                    if b + 1 > hist.shape[0]:
-                        hist = np.zeros(2 * (b + 1), np.int32)
-                    b = _h_index(F, M, i, j, b, hist)
+                    if _count_at(F, M, i, j, b) >= b - 2:
+                        break
+                    b -= 1
+                else:
+                    if b > 2:
+                        read += nd
+                        if b + 1 > hist.shape[0]:
+                            hist = np.zeros(2 * (b + 1), np.int32)
+                        b = _h_index(F, M, i, j, b, hist)
             if b <= floor:
                 return read, rounds, False
             F[i, j] = b
@@ -632,10 +656,10 @@ class TrussBlocks:
         if not np.array_equal(before, self.floor):
             self._floors(())
 
-    def _descend(self, b, active, limit, steps=STEPS, edges=False):
+    def _descend(self, b, active, limit, steps=STEPS, edges=False, low=None):
+        low = _NO_LOW if low is None else low
         return block_descend(self.li[b], self.lj[b], self.F[b], self.M[b], active,
-                             self.xmax[b], limit,
-                             steps, edges)
+                             self.xmax[b], limit, steps, edges, low)
 
     def after_deletion(self, u, v, slots, truss, limit, rank, counters):
         """The blocks' part of a deletion batch (``u, v``: the deleted edges, ``slots``: their
@@ -743,7 +767,7 @@ class TrussBlocks:
             act[li[ev]] = act[lj[ev]] = 1
             r, _, ok = block_descend(li[~ev], lj[~ev], F, self.M[b], act,
                                      max(int(self.xmax[b]), L),
-                                     limit - read, STEPS, False)
+                                     limit - read, STEPS, False, _NO_LOW)
             read += r
             if ok or read > limit:
                 break
@@ -894,11 +918,10 @@ class TrussBlocks:
                 self.slots[b] = np.concatenate([self.slots[b], slots[own[join]]])
                 self.eblock[slots[own[join]]] = b
             cap = support[self.slots[b][:nold]].astype(np.int64) + 2
-            raise_bounds(li, lj, F, self.M[b], nold, top, gained, cap, first)
-            # the old values are at most ``gained`` below the bounds: recounting level by
-            # level (vector passes) beats a histogram (a scattered pass) up to STEPS
-            r, _, ok = self._descend(b, first, limit - read, STEPS if gained <= STEPS else 0,
-                                     True)
+            low = np.empty(li.shape[0], np.int16)
+            raise_bounds(li, lj, F, self.M[b], nold, top, gained, cap, first, low)
+            # a falling edge counts up from its old value (the numbers only rose)
+            r, _, ok = self._descend(b, first, limit - read, STEPS, True, low)
             read += r
             examined += self.li[b].shape[0]
             if not ok:
