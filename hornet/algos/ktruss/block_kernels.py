@@ -241,56 +241,32 @@ def boundary_split(vs, inside, deg, ptr, keys, shift, eblock, b, truss):
 
 
 @njit
-def raise_bounds(li, lj, F, M, nold, top, gained, cap, first, low):
+def raise_bounds(li, lj, F, nold, top, gained, cap, first, low):
     """Upper bounds of a block's new values after an insertion, in place in ``F``.
 
     ``li, lj``: the block's edges, the first ``nold`` of them old (their values in ``F``
     are their numbers before the batch), the others new (at their bounds already, ``first``
-    1); ``M``: chunk masks (module docstring). An old edge at value o below ``top`` (the
-    highest value the batch's new entries may reach) may rise by at most ``gained`` (the
-    entries the block gained: one insertion raises a number by at most one), and to at
-    most ``cap`` (int64 per old edge: its support in the graph plus 2, which bounds its
-    number in the block too). With every bound in place, an edge whose count at o + 1 is
-    short of o - 1 cannot rise: it keeps o. ``first`` (uint8, zeros for the old edges) is
-    set to 1 for the old edges left at their bounds, the edges the descent evaluates
-    first; ``low`` (int16 per edge) to lower bounds of the new values: the old values, 2
-    for the new edges. Returns how many may rise."""
+    1). An old edge at value o below ``top`` (the highest value the batch's new entries
+    may reach) may rise by at most ``gained`` (the entries the block gained: one insertion
+    raises a number by at most one), and to at most ``cap`` (int64 per old edge: its support in the graph plus 2, which bounds its
+    number in the block too, and the block's size). ``first`` (uint8, zeros for the old
+    edges) is set to 1 for the old edges raised, the edges the descent evaluates first;
+    ``low`` (int16 per edge) to lower bounds of the new values: the old values, 2 for the
+    new edges (the descent counts a falling edge's levels up from there). Returns how many
+    edges were raised."""
     nd = F.shape[0]
-    cur = np.empty(nold, np.int64)
-    bnd = np.empty(nold, np.int64)
+    n = 0
     for q in range(nold):
-        cur[q] = F[li[q], lj[q]]
-        bnd[q] = min(cur[q] + gained, nd)
-        low[q] = cur[q]
+        o = F[li[q], lj[q]]
+        low[q] = o
+        if o < top:
+            b = min(np.int64(o) + gained, nd, cap[q])
+            F[li[q], lj[q]] = b
+            F[lj[q], li[q]] = b
+            first[q] = 1
+            n += 1
     for q in range(nold, li.shape[0]):
         low[q] = 2
-    for q in range(nold):
-        bnd[q] = min(bnd[q], cap[q])
-    for q in range(nold):
-        if cur[q] < top:
-            F[li[q], lj[q]] = bnd[q]
-            F[lj[q], li[q]] = bnd[q]
-    return _held(li, lj, F, M, cur, top, first)
-
-
-@njit
-def _held(li, lj, F, M, cur, top, first):
-    """The edges of :func:`raise_bounds` that may rise (``first``: 1) or keep their old
-    values ``cur`` (written back); how many may rise."""
-    n = 0
-    for q in range(cur.shape[0]):
-        o = cur[q]
-        if o < top:
-            if _count_at(F, M, li[q], lj[q], o + 1) < o - 1:
-                first[q] = 2
-            else:
-                first[q] = 1
-                n += 1
-    for q in range(cur.shape[0]):
-        if first[q] == 2:
-            F[li[q], lj[q]] = cur[q]
-            F[lj[q], li[q]] = cur[q]
-            first[q] = 0
     return n
 
 

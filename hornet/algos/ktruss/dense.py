@@ -919,7 +919,7 @@ class TrussBlocks:
                 self.eblock[slots[own[join]]] = b
             cap = support[self.slots[b][:nold]].astype(np.int64) + 2
             low = np.empty(li.shape[0], np.int16)
-            raise_bounds(li, lj, F, self.M[b], nold, top, gained, cap, first, low)
+            raise_bounds(li, lj, F, nold, top, gained, cap, first, low)
             # a falling edge counts up from its old value (the numbers only rose)
             r, _, ok = self._descend(b, first, limit - read, STEPS, True, low)
             read += r
