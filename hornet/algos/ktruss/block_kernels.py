@@ -1,7 +1,8 @@
 """Numba kernels of the dense truss blocks (:mod:`hornet.algos.ktruss.dense`) beside their
 descent: an edge's count at a level and its h-index (a pass over two matrix rows), the
-bounds an insertion starts the descent from, the write-back of a block's values, the k-order of the
-levels a block gives up, and the boundary of a block that may take edges back.
+bounds an insertion starts the descent from, the write-back of a block's values, the
+k-order of the levels a block gives up, the boundary of a block that may take edges back,
+and the boundary bounds that changed edges raise.
 
 Chunk masks. The rows of a block whose vertices each meet few of the others (the wide block
 of overlapping cliques) are mostly zeros. Such a block's rows are ordered so that each
@@ -23,7 +24,7 @@ from hornet.core.jit import ix, njit
 from .region import _grow, _row, _slot
 
 __all__ = ["CHUNK", "HIGH", "block_peel_order", "boundary_split", "chunk_masks",
-           "raise_bounds", "write_back"]
+           "raise_bounds", "raise_to", "write_back"]
 
 #: the matrix value of an edge of a higher block among a block's vertices: above every level
 #: of the block (its triangles count at every level)
@@ -268,6 +269,19 @@ def raise_bounds(li, lj, F, nold, top, gained, cap, first, low):
     for q in range(nold, li.shape[0]):
         low[q] = 2
     return n
+
+
+@njit
+def raise_to(masks, values, top):
+    """``top[b] = max(top[b], values[e])`` for every bit b of every ``masks[e]`` (int64:
+    the blocks at an edge's vertices)."""
+    for e in range(masks.shape[0]):
+        m = masks[e]
+        while m:
+            b = trailing_zeros(m)
+            if values[e] > top[b]:
+                top[b] = values[e]
+            m &= m - 1
 
 
 @njit

@@ -51,7 +51,8 @@ from scipy.sparse.csgraph import connected_components, reverse_cuthill_mckee
 from hornet.core.jit import njit
 
 from .block_kernels import (CHUNK, HIGH, _count_at, _h_index, block_peel_order,
-                            boundary_split, chunk_masks, raise_bounds, write_back)
+                            boundary_split, chunk_masks, raise_bounds, raise_to,
+                            write_back)
 from .region import _grow, _intersect, _row, _slot
 
 __all__ = ["TrussBlocks", "find_blocks", "block_descend", "block_support",
@@ -615,40 +616,37 @@ class TrussBlocks:
                                           np.full(extra, np.iinfo(np.int64).max, np.int64)])
 
     def raise_xmax(self, u: np.ndarray, v: np.ndarray, values: np.ndarray,
-                   below: int = -1) -> None:
+                   below=None) -> None:
         """Raise the boundary bound of every block with a vertex among ``u`` or ``v`` to the
-        ``values`` of those edges; with ``below`` >= 0 only the blocks before it (the edges
-        are of block ``below``, which is low for the higher blocks only)."""
+        ``values`` of those edges; with ``below`` (one per edge) only the blocks before it
+        (the edge is of block ``below``, which is low for the higher blocks only)."""
         values = np.asarray(values, np.int64)
         if values.shape[0] == 0:
             return
         top = np.array(self.xmax, np.int64)
-        high = int(values.max())
-        limit = len(self) if below < 0 else below
-        low = np.flatnonzero(top[:limit] < high)   # no value can raise the others
-        if low.shape[0] == 0:
+        if not (top < int(values.max())).any():   # no value can raise a bound
             return
         masks = self.vmask[u] | self.vmask[v]
-        for b in low.tolist():
-            hit = (masks & (np.int64(1) << b)) != 0
-            if hit.any():
-                top[b] = max(int(top[b]), int(values[hit].max()))
+        if below is not None:
+            masks &= (np.int64(1) << np.asarray(below, np.int64)) - 1
+        raise_to(masks, values, top)
         self.xmax = top.tolist()
 
-    def _write_back(self, b: int, truss: np.ndarray, rose: bool = True):
+    def _write_back(self, b: int, truss: np.ndarray, rose: list | None = None):
         """Copy block ``b``'s values into the slot-indexed ``truss`` and its lowest value into
-        ``floor[b]``; returns the slots that changed and their values before. The higher
-        blocks' bounds take the changed edges where values ``rose`` (an insertion; those
-        of a deletion fell below the bounds they were in)."""
+        ``floor[b]``; returns the slots that changed and their values before. Where values
+        rose (an insertion; those of a deletion fell below the bounds they were in) the
+        higher blocks' bounds must take the changed edges: with ``rose`` (a list), their
+        ends, values and block are appended to it for :meth:`raise_xmax`."""
         li, lj, slots = self.li[b], self.lj[b], self.slots[b]
         q = np.empty(li.shape[0], np.int64)
         old = np.empty(li.shape[0], truss.dtype)
         n, low = write_back(li, lj, self.F[b], slots, truss, q, old)
         self.floor[b] = low
         q = q[:n]
-        if rose and b > 0 and n:
+        if rose is not None and b > 0 and n:
             vs = self.vertices[b]
-            self.raise_xmax(vs[li[q]], vs[lj[q]], truss[slots[q]], below=b)
+            rose.append((vs[li[q]], vs[lj[q]], truss[slots[q]], np.full(n, b)))
         return slots[q], old[:n]
 
     def _vfloor(self, before: np.ndarray) -> None:
@@ -717,7 +715,7 @@ class TrussBlocks:
             examined += self.li[b].shape[0]
             if not ok:
                 return False, none, none, examined, read
-            ch, before = self._write_back(b, truss, rose=False)
+            ch, before = self._write_back(b, truss)
             changed.append(ch)
             old.append(before)
         self._vfloor(floors)
@@ -877,6 +875,7 @@ class TrussBlocks:
         changed, old = [none], [none]
         floors = self.floor.copy()
         examined = read = 0
+        rose = []                                 # for the higher blocks' bounds
         for b in _bits(rows):
             F = self.F[b]
             nd = F.shape[0]
@@ -926,9 +925,11 @@ class TrussBlocks:
             examined += self.li[b].shape[0]
             if not ok:
                 return False, seed, none, none, examined
-            ch, before = self._write_back(b, truss)
+            ch, before = self._write_back(b, truss, rose)
             changed.append(ch)
             old.append(before)
+        if rose:
+            self.raise_xmax(*(np.concatenate(x) for x in zip(*rose)))
         self._vfloor(floors)
         self.read = read
         return self.separated(), seed, np.concatenate(changed), np.concatenate(old), examined
