@@ -372,11 +372,17 @@ def test_chunk_mask_kernels_equal_whole_rows(seed):
         G, Q = F.copy(), P.copy()
         f1 = np.zeros(li.shape[0], np.uint8)
         f2 = np.zeros(li.shape[0], np.uint8)
-        cap = brute + 2 if gained > 4 else np.full(li.shape[0], 1 << 40)
+        # supports at table slots (the edges' own order reversed)
+        slots = np.arange(li.shape[0])[::-1].copy()
+        support = np.empty(li.shape[0], np.int32)
+        support[slots] = brute if gained > 4 else 1 << 20
+        cap = support[slots].astype(np.int64) + 2
         low1 = np.empty(li.shape[0], np.int16)
         low2 = np.empty(li.shape[0], np.int16)
-        n1 = raise_bounds(li, lj, G, li.shape[0], top, gained, cap, f1, low1)
-        n2 = raise_bounds(pi, pj, Q, pi.shape[0], top, gained, cap, f2, low2)
+        n1 = raise_bounds(li, lj, G, li.shape[0], top, gained, support, slots, f1,
+                          low1)
+        n2 = raise_bounds(pi, pj, Q, pi.shape[0], top, gained, support, slots, f2,
+                          low2)
         assert np.array_equal(low1, old) and np.array_equal(low2, old)
         assert n1 == n2 == f1.sum() and np.array_equal(f1, f2)
         assert np.array_equal(G[li, lj], Q[pi, pj])

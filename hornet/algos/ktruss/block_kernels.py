@@ -242,15 +242,16 @@ def boundary_split(vs, inside, deg, ptr, keys, shift, eblock, b, truss):
 
 
 @njit
-def raise_bounds(li, lj, F, nold, top, gained, cap, first, low):
+def raise_bounds(li, lj, F, nold, top, gained, support, slots, first, low):
     """Upper bounds of a block's new values after an insertion, in place in ``F``.
 
     ``li, lj``: the block's edges, the first ``nold`` of them old (their values in ``F``
     are their numbers before the batch), the others new (at their bounds already, ``first``
     1). An old edge at value o below ``top`` (the highest value the batch's new entries
     may reach) may rise by at most ``gained`` (the entries the block gained: one insertion
-    raises a number by at most one), and to at most ``cap`` (int64 per old edge: its support in the graph plus 2, which bounds its
-    number in the block too, and the block's size). ``first`` (uint8, zeros for the old
+    raises a number by at most one), to at most the block's size and to at most its
+    support in the graph plus 2 (``support`` at its table slot, ``slots`` per edge; the
+    support bounds its number in the block too). ``first`` (uint8, zeros for the old
     edges) is set to 1 for the old edges raised, the edges the descent evaluates first;
     ``low`` (int16 per edge) to lower bounds of the new values: the old values, 2 for the
     new edges (the descent counts a falling edge's levels up from there). Returns how many
@@ -261,7 +262,7 @@ def raise_bounds(li, lj, F, nold, top, gained, cap, first, low):
         o = F[li[q], lj[q]]
         low[q] = o
         if o < top:
-            b = min(np.int64(o) + gained, nd, cap[q])
+            b = min(np.int64(o) + gained, nd, np.int64(support[slots[q]]) + 2)
             F[li[q], lj[q]] = b
             F[lj[q], li[q]] = b
             first[q] = 1

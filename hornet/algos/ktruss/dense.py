@@ -916,9 +916,8 @@ class TrussBlocks:
                 first = np.concatenate([first, np.ones(i.shape[0], np.uint8)])
                 self.slots[b] = np.concatenate([self.slots[b], slots[own[join]]])
                 self.eblock[slots[own[join]]] = b
-            cap = support[self.slots[b][:nold]].astype(np.int64) + 2
             low = np.empty(li.shape[0], np.int16)
-            raise_bounds(li, lj, F, nold, top, gained, cap, first, low)
+            raise_bounds(li, lj, F, nold, top, gained, support, self.slots[b], first, low)
             # a falling edge counts up from its old value (the numbers only rose)
             r, _, ok = self._descend(b, first, limit - read, STEPS, True, low)
             read += r
