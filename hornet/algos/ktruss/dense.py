@@ -309,9 +309,10 @@ def block_descend(li, lj, F, M, active, floor, limit, steps, edges, low):
 
     ``li, lj`` (m,) int32: the local endpoints of the block's edges (an edge with
     ``F == 0`` is gone); ``M``: the block's chunk masks (None: none; module docstring
-    of :mod:`~hornet.algos.ktruss.block_kernels`). ``active`` (nd,) uint8: the vertices whose rows changed (the first round
-    evaluates the edges touching them); or, when it is an (m,) array with ``edges``, the
-    edges the first round evaluates (every other edge satisfies its bound). An edge whose
+    of :mod:`~hornet.algos.ktruss.block_kernels`). ``active`` (nd,) uint8: the vertices
+    whose rows changed (the first round evaluates the edges touching them); or, when it is
+    an (m,) array with ``edges``, the edges the first round evaluates (every other edge
+    satisfies its bound). An edge whose
     value exceeds its count at that value plus 2 falls to min(value - 1, h-index). The next
     round evaluates an edge at value a only when an edge at one of its vertices fell from a
     or above to below a (from a fallen edge's values, each vertex keeps the range (lowest
@@ -323,11 +324,12 @@ def block_descend(li, lj, F, M, active, floor, limit, steps, edges, low):
 
     ``floor``: a value may not fall to it or below (the boundary's highest number: the block
     is no longer separated); ``limit``: the most matrix entries to read; ``steps``: the
-    levels a falling edge is recounted at one by one in the first round (:data:`STEPS` in
-    later ones; 0 after an insertion whose bounds can be far above), then one histogram
-    pass finds its h-index; ``low`` (one per edge, or empty): lower bounds of the numbers
-    (the values before an insertion), from which a falling edge's levels are counted
-    upwards in the first round instead (:func:`_count_up`). Returns
+    levels below its value a falling edge is recounted at one by one in the first round
+    (:data:`STEPS` in later ones), then one histogram pass finds its h-index; ``low`` (one
+    per edge, or empty): lower bounds of the numbers (the values before an insertion), from
+    which a falling edge's levels are counted upwards in the first round instead
+    (:func:`_count_up`: after an insertion the bounds can be far above, the numbers near
+    the old values). Returns
     ``(entries_read, rounds, ok)``: ``ok`` False when either was reached (``F`` is then
     incomplete).
     """
@@ -859,9 +861,9 @@ class TrussBlocks:
         edges, :data:`HIGH` entries of higher blocks' new edges among its rows) descends from its
         old values plus the entries gained (an insertion raises a truss number by at most
         one), at most the supports plus 2, and its new edges' in-block supports plus 2
-        (:func:`~hornet.algos.ktruss.block_kernels.raise_bounds`). Returns ``(ok, seed, changed slots, old values,
-        edges examined)``: ``seed`` (bool per inserted edge) False for the edges that
-        joined a block."""
+        (:func:`~hornet.algos.ktruss.block_kernels.raise_bounds`). Returns ``(ok, seed,
+        changed slots, old values, edges examined)``: ``seed`` (bool per inserted edge)
+        False for the edges that joined a block."""
         seed = np.ones(u.shape[0], bool)
         none = np.zeros(0, np.int64)
         self.read = 0
