@@ -412,3 +412,60 @@ def test_chunk_mask_kernels_equal_whole_rows(seed):
             r = dense.block_descend(rows, cols, W, masks, ones, 0, 1 << 60, 4, True,
                                     low.astype(np.int16))
             assert r[2] and np.array_equal(W[rows, cols], want)
+
+
+def _greatest_fixpoint(F, li, lj):
+    """Brute force: from the values ``F[li, lj]`` (an upper bound), every edge's value
+    lowered to min(value, h-index of the current values) until none moves (NumPy, whole
+    rows)."""
+    F = F.astype(np.int64)
+    while True:
+        moved = False
+        for a, b in zip(li, lj):
+            m = np.minimum(F[a], F[b])
+            v = F[a, b]
+            k = v
+            while k > 2 and (m >= k).sum() < k - 2:
+                k -= 1
+            if k != v:
+                F[a, b] = F[b, a] = k
+                moved = True
+        if not moved:
+            return F[li, lj]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_descent_after_clique_deletions_equals_brute_force(seed):
+    """A K40 (values 40) and a K24 sharing 4 vertices (values 24) as one block's matrix:
+    up to 24 entries deleted, the descent from the old values (first round from the rows
+    that lost entries; falls of several levels take the probing path) ends at the
+    brute-force greatest fixpoint, with whole rows and with chunk masks."""
+    rng = np.random.default_rng(seed)
+    nd = 60
+    F = np.zeros((nd, nd), np.int16)
+    for vs, val in ((np.arange(40), 40), (np.arange(36, 60), 24)):
+        i, j = np.meshgrid(vs, vs)
+        F[i[i != j], j[i != j]] = np.maximum(F[i[i != j], j[i != j]], val)
+    li, lj = (x.astype(np.int32) for x in np.nonzero(np.triu(F)))
+    gone = rng.choice(li.shape[0], int(rng.integers(8, 25)), replace=False)
+    F[li[gone], lj[gone]] = F[lj[gone], li[gone]] = 0
+    act = np.zeros(nd, np.uint8)
+    act[li[gone]] = act[lj[gone]] = 1
+    keep = np.ones(li.shape[0], bool)
+    keep[gone] = False
+    li, lj = li[keep], lj[keep]
+    want = _greatest_fixpoint(F, li, lj)
+    none = np.zeros(0, np.int16)
+    G = F.copy()
+    assert dense.block_descend(li, lj, G, None, act, 0, 1 << 60, 4, False, none)[2]
+    assert np.array_equal(G[li, lj], want)
+    P, M, pos = dense._layout(F, li, lj)
+    if M is None:                              # a clique's rows: masks forced
+        P = np.zeros((nd, 64), np.int16)
+        perm = np.argsort(pos)
+        P[:, :nd] = F[np.ix_(perm, perm)]
+        M = chunk_masks(P)
+    pa = np.zeros(nd, np.uint8)
+    pa[pos] = act
+    assert dense.block_descend(pos[li], pos[lj], P, M, pa, 0, 1 << 60, 4, False, none)[2]
+    assert np.array_equal(P[pos[li], pos[lj]], want)

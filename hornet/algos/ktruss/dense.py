@@ -345,6 +345,7 @@ def block_descend(li, lj, F, M, active, floor, limit, steps, edges, low):
     read = np.int64(0)
     rounds = 0
     hist = np.zeros(nd + 2, np.int32)
+    deep = 0                                   # > 0: recent falls of 3 levels or more
     while True:
         rounds += 1
         changed = 0
@@ -372,6 +373,24 @@ def block_descend(li, lj, F, M, active, floor, limit, steps, edges, low):
                     hist = np.zeros(2 * a, np.int32)
                 b = _count_up(F, M, i, j, max(np.int64(low[q]), 2), a, hist)
                 read += nd * (min(b - low[q], STEPS) + 1)
+            elif deep > 0 and (steps if rounds == 1 else STEPS) == 4 and a > 6:
+                # recent falls were of 3 or 4 levels (a clique that lost edges): the
+                # levels a - 1 to a - 4 in 2 or 3 passes, not up to 4 one by one
+                if _count_at(F, M, i, j, a - 3) >= a - 5:
+                    if _count_at(F, M, i, j, a - 1) >= a - 3:
+                        b = a - 1
+                    else:
+                        b = a - 2 if _count_at(F, M, i, j, a - 2) >= a - 4 else a - 3
+                        read += nd
+                elif _count_at(F, M, i, j, a - 4) >= a - 6:
+                    b = a - 4
+                else:
+                    b = a - 5
+                    if b > 2:
+                        read += nd
+                        b = _h_index(F, M, i, j, b, hist)
+                read += 2 * nd
+                deep = min(deep + 1, 8) if a - b >= 3 else deep - 1
             else:
                 b = a - 1
                 while b > a - 1 - (steps if rounds == 1 else STEPS) and b > 2:
@@ -385,6 +404,8 @@ def block_descend(li, lj, F, M, active, floor, limit, steps, edges, low):
                         if b + 1 > hist.shape[0]:
                             hist = np.zeros(2 * (b + 1), np.int32)
                         b = _h_index(F, M, i, j, b, hist)
+                if low.shape[0] == 0:
+                    deep = min(deep + 1, 8) if a - b >= 3 else max(deep - 1, -8)
             if b <= floor:
                 return read, rounds, False
             F[i, j] = b
