@@ -252,7 +252,8 @@ def raise_bounds(li, lj, F, nold, top, gained, support, slots, first, low):
     raises a number by at most one), to at most the block's size and to at most its
     support in the graph plus 2 (``support`` at its table slot, ``slots`` per edge; the
     support bounds its number in the block too). ``first`` (uint8, zeros for the old
-    edges) is set to 1 for the old edges raised, the edges the descent evaluates first;
+    edges) is set to 1 for the old edges raised (bound above the old value), the edges the
+    descent evaluates first;
     ``low`` (int16 per edge) to lower bounds of the new values: the old values, 2 for the
     new edges (the descent counts a falling edge's levels up from there). Returns how many
     edges were raised."""
@@ -263,10 +264,11 @@ def raise_bounds(li, lj, F, nold, top, gained, support, slots, first, low):
         low[q] = o
         if o < top:
             b = min(np.int64(o) + gained, nd, np.int64(support[slots[q]]) + 2)
-            F[li[q], lj[q]] = b
-            F[lj[q], li[q]] = b
-            first[q] = 1
-            n += 1
+            if b > o:
+                F[li[q], lj[q]] = b
+                F[lj[q], li[q]] = b
+                first[q] = 1
+                n += 1
     for q in range(nold, li.shape[0]):
         low[q] = 2
     return n

@@ -363,8 +363,8 @@ def block_descend(li, lj, F, M, active, floor, limit, steps, edges, low):
                 a = np.int64(F[i, j])
                 if not ((lo[i] < a <= hi[i]) or (lo[j] < a <= hi[j])):
                     continue                   # no triangle's weight at its value changed
-            if a == 0:
-                continue
+            if a == 0 or (low.shape[0] and a <= low[q]):
+                continue                       # gone, or at its lower bound
             read += nd
             if _count_at(F, M, i, j, a) >= a - 2:
                 continue
