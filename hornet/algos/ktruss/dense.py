@@ -28,12 +28,14 @@ condition follow from the first.
 
 What a batch costs. An update recomputes T_B by the h-index descent from an upper bound
 (the old values for a deletion; the old values plus the entries the block gained, at most
-the in-block supports plus 2, for an insertion), in rounds over the block edges whose
-count at their value a change of the previous round can have moved. An edge's count at level k (its
-triangles whose other two edges are at k or above) is one pass over two rows of ``F``,
-vectorized, instead of an intersection of adjacency lists and a table probe per triangle:
-on a clique of n vertices, a deletion's descent (the edges at the deleted edge's endpoints
-fall, then the rest, then a check) reads about three times n^3 / 2 matrix entries.
+the supports plus 2, for an insertion, whose old values are lower bounds), in rounds over
+the block edges whose count at their value a change of the previous round can have moved.
+An edge's count at level k (its triangles whose other two edges are at k or above) is one
+pass over two rows of ``F``, vectorized, instead of an intersection of adjacency lists and a
+table probe per triangle: on a clique of n vertices, a deletion's descent (the edges at the
+deleted edge's endpoints fall, then the rest, then a check) reads about three times n^3 / 2
+matrix entries. A block whose rows are mostly zeros (the wide block) keeps chunk masks, and
+a pass reads only the chunks both rows may hold (:func:`_layout`).
 
 When a deletion would lower block edges to ``xmax`` or below, the block gives up its
 lowest levels instead (:meth:`TrussBlocks._evict`): those edges leave it with their
