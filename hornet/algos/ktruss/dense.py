@@ -277,7 +277,8 @@ def _layout(F: np.ndarray, li: np.ndarray, lj: np.ndarray):
     P = np.zeros((nd, -(-nd // CHUNK) * CHUNK), np.int16)
     P[:, :nd] = F[np.ix_(perm, perm)]
     M = chunk_masks(P)
-    shared = np.bitwise_count(M[pos[li]] & M[pos[lj]]).sum(dtype=np.int64)
+    # chunks both rows of an edge may hold (a popcount; np.bitwise_count needs NumPy 2)
+    shared = int(np.unpackbits((M[pos[li]] & M[pos[lj]]).view(np.uint8)).sum(dtype=np.int64))
     if shared * CHUNK > MASK_SHARE * li.shape[0] * nd:
         return plain
     return P, M, pos
