@@ -28,12 +28,14 @@ condition follow from the first.
 
 What a batch costs. An update recomputes T_B by the h-index descent from an upper bound
 (the old values for a deletion; the old values plus the entries the block gained, at most
-the in-block supports plus 2, for an insertion), in rounds over the block edges whose
-count at their value a change of the previous round can have moved. An edge's count at level k (its
-triangles whose other two edges are at k or above) is one pass over two rows of ``F``,
-vectorized, instead of an intersection of adjacency lists and a table probe per triangle:
-on a clique of n vertices, a deletion's descent (the edges at the deleted edge's endpoints
-fall, then the rest, then a check) reads about three times n^3 / 2 matrix entries.
+the supports plus 2, for an insertion, whose old values are lower bounds), in rounds over
+the block edges whose count at their value a change of the previous round can have moved.
+An edge's count at level k (its triangles whose other two edges are at k or above) is one
+pass over two rows of ``F``, vectorized, instead of an intersection of adjacency lists and a
+table probe per triangle: on a clique of n vertices, a deletion's descent (the edges at the
+deleted edge's endpoints fall, then the rest, then a check) reads about three times n^3 / 2
+matrix entries. A block whose rows are mostly zeros (the wide block) keeps chunk masks, and
+a pass reads only the chunks both rows may hold (:func:`_layout`).
 
 When a deletion would lower block edges to ``xmax`` or below, the block gives up its
 lowest levels instead (:meth:`TrussBlocks._evict`): those edges leave it with their
@@ -45,13 +47,14 @@ falls back to the static decomposition, which chooses new blocks (:func:`find_bl
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
+from scipy.sparse import coo_matrix, csr_matrix
+from scipy.sparse.csgraph import connected_components, reverse_cuthill_mckee
 
 from hornet.core.jit import njit
 
-from .block_kernels import (HIGH, _count_at, block_peel_order, boundary_split,
-                            cannot_rise, write_back)
+from .block_kernels import (CHUNK, HIGH, _count_at, _h_index, block_peel_order,
+                            boundary_split, chunk_masks, raise_bounds, raise_to,
+                            write_back)
 from .region import _grow, _intersect, _row, _slot
 
 __all__ = ["TrussBlocks", "find_blocks", "block_descend", "block_support",
@@ -83,6 +86,9 @@ MIN_BLOCK_LEVEL = 16
 MAX_BLOCK_TRIES = 64
 #: the most blocks (a vertex's blocks are the bits of an int64)
 MAX_BLOCKS = 32
+#: a block gets chunk masks (:func:`_layout`) when a pass over the chunks its edges' two
+#: rows share reads at most this share of the entries of a pass over whole rows
+MASK_SHARE = 0.5
 
 
 def find_blocks(src: np.ndarray, dst: np.ndarray, truss: np.ndarray, n: int):
@@ -253,42 +259,63 @@ def _ghosts(bits: np.ndarray, vertices: np.ndarray, member: np.ndarray) -> np.nd
     return np.flatnonzero((m & (m - 1) != 0) & ~member).astype(np.int32)
 
 
-@njit
-def _h_index(F, i, j, cap, hist):
-    """The largest k <= cap with at least k - 2 triangles of (i, j) whose other two edges
-    are at k or above (2 at least). ``hist``: zeros, at least cap + 1 of them (left zero)."""
-    Fi = F[i]
-    Fj = F[j]
-    for w in range(Fi.shape[0]):
-        m = min(Fi[w], Fj[w])
-        if m >= 2:
-            hist[min(np.int64(m), cap)] += 1
-    acc = 0
-    k = cap
-    while k > 2:
-        acc += hist[k]
-        if acc >= k - 2:
-            break
-        k -= 1
-    for t in range(cap + 1):                 # a loop, not a slice assignment (its shape
-        hist[t] = 0                          # check compiles string formatting)
-    return max(k, 2)
+def _layout(F: np.ndarray, li: np.ndarray, lj: np.ndarray):
+    """The row order and chunk masks of a new block (module docstring of
+    :mod:`~hornet.algos.ktruss.block_kernels`): ``F`` (int16 (nd, nd), rows by sorted
+    vertex), ``li, lj`` its edges. The rows in reverse Cuthill-McKee order, the columns
+    padded to a multiple of :data:`CHUNK`; masked when a pass over the chunks an edge's two
+    rows share reads at most :data:`MASK_SHARE` of a whole row (a clique's rows share all
+    their chunks: no masks, sorted rows). Returns ``(F, M, pos)``: the matrix, the masks
+    (None: none) and the row of each sorted vertex (int32)."""
+    nd = F.shape[0]
+    plain = (F, None, np.arange(nd, dtype=np.int32))
+    if li.shape[0] == 0:
+        return plain
+    perm = reverse_cuthill_mckee(csr_matrix(F != 0), symmetric_mode=True)
+    pos = np.empty(nd, np.int32)
+    pos[perm] = np.arange(nd, dtype=np.int32)
+    P = np.zeros((nd, -(-nd // CHUNK) * CHUNK), np.int16)
+    P[:, :nd] = F[np.ix_(perm, perm)]
+    M = chunk_masks(P)
+    # chunks both rows of an edge may hold (a popcount; np.bitwise_count needs NumPy 2)
+    shared = int(np.unpackbits((M[pos[li]] & M[pos[lj]]).view(np.uint8)).sum(dtype=np.int64))
+    if shared * CHUNK > MASK_SHARE * li.shape[0] * nd:
+        return plain
+    return P, M, pos
 
 
 #: levels a falling edge is recounted at one by one (a vector pass each) before one
 #: histogram pass finds its h-index
 STEPS = 4
+#: no lower bounds for :func:`block_descend`
+_NO_LOW = np.zeros(0, np.int16)
+
+
+@njit(inline="always")
+def _count_up(F, M, i, j, b, a, hist):
+    """The h-index of block edge (i, j) known to lie in [b, a - 1]: the levels above b
+    counted one by one (a vector pass each) while they hold, up to :data:`STEPS` of
+    them, then one histogram pass (``hist``: zeros, at least ``a`` of them)."""
+    for _ in range(STEPS):
+        if b + 1 >= a or _count_at(F, M, i, j, b + 1) < b - 1:
+            return b
+        b += 1
+    if b + 1 >= a:
+        return b
+    return _h_index(F, M, i, j, a - 1, hist)
 
 
 @njit
-def block_descend(li, lj, F, active, floor, limit, steps, edges):
+def block_descend(li, lj, F, M, active, floor, limit, steps, edges, low):
     """Lower the block's values ``F`` (int16 (nd, nd), symmetric; an upper bound of the
     block's own truss numbers) to those truss numbers: the h-index descent in rounds.
 
     ``li, lj`` (m,) int32: the local endpoints of the block's edges (an edge with
-    ``F == 0`` is gone). ``active`` (nd,) uint8: the vertices whose rows changed (the first round
-    evaluates the edges touching them); or, when it is an (m,) array with ``edges``, the
-    edges the first round evaluates (every other edge satisfies its bound). An edge whose
+    ``F == 0`` is gone); ``M``: the block's chunk masks (None: none; module docstring
+    of :mod:`~hornet.algos.ktruss.block_kernels`). ``active`` (nd,) uint8: the vertices
+    whose rows changed (the first round evaluates the edges touching them); or, when it is
+    an (m,) array with ``edges``, the edges the first round evaluates (every other edge
+    satisfies its bound). An edge whose
     value exceeds its count at that value plus 2 falls to min(value - 1, h-index). The next
     round evaluates an edge at value a only when an edge at one of its vertices fell from a
     or above to below a (from a fallen edge's values, each vertex keeps the range (lowest
@@ -300,9 +327,12 @@ def block_descend(li, lj, F, active, floor, limit, steps, edges):
 
     ``floor``: a value may not fall to it or below (the boundary's highest number: the block
     is no longer separated); ``limit``: the most matrix entries to read; ``steps``: the
-    levels a falling edge is recounted at one by one in the first round (:data:`STEPS` in
-    later ones; 0 after an insertion whose bounds can be far above), then one histogram
-    pass finds its h-index. Returns
+    levels below its value a falling edge is recounted at one by one in the first round
+    (:data:`STEPS` in later ones), then one histogram pass finds its h-index; ``low`` (one
+    per edge, or empty): lower bounds of the numbers (the values before an insertion), from
+    which a falling edge's levels are counted upwards in the first round instead
+    (:func:`_count_up`: after an insertion the bounds can be far above, the numbers near
+    the old values). Returns
     ``(entries_read, rounds, ok)``: ``ok`` False when either was reached (``F`` is then
     incomplete).
     """
@@ -318,6 +348,7 @@ def block_descend(li, lj, F, active, floor, limit, steps, edges):
     read = np.int64(0)
     rounds = 0
     hist = np.zeros(nd + 2, np.int32)
+    deep = 0                                   # > 0: recent falls of 3 levels or more
     while True:
         rounds += 1
         changed = 0
@@ -335,23 +366,49 @@ def block_descend(li, lj, F, active, floor, limit, steps, edges):
                 a = np.int64(F[i, j])
                 if not ((lo[i] < a <= hi[i]) or (lo[j] < a <= hi[j])):
                     continue                   # no triangle's weight at its value changed
-            if a == 0:
-                continue
+            if a == 0 or (low.shape[0] and a <= low[q]):
+                continue                       # gone, or at its lower bound
             read += nd
-            if _count_at(F, i, j, a) >= a - 2:
+            if _count_at(F, M, i, j, a) >= a - 2:
                 continue
-            b = a - 1
-            while b > a - 1 - (steps if rounds == 1 else STEPS) and b > 2:
-                read += nd
-                if _count_at(F, i, j, b) >= b - 2:
-                    break
-                b -= 1
+            if rounds == 1 and low.shape[0]:
+                if a > hist.shape[0]:
+                    hist = np.zeros(2 * a, np.int32)
+                b = _count_up(F, M, i, j, max(np.int64(low[q]), 2), a, hist)
+                read += nd * (min(b - low[q], STEPS) + 1)
+            elif deep > 0 and (steps if rounds == 1 else STEPS) == 4 and a > 6:
+                # recent falls were of 3 or 4 levels (a clique that lost edges): the
+                # levels a - 1 to a - 4 in 2 or 3 passes, not up to 4 one by one
+                if _count_at(F, M, i, j, a - 3) >= a - 5:
+                    if _count_at(F, M, i, j, a - 1) >= a - 3:
+                        b = a - 1
+                    else:
+                        b = a - 2 if _count_at(F, M, i, j, a - 2) >= a - 4 else a - 3
+                        read += nd
+                elif _count_at(F, M, i, j, a - 4) >= a - 6:
+                    b = a - 4
+                else:
+                    b = a - 5
+                    if b > 2:
+                        read += nd
+                        b = _h_index(F, M, i, j, b, hist)
+                read += 2 * nd
+                deep = min(deep + 1, 8) if a - b >= 3 else deep - 1
             else:
-                if b > 2:
+                b = a - 1
+                while b > a - 1 - (steps if rounds == 1 else STEPS) and b > 2:
                     read += nd
-                    if b + 1 > hist.shape[0]:
-                        hist = np.zeros(2 * (b + 1), np.int32)
-                    b = _h_index(F, i, j, b, hist)
+                    if _count_at(F, M, i, j, b) >= b - 2:
+                        break
+                    b -= 1
+                else:
+                    if b > 2:
+                        read += nd
+                        if b + 1 > hist.shape[0]:
+                            hist = np.zeros(2 * (b + 1), np.int32)
+                        b = _h_index(F, M, i, j, b, hist)
+                if low.shape[0] == 0:
+                    deep = min(deep + 1, 8) if a - b >= 3 else max(deep - 1, -8)
             if b <= floor:
                 return read, rounds, False
             F[i, j] = b
@@ -372,12 +429,13 @@ def block_descend(li, lj, F, active, floor, limit, steps, edges):
 
 
 @njit
-def block_support(li, lj, F):
+def block_support(li, lj, F, M):
     """In-block support of each edge (i, j) of ``li, lj``: the vertices w with both
-    ``F[i, w]`` and ``F[j, w]`` non-zero. int32 (m,)."""
+    ``F[i, w]`` and ``F[j, w]`` non-zero (``M``: chunk masks, as in :func:`block_descend`).
+    int32 (m,)."""
     out = np.empty(li.shape[0], np.int32)
     for q in range(li.shape[0]):
-        out[q] = _count_at(F, li[q], lj[q], 1)
+        out[q] = _count_at(F, M, li[q], lj[q], 1)
     return out
 
 
@@ -434,11 +492,13 @@ class TrussBlocks:
     """The dense blocks of one CPU dynamic truss and their bookkeeping.
 
     Blocks are listed highest first (:func:`find_blocks`); they may share vertices. Per
-    block ``b``: ``vertices[b]`` (sorted int32: the rows of its matrix, its own vertices
-    and its ghost vertices, see :func:`_ghosts`), ``real[b]`` (sorted int32: its own
-    vertices), ``F[b]`` (int16 (nd, nd) at the endpoints' local indices: the truss number of
-    each of its edges, :data:`HIGH` for an edge of a higher block among its rows, 0
-    elsewhere), ``li[b]`` / ``lj[b]`` (int32: local endpoints of its edges,
+    block ``b``: ``vertices[b]`` (int32: the vertex of each row of its matrix, its own
+    vertices and its ghost vertices, see :func:`_ghosts`; ``vsort[b]`` the same sorted,
+    ``vpos[b]`` the row of each of those), ``real[b]`` (sorted int32: its own
+    vertices), ``F[b]`` (int16 (nd, nd) at the endpoints' local indices (rows): the truss
+    number of each of its edges, :data:`HIGH` for an edge of a higher block among its rows,
+    0 elsewhere; more zero columns and the chunk masks ``M[b]`` where :func:`_layout`
+    chose them), ``li[b]`` / ``lj[b]`` (int32: local endpoints of its edges,
     i < j), ``slots[b]`` (int64: their edge-table slots), ``xmax[b]`` (an upper bound of its
     boundary: the numbers of the other edges at its vertices, those of higher blocks
     excepted) and ``floor[b]`` (its lowest number). ``vmask`` (int64 per vertex: bit b set
@@ -458,6 +518,9 @@ class TrussBlocks:
     def clear(self, n: int, capacity: int) -> None:
         """No blocks (``n`` vertices, a table of ``capacity`` slots)."""
         self.vertices, self.F, self.li, self.lj, self.slots = [], [], [], [], []
+        self.M: list[np.ndarray] = []           # per block: chunk masks (see _layout)
+        self.vsort: list[np.ndarray] = []       # per block: its rows' vertices, sorted
+        self.vpos: list[np.ndarray] = []        # and the row of each of those
         # per block: the edges it gave up (:meth:`_evict`) and its boundary bound before
         self.out_u: list[np.ndarray] = []
         self.out_v: list[np.ndarray] = []
@@ -492,11 +555,19 @@ class TrussBlocks:
             for a in range(b):                 # the higher blocks' edges among its rows
                 hi, hj, ok = self._local(b, *self._ends(a), vertices)
                 F[hi[ok], hj[ok]] = F[hj[ok], hi[ok]] = HIGH
+            F, M, pos = _layout(F, li, lj)
+            i, j = pos[li], pos[lj]
+            li, lj = np.minimum(i, j), np.maximum(i, j)
+            rows = np.empty(nd, np.int32)
+            rows[pos] = vertices
             self.vmask[real] |= np.int64(1) << b
             self.gmask[vertices] |= np.int64(1) << b
-            self.vertices.append(vertices)
+            self.vertices.append(rows)
+            self.vsort.append(vertices)
+            self.vpos.append(pos)
             self.real.append(real)
             self.F.append(F)
+            self.M.append(M)
             self.li.append(li)
             self.lj.append(lj)
             self.slots.append(np.asarray(slots[edges], np.int64))
@@ -512,13 +583,28 @@ class TrussBlocks:
         return v[self.li[b]], v[self.lj[b]]
 
     def _local(self, b, u, v, vertices=None):
-        """Local indices in block ``b`` of the pairs ``u, v`` and whether both are its
-        vertices."""
-        vs = self.vertices[b] if vertices is None else vertices
+        """Local indices (rows) in block ``b`` of the pairs ``u, v`` and whether both are
+        its vertices; with ``vertices`` (sorted) given, the indices into them instead."""
+        vs = self.vsort[b] if vertices is None else vertices
         i = np.minimum(np.searchsorted(vs, u), vs.shape[0] - 1)
         j = np.minimum(np.searchsorted(vs, v), vs.shape[0] - 1)
         ok = (vs[i] == u) & (vs[j] == v)
+        if vertices is None:
+            i, j = self.vpos[b][i], self.vpos[b][j]
         return i.astype(np.int32), j.astype(np.int32), ok
+
+    def _mark(self, b, i, j) -> None:
+        """Set the chunk mask bits of the entries ``(i, j)`` and ``(j, i)`` of block ``b``
+        (rows; entries about to become non-zero)."""
+        M = self.M[b]
+        if M is None or len(i) == 0:
+            return
+        i = np.asarray(i, np.int64)
+        j = np.asarray(j, np.int64)
+        for r, col in ((i, j), (j, i)):
+            c = col // CHUNK
+            np.bitwise_or.at(M, (r, c >> 6), np.left_shift(np.uint64(1),
+                                                           (c & 63).astype(np.uint64)))
 
     def _floors(self, blocks=None) -> None:
         """``floor`` (of ``blocks``, a list; all by default) from the matrices, and
@@ -556,39 +642,37 @@ class TrussBlocks:
                                           np.full(extra, np.iinfo(np.int64).max, np.int64)])
 
     def raise_xmax(self, u: np.ndarray, v: np.ndarray, values: np.ndarray,
-                   below: int = -1) -> None:
+                   below=None) -> None:
         """Raise the boundary bound of every block with a vertex among ``u`` or ``v`` to the
-        ``values`` of those edges; with ``below`` >= 0 only the blocks before it (the edges
-        are of block ``below``, which is low for the higher blocks only)."""
+        ``values`` of those edges; with ``below`` (one per edge) only the blocks before it
+        (the edge is of block ``below``, which is low for the higher blocks only)."""
         values = np.asarray(values, np.int64)
         if values.shape[0] == 0:
             return
         top = np.array(self.xmax, np.int64)
-        high = int(values.max())
-        limit = len(self) if below < 0 else below
+        if not (top < int(values.max())).any():   # no value can raise a bound
+            return
         masks = self.vmask[u] | self.vmask[v]
-        for b in _bits(masks):
-            if b >= limit:
-                break
-            if top[b] >= high:
-                continue                       # no value can raise it
-            hit = (masks & (np.int64(1) << b)) != 0
-            top[b] = max(int(top[b]), int(values[hit].max()))
+        if below is not None:
+            masks &= (np.int64(1) << np.asarray(below, np.int64)) - 1
+        raise_to(masks, values, top)
         self.xmax = top.tolist()
 
-    def _write_back(self, b: int, truss: np.ndarray):
+    def _write_back(self, b: int, truss: np.ndarray, rose: list | None = None):
         """Copy block ``b``'s values into the slot-indexed ``truss`` and its lowest value into
-        ``floor[b]``; returns the slots that changed and their values before. The higher
-        blocks' bounds take the changed edges."""
+        ``floor[b]``; returns the slots that changed and their values before. Where values
+        rose (an insertion; those of a deletion fell below the bounds they were in) the
+        higher blocks' bounds must take the changed edges: with ``rose`` (a list), their
+        ends, values and block are appended to it for :meth:`raise_xmax`."""
         li, lj, slots = self.li[b], self.lj[b], self.slots[b]
         q = np.empty(li.shape[0], np.int64)
         old = np.empty(li.shape[0], truss.dtype)
         n, low = write_back(li, lj, self.F[b], slots, truss, q, old)
         self.floor[b] = low
         q = q[:n]
-        if b > 0 and n:
+        if rose is not None and b > 0 and n:
             vs = self.vertices[b]
-            self.raise_xmax(vs[li[q]], vs[lj[q]], truss[slots[q]], below=b)
+            rose.append((vs[li[q]], vs[lj[q]], truss[slots[q]], np.full(n, b)))
         return slots[q], old[:n]
 
     def _vfloor(self, before: np.ndarray) -> None:
@@ -596,9 +680,10 @@ class TrussBlocks:
         if not np.array_equal(before, self.floor):
             self._floors(())
 
-    def _descend(self, b, active, limit, steps=STEPS, edges=False):
-        return block_descend(self.li[b], self.lj[b], self.F[b], active, self.xmax[b], limit,
-                             steps, edges)
+    def _descend(self, b, active, limit, steps=STEPS, edges=False, low=None):
+        low = _NO_LOW if low is None else low
+        return block_descend(self.li[b], self.lj[b], self.F[b], self.M[b], active,
+                             self.xmax[b], limit, steps, edges, low)
 
     def after_deletion(self, u, v, slots, truss, limit, rank, counters):
         """The blocks' part of a deletion batch (``u, v``: the deleted edges, ``slots``: their
@@ -704,8 +789,9 @@ class TrussBlocks:
             act = np.zeros(F.shape[0], np.uint8)
             act[zi] = act[zj] = 1
             act[li[ev]] = act[lj[ev]] = 1
-            r, _, ok = block_descend(li[~ev], lj[~ev], F, act, max(int(self.xmax[b]), L),
-                                     limit - read, STEPS, False)
+            r, _, ok = block_descend(li[~ev], lj[~ev], F, self.M[b], act,
+                                     max(int(self.xmax[b]), L),
+                                     limit - read, STEPS, False, _NO_LOW)
             read += r
             if ok or read > limit:
                 break
@@ -775,6 +861,7 @@ class TrussBlocks:
             i, j, _ = self._local(b, u, v)
             i, j = np.minimum(i, j), np.maximum(i, j)
             F = self.F[b]
+            self._mark(b, i, j)
             F[i, j] = F[j, i] = truss[take]
             self.li[b] = np.concatenate([self.li[b], i])
             self.lj[b] = np.concatenate([self.lj[b], j])
@@ -788,18 +875,19 @@ class TrussBlocks:
             self._floors(moved)
         return np.concatenate(got)
 
-    def after_insertion(self, u, v, slots, truss, limit):
+    def after_insertion(self, u, v, slots, truss, support, limit):
         """The blocks' part of an insertion batch (``u, v``: the inserted edges, ``slots``:
-        their table slots, truss numbers 2 for now). An inserted edge with both ends in a
+        their table slots, truss numbers 2 for now; ``support``: the table's support
+        column, up to date). An inserted edge with both ends in a
         block's vertices tries the highest such block; it joins unless its in-block support
         plus 2 is at most the block's boundary bound (then it is a boundary edge, left to
         the k-order scan). Highest block first, each block that gained entries (its own new
         edges, :data:`HIGH` entries of higher blocks' new edges among its rows) descends from its
         old values plus the entries gained (an insertion raises a truss number by at most
-        one), at most the in-block supports plus 2 (one pass over the block's edges), and
-        its new edges' in-block supports plus 2. Returns ``(ok, seed, changed slots, old values,
-        edges examined)``: ``seed`` (bool per inserted edge) False for the edges that
-        joined a block."""
+        one), at most the supports plus 2, and its new edges' in-block supports plus 2
+        (:func:`~hornet.algos.ktruss.block_kernels.raise_bounds`). Returns ``(ok, seed,
+        changed slots, old values, edges examined)``: ``seed`` (bool per inserted edge)
+        False for the edges that joined a block."""
         seed = np.ones(u.shape[0], bool)
         none = np.zeros(0, np.int64)
         self.read = 0
@@ -813,6 +901,7 @@ class TrussBlocks:
         changed, old = [none], [none]
         floors = self.floor.copy()
         examined = read = 0
+        rose = []                                 # for the higher blocks' bounds
         for b in _bits(rows):
             F = self.F[b]
             nd = F.shape[0]
@@ -822,13 +911,15 @@ class TrussBlocks:
             if own.shape[0] == 0 and high.shape[0] == 0:
                 continue
             hi, hj, _ = self._local(b, u[high], v[high])
+            self._mark(b, hi, hj)
             F[hi, hj] = F[hj, hi] = HIGH
             gained = high.shape[0]
             if own.shape[0]:
                 i, j, _ = self._local(b, u[own], v[own])
                 i, j = np.minimum(i, j), np.maximum(i, j)
+                self._mark(b, i, j)
                 F[i, j] = F[j, i] = 1
-                bound = block_support(i, j, F).astype(np.int64) + 2
+                bound = block_support(i, j, F, self.M[b]).astype(np.int64) + 2
                 join = bound > self.xmax[b]
                 F[i[~join], j[~join]] = F[j[~join], i[~join]] = 0
                 seed[own[join]] = False
@@ -836,12 +927,12 @@ class TrussBlocks:
             if gained == 0:
                 continue
             li, lj = self.li[b], self.lj[b]
-            cur = F[li, lj].astype(np.int64)
+            nold = li.shape[0]
             # an edge at value o rises only if the (o + 1)-truss gains a new entry: a
             # higher block's edge (above every level), or a new edge of the block whose
             # number reaches o + 1 (at most its in-block support plus 2)
             top = np.iinfo(np.int64).max if high.shape[0] else 0
-            first = np.zeros(li.shape[0], np.uint8)
+            first = np.zeros(nold, np.uint8)
             if own.shape[0] and join.any():
                 i, j = i[join], j[join]
                 top = max(top, int(bound[join].max()))
@@ -851,30 +942,19 @@ class TrussBlocks:
                 first = np.concatenate([first, np.ones(i.shape[0], np.uint8)])
                 self.slots[b] = np.concatenate([self.slots[b], slots[own[join]]])
                 self.eblock[slots[own[join]]] = b
-            up = np.flatnonzero(cur < top)
-            bnd = cur[up] + gained
-            if gained > STEPS:
-                # a block's own truss numbers are at most its in-block supports plus 2 (a
-                # pass per edge: worth it where the descent would step down more levels)
-                bnd = np.minimum(bnd, block_support(li[up], lj[up], F).astype(np.int64) + 2)
-            F[li[up], lj[up]] = F[lj[up], li[up]] = np.minimum(bnd, nd)
-            # with every bound in place, an edge whose count at its old value plus one is
-            # short of it keeps its old value (its number did not fall, cannot rise)
-            stay = up[cannot_rise(li, lj, F, up, cur[up])]
-            F[li[stay], lj[stay]] = F[lj[stay], li[stay]] = cur[stay]
-            first[up] = 1
-            first[stay] = 0
-            # the old values are at most ``gained`` below the bounds: recounting level by
-            # level (vector passes) beats a histogram (a scattered pass) up to STEPS
-            r, _, ok = self._descend(b, first, limit - read, STEPS if gained <= STEPS else 0,
-                                     True)
+            low = np.empty(li.shape[0], np.int16)
+            raise_bounds(li, lj, F, nold, top, gained, support, self.slots[b], first, low)
+            # a falling edge counts up from its old value (the numbers only rose)
+            r, _, ok = self._descend(b, first, limit - read, STEPS, True, low)
             read += r
             examined += self.li[b].shape[0]
             if not ok:
                 return False, seed, none, none, examined
-            ch, before = self._write_back(b, truss)
+            ch, before = self._write_back(b, truss, rose)
             changed.append(ch)
             old.append(before)
+        if rose:
+            self.raise_xmax(*(np.concatenate(x) for x in zip(*rose)))
         self._vfloor(floors)
         self.read = read
         return self.separated(), seed, np.concatenate(changed), np.concatenate(old), examined

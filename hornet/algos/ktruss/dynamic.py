@@ -469,7 +469,7 @@ class DynamicTruss:
         if len(blocks):
             blocks.grow_vertices(deg.shape[0])
             ok, seed, changed, before, dense = blocks.after_insertion(
-                u, v, slots, truss, DENSE_PER_WORK * limit)
+                u, v, slots, truss, support, DENSE_PER_WORK * limit)
             if not ok:
                 self.stats.update(region=int(dense), why="block")
                 return True
