@@ -91,6 +91,59 @@ def test_first_process_compiles_and_says_so_the_second_loads(kernel_dir, tmp_pat
     assert second.stdout.split("RESULT ")[1].split()[:2] == ["45", "False"]
 
 
+# a kernel calling a helper of another module of its package
+HELPER = textwrap.dedent('''
+    from hornet.core.jit import njit
+
+    @njit(inline="always")
+    def step(x):
+        return x + {step}
+''')
+CALLER = textwrap.dedent('''
+    from hornet.core.jit import njit
+    from .helper import step
+
+    @njit
+    def stepped(x):
+        return step(x) * 10
+''')
+RUN_CALLER = textwrap.dedent('''
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    from hornet.core import jit
+    from stepkit.caller import stepped
+    with jit.compile_timer() as clock:
+        value = stepped(1)
+    print("RESULT", value, clock.seconds > 0, sorted(jit.kernel_sources("stepkit.caller")))
+''')
+
+
+@pytest.mark.parametrize("folder", ["HORNET_CACHE_DIR", "NUMBA_CACHE_DIR"])
+def test_a_cached_kernel_follows_a_changed_helper_in_another_file(tmp_path, folder):
+    """Numba's cache checks a kernel's own file; a kernel whose helper (inlined from another
+    module) changed must be compiled again, not loaded with the old helper."""
+    package = tmp_path / "stepkit"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "caller.py").write_text(CALLER)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "HORNET_CACHE_DIR", "XDG_CACHE_HOME")}
+    env.update({folder: str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)})
+
+    def run(step: int) -> list:
+        (package / "helper.py").write_text(HELPER.format(step=step))
+        out = subprocess.run([sys.executable, "-c", RUN_CALLER, str(tmp_path)],
+                             capture_output=True, text=True, env=env, timeout=300, check=True)
+        return out.stdout.split("RESULT ")[1].split(maxsplit=2)
+
+    first = run(1)
+    assert first[:2] == ["20", "True"]
+    assert "helper.py" in first[2] and "caller.py" in first[2]
+    assert run(1)[:2] == ["20", "False"]            # unchanged: loaded from the cache
+    assert run(5)[:2] == ["60", "True"]             # the helper changed: compiled again
+    assert run(5)[:2] == ["60", "False"]
+
+
 def test_unwritable_cache_folder_falls_back(kernel_dir, tmp_path):
     blocker = tmp_path / "a_file"
     blocker.write_text("")

@@ -105,9 +105,80 @@ def cache_dir() -> str:
     return os.path.join(os.path.abspath(base), "hornet")
 
 
+def kernel_sources(module_name: str) -> list:
+    """The source files a cached kernel of module ``module_name`` depends on: its own, and
+    those of the modules of its package whose kernels it can call (a kernel, or a module
+    that is not a package, in its globals), followed through those modules the same way.
+    Numba's cache checks a kernel's own file only, while a helper from another file is
+    compiled (often inlined) into it: :func:`_source_stamp` covers them all, so that a
+    change to the helper's file recompiles its callers. Constants imported from another
+    module are not followed."""
+    package = module_name.split(".")[0] + "."
+    found, todo = {}, [module_name]
+    while todo:
+        name = todo.pop()
+        if name in found:
+            continue
+        path, calls = _kernel_imports(name, package)
+        if path:
+            found[name] = path
+            todo.extend(calls)
+    return sorted(found.values())
+
+
+_KERNEL_IMPORTS: dict = {}      # (module name, number of globals) -> (its file, modules)
+
+
+def _kernel_imports(name: str, package: str) -> tuple:
+    """(file, names of the modules of ``package`` whose kernels or functions it holds) of
+    module ``name``; (None, ()) for an unknown module or a package."""
+    module = sys.modules.get(name)
+    path = getattr(module, "__file__", None)
+    if module is None or not path or hasattr(module, "__path__"):
+        return None, ()
+    names = vars(module)
+    key = (name, len(names))
+    if key not in _KERNEL_IMPORTS:
+        calls = set()
+        for value in list(names.values()):
+            if isinstance(value, types.ModuleType):
+                other = value.__name__
+            else:
+                other = getattr(getattr(value, "py_func", None), "__module__", None)
+            if other and other.startswith(package) and other != name:
+                calls.add(other)
+        _KERNEL_IMPORTS[key] = (path, tuple(sorted(calls)))
+    return _KERNEL_IMPORTS[key]
+
+
+def _source_stamp(py_file: str, module_name: str):
+    """Numba's stamp of ``py_file`` (a hash of its text) with those of the other files of
+    :func:`kernel_sources`."""
+    stamps = []
+    for path in [py_file] + [f for f in kernel_sources(module_name) if f != py_file]:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        stamps.append(caching._hash_source_file(path, st.st_mtime, st.st_size))
+    return tuple(stamps)
+
+
 # hornet's locator and cache classes build on Numba's caching module (internal API); where
 # it differs, the kernels fall back to Numba's own cache (cache=True)
 try:
+    class _DependencyStamp:
+        """A locator mixin whose source stamp covers a kernel's helpers in other files."""
+
+        def __init__(self, py_func, py_file):
+            super().__init__(py_func, py_file)
+            self._module_name = py_func.__module__
+
+        def get_source_stamp(self):
+            if getattr(sys, "frozen", False):
+                return super().get_source_stamp()
+            return _source_stamp(self._py_file, self._module_name)
+
     class _UserCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
         """Numba cache locator for hornet's kernels: ``cache_dir()/numba/<source folder>-<hash
         of its path>``, so that two installs (or checkouts) of hornet never share entries."""
@@ -124,8 +195,10 @@ try:
     class _CacheImpl(caching.CompileResultCacheImpl):
         # numba's NUMBA_CACHE_DIR first, then hornet's user folder, then numba's own fallbacks
         # (next to the source, numba's user-wide folder); the first writable one is used
-        _locator_classes = [caching.UserProvidedCacheLocator, _UserCacheLocator,
-                            caching.InTreeCacheLocator, caching.UserWideCacheLocator]
+        _locator_classes = [
+            type(base.__name__, (_DependencyStamp, base), {})
+            for base in (caching.UserProvidedCacheLocator, _UserCacheLocator,
+                         caching.InTreeCacheLocator, caching.UserWideCacheLocator)]
 
     class _FunctionCache(caching.FunctionCache):
         """Numba's function cache with hornet's locators; announces the first compile."""
