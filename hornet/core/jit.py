@@ -5,7 +5,9 @@
   ``$XDG_CACHE_HOME/hornet`` or ``~/.cache/hornet``), so that an install into a read-only
   site-packages still compiles once, not once per process; ``NUMBA_CACHE_DIR`` still wins
   when set, and where no folder is writable the kernels are compiled in every process. The
-  first compile of a process prints one line on stderr (:data:`COMPILE_NOTICE`).
+  first compile of a process prints one line on stderr (:data:`COMPILE_NOTICE`). A cached
+  kernel is reused only while its own file and the files of the helpers it calls
+  (:func:`kernel_sources`) are unchanged.
 - :func:`dual_kernel`: kernels compiled twice, parallel for large inputs, serial for small
   ones. Waking Numba's worker threads costs tens of microseconds per call; a batch of a few
   edges runs a dozen kernels, so small inputs take the serial twin (well under a microsecond
