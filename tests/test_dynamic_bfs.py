@@ -533,14 +533,16 @@ def _one_block_grid(monkeypatch):
     monkeypatch.setattr(GPUState, "grid", lambda self, pairs=None: 1)
 
 
+@pytest.mark.parametrize("parents", [True, False], ids=["parents", "levels"])
 @pytest.mark.parametrize("grid", ["batch", "one_block"])
 @pytest.mark.parametrize("device", BACKENDS)
-def test_level_one_neighbours_marked_in_one_batch(device, grid, monkeypatch):
+def test_level_one_neighbours_marked_in_one_batch(device, grid, parents, monkeypatch):
     """Level-1 vertices with short lists, linked to level-1 vertices 256 and 1 ids away, lose
     the source in one batch (all but a few). In the GPU counts step a vertex's deletion is
     read before (same thread, one block: deterministically) its linked neighbour's, so a
     level-1 neighbour that the same step marks later must not count as one that keeps
-    level 1. Levels, parents and counts equal the static BFS's."""
+    level 1 (nor settle a level-1 vertex on level 2, without parents). Levels, parents and
+    counts equal the static BFS's."""
     if grid == "one_block":
         if device == "cpu":
             pytest.skip("the grid is a GPU setting")
@@ -554,16 +556,16 @@ def test_level_one_neighbours_marked_in_one_batch(device, grid, monkeypatch):
     pairs += [(k + int(v), k + int(v) + 3) for v in ones[ones + 3 <= k][::5]]
     for directed in (False, True):
         g = _graph(device, pairs, directed)
-        bf = DynamicBFS(g, 0, parents=True)
-        _check(bf)
+        bf = DynamicBFS(g, 0, parents=parents)
+        _check_levels(bf)
         kept = {1, 300, 599, k}                 # these keep the source edge
         lose = [int(v) for v in ones if int(v) not in kept]
         bf.update(g.delete_edges(_arr(device, [0] * len(lose)), _arr(device, lose)))
-        _check(bf)
+        _check_levels(bf)
         lv = host(bf.levels)[1:k + 1]           # the batch leaves both kinds of vertex
         assert (lv == 2).any() and ((lv == -1) | (lv > 2)).any()
         bf.update(g.insert_edges(_arr(device, [0] * len(lose)), _arr(device, lose)))
-        _check(bf)
+        _check_levels(bf)
         assert (host(bf.levels)[1:k + 1] == 1).all()
 
 
@@ -585,22 +587,60 @@ def _star_graphs(draw):
     return n, pairs, deleted
 
 
+@pytest.mark.parametrize("parents", [True, False], ids=["parents", "levels"])
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("device", BACKENDS)
 @given(case=_star_graphs())
-def test_many_level_one_deletions_property(device, directed, case):
+def test_many_level_one_deletions_property(device, directed, parents, case):
     """Random graphs where most vertices are level-1 and many lose the source in one batch
     (deletions alone), then get it back: levels, parents and counts equal the static BFS's
     after each batch."""
     n, pairs, deleted = case
     g = _graph(device, pairs, directed, n=n)
-    bf = DynamicBFS(g, 0, parents=True)
+    bf = DynamicBFS(g, 0, parents=parents)
     d = np.asarray(deleted, np.int64).reshape(-1, 2)
     change = g.delete_edges(_arr(device, d[:, 0]), _arr(device, d[:, 1]))
     bf.update(change)
-    _check(bf)
+    _check_levels(bf)
     bf.update(g.insert_edges(change.src, change.dst))
-    _check(bf)
+    _check_levels(bf)
+
+
+@pytest.mark.parametrize("grid", ["batch", "one_block"])
+@pytest.mark.parametrize("device", BACKENDS)
+def test_source_hub_deletions_levels(device, grid, monkeypatch):
+    """The benchmark's pattern without parents: an undirected Kronecker graph, the source its
+    vertex of largest degree. Random edges, then many of the source's edges (level-1 ends
+    with lists longer than a GPU chunk among them, most keeping a level-1 neighbour: level 2
+    at once on the GPU), then all of them, are deleted and put back: levels equal the
+    static BFS's and the parent counts a recount after every batch."""
+    if grid == "one_block":
+        if device == "cpu":
+            pytest.skip("the grid is a GPU setting")
+        _one_block_grid(monkeypatch)
+    src, dst = hornet.generators.kronecker_edges(12, edge_factor=16, seed=29)
+    g = hornet.Graph.from_edges(_arr(device, src), _arr(device, dst), num_vertices=1 << 12,
+                                directed=False, device=device)
+    deg = host(g.degree())
+    source = int(deg.argmax())
+    bf = DynamicBFS(g, source)
+    _check_levels(bf)
+    rng = np.random.default_rng(31)
+    nbrs = host(g.neighbors(source)[0]).astype(np.int64)
+    assert (deg[nbrs] > 256).sum() >= 4                   # hubs on level 1
+    batches = [_some_edges(g, rng, size, device) for size in (1, 10, 100, 1000)]
+    for share in (0.5, 1.0):
+        lose = nbrs[rng.random(nbrs.shape[0]) < share]
+        s, d = _some_edges(g, rng, 50, device)
+        batches.append((_arr(device, np.concatenate([np.full(lose.shape[0], source),
+                                                     host(s)])),
+                        _arr(device, np.concatenate([lose, host(d)]))))
+    for s, d in batches:
+        change = g.delete_edges(s, d)
+        bf.update(change)
+        _check_levels(bf)
+        bf.update(g.insert_edges(change.src, change.dst))
+        _check_levels(bf)
 
 
 @pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])

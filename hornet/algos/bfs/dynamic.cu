@@ -143,6 +143,26 @@ __device__ __forceinline__ void dbfs_update_body(
     // that step 1 marks later than the read would otherwise look unmarked, and the vertex
     // would be seeded on level 2 through a neighbour that is no longer on level 1.
     const bool early_seeds = del_only && U.undirected;
+    // Settling (early_seeds without parents, level-synchronous kernel): a marked level-1
+    // vertex w with an unmarked level-1 neighbour is done while marking. Its level is 2 at
+    // once (its level-1 neighbours that are not marked keep level 1, and no level falls in
+    // a deletion), and its parents are exactly those neighbours, which the reads of its
+    // list count into cnt[w] (0 since its last parent went; a chunked list adds one count a
+    // chunk). The seed, relaxation and repair steps skip it: a settled vertex is a marked one
+    // with cnt > 0 there (every other marked vertex holds 0 until its own repair read). Its
+    // relaxation would lower only marked vertices, each of which reads level[w] = 2 when its
+    // own seed is taken (after the marking barrier); its repair would recount those parents
+    // and find no count of a neighbour that keeps its level to change (level-1 ones: w was
+    // not their parent and is not; level-2 ones lost w as a parent while marking).
+    // Marked level-1 vertices keep their level and count through the marking passes (the
+    // passes' readers see flag MARKED and ignore both): a list longer than CHUNK is cut into
+    // chunks when its vertex is marked in step 1 (not read there: the invariant above), and
+    // the first pass reads those chunks together with the other level-1 lists. The seed step
+    // makes the ones that did not settle unreached (level -1, before the relaxation reads
+    // levels) and takes their seeds; its reads ignore level-1 neighbours, which then are
+    // marked ones not yet unreached (an unmarked level-1 neighbour would have settled a
+    // level-1 vertex, or kept a level-2 one its parent).
+    const bool settle = !ASYNC && early_seeds && !wp;
     // marking (step 2): marked w (old level lw) takes one parent from child x (level lx);
     // early: a level-1 w with an unmarked neighbour on level 1 (see SEEDED below).
     // The thread that marks x also reads x's list itself, right after the list it is in
@@ -157,8 +177,14 @@ __device__ __forceinline__ void dbfs_update_body(
     // flight together): mark_take issues x's decrement (returns the count before it, 0 for
     // none), mark_took marks x when that took its last parent.
     int carry = -1;
-    auto mark_take = [&](int lw, int x, int lx, int fx, bool& early) -> int {
-        if (early_seeds && lw == 1 && lx == 1 && fx != MARKED) early = true;
+    // b's list (d entries) cut into chunks by this thread, for the next marking pass
+    auto cut_by_thread = [&](int b, int d) {
+        const int nch = (d + CHUNK - 1) / CHUNK;
+        const u64 base = atomicAdd(&C[C_CHUNKS + C_STRIDE * (U.use % 3)], (u64)nch);
+        for (int c = 0; c < nch; ++c) U.chunks[base + c] = make_int2(b, c << 1);
+    };
+    auto mark_take = [&](int lw, int x, int lx, int fx, int& ones) -> int {
+        if (early_seeds && lw == 1 && lx == 1 && fx != MARKED) ++ones;
         return lx == lw + 1 && fx != MARKED ? atomicSub(&cnt[x], 1) : 0;
     };
     auto mark_took = [&](int lw, int x, int before) {
@@ -183,16 +209,14 @@ __device__ __forceinline__ void dbfs_update_body(
         U.scanned += (u64)d;
         if (d <= U.small_max) {
             const int lb = (int)U.old[b];
-            bool early = false;
+            int ones = 0;
             if (d > 0)
                 U.tpass_staged<true>(row, d,
-                    [&](int x, int lx, int fx) { return mark_take(lb, x, lx, fx, early); },
+                    [&](int x, int lx, int fx) { return mark_take(lb, x, lx, fx, ones); },
                     [&](int x, int before) { mark_took(lb, x, before); });
             return;
         }
-        const int nch = (d + CHUNK - 1) / CHUNK;
-        const u64 base = atomicAdd(&C[C_CHUNKS + C_STRIDE * (U.use % 3)], (u64)nch);
-        for (int c = 0; c < nch; ++c) U.chunks[base + c] = make_int2(b, c << 1);
+        cut_by_thread(b, d);
     };
     // the chain of vertices this thread marked, each read in turn (thread-divergent)
     auto follow = [&]() {
@@ -204,22 +228,32 @@ __device__ __forceinline__ void dbfs_update_body(
     };
     auto mark_range = [&](int w, int, int j0, int j1) {
         const int lw = (int)ld((const int*)&U.old[w]);
-        bool early = false;
+        int ones = 0;
         U.pass_staged<true>(U.list_row(w, 0), j0, j1,
-            [&](int x, int lx, int fx) { return mark_take(lw, x, lx, fx, early); },
+            [&](int x, int lx, int fx) { return mark_take(lw, x, lx, fx, ones); },
             [&](int x, int before) { mark_took(lw, x, before); });
-        const unsigned found = __ballot_sync(FULL_MASK, early);
-        if (found && lane == __ffs(found) - 1) U.seed_early(w);
+        if (settle) {
+            if (lw == 1) {                        // warp-uniform (one w a warp)
+                const int total = warp_sum_int(ones);
+                if (total > 0 && lane == 0) U.settle(w, total);
+            }
+        } else {
+            const unsigned found = __ballot_sync(FULL_MASK, ones > 0);
+            if (found && lane == __ffs(found) - 1) U.seed_early(w);
+        }
         follow();
         __syncwarp();
     };
     auto mark_trange = [&](int w, int, int d, const int* row) {
         const int lw = (int)ld((const int*)&U.old[w]);
-        bool early = false;
+        int ones = 0;
         U.tpass_staged<true>(row, d,
-            [&](int x, int lx, int fx) { return mark_take(lw, x, lx, fx, early); },
+            [&](int x, int lx, int fx) { return mark_take(lw, x, lx, fx, ones); },
             [&](int x, int before) { mark_took(lw, x, before); });
-        if (early) U.seed_early(w);
+        if (ones > 0) {
+            if (settle) U.settle(w, ones);
+            else U.seed_early(w);
+        }
         follow();
     };
     // deletions alone: b, marked in step 1 by the thread that took its last parent, is
@@ -267,9 +301,16 @@ __device__ __forceinline__ void dbfs_update_body(
                 if (del) {
                     int o = atomicSub(&cnt[b], 1);
                     if (del_only && o == 1) {
-                        if (ASYNC || (early_seeds && lb == 1))
+                        if (ASYNC || (early_seeds && lb == 1)) {
                             U.mark(b, lb);          // read in the first marking pass
-                        else
+                            if (settle) {
+                                const int d = deg[b];
+                                if (d > CHUNK) {
+                                    U.scanned += (u64)d;
+                                    cut_by_thread(b, d);
+                                }
+                            }
+                        } else
                             mark_now(b, lb);
                     }
                 } else {
@@ -349,6 +390,8 @@ __device__ __forceinline__ void dbfs_update_body(
             }
             U.deal(hi - lo, clo, chi - clo, 0, [&](i64 i, int&) {
                 const int w = ld(&U.changed[lo + i]);
+                if (settle && ld((const int*)&U.old[w]) == 1)
+                    return deg[w] > CHUNK ? -1 : w;     // level 1: see settle
                 level[w] = -1;
                 if (wp) U.parent[w] = -1;
                 const int c = ld(&cnt[w]);
@@ -376,10 +419,12 @@ __device__ __forceinline__ void dbfs_update_body(
                             b);
             }
         }
+        // settle: level-1 neighbours ignored (see there)
+        const int skip_level = settle ? 1 : -2;
         auto seed_range = [&](int v, int, int j0, int j1) {
             unsigned best = NO_LEVEL;
             U.pass(U.list_row(v, 1), j0, j1, [&](int, int lu) {
-                if ((unsigned)lu < best) best = (unsigned)lu;
+                if ((unsigned)lu < best && lu != skip_level) best = (unsigned)lu;
             });
             best = warp_min_u32(best);
             if (lane == 0 && best != NO_LEVEL) U.push_seed(best + 1, v);
@@ -387,13 +432,19 @@ __device__ __forceinline__ void dbfs_update_body(
         auto seed_trange = [&](int v, int, int d, const int* row) {
             unsigned best = NO_LEVEL;
             U.tpass(row, d, [&](int, int lu) {
-                if ((unsigned)lu < best) best = (unsigned)lu;
+                if ((unsigned)lu < best && lu != skip_level) best = (unsigned)lu;
             });
             if (best != NO_LEVEL) U.push_seed(best + 1, v);
         };
         U.visit_phase(nm, 1, [&](i64 i, int&) {
             const int v = ld(&U.changed[i]);
-            if (ld(&cnt[v]) != SEEDED) return v;
+            const int c = ld(&cnt[v]);
+            if (settle) {
+                if (c > 0) return -1;               // settled while marked
+                if (ld((const int*)&U.old[v]) == 1) level[v] = -1;
+                return v;
+            }
+            if (c != SEEDED) return v;
             cnt[v] = 0;            // seeded while marked; the repair counts from zero
             return -1;
         }, seed_trange, seed_range);
@@ -700,6 +751,7 @@ __device__ __forceinline__ void dbfs_update_body(
     auto repair_get = [&](i64 i, int& in_list) {
         in_list = !und && i < nc;
         const int v = ld(&U.changed[i < nc ? i : i - nc]);
+        if (settle && ld(&cnt[v]) > 0) return -1;   // settled while marked: level, count final
         if (in_list || und) {
             const int lv = ld(&level[v]);
             if (wp && lv <= 0) U.parent[v] = -1;

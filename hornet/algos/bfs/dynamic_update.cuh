@@ -320,6 +320,13 @@ struct Update {
         cnt[w] = SEEDED;
     }
 
+    // marked w (old level 1) settled on level 2 while marking with `ones` parents found in
+    // the part of its list just read (see `settle` in the kernel)
+    __device__ void settle(int w, int ones) {
+        atomicAdd(&cnt[w], ones);
+        level[w] = 2;
+    }
+
     // x (level lx, its last parent gone) moves down: appended to `changed`, whose new
     // entries are the next marking pass's items
     __device__ void mark(int x, int lx) {
