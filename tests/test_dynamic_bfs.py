@@ -606,18 +606,33 @@ def test_many_level_one_deletions_property(device, directed, parents, case):
     _check_levels(bf)
 
 
+#: GPU deletion modes without parents: (GPUState.settle, GPUState.chase)
+_DELETION_MODES = {"chase": (True, True), "settle": (True, False), "rounds": (False, False)}
+
+
+def _deletion_mode(device, grid, mode, monkeypatch):
+    """The GPU grid and deletion mode of a test (the CPU runs one case)."""
+    if device == "cpu" and (grid != "batch" or mode != "chase"):
+        pytest.skip("the grid and the deletion mode are GPU settings")
+    if device == "gpu":
+        from hornet.algos.bfs.dynamic_gpu import GPUState
+        settle, chase = _DELETION_MODES[mode]
+        monkeypatch.setattr(GPUState, "settle", settle)
+        monkeypatch.setattr(GPUState, "chase", chase)
+    if grid == "one_block":
+        _one_block_grid(monkeypatch)
+
+
+@pytest.mark.parametrize("mode", list(_DELETION_MODES))
 @pytest.mark.parametrize("grid", ["batch", "one_block"])
 @pytest.mark.parametrize("device", BACKENDS)
-def test_source_hub_deletions_levels(device, grid, monkeypatch):
+def test_source_hub_deletions_levels(device, grid, mode, monkeypatch):
     """The benchmark's pattern without parents: an undirected Kronecker graph, the source its
     vertex of largest degree. Random edges, then many of the source's edges (level-1 ends
     with lists longer than a GPU chunk among them, most keeping a level-1 neighbour: level 2
     at once on the GPU), then all of them, are deleted and put back: levels equal the
     static BFS's and the parent counts a recount after every batch."""
-    if grid == "one_block":
-        if device == "cpu":
-            pytest.skip("the grid is a GPU setting")
-        _one_block_grid(monkeypatch)
+    _deletion_mode(device, grid, mode, monkeypatch)
     src, dst = hornet.generators.kronecker_edges(12, edge_factor=16, seed=29)
     g = hornet.Graph.from_edges(_arr(device, src), _arr(device, dst), num_vertices=1 << 12,
                                 directed=False, device=device)
@@ -811,3 +826,42 @@ def test_gpu_updates_while_the_update_kernel_builds(directed, monkeypatch):
     assert asked and all(names == (dynamic_gpu.UPDATE_KERNELS[bf._state.kernel()],)
                          for names in asked)
     assert len(asked) == 4           # no more checks once the module is there
+
+
+@pytest.mark.parametrize("mode", list(_DELETION_MODES))
+@pytest.mark.parametrize("grid", ["batch", "one_block"])
+@pytest.mark.parametrize("device", BACKENDS)
+def test_deep_chains_levels(device, grid, mode, monkeypatch):
+    """Deletions that push long chains of vertices down by many levels (without parents):
+    a path of 300 vertices from the source with shortcuts from the source, deep vertices
+    with 20 and 400 leaves (lists read by a warp, longer than a GPU chunk), links between
+    leaves; the shortcuts and some path edges are deleted (the chains' levels rise by tens,
+    some vertices are cut off) and put back: levels equal the static BFS's and the parent
+    counts a recount after every batch."""
+    _deletion_mode(device, grid, mode, monkeypatch)
+    k = 300
+    pairs = [(i, i + 1) for i in range(k)]
+    pairs += [(0, 50), (0, 120), (0, 200), (150, 260)]
+    nxt = k + 1
+    leaves = {}
+    for hub, m in ((60, 400), (130, 20), (210, 400), (280, 9)):
+        leaves[hub] = list(range(nxt, nxt + m))
+        pairs += [(hub, x) for x in leaves[hub]]
+        nxt += m
+    rng = np.random.default_rng(37)
+    pairs += [(int(a), int(b)) for a, b in zip(rng.choice(leaves[60], 30),
+                                                rng.choice(leaves[210], 30))]
+    pairs += [(int(x), int(x) + 1) for x in leaves[130][:-1:2]]
+    g = _graph(device, pairs)
+    bf = DynamicBFS(g, 0)
+    _check_levels(bf)
+    for batch in ([(0, 50)], [(0, 120), (0, 200)],
+                  [(0, 50), (0, 120), (0, 200), (100, 101)],
+                  [(0, 200), (59, 60), (61, 62), (150, 260)],
+                  [(i, i + 1) for i in range(40, 290, 7)]):
+        b = np.asarray(batch, np.int64)
+        change = g.delete_edges(_arr(device, b[:, 0]), _arr(device, b[:, 1]))
+        bf.update(change)
+        _check_levels(bf)
+        bf.update(g.insert_edges(change.src, change.dst))
+        _check_levels(bf)
