@@ -3,15 +3,16 @@ against a base checkout's, with the static BFS timed in the same run.
 
     PYTHONPATH=. python3 -m bench.tools.dbfs_trees --base ../base [--real email-Enron]
         [--scales 22] [--batches 10 100 1000 10000] [--kinds delete] [--repeats 7]
-        [--timeline] [--name dynamic_bfs_gpu_trees]
+        [--timeline] [--variants "settle=False" ...] [--name dynamic_bfs_gpu_trees]
 
 The base tree is imported as ``hornet_base`` (bench/tools/ab_trees.py). Every graph (real
 graphs of the data folder, ``HORNET_DATA``; undirected Kronecker graphs made on the device) is
 built by both trees from the same device arrays, with the vertex of largest degree as the
-source and a ``DynamicBFS`` without parents, as bench/dynamic_bfs.py. For every kind, batch
+source and a ``DynamicBFS`` without parents, as bench/dynamic_bfs.py; ``--variants`` adds
+graphs of the working tree whose ``GPUState`` takes the given settings. For every kind, batch
 size and repeat one batch is drawn (deletions: edges of the graph picked uniformly;
-insertions: uniform random pairs); each tree in turn, the trees taking turns at going first,
-applies it to its graph (untimed), times ``DynamicBFS.update`` by CUDA events, checks the
+insertions: uniform random pairs); each variant in turn, the variants taking turns at going
+first, applies it to its graph (untimed), times ``DynamicBFS.update`` by CUDA events, checks the
 levels against its static ``bfs`` (every repeat) and the parent counts against a recount
 (first repeat), and undoes the batch (untimed, with its update). The static ``bfs`` of the
 working tree is timed twice after every repeat. ``--timeline``: one more update per tree
@@ -30,9 +31,8 @@ import numpy as np
 
 from bench.common import DATA, RESULTS, kronecker, table_lines
 
-HEADER = ["graph", "V", "E", "kind", "batch", "batch/E %", "base us", "new us",
-          "new / base", "static us", "base speedup", "new speedup", "base kernel phases",
-          "new kernel phases"]
+HEADER = ["graph", "V", "E", "kind", "batch", "batch/E %", "variant", "update us",
+          "/ base", "static us", "speedup", "kernel phases us (barriers)"]
 
 
 def _real(name: str):
@@ -70,15 +70,17 @@ def run_graph(xp, packages, name, src, dst, args, rows) -> None:
     device = "cpu" if xp is np else "gpu"
     s_dev, d_dev = xp.asarray(src), xp.asarray(dst)
     graphs, dyn = {}, {}
-    for key, pkg in packages.items():
+    for key, (pkg, _) in packages.items():
         graphs[key] = pkg.Graph.from_edges(s_dev, d_dev, directed=False, device=device)
     del s_dev, d_dev
     g_new = graphs["new"]
     n, m = g_new.num_vertices, g_new.num_edges
     source = int(hornet.testing.to_host(g_new.degree()).argmax())
-    for key, pkg in packages.items():
+    for key, (pkg, settings) in packages.items():
         dyn[key] = pkg.algos.DynamicBFS(graphs[key], source)
-    bfs = {key: pkg.algos.bfs for key, pkg in packages.items()}
+        for k, v in settings.items():
+            setattr(dyn[key]._state, k, v)
+    bfs = {key: pkg.algos.bfs for key, (pkg, _) in packages.items()}
     rng = np.random.default_rng(args.seed)
     if device == "gpu":
         start, end = xp.cuda.Event(), xp.cuda.Event()
@@ -126,7 +128,8 @@ def run_graph(xp, packages, name, src, dst, args, rows) -> None:
             static = []
             for r in range(args.repeats):
                 bs, bd = draw(kind, size)
-                order = list(packages) if r % 2 == 0 else list(packages)[::-1]
+                names = list(packages)             # the variants take turns at going first
+                order = names[r % len(names):] + names[:r % len(names)]
                 for key in order:
                     op, undo = ops(key, kind)
                     ch = op(bs, bd)
@@ -159,12 +162,11 @@ def run_graph(xp, packages, name, src, dst, args, rows) -> None:
 
             def spread(v):
                 return f"{statistics.median(v):.1f} [{min(v):.1f}-{max(v):.1f}]"
-            rows.append([name, n, m, kind, size, f"{100 * size / m:.3g}", spread(times["base"]),
-                         spread(times["new"]), f"{med['new'] / med['base']:.3f}",
-                         f"{st_med:.0f}", f"{st_med / med['base']:.1f}",
-                         f"{st_med / med['new']:.1f}", phases.get("base", ""),
-                         phases.get("new", "")])
-            print(table_lines(HEADER, [rows[-1]])[-1], flush=True)
+            for key in packages:
+                rows.append([name, n, m, kind, size, f"{100 * size / m:.3g}", key,
+                             spread(times[key]), f"{med[key] / med['base']:.3f}",
+                             f"{st_med:.0f}", f"{st_med / med[key]:.1f}", phases.get(key, "")])
+                print(table_lines(HEADER, [rows[-1]])[-1], flush=True)
     if m < 10_000_000:
         for g in graphs.values():
             g.check()
@@ -185,6 +187,9 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeline", action="store_true")
+    ap.add_argument("--variants", nargs="*", default=[],
+                    help="more variants of the working tree: GPUState settings "
+                         "'name=value,...'")
     ap.add_argument("--name", default="dynamic_bfs_gpu_trees")
     ap.add_argument("--device", choices=("gpu", "cpu"), default="gpu",
                     help="cpu: the same flow on the CPU backend (a check of the tool)")
@@ -195,11 +200,13 @@ def main(argv=None) -> None:
         xp = np
 
     import hornet
-    import hornet.algos
+    import hornet.algos  # noqa: F401 (the working tree's algorithms)
     from bench.tools.ab_trees import load_base
     base = load_base(args.base)
-    import hornet_base.algos  # noqa: F401 (the base package loaded)
-    packages = {"base": base, "new": hornet}
+    packages = {"base": (base, {}), "new": (hornet, {})}
+    from bench.tools.dbfs_ab import parse_settings
+    for v in args.variants:
+        packages[f"new {v}"] = (hornet, parse_settings(v))
     dev = "CPU"
     if args.device == "gpu":
         props = xp.cuda.runtime.getDeviceProperties(0)
