@@ -28,6 +28,7 @@ sweeps). They grow with the graph.
 from __future__ import annotations
 
 import os
+import struct
 
 import numpy as np
 
@@ -401,9 +402,8 @@ class GPUState:
         mode |= 4 * self.parity
         grid = self.grid(nd + ni)
         if self.direct_launch:
-            args = self._args
-            args[5:13] = (ds.data.ptr, dd.data.ptr, is_.data.ptr, id_.data.ptr, nd, ni, self.n,
-                          mode)
+            _pack_batch(self._args, 40, ds.data.ptr, dd.data.ptr, is_.data.ptr, id_.data.ptr,
+                        nd, ni, self.n, mode)
             stream = cupy.cuda.get_current_stream().ptr
             if cooperative:
                 cupy.cuda.driver.launchCooperativeKernel(
@@ -454,6 +454,9 @@ class GPUState:
 
 
 _I32 = np.dtype(np.int32)
+#: the batch's launch arguments (arguments 5-12, 8 bytes each: four addresses, nd, ni, n, and
+#: the int mode in the low half of the last) written into the argument buffer at once
+_pack_batch = struct.Struct("<8Q").pack_into
 _I64 = np.dtype(np.int64)
 
 
