@@ -503,6 +503,26 @@ def test_level_one_hubs_lose_the_source(device, directed, parents):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
+@pytest.mark.parametrize("carry_depth", [2, 8])
+def test_gpu_carry_depth(carry_depth, monkeypatch):
+    """Threads that keep several marked vertices to read themselves: levels, parents and
+    counts equal the static BFS's after random batches (directed and undirected, parents)."""
+    from hornet.algos.bfs.dynamic_gpu import GPUState
+    monkeypatch.setattr(GPUState, "carry_depth", carry_depth)
+    rng = np.random.default_rng(41)
+    n = 2048
+    for directed in (False, True):
+        g, bf = _kronecker_bfs("gpu", 11, 5, directed)
+        for size in (1, 10, 100, 1000, 10):
+            bf.update(g.delete_edges(*_some_edges(g, rng, size, "gpu")))
+            _check(bf)
+            bf.update(g.insert_edges(_arr("gpu", rng.integers(0, n, size)),
+                                     _arr("gpu", rng.integers(0, n, size))))
+            _check(bf)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
 @pytest.mark.parametrize("cooperative", [False, True], ids=["plain", "cooperative"])
 def test_gpu_launch_kinds(cooperative, monkeypatch):
     """Cooperative and plain launches of the update kernel give the static BFS's levels and
@@ -606,8 +626,10 @@ def test_many_level_one_deletions_property(device, directed, parents, case):
     _check_levels(bf)
 
 
-#: GPU deletion modes without parents: (GPUState.settle, GPUState.chase)
-_DELETION_MODES = {"chase": (True, True), "settle": (True, False), "rounds": (False, False)}
+#: GPU deletion modes without parents: GPUState settings
+_DELETION_MODES = {"chase": {}, "chase-carry8": {"carry_depth": 8},
+                   "settle": {"chase": False}, "rounds": {"settle": False, "chase": False},
+                   "rounds-carry8": {"settle": False, "chase": False, "carry_depth": 8}}
 
 
 def _deletion_mode(device, grid, mode, monkeypatch):
@@ -616,9 +638,8 @@ def _deletion_mode(device, grid, mode, monkeypatch):
         pytest.skip("the grid and the deletion mode are GPU settings")
     if device == "gpu":
         from hornet.algos.bfs.dynamic_gpu import GPUState
-        settle, chase = _DELETION_MODES[mode]
-        monkeypatch.setattr(GPUState, "settle", settle)
-        monkeypatch.setattr(GPUState, "chase", chase)
+        for key, value in _DELETION_MODES[mode].items():
+            monkeypatch.setattr(GPUState, key, value)
     if grid == "one_block":
         _one_block_grid(monkeypatch)
 

@@ -140,6 +140,9 @@ class GPUState:
     #: a vertex with a short list reads that list at once (see "chase" in dynamic.cu);
     #: False: the seed step and level-synchronous relaxation rounds
     chase: bool = True
+    #: the vertices a thread that marks (or, in the chase, lowers) several keeps to read
+    #: itself, 1 to 8 (the others wait for the next pass's warps)
+    carry_depth: int = 1
 
     def __init__(self, owner, n: int):
         self.owner = owner
@@ -317,13 +320,14 @@ class GPUState:
         they are now (made again only when one of them changed)."""
         key = (self.async_queue, self.kernel_name, self.small_max, self.barrier_backoff_ns,
                self.cooperative, self.record_timeline, self.relax_queue_limit,
-               self.one_block_max, self.settle, self.chase)
+               self.one_block_max, self.settle, self.chase, self.carry_depth)
         if key != self._settings_key:
             if self.record_timeline != (self.times is not None):
                 self._timeline_switch()
             owner = self.owner
             mode = (0 if owner.directed else 1) | (2 if owner.want_parents else 0) | \
                 (8 if self.settle else 0) | (16 if self.settle and self.chase else 0) | \
+                ((min(max(int(self.carry_depth), 1), 8) - 1) << 5) | \
                 (min(max(int(self.small_max), 0), 255) << 8) | \
                 (min(max(int(self.barrier_backoff_ns) // 8, 0), 255) << 16) | \
                 (min(max(int(self.one_block_max), 0), 255) << 24)
