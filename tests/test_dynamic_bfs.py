@@ -441,7 +441,12 @@ def test_long_lists(device, directed):
 
 
 def _check_levels(bf: DynamicBFS):
-    """Levels equal the static BFS and the parent counts a recount (parents when kept)."""
+    """Levels equal the static BFS and the parent counts a recount (parents when kept); on
+    the GPU the per-update scratch state (flags, old levels, chase tags) is back at rest."""
+    state = bf._state
+    if hasattr(state, "qtag"):
+        for name in ("flag", "old", "qtag"):
+            assert not host(getattr(state, name)).any(), name
     if bf.want_parents:
         _check(bf)
         return
