@@ -508,12 +508,15 @@ def test_level_one_hubs_lose_the_source(device, directed, parents):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
-@pytest.mark.parametrize("carry_depth", [2, 8])
-def test_gpu_carry_depth(carry_depth, monkeypatch):
-    """Threads that keep several marked vertices to read themselves: levels, parents and
-    counts equal the static BFS's after random batches (directed and undirected, parents)."""
+@pytest.mark.parametrize("carry_depth, few_blocks", [(2, 0), (8, 0), (1, 3)])
+def test_gpu_carry_depth(carry_depth, few_blocks, monkeypatch):
+    """Threads that keep several marked vertices to read themselves, and updates that go on
+    in a few blocks after their counts step: levels, parents and counts equal the static
+    BFS's after random batches (directed and undirected, parents)."""
     from hornet.algos.bfs.dynamic_gpu import GPUState
     monkeypatch.setattr(GPUState, "carry_depth", carry_depth)
+    monkeypatch.setattr(GPUState, "few_blocks", few_blocks)
+    monkeypatch.setattr(GPUState, "few_max", 1 << 40)
     rng = np.random.default_rng(41)
     n = 2048
     for directed in (False, True):
@@ -633,6 +636,7 @@ def test_many_level_one_deletions_property(device, directed, parents, case):
 
 #: GPU deletion modes without parents: GPUState settings
 _DELETION_MODES = {"chase": {}, "chase-carry8": {"carry_depth": 8},
+                   "chase-few3": {"few_blocks": 3, "few_max": 1 << 40},
                    "settle": {"chase": False}, "rounds": {"settle": False, "chase": False},
                    "rounds-carry8": {"settle": False, "chase": False, "carry_depth": 8}}
 

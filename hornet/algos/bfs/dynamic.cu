@@ -477,6 +477,19 @@ __device__ __forceinline__ void dbfs_update_body(
             if (threadIdx.x == 0) C[C_ONE_BLOCK] = 1;
         }
     }
+    // ---- few blocks: likewise, work of at most P[P_FEW_MAX] goes on in blocks [0, P[P_FEW])
+    // (GPUState.few_blocks; the grid barriers then count those blocks alone)
+    const u64 few = P[P_FEW];
+    if (!ASYNC && few > 1 && U.nblk > few) {
+        const u64 left = (u64)ni + (nd > 0 ? ld(&C[C_SNAP]) + 8 * ld(&C[C_SNAP + 1]) : 0ull);
+        if (left <= P[P_FEW_MAX]) {
+            if (blockIdx.x >= few) {
+                U.flush_stats();
+                return;
+            }
+            U.nblk = (unsigned)few;
+        }
+    }
 
     // ---- 2. marking passes: each marked w (old level lw) becomes unreached and takes one
     // parent from each child (out-neighbour on lw + 1 not marked); a child left with none is

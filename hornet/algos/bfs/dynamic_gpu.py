@@ -53,7 +53,7 @@ _C_CHANGED, _C_MARKED, _C_SEEDS, _C_SCANNED, _C_LEVELS = (i * _C_STRIDE for i in
 #: order of the device addresses in the params array (P_* in dynamic.cu)
 PARAM_NAMES = ("level", "cnt", "flag", "old", "parent", "changed", "front0", "front1",
                "orphans", "seeds", "chunks", "counters", "barrier", "times", "queue",
-               "queue_length", "relax_queue_length", "qtag")
+               "queue_length", "relax_queue_length", "qtag", "few_blocks", "few_max")
 #: (phase, time) records of the timeline (TIMES_CAP in dynamic.cu) and the phases' names
 TIMES_CAP = 255
 PHASES = {0: "start", 1: "counts", 2: "marking", 3: "seeds", 4: "relaxation", 5: "repair",
@@ -143,6 +143,12 @@ class GPUState:
     #: the vertices a thread that marks (or, in the chase, lowers) several keeps to read
     #: itself, 1 to 8 (the others wait for the next pass's warps)
     carry_depth: int = 1
+    #: an update whose counts step leaves more work than ``one_block_max`` and at most
+    #: ``few_max`` (the same measure) goes on in the first ``few_blocks`` blocks of its grid,
+    #: the others leaving (fewer blocks to wait for at each later grid barrier; 0: never;
+    #: the level-synchronous kernel only)
+    few_blocks: int = 0
+    few_max: int = 4096
 
     def __init__(self, owner, n: int):
         self.owner = owner
@@ -236,7 +242,10 @@ class GPUState:
         limit = self.relax_queue_limit
         ptrs += [self.queue.data.ptr if qlen else 0, qlen,
                  qlen if limit is None else min(qlen, max(int(limit), 0)), self.qtag.data.ptr]
+        few = (max(int(self.few_blocks), 0), max(int(self.few_max), 0))
+        ptrs += list(few)
         self._queue_limit = limit
+        self._few = few
         self.params = cupy.asarray(np.array(ptrs, dtype=np.uint64))
         self._params_ptr = self.params.data.ptr
         self._args[0] = self._params_ptr
@@ -320,7 +329,8 @@ class GPUState:
         they are now (made again only when one of them changed)."""
         key = (self.async_queue, self.kernel_name, self.small_max, self.barrier_backoff_ns,
                self.cooperative, self.record_timeline, self.relax_queue_limit,
-               self.one_block_max, self.settle, self.chase, self.carry_depth)
+               self.one_block_max, self.settle, self.chase, self.carry_depth,
+               self.few_blocks, self.few_max)
         if key != self._settings_key:
             if self.record_timeline != (self.times is not None):
                 self._timeline_switch()
@@ -331,7 +341,8 @@ class GPUState:
                 (min(max(int(self.small_max), 0), 255) << 8) | \
                 (min(max(int(self.barrier_backoff_ns) // 8, 0), 255) << 16) | \
                 (min(max(int(self.one_block_max), 0), 255) << 24)
-            if self.relax_queue_limit != self._queue_limit:
+            if self.relax_queue_limit != self._queue_limit or \
+                    (self.few_blocks, self.few_max) != self._few:
                 self._params()
             self._settings = (_fn(self.kernel()).kernel.ptr, mode, bool(self.cooperative))
             self._settings_key = key
