@@ -3,6 +3,7 @@ against a base checkout's, with the static BFS timed in the same run.
 
     PYTHONPATH=. python3 -m bench.tools.dbfs_trees --base ../base [--real email-Enron]
         [--scales 22] [--batches 10 100 1000 10000] [--kinds delete] [--repeats 7]
+        [--max-share 0.001]
         [--timeline] [--variants "settle=False" ...] [--name dynamic_bfs_gpu_trees]
 
 The base tree is imported as ``hornet_base`` (bench/tools/ab_trees.py). Every graph (real
@@ -122,7 +123,7 @@ def run_graph(xp, packages, name, src, dst, args, rows) -> None:
         xp.cuda.Device().synchronize()
     for kind in args.kinds:
         for size in args.batches:
-            if size > m // 2:
+            if size > m // 2 or size > args.max_share * m:
                 continue
             times = {key: [] for key in packages}
             static = []
@@ -185,6 +186,8 @@ def main(argv=None) -> None:
     ap.add_argument("--batches", type=int, nargs="+", default=[10, 100, 1000, 10_000])
     ap.add_argument("--kinds", nargs="+", default=["delete"])
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--max-share", type=float, default=1.0,
+                    help="skip batches of more than this share of a graph's edges")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeline", action="store_true")
     ap.add_argument("--variants", nargs="*", default=[],
