@@ -527,13 +527,13 @@ __device__ __forceinline__ void dbfs_update_body(
             }
             U.deal(hi - lo, clo, chi - clo, 0, [&](i64 i, int&) {
                 const int w = ld(&U.changed[lo + i]);
+                const int c = ld(&cnt[w]);                          // both loads in flight
                 if (settle && ld((const int*)&U.old[w]) == 1) {    // level 1: see settle
                     atomicCAS(&level[w], 1, -1);
                     return deg[w] > CHUNK ? -1 : w;
                 }
                 level[w] = -1;
                 if (wp) U.parent[w] = -1;
-                const int c = ld(&cnt[w]);
                 cnt[w] = 0;
                 return c == DONE ? -1 : w;          // DONE: read (or cut) when marked
             }, mark_trange, mark_range);
