@@ -508,29 +508,6 @@ def test_level_one_hubs_lose_the_source(device, directed, parents):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
-@pytest.mark.parametrize("carry_depth, few_blocks", [(2, 0), (8, 0), (1, 3)])
-def test_gpu_carry_depth(carry_depth, few_blocks, monkeypatch):
-    """Threads that keep several marked vertices to read themselves, and updates that go on
-    in a few blocks after their counts step: levels, parents and counts equal the static
-    BFS's after random batches (directed and undirected, parents)."""
-    from hornet.algos.bfs.dynamic_gpu import GPUState
-    monkeypatch.setattr(GPUState, "carry_depth", carry_depth)
-    monkeypatch.setattr(GPUState, "few_blocks", few_blocks)
-    monkeypatch.setattr(GPUState, "few_max", 1 << 40)
-    rng = np.random.default_rng(41)
-    n = 2048
-    for directed in (False, True):
-        g, bf = _kronecker_bfs("gpu", 11, 5, directed)
-        for size in (1, 10, 100, 1000, 10):
-            bf.update(g.delete_edges(*_some_edges(g, rng, size, "gpu")))
-            _check(bf)
-            bf.update(g.insert_edges(_arr("gpu", rng.integers(0, n, size)),
-                                     _arr("gpu", rng.integers(0, n, size))))
-            _check(bf)
-
-
-@pytest.mark.gpu
-@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
 @pytest.mark.parametrize("cooperative", [False, True], ids=["plain", "cooperative"])
 def test_gpu_launch_kinds(cooperative, monkeypatch):
     """Cooperative and plain launches of the update kernel give the static BFS's levels and
@@ -634,11 +611,8 @@ def test_many_level_one_deletions_property(device, directed, parents, case):
     _check_levels(bf)
 
 
-#: GPU deletion modes without parents: GPUState settings
-_DELETION_MODES = {"chase": {}, "chase-carry8": {"carry_depth": 8},
-                   "chase-few3": {"few_blocks": 3, "few_max": 1 << 40},
-                   "settle": {"chase": False}, "rounds": {"settle": False, "chase": False},
-                   "rounds-carry8": {"settle": False, "chase": False, "carry_depth": 8}}
+#: GPU deletion modes without parents: (GPUState.settle, GPUState.chase)
+_DELETION_MODES = {"chase": (True, True), "settle": (True, False), "rounds": (False, False)}
 
 
 def _deletion_mode(device, grid, mode, monkeypatch):
@@ -647,8 +621,9 @@ def _deletion_mode(device, grid, mode, monkeypatch):
         pytest.skip("the grid and the deletion mode are GPU settings")
     if device == "gpu":
         from hornet.algos.bfs.dynamic_gpu import GPUState
-        for key, value in _DELETION_MODES[mode].items():
-            monkeypatch.setattr(GPUState, key, value)
+        settle, chase = _DELETION_MODES[mode]
+        monkeypatch.setattr(GPUState, "settle", settle)
+        monkeypatch.setattr(GPUState, "chase", chase)
     if grid == "one_block":
         _one_block_grid(monkeypatch)
 

@@ -66,8 +66,7 @@ extern "C" __global__ void dbfs_initial_counts(const int* deg, const i64* ptr, i
 // already applied to the graph; nv: vertices (no loop runs more rounds; one that would is
 // stopped and reported in barrier[2]). mode: bit 0 undirected, bit 1 parents wanted, bit 2
 // selects the counter set (the other one is zeroed for the next update), bit 3 settling
-// (GPUState.settle), bit 4 the chase passes (GPUState.chase, with bit 3), bits 5-7 the
-// vertices a thread carries less one (GPUState.carry_depth - 1), bits 8-15 the
+// (GPUState.settle), bit 4 the chase passes (GPUState.chase, with bit 3), bits 8-15 the
 // longest list one thread reads (small_max; 0: every list by a warp), bits 16-23 the grid
 // barrier's polling pause in units of 8 ns (0: none), bits 24-31 the most work the counts
 // step may leave for the update to go on in block 0 alone (one_block_max; 0: never).
@@ -167,8 +166,7 @@ __device__ __forceinline__ void dbfs_update_body(
     // marking (step 2): marked w (old level lw) takes one parent from child x (level lx);
     // early: a level-1 w with an unmarked neighbour on level 1 (see SEEDED below).
     // The thread that marks x also reads x's list itself, right after the list it is in
-    // (`carry`, up to carry_max vertices a thread; further ones it marks meanwhile wait for
-    // the next pass),
+    // (`carry`, one vertex a thread; further ones it marks meanwhile wait for the next pass),
     // so that a chain of vertices that lose their last parent one after the other is marked
     // in one pass instead of one pass (and one grid barrier) a link: marking gives the same
     // marked set in any order, and cnt[x] = DONE tells the next pass that x's list was read
@@ -178,11 +176,7 @@ __device__ __forceinline__ void dbfs_update_body(
     // The children are read in staged passes (the count decrements of a list's entries in
     // flight together): mark_take issues x's decrement (returns the count before it, 0 for
     // none), mark_took marks x when that took its last parent.
-    // the vertices this thread marked (or, in the chase, lowered) and reads itself next: a
-    // stack of up to carry_max (mode bits 5-7, plus 1); further ones wait for the next pass
-    int carry[8];
-    int ncarry = 0;
-    const int carry_max = 1 + ((mode >> 5) & 7);
+    int carry = -1;
     // b's list (d entries) cut into chunks by this thread, for the next marking pass
     auto cut_by_thread = [&](int b, int d) {
         const int nch = (d + CHUNK - 1) / CHUNK;
@@ -196,7 +190,7 @@ __device__ __forceinline__ void dbfs_update_body(
     auto mark_took = [&](int lw, int x, int before) {
         if (before == 1) {
             U.mark(x, lw + 1);
-            if (!ASYNC && ncarry < carry_max) carry[ncarry++] = x;
+            if (!ASYNC && carry < 0) carry = x;
         }
     };
     // b marked by this thread: a list of at most small_max entries read now (its children's
@@ -226,8 +220,9 @@ __device__ __forceinline__ void dbfs_update_body(
     };
     // the chain of vertices this thread marked, each read in turn (thread-divergent)
     auto follow = [&]() {
-        while (ncarry > 0) {
-            const int b = carry[--ncarry];
+        while (carry >= 0) {
+            const int b = carry;
+            carry = -1;
             read_marked(b);
         }
     };
@@ -266,7 +261,7 @@ __device__ __forceinline__ void dbfs_update_body(
     // called for a level-1 b when early_seeds is on (the invariant above).
     auto mark_now = [&](int b, int lb) {
         U.mark(b, lb);
-        if (ncarry < carry_max) carry[ncarry++] = b;
+        carry = b;
         follow();
     };
 
@@ -277,7 +272,7 @@ __device__ __forceinline__ void dbfs_update_body(
     // did not settle (unreached since marking), and each part of such a vertex's list (a
     // thread's whole short list, a warp's longer one) lowers it to 1 + the lowest level in
     // that part. Whoever lowers a vertex has its list read at the new level: at once by the
-    // same thread when the list is short (`carry`, as in the marking), else in
+    // same thread when the list is short (`carry`, one vertex at a time, a chain), else in
     // the next pass (the vertex appended to that pass's list, once a pass: qtag), whose
     // warps read each listed vertex's whole list at the level it has then. So every
     // lowering is followed by a read of the list at that level or a lower one, and every
@@ -291,8 +286,8 @@ __device__ __forceinline__ void dbfs_update_body(
     auto lowered = [&](int x, unsigned nl) {
         if (nl < U.lmin) U.lmin = nl;
         if (nl > U.lmax) U.lmax = nl;
-        if (ncarry < carry_max && deg[x] <= U.small_max) {
-            carry[ncarry++] = x;
+        if (carry < 0 && deg[x] <= U.small_max) {
+            carry = x;
             return;
         }
         if (atomicMax(&U.qtag[x], cpass + 1) < cpass + 1)
@@ -309,8 +304,9 @@ __device__ __forceinline__ void dbfs_update_body(
                               [&](int y, int o) { if ((unsigned)o > nl) lowered(y, nl); });
     };
     auto chase_follow = [&]() {
-        while (ncarry > 0) {
-            const int x = carry[--ncarry];
+        while (carry >= 0) {
+            const int x = carry;
+            carry = -1;
             const int d = deg[x];
             U.scanned += (u64)d;
             expand_thread(x, d, (const int*)ptr[x]);
@@ -475,19 +471,6 @@ __device__ __forceinline__ void dbfs_update_body(
             }
             U.nblk = 1;
             if (threadIdx.x == 0) C[C_ONE_BLOCK] = 1;
-        }
-    }
-    // ---- few blocks: likewise, work of at most P[P_FEW_MAX] goes on in blocks [0, P[P_FEW])
-    // (GPUState.few_blocks; the grid barriers then count those blocks alone)
-    const u64 few = P[P_FEW];
-    if (!ASYNC && few > 1 && U.nblk > few) {
-        const u64 left = (u64)ni + (nd > 0 ? ld(&C[C_SNAP]) + 8 * ld(&C[C_SNAP + 1]) : 0ull);
-        if (left <= P[P_FEW_MAX]) {
-            if (blockIdx.x >= few) {
-                U.flush_stats();
-                return;
-            }
-            U.nblk = (unsigned)few;
         }
     }
 

@@ -53,7 +53,7 @@ _C_CHANGED, _C_MARKED, _C_SEEDS, _C_SCANNED, _C_LEVELS = (i * _C_STRIDE for i in
 #: order of the device addresses in the params array (P_* in dynamic.cu)
 PARAM_NAMES = ("level", "cnt", "flag", "old", "parent", "changed", "front0", "front1",
                "orphans", "seeds", "chunks", "counters", "barrier", "times", "queue",
-               "queue_length", "relax_queue_length", "qtag", "few_blocks", "few_max")
+               "queue_length", "relax_queue_length", "qtag")
 #: (phase, time) records of the timeline (TIMES_CAP in dynamic.cu) and the phases' names
 TIMES_CAP = 255
 PHASES = {0: "start", 1: "counts", 2: "marking", 3: "seeds", 4: "relaxation", 5: "repair",
@@ -140,15 +140,6 @@ class GPUState:
     #: a vertex with a short list reads that list at once (see "chase" in dynamic.cu);
     #: False: the seed step and level-synchronous relaxation rounds
     chase: bool = True
-    #: the vertices a thread that marks (or, in the chase, lowers) several keeps to read
-    #: itself, 1 to 8 (the others wait for the next pass's warps)
-    carry_depth: int = 1
-    #: an update whose counts step leaves more work than ``one_block_max`` and at most
-    #: ``few_max`` (the same measure) goes on in the first ``few_blocks`` blocks of its grid,
-    #: the others leaving (fewer blocks to wait for at each later grid barrier; 0: never;
-    #: the level-synchronous kernel only)
-    few_blocks: int = 0
-    few_max: int = 4096
 
     def __init__(self, owner, n: int):
         self.owner = owner
@@ -242,10 +233,7 @@ class GPUState:
         limit = self.relax_queue_limit
         ptrs += [self.queue.data.ptr if qlen else 0, qlen,
                  qlen if limit is None else min(qlen, max(int(limit), 0)), self.qtag.data.ptr]
-        few = (max(int(self.few_blocks), 0), max(int(self.few_max), 0))
-        ptrs += list(few)
         self._queue_limit = limit
-        self._few = few
         self.params = cupy.asarray(np.array(ptrs, dtype=np.uint64))
         self._params_ptr = self.params.data.ptr
         self._args[0] = self._params_ptr
@@ -329,20 +317,17 @@ class GPUState:
         they are now (made again only when one of them changed)."""
         key = (self.async_queue, self.kernel_name, self.small_max, self.barrier_backoff_ns,
                self.cooperative, self.record_timeline, self.relax_queue_limit,
-               self.one_block_max, self.settle, self.chase, self.carry_depth,
-               self.few_blocks, self.few_max)
+               self.one_block_max, self.settle, self.chase)
         if key != self._settings_key:
             if self.record_timeline != (self.times is not None):
                 self._timeline_switch()
             owner = self.owner
             mode = (0 if owner.directed else 1) | (2 if owner.want_parents else 0) | \
                 (8 if self.settle else 0) | (16 if self.settle and self.chase else 0) | \
-                ((min(max(int(self.carry_depth), 1), 8) - 1) << 5) | \
                 (min(max(int(self.small_max), 0), 255) << 8) | \
                 (min(max(int(self.barrier_backoff_ns) // 8, 0), 255) << 16) | \
                 (min(max(int(self.one_block_max), 0), 255) << 24)
-            if self.relax_queue_limit != self._queue_limit or \
-                    (self.few_blocks, self.few_max) != self._few:
+            if self.relax_queue_limit != self._queue_limit:
                 self._params()
             self._settings = (_fn(self.kernel()).kernel.ptr, mode, bool(self.cooperative))
             self._settings_key = key

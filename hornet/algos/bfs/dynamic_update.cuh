@@ -75,8 +75,6 @@ typedef unsigned long long u64;
 #define P_QCAP 15        // its length (a value, not an address)
 #define P_QCAP_RELAX 16  // the slots the relaxation may use (a value; at most P_QCAP)
 #define P_QTAG 17        // int: the last chase pass + 1 that listed a vertex (0 at rest)
-#define P_FEW 18         // blocks of the few-block continuation (a value; 0: none)
-#define P_FEW_MAX 19     // the most work it takes (a value)
 
 // work queue keys: a vertex (bits 0-31) with its level (bits 32-61, saturated at Q_LMAX) or,
 // with QCHUNK, a chunk of its list (chunk index in bits 32-61; QIN: of its in-list)
