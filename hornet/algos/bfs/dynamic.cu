@@ -3,7 +3,8 @@
 //
 // One update is one launch of dbfs_update whose blocks are all resident (a cooperative launch,
 // or a plain one of the same grid), and the phases (counts, marking passes, seeds, relaxation
-// rounds, repair, orphans) are separated by a grid barrier instead of kernel boundaries, so no
+// rounds or, for deletions alone, chase passes, repair, orphans) are separated by a grid
+// barrier instead of kernel boundaries, so no
 // list length or level range crosses to the host. All control decisions (loop ends, round
 // counts) are taken from counters read right after a barrier, or noted by the last block to
 // arrive at it, which every block sees alike. When the counts step leaves little work, block 0
