@@ -441,7 +441,12 @@ def test_long_lists(device, directed):
 
 
 def _check_levels(bf: DynamicBFS):
-    """Levels equal the static BFS and the parent counts a recount (parents when kept)."""
+    """Levels equal the static BFS and the parent counts a recount (parents when kept); on
+    the GPU the per-update scratch state (flags, old levels, chase tags) is back at rest."""
+    state = bf._state
+    if hasattr(state, "qtag"):
+        for name in ("flag", "old", "qtag"):
+            assert not host(getattr(state, name)).any(), name
     if bf.want_parents:
         _check(bf)
         return
@@ -533,14 +538,16 @@ def _one_block_grid(monkeypatch):
     monkeypatch.setattr(GPUState, "grid", lambda self, pairs=None: 1)
 
 
+@pytest.mark.parametrize("parents", [True, False], ids=["parents", "levels"])
 @pytest.mark.parametrize("grid", ["batch", "one_block"])
 @pytest.mark.parametrize("device", BACKENDS)
-def test_level_one_neighbours_marked_in_one_batch(device, grid, monkeypatch):
+def test_level_one_neighbours_marked_in_one_batch(device, grid, parents, monkeypatch):
     """Level-1 vertices with short lists, linked to level-1 vertices 256 and 1 ids away, lose
     the source in one batch (all but a few). In the GPU counts step a vertex's deletion is
     read before (same thread, one block: deterministically) its linked neighbour's, so a
     level-1 neighbour that the same step marks later must not count as one that keeps
-    level 1. Levels, parents and counts equal the static BFS's."""
+    level 1 (nor settle a level-1 vertex on level 2, without parents). Levels, parents and
+    counts equal the static BFS's."""
     if grid == "one_block":
         if device == "cpu":
             pytest.skip("the grid is a GPU setting")
@@ -554,16 +561,16 @@ def test_level_one_neighbours_marked_in_one_batch(device, grid, monkeypatch):
     pairs += [(k + int(v), k + int(v) + 3) for v in ones[ones + 3 <= k][::5]]
     for directed in (False, True):
         g = _graph(device, pairs, directed)
-        bf = DynamicBFS(g, 0, parents=True)
-        _check(bf)
+        bf = DynamicBFS(g, 0, parents=parents)
+        _check_levels(bf)
         kept = {1, 300, 599, k}                 # these keep the source edge
         lose = [int(v) for v in ones if int(v) not in kept]
         bf.update(g.delete_edges(_arr(device, [0] * len(lose)), _arr(device, lose)))
-        _check(bf)
+        _check_levels(bf)
         lv = host(bf.levels)[1:k + 1]           # the batch leaves both kinds of vertex
         assert (lv == 2).any() and ((lv == -1) | (lv > 2)).any()
         bf.update(g.insert_edges(_arr(device, [0] * len(lose)), _arr(device, lose)))
-        _check(bf)
+        _check_levels(bf)
         assert (host(bf.levels)[1:k + 1] == 1).all()
 
 
@@ -585,22 +592,75 @@ def _star_graphs(draw):
     return n, pairs, deleted
 
 
+@pytest.mark.parametrize("parents", [True, False], ids=["parents", "levels"])
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("device", BACKENDS)
 @given(case=_star_graphs())
-def test_many_level_one_deletions_property(device, directed, case):
+def test_many_level_one_deletions_property(device, directed, parents, case):
     """Random graphs where most vertices are level-1 and many lose the source in one batch
     (deletions alone), then get it back: levels, parents and counts equal the static BFS's
     after each batch."""
     n, pairs, deleted = case
     g = _graph(device, pairs, directed, n=n)
-    bf = DynamicBFS(g, 0, parents=True)
+    bf = DynamicBFS(g, 0, parents=parents)
     d = np.asarray(deleted, np.int64).reshape(-1, 2)
     change = g.delete_edges(_arr(device, d[:, 0]), _arr(device, d[:, 1]))
     bf.update(change)
-    _check(bf)
+    _check_levels(bf)
     bf.update(g.insert_edges(change.src, change.dst))
-    _check(bf)
+    _check_levels(bf)
+
+
+#: GPU deletion modes without parents: (GPUState.settle, GPUState.chase)
+_DELETION_MODES = {"chase": (True, True), "settle": (True, False), "rounds": (False, False)}
+
+
+def _deletion_mode(device, grid, mode, monkeypatch):
+    """The GPU grid and deletion mode of a test (the CPU runs one case)."""
+    if device == "cpu" and (grid != "batch" or mode != "chase"):
+        pytest.skip("the grid and the deletion mode are GPU settings")
+    if device == "gpu":
+        from hornet.algos.bfs.dynamic_gpu import GPUState
+        settle, chase = _DELETION_MODES[mode]
+        monkeypatch.setattr(GPUState, "settle", settle)
+        monkeypatch.setattr(GPUState, "chase", chase)
+    if grid == "one_block":
+        _one_block_grid(monkeypatch)
+
+
+@pytest.mark.parametrize("mode", list(_DELETION_MODES))
+@pytest.mark.parametrize("grid", ["batch", "one_block"])
+@pytest.mark.parametrize("device", BACKENDS)
+def test_source_hub_deletions_levels(device, grid, mode, monkeypatch):
+    """The benchmark's pattern without parents: an undirected Kronecker graph, the source its
+    vertex of largest degree. Random edges, then many of the source's edges (level-1 ends
+    with lists longer than a GPU chunk among them, most keeping a level-1 neighbour: level 2
+    at once on the GPU), then all of them, are deleted and put back: levels equal the
+    static BFS's and the parent counts a recount after every batch."""
+    _deletion_mode(device, grid, mode, monkeypatch)
+    src, dst = hornet.generators.kronecker_edges(12, edge_factor=16, seed=29)
+    g = hornet.Graph.from_edges(_arr(device, src), _arr(device, dst), num_vertices=1 << 12,
+                                directed=False, device=device)
+    deg = host(g.degree())
+    source = int(deg.argmax())
+    bf = DynamicBFS(g, source)
+    _check_levels(bf)
+    rng = np.random.default_rng(31)
+    nbrs = host(g.neighbors(source)[0]).astype(np.int64)
+    assert (deg[nbrs] > 256).sum() >= 4                   # hubs on level 1
+    batches = [_some_edges(g, rng, size, device) for size in (1, 10, 100, 1000)]
+    for share in (0.5, 1.0):
+        lose = nbrs[rng.random(nbrs.shape[0]) < share]
+        s, d = _some_edges(g, rng, 50, device)
+        batches.append((_arr(device, np.concatenate([np.full(lose.shape[0], source),
+                                                     host(s)])),
+                        _arr(device, np.concatenate([lose, host(d)]))))
+    for s, d in batches:
+        change = g.delete_edges(s, d)
+        bf.update(change)
+        _check_levels(bf)
+        bf.update(g.insert_edges(change.src, change.dst))
+        _check_levels(bf)
 
 
 @pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
@@ -771,3 +831,42 @@ def test_gpu_updates_while_the_update_kernel_builds(directed, monkeypatch):
     assert asked and all(names == (dynamic_gpu.UPDATE_KERNELS[bf._state.kernel()],)
                          for names in asked)
     assert len(asked) == 4           # no more checks once the module is there
+
+
+@pytest.mark.parametrize("mode", list(_DELETION_MODES))
+@pytest.mark.parametrize("grid", ["batch", "one_block"])
+@pytest.mark.parametrize("device", BACKENDS)
+def test_deep_chains_levels(device, grid, mode, monkeypatch):
+    """Deletions that push long chains of vertices down by many levels (without parents):
+    a path of 300 vertices from the source with shortcuts from the source, deep vertices
+    with 20 and 400 leaves (lists read by a warp, longer than a GPU chunk), links between
+    leaves; the shortcuts and some path edges are deleted (the chains' levels rise by tens,
+    some vertices are cut off) and put back: levels equal the static BFS's and the parent
+    counts a recount after every batch."""
+    _deletion_mode(device, grid, mode, monkeypatch)
+    k = 300
+    pairs = [(i, i + 1) for i in range(k)]
+    pairs += [(0, 50), (0, 120), (0, 200), (150, 260)]
+    nxt = k + 1
+    leaves = {}
+    for hub, m in ((60, 400), (130, 20), (210, 400), (280, 9)):
+        leaves[hub] = list(range(nxt, nxt + m))
+        pairs += [(hub, x) for x in leaves[hub]]
+        nxt += m
+    rng = np.random.default_rng(37)
+    pairs += [(int(a), int(b)) for a, b in zip(rng.choice(leaves[60], 30),
+                                                rng.choice(leaves[210], 30))]
+    pairs += [(int(x), int(x) + 1) for x in leaves[130][:-1:2]]
+    g = _graph(device, pairs)
+    bf = DynamicBFS(g, 0)
+    _check_levels(bf)
+    for batch in ([(0, 50)], [(0, 120), (0, 200)],
+                  [(0, 50), (0, 120), (0, 200), (100, 101)],
+                  [(0, 200), (59, 60), (61, 62), (150, 260)],
+                  [(i, i + 1) for i in range(40, 290, 7)]):
+        b = np.asarray(batch, np.int64)
+        change = g.delete_edges(_arr(device, b[:, 0]), _arr(device, b[:, 1]))
+        bf.update(change)
+        _check_levels(bf)
+        bf.update(g.insert_edges(change.src, change.dst))
+        _check_levels(bf)

@@ -3,7 +3,8 @@
 //
 // One update is one launch of dbfs_update whose blocks are all resident (a cooperative launch,
 // or a plain one of the same grid), and the phases (counts, marking passes, seeds, relaxation
-// rounds, repair, orphans) are separated by a grid barrier instead of kernel boundaries, so no
+// rounds or, for deletions alone, chase passes, repair, orphans) are separated by a grid
+// barrier instead of kernel boundaries, so no
 // list length or level range crosses to the host. All control decisions (loop ends, round
 // counts) are taken from counters read right after a barrier, or noted by the last block to
 // arrive at it, which every block sees alike. When the counts step leaves little work, block 0
@@ -65,7 +66,8 @@ extern "C" __global__ void dbfs_initial_counts(const int* deg, const i64* ptr, i
 // One batch: deletions ds -> dd (nd directed pairs), insertions is -> id (ni pairs), both
 // already applied to the graph; nv: vertices (no loop runs more rounds; one that would is
 // stopped and reported in barrier[2]). mode: bit 0 undirected, bit 1 parents wanted, bit 2
-// selects the counter set (the other one is zeroed for the next update), bits 8-15 the
+// selects the counter set (the other one is zeroed for the next update), bit 3 settling
+// (GPUState.settle), bit 4 the chase passes (GPUState.chase, with bit 3), bits 8-15 the
 // longest list one thread reads (small_max; 0: every list by a warp), bits 16-23 the grid
 // barrier's polling pause in units of 8 ns (0: none), bits 24-31 the most work the counts
 // step may leave for the update to go on in block 0 alone (one_block_max; 0: never).
@@ -80,6 +82,7 @@ __device__ __forceinline__ void dbfs_update_body(
     U.flag = (int*)P[P_FLAG];
     U.old = (unsigned*)P[P_OLD];
     U.parent = (int*)P[P_PARENT];
+    U.qtag = (int*)P[P_QTAG];
     U.changed = (int*)P[P_CHANGED];
     U.front0 = (int*)P[P_FRONT0];
     U.front1 = (int*)P[P_FRONT1];
@@ -143,6 +146,24 @@ __device__ __forceinline__ void dbfs_update_body(
     // that step 1 marks later than the read would otherwise look unmarked, and the vertex
     // would be seeded on level 2 through a neighbour that is no longer on level 1.
     const bool early_seeds = del_only && U.undirected;
+    // Settling (early_seeds without parents, level-synchronous kernel): a marked level-1
+    // vertex w with an unmarked level-1 neighbour is done while marking. Its level is 2 at
+    // once (its level-1 neighbours that are not marked keep level 1, and no level falls in
+    // a deletion), and its parents are exactly those neighbours, which the reads of its
+    // list count into cnt[w] (0 since its last parent went; a chunked list adds one count a
+    // chunk). The seed, relaxation and repair steps skip it: a settled vertex is a marked one
+    // with cnt > 0 there (every other marked vertex holds 0 until its own repair read). Its
+    // relaxation would lower only marked vertices, each of which reads level[w] = 2 when its
+    // own seed is taken (after the marking barrier); its repair would recount those parents
+    // and find no count of a neighbour that keeps its level to change (level-1 ones: w was
+    // not their parent and is not; level-2 ones lost w as a parent while marking).
+    // A level-1 list longer than CHUNK is cut into chunks when its vertex is marked in step
+    // 1 (not read there: the invariant above), and the first marking pass reads those chunks
+    // together with the other level-1 lists. That pass makes a marked level-1 vertex
+    // unreached by a CAS from level 1 (a settling read of its chunks may have set level 2
+    // already) and leaves its count alone (0, or what the settling reads added).
+    // Mode bit 3 (GPUState.settle).
+    const bool settle = !ASYNC && early_seeds && !wp && ((mode >> 3) & 1);
     // marking (step 2): marked w (old level lw) takes one parent from child x (level lx);
     // early: a level-1 w with an unmarked neighbour on level 1 (see SEEDED below).
     // The thread that marks x also reads x's list itself, right after the list it is in
@@ -157,8 +178,14 @@ __device__ __forceinline__ void dbfs_update_body(
     // flight together): mark_take issues x's decrement (returns the count before it, 0 for
     // none), mark_took marks x when that took its last parent.
     int carry = -1;
-    auto mark_take = [&](int lw, int x, int lx, int fx, bool& early) -> int {
-        if (early_seeds && lw == 1 && lx == 1 && fx != MARKED) early = true;
+    // b's list (d entries) cut into chunks by this thread, for the next marking pass
+    auto cut_by_thread = [&](int b, int d) {
+        const int nch = (d + CHUNK - 1) / CHUNK;
+        const u64 base = atomicAdd(&C[C_CHUNKS + C_STRIDE * (U.use % 3)], (u64)nch);
+        for (int c = 0; c < nch; ++c) U.chunks[base + c] = make_int2(b, c << 1);
+    };
+    auto mark_take = [&](int lw, int x, int lx, int fx, int& ones) -> int {
+        if (early_seeds && lw == 1 && lx == 1 && fx != MARKED) ++ones;
         return lx == lw + 1 && fx != MARKED ? atomicSub(&cnt[x], 1) : 0;
     };
     auto mark_took = [&](int lw, int x, int before) {
@@ -183,16 +210,14 @@ __device__ __forceinline__ void dbfs_update_body(
         U.scanned += (u64)d;
         if (d <= U.small_max) {
             const int lb = (int)U.old[b];
-            bool early = false;
+            int ones = 0;
             if (d > 0)
                 U.tpass_staged<true>(row, d,
-                    [&](int x, int lx, int fx) { return mark_take(lb, x, lx, fx, early); },
+                    [&](int x, int lx, int fx) { return mark_take(lb, x, lx, fx, ones); },
                     [&](int x, int before) { mark_took(lb, x, before); });
             return;
         }
-        const int nch = (d + CHUNK - 1) / CHUNK;
-        const u64 base = atomicAdd(&C[C_CHUNKS + C_STRIDE * (U.use % 3)], (u64)nch);
-        for (int c = 0; c < nch; ++c) U.chunks[base + c] = make_int2(b, c << 1);
+        cut_by_thread(b, d);
     };
     // the chain of vertices this thread marked, each read in turn (thread-divergent)
     auto follow = [&]() {
@@ -204,22 +229,32 @@ __device__ __forceinline__ void dbfs_update_body(
     };
     auto mark_range = [&](int w, int, int j0, int j1) {
         const int lw = (int)ld((const int*)&U.old[w]);
-        bool early = false;
+        int ones = 0;
         U.pass_staged<true>(U.list_row(w, 0), j0, j1,
-            [&](int x, int lx, int fx) { return mark_take(lw, x, lx, fx, early); },
+            [&](int x, int lx, int fx) { return mark_take(lw, x, lx, fx, ones); },
             [&](int x, int before) { mark_took(lw, x, before); });
-        const unsigned found = __ballot_sync(FULL_MASK, early);
-        if (found && lane == __ffs(found) - 1) U.seed_early(w);
+        if (settle) {
+            if (lw == 1) {                        // warp-uniform (one w a warp)
+                const int total = warp_sum_int(ones);
+                if (total > 0 && lane == 0) U.settle(w, total);
+            }
+        } else {
+            const unsigned found = __ballot_sync(FULL_MASK, ones > 0);
+            if (found && lane == __ffs(found) - 1) U.seed_early(w);
+        }
         follow();
         __syncwarp();
     };
     auto mark_trange = [&](int w, int, int d, const int* row) {
         const int lw = (int)ld((const int*)&U.old[w]);
-        bool early = false;
+        int ones = 0;
         U.tpass_staged<true>(row, d,
-            [&](int x, int lx, int fx) { return mark_take(lw, x, lx, fx, early); },
+            [&](int x, int lx, int fx) { return mark_take(lw, x, lx, fx, ones); },
             [&](int x, int before) { mark_took(lw, x, before); });
-        if (early) U.seed_early(w);
+        if (ones > 0) {
+            if (settle) U.settle(w, ones);
+            else U.seed_early(w);
+        }
         follow();
     };
     // deletions alone: b, marked in step 1 by the thread that took its last parent, is
@@ -229,6 +264,126 @@ __device__ __forceinline__ void dbfs_update_body(
         U.mark(b, lb);
         carry = b;
         follow();
+    };
+
+    // ---- 3-4 chase (mode bit 4, with settling: deletions alone in an undirected graph,
+    // without parents, where only marked vertices' levels fall: an unmarked vertex keeps its
+    // level, the distance, and an unreached one neighbours no reached vertex). In place of
+    // the seed step and the level-synchronous rounds: pass 0 takes the marked vertices that
+    // did not settle (unreached since marking), and each part of such a vertex's list (a
+    // thread's whole short list, a warp's longer one) lowers it to 1 + the lowest level in
+    // that part. Whoever lowers a vertex has its list read at the new level: at once by the
+    // same thread when the list is short (`carry`, one vertex at a time, a chain), else in
+    // the next pass (the vertex appended to that pass's list, once a pass: qtag), whose
+    // warps read each listed vertex's whole list at the level it has then. So every
+    // lowering is followed by a read of the list at that level or a lower one, and every
+    // level set is the length of a path (the lowest levels read are exact): when a pass
+    // lists nothing, every level is the distance. Pass p appends to front0 / front1 (p
+    // even / odd), counted in the frontier slot p % 3 (the slot of pass p + 1 is zeroed in
+    // pass p, after pass p - 1's count was read). A settled vertex keeps its level 2.
+    const bool chase = settle && ((mode >> 4) & 1);
+    int levels_run = 0;       // the levels statistic (relaxation rounds, or levels set)
+    int cpass = 0;
+    auto lowered = [&](int x, unsigned nl) {
+        if (nl < U.lmin) U.lmin = nl;
+        if (nl > U.lmax) U.lmax = nl;
+        if (carry < 0 && deg[x] <= U.small_max) {
+            carry = x;
+            return;
+        }
+        if (atomicMax(&U.qtag[x], cpass + 1) < cpass + 1)
+            U.push(cpass & 1 ? U.front1 : U.front0, &C[C_FRONT + C_STRIDE * (cpass % 3)], x);
+    };
+    auto drop = [&](int y, int ly, unsigned nl) -> int {
+        return (unsigned)ly > nl ? (int)atomicMin((unsigned*)&level[y], nl) : 0;
+    };
+    auto expand_thread = [&](int x, int d, const int* row) {
+        const int lx = ld(&level[x]);
+        if (lx < 0) return;
+        const unsigned nl = (unsigned)lx + 1;
+        U.tpass_staged<false>(row, d, [&](int y, int ly, int) { return drop(y, ly, nl); },
+                              [&](int y, int o) { if ((unsigned)o > nl) lowered(y, nl); });
+    };
+    auto chase_follow = [&]() {
+        while (carry >= 0) {
+            const int x = carry;
+            carry = -1;
+            const int d = deg[x];
+            U.scanned += (u64)d;
+            expand_thread(x, d, (const int*)ptr[x]);
+        }
+    };
+    // v lowered to 1 + best (the lowest level of a part of its list; none: NO_LEVEL)
+    auto apply = [&](int v, unsigned best) {
+        if (best == NO_LEVEL) return;
+        ++U.direct_seeds;
+        const unsigned s = best + 1;
+        if (atomicMin((unsigned*)&level[v], s) > s) lowered(v, s);
+    };
+    auto chase_trange = [&](int v, int il, int d, const int* row) {
+        if (il) {
+            unsigned best = NO_LEVEL;
+            U.tpass(row, d, [&](int, int lu) {
+                if ((unsigned)lu < best) best = (unsigned)lu;
+            });
+            apply(v, best);
+        } else {
+            expand_thread(v, d, row);
+        }
+        chase_follow();
+    };
+    auto chase_range = [&](int v, int il, int j0, int j1) {
+        const int* row = U.list_row(v, il);
+        if (il) {
+            unsigned best = NO_LEVEL;
+            for (int a = j0; a < j1; a += CHUNK)
+                U.pass(row, a, min(j1, a + CHUNK), [&](int, int lu) {
+                    if ((unsigned)lu < best) best = (unsigned)lu;
+                });
+            best = warp_min_u32(best);
+            if (lane == 0) apply(v, best);
+        } else {
+            const int lv = ld(&level[v]);
+            if (lv >= 0) {
+                const unsigned nl = (unsigned)lv + 1;
+                for (int a = j0; a < j1; a += CHUNK)
+                    U.pass_staged<false>(row, a, min(j1, a + CHUNK),
+                        [&](int y, int ly, int) { return drop(y, ly, nl); },
+                        [&](int y, int o) { if ((unsigned)o > nl) lowered(y, nl); });
+            }
+        }
+        chase_follow();
+        __syncwarp();
+    };
+    auto chase_passes = [&](i64 nm) {
+        U.phase = PH_RELAX;
+        i64 n_items = nm;
+        while (true) {
+            const int* items = cpass & 1 ? U.front0 : U.front1;   // pass cpass - 1's list
+            if (U.first_thread()) C[C_FRONT + C_STRIDE * ((cpass + 1) % 3)] = 0;
+            U.deal<false, true>(n_items, 0, 0, cpass == 0, [&](i64 i, int&) {
+                if (cpass > 0) return ld(&items[i]);
+                const int v = ld(&U.changed[i]);
+                return ld(&cnt[v]) > 0 ? -1 : v;        // settled: done
+            }, chase_trange, chase_range);
+            const unsigned hi = __reduce_max_sync(FULL_MASK, U.lmax);
+            const unsigned lo = __reduce_min_sync(FULL_MASK, U.lmin);
+            if (lane == 0 && hi) {
+                atomicMax(&C[C_QLEVELS], (u64)hi);
+                atomicMax(&C[C_QLEVELS + 1], 0xffffffffull - lo);
+            }
+            U.sync();
+            const i64 next = (i64)ld(&C[C_FRONT + C_STRIDE * (cpass % 3)]);
+            ++cpass;
+            if (next == 0) break;
+            if (cpass > 2 * nv + 4) {
+                if (U.first_thread()) atomicExch(U.bar + 2, 2u);
+                break;
+            }
+            n_items = next;
+        }
+        const unsigned top = (unsigned)ld(&C[C_QLEVELS]);
+        if (top) levels_run = (int)(top - (0xffffffffu - (unsigned)ld(&C[C_QLEVELS + 1])) + 1);
     };
 
     // ---- 1. counts at the old levels: deleted pairs take a parent, inserted ones give one.
@@ -267,9 +422,16 @@ __device__ __forceinline__ void dbfs_update_body(
                 if (del) {
                     int o = atomicSub(&cnt[b], 1);
                     if (del_only && o == 1) {
-                        if (ASYNC || (early_seeds && lb == 1))
+                        if (ASYNC || (early_seeds && lb == 1)) {
                             U.mark(b, lb);          // read in the first marking pass
-                        else
+                            if (settle) {
+                                const int d = deg[b];
+                                if (d > CHUNK) {
+                                    U.scanned += (u64)d;
+                                    cut_by_thread(b, d);
+                                }
+                            }
+                        } else
                             mark_now(b, lb);
                     }
                 } else {
@@ -349,9 +511,13 @@ __device__ __forceinline__ void dbfs_update_body(
             }
             U.deal(hi - lo, clo, chi - clo, 0, [&](i64 i, int&) {
                 const int w = ld(&U.changed[lo + i]);
+                const int c = ld(&cnt[w]);                          // both loads in flight
+                if (settle && ld((const int*)&U.old[w]) == 1) {    // level 1: see settle
+                    atomicCAS(&level[w], 1, -1);
+                    return deg[w] > CHUNK ? -1 : w;
+                }
                 level[w] = -1;
                 if (wp) U.parent[w] = -1;
-                const int c = ld(&cnt[w]);
                 cnt[w] = 0;
                 return c == DONE ? -1 : w;          // DONE: read (or cut) when marked
             }, mark_trange, mark_range);
@@ -376,27 +542,33 @@ __device__ __forceinline__ void dbfs_update_body(
                             b);
             }
         }
-        auto seed_range = [&](int v, int, int j0, int j1) {
-            unsigned best = NO_LEVEL;
-            U.pass(U.list_row(v, 1), j0, j1, [&](int, int lu) {
-                if ((unsigned)lu < best) best = (unsigned)lu;
-            });
-            best = warp_min_u32(best);
-            if (lane == 0 && best != NO_LEVEL) U.push_seed(best + 1, v);
-        };
-        auto seed_trange = [&](int v, int, int d, const int* row) {
-            unsigned best = NO_LEVEL;
-            U.tpass(row, d, [&](int, int lu) {
-                if ((unsigned)lu < best) best = (unsigned)lu;
-            });
-            if (best != NO_LEVEL) U.push_seed(best + 1, v);
-        };
-        U.visit_phase(nm, 1, [&](i64 i, int&) {
-            const int v = ld(&U.changed[i]);
-            if (ld(&cnt[v]) != SEEDED) return v;
-            cnt[v] = 0;            // seeded while marked; the repair counts from zero
-            return -1;
-        }, seed_trange, seed_range);
+        if (chase) {
+            chase_passes(nm);
+        } else {
+            auto seed_range = [&](int v, int, int j0, int j1) {
+                unsigned best = NO_LEVEL;
+                U.pass(U.list_row(v, 1), j0, j1, [&](int, int lu) {
+                    if ((unsigned)lu < best) best = (unsigned)lu;
+                });
+                best = warp_min_u32(best);
+                if (lane == 0 && best != NO_LEVEL) U.push_seed(best + 1, v);
+            };
+            auto seed_trange = [&](int v, int, int d, const int* row) {
+                unsigned best = NO_LEVEL;
+                U.tpass(row, d, [&](int, int lu) {
+                    if ((unsigned)lu < best) best = (unsigned)lu;
+                });
+                if (best != NO_LEVEL) U.push_seed(best + 1, v);
+            };
+            U.visit_phase(nm, 1, [&](i64 i, int&) {
+                const int v = ld(&U.changed[i]);
+                const int c = ld(&cnt[v]);
+                if (settle && c > 0) return -1;         // settled while marked
+                if (c != SEEDED) return v;
+                cnt[v] = 0;            // seeded while marked; the repair counts from zero
+                return -1;
+            }, seed_trange, seed_range);
+        }
     }
 
     // ---- 3-4 asynchronous (dbfs_update_async): the seeds of the inserted pairs (from the levels
@@ -406,7 +578,6 @@ __device__ __forceinline__ void dbfs_update_body(
     // lowered vertex relaxes its out-list through the queue, in any order, until nothing
     // falls. A full queue leaves lowered vertices unexpanded: sweeps over all changed
     // vertices then relax every list again until one sweep lowers nothing.
-    int levels_run = 0;
     const i64 nm = ASYNC && nd > 0 ? (i64)ld(&C[C_CHANGED]) : 0;
     const i64 nes = ASYNC && nd > 0 ? (i64)ld(&C[C_SEEDS]) : 0;
     if constexpr (ASYNC) if (ni > 0 || nm > 0 || nes > 0) {
@@ -700,6 +871,7 @@ __device__ __forceinline__ void dbfs_update_body(
     auto repair_get = [&](i64 i, int& in_list) {
         in_list = !und && i < nc;
         const int v = ld(&U.changed[i < nc ? i : i - nc]);
+        if (settle && ld(&cnt[v]) > 0) return -1;   // settled while marked: level, count final
         if (in_list || und) {
             const int lv = ld(&level[v]);
             if (wp && lv <= 0) U.parent[v] = -1;
@@ -727,6 +899,7 @@ __device__ __forceinline__ void dbfs_update_body(
         int v = k < nc ? ld(&U.changed[k]) : ld(&U.orphans[k - nc]);
         flag[v] = 0;
         U.old[v] = 0;
+        if (chase) U.qtag[v] = 0;
     }
     if (U.first_thread()) C[C_LEVELS] = (u64)levels_run;
     if (no == 0) {

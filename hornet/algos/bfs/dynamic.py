@@ -444,7 +444,8 @@ class DynamicBFS:
     last_update : dict
         Touched region of the last update: ``changed_vertices`` (levels set), ``marked_vertices``
         (lost every parent), ``seeds``, ``scanned_edges`` (adjacency entries read),
-        ``levels`` (relaxation levels run), ``batch`` (directed edge changes).
+        ``levels`` (relaxation levels run; the GPU's chase passes for deletions: the levels
+        between the lowest and the highest one set), ``batch`` (directed edge changes).
 
     Examples
     --------

@@ -28,6 +28,7 @@ sweeps). They grow with the graph.
 from __future__ import annotations
 
 import os
+import struct
 
 import numpy as np
 
@@ -52,7 +53,7 @@ _C_CHANGED, _C_MARKED, _C_SEEDS, _C_SCANNED, _C_LEVELS = (i * _C_STRIDE for i in
 #: order of the device addresses in the params array (P_* in dynamic.cu)
 PARAM_NAMES = ("level", "cnt", "flag", "old", "parent", "changed", "front0", "front1",
                "orphans", "seeds", "chunks", "counters", "barrier", "times", "queue",
-               "queue_length", "relax_queue_length")
+               "queue_length", "relax_queue_length", "qtag")
 #: (phase, time) records of the timeline (TIMES_CAP in dynamic.cu) and the phases' names
 TIMES_CAP = 255
 PHASES = {0: "start", 1: "counts", 2: "marking", 3: "seeds", 4: "relaxation", 5: "repair",
@@ -75,7 +76,7 @@ def _fn(name: str):
 
 
 class GPUState:
-    """Device arrays of the state: level, cnt, flag, old, parent (int32, capacity), the
+    """Device arrays of the state: level, cnt, flag, old, parent, qtag (int32, capacity), the
     scratch lists (changed vertices, two frontiers, orphans, seeds, chunks), two counter sets
     and the grid barrier's words."""
 
@@ -131,6 +132,14 @@ class GPUState:
     #: barriers (0: never; at most 255; the level-synchronous kernel only; see "one block"
     #: in dynamic.cu)
     one_block_max: int = 64
+    #: deletions alone in an undirected graph, without parents (level-synchronous kernel): a
+    #: marked level-1 vertex with an unmarked level-1 neighbour settles on level 2 while
+    #: marking (see "Settling" in dynamic.cu); False: it is seeded there and relaxed
+    settle: bool = True
+    #: with ``settle``: the seeds and the relaxation in passes where the thread that lowers
+    #: a vertex with a short list reads that list at once (see "chase" in dynamic.cu);
+    #: False: the seed step and level-synchronous relaxation rounds
+    chase: bool = True
 
     def __init__(self, owner, n: int):
         self.owner = owner
@@ -186,6 +195,7 @@ class GPUState:
         self.changed = cupy.empty(cap, dtype=cupy.int32)
         self.front = [cupy.empty(cap, dtype=cupy.int32), cupy.empty(cap, dtype=cupy.int32)]
         self.orphans = cupy.empty(cap, dtype=cupy.int32)
+        self.qtag = cupy.zeros(cap, dtype=cupy.int32)          # 0 at rest (see the kernel)
         self.cap = cap
         self._params()
 
@@ -222,7 +232,7 @@ class GPUState:
         qlen = int(self.queue.shape[0])
         limit = self.relax_queue_limit
         ptrs += [self.queue.data.ptr if qlen else 0, qlen,
-                 qlen if limit is None else min(qlen, max(int(limit), 0))]
+                 qlen if limit is None else min(qlen, max(int(limit), 0)), self.qtag.data.ptr]
         self._queue_limit = limit
         self.params = cupy.asarray(np.array(ptrs, dtype=np.uint64))
         self._params_ptr = self.params.data.ptr
@@ -307,12 +317,13 @@ class GPUState:
         they are now (made again only when one of them changed)."""
         key = (self.async_queue, self.kernel_name, self.small_max, self.barrier_backoff_ns,
                self.cooperative, self.record_timeline, self.relax_queue_limit,
-               self.one_block_max)
+               self.one_block_max, self.settle, self.chase)
         if key != self._settings_key:
             if self.record_timeline != (self.times is not None):
                 self._timeline_switch()
             owner = self.owner
             mode = (0 if owner.directed else 1) | (2 if owner.want_parents else 0) | \
+                (8 if self.settle else 0) | (16 if self.settle and self.chase else 0) | \
                 (min(max(int(self.small_max), 0), 255) << 8) | \
                 (min(max(int(self.barrier_backoff_ns) // 8, 0), 255) << 16) | \
                 (min(max(int(self.one_block_max), 0), 255) << 24)
@@ -391,9 +402,8 @@ class GPUState:
         mode |= 4 * self.parity
         grid = self.grid(nd + ni)
         if self.direct_launch:
-            args = self._args
-            args[5:13] = (ds.data.ptr, dd.data.ptr, is_.data.ptr, id_.data.ptr, nd, ni, self.n,
-                          mode)
+            _pack_batch(self._args, 40, ds.data.ptr, dd.data.ptr, is_.data.ptr, id_.data.ptr,
+                        nd, ni, self.n, mode)
             stream = cupy.cuda.get_current_stream().ptr
             if cooperative:
                 cupy.cuda.driver.launchCooperativeKernel(
@@ -444,6 +454,9 @@ class GPUState:
 
 
 _I32 = np.dtype(np.int32)
+#: the batch's launch arguments (arguments 5-12, 8 bytes each: four addresses, nd, ni, n, and
+#: the int mode in the low half of the last) written into the argument buffer at once
+_pack_batch = struct.Struct("<8Q").pack_into
 _I64 = np.dtype(np.int64)
 
 

@@ -74,6 +74,7 @@ typedef unsigned long long u64;
 #define P_QUEUE 14       // u64 work queue, QSENT at rest
 #define P_QCAP 15        // its length (a value, not an address)
 #define P_QCAP_RELAX 16  // the slots the relaxation may use (a value; at most P_QCAP)
+#define P_QTAG 17        // int: the last chase pass + 1 that listed a vertex (0 at rest)
 
 // work queue keys: a vertex (bits 0-31) with its level (bits 32-61, saturated at Q_LMAX) or,
 // with QCHUNK, a chunk of its list (chunk index in bits 32-61; QIN: of its in-list)
@@ -144,7 +145,7 @@ __device__ __forceinline__ int ld(const int* p) { return __ldcg(p); }
 __device__ __forceinline__ u64 ld(const u64* p) { return __ldcg(p); }
 
 struct Update {
-    int* level; int* cnt; int* flag; unsigned* old; int* parent;
+    int* level; int* cnt; int* flag; unsigned* old; int* parent; int* qtag;
     int* changed; int* orphans; u64* seeds; int2* chunks;
     int* front0; int* front1;   // two fields, not an array: an index into a member array known
                                 // only at run time keeps the whole struct in local memory
@@ -318,6 +319,13 @@ struct Update {
     __device__ void seed_early(int w) {
         push_seed(2u, w);
         cnt[w] = SEEDED;
+    }
+
+    // marked w (old level 1) settled on level 2 while marking with `ones` parents found in
+    // the part of its list just read (see `settle` in the kernel)
+    __device__ void settle(int w, int ones) {
+        atomicAdd(&cnt[w], ones);
+        level[w] = 2;
     }
 
     // x (level lx, its last parent gone) moves down: appended to `changed`, whose new
@@ -716,9 +724,10 @@ struct Update {
     // when it has at most small_max entries, else by the whole warp (wr(v, il, j0, j1) on
     // row[j0, j1)): whole when it has at most CHUNK entries; a longer one is cut into chunks
     // for a later deal (cut), or (QUEUE) its first CHUNK entries read now and the other
-    // chunks queued (the work-queue phases). A chunk is read by the whole warp too.
+    // chunks queued (the work-queue phases), or (WHOLE, no chunk items) handed whole to wr.
+    // A chunk is read by the whole warp too.
     // Warp-uniform. tr and wr have one call site each: every phase inlines them once.
-    template <bool QUEUE = false, class G, class T, class W>
+    template <bool QUEUE = false, bool WHOLE = false, class G, class T, class W>
     __device__ void deal(i64 n, i64 c0, i64 nch, int in_list, G get, T tr, W wr) {
         const i64 w0 = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
         const i64 nw = ((i64)nblk * blockDim.x) >> 5;
@@ -757,7 +766,7 @@ struct Update {
                     j0 = (bcode >> 1) * CHUNK;
                 } else {                   // a vertex: its whole list counted as read
                     if (lane == 0) scanned += (u64)bd;
-                    if (bd > CHUNK) {
+                    if (bd > CHUNK && !WHOLE) {
                         if constexpr (QUEUE) {
                             queue_chunks(bv, bil, bd);
                         } else {
@@ -766,7 +775,7 @@ struct Update {
                         }
                     }
                 }
-                wr(bv, bil, j0, min(bd, j0 + CHUNK));
+                wr(bv, bil, j0, WHOLE ? bd : min(bd, j0 + CHUNK));
             }
         }
     }
