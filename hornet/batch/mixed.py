@@ -131,7 +131,7 @@ def _planned(g, insert, delete, edge_props: dict):
     if del_pairs is None:
         return None
     with batch_scope(g, ni + nd):
-        return planned_apply(g, *pairs, *del_pairs)
+        return planned_apply(g, *pairs, *del_pairs[:2])
 
 
 def _inside(edges: SortedEdges, n: int):
