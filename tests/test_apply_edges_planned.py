@@ -107,7 +107,7 @@ def test_mixed_batches_without_properties(device, monkeypatch, directed):
     rng = np.random.default_rng(5 + directed)
     kw = dict(directed=directed, device=device)
     a, b = hornet.Graph(**kw), hornet.Graph(**kw)
-    n, m = 2000, 4000
+    n, m = 2000, 5000                           # past the small path, directed too
     s0, d0 = rng.integers(0, n, 5 * m), rng.integers(0, n, 5 * m)
     for g in (a, b):
         g.insert_edges(s0, d0)
