@@ -76,11 +76,11 @@ def rotated_window_replays(path: str, batch: int, window: int, modes: list, use,
 @contextlib.contextmanager
 def timed_compaction(device: str):
     """Inside the block, :func:`hornet.batch.pipeline.compact_memory` (and the bindings of it
-    that the planned and small-batch paths hold) add their wall-clock seconds (less their
+    that the planned, mixed, medium and small-batch paths hold) add their wall-clock seconds (less their
     compiles) to the yielded list's first item; the GPU is synchronised before and after
     each call. The replay's warm-up on its scratch graph counts too: a few edges, no
     measurable time once compiled."""
-    from hornet.batch import pipeline, planned, small_path
+    from hornet.batch import medium_path, pipeline, planned, planned_mixed, small_path
     original = pipeline.compact_memory
     spent = [0.0]
     if device == "gpu":
@@ -99,7 +99,7 @@ def timed_compaction(device: str):
         finally:
             sync()
             spent[0] += time.perf_counter() - t - compiling.seconds
-    modules = (pipeline, planned, small_path)
+    modules = (pipeline, planned, planned_mixed, medium_path, small_path)
     for m in modules:
         m.compact_memory = timed
     try:

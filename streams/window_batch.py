@@ -53,11 +53,11 @@ def insert_refresh(g, ch: BatchChanges, s, d, idx, w, window: EventWindow,
 def insert_expire(g, ch: BatchChanges, s, d, idx, w, window: EventWindow, end: int) -> bool:
     """:func:`insert_refresh` and the window's expiry after it (``window.expired(end)``,
     ``end`` the batch's stop index) in one graph call (:meth:`hornet.Graph.apply_edges`:
-    the batch's edges inserted, the expired ones deleted), with the same result and the
+    the batch's edges inserted, the expired ones deleted: one batch on the CPU, one plan
+    on the GPU), with the same result and the
     same changes in ``ch``; returns True, or False with nothing done where it does not
     apply: it is for replays that feed no analytic during the batch (each analytic sees
-    the graph after it), on CPU graphs (where the two halves share one batch), while the
-    window tracks refreshes (:attr:`EventWindow.tracks_refreshes`) and the batch holds at
+    the graph after it), while the window tracks refreshes (:attr:`EventWindow.tracks_refreshes`) and the batch holds at
     most as many events as the window (none of its own events leaves it at its end).
 
     The expired edges are taken from the window before the batch is recorded: an edge
@@ -70,7 +70,7 @@ def insert_expire(g, ch: BatchChanges, s, d, idx, w, window: EventWindow, end: i
     the graph's sorted form (:class:`hornet.batch.mixed.SortedEdges`, 8 bytes per stored
     entry while it is in the window); when exactly that record expires, the delete takes
     that form instead of sorting the expired pairs again."""
-    if g.device != "cpu" or not window.tracks_refreshes or idx[0] < end - window.window:
+    if not window.tracks_refreshes or idx[0] < end - window.window:
         return False
     es, ed, kept = window.expired_edges(end)
     # the expired edges in the graph's sorted form when they are exactly the edges that

@@ -23,8 +23,12 @@ from bench.window import write_random_stream
 from streams.replay import replay
 
 WINDOW_STAGES = [
-    ("streams.window_batch", "insert_refresh"),
+    ("streams.window_batch", "insert_refresh"), ("streams.window_batch", "insert_expire"),
     ("streams.window", "EventWindow.expired"), ("streams.window", "EventWindow.record"),
+    ("streams.window", "EventWindow.expired_edges"),
+    ("hornet.batch.mixed", "apply_edges"), ("hornet.batch.planned_mixed", "planned_apply"),
+    ("hornet.batch.planned_mixed", "_read_back"),
+    ("hornet.batch.gpu.plan", "shift_for_removal"),
     ("hornet.batch.pipeline", "compact_memory"),      # wrapped where every path binds it
     ("hornet.memory.manager", "MemoryManager.compact_touched"),
     ("hornet.memory.manager", "MemoryManager.compact"),

@@ -10,8 +10,11 @@ in cache), the blocks that the insert's growing lists leave go back with the del
 release, and the memory policy (:func:`hornet.batch.pipeline.compact_memory`) and the
 batch's bookkeeping run once. A caller that deletes the edges of an earlier insert (a
 sliding window) may keep them in the delete's sorted form (:class:`SortedEdges`) and spare
-the delete its sort. Elsewhere (GPU graphs, graphs with a vertex map, batches that the
-small-batch path takes, the fused pipelines switched off) it is the two calls.
+the delete its sort. On the GPU, batches past the small-batch path are planned together
+on the device with one read-back (:mod:`hornet.batch.planned_mixed`). Elsewhere (graphs
+with a vertex map, batches that the small-batch path takes, the fused or planned pipelines
+switched off, and on the GPU an edge that the insert adds and the delete names) it is the
+two calls.
 """
 from __future__ import annotations
 
@@ -21,6 +24,9 @@ import numpy as np
 
 from . import pipeline
 from .cpu.small import CPU_SMALL_ENTRIES
+from .planned import planned_pairs
+from .planned_mixed import planned_apply
+from .small_layout import SMALL_ENTRIES
 from .scope import batch_length, batch_scope
 from .validate import BatchError, edge_batch, property_values
 from ..memory.manager import DeviceMemoryError
@@ -57,6 +63,10 @@ def apply_edges(g, insert, delete, edge_props: dict, keep_sorted: bool = False):
         if delete.directed != g.directed:
             raise BatchError("SortedEdges of a directed graph for an undirected one, or the "
                              "other way round")
+    if g.device == "gpu":
+        changes = _planned(g, insert, delete, edge_props)
+        if changes is not None:
+            return (*changes, None) if keep_sorted else changes
     if not _fused(g, insert, delete):
         if isinstance(delete, SortedEdges):
             delete = (delete.src, delete.dst)
@@ -96,6 +106,32 @@ def apply_edges(g, insert, delete, edge_props: dict, keep_sorted: bool = False):
         else:
             deleted = _delete_after(g, K, ds, dd, n, left.copy())
     return (inserted, deleted, kept) if keep_sorted else (inserted, deleted)
+
+
+def _planned(g, insert, delete, edge_props: dict):
+    """Both changes of a GPU mixed batch planned together (:mod:`hornet.batch.planned_mixed`),
+    or None with nothing changed where that path does not take it: a graph with a vertex
+    map or the planned path off, no delete, inputs the planned path does not take, both
+    halves small enough for the small-batch path, or an edge that the insert adds and the
+    delete names."""
+    if g.vertex_map is not None or not g._planned_batches or delete is None:
+        return None
+    if isinstance(delete, SortedEdges):
+        delete = (delete.src, delete.dst)
+    if insert[1] is None or delete[1] is None:
+        return None
+    per = 1 if g.directed else 2
+    ni, nd = batch_length(insert[0]), batch_length(delete[0])
+    if g._small_batches and max(ni, nd) * per <= SMALL_ENTRIES:
+        return None
+    pairs = planned_pairs(g, *insert, edge_props, True)
+    if pairs is None:
+        return None
+    del_pairs = planned_pairs(g, *delete, {}, False)
+    if del_pairs is None:
+        return None
+    with batch_scope(g, ni + nd):
+        return planned_apply(g, *pairs, *del_pairs[:2])
 
 
 def _inside(edges: SortedEdges, n: int):

@@ -439,3 +439,71 @@ extern "C" __global__ void batch_commit(const int* __restrict__ sources,
         freed[k] = f;
     }
 }
+
+
+// ---- a mixed batch: an insert and a delete planned side by side against one vertex table
+// (hornet/batch/planned_mixed.py). Sources and entries of each plan are sorted by (src, dst).
+
+// out[0] += the number of the insert plan's kept entries (src, dst: info[I_KEPT] of them; the
+// grid is sized for bound) whose key is among the delete's sorted keys (keys, n of them):
+// edges the insert adds and the delete names, which the plans against the old table miss.
+extern "C" __global__ void batch_common(const int* __restrict__ src, const int* __restrict__ dst,
+                                        const i64* __restrict__ info, i64 bound,
+                                        const u64* __restrict__ keys, i64 n,
+                                        i64* __restrict__ out) {
+    const i64 m = min(bound, info[I_KEPT]);
+    i64 hits = 0;
+    GRID_STRIDE(i, m) {
+        const u64 k = ((u64)(unsigned)src[i] << ID_BITS) | (u64)(unsigned)dst[i];
+        const i64 p = lower_bound(keys, n, k);
+        hits += p < n && keys[p] == k;
+    }
+    if (hits) atomicAdd((u64*)out, (u64)hits);
+}
+
+// For segment k of one plan (source sources[k], ns of them): the length c of the other plan's
+// segment of the same source (other, other_len: on segments, sorted; 0 when it has none),
+// added (sign 1) to or subtracted (sign -1) from value[k].
+extern "C" __global__ void batch_overlap(const int* __restrict__ sources, i64 ns,
+                                         const int* __restrict__ other,
+                                         const i64* __restrict__ other_len, i64 other_ns,
+                                         int sign, i64* __restrict__ value) {
+    GRID_STRIDE(k, ns) {
+        const int v = sources[k];
+        const i64 j = lower_bound(other, other_ns, v);
+        if (j < other_ns && other[j] == v) value[k] += sign * other_len[j];
+    }
+}
+
+// The insert's insertion points (src, at: m entries) into the lists after the delete's
+// removal: at[j] less the delete's positions (del_src, del_at: dm entries, ascending by
+// (src, position)) in the same list before it.
+extern "C" __global__ void batch_shift(const int* __restrict__ src, i64* __restrict__ at, i64 m,
+                                       const int* __restrict__ del_src,
+                                       const i64* __restrict__ del_at, i64 dm) {
+    GRID_STRIDE(j, m) {
+        const int u = src[j];
+        const i64 a = at[j];
+        i64 lo = 0, hi = dm;                   // first delete entry of source u
+        while (lo < hi) {
+            const i64 mid = (lo + hi) >> 1;
+            if (del_src[mid] < u) lo = mid + 1; else hi = mid;
+        }
+        const i64 first = lo;
+        hi = dm;                               // first one of u at or past position a
+        while (lo < hi) {
+            const i64 mid = (lo + hi) >> 1;
+            if (del_src[mid] == u && del_at[mid] < a) lo = mid + 1; else hi = mid;
+        }
+        at[j] = a - (lo - first);
+    }
+}
+
+// degree[sources[k]] = old_deg[k] + seg_len[k] (ns segments): the insert's lists after both
+// halves (old_deg: their degrees after the delete's removal).
+extern "C" __global__ void batch_degrees(const int* __restrict__ sources,
+                                         const i64* __restrict__ old_deg,
+                                         const i64* __restrict__ seg_len, i64 ns,
+                                         int* __restrict__ degree) {
+    GRID_STRIDE(k, ns) degree[sources[k]] = (int)(old_deg[k] + seg_len[k]);
+}

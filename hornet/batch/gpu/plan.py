@@ -53,7 +53,8 @@ _LAUNCHES: dict = {}
 # kernel -> its number of parameters (every launch goes through a PreparedLaunch)
 _ARITY = {"batch_keys<int>": 6, "batch_keys<long long>": 6, "batch_find": 8,
           "batch_ranks": 9, "batch_scatter": 15, "batch_plan": 17, "batch_place": 6,
-          "batch_commit": 10, "batch_tile_sort": 2, "batch_merge_pass": 4}
+          "batch_commit": 10, "batch_tile_sort": 2, "batch_merge_pass": 4,
+          "batch_common": 7, "batch_overlap": 7, "batch_shift": 6, "batch_degrees": 5}
 
 
 def _prepared(name: str) -> PreparedLaunch:
@@ -121,28 +122,35 @@ class _Scratch:
             self.tile_sum = cupy.empty(cap // SCAN_TILE + 1, dtype=cupy.int64)
             self.capacity = cap
 
-    def readback(self) -> np.ndarray:
-        """``info`` copied into the pinned host buffer (the plan's one synchronization)."""
+    def copy_info(self) -> None:
+        """``info`` queued for a copy into the pinned host buffer (valid after the stream's
+        next synchronization)."""
         stream = cupy.cuda.get_current_stream()
         cupy.cuda.runtime.memcpyAsync(self.host.ctypes.data, self.info.data.ptr,
                                       INFO_WORDS * 8, cupy.cuda.runtime.memcpyDeviceToHost,
                                       stream.ptr)
-        stream.synchronize()
+
+    def readback(self) -> np.ndarray:
+        """``info`` copied into the pinned host buffer (the plan's one synchronization)."""
+        self.copy_info()
+        cupy.cuda.get_current_stream().synchronize()
         return self.host
 
 
-def _scratch(entries: int) -> _Scratch:
-    if not _SCRATCH:
+def _scratch(entries: int, slot: int = 0) -> _Scratch:
+    while len(_SCRATCH) <= slot:
         _SCRATCH.append(_Scratch())
-    ws = _SCRATCH[0]
+    ws = _SCRATCH[slot]
     ws.reserve(entries)
     return ws
 
 
-def plan_scratch(entries: int) -> _Scratch:
-    """The process's plan scratch, grown to hold a batch of ``entries`` entries (reused batch
-    after batch: the kernels of one batch run in stream order)."""
-    return _scratch(entries)
+def plan_scratch(entries: int, slot: int = 0) -> _Scratch:
+    """The process's plan scratch number ``slot``, grown to hold a batch of ``entries``
+    entries (reused batch after batch: the kernels of one batch run in stream order). A
+    mixed batch plans its two halves side by side in slots 0 and 1
+    (:mod:`hornet.batch.planned_mixed`)."""
+    return _scratch(entries, slot)
 
 
 def plan_entries(ws: _Scratch, s, d, mirror: bool, inserting: bool, degree, edge_ptr,
@@ -229,7 +237,8 @@ class BatchPlan:
 
 
 def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr,
-               min_class: int, keep_blocks: bool = False) -> BatchPlan:
+               min_class: int, keep_blocks: bool = False, slot: int = 0,
+               wait: bool = True):
     """Plan an insert (``inserting``) or delete of the pairs ``s``, ``d`` (contiguous int32 or
     int64 device arrays of one dtype, shape (n,), 0 < n and n * (2 if mirror else 1) <=
     MAX_ENTRIES) against the vertex table
@@ -243,11 +252,16 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     keeps them); every other array of the plan is a view of the process's plan scratch, which
     the next call overwrites (in stream order: a batch's kernels that read them are queued
     before it). The scratch grows to the largest batch planned and is kept.
+
+    ``slot``: which plan scratch (:func:`plan_scratch`). ``wait`` False: nothing is read
+    back; returns a :class:`PendingPlan`, whose ``finish`` makes the plan once its
+    ``ws.info`` has reached the host (``ws.copy_info()`` and a synchronization: a caller
+    planning two batches reads both back at once).
     """
     n = int(s.shape[0])
     entries = n * (2 if mirror else 1)
     table_len = int(degree.shape[0])
-    ws = plan_scratch(entries)
+    ws = plan_scratch(entries, slot)
     # the change's arrays get their own allocations (a caller keeping the change keeps no
     # scratch); everything else lives in the reused scratch
     src = cupy.empty(entries, dtype=cupy.int32)
@@ -255,7 +269,6 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     once_pairs = cupy.empty(entries if mirror else 0, dtype=cupy.int32)
     # the wide rows: keys, at_all, flags, at, seg_start, moved, move_class, seg_len, old_deg,
     # new_deg, old_ptr (views made once the counts are known; the kernels get addresses)
-    rows = ws.rows
     row = ws.wide.data.ptr
     step = ws.capacity * 8
     r_keys, r_at_all, r_flags, r_at, r_seg_start, r_moved, r_move_class, r_seg_len, \
@@ -275,7 +288,31 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
                                     p_size_class, p_edge_ptr, table_len, mode,
                                     int(min_class), p_sources, r_seg_len, r_old_deg,
                                     r_new_deg, r_old_ptr, r_moved, r_move_class, r_seg_ptr])
-    h = ws.readback()
+    pending = PendingPlan(ws, src, dst, once_pairs, mirror, half)
+    if not wait:
+        return pending
+    return pending.finish(ws.readback())
+
+
+@dataclass
+class PendingPlan:
+    """A plan queued on the device whose counts are not read back yet (:func:`plan_batch`
+    with ``wait`` False): ``ws`` its scratch, the rest the arrays its change keeps."""
+    ws: _Scratch
+    src: object
+    dst: object
+    once_pairs: object
+    mirror: bool
+    half: int
+
+    def finish(self, h: np.ndarray) -> BatchPlan:
+        """The plan, from ``h``: its ``ws.info`` on the host."""
+        return _made_plan(h, self.ws, self.src, self.dst, self.once_pairs, self.mirror,
+                          self.half)
+
+
+def _made_plan(h, ws, src, dst, once_pairs, mirror: bool, half: int) -> BatchPlan:
+    rows = ws.rows
     plan = BatchPlan(bool(h[I_BAD]), int(h[I_MAX_ID]) + 1, int(h[I_LOOPS]), int(h[I_KEPT]),
                      int(h[I_SEGMENTS]), int(h[I_MOVES]),
                      h[I_CLASS:I_CLASS + NUM_CLASSES].copy())
@@ -319,3 +356,39 @@ def commit_plan(plan: BatchPlan, degree, size_class, edge_ptr, min_class: int):
         plan.seg_ptr.data.ptr, plan.segments, int(min_class), degree.data.ptr,
         size_class.data.ptr, edge_ptr.data.ptr, plan.freed.data.ptr])
     return plan.freed
+
+
+def count_common(ins: PendingPlan, entries: int, dele: PendingPlan, del_entries: int,
+                 out) -> None:
+    """``out[0]`` (int64 device, zeroed by the caller) += the kept entries of the queued
+    insert plan ``ins`` (``entries``: its batch's entries) whose key is among the sorted keys
+    of the queued delete plan ``dele`` (``del_entries`` of them). One launch, no wait."""
+    _launch("batch_common", entries, [ins.src.data.ptr, ins.dst.data.ptr,
+                                      ins.ws.info.data.ptr, entries,
+                                      dele.ws.keys.data.ptr, del_entries, out.data.ptr])
+
+
+def shift_for_removal(ins: BatchPlan, dele: BatchPlan) -> None:
+    """Make the insert plan ``ins`` merge into its lists after the delete plan ``dele``
+    (planned against the same table, lists kept in their blocks) removed its entries in place:
+    each shared list's old degree (``ins.old_deg``) less the entries it loses, each insertion
+    point (``ins.at``) less the removed positions before it, and the delete's new degrees
+    (``dele.new_deg``) plus the entries the insert adds (so that a list the delete empties
+    and the insert refills keeps its block). Three launches, no wait."""
+    _launch("batch_overlap", ins.segments, [ins.sources.data.ptr, ins.segments,
+                                            dele.sources.data.ptr, dele.seg_len.data.ptr,
+                                            dele.segments, -1, ins.old_deg.data.ptr])
+    _launch("batch_shift", ins.kept, [ins.src.data.ptr, ins.at.data.ptr, ins.kept,
+                                      dele.src.data.ptr, dele.at.data.ptr, dele.kept])
+    _launch("batch_overlap", dele.segments, [dele.sources.data.ptr, dele.segments,
+                                             ins.sources.data.ptr, ins.seg_len.data.ptr,
+                                             ins.segments, 1, dele.new_deg.data.ptr])
+
+
+def set_degrees(ins: BatchPlan, degree) -> None:
+    """``degree`` (int32 device) of the insert plan's sources set to ``ins.old_deg +
+    ins.seg_len`` (after :func:`shift_for_removal`: the degrees after both halves). One
+    launch."""
+    _launch("batch_degrees", ins.segments, [ins.sources.data.ptr, ins.old_deg.data.ptr,
+                                            ins.seg_len.data.ptr, ins.segments,
+                                            degree.data.ptr])

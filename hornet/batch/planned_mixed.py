@@ -1,0 +1,145 @@
+"""A mixed GPU batch planned on the device: inserts and deletes with one read-back.
+
+:meth:`hornet.Graph.apply_edges` on a GPU graph (a sliding window's batch and expiry) plans
+both halves against the vertex table as it is (:func:`hornet.batch.gpu.plan.plan_batch`,
+side by side in two plan scratches) and reads both plans' counts back at once, with the
+number of edges that the insert adds and the delete names. Where there is none (an edge in
+both halves is then one the graph holds already, which the insert skips and the delete
+removes), the result of the insert followed by the delete is:
+
+- the delete's entries removed from their lists in place (the delete moves no list: a
+  shrinking list stays in its block, as inside :meth:`hornet.Graph.steady_churn`, until the
+  memory policy refits the loose lists, :func:`hornet.batch.pipeline.compact_memory`);
+- the insert's entries merged into the lists that are left (its insertion points and old
+  degrees less what the removal took: :func:`hornet.batch.gpu.plan.shift_for_removal`),
+  the growing lists straight into the blocks of one allocation;
+- both plans written into the vertex table, the blocks given back in one release, the
+  memory policy run once;
+
+and the two changes are the plans' own: the insert's new edges (with their property values)
+and the delete's present edges (with the values they had), as the two calls give them.
+Otherwise (an edge the insert adds and the delete removes, or anything the planned path does
+not take) :func:`planned_apply` returns None with nothing changed, and the caller makes the
+two calls.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .gpu.plan import (commit_plan, count_common, place_moves, plan_batch, set_degrees,
+                       shift_for_removal)
+from .pipeline import _field_columns, compact_memory, edge_change
+from .planned import _change, _first_pairs
+from .validate import check_ids
+
+__all__ = ["planned_apply"]
+
+_COMMON: list = []
+
+
+def _common():
+    """(device int64 (1,), pinned host int64 (1,)): the count of edges in both halves."""
+    if not _COMMON:
+        import cupy
+        import cupyx
+        _COMMON.append((cupy.zeros(1, dtype=cupy.int64), cupyx.empty_pinned(1, dtype=np.int64)))
+    return _COMMON[0]
+
+
+def _read_back(ins, dele, common) -> int:
+    """Both plans' counts and the common count on the host (one synchronization); returns
+    the common count."""
+    import cupy
+    ins.ws.copy_info()
+    dele.ws.copy_info()
+    dev, host = common
+    stream = cupy.cuda.get_current_stream()
+    cupy.cuda.runtime.memcpyAsync(host.ctypes.data, dev.data.ptr, 8,
+                                  cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+    stream.synchronize()
+    return int(host[0])
+
+
+def planned_apply(g, s, d, values: dict, ds, dd):
+    """(insert change, delete change) of inserting the pairs ``s``, ``d`` with ``values``
+    and then deleting the pairs ``ds``, ``dd`` (each from
+    :func:`hornet.batch.planned.planned_pairs`), or None with nothing changed where the
+    insert adds an edge that the delete names (the caller then makes the two calls).
+    Raises :class:`hornet.batch.validate.BatchError` (graph unchanged) for ids outside
+    [0, MAX_VERTEX_ID] in either half, and DeviceMemoryError (graph unchanged) when the
+    insert's growing lists find no room."""
+    mm, xp, K = g._mm, g._xp, g._K
+    mirror = not g.directed
+    table = (g._degree, g._size_class, g._edge_ptr, mm.min_size_class)
+    pending_i = plan_batch(s, d, mirror, True, *table, slot=0, wait=False)
+    pending_d = plan_batch(ds, dd, mirror, False, *table, keep_blocks=True, slot=1,
+                           wait=False)
+    common = _common()
+    common[0].data.memset_async(0, 8)
+    count_common(pending_i, int(s.shape[0]) * (2 if mirror else 1), pending_d,
+                 int(ds.shape[0]) * (2 if mirror else 1), common[0])
+    both = _read_back(pending_i, pending_d, common)
+    p = pending_i.finish(pending_i.ws.host)
+    q = pending_d.finish(pending_d.ws.host)
+    for plan, a, b in ((p, s, d), (q, ds, dd)):
+        if plan.bad:
+            check_ids([(a.astype(xp.int64), "src"), (b.astype(xp.int64), "dst")], xp)
+            raise AssertionError("the batch plan flagged an id that check_ids accepts")
+    if both:
+        return None
+    n = max(g._n, p.top)
+    g._reserve(n)
+    if p.moves:
+        pool = mm.allocate_counts(p.per_class)       # the only step that can fail
+        class_start = np.zeros(p.per_class.shape[0], dtype=np.int64)
+        np.cumsum(p.per_class[:-1], out=class_start[1:])
+        place_moves(p, class_start, pool)
+    # ---- nothing above changed the graph; from here on the batch is committed ----
+    g._views.clear()
+    g._n = n
+    gone = {}
+    if q.kept:
+        columns = _field_columns(g, q.old_ptr)
+        for f, (name, dt) in enumerate(g._edge_schema.items(), start=1):
+            gone[name] = xp.empty(q.kept, dtype=dt)
+            slots = xp.repeat(columns[f], q.seg_len) + dt.itemsize * q.at
+            K.read_at(slots, gone[name])
+        K.remove_lists(columns, columns, q.old_deg, q.seg_start, q.seg_len, q.at,
+                       mm.field_dtypes, items=g._entries)
+    change_values = {name: xp.empty(0, dtype=dt) for name, dt in g._edge_schema.items()}
+    if p.kept:
+        if q.kept:
+            shift_for_removal(p, q)
+        kept_values = {}
+        if g._edge_schema:
+            first, kept_keys = _first_pairs(xp, s, d, p, mirror)
+            kept_values = {name: values[name][first] for name in g._edge_schema}
+            change_values = kept_values
+            if p.once_src is not None:          # the change lists each edge once (src < dst)
+                once = xp.searchsorted(kept_keys, (p.once_src.astype(xp.int64) << 31)
+                                       | p.once_dst.astype(xp.int64))
+                change_values = {name: v[once] for name, v in kept_values.items()}
+        columns = _field_columns(g, p.old_ptr)
+        moved_columns = _field_columns(g, p.seg_ptr) if p.moves else columns
+        K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
+                      [p.dst] + [kept_values[name] for name in g._edge_schema])
+    # the delete's plan first: its new degrees count the insert's entries (shift_for_removal),
+    # so a list it empties that the insert refills keeps its block; then the insert's (the
+    # growing lists' new blocks and classes), then the insert's lists' degrees after both
+    freed = [commit_plan(q, g._degree, g._size_class, g._edge_ptr, mm.min_size_class),
+             commit_plan(p, g._degree, g._size_class, g._edge_ptr, mm.min_size_class)]
+    if p.kept and q.kept:
+        set_degrees(p, g._degree)
+    freed = [f for f in freed if f.size]
+    if freed:
+        mm.release(freed[0] if len(freed) == 1 else xp.concatenate(freed), wait=False)
+    g._entries += p.kept - q.kept
+    if q.kept:
+        compact_memory(g, q.sources)
+    inserted = _change(g, "insert", p, change_values, p.loops)
+    if gone:
+        deleted = edge_change(g, "delete", q.src, q.dst, gone)
+    else:
+        empty = {name: xp.empty(0, dtype=dt) for name, dt in g._edge_schema.items()}
+        deleted = _change(g, "delete", q, empty, 0)
+    return inserted, deleted
