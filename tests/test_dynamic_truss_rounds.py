@@ -45,9 +45,21 @@ def _check(kt, g) -> None:
     assert _ties(kt) == 0
 
 
+def _use_peel(device, peel, monkeypatch) -> None:
+    """ko_scan's peeling: "async" (one queue-driven phase, ``ko_async.cuh``) or "rounds"
+    (synchronous rounds from a worklist); the CPU version runs once (as "async")."""
+    if device == "cpu" and peel != "async":
+        pytest.skip("the GPU version's peeling in ko_scan")
+    if device == "gpu":
+        from hornet.algos.ktruss import dynamic_gpu
+        monkeypatch.setattr(dynamic_gpu, "ASYNC_PEEL", peel == "async")
+
+
+@pytest.mark.parametrize("peel", ["async", "rounds"])
 @pytest.mark.parametrize("driver", ["device", "device-from-2", "rounds", "raise"])
-def test_torus_lattice_peels_in_rings(device, driver, monkeypatch):
+def test_torus_lattice_peels_in_rings(device, driver, peel, monkeypatch):
     _use_driver(device, driver, monkeypatch)
+    _use_peel(device, peel, monkeypatch)
     s, d = _lattice()
     g = hornet.Graph(directed=False, device=device)
     g.insert_edges(arr(device, s), arr(device, d))
@@ -79,9 +91,57 @@ def test_torus_lattice_peels_in_rings(device, driver, monkeypatch):
         assert kt.stats["path"] == "dynamic"
         _check(kt, g)
         peel_rounds.append(kt.stats.get("peel_rounds", 0))
-    if gpu:
-        # (the single hole's peeling at level 3 goes ring by ring)
+    if gpu and not (peel == "async" and driver in ("device", "device-from-2")):
+        # (the single hole's peeling at level 3 goes ring by ring; asynchronous: one phase)
         assert peel_rounds[0] >= 4, peel_rounds
+
+
+@pytest.mark.parametrize("units", [1 << 22, 64])
+def test_async_peeling_random_batches(device, units, monkeypatch):
+    """The lattice with two hubs under random deletions and re-insertions, ko_scan peeling
+    asynchronously (GPU; units: the queue's capacity, 64 too few for most peelings: those
+    updates stop and fall back to the static decomposition, and the next ones start from a
+    clean queue). Exact and a k-order after every batch."""
+    if device == "cpu" and units != 1 << 22:
+        pytest.skip("the GPU version's queue")
+    _use_driver(device, "device", monkeypatch)
+    _use_peel(device, "async", monkeypatch)
+    if device == "gpu":
+        from hornet.algos.ktruss import dynamic_gpu
+        monkeypatch.setattr(dynamic_gpu, "ASYNC_QUEUE_UNITS", units)
+    rng = np.random.default_rng(11)
+    s, d = _with_hubs()
+    g = hornet.Graph(directed=False, device=device)
+    g.insert_edges(arr(device, s), arr(device, d))
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    _check(kt, g)
+    paths = set()
+    for step in range(8):
+        pick = rng.choice(len(s), int(rng.integers(1, 40)), replace=False)
+        gone = ([s[i] for i in pick], [d[i] for i in pick])
+        kt.update(g.delete_edges(arr(device, gone[0]), arr(device, gone[1])))
+        paths.add(kt.stats["path"])
+        _check(kt, g)
+        kt.update(g.insert_edges(arr(device, gone[0]), arr(device, gone[1])))
+        paths.add(kt.stats["path"])
+        _check(kt, g)
+    if units != 1 << 22:
+        assert "static" in paths and "dynamic" in paths, paths
+    else:
+        assert paths == {"dynamic"}, paths
+
+
+def _with_hubs() -> tuple[list[int], list[int]]:
+    """The lattice plus two hubs, each adjacent to a third of it and to the other."""
+    s, d = _lattice()
+    hubs = (W * H, W * H + 1)
+    for hub, start in zip(hubs, (0, W * H // 3)):
+        for x in range(start, start + W * H // 3):
+            s.append(x)
+            d.append(hub)
+    s.append(hubs[0])
+    d.append(hubs[1])
+    return s, d
 
 
 @pytest.mark.parametrize("light_max", [0, 6, 1 << 20])
@@ -98,14 +158,7 @@ def test_descent_by_list_length(device, light_max, monkeypatch):
         monkeypatch.setattr(dynamic_gpu, "HINDEX_SPLIT_MIN", 0)
         monkeypatch.setattr(dynamic_gpu, "HINDEX_LIGHT_MAX", light_max)
     rng = np.random.default_rng(7)
-    s, d = _lattice()
-    hubs = (W * H, W * H + 1)
-    for hub, start in zip(hubs, (0, W * H // 3)):
-        for x in range(start, start + W * H // 3):
-            s.append(x)
-            d.append(hub)
-    s.append(hubs[0])
-    d.append(hubs[1])
+    s, d = _with_hubs()
     g = hornet.Graph(directed=False, device=device)
     g.insert_edges(arr(device, s), arr(device, d))
     kt = DynamicTruss(g, **MODES["dynamic"])

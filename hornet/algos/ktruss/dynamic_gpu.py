@@ -93,7 +93,6 @@ one whose region passes ``fallback_share`` of the edges or whose update runs lon
 """
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
@@ -104,15 +103,11 @@ from ..triangles import DynamicTriangleCount
 from ..underlying import undirected_change, undirected_copy
 from ..views import as_adjacency
 from .gpu import truss_numbers_and_rounds
+from .ko_launch import _fn, _grid, _prepared, _ptr
 from hornet.core.cuda import BLOCK
 
 __all__ = ["GpuDynamicTruss"]
 
-_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_gpu.cu")
-#: the small batch's keys (tb_batch_keys)
-_CU_BATCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "batch_keys.cu")
-#: an insertion's start at lower bounds (is_* kernels)
-_CU_START = os.path.join(os.path.dirname(os.path.abspath(__file__)), "insert_start.cu")
 #: counter words (see dynamic_gpu.cu)
 C_LOW, C_NEXT, C_TOUCHED, C_FELL = 0, 1, 2, 6
 C_EVAL, C_NEWC, C_ALL, C_TAIL = 8, 9, 11, 14
@@ -155,6 +150,14 @@ DEVICE_SCAN_DELETE_MAX_EDGES = 1 << 21
 #: The same choice for the certified raise of an insertion and its descent and peeling
 #: (``ko_scan`` mode 3); None: by the graph's size, as DEVICE_SCAN_DELETE.
 DEVICE_SCAN_RAISE: bool | None = None
+#: True: ko_scan peels as one asynchronous phase (a work queue that every warp serves to its
+#: end, ``ko_async.cuh``) on a graph of at most ASYNC_PEEL_MAX_EDGES undirected edges: a small
+#: update's peeling is a chain of rounds of few edges each, and the grid barriers between
+#: rounds cost more than their work; False: synchronous rounds (``ko_peel.cuh``).
+ASYNC_PEEL = True
+ASYNC_PEEL_MAX_EDGES = 1 << 21
+#: units the asynchronous peeling's queue holds in one peeling (a longer one falls back)
+ASYNC_QUEUE_UNITS = 1 << 22
 #: batches of at most this many edges get their batch adjacency from one block
 #: (``tb_batch_keys``, SMALL_BATCH in batch_keys.cu) instead of a sort
 SMALL_BATCH = 1024
@@ -186,49 +189,6 @@ def _parts(n: int) -> np.int32:
     """Warps per edge for a launch over ``n`` edges: enough for a few edges (a hub's long
     list) to fill the GPU."""
     return np.int32(min(MAX_PARTS, max(1, -(-TARGET_WARPS // max(int(n), 1)))))
-
-
-def _fn(name: str):
-    from hornet.core.cuda import function
-    if name.startswith("is_"):
-        return function(_CU_START, name)
-    return function(_CU_BATCH if name == "tb_batch_keys" else _CU, name)
-
-
-_PREPARED: dict = {}
-
-
-def _prepared(name: str, nargs: int, cooperative: bool = False):
-    """The reused prepared launch of kernel ``name`` (arguments as ints: device pointers,
-    integers), cooperative or not."""
-    entry = _PREPARED.get(name)
-    if entry is None:
-        from hornet.core.cuda import PreparedLaunch
-
-        class Cooperative(PreparedLaunch):
-            def __call__(self, grid: int, block: int, values) -> None:
-                import cupy
-                if self._ptr is None:
-                    self._ptr = self.fn.kernel.ptr
-                self.args[:] = values
-                # (cuLaunchCooperativeKernel: no "extra" argument)
-                cupy.cuda.driver.launchCooperativeKernel(
-                    self._ptr, int(grid), 1, 1, int(block), 1, 1, 0,
-                    cupy.cuda.get_current_stream().ptr, self._slots_address)
-
-        entry = _PREPARED[name] = (Cooperative if cooperative else PreparedLaunch)(
-            _fn(name), nargs)
-    return entry
-
-
-def _grid(items: int) -> int:
-    """Blocks of a grid-stride launch over ``items`` threads (0: nothing to run)."""
-    from hornet.core.cuda import BLOCK, _max_grid
-    return min(-(-int(items) // BLOCK), _max_grid())
-
-
-def _ptr(a) -> int:
-    return a.data.ptr
 
 
 class GpuDynamicTruss:
@@ -274,6 +234,7 @@ class GpuDynamicTruss:
         self._ctr_host = self._words_host[:CTR_WORDS]
         self._ks_host = self._words_host[CTR_WORDS:]
         self._batch_keys = cupy.empty(2 * SMALL_BATCH, dtype=cupy.int64)
+        self._queue = None                        # (units, entry counts): _async_queue
         self._bar = cupy.zeros(4, dtype=cupy.uint32)
         self._recompute()
 
@@ -367,7 +328,8 @@ class GpuDynamicTruss:
         statistics (one read of the counters and control words); returns False when it
         stopped early (deadline, region, stamps) or edges survived the deletion's peeling."""
         from hornet.core.cuda import BLOCK
-        launch = _prepared("ko_scan", 40, cooperative=True)
+        launch = _prepared("ko_scan", 43, cooperative=True)
+        queue = self._async_queue()
         base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS
         left = (deadline - time.perf_counter()) * 1e9
         deadline_ns = int(min(max(left, 0.0), 2.0 ** 62))
@@ -391,6 +353,8 @@ class GpuDynamicTruss:
             P(other),
             P(self._rank_old), int(n), int(k), int(self._head),
             *((P(extras[0]), P(extras[1]), int(extras[0].shape[0])) if extras is not None
+              else (0, 0, 0)),
+            *((P(queue[0]), P(queue[1]), int(queue[0].shape[0])) if queue is not None
               else (0, 0, 0))))
         if overlap is not None:
             overlap()
@@ -407,8 +371,22 @@ class GpuDynamicTruss:
         self._raised = int(c[KS_RAISED])
         if int(c[KS_STATUS]) != KS_DONE:
             self._cnt.fill(0)                     # (a phase may have stopped before its reader)
+            if queue is not None:                 # (a stopped queue may hold units)
+                queue[0].fill(-1)
+                queue[1].fill(0)
             return False
         return True
+
+    def _async_queue(self):
+        """(units, entry counts) of ko_scan's asynchronous peeling (made on first use), or
+        None where it peels in rounds (:data:`ASYNC_PEEL`, :data:`ASYNC_PEEL_MAX_EDGES`)."""
+        if not ASYNC_PEEL or self.graph.num_edges > ASYNC_PEEL_MAX_EDGES:
+            return None
+        if self._queue is None:
+            cp = self._cp
+            self._queue = (cp.full(ASYNC_QUEUE_UNITS, -1, dtype=cp.int64),
+                           cp.zeros(ASYNC_QUEUE_UNITS, dtype=cp.int32))
+        return self._queue
 
     _grid_cache: dict = {}
 
