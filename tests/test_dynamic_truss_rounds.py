@@ -5,7 +5,9 @@ peeling that orders them there removes one ring a round while most edges stay li
 the hole again raises every edge through a candidate set as large as the lattice. On the GPU
 the peelings go from a worklist (``ko_peel.cuh``: later rounds count only the live members
 that lost a triangle), in one cooperative launch per update and in host-driven rounds, and
-the host-driven descent's h-index takes short lists a warp each and long ones a block each.
+the host-driven descent's h-index takes short lists a warp each and long ones a block each;
+inside the cooperative launch the peelings, candidate searches and descents also run as one
+asynchronous, queue-driven phase each (``ko_async.cuh``).
 After every batch the numbers equal the static decomposition and the k-order invariant holds
 without ties; the CPU version runs the same batches with the same checks."""
 from __future__ import annotations
@@ -46,13 +48,15 @@ def _check(kt, g) -> None:
 
 
 def _use_peel(device, peel, monkeypatch) -> None:
-    """ko_scan's peeling: "async" (one queue-driven phase, ``ko_async.cuh``) or "rounds"
-    (synchronous rounds from a worklist); the CPU version runs once (as "async")."""
+    """ko_scan's peelings, candidate searches and descents: "async" (one queue-driven phase
+    each, ``ko_async.cuh``) or "rounds" (synchronous rounds from worklists); the CPU version
+    runs once (as "async")."""
     if device == "cpu" and peel != "async":
-        pytest.skip("the GPU version's peeling in ko_scan")
+        pytest.skip("the GPU version's phases in ko_scan")
     if device == "gpu":
         from hornet.algos.ktruss import dynamic_gpu
-        monkeypatch.setattr(dynamic_gpu, "ASYNC_PEEL", peel == "async")
+        for flag in ("ASYNC_PEEL", "ASYNC_CAND", "ASYNC_DESCENT"):
+            monkeypatch.setattr(dynamic_gpu, flag, peel == "async")
 
 
 @pytest.mark.parametrize("peel", ["async", "rounds"])

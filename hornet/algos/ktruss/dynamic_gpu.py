@@ -150,13 +150,14 @@ DEVICE_SCAN_DELETE_MAX_EDGES = 1 << 21
 #: The same choice for the certified raise of an insertion and its descent and peeling
 #: (``ko_scan`` mode 3); None: by the graph's size, as DEVICE_SCAN_DELETE.
 DEVICE_SCAN_RAISE: bool | None = None
-#: True: ko_scan peels as one asynchronous phase (a work queue that every warp serves to its
-#: end, ``ko_async.cuh``) on a graph of at most ASYNC_PEEL_MAX_EDGES undirected edges: a small
-#: update's peeling is a chain of rounds of few edges each, and the grid barriers between
-#: rounds cost more than their work; False: synchronous rounds (``ko_peel.cuh``).
-ASYNC_PEEL = True
-ASYNC_PEEL_MAX_EDGES = 1 << 21
-#: units the asynchronous peeling's queue holds in one peeling (a longer one falls back)
+#: ko_scan's phases run as one asynchronous phase each (a work queue that every warp serves
+#: to its end, ``ko_async.cuh``) on a graph of at most ASYNC_MAX_EDGES edges: the peelings
+#: (ASYNC_PEEL), mode 4's candidate search (ASYNC_CAND) and the deletion's descent
+#: (ASYNC_DESCENT). A small update's phases are chains of rounds of few edges each, whose
+#: grid barriers cost more than their work; False: synchronous rounds.
+ASYNC_PEEL = ASYNC_CAND = ASYNC_DESCENT = True
+ASYNC_MAX_EDGES = 1 << 21
+#: units the queue holds in one phase (a longer phase stops: the update falls back)
 ASYNC_QUEUE_UNITS = 1 << 22
 #: batches of at most this many edges get their batch adjacency from one block
 #: (``tb_batch_keys``, SMALL_BATCH in batch_keys.cu) instead of a sort
@@ -172,6 +173,8 @@ KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_RO
     range(1, 10)
 KS_TOUCHED, KS_SPUN, KS_RAISED, KS_PEEL_ROUNDS, KS_TIME = 14, 15, 22, 0, 24
 KS_WORDS = 32
+#: the asynchronous queue's words after ko_scan's (KS_QT, KS_QH, KS_QP in ko_async.cuh)
+QUEUE_WORDS = 48
 KS_DONE, KS_NOT_EMPTY = 0, 3
 #: the host-driven peeling's counters in ko_scan's words (PC_* in ko_peel.cuh)
 PC_REM, PC_NEXT, PC_PEELED = 0, 2, 4
@@ -227,10 +230,11 @@ class GpuDynamicTruss:
         self._list_size = -1
         self._dirty = None
         # the round counters and ko_scan's control words: one buffer, cleared by one memset
-        self._words = cupy.zeros(CTR_WORDS + KS_WORDS, dtype=cupy.uint64)
+        self._words = cupy.zeros(CTR_WORDS + KS_WORDS + QUEUE_WORDS, dtype=cupy.uint64)
         self._ctr = self._words[:CTR_WORDS]
         self._ks = self._words[CTR_WORDS:]
-        self._words_host = cupyx.empty_pinned(CTR_WORDS + KS_WORDS, dtype=np.uint64)
+        self._words_host = cupyx.empty_pinned(CTR_WORDS + KS_WORDS + QUEUE_WORDS,
+                                              dtype=np.uint64)
         self._ctr_host = self._words_host[:CTR_WORDS]
         self._ks_host = self._words_host[CTR_WORDS:]
         self._batch_keys = cupy.empty(2 * SMALL_BATCH, dtype=cupy.int64)
@@ -328,8 +332,9 @@ class GpuDynamicTruss:
         statistics (one read of the counters and control words); returns False when it
         stopped early (deadline, region, stamps) or edges survived the deletion's peeling."""
         from hornet.core.cuda import BLOCK
-        launch = _prepared("ko_scan", 43, cooperative=True)
+        launch = _prepared("ko_scan", 44, cooperative=True)
         queue = self._async_queue()
+        qmodes = int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT)
         base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS
         left = (deadline - time.perf_counter()) * 1e9
         deadline_ns = int(min(max(left, 0.0), 2.0 ** 62))
@@ -355,7 +360,7 @@ class GpuDynamicTruss:
             *((P(extras[0]), P(extras[1]), int(extras[0].shape[0])) if extras is not None
               else (0, 0, 0)),
             *((P(queue[0]), P(queue[1]), int(queue[0].shape[0])) if queue is not None
-              else (0, 0, 0))))
+              else (0, 0, 0)), qmodes))
         if overlap is not None:
             overlap()
         self._words.get(out=self._words_host)
@@ -378,9 +383,10 @@ class GpuDynamicTruss:
         return True
 
     def _async_queue(self):
-        """(units, entry counts) of ko_scan's asynchronous peeling (made on first use), or
-        None where it peels in rounds (:data:`ASYNC_PEEL`, :data:`ASYNC_PEEL_MAX_EDGES`)."""
-        if not ASYNC_PEEL or self.graph.num_edges > ASYNC_PEEL_MAX_EDGES:
+        """(units, entry counts) of ko_scan's asynchronous phases (made on first use), or
+        None where every phase runs in rounds (:data:`ASYNC_PEEL`, :data:`ASYNC_MAX_EDGES`)."""
+        if not (ASYNC_PEEL or ASYNC_CAND or ASYNC_DESCENT) or \
+                self.graph.num_edges > ASYNC_MAX_EDGES:
             return None
         if self._queue is None:
             cp = self._cp

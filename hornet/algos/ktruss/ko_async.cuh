@@ -30,24 +30,36 @@
 // k - 1 (as in ko_peel.cuh).
 #pragma once
 
-#define KS_QT 19         // the async queue's published tickets
-#define KS_QH 20         // tickets taken by waiting warps
-#define KS_QP 21         // units enqueued and not finished
+// (the queue's words follow ctl's KS_WORDS, 128 bytes apart: every warp polls or adds to them)
+#define KS_QT (KS_WORDS)        // the async queue's published tickets
+#define KS_QH (KS_WORDS + 16)   // tickets taken by waiting warps
+#define KS_QP (KS_WORDS + 32)   // units enqueued and not finished; KSQ_STOP: stopped
+#define KSQ_STOP (1ull << 62)
 #define KSQ_EMPTY (-1LL)
-#define KSQ_COUNT 0
+#define KSQ_COUNT 0      // (the descent's: its h-index)
 #define KSQ_PUSH 1
 #define KSQ_MAX_PARTS 16
 #define KSQ_CHUNK 64     // elements of the shorter list per unit (two warp runs)
+#define KSQ_PEEL 1       // KsQueue.modes: the peelings
+#define KSQ_CAND 2       //   mode 4's candidates
+#define KSQ_DESCENT 4    //   mode 2's descent
 
 struct KsQueue {
     long long* units;    // cap slots, KSQ_EMPTY when free
     int* ecnt;           // cap: an entry's count and finished units (KO_CNT_BITS), by entry
-    i64 cap;             // 0: no async peeling
+    i64 cap;             // 0: no asynchronous phase
+    int modes;           // KSQ_PEEL | KSQ_CAND | KSQ_DESCENT: the phases run asynchronously
 };
 
-__device__ __forceinline__ long long ksq_unit(int e, int part, int parts, int kind) {
-    return (long long)(unsigned)e | ((long long)part << 32) | ((long long)parts << 40) |
-           ((long long)kind << 48);
+__device__ __forceinline__ bool ksq_on(const KsQueue& Q, int mode) {
+    return Q.cap > 0 && (Q.modes & mode);
+}
+
+// A unit: edge (32 bits), part and parts (6 bits each), kind (2 bits), aux (17 bits: the
+// descent's PUSH carries the number the edge fell from).
+__device__ __forceinline__ long long ksq_unit(int e, int part, int parts, int kind, int aux) {
+    return (long long)(unsigned)e | ((long long)part << 32) | ((long long)parts << 38) |
+           ((long long)kind << 44) | ((long long)aux << 46);
 }
 
 // Units per entry of edge e: its shorter list in runs of KSQ_CHUNK.
@@ -59,19 +71,84 @@ __device__ __forceinline__ int ksq_parts(const KoState& S, int e) {
     return p < 1 ? 1 : (p > KSQ_MAX_PARTS ? KSQ_MAX_PARTS : p);
 }
 
-// Enqueue an entry of `kind` for edge e (one thread).
+// Stop the queue (ctl[KS_ABORT] and the stop bit its waiting warps poll).
+__device__ __forceinline__ void ksq_abort(u64* ctl) {
+    ctl[KS_ABORT] = 1;
+    atomicOr(&ctl[KS_QP], KSQ_STOP);
+}
+
+// Enqueue an entry of `kind` for edge e (one thread; parts 0: by its lists' lengths).
 __device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, const KoState& S, int e,
-                                         int kind) {
-    const int parts = ksq_parts(S, e);
+                                         int kind, int aux = 0, int parts = 0) {
+    if (parts == 0) parts = ksq_parts(S, e);
     atomicAdd(&ctl[KS_QP], (u64)parts);
     const u64 t0 = atomicAdd(&ctl[KS_QT], (u64)parts);
     if ((i64)(t0 + parts) > Q.cap) {
-        ctl[KS_ABORT] = 1;
         atomicAdd(&ctl[KS_QP], (u64)(-(i64)parts));
+        ksq_abort(ctl);
         return;
     }
     for (int p = 0; p < parts; ++p)
-        atomicExch((unsigned long long*)&Q.units[t0 + p], (unsigned long long)ksq_unit(e, p, parts, kind));
+        atomicExch((unsigned long long*)&Q.units[t0 + p],
+                   (unsigned long long)ksq_unit(e, p, parts, kind, aux));
+}
+
+// Serve the queue until it is empty and no unit runs, or it stopped: every warp takes a ticket,
+// waits for its slot, and runs unit(e, part, parts, kind, aux, ticket) (warp-uniform); its
+// pending count drops after the unit's own pushes.
+template <typename Unit>
+__device__ void ks_serve(const KsQueue& Q, u64* ctl, u64 t0, i64 deadline_ns, Unit&& unit) {
+    const unsigned lane = threadIdx.x & 31;
+    const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
+    for (;;) {
+        long long u = KSQ_EMPTY;
+        u64 t = 0;
+        bool stop = false;
+        if (lane == 0) {
+            t = atomicAdd(&ctl[KS_QH], 1ull);
+            // (the slot every round; the pending count, on a line all waiting warps read,
+            // every fourth, with a growing pause)
+            for (int spin = 0, pause = 32;; ++spin) {
+                if ((i64)t < Q.cap) u = *(volatile long long*)&Q.units[t];
+                if (u != KSQ_EMPTY) break;
+                if ((spin & 3) == 3) {
+                    __threadfence();
+                    const u64 p = *(volatile u64*)&ctl[KS_QP];
+                    if (p == 0 || (p & KSQ_STOP)) {
+                        stop = true;
+                        break;
+                    }
+                    if (leader && (i64)(ks_now() - t0) > deadline_ns) ksq_abort(ctl);
+                }
+                __nanosleep(pause);
+                if (pause < 512) pause *= 2;
+            }
+            if (!stop) Q.units[t] = KSQ_EMPTY;
+        }
+        stop = __shfl_sync(FULL_MASK, (int)stop, 0);
+        if (stop) break;
+        u = __shfl_sync(FULL_MASK, u, 0);
+        t = __shfl_sync(FULL_MASK, t, 0);
+        unit((int)(u & 0xffffffffLL), (int)((u >> 32) & 63), (int)((u >> 38) & 63),
+             (int)((u >> 44) & 3), (int)((u >> 46) & 0x1ffff), t);
+        __syncwarp();
+        if (lane == 0) {
+            __threadfence();
+            atomicAdd(&ctl[KS_QP], (u64)(-1LL));
+        }
+    }
+}
+
+// The end of an asynchronous phase (after its barrier): -1 when it stopped; else the queue's
+// words are cleared for the next one.
+__device__ __forceinline__ bool ksq_finish(u64* ctl) {
+    if (ldcg(&ctl[KS_ABORT])) return false;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {  // (every thread has read the words before)
+        ctl[KS_QT] = 0;
+        ctl[KS_QH] = 0;
+        ctl[KS_QP] = 0;
+    }
+    return true;
 }
 
 // What ks_async runs: the peeling (ko_phase_peel's count and decision, ko_phase_peel_push's
@@ -100,7 +177,6 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                         const int* list, i64 n, const KsAsyncJob& J, int qstamp, u64 t0,
                         i64 deadline_ns) {
     const unsigned lane = threadIdx.x & 31;
-    const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     GRID_STRIDE(i, n) {
         const int e = ldcg(&list[i]);
         S.pushed[e] = qstamp;
@@ -108,32 +184,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
     }
     G.next_phase();
     u64* ndone = G.slot();
-    for (;;) {
-        long long u = KSQ_EMPTY;
-        u64 t = 0;
-        bool stop = false;
-        if (lane == 0) {
-            t = atomicAdd(&ctl[KS_QH], 1ull);
-            for (int spin = 0;; ++spin) {
-                if ((i64)t < Q.cap) u = *(volatile long long*)&Q.units[t];
-                if (u != KSQ_EMPTY) break;
-                __threadfence();
-                if (*(volatile u64*)&ctl[KS_QP] == 0 || *(volatile u64*)&ctl[KS_ABORT]) {
-                    stop = true;
-                    break;
-                }
-                if (leader && (i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
-                __nanosleep(spin < 8 ? 64 : 256);
-            }
-            if (!stop) Q.units[t] = KSQ_EMPTY;
-        }
-        stop = __shfl_sync(FULL_MASK, (int)stop, 0);
-        if (stop) break;
-        u = __shfl_sync(FULL_MASK, u, 0);
-        t = __shfl_sync(FULL_MASK, t, 0);
-        const int e = (int)(u & 0xffffffffLL);
-        const int part = (int)((u >> 32) & 0xff), parts = (int)((u >> 40) & 0xff);
-        const int kind = (int)((u >> 48) & 0xff);
+    ks_serve(Q, ctl, t0, deadline_ns, [&](int e, int part, int parts, int kind, int, u64 t) {
         const int k = ldcg(&S.truss[e]);
         const int mstamp = J.per_level ? J.mstamp0 + k : J.mstamp0;
         const i64 key = S.tkeys[e];
@@ -179,11 +230,11 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     if (Cand && got >= k - 1) {
                         const int seen = ldcg(&J.member[e]);
                         if (k >= KS_LEVEL_STAMPS - 1) {
-                            ctl[KS_ABORT] = 1;      // (lev0 + k would leave the stamps)
+                            ksq_abort(ctl);         // (lev0 + k would leave the stamps)
                         } else if (seen != mstamp &&
                                    atomicCAS((int*)&J.member[e], seen, mstamp) == seen) {
                             const u64 j = atomicAdd(J.nall, 1ull);
-                            if ((i64)j >= J.max_region) ctl[KS_ABORT] = 1;
+                            if ((i64)j >= J.max_region) ksq_abort(ctl);
                             J.all[j] = e;
                             atomicAdd(ndone, 1ull);
                             if (ldcg(&J.dirty[k]) != J.istamp) J.dirty[k] = J.istamp;
@@ -229,18 +280,91 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     ksq_push(Q, ctl, S, (int)s2, KSQ_COUNT);
             }, NO_STOP);
         }
-        __syncwarp();
-        if (lane == 0) {
-            __threadfence();
-            atomicAdd(&ctl[KS_QP], (u64)(-1LL));
-        }
-    }
+    });
     G.next_phase(Cand ? KS_PH_CAND : KS_PH_PEEL);
     const i64 done = G.last();
-    if (ldcg(&ctl[KS_ABORT])) return -1;
-    if (leader) {                                 // (every thread has read the words above)
-        ctl[KS_QT] = 0;
-        ctl[KS_QH] = 0;
+    return ksq_finish(ctl) ? done : -1;
+}
+
+// Mode 2's descent as one asynchronous phase, from the worklist list[:n] (distinct): an
+// HINDEX unit (one warp, its histogram h: HBINS shared ints) takes the h-index of its edge e
+// at its current number a, capped at a (dt_phase_hindex's rule, each value applied at once by
+// atomicMin); a lowered edge goes once to all (count ctl[KS_FELL], fell == fstamp) and its
+// PUSH (aux: the number it fell from) enqueues every triangle neighbour y with old >= truss[y]
+// > truss[e] (dt_phase_push's rule); a value from the clamped bin enqueues e again. The values
+// only fall and every one is an upper bound of the new truss numbers (the h-index of upper
+// bounds is one), and an edge is taken again after every fall that could lower it (the queued
+// flag as in ks_async), so the end is the synchronous descent's fixed point. Returns false when
+// it stopped.
+__device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, const KsQueue& Q,
+                                 const int* list, i64 n, int* h, int* fell, int fstamp,
+                                 int* all, int qstamp, u64 t0, i64 deadline_ns) {
+    const unsigned lane = threadIdx.x & 31;
+    GRID_STRIDE(i, n) {
+        const int e = ldcg(&list[i]);
+        S.pushed[e] = qstamp;
+        ksq_push(Q, ctl, S, e, KSQ_COUNT, 0, 1);
     }
-    return done;
+    G.next_phase();
+    ks_serve(Q, ctl, t0, deadline_ns, [&](int e, int part, int parts, int kind, int old,
+                                          u64) {
+        const i64 key = S.tkeys[e];
+        const int u = hi32(key), v = lo32(key);
+        if (kind == KSQ_COUNT) {
+            if (lane == 0 && ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
+            __syncwarp();
+            __threadfence();                     // (the flag's clear before the reads below)
+            const int a = ldcg(&S.truss[e]);
+            const int lo = a - (HBINS - 1) > 2 ? a - (HBINS - 1) : 2;
+            for (int b = lane; b < HBINS; b += 32) h[b] = 0;
+            __syncwarp();
+            if (a > 2) {
+                warp_common(S.deg, S.ptr, u, v, lane, 0, 1, [&](int w) {
+                    const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
+                    const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+                    if (s1 < 0 || s2 < 0) return;
+                    int m = imin(imin(ldcg(&S.truss[s1]), ldcg(&S.truss[s2])), a);
+                    if (m < lo) m = lo;
+                    atomicAdd(&h[m - lo], 1);
+                }, [&] {
+                    __syncwarp();
+                    return h[a - lo] >= a - 2;
+                });
+            }
+            __syncwarp();
+            if (lane == 0) {
+                touch(S.touched, S.tstamp, e, S.ctr);
+                int value = a <= 2 ? a : hindex_from_bins(h, a, lo);
+                const bool again = value < 0;
+                if (again) value = -value;
+                if (value < a) {
+                    const int was = atomicMin(&S.truss[e], value);
+                    if (value < was) {
+                        if (atomicExch(&fell[e], fstamp) != fstamp)
+                            all[atomicAdd(&ctl[KS_FELL], 1ull)] = e;
+                        __threadfence();
+                        ksq_push(Q, ctl, S, e, KSQ_PUSH, was);
+                    }
+                }
+                if (again && atomicExch(&S.pushed[e], qstamp) != qstamp)
+                    ksq_push(Q, ctl, S, e, KSQ_COUNT, 0, 1);
+            }
+            __syncwarp();                        // (before the next unit clears h)
+        } else {
+            __threadfence();
+            const int now = ldcg(&S.truss[e]);
+            warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
+                const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
+                const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+                if (s1 < 0 || s2 < 0) return;
+                const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
+                if (f1 <= old && f1 > now && atomicExch(&S.pushed[s1], qstamp) != qstamp)
+                    ksq_push(Q, ctl, S, (int)s1, KSQ_COUNT, 0, 1);
+                if (f2 <= old && f2 > now && atomicExch(&S.pushed[s2], qstamp) != qstamp)
+                    ksq_push(Q, ctl, S, (int)s2, KSQ_COUNT, 0, 1);
+            }, NO_STOP);
+        }
+    });
+    G.next_phase(KS_PH_HINDEX);
+    return ksq_finish(ctl);
 }

@@ -94,7 +94,7 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
         if (used + 2 > top) return KS_NO_STAMPS;
         const int istamp = stamp_base + (++used);
         int* nxt = la;
-        if (Q.cap > 0 && n > 0) {               // one asynchronous phase (ko_async.cuh)
+        if (ksq_on(Q, KSQ_CAND) && n > 0) {    // one asynchronous phase (ko_async.cuh)
             if (used + 1 > top) return KS_NO_STAMPS;
             KsAsyncJob J{};
             J.member = S.member; J.mstamp0 = lev0; J.per_level = 1; J.gstamp = -1;

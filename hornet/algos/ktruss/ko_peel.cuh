@@ -97,7 +97,7 @@ __device__ i64 ks_peel(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt,
                        int* removed2, u64* nrem2, int stamp_base, int stamp_top, int& used,
                        u64 t0, i64 deadline_ns, u64& rounds, int& status, const KsQueue& Q) {
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
-    if (Q.cap > 0 && n > 0) {                    // one asynchronous phase (ko_async.cuh)
+    if (ksq_on(Q, KSQ_PEEL) && n > 0) {         // one asynchronous phase (ko_async.cuh)
         if (used + 2 > stamp_top) { status = KS_NO_STAMPS; return -1; }
         const int qstamp = stamp_base + (++used);
         const int cstamp = stamp_base + (++used);
