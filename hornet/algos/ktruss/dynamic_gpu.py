@@ -728,20 +728,23 @@ class GpuDynamicTruss:
         tstamp = self._begin(b)
         t = self._table
         deg, ptr = self._view()
-        keys, shift = t.keys, np.int32(t.shift)
+        keys = t.keys
         truss, rank = t.columns["truss"], t.columns["rank"]
         slots = cp.ascontiguousarray(slots.astype(cp.int64, copy=False))
         bstamp, cstamp = self._tick(), self._tick()
         low, ext = self._newval, self._low_old
-        launch(_fn("is_mark"), b, (slots, i64(b), self._mark, bstamp))
-        launch(_fn("is_lower_bound"), b, (deg, ptr, keys, shift, truss, self._mark, bstamp,
-                                          slots, i64(b), low), threads_per_item=BLOCK)
-        launch(_fn("is_place"), b, (slots, i64(b), low, truss, rank, i64(self._head),
-                                    self._fell, cstamp, ext, self._ctr))
+        P, sl = _ptr, _ptr(slots)
+        _prepared("is_mark", 4)(_grid(b), BLOCK, (sl, b, P(self._mark), int(bstamp)))
+        _prepared("is_lower_bound", 10)(_grid(b * BLOCK), BLOCK, (
+            P(deg), P(ptr), P(keys), t.shift, P(truss), P(self._mark), int(bstamp), sl, b,
+            P(low)))
+        _prepared("is_place", 10)(_grid(b), BLOCK, (
+            sl, b, P(low), P(truss), P(rank), int(self._head), P(self._fell), int(cstamp),
+            P(ext), P(self._ctr)))
         self._head -= b
-        launch(_fn("is_partners"), b, (deg, ptr, keys, shift, truss, slots, i64(b), low,
-                                       self._fell, cstamp, ext, self._ctr),
-               threads_per_item=BLOCK)
+        _prepared("is_partners", 12)(_grid(b * BLOCK), BLOCK, (
+            P(deg), P(ptr), P(keys), t.shift, P(truss), sl, b, P(low), P(self._fell),
+            int(cstamp), P(ext), P(self._ctr)))
         if LEVELS_AT_ONCE and DEVICE_SCAN_INSERT:
             # every level at once, its seeds' count read on the device: one read at the end
             done = self._scan(4, 0, 0, self._region, 0, tstamp, deadline, max_region, queued)
