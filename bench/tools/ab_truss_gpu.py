@@ -2,7 +2,7 @@
 timed in the same process.
 
     python3 -m bench.tools.ab_truss_gpu --base ../base [--graphs email-Enron,soc-Epinions1]
-        [--sizes 10,100] [--repeats 7] [--budget 60]
+        [--sizes 10,100] [--repeats 7] [--budget 60] [--set ASYNC_CAND=0 ...]
 
 For every graph (a file of the data folder by name prefix, or "kronNN") both trees build the
 graph and a ``DynamicTruss``; for every batch size, ``repeats`` batches of b random existing
@@ -60,7 +60,14 @@ def main(argv=None) -> None:
     ap.add_argument("--budget", type=float, default=1e9)
     ap.add_argument("--check", type=int, default=1,
                     help="check against the static decomposition every this many batches")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=INT",
+                    help="set a constant of the new tree's ktruss.dynamic_gpu (repeatable)")
     args = ap.parse_args(argv)
+    from hornet.algos.ktruss import dynamic_gpu
+    for item in args.set:
+        name, value = item.split("=")
+        setattr(dynamic_gpu, name, type(getattr(dynamic_gpu, name))(int(value)))
+        print(f"new: dynamic_gpu.{name} = {getattr(dynamic_gpu, name)}")
     start = time.perf_counter()
     base = load_base(args.base)
     packages = {"base": base, "new": hornet}
