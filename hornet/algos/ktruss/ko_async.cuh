@@ -107,11 +107,11 @@ __device__ void ks_serve(const KsQueue& Q, u64* ctl, u64 t0, i64 deadline_ns, Un
         if (lane == 0) {
             t = atomicAdd(&ctl[KS_QH], 1ull);
             // (the slot every round; the pending count, on a line all waiting warps read,
-            // every fourth, with a growing pause)
+            // every eighth, with a growing pause)
             for (int spin = 0, pause = 32;; ++spin) {
                 if ((i64)t < Q.cap) u = *(volatile long long*)&Q.units[t];
                 if (u != KSQ_EMPTY) break;
-                if ((spin & 3) == 3) {
+                if ((spin & 7) == 7) {
                     __threadfence();
                     const u64 p = *(volatile u64*)&ctl[KS_QP];
                     if (p == 0 || (p & KSQ_STOP)) {
