@@ -177,3 +177,34 @@ def test_descent_by_list_length(device, light_max, monkeypatch):
         _check(kt, g)
         kt.update(g.insert_edges(arr(device, gone[0]), arr(device, gone[1])))
         _check(kt, g)
+
+
+@pytest.mark.parametrize("split", [True, False])
+def test_async_descent_on_long_lists(device, split, monkeypatch):
+    """A dense random graph (90 vertices, 85% of the pairs: every list longer than 64, so the
+    GPU's split descent takes every edge in two warps, each entry testing one level) under
+    random deletions and re-insertions of 1 to 120 edges, ko_scan's phases asynchronous.
+    Exact and a k-order after every batch, every update on the dynamic path."""
+    if device == "cpu" and not split:
+        pytest.skip("the GPU version's split descent")
+    _use_driver(device, "device", monkeypatch)
+    _use_peel(device, "async", monkeypatch)
+    if device == "gpu":
+        from hornet.algos.ktruss import dynamic_gpu
+        monkeypatch.setattr(dynamic_gpu, "ASYNC_DESCENT_SPLIT", split)
+    rng = np.random.default_rng(5)
+    n = 90
+    iu = np.triu_indices(n, 1)
+    keep = rng.random(iu[0].shape[0]) < 0.85
+    s, d = iu[0][keep].tolist(), iu[1][keep].tolist()
+    g = hornet.Graph(directed=False, device=device)
+    g.insert_edges(arr(device, s), arr(device, d))
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    _check(kt, g)
+    for _ in range(5):
+        pick = rng.choice(len(s), int(rng.integers(1, 120)), replace=False)
+        gone = ([s[i] for i in pick], [d[i] for i in pick])
+        for apply in (g.delete_edges, g.insert_edges):
+            kt.update(apply(arr(device, gone[0]), arr(device, gone[1])))
+            assert kt.stats["path"] == "dynamic"
+            _check(kt, g)

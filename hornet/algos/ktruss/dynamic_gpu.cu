@@ -739,8 +739,9 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
                 status = KS_NO_STAMPS;
             } else {
                 const int qstamp = stamp_base + (++used);
-                if (!ks_descend_async(S, G, ctl, Q, cur, n, hist[(threadIdx.x >> 5) & (WARPS - 1)],
-                                      member1, mstamp1, all, qstamp, t0, deadline_ns))
+                int* h = hist[(threadIdx.x >> 5) & (WARPS - 1)];
+                if (!ks_descend_async(S, G, ctl, c, Q, cur, n, h, member1, mstamp1, all,
+                                      qstamp, t0, deadline_ns))
                     status = KS_SLOW;
                 ++rounds;
             }

@@ -156,6 +156,10 @@ DEVICE_SCAN_RAISE: bool | None = None
 #: (ASYNC_DESCENT). A small update's phases are chains of rounds of few edges each, whose
 #: grid barriers cost more than their work; False: synchronous rounds.
 ASYNC_PEEL = ASYNC_CAND = ASYNC_DESCENT = True
+#: True: the asynchronous descent splits an edge whose shorter list is longer than 64 over
+#: warps, each entry testing one level (the edge falls a level at a time); False: one warp
+#: per edge, its h-index at once.
+ASYNC_DESCENT_SPLIT = False
 ASYNC_MAX_EDGES = 1 << 21
 #: units the queue holds in one phase (a longer phase stops: the update falls back)
 ASYNC_QUEUE_UNITS = 1 << 22
@@ -334,7 +338,8 @@ class GpuDynamicTruss:
         from hornet.core.cuda import BLOCK
         launch = _prepared("ko_scan", 44, cooperative=True)
         queue = self._async_queue()
-        qmodes = int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT)
+        qmodes = (int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT) |
+                  8 * int(ASYNC_DESCENT_SPLIT))
         base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS
         left = (deadline - time.perf_counter()) * 1e9
         deadline_ns = int(min(max(left, 0.0), 2.0 ** 62))

@@ -43,6 +43,7 @@
 #define KSQ_PEEL 1       // KsQueue.modes: the peelings
 #define KSQ_CAND 2       //   mode 4's candidates
 #define KSQ_DESCENT 4    //   mode 2's descent
+#define KSQ_SPLIT 8      //   the descent's long lists split over warps (threshold counts)
 
 struct KsQueue {
     long long* units;    // cap slots, KSQ_EMPTY when free
@@ -286,31 +287,81 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
     return ksq_finish(ctl) ? done : -1;
 }
 
+// An entry of the descent's HINDEX for edge e: one unit, or with KSQ_SPLIT and a shorter list
+// longer than KSQ_CHUNK, a unit per run of it with the level a to test (aux).
+__device__ __forceinline__ void ksq_push_hindex(const KsQueue& Q, u64* ctl, const KoState& S,
+                                                int e) {
+    const int parts = (Q.modes & KSQ_SPLIT) ? ksq_parts(S, e) : 1;
+    ksq_push(Q, ctl, S, e, KSQ_COUNT, parts > 1 ? ldcg(&S.truss[e]) : 0, parts);
+}
+
 // Mode 2's descent as one asynchronous phase, from the worklist list[:n] (distinct): an
 // HINDEX unit (one warp, its histogram h: HBINS shared ints) takes the h-index of its edge e
 // at its current number a, capped at a (dt_phase_hindex's rule, each value applied at once by
-// atomicMin); a lowered edge goes once to all (count ctl[KS_FELL], fell == fstamp) and its
+// atomicMin). A split entry (parts > 1) only tests its level a (aux): its units count the
+// triangles whose other edges are at a or above, and when the last one finds fewer than
+// a - 2, e falls to a - 1 (an upper bound: its h-index is below a) and is taken again.
+// A lowered edge goes once to all (count ctl[KS_FELL], fell == fstamp) and its
 // PUSH (aux: the number it fell from) enqueues every triangle neighbour y with old >= truss[y]
 // > truss[e] (dt_phase_push's rule); a value from the clamped bin enqueues e again. The values
 // only fall and every one is an upper bound of the new truss numbers (the h-index of upper
 // bounds is one), and an edge is taken again after every fall that could lower it (the queued
 // flag as in ks_async), so the end is the synchronous descent's fixed point. Returns false when
 // it stopped.
-__device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, const KsQueue& Q,
-                                 const int* list, i64 n, int* h, int* fell, int fstamp,
-                                 int* all, int qstamp, u64 t0, i64 deadline_ns) {
+__device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
+                                 const KsQueue& Q, const int* list, i64 n, int* h, int* fell,
+                                 int fstamp, int* all, int qstamp, u64 t0, i64 deadline_ns) {
     const unsigned lane = threadIdx.x & 31;
     GRID_STRIDE(i, n) {
         const int e = ldcg(&list[i]);
         S.pushed[e] = qstamp;
-        ksq_push(Q, ctl, S, e, KSQ_COUNT, 0, 1);
+        ksq_push_hindex(Q, ctl, S, e);
     }
     G.next_phase();
+    // (e fell from `was` to `value`: once to all, its neighbours through its PUSH)
+    const auto fall = [&](int e, int value) {
+        const int was = atomicMin(&S.truss[e], value);
+        if (value >= was) return;
+        if (atomicExch(&fell[e], fstamp) != fstamp) all[atomicAdd(&ctl[KS_FELL], 1ull)] = e;
+        __threadfence();
+        ksq_push(Q, ctl, S, e, KSQ_PUSH, was);
+    };
     ks_serve(Q, ctl, t0, deadline_ns, [&](int e, int part, int parts, int kind, int old,
-                                          u64) {
+                                          u64 t) {
         const i64 key = S.tkeys[e];
         const int u = hi32(key), v = lo32(key);
-        if (kind == KSQ_COUNT) {
+        if (kind == KSQ_COUNT && parts > 1) {        // a split entry: the test of level old
+            const u64 entry = t - part;
+            const int a = old;
+            if (lane == 0) {
+                if (ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
+                *c = 0;
+            }
+            __syncwarp();
+            __threadfence();                     // (the flag's clear before the reads below)
+            warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
+                const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
+                const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+                if (s1 < 0 || s2 < 0) return;
+                if (imin(ldcg(&S.truss[s1]), ldcg(&S.truss[s2])) >= a) atomicAdd(c, 1);
+            }, [&] {
+                __syncwarp();
+                return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2;
+            });
+            __syncwarp();
+            if (lane == 0) {
+                const int was = atomicAdd(&Q.ecnt[entry], *c + (1 << KO_CNT_BITS));
+                if ((was >> KO_CNT_BITS) == parts - 1) {
+                    Q.ecnt[entry] = 0;
+                    touch(S.touched, S.tstamp, e, S.ctr);
+                    if ((was & KO_CNT_MASK) + *c < a - 2 && a > 2) {
+                        fall(e, a - 1);
+                        if (atomicExch(&S.pushed[e], qstamp) != qstamp)
+                            ksq_push_hindex(Q, ctl, S, e);
+                    }
+                }
+            }
+        } else if (kind == KSQ_COUNT) {
             if (lane == 0 && ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
             __syncwarp();
             __threadfence();                     // (the flag's clear before the reads below)
@@ -337,17 +388,9 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, const Ks
                 int value = a <= 2 ? a : hindex_from_bins(h, a, lo);
                 const bool again = value < 0;
                 if (again) value = -value;
-                if (value < a) {
-                    const int was = atomicMin(&S.truss[e], value);
-                    if (value < was) {
-                        if (atomicExch(&fell[e], fstamp) != fstamp)
-                            all[atomicAdd(&ctl[KS_FELL], 1ull)] = e;
-                        __threadfence();
-                        ksq_push(Q, ctl, S, e, KSQ_PUSH, was);
-                    }
-                }
+                if (value < a) fall(e, value);
                 if (again && atomicExch(&S.pushed[e], qstamp) != qstamp)
-                    ksq_push(Q, ctl, S, e, KSQ_COUNT, 0, 1);
+                    ksq_push_hindex(Q, ctl, S, e);
             }
             __syncwarp();                        // (before the next unit clears h)
         } else {
@@ -359,9 +402,9 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, const Ks
                 if (s1 < 0 || s2 < 0) return;
                 const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
                 if (f1 <= old && f1 > now && atomicExch(&S.pushed[s1], qstamp) != qstamp)
-                    ksq_push(Q, ctl, S, (int)s1, KSQ_COUNT, 0, 1);
+                    ksq_push_hindex(Q, ctl, S, (int)s1);
                 if (f2 <= old && f2 > now && atomicExch(&S.pushed[s2], qstamp) != qstamp)
-                    ksq_push(Q, ctl, S, (int)s2, KSQ_COUNT, 0, 1);
+                    ksq_push_hindex(Q, ctl, S, (int)s2);
             }, NO_STOP);
         }
     });
