@@ -85,7 +85,11 @@ intersection and one shared histogram (``ko_scan``'s descent: a warp per edge). 
 run the same phase functions
 (:data:`DEVICE_SCAN_INSERT`, :data:`DEVICE_SCAN_DELETE`): one launch per phase with the host
 reading the round counters, or ``ko_scan``, one cooperative launch per update with grid
-barriers between the phases.
+barriers between the phases. On a graph of at most :data:`ASYNC_MAX_EDGES` edges, ``ko_scan``
+runs its peelings, mode 4's candidate searches and the deletion's descent as one asynchronous
+phase each (``ko_async.cuh``): a work queue of parts of edges' intersections that every warp
+serves until it is empty, an edge taken again as soon as a neighbour's change may change its
+decision, so a chain of small rounds costs its work, not a grid barrier a round.
 
 The static GPU decomposition finishes a batch larger than ``batch_share`` of the edges, and
 one whose region passes ``fallback_share`` of the edges or whose update runs longer than
