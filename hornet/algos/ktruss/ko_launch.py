@@ -63,11 +63,7 @@ def set_merge_lists(on: bool) -> None:
     if _MERGE[0] == bool(on):
         return
     import cupy
-    import numpy as np
     from hornet.core.cuda import load_module
-    value = np.array([int(bool(on))], dtype=np.int32)
-    symbol = load_module(_CU).get_global("ko_merge_lists")
-    # (a copy to the symbol, as cudaMemcpyToSymbol: ordered before the later launches)
-    cupy.cuda.runtime.memcpy(symbol.ptr, value.ctypes.data, 4,
-                             cupy.cuda.runtime.memcpyHostToDevice)
+    memptr = load_module(_CU).get_global("ko_merge_lists")
+    cupy.ndarray((1,), cupy.int32, memptr).fill(int(bool(on)))
     _MERGE[0] = bool(on)
