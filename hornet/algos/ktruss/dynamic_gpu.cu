@@ -117,7 +117,6 @@ __device__ __forceinline__ void warp_merge_common(const int* S, i64 ds, const in
                     if (q < dl && L[q] == w) f(w);
                 }
                 base = __shfl_sync(FULL_MASK, q, nrun - 1);
-                if (stop()) return;
                 break;
             }
             const i64 j = j0 + lane;
