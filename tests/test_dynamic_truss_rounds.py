@@ -179,21 +179,19 @@ def test_descent_by_list_length(device, light_max, monkeypatch):
         _check(kt, g)
 
 
-@pytest.mark.parametrize("split, merge", [(True, True), (False, True), (True, False)])
-def test_async_descent_on_long_lists(device, split, merge, monkeypatch):
+@pytest.mark.parametrize("split", [True, False])
+def test_async_descent_on_long_lists(device, split, monkeypatch):
     """A dense random graph (90 vertices, 85% of the pairs: every list longer than 64, so the
     GPU's split descent takes every edge in two warps, each entry testing one level) under
-    random deletions and re-insertions of 1 to 120 edges, ko_scan's phases asynchronous, the
-    intersections merging the lists or searching each element (merge). Exact and a k-order
-    after every batch, every update on the dynamic path."""
-    if device == "cpu" and not (split and merge):
-        pytest.skip("the GPU version's split descent and intersections")
+    random deletions and re-insertions of 1 to 120 edges, ko_scan's phases asynchronous.
+    Exact and a k-order after every batch, every update on the dynamic path."""
+    if device == "cpu" and not split:
+        pytest.skip("the GPU version's split descent")
     _use_driver(device, "device", monkeypatch)
     _use_peel(device, "async", monkeypatch)
     if device == "gpu":
         from hornet.algos.ktruss import dynamic_gpu
         monkeypatch.setattr(dynamic_gpu, "ASYNC_DESCENT_SPLIT", split)
-        monkeypatch.setattr(dynamic_gpu, "MERGE_LISTS", merge)
     rng = np.random.default_rng(5)
     n = 90
     iu = np.triu_indices(n, 1)

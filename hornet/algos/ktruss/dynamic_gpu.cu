@@ -76,76 +76,12 @@ __device__ __forceinline__ void touch(int* touched, int tstamp, int s, u64* ctr)
     if (atomicExch(&touched[s], tstamp) != tstamp) atomicAdd(&ctr[C_TOUCHED], 1ull);
 }
 
-// 1: warp_common merges lists of similar lengths (warp_merge_common); 0: a binary search per
-// element always (set by the host: dynamic_gpu.MERGE_LISTS).
-__constant__ int ko_merge_lists = 1;
-#define KO_MERGE_RATIO 8     // merge when the longer list is at most this many times longer
-#define KO_PAST 0x7fffffff   // past the run's end: above every vertex
-#define KO_MERGE_CHUNKS 4    // chunks of the longer list merged with one run, at most
-
-// warp_common's merge (lists of similar lengths): the run's 32 elements of the shorter list S
-// in registers (w, ascending, KO_PAST past the run's end), the longer list L read 32 elements
-// a chunk from the first one at or above the run's first element (a search by lane 0; with
-// one part, after the first run, from where the last run left L); each chunk element is
-// matched against the run by a binary search over the lanes' registers (five shuffles). A
-// chunk that passes the run's last element ends the run; a run whose L range passes
-// KO_MERGE_CHUNKS chunks finishes with a binary search per element. stop() after every chunk.
-template <typename OnCommon, typename Stop>
-__device__ __forceinline__ void warp_merge_common(const int* S, i64 ds, const int* L, i64 dl,
-                                                  unsigned lane, int part, int parts,
-                                                  OnCommon&& f, Stop&& stop) {
-    i64 base = 0;
-    for (i64 k0 = (i64)part * 32; k0 < ds; k0 += 32 * (i64)parts) {
-        const int nrun = (int)(ds - k0 < 32 ? ds - k0 : 32);
-        const int w = (int)lane < nrun ? S[k0 + lane] : KO_PAST;
-        const int wlast = __shfl_sync(FULL_MASK, w, nrun - 1);
-        if (parts > 1 || k0 == 0) {
-            i64 q = 0;
-            if (lane == 0) q = base + lower_bound(L + base, dl - base, w);
-            base = __shfl_sync(FULL_MASK, q, 0);
-        }
-        i64 j0 = base;
-        for (int c = 0;; ++c) {
-            if (j0 >= dl) {                      // (uniform) L ends before the run does
-                base = dl;
-                break;
-            }
-            if (c == KO_MERGE_CHUNKS) {          // a long range: a search per element
-                i64 q = j0;
-                if ((int)lane < nrun) {
-                    q = j0 + lower_bound(L + j0, dl - j0, w);
-                    if (q < dl && L[q] == w) f(w);
-                }
-                base = __shfl_sync(FULL_MASK, q, nrun - 1);
-                break;
-            }
-            const i64 j = j0 + lane;
-            const int x = j < dl ? L[j] : KO_PAST;
-            int pos = 0;                         // the first run element >= x (or the last)
-            for (int step = 16; step > 0; step >>= 1) {
-                const int y = __shfl_sync(FULL_MASK, w, pos + step - 1);
-                if (y < x) pos += step;
-            }
-            const int at = __shfl_sync(FULL_MASK, w, pos);
-            if (x != KO_PAST && at == x) f(x);
-            const unsigned past = __ballot_sync(FULL_MASK, x > wlast);
-            const bool last = past != 0;
-            if (last) base = j0 + __ffs(past) - 1;
-            if (stop()) return;
-            if (last) break;
-            j0 += 32;
-        }
-    }
-}
-
 // f(w) for every common neighbour w of u and v in the current graph, spread over the lanes of
-// the calling warp (every lane calls it with the same u, v; f runs on a lane of the warp).
+// the calling warp (every lane calls it with the same u, v; f runs on the lane that found w).
 // With parts > 1, `parts` warps share the edge: this one takes every parts-th run of 32
 // elements of the shorter list, from run `part`. After each run every lane calls stop()
-// (warp-uniform): true ends the enumeration early. Lists of similar lengths are merged
-// (warp_merge_common); otherwise every element of the shorter list is searched in the longer
-// one: lists are strictly ascending, so lane 31's search position bounds the warp's later
-// searches.
+// (warp-uniform): true ends the enumeration early. Lists are strictly ascending, so lane
+// 31's search position bounds the warp's later searches.
 template <typename OnCommon, typename Stop>
 __device__ __forceinline__ void warp_common(const int* __restrict__ deg,
                                             const i64* __restrict__ ptr, int u, int v,
@@ -158,10 +94,6 @@ __device__ __forceinline__ void warp_common(const int* __restrict__ deg,
     if (ds == 0) return;
     const int* S = (const int*)ptr[s];
     const int* L = (const int*)ptr[l];
-    if (ko_merge_lists && dl <= KO_MERGE_RATIO * ds) {
-        warp_merge_common(S, ds, L, dl, lane, part, parts, f, stop);
-        return;
-    }
     i64 base = 0;
     for (i64 k0 = (i64)part * 32; k0 < ds; k0 += 32 * (i64)parts) {
         const i64 k = k0 + lane;

@@ -107,7 +107,7 @@ from ..triangles import DynamicTriangleCount
 from ..underlying import undirected_change, undirected_copy
 from ..views import as_adjacency
 from .gpu import truss_numbers_and_rounds
-from .ko_launch import _fn, _grid, _prepared, _ptr, set_merge_lists
+from .ko_launch import _fn, _grid, _prepared, _ptr
 from hornet.core.cuda import BLOCK
 
 __all__ = ["GpuDynamicTruss"]
@@ -165,10 +165,6 @@ ASYNC_PEEL = ASYNC_CAND = ASYNC_DESCENT = True
 #: per edge, its h-index at once.
 ASYNC_DESCENT_SPLIT = False
 ASYNC_MAX_EDGES = 1 << 21
-#: True: the intersections merge an edge's two lists when the longer is at most 8 times the
-#: shorter (a chunk of 32 elements read at once, matched in registers); False: every element
-#: of the shorter list searched in the longer one (``warp_common`` in dynamic_gpu.cu).
-MERGE_LISTS = True
 #: units the queue holds in one phase (a longer phase stops: the update falls back)
 ASYNC_QUEUE_UNITS = 1 << 22
 #: batches of at most this many edges get their batch adjacency from one block
@@ -504,7 +500,6 @@ class GpuDynamicTruss:
                 self._table.delete_present(src, dst)
 
         self.stats["path"] = "dynamic"
-        set_merge_lists(MERGE_LISTS)
         small = b <= self.batch_share * len(self._table)
         if kind == "insert":
             slots = self._table.insert_new(src, dst)

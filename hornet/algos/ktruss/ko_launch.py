@@ -52,18 +52,3 @@ def _grid(items: int) -> int:
 
 def _ptr(a) -> int:
     return a.data.ptr
-
-
-_MERGE: list = [None]
-
-
-def set_merge_lists(on: bool) -> None:
-    """Whether the kernels' intersections merge lists of similar lengths (``ko_merge_lists``
-    in dynamic_gpu.cu; written to the device only when it changes)."""
-    if _MERGE[0] == bool(on):
-        return
-    import cupy
-    from hornet.core.cuda import load_module
-    memptr = load_module(_CU).get_global("ko_merge_lists")
-    cupy.ndarray((1,), cupy.int32, memptr).fill(int(bool(on)))
-    _MERGE[0] = bool(on)
