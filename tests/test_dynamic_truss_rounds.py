@@ -5,7 +5,9 @@ peeling that orders them there removes one ring a round while most edges stay li
 the hole again raises every edge through a candidate set as large as the lattice. On the GPU
 the peelings go from a worklist (``ko_peel.cuh``: later rounds count only the live members
 that lost a triangle), in one cooperative launch per update and in host-driven rounds, and
-the host-driven descent's h-index takes short lists a warp each and long ones a block each.
+the host-driven descent's h-index takes short lists a warp each and long ones a block each;
+inside the cooperative launch the peelings, candidate searches and descents also run as one
+asynchronous, queue-driven phase each (``ko_async.cuh``).
 After every batch the numbers equal the static decomposition and the k-order invariant holds
 without ties; the CPU version runs the same batches with the same checks."""
 from __future__ import annotations
@@ -45,9 +47,23 @@ def _check(kt, g) -> None:
     assert _ties(kt) == 0
 
 
+def _use_peel(device, peel, monkeypatch) -> None:
+    """ko_scan's peelings, candidate searches and descents: "async" (one queue-driven phase
+    each, ``ko_async.cuh``) or "rounds" (synchronous rounds from worklists); the CPU version
+    runs once (as "async")."""
+    if device == "cpu" and peel != "async":
+        pytest.skip("the GPU version's phases in ko_scan")
+    if device == "gpu":
+        from hornet.algos.ktruss import dynamic_gpu
+        for flag in ("ASYNC_PEEL", "ASYNC_CAND", "ASYNC_DESCENT"):
+            monkeypatch.setattr(dynamic_gpu, flag, peel == "async")
+
+
+@pytest.mark.parametrize("peel", ["async", "rounds"])
 @pytest.mark.parametrize("driver", ["device", "device-from-2", "rounds", "raise"])
-def test_torus_lattice_peels_in_rings(device, driver, monkeypatch):
+def test_torus_lattice_peels_in_rings(device, driver, peel, monkeypatch):
     _use_driver(device, driver, monkeypatch)
+    _use_peel(device, peel, monkeypatch)
     s, d = _lattice()
     g = hornet.Graph(directed=False, device=device)
     g.insert_edges(arr(device, s), arr(device, d))
@@ -79,9 +95,59 @@ def test_torus_lattice_peels_in_rings(device, driver, monkeypatch):
         assert kt.stats["path"] == "dynamic"
         _check(kt, g)
         peel_rounds.append(kt.stats.get("peel_rounds", 0))
-    if gpu:
-        # (the single hole's peeling at level 3 goes ring by ring)
+    if gpu and not (peel == "async" and driver in ("device", "device-from-2")):
+        # (the single hole's peeling at level 3 goes ring by ring; asynchronous: one phase)
         assert peel_rounds[0] >= 4, peel_rounds
+
+
+@pytest.mark.parametrize("units", [1 << 22, 64])
+def test_async_peeling_random_batches(device, units, monkeypatch):
+    """The lattice with two hubs under random deletions and re-insertions, ko_scan's phases
+    asynchronous (GPU; units: the queue's capacity, 64 too few for most phases: those updates
+    stop and fall back to the static decomposition, and leave the queue clean for the next
+    ones). Exact and a k-order after every batch."""
+    if device == "cpu" and units != 1 << 22:
+        pytest.skip("the GPU version's queue")
+    _use_driver(device, "device", monkeypatch)
+    _use_peel(device, "async", monkeypatch)
+    if device == "gpu":
+        from hornet.algos.ktruss import dynamic_gpu
+        monkeypatch.setattr(dynamic_gpu, "ASYNC_QUEUE_UNITS", units)
+    rng = np.random.default_rng(11)
+    s, d = _with_hubs()
+    g = hornet.Graph(directed=False, device=device)
+    g.insert_edges(arr(device, s), arr(device, d))
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    _check(kt, g)
+    paths = set()
+
+    def step(change) -> None:
+        kt.update(change)
+        paths.add(kt.stats["path"])
+        _check(kt, g)
+        if device == "gpu" and kt._queue is not None:
+            units, counts = kt._queue
+            assert bool((units == -1).all()) and bool((counts == 0).all())
+
+    for _ in range(8):
+        pick = rng.choice(len(s), int(rng.integers(1, 40)), replace=False)
+        gone = ([s[i] for i in pick], [d[i] for i in pick])
+        step(g.delete_edges(arr(device, gone[0]), arr(device, gone[1])))
+        step(g.insert_edges(arr(device, gone[0]), arr(device, gone[1])))
+    assert ("static" in paths) if units != 1 << 22 else (paths == {"dynamic"}), paths
+
+
+def _with_hubs() -> tuple[list[int], list[int]]:
+    """The lattice plus two hubs, each adjacent to a third of it and to the other."""
+    s, d = _lattice()
+    hubs = (W * H, W * H + 1)
+    for hub, start in zip(hubs, (0, W * H // 3)):
+        for x in range(start, start + W * H // 3):
+            s.append(x)
+            d.append(hub)
+    s.append(hubs[0])
+    d.append(hubs[1])
+    return s, d
 
 
 @pytest.mark.parametrize("light_max", [0, 6, 1 << 20])
@@ -98,14 +164,7 @@ def test_descent_by_list_length(device, light_max, monkeypatch):
         monkeypatch.setattr(dynamic_gpu, "HINDEX_SPLIT_MIN", 0)
         monkeypatch.setattr(dynamic_gpu, "HINDEX_LIGHT_MAX", light_max)
     rng = np.random.default_rng(7)
-    s, d = _lattice()
-    hubs = (W * H, W * H + 1)
-    for hub, start in zip(hubs, (0, W * H // 3)):
-        for x in range(start, start + W * H // 3):
-            s.append(x)
-            d.append(hub)
-    s.append(hubs[0])
-    d.append(hubs[1])
+    s, d = _with_hubs()
     g = hornet.Graph(directed=False, device=device)
     g.insert_edges(arr(device, s), arr(device, d))
     kt = DynamicTruss(g, **MODES["dynamic"])
@@ -118,3 +177,34 @@ def test_descent_by_list_length(device, light_max, monkeypatch):
         _check(kt, g)
         kt.update(g.insert_edges(arr(device, gone[0]), arr(device, gone[1])))
         _check(kt, g)
+
+
+@pytest.mark.parametrize("split", [True, False])
+def test_async_descent_on_long_lists(device, split, monkeypatch):
+    """A dense random graph (90 vertices, 85% of the pairs: every list longer than 64, so the
+    GPU's split descent takes every edge in two warps, each entry testing one level) under
+    random deletions and re-insertions of 1 to 120 edges, ko_scan's phases asynchronous.
+    Exact and a k-order after every batch, every update on the dynamic path."""
+    if device == "cpu" and not split:
+        pytest.skip("the GPU version's split descent")
+    _use_driver(device, "device", monkeypatch)
+    _use_peel(device, "async", monkeypatch)
+    if device == "gpu":
+        from hornet.algos.ktruss import dynamic_gpu
+        monkeypatch.setattr(dynamic_gpu, "ASYNC_DESCENT_SPLIT", split)
+    rng = np.random.default_rng(5)
+    n = 90
+    iu = np.triu_indices(n, 1)
+    keep = rng.random(iu[0].shape[0]) < 0.85
+    s, d = iu[0][keep].tolist(), iu[1][keep].tolist()
+    g = hornet.Graph(directed=False, device=device)
+    g.insert_edges(arr(device, s), arr(device, d))
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    _check(kt, g)
+    for _ in range(5):
+        pick = rng.choice(len(s), int(rng.integers(1, 120)), replace=False)
+        gone = ([s[i] for i in pick], [d[i] for i in pick])
+        for apply in (g.delete_edges, g.insert_edges):
+            kt.update(apply(arr(device, gone[0]), arr(device, gone[1])))
+            assert kt.stats["path"] == "dynamic"
+            _check(kt, g)

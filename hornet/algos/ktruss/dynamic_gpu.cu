@@ -649,6 +649,8 @@ extern "C" __global__ void dt_hindex_heavy(const int* __restrict__ deg,
 // (insertion): the scan of every level at once (ko_levels.cuh) from the seeds
 // seeds[:ctr[C_EXTRA]], each at its own level (lists: all and region, ka and kb; lowered: the
 // dirty stamp by level; its iterations in ctl[KS_LEVELS]).
+// qunits, qcnt, qcap: the queue of the asynchronous phases (ko_async.cuh), qmodes the phases
+// that use it (KSQ_PEEL, KSQ_CAND, KSQ_DESCENT; qcap 0: none, every phase in rounds).
 // Fresh stamps are stamp_base + 1 .. stamp_base + stamp_span. The update stops with a status
 // when it passes deadline_ns (from its start) or a level's candidates pass max_region.
 
@@ -662,7 +664,8 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
                                    unsigned* bar, int stamp_base, int stamp_span, i64 tail,
                                    i64 max_region, i64 deadline_ns, int mode, int* region,
                                    i64* raised_rank, i64 n_in, int k_in, i64 head_in,
-                                   const int* extra, const int* extra_lev, i64 n_extra) {
+                                   const int* extra, const int* extra_lev, i64 n_extra,
+                                   long long* qunits, int* qcnt, i64 qcap, int qmodes) {
     __shared__ int count[WARPS];
     __shared__ int hist[WARPS][HBINS];
     __shared__ int decided;
@@ -670,6 +673,7 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
     const KoState S = KO_STATE;
     KsGrid G;
     G.ctl = ctl; G.bar = bar; G.ph = 0; G.t = ks_now();
+    const KsQueue Q{qunits, qcnt, qcap, qmodes};
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const u64 t0 = ks_now();
     int used = 0, status = KS_DONE;
@@ -680,7 +684,7 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
     if (mode == 4)                                 // every level at once
         status = ks_levels(S, G, ctl, c, cnt, seeds, (i64)ldcg(&ctr[C_EXTRA]), la, lb, newc,
                            all, region, ka, kb, lowered, stamp_base, stamp_span, used, head,
-                           tail, max_region, deadline_ns, t0, rounds, levels);
+                           tail, max_region, deadline_ns, t0, rounds, levels, Q);
     if (mode == 0 && n_extra > 0) {                // the extras of the lowest level first
         k = extra_lev[0];
         ns = ks_extras(extra, extra_lev, n_extra, k, seeds, 0);
@@ -730,6 +734,19 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
         int* nxt = la;
         i64 n = mode == 3 ? (i64)ldcg(&ctl[KS_RAISED]) : (i64)ldcg(&ctr[C_NEXT]);
         int r = 0;
+        if (mode == 2 && ksq_on(Q, KSQ_DESCENT) && n > 0) {   // one asynchronous phase
+            if (used + 1 > stamp_span) {
+                status = KS_NO_STAMPS;
+            } else {
+                const int qstamp = stamp_base + (++used);
+                int* h = hist[(threadIdx.x >> 5) & (WARPS - 1)];
+                if (!ks_descend_async(S, G, ctl, c, Q, cur, n, h, member1, mstamp1, all,
+                                      qstamp, t0, deadline_ns))
+                    status = KS_SLOW;
+                ++rounds;
+            }
+            n = 0;
+        }
         while (n > 0) {
             if (used + 2 > stamp_span) { status = KS_NO_STAMPS; break; }
             const int mark = stamp_base + (++used);
@@ -803,7 +820,7 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
         const int gstamp = stamp_base + (++used);
         i64 n = ks_peel(S, G, ctl, c, cnt, peel_list, nall, pmember, pstamp_m, 0, gstamp, tail,
                         la, lb, newc, mode == 0 ? ka : nullptr, nullptr, nullptr, stamp_base,
-                        stamp_span, used, t0, deadline_ns, rounds, status);
+                        stamp_span, used, t0, deadline_ns, rounds, status, Q);
         if (status != KS_DONE) break;
         if (mode != 0) {
             if (n > 0) status = KS_NOT_EMPTY;

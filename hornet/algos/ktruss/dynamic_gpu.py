@@ -85,7 +85,11 @@ intersection and one shared histogram (``ko_scan``'s descent: a warp per edge). 
 run the same phase functions
 (:data:`DEVICE_SCAN_INSERT`, :data:`DEVICE_SCAN_DELETE`): one launch per phase with the host
 reading the round counters, or ``ko_scan``, one cooperative launch per update with grid
-barriers between the phases.
+barriers between the phases. On a graph of at most :data:`ASYNC_MAX_EDGES` edges, ``ko_scan``
+runs its peelings, mode 4's candidate searches and the deletion's descent as one asynchronous
+phase each (``ko_async.cuh``): a work queue of parts of edges' intersections that every warp
+serves until it is empty, an edge taken again as soon as a neighbour's change may change its
+decision, so a chain of small rounds costs its work, not a grid barrier a round.
 
 The static GPU decomposition finishes a batch larger than ``batch_share`` of the edges, and
 one whose region passes ``fallback_share`` of the edges or whose update runs longer than
@@ -93,7 +97,6 @@ one whose region passes ``fallback_share`` of the edges or whose update runs lon
 """
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
@@ -104,15 +107,11 @@ from ..triangles import DynamicTriangleCount
 from ..underlying import undirected_change, undirected_copy
 from ..views import as_adjacency
 from .gpu import truss_numbers_and_rounds
+from .ko_launch import _fn, _grid, _prepared, _ptr
 from hornet.core.cuda import BLOCK
 
 __all__ = ["GpuDynamicTruss"]
 
-_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_gpu.cu")
-#: the small batch's keys (tb_batch_keys)
-_CU_BATCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "batch_keys.cu")
-#: an insertion's start at lower bounds (is_* kernels)
-_CU_START = os.path.join(os.path.dirname(os.path.abspath(__file__)), "insert_start.cu")
 #: counter words (see dynamic_gpu.cu)
 C_LOW, C_NEXT, C_TOUCHED, C_FELL = 0, 1, 2, 6
 C_EVAL, C_NEWC, C_ALL, C_TAIL = 8, 9, 11, 14
@@ -155,6 +154,19 @@ DEVICE_SCAN_DELETE_MAX_EDGES = 1 << 21
 #: The same choice for the certified raise of an insertion and its descent and peeling
 #: (``ko_scan`` mode 3); None: by the graph's size, as DEVICE_SCAN_DELETE.
 DEVICE_SCAN_RAISE: bool | None = None
+#: ko_scan's phases run as one asynchronous phase each (a work queue that every warp serves
+#: to its end, ``ko_async.cuh``) on a graph of at most ASYNC_MAX_EDGES edges: the peelings
+#: (ASYNC_PEEL), mode 4's candidate search (ASYNC_CAND) and the deletion's descent
+#: (ASYNC_DESCENT). A small update's phases are chains of rounds of few edges each, whose
+#: grid barriers cost more than their work; False: synchronous rounds.
+ASYNC_PEEL = ASYNC_CAND = ASYNC_DESCENT = True
+#: True: the asynchronous descent splits an edge whose shorter list is longer than 64 over
+#: warps, each entry testing one level (the edge falls a level at a time); False: one warp
+#: per edge, its h-index at once.
+ASYNC_DESCENT_SPLIT = False
+ASYNC_MAX_EDGES = 1 << 21
+#: units the queue holds in one phase (a longer phase stops: the update falls back)
+ASYNC_QUEUE_UNITS = 1 << 22
 #: batches of at most this many edges get their batch adjacency from one block
 #: (``tb_batch_keys``, SMALL_BATCH in batch_keys.cu) instead of a sort
 SMALL_BATCH = 1024
@@ -169,6 +181,8 @@ KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_RO
     range(1, 10)
 KS_TOUCHED, KS_SPUN, KS_RAISED, KS_PEEL_ROUNDS, KS_TIME = 14, 15, 22, 0, 24
 KS_WORDS = 32
+#: the asynchronous queue's words after ko_scan's (KS_QT, KS_QH, KS_QP in ko_async.cuh)
+QUEUE_WORDS = 48
 KS_DONE, KS_NOT_EMPTY = 0, 3
 #: the host-driven peeling's counters in ko_scan's words (PC_* in ko_peel.cuh)
 PC_REM, PC_NEXT, PC_PEELED = 0, 2, 4
@@ -186,49 +200,6 @@ def _parts(n: int) -> np.int32:
     """Warps per edge for a launch over ``n`` edges: enough for a few edges (a hub's long
     list) to fill the GPU."""
     return np.int32(min(MAX_PARTS, max(1, -(-TARGET_WARPS // max(int(n), 1)))))
-
-
-def _fn(name: str):
-    from hornet.core.cuda import function
-    if name.startswith("is_"):
-        return function(_CU_START, name)
-    return function(_CU_BATCH if name == "tb_batch_keys" else _CU, name)
-
-
-_PREPARED: dict = {}
-
-
-def _prepared(name: str, nargs: int, cooperative: bool = False):
-    """The reused prepared launch of kernel ``name`` (arguments as ints: device pointers,
-    integers), cooperative or not."""
-    entry = _PREPARED.get(name)
-    if entry is None:
-        from hornet.core.cuda import PreparedLaunch
-
-        class Cooperative(PreparedLaunch):
-            def __call__(self, grid: int, block: int, values) -> None:
-                import cupy
-                if self._ptr is None:
-                    self._ptr = self.fn.kernel.ptr
-                self.args[:] = values
-                # (cuLaunchCooperativeKernel: no "extra" argument)
-                cupy.cuda.driver.launchCooperativeKernel(
-                    self._ptr, int(grid), 1, 1, int(block), 1, 1, 0,
-                    cupy.cuda.get_current_stream().ptr, self._slots_address)
-
-        entry = _PREPARED[name] = (Cooperative if cooperative else PreparedLaunch)(
-            _fn(name), nargs)
-    return entry
-
-
-def _grid(items: int) -> int:
-    """Blocks of a grid-stride launch over ``items`` threads (0: nothing to run)."""
-    from hornet.core.cuda import BLOCK, _max_grid
-    return min(-(-int(items) // BLOCK), _max_grid())
-
-
-def _ptr(a) -> int:
-    return a.data.ptr
 
 
 class GpuDynamicTruss:
@@ -267,13 +238,15 @@ class GpuDynamicTruss:
         self._list_size = -1
         self._dirty = None
         # the round counters and ko_scan's control words: one buffer, cleared by one memset
-        self._words = cupy.zeros(CTR_WORDS + KS_WORDS, dtype=cupy.uint64)
+        self._words = cupy.zeros(CTR_WORDS + KS_WORDS + QUEUE_WORDS, dtype=cupy.uint64)
         self._ctr = self._words[:CTR_WORDS]
         self._ks = self._words[CTR_WORDS:]
-        self._words_host = cupyx.empty_pinned(CTR_WORDS + KS_WORDS, dtype=np.uint64)
+        self._words_host = cupyx.empty_pinned(CTR_WORDS + KS_WORDS + QUEUE_WORDS,
+                                              dtype=np.uint64)
         self._ctr_host = self._words_host[:CTR_WORDS]
         self._ks_host = self._words_host[CTR_WORDS:]
         self._batch_keys = cupy.empty(2 * SMALL_BATCH, dtype=cupy.int64)
+        self._queue = None                        # (units, entry counts): _async_queue
         self._bar = cupy.zeros(4, dtype=cupy.uint32)
         self._recompute()
 
@@ -367,7 +340,10 @@ class GpuDynamicTruss:
         statistics (one read of the counters and control words); returns False when it
         stopped early (deadline, region, stamps) or edges survived the deletion's peeling."""
         from hornet.core.cuda import BLOCK
-        launch = _prepared("ko_scan", 40, cooperative=True)
+        launch = _prepared("ko_scan", 44, cooperative=True)
+        queue = self._async_queue()
+        qmodes = (int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT) |
+                  8 * int(ASYNC_DESCENT_SPLIT))
         base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS
         left = (deadline - time.perf_counter()) * 1e9
         deadline_ns = int(min(max(left, 0.0), 2.0 ** 62))
@@ -391,7 +367,9 @@ class GpuDynamicTruss:
             P(other),
             P(self._rank_old), int(n), int(k), int(self._head),
             *((P(extras[0]), P(extras[1]), int(extras[0].shape[0])) if extras is not None
-              else (0, 0, 0))))
+              else (0, 0, 0)),
+            *((P(queue[0]), P(queue[1]), int(queue[0].shape[0])) if queue is not None
+              else (0, 0, 0)), qmodes))
         if overlap is not None:
             overlap()
         self._words.get(out=self._words_host)
@@ -407,8 +385,23 @@ class GpuDynamicTruss:
         self._raised = int(c[KS_RAISED])
         if int(c[KS_STATUS]) != KS_DONE:
             self._cnt.fill(0)                     # (a phase may have stopped before its reader)
+            if queue is not None:                 # (a stopped queue may hold units)
+                queue[0].fill(-1)
+                queue[1].fill(0)
             return False
         return True
+
+    def _async_queue(self):
+        """(units, entry counts) of ko_scan's asynchronous phases (made on first use), or
+        None where every phase runs in rounds (:data:`ASYNC_PEEL`, :data:`ASYNC_MAX_EDGES`)."""
+        if not (ASYNC_PEEL or ASYNC_CAND or ASYNC_DESCENT) or \
+                self.graph.num_edges > ASYNC_MAX_EDGES:
+            return None
+        if self._queue is None:
+            cp = self._cp
+            self._queue = (cp.full(ASYNC_QUEUE_UNITS, -1, dtype=cp.int64),
+                           cp.zeros(ASYNC_QUEUE_UNITS, dtype=cp.int32))
+        return self._queue
 
     _grid_cache: dict = {}
 
@@ -744,20 +737,23 @@ class GpuDynamicTruss:
         tstamp = self._begin(b)
         t = self._table
         deg, ptr = self._view()
-        keys, shift = t.keys, np.int32(t.shift)
+        keys = t.keys
         truss, rank = t.columns["truss"], t.columns["rank"]
         slots = cp.ascontiguousarray(slots.astype(cp.int64, copy=False))
         bstamp, cstamp = self._tick(), self._tick()
         low, ext = self._newval, self._low_old
-        launch(_fn("is_mark"), b, (slots, i64(b), self._mark, bstamp))
-        launch(_fn("is_lower_bound"), b, (deg, ptr, keys, shift, truss, self._mark, bstamp,
-                                          slots, i64(b), low), threads_per_item=BLOCK)
-        launch(_fn("is_place"), b, (slots, i64(b), low, truss, rank, i64(self._head),
-                                    self._fell, cstamp, ext, self._ctr))
+        P, sl = _ptr, _ptr(slots)
+        _prepared("is_mark", 4)(_grid(b), BLOCK, (sl, b, P(self._mark), int(bstamp)))
+        _prepared("is_lower_bound", 10)(_grid(b * BLOCK), BLOCK, (
+            P(deg), P(ptr), P(keys), t.shift, P(truss), P(self._mark), int(bstamp), sl, b,
+            P(low)))
+        _prepared("is_place", 10)(_grid(b), BLOCK, (
+            sl, b, P(low), P(truss), P(rank), int(self._head), P(self._fell), int(cstamp),
+            P(ext), P(self._ctr)))
         self._head -= b
-        launch(_fn("is_partners"), b, (deg, ptr, keys, shift, truss, slots, i64(b), low,
-                                       self._fell, cstamp, ext, self._ctr),
-               threads_per_item=BLOCK)
+        _prepared("is_partners", 12)(_grid(b * BLOCK), BLOCK, (
+            P(deg), P(ptr), P(keys), t.shift, P(truss), sl, b, P(low), P(self._fell),
+            int(cstamp), P(ext), P(self._ctr)))
         if LEVELS_AT_ONCE and DEVICE_SCAN_INSERT:
             # every level at once, its seeds' count read on the device: one read at the end
             done = self._scan(4, 0, 0, self._region, 0, tstamp, deadline, max_region, queued)

@@ -28,7 +28,6 @@
 #pragma once
 
 #define KS_PEELED 11              // mode 4: the next P's length (peeled and clean members)
-#define KS_LEVEL_STAMPS (1 << 16)  // mode 4: member stamps by level (levels below this)
 
 // Candidate phase of the scan of every level (ko_count_items with its decision, each list
 // edge y at its own level k = truss[y], candidates member == lev0 + k): y becomes a candidate
@@ -83,7 +82,8 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
                          const int* seeds, i64 n, int* la, int* lb, int* newc, int* pa,
                          int* pb, int* ka, int* kb, int* dirty, int stamp_base,
                          int stamp_span, int& used, i64& head, i64 tail, i64 max_region,
-                         i64 deadline_ns, u64 t0, u64& rounds, u64& iterations) {
+                         i64 deadline_ns, u64 t0, u64& rounds, u64& iterations,
+                         const KsQueue& Q) {
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const int top = stamp_span - KS_LEVEL_STAMPS;    // stamps for rounds: used <= top
     const int lev0 = stamp_base + top;
@@ -94,6 +94,19 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
         if (used + 2 > top) return KS_NO_STAMPS;
         const int istamp = stamp_base + (++used);
         int* nxt = la;
+        if (ksq_on(Q, KSQ_CAND) && n > 0) {    // one asynchronous phase (ko_async.cuh)
+            if (used + 1 > top) return KS_NO_STAMPS;
+            KsAsyncJob J{};
+            J.member = S.member; J.mstamp0 = lev0; J.per_level = 1; J.gstamp = -1;
+            J.all = P; J.nall = &ctl[KS_ALL]; J.dirty = dirty; J.istamp = istamp;
+            J.max_region = max_region;
+            const int qstamp = stamp_base + (++used);
+            const i64 joined = ks_async<true>(S, G, ctl, c, Q, cur, n, J, qstamp, t0,
+                                              deadline_ns);
+            ++rounds;
+            if (joined < 0) return KS_SLOW;
+            n = 0;
+        }
         while (n > 0) {                                   // candidate rounds, all levels
             if (used + 2 > top) return KS_NO_STAMPS;
             const int pstamp = stamp_base + (++used);
@@ -121,7 +134,7 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
         int status = KS_DONE;
         const i64 live = ks_peel(S, G, ctl, c, cnt, ka, members, S.member, lev0, 1, gstamp,
                                  tail, la, lb, newc, kb, Pn, &ctl[KS_PEELED], stamp_base, top,
-                                 used, t0, deadline_ns, rounds, status);
+                                 used, t0, deadline_ns, rounds, status, Q);
         if (live < 0) return status;
         ++iterations;
         // the survivors rise: the next worklist (read from kb until the next peeling)

@@ -21,6 +21,8 @@
 // it gone takes a later number, and a triangle it did not count has that edge before it.
 #pragma once
 
+#include "../algos/ktruss/ko_async.cuh"      // ks_async (Q.cap > 0)
+
 // Peel phase, `parts` warps per live member e = list[i]: the members with fewer than k - 1
 // held triangles are peeled (rank, gone = gstamp) and listed in removed (count *nrem) and,
 // when given, in removed2 (count *nrem2); *npeeled, when given, counts them too.
@@ -93,8 +95,25 @@ __device__ i64 ks_peel(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt,
                        const int* list, i64 n, const int* member, int mstamp, int per_level,
                        int gstamp, i64 tail, int* wa, int* wb, int* rem, int* keep,
                        int* removed2, u64* nrem2, int stamp_base, int stamp_top, int& used,
-                       u64 t0, i64 deadline_ns, u64& rounds, int& status) {
+                       u64 t0, i64 deadline_ns, u64& rounds, int& status, const KsQueue& Q) {
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
+    if (ksq_on(Q, KSQ_PEEL) && n > 0) {         // one asynchronous phase (ko_async.cuh)
+        if (used + 2 > stamp_top) { status = KS_NO_STAMPS; return -1; }
+        const int qstamp = stamp_base + (++used);
+        const int cstamp = stamp_base + (++used);
+        KsAsyncJob J{};
+        J.member = member; J.mstamp0 = mstamp; J.per_level = per_level; J.gstamp = gstamp;
+        J.cstamp = cstamp; J.tail = tail; J.removed2 = removed2; J.nrem2 = nrem2;
+        const i64 peeled = ks_async<false>(S, G, ctl, c, Q, list, n, J, qstamp, t0,
+                                           deadline_ns);
+        if (leader) ++ctl[KS_PEEL_ROUNDS];
+        ++rounds;
+        if (peeled < 0) { status = KS_SLOW; return -1; }
+        if (keep == nullptr) return n - peeled;
+        ko_phase_live(S, list, n, gstamp, keep, G.slot());
+        G.next_phase();
+        return G.last();
+    }
     const int* cur = list;
     int* nxt = wa;
     i64 m = n, peeled = 0;

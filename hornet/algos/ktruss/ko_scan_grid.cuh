@@ -21,6 +21,7 @@
 #define KS_HEADN 23      // mode 3: ranks given out at the start of a level
 #define KS_TIME 24       // out, KS_PH_KINDS words: nanoseconds spent in each kind of phase
 #define KS_WORDS 32
+#define KS_LEVEL_STAMPS (1 << 16)  // mode 4: member stamps by level (levels below this)
 
 // Kinds of phase (next_phase's argument; the time from the last barrier to the end of this
 // one, as block 0 sees it, goes to ctl[KS_TIME + kind]): candidate counts and decisions,

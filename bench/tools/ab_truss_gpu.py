@@ -1,0 +1,128 @@
+"""Same-process A/B of the GPU DynamicTruss of two source trees, with the static decomposition
+timed in the same process.
+
+    python3 -m bench.tools.ab_truss_gpu --base ../base [--graphs email-Enron,soc-Epinions1]
+        [--sizes 10,100] [--repeats 7] [--budget 60] [--set ASYNC_CAND=0 ...]
+
+For every graph (a file of the data folder by name prefix, or "kronNN") both trees build the
+graph and a ``DynamicTruss``; for every batch size, ``repeats`` batches of b random existing
+edges are deleted and then re-inserted, each update timed alone (synchronized), the two trees
+taking turns in alternating order on the same batches. After every update both trees' numbers
+equal the static decomposition of the new tree (checked untimed). Prints the medians (with
+min and max), the path taken (dynamic or static fallbacks) and the speedup over the static
+decomposition's median in the same process. ``--budget``: seconds after which no new batch
+size starts.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+import hornet
+from bench.dynamic_truss import load
+from bench.tools.ab_trees import load_base
+
+
+def _sync():
+    import cupy
+    cupy.cuda.Device().synchronize()
+
+
+def _timed(fn) -> float:
+    _sync()
+    t = time.perf_counter()
+    fn()
+    _sync()
+    return time.perf_counter() - t
+
+
+def _static_ms(package, g, repeats: int = 5) -> float:
+    return statistics.median(_timed(lambda: package.algos.truss_numbers(g))
+                             for _ in range(repeats)) * 1e3
+
+
+def _fmt(xs) -> str:
+    xs = [x * 1e3 for x in xs]
+    return f"{statistics.median(xs):7.3f} ({min(xs):.3f}-{max(xs):.3f})"
+
+
+def main(argv=None) -> None:
+    import cupy as cp
+    ap = argparse.ArgumentParser(prog="python3 -m bench.tools.ab_truss_gpu")
+    ap.add_argument("--base", type=Path, required=True)
+    ap.add_argument("--graphs", default="email-Enron,soc-Epinions1")
+    ap.add_argument("--sizes", default="10,100")
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--budget", type=float, default=1e9)
+    ap.add_argument("--check", type=int, default=1,
+                    help="check against the static decomposition every this many batches")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=INT",
+                    help="set a constant of the new tree's ktruss.dynamic_gpu (repeatable)")
+    args = ap.parse_args(argv)
+    from hornet.algos.ktruss import dynamic_gpu
+    for item in args.set:
+        name, value = item.split("=")
+        setattr(dynamic_gpu, name, type(getattr(dynamic_gpu, name))(int(value)))
+        print(f"new: dynamic_gpu.{name} = {getattr(dynamic_gpu, name)}")
+    start = time.perf_counter()
+    base = load_base(args.base)
+    packages = {"base": base, "new": hornet}
+    print(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
+    rng = np.random.default_rng(3)
+    for name in args.graphs.split(","):
+        title, s, d = load(name)
+        su, du = cp.asarray(s), cp.asarray(d)
+        graphs = {k: p.Graph.from_edges(su, du, device="gpu") for k, p in packages.items()}
+        trusses = {k: p.algos.DynamicTruss(graphs[k]) for k, p in packages.items()}
+        gs, gd = (a.get() for a in graphs["new"].edges())
+        static = _static_ms(hornet, graphs["new"])
+        print(f"{title}: E={graphs['new'].num_edges} static {static:.2f} ms", flush=True)
+        for b in (int(x) for x in args.sizes.split(",")):
+            if time.perf_counter() - start > args.budget:
+                print(f"  b={b}: skipped (budget)")
+                continue
+            times = {(k, op): [] for k in packages for op in ("delete", "re-insert")}
+            paths = {(k, op): [] for k in packages for op in ("delete", "re-insert")}
+            stats = {k: [] for k in packages}
+            for r in range(args.repeats + 1):         # (the first batch: warm-up, untimed)
+                pick = rng.choice(gs.shape[0], b, replace=False)
+                bs, bd = cp.asarray(gs[pick]), cp.asarray(gd[pick])
+                for k in (("base", "new") if r % 2 else ("new", "base")):
+                    g, kt = graphs[k], trusses[k]
+                    for op in ("delete", "re-insert"):
+                        ch = g.delete_edges(bs, bd) if op == "delete" else g.insert_edges(bs, bd)
+                        dt = _timed(lambda: kt.update(ch))
+                        if r:
+                            times[(k, op)].append(dt)
+                            paths[(k, op)].append(kt.stats.get("path"))
+                            if k == "new":
+                                stats[k].append((op, kt.stats.get("rounds"),
+                                                 kt.stats.get("peel_rounds"),
+                                                 kt.stats.get("levels")))
+                        if r % args.check == 0:
+                            want = hornet.algos.truss_numbers(graphs["new"]).get() \
+                                if k == "new" else base.algos.truss_numbers(g).get()
+                            got = kt.truss_numbers.get()
+                            if not np.array_equal(got, want):
+                                raise SystemExit(f"{title} b={b} {k} {op}: dynamic != static")
+            print(f"  b={b} ({args.repeats} batches, ms median (min-max), speedup over static)")
+            for op in ("delete", "re-insert"):
+                tb, tn = times[("base", op)], times[("new", op)]
+                mb, mn = statistics.median(tb), statistics.median(tn)
+                fb = sum(p != "dynamic" for p in paths[("base", op)])
+                fn = sum(p != "dynamic" for p in paths[("new", op)])
+                print(f"    {op:9} base {_fmt(tb)} x{static / (mb * 1e3):5.1f} [{fb} static]  "
+                      f"new {_fmt(tn)} x{static / (mn * 1e3):5.1f} [{fn} static]  "
+                      f"new/base {mn / mb:.3f}", flush=True)
+            print("    new (op, rounds, peel rounds, levels): " +
+                  " ".join(f"{o[0]}:{o[1]}/{o[2]}/{o[3]}" for o in stats["new"][:8]))
+        static2 = _static_ms(hornet, graphs["new"])
+        print(f"  static again {static2:.2f} ms", flush=True)
+
+
+if __name__ == "__main__":
+    main()

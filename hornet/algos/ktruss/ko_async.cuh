@@ -1,0 +1,413 @@
+// The peeling of ko_scan as one asynchronous phase (included by ko_peel.cuh): a work queue
+// that every warp of the grid serves until it is empty and no warp holds work, instead of
+// synchronous rounds separated by grid barriers. A small update's peeling is a long chain of
+// rounds of few edges each; here an edge is counted again as soon as a neighbour it held a
+// triangle with is peeled, without waiting for the rest of a round.
+//
+// Units: the queue holds units of work, each a part of one edge's intersection (the `parts`
+// units of an entry take consecutive tickets; the entry is named by its first ticket). COUNT
+// units count an edge's held triangles (ko_holds, the peeling's rule) and the last unit of the
+// entry decides; PUSH units list the live members that held a triangle with a peeled edge
+// and enqueue a COUNT entry for each.
+//
+// Queue: units[cap] (int64, EMPTY between uses: a consumer resets its slot), tickets from
+// ctl[KS_QH] (a warp takes one, then waits for that slot), published ranges from ctl[KS_QT];
+// ctl[KS_QP] counts the units enqueued and not finished: a pusher adds before it publishes,
+// a worker subtracts after its unit's own pushes, so zero means no unit is left or running.
+// A range past cap sets ctl[KS_ABORT] (the update then falls back).
+//
+// Why the result is the synchronous peeling's: gone only grows, so a count only over-counts
+// the held triangles of the moment it ends; an edge peeled on a count below k - 1 cannot be in
+// the largest subset whose members hold k - 1 triangles. A live member is counted again after
+// every peel of a triangle neighbour that happened after a unit of its last count began:
+// every unit clears the edge's queued flag (qflag, a stamp) and then fences before it reads;
+// the peeled edge's PUSH (after its gone store and a fence) finds the flag clear and enqueues
+// a new entry, or finds it set by an entry none of whose units has begun. So at the end every
+// live member's last count saw every peel: the survivors are the largest such subset.
+// Ranks: an edge claims its peel (gone: a claim stamp by compare-and-swap), takes its rank,
+// fences, then marks itself gone; an edge after it in the order was not gone when it counted,
+// so its triangles with both other edges after it are among those it counted: fewer than
+// k - 1 (as in ko_peel.cuh).
+#pragma once
+
+// (the queue's words follow ctl's KS_WORDS, 128 bytes apart: every warp polls or adds to them)
+#define KS_QT (KS_WORDS)        // the async queue's published tickets
+#define KS_QH (KS_WORDS + 16)   // tickets taken by waiting warps
+#define KS_QP (KS_WORDS + 32)   // units enqueued and not finished; KSQ_STOP: stopped
+#define KSQ_STOP (1ull << 62)
+#define KSQ_EMPTY (-1LL)
+#define KSQ_COUNT 0      // (the descent's: its h-index)
+#define KSQ_PUSH 1
+#define KSQ_MAX_PARTS 16
+#define KSQ_CHUNK 64     // elements of the shorter list per unit (two warp runs)
+#define KSQ_PEEL 1       // KsQueue.modes: the peelings
+#define KSQ_CAND 2       //   mode 4's candidates
+#define KSQ_DESCENT 4    //   mode 2's descent
+#define KSQ_SPLIT 8      //   the descent's long lists split over warps (threshold counts)
+
+struct KsQueue {
+    long long* units;    // cap slots, KSQ_EMPTY when free
+    int* ecnt;           // cap: an entry's count and finished units (KO_CNT_BITS), by entry
+    i64 cap;             // 0: no asynchronous phase
+    int modes;           // KSQ_PEEL | KSQ_CAND | KSQ_DESCENT: the phases run asynchronously
+};
+
+__device__ __forceinline__ bool ksq_on(const KsQueue& Q, int mode) {
+    return Q.cap > 0 && (Q.modes & mode);
+}
+
+// A unit: edge (32 bits), part and parts (6 bits each), kind (2 bits), aux (17 bits: the
+// descent's PUSH carries the number the edge fell from).
+__device__ __forceinline__ long long ksq_unit(int e, int part, int parts, int kind, int aux) {
+    return (long long)(unsigned)e | ((long long)part << 32) | ((long long)parts << 38) |
+           ((long long)kind << 44) | ((long long)aux << 46);
+}
+
+// Units per entry of edge e: its shorter list in runs of KSQ_CHUNK.
+__device__ __forceinline__ int ksq_parts(const KoState& S, int e) {
+    const i64 key = S.tkeys[e];
+    const int du = S.deg[hi32(key)], dv = S.deg[lo32(key)];
+    const int d = du < dv ? du : dv;
+    const int p = (d + KSQ_CHUNK - 1) / KSQ_CHUNK;
+    return p < 1 ? 1 : (p > KSQ_MAX_PARTS ? KSQ_MAX_PARTS : p);
+}
+
+// Stop the queue (ctl[KS_ABORT] and the stop bit its waiting warps poll).
+__device__ __forceinline__ void ksq_abort(u64* ctl) {
+    ctl[KS_ABORT] = 1;
+    atomicOr(&ctl[KS_QP], KSQ_STOP);
+}
+
+// Enqueue an entry of `kind` for edge e (one thread; parts 0: by its lists' lengths).
+__device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, const KoState& S, int e,
+                                         int kind, int aux = 0, int parts = 0) {
+    if (parts == 0) parts = ksq_parts(S, e);
+    atomicAdd(&ctl[KS_QP], (u64)parts);
+    const u64 t0 = atomicAdd(&ctl[KS_QT], (u64)parts);
+    if ((i64)(t0 + parts) > Q.cap) {
+        atomicAdd(&ctl[KS_QP], (u64)(-(i64)parts));
+        ksq_abort(ctl);
+        return;
+    }
+    for (int p = 0; p < parts; ++p)
+        atomicExch((unsigned long long*)&Q.units[t0 + p],
+                   (unsigned long long)ksq_unit(e, p, parts, kind, aux));
+}
+
+// Serve the queue until it is empty and no unit runs, or it stopped: every warp takes a ticket,
+// waits for its slot, and runs unit(e, part, parts, kind, aux, ticket) (warp-uniform); its
+// pending count drops after the unit's own pushes.
+template <typename Unit>
+__device__ void ks_serve(const KsQueue& Q, u64* ctl, u64 t0, i64 deadline_ns, Unit&& unit) {
+    const unsigned lane = threadIdx.x & 31;
+    const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
+    for (;;) {
+        long long u = KSQ_EMPTY;
+        u64 t = 0;
+        bool stop = false;
+        if (lane == 0) {
+            t = atomicAdd(&ctl[KS_QH], 1ull);
+            // (the slot every round; the pending count, on a line all waiting warps read,
+            // every eighth, with a growing pause)
+            for (int spin = 0, pause = 32;; ++spin) {
+                if ((i64)t < Q.cap) u = *(volatile long long*)&Q.units[t];
+                if (u != KSQ_EMPTY) break;
+                if ((spin & 7) == 7) {
+                    __threadfence();
+                    const u64 p = *(volatile u64*)&ctl[KS_QP];
+                    if (p == 0 || (p & KSQ_STOP)) {
+                        stop = true;
+                        break;
+                    }
+                    if (leader && (i64)(ks_now() - t0) > deadline_ns) ksq_abort(ctl);
+                }
+                __nanosleep(pause);
+                if (pause < 512) pause *= 2;
+            }
+            if (!stop) Q.units[t] = KSQ_EMPTY;
+        }
+        stop = __shfl_sync(FULL_MASK, (int)stop, 0);
+        if (stop) break;
+        u = __shfl_sync(FULL_MASK, u, 0);
+        t = __shfl_sync(FULL_MASK, t, 0);
+        unit((int)(u & 0xffffffffLL), (int)((u >> 32) & 63), (int)((u >> 38) & 63),
+             (int)((u >> 44) & 3), (int)((u >> 46) & 0x1ffff), t);
+        __syncwarp();
+        if (lane == 0) {
+            __threadfence();
+            atomicAdd(&ctl[KS_QP], (u64)(-1LL));
+        }
+    }
+}
+
+// The end of an asynchronous phase (after its barrier): -1 when it stopped; else the queue's
+// words are cleared for the next one.
+__device__ __forceinline__ bool ksq_finish(u64* ctl) {
+    if (ldcg(&ctl[KS_ABORT])) return false;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {  // (every thread has read the words before)
+        ctl[KS_QT] = 0;
+        ctl[KS_QH] = 0;
+        ctl[KS_QP] = 0;
+    }
+    return true;
+}
+
+// What ks_async runs: the peeling (ko_phase_peel's count and decision, ko_phase_peel_push's
+// push) or mode 4's candidate search (ks_phase_candidates' count with ranks and decision,
+// ko_phase_push's push).
+struct KsAsyncJob {
+    const int* member; int mstamp0; int per_level;
+    int gstamp;                  // peel: peeled edges (gone == gstamp); cand: -1
+    int cstamp;                  // peel: a fresh claim stamp
+    i64 tail;                    // peel: ranks from tail (ctl[KS_TAIL])
+    int* removed2; u64* nrem2;   // peel: peeled edges appended here too (when given)
+    int* all; u64* nall;         // cand: new candidates
+    int* dirty; int istamp;      // cand: their levels marked dirty
+    i64 max_region;              // cand: most candidates
+};
+
+// Serve the queue from list[:n] (every list edge enqueued as a COUNT entry, S.pushed ==
+// qstamp its queued flag) to its end: two phases. Peel (Cand false): members with fewer than
+// k - 1 held triangles are ranked at the end of their level and marked gone, their PUSH lists
+// the live members that held a triangle with them. Cand: list edges not yet candidates with
+// k - 1 triangles whose other edges are above k, candidates or after them at k join the
+// candidates, their PUSH lists the later level-k edges they may complete. Returns the edges
+// peeled or joined, or -1 when it stopped (ctl[KS_ABORT]: capacity, deadline or region).
+template <bool Cand>
+__device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQueue& Q,
+                        const int* list, i64 n, const KsAsyncJob& J, int qstamp, u64 t0,
+                        i64 deadline_ns) {
+    const unsigned lane = threadIdx.x & 31;
+    GRID_STRIDE(i, n) {
+        const int e = ldcg(&list[i]);
+        S.pushed[e] = qstamp;
+        ksq_push(Q, ctl, S, e, KSQ_COUNT);
+    }
+    G.next_phase();
+    u64* ndone = G.slot();
+    ks_serve(Q, ctl, t0, deadline_ns, [&](int e, int part, int parts, int kind, int, u64 t) {
+        const int k = ldcg(&S.truss[e]);
+        const int mstamp = J.per_level ? J.mstamp0 + k : J.mstamp0;
+        const i64 key = S.tkeys[e];
+        const int a = hi32(key), b = lo32(key);
+        if (kind == KSQ_COUNT) {
+            const u64 entry = t - part;
+            if (lane == 0) {
+                if (ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
+                *c = 0;
+            }
+            __syncwarp();
+            __threadfence();                     // (the flag's clear before the reads below)
+            // peel: e not peeled yet; cand: e not a candidate yet
+            const bool open = Cand ? ldcg(&J.member[e]) != mstamp : ldcg(&S.gone[e]) != J.gstamp;
+            const i64 r = Cand ? ldcg(&S.rank[e]) : 0;
+            if (open) {
+                warp_common(S.deg, S.ptr, a, b, lane, part, parts, [&](int w) {
+                    const i64 s1 = et_find(S.tkeys, S.tshift, et_key(a, w));
+                    const i64 s2 = et_find(S.tkeys, S.tshift, et_key(b, w));
+                    if (s1 < 0 || s2 < 0) return;
+                    if (ko_holds(S.truss, S.rank, J.member, mstamp, S.gone, J.gstamp, s1, k, r,
+                                 Cand) &&
+                        ko_holds(S.truss, S.rank, J.member, mstamp, S.gone, J.gstamp, s2, k, r,
+                                 Cand))
+                        atomicAdd(c, 1);
+                }, [&] {
+                    __syncwarp();
+                    return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
+                });
+            }
+            __syncwarp();
+            if (lane == 0) {
+                int got = *c;
+                bool last = true;
+                if (parts > 1) {
+                    const int was = atomicAdd(&Q.ecnt[entry], got + (1 << KO_CNT_BITS));
+                    last = (was >> KO_CNT_BITS) == parts - 1;
+                    got += was & KO_CNT_MASK;
+                    if (last) Q.ecnt[entry] = 0;
+                }
+                if (last && open) {
+                    touch(S.touched, S.tstamp, e, S.ctr);
+                    if (Cand && got >= k - 1) {
+                        const int seen = ldcg(&J.member[e]);
+                        if (k >= KS_LEVEL_STAMPS - 1) {
+                            ksq_abort(ctl);         // (lev0 + k would leave the stamps)
+                        } else if (seen != mstamp &&
+                                   atomicCAS((int*)&J.member[e], seen, mstamp) == seen) {
+                            const u64 j = atomicAdd(J.nall, 1ull);
+                            if ((i64)j >= J.max_region) ksq_abort(ctl);
+                            J.all[j] = e;
+                            atomicAdd(ndone, 1ull);
+                            if (ldcg(&J.dirty[k]) != J.istamp) J.dirty[k] = J.istamp;
+                            __threadfence();
+                            ksq_push(Q, ctl, S, e, KSQ_PUSH);
+                        }
+                    }
+                    const int seen = ldcg(&S.gone[e]);
+                    if (!Cand && got < k - 1 && seen != J.gstamp && seen != J.cstamp &&
+                        atomicCAS(&S.gone[e], seen, J.cstamp) == seen) {
+                        S.rank[e] = J.tail + (i64)atomicAdd(&ctl[KS_TAIL], 1ull);
+                        __threadfence();
+                        S.gone[e] = J.gstamp;
+                        __threadfence();
+                        if (J.removed2) J.removed2[atomicAdd(J.nrem2, 1ull)] = e;
+                        atomicAdd(ndone, 1ull);
+                        ksq_push(Q, ctl, S, e, KSQ_PUSH);
+                    }
+                }
+            }
+        } else {
+            __threadfence();
+            const i64 rx = Cand ? ldcg(&S.rank[e]) : 0;
+            warp_common(S.deg, S.ptr, a, b, lane, part, parts, [&](int w) {
+                const i64 s1 = et_find(S.tkeys, S.tshift, et_key(a, w));
+                const i64 s2 = et_find(S.tkeys, S.tshift, et_key(b, w));
+                if (s1 < 0 || s2 < 0) return;
+                const int t1 = ldcg(&S.truss[s1]), t2 = ldcg(&S.truss[s2]);
+                if (t1 < k || t2 < k) return;
+                bool q1, q2;
+                if (Cand) {     // (as ko_phase_push: later level-k edges, not candidates)
+                    q1 = t1 == k && ldcg(&S.rank[s1]) > rx && ldcg(&J.member[s1]) != mstamp;
+                    q2 = t2 == k && ldcg(&S.rank[s2]) > rx && ldcg(&J.member[s2]) != mstamp;
+                } else {        // (as ko_phase_peel_push: live members that held it)
+                    const bool m1 = t1 == k && ldcg(&J.member[s1]) == mstamp;
+                    const bool m2 = t2 == k && ldcg(&J.member[s2]) == mstamp;
+                    q1 = m1 && (t2 > k || m2) && ldcg(&S.gone[s1]) != J.gstamp;
+                    q2 = m2 && (t1 > k || m1) && ldcg(&S.gone[s2]) != J.gstamp;
+                }
+                if (q1 && atomicExch(&S.pushed[s1], qstamp) != qstamp)
+                    ksq_push(Q, ctl, S, (int)s1, KSQ_COUNT);
+                if (q2 && atomicExch(&S.pushed[s2], qstamp) != qstamp)
+                    ksq_push(Q, ctl, S, (int)s2, KSQ_COUNT);
+            }, NO_STOP);
+        }
+    });
+    G.next_phase(Cand ? KS_PH_CAND : KS_PH_PEEL);
+    const i64 done = G.last();
+    return ksq_finish(ctl) ? done : -1;
+}
+
+// An entry of the descent's HINDEX for edge e: one unit, or with KSQ_SPLIT and a shorter list
+// longer than KSQ_CHUNK, a unit per run of it with the level a to test (aux).
+__device__ __forceinline__ void ksq_push_hindex(const KsQueue& Q, u64* ctl, const KoState& S,
+                                                int e) {
+    const int parts = (Q.modes & KSQ_SPLIT) ? ksq_parts(S, e) : 1;
+    ksq_push(Q, ctl, S, e, KSQ_COUNT, parts > 1 ? ldcg(&S.truss[e]) : 0, parts);
+}
+
+// Mode 2's descent as one asynchronous phase, from the worklist list[:n] (distinct): an
+// HINDEX unit (one warp, its histogram h: HBINS shared ints) takes the h-index of its edge e
+// at its current number a, capped at a (dt_phase_hindex's rule, each value applied at once by
+// atomicMin). A split entry (parts > 1) only tests its level a (aux): its units count the
+// triangles whose other edges are at a or above, and when the last one finds fewer than
+// a - 2, e falls to a - 1 (an upper bound: its h-index is below a) and is taken again.
+// A lowered edge goes once to all (count ctl[KS_FELL], fell == fstamp) and its
+// PUSH (aux: the number it fell from) enqueues every triangle neighbour y with old >= truss[y]
+// > truss[e] (dt_phase_push's rule); a value from the clamped bin enqueues e again. The values
+// only fall and every one is an upper bound of the new truss numbers (the h-index of upper
+// bounds is one), and an edge is taken again after every fall that could lower it (the queued
+// flag as in ks_async), so the end is the synchronous descent's fixed point. Returns false when
+// it stopped.
+__device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
+                                 const KsQueue& Q, const int* list, i64 n, int* h, int* fell,
+                                 int fstamp, int* all, int qstamp, u64 t0, i64 deadline_ns) {
+    const unsigned lane = threadIdx.x & 31;
+    GRID_STRIDE(i, n) {
+        const int e = ldcg(&list[i]);
+        S.pushed[e] = qstamp;
+        ksq_push_hindex(Q, ctl, S, e);
+    }
+    G.next_phase();
+    // (e fell from `was` to `value`: once to all, its neighbours through its PUSH)
+    const auto fall = [&](int e, int value) {
+        const int was = atomicMin(&S.truss[e], value);
+        if (value >= was) return;
+        if (atomicExch(&fell[e], fstamp) != fstamp) all[atomicAdd(&ctl[KS_FELL], 1ull)] = e;
+        __threadfence();
+        ksq_push(Q, ctl, S, e, KSQ_PUSH, was);
+    };
+    ks_serve(Q, ctl, t0, deadline_ns, [&](int e, int part, int parts, int kind, int old,
+                                          u64 t) {
+        const i64 key = S.tkeys[e];
+        const int u = hi32(key), v = lo32(key);
+        if (kind == KSQ_COUNT && parts > 1) {        // a split entry: the test of level old
+            const u64 entry = t - part;
+            const int a = old;
+            if (lane == 0) {
+                if (ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
+                *c = 0;
+            }
+            __syncwarp();
+            __threadfence();                     // (the flag's clear before the reads below)
+            warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
+                const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
+                const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+                if (s1 < 0 || s2 < 0) return;
+                if (imin(ldcg(&S.truss[s1]), ldcg(&S.truss[s2])) >= a) atomicAdd(c, 1);
+            }, [&] {
+                __syncwarp();
+                return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2;
+            });
+            __syncwarp();
+            if (lane == 0) {
+                const int was = atomicAdd(&Q.ecnt[entry], *c + (1 << KO_CNT_BITS));
+                if ((was >> KO_CNT_BITS) == parts - 1) {
+                    Q.ecnt[entry] = 0;
+                    touch(S.touched, S.tstamp, e, S.ctr);
+                    if ((was & KO_CNT_MASK) + *c < a - 2 && a > 2) {
+                        fall(e, a - 1);
+                        if (atomicExch(&S.pushed[e], qstamp) != qstamp)
+                            ksq_push_hindex(Q, ctl, S, e);
+                    }
+                }
+            }
+        } else if (kind == KSQ_COUNT) {
+            if (lane == 0 && ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
+            __syncwarp();
+            __threadfence();                     // (the flag's clear before the reads below)
+            const int a = ldcg(&S.truss[e]);
+            const int lo = a - (HBINS - 1) > 2 ? a - (HBINS - 1) : 2;
+            for (int b = lane; b < HBINS; b += 32) h[b] = 0;
+            __syncwarp();
+            if (a > 2) {
+                warp_common(S.deg, S.ptr, u, v, lane, 0, 1, [&](int w) {
+                    const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
+                    const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+                    if (s1 < 0 || s2 < 0) return;
+                    int m = imin(imin(ldcg(&S.truss[s1]), ldcg(&S.truss[s2])), a);
+                    if (m < lo) m = lo;
+                    atomicAdd(&h[m - lo], 1);
+                }, [&] {
+                    __syncwarp();
+                    return h[a - lo] >= a - 2;
+                });
+            }
+            __syncwarp();
+            if (lane == 0) {
+                touch(S.touched, S.tstamp, e, S.ctr);
+                int value = a <= 2 ? a : hindex_from_bins(h, a, lo);
+                const bool again = value < 0;
+                if (again) value = -value;
+                if (value < a) fall(e, value);
+                if (again && atomicExch(&S.pushed[e], qstamp) != qstamp)
+                    ksq_push_hindex(Q, ctl, S, e);
+            }
+            __syncwarp();                        // (before the next unit clears h)
+        } else {
+            __threadfence();
+            const int now = ldcg(&S.truss[e]);
+            warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
+                const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
+                const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+                if (s1 < 0 || s2 < 0) return;
+                const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
+                if (f1 <= old && f1 > now && atomicExch(&S.pushed[s1], qstamp) != qstamp)
+                    ksq_push_hindex(Q, ctl, S, (int)s1);
+                if (f2 <= old && f2 > now && atomicExch(&S.pushed[s2], qstamp) != qstamp)
+                    ksq_push_hindex(Q, ctl, S, (int)s2);
+            }, NO_STOP);
+        }
+    });
+    G.next_phase(KS_PH_HINDEX);
+    return ksq_finish(ctl);
+}

@@ -1,0 +1,54 @@
+"""Kernel handles and launches of the GPU DynamicTruss (:mod:`.dynamic_gpu`): its kernels by
+name from the ``.cu`` files beside it, and reused prepared launches (plain or cooperative)."""
+from __future__ import annotations
+
+import os
+
+_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_gpu.cu")
+#: the small batch's keys (tb_batch_keys)
+_CU_BATCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "batch_keys.cu")
+#: an insertion's start at lower bounds (is_* kernels)
+_CU_START = os.path.join(os.path.dirname(os.path.abspath(__file__)), "insert_start.cu")
+
+
+def _fn(name: str):
+    from hornet.core.cuda import function
+    if name.startswith("is_"):
+        return function(_CU_START, name)
+    return function(_CU_BATCH if name == "tb_batch_keys" else _CU, name)
+
+
+_PREPARED: dict = {}
+
+
+def _prepared(name: str, nargs: int, cooperative: bool = False):
+    """The reused prepared launch of kernel ``name`` (arguments as ints: device pointers,
+    integers), cooperative or not."""
+    entry = _PREPARED.get(name)
+    if entry is None:
+        from hornet.core.cuda import PreparedLaunch
+
+        class Cooperative(PreparedLaunch):
+            def __call__(self, grid: int, block: int, values) -> None:
+                import cupy
+                if self._ptr is None:
+                    self._ptr = self.fn.kernel.ptr
+                self.args[:] = values
+                # (cuLaunchCooperativeKernel: no "extra" argument)
+                cupy.cuda.driver.launchCooperativeKernel(
+                    self._ptr, int(grid), 1, 1, int(block), 1, 1, 0,
+                    cupy.cuda.get_current_stream().ptr, self._slots_address)
+
+        entry = _PREPARED[name] = (Cooperative if cooperative else PreparedLaunch)(
+            _fn(name), nargs)
+    return entry
+
+
+def _grid(items: int) -> int:
+    """Blocks of a grid-stride launch over ``items`` threads (0: nothing to run)."""
+    from hornet.core.cuda import BLOCK, _max_grid
+    return min(-(-int(items) // BLOCK), _max_grid())
+
+
+def _ptr(a) -> int:
+    return a.data.ptr
