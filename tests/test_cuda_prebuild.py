@@ -129,6 +129,69 @@ def test_replay_cupy_kernel_list_form():
         assert "// hornet headers" not in record["source"]       # hornet's modules: the other list
 
 
+def test_prebuild_cupy_kernels_builds_each_record_once_with_this_install(tmp_path,
+                                                                        monkeypatch):
+    """Without a GPU, against a stand-in for CuPy's compiler: every record is compiled once
+    with this install's options and headers in place of the placeholders, a record that
+    fails is skipped, and only a list built in full leaves the marker that makes the next
+    process skip it."""
+    import types
+    from hornet.core import cuda
+    calls = []
+
+    def compile_module(source, options, *, extra_source, backend, jitify):
+        if source == "bad":
+            raise RuntimeError("does not compile here")
+        calls.append((source, options, extra_source, backend, jitify))
+
+    fake = types.ModuleType("cupy")
+    fake.__version__ = "0.test"
+    fake.cuda = types.ModuleType("cupy.cuda")
+    fake.cuda.Device = _Device
+    fake.cuda.compiler = types.SimpleNamespace(_compile_module_with_cache=compile_module)
+    core = types.SimpleNamespace(
+        assemble_cupy_compiler_options=lambda options: ("-I/here/cub", "--std=c++17"),
+        _get_header_source=lambda: "// headers here")
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setitem(sys.modules, "cupy.cuda", fake.cuda)
+    monkeypatch.setitem(sys.modules, "cupy.cuda.compiler", fake.cuda.compiler)
+    monkeypatch.setitem(sys.modules, "cupy._core", types.SimpleNamespace(core=core))
+    monkeypatch.setitem(sys.modules, "cupy._core.core", core)
+    monkeypatch.setattr(cuda, "cupy", fake)
+    monkeypatch.setenv("HORNET_CACHE_DIR", str(tmp_path / "hornet"))
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path / "cupy"))
+    there = ("-I/there/cub", "--std=c++17"), "// headers there"
+    records = [cuda.cupy_compile_record(f"k{i}", ("-I/there/cub", f"-DK={i}", "--std=c++17"),
+                                        "// headers there", "nvrtc", False, there)
+               for i in range(5)]
+    cuda.prebuild_cupy_kernels(records, workers=2)
+    cuda.finish_prebuild()
+    assert sorted(calls) == [(f"k{i}", ("-I/here/cub", f"-DK={i}", "--std=c++17"),
+                              "// headers here", "nvrtc", False) for i in range(5)]
+    assert cuda.prebuild_cupy_kernels(records) == []           # the marker: built already
+    calls.clear()
+    failing = records + [dict(records[0], source="bad")]
+    cuda.prebuild_cupy_kernels(failing, workers=3)
+    cuda.finish_prebuild()
+    assert len(calls) == 5
+    assert len(cuda.prebuild_cupy_kernels(failing, workers=3)) == 3   # no marker: again
+    cuda.finish_prebuild()
+
+
+class _Device:
+    """A stand-in for ``cupy.cuda.Device()``."""
+    id, compute_capability = 0, "90"
+
+    def __init__(self, device: int = 0):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 # record CuPy's compiles of a new elementwise kernel into one empty cache folder, or build
 # them from such records into another with prebuild_cupy_kernels and then call the kernel;
 # report the cache files, and whether the call wrote or replaced any
