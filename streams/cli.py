@@ -350,12 +350,17 @@ REPLAY_KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"
 #: bench.tools.kernel_list --device gpu``)
 REPLAY_MODULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
                               "replay_modules_gpu.json")
+#: CuPy's own kernels (elementwise, reductions) a GPU replay of the shipped stream compiles,
+#: for one CuPy version (the same tool)
+REPLAY_CUPY_KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
+                                   "replay_cupy_kernels_gpu.json")
 
 
 def _start_precompile(device: str) -> None:
     """Start compiling the listed replay kernels missing from the cache beside the replay: on
     the CPU in a helper process (a first run then compiles on two cores), on the GPU the CUDA
-    modules in background threads, the longest builds first."""
+    modules in background threads, the longest builds first, and CuPy's own kernels the
+    replay uses (built in the replay's thread otherwise, one after another)."""
     import hornet
     if device == "gpu" or (device == "auto" and hornet.backend_available("gpu")):
         if not hornet.backend_available("gpu"):
@@ -371,6 +376,14 @@ def _start_precompile(device: str) -> None:
             modules = [(os.path.join(root, m[0]), tuple(m[1])) for m in listed
                        if os.path.exists(os.path.join(root, m[0]))]
             cuda.prebuild(modules)
+            import cupy
+            with open(REPLAY_CUPY_KERNELS, encoding="utf-8") as f:
+                listed = json.load(f)
+            if listed["cupy"] == cupy.__version__:     # CuPy writes other kernels otherwise
+                # the builds of a second or more first (used late, they would hold the
+                # replay longest), then in the order the replay first uses them
+                kernels = sorted(listed["kernels"], key=lambda k: -int(k.get("seconds", 0)))
+                cuda.prebuild_cupy_kernels(kernels)
         except Exception:   # noqa: BLE001 - a head start only: the replay builds on use
             pass
         return

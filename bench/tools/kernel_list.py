@@ -10,10 +10,13 @@ seconds) in the order the compiles start (:func:`hornet.core.precompile.record_k
 ``hornet replay`` hands the list to its compile helper (:mod:`hornet.core.precompile`),
 which shares out the compiles by their seconds. ``--device gpu`` (on a GPU machine) records
 the CUDA modules a GPU replay loads (path inside the package, template instances, build
-seconds in an empty CuPy cache), in order; ``hornet replay --device gpu`` builds them in
-background threads, the longest first (:func:`hornet.core.cuda.prebuild`). Rerun after changing which kernels the
-replay compiles or their argument types, on a quiet machine; ``--check`` only says whether
-the list in the package names the same kernels in the same order (exit status 1 if not).
+seconds in an empty CuPy cache), in order, and CuPy's own kernels it compiles
+with their build seconds (``replay_cupy_kernels_gpu.json``, for that CuPy version);
+``hornet replay --device gpu`` builds both in background threads, the longest first
+(:func:`hornet.core.cuda.prebuild`, :func:`hornet.core.cuda.prebuild_cupy_kernels`). Rerun
+after changing which kernels the replay compiles or their argument types, on a quiet machine;
+``--check`` only says whether the list in the package names the same kernels in the same
+order (exit status 1 if not).
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from bench.common import ROOT
 
 LIST = ROOT / "streams" / "data" / "replay_kernels.json"
 MODULE_LIST = ROOT / "streams" / "data" / "replay_modules_gpu.json"
+CUPY_LIST = ROOT / "streams" / "data" / "replay_cupy_kernels_gpu.json"
 
 RECORDER = r'''
 import json, sys
@@ -65,18 +69,46 @@ class Timed:
 
 
 cuda.load_module = lambda path, names=(): Timed((path, tuple(names)), load_module(path, names))
+
+# CuPy's own kernels (elementwise, reductions) the replay compiles, in order, with their
+# build seconds
+from cupy.cuda import compiler
+cupy_kernels, recorded = [], []
+compile_module = compiler._compile_module_with_cache
+install = cuda.cupy_install()
+
+
+def recording(source, options=(), **kw):
+    plain = kw.get("arch") is None and not kw.get("name_expressions") \
+        and not kw.get("enable_cooperative_groups") and not kw.get("to_ltoir")
+    t = time.perf_counter()
+    try:
+        return compile_module(source, options, **kw)
+    finally:
+        if plain and "// hornet headers" not in source:
+            record = cuda.cupy_compile_record(source, options, kw.get("extra_source"),
+                                              kw.get("backend", "nvrtc"),
+                                              kw.get("jitify", False), install)
+            if record not in recorded:
+                recorded.append(record)
+                cupy_kernels.append({**record, "seconds": round(time.perf_counter() - t, 2)})
+
+
+compiler._compile_module_with_cache = recording
 from streams.cli import main
 code = main(["replay", "--device", "gpu"] + json.loads(sys.argv[1]), precompile=False)
 root = os.path.dirname(os.path.abspath(hornet.__file__))
 modules = [[os.path.relpath(path, root), list(names), round(seconds.get((path, names), 0.0), 2)]
            for path, names in cuda.loaded_modules]
-json.dump({"code": code, "modules": modules}, open(sys.argv[2], "w"))
+json.dump({"code": code, "modules": modules, "cupy_kernels": cupy_kernels},
+          open(sys.argv[2], "w"))
 '''
 
 
 def record_modules(replay_args: list[str]) -> list:
     """The CUDA modules one GPU replay (fresh process, empty CuPy kernel cache) loads, in
-    order: ``[path inside the package, template instances, build seconds]``."""
+    order: ``[path inside the package, template instances, build seconds]``; and CuPy's own
+    kernels it compiles, in order (:func:`hornet.core.cuda.cupy_compile_record`)."""
     with tempfile.TemporaryDirectory(prefix="hornet-module-list-") as tmp:
         out = Path(tmp) / "modules.json"
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -86,7 +118,7 @@ def record_modules(replay_args: list[str]) -> list:
         result = json.loads(out.read_text())
         if result["code"] != 0:
             raise SystemExit(f"bench.tools.kernel_list: the replay failed ({result['code']})")
-        return result["modules"]
+        return result["modules"], result["cupy_kernels"]
 
 
 def record(replay_args: list[str]) -> list:
@@ -115,7 +147,7 @@ def main(argv: list[str] | None = None) -> None:
                     help="gpu: the CUDA modules of a GPU replay (on a GPU machine)")
     a = ap.parse_args(argv)
     if a.device == "gpu":
-        modules = record_modules(replay_args)
+        modules, cupy_kernels = record_modules(replay_args)
         command = " ".join(["hornet", "replay", "--device", "gpu"] + replay_args)
         text = ('{"command": ' + json.dumps(command) + ',\n "modules": [\n'
                 + ",\n".join("  " + json.dumps(m) for m in modules) + "\n]}\n")
@@ -129,7 +161,11 @@ def main(argv: list[str] | None = None) -> None:
                   f"({len(modules)} modules)")
             raise SystemExit(0 if same else 1)
         MODULE_LIST.write_text(text)
-        print(f"{MODULE_LIST}: {len(modules)} modules")
+        import cupy
+        CUPY_LIST.write_text(json.dumps({"command": command, "cupy": cupy.__version__,
+                                         "kernels": cupy_kernels}, indent=0) + "\n")
+        print(f"{MODULE_LIST}: {len(modules)} modules; {CUPY_LIST}: {len(cupy_kernels)} "
+              "CuPy kernels")
         return
     kernels = record(replay_args)
     command = " ".join(["hornet", "replay", "--device", "cpu"] + replay_args)

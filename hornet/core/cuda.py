@@ -6,7 +6,9 @@
   background threads (NVRTC runs without the GIL), so that a first run builds them side by
   side instead of one after the other; a module's first kernel waits for its build, and
   :func:`building` lets a caller with an exact alternative take it meanwhile
-  (:func:`finish_prebuild` waits for the builds before a process ends). CuPy keeps the
+  (:func:`finish_prebuild` waits for the builds before a process ends).
+  :func:`prebuild_cupy_kernels` does the same for CuPy's own elementwise and reduction
+  kernels a run is known to compile (recorded by :func:`cupy_compile_record`). CuPy keeps the
   compiled module in its on-disk kernel cache (``~/.cupy/kernel_cache`` or
   ``$CUPY_CACHE_DIR``), keyed by the source text
   and the options; the source is given a digest of hornet's ``.cuh`` headers, which that key
@@ -22,6 +24,7 @@ Importable without CuPy (``cupy`` is then None); every function needs it when ca
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import threading
 
@@ -131,6 +134,105 @@ def prebuild(modules: list, workers: int | None = None) -> list:
         t.start()
     _PREBUILD_THREADS.extend(threads)
     return threads
+
+
+#: placeholder of a recorded CuPy compile for the text of CuPy's headers (the cache key's
+#: extra source); ``{cupy_option_N}`` stands for the install's N-th compiler option
+#: (:func:`cupy_install`)
+CUPY_HEADER_SOURCE = "{cupy_header_source}"
+
+
+def cupy_install() -> tuple:
+    """(the compiler options CuPy gives each of its own kernels on this install: its bundled
+    CCCL and header folders, the C++ standard, the CUDA header folder; the text of its
+    headers, which its kernel cache key holds)."""
+    from cupy._core import core
+    return tuple(core.assemble_cupy_compiler_options(())), core._get_header_source()
+
+
+def cupy_compile_record(source: str, options, extra_source, backend: str, jitify: bool,
+                        install: tuple) -> dict:
+    """A CuPy compile (the arguments of ``cupy.cuda.compiler._compile_module_with_cache``
+    for one of CuPy's own kernels) as JSON-able data that holds on another install of the
+    same CuPy version: the options of :func:`cupy_install` (folders of this install) and the
+    headers' text become placeholders."""
+    install_options, header_source = install
+    return {"source": source,
+            "options": ["{cupy_option_%d}" % install_options.index(o)
+                        if o in install_options else o for o in options],
+            "extra_source": CUPY_HEADER_SOURCE if extra_source == header_source
+            else extra_source,
+            "backend": backend, "jitify": bool(jitify)}
+
+
+def cupy_compile_arguments(record: dict, install: tuple) -> tuple:
+    """(source, options, extra_source, backend, jitify) of a :func:`cupy_compile_record` on
+    the install :func:`cupy_install` describes."""
+    install_options, header_source = install
+    options = []
+    for o in record["options"]:
+        if o.startswith("{cupy_option_") and o.endswith("}"):
+            o = install_options[int(o[len("{cupy_option_"):-1])]
+        options.append(o)
+    extra = record["extra_source"]
+    return (record["source"], tuple(options),
+            header_source if extra == CUPY_HEADER_SOURCE else extra,
+            record["backend"], record["jitify"])
+
+
+def prebuild_cupy_kernels(records: list, workers: int = 4) -> list:
+    """Compile CuPy's own kernels (elementwise kernels and reductions a run is known to use,
+    as :func:`cupy_compile_record` s of this CuPy version) into CuPy's on-disk kernel cache
+    in ``workers`` daemon threads, in order, while the caller goes on. CuPy compiles its
+    kernels where they are first called, one after another in the caller's thread; a kernel
+    built here is read from the cache there instead (one called before its build is done is
+    compiled there as without this). Returns the threads (:func:`finish_prebuild` waits for
+    them); none when a marker file says that this kernel cache holds the records' builds
+    (written once all of them are built). A record that does not compile on this install is
+    skipped."""
+    from cupy.cuda import compiler
+    marker = _cupy_marker(records)
+    if not records or os.path.exists(marker):
+        return []
+    install = cupy_install()
+    device = cupy.cuda.Device().id
+    queue = list(reversed(records))
+    state = {"running": min(workers, len(records)), "failed": False}
+
+    def work():
+        with cupy.cuda.Device(device):
+            while True:
+                with _LOCK:
+                    if not queue:
+                        state["running"] -= 1
+                        if state["running"] == 0 and not state["failed"]:
+                            _mark_built(marker)
+                        return
+                    record = queue.pop()
+                try:
+                    source, options, extra, backend, jitify = cupy_compile_arguments(
+                        record, install)
+                    compiler._compile_module_with_cache(
+                        source, options, extra_source=extra, backend=backend, jitify=jitify)
+                except Exception:   # noqa: BLE001 - a head start only
+                    state["failed"] = True
+
+    threads = [threading.Thread(target=work, name="hornet-cupy-build", daemon=True)
+               for _ in range(state["running"])]
+    for t in threads:
+        t.start()
+    _PREBUILD_THREADS.extend(threads)
+    return threads
+
+
+def _cupy_marker(records: list) -> str:
+    """The marker file of a list of CuPy compile records: the records, the CuPy version, the
+    GPU architecture and CuPy's cache folder."""
+    cache = os.environ.get("CUPY_CACHE_DIR") or os.path.expanduser("~/.cupy/kernel_cache")
+    text = "\0".join([json.dumps(records, sort_keys=True), cupy.__version__,
+                       cupy.cuda.Device().compute_capability, os.path.abspath(cache)])
+    return os.path.join(cache_dir(), "cuda",
+                        "cupy-" + hashlib.sha256(text.encode()).hexdigest()[:32])
 
 
 def building(path: str, name_expressions: tuple = ()) -> bool:
