@@ -72,6 +72,8 @@ def insert_expire(g, ch: BatchChanges, s, d, idx, w, window: EventWindow, end: i
     that form instead of sorting the expired pairs again."""
     if not window.tracks_refreshes or idx[0] < end - window.window:
         return False
+    if g.device == "gpu" and g.vertex_map is None:
+        return _insert_expire_device(g, ch, s, d, idx, w, window, end)
     es, ed, kept = window.expired_edges(end)
     # the expired edges in the graph's sorted form when they are exactly the edges that
     # one earlier batch inserted (the usual case): deleted without sorting them again
@@ -91,9 +93,47 @@ def insert_expire(g, ch: BatchChanges, s, d, idx, w, window: EventWindow, end: i
     return True
 
 
+def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) -> bool:
+    """:func:`insert_expire` on a GPU graph: the batch's pairs go up once (int32: the
+    replay's ids are below 2^31), for the insert, and stay with the window's record, so that
+    the expiry of a later batch deletes them where they are
+    (:meth:`streams.window.EventWindow.expired_pairs`: no host pass over the leaving entries,
+    no upload of the expired pairs)."""
+    xp = g._xp
+    pairs = _uploaded(g, s, d)
+    delete = window.expired_pairs(end)
+    if w is None:
+        ch.inserted, expired = g.apply_edges(pairs, delete)
+    else:
+        ch.inserted, expired = g.apply_edges(
+            tuple(xp.ascontiguousarray(a[::-1]) for a in pairs), delete,
+            weight=_reversed(w)[0])
+    kind = _classify(g, ch.inserted, s, d)
+    if kind is not None and expired is not None:
+        refresh = kind == REFRESH
+        if refresh.any():
+            expired = _put_back(g, expired, edge_keys(s[refresh], d[refresh]))
+    ch.expired = expired
+    _refresh_record(g, ch, s, d, idx, w, window, _ignore, kind, pairs=pairs)
+    return True
+
+
+def _uploaded(g, s, d):
+    """``s``, ``d`` as int32 arrays on the graph's device (one staged copy on the GPU)."""
+    s, d = s.astype(np.int32), d.astype(np.int32)
+    if g.device != "gpu":
+        return s, d
+    from hornet.batch.gpu.pairs import device_pairs
+    return device_pairs(s, d)
+
+
 def _put_back(g, expired, refreshed: np.ndarray):
     """The edges of the delete change ``expired`` whose keys are in ``refreshed`` (int64,
-    a few) inserted again with the values they had; returns the change without them."""
+    a few) inserted again with the values they had; returns the change without them. A
+    change on the device is first checked there (one flag read back): it rarely holds
+    one."""
+    if not isinstance(expired.src, np.ndarray) and not _names_any(expired, refreshed):
+        return expired
     src, dst = to_host(expired.src), to_host(expired.dst)
     back = np.isin(edge_keys(src, dst), refreshed)
     if not back.any():
@@ -103,6 +143,18 @@ def _put_back(g, expired, refreshed: np.ndarray):
     keep = ~back
     return EdgeChange(expired.kind, src[keep], dst[keep],
                       {k: v[keep] for k, v in values.items()}, expired.self_loops_skipped)
+
+
+def _names_any(change, refreshed: np.ndarray) -> bool:
+    """Whether the device change ``change`` holds an edge whose key is in ``refreshed``
+    (host int64, a few): a lookup among them on the device."""
+    import cupy
+    if not len(change):
+        return False
+    want = cupy.asarray(np.unique(refreshed))
+    keys = (change.src.astype(cupy.int64) << 32) | change.dst.astype(cupy.int64)
+    at = cupy.minimum(cupy.searchsorted(want, keys), want.shape[0] - 1)
+    return bool((want[at] == keys).any())
 
 
 def _reversed(*arrays):
@@ -132,19 +184,24 @@ def _classify(g, ins, s, d):
     return classify_events(keys, edge_keys(a, b))
 
 
-def _refresh_record(g, ch, s, d, idx, w, window, feed, kind, kept=None) -> None:
+def _refresh_record(g, ch, s, d, idx, w, window, feed, kind, kept=None, pairs=None) -> None:
     """After the batch's insert: the refreshes of ``weight`` and the window's record of the
     events (``kind``: from :func:`_classify`; ``kept``: the inserted edges in the graph's
-    sorted form, recorded with them when every event inserted an edge of its own)."""
+    sorted form, recorded with them when every event inserted an edge of its own;
+    ``pairs``: ``s``, ``d`` on the graph's device, recorded with the events they keep)."""
     if kind is None:
-        window.record(s, d, idx, refresh=np.zeros(s.shape[0], dtype=bool), kept=kept)
+        window.record(s, d, idx, refresh=np.zeros(s.shape[0], dtype=bool), kept=kept,
+                      pairs=pairs)
         return
     mark = kind != NO_ENTRY
     refresh = kind == REFRESH
     if w is not None and refresh.any():
         ch.updated = g.update_edges(s[refresh], d[refresh], weight=w[refresh])
         feed(ch.updated)
-    window.record(s[mark], d[mark], idx[mark], refresh=refresh[mark])
+    if pairs is not None and not mark.all():
+        at = g._xp.asarray(np.flatnonzero(mark))
+        pairs = (pairs[0][at], pairs[1][at])
+    window.record(s[mark], d[mark], idx[mark], refresh=refresh[mark], pairs=pairs)
 
 
 def last_seen(g, src: np.ndarray, dst: np.ndarray):

@@ -193,6 +193,12 @@ class LatestIndex:
                                         np.ascontiguousarray(keys, dtype=np.int64),
                                         np.ascontiguousarray(values, dtype=np.int64))
 
+    def items(self) -> tuple[np.ndarray, np.ndarray]:
+        """(keys, values) int64 of the live entries, in slot order (a pass over the
+        table's slots)."""
+        live = self._keys >= 0
+        return self._keys[live], self._values[live]
+
     def take_stale(self, pieces) -> tuple[np.ndarray, np.ndarray]:
         """The edges of leaving window entries that expire, and those edges' keys removed:
         ``pieces`` is a list of (index int64 (m,), src (m,), dst (m,)) host arrays (ids in
