@@ -69,7 +69,9 @@ def insert_expire(g, ch: BatchChanges, s, d, idx, w, window: EventWindow, end: i
     A batch whose every event inserted an edge of its own is recorded with its edges in
     the graph's sorted form (:class:`hornet.batch.mixed.SortedEdges`, 8 bytes per stored
     entry while it is in the window); when exactly that record expires, the delete takes
-    that form instead of sorting the expired pairs again."""
+    that form instead of sorting the expired pairs again. On a GPU graph the window keeps
+    the batch's pairs on the device instead, and the delete takes the leaving ones from
+    there (:func:`_insert_expire_device`)."""
     if not window.tracks_refreshes or idx[0] < end - window.window:
         return False
     if g.device == "gpu" and g.vertex_map is None:
@@ -111,7 +113,8 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
     kind = _classify(g, ch.inserted, s, d)
     if kind is not None and expired is not None:
         refresh = kind == REFRESH
-        if refresh.any():
+        # (a refreshed edge that no leaving entry names was not deleted: no put-back)
+        if refresh.any() and _named(window.leaving, s[refresh], d[refresh]):
             expired = _put_back(g, expired, edge_keys(s[refresh], d[refresh]))
     ch.expired = expired
     _refresh_record(g, ch, s, d, idx, w, window, _ignore, kind, pairs=pairs)
@@ -119,21 +122,22 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
 
 
 def _uploaded(g, s, d):
-    """``s``, ``d`` as int32 arrays on the graph's device (one staged copy on the GPU)."""
-    s, d = s.astype(np.int32), d.astype(np.int32)
-    if g.device != "gpu":
-        return s, d
-    from hornet.batch.gpu.pairs import device_pairs
-    return device_pairs(s, d)
+    """``s``, ``d`` as int32 arrays on the graph's device (the replay's ids are below 2^31):
+    cast into one (2, n) host array, which goes up in one copy (staged in pinned memory up to
+    :data:`hornet.batch.gpu.pairs.STAGED_PAIR_BYTES`)."""
+    both = np.empty((2, s.shape[0]), dtype=np.int32)
+    both[0] = s
+    both[1] = d
+    if g.device == "gpu":
+        from hornet.batch.gpu.pairs import STAGED_PAIR_BYTES
+        from hornet.core.cuda import cupy, upload
+        both = upload(both) if both.nbytes <= STAGED_PAIR_BYTES else cupy.asarray(both)
+    return both[0], both[1]
 
 
 def _put_back(g, expired, refreshed: np.ndarray):
     """The edges of the delete change ``expired`` whose keys are in ``refreshed`` (int64,
-    a few) inserted again with the values they had; returns the change without them. A
-    change on the device is first checked there (one flag read back): it rarely holds
-    one."""
-    if not isinstance(expired.src, np.ndarray) and not _names_any(expired, refreshed):
-        return expired
+    a few) inserted again with the values they had; returns the change without them."""
     src, dst = to_host(expired.src), to_host(expired.dst)
     back = np.isin(edge_keys(src, dst), refreshed)
     if not back.any():
@@ -145,16 +149,22 @@ def _put_back(g, expired, refreshed: np.ndarray):
                       {k: v[keep] for k, v in values.items()}, expired.self_loops_skipped)
 
 
-def _names_any(change, refreshed: np.ndarray) -> bool:
-    """Whether the device change ``change`` holds an edge whose key is in ``refreshed``
-    (host int64, a few): a lookup among them on the device."""
-    import cupy
-    if not len(change):
-        return False
-    want = cupy.asarray(np.unique(refreshed))
-    keys = (change.src.astype(cupy.int64) << 32) | change.dst.astype(cupy.int64)
-    at = cupy.minimum(cupy.searchsorted(want, keys), want.shape[0] - 1)
-    return bool((want[at] == keys).any())
+#: more refreshed edges than this in a batch: :func:`_put_back` looks at the whole change
+NAMED_LIMIT = 4
+
+
+def _named(pieces, s: np.ndarray, d: np.ndarray) -> bool:
+    """Whether an edge (s[i], d[i]) is among the pairs of ``pieces`` (a list of (src, dst)
+    host arrays): one comparison pass over their ``src`` per edge; True (maybe) for more
+    than :data:`NAMED_LIMIT` edges."""
+    if s.shape[0] > NAMED_LIMIT:
+        return True
+    for a, b in zip(s.tolist(), d.tolist()):
+        for ps, pd in pieces:
+            at = np.flatnonzero(ps == a)
+            if at.shape[0] and (pd[at] == b).any():
+                return True
+    return False
 
 
 def _reversed(*arrays):
@@ -198,7 +208,10 @@ def _refresh_record(g, ch, s, d, idx, w, window, feed, kind, kept=None, pairs=No
     if w is not None and refresh.any():
         ch.updated = g.update_edges(s[refresh], d[refresh], weight=w[refresh])
         feed(ch.updated)
-    if pairs is not None and not mark.all():
+    if mark.all():
+        window.record(s, d, idx, refresh=refresh, pairs=pairs)
+        return
+    if pairs is not None:
         at = g._xp.asarray(np.flatnonzero(mark))
         pairs = (pairs[0][at], pairs[1][at])
     window.record(s[mark], d[mark], idx[mark], refresh=refresh[mark], pairs=pairs)

@@ -100,6 +100,14 @@ def test_windowed_replay_from_device_pairs(device, monkeypatch, weighted, ids, b
     replay; a small id space puts back edges that expire just as a batch refreshes them."""
     from test_apply_edges import _stream
     taken = _taken(monkeypatch)
+    put_back = []
+    original = window_batch._put_back
+
+    def counted(g, expired, refreshed):
+        out = original(g, expired, refreshed)
+        put_back.append(len(expired) - len(out))
+        return out
+    monkeypatch.setattr(window_batch, "_put_back", counted)
 
     def device_path(g, ch, s, d, idx, w, win, end):
         if not win.tracks_refreshes or idx[0] < end - win.window:
@@ -112,7 +120,20 @@ def test_windowed_replay_from_device_pairs(device, monkeypatch, weighted, ids, b
     assert one.summary["verified"] and sum(one["expired"]) > 0
     # a small id space keeps more refreshes in the window than the device path takes
     assert (sum(taken) > 0) == (ids > 150)
+    if ids == 150:
+        assert sum(put_back) > 0                   # the rare case happened
     monkeypatch.setattr("streams.replay.insert_expire", lambda *a: False)
     two = replay(data, **kw)
     for column in ("inserted", "deleted", "expired", "edges", "vertices"):
         assert one[column].tolist() == two[column].tolist(), column
+
+
+def test_named_finds_a_few_edges_among_leaving_pairs():
+    pieces = [(np.array([1, 4, 1]), np.array([2, 5, 9])), (np.array([7]), np.array([8]))]
+    named = window_batch._named
+    assert named(pieces, np.array([7]), np.array([8]))
+    assert named(pieces, np.array([3, 1]), np.array([3, 9]))
+    assert not named(pieces, np.array([1, 4, 8]), np.array([5, 2, 7]))
+    assert not named([], np.array([1]), np.array([2]))
+    many = np.arange(window_batch.NAMED_LIMIT + 1)
+    assert named(pieces, many, many)                # too many to look for: maybe
