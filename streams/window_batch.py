@@ -20,7 +20,7 @@ from hornet.change import EdgeChange
 from .analytics import BatchChanges, to_host
 from .window import EventWindow
 from .window_index import (NO_ENTRY, REFRESH, classify_events, classify_one_extra, edge_keys,
-                           key_sum)
+                           key_sum, one_extra_kind)
 
 __all__ = ["insert_refresh", "insert_expire", "last_seen"]
 
@@ -110,7 +110,7 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
         ch.inserted, expired = g.apply_edges(
             tuple(xp.ascontiguousarray(a[::-1]) for a in pairs), delete,
             weight=_reversed(w)[0])
-    kind = _classify(g, ch.inserted, s, d)
+    kind = _classify_uploaded(g, ch.inserted, s, d, pairs)
     if kind is not None and expired is not None:
         refresh = kind == REFRESH
         # (a refreshed edge that no leaving entry names was not deleted: no put-back)
@@ -192,6 +192,24 @@ def _classify(g, ins, s, d):
     if not g.directed:
         a, b = np.minimum(a, b), np.maximum(a, b)
     return classify_events(keys, edge_keys(a, b))
+
+
+def _classify_uploaded(g, ins, s, d, pairs):
+    """:func:`_classify` for a batch whose pairs (``s``, ``d`` host int64) are on the
+    device too (``pairs``, int32): where one event inserted nothing, its key is the
+    difference of the batch's and the inserted edges' key sums, both reduced on the
+    device (one scalar read back), and its events are found by comparing the ids."""
+    n = s.shape[0]
+    if g.device != "gpu" or n - len(ins) != 1:
+        return _classify(g, ins, s, d)
+    import cupy
+    u, shift = cupy.uint64, cupy.uint64(32)
+    a, b = ins.src.astype(u), ins.dst.astype(u)
+    if not g.directed:
+        a, b = cupy.minimum(a, b), cupy.maximum(a, b)
+    extra = int(((pairs[0].astype(u) << shift) | pairs[1].astype(u)).sum()
+                - ((a << shift) | b).sum())
+    return one_extra_kind(n, np.flatnonzero((s == extra >> 32) & (d == extra & 0xFFFFFFFF)))
 
 
 def _refresh_record(g, ch, s, d, idx, w, window, feed, kind, kept=None, pairs=None) -> None:

@@ -21,7 +21,8 @@ import numpy as np
 
 from hornet.core.jit import ix, njit
 
-__all__ = ["LatestIndex", "classify_events", "classify_one_extra", "key_sum", "edge_keys",
+__all__ = ["LatestIndex", "classify_events", "classify_one_extra", "one_extra_kind", "key_sum",
+           "edge_keys",
            "NO_ENTRY", "NEW_EDGE", "REFRESH"]
 
 FREE, REMOVED = -1, -2
@@ -314,8 +315,13 @@ def classify_one_extra(keys: np.ndarray, extra: int) -> np.ndarray:
     modulo 2^64: see :func:`key_sum`). Either ``extra`` names an edge present before the
     batch (its one event refreshes it) or a new edge with two events (the first is
     superseded). Two vectorised passes over ``keys`` (int64 (E,), host), no table."""
-    kind = np.full(keys.shape[0], NEW_EDGE, dtype=np.int8)
-    at = np.flatnonzero(keys == extra)
+    return one_extra_kind(keys.shape[0], np.flatnonzero(keys == extra))
+
+
+def one_extra_kind(n: int, at: np.ndarray) -> np.ndarray:
+    """:func:`classify_one_extra` given the positions ``at`` (ascending) of the events of
+    the extra key in a batch of ``n`` events."""
+    kind = np.full(n, NEW_EDGE, dtype=np.int8)
     if at.shape[0] == 1:
         kind[at[0]] = REFRESH
     else:
