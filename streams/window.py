@@ -33,6 +33,7 @@ from typing import Callable
 
 import numpy as np
 
+from .window_device import LIVE_LIMIT, expiring_pairs
 from .window_index import LatestIndex, edge_keys
 
 __all__ = ["EventWindow"]
@@ -50,13 +51,17 @@ class EventWindow:
 
     def __init__(self, window: int):
         self.window = int(window)
-        # (index int64, src, dst, kept) per record, index ascending; ``kept``: what the
-        # caller gave with the record for the whole chunk (see record), or None
+        # (index int64, src, dst, kept, pairs) per record, index ascending; ``kept``: what
+        # the caller gave with the record for the whole chunk, ``pairs``: the record's pairs
+        # on the graph's device (see record), or None
         self._chunks: deque = deque()
         self._size = 0
         # latest refresh index per edge key while every record says which events are
         # refreshes; None for good once one does not (the graph's last_seen decides then)
         self._latest: LatestIndex | None = LatestIndex()
+        #: (src, dst) host arrays of the entries that the last :meth:`expired_pairs` call
+        #: took from the queue (their edges hold every edge it named)
+        self.leaving: list = []
 
     def __len__(self) -> int:
         return self._size
@@ -68,7 +73,7 @@ class EventWindow:
         return self._latest is not None
 
     def record(self, src: np.ndarray, dst: np.ndarray, index: np.ndarray,
-               refresh: np.ndarray | None = None, kept=None) -> None:
+               refresh: np.ndarray | None = None, kept=None, pairs=None) -> None:
         """Queue the events that set the most recent event index of edges (src[i], dst[i]) to
         ``index[i]``.
 
@@ -80,7 +85,10 @@ class EventWindow:
         None otherwise (from then on, :meth:`expired` needs the graph's look-up).
         ``kept``: anything that stands for the recorded edges as a set (a replay keeps
         them in the graph's sorted form), handed back by :meth:`expired_edges` when exactly
-        these entries expire together.
+        these entries expire together. ``pairs``: (src, dst) int32 arrays on the graph's
+        device, equal to ``src``, ``dst`` (a GPU replay's upload for the insert), which
+        :meth:`expired_pairs` deletes from (other dtypes and records sorted here: not
+        kept).
         """
         if refresh is None:
             self._latest = None
@@ -90,10 +98,12 @@ class EventWindow:
         src, dst = np.asarray(src), np.asarray(dst)
         if index.shape[0] > 1 and not (index[1:] > index[:-1]).all():
             order = np.argsort(index, kind="stable")
-            index, src, dst = index[order], src[order], dst[order]
+            index, src, dst, pairs = index[order], src[order], dst[order], None
             if refresh is not None:
                 refresh = np.asarray(refresh)[order]
-        self._chunks.append((index, src, dst, kept))
+        if pairs is not None and (pairs[0].dtype != np.int32 or pairs[1].dtype != np.int32):
+            pairs = None
+        self._chunks.append((index, src, dst, kept, pairs))
         self._size += int(index.shape[0])
         if self._latest is not None and refresh is not None:
             refresh = np.asarray(refresh, dtype=bool)
@@ -102,21 +112,25 @@ class EventWindow:
 
     def _pop_pieces(self, threshold: int):
         """Every queued entry with index < threshold, removed from the queue: (a list of
-        (index, src, dst) pieces in queue order (whole chunks and the front of one), the
-        ``kept`` of the record when the pieces are exactly one whole record, else None)."""
+        (index, src, dst, pairs) pieces in queue order (whole chunks and the front of one;
+        ``pairs`` as recorded, cut alike, or None), the ``kept`` of the record when the
+        pieces are exactly one whole record, else None)."""
         out, kept = [], []
         while self._chunks:
-            idx, s, d, k = self._chunks[0]
+            idx, s, d, k, p = self._chunks[0]
             if idx[-1] < threshold:
                 self._chunks.popleft()
-                out.append((idx, s, d))
+                out.append((idx, s, d, p))
                 kept.append(k)
                 continue
             cut = int(np.searchsorted(idx, threshold, side="left"))
             if cut:
-                out.append((idx[:cut], s[:cut], d[:cut]))
+                head = tail = None
+                if p is not None:
+                    head, tail = (p[0][:cut], p[1][:cut]), (p[0][cut:], p[1][cut:])
+                out.append((idx[:cut], s[:cut], d[:cut], head))
                 kept.append(None)                  # a record cut in two: kept for neither
-                self._chunks[0] = (idx[cut:], s[cut:], d[cut:], None)
+                self._chunks[0] = (idx[cut:], s[cut:], d[cut:], None, tail)
             break
         self._size -= sum(int(c[0].shape[0]) for c in out)
         return out, (kept[0] if len(kept) == 1 else None)
@@ -144,15 +158,42 @@ class EventWindow:
             if look_up is None:
                 raise ValueError("the window does not track refreshes: expiry needs the "
                                  "graph's last_seen look-up")
-            idx, s, d = pieces[0] if len(pieces) == 1 else \
-                tuple(np.concatenate(parts) for parts in zip(*pieces))
+            idx, s, d = pieces[0][:3] if len(pieces) == 1 else \
+                tuple(np.concatenate(parts) for parts in zip(*[p[:3] for p in pieces]))
             found, last = look_up(s, d)
             stale = np.asarray(found, dtype=bool) & (np.asarray(last) == idx)
             return s[stale], d[stale], None
         if len(self._latest) == 0 and len(pieces) == 1:
             return pieces[0][1], pieces[0][2], kept  # nothing refreshed: every entry expires
-        s, d = self._latest.take_stale(pieces)
+        s, d = self._latest.take_stale([p[:3] for p in pieces])
         return s, d, (kept if s.shape[0] == pieces[0][0].shape[0] else None)
+
+    def expired_pairs(self, end: int):
+        """While the window tracks refreshes: the pairs (src, dst) to delete after the batch
+        ending at event index ``end`` (exclusive), each expiring edge at least once and no
+        other edge, or None when no edge expires. Where every leaving entry was recorded
+        with its ``pairs`` and the window holds at most
+        :data:`~streams.window_device.LIVE_LIMIT` live refreshes, the pairs are taken on
+        the graph's device from the recorded ones (:func:`streams.window_device.expiring_pairs`;
+        an edge may repeat: the delete drops repeats); otherwise they are the host arrays
+        of :meth:`expired_edges` (each edge once)."""
+        if self._latest is None:
+            raise ValueError("expired_pairs needs a window that tracks refreshes")
+        threshold = end - self.window
+        pieces, _ = self._pop_pieces(threshold)
+        self.leaving = [(p[1], p[2]) for p in pieces]
+        if not pieces:
+            return None
+        latest = self._latest
+        if len(latest) <= LIVE_LIMIT and all(p[3] is not None for p in pieces):
+            keys, values = latest.items()
+            out = expiring_pairs(pieces, keys, values)
+            if out is not None:
+                gone = values < threshold       # their latest refresh leaves: they expire
+                latest.remove_up_to(keys[gone], values[gone])
+                return out
+        s, d = latest.take_stale([p[:3] for p in pieces])
+        return (s, d) if s.shape[0] else None
 
     def latest(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(found bool (E,), index int64 (E,)): each edge's most recent queued event index

@@ -20,7 +20,7 @@ from hornet.change import EdgeChange
 from .analytics import BatchChanges, to_host
 from .window import EventWindow
 from .window_index import (NO_ENTRY, REFRESH, classify_events, classify_one_extra, edge_keys,
-                           key_sum)
+                           key_sum, one_extra_kind)
 
 __all__ = ["insert_refresh", "insert_expire", "last_seen"]
 
@@ -69,9 +69,13 @@ def insert_expire(g, ch: BatchChanges, s, d, idx, w, window: EventWindow, end: i
     A batch whose every event inserted an edge of its own is recorded with its edges in
     the graph's sorted form (:class:`hornet.batch.mixed.SortedEdges`, 8 bytes per stored
     entry while it is in the window); when exactly that record expires, the delete takes
-    that form instead of sorting the expired pairs again."""
+    that form instead of sorting the expired pairs again. On a GPU graph the window keeps
+    the batch's pairs on the device instead, and the delete takes the leaving ones from
+    there (:func:`_insert_expire_device`)."""
     if not window.tracks_refreshes or idx[0] < end - window.window:
         return False
+    if g.device == "gpu" and g.vertex_map is None:
+        return _insert_expire_device(g, ch, s, d, idx, w, window, end)
     es, ed, kept = window.expired_edges(end)
     # the expired edges in the graph's sorted form when they are exactly the edges that
     # one earlier batch inserted (the usual case): deleted without sorting them again
@@ -91,6 +95,46 @@ def insert_expire(g, ch: BatchChanges, s, d, idx, w, window: EventWindow, end: i
     return True
 
 
+def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) -> bool:
+    """:func:`insert_expire` on a GPU graph: the batch's pairs go up once (int32: the
+    replay's ids are below 2^31), for the insert, and stay with the window's record, so that
+    the expiry of a later batch deletes them where they are
+    (:meth:`streams.window.EventWindow.expired_pairs`: no host pass over the leaving entries,
+    no upload of the expired pairs)."""
+    xp = g._xp
+    pairs = _uploaded(g, s, d)
+    delete = window.expired_pairs(end)
+    if w is None:
+        ch.inserted, expired = g.apply_edges(pairs, delete)
+    else:
+        ch.inserted, expired = g.apply_edges(
+            tuple(xp.ascontiguousarray(a[::-1]) for a in pairs), delete,
+            weight=_reversed(w)[0])
+    kind = _classify_uploaded(g, ch.inserted, s, d, pairs)
+    if kind is not None and expired is not None:
+        refresh = kind == REFRESH
+        # (a refreshed edge that no leaving entry names was not deleted: no put-back)
+        if refresh.any() and _named(window.leaving, s[refresh], d[refresh]):
+            expired = _put_back(g, expired, edge_keys(s[refresh], d[refresh]))
+    ch.expired = expired
+    _refresh_record(g, ch, s, d, idx, w, window, _ignore, kind, pairs=pairs)
+    return True
+
+
+def _uploaded(g, s, d):
+    """``s``, ``d`` as int32 arrays on the graph's device (the replay's ids are below 2^31):
+    cast into one (2, n) host array, which goes up in one copy (staged in pinned memory up to
+    :data:`hornet.batch.gpu.pairs.STAGED_PAIR_BYTES`)."""
+    both = np.empty((2, s.shape[0]), dtype=np.int32)
+    both[0] = s
+    both[1] = d
+    if g.device == "gpu":
+        from hornet.batch.gpu.pairs import STAGED_PAIR_BYTES
+        from hornet.core.cuda import cupy, upload
+        both = upload(both) if both.nbytes <= STAGED_PAIR_BYTES else cupy.asarray(both)
+    return both[0], both[1]
+
+
 def _put_back(g, expired, refreshed: np.ndarray):
     """The edges of the delete change ``expired`` whose keys are in ``refreshed`` (int64,
     a few) inserted again with the values they had; returns the change without them."""
@@ -103,6 +147,24 @@ def _put_back(g, expired, refreshed: np.ndarray):
     keep = ~back
     return EdgeChange(expired.kind, src[keep], dst[keep],
                       {k: v[keep] for k, v in values.items()}, expired.self_loops_skipped)
+
+
+#: more refreshed edges than this in a batch: :func:`_put_back` looks at the whole change
+NAMED_LIMIT = 4
+
+
+def _named(pieces, s: np.ndarray, d: np.ndarray) -> bool:
+    """Whether an edge (s[i], d[i]) is among the pairs of ``pieces`` (a list of (src, dst)
+    host arrays): one comparison pass over their ``src`` per edge; True (maybe) for more
+    than :data:`NAMED_LIMIT` edges."""
+    if s.shape[0] > NAMED_LIMIT:
+        return True
+    for a, b in zip(s.tolist(), d.tolist()):
+        for ps, pd in pieces:
+            at = np.flatnonzero(ps == a)
+            if at.shape[0] and (pd[at] == b).any():
+                return True
+    return False
 
 
 def _reversed(*arrays):
@@ -132,19 +194,45 @@ def _classify(g, ins, s, d):
     return classify_events(keys, edge_keys(a, b))
 
 
-def _refresh_record(g, ch, s, d, idx, w, window, feed, kind, kept=None) -> None:
+def _classify_uploaded(g, ins, s, d, pairs):
+    """:func:`_classify` for a batch whose pairs (``s``, ``d`` host int64) are on the
+    device too (``pairs``, int32): where one event inserted nothing, its key is the
+    difference of the batch's and the inserted edges' key sums, both reduced on the
+    device (one scalar read back), and its events are found by comparing the ids."""
+    n = s.shape[0]
+    if g.device != "gpu" or n - len(ins) != 1:
+        return _classify(g, ins, s, d)
+    import cupy
+    u, shift = cupy.uint64, cupy.uint64(32)
+    a, b = ins.src.astype(u), ins.dst.astype(u)
+    if not g.directed:
+        a, b = cupy.minimum(a, b), cupy.maximum(a, b)
+    extra = int(((pairs[0].astype(u) << shift) | pairs[1].astype(u)).sum()
+                - ((a << shift) | b).sum())
+    return one_extra_kind(n, np.flatnonzero((s == extra >> 32) & (d == extra & 0xFFFFFFFF)))
+
+
+def _refresh_record(g, ch, s, d, idx, w, window, feed, kind, kept=None, pairs=None) -> None:
     """After the batch's insert: the refreshes of ``weight`` and the window's record of the
     events (``kind``: from :func:`_classify`; ``kept``: the inserted edges in the graph's
-    sorted form, recorded with them when every event inserted an edge of its own)."""
+    sorted form, recorded with them when every event inserted an edge of its own;
+    ``pairs``: ``s``, ``d`` on the graph's device, recorded with the events they keep)."""
     if kind is None:
-        window.record(s, d, idx, refresh=np.zeros(s.shape[0], dtype=bool), kept=kept)
+        window.record(s, d, idx, refresh=np.zeros(s.shape[0], dtype=bool), kept=kept,
+                      pairs=pairs)
         return
     mark = kind != NO_ENTRY
     refresh = kind == REFRESH
     if w is not None and refresh.any():
         ch.updated = g.update_edges(s[refresh], d[refresh], weight=w[refresh])
         feed(ch.updated)
-    window.record(s[mark], d[mark], idx[mark], refresh=refresh[mark])
+    if mark.all():
+        window.record(s, d, idx, refresh=refresh, pairs=pairs)
+        return
+    if pairs is not None:
+        at = g._xp.asarray(np.flatnonzero(mark))
+        pairs = (pairs[0][at], pairs[1][at])
+    window.record(s[mark], d[mark], idx[mark], refresh=refresh[mark], pairs=pairs)
 
 
 def last_seen(g, src: np.ndarray, dst: np.ndarray):

@@ -21,7 +21,8 @@ import numpy as np
 
 from hornet.core.jit import ix, njit
 
-__all__ = ["LatestIndex", "classify_events", "classify_one_extra", "key_sum", "edge_keys",
+__all__ = ["LatestIndex", "classify_events", "classify_one_extra", "one_extra_kind", "key_sum",
+           "edge_keys",
            "NO_ENTRY", "NEW_EDGE", "REFRESH"]
 
 FREE, REMOVED = -1, -2
@@ -193,6 +194,12 @@ class LatestIndex:
                                         np.ascontiguousarray(keys, dtype=np.int64),
                                         np.ascontiguousarray(values, dtype=np.int64))
 
+    def items(self) -> tuple[np.ndarray, np.ndarray]:
+        """(keys, values) int64 of the live entries, in slot order (a pass over the
+        table's slots)."""
+        live = self._keys >= 0
+        return self._keys[live], self._values[live]
+
     def take_stale(self, pieces) -> tuple[np.ndarray, np.ndarray]:
         """The edges of leaving window entries that expire, and those edges' keys removed:
         ``pieces`` is a list of (index int64 (m,), src (m,), dst (m,)) host arrays (ids in
@@ -308,8 +315,13 @@ def classify_one_extra(keys: np.ndarray, extra: int) -> np.ndarray:
     modulo 2^64: see :func:`key_sum`). Either ``extra`` names an edge present before the
     batch (its one event refreshes it) or a new edge with two events (the first is
     superseded). Two vectorised passes over ``keys`` (int64 (E,), host), no table."""
-    kind = np.full(keys.shape[0], NEW_EDGE, dtype=np.int8)
-    at = np.flatnonzero(keys == extra)
+    return one_extra_kind(keys.shape[0], np.flatnonzero(keys == extra))
+
+
+def one_extra_kind(n: int, at: np.ndarray) -> np.ndarray:
+    """:func:`classify_one_extra` given the positions ``at`` (ascending) of the events of
+    the extra key in a batch of ``n`` events."""
+    kind = np.full(n, NEW_EDGE, dtype=np.int8)
     if at.shape[0] == 1:
         kind[at[0]] = REFRESH
     else:

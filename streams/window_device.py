@@ -1,0 +1,112 @@
+"""The expiry delete of a sliding window taken from the pairs its entries were inserted with,
+where those are: a windowed GPU replay uploads each batch's pairs once (int32), for its
+insert, and the window keeps them with the batch's record
+(:meth:`streams.window.EventWindow.record` with ``pairs``) until its entries leave. The
+delete then needs no host pass over the leaving entries and no copy to the device.
+
+Of the leaving entries, those whose edge has a later refresh in the window must stay: while
+the window's map of refreshes (:class:`streams.window_index.LatestIndex`) holds a few live
+keys (at most :data:`LIVE_LIMIT`), one pass on the device (``window_device.cu``) replaces
+each such entry by the pair of one entry that expires, which the delete drops as a repeat.
+An entry of key ``k`` survives when its index is below ``k``'s latest refresh (that refresh
+is a later event of the edge); within a piece of the queue (indices ascending) that is a
+position below the first entry whose index reaches the refresh's, so the device needs
+neither the entries' indices nor their keys, only the pairs and a table of ``2 * live``
+int64 (the live keys, then each key's position limit in the piece).
+
+    >>> import numpy as np
+    >>> piece = (np.array([3, 4, 6]), np.array([1, 2, 1]), np.array([5, 7, 5]),
+    ...          (np.array([1, 2, 1], np.int32), np.array([5, 7, 5], np.int32)))
+    >>> # (1, 5) was refreshed at event 6, after its entry 3: entry 3 stays, entry 6 expires
+    >>> [a.tolist() for a in expiring_pairs([piece], np.array([1 << 32 | 5]), np.array([6]))]
+    [[2, 2, 1], [7, 7, 5]]
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .window_index import edge_keys
+
+__all__ = ["expiring_pairs", "LIVE_LIMIT"]
+
+#: with more live refreshes than this, the host decides expiry entry by entry
+#: (:meth:`streams.window_index.LatestIndex.take_stale`)
+LIVE_LIMIT = 64
+
+_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "window_device.cu")
+
+
+def expiring_pairs(pieces, live_keys: np.ndarray, live_values: np.ndarray):
+    """The pairs to delete for the leaving window entries ``pieces``: each a tuple (index
+    int64 (m,) ascending, src (m,), dst (m,) host arrays, (src, dst) int32 (m,) on the
+    graph's device, CuPy or NumPy), in queue order; ``live_keys``, ``live_values``: the
+    window's live refreshes (edge key -> latest refresh index, host int64 arrays). Returns
+    (src, dst) on that device: every entry's pair, those of entries with a later refresh
+    replaced by the pair of an entry that expires (each expiring edge at least once, no
+    other edge; repeats left to the delete); None when no expiring entry is found among the
+    first few of each piece (the caller decides on the host then). The live map is not
+    changed."""
+    devices = [p[3] for p in pieces]
+    if live_keys.shape[0] == 0:
+        if len(devices) == 1:
+            return devices[0]
+        xp = _module(devices[0][0])
+        return (xp.concatenate([p[0] for p in devices]),
+                xp.concatenate([p[1] for p in devices]))
+    rep = _expiring_entry(pieces, live_keys, live_values)
+    if rep is None:
+        return None
+    xp = _module(devices[0][0])
+    total = sum(int(p[0].shape[0]) for p in pieces)
+    out_s = xp.empty(total, dtype=np.int32)
+    out_d = xp.empty(total, dtype=np.int32)
+    at = 0
+    for index, _, _, (ds, dd) in pieces:
+        m = int(index.shape[0])
+        limits = np.searchsorted(index, live_values, side="left")
+        _replace(xp, ds, dd, live_keys, limits, rep, out_s[at:at + m], out_d[at:at + m])
+        at += m
+    return out_s, out_d
+
+
+def _module(a):
+    if isinstance(a, np.ndarray):
+        return np
+    import cupy
+    return cupy
+
+
+def _expiring_entry(pieces, live_keys, live_values):
+    """(src, dst) of an entry that expires, looked for among the first ``2 * live + 8``
+    entries of each piece, or None."""
+    for index, src, dst, _ in pieces:
+        c = min(int(index.shape[0]), 2 * int(live_keys.shape[0]) + 8)
+        keys = edge_keys(src[:c], dst[:c])
+        stays = ((keys[:, None] == live_keys[None, :])
+                 & (index[:c, None] < live_values[None, :])).any(axis=1)
+        free = np.flatnonzero(~stays)
+        if free.shape[0]:
+            return int(src[free[0]]), int(dst[free[0]])
+    return None
+
+
+def _replace(xp, ds, dd, live_keys, limits, rep, out_s, out_d) -> None:
+    """out = (ds, dd) with the entries that stay replaced by ``rep`` (see the module
+    docstring): one kernel on the GPU, its NumPy twin on the host."""
+    m = int(ds.shape[0])
+    if xp is np:
+        keys = edge_keys(ds, dd)
+        pos = np.arange(m)
+        stays = np.zeros(m, dtype=bool)
+        for k, limit in zip(live_keys.tolist(), limits.tolist()):   # a few live keys
+            stays |= (keys == k) & (pos < limit)
+        out_s[:] = np.where(stays, rep[0], ds)
+        out_d[:] = np.where(stays, rep[1], dd)
+        return
+    from hornet.core.cuda import function, launch, upload
+    table = upload(np.concatenate([live_keys, limits]).astype(np.int64))
+    launch(function(_CU, "window_expiring"), m,
+           (ds, dd, np.int64(m), table, np.int32(live_keys.shape[0]), np.int32(rep[0]),
+            np.int32(rep[1]), out_s, out_d))

@@ -1,0 +1,141 @@
+"""The sliding window's expiry taken from the pairs its records were inserted with
+(:meth:`streams.window.EventWindow.expired_pairs`, :mod:`streams.window_device`): the same
+edges as the host's entry-by-entry decision (:meth:`EventWindow.expired_edges`) and the same
+map of refreshes after it, batch by batch, on the device's arrays (the CUDA kernel on the
+GPU, its NumPy twin on the CPU); and windowed replays that take that path verified against
+the replay's reference model and row by row against the replay with two graph calls per
+batch."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import streams.window as window_module
+from streams import window_batch
+from streams.replay import replay
+from streams.window import EventWindow
+from streams.window_device import LIVE_LIMIT
+from streams.window_index import edge_keys
+
+
+def _xp(device):
+    if device == "gpu":
+        import cupy
+        return cupy
+    return np
+
+
+def _host(a):
+    return a if isinstance(a, np.ndarray) else a.get()
+
+
+def _pair_set(out) -> set:
+    if out is None:
+        return set()
+    return set(zip(_host(out[0]).tolist(), _host(out[1]).tolist()))
+
+
+def _taken(monkeypatch) -> list:
+    """Per expired_pairs call that reached the device path: whether it decided there."""
+    taken = []
+    original = window_module.expiring_pairs
+
+    def counted(*args):
+        out = original(*args)
+        taken.append(out is not None)
+        return out
+    monkeypatch.setattr(window_module, "expiring_pairs", counted)
+    return taken
+
+
+@pytest.mark.parametrize("ids, batch, window", [(40, 30, 90), (40, 30, 100), (400, 50, 170),
+                                               (12, 25, 60), (3000, 200, 600), (6, 25, 60),
+                                               (30, 100, 1000)])
+def test_expired_pairs_match_the_host_decision(device, monkeypatch, ids, batch, window):
+    """Insert-only batches over few or many ids (few or many live refreshes, beyond
+    LIVE_LIMIT too: the host decides then), windows that are multiples of the batch or cut
+    records in two, leaving entries that all stay (a tiny id space): each
+    batch's expiry from the device pairs names the edges that the host's decision names,
+    and leaves the same refreshes in the map."""
+    xp = _xp(device)
+    taken = _taken(monkeypatch)
+    rng = np.random.default_rng(ids + batch + window)
+    host, dev = EventWindow(window), EventWindow(window)
+    present = set()
+    full = 0
+    for start in range(0, 40 * batch, batch):
+        end = start + batch
+        es, ed = host.expired(end)
+        want = set(zip(es.tolist(), ed.tolist()))
+        full += len(dev._latest) > LIVE_LIMIT
+        assert _pair_set(dev.expired_pairs(end)) == want
+        assert sorted(zip(*host._latest.items())) == sorted(zip(*dev._latest.items()))
+        present -= want
+        s = rng.integers(0, ids, batch)
+        d = rng.integers(0, ids, batch)
+        s, d = np.minimum(s, d), np.maximum(s, d)
+        idx = np.arange(start, end, dtype=np.int64)
+        keys = edge_keys(s, d)
+        _, first_rev = np.unique(keys[::-1], return_index=True)
+        last = np.sort(batch - 1 - first_rev)           # each edge's last event
+        refresh = np.array([e in present for e in zip(s[last].tolist(), d[last].tolist())],
+                           dtype=bool)
+        pairs = (xp.asarray(s[last].astype(np.int32)), xp.asarray(d[last].astype(np.int32)))
+        for w, p in ((host, None), (dev, pairs)):
+            w.record(s[last], d[last], idx[last], refresh=refresh, pairs=p)
+        present |= set(zip(s[last].tolist(), d[last].tolist()))
+    if ids == 30:
+        assert full > 0                         # more live refreshes than the device takes
+    else:
+        assert taken and all(taken)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("ids, batch, window", [(150, 1500, 4500), (2700, 1000, 3700),
+                                               (1 << 17, 3000, 9000)])
+def test_windowed_replay_from_device_pairs(device, monkeypatch, weighted, ids, batch, window):
+    """A windowed replay whose batches keep their pairs with the window's records and expire
+    from them (:func:`streams.window_batch._insert_expire_device`, on the CPU too), verified
+    against the reference model after every batch and row by row against the two-call
+    replay; a small id space puts back edges that expire just as a batch refreshes them,
+    a middling one has about one refresh a batch (the one-extra classification), a wide
+    one none."""
+    from test_apply_edges import _stream
+    taken = _taken(monkeypatch)
+    put_back = []
+    original = window_batch._put_back
+
+    def counted(g, expired, refreshed):
+        out = original(g, expired, refreshed)
+        put_back.append(len(expired) - len(out))
+        return out
+    monkeypatch.setattr(window_batch, "_put_back", counted)
+
+    def device_path(g, ch, s, d, idx, w, win, end):
+        if not win.tracks_refreshes or idx[0] < end - win.window:
+            return False
+        return window_batch._insert_expire_device(g, ch, s, d, idx, w, win, end)
+    data = _stream(30_000, ids, weighted, seed=5)
+    kw = dict(batch_size=batch, window=window, directed=False, algos="none", device=device)
+    monkeypatch.setattr("streams.replay.insert_expire", device_path)
+    one = replay(data, verify=True, **kw)
+    assert one.summary["verified"] and sum(one["expired"]) > 0
+    # a small id space keeps more refreshes in the window than the device path takes
+    assert (sum(taken) > 0) == (ids > 150)
+    if ids == 150:
+        assert sum(put_back) > 0                   # the rare case happened
+    monkeypatch.setattr("streams.replay.insert_expire", lambda *a: False)
+    two = replay(data, **kw)
+    for column in ("inserted", "deleted", "expired", "edges", "vertices"):
+        assert one[column].tolist() == two[column].tolist(), column
+
+
+def test_named_finds_a_few_edges_among_leaving_pairs():
+    pieces = [(np.array([1, 4, 1]), np.array([2, 5, 9])), (np.array([7]), np.array([8]))]
+    named = window_batch._named
+    assert named(pieces, np.array([7]), np.array([8]))
+    assert named(pieces, np.array([3, 1]), np.array([3, 9]))
+    assert not named(pieces, np.array([1, 4, 8]), np.array([5, 2, 7]))
+    assert not named([], np.array([1]), np.array([2]))
+    many = np.arange(window_batch.NAMED_LIMIT + 1)
+    assert named(pieces, many, many)                # too many to look for: maybe
