@@ -13,9 +13,10 @@ source and a ``DynamicBFS`` without parents, as bench/dynamic_bfs.py; ``--varian
 graphs of the working tree whose ``GPUState`` takes the given settings. For every kind, batch
 size and repeat one batch is drawn (deletions: edges of the graph picked uniformly;
 insertions: uniform random pairs); each variant in turn, the variants taking turns at going
-first, applies it to its graph (untimed), times ``DynamicBFS.update`` by CUDA events, checks the
-levels against its static ``bfs`` (every repeat) and the parent counts against a recount
-(first repeat), and undoes the batch (untimed, with its update). The static ``bfs`` of the
+first, applies it to its graph (untimed), times ``DynamicBFS.update`` by CUDA events (and the
+call by the host clock), checks the levels against its static ``bfs`` (every repeat) and the
+parent counts against a recount (first repeat), and undoes the batch (untimed, with its
+update). The static ``bfs`` of the
 working tree is timed twice after every repeat. ``--timeline``: one more update per tree
 and batch size with the kernel's timeline on (its phases, printed). Prints a table and
 writes ``<results>/<name>.md``.
@@ -33,7 +34,7 @@ import numpy as np
 from bench.common import DATA, RESULTS, kronecker, table_lines
 
 HEADER = ["graph", "V", "E", "kind", "batch", "batch/E %", "variant", "update us",
-          "/ base", "static us", "speedup", "kernel phases us (barriers)"]
+          "/ base", "host us", "static us", "speedup", "kernel phases us (barriers)"]
 
 
 def _real(name: str):
@@ -86,17 +87,24 @@ def run_graph(xp, packages, name, src, dst, args, rows) -> None:
     if device == "gpu":
         start, end = xp.cuda.Event(), xp.cuda.Event()
 
-        def timed(fn) -> float:
+        def timed(fn, host=None) -> float:
             start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            return xp.cuda.get_elapsed_time(start, end) * 1e3
-    else:
-        def timed(fn) -> float:
             t = time.perf_counter()
             fn()
-            return (time.perf_counter() - t) * 1e6
+            t = time.perf_counter() - t
+            end.record()
+            end.synchronize()
+            if host is not None:
+                host.append(t * 1e6)
+            return xp.cuda.get_elapsed_time(start, end) * 1e3
+    else:
+        def timed(fn, host=None) -> float:
+            t = time.perf_counter()
+            fn()
+            t = (time.perf_counter() - t) * 1e6
+            if host is not None:
+                host.append(t)
+            return t
 
     def draw(kind, size):
         if kind == "insert":
@@ -126,6 +134,7 @@ def run_graph(xp, packages, name, src, dst, args, rows) -> None:
             if size > m // 2 or size > args.max_share * m:
                 continue
             times = {key: [] for key in packages}
+            host = {key: [] for key in packages}
             static = []
             for r in range(args.repeats):
                 bs, bd = draw(kind, size)
@@ -135,7 +144,7 @@ def run_graph(xp, packages, name, src, dst, args, rows) -> None:
                     op, undo = ops(key, kind)
                     ch = op(bs, bd)
                     bf = dyn[key]
-                    times[key].append(timed(lambda: bf.update(ch)))
+                    times[key].append(timed(lambda: bf.update(ch), host[key]))
                     want = bfs[key](graphs[key], source)
                     if not bool(xp.array_equal(bf.levels, want)):
                         raise SystemExit(f"{name} {kind} {size} repeat {r}: {key} levels differ "
@@ -166,7 +175,7 @@ def run_graph(xp, packages, name, src, dst, args, rows) -> None:
             for key in packages:
                 rows.append([name, n, m, kind, size, f"{100 * size / m:.3g}", key,
                              spread(times[key]), f"{med[key] / med['base']:.3f}",
-                             f"{st_med:.0f}", f"{st_med / med[key]:.1f}", phases.get(key, "")])
+                             spread(host[key]), f"{st_med:.0f}", f"{st_med / med[key]:.1f}", phases.get(key, "")])
                 print(table_lines(HEADER, [rows[-1]])[-1], flush=True)
     if m < 10_000_000:
         for g in graphs.values():
@@ -231,7 +240,7 @@ def main(argv=None) -> None:
             f"- command: `python -m bench.tools.dbfs_trees "
             f"{' '.join(sys.argv[1:] if argv is None else argv)}`",
             "- us: CUDA events around the update call, median [min-max] over the repeats; "
-            "static us: median of the static bfs; speedup: static / update; phases: one "
+            "host us: the call by the host clock (same form); static us: median of the static bfs; speedup: static / update; phases: one "
             "update's kernel timeline (us and grid barriers a phase)", "",
             *table_lines(HEADER, rows), ""]
     RESULTS.mkdir(parents=True, exist_ok=True)

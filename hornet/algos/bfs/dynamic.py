@@ -525,10 +525,10 @@ class DynamicBFS:
         """
         if type(change) is EdgeChange:        # the common case, kept short
             kind = change.kind
-            if kind == "insert":
-                dels, ins = None, (change.src, change.dst)
-            elif kind == "delete":
+            if kind == "delete":
                 dels, ins = (change.src, change.dst), None
+            elif kind == "insert":
+                dels, ins = None, (change.src, change.dst)
             elif kind == "update":
                 dels = ins = None
             else:

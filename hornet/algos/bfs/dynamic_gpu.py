@@ -27,6 +27,7 @@ sweeps). They grow with the graph.
 """
 from __future__ import annotations
 
+import operator
 import os
 import struct
 
@@ -297,7 +298,7 @@ class GPUState:
         """Blocks of dbfs_update for a batch of ``pairs`` directed pairs (None: the largest
         grid): at most every multiprocessor's resident blocks (a cooperative launch needs
         them all resident), fewer for a small batch (see ``pairs_per_block``)."""
-        name = self.kernel()
+        name = "dbfs_update_async" if self.async_queue else self.kernel_name     # kernel()
         if self._grid is None or self._grid_kernel != name:
             kernel = _fn(name).kernel
             self._grid_kernel = name
@@ -312,12 +313,12 @@ class GPUState:
         least = self._sms if self.min_blocks is None else max(1, int(self.min_blocks))
         return min(self._grid, max(least, -(-pairs // self.pairs_per_block)))
 
-    def _launch_settings(self):
+    def _launch_settings(self, key=None):
         """(kernel address, mode bits but the parity, cooperative) for the class settings as
-        they are now (made again only when one of them changed)."""
-        key = (self.async_queue, self.kernel_name, self.small_max, self.barrier_backoff_ns,
-               self.cooperative, self.record_timeline, self.relax_queue_limit,
-               self.one_block_max, self.settle, self.chase)
+        they are now (``key``: their values, :data:`_settings_of`; made again only when one
+        of them changed)."""
+        if key is None:
+            key = _settings_of(self)
         if key != self._settings_key:
             if self.record_timeline != (self.times is not None):
                 self._timeline_switch()
@@ -354,69 +355,85 @@ class GPUState:
         self._tables = (deg, ptr)
         self._args[1:5] = (deg.data.ptr, ptr.data.ptr, ideg.data.ptr, iptr.data.ptr)
 
-    def _pair_arrays(self, pairs):
-        """``pairs`` ((src, dst) device arrays, or None) as dense int32 arrays (the empty
-        array for None)."""
-        if pairs is None:
-            return self._empty, self._empty
-        s, d = pairs
-        if not (_dense(s, _I32) and _dense(d, _I32)):
-            s, d = _i32(s), _i32(d)
-        return s, d
-
     def run(self, dels, ins) -> None:
         """Launch the update of one batch: deletions ``dels`` and insertions ``ins``
         ((src, dst) int32 device arrays of the change, or None), already applied to the
-        graph. No synchronisation, allocation or read-back: the batch's arrays, four
-        counts and the mode go into the preallocated argument buffer of one launch. The
-        steps are few and plain (an update's host part runs with cold caches: right after
-        the graph's change, which is much more host code).
+        graph. No synchronisation, allocation or read-back: the batch's addresses, counts and
+        the mode go into the preallocated argument buffer of one launch. The path is one
+        function of plain steps, the arrays' attributes read directly (an update's host part
+        runs with cold caches, right after the graph's change: every object and function it
+        touches costs).
 
         While the update kernel's module is still being built in the background (a first
         run, :func:`hornet.core.cuda.prebuild`), the levels are recomputed from scratch
         instead (exact; the static BFS's module builds in a fraction of the time)."""
         if self._building and self._kernel_building():
             return
-        ds, dd = self._pair_arrays(dels)
-        is_, id_ = self._pair_arrays(ins)
         owner = self.owner
+        rev = owner._reverse
+        mult = 1 if rev is not None else 2
+        # the batch's arrays as they are when int32 and contiguous (EdgeChange arrays), else
+        # converted (kept referenced until the launch: the kernel reads them)
+        if dels is None:
+            ds = dd = None
+            dsp = ddp = nd = 0
+        else:
+            ds, dd = dels
+            if not (_FAST_ATTRS and ds.dtype is _I32 and dd.dtype is _I32 and
+                    ds._c_contiguous and dd._c_contiguous):
+                ds, dd = _pair_i32(ds, dd)
+            dsp = ds.data.ptr
+            ddp = dd.data.ptr
+            nd = ds.size * mult
+        if ins is None:
+            is_ = id_ = None
+            isp = idp = ni = 0
+        else:
+            is_, id_ = ins
+            if not (_FAST_ATTRS and is_.dtype is _I32 and id_.dtype is _I32 and
+                    is_._c_contiguous and id_._c_contiguous):
+                is_, id_ = _pair_i32(is_, id_)
+            isp = is_.data.ptr
+            idp = id_.data.ptr
+            ni = is_.size * mult
         g = owner.graph
         # the vertex tables themselves (updated in place by every change; the kernel reads
         # ids < n only): no view to make after each update
         deg, ptr = g.vertex_table()
-        rev = owner._reverse
+        tables = self._tables
         if rev is not None:
             self._bind_tables(deg, ptr, *rev.vertex_table())
-        elif self._tables is None or deg is not self._tables[0] or ptr is not self._tables[1]:
+        elif tables is None or deg is not tables[0] or ptr is not tables[1]:
             self._bind_tables(deg, ptr, deg, ptr)
-        mult = 1 if rev is not None else 2
-        nd = ds.shape[0] * mult
-        ni = is_.shape[0] * mult
         # stored entries: both directions of an undirected graph's edges, or a directed
         # graph's edges and those of its reverse index
         entries = 2 * g.num_edges
         reserved = self._reserved
         if entries > reserved[0] or ni > reserved[1]:
             self._reserve(entries, ni)
-        kernel, mode, cooperative = self._launch_settings()
-        mode |= 4 * self.parity
+        key = _settings_of(self)
+        if key != self._settings_key:
+            self._launch_settings(key)
+        kernel, mode, cooperative = self._settings
+        mode |= self.parity << 2
         grid = self.grid(nd + ni)
         if self.direct_launch:
-            _pack_batch(self._args, 40, ds.data.ptr, dd.data.ptr, is_.data.ptr, id_.data.ptr,
-                        nd, ni, self.n, mode)
-            stream = cupy.cuda.get_current_stream().ptr
+            _pack_batch(self._args, 40, dsp, ddp, isp, idp, nd, ni, self.n, mode)
             if cooperative:
-                cupy.cuda.driver.launchCooperativeKernel(
-                    kernel, grid, 1, 1, BLOCK, 1, 1, 0, stream, self._arg_ptrs_address)
+                _driver.launchCooperativeKernel(kernel, grid, 1, 1, BLOCK, 1, 1, 0,
+                                                _current_stream().ptr, self._arg_ptrs_address)
             else:
-                cupy.cuda.driver.launchKernel(
-                    kernel, grid, 1, 1, BLOCK, 1, 1, 0, stream, self._arg_ptrs_address, 0)
+                _driver.launchKernel(kernel, grid, 1, 1, BLOCK, 1, 1, 0, _current_stream().ptr,
+                                     self._arg_ptrs_address, 0)
         else:
+            empty = self._empty
             deg, ptr = self._tables
             ideg, iptr = (deg, ptr) if rev is None else rev.vertex_table()
             _fn(self.kernel())((grid,), (BLOCK,),
-                   (self.params, deg, ptr, ideg, iptr, ds, dd, is_, id_, np.int64(nd),
-                    np.int64(ni), np.int64(self.n), np.uint32(mode).view(np.int32)),
+                   (self.params, deg, ptr, ideg, iptr, empty if ds is None else ds,
+                    empty if dd is None else dd, empty if is_ is None else is_,
+                    empty if id_ is None else id_, np.int64(nd), np.int64(ni),
+                    np.int64(self.n), np.uint32(mode).view(np.int32)),
                    enable_cooperative_groups=True)
         self._set = self.parity
         self.parity ^= 1
@@ -458,20 +475,35 @@ _I32 = np.dtype(np.int32)
 #: the int mode in the low half of the last) written into the argument buffer at once
 _pack_batch = struct.Struct("<8Q").pack_into
 _I64 = np.dtype(np.int64)
+#: the settings a launch is made for, read in one call (``GPUState._launch_settings``'s key)
+_settings_of = operator.attrgetter(
+    "async_queue", "kernel_name", "small_max", "barrier_backoff_ns", "cooperative",
+    "record_timeline", "relax_queue_limit", "one_block_max", "settle", "chase")
+#: the driver module (its launch functions looked up at each call, so that a tool may wrap
+#: them) and the current stream's getter
+_driver = cupy.cuda.driver if cupy is not None else None
+_current_stream = cupy.cuda.get_current_stream if cupy is not None else None
+#: CuPy arrays expose their contiguity as a plain field (read without making the strides)
+_FAST_ATTRS = cupy is not None and hasattr(cupy.ndarray, "_c_contiguous")
 
 
 def _dense(a, dtype) -> bool:
-    """a is a 1-D array of dtype (a np.dtype) with unit stride (the cheap test of the launch
-    path: the dtype by identity first, NumPy's and CuPy's int32 being one object)."""
+    """a is a 1-D array of dtype (a np.dtype) with unit stride (the dtype by identity first,
+    NumPy's and CuPy's int32 being one object)."""
     return (a.dtype is dtype or a.dtype == dtype) and a.ndim == 1 and \
         (a.shape[0] < 2 or a.strides[0] == a.itemsize)
 
 
 def _i32(a):
-    """a as a contiguous int32 CuPy array (no copy when it already is one: EdgeChange arrays)."""
+    """a as a contiguous 1-D int32 CuPy array (no copy when it already is one)."""
     if _dense(a, _I32):
         return a
-    return cupy.ascontiguousarray(cupy.asarray(a).astype(cupy.int32, copy=False))
+    return cupy.ascontiguousarray(cupy.asarray(a).astype(cupy.int32, copy=False)).ravel()
+
+
+def _pair_i32(s, d):
+    """(s, d) as contiguous 1-D int32 CuPy arrays."""
+    return _i32(s), _i32(d)
 
 
 def _arrays(view):
