@@ -138,23 +138,28 @@ def _entries(s, d, directed: bool) -> int:
     return 2 * len({(min(u, v), max(u, v)) for u, v in zip(s.tolist(), d.tolist())})
 
 
-@pytest.mark.parametrize("bad", ["insert", "delete", "property"])
-def test_refused_apply_leaves_the_graph_unchanged(device, bad):
+@pytest.mark.parametrize("n", [3000, 5000])
+@pytest.mark.parametrize("bad", ["insert", "delete", "big", "property"])
+def test_refused_apply_leaves_the_graph_unchanged(device, bad, n):
+    """A bad id or property in either half refuses the call before anything changes; 5,000
+    entries a half are past the small-batch path (on the GPU one plan for both halves)."""
     g = hornet.Graph(directed=False, device=device, edge_properties={"w": np.float32})
-    rng = np.random.default_rng(3)
-    g.insert_edges(rng.integers(0, 500, 5000), rng.integers(0, 500, 5000))
+    rng = np.random.default_rng(n)
+    g.insert_edges(rng.integers(0, 900, 3 * n), rng.integers(0, 900, 3 * n))
     before = _edges(g)
-    s, d = rng.integers(0, 600, 3000), rng.integers(0, 600, 3000)
-    es, ed = rng.integers(0, 500, 3000), rng.integers(0, 500, 3000)
+    s, d = rng.integers(0, 1000, n), rng.integers(0, 1000, n)
+    es, ed = rng.integers(0, 900, n), rng.integers(0, 900, n)
     if bad == "insert":
-        s[1234] = -5
+        s[n // 2] = -5
     elif bad == "delete":
-        ed[2000] = -1
+        ed[n - 7] = -1
+    elif bad == "big":
+        es[17] = 1 << 40
     with pytest.raises(BatchError):
         if bad == "property":
-            g.apply_edges((s, d), (es, ed), w=np.ones(3000), nope=np.ones(3000))
+            g.apply_edges((s, d), (es, ed), w=np.ones(n), nope=np.ones(n))
         else:
-            g.apply_edges((s, d), (es, ed), w=np.ones(3000))
+            g.apply_edges((s, d), (es, ed), w=np.ones(n))
     assert _edges(g) == before
     g.check()
 
@@ -168,14 +173,9 @@ def _stream(events: int, vertices: int, weighted: bool, seed: int = 1) -> dict:
     return out
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("batch, window", [(1500, 4500), (1000, 3700), (40, 130)])
-def test_windowed_replay_in_one_call_per_batch(monkeypatch, weighted, batch, window):
-    """A small id space: edges reoccur, and some just as their last event leaves the
-    window (the edge is put back). Verified against the replay's reference model after
-    every batch, and row by row against the replay that makes two graph calls per
-    batch."""
-    data = _stream(30_000, 150, weighted)
+def _count_put_back(monkeypatch) -> list:
+    """Edges the windowed replay put back per expiry (expired, but refreshed inside the
+    window), appended as the replay runs."""
     put_back = []
     original = window_batch._put_back
 
@@ -184,6 +184,18 @@ def test_windowed_replay_in_one_call_per_batch(monkeypatch, weighted, batch, win
         put_back.append(len(expired) - len(out))
         return out
     monkeypatch.setattr(window_batch, "_put_back", counted)
+    return put_back
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("batch, window", [(1500, 4500), (1000, 3700), (40, 130)])
+def test_windowed_replay_in_one_call_per_batch(monkeypatch, weighted, batch, window):
+    """A small id space: edges reoccur, and some just as their last event leaves the
+    window (the edge is put back). Verified against the replay's reference model after
+    every batch, and row by row against the replay that makes two graph calls per
+    batch."""
+    data = _stream(30_000, 150, weighted)
+    put_back = _count_put_back(monkeypatch)
     kw = dict(batch_size=batch, window=window, directed=False, algos="none", device="cpu")
     one = replay(data, verify=True, **kw)
     assert one.summary["verified"]

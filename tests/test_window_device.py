@@ -100,16 +100,9 @@ def test_windowed_replay_from_device_pairs(device, monkeypatch, weighted, ids, b
     replay; a small id space puts back edges that expire just as a batch refreshes them,
     a middling one has about one refresh a batch (the one-extra classification), a wide
     one none."""
-    from test_apply_edges import _stream
+    from test_apply_edges import _count_put_back, _stream
     taken = _taken(monkeypatch)
-    put_back = []
-    original = window_batch._put_back
-
-    def counted(g, expired, refreshed):
-        out = original(g, expired, refreshed)
-        put_back.append(len(expired) - len(out))
-        return out
-    monkeypatch.setattr(window_batch, "_put_back", counted)
+    put_back = _count_put_back(monkeypatch)
 
     def device_path(g, ch, s, d, idx, w, win, end):
         if not win.tracks_refreshes or idx[0] < end - win.window:
