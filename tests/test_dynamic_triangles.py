@@ -20,7 +20,7 @@ from hornet.algos import edge_support, triangle_count, triangles_per_vertex
 from hornet.algos.triangles.dynamic import DynamicTriangleCount
 from hornet.testing import to_host
 
-from conftest import BACKENDS, one_instance
+from conftest import one_instance
 
 
 # ------------------------------------------------------------------ oracles on the reference

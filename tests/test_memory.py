@@ -374,7 +374,7 @@ def test_block_cache_refuses_pushes_past_twice_its_target_and_large_classes():
     freed[2] = 2 * cache.goal(2)
     assert cache.accepts(np.zeros(NUM_CLASSES, np.int64), freed) == 1 << 2
     from hornet.memory.block_cache import LIST_SHARE_SHIFT
-    ptrs = mm.allocate(2, 100 << LIST_SHARE_SHIFT)  # lists of class 2: a larger goal
+    mm.allocate(2, 100 << LIST_SHARE_SHIFT)         # lists of class 2: a larger goal
     assert cache.goal(2) == 100 < cache.target[2]
     need = np.zeros(NUM_CLASSES, np.int64)
     need[2] = freed[2] = 3 * cache.goal(2) + 1    # as many taken as given back: no growth

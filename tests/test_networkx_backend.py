@@ -308,7 +308,7 @@ def test_bfs_layers(device, converted, name):
 
 
 def test_missing_sources_raise_as_networkx(device, converted):
-    G, H = GRAPHS["karate"], converted(device, "karate")
+    H = converted(device, "karate")
     with pytest.raises(nx.NodeNotFound):
         B.single_source_shortest_path_length(H, "abc")
     with pytest.raises(nx.NodeNotFound):

@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> None:
         Returns (insert ms, delete ms, profile)."""
         ev = [cupy.cuda.Event() for _ in range(4)]
         prof = None
+        ds = dd = None                 # the delete's pairs: set by the insert before it
         for label in ("insert", "delete"):
             cupy.cuda.Device().synchronize()
             ctx = (profile(activities=activities or [ProfilerActivity.CUDA])
