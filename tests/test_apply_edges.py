@@ -173,6 +173,20 @@ def _stream(events: int, vertices: int, weighted: bool, seed: int = 1) -> dict:
     return out
 
 
+def taken_paths(monkeypatch, module, name: str) -> list:
+    """Replace ``module.name`` (a path that returns None where it declines a call) by a
+    wrapper that appends, per call, whether the path took it; returns that list."""
+    taken = []
+    original = getattr(module, name)
+
+    def counted(*args):
+        out = original(*args)
+        taken.append(out is not None)
+        return out
+    monkeypatch.setattr(module, name, counted)
+    return taken
+
+
 def _count_put_back(monkeypatch) -> list:
     """Edges the windowed replay put back per expiry (expired, but refreshed inside the
     window), appended as the replay runs."""

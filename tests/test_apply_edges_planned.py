@@ -13,20 +13,12 @@ import pytest
 import hornet
 from hornet.batch import mixed
 
-from test_apply_edges import _Nothing, _graph_dict, _oracle_apply, _same_change
+from test_apply_edges import _Nothing, _graph_dict, taken_paths, _oracle_apply, _same_change
 
 
 def _counted(monkeypatch) -> list:
     """The mixed batches the GPU's planned path took (one entry per call it finished)."""
-    taken = []
-    original = mixed.planned_apply
-
-    def counted(*args):
-        out = original(*args)
-        taken.append(out is not None)
-        return out
-    monkeypatch.setattr(mixed, "planned_apply", counted)
-    return taken
+    return taken_paths(monkeypatch, mixed, "planned_apply")
 
 
 def _batch(rng, oracle: dict, n: int, m: int, hub: int):

@@ -37,15 +37,8 @@ def _pair_set(out) -> set:
 
 def _taken(monkeypatch) -> list:
     """Per expired_pairs call that reached the device path: whether it decided there."""
-    taken = []
-    original = window_module.expiring_pairs
-
-    def counted(*args):
-        out = original(*args)
-        taken.append(out is not None)
-        return out
-    monkeypatch.setattr(window_module, "expiring_pairs", counted)
-    return taken
+    from test_apply_edges import taken_paths
+    return taken_paths(monkeypatch, window_module, "expiring_pairs")
 
 
 @pytest.mark.parametrize("ids, batch, window", [(40, 30, 90), (40, 30, 100), (400, 50, 170),
