@@ -99,7 +99,8 @@ def fmt_kernels(ks: list[dict]) -> str:
     return ", ".join(f"{n} {med([k.get(n, 0.0) for k in ks]):.0f}" for n in names)
 
 
-def graph_calls(probe, scale: int, sizes, calls: int, use_cprofile: bool):
+def graph_calls(probe, scale: int, sizes, calls: int, use_cprofile: bool,
+                deferred: bool = False):
     import cupy
 
     import hornet
@@ -108,9 +109,11 @@ def graph_calls(probe, scale: int, sizes, calls: int, use_cprofile: bool):
     g = hornet.Graph.from_edges(src, dst, num_vertices=1 << scale, directed=False,
                                 device="gpu")
     del src, dst
+    g._deferred_batches = deferred
     rng = np.random.default_rng(scale)
     n = 1 << scale
-    print(f"\n## Kronecker {scale}: {g.num_edges} edges (undirected), host int64 pairs")
+    print(f"\n## Kronecker {scale}: {g.num_edges} edges (undirected), host int64 pairs, "
+          f"deferred inserts {'on' if deferred else 'off'}")
     for b in sizes:
         for warm in (True, False):
             rows = {"insert": defaultdict(list), "delete": defaultdict(list)}
@@ -155,6 +158,8 @@ def graph_calls(probe, scale: int, sizes, calls: int, use_cprofile: bool):
         print("\n".join(out.getvalue().splitlines()[6:]))
         print("```")
     g.check()
+    print(f"- deferred batches {getattr(g, '_deferred_count', 0)}, stalled "
+          f"{getattr(g, '_stalls', 0)}")
     del g
 
 
@@ -188,6 +193,17 @@ def stream_replay(probe, name: str, batches, use_cprofile: bool):
         finally:
             apply_time[0] += time.perf_counter() - t
     sr._apply_batch = apply_batch
+    stalls = [0]
+    try:
+        import hornet.batch.deferred_path as dp
+        run_again = dp._run_again
+
+        def counted_run_again(g, _fn=run_again):
+            stalls[0] += 1
+            return _fn(g)
+        dp._run_again = counted_run_again
+    except ImportError:
+        dp = None
     try:
         for b in batches:
             sr.replay(path, batch_size=b, device="gpu", algos="none")            # warm
@@ -200,6 +216,7 @@ def stream_replay(probe, name: str, batches, use_cprofile: bool):
                 upd.append(s["update_seconds"] / s["batches"] * 1e6)
             nb = s["batches"]
             graph_time[0] = apply_time[0] = 0.0
+            stalls[0] = 0
             probe.start()
             s = sr.replay(path, batch_size=b, device="gpu", algos="none").summary
             wait, syncs, ks = probe.stop()
@@ -209,7 +226,7 @@ def stream_replay(probe, name: str, batches, use_cprofile: bool):
                   f"(with reading and setup); probed run: _apply_batch "
                   f"{apply_time[0] / nb * 1e6:.0f} us/batch, graph calls "
                   f"{graph_time[0] / nb * 1e6:.0f}, waits {wait / nb:.0f} us in "
-                  f"{syncs / nb:.1f} syncs; kernels us/batch: "
+                  f"{syncs / nb:.1f} syncs, stalls {stalls[0]}; kernels us/batch: "
                   + ", ".join(f"{k} {v / nb:.0f}" for k, v in sorted(ks.items())))
             if use_cprofile and b == batches[0]:
                 prof = cProfile.Profile()
@@ -223,6 +240,8 @@ def stream_replay(probe, name: str, batches, use_cprofile: bool):
                 print("```")
     finally:
         sr._apply_batch = own
+        if dp is not None:
+            dp._run_again = run_again
         for attr, fn in wrapped.items():
             setattr(Graph, attr, fn)
 
@@ -260,6 +279,8 @@ def main(argv=None):
     ap.add_argument("--stream-batches", nargs="+", type=int, default=[1000, 10000])
     ap.add_argument("--cprofile", action="store_true")
     ap.add_argument("--skip-graph", action="store_true")
+    ap.add_argument("--deferred", action="store_true",
+                    help="the Kronecker graph's host-pair inserts deferred")
     a = ap.parse_args(argv)
     import hornet
     print(f"# profile_pipe_gpu: hornet from {hornet.__file__}")
@@ -269,7 +290,8 @@ def main(argv=None):
     if a.stream:
         steps.append(lambda: stream_replay(probe, a.stream, a.stream_batches, a.cprofile))
     if not a.skip_graph:
-        steps.append(lambda: graph_calls(probe, a.scale, a.sizes, a.calls, a.cprofile))
+        steps.append(lambda: graph_calls(probe, a.scale, a.sizes, a.calls, a.cprofile,
+                                         a.deferred))
     for step in steps:
         try:
             step()
