@@ -92,10 +92,24 @@ class PendingChange(EdgeChange):
     def _result(self) -> EdgeChange:
         if self._done is None:
             settle(self._graph, self)
-        return self._done
+        done = self._done
+        if isinstance(done, tuple):             # (rows, outs, length, self-loops): cut now
+            rows, outs, n, loops = done
+            done = self._done = EdgeChange("insert", rows[:n],
+                                           rows[SMALL_ENTRIES:SMALL_ENTRIES + n],
+                                           {k: v[:n] for k, v in outs.items()}, loops)
+        return done
 
-    def _resolve(self, change: EdgeChange) -> None:
+    def _resolve(self, change) -> None:
+        """Settled: an EdgeChange, or (rows, outs, length, self-loops) of the batch's
+        buffers, cut when first read."""
         self._done = change
+
+    def __len__(self) -> int:
+        if self._done is None:
+            settle(self._graph, self)
+        done = self._done
+        return done[2] if isinstance(done, tuple) else len(done)
 
     @property
     def pending(self) -> bool:
@@ -248,10 +262,7 @@ def _settle_one(g) -> None:
         if spills:
             # in stream order after the batch's rewrite; the workspace is not reused before
             mm.release(dev.spilled(t.slot, spills), wait=False)
-    rows = t.rows
-    t.change._resolve(EdgeChange("insert", rows[:nres], rows[SMALL_ENTRIES:SMALL_ENTRIES + nres],
-                                 {k: v[:nres] for k, v in t.outs.items()},
-                                 int(header[H_LOOPS])))
+    t.change._resolve((t.rows, t.outs, nres, header[H_LOOPS]))
 
 
 def _run_again(g) -> None:
