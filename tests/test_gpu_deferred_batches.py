@@ -96,6 +96,41 @@ def test_pending_changes_settle_in_order_without_reads():
     deferred.check()
 
 
+@pytest.mark.parametrize("directed", [False, True])
+def test_chunked_inserts_match_the_medium_path(directed):
+    """Batches of up to CHUNKS small batches' entries, queued as chunks: the same merged
+    change (sorted; repeats across chunks, first occurrence wins) as one medium batch."""
+    import cupy
+
+    from hornet.batch.deferred_path import CHUNKS, MergedChange
+    rng = np.random.default_rng(21 + directed)
+    deferred, waiting, _ = _graphs(directed)
+    per = SMALL_ENTRIES // (1 if directed else 2)
+    merged = 0
+    for step in range(14):
+        m = int(rng.integers(per + 1, CHUNKS * per + 1))
+        s, d = rng.integers(0, 400 + 300 * step, m), rng.integers(0, 400 + 300 * step, m)
+        s[m // 2: m // 2 + 50] = s[:50]             # repeats in a later chunk
+        d[m // 2: m // 2 + 50] = d[:50]
+        if step % 3 == 0:
+            s[:m // 3] = 7                          # a hub
+        props = step_properties(rng, m)
+        a = deferred.insert_edges(s, d, **props)
+        merged += isinstance(a, MergedChange)
+        b = waiting.insert_edges(cupy.asarray(s), cupy.asarray(d), **props)
+        assert len(a) == len(b)
+        same_change(a, b)
+        if step % 4 == 3:
+            es, ed = waiting.edges()
+            pick = rng.choice(es.size, size=min(es.size, 3000), replace=False)
+            same_change(deferred.delete_edges(es[pick], ed[pick]),
+                        waiting.delete_edges(es[pick], ed[pick]))
+    same_graph(deferred, waiting)
+    deferred.check()
+    deferred._mm.block_cache().check()
+    assert merged > 5
+
+
 def test_refused_and_other_inputs_take_the_waiting_paths():
     """Bad ids, unsigned ids, device pairs: not deferred; bad ids refused as before."""
     import cupy

@@ -35,10 +35,13 @@ from .small_layout import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_RESULTS, MAX_FIE
                            NUM_CLASSES, SMALL_ENTRIES)
 from .validate import MAX_VERTEX_ID, property_values
 
-__all__ = ["DeferredState", "PendingChange", "deferred_insert", "settle", "LIMIT_REFRESH"]
+__all__ = ["DeferredState", "PendingChange", "MergedChange", "deferred_insert", "settle",
+           "LIMIT_REFRESH", "CHUNKS"]
 
 #: deferred batches between two refreshes of the rings' limits on the device
 LIMIT_REFRESH = 16
+#: a deferred insert is queued as at most this many small batches (chunks of its pairs)
+CHUNKS = 8
 
 
 class DeferredState:
@@ -127,6 +130,39 @@ class PendingChange(EdgeChange):
         return super().__repr__()
 
 
+class MergedChange(PendingChange):
+    """The change of a batch queued as consecutive chunks (``parts``: their changes, pending
+    or not): their edges together, sorted by (src, dst) when first read; the length is
+    theirs summed."""
+
+    def __init__(self, graph, parts):
+        super().__init__(graph)
+        self._parts = parts
+
+    def _result(self) -> EdgeChange:
+        if self._done is None:
+            parts = [p._result() if isinstance(p, PendingChange) else p for p in self._parts]
+            xp = self._graph._xp
+            src = xp.concatenate([p.src for p in parts])
+            dst = xp.concatenate([p.dst for p in parts])
+            order = xp.argsort((src.astype(xp.int64) << 32) | dst.astype(xp.int64))
+            props = {k: xp.concatenate([p.properties[k] for p in parts])[order]
+                     for k in parts[0].properties}
+            self._done = EdgeChange("insert", src[order], dst[order], props,
+                                    sum(int(p.self_loops_skipped) for p in parts))
+            self._parts = None
+        return self._done
+
+    def __len__(self) -> int:
+        if self._done is not None:
+            return len(self._done)
+        return sum(len(p) for p in self._parts)
+
+    @property
+    def pending(self) -> bool:
+        return self._done is None and any(getattr(p, "pending", False) for p in self._parts)
+
+
 class _Ticket:
     __slots__ = ("slot", "s", "d", "edge_props", "rows", "outs", "change")
 
@@ -146,21 +182,24 @@ def _eligible(g, src, dst) -> bool:
         return False
     if len(g._edge_schema) >= MAX_FIELDS:
         return False
-    return src.shape[0] * (1 if g.directed else 2) <= SMALL_ENTRIES
+    return src.shape[0] * (1 if g.directed else 2) <= CHUNKS * SMALL_ENTRIES
 
 
 def deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
     """Queue the insert of host pairs ``src``, ``dst`` (``edge_props`` as the graph's
     insert takes them) without waiting; a :class:`PendingChange`, or None when the batch is
-    not deferred (the small path or another takes it, every pending batch settled first)."""
+    not deferred (another path takes it, every pending batch settled first). A batch of
+    more entries than one small batch holds (at most ``CHUNKS`` times as many) is queued as
+    consecutive chunks of pairs: inserting them one after the other gives the batch's
+    graph (a repeat in a later chunk finds the edge present; the first occurrence wins),
+    and its change is theirs, merged (:class:`MergedChange`)."""
     if not _eligible(g, src, dst):
         return None
     mm = g._mm_
     cache = mm.block_cache()
-    queue = g._deferred_queue
-    if queue:
+    if g._deferred_queue:
         _settle_ready(g)
-    if mm.lookup_stale() or cache._want or cache._grow:
+    if _refill_due(mm, cache):
         return None                      # a refill step is due: the small path makes it
     same = src.dtype == dst.dtype and src.dtype in (np.int32, np.int64)
     both = np.empty((2, src.shape[0]), dtype=src.dtype if same else np.int64)
@@ -169,18 +208,45 @@ def deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
     lo, hi = int(both.min()), int(both.max())
     if lo < 0 or hi > MAX_VERTEX_ID:
         return None                      # the small path refuses it with its message
-    xp = g._xp
-    values = property_values(edge_props, g._edge_schema, src.shape[0], xp)
-    dev = g._deferred
-    if dev is None:
+    values = property_values(edge_props, g._edge_schema, src.shape[0], g._xp)
+    if g._deferred is None:
         from .gpu.deferred import DeferredBatches
-        dev = g._deferred = DeferredBatches()
-        g._deferred_queue = queue = deque()
+        g._deferred = DeferredBatches()
+        g._deferred_queue = deque()
         g._deferred_count = 0
+    n = src.shape[0]
+    per = SMALL_ENTRIES // (1 if g.directed else 2)
+    if n <= per:
+        return _queue(g, mm, cache, both, values, hi)
+    parts = []
+    for start in range(0, n, per):
+        stop = min(n, start + per)
+        chunk = both[:, start:stop]
+        vals = {k: v[start:stop] for k, v in values.items()}
+        part = _queue(g, mm, cache, chunk, vals, hi)
+        if part is None:
+            if not parts:
+                return None              # nothing queued: another path takes the batch
+            part = _run_waiting(g, chunk[0], chunk[1], vals)
+        parts.append(part)
+    return MergedChange(g, parts)
+
+
+def _refill_due(mm, cache) -> bool:
+    """Whether the block cache has a step of its refill due (a lookup to rebuild, rings
+    under their trigger, arrays to grow), which the small path's batches make."""
+    return mm.lookup_stale() or bool(cache._want) or bool(cache._grow)
+
+
+def _queue(g, mm, cache, both, values: dict, hi: int):
+    """Queue one small batch (host pairs ``both`` (2, m), ``values`` per property of the
+    graph its (m,) device array, ids at most ``hi``); its PendingChange, or None with
+    nothing changed when a refill step became due while a workspace was freed."""
     from .gpu.deferred import SLOTS
+    dev, queue, xp = g._deferred, g._deferred_queue, g._xp
     if len(queue) >= SLOTS:
         _settle_one(g)                   # the oldest batch's workspace is needed again
-        if mm.lookup_stale() or cache._want or cache._grow:
+        if _refill_due(mm, cache):
             settle(g)
             return None
     if g._deferred_count % LIMIT_REFRESH == 0:
@@ -189,9 +255,10 @@ def deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
     # nothing below waits; the graph changes from _reserve on (which leaves it as it was
     # when out of memory), every allocation of the batch made before
     from ..core.cuda import upload
+    m = both.shape[1]
     pairs = upload(both)
     rows = xp.empty(2 * SMALL_ENTRIES, dtype=xp.int32)
-    outs = {name: xp.empty(src.shape[0], dtype=dt) for name, dt in g._edge_schema.items()}
+    outs = {name: xp.empty(m, dtype=dt) for name, dt in g._edge_schema.items()}
     n = max(g._n, hi + 1)
     g._reserve(n)
     g._views.clear()
@@ -265,6 +332,19 @@ def _settle_one(g) -> None:
     t.change._resolve((t.rows, t.outs, nres, header[H_LOOPS]))
 
 
+def _run_waiting(g, s, d, values: dict) -> EdgeChange:
+    """Insert host pairs ``s``, ``d`` with property ``values`` through the graph's insert,
+    deferral off (the small path, which waits)."""
+    before = g._deferred_batches
+    g._deferred_batches = False
+    g._running_again = True
+    try:
+        return g._insert_edges(s, d, values)
+    finally:
+        g._deferred_batches = before
+        g._running_again = False
+
+
 def _run_again(g) -> None:
     """The oldest pending batch stalled: it and every batch after it did nothing on the
     device. Clear the stall word (after them in stream order) and run them again, in order,
@@ -274,12 +354,5 @@ def _run_again(g) -> None:
     queue.clear()
     dev.clear_stall()
     g._stalls += 1
-    before = g._deferred_batches
-    g._deferred_batches = False
-    g._running_again = True
-    try:
-        for t in tickets:
-            t.change._resolve(g._insert_edges(t.s, t.d, t.edge_props))
-    finally:
-        g._deferred_batches = before
-        g._running_again = False
+    for t in tickets:
+        t.change._resolve(_run_waiting(g, t.s, t.d, t.edge_props))

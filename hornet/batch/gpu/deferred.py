@@ -31,7 +31,7 @@ from .small import (_CU, _ID_TYPES, _NAMES, PREPARE_ARGS, PREPARE_THREADS, REWRI
 __all__ = ["DeferredBatches", "SLOTS", "H_ACCEPT", "H_STALLED", "READ_WORDS"]
 
 #: batches in flight at most (workspaces, pinned header rows, events)
-SLOTS = 3
+SLOTS = 8
 H_ACCEPT, H_STALLED = 140, 141           # header slots (small_rewrite.cuh)
 READ_WORDS = H_STALLED + 1
 DEFERRED_ACCEPT = as_signed64(1 << 63)   # ring_accept bit: the mask is in the header
