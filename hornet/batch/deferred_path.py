@@ -31,8 +31,8 @@ from operator import or_
 import numpy as np
 
 from ..change import EdgeChange
-from .small_layout import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_RESULTS, MAX_FIELDS,
-                           NUM_CLASSES, SMALL_ENTRIES)
+from .small_layout import (H_ACCEPT, H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_RESULTS,
+                           H_STALLED, MAX_FIELDS, NUM_CLASSES, SMALL_ENTRIES)
 from .validate import MAX_VERTEX_ID, property_values
 
 __all__ = ["DeferredState", "PendingChange", "MergedChange", "deferred_insert", "settle",
@@ -309,7 +309,6 @@ def _settle_ready(g) -> None:
 def _settle_one(g) -> None:
     """Settle the oldest deferred batch (waiting for its header); a stalled one runs again
     with every batch after it."""
-    from .gpu.deferred import H_ACCEPT, H_STALLED
     queue, dev = g._deferred_queue, g._deferred
     t = queue[0]
     header = dev.header(t.slot)

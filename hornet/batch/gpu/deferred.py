@@ -24,15 +24,14 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.cuda import PreparedLaunch, as_signed64, cupy, function
-from ..small_layout import MODE_INSERT, NUM_CLASSES, SMALL_ENTRIES
+from ..small_layout import H_STALLED, MODE_INSERT, NUM_CLASSES, SMALL_ENTRIES
 from .small import (_CU, _ID_TYPES, _NAMES, PREPARE_ARGS, PREPARE_THREADS, REWRITE_THREADS,
                     SPILL_OFFSET, WORKSPACE_WORDS, COPY_MAX_CLASS, field_words)
 
-__all__ = ["DeferredBatches", "SLOTS", "H_ACCEPT", "H_STALLED", "READ_WORDS"]
+__all__ = ["DeferredBatches", "SLOTS", "READ_WORDS"]
 
 #: batches in flight at most (workspaces, pinned header rows, events)
 SLOTS = 8
-H_ACCEPT, H_STALLED = 140, 141           # header slots (small_rewrite.cuh)
 READ_WORDS = H_STALLED + 1
 DEFERRED_ACCEPT = as_signed64(1 << 63)   # ring_accept bit: the mask is in the header
 
