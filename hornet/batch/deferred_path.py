@@ -36,7 +36,7 @@ from .small_layout import (H_ACCEPT, H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_RESULT
 from .validate import MAX_VERTEX_ID, property_values
 
 __all__ = ["DeferredState", "PendingChange", "MergedChange", "deferred_insert", "settle",
-           "LIMIT_REFRESH", "CHUNKS"]
+           "LIMIT_REFRESH", "CHUNKS", "EMULATIONS"]
 
 #: deferred batches between two refreshes of the rings' limits on the device
 LIMIT_REFRESH = 16
@@ -58,26 +58,25 @@ class DeferredState:
     _deferred_count = 0
     _stalls = 0                 # deferred batches found a ring short and ran again
     _running_again = False      # while stalled batches run again (through the small path)
+    _queueing = False           # while a deferred insert is queued (it reads them as they are)
 
-    @property
-    def _mm(self):
-        if self._deferred_queue:
+    def _settled(self, name: str):
+        if self._deferred_queue and not self._queueing:
             settle(self)
-        return self._mm_
+        return self.__dict__[name]
 
-    @_mm.setter
-    def _mm(self, mm) -> None:
-        self._mm_ = mm
-
-    @property
-    def _entries(self) -> int:
-        if self._deferred_queue:
-            settle(self)
-        return self._entries_
-
-    @_entries.setter
-    def _entries(self, entries: int) -> None:
-        self._entries_ = entries
+    # the memory manager, the entry count and the vertex table as everything but the
+    # deferred path reads them: settled (a batch that stalled ran again, see the module)
+    _mm = property(lambda self: self._settled("_mm_"),
+                   lambda self, v: self.__dict__.__setitem__("_mm_", v))
+    _entries = property(lambda self: self._settled("_entries_"),
+                        lambda self, v: self.__dict__.__setitem__("_entries_", v))
+    _degree = property(lambda self: self._settled("_degree_"),
+                       lambda self, v: self.__dict__.__setitem__("_degree_", v))
+    _size_class = property(lambda self: self._settled("_size_class_"),
+                           lambda self, v: self.__dict__.__setitem__("_size_class_", v))
+    _edge_ptr = property(lambda self: self._settled("_edge_ptr_"),
+                         lambda self, v: self.__dict__.__setitem__("_edge_ptr_", v))
 
 
 class PendingChange(EdgeChange):
@@ -164,15 +163,30 @@ class MergedChange(PendingChange):
 
 
 class _Ticket:
-    __slots__ = ("slot", "s", "d", "edge_props", "rows", "outs", "change")
+    """A queued batch: its workspace, host pairs (2, m), property values (device), result
+    buffers and change."""
+    __slots__ = ("slot", "both", "values", "rows", "outs", "change")
 
-    def __init__(self, slot, s, d, edge_props, rows, outs, change):
-        self.slot, self.s, self.d, self.edge_props = slot, s, d, edge_props
+    def __init__(self, slot, both, values, rows, outs, change):
+        self.slot, self.both, self.values = slot, both, values
         self.rows, self.outs, self.change = rows, outs, change
 
 
+#: device -> a factory of the device part of deferred batches, for devices other than the GPU
+#: (tests register an emulation of the GPU's kernels on the CPU backend)
+EMULATIONS: dict = {}
+
+
+def _device_state(device: str):
+    if device == "gpu":
+        from .gpu.deferred import DeferredBatches
+        return DeferredBatches()
+    return EMULATIONS[device]()
+
+
 def _eligible(g, src, dst) -> bool:
-    if g.device != "gpu" or dst is None or not g._deferred_batches:
+    if not g._deferred_batches or dst is None or (g.device != "gpu" and
+                                                  g.device not in EMULATIONS):
         return False
     if not (isinstance(src, np.ndarray) and isinstance(dst, np.ndarray)):
         return False
@@ -195,12 +209,18 @@ def deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
     and its change is theirs, merged (:class:`MergedChange`)."""
     if not _eligible(g, src, dst):
         return None
+    g._queueing = True
+    try:
+        return _deferred_insert(g, src, dst, edge_props)
+    finally:
+        g._queueing = False
+
+
+def _deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
     mm = g._mm_
     cache = mm.block_cache()
     if g._deferred_queue:
         _settle_ready(g)
-    if _refill_due(mm, cache):
-        return None                      # a refill step is due: the small path makes it
     same = src.dtype == dst.dtype and src.dtype in (np.int32, np.int64)
     both = np.empty((2, src.shape[0]), dtype=src.dtype if same else np.int64)
     both[0] = src                        # (signed ids only: exact in int64)
@@ -210,8 +230,7 @@ def deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
         return None                      # the small path refuses it with its message
     values = property_values(edge_props, g._edge_schema, src.shape[0], g._xp)
     if g._deferred is None:
-        from .gpu.deferred import DeferredBatches
-        g._deferred = DeferredBatches()
+        g._deferred = _device_state(g.device)
         g._deferred_queue = deque()
         g._deferred_count = 0
     n = src.shape[0]
@@ -221,61 +240,61 @@ def deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
     parts = []
     for start in range(0, n, per):
         stop = min(n, start + per)
-        chunk = both[:, start:stop]
-        vals = {k: v[start:stop] for k, v in values.items()}
-        part = _queue(g, mm, cache, chunk, vals, hi)
-        if part is None:
-            if not parts:
-                return None              # nothing queued: another path takes the batch
-            part = _run_waiting(g, chunk[0], chunk[1], vals)
-        parts.append(part)
+        parts.append(_queue(g, mm, cache, both[:, start:stop],
+                            {k: v[start:stop] for k, v in values.items()}, hi))
     return MergedChange(g, parts)
 
 
-def _refill_due(mm, cache) -> bool:
-    """Whether the block cache has a step of its refill due (a lookup to rebuild, rings
-    under their trigger, arrays to grow), which the small path's batches make."""
-    return mm.lookup_stale() or bool(cache._want) or bool(cache._grow)
+def _refill_step(g, mm, cache) -> None:
+    """The block cache's step of the batch, as the small path makes it (BlockCache.top_up,
+    or else grow_ahead) when one is due (a lookup to rebuild, rings under their trigger,
+    arrays to grow): every pending batch settled first, so that the rings it refills are
+    the device's."""
+    if mm.lookup_stale() or cache._want or cache._grow:
+        settle(g)
+        cache.top_up()
+        cache.grow_ahead()
 
 
-def _queue(g, mm, cache, both, values: dict, hi: int):
+def _queue(g, mm, cache, both, values: dict, hi: int) -> PendingChange:
     """Queue one small batch (host pairs ``both`` (2, m), ``values`` per property of the
-    graph its (m,) device array, ids at most ``hi``); its PendingChange, or None with
-    nothing changed when a refill step became due while a workspace was freed."""
-    from .gpu.deferred import SLOTS
+    graph its (m,) device array, ids at most ``hi``); its PendingChange."""
     dev, queue, xp = g._deferred, g._deferred_queue, g._xp
-    if len(queue) >= SLOTS:
+    while len(queue) >= dev.slots:
         _settle_one(g)                   # the oldest batch's workspace is needed again
-        if _refill_due(mm, cache):
-            settle(g)
-            return None
+    _refill_step(g, mm, cache)
     if g._deferred_count % LIMIT_REFRESH == 0:
         dev.set_limits(_limits(cache))
-    g._deferred_count += 1
     # nothing below waits; the graph changes from _reserve on (which leaves it as it was
     # when out of memory), every allocation of the batch made before
-    from ..core.cuda import upload
     m = both.shape[1]
-    pairs = upload(both)
-    rows = xp.empty(2 * SMALL_ENTRIES, dtype=xp.int32)
-    outs = {name: xp.empty(m, dtype=dt) for name, dt in g._edge_schema.items()}
+    t = _Ticket(-1, both, values, xp.empty(2 * SMALL_ENTRIES, dtype=xp.int32),
+                {name: xp.empty(m, dtype=dt) for name, dt in g._edge_schema.items()},
+                PendingChange(g))
+    pairs = dev.upload(both)
     n = max(g._n, hi + 1)
     g._reserve(n)
     g._views.clear()
     g._n = n
-    slot = _free_slot(queue)
-    dev.launch(slot, pairs[0], pairs[1], not g.directed, g._degree, g._size_class,
-               g._edge_ptr, mm.min_size_class, cache, mm.lookup(), mm.field_dtypes,
-               [values[k] for k in g._edge_schema], list(outs.values()), rows)
-    change = PendingChange(g)
-    queue.append(_Ticket(slot, both[0], both[1], values, rows, outs, change))
-    return change
+    _launch(g, mm, cache, t, pairs)
+    return t.change
 
 
-def _free_slot(queue) -> int:
+def _launch(g, mm, cache, t, pairs) -> None:
+    """Launch ticket ``t``'s kernels on its device ``pairs`` (2, m) in a free workspace and
+    queue it."""
+    dev, queue = g._deferred, g._deferred_queue
+    t.slot = _free_slot(queue, dev.slots)
+    g._deferred_count += 1
+    dev.launch(t.slot, pairs[0], pairs[1], not g.directed, g._degree_, g._size_class_,
+               g._edge_ptr_, mm.min_size_class, cache, mm.lookup(), mm.field_dtypes,
+               [t.values[k] for k in g._edge_schema], list(t.outs.values()), t.rows)
+    queue.append(t)
+
+
+def _free_slot(queue, slots: int) -> int:
     used = {t.slot for t in queue}
-    from .gpu.deferred import SLOTS
-    return next(k for k in range(SLOTS) if k not in used)
+    return next(k for k in range(slots) if k not in used)
 
 
 def _limits(cache) -> np.ndarray:
@@ -292,11 +311,8 @@ def settle(g, upto: PendingChange | None = None) -> None:
     """Settle the graph's deferred batches in order: every one, or those up to and including
     ``upto``'s (waiting for their headers)."""
     queue = g._deferred_queue
-    while queue:
-        t = queue[0]
+    while queue and (upto is None or upto._done is None):
         _settle_one(g)
-        if t.change is upto:
-            return
 
 
 def _settle_ready(g) -> None:
@@ -313,7 +329,7 @@ def _settle_one(g) -> None:
     t = queue[0]
     header = dev.header(t.slot)
     if header[H_STALLED]:
-        _run_again(g)
+        _run_again(g, header)
         return
     queue.popleft()
     kept, nres = header[H_KEPT], header[H_RESULTS]
@@ -331,27 +347,39 @@ def _settle_one(g) -> None:
     t.change._resolve((t.rows, t.outs, nres, header[H_LOOPS]))
 
 
-def _run_waiting(g, s, d, values: dict) -> EdgeChange:
-    """Insert host pairs ``s``, ``d`` with property ``values`` through the graph's insert,
-    deferral off (the small path, which waits)."""
+def _run_waiting(g, t) -> None:
+    """Insert ticket ``t``'s batch through the graph's insert, deferral off (the small
+    path, which waits); its change takes the result."""
     before = g._deferred_batches
     g._deferred_batches = False
     g._running_again = True
     try:
-        return g._insert_edges(s, d, values)
+        t.change._resolve(g._insert_edges(t.both[0], t.both[1], t.values))
     finally:
         g._deferred_batches = before
         g._running_again = False
 
 
-def _run_again(g) -> None:
-    """The oldest pending batch stalled: it and every batch after it did nothing on the
-    device. Clear the stall word (after them in stream order) and run them again, in order,
-    through the graph's insert with deferral off; each change takes its run's result."""
+def _run_again(g, header: list) -> None:
+    """The oldest pending batch stalled (``header``: its header, whose class counts are
+    what it needs): it and every batch after it did nothing on the device. Clear the stall
+    word (after them in stream order), fill the rings it found short (BlockCache.reserve,
+    from the bit trees without a wait) and queue them all again, in order; a batch the
+    rings cannot serve (more blocks of a class than a ring holds, or none left on the
+    device) runs through the small path, the ones after it too."""
     queue, dev = g._deferred_queue, g._deferred
     tickets = list(queue)
     queue.clear()
     dev.clear_stall()
     g._stalls += 1
+    mm = g._mm_
+    cache = mm.block_cache()
+    need = header[H_CLASS:H_CLASS + NUM_CLASSES]
+    try:
+        cache.reserve(need, [k for k in range(NUM_CLASSES) if need[k]])
+    except (ValueError, MemoryError):
+        for t in tickets:
+            _run_waiting(g, t)
+        return
     for t in tickets:
-        t.change._resolve(_run_waiting(g, t.s, t.d, t.edge_props))
+        _launch(g, mm, cache, t, dev.upload(t.both))

@@ -24,4 +24,5 @@ H_PIECES = H_FREED + NUM_CLASSES + 2     # blocks of the rewrite (pieces of segm
 H_WARPS = H_PIECES + 1                   # medium batches: lists rewritten one warp each
 H_ACCEPT = H_WARPS + 1                   # deferred batches: classes whose rings took blocks
 H_STALLED = H_ACCEPT + 1                 # deferred batches: 1 when the batch did not run
+DEFERRED_READ_WORDS = H_STALLED + 1      # the header words a deferred batch reads back
 HEADER_WORDS = 256

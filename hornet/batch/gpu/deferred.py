@@ -24,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.cuda import PreparedLaunch, as_signed64, cupy, function
-from ..small_layout import H_STALLED, MODE_INSERT, NUM_CLASSES, SMALL_ENTRIES
+from ..small_layout import DEFERRED_READ_WORDS as READ_WORDS
+from ..small_layout import MODE_INSERT, NUM_CLASSES, SMALL_ENTRIES
 from .small import (_CU, _ID_TYPES, _NAMES, PREPARE_ARGS, PREPARE_THREADS, REWRITE_THREADS,
                     SPILL_OFFSET, WORKSPACE_WORDS, COPY_MAX_CLASS, field_words)
 
@@ -32,12 +33,13 @@ __all__ = ["DeferredBatches", "SLOTS", "READ_WORDS"]
 
 #: batches in flight at most (workspaces, pinned header rows, events)
 SLOTS = 8
-READ_WORDS = H_STALLED + 1
 DEFERRED_ACCEPT = as_signed64(1 << 63)   # ring_accept bit: the mask is in the header
 
 
 class DeferredBatches:
     """The device state of one graph's deferred small inserts."""
+
+    slots = SLOTS
 
     def __init__(self):
         import cupyx
@@ -56,6 +58,12 @@ class DeferredBatches:
         if launch is None:
             launch = self._launches[name] = PreparedLaunch(function(_CU, name, _NAMES), nargs)
         return launch
+
+    @staticmethod
+    def upload(host: np.ndarray):
+        """A device copy of a batch's host pairs (staged, in stream order)."""
+        from ...core.cuda import upload
+        return upload(host)
 
     def set_limits(self, limits: np.ndarray) -> None:
         """Upload the rings' limits (host int64 (NUM_CLASSES,)) when they changed; in stream
