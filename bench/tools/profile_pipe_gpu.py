@@ -198,9 +198,9 @@ def stream_replay(probe, name: str, batches, use_cprofile: bool):
         import hornet.batch.deferred_path as dp
         run_again = dp._run_again
 
-        def counted_run_again(g, _fn=run_again):
+        def counted_run_again(*args, _fn=run_again):
             stalls[0] += 1
-            return _fn(g)
+            return _fn(*args)
         dp._run_again = counted_run_again
     except ImportError:
         dp = None

@@ -1,26 +1,26 @@
 """Deferred small inserts: a GPU insert of host pairs that returns without waiting.
 
 The small-batch path (:mod:`hornet.batch.small_path`) waits once per batch, for the header of
-its prepare kernel. An insert of host (NumPy) pairs that the small path would take is
-*deferred* instead (:mod:`hornet.batch.gpu.deferred`): its ids are checked on the host, its
-kernels are queued with the block cache's decisions made on the device, and the call returns
-a :class:`PendingChange` at once. The host reads the batch's header later (*settles* it): the
-cache's counters, the graph's entry count and the spilled blocks follow it, and the change's
-length becomes known. So a stream of small inserts costs host work per batch and no wait,
-the device running behind.
+its prepare kernel. On a graph that sets ``_deferred_batches`` (a stream replay does), an
+insert of host (NumPy, signed integer) pairs of at most ``CHUNKS`` small batches' entries is
+*deferred* instead (:mod:`hornet.batch.gpu.deferred`): its ids and properties are checked on
+the host, its kernels are queued with the block cache's part decided on the device, and the
+call returns a :class:`PendingChange` at once. The host reads the batch's header later
+(*settles* it, oldest first: without a wait when a later batch is queued and the header has
+come, else waiting for it): the block cache's counters, the graph's entry count and the
+spilled blocks follow it, and the change's length becomes known. A stream of small inserts
+then costs host work per batch and no wait, the device running behind. A larger batch is
+queued as consecutive chunks of pairs, whose changes merge (:class:`MergedChange`).
 
-What stays exact: the device's state is always the graph's in stream order (every later
-kernel, of any path, runs after the batch's). The host's bookkeeping (the memory manager's and
-the block cache's counts, the entry count) lags until the batches are settled; the graph's
-``_mm`` and ``_entries`` settle every pending batch before they answer, so that every other
-path and query sees them settled. A batch the device could not run (a ring of the block cache
-short of blocks: the batch and the deferred batches after it did nothing, see
-:mod:`hornet.batch.gpu.deferred`) is run again through the small path when settled, in order;
-its change takes that run's result.
-
-A batch is deferred only when nothing needs the host first: GPU graph, host integer pairs the
-small path takes, ids valid, no refill or array growth of the block cache due and the block
-array lookup current (otherwise the small path runs the batch, after settling the others).
+What stays exact: every later kernel, of any path, runs after a queued batch's in stream
+order. A batch can stall, though: when a ring of the block cache holds fewer blocks than the
+batch pops, it and every deferred batch after it do nothing, until settling finds it, fills
+the rings it needs from the bit trees and queues them again. So everything but this module
+reads the graph settled: the graph's memory manager, entry count and vertex table
+(``_mm``, ``_entries``, ``_degree``, ``_size_class``, ``_edge_ptr``, :class:`DeferredState`)
+settle every pending batch before they answer. The block cache's steps of refilling ahead
+(``BlockCache.top_up`` and ``grow_ahead``) are made between batches as on the small path,
+after settling.
 """
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ blocks the batch gives back and whether a ring must be refilled first. A deferre
   may keep: the host's ``BlockCache.accepts`` rule) and a stall word. It decides the accept
   mask itself and writes it to the header (``H_ACCEPT``); when a ring holds fewer blocks than
   the batch pops it sets the stall word and marks the batch stalled (``H_STALLED``), and every
-  later deferred batch finds the word set and does nothing, until the host has run them
-  again in order (the graph is as if they had not been called);
+  later deferred batch finds the word set and does nothing, until the host has filled the
+  rings and queued them again in order (the graph is as if they had not been called);
 - ``small_merge`` takes the accept mask from the header (bit 63 of its ``ring_accept``) and
   runs on a fixed grid, its blocks stepping through the pieces the header lists;
 - the header goes to a pinned row by an asynchronous copy behind the prepare kernel, with an
