@@ -373,8 +373,8 @@ class Graph(DeferredState):
 
     # ------------------------------------------------------------------ vertex table
     def _reserve(self, n: int) -> None:
-        """Make room in the vertex table for ids < n (contents of new rows: empty)."""
-        cap = self._degree.shape[0]
+        """Make room in the vertex table for ids < n (new rows empty; deferred batches stay)."""
+        cap = self._degree_.shape[0]
         if n <= cap:
             return
         if n > MAX_VERTEX_ID + 1:
@@ -388,8 +388,8 @@ class Graph(DeferredState):
 
         # every array is made before any is replaced: an allocation that fails (a device out
         # of memory) leaves the table as it was, every column of one capacity
-        degree, size_class = grown(self._degree), grown(self._size_class, -1)
-        edge_ptr = grown(self._edge_ptr)
+        degree, size_class = grown(self._degree_), grown(self._size_class_, -1)
+        edge_ptr = grown(self._edge_ptr_)
         vprops = {k: grown(a) for k, a in self._vprops.items()}
         self._views.clear()
         self._degree, self._size_class, self._edge_ptr = degree, size_class, edge_ptr

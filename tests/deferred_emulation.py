@@ -15,6 +15,7 @@ from hornet.batch.small_layout import (H_ACCEPT, H_CLASS, H_FREED, H_PIECES, H_S
 class CpuDeferred:
     slots = 8
     late = 0.3
+    limits_due = 0
 
     def __init__(self):
         self.work = [CpuSmallBatches() for _ in range(self.slots)]

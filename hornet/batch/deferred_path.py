@@ -38,8 +38,9 @@ from .validate import MAX_VERTEX_ID, property_values
 __all__ = ["DeferredState", "PendingChange", "MergedChange", "deferred_insert", "settle",
            "LIMIT_REFRESH", "CHUNKS", "EMULATIONS"]
 
-#: deferred batches between two refreshes of the rings' limits on the device
-LIMIT_REFRESH = 16
+#: deferred batches between two refreshes of the rings' limits on the device (besides the
+#: refresh after every refill, which moves the goals)
+LIMIT_REFRESH = 64
 #: a deferred insert is queued as at most this many small batches (chunks of its pairs)
 CHUNKS = 8
 
@@ -254,6 +255,7 @@ def _refill_step(g, mm, cache) -> None:
         settle(g)
         cache.top_up()
         cache.grow_ahead()
+        g._deferred.limits_due = 0       # goals move with refills
 
 
 def _queue(g, mm, cache, both, values: dict, hi: int) -> PendingChange:
@@ -263,8 +265,9 @@ def _queue(g, mm, cache, both, values: dict, hi: int) -> PendingChange:
     while len(queue) >= dev.slots:
         _settle_one(g)                   # the oldest batch's workspace is needed again
     _refill_step(g, mm, cache)
-    if g._deferred_count % LIMIT_REFRESH == 0:
+    if g._deferred_count >= dev.limits_due:
         dev.set_limits(_limits(cache))
+        dev.limits_due = g._deferred_count + LIMIT_REFRESH
     # nothing below waits; the graph changes from _reserve on (which leaves it as it was
     # when out of memory), every allocation of the batch made before
     m = both.shape[1]
@@ -381,5 +384,6 @@ def _run_again(g, header: list) -> None:
         for t in tickets:
             _run_waiting(g, t)
         return
+    dev.limits_due = 0
     for t in tickets:
         _launch(g, mm, cache, t, dev.upload(t.both))

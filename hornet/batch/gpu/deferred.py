@@ -40,6 +40,7 @@ class DeferredBatches:
     """The device state of one graph's deferred small inserts."""
 
     slots = SLOTS
+    limits_due = 0          # the graph's deferred batch count at which limits are refreshed
 
     def __init__(self):
         import cupyx
