@@ -29,6 +29,10 @@ class CpuDeferred:
     def upload(host):
         return host.copy()
 
+    @staticmethod
+    def bounds(both):
+        return int(both.min()), int(both.max())
+
     def set_limits(self, limits):
         self.limits = np.asarray(limits, dtype=np.int64).copy()
 

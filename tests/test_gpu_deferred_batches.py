@@ -131,20 +131,42 @@ def test_chunked_inserts_match_the_medium_path(directed):
     assert merged > 5
 
 
-def test_refused_and_other_inputs_take_the_waiting_paths():
-    """Bad ids, unsigned ids, device pairs: not deferred; bad ids refused as before."""
+def test_refused_and_other_inputs():
+    """Bad ids (host or device) refused at the call as before, unsigned ids not deferred,
+    device pairs deferred (their bounds read back)."""
     import cupy
     g = hornet.Graph(device="gpu", directed=True)
     g._deferred_batches = True
     g.insert_edges(np.array([0, 1]), np.array([1, 2]))
     count = g._deferred_count
-    with pytest.raises(hornet.BatchError):
-        g.insert_edges(np.array([0, -1]), np.array([1, 2]))
-    g.insert_edges(np.array([5], np.uint64), np.array([6], np.uint64))
-    g.insert_edges(cupy.array([7]), cupy.array([8]))
+    for bad in (np.array([0, -1]), cupy.array([0, -1]), cupy.array([0, 2**31]),
+                np.array([0, 2**31], np.int64)):
+        with pytest.raises(hornet.BatchError):
+            g.insert_edges(bad, bad[::-1].copy())
     assert g._deferred_count == count
-    assert g.num_edges == 4
+    g.insert_edges(np.array([5], np.uint64), np.array([6], np.uint64))
+    assert g._deferred_count == count
+    c = g.insert_edges(cupy.array([7, 9], cupy.int32), cupy.array([8, 9], cupy.int32))
+    assert g._deferred_count == count + 1 and len(c) == 2
+    assert g.num_edges == 5 and g.num_vertices == 10
     g.check()
+
+
+def test_device_pairs_match_waiting_small_path():
+    import cupy
+    rng = np.random.default_rng(8)
+    deferred, waiting, _ = _graphs(False)
+    for step in range(30):
+        s, d = step_batch(rng, step, SMALL_ENTRIES // 2 if step % 3 else SMALL_ENTRIES * 2)
+        props = step_properties(rng, s.shape[0])
+        dprops = {k: cupy.asarray(v) for k, v in props.items()}
+        a = deferred.insert_edges(cupy.asarray(s), cupy.asarray(d), **dprops)
+        for v in dprops.values():
+            v[:] = 0                                # the batch holds its own values
+        b = waiting.insert_edges(cupy.asarray(s), cupy.asarray(d), **props)
+        same_change(a, b)
+    same_graph(deferred, waiting)
+    deferred.check()
 
 
 @needs_data

@@ -164,8 +164,8 @@ class MergedChange(PendingChange):
 
 
 class _Ticket:
-    """A queued batch: its workspace, host pairs (2, m), property values (device), result
-    buffers and change."""
+    """A queued batch: its workspace, pairs (2, m; host or device), property values
+    (device), result buffers and change."""
     __slots__ = ("slot", "both", "values", "rows", "outs", "change")
 
     def __init__(self, slot, both, values, rows, outs, change):
@@ -189,7 +189,7 @@ def _eligible(g, src, dst) -> bool:
     if not g._deferred_batches or dst is None or (g.device != "gpu" and
                                                   g.device not in EMULATIONS):
         return False
-    if not (isinstance(src, np.ndarray) and isinstance(dst, np.ndarray)):
+    if type(src) is not type(dst) or not isinstance(src, (np.ndarray, g._xp.ndarray)):
         return False
     if src.ndim != 1 or src.shape != dst.shape or not src.shape[0]:
         return False
@@ -220,20 +220,25 @@ def deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
 def _deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
     mm = g._mm_
     cache = mm.block_cache()
-    if g._deferred_queue:
-        _settle_ready(g)
-    same = src.dtype == dst.dtype and src.dtype in (np.int32, np.int64)
-    both = np.empty((2, src.shape[0]), dtype=src.dtype if same else np.int64)
-    both[0] = src                        # (signed ids only: exact in int64)
-    both[1] = dst
-    lo, hi = int(both.min()), int(both.max())
-    if lo < 0 or hi > MAX_VERTEX_ID:
-        return None                      # the small path refuses it with its message
-    values = property_values(edge_props, g._edge_schema, src.shape[0], g._xp)
     if g._deferred is None:
         g._deferred = _device_state(g.device)
         g._deferred_queue = deque()
         g._deferred_count = 0
+    elif g._deferred_queue:
+        _settle_ready(g)
+    # the batch's own copy of its pairs (2, n), on the host or the device as given (ids are
+    # signed: exact in int64); a device batch's bounds come back in one read
+    same = src.dtype == dst.dtype and src.dtype in (np.int32, np.int64)
+    xp = np if isinstance(src, np.ndarray) else g._xp
+    both = xp.empty((2, src.shape[0]), dtype=src.dtype if same else np.int64)
+    both[0] = src
+    both[1] = dst
+    lo, hi = (int(both.min()), int(both.max())) if xp is np else g._deferred.bounds(both)
+    if lo < 0 or hi > MAX_VERTEX_ID:
+        return None                      # the small path refuses it with its message
+    values = property_values(edge_props, g._edge_schema, src.shape[0], g._xp)
+    # the batch's own values too (a batch queued again after a stall reads them again)
+    values = {k: v.copy() if v is edge_props.get(k) else v for k, v in values.items()}
     n = src.shape[0]
     per = SMALL_ENTRIES // (1 if g.directed else 2)
     if n <= per:
@@ -259,8 +264,9 @@ def _refill_step(g, mm, cache) -> None:
 
 
 def _queue(g, mm, cache, both, values: dict, hi: int) -> PendingChange:
-    """Queue one small batch (host pairs ``both`` (2, m), ``values`` per property of the
-    graph its (m,) device array, ids at most ``hi``); its PendingChange."""
+    """Queue one small batch (pairs ``both`` (2, m) on the host or the device, ``values``
+    per property of the graph its (m,) device array, ids at most ``hi``); its
+    PendingChange."""
     dev, queue, xp = g._deferred, g._deferred_queue, g._xp
     while len(queue) >= dev.slots:
         _settle_one(g)                   # the oldest batch's workspace is needed again
@@ -274,13 +280,17 @@ def _queue(g, mm, cache, both, values: dict, hi: int) -> PendingChange:
     t = _Ticket(-1, both, values, xp.empty(2 * SMALL_ENTRIES, dtype=xp.int32),
                 {name: xp.empty(m, dtype=dt) for name, dt in g._edge_schema.items()},
                 PendingChange(g))
-    pairs = dev.upload(both)
+    pairs = _device_pairs(dev, both)
     n = max(g._n, hi + 1)
     g._reserve(n)
     g._views.clear()
     g._n = n
     _launch(g, mm, cache, t, pairs)
     return t.change
+
+
+def _device_pairs(dev, both):
+    return dev.upload(both) if isinstance(both, np.ndarray) else both
 
 
 def _launch(g, mm, cache, t, pairs) -> None:
@@ -386,4 +396,4 @@ def _run_again(g, header: list) -> None:
         return
     dev.limits_due = 0
     for t in tickets:
-        _launch(g, mm, cache, t, dev.upload(t.both))
+        _launch(g, mm, cache, t, _device_pairs(dev, t.both))
