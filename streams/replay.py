@@ -633,7 +633,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                                                            device, eprops, window, resume)
         except (RuntimeError, NotImplementedError) as e:
             raise ReplayError(f"device {device!r}: {e}") from None
-        g._deferred_batches = True              # (GPU: hornet.batch.deferred_path)
+        g.defer_inserts()                       # (GPU: hornet.batch.deferred_path)
         if not cols.op and window is None:      # a graph that only grows
             g.set_array_growth(GROWTH_SLOTS)
         if position is None:
@@ -839,7 +839,7 @@ def _warm_up(hornet, directed, device, eprops, window, analytics, ctx, with_op: 
     ``with_op``) and the analytics once on a scratch graph."""
     try:
         g = hornet.Graph(directed=directed, device=device, edge_properties=eprops)
-        g._deferred_batches = True
+        g.defer_inserts()
         s, d = np.array([0, 1, 2, 0, 3], np.int64), np.array([1, 2, 0, 1, 3], np.int64)
         w = np.ones(5) if "weight" in eprops else None
         win = None if window is None else EventWindow(1)

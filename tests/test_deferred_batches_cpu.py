@@ -24,7 +24,7 @@ def _graphs(directed, props=True, tiny=False):
     kw = dict(directed=directed, edge_properties=PROPS if props else None,
               block_array_edges=1 << 10, device="cpu")
     deferred, plain = hornet.Graph(**kw), hornet.Graph(**kw)
-    deferred._deferred_batches = True
+    deferred.defer_inserts()
     if tiny:                # rings of two blocks per class: batches stall often
         target = deferred._mm.block_cache().target
         target[:] = np.minimum(target, 2)

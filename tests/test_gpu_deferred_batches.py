@@ -20,7 +20,7 @@ def _graphs(directed, props=True, tiny=False):
     kw = dict(directed=directed, edge_properties=PROPS if props else None,
               block_array_edges=1 << 10)
     deferred = hornet.Graph(device="gpu", **kw)
-    deferred._deferred_batches = True
+    deferred.defer_inserts()
     waiting = hornet.Graph(device="gpu", **kw)
     cpu = hornet.Graph(device="cpu", **kw)
     if tiny:        # rings of two blocks per class: deferred batches stall often
@@ -136,7 +136,7 @@ def test_refused_and_other_inputs():
     device pairs deferred (their bounds read back)."""
     import cupy
     g = hornet.Graph(device="gpu", directed=True)
-    g._deferred_batches = True
+    g.defer_inserts()
     g.insert_edges(np.array([0, 1]), np.array([1, 2]))
     count = g._deferred_count
     for bad in (np.array([0, -1]), cupy.array([0, -1]), cupy.array([0, 2**31]),

@@ -1,16 +1,17 @@
-"""Deferred small inserts: a GPU insert of host pairs that returns without waiting.
+"""Deferred small inserts: a GPU insert that returns without waiting for the device.
 
 The small-batch path (:mod:`hornet.batch.small_path`) waits once per batch, for the header of
-its prepare kernel. On a graph that sets ``_deferred_batches`` (a stream replay does), an
-insert of host (NumPy, signed integer) pairs of at most ``CHUNKS`` small batches' entries is
-*deferred* instead (:mod:`hornet.batch.gpu.deferred`): its ids and properties are checked on
-the host, its kernels are queued with the block cache's part decided on the device, and the
-call returns a :class:`PendingChange` at once. The host reads the batch's header later
-(*settles* it, oldest first: without a wait when a later batch is queued and the header has
-come, else waiting for it): the block cache's counters, the graph's entry count and the
-spilled blocks follow it, and the change's length becomes known. A stream of small inserts
-then costs host work per batch and no wait, the device running behind. A larger batch is
-queued as consecutive chunks of pairs, whose changes merge (:class:`MergedChange`).
+its prepare kernel. On a graph that defers inserts (``Graph.defer_inserts``; a stream replay
+does), an insert of signed integer pairs (host or device) of at most ``CHUNKS`` small
+batches' entries is *deferred* instead (:mod:`hornet.batch.gpu.deferred`): its ids and
+properties are checked at the call (device pairs: their bounds read back in one copy), its
+kernels are queued with the block cache's part decided on the device, and the call returns a
+:class:`PendingChange` at once. The host reads the batch's header later (*settles* it,
+oldest first: without a wait when a later batch is queued and the header has come, else
+waiting for it): the block cache's counters, the graph's entry count and the spilled blocks
+follow it, and the change's length becomes known. A stream of small inserts then costs host
+work per batch and no wait, the device running behind. A larger batch is queued as
+consecutive chunks of pairs, whose changes merge (:class:`MergedChange`).
 
 What stays exact: every later kernel, of any path, runs after a queued batch's in stream
 order. A batch can stall, though: when a ring of the block cache holds fewer blocks than the
@@ -51,8 +52,7 @@ class DeferredState:
     batch settled first, their host bookkeeping following the batches' headers; this module
     uses ``_mm_`` and ``_entries_``, as they stand) and the batches' state."""
 
-    # GPU inserts of host pairs that the small path takes are queued without a wait and
-    # settled later (set per graph: a stream replay does); False: the small path waits
+    # small GPU inserts queued without a wait and settled later (defer_inserts)
     _deferred_batches = False
     _deferred = None            # their device state (made on first use) ...
     _deferred_queue = ()        # ... the batches not settled yet, oldest first
@@ -60,6 +60,14 @@ class DeferredState:
     _stalls = 0                 # deferred batches found a ring short and ran again
     _running_again = False      # while stalled batches run again (through the small path)
     _queueing = False           # while a deferred insert is queued (it reads them as they are)
+
+    def defer_inserts(self, on: bool = True) -> None:
+        """GPU graphs: queue small inserts (up to ``CHUNKS`` small batches' entries, host or
+        device pairs) without waiting for the device; ``insert_edges`` then returns a change
+        whose length and arrays are read when first asked for, and every other call on the
+        graph sees the inserts done (see :mod:`hornet.batch.deferred_path`). Off by
+        default; a stream replay turns it on."""
+        self._deferred_batches = bool(on)
 
     def _settled(self, name: str):
         if self._deferred_queue and not self._queueing:
@@ -201,9 +209,10 @@ def _eligible(g, src, dst) -> bool:
 
 
 def deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
-    """Queue the insert of host pairs ``src``, ``dst`` (``edge_props`` as the graph's
-    insert takes them) without waiting; a :class:`PendingChange`, or None when the batch is
-    not deferred (another path takes it, every pending batch settled first). A batch of
+    """Queue the insert of pairs ``src``, ``dst`` (host or device; ``edge_props`` as the
+    graph's insert takes them) without waiting; a :class:`PendingChange`, or None when the
+    batch is not deferred (another path takes it, every pending batch settled first). A
+    batch of
     more entries than one small batch holds (at most ``CHUNKS`` times as many) is queued as
     consecutive chunks of pairs: inserting them one after the other gives the batch's
     graph (a repeat in a later chunk finds the edge present; the first occurrence wins),
