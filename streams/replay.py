@@ -916,9 +916,10 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
         if bad.any():
             i = int(np.argmax(bad))
             raise ReplayError(f"{path}: event {ev.start + i}: weight is NaN or missing")
-    if hi >= g.num_vertices:
-        g.insert_vertices(np.array([hi], dtype=np.int64))
     loops = int(np.count_nonzero(loop))
+    # (a plain batch without self-loops inserts all its pairs: the insert grows the id space)
+    if hi >= g.num_vertices and (loops or ev.op is not None or weighted or window is not None):
+        g.insert_vertices(np.array([hi], dtype=np.int64))
     idx = None
     op, w = ev.op, ev.weight
     if loops:

@@ -252,11 +252,13 @@ def _deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
     per = SMALL_ENTRIES // (1 if g.directed else 2)
     if n <= per:
         return _queue(g, mm, cache, both, values, hi)
+    pairs = _device_pairs(g._deferred, both)         # one copy of all the chunks' pairs
     parts = []
     for start in range(0, n, per):
         stop = min(n, start + per)
         parts.append(_queue(g, mm, cache, both[:, start:stop],
-                            {k: v[start:stop] for k, v in values.items()}, hi))
+                            {k: v[start:stop] for k, v in values.items()}, hi,
+                            pairs[:, start:stop]))
     return MergedChange(g, parts)
 
 
@@ -272,10 +274,10 @@ def _refill_step(g, mm, cache) -> None:
         g._deferred.limits_due = 0       # goals move with refills
 
 
-def _queue(g, mm, cache, both, values: dict, hi: int) -> PendingChange:
+def _queue(g, mm, cache, both, values: dict, hi: int, pairs=None) -> PendingChange:
     """Queue one small batch (pairs ``both`` (2, m) on the host or the device, ``values``
-    per property of the graph its (m,) device array, ids at most ``hi``); its
-    PendingChange."""
+    per property of the graph its (m,) device array, ids at most ``hi``; ``pairs``: their
+    device copy, if made); its PendingChange."""
     dev, queue, xp = g._deferred, g._deferred_queue, g._xp
     while len(queue) >= dev.slots:
         _settle_one(g)                   # the oldest batch's workspace is needed again
@@ -289,7 +291,8 @@ def _queue(g, mm, cache, both, values: dict, hi: int) -> PendingChange:
     t = _Ticket(-1, both, values, xp.empty(2 * SMALL_ENTRIES, dtype=xp.int32),
                 {name: xp.empty(m, dtype=dt) for name, dt in g._edge_schema.items()},
                 PendingChange(g))
-    pairs = _device_pairs(dev, both)
+    if pairs is None:
+        pairs = _device_pairs(dev, both)
     n = max(g._n, hi + 1)
     g._reserve(n)
     g._views.clear()
