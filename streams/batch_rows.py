@@ -7,9 +7,12 @@ wait for the device batch after batch. Where nothing else reads the graph betwee
 (no analytics, no verification, no snapshots, no per-batch callback) a row is finished once
 the next batch is queued, when its header has usually come back; the edge count then
 follows from the changes (before the batch, plus inserted, less deleted and expired) and is
-checked against the graph's at the end.
+checked against the graph's at the end. The time spent reading the counts back (a wait for
+the device, when it runs behind the host) is the replay's update time too.
 """
 from __future__ import annotations
+
+import time
 
 __all__ = ["BatchRows"]
 
@@ -22,24 +25,30 @@ class BatchRows:
         self.out, self.totals, self.graph, self.lazy = out, totals, graph, lazy
         self.late = None
         self.edges = int(graph.num_edges) if lazy else 0
+        self.seconds = 0.0      # spent reading counts back (waits for the device included)
 
     def add(self, row: dict, changes) -> None:
         """The row of a batch just applied (without its counts) and its BatchChanges."""
+        t = time.perf_counter()
         if not self.lazy:
             self._finish(row, changes, int(self.graph.num_edges))
-            return
-        if self.late is not None:
-            self._finish(*self.late, None)
-        self.late = (row, changes)
+        else:
+            if self.late is not None:
+                self._finish(*self.late, None)
+            self.late = (row, changes)
+        self.seconds += time.perf_counter() - t
 
     def close(self) -> None:
         """Finish the last row (lazy rows: check the edge count against the graph's)."""
         if self.late is not None:
+            t = time.perf_counter()
             self._finish(*self.late, None)
             self.late = None
-            if self.edges != self.graph.num_edges:
+            edges = self.graph.num_edges
+            self.seconds += time.perf_counter() - t
+            if self.edges != edges:
                 raise AssertionError(f"replay: edge count {self.edges} from the changes, "
-                                     f"{self.graph.num_edges} in the graph")
+                                     f"{edges} in the graph")
 
     def _finish(self, row: dict, changes, edges) -> None:
         n_ins = len(changes.inserted) if changes.inserted is not None else 0

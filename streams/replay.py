@@ -765,6 +765,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                         position.batches % snapshot_every == 0:
                     checkpoint.write(g, snapshot, vmap, position, expiry)
             rows.close()
+            t_update += rows.seconds     # reading the counts back may wait for the device
             if snapshot is not None and not (snapshot_every and out["batch"] and
                                              position.batches % snapshot_every == 0):
                 checkpoint.write(g, snapshot, vmap, position, expiry)
