@@ -74,7 +74,8 @@ def test_deferred_inserts_match_a_plain_graph(directed, tiny):
 
 
 @pytest.mark.parametrize("directed", [False, True])
-def test_chunked_inserts_merge_their_changes(directed):
+def test_chunked_inserts_merge_their_changes(directed, monkeypatch):
+    monkeypatch.setattr(deferred_path, "CHUNKS", 8)
     rng = np.random.default_rng(9 + directed)
     deferred, plain = _graphs(directed)
     per = SMALL_ENTRIES // (1 if directed else 2)

@@ -97,12 +97,15 @@ def test_pending_changes_settle_in_order_without_reads():
 
 
 @pytest.mark.parametrize("directed", [False, True])
-def test_chunked_inserts_match_the_medium_path(directed):
+def test_chunked_inserts_match_the_medium_path(directed, monkeypatch):
     """Batches of up to CHUNKS small batches' entries, queued as chunks: the same merged
     change (sorted; repeats across chunks, first occurrence wins) as one medium batch."""
     import cupy
 
-    from hornet.batch.deferred_path import CHUNKS, MergedChange
+    from hornet.batch import deferred_path
+    from hornet.batch.deferred_path import MergedChange
+    monkeypatch.setattr(deferred_path, "CHUNKS", 8)
+    CHUNKS = 8
     rng = np.random.default_rng(21 + directed)
     deferred, waiting, _ = _graphs(directed)
     per = SMALL_ENTRIES // (1 if directed else 2)
@@ -137,8 +140,8 @@ def test_refused_and_other_inputs():
     import cupy
     g = hornet.Graph(device="gpu", directed=True)
     g.defer_inserts()
-    g.insert_edges(np.array([0, 1]), np.array([1, 2]))
-    count = g._deferred_count
+    len(g.insert_edges(np.array([0, 1]), np.array([1, 2])))     # settled (queued again if
+    count = g._deferred_count                                   # it stalled)
     for bad in (np.array([0, -1]), cupy.array([0, -1]), cupy.array([0, 2**31]),
                 np.array([0, 2**31], np.int64)):
         with pytest.raises(hornet.BatchError):

@@ -42,8 +42,10 @@ __all__ = ["DeferredState", "PendingChange", "MergedChange", "deferred_insert", 
 #: deferred batches between two refreshes of the rings' limits on the device (besides the
 #: refresh after every refill, which moves the goals)
 LIMIT_REFRESH = 64
-#: a deferred insert is queued as at most this many small batches (chunks of its pairs)
-CHUNKS = 8
+#: a deferred insert is queued as at most this many small batches (chunks of its pairs);
+#: one: larger inserts take the medium path, whose multi-block prepare runs ahead of a
+#: sequence of one-block ones
+CHUNKS = 1
 
 
 class DeferredState:
