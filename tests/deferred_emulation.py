@@ -26,8 +26,8 @@ class CpuDeferred:
         self.launches = 0
 
     @staticmethod
-    def upload(host):
-        return host.copy()
+    def stage(slot, both):
+        return both[0].copy(), both[1].copy()
 
     @staticmethod
     def bounds(both):

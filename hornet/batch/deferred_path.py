@@ -254,13 +254,11 @@ def _deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
     per = SMALL_ENTRIES // (1 if g.directed else 2)
     if n <= per:
         return _queue(g, mm, cache, both, values, hi)
-    pairs = _device_pairs(g._deferred, both)         # one copy of all the chunks' pairs
     parts = []
     for start in range(0, n, per):
         stop = min(n, start + per)
         parts.append(_queue(g, mm, cache, both[:, start:stop],
-                            {k: v[start:stop] for k, v in values.items()}, hi,
-                            pairs[:, start:stop]))
+                            {k: v[start:stop] for k, v in values.items()}, hi))
     return MergedChange(g, parts)
 
 
@@ -276,10 +274,10 @@ def _refill_step(g, mm, cache) -> None:
         g._deferred.limits_due = 0       # goals move with refills
 
 
-def _queue(g, mm, cache, both, values: dict, hi: int, pairs=None) -> PendingChange:
+def _queue(g, mm, cache, both, values: dict, hi: int) -> PendingChange:
     """Queue one small batch (pairs ``both`` (2, m) on the host or the device, ``values``
-    per property of the graph its (m,) device array, ids at most ``hi``; ``pairs``: their
-    device copy, if made); its PendingChange."""
+    per property of the graph its (m,) device array, ids at most ``hi``); its
+    PendingChange."""
     dev, queue, xp = g._deferred, g._deferred_queue, g._xp
     while len(queue) >= dev.slots:
         _settle_one(g)                   # the oldest batch's workspace is needed again
@@ -293,25 +291,20 @@ def _queue(g, mm, cache, both, values: dict, hi: int, pairs=None) -> PendingChan
     t = _Ticket(-1, both, values, xp.empty(2 * SMALL_ENTRIES, dtype=xp.int32),
                 {name: xp.empty(m, dtype=dt) for name, dt in g._edge_schema.items()},
                 PendingChange(g))
-    if pairs is None:
-        pairs = _device_pairs(dev, both)
     n = max(g._n, hi + 1)
     g._reserve(n)
     g._views.clear()
     g._n = n
-    _launch(g, mm, cache, t, pairs)
+    _launch(g, mm, cache, t)
     return t.change
 
 
-def _device_pairs(dev, both):
-    return dev.upload(both) if isinstance(both, np.ndarray) else both
-
-
-def _launch(g, mm, cache, t, pairs) -> None:
-    """Launch ticket ``t``'s kernels on its device ``pairs`` (2, m) in a free workspace and
+def _launch(g, mm, cache, t) -> None:
+    """Launch ticket ``t``'s kernels in a free workspace (host pairs staged for it) and
     queue it."""
     dev, queue = g._deferred, g._deferred_queue
     t.slot = _free_slot(queue, dev.slots)
+    pairs = dev.stage(t.slot, t.both) if isinstance(t.both, np.ndarray) else t.both
     g._deferred_count += 1
     dev.launch(t.slot, pairs[0], pairs[1], not g.directed, g._degree_, g._size_class_,
                g._edge_ptr_, mm.min_size_class, cache, mm.lookup(), mm.field_dtypes,
@@ -410,4 +403,4 @@ def _run_again(g, header: list) -> None:
         return
     dev.limits_due = 0
     for t in tickets:
-        _launch(g, mm, cache, t, _device_pairs(dev, t.both))
+        _launch(g, mm, cache, t)

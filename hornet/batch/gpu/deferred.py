@@ -21,6 +21,9 @@ settles it, before the workspace is reused).
 """
 from __future__ import annotations
 
+import os
+from types import SimpleNamespace
+
 import numpy as np
 
 from ...core.cuda import PreparedLaunch, as_signed64, cupy, function
@@ -33,7 +36,20 @@ __all__ = ["DeferredBatches", "SLOTS", "READ_WORDS"]
 
 #: batches in flight at most (workspaces, pinned header rows, events)
 SLOTS = 8
+#: host pairs read by the prepare kernel from pinned memory (no copy to the device first);
+#: environment HORNET_DEFERRED_ZERO_COPY=0: a staged device copy instead
+ZERO_COPY = os.environ.get("HORNET_DEFERRED_ZERO_COPY", "1") != "0"
 DEFERRED_ACCEPT = as_signed64(1 << 63)   # ring_accept bit: the mask is in the header
+
+
+class _HostRow:
+    """A row of host pairs in pinned memory, as :meth:`DeferredBatches.launch` reads a
+    device array (``data.ptr``, ``shape``, ``dtype``)."""
+
+    def __init__(self, ptr: int, n: int, dtype):
+        self.data = SimpleNamespace(ptr=ptr)
+        self.shape = (n,)
+        self.dtype = dtype
 
 
 class DeferredBatches:
@@ -47,6 +63,11 @@ class DeferredBatches:
         self.workspaces = [cupy.empty(WORKSPACE_WORDS, dtype=cupy.int64) for _ in range(SLOTS)]
         self.headers = cupyx.empty_pinned((SLOTS, READ_WORDS), dtype=np.int64)
         self.events = [cupy.cuda.Event(block=False, disable_timing=True) for _ in range(SLOTS)]
+        self.pinned = cupyx.empty_pinned((SLOTS, 2 * SMALL_ENTRIES), dtype=np.int64)
+        self._pinned_device = 0            # its device address (0: pairs are copied)
+        if ZERO_COPY:
+            attributes = cupy.cuda.runtime.pointerGetAttributes(self.pinned.ctypes.data)
+            self._pinned_device = int(attributes.devicePointer)
         self.stall = cupy.zeros(1, dtype=cupy.int64)
         self._bounds = cupy.zeros(2, dtype=cupy.int64)
         self._bounds_host = cupyx.empty_pinned(2, dtype=np.int64)
@@ -62,11 +83,22 @@ class DeferredBatches:
             launch = self._launches[name] = PreparedLaunch(function(_CU, name, _NAMES), nargs)
         return launch
 
-    @staticmethod
-    def upload(host: np.ndarray):
-        """A device copy of a batch's host pairs (staged, in stream order)."""
-        from ...core.cuda import upload
-        return upload(host)
+    def stage(self, slot: int, both: np.ndarray):
+        """Host pairs ``both`` (2, m) for the batch of workspace ``slot``, as its prepare
+        kernel reads them: with ``ZERO_COPY``, the slot's own pinned buffer (the kernel reads
+        host memory through its address; the slot is reused once the batch is settled, after
+        its prepare ran), else a device copy (staged, in stream order)."""
+        if not self._pinned_device:
+            from ...core.cuda import upload
+            dev = upload(both)
+            return dev[0], dev[1]
+        m = both.shape[1]
+        row = self.pinned[slot].view(both.dtype)
+        row[:m] = both[0]
+        row[m:2 * m] = both[1]
+        base = self._pinned_device + (row.ctypes.data - self.pinned.ctypes.data)
+        size = both.dtype.itemsize
+        return _HostRow(base, m, both.dtype), _HostRow(base + m * size, m, both.dtype)
 
     def bounds(self, both) -> tuple:
         """(smallest, largest) id of device pairs ``both`` (2, m), int32 or int64: one
