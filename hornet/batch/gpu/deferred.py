@@ -22,6 +22,7 @@ settles it, before the workspace is reused).
 from __future__ import annotations
 
 import os
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -40,6 +41,14 @@ SLOTS = 8
 #: environment HORNET_DEFERRED_ZERO_COPY=0: a staged device copy instead
 ZERO_COPY = os.environ.get("HORNET_DEFERRED_ZERO_COPY", "1") != "0"
 DEFERRED_ACCEPT = as_signed64(1 << 63)   # ring_accept bit: the mask is in the header
+
+
+def _device_address(pinned: np.ndarray) -> int:
+    """The device's address of pinned host memory (mapped: unified addressing), 0 if none."""
+    try:
+        return int(cupy.cuda.runtime.pointerGetAttributes(pinned.ctypes.data).devicePointer)
+    except Exception:                   # (a CUDA error: the memory is not mapped)
+        return 0
 
 
 class _HostRow:
@@ -61,13 +70,18 @@ class DeferredBatches:
     def __init__(self):
         import cupyx
         self.workspaces = [cupy.empty(WORKSPACE_WORDS, dtype=cupy.int64) for _ in range(SLOTS)]
-        self.headers = cupyx.empty_pinned((SLOTS, READ_WORDS), dtype=np.int64)
+        # per slot: the header's words, then the ticket of the batch that wrote them
+        self.headers = cupyx.empty_pinned((SLOTS, READ_WORDS + 1), dtype=np.int64)
+        self.headers[:, READ_WORDS] = -1
+        self.tickets = [0] * SLOTS
+        self._ticket = 0
         self.events = [cupy.cuda.Event(block=False, disable_timing=True) for _ in range(SLOTS)]
         self.pinned = cupyx.empty_pinned((SLOTS, 2 * SMALL_ENTRIES), dtype=np.int64)
-        self._pinned_device = 0            # its device address (0: pairs are copied)
+        # their device addresses (0: pairs copied, headers copied back after an event)
+        self._pinned_device = self._headers_device = 0
         if ZERO_COPY:
-            attributes = cupy.cuda.runtime.pointerGetAttributes(self.pinned.ctypes.data)
-            self._pinned_device = int(attributes.devicePointer)
+            self._pinned_device = _device_address(self.pinned)
+            self._headers_device = _device_address(self.headers)
         self.stall = cupy.zeros(1, dtype=cupy.int64)
         self._bounds = cupy.zeros(2, dtype=cupy.int64)
         self._bounds_host = cupyx.empty_pinned(2, dtype=np.int64)
@@ -135,16 +149,22 @@ class DeferredBatches:
         ws = self.workspaces[slot]
         wp = ws.data.ptr
         entries = s.shape[0] * (2 if mirror else 1)
+        self._ticket += 1
+        self.tickets[slot] = self._ticket
+        mapped = self._headers_device
+        host_row = mapped + slot * (READ_WORDS + 1) * 8 if mapped else 0
         self._launch(f"small_prepare<{_ID_TYPES[s.dtype]}>", PREPARE_ARGS)(
             1, PREPARE_THREADS, [
                 s.data.ptr, d.data.ptr, s.shape[0], int(mirror), MODE_INSERT,
                 degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr, degree.shape[0],
                 int(min_class), COPY_MAX_CLASS, wp, rows.data.ptr, self.stall.data.ptr,
-                cache.state.data.ptr, self.limits.data.ptr, cache.ring_slots])
-        stream = cupy.cuda.get_current_stream()
-        cupy.cuda.runtime.memcpyAsync(self.headers[slot].ctypes.data, wp, READ_WORDS * 8,
-                                      cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-        self.events[slot].record(stream)
+                cache.state.data.ptr, self.limits.data.ptr, cache.ring_slots, host_row,
+                self._ticket])
+        if not mapped:
+            stream = cupy.cuda.get_current_stream()
+            cupy.cuda.runtime.memcpyAsync(self.headers[slot].ctypes.data, wp, READ_WORDS * 8,
+                                          cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+            self.events[slot].record(stream)
         nf, sizes, v, o = field_words(field_dtypes, values, outs)
         self._launch("small_merge", 30)(min(entries, self.grid), REWRITE_THREADS, [
             wp, SMALL_ENTRIES, 0, cache.rings.data.ptr, cache.state.data.ptr,
@@ -153,12 +173,21 @@ class DeferredBatches:
             lookup.bases.shape[0], nf, sizes, *v, *o])
 
     def ready(self, slot: int) -> bool:
+        if self._headers_device:
+            return int(self.headers[slot, READ_WORDS]) == self.tickets[slot]
         return self.events[slot].done
 
     def header(self, slot: int) -> list:
-        """The header of the batch in ``slot`` (Python ints), once its copy is done (waits)."""
+        """The header of the batch in ``slot`` (Python ints), once it has come (waits)."""
+        if self._headers_device:
+            row, ticket, spins = self.headers[slot], self.tickets[slot], 0
+            while int(row[READ_WORDS]) != ticket:
+                spins += 1
+                if spins > 64:
+                    time.sleep(0)
+            return row[:READ_WORDS].tolist()
         self.events[slot].synchronize()
-        return self.headers[slot].tolist()
+        return self.headers[slot, :READ_WORDS].tolist()
 
     def spilled(self, slot: int, count: int):
         """The old blocks the batch in ``slot`` put on its spill list (int64 device view)."""

@@ -24,6 +24,19 @@ static_assert(PER_THREAD == 4, "the preparing block's per-thread arrays are writ
 #define PHASE_CLOCK(k)
 #endif
 
+// Deferred batches with a header row in mapped pinned host memory (host_header given): the
+// header's first H_READ words are written there, then, once they are visible to the host,
+// the batch's ticket in the word after them (the host polls it: no copy, no event).
+#define H_READ (H_STALLED + 1)
+__device__ __forceinline__ void publish_header(const i64* header, i64* host, i64 ticket) {
+    if (host == nullptr) return;
+    __syncthreads();
+    for (int i = threadIdx.x; i < H_READ; i += blockDim.x) host[i] = header[i];
+    __threadfence_system();
+    __syncthreads();
+    if (threadIdx.x == 0) *(volatile i64*)(host + H_READ) = ticket;
+}
+
 // ------------------------------------------------------------------------------ prepare
 // One block of SMALL_THREADS threads: validate, mirror, sort by (src, dst, entry) (bitonic, in
 // shared memory), drop repeats (first entry wins) and self-loops, look every entry up in its
@@ -45,7 +58,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
               const i64* __restrict__ edge_ptr, i64 table_len, i64 min_class,
               i64 copy_max_class, i64* ws, int* __restrict__ result, i64* stall,
               const i64* __restrict__ ring_state, const i64* __restrict__ ring_limit,
-              i64 ring_slots) {
+              i64 ring_slots, i64* host_header, i64 ticket) {
     __shared__ u64 keys[SMALL_ENTRIES];          // later reused as the kept (src, dst)
     __shared__ unsigned short entry[SMALL_ENTRIES];
     __shared__ int warp_sums[32];
@@ -83,6 +96,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
             L.header[H_ACCEPT] = 0;
             L.header[H_STALLED] = 1;
         }
+        publish_header(L.header, host_header, ticket);
         return;
     }
     PHASE_CLOCK(0);
@@ -410,6 +424,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         L.header[H_STALLED] = is_short ? 1 : 0;
         if (is_short) *stall = 1;
     }
+    publish_header(L.header, host_header, ticket);
 }
 
 // ------------------------------------------------------------------------ rewriting lists
