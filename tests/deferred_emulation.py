@@ -16,6 +16,7 @@ class CpuDeferred:
     slots = 8
     late = 0.3
     limits_due = 0
+    prefilled = False
 
     def __init__(self):
         self.work = [CpuSmallBatches() for _ in range(self.slots)]
@@ -28,10 +29,6 @@ class CpuDeferred:
     @staticmethod
     def stage(slot, both):
         return both[0].copy(), both[1].copy()
-
-    @staticmethod
-    def bounds(both):
-        return int(both.min()), int(both.max())
 
     def set_limits(self, limits):
         self.limits = np.asarray(limits, dtype=np.int64).copy()

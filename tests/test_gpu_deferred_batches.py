@@ -135,8 +135,8 @@ def test_chunked_inserts_match_the_medium_path(directed, monkeypatch):
 
 
 def test_refused_and_other_inputs():
-    """Bad ids (host or device) refused at the call as before, unsigned ids not deferred,
-    device pairs deferred (their bounds read back)."""
+    """Bad ids (host or device) refused at the call as before; unsigned ids and device
+    pairs not deferred."""
     import cupy
     g = hornet.Graph(device="gpu", directed=True)
     g.defer_inserts()
@@ -150,26 +150,31 @@ def test_refused_and_other_inputs():
     g.insert_edges(np.array([5], np.uint64), np.array([6], np.uint64))
     assert g._deferred_count == count
     c = g.insert_edges(cupy.array([7, 9], cupy.int32), cupy.array([8, 9], cupy.int32))
-    assert g._deferred_count == count + 1 and len(c) == 2
-    assert g.num_edges == 5 and g.num_vertices == 10
+    assert g._deferred_count == count and len(c) == 2
+    c = g.insert_edges(np.array([7, 10], np.int32), np.array([8, 9], np.int32))
+    assert g._deferred_count == count + 1 and len(c) == 1
+    assert g.num_edges == 6 and g.num_vertices == 11
     g.check()
 
 
-def test_device_pairs_match_waiting_small_path():
+def test_device_properties_are_the_batch_own():
+    """Host pairs with device property columns: a batch queued again after a stall reads
+    its own copy of the values, whatever the caller writes into its columns afterwards."""
     import cupy
     rng = np.random.default_rng(8)
-    deferred, waiting, _ = _graphs(False)
+    deferred, waiting, _ = _graphs(False, tiny=True)
     for step in range(30):
-        s, d = step_batch(rng, step, SMALL_ENTRIES // 2 if step % 3 else SMALL_ENTRIES * 2)
+        s, d = step_batch(rng, step, SMALL_ENTRIES // 2)
         props = step_properties(rng, s.shape[0])
         dprops = {k: cupy.asarray(v) for k, v in props.items()}
-        a = deferred.insert_edges(cupy.asarray(s), cupy.asarray(d), **dprops)
+        a = deferred.insert_edges(s, d, **dprops)
         for v in dprops.values():
-            v[:] = 0                                # the batch holds its own values
+            v[:] = 0
         b = waiting.insert_edges(cupy.asarray(s), cupy.asarray(d), **props)
         same_change(a, b)
     same_graph(deferred, waiting)
     deferred.check()
+    assert deferred._stalls > 0
 
 
 @needs_data

@@ -2,10 +2,10 @@
 
 The small-batch path (:mod:`hornet.batch.small_path`) waits once per batch, for the header of
 its prepare kernel. On a graph that defers inserts (``Graph.defer_inserts``; a stream replay
-does), an insert of signed integer pairs (host or device) of at most ``CHUNKS`` small
-batches' entries is *deferred* instead (:mod:`hornet.batch.gpu.deferred`): its ids and
-properties are checked at the call (device pairs: their bounds read back in one copy), its
-kernels are queued with the block cache's part decided on the device, and the call returns a
+does), an insert of host (NumPy) signed integer pairs of at most ``CHUNKS`` small batches'
+entries is *deferred* instead (:mod:`hornet.batch.gpu.deferred`): its ids and properties
+are checked at the call (device pairs take the small path: their ids would have to be read
+back, a wait as long as the small path's), its kernels are queued with the block cache's part decided on the device, and the call returns a
 :class:`PendingChange` at once. The host reads the batch's header later (*settles* it,
 oldest first: without a wait when a later batch is queued and the header has come, else
 waiting for it): the block cache's counters, the graph's entry count and the spilled blocks
@@ -42,6 +42,10 @@ __all__ = ["DeferredState", "PendingChange", "MergedChange", "deferred_insert", 
 #: deferred batches between two refreshes of the rings' limits on the device (besides the
 #: refresh after every refill, which moves the goals)
 LIMIT_REFRESH = 64
+#: a graph's first deferred batch fills the rings of the classes up to this one ...
+PREFILL_CLASS = 12
+#: ... to at least this many blocks (and their refill level)
+PREFILL_BLOCKS = 16
 #: a deferred insert is queued as at most this many small batches (chunks of its pairs);
 #: one: larger inserts take the medium path, whose multi-block prepare runs ahead of a
 #: sequence of one-block ones
@@ -64,8 +68,8 @@ class DeferredState:
     _queueing = False           # while a deferred insert is queued (it reads them as they are)
 
     def defer_inserts(self, on: bool = True) -> None:
-        """GPU graphs: queue small inserts (up to ``CHUNKS`` small batches' entries, host or
-        device pairs) without waiting for the device; ``insert_edges`` then returns a change
+        """GPU graphs: queue small inserts of host pairs (up to ``CHUNKS`` small batches'
+        entries) without waiting for the device; ``insert_edges`` then returns a change
         whose length and arrays are read when first asked for, and every other call on the
         graph sees the inserts done (see :mod:`hornet.batch.deferred_path`). Off by
         default; a stream replay turns it on."""
@@ -174,8 +178,8 @@ class MergedChange(PendingChange):
 
 
 class _Ticket:
-    """A queued batch: its workspace, pairs (2, m; host or device), property values
-    (device), result buffers and change."""
+    """A queued batch: its workspace, host pairs (2, m), property values (device), result
+    buffers and change."""
     __slots__ = ("slot", "both", "values", "rows", "outs", "change")
 
     def __init__(self, slot, both, values, rows, outs, change):
@@ -199,7 +203,7 @@ def _eligible(g, src, dst) -> bool:
     if not g._deferred_batches or dst is None or (g.device != "gpu" and
                                                   g.device not in EMULATIONS):
         return False
-    if type(src) is not type(dst) or not isinstance(src, (np.ndarray, g._xp.ndarray)):
+    if not (isinstance(src, np.ndarray) and isinstance(dst, np.ndarray)):
         return False
     if src.ndim != 1 or src.shape != dst.shape or not src.shape[0]:
         return False
@@ -211,8 +215,8 @@ def _eligible(g, src, dst) -> bool:
 
 
 def deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
-    """Queue the insert of pairs ``src``, ``dst`` (host or device; ``edge_props`` as the
-    graph's insert takes them) without waiting; a :class:`PendingChange`, or None when the
+    """Queue the insert of host pairs ``src``, ``dst`` (``edge_props`` as the graph's
+    insert takes them) without waiting; a :class:`PendingChange`, or None when the
     batch is not deferred (another path takes it, every pending batch settled first). A
     batch of
     more entries than one small batch holds (at most ``CHUNKS`` times as many) is queued as
@@ -237,16 +241,16 @@ def _deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
         g._deferred_count = 0
     elif g._deferred_queue:
         _settle_ready(g)
-    # the batch's own copy of its pairs (2, n), on the host or the device as given (ids are
-    # signed: exact in int64); a device batch's bounds come back in one read
+    # the batch's own copy of its pairs (2, n) (ids are signed: exact in int64)
     same = src.dtype == dst.dtype and src.dtype in (np.int32, np.int64)
-    xp = np if isinstance(src, np.ndarray) else g._xp
-    both = xp.empty((2, src.shape[0]), dtype=src.dtype if same else np.int64)
+    both = np.empty((2, src.shape[0]), dtype=src.dtype if same else np.int64)
     both[0] = src
     both[1] = dst
-    lo, hi = (int(both.min()), int(both.max())) if xp is np else g._deferred.bounds(both)
+    lo, hi = int(both.min()), int(both.max())
     if lo < 0 or hi > MAX_VERTEX_ID:
         return None                      # the small path refuses it with its message
+    if not g._deferred.prefilled:
+        _prefill(g, mm, cache)
     values = property_values(edge_props, g._edge_schema, src.shape[0], g._xp)
     # the batch's own values too (a batch queued again after a stall reads them again)
     values = {k: v.copy() if v is edge_props.get(k) else v for k, v in values.items()}
@@ -262,6 +266,24 @@ def _deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
     return MergedChange(g, parts)
 
 
+def _prefill(g, mm, cache) -> None:
+    """At a graph's first deferred batch, the rings of the classes up to ``PREFILL_CLASS``
+    that hold fewer than ``PREFILL_BLOCKS`` blocks filled (BlockCache.reserve: to that many
+    plus their refill level): a class's first batch would otherwise stall (a ring that was
+    never filled has no trigger to refill it ahead)."""
+    settle(g)
+    need = [0] * NUM_CLASSES
+    classes = list(range(mm.min_size_class, PREFILL_CLASS + 1))
+    for k in classes:
+        need[k] = PREFILL_BLOCKS
+    try:
+        cache.reserve(need, classes)
+    except (ValueError, MemoryError):    # (DeviceMemoryError: nothing changed)
+        pass
+    g._deferred.prefilled = True
+    g._deferred.limits_due = 0
+
+
 def _refill_step(g, mm, cache) -> None:
     """The block cache's step of the batch, as the small path makes it (BlockCache.top_up,
     or else grow_ahead) when one is due (a lookup to rebuild, rings under their trigger,
@@ -275,9 +297,8 @@ def _refill_step(g, mm, cache) -> None:
 
 
 def _queue(g, mm, cache, both, values: dict, hi: int) -> PendingChange:
-    """Queue one small batch (pairs ``both`` (2, m) on the host or the device, ``values``
-    per property of the graph its (m,) device array, ids at most ``hi``); its
-    PendingChange."""
+    """Queue one small batch (host pairs ``both`` (2, m), ``values`` per property of the
+    graph its (m,) device array, ids at most ``hi``); its PendingChange."""
     dev, queue, xp = g._deferred, g._deferred_queue, g._xp
     while len(queue) >= dev.slots:
         _settle_one(g)                   # the oldest batch's workspace is needed again
@@ -304,7 +325,7 @@ def _launch(g, mm, cache, t) -> None:
     queue it."""
     dev, queue = g._deferred, g._deferred_queue
     t.slot = _free_slot(queue, dev.slots)
-    pairs = dev.stage(t.slot, t.both) if isinstance(t.both, np.ndarray) else t.both
+    pairs = dev.stage(t.slot, t.both)
     g._deferred_count += 1
     dev.launch(t.slot, pairs[0], pairs[1], not g.directed, g._degree_, g._size_class_,
                g._edge_ptr_, mm.min_size_class, cache, mm.lookup(), mm.field_dtypes,

@@ -66,6 +66,7 @@ class DeferredBatches:
 
     slots = SLOTS
     limits_due = 0          # the graph's deferred batch count at which limits are refreshed
+    prefilled = False       # the rings of small classes filled (at the first batch)
 
     def __init__(self):
         import cupyx
@@ -83,8 +84,6 @@ class DeferredBatches:
             self._pinned_device = _device_address(self.pinned)
             self._headers_device = _device_address(self.headers)
         self.stall = cupy.zeros(1, dtype=cupy.int64)
-        self._bounds = cupy.zeros(2, dtype=cupy.int64)
-        self._bounds_host = cupyx.empty_pinned(2, dtype=np.int64)
         self.limits = cupy.zeros(NUM_CLASSES, dtype=cupy.int64)
         self.host_limits = np.full(NUM_CLASSES, -1, dtype=np.int64)
         self._launches: dict = {}
@@ -113,18 +112,6 @@ class DeferredBatches:
         base = self._pinned_device + (row.ctypes.data - self.pinned.ctypes.data)
         size = both.dtype.itemsize
         return _HostRow(base, m, both.dtype), _HostRow(base + m * size, m, both.dtype)
-
-    def bounds(self, both) -> tuple:
-        """(smallest, largest) id of device pairs ``both`` (2, m), int32 or int64: one
-        kernel and one read (waits for the device's queue)."""
-        name = "pair_bounds_int" if both.dtype == np.int32 else "pair_bounds_long"
-        self._launch(name, 4)(1, PREPARE_THREADS, [
-            both[0].data.ptr, both[1].data.ptr, both.shape[1], self._bounds.data.ptr])
-        stream = cupy.cuda.get_current_stream()
-        cupy.cuda.runtime.memcpyAsync(self._bounds_host.ctypes.data, self._bounds.data.ptr,
-                                      16, cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-        stream.synchronize()
-        return int(self._bounds_host[0]), int(self._bounds_host[1])
 
     def set_limits(self, limits: np.ndarray) -> None:
         """Upload the rings' limits (host int64 (NUM_CLASSES,)) when they changed; in stream

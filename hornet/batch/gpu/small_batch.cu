@@ -640,38 +640,3 @@ extern "C" __global__ void small_remove(i64* ws, i64 capacity, int listed, RING_
     advance_rings(L, R);
 }
 
-// ------------------------------------------------------------------------ deferred batches
-// The smallest and largest id of a deferred batch's device pairs (one block; the host reads
-// the two words back before it queues the batch: ids are checked, the vertex table sized).
-template <typename Id>
-__device__ void pair_bounds(const Id* __restrict__ s, const Id* __restrict__ d, i64 n,
-                            i64* out) {
-    __shared__ long long lo_s, hi_s;
-    if (threadIdx.x == 0) {
-        lo_s = 0x7FFFFFFFFFFFFFFFll;
-        hi_s = (long long)0x8000000000000000ull;
-    }
-    __syncthreads();
-    long long lo = 0x7FFFFFFFFFFFFFFFll, hi = (long long)0x8000000000000000ull;
-    for (i64 i = threadIdx.x; i < n; i += blockDim.x) {
-        const long long a = (long long)s[i], b = (long long)d[i];
-        lo = min(lo, min(a, b));
-        hi = max(hi, max(a, b));
-    }
-    atomicMin(&lo_s, lo);
-    atomicMax(&hi_s, hi);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        out[0] = lo_s;
-        out[1] = hi_s;
-    }
-}
-
-extern "C" __global__ void pair_bounds_int(const int* s, const int* d, i64 n, i64* out) {
-    pair_bounds<int>(s, d, n, out);
-}
-
-extern "C" __global__ void pair_bounds_long(const long long* s, const long long* d, i64 n,
-                                            i64* out) {
-    pair_bounds<long long>(s, d, n, out);
-}
