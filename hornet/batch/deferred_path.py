@@ -285,15 +285,21 @@ def _prefill(g, mm, cache) -> None:
 
 
 def _refill_step(g, mm, cache) -> None:
-    """The block cache's step of the batch, as the small path makes it (BlockCache.top_up,
-    or else grow_ahead) when one is due (a lookup to rebuild, rings under their trigger,
-    arrays to grow): every pending batch settled first, so that the rings it refills are
-    the device's."""
-    if mm.lookup_stale() or cache._want or cache._grow:
+    """The block cache's steps of the batch, as the small path makes them, when due: the
+    lookup rebuilt after block arrays came, rings under their trigger refilled
+    (BlockCache.top_up: every pending batch settled first, so that the rings it refills are
+    the device's), else one block array made for a class short of room (grow_ahead). Arrays
+    and the lookup are the manager's alone (the pending batches' kernels take blocks from
+    the rings only): they need nothing settled."""
+    if mm.lookup_stale():
+        mm.lookup()
+    cache.last_step = None
+    if cache._want:
         settle(g)
         cache.top_up()
-        cache.grow_ahead()
         g._deferred.limits_due = 0       # goals move with refills
+    if cache._grow:
+        cache.grow_ahead()
 
 
 def _queue(g, mm, cache, both, values: dict, hi: int) -> PendingChange:
