@@ -29,8 +29,8 @@ class batch_scope:
     def __exit__(self, kind, exc, traceback) -> bool:
         if kind is None:
             graph = self.graph
-            # (the manager as it stands: deferred batches make no arrays, see
-            # hornet.batch.deferred_path, and stay pending)
+            # (the manager as it stands: deferred batches stay pending, see
+            # hornet.batch.deferred_path; block arrays are host bookkeeping)
             if graph._mm_.refresh():
                 for listener in graph._storage_listeners:
                     listener()
