@@ -1,7 +1,8 @@
 """Same-process A/B of deferred GPU inserts (hornet.batch.deferred_path) on the updates
-benchmark's pattern: random device pairs inserted into a Kronecker graph, timed with CUDA
+benchmark's pattern: random host pairs inserted into a Kronecker graph, timed with CUDA
 events (``bench.updates_gpu.cuda_times``: the graph restored untimed after each call), the
-graph's ``_deferred_batches`` off and on in alternating rounds; also host pairs.
+graph's ``defer_inserts`` off and on in alternating rounds (``--device-pairs``: device pairs
+too, which are not deferred: the same path twice).
 
     python3 bench/tools/ab_deferred_gpu.py [--scales 20] [--sizes 1000 10000] [--reps 30]
 
@@ -19,6 +20,7 @@ def main(argv=None):
     ap.add_argument("--sizes", nargs="+", type=int, default=[1000, 10000])
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--device-pairs", action="store_true")
     a = ap.parse_args(argv)
     import cupy
 
@@ -33,11 +35,11 @@ def main(argv=None):
         n = g.num_vertices
         rs = cupy.random.RandomState(scale)
         for b in a.sizes:
-            for host in (False, True):
+            for host in ((False, True) if a.device_pairs else (True,)):
                 times = {False: [], True: []}
                 for r in range(a.rounds):
                     for deferred in ((False, True) if r % 2 == 0 else (True, False)):
-                        g._deferred_batches = deferred
+                        g.defer_inserts(deferred)
                         batches = [(rs.randint(0, n, b, dtype=cupy.int64),
                                     rs.randint(0, n, b, dtype=cupy.int64))
                                    for _ in range(a.reps + 1)]
@@ -52,7 +54,7 @@ def main(argv=None):
                       f"waiting {med[False]:.0f} us (over 2x median {spikes(times[False])} "
                       f"of {len(times[False])}), deferred {med[True]:.0f} us (over 2x "
                       f"{spikes(times[True])}), stalls {g._stalls}", flush=True)
-        g._deferred_batches = False
+        g.defer_inserts(False)
         g.check()
         g = None
         cupy.get_default_memory_pool().free_all_blocks()
