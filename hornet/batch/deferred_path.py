@@ -53,18 +53,19 @@ CHUNKS = 1
 
 
 class DeferredState:
-    """The part of :class:`hornet.Graph` that deferred batches touch: its memory manager and
-    entry count as the rest of the graph reads them (``_mm``, ``_entries``: every deferred
-    batch settled first, their host bookkeeping following the batches' headers; this module
-    uses ``_mm_`` and ``_entries_``, as they stand) and the batches' state."""
+    """The part of :class:`hornet.Graph` that deferred batches touch: its memory manager,
+    entry count and vertex table as the rest of the graph reads them (``_mm``, ``_entries``,
+    ``_degree``, ``_size_class``, ``_edge_ptr``: every deferred batch settled first; this
+    module reads ``_mm_`` and the others with a trailing underscore, as they stand) and the
+    batches' state."""
 
     # small GPU inserts queued without a wait and settled later (defer_inserts)
     _deferred_batches = False
     _deferred = None            # their device state (made on first use) ...
     _deferred_queue = ()        # ... the batches not settled yet, oldest first
     _deferred_count = 0
-    _stalls = 0                 # deferred batches found a ring short and ran again
-    _running_again = False      # while stalled batches run again (through the small path)
+    _stalls = 0                 # times deferred batches found a ring short (queued again)
+    _running_again = False      # while one runs through the small path in its place
     _queueing = False           # while a deferred insert is queued (it reads them as they are)
 
     def defer_inserts(self, on: bool = True) -> None:
