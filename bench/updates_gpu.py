@@ -129,8 +129,6 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--max-batch", type=int, default=10**7)
     ap.add_argument("--real", action="store_true", help="also the real graphs in the data folder")
     ap.add_argument("--quick", action="store_true", help="Kronecker 16, batches up to 10^5")
-    ap.add_argument("--defer-inserts", action="store_true",
-                    help="inserts deferred (Graph.defer_inserts: no wait for the device)")
     args = ap.parse_args(argv)
     require_gpu(NAME)
     import cupy
@@ -146,7 +144,6 @@ def main(argv: list[str] | None = None) -> None:
         cupy.cuda.Device().synchronize()
         print(f"kron{scale}: {g.num_edges} edges, undirected build {time.perf_counter() - t:.2f} s",
               flush=True)
-        g.defer_inserts(args.defer_inserts)
         del src, dst
         rows += bench_updates(f"Kronecker {scale} (undirected)", g, sizes)
         latencies.append((f"kron{scale}", latency_1000(g)))
@@ -168,8 +165,6 @@ adjacency kept, result returned); delete batches: existing edges sampled at rand
 repeats with CUDA events after warm-up; the graph is restored untimed after each timed call.
 Baseline in the same run: a sorted CuPy array of the graph's edge keys (src << 32 | dst, both
 directions) rebuilt with each batch (concatenate, cupy.unique), median of 2-3.
-{'Inserts deferred (Graph.defer_inserts): a call returns without waiting for the device; the '
- 'events still span all its device work. ' if args.defer_inserts else ''}
 End-to-end latency of a 1,000-edge insert (Python call to result, synchronized), median of 200:
 {'; '.join(f'{k}: {v * 1e6:.0f} us' for k, v in latencies)}.""", device="gpu")
 
