@@ -164,14 +164,22 @@ ASYNC_PEEL = ASYNC_CAND = ASYNC_DESCENT = True
 #: warps, each entry testing one level (the edge falls a level at a time); False: one warp
 #: per edge, its h-index at once.
 ASYNC_DESCENT_SPLIT = False
+#: True: an asynchronous phase serves its queue right after its first pushes (the queue ends
+#: once every block has pushed its share and no unit is left), alternate phases using
+#: alternate queue words, and mode 4 splits the candidates by dirty level in the peeling's
+#: first pushes and lists and raises the survivors in one phase: three grid barriers an
+#: iteration instead of seven; False: a grid barrier after every phase's first pushes.
+ASYNC_FUSED = True
 ASYNC_MAX_EDGES = 1 << 21
 #: units the queue holds in one phase (a longer phase stops: the update falls back)
 ASYNC_QUEUE_UNITS = 1 << 22
 #: batches of at most this many edges get their batch adjacency from one block
 #: (``tb_batch_keys``, SMALL_BATCH in batch_keys.cu) instead of a sort
 SMALL_BATCH = 1024
-#: resident blocks per multiprocessor of ko_scan (a grid barrier costs more with more blocks)
+#: resident blocks per multiprocessor of ko_scan (a grid barrier costs more with more blocks),
+#: and the most blocks of its grid (0: no cap)
 SCAN_BLOCKS_PER_SM = 2
+SCAN_MAX_BLOCKS = 0
 #: fresh stamps one ko_scan launch may use (a level takes two plus one per scan round)
 SCAN_STAMPS = 1 << 18
 #: stamps an update may take at most: the clock starts over before an update, never during
@@ -181,8 +189,8 @@ KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_RO
     range(1, 10)
 KS_TOUCHED, KS_SPUN, KS_RAISED, KS_PEEL_ROUNDS, KS_TIME = 14, 15, 22, 0, 24
 KS_WORDS = 32
-#: the asynchronous queue's words after ko_scan's (KS_QT, KS_QH, KS_QP in ko_async.cuh)
-QUEUE_WORDS = 48
+#: the asynchronous queue's words after ko_scan's (two sets of KSQ_SET_WORDS in ko_async.cuh)
+QUEUE_WORDS = 96
 KS_DONE, KS_NOT_EMPTY = 0, 3
 #: the host-driven peeling's counters in ko_scan's words (PC_* in ko_peel.cuh)
 PC_REM, PC_NEXT, PC_PEELED = 0, 2, 4
@@ -343,7 +351,7 @@ class GpuDynamicTruss:
         launch = _prepared("ko_scan", 44, cooperative=True)
         queue = self._async_queue()
         qmodes = (int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT) |
-                  8 * int(ASYNC_DESCENT_SPLIT))
+                  8 * int(ASYNC_DESCENT_SPLIT) | 16 * int(ASYNC_FUSED))
         base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS
         left = (deadline - time.perf_counter()) * 1e9
         deadline_ns = int(min(max(left, 0.0), 2.0 ** 62))
@@ -408,7 +416,7 @@ class GpuDynamicTruss:
     @classmethod
     def _scan_grid(cls, kernel) -> int:
         """Blocks of ko_scan: every multiprocessor's resident blocks (a cooperative launch
-        needs them all resident), at most SCAN_BLOCKS_PER_SM each."""
+        needs them all resident), at most SCAN_BLOCKS_PER_SM each and SCAN_MAX_BLOCKS in all."""
         import cupy
         from hornet.core.cuda import BLOCK
         dev = cupy.cuda.Device().id
@@ -416,7 +424,8 @@ class GpuDynamicTruss:
             sms = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
             fit = int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
                 kernel.ptr, BLOCK, 0))
-            cls._grid_cache[dev] = max(1, min(fit, SCAN_BLOCKS_PER_SM)) * sms
+            blocks = max(1, min(fit, SCAN_BLOCKS_PER_SM)) * sms
+            cls._grid_cache[dev] = min(blocks, SCAN_MAX_BLOCKS) if SCAN_MAX_BLOCKS else blocks
         return cls._grid_cache[dev]
 
     def _read(self) -> np.ndarray:
