@@ -164,22 +164,22 @@ ASYNC_PEEL = ASYNC_CAND = ASYNC_DESCENT = True
 #: warps, each entry testing one level (the edge falls a level at a time); False: one warp
 #: per edge, its h-index at once.
 ASYNC_DESCENT_SPLIT = False
-#: True: an asynchronous phase serves its queue right after its first pushes (the queue ends
-#: once every block has pushed its share and no unit is left), alternate phases using
-#: alternate queue words, and mode 4 splits the candidates by dirty level in the peeling's
-#: first pushes and lists and raises the survivors in one phase: three grid barriers an
-#: iteration instead of seven; False: a grid barrier after every phase's first pushes.
+#: True: an asynchronous phase serves its queue right after its first pushes (no grid barrier:
+#: ``ko_async.cuh``), and mode 4 splits its members in the peeling's first pushes and lists and
+#: raises the survivors in one phase (three barriers an iteration, not seven).
 ASYNC_FUSED = True
+#: True: a peeled edge of one queue unit pushes from the triangles its count held (no PUSH unit)
+ASYNC_HELD_PUSH = True
+#: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k)
+ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 64, 16, 512
 ASYNC_MAX_EDGES = 1 << 21
 #: units the queue holds in one phase (a longer phase stops: the update falls back)
 ASYNC_QUEUE_UNITS = 1 << 22
 #: batches of at most this many edges get their batch adjacency from one block
 #: (``tb_batch_keys``, SMALL_BATCH in batch_keys.cu) instead of a sort
 SMALL_BATCH = 1024
-#: resident blocks per multiprocessor of ko_scan (a grid barrier costs more with more blocks),
-#: and the most blocks of its grid (0: no cap)
-SCAN_BLOCKS_PER_SM = 2
-SCAN_MAX_BLOCKS = 0
+#: resident blocks per multiprocessor of ko_scan, and the most blocks of its grid (0: no cap)
+SCAN_BLOCKS_PER_SM, SCAN_MAX_BLOCKS = 2, 0
 #: fresh stamps one ko_scan launch may use (a level takes two plus one per scan round)
 SCAN_STAMPS = 1 << 18
 #: stamps an update may take at most: the clock starts over before an update, never during
@@ -188,9 +188,8 @@ UPDATE_STAMPS = 1 << 22
 KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
     range(1, 10)
 KS_TOUCHED, KS_SPUN, KS_RAISED, KS_PEEL_ROUNDS, KS_TIME = 14, 15, 22, 0, 24
-KS_WORDS = 32
-#: the asynchronous queue's words after ko_scan's (two sets of KSQ_SET_WORDS in ko_async.cuh)
-QUEUE_WORDS = 96
+#: ko_scan's words, then the asynchronous queue's (two sets of KSQ_SET_WORDS in ko_async.cuh)
+KS_WORDS, QUEUE_WORDS = 32, 96
 KS_DONE, KS_NOT_EMPTY = 0, 3
 #: the host-driven peeling's counters in ko_scan's words (PC_* in ko_peel.cuh)
 PC_REM, PC_NEXT, PC_PEELED = 0, 2, 4
@@ -351,7 +350,9 @@ class GpuDynamicTruss:
         launch = _prepared("ko_scan", 44, cooperative=True)
         queue = self._async_queue()
         qmodes = (int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT) |
-                  8 * int(ASYNC_DESCENT_SPLIT) | 16 * int(ASYNC_FUSED))
+                  8 * int(ASYNC_DESCENT_SPLIT) | 16 * int(ASYNC_FUSED) |
+                  32 * int(ASYNC_HELD_PUSH) | (ASYNC_CHUNK // 32) << 8 | ASYNC_MAX_PARTS << 16 |
+                  (int(ASYNC_PAUSE_MAX).bit_length() - 1) << 22)
         base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS
         left = (deadline - time.perf_counter()) * 1e9
         deadline_ns = int(min(max(left, 0.0), 2.0 ** 62))

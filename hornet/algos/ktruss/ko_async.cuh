@@ -54,13 +54,28 @@
 #define KSQ_SPLIT 8      //   the descent's long lists split over warps (threshold counts)
 #define KSQ_FUSED 16     //   no barrier after the first pushes; mode 4's split and rise fused
                          //   into the peeling's first pushes and its live listing
+#define KSQ_HELD_PUSH 32 //   a peeled one-unit edge pushes from the triangles its count held
+#define KSQ_HELD 128     // triangles a warp's count keeps for that (pairs of slots)
 
 struct KsQueue {
     long long* units;    // cap slots, KSQ_EMPTY when free
     int* ecnt;           // cap: an entry's count and finished units (KO_CNT_BITS), by entry
     i64 cap;             // 0: no asynchronous phase
     int modes;           // KSQ_PEEL | KSQ_CAND | KSQ_DESCENT: the phases run asynchronously
+    int chunk;           // elements of the shorter list per unit (KSQ_CHUNK)
+    int max_parts;       // most units per entry (KSQ_MAX_PARTS, at most 63)
+    int pause_max;       // longest pause (ns) of a warp waiting for its slot
 };
+
+// The queue of ko_scan's arguments: qmodes holds the modes (bits 0-7), the elements per unit
+// in runs of 32 (bits 8-15; 0: KSQ_CHUNK), the most units per entry (bits 16-21; 0:
+// KSQ_MAX_PARTS) and the log2 of the longest pause (bits 22-25; 0: 512 ns).
+__device__ __forceinline__ KsQueue ksq_make(long long* units, int* ecnt, i64 cap, int qmodes) {
+    const int chunk = (qmodes >> 8) & 0xff, parts = (qmodes >> 16) & 63;
+    const int pause = (qmodes >> 22) & 15;
+    return KsQueue{units, ecnt, cap, qmodes & 0xff, chunk ? 32 * chunk : KSQ_CHUNK,
+                   parts ? parts : KSQ_MAX_PARTS, pause ? 1 << pause : 512};
+}
 
 __device__ __forceinline__ bool ksq_on(const KsQueue& Q, int mode) {
     return Q.cap > 0 && (Q.modes & mode);
@@ -73,13 +88,13 @@ __device__ __forceinline__ long long ksq_unit(int e, int part, int parts, int ki
            ((long long)kind << 44) | ((long long)aux << 46);
 }
 
-// Units per entry of edge e: its shorter list in runs of KSQ_CHUNK.
-__device__ __forceinline__ int ksq_parts(const KoState& S, int e) {
+// Units per entry of edge e: its shorter list in runs of Q.chunk.
+__device__ __forceinline__ int ksq_parts(const KsQueue& Q, const KoState& S, int e) {
     const i64 key = S.tkeys[e];
     const int du = S.deg[hi32(key)], dv = S.deg[lo32(key)];
     const int d = du < dv ? du : dv;
-    const int p = (d + KSQ_CHUNK - 1) / KSQ_CHUNK;
-    return p < 1 ? 1 : (p > KSQ_MAX_PARTS ? KSQ_MAX_PARTS : p);
+    const int p = (d + Q.chunk - 1) / Q.chunk;
+    return p < 1 ? 1 : (p > Q.max_parts ? Q.max_parts : p);
 }
 
 // The queue words of the current asynchronous phase (G.q: its number in the launch).
@@ -96,7 +111,7 @@ __device__ __forceinline__ void ksq_abort(u64* ctl, u64* q) {
 // Enqueue an entry of `kind` for edge e (one thread; parts 0: by its lists' lengths).
 __device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, u64* q, const KoState& S,
                                          int e, int kind, int aux = 0, int parts = 0) {
-    if (parts == 0) parts = ksq_parts(S, e);
+    if (parts == 0) parts = ksq_parts(Q, S, e);
     atomicAdd(&q[KSQ_P], (u64)parts);
     const u64 t0 = atomicAdd(&q[KSQ_T], (u64)parts);
     if ((i64)(t0 + parts) > Q.cap) {
@@ -152,7 +167,7 @@ __device__ void ks_serve(const KsQueue& Q, u64* ctl, u64* q, u64 t0, i64 deadlin
                     if (leader && (i64)(ks_now() - t0) > deadline_ns) ksq_abort(ctl, q);
                 }
                 __nanosleep(pause);
-                if (pause < 512) pause *= 2;
+                if (pause < Q.pause_max) pause *= 2;
             }
             if (!stop) Q.units[t] = KSQ_EMPTY;
         }
@@ -209,11 +224,13 @@ struct KsAsyncJob {
 // k - 1 triangles whose other edges are above k, candidates or after them at k join the
 // candidates, their PUSH lists the later level-k edges they may complete. Returns the edges
 // peeled or joined, or -1 when it stopped (ctl[KS_ABORT]: capacity, deadline or region).
+// With KSQ_HELD_PUSH, h (the warp's 2 KSQ_HELD shared ints) keeps a peel count's triangles.
 template <bool Cand>
 __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQueue& Q,
                         const int* list, i64 n, const KsAsyncJob& J, int qstamp, u64 t0,
-                        i64 deadline_ns) {
+                        i64 deadline_ns, int* h = nullptr) {
     const unsigned lane = threadIdx.x & 31;
+    int* held = !Cand && (Q.modes & KSQ_HELD_PUSH) ? h : nullptr;
     u64* q = ksq_words(ctl, G);
     GRID_STRIDE(i, n) {
         const int e = ldcg(&list[i]);
@@ -253,14 +270,20 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     if (ko_holds(S.truss, S.rank, J.member, mstamp, S.gone, J.gstamp, s1, k, r,
                                  Cand) &&
                         ko_holds(S.truss, S.rank, J.member, mstamp, S.gone, J.gstamp, s2, k, r,
-                                 Cand))
-                        atomicAdd(c, 1);
+                                 Cand)) {
+                        const int j = atomicAdd(c, 1);
+                        if (held != nullptr && j < KSQ_HELD) {
+                            held[2 * j] = (int)s1;
+                            held[2 * j + 1] = (int)s2;
+                        }
+                    }
                 }, [&] {
                     __syncwarp();
                     return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
                 });
             }
             __syncwarp();
+            int direct = 0;              // (peel: push from the held triangles, held[:2 * got])
             if (lane == 0) {
                 int got = *c;
                 bool last = true;
@@ -296,8 +319,30 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                         __threadfence();
                         if (J.removed2) J.removed2[atomicAdd(J.nrem2, 1ull)] = e;
                         atomicAdd(ndone, 1ull);
-                        ksq_push(Q, ctl, q, S, e, KSQ_PUSH);
+                        if (held != nullptr && parts == 1 && got <= KSQ_HELD)
+                            direct = 1;
+                        else
+                            ksq_push(Q, ctl, q, S, e, KSQ_PUSH);
                     }
+                }
+            }
+            // A peeled edge whose count was one unit saw every triangle it held (no early
+            // stop below k - 1): the live members among their other edges are the ones a PUSH
+            // would list (a triangle it did not hold had an edge below k, a non-member at k,
+            // or a peeled edge, whose own peel pushed the third edge), so they are enqueued
+            // here, after the edge's gone store, without a second intersection.
+            if (!Cand && held != nullptr && __shfl_sync(FULL_MASK, direct, 0)) {
+                const int got = *c;
+                for (int j = lane; j < got; j += 32) {
+                    const int s1 = held[2 * j], s2 = held[2 * j + 1];
+                    if (ldcg(&S.truss[s1]) == k && ldcg(&J.member[s1]) == mstamp &&
+                        ldcg(&S.gone[s1]) != J.gstamp &&
+                        atomicExch(&S.pushed[s1], qstamp) != qstamp)
+                        ksq_push(Q, ctl, q, S, s1, KSQ_COUNT);
+                    if (ldcg(&S.truss[s2]) == k && ldcg(&J.member[s2]) == mstamp &&
+                        ldcg(&S.gone[s2]) != J.gstamp &&
+                        atomicExch(&S.pushed[s2], qstamp) != qstamp)
+                        ksq_push(Q, ctl, q, S, s2, KSQ_COUNT);
                 }
             }
         } else {
@@ -335,7 +380,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
 // longer than KSQ_CHUNK, a unit per run of it with the level a to test (aux).
 __device__ __forceinline__ void ksq_push_hindex(const KsQueue& Q, u64* ctl, u64* q,
                                                 const KoState& S, int e) {
-    const int parts = (Q.modes & KSQ_SPLIT) ? ksq_parts(S, e) : 1;
+    const int parts = (Q.modes & KSQ_SPLIT) ? ksq_parts(Q, S, e) : 1;
     ksq_push(Q, ctl, q, S, e, KSQ_COUNT, parts > 1 ? ldcg(&S.truss[e]) : 0, parts);
 }
 
