@@ -50,12 +50,11 @@ def _check(kt, g) -> None:
 def _use_peel(device, peel, monkeypatch) -> None:
     """ko_scan's peelings, candidate searches and descents: "async" (one queue-driven phase
     each, ``ko_async.cuh``, served right after its first pushes, mode 4's split and rise
-    fused: ASYNC_FUSED; a peeled one-unit edge pushing from its held triangles:
-    ASYNC_HELD_PUSH), "async-barriers" (neither: a grid barrier after the first pushes,
-    separate split and rise phases, a PUSH unit for every peeled edge), "async-4-blocks" (as
-    "async" on a grid of four blocks, each block pushing a long share of the first lists
-    while the others serve, with units of 32 elements and up to 32 units an edge) or
-    "rounds" (synchronous rounds from worklists); the CPU version runs once (as "async")."""
+    fused: ASYNC_FUSED), "async-barriers" (a grid barrier after the first pushes, separate
+    split and rise phases), "async-4-blocks" (as "async" on a grid of four blocks, each
+    block pushing a long share of the first lists while the others serve, with units of 64
+    elements, up to 16 units an edge and pauses up to 512 ns) or "rounds" (synchronous
+    rounds from worklists); the CPU version runs once (as "async")."""
     if device == "cpu" and peel != "async":
         pytest.skip("the GPU version's phases in ko_scan")
     if device == "gpu":
@@ -63,11 +62,11 @@ def _use_peel(device, peel, monkeypatch) -> None:
         for flag in ("ASYNC_PEEL", "ASYNC_CAND", "ASYNC_DESCENT"):
             monkeypatch.setattr(dynamic_gpu, flag, peel != "rounds")
         monkeypatch.setattr(dynamic_gpu, "ASYNC_FUSED", peel != "async-barriers")
-        monkeypatch.setattr(dynamic_gpu, "ASYNC_HELD_PUSH", peel != "async-barriers")
         if peel == "async-4-blocks":
             monkeypatch.setattr(dynamic_gpu, "SCAN_MAX_BLOCKS", 4)
-            monkeypatch.setattr(dynamic_gpu, "ASYNC_CHUNK", 32)
-            monkeypatch.setattr(dynamic_gpu, "ASYNC_MAX_PARTS", 32)
+            monkeypatch.setattr(dynamic_gpu, "ASYNC_CHUNK", 64)
+            monkeypatch.setattr(dynamic_gpu, "ASYNC_MAX_PARTS", 16)
+            monkeypatch.setattr(dynamic_gpu, "ASYNC_PAUSE_MAX", 512)
             monkeypatch.setattr(dynamic_gpu.GpuDynamicTruss, "_grid_cache", {})
 
 
@@ -116,9 +115,9 @@ def test_torus_lattice_peels_in_rings(device, driver, peel, monkeypatch):
 @pytest.mark.parametrize("units", [1 << 22, 64])
 def test_async_peeling_random_batches(device, units, peel, monkeypatch):
     """The lattice with two hubs under random deletions and re-insertions, ko_scan's phases
-    asynchronous (GPU; ``peel``: see _use_peel; units: the queue's capacity, 64 too few for most phases: those updates
-    stop and fall back to the static decomposition, and leave the queue clean for the next
-    ones). Exact and a k-order after every batch."""
+    asynchronous (GPU; ``peel``: see _use_peel; units: the queue's capacity, 64 too few for
+    most phases: those updates stop and fall back to the static decomposition, and leave the
+    queue clean for the next ones). Exact and a k-order after every batch."""
     if device == "cpu" and units != 1 << 22:
         pytest.skip("the GPU version's queue")
     _use_driver(device, "device", monkeypatch)
@@ -196,10 +195,10 @@ def test_descent_by_list_length(device, light_max, monkeypatch):
 @pytest.mark.parametrize("split", [True, False])
 def test_async_descent_on_long_lists(device, split, peel, monkeypatch):
     """A dense random graph (90 vertices, 85% of the pairs: every list longer than 64, so the
-    GPU's split descent takes every edge in two warps, each entry testing one level) under
-    random deletions and re-insertions of 1 to 120 edges, ko_scan's phases asynchronous
-    (``peel``: see _use_peel). Exact and a k-order after every batch, every update on the
-    dynamic path."""
+    GPU's split descent takes every edge in two or more warps, each entry testing one level)
+    under random deletions and re-insertions of 1 to 120 edges, ko_scan's phases
+    asynchronous (``peel``: see _use_peel). Exact and a k-order after every batch, every
+    update on the dynamic path."""
     if device == "cpu" and not split:
         pytest.skip("the GPU version's split descent")
     _use_driver(device, "device", monkeypatch)

@@ -684,8 +684,7 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
     if (mode == 4)                                 // every level at once
         status = ks_levels(S, G, ctl, c, cnt, seeds, (i64)ldcg(&ctr[C_EXTRA]), la, lb, newc,
                            all, region, ka, kb, lowered, stamp_base, stamp_span, used, head,
-                           tail, max_region, deadline_ns, t0, rounds, levels, Q,
-                           hist[(threadIdx.x >> 5) & (WARPS - 1)]);
+                           tail, max_region, deadline_ns, t0, rounds, levels, Q);
     if (mode == 0 && n_extra > 0) {                // the extras of the lowest level first
         k = extra_lev[0];
         ns = ks_extras(extra, extra_lev, n_extra, k, seeds, 0);
@@ -821,8 +820,7 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
         const int gstamp = stamp_base + (++used);
         i64 n = ks_peel(S, G, ctl, c, cnt, peel_list, nall, pmember, pstamp_m, 0, gstamp, tail,
                         la, lb, newc, mode == 0 ? ka : nullptr, nullptr, nullptr, stamp_base,
-                        stamp_span, used, t0, deadline_ns, rounds, status, Q,
-                        hist[(threadIdx.x >> 5) & (WARPS - 1)]);
+                        stamp_span, used, t0, deadline_ns, rounds, status, Q);
         if (status != KS_DONE) break;
         if (mode != 0) {
             if (n > 0) status = KS_NOT_EMPTY;

@@ -160,18 +160,17 @@ DEVICE_SCAN_RAISE: bool | None = None
 #: (ASYNC_DESCENT). A small update's phases are chains of rounds of few edges each, whose
 #: grid barriers cost more than their work; False: synchronous rounds.
 ASYNC_PEEL = ASYNC_CAND = ASYNC_DESCENT = True
-#: True: the asynchronous descent splits an edge whose shorter list is longer than 64 over
-#: warps, each entry testing one level (the edge falls a level at a time); False: one warp
-#: per edge, its h-index at once.
-ASYNC_DESCENT_SPLIT = False
+#: True: the asynchronous descent splits an edge whose shorter list is longer than ASYNC_CHUNK
+#: over warps, each entry testing one level (the edge falls a level at a time); False: one warp
+#: per edge, its h-index at once (a hub edge's long list is then one warp's chain of searches).
+ASYNC_DESCENT_SPLIT = True
 #: True: an asynchronous phase serves its queue right after its first pushes (no grid barrier:
 #: ``ko_async.cuh``), and mode 4 splits its members in the peeling's first pushes and lists and
 #: raises the survivors in one phase (three barriers an iteration, not seven).
 ASYNC_FUSED = True
-#: True: a peeled edge of one queue unit pushes from the triangles its count held (no PUSH unit)
-ASYNC_HELD_PUSH = True
-#: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k)
-ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 64, 16, 512
+#: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k):
+#: the phases are chains of dependent units, so an edge is spread wide and work taken soon
+ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
 ASYNC_MAX_EDGES = 1 << 21
 #: units the queue holds in one phase (a longer phase stops: the update falls back)
 ASYNC_QUEUE_UNITS = 1 << 22
@@ -351,7 +350,7 @@ class GpuDynamicTruss:
         queue = self._async_queue()
         qmodes = (int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT) |
                   8 * int(ASYNC_DESCENT_SPLIT) | 16 * int(ASYNC_FUSED) |
-                  32 * int(ASYNC_HELD_PUSH) | (ASYNC_CHUNK // 32) << 8 | ASYNC_MAX_PARTS << 16 |
+                  (ASYNC_CHUNK // 32) << 8 | ASYNC_MAX_PARTS << 16 |
                   (int(ASYNC_PAUSE_MAX).bit_length() - 1) << 22)
         base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS
         left = (deadline - time.perf_counter()) * 1e9

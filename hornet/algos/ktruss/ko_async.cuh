@@ -54,8 +54,6 @@
 #define KSQ_SPLIT 8      //   the descent's long lists split over warps (threshold counts)
 #define KSQ_FUSED 16     //   no barrier after the first pushes; mode 4's split and rise fused
                          //   into the peeling's first pushes and its live listing
-#define KSQ_HELD_PUSH 32 //   a peeled one-unit edge pushes from the triangles its count held
-#define KSQ_HELD 128     // triangles a warp's count keeps for that (pairs of slots)
 
 struct KsQueue {
     long long* units;    // cap slots, KSQ_EMPTY when free
@@ -224,13 +222,11 @@ struct KsAsyncJob {
 // k - 1 triangles whose other edges are above k, candidates or after them at k join the
 // candidates, their PUSH lists the later level-k edges they may complete. Returns the edges
 // peeled or joined, or -1 when it stopped (ctl[KS_ABORT]: capacity, deadline or region).
-// With KSQ_HELD_PUSH, h (the warp's 2 KSQ_HELD shared ints) keeps a peel count's triangles.
 template <bool Cand>
 __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQueue& Q,
                         const int* list, i64 n, const KsAsyncJob& J, int qstamp, u64 t0,
-                        i64 deadline_ns, int* h = nullptr) {
+                        i64 deadline_ns) {
     const unsigned lane = threadIdx.x & 31;
-    int* held = !Cand && (Q.modes & KSQ_HELD_PUSH) ? h : nullptr;
     u64* q = ksq_words(ctl, G);
     GRID_STRIDE(i, n) {
         const int e = ldcg(&list[i]);
@@ -270,20 +266,14 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     if (ko_holds(S.truss, S.rank, J.member, mstamp, S.gone, J.gstamp, s1, k, r,
                                  Cand) &&
                         ko_holds(S.truss, S.rank, J.member, mstamp, S.gone, J.gstamp, s2, k, r,
-                                 Cand)) {
-                        const int j = atomicAdd(c, 1);
-                        if (held != nullptr && j < KSQ_HELD) {
-                            held[2 * j] = (int)s1;
-                            held[2 * j + 1] = (int)s2;
-                        }
-                    }
+                                 Cand))
+                        atomicAdd(c, 1);
                 }, [&] {
                     __syncwarp();
                     return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
                 });
             }
             __syncwarp();
-            int direct = 0;              // (peel: push from the held triangles, held[:2 * got])
             if (lane == 0) {
                 int got = *c;
                 bool last = true;
@@ -319,30 +309,8 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                         __threadfence();
                         if (J.removed2) J.removed2[atomicAdd(J.nrem2, 1ull)] = e;
                         atomicAdd(ndone, 1ull);
-                        if (held != nullptr && parts == 1 && got <= KSQ_HELD)
-                            direct = 1;
-                        else
-                            ksq_push(Q, ctl, q, S, e, KSQ_PUSH);
+                        ksq_push(Q, ctl, q, S, e, KSQ_PUSH);
                     }
-                }
-            }
-            // A peeled edge whose count was one unit saw every triangle it held (no early
-            // stop below k - 1): the live members among their other edges are the ones a PUSH
-            // would list (a triangle it did not hold had an edge below k, a non-member at k,
-            // or a peeled edge, whose own peel pushed the third edge), so they are enqueued
-            // here, after the edge's gone store, without a second intersection.
-            if (!Cand && held != nullptr && __shfl_sync(FULL_MASK, direct, 0)) {
-                const int got = *c;
-                for (int j = lane; j < got; j += 32) {
-                    const int s1 = held[2 * j], s2 = held[2 * j + 1];
-                    if (ldcg(&S.truss[s1]) == k && ldcg(&J.member[s1]) == mstamp &&
-                        ldcg(&S.gone[s1]) != J.gstamp &&
-                        atomicExch(&S.pushed[s1], qstamp) != qstamp)
-                        ksq_push(Q, ctl, q, S, s1, KSQ_COUNT);
-                    if (ldcg(&S.truss[s2]) == k && ldcg(&J.member[s2]) == mstamp &&
-                        ldcg(&S.gone[s2]) != J.gstamp &&
-                        atomicExch(&S.pushed[s2], qstamp) != qstamp)
-                        ksq_push(Q, ctl, q, S, s2, KSQ_COUNT);
                 }
             }
         } else {
@@ -377,7 +345,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
 }
 
 // An entry of the descent's HINDEX for edge e: one unit, or with KSQ_SPLIT and a shorter list
-// longer than KSQ_CHUNK, a unit per run of it with the level a to test (aux).
+// longer than Q.chunk, a unit per run of it with the level a to test (aux).
 __device__ __forceinline__ void ksq_push_hindex(const KsQueue& Q, u64* ctl, u64* q,
                                                 const KoState& S, int e) {
     const int parts = (Q.modes & KSQ_SPLIT) ? ksq_parts(Q, S, e) : 1;

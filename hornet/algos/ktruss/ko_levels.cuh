@@ -99,7 +99,7 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
                          int* pb, int* ka, int* kb, int* dirty, int stamp_base,
                          int stamp_span, int& used, i64& head, i64 tail, i64 max_region,
                          i64 deadline_ns, u64 t0, u64& rounds, u64& iterations,
-                         const KsQueue& Q, int* h) {
+                         const KsQueue& Q) {
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const int top = stamp_span - KS_LEVEL_STAMPS;    // stamps for rounds: used <= top
     const int lev0 = stamp_base + top;
@@ -156,7 +156,7 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
             J.split = ka; J.nsplit = &ctl[KS_NKA]; J.rest = Pn; J.nrest = &ctl[KS_PEELED];
             const int qstamp = stamp_base + (++used);
             const i64 peeled = ks_async<false>(S, G, ctl, c, Q, P, (i64)ldcg(&ctl[KS_ALL]), J,
-                                               qstamp, t0, deadline_ns, h);
+                                               qstamp, t0, deadline_ns);
             if (leader) ++ctl[KS_PEEL_ROUNDS];
             ++rounds;
             if (peeled < 0) return KS_SLOW;
@@ -185,7 +185,7 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
         int status = KS_DONE;
         const i64 live = ks_peel(S, G, ctl, c, cnt, ka, members, S.member, lev0, 1, gstamp,
                                  tail, la, lb, newc, kb, Pn, &ctl[KS_PEELED], stamp_base, top,
-                                 used, t0, deadline_ns, rounds, status, Q, h);
+                                 used, t0, deadline_ns, rounds, status, Q);
         if (live < 0) return status;
         ++iterations;
         // the survivors rise: the next worklist (read from kb until the next peeling)

@@ -95,8 +95,7 @@ __device__ i64 ks_peel(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt,
                        const int* list, i64 n, const int* member, int mstamp, int per_level,
                        int gstamp, i64 tail, int* wa, int* wb, int* rem, int* keep,
                        int* removed2, u64* nrem2, int stamp_base, int stamp_top, int& used,
-                       u64 t0, i64 deadline_ns, u64& rounds, int& status, const KsQueue& Q,
-                       int* h = nullptr) {
+                       u64 t0, i64 deadline_ns, u64& rounds, int& status, const KsQueue& Q) {
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     if (ksq_on(Q, KSQ_PEEL) && n > 0) {         // one asynchronous phase (ko_async.cuh)
         if (used + 2 > stamp_top) { status = KS_NO_STAMPS; return -1; }
@@ -106,7 +105,7 @@ __device__ i64 ks_peel(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt,
         J.member = member; J.mstamp0 = mstamp; J.per_level = per_level; J.gstamp = gstamp;
         J.cstamp = cstamp; J.tail = tail; J.removed2 = removed2; J.nrem2 = nrem2;
         const i64 peeled = ks_async<false>(S, G, ctl, c, Q, list, n, J, qstamp, t0,
-                                           deadline_ns, h);
+                                           deadline_ns);
         if (leader) ++ctl[KS_PEEL_ROUNDS];
         ++rounds;
         if (peeled < 0) { status = KS_SLOW; return -1; }
