@@ -48,15 +48,9 @@ from the level below, and its candidates and survivors only grow with them, so a
 take their seeds together and each iteration lifts the survivors one level; the rounds go
 with the levels an edge climbs, not with the levels that hold seeds.
 
-The certified raise (``INSERT_BY_RAISE = True``, :meth:`GpuDynamicTruss._insert_raise`,
-every level at once): the new edges go
-first in level 2; then, in synchronous rounds, every edge with more than t - 2 triangles whose
-other edges come after it moves to the start of the lowest level where it has no such excess
-(``kr_*`` kernels), and the edges it passed in a triangle are checked in the next round. At
-the end the order is a k-order of the new graph, so its numbers are upper bounds of the truss
-numbers, and the deletion's descent (from the raised edges) and peeling bring them to the
-exact values and a k-order again. The rounds follow the chains of edges that push each other
-up, not the levels an update climbs.
+The certified raise (``INSERT_BY_RAISE = True``, :meth:`GpuDynamicTruss._insert_raise`):
+edges with too many later triangles move up to a level where they have none (``kr_*``), which
+leaves a k-order of upper bounds that the deletion's descent and peeling make exact.
 
 The k-order scan (``INSERT_BY_RAISE = False``, level by level; the CPU version does it
 sequentially with a heap); with ``START_AT_LOWER_BOUND = False`` the new edges go first in
@@ -107,6 +101,7 @@ from ..triangles import DynamicTriangleCount
 from ..underlying import undirected_change, undirected_copy
 from ..views import as_adjacency
 from .gpu import truss_numbers_and_rounds
+from .dynamic_gpu_rounds import HostRounds
 from .ko_launch import _fn, _grid, _prepared, _ptr
 from hornet.core.cuda import BLOCK
 
@@ -174,6 +169,9 @@ ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
 ASYNC_MAX_EDGES = 1 << 21
 #: units the queue holds in one phase (a longer phase stops: the update falls back)
 ASYNC_QUEUE_UNITS = 1 << 22
+#: True: an undirected graph's supports are updated on a stream of their own, beside the
+#: truss kernels (the update's read of ko_scan's words does not wait for them)
+TC_SIDE_STREAM = True
 #: batches of at most this many edges get their batch adjacency from one block
 #: (``tb_batch_keys``, SMALL_BATCH in batch_keys.cu) instead of a sort
 SMALL_BATCH = 1024
@@ -208,7 +206,7 @@ def _parts(n: int) -> np.int32:
     return np.int32(min(MAX_PARTS, max(1, -(-TARGET_WARPS // max(int(n), 1)))))
 
 
-class GpuDynamicTruss:
+class GpuDynamicTruss(HostRounds):
     """Truss numbers of a GPU :class:`hornet.Graph`, kept current (see the module; directed
     graphs as in :mod:`hornet.algos.ktruss.dynamic`).
 
@@ -253,6 +251,7 @@ class GpuDynamicTruss:
         self._ks_host = self._words_host[CTR_WORDS:]
         self._batch_keys = cupy.empty(2 * SMALL_BATCH, dtype=cupy.int64)
         self._queue = None                        # (units, entry counts): _async_queue
+        self._side = None                         # _side_stream
         self._bar = cupy.zeros(4, dtype=cupy.uint32)
         self._recompute()
 
@@ -494,20 +493,46 @@ class GpuDynamicTruss:
                 return
         src = cp.ascontiguousarray(src.astype(cp.int32, copy=False))
         dst = cp.ascontiguousarray(dst.astype(cp.int32, copy=False))
-        b = int(src.shape[0])
         batch = self._batch(src, dst)
         deleting = kind == "delete"
+        side = self._side_stream() if TC_SIDE_STREAM and not self.graph.directed else None
 
         def queued():
             # the supports (the triangles the batch closed or opened, from the same batch)
             # and a deletion's table change: host work that the truss kernels do not wait
             # for (neither reads the other's state; the deleted keys are gone only after
-            # dt_lost_seeds read them), issued behind the update's cooperative launch
-            if not self.graph.directed:
+            # dt_lost_seeds read them), issued behind the update's cooperative launch; the
+            # supports on a stream of their own (TC_SIDE_STREAM), from the batch's keys on
+            if side is not None:
+                side[0].wait_event(side[1])
+                with side[0]:
+                    self._tc.apply_gpu_batch(batch, deleting)
+                side[2].record(side[0])
+            elif not self.graph.directed:
                 self._tc.apply_gpu_batch(batch, deleting)
             if deleting:
                 self._table.delete_present(src, dst)
 
+        if side is not None:
+            side[1].record()
+        try:
+            self._dispatch(kind, src, dst, batch, queued)
+        finally:
+            if side is not None:                  # (later work on this stream follows it)
+                cp.cuda.get_current_stream().wait_event(side[2])
+
+    def _side_stream(self):
+        """(stream, event after the batch's keys, event after the supports) of the supports'
+        update (made on first use)."""
+        if self._side is None:
+            cp = self._cp
+            self._side = (cp.cuda.Stream(non_blocking=True),
+                          cp.cuda.Event(disable_timing=True), cp.cuda.Event(disable_timing=True))
+        return self._side
+
+    def _dispatch(self, kind, src, dst, batch, queued) -> None:
+        """The update's path (``queued()``: see :meth:`update`)."""
+        b = int(src.shape[0])
         self.stats["path"] = "dynamic"
         small = b <= self.batch_share * len(self._table)
         if kind == "insert":
@@ -863,137 +888,3 @@ class GpuDynamicTruss:
             return self._fallback(self._touched_count)
         self.stats.update(region=self._touched_count, rounds=self._rounds,
                           raise_rounds=self._levels, raised=self._raised)
-
-    def _insert_raise(self, slots) -> None:
-        """Raise the numbers after an insertion batch (new edges in the table, ``slots``).
-
-        1. The new edges go first in level 2. Rounds over a list (the new edges first): an
-           edge with more than t - 2 triangles whose other edges come after it in the order
-           (truss, rank) moves to the start of the lowest level t' where at most t' - 2
-           triangles have both other edges at t' or above (``kr_raise_value``,
-           ``kr_apply``); the edges it passed that share a triangle with it, the third edge
-           after them, and the edges raised together form the next list (``kr_push``).
-           Levels are handled together; an edge may move several levels in one step. When
-           the list is empty every edge has at most t - 2 later triangles, so the order is
-           a k-order of the new graph and its numbers are upper bounds of the truss numbers
-           (the first edge of a k-truss in the order has k - 2 later triangles, hence a
-           number of k or more, and so have the edges after it).
-        2. The h-index descent (as after a deletion) from the raised edges lowers the
-           numbers to the truss numbers (the unraised edges keep theirs: old numbers are
-           lower bounds after an insertion); the edges it lowered go to the end of their
-           level in peeling order, which keeps the k-order.
-        """
-        from hornet.core.cuda import BLOCK, i64, launch
-        cp = self._cp
-        t = self._table
-        b = int(slots.shape[0])
-        deadline, max_region, tstamp = self._new_edges_first(slots)
-        truss, rank = t.columns["truss"], t.columns["rank"]
-        cur, nxt = self._front, self._front2
-        cur[:b] = slots.astype(cp.int32)
-        deg, ptr = self._view()
-        keys, shift = t.keys, np.int32(t.shift)
-        state = self._state(tstamp)
-        no_member, rstamp = self._tick(), self._tick()
-        head = self._head
-        count, value = _fn("ko_count"), _fn("kr_raise_value")
-        apply, push = _fn("kr_apply"), _fn("kr_push")
-        n = b
-        while n:
-            stamp = self._tick()
-            parts = _parts(n)
-            launch(count, n * int(parts), state + (cur, i64(n), parts, np.int32(-1),
-                                                   self._member, no_member, np.int32(-1),
-                                                   np.int32(1), self._cnt),
-                   threads_per_item=WARP)
-            launch(value, n, (deg, ptr, keys, shift, truss, cur, i64(n), self._cnt,
-                              self._newval, self._touched, tstamp, self._ctr),
-                   threads_per_item=BLOCK)
-            launch(apply, n, (cur, i64(n), self._newval, truss, rank, i64(head), self._low,
-                              self._low_old, self._rank_old, nxt, self._mark, stamp,
-                              self._region, self._seen, rstamp, self._ctr))
-            launch(push, n * int(parts), (deg, ptr, keys, shift, truss, rank, self._low,
-                                          self._low_old, self._rank_old, i64(n), nxt,
-                                          self._mark, stamp, self._ctr, parts),
-                   threads_per_item=WARP)
-            c = self._read()
-            self._rounds += 1
-            n, raised = int(c[C_NEXT]), int(c[C_RAISED])
-            self._head = head - int(c[C_HEADN])
-            cur, nxt = nxt, cur
-            if n and (raised > max_region or time.perf_counter() > deadline):
-                return self._fallback(int(c[C_TOUCHED]))
-        raise_rounds = self._rounds
-        fstamp = self._tick()
-        self._la[:raised] = self._region[:raised]
-        done = self._descend(raised, tstamp, fstamp, deadline)
-        if done:
-            # (the host's copy of the counters is current: every phase ends with its read)
-            nf = int(self._ctr_host[C_FELL])
-            done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp, deadline,
-                              to_empty=True) >= 0
-        touched = int(self._ctr_host[C_TOUCHED])
-        self._tail += int(self._ctr_host[C_TAIL])
-        if not done:
-            return self._fallback(touched)
-        self.stats.update(region=touched, rounds=self._rounds, raise_rounds=raise_rounds,
-                          raised=raised)
-
-    def _scan_rounds(self, ns: int, tstamp, deadline, max_region, extras=None) -> bool:
-        """The insertion scan from the seeds ``_la[:ns]`` at level 2 (with ``extras``,
-        ``(slots, levels)`` int32 sorted by level: from those instead, each put in at its
-        level, lowest first), one launch per phase and the host reading the counters between
-        rounds. False: stopped early."""
-        from hornet.core.cuda import BLOCK, _max_grid, i64, launch
-        state = self._state(tstamp)
-        count, decide = _fn("ko_count"), _fn("ko_decide")
-        push, raise_ = _fn("ko_push"), _fn("ko_raise")
-        full_grid = (int(_max_grid()),)
-        seeds = self._la
-        k = 2
-        if extras is not None:
-            ext, levels = extras[0], self._cp.asnumpy(extras[1])
-            k = int(levels[0])
-            ns = self._add_extras(ext, levels, k, 0)
-        while ns:
-            mstamp = self._tick()
-            self._ctr[C_ALL] = 0
-            self._ctr[C_NEWC] = 0
-            cur, nxt, n, slot = seeds, self._front, ns, 0
-            while n:                               # the scan of level k: candidates
-                pstamp = self._tick()
-                parts = _parts(n)
-                launch(count, n * int(parts), state + (cur, i64(n), parts, np.int32(k),
-                                                       self._member, mstamp, np.int32(-1),
-                                                       np.int32(1), self._cnt),
-                       threads_per_item=WARP)
-                launch(decide, n, state + (cur, i64(n), np.int32(k), mstamp, self._cnt,
-                                           self._cand, self._region, np.int32(slot)))
-                push(full_grid, (BLOCK,), state + (self._cand, np.int32(slot), np.int32(k),
-                                                   mstamp, pstamp, nxt,
-                                                   np.int32(PUSH_PARTS)))
-                c = self._read()
-                self._rounds += 1
-                n, slot = int(c[C_EVAL]), 1 - slot
-                cur, nxt = nxt, (self._front2 if nxt is self._front else self._front)
-                if int(c[C_ALL]) > max_region or time.perf_counter() > deadline:
-                    return False
-            nall = int(c[C_ALL])
-            ns = self._peel(self._region, nall, self._member, mstamp, tstamp, deadline,
-                            to_empty=False)
-            if ns < 0:
-                return False
-            if ns:                                 # the survivors rise: next level's seeds
-                launch(raise_, ns, state + (self._lb, i64(ns), np.int32(k),
-                                            i64(self._head - ns + 1), seeds))
-                self._head -= ns
-            k_next = k + 1
-            if extras is not None:                 # and that level's extras
-                if ns == 0:                        # (none rose: the next level with extras)
-                    e = int(np.searchsorted(levels, k + 1))
-                    k_next = int(levels[e]) if e < levels.shape[0] else k + 1
-                ns += self._add_extras(ext, levels, k_next, ns)
-            k = k_next
-            self._levels += 1
-        self._tail += int(self._read()[C_TAIL])
-        return True
