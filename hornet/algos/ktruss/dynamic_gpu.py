@@ -434,7 +434,12 @@ class GpuDynamicTruss(HostRounds):
         return self._ctr_host
 
     def _view(self):
-        view = self._und.adjacency(properties=False)
+        """(degree, edge pointer) arrays the kernels read the graph through: its vertex table
+        (the same arrays across updates: no view to make per update), else its view."""
+        und = self._und
+        if hasattr(und, "vertex_table"):
+            return und.vertex_table()
+        view = und.adjacency(properties=False)
         return view.degree, view.edge_ptr
 
     # ------------------------------------------------------------------ results
