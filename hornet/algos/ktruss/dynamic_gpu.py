@@ -10,7 +10,8 @@ never a per-edge host step.
 
 An update's fixed steps: the batch adjacency (mirrored, sorted keys) built once, by one block
 for a batch of at most :data:`SMALL_BATCH` edges (``tb_batch_keys``), and shared with the
-triangle count's support update (undirected graphs); the edge-table change; then, on a graph
+triangle count's support update (undirected graphs: on a stream of its own beside the truss
+kernels, :data:`TC_SIDE_STREAM`); the edge-table change; then, on a graph
 of at most DEVICE_SCAN_DELETE_MAX_EDGES edges, one cooperative ``ko_scan`` launch (a
 deletion: after the ``dt_lost_seeds`` launch; an insertion: after ``kr_seed`` puts the new
 edges first at level 2) and one read of the counters and control words at its end. The
