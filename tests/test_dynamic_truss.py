@@ -352,18 +352,14 @@ def test_small_batch_keys_equal_the_sorted_batch(device, b):
     assert np.array_equal(cp.asnumpy(got.keys), cp.asnumpy(want.keys))
 
 
-@pytest.mark.parametrize("side", [True, False])
-def test_supports_beside_the_truss_kernels(device, side, monkeypatch):
-    """GPU: the supports updated on a stream of their own (TC_SIDE_STREAM, beside the truss
-    kernels) or behind them on the caller's stream. A dense random graph loses and gets back
-    random edges, some updates following each other without a check between; after the
-    checked ones the supports equal :func:`edge_support` (a static count) and the numbers the
-    static decomposition."""
+def test_supports_after_updates_without_checks_between(device):
+    """GPU: a dense random graph loses and gets back random edges, some updates following
+    each other without a check between (the supports' update is queued behind the truss
+    kernels, never waited for); after the checked ones the supports equal
+    :func:`edge_support` (a static count) and the numbers the static decomposition."""
     if device != "gpu":
-        pytest.skip("the GPU version's streams")
+        pytest.skip("the GPU version's queued supports")
     from hornet.algos import edge_support
-    from hornet.algos.ktruss import dynamic_gpu
-    monkeypatch.setattr(dynamic_gpu, "TC_SIDE_STREAM", side)
     rng = np.random.default_rng(9)
     n = 60
     iu = np.triu_indices(n, 1)

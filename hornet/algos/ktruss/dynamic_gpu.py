@@ -10,8 +10,7 @@ never a per-edge host step.
 
 An update's fixed steps: the batch adjacency (mirrored, sorted keys) built once, by one block
 for a batch of at most :data:`SMALL_BATCH` edges (``tb_batch_keys``), and shared with the
-triangle count's support update (undirected graphs: on a stream of its own beside the truss
-kernels, :data:`TC_SIDE_STREAM`); the edge-table change; then, on a graph
+triangle count's support update (undirected graphs); the edge-table change; then, on a graph
 of at most DEVICE_SCAN_DELETE_MAX_EDGES edges, one cooperative ``ko_scan`` launch (a
 deletion: after the ``dt_lost_seeds`` launch; an insertion: after ``kr_seed`` puts the new
 edges first at level 2) and one read of the counters and control words at its end. The
@@ -170,9 +169,6 @@ ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
 ASYNC_MAX_EDGES = 1 << 21
 #: units the queue holds in one phase (a longer phase stops: the update falls back)
 ASYNC_QUEUE_UNITS = 1 << 22
-#: True: an undirected graph's supports are updated on a stream of their own, beside the
-#: truss kernels (the update's read of ko_scan's words does not wait for them)
-TC_SIDE_STREAM = True
 #: batches of at most this many edges get their batch adjacency from one block
 #: (``tb_batch_keys``, SMALL_BATCH in batch_keys.cu) instead of a sort
 SMALL_BATCH = 1024
@@ -252,7 +248,6 @@ class GpuDynamicTruss(HostRounds):
         self._ks_host = self._words_host[CTR_WORDS:]
         self._batch_keys = cupy.empty(2 * SMALL_BATCH, dtype=cupy.int64)
         self._queue = None                        # (units, entry counts): _async_queue
-        self._side = None                         # _side_stream
         self._bar = cupy.zeros(4, dtype=cupy.uint32)
         self._recompute()
 
@@ -499,46 +494,20 @@ class GpuDynamicTruss(HostRounds):
                 return
         src = cp.ascontiguousarray(src.astype(cp.int32, copy=False))
         dst = cp.ascontiguousarray(dst.astype(cp.int32, copy=False))
+        b = int(src.shape[0])
         batch = self._batch(src, dst)
         deleting = kind == "delete"
-        side = self._side_stream() if TC_SIDE_STREAM and not self.graph.directed else None
 
         def queued():
             # the supports (the triangles the batch closed or opened, from the same batch)
             # and a deletion's table change: host work that the truss kernels do not wait
             # for (neither reads the other's state; the deleted keys are gone only after
-            # dt_lost_seeds read them), issued behind the update's cooperative launch; the
-            # supports on a stream of their own (TC_SIDE_STREAM), from the batch's keys on
-            if side is not None:
-                side[0].wait_event(side[1])
-                with side[0]:
-                    self._tc.apply_gpu_batch(batch, deleting)
-                side[2].record(side[0])
-            elif not self.graph.directed:
+            # dt_lost_seeds read them), issued behind the update's cooperative launch
+            if not self.graph.directed:
                 self._tc.apply_gpu_batch(batch, deleting)
             if deleting:
                 self._table.delete_present(src, dst)
 
-        if side is not None:
-            side[1].record()
-        try:
-            self._dispatch(kind, src, dst, batch, queued)
-        finally:
-            if side is not None:                  # (later work on this stream follows it)
-                cp.cuda.get_current_stream().wait_event(side[2])
-
-    def _side_stream(self):
-        """(stream, event after the batch's keys, event after the supports) of the supports'
-        update (made on first use)."""
-        if self._side is None:
-            cp = self._cp
-            self._side = (cp.cuda.Stream(non_blocking=True),
-                          cp.cuda.Event(disable_timing=True), cp.cuda.Event(disable_timing=True))
-        return self._side
-
-    def _dispatch(self, kind, src, dst, batch, queued) -> None:
-        """The update's path (``queued()``: see :meth:`update`)."""
-        b = int(src.shape[0])
         self.stats["path"] = "dynamic"
         small = b <= self.batch_share * len(self._table)
         if kind == "insert":
