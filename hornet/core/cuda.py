@@ -30,6 +30,7 @@ import threading
 
 import numpy as np
 
+from . import cubins
 from .jit import announce_compile, cache_dir, timed_compile
 
 try:  # importable without CuPy; every function needs it when called
@@ -56,22 +57,31 @@ ITEM_TYPES = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int",
 
 def load_module(path: str, name_expressions: tuple = ()):
     """The ``cupy.RawModule`` of one ``.cu`` file with these template instances, compiled once
-    per process."""
+    per process; or its shipped cubin (:mod:`hornet.core.cubins`), which needs no compile."""
     key = (path, tuple(name_expressions))
     mod = _MODULES.get(key)
     if mod is None:
         with _LOCK:
             mod = _MODULES.get(key)
             if mod is None:
-                with open(path, encoding="utf-8") as f:
-                    code = f.read() + f"\n// hornet headers {_headers_digest()}\n"
-                options = ("-std=c++17", f"-I{HEADERS}")
-                mod = cupy.RawModule(code=code, options=options,
-                                     name_expressions=list(name_expressions) or None)
-                _BUILD_KEYS[key] = _build_key(code, options, name_expressions)
+                code, options = module_source(path)
+                # the shipped cubin when it holds this source for this toolchain
+                mod = cubins.load(path, code, options, key[1], cupy)
+                if mod is None:
+                    mod = cupy.RawModule(code=code, options=options,
+                                         name_expressions=list(name_expressions) or None)
+                    _BUILD_KEYS[key] = _build_key(code, options, name_expressions)
                 _MODULES[key] = mod
                 loaded_modules.append(key)
     return mod
+
+
+def module_source(path: str) -> tuple:
+    """(the source text NVRTC compiles for the ``.cu`` file ``path``: the file and the digest
+    of hornet's headers, the compiler options)."""
+    with open(path, encoding="utf-8") as f:
+        code = f.read() + f"\n// hornet headers {_headers_digest()}\n"
+    return code, ("-std=c++17", f"-I{HEADERS}")
 
 
 def _module_lock(key: tuple) -> threading.Lock:

@@ -1,0 +1,177 @@
+"""Prebuilt CUDA binaries (cubins) of hornet's modules, shipped in the package.
+
+A first GPU run would otherwise compile hornet's CUDA modules with NVRTC (tens of CPU
+seconds). ``cubins_sm90.zip`` beside this file holds, for the modules a GPU replay loads
+(``streams/data/replay_modules_gpu.json``), the cubin CuPy builds for them on a Hopper card
+(compute capability 9.0: H100, H200), written by ``python3 -m bench.tools.build_cubins`` on
+such a card. Its ``index.json`` records the toolchain that built them (NVRTC and CuPy
+versions, the architecture) and, per module, the key of what decides the binary (:func:`key`:
+the module's path in the package, its source with the digest of hornet's headers, the
+options, the template instances) with each template instance's lowered (mangled) name.
+
+:func:`load` gives a module's cubin only when its key is in the index (a changed source or
+header never finds one) and this process has the same toolchain: the device's compute
+capability, NVRTC's version and CuPy's version (major.minor) equal the recorded ones.
+Otherwise, and after any failure to read or load a cubin (for instance a driver too old for
+it: then no cubin is tried again in this process), the caller compiles as without the
+archive. A cubin is extracted into hornet's cache folder (``cuda/cubins``, named by its key
+and content) and loaded from there by ``cupy.RawModule(path=...)``.
+
+``$HORNET_CUBINS``: ``0`` turns the archive off; a path names another archive.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import zipfile
+
+from .jit import cache_dir
+
+#: the archive in the package
+ARCHIVE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cubins_sm90.zip")
+#: the package's root folder: module paths in the index are relative to it
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: the archive's layout version
+FORMAT = 1
+#: the include folder option of hornet's modules, as the key writes it (the folder of an
+#: install is no part of the binary)
+INCLUDE_PLACEHOLDER = "-I{hornet}/core"
+
+_LOCK = threading.Lock()
+_STATE: dict = {}       # "index": the archive's index (None: no usable archive); "off": bool
+#: keys of the modules loaded from a cubin in this process, in order
+loaded: list = []
+
+
+def key(path: str, code: str, options, name_expressions) -> str:
+    """The key of a module's binary: its path relative to the package root, its source as
+    compiled (with the digest of hornet's headers that ``load_module`` appends), its options
+    (hornet's include folder as :data:`INCLUDE_PLACEHOLDER`) and its template instances."""
+    core = os.path.join(ROOT, "core")
+    options = [INCLUDE_PLACEHOLDER if o == f"-I{core}" else o for o in options]
+    rel = os.path.relpath(os.path.abspath(path), ROOT).replace(os.sep, "/")
+    text = "\0".join([rel, code, "\1", *options, "\1", *name_expressions])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def archive_path() -> str | None:
+    """The archive this process uses (``$HORNET_CUBINS``), None when turned off."""
+    explicit = os.environ.get("HORNET_CUBINS")
+    if explicit == "0":
+        return None
+    return explicit or ARCHIVE
+
+
+def toolchain() -> dict:
+    """What this process would compile with: the current device's compute capability and
+    NVRTC's and CuPy's versions (needs CuPy)."""
+    import cupy
+    from cupy.cuda import nvrtc
+    return {"arch": str(cupy.cuda.Device().compute_capability),
+            "nvrtc": list(nvrtc.getVersion()),
+            "cupy": ".".join(cupy.__version__.split(".")[:2])}
+
+
+def matches(index: dict, here: dict) -> bool:
+    """Whether an archive's index holds binaries for the toolchain ``here``
+    (:func:`toolchain`)."""
+    return (index.get("format") == FORMAT and str(index.get("arch")) == here["arch"]
+            and list(index.get("nvrtc", ())) == list(here["nvrtc"])
+            and ".".join(str(index.get("cupy", "")).split(".")[:2]) == here["cupy"])
+
+
+def _index() -> dict | None:
+    """The archive's index, read once per process (None: no archive or not readable)."""
+    if "index" not in _STATE:
+        index = None
+        path = archive_path()
+        if path and os.path.exists(path):
+            try:
+                with zipfile.ZipFile(path) as z:
+                    index = json.loads(z.read("index.json"))
+                index["archive"] = path
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+                index = None
+        _STATE["index"] = index
+    return _STATE["index"]
+
+
+def entry(path: str, code: str, options, name_expressions) -> dict | None:
+    """The index entry of a module's cubin for this toolchain, or None (no such key, another
+    toolchain, no archive, or cubins turned off after a failure). Reads the toolchain only
+    for a module the index holds."""
+    if _STATE.get("off"):
+        return None
+    index = _index()
+    if not index:
+        return None
+    found = index.get("modules", {}).get(key(path, code, options, name_expressions))
+    if found is None:
+        return None
+    if "usable" not in _STATE:
+        try:
+            _STATE["usable"] = matches(index, toolchain())
+        except Exception:   # noqa: BLE001 - no NVRTC or device to compare: compile instead
+            _STATE["usable"] = False
+    return found if _STATE["usable"] else None
+
+
+def _extract(index: dict, found: dict) -> str:
+    """The path of an entry's cubin in hornet's cache folder, extracted from the archive
+    unless it is there already (the file name holds the key and the content's digest)."""
+    folder = os.path.join(cache_dir(), "cuda", "cubins")
+    target = os.path.join(folder, found["file"])
+    if os.path.exists(target):
+        return target
+    with zipfile.ZipFile(index["archive"]) as z:
+        data = z.read(found["file"])
+    if hashlib.sha256(data).hexdigest()[:16] != found["sha256"]:
+        raise ValueError(f"{found['file']}: the archive's cubin is damaged")
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return target
+
+
+class CubinModule:
+    """A module loaded from a cubin, used like the ``cupy.RawModule`` it replaces: its
+    template instances are looked up by their lowered names."""
+
+    def __init__(self, raw, names: dict):
+        self.raw, self.names = raw, names
+
+    def get_function(self, name: str):
+        return self.raw.get_function(self.names.get(name, name))
+
+    def compile(self) -> None:
+        self.raw.compile()
+
+
+def load(path: str, code: str, options, name_expressions, cupy) -> CubinModule | None:
+    """The module of ``path`` (compiled from ``code`` with ``options`` and these template
+    instances) from its shipped cubin, loaded on the current device by ``cupy`` (the CuPy
+    module); None when there is no usable cubin (the caller compiles). A cubin that fails to
+    load turns cubins off for the rest of the process."""
+    found = entry(path, code, options, name_expressions)
+    if found is None:
+        return None
+    try:
+        with _LOCK:
+            target = _extract(_index(), found)
+        with cupy.cuda.Device():
+            raw = cupy.RawModule(path=target)
+            raw.compile()                       # loads it now: a failure falls back here
+    except Exception:   # noqa: BLE001 - any failure: compile as without the archive
+        _STATE["off"] = True
+        return None
+    loaded.append(found["file"])
+    return CubinModule(raw, dict(found.get("names", {})))
