@@ -223,11 +223,40 @@ def test_shipped_archive_holds_the_replay_modules():
             assert data.startswith(b"\x7fELF") and len(data) == m["bytes"]
             assert hashlib.sha256(data).hexdigest()[:16] == m["sha256"]
             assert m["file"].startswith(key)
+        for digest, m in index.get("cupy_kernels", {}).items():
+            data = z.read(m["file"])
+            assert data.startswith(b"\x7fELF") and len(data) == m["bytes"]
+            assert hashlib.sha256(data).hexdigest()[:16] == m["sha256"]
+    from streams.cli import REPLAY_CUPY_KERNELS
+    recorded = json.loads(Path(REPLAY_CUPY_KERNELS).read_text())
+    if recorded["cupy"] == index["cupy"]:     # CuPy's kernels of the replay, for that version
+        assert set(index.get("cupy_kernels", {})) == {
+            cubins.record_digest(r) for r in recorded["kernels"]}
     wanted = {(os.path.relpath(p, cubins.ROOT), names)
               for p, names in build_cubins.replay_modules()}
     assert listed == wanted
     assert build_cubins.stale(Path(cubins.ARCHIVE)) == []
     assert os.path.getsize(cubins.ARCHIVE) < 4_000_000
+
+
+def test_cupy_record_digest_follows_the_record(fake_gpu, monkeypatch, tmp_path):
+    from hornet.core import cubins
+    record = {"source": "k", "options": ["{cupy_option_0}", "-DX"], "extra_source":
+              "{cupy_header_source}", "backend": "nvrtc", "jitify": False}
+    digest = cubins.record_digest(record)
+    assert cubins.record_digest({**record, "seconds": 2.5}) == digest
+    for field, value in (("source", "k2"), ("options", ["{cupy_option_0}"]),
+                         ("extra_source", "x"), ("backend", "nvcc"), ("jitify", True)):
+        assert cubins.record_digest({**record, field: value}) != digest, field
+    # an archive without CuPy kernels (or none at all) leaves every record to compile
+    a = tmp_path / "a.cu"
+    a.write_text("__global__ void a() {}\n")
+    monkeypatch.setenv("HORNET_CUBINS", str(_archive(tmp_path, [(a, (), {}, b"\x7fELF")])))
+    fake_gpu["new_process"]()
+    assert cubins.seed_cupy_cache([record]) == [record]
+    monkeypatch.setenv("HORNET_CUBINS", str(tmp_path / "none.zip"))
+    fake_gpu["new_process"]()
+    assert cubins.seed_cupy_cache([record]) == [record]
 
 
 # on the device: build an archive of one module, load it in a fresh process with empty
@@ -346,3 +375,53 @@ def test_shipped_cubins_serve_every_replay_module(tmp_path):
         pytest.skip(f"the archive is for another toolchain than {result['other toolchain']}")
     assert result["cubins"] == result["modules"] >= 10 and result["compiled"] == 0
     assert result["kernels"] > 100
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
+def test_seeded_cupy_kernels_are_found_by_cupy(tmp_path):
+    """On the toolchain the archive was built with, the GPU replay's CuPy kernels are written
+    into an empty CuPy cache, where CuPy then finds each of them: no NVRTC compile."""
+    script = textwrap.dedent('''
+        import json, os, zipfile
+        import cupy
+        from cupy.cuda import compiler
+        from hornet.core import cubins, cuda
+        from streams.cli import REPLAY_CUPY_KERNELS
+        listed = json.load(open(REPLAY_CUPY_KERNELS))
+        with zipfile.ZipFile(cubins.archive_path()) as z:
+            index = json.loads(z.read("index.json"))
+        if (listed["cupy"] != cupy.__version__ or index.get("cupy") != cupy.__version__
+                or not cubins.matches(index, cubins.toolchain())):
+            print("RESULT " + json.dumps({"other toolchain": cubins.toolchain()}))
+            raise SystemExit(0)
+        records = listed["kernels"]
+        threads = cuda.prebuild_cupy_kernels(records)
+        cached = len(os.listdir(os.environ["CUPY_CACHE_DIR"]))
+        compiles = []
+        nvrtc = compiler._compile_using_nvrtc_no_warning
+        compiler._compile_using_nvrtc_no_warning = lambda *a, **k: (
+            compiles.append(1), nvrtc(*a, **k))[1]
+        install = cuda.cupy_install()
+        for record in records:
+            source, options, extra, backend, jitify = cuda.cupy_compile_arguments(
+                record, install)
+            mod = compiler._compile_module_with_cache(
+                source, options, extra_source=extra, backend=backend, jitify=jitify)
+            assert mod.ptr
+        again = cuda.prebuild_cupy_kernels(records)
+        print("RESULT " + json.dumps({"records": len(records), "threads": len(threads),
+                                      "cached": cached, "compiles": len(compiles),
+                                      "again": len(again)}))
+    ''')
+    env = {k: v for k, v in os.environ.items() if k not in ("HORNET_CACHE_DIR",
+                                                             "CUPY_CACHE_DIR")}
+    env.update(PYTHONPATH=str(ROOT), HORNET_CACHE_DIR=str(tmp_path / "cache"),
+               CUPY_CACHE_DIR=str(tmp_path / "cupy"))
+    out = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT,
+                         capture_output=True, text=True, timeout=600, check=True)
+    result = json.loads(out.stdout.split("RESULT ")[1])
+    if "other toolchain" in result:
+        pytest.skip(f"the archive is for another toolchain than {result['other toolchain']}")
+    assert result["threads"] == 0 and result["compiles"] == 0 and result["again"] == 0
+    assert result["records"] >= result["cached"] >= 1

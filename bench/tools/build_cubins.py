@@ -5,8 +5,10 @@
 On a GPU machine (a Hopper card for the shipped archive): compiles every module of the GPU
 replay's list (``streams/data/replay_modules_gpu.json``) exactly as ``load_module`` has CuPy
 compile it (``cupy.RawModule``, NVRTC, this device's architecture), catching the binary CuPy
-would put in its kernel cache, and writes one zip archive: ``index.json`` (the toolchain,
-per module its key, lowered names and file) and one LZMA-compressed cubin per module
+would put in its kernel cache, and CuPy's own kernels the replay compiles
+(``streams/data/replay_cupy_kernels_gpu.json``, when it is for this CuPy version); writes
+one zip archive: ``index.json`` (the toolchain; per module its key, lowered names and file;
+per CuPy kernel its record's digest and file) and one LZMA-compressed cubin each
 (:mod:`hornet.core.cubins` reads it). Rerun after changing a listed module or header, or
 the list; the loader ignores cubins whose key no longer matches, so a stale archive costs
 compiles, never wrong code.
@@ -27,6 +29,7 @@ from bench.common import ROOT
 
 MODULE_LIST = ROOT / "streams" / "data" / "replay_modules_gpu.json"
 ARCHIVE = ROOT / "hornet" / "core" / "cubins_sm90.zip"
+CUPY_LIST = ROOT / "streams" / "data" / "replay_cupy_kernels_gpu.json"
 
 
 class _Catch:
@@ -35,12 +38,14 @@ class _Catch:
 
     def __init__(self):
         self.saved: dict = {}
+        self.named: dict = {}
 
     def load(self, name):
         return None
 
     def save(self, name, payload, source):
         self.saved[source] = payload
+        self.named[name] = payload
 
 
 def _text(name) -> str:
@@ -115,9 +120,65 @@ def compile_modules(modules: list, workers: int = 8) -> dict:
     return done
 
 
-def write_archive(out: Path, built: dict) -> dict:
-    """Write the archive ``out`` of compiled modules (:func:`compile_modules`, on this
-    device); returns its index."""
+def compile_cupy_kernels(records: list, workers: int = 8) -> dict:
+    """``{record digest: (cubin bytes, build seconds)}`` of recorded CuPy compiles
+    (:func:`hornet.core.cuda.cupy_compile_record`), compiled on the current device as
+    CuPy compiles them; checks that :func:`hornet.core.cubins.cupy_cache_name` gives the
+    name CuPy's cache stores each under (the seeding of another install relies on it), and
+    returns none if a record fails."""
+    import cupy
+    from cupy.cuda import compiler
+    from hornet.core import cubins, cuda
+
+    catch, before = _Catch(), compiler._kernel_cache_backend
+    compiler._set_kernel_cache_backend(catch)
+    install = cuda.cupy_install()
+    done, errors = {}, []
+    queue = list(reversed(records))
+    lock = threading.Lock()
+    device = cupy.cuda.Device().id
+
+    def work():
+        with cupy.cuda.Device(device):
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    record = queue.pop()
+                source, options, extra, backend, jitify = cuda.cupy_compile_arguments(
+                    record, install)
+                t = time.perf_counter()
+                try:
+                    name = cubins.cupy_cache_name(source, options, extra, backend, jitify)
+                    compiler._compile_module_with_cache(
+                        source, options, extra_source=extra, backend=backend, jitify=jitify)
+                except Exception as e:  # noqa: BLE001 - reported, then the tool fails
+                    errors.append(f"{record['source'][:60]!r}: {e}")
+                    continue
+                seconds = time.perf_counter() - t
+                cubin = catch.named.get(name)
+                if cubin is None or not cubin.startswith(b"\x7fELF"):
+                    errors.append(f"{record['source'][:60]!r}: CuPy cached it under another "
+                                  "name than hornet.core.cubins.cupy_cache_name gives")
+                    continue
+                done[cubins.record_digest(record)] = (cubin, seconds)
+
+    threads = [threading.Thread(target=work) for _ in range(min(workers, len(records)))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    compiler._set_kernel_cache_backend(before)
+    if errors:          # none shipped: hornet's modules do not depend on them
+        print("bench.tools.build_cubins: no CuPy kernels in the archive:\n  "
+              + "\n  ".join(errors[:5]), file=sys.stderr)
+        return {}
+    return done
+
+
+def write_archive(out: Path, built: dict, cupy_built: dict | None = None) -> dict:
+    """Write the archive ``out`` of compiled modules (:func:`compile_modules`) and CuPy
+    kernels (:func:`compile_cupy_kernels`), built on this device; returns its index."""
     import cupy
     from hornet.core import cubins, cuda
     here = cubins.toolchain()
@@ -142,6 +203,15 @@ def write_archive(out: Path, built: dict) -> dict:
                 "bytes": len(cubin)}
             z.writestr(zipfile.ZipInfo(name, date_time=stamp), cubin,
                        compress_type=zipfile.ZIP_LZMA)
+        if cupy_built:
+            index["cupy_kernels"] = {}
+            for digest, (cubin, _) in sorted(cupy_built.items()):
+                sha = hashlib.sha256(cubin).hexdigest()[:16]
+                name = f"cupy/{digest}-{sha}.cubin"
+                index["cupy_kernels"][digest] = {"file": name, "sha256": sha,
+                                                 "bytes": len(cubin)}
+                z.writestr(zipfile.ZipInfo(name, date_time=stamp), cubin,
+                           compress_type=zipfile.ZIP_LZMA)
         z.writestr(zipfile.ZipInfo("index.json", date_time=stamp),
                    json.dumps(index, indent=1, sort_keys=True) + "\n",
                    compress_type=zipfile.ZIP_DEFLATED)
@@ -182,13 +252,23 @@ def main(argv: list[str] | None = None) -> int:
     t = time.perf_counter()
     built = compile_modules(modules, a.workers)
     wall = time.perf_counter() - t
-    index = write_archive(a.out, built)
-    size = sum(c[0].__len__() for c in built.values())
-    print(f"{a.out}: {len(built)} modules, cubins {size / 1e6:.2f} MB, archive "
+    import cupy
+    listed = json.loads(CUPY_LIST.read_text())
+    cupy_built = {}
+    if listed["cupy"] == cupy.__version__:      # the records hold for this version only
+        cupy_built = compile_cupy_kernels(listed["kernels"], a.workers)
+    else:
+        print(f"{CUPY_LIST} is for CuPy {listed['cupy']}: no CuPy kernels in the archive")
+    index = write_archive(a.out, built, cupy_built)
+    size = sum(len(c[0]) for c in built.values())
+    print(f"{a.out}: {len(built)} modules, cubins {size / 1e6:.2f} MB, "
+          f"{len(cupy_built)} CuPy kernels, "
+          f"{sum(len(c[0]) for c in cupy_built.values()) / 1e6:.2f} MB; archive "
           f"{a.out.stat().st_size / 1e6:.2f} MB; {index['device']} sm_{index['arch']}, "
           f"NVRTC {'.'.join(map(str, index['nvrtc']))}, CuPy {index['cupy']}, driver "
-          f"{index['driver']}; build {wall:.1f} s wall, "
-          f"{sum(c[2] for c in built.values()):.1f} s summed over {a.workers} threads")
+          f"{index['driver']}; modules built in {wall:.1f} s wall, "
+          f"{sum(c[2] for c in built.values()):.1f} s summed over {a.workers} threads; "
+          f"CuPy kernels {sum(c[1] for c in cupy_built.values()):.1f} s summed")
     for (path, names), (cubin, _, seconds) in sorted(built.items(), key=lambda kv: -kv[1][2]):
         print(f"  {seconds:6.2f} s {len(cubin) / 1e3:8.1f} kB  "
               f"{os.path.relpath(path, ROOT)} ({len(names)} instances)")

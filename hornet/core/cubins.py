@@ -175,3 +175,81 @@ def load(path: str, code: str, options, name_expressions, cupy) -> CubinModule |
         return None
     loaded.append(found["file"])
     return CubinModule(raw, dict(found.get("names", {})))
+
+
+# CuPy's own kernels (elementwise kernels, reductions) a GPU replay compiles, recorded in
+# ``streams/data/replay_cupy_kernels_gpu.json`` (:func:`hornet.core.cuda.cupy_compile_record`):
+# the archive holds their cubins too, for the exact CuPy version that built them, and
+# :func:`seed_cupy_cache` writes them into CuPy's kernel cache under the names CuPy looks
+# them up by on this install (:func:`cupy_cache_name`), where CuPy then finds them.
+
+
+def record_digest(record: dict) -> str:
+    """The key of a recorded CuPy compile (its source, options, extra source, backend)."""
+    fields = {k: record[k] for k in ("source", "options", "extra_source", "backend",
+                                     "jitify")}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def cupy_cache_name(source: str, options, extra_source, backend: str = "nvrtc",
+                    jitify: bool = False) -> str:
+    """The file name CuPy's kernel cache gives the module it compiles from these arguments of
+    ``cupy.cuda.compiler._compile_module_with_cache`` (no template instances, the current
+    device's architecture): the key CuPy's ``_compile_with_cache_cuda`` computes. Internal
+    to CuPy, so used only with the CuPy version the archive records (the build checks it
+    against the names CuPy writes)."""
+    from cupy.cuda import compiler as c
+    arch = c._get_arch()
+    options = tuple(options) + ("-ftz=true",)
+    if c._get_bool_env_variable("CUPY_CUDA_COMPILE_WITH_DEBUG", False):
+        options += ("--device-debug", "--generate-line-info")
+    if jitify and "-DCUPY_USE_JITIFY" not in options:
+        options += ("-DCUPY_USE_JITIFY",)
+    env = ((arch, options, c._get_nvrtc_version(), backend)
+           + c._get_arch_for_options_for_nvrtc(arch))
+    base = c._empty_file_preprocess_cache.get(env)
+    if base is None:
+        base = c._empty_file_preprocess_cache[env] = c._preprocess("", options, arch, backend)
+    key_src = "%s %s %s %s %s" % (env, base, source, extra_source, c._get_cupy_cache_key())
+    return c._hash_hexdigest(key_src.encode("utf-8")) + ".cubin"
+
+
+def seed_cupy_cache(records: list) -> list:
+    """Write the archive's cubins of these recorded CuPy compiles into CuPy's kernel cache
+    (those it lacks), when the archive was built with this CuPy version, NVRTC version and
+    architecture; returns the records left to compile (all of them when nothing could be
+    seeded, e.g. another toolchain or a cubin that does not load here)."""
+    index = None if _STATE.get("off") else _index()
+    shipped = (index or {}).get("cupy_kernels")
+    if not shipped or not records:
+        return records
+    import cupy
+    from cupy.cuda import compiler, function
+    from . import cuda
+    try:
+        if index.get("cupy") != cupy.__version__ or not matches(index, toolchain()):
+            return records
+        install = cuda.cupy_install()
+        backend = compiler._kernel_cache_backend
+        left, checked = [], False
+        with _LOCK, zipfile.ZipFile(index["archive"]) as z:
+            for record in records:
+                found = shipped.get(record_digest(record))
+                if found is None:
+                    left.append(record)
+                    continue
+                source, options, extra, kind, jitify = cuda.cupy_compile_arguments(
+                    record, install)
+                name = cupy_cache_name(source, options, extra, kind, jitify)
+                if backend.load(name) is not None:
+                    continue
+                cubin = z.read(found["file"])
+                if hashlib.sha256(cubin).hexdigest()[:16] != found["sha256"]:
+                    raise ValueError(f"{found['file']}: the archive's cubin is damaged")
+                if not checked:             # one that does not load here: none is seeded
+                    function.Module().load(cubin)
+                    checked = True
+                backend.save(name, cubin, source)
+    except Exception:   # noqa: BLE001 - a head start only: those seeded are found anyway
+        return records
+    return left

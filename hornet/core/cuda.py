@@ -196,14 +196,21 @@ def prebuild_cupy_kernels(records: list, workers: int = 4) -> list:
     in ``workers`` daemon threads, in order, while the caller goes on. CuPy compiles its
     kernels where they are first called, one after another in the caller's thread; a kernel
     built here is read from the cache there instead (one called before its build is done is
-    compiled there as without this). Returns the threads (:func:`finish_prebuild` waits for
-    them); none when a marker file says that this kernel cache holds the records' builds
-    (written once all of them are built). A record that does not compile on this install is
-    skipped."""
+    compiled there as without this). Records whose cubin the package ships for this CuPy
+    version and toolchain are written into the cache instead of compiled
+    (:func:`hornet.core.cubins.seed_cupy_cache`). Returns the threads (:func:`finish_prebuild`
+    waits for them); none when a marker file says that this kernel cache holds the records'
+    builds (written once all of them are built). A record that does not compile on this
+    install is skipped."""
     from cupy.cuda import compiler
     marker = _cupy_marker(records)
     if not records or os.path.exists(marker):
         return []
+    todo = cubins.seed_cupy_cache(records)      # the shipped cubins of this CuPy version
+    if not todo:
+        _mark_built(marker)
+        return []
+    records = todo
     install = cupy_install()
     device = cupy.cuda.Device().id
     queue = list(reversed(records))
