@@ -223,12 +223,12 @@ def seed_cupy_cache(records: list) -> list:
     shipped = (index or {}).get("cupy_kernels")
     if not shipped or not records:
         return records
-    import cupy
-    from cupy.cuda import compiler, function
     from . import cuda
     try:
+        import cupy
         if index.get("cupy") != cupy.__version__ or not matches(index, toolchain()):
             return records
+        from cupy.cuda import compiler, function
         install = cuda.cupy_install()
         backend = compiler._kernel_cache_backend
         left, checked = [], False
