@@ -1,7 +1,7 @@
 """Prebuilt CUDA binaries (cubins) of hornet's modules, shipped in the package.
 
-A first GPU run would otherwise compile hornet's CUDA modules with NVRTC (tens of CPU
-seconds). ``cubins_sm90.zip`` beside this file holds, for the modules a GPU replay loads
+A first GPU run would otherwise compile hornet's CUDA modules with NVRTC.
+``cubins_sm90.zip`` beside this file holds, for the modules a GPU replay loads
 (``streams/data/replay_modules_gpu.json``), the cubin CuPy builds for them on a Hopper card
 (compute capability 9.0: H100, H200), written by ``python3 -m bench.tools.build_cubins`` on
 such a card. Its ``index.json`` records the toolchain that built them (NVRTC and CuPy
@@ -16,6 +16,9 @@ Otherwise, and after any failure to read or load a cubin (for instance a driver 
 it: then no cubin is tried again in this process), the caller compiles as without the
 archive. A cubin is extracted into hornet's cache folder (``cuda/cubins``, named by its key
 and content) and loaded from there by ``cupy.RawModule(path=...)``.
+
+The archive also holds the cubins of CuPy's own kernels the replay compiles, for the exact
+CuPy version that built them: :func:`seed_cupy_cache` writes them into CuPy's kernel cache.
 
 ``$HORNET_CUBINS``: ``0`` turns the archive off; a path names another archive.
 """
@@ -42,7 +45,7 @@ INCLUDE_PLACEHOLDER = "-I{hornet}/core"
 
 _LOCK = threading.Lock()
 _STATE: dict = {}       # "index": the archive's index (None: no usable archive); "off": bool
-#: keys of the modules loaded from a cubin in this process, in order
+#: the archive's files of the modules loaded from a cubin in this process, in order
 loaded: list = []
 
 
