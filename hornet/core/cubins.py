@@ -15,7 +15,8 @@ capability, NVRTC's version and CuPy's version (major.minor) equal the recorded 
 Otherwise, and after any failure to read or load a cubin (for instance a driver too old for
 it: then no cubin is tried again in this process), the caller compiles as without the
 archive. A cubin is extracted into hornet's cache folder (``cuda/cubins``, named by its key
-and content) and loaded from there by ``cupy.RawModule(path=...)``.
+and content) and loaded from there by ``cupy.RawModule(path=...)`` when a kernel of its
+module is first asked for.
 
 The archive also holds the cubins of CuPy's own kernels the replay compiles, for the exact
 CuPy version that built them: :func:`seed_cupy_cache` writes them into CuPy's kernel cache.
@@ -146,38 +147,50 @@ def _extract(index: dict, found: dict) -> str:
 
 
 class CubinModule:
-    """A module loaded from a cubin, used like the ``cupy.RawModule`` it replaces: its
-    template instances are looked up by their lowered names."""
+    """A module to load from its shipped cubin, used like the ``cupy.RawModule`` it replaces:
+    loaded on first use (as CuPy loads a compiled module), its template instances looked up
+    by their lowered names. A cubin that fails to extract or load is replaced by the module
+    ``compile_instead()`` gives (NVRTC), and turns cubins off for the rest of the process."""
 
-    def __init__(self, raw, names: dict):
-        self.raw, self.names = raw, names
+    def __init__(self, found: dict, cupy, compile_instead):
+        self.found, self.cupy, self.compile_instead = found, cupy, compile_instead
+        self.raw = None
+        self.names: dict = {}
+        self._lock = threading.Lock()
+
+    def _module(self):
+        if self.raw is None:
+            with self._lock:
+                if self.raw is None:
+                    try:
+                        with _LOCK:
+                            target = _extract(_index(), self.found)
+                        raw = self.cupy.RawModule(path=target)
+                        raw.compile()               # loads it now: a failure falls back here
+                        self.names = dict(self.found.get("names", {}))
+                        loaded.append(self.found["file"])
+                    except Exception:   # noqa: BLE001 - any failure: compile instead
+                        _STATE["off"] = True
+                        raw = self.compile_instead()
+                    self.raw = raw
+        return self.raw
 
     def get_function(self, name: str):
-        return self.raw.get_function(self.names.get(name, name))
+        raw = self._module()
+        return raw.get_function(self.names.get(name, name))
 
     def compile(self) -> None:
-        self.raw.compile()
+        self._module().compile()
 
 
-def load(path: str, code: str, options, name_expressions, cupy) -> CubinModule | None:
+def load(path: str, code: str, options, name_expressions, cupy,
+         compile_instead) -> CubinModule | None:
     """The module of ``path`` (compiled from ``code`` with ``options`` and these template
-    instances) from its shipped cubin, loaded on the current device by ``cupy`` (the CuPy
-    module); None when there is no usable cubin (the caller compiles). A cubin that fails to
-    load turns cubins off for the rest of the process."""
+    instances) from its shipped cubin, to be loaded on first use by ``cupy`` (the CuPy
+    module); None when there is no usable cubin (the caller compiles). ``compile_instead()``:
+    the module compiled by NVRTC, for a cubin that fails to load."""
     found = entry(path, code, options, name_expressions)
-    if found is None:
-        return None
-    try:
-        with _LOCK:
-            target = _extract(_index(), found)
-        with cupy.cuda.Device():
-            raw = cupy.RawModule(path=target)
-            raw.compile()                       # loads it now: a failure falls back here
-    except Exception:   # noqa: BLE001 - any failure: compile as without the archive
-        _STATE["off"] = True
-        return None
-    loaded.append(found["file"])
-    return CubinModule(raw, dict(found.get("names", {})))
+    return None if found is None else CubinModule(found, cupy, compile_instead)
 
 
 # CuPy's own kernels (elementwise kernels, reductions) a GPU replay compiles, recorded in

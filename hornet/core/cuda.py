@@ -66,11 +66,15 @@ def load_module(path: str, name_expressions: tuple = ()):
             mod = _MODULES.get(key)
             if mod is None:
                 code, options = module_source(path)
+
+                def compile_module(code=code, options=options):
+                    return cupy.RawModule(code=code, options=options,
+                                          name_expressions=list(name_expressions) or None)
+
                 # the shipped cubin when it holds this source for this toolchain
-                mod = cubins.load(path, code, options, key[1], cupy)
+                mod = cubins.load(path, code, options, key[1], cupy, compile_module)
                 if mod is None:
-                    mod = cupy.RawModule(code=code, options=options,
-                                         name_expressions=list(name_expressions) or None)
+                    mod = compile_module()
                     _BUILD_KEYS[key] = _build_key(code, options, name_expressions)
                 _MODULES[key] = mod
                 loaded_modules.append(key)
