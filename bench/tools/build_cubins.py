@@ -33,19 +33,20 @@ CUPY_LIST = ROOT / "streams" / "data" / "replay_cupy_kernels_gpu.json"
 
 
 class _Catch:
-    """A CuPy kernel cache backend that finds nothing and keeps what CuPy saves: the payload
-    of each compiled source."""
+    """A CuPy kernel cache backend that finds nothing and keeps what CuPy saves: each
+    payload by its cache name, and the last one each thread saved (CuPy saves in the thread
+    that compiles)."""
 
     def __init__(self):
-        self.saved: dict = {}
         self.named: dict = {}
+        self.mine = threading.local()
 
     def load(self, name):
         return None
 
     def save(self, name, payload, source):
-        self.saved[source] = payload
         self.named[name] = payload
+        self.mine.payload = payload
 
 
 def _text(name) -> str:
@@ -89,6 +90,7 @@ def compile_modules(modules: list, workers: int = 8) -> dict:
                     path, names = queue.pop()
                 code, options = cuda.module_source(path)
                 t = time.perf_counter()
+                catch.mine.payload = None
                 try:
                     module = cupy.RawModule(code=code, options=options,
                                             name_expressions=list(names) or None).module
@@ -97,7 +99,10 @@ def compile_modules(modules: list, workers: int = 8) -> dict:
                     continue
                 seconds = time.perf_counter() - t
                 mapping = dict(module.mapping or {})
-                payload = catch.saved[code]
+                payload = catch.mine.payload
+                if payload is None:
+                    errors.append(f"{path}: CuPy saved no binary")
+                    continue
                 if names:
                     decoded = compiler._decode_cache_payload(payload, len(names))
                     if decoded is None or dict(zip(sorted(names), decoded[0])) != mapping:
