@@ -234,8 +234,8 @@ def stale(archive: Path) -> list:
     for path, names in replay_modules():
         code, options = cuda.module_source(path)
         if cubins.key(path, code, options, names) not in keys:
-            missing.append(os.path.relpath(path, cubins.ROOT) + (f" {list(names)}" if names
-                                                                  else ""))
+            missing.append(os.path.relpath(path, cubins.ROOT)
+                           + (f" ({len(names)} instances)" if names else ""))
     return missing
 
 

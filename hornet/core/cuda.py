@@ -3,11 +3,12 @@
 - :func:`load_module` / :func:`function`: a ``.cu`` file compiled once per process, on first
   use, by ``cupy.RawModule`` (``segmented.cuh``, the shared device helpers beside this file,
   is on the include path), and its kernels; a module whose cubin the package ships for this
-  source and toolchain is loaded from it instead (:mod:`hornet.core.cubins`). :func:`prebuild` compiles a list of modules in
-  background threads (NVRTC runs without the GIL), so that a first run builds them side by
-  side instead of one after the other; a module's first kernel waits for its build, and
-  :func:`building` lets a caller with an exact alternative take it meanwhile
-  (:func:`finish_prebuild` waits for the builds before a process ends).
+  source and toolchain is loaded from it instead (:mod:`hornet.core.cubins`).
+  :func:`prebuild` compiles a list of modules in background threads (NVRTC runs without the
+  GIL), so that a first run builds them side by side instead of one after the other; a
+  module's first kernel waits for its build, and :func:`building` lets a caller with an
+  exact alternative take it meanwhile (:func:`finish_prebuild` waits for the builds before a
+  process ends).
   :func:`prebuild_cupy_kernels` does the same for CuPy's own elementwise and reduction
   kernels a run is known to compile (recorded by :func:`cupy_compile_record`). CuPy keeps the
   compiled module in its on-disk kernel cache (``~/.cupy/kernel_cache`` or
