@@ -40,7 +40,7 @@ def build_seconds(tree: str, module: str, names: list, cache: str | None = None)
     """(seconds, NVRTC version) of one build in a fresh process and empty caches (``cache``:
     CuPy's cache folder, kept)."""
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, PYTHONPATH=os.path.abspath(tree),
+        env = dict(os.environ, PYTHONPATH=os.path.abspath(tree), HORNET_CUBINS="0",
                    CUPY_CACHE_DIR=cache or os.path.join(tmp, "cupy"),
                    HORNET_CACHE_DIR=os.path.join(tmp, "hornet"))
         out = subprocess.run([sys.executable, "-c", SCRIPT, module, *names], env=env,

@@ -2,11 +2,13 @@
 
 - :func:`load_module` / :func:`function`: a ``.cu`` file compiled once per process, on first
   use, by ``cupy.RawModule`` (``segmented.cuh``, the shared device helpers beside this file,
-  is on the include path), and its kernels. :func:`prebuild` compiles a list of modules in
-  background threads (NVRTC runs without the GIL), so that a first run builds them side by
-  side instead of one after the other; a module's first kernel waits for its build, and
-  :func:`building` lets a caller with an exact alternative take it meanwhile
-  (:func:`finish_prebuild` waits for the builds before a process ends).
+  is on the include path), and its kernels; a module whose cubin the package ships for this
+  source and toolchain is loaded from it instead (:mod:`hornet.core.cubins`).
+  :func:`prebuild` compiles a list of modules in background threads (NVRTC runs without the
+  GIL), so that a first run builds them side by side instead of one after the other; a
+  module's first kernel waits for its build, and :func:`building` lets a caller with an
+  exact alternative take it meanwhile (:func:`finish_prebuild` waits for the builds before a
+  process ends).
   :func:`prebuild_cupy_kernels` does the same for CuPy's own elementwise and reduction
   kernels a run is known to compile (recorded by :func:`cupy_compile_record`). CuPy keeps the
   compiled module in its on-disk kernel cache (``~/.cupy/kernel_cache`` or
@@ -30,6 +32,7 @@ import threading
 
 import numpy as np
 
+from . import cubins
 from .jit import announce_compile, cache_dir, timed_compile
 
 try:  # importable without CuPy; every function needs it when called
@@ -56,22 +59,35 @@ ITEM_TYPES = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int",
 
 def load_module(path: str, name_expressions: tuple = ()):
     """The ``cupy.RawModule`` of one ``.cu`` file with these template instances, compiled once
-    per process."""
+    per process; or its shipped cubin (:mod:`hornet.core.cubins`), which needs no compile."""
     key = (path, tuple(name_expressions))
     mod = _MODULES.get(key)
     if mod is None:
         with _LOCK:
             mod = _MODULES.get(key)
             if mod is None:
-                with open(path, encoding="utf-8") as f:
-                    code = f.read() + f"\n// hornet headers {_headers_digest()}\n"
-                options = ("-std=c++17", f"-I{HEADERS}")
-                mod = cupy.RawModule(code=code, options=options,
-                                     name_expressions=list(name_expressions) or None)
-                _BUILD_KEYS[key] = _build_key(code, options, name_expressions)
+                code, options = module_source(path)
+
+                def compile_module(code=code, options=options):
+                    return cupy.RawModule(code=code, options=options,
+                                          name_expressions=list(name_expressions) or None)
+
+                # the shipped cubin when it holds this source for this toolchain
+                mod = cubins.load(path, code, options, key[1], cupy, compile_module)
+                if mod is None:
+                    mod = compile_module()
+                    _BUILD_KEYS[key] = _build_key(code, options, name_expressions)
                 _MODULES[key] = mod
                 loaded_modules.append(key)
     return mod
+
+
+def module_source(path: str) -> tuple:
+    """(the source text NVRTC compiles for the ``.cu`` file ``path``: the file and the digest
+    of hornet's headers, the compiler options)."""
+    with open(path, encoding="utf-8") as f:
+        code = f.read() + f"\n// hornet headers {_headers_digest()}\n"
+    return code, ("-std=c++17", f"-I{HEADERS}")
 
 
 def _module_lock(key: tuple) -> threading.Lock:
@@ -186,14 +202,21 @@ def prebuild_cupy_kernels(records: list, workers: int = 4) -> list:
     in ``workers`` daemon threads, in order, while the caller goes on. CuPy compiles its
     kernels where they are first called, one after another in the caller's thread; a kernel
     built here is read from the cache there instead (one called before its build is done is
-    compiled there as without this). Returns the threads (:func:`finish_prebuild` waits for
-    them); none when a marker file says that this kernel cache holds the records' builds
-    (written once all of them are built). A record that does not compile on this install is
-    skipped."""
+    compiled there as without this). Records whose cubin the package ships for this CuPy
+    version and toolchain are written into the cache instead of compiled
+    (:func:`hornet.core.cubins.seed_cupy_cache`). Returns the threads (:func:`finish_prebuild`
+    waits for them); none when a marker file says that this kernel cache holds the records'
+    builds (written once all of them are built). A record that does not compile on this
+    install is skipped."""
     from cupy.cuda import compiler
     marker = _cupy_marker(records)
     if not records or os.path.exists(marker):
         return []
+    todo = cubins.seed_cupy_cache(records)      # the shipped cubins of this CuPy version
+    if not todo:
+        _mark_built(marker)
+        return []
+    records = todo
     install = cupy_install()
     device = cupy.cuda.Device().id
     queue = list(reversed(records))
