@@ -35,9 +35,9 @@ _NAMES = tuple(f"batch_keys<{t}>" for t in _ID_TYPES.values())
 I_BAD, I_MAX_ID, I_LOOPS, I_KEPT, I_SEGMENTS, I_ONCE, I_MOVES, I_TICKET, I_CLASS = range(9)
 NUM_CLASSES = 64
 INFO_WORDS = I_CLASS + NUM_CLASSES
-#: most entries (pairs, twice that many when mirrored) a planned batch may have: one scan ranks
-#: three counts of up to 21 bits each packed in an int64
-MAX_ENTRIES = (1 << 21) - 1
+#: most entries (pairs, twice that many when mirrored) a planned batch may have: its scratch
+#: (eleven int64 rows of the next power of two, :class:`_Scratch`) is kept for the next batch
+MAX_ENTRIES = (1 << 25) - 1
 #: keys a block of ``batch_tile_sort`` sorts in shared memory (plan.cu)
 SORT_TILE = 4096
 SORT_THREADS = 1024
@@ -100,7 +100,7 @@ class _Scratch:
     """The plan's temporaries, reused batch after batch (the kernels of one batch run in
     stream order, and nothing outside a batch keeps them): ``wide`` int64 (11, capacity),
     (also as ``rows``, its 1-D rows, and ``keys``, row 0 as uint64), ``sources`` int32,
-    ``keep`` uint8 (capacity,), ``tile_sum`` int64 (capacity / SCAN_TILE,),
+    ``keep`` uint8 (capacity,), ``tile_sum`` int64 (2 per tile of SCAN_TILE entries),
     ``info`` int64 (INFO_WORDS,) and its pinned host copy. The capacity grows to the next
     power of two a batch needs."""
 
@@ -119,7 +119,7 @@ class _Scratch:
             self.keys = self.rows[0].view(cupy.uint64)
             self.sources = cupy.empty(cap, dtype=cupy.int32)
             self.keep = cupy.empty(cap, dtype=cupy.uint8)
-            self.tile_sum = cupy.empty(cap // SCAN_TILE + 1, dtype=cupy.int64)
+            self.tile_sum = cupy.empty(2 * (cap // SCAN_TILE + 1), dtype=cupy.int64)
             self.capacity = cap
 
     def copy_info(self) -> None:
@@ -171,7 +171,9 @@ def plan_entries(ws: _Scratch, s, d, mirror: bool, inserting: bool, degree, edge
     info.data.memset_async(0, INFO_WORDS * 8)
     row = ws.wide.data.ptr
     step = ws.capacity * 8
+    # rows 2 and 5 hold the scan's two rank words (batch_plan writes row 5 afterwards)
     r_keys, r_at_all, r_flags = (row + k * step for k in range(3))
+    r_once = row + 5 * step
     p_info, p_keep = info.data.ptr, ws.keep.data.ptr
     own_sort = entries <= SORT_MAX
     # the module's sort ends in the keys' row when the keys start in at_all's row for an odd
@@ -185,14 +187,14 @@ def plan_entries(ws: _Scratch, s, d, mirror: bool, inserting: bool, degree, edge
         ws.keys[:entries].sort()
     _launch("batch_find", entries, [r_keys, entries, degree.data.ptr, edge_ptr.data.ptr,
                                     table_len, int(inserting), p_keep, r_at_all])
-    w = max(1, entries.bit_length())           # 3 * w <= 63 (MAX_ENTRIES)
     tiles = -(-entries // SCAN_TILE)
     p_tile_sum = ws.tile_sum.data.ptr
     _launch_tiles("batch_ranks", tiles, SCAN_THREADS,
-                  [r_keys, p_keep, entries, w, int(mirror), r_flags, p_tile_sum, tiles, p_info])
+                  [r_keys, p_keep, entries, int(mirror), r_flags, r_once, p_tile_sum, tiles,
+                   p_info])
     _launch_tiles("batch_scatter", tiles, SCAN_THREADS,
-                  [r_keys, p_keep, r_at_all, r_flags, p_tile_sum, entries, w, p_info, p_src,
-                   p_dst, p_at, p_seg_start, p_once_src, p_once_dst, p_res])
+                  [r_keys, p_keep, r_at_all, r_flags, r_once, p_tile_sum, entries, p_info,
+                   p_src, p_dst, p_at, p_seg_start, p_once_src, p_once_dst, p_res])
 
 
 @dataclass
