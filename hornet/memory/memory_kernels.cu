@@ -178,6 +178,46 @@ extern "C" __global__ void extract_forest(const i64* __restrict__ word_addrs,
     }
 }
 
+// used_forest: the pointers of every used block of several trees (a compaction's evacuated
+// arrays) in one pass. The leaf words of all trees are laid end to end (word_start, length
+// A + 1); tree a has nbits[a] blocks. Pass 1 counts the used bits of every leaf word; pass 2
+// (after an inclusive scan `incl` of the counts) writes, per word, the pointers base[a] +
+// (block << shift[a]) of its used blocks to out[out_start[a] + rank in the tree], ascending.
+extern "C" __global__ void popcount_used_forest(const i64* __restrict__ word_addrs,
+                                                const i64* __restrict__ word_start,
+                                                const i64* __restrict__ nbits, i64 nreq,
+                                                i64 total, i64* __restrict__ pc) {
+    GRID_STRIDE(t, total) {
+        const i64 a = segment_of(word_start, nreq, t);
+        const i64 w = t - word_start[a];
+        pc[t] = __popcll(~((const u64*)word_addrs[a])[w] & valid_mask(w, nbits[a]));
+    }
+}
+
+extern "C" __global__ void extract_used_forest(const i64* __restrict__ word_addrs,
+                                               const i64* __restrict__ word_start,
+                                               const i64* __restrict__ nbits,
+                                               const i64* __restrict__ out_start,
+                                               const i64* __restrict__ base,
+                                               const i64* __restrict__ shift, i64 nreq,
+                                               i64 total, const i64* __restrict__ pc,
+                                               const i64* __restrict__ incl,
+                                               i64* __restrict__ out) {
+    GRID_STRIDE(t, total) {
+        if (pc[t] == 0) continue;
+        const i64 a = segment_of(word_start, nreq, t);
+        const i64 first = word_start[a];
+        const i64 w = t - first;
+        i64 k = out_start[a] + incl[t] - pc[t] - (first > 0 ? incl[first - 1] : 0);
+        u64 x = ~((const u64*)word_addrs[a])[w] & valid_mask(w, nbits[a]);
+        while (x != 0ull) {
+            const int b = __ffsll((long long)x) - 1;
+            out[k++] = base[a] + ((w * 64 + b) << shift[a]);
+            x &= x - 1ull;
+        }
+    }
+}
+
 // take_small: the same result as popcount_forest + scan + extract_forest for small requests,
 // in one launch: one block per request walks its tree and stops as soon as it has its count.
 // Each thread owns one level-1 word (64 leaf words; for a one-word tree, the leaf itself) and

@@ -280,8 +280,9 @@ batch_ranks(const u64* __restrict__ keys, const unsigned char* keep, i64 n, int 
 // entries once when once_src is given, -1 for the others; else its own rank); the thread of the
 // last entry writes info[I_KEPT], info[I_SEGMENTS] and info[I_ONCE] from the scans' totals.
 // One block of SCAN_THREADS per tile of SCAN_TILE entries (the tiles of batch_ranks, whose
-// tile_sum holds each tile's offsets): the tile's ranks are scanned in shared memory, each
-// thread SCAN_ITEMS consecutive entries.
+// tile_sum holds each tile's offsets): the tile's rank words are scanned in shared memory (each
+// thread SCAN_ITEMS consecutive entries), then the entries are read and written striped (entry
+// q * SCAN_THREADS + thread), so that neighbouring threads read and write neighbouring words.
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
 batch_scatter(const u64* __restrict__ keys, const unsigned char* __restrict__ keep,
               const i64* __restrict__ at_all, const i64* __restrict__ rank,
@@ -289,8 +290,9 @@ batch_scatter(const u64* __restrict__ keys, const unsigned char* __restrict__ ke
               i64* __restrict__ info, int* __restrict__ src, int* __restrict__ dst,
               i64* __restrict__ at, i64* __restrict__ seg_start, int* __restrict__ once_src,
               int* __restrict__ once_dst, i64* __restrict__ res) {
-    __shared__ i64 tile[SCAN_TILE];
-    __shared__ unsigned char tile_once[SCAN_TILE];
+    __shared__ i64 tile[SCAN_TILE];            // rank words, then inclusive ranks
+    __shared__ i64 tile_once[SCAN_TILE];       // once flags, then inclusive once ranks
+    __shared__ unsigned char flags[SCAN_TILE]; // kept | head << 1 | once << 2
     __shared__ i64 warp_sums[32];
     __shared__ i64 total;
     const i64 m = 0xFFFFFFFFll;
@@ -299,8 +301,11 @@ batch_scatter(const u64* __restrict__ keys, const unsigned char* __restrict__ ke
     for (int q = 0; q < SCAN_ITEMS; ++q) {
         const int o = q * SCAN_THREADS + threadIdx.x;
         const bool in = base + o < n;
-        tile[o] = in ? rank[base + o] : 0;
-        tile_once[o] = in ? (unsigned char)once[base + o] : 0;
+        const i64 r = in ? rank[base + o] : 0;
+        const i64 c = in ? once[base + o] : 0;
+        tile[o] = r;
+        tile_once[o] = c;
+        flags[o] = (unsigned char)((r & 1) | (((r >> 32) & 1) << 1) | (c << 2));
     }
     __syncthreads();
     const int own = threadIdx.x * SCAN_ITEMS;
@@ -311,31 +316,37 @@ batch_scatter(const u64* __restrict__ keys, const unsigned char* __restrict__ ke
     }
     i64 r = tile_sum[2 * blockIdx.x] + block_exclusive_scan64(sum, warp_sums, &total);
     i64 ro = tile_sum[2 * blockIdx.x + 1] + block_exclusive_scan64(sum_once, warp_sums, &total);
+    for (int q = 0; q < SCAN_ITEMS; ++q) {     // inclusive ranks, in place
+        r += tile[own + q];
+        ro += tile_once[own + q];
+        tile[own + q] = r;
+        tile_once[own + q] = ro;
+    }
+    __syncthreads();
     for (int q = 0; q < SCAN_ITEMS; ++q) {
-        const i64 i = base + own + q;
+        const int o = q * SCAN_THREADS + threadIdx.x;
+        const i64 i = base + o;
         if (i >= n) break;
-        const i64 f = tile[own + q];
-        const int c = tile_once[own + q];
-        r += f;                                // inclusive ranks of entry i
-        ro += c;
+        const i64 ri = tile[o], roi = tile_once[o];
+        const int f = flags[o];
         if (i == n - 1) {
-            info[I_KEPT] = r & m;
-            info[I_SEGMENTS] = r >> 32;
-            info[I_ONCE] = ro;
+            info[I_KEPT] = ri & m;
+            info[I_SEGMENTS] = ri >> 32;
+            info[I_ONCE] = roi;
         }
         if (!(f & 1)) continue;                // not kept
         const u64 k = keys[i];
         const int u = (int)(k >> ID_BITS), v = (int)(k & mask);
-        const i64 j = (r & m) - 1;
+        const i64 j = (ri & m) - 1;
         src[j] = u;
         dst[j] = v;
         at[j] = at_all[i];
-        if ((f >> 32) & 1) seg_start[(r >> 32) - 1] = j;
+        if (f & 2) seg_start[(ri >> 32) - 1] = j;
         i64 row = j;
         if (once_src != nullptr) {
             row = -1;
-            if (c) {
-                row = ro - 1;
+            if (f & 4) {
+                row = roi - 1;
                 once_src[row] = u;
                 once_dst[row] = v;
             }
