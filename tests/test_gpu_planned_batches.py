@@ -174,6 +174,48 @@ def test_large_planned_batches_against_a_host_oracle(monkeypatch):
     g.check()
 
 
+def test_deletes_that_loosen_lists_refit_them_in_the_plan(monkeypatch):
+    """A planned delete after which the lists are loose moves its sources' loose lists to
+    their fitting blocks itself (refit_plan): the graph, the degrees and every vertex's size
+    class equal the general pipeline's (its delete, then ListFit.refit of the sources), and
+    the refit after the batch finds none of the sources' lists loose."""
+    import cupy
+    import hornet.batch.planned as planned
+    from hornet.memory.list_fit import ListFit
+    refits, refit_moves = [], []
+    original = planned.refit_plan
+    monkeypatch.setattr(planned, "refit_plan",
+                        lambda *a, **k: refits.append(1) or original(*a, **k))
+    original_refit = ListFit.refit
+
+    def counted(self, manager, *a, **k):
+        moved = original_refit(self, manager, *a, **k)
+        if manager is graphs[0]._mm and k.get("candidates") is not None:
+            refit_moves.append(moved)          # the planned graph's refits of its sources
+        return moved
+    monkeypatch.setattr(ListFit, "refit", counted)
+    rng = np.random.default_rng(6)
+    graphs = [_graph("gpu", False), _graph("gpu", False, planned=False)]
+    s, d = rng.integers(0, 5000, 120_000), rng.integers(0, 5000, 120_000)
+    for g in graphs:
+        g.insert_edges(cupy.asarray(s), cupy.asarray(d))
+    es, ed = (to_host(a) for a in graphs[0].edges())
+    for step in range(3):
+        pick = rng.choice(es.shape[0], size=es.shape[0] // 4, replace=False)
+        changes = [g.delete_edges(cupy.asarray(es[pick]), cupy.asarray(ed[pick]))
+                   for g in graphs]
+        _same_change(*changes)
+        _same(*graphs)
+        n = graphs[0]._n
+        assert np.array_equal(to_host(graphs[0]._size_class[:n]),
+                              to_host(graphs[1]._size_class[:n]))
+        es, ed = (to_host(a) for a in graphs[0].edges())
+        for g in graphs:
+            g.check()
+    assert refits, "no delete loosened the lists past the reference"
+    assert not any(refit_moves)
+
+
 def test_batches_at_the_plans_limit_against_a_host_oracle(monkeypatch):
     """The largest batch the plan takes (its limit set to 2^21 - 1 entries once mirrored, so
     that the test stays small), checked against the edge set computed on the host; one pair

@@ -31,6 +31,7 @@
 #define I_MOVES 6      // segments whose list moves to a block of another class
 #define I_TICKET 7     // batch_ranks: tiles done (the last one scans the tile sums)
 #define I_CLASS 8      // 64 words: moving segments per new size class
+#define I_FREED 72     // slots of the blocks that moving or emptied lists give back
 
 #define SORT_TILE 4096               // keys a block sorts in shared memory (plan.py: SORT_TILE)
 #define SORT_THREADS 1024
@@ -360,7 +361,9 @@ batch_scatter(const u64* __restrict__ keys, const unsigned char* __restrict__ ke
 // batch, which batch_place rewrites for the lists that move), new degree, and whether the
 // list moves (inserting == 1: it outgrows its block; 0, deleting: it keeps edges but under a
 // quarter of its block and a smaller class holds them; 2, deleting with lists kept in their
-// blocks: never). The moving segments are listed in moved (their indices) and
+// blocks: never; 3, deleting with the lists refitted: it keeps edges and a smaller class
+// holds them). The slots of the blocks that moving or emptied lists give back are summed in
+// info[I_FREED]. The moving segments are listed in moved (their indices) and
 // classes (their new classes), in no particular order (one atomic per warp on info[I_MOVES]),
 // and counted per class in info[I_CLASS + class] (shared bins, one atomic per class and
 // block).
@@ -375,7 +378,9 @@ extern "C" __global__ void batch_plan(const int* __restrict__ src,
                                       i64* __restrict__ moved, i64* __restrict__ classes,
                                       i64* __restrict__ seg_ptr) {
     __shared__ unsigned int bins[64];
+    __shared__ unsigned long long freed_slots;
     for (int c = threadIdx.x; c < 64; c += blockDim.x) bins[c] = 0;
+    if (threadIdx.x == 0) freed_slots = 0;
     __syncthreads();
     const i64 ns = info[I_SEGMENTS], m = info[I_KEPT];
     // every thread of a warp runs the same number of rounds (the atomics below are warp-wide)
@@ -401,7 +406,10 @@ extern "C" __global__ void batch_plan(const int* __restrict__ src,
             seg_ptr[k] = p0;                   // batch_place rewrites the moving ones
             const i64 d1 = inserting == 1 ? d0 + c : d0 - c;
             fit = class_of(d1, min_class);
-            r = inserting == 1 ? d1 > cap : (inserting == 0 && d1 > 0 && 4 * d1 < cap && fit < cls);
+            r = inserting == 1 ? d1 > cap
+                               : (inserting == 0 ? d1 > 0 && 4 * d1 < cap && fit < cls
+                                                 : inserting == 3 && d1 > 0 && fit < cls);
+            if ((r || d1 == 0) && cap) atomicAdd(&freed_slots, (unsigned long long)cap);
             new_deg[k] = d1;
             if (r) atomicAdd(&bins[fit], 1u);
         }
@@ -420,6 +428,7 @@ extern "C" __global__ void batch_plan(const int* __restrict__ src,
     __syncthreads();
     for (int c = threadIdx.x; c < 64; c += blockDim.x)
         if (bins[c]) atomicAdd((u64*)&info[I_CLASS + c], (u64)bins[c]);
+    if (threadIdx.x == 0 && freed_slots) atomicAdd((u64*)&info[I_FREED], (u64)freed_slots);
 }
 
 
