@@ -150,7 +150,8 @@ def test_large_planned_batches_against_a_host_oracle(monkeypatch):
     monkeypatch.setattr(planned, "plan_batch",
                         lambda *a, **k: planned_calls.append(1) or original(*a, **k))
     rng = np.random.default_rng(8)
-    g = _graph("gpu", False)
+    g = hornet.Graph(directed=False, device="gpu")    # arrays of the default size
+    g._medium_batches = False
     m = 3_000_000
     s, d = rng.integers(0, 400_000, m), rng.integers(0, 400_000, m)
     s[:1000] = d[:1000]                                  # self-loops
