@@ -501,7 +501,7 @@ __global__ void remove_small(const i64* __restrict__ src, const i64* __restrict_
 // Removal, one warp per listed segment (count[0] of them, on the device): REMOVE_WINDOWS
 // windows of 32 items from the first moving one on, all read before any is written; ranks
 // from RemovedPositions (no search per item).
-#define REMOVE_WINDOWS 8
+#define REMOVE_WINDOWS 4
 template <typename T>
 __global__ void remove_warp(const i64* __restrict__ src, const i64* __restrict__ dst,
                             const i64* __restrict__ old_degree,
