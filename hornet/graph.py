@@ -31,6 +31,7 @@ from .batch.found_update import found_update
 from .batch.planned import planned_pairs, planned_update
 from .batch.medium_path import medium_pairs, medium_update
 from .batch.small_path import MODE_DELETE, MODE_INSERT, small_pairs, small_update
+from .batch.deferred_path import DeferredState, deferred_insert
 from .batch.invariants import check_invariants
 from .batch.validate import BatchError, MAX_VERTEX_ID, edge_batch, id_array, property_values
 from .core.arrays import expand, rows_sorted_unique, scatter_last
@@ -79,7 +80,7 @@ def _device_array(xp, a, name):
     return xp.asarray(a)
 
 
-class Graph:
+class Graph(DeferredState):
     """A dynamic graph with batched edge updates, on the CPU (Numba) or the GPU (CuPy).
 
     Parameters
@@ -109,8 +110,7 @@ class Graph:
         :class:`EdgeChange` keeps dense ``src``/``dst`` (what the dynamic algorithms take)
         and gives original ids through ``change.edges()`` / ``change.to_arrow()``;
         ``g.vertex_map.to_original(ids, missing=...)`` translates vertex-valued results such
-        as BFS parents, ``g.vertex_map.lookup`` the other way. None (default): ids are the
-        dense ids.
+        as BFS parents, ``g.vertex_map.lookup`` the other way. None (default): dense ids.
     """
 
     # CPU graphs insert and delete through the fused pipelines (plan_insert / merge_insert,
@@ -373,8 +373,8 @@ class Graph:
 
     # ------------------------------------------------------------------ vertex table
     def _reserve(self, n: int) -> None:
-        """Make room in the vertex table for ids < n (contents of new rows: empty)."""
-        cap = self._degree.shape[0]
+        """Make room in the vertex table for ids < n (new rows empty; deferred batches stay)."""
+        cap = self._degree_.shape[0]
         if n <= cap:
             return
         if n > MAX_VERTEX_ID + 1:
@@ -388,8 +388,8 @@ class Graph:
 
         # every array is made before any is replaced: an allocation that fails (a device out
         # of memory) leaves the table as it was, every column of one capacity
-        degree, size_class = grown(self._degree), grown(self._size_class, -1)
-        edge_ptr = grown(self._edge_ptr)
+        degree, size_class = grown(self._degree_), grown(self._size_class_, -1)
+        edge_ptr = grown(self._edge_ptr_)
         vprops = {k: grown(a) for k, a in self._vprops.items()}
         self._views.clear()
         self._degree, self._size_class, self._edge_ptr = degree, size_class, edge_ptr
@@ -404,8 +404,7 @@ class Graph:
         src, dst : integer arrays of equal length E (NumPy, CuPy, lists, Arrow), or ``src`` an
             (E, 2) array / an Arrow table or DataFrame with columns src, dst[, properties] and
             ``dst=None``. Ids are >= 0; the id space grows to cover them.
-        **edge_props : arrays of length E (or scalars) for declared edge properties; missing
-            ones are 0.
+        **edge_props : arrays of length E (or scalars) for declared edge properties (else 0).
 
         Edges already in the graph and repeats inside the batch (first occurrence wins) are
         not inserted; an existing edge's properties change only through
@@ -449,9 +448,13 @@ class Graph:
             return pipeline.insert_prepared(self, s, d, values, None if late else max(self._n, top))
 
     def _fast_update(self, mode: int, src, dst, edge_props) -> EdgeChange | None:
-        """The batch through the first path that takes it: small, medium (GPU), planned
+        """The batch through the first path that takes it: deferred or small, medium, planned
         (GPU); None when none does (the general pipeline then takes it, or refuses it)."""
         insert = mode == MODE_INSERT
+        if insert and self._small_batches:      # (host pairs: hornet.batch.deferred_path)
+            change = deferred_insert(self, src, dst, edge_props)
+            if change is not None:
+                return change
         pairs = small_pairs(self, src, dst) if self._small_batches else None
         change = small_update(self, mode, *pairs, edge_props) if pairs is not None else None
         if change is None and self._medium_batches and (insert or self._medium_deletes):

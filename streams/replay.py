@@ -95,6 +95,7 @@ from .analytics import (ANALYTIC_COLUMNS, ANALYTICS, AnalyticSpec, AnalyticUnava
                         BatchChanges, DynamicAnalytic, ReplayContext, ReplayError,
                         StaticAnalytic, available_analytics, make_analytic, parse_algos,
                         spmv_vector, stream_source, to_host)
+from .batch_rows import BatchRows
 from .batching import batching_mode, iter_batches
 from .format import EventBlock, StreamFormatError
 from .reader import open_stream
@@ -632,6 +633,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                                                            device, eprops, window, resume)
         except (RuntimeError, NotImplementedError) as e:
             raise ReplayError(f"device {device!r}: {e}") from None
+        g.defer_inserts()                       # (GPU: hornet.batch.deferred_path)
         if not cols.op and window is None:      # a graph that only grows
             g.set_array_growth(GROWTH_SLOTS)
         if position is None:
@@ -679,6 +681,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
             out[an.column] = []
             out[an.column + "_seconds"] = []
         totals = dict(events=0, self_loops=0, inserted=0, deleted=0, expired=0)
+        rows = BatchRows(out, totals, g, lazy=not analytics and ref is None and
+                         snapshot is None and on_batch is None)
         t_update = t_analytics = 0.0
         t_each = {an.column: 0.0 for an in analytics}
         bar = None
@@ -737,27 +741,18 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                     if window is not None:
                         ref.expire(ev.stop - window)
                     _verify_batch(g, ref, analytics, values, ctx, b.index, expiry, vmap)
-                n_ins = len(changes.inserted) if changes.inserted is not None else 0
-                n_del = len(changes.deleted) if changes.deleted is not None else 0
-                n_exp = len(changes.expired) if changes.expired is not None else 0
                 row = {"batch": b.index, "first_event": ev.start, "events": len(ev),
-                       "self_loops": loops, "inserted": n_ins, "deleted": n_del + n_exp,
-                       "expired": n_exp, "edges": int(g.num_edges),
-                       "vertices": int(g.num_vertices), "seconds": t1 - t0,
-                       "analytics_seconds": t2 - t1}
+                       "self_loops": loops, "vertices": int(g.num_vertices),
+                       "seconds": t1 - t0, "analytics_seconds": t2 - t1}
                 if "batch_id" in out:
                     row["batch_id"] = b.label
                 if "time_last" in out:
                     row["time_last"] = ev.time[-1].item()
                 row.update(values)
                 row.update(seconds)
-                for k in out:
-                    out[k].append(row[k])
+                rows.add(row, changes)
                 totals["events"] += len(ev)
                 totals["self_loops"] += loops
-                totals["inserted"] += n_ins
-                totals["deleted"] += n_del + n_exp
-                totals["expired"] += n_exp
                 t_update += t1 - t0
                 t_analytics += t2 - t1
                 if bar is not None:
@@ -769,6 +764,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                 if snapshot is not None and snapshot_every and \
                         position.batches % snapshot_every == 0:
                     checkpoint.write(g, snapshot, vmap, position, expiry)
+            rows.close()
+            t_update += rows.seconds     # reading the counts back may wait for the device
             if snapshot is not None and not (snapshot_every and out["batch"] and
                                              position.batches % snapshot_every == 0):
                 checkpoint.write(g, snapshot, vmap, position, expiry)
@@ -843,6 +840,7 @@ def _warm_up(hornet, directed, device, eprops, window, analytics, ctx, with_op: 
     ``with_op``) and the analytics once on a scratch graph."""
     try:
         g = hornet.Graph(directed=directed, device=device, edge_properties=eprops)
+        g.defer_inserts()
         s, d = np.array([0, 1, 2, 0, 3], np.int64), np.array([1, 2, 0, 1, 3], np.int64)
         w = np.ones(5) if "weight" in eprops else None
         win = None if window is None else EventWindow(1)
@@ -919,9 +917,10 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
         if bad.any():
             i = int(np.argmax(bad))
             raise ReplayError(f"{path}: event {ev.start + i}: weight is NaN or missing")
-    if hi >= g.num_vertices:
-        g.insert_vertices(np.array([hi], dtype=np.int64))
     loops = int(np.count_nonzero(loop))
+    # (a plain batch without self-loops inserts all its pairs: the insert grows the id space)
+    if hi >= g.num_vertices and (loops or ev.op is not None or weighted or window is not None):
+        g.insert_vertices(np.array([hi], dtype=np.int64))
     idx = None
     op, w = ev.op, ev.weight
     if loops:

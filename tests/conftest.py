@@ -182,10 +182,19 @@ def small_path_counter(monkeypatch):
 
     def counting(graph, *args):
         change = original(graph, *args)
+        # (a deferred batch that stalled and runs again was counted when it was queued)
+        taken[graph.device] += change is not None and not graph._running_again
+        return change
+
+    deferred = hornet.graph.deferred_insert
+
+    def counting_deferred(graph, *args):
+        change = deferred(graph, *args)
         taken[graph.device] += change is not None
         return change
 
     monkeypatch.setattr(hornet.graph, "small_update", counting)
+    monkeypatch.setattr(hornet.graph, "deferred_insert", counting_deferred)
     return taken
 
 

@@ -352,6 +352,37 @@ def test_small_batch_keys_equal_the_sorted_batch(device, b):
     assert np.array_equal(cp.asnumpy(got.keys), cp.asnumpy(want.keys))
 
 
+def test_supports_after_updates_without_checks_between(device):
+    """GPU: a dense random graph loses and gets back random edges, some updates following
+    each other without a check between (the supports' update is queued behind the truss
+    kernels, never waited for); after the checked ones the supports equal
+    :func:`edge_support` (a static count) and the numbers the static decomposition."""
+    if device != "gpu":
+        pytest.skip("the GPU version's queued supports")
+    from hornet.algos import edge_support
+    rng = np.random.default_rng(9)
+    n = 60
+    iu = np.triu_indices(n, 1)
+    keep = rng.random(iu[0].shape[0]) < 0.4
+    s, d = iu[0][keep], iu[1][keep]
+    g = hornet.Graph(directed=False, device=device)
+    g.insert_edges(_arr(device, s), _arr(device, d))
+    kt = DynamicTruss(g, **MODES["dynamic"])
+
+    def check():
+        assert np.array_equal(to_host(kt.support), to_host(edge_support(g)))
+        _assert_static(kt, g)
+
+    check()
+    for step in range(6):
+        pick = rng.choice(s.shape[0], int(rng.integers(1, 80)), replace=False)
+        kt.update(g.delete_edges(_arr(device, s[pick]), _arr(device, d[pick])))
+        if step % 2:
+            check()
+        kt.update(g.insert_edges(_arr(device, s[pick]), _arr(device, d[pick])))
+        check()
+
+
 @pytest.mark.parametrize("build", ["by-update", "static", "by-update-over-limit"])
 def test_construction_paths(monkeypatch, build):
     """The CPU builds: all edges inserted into the empty state (graphs up to

@@ -49,17 +49,28 @@ def _check(kt, g) -> None:
 
 def _use_peel(device, peel, monkeypatch) -> None:
     """ko_scan's peelings, candidate searches and descents: "async" (one queue-driven phase
-    each, ``ko_async.cuh``) or "rounds" (synchronous rounds from worklists); the CPU version
-    runs once (as "async")."""
+    each, ``ko_async.cuh``, served right after its first pushes, mode 4's split and rise
+    fused: ASYNC_FUSED), "async-barriers" (a grid barrier after the first pushes, separate
+    split and rise phases), "async-4-blocks" (as "async" on a grid of four blocks, each
+    block pushing a long share of the first lists while the others serve, with units of 64
+    elements, up to 16 units an edge and pauses up to 512 ns) or "rounds" (synchronous
+    rounds from worklists); the CPU version runs once (as "async")."""
     if device == "cpu" and peel != "async":
         pytest.skip("the GPU version's phases in ko_scan")
     if device == "gpu":
         from hornet.algos.ktruss import dynamic_gpu
         for flag in ("ASYNC_PEEL", "ASYNC_CAND", "ASYNC_DESCENT"):
-            monkeypatch.setattr(dynamic_gpu, flag, peel == "async")
+            monkeypatch.setattr(dynamic_gpu, flag, peel != "rounds")
+        monkeypatch.setattr(dynamic_gpu, "ASYNC_FUSED", peel != "async-barriers")
+        if peel == "async-4-blocks":
+            monkeypatch.setattr(dynamic_gpu, "SCAN_MAX_BLOCKS", 4)
+            monkeypatch.setattr(dynamic_gpu, "ASYNC_CHUNK", 64)
+            monkeypatch.setattr(dynamic_gpu, "ASYNC_MAX_PARTS", 16)
+            monkeypatch.setattr(dynamic_gpu, "ASYNC_PAUSE_MAX", 512)
+            monkeypatch.setattr(dynamic_gpu.GpuDynamicTruss, "_grid_cache", {})
 
 
-@pytest.mark.parametrize("peel", ["async", "rounds"])
+@pytest.mark.parametrize("peel", ["async", "async-barriers", "async-4-blocks", "rounds"])
 @pytest.mark.parametrize("driver", ["device", "device-from-2", "rounds", "raise"])
 def test_torus_lattice_peels_in_rings(device, driver, peel, monkeypatch):
     _use_driver(device, driver, monkeypatch)
@@ -95,21 +106,22 @@ def test_torus_lattice_peels_in_rings(device, driver, peel, monkeypatch):
         assert kt.stats["path"] == "dynamic"
         _check(kt, g)
         peel_rounds.append(kt.stats.get("peel_rounds", 0))
-    if gpu and not (peel == "async" and driver in ("device", "device-from-2")):
+    if gpu and not (peel.startswith("async") and driver in ("device", "device-from-2")):
         # (the single hole's peeling at level 3 goes ring by ring; asynchronous: one phase)
         assert peel_rounds[0] >= 4, peel_rounds
 
 
+@pytest.mark.parametrize("peel", ["async", "async-barriers", "async-4-blocks"])
 @pytest.mark.parametrize("units", [1 << 22, 64])
-def test_async_peeling_random_batches(device, units, monkeypatch):
+def test_async_peeling_random_batches(device, units, peel, monkeypatch):
     """The lattice with two hubs under random deletions and re-insertions, ko_scan's phases
-    asynchronous (GPU; units: the queue's capacity, 64 too few for most phases: those updates
-    stop and fall back to the static decomposition, and leave the queue clean for the next
-    ones). Exact and a k-order after every batch."""
+    asynchronous (GPU; ``peel``: see _use_peel; units: the queue's capacity, 64 too few for
+    most phases: those updates stop and fall back to the static decomposition, and leave the
+    queue clean for the next ones). Exact and a k-order after every batch."""
     if device == "cpu" and units != 1 << 22:
         pytest.skip("the GPU version's queue")
     _use_driver(device, "device", monkeypatch)
-    _use_peel(device, "async", monkeypatch)
+    _use_peel(device, peel, monkeypatch)
     if device == "gpu":
         from hornet.algos.ktruss import dynamic_gpu
         monkeypatch.setattr(dynamic_gpu, "ASYNC_QUEUE_UNITS", units)
@@ -179,16 +191,18 @@ def test_descent_by_list_length(device, light_max, monkeypatch):
         _check(kt, g)
 
 
+@pytest.mark.parametrize("peel", ["async", "async-4-blocks"])
 @pytest.mark.parametrize("split", [True, False])
-def test_async_descent_on_long_lists(device, split, monkeypatch):
+def test_async_descent_on_long_lists(device, split, peel, monkeypatch):
     """A dense random graph (90 vertices, 85% of the pairs: every list longer than 64, so the
-    GPU's split descent takes every edge in two warps, each entry testing one level) under
-    random deletions and re-insertions of 1 to 120 edges, ko_scan's phases asynchronous.
-    Exact and a k-order after every batch, every update on the dynamic path."""
+    GPU's split descent takes every edge in two or more warps, each entry testing one level)
+    under random deletions and re-insertions of 1 to 120 edges, ko_scan's phases
+    asynchronous (``peel``: see _use_peel). Exact and a k-order after every batch, every
+    update on the dynamic path."""
     if device == "cpu" and not split:
         pytest.skip("the GPU version's split descent")
     _use_driver(device, "device", monkeypatch)
-    _use_peel(device, "async", monkeypatch)
+    _use_peel(device, peel, monkeypatch)
     if device == "gpu":
         from hornet.algos.ktruss import dynamic_gpu
         monkeypatch.setattr(dynamic_gpu, "ASYNC_DESCENT_SPLIT", split)

@@ -3,6 +3,7 @@ timed in the same process.
 
     python3 -m bench.tools.ab_truss_gpu --base ../base [--graphs email-Enron,soc-Epinions1]
         [--sizes 10,100] [--repeats 7] [--budget 60] [--set ASYNC_CAND=0 ...]
+        [--variant NAME:ASYNC_FUSED=0,SCAN_BLOCKS_PER_SM=1 ...]
 
 For every graph (a file of the data folder by name prefix, or "kronNN") both trees build the
 graph and a ``DynamicTruss``; for every batch size, ``repeats`` batches of b random existing
@@ -11,7 +12,10 @@ taking turns in alternating order on the same batches. After every update both t
 equal the static decomposition of the new tree (checked untimed). Prints the medians (with
 min and max), the path taken (dynamic or static fallbacks) and the speedup over the static
 decomposition's median in the same process. ``--budget``: seconds after which no new batch
-size starts.
+size starts. ``--variant``: the new tree again with other constants of its
+``ktruss.dynamic_gpu`` (set before each of its updates and restored after, on the same
+objects), timed in turn with the others; the new tree's rows add the device time of ko_scan's
+phases (its own clock, KS_TIME words) per update.
 """
 from __future__ import annotations
 
@@ -62,17 +66,40 @@ def main(argv=None) -> None:
                     help="check against the static decomposition every this many batches")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=INT",
                     help="set a constant of the new tree's ktruss.dynamic_gpu (repeatable)")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME:K=V,K=V",
+                    help="the new tree with other dynamic_gpu constants (repeatable)")
     args = ap.parse_args(argv)
     from hornet.algos.ktruss import dynamic_gpu
     for item in args.set:
         name, value = item.split("=")
         setattr(dynamic_gpu, name, type(getattr(dynamic_gpu, name))(int(value)))
         print(f"new: dynamic_gpu.{name} = {getattr(dynamic_gpu, name)}")
+    variants = {"new": {}}
+    for item in args.variant:
+        vname, _, pairs = item.partition(":")
+        variants[vname] = {k: int(v) for k, v in (p.split("=") for p in pairs.split(",") if p)}
+        print(f"{vname}: new with {variants[vname]}")
     start = time.perf_counter()
     base = load_base(args.base)
     packages = {"base": base, "new": hornet}
+    names = ["base"] + list(variants)
     print(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
     rng = np.random.default_rng(3)
+
+    def configured(vname):
+        """Set a variant's constants (the grid cache too); returns the undo."""
+        saved = {k: getattr(dynamic_gpu, k) for k in variants.get(vname, {})}
+        for k, v in variants.get(vname, {}).items():
+            setattr(dynamic_gpu, k, type(saved[k])(v))
+        grid = dynamic_gpu.GpuDynamicTruss._grid_cache
+        dynamic_gpu.GpuDynamicTruss._grid_cache = {} if saved else grid
+
+        def undo():
+            for k, v in saved.items():
+                setattr(dynamic_gpu, k, v)
+            dynamic_gpu.GpuDynamicTruss._grid_cache = grid
+        return undo
+
     for name in args.graphs.split(","):
         title, s, d = load(name)
         su, du = cp.asarray(s), cp.asarray(d)
@@ -85,43 +112,70 @@ def main(argv=None) -> None:
             if time.perf_counter() - start > args.budget:
                 print(f"  b={b}: skipped (budget)")
                 continue
-            times = {(k, op): [] for k in packages for op in ("delete", "re-insert")}
-            paths = {(k, op): [] for k in packages for op in ("delete", "re-insert")}
-            stats = {k: [] for k in packages}
+            times = {(k, op): [] for k in names for op in ("delete", "re-insert")}
+            paths = {(k, op): [] for k in names for op in ("delete", "re-insert")}
+            kernel = {(k, op): [] for k in names for op in ("delete", "re-insert")}
+            stats = {k: [] for k in names}
             for r in range(args.repeats + 1):         # (the first batch: warm-up, untimed)
                 pick = rng.choice(gs.shape[0], b, replace=False)
                 bs, bd = cp.asarray(gs[pick]), cp.asarray(gd[pick])
-                for k in (("base", "new") if r % 2 else ("new", "base")):
-                    g, kt = graphs[k], trusses[k]
-                    for op in ("delete", "re-insert"):
-                        ch = g.delete_edges(bs, bd) if op == "delete" else g.insert_edges(bs, bd)
-                        dt = _timed(lambda: kt.update(ch))
-                        if r:
-                            times[(k, op)].append(dt)
-                            paths[(k, op)].append(kt.stats.get("path"))
-                            if k == "new":
-                                stats[k].append((op, kt.stats.get("rounds"),
-                                                 kt.stats.get("peel_rounds"),
-                                                 kt.stats.get("levels")))
-                        if r % args.check == 0:
-                            want = hornet.algos.truss_numbers(graphs["new"]).get() \
-                                if k == "new" else base.algos.truss_numbers(g).get()
-                            got = kt.truss_numbers.get()
-                            if not np.array_equal(got, want):
-                                raise SystemExit(f"{title} b={b} {k} {op}: dynamic != static")
+                order = names[r % len(names):] + names[:r % len(names)]
+                for k in (order if r % 2 else order[::-1]):
+                    tree = "base" if k == "base" else "new"
+                    g, kt = graphs[tree], trusses[tree]
+                    undo = configured(k) if tree == "new" else (lambda: None)
+                    try:
+                        for op in ("delete", "re-insert"):
+                            ch = g.delete_edges(bs, bd) if op == "delete" else \
+                                g.insert_edges(bs, bd)
+                            if tree == "new":
+                                kt._words_host[:] = 0       # (ko_scan's times: this update's)
+                            dt = _timed(lambda: kt.update(ch))
+                            if r:
+                                times[(k, op)].append(dt)
+                                paths[(k, op)].append(kt.stats.get("path"))
+                                if tree == "new":
+                                    kernel[(k, op)].append(_kernel_ms(kt))
+                                    stats[k].append((op, kt.stats.get("rounds"),
+                                                     kt.stats.get("peel_rounds"),
+                                                     kt.stats.get("levels")))
+                            if r % args.check == 0:
+                                want = hornet.algos.truss_numbers(graphs["new"]).get() \
+                                    if tree == "new" else base.algos.truss_numbers(g).get()
+                                got = kt.truss_numbers.get()
+                                if not np.array_equal(got, want):
+                                    raise SystemExit(f"{title} b={b} {k} {op}: dynamic != "
+                                                     "static")
+                    finally:
+                        undo()
             print(f"  b={b} ({args.repeats} batches, ms median (min-max), speedup over static)")
             for op in ("delete", "re-insert"):
-                tb, tn = times[("base", op)], times[("new", op)]
-                mb, mn = statistics.median(tb), statistics.median(tn)
+                tb = times[("base", op)]
+                mb = statistics.median(tb)
                 fb = sum(p != "dynamic" for p in paths[("base", op)])
-                fn = sum(p != "dynamic" for p in paths[("new", op)])
-                print(f"    {op:9} base {_fmt(tb)} x{static / (mb * 1e3):5.1f} [{fb} static]  "
-                      f"new {_fmt(tn)} x{static / (mn * 1e3):5.1f} [{fn} static]  "
-                      f"new/base {mn / mb:.3f}", flush=True)
-            print("    new (op, rounds, peel rounds, levels): " +
-                  " ".join(f"{o[0]}:{o[1]}/{o[2]}/{o[3]}" for o in stats["new"][:8]))
+                print(f"    {op:9} base {_fmt(tb)} x{static / (mb * 1e3):5.1f} [{fb} static]",
+                      flush=True)
+                for k in variants:
+                    tn = times[(k, op)]
+                    mn = statistics.median(tn)
+                    fn = sum(p != "dynamic" for p in paths[(k, op)])
+                    ks = [x for x in kernel[(k, op)] if x is not None]
+                    kms = f" ko_scan {statistics.median(ks):.3f}" if ks else ""
+                    print(f"    {'':9} {k:5} {_fmt(tn)} x{static / (mn * 1e3):5.1f} [{fn} static]"
+                          f"  /base {mn / mb:.3f}{kms}", flush=True)
+            for k in variants:
+                print(f"    {k} (op, rounds, peel rounds, levels): " +
+                      " ".join(f"{o[0]}:{o[1]}/{o[2]}/{o[3]}" for o in stats[k][:8]))
         static2 = _static_ms(hornet, graphs["new"])
         print(f"  static again {static2:.2f} ms", flush=True)
+
+
+def _kernel_ms(kt):
+    """ko_scan's own time of the last update (ms: the sum of its KS_TIME words), or None."""
+    from hornet.algos.ktruss.dynamic_gpu import KS_TIME, GpuDynamicTruss
+    if not isinstance(kt, GpuDynamicTruss):
+        return None
+    return float(kt._ks_host[KS_TIME:KS_TIME + 7].sum()) / 1e6
 
 
 if __name__ == "__main__":

@@ -87,6 +87,18 @@ STAGES = [
     ("hornet.batch.gpu.kernels", "read_at"), ("hornet.batch.gpu.kernels", "write_at"),
     ("hornet.batch.validate", "edge_batch"), ("hornet.batch.validate", "property_values"),
     ("hornet.batch.gpu.pairs", "device_pairs"), ("hornet.core.cuda", "upload"),
+    ("hornet.batch.deferred_path", "deferred_insert"),
+    ("hornet.batch.deferred_path", "_queue"), ("hornet.batch.deferred_path", "_launch"),
+    ("hornet.batch.deferred_path", "_settle_one"),
+    ("hornet.batch.deferred_path", "_settle_ready"),
+    ("hornet.batch.deferred_path", "_refill_step"),
+    ("hornet.batch.deferred_path", "_run_again"), ("hornet.batch.deferred_path", "_limits"),
+    ("hornet.batch.deferred_path", "settle"),
+    ("hornet.batch.gpu.deferred", "DeferredBatches.launch"),
+    ("hornet.batch.gpu.deferred", "DeferredBatches.header"),
+    ("hornet.batch.gpu.deferred", "DeferredBatches.set_limits"),
+    ("hornet.memory.block_cache", "BlockCache.grow_ahead"),
+    ("streams.batch_rows", "BatchRows.add"),
 ]
 
 

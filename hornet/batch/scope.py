@@ -29,7 +29,9 @@ class batch_scope:
     def __exit__(self, kind, exc, traceback) -> bool:
         if kind is None:
             graph = self.graph
-            if graph._mm.refresh():
+            # (the manager as it stands: deferred batches stay pending, see
+            # hornet.batch.deferred_path; block arrays are host bookkeeping)
+            if graph._mm_.refresh():
                 for listener in graph._storage_listeners:
                     listener()
             return False

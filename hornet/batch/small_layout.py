@@ -22,4 +22,7 @@ NUM_CLASSES = 64
 H_FREED = H_CLASS + NUM_CLASSES          # old blocks given back, per size class
 H_PIECES = H_FREED + NUM_CLASSES + 2     # blocks of the rewrite (pieces of segments)
 H_WARPS = H_PIECES + 1                   # medium batches: lists rewritten one warp each
+H_ACCEPT = H_WARPS + 1                   # deferred batches: classes whose rings took blocks
+H_STALLED = H_ACCEPT + 1                 # deferred batches: 1 when the batch did not run
+DEFERRED_READ_WORDS = H_STALLED + 1      # the header words a deferred batch reads back
 HEADER_WORDS = 256

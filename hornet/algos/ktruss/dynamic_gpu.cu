@@ -672,8 +672,8 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
     int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
     const KoState S = KO_STATE;
     KsGrid G;
-    G.ctl = ctl; G.bar = bar; G.ph = 0; G.t = ks_now();
-    const KsQueue Q{qunits, qcnt, qcap, qmodes};
+    G.ctl = ctl; G.bar = bar; G.ph = 0; G.t = ks_now(); G.q = 0;
+    const KsQueue Q = ksq_make(qunits, qcnt, qcap, qmodes);
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const u64 t0 = ks_now();
     int used = 0, status = KS_DONE;

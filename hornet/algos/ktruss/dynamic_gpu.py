@@ -48,15 +48,9 @@ from the level below, and its candidates and survivors only grow with them, so a
 take their seeds together and each iteration lifts the survivors one level; the rounds go
 with the levels an edge climbs, not with the levels that hold seeds.
 
-The certified raise (``INSERT_BY_RAISE = True``, :meth:`GpuDynamicTruss._insert_raise`,
-every level at once): the new edges go
-first in level 2; then, in synchronous rounds, every edge with more than t - 2 triangles whose
-other edges come after it moves to the start of the lowest level where it has no such excess
-(``kr_*`` kernels), and the edges it passed in a triangle are checked in the next round. At
-the end the order is a k-order of the new graph, so its numbers are upper bounds of the truss
-numbers, and the deletion's descent (from the raised edges) and peeling bring them to the
-exact values and a k-order again. The rounds follow the chains of edges that push each other
-up, not the levels an update climbs.
+The certified raise (``INSERT_BY_RAISE = True``, :meth:`GpuDynamicTruss._insert_raise`):
+edges with too many later triangles move up to a level where they have none (``kr_*``), which
+leaves a k-order of upper bounds that the deletion's descent and peeling make exact.
 
 The k-order scan (``INSERT_BY_RAISE = False``, level by level; the CPU version does it
 sequentially with a heap); with ``START_AT_LOWER_BOUND = False`` the new edges go first in
@@ -107,6 +101,7 @@ from ..triangles import DynamicTriangleCount
 from ..underlying import undirected_change, undirected_copy
 from ..views import as_adjacency
 from .gpu import truss_numbers_and_rounds
+from .dynamic_gpu_rounds import HostRounds
 from .ko_launch import _fn, _grid, _prepared, _ptr
 from hornet.core.cuda import BLOCK
 
@@ -160,18 +155,25 @@ DEVICE_SCAN_RAISE: bool | None = None
 #: (ASYNC_DESCENT). A small update's phases are chains of rounds of few edges each, whose
 #: grid barriers cost more than their work; False: synchronous rounds.
 ASYNC_PEEL = ASYNC_CAND = ASYNC_DESCENT = True
-#: True: the asynchronous descent splits an edge whose shorter list is longer than 64 over
-#: warps, each entry testing one level (the edge falls a level at a time); False: one warp
-#: per edge, its h-index at once.
-ASYNC_DESCENT_SPLIT = False
+#: True: the asynchronous descent splits an edge whose shorter list is longer than ASYNC_CHUNK
+#: over warps, each entry testing one level (the edge falls a level at a time); False: one warp
+#: per edge, its h-index at once (a hub edge's long list is then one warp's chain of searches).
+ASYNC_DESCENT_SPLIT = True
+#: True: an asynchronous phase serves its queue right after its first pushes (no grid barrier:
+#: ``ko_async.cuh``), and mode 4 splits its members in the peeling's first pushes and lists and
+#: raises the survivors in one phase (three barriers an iteration, not seven).
+ASYNC_FUSED = True
+#: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k):
+#: the phases are chains of dependent units, so an edge is spread wide and work taken soon
+ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
 ASYNC_MAX_EDGES = 1 << 21
 #: units the queue holds in one phase (a longer phase stops: the update falls back)
 ASYNC_QUEUE_UNITS = 1 << 22
 #: batches of at most this many edges get their batch adjacency from one block
 #: (``tb_batch_keys``, SMALL_BATCH in batch_keys.cu) instead of a sort
 SMALL_BATCH = 1024
-#: resident blocks per multiprocessor of ko_scan (a grid barrier costs more with more blocks)
-SCAN_BLOCKS_PER_SM = 2
+#: resident blocks per multiprocessor of ko_scan, and the most blocks of its grid (0: no cap)
+SCAN_BLOCKS_PER_SM, SCAN_MAX_BLOCKS = 2, 0
 #: fresh stamps one ko_scan launch may use (a level takes two plus one per scan round)
 SCAN_STAMPS = 1 << 18
 #: stamps an update may take at most: the clock starts over before an update, never during
@@ -180,9 +182,8 @@ UPDATE_STAMPS = 1 << 22
 KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
     range(1, 10)
 KS_TOUCHED, KS_SPUN, KS_RAISED, KS_PEEL_ROUNDS, KS_TIME = 14, 15, 22, 0, 24
-KS_WORDS = 32
-#: the asynchronous queue's words after ko_scan's (KS_QT, KS_QH, KS_QP in ko_async.cuh)
-QUEUE_WORDS = 48
+#: ko_scan's words, then the asynchronous queue's (two sets of KSQ_SET_WORDS in ko_async.cuh)
+KS_WORDS, QUEUE_WORDS = 32, 96
 KS_DONE, KS_NOT_EMPTY = 0, 3
 #: the host-driven peeling's counters in ko_scan's words (PC_* in ko_peel.cuh)
 PC_REM, PC_NEXT, PC_PEELED = 0, 2, 4
@@ -202,7 +203,7 @@ def _parts(n: int) -> np.int32:
     return np.int32(min(MAX_PARTS, max(1, -(-TARGET_WARPS // max(int(n), 1)))))
 
 
-class GpuDynamicTruss:
+class GpuDynamicTruss(HostRounds):
     """Truss numbers of a GPU :class:`hornet.Graph`, kept current (see the module; directed
     graphs as in :mod:`hornet.algos.ktruss.dynamic`).
 
@@ -343,7 +344,9 @@ class GpuDynamicTruss:
         launch = _prepared("ko_scan", 44, cooperative=True)
         queue = self._async_queue()
         qmodes = (int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT) |
-                  8 * int(ASYNC_DESCENT_SPLIT))
+                  8 * int(ASYNC_DESCENT_SPLIT) | 16 * int(ASYNC_FUSED) |
+                  (ASYNC_CHUNK // 32) << 8 | ASYNC_MAX_PARTS << 16 |
+                  (int(ASYNC_PAUSE_MAX).bit_length() - 1) << 22)
         base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS
         left = (deadline - time.perf_counter()) * 1e9
         deadline_ns = int(min(max(left, 0.0), 2.0 ** 62))
@@ -408,7 +411,7 @@ class GpuDynamicTruss:
     @classmethod
     def _scan_grid(cls, kernel) -> int:
         """Blocks of ko_scan: every multiprocessor's resident blocks (a cooperative launch
-        needs them all resident), at most SCAN_BLOCKS_PER_SM each."""
+        needs them all resident), at most SCAN_BLOCKS_PER_SM each and SCAN_MAX_BLOCKS in all."""
         import cupy
         from hornet.core.cuda import BLOCK
         dev = cupy.cuda.Device().id
@@ -416,7 +419,8 @@ class GpuDynamicTruss:
             sms = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
             fit = int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
                 kernel.ptr, BLOCK, 0))
-            cls._grid_cache[dev] = max(1, min(fit, SCAN_BLOCKS_PER_SM)) * sms
+            blocks = max(1, min(fit, SCAN_BLOCKS_PER_SM)) * sms
+            cls._grid_cache[dev] = min(blocks, SCAN_MAX_BLOCKS) if SCAN_MAX_BLOCKS else blocks
         return cls._grid_cache[dev]
 
     def _read(self) -> np.ndarray:
@@ -426,7 +430,12 @@ class GpuDynamicTruss:
         return self._ctr_host
 
     def _view(self):
-        view = self._und.adjacency(properties=False)
+        """(degree, edge pointer) arrays the kernels read the graph through: its vertex table
+        (the same arrays across updates: no view to make per update), else its view."""
+        und = self._und
+        if hasattr(und, "vertex_table"):
+            return und.vertex_table()
+        view = und.adjacency(properties=False)
         return view.degree, view.edge_ptr
 
     # ------------------------------------------------------------------ results
@@ -854,137 +863,3 @@ class GpuDynamicTruss:
             return self._fallback(self._touched_count)
         self.stats.update(region=self._touched_count, rounds=self._rounds,
                           raise_rounds=self._levels, raised=self._raised)
-
-    def _insert_raise(self, slots) -> None:
-        """Raise the numbers after an insertion batch (new edges in the table, ``slots``).
-
-        1. The new edges go first in level 2. Rounds over a list (the new edges first): an
-           edge with more than t - 2 triangles whose other edges come after it in the order
-           (truss, rank) moves to the start of the lowest level t' where at most t' - 2
-           triangles have both other edges at t' or above (``kr_raise_value``,
-           ``kr_apply``); the edges it passed that share a triangle with it, the third edge
-           after them, and the edges raised together form the next list (``kr_push``).
-           Levels are handled together; an edge may move several levels in one step. When
-           the list is empty every edge has at most t - 2 later triangles, so the order is
-           a k-order of the new graph and its numbers are upper bounds of the truss numbers
-           (the first edge of a k-truss in the order has k - 2 later triangles, hence a
-           number of k or more, and so have the edges after it).
-        2. The h-index descent (as after a deletion) from the raised edges lowers the
-           numbers to the truss numbers (the unraised edges keep theirs: old numbers are
-           lower bounds after an insertion); the edges it lowered go to the end of their
-           level in peeling order, which keeps the k-order.
-        """
-        from hornet.core.cuda import BLOCK, i64, launch
-        cp = self._cp
-        t = self._table
-        b = int(slots.shape[0])
-        deadline, max_region, tstamp = self._new_edges_first(slots)
-        truss, rank = t.columns["truss"], t.columns["rank"]
-        cur, nxt = self._front, self._front2
-        cur[:b] = slots.astype(cp.int32)
-        deg, ptr = self._view()
-        keys, shift = t.keys, np.int32(t.shift)
-        state = self._state(tstamp)
-        no_member, rstamp = self._tick(), self._tick()
-        head = self._head
-        count, value = _fn("ko_count"), _fn("kr_raise_value")
-        apply, push = _fn("kr_apply"), _fn("kr_push")
-        n = b
-        while n:
-            stamp = self._tick()
-            parts = _parts(n)
-            launch(count, n * int(parts), state + (cur, i64(n), parts, np.int32(-1),
-                                                   self._member, no_member, np.int32(-1),
-                                                   np.int32(1), self._cnt),
-                   threads_per_item=WARP)
-            launch(value, n, (deg, ptr, keys, shift, truss, cur, i64(n), self._cnt,
-                              self._newval, self._touched, tstamp, self._ctr),
-                   threads_per_item=BLOCK)
-            launch(apply, n, (cur, i64(n), self._newval, truss, rank, i64(head), self._low,
-                              self._low_old, self._rank_old, nxt, self._mark, stamp,
-                              self._region, self._seen, rstamp, self._ctr))
-            launch(push, n * int(parts), (deg, ptr, keys, shift, truss, rank, self._low,
-                                          self._low_old, self._rank_old, i64(n), nxt,
-                                          self._mark, stamp, self._ctr, parts),
-                   threads_per_item=WARP)
-            c = self._read()
-            self._rounds += 1
-            n, raised = int(c[C_NEXT]), int(c[C_RAISED])
-            self._head = head - int(c[C_HEADN])
-            cur, nxt = nxt, cur
-            if n and (raised > max_region or time.perf_counter() > deadline):
-                return self._fallback(int(c[C_TOUCHED]))
-        raise_rounds = self._rounds
-        fstamp = self._tick()
-        self._la[:raised] = self._region[:raised]
-        done = self._descend(raised, tstamp, fstamp, deadline)
-        if done:
-            # (the host's copy of the counters is current: every phase ends with its read)
-            nf = int(self._ctr_host[C_FELL])
-            done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp, deadline,
-                              to_empty=True) >= 0
-        touched = int(self._ctr_host[C_TOUCHED])
-        self._tail += int(self._ctr_host[C_TAIL])
-        if not done:
-            return self._fallback(touched)
-        self.stats.update(region=touched, rounds=self._rounds, raise_rounds=raise_rounds,
-                          raised=raised)
-
-    def _scan_rounds(self, ns: int, tstamp, deadline, max_region, extras=None) -> bool:
-        """The insertion scan from the seeds ``_la[:ns]`` at level 2 (with ``extras``,
-        ``(slots, levels)`` int32 sorted by level: from those instead, each put in at its
-        level, lowest first), one launch per phase and the host reading the counters between
-        rounds. False: stopped early."""
-        from hornet.core.cuda import BLOCK, _max_grid, i64, launch
-        state = self._state(tstamp)
-        count, decide = _fn("ko_count"), _fn("ko_decide")
-        push, raise_ = _fn("ko_push"), _fn("ko_raise")
-        full_grid = (int(_max_grid()),)
-        seeds = self._la
-        k = 2
-        if extras is not None:
-            ext, levels = extras[0], self._cp.asnumpy(extras[1])
-            k = int(levels[0])
-            ns = self._add_extras(ext, levels, k, 0)
-        while ns:
-            mstamp = self._tick()
-            self._ctr[C_ALL] = 0
-            self._ctr[C_NEWC] = 0
-            cur, nxt, n, slot = seeds, self._front, ns, 0
-            while n:                               # the scan of level k: candidates
-                pstamp = self._tick()
-                parts = _parts(n)
-                launch(count, n * int(parts), state + (cur, i64(n), parts, np.int32(k),
-                                                       self._member, mstamp, np.int32(-1),
-                                                       np.int32(1), self._cnt),
-                       threads_per_item=WARP)
-                launch(decide, n, state + (cur, i64(n), np.int32(k), mstamp, self._cnt,
-                                           self._cand, self._region, np.int32(slot)))
-                push(full_grid, (BLOCK,), state + (self._cand, np.int32(slot), np.int32(k),
-                                                   mstamp, pstamp, nxt,
-                                                   np.int32(PUSH_PARTS)))
-                c = self._read()
-                self._rounds += 1
-                n, slot = int(c[C_EVAL]), 1 - slot
-                cur, nxt = nxt, (self._front2 if nxt is self._front else self._front)
-                if int(c[C_ALL]) > max_region or time.perf_counter() > deadline:
-                    return False
-            nall = int(c[C_ALL])
-            ns = self._peel(self._region, nall, self._member, mstamp, tstamp, deadline,
-                            to_empty=False)
-            if ns < 0:
-                return False
-            if ns:                                 # the survivors rise: next level's seeds
-                launch(raise_, ns, state + (self._lb, i64(ns), np.int32(k),
-                                            i64(self._head - ns + 1), seeds))
-                self._head -= ns
-            k_next = k + 1
-            if extras is not None:                 # and that level's extras
-                if ns == 0:                        # (none rose: the next level with extras)
-                    e = int(np.searchsorted(levels, k + 1))
-                    k_next = int(levels[e]) if e < levels.shape[0] else k + 1
-                ns += self._add_extras(ext, levels, k_next, ns)
-            k = k_next
-            self._levels += 1
-        self._tail += int(self._read()[C_TAIL])
-        return True

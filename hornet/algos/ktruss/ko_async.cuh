@@ -11,10 +11,15 @@
 // and enqueue a COUNT entry for each.
 //
 // Queue: units[cap] (int64, EMPTY between uses: a consumer resets its slot), tickets from
-// ctl[KS_QH] (a warp takes one, then waits for that slot), published ranges from ctl[KS_QT];
-// ctl[KS_QP] counts the units enqueued and not finished: a pusher adds before it publishes,
-// a worker subtracts after its unit's own pushes, so zero means no unit is left or running.
-// A range past cap sets ctl[KS_ABORT] (the update then falls back).
+// q[KSQ_H] (a warp takes one, then waits for that slot), published ranges from q[KSQ_T];
+// q[KSQ_P] counts the units enqueued and not finished: a pusher adds before it publishes,
+// a worker subtracts after its unit's own pushes, and q[KSQ_A] counts the blocks that have
+// enqueued their share of the phase's first list, so zero units with every block arrived means
+// no unit is left or running (no grid barrier between the first pushes and the serving).
+// A range past cap sets ctl[KS_ABORT] (the update then falls back). The words q come in two
+// sets used by alternate asynchronous phases (KsGrid::q): a phase's set is cleared by the
+// leader right after the barrier that ends the phase, while the next phase serves the other
+// set, so two asynchronous phases need no barrier between them.
 //
 // Why the result is the synchronous peeling's: gone only grows, so a count only over-counts
 // the held triangles of the moment it ends; an edge peeled on a count below k - 1 cannot be in
@@ -30,10 +35,13 @@
 // k - 1 (as in ko_peel.cuh).
 #pragma once
 
-// (the queue's words follow ctl's KS_WORDS, 128 bytes apart: every warp polls or adds to them)
-#define KS_QT (KS_WORDS)        // the async queue's published tickets
-#define KS_QH (KS_WORDS + 16)   // tickets taken by waiting warps
-#define KS_QP (KS_WORDS + 32)   // units enqueued and not finished; KSQ_STOP: stopped
+// (the queue's words follow ctl's KS_WORDS: two sets of KSQ_SET_WORDS, each word that warps
+// poll or add to on its own 128-byte line)
+#define KSQ_SET_WORDS 48
+#define KSQ_T 0          // a set's published tickets
+#define KSQ_H 16         // tickets taken by waiting warps
+#define KSQ_P 32         // units enqueued and not finished; KSQ_STOP: stopped
+#define KSQ_A 33         // blocks whose share of the first list is enqueued
 #define KSQ_STOP (1ull << 62)
 #define KSQ_EMPTY (-1LL)
 #define KSQ_COUNT 0      // (the descent's: its h-index)
@@ -44,13 +52,28 @@
 #define KSQ_CAND 2       //   mode 4's candidates
 #define KSQ_DESCENT 4    //   mode 2's descent
 #define KSQ_SPLIT 8      //   the descent's long lists split over warps (threshold counts)
+#define KSQ_FUSED 16     //   no barrier after the first pushes; mode 4's split and rise fused
+                         //   into the peeling's first pushes and its live listing
 
 struct KsQueue {
     long long* units;    // cap slots, KSQ_EMPTY when free
     int* ecnt;           // cap: an entry's count and finished units (KO_CNT_BITS), by entry
     i64 cap;             // 0: no asynchronous phase
     int modes;           // KSQ_PEEL | KSQ_CAND | KSQ_DESCENT: the phases run asynchronously
+    int chunk;           // elements of the shorter list per unit (KSQ_CHUNK)
+    int max_parts;       // most units per entry (KSQ_MAX_PARTS, at most 63)
+    int pause_max;       // longest pause (ns) of a warp waiting for its slot
 };
+
+// The queue of ko_scan's arguments: qmodes holds the modes (bits 0-7), the elements per unit
+// in runs of 32 (bits 8-15; 0: KSQ_CHUNK), the most units per entry (bits 16-21; 0:
+// KSQ_MAX_PARTS) and the log2 of the longest pause (bits 22-25; 0: 512 ns).
+__device__ __forceinline__ KsQueue ksq_make(long long* units, int* ecnt, i64 cap, int qmodes) {
+    const int chunk = (qmodes >> 8) & 0xff, parts = (qmodes >> 16) & 63;
+    const int pause = (qmodes >> 22) & 15;
+    return KsQueue{units, ecnt, cap, qmodes & 0xff, chunk ? 32 * chunk : KSQ_CHUNK,
+                   parts ? parts : KSQ_MAX_PARTS, pause ? 1 << pause : 512};
+}
 
 __device__ __forceinline__ bool ksq_on(const KsQueue& Q, int mode) {
     return Q.cap > 0 && (Q.modes & mode);
@@ -63,30 +86,35 @@ __device__ __forceinline__ long long ksq_unit(int e, int part, int parts, int ki
            ((long long)kind << 44) | ((long long)aux << 46);
 }
 
-// Units per entry of edge e: its shorter list in runs of KSQ_CHUNK.
-__device__ __forceinline__ int ksq_parts(const KoState& S, int e) {
+// Units per entry of edge e: its shorter list in runs of Q.chunk.
+__device__ __forceinline__ int ksq_parts(const KsQueue& Q, const KoState& S, int e) {
     const i64 key = S.tkeys[e];
     const int du = S.deg[hi32(key)], dv = S.deg[lo32(key)];
     const int d = du < dv ? du : dv;
-    const int p = (d + KSQ_CHUNK - 1) / KSQ_CHUNK;
-    return p < 1 ? 1 : (p > KSQ_MAX_PARTS ? KSQ_MAX_PARTS : p);
+    const int p = (d + Q.chunk - 1) / Q.chunk;
+    return p < 1 ? 1 : (p > Q.max_parts ? Q.max_parts : p);
+}
+
+// The queue words of the current asynchronous phase (G.q: its number in the launch).
+__device__ __forceinline__ u64* ksq_words(u64* ctl, const KsGrid& G) {
+    return ctl + KS_WORDS + KSQ_SET_WORDS * (G.q & 1);
 }
 
 // Stop the queue (ctl[KS_ABORT] and the stop bit its waiting warps poll).
-__device__ __forceinline__ void ksq_abort(u64* ctl) {
+__device__ __forceinline__ void ksq_abort(u64* ctl, u64* q) {
     ctl[KS_ABORT] = 1;
-    atomicOr(&ctl[KS_QP], KSQ_STOP);
+    atomicOr(&q[KSQ_P], KSQ_STOP);
 }
 
 // Enqueue an entry of `kind` for edge e (one thread; parts 0: by its lists' lengths).
-__device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, const KoState& S, int e,
-                                         int kind, int aux = 0, int parts = 0) {
-    if (parts == 0) parts = ksq_parts(S, e);
-    atomicAdd(&ctl[KS_QP], (u64)parts);
-    const u64 t0 = atomicAdd(&ctl[KS_QT], (u64)parts);
+__device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, u64* q, const KoState& S,
+                                         int e, int kind, int aux = 0, int parts = 0) {
+    if (parts == 0) parts = ksq_parts(Q, S, e);
+    atomicAdd(&q[KSQ_P], (u64)parts);
+    const u64 t0 = atomicAdd(&q[KSQ_T], (u64)parts);
     if ((i64)(t0 + parts) > Q.cap) {
-        atomicAdd(&ctl[KS_QP], (u64)(-(i64)parts));
-        ksq_abort(ctl);
+        atomicAdd(&q[KSQ_P], (u64)(-(i64)parts));
+        ksq_abort(ctl, q);
         return;
     }
     for (int p = 0; p < parts; ++p)
@@ -94,11 +122,24 @@ __device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, const KoSta
                    (unsigned long long)ksq_unit(e, p, parts, kind, aux));
 }
 
+// The end of a block's share of a phase's first pushes (every thread of the block calls it):
+// counted in q[KSQ_A] after the block's pushes, then (unless KSQ_FUSED) a grid barrier.
+__device__ __forceinline__ void ksq_arrive(const KsQueue& Q, KsGrid& G, u64* q) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(&q[KSQ_A], 1ull);
+    }
+    if (!(Q.modes & KSQ_FUSED)) G.next_phase();
+}
+
 // Serve the queue until it is empty and no unit runs, or it stopped: every warp takes a ticket,
 // waits for its slot, and runs unit(e, part, parts, kind, aux, ticket) (warp-uniform); its
-// pending count drops after the unit's own pushes.
+// pending count drops after the unit's own pushes. Empty: every block arrived (ksq_arrive),
+// then no unit pending.
 template <typename Unit>
-__device__ void ks_serve(const KsQueue& Q, u64* ctl, u64 t0, i64 deadline_ns, Unit&& unit) {
+__device__ void ks_serve(const KsQueue& Q, u64* ctl, u64* q, u64 t0, i64 deadline_ns,
+                         Unit&& unit) {
     const unsigned lane = threadIdx.x & 31;
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     for (;;) {
@@ -106,7 +147,7 @@ __device__ void ks_serve(const KsQueue& Q, u64* ctl, u64 t0, i64 deadline_ns, Un
         u64 t = 0;
         bool stop = false;
         if (lane == 0) {
-            t = atomicAdd(&ctl[KS_QH], 1ull);
+            t = atomicAdd(&q[KSQ_H], 1ull);
             // (the slot every round; the pending count, on a line all waiting warps read,
             // every eighth, with a growing pause)
             for (int spin = 0, pause = 32;; ++spin) {
@@ -114,15 +155,17 @@ __device__ void ks_serve(const KsQueue& Q, u64* ctl, u64 t0, i64 deadline_ns, Un
                 if (u != KSQ_EMPTY) break;
                 if ((spin & 7) == 7) {
                     __threadfence();
-                    const u64 p = *(volatile u64*)&ctl[KS_QP];
-                    if (p == 0 || (p & KSQ_STOP)) {
+                    const u64 a = *(volatile u64*)&q[KSQ_A];
+                    __threadfence();
+                    const u64 p = *(volatile u64*)&q[KSQ_P];
+                    if ((p == 0 && a == gridDim.x) || (p & KSQ_STOP)) {
                         stop = true;
                         break;
                     }
-                    if (leader && (i64)(ks_now() - t0) > deadline_ns) ksq_abort(ctl);
+                    if (leader && (i64)(ks_now() - t0) > deadline_ns) ksq_abort(ctl, q);
                 }
                 __nanosleep(pause);
-                if (pause < 512) pause *= 2;
+                if (pause < Q.pause_max) pause *= 2;
             }
             if (!stop) Q.units[t] = KSQ_EMPTY;
         }
@@ -135,19 +178,22 @@ __device__ void ks_serve(const KsQueue& Q, u64* ctl, u64 t0, i64 deadline_ns, Un
         __syncwarp();
         if (lane == 0) {
             __threadfence();
-            atomicAdd(&ctl[KS_QP], (u64)(-1LL));
+            atomicAdd(&q[KSQ_P], (u64)(-1LL));
         }
     }
 }
 
-// The end of an asynchronous phase (after its barrier): -1 when it stopped; else the queue's
-// words are cleared for the next one.
-__device__ __forceinline__ bool ksq_finish(u64* ctl) {
+// The end of an asynchronous phase (after its barrier): false when it stopped; else its
+// queue words are cleared for the phase after next (the next one uses the other set).
+__device__ __forceinline__ bool ksq_finish(u64* ctl, KsGrid& G) {
+    u64* q = ksq_words(ctl, G);
+    ++G.q;
     if (ldcg(&ctl[KS_ABORT])) return false;
     if (blockIdx.x == 0 && threadIdx.x == 0) {  // (every thread has read the words before)
-        ctl[KS_QT] = 0;
-        ctl[KS_QH] = 0;
-        ctl[KS_QP] = 0;
+        q[KSQ_T] = 0;
+        q[KSQ_H] = 0;
+        q[KSQ_P] = 0;
+        q[KSQ_A] = 0;
     }
     return true;
 }
@@ -162,8 +208,11 @@ struct KsAsyncJob {
     i64 tail;                    // peel: ranks from tail (ctl[KS_TAIL])
     int* removed2; u64* nrem2;   // peel: peeled edges appended here too (when given)
     int* all; u64* nall;         // cand: new candidates
-    int* dirty; int istamp;      // cand: their levels marked dirty
+    int* dirty; int istamp;      // cand: their levels marked dirty; peel with split: the
+                                 // list's members at dirty levels are the ones peeled
     i64 max_region;              // cand: most candidates
+    int* split; u64* nsplit;     // peel (given): list[:n] split by dirty level, the peeled
+    int* rest; u64* nrest;       //   members to split, the others to rest (ks_phase_split)
 };
 
 // Serve the queue from list[:n] (every list edge enqueued as a COUNT entry, S.pushed ==
@@ -178,14 +227,22 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                         const int* list, i64 n, const KsAsyncJob& J, int qstamp, u64 t0,
                         i64 deadline_ns) {
     const unsigned lane = threadIdx.x & 31;
+    u64* q = ksq_words(ctl, G);
     GRID_STRIDE(i, n) {
         const int e = ldcg(&list[i]);
+        if (!Cand && J.split) {
+            if (ldcg(&J.dirty[ldcg(&S.truss[e])]) != J.istamp) {
+                J.rest[atomicAdd(J.nrest, 1ull)] = e;
+                continue;
+            }
+            J.split[atomicAdd(J.nsplit, 1ull)] = e;
+        }
         S.pushed[e] = qstamp;
-        ksq_push(Q, ctl, S, e, KSQ_COUNT);
+        ksq_push(Q, ctl, q, S, e, KSQ_COUNT);
     }
-    G.next_phase();
+    ksq_arrive(Q, G, q);
     u64* ndone = G.slot();
-    ks_serve(Q, ctl, t0, deadline_ns, [&](int e, int part, int parts, int kind, int, u64 t) {
+    ks_serve(Q, ctl, q, t0, deadline_ns, [&](int e, int part, int parts, int kind, int, u64 t) {
         const int k = ldcg(&S.truss[e]);
         const int mstamp = J.per_level ? J.mstamp0 + k : J.mstamp0;
         const i64 key = S.tkeys[e];
@@ -231,16 +288,16 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     if (Cand && got >= k - 1) {
                         const int seen = ldcg(&J.member[e]);
                         if (k >= KS_LEVEL_STAMPS - 1) {
-                            ksq_abort(ctl);         // (lev0 + k would leave the stamps)
+                            ksq_abort(ctl, q);      // (lev0 + k would leave the stamps)
                         } else if (seen != mstamp &&
                                    atomicCAS((int*)&J.member[e], seen, mstamp) == seen) {
                             const u64 j = atomicAdd(J.nall, 1ull);
-                            if ((i64)j >= J.max_region) ksq_abort(ctl);
+                            if ((i64)j >= J.max_region) ksq_abort(ctl, q);
                             J.all[j] = e;
                             atomicAdd(ndone, 1ull);
                             if (ldcg(&J.dirty[k]) != J.istamp) J.dirty[k] = J.istamp;
                             __threadfence();
-                            ksq_push(Q, ctl, S, e, KSQ_PUSH);
+                            ksq_push(Q, ctl, q, S, e, KSQ_PUSH);
                         }
                     }
                     const int seen = ldcg(&S.gone[e]);
@@ -252,7 +309,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                         __threadfence();
                         if (J.removed2) J.removed2[atomicAdd(J.nrem2, 1ull)] = e;
                         atomicAdd(ndone, 1ull);
-                        ksq_push(Q, ctl, S, e, KSQ_PUSH);
+                        ksq_push(Q, ctl, q, S, e, KSQ_PUSH);
                     }
                 }
             }
@@ -276,23 +333,23 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     q2 = m2 && (t1 > k || m1) && ldcg(&S.gone[s2]) != J.gstamp;
                 }
                 if (q1 && atomicExch(&S.pushed[s1], qstamp) != qstamp)
-                    ksq_push(Q, ctl, S, (int)s1, KSQ_COUNT);
+                    ksq_push(Q, ctl, q, S, (int)s1, KSQ_COUNT);
                 if (q2 && atomicExch(&S.pushed[s2], qstamp) != qstamp)
-                    ksq_push(Q, ctl, S, (int)s2, KSQ_COUNT);
+                    ksq_push(Q, ctl, q, S, (int)s2, KSQ_COUNT);
             }, NO_STOP);
         }
     });
     G.next_phase(Cand ? KS_PH_CAND : KS_PH_PEEL);
     const i64 done = G.last();
-    return ksq_finish(ctl) ? done : -1;
+    return ksq_finish(ctl, G) ? done : -1;
 }
 
 // An entry of the descent's HINDEX for edge e: one unit, or with KSQ_SPLIT and a shorter list
-// longer than KSQ_CHUNK, a unit per run of it with the level a to test (aux).
-__device__ __forceinline__ void ksq_push_hindex(const KsQueue& Q, u64* ctl, const KoState& S,
-                                                int e) {
-    const int parts = (Q.modes & KSQ_SPLIT) ? ksq_parts(S, e) : 1;
-    ksq_push(Q, ctl, S, e, KSQ_COUNT, parts > 1 ? ldcg(&S.truss[e]) : 0, parts);
+// longer than Q.chunk, a unit per run of it with the level a to test (aux).
+__device__ __forceinline__ void ksq_push_hindex(const KsQueue& Q, u64* ctl, u64* q,
+                                                const KoState& S, int e) {
+    const int parts = (Q.modes & KSQ_SPLIT) ? ksq_parts(Q, S, e) : 1;
+    ksq_push(Q, ctl, q, S, e, KSQ_COUNT, parts > 1 ? ldcg(&S.truss[e]) : 0, parts);
 }
 
 // Mode 2's descent as one asynchronous phase, from the worklist list[:n] (distinct): an
@@ -312,21 +369,22 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                                  const KsQueue& Q, const int* list, i64 n, int* h, int* fell,
                                  int fstamp, int* all, int qstamp, u64 t0, i64 deadline_ns) {
     const unsigned lane = threadIdx.x & 31;
+    u64* q = ksq_words(ctl, G);
     GRID_STRIDE(i, n) {
         const int e = ldcg(&list[i]);
         S.pushed[e] = qstamp;
-        ksq_push_hindex(Q, ctl, S, e);
+        ksq_push_hindex(Q, ctl, q, S, e);
     }
-    G.next_phase();
+    ksq_arrive(Q, G, q);
     // (e fell from `was` to `value`: once to all, its neighbours through its PUSH)
     const auto fall = [&](int e, int value) {
         const int was = atomicMin(&S.truss[e], value);
         if (value >= was) return;
         if (atomicExch(&fell[e], fstamp) != fstamp) all[atomicAdd(&ctl[KS_FELL], 1ull)] = e;
         __threadfence();
-        ksq_push(Q, ctl, S, e, KSQ_PUSH, was);
+        ksq_push(Q, ctl, q, S, e, KSQ_PUSH, was);
     };
-    ks_serve(Q, ctl, t0, deadline_ns, [&](int e, int part, int parts, int kind, int old,
+    ks_serve(Q, ctl, q, t0, deadline_ns, [&](int e, int part, int parts, int kind, int old,
                                           u64 t) {
         const i64 key = S.tkeys[e];
         const int u = hi32(key), v = lo32(key);
@@ -357,7 +415,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                     if ((was & KO_CNT_MASK) + *c < a - 2 && a > 2) {
                         fall(e, a - 1);
                         if (atomicExch(&S.pushed[e], qstamp) != qstamp)
-                            ksq_push_hindex(Q, ctl, S, e);
+                            ksq_push_hindex(Q, ctl, q, S, e);
                     }
                 }
             }
@@ -390,7 +448,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                 if (again) value = -value;
                 if (value < a) fall(e, value);
                 if (again && atomicExch(&S.pushed[e], qstamp) != qstamp)
-                    ksq_push_hindex(Q, ctl, S, e);
+                    ksq_push_hindex(Q, ctl, q, S, e);
             }
             __syncwarp();                        // (before the next unit clears h)
         } else {
@@ -402,12 +460,12 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                 if (s1 < 0 || s2 < 0) return;
                 const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
                 if (f1 <= old && f1 > now && atomicExch(&S.pushed[s1], qstamp) != qstamp)
-                    ksq_push_hindex(Q, ctl, S, (int)s1);
+                    ksq_push_hindex(Q, ctl, q, S, (int)s1);
                 if (f2 <= old && f2 > now && atomicExch(&S.pushed[s2], qstamp) != qstamp)
-                    ksq_push_hindex(Q, ctl, S, (int)s2);
+                    ksq_push_hindex(Q, ctl, q, S, (int)s2);
             }, NO_STOP);
         }
     });
     G.next_phase(KS_PH_HINDEX);
-    return ksq_finish(ctl);
+    return ksq_finish(ctl, G);
 }

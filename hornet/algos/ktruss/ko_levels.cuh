@@ -28,6 +28,22 @@
 #pragma once
 
 #define KS_PEELED 11              // mode 4: the next P's length (peeled and clean members)
+#define KS_NKA 19                 // mode 4 with KSQ_FUSED: the members peeled again
+
+// The members list[:n] not peeled (gone != gstamp) rise one level each, to the start of it
+// (ranks head, head - 1, ...: their order there is the next scan's to settle), listed in keep
+// (count *nkeep): ko_phase_live and ks_phase_rise in one phase.
+__device__ void ks_phase_live_rise(const KoState& S, const int* list, i64 n, int gstamp,
+                                   int* keep, u64* nkeep, i64 head) {
+    GRID_STRIDE(i, n) {
+        const int e = ldcg(&list[i]);
+        if (ldcg(&S.gone[e]) == gstamp) continue;
+        const u64 j = atomicAdd(nkeep, 1ull);
+        keep[j] = e;
+        S.truss[e] = ldcg(&S.truss[e]) + 1;
+        S.rank[e] = head - (i64)j;
+    }
+}
 
 // Candidate phase of the scan of every level (ko_count_items with its decision, each list
 // edge y at its own level k = truss[y], candidates member == lev0 + k): y becomes a candidate
@@ -94,6 +110,7 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
         if (used + 2 > top) return KS_NO_STAMPS;
         const int istamp = stamp_base + (++used);
         int* nxt = la;
+        if (leader) ctl[KS_NKA] = 0;              // (read in the last phase of the iteration)
         if (ksq_on(Q, KSQ_CAND) && n > 0) {    // one asynchronous phase (ko_async.cuh)
             if (used + 1 > top) return KS_NO_STAMPS;
             KsAsyncJob J{};
@@ -124,6 +141,40 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
             n = G.last();
             cur = nxt;
             nxt = nxt == la ? lb : la;
+        }
+        if (ksq_on(Q, KSQ_PEEL) && (Q.modes & KSQ_FUSED)) {
+            // the peeling's first pushes split P (the members of the dirty levels are peeled
+            // again, the others go to the next P), and the survivors are listed and rise in
+            // one phase after it: one barrier each
+            if (used + 3 > top) return KS_NO_STAMPS;
+            KsAsyncJob J{};
+            J.member = S.member; J.mstamp0 = lev0; J.per_level = 1;
+            J.gstamp = stamp_base + (++used);
+            J.cstamp = stamp_base + (++used);
+            J.tail = tail; J.removed2 = Pn; J.nrem2 = &ctl[KS_PEELED];
+            J.dirty = dirty; J.istamp = istamp;
+            J.split = ka; J.nsplit = &ctl[KS_NKA]; J.rest = Pn; J.nrest = &ctl[KS_PEELED];
+            const int qstamp = stamp_base + (++used);
+            const i64 peeled = ks_async<false>(S, G, ctl, c, Q, P, (i64)ldcg(&ctl[KS_ALL]), J,
+                                               qstamp, t0, deadline_ns);
+            if (leader) ++ctl[KS_PEEL_ROUNDS];
+            ++rounds;
+            if (peeled < 0) return KS_SLOW;
+            ++iterations;
+            ks_phase_live_rise(S, ka, (i64)ldcg(&ctl[KS_NKA]), J.gstamp, kb, G.slot(), head);
+            if (leader) {
+                ctl[KS_ALL] = ldcg(&ctl[KS_PEELED]);
+                ctl[KS_PEELED] = 0;
+            }
+            G.next_phase();
+            const i64 live = G.last();
+            head -= live;
+            int* t = P;
+            P = Pn;
+            Pn = t;
+            cur = kb;
+            n = live;
+            continue;
         }
         // the members of the dirty levels are peeled again; the others go to the next P
         ks_phase_split(S, P, (i64)ldcg(&ctl[KS_ALL]), dirty, istamp, ka, G.slot(), Pn,

@@ -58,6 +58,7 @@ __device__ __forceinline__ u64 ks_now() {
 
 struct KsGrid {
     u64* ctl; unsigned* bar; int ph; u64 t;
+    int q;               // asynchronous phases begun (their queue words alternate: ko_async.cuh)
 
     __device__ void sync() { grid_barrier(bar); }
     __device__ void next_phase(int kind = KS_PH_OTHER) {

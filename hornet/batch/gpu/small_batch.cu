@@ -24,6 +24,19 @@ static_assert(PER_THREAD == 4, "the preparing block's per-thread arrays are writ
 #define PHASE_CLOCK(k)
 #endif
 
+// Deferred batches with a header row in mapped pinned host memory (host_header given): the
+// header's first H_READ words are written there, then, once they are visible to the host,
+// the batch's ticket in the word after them (the host polls it: no copy, no event).
+#define H_READ (H_STALLED + 1)
+__device__ __forceinline__ void publish_header(const i64* header, i64* host, i64 ticket) {
+    if (host == nullptr) return;
+    __syncthreads();
+    for (int i = threadIdx.x; i < H_READ; i += blockDim.x) host[i] = header[i];
+    __threadfence_system();
+    __syncthreads();
+    if (threadIdx.x == 0) *(volatile i64*)(host + H_READ) = ticket;
+}
+
 // ------------------------------------------------------------------------------ prepare
 // One block of SMALL_THREADS threads: validate, mirror, sort by (src, dst, entry) (bitonic, in
 // shared memory), drop repeats (first entry wins) and self-loops, look every entry up in its
@@ -43,7 +56,9 @@ __global__ void __launch_bounds__(SMALL_THREADS)
 small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, int mirror,
               int mode, const int* __restrict__ degree, const signed char* __restrict__ size_class,
               const i64* __restrict__ edge_ptr, i64 table_len, i64 min_class,
-              i64 copy_max_class, i64* ws, int* __restrict__ result) {
+              i64 copy_max_class, i64* ws, int* __restrict__ result, i64* stall,
+              const i64* __restrict__ ring_state, const i64* __restrict__ ring_limit,
+              i64 ring_slots, i64* host_header, i64 ticket) {
     __shared__ u64 keys[SMALL_ENTRIES];          // later reused as the kept (src, dst)
     __shared__ unsigned short entry[SMALL_ENTRIES];
     __shared__ int warp_sums[32];
@@ -57,6 +72,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     const i64 ne = mirror ? 2 * npairs : npairs;
     int P = 1;
     while (P < ne) P <<= 1;
+    __shared__ bool stalled;
 
     if (tid < NUM_CLASSES) {
         class_count[tid] = 0;
@@ -67,8 +83,22 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         releases = 0;
         min_id = 0x7FFFFFFFFFFFFFFFll;
         max_id = -1;
+        stalled = stall != nullptr && *(volatile i64*)stall != 0;
     }
     __syncthreads();
+    if (stalled) {                 // a deferred batch before this one found a ring short
+        if (tid == 0) {
+            L.header[H_KEPT] = 0;
+            L.header[H_SEGMENTS] = 0;
+            L.header[H_RESULTS] = 0;
+            L.header[H_PIECES] = 0;
+            L.header[H_DONE] = 0;
+            L.header[H_ACCEPT] = 0;
+            L.header[H_STALLED] = 1;
+        }
+        publish_header(L.header, host_header, ticket);
+        return;
+    }
     PHASE_CLOCK(0);
 
     // ---- entries as keys (src << 32 | dst); self-loops and padding sort last
@@ -368,9 +398,46 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         L.header[H_PIECES] = npieces;
         L.header[H_WARPS] = 0;
     }
+    // ---- deferred batches (stall given): the block cache's part decided here rather than
+    // by the host, against the rings' device counters, exact in stream order. A ring short
+    // of what the batch pops stalls the batch and every deferred batch after it (their
+    // kernels do nothing) until the host runs them again; a ring takes the blocks given back
+    // under the rule of BlockCache.accepts, with ring_limit[k] the most it may keep.
+    __shared__ unsigned long long accept_bits;
+    __shared__ int short_rings;
+    if (tid == 0) {
+        accept_bits = 0ull;
+        short_rings = 0;
+    }
+    __syncthreads();
+    if (stall != nullptr && tid < NUM_CLASSES) {
+        const i64 size = ring_state[NUM_CLASSES + tid] - ring_state[tid];
+        const i64 need = class_count[tid], f = freed_count[tid];
+        if (need > size) atomicAdd(&short_rings, 1);
+        if (f > 0 && size + f <= ring_slots && (f <= need || size - need + f <= ring_limit[tid]))
+            atomicOr(&accept_bits, 1ull << tid);
+    }
+    __syncthreads();
+    if (tid == 0) {
+        const bool is_short = stall != nullptr && short_rings > 0;
+        L.header[H_ACCEPT] = (i64)accept_bits;
+        L.header[H_STALLED] = is_short ? 1 : 0;
+        if (is_short) *stall = 1;
+    }
+    publish_header(L.header, host_header, ticket);
 }
 
 // ------------------------------------------------------------------------ rewriting lists
+// A deferred batch (bit DEFERRED_ACCEPT of ring_accept set) takes its accept mask from the
+// header that small_prepare filled, and its rewrite does nothing when the batch stalled
+// (every block returns before the rings' counters move).
+#define DEFERRED_ACCEPT (1ull << 63)
+#define DEFERRED_RINGS                                                                      \
+    const bool deferred_ = (ring_accept & DEFERRED_ACCEPT) != 0ull;                         \
+    if (deferred_ && L.header[H_STALLED]) return;                                           \
+    const Rings R = {ring_slot, ring_state, ring_slots,                                     \
+                     deferred_ ? (u64)L.header[H_ACCEPT] : ring_accept, ring_pool}
+
 // One block per piece of a segment (see piece_of), through the helpers of small_rewrite.cuh.
 // `capacity`: the workspace's (SMALL_ENTRIES, or a medium batch's); `listed`: the pieces are
 // listed in seg_piece (medium batches) rather than numbered per segment.
@@ -438,8 +505,8 @@ extern "C" __global__ void small_merge(i64* ws, i64 capacity, int listed, RING_P
                                        signed char* __restrict__ size_class,
                                        i64* __restrict__ edge_ptr, FIELD_PARAMS) {
     MAKE_FIELDS;
-    MAKE_RINGS;
     const Layout L = layout(ws, capacity);
+    DEFERRED_RINGS;
     const i64 nseg = L.header[H_SEGMENTS], npieces = L.header[H_PIECES];
     for (i64 t = blockIdx.x; t < npieces; t += gridDim.x) {
         const Piece pc = piece_of(L, nseg, npieces, t, listed);
@@ -523,8 +590,8 @@ extern "C" __global__ void small_remove(i64* ws, i64 capacity, int listed, RING_
                                         signed char* __restrict__ size_class,
                                         i64* __restrict__ edge_ptr, FIELD_PARAMS) {
     MAKE_FIELDS;
-    MAKE_RINGS;
     const Layout L = layout(ws, capacity);
+    DEFERRED_RINGS;
     const i64 nseg = L.header[H_SEGMENTS], npieces = L.header[H_PIECES];
     for (i64 t = blockIdx.x; t < npieces; t += gridDim.x) {
         const Piece pc = piece_of(L, nseg, npieces, t, listed);
@@ -572,3 +639,4 @@ extern "C" __global__ void small_remove(i64* ws, i64 capacity, int listed, RING_
     }
     advance_rings(L, R);
 }
+

@@ -32,6 +32,8 @@
 #define H_DONE 137      // blocks of the rewrite that finished (the last one moves the rings)
 #define H_PIECES 138    // pieces of work of the rewrite (its grid: one block per piece)
 #define H_WARPS 139     // medium batches: segments rewritten by one warp each
+#define H_ACCEPT 140    // deferred small batches: the classes whose rings took the blocks
+#define H_STALLED 141   // deferred small batches: 1 when the batch did not run (see stall)
 #define HEADER_WORDS 256
 #define H_CLOCKS 192    // profiling only: clock64() after each phase of small_prepare
 

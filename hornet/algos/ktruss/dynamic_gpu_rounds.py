@@ -1,0 +1,155 @@
+"""Host-driven insertion rounds of :class:`~hornet.algos.ktruss.dynamic_gpu.GpuDynamicTruss`:
+one launch per phase and a read of the counters between rounds, instead of ``ko_scan``'s
+single cooperative launch (``INSERT_BY_RAISE`` with a host-driven raise, ``DEVICE_SCAN_INSERT =
+False``). The constants and helpers are the module :mod:`.dynamic_gpu`'s, read when called."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .ko_launch import _fn
+
+__all__ = ["HostRounds"]
+
+
+class HostRounds:
+    """The host-driven insertion methods (a base of ``GpuDynamicTruss``: its state and its
+    ``_peel``, ``_descend``, ``_read`` and ``_add_extras``)."""
+
+    def _insert_raise(self, slots) -> None:
+        """Raise the numbers after an insertion batch (new edges in the table, ``slots``).
+
+        1. The new edges go first in level 2. Rounds over a list (the new edges first): an
+           edge with more than t - 2 triangles whose other edges come after it in the order
+           (truss, rank) moves to the start of the lowest level t' where at most t' - 2
+           triangles have both other edges at t' or above (``kr_raise_value``,
+           ``kr_apply``); the edges it passed that share a triangle with it, the third edge
+           after them, and the edges raised together form the next list (``kr_push``).
+           Levels are handled together; an edge may move several levels in one step. When
+           the list is empty every edge has at most t - 2 later triangles, so the order is
+           a k-order of the new graph and its numbers are upper bounds of the truss numbers
+           (the first edge of a k-truss in the order has k - 2 later triangles, hence a
+           number of k or more, and so have the edges after it).
+        2. The h-index descent (as after a deletion) from the raised edges lowers the
+           numbers to the truss numbers (the unraised edges keep theirs: old numbers are
+           lower bounds after an insertion); the edges it lowered go to the end of their
+           level in peeling order, which keeps the k-order.
+        """
+        from hornet.core.cuda import BLOCK, i64, launch
+        from .dynamic_gpu import (C_FELL, C_HEADN, C_NEXT, C_RAISED, C_TAIL, C_TOUCHED, WARP,
+                                  _parts)
+        cp = self._cp
+        t = self._table
+        b = int(slots.shape[0])
+        deadline, max_region, tstamp = self._new_edges_first(slots)
+        truss, rank = t.columns["truss"], t.columns["rank"]
+        cur, nxt = self._front, self._front2
+        cur[:b] = slots.astype(cp.int32)
+        deg, ptr = self._view()
+        keys, shift = t.keys, np.int32(t.shift)
+        state = self._state(tstamp)
+        no_member, rstamp = self._tick(), self._tick()
+        head = self._head
+        count, value = _fn("ko_count"), _fn("kr_raise_value")
+        apply, push = _fn("kr_apply"), _fn("kr_push")
+        n = b
+        while n:
+            stamp = self._tick()
+            parts = _parts(n)
+            launch(count, n * int(parts), state + (cur, i64(n), parts, np.int32(-1),
+                                                   self._member, no_member, np.int32(-1),
+                                                   np.int32(1), self._cnt),
+                   threads_per_item=WARP)
+            launch(value, n, (deg, ptr, keys, shift, truss, cur, i64(n), self._cnt,
+                              self._newval, self._touched, tstamp, self._ctr),
+                   threads_per_item=BLOCK)
+            launch(apply, n, (cur, i64(n), self._newval, truss, rank, i64(head), self._low,
+                              self._low_old, self._rank_old, nxt, self._mark, stamp,
+                              self._region, self._seen, rstamp, self._ctr))
+            launch(push, n * int(parts), (deg, ptr, keys, shift, truss, rank, self._low,
+                                          self._low_old, self._rank_old, i64(n), nxt,
+                                          self._mark, stamp, self._ctr, parts),
+                   threads_per_item=WARP)
+            c = self._read()
+            self._rounds += 1
+            n, raised = int(c[C_NEXT]), int(c[C_RAISED])
+            self._head = head - int(c[C_HEADN])
+            cur, nxt = nxt, cur
+            if n and (raised > max_region or time.perf_counter() > deadline):
+                return self._fallback(int(c[C_TOUCHED]))
+        raise_rounds = self._rounds
+        fstamp = self._tick()
+        self._la[:raised] = self._region[:raised]
+        done = self._descend(raised, tstamp, fstamp, deadline)
+        if done:
+            # (the host's copy of the counters is current: every phase ends with its read)
+            nf = int(self._ctr_host[C_FELL])
+            done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp, deadline,
+                              to_empty=True) >= 0
+        touched = int(self._ctr_host[C_TOUCHED])
+        self._tail += int(self._ctr_host[C_TAIL])
+        if not done:
+            return self._fallback(touched)
+        self.stats.update(region=touched, rounds=self._rounds, raise_rounds=raise_rounds,
+                          raised=raised)
+
+    def _scan_rounds(self, ns: int, tstamp, deadline, max_region, extras=None) -> bool:
+        """The insertion scan from the seeds ``_la[:ns]`` at level 2 (with ``extras``,
+        ``(slots, levels)`` int32 sorted by level: from those instead, each put in at its
+        level, lowest first), one launch per phase and the host reading the counters between
+        rounds. False: stopped early."""
+        from hornet.core.cuda import BLOCK, _max_grid, i64, launch
+        from .dynamic_gpu import (C_ALL, C_EVAL, C_NEWC, C_TAIL, PUSH_PARTS, WARP, _parts)
+        state = self._state(tstamp)
+        count, decide = _fn("ko_count"), _fn("ko_decide")
+        push, raise_ = _fn("ko_push"), _fn("ko_raise")
+        full_grid = (int(_max_grid()),)
+        seeds = self._la
+        k = 2
+        if extras is not None:
+            ext, levels = extras[0], self._cp.asnumpy(extras[1])
+            k = int(levels[0])
+            ns = self._add_extras(ext, levels, k, 0)
+        while ns:
+            mstamp = self._tick()
+            self._ctr[C_ALL] = 0
+            self._ctr[C_NEWC] = 0
+            cur, nxt, n, slot = seeds, self._front, ns, 0
+            while n:                               # the scan of level k: candidates
+                pstamp = self._tick()
+                parts = _parts(n)
+                launch(count, n * int(parts), state + (cur, i64(n), parts, np.int32(k),
+                                                       self._member, mstamp, np.int32(-1),
+                                                       np.int32(1), self._cnt),
+                       threads_per_item=WARP)
+                launch(decide, n, state + (cur, i64(n), np.int32(k), mstamp, self._cnt,
+                                           self._cand, self._region, np.int32(slot)))
+                push(full_grid, (BLOCK,), state + (self._cand, np.int32(slot), np.int32(k),
+                                                   mstamp, pstamp, nxt,
+                                                   np.int32(PUSH_PARTS)))
+                c = self._read()
+                self._rounds += 1
+                n, slot = int(c[C_EVAL]), 1 - slot
+                cur, nxt = nxt, (self._front2 if nxt is self._front else self._front)
+                if int(c[C_ALL]) > max_region or time.perf_counter() > deadline:
+                    return False
+            nall = int(c[C_ALL])
+            ns = self._peel(self._region, nall, self._member, mstamp, tstamp, deadline,
+                            to_empty=False)
+            if ns < 0:
+                return False
+            if ns:                                 # the survivors rise: next level's seeds
+                launch(raise_, ns, state + (self._lb, i64(ns), np.int32(k),
+                                            i64(self._head - ns + 1), seeds))
+                self._head -= ns
+            k_next = k + 1
+            if extras is not None:                 # and that level's extras
+                if ns == 0:                        # (none rose: the next level with extras)
+                    e = int(np.searchsorted(levels, k + 1))
+                    k_next = int(levels[e]) if e < levels.shape[0] else k + 1
+                ns += self._add_extras(ext, levels, k_next, ns)
+            k = k_next
+            self._levels += 1
+        self._tail += int(self._read()[C_TAIL])
+        return True

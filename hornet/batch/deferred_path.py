@@ -1,0 +1,434 @@
+"""Deferred small inserts: a GPU insert that returns without waiting for the device.
+
+The small-batch path (:mod:`hornet.batch.small_path`) waits once per batch, for the header of
+its prepare kernel. On a graph that defers inserts (``Graph.defer_inserts``; a stream replay
+does), an insert of host (NumPy) signed integer pairs of at most ``CHUNKS`` small batches'
+entries is *deferred* instead (:mod:`hornet.batch.gpu.deferred`): its ids and properties
+are checked at the call (device pairs take the small path: their ids would have to be read
+back, a wait as long as the small path's), its kernels are queued with the block cache's part decided on the device, and the call returns a
+:class:`PendingChange` at once. The host reads the batch's header later (*settles* it,
+oldest first: without a wait when a later batch is queued and the header has come, else
+waiting for it): the block cache's counters, the graph's entry count and the spilled blocks
+follow it, and the change's length becomes known. A stream of small inserts then costs host
+work per batch and no wait, the device running behind. A larger batch is queued as
+consecutive chunks of pairs, whose changes merge (:class:`MergedChange`).
+
+What stays exact: every later kernel, of any path, runs after a queued batch's in stream
+order. A batch can stall, though: when a ring of the block cache holds fewer blocks than the
+batch pops, it and every deferred batch after it do nothing, until settling finds it, fills
+the rings it needs from the bit trees and queues them again. So everything but this module
+reads the graph settled: the graph's memory manager, entry count and vertex table
+(``_mm``, ``_entries``, ``_degree``, ``_size_class``, ``_edge_ptr``, :class:`DeferredState`)
+settle every pending batch before they answer. The block cache's steps of refilling ahead
+(``BlockCache.top_up`` and ``grow_ahead``) are made between batches as on the small path,
+after settling.
+"""
+from __future__ import annotations
+
+from collections import deque
+from itertools import compress
+from operator import or_
+
+import numpy as np
+
+from ..change import EdgeChange
+from .small_layout import (H_ACCEPT, H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_RESULTS,
+                           H_STALLED, MAX_FIELDS, NUM_CLASSES, SMALL_ENTRIES)
+from .validate import MAX_VERTEX_ID, property_values
+
+__all__ = ["DeferredState", "PendingChange", "MergedChange", "deferred_insert", "settle",
+           "LIMIT_REFRESH", "CHUNKS", "EMULATIONS"]
+
+#: deferred batches between two refreshes of the rings' limits on the device (besides the
+#: refresh after every refill, which moves the goals)
+LIMIT_REFRESH = 64
+#: a graph's first deferred batch fills the rings of the classes up to this one ...
+PREFILL_CLASS = 12
+#: ... to at least this many blocks (and their refill level)
+PREFILL_BLOCKS = 16
+#: a deferred insert is queued as at most this many small batches (chunks of its pairs);
+#: one: larger inserts take the medium path, whose multi-block prepare runs ahead of a
+#: sequence of one-block ones
+CHUNKS = 1
+
+
+class DeferredState:
+    """The part of :class:`hornet.Graph` that deferred batches touch: its memory manager,
+    entry count and vertex table as the rest of the graph reads them (``_mm``, ``_entries``,
+    ``_degree``, ``_size_class``, ``_edge_ptr``: every deferred batch settled first; this
+    module reads ``_mm_`` and the others with a trailing underscore, as they stand) and the
+    batches' state."""
+
+    # small GPU inserts queued without a wait and settled later (defer_inserts)
+    _deferred_batches = False
+    _deferred = None            # their device state (made on first use) ...
+    _deferred_queue = ()        # ... the batches not settled yet, oldest first
+    _deferred_count = 0
+    _stalls = 0                 # times deferred batches found a ring short (queued again)
+    _running_again = False      # while one runs through the small path in its place
+    _queueing = False           # while a deferred insert is queued (it reads them as they are)
+
+    def defer_inserts(self, on: bool = True) -> None:
+        """GPU graphs: queue small inserts of host pairs (up to ``CHUNKS`` small batches'
+        entries) without waiting for the device; ``insert_edges`` then returns a change
+        whose length and arrays are read when first asked for, and every other call on the
+        graph sees the inserts done (see :mod:`hornet.batch.deferred_path`). Off by
+        default; a stream replay turns it on."""
+        self._deferred_batches = bool(on)
+
+    def _settled(self, name: str):
+        if self._deferred_queue and not self._queueing:
+            settle(self)
+        return self.__dict__[name]
+
+    # the memory manager, the entry count and the vertex table as everything but the
+    # deferred path reads them: settled (a batch that stalled ran again, see the module)
+    _mm = property(lambda self: self._settled("_mm_"),
+                   lambda self, v: self.__dict__.__setitem__("_mm_", v))
+    _entries = property(lambda self: self._settled("_entries_"),
+                        lambda self, v: self.__dict__.__setitem__("_entries_", v))
+    _degree = property(lambda self: self._settled("_degree_"),
+                       lambda self, v: self.__dict__.__setitem__("_degree_", v))
+    _size_class = property(lambda self: self._settled("_size_class_"),
+                           lambda self, v: self.__dict__.__setitem__("_size_class_", v))
+    _edge_ptr = property(lambda self: self._settled("_edge_ptr_"),
+                         lambda self, v: self.__dict__.__setitem__("_edge_ptr_", v))
+
+
+class PendingChange(EdgeChange):
+    """The :class:`~hornet.change.EdgeChange` of a deferred insert: ``src``, ``dst``,
+    ``properties`` and ``self_loops_skipped`` are read from the batch once it is settled
+    (the first read settles it and the batches before it, waiting for its header)."""
+
+    def __init__(self, graph):
+        self.kind = "insert"
+        self.previous = {}
+        self.vertex_map = None
+        self._graph = graph
+        self._done = None
+
+    def _result(self) -> EdgeChange:
+        if self._done is None:
+            settle(self._graph, self)
+        done = self._done
+        if isinstance(done, tuple):             # (rows, outs, length, self-loops): cut now
+            rows, outs, n, loops = done
+            done = self._done = EdgeChange("insert", rows[:n],
+                                           rows[SMALL_ENTRIES:SMALL_ENTRIES + n],
+                                           {k: v[:n] for k, v in outs.items()}, loops)
+        return done
+
+    def _resolve(self, change) -> None:
+        """Settled: an EdgeChange, or (rows, outs, length, self-loops) of the batch's
+        buffers, cut when first read."""
+        self._done = change
+
+    def __len__(self) -> int:
+        if self._done is None:
+            settle(self._graph, self)
+        done = self._done
+        return done[2] if isinstance(done, tuple) else len(done)
+
+    @property
+    def pending(self) -> bool:
+        """Whether the batch is still unsettled."""
+        return self._done is None
+
+    src = property(lambda self: self._result().src)
+    dst = property(lambda self: self._result().dst)
+    properties = property(lambda self: self._result().properties)
+    self_loops_skipped = property(lambda self: self._result().self_loops_skipped)
+
+    def __repr__(self) -> str:
+        if self._done is None:
+            return "EdgeChange(insert, pending)"
+        return super().__repr__()
+
+
+class MergedChange(PendingChange):
+    """The change of a batch queued as consecutive chunks (``parts``: their changes, pending
+    or not): their edges together, sorted by (src, dst) when first read; the length is
+    theirs summed."""
+
+    def __init__(self, graph, parts):
+        super().__init__(graph)
+        self._parts = parts
+
+    def _result(self) -> EdgeChange:
+        if self._done is None:
+            parts = [p._result() if isinstance(p, PendingChange) else p for p in self._parts]
+            xp = self._graph._xp
+            src = xp.concatenate([p.src for p in parts])
+            dst = xp.concatenate([p.dst for p in parts])
+            order = xp.argsort((src.astype(xp.int64) << 32) | dst.astype(xp.int64))
+            props = {k: xp.concatenate([p.properties[k] for p in parts])[order]
+                     for k in parts[0].properties}
+            self._done = EdgeChange("insert", src[order], dst[order], props,
+                                    sum(int(p.self_loops_skipped) for p in parts))
+            self._parts = None
+        return self._done
+
+    def __len__(self) -> int:
+        if self._done is not None:
+            return len(self._done)
+        return sum(len(p) for p in self._parts)
+
+    @property
+    def pending(self) -> bool:
+        return self._done is None and any(getattr(p, "pending", False) for p in self._parts)
+
+
+class _Ticket:
+    """A queued batch: its workspace, host pairs (2, m), property values (device), result
+    buffers and change."""
+    __slots__ = ("slot", "both", "values", "rows", "outs", "change")
+
+    def __init__(self, slot, both, values, rows, outs, change):
+        self.slot, self.both, self.values = slot, both, values
+        self.rows, self.outs, self.change = rows, outs, change
+
+
+#: device -> a factory of the device part of deferred batches, for devices other than the GPU
+#: (tests register an emulation of the GPU's kernels on the CPU backend)
+EMULATIONS: dict = {}
+
+
+def _device_state(device: str):
+    if device == "gpu":
+        from .gpu.deferred import DeferredBatches
+        return DeferredBatches()
+    return EMULATIONS[device]()
+
+
+def _eligible(g, src, dst) -> bool:
+    if not g._deferred_batches or dst is None or (g.device != "gpu" and
+                                                  g.device not in EMULATIONS):
+        return False
+    if not (isinstance(src, np.ndarray) and isinstance(dst, np.ndarray)):
+        return False
+    if src.ndim != 1 or src.shape != dst.shape or not src.shape[0]:
+        return False
+    if src.dtype.kind != "i" or dst.dtype.kind != "i":
+        return False
+    if len(g._edge_schema) >= MAX_FIELDS:
+        return False
+    return src.shape[0] * (1 if g.directed else 2) <= CHUNKS * SMALL_ENTRIES
+
+
+def deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
+    """Queue the insert of host pairs ``src``, ``dst`` (``edge_props`` as the graph's
+    insert takes them) without waiting; a :class:`PendingChange`, or None when the
+    batch is not deferred (another path takes it, every pending batch settled first). A
+    batch of
+    more entries than one small batch holds (at most ``CHUNKS`` times as many) is queued as
+    consecutive chunks of pairs: inserting them one after the other gives the batch's
+    graph (a repeat in a later chunk finds the edge present; the first occurrence wins),
+    and its change is theirs, merged (:class:`MergedChange`)."""
+    if not _eligible(g, src, dst):
+        return None
+    g._queueing = True
+    try:
+        return _deferred_insert(g, src, dst, edge_props)
+    finally:
+        g._queueing = False
+
+
+def _deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
+    mm = g._mm_
+    cache = mm.block_cache()
+    if g._deferred is None:
+        g._deferred = _device_state(g.device)
+        g._deferred_queue = deque()
+        g._deferred_count = 0
+    elif g._deferred_queue:
+        _settle_ready(g)
+    # the batch's own copy of its pairs (2, n) (ids are signed: exact in int64)
+    same = src.dtype == dst.dtype and src.dtype in (np.int32, np.int64)
+    both = np.empty((2, src.shape[0]), dtype=src.dtype if same else np.int64)
+    both[0] = src
+    both[1] = dst
+    lo, hi = int(both.min()), int(both.max())
+    if lo < 0 or hi > MAX_VERTEX_ID:
+        return None                      # the small path refuses it with its message
+    if not g._deferred.prefilled:
+        _prefill(g, mm, cache)
+    values = property_values(edge_props, g._edge_schema, src.shape[0], g._xp)
+    # the batch's own values too (a batch queued again after a stall reads them again)
+    values = {k: v.copy() if v is edge_props.get(k) else v for k, v in values.items()}
+    n = src.shape[0]
+    per = SMALL_ENTRIES // (1 if g.directed else 2)
+    if n <= per:
+        return _queue(g, mm, cache, both, values, hi)
+    parts = []
+    for start in range(0, n, per):
+        stop = min(n, start + per)
+        parts.append(_queue(g, mm, cache, both[:, start:stop],
+                            {k: v[start:stop] for k, v in values.items()}, hi))
+    return MergedChange(g, parts)
+
+
+def _prefill(g, mm, cache) -> None:
+    """At a graph's first deferred batch, the rings of the classes up to ``PREFILL_CLASS``
+    that hold fewer than ``PREFILL_BLOCKS`` blocks filled (BlockCache.reserve: to that many
+    plus their refill level): a class's first batch would otherwise stall (a ring that was
+    never filled has no trigger to refill it ahead)."""
+    settle(g)
+    need = [0] * NUM_CLASSES
+    classes = list(range(mm.min_size_class, PREFILL_CLASS + 1))
+    for k in classes:
+        need[k] = PREFILL_BLOCKS
+    try:
+        cache.reserve(need, classes)
+    except (ValueError, MemoryError):    # (DeviceMemoryError: nothing changed)
+        pass
+    g._deferred.prefilled = True
+    g._deferred.limits_due = 0
+
+
+def _refill_step(g, mm, cache) -> None:
+    """The block cache's steps of the batch, as the small path makes them, when due: the
+    lookup rebuilt after block arrays came, rings under their trigger refilled
+    (BlockCache.top_up: every pending batch settled first, so that the rings it refills are
+    the device's), else one block array made for a class short of room (grow_ahead). Arrays
+    and the lookup are the manager's alone (the pending batches' kernels take blocks from
+    the rings only): they need nothing settled."""
+    if mm.lookup_stale():
+        mm.lookup()
+    cache.last_step = None
+    if cache._want:
+        settle(g)
+        cache.top_up()
+        g._deferred.limits_due = 0       # goals move with refills
+    if cache._grow:
+        cache.grow_ahead()
+
+
+def _queue(g, mm, cache, both, values: dict, hi: int) -> PendingChange:
+    """Queue one small batch (host pairs ``both`` (2, m), ``values`` per property of the
+    graph its (m,) device array, ids at most ``hi``); its PendingChange."""
+    dev, queue, xp = g._deferred, g._deferred_queue, g._xp
+    while len(queue) >= dev.slots:
+        _settle_one(g)                   # the oldest batch's workspace is needed again
+    _refill_step(g, mm, cache)
+    if g._deferred_count >= dev.limits_due:
+        dev.set_limits(_limits(cache))
+        dev.limits_due = g._deferred_count + LIMIT_REFRESH
+    # nothing below waits; the graph changes from _reserve on (which leaves it as it was
+    # when out of memory), every allocation of the batch made before
+    m = both.shape[1]
+    t = _Ticket(-1, both, values, xp.empty(2 * SMALL_ENTRIES, dtype=xp.int32),
+                {name: xp.empty(m, dtype=dt) for name, dt in g._edge_schema.items()},
+                PendingChange(g))
+    n = max(g._n, hi + 1)
+    g._reserve(n)
+    g._views.clear()
+    g._n = n
+    _launch(g, mm, cache, t)
+    return t.change
+
+
+def _launch(g, mm, cache, t) -> None:
+    """Launch ticket ``t``'s kernels in a free workspace (host pairs staged for it) and
+    queue it."""
+    dev, queue = g._deferred, g._deferred_queue
+    t.slot = _free_slot(queue, dev.slots)
+    pairs = dev.stage(t.slot, t.both)
+    g._deferred_count += 1
+    dev.launch(t.slot, pairs[0], pairs[1], not g.directed, g._degree_, g._size_class_,
+               g._edge_ptr_, mm.min_size_class, cache, mm.lookup(), mm.field_dtypes,
+               [t.values[k] for k in g._edge_schema], list(t.outs.values()), t.rows)
+    queue.append(t)
+
+
+def _free_slot(queue, slots: int) -> int:
+    used = {t.slot for t in queue}
+    return next(k for k in range(slots) if k not in used)
+
+
+def _limits(cache) -> np.ndarray:
+    """Per class, the most blocks its ring may keep after a batch gives blocks back
+    (:meth:`BlockCache.accepts`: twice the goal, or the last refill's level if more)."""
+    out = np.zeros(NUM_CLASSES, dtype=np.int64)
+    for k in range(NUM_CLASSES):
+        if cache.ceiling[k] or cache.target[k] or cache._fill[k]:
+            out[k] = max(2 * cache.goal(k), cache._fill[k])
+    return out
+
+
+def settle(g, upto: PendingChange | None = None) -> None:
+    """Settle the graph's deferred batches in order: every one, or those up to and including
+    ``upto``'s (waiting for their headers)."""
+    queue = g._deferred_queue
+    while queue and (upto is None or upto._done is None):
+        _settle_one(g)
+
+
+def _settle_ready(g) -> None:
+    """Settle the deferred batches whose headers have come, oldest first, without waiting."""
+    queue, dev = g._deferred_queue, g._deferred
+    while queue and dev.ready(queue[0].slot):
+        _settle_one(g)
+
+
+def _settle_one(g) -> None:
+    """Settle the oldest deferred batch (waiting for its header); a stalled one runs again
+    with every batch after it."""
+    queue, dev = g._deferred_queue, g._deferred
+    t = queue[0]
+    header = dev.header(t.slot)
+    if header[H_STALLED]:
+        _run_again(g, header)
+        return
+    queue.popleft()
+    kept, nres = header[H_KEPT], header[H_RESULTS]
+    if kept:
+        mm = g._mm_
+        cache = mm.block_cache()
+        need = header[H_CLASS:H_CLASS + NUM_CLASSES]
+        freed = header[H_FREED:H_FREED + NUM_CLASSES]
+        touched = list(compress(range(NUM_CLASSES), map(or_, need, freed)))
+        spills = cache.commit(need, freed, header[H_ACCEPT], touched)
+        g._entries_ += kept
+        if spills:
+            # in stream order after the batch's rewrite; the workspace is not reused before
+            mm.release(dev.spilled(t.slot, spills), wait=False)
+    t.change._resolve((t.rows, t.outs, nres, header[H_LOOPS]))
+
+
+def _run_waiting(g, t) -> None:
+    """Insert ticket ``t``'s batch through the graph's insert, deferral off (the small
+    path, which waits); its change takes the result."""
+    before = g._deferred_batches
+    g._deferred_batches = False
+    g._running_again = True
+    try:
+        t.change._resolve(g._insert_edges(t.both[0], t.both[1], t.values))
+    finally:
+        g._deferred_batches = before
+        g._running_again = False
+
+
+def _run_again(g, header: list) -> None:
+    """The oldest pending batch stalled (``header``: its header, whose class counts are
+    what it needs): it and every batch after it did nothing on the device. Clear the stall
+    word (after them in stream order), fill the rings it found short (BlockCache.reserve,
+    from the bit trees without a wait) and queue them all again, in order; a batch the
+    rings cannot serve (more blocks of a class than a ring holds, or none left on the
+    device) runs through the small path, the ones after it too."""
+    queue, dev = g._deferred_queue, g._deferred
+    tickets = list(queue)
+    queue.clear()
+    dev.clear_stall()
+    g._stalls += 1
+    mm = g._mm_
+    cache = mm.block_cache()
+    need = header[H_CLASS:H_CLASS + NUM_CLASSES]
+    try:
+        cache.reserve(need, [k for k in range(NUM_CLASSES) if need[k]])
+    except (ValueError, MemoryError):
+        for t in tickets:
+            _run_waiting(g, t)
+        return
+    dev.limits_due = 0
+    for t in tickets:
+        _launch(g, mm, cache, t)

@@ -1,0 +1,181 @@
+"""Deferred small inserts on the GPU: the small-batch path's kernels, queued without a wait.
+
+The small-batch path (:mod:`hornet.batch.gpu.small`) reads its prepare kernel's header before
+it launches the rewrite: the host decides from it which rings of the block cache take the
+blocks the batch gives back and whether a ring must be refilled first. A deferred batch
+(:mod:`hornet.batch.deferred_path`) queues both kernels at once and reads its header later:
+
+- ``small_prepare`` is given the rings' device counters, a per-class limit (the most a ring
+  may keep: the host's ``BlockCache.accepts`` rule) and a stall word. It decides the accept
+  mask itself and writes it to the header (``H_ACCEPT``); when a ring holds fewer blocks than
+  the batch pops it sets the stall word and marks the batch stalled (``H_STALLED``), and every
+  later deferred batch finds the word set and does nothing, until the host has filled the
+  rings and queued them again in order (the graph is as if they had not been called);
+- ``small_merge`` takes the accept mask from the header (bit 63 of its ``ring_accept``) and
+  runs on a fixed grid, its blocks stepping through the pieces the header lists;
+- the header goes to a pinned row by an asynchronous copy behind the prepare kernel, with an
+  event the host polls.
+
+Each batch in flight owns one of ``SLOTS`` workspaces (its spill list is read when the host
+settles it, before the workspace is reused).
+"""
+from __future__ import annotations
+
+import os
+import time
+from types import SimpleNamespace
+
+import numpy as np
+
+from ...core.cuda import PreparedLaunch, as_signed64, cupy, function
+from ..small_layout import DEFERRED_READ_WORDS as READ_WORDS
+from ..small_layout import MODE_INSERT, NUM_CLASSES, SMALL_ENTRIES
+from .small import (_CU, _ID_TYPES, _NAMES, PREPARE_ARGS, PREPARE_THREADS, REWRITE_THREADS,
+                    SPILL_OFFSET, WORKSPACE_WORDS, COPY_MAX_CLASS, field_words)
+
+__all__ = ["DeferredBatches", "SLOTS", "READ_WORDS"]
+
+#: batches in flight at most (workspaces, pinned header rows, events)
+SLOTS = 8
+#: host pairs read by the prepare kernel from pinned memory (no copy to the device first);
+#: environment HORNET_DEFERRED_ZERO_COPY=0: a staged device copy instead
+ZERO_COPY = os.environ.get("HORNET_DEFERRED_ZERO_COPY", "1") != "0"
+DEFERRED_ACCEPT = as_signed64(1 << 63)   # ring_accept bit: the mask is in the header
+
+
+def _device_address(pinned: np.ndarray) -> int:
+    """The device's address of pinned host memory (mapped: unified addressing), 0 if none."""
+    try:
+        return int(cupy.cuda.runtime.pointerGetAttributes(pinned.ctypes.data).devicePointer)
+    except Exception:                   # (a CUDA error: the memory is not mapped)
+        return 0
+
+
+class _HostRow:
+    """A row of host pairs in pinned memory, as :meth:`DeferredBatches.launch` reads a
+    device array (``data.ptr``, ``shape``, ``dtype``)."""
+
+    def __init__(self, ptr: int, n: int, dtype):
+        self.data = SimpleNamespace(ptr=ptr)
+        self.shape = (n,)
+        self.dtype = dtype
+
+
+class DeferredBatches:
+    """The device state of one graph's deferred small inserts."""
+
+    slots = SLOTS
+    limits_due = 0          # the graph's deferred batch count at which limits are refreshed
+    prefilled = False       # the rings of small classes filled (at the first batch)
+
+    def __init__(self):
+        import cupyx
+        self.workspaces = [cupy.empty(WORKSPACE_WORDS, dtype=cupy.int64) for _ in range(SLOTS)]
+        # per slot: the header's words, then the ticket of the batch that wrote them
+        self.headers = cupyx.empty_pinned((SLOTS, READ_WORDS + 1), dtype=np.int64)
+        self.headers[:, READ_WORDS] = -1
+        self.tickets = [0] * SLOTS
+        self._ticket = 0
+        self.events = [cupy.cuda.Event(block=False, disable_timing=True) for _ in range(SLOTS)]
+        self.pinned = cupyx.empty_pinned((SLOTS, 2 * SMALL_ENTRIES), dtype=np.int64)
+        # their device addresses (0: pairs copied, headers copied back after an event)
+        self._pinned_device = self._headers_device = 0
+        if ZERO_COPY:
+            self._pinned_device = _device_address(self.pinned)
+            self._headers_device = _device_address(self.headers)
+        self.stall = cupy.zeros(1, dtype=cupy.int64)
+        self.limits = cupy.zeros(NUM_CLASSES, dtype=cupy.int64)
+        self.host_limits = np.full(NUM_CLASSES, -1, dtype=np.int64)
+        self._launches: dict = {}
+        dev = cupy.cuda.Device()
+        self.grid = 2 * int(dev.attributes["MultiProcessorCount"])
+
+    def _launch(self, name: str, nargs: int) -> PreparedLaunch:
+        launch = self._launches.get(name)
+        if launch is None:
+            launch = self._launches[name] = PreparedLaunch(function(_CU, name, _NAMES), nargs)
+        return launch
+
+    def stage(self, slot: int, both: np.ndarray):
+        """Host pairs ``both`` (2, m) for the batch of workspace ``slot``, as its prepare
+        kernel reads them: with ``ZERO_COPY``, the slot's own pinned buffer (the kernel reads
+        host memory through its address; the slot is reused once the batch is settled, after
+        its prepare ran), else a device copy (staged, in stream order)."""
+        if not self._pinned_device:
+            from ...core.cuda import upload
+            dev = upload(both)
+            return dev[0], dev[1]
+        m = both.shape[1]
+        row = self.pinned[slot].view(both.dtype)
+        row[:m] = both[0]
+        row[m:2 * m] = both[1]
+        base = self._pinned_device + (row.ctypes.data - self.pinned.ctypes.data)
+        size = both.dtype.itemsize
+        return _HostRow(base, m, both.dtype), _HostRow(base + m * size, m, both.dtype)
+
+    def set_limits(self, limits: np.ndarray) -> None:
+        """Upload the rings' limits (host int64 (NUM_CLASSES,)) when they changed; in stream
+        order: batches queued before keep the old ones."""
+        if not np.array_equal(limits, self.host_limits):
+            from ...core.cuda import upload
+            self.host_limits = limits.copy()
+            self.limits[:] = upload(self.host_limits)
+
+    def clear_stall(self) -> None:
+        """Reset the stall word, in stream order (after every batch queued so far)."""
+        self.stall.fill(0)
+
+    def launch(self, slot: int, s, d, mirror: bool, degree, size_class, edge_ptr,
+               min_class: int, cache, lookup, field_dtypes, values, outs, rows) -> None:
+        """Queue batch ``s``, ``d`` (int32 or int64 device pairs of one dtype, (n,), n *
+        (2 if mirror else 1) <= SMALL_ENTRIES) as an insert in workspace ``slot``: prepare,
+        the header's copy to pinned row ``slot`` and its event, the rewrite. ``values``: per
+        property its (n,) device array; ``outs``: per property the result's device array of
+        at least n entries; ``rows``: int32 device (2 * SMALL_ENTRIES,) for the result's
+        src and dst."""
+        ws = self.workspaces[slot]
+        wp = ws.data.ptr
+        entries = s.shape[0] * (2 if mirror else 1)
+        self._ticket += 1
+        self.tickets[slot] = self._ticket
+        mapped = self._headers_device
+        host_row = mapped + slot * (READ_WORDS + 1) * 8 if mapped else 0
+        self._launch(f"small_prepare<{_ID_TYPES[s.dtype]}>", PREPARE_ARGS)(
+            1, PREPARE_THREADS, [
+                s.data.ptr, d.data.ptr, s.shape[0], int(mirror), MODE_INSERT,
+                degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr, degree.shape[0],
+                int(min_class), COPY_MAX_CLASS, wp, rows.data.ptr, self.stall.data.ptr,
+                cache.state.data.ptr, self.limits.data.ptr, cache.ring_slots, host_row,
+                self._ticket])
+        if not mapped:
+            stream = cupy.cuda.get_current_stream()
+            cupy.cuda.runtime.memcpyAsync(self.headers[slot].ctypes.data, wp, READ_WORDS * 8,
+                                          cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+            self.events[slot].record(stream)
+        nf, sizes, v, o = field_words(field_dtypes, values, outs)
+        self._launch("small_merge", 30)(min(entries, self.grid), REWRITE_THREADS, [
+            wp, SMALL_ENTRIES, 0, cache.rings.data.ptr, cache.state.data.ptr,
+            cache.ring_slots, DEFERRED_ACCEPT, 0, degree.data.ptr, size_class.data.ptr,
+            edge_ptr.data.ptr, lookup.dev_bases.data.ptr, lookup.dev_field_bases.data.ptr,
+            lookup.bases.shape[0], nf, sizes, *v, *o])
+
+    def ready(self, slot: int) -> bool:
+        if self._headers_device:
+            return int(self.headers[slot, READ_WORDS]) == self.tickets[slot]
+        return self.events[slot].done
+
+    def header(self, slot: int) -> list:
+        """The header of the batch in ``slot`` (Python ints), once it has come (waits)."""
+        if self._headers_device:
+            row, ticket, spins = self.headers[slot], self.tickets[slot], 0
+            while int(row[READ_WORDS]) != ticket:
+                spins += 1
+                if spins > 64:
+                    time.sleep(0)
+            return row[:READ_WORDS].tolist()
+        self.events[slot].synchronize()
+        return self.headers[slot, :READ_WORDS].tolist()
+
+    def spilled(self, slot: int, count: int):
+        """The old blocks the batch in ``slot`` put on its spill list (int64 device view)."""
+        return self.workspaces[slot][SPILL_OFFSET:SPILL_OFFSET + int(count)]

@@ -1,0 +1,130 @@
+"""The host logic of deferred inserts (hornet.batch.deferred_path) on the CPU backend, the
+GPU's kernels emulated (tests/deferred_emulation.py): queueing, settling in order (headers
+late or not), stalled batches run again, chunked batches and their merged changes, the
+block cache's counters and the graph's entry count afterwards. Results against a CPU graph
+without deferral."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hornet
+from deferred_emulation import CpuDeferred
+from hornet.batch import deferred_path
+from hornet.batch.small_layout import SMALL_ENTRIES
+from small_batch_checks import PROPS, same_change, same_graph, step_batch, step_properties
+
+
+@pytest.fixture(autouse=True)
+def emulated(monkeypatch):
+    monkeypatch.setitem(deferred_path.EMULATIONS, "cpu", CpuDeferred)
+
+
+def _graphs(directed, props=True, tiny=False):
+    kw = dict(directed=directed, edge_properties=PROPS if props else None,
+              block_array_edges=1 << 10, device="cpu")
+    deferred, plain = hornet.Graph(**kw), hornet.Graph(**kw)
+    deferred.defer_inserts()
+    if tiny:                # rings of two blocks per class: batches stall often
+        target = deferred._mm.block_cache().target
+        target[:] = np.minimum(target, 2)
+    return deferred, plain
+
+
+@pytest.mark.parametrize("tiny", [False, True])
+@pytest.mark.parametrize("directed", [False, True])
+def test_deferred_inserts_match_a_plain_graph(directed, tiny):
+    rng = np.random.default_rng(5 + directed + 2 * tiny)
+    deferred, plain = _graphs(directed, tiny=tiny)
+    max_pairs = SMALL_ENTRIES // (1 if directed else 2)
+    late, queued = [], 0
+    for step in range(40):
+        s, d = step_batch(rng, step, max_pairs // 4 if step % 2 else max_pairs)
+        m = s.shape[0]
+        if step % 5 == 3:
+            s, d = s.astype(np.int32), d.astype(np.int32)
+        if rng.random() < 0.75:
+            props = step_properties(rng, m) if step % 3 else {}
+            before = deferred._deferred_count
+            a = deferred.insert_edges(s, d, **props)
+            queued += deferred._deferred_count > before
+            b = plain.insert_edges(s, d, **props)
+            if step % 2:
+                late.append((a, b))
+            else:
+                assert len(a) == len(b)
+                same_change(a, b)
+        else:
+            es, ed = plain.edges()
+            k = min(es.size, m)
+            pick = rng.choice(es.size, size=k, replace=False) if es.size else np.empty(0, int)
+            s, d = np.r_[es[pick], s[: m - k]], np.r_[ed[pick], d[: m - k]]
+            same_change(deferred.delete_edges(s, d), plain.delete_edges(s, d))
+        if step % 7 == 6:
+            v = np.arange(plain.num_vertices)
+            assert np.array_equal(deferred.degree(v), plain.degree(v))
+    for a, b in late:
+        same_change(a, b)
+    same_graph(deferred, plain)
+    deferred.check()
+    deferred._mm.block_cache().check()
+    assert queued > 10
+    if tiny:
+        assert deferred._stalls > 0
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_chunked_inserts_merge_their_changes(directed, monkeypatch):
+    monkeypatch.setattr(deferred_path, "CHUNKS", 8)
+    rng = np.random.default_rng(9 + directed)
+    deferred, plain = _graphs(directed)
+    per = SMALL_ENTRIES // (1 if directed else 2)
+    merged = 0
+    for step in range(10):
+        m = int(rng.integers(per + 1, deferred_path.CHUNKS * per + 1))
+        s, d = rng.integers(0, 300 + 300 * step, m), rng.integers(0, 300 + 300 * step, m)
+        s[m // 2: m // 2 + 50], d[m // 2: m // 2 + 50] = s[:50], d[:50]
+        if step % 3 == 0:
+            s[:m // 3] = 7
+        props = step_properties(rng, m)
+        a = deferred.insert_edges(s, d, **props)
+        merged += isinstance(a, deferred_path.MergedChange)
+        b = plain.insert_edges(s, d, **props)
+        assert len(a) == len(b)
+        same_change(a, b)
+    same_graph(deferred, plain)
+    deferred.check()
+    deferred._mm.block_cache().check()
+    assert merged > 5
+
+
+def test_nothing_read_until_the_end():
+    rng = np.random.default_rng(2)
+    deferred, plain = _graphs(True, props=False)
+    pairs = [(rng.integers(0, 100 * i + 50, 700), rng.integers(0, 100 * i + 50, 700))
+             for i in range(30)]
+    got, want = [], []
+    for i, (s, d) in enumerate(pairs):
+        got.append(deferred.insert_edges(s, d))
+        want.append(plain.insert_edges(s, d))
+        for g in (deferred, plain):          # the id space grows without settling anything
+            g.insert_vertices(np.array([100 * i + 70]))
+        assert got[-1].pending
+    assert deferred.num_vertices == plain.num_vertices
+    assert deferred.num_edges == plain.num_edges
+    assert not any(c.pending for c in got)
+    for a, b in zip(got, want):
+        same_change(a, b)
+    same_graph(deferred, plain)
+
+
+def test_refused_batches_are_refused_at_the_call():
+    g, _ = _graphs(True, props=False)
+    g.insert_edges(np.array([0, 1]), np.array([1, 2]))
+    g.insert_edges(np.array([2, 3]), np.array([3, 4]))
+    with pytest.raises(hornet.BatchError):
+        g.insert_edges(np.array([0, -1]), np.array([1, 2]))
+    with pytest.raises(hornet.BatchError):
+        g.insert_edges(np.array([0, 1]), np.array([1, 2]), nope=np.ones(2))
+    assert g.num_edges == 4
+    g.check()
