@@ -132,11 +132,98 @@ def _edge_set(src, dst):
     return np.unique(np.stack([s[keep], d[keep]], axis=1), axis=0)
 
 
-def test_batches_at_the_plans_limit_against_a_host_oracle(monkeypatch):
-    """The largest batch the plan takes (MAX_ENTRIES entries once mirrored), checked against
-    the edge set computed on the host; one pair more goes to the general pipeline."""
+def _key_set(src, dst):
+    """Host int64 array of the distinct undirected edges of the pairs (ids under 2^20) as
+    ascending keys min << 20 | max."""
+    s, d = np.minimum(src, dst), np.maximum(src, dst)
+    keep = s != d
+    return np.unique((s[keep].astype(np.int64) << 20) | d[keep])
+
+
+def test_large_planned_batches_against_a_host_oracle(monkeypatch):
+    """A planned batch of more than 2^21 entries (mirrored), so more than a thousand scan
+    tiles: the change and the graph against the edge set computed on the host, for an
+    insert and then a delete of part of it named in the reverse direction."""
     import hornet.batch.planned as planned
-    from hornet.batch.gpu.plan import MAX_ENTRIES
+    planned_calls = []
+    original = planned.plan_batch
+    monkeypatch.setattr(planned, "plan_batch",
+                        lambda *a, **k: planned_calls.append(1) or original(*a, **k))
+    rng = np.random.default_rng(8)
+    g = hornet.Graph(directed=False, device="gpu")    # arrays of the default size
+    g._medium_batches = False
+    m = 3_000_000
+    s, d = rng.integers(0, 400_000, m), rng.integers(0, 400_000, m)
+    s[:1000] = d[:1000]                                  # self-loops
+    change = g.insert_edges(s, d)
+    want = _key_set(s, d)
+    cs, cd = to_host(change.src).astype(np.int64), to_host(change.dst).astype(np.int64)
+    assert len(planned_calls) == 1
+    assert change.self_loops_skipped == int(np.count_nonzero(s == d))
+    assert np.array_equal((cs << 20) | cd, want)
+    gs, gd = (to_host(a).astype(np.int64) for a in g.edges())
+    once = gs < gd
+    assert np.array_equal((gs[once] << 20) | gd[once], want)
+    pick = np.sort(rng.choice(want.shape[0], size=want.shape[0] // 3, replace=False))
+    gone = g.delete_edges(want[pick] & ((1 << 20) - 1), want[pick] >> 20)
+    assert len(planned_calls) == 2
+    assert np.array_equal((to_host(gone.src).astype(np.int64) << 20) | to_host(gone.dst),
+                          want[pick])
+    gs, gd = (to_host(a).astype(np.int64) for a in g.edges())
+    once = gs < gd
+    assert np.array_equal((gs[once] << 20) | gd[once], np.delete(want, pick))
+    g.check()
+
+
+def test_deletes_that_loosen_lists_refit_them_in_the_plan(monkeypatch):
+    """A planned delete after which the lists are loose moves its sources' loose lists to
+    their fitting blocks itself (refit_plan): the graph, the degrees and every vertex's size
+    class equal the general pipeline's (its delete, then ListFit.refit of the sources), and
+    the refit after the batch finds none of the sources' lists loose."""
+    import cupy
+    import hornet.batch.planned as planned
+    from hornet.memory.list_fit import ListFit
+    refits, refit_moves = [], []
+    original = planned.refit_plan
+    monkeypatch.setattr(planned, "refit_plan",
+                        lambda *a, **k: refits.append(1) or original(*a, **k))
+    original_refit = ListFit.refit
+
+    def counted(self, manager, *a, **k):
+        moved = original_refit(self, manager, *a, **k)
+        if manager is graphs[0]._mm and k.get("candidates") is not None:
+            refit_moves.append(moved)          # the planned graph's refits of its sources
+        return moved
+    monkeypatch.setattr(ListFit, "refit", counted)
+    rng = np.random.default_rng(6)
+    graphs = [_graph("gpu", False), _graph("gpu", False, planned=False)]
+    s, d = rng.integers(0, 5000, 120_000), rng.integers(0, 5000, 120_000)
+    for g in graphs:
+        g.insert_edges(cupy.asarray(s), cupy.asarray(d))
+    es, ed = (to_host(a) for a in graphs[0].edges())
+    for step in range(3):
+        pick = rng.choice(es.shape[0], size=es.shape[0] // 4, replace=False)
+        changes = [g.delete_edges(cupy.asarray(es[pick]), cupy.asarray(ed[pick]))
+                   for g in graphs]
+        _same_change(*changes)
+        _same(*graphs)
+        n = graphs[0]._n
+        assert np.array_equal(to_host(graphs[0]._size_class[:n]),
+                              to_host(graphs[1]._size_class[:n]))
+        es, ed = (to_host(a) for a in graphs[0].edges())
+        for g in graphs:
+            g.check()
+    assert refits, "no delete loosened the lists past the reference"
+    assert not any(refit_moves)
+
+
+def test_batches_at_the_plans_limit_against_a_host_oracle(monkeypatch):
+    """The largest batch the plan takes (its limit set to 2^21 - 1 entries once mirrored, so
+    that the test stays small), checked against the edge set computed on the host; one pair
+    more goes to the general pipeline."""
+    import hornet.batch.planned as planned
+    MAX_ENTRIES = (1 << 21) - 1
+    monkeypatch.setattr(planned, "MAX_ENTRIES", MAX_ENTRIES)
     planned_calls = []
     original = planned.plan_batch
     monkeypatch.setattr(planned, "plan_batch",

@@ -132,6 +132,13 @@ def test_forest_take_and_release_match_one_tree_at_a_time(device, small_take, mo
             assert be.count_free(words, offsets) == int(f.sum())
             assert np.array_equal(be.to_host(be.used_blocks(words, offsets, n)),
                                   np.flatnonzero(~f))
+        if be.used_forest is not None:           # every tree's used blocks in one pass
+            got = be.to_host(be.used_forest([
+                (words, offsets, n, int((~f).sum()), int(bases[a]), int(shifts[a]))
+                for a, ((words, offsets), n, f) in enumerate(zip(trees, sizes, free))]))
+            want = [bases[a] + (np.flatnonzero(~f).astype(np.int64) << shifts[a])
+                    for a, f in enumerate(free)]
+            assert np.array_equal(got, np.concatenate(want))
 
 
 def _manager(**kw):
@@ -192,6 +199,45 @@ def test_compaction_moves_blocks_and_contents():
     assert stats["block_utilization"] >= 0.5
     assert np.array_equal(_read(mm.field_addresses(now, 0), np.int32), (live % 1000))
     assert np.array_equal(_read(mm.field_addresses(now, 1), np.float64), live * 0.5)
+
+
+@pytest.mark.gpu
+def test_gpu_repointing_matches_the_cpu_kernel():
+    """hornet.memory.gpu_repoint against hornet.memory.repoint on the same vertex table:
+    evacuated ranges of several classes, moved blocks in any order, vertices of other classes,
+    without a list or outside the ranges left alone."""
+    from conftest import HAS_GPU
+    if not HAS_GPU:
+        pytest.skip("no CUDA GPU / CuPy")
+    import cupy
+    from hornet.memory.gpu_repoint import repoint_moved as gpu_repoint
+    from hornet.memory.repoint import repoint_moved
+    rng = np.random.default_rng(3)
+    ranges, old = [], []
+    for a, k in enumerate([2, 2, 5, 0]):
+        start, nblocks = (a + 1) << 32, int(rng.integers(1, 400))
+        ranges.append((start, start + (nblocks << (k + 2)), k + 2))
+        used = rng.choice(nblocks, size=int(rng.integers(1, nblocks + 1)), replace=False)
+        old.append((start + (used.astype(np.int64) << (k + 2)), k))
+    old_ptr = np.concatenate([o for o, _ in old])
+    old_cls = np.concatenate([np.full(o.size, k) for o, k in old])
+    new_ptr = (9 << 40) + np.arange(old_ptr.size, dtype=np.int64) * 64
+    n = 5000
+    edge_ptr = np.zeros(n, dtype=np.int64)
+    size_class = np.full(n, -1, dtype=np.int8)
+    owners = rng.choice(n, size=old_ptr.size, replace=False)
+    edge_ptr[owners], size_class[owners] = old_ptr, old_cls
+    others = np.setdiff1d(np.arange(n), owners)[:1000]
+    edge_ptr[others] = (7 << 40) + others * 16             # outside every range
+    size_class[others] = rng.choice([0, 2, 3, 5], others.size)
+    order = rng.permutation(old_ptr.size)
+    want = edge_ptr.copy()
+    repoint_moved(want, size_class, n, ranges, old_ptr[order], new_ptr[order])
+    got = cupy.asarray(edge_ptr)
+    gpu_repoint(got, cupy.asarray(size_class), n, ranges, cupy.asarray(old_ptr[order]),
+                cupy.asarray(new_ptr[order]))
+    assert np.array_equal(cupy.asnumpy(got), want)
+    assert np.array_equal(want[owners], new_ptr)
 
 
 def test_check_catches_shared_and_foreign_blocks():

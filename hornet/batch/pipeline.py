@@ -147,19 +147,8 @@ def compact_memory(g, sources=None) -> None:
     if g.device == "cpu":
         repoint_moved(g._edge_ptr, g._size_class, g._n, mm.last_evacuated, old, new)
         return
-    xp = g._xp
-    order = xp.argsort(old)
-    old, new = old[order], new[order]
-    # only vertices of the compacted classes can own a moved block
-    compacted = np.zeros(65, dtype=bool)            # indexed by size class + 1
-    compacted[np.asarray(mm.last_compacted, dtype=np.int64) + 1] = True
-    table = xp.asarray(compacted)
-    owners = xp.flatnonzero(table[g._size_class[:g._n].astype(xp.int16) + 1])
-    ptr = g._edge_ptr[owners]
-    at = xp.searchsorted(old, ptr)
-    at[at == old.size] = 0
-    moved = old[at] == ptr
-    g._edge_ptr[owners[moved]] = new[at[moved]]
+    from ..memory.gpu_repoint import repoint_moved as repoint_moved_gpu
+    repoint_moved_gpu(g._edge_ptr, g._size_class, g._n, mm.last_evacuated, old, new)
 
 
 def insert_prepared(g, s, d, values, n) -> EdgeChange:

@@ -13,6 +13,12 @@ per-array counts reach the memory manager's bookkeeping with the next call that 
 (:meth:`hornet.memory.manager.MemoryManager.release`), so an insert synchronizes once, at the
 plan's read-back.
 
+A delete after which the memory policy will refit the lists of its sources
+(:func:`hornet.batch.pipeline.compact_memory`, decided from host counts once the plan is
+read back) is planned again with those lists moving to their fitting blocks
+(:func:`hornet.batch.gpu.plan.refit_plan`): the refit is the batch's own allocation and
+rewrite instead of a second allocation, copy and release after it.
+
 An insert into a graph with edge properties carries its property columns through the same
 pass: after the plan, each kept entry finds the first batch pair that stands for it (a lookup
 among the kept keys and a scatter-min, no host synchronization), and the merge writes every
@@ -27,8 +33,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..change import EdgeChange
+from ..memory.manager import DeviceMemoryError
 from .gpu.pairs import device_pairs
-from .gpu.plan import MAX_ENTRIES, commit_plan, place_moves, plan_batch
+from .gpu.plan import MAX_ENTRIES, commit_plan, place_moves, plan_batch, refit_plan
 from .pipeline import _field_columns, compact_memory, edge_change
 from .validate import check_ids, property_values
 
@@ -104,8 +111,19 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
     if inserting:
         n = max(g._n, p.top)
         g._reserve(n)
+    if not inserting and p.kept and not mm.steady and _refits(g, p):
+        p = refit_plan(p, g._degree, g._size_class, g._edge_ptr, mm.min_size_class)
     if p.moves:
-        pool = mm.allocate_counts(p.per_class)       # the only step that can fail
+        try:
+            pool = mm.allocate_counts(p.per_class)   # the only step that can fail
+        except DeviceMemoryError:
+            if not p.refit:
+                raise
+            # the refit finds no room: the delete alone (ListFit.refit moves nothing then)
+            p = refit_plan(p, g._degree, g._size_class, g._edge_ptr, mm.min_size_class,
+                           refit=False)
+            pool = mm.allocate_counts(p.per_class) if p.moves else None
+    if p.moves:
         class_start = np.zeros(p.per_class.shape[0], dtype=np.int64)
         np.cumsum(p.per_class[:-1], out=class_start[1:])
         place_moves(p, class_start, pool)            # the moving lists' blocks: p.seg_ptr
@@ -151,6 +169,21 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
     if gone:
         return edge_change(g, kind, p.src, p.dst, gone)
     return _change(g, kind, p, {}, 0)
+
+
+def _refits(g, p) -> bool:
+    """Whether the memory policy refits the lists of the delete plan ``p``'s sources once
+    the batch is in (:func:`hornet.batch.pipeline.compact_memory`: the lists are loose
+    past the reference ratio): the slots the lists hold after the batch are the slots now,
+    plus the moving lists' new blocks, less the blocks that moving or emptied lists give
+    back (host counts only). Then :func:`refit_plan` makes that refit part of the batch."""
+    mm = g._mm
+    fit = mm.list_fit
+    if fit.slots_per_entry is None:
+        return False
+    grown = sum(int(c) << k for k, c in enumerate(p.per_class.tolist()) if c)
+    return fit.exceeds(mm.list_slots() + grown - p.freed_slots, g._entries - p.kept,
+                       bool(mm.steady))
 
 
 def _commit(g, p) -> None:

@@ -46,6 +46,9 @@ class MemoryBackend:
     # None: blocks taken straight into the block cache's rings (GPU; None: the cache writes
     # the pointers ``take_forest`` returns)
     take_into_rings: Callable | None = None
+    # [(words, offsets, num_blocks, used count, base, shift)] -> xp int64: the pointers of
+    # every used block of several trees in one pass (GPU; None: the manager asks each array)
+    used_forest: Callable | None = None
 
     def address(self, a) -> int:
         """Address of an array's first element."""
@@ -212,5 +215,5 @@ def memory_backend(device: str) -> MemoryBackend:
                              t.used_blocks, t.is_free, t.find_inconsistency, copy_ranges,
                              size_classes, t.take_forest, t.forest, t.release_pointers,
                              _gpu_place_by_class, class_counts, field_addresses,
-                             t.forest_from_table, t.take_into_rings)
+                             t.forest_from_table, t.take_into_rings, t.used_forest)
     raise ValueError(f"unknown device {device!r}")

@@ -178,6 +178,42 @@ def take_forest(requests):
     return out
 
 
+def used_forest(requests):
+    """The pointers of every used block of several trees, in one pass (two kernels and a scan,
+    whatever the number of trees): per request ``(words, level_offsets, num_blocks, count,
+    base, shift)`` (``count``: the tree's used blocks, known to the host) the pointers ``base +
+    (block << shift)`` of its used blocks, ascending; all requests' pointers concatenated
+    (int64 device, ``sum(count)``). Nothing is read back; the trees are not changed."""
+    requests = [r for r in requests if r[3] > 0]
+    count = np.array([r[3] for r in requests], dtype=np.int64)
+    out = cupy.empty(int(count.sum()), dtype=cupy.int64)
+    if not requests:
+        return out
+    nreq = len(requests)
+    addrs = np.array([int(r[0].data.ptr) + 8 * int(r[1][0]) for r in requests], dtype=np.int64)
+    leaves = np.array([int(r[1][1]) - int(r[1][0]) for r in requests], dtype=np.int64)
+    word_start = np.zeros(nreq + 1, dtype=np.int64)
+    np.cumsum(leaves, out=word_start[1:])
+    out_start = np.zeros(nreq, dtype=np.int64)
+    np.cumsum(count[:-1], out=out_start[1:])
+    packed = np.concatenate([addrs, word_start, out_start,
+                             np.array([r[2] for r in requests], dtype=np.int64),
+                             np.array([r[4] for r in requests], dtype=np.int64),
+                             np.array([r[5] for r in requests], dtype=np.int64)])
+    dev = upload(packed)                    # one host-to-device copy, pinned: no wait
+    d_addrs, d_start = dev[:nreq], dev[nreq:2 * nreq + 1]
+    rest = dev[2 * nreq + 1:]
+    d_out_start, d_nbits, d_base, d_shift = (rest[i * nreq:(i + 1) * nreq] for i in range(4))
+    total = int(word_start[-1])
+    pc = cupy.empty(total, dtype=cupy.int64)
+    launch(_fn("popcount_used_forest"), total, (d_addrs, d_start, d_nbits, i64(nreq),
+                                                i64(total), pc))
+    incl = cupy.cumsum(pc)
+    launch(_fn("extract_used_forest"), total, (d_addrs, d_start, d_nbits, d_out_start, d_base,
+                                               d_shift, i64(nreq), i64(total), pc, incl, out))
+    return out
+
+
 def _take_small(requests, addrs, table, count):
     """take_forest for a few blocks: one block of threads per tree stops at its count
     (``take_small``), so it reads the first leaf words only. One asynchronous host-to-device

@@ -65,7 +65,15 @@ class ListFit:
             return False
         if self.slots_per_entry is None:
             return True                    # no reference yet: the first check scans
-        share = STEADY_LOOSE_SHARE if manager.steady else LOOSE_SHARE
+        return self.exceeds(used, entries, bool(manager.steady))
+
+    def exceeds(self, used: int, entries: int, steady: bool) -> bool:
+        """Whether lists holding ``used`` slots for ``entries`` stored entries are loose
+        against the reference (:meth:`loose`'s test; False without a reference, without
+        entries or without slots)."""
+        if entries <= 0 or used <= 0 or self.slots_per_entry is None:
+            return False
+        share = STEADY_LOOSE_SHARE if steady else LOOSE_SHARE
         return used > (1.0 + share) * self.slots_per_entry * entries
 
     def refit(self, manager, degree, size_class, edge_ptr, n: int, entries: int,

@@ -618,7 +618,11 @@ class MemoryManager:
             over -= given
         if not planned or room < RELEASE_PER_ROW * rows:
             return empty, empty
-        olds, news = [], []
+        # every class's evacuated arrays and the blocks their live blocks move to, planned on
+        # the host; then one pass finds the live blocks of every evacuated array, one takes
+        # the new blocks of every class and one copy moves them: the device work does not
+        # grow with the number of classes or arrays
+        moves = []                                 # (class, evacuated, kept, plan, blocks)
         for k, enough in planned:
             if self._cached(k):                    # cached blocks go back to the trees first
                 self.cache.flush([k])
@@ -629,26 +633,44 @@ class MemoryManager:
             if not evacuate:
                 continue
             keep = [a for a in pool if all(a is not e for e in evacuate)]
-            xp = self.xp
-            old = xp.concatenate([a.base + (a.used_blocks() << (k + 2)) for a in evacuate])
-            new = old
-            if old.size:
-                plan = self._plan(k, int(old.size), True, keep, exact=True)
-                new = self._take([plan])
+            live = sum(a.used for a in evacuate)
+            plan = self._plan(k, live, True, keep, exact=True) if live else None
+            moves.append((k, evacuate, keep, plan, live))
+        if not moves:
+            return empty, empty
+        xp = self.xp
+        old = self._used_pointers([(k, a) for k, evacuate, *_ in moves for a in evacuate])
+        plans = [plan for *_, plan, _ in moves if plan is not None]
+        new = self._take(plans) if plans else old
+        for k, evacuate, keep, plan, _ in moves:
+            if plan is not None:
                 keep = keep + plan[2]              # the arrays created for the moved blocks
             self.pools[k] = keep + evacuate        # both ends of the copy must be addressable
-            self.copy_slots(old, new, xp.full(old.size, 1 << k, dtype=xp.int64))
+        sizes = xp.asarray(np.array([1 << k for k, *_ in moves], dtype=np.int64))
+        self.copy_slots(old, new, xp.repeat(sizes, [live for *_, live in moves]))
+        for k, evacuate, keep, plan, _ in moves:
+            if plan is not None:
+                keep = keep + plan[2]
             self.pools[k] = keep
             self.last_evacuated.extend((a.base, a.base + (a.num_blocks << (k + 2)), k + 2)
                                        for a in evacuate)
             self._count(k, -sum(a.num_blocks for a in evacuate), -sum(a.used for a in evacuate))
             self._arrays_changed(freed=evacuate)
-            olds.append(old)
-            news.append(new)
             self.last_compacted.append(k)
-        if not olds:
-            return empty, empty
-        return self.xp.concatenate(olds), self.xp.concatenate(news)
+        return old, new
+
+    def _used_pointers(self, arrays):
+        """The pointers of the used blocks of ``arrays`` ([(size class, BlockArray)]), array
+        after array, each ascending (int64, on the device): one pass over every array's tree
+        where the backend has one (GPU), one call per array otherwise."""
+        xp = self.xp
+        if not arrays:
+            return xp.zeros(0, dtype=xp.int64)
+        used_forest = self.backend.used_forest
+        if used_forest is not None:
+            return used_forest([(a.words, a.level_offsets, a.num_blocks, a.used, a.base, k + 2)
+                                for k, a in arrays])
+        return xp.concatenate([a.base + (a.used_blocks() << (k + 2)) for k, a in arrays])
 
     @staticmethod
     def _evacuation(pool: list, enough: int | None) -> list:

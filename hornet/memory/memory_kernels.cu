@@ -178,6 +178,93 @@ extern "C" __global__ void extract_forest(const i64* __restrict__ word_addrs,
     }
 }
 
+// used_forest: the pointers of every used block of several trees (a compaction's evacuated
+// arrays) in one pass. The leaf words of all trees are laid end to end (word_start, length
+// A + 1); tree a has nbits[a] blocks. Pass 1 counts the used bits of every leaf word; pass 2
+// (after an inclusive scan `incl` of the counts) writes, per word, the pointers base[a] +
+// (block << shift[a]) of its used blocks to out[out_start[a] + rank in the tree], ascending.
+extern "C" __global__ void popcount_used_forest(const i64* __restrict__ word_addrs,
+                                                const i64* __restrict__ word_start,
+                                                const i64* __restrict__ nbits, i64 nreq,
+                                                i64 total, i64* __restrict__ pc) {
+    GRID_STRIDE(t, total) {
+        const i64 a = segment_of(word_start, nreq, t);
+        const i64 w = t - word_start[a];
+        pc[t] = __popcll(~((const u64*)word_addrs[a])[w] & valid_mask(w, nbits[a]));
+    }
+}
+
+extern "C" __global__ void extract_used_forest(const i64* __restrict__ word_addrs,
+                                               const i64* __restrict__ word_start,
+                                               const i64* __restrict__ nbits,
+                                               const i64* __restrict__ out_start,
+                                               const i64* __restrict__ base,
+                                               const i64* __restrict__ shift, i64 nreq,
+                                               i64 total, const i64* __restrict__ pc,
+                                               const i64* __restrict__ incl,
+                                               i64* __restrict__ out) {
+    GRID_STRIDE(t, total) {
+        if (pc[t] == 0) continue;
+        const i64 a = segment_of(word_start, nreq, t);
+        const i64 first = word_start[a];
+        const i64 w = t - first;
+        i64 k = out_start[a] + incl[t] - pc[t] - (first > 0 ? incl[first - 1] : 0);
+        u64 x = ~((const u64*)word_addrs[a])[w] & valid_mask(w, nbits[a]);
+        while (x != 0ull) {
+            const int b = __ffsll((long long)x) - 1;
+            out[k++] = base[a] + ((w * 64 + b) << shift[a]);
+            x &= x - 1ull;
+        }
+    }
+}
+
+// Re-pointing after a compaction (hornet/memory/gpu_repoint.py). The evacuated arrays' address
+// ranges [starts[a], ends[a]) (ascending, narrays of them; blocks of 2^shifts[a] bytes) are
+// numbered block after block from offsets[a] in `dense`. repoint_scatter writes each moved
+// block's new pointer new[i] into the row of its old pointer old[i]; repoint_vertices gives
+// every vertex of a class in `classes` (bit k: class k) whose pointer lies in an evacuated
+// array the new pointer of its block (rows left 0: the block did not move).
+__device__ __forceinline__ i64 range_of(const i64* __restrict__ starts, i64 n, i64 x) {
+    i64 lo = 0, hi = n;                       // the last start <= x (-1: none)
+    while (lo < hi) {
+        const i64 mid = (lo + hi) >> 1;
+        if (starts[mid] <= x) lo = mid + 1; else hi = mid;
+    }
+    return lo - 1;
+}
+
+extern "C" __global__ void repoint_scatter(const i64* __restrict__ old,
+                                           const i64* __restrict__ moved_to, i64 m,
+                                           const i64* __restrict__ starts,
+                                           const i64* __restrict__ shifts,
+                                           const i64* __restrict__ offsets, i64 narrays,
+                                           i64* __restrict__ dense) {
+    GRID_STRIDE(i, m) {
+        const i64 p = old[i];
+        const i64 a = range_of(starts, narrays, p);
+        dense[offsets[a] + ((p - starts[a]) >> shifts[a])] = moved_to[i];
+    }
+}
+
+extern "C" __global__ void repoint_vertices(i64* __restrict__ edge_ptr,
+                                            const signed char* __restrict__ size_class, i64 n,
+                                            const i64* __restrict__ starts,
+                                            const i64* __restrict__ ends,
+                                            const i64* __restrict__ shifts,
+                                            const i64* __restrict__ offsets, i64 narrays,
+                                            const i64* __restrict__ dense, u64 classes) {
+    GRID_STRIDE(v, n) {
+        const int c = size_class[v];
+        if (c < 0 || !((classes >> c) & 1ull)) continue;
+        const i64 p = edge_ptr[v];
+        if (p == 0) continue;
+        const i64 a = range_of(starts, narrays, p);
+        if (a < 0 || p >= ends[a]) continue;
+        const i64 q = dense[offsets[a] + ((p - starts[a]) >> shifts[a])];
+        if (q != 0) edge_ptr[v] = q;
+    }
+}
+
 // take_small: the same result as popcount_forest + scan + extract_forest for small requests,
 // in one launch: one block per request walks its tree and stops as soon as it has its count.
 // Each thread owns one level-1 word (64 leaf words; for a one-word tree, the leaf itself) and

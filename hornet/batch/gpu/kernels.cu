@@ -377,9 +377,11 @@ __global__ void merge_small(const i64* __restrict__ src, const i64* __restrict__
     }
 }
 
-// One warp per listed segment (count[0] of them, on the device): chunks of 32 old items from
-// the back, each read by the whole warp before any lane writes (in place, writes land at or
+// One warp per listed segment (count[0] of them, on the device): chunks of 32 * WARP_ITEMS old
+// items from the back (each lane WARP_ITEMS of them, 32 apart: coalesced, and that many loads
+// in flight), each read by the whole warp before any lane writes (in place, writes land at or
 // after the chunk's start, so on items already read), then the new items.
+#define WARP_ITEMS 4
 template <typename T>
 __global__ void merge_warp(const i64* __restrict__ src, const i64* __restrict__ dst,
                            const i64* __restrict__ old_degree,
@@ -396,7 +398,25 @@ __global__ void merge_warp(const i64* __restrict__ src, const i64* __restrict__ 
         const i64* I = insert_at + seg_start[s];
         const T* O = (const T*)src[s];
         T* D = (T*)dst[s];
-        place_old_items(O, D, lo, old_degree[s], I, c, 32, lane, [] { __syncwarp(); });
+        const i64 chunk = 32 * WARP_ITEMS;
+        for (i64 top = old_degree[s]; top > lo; top -= chunk) {
+            T v[WARP_ITEMS];
+            i64 to[WARP_ITEMS];
+#pragma unroll
+            for (int k = 0; k < WARP_ITEMS; ++k) {
+                const i64 i = top - chunk + 32 * k + lane;
+                to[k] = -1;
+                if (i >= lo) {
+                    v[k] = O[i];
+                    to[k] = i + upper_bound(I, c, i);
+                }
+            }
+            __syncwarp();
+#pragma unroll
+            for (int k = 0; k < WARP_ITEMS; ++k)
+                if (to[k] >= 0) D[to[k]] = v[k];
+            __syncwarp();
+        }
         for (i64 j = lane; j < c; j += 32) D[I[j] + j] = values[seg_start[s] + j];
     }
 }
@@ -405,7 +425,7 @@ __global__ void merge_warp(const i64* __restrict__ src, const i64* __restrict__ 
 // back, each read by the whole block (into registers) before any thread writes (in place,
 // writes land at or after the chunk's start, so on items already read; the next chunk reads
 // below it), then the new items. ``count`` (device) holds the number of listed segments.
-#define BLOCK_ITEMS 8
+#define BLOCK_ITEMS 16
 template <typename T>
 __global__ void merge_block(const i64* __restrict__ src, const i64* __restrict__ dst,
                             const i64* __restrict__ old_degree,

@@ -31,6 +31,7 @@
 #define I_MOVES 6      // segments whose list moves to a block of another class
 #define I_TICKET 7     // batch_ranks: tiles done (the last one scans the tile sums)
 #define I_CLASS 8      // 64 words: moving segments per new size class
+#define I_FREED 72     // slots of the blocks that moving or emptied lists give back
 
 #define SORT_TILE 4096               // keys a block sorts in shared memory (plan.py: SORT_TILE)
 #define SORT_THREADS 1024
@@ -214,25 +215,26 @@ __device__ __forceinline__ i64 block_exclusive_scan64(i64 x, i64* warp_sums, i64
     return r;
 }
 
-// rank[i] = kept | head << w | once << 2w (3w <= 63 bits: one scan ranks the three at once).
-// A kept entry is a segment head when no kept entry of its source comes before it: a backward
-// walk to the previous kept entry or the source's first entry (the walks of a source's kept
-// entries cover disjoint ranges: O(E) in all). One block of SCAN_THREADS per tile of SCAN_TILE
-// entries; tile_sum[t] gets tile t's sum, and the last block to finish (a ticket in
-// info[I_TICKET], zero at the plan's start) turns tile_sum into its exclusive scan.
+// Two rank words per entry, scanned together: rank[i] = kept | head << 32 and once[i] = whether
+// it stands for its edge once (mirror and src < dst). A kept entry is a segment head when no
+// kept entry of its source comes before it: a backward walk to the previous kept entry or the
+// source's first entry (the walks of a source's kept entries cover disjoint ranges: O(E) in
+// all). One block of SCAN_THREADS per tile of SCAN_TILE entries; tile_sum[2t], tile_sum[2t + 1]
+// get tile t's sums, and the last block to finish (a ticket in info[I_TICKET], zero at the
+// plan's start) turns them into their exclusive scans.
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
-batch_ranks(const u64* __restrict__ keys, const unsigned char* keep, i64 n, int w,
-            int mirror, i64* __restrict__ rank, i64* tile_sum, i64 tiles,
+batch_ranks(const u64* __restrict__ keys, const unsigned char* keep, i64 n, int mirror,
+            i64* __restrict__ rank, i64* __restrict__ once, i64* tile_sum, i64 tiles,
             i64* __restrict__ info) {
     __shared__ i64 warp_sums[32];
     __shared__ i64 total;
     __shared__ bool last;
     const i64 base = (i64)blockIdx.x * SCAN_TILE;
-    i64 sum = 0;
+    i64 sum = 0, sum_once = 0;
     for (int q = 0; q < SCAN_ITEMS; ++q) {
         const i64 i = base + q * SCAN_THREADS + threadIdx.x;
         if (i >= n) break;
-        i64 r = 0;
+        i64 r = 0, c = 0;
         if (keep[i]) {
             const u64 k = keys[i];
             const u64 src = k >> ID_BITS;
@@ -241,15 +243,19 @@ batch_ranks(const u64* __restrict__ keys, const unsigned char* keep, i64 n, int 
                 if ((keys[j] >> ID_BITS) != src) break;
                 if (keep[j]) { head = false; break; }
             }
-            const i64 c = mirror && src < (k & ((1ull << ID_BITS) - 1ull));
-            r = 1 | ((i64)head << w) | (c << (2 * w));
+            c = mirror && src < (k & ((1ull << ID_BITS) - 1ull));
+            r = 1 | ((i64)head << 32);
         }
         rank[i] = r;
+        once[i] = c;
         sum += r;
+        sum_once += c;
     }
     block_exclusive_scan64(sum, warp_sums, &total);
+    if (threadIdx.x == 0) tile_sum[2 * blockIdx.x] = total;
+    block_exclusive_scan64(sum_once, warp_sums, &total);
     if (threadIdx.x == 0) {
-        tile_sum[blockIdx.x] = total;
+        tile_sum[2 * blockIdx.x + 1] = total;
         __threadfence();
         const u64 done = atomicAdd((u64*)&info[I_TICKET], 1ull);
         last = done == (u64)(tiles - 1);
@@ -257,13 +263,15 @@ batch_ranks(const u64* __restrict__ keys, const unsigned char* keep, i64 n, int 
     __syncthreads();
     if (!last) return;
     __threadfence();
-    i64 carry = 0;
-    for (i64 b = 0; b < tiles; b += SCAN_THREADS) {
-        const i64 i = b + threadIdx.x;
-        const i64 v = i < tiles ? ((volatile i64*)tile_sum)[i] : 0;
-        const i64 ex = block_exclusive_scan64(v, warp_sums, &total);
-        if (i < tiles) tile_sum[i] = carry + ex;
-        carry += total;
+    for (int word = 0; word < 2; ++word) {
+        i64 carry = 0;
+        for (i64 b = 0; b < tiles; b += SCAN_THREADS) {
+            const i64 i = b + threadIdx.x;
+            const i64 v = i < tiles ? ((volatile i64*)tile_sum)[2 * i + word] : 0;
+            const i64 ex = block_exclusive_scan64(v, warp_sums, &total);
+            if (i < tiles) tile_sum[2 * i + word] = carry + ex;
+            carry += total;
+        }
     }
 }
 
@@ -273,53 +281,73 @@ batch_ranks(const u64* __restrict__ keys, const unsigned char* keep, i64 n, int 
 // entries once when once_src is given, -1 for the others; else its own rank); the thread of the
 // last entry writes info[I_KEPT], info[I_SEGMENTS] and info[I_ONCE] from the scans' totals.
 // One block of SCAN_THREADS per tile of SCAN_TILE entries (the tiles of batch_ranks, whose
-// tile_sum holds each tile's offset): the tile's ranks are scanned in shared memory, each
-// thread SCAN_ITEMS consecutive entries.
+// tile_sum holds each tile's offsets): the tile's rank words are scanned in shared memory (each
+// thread SCAN_ITEMS consecutive entries), then the entries are read and written striped (entry
+// q * SCAN_THREADS + thread), so that neighbouring threads read and write neighbouring words.
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
 batch_scatter(const u64* __restrict__ keys, const unsigned char* __restrict__ keep,
               const i64* __restrict__ at_all, const i64* __restrict__ rank,
-              const i64* __restrict__ tile_sum, i64 n, int w, i64* __restrict__ info,
-              int* __restrict__ src, int* __restrict__ dst, i64* __restrict__ at,
-              i64* __restrict__ seg_start, int* __restrict__ once_src,
+              const i64* __restrict__ once, const i64* __restrict__ tile_sum, i64 n,
+              i64* __restrict__ info, int* __restrict__ src, int* __restrict__ dst,
+              i64* __restrict__ at, i64* __restrict__ seg_start, int* __restrict__ once_src,
               int* __restrict__ once_dst, i64* __restrict__ res) {
-    __shared__ i64 tile[SCAN_TILE];
+    __shared__ i64 tile[SCAN_TILE];            // rank words, then inclusive ranks
+    __shared__ i64 tile_once[SCAN_TILE];       // once flags, then inclusive once ranks
+    __shared__ unsigned char flags[SCAN_TILE]; // kept | head << 1 | once << 2
     __shared__ i64 warp_sums[32];
     __shared__ i64 total;
-    const i64 m = (1ll << w) - 1;
+    const i64 m = 0xFFFFFFFFll;
     const u64 mask = (1ull << ID_BITS) - 1ull;
     const i64 base = (i64)blockIdx.x * SCAN_TILE;
     for (int q = 0; q < SCAN_ITEMS; ++q) {
         const int o = q * SCAN_THREADS + threadIdx.x;
-        tile[o] = base + o < n ? rank[base + o] : 0;
+        const bool in = base + o < n;
+        const i64 r = in ? rank[base + o] : 0;
+        const i64 c = in ? once[base + o] : 0;
+        tile[o] = r;
+        tile_once[o] = c;
+        flags[o] = (unsigned char)((r & 1) | (((r >> 32) & 1) << 1) | (c << 2));
     }
     __syncthreads();
     const int own = threadIdx.x * SCAN_ITEMS;
-    i64 sum = 0;
-    for (int q = 0; q < SCAN_ITEMS; ++q) sum += tile[own + q];
-    i64 r = tile_sum[blockIdx.x] + block_exclusive_scan64(sum, warp_sums, &total);
+    i64 sum = 0, sum_once = 0;
     for (int q = 0; q < SCAN_ITEMS; ++q) {
-        const i64 i = base + own + q;
+        sum += tile[own + q];
+        sum_once += tile_once[own + q];
+    }
+    i64 r = tile_sum[2 * blockIdx.x] + block_exclusive_scan64(sum, warp_sums, &total);
+    i64 ro = tile_sum[2 * blockIdx.x + 1] + block_exclusive_scan64(sum_once, warp_sums, &total);
+    for (int q = 0; q < SCAN_ITEMS; ++q) {     // inclusive ranks, in place
+        r += tile[own + q];
+        ro += tile_once[own + q];
+        tile[own + q] = r;
+        tile_once[own + q] = ro;
+    }
+    __syncthreads();
+    for (int q = 0; q < SCAN_ITEMS; ++q) {
+        const int o = q * SCAN_THREADS + threadIdx.x;
+        const i64 i = base + o;
         if (i >= n) break;
-        const i64 f = tile[own + q];
-        r += f;                                // inclusive rank of entry i
+        const i64 ri = tile[o], roi = tile_once[o];
+        const int f = flags[o];
         if (i == n - 1) {
-            info[I_KEPT] = r & m;
-            info[I_SEGMENTS] = (r >> w) & m;
-            info[I_ONCE] = (r >> (2 * w)) & m;
+            info[I_KEPT] = ri & m;
+            info[I_SEGMENTS] = ri >> 32;
+            info[I_ONCE] = roi;
         }
         if (!(f & 1)) continue;                // not kept
         const u64 k = keys[i];
         const int u = (int)(k >> ID_BITS), v = (int)(k & mask);
-        const i64 j = (r & m) - 1;
+        const i64 j = (ri & m) - 1;
         src[j] = u;
         dst[j] = v;
         at[j] = at_all[i];
-        if ((f >> w) & 1) seg_start[((r >> w) & m) - 1] = j;
+        if (f & 2) seg_start[(ri >> 32) - 1] = j;
         i64 row = j;
         if (once_src != nullptr) {
             row = -1;
-            if (u < v) {
-                row = ((r >> (2 * w)) & m) - 1;
+            if (f & 4) {
+                row = roi - 1;
                 once_src[row] = u;
                 once_dst[row] = v;
             }
@@ -333,7 +361,9 @@ batch_scatter(const u64* __restrict__ keys, const unsigned char* __restrict__ ke
 // batch, which batch_place rewrites for the lists that move), new degree, and whether the
 // list moves (inserting == 1: it outgrows its block; 0, deleting: it keeps edges but under a
 // quarter of its block and a smaller class holds them; 2, deleting with lists kept in their
-// blocks: never). The moving segments are listed in moved (their indices) and
+// blocks: never; 3, deleting with the lists refitted: it keeps edges and a smaller class
+// holds them). The slots of the blocks that moving or emptied lists give back are summed in
+// info[I_FREED]. The moving segments are listed in moved (their indices) and
 // classes (their new classes), in no particular order (one atomic per warp on info[I_MOVES]),
 // and counted per class in info[I_CLASS + class] (shared bins, one atomic per class and
 // block).
@@ -348,7 +378,9 @@ extern "C" __global__ void batch_plan(const int* __restrict__ src,
                                       i64* __restrict__ moved, i64* __restrict__ classes,
                                       i64* __restrict__ seg_ptr) {
     __shared__ unsigned int bins[64];
+    __shared__ unsigned long long freed_slots;
     for (int c = threadIdx.x; c < 64; c += blockDim.x) bins[c] = 0;
+    if (threadIdx.x == 0) freed_slots = 0;
     __syncthreads();
     const i64 ns = info[I_SEGMENTS], m = info[I_KEPT];
     // every thread of a warp runs the same number of rounds (the atomics below are warp-wide)
@@ -374,7 +406,10 @@ extern "C" __global__ void batch_plan(const int* __restrict__ src,
             seg_ptr[k] = p0;                   // batch_place rewrites the moving ones
             const i64 d1 = inserting == 1 ? d0 + c : d0 - c;
             fit = class_of(d1, min_class);
-            r = inserting == 1 ? d1 > cap : (inserting == 0 && d1 > 0 && 4 * d1 < cap && fit < cls);
+            r = inserting == 1 ? d1 > cap
+                               : (inserting == 0 ? d1 > 0 && 4 * d1 < cap && fit < cls
+                                                 : inserting == 3 && d1 > 0 && fit < cls);
+            if ((r || d1 == 0) && cap) atomicAdd(&freed_slots, (unsigned long long)cap);
             new_deg[k] = d1;
             if (r) atomicAdd(&bins[fit], 1u);
         }
@@ -393,6 +428,7 @@ extern "C" __global__ void batch_plan(const int* __restrict__ src,
     __syncthreads();
     for (int c = threadIdx.x; c < 64; c += blockDim.x)
         if (bins[c]) atomicAdd((u64*)&info[I_CLASS + c], (u64)bins[c]);
+    if (threadIdx.x == 0 && freed_slots) atomicAdd((u64*)&info[I_FREED], (u64)freed_slots);
 }
 
 

@@ -34,10 +34,13 @@ _NAMES = tuple(f"batch_keys<{t}>" for t in _ID_TYPES.values())
 # info slots (plan.cu)
 I_BAD, I_MAX_ID, I_LOOPS, I_KEPT, I_SEGMENTS, I_ONCE, I_MOVES, I_TICKET, I_CLASS = range(9)
 NUM_CLASSES = 64
-INFO_WORDS = I_CLASS + NUM_CLASSES
-#: most entries (pairs, twice that many when mirrored) a planned batch may have: one scan ranks
-#: three counts of up to 21 bits each packed in an int64
-MAX_ENTRIES = (1 << 21) - 1
+I_FREED = I_CLASS + NUM_CLASSES
+INFO_WORDS = I_FREED + 1
+#: batch_plan's modes (plan.cu)
+MODE_DELETE, MODE_INSERT, MODE_KEEP_BLOCKS, MODE_REFIT = range(4)
+#: most entries (pairs, twice that many when mirrored) a planned batch may have: its scratch
+#: (eleven int64 rows of the next power of two, :class:`_Scratch`) is kept for the next batch
+MAX_ENTRIES = (1 << 25) - 1
 #: keys a block of ``batch_tile_sort`` sorts in shared memory (plan.cu)
 SORT_TILE = 4096
 SORT_THREADS = 1024
@@ -100,7 +103,7 @@ class _Scratch:
     """The plan's temporaries, reused batch after batch (the kernels of one batch run in
     stream order, and nothing outside a batch keeps them): ``wide`` int64 (11, capacity),
     (also as ``rows``, its 1-D rows, and ``keys``, row 0 as uint64), ``sources`` int32,
-    ``keep`` uint8 (capacity,), ``tile_sum`` int64 (capacity / SCAN_TILE,),
+    ``keep`` uint8 (capacity,), ``tile_sum`` int64 (2 per tile of SCAN_TILE entries),
     ``info`` int64 (INFO_WORDS,) and its pinned host copy. The capacity grows to the next
     power of two a batch needs."""
 
@@ -119,7 +122,7 @@ class _Scratch:
             self.keys = self.rows[0].view(cupy.uint64)
             self.sources = cupy.empty(cap, dtype=cupy.int32)
             self.keep = cupy.empty(cap, dtype=cupy.uint8)
-            self.tile_sum = cupy.empty(cap // SCAN_TILE + 1, dtype=cupy.int64)
+            self.tile_sum = cupy.empty(2 * (cap // SCAN_TILE + 1), dtype=cupy.int64)
             self.capacity = cap
 
     def copy_info(self) -> None:
@@ -171,7 +174,9 @@ def plan_entries(ws: _Scratch, s, d, mirror: bool, inserting: bool, degree, edge
     info.data.memset_async(0, INFO_WORDS * 8)
     row = ws.wide.data.ptr
     step = ws.capacity * 8
+    # rows 2 and 5 hold the scan's two rank words (batch_plan writes row 5 afterwards)
     r_keys, r_at_all, r_flags = (row + k * step for k in range(3))
+    r_once = row + 5 * step
     p_info, p_keep = info.data.ptr, ws.keep.data.ptr
     own_sort = entries <= SORT_MAX
     # the module's sort ends in the keys' row when the keys start in at_all's row for an odd
@@ -185,22 +190,24 @@ def plan_entries(ws: _Scratch, s, d, mirror: bool, inserting: bool, degree, edge
         ws.keys[:entries].sort()
     _launch("batch_find", entries, [r_keys, entries, degree.data.ptr, edge_ptr.data.ptr,
                                     table_len, int(inserting), p_keep, r_at_all])
-    w = max(1, entries.bit_length())           # 3 * w <= 63 (MAX_ENTRIES)
     tiles = -(-entries // SCAN_TILE)
     p_tile_sum = ws.tile_sum.data.ptr
     _launch_tiles("batch_ranks", tiles, SCAN_THREADS,
-                  [r_keys, p_keep, entries, w, int(mirror), r_flags, p_tile_sum, tiles, p_info])
+                  [r_keys, p_keep, entries, int(mirror), r_flags, r_once, p_tile_sum, tiles,
+                   p_info])
     _launch_tiles("batch_scatter", tiles, SCAN_THREADS,
-                  [r_keys, p_keep, r_at_all, r_flags, p_tile_sum, entries, w, p_info, p_src,
-                   p_dst, p_at, p_seg_start, p_once_src, p_once_dst, p_res])
+                  [r_keys, p_keep, r_at_all, r_flags, r_once, p_tile_sum, entries, p_info,
+                   p_src, p_dst, p_at, p_seg_start, p_once_src, p_once_dst, p_res])
 
 
 @dataclass
 class BatchPlan:
     """A planned batch. Host ints: ``bad`` (an id outside [0, MAX_VERTEX_ID]: nothing else is
     valid), ``top`` (largest id + 1), ``loops`` (self-loop pairs dropped), ``kept``
-    (entries the batch changes), ``segments``, ``moves`` (segments whose list moves), and
-    ``per_class`` (host int64 (64,): moving segments per new size class).
+    (entries the batch changes), ``segments``, ``moves`` (segments whose list moves),
+    ``per_class`` (host int64 (64,): moving segments per new size class), ``freed_slots``
+    (the slots of the blocks that moving or emptied lists give back) and ``refit`` (a delete
+    planned again by :func:`refit_plan`).
 
     Device arrays, each cut to its true length: ``src``, ``dst`` (int32 (kept,), sorted by
     (src, dst)), ``at`` (int64 (kept,): insertion point or position in the old list),
@@ -219,6 +226,9 @@ class BatchPlan:
     segments: int
     moves: int
     per_class: np.ndarray
+    freed_slots: int = 0
+    refit: bool = False
+    pending: object = None           # the PendingPlan it was made from (refit_plan)
     src: object = None
     dst: object = None
     at: object = None
@@ -260,62 +270,94 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     """
     n = int(s.shape[0])
     entries = n * (2 if mirror else 1)
-    table_len = int(degree.shape[0])
     ws = plan_scratch(entries, slot)
     # the change's arrays get their own allocations (a caller keeping the change keeps no
     # scratch); everything else lives in the reused scratch
     src = cupy.empty(entries, dtype=cupy.int32)
     dst = cupy.empty(entries, dtype=cupy.int32)
     once_pairs = cupy.empty(entries if mirror else 0, dtype=cupy.int32)
-    # the wide rows: keys, at_all, flags, at, seg_start, moved, move_class, seg_len, old_deg,
-    # new_deg, old_ptr (views made once the counts are known; the kernels get addresses)
+    # the wide rows (see _launch_plan; views made once the counts are known, the kernels get
+    # addresses): at (row 3) and seg_start (row 4) are written by the scan
     row = ws.wide.data.ptr
     step = ws.capacity * 8
-    r_keys, r_at_all, r_flags, r_at, r_seg_start, r_moved, r_move_class, r_seg_len, \
-        r_old_deg, r_new_deg, r_old_ptr = (row + k * step for k in range(11))
-    # rows read by nothing after the plan: seg_ptr takes at_all's (read by batch_scatter,
-    # queued before batch_plan writes it) and freed takes flags' (the scan's input)
-    r_seg_ptr = r_at_all
-    p_info, p_sources = ws.info.data.ptr, ws.sources.data.ptr
+    r_at, r_seg_start = row + 3 * step, row + 4 * step
     p_src, p_dst = src.data.ptr, dst.data.ptr
-    p_degree, p_size_class, p_edge_ptr = degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr
     half = entries // 2 if mirror else 0       # once_src: once_pairs[:half], once_dst after
     plan_entries(ws, s, d, mirror, inserting, degree, edge_ptr, p_src, p_dst, r_at,
                  r_seg_start, once_pairs.data.ptr if mirror else 0,
                  once_pairs.data.ptr + 4 * half if mirror else 0)
-    mode = 1 if inserting else (2 if keep_blocks else 0)        # (plan.cu: batch_plan)
-    _launch("batch_plan", entries, [p_src, r_seg_start, p_info, p_degree,
-                                    p_size_class, p_edge_ptr, table_len, mode,
-                                    int(min_class), p_sources, r_seg_len, r_old_deg,
-                                    r_new_deg, r_old_ptr, r_moved, r_move_class, r_seg_ptr])
-    pending = PendingPlan(ws, src, dst, once_pairs, mirror, half)
+    mode = MODE_INSERT if inserting else (MODE_KEEP_BLOCKS if keep_blocks else MODE_DELETE)
+    pending = PendingPlan(ws, src, dst, once_pairs, mirror, half, entries)
+    _launch_plan(pending, mode, degree, size_class, edge_ptr, min_class)
     if not wait:
         return pending
     return pending.finish(ws.readback())
 
 
+def _launch_plan(pending, mode: int, degree, size_class, edge_ptr, min_class: int) -> None:
+    """``batch_plan`` of the queued plan ``pending`` in ``mode`` (plan.cu): each segment's
+    source, length, degrees, pointers and whether its list moves, into the scratch's rows."""
+    ws = pending.ws
+    row = ws.wide.data.ptr
+    step = ws.capacity * 8
+    # the wide rows: keys, at_all, flags, at, seg_start, moved, move_class, seg_len, old_deg,
+    # new_deg, old_ptr; seg_ptr takes at_all's row (read by batch_scatter, queued before)
+    r_seg_start, r_moved, r_move_class, r_seg_len, r_old_deg, r_new_deg, r_old_ptr = (
+        row + k * step for k in range(4, 11))
+    r_seg_ptr = row + step
+    _launch("batch_plan", pending.entries, [
+        pending.src.data.ptr, r_seg_start, ws.info.data.ptr, degree.data.ptr,
+        size_class.data.ptr, edge_ptr.data.ptr, int(degree.shape[0]), mode, int(min_class),
+        ws.sources.data.ptr, r_seg_len, r_old_deg, r_new_deg, r_old_ptr, r_moved,
+        r_move_class, r_seg_ptr])
+
+
+def refit_plan(plan: BatchPlan, degree, size_class, edge_ptr, min_class: int,
+               refit: bool = True) -> BatchPlan:
+    """The delete ``plan`` (from :func:`plan_batch`, nothing done with it yet, against the
+    same vertex table) planned again so that every list of its segments that keeps edges
+    and that a smaller size class holds moves to that class (the lists that
+    :meth:`hornet.memory.list_fit.ListFit.refit` would move among the batch's sources once
+    the batch is in), and none else but those the delete moves anyway: the refit is then the
+    batch's own allocation and rewrite. ``refit`` False: planned again as a plain delete.
+    One launch and one read-back."""
+    pending = plan.pending
+    info = pending.ws.info
+    info[I_MOVES:I_MOVES + 1].fill(0)
+    info[I_CLASS:].fill(0)                       # the per-class counts and I_FREED
+    _launch_plan(pending, MODE_REFIT if refit else MODE_DELETE, degree, size_class, edge_ptr,
+                 min_class)
+    new = pending.finish(pending.ws.readback())
+    new.refit = refit
+    return new
+
+
 @dataclass
 class PendingPlan:
     """A plan queued on the device whose counts are not read back yet (:func:`plan_batch`
-    with ``wait`` False): ``ws`` its scratch, the rest the arrays its change keeps."""
+    with ``wait`` False): ``ws`` its scratch, the rest the arrays its change keeps and the
+    batch's ``entries``."""
     ws: _Scratch
     src: object
     dst: object
     once_pairs: object
     mirror: bool
     half: int
+    entries: int = 0
 
     def finish(self, h: np.ndarray) -> BatchPlan:
         """The plan, from ``h``: its ``ws.info`` on the host."""
-        return _made_plan(h, self.ws, self.src, self.dst, self.once_pairs, self.mirror,
+        plan = _made_plan(h, self.ws, self.src, self.dst, self.once_pairs, self.mirror,
                           self.half)
+        plan.pending = self
+        return plan
 
 
 def _made_plan(h, ws, src, dst, once_pairs, mirror: bool, half: int) -> BatchPlan:
     rows = ws.rows
     plan = BatchPlan(bool(h[I_BAD]), int(h[I_MAX_ID]) + 1, int(h[I_LOOPS]), int(h[I_KEPT]),
                      int(h[I_SEGMENTS]), int(h[I_MOVES]),
-                     h[I_CLASS:I_CLASS + NUM_CLASSES].copy())
+                     h[I_CLASS:I_CLASS + NUM_CLASSES].copy(), int(h[I_FREED]))
     if plan.bad:
         return plan
     m, ns, mv = plan.kept, plan.segments, plan.moves
