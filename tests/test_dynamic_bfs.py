@@ -241,6 +241,22 @@ def test_mixed_sequence_is_one_batch(device):
             _check(bf)
 
 
+def test_deferred_insert_changes(device):
+    """A graph that defers inserts (GPU: host pairs queued without a wait) returns changes of
+    a subclass of EdgeChange, read when first used: they update like any other."""
+    rng = np.random.default_rng(5)
+    g = hornet.Graph(directed=False, device=device)
+    g.defer_inserts()
+    bf = DynamicBFS(g, 0, parents=True)
+    for _ in range(8):
+        bf.update(g.insert_edges(rng.integers(0, 60, 15), rng.integers(0, 60, 15)))
+        _check(bf)
+    s, d = g.edges()
+    bf.update([g.delete_edges(s[:10], d[:10]),
+               g.insert_edges(rng.integers(0, 70, 15), rng.integers(0, 70, 15))])
+    _check(bf)
+
+
 def test_refused_batch_changes_nothing(device):
     g = _graph(device, [(0, 1), (1, 2)])
     bf = DynamicBFS(g, 0)

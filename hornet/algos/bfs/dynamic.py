@@ -523,7 +523,8 @@ class DynamicBFS:
         (deletions and insertions together, one relaxation).
         Raises TypeError / ValueError (state unchanged) for anything else.
         """
-        if type(change) is EdgeChange:        # the common case, kept short
+        if isinstance(change, EdgeChange):    # the common case, kept short (a deferred
+            # insert's change is a subclass: hornet.batch.deferred_path.PendingChange)
             kind = change.kind
             if kind == "delete":
                 dels, ins = (change.src, change.dst), None
