@@ -291,8 +291,8 @@ class DynamicTruss:
         rehashed): ``_batch_stamp`` marks the current batch's edges; ``_count`` holds a
         lower bound of the triangles counted at an edge's level, valid where ``_counted`` is
         above ``_valid`` (kept across updates; new arrays hold no valid count); ``_queued`` marks the deletion worklist, ``_changed`` the edges whose number
-        changed, ``_seen`` the edges examined. The k-order kernels use ``_walked`` /
-        ``_queued`` as their member / queued stamps and ``_loc`` for member positions."""
+        changed, ``_seen`` the edges examined. The k-order kernels use ``_walked`` as their
+        member stamps and ``_loc`` for member positions."""
         if getattr(self, "_cap", None) == capacity:
             return
         self._cap = capacity
@@ -480,7 +480,7 @@ class DynamicTruss:
         seconds["dense"] = start - begin - seconds["supports"]
         raised, level, touched, work, aborted = O.raise_in_order(
             seeds, t.keys, t.shift, deg, ptr, truss, support, rank, self._counters, self._clock,
-            self._walked, self._queued, self._loc, *self._vertex_scratch(deg.shape[0]), limit,
+            self._walked, self._loc, *self._vertex_scratch(deg.shape[0]), limit,
             blocks.vfloor, extra)
         seconds["scan"] = time.perf_counter() - start
         if not build:
@@ -622,8 +622,8 @@ class DynamicTruss:
             if not aborted:
                 # the edges whose number fell: new places in the k-order
                 placed, more = O.order_after_deletion(
-                    slots_changed, tri, truss, t.columns["rank"], self._counters, self._clock,
-                    self._walked, self._loc, limit - work - sparse)
+                    slots_changed, tri, truss, t.columns["rank"], self._counters, self._loc,
+                    limit - work - sparse)
                 sparse += more
                 aborted = not placed
                 counts["order_work"] = int(more)

@@ -1,0 +1,180 @@
+"""Adjacency rows filtered by truss level, for the k-order scan of an insertion (CPU Numba).
+
+While :func:`~hornet.algos.ktruss.order.raise_in_order` scans level k, an edge's count and its
+candidate triangles only read the triangles whose two other edges are at level k or above
+(every other triangle is skipped after its two truss numbers are read). At a hub of a
+Kronecker or social graph most edges are far below the dense levels where the scan spends
+its time, so intersecting the whole adjacency lists of a hub edge's endpoints reads many
+times the entries that matter. The *level row* of vertex x at level k is the sorted list of
+its neighbours w with ``truss(x, w) >= k``, with the edges' slots; the triangles of an edge
+u-v with both other edges at level k or above are exactly the common entries of the level
+rows of u and v.
+
+Rows are valid for one level of the scan: numbers below k never reach k during the scan of
+level k (lower levels are finished; the edges that rise from level k rise above it), and
+numbers at or above k stay at or above it, so the row of x at a level k' < k holds every
+entry of its row at k: a row is built from the row of the previous level scanned when x has
+one there (a filter of a shorter list), otherwise from x's whole adjacency list on x's
+second use at the level (a vertex met once at a level takes the whole-list intersection,
+:func:`~hornet.algos.ktruss.region._triangles`, as building its row costs about as much).
+
+Two buffers hold the rows: the current level's and the previous level's
+(:class:`LevelRows` state as a tuple of arrays, swapped by :func:`next_level`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hornet.core.jit import njit
+
+from .region import _grow, _intersect_at, _intersect_marked, _row, _row_slots, _slot, \
+    _triangles
+
+#: slot of the per-level state tuple's scalar array: [current level stamp, previous level
+#: stamp, current fill, previous fill]
+_CUR, _PREV, _FILL, _PFILL = 0, 1, 2, 3
+
+
+@njit
+def new_level_rows(n):
+    """Fresh state for a vertex range of ``n``: (scalars, then per vertex: row start, row
+    length, the level stamp of its row, the level stamp of its first use; then the current
+    level's neighbours, slots, truss numbers and ranks, and the same four of the previous
+    level). No vertex holds a row."""
+    sc = np.zeros(4, np.int64)
+    return (sc, np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
+            np.zeros(n, np.int64), np.empty(1024, np.int32), np.empty(1024, np.int64),
+            np.empty(1024, np.int32), np.empty(1024, np.int64), np.empty(1024, np.int32),
+            np.empty(1024, np.int64), np.empty(1024, np.int32), np.empty(1024, np.int64))
+
+
+@njit
+def next_level(state, stamp):
+    """Start the rows of a new scanned level with stamp ``stamp``: the current rows become the
+    previous level's (read-only), the other buffer is reused for the new level."""
+    sc, at, ln, lvl, used, cn, cs, ct, cr, pn, ps, pt, pr = state
+    sc[_PREV] = sc[_CUR]
+    sc[_CUR] = stamp
+    sc[_PFILL] = sc[_FILL]
+    sc[_FILL] = 0
+    return (sc, at, ln, lvl, used, pn, ps, pt, pr, cn, cs, ct, cr)
+
+
+@njit
+def _level_row(x, k, state, deg, ptr, keys, shift, truss, rank, rows, row_at, row_used,
+               rstamp):
+    """The level-k row of vertex x: returns (state, rows, start, length), start -1 when x
+    has none (its first use at this level without a previous level's row). Each entry
+    keeps the edge's truss number and rank, which do not change while level k is
+    scanned."""
+    sc, at, ln, lvl, used, cn, cs, ct, cr, pn, ps, pt, pr = state
+    cur = sc[_CUR]
+    if lvl[x] == cur:
+        return state, rows, at[x], ln[x]
+    fill = sc[_FILL]
+    if lvl[x] == sc[_PREV] and sc[_PREV] != 0:
+        # filter the previous level's row
+        a = at[x]
+        m = ln[x]
+        cn = _grow(cn, fill + m)
+        cs = _grow(cs, fill + m)
+        ct = _grow(ct, fill + m)
+        cr = _grow(cr, fill + m)
+        c = 0
+        for i in range(m):
+            s = ps[a + i]
+            t = truss[s]
+            if t >= k:
+                cn[fill + c] = pn[a + i]
+                cs[fill + c] = s
+                ct[fill + c] = t
+                cr[fill + c] = rank[s]
+                c += 1
+    else:
+        if used[x] != cur:
+            used[x] = cur                     # first use: no row yet
+            return state, rows, np.int64(-1), np.int64(0)
+        A, d = _row(deg, ptr, x)
+        rows, sx = _row_slots(x, A, deg, keys, shift, rows, row_at, row_used, rstamp)
+        cn = _grow(cn, fill + d)
+        cs = _grow(cs, fill + d)
+        ct = _grow(ct, fill + d)
+        cr = _grow(cr, fill + d)
+        c = 0
+        for i in range(d):
+            s = rows[sx + i] if sx >= 0 else _slot(keys, shift, x, A[i])
+            t = truss[s]
+            if t >= k:
+                cn[fill + c] = A[i]
+                cs[fill + c] = s
+                ct[fill + c] = t
+                cr[fill + c] = rank[s]
+                c += 1
+    at[x] = fill
+    ln[x] = c
+    lvl[x] = cur
+    sc[_FILL] = fill + c
+    return (sc, at, ln, lvl, used, cn, cs, ct, cr, pn, ps, pt, pr), rows, fill, np.int64(c)
+
+
+@njit
+def level_triangles(y, k, state, keys, shift, deg, ptr, truss, rank, rows, row_at, row_used,
+                    rstamp, pa, pb, tp, tq, tv, mark):
+    """The triangles of edge y whose two other edges are at level k or above (a superset:
+    where an endpoint has no level row yet, all of y's triangles, as
+    :func:`~hornet.algos.ktruss.region._triangles`): the slots of their other two edges into
+    ``tp[:n]`` (the edge at y's first endpoint) and ``tq[:n]``, and their truss numbers and
+    ranks into ``tv[0:2, :n]`` and ``tv[2:4, :n]`` (read from the rows, in order, instead of
+    four scattered reads per triangle). Returns (state, rows, pa, pb, tp, tq, tv, n)."""
+    k0 = keys[y]
+    u = np.int64(k0 >> 32)
+    v = np.int64(k0 & 0xFFFFFFFF)
+    state, rows, fu, nu = _level_row(u, k, state, deg, ptr, keys, shift, truss, rank, rows,
+                                     row_at, row_used, rstamp)
+    state, rows, fv, nv = _level_row(v, k, state, deg, ptr, keys, shift, truss, rank, rows,
+                                     row_at, row_used, rstamp)
+    if fu < 0 or fv < 0:
+        rows, pa, pb, tp, tq, n = _triangles(y, keys, shift, deg, ptr, rows, row_at,
+                                             row_used, rstamp, pa, pb, tp, tq, mark)
+        tv = _grow_values(tv, n)
+        for j in range(n):
+            tv[0, j] = truss[tp[j]]
+            tv[1, j] = truss[tq[j]]
+            tv[2, j] = rank[tp[j]]
+            tv[3, j] = rank[tq[j]]
+        return state, rows, pa, pb, tp, tq, tv, n
+    cn = state[5]
+    cs = state[6]
+    ct = state[7]
+    cr = state[8]
+    need = min(nu, nv)
+    if need > tp.shape[0]:
+        pa = np.empty(2 * need, np.int64)
+        pb = np.empty(2 * need, np.int64)
+        tp = np.empty(2 * need, np.int64)
+        tq = np.empty(2 * need, np.int64)
+    tv = _grow_values(tv, need)
+    A = cn[fu:fu + nu]
+    B = cn[fv:fv + nv]
+    if nu * 16 < nv or nv * 16 < nu:
+        c = _intersect_at(A, nu, B, nv, pa, pb)
+    else:
+        c = _intersect_marked(A, nu, B, nv, pa, pb, mark)
+    for j in range(c):
+        a = fu + pa[j]
+        b = fv + pb[j]
+        tp[j] = cs[a]
+        tq[j] = cs[b]
+        tv[0, j] = ct[a]
+        tv[1, j] = ct[b]
+        tv[2, j] = cr[a]
+        tv[3, j] = cr[b]
+    return state, rows, pa, pb, tp, tq, tv, c
+
+
+@njit
+def _grow_values(tv, n):
+    """``tv`` (4, m) int64 with room for n columns."""
+    if n <= tv.shape[1]:
+        return tv
+    return np.empty((4, max(n, 2 * tv.shape[1])), np.int64)
