@@ -14,12 +14,13 @@ Rows are valid for one level of the scan: numbers below k never reach k during t
 level k (lower levels are finished; the edges that rise from level k rise above it), and
 numbers at or above k stay at or above it, so the row of x at a level k' < k holds every
 entry of its row at k: a row is built from the row of the previous level scanned when x has
-one there (a filter of a shorter list), otherwise from x's whole adjacency list on x's
-second use at the level (a vertex met once at a level takes the whole-list intersection,
-:func:`~hornet.algos.ktruss.region._triangles`, as building its row costs about as much).
+one there (a filter of a shorter list), otherwise from x's whole adjacency list, once x has
+been used often enough at the level to pay for the build (:data:`USES_PER_ENTRY_SHIFT`;
+until then its edges take the whole-list intersection,
+:func:`~hornet.algos.ktruss.region._triangles`).
 
-Two buffers hold the rows: the current level's and the previous level's
-(:class:`LevelRows` state as a tuple of arrays, swapped by :func:`next_level`).
+Two buffers hold the rows: the current level's and the previous level's (the state is a
+tuple of arrays, :func:`new_level_rows`; :func:`next_level` swaps the buffers).
 """
 from __future__ import annotations
 
@@ -30,6 +31,11 @@ from hornet.core.jit import njit
 from .region import _grow, _intersect_at, _intersect_marked, _row, _row_slots, _slot, \
     _triangles
 
+#: a vertex's row is built at its u-th use at a level with u >= max(2, n >> this), n the
+#: entries it is built from (its whole list, or its row of the previous level): a build
+#: reads every entry's number at a scattered slot, which a use saves only on the entries
+#: (and the triangles) below the level, so a hub met a few times at a level is not worth it
+USES_PER_ENTRY_SHIFT = 6
 #: slot of the per-level state tuple's scalar array: [current level stamp, previous level
 #: stamp, current fill, previous fill]
 _CUR, _PREV, _FILL, _PFILL = 0, 1, 2, 3
@@ -38,12 +44,13 @@ _CUR, _PREV, _FILL, _PFILL = 0, 1, 2, 3
 @njit
 def new_level_rows(n):
     """Fresh state for a vertex range of ``n``: (scalars, then per vertex: row start, row
-    length, the level stamp of its row, the level stamp of its first use; then the current
+    length, the level stamp of its row, the level stamp of its first use and its uses
+    at that level without a row; then the current
     level's neighbours, slots, truss numbers and ranks, and the same four of the previous
     level). No vertex holds a row."""
     sc = np.zeros(4, np.int64)
     return (sc, np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
-            np.zeros(n, np.int64), np.empty(1024, np.int32), np.empty(1024, np.int64),
+            np.zeros(n, np.int64), np.zeros(n, np.int64), np.empty(1024, np.int32), np.empty(1024, np.int64),
             np.empty(1024, np.int32), np.empty(1024, np.int64), np.empty(1024, np.int32),
             np.empty(1024, np.int64), np.empty(1024, np.int32), np.empty(1024, np.int64))
 
@@ -52,27 +59,34 @@ def new_level_rows(n):
 def next_level(state, stamp):
     """Start the rows of a new scanned level with stamp ``stamp``: the current rows become the
     previous level's (read-only), the other buffer is reused for the new level."""
-    sc, at, ln, lvl, used, cn, cs, ct, cr, pn, ps, pt, pr = state
+    sc, at, ln, lvl, used, uses, cn, cs, ct, cr, pn, ps, pt, pr = state
     sc[_PREV] = sc[_CUR]
     sc[_CUR] = stamp
     sc[_PFILL] = sc[_FILL]
     sc[_FILL] = 0
-    return (sc, at, ln, lvl, used, pn, ps, pt, pr, cn, cs, ct, cr)
+    return (sc, at, ln, lvl, used, uses, pn, ps, pt, pr, cn, cs, ct, cr)
 
 
 @njit
 def _level_row(x, k, state, deg, ptr, keys, shift, truss, rank, rows, row_at, row_used,
                rstamp):
     """The level-k row of vertex x: returns (state, rows, start, length), start -1 when x
-    has none (its first use at this level without a previous level's row). Each entry
-    keeps the edge's truss number and rank, which do not change while level k is
-    scanned."""
-    sc, at, ln, lvl, used, cn, cs, ct, cr, pn, ps, pt, pr = state
+    has none (yet: see :data:`USES_PER_ENTRY_SHIFT`). Each entry keeps the edge's truss
+    number and rank, which do not change while level k is scanned."""
+    sc, at, ln, lvl, used, uses, cn, cs, ct, cr, pn, ps, pt, pr = state
     cur = sc[_CUR]
     if lvl[x] == cur:
         return state, rows, at[x], ln[x]
     fill = sc[_FILL]
-    if lvl[x] == sc[_PREV] and sc[_PREV] != 0:
+    prev = lvl[x] == sc[_PREV] and sc[_PREV] != 0
+    if used[x] != cur:
+        used[x] = cur
+        uses[x] = 0
+    uses[x] += 1
+    source = ln[x] if prev else deg[x]
+    if uses[x] < max(2, source >> USES_PER_ENTRY_SHIFT):
+        return state, rows, np.int64(-1), np.int64(0)
+    if prev:
         # filter the previous level's row
         a = at[x]
         m = ln[x]
@@ -91,9 +105,6 @@ def _level_row(x, k, state, deg, ptr, keys, shift, truss, rank, rows, row_at, ro
                 cr[fill + c] = rank[s]
                 c += 1
     else:
-        if used[x] != cur:
-            used[x] = cur                     # first use: no row yet
-            return state, rows, np.int64(-1), np.int64(0)
         A, d = _row(deg, ptr, x)
         rows, sx = _row_slots(x, A, deg, keys, shift, rows, row_at, row_used, rstamp)
         cn = _grow(cn, fill + d)
@@ -114,7 +125,8 @@ def _level_row(x, k, state, deg, ptr, keys, shift, truss, rank, rows, row_at, ro
     ln[x] = c
     lvl[x] = cur
     sc[_FILL] = fill + c
-    return (sc, at, ln, lvl, used, cn, cs, ct, cr, pn, ps, pt, pr), rows, fill, np.int64(c)
+    return (sc, at, ln, lvl, used, uses, cn, cs, ct, cr, pn, ps, pt, pr), rows, fill, \
+        np.int64(c)
 
 
 @njit
@@ -137,16 +149,18 @@ def level_triangles(y, k, state, keys, shift, deg, ptr, truss, rank, rows, row_a
         rows, pa, pb, tp, tq, n = _triangles(y, keys, shift, deg, ptr, rows, row_at,
                                              row_used, rstamp, pa, pb, tp, tq, mark)
         tv = _grow_values(tv, n)
-        for j in range(n):
-            tv[0, j] = truss[tp[j]]
-            tv[1, j] = truss[tq[j]]
-            tv[2, j] = rank[tp[j]]
-            tv[3, j] = rank[tq[j]]
+        for j in range(n):                     # a rank is read only at the level
+            a = truss[tp[j]]
+            b = truss[tq[j]]
+            tv[0, j] = a
+            tv[1, j] = b
+            tv[2, j] = rank[tp[j]] if a == k else 0
+            tv[3, j] = rank[tq[j]] if b == k else 0
         return state, rows, pa, pb, tp, tq, tv, n
-    cn = state[5]
-    cs = state[6]
-    ct = state[7]
-    cr = state[8]
+    cn = state[6]
+    cs = state[7]
+    ct = state[8]
+    cr = state[9]
     need = min(nu, nv)
     if need > tp.shape[0]:
         pa = np.empty(2 * need, np.int64)
