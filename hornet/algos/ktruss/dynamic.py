@@ -31,7 +31,10 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    their levels; then, level by level, the edges that may rise are found by scanning
    the level in order from the seeds and the edges that rose from below, visiting only the
    later neighbours of the candidates, and a peel of the candidates leaves exactly those
-   that rise (an edge can rise by several levels in one batch).
+   that rise (an edge can rise by several levels in one batch). At a level, a vertex met
+   often keeps its adjacency row filtered to the edges at the level or above
+   (:mod:`hornet.algos.ktruss.level_rows`): a hub's edges far below the dense levels are
+   then not intersected again for every candidate.
 5. Dense blocks (:mod:`hornet.algos.ktruss.dense`): a dense part of the graph whose truss
    numbers all exceed those of the other edges at its vertices (a large clique: one paper
    with hundreds of authors) keeps its numbers in a dense matrix and is updated alone, by
