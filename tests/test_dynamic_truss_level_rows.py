@@ -75,8 +75,9 @@ def test_level_triangles_list_every_triangle_at_the_level(seed):
     for k in range(2, 8):
         state = L.next_level(state, 100 + k)
         edges = rng.permutation(src.shape[0])
-        # every edge twice, half of them three times: a vertex's row is built after a few
-        # uses (USES_PER_ENTRY_SHIFT)
+        # every edge twice, half of them three times: a vertex's row is built once its
+        # edges have listed enough triangles at the level (BUILD_SHIFT), so rows, a row
+        # against a whole list, and two whole lists all occur
         for i in np.concatenate([edges, edges, edges[: src.shape[0] // 2]]).tolist():
             u, v = int(src[i]), int(dst[i])
             y = sl(u, v)

@@ -14,10 +14,11 @@ Rows are valid for one level of the scan: numbers below k never reach k during t
 level k (lower levels are finished; the edges that rise from level k rise above it), and
 numbers at or above k stay at or above it, so the row of x at a level k' < k holds every
 entry of its row at k: a row is built from the row of the previous level scanned when x has
-one there (a filter of a shorter list), otherwise from x's whole adjacency list, once x has
-been used often enough at the level to pay for the build (:data:`USES_PER_ENTRY_SHIFT`;
-until then its edges take the whole-list intersection,
-:func:`~hornet.algos.ktruss.region._triangles`).
+one there (a filter of a shorter list), otherwise from x's whole adjacency list, once x's
+edges have listed enough triangles at the level to pay for the build (:data:`BUILD_SHIFT`;
+until then they take the whole-list intersection,
+:func:`~hornet.algos.ktruss.region._triangles`, or the row of the other endpoint against
+x's whole list).
 
 Two buffers hold the rows: the current level's and the previous level's (the state is a
 tuple of arrays, :func:`new_level_rows`; :func:`next_level` swaps the buffers).
@@ -31,11 +32,13 @@ from hornet.core.jit import njit
 from .region import _grow, _intersect_at, _intersect_marked, _row, _row_slots, _slot, \
     _triangles
 
-#: a vertex's row is built at its u-th use at a level with u >= max(2, n >> this), n the
-#: entries it is built from (its whole list, or its row of the previous level): a build
-#: reads every entry's number at a scattered slot, which a use saves only on the entries
-#: (and the triangles) below the level, so a hub met a few times at a level is not worth it
-USES_PER_ENTRY_SHIFT = 6
+#: a vertex's row is built once the triangles its edges listed at the level without a row
+#: (each a scattered read of the edge at the vertex) reach its source entries (its whole
+#: list, or its row of the previous level) shifted right by this: a build reads each
+#: source entry's number at a scattered slot, so a vertex met a few times at a level (a hub
+#: in triangles with low-degree vertices) keeps the whole-list intersection, and one whose
+#: edges list many triangles there (a vertex of the dense levels) gets its row early
+BUILD_SHIFT = 1
 #: slot of the per-level state tuple's scalar array: [current level stamp, previous level
 #: stamp, current fill, previous fill]
 _CUR, _PREV, _FILL, _PFILL = 0, 1, 2, 3
@@ -44,8 +47,8 @@ _CUR, _PREV, _FILL, _PFILL = 0, 1, 2, 3
 @njit
 def new_level_rows(n):
     """Fresh state for a vertex range of ``n``: (scalars, then per vertex: row start, row
-    length, the level stamp of its row, the level stamp of its first use and its uses
-    at that level without a row; then the current
+    length, the level stamp of its row, the level stamp of its first use and the
+    triangles its edges listed at that level without a row; then the current
     level's neighbours, slots, truss numbers and ranks, and the same four of the previous
     level). No vertex holds a row."""
     sc = np.zeros(4, np.int64)
@@ -71,8 +74,8 @@ def next_level(state, stamp):
 def _level_row(x, k, state, deg, ptr, keys, shift, truss, rank, rows, row_at, row_used,
                rstamp):
     """The level-k row of vertex x: returns (state, rows, start, length), start -1 when x
-    has none (yet: see :data:`USES_PER_ENTRY_SHIFT`). Each entry keeps the edge's truss
-    number and rank, which do not change while level k is scanned."""
+    has none (yet: see :data:`BUILD_SHIFT`). Each entry keeps the edge's truss number and
+    rank, which do not change while level k is scanned."""
     sc, at, ln, lvl, used, uses, cn, cs, ct, cr, pn, ps, pt, pr = state
     cur = sc[_CUR]
     if lvl[x] == cur:
@@ -82,9 +85,8 @@ def _level_row(x, k, state, deg, ptr, keys, shift, truss, rank, rows, row_at, ro
     if used[x] != cur:
         used[x] = cur
         uses[x] = 0
-    uses[x] += 1
     source = ln[x] if prev else deg[x]
-    if uses[x] < max(2, source >> USES_PER_ENTRY_SHIFT):
+    if uses[x] == 0 or uses[x] < (source >> BUILD_SHIFT):
         return state, rows, np.int64(-1), np.int64(0)
     if prev:
         # filter the previous level's row
@@ -145,9 +147,11 @@ def level_triangles(y, k, state, keys, shift, deg, ptr, truss, rank, rows, row_a
                                      row_at, row_used, rstamp)
     state, rows, fv, nv = _level_row(v, k, state, deg, ptr, keys, shift, truss, rank, rows,
                                      row_at, row_used, rstamp)
-    if fu < 0 or fv < 0:
+    if fu < 0 and fv < 0:
         rows, pa, pb, tp, tq, n = _triangles(y, keys, shift, deg, ptr, rows, row_at,
                                              row_used, rstamp, pa, pb, tp, tq, mark)
+        state[5][u] += n
+        state[5][v] += n
         tv = _grow_values(tv, n)
         for j in range(n):                     # a rank is read only at the level
             a = truss[tp[j]]
@@ -156,6 +160,22 @@ def level_triangles(y, k, state, keys, shift, deg, ptr, truss, rank, rows, row_a
             tv[1, j] = b
             tv[2, j] = rank[tp[j]] if a == k else 0
             tv[3, j] = rank[tq[j]] if b == k else 0
+        return state, rows, pa, pb, tp, tq, tv, n
+    if fu < 0 or fv < 0:
+        # one endpoint has a row: its entries against the other's whole list
+        if fu < 0:
+            x, fx, nx, o = v, fv, nv, u
+        else:
+            x, fx, nx, o = u, fu, nu, v
+        rows, pa, pb, tp, tq, tv, n = _row_against_list(
+            x, fx, nx, o, k, state, keys, shift, deg, ptr, truss, rank, rows, row_at,
+            row_used, rstamp, pa, pb, tp, tq, tv, mark)
+        state[5][o] += n
+        if fu < 0:                             # tp: the edges at y's first endpoint u
+            tp, tq = tq, tp
+            for j in range(n):
+                tv[0, j], tv[1, j] = tv[1, j], tv[0, j]
+                tv[2, j], tv[3, j] = tv[3, j], tv[2, j]
         return state, rows, pa, pb, tp, tq, tv, n
     cn = state[6]
     cs = state[7]
@@ -184,6 +204,45 @@ def level_triangles(y, k, state, keys, shift, deg, ptr, truss, rank, rows, row_a
         tv[2, j] = cr[a]
         tv[3, j] = cr[b]
     return state, rows, pa, pb, tp, tq, tv, c
+
+
+@njit
+def _row_against_list(x, fx, nx, o, k, state, keys, shift, deg, ptr, truss, rank, rows,
+                      row_at, row_used, rstamp, pa, pb, tp, tq, tv, mark):
+    """The triangles of edge x-o from x's level row (``fx``, ``nx``) and o's whole list:
+    the edges at x into ``tp``, those at o into ``tq``, values as :func:`level_triangles`
+    (read from the row at x, scattered at o). Returns (rows, pa, pb, tp, tq, tv, n)."""
+    cn = state[6]
+    cs = state[7]
+    ct = state[8]
+    cr = state[9]
+    B, db = _row(deg, ptr, o)
+    need = min(nx, db)
+    if need > tp.shape[0]:
+        pa = np.empty(2 * need, np.int64)
+        pb = np.empty(2 * need, np.int64)
+        tp = np.empty(2 * need, np.int64)
+        tq = np.empty(2 * need, np.int64)
+    tv = _grow_values(tv, need)
+    A = cn[fx:fx + nx]
+    if nx * 16 < db or db * 16 < nx:
+        c = _intersect_at(A, nx, B, db, pa, pb)
+    else:
+        c = _intersect_marked(A, nx, B, db, pa, pb, mark)
+    if c == 0:
+        return rows, pa, pb, tp, tq, tv, 0
+    rows, so = _row_slots(o, B, deg, keys, shift, rows, row_at, row_used, rstamp)
+    for j in range(c):
+        a = fx + pa[j]
+        q = rows[so + pb[j]] if so >= 0 else _slot(keys, shift, o, B[pb[j]])
+        tp[j] = cs[a]
+        tq[j] = q
+        tv[0, j] = ct[a]
+        tv[2, j] = cr[a]
+        b = truss[q]
+        tv[1, j] = b
+        tv[3, j] = rank[q] if b == k else 0
+    return rows, pa, pb, tp, tq, tv, c
 
 
 @njit
