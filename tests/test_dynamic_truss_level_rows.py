@@ -38,10 +38,11 @@ def _graph(rng, n, m):
 def test_level_triangles_list_every_triangle_at_the_level(seed):
     """For levels k = 2, 3, ...: every edge's listed triangles are triangles of the graph,
     they include each one whose other two edges have truss >= k, and the values beside
-    them are those edges' truss numbers and (for the edges at level k) ranks. Between levels some edges at the level
-    just scanned rise by one and the ranks of the next level change (what the scan does),
-    so rows are built from the whole list, from the previous level's row, or not at all
-    (an endpoint's first use: the whole-list triangles)."""
+    them are those edges' truss numbers and (for the edges at level k) ranks. Between
+    levels some edges at the level just scanned rise by one and the ranks of the next
+    level change (what the scan does), so rows are built from the whole list or from the
+    previous level's row, and triangles come from two rows, a row against a whole list,
+    or two whole lists."""
     rng = np.random.default_rng(seed)
     g = _graph(rng, 60, 700)
     src, dst = (np.asarray(a) for a in g.edges(dense=True))

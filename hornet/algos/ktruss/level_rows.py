@@ -53,9 +53,11 @@ def new_level_rows(n):
     level). No vertex holds a row."""
     sc = np.zeros(4, np.int64)
     return (sc, np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
-            np.zeros(n, np.int64), np.zeros(n, np.int64), np.empty(1024, np.int32), np.empty(1024, np.int64),
-            np.empty(1024, np.int32), np.empty(1024, np.int64), np.empty(1024, np.int32),
-            np.empty(1024, np.int64), np.empty(1024, np.int32), np.empty(1024, np.int64))
+            np.zeros(n, np.int64), np.zeros(n, np.int64),
+            np.empty(1024, np.int32), np.empty(1024, np.int64),
+            np.empty(1024, np.int32), np.empty(1024, np.int64),
+            np.empty(1024, np.int32), np.empty(1024, np.int64),
+            np.empty(1024, np.int32), np.empty(1024, np.int64))
 
 
 @njit

@@ -205,7 +205,8 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, support, rank, count
     ``member`` / ``loc``: slot-indexed scratch (stamps of the clock, candidate positions).
     Within a level the scan reads the candidates and the queued edges as bits by slot, and
     the truss numbers and ranks of triangles from the level rows
-    (:mod:`~hornet.algos.ktruss.level_rows`). Returns ``(slots, levels, touched, work, aborted)``: one entry per raise by
+    (:mod:`~hornet.algos.ktruss.level_rows`). Returns
+    ``(slots, levels, touched, work, aborted)``: one entry per raise by
     one level (slot and the level reached; an edge raised twice appears twice), the edges
     visited (with repeats across levels), the work (intersections plus triangles examined)
     and whether it passed ``limit`` (then the state is incomplete and the caller falls
