@@ -388,7 +388,7 @@ def test_seeded_cupy_kernels_are_found_by_cupy(tmp_path):
         import json, os, zipfile
         import cupy
         from cupy.cuda import compiler
-        from hornet.core import cubins, cuda
+        from hornet.core import cubins, cuda, cupy_records
         from streams.cli import REPLAY_CUPY_KERNELS
         listed = json.load(open(REPLAY_CUPY_KERNELS))
         with zipfile.ZipFile(cubins.archive_path()) as z:
@@ -404,9 +404,9 @@ def test_seeded_cupy_kernels_are_found_by_cupy(tmp_path):
         nvrtc = compiler._compile_using_nvrtc_no_warning
         compiler._compile_using_nvrtc_no_warning = lambda *a, **k: (
             compiles.append(1), nvrtc(*a, **k))[1]
-        install = cuda.cupy_install()
+        install = cupy_records.cupy_install()
         for record in records:
-            source, options, extra, backend, jitify = cuda.cupy_compile_arguments(
+            source, options, extra, backend, jitify = cupy_records.cupy_compile_arguments(
                 record, install)
             mod = compiler._compile_module_with_cache(
                 source, options, extra_source=extra, backend=backend, jitify=jitify)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from hornet.core import cupy_records
+
 from conftest import HAS_GPU
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,23 +99,22 @@ def test_cupy_compile_record_round_trip():
     """A recorded CuPy compile holds on another install: the install's compiler options
     (its folders) and its headers' text become placeholders and come back as the other
     install's."""
-    from hornet.core import cuda
     here = (("-I/site/a/cupy/_core/include/cub", "--std=c++17", "-I/site/a/cuda/include"),
             "// header a")
     there = (("-I/site/b/cupy/_core/include/cub", "--std=c++17", "-I/site/b/cuda/include"),
              "// header b")
-    record = cuda.cupy_compile_record(
+    record = cupy_records.cupy_compile_record(
         'extern "C" __global__ void k() {}',
         ("-I/site/a/cupy/_core/include/cub", "-DFIRST_PASS=1", "--std=c++17",
          "-I/site/a/cuda/include"), "// header a", "nvrtc", False, here)
     assert json.loads(json.dumps(record)) == record
     assert "/site/" not in json.dumps(record) and "header a" not in json.dumps(record)
-    source, options, extra, backend, jitify = cuda.cupy_compile_arguments(record, there)
+    source, options, extra, backend, jitify = cupy_records.cupy_compile_arguments(record, there)
     assert options == ("-I/site/b/cupy/_core/include/cub", "-DFIRST_PASS=1", "--std=c++17",
                        "-I/site/b/cuda/include")
     assert (source, extra, backend, jitify) == (record["source"], "// header b", "nvrtc", False)
-    other = cuda.cupy_compile_record("s", (), "other text", "nvrtc", True, here)
-    assert cuda.cupy_compile_arguments(other, there)[2:] == ("other text", "nvrtc", True)
+    other = cupy_records.cupy_compile_record("s", (), "other text", "nvrtc", True, here)
+    assert cupy_records.cupy_compile_arguments(other, there)[2:] == ("other text", "nvrtc", True)
 
 
 def test_replay_cupy_kernel_list_form():
@@ -161,7 +162,7 @@ def test_prebuild_cupy_kernels_builds_each_record_once_with_this_install(tmp_pat
     monkeypatch.setenv("HORNET_CACHE_DIR", str(tmp_path / "hornet"))
     monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path / "cupy"))
     there = ("-I/there/cub", "--std=c++17"), "// headers there"
-    records = [cuda.cupy_compile_record(f"k{i}", ("-I/there/cub", f"-DK={i}", "--std=c++17"),
+    records = [cupy_records.cupy_compile_record(f"k{i}", ("-I/there/cub", f"-DK={i}", "--std=c++17"),
                                         "// headers there", "nvrtc", False, there)
                for i in range(5)]
     cuda.prebuild_cupy_kernels(records, workers=2)
@@ -213,10 +214,10 @@ CUPY_RUN = textwrap.dedent('''
 
     records, started = [], None
     if sys.argv[1] == "record":
-        install, original = cuda.cupy_install(), compiler._compile_module_with_cache
+        install, original = cupy_records.cupy_install(), compiler._compile_module_with_cache
 
         def recording(source, options=(), **kw):
-            records.append(cuda.cupy_compile_record(
+            records.append(cupy_records.cupy_compile_record(
                 source, options, kw.get("extra_source"), kw.get("backend", "nvrtc"),
                 kw.get("jitify", False), install))
             return original(source, options, **kw)

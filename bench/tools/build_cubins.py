@@ -26,6 +26,7 @@ import zipfile
 from pathlib import Path
 
 from bench.common import ROOT
+from hornet.core import cupy_records
 
 MODULE_LIST = ROOT / "streams" / "data" / "replay_modules_gpu.json"
 ARCHIVE = ROOT / "hornet" / "core" / "cubins_sm90.zip"
@@ -127,17 +128,17 @@ def compile_modules(modules: list, workers: int = 8) -> dict:
 
 def compile_cupy_kernels(records: list, workers: int = 8) -> dict:
     """``{record digest: (cubin bytes, build seconds)}`` of recorded CuPy compiles
-    (:func:`hornet.core.cuda.cupy_compile_record`), compiled on the current device as
+    (:func:`hornet.core.cupy_records.cupy_compile_record`), compiled on the current device as
     CuPy compiles them; checks that :func:`hornet.core.cubins.cupy_cache_name` gives the
     name CuPy's cache stores each under (the seeding of another install relies on it), and
     returns none if a record fails."""
     import cupy
     from cupy.cuda import compiler
-    from hornet.core import cubins, cuda
+    from hornet.core import cubins
 
     catch, before = _Catch(), compiler._kernel_cache_backend
     compiler._set_kernel_cache_backend(catch)
-    install = cuda.cupy_install()
+    install = cupy_records.cupy_install()
     done, errors = {}, []
     queue = list(reversed(records))
     lock = threading.Lock()
@@ -150,7 +151,7 @@ def compile_cupy_kernels(records: list, workers: int = 8) -> dict:
                     if not queue:
                         return
                     record = queue.pop()
-                source, options, extra, backend, jitify = cuda.cupy_compile_arguments(
+                source, options, extra, backend, jitify = cupy_records.cupy_compile_arguments(
                     record, install)
                 t = time.perf_counter()
                 try:

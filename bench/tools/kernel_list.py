@@ -49,7 +49,7 @@ MODULE_RECORDER = r'''
 import json, os, sys, tempfile, time
 os.environ["CUPY_CACHE_DIR"] = tempfile.mkdtemp(prefix="hornet-module-list-cupy-")
 import hornet
-from hornet.core import cuda
+from hornet.core import cuda, cupy_records
 
 # each module's build seconds (its first kernel's look-up compiles it, in a cold cache)
 seconds = {}
@@ -75,7 +75,7 @@ cuda.load_module = lambda path, names=(): Timed((path, tuple(names)), load_modul
 from cupy.cuda import compiler
 cupy_kernels, recorded = [], []
 compile_module = compiler._compile_module_with_cache
-install = cuda.cupy_install()
+install = cupy_records.cupy_install()
 
 
 def recording(source, options=(), **kw):
@@ -86,7 +86,7 @@ def recording(source, options=(), **kw):
         return compile_module(source, options, **kw)
     finally:
         if plain and "// hornet headers" not in source:
-            record = cuda.cupy_compile_record(source, options, kw.get("extra_source"),
+            record = cupy_records.cupy_compile_record(source, options, kw.get("extra_source"),
                                               kw.get("backend", "nvrtc"),
                                               kw.get("jitify", False), install)
             if record not in recorded:
@@ -108,7 +108,7 @@ json.dump({"code": code, "modules": modules, "cupy_kernels": cupy_kernels},
 def record_modules(replay_args: list[str]) -> list:
     """The CUDA modules one GPU replay (fresh process, empty CuPy kernel cache) loads, in
     order: ``[path inside the package, template instances, build seconds]``; and CuPy's own
-    kernels it compiles, in order (:func:`hornet.core.cuda.cupy_compile_record`)."""
+    kernels it compiles, in order (:func:`hornet.core.cupy_records.cupy_compile_record`)."""
     with tempfile.TemporaryDirectory(prefix="hornet-module-list-") as tmp:
         out = Path(tmp) / "modules.json"
         # every module compiled (not read from the shipped cubins), so that its seconds count

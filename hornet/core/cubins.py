@@ -32,6 +32,7 @@ import tempfile
 import threading
 import zipfile
 
+from .cupy_records import cupy_compile_arguments, cupy_install
 from .jit import cache_dir
 
 #: the archive in the package
@@ -194,7 +195,8 @@ def load(path: str, code: str, options, name_expressions, cupy,
 
 
 # CuPy's own kernels (elementwise kernels, reductions) a GPU replay compiles, recorded in
-# ``streams/data/replay_cupy_kernels_gpu.json`` (:func:`hornet.core.cuda.cupy_compile_record`):
+# ``streams/data/replay_cupy_kernels_gpu.json``
+# (:func:`hornet.core.cupy_records.cupy_compile_record`):
 # the archive holds their cubins too, for the exact CuPy version that built them, and
 # :func:`seed_cupy_cache` writes them into CuPy's kernel cache under the names CuPy looks
 # them up by on this install (:func:`cupy_cache_name`), where CuPy then finds them.
@@ -239,13 +241,12 @@ def seed_cupy_cache(records: list) -> list:
     shipped = (index or {}).get("cupy_kernels")
     if not shipped or not records:
         return records
-    from . import cuda
     try:
         import cupy
         if index.get("cupy") != cupy.__version__ or not matches(index, toolchain()):
             return records
         from cupy.cuda import compiler, function
-        install = cuda.cupy_install()
+        install = cupy_install()
         backend = compiler._kernel_cache_backend
         left, checked = [], False
         with _LOCK, zipfile.ZipFile(index["archive"]) as z:
@@ -254,8 +255,8 @@ def seed_cupy_cache(records: list) -> list:
                 if found is None:
                     left.append(record)
                     continue
-                source, options, extra, kind, jitify = cuda.cupy_compile_arguments(
-                    record, install)
+                source, options, extra, kind, jitify = cupy_compile_arguments(record,
+                                                                              install)
                 name = cupy_cache_name(source, options, extra, kind, jitify)
                 if backend.load(name) is not None:
                     continue

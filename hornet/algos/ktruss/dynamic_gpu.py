@@ -102,21 +102,12 @@ from ..underlying import undirected_change, undirected_copy
 from ..views import as_adjacency
 from .gpu import truss_numbers_and_rounds
 from .dynamic_gpu_rounds import HostRounds
-from .ko_launch import _fn, _grid, _prepared, _ptr
+from .ko_launch import (C_EXTRA, C_FELL, C_NEXT, C_PLACED, C_TAIL, C_TOUCHED, CTR_WORDS, WARP,
+                        _fn, _grid, _parts, _prepared, _ptr)
 from hornet.core.cuda import BLOCK
 
 __all__ = ["GpuDynamicTruss"]
 
-#: counter words (see dynamic_gpu.cu)
-C_LOW, C_NEXT, C_TOUCHED, C_FELL = 0, 1, 2, 6
-C_EVAL, C_NEWC, C_ALL, C_TAIL = 8, 9, 11, 14
-C_RAISED, C_HEADN = 5, 7
-C_EXTRA, C_PLACED = 3, 4
-CTR_WORDS = 16
-#: threads of one warp: the triangle kernels run one warp per edge
-WARP = 32
-#: warps per new candidate in ko_push (its launch size is read on the device)
-PUSH_PARTS = 4
 #: True: insertions raise the numbers to a certified upper bound over every level at once and
 #: descend from it (:meth:`GpuDynamicTruss._insert_raise`); False: the level-by-level k-order
 #: scan (:meth:`GpuDynamicTruss._insert`), whose rounds grow with the levels an update climbs.
@@ -192,17 +183,6 @@ PC_REM, PC_NEXT, PC_PEELED = 0, 2, 4
 #: instead of one), a block per other edge
 HINDEX_SPLIT_MIN = 1024
 HINDEX_LIGHT_MAX = 256
-#: warps a launch of few edges aims to keep busy, and the most warps that share one edge
-TARGET_WARPS = 8192
-MAX_PARTS = 16
-
-
-def _parts(n: int) -> np.int32:
-    """Warps per edge for a launch over ``n`` edges: enough for a few edges (a hub's long
-    list) to fill the GPU."""
-    return np.int32(min(MAX_PARTS, max(1, -(-TARGET_WARPS // max(int(n), 1)))))
-
-
 class GpuDynamicTruss(HostRounds):
     """Truss numbers of a GPU :class:`hornet.Graph`, kept current (see the module; directed
     graphs as in :mod:`hornet.algos.ktruss.dynamic`).

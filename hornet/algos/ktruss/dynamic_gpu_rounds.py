@@ -8,7 +8,8 @@ import time
 
 import numpy as np
 
-from .ko_launch import _fn
+from .ko_launch import (C_ALL, C_EVAL, C_FELL, C_HEADN, C_NEWC, C_NEXT, C_RAISED, C_TAIL,
+                        C_TOUCHED, PUSH_PARTS, WARP, _fn, _parts)
 
 __all__ = ["HostRounds"]
 
@@ -37,8 +38,6 @@ class HostRounds:
            level in peeling order, which keeps the k-order.
         """
         from hornet.core.cuda import BLOCK, i64, launch
-        from .dynamic_gpu import (C_FELL, C_HEADN, C_NEXT, C_RAISED, C_TAIL, C_TOUCHED, WARP,
-                                  _parts)
         cp = self._cp
         t = self._table
         b = int(slots.shape[0])
@@ -100,7 +99,6 @@ class HostRounds:
         level, lowest first), one launch per phase and the host reading the counters between
         rounds. False: stopped early."""
         from hornet.core.cuda import BLOCK, _max_grid, i64, launch
-        from .dynamic_gpu import (C_ALL, C_EVAL, C_NEWC, C_TAIL, PUSH_PARTS, WARP, _parts)
         state = self._state(tstamp)
         count, decide = _fn("ko_count"), _fn("ko_decide")
         push, raise_ = _fn("ko_push"), _fn("ko_raise")

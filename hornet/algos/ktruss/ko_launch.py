@@ -4,11 +4,34 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic_gpu.cu")
 #: the small batch's keys (tb_batch_keys)
 _CU_BATCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "batch_keys.cu")
 #: an insertion's start at lower bounds (is_* kernels)
 _CU_START = os.path.join(os.path.dirname(os.path.abspath(__file__)), "insert_start.cu")
+
+
+#: counter words (see dynamic_gpu.cu)
+C_LOW, C_NEXT, C_TOUCHED, C_FELL = 0, 1, 2, 6
+C_EVAL, C_NEWC, C_ALL, C_TAIL = 8, 9, 11, 14
+C_RAISED, C_HEADN = 5, 7
+C_EXTRA, C_PLACED = 3, 4
+CTR_WORDS = 16
+#: threads of one warp: the triangle kernels run one warp per edge
+WARP = 32
+#: warps per new candidate in ko_push (its launch size is read on the device)
+PUSH_PARTS = 4
+#: warps a launch of few edges aims to keep busy, and the most warps that share one edge
+TARGET_WARPS = 8192
+MAX_PARTS = 16
+
+
+def _parts(n: int) -> np.int32:
+    """Warps per edge for a launch over ``n`` edges: enough for a few edges (a hub's long
+    list) to fill the GPU."""
+    return np.int32(min(MAX_PARTS, max(1, -(-TARGET_WARPS // max(int(n), 1)))))
 
 
 def _fn(name: str):
