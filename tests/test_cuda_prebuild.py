@@ -200,7 +200,7 @@ CUPY_RUN = textwrap.dedent('''
     import json, os, sys
     import cupy
     from cupy.cuda import compiler
-    from hornet.core import cuda
+    from hornet.core import cuda, cupy_records
     cache = os.environ["CUPY_CACHE_DIR"]
     kernel = cupy.ElementwiseKernel("T x", "T y", "y = x * %s + 7" % sys.argv[2],
                                     "hornet_prebuild_check")
