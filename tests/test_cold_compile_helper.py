@@ -132,10 +132,13 @@ def test_types_of_a_kernel_list_parse():
     from numba.core import types
     for t in (types.int64, types.int32, types.uint8, types.float64, types.boolean,
               types.Array(types.int32, 2, "C"), types.Array(types.float32, 1, "A"),
-              types.Array(types.int64, 1, "C", readonly=True)):
+              types.Array(types.int64, 1, "C", readonly=True), types.UniTuple(types.int64, 2),
+              types.Tuple([types.Array(types.int64, 1, "C"), types.Array(types.int32, 1, "C")]),
+              types.Tuple([types.UniTuple(types.Array(types.int64, 1, "C"), 2), types.int32])):
         assert precompile.parse_type(str(t)) == t
-    with pytest.raises(ValueError):
-        precompile.parse_type("UniTuple(int64 x 2)")
+    for text in ("reflected list(int64)", "pyobject", "Tuple(int64, list(int64))"):
+        with pytest.raises(ValueError):
+            precompile.parse_type(text)
 
 
 def test_replay_kernel_list_names_existing_kernels():

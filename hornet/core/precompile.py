@@ -166,12 +166,30 @@ _compiling = _CompileDepth()
 # ---- kernel lists -------------------------------------------------------------------------
 
 _ARRAY = re.compile(r"^(readonly )?array\((\w+), (\d+)d, ([CFA])\)$")
+_UNITUPLE = re.compile(r"^UniTuple\((.*) x (\d+)\)$")
+
+
+def _items(text: str) -> list:
+    """The comma-separated items of ``text`` at bracket depth 0."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            items.append(text[start:i].strip())
+            start = i + 1
+    return items + [text[start:].strip()] if text.strip() else items
 
 
 def parse_type(text: str):
-    """The Numba type written ``text`` (``str`` of the type): arrays and scalars. Raises
-    ValueError for any other type."""
+    """The Numba type written ``text`` (``str`` of the type): arrays, scalars and tuples of
+    them (``Tuple(a, b)``, ``UniTuple(a x n)``). Raises ValueError for any other type."""
     from numba.core import types
+    m = _UNITUPLE.match(text)
+    if m:
+        return types.UniTuple(parse_type(m.group(1)), int(m.group(2)))
+    if text.startswith("Tuple(") and text.endswith(")"):
+        return types.Tuple([parse_type(t) for t in _items(text[len("Tuple("):-1])])
     m = _ARRAY.match(text)
     if m:
         return types.Array(parse_type(m.group(2)), int(m.group(3)), m.group(4),
