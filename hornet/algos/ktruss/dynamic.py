@@ -31,10 +31,7 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    their levels; then, level by level, the edges that may rise are found by scanning
    the level in order from the seeds and the edges that rose from below, visiting only the
    later neighbours of the candidates, and a peel of the candidates leaves exactly those
-   that rise (an edge can rise by several levels in one batch). At a level, a vertex met
-   often keeps its adjacency row filtered to the edges at the level or above
-   (:mod:`hornet.algos.ktruss.level_rows`): a hub's edges far below the dense levels are
-   then not intersected again for every candidate.
+   that rise (an edge can rise by several levels in one batch).
 5. Dense blocks (:mod:`hornet.algos.ktruss.dense`): a dense part of the graph whose truss
    numbers all exceed those of the other edges at its vertices (a large clique: one paper
    with hundreds of authors) keeps its numbers in a dense matrix and is updated alone, by
@@ -294,8 +291,8 @@ class DynamicTruss:
         rehashed): ``_batch_stamp`` marks the current batch's edges; ``_count`` holds a
         lower bound of the triangles counted at an edge's level, valid where ``_counted`` is
         above ``_valid`` (kept across updates; new arrays hold no valid count); ``_queued`` marks the deletion worklist, ``_changed`` the edges whose number
-        changed, ``_seen`` the edges examined. The k-order kernels use ``_walked`` as their
-        member stamps and ``_loc`` for member positions."""
+        changed, ``_seen`` the edges examined. The k-order kernels use ``_walked`` /
+        ``_queued`` as their member / queued stamps and ``_loc`` for member positions."""
         if getattr(self, "_cap", None) == capacity:
             return
         self._cap = capacity
@@ -483,7 +480,7 @@ class DynamicTruss:
         seconds["dense"] = start - begin - seconds["supports"]
         raised, level, touched, work, aborted = O.raise_in_order(
             seeds, t.keys, t.shift, deg, ptr, truss, support, rank, self._counters, self._clock,
-            self._walked, self._loc, *self._vertex_scratch(deg.shape[0]), limit,
+            self._walked, self._queued, self._loc, *self._vertex_scratch(deg.shape[0]), limit,
             blocks.vfloor, extra)
         seconds["scan"] = time.perf_counter() - start
         if not build:
@@ -625,8 +622,8 @@ class DynamicTruss:
             if not aborted:
                 # the edges whose number fell: new places in the k-order
                 placed, more = O.order_after_deletion(
-                    slots_changed, tri, truss, t.columns["rank"], self._counters, self._loc,
-                    limit - work - sparse)
+                    slots_changed, tri, truss, t.columns["rank"], self._counters, self._clock,
+                    self._walked, self._loc, limit - work - sparse)
                 sparse += more
                 aborted = not placed
                 counts["order_work"] = int(more)

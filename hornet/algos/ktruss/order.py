@@ -24,23 +24,7 @@ import numpy as np
 
 from hornet.core.jit import njit
 
-from .level_rows import _grow_values, level_triangles, new_level_rows, next_level
-from .region import _grow, _new_rows
-
-
-@njit(inline="always")
-def _bit(bits, s):
-    return (bits[s >> 6] >> np.uint64(s & 63)) & np.uint64(1)
-
-
-@njit(inline="always")
-def _set_bit(bits, s):
-    bits[s >> 6] |= np.uint64(1) << np.uint64(s & 63)
-
-
-@njit(inline="always")
-def _clear_bit(bits, s):
-    bits[s >> 6] &= ~(np.uint64(1) << np.uint64(s & 63))
+from .region import _grow, _new_rows, _triangles
 
 
 @njit
@@ -86,12 +70,12 @@ def _heap_pop(hr, hs, n):
 
 
 @njit
-def _peel_members(nc, cand, toff, tp, tq, mbits, loc, keep):
-    """Peel the members ``cand[:nc]`` (their bits set in ``mbits``, by slot) at ``keep``
-    triangles. A stored triangle (``tp/tq[toff[i]:toff[i + 1]]``: the other two edges, each
-    a slot s at the members' level or ``-1 - s`` above it) lives while each of its edges is
-    above the level or a live member. Returns (alive flags, the removed members' indices in
-    removal order, how many)."""
+def _peel_members(nc, cand, toff, tp, tq, truss, member, stamp, loc, keep):
+    """Peel the members ``cand[:nc]`` (``member[e] == stamp``) at ``keep`` triangles: a stored
+    triangle (``tp/tq[toff[i]:toff[i + 1]]``) lives while each other edge is a live member
+    or has truss > ``floor`` (the members' level, ``keep + 1``). Returns (alive flags, the
+    removed members' indices in removal order, how many)."""
+    floor = keep + 1
     for i in range(nc):
         loc[cand[i]] = i
     cnt = np.zeros(nc, np.int64)
@@ -100,7 +84,8 @@ def _peel_members(nc, cand, toff, tp, tq, mbits, loc, keep):
         for j in range(toff[i], toff[i + 1]):
             p = tp[j]
             q = tq[j]
-            if (p < 0 or _bit(mbits, p)) and (q < 0 or _bit(mbits, q)):
+            if ((member[p] == stamp or truss[p] > floor)
+                    and (member[q] == stamp or truss[q] > floor)):
                 c += 1
         cnt[i] = c
     alive = np.ones(nc, np.bool_)              # False once queued for removal
@@ -119,9 +104,9 @@ def _peel_members(nc, cand, toff, tp, tq, mbits, loc, keep):
         for j in range(toff[i], toff[i + 1]):
             p = tp[j]
             q = tq[j]
-            pin = p >= 0 and _bit(mbits, p)
-            qin = q >= 0 and _bit(mbits, q)
-            if not (pin or p < 0) or not (qin or q < 0):
+            pin = member[p] == stamp
+            qin = member[q] == stamp
+            if not (pin or truss[p] > floor) or not (qin or truss[q] > floor):
                 continue                           # never counted
             lp = loc[p] if pin else -1
             lq = loc[q] if qin else -1
@@ -156,15 +141,8 @@ def _near_block(keys, y, k, vfloor):
 
 
 @njit
-def _push_slot(a, n, s):
-    a = _grow(a, n + 1)
-    a[n] = s
-    return a, n + 1
-
-
-@njit
 def raise_in_order(new_slots, keys, shift, deg, ptr, truss, support, rank, counters, clock,
-                   member, loc, row_at, row_used, mark, limit, vfloor, extra):
+                   member, pushed, loc, row_at, row_used, mark, limit, vfloor, extra):
     """Raise truss numbers after an insertion batch, level by level, scanning the k-order.
 
     Before the call the inserted edges ``new_slots`` hold truss 2 and the first ranks of
@@ -202,11 +180,8 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, support, rank, count
     truss numbers of block edges are read, never their ranks; an edge that rose to the
     floor is a seed of that level, visited first).
 
-    ``member`` / ``loc``: slot-indexed scratch (stamps of the clock, candidate positions).
-    Within a level the scan reads the candidates and the queued edges as bits by slot, and
-    the truss numbers and ranks of triangles from the level rows
-    (:mod:`~hornet.algos.ktruss.level_rows`). Returns
-    ``(slots, levels, touched, work, aborted)``: one entry per raise by
+    ``member`` / ``pushed`` / ``loc``: slot-indexed scratch (stamps of the clock, candidate
+    positions). Returns ``(slots, levels, touched, work, aborted)``: one entry per raise by
     one level (slot and the level reached; an edge raised twice appears twice), the edges
     visited (with repeats across levels), the work (intersections plus triangles examined)
     and whether it passed ``limit`` (then the state is incomplete and the caller falls
@@ -233,14 +208,6 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, support, rank, count
     ptoff = np.zeros(1, np.int64)              # the previous level's candidate lists
     ptp = np.empty(0, np.int64)
     ptq = np.empty(0, np.int64)
-    lrows = new_level_rows(deg.shape[0])
-    tv = np.empty((4, 64), np.int64)           # truss numbers and ranks of the triangles
-    # the level's candidates and queued edges as bits by slot (a few MB: the scan's
-    # checks of them stay in cache, unlike stamps in slot-indexed int64 arrays)
-    mbits = np.zeros((truss.shape[0] >> 6) + 1, np.uint64)
-    pbits = np.zeros((truss.shape[0] >> 6) + 1, np.uint64)
-    plist = np.empty(64, np.int64)
-    npl = 0
     seeds = new_slots.copy()
     ns = seeds.shape[0]
     k = 2
@@ -257,20 +224,17 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, support, rank, count
         pstamp = stamp
         clock[0] += 1
         stamp = clock[0]
-        lrows = next_level(lrows, stamp)
         nh = 0
         while ei < ne and truss[extra[ei]] <= k:
             s = extra[ei]
             ei += 1
-            if truss[s] == k and not _bit(pbits, s):
-                _set_bit(pbits, s)
-                plist, npl = _push_slot(plist, npl, s)
+            if truss[s] == k and pushed[s] != stamp:
+                pushed[s] = stamp
                 hr, hs, nh = _heap_push(hr, hs, nh, rank[s], s)
         for i in range(ns):
             s = seeds[i]
-            if not _bit(pbits, s):
-                _set_bit(pbits, s)
-                plist, npl = _push_slot(plist, npl, s)
+            if pushed[s] != stamp:
+                pushed[s] = stamp
                 hr, hs, nh = _heap_push(hr, hs, nh, rank[s], s)
         nc = 0
         nt = 0
@@ -289,71 +253,57 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, support, rank, count
                     pb = np.empty(2 * n, np.int64)
                     tp_ = np.empty(2 * n, np.int64)
                     tq_ = np.empty(2 * n, np.int64)
-                tv = _grow_values(tv, n)
                 for i in range(n):             # a loop, not a slice assignment: its
-                    p = ptp[lo + i]            # shape check compiles Numba's string
-                    q = ptq[lo + i]            # formatting into the kernel
-                    p = p if p >= 0 else -1 - p
-                    q = q if q >= 0 else -1 - q
-                    tp_[i] = p
-                    tq_[i] = q
-                    tv[0, i] = truss[p]
-                    tv[1, i] = truss[q]
-                    tv[2, i] = rank[p]
-                    tv[3, i] = rank[q]
+                    tp_[i] = ptp[lo + i]       # shape check compiles Numba's string
+                    tq_[i] = ptq[lo + i]       # formatting into the kernel
                 work += n + 1                  # no intersection, the same triangle checks
             else:
-                lrows, rows, pa, pb, tp_, tq_, tv, n = level_triangles(
-                    y, k, lrows, keys, shift, deg, ptr, truss, rank, rows, row_at, row_used,
-                    rstamp, pa, pb, tp_, tq_, tv, mark)
+                rows, pa, pb, tp_, tq_, n = _triangles(y, keys, shift, deg, ptr, rows, row_at,
+                                                       row_used, rstamp, pa, pb, tp_, tq_,
+                                                       mark)
                 work += n + 1
             touched += 1
             ry = rank[y]
             count = 0
             for i in range(n):
-                tpv = tv[0, i]
-                tqv = tv[1, i]
-                if ((tpv > k or (tpv == k and (tv[2, i] > ry or _bit(mbits, tp_[i]))))
-                        and (tqv > k or (tqv == k and (tv[3, i] > ry
-                                                       or _bit(mbits, tq_[i]))))):
+                p = tp_[i]
+                q = tq_[i]
+                tpv = truss[p]
+                tqv = truss[q]
+                if ((tpv > k or (tpv == k and (member[p] == stamp or rank[p] > ry)))
+                        and (tqv > k or (tqv == k and (member[q] == stamp or rank[q] > ry)))):
                     count += 1
             if count < k - 1:
                 continue                       # stays at level k, in its place
             member[y] = stamp
-            _set_bit(mbits, y)
             cand = _grow(cand, nc + 1)
             toff = _grow(toff, nc + 2)
             tp = _grow(tp, nt + n)
             tq = _grow(tq, nt + n)
             cand[nc] = y
             for i in range(n):
-                if tv[0, i] < k or tv[1, i] < k:
-                    continue
                 p = tp_[i]
                 q = tq_[i]
-                tp[nt] = p if tv[0, i] == k else -1 - p     # above the level: -1 - slot
-                tq[nt] = q if tv[1, i] == k else -1 - q
+                if truss[p] < k or truss[q] < k:
+                    continue
+                tp[nt] = p
+                tq[nt] = q
                 nt += 1
                 for side in range(2):
                     z = p if side == 0 else q
-                    if tv[side, i] == k and tv[2 + side, i] > ry and not _bit(pbits, z):
-                        _set_bit(pbits, z)
-                        plist, npl = _push_slot(plist, npl, z)
-                        hr, hs, nh = _heap_push(hr, hs, nh, tv[2 + side, i], z)
+                    if truss[z] == k and rank[z] > ry and pushed[z] != stamp:
+                        pushed[z] = stamp
+                        hr, hs, nh = _heap_push(hr, hs, nh, rank[z], z)
             nc += 1
             toff[nc] = nt
-        for i in range(npl):                   # the level's marks, cleared for the next
-            _clear_bit(pbits, plist[i])
-        npl = 0
         if nc == 0:
             ns = 0
             continue
         work += nt                             # the peel reads the candidates' triangles
         if work > limit:
             return raised[:nraised], level[:nraised], touched, work, True
-        alive, gone, ngone = _peel_members(nc, cand, toff, tp, tq, mbits, loc, k - 1)
-        for i in range(nc):
-            _clear_bit(mbits, cand[i])
+        alive, gone, ngone = _peel_members(nc, cand, toff, tp, tq, truss, member, stamp, loc,
+                                           k - 1)
         for i in range(ngone):                 # the peeled candidates: end of level k
             rank[cand[gone[i]]] = counters[1]
             counters[1] += 1
@@ -390,7 +340,7 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, support, rank, count
 
 
 @njit
-def order_after_deletion(slots, tri, truss, rank, counters, loc, limit):
+def order_after_deletion(slots, tri, truss, rank, counters, clock, member, loc, limit):
     """Give the edges whose truss number fell (``slots``, new numbers in ``truss``) their
     places in the k-order: the end of their new level, in an order peeled from them.
 
@@ -415,7 +365,6 @@ def order_after_deletion(slots, tri, truss, rank, counters, loc, limit):
     if m == 0:
         return True, work
     toff_in, bp, bq = tri
-    mbits = np.zeros((truss.shape[0] >> 6) + 1, np.uint64)   # the level's edges, by slot
     perm = np.argsort(truss[slots], kind="mergesort")
     by_level = slots[perm]
     toff = np.zeros(m + 1, np.int64)
@@ -427,8 +376,10 @@ def order_after_deletion(slots, tri, truss, rank, counters, loc, limit):
         b = a
         while b < m and truss[by_level[b]] == k:
             b += 1
+        clock[0] += 1
+        stamp = clock[0]
         for i in range(a, b):
-            _set_bit(mbits, by_level[i])
+            member[by_level[i]] = stamp
         nt = 0
         for i in range(a, b):
             lo = toff_in[perm[i]]
@@ -443,15 +394,13 @@ def order_after_deletion(slots, tri, truss, rank, counters, loc, limit):
                 q = bq[lo + j]
                 if truss[p] < k or truss[q] < k:
                     continue
-                tp[nt] = p if truss[p] == k else -1 - p    # above the level: -1 - slot
-                tq[nt] = q if truss[q] == k else -1 - q
+                tp[nt] = p
+                tq[nt] = q
                 nt += 1
             toff[i - a + 1] = nt
         nc = b - a
-        alive, gone, ngone = _peel_members(nc, by_level[a:b], toff[:nc + 1], tp, tq, mbits,
-                                           loc, k - 1)
-        for i in range(a, b):
-            _clear_bit(mbits, by_level[i])
+        alive, gone, ngone = _peel_members(nc, by_level[a:b], toff[:nc + 1], tp, tq, truss,
+                                           member, stamp, loc, k - 1)
         if ngone < nc:
             return False, work
         for i in range(ngone):
