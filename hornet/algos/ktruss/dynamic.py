@@ -32,6 +32,14 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    the level in order from the seeds and the edges that rose from below, visiting only the
    later neighbours of the candidates, and a peel of the candidates leaves exactly those
    that rise (an edge can rise by several levels in one batch).
+   On a graph with a large dense truss level (:data:`LEVEL_ROWS_MIN_EDGES` edges at a level
+   of :data:`LEVEL_ROWS_MIN_LEVEL` or above: the core of a Kronecker graph, over hubs whose
+   edges are mostly far below it), the scan and the deletion descent read triangles from
+   adjacency rows filtered by level (:mod:`hornet.algos.ktruss.order_rows`,
+   :mod:`hornet.algos.ktruss.descend_rows`), and a scan that reaches the top level and
+   visits many of its edges peels that level whole on bit rows instead
+   (:mod:`hornet.algos.ktruss.top_level`). Other graphs keep the plain kernels (and never
+   compile these).
 5. Dense blocks (:mod:`hornet.algos.ktruss.dense`): a dense part of the graph whose truss
    numbers all exceed those of the other edges at its vertices (a large clique: one paper
    with hundreds of authors) keeps its numbers in a dense matrix and is updated alone, by
