@@ -151,10 +151,12 @@ def _triangles_at(x, L, lrow, keys, shift, deg, ptr, truss, rows, row_at, row_us
 @njit
 def _descend_rows(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, counted, queued,
                   seen, changed, ch_slot, ch_old, ch_lvl, nch, tri, work, limit, rows, row_at,
-                  row_used, mark, lrow):
+                  row_used, mark, lrow, at_ch):
     """:func:`~hornet.algos.ktruss.region._descend` listing a violating edge's triangles at
     one level below its number first (module docstring). ``ch_lvl``: per changed edge, the
-    level its kept triangle list was taken at (0: whole). Returns (ch_slot, ch_old, ch_lvl,
+    level its kept triangle list was taken at (0: whole); ``at_ch`` (slot-indexed): a
+    changed edge's index in ``ch_slot``. An edge that fell before in the update and is
+    recounted reads its kept list when it covers the level asked for. Returns (ch_slot, ch_old, ch_lvl,
     nch, tri, touched, aborted, lrow, rows)."""
     pa = np.empty(64, np.int64)
     pb = np.empty(64, np.int64)
@@ -180,7 +182,30 @@ def _descend_rows(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, co
         # first at level a - 1 (from level rows where the endpoints have them), then whole
         floor = a - 1 if a >= 5 else 2
         while True:
-            if floor > 2:
+            i0 = at_ch[x] if changed[x] == stamp else -1
+            if i0 >= 0 and (ch_lvl[i0] == 0 or (floor > 2 and ch_lvl[i0] <= floor)):
+                # fell before in this update: its kept list (whole, or taken at a level
+                # at or below this one) instead of an intersection
+                if ch_lvl[i0] == 0:
+                    floor = 2
+                toff, bp, bq = tri
+                lo = toff[i0]
+                m = toff[i0 + 1] - lo
+                if m > tp.shape[0]:            # the four scratch arrays share one size
+                    pa = np.empty(2 * m, np.int64)
+                    pb = np.empty(2 * m, np.int64)
+                    tp = np.empty(2 * m, np.int64)
+                    tq = np.empty(2 * m, np.int64)
+                n = 0
+                for j in range(m):
+                    p = bp[lo + j]
+                    q = bq[lo + j]
+                    if floor > 2 and (truss[p] < floor or truss[q] < floor):
+                        continue
+                    tp[n] = p
+                    tq[n] = q
+                    n += 1
+            elif floor > 2:
                 lrow, rows, pa, pb, tp, tq, n, partial = _triangles_at(
                     x, floor, lrow, keys, shift, deg, ptr, truss, rows, row_at, row_used,
                     stamp, pa, pb, tp, tq, mark)
@@ -215,6 +240,7 @@ def _descend_rows(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, co
         if changed[x] != stamp:
             ch_lvl = _grow(ch_lvl, nch + 1)
             ch_lvl[nch] = floor if floor > 2 else 0
+            at_ch[x] = nch
         ch_slot, ch_old, nch, tri = _note_change(x, a, stamp, changed, ch_slot, ch_old, nch,
                                                  tri, tp, tq, n)
         for i in range(n):
@@ -243,11 +269,12 @@ def _descend_rows(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, co
 @njit
 def lower_after_deletion_rows(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, valid,
                               cnt, counted, queued, seen, changed, row_at, row_used, mark, tri,
-                              limit, row_start, row_level, row_stamp, min_degree):
+                              limit, row_start, row_level, row_stamp, min_degree, at_ch):
     """:func:`~hornet.algos.ktruss.region.lower_after_deletion` (same arguments and results)
     on level rows; ``row_start``, ``row_level``, ``row_stamp``: int64 scratch per vertex
     (stamps of ``clock``), kept by the caller across updates; ``min_degree``: the least
-    degree of a vertex that gets a level row (:data:`ROW_MIN_DEGREE`)."""
+    degree of a vertex that gets a level row (:data:`ROW_MIN_DEGREE`); ``at_ch``:
+    slot-indexed int64 scratch."""
     clock[0] += 1
     stamp = clock[0]
     queue = np.empty(16, np.int64)
@@ -275,7 +302,7 @@ def lower_after_deletion_rows(rec_slot, rec_level, keys, shift, deg, ptr, truss,
     ch_slot, ch_old, ch_lvl, nch, tri, touched, aborted, lrow, rows = _descend_rows(
         queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
         changed, ch_slot, ch_old, ch_lvl, 0, tri, work, limit, rows, row_at, row_used, mark,
-        lrow)
+        lrow, at_ch)
     if not aborted:
         tri = _whole_lists(ch_slot, ch_lvl, nch, tri, keys, shift, deg, ptr, truss, rows,
                            row_at, row_used, stamp, mark, work)

@@ -667,7 +667,7 @@ class DynamicTruss:
                     limit - work)
             if self._dense_level():
                 slots_changed, old, tri, touched, more, aborted = lower_after_deletion_rows(
-                    *args, *self._level_row_scratch(deg.shape[0]), ROW_MIN_DEGREE)
+                    *args, *self._level_row_scratch(deg.shape[0]), ROW_MIN_DEGREE, self._loc)
             else:
                 slots_changed, old, tri, touched, more, aborted = K.lower_after_deletion(
                     *args)
