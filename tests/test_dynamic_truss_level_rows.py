@@ -202,3 +202,28 @@ def test_gate_needs_a_large_dense_level():
     assert not kt._dense_level()
     kt._levels[low - 1] = many
     assert not kt._dense_level()
+
+
+@pytest.mark.parametrize("share", [5, 3])
+def test_top_peel_survivors_rise_level_after_level(share, monkeypatch):
+    """A K12 missing every share-th pair, completed in one batch: with the top level peeled
+    whole at its first visit, each top level's peel leaves survivors (the next level's
+    seeds, peeled again there) until k_max reaches 12; numbers, k-order and level counts
+    checked, then the clique's edges deleted and re-inserted in halves."""
+    calls = force_level_rows(monkeypatch, True, 1, True)
+    pairs_ = [(a, b) for a in range(12) for b in range(a + 1, 12)]
+    missing = pairs_[::share]
+    keep = [p for p in pairs_ if p not in missing]
+    g = hornet.Graph(directed=False, device="cpu")
+    g.insert_edges([a for a, _ in keep], [b for _, b in keep])
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    before = kt.k_max
+    kt.update(g.insert_edges([a for a, _ in missing], [b for _, b in missing]))
+    assert kt.stats["path"] == "dynamic" and before < 12 == kt.k_max
+    _check(kt, g)
+    half = pairs_[1::2]
+    for op in (g.delete_edges, g.insert_edges):
+        kt.update(op([a for a, _ in half], [b for _, b in half]))
+        assert kt.stats["path"] == "dynamic"
+        _check(kt, g)
+    assert kt.k_max == 12 and len(calls) == 4         # the build (by insertion) and 3 batches
