@@ -18,7 +18,7 @@ cold run. Measured:
   triangle count (wall and CPU seconds);
 - ``--suite``: the tree's test command (the ``pytest`` line of its ``.ci/run``, which runs
   the README's command) cold and warm, as CI runs it: ``CI=true``, no data folder (long:
-  several minutes).
+  several minutes); this checkout only (a baseline's suite is another set of tests).
 
 ``--baseline REV`` measures a second checkout (``git archive REV``, e.g. the commit before the
 cold-start work, or a folder holding such a tree) the same way in the same run, its rows
@@ -184,7 +184,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="also measure this git revision (or the tree in this folder), in "
                          "the same run")
     ap.add_argument("--repeats", type=int, default=2, help="warm runs (median)")
-    ap.add_argument("--suite", action="store_true", help="also time the CPU test suite")
+    ap.add_argument("--suite", action="store_true",
+                    help="also time this checkout's CPU test suite")
     ap.add_argument("--name", default=None, help="table name (default: cold_start_<device>)")
     a = ap.parse_args(argv)
     rows: list = []
@@ -197,7 +198,8 @@ def main(argv: list[str] | None = None) -> None:
                 base = work / "baseline"
                 base.mkdir()
                 tree, label = _checkout(a.baseline, base), a.baseline
-            _measure(label, tree, work, a.device, a.repeats, a.suite, rows)
+            # the suite of another tree is another set of tests: timed for this checkout only
+            _measure(label, tree, work, a.device, a.repeats, False, rows)
         _measure("this checkout", ROOT, work, a.device, a.repeats, a.suite, rows)
     write_table(a.name or f"{NAME}_{a.device}",
                 "Cold and warm start (empty kernel cache, then the filled one)",
