@@ -16,7 +16,9 @@ cold run. Measured:
   report: compile time left out by the replay);
 - ``import hornet`` and a first batch: a graph built and given 5,000 random edges, then a
   triangle count (wall and CPU seconds);
-- ``--suite``: ``pytest -m "not gpu and not slow"`` cold and warm (long: several minutes).
+- ``--suite``: the tree's test command (the ``pytest`` line of its ``.ci/run``, which runs
+  the README's command) cold and warm, as CI runs it: ``CI=true``, no data folder (long:
+  several minutes); this checkout only (a baseline's suite is another set of tests).
 
 ``--baseline REV`` measures a second checkout (``git archive REV``, e.g. the commit before the
 cold-start work, or a folder holding such a tree) the same way in the same run, its rows
@@ -30,6 +32,7 @@ import argparse
 import json
 import os
 import resource
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -68,22 +71,25 @@ sys.exit(code)
 """
 
 
-def _env(tree: Path, cache: Path) -> dict:
+def _env(tree: Path, cache: Path, extra: dict | None = None) -> dict:
     env = {k: v for k, v in os.environ.items()
-           if k not in ("HORNET_CACHE_DIR", "NUMBA_CACHE_DIR", "PYTHONPATH")}
+           if k not in ("HORNET_CACHE_DIR", "NUMBA_CACHE_DIR", "PYTHONPATH", "HORNET_DATA")}
     env["PYTHONPATH"] = str(tree)
     env["HORNET_CACHE_DIR"] = str(cache)
     env["NUMBA_CACHE_DIR"] = str(cache / "numba-own")
     env["CUPY_CACHE_DIR"] = str(cache / "cupy")      # CuPy's compiled CUDA modules
+    env.update(extra or {})
     return env
 
 
-def _timed(cmd: list[str], tree: Path, cache: Path, timeout: float = 3600) -> dict:
-    """Run ``cmd`` in ``tree``; wall and CPU seconds (children's user + system)."""
+def _timed(cmd: list[str], tree: Path, cache: Path, timeout: float = 3600,
+           env: dict | None = None) -> dict:
+    """Run ``cmd`` in ``tree`` (environment ``env`` added); wall and CPU seconds (children's
+    user + system)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    done = subprocess.run(cmd, cwd=tree, env=_env(tree, cache), capture_output=True, text=True,
-                          timeout=timeout)
+    done = subprocess.run(cmd, cwd=tree, env=_env(tree, cache, env), capture_output=True,
+                          text=True, timeout=timeout)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0,):
@@ -109,9 +115,18 @@ def _first_batch(tree: Path, cache: Path, device: str) -> dict:
     return _timed([sys.executable, "-c", FIRST_BATCH.format(device=device)], tree, cache)
 
 
+def suite_command(tree: Path) -> list[str]:
+    """The tree's test command: the ``python3 -m pytest`` line of its ``.ci/run`` (CI runs the
+    README's command), with this interpreter."""
+    for line in (tree / ".ci" / "run").read_text().splitlines():
+        if line.strip().startswith("python3 -m pytest"):
+            return [sys.executable] + shlex.split(line)[1:]
+    raise SystemExit(f"bench cold_start: no pytest line in {tree / '.ci' / 'run'}")
+
+
 def _suite(tree: Path, cache: Path) -> dict:
-    return _timed([sys.executable, "-m", "pytest", "-q", "-x", "-m", "not gpu and not slow",
-                   "-p", "no:cacheprovider"], tree, cache, timeout=7200)
+    return _timed(suite_command(tree) + ["-p", "no:cacheprovider"], tree, cache, timeout=7200,
+                  env={"CI": "true", "HORNET_DATA": str(cache / "no-data")})
 
 
 def _checkout(rev: str, into: Path) -> Path:
@@ -156,7 +171,8 @@ def _measure(label: str, tree: Path, work: Path, device: str, repeats: int, suit
         cache3.mkdir()
         for kind in ("cold", "warm"):
             r = _suite(tree, cache3)
-            rows.append([label, 'pytest -m "not gpu and not slow"', kind, round(r["wall"], 1),
+            rows.append([label, "test suite (" + " ".join(suite_command(tree)[1:]) + ")", kind,
+                         round(r["wall"], 1),
                          round(r["cpu"], 1), "", "", "", ""])
 
 
@@ -168,7 +184,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="also measure this git revision (or the tree in this folder), in "
                          "the same run")
     ap.add_argument("--repeats", type=int, default=2, help="warm runs (median)")
-    ap.add_argument("--suite", action="store_true", help="also time the CPU test suite")
+    ap.add_argument("--suite", action="store_true",
+                    help="also time this checkout's CPU test suite")
     ap.add_argument("--name", default=None, help="table name (default: cold_start_<device>)")
     a = ap.parse_args(argv)
     rows: list = []
@@ -181,7 +198,8 @@ def main(argv: list[str] | None = None) -> None:
                 base = work / "baseline"
                 base.mkdir()
                 tree, label = _checkout(a.baseline, base), a.baseline
-            _measure(label, tree, work, a.device, a.repeats, a.suite, rows)
+            # the suite of another tree is another set of tests: timed for this checkout only
+            _measure(label, tree, work, a.device, a.repeats, False, rows)
         _measure("this checkout", ROOT, work, a.device, a.repeats, a.suite, rows)
     write_table(a.name or f"{NAME}_{a.device}",
                 "Cold and warm start (empty kernel cache, then the filled one)",

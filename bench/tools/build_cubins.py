@@ -66,19 +66,15 @@ def replay_modules() -> list:
     return todo
 
 
-def compile_modules(modules: list, workers: int = 8) -> dict:
-    """``{(path, names): (cubin bytes, lowered names, build seconds)}`` of the modules
-    ``(path, template instances)``, compiled on the current device as ``load_module`` has
-    CuPy compile them (the shipped cubins left aside)."""
-    os.environ["HORNET_CUBINS"] = "0"
+def _compile_in_threads(items: list, build, workers: int) -> None:
+    """Run ``build(item, catch)`` for every item in ``workers`` threads on the current
+    device, with CuPy's kernel cache replaced by a :class:`_Catch` (restored afterwards)."""
     import cupy
     from cupy.cuda import compiler
-    from hornet.core import cuda
 
     catch, before = _Catch(), compiler._kernel_cache_backend
     compiler._set_kernel_cache_backend(catch)
-    done, errors = {}, []
-    queue = list(reversed(modules))
+    queue = list(reversed(items))
     lock = threading.Lock()
     device = cupy.cuda.Device().id
 
@@ -88,39 +84,59 @@ def compile_modules(modules: list, workers: int = 8) -> dict:
                 with lock:
                     if not queue:
                         return
-                    path, names = queue.pop()
-                code, options = cuda.module_source(path)
-                t = time.perf_counter()
-                catch.mine.payload = None
-                try:
-                    module = cupy.RawModule(code=code, options=options,
-                                            name_expressions=list(names) or None).module
-                except Exception as e:  # noqa: BLE001 - reported, then the tool fails
-                    errors.append(f"{path} {list(names)}: {e}")
-                    continue
-                seconds = time.perf_counter() - t
-                mapping = dict(module.mapping or {})
-                payload = catch.mine.payload
-                if payload is None:
-                    errors.append(f"{path}: CuPy saved no binary")
-                    continue
-                if names:
-                    decoded = compiler._decode_cache_payload(payload, len(names))
-                    if decoded is None or dict(zip(sorted(names), decoded[0])) != mapping:
-                        errors.append(f"{path}: CuPy's cache entry is not as expected")
-                        continue
-                    payload = decoded[1]
-                if not payload.startswith(b"\x7fELF"):
-                    errors.append(f"{path}: not a cubin")
-                    continue
-                done[(path, names)] = (payload, mapping, seconds)
+                    item = queue.pop()
+                build(item, catch)
 
-    threads = [threading.Thread(target=work) for _ in range(min(workers, len(modules)))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    compiler._set_kernel_cache_backend(before)
+    threads = [threading.Thread(target=work) for _ in range(min(workers, len(items)))]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        compiler._set_kernel_cache_backend(before)
+
+
+def compile_modules(modules: list, workers: int = 8) -> dict:
+    """``{(path, names): (cubin bytes, lowered names, build seconds)}`` of the modules
+    ``(path, template instances)``, compiled on the current device as ``load_module`` has
+    CuPy compile them (the shipped cubins left aside)."""
+    os.environ["HORNET_CUBINS"] = "0"
+    import cupy
+    from cupy.cuda import compiler
+    from hornet.core import cuda
+
+    done, errors = {}, []
+
+    def build(module, catch):
+        path, names = module
+        code, options = cuda.module_source(path)
+        t = time.perf_counter()
+        catch.mine.payload = None
+        try:
+            built = cupy.RawModule(code=code, options=options,
+                                   name_expressions=list(names) or None).module
+        except Exception as e:  # noqa: BLE001 - reported, then the tool fails
+            errors.append(f"{path} {list(names)}: {e}")
+            return
+        seconds = time.perf_counter() - t
+        mapping = dict(built.mapping or {})
+        payload = catch.mine.payload
+        if payload is None:
+            errors.append(f"{path}: CuPy saved no binary")
+            return
+        if names:
+            decoded = compiler._decode_cache_payload(payload, len(names))
+            if decoded is None or dict(zip(sorted(names), decoded[0])) != mapping:
+                errors.append(f"{path}: CuPy's cache entry is not as expected")
+                return
+            payload = decoded[1]
+        if not payload.startswith(b"\x7fELF"):
+            errors.append(f"{path}: not a cubin")
+            return
+        done[(path, names)] = (payload, mapping, seconds)
+
+    _compile_in_threads(modules, build, workers)
     if errors:
         raise SystemExit("bench.tools.build_cubins: " + "\n".join(errors))
     return done
@@ -132,49 +148,32 @@ def compile_cupy_kernels(records: list, workers: int = 8) -> dict:
     CuPy compiles them; checks that :func:`hornet.core.cubins.cupy_cache_name` gives the
     name CuPy's cache stores each under (the seeding of another install relies on it), and
     returns none if a record fails."""
-    import cupy
     from cupy.cuda import compiler
     from hornet.core import cubins
 
-    catch, before = _Catch(), compiler._kernel_cache_backend
-    compiler._set_kernel_cache_backend(catch)
     install = cupy_records.cupy_install()
     done, errors = {}, []
-    queue = list(reversed(records))
-    lock = threading.Lock()
-    device = cupy.cuda.Device().id
 
-    def work():
-        with cupy.cuda.Device(device):
-            while True:
-                with lock:
-                    if not queue:
-                        return
-                    record = queue.pop()
-                source, options, extra, backend, jitify = cupy_records.cupy_compile_arguments(
-                    record, install)
-                t = time.perf_counter()
-                try:
-                    name = cubins.cupy_cache_name(source, options, extra, backend, jitify)
-                    compiler._compile_module_with_cache(
-                        source, options, extra_source=extra, backend=backend, jitify=jitify)
-                except Exception as e:  # noqa: BLE001 - reported, then the tool fails
-                    errors.append(f"{record['source'][:60]!r}: {e}")
-                    continue
-                seconds = time.perf_counter() - t
-                cubin = catch.named.get(name)
-                if cubin is None or not cubin.startswith(b"\x7fELF"):
-                    errors.append(f"{record['source'][:60]!r}: CuPy cached it under another "
-                                  "name than hornet.core.cubins.cupy_cache_name gives")
-                    continue
-                done[cubins.record_digest(record)] = (cubin, seconds)
+    def build(record, catch):
+        source, options, extra, backend, jitify = cupy_records.cupy_compile_arguments(
+            record, install)
+        t = time.perf_counter()
+        try:
+            name = cubins.cupy_cache_name(source, options, extra, backend, jitify)
+            compiler._compile_module_with_cache(
+                source, options, extra_source=extra, backend=backend, jitify=jitify)
+        except Exception as e:  # noqa: BLE001 - reported, then the tool fails
+            errors.append(f"{record['source'][:60]!r}: {e}")
+            return
+        seconds = time.perf_counter() - t
+        cubin = catch.named.get(name)
+        if cubin is None or not cubin.startswith(b"\x7fELF"):
+            errors.append(f"{record['source'][:60]!r}: CuPy cached it under another "
+                          "name than hornet.core.cubins.cupy_cache_name gives")
+            return
+        done[cubins.record_digest(record)] = (cubin, seconds)
 
-    threads = [threading.Thread(target=work) for _ in range(min(workers, len(records)))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    compiler._set_kernel_cache_backend(before)
+    _compile_in_threads(records, build, workers)
     if errors:          # none shipped: hornet's modules do not depend on them
         print("bench.tools.build_cubins: no CuPy kernels in the archive:\n  "
               + "\n  ".join(errors[:5]), file=sys.stderr)

@@ -278,15 +278,20 @@ __device__ __forceinline__ int warp_inclusive_sum(int v, int lane) {
     return v;
 }
 
-// The last lane whose exclusive prefix pre[lane] is <= t (pre ascending, pre[0] = 0): the
-// lane whose items hold the warp's t-th probe.
-__device__ __forceinline__ int lane_of_item(const int* pre, int t) {
-    int lo = 0, hi = 31;
+// The last of the n slots whose exclusive prefix pre[slot] is <= t (pre ascending,
+// pre[0] = 0): the slot whose items hold the t-th probe.
+__device__ __forceinline__ int slot_of_item(const int* pre, int n, int t) {
+    int lo = 0, hi = n - 1;
     while (lo < hi) {
         const int mid = (lo + hi + 1) >> 1;
         if (pre[mid] <= t) lo = mid; else hi = mid - 1;
     }
     return lo;
+}
+
+// The lane whose items hold the warp's t-th probe.
+__device__ __forceinline__ int lane_of_item(const int* pre, int t) {
+    return slot_of_item(pre, 32, t);
 }
 
 template <int MODE>
@@ -431,11 +436,7 @@ __global__ void tc_keyed_block(const int* __restrict__ deg, const i64* __restric
             for (int t0 = 0; t0 < T; t0 += nt * TC_BLOCK_IPT) {
                 const int t = t0 + tid * TC_BLOCK_IPT;
                 if (t >= T) continue;
-                int lo = 0, hi = nt - 1;           // last slot with pre <= t
-                while (lo < hi) {
-                    const int mid = (lo + hi + 1) >> 1;
-                    if (s_pre[mid] <= t) lo = mid; else hi = mid - 1;
-                }
+                int lo = slot_of_item(s_pre, nt, t);
                 int next = lo + 1 < nt ? s_pre[lo + 1] : T;
                 if (hashed) {
                     // the thread's items are loaded first (independent loads in flight),
@@ -653,11 +654,7 @@ __global__ void tc_support_block(const int* __restrict__ deg, const i64* __restr
             for (int t0 = 0; t0 < T; t0 += nt * TC_BLOCK_IPT) {
                 const int t = t0 + tid * TC_BLOCK_IPT;
                 if (t >= T) continue;
-                int lo = 0, hi = nt - 1;           // last slot with pre <= t
-                while (lo < hi) {
-                    const int mid = (lo + hi + 1) >> 1;
-                    if (s_pre[mid] <= t) lo = mid; else hi = mid - 1;
-                }
+                int lo = slot_of_item(s_pre, nt, t);
                 int next = lo + 1 < nt ? s_pre[lo + 1] : T;
                 const int tend = min(t + TC_BLOCK_IPT, T);
                 int run = 0;                       // hits of the thread's items on y = lo
