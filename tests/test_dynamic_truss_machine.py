@@ -87,13 +87,27 @@ STATE_MACHINE_CONFIGS = {
 }
 
 
-@pytest.mark.parametrize("mode", ["dynamic", "default", "static"])
+@pytest.mark.parametrize("mode", ["dynamic", "default", "static", "rows"])
 @pytest.mark.parametrize("config", sorted(STATE_MACHINE_CONFIGS))
-def test_state_machine(device, mode, config):
+def test_state_machine(device, mode, config, monkeypatch):
     """Random insert / delete / update / vertex / hub / refused batches and deleting
     everything: truss numbers, k_max and the 4-truss equal the oracles after every step.
     A small id space keeps the graphs dense, so cliques form and break all the time.
-    Directed graphs: the underlying undirected graph's numbers on every stored edge."""
+    Directed graphs: the underlying undirected graph's numbers on every stored edge.
+    "rows" (CPU): the "dynamic" thresholds with every insertion scan and deletion descent
+    on level rows (hornet.algos.ktruss.order_rows and descend_rows, otherwise taken only on
+    graphs with a large dense level), deletion rows at every vertex, the top level peeled
+    whole as soon as the scan visits an edge there (hornet.algos.ktruss.top_level)."""
+    if mode == "rows":
+        if device != "cpu":
+            pytest.skip("the level-rows scan is the CPU's")
+        from hornet.algos.ktruss import dynamic
+        monkeypatch.setattr(dynamic, "LEVEL_ROWS_MIN_LEVEL", 0)
+        monkeypatch.setattr(dynamic, "LEVEL_ROWS_MIN_EDGES", 0)
+        monkeypatch.setattr(dynamic, "ROW_MIN_DEGREE", 1)
+        monkeypatch.setattr(dynamic, "TOP_PEEL_MIN_VISITS", 0)
+        monkeypatch.setattr(dynamic, "TOP_PEEL_SHARE", 1 << 62)
+        mode = "dynamic"
     Machine = ht.graph_state_machine(device=device, max_vertex=13, max_batch=20,
                                      algorithms=[_check(mode)], **STATE_MACHINE_CONFIGS[config])
     Machine.TestCase.settings = settings(Machine.TestCase.settings,

@@ -32,6 +32,14 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    the level in order from the seeds and the edges that rose from below, visiting only the
    later neighbours of the candidates, and a peel of the candidates leaves exactly those
    that rise (an edge can rise by several levels in one batch).
+   On a graph with a large dense truss level (:data:`LEVEL_ROWS_MIN_EDGES` edges at a level
+   of :data:`LEVEL_ROWS_MIN_LEVEL` or above: the core of a Kronecker graph, over hubs whose
+   edges are mostly far below it), the scan and the deletion descent read triangles from
+   adjacency rows filtered by level (:mod:`hornet.algos.ktruss.order_rows`,
+   :mod:`hornet.algos.ktruss.descend_rows`), and a scan that reaches the top level and
+   visits many of its edges peels that level whole on bit rows instead
+   (:mod:`hornet.algos.ktruss.top_level`). Other graphs keep the plain kernels (and never
+   compile these).
 5. Dense blocks (:mod:`hornet.algos.ktruss.dense`): a dense part of the graph whose truss
    numbers all exceed those of the other edges at its vertices (a large clique: one paper
    with hundreds of authors) keeps its numbers in a dense matrix and is updated alone, by
@@ -82,6 +90,8 @@ from ..views import as_adjacency
 from . import order as O
 from . import region as K
 from .dense import TrussBlocks, boundary_partners
+from .descend_rows import ROW_MIN_DEGREE, lower_after_deletion_rows
+from .order_rows import raise_in_order_rows
 from .static import truss_numbers_and_rounds
 
 __all__ = ["DynamicTruss"]
@@ -103,6 +113,22 @@ SCAN_LARGE_BATCHES_MAX_EDGES = 1 << 20
 #: such a build gives up (and the static decomposition runs) past this many times the
 #: graph's edges plus three times its triangles in work
 BUILD_WORK_FACTOR = 16
+#: the insertion scan reads adjacency rows filtered by level (:mod:`.order_rows`) on a graph
+#: with a truss level of at least LEVEL_ROWS_MIN_LEVEL that holds LEVEL_ROWS_MIN_EDGES
+#: edges (the dense core of a Kronecker graph: its candidates' endpoints are hubs whose
+#: edges are mostly far below that level); elsewhere building the rows costs more than
+#: the whole-list intersections they spare
+LEVEL_ROWS_MIN_LEVEL = 32
+LEVEL_ROWS_MIN_EDGES = 1 << 16
+#: that scan peels the highest level whole on bit rows (:mod:`.top_level`) once it has
+#: visited a TOP_PEEL_SHARE-th of the level's edges (and TOP_PEEL_MIN_VISITS): a batch that
+#: reaches the dense top level of a Kronecker graph makes most of it candidates, all of
+#: which the scan's peel removes again. Not with dense blocks (whose edges keep no rank),
+#: nor on a level of more than TOP_PEEL_MAX_VERTICES vertices (its bit rows and edge
+#: matrix would be too large)
+TOP_PEEL_SHARE = 8
+TOP_PEEL_MIN_VISITS = 1024
+TOP_PEEL_MAX_VERTICES = 4096
 #: dense-block matrix entries read per unit of work (a unit: an intersection step or a
 #: triangle examined, with its table probes and scattered reads; the entries of a block row
 #: are read in vector lanes, 16 int16 entries per compare)
@@ -318,6 +344,15 @@ class DynamicTruss:
             self._mark = np.zeros(n + 1, np.int64)
         return self._row_at, self._row_used, self._mark
 
+    def _level_row_scratch(self, n: int):
+        """Vertex-indexed arrays of the deletion descent on level rows
+        (:func:`~hornet.algos.ktruss.descend_rows.lower_after_deletion_rows`): where a
+        vertex's level row starts, its level, and the stamp of the update that built it."""
+        if getattr(self, "_lrow", None) is None or self._lrow[0].shape[0] < n:
+            n = max(n, 16, 2 * getattr(self, "_lrow", (np.zeros(0),))[0].shape[0])
+            self._lrow = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64))
+        return self._lrow
+
     def _tick(self) -> int:
         self._clock[0] += 1
         return int(self._clock[0])
@@ -478,10 +513,19 @@ class DynamicTruss:
         seeds, extra = self._place_new_edges(slots, seed, low, deg, ptr)
         start = time.perf_counter()
         seconds["dense"] = start - begin - seconds["supports"]
-        raised, level, touched, work, aborted = O.raise_in_order(
-            seeds, t.keys, t.shift, deg, ptr, truss, support, rank, self._counters, self._clock,
-            self._walked, self._queued, self._loc, *self._vertex_scratch(deg.shape[0]), limit,
-            blocks.vfloor, extra)
+        if self._dense_level():
+            top = int(np.flatnonzero(self._levels)[-1])
+            switch = max(TOP_PEEL_MIN_VISITS, int(self._levels[top]) // TOP_PEEL_SHARE)
+            raised, level, touched, work, aborted = raise_in_order_rows(
+                seeds, t.keys, t.shift, deg, ptr, truss, support, rank, self._counters,
+                self._clock, self._walked, self._loc, *self._vertex_scratch(deg.shape[0]),
+                limit, blocks.vfloor, extra, top,
+                np.iinfo(np.int64).max if len(blocks) else switch, TOP_PEEL_MAX_VERTICES)
+        else:
+            raised, level, touched, work, aborted = O.raise_in_order(
+                seeds, t.keys, t.shift, deg, ptr, truss, support, rank, self._counters,
+                self._clock, self._walked, self._queued, self._loc,
+                *self._vertex_scratch(deg.shape[0]), limit, blocks.vfloor, extra)
         seconds["scan"] = time.perf_counter() - start
         if not build:
             self._learn(seconds["scan"] + seconds["dense"],
@@ -502,6 +546,13 @@ class DynamicTruss:
                           dense=int(dense), raises=int(level.shape[0]), visits=int(touched),
                           seconds=seconds)
         return False
+
+    def _dense_level(self) -> bool:
+        """Whether the insertion scan reads level rows
+        (:func:`~hornet.algos.ktruss.order_rows.raise_in_order_rows`): some truss level of
+        :data:`LEVEL_ROWS_MIN_LEVEL` or above holds :data:`LEVEL_ROWS_MIN_EDGES` edges."""
+        high = self._levels[LEVEL_ROWS_MIN_LEVEL:]
+        return bool(high.shape[0]) and int(high.max()) >= LEVEL_ROWS_MIN_EDGES
 
     def _place_new_edges(self, slots: np.ndarray, sparse: np.ndarray, low: np.ndarray,
                          deg: np.ndarray, ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -610,10 +661,16 @@ class DynamicTruss:
         if not aborted:
             start = time.perf_counter()
             seconds["dense"] = start - begin - seconds["supports"]
-            slots_changed, old, tri, touched, more, aborted = K.lower_after_deletion(
-                rec_slot, rec_level, t.keys, t.shift, deg, ptr, truss, self._clock,
-                self._valid, self._count, self._counted, self._queued, self._seen,
-                self._changed, *self._vertex_scratch(deg.shape[0]), self._tri, limit - work)
+            args = (rec_slot, rec_level, t.keys, t.shift, deg, ptr, truss, self._clock,
+                    self._valid, self._count, self._counted, self._queued, self._seen,
+                    self._changed, *self._vertex_scratch(deg.shape[0]), self._tri,
+                    limit - work)
+            if self._dense_level():
+                slots_changed, old, tri, touched, more, aborted = lower_after_deletion_rows(
+                    *args, *self._level_row_scratch(deg.shape[0]), ROW_MIN_DEGREE, self._loc)
+            else:
+                slots_changed, old, tri, touched, more, aborted = K.lower_after_deletion(
+                    *args)
             self._tri = tri                  # grown buffers: kept for the next deletion
             sparse = more
             seconds["descent"] = time.perf_counter() - start
