@@ -63,7 +63,20 @@ def _replay(pkg, device: str, evs, weighted: bool, has_op: bool):
         rows.add({"batch": i}, changes)
     rows.close()
     spent += rows.seconds
+    _replay.last = g
     return spent, int(g.num_edges)
+
+
+def _counters(g) -> str:
+    """The deferred path's and the block cache's event counts of a replayed graph."""
+    mm = g._mm
+    cache = mm.cache
+    parts = [f"deferred {getattr(g, '_deferred_count', 0)}", f"stalls {getattr(g, '_stalls', 0)}"]
+    if cache is not None:
+        parts += [f"refills {cache.refills}", f"short refills {cache.short_refills}",
+                  f"grow steps {cache.grow_steps}"]
+    parts.append(f"block arrays {sum(len(p) for p in mm.pools.values())}")
+    return ", ".join(parts)
 
 
 def main(argv=None) -> None:
@@ -112,6 +125,10 @@ def main(argv=None) -> None:
                   f"{max(times['base']):.0f}) | {mn:.0f} ({min(times['new']):.0f}-"
                   f"{max(times['new']):.0f}) | {statistics.median(ratios):.2f} | {cpu:.0f} | "
                   f"{cpu / mb:.2f} | {cpu / mn:.2f} |", flush=True)
+            _replay(base, "gpu", evs, weighted, has_op)
+            counts = _counters(_replay.last)
+            _replay(hornet, "gpu", evs, weighted, has_op)
+            print(f"  (base: {counts}; new: {_counters(_replay.last)})", flush=True)
 
 
 if __name__ == "__main__":
