@@ -177,6 +177,35 @@ def test_device_properties_are_the_batch_own():
     assert deferred._stalls > 0
 
 
+@pytest.mark.parametrize("directed", [False, True])
+def test_ready_graph_matches_the_cpu(directed):
+    """defer_inserts(ready=True): the first batches' state made up front (device state,
+    rings filled, block arrays, vertex table rows without a larger id space); the same
+    changes and graph as the CPU backend, deletes between the inserts."""
+    from hornet.batch import deferred_path
+    rng = np.random.default_rng(21 + directed)
+    deferred, _, cpu = _graphs(directed)
+    deferred.defer_inserts(ready=True)
+    assert deferred._deferred.prefilled and deferred.num_vertices == 0
+    assert deferred._degree.shape[0] >= deferred_path.READY_ROWS
+    deferred._mm.block_cache().check()
+    late = []
+    for step in range(16):
+        s, d = step_batch(rng, step, 700)
+        props = step_properties(rng, s.shape[0])
+        late.append((deferred.insert_edges(s, d, **props), cpu.insert_edges(s, d, **props)))
+        if step % 4 == 3:
+            es, ed = cpu.edges()
+            k = min(es.size, 80)
+            same_change(deferred.delete_edges(es[:k], ed[:k]), cpu.delete_edges(es[:k], ed[:k]))
+    for a, b in late:
+        same_change(a, b)
+    assert deferred.num_vertices == cpu.num_vertices
+    same_graph(deferred, cpu)
+    deferred.check()
+    deferred._mm.block_cache().check()
+
+
 @needs_data
 def test_gpu_replay_rows_match_cpu_replay():
     """A GPU replay (deferred inserts, rows finished a batch late) gives the CPU replay's

@@ -49,9 +49,12 @@ def _replay(pkg, device: str, evs, weighted: bool, has_op: bool):
     """(seconds of the graph calls, final edge keys sorted) of one replay on ``pkg``."""
     eprops = {"weight": np.float64} if weighted else {}
     g = pkg.Graph(directed=True, device=device, edge_properties=eprops)
-    g.defer_inserts()
     if not has_op:
         g.set_array_growth(GROWTH_SLOTS)
+    try:
+        g.defer_inserts(ready=True)           # (as the tree's replay sets a graph up)
+    except TypeError:                         # a tree without it
+        g.defer_inserts()
     out = {k: [] for k in ("batch", "inserted", "deleted", "expired", "edges")}
     totals = dict(inserted=0, deleted=0, expired=0)
     rows = BatchRows(out, totals, g, lazy=True)
