@@ -37,7 +37,8 @@ from .small_layout import (H_ACCEPT, H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_RESULT
 from .validate import MAX_VERTEX_ID, property_values
 
 __all__ = ["DeferredState", "PendingChange", "MergedChange", "deferred_insert", "settle",
-           "make_ready", "LIMIT_REFRESH", "CHUNKS", "READY_ROWS", "EMULATIONS"]
+           "make_ready", "LIMIT_REFRESH", "CHUNKS", "READY_ROWS", "READY_PEAK_GOAL",
+           "EMULATIONS"]
 
 #: deferred batches between two refreshes of the rings' limits on the device (besides the
 #: refresh after every refill, which moves the goals)
@@ -53,6 +54,10 @@ CHUNKS = 1
 #: rows of the vertex table made at ``Graph.defer_inserts(ready=True)`` (a stream's id space
 #: grows batch after batch: the table then grows less often while the stream runs)
 READY_ROWS = 1 << 14
+#: ... and its block cache's refills bring a ring to this many recent peak needs at least
+#: (BlockCache.peak_goal): a refill waits for every queued batch, so that a stream that
+#: drains rings batch after batch refills them less often
+READY_PEAK_GOAL = 32
 
 
 class DeferredState:
@@ -263,6 +268,7 @@ def make_ready(g) -> None:
         _start(g)
     mm = g._mm
     cache = mm.block_cache()
+    cache.peak_goal = max(cache.peak_goal, READY_PEAK_GOAL)
     if not g._deferred.prefilled:
         _prefill(g, mm, cache)
     # the arrays the refills just made short of room for their next refill (what the next
