@@ -206,6 +206,36 @@ def test_ready_graph_matches_the_cpu(directed):
     deferred._mm.block_cache().check()
 
 
+@pytest.mark.parametrize("tiny", [False, True])
+def test_updates_between_pending_inserts(tiny):
+    """update_edges with deferred inserts pending (its lookup queued behind them, made
+    again when one of them stalled): the CPU backend's changes and graph; float32, int64
+    and int8 properties (found_write's 4-, 8- and 1-byte items)."""
+    rng = np.random.default_rng(31 + tiny)
+    deferred, _, cpu = _graphs(True, tiny=tiny)
+    late = []
+    for step in range(30):
+        s, d = step_batch(rng, step, 900)
+        props = step_properties(rng, s.shape[0])
+        late.append((deferred.insert_edges(s, d, **props), cpu.insert_edges(s, d, **props)))
+        es, ed = cpu.edges()
+        k = min(es.size, 400)
+        pick = rng.choice(es.size, size=k, replace=False) if es.size else np.empty(0, int)
+        us = np.r_[es[pick], rng.integers(0, 3000, 100)]
+        ud = np.r_[ed[pick], rng.integers(0, 3000, 100)]
+        vals = step_properties(rng, us.shape[0])
+        if step % 3 == 1:
+            vals.pop("flag")
+        same_change(deferred.update_edges(us, ud, **vals), cpu.update_edges(us, ud, **vals))
+    for a, b in late:
+        same_change(a, b)
+    same_graph(deferred, cpu)
+    deferred.check()
+    deferred._mm.block_cache().check()
+    if tiny:
+        assert deferred._stalls > 0
+
+
 @needs_data
 def test_gpu_replay_rows_match_cpu_replay():
     """A GPU replay (deferred inserts, rows finished a batch late) gives the CPU replay's

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 
 from ..change import EdgeChange
+from .deferred_path import settle
 from .gpu.plan import plan_batch
 from .gpu.small import SmallBatches
 from .planned import _first_pairs, planned_pairs
@@ -63,8 +64,22 @@ def found_update(g, src, dst, edge_props: dict) -> EdgeChange | None:
                                  fill_missing=False)
         if g._small is None:
             g._small = SmallBatches()
-        header, rows = g._small.prepare(s, d, False, MODE_DELETE, g._degree, g._size_class,
-                                        g._edge_ptr, g._mm.min_size_class)
+        # deferred inserts pending (hornet.batch.deferred_path): the lookup is queued behind
+        # them on the vertex table as it stands, and they are settled once its header came
+        # (no wait left: they ran before it); one that stalled did not run, so the lookup
+        # is made again on the settled graph
+        pending = bool(g._deferred_queue) and not g._queueing
+        stalls = g._stalls
+        if pending:
+            header, rows = g._small.prepare(s, d, False, MODE_DELETE, g._degree_,
+                                            g._size_class_, g._edge_ptr_,
+                                            g._mm_.min_size_class)
+            settle(g)
+            if g._stalls != stalls:
+                return found_update(g, src, dst, edge_props)
+        else:
+            header, rows = g._small.prepare(s, d, False, MODE_DELETE, g._degree,
+                                            g._size_class, g._edge_ptr, g._mm.min_size_class)
         if header[H_MIN_ID] < 0 or header[H_MAX_ID] > MAX_VERTEX_ID:
             return None
         kept = int(header[H_KEPT])
