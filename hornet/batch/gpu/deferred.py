@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import time
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -55,8 +54,11 @@ class _HostRow:
     """A row of host pairs in pinned memory, as :meth:`DeferredBatches.launch` reads a
     device array (``data.ptr``, ``shape``, ``dtype``)."""
 
+    __slots__ = ("data", "ptr", "shape", "dtype")
+
     def __init__(self, ptr: int, n: int, dtype):
-        self.data = SimpleNamespace(ptr=ptr)
+        self.data = self
+        self.ptr = ptr
         self.shape = (n,)
         self.dtype = dtype
 
@@ -87,6 +89,7 @@ class DeferredBatches:
         self.limits = cupy.zeros(NUM_CLASSES, dtype=cupy.int64)
         self.host_limits = np.full(NUM_CLASSES, -1, dtype=np.int64)
         self._launches: dict = {}
+        self._rows: dict = {}           # (slot, dtype) -> the slot's pinned row as that dtype
         self._keys: dict = {}           # per prepared launch: what its buffer holds now
         dev = cupy.cuda.Device()
         self.grid = 2 * int(dev.attributes["MultiProcessorCount"])
@@ -107,12 +110,14 @@ class DeferredBatches:
             dev = upload(both)
             return dev[0], dev[1]
         m = both.shape[1]
-        row = self.pinned[slot].view(both.dtype)
+        dtype = both.dtype
+        row = self._rows.get((slot, dtype))
+        if row is None:
+            row = self._rows[(slot, dtype)] = self.pinned[slot].view(dtype)
         row[:m] = both[0]
         row[m:2 * m] = both[1]
-        base = self._pinned_device + (row.ctypes.data - self.pinned.ctypes.data)
-        size = both.dtype.itemsize
-        return _HostRow(base, m, both.dtype), _HostRow(base + m * size, m, both.dtype)
+        base = self._pinned_device + slot * self.pinned.strides[0]
+        return _HostRow(base, m, dtype), _HostRow(base + m * dtype.itemsize, m, dtype)
 
     def set_limits(self, limits: np.ndarray) -> None:
         """Upload the rings' limits (host int64 (NUM_CLASSES,)) when they changed; in stream
