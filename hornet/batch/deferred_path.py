@@ -300,9 +300,11 @@ def _deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
         return None                      # the small path refuses it with its message
     if not g._deferred.prefilled:
         _prefill(g, mm, cache)
-    values = property_values(edge_props, g._edge_schema, src.shape[0], g._xp)
-    # the batch's own values too (a batch queued again after a stall reads them again)
-    values = {k: v.copy() if v is edge_props.get(k) else v for k, v in values.items()}
+    values = {}
+    if edge_props or g._edge_schema:
+        values = property_values(edge_props, g._edge_schema, src.shape[0], g._xp)
+        # the batch's own values too (a batch queued again after a stall reads them again)
+        values = {k: v.copy() if v is edge_props.get(k) else v for k, v in values.items()}
     n = src.shape[0]
     per = SMALL_ENTRIES // (1 if g.directed else 2)
     if n <= per:
@@ -357,7 +359,10 @@ def _queue(g, mm, cache, both, values: dict, hi: int) -> PendingChange:
     dev, queue, xp = g._deferred, g._deferred_queue, g._xp
     while len(queue) >= dev.slots:
         _settle_one(g)                   # the oldest batch's workspace is needed again
-    _refill_step(g, mm, cache)
+    if cache._want or cache._grow or mm.lookup_stale():
+        _refill_step(g, mm, cache)
+    else:
+        cache.last_step = None
     if g._deferred_count >= dev.limits_due:
         dev.set_limits(_limits(cache))
         dev.limits_due = g._deferred_count + LIMIT_REFRESH

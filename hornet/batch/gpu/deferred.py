@@ -63,6 +63,15 @@ class _HostRow:
         self.dtype = dtype
 
 
+def _same(a, b) -> bool:
+    """Whether tuples ``a`` (or None) and ``b`` hold the same objects (arrays: identity;
+    flags and dtypes: equality)."""
+    if a is None:
+        return False
+    return (a[0] is b[0] and a[1] is b[1] and a[2] is b[2] and a[3] is b[3] and
+            a[4] is b[4] and a[5:] == b[5:])
+
+
 class DeferredBatches:
     """The device state of one graph's deferred small inserts."""
 
@@ -90,7 +99,8 @@ class DeferredBatches:
         self.host_limits = np.full(NUM_CLASSES, -1, dtype=np.int64)
         self._launches: dict = {}
         self._rows: dict = {}           # (slot, dtype) -> the slot's pinned row as that dtype
-        self._keys: dict = {}           # per prepared launch: what its buffer holds now
+        # what the prepared launches' buffers were filled from, and those launches
+        self._held = self._filled = self._filled_merge = None
         dev = cupy.cuda.Device()
         self.grid = 2 * int(dev.attributes["MultiProcessorCount"])
 
@@ -153,23 +163,14 @@ class DeferredBatches:
         host_row = mapped + slot * (READ_WORDS + 1) * 8 if mapped else 0
         prepare = self._launch(f"small_prepare<{_ID_TYPES[s.dtype]}>", PREPARE_ARGS)
         merge = self._launch("small_merge", 30)
-        table = (degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr)
-        ring = (cache.rings.data.ptr, cache.state.data.ptr, cache.ring_slots)
-        key = (*table, degree.shape[0], bool(mirror), int(min_class), *ring)
-        if self._keys.get(id(prepare)) != key:
-            self._keys[id(prepare)] = key
-            prepare.args[:] = [
-                0, 0, 0, int(mirror), MODE_INSERT, *table, degree.shape[0], int(min_class),
-                COPY_MAX_CLASS, 0, 0, self.stall.data.ptr, ring[1], self.limits.data.ptr,
-                ring[2], 0, 0]
-        key = (*table, *ring, lookup.dev_bases.data.ptr, lookup.dev_field_bases.data.ptr,
-               lookup.bases.shape[0], tuple(field_dtypes))
-        if self._keys.get(id(merge)) != key:
-            self._keys[id(merge)] = key
-            nf, sizes, _, _ = field_words(field_dtypes, [], [])
-            merge.args[:] = [
-                0, SMALL_ENTRIES, 0, *ring, DEFERRED_ACCEPT, 0, *table, *key[6:9], nf,
-                sizes] + [0] * (2 * (MAX_FIELDS - 1))
+        # the objects the buffers were filled from (held, so that identity means the same
+        # arrays): the vertex table, the block cache, the lookup, the batch's shape
+        held = (degree, size_class, edge_ptr, cache, lookup, bool(mirror), int(min_class),
+                tuple(field_dtypes))
+        if not _same(self._held, held):
+            self._fill_buffers(prepare, merge, held)
+        elif prepare is not self._filled or merge is not self._filled_merge:
+            self._fill_buffers(prepare, merge, held)
         a = prepare.args
         a[0] = s.data.ptr
         a[1] = d.data.ptr
@@ -190,6 +191,22 @@ class DeferredBatches:
             a[16 + f] = val.data.ptr if val is not None else 0
             a[16 + MAX_FIELDS - 1 + f] = out.data.ptr
         merge.again(min(entries, self.grid), REWRITE_THREADS)
+
+    def _fill_buffers(self, prepare, merge, held) -> None:
+        """Write the words that stay between batches into the two launches' buffers."""
+        degree, size_class, edge_ptr, cache, lookup, mirror, min_class, fields = held
+        table = (degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr)
+        ring = (cache.rings.data.ptr, cache.state.data.ptr, cache.ring_slots)
+        prepare.args[:] = [
+            0, 0, 0, int(mirror), MODE_INSERT, *table, degree.shape[0], min_class,
+            COPY_MAX_CLASS, 0, 0, self.stall.data.ptr, ring[1], self.limits.data.ptr,
+            ring[2], 0, 0]
+        nf, sizes, _, _ = field_words(fields, [], [])
+        merge.args[:] = [
+            0, SMALL_ENTRIES, 0, *ring, DEFERRED_ACCEPT, 0, *table, lookup.dev_bases.data.ptr,
+            lookup.dev_field_bases.data.ptr, lookup.bases.shape[0], nf,
+            sizes] + [0] * (2 * (MAX_FIELDS - 1))
+        self._held, self._filled, self._filled_merge = held, prepare, merge
 
     def ready(self, slot: int) -> bool:
         if self._headers_device:
