@@ -633,9 +633,10 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                                                            device, eprops, window, resume)
         except (RuntimeError, NotImplementedError) as e:
             raise ReplayError(f"device {device!r}: {e}") from None
-        g.defer_inserts()                       # (GPU: hornet.batch.deferred_path)
         if not cols.op and window is None:      # a graph that only grows
             g.set_array_growth(GROWTH_SLOTS)
+        # (GPU: hornet.batch.deferred_path; its first batch's reserves made before the clock)
+        g.defer_inserts(ready=True)
         if position is None:
             position = checkpoint.ReplayPosition()
         elif bfs_source is None and position.bfs_source is not None:

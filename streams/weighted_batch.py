@@ -38,7 +38,9 @@ def insert_latest(g, ch: BatchChanges, s, d, w, feed: Callable, *,
     """
     sr, dr, wr = s[::-1].copy(), d[::-1].copy(), w[::-1].copy()
     if update_first:
-        updated = g.update_edges(sr, dr, weight=wr) if g.num_edges else None
+        # (an empty id space holds no edge; the edge count would settle a GPU graph's
+        # pending inserts, which the update's lookup queues behind instead)
+        updated = g.update_edges(sr, dr, weight=wr) if g.num_vertices else None
         ch.inserted = g.insert_edges(sr, dr, weight=wr)
         feed(ch.inserted)
         if updated is not None and len(updated):

@@ -128,3 +128,29 @@ def test_refused_batches_are_refused_at_the_call():
         g.insert_edges(np.array([0, 1]), np.array([1, 2]), nope=np.ones(2))
     assert g.num_edges == 4
     g.check()
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_ready_graph_matches_a_plain_graph(directed):
+    """defer_inserts(ready=True): the state of the first batch made up front (rings filled,
+    vertex table rows made without growing the id space); results unchanged."""
+    rng = np.random.default_rng(11 + directed)
+    deferred, plain = _graphs(directed)
+    deferred.defer_inserts(ready=True)
+    assert deferred._deferred is not None and deferred._deferred.prefilled
+    assert deferred.num_vertices == 0 and deferred._degree.shape[0] >= deferred_path.READY_ROWS
+    deferred._mm.block_cache().check()
+    for step in range(12):
+        s, d = step_batch(rng, step, 300)
+        props = step_properties(rng, s.shape[0])
+        a = deferred.insert_edges(s, d, **props)
+        b = plain.insert_edges(s, d, **props)
+        if step % 4 == 3:
+            es, ed = plain.edges()
+            k = min(es.size, 50)
+            same_change(deferred.delete_edges(es[:k], ed[:k]), plain.delete_edges(es[:k], ed[:k]))
+        same_change(a, b)
+    assert deferred.num_vertices == plain.num_vertices
+    same_graph(deferred, plain)
+    deferred.check()
+    deferred._mm.block_cache().check()

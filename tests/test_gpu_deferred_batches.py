@@ -177,6 +177,74 @@ def test_device_properties_are_the_batch_own():
     assert deferred._stalls > 0
 
 
+@pytest.mark.parametrize("directed", [False, True])
+def test_ready_graph_matches_the_waiting_path(directed):
+    """defer_inserts(ready=True): the first batches' state made up front (device state,
+    rings filled, block arrays, vertex table rows without a larger id space); the same
+    changes and graph as the small path that waits (itself checked against the CPU
+    backend above), deletes between the inserts."""
+    import cupy
+    from hornet.batch import deferred_path
+    rng = np.random.default_rng(21 + directed)
+    deferred, waiting, _ = _graphs(directed)
+    deferred.defer_inserts(ready=True)
+    assert deferred._deferred.prefilled and deferred.num_vertices == 0
+    assert deferred._degree.shape[0] >= deferred_path.READY_ROWS
+    deferred._mm.block_cache().check()
+    late = []
+    for step in range(16):
+        s, d = step_batch(rng, step, 700)
+        props = step_properties(rng, s.shape[0])
+        late.append((deferred.insert_edges(s, d, **props),
+                     waiting.insert_edges(cupy.asarray(s), cupy.asarray(d), **props)))
+        if step % 4 == 3:
+            es, ed = (to_host(a) for a in waiting.edges())
+            k = min(es.size, 80)
+            same_change(deferred.delete_edges(es[:k], ed[:k]),
+                        waiting.delete_edges(es[:k], ed[:k]))
+    for a, b in late:
+        same_change(a, b)
+    assert deferred.num_vertices == waiting.num_vertices
+    same_graph(deferred, waiting)
+    deferred.check()
+    deferred._mm.block_cache().check()
+
+
+@pytest.mark.parametrize("tiny", [False, True])
+def test_updates_between_pending_inserts(tiny):
+    """update_edges with deferred inserts pending (its lookup queued behind them, made
+    again when one of them stalled): the changes and graph of a graph that does not defer
+    (every update on a settled graph); float32, int64 and int8 properties."""
+    import cupy
+    rng = np.random.default_rng(31 + tiny)
+    deferred, waiting, _ = _graphs(True, tiny=tiny)
+    late = []
+    for step in range(30):
+        s, d = step_batch(rng, step, 900)
+        props = step_properties(rng, s.shape[0])
+        late.append((deferred.insert_edges(s, d, **props),
+                     waiting.insert_edges(cupy.asarray(s), cupy.asarray(d), **props)))
+        es, ed = (to_host(a) for a in waiting.edges())
+        k = min(es.size, 400)
+        pick = rng.choice(es.size, size=k, replace=False) if es.size else np.empty(0, int)
+        us = np.r_[es[pick], rng.integers(0, 3000, 100)]
+        ud = np.r_[ed[pick], rng.integers(0, 3000, 100)]
+        vals = step_properties(rng, us.shape[0])
+        if step % 3 == 1:
+            vals.pop("flag")
+        a, b = deferred.update_edges(us, ud, **vals), waiting.update_edges(us, ud, **vals)
+        same_change(a, b)
+        for name in a.previous:
+            assert np.array_equal(to_host(a.previous[name]), to_host(b.previous[name]))
+    for a, b in late:
+        same_change(a, b)
+    same_graph(deferred, waiting)
+    deferred.check()
+    deferred._mm.block_cache().check()
+    if tiny:
+        assert deferred._stalls > 0
+
+
 @needs_data
 def test_gpu_replay_rows_match_cpu_replay():
     """A GPU replay (deferred inserts, rows finished a batch late) gives the CPU replay's

@@ -37,7 +37,8 @@ from .small_layout import (H_ACCEPT, H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_RESULT
 from .validate import MAX_VERTEX_ID, property_values
 
 __all__ = ["DeferredState", "PendingChange", "MergedChange", "deferred_insert", "settle",
-           "LIMIT_REFRESH", "CHUNKS", "EMULATIONS"]
+           "make_ready", "LIMIT_REFRESH", "CHUNKS", "READY_ROWS", "READY_PEAK_GOAL",
+           "EMULATIONS"]
 
 #: deferred batches between two refreshes of the rings' limits on the device (besides the
 #: refresh after every refill, which moves the goals)
@@ -50,6 +51,13 @@ PREFILL_BLOCKS = 16
 #: one: larger inserts take the medium path, whose multi-block prepare runs ahead of a
 #: sequence of one-block ones
 CHUNKS = 1
+#: rows of the vertex table made at ``Graph.defer_inserts(ready=True)`` (a stream's id space
+#: grows batch after batch: the table then grows less often while the stream runs)
+READY_ROWS = 1 << 14
+#: ... and its block cache's refills bring a ring to this many recent peak needs at least
+#: (BlockCache.peak_goal): a refill waits for every queued batch, so that a stream that
+#: drains rings batch after batch refills them less often
+READY_PEAK_GOAL = 32
 
 
 class DeferredState:
@@ -68,13 +76,20 @@ class DeferredState:
     _running_again = False      # while one runs through the small path in its place
     _queueing = False           # while a deferred insert is queued (it reads them as they are)
 
-    def defer_inserts(self, on: bool = True) -> None:
+    def defer_inserts(self, on: bool = True, *, ready: bool = False) -> None:
         """GPU graphs: queue small inserts of host pairs (up to ``CHUNKS`` small batches'
         entries) without waiting for the device; ``insert_edges`` then returns a change
         whose length and arrays are read when first asked for, and every other call on the
         graph sees the inserts done (see :mod:`hornet.batch.deferred_path`). Off by
-        default; a stream replay turns it on."""
+        default; a stream replay turns it on.
+
+        ``ready``: also make now what the first deferred batch would make (the device
+        state, the small classes' rings filled, room in the vertex table for
+        ``READY_ROWS`` ids), so that a stream's first batch does not pay for it (a replay
+        passes it once the graph's array growth is set)."""
         self._deferred_batches = bool(on)
+        if on and ready:
+            make_ready(self)
 
     def _settled(self, name: str):
         if self._deferred_queue and not self._queueing:
@@ -233,13 +248,46 @@ def deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
         g._queueing = False
 
 
+def _start(g) -> None:
+    """The graph's device state of deferred batches, made on first use."""
+    g._deferred = _device_state(g.device)
+    g._deferred_queue = deque()
+    g._deferred_count = 0
+
+
+def make_ready(g) -> None:
+    """What a graph's first deferred batches make, made now (``Graph.defer_inserts(ready=
+    True)``): the device state, the rings of the small classes filled (:func:`_prefill`),
+    block arrays for the classes whose arrays lack room for their next refill (the block
+    cache's grow_ahead steps), the memory manager's lookup, and room in the vertex table
+    for ``READY_ROWS`` ids (the id space itself does not grow). Devices without deferred
+    batches: nothing."""
+    if g.device != "gpu" and g.device not in EMULATIONS:
+        return
+    if g._deferred is None:
+        _start(g)
+    mm = g._mm
+    cache = mm.block_cache()
+    cache.peak_goal = max(cache.peak_goal, READY_PEAK_GOAL)
+    if not g._deferred.prefilled:
+        _prefill(g, mm, cache)
+    # the arrays the refills just made short of room for their next refill (what the next
+    # batches' grow_ahead steps would make, one a batch, each followed by a lookup rebuild)
+    for k in sorted(cache._grow):
+        try:
+            mm.add_room(k, max(cache._fill[k], 1), lookup=False)
+        except MemoryError:              # (DeviceMemoryError: nothing changed)
+            break
+    cache._grow.clear()
+    mm.lookup()
+    g._reserve(max(g._n, READY_ROWS))
+
+
 def _deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
     mm = g._mm_
     cache = mm.block_cache()
     if g._deferred is None:
-        g._deferred = _device_state(g.device)
-        g._deferred_queue = deque()
-        g._deferred_count = 0
+        _start(g)
     elif g._deferred_queue:
         _settle_ready(g)
     # the batch's own copy of its pairs (2, n) (ids are signed: exact in int64)
@@ -252,9 +300,11 @@ def _deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
         return None                      # the small path refuses it with its message
     if not g._deferred.prefilled:
         _prefill(g, mm, cache)
-    values = property_values(edge_props, g._edge_schema, src.shape[0], g._xp)
-    # the batch's own values too (a batch queued again after a stall reads them again)
-    values = {k: v.copy() if v is edge_props.get(k) else v for k, v in values.items()}
+    values = {}
+    if edge_props or g._edge_schema:
+        values = property_values(edge_props, g._edge_schema, src.shape[0], g._xp)
+        # the batch's own values too (a batch queued again after a stall reads them again)
+        values = {k: v.copy() if v is edge_props.get(k) else v for k, v in values.items()}
     n = src.shape[0]
     per = SMALL_ENTRIES // (1 if g.directed else 2)
     if n <= per:
@@ -309,7 +359,10 @@ def _queue(g, mm, cache, both, values: dict, hi: int) -> PendingChange:
     dev, queue, xp = g._deferred, g._deferred_queue, g._xp
     while len(queue) >= dev.slots:
         _settle_one(g)                   # the oldest batch's workspace is needed again
-    _refill_step(g, mm, cache)
+    if cache._want or cache._grow or mm.lookup_stale():
+        _refill_step(g, mm, cache)
+    else:
+        cache.last_step = None
     if g._deferred_count >= dev.limits_due:
         dev.set_limits(_limits(cache))
         dev.limits_due = g._deferred_count + LIMIT_REFRESH

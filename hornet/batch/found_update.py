@@ -23,7 +23,10 @@ of range (so that the general pipeline refuses them with its message) return Non
 """
 from __future__ import annotations
 
+import os
+
 from ..change import EdgeChange
+from .deferred_path import settle
 from .gpu.plan import plan_batch
 from .gpu.small import SmallBatches
 from .planned import _first_pairs, planned_pairs
@@ -32,6 +35,10 @@ from .small_path import small_pairs
 from .validate import MAX_VERTEX_ID, property_values
 
 __all__ = ["found_update"]
+
+_FOUND_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu", "found_write.cu")
+_FOUND_NAMES = tuple(f"found_write<{t}>" for t in
+                     ("unsigned char", "unsigned short", "unsigned int", "unsigned long long"))
 
 # the small path's workspace (small_rewrite.cuh, Layout): after the header, the kept entries'
 # src and dst (int32, SMALL_ENTRIES each), then their first pairs and positions (int64)
@@ -57,8 +64,22 @@ def found_update(g, src, dst, edge_props: dict) -> EdgeChange | None:
                                  fill_missing=False)
         if g._small is None:
             g._small = SmallBatches()
-        header, rows = g._small.prepare(s, d, False, MODE_DELETE, g._degree, g._size_class,
-                                        g._edge_ptr, g._mm.min_size_class)
+        # deferred inserts pending (hornet.batch.deferred_path): the lookup is queued behind
+        # them on the vertex table as it stands, and they are settled once its header came
+        # (no wait left: they ran before it); one that stalled did not run, so the lookup
+        # is made again on the settled graph
+        pending = bool(g._deferred_queue) and not g._queueing
+        stalls = g._stalls
+        if pending:
+            header, rows = g._small.prepare(s, d, False, MODE_DELETE, g._degree_,
+                                            g._size_class_, g._edge_ptr_,
+                                            g._mm_.min_size_class)
+            settle(g)
+            if g._stalls != stalls:
+                return found_update(g, src, dst, edge_props)
+        else:
+            header, rows = g._small.prepare(s, d, False, MODE_DELETE, g._degree,
+                                            g._size_class, g._edge_ptr, g._mm.min_size_class)
         if header[H_MIN_ID] < 0 or header[H_MAX_ID] > MAX_VERTEX_ID:
             return None
         kept = int(header[H_KEPT])
@@ -89,20 +110,31 @@ def found_update(g, src, dst, edge_props: dict) -> EdgeChange | None:
 def _write_found(g, ss, dd, first, pos, values: dict) -> EdgeChange:
     """Read the old and write the new values of the found entries (``ss``, ``dd`` int32
     (K,) sorted; ``first``: each entry's first batch pair, ``pos``: its position in its
-    list, int (K,), device) for every property in ``values`` (name -> (E,) device column)."""
-    xp, K = g._xp, g._K
+    list, int (K,), device) for every property in ``values`` (name -> (E,) device column):
+    one kernel per property (``found_write`` of found_write.cu: the slot's address through
+    the memory manager's lookup, the old value read, the new one written)."""
+    xp = g._xp
     names = list(g._edge_schema)
     new, previous = {}, {}
-    slots = None
+    k = int(ss.shape[0])
+    if k:
+        from ..core.cuda import function, item_type
+        from ..memory.gpu_launch import launch
+        ss = xp.ascontiguousarray(ss.astype(xp.int32, copy=False))
+        pos = xp.ascontiguousarray(pos.astype(xp.int64, copy=False))
+        first = xp.ascontiguousarray(first.astype(xp.int64, copy=False))
+        lookup = g._mm.lookup()
+        field_bases = lookup.dev_field_bases
     for name, column in values.items():
-        kept = column[first]
-        old = xp.empty(kept.shape[0], dtype=g._edge_schema[name])
-        if kept.shape[0]:
-            if slots is None:
-                slots = g._edge_ptr[ss] + 4 * pos.astype(xp.int64, copy=False)
-            addresses = g._mm.field_addresses(slots, names.index(name) + 1)
-            K.read_at(addresses, old)
-            K.write_at(addresses, kept)
+        dtype = g._edge_schema[name]
+        kept = xp.empty(k, dtype=dtype)
+        old = xp.empty(k, dtype=dtype)
+        if k:
+            column = xp.ascontiguousarray(column.astype(dtype, copy=False))
+            fn = function(_FOUND_CU, f"found_write<{item_type(dtype)}>", _FOUND_NAMES)
+            launch(fn, k, (ss, pos, first, k, g._edge_ptr, lookup.dev_bases,
+                           lookup.bases.shape[0], field_bases, field_bases.shape[1],
+                           names.index(name) + 1, column, kept, old))
         new[name], previous[name] = kept, old
     # ss, dd: the small path's fresh result rows or the plan's own arrays (no scratch)
     return EdgeChange("update", ss, dd, new, 0, previous)

@@ -378,6 +378,15 @@ class PreparedLaunch:
                                       cupy.cuda.get_current_stream().ptr,
                                       self._slots_address, 0)
 
+    def again(self, grid: int, block: int) -> None:
+        """Launch with the values the buffer ``args`` holds now (the caller wrote the words
+        that changed since the last launch)."""
+        if self._ptr is None:
+            self._ptr = self.fn.kernel.ptr
+        cupy.cuda.driver.launchKernel(self._ptr, int(grid), 1, 1, int(block), 1, 1, 0,
+                                      cupy.cuda.get_current_stream().ptr,
+                                      self._slots_address, 0)
+
 
 def as_signed64(value: int) -> int:
     """An unsigned 64-bit value as the int64 of the same bits (for :class:`PreparedLaunch`)."""

@@ -95,6 +95,11 @@ class BlockCache:
     The manager's bit trees mark cached blocks used.
     """
 
+    #: a refill brings a ring to at least this many of its class's recent peak needs (a
+    #: graph whose batches are queued without a wait raises it: each refill of its rings
+    #: waits for every queued batch first, see hornet.batch.deferred_path)
+    peak_goal = PEAK_GOAL
+
     def __init__(self, manager, ring_slots: int = RING_SLOTS, budget_bytes: int = BUDGET_BYTES,
                  max_blocks: int = MAX_BLOCKS, demand_batches: int = DEMAND_BATCHES):
         if ring_slots < 1 or ring_slots & (ring_slots - 1):
@@ -258,7 +263,7 @@ class BlockCache:
         b = max(self.boost[k], min(self.demand_batches * rate, ceiling))
         cap = self._cap(k)
         g = min(max(int(self.target[k]), b), cap)
-        level = max(g, min(PEAK_GOAL * self.peak[k], ceiling, self.ring_slots // 2, cap))
+        level = max(g, min(self.peak_goal * self.peak[k], ceiling, self.ring_slots // 2, cap))
         return level, b, g
 
     def _refill(self, ks, need, free=None) -> None:

@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import os
 import time
-from types import SimpleNamespace
 
 import numpy as np
 
 from ...core.cuda import PreparedLaunch, as_signed64, cupy, function
 from ..small_layout import DEFERRED_READ_WORDS as READ_WORDS
-from ..small_layout import MODE_INSERT, NUM_CLASSES, SMALL_ENTRIES
+from ..small_layout import MAX_FIELDS, MODE_INSERT, NUM_CLASSES, SMALL_ENTRIES
 from .small import (_CU, _ID_TYPES, _NAMES, PREPARE_ARGS, PREPARE_THREADS, REWRITE_THREADS,
                     SPILL_OFFSET, WORKSPACE_WORDS, COPY_MAX_CLASS, field_words)
 
@@ -55,10 +54,22 @@ class _HostRow:
     """A row of host pairs in pinned memory, as :meth:`DeferredBatches.launch` reads a
     device array (``data.ptr``, ``shape``, ``dtype``)."""
 
+    __slots__ = ("data", "ptr", "shape", "dtype")
+
     def __init__(self, ptr: int, n: int, dtype):
-        self.data = SimpleNamespace(ptr=ptr)
+        self.data = self
+        self.ptr = ptr
         self.shape = (n,)
         self.dtype = dtype
+
+
+def _same(a, b) -> bool:
+    """Whether tuples ``a`` (or None) and ``b`` hold the same objects (arrays: identity;
+    flags and dtypes: equality)."""
+    if a is None:
+        return False
+    return (a[0] is b[0] and a[1] is b[1] and a[2] is b[2] and a[3] is b[3] and
+            a[4] is b[4] and a[5:] == b[5:])
 
 
 class DeferredBatches:
@@ -87,6 +98,9 @@ class DeferredBatches:
         self.limits = cupy.zeros(NUM_CLASSES, dtype=cupy.int64)
         self.host_limits = np.full(NUM_CLASSES, -1, dtype=np.int64)
         self._launches: dict = {}
+        self._rows: dict = {}           # (slot, dtype) -> the slot's pinned row as that dtype
+        # what the prepared launches' buffers were filled from, and those launches
+        self._held = self._filled = self._filled_merge = None
         dev = cupy.cuda.Device()
         self.grid = 2 * int(dev.attributes["MultiProcessorCount"])
 
@@ -106,12 +120,14 @@ class DeferredBatches:
             dev = upload(both)
             return dev[0], dev[1]
         m = both.shape[1]
-        row = self.pinned[slot].view(both.dtype)
+        dtype = both.dtype
+        row = self._rows.get((slot, dtype))
+        if row is None:
+            row = self._rows[(slot, dtype)] = self.pinned[slot].view(dtype)
         row[:m] = both[0]
         row[m:2 * m] = both[1]
-        base = self._pinned_device + (row.ctypes.data - self.pinned.ctypes.data)
-        size = both.dtype.itemsize
-        return _HostRow(base, m, both.dtype), _HostRow(base + m * size, m, both.dtype)
+        base = self._pinned_device + slot * self.pinned.strides[0]
+        return _HostRow(base, m, dtype), _HostRow(base + m * dtype.itemsize, m, dtype)
 
     def set_limits(self, limits: np.ndarray) -> None:
         """Upload the rings' limits (host int64 (NUM_CLASSES,)) when they changed; in stream
@@ -132,32 +148,65 @@ class DeferredBatches:
         the header's copy to pinned row ``slot`` and its event, the rewrite. ``values``: per
         property its (n,) device array; ``outs``: per property the result's device array of
         at least n entries; ``rows``: int32 device (2 * SMALL_ENTRIES,) for the result's
-        src and dst."""
+        src and dst.
+
+        The kernels' argument buffers keep what stays from batch to batch (the vertex
+        table, the block cache and the lookup, rebuilt when one of them changes); a batch
+        writes its own words only."""
         ws = self.workspaces[slot]
         wp = ws.data.ptr
-        entries = s.shape[0] * (2 if mirror else 1)
+        n = s.shape[0]
+        entries = n * (2 if mirror else 1)
         self._ticket += 1
         self.tickets[slot] = self._ticket
         mapped = self._headers_device
         host_row = mapped + slot * (READ_WORDS + 1) * 8 if mapped else 0
-        self._launch(f"small_prepare<{_ID_TYPES[s.dtype]}>", PREPARE_ARGS)(
-            1, PREPARE_THREADS, [
-                s.data.ptr, d.data.ptr, s.shape[0], int(mirror), MODE_INSERT,
-                degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr, degree.shape[0],
-                int(min_class), COPY_MAX_CLASS, wp, rows.data.ptr, self.stall.data.ptr,
-                cache.state.data.ptr, self.limits.data.ptr, cache.ring_slots, host_row,
-                self._ticket])
+        prepare = self._launch(f"small_prepare<{_ID_TYPES[s.dtype]}>", PREPARE_ARGS)
+        merge = self._launch("small_merge", 30)
+        # the objects the buffers were filled from (held, so that identity means the same
+        # arrays): the vertex table, the block cache, the lookup, the batch's shape
+        held = (degree, size_class, edge_ptr, cache, lookup, bool(mirror), int(min_class),
+                tuple(field_dtypes))
+        if not _same(self._held, held):
+            self._fill_buffers(prepare, merge, held)
+        elif prepare is not self._filled or merge is not self._filled_merge:
+            self._fill_buffers(prepare, merge, held)
+        a = prepare.args
+        a[0] = s.data.ptr
+        a[1] = d.data.ptr
+        a[2] = n
+        a[11] = wp
+        a[12] = rows.data.ptr
+        a[17] = host_row
+        a[18] = self._ticket
+        prepare.again(1, PREPARE_THREADS)
         if not mapped:
             stream = cupy.cuda.get_current_stream()
             cupy.cuda.runtime.memcpyAsync(self.headers[slot].ctypes.data, wp, READ_WORDS * 8,
                                           cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
             self.events[slot].record(stream)
-        nf, sizes, v, o = field_words(field_dtypes, values, outs)
-        self._launch("small_merge", 30)(min(entries, self.grid), REWRITE_THREADS, [
-            wp, SMALL_ENTRIES, 0, cache.rings.data.ptr, cache.state.data.ptr,
-            cache.ring_slots, DEFERRED_ACCEPT, 0, degree.data.ptr, size_class.data.ptr,
-            edge_ptr.data.ptr, lookup.dev_bases.data.ptr, lookup.dev_field_bases.data.ptr,
-            lookup.bases.shape[0], nf, sizes, *v, *o])
+        a = merge.args
+        a[0] = wp
+        for f, (val, out) in enumerate(zip(values, outs)):
+            a[16 + f] = val.data.ptr if val is not None else 0
+            a[16 + MAX_FIELDS - 1 + f] = out.data.ptr
+        merge.again(min(entries, self.grid), REWRITE_THREADS)
+
+    def _fill_buffers(self, prepare, merge, held) -> None:
+        """Write the words that stay between batches into the two launches' buffers."""
+        degree, size_class, edge_ptr, cache, lookup, mirror, min_class, fields = held
+        table = (degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr)
+        ring = (cache.rings.data.ptr, cache.state.data.ptr, cache.ring_slots)
+        prepare.args[:] = [
+            0, 0, 0, int(mirror), MODE_INSERT, *table, degree.shape[0], min_class,
+            COPY_MAX_CLASS, 0, 0, self.stall.data.ptr, ring[1], self.limits.data.ptr,
+            ring[2], 0, 0]
+        nf, sizes, _, _ = field_words(fields, [], [])
+        merge.args[:] = [
+            0, SMALL_ENTRIES, 0, *ring, DEFERRED_ACCEPT, 0, *table, lookup.dev_bases.data.ptr,
+            lookup.dev_field_bases.data.ptr, lookup.bases.shape[0], nf,
+            sizes] + [0] * (2 * (MAX_FIELDS - 1))
+        self._held, self._filled, self._filled_merge = held, prepare, merge
 
     def ready(self, slot: int) -> bool:
         if self._headers_device:
