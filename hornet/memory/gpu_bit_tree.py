@@ -319,12 +319,16 @@ def release_pointers(forest_arrays, bases, shifts, pointers):
     return _launch_release(forest_arrays, bases, shifts, pointers).get().astype(np.int64)
 
 
-def _launch_release(forest_arrays, bases, shifts, pointers):
+def _launch_release(forest_arrays, bases, shifts, pointers, counts=None):
     """The ``release_forest`` kernel of :func:`release_pointers` queued; returns its uint64
-    device counts per array."""
+    device counts per array (``counts``: a uint64 device buffer of one per array to zero and
+    use, instead of a new one)."""
     addrs, table = forest_arrays
     narrays = int(bases.shape[0])
-    counts = cupy.zeros(narrays, dtype=cupy.uint64)
+    if counts is None:
+        counts = cupy.zeros(narrays, dtype=cupy.uint64)
+    elif narrays:
+        counts.data.memset_async(0, narrays * 8)
     n = int(pointers.shape[0])
     launch(_fn("release_forest"), n, (cupy.ascontiguousarray(pointers), i64(n), bases, shifts,
                                       i64(narrays), addrs, table, counts))
@@ -359,12 +363,50 @@ def _keep_until_copied(host, event) -> None:
     _in_flight.append((host, event))
 
 
-def release_pointers_async(forest_arrays, bases, shifts, pointers) -> PendingRelease:
+class ReleaseSlot:
+    """The buffers of one owner's releases without a wait, reused release after release: the
+    device counts, their pinned host copy and the event that says the copy has landed. The
+    owner hands the slot to one release at a time (it reads the counts of a
+    :class:`PendingRelease` before it releases again), so that a release allocates no
+    device or pinned memory and makes no event."""
+
+    __slots__ = ("counts", "host", "event")
+
+    def __init__(self):
+        self.counts = self.host = self.event = None
+
+    def reserve(self, narrays: int) -> None:
+        """Room for the counts of ``narrays`` arrays (grown to a power of two)."""
+        if self.counts is not None and self.counts.shape[0] >= narrays:
+            return
+        import cupyx
+        if self.event is not None:
+            self.event.synchronize()         # the last copy has left the old pinned buffer
+        else:
+            self.event = cupy.cuda.Event(block=False, disable_timing=True)
+        cap = 1 << max(6, (max(narrays, 1) - 1).bit_length())
+        self.counts = cupy.empty(cap, dtype=cupy.uint64)
+        self.host = cupyx.empty_pinned(cap, dtype=np.uint64)
+
+
+def release_pointers_async(forest_arrays, bases, shifts, pointers,
+                           slot: ReleaseSlot | None = None) -> PendingRelease:
     """:func:`release_pointers` without waiting: the kernel and an asynchronous copy of the
     per-array counts into pinned host memory are queued on the current stream, and the
     returned :class:`PendingRelease` hands the counts over when they are needed (a batch that
     gives blocks back does not wait for its own kernels; the next host read of the device
-    finds the counts there)."""
+    finds the counts there). ``slot``: the caller's :class:`ReleaseSlot`, whose buffers the
+    release uses (its previous release's counts must have been read)."""
+    if slot is not None:
+        narrays = int(bases.shape[0])
+        slot.reserve(narrays)
+        counts = _launch_release(forest_arrays, bases, shifts, pointers, slot.counts)
+        stream = cupy.cuda.get_current_stream()
+        if narrays:
+            cupy.cuda.runtime.memcpyAsync(slot.host.ctypes.data, counts.data.ptr, narrays * 8,
+                                          cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+        slot.event.record(stream)
+        return PendingRelease(slot.host, slot.event, narrays)
     import cupyx
     counts = _launch_release(forest_arrays, bases, shifts, pointers)
     narrays = int(counts.shape[0])
