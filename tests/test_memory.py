@@ -202,6 +202,30 @@ def test_compaction_moves_blocks_and_contents():
 
 
 @pytest.mark.gpu
+def test_gpu_new_tree_matches_the_cpu_tree():
+    """A new GPU bit tree (every level filled by one launch, or level by level past
+    fill_tree's levels) equals the CPU's new tree word for word, at sizes around the word and
+    level boundaries."""
+    from conftest import HAS_GPU
+    if not HAS_GPU:
+        pytest.skip("no CUDA GPU / CuPy")
+    import cupy
+    from hornet.memory import gpu_bit_tree as gt
+    for n in (0, 1, 63, 64, 65, 4095, 4096, 4097, 262143, 262144, 262145, 3 * (1 << 20) + 7):
+        words, offsets = gt.new_tree(n)
+        want, want_offsets = bt.new_tree(n)
+        assert np.array_equal(offsets, want_offsets)
+        assert np.array_equal(cupy.asnumpy(words), want), n
+    saved = gt._FILL_TREE_LEVELS
+    try:
+        gt._FILL_TREE_LEVELS = 0                       # the level-by-level fill
+        words, _ = gt.new_tree(262145)
+        assert np.array_equal(cupy.asnumpy(words), bt.new_tree(262145)[0])
+    finally:
+        gt._FILL_TREE_LEVELS = saved
+
+
+@pytest.mark.gpu
 def test_gpu_repointing_matches_the_cpu_kernel():
     """hornet.memory.gpu_repoint against hornet.memory.repoint on the same vertex table:
     evacuated ranges of several classes, moved blocks in any order, vertices of other classes,
@@ -715,3 +739,23 @@ def test_block_array_storage_is_the_same_compiled_or_made_by_numpy(size_class, n
     addresses = [0] + list(range(2, 2 + len(a.columns))) + [2 + len(a.columns)]
     assert np.array_equal(np.delete(row_a, addresses), np.delete(row_b, addresses))
     assert row_a[1] == row_b[1] == size_class
+
+
+def test_releases_without_a_wait_count_every_array_as_the_arrays_grow(device):
+    """Releases without a wait (GPU: one ReleaseSlot reused release after release, its
+    buffers grown when the arrays outnumber them) give back exactly the blocks released:
+    the host's counts after each settle equal the trees' (``check``), from a handful of block
+    arrays to more than a hundred."""
+    mm = MemoryManager([("dst", np.int32)], block_array_edges=1 << 4, device=device)
+    xp = mm.xp
+    held = np.zeros(0, dtype=np.int64)
+    rng = np.random.default_rng(5)
+    for blocks in (20, 300, 1500):                 # class 1: 8 blocks per array
+        held = np.concatenate([held, mm.backend.to_host(mm.allocate(1, blocks))])
+        give = rng.choice(held.size, held.size // 3, replace=False)
+        mm.release(xp.asarray(held[give]), wait=False)
+        held = np.delete(held, give)
+        mm.release(xp.asarray(np.zeros(3, dtype=np.int64)), wait=False)   # nothing
+        mm.settle()
+        mm.check(held, np.full(held.size, 1, np.int64))
+    assert sum(len(p) for p in mm.pools.values()) > 100

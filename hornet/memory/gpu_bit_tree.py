@@ -81,10 +81,19 @@ def _rebuild_upper(words, level_offsets) -> None:
                (words, i64(off[level - 1]), i64(nchild), i64(off[level]), i64(nparent)))
 
 
+_FILL_TREE_LEVELS = 8          # levels the fill_tree kernel takes (memory_kernels.cu)
+
+
 def new_tree(num_blocks: int):
     """A tree with every block free: (words uint64 device array, level_offsets host int64)."""
     offsets = tree_layout(num_blocks)
     words = cupy.empty(int(offsets[-1]), dtype=cupy.uint64)
+    levels = len(offsets) - 1
+    if levels <= _FILL_TREE_LEVELS:       # every level in one launch (the common case)
+        o = [int(x) for x in offsets[1:]]
+        launch(_fn("fill_tree"), o[-1], (words, i64(num_blocks), np.int32(levels),
+                                         *(i64(x) for x in o + o[-1:] * (8 - levels))))
+        return words, offsets
     fn = _fn("fill_level")
     n = int(num_blocks)
     for level in range(len(offsets) - 1):
