@@ -759,3 +759,50 @@ def test_releases_without_a_wait_count_every_array_as_the_arrays_grow(device):
         mm.settle()
         mm.check(held, np.full(held.size, 1, np.int64))
     assert sum(len(p) for p in mm.pools.values()) > 100
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("small_take", [False, True])
+def test_gpu_allocations_take_the_blocks_the_cpu_takes(small_take, monkeypatch):
+    """The GPU manager's allocations (the request table made from the arrays' lookup rows,
+    ``take_arrays``: one launch, or the scan over whole leaf levels) hand out the same blocks
+    as the CPU manager's for the same calls: same class, same array (in the order the pools
+    made them), same block, through growth, releases that leave holes in several arrays, and
+    allocations of several classes at once."""
+    from conftest import HAS_GPU
+    if not HAS_GPU:
+        pytest.skip("no CUDA GPU / CuPy")
+    from hornet.memory import gpu_bit_tree
+    monkeypatch.setattr(gpu_bit_tree, "SMALL_TAKE", 1 << 40 if small_take else 0)
+    mms = {d: MemoryManager([("dst", np.int32), ("w", np.float32)], block_array_edges=1 << 6,
+                            device=d) for d in ("cpu", "gpu")}
+
+    def blocks(mm, ptrs):
+        ptrs = mm.backend.to_host(ptrs).tolist()
+        out = []
+        for p in ptrs:
+            out.append(next((k, i, (p - a.base) >> (k + 2))
+                            for k, pool in sorted(mm.pools.items())
+                            for i, a in enumerate(pool)
+                            if a.base <= p < a.base + (a.num_blocks << (k + 2))))
+        return out
+
+    rng = np.random.default_rng(11)
+    held = {d: [] for d in mms}
+    for step in range(6):
+        per_class = np.zeros(64, dtype=np.int64)
+        per_class[[0, 1, 3]] = rng.integers(1, 90, size=3)
+        got = {}
+        for d, mm in mms.items():
+            ptrs = mm.allocate_counts(per_class)
+            got[d] = blocks(mm, ptrs)
+            held[d].extend(mm.backend.to_host(ptrs).tolist())
+        assert got["cpu"] == got["gpu"], step
+        give = rng.choice(len(held["cpu"]), len(held["cpu"]) // 3, replace=False)
+        for d, mm in mms.items():
+            mm.release(mm.xp.asarray(np.asarray(held[d], dtype=np.int64)[give]))
+            held[d] = np.delete(np.asarray(held[d], dtype=np.int64), give).tolist()
+    for d, mm in mms.items():
+        h = np.asarray(held[d], dtype=np.int64)
+        classes = np.array([k for k, _, _ in blocks(mm, h)], dtype=np.int64)
+        mm.check(h, classes)

@@ -140,7 +140,7 @@ def install(clock: EventClock) -> None:
     clock.wrap(MP, "compact_memory", "stage medium: compact_memory")
     for name in ("_plan", "_commit_plans", "_released", "_drop_empty"):
         clock.wrap(manager.MemoryManager, name, f"stage memory: {name}")
-    for name in ("take_forest", "_take_small", "new_tree", "_launch_release"):
+    for name in ("take_forest", "take_arrays", "take_rows", "new_tree", "_launch_release"):
         clock.wrap(gpu_bit_tree, name, f"stage bit trees: {name}")
     clock.wrap(manager, "BlockArray", "stage memory: new BlockArray")
 

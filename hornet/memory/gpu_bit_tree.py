@@ -13,6 +13,7 @@ cross to the host.
 """
 from __future__ import annotations
 
+import os
 
 import numpy as np
 
@@ -21,8 +22,9 @@ from .gpu_launch import launch
 from .gpu_copy import CU_SOURCE, CU_TEMPLATES
 
 WORD_BITS = 64
-#: requests for at most this many blocks in all take the one-launch path (take_small)
-SMALL_TAKE = 1 << 16
+#: requests for at most this many blocks in all take the one-launch path (take_small);
+#: the environment variable HORNET_SMALL_TAKE overrides it
+SMALL_TAKE = int(os.environ.get("HORNET_SMALL_TAKE", 1 << 16))
 SMALL_TAKE_THREADS = 1024
 #: the one-launch takes: a warp takes the free blocks under one level-1 word 64 leaf words
 #: abreast
@@ -148,40 +150,82 @@ def give_back(words, level_offsets, blocks) -> None:
 
 
 def take_forest(requests):
-    """Blocks from several trees in one pass (two kernels and a scan, whatever the number of
-    trees): per request ``(words, level_offsets, count, base, shift)`` the pointers ``base +
-    (block << shift)`` of the ``count`` lowest free blocks of that tree (``count`` at most its
-    free blocks), which become used. Returns all requests' pointers concatenated (int64
-    device). Only the request table (a few numbers per tree) goes from the host to the device.
+    """Blocks from several trees in one pass (one launch, or two kernels and a scan, whatever
+    the number of trees: :func:`take_rows`): per request ``(words, level_offsets, count, base,
+    shift)`` the pointers ``base + (block << shift)`` of the ``count`` lowest free blocks of
+    that tree (``count`` at most its free blocks), which become used. Returns all requests'
+    pointers concatenated (int64 device). Only the request table (a few numbers per tree)
+    goes from the host to the device.
     """
     from .bit_tree import forest_table
     requests = [r for r in requests if r[2] > 0]
     if not requests:
         return cupy.empty(0, dtype=cupy.int64)
-    nreq = len(requests)
     addrs, table = forest_table([(w, off) for w, off, *_ in requests], lambda w: int(w.data.ptr))
-    count = np.array([r[2] for r in requests], dtype=np.int64)
-    if int(count.sum()) <= SMALL_TAKE:
-        return _take_small(requests, addrs, table, count)
-    leaves = np.array([int(off[1]) - int(off[0]) for _, off, *_ in requests], dtype=np.int64)
-    word_start = np.zeros(nreq + 1, dtype=np.int64)
-    np.cumsum(leaves, out=word_start[1:])
+    column = [np.array([r[i] for r in requests], dtype=np.int64) for i in (2, 3, 4)]
+    return take_rows(addrs, table, *column)
+
+
+def take_arrays(requests, num_fields: int):
+    """Blocks of several block arrays in one take: per request ``(array, count, shift)``
+    (a :class:`hornet.memory.block_array.BlockArray`, at most its free blocks, log2 of its
+    block's bytes) the pointers of its ``count`` lowest free blocks, request after request
+    (int64 device). The request table comes from the arrays' cached lookup rows
+    (:meth:`~hornet.memory.block_array.BlockArray.lookup_row`) in a few NumPy calls,
+    whatever the number of arrays (:func:`take_rows`)."""
+    if not requests:
+        return cupy.empty(0, dtype=cupy.int64)
+    n = len(requests)
+    rows = np.concatenate([arr.lookup_row() for arr, _, _ in requests]).reshape(n, -1)
+    count = np.fromiter((c for _, c, _ in requests), dtype=np.int64, count=n)
+    shift = np.fromiter((sh for *_, sh in requests), dtype=np.int64, count=n)
+    w = 2 + num_fields                  # row layout: see BlockArray.lookup_row
+    return take_rows(rows[:, w], rows[:, w + 1:], count, rows[:, 0], shift)
+
+
+def take_rows(word_addrs, table, count, base, shift):
+    """:func:`take_forest` for trees described by host rows (the block arrays' cached lookup
+    rows, :meth:`hornet.memory.block_array.BlockArray.lookup_row`): per request ``a`` the
+    tree's word address ``word_addrs[a]`` and padded level offsets ``table[a]`` (host int64
+    (R, FOREST_LEVELS + 1)), the ``count[a]`` lowest free blocks taken (each at most the
+    tree's free blocks; ``count`` host int64 (R,), every one positive), their pointers
+    ``base[a] + (block << shift[a])``. Returns every request's pointers, request after
+    request (int64 device). The request table is made by a few NumPy calls over the rows,
+    whatever the number of trees; one upload."""
+    nreq = int(count.shape[0])
+    total_blocks = int(count.sum())
+    out = cupy.empty(total_blocks, dtype=cupy.int64)
+    if nreq == 0:
+        return out
     out_start = np.zeros(nreq, dtype=np.int64)
     np.cumsum(count[:-1], out=out_start[1:])
-    packed = np.concatenate([addrs, word_start, count, out_start,
-                             np.array([r[3] for r in requests], dtype=np.int64),
-                             np.array([r[4] for r in requests], dtype=np.int64),
-                             table.ravel()])
-    dev = upload(packed)                    # one host-to-device copy, pinned: no wait
-    d_addrs, d_start = dev[:nreq], dev[nreq:2 * nreq + 1]
-    rest = dev[2 * nreq + 1:]
-    d_count, d_out_start, d_base, d_shift = (rest[i * nreq:(i + 1) * nreq] for i in range(4))
-    d_table = rest[4 * nreq:]
+    if total_blocks <= SMALL_TAKE:
+        rows = np.empty((nreq, 5 + table.shape[1]), dtype=np.int64)
+        rows[:, 0] = word_addrs
+        rows[:, 1] = count
+        rows[:, 2] = out_start
+        rows[:, 3] = base
+        rows[:, 4] = shift
+        rows[:, 5:] = table
+        req = upload(rows)
+        if not _TAKE_SMALL_LAUNCH:
+            _TAKE_SMALL_LAUNCH.append(PreparedLaunch(_fn(TAKE_SMALL), 2))
+        _TAKE_SMALL_LAUNCH[0](nreq, SMALL_TAKE_THREADS, [req.data.ptr, out.data.ptr])
+        return out
+    word_start = np.zeros(nreq + 1, dtype=np.int64)
+    np.cumsum(table[:, 1] - table[:, 0], out=word_start[1:])   # leaf words (level 0 first)
+    packed = np.concatenate([word_addrs, word_start, count, out_start, base, shift,
+                             table.ravel()]).astype(np.int64, copy=False)
+    dev = upload(packed)
+    p = dev.data.ptr
+    d_addrs, d_start = p, p + 8 * nreq
+    d_count, d_out_start, d_base, d_shift = (p + 8 * (2 * nreq + 1 + i * nreq)
+                                             for i in range(4))
+    d_table = p + 8 * (6 * nreq + 1)
     total = int(word_start[-1])
     pc = cupy.empty(total, dtype=cupy.int64)
     launch(_fn("popcount_forest"), total, (d_addrs, d_start, i64(nreq), i64(total), pc))
     incl = cupy.cumsum(pc)
-    out = cupy.empty(int(count.sum()), dtype=cupy.int64)
     launch(_fn("extract_forest"), total, (d_addrs, d_table, d_start, d_count, d_out_start,
                                           d_base, d_shift, i64(nreq), i64(total), pc, incl, out))
     return out
@@ -223,23 +267,7 @@ def used_forest(requests):
     return out
 
 
-def _take_small(requests, addrs, table, count):
-    """take_forest for a few blocks: one block of threads per tree stops at its count
-    (``take_small``), so it reads the first leaf words only. One asynchronous host-to-device
-    copy of the request rows."""
-    nreq = len(requests)
-    out_start = np.zeros(nreq, dtype=np.int64)
-    np.cumsum(count[:-1], out=out_start[1:])
-    rows = np.empty((nreq, 5 + table.shape[1]), dtype=np.int64)
-    rows[:, 0] = addrs
-    rows[:, 1] = count
-    rows[:, 2] = out_start
-    rows[:, 3] = [r[3] for r in requests]
-    rows[:, 4] = [r[4] for r in requests]
-    rows[:, 5:] = table
-    out = cupy.empty(int(count.sum()), dtype=cupy.int64)
-    _fn(TAKE_SMALL)((nreq,), (SMALL_TAKE_THREADS,), (upload(rows), out))
-    return out
+_TAKE_SMALL_LAUNCH: list = []
 
 
 def take_into_rings(rows, rings, ring_shift: int, state, state_words) -> None:

@@ -408,10 +408,10 @@ class MemoryManager:
         bit trees; returns their edge pointers, plan by plan (int64, on the device)."""
         if self.backend.device == "cpu":
             ptrs = _cpu_take(plans, len(self.field_dtypes))
-        else:
-            requests = [(arr.words, arr.level_offsets, take, arr.base, k + 2)
-                        for k, plan, _ in plans for arr, take in plan]
-            ptrs = self.backend.take_forest(requests)
+        else:                                  # (GPU: the request table from the arrays' rows)
+            ptrs = self.backend.take_arrays([(arr, take, k + 2) for k, plan, _ in plans
+                                             for arr, take in plan if take],
+                                            len(self.field_dtypes))
         self._commit_plans(plans)
         return ptrs
 
