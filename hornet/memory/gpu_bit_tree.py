@@ -22,9 +22,11 @@ from .gpu_launch import launch
 from .gpu_copy import CU_SOURCE, CU_TEMPLATES
 
 WORD_BITS = 64
-#: requests for at most this many blocks in all take the one-launch path (take_small);
-#: the environment variable HORNET_SMALL_TAKE overrides it
-SMALL_TAKE = int(os.environ.get("HORNET_SMALL_TAKE", 1 << 16))
+#: requests for at most this many blocks in all take the one-launch path (take_small: one
+#: block of threads per tree, no scan and no second launch, the host's work a table and an
+#: upload); larger ones the scan over whole leaf levels, whose kernels spread a tree's
+#: blocks over the whole device. The environment variable HORNET_SMALL_TAKE overrides it
+SMALL_TAKE = int(os.environ.get("HORNET_SMALL_TAKE", 1 << 18))
 SMALL_TAKE_THREADS = 1024
 #: the one-launch takes: a warp takes the free blocks under one level-1 word 64 leaf words
 #: abreast
