@@ -202,6 +202,30 @@ def test_compaction_moves_blocks_and_contents():
 
 
 @pytest.mark.gpu
+def test_gpu_new_tree_matches_the_cpu_tree():
+    """A new GPU bit tree (every level filled by one launch, or level by level past
+    fill_tree's levels) equals the CPU's new tree word for word, at sizes around the word and
+    level boundaries."""
+    from conftest import HAS_GPU
+    if not HAS_GPU:
+        pytest.skip("no CUDA GPU / CuPy")
+    import cupy
+    from hornet.memory import gpu_bit_tree as gt
+    for n in (0, 1, 63, 64, 65, 4095, 4096, 4097, 262143, 262144, 262145, 3 * (1 << 20) + 7):
+        words, offsets = gt.new_tree(n)
+        want, want_offsets = bt.new_tree(n)
+        assert np.array_equal(offsets, want_offsets)
+        assert np.array_equal(cupy.asnumpy(words), want), n
+    saved = gt._FILL_TREE_LEVELS
+    try:
+        gt._FILL_TREE_LEVELS = 0                       # the level-by-level fill
+        words, _ = gt.new_tree(262145)
+        assert np.array_equal(cupy.asnumpy(words), bt.new_tree(262145)[0])
+    finally:
+        gt._FILL_TREE_LEVELS = saved
+
+
+@pytest.mark.gpu
 def test_gpu_repointing_matches_the_cpu_kernel():
     """hornet.memory.gpu_repoint against hornet.memory.repoint on the same vertex table:
     evacuated ranges of several classes, moved blocks in any order, vertices of other classes,
@@ -715,3 +739,70 @@ def test_block_array_storage_is_the_same_compiled_or_made_by_numpy(size_class, n
     addresses = [0] + list(range(2, 2 + len(a.columns))) + [2 + len(a.columns)]
     assert np.array_equal(np.delete(row_a, addresses), np.delete(row_b, addresses))
     assert row_a[1] == row_b[1] == size_class
+
+
+def test_releases_without_a_wait_count_every_array_as_the_arrays_grow(device):
+    """Releases without a wait (GPU: one ReleaseSlot reused release after release, its
+    buffers grown when the arrays outnumber them) give back exactly the blocks released:
+    the host's counts after each settle equal the trees' (``check``), from a handful of block
+    arrays to more than a hundred."""
+    mm = MemoryManager([("dst", np.int32)], block_array_edges=1 << 4, device=device)
+    xp = mm.xp
+    held = np.zeros(0, dtype=np.int64)
+    rng = np.random.default_rng(5)
+    for blocks in (20, 300, 1500):                 # class 1: 8 blocks per array
+        held = np.concatenate([held, mm.backend.to_host(mm.allocate(1, blocks))])
+        give = rng.choice(held.size, held.size // 3, replace=False)
+        mm.release(xp.asarray(held[give]), wait=False)
+        held = np.delete(held, give)
+        mm.release(xp.asarray(np.zeros(3, dtype=np.int64)), wait=False)   # nothing
+        mm.settle()
+        mm.check(held, np.full(held.size, 1, np.int64))
+    assert sum(len(p) for p in mm.pools.values()) > 100
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("small_take", [False, True])
+def test_gpu_allocations_take_the_blocks_the_cpu_takes(small_take, monkeypatch):
+    """The GPU manager's allocations (the request table made from the arrays' lookup rows,
+    ``take_arrays``: one launch, or the scan over whole leaf levels) hand out the same blocks
+    as the CPU manager's for the same calls: same class, same array (in the order the pools
+    made them), same block, through growth, releases that leave holes in several arrays, and
+    allocations of several classes at once."""
+    from conftest import HAS_GPU
+    if not HAS_GPU:
+        pytest.skip("no CUDA GPU / CuPy")
+    from hornet.memory import gpu_bit_tree
+    monkeypatch.setattr(gpu_bit_tree, "SMALL_TAKE", 1 << 40 if small_take else 0)
+    mms = {d: MemoryManager([("dst", np.int32), ("w", np.float32)], block_array_edges=1 << 6,
+                            device=d) for d in ("cpu", "gpu")}
+
+    def blocks(mm, ptrs):
+        ptrs = mm.backend.to_host(ptrs).tolist()
+        out = []
+        for p in ptrs:
+            out.append(next((k, i, (p - a.base) >> (k + 2))
+                            for k, pool in sorted(mm.pools.items())
+                            for i, a in enumerate(pool)
+                            if a.base <= p < a.base + (a.num_blocks << (k + 2))))
+        return out
+
+    rng = np.random.default_rng(11)
+    held = {d: [] for d in mms}
+    for step in range(6):
+        per_class = np.zeros(64, dtype=np.int64)
+        per_class[[0, 1, 3]] = rng.integers(1, 90, size=3)
+        got = {}
+        for d, mm in mms.items():
+            ptrs = mm.allocate_counts(per_class)
+            got[d] = blocks(mm, ptrs)
+            held[d].extend(mm.backend.to_host(ptrs).tolist())
+        assert got["cpu"] == got["gpu"], step
+        give = rng.choice(len(held["cpu"]), len(held["cpu"]) // 3, replace=False)
+        for d, mm in mms.items():
+            mm.release(mm.xp.asarray(np.asarray(held[d], dtype=np.int64)[give]))
+            held[d] = np.delete(np.asarray(held[d], dtype=np.int64), give).tolist()
+    for d, mm in mms.items():
+        h = np.asarray(held[d], dtype=np.int64)
+        classes = np.array([k for k, _, _ in blocks(mm, h)], dtype=np.int64)
+        mm.check(h, classes)

@@ -49,6 +49,10 @@ class MemoryBackend:
     # [(words, offsets, num_blocks, used count, base, shift)] -> xp int64: the pointers of
     # every used block of several trees in one pass (GPU; None: the manager asks each array)
     used_forest: Callable | None = None
+    # ([(BlockArray, count, log2 block bytes)], number of fields) -> xp int64: take_forest
+    # for block arrays, their trees described by the arrays' cached lookup rows (what the
+    # manager's allocations call on the GPU; the CPU takes through its own kernel)
+    take_arrays: Callable | None = None
 
     def address(self, a) -> int:
         """Address of an array's first element."""
@@ -215,5 +219,6 @@ def memory_backend(device: str) -> MemoryBackend:
                              t.used_blocks, t.is_free, t.find_inconsistency, copy_ranges,
                              size_classes, t.take_forest, t.forest, t.release_pointers,
                              _gpu_place_by_class, class_counts, field_addresses,
-                             t.forest_from_table, t.take_into_rings, t.used_forest)
+                             t.forest_from_table, t.take_into_rings, t.used_forest,
+                             t.take_arrays)
     raise ValueError(f"unknown device {device!r}")

@@ -13,6 +13,7 @@ cross to the host.
 """
 from __future__ import annotations
 
+import os
 
 import numpy as np
 
@@ -21,8 +22,11 @@ from .gpu_launch import launch
 from .gpu_copy import CU_SOURCE, CU_TEMPLATES
 
 WORD_BITS = 64
-#: requests for at most this many blocks in all take the one-launch path (take_small)
-SMALL_TAKE = 1 << 16
+#: requests for at most this many blocks in all take the one-launch path (take_small: one
+#: block of threads per tree, no scan and no second launch, the host's work a table and an
+#: upload); larger ones the scan over whole leaf levels, whose kernels spread a tree's
+#: blocks over the whole device. The environment variable HORNET_SMALL_TAKE overrides it
+SMALL_TAKE = int(os.environ.get("HORNET_SMALL_TAKE", 1 << 18))
 SMALL_TAKE_THREADS = 1024
 #: the one-launch takes: a warp takes the free blocks under one level-1 word 64 leaf words
 #: abreast
@@ -81,10 +85,19 @@ def _rebuild_upper(words, level_offsets) -> None:
                (words, i64(off[level - 1]), i64(nchild), i64(off[level]), i64(nparent)))
 
 
+_FILL_TREE_LEVELS = 8          # levels the fill_tree kernel takes (memory_kernels.cu)
+
+
 def new_tree(num_blocks: int):
     """A tree with every block free: (words uint64 device array, level_offsets host int64)."""
     offsets = tree_layout(num_blocks)
     words = cupy.empty(int(offsets[-1]), dtype=cupy.uint64)
+    levels = len(offsets) - 1
+    if levels <= _FILL_TREE_LEVELS:       # every level in one launch (the common case)
+        o = [int(x) for x in offsets[1:]]
+        launch(_fn("fill_tree"), o[-1], (words, i64(num_blocks), np.int32(levels),
+                                         *(i64(x) for x in o + o[-1:] * (8 - levels))))
+        return words, offsets
     fn = _fn("fill_level")
     n = int(num_blocks)
     for level in range(len(offsets) - 1):
@@ -139,40 +152,82 @@ def give_back(words, level_offsets, blocks) -> None:
 
 
 def take_forest(requests):
-    """Blocks from several trees in one pass (two kernels and a scan, whatever the number of
-    trees): per request ``(words, level_offsets, count, base, shift)`` the pointers ``base +
-    (block << shift)`` of the ``count`` lowest free blocks of that tree (``count`` at most its
-    free blocks), which become used. Returns all requests' pointers concatenated (int64
-    device). Only the request table (a few numbers per tree) goes from the host to the device.
+    """Blocks from several trees in one pass (one launch, or two kernels and a scan, whatever
+    the number of trees: :func:`take_rows`): per request ``(words, level_offsets, count, base,
+    shift)`` the pointers ``base + (block << shift)`` of the ``count`` lowest free blocks of
+    that tree (``count`` at most its free blocks), which become used. Returns all requests'
+    pointers concatenated (int64 device). Only the request table (a few numbers per tree)
+    goes from the host to the device.
     """
     from .bit_tree import forest_table
     requests = [r for r in requests if r[2] > 0]
     if not requests:
         return cupy.empty(0, dtype=cupy.int64)
-    nreq = len(requests)
     addrs, table = forest_table([(w, off) for w, off, *_ in requests], lambda w: int(w.data.ptr))
-    count = np.array([r[2] for r in requests], dtype=np.int64)
-    if int(count.sum()) <= SMALL_TAKE:
-        return _take_small(requests, addrs, table, count)
-    leaves = np.array([int(off[1]) - int(off[0]) for _, off, *_ in requests], dtype=np.int64)
-    word_start = np.zeros(nreq + 1, dtype=np.int64)
-    np.cumsum(leaves, out=word_start[1:])
+    column = [np.array([r[i] for r in requests], dtype=np.int64) for i in (2, 3, 4)]
+    return take_rows(addrs, table, *column)
+
+
+def take_arrays(requests, num_fields: int):
+    """Blocks of several block arrays in one take: per request ``(array, count, shift)``
+    (a :class:`hornet.memory.block_array.BlockArray`, at most its free blocks, log2 of its
+    block's bytes) the pointers of its ``count`` lowest free blocks, request after request
+    (int64 device). The request table comes from the arrays' cached lookup rows
+    (:meth:`~hornet.memory.block_array.BlockArray.lookup_row`) in a few NumPy calls,
+    whatever the number of arrays (:func:`take_rows`)."""
+    if not requests:
+        return cupy.empty(0, dtype=cupy.int64)
+    n = len(requests)
+    rows = np.concatenate([arr.lookup_row() for arr, _, _ in requests]).reshape(n, -1)
+    count = np.fromiter((c for _, c, _ in requests), dtype=np.int64, count=n)
+    shift = np.fromiter((sh for *_, sh in requests), dtype=np.int64, count=n)
+    w = 2 + num_fields                  # row layout: see BlockArray.lookup_row
+    return take_rows(rows[:, w], rows[:, w + 1:], count, rows[:, 0], shift)
+
+
+def take_rows(word_addrs, table, count, base, shift):
+    """:func:`take_forest` for trees described by host rows (the block arrays' cached lookup
+    rows, :meth:`hornet.memory.block_array.BlockArray.lookup_row`): per request ``a`` the
+    tree's word address ``word_addrs[a]`` and padded level offsets ``table[a]`` (host int64
+    (R, FOREST_LEVELS + 1)), the ``count[a]`` lowest free blocks taken (each at most the
+    tree's free blocks; ``count`` host int64 (R,), every one positive), their pointers
+    ``base[a] + (block << shift[a])``. Returns every request's pointers, request after
+    request (int64 device). The request table is made by a few NumPy calls over the rows,
+    whatever the number of trees; one upload."""
+    nreq = int(count.shape[0])
+    total_blocks = int(count.sum())
+    out = cupy.empty(total_blocks, dtype=cupy.int64)
+    if nreq == 0:
+        return out
     out_start = np.zeros(nreq, dtype=np.int64)
     np.cumsum(count[:-1], out=out_start[1:])
-    packed = np.concatenate([addrs, word_start, count, out_start,
-                             np.array([r[3] for r in requests], dtype=np.int64),
-                             np.array([r[4] for r in requests], dtype=np.int64),
-                             table.ravel()])
-    dev = upload(packed)                    # one host-to-device copy, pinned: no wait
-    d_addrs, d_start = dev[:nreq], dev[nreq:2 * nreq + 1]
-    rest = dev[2 * nreq + 1:]
-    d_count, d_out_start, d_base, d_shift = (rest[i * nreq:(i + 1) * nreq] for i in range(4))
-    d_table = rest[4 * nreq:]
+    if total_blocks <= SMALL_TAKE:
+        rows = np.empty((nreq, 5 + table.shape[1]), dtype=np.int64)
+        rows[:, 0] = word_addrs
+        rows[:, 1] = count
+        rows[:, 2] = out_start
+        rows[:, 3] = base
+        rows[:, 4] = shift
+        rows[:, 5:] = table
+        req = upload(rows)
+        if not _TAKE_SMALL_LAUNCH:
+            _TAKE_SMALL_LAUNCH.append(PreparedLaunch(_fn(TAKE_SMALL), 2))
+        _TAKE_SMALL_LAUNCH[0](nreq, SMALL_TAKE_THREADS, [req.data.ptr, out.data.ptr])
+        return out
+    word_start = np.zeros(nreq + 1, dtype=np.int64)
+    np.cumsum(table[:, 1] - table[:, 0], out=word_start[1:])   # leaf words (level 0 first)
+    packed = np.concatenate([word_addrs, word_start, count, out_start, base, shift,
+                             table.ravel()]).astype(np.int64, copy=False)
+    dev = upload(packed)
+    p = dev.data.ptr
+    d_addrs, d_start = p, p + 8 * nreq
+    d_count, d_out_start, d_base, d_shift = (p + 8 * (2 * nreq + 1 + i * nreq)
+                                             for i in range(4))
+    d_table = p + 8 * (6 * nreq + 1)
     total = int(word_start[-1])
     pc = cupy.empty(total, dtype=cupy.int64)
     launch(_fn("popcount_forest"), total, (d_addrs, d_start, i64(nreq), i64(total), pc))
     incl = cupy.cumsum(pc)
-    out = cupy.empty(int(count.sum()), dtype=cupy.int64)
     launch(_fn("extract_forest"), total, (d_addrs, d_table, d_start, d_count, d_out_start,
                                           d_base, d_shift, i64(nreq), i64(total), pc, incl, out))
     return out
@@ -214,23 +269,7 @@ def used_forest(requests):
     return out
 
 
-def _take_small(requests, addrs, table, count):
-    """take_forest for a few blocks: one block of threads per tree stops at its count
-    (``take_small``), so it reads the first leaf words only. One asynchronous host-to-device
-    copy of the request rows."""
-    nreq = len(requests)
-    out_start = np.zeros(nreq, dtype=np.int64)
-    np.cumsum(count[:-1], out=out_start[1:])
-    rows = np.empty((nreq, 5 + table.shape[1]), dtype=np.int64)
-    rows[:, 0] = addrs
-    rows[:, 1] = count
-    rows[:, 2] = out_start
-    rows[:, 3] = [r[3] for r in requests]
-    rows[:, 4] = [r[4] for r in requests]
-    rows[:, 5:] = table
-    out = cupy.empty(int(count.sum()), dtype=cupy.int64)
-    _fn(TAKE_SMALL)((nreq,), (SMALL_TAKE_THREADS,), (upload(rows), out))
-    return out
+_TAKE_SMALL_LAUNCH: list = []
 
 
 def take_into_rings(rows, rings, ring_shift: int, state, state_words) -> None:
@@ -319,12 +358,16 @@ def release_pointers(forest_arrays, bases, shifts, pointers):
     return _launch_release(forest_arrays, bases, shifts, pointers).get().astype(np.int64)
 
 
-def _launch_release(forest_arrays, bases, shifts, pointers):
+def _launch_release(forest_arrays, bases, shifts, pointers, counts=None):
     """The ``release_forest`` kernel of :func:`release_pointers` queued; returns its uint64
-    device counts per array."""
+    device counts per array (``counts``: a uint64 device buffer of one per array to zero and
+    use, instead of a new one)."""
     addrs, table = forest_arrays
     narrays = int(bases.shape[0])
-    counts = cupy.zeros(narrays, dtype=cupy.uint64)
+    if counts is None:
+        counts = cupy.zeros(narrays, dtype=cupy.uint64)
+    elif narrays:
+        counts.data.memset_async(0, narrays * 8)
     n = int(pointers.shape[0])
     launch(_fn("release_forest"), n, (cupy.ascontiguousarray(pointers), i64(n), bases, shifts,
                                       i64(narrays), addrs, table, counts))
@@ -359,12 +402,50 @@ def _keep_until_copied(host, event) -> None:
     _in_flight.append((host, event))
 
 
-def release_pointers_async(forest_arrays, bases, shifts, pointers) -> PendingRelease:
+class ReleaseSlot:
+    """The buffers of one owner's releases without a wait, reused release after release: the
+    device counts, their pinned host copy and the event that says the copy has landed. The
+    owner hands the slot to one release at a time (it reads the counts of a
+    :class:`PendingRelease` before it releases again), so that a release allocates no
+    device or pinned memory and makes no event."""
+
+    __slots__ = ("counts", "host", "event")
+
+    def __init__(self):
+        self.counts = self.host = self.event = None
+
+    def reserve(self, narrays: int) -> None:
+        """Room for the counts of ``narrays`` arrays (grown to a power of two)."""
+        if self.counts is not None and self.counts.shape[0] >= narrays:
+            return
+        import cupyx
+        if self.event is not None:
+            self.event.synchronize()         # the last copy has left the old pinned buffer
+        else:
+            self.event = cupy.cuda.Event(block=False, disable_timing=True)
+        cap = 1 << max(6, (max(narrays, 1) - 1).bit_length())
+        self.counts = cupy.empty(cap, dtype=cupy.uint64)
+        self.host = cupyx.empty_pinned(cap, dtype=np.uint64)
+
+
+def release_pointers_async(forest_arrays, bases, shifts, pointers,
+                           slot: ReleaseSlot | None = None) -> PendingRelease:
     """:func:`release_pointers` without waiting: the kernel and an asynchronous copy of the
     per-array counts into pinned host memory are queued on the current stream, and the
     returned :class:`PendingRelease` hands the counts over when they are needed (a batch that
     gives blocks back does not wait for its own kernels; the next host read of the device
-    finds the counts there)."""
+    finds the counts there). ``slot``: the caller's :class:`ReleaseSlot`, whose buffers the
+    release uses (its previous release's counts must have been read)."""
+    if slot is not None:
+        narrays = int(bases.shape[0])
+        slot.reserve(narrays)
+        counts = _launch_release(forest_arrays, bases, shifts, pointers, slot.counts)
+        stream = cupy.cuda.get_current_stream()
+        if narrays:
+            cupy.cuda.runtime.memcpyAsync(slot.host.ctypes.data, counts.data.ptr, narrays * 8,
+                                          cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+        slot.event.record(stream)
+        return PendingRelease(slot.host, slot.event, narrays)
     import cupyx
     counts = _launch_release(forest_arrays, bases, shifts, pointers)
     narrays = int(counts.shape[0])

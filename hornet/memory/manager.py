@@ -197,6 +197,7 @@ class MemoryManager:
         # (lookup, PendingRelease) of a release whose per-array counts are still on their way
         # (GPU, release(wait=False)); every method that reads the counts settles it first
         self._pending_release = None
+        self._release_slot = None          # the buffers of those releases (GPU)
         self._list_slots = None            # list_slots(), until the counts change
         self.steady = 0                    # depth of steady_churn() blocks around the caller
         # slots a block array made by growth holds at least (within block_array_edges; 0:
@@ -407,10 +408,10 @@ class MemoryManager:
         bit trees; returns their edge pointers, plan by plan (int64, on the device)."""
         if self.backend.device == "cpu":
             ptrs = _cpu_take(plans, len(self.field_dtypes))
-        else:
-            requests = [(arr.words, arr.level_offsets, take, arr.base, k + 2)
-                        for k, plan, _ in plans for arr, take in plan]
-            ptrs = self.backend.take_forest(requests)
+        else:                                  # (GPU: the request table from the arrays' rows)
+            ptrs = self.backend.take_arrays([(arr, take, k + 2) for k, plan, _ in plans
+                                             for arr, take in plan if take],
+                                            len(self.field_dtypes))
         self._commit_plans(plans)
         return ptrs
 
@@ -454,9 +455,12 @@ class MemoryManager:
             self.settle()
         lookup = self.lookup()
         if not wait and self.backend.device == "gpu":
-            from .gpu_bit_tree import release_pointers_async
+            from .gpu_bit_tree import ReleaseSlot, release_pointers_async
+            if self._release_slot is None:     # (its buffers are reused release after release)
+                self._release_slot = ReleaseSlot()
             self._pending_release = (lookup, release_pointers_async(
-                lookup.forest, lookup.dev_bases, lookup.dev_block_shift, pointers))
+                lookup.forest, lookup.dev_bases, lookup.dev_block_shift, pointers,
+                self._release_slot))
             return
         counts = self.backend.release_pointers(lookup.forest, lookup.dev_bases,
                                                lookup.dev_block_shift, pointers)

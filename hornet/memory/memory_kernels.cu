@@ -68,6 +68,22 @@ extern "C" __global__ void fill_level(u64* __restrict__ words, i64 nwords, i64 n
     GRID_STRIDE(w, nwords) { words[w] = valid_mask(w, nbits); }
 }
 
+// Every level of a new tree of num_blocks blocks, all free, in one launch: level l holds the
+// words [o[l], o[l + 1]) (o[0] = 0; `levels` levels, at most 8) and has its first nbits bits
+// set: num_blocks at level 0, the number of words of the level below above it.
+extern "C" __global__ void fill_tree(u64* __restrict__ words, i64 num_blocks, int levels,
+                                     i64 o1, i64 o2, i64 o3, i64 o4, i64 o5, i64 o6, i64 o7,
+                                     i64 o8) {
+    const i64 o[9] = {0, o1, o2, o3, o4, o5, o6, o7, o8};
+    const i64 total = o[levels];
+    GRID_STRIDE(t, total) {
+        int l = 0;
+        while (l + 1 < levels && t >= o[l + 1]) ++l;
+        const i64 nbits = l == 0 ? num_blocks : o[l] - o[l - 1];
+        words[t] = valid_mask(t - o[l], nbits);
+    }
+}
+
 // Bits counted per leaf word: free bits (invert = 0) or used blocks below nbits (invert = 1).
 extern "C" __global__ void popcount_words(const u64* __restrict__ words, i64 nwords, int invert,
                                           i64 nbits, i64* __restrict__ out) {
