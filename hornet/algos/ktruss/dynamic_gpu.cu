@@ -76,17 +76,46 @@ __device__ __forceinline__ void touch(int* touched, int tstamp, int s, u64* ctr)
     if (atomicExch(&touched[s], tstamp) != tstamp) atomicAdd(&ctr[C_TOUCHED], 1ull);
 }
 
+// Number of a[0:n] that are < x (a ascending), by one thread in few dependent steps: each
+// step reads 7 probes at once and keeps one of the 8 ranges between them, the last 8 or fewer
+// elements are read at once. A chain of dependent triangle counts (ko_scan's asynchronous
+// phases) waits on every step of its searches; this takes about log8 of them instead of log2,
+// for more loads.
+__device__ __forceinline__ i64 lower_bound_8ary(const int* a, i64 n, int x) {
+    i64 lo = 0, hi = n;                  // the answer is in [lo, hi]
+    while (hi - lo > 8) {
+        const i64 step = (hi - lo) >> 3;
+        int v[7];
+#pragma unroll
+        for (int j = 0; j < 7; ++j) v[j] = a[lo + (j + 1) * step];
+        int t = 0;                       // the probes below x are a prefix
+#pragma unroll
+        for (int j = 0; j < 7; ++j) t += v[j] < x;
+        const i64 next_lo = t ? lo + t * step + 1 : lo;
+        if (t < 7) hi = lo + (t + 1) * step;
+        lo = next_lo;
+    }
+    int v[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = lo + j < hi ? a[lo + j] : x;
+    int t = 0;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) t += v[j] < x;
+    return lo + t;
+}
+
 // f(w) for every common neighbour w of u and v in the current graph, spread over the lanes of
 // the calling warp (every lane calls it with the same u, v; f runs on the lane that found w).
 // With parts > 1, `parts` warps share the edge: this one takes every parts-th run of 32
 // elements of the shorter list, from run `part`. After each run every lane calls stop()
 // (warp-uniform): true ends the enumeration early. Lists are strictly ascending, so lane
-// 31's search position bounds the warp's later searches.
+// 31's search position bounds the warp's later searches. kary: the searches by
+// lower_bound_8ary (fewer dependent loads: for chains of dependent counts).
 template <typename OnCommon, typename Stop>
 __device__ __forceinline__ void warp_common(const int* __restrict__ deg,
                                             const i64* __restrict__ ptr, int u, int v,
                                             unsigned lane, int part, int parts, OnCommon&& f,
-                                            Stop&& stop) {
+                                            Stop&& stop, bool kary = false) {
     const i64 du = deg[u], dv = deg[v];
     const bool ushort = du <= dv;
     const int s = ushort ? u : v, l = ushort ? v : u;
@@ -100,7 +129,8 @@ __device__ __forceinline__ void warp_common(const int* __restrict__ deg,
         i64 q = base;
         if (k < ds) {
             const int w = S[k];
-            q = base + lower_bound(L + base, dl - base, w);
+            q = base + (kary ? lower_bound_8ary(L + base, dl - base, w)
+                             : lower_bound(L + base, dl - base, w));
             if (q < dl && L[q] == w) f(w);
         }
         base = __shfl_sync(FULL_MASK, q, 31);

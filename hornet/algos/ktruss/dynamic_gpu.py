@@ -154,6 +154,9 @@ ASYNC_DESCENT_SPLIT = True
 #: ``ko_async.cuh``), and mode 4 splits its members in the peeling's first pushes and lists and
 #: raises the survivors in one phase (three barriers an iteration, not seven).
 ASYNC_FUSED = True
+#: True: the asynchronous phases' units search the longer list 8-ary (``lower_bound_8ary``:
+#: about a third of the dependent loads of a binary search, for more loads in all)
+ASYNC_KARY = True
 #: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k):
 #: the phases are chains of dependent units, so an edge is spread wide and work taken soon
 ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
@@ -325,6 +328,7 @@ class GpuDynamicTruss(HostRounds):
         queue = self._async_queue()
         qmodes = (int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT) |
                   8 * int(ASYNC_DESCENT_SPLIT) | 16 * int(ASYNC_FUSED) |
+                  32 * int(ASYNC_KARY) |
                   (ASYNC_CHUNK // 32) << 8 | ASYNC_MAX_PARTS << 16 |
                   (int(ASYNC_PAUSE_MAX).bit_length() - 1) << 22)
         base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS

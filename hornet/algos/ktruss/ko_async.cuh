@@ -54,6 +54,8 @@
 #define KSQ_SPLIT 8      //   the descent's long lists split over warps (threshold counts)
 #define KSQ_FUSED 16     //   no barrier after the first pushes; mode 4's split and rise fused
                          //   into the peeling's first pushes and its live listing
+#define KSQ_KARY 32      //   the units' list searches by lower_bound_8ary (fewer dependent
+                         //   loads a unit: the phases are chains of dependent units)
 
 struct KsQueue {
     long long* units;    // cap slots, KSQ_EMPTY when free
@@ -78,6 +80,8 @@ __device__ __forceinline__ KsQueue ksq_make(long long* units, int* ecnt, i64 cap
 __device__ __forceinline__ bool ksq_on(const KsQueue& Q, int mode) {
     return Q.cap > 0 && (Q.modes & mode);
 }
+
+__device__ __forceinline__ bool ksq_kary(const KsQueue& Q) { return (Q.modes & KSQ_KARY) != 0; }
 
 // A unit: edge (32 bits), part and parts (6 bits each), kind (2 bits), aux (17 bits: the
 // descent's PUSH carries the number the edge fell from).
@@ -271,7 +275,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                 }, [&] {
                     __syncwarp();
                     return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
-                });
+                }, ksq_kary(Q));
             }
             __syncwarp();
             if (lane == 0) {
@@ -283,21 +287,23 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     got += was & KO_CNT_MASK;
                     if (last) Q.ecnt[entry] = 0;
                 }
+                // (the PUSH first: the chain of dependent units goes on while this warp
+                // does the bookkeeping that only later phases read; an entry's COUNT units
+                // are ksq_parts(e) many, as its PUSH's)
                 if (last && open) {
-                    touch(S.touched, S.tstamp, e, S.ctr);
                     if (Cand && got >= k - 1) {
                         const int seen = ldcg(&J.member[e]);
                         if (k >= KS_LEVEL_STAMPS - 1) {
                             ksq_abort(ctl, q);      // (lev0 + k would leave the stamps)
                         } else if (seen != mstamp &&
                                    atomicCAS((int*)&J.member[e], seen, mstamp) == seen) {
+                            __threadfence();
+                            ksq_push(Q, ctl, q, S, e, KSQ_PUSH, 0, parts);
                             const u64 j = atomicAdd(J.nall, 1ull);
                             if ((i64)j >= J.max_region) ksq_abort(ctl, q);
                             J.all[j] = e;
                             atomicAdd(ndone, 1ull);
                             if (ldcg(&J.dirty[k]) != J.istamp) J.dirty[k] = J.istamp;
-                            __threadfence();
-                            ksq_push(Q, ctl, q, S, e, KSQ_PUSH);
                         }
                     }
                     const int seen = ldcg(&S.gone[e]);
@@ -307,10 +313,11 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                         __threadfence();
                         S.gone[e] = J.gstamp;
                         __threadfence();
+                        ksq_push(Q, ctl, q, S, e, KSQ_PUSH, 0, parts);
                         if (J.removed2) J.removed2[atomicAdd(J.nrem2, 1ull)] = e;
                         atomicAdd(ndone, 1ull);
-                        ksq_push(Q, ctl, q, S, e, KSQ_PUSH);
                     }
+                    touch(S.touched, S.tstamp, e, S.ctr);
                 }
             }
         } else {
@@ -336,7 +343,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     ksq_push(Q, ctl, q, S, (int)s1, KSQ_COUNT);
                 if (q2 && atomicExch(&S.pushed[s2], qstamp) != qstamp)
                     ksq_push(Q, ctl, q, S, (int)s2, KSQ_COUNT);
-            }, NO_STOP);
+            }, NO_STOP, ksq_kary(Q));
         }
     });
     G.next_phase(Cand ? KS_PH_CAND : KS_PH_PEEL);
@@ -405,7 +412,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             }, [&] {
                 __syncwarp();
                 return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2;
-            });
+            }, ksq_kary(Q));
             __syncwarp();
             if (lane == 0) {
                 const int was = atomicAdd(&Q.ecnt[entry], *c + (1 << KO_CNT_BITS));
@@ -438,7 +445,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                 }, [&] {
                     __syncwarp();
                     return h[a - lo] >= a - 2;
-                });
+                }, ksq_kary(Q));
             }
             __syncwarp();
             if (lane == 0) {
@@ -463,7 +470,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                     ksq_push_hindex(Q, ctl, q, S, (int)s1);
                 if (f2 <= old && f2 > now && atomicExch(&S.pushed[s2], qstamp) != qstamp)
                     ksq_push_hindex(Q, ctl, q, S, (int)s2);
-            }, NO_STOP);
+            }, NO_STOP, ksq_kary(Q));
         }
     });
     G.next_phase(KS_PH_HINDEX);
