@@ -46,6 +46,19 @@ __device__ __forceinline__ int lo32(i64 k) { return (int)(k & 0xffffffffLL); }
 __device__ __forceinline__ int hi32(i64 k) { return (int)(k >> 32); }
 __device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }
 
+// et_find of k in keys (mask: capacity - 1) from the slot after home (whose key is neither
+// k nor empty).
+__device__ __noinline__ i64 et_find_from(const i64* __restrict__ keys, u64 mask, i64 k,
+                                         u64 home) {
+    u64 s = home;
+    while (true) {
+        s = (s + 1) & mask;
+        const i64 c = keys[s];
+        if (c == k) return (i64)s;
+        if (c == ET_EMPTY) return -1;
+    }
+}
+
 // Loads through L2 (ld.global.cg): arrays that one phase of ko_scan writes and a later phase
 // reads on another multiprocessor, where an L1 line could be stale.
 __device__ __forceinline__ int ldcg(const int* p) { return __ldcg(p); }
@@ -56,6 +69,17 @@ __device__ __forceinline__ i64 warp_id() {
     return ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
 }
 __device__ __forceinline__ i64 num_warps() { return ((i64)gridDim.x * blockDim.x) >> 5; }
+
+// The slots of keys k1 and k2 (et_find of each, -1 when absent), their home slots read at
+// once: the two lookups of a triangle's other edges cost one dependent load, not two.
+__device__ __forceinline__ void et_find2(const i64* __restrict__ keys, int shift, i64 k1,
+                                         i64 k2, i64& s1, i64& s2) {
+    const u64 mask = (1ull << (64 - shift)) - 1ull;
+    const u64 h1 = ((u64)k1 * ET_MULT) >> shift, h2 = ((u64)k2 * ET_MULT) >> shift;
+    const i64 c1 = keys[h1], c2 = keys[h2];
+    s1 = c1 == k1 ? (i64)h1 : c1 == ET_EMPTY ? -1 : et_find_from(keys, mask, k1, h1);
+    s2 = c2 == k2 ? (i64)h2 : c2 == ET_EMPTY ? -1 : et_find_from(keys, mask, k2, h2);
+}
 
 // Append slot s to list (count ctr[c]) unless arr[s] already holds stamp.
 __device__ __forceinline__ void claim(int* arr, int stamp, int s, int* list, u64* ctr, int c) {
@@ -372,6 +396,20 @@ __device__ __forceinline__ bool ko_holds(const int* truss, const i64* rank, cons
     if (tp != k) return tp > k;
     if (ldcg(&member[p]) == mstamp && ldcg(&gone[p]) != gstamp) return true;
     return use_rank && ldcg(&rank[p]) > r;
+}
+
+// ko_holds(p1) && ko_holds(p2), every load of both issued at once (one dependent load, not up
+// to six: the asynchronous phases' chains wait on it).
+__device__ __forceinline__ bool ko_holds2(const int* truss, const i64* rank, const int* member,
+                                          int mstamp, const int* gone, int gstamp, i64 p1,
+                                          i64 p2, int k, i64 r, int use_rank) {
+    const int t1 = ldcg(&truss[p1]), t2 = ldcg(&truss[p2]);
+    const int m1 = ldcg(&member[p1]), m2 = ldcg(&member[p2]);
+    const int g1 = ldcg(&gone[p1]), g2 = ldcg(&gone[p2]);
+    const i64 r1 = use_rank ? ldcg(&rank[p1]) : 0, r2 = use_rank ? ldcg(&rank[p2]) : 0;
+    const bool h1 = t1 != k ? t1 > k : (m1 == mstamp && g1 != gstamp) || (use_rank && r1 > r);
+    const bool h2 = t2 != k ? t2 > k : (m2 == mstamp && g2 != gstamp) || (use_rank && r2 > r);
+    return h1 && h2;
 }
 
 // The graph and per-edge state every phase reads.

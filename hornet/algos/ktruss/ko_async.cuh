@@ -264,13 +264,11 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
             const i64 r = Cand ? ldcg(&S.rank[e]) : 0;
             if (open) {
                 warp_common(S.deg, S.ptr, a, b, lane, part, parts, [&](int w) {
-                    const i64 s1 = et_find(S.tkeys, S.tshift, et_key(a, w));
-                    const i64 s2 = et_find(S.tkeys, S.tshift, et_key(b, w));
+                    i64 s1, s2;
+                    et_find2(S.tkeys, S.tshift, et_key(a, w), et_key(b, w), s1, s2);
                     if (s1 < 0 || s2 < 0) return;
-                    if (ko_holds(S.truss, S.rank, J.member, mstamp, S.gone, J.gstamp, s1, k, r,
-                                 Cand) &&
-                        ko_holds(S.truss, S.rank, J.member, mstamp, S.gone, J.gstamp, s2, k, r,
-                                 Cand))
+                    if (ko_holds2(S.truss, S.rank, J.member, mstamp, S.gone, J.gstamp, s1, s2,
+                                  k, r, Cand))
                         atomicAdd(c, 1);
                 }, [&] {
                     __syncwarp();
@@ -324,20 +322,24 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
             __threadfence();
             const i64 rx = Cand ? ldcg(&S.rank[e]) : 0;
             warp_common(S.deg, S.ptr, a, b, lane, part, parts, [&](int w) {
-                const i64 s1 = et_find(S.tkeys, S.tshift, et_key(a, w));
-                const i64 s2 = et_find(S.tkeys, S.tshift, et_key(b, w));
+                i64 s1, s2;
+                et_find2(S.tkeys, S.tshift, et_key(a, w), et_key(b, w), s1, s2);
                 if (s1 < 0 || s2 < 0) return;
+                // (every load at once: the chain waits on one, not three)
                 const int t1 = ldcg(&S.truss[s1]), t2 = ldcg(&S.truss[s2]);
+                const int m1 = ldcg(&J.member[s1]), m2 = ldcg(&J.member[s2]);
+                const i64 r1 = Cand ? ldcg(&S.rank[s1]) : 0, r2 = Cand ? ldcg(&S.rank[s2]) : 0;
+                const int g1 = Cand ? 0 : ldcg(&S.gone[s1]), g2 = Cand ? 0 : ldcg(&S.gone[s2]);
                 if (t1 < k || t2 < k) return;
                 bool q1, q2;
                 if (Cand) {     // (as ko_phase_push: later level-k edges, not candidates)
-                    q1 = t1 == k && ldcg(&S.rank[s1]) > rx && ldcg(&J.member[s1]) != mstamp;
-                    q2 = t2 == k && ldcg(&S.rank[s2]) > rx && ldcg(&J.member[s2]) != mstamp;
+                    q1 = t1 == k && r1 > rx && m1 != mstamp;
+                    q2 = t2 == k && r2 > rx && m2 != mstamp;
                 } else {        // (as ko_phase_peel_push: live members that held it)
-                    const bool m1 = t1 == k && ldcg(&J.member[s1]) == mstamp;
-                    const bool m2 = t2 == k && ldcg(&J.member[s2]) == mstamp;
-                    q1 = m1 && (t2 > k || m2) && ldcg(&S.gone[s1]) != J.gstamp;
-                    q2 = m2 && (t1 > k || m1) && ldcg(&S.gone[s2]) != J.gstamp;
+                    const bool w1 = t1 == k && m1 == mstamp;
+                    const bool w2 = t2 == k && m2 == mstamp;
+                    q1 = w1 && (t2 > k || w2) && g1 != J.gstamp;
+                    q2 = w2 && (t1 > k || w1) && g2 != J.gstamp;
                 }
                 if (q1 && atomicExch(&S.pushed[s1], qstamp) != qstamp)
                     ksq_push(Q, ctl, q, S, (int)s1, KSQ_COUNT);
@@ -405,8 +407,8 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             __syncwarp();
             __threadfence();                     // (the flag's clear before the reads below)
             warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
-                const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
-                const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+                i64 s1, s2;
+                et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
                 if (s1 < 0 || s2 < 0) return;
                 if (imin(ldcg(&S.truss[s1]), ldcg(&S.truss[s2])) >= a) atomicAdd(c, 1);
             }, [&] {
@@ -436,8 +438,8 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             __syncwarp();
             if (a > 2) {
                 warp_common(S.deg, S.ptr, u, v, lane, 0, 1, [&](int w) {
-                    const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
-                    const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+                    i64 s1, s2;
+                    et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
                     if (s1 < 0 || s2 < 0) return;
                     int m = imin(imin(ldcg(&S.truss[s1]), ldcg(&S.truss[s2])), a);
                     if (m < lo) m = lo;
@@ -462,8 +464,8 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             __threadfence();
             const int now = ldcg(&S.truss[e]);
             warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
-                const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
-                const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+                i64 s1, s2;
+                et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
                 if (s1 < 0 || s2 < 0) return;
                 const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
                 if (f1 <= old && f1 > now && atomicExch(&S.pushed[s1], qstamp) != qstamp)
