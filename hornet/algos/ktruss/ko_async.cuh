@@ -126,6 +126,60 @@ __device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, u64* q, con
                    (unsigned long long)ksq_unit(e, p, parts, kind, aux));
 }
 
+// The warp's lanes with `valid` each enqueue an entry of `parts` units of `kind` (and aux)
+// for their edge e, in one ticket range for the warp (every lane of the warp calls it): a
+// phase's first pushes take two atomics a warp on the queue's words, not two an edge.
+__device__ __forceinline__ void ksq_push_warp(const KsQueue& Q, u64* ctl, u64* q, int e,
+                                              int parts, int kind, int aux, bool valid) {
+    const unsigned lane = threadIdx.x & 31;
+    const int p = valid ? parts : 0;
+    int incl = p;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const int y = __shfl_up_sync(FULL_MASK, incl, o);
+        if (lane >= (unsigned)o) incl += y;
+    }
+    const int total = __shfl_sync(FULL_MASK, incl, 31);
+    if (total == 0) return;
+    u64 t0 = 0;
+    if (lane == 31) {
+        atomicAdd(&q[KSQ_P], (u64)total);
+        t0 = atomicAdd(&q[KSQ_T], (u64)total);
+        if ((i64)(t0 + total) > Q.cap) {
+            atomicAdd(&q[KSQ_P], (u64)(-(i64)total));
+            ksq_abort(ctl, q);
+        }
+    }
+    t0 = __shfl_sync(FULL_MASK, t0, 31);
+    if ((i64)(t0 + total) > Q.cap) return;
+    const u64 at = t0 + (u64)(incl - p);
+    for (int j = 0; j < p; ++j)
+        atomicExch((unsigned long long*)&Q.units[at + j],
+                   (unsigned long long)ksq_unit(e, j, p, kind, aux));
+}
+
+// list[*n + rank] = v for the warp's lanes with pred, one atomic a warp (every lane of the
+// warp calls it); returns the lane's index in list (-1 without pred).
+__device__ __forceinline__ i64 warp_append(int* list, u64* n, int v, bool pred) {
+    const unsigned lane = threadIdx.x & 31;
+    const unsigned m = __ballot_sync(FULL_MASK, pred);
+    if (m == 0) return -1;
+    const int leader = __ffs(m) - 1;
+    u64 b = 0;
+    if (lane == (unsigned)leader) b = atomicAdd(n, (u64)__popc(m));
+    b = __shfl_sync(FULL_MASK, b, leader);
+    if (!pred) return -1;
+    const i64 j = (i64)b + __popc(m & ((1u << lane) - 1u));
+    list[j] = v;
+    return j;
+}
+
+// A warp-uniform grid-stride loop over [0, n): i = a lane's index (may be n or more: the lane
+// has no item; every lane runs every iteration).
+#define WARP_STRIDE(i, n)                                                                \
+    for (i64 i = warp_id() * 32 + (threadIdx.x & 31);                                      \
+         i - (i64)(threadIdx.x & 31) < (i64)(n); i += num_warps() * 32)
+
 // The end of a block's share of a phase's first pushes (every thread of the block calls it):
 // counted in q[KSQ_A] after the block's pushes, then (unless KSQ_FUSED) a grid barrier.
 __device__ __forceinline__ void ksq_arrive(const KsQueue& Q, KsGrid& G, u64* q) {
@@ -232,17 +286,17 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                         i64 deadline_ns) {
     const unsigned lane = threadIdx.x & 31;
     u64* q = ksq_words(ctl, G);
-    GRID_STRIDE(i, n) {
-        const int e = ldcg(&list[i]);
+    WARP_STRIDE(i, n) {                      // (warp-aggregated appends and pushes)
+        bool valid = i < n;
+        const int e = valid ? ldcg(&list[i]) : 0;
         if (!Cand && J.split) {
-            if (ldcg(&J.dirty[ldcg(&S.truss[e])]) != J.istamp) {
-                J.rest[atomicAdd(J.nrest, 1ull)] = e;
-                continue;
-            }
-            J.split[atomicAdd(J.nsplit, 1ull)] = e;
+            const bool dirty = valid && ldcg(&J.dirty[ldcg(&S.truss[e])]) == J.istamp;
+            warp_append(J.rest, J.nrest, e, valid && !dirty);
+            warp_append(J.split, J.nsplit, e, dirty);
+            valid = dirty;
         }
-        S.pushed[e] = qstamp;
-        ksq_push(Q, ctl, q, S, e, KSQ_COUNT);
+        if (valid) S.pushed[e] = qstamp;
+        ksq_push_warp(Q, ctl, q, e, valid ? ksq_parts(Q, S, e) : 0, KSQ_COUNT, 0, valid);
     }
     ksq_arrive(Q, G, q);
     u64* ndone = G.slot();
@@ -379,10 +433,16 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                                  int fstamp, int* all, int qstamp, u64 t0, i64 deadline_ns) {
     const unsigned lane = threadIdx.x & 31;
     u64* q = ksq_words(ctl, G);
-    GRID_STRIDE(i, n) {
-        const int e = ldcg(&list[i]);
-        S.pushed[e] = qstamp;
-        ksq_push_hindex(Q, ctl, q, S, e);
+    WARP_STRIDE(i, n) {                      // (as ksq_push_hindex, warp-aggregated)
+        const bool valid = i < n;
+        const int e = valid ? ldcg(&list[i]) : 0;
+        int parts = 0, aux = 0;
+        if (valid) {
+            S.pushed[e] = qstamp;
+            parts = (Q.modes & KSQ_SPLIT) ? ksq_parts(Q, S, e) : 1;
+            aux = parts > 1 ? ldcg(&S.truss[e]) : 0;
+        }
+        ksq_push_warp(Q, ctl, q, e, parts, KSQ_COUNT, aux, valid);
     }
     ksq_arrive(Q, G, q);
     // (e fell from `was` to `value`: once to all, its neighbours through its PUSH)
