@@ -231,6 +231,7 @@ class GpuDynamicTruss(HostRounds):
         self._ks_host = self._words_host[CTR_WORDS:]
         self._batch_keys = cupy.empty(2 * SMALL_BATCH, dtype=cupy.int64)
         self._queue = None                        # (units, entry counts): _async_queue
+        self._scan_layout, self._scan_cache = None, {}   # (_scan_values)
         self._bar = cupy.zeros(4, dtype=cupy.uint32)
         self._recompute()
 
@@ -335,28 +336,14 @@ class GpuDynamicTruss(HostRounds):
         left = (deadline - time.perf_counter()) * 1e9
         deadline_ns = int(min(max(left, 0.0), 2.0 ** 62))
         region = int(min(max_region, 2 ** 62))
-        deg, ptr = self._view()
-        t = self._table
         P = _ptr
-        if mode == 4:          # (seeds, the peeling's second list, dirty levels, the next P)
-            seeds, kb, lowered, other = self._low_old, self._low, self._dirty, self._fallen
-        else:
-            seeds, kb, lowered, other = (self._la, self._region if mode else self._low,
-                                         self._low, self._region)
-        launch(self._scan_grid(_fn("ko_scan").kernel), BLOCK, (
-            P(deg), P(ptr), P(t.keys), t.shift, P(t.columns["truss"]), P(t.columns["rank"]),
-            P(self._member), P(self._gone), P(self._seen), P(self._touched), int(tstamp),
-            P(self._ctr),
-            P(seeds), P(self._front), P(self._front2), P(self._cand),
-            P(members if mode else self._region), P(self._lb), P(kb), P(self._cnt),
-            P(lowered), P(self._low_old), P(self._fell), int(mstamp), P(self._ks),
-            P(self._bar), base, SCAN_STAMPS, int(self._tail), region, deadline_ns, mode,
-            P(other),
-            P(self._rank_old), int(n), int(k), int(self._head),
-            *((P(extras[0]), P(extras[1]), int(extras[0].shape[0])) if extras is not None
-              else (0, 0, 0)),
-            *((P(queue[0]), P(queue[1]), int(queue[0].shape[0])) if queue is not None
-              else (0, 0, 0)), qmodes))
+        vals = self._scan_values(mode, members, queue)
+        vals[10], vals[23], vals[26], vals[27] = int(tstamp), int(mstamp), base, SCAN_STAMPS
+        vals[28], vals[29], vals[30], vals[31] = int(self._tail), region, deadline_ns, mode
+        vals[34], vals[35], vals[36], vals[43] = int(n), int(k), int(self._head), qmodes
+        vals[37:40] = ((P(extras[0]), P(extras[1]), int(extras[0].shape[0]))
+                       if extras is not None else (0, 0, 0))
+        launch(self._scan_grid(_fn("ko_scan").kernel), BLOCK, vals)
         if overlap is not None:
             overlap()
         self._words.get(out=self._words_host)
@@ -377,6 +364,43 @@ class GpuDynamicTruss(HostRounds):
                 queue[1].fill(0)
             return False
         return True
+
+    def _scan_values(self, mode: int, members, queue) -> np.ndarray:
+        """ko_scan's 44 argument values (int64) with the current graph, table and scratch
+        arrays; the scalars (slots 10, 23, 26-31, 34-43 but the queue's) are the caller's to
+        set. The scratch's addresses are kept while its sizes stay (its arrays are replaced
+        only when they change), the graph's and table's are read every time."""
+        t = self._table
+        layout = (self._cap, self._list_size, queue is not None, id(self._dirty))
+        if self._scan_layout != layout:
+            self._scan_layout = layout
+            self._scan_cache = {}
+        vals = self._scan_cache.get(mode)
+        P = _ptr
+        if vals is None:
+            if mode == 4:      # (seeds, the peeling's second list, dirty levels, the next P)
+                seeds, kb, lowered, other = self._low_old, self._low, self._dirty, self._fallen
+            else:
+                seeds, kb, lowered, other = (self._la, self._region if mode else self._low,
+                                             self._low, self._region)
+            vals = self._scan_cache[mode] = np.array([
+                0, 0, 0, 0, 0, 0,
+                P(self._member), P(self._gone), P(self._seen), P(self._touched), 0,
+                P(self._ctr),
+                P(seeds), P(self._front), P(self._front2), P(self._cand),
+                0, P(self._lb), P(kb), P(self._cnt),
+                P(lowered), P(self._low_old), P(self._fell), 0, P(self._ks),
+                P(self._bar), 0, 0, 0, 0, 0, 0,
+                P(other),
+                P(self._rank_old), 0, 0, 0,
+                0, 0, 0,
+                *((P(queue[0]), P(queue[1]), int(queue[0].shape[0])) if queue is not None
+                  else (0, 0, 0)), 0], dtype=np.int64)
+        deg, ptr = self._view()
+        vals[0], vals[1], vals[2], vals[3] = P(deg), P(ptr), P(t.keys), t.shift
+        vals[4], vals[5] = P(t.columns["truss"]), P(t.columns["rank"])
+        vals[16] = P(members if mode else self._region)
+        return vals
 
     def _async_queue(self):
         """(units, entry counts) of ko_scan's asynchronous phases (made on first use), or
@@ -479,8 +503,10 @@ class GpuDynamicTruss(HostRounds):
         src = cp.ascontiguousarray(src.astype(cp.int32, copy=False))
         dst = cp.ascontiguousarray(dst.astype(cp.int32, copy=False))
         b = int(src.shape[0])
-        batch = self._batch(src, dst)
         deleting = kind == "delete"
+        # (an insertion's kernels do not read the batch adjacency: it is made after their
+        # launch, for the supports alone)
+        batch = self._batch(src, dst) if deleting else None
 
         def queued():
             # the supports (the triangles the batch closed or opened, from the same batch)
@@ -488,7 +514,8 @@ class GpuDynamicTruss(HostRounds):
             # for (neither reads the other's state; the deleted keys are gone only after
             # dt_lost_seeds read them), issued behind the update's cooperative launch
             if not self.graph.directed:
-                self._tc.apply_gpu_batch(batch, deleting)
+                self._tc.apply_gpu_batch(batch if deleting else self._batch(src, dst),
+                                         deleting)
             if deleting:
                 self._table.delete_present(src, dst)
 
