@@ -90,13 +90,17 @@ __device__ __forceinline__ long long ksq_unit(int e, int part, int parts, int ki
            ((long long)kind << 44) | ((long long)aux << 46);
 }
 
+// Units per entry of an edge whose shorter list has d elements: runs of Q.chunk.
+__device__ __forceinline__ int ksq_parts_deg(const KsQueue& Q, int d) {
+    const int p = (d + Q.chunk - 1) / Q.chunk;
+    return p < 1 ? 1 : (p > Q.max_parts ? Q.max_parts : p);
+}
+
 // Units per entry of edge e: its shorter list in runs of Q.chunk.
 __device__ __forceinline__ int ksq_parts(const KsQueue& Q, const KoState& S, int e) {
     const i64 key = S.tkeys[e];
     const int du = S.deg[hi32(key)], dv = S.deg[lo32(key)];
-    const int d = du < dv ? du : dv;
-    const int p = (d + Q.chunk - 1) / Q.chunk;
-    return p < 1 ? 1 : (p > Q.max_parts ? Q.max_parts : p);
+    return ksq_parts_deg(Q, du < dv ? du : dv);
 }
 
 // The queue words of the current asynchronous phase (G.q: its number in the launch).
@@ -375,7 +379,11 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
         } else {
             __threadfence();
             const i64 rx = Cand ? ldcg(&S.rank[e]) : 0;
+            const int da = S.deg[a], db = S.deg[b];
             warp_common(S.deg, S.ptr, a, b, lane, part, parts, [&](int w) {
+                // (w's degree with the lookups: the pushes' part counts without a later
+                // read of the table and the degrees)
+                const int dw = S.deg[w];
                 i64 s1, s2;
                 et_find2(S.tkeys, S.tshift, et_key(a, w), et_key(b, w), s1, s2);
                 if (s1 < 0 || s2 < 0) return;
@@ -396,9 +404,9 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     q2 = w2 && (t1 > k || w1) && g2 != J.gstamp;
                 }
                 if (q1 && atomicExch(&S.pushed[s1], qstamp) != qstamp)
-                    ksq_push(Q, ctl, q, S, (int)s1, KSQ_COUNT);
+                    ksq_push(Q, ctl, q, S, (int)s1, KSQ_COUNT, 0, ksq_parts_deg(Q, imin(da, dw)));
                 if (q2 && atomicExch(&S.pushed[s2], qstamp) != qstamp)
-                    ksq_push(Q, ctl, q, S, (int)s2, KSQ_COUNT);
+                    ksq_push(Q, ctl, q, S, (int)s2, KSQ_COUNT, 0, ksq_parts_deg(Q, imin(db, dw)));
             }, NO_STOP, ksq_kary(Q));
         }
     });
