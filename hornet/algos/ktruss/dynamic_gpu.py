@@ -157,6 +157,10 @@ ASYNC_FUSED = True
 #: True: the asynchronous phases' units search the longer list 8-ary (``lower_bound_8ary``:
 #: about a third of the dependent loads of a binary search, for more loads in all)
 ASYNC_KARY = True
+#: True: an edge decided by a one-unit queue entry (peeled, a new candidate, fallen in the
+#: descent) runs its PUSH in the deciding warp at once instead of through the queue (one
+#: hand-over less on every step of a chain)
+ASYNC_INLINE = True
 #: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k):
 #: the phases are chains of dependent units, so an edge is spread wide and work taken soon
 ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
@@ -329,7 +333,7 @@ class GpuDynamicTruss(HostRounds):
         queue = self._async_queue()
         qmodes = (int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT) |
                   8 * int(ASYNC_DESCENT_SPLIT) | 16 * int(ASYNC_FUSED) |
-                  32 * int(ASYNC_KARY) |
+                  32 * int(ASYNC_KARY) | 64 * int(ASYNC_INLINE) |
                   (ASYNC_CHUNK // 32) << 8 | ASYNC_MAX_PARTS << 16 |
                   (int(ASYNC_PAUSE_MAX).bit_length() - 1) << 22)
         base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS

@@ -56,6 +56,7 @@
                          //   into the peeling's first pushes and its live listing
 #define KSQ_KARY 32      //   the units' list searches by lower_bound_8ary (fewer dependent
                          //   loads a unit: the phases are chains of dependent units)
+#define KSQ_INLINE 64    //   a decided edge of one unit runs its PUSH in the deciding warp
 
 struct KsQueue {
     long long* units;    // cap slots, KSQ_EMPTY when free
@@ -309,78 +310,13 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
         const int mstamp = J.per_level ? J.mstamp0 + k : J.mstamp0;
         const i64 key = S.tkeys[e];
         const int a = hi32(key), b = lo32(key);
-        if (kind == KSQ_COUNT) {
-            const u64 entry = t - part;
-            if (lane == 0) {
-                if (ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
-                *c = 0;
-            }
-            __syncwarp();
-            __threadfence();                     // (the flag's clear before the reads below)
-            // peel: e not peeled yet; cand: e not a candidate yet
-            const bool open = Cand ? ldcg(&J.member[e]) != mstamp : ldcg(&S.gone[e]) != J.gstamp;
-            const i64 r = Cand ? ldcg(&S.rank[e]) : 0;
-            if (open) {
-                warp_common(S.deg, S.ptr, a, b, lane, part, parts, [&](int w) {
-                    i64 s1, s2;
-                    et_find2(S.tkeys, S.tshift, et_key(a, w), et_key(b, w), s1, s2);
-                    if (s1 < 0 || s2 < 0) return;
-                    if (ko_holds2(S.truss, S.rank, J.member, mstamp, S.gone, J.gstamp, s1, s2,
-                                  k, r, Cand))
-                        atomicAdd(c, 1);
-                }, [&] {
-                    __syncwarp();
-                    return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
-                }, ksq_kary(Q));
-            }
-            __syncwarp();
-            if (lane == 0) {
-                int got = *c;
-                bool last = true;
-                if (parts > 1) {
-                    const int was = atomicAdd(&Q.ecnt[entry], got + (1 << KO_CNT_BITS));
-                    last = (was >> KO_CNT_BITS) == parts - 1;
-                    got += was & KO_CNT_MASK;
-                    if (last) Q.ecnt[entry] = 0;
-                }
-                // (the PUSH first: the chain of dependent units goes on while this warp
-                // does the bookkeeping that only later phases read; an entry's COUNT units
-                // are ksq_parts(e) many, as its PUSH's)
-                if (last && open) {
-                    if (Cand && got >= k - 1) {
-                        const int seen = ldcg(&J.member[e]);
-                        if (k >= KS_LEVEL_STAMPS - 1) {
-                            ksq_abort(ctl, q);      // (lev0 + k would leave the stamps)
-                        } else if (seen != mstamp &&
-                                   atomicCAS((int*)&J.member[e], seen, mstamp) == seen) {
-                            __threadfence();
-                            ksq_push(Q, ctl, q, S, e, KSQ_PUSH, 0, parts);
-                            const u64 j = atomicAdd(J.nall, 1ull);
-                            if ((i64)j >= J.max_region) ksq_abort(ctl, q);
-                            J.all[j] = e;
-                            atomicAdd(ndone, 1ull);
-                            if (ldcg(&J.dirty[k]) != J.istamp) J.dirty[k] = J.istamp;
-                        }
-                    }
-                    const int seen = ldcg(&S.gone[e]);
-                    if (!Cand && got < k - 1 && seen != J.gstamp && seen != J.cstamp &&
-                        atomicCAS(&S.gone[e], seen, J.cstamp) == seen) {
-                        S.rank[e] = J.tail + (i64)atomicAdd(&ctl[KS_TAIL], 1ull);
-                        __threadfence();
-                        S.gone[e] = J.gstamp;
-                        __threadfence();
-                        ksq_push(Q, ctl, q, S, e, KSQ_PUSH, 0, parts);
-                        if (J.removed2) J.removed2[atomicAdd(J.nrem2, 1ull)] = e;
-                        atomicAdd(ndone, 1ull);
-                    }
-                    touch(S.touched, S.tstamp, e, S.ctr);
-                }
-            }
-        } else {
+        // e's PUSH, run p of np: peel, the live members that held a triangle with e; cand,
+        // the later level-k edges it may complete (COUNT entries)
+        const auto push = [&](int p, int np) {
             __threadfence();
             const i64 rx = Cand ? ldcg(&S.rank[e]) : 0;
             const int da = S.deg[a], db = S.deg[b];
-            warp_common(S.deg, S.ptr, a, b, lane, part, parts, [&](int w) {
+            warp_common(S.deg, S.ptr, a, b, lane, p, np, [&](int w) {
                 // (w's degree with the lookups: the pushes' part counts without a later
                 // read of the table and the degrees)
                 const int dw = S.deg[w];
@@ -408,7 +344,82 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                 if (q2 && atomicExch(&S.pushed[s2], qstamp) != qstamp)
                     ksq_push(Q, ctl, q, S, (int)s2, KSQ_COUNT, 0, ksq_parts_deg(Q, imin(db, dw)));
             }, NO_STOP, ksq_kary(Q));
+        };
+        if (kind != KSQ_COUNT) {
+            push(part, parts);
+            return;
         }
+        const u64 entry = t - part;
+        if (lane == 0) {
+            if (ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
+            *c = 0;
+        }
+        __syncwarp();
+        __threadfence();                     // (the flag's clear before the reads below)
+        // peel: e not peeled yet; cand: e not a candidate yet
+        const bool open = Cand ? ldcg(&J.member[e]) != mstamp : ldcg(&S.gone[e]) != J.gstamp;
+        const i64 r = Cand ? ldcg(&S.rank[e]) : 0;
+        if (open) {
+            warp_common(S.deg, S.ptr, a, b, lane, part, parts, [&](int w) {
+                i64 s1, s2;
+                et_find2(S.tkeys, S.tshift, et_key(a, w), et_key(b, w), s1, s2);
+                if (s1 < 0 || s2 < 0) return;
+                if (ko_holds2(S.truss, S.rank, J.member, mstamp, S.gone, J.gstamp, s1, s2, k,
+                              r, Cand))
+                    atomicAdd(c, 1);
+            }, [&] {
+                __syncwarp();
+                return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
+            }, ksq_kary(Q));
+        }
+        __syncwarp();
+        // (a decided edge's PUSH goes first: the chain of dependent units goes on before
+        // the bookkeeping that only later phases read. An entry's COUNT units are
+        // ksq_parts(e) many, as its PUSH's; with KSQ_INLINE an entry of one unit runs its
+        // PUSH in this warp at once, not through the queue)
+        int inline_push = 0, decided = 0;
+        if (lane == 0) {
+            int got = *c;
+            bool last = true;
+            if (parts > 1) {
+                const int was = atomicAdd(&Q.ecnt[entry], got + (1 << KO_CNT_BITS));
+                last = (was >> KO_CNT_BITS) == parts - 1;
+                got += was & KO_CNT_MASK;
+                if (last) Q.ecnt[entry] = 0;
+            }
+            decided = last && open;
+            const bool here = parts == 1 && (Q.modes & KSQ_INLINE);
+            if (decided && Cand && got >= k - 1) {
+                const int seen = ldcg(&J.member[e]);
+                if (k >= KS_LEVEL_STAMPS - 1) {
+                    ksq_abort(ctl, q);      // (lev0 + k would leave the stamps)
+                } else if (seen != mstamp &&
+                           atomicCAS((int*)&J.member[e], seen, mstamp) == seen) {
+                    __threadfence();
+                    if (here) inline_push = 1;
+                    else ksq_push(Q, ctl, q, S, e, KSQ_PUSH, 0, parts);
+                    const u64 j = atomicAdd(J.nall, 1ull);
+                    if ((i64)j >= J.max_region) ksq_abort(ctl, q);
+                    J.all[j] = e;
+                    atomicAdd(ndone, 1ull);
+                    if (ldcg(&J.dirty[k]) != J.istamp) J.dirty[k] = J.istamp;
+                }
+            }
+            const int seen = decided && !Cand ? ldcg(&S.gone[e]) : 0;
+            if (decided && !Cand && got < k - 1 && seen != J.gstamp && seen != J.cstamp &&
+                atomicCAS(&S.gone[e], seen, J.cstamp) == seen) {
+                S.rank[e] = J.tail + (i64)atomicAdd(&ctl[KS_TAIL], 1ull);
+                __threadfence();
+                S.gone[e] = J.gstamp;
+                __threadfence();
+                if (here) inline_push = 1;
+                else ksq_push(Q, ctl, q, S, e, KSQ_PUSH, 0, parts);
+                if (J.removed2) J.removed2[atomicAdd(J.nrem2, 1ull)] = e;
+                atomicAdd(ndone, 1ull);
+            }
+        }
+        if (__shfl_sync(FULL_MASK, inline_push, 0)) push(0, 1);
+        if (lane == 0 && decided) touch(S.touched, S.tstamp, e, S.ctr);
     });
     G.next_phase(Cand ? KS_PH_CAND : KS_PH_PEEL);
     const i64 done = G.last();
@@ -453,13 +464,31 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
         ksq_push_warp(Q, ctl, q, e, parts, KSQ_COUNT, aux, valid);
     }
     ksq_arrive(Q, G, q);
-    // (e fell from `was` to `value`: once to all, its neighbours through its PUSH)
-    const auto fall = [&](int e, int value) {
+    // (e fell from `was` to `value`: once to all, its neighbours through its PUSH; with
+    // `here`, the caller's warp runs the PUSH: returns `was` when e fell, else 0)
+    const auto fall = [&](int e, int value, bool here) -> int {
         const int was = atomicMin(&S.truss[e], value);
-        if (value >= was) return;
+        if (value >= was) return 0;
         if (atomicExch(&fell[e], fstamp) != fstamp) all[atomicAdd(&ctl[KS_FELL], 1ull)] = e;
         __threadfence();
+        if (here) return was;
         ksq_push(Q, ctl, q, S, e, KSQ_PUSH, was);
+        return 0;
+    };
+    // e's PUSH (run p of np): every triangle neighbour y with old >= truss[y] > truss[e]
+    const auto push = [&](int e, int u, int v, int p, int np, int old) {
+        __threadfence();
+        const int now = ldcg(&S.truss[e]);
+        warp_common(S.deg, S.ptr, u, v, lane, p, np, [&](int w) {
+            i64 s1, s2;
+            et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
+            if (s1 < 0 || s2 < 0) return;
+            const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
+            if (f1 <= old && f1 > now && atomicExch(&S.pushed[s1], qstamp) != qstamp)
+                ksq_push_hindex(Q, ctl, q, S, (int)s1);
+            if (f2 <= old && f2 > now && atomicExch(&S.pushed[s2], qstamp) != qstamp)
+                ksq_push_hindex(Q, ctl, q, S, (int)s2);
+        }, NO_STOP, ksq_kary(Q));
     };
     ks_serve(Q, ctl, q, t0, deadline_ns, [&](int e, int part, int parts, int kind, int old,
                                           u64 t) {
@@ -490,7 +519,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                     Q.ecnt[entry] = 0;
                     touch(S.touched, S.tstamp, e, S.ctr);
                     if ((was & KO_CNT_MASK) + *c < a - 2 && a > 2) {
-                        fall(e, a - 1);
+                        fall(e, a - 1, false);
                         if (atomicExch(&S.pushed[e], qstamp) != qstamp)
                             ksq_push_hindex(Q, ctl, q, S, e);
                     }
@@ -518,29 +547,24 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                 }, ksq_kary(Q));
             }
             __syncwarp();
+            // (KSQ_INLINE: a fallen edge whose PUSH is one unit runs it in this warp, after
+            // the h histogram's last read)
+            int fell_from = 0;
             if (lane == 0) {
-                touch(S.touched, S.tstamp, e, S.ctr);
                 int value = a <= 2 ? a : hindex_from_bins(h, a, lo);
                 const bool again = value < 0;
                 if (again) value = -value;
-                if (value < a) fall(e, value);
+                const bool here = (Q.modes & KSQ_INLINE) && ksq_parts(Q, S, e) == 1;
+                if (value < a) fell_from = fall(e, value, here);
                 if (again && atomicExch(&S.pushed[e], qstamp) != qstamp)
                     ksq_push_hindex(Q, ctl, q, S, e);
             }
             __syncwarp();                        // (before the next unit clears h)
+            fell_from = __shfl_sync(FULL_MASK, fell_from, 0);
+            if (fell_from) push(e, u, v, 0, 1, fell_from);
+            if (lane == 0) touch(S.touched, S.tstamp, e, S.ctr);
         } else {
-            __threadfence();
-            const int now = ldcg(&S.truss[e]);
-            warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
-                i64 s1, s2;
-                et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
-                if (s1 < 0 || s2 < 0) return;
-                const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
-                if (f1 <= old && f1 > now && atomicExch(&S.pushed[s1], qstamp) != qstamp)
-                    ksq_push_hindex(Q, ctl, q, S, (int)s1);
-                if (f2 <= old && f2 > now && atomicExch(&S.pushed[s2], qstamp) != qstamp)
-                    ksq_push_hindex(Q, ctl, q, S, (int)s2);
-            }, NO_STOP, ksq_kary(Q));
+            push(e, u, v, part, parts, old);
         }
     });
     G.next_phase(KS_PH_HINDEX);
