@@ -55,19 +55,23 @@ extern "C" __global__ void is_lower_bound(const int* __restrict__ deg,
                                           const int* __restrict__ mark, int bstamp,
                                           const i64* __restrict__ slots, i64 b, int* low) {
     __shared__ int hist[IS_BINS];
+    __shared__ int top;                  // the highest bin used (the scan below starts there)
     for (i64 i = blockIdx.x; i < b; i += gridDim.x) {
         for (int j = threadIdx.x; j < IS_BINS; j += blockDim.x) hist[j] = 0;
+        if (threadIdx.x == 0) top = 2;
         __syncthreads();
         const i64 key = tkeys[slots[i]];
         const int u = (int)(key >> 32), v = (int)(key & 0xffffffffLL);
         block_triangles(deg, ptr, tkeys, tshift, u, v, [&](i64 s1, i64 s2) {
             if (mark[s1] == bstamp || mark[s2] == bstamp) return;
             const int m = truss[s1] < truss[s2] ? truss[s1] : truss[s2];
-            atomicAdd(&hist[m < IS_BINS - 1 ? m : IS_BINS - 1], 1);
+            const int bin = m < IS_BINS - 1 ? m : IS_BINS - 1;
+            atomicAdd(&hist[bin], 1);
+            if (bin > top) atomicMax(&top, bin);
         });
         __syncthreads();
         if (threadIdx.x == 0) {
-            int k = IS_BINS - 1, acc = 0;
+            int k = top, acc = 0;             // (the bins above top are empty)
             for (; k > 2; --k) {
                 acc += hist[k];
                 if (acc >= k - 2) break;
