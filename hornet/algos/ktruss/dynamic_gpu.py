@@ -764,13 +764,11 @@ class GpuDynamicTruss(HostRounds):
         keys = t.keys
         truss, rank = t.columns["truss"], t.columns["rank"]
         slots = cp.ascontiguousarray(slots.astype(cp.int64, copy=False))
-        bstamp, cstamp = self._tick(), self._tick()
+        cstamp = self._tick()
         low, ext = self._newval, self._low_old
         P, sl = _ptr, _ptr(slots)
-        _prepared("is_mark", 4)(_grid(b), BLOCK, (sl, b, P(self._mark), int(bstamp)))
-        _prepared("is_lower_bound", 10)(_grid(b * BLOCK), BLOCK, (
-            P(deg), P(ptr), P(keys), t.shift, P(truss), P(self._mark), int(bstamp), sl, b,
-            P(low)))
+        _prepared("is_lower_bound", 8)(_grid(b * BLOCK), BLOCK, (
+            P(deg), P(ptr), P(keys), t.shift, P(truss), sl, b, P(low)))
         _prepared("is_place", 10)(_grid(b), BLOCK, (
             sl, b, P(low), P(truss), P(rank), int(self._head), P(self._fell), int(cstamp),
             P(ext), P(self._ctr)))
