@@ -138,7 +138,9 @@ def main(argv=None) -> None:
                                     kernel[(k, op)].append(_kernel_ms(kt))
                                     stats[k].append((op, kt.stats.get("rounds"),
                                                      kt.stats.get("peel_rounds"),
-                                                     kt.stats.get("levels")))
+                                                     kt.stats.get("levels"),
+                                                     kt.stats.get("units"),
+                                                     kt.stats.get("depth")))
                             if r % args.check == 0:
                                 want = hornet.algos.truss_numbers(graphs["new"]).get() \
                                     if tree == "new" else base.algos.truss_numbers(g).get()
@@ -164,8 +166,9 @@ def main(argv=None) -> None:
                     print(f"    {'':9} {k:5} {_fmt(tn)} x{static / (mn * 1e3):5.1f} [{fn} static]"
                           f"  /base {mn / mb:.3f}{kms}", flush=True)
             for k in variants:
-                print(f"    {k} (op, rounds, peel rounds, levels): " +
-                      " ".join(f"{o[0]}:{o[1]}/{o[2]}/{o[3]}" for o in stats[k][:8]))
+                print(f"    {k} (op, rounds, peel rounds, levels, queue units, chain): " +
+                      " ".join(f"{o[0]}:{o[1]}/{o[2]}/{o[3]}/{o[4]}/{o[5]}"
+                               for o in stats[k][:8]))
         static2 = _static_ms(hornet, graphs["new"])
         print(f"  static again {static2:.2f} ms", flush=True)
 

@@ -180,6 +180,9 @@ UPDATE_STAMPS = 1 << 22
 KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
     range(1, 10)
 KS_TOUCHED, KS_SPUN, KS_RAISED, KS_PEEL_ROUNDS, KS_TIME = 14, 15, 22, 0, 24
+#: (diagnostics) queue units served by the peelings and candidate searches, and their longest
+#: chain of dependent units
+KS_UNITS, KS_DEPTH = 20, 31
 #: ko_scan's words, then the asynchronous queue's (two sets of KSQ_SET_WORDS in ko_async.cuh)
 KS_WORDS, QUEUE_WORDS = 32, 96
 KS_DONE, KS_NOT_EMPTY = 0, 3
@@ -361,6 +364,7 @@ class GpuDynamicTruss(HostRounds):
         self._rounds += int(c[KS_ROUNDS])
         self._levels = int(c[KS_LEVELS])
         self._raised = int(c[KS_RAISED])
+        self._units, self._depth = int(c[KS_UNITS]), int(c[KS_DEPTH])
         if int(c[KS_STATUS]) != KS_DONE:
             self._cnt.fill(0)                     # (a phase may have stopped before its reader)
             if queue is not None:                 # (a stopped queue may hold units)
@@ -655,6 +659,7 @@ class GpuDynamicTruss(HostRounds):
             done = self._scan(2, 0, 0, self._fallen, fstamp, tstamp, deadline, 1 << 62,
                               queued)
             touched = self._touched_count
+            self.stats.update(units=self._units, depth=self._depth)
         else:
             queued()
             n = int(self._read()[C_NEXT])
@@ -785,7 +790,7 @@ class GpuDynamicTruss(HostRounds):
             self.stats.update(region=self._touched_count, rounds=self._rounds,
                               peel_rounds=self._peel_rounds,
                               levels=self._levels, placed=int(c[C_PLACED]),
-                              seeds=int(c[C_EXTRA]))
+                              seeds=int(c[C_EXTRA]), units=self._units, depth=self._depth)
             return
         queued()
         c = self._read()

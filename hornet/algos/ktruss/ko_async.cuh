@@ -305,14 +305,23 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
     }
     ksq_arrive(Q, G, q);
     u64* ndone = G.slot();
-    ks_serve(Q, ctl, q, t0, deadline_ns, [&](int e, int part, int parts, int kind, int, u64 t) {
+    // (diagnostics: units served, and the longest chain of units, a unit's aux its depth)
+    u64 served = 0;
+    int deepest = 0;
+    ks_serve(Q, ctl, q, t0, deadline_ns, [&](int e, int part, int parts, int kind, int depth,
+                                          u64 t) {
+        const int next = depth < 0x1ffff ? depth + 1 : depth;
+        if (lane == 0) {
+            ++served;
+            if (depth > deepest) deepest = depth;
+        }
         const int k = ldcg(&S.truss[e]);
         const int mstamp = J.per_level ? J.mstamp0 + k : J.mstamp0;
         const i64 key = S.tkeys[e];
         const int a = hi32(key), b = lo32(key);
         // e's PUSH, run p of np: peel, the live members that held a triangle with e; cand,
         // the later level-k edges it may complete (COUNT entries)
-        const auto push = [&](int p, int np) {
+        const auto push = [&](int p, int np, int d) {
             __threadfence();
             const i64 rx = Cand ? ldcg(&S.rank[e]) : 0;
             const int da = S.deg[a], db = S.deg[b];
@@ -340,13 +349,13 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     q2 = w2 && (t1 > k || w1) && g2 != J.gstamp;
                 }
                 if (q1 && atomicExch(&S.pushed[s1], qstamp) != qstamp)
-                    ksq_push(Q, ctl, q, S, (int)s1, KSQ_COUNT, 0, ksq_parts_deg(Q, imin(da, dw)));
+                    ksq_push(Q, ctl, q, S, (int)s1, KSQ_COUNT, d, ksq_parts_deg(Q, imin(da, dw)));
                 if (q2 && atomicExch(&S.pushed[s2], qstamp) != qstamp)
-                    ksq_push(Q, ctl, q, S, (int)s2, KSQ_COUNT, 0, ksq_parts_deg(Q, imin(db, dw)));
+                    ksq_push(Q, ctl, q, S, (int)s2, KSQ_COUNT, d, ksq_parts_deg(Q, imin(db, dw)));
             }, NO_STOP, ksq_kary(Q));
         };
         if (kind != KSQ_COUNT) {
-            push(part, parts);
+            push(part, parts, next);
             return;
         }
         const u64 entry = t - part;
@@ -397,7 +406,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                            atomicCAS((int*)&J.member[e], seen, mstamp) == seen) {
                     __threadfence();
                     if (here) inline_push = 1;
-                    else ksq_push(Q, ctl, q, S, e, KSQ_PUSH, 0, parts);
+                    else ksq_push(Q, ctl, q, S, e, KSQ_PUSH, next, parts);
                     const u64 j = atomicAdd(J.nall, 1ull);
                     if ((i64)j >= J.max_region) ksq_abort(ctl, q);
                     J.all[j] = e;
@@ -413,14 +422,18 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                 S.gone[e] = J.gstamp;
                 __threadfence();
                 if (here) inline_push = 1;
-                else ksq_push(Q, ctl, q, S, e, KSQ_PUSH, 0, parts);
+                else ksq_push(Q, ctl, q, S, e, KSQ_PUSH, next, parts);
                 if (J.removed2) J.removed2[atomicAdd(J.nrem2, 1ull)] = e;
                 atomicAdd(ndone, 1ull);
             }
         }
-        if (__shfl_sync(FULL_MASK, inline_push, 0)) push(0, 1);
+        if (__shfl_sync(FULL_MASK, inline_push, 0)) push(0, 1, next);
         if (lane == 0 && decided) touch(S.touched, S.tstamp, e, S.ctr);
     });
+    if (lane == 0) {
+        atomicAdd(&ctl[KS_UNITS], served);
+        atomicMax(&ctl[KS_DEPTH], (u64)deepest);
+    }
     G.next_phase(Cand ? KS_PH_CAND : KS_PH_PEEL);
     const i64 done = G.last();
     return ksq_finish(ctl, G) ? done : -1;
