@@ -52,10 +52,11 @@ def _use_peel(device, peel, monkeypatch) -> None:
     each, ``ko_async.cuh``, served right after its first pushes, mode 4's split and rise
     fused: ASYNC_FUSED; 8-ary list searches: ASYNC_KARY; one-unit PUSHes in the deciding
     warp: ASYNC_INLINE), "async-barriers" (a grid barrier after the first pushes, separate
-    split and rise phases, binary searches, every PUSH through the queue), "async-4-blocks" (as "async" on a grid of four blocks, each
-    block pushing a long share of the first lists while the others serve, with units of 64
-    elements, up to 16 units an edge and pauses up to 512 ns) or "rounds" (synchronous
-    rounds from worklists); the CPU version runs once (as "async")."""
+    split and rise phases, binary searches, every PUSH through the queue), "async-4-blocks"
+    (as "async" on a grid of four blocks, each block pushing a long share of the first lists
+    while the others serve, with units of 64 elements, up to 16 units an edge, pauses up to
+    512 ns and every PUSH through the queue) or "rounds" (synchronous rounds from
+    worklists); the CPU version runs once (as "async")."""
     if device == "cpu" and peel != "async":
         pytest.skip("the GPU version's phases in ko_scan")
     if device == "gpu":
@@ -64,7 +65,7 @@ def _use_peel(device, peel, monkeypatch) -> None:
             monkeypatch.setattr(dynamic_gpu, flag, peel != "rounds")
         monkeypatch.setattr(dynamic_gpu, "ASYNC_FUSED", peel != "async-barriers")
         monkeypatch.setattr(dynamic_gpu, "ASYNC_KARY", peel != "async-barriers")
-        monkeypatch.setattr(dynamic_gpu, "ASYNC_INLINE", peel != "async-barriers")
+        monkeypatch.setattr(dynamic_gpu, "ASYNC_INLINE", peel == "async")
         if peel == "async-4-blocks":
             monkeypatch.setattr(dynamic_gpu, "SCAN_MAX_BLOCKS", 4)
             monkeypatch.setattr(dynamic_gpu, "ASYNC_CHUNK", 64)

@@ -159,8 +159,9 @@ ASYNC_FUSED = True
 ASYNC_KARY = True
 #: True: an edge decided by a one-unit queue entry (peeled, a new candidate, fallen in the
 #: descent) runs its PUSH in the deciding warp at once instead of through the queue (one
-#: hand-over less on every step of a chain)
-ASYNC_INLINE = True
+#: hand-over less on every step of a chain, but the warp is held meanwhile); False: every
+#: PUSH through the queue
+ASYNC_INLINE = False
 #: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k):
 #: the phases are chains of dependent units, so an edge is spread wide and work taken soon
 ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128

@@ -368,7 +368,9 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
         // peel: e not peeled yet; cand: e not a candidate yet
         const bool open = Cand ? ldcg(&J.member[e]) != mstamp : ldcg(&S.gone[e]) != J.gstamp;
         const i64 r = Cand ? ldcg(&S.rank[e]) : 0;
-        if (open) {
+        // (the entry's other units may have decided it already: k - 1 found)
+        const bool enough = parts > 1 && (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
+        if (open && !enough) {
             warp_common(S.deg, S.ptr, a, b, lane, part, parts, [&](int w) {
                 i64 s1, s2;
                 et_find2(S.tkeys, S.tshift, et_key(a, w), et_key(b, w), s1, s2);
@@ -516,7 +518,9 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             }
             __syncwarp();
             __threadfence();                     // (the flag's clear before the reads below)
-            warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
+            // (the entry's other units may have found a - 2 already)
+            const bool enough = (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2;
+            if (!enough) warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
                 i64 s1, s2;
                 et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
                 if (s1 < 0 || s2 < 0) return;
