@@ -52,7 +52,8 @@ def _use_peel(device, peel, monkeypatch) -> None:
     each, ``ko_async.cuh``, served right after its first pushes, mode 4's split and rise
     fused: ASYNC_FUSED; 8-ary list searches: ASYNC_KARY; one-unit PUSHes in the deciding
     warp: ASYNC_INLINE), "async-barriers" (a grid barrier after the first pushes, separate
-    split and rise phases, binary searches, every PUSH through the queue), "async-4-blocks"
+    split and rise phases, binary searches, every PUSH through the queue, a new candidate's
+    PUSH listing every later edge of its level: ASYNC_CAND_PRUNE off), "async-4-blocks"
     (as "async" on a grid of four blocks, each block pushing a long share of the first lists
     while the others serve, with units of 64 elements, up to 16 units an edge, pauses up to
     512 ns and every PUSH through the queue) or "rounds" (synchronous rounds from
@@ -66,6 +67,7 @@ def _use_peel(device, peel, monkeypatch) -> None:
         monkeypatch.setattr(dynamic_gpu, "ASYNC_FUSED", peel != "async-barriers")
         monkeypatch.setattr(dynamic_gpu, "ASYNC_KARY", peel != "async-barriers")
         monkeypatch.setattr(dynamic_gpu, "ASYNC_INLINE", peel == "async")
+        monkeypatch.setattr(dynamic_gpu, "ASYNC_CAND_PRUNE", peel != "async-barriers")
         if peel == "async-4-blocks":
             monkeypatch.setattr(dynamic_gpu, "SCAN_MAX_BLOCKS", 4)
             monkeypatch.setattr(dynamic_gpu, "ASYNC_CHUNK", 64)

@@ -162,6 +162,10 @@ ASYNC_KARY = True
 #: hand-over less on every step of a chain, but the warp is held meanwhile); False: every
 #: PUSH through the queue
 ASYNC_INLINE = False
+#: True: a new candidate's PUSH (mode 4's asynchronous candidate search) lists a later
+#: level-k edge only when the triangle's third edge holds for it (above k, a candidate, or at
+#: k after it): the other ones' counts did not change; False: every later level-k edge
+ASYNC_CAND_PRUNE = True
 #: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k):
 #: the phases are chains of dependent units, so an edge is spread wide and work taken soon
 ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
@@ -337,7 +341,7 @@ class GpuDynamicTruss(HostRounds):
         queue = self._async_queue()
         qmodes = (int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT) |
                   8 * int(ASYNC_DESCENT_SPLIT) | 16 * int(ASYNC_FUSED) |
-                  32 * int(ASYNC_KARY) | 64 * int(ASYNC_INLINE) |
+                  32 * int(ASYNC_KARY) | 64 * int(ASYNC_INLINE) | 128 * int(ASYNC_CAND_PRUNE) |
                   (ASYNC_CHUNK // 32) << 8 | ASYNC_MAX_PARTS << 16 |
                   (int(ASYNC_PAUSE_MAX).bit_length() - 1) << 22)
         base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS

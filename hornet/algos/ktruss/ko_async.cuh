@@ -57,6 +57,7 @@
 #define KSQ_KARY 32      //   the units' list searches by lower_bound_8ary (fewer dependent
                          //   loads a unit: the phases are chains of dependent units)
 #define KSQ_INLINE 64    //   a decided edge of one unit runs its PUSH in the deciding warp
+#define KSQ_PRUNE 128    //   a new candidate's PUSH lists only the edges whose count it raises
 
 struct KsQueue {
     long long* units;    // cap slots, KSQ_EMPTY when free
@@ -342,6 +343,14 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                 if (Cand) {     // (as ko_phase_push: later level-k edges, not candidates)
                     q1 = t1 == k && r1 > rx && m1 != mstamp;
                     q2 = t2 == k && r2 > rx && m2 != mstamp;
+                    if (Q.modes & KSQ_PRUNE) {
+                        // (only where the triangle now holds for it: its third edge above
+                        // k, a candidate, or at k after it; else e's joining changed
+                        // nothing for it, and the third edge's own joining, if it comes,
+                        // pushes it then: each reads the other's candidacy after a fence)
+                        q1 = q1 && (t2 > k || m2 == mstamp || r2 > r1);
+                        q2 = q2 && (t1 > k || m1 == mstamp || r1 > r2);
+                    }
                 } else {        // (as ko_phase_peel_push: live members that held it)
                     const bool w1 = t1 == k && m1 == mstamp;
                     const bool w2 = t2 == k && m2 == mstamp;
