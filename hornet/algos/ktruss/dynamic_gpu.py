@@ -83,7 +83,12 @@ barriers between the phases. On a graph of at most :data:`ASYNC_MAX_EDGES` edges
 runs its peelings, mode 4's candidate searches and the deletion's descent as one asynchronous
 phase each (``ko_async.cuh``): a work queue of parts of edges' intersections that every warp
 serves until it is empty, an edge taken again as soon as a neighbour's change may change its
-decision, so a chain of small rounds costs its work, not a grid barrier a round.
+decision, so a chain of small rounds costs its work, not a grid barrier a round. Such a
+phase is a chain of dependent units, so a unit is cut to few dependent loads: 8-ary list
+searches (:data:`ASYNC_KARY`), a triangle's two lookups and its tests each one round of loads,
+a decided edge's next unit queued before its bookkeeping; a phase's first pushes take one
+queue ticket a warp; a new candidate queues only the edges whose count it raised
+(:data:`ASYNC_CAND_PRUNE`).
 
 The static GPU decomposition finishes a batch larger than ``batch_share`` of the edges, and
 one whose region passes ``fallback_share`` of the edges or whose update runs longer than
