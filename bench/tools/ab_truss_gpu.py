@@ -9,13 +9,14 @@ For every graph (a file of the data folder by name prefix, or "kronNN") both tre
 graph and a ``DynamicTruss``; for every batch size, ``repeats`` batches of b random existing
 edges are deleted and then re-inserted, each update timed alone (synchronized), the two trees
 taking turns in alternating order on the same batches. After every update both trees' numbers
-equal the static decomposition of the new tree (checked untimed). Prints the medians (with
+equal the static decomposition of its graph (checked untimed). Prints the medians (with
 min and max), the path taken (dynamic or static fallbacks) and the speedup over the static
 decomposition's median in the same process. ``--budget``: seconds after which no new batch
 size starts. ``--variant``: the new tree again with other constants of its
-``ktruss.dynamic_gpu`` (set before each of its updates and restored after, on the same
-objects), timed in turn with the others; the new tree's rows add the device time of ko_scan's
-phases (its own clock, KS_TIME words) per update.
+``ktruss.dynamic_gpu`` (set before each of its updates and restored after), timed in turn
+with the others; the new tree's rows add the device time of ko_scan's
+phases (its own clock, KS_TIME words) per update. Every entry (base, new, each variant) keeps
+its own graph and DynamicTruss, so each starts every batch from the same kind of state.
 """
 from __future__ import annotations
 
@@ -105,8 +106,11 @@ def main(argv=None) -> None:
     for name in args.graphs.split(","):
         title, s, d = load(name)
         su, du = cp.asarray(s), cp.asarray(d)
-        graphs = {k: p.Graph.from_edges(su, du, device="gpu") for k, p in packages.items()}
-        trusses = {k: p.algos.DynamicTruss(graphs[k]) for k, p in packages.items()}
+        # (every entry its own graph and state: a second update of one batch on a shared
+        # state would start from the k-order the first one left, and cost less)
+        pkg = {k: packages["base" if k == "base" else "new"] for k in names}
+        graphs = {k: pkg[k].Graph.from_edges(su, du, device="gpu") for k in names}
+        trusses = {k: pkg[k].algos.DynamicTruss(graphs[k]) for k in names}
         gs, gd = (a.get() for a in graphs["new"].edges())
         static = _static_ms(hornet, graphs["new"])
         print(f"{title}: E={graphs['new'].num_edges} static {static:.2f} ms", flush=True)
@@ -124,7 +128,7 @@ def main(argv=None) -> None:
                 order = names[r % len(names):] + names[:r % len(names)]
                 for k in (order if r % 2 else order[::-1]):
                     tree = "base" if k == "base" else "new"
-                    g, kt = graphs[tree], trusses[tree]
+                    g, kt = graphs[k], trusses[k]
                     undo = configured(k) if tree == "new" else (lambda: None)
                     try:
                         for op in ("delete", "re-insert"):
@@ -144,8 +148,7 @@ def main(argv=None) -> None:
                                                      kt.stats.get("units"),
                                                      kt.stats.get("depth")))
                             if r % args.check == 0:
-                                want = hornet.algos.truss_numbers(graphs["new"]).get() \
-                                    if tree == "new" else base.algos.truss_numbers(g).get()
+                                want = pkg[k].algos.truss_numbers(g).get()
                                 got = kt.truss_numbers.get()
                                 if not np.array_equal(got, want):
                                     raise SystemExit(f"{title} b={b} {k} {op}: dynamic != "
