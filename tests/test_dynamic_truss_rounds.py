@@ -50,11 +50,14 @@ def _check(kt, g) -> None:
 def _use_peel(device, peel, monkeypatch) -> None:
     """ko_scan's peelings, candidate searches and descents: "async" (one queue-driven phase
     each, ``ko_async.cuh``, served right after its first pushes, mode 4's split and rise
-    fused: ASYNC_FUSED), "async-barriers" (a grid barrier after the first pushes, separate
-    split and rise phases), "async-4-blocks" (as "async" on a grid of four blocks, each
-    block pushing a long share of the first lists while the others serve, with units of 64
-    elements, up to 16 units an edge and pauses up to 512 ns) or "rounds" (synchronous
-    rounds from worklists); the CPU version runs once (as "async")."""
+    fused: ASYNC_FUSED; 8-ary list searches: ASYNC_KARY; one-unit PUSHes in the deciding
+    warp: ASYNC_INLINE), "async-barriers" (a grid barrier after the first pushes, separate
+    split and rise phases, binary searches, every PUSH through the queue, a new candidate's
+    PUSH listing every later edge of its level: ASYNC_CAND_PRUNE off), "async-4-blocks"
+    (as "async" on a grid of four blocks, each block pushing a long share of the first lists
+    while the others serve, with units of 64 elements, up to 16 units an edge, pauses up to
+    512 ns and every PUSH through the queue) or "rounds" (synchronous rounds from
+    worklists); the CPU version runs once (as "async")."""
     if device == "cpu" and peel != "async":
         pytest.skip("the GPU version's phases in ko_scan")
     if device == "gpu":
@@ -62,6 +65,9 @@ def _use_peel(device, peel, monkeypatch) -> None:
         for flag in ("ASYNC_PEEL", "ASYNC_CAND", "ASYNC_DESCENT"):
             monkeypatch.setattr(dynamic_gpu, flag, peel != "rounds")
         monkeypatch.setattr(dynamic_gpu, "ASYNC_FUSED", peel != "async-barriers")
+        monkeypatch.setattr(dynamic_gpu, "ASYNC_KARY", peel != "async-barriers")
+        monkeypatch.setattr(dynamic_gpu, "ASYNC_INLINE", peel == "async")
+        monkeypatch.setattr(dynamic_gpu, "ASYNC_CAND_PRUNE", peel != "async-barriers")
         if peel == "async-4-blocks":
             monkeypatch.setattr(dynamic_gpu, "SCAN_MAX_BLOCKS", 4)
             monkeypatch.setattr(dynamic_gpu, "ASYNC_CHUNK", 64)

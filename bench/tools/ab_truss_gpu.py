@@ -9,13 +9,14 @@ For every graph (a file of the data folder by name prefix, or "kronNN") both tre
 graph and a ``DynamicTruss``; for every batch size, ``repeats`` batches of b random existing
 edges are deleted and then re-inserted, each update timed alone (synchronized), the two trees
 taking turns in alternating order on the same batches. After every update both trees' numbers
-equal the static decomposition of the new tree (checked untimed). Prints the medians (with
+equal the static decomposition of its graph (checked untimed). Prints the medians (with
 min and max), the path taken (dynamic or static fallbacks) and the speedup over the static
 decomposition's median in the same process. ``--budget``: seconds after which no new batch
 size starts. ``--variant``: the new tree again with other constants of its
-``ktruss.dynamic_gpu`` (set before each of its updates and restored after, on the same
-objects), timed in turn with the others; the new tree's rows add the device time of ko_scan's
-phases (its own clock, KS_TIME words) per update.
+``ktruss.dynamic_gpu`` (set before each of its updates and restored after), timed in turn
+with the others; the new tree's rows add the device time of ko_scan's
+phases (its own clock, KS_TIME words) per update. Every entry (base, new, each variant) keeps
+its own graph and DynamicTruss, so each starts every batch from the same kind of state.
 """
 from __future__ import annotations
 
@@ -92,7 +93,9 @@ def main(argv=None) -> None:
         for k, v in variants.get(vname, {}).items():
             setattr(dynamic_gpu, k, type(saved[k])(v))
         grid = dynamic_gpu.GpuDynamicTruss._grid_cache
-        dynamic_gpu.GpuDynamicTruss._grid_cache = {} if saved else grid
+        # (a fresh grid size only for a variant of the grid: its query is timed too)
+        regrid = any(k.startswith("SCAN_") for k in saved)
+        dynamic_gpu.GpuDynamicTruss._grid_cache = {} if regrid else grid
 
         def undo():
             for k, v in saved.items():
@@ -103,8 +106,11 @@ def main(argv=None) -> None:
     for name in args.graphs.split(","):
         title, s, d = load(name)
         su, du = cp.asarray(s), cp.asarray(d)
-        graphs = {k: p.Graph.from_edges(su, du, device="gpu") for k, p in packages.items()}
-        trusses = {k: p.algos.DynamicTruss(graphs[k]) for k, p in packages.items()}
+        # (every entry its own graph and state: a second update of one batch on a shared
+        # state would start from the k-order the first one left, and cost less)
+        pkg = {k: packages["base" if k == "base" else "new"] for k in names}
+        graphs = {k: pkg[k].Graph.from_edges(su, du, device="gpu") for k in names}
+        trusses = {k: pkg[k].algos.DynamicTruss(graphs[k]) for k in names}
         gs, gd = (a.get() for a in graphs["new"].edges())
         static = _static_ms(hornet, graphs["new"])
         print(f"{title}: E={graphs['new'].num_edges} static {static:.2f} ms", flush=True)
@@ -122,7 +128,7 @@ def main(argv=None) -> None:
                 order = names[r % len(names):] + names[:r % len(names)]
                 for k in (order if r % 2 else order[::-1]):
                     tree = "base" if k == "base" else "new"
-                    g, kt = graphs[tree], trusses[tree]
+                    g, kt = graphs[k], trusses[k]
                     undo = configured(k) if tree == "new" else (lambda: None)
                     try:
                         for op in ("delete", "re-insert"):
@@ -138,10 +144,11 @@ def main(argv=None) -> None:
                                     kernel[(k, op)].append(_kernel_ms(kt))
                                     stats[k].append((op, kt.stats.get("rounds"),
                                                      kt.stats.get("peel_rounds"),
-                                                     kt.stats.get("levels")))
+                                                     kt.stats.get("levels"),
+                                                     kt.stats.get("units"),
+                                                     kt.stats.get("depth")))
                             if r % args.check == 0:
-                                want = hornet.algos.truss_numbers(graphs["new"]).get() \
-                                    if tree == "new" else base.algos.truss_numbers(g).get()
+                                want = pkg[k].algos.truss_numbers(g).get()
                                 got = kt.truss_numbers.get()
                                 if not np.array_equal(got, want):
                                     raise SystemExit(f"{title} b={b} {k} {op}: dynamic != "
@@ -164,8 +171,9 @@ def main(argv=None) -> None:
                     print(f"    {'':9} {k:5} {_fmt(tn)} x{static / (mn * 1e3):5.1f} [{fn} static]"
                           f"  /base {mn / mb:.3f}{kms}", flush=True)
             for k in variants:
-                print(f"    {k} (op, rounds, peel rounds, levels): " +
-                      " ".join(f"{o[0]}:{o[1]}/{o[2]}/{o[3]}" for o in stats[k][:8]))
+                print(f"    {k} (op, rounds, peel rounds, levels, queue units, chain): " +
+                      " ".join(f"{o[0]}:{o[1]}/{o[2]}/{o[3]}/{o[4]}/{o[5]}"
+                               for o in stats[k][:8]))
         static2 = _static_ms(hornet, graphs["new"])
         print(f"  static again {static2:.2f} ms", flush=True)
 

@@ -51,6 +51,19 @@ _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "edge_table.cu")
 #: the device functions et_key / et_find / et_insert (included by other .cu files)
 CUDA_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "edge_table.cuh")
 _NULL = np.uint64(0)         # a null pointer argument
+_PREPARED: dict = {}
+
+
+def _fast(name: str, n: int, values: tuple) -> None:
+    """Kernel ``name`` of edge_table.cu over ``n`` items (grid-stride) through a reused
+    prepared launch (``values``: ints, one per parameter): the per-update fast paths, where
+    CuPy's conversion of every argument would cost more than the kernel."""
+    from hornet.core.cuda import BLOCK, PreparedLaunch, _max_grid, function
+    p = _PREPARED.get(name)
+    if p is None:
+        fn = function(_CU, name, _NAMES)
+        p = _PREPARED[name] = PreparedLaunch(fn, len(values))
+    p(min(-(-n // BLOCK), _max_grid()), BLOCK, values)
 _NAMES = ()                 # (extern "C" kernels only)
 
 
@@ -207,8 +220,10 @@ class EdgeTable:
     # ------------------------------------------------------------------ batched kernels
     def _pairs(self, u, v):
         xp = self.xp
-        u = xp.ascontiguousarray(xp.asarray(u).astype(xp.int32, copy=False))
-        v = xp.ascontiguousarray(xp.asarray(v).astype(xp.int32, copy=False))
+        if not (type(u) is xp.ndarray and u.dtype == np.int32 and u.flags.c_contiguous):
+            u = xp.ascontiguousarray(xp.asarray(u).astype(xp.int32, copy=False))
+        if not (type(v) is xp.ndarray and v.dtype == np.int32 and v.flags.c_contiguous):
+            v = xp.ascontiguousarray(xp.asarray(v).astype(xp.int32, copy=False))
         if u.shape != v.shape or u.ndim != 1:
             raise ValueError("u and v must be 1-D arrays of one length")
         return u, v
@@ -283,12 +298,12 @@ class EdgeTable:
         if self.device == "cpu":
             slots, added = self._insert_keys(self._keys_of(u, v))
         else:
-            from hornet.core.cuda import function, i64, launch
             xp = self.xp
             slots = xp.empty(n, dtype=xp.int64)
-            launch(function(_CU, "et_insert_pairs", _NAMES), n,
-                   (self.keys, np.int32(self.shift), u, v, i64(n), slots, _NULL,
-                    self._unread_counter()))
+            if n:
+                _fast("et_insert_pairs", n, (self.keys.data.ptr, self.shift, u.data.ptr,
+                                             v.data.ptr, n, slots.data.ptr, 0,
+                                             self._unread_counter().data.ptr))
             added = n          # absent and distinct by contract: no read-back
         self._live += added
         self._used += added
@@ -353,9 +368,8 @@ class EdgeTable:
         if self.device == "cpu":
             self.delete(u, v)
             return
-        from hornet.core.cuda import function, i64, launch
-        launch(function(_CU, "et_delete_pairs", _NAMES), n,
-               (self.keys, np.int32(self.shift), u, v, i64(n), self._unread_counter()))
+        _fast("et_delete_pairs", n, (self.keys.data.ptr, self.shift, u.data.ptr, v.data.ptr, n,
+                                     self._unread_counter().data.ptr))
         self._live -= n
 
     def items(self):

@@ -46,6 +46,19 @@ __device__ __forceinline__ int lo32(i64 k) { return (int)(k & 0xffffffffLL); }
 __device__ __forceinline__ int hi32(i64 k) { return (int)(k >> 32); }
 __device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }
 
+// et_find of k in keys (mask: capacity - 1) from the slot after home (whose key is neither
+// k nor empty).
+__device__ __noinline__ i64 et_find_from(const i64* __restrict__ keys, u64 mask, i64 k,
+                                         u64 home) {
+    u64 s = home;
+    while (true) {
+        s = (s + 1) & mask;
+        const i64 c = keys[s];
+        if (c == k) return (i64)s;
+        if (c == ET_EMPTY) return -1;
+    }
+}
+
 // Loads through L2 (ld.global.cg): arrays that one phase of ko_scan writes and a later phase
 // reads on another multiprocessor, where an L1 line could be stale.
 __device__ __forceinline__ int ldcg(const int* p) { return __ldcg(p); }
@@ -56,6 +69,17 @@ __device__ __forceinline__ i64 warp_id() {
     return ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
 }
 __device__ __forceinline__ i64 num_warps() { return ((i64)gridDim.x * blockDim.x) >> 5; }
+
+// The slots of keys k1 and k2 (et_find of each, -1 when absent), their home slots read at
+// once: the two lookups of a triangle's other edges cost one dependent load, not two.
+__device__ __forceinline__ void et_find2(const i64* __restrict__ keys, int shift, i64 k1,
+                                         i64 k2, i64& s1, i64& s2) {
+    const u64 mask = (1ull << (64 - shift)) - 1ull;
+    const u64 h1 = ((u64)k1 * ET_MULT) >> shift, h2 = ((u64)k2 * ET_MULT) >> shift;
+    const i64 c1 = keys[h1], c2 = keys[h2];
+    s1 = c1 == k1 ? (i64)h1 : c1 == ET_EMPTY ? -1 : et_find_from(keys, mask, k1, h1);
+    s2 = c2 == k2 ? (i64)h2 : c2 == ET_EMPTY ? -1 : et_find_from(keys, mask, k2, h2);
+}
 
 // Append slot s to list (count ctr[c]) unless arr[s] already holds stamp.
 __device__ __forceinline__ void claim(int* arr, int stamp, int s, int* list, u64* ctr, int c) {
@@ -76,17 +100,46 @@ __device__ __forceinline__ void touch(int* touched, int tstamp, int s, u64* ctr)
     if (atomicExch(&touched[s], tstamp) != tstamp) atomicAdd(&ctr[C_TOUCHED], 1ull);
 }
 
+// Number of a[0:n] that are < x (a ascending), by one thread in few dependent steps: each
+// step reads 7 probes at once and keeps one of the 8 ranges between them, the last 8 or fewer
+// elements are read at once. A chain of dependent triangle counts (ko_scan's asynchronous
+// phases) waits on every step of its searches; this takes about log8 of them instead of log2,
+// for more loads.
+__device__ __forceinline__ i64 lower_bound_8ary(const int* a, i64 n, int x) {
+    i64 lo = 0, hi = n;                  // the answer is in [lo, hi]
+    while (hi - lo > 8) {
+        const i64 step = (hi - lo) >> 3;
+        int v[7];
+#pragma unroll
+        for (int j = 0; j < 7; ++j) v[j] = a[lo + (j + 1) * step];
+        int t = 0;                       // the probes below x are a prefix
+#pragma unroll
+        for (int j = 0; j < 7; ++j) t += v[j] < x;
+        const i64 next_lo = t ? lo + t * step + 1 : lo;
+        if (t < 7) hi = lo + (t + 1) * step;
+        lo = next_lo;
+    }
+    int v[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = lo + j < hi ? a[lo + j] : x;
+    int t = 0;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) t += v[j] < x;
+    return lo + t;
+}
+
 // f(w) for every common neighbour w of u and v in the current graph, spread over the lanes of
 // the calling warp (every lane calls it with the same u, v; f runs on the lane that found w).
 // With parts > 1, `parts` warps share the edge: this one takes every parts-th run of 32
 // elements of the shorter list, from run `part`. After each run every lane calls stop()
 // (warp-uniform): true ends the enumeration early. Lists are strictly ascending, so lane
-// 31's search position bounds the warp's later searches.
+// 31's search position bounds the warp's later searches. kary: the searches by
+// lower_bound_8ary (fewer dependent loads: for chains of dependent counts).
 template <typename OnCommon, typename Stop>
 __device__ __forceinline__ void warp_common(const int* __restrict__ deg,
                                             const i64* __restrict__ ptr, int u, int v,
                                             unsigned lane, int part, int parts, OnCommon&& f,
-                                            Stop&& stop) {
+                                            Stop&& stop, bool kary = false) {
     const i64 du = deg[u], dv = deg[v];
     const bool ushort = du <= dv;
     const int s = ushort ? u : v, l = ushort ? v : u;
@@ -100,7 +153,8 @@ __device__ __forceinline__ void warp_common(const int* __restrict__ deg,
         i64 q = base;
         if (k < ds) {
             const int w = S[k];
-            q = base + lower_bound(L + base, dl - base, w);
+            q = base + (kary ? lower_bound_8ary(L + base, dl - base, w)
+                             : lower_bound(L + base, dl - base, w));
             if (q < dl && L[q] == w) f(w);
         }
         base = __shfl_sync(FULL_MASK, q, 31);
@@ -342,6 +396,20 @@ __device__ __forceinline__ bool ko_holds(const int* truss, const i64* rank, cons
     if (tp != k) return tp > k;
     if (ldcg(&member[p]) == mstamp && ldcg(&gone[p]) != gstamp) return true;
     return use_rank && ldcg(&rank[p]) > r;
+}
+
+// ko_holds(p1) && ko_holds(p2), every load of both issued at once (one dependent load, not up
+// to six: the asynchronous phases' chains wait on it).
+__device__ __forceinline__ bool ko_holds2(const int* truss, const i64* rank, const int* member,
+                                          int mstamp, const int* gone, int gstamp, i64 p1,
+                                          i64 p2, int k, i64 r, int use_rank) {
+    const int t1 = ldcg(&truss[p1]), t2 = ldcg(&truss[p2]);
+    const int m1 = ldcg(&member[p1]), m2 = ldcg(&member[p2]);
+    const int g1 = ldcg(&gone[p1]), g2 = ldcg(&gone[p2]);
+    const i64 r1 = use_rank ? ldcg(&rank[p1]) : 0, r2 = use_rank ? ldcg(&rank[p2]) : 0;
+    const bool h1 = t1 != k ? t1 > k : (m1 == mstamp && g1 != gstamp) || (use_rank && r1 > r);
+    const bool h2 = t2 != k ? t2 > k : (m2 == mstamp && g2 != gstamp) || (use_rank && r2 > r);
+    return h1 && h2;
 }
 
 // The graph and per-edge state every phase reads.

@@ -83,7 +83,12 @@ barriers between the phases. On a graph of at most :data:`ASYNC_MAX_EDGES` edges
 runs its peelings, mode 4's candidate searches and the deletion's descent as one asynchronous
 phase each (``ko_async.cuh``): a work queue of parts of edges' intersections that every warp
 serves until it is empty, an edge taken again as soon as a neighbour's change may change its
-decision, so a chain of small rounds costs its work, not a grid barrier a round.
+decision, so a chain of small rounds costs its work, not a grid barrier a round. Such a
+phase is a chain of dependent units, so a unit is cut to few dependent loads: 8-ary list
+searches (:data:`ASYNC_KARY`), a triangle's two lookups and its tests each one round of loads,
+a decided edge's next unit queued before its bookkeeping; a phase's first pushes take one
+queue ticket a warp; a new candidate queues only the edges whose count it raised
+(:data:`ASYNC_CAND_PRUNE`).
 
 The static GPU decomposition finishes a batch larger than ``batch_share`` of the edges, and
 one whose region passes ``fallback_share`` of the edges or whose update runs longer than
@@ -154,6 +159,18 @@ ASYNC_DESCENT_SPLIT = True
 #: ``ko_async.cuh``), and mode 4 splits its members in the peeling's first pushes and lists and
 #: raises the survivors in one phase (three barriers an iteration, not seven).
 ASYNC_FUSED = True
+#: True: the asynchronous phases' units search the longer list 8-ary (``lower_bound_8ary``:
+#: about a third of the dependent loads of a binary search, for more loads in all)
+ASYNC_KARY = True
+#: True: an edge decided by a one-unit queue entry (peeled, a new candidate, fallen in the
+#: descent) runs its PUSH in the deciding warp at once instead of through the queue (one
+#: hand-over less on every step of a chain, but the warp is held meanwhile); False: every
+#: PUSH through the queue
+ASYNC_INLINE = False
+#: True: a new candidate's PUSH (mode 4's asynchronous candidate search) lists a later
+#: level-k edge only when the triangle's third edge holds for it (above k, a candidate, or at
+#: k after it): the other ones' counts did not change; False: every later level-k edge
+ASYNC_CAND_PRUNE = True
 #: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k):
 #: the phases are chains of dependent units, so an edge is spread wide and work taken soon
 ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
@@ -173,6 +190,9 @@ UPDATE_STAMPS = 1 << 22
 KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
     range(1, 10)
 KS_TOUCHED, KS_SPUN, KS_RAISED, KS_PEEL_ROUNDS, KS_TIME = 14, 15, 22, 0, 24
+#: (diagnostics) queue units served by the peelings and candidate searches, and their longest
+#: chain of dependent units
+KS_UNITS, KS_DEPTH = 20, 31
 #: ko_scan's words, then the asynchronous queue's (two sets of KSQ_SET_WORDS in ko_async.cuh)
 KS_WORDS, QUEUE_WORDS = 32, 96
 KS_DONE, KS_NOT_EMPTY = 0, 3
@@ -228,6 +248,7 @@ class GpuDynamicTruss(HostRounds):
         self._ks_host = self._words_host[CTR_WORDS:]
         self._batch_keys = cupy.empty(2 * SMALL_BATCH, dtype=cupy.int64)
         self._queue = None                        # (units, entry counts): _async_queue
+        self._scan_layout, self._scan_cache = None, {}   # (_scan_values)
         self._bar = cupy.zeros(4, dtype=cupy.uint32)
         self._recompute()
 
@@ -325,34 +346,21 @@ class GpuDynamicTruss(HostRounds):
         queue = self._async_queue()
         qmodes = (int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT) |
                   8 * int(ASYNC_DESCENT_SPLIT) | 16 * int(ASYNC_FUSED) |
+                  32 * int(ASYNC_KARY) | 64 * int(ASYNC_INLINE) | 128 * int(ASYNC_CAND_PRUNE) |
                   (ASYNC_CHUNK // 32) << 8 | ASYNC_MAX_PARTS << 16 |
                   (int(ASYNC_PAUSE_MAX).bit_length() - 1) << 22)
         base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS
         left = (deadline - time.perf_counter()) * 1e9
         deadline_ns = int(min(max(left, 0.0), 2.0 ** 62))
         region = int(min(max_region, 2 ** 62))
-        deg, ptr = self._view()
-        t = self._table
         P = _ptr
-        if mode == 4:          # (seeds, the peeling's second list, dirty levels, the next P)
-            seeds, kb, lowered, other = self._low_old, self._low, self._dirty, self._fallen
-        else:
-            seeds, kb, lowered, other = (self._la, self._region if mode else self._low,
-                                         self._low, self._region)
-        launch(self._scan_grid(_fn("ko_scan").kernel), BLOCK, (
-            P(deg), P(ptr), P(t.keys), t.shift, P(t.columns["truss"]), P(t.columns["rank"]),
-            P(self._member), P(self._gone), P(self._seen), P(self._touched), int(tstamp),
-            P(self._ctr),
-            P(seeds), P(self._front), P(self._front2), P(self._cand),
-            P(members if mode else self._region), P(self._lb), P(kb), P(self._cnt),
-            P(lowered), P(self._low_old), P(self._fell), int(mstamp), P(self._ks),
-            P(self._bar), base, SCAN_STAMPS, int(self._tail), region, deadline_ns, mode,
-            P(other),
-            P(self._rank_old), int(n), int(k), int(self._head),
-            *((P(extras[0]), P(extras[1]), int(extras[0].shape[0])) if extras is not None
-              else (0, 0, 0)),
-            *((P(queue[0]), P(queue[1]), int(queue[0].shape[0])) if queue is not None
-              else (0, 0, 0)), qmodes))
+        vals = self._scan_values(mode, members, queue)
+        vals[10], vals[23], vals[26], vals[27] = int(tstamp), int(mstamp), base, SCAN_STAMPS
+        vals[28], vals[29], vals[30], vals[31] = int(self._tail), region, deadline_ns, mode
+        vals[34], vals[35], vals[36], vals[43] = int(n), int(k), int(self._head), qmodes
+        vals[37:40] = ((P(extras[0]), P(extras[1]), int(extras[0].shape[0]))
+                       if extras is not None else (0, 0, 0))
+        launch(self._scan_grid(_fn("ko_scan").kernel), BLOCK, vals)
         if overlap is not None:
             overlap()
         self._words.get(out=self._words_host)
@@ -366,6 +374,7 @@ class GpuDynamicTruss(HostRounds):
         self._rounds += int(c[KS_ROUNDS])
         self._levels = int(c[KS_LEVELS])
         self._raised = int(c[KS_RAISED])
+        self._units, self._depth = int(c[KS_UNITS]), int(c[KS_DEPTH])
         if int(c[KS_STATUS]) != KS_DONE:
             self._cnt.fill(0)                     # (a phase may have stopped before its reader)
             if queue is not None:                 # (a stopped queue may hold units)
@@ -373,6 +382,43 @@ class GpuDynamicTruss(HostRounds):
                 queue[1].fill(0)
             return False
         return True
+
+    def _scan_values(self, mode: int, members, queue) -> np.ndarray:
+        """ko_scan's 44 argument values (int64) with the current graph, table and scratch
+        arrays; the scalars (slots 10, 23, 26-31, 34-43 but the queue's) are the caller's to
+        set. The scratch's addresses are kept while its sizes stay (its arrays are replaced
+        only when they change), the graph's and table's are read every time."""
+        t = self._table
+        layout = (self._cap, self._list_size, queue is not None, id(self._dirty))
+        if self._scan_layout != layout:
+            self._scan_layout = layout
+            self._scan_cache = {}
+        vals = self._scan_cache.get(mode)
+        P = _ptr
+        if vals is None:
+            if mode == 4:      # (seeds, the peeling's second list, dirty levels, the next P)
+                seeds, kb, lowered, other = self._low_old, self._low, self._dirty, self._fallen
+            else:
+                seeds, kb, lowered, other = (self._la, self._region if mode else self._low,
+                                             self._low, self._region)
+            vals = self._scan_cache[mode] = np.array([
+                0, 0, 0, 0, 0, 0,
+                P(self._member), P(self._gone), P(self._seen), P(self._touched), 0,
+                P(self._ctr),
+                P(seeds), P(self._front), P(self._front2), P(self._cand),
+                0, P(self._lb), P(kb), P(self._cnt),
+                P(lowered), P(self._low_old), P(self._fell), 0, P(self._ks),
+                P(self._bar), 0, 0, 0, 0, 0, 0,
+                P(other),
+                P(self._rank_old), 0, 0, 0,
+                0, 0, 0,
+                *((P(queue[0]), P(queue[1]), int(queue[0].shape[0])) if queue is not None
+                  else (0, 0, 0)), 0], dtype=np.int64)
+        deg, ptr = self._view()
+        vals[0], vals[1], vals[2], vals[3] = P(deg), P(ptr), P(t.keys), t.shift
+        vals[4], vals[5] = P(t.columns["truss"]), P(t.columns["rank"])
+        vals[16] = P(members if mode else self._region)
+        return vals
 
     def _async_queue(self):
         """(units, entry counts) of ko_scan's asynchronous phases (made on first use), or
@@ -475,8 +521,10 @@ class GpuDynamicTruss(HostRounds):
         src = cp.ascontiguousarray(src.astype(cp.int32, copy=False))
         dst = cp.ascontiguousarray(dst.astype(cp.int32, copy=False))
         b = int(src.shape[0])
-        batch = self._batch(src, dst)
         deleting = kind == "delete"
+        # (an insertion's kernels do not read the batch adjacency: it is made after their
+        # launch, for the supports alone)
+        batch = self._batch(src, dst) if deleting else None
 
         def queued():
             # the supports (the triangles the batch closed or opened, from the same batch)
@@ -484,7 +532,8 @@ class GpuDynamicTruss(HostRounds):
             # for (neither reads the other's state; the deleted keys are gone only after
             # dt_lost_seeds read them), issued behind the update's cooperative launch
             if not self.graph.directed:
-                self._tc.apply_gpu_batch(batch, deleting)
+                self._tc.apply_gpu_batch(batch if deleting else self._batch(src, dst),
+                                         deleting)
             if deleting:
                 self._table.delete_present(src, dst)
 
@@ -620,6 +669,7 @@ class GpuDynamicTruss(HostRounds):
             done = self._scan(2, 0, 0, self._fallen, fstamp, tstamp, deadline, 1 << 62,
                               queued)
             touched = self._touched_count
+            self.stats.update(units=self._units, depth=self._depth)
         else:
             queued()
             n = int(self._read()[C_NEXT])
@@ -729,13 +779,11 @@ class GpuDynamicTruss(HostRounds):
         keys = t.keys
         truss, rank = t.columns["truss"], t.columns["rank"]
         slots = cp.ascontiguousarray(slots.astype(cp.int64, copy=False))
-        bstamp, cstamp = self._tick(), self._tick()
+        cstamp = self._tick()
         low, ext = self._newval, self._low_old
         P, sl = _ptr, _ptr(slots)
-        _prepared("is_mark", 4)(_grid(b), BLOCK, (sl, b, P(self._mark), int(bstamp)))
-        _prepared("is_lower_bound", 10)(_grid(b * BLOCK), BLOCK, (
-            P(deg), P(ptr), P(keys), t.shift, P(truss), P(self._mark), int(bstamp), sl, b,
-            P(low)))
+        _prepared("is_lower_bound", 8)(_grid(b * BLOCK), BLOCK, (
+            P(deg), P(ptr), P(keys), t.shift, P(truss), sl, b, P(low)))
         _prepared("is_place", 10)(_grid(b), BLOCK, (
             sl, b, P(low), P(truss), P(rank), int(self._head), P(self._fell), int(cstamp),
             P(ext), P(self._ctr)))
@@ -752,7 +800,7 @@ class GpuDynamicTruss(HostRounds):
             self.stats.update(region=self._touched_count, rounds=self._rounds,
                               peel_rounds=self._peel_rounds,
                               levels=self._levels, placed=int(c[C_PLACED]),
-                              seeds=int(c[C_EXTRA]))
+                              seeds=int(c[C_EXTRA]), units=self._units, depth=self._depth)
             return
         queued()
         c = self._read()

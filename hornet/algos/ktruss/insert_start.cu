@@ -37,37 +37,38 @@ __device__ __forceinline__ void block_triangles(const int* __restrict__ deg,
     }
 }
 
-// The batch's edges (table slots[:b]) marked: mark[s] = bstamp.
-extern "C" __global__ void is_mark(const i64* slots, i64 b, int* mark, int bstamp) {
-    GRID_STRIDE(i, b) mark[slots[i]] = bstamp;
-}
-
-// A block per inserted edge i (slots[i], in the graph and the table, marked mark == bstamp):
-// low[i] = the h-index of min(truss) over its triangles whose two other edges are old (not
-// marked): the largest k with at least k - 2 such triangles at k or above, 2 at least (capped
-// at IS_BINS - 1). A lower bound of the new number: the old k-truss plus the inserted edges
-// whose bound is k or more is a subgraph of the new graph where every edge has k - 2
-// triangles. truss holds the numbers before the batch (the new edges' entries are not read).
+// A block per inserted edge i (slots[i], in the graph and the table): low[i] = the h-index of
+// min(truss) over its triangles whose two other edges are old: the largest k with at least
+// k - 2 such triangles at k or above, 2 at least (capped at IS_BINS - 1). A lower bound of the
+// new number: the old k-truss plus the inserted edges whose bound is k or more is a subgraph
+// of the new graph where every edge has k - 2 triangles. truss holds the numbers before the
+// batch; an inserted edge's entry is still 0 (EdgeTable.insert_new: a key takes a slot never
+// used before, whose columns are 0; an old edge other than a self-loop, never in a
+// triangle, is at 2 or above), which tells the batch's edges apart without marks.
 extern "C" __global__ void is_lower_bound(const int* __restrict__ deg,
                                           const i64* __restrict__ ptr,
                                           const i64* __restrict__ tkeys, int tshift,
                                           const int* __restrict__ truss,
-                                          const int* __restrict__ mark, int bstamp,
                                           const i64* __restrict__ slots, i64 b, int* low) {
     __shared__ int hist[IS_BINS];
+    __shared__ int top;                  // the highest bin used (the scan below starts there)
     for (i64 i = blockIdx.x; i < b; i += gridDim.x) {
         for (int j = threadIdx.x; j < IS_BINS; j += blockDim.x) hist[j] = 0;
+        if (threadIdx.x == 0) top = 2;
         __syncthreads();
         const i64 key = tkeys[slots[i]];
         const int u = (int)(key >> 32), v = (int)(key & 0xffffffffLL);
         block_triangles(deg, ptr, tkeys, tshift, u, v, [&](i64 s1, i64 s2) {
-            if (mark[s1] == bstamp || mark[s2] == bstamp) return;
-            const int m = truss[s1] < truss[s2] ? truss[s1] : truss[s2];
-            atomicAdd(&hist[m < IS_BINS - 1 ? m : IS_BINS - 1], 1);
+            const int t1 = truss[s1], t2 = truss[s2];
+            if (t1 == 0 || t2 == 0) return;              // (an edge of the batch)
+            const int m = t1 < t2 ? t1 : t2;
+            const int bin = m < IS_BINS - 1 ? m : IS_BINS - 1;
+            atomicAdd(&hist[bin], 1);
+            if (bin > top) atomicMax(&top, bin);
         });
         __syncthreads();
         if (threadIdx.x == 0) {
-            int k = IS_BINS - 1, acc = 0;
+            int k = top, acc = 0;             // (the bins above top are empty)
             for (; k > 2; --k) {
                 acc += hist[k];
                 if (acc >= k - 2) break;

@@ -54,6 +54,10 @@
 #define KSQ_SPLIT 8      //   the descent's long lists split over warps (threshold counts)
 #define KSQ_FUSED 16     //   no barrier after the first pushes; mode 4's split and rise fused
                          //   into the peeling's first pushes and its live listing
+#define KSQ_KARY 32      //   the units' list searches by lower_bound_8ary (fewer dependent
+                         //   loads a unit: the phases are chains of dependent units)
+#define KSQ_INLINE 64    //   a decided edge of one unit runs its PUSH in the deciding warp
+#define KSQ_PRUNE 128    //   a new candidate's PUSH lists only the edges whose count it raises
 
 struct KsQueue {
     long long* units;    // cap slots, KSQ_EMPTY when free
@@ -79,6 +83,8 @@ __device__ __forceinline__ bool ksq_on(const KsQueue& Q, int mode) {
     return Q.cap > 0 && (Q.modes & mode);
 }
 
+__device__ __forceinline__ bool ksq_kary(const KsQueue& Q) { return (Q.modes & KSQ_KARY) != 0; }
+
 // A unit: edge (32 bits), part and parts (6 bits each), kind (2 bits), aux (17 bits: the
 // descent's PUSH carries the number the edge fell from).
 __device__ __forceinline__ long long ksq_unit(int e, int part, int parts, int kind, int aux) {
@@ -86,13 +92,17 @@ __device__ __forceinline__ long long ksq_unit(int e, int part, int parts, int ki
            ((long long)kind << 44) | ((long long)aux << 46);
 }
 
+// Units per entry of an edge whose shorter list has d elements: runs of Q.chunk.
+__device__ __forceinline__ int ksq_parts_deg(const KsQueue& Q, int d) {
+    const int p = (d + Q.chunk - 1) / Q.chunk;
+    return p < 1 ? 1 : (p > Q.max_parts ? Q.max_parts : p);
+}
+
 // Units per entry of edge e: its shorter list in runs of Q.chunk.
 __device__ __forceinline__ int ksq_parts(const KsQueue& Q, const KoState& S, int e) {
     const i64 key = S.tkeys[e];
     const int du = S.deg[hi32(key)], dv = S.deg[lo32(key)];
-    const int d = du < dv ? du : dv;
-    const int p = (d + Q.chunk - 1) / Q.chunk;
-    return p < 1 ? 1 : (p > Q.max_parts ? Q.max_parts : p);
+    return ksq_parts_deg(Q, du < dv ? du : dv);
 }
 
 // The queue words of the current asynchronous phase (G.q: its number in the launch).
@@ -121,6 +131,60 @@ __device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, u64* q, con
         atomicExch((unsigned long long*)&Q.units[t0 + p],
                    (unsigned long long)ksq_unit(e, p, parts, kind, aux));
 }
+
+// The warp's lanes with `valid` each enqueue an entry of `parts` units of `kind` (and aux)
+// for their edge e, in one ticket range for the warp (every lane of the warp calls it): a
+// phase's first pushes take two atomics a warp on the queue's words, not two an edge.
+__device__ __forceinline__ void ksq_push_warp(const KsQueue& Q, u64* ctl, u64* q, int e,
+                                              int parts, int kind, int aux, bool valid) {
+    const unsigned lane = threadIdx.x & 31;
+    const int p = valid ? parts : 0;
+    int incl = p;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const int y = __shfl_up_sync(FULL_MASK, incl, o);
+        if (lane >= (unsigned)o) incl += y;
+    }
+    const int total = __shfl_sync(FULL_MASK, incl, 31);
+    if (total == 0) return;
+    u64 t0 = 0;
+    if (lane == 31) {
+        atomicAdd(&q[KSQ_P], (u64)total);
+        t0 = atomicAdd(&q[KSQ_T], (u64)total);
+        if ((i64)(t0 + total) > Q.cap) {
+            atomicAdd(&q[KSQ_P], (u64)(-(i64)total));
+            ksq_abort(ctl, q);
+        }
+    }
+    t0 = __shfl_sync(FULL_MASK, t0, 31);
+    if ((i64)(t0 + total) > Q.cap) return;
+    const u64 at = t0 + (u64)(incl - p);
+    for (int j = 0; j < p; ++j)
+        atomicExch((unsigned long long*)&Q.units[at + j],
+                   (unsigned long long)ksq_unit(e, j, p, kind, aux));
+}
+
+// list[*n + rank] = v for the warp's lanes with pred, one atomic a warp (every lane of the
+// warp calls it); returns the lane's index in list (-1 without pred).
+__device__ __forceinline__ i64 warp_append(int* list, u64* n, int v, bool pred) {
+    const unsigned lane = threadIdx.x & 31;
+    const unsigned m = __ballot_sync(FULL_MASK, pred);
+    if (m == 0) return -1;
+    const int leader = __ffs(m) - 1;
+    u64 b = 0;
+    if (lane == (unsigned)leader) b = atomicAdd(n, (u64)__popc(m));
+    b = __shfl_sync(FULL_MASK, b, leader);
+    if (!pred) return -1;
+    const i64 j = (i64)b + __popc(m & ((1u << lane) - 1u));
+    list[j] = v;
+    return j;
+}
+
+// A warp-uniform grid-stride loop over [0, n): i = a lane's index (may be n or more: the lane
+// has no item; every lane runs every iteration).
+#define WARP_STRIDE(i, n)                                                                \
+    for (i64 i = warp_id() * 32 + (threadIdx.x & 31);                                      \
+         i - (i64)(threadIdx.x & 31) < (i64)(n); i += num_warps() * 32)
 
 // The end of a block's share of a phase's first pushes (every thread of the block calls it):
 // counted in q[KSQ_A] after the block's pushes, then (unless KSQ_FUSED) a grid barrier.
@@ -228,117 +292,159 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                         i64 deadline_ns) {
     const unsigned lane = threadIdx.x & 31;
     u64* q = ksq_words(ctl, G);
-    GRID_STRIDE(i, n) {
-        const int e = ldcg(&list[i]);
+    WARP_STRIDE(i, n) {                      // (warp-aggregated appends and pushes)
+        bool valid = i < n;
+        const int e = valid ? ldcg(&list[i]) : 0;
         if (!Cand && J.split) {
-            if (ldcg(&J.dirty[ldcg(&S.truss[e])]) != J.istamp) {
-                J.rest[atomicAdd(J.nrest, 1ull)] = e;
-                continue;
-            }
-            J.split[atomicAdd(J.nsplit, 1ull)] = e;
+            const bool dirty = valid && ldcg(&J.dirty[ldcg(&S.truss[e])]) == J.istamp;
+            warp_append(J.rest, J.nrest, e, valid && !dirty);
+            warp_append(J.split, J.nsplit, e, dirty);
+            valid = dirty;
         }
-        S.pushed[e] = qstamp;
-        ksq_push(Q, ctl, q, S, e, KSQ_COUNT);
+        if (valid) S.pushed[e] = qstamp;
+        ksq_push_warp(Q, ctl, q, e, valid ? ksq_parts(Q, S, e) : 0, KSQ_COUNT, 0, valid);
     }
     ksq_arrive(Q, G, q);
     u64* ndone = G.slot();
-    ks_serve(Q, ctl, q, t0, deadline_ns, [&](int e, int part, int parts, int kind, int, u64 t) {
+    // (diagnostics: units served, and the longest chain of units, a unit's aux its depth)
+    u64 served = 0;
+    int deepest = 0;
+    ks_serve(Q, ctl, q, t0, deadline_ns, [&](int e, int part, int parts, int kind, int depth,
+                                          u64 t) {
+        const int next = depth < 0x1ffff ? depth + 1 : depth;
+        if (lane == 0) {
+            ++served;
+            if (depth > deepest) deepest = depth;
+        }
         const int k = ldcg(&S.truss[e]);
         const int mstamp = J.per_level ? J.mstamp0 + k : J.mstamp0;
         const i64 key = S.tkeys[e];
         const int a = hi32(key), b = lo32(key);
-        if (kind == KSQ_COUNT) {
-            const u64 entry = t - part;
-            if (lane == 0) {
-                if (ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
-                *c = 0;
-            }
-            __syncwarp();
-            __threadfence();                     // (the flag's clear before the reads below)
-            // peel: e not peeled yet; cand: e not a candidate yet
-            const bool open = Cand ? ldcg(&J.member[e]) != mstamp : ldcg(&S.gone[e]) != J.gstamp;
-            const i64 r = Cand ? ldcg(&S.rank[e]) : 0;
-            if (open) {
-                warp_common(S.deg, S.ptr, a, b, lane, part, parts, [&](int w) {
-                    const i64 s1 = et_find(S.tkeys, S.tshift, et_key(a, w));
-                    const i64 s2 = et_find(S.tkeys, S.tshift, et_key(b, w));
-                    if (s1 < 0 || s2 < 0) return;
-                    if (ko_holds(S.truss, S.rank, J.member, mstamp, S.gone, J.gstamp, s1, k, r,
-                                 Cand) &&
-                        ko_holds(S.truss, S.rank, J.member, mstamp, S.gone, J.gstamp, s2, k, r,
-                                 Cand))
-                        atomicAdd(c, 1);
-                }, [&] {
-                    __syncwarp();
-                    return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
-                });
-            }
-            __syncwarp();
-            if (lane == 0) {
-                int got = *c;
-                bool last = true;
-                if (parts > 1) {
-                    const int was = atomicAdd(&Q.ecnt[entry], got + (1 << KO_CNT_BITS));
-                    last = (was >> KO_CNT_BITS) == parts - 1;
-                    got += was & KO_CNT_MASK;
-                    if (last) Q.ecnt[entry] = 0;
-                }
-                if (last && open) {
-                    touch(S.touched, S.tstamp, e, S.ctr);
-                    if (Cand && got >= k - 1) {
-                        const int seen = ldcg(&J.member[e]);
-                        if (k >= KS_LEVEL_STAMPS - 1) {
-                            ksq_abort(ctl, q);      // (lev0 + k would leave the stamps)
-                        } else if (seen != mstamp &&
-                                   atomicCAS((int*)&J.member[e], seen, mstamp) == seen) {
-                            const u64 j = atomicAdd(J.nall, 1ull);
-                            if ((i64)j >= J.max_region) ksq_abort(ctl, q);
-                            J.all[j] = e;
-                            atomicAdd(ndone, 1ull);
-                            if (ldcg(&J.dirty[k]) != J.istamp) J.dirty[k] = J.istamp;
-                            __threadfence();
-                            ksq_push(Q, ctl, q, S, e, KSQ_PUSH);
-                        }
-                    }
-                    const int seen = ldcg(&S.gone[e]);
-                    if (!Cand && got < k - 1 && seen != J.gstamp && seen != J.cstamp &&
-                        atomicCAS(&S.gone[e], seen, J.cstamp) == seen) {
-                        S.rank[e] = J.tail + (i64)atomicAdd(&ctl[KS_TAIL], 1ull);
-                        __threadfence();
-                        S.gone[e] = J.gstamp;
-                        __threadfence();
-                        if (J.removed2) J.removed2[atomicAdd(J.nrem2, 1ull)] = e;
-                        atomicAdd(ndone, 1ull);
-                        ksq_push(Q, ctl, q, S, e, KSQ_PUSH);
-                    }
-                }
-            }
-        } else {
+        // e's PUSH, run p of np: peel, the live members that held a triangle with e; cand,
+        // the later level-k edges it may complete (COUNT entries)
+        const auto push = [&](int p, int np, int d) {
             __threadfence();
             const i64 rx = Cand ? ldcg(&S.rank[e]) : 0;
-            warp_common(S.deg, S.ptr, a, b, lane, part, parts, [&](int w) {
-                const i64 s1 = et_find(S.tkeys, S.tshift, et_key(a, w));
-                const i64 s2 = et_find(S.tkeys, S.tshift, et_key(b, w));
+            const int da = S.deg[a], db = S.deg[b];
+            warp_common(S.deg, S.ptr, a, b, lane, p, np, [&](int w) {
+                // (w's degree with the lookups: the pushes' part counts without a later
+                // read of the table and the degrees)
+                const int dw = S.deg[w];
+                i64 s1, s2;
+                et_find2(S.tkeys, S.tshift, et_key(a, w), et_key(b, w), s1, s2);
                 if (s1 < 0 || s2 < 0) return;
+                // (every load at once: the chain waits on one, not three)
                 const int t1 = ldcg(&S.truss[s1]), t2 = ldcg(&S.truss[s2]);
+                const int m1 = ldcg(&J.member[s1]), m2 = ldcg(&J.member[s2]);
+                const i64 r1 = Cand ? ldcg(&S.rank[s1]) : 0, r2 = Cand ? ldcg(&S.rank[s2]) : 0;
+                const int g1 = Cand ? 0 : ldcg(&S.gone[s1]), g2 = Cand ? 0 : ldcg(&S.gone[s2]);
                 if (t1 < k || t2 < k) return;
                 bool q1, q2;
                 if (Cand) {     // (as ko_phase_push: later level-k edges, not candidates)
-                    q1 = t1 == k && ldcg(&S.rank[s1]) > rx && ldcg(&J.member[s1]) != mstamp;
-                    q2 = t2 == k && ldcg(&S.rank[s2]) > rx && ldcg(&J.member[s2]) != mstamp;
+                    q1 = t1 == k && r1 > rx && m1 != mstamp;
+                    q2 = t2 == k && r2 > rx && m2 != mstamp;
+                    if (Q.modes & KSQ_PRUNE) {
+                        // (only where the triangle now holds for it: its third edge above
+                        // k, a candidate, or at k after it; else e's joining changed
+                        // nothing for it, and the third edge's own joining, if it comes,
+                        // pushes it then: each reads the other's candidacy after a fence)
+                        q1 = q1 && (t2 > k || m2 == mstamp || r2 > r1);
+                        q2 = q2 && (t1 > k || m1 == mstamp || r1 > r2);
+                    }
                 } else {        // (as ko_phase_peel_push: live members that held it)
-                    const bool m1 = t1 == k && ldcg(&J.member[s1]) == mstamp;
-                    const bool m2 = t2 == k && ldcg(&J.member[s2]) == mstamp;
-                    q1 = m1 && (t2 > k || m2) && ldcg(&S.gone[s1]) != J.gstamp;
-                    q2 = m2 && (t1 > k || m1) && ldcg(&S.gone[s2]) != J.gstamp;
+                    const bool w1 = t1 == k && m1 == mstamp;
+                    const bool w2 = t2 == k && m2 == mstamp;
+                    q1 = w1 && (t2 > k || w2) && g1 != J.gstamp;
+                    q2 = w2 && (t1 > k || w1) && g2 != J.gstamp;
                 }
                 if (q1 && atomicExch(&S.pushed[s1], qstamp) != qstamp)
-                    ksq_push(Q, ctl, q, S, (int)s1, KSQ_COUNT);
+                    ksq_push(Q, ctl, q, S, (int)s1, KSQ_COUNT, d, ksq_parts_deg(Q, imin(da, dw)));
                 if (q2 && atomicExch(&S.pushed[s2], qstamp) != qstamp)
-                    ksq_push(Q, ctl, q, S, (int)s2, KSQ_COUNT);
-            }, NO_STOP);
+                    ksq_push(Q, ctl, q, S, (int)s2, KSQ_COUNT, d, ksq_parts_deg(Q, imin(db, dw)));
+            }, NO_STOP, ksq_kary(Q));
+        };
+        if (kind != KSQ_COUNT) {
+            push(part, parts, next);
+            return;
         }
+        const u64 entry = t - part;
+        if (lane == 0) {
+            if (ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
+            *c = 0;
+        }
+        __syncwarp();
+        __threadfence();                     // (the flag's clear before the reads below)
+        // peel: e not peeled yet; cand: e not a candidate yet
+        const bool open = Cand ? ldcg(&J.member[e]) != mstamp : ldcg(&S.gone[e]) != J.gstamp;
+        const i64 r = Cand ? ldcg(&S.rank[e]) : 0;
+        // (the entry's other units may have decided it already: k - 1 found)
+        const bool enough = parts > 1 && (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
+        if (open && !enough) {
+            warp_common(S.deg, S.ptr, a, b, lane, part, parts, [&](int w) {
+                i64 s1, s2;
+                et_find2(S.tkeys, S.tshift, et_key(a, w), et_key(b, w), s1, s2);
+                if (s1 < 0 || s2 < 0) return;
+                if (ko_holds2(S.truss, S.rank, J.member, mstamp, S.gone, J.gstamp, s1, s2, k,
+                              r, Cand))
+                    atomicAdd(c, 1);
+            }, [&] {
+                __syncwarp();
+                return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
+            }, ksq_kary(Q));
+        }
+        __syncwarp();
+        // (a decided edge's PUSH goes first: the chain of dependent units goes on before
+        // the bookkeeping that only later phases read. An entry's COUNT units are
+        // ksq_parts(e) many, as its PUSH's; with KSQ_INLINE an entry of one unit runs its
+        // PUSH in this warp at once, not through the queue)
+        int inline_push = 0, decided = 0;
+        if (lane == 0) {
+            int got = *c;
+            bool last = true;
+            if (parts > 1) {
+                const int was = atomicAdd(&Q.ecnt[entry], got + (1 << KO_CNT_BITS));
+                last = (was >> KO_CNT_BITS) == parts - 1;
+                got += was & KO_CNT_MASK;
+                if (last) Q.ecnt[entry] = 0;
+            }
+            decided = last && open;
+            const bool here = parts == 1 && (Q.modes & KSQ_INLINE);
+            if (decided && Cand && got >= k - 1) {
+                const int seen = ldcg(&J.member[e]);
+                if (k >= KS_LEVEL_STAMPS - 1) {
+                    ksq_abort(ctl, q);      // (lev0 + k would leave the stamps)
+                } else if (seen != mstamp &&
+                           atomicCAS((int*)&J.member[e], seen, mstamp) == seen) {
+                    __threadfence();
+                    if (here) inline_push = 1;
+                    else ksq_push(Q, ctl, q, S, e, KSQ_PUSH, next, parts);
+                    const u64 j = atomicAdd(J.nall, 1ull);
+                    if ((i64)j >= J.max_region) ksq_abort(ctl, q);
+                    J.all[j] = e;
+                    atomicAdd(ndone, 1ull);
+                    if (ldcg(&J.dirty[k]) != J.istamp) J.dirty[k] = J.istamp;
+                }
+            }
+            const int seen = decided && !Cand ? ldcg(&S.gone[e]) : 0;
+            if (decided && !Cand && got < k - 1 && seen != J.gstamp && seen != J.cstamp &&
+                atomicCAS(&S.gone[e], seen, J.cstamp) == seen) {
+                S.rank[e] = J.tail + (i64)atomicAdd(&ctl[KS_TAIL], 1ull);
+                __threadfence();
+                S.gone[e] = J.gstamp;
+                __threadfence();
+                if (here) inline_push = 1;
+                else ksq_push(Q, ctl, q, S, e, KSQ_PUSH, next, parts);
+                if (J.removed2) J.removed2[atomicAdd(J.nrem2, 1ull)] = e;
+                atomicAdd(ndone, 1ull);
+            }
+        }
+        if (__shfl_sync(FULL_MASK, inline_push, 0)) push(0, 1, next);
+        if (lane == 0 && decided) touch(S.touched, S.tstamp, e, S.ctr);
     });
+    if (lane == 0) {
+        atomicAdd(&ctl[KS_UNITS], served);
+        atomicMax(&ctl[KS_DEPTH], (u64)deepest);
+    }
     G.next_phase(Cand ? KS_PH_CAND : KS_PH_PEEL);
     const i64 done = G.last();
     return ksq_finish(ctl, G) ? done : -1;
@@ -370,19 +476,43 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                                  int fstamp, int* all, int qstamp, u64 t0, i64 deadline_ns) {
     const unsigned lane = threadIdx.x & 31;
     u64* q = ksq_words(ctl, G);
-    GRID_STRIDE(i, n) {
-        const int e = ldcg(&list[i]);
-        S.pushed[e] = qstamp;
-        ksq_push_hindex(Q, ctl, q, S, e);
+    WARP_STRIDE(i, n) {                      // (as ksq_push_hindex, warp-aggregated)
+        const bool valid = i < n;
+        const int e = valid ? ldcg(&list[i]) : 0;
+        int parts = 0, aux = 0;
+        if (valid) {
+            S.pushed[e] = qstamp;
+            parts = (Q.modes & KSQ_SPLIT) ? ksq_parts(Q, S, e) : 1;
+            aux = parts > 1 ? ldcg(&S.truss[e]) : 0;
+        }
+        ksq_push_warp(Q, ctl, q, e, parts, KSQ_COUNT, aux, valid);
     }
     ksq_arrive(Q, G, q);
-    // (e fell from `was` to `value`: once to all, its neighbours through its PUSH)
-    const auto fall = [&](int e, int value) {
+    // (e fell from `was` to `value`: once to all, its neighbours through its PUSH; with
+    // `here`, the caller's warp runs the PUSH: returns `was` when e fell, else 0)
+    const auto fall = [&](int e, int value, bool here) -> int {
         const int was = atomicMin(&S.truss[e], value);
-        if (value >= was) return;
+        if (value >= was) return 0;
         if (atomicExch(&fell[e], fstamp) != fstamp) all[atomicAdd(&ctl[KS_FELL], 1ull)] = e;
         __threadfence();
+        if (here) return was;
         ksq_push(Q, ctl, q, S, e, KSQ_PUSH, was);
+        return 0;
+    };
+    // e's PUSH (run p of np): every triangle neighbour y with old >= truss[y] > truss[e]
+    const auto push = [&](int e, int u, int v, int p, int np, int old) {
+        __threadfence();
+        const int now = ldcg(&S.truss[e]);
+        warp_common(S.deg, S.ptr, u, v, lane, p, np, [&](int w) {
+            i64 s1, s2;
+            et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
+            if (s1 < 0 || s2 < 0) return;
+            const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
+            if (f1 <= old && f1 > now && atomicExch(&S.pushed[s1], qstamp) != qstamp)
+                ksq_push_hindex(Q, ctl, q, S, (int)s1);
+            if (f2 <= old && f2 > now && atomicExch(&S.pushed[s2], qstamp) != qstamp)
+                ksq_push_hindex(Q, ctl, q, S, (int)s2);
+        }, NO_STOP, ksq_kary(Q));
     };
     ks_serve(Q, ctl, q, t0, deadline_ns, [&](int e, int part, int parts, int kind, int old,
                                           u64 t) {
@@ -397,15 +527,17 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             }
             __syncwarp();
             __threadfence();                     // (the flag's clear before the reads below)
-            warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
-                const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
-                const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+            // (the entry's other units may have found a - 2 already)
+            const bool enough = (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2;
+            if (!enough) warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
+                i64 s1, s2;
+                et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
                 if (s1 < 0 || s2 < 0) return;
                 if (imin(ldcg(&S.truss[s1]), ldcg(&S.truss[s2])) >= a) atomicAdd(c, 1);
             }, [&] {
                 __syncwarp();
                 return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2;
-            });
+            }, ksq_kary(Q));
             __syncwarp();
             if (lane == 0) {
                 const int was = atomicAdd(&Q.ecnt[entry], *c + (1 << KO_CNT_BITS));
@@ -413,7 +545,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                     Q.ecnt[entry] = 0;
                     touch(S.touched, S.tstamp, e, S.ctr);
                     if ((was & KO_CNT_MASK) + *c < a - 2 && a > 2) {
-                        fall(e, a - 1);
+                        fall(e, a - 1, false);
                         if (atomicExch(&S.pushed[e], qstamp) != qstamp)
                             ksq_push_hindex(Q, ctl, q, S, e);
                     }
@@ -429,8 +561,8 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             __syncwarp();
             if (a > 2) {
                 warp_common(S.deg, S.ptr, u, v, lane, 0, 1, [&](int w) {
-                    const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
-                    const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+                    i64 s1, s2;
+                    et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
                     if (s1 < 0 || s2 < 0) return;
                     int m = imin(imin(ldcg(&S.truss[s1]), ldcg(&S.truss[s2])), a);
                     if (m < lo) m = lo;
@@ -438,32 +570,27 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                 }, [&] {
                     __syncwarp();
                     return h[a - lo] >= a - 2;
-                });
+                }, ksq_kary(Q));
             }
             __syncwarp();
+            // (KSQ_INLINE: a fallen edge whose PUSH is one unit runs it in this warp, after
+            // the h histogram's last read)
+            int fell_from = 0;
             if (lane == 0) {
-                touch(S.touched, S.tstamp, e, S.ctr);
                 int value = a <= 2 ? a : hindex_from_bins(h, a, lo);
                 const bool again = value < 0;
                 if (again) value = -value;
-                if (value < a) fall(e, value);
+                const bool here = (Q.modes & KSQ_INLINE) && ksq_parts(Q, S, e) == 1;
+                if (value < a) fell_from = fall(e, value, here);
                 if (again && atomicExch(&S.pushed[e], qstamp) != qstamp)
                     ksq_push_hindex(Q, ctl, q, S, e);
             }
             __syncwarp();                        // (before the next unit clears h)
+            fell_from = __shfl_sync(FULL_MASK, fell_from, 0);
+            if (fell_from) push(e, u, v, 0, 1, fell_from);
+            if (lane == 0) touch(S.touched, S.tstamp, e, S.ctr);
         } else {
-            __threadfence();
-            const int now = ldcg(&S.truss[e]);
-            warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
-                const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
-                const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
-                if (s1 < 0 || s2 < 0) return;
-                const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
-                if (f1 <= old && f1 > now && atomicExch(&S.pushed[s1], qstamp) != qstamp)
-                    ksq_push_hindex(Q, ctl, q, S, (int)s1);
-                if (f2 <= old && f2 > now && atomicExch(&S.pushed[s2], qstamp) != qstamp)
-                    ksq_push_hindex(Q, ctl, q, S, (int)s2);
-            }, NO_STOP);
+            push(e, u, v, part, parts, old);
         }
     });
     G.next_phase(KS_PH_HINDEX);

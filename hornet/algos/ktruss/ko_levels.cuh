@@ -35,13 +35,12 @@
 // (count *nkeep): ko_phase_live and ks_phase_rise in one phase.
 __device__ void ks_phase_live_rise(const KoState& S, const int* list, i64 n, int gstamp,
                                    int* keep, u64* nkeep, i64 head) {
-    GRID_STRIDE(i, n) {
-        const int e = ldcg(&list[i]);
-        if (ldcg(&S.gone[e]) == gstamp) continue;
-        const u64 j = atomicAdd(nkeep, 1ull);
-        keep[j] = e;
+    WARP_STRIDE(i, n) {                      // (warp-aggregated appends: warp_append)
+        const int e = i < n ? ldcg(&list[i]) : 0;
+        const i64 j = warp_append(keep, nkeep, e, i < n && ldcg(&S.gone[e]) != gstamp);
+        if (j < 0) continue;
         S.truss[e] = ldcg(&S.truss[e]) + 1;
-        S.rank[e] = head - (i64)j;
+        S.rank[e] = head - j;
     }
 }
 

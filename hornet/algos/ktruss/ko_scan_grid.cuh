@@ -17,9 +17,11 @@
 #define KS_TOUCHED 14    // out: ctr[C_TOUCHED] at the end
 #define KS_SPUN 15       // out: a grid barrier timed out
 #define KS_CNT 16        // 3 slots: list lengths appended in phase ph % 3
+#define KS_UNITS 20      // out: queue units served by ks_async's phases (peelings, candidates)
 #define KS_RAISED 22     // mode 3: the edges the raise moved (the descent's worklist)
 #define KS_HEADN 23      // mode 3: ranks given out at the start of a level
 #define KS_TIME 24       // out, KS_PH_KINDS words: nanoseconds spent in each kind of phase
+#define KS_DEPTH 31      // out: the longest chain of dependent units of those phases
 #define KS_WORDS 32
 #define KS_LEVEL_STAMPS (1 << 16)  // mode 4: member stamps by level (levels below this)
 
