@@ -171,7 +171,7 @@ def _measure(label: str, tree: Path, work: Path, device: str, repeats: int, suit
         cache3.mkdir()
         for kind in ("cold", "warm"):
             r = _suite(tree, cache3)
-            rows.append([label, "test suite (" + " ".join(suite_command(tree)[1:]) + ")", kind,
+            rows.append([label, "python3 " + shlex.join(suite_command(tree)[1:]), kind,
                          round(r["wall"], 1),
                          round(r["cpu"], 1), "", "", "", ""])
 
@@ -215,7 +215,10 @@ def main(argv: list[str] | None = None) -> None:
                        "is about main process CPU s + main waits s. "
                        "Replay: the shipped CollegeMsg stream, batches of 5,000 events, every "
                        "analytic dynamic; events/s counts graph updates only, compile time "
-                       "left out (the replay's own figure).\n"),
+                       "left out (the replay's own figure)."
+                       + (" Test suite: this checkout's test command (the README's), one cold "
+                          "run then one warm run, as CI runs it (CI=true, no data folder)."
+                          if a.suite else "") + "\n"),
                 device=a.device)
 
 
