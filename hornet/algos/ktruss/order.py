@@ -70,6 +70,43 @@ def _heap_pop(hr, hs, n):
 
 
 @njit
+def _end_level(nc, cand, alive, gone, ngone, k, rank, truss, counters, seeds, hr, hs,
+               raised, level, nraised):
+    """The end of level ``k`` of the insertion scan. The peeled candidates (``gone``) take
+    the next ranks at the end of level k; the survivors (``alive``) become ``seeds[:ns]``,
+    rise to k + 1 and take, in rank order, the ranks just below the start of level k + 1
+    (``counters[0]``: the next free rank below). Returns ``(ns, seeds, hr, hs, raised,
+    level, nraised)`` (the arrays grown as needed)."""
+    for i in range(ngone):
+        rank[cand[gone[i]]] = counters[1]
+        counters[1] += 1
+    ns = 0
+    for i in range(nc):
+        if alive[i]:
+            seeds = _grow(seeds, ns + 1)
+            seeds[ns] = cand[i]
+            ns += 1
+    if ns == 0:
+        return ns, seeds, hr, hs, raised, level, nraised
+    # ranks are unique; the heap sorts them without compiling a NumPy sort into the kernel
+    nh = 0
+    for i in range(ns):
+        hr, hs, nh = _heap_push(hr, hs, nh, rank[seeds[i]], seeds[i])
+    base = counters[0] - ns + 1
+    for j in range(ns):
+        s, nh = _heap_pop(hr, hs, nh)
+        rank[s] = base + j
+        truss[s] = k + 1
+        raised = _grow(raised, nraised + 1)
+        level = _grow(level, nraised + 1)
+        raised[nraised] = s
+        level[nraised] = k + 1
+        nraised += 1
+    counters[0] = base - 1
+    return ns, seeds, hr, hs, raised, level, nraised
+
+
+@njit
 def _peel_members(nc, cand, toff, tp, tq, truss, member, stamp, loc, keep):
     """Peel the members ``cand[:nc]`` (``member[e] == stamp``) at ``keep`` triangles: a stored
     triangle (``tp/tq[toff[i]:toff[i + 1]]``) lives while each other edge is a live member
@@ -304,33 +341,12 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, support, rank, count
             return raised[:nraised], level[:nraised], touched, work, True
         alive, gone, ngone = _peel_members(nc, cand, toff, tp, tq, truss, member, stamp, loc,
                                            k - 1)
-        for i in range(ngone):                 # the peeled candidates: end of level k
-            rank[cand[gone[i]]] = counters[1]
-            counters[1] += 1
-        ns = 0
-        for i in range(nc):
-            if alive[i]:
-                seeds = _grow(seeds, ns + 1)
-                seeds[ns] = cand[i]
-                ns += 1
+        # the peeled candidates end level k; A: the survivors start level k + 1
+        ns, seeds, hr, hs, raised, level, nraised = _end_level(
+            nc, cand, alive, gone, ngone, k, rank, truss, counters, seeds, hr, hs, raised,
+            level, nraised)
         if ns == 0:
             continue
-        # A: the start of level k + 1, in rank order (ranks are unique; the heap sorts
-        # them without compiling a NumPy sort into the kernel)
-        nh = 0
-        for i in range(ns):
-            hr, hs, nh = _heap_push(hr, hs, nh, rank[seeds[i]], seeds[i])
-        base = counters[0] - ns + 1            # counters[0]: the next free rank below
-        for j in range(ns):
-            s, nh = _heap_pop(hr, hs, nh)
-            rank[s] = base + j
-            truss[s] = k + 1
-            raised = _grow(raised, nraised + 1)
-            level = _grow(level, nraised + 1)
-            raised[nraised] = s
-            level[nraised] = k + 1
-            nraised += 1
-        counters[0] = base - 1
         ptoff, toff = toff, ptoff
         ptp, tp = tp, ptp
         ptq, tq = tq, ptq

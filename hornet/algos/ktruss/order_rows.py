@@ -19,7 +19,7 @@ import numpy as np
 from hornet.core.jit import njit
 
 from .level_rows import _grow_values, level_triangles, new_level_rows, next_level
-from .order import _heap_pop, _heap_push, _near_block
+from .order import _end_level, _heap_pop, _heap_push, _near_block
 from .region import _grow, _new_rows
 from .top_level import peel_top_level
 
@@ -308,33 +308,12 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
         alive, gone, ngone = _peel_bits(nc, cand, toff, tp, tq, mbits, loc, k - 1)
         for i in range(nc):
             _clear_bit(mbits, cand[i])
-        for i in range(ngone):                 # the peeled candidates: end of level k
-            rank[cand[gone[i]]] = counters[1]
-            counters[1] += 1
-        ns = 0
-        for i in range(nc):
-            if alive[i]:
-                seeds = _grow(seeds, ns + 1)
-                seeds[ns] = cand[i]
-                ns += 1
+        # the peeled candidates end level k; A: the survivors start level k + 1
+        ns, seeds, hr, hs, raised, level, nraised = _end_level(
+            nc, cand, alive, gone, ngone, k, rank, truss, counters, seeds, hr, hs, raised,
+            level, nraised)
         if ns == 0:
             continue
-        # A: the start of level k + 1, in rank order (ranks are unique; the heap sorts
-        # them without compiling a NumPy sort into the kernel)
-        nh = 0
-        for i in range(ns):
-            hr, hs, nh = _heap_push(hr, hs, nh, rank[seeds[i]], seeds[i])
-        base = counters[0] - ns + 1            # counters[0]: the next free rank below
-        for j in range(ns):
-            s, nh = _heap_pop(hr, hs, nh)
-            rank[s] = base + j
-            truss[s] = k + 1
-            raised = _grow(raised, nraised + 1)
-            level = _grow(level, nraised + 1)
-            raised[nraised] = s
-            level[nraised] = k + 1
-            nraised += 1
-        counters[0] = base - 1
         top_now = max(top_now, k + 1)
         ptoff, toff = toff, ptoff
         ptp, tp = tp, ptp
