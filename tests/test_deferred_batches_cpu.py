@@ -1,5 +1,5 @@
 """The host logic of deferred inserts (hornet.batch.deferred_path) on the CPU backend, the
-GPU's kernels emulated (tests/deferred_emulation.py): queueing, settling in order (headers
+GPU's kernels emulated (:class:`CpuDeferred`, below): queueing, settling in order (headers
 late or not), stalled batches run again, chunked batches and their merged changes, the
 block cache's counters and the graph's entry count afterwards. Results against a CPU graph
 without deferral."""
@@ -9,10 +9,82 @@ import numpy as np
 import pytest
 
 import hornet
-from deferred_emulation import CpuDeferred
 from hornet.batch import deferred_path
-from hornet.batch.small_layout import SMALL_ENTRIES
+from hornet.batch.cpu.small import CpuSmallBatches
+from hornet.batch.small_layout import DEFERRED_READ_WORDS as READ_WORDS
+from hornet.batch.small_layout import (H_ACCEPT, H_CLASS, H_FREED, H_PIECES, H_STALLED,
+                                       MODE_INSERT, NUM_CLASSES, SMALL_ENTRIES)
 from small_batch_checks import PROPS, same_change, same_graph, step_batch, step_properties
+
+
+class CpuDeferred:
+    """The device part of deferred batches (hornet.batch.gpu.deferred) emulated on the CPU
+    backend, for the host logic's tests without a GPU: the CPU small path's kernels run at
+    "launch", with the GPU kernels' stall and accept rules around them, and a header may be
+    reported as not ready yet (``late``: the chance of it), as an unfinished GPU batch's is."""
+
+    slots = 8
+    late = 0.3
+    limits_due = 0
+    prefilled = False
+
+    def __init__(self):
+        self.work = [CpuSmallBatches() for _ in range(self.slots)]
+        self.headers = np.zeros((self.slots, READ_WORDS), dtype=np.int64)
+        self.stall = 0
+        self.limits = np.zeros(NUM_CLASSES, dtype=np.int64)
+        self.rng = np.random.default_rng(0)
+        self.launches = 0
+
+    @staticmethod
+    def stage(slot, both):
+        return both[0].copy(), both[1].copy()
+
+    def set_limits(self, limits):
+        self.limits = np.asarray(limits, dtype=np.int64).copy()
+
+    def clear_stall(self):
+        self.stall = 0
+
+    def launch(self, slot, s, d, mirror, degree, size_class, edge_ptr, min_class, cache,
+               lookup, field_dtypes, values, outs, rows):
+        self.launches += 1
+        h = self.headers[slot]
+        h[:] = 0
+        if self.stall:
+            h[H_STALLED] = 1
+            return
+        w = self.work[slot]
+        header, r = w.prepare(np.ascontiguousarray(s, dtype=np.int64),
+                              np.ascontiguousarray(d, dtype=np.int64), mirror, MODE_INSERT,
+                              degree, size_class, edge_ptr, min_class)
+        rows[:] = r
+        need = header[H_CLASS:H_CLASS + NUM_CLASSES]
+        freed = header[H_FREED:H_FREED + NUM_CLASSES]
+        size = cache.state[NUM_CLASSES:] - cache.state[:NUM_CLASSES]
+        accept = 0
+        for k in np.flatnonzero(freed):
+            f, n = freed[k], need[k]
+            if size[k] + f <= cache.ring_slots and (f <= n or size[k] - n + f <= self.limits[k]):
+                accept |= 1 << int(k)
+        h[:] = header[:READ_WORDS]
+        h[H_ACCEPT] = accept
+        if (need > size).any():
+            h[H_STALLED] = 1
+            self.stall = 1
+            return
+        h[H_STALLED] = 0
+        w.rewrite(MODE_INSERT, int(header[H_PIECES]), cache, accept, lookup, field_dtypes,
+                  values, outs, degree, size_class, edge_ptr)
+
+    def ready(self, slot):
+        return self.rng.random() >= self.late
+
+    def header(self, slot):
+        return self.headers[slot].tolist()
+
+    def spilled(self, slot, count):
+        return self.work[slot].spilled(count)
 
 
 @pytest.fixture(autouse=True)
