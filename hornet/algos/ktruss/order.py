@@ -70,6 +70,19 @@ def _heap_pop(hr, hs, n):
 
 
 @njit
+def _rise(s, r, k, rank, truss, raised, level, nraised):
+    """Edge ``s`` rises to level k + 1 with rank ``r``, recorded in ``raised`` / ``level``
+    (grown as needed). Returns ``(raised, level, nraised)``."""
+    rank[s] = r
+    truss[s] = k + 1
+    raised = _grow(raised, nraised + 1)
+    level = _grow(level, nraised + 1)
+    raised[nraised] = s
+    level[nraised] = k + 1
+    return raised, level, nraised + 1
+
+
+@njit
 def _end_level(nc, cand, alive, gone, ngone, k, rank, truss, counters, seeds, hr, hs,
                raised, level, nraised):
     """The end of level ``k`` of the insertion scan. The peeled candidates (``gone``) take
@@ -95,13 +108,7 @@ def _end_level(nc, cand, alive, gone, ngone, k, rank, truss, counters, seeds, hr
     base = counters[0] - ns + 1
     for j in range(ns):
         s, nh = _heap_pop(hr, hs, nh)
-        rank[s] = base + j
-        truss[s] = k + 1
-        raised = _grow(raised, nraised + 1)
-        level = _grow(level, nraised + 1)
-        raised[nraised] = s
-        level[nraised] = k + 1
-        nraised += 1
+        raised, level, nraised = _rise(s, base + j, k, rank, truss, raised, level, nraised)
     counters[0] = base - 1
     return ns, seeds, hr, hs, raised, level, nraised
 

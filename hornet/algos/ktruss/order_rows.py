@@ -19,7 +19,7 @@ import numpy as np
 from hornet.core.jit import njit
 
 from .level_rows import _grow_values, level_triangles, new_level_rows, next_level
-from .order import _end_level, _heap_pop, _heap_push, _near_block
+from .order import _end_level, _heap_pop, _heap_push, _near_block, _rise
 from .region import _grow, _new_rows
 from .top_level import peel_top_level
 
@@ -283,14 +283,8 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
             # the survivors: the start of level k + 1 (any order: all of them are seeds)
             base = counters[0] - ns + 1
             for j in range(ns):
-                s = seeds[j]
-                rank[s] = base + j
-                truss[s] = k + 1
-                raised = _grow(raised, nraised + 1)
-                level = _grow(level, nraised + 1)
-                raised[nraised] = s
-                level[nraised] = k + 1
-                nraised += 1
+                raised, level, nraised = _rise(seeds[j], base + j, k, rank, truss, raised,
+                                               level, nraised)
             counters[0] = base - 1
             if work > limit:
                 return raised[:nraised], level[:nraised], touched, work, True
