@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["AdjacencyView"]
+__all__ = ["AdjacencyView", "check_csr_pair"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,27 @@ class AdjacencyView:
             sorted = _rows_sorted(xp, indptr, indices)
         device = "cpu" if xp is np else "gpu"
         return cls(n, degree, edge_ptr, directed, bool(sorted), device, props, tuple(keep))
+
+
+def check_csr_pair(indptr, indices) -> int:
+    """Check a CSR pair of NumPy or CuPy arrays and return its vertex count ``n``.
+
+    Raises ValueError / TypeError unless both are 1-D integer arrays, ``indptr`` rises from 0
+    to ``len(indices)`` and every index lies in ``[0, n)``.
+    """
+    if indptr.ndim != 1 or indices.ndim != 1:
+        raise ValueError("indptr and indices must be 1-D")
+    if indptr.dtype.kind not in "iu" or indices.dtype.kind not in "iu":
+        raise TypeError("indptr and indices must hold integers")
+    if indptr.shape[0] < 1:
+        raise ValueError("indptr must have at least one element")
+    n = indptr.shape[0] - 1
+    if (int(indptr[0]) != 0 or int(indptr[-1]) != indices.shape[0]
+            or (n > 0 and bool((indptr[1:] < indptr[:-1]).any()))):
+        raise ValueError("indptr must rise from 0 to len(indices)")
+    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= n):
+        raise ValueError(f"indices must lie in [0, {n})")
+    return n
 
 
 def _array_module(a):

@@ -129,3 +129,15 @@ def test_real_graphs(name, directed):
                       reverse=A.T.tocsr() if directed else None)
         np.testing.assert_array_equal(lv, want)
         check_parents(lv, par, G, [0])
+
+
+@pytest.mark.parametrize("indptr, indices, error", [
+    ([0, 1], [5], ValueError),            # index outside [0, n)
+    ([0, 2, 1], [0, 1], ValueError),      # indptr falls
+    ([1, 2], [0], ValueError),            # indptr does not start at 0
+    ([0, 1.0], [0], TypeError),           # not integers
+    ([[0, 1]], [0], ValueError),          # not 1-D
+])
+def test_bad_csr_pairs_are_refused(indptr, indices, error):
+    with pytest.raises(error):
+        bfs((np.array(indptr), np.array(indices)), 0)

@@ -29,7 +29,7 @@ from typing import Any
 from numba import prange
 import numpy as np
 
-from hornet.adjacency import AdjacencyView
+from hornet.adjacency import AdjacencyView, check_csr_pair
 from hornet.core.chunking import SERIAL_WORK, threads_for
 from hornet.core.pointers import int32_view, view as ptr_view
 from hornet.core.search import lower_bound
@@ -242,17 +242,7 @@ def _from_scipy(mat, directed):
 def _from_csr_pair(indptr, indices, directed):
     indptr = np.asarray(indptr)
     indices = np.asarray(indices)
-    if indptr.ndim != 1 or indices.ndim != 1:
-        raise ValueError("indptr and indices must be 1-D")
-    if indptr.dtype.kind not in "iu" or indices.dtype.kind not in "iu":
-        raise TypeError("indptr and indices must hold integers")
-    if indptr.shape[0] < 1:
-        raise ValueError("indptr must have at least one element")
-    n = indptr.shape[0] - 1
-    if indptr[0] != 0 or indptr[-1] != indices.shape[0] or np.any(np.diff(indptr) < 0):
-        raise ValueError("indptr must rise from 0 to len(indices)")
-    if indices.size and (indices.min() < 0 or indices.max() >= n):
-        raise ValueError(f"indices must lie in [0, {n})")
+    check_csr_pair(indptr, indices)
     view = AdjacencyView.from_csr(indptr, indices, directed=True)
     if not view.sorted:
         view = sorted_view(view)

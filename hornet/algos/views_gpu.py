@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from hornet.adjacency import AdjacencyView
+from hornet.adjacency import AdjacencyView, check_csr_pair
 from hornet.core.cuda import cupy, i64, scan
 from hornet.core.gather import gather_lists
 from .gpu_arrays import address, i32, kernels, launch_tiles, row_offsets, tiles, view_arrays
@@ -136,18 +136,7 @@ def view_from_csr_pair(indptr, indices, directed) -> AdjacencyView:
     de-duplicated when needed; undirected iff symmetric when ``directed`` is None)."""
     indptr = cupy.asarray(indptr)
     indices = cupy.asarray(indices)
-    if indptr.ndim != 1 or indices.ndim != 1:
-        raise ValueError("indptr and indices must be 1-D")
-    if indptr.dtype.kind not in "iu" or indices.dtype.kind not in "iu":
-        raise TypeError("indptr and indices must hold integers")
-    if indptr.shape[0] < 1:
-        raise ValueError("indptr must have at least one element")
-    n = indptr.shape[0] - 1
-    if (int(indptr[0]) != 0 or int(indptr[-1]) != indices.shape[0]
-            or (n > 0 and bool(cupy.any(indptr[1:] < indptr[:-1])))):
-        raise ValueError("indptr must rise from 0 to len(indices)")
-    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= n):
-        raise ValueError(f"indices must lie in [0, {n})")
+    check_csr_pair(indptr, indices)
     view = AdjacencyView.from_csr(indptr, indices, directed=True)
     if not view.sorted:
         view = sorted_view(view)
