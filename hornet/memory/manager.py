@@ -77,19 +77,28 @@ class _Lookup:
 
 GROWTH = 1 / 16
 """A class that runs out of free blocks gets an array of at least this share of its blocks
-(geometric growth from an exact first array), and an empty array is kept as the class's spare
-only while it is at most this share of the class's live blocks (and at least
-``SPARE_MIN_BYTES``). A class only grows when full,
-so growth and a spare together leave it at least 1 / (1 + 2 * GROWTH) used (0.89): the
-compaction threshold (``COMPACT_BELOW``) is not met by growth alone."""
+(geometric growth from an exact first array). A class only grows when full, so growth leaves
+it at least 1 / (1 + GROWTH) used, and growth with a spare (``SPARE_SHARE``) at least
+1 / (1 + SPARE_SHARE) (0.89): the compaction threshold (``COMPACT_BELOW``) is not met by
+growth alone."""
+
+SPARE_SHARE = 2 * GROWTH
+"""An empty array is kept as the class's spare only while it is at most this share of the
+class's live blocks (and at least ``SPARE_MIN_BYTES``): twice the share growth makes, so that
+the array an insert's growth made survives the delete that shrinks the class back (a batch
+and its undo, or churn around a size) instead of being freed and made again batch after
+batch."""
 
 FULLEST_FIRST = True
 """Allocation takes blocks from the fullest arrays of a class first (see :meth:`_plan`)."""
 
-SPARE_MIN_BYTES = 1 << 20
-"""An empty array smaller than this is freed, never kept as a spare: making it again costs
-less than a millisecond (its pages are few), while holding it is a share of a small graph's
-memory that never shrinks (GROWTH of every class that grew once)."""
+SPARE_MIN_BYTES = {"cpu": 1 << 20, "gpu": 1 << 16}
+"""Per device: an empty array smaller than this is freed, never kept as a spare: making it
+again costs little next to the batch that needs it (CPU: its pages are few; GPU: the pool's
+memory, a tree fill and a lookup rebuild are tens of microseconds, which a batch of a few
+thousand edges takes in all, so only arrays that small are freed), while holding it is a
+share of a small graph's memory that never shrinks (``SPARE_SHARE`` of every class that grew
+once)."""
 
 COMPACT_BELOW = 0.85
 """Default utilization (used / reserved blocks) under which a size class is compacted."""
@@ -497,8 +506,8 @@ class MemoryManager:
         empty = [a for a in pool if a.free == a.num_blocks]
         keep = max(empty, key=lambda a: a.num_blocks) if (keep_spare and empty) else None
         live = sum(a.used for a in pool)
-        if keep is not None and (live == 0 or keep.num_blocks > GROWTH * live or
-                                 keep.nbytes < SPARE_MIN_BYTES):
+        if keep is not None and (live == 0 or keep.num_blocks > SPARE_SHARE * live or
+                                 keep.nbytes < SPARE_MIN_BYTES[self.backend.device]):
             keep = None  # a spare for an empty class, or larger than growth, holds memory
                          # for nothing; a small one is cheaper to make again than to hold
         dropped = [a for a in empty if a is not keep]
