@@ -3,9 +3,11 @@
 A GPU batch too large for the small-batch path (:mod:`hornet.batch.small_path`) is planned by
 :func:`hornet.batch.gpu.plan.plan_batch` (validation fused with packing the sort keys,
 deduplication, the lookups, the kept entries, the segments, the lists that move and their
-counts per size class, all on the device, one read of the counts), then takes the blocks of
-the moving lists from the memory manager (only per-class counts reach it; one kernel hands
-each moving list its block), rewrites the lists
+counts per size class, all on the device, one read of the counts), then has the device
+take the blocks of the moving lists (:func:`hornet.memory.gpu_take.allocate_on_device`: the
+plan's per-class counts, already on the device, pick the block arrays that give them; the
+host checks each class's room from its per-class counts and grows a short class first; one
+kernel hands each moving list its block), rewrites the lists
 (:func:`hornet.batch.gpu.kernels.merge_lists` / ``remove_lists``) straight into their blocks,
 and writes the vertex table and lists the old blocks in one kernel, in the general pipeline's
 refuse-before-writing order. The old blocks go back to the bit trees without a wait: their
@@ -35,11 +37,15 @@ import numpy as np
 from ..change import EdgeChange
 from ..memory.manager import DeviceMemoryError
 from .gpu.pairs import device_pairs
-from .gpu.plan import MAX_ENTRIES, commit_plan, place_moves, plan_batch, refit_plan
+from .gpu.plan import I_CLASS, MAX_ENTRIES, commit_plan, place_moves, plan_batch, refit_plan
 from .pipeline import _field_columns, compact_memory, edge_change
 from .validate import check_ids, property_values
 
 __all__ = ["planned_pairs", "planned_update"]
+
+#: the moving lists' blocks are taken by the device (hornet.memory.gpu_take); False: by the
+#: host's allocation (MemoryManager.allocate_counts)
+DEVICE_TAKES = True
 
 
 def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
@@ -115,17 +121,16 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         p = refit_plan(p, g._degree, g._size_class, g._edge_ptr, mm.min_size_class)
     if p.moves:
         try:
-            pool = mm.allocate_counts(p.per_class)   # the only step that can fail
+            pool, class_start = _take_blocks(mm, p)    # the only step that can fail
         except DeviceMemoryError:
             if not p.refit:
                 raise
             # the refit finds no room: the delete alone (ListFit.refit moves nothing then)
             p = refit_plan(p, g._degree, g._size_class, g._edge_ptr, mm.min_size_class,
                            refit=False)
-            pool = mm.allocate_counts(p.per_class) if p.moves else None
+            if p.moves:
+                pool, class_start = _take_blocks(mm, p)
     if p.moves:
-        class_start = np.zeros(p.per_class.shape[0], dtype=np.int64)
-        np.cumsum(p.per_class[:-1], out=class_start[1:])
         place_moves(p, class_start, pool)            # the moving lists' blocks: p.seg_ptr
     # ---- nothing above changed the graph; from here on the batch is committed ----
     g._views.clear()
@@ -169,6 +174,21 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
     if gone:
         return edge_change(g, kind, p.src, p.dst, gone)
     return _change(g, kind, p, {}, 0)
+
+
+def _take_blocks(mm, p):
+    """The blocks of the plan ``p``'s moving lists: (pool, class starts), as
+    :func:`~hornet.batch.gpu.plan.place_moves` takes them. With :data:`DEVICE_TAKES` the
+    device decides which block arrays give them, from the plan's per-class counts where
+    they are on the device (:func:`hornet.memory.gpu_take.allocate_on_device`); else the
+    host's allocation. Raises DeviceMemoryError (nothing taken)."""
+    if DEVICE_TAKES:
+        from ..memory.gpu_take import allocate_on_device
+        return allocate_on_device(mm, p.per_class, p.pending.ws.info.data.ptr + 8 * I_CLASS)
+    pool = mm.allocate_counts(p.per_class)
+    class_start = np.zeros(p.per_class.shape[0], dtype=np.int64)
+    np.cumsum(p.per_class[:-1], out=class_start[1:])
+    return pool, class_start
 
 
 def _refits(g, p) -> bool:

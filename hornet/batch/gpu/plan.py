@@ -373,15 +373,17 @@ def _made_plan(h, ws, src, dst, once_pairs, mirror: bool, half: int) -> BatchPla
 
 
 
-def place_moves(plan: BatchPlan, class_start: np.ndarray, pool) -> None:
+def place_moves(plan: BatchPlan, class_start, pool) -> None:
     """Give every moving list of ``plan`` a distinct block of its new class from ``pool``
     (int64 device: ``plan.per_class[k]`` blocks of every class k, class after class in
     ascending order, as :meth:`MemoryManager.allocate_counts` returns them), written into
-    ``plan.seg_ptr``. ``class_start``: host int64 (64,), where class k's blocks start in
-    ``pool``. One upload and one launch, no synchronization."""
+    ``plan.seg_ptr``. ``class_start``: where class k's blocks start in ``pool``, host int64
+    (64,) (uploaded), or uint64 device (64,) (advanced in place). One launch, no
+    synchronization."""
     if not plan.moves:
         return
-    next_slot = upload(np.ascontiguousarray(class_start, dtype=np.uint64))
+    next_slot = upload(np.ascontiguousarray(class_start, dtype=np.uint64)) \
+        if isinstance(class_start, np.ndarray) else class_start
     _launch("batch_place", plan.moves, [plan.moved.data.ptr, plan.move_class.data.ptr,
                                         plan.moves, next_slot.data.ptr, pool.data.ptr,
                                         plan.seg_ptr.data.ptr])
