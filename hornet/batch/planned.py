@@ -32,6 +32,8 @@ than :data:`~hornet.batch.gpu.plan.MAX_ENTRIES` entries) returns None from
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..change import EdgeChange
@@ -43,9 +45,10 @@ from .validate import check_ids, property_values
 
 __all__ = ["planned_pairs", "planned_update"]
 
-#: the moving lists' blocks are taken by the device (hornet.memory.gpu_take); False: by the
-#: host's allocation (MemoryManager.allocate_counts)
-DEVICE_TAKES = True
+#: the moving lists' blocks are taken by the device (hornet.memory.gpu_take); False (or the
+#: environment variable HORNET_DEVICE_TAKES=0): by the host's allocation
+#: (MemoryManager.allocate_counts)
+DEVICE_TAKES = os.environ.get("HORNET_DEVICE_TAKES", "1") != "0"
 
 
 def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
