@@ -39,7 +39,8 @@ import numpy as np
 from ..change import EdgeChange
 from ..memory.manager import DeviceMemoryError
 from .gpu.pairs import device_pairs
-from .gpu.plan import I_CLASS, MAX_ENTRIES, commit_plan, place_moves, plan_batch, refit_plan
+from .gpu.plan import (I_BAD, I_CLASS, I_TAKE_SHORT, MAX_ENTRIES, BatchPlan, commit_plan,
+                       place_moves, plan_batch, refit_plan)
 from .pipeline import _field_columns, compact_memory, edge_change
 from .validate import check_ids, property_values
 
@@ -107,22 +108,40 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
     entries' fields, rewritten in the same pass as the destinations.
     Raises :class:`hornet.batch.validate.BatchError` (graph unchanged) for ids outside
     [0, MAX_VERTEX_ID], with the general pipeline's message."""
+    from ..memory import gpu_take            # (GPU only: imported on the first planned batch)
     mm = g._mm
     # inside steady churn a delete leaves shrinking lists in their blocks
     # (hornet.memory.list_fit.STEADY_LOOSE_SHARE)
     p = plan_batch(s, d, not g.directed, inserting, g._degree, g._size_class, g._edge_ptr,
-                   mm.min_size_class, keep_blocks=not inserting and bool(mm.steady))
-    if p.bad:
+                   mm.min_size_class, keep_blocks=not inserting and bool(mm.steady),
+                   wait=not (inserting and DEVICE_TAKES))
+    ahead = None
+    if not isinstance(p, BatchPlan):     # an insert's blocks taken before the read-back
+        ws = p.ws
+        info = ws.info.data.ptr
+        ahead = gpu_take.take_ahead(mm, info + 8 * I_CLASS, info + 8 * I_BAD,
+                                    info + 8 * I_TAKE_SHORT, p.entries)
+        p = p.finish(ws.readback())
+    if p.bad:                            # (a take ahead took nothing)
         xp = g._xp
         check_ids([(s.astype(xp.int64), "src"), (d.astype(xp.int64), "dst")], xp)
         raise AssertionError("the batch plan flagged an id that check_ids accepts")
     kind = "insert" if inserting else "delete"
+    if ahead is not None and (p.take_short or not p.moves):
+        ahead = None                     # it took nothing: the blocks are taken below
     if inserting:
         n = max(g._n, p.top)
-        g._reserve(n)
+        try:
+            g._reserve(n)
+        except BaseException:
+            if ahead is not None:
+                gpu_take.give_back_ahead(mm, ahead, p.per_class)
+            raise
     if not inserting and p.kept and not mm.steady and _refits(g, p):
         p = refit_plan(p, g._degree, g._size_class, g._edge_ptr, mm.min_size_class)
-    if p.moves:
+    if ahead is not None:
+        pool, class_start = gpu_take.took_ahead(mm, ahead, p.per_class)
+    elif p.moves:
         try:
             pool, class_start = _take_blocks(mm, p)    # the only step that can fail
         except DeviceMemoryError:

@@ -18,17 +18,29 @@
 // the pool from class_start[k] = need[0] + ... + need[k - 1] on, each array's from its
 // out_start. Writes per array its take (taken[a], and the count of take_small's request
 // row a) and out_start (out_start[a], and the row's out start), lowers free_blocks by the
-// takes, and sets next_slot[k] = class_start[k] (the counters batch_place advances). The
-// caller guarantees that every class holds its need in free blocks.
+// takes, and sets next_slot[k] = class_start[k] (the counters batch_place advances).
+// Nothing is taken (every take 0, the counts unchanged) when *bad is nonzero (a refused
+// batch; bad may be null) or when a class holds fewer free blocks than its need: then
+// *short_out = 1 (short_out may be null when the caller guarantees the room).
 extern "C" __global__ void take_plan(const i64* __restrict__ need_in, i64 narrays,
                                      const i64* __restrict__ cls,
                                      i64* __restrict__ free_blocks, i64* __restrict__ req,
                                      i64* __restrict__ taken, i64* __restrict__ out_start,
-                                     u64* __restrict__ next_slot) {
+                                     u64* __restrict__ next_slot, const i64* __restrict__ bad,
+                                     i64* __restrict__ short_out) {
     __shared__ i64 need[NUM_CLASSES];
     __shared__ i64 start[NUM_CLASSES];
-    if (threadIdx.x < NUM_CLASSES) need[threadIdx.x] = need_in[threadIdx.x];
+    __shared__ u64 room[NUM_CLASSES];
+    __shared__ int skip;
+    if (threadIdx.x < NUM_CLASSES) {
+        need[threadIdx.x] = need_in[threadIdx.x];
+        room[threadIdx.x] = 0;
+    }
+    if (threadIdx.x == 0) skip = bad != nullptr && *bad != 0;
     __syncthreads();
+    if (short_out != nullptr)
+        for (i64 a = threadIdx.x; a < narrays; a += blockDim.x)
+            atomicAdd(&room[cls[a]], (u64)free_blocks[a]);
     if (threadIdx.x == 0) {
         i64 s = 0;
         for (int k = 0; k < NUM_CLASSES; ++k) {
@@ -37,9 +49,15 @@ extern "C" __global__ void take_plan(const i64* __restrict__ need_in, i64 narray
         }
     }
     __syncthreads();
+    if (threadIdx.x == 0 && short_out != nullptr && !skip) {
+        for (int k = 0; k < NUM_CLASSES; ++k)
+            if (need[k] > 0 && (u64)need[k] > room[k]) skip = 1;
+        if (skip) *short_out = 1;
+    }
     if (threadIdx.x < NUM_CLASSES) next_slot[threadIdx.x] = (u64)start[threadIdx.x];
+    __syncthreads();
     for (i64 a = threadIdx.x; a < narrays; a += blockDim.x) {
-        const i64 k = cls[a], f = free_blocks[a], n = need[k];
+        const i64 k = cls[a], f = free_blocks[a], n = skip ? 0 : need[k];
         i64 t = 0, before = 0;
         if (n > 0 && f > 0) {
             for (i64 b = 0; b < narrays; ++b) {

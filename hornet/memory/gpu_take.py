@@ -33,7 +33,7 @@ _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "device_take.cu")
 TAKE_FIELDS = 5 + FOREST_LEVELS + 1        # a take_small request row (memory_kernels.cu)
 PLAN_THREADS = 1024
 _LAUNCHES: dict = {}
-_ARITY = {"take_plan": 8, "free_add": 3}
+_ARITY = {"take_plan": 10, "free_add": 3}
 
 
 def _prepared(name: str) -> PreparedLaunch:
@@ -111,6 +111,7 @@ class DeviceTakes:
         self.counts = cupy.empty(2 * na, dtype=cupy.int64)    # taken, out start
         self.next_slot = cupy.empty(64, dtype=cupy.uint64)
         self._spare: list = []
+        self._pool = None                         # the pool of takes ahead (reused)
 
     @staticmethod
     def for_manager(mm) -> "DeviceTakes":
@@ -133,17 +134,22 @@ class DeviceTakes:
             _prepared("free_add")(-(-self.narrays // 256), 256,
                                   [self.free.data.ptr, counts.data.ptr, self.narrays])
 
-    def take(self, need_ptr: int, total: int, pool) -> PendingTake:
+    def take(self, need_ptr: int, total: int, pool, bad_ptr: int = 0,
+             short_ptr: int = 0) -> PendingTake:
         """Take ``need[k]`` blocks of every class k (``need_ptr``: device address of int64
-        (64,); ``total``: their sum, host) into ``pool`` (int64 device, at least ``total``),
-        class after class in ascending order; ``next_slot`` gets each class's first pool
-        slot. Every class must hold its need in free blocks. Returns the per-array counts'
+        (64,); ``total``: their sum, or a bound of it, host) into ``pool`` (int64 device, at
+        least ``total``), class after class in ascending order; ``next_slot`` gets each
+        class's first pool slot. Every class must hold its need in free blocks, unless
+        ``short_ptr`` (device address of an int64) is given: then nothing is taken if a class
+        holds less, and that int64 is set to 1. Nothing is taken either if the int64 at
+        ``bad_ptr`` (when given) is nonzero. Returns the per-array counts'
         :class:`PendingTake`."""
         na = self.narrays
         taken, out_start = self.counts[:na], self.counts[na:]
         _prepared("take_plan")(1, PLAN_THREADS, [
             need_ptr, na, self.cls.data.ptr, self.free.data.ptr, self.req.data.ptr,
-            taken.data.ptr, out_start.data.ptr, self.next_slot.data.ptr])
+            taken.data.ptr, out_start.data.ptr, self.next_slot.data.ptr, bad_ptr,
+            short_ptr])
         if total <= SMALL_TAKE:
             _prepared(TAKE_SMALL)(na, SMALL_TAKE_THREADS, [self.req.data.ptr, pool.data.ptr])
         else:
@@ -173,6 +179,56 @@ class DeviceTakes:
         launch(_fn("extract_forest"), total, (addrs, table, self.word_start, taken, out_start,
                                               lookup.dev_bases, lookup.dev_block_shift,
                                               i64(self.narrays), i64(total), pc, incl, pool))
+
+
+class TakeAhead:
+    """A take queued before the counts it serves reached the host (:func:`take_ahead`):
+    ``pool`` (int64 device, room for the bound given), ``next_slot`` (uint64 device (64,))."""
+
+    __slots__ = ("pool", "next_slot")
+
+    def __init__(self, pool, next_slot):
+        self.pool, self.next_slot = pool, next_slot
+
+
+def take_ahead(mm, need_ptr: int, bad_ptr: int, short_ptr: int, bound: int):
+    """Queue the take of ``need[k]`` blocks of every class k (device address ``need_ptr``,
+    int64 (64,), at most ``bound`` blocks in all) before the host knows the counts: a batch
+    plan's counts, taken in stream order after the plan's kernels, so that the host does
+    not take them after the plan's read-back. The device checks the room: a class short of
+    free blocks (or a nonzero int64 at ``bad_ptr``, a refused batch) takes nothing, and
+    sets the int64 at ``short_ptr`` to 1 (the host then allocates after the read-back, as
+    :func:`allocate_on_device`). The per-array counts go to the manager's pending takes at
+    once (zeros when nothing was taken); the per-class counts wait for :func:`took_ahead`
+    or :func:`give_back_ahead`. Returns a :class:`TakeAhead`, or None when the device's free
+    counts are not those of the manager's current lookup (nothing queued)."""
+    dt = mm._device_takes
+    if dt is None or dt.stale or dt.lookup is not mm._lookup:
+        return None
+    if dt._pool is None or dt._pool.shape[0] < bound:
+        dt._pool = cupy.empty(1 << max(10, (max(bound, 1) - 1).bit_length()),
+                              dtype=cupy.int64)
+    mm._pending_takes.append(dt.take(need_ptr, bound, dt._pool, bad_ptr, short_ptr))
+    return TakeAhead(dt._pool, dt.next_slot)
+
+
+def took_ahead(mm, ahead: TakeAhead, per_class):
+    """The take ``ahead`` succeeded (its short flag read back 0) for ``per_class`` (host
+    int64 (64,), the counts it served): the per-class counts into the manager's
+    bookkeeping; returns (pool, next_slot) as :func:`allocate_on_device` does."""
+    total = 0
+    for k in np.flatnonzero(per_class).tolist():
+        n = int(per_class[k])
+        mm._count(k, 0, n)
+        total += n
+    return ahead.pool[:total], ahead.next_slot
+
+
+def give_back_ahead(mm, ahead: TakeAhead, per_class) -> None:
+    """The batch of the successful take ``ahead`` (``per_class``: its counts) was refused
+    after all: its blocks go back."""
+    pool, _ = took_ahead(mm, ahead, per_class)
+    mm.release(pool)
 
 
 def allocate_on_device(mm, per_class, need_ptr: int):
