@@ -1,0 +1,72 @@
+"""Same-process A/B of the device's takes (``hornet.batch.planned.DEVICE_TAKES``) on one GPU
+graph: insert and delete batches of several sizes, each round timed with the takes on and
+off in alternating order (CUDA events, every call undone untimed, as the updates benchmark
+does), and the block arrays made per timed batch (growth that a batch and its undo leave).
+
+    python3 -m bench.tools.ab_takes_gpu [--scale 24] [--sizes 10000 100000 1000000]
+        [--repeats 7]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+
+import hornet
+import hornet.batch.planned as planned
+from bench.common import kronecker
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python3 -m bench.tools.ab_takes_gpu", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scale", type=int, default=24)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10**4, 10**5, 10**6])
+    ap.add_argument("--repeats", type=int, default=7)
+    args = ap.parse_args(argv)
+    import cupy
+    print(f"device: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
+    src, dst = kronecker(args.scale, seed=args.scale, xp=cupy)
+    g = hornet.Graph.from_edges(src, dst, num_vertices=1 << args.scale, directed=False,
+                                device="gpu")
+    del src, dst
+    n = g.num_vertices
+    es, ed = g.edges()
+    rs = cupy.random.RandomState(3)
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    mm = g._mm
+    for b in args.sizes:
+        for op in ("insert", "delete"):
+            times = {True: [], False: []}
+            made = {True: 0, False: 0}
+            for r in range(args.repeats + 1):
+                for on in ((True, False) if r % 2 else (False, True)):
+                    planned.DEVICE_TAKES = on
+                    if op == "insert":
+                        s = rs.randint(0, n, b, dtype=cupy.int64)
+                        d = rs.randint(0, n, b, dtype=cupy.int64)
+                    else:
+                        p = rs.randint(0, es.size, b, dtype=cupy.int64)
+                        s, d = es[p], ed[p]
+                    cupy.cuda.Device().synchronize()
+                    before = mm.arrays_created
+                    start.record()
+                    c = g.insert_edges(s, d) if op == "insert" else g.delete_edges(s, d)
+                    end.record()
+                    end.synchronize()
+                    if r:
+                        times[on].append(cupy.cuda.get_elapsed_time(start, end) * 1e3)
+                        made[on] += mm.arrays_created - before
+                    if op == "insert":
+                        g.delete_edges(c.src, c.dst)
+                    else:
+                        g.insert_edges(c.src, c.dst)
+            on, off = (statistics.median(times[k]) for k in (True, False))
+            print(f"kron{args.scale} {op} b={b}: takes on {on:.0f} us, off {off:.0f} us "
+                  f"({on / off:.2f}); arrays made per batch on {made[True] / args.repeats:.1f}, "
+                  f"off {made[False] / args.repeats:.1f}; {args.repeats} rounds", flush=True)
+    planned.DEVICE_TAKES = True
+    g.check()
+
+
+if __name__ == "__main__":
+    main()
