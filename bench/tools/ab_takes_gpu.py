@@ -1,7 +1,10 @@
 """Same-process A/B of the device's takes (``hornet.batch.planned.DEVICE_TAKES``) on one GPU
 graph: insert and delete batches of several sizes, each round timed with the takes on and
 off in alternating order (CUDA events, every call undone untimed, as the updates benchmark
-does), and the block arrays made per timed batch (growth that a batch and its undo leave).
+does), the block arrays made per timed batch (growth that a batch and its undo leave) and,
+with the takes on, how the timed batches took their blocks: before the read-back, after it
+(a class short, or the device's free counts not current), and how often the device's free
+counts were made again (hornet.memory.gpu_take.DeviceTakes).
 
     python3 -m bench.tools.ab_takes_gpu [--scale 24] [--sizes 10000 100000 1000000]
         [--repeats 7]
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+from collections import Counter
 
 import hornet
 import hornet.batch.planned as planned
@@ -34,10 +38,12 @@ def main(argv: list[str] | None = None) -> None:
     rs = cupy.random.RandomState(3)
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     mm = g._mm
+    counts = _count_takes()
     for b in args.sizes:
         for op in ("insert", "delete"):
             times = {True: [], False: []}
             made = {True: 0, False: 0}
+            counts.clear()
             for r in range(args.repeats + 1):
                 for on in ((True, False) if r % 2 else (False, True)):
                     planned.DEVICE_TAKES = on
@@ -49,10 +55,12 @@ def main(argv: list[str] | None = None) -> None:
                         s, d = es[p], ed[p]
                     cupy.cuda.Device().synchronize()
                     before = mm.arrays_created
+                    counts["on"] = on and r > 0
                     start.record()
                     c = g.insert_edges(s, d) if op == "insert" else g.delete_edges(s, d)
                     end.record()
                     end.synchronize()
+                    counts["on"] = False
                     if r:
                         times[on].append(cupy.cuda.get_elapsed_time(start, end) * 1e3)
                         made[on] += mm.arrays_created - before
@@ -63,9 +71,43 @@ def main(argv: list[str] | None = None) -> None:
             on, off = (statistics.median(times[k]) for k in (True, False))
             print(f"kron{args.scale} {op} b={b}: takes on {on:.0f} us, off {off:.0f} us "
                   f"({on / off:.2f}); arrays made per batch on {made[True] / args.repeats:.1f}, "
-                  f"off {made[False] / args.repeats:.1f}; {args.repeats} rounds", flush=True)
+                  f"off {made[False] / args.repeats:.1f}; {args.repeats} rounds; takes on: "
+                  f"{_summary(counts, args.repeats)}", flush=True)
     planned.DEVICE_TAKES = True
     g.check()
+
+
+def _count_takes() -> Counter:
+    """Counters of the device's takes during the batches marked (``counts["on"]``)."""
+    from hornet.memory import gpu_take
+    counts = Counter()
+
+    def counted(name, key):
+        fn = getattr(gpu_take, name)
+
+        def wrapper(*a, **k):
+            out = fn(*a, **k)
+            if counts["on"]:
+                counts[key(out) if callable(key) else key] += 1
+            return out
+        setattr(gpu_take, name, wrapper)
+
+    counted("take_ahead", lambda out: "queued ahead" if out is not None else "not current")
+    counted("took_ahead", "taken ahead")
+    counted("allocate_on_device", "after read-back")
+    init = gpu_take.DeviceTakes.__init__
+
+    def made(self, *a):
+        if counts["on"]:
+            counts["free counts made"] += 1
+        init(self, *a)
+    gpu_take.DeviceTakes.__init__ = made
+    return counts
+
+
+def _summary(counts: Counter, repeats: int) -> str:
+    return ", ".join(f"{k} {v / repeats:.1f}" for k, v in sorted(counts.items()) if k != "on") \
+        or "no takes"
 
 
 if __name__ == "__main__":

@@ -124,15 +124,33 @@ class DeviceTakes:
         return dt
 
     def released(self, lookup, counts) -> None:
-        """A release without a wait gave back ``counts[a]`` blocks of array ``a`` (uint64
-        device, the lookup ``lookup``'s order): the device's free counts follow, or are
+        """A release gave back ``counts[a]`` blocks of array ``a`` (uint64 device, or host
+        int64, in the lookup ``lookup``'s order): the device's free counts follow, or are
         stale if the lookup is another."""
         if lookup is not self.lookup or self.stale:
             self.stale = True
             return
+        if isinstance(counts, np.ndarray):
+            counts = upload(np.ascontiguousarray(counts, dtype=np.int64))
         if self.narrays:
             _prepared("free_add")(-(-self.narrays // 256), 256,
                                   [self.free.data.ptr, counts.data.ptr, self.narrays])
+
+    def host_took(self, lookup, plans) -> None:
+        """The host's allocation took blocks (``plans``: the manager's [(class, [(array,
+        count)], arrays created)]) while the manager's lookup is ``lookup`` (None: stale):
+        the device's free counts follow (one upload and one launch), or are stale if the
+        lookup is another or arrays were created."""
+        if lookup is not self.lookup or self.stale or any(c for _, _, c in plans):
+            self.stale = True
+            return
+        took = [(arr.base, t) for _, plan, _ in plans for arr, t in plan if t]
+        if not took:
+            return
+        delta = np.zeros(self.narrays, dtype=np.int64)
+        at = np.searchsorted(lookup.bases, np.array([b for b, _ in took], dtype=np.int64))
+        np.subtract.at(delta, at, np.array([t for _, t in took], dtype=np.int64))
+        self.released(lookup, delta)
 
     def take(self, need_ptr: int, total: int, pool, bad_ptr: int = 0,
              short_ptr: int = 0) -> PendingTake:

@@ -444,14 +444,14 @@ class MemoryManager:
                 arr.free -= take
                 taken += take
             self._count(k, 0, taken)
-            if self._device_takes is not None:     # host counts changed: upload them again
-                self._device_takes.stale = True
             if created:
                 self.arrays_created += len(created)
                 self._touched.add(k)           # more room: utilization may have dropped
                 self.pools.setdefault(k, []).extend(created)
                 self._count(k, sum(a.num_blocks for a in created), 0)
                 self._arrays_changed(created=created)
+        if self._device_takes is not None:         # the device's free counts follow
+            self._device_takes.host_took(self._lookup, plans)
 
     def _count(self, size_class: int, blocks: int, used: int) -> None:
         """Add to the class's block and used-block counts (what compaction decides on)."""
@@ -486,10 +486,10 @@ class MemoryManager:
             if self._device_takes is not None:     # the device's free counts follow
                 self._device_takes.released(lookup, self._release_slot.counts)
             return
-        if self._device_takes is not None:
-            self._device_takes.stale = True
         counts = self.backend.release_pointers(lookup.forest, lookup.dev_bases,
                                                lookup.dev_block_shift, pointers)
+        if self._device_takes is not None:
+            self._device_takes.released(lookup, counts)
         self._released(lookup, counts)
 
     def settle(self) -> None:
