@@ -59,21 +59,39 @@ class _CountsCopy:
         self.n = 0
 
 
+#: pinned buffers of takes whose counts were read, for the next takes (a pinned allocation
+#: and an event cost a batch more than the take itself; the process keeps a few)
+_SPARE_COPIES: list = []
+
+
+def _counts_copy(n: int) -> _CountsCopy:
+    while _SPARE_COPIES:
+        copy = _SPARE_COPIES.pop()
+        if copy.host.shape[0] >= n:
+            return copy
+    return _CountsCopy(n)
+
+
 class PendingTake:
     """The per-array counts of a device take on their way to the host (``lookup``: the
     manager's lookup the take used, aligned with the counts)."""
 
-    __slots__ = ("lookup", "copy", "owner")
+    __slots__ = ("lookup", "copy")
 
-    def __init__(self, lookup, copy: _CountsCopy, owner):
-        self.lookup, self.copy, self.owner = lookup, copy, owner
+    def __init__(self, lookup, copy: _CountsCopy):
+        self.lookup, self.copy = lookup, copy
+
+    def done(self) -> bool:
+        """Whether the counts have landed (no wait)."""
+        return self.copy.event.done
 
     def counts(self) -> np.ndarray:
         """Host int64 (A,): blocks taken per array (waits for the copy to land); the buffer
-        goes back to its owner for the next take."""
+        goes back to the process's spares for the next take."""
         self.copy.event.synchronize()
         out = self.copy.host[:self.copy.n].copy()
-        self.owner._spare.append(self.copy)
+        if len(_SPARE_COPIES) < 8:
+            _SPARE_COPIES.append(self.copy)
         return out
 
 
@@ -110,7 +128,6 @@ class DeviceTakes:
         self.word_start = dev[at + 2 * na:]
         self.counts = cupy.empty(2 * na, dtype=cupy.int64)    # taken, out start
         self.next_slot = cupy.empty(64, dtype=cupy.uint64)
-        self._spare: list = []
         self._pool = None                         # the pool of takes ahead (reused)
 
     @staticmethod
@@ -172,15 +189,13 @@ class DeviceTakes:
             _prepared(TAKE_SMALL)(na, SMALL_TAKE_THREADS, [self.req.data.ptr, pool.data.ptr])
         else:
             self._scan_take(taken, out_start, pool)
-        copy = self._spare.pop() if self._spare else _CountsCopy(na)
-        if copy.host.shape[0] < na:
-            copy = _CountsCopy(na)
+        copy = _counts_copy(na)
         copy.n = na
         stream = cupy.cuda.get_current_stream()
         cupy.cuda.runtime.memcpyAsync(copy.host.ctypes.data, taken.data.ptr, na * 8,
                                       cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
         copy.event.record(stream)
-        return PendingTake(self.lookup, copy, self)
+        return PendingTake(self.lookup, copy)
 
     def _scan_take(self, taken, out_start, pool) -> None:
         """The take of a large request: every leaf word of every array counted, scanned, and
@@ -219,10 +234,16 @@ def take_ahead(mm, need_ptr: int, bad_ptr: int, short_ptr: int, bound: int):
     :func:`allocate_on_device`). The per-array counts go to the manager's pending takes at
     once (zeros when nothing was taken); the per-class counts wait for :func:`took_ahead`
     or :func:`give_back_ahead`. Returns a :class:`TakeAhead`, or None when the device's free
-    counts are not those of the manager's current lookup (nothing queued)."""
+    counts are not those of the manager's current lookup and the host's counts are not in
+    yet (the batches before still running): nothing queued."""
     dt = mm._device_takes
     if dt is None or dt.stale or dt.lookup is not mm._lookup:
-        return None
+        # made again here when the host's counts are in without a wait (the batches before
+        # are done: their counts only need reading), else the take waits for the read-back
+        if not mm.settled_without_wait():
+            return None
+        mm.settle()
+        dt = DeviceTakes.for_manager(mm)
     if dt._pool is None or dt._pool.shape[0] < bound:
         dt._pool = cupy.empty(1 << max(10, (max(bound, 1) - 1).bit_length()),
                               dtype=cupy.int64)

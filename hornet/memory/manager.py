@@ -506,6 +506,13 @@ class MemoryManager:
         self._settle_release()
         self._drop_emptied()
 
+    def settled_without_wait(self) -> bool:
+        """Whether :meth:`settle` would not wait for the device (the counts of every pending
+        take and release have landed)."""
+        pending = self._pending_release
+        return (pending is None or pending[1].done()) and all(t.done() for t in
+                                                               self._pending_takes)
+
     def _settle_release(self) -> None:
         """:meth:`settle` for the pending release alone (the used blocks per class exact,
         which is all that most readers need): an array it empties is dropped once no device
