@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import time
 from collections import Counter
 
 import hornet
@@ -55,12 +56,12 @@ def main(argv: list[str] | None = None) -> None:
                         s, d = es[p], ed[p]
                     cupy.cuda.Device().synchronize()
                     before = mm.arrays_created
-                    counts["on"] = on and r > 0
+                    counts["on"] = (1 if on else 2) if r else 0
                     start.record()
                     c = g.insert_edges(s, d) if op == "insert" else g.delete_edges(s, d)
                     end.record()
                     end.synchronize()
-                    counts["on"] = False
+                    counts["on"] = 0
                     if r:
                         times[on].append(cupy.cuda.get_elapsed_time(start, end) * 1e3)
                         made[on] += mm.arrays_created - before
@@ -71,14 +72,15 @@ def main(argv: list[str] | None = None) -> None:
             on, off = (statistics.median(times[k]) for k in (True, False))
             print(f"kron{args.scale} {op} b={b}: takes on {on:.0f} us, off {off:.0f} us "
                   f"({on / off:.2f}); arrays made per batch on {made[True] / args.repeats:.1f}, "
-                  f"off {made[False] / args.repeats:.1f}; {args.repeats} rounds; takes on: "
+                  f"off {made[False] / args.repeats:.1f}; {args.repeats} rounds; per batch, takes on: "
                   f"{_summary(counts, args.repeats)}", flush=True)
     planned.DEVICE_TAKES = True
     g.check()
 
 
 def _count_takes() -> Counter:
-    """Counters of the device's takes during the batches marked (``counts["on"]``)."""
+    """Counters of the device's takes during the timed batches with the takes on
+    (``counts["on"]`` 1), and of compactions in every timed batch (1: on, 2: off)."""
     from hornet.memory import gpu_take
     counts = Counter()
 
@@ -86,9 +88,11 @@ def _count_takes() -> Counter:
         fn = getattr(gpu_take, name)
 
         def wrapper(*a, **k):
+            t = time.perf_counter()
             out = fn(*a, **k)
-            if counts["on"]:
+            if counts["on"] == 1:
                 counts[key(out) if callable(key) else key] += 1
+                counts[f"{name} host us"] += (time.perf_counter() - t) * 1e6
             return out
         setattr(gpu_take, name, wrapper)
 
@@ -98,16 +102,27 @@ def _count_takes() -> Counter:
     init = gpu_take.DeviceTakes.__init__
 
     def made(self, *a):
-        if counts["on"]:
-            counts["free counts made"] += 1
+        t = time.perf_counter()
         init(self, *a)
+        if counts["on"] == 1:
+            counts["free counts made"] += 1
+            counts["free counts made host us"] += (time.perf_counter() - t) * 1e6
     gpu_take.DeviceTakes.__init__ = made
+    from hornet.memory import manager
+    compact = manager.MemoryManager.compact
+
+    def compacted(self, *a, **k):
+        old, new = compact(self, *a, **k)
+        if counts["on"] and old.size:
+            counts["compactions (takes " + ("on)" if counts["on"] == 1 else "off)")] += 1
+        return old, new
+    manager.MemoryManager.compact = compacted
     return counts
 
 
 def _summary(counts: Counter, repeats: int) -> str:
     return ", ".join(f"{k} {v / repeats:.1f}" for k, v in sorted(counts.items()) if k != "on") \
-        or "no takes"
+        or "none"
 
 
 if __name__ == "__main__":

@@ -185,15 +185,18 @@ class DeviceTakes:
             need_ptr, na, self.cls.data.ptr, self.free.data.ptr, self.req.data.ptr,
             taken.data.ptr, out_start.data.ptr, self.next_slot.data.ptr, bad_ptr,
             short_ptr])
-        if total <= SMALL_TAKE:
+        if not na:
+            pass                                  # (no array: a class is short, or no need)
+        elif total <= SMALL_TAKE:
             _prepared(TAKE_SMALL)(na, SMALL_TAKE_THREADS, [self.req.data.ptr, pool.data.ptr])
         else:
             self._scan_take(taken, out_start, pool)
         copy = _counts_copy(na)
         copy.n = na
         stream = cupy.cuda.get_current_stream()
-        cupy.cuda.runtime.memcpyAsync(copy.host.ctypes.data, taken.data.ptr, na * 8,
-                                      cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+        if na:
+            cupy.cuda.runtime.memcpyAsync(copy.host.ctypes.data, taken.data.ptr, na * 8,
+                                          cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
         copy.event.record(stream)
         return PendingTake(self.lookup, copy)
 
