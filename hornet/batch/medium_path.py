@@ -81,6 +81,8 @@ def medium_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     # path does (hornet.memory.list_fit.STEADY_LOOSE_SHARE)
     keep_blocks = not inserting and bool(mm.steady)
     ahead = []
+    if planned.DEVICE_TAKES:
+        gpu_take.prepare(mm)
 
     def take_ahead(info, head, entries):
         """The moving lists' blocks taken by the device before the read-back (nothing

@@ -110,6 +110,8 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
     [0, MAX_VERTEX_ID], with the general pipeline's message."""
     from ..memory import gpu_take            # (GPU only: imported on the first planned batch)
     mm = g._mm
+    if inserting and DEVICE_TAKES:
+        gpu_take.prepare(mm)
     # inside steady churn a delete leaves shrinking lists in their blocks
     # (hornet.memory.list_fit.STEADY_LOOSE_SHARE)
     p = plan_batch(s, d, not g.directed, inserting, g._degree, g._size_class, g._edge_ptr,

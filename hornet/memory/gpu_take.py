@@ -217,6 +217,19 @@ class DeviceTakes:
                                               i64(self.narrays), i64(total), pc, incl, pool))
 
 
+def prepare(mm) -> None:
+    """Before a batch's kernels are queued: the device's free counts made again for the
+    manager's current lookup if they are not current and the host's counts are in without a
+    wait (the batches before are done), so that the batch can take its blocks before its
+    read-back (:func:`take_ahead`). Their uploads are queued before the batch's kernels: made
+    once those are queued, they would wait for them (the pinned buffers of uploads are
+    reused in stream order)."""
+    dt = mm._device_takes
+    if (dt is None or dt.stale or dt.lookup is not mm._lookup) and mm.settled_without_wait():
+        mm.settle()
+        DeviceTakes.for_manager(mm)
+
+
 class TakeAhead:
     """A take queued before the counts it serves reached the host (:func:`take_ahead`):
     ``pool`` (int64 device, room for the bound given), ``next_slot`` (uint64 device (64,))."""
@@ -236,17 +249,13 @@ def take_ahead(mm, need_ptr: int, bad_ptr: int, short_ptr: int, bound: int):
     sets the int64 at ``short_ptr`` to 1 (the host then allocates after the read-back, as
     :func:`allocate_on_device`). The per-array counts go to the manager's pending takes at
     once (zeros when nothing was taken); the per-class counts wait for :func:`took_ahead`
-    or :func:`give_back_ahead`. Returns a :class:`TakeAhead`, or None when the device's free
-    counts are not those of the manager's current lookup and the host's counts are not in
-    yet (the batches before still running): nothing queued."""
+    or :func:`give_back_ahead`. Returns a :class:`TakeAhead`, or None, with nothing queued,
+    when the device's free counts are not those of the manager's current lookup (see
+    :func:`prepare`) or ``bound`` exceeds ``SMALL_TAKE`` (a large take scans every leaf
+    word: only once the counts say that it takes anything)."""
     dt = mm._device_takes
-    if dt is None or dt.stale or dt.lookup is not mm._lookup:
-        # made again here when the host's counts are in without a wait (the batches before
-        # are done: their counts only need reading), else the take waits for the read-back
-        if not mm.settled_without_wait():
-            return None
-        mm.settle()
-        dt = DeviceTakes.for_manager(mm)
+    if dt is None or dt.stale or dt.lookup is not mm._lookup or bound > SMALL_TAKE:
+        return None
     if dt._pool is None or dt._pool.shape[0] < bound:
         dt._pool = cupy.empty(1 << max(10, (max(bound, 1) - 1).bit_length()),
                               dtype=cupy.int64)
