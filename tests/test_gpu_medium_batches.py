@@ -27,7 +27,7 @@ def _graph(device, directed, medium=True, **kw):
 @pytest.fixture
 def medium_calls(monkeypatch):
     """Counts the batches the medium path really took (``["taken"]``) and those that asked
-    the memory manager for a pool of blocks (``["pool"]``)."""
+    for a pool of blocks (``["pool"]``: the memory manager's, or the device's takes)."""
     import hornet.graph
     from hornet.memory.manager import MemoryManager
     counts = {"taken": 0, "pool": 0}
@@ -44,6 +44,12 @@ def medium_calls(monkeypatch):
         counts["pool"] += 1
         return allocate(self, per_class)
     monkeypatch.setattr(MemoryManager, "allocate_counts", pool)
+    from hornet.memory import gpu_take           # (pools the device takes)
+    for name in ("allocate_on_device", "took_ahead"):
+        def device_pool(*args, _fn=getattr(gpu_take, name)):
+            counts["pool"] += 1
+            return _fn(*args)
+        monkeypatch.setattr(gpu_take, name, device_pool)
     return counts
 
 
