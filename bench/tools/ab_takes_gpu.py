@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def _count_takes() -> Counter:
     """Counters of the device's takes during the timed batches with the takes on
-    (``counts["on"]`` 1), and of compactions in every timed batch (1: on, 2: off)."""
+    (``counts["on"]`` 1), and of compactions and block arrays made or freed per class in
+    every timed batch (1: on, 2: off)."""
     from hornet.memory import gpu_take
     counts = Counter()
 
@@ -117,6 +118,17 @@ def _count_takes() -> Counter:
             counts["compactions (takes " + ("on)" if counts["on"] == 1 else "off)")] += 1
         return old, new
     manager.MemoryManager.compact = compacted
+    changed = manager.MemoryManager._arrays_changed
+
+    def arrays_changed(self, created=(), freed=()):
+        if counts["on"]:
+            mode = "on" if counts["on"] == 1 else "off"
+            for a in created:
+                counts[f"class {a.size_class} grew (takes {mode})"] += 1
+            for a in freed:
+                counts[f"class {a.size_class} freed an array (takes {mode})"] += 1
+        return changed(self, created, freed)
+    manager.MemoryManager._arrays_changed = arrays_changed
     return counts
 
 
