@@ -3,11 +3,12 @@
 A GPU batch too large for the small-batch path (:mod:`hornet.batch.small_path`) is planned by
 :func:`hornet.batch.gpu.plan.plan_batch` (validation fused with packing the sort keys,
 deduplication, the lookups, the kept entries, the segments, the lists that move and their
-counts per size class, all on the device, one read of the counts), then has the device
-take the blocks of the moving lists (:func:`hornet.memory.gpu_take.allocate_on_device`: the
-plan's per-class counts, already on the device, pick the block arrays that give them; the
-host checks each class's room from its per-class counts and grows a short class first; one
-kernel hands each moving list its block), rewrites the lists
+counts per size class, all on the device, one read of the counts), then takes the blocks of
+the moving lists (a delete's by the device, :func:`hornet.memory.gpu_take.allocate_on_device`:
+the plan's per-class counts, already on the device, pick the block arrays that give them;
+the host checks each class's room from its per-class counts and grows a short class first;
+an insert's from the memory manager, see :data:`PLANNED_INSERT_TAKES`; one kernel hands
+each moving list its block), rewrites the lists
 (:func:`hornet.batch.gpu.kernels.merge_lists` / ``remove_lists``) straight into their blocks,
 and writes the vertex table and lists the old blocks in one kernel, in the general pipeline's
 refuse-before-writing order. The old blocks go back to the bit trees without a wait: their
@@ -50,6 +51,12 @@ __all__ = ["planned_pairs", "planned_update"]
 #: environment variable HORNET_DEVICE_TAKES=0): by the host's allocation
 #: (MemoryManager.allocate_counts)
 DEVICE_TAKES = os.environ.get("HORNET_DEVICE_TAKES", "1") != "0"
+#: planned inserts take their blocks on the device too (before the read-back when they can).
+#: Off: inserts this large grow or free block arrays about every other batch, and making the
+#: device's free counts again for the new arrays (hornet.memory.gpu_take.prepare) costs
+#: them more than the host's allocation saves (bench/tools/ab_takes_gpu.py); deletes and
+#: medium batches, whose arrays rarely change, take theirs on the device
+PLANNED_INSERT_TAKES = False
 
 
 def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
@@ -110,13 +117,14 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
     [0, MAX_VERTEX_ID], with the general pipeline's message."""
     from ..memory import gpu_take            # (GPU only: imported on the first planned batch)
     mm = g._mm
-    if inserting and DEVICE_TAKES:
+    device_takes = DEVICE_TAKES and (PLANNED_INSERT_TAKES or not inserting)
+    if inserting and device_takes:
         gpu_take.prepare(mm)
     # inside steady churn a delete leaves shrinking lists in their blocks
     # (hornet.memory.list_fit.STEADY_LOOSE_SHARE)
     p = plan_batch(s, d, not g.directed, inserting, g._degree, g._size_class, g._edge_ptr,
                    mm.min_size_class, keep_blocks=not inserting and bool(mm.steady),
-                   wait=not (inserting and DEVICE_TAKES))
+                   wait=not (inserting and device_takes))
     ahead = None
     if not isinstance(p, BatchPlan):     # an insert's blocks taken before the read-back
         ws = p.ws
@@ -145,7 +153,7 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         pool, class_start = gpu_take.took_ahead(mm, ahead, p.per_class)
     elif p.moves:
         try:
-            pool, class_start = _take_blocks(mm, p)    # the only step that can fail
+            pool, class_start = _take_blocks(mm, p, device_takes)   # the only step that can fail
         except DeviceMemoryError:
             if not p.refit:
                 raise
@@ -153,7 +161,7 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
             p = refit_plan(p, g._degree, g._size_class, g._edge_ptr, mm.min_size_class,
                            refit=False)
             if p.moves:
-                pool, class_start = _take_blocks(mm, p)
+                pool, class_start = _take_blocks(mm, p, device_takes)
     if p.moves:
         place_moves(p, class_start, pool)            # the moving lists' blocks: p.seg_ptr
     # ---- nothing above changed the graph; from here on the batch is committed ----
@@ -200,13 +208,13 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
     return _change(g, kind, p, {}, 0)
 
 
-def _take_blocks(mm, p):
+def _take_blocks(mm, p, device: bool):
     """The blocks of the plan ``p``'s moving lists: (pool, class starts), as
-    :func:`~hornet.batch.gpu.plan.place_moves` takes them. With :data:`DEVICE_TAKES` the
-    device decides which block arrays give them, from the plan's per-class counts where
-    they are on the device (:func:`hornet.memory.gpu_take.allocate_on_device`); else the
-    host's allocation. Raises DeviceMemoryError (nothing taken)."""
-    if DEVICE_TAKES:
+    :func:`~hornet.batch.gpu.plan.place_moves` takes them. ``device``: the device decides
+    which block arrays give them, from the plan's per-class counts where they are on the
+    device (:func:`hornet.memory.gpu_take.allocate_on_device`); else the host's allocation.
+    Raises DeviceMemoryError (nothing taken)."""
+    if device:
         from ..memory.gpu_take import allocate_on_device
         return allocate_on_device(mm, p.per_class, p.pending.ws.info.data.ptr + 8 * I_CLASS)
     pool = mm.allocate_counts(p.per_class)
