@@ -84,12 +84,10 @@ growth alone."""
 
 SPARE_SHARE = 2 * GROWTH
 """An empty array is kept as the class's spare only while it is at most this share of the
-class's live blocks, or at most the blocks of the last request that grew the class (and at least
-``SPARE_MIN_BYTES``): twice the share growth makes, and the demand that made the array, so
-that the array an insert's growth made survives the delete that shrinks the class back (a
-batch and its undo, churn around a size, new lists that a delete empties again) instead of
-being freed and made again batch after batch. The free room spares hold is bounded with the
-rest by compaction (``FREE_SHARE``)."""
+class's live blocks (and at least ``SPARE_MIN_BYTES``): twice the share growth makes, so that
+the array an insert's growth made survives the delete that shrinks the class back (a batch
+and its undo, or churn around a size) instead of being freed and made again batch after
+batch."""
 
 FULLEST_FIRST = True
 """Allocation takes blocks from the fullest arrays of a class first (see :meth:`_plan`)."""
@@ -215,7 +213,6 @@ class MemoryManager:
         self._pending_takes: list = []
         self._device_takes = None
         self._maybe_empty: set = set()
-        self._last_growth: dict = {}       # per class: blocks of its last growing request
         self._list_slots = None            # list_slots(), until the counts change
         self.steady = 0                    # depth of steady_churn() blocks around the caller
         # slots a block array made by growth holds at least (within block_array_edges; 0:
@@ -337,8 +334,6 @@ class MemoryManager:
                 before = 0 if exact else int(GROWTH * sum(a.num_blocks for a in arrays))
                 floor = 0 if exact else self.growth_floor_slots >> size_class
                 limit = self.blocks_per_array(size_class)
-                if not exact:     # (the spare rule: SPARE_SHARE)
-                    self._last_growth[size_class] = count
                 while planned < count:
                     need = count - planned
                     arr = BlockArray(size_class, min(limit, max(need, before, floor)),
@@ -552,8 +547,7 @@ class MemoryManager:
         empty = [a for a in pool if a.free == a.num_blocks]
         keep = max(empty, key=lambda a: a.num_blocks) if (keep_spare and empty) else None
         live = sum(a.used for a in pool)
-        if keep is not None and (live == 0 or keep.num_blocks > max(
-                SPARE_SHARE * live, self._last_growth.get(size_class, 0)) or
+        if keep is not None and (live == 0 or keep.num_blocks > SPARE_SHARE * live or
                                  keep.nbytes < SPARE_MIN_BYTES[self.backend.device]):
             keep = None  # a spare for an empty class, or larger than growth, holds memory
                          # for nothing; a small one is cheaper to make again than to hold
