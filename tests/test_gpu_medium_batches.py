@@ -27,7 +27,7 @@ def _graph(device, directed, medium=True, **kw):
 @pytest.fixture
 def medium_calls(monkeypatch):
     """Counts the batches the medium path really took (``["taken"]``) and those that asked
-    the memory manager for a pool of blocks (``["pool"]``)."""
+    for a pool of blocks (``["pool"]``: the memory manager's, or the device's takes)."""
     import hornet.graph
     from hornet.memory.manager import MemoryManager
     counts = {"taken": 0, "pool": 0}
@@ -44,6 +44,12 @@ def medium_calls(monkeypatch):
         counts["pool"] += 1
         return allocate(self, per_class)
     monkeypatch.setattr(MemoryManager, "allocate_counts", pool)
+    from hornet.memory import gpu_take           # (pools the device takes)
+    for name in ("allocate_on_device", "took_ahead"):
+        def device_pool(*args, _fn=getattr(gpu_take, name)):
+            counts["pool"] += 1
+            return _fn(*args)
+        monkeypatch.setattr(gpu_take, name, device_pool)
     return counts
 
 
@@ -213,3 +219,46 @@ def test_medium_batch_bounds(medium_calls):
     plain.delete_edges(c.src, c.dst)                  # deletes: the planned path by default
     assert medium_calls["taken"] == 2 and plain.num_edges == 0
     g.check()
+
+
+
+def test_a_batch_refused_after_its_blocks_were_taken_gives_them_back(medium_calls):
+    """A medium insert whose property column is refused once the device has taken its blocks
+    (before the read-back, hornet.memory.gpu_take.take_ahead) gives them back: the graph is
+    unchanged, the allocator's counts, per class and per array on the host and on the
+    device, hold (Graph.check), and the same batch with a good column then goes in as on the
+    CPU."""
+    from hornet.memory import gpu_take
+    given = []
+    give_back = gpu_take.give_back_ahead
+
+    def counted(*a):
+        given.append(1)
+        return give_back(*a)
+    gpu_take.give_back_ahead = counted
+    try:
+        rng = np.random.default_rng(15)
+        g = hornet.Graph(directed=False, device="gpu", edge_properties={"w": np.float32})
+        g._medium_batches = True
+        cpu = hornet.Graph(directed=False, device="cpu", edge_properties={"w": np.float32})
+        for step in range(3):
+            s, d = rng.integers(0, 20000, 12000), rng.integers(0, 20000, 12000)
+            w = rng.random(12000).astype(np.float32)
+            for graph in (g, cpu):
+                graph.insert_edges(s, d, w=w)
+        for k in range(12):                  # room in every class: the take is not short
+            g._mm.add_room(k, 30000)
+        before = [to_host(a) for a in g.edges()]
+        s, d = rng.integers(0, 40000, 12000), rng.integers(0, 40000, 12000)
+        taken = medium_calls["taken"]
+        with pytest.raises(BatchError):
+            g.insert_edges(s, d, w=np.full(12000, np.nan, dtype=np.float32))
+        assert given == [1] and medium_calls["taken"] == taken
+        assert all(np.array_equal(a, to_host(b)) for a, b in zip(before, g.edges()))
+        g.check()
+        w = rng.random(12000).astype(np.float32)
+        same_change(g.insert_edges(s, d, w=w), cpu.insert_edges(s, d, w=w))
+        same_graph(cpu, g)
+        g.check()
+    finally:
+        gpu_take.give_back_ahead = give_back

@@ -410,3 +410,51 @@ def test_planned_batches_with_either_sort_against_a_host_oracle(sort_max, ids, m
         once = gs < gd
         assert np.array_equal(np.stack([gs[once], gd[once]], axis=1), want)
     g.check()
+
+
+@pytest.mark.parametrize("small_take", [1 << 18, 0])
+def test_blocks_taken_by_the_device_against_the_cpu_and_the_hosts_counts(small_take,
+                                                                         monkeypatch):
+    """The moving lists' blocks are taken by the device (hornet.memory.gpu_take), one-launch
+    takes and (``small_take`` 0) the scan over every leaf word: batch after batch, over block
+    arrays small enough that a class holds many (classes grown and emptied, takes spread over
+    several arrays), the graph equals the CPU's; the device's per-array free counts equal
+    the host's once settled (MemoryManager.check), and the per-class counts equal the lists
+    the vertices own."""
+    import hornet.batch.planned as planned
+    import hornet.memory.gpu_take as gpu_take
+    monkeypatch.setattr(gpu_take, "SMALL_TAKE", small_take)
+    monkeypatch.setattr(planned, "PLANNED_INSERT_TAKES", True)
+    assert planned.DEVICE_TAKES
+    takes = []
+    original = gpu_take.allocate_on_device
+    monkeypatch.setattr(gpu_take, "allocate_on_device",
+                        lambda *a: takes.append(1) or original(*a))
+    rng = np.random.default_rng(12)
+    graphs = [_graph("cpu", False), _graph("gpu", False)]
+    n = 6000
+    for step in range(14):
+        s, d = rng.integers(0, n, 9000), rng.integers(0, n, 9000)
+        if step % 3 == 2:
+            s[:3000] = rng.integers(0, 20, 3000)         # hubs outgrow their blocks
+        changes = [g.insert_edges(s, d) for g in graphs]
+        _same_change(*changes)
+        if step % 2:
+            cs, cd = to_host(changes[0].src), to_host(changes[0].dst)
+            keep = rng.random(cs.shape[0]) < 0.7
+            gone = [g.delete_edges(cs[keep], cd[keep]) for g in graphs]
+            _same_change(*gone)
+        if step % 5 == 4:                                # most of the graph deleted
+            es, ed = (to_host(a) for a in graphs[0].edges())
+            pick = rng.random(es.shape[0]) < 0.8
+            gone = [g.delete_edges(es[pick], ed[pick]) for g in graphs]
+            _same_change(*gone)
+        _same(*graphs)
+        g = graphs[1]
+        g.check()                                         # device free counts included
+        stats = g.memory_stats()["size_classes"]
+        classes = to_host(g._size_class)[:g.num_vertices].astype(np.int64)
+        owned = np.bincount(classes[classes >= 0], minlength=64)
+        for k, c in stats.items():
+            assert c["used_blocks"] == owned[k], (step, k)
+    assert len(takes) >= 10 and graphs[1]._mm._device_takes is not None

@@ -328,3 +328,22 @@ def test_compaction_waits_until_its_room_pays_for_the_repointing_pass():
     assert old.size == 0 and mm.last_compacted == [] and mm.pools[2] == arrays
     mm.check(live, np.full(live.size, 2))
     _assert_compacted(mm, *mm.compact(rows=rows), live, 0.75)
+
+
+def test_an_array_made_by_growth_stays_as_the_spare_when_the_class_shrinks_back(monkeypatch):
+    """The array that an insert's growth made survives the delete that shrinks the class
+    back (SPARE_SHARE: up to twice the share growth makes), and the next growth of the same
+    size takes its blocks instead of making an array again."""
+    import hornet.memory.manager as manager
+    monkeypatch.setitem(manager.SPARE_MIN_BYTES, "cpu", 0)
+    mm = MemoryManager([("dst", np.int32)], block_array_edges=1 << 12)
+    base = mm.allocate(2, 200)
+    grown = mm.allocate(2, 5)                           # an array of GROWTH * 200 blocks
+    spare = mm.pools[2][1]
+    assert spare.num_blocks == int(GROWTH * 200) > GROWTH * 190
+    mm.release(np.concatenate([grown, base[:10]]))      # 190 live: still kept
+    assert mm.pools[2][1] is spare and spare.free == spare.num_blocks
+    created = mm.arrays_created
+    again = mm.allocate(2, 5)
+    assert mm.arrays_created == created
+    mm.check(np.concatenate([base[10:], again]), np.full(195, 2))

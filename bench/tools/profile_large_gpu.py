@@ -84,6 +84,9 @@ def wrap_large(clock: StageClock) -> None:
                  "compact_touched", "compact", "_take", "copy_slots", "lookup"):
         clock.wrap(manager.MemoryManager, name, f"memory: {name}")
     clock.wrap(list_fit.ListFit, "refit", "memory: list refit")
+    from hornet.memory import gpu_take
+    clock.wrap(gpu_take, "allocate_on_device", "memory: allocate_on_device")
+    clock.wrap(gpu_take.DeviceTakes, "__init__", "memory: device takes made")
 
 
 def _kernel_name(fn) -> str:

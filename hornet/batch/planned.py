@@ -4,7 +4,10 @@ A GPU batch too large for the small-batch path (:mod:`hornet.batch.small_path`) 
 :func:`hornet.batch.gpu.plan.plan_batch` (validation fused with packing the sort keys,
 deduplication, the lookups, the kept entries, the segments, the lists that move and their
 counts per size class, all on the device, one read of the counts), then takes the blocks of
-the moving lists from the memory manager (only per-class counts reach it; one kernel hands
+the moving lists (a delete's by the device, :func:`hornet.memory.gpu_take.allocate_on_device`:
+the plan's per-class counts, already on the device, pick the block arrays that give them;
+the host checks each class's room from its per-class counts and grows a short class first;
+an insert's from the memory manager, see :data:`PLANNED_INSERT_TAKES`; one kernel hands
 each moving list its block), rewrites the lists
 (:func:`hornet.batch.gpu.kernels.merge_lists` / ``remove_lists``) straight into their blocks,
 and writes the vertex table and lists the old blocks in one kernel, in the general pipeline's
@@ -30,16 +33,30 @@ than :data:`~hornet.batch.gpu.plan.MAX_ENTRIES` entries) returns None from
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..change import EdgeChange
 from ..memory.manager import DeviceMemoryError
 from .gpu.pairs import device_pairs
-from .gpu.plan import MAX_ENTRIES, commit_plan, place_moves, plan_batch, refit_plan
+from .gpu.plan import (I_BAD, I_CLASS, I_TAKE_SHORT, MAX_ENTRIES, BatchPlan, commit_plan,
+                       place_moves, plan_batch, refit_plan)
 from .pipeline import _field_columns, compact_memory, edge_change
 from .validate import check_ids, property_values
 
 __all__ = ["planned_pairs", "planned_update"]
+
+#: the moving lists' blocks are taken by the device (hornet.memory.gpu_take); False (or the
+#: environment variable HORNET_DEVICE_TAKES=0): by the host's allocation
+#: (MemoryManager.allocate_counts)
+DEVICE_TAKES = os.environ.get("HORNET_DEVICE_TAKES", "1") != "0"
+#: planned inserts take their blocks on the device too (before the read-back when they can).
+#: Off: inserts this large grow or free block arrays about every other batch, and making the
+#: device's free counts again for the new arrays (hornet.memory.gpu_take.prepare) costs
+#: them more than the host's allocation saves (bench/tools/ab_takes_gpu.py); deletes and
+#: medium batches, whose arrays rarely change, take theirs on the device
+PLANNED_INSERT_TAKES = False
 
 
 def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
@@ -98,34 +115,54 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
     entries' fields, rewritten in the same pass as the destinations.
     Raises :class:`hornet.batch.validate.BatchError` (graph unchanged) for ids outside
     [0, MAX_VERTEX_ID], with the general pipeline's message."""
+    from ..memory import gpu_take            # (GPU only: imported on the first planned batch)
     mm = g._mm
+    device_takes = DEVICE_TAKES and (PLANNED_INSERT_TAKES or not inserting)
+    if inserting and device_takes:
+        gpu_take.prepare(mm)
     # inside steady churn a delete leaves shrinking lists in their blocks
     # (hornet.memory.list_fit.STEADY_LOOSE_SHARE)
     p = plan_batch(s, d, not g.directed, inserting, g._degree, g._size_class, g._edge_ptr,
-                   mm.min_size_class, keep_blocks=not inserting and bool(mm.steady))
-    if p.bad:
+                   mm.min_size_class, keep_blocks=not inserting and bool(mm.steady),
+                   wait=not (inserting and device_takes))
+    ahead = None
+    if not isinstance(p, BatchPlan):     # an insert's blocks taken before the read-back
+        ws = p.ws
+        info = ws.info.data.ptr
+        ahead = gpu_take.take_ahead(mm, info + 8 * I_CLASS, info + 8 * I_BAD,
+                                    info + 8 * I_TAKE_SHORT, p.entries)
+        p = p.finish(ws.readback())
+    if p.bad:                            # (a take ahead took nothing)
         xp = g._xp
         check_ids([(s.astype(xp.int64), "src"), (d.astype(xp.int64), "dst")], xp)
         raise AssertionError("the batch plan flagged an id that check_ids accepts")
     kind = "insert" if inserting else "delete"
+    if ahead is not None and (p.take_short or not p.moves):
+        ahead = None                     # it took nothing: the blocks are taken below
     if inserting:
         n = max(g._n, p.top)
-        g._reserve(n)
+        try:
+            g._reserve(n)
+        except BaseException:
+            if ahead is not None:
+                gpu_take.give_back_ahead(mm, ahead, p.per_class)
+            raise
     if not inserting and p.kept and not mm.steady and _refits(g, p):
         p = refit_plan(p, g._degree, g._size_class, g._edge_ptr, mm.min_size_class)
-    if p.moves:
+    if ahead is not None:
+        pool, class_start = gpu_take.took_ahead(mm, ahead, p.per_class)
+    elif p.moves:
         try:
-            pool = mm.allocate_counts(p.per_class)   # the only step that can fail
+            pool, class_start = _take_blocks(mm, p, device_takes)   # the only step that can fail
         except DeviceMemoryError:
             if not p.refit:
                 raise
             # the refit finds no room: the delete alone (ListFit.refit moves nothing then)
             p = refit_plan(p, g._degree, g._size_class, g._edge_ptr, mm.min_size_class,
                            refit=False)
-            pool = mm.allocate_counts(p.per_class) if p.moves else None
+            if p.moves:
+                pool, class_start = _take_blocks(mm, p, device_takes)
     if p.moves:
-        class_start = np.zeros(p.per_class.shape[0], dtype=np.int64)
-        np.cumsum(p.per_class[:-1], out=class_start[1:])
         place_moves(p, class_start, pool)            # the moving lists' blocks: p.seg_ptr
     # ---- nothing above changed the graph; from here on the batch is committed ----
     g._views.clear()
@@ -169,6 +206,21 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
     if gone:
         return edge_change(g, kind, p.src, p.dst, gone)
     return _change(g, kind, p, {}, 0)
+
+
+def _take_blocks(mm, p, device: bool):
+    """The blocks of the plan ``p``'s moving lists: (pool, class starts), as
+    :func:`~hornet.batch.gpu.plan.place_moves` takes them. ``device``: the device decides
+    which block arrays give them, from the plan's per-class counts where they are on the
+    device (:func:`hornet.memory.gpu_take.allocate_on_device`); else the host's allocation.
+    Raises DeviceMemoryError (nothing taken)."""
+    if device:
+        from ..memory.gpu_take import allocate_on_device
+        return allocate_on_device(mm, p.per_class, p.pending.ws.info.data.ptr + 8 * I_CLASS)
+    pool = mm.allocate_counts(p.per_class)
+    class_start = np.zeros(p.per_class.shape[0], dtype=np.int64)
+    np.cumsum(p.per_class[:-1], out=class_start[1:])
+    return pool, class_start
 
 
 def _refits(g, p) -> bool:

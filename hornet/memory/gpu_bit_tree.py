@@ -384,6 +384,10 @@ class PendingRelease:
     def __init__(self, host, event, n: int):
         self._host, self._event, self._n = host, event, n
 
+    def done(self) -> bool:
+        """Whether the counts have landed (no wait)."""
+        return self._event.done
+
     def counts(self) -> np.ndarray:
         """Host int64 (A,): blocks given back per array (waits for the copy to land)."""
         self._event.synchronize()

@@ -77,19 +77,28 @@ class _Lookup:
 
 GROWTH = 1 / 16
 """A class that runs out of free blocks gets an array of at least this share of its blocks
-(geometric growth from an exact first array), and an empty array is kept as the class's spare
-only while it is at most this share of the class's live blocks (and at least
-``SPARE_MIN_BYTES``). A class only grows when full,
-so growth and a spare together leave it at least 1 / (1 + 2 * GROWTH) used (0.89): the
-compaction threshold (``COMPACT_BELOW``) is not met by growth alone."""
+(geometric growth from an exact first array). A class only grows when full, so growth leaves
+it at least 1 / (1 + GROWTH) used, and growth with a spare (``SPARE_SHARE``) at least
+1 / (1 + SPARE_SHARE) (0.89): the compaction threshold (``COMPACT_BELOW``) is not met by
+growth alone."""
+
+SPARE_SHARE = 2 * GROWTH
+"""An empty array is kept as the class's spare only while it is at most this share of the
+class's live blocks (and at least ``SPARE_MIN_BYTES``): twice the share growth makes, so that
+the array an insert's growth made survives the delete that shrinks the class back (a batch
+and its undo, or churn around a size) instead of being freed and made again batch after
+batch."""
 
 FULLEST_FIRST = True
 """Allocation takes blocks from the fullest arrays of a class first (see :meth:`_plan`)."""
 
-SPARE_MIN_BYTES = 1 << 20
-"""An empty array smaller than this is freed, never kept as a spare: making it again costs
-less than a millisecond (its pages are few), while holding it is a share of a small graph's
-memory that never shrinks (GROWTH of every class that grew once)."""
+SPARE_MIN_BYTES = {"cpu": 1 << 20, "gpu": 1 << 16}
+"""Per device: an empty array smaller than this is freed, never kept as a spare: making it
+again costs little next to the batch that needs it (CPU: its pages are few; GPU: the pool's
+memory, a tree fill and a lookup rebuild are tens of microseconds, which a batch of a few
+thousand edges takes in all, so only arrays that small are freed), while holding it is a
+share of a small graph's memory that never shrinks (``SPARE_SHARE`` of every class that grew
+once)."""
 
 COMPACT_BELOW = 0.85
 """Default utilization (used / reserved blocks) under which a size class is compacted."""
@@ -198,6 +207,12 @@ class MemoryManager:
         # (GPU, release(wait=False)); every method that reads the counts settles it first
         self._pending_release = None
         self._release_slot = None          # the buffers of those releases (GPU)
+        # device takes (hornet.memory.gpu_take) whose per-array counts are on their way, the
+        # device's free counts they keep, and the classes whose arrays a release emptied
+        # while takes were pending (dropped once those are in)
+        self._pending_takes: list = []
+        self._device_takes = None
+        self._maybe_empty: set = set()
         self._list_slots = None            # list_slots(), until the counts change
         self.steady = 0                    # depth of steady_churn() blocks around the caller
         # slots a block array made by growth holds at least (within block_array_edges; 0:
@@ -232,7 +247,7 @@ class MemoryManager:
     def blocks_holding_lists(self, size_class: int) -> int:
         """Blocks of a class in use and not held by the block cache."""
         if self._pending_release is not None:
-            self.settle()
+            self._settle_release()
         return self._class_used.get(size_class, 0) - self._cached(size_class)
 
     def _cached(self, size_class: int) -> int:
@@ -241,7 +256,7 @@ class MemoryManager:
     def list_slots(self) -> int:
         """Slots of the blocks that hold lists, every class (host counts only)."""
         if self._pending_release is not None:
-            self.settle()
+            self._settle_release()
         # kept between changes (every change of a class's used blocks goes through _count,
         # every change of the cache's holdings through cached_changed or a release): the
         # block cache asks for it per class it looks at, several times a batch
@@ -296,7 +311,7 @@ class MemoryManager:
         """Where ``count`` blocks of ``size_class`` come from: [(array, blocks)] plus the arrays
         created for them (not in the pool yet). ``arrays``: the candidates (default: the
         class's pool). Raises DeviceMemoryError (nothing created) when memory runs out."""
-        if self._pending_release is not None:
+        if self._pending_release is not None or self._pending_takes:
             self.settle()
         arrays = self.pools.get(size_class, []) if arrays is None else arrays
         plan, created, planned = [], [], 0
@@ -341,7 +356,7 @@ class MemoryManager:
         """Free blocks in the arrays of a class (host counts; the block cache's blocks are
         not free)."""
         if self._pending_release is not None:
-            self.settle()
+            self._settle_release()
         return self._class_blocks.get(size_class, 0) - self._class_used.get(size_class, 0)
 
     def lookup_stale(self) -> bool:
@@ -430,6 +445,8 @@ class MemoryManager:
                 self.pools.setdefault(k, []).extend(created)
                 self._count(k, sum(a.num_blocks for a in created), 0)
                 self._arrays_changed(created=created)
+        if self._device_takes is not None:         # the device's free counts follow
+            self._device_takes.host_took(self._lookup, plans)
 
     def _count(self, size_class: int, blocks: int, used: int) -> None:
         """Add to the class's block and used-block counts (what compaction decides on)."""
@@ -452,7 +469,7 @@ class MemoryManager:
         if pointers.size == 0:
             return
         if self._pending_release is not None:
-            self.settle()
+            self._settle_release()
         lookup = self.lookup()
         if not wait and self.backend.device == "gpu":
             from .gpu_bit_tree import ReleaseSlot, release_pointers_async
@@ -461,15 +478,40 @@ class MemoryManager:
             self._pending_release = (lookup, release_pointers_async(
                 lookup.forest, lookup.dev_bases, lookup.dev_block_shift, pointers,
                 self._release_slot))
+            if self._device_takes is not None:     # the device's free counts follow
+                self._device_takes.released(lookup, self._release_slot.counts)
             return
         counts = self.backend.release_pointers(lookup.forest, lookup.dev_bases,
                                                lookup.dev_block_shift, pointers)
+        if self._device_takes is not None:
+            self._device_takes.released(lookup, counts)
         self._released(lookup, counts)
 
     def settle(self) -> None:
-        """Take the counts of a release made with ``wait=False`` into the host's bookkeeping
-        (free blocks per array, used blocks per class, emptied arrays dropped); no-op when
-        none is pending."""
+        """Take the per-array counts of device takes and of a release made with ``wait=False``
+        into the host's bookkeeping (free blocks per array, used blocks per class, emptied
+        arrays dropped); no-op when none is pending."""
+        takes, self._pending_takes = self._pending_takes, []
+        for take in takes:                         # (their class counts are in already)
+            counts = take.counts()
+            hit = np.flatnonzero(counts)
+            for arr, n in zip(take.lookup.table.arrays_with_bases(
+                    take.lookup.bases[hit].tolist()), counts[hit].tolist()):
+                arr.free -= n
+        self._settle_release()
+        self._drop_emptied()
+
+    def settled_without_wait(self) -> bool:
+        """Whether :meth:`settle` would not wait for the device (the counts of every pending
+        take and release have landed)."""
+        pending = self._pending_release
+        return (pending is None or pending[1].done()) and all(t.done() for t in
+                                                               self._pending_takes)
+
+    def _settle_release(self) -> None:
+        """:meth:`settle` for the pending release alone (the used blocks per class exact,
+        which is all that most readers need): an array it empties is dropped once no device
+        take is pending (whose blocks may come from it)."""
         pending, self._pending_release = self._pending_release, None
         if pending is not None:
             self._released(pending[0], pending[1].counts())
@@ -477,7 +519,7 @@ class MemoryManager:
     def _released(self, lookup, counts) -> None:
         """The host's counts after a release gave back ``counts[a]`` blocks of lookup array
         ``a`` (host int64 (A,))."""
-        emptied = set()
+        emptied = self._maybe_empty
         given = {}                                 # blocks given back per class
         hit = np.flatnonzero(counts)
         for arr, n in zip(lookup.table.arrays_with_bases(lookup.bases[hit].tolist()),
@@ -489,16 +531,24 @@ class MemoryManager:
         for k, n in given.items():
             self._count(k, 0, -n)
         self._touched.update(given)
-        for k in emptied:
-            self._drop_empty(k, keep_spare=True)
+        self._drop_emptied()
+
+    def _drop_emptied(self) -> None:
+        """Drop the empty arrays of the classes a release emptied arrays of (spares kept),
+        unless a device take is pending (then the next :meth:`settle`)."""
+        if self._maybe_empty and not self._pending_takes:
+            emptied, self._maybe_empty = self._maybe_empty, set()
+            for k in emptied:
+                if k in self.pools:
+                    self._drop_empty(k, keep_spare=True)
 
     def _drop_empty(self, size_class: int, keep_spare: bool) -> None:
         pool = self.pools[size_class]
         empty = [a for a in pool if a.free == a.num_blocks]
         keep = max(empty, key=lambda a: a.num_blocks) if (keep_spare and empty) else None
         live = sum(a.used for a in pool)
-        if keep is not None and (live == 0 or keep.num_blocks > GROWTH * live or
-                                 keep.nbytes < SPARE_MIN_BYTES):
+        if keep is not None and (live == 0 or keep.num_blocks > SPARE_SHARE * live or
+                                 keep.nbytes < SPARE_MIN_BYTES[self.backend.device]):
             keep = None  # a spare for an empty class, or larger than growth, holds memory
                          # for nothing; a small one is cheaper to make again than to hold
         dropped = [a for a in empty if a is not keep]
@@ -830,84 +880,10 @@ class MemoryManager:
 
         ``pointers``/``size_classes``: the edge pointer and size class of every vertex that owns
         a block (the block cache's blocks are added here). Raises :class:`InvariantError`
-        naming the first broken invariant.
+        naming the first broken invariant (:func:`hornet.memory.manager_check.check`).
         """
-        self.settle()
-        lookup = self.lookup()
-        be = self.backend
-        pooled = sorted((a for pool in self.pools.values() for a in pool), key=lambda a: a.base)
-        if len(pooled) != len(lookup.arrays) or \
-                any(a is not b for a, b in zip(pooled, lookup.arrays)):
-            raise InvariantError("the block-array table differs from the pools")
-        if not np.array_equal(lookup.bases, np.array([a.base for a in pooled], dtype=np.int64)):
-            raise InvariantError("the block-array table's addresses differ from its arrays'")
-        for k, pool in self.pools.items():
-            for arr in pool:
-                if arr.size_class != k:
-                    raise InvariantError(f"block array of class {arr.size_class} in pool {k}")
-                bad = be.find_inconsistency(arr.words, arr.level_offsets, arr.num_blocks)
-                if bad >= 0:
-                    raise InvariantError(f"bit tree of {arr!r} inconsistent at word {bad}")
-                free = be.count_free(arr.words, arr.level_offsets)
-                if free != arr.free:
-                    raise InvariantError(f"{arr!r}: bit tree counts {free} free blocks, "
-                                         f"the pool thinks {arr.free}")
-                if arr.num_blocks > self.blocks_per_array(k):
-                    raise InvariantError(f"{arr!r} exceeds block_array_edges")
-            if sum(1 for a in pool if a.free == a.num_blocks) > 1:
-                raise InvariantError(f"size class {k} keeps more than one empty block array")
-            counted = (self._class_blocks.get(k, 0), self._class_used.get(k, 0))
-            if counted != (sum(a.num_blocks for a in pool), sum(a.used for a in pool)):
-                raise InvariantError(f"size class {k}: counted (blocks, used) {counted} differ "
-                                     "from its arrays")
-        free_slots = sum((b - self._class_used.get(k, 0)) << k
-                         for k, b in self._class_blocks.items())
-        if free_slots != self._free_slots:
-            raise InvariantError(f"free slots counted {self._free_slots}, the classes' counts "
-                                 f"give {free_slots}")
-        pointers = be.to_host(pointers).astype(np.int64)
-        size_classes = be.to_host(size_classes).astype(np.int64)
-        if self.cache is not None:                 # the cache owns its blocks like a vertex
-            try:
-                self.cache.check()
-            except AssertionError as exc:
-                raise InvariantError(str(exc)) from None
-            cached, cached_classes = self.cache.pointers()
-            pointers = np.concatenate([pointers, be.to_host(cached).astype(np.int64)])
-            size_classes = np.concatenate([size_classes, cached_classes])
-        if pointers.size == 0:
-            if any(a.used for pool in self.pools.values() for a in pool):
-                raise InvariantError("blocks marked used but no vertex owns a block")
-            return
-        index = np.searchsorted(lookup.bases, pointers, side="right") - 1
-        if (index < 0).any():
-            raise InvariantError("a vertex points below every block array")
-        arr_class = lookup.size_class[index]
-        if (arr_class != size_classes).any():
-            v = int(np.flatnonzero(arr_class != size_classes)[0])
-            raise InvariantError(f"vertex #{v} of size class {size_classes[v]} points into a "
-                                 f"block array of class {arr_class[v]}")
-        offset = pointers - lookup.bases[index]
-        block_bytes = np.left_shift(np.int64(4), size_classes)
-        if (offset % block_bytes).any():
-            raise InvariantError("a vertex pointer is not aligned to a block start")
-        block = offset // block_bytes
-        nblocks = np.array([a.num_blocks for a in lookup.arrays], dtype=np.int64)
-        if (block >= nblocks[index]).any():
-            raise InvariantError("a vertex pointer lies past the end of its block array")
-        key = index * (1 << 40) + block
-        if np.unique(key).size != key.size:
-            raise InvariantError("two vertices share a block")
-        owners = np.bincount(index, minlength=len(lookup.arrays))
-        for i, arr in enumerate(lookup.arrays):
-            if owners[i] != arr.used:
-                raise InvariantError(f"{arr!r}: {arr.used} blocks marked used, "
-                                     f"{owners[i]} owned by vertices")
-            mine = block[index == i]
-            if mine.size and be.to_host(be.is_free(arr.words, arr.level_offsets,
-                                                   be.xp.asarray(mine))).any():
-                raise InvariantError(f"{arr!r}: a vertex's block is marked free")
-
+        from .manager_check import check
+        check(self, pointers, size_classes)
 
 def _sparsest_arrays(pool: list, target: float = COMPACT_TO, enough: int | None = None) -> list:
     """The arrays of one class to evacuate: the sparsest first, as few as bring the class to
@@ -974,8 +950,3 @@ def _cpu_take(plans, num_fields: int) -> np.ndarray:
     return take_forest(c(rows[:, w]), c(rows[:, w + 1:w + 2 + FOREST_LEVELS]), counts,
                        c(rows[:, 0]), shifts)
 
-
-def _address(a) -> int:
-    if isinstance(a, np.ndarray):
-        return int(a.ctypes.data)
-    return int(a.data.ptr)

@@ -20,7 +20,7 @@ import os
 import numpy as np
 
 from ...core.cuda import _max_grid, PreparedLaunch, cupy, function
-from ..small_layout import H_WARPS, HEADER_WORDS, MODE_INSERT
+from ..small_layout import H_FREED, H_WARPS, HEADER_WORDS, MODE_INSERT, NUM_CLASSES
 from . import small
 from .plan import plan_entries, plan_scratch
 from .small import REWRITE_THREADS, field_words
@@ -44,6 +44,10 @@ _READ_WORDS = H_WARPS + 1
 # rewrite those lists in place, as the planned path does
 NO_COPIES = -1
 _MIN_CAPACITY = 1 << 14
+#: the header word a take queued before the read-back sets when a class is short of free
+#: blocks (hornet.memory.gpu_take.take_ahead): the word small_rewrite.cuh names H_SPILLS,
+#: which the medium path's kernels leave alone
+H_TAKE_SHORT = H_FREED + NUM_CLASSES
 # word offsets in a workspace of capacity E (small_rewrite.cuh: layout)
 _ENT_SRC, _ENT_DST, _ENT_PAIR, _ENT_POS, _ENT_RES = 0, 0.5, 1, 2, 3
 _SEG_VERTEX, _SEG_START, _SPILL = 4, 5, 14
@@ -92,7 +96,7 @@ class MediumBatches:
         return self.workspace[start:start + count]
 
     def prepare(self, s, d, mirror: bool, mode: int, keep_blocks: bool, degree, size_class,
-                edge_ptr, min_class: int):
+                edge_ptr, min_class: int, before_read=None):
         """Plan the pairs ``s``, ``d`` (int32 or int64 device arrays of one dtype,
         contiguous, (n,), 0 < n * (2 if mirror else 1) <= MEDIUM_ENTRIES) against the
         vertex table (``degree`` int32, ``size_class`` int8, ``edge_ptr`` int64, all
@@ -103,6 +107,9 @@ class MediumBatches:
         call; once: int32 device array (entries,) whose first ``header[H_RESULTS]`` items
         are the change's src and whose items from entries // 2 on its dst, for a mirrored
         batch; None otherwise: the change is the kept entries, :meth:`kept_pairs`).
+        ``before_read``: called with (the plan's info, the header: device addresses; the
+        batch's entries) once the batch's kernels are queued, before the read-back (work the
+        device does for the batch before the host reads its header).
         """
         n = int(s.shape[0])
         entries = n * (2 if mirror else 1)
@@ -122,6 +129,8 @@ class MediumBatches:
             scratch.info.data.ptr, ws.data.ptr, cap, int(mirror), int(mode),
             int(keep_blocks), degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr,
             degree.shape[0], int(min_class), NO_COPIES])
+        if before_read is not None:
+            before_read(scratch.info.data.ptr, ws.data.ptr, entries)
         stream = cupy.cuda.get_current_stream()
         cupy.cuda.runtime.memcpyAsync(self.header.ctypes.data, ws.data.ptr, _READ_WORDS * 8,
                                       cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)

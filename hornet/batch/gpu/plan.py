@@ -35,7 +35,10 @@ _NAMES = tuple(f"batch_keys<{t}>" for t in _ID_TYPES.values())
 I_BAD, I_MAX_ID, I_LOOPS, I_KEPT, I_SEGMENTS, I_ONCE, I_MOVES, I_TICKET, I_CLASS = range(9)
 NUM_CLASSES = 64
 I_FREED = I_CLASS + NUM_CLASSES
-INFO_WORDS = I_FREED + 1
+#: set by a take queued before the read-back (hornet.memory.gpu_take.take_ahead) that found
+#: a class short of free blocks
+I_TAKE_SHORT = I_FREED + 1
+INFO_WORDS = I_TAKE_SHORT + 1
 #: batch_plan's modes (plan.cu)
 MODE_DELETE, MODE_INSERT, MODE_KEEP_BLOCKS, MODE_REFIT = range(4)
 #: most entries (pairs, twice that many when mirrored) a planned batch may have: its scratch
@@ -228,6 +231,7 @@ class BatchPlan:
     per_class: np.ndarray
     freed_slots: int = 0
     refit: bool = False
+    take_short: bool = False         # a take queued before the read-back took nothing
     pending: object = None           # the PendingPlan it was made from (refit_plan)
     src: object = None
     dst: object = None
@@ -357,7 +361,8 @@ def _made_plan(h, ws, src, dst, once_pairs, mirror: bool, half: int) -> BatchPla
     rows = ws.rows
     plan = BatchPlan(bool(h[I_BAD]), int(h[I_MAX_ID]) + 1, int(h[I_LOOPS]), int(h[I_KEPT]),
                      int(h[I_SEGMENTS]), int(h[I_MOVES]),
-                     h[I_CLASS:I_CLASS + NUM_CLASSES].copy(), int(h[I_FREED]))
+                     h[I_CLASS:I_CLASS + NUM_CLASSES].copy(), int(h[I_FREED]),
+                     take_short=bool(h[I_TAKE_SHORT]))
     if plan.bad:
         return plan
     m, ns, mv = plan.kept, plan.segments, plan.moves
@@ -373,15 +378,17 @@ def _made_plan(h, ws, src, dst, once_pairs, mirror: bool, half: int) -> BatchPla
 
 
 
-def place_moves(plan: BatchPlan, class_start: np.ndarray, pool) -> None:
+def place_moves(plan: BatchPlan, class_start, pool) -> None:
     """Give every moving list of ``plan`` a distinct block of its new class from ``pool``
     (int64 device: ``plan.per_class[k]`` blocks of every class k, class after class in
     ascending order, as :meth:`MemoryManager.allocate_counts` returns them), written into
-    ``plan.seg_ptr``. ``class_start``: host int64 (64,), where class k's blocks start in
-    ``pool``. One upload and one launch, no synchronization."""
+    ``plan.seg_ptr``. ``class_start``: where class k's blocks start in ``pool``, host int64
+    (64,) (uploaded), or uint64 device (64,) (advanced in place). One launch, no
+    synchronization."""
     if not plan.moves:
         return
-    next_slot = upload(np.ascontiguousarray(class_start, dtype=np.uint64))
+    next_slot = upload(np.ascontiguousarray(class_start, dtype=np.uint64)) \
+        if isinstance(class_start, np.ndarray) else class_start
     _launch("batch_place", plan.moves, [plan.moved.data.ptr, plan.move_class.data.ptr,
                                         plan.moves, next_slot.data.ptr, pool.data.ptr,
                                         plan.seg_ptr.data.ptr])
