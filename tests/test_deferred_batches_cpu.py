@@ -47,7 +47,8 @@ class CpuDeferred:
         self.stall = 0
 
     def launch(self, slot, s, d, mirror, degree, size_class, edge_ptr, min_class, cache,
-               lookup, field_dtypes, values, outs, rows):
+               lookup, field_dtypes, values, outs, rows, found=None):
+        assert found is None                # (upserts: GPU tests)
         self.launches += 1
         h = self.headers[slot]
         h[:] = 0

@@ -32,11 +32,12 @@ from operator import or_
 import numpy as np
 
 from ..change import EdgeChange
-from .small_layout import (H_ACCEPT, H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_RESULTS,
-                           H_STALLED, MAX_FIELDS, NUM_CLASSES, SMALL_ENTRIES)
+from .small_layout import (H_ACCEPT, H_CLASS, H_FOUND, H_FREED, H_KEPT, H_LOOPS,
+                           H_RESULTS, H_STALLED, MAX_FIELDS, NUM_CLASSES, SMALL_ENTRIES)
 from .validate import MAX_VERTEX_ID, property_values
 
-__all__ = ["DeferredState", "PendingChange", "MergedChange", "deferred_insert", "settle",
+__all__ = ["DeferredState", "PendingChange", "PendingUpdate", "MergedChange", "deferred_insert",
+           "deferred_upsert", "settle",
            "make_ready", "LIMIT_REFRESH", "CHUNKS", "READY_ROWS", "READY_PEAK_GOAL",
            "EMULATIONS"]
 
@@ -90,6 +91,17 @@ class DeferredState:
         self._deferred_batches = bool(on)
         if on and ready:
             make_ready(self)
+
+    def deferred_upsert(self, src, dst, edge_props: dict):
+        """A directed graph that defers inserts: insert the pairs ``src``, ``dst`` (host
+        signed integer arrays of one small batch) that are new, and set the properties of
+        those already present, in one deferred batch (first occurrence wins on repeats; the
+        same graph and changes as ``update_edges`` then ``insert_edges`` of the batch).
+        ``edge_props``: a value (array or scalar) for every edge property of the graph.
+        Returns (inserted, updated): a :class:`PendingChange` and a :class:`PendingUpdate`,
+        or None when the batch is not deferred (nothing done: the caller makes the two
+        calls)."""
+        return deferred_upsert(self, src, dst, edge_props)
 
     def _settled(self, name: str):
         if self._deferred_queue and not self._queueing:
@@ -160,6 +172,38 @@ class PendingChange(EdgeChange):
         return super().__repr__()
 
 
+class PendingUpdate(PendingChange):
+    """The update part of a deferred upsert (:func:`deferred_upsert`): the present edges
+    whose properties it rewrote, sorted by (src, dst), their new values in ``properties`` and
+    the replaced ones in ``previous``, read once settled."""
+
+    def __init__(self, graph):
+        self.kind = "update"
+        self.vertex_map = None
+        self._graph = graph
+        self._done = None
+
+    def _result(self) -> EdgeChange:
+        if self._done is None:
+            settle(self._graph, self)
+        done = self._done
+        if isinstance(done, tuple):             # (rows, found, length): cut now
+            rows, found, n = done
+            at = 2 * SMALL_ENTRIES
+            done = self._done = EdgeChange(
+                "update", rows[at:at + n], rows[at + SMALL_ENTRIES:at + SMALL_ENTRIES + n],
+                {k: new[:n] for k, (new, _) in found.items()}, 0,
+                {k: old[:n] for k, (_, old) in found.items()})
+        return done
+
+    previous = property(lambda self: self._result().previous)
+
+    def __repr__(self) -> str:
+        if self._done is None:
+            return "EdgeChange(update, pending)"
+        return super().__repr__()
+
+
 class MergedChange(PendingChange):
     """The change of a batch queued as consecutive chunks (``parts``: their changes, pending
     or not): their edges together, sorted by (src, dst) when first read; the length is
@@ -195,12 +239,14 @@ class MergedChange(PendingChange):
 
 class _Ticket:
     """A queued batch: its workspace, host pairs (2, m), property values (device), result
-    buffers and change."""
-    __slots__ = ("slot", "both", "values", "rows", "outs", "change")
+    buffers and change; an upsert's also its found edges' buffers (per property: new and old
+    values) and its update change."""
+    __slots__ = ("slot", "both", "values", "rows", "outs", "change", "found", "update")
 
-    def __init__(self, slot, both, values, rows, outs, change):
+    def __init__(self, slot, both, values, rows, outs, change, found=None, update=None):
         self.slot, self.both, self.values = slot, both, values
         self.rows, self.outs, self.change = rows, outs, change
+        self.found, self.update = found, update
 
 
 #: device -> a factory of the device part of deferred batches, for devices other than the GPU
@@ -248,6 +294,25 @@ def deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
         g._queueing = False
 
 
+def deferred_upsert(g, src, dst, edge_props: dict):
+    """Queue the upsert of host pairs ``src``, ``dst`` (see ``DeferredState.deferred_upsert``)
+    without waiting: (PendingChange, PendingUpdate), or None when it is not deferred (a
+    graph without deferral, an undirected one, pairs of more than one small batch, a
+    property not given, ids out of range: nothing done). Values are checked before anything
+    is queued, as the insert's are."""
+    if not (g.device == "gpu" and _eligible(g, src, dst) and g.directed and
+            src.shape[0] <= SMALL_ENTRIES and
+            g.vertex_map is None and set(edge_props) == set(g._edge_schema)):
+        return None
+    from .scope import batch_scope
+    g._queueing = True
+    try:
+        with batch_scope(g, src.shape[0]):
+            return _deferred_insert(g, src, dst, edge_props, upsert=True)
+    finally:
+        g._queueing = False
+
+
 def _start(g) -> None:
     """The graph's device state of deferred batches, made on first use."""
     g._deferred = _device_state(g.device)
@@ -283,7 +348,7 @@ def make_ready(g) -> None:
     g._reserve(max(g._n, READY_ROWS))
 
 
-def _deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
+def _deferred_insert(g, src, dst, edge_props, upsert: bool = False):
     mm = g._mm_
     cache = mm.block_cache()
     if g._deferred is None:
@@ -307,13 +372,16 @@ def _deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
         values = {k: v.copy() if v is edge_props.get(k) else v for k, v in values.items()}
     n = src.shape[0]
     per = SMALL_ENTRIES // (1 if g.directed else 2)
+    if upsert:
+        t = _queue(g, mm, cache, both, values, hi, upsert=True)
+        return t.change, t.update
     if n <= per:
-        return _queue(g, mm, cache, both, values, hi)
+        return _queue(g, mm, cache, both, values, hi).change
     parts = []
     for start in range(0, n, per):
         stop = min(n, start + per)
         parts.append(_queue(g, mm, cache, both[:, start:stop],
-                            {k: v[start:stop] for k, v in values.items()}, hi))
+                            {k: v[start:stop] for k, v in values.items()}, hi).change)
     return MergedChange(g, parts)
 
 
@@ -353,9 +421,10 @@ def _refill_step(g, mm, cache) -> None:
         cache.grow_ahead()
 
 
-def _queue(g, mm, cache, both, values: dict, hi: int) -> PendingChange:
+def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False) -> _Ticket:
     """Queue one small batch (host pairs ``both`` (2, m), ``values`` per property of the
-    graph its (m,) device array, ids at most ``hi``); its PendingChange."""
+    graph its (m,) device array, ids at most ``hi``; ``upsert``: the present pairs' properties
+    rewritten too); its ticket."""
     dev, queue, xp = g._deferred, g._deferred_queue, g._xp
     while len(queue) >= dev.slots:
         _settle_one(g)                   # the oldest batch's workspace is needed again
@@ -369,15 +438,19 @@ def _queue(g, mm, cache, both, values: dict, hi: int) -> PendingChange:
     # nothing below waits; the graph changes from _reserve on (which leaves it as it was
     # when out of memory), every allocation of the batch made before
     m = both.shape[1]
-    t = _Ticket(-1, both, values, xp.empty(2 * SMALL_ENTRIES, dtype=xp.int32),
+    t = _Ticket(-1, both, values, xp.empty((4 if upsert else 2) * SMALL_ENTRIES, dtype=xp.int32),
                 {name: xp.empty(m, dtype=dt) for name, dt in g._edge_schema.items()},
                 PendingChange(g))
+    if upsert:
+        t.found = {name: (xp.empty(m, dtype=dt), xp.empty(m, dtype=dt))
+                   for name, dt in g._edge_schema.items()}
+        t.update = PendingUpdate(g)
     n = max(g._n, hi + 1)
     g._reserve(n)
     g._views.clear()
     g._n = n
     _launch(g, mm, cache, t)
-    return t.change
+    return t
 
 
 def _launch(g, mm, cache, t) -> None:
@@ -389,7 +462,8 @@ def _launch(g, mm, cache, t) -> None:
     g._deferred_count += 1
     dev.launch(t.slot, pairs[0], pairs[1], not g.directed, g._degree_, g._size_class_,
                g._edge_ptr_, mm.min_size_class, cache, mm.lookup(), mm.field_dtypes,
-               [t.values[k] for k in g._edge_schema], list(t.outs.values()), t.rows)
+               [t.values[k] for k in g._edge_schema], list(t.outs.values()), t.rows,
+               None if t.found is None else list(t.found.values()))
     queue.append(t)
 
 
@@ -446,6 +520,8 @@ def _settle_one(g) -> None:
             # in stream order after the batch's rewrite; the workspace is not reused before
             mm.release(dev.spilled(t.slot, spills), wait=False)
     t.change._resolve((t.rows, t.outs, nres, header[H_LOOPS]))
+    if t.update is not None:
+        t.update._resolve((t.rows, t.found, header[H_FOUND]))
 
 
 def _run_waiting(g, t) -> None:
@@ -455,6 +531,8 @@ def _run_waiting(g, t) -> None:
     g._deferred_batches = False
     g._running_again = True
     try:
+        if t.update is not None:         # an upsert: the update, then the insert
+            t.update._resolve(g._update_edges(t.both[0], t.both[1], t.values))
         t.change._resolve(g._insert_edges(t.both[0], t.both[1], t.values))
     finally:
         g._deferred_batches = before

@@ -14,7 +14,11 @@ blocks the batch gives back and whether a ring must be refilled first. A deferre
 - ``small_merge`` takes the accept mask from the header (bit 63 of its ``ring_accept``) and
   runs on a fixed grid, its blocks stepping through the pieces the header lists;
 - the header goes to a pinned row by an asynchronous copy behind the prepare kernel, with an
-  event the host polls.
+  event the host polls;
+- an upsert (directed: the new pairs inserted, the present ones' properties rewritten) runs
+  ``small_prepare`` in ``MODE_UPSERT``, which also lists the present edges, and
+  ``small_found_write`` between the two kernels (while every list is where the prepare found
+  it): their old values read and the batch's written, in place.
 
 Each batch in flight owns one of ``SLOTS`` workspaces (its spill list is read when the host
 settles it, before the workspace is reused).
@@ -28,7 +32,7 @@ import numpy as np
 
 from ...core.cuda import PreparedLaunch, as_signed64, cupy, function
 from ..small_layout import DEFERRED_READ_WORDS as READ_WORDS
-from ..small_layout import MAX_FIELDS, MODE_INSERT, NUM_CLASSES, SMALL_ENTRIES
+from ..small_layout import MAX_FIELDS, MODE_INSERT, MODE_UPSERT, NUM_CLASSES, SMALL_ENTRIES
 from .small import (_CU, _ID_TYPES, _NAMES, PREPARE_ARGS, PREPARE_THREADS, REWRITE_THREADS,
                     SPILL_OFFSET, WORKSPACE_WORDS, COPY_MAX_CLASS, field_words)
 
@@ -142,13 +146,16 @@ class DeferredBatches:
         self.stall.fill(0)
 
     def launch(self, slot: int, s, d, mirror: bool, degree, size_class, edge_ptr,
-               min_class: int, cache, lookup, field_dtypes, values, outs, rows) -> None:
+               min_class: int, cache, lookup, field_dtypes, values, outs, rows,
+               found=None) -> None:
         """Queue batch ``s``, ``d`` (int32 or int64 device pairs of one dtype, (n,), n *
         (2 if mirror else 1) <= SMALL_ENTRIES) as an insert in workspace ``slot``: prepare,
         the header's copy to pinned row ``slot`` and its event, the rewrite. ``values``: per
         property its (n,) device array; ``outs``: per property the result's device array of
         at least n entries; ``rows``: int32 device (2 * SMALL_ENTRIES,) for the result's
-        src and dst.
+        src and dst (an upsert's: (4 * SMALL_ENTRIES,), the found edges' from
+        2 * SMALL_ENTRIES on); ``found``: an upsert's per property (new values, old values),
+        device arrays of at least n entries (None: an insert).
 
         The kernels' argument buffers keep what stays from batch to batch (the vertex
         table, the block cache and the lookup, rebuilt when one of them changes); a batch
@@ -175,6 +182,7 @@ class DeferredBatches:
         a[0] = s.data.ptr
         a[1] = d.data.ptr
         a[2] = n
+        a[4] = MODE_INSERT if found is None else MODE_UPSERT
         a[11] = wp
         a[12] = rows.data.ptr
         a[17] = host_row
@@ -185,12 +193,26 @@ class DeferredBatches:
             cupy.cuda.runtime.memcpyAsync(self.headers[slot].ctypes.data, wp, READ_WORDS * 8,
                                           cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
             self.events[slot].record(stream)
+        if found is not None:
+            self._found_write(ws, rows, edge_ptr, lookup, field_dtypes, values, found, n)
         a = merge.args
         a[0] = wp
         for f, (val, out) in enumerate(zip(values, outs)):
             a[16 + f] = val.data.ptr if val is not None else 0
             a[16 + MAX_FIELDS - 1 + f] = out.data.ptr
         merge.again(min(entries, self.grid), REWRITE_THREADS)
+
+    def _found_write(self, ws, rows, edge_ptr, lookup, field_dtypes, values, found,
+                     n: int) -> None:
+        """Queue ``small_found_write`` of an upsert prepared in ``ws``."""
+        nf, sizes, v, o = field_words(field_dtypes, values, [new for new, _ in found])
+        old = [0] * (MAX_FIELDS - 1)
+        for f, (_, prev) in enumerate(found):
+            old[f] = prev.data.ptr
+        launch = self._launch("small_found_write", 3 + 5 + 3 * (MAX_FIELDS - 1))
+        launch(min(max(1, (n + 255) // 256), self.grid), 256, [
+            ws.data.ptr, rows.data.ptr, edge_ptr.data.ptr, lookup.dev_bases.data.ptr,
+            lookup.dev_field_bases.data.ptr, lookup.bases.shape[0], nf, sizes, *v, *o, *old])
 
     def _fill_buffers(self, prepare, merge, held) -> None:
         """Write the words that stay between batches into the two launches' buffers."""

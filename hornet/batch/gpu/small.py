@@ -52,7 +52,9 @@ REWRITE_THREADS = 256
 _READ_WORDS = H_PIECES + 1
 # entries: src and dst (int32, E words together), pair, pos, res; segments: 10 arrays
 SPILL_OFFSET = HEADER_WORDS + 14 * SMALL_ENTRIES
-WORKSPACE_WORDS = SPILL_OFFSET + SMALL_ENTRIES
+# deferred upserts (small_batch.cu, FOUND_OFFSET): the found edges' pairs and positions
+FOUND_OFFSET = SPILL_OFFSET + SMALL_ENTRIES
+WORKSPACE_WORDS = FOUND_OFFSET + 2 * SMALL_ENTRIES
 
 
 def field_words(field_dtypes, values, outs):
