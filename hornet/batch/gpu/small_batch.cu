@@ -588,7 +588,8 @@ extern "C" __global__ void small_merge(i64* ws, i64 capacity, int listed, RING_P
 // property f, the value at its slot (the list as small_prepare saw it: this kernel runs
 // before small_merge moves any list) to old_f[i], the batch's value of its pair written there
 // and to out_f[i]. Found entries are distinct slots: no two threads write one address. A
-// stalled batch found nothing (H_FOUND 0).
+// stalled batch writes nothing: the one that found a ring short (its header counts the found
+// edges) runs again, in full, once the host has filled the rings.
 template <typename T>
 __device__ __forceinline__ void found_value(i64 at, i64 values, i64 pair, i64 out, i64 old,
                                             i64 i) {
@@ -606,7 +607,7 @@ extern "C" __global__ void small_found_write(const i64* __restrict__ ws,
                                              i64 p7) {
     MAKE_FIELDS;
     const i64 old_[MAX_FIELDS] = {0, p1, p2, p3, p4, p5, p6, p7};
-    const i64 k = ws[H_FOUND];
+    const i64 k = ws[H_STALLED] ? 0 : ws[H_FOUND];
     const i64* fpair = ws + FOUND_OFFSET;
     const i64* fpos = fpair + SMALL_ENTRIES;
     const int* fsrc = result + 2 * SMALL_ENTRIES;
