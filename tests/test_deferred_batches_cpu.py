@@ -37,8 +37,8 @@ class CpuDeferred:
         self.launches = 0
 
     @staticmethod
-    def stage(slot, both):
-        return both[0].copy(), both[1].copy()
+    def stage(slot, both, values=()):
+        return both[0].copy(), both[1].copy(), list(values)
 
     def set_limits(self, limits):
         self.limits = np.asarray(limits, dtype=np.int64).copy()

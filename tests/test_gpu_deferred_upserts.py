@@ -87,9 +87,42 @@ def test_upserts_match_update_then_insert(tiny):
         assert gpu._stalls > 0
 
 
+def test_chunked_upserts_match_update_then_insert():
+    """Upserts of more pairs than one small batch holds, as chunks of disjoint sources:
+    merged changes equal to the two calls'; a batch whose sources cannot be spread over
+    CHUNKS small batches (a hub) is not taken."""
+    from hornet.batch.deferred_path import CHUNKS, MergedUpdate
+    rng = np.random.default_rng(47)
+    gpu, cpu = _graphs(False)
+    merged = 0
+    for step in range(10):
+        m = int(rng.integers(SMALL_ENTRIES + 1, CHUNKS * SMALL_ENTRIES * 9 // 10))
+        s, d = rng.integers(0, 300 + 200 * step, m), rng.integers(0, 300 + 200 * step, m)
+        s[m // 2: m // 2 + 50], d[m // 2: m // 2 + 50] = s[:50], d[:50]   # repeats
+        if cpu.num_edges:
+            es, ed = cpu.edges()
+            k = min(es.size, m // 3)
+            pick = rng.choice(es.size, size=k, replace=False)
+            s[-k:], d[-k:] = es[pick], ed[pick]
+        props = step_properties(rng, m)
+        got = gpu.deferred_upsert(s, d, props)
+        assert got is not None
+        merged += isinstance(got[1], MergedUpdate)
+        b_upd = cpu.update_edges(s, d, **props)
+        b_ins = cpu.insert_edges(s, d, **props)
+        same_change(got[0], b_ins)
+        _same_update(got[1], b_upd)
+    hub = np.full(SMALL_ENTRIES + 10, 7)
+    assert gpu.deferred_upsert(hub, np.arange(hub.shape[0]),
+                               step_properties(rng, hub.shape[0])) is None
+    same_graph(gpu, cpu)
+    gpu.check()
+    assert merged == 10
+
+
 def test_upsert_refuses_what_it_does_not_take():
-    """Undirected graphs, missing properties, device pairs, more than one small batch, ids
-    out of range: None and the graph unchanged (the caller's two calls take them)."""
+    """Undirected graphs, missing properties, device pairs, more than CHUNKS small batches,
+    ids out of range: None and the graph unchanged (the caller's two calls take them)."""
     import cupy
     g = hornet.Graph(device="gpu", directed=True, edge_properties=PROPS)
     g.defer_inserts()
@@ -97,7 +130,8 @@ def test_upsert_refuses_what_it_does_not_take():
     full = step_properties(np.random.default_rng(0), 3)
     assert g.deferred_upsert(s, d, {"w": full["w"]}) is None
     assert g.deferred_upsert(cupy.asarray(s), cupy.asarray(d), full) is None
-    big = np.arange(SMALL_ENTRIES + 1)
+    from hornet.batch.deferred_path import CHUNKS
+    big = np.arange(CHUNKS * SMALL_ENTRIES + 1)
     assert g.deferred_upsert(big, big + 1, step_properties(np.random.default_rng(1),
                                                            big.shape[0])) is None
     assert g.deferred_upsert(np.array([-1, 2]), np.array([1, 2]),

@@ -36,7 +36,8 @@ from .small_layout import (H_ACCEPT, H_CLASS, H_FOUND, H_FREED, H_KEPT, H_LOOPS,
                            H_RESULTS, H_STALLED, MAX_FIELDS, NUM_CLASSES, SMALL_ENTRIES)
 from .validate import MAX_VERTEX_ID, property_values
 
-__all__ = ["DeferredState", "PendingChange", "PendingUpdate", "MergedChange", "deferred_insert",
+__all__ = ["DeferredState", "PendingChange", "PendingUpdate", "MergedChange", "MergedUpdate",
+           "deferred_insert",
            "deferred_upsert", "settle",
            "make_ready", "LIMIT_REFRESH", "CHUNKS", "READY_ROWS", "READY_PEAK_GOAL",
            "EMULATIONS"]
@@ -49,9 +50,10 @@ PREFILL_CLASS = 12
 #: ... to at least this many blocks (and their refill level)
 PREFILL_BLOCKS = 16
 #: a deferred insert is queued as at most this many small batches (chunks of its pairs);
-#: one: larger inserts take the medium path, whose multi-block prepare runs ahead of a
-#: sequence of one-block ones
-CHUNKS = 1
+#: larger inserts take the medium path. A replay's batch of 10^4 events costs its host about
+#: a small batch's work per chunk, the medium path's several waits and allocations more;
+#: the device's one-block prepares of the chunks run behind the host
+CHUNKS = 3
 #: rows of the vertex table made at ``Graph.defer_inserts(ready=True)`` (a stream's id space
 #: grows batch after batch: the table then grows less often while the stream runs)
 READY_ROWS = 1 << 14
@@ -222,8 +224,10 @@ class MergedChange(PendingChange):
             order = xp.argsort((src.astype(xp.int64) << 32) | dst.astype(xp.int64))
             props = {k: xp.concatenate([p.properties[k] for p in parts])[order]
                      for k in parts[0].properties}
-            self._done = EdgeChange("insert", src[order], dst[order], props,
-                                    sum(int(p.self_loops_skipped) for p in parts))
+            prev = {k: xp.concatenate([p.previous[k] for p in parts])[order]
+                    for k in parts[0].previous}
+            self._done = EdgeChange(self.kind, src[order], dst[order], props,
+                                    sum(int(p.self_loops_skipped) for p in parts), prev)
             self._parts = None
         return self._done
 
@@ -235,6 +239,20 @@ class MergedChange(PendingChange):
     @property
     def pending(self) -> bool:
         return self._done is None and any(getattr(p, "pending", False) for p in self._parts)
+
+
+class MergedUpdate(MergedChange):
+    """The update of an upsert queued as chunks (their :class:`PendingUpdate` parts, whose
+    keys are disjoint), merged as :class:`MergedChange` merges, ``previous`` too."""
+
+    def __init__(self, graph, parts):
+        self.kind = "update"
+        self.vertex_map = None
+        self._graph = graph
+        self._done = None
+        self._parts = parts
+
+    previous = property(lambda self: self._result().previous)
 
 
 class _Ticket:
@@ -301,16 +319,35 @@ def deferred_upsert(g, src, dst, edge_props: dict):
     property not given, ids out of range: nothing done). Values are checked before anything
     is queued, as the insert's are."""
     if not (g.device == "gpu" and _eligible(g, src, dst) and g.directed and
-            src.shape[0] <= SMALL_ENTRIES and
             g.vertex_map is None and set(edge_props) == set(g._edge_schema)):
         return None
+    parts = None
+    if src.shape[0] > SMALL_ENTRIES:
+        parts = _key_chunks(src)
+        if parts is None:
+            return None
     from .scope import batch_scope
     g._queueing = True
     try:
         with batch_scope(g, src.shape[0]):
-            return _deferred_insert(g, src, dst, edge_props, upsert=True)
+            return _deferred_insert(g, src, dst, edge_props, upsert=True, parts=parts)
     finally:
         g._queueing = False
+
+
+def _key_chunks(src):
+    """An upsert of more pairs than a small batch holds, as chunks whose keys are disjoint
+    (every pair of one source in one chunk: src modulo the chunk count), so that each chunk's
+    first occurrences are the batch's: (order: a stable permutation of the pairs, bounds:
+    the chunks' ends in it), or None when no count up to CHUNKS keeps every chunk within a
+    small batch."""
+    n = src.shape[0]
+    for k in range(-(-n // SMALL_ENTRIES), CHUNKS + 1):
+        part = (src % k).astype(np.int8)
+        counts = np.bincount(part, minlength=k)
+        if counts.max() <= SMALL_ENTRIES:
+            return np.argsort(part, kind="stable"), np.cumsum(counts)
+    return None
 
 
 def _start(g) -> None:
@@ -348,7 +385,7 @@ def make_ready(g) -> None:
     g._reserve(max(g._n, READY_ROWS))
 
 
-def _deferred_insert(g, src, dst, edge_props, upsert: bool = False):
+def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
     mm = g._mm_
     cache = mm.block_cache()
     if g._deferred is None:
@@ -367,14 +404,28 @@ def _deferred_insert(g, src, dst, edge_props, upsert: bool = False):
         _prefill(g, mm, cache)
     values = {}
     if edge_props or g._edge_schema:
-        values = property_values(edge_props, g._edge_schema, src.shape[0], g._xp)
+        # host columns stay on the host where the device state stages them with the pairs
+        # (DeferredBatches.host_values), checked as the device path checks them
+        host = getattr(g._deferred, "host_values", False) and \
+            not any(hasattr(v, "__cuda_array_interface__") for v in edge_props.values())
+        values = property_values(edge_props, g._edge_schema, src.shape[0],
+                                 np if host else g._xp)
         # the batch's own values too (a batch queued again after a stall reads them again)
         values = {k: v.copy() if v is edge_props.get(k) else v for k, v in values.items()}
     n = src.shape[0]
     per = SMALL_ENTRIES // (1 if g.directed else 2)
-    if upsert:
+    if upsert and parts is None:
         t = _queue(g, mm, cache, both, values, hi, upsert=True)
         return t.change, t.update
+    if upsert:                           # chunks of disjoint keys (_key_chunks)
+        order, ends = parts
+        both = both[:, order]
+        values = {k: v[order if isinstance(v, np.ndarray) else g._xp.asarray(order)]
+                  for k, v in values.items()}
+        tickets = [_queue(g, mm, cache, both[:, a:b], {k: v[a:b] for k, v in values.items()},
+                          hi, upsert=True) for a, b in zip([0, *ends[:-1]], ends) if b > a]
+        return (MergedChange(g, [t.change for t in tickets]),
+                MergedUpdate(g, [t.update for t in tickets]))
     if n <= per:
         return _queue(g, mm, cache, both, values, hi).change
     parts = []
@@ -458,11 +509,11 @@ def _launch(g, mm, cache, t) -> None:
     queue it."""
     dev, queue = g._deferred, g._deferred_queue
     t.slot = _free_slot(queue, dev.slots)
-    pairs = dev.stage(t.slot, t.both)
+    s, d, values = dev.stage(t.slot, t.both, [t.values[k] for k in g._edge_schema])
     g._deferred_count += 1
-    dev.launch(t.slot, pairs[0], pairs[1], not g.directed, g._degree_, g._size_class_,
+    dev.launch(t.slot, s, d, not g.directed, g._degree_, g._size_class_,
                g._edge_ptr_, mm.min_size_class, cache, mm.lookup(), mm.field_dtypes,
-               [t.values[k] for k in g._edge_schema], list(t.outs.values()), t.rows,
+               values, list(t.outs.values()), t.rows,
                None if t.found is None else list(t.found.values()))
     queue.append(t)
 

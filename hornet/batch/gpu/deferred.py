@@ -21,7 +21,10 @@ blocks the batch gives back and whether a ring must be refilled first. A deferre
   it): their old values read and the batch's written, in place.
 
 Each batch in flight owns one of ``SLOTS`` workspaces (its spill list is read when the host
-settles it, before the workspace is reused).
+settles it, before the workspace is reused). Host property values (``host_values``) are put in
+the slot's pinned row after the pairs and copied, in one asynchronous copy ahead of the
+prepare kernel, to the workspace's value area, which the rewrite kernels read: the row is free
+again once the prepare has run, as it is for the pairs.
 """
 from __future__ import annotations
 
@@ -76,6 +79,11 @@ def _same(a, b) -> bool:
             a[4] is b[4] and a[5:] == b[5:])
 
 
+#: the workspace's value area (int64 words from WORKSPACE_WORDS): every edge property's
+#: column of a batch, each from a word boundary
+VALUE_WORDS = (MAX_FIELDS - 1) * SMALL_ENTRIES
+
+
 class DeferredBatches:
     """The device state of one graph's deferred small inserts."""
 
@@ -85,19 +93,25 @@ class DeferredBatches:
 
     def __init__(self):
         import cupyx
-        self.workspaces = [cupy.empty(WORKSPACE_WORDS, dtype=cupy.int64) for _ in range(SLOTS)]
+        self.workspaces = [cupy.empty(WORKSPACE_WORDS + VALUE_WORDS, dtype=cupy.int64)
+                           for _ in range(SLOTS)]
         # per slot: the header's words, then the ticket of the batch that wrote them
         self.headers = cupyx.empty_pinned((SLOTS, READ_WORDS + 1), dtype=np.int64)
         self.headers[:, READ_WORDS] = -1
         self.tickets = [0] * SLOTS
         self._ticket = 0
         self.events = [cupy.cuda.Event(block=False, disable_timing=True) for _ in range(SLOTS)]
-        self.pinned = cupyx.empty_pinned((SLOTS, 2 * SMALL_ENTRIES), dtype=np.int64)
+        # per slot: the pairs (2 * SMALL_ENTRIES words), then the property values
+        self.pinned = cupyx.empty_pinned((SLOTS, 2 * SMALL_ENTRIES + VALUE_WORDS),
+                                         dtype=np.int64)
+        self._bytes = [self.pinned[k].view(np.uint8) for k in range(SLOTS)]
         # their device addresses (0: pairs copied, headers copied back after an event)
         self._pinned_device = self._headers_device = 0
         if ZERO_COPY:
             self._pinned_device = _device_address(self.pinned)
             self._headers_device = _device_address(self.headers)
+        #: the deferred path hands host property values to :meth:`stage` (else device arrays)
+        self.host_values = bool(self._pinned_device)
         self.stall = cupy.zeros(1, dtype=cupy.int64)
         self.limits = cupy.zeros(NUM_CLASSES, dtype=cupy.int64)
         self.host_limits = np.full(NUM_CLASSES, -1, dtype=np.int64)
@@ -114,15 +128,18 @@ class DeferredBatches:
             launch = self._launches[name] = PreparedLaunch(function(_CU, name, _NAMES), nargs)
         return launch
 
-    def stage(self, slot: int, both: np.ndarray):
+    def stage(self, slot: int, both: np.ndarray, values=()):
         """Host pairs ``both`` (2, m) for the batch of workspace ``slot``, as its prepare
         kernel reads them: with ``ZERO_COPY``, the slot's own pinned buffer (the kernel reads
         host memory through its address; the slot is reused once the batch is settled, after
-        its prepare ran), else a device copy (staged, in stream order)."""
+        its prepare ran), else a device copy (staged, in stream order). ``values``: per
+        property a device array, or (``host_values``) a contiguous host array of (m,),
+        copied to the workspace's value area. Returns (src, dst, values as the kernels
+        take them: device addresses)."""
         if not self._pinned_device:
             from ...core.cuda import upload
             dev = upload(both)
-            return dev[0], dev[1]
+            return dev[0], dev[1], [v.data.ptr for v in values]
         m = both.shape[1]
         dtype = both.dtype
         row = self._rows.get((slot, dtype))
@@ -131,7 +148,24 @@ class DeferredBatches:
         row[:m] = both[0]
         row[m:2 * m] = both[1]
         base = self._pinned_device + slot * self.pinned.strides[0]
-        return _HostRow(base, m, dtype), _HostRow(base + m * dtype.itemsize, m, dtype)
+        ptrs = []
+        if values:
+            ws = self.workspaces[slot].data.ptr + WORKSPACE_WORDS * 8
+            raw = self._bytes[slot]
+            first = at = 2 * SMALL_ENTRIES * 8           # bytes: where the values start
+            for v in values:
+                if isinstance(v, np.ndarray):
+                    raw[at:at + v.nbytes] = v.view(np.uint8)
+                    ptrs.append(ws + at - first)
+                    at += (v.nbytes + 7) & ~7
+                else:
+                    ptrs.append(v.data.ptr)
+            if at > first:
+                cupy.cuda.runtime.memcpyAsync(
+                    ws, raw.ctypes.data + first, at - first,
+                    cupy.cuda.runtime.memcpyHostToDevice,
+                    cupy.cuda.get_current_stream().ptr)
+        return _HostRow(base, m, dtype), _HostRow(base + m * dtype.itemsize, m, dtype), ptrs
 
     def set_limits(self, limits: np.ndarray) -> None:
         """Upload the rings' limits (host int64 (NUM_CLASSES,)) when they changed; in stream
@@ -151,7 +185,7 @@ class DeferredBatches:
         """Queue batch ``s``, ``d`` (int32 or int64 device pairs of one dtype, (n,), n *
         (2 if mirror else 1) <= SMALL_ENTRIES) as an insert in workspace ``slot``: prepare,
         the header's copy to pinned row ``slot`` and its event, the rewrite. ``values``: per
-        property its (n,) device array; ``outs``: per property the result's device array of
+        property the device address of its (n,) values; ``outs``: per property the result's device array of
         at least n entries; ``rows``: int32 device (2 * SMALL_ENTRIES,) for the result's
         src and dst (an upsert's: (4 * SMALL_ENTRIES,), the found edges' from
         2 * SMALL_ENTRIES on); ``found``: an upsert's per property (new values, old values),
@@ -198,17 +232,17 @@ class DeferredBatches:
         a = merge.args
         a[0] = wp
         for f, (val, out) in enumerate(zip(values, outs)):
-            a[16 + f] = val.data.ptr if val is not None else 0
+            a[16 + f] = val
             a[16 + MAX_FIELDS - 1 + f] = out.data.ptr
         merge.again(min(entries, self.grid), REWRITE_THREADS)
 
     def _found_write(self, ws, rows, edge_ptr, lookup, field_dtypes, values, found,
                      n: int) -> None:
         """Queue ``small_found_write`` of an upsert prepared in ``ws``."""
-        nf, sizes, v, o = field_words(field_dtypes, values, [new for new, _ in found])
-        old = [0] * (MAX_FIELDS - 1)
-        for f, (_, prev) in enumerate(found):
-            old[f] = prev.data.ptr
+        nf, sizes, _, _ = field_words(field_dtypes, [], [])
+        v, o, old = ([0] * (MAX_FIELDS - 1) for _ in range(3))
+        for f, (val, (new, prev)) in enumerate(zip(values, found)):
+            v[f], o[f], old[f] = val, new.data.ptr, prev.data.ptr
         launch = self._launch("small_found_write", 3 + 5 + 3 * (MAX_FIELDS - 1))
         launch(min(max(1, (n + 255) // 256), self.grid), 256, [
             ws.data.ptr, rows.data.ptr, edge_ptr.data.ptr, lookup.dev_bases.data.ptr,
