@@ -339,10 +339,10 @@ def _key_chunks(src):
     """An upsert of more pairs than a small batch holds, as chunks whose keys are disjoint
     (every pair of one source in one chunk: src modulo the chunk count), so that each chunk's
     first occurrences are the batch's: (order: a stable permutation of the pairs, bounds:
-    the chunks' ends in it), or None when no count up to CHUNKS keeps every chunk within a
-    small batch."""
+    the chunks' ends in it), or None when no count up to twice CHUNKS keeps every chunk
+    within a small batch."""
     n = src.shape[0]
-    for k in range(-(-n // SMALL_ENTRIES), CHUNKS + 1):
+    for k in range(-(-n // SMALL_ENTRIES), 2 * CHUNKS + 1):
         part = (src % k).astype(np.int8)
         counts = np.bincount(part, minlength=k)
         if counts.max() <= SMALL_ENTRIES:
