@@ -13,6 +13,13 @@ follow it, and the change's length becomes known. A stream of small inserts then
 work per batch and no wait, the device running behind. A larger batch is queued as
 consecutive chunks of pairs, whose changes merge (:class:`MergedChange`).
 
+A directed graph's *upsert* (``DeferredState.deferred_upsert``: a weighted replay's batch)
+inserts the new pairs and rewrites the present ones' properties in one deferred batch: the
+prepare kernel lists the present edges too, and a kernel between it and the rewrite writes
+their values (the update's :class:`PendingUpdate` holds their old ones). A larger upsert is
+queued as chunks whose pairs have disjoint sources, so that each keeps the batch's first
+occurrences.
+
 What stays exact: every later kernel, of any path, runs after a queued batch's in stream
 order. A batch can stall, though: when a ring of the block cache holds fewer blocks than the
 batch pops, it and every deferred batch after it do nothing, until settling finds it, fills
