@@ -22,9 +22,9 @@ blocks the batch gives back and whether a ring must be refilled first. A deferre
 
 Each batch in flight owns one of ``SLOTS`` workspaces (its spill list is read when the host
 settles it, before the workspace is reused). Host property values (``host_values``) are put in
-the slot's pinned row after the pairs and copied, in one asynchronous copy ahead of the
-prepare kernel, to the workspace's value area, which the rewrite kernels read: the row is free
-again once the prepare has run, as it is for the pairs.
+the slot's pinned row after the pairs; the prepare kernel copies them to the workspace's value
+area (VALUE_OFFSET of small_batch.cu), which the rewrite kernels read: the row is free again
+once the prepare has run, as it is for the pairs.
 """
 from __future__ import annotations
 
@@ -116,6 +116,7 @@ class DeferredBatches:
         self.limits = cupy.zeros(NUM_CLASSES, dtype=cupy.int64)
         self.host_limits = np.full(NUM_CLASSES, -1, dtype=np.int64)
         self._launches: dict = {}
+        self._value_copy = (0, 0)       # (device address, words) of the values staged last
         self._rows: dict = {}           # (slot, dtype) -> the slot's pinned row as that dtype
         # what the prepared launches' buffers were filled from, and those launches
         self._held = self._filled = self._filled_merge = None
@@ -149,6 +150,7 @@ class DeferredBatches:
         row[m:2 * m] = both[1]
         base = self._pinned_device + slot * self.pinned.strides[0]
         ptrs = []
+        self._value_copy = (0, 0)
         if values:
             ws = self.workspaces[slot].data.ptr + WORKSPACE_WORDS * 8
             raw = self._bytes[slot]
@@ -160,11 +162,8 @@ class DeferredBatches:
                     at += (v.nbytes + 7) & ~7
                 else:
                     ptrs.append(v.data.ptr)
-            if at > first:
-                cupy.cuda.runtime.memcpyAsync(
-                    ws, raw.ctypes.data + first, at - first,
-                    cupy.cuda.runtime.memcpyHostToDevice,
-                    cupy.cuda.get_current_stream().ptr)
+            if at > first:                   # (the prepare kernel copies them: launch)
+                self._value_copy = (base + first, (at - first) // 8)
         return _HostRow(base, m, dtype), _HostRow(base + m * dtype.itemsize, m, dtype), ptrs
 
     def set_limits(self, limits: np.ndarray) -> None:
@@ -221,6 +220,8 @@ class DeferredBatches:
         a[12] = rows.data.ptr
         a[17] = host_row
         a[18] = self._ticket
+        a[19], a[20] = self._value_copy      # host values staged for this batch, if any
+        self._value_copy = (0, 0)
         prepare.again(1, PREPARE_THREADS)
         if not mapped:
             stream = cupy.cuda.get_current_stream()
@@ -256,7 +257,7 @@ class DeferredBatches:
         prepare.args[:] = [
             0, 0, 0, int(mirror), MODE_INSERT, *table, degree.shape[0], min_class,
             COPY_MAX_CLASS, 0, 0, self.stall.data.ptr, ring[1], self.limits.data.ptr,
-            ring[2], 0, 0]
+            ring[2], 0, 0, 0, 0]
         nf, sizes, _, _ = field_words(fields, [], [])
         merge.args[:] = [
             0, SMALL_ENTRIES, 0, *ring, DEFERRED_ACCEPT, 0, *table, lookup.dev_bases.data.ptr,

@@ -47,13 +47,14 @@ _ID_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 _NAMES = tuple(f"small_prepare<{t}>" for t in _ID_TYPES.values())
 
 PREPARE_THREADS = 1024
-PREPARE_ARGS = 19           # small_prepare's parameters (the last six: deferred batches)
+PREPARE_ARGS = 21           # small_prepare's parameters (the last eight: deferred batches)
 REWRITE_THREADS = 256
 _READ_WORDS = H_PIECES + 1
 # entries: src and dst (int32, E words together), pair, pos, res; segments: 10 arrays
 SPILL_OFFSET = HEADER_WORDS + 14 * SMALL_ENTRIES
 # deferred upserts (small_batch.cu, FOUND_OFFSET): the found edges' pairs and positions
 FOUND_OFFSET = SPILL_OFFSET + SMALL_ENTRIES
+# (then, in deferred batches' workspaces, their host property values: VALUE_OFFSET)
 WORKSPACE_WORDS = FOUND_OFFSET + 2 * SMALL_ENTRIES
 
 
@@ -118,7 +119,8 @@ class SmallBatches:
                 (1,), (PREPARE_THREADS,),
                 (s, d, i64(s.shape[0]), np.int32(mirror), np.int32(mode), degree, size_class,
                  edge_ptr, i64(degree.shape[0]), i64(min_class), i64(COPY_MAX_CLASS),
-                 self.workspace, rows, i64(0), i64(0), i64(0), i64(0), i64(0), i64(0)))
+                 self.workspace, rows, i64(0), i64(0), i64(0), i64(0), i64(0), i64(0),
+                 i64(0), i64(0)))
             if during is not None:
                 during()
             self.workspace[:_READ_WORDS].get(out=self.header)
@@ -127,7 +129,7 @@ class SmallBatches:
         self._launch(name, PREPARE_ARGS)(1, PREPARE_THREADS, [
             s.data.ptr, d.data.ptr, s.shape[0], int(mirror), int(mode), degree.data.ptr,
             size_class.data.ptr, edge_ptr.data.ptr, degree.shape[0], int(min_class),
-            COPY_MAX_CLASS, ws, rows.data.ptr, 0, 0, 0, 0, 0, 0])
+            COPY_MAX_CLASS, ws, rows.data.ptr, 0, 0, 0, 0, 0, 0, 0, 0])
         stream = cupy.cuda.get_current_stream()
         cupy.cuda.runtime.memcpyAsync(self.header.ctypes.data, ws, _READ_WORDS * 8,
                                       cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)

@@ -57,6 +57,10 @@ __device__ __forceinline__ void publish_header(const i64* header, i64* host, i64
 // src and dst in result rows [2E, 3E) and [3E, 4E) (E = SMALL_ENTRIES), their pair and
 // position in the workspace from FOUND_OFFSET, their count in H_FOUND.
 #define FOUND_OFFSET (HEADER_WORDS + 15 * SMALL_ENTRIES)
+// Deferred batches with host property values (host_values given): their value_words int64
+// words, read from mapped pinned host memory, are copied to the workspace from VALUE_OFFSET,
+// where the rewrite kernels read them (the host may reuse its row once the header came).
+#define VALUE_OFFSET (FOUND_OFFSET + 2 * SMALL_ENTRIES)
 template <typename Id>
 __global__ void __launch_bounds__(SMALL_THREADS)
 small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, int mirror,
@@ -64,7 +68,8 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
               const i64* __restrict__ edge_ptr, i64 table_len, i64 min_class,
               i64 copy_max_class, i64* ws, int* __restrict__ result, i64* stall,
               const i64* __restrict__ ring_state, const i64* __restrict__ ring_limit,
-              i64 ring_slots, i64* host_header, i64 ticket) {
+              i64 ring_slots, i64* host_header, i64 ticket,
+              const i64* __restrict__ host_values, i64 value_words) {
     __shared__ u64 keys[SMALL_ENTRIES];          // later reused as the kept (src, dst)
     __shared__ unsigned short entry[SMALL_ENTRIES];
     __shared__ int warp_sums[32];
@@ -108,6 +113,8 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         return;
     }
     PHASE_CLOCK(0);
+    if (host_values != nullptr)
+        for (i64 i = tid; i < value_words; i += SMALL_THREADS) ws[VALUE_OFFSET + i] = host_values[i];
 
     // ---- entries as keys (src << 32 | dst); self-loops and padding sort last
     long long lo_id = 0x7FFFFFFFFFFFFFFFll, hi_id = -1;
