@@ -16,9 +16,9 @@ blocks the batch gives back and whether a ring must be refilled first. A deferre
 - the header goes to a pinned row by an asynchronous copy behind the prepare kernel, with an
   event the host polls;
 - an upsert (directed: the new pairs inserted, the present ones' properties rewritten) runs
-  ``small_prepare`` in ``MODE_UPSERT``, which also lists the present edges, and
-  ``small_found_write`` between the two kernels (while every list is where the prepare found
-  it): their old values read and the batch's written, in place.
+  ``small_prepare`` in ``MODE_UPSERT``, which also lists the present edges and, once the
+  batch is known not to stall, reads their old values and writes the batch's in place (every
+  list still where it found it: the rewrite comes after).
 
 Each batch in flight owns one of ``SLOTS`` workspaces (its spill list is read when the host
 settles it, before the workspace is reused). Host property values (``host_values``) are put in
@@ -222,32 +222,23 @@ class DeferredBatches:
         a[18] = self._ticket
         a[19], a[20] = self._value_copy      # host values staged for this batch, if any
         self._value_copy = (0, 0)
+        if found is not None:                # the found edges' values: v, o (new), p (old)
+            for f, (val, (new, prev)) in enumerate(zip(values, found)):
+                a[26 + f] = val
+                a[33 + f] = new.data.ptr
+                a[40 + f] = prev.data.ptr
         prepare.again(1, PREPARE_THREADS)
         if not mapped:
             stream = cupy.cuda.get_current_stream()
             cupy.cuda.runtime.memcpyAsync(self.headers[slot].ctypes.data, wp, READ_WORDS * 8,
                                           cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
             self.events[slot].record(stream)
-        if found is not None:
-            self._found_write(ws, rows, edge_ptr, lookup, field_dtypes, values, found, n)
         a = merge.args
         a[0] = wp
         for f, (val, out) in enumerate(zip(values, outs)):
             a[16 + f] = val
             a[16 + MAX_FIELDS - 1 + f] = out.data.ptr
         merge.again(min(entries, self.grid), REWRITE_THREADS)
-
-    def _found_write(self, ws, rows, edge_ptr, lookup, field_dtypes, values, found,
-                     n: int) -> None:
-        """Queue ``small_found_write`` of an upsert prepared in ``ws``."""
-        nf, sizes, _, _ = field_words(field_dtypes, [], [])
-        v, o, old = ([0] * (MAX_FIELDS - 1) for _ in range(3))
-        for f, (val, (new, prev)) in enumerate(zip(values, found)):
-            v[f], o[f], old[f] = val, new.data.ptr, prev.data.ptr
-        launch = self._launch("small_found_write", 3 + 5 + 3 * (MAX_FIELDS - 1))
-        launch(min(max(1, (n + 255) // 256), self.grid), 256, [
-            ws.data.ptr, rows.data.ptr, edge_ptr.data.ptr, lookup.dev_bases.data.ptr,
-            lookup.dev_field_bases.data.ptr, lookup.bases.shape[0], nf, sizes, *v, *o, *old])
 
     def _fill_buffers(self, prepare, merge, held) -> None:
         """Write the words that stay between batches into the two launches' buffers."""
@@ -257,8 +248,10 @@ class DeferredBatches:
         prepare.args[:] = [
             0, 0, 0, int(mirror), MODE_INSERT, *table, degree.shape[0], min_class,
             COPY_MAX_CLASS, 0, 0, self.stall.data.ptr, ring[1], self.limits.data.ptr,
-            ring[2], 0, 0, 0, 0]
+            ring[2], 0, 0, 0, 0] + [0] * (PREPARE_ARGS - 21)
         nf, sizes, _, _ = field_words(fields, [], [])
+        prepare.args[21:26] = [lookup.dev_bases.data.ptr, lookup.dev_field_bases.data.ptr,
+                               lookup.bases.shape[0], nf, sizes]
         merge.args[:] = [
             0, SMALL_ENTRIES, 0, *ring, DEFERRED_ACCEPT, 0, *table, lookup.dev_bases.data.ptr,
             lookup.dev_field_bases.data.ptr, lookup.bases.shape[0], nf,

@@ -47,7 +47,7 @@ _ID_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 _NAMES = tuple(f"small_prepare<{t}>" for t in _ID_TYPES.values())
 
 PREPARE_THREADS = 1024
-PREPARE_ARGS = 21           # small_prepare's parameters (the last eight: deferred batches)
+PREPARE_ARGS = 47           # small_prepare's parameters (from the 14th: deferred batches)
 REWRITE_THREADS = 256
 _READ_WORDS = H_PIECES + 1
 # entries: src and dst (int32, E words together), pair, pos, res; segments: 10 arrays
@@ -120,7 +120,8 @@ class SmallBatches:
                 (s, d, i64(s.shape[0]), np.int32(mirror), np.int32(mode), degree, size_class,
                  edge_ptr, i64(degree.shape[0]), i64(min_class), i64(COPY_MAX_CLASS),
                  self.workspace, rows, i64(0), i64(0), i64(0), i64(0), i64(0), i64(0),
-                 i64(0), i64(0)))
+                 i64(0), i64(0), i64(0), i64(0), i64(0), np.int32(0), np.uint64(0),
+                 *[i64(0)] * (3 * (MAX_FIELDS - 1))))
             if during is not None:
                 during()
             self.workspace[:_READ_WORDS].get(out=self.header)
@@ -129,7 +130,7 @@ class SmallBatches:
         self._launch(name, PREPARE_ARGS)(1, PREPARE_THREADS, [
             s.data.ptr, d.data.ptr, s.shape[0], int(mirror), int(mode), degree.data.ptr,
             size_class.data.ptr, edge_ptr.data.ptr, degree.shape[0], int(min_class),
-            COPY_MAX_CLASS, ws, rows.data.ptr, 0, 0, 0, 0, 0, 0, 0, 0])
+            COPY_MAX_CLASS, ws, rows.data.ptr] + [0] * (PREPARE_ARGS - 13))
         stream = cupy.cuda.get_current_stream()
         cupy.cuda.runtime.memcpyAsync(self.header.ctypes.data, ws, _READ_WORDS * 8,
                                       cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)

@@ -53,14 +53,29 @@ __device__ __forceinline__ void publish_header(const i64* header, i64* host, i64
 // list is cut into pieces of PIECE_ITEMS old items, one block each, run side by side.
 //
 // MODE_UPSERT (deferred directed batches only): prepared as an insert of the new edges, and
-// the present ones (first entry of each key) listed too, sorted, for small_found_write: their
-// src and dst in result rows [2E, 3E) and [3E, 4E) (E = SMALL_ENTRIES), their pair and
-// position in the workspace from FOUND_OFFSET, their count in H_FOUND.
+// the present ones (first entry of each key) listed too, sorted: their src and dst in result
+// rows [2E, 3E) and [3E, 4E) (E = SMALL_ENTRIES), their pair and position in the workspace
+// from FOUND_OFFSET, their count in H_FOUND; once the batch is known not to stall, every
+// property of theirs is rewritten in place (the fields: FIELD_PARAMS, the new values of the
+// found edges to o_f, the old ones to p_f), before any list moves (small_merge runs after).
 #define FOUND_OFFSET (HEADER_WORDS + 15 * SMALL_ENTRIES)
 // Deferred batches with host property values (host_values given): their value_words int64
 // words, read from mapped pinned host memory, are copied to the workspace from VALUE_OFFSET,
 // where the rewrite kernels read them (the host may reuse its row once the header came).
 #define VALUE_OFFSET (FOUND_OFFSET + 2 * SMALL_ENTRIES)
+// An upsert's found edge i (slot address `at`: the list as small_prepare found it) and one
+// property (`at_field`: its address in that field's column): the value it held to old[i], the
+// batch's value of its pair written there and to out[i]. Found entries are distinct slots.
+template <typename T>
+__device__ __forceinline__ void found_value(i64 at_field, i64 values, i64 pair, i64 out,
+                                            i64 old, i64 i) {
+    T* slot = (T*)at_field;
+    const T v = ((const T*)values)[pair];
+    ((T*)old)[i] = *slot;
+    *slot = v;
+    ((T*)out)[i] = v;
+}
+
 template <typename Id>
 __global__ void __launch_bounds__(SMALL_THREADS)
 small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, int mirror,
@@ -69,7 +84,8 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
               i64 copy_max_class, i64* ws, int* __restrict__ result, i64* stall,
               const i64* __restrict__ ring_state, const i64* __restrict__ ring_limit,
               i64 ring_slots, i64* host_header, i64 ticket,
-              const i64* __restrict__ host_values, i64 value_words) {
+              const i64* __restrict__ host_values, i64 value_words, FIELD_PARAMS,
+              i64 p1, i64 p2, i64 p3, i64 p4, i64 p5, i64 p6, i64 p7) {
     __shared__ u64 keys[SMALL_ENTRIES];          // later reused as the kept (src, dst)
     __shared__ unsigned short entry[SMALL_ENTRIES];
     __shared__ int warp_sums[32];
@@ -455,11 +471,32 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
             atomicOr(&accept_bits, 1ull << tid);
     }
     __syncthreads();
+    const bool is_short = stall != nullptr && short_rings > 0;
     if (tid == 0) {
-        const bool is_short = stall != nullptr && short_rings > 0;
         L.header[H_ACCEPT] = (i64)accept_bits;
         L.header[H_STALLED] = is_short ? 1 : 0;
         if (is_short) *stall = 1;
+    }
+    // ---- upsert: the found edges' properties (a batch that stalls writes none: it runs
+    // again in full once the host has filled the rings)
+    if (mode == MODE_UPSERT && !is_short && nfound > 0) {
+        MAKE_FIELDS;
+        const i64 old_[MAX_FIELDS] = {0, p1, p2, p3, p4, p5, p6, p7};
+        const i64* fpair = ws + FOUND_OFFSET;
+        const i64* fpos = fpair + SMALL_ENTRIES;
+        const int* fsrc = result + 2 * SMALL_ENTRIES;
+        for (int i = tid; i < nfound; i += SMALL_THREADS) {
+            const i64 at = edge_ptr[fsrc[i]] + 4 * fpos[i], pair = fpair[i];
+            for (int f = 1; f < F.nf; ++f) {
+                const i64 a = field_address(F, at, f);
+                switch (field_size(F, f)) {
+                case 1: found_value<unsigned char>(a, F.values[f], pair, F.out[f], old_[f], i); break;
+                case 2: found_value<unsigned short>(a, F.values[f], pair, F.out[f], old_[f], i); break;
+                case 4: found_value<unsigned int>(a, F.values[f], pair, F.out[f], old_[f], i); break;
+                default: found_value<unsigned long long>(a, F.values[f], pair, F.out[f], old_[f], i);
+                }
+            }
+        }
     }
     publish_header(L.header, host_header, ticket);
 }
@@ -589,47 +626,6 @@ extern "C" __global__ void small_merge(i64* ws, i64 capacity, int listed, RING_P
         }
     }
     advance_rings(L, R);
-}
-
-// An upsert's found edges (small_prepare in MODE_UPSERT): for every found entry i and every
-// property f, the value at its slot (the list as small_prepare saw it: this kernel runs
-// before small_merge moves any list) to old_f[i], the batch's value of its pair written there
-// and to out_f[i]. Found entries are distinct slots: no two threads write one address. A
-// stalled batch writes nothing: the one that found a ring short (its header counts the found
-// edges) runs again, in full, once the host has filled the rings.
-template <typename T>
-__device__ __forceinline__ void found_value(i64 at, i64 values, i64 pair, i64 out, i64 old,
-                                            i64 i) {
-    T* slot = (T*)at;
-    const T v = ((const T*)values)[pair];
-    ((T*)old)[i] = *slot;
-    *slot = v;
-    ((T*)out)[i] = v;
-}
-
-extern "C" __global__ void small_found_write(const i64* __restrict__ ws,
-                                             const int* __restrict__ result,
-                                             const i64* __restrict__ edge_ptr, FIELD_PARAMS,
-                                             i64 p1, i64 p2, i64 p3, i64 p4, i64 p5, i64 p6,
-                                             i64 p7) {
-    MAKE_FIELDS;
-    const i64 old_[MAX_FIELDS] = {0, p1, p2, p3, p4, p5, p6, p7};
-    const i64 k = ws[H_STALLED] ? 0 : ws[H_FOUND];
-    const i64* fpair = ws + FOUND_OFFSET;
-    const i64* fpos = fpair + SMALL_ENTRIES;
-    const int* fsrc = result + 2 * SMALL_ENTRIES;
-    GRID_STRIDE(i, k) {
-        const i64 at = edge_ptr[fsrc[i]] + 4 * fpos[i], pair = fpair[i];
-        for (int f = 1; f < F.nf; ++f) {
-            const i64 a = field_address(F, at, f);
-            switch (field_size(F, f)) {
-            case 1: found_value<unsigned char>(a, F.values[f], pair, F.out[f], old_[f], i); break;
-            case 2: found_value<unsigned short>(a, F.values[f], pair, F.out[f], old_[f], i); break;
-            case 4: found_value<unsigned int>(a, F.values[f], pair, F.out[f], old_[f], i); break;
-            default: found_value<unsigned long long>(a, F.values[f], pair, F.out[f], old_[f], i);
-            }
-        }
-    }
 }
 
 // The items at the ascending positions P leave the list O of d0 items; the survivors among
