@@ -41,8 +41,8 @@ def main(argv=None) -> None:
     code, options = module_source(_CU)
     mod = cupy.RawModule(code=code, options=options + ("-DSMALL_BATCH_CLOCKS",),
                          name_expressions=list(_NAMES))
-    fn = mod.get_function("small_prepare<long long>")
-    launch = PreparedLaunch(fn, PREPARE_ARGS)
+    launches = {u: PreparedLaunch(mod.get_function(f"small_prepare<long long, {u}>"),
+                                  PREPARE_ARGS) for u in ("false", "true")}
     mhz = cupy.cuda.Device().attributes["ClockRate"] / 1e3
     print("| stream | batch | pairs | kernel us (events) | " +
           " | ".join(PHASES) + " |")
@@ -76,7 +76,7 @@ def main(argv=None) -> None:
         for _ in range(a.reps + 1):
             e0, e1 = cupy.cuda.Event(), cupy.cuda.Event()
             e0.record()
-            launch(1, 1024, args)
+            launches["true" if weighted else "false"](1, 1024, args)
             e1.record()
             e1.synchronize()
             c = ws[H_CLOCKS:H_CLOCKS + 7].get()

@@ -201,7 +201,8 @@ class DeferredBatches:
         self.tickets[slot] = self._ticket
         mapped = self._headers_device
         host_row = mapped + slot * (READ_WORDS + 1) * 8 if mapped else 0
-        prepare = self._launch(f"small_prepare<{_ID_TYPES[s.dtype]}>", PREPARE_ARGS)
+        prepare = self._launch(f"small_prepare<{_ID_TYPES[s.dtype]}, "
+                               f"{'false' if found is None else 'true'}>", PREPARE_ARGS)
         merge = self._launch("small_merge", 30)
         # the objects the buffers were filled from (held, so that identity means the same
         # arrays): the vertex table, the block cache, the lookup, the batch's shape

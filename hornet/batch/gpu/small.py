@@ -44,7 +44,8 @@ from ..small_layout import H_PIECES, HEADER_WORDS, MAX_FIELDS, MODE_INSERT, SMAL
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "small_batch.cu")
 _ID_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
-_NAMES = tuple(f"small_prepare<{t}>" for t in _ID_TYPES.values())
+# (the second argument: the instance that runs upserts, hornet.batch.gpu.deferred)
+_NAMES = tuple(f"small_prepare<{t}, {u}>" for t in _ID_TYPES.values() for u in ("false", "true"))
 
 PREPARE_THREADS = 1024
 PREPARE_ARGS = 47           # small_prepare's parameters (from the 14th: deferred batches)
@@ -113,7 +114,7 @@ class SmallBatches:
         src and whose entries from SMALL_ENTRIES on its dst).
         """
         rows = cupy.empty(2 * SMALL_ENTRIES, dtype=cupy.int32)
-        name = f"small_prepare<{_ID_TYPES[s.dtype]}>"
+        name = f"small_prepare<{_ID_TYPES[s.dtype]}, false>"
         if not self.direct_launch:
             function(_CU, name, _NAMES)(
                 (1,), (PREPARE_THREADS,),

@@ -76,7 +76,9 @@ __device__ __forceinline__ void found_value(i64 at_field, i64 values, i64 pair, 
     ((T*)out)[i] = v;
 }
 
-template <typename Id>
+// Upsert: the instance that runs MODE_UPSERT (the found edges' listing and writes compiled in
+// it alone: the insert and delete instance carries none of their code).
+template <typename Id, bool Upsert>
 __global__ void __launch_bounds__(SMALL_THREADS)
 small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, int mirror,
               int mode, const int* __restrict__ degree, const signed char* __restrict__ size_class,
@@ -312,7 +314,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
 
     // ---- upsert: the present edges (live, not kept: found at p = -1 - pos), sorted
     int nfound = 0;
-    if (mode == MODE_UPSERT) {
+    if (Upsert && mode == MODE_UPSERT) {
         int fcount = 0;
 #pragma unroll
         for (int q = 0; q < PER_THREAD; ++q) fcount += live[q] && !keep[q];
@@ -479,7 +481,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     }
     // ---- upsert: the found edges' properties (a batch that stalls writes none: it runs
     // again in full once the host has filled the rings)
-    if (mode == MODE_UPSERT && !is_short && nfound > 0) {
+    if (Upsert && mode == MODE_UPSERT && !is_short && nfound > 0) {
         MAKE_FIELDS;
         const i64 old_[MAX_FIELDS] = {0, p1, p2, p3, p4, p5, p6, p7};
         const i64* fpair = ws + FOUND_OFFSET;
