@@ -15,7 +15,7 @@ consecutive chunks of pairs, whose changes merge (:class:`MergedChange`).
 
 A directed graph's *upsert* (``DeferredState.deferred_upsert``: a weighted replay's batch)
 inserts the new pairs and rewrites the present ones' properties in one deferred batch: the
-prepare kernel lists the present edges too, and a kernel between it and the rewrite writes
+prepare kernel finds the present edges too and, once the batch is known not to stall, writes
 their values (the update's :class:`PendingUpdate` holds their old ones). A larger upsert is
 queued as chunks whose pairs have disjoint sources, so that each keeps the batch's first
 occurrences.
@@ -263,7 +263,8 @@ class MergedUpdate(MergedChange):
 
 
 class _Ticket:
-    """A queued batch: its workspace, host pairs (2, m), property values (device), result
+    """A queued batch: its workspace, host pairs (2, m), property values (host arrays where
+    the device state stages them, else device arrays), result
     buffers and change; an upsert's also its found edges' buffers (per property: new and old
     values) and its update change."""
     __slots__ = ("slot", "both", "values", "rows", "outs", "change", "found", "update")
