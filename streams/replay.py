@@ -919,8 +919,8 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
             i = int(np.argmax(bad))
             raise ReplayError(f"{path}: event {ev.start + i}: weight is NaN or missing")
     loops = int(np.count_nonzero(loop))
-    # (a plain batch without self-loops inserts all its pairs: the insert grows the id space)
-    if hi >= g.num_vertices and (loops or ev.op is not None or weighted or window is not None):
+    # (a batch without self-loops, op or window inserts all its pairs: that grows the id space)
+    if hi >= g.num_vertices and (loops or ev.op is not None or window is not None):
         g.insert_vertices(np.array([hi], dtype=np.int64))
     idx = None
     op, w = ev.op, ev.weight

@@ -7,7 +7,8 @@ that the graph's first-occurrence rule for repeated pairs keeps each edge's last
 insert, and (when the graph inserted fewer edges than the batch has events) one update of
 the whole batch, whose change is cut to the edges the insert did not add (they were
 rewritten with the weight they had just been given), or, for a caller that watches nothing
-between the calls, the update first and the insert after it. Both graph calls take the device's
+between the calls, the update first and the insert after it, or both in one deferred batch of
+a GPU graph (:meth:`hornet.Graph.deferred_upsert`, no wait). The graph calls take the device's
 batch paths with the batch as it is: no host sort or set operation per batch, and on the
 GPU one read-back per call plus the cut's count.
 """
@@ -34,10 +35,18 @@ def insert_latest(g, ch: BatchChanges, s, d, w, feed: Callable, *,
     ``update_first``: update, then insert (the update then finds the edges present before
     the batch alone, and its change needs no cut), for a caller whose ``feed`` watches
     nothing (the changes and the graph are the same, only the graph between the two calls
-    differs); it costs an update of a batch of new edges that the other order skips.
+    differs); it costs an update of a batch of new edges that the other order skips. A graph
+    that defers inserts takes both in one deferred call where it can
+    (``Graph.deferred_upsert``: ``ch.updated`` is then its pending update, possibly empty).
     """
     sr, dr, wr = s[::-1].copy(), d[::-1].copy(), w[::-1].copy()
     if update_first:
+        # a GPU graph that defers inserts: both in one deferred batch, no wait
+        upsert = getattr(g, "deferred_upsert", None)
+        both = upsert(sr, dr, {"weight": wr}) if upsert is not None else None
+        if both is not None:
+            ch.inserted, ch.updated = both
+            return
         # (an empty id space holds no edge; the edge count would settle a GPU graph's
         # pending inserts, which the update's lookup queues behind instead)
         updated = g.update_edges(sr, dr, weight=wr) if g.num_vertices else None

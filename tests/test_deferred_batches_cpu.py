@@ -37,8 +37,8 @@ class CpuDeferred:
         self.launches = 0
 
     @staticmethod
-    def stage(slot, both):
-        return both[0].copy(), both[1].copy()
+    def stage(slot, both, values=()):
+        return both[0].copy(), both[1].copy(), list(values)
 
     def set_limits(self, limits):
         self.limits = np.asarray(limits, dtype=np.int64).copy()
@@ -47,7 +47,8 @@ class CpuDeferred:
         self.stall = 0
 
     def launch(self, slot, s, d, mirror, degree, size_class, edge_ptr, min_class, cache,
-               lookup, field_dtypes, values, outs, rows):
+               lookup, field_dtypes, values, outs, rows, found=None):
+        assert found is None                # (upserts: GPU tests)
         self.launches += 1
         h = self.headers[slot]
         h[:] = 0

@@ -13,6 +13,13 @@ follow it, and the change's length becomes known. A stream of small inserts then
 work per batch and no wait, the device running behind. A larger batch is queued as
 consecutive chunks of pairs, whose changes merge (:class:`MergedChange`).
 
+A directed graph's *upsert* (``DeferredState.deferred_upsert``: a weighted replay's batch)
+inserts the new pairs and rewrites the present ones' properties in one deferred batch: the
+prepare kernel finds the present edges too and, once the batch is known not to stall, writes
+their values (the update's :class:`PendingUpdate` holds their old ones). A larger upsert is
+queued as chunks whose pairs have disjoint sources, so that each keeps the batch's first
+occurrences.
+
 What stays exact: every later kernel, of any path, runs after a queued batch's in stream
 order. A batch can stall, though: when a ring of the block cache holds fewer blocks than the
 batch pops, it and every deferred batch after it do nothing, until settling finds it, fills
@@ -32,11 +39,13 @@ from operator import or_
 import numpy as np
 
 from ..change import EdgeChange
-from .small_layout import (H_ACCEPT, H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_RESULTS,
-                           H_STALLED, MAX_FIELDS, NUM_CLASSES, SMALL_ENTRIES)
+from .small_layout import (H_ACCEPT, H_CLASS, H_FOUND, H_FREED, H_KEPT, H_LOOPS,
+                           H_RESULTS, H_STALLED, MAX_FIELDS, NUM_CLASSES, SMALL_ENTRIES)
 from .validate import MAX_VERTEX_ID, property_values
 
-__all__ = ["DeferredState", "PendingChange", "MergedChange", "deferred_insert", "settle",
+__all__ = ["DeferredState", "PendingChange", "PendingUpdate", "MergedChange", "MergedUpdate",
+           "deferred_insert",
+           "deferred_upsert", "settle",
            "make_ready", "LIMIT_REFRESH", "CHUNKS", "READY_ROWS", "READY_PEAK_GOAL",
            "EMULATIONS"]
 
@@ -48,9 +57,10 @@ PREFILL_CLASS = 12
 #: ... to at least this many blocks (and their refill level)
 PREFILL_BLOCKS = 16
 #: a deferred insert is queued as at most this many small batches (chunks of its pairs);
-#: one: larger inserts take the medium path, whose multi-block prepare runs ahead of a
-#: sequence of one-block ones
-CHUNKS = 1
+#: larger inserts take the medium path. A replay's batch of 10^4 events costs its host about
+#: a small batch's work per chunk, the medium path's several waits and allocations more;
+#: the device's one-block prepares of the chunks run behind the host
+CHUNKS = 3
 #: rows of the vertex table made at ``Graph.defer_inserts(ready=True)`` (a stream's id space
 #: grows batch after batch: the table then grows less often while the stream runs)
 READY_ROWS = 1 << 14
@@ -90,6 +100,17 @@ class DeferredState:
         self._deferred_batches = bool(on)
         if on and ready:
             make_ready(self)
+
+    def deferred_upsert(self, src, dst, edge_props: dict):
+        """A directed graph that defers inserts: insert the pairs ``src``, ``dst`` (host
+        signed integer arrays of one small batch) that are new, and set the properties of
+        those already present, in one deferred batch (first occurrence wins on repeats; the
+        same graph and changes as ``update_edges`` then ``insert_edges`` of the batch).
+        ``edge_props``: a value (array or scalar) for every edge property of the graph.
+        Returns (inserted, updated): a :class:`PendingChange` and a :class:`PendingUpdate`,
+        or None when the batch is not deferred (nothing done: the caller makes the two
+        calls)."""
+        return deferred_upsert(self, src, dst, edge_props)
 
     def _settled(self, name: str):
         if self._deferred_queue and not self._queueing:
@@ -160,6 +181,38 @@ class PendingChange(EdgeChange):
         return super().__repr__()
 
 
+class PendingUpdate(PendingChange):
+    """The update part of a deferred upsert (:func:`deferred_upsert`): the present edges
+    whose properties it rewrote, sorted by (src, dst), their new values in ``properties`` and
+    the replaced ones in ``previous``, read once settled."""
+
+    def __init__(self, graph):
+        self.kind = "update"
+        self.vertex_map = None
+        self._graph = graph
+        self._done = None
+
+    def _result(self) -> EdgeChange:
+        if self._done is None:
+            settle(self._graph, self)
+        done = self._done
+        if isinstance(done, tuple):             # (rows, found, length): cut now
+            rows, found, n = done
+            at = 2 * SMALL_ENTRIES
+            done = self._done = EdgeChange(
+                "update", rows[at:at + n], rows[at + SMALL_ENTRIES:at + SMALL_ENTRIES + n],
+                {k: new[:n] for k, (new, _) in found.items()}, 0,
+                {k: old[:n] for k, (_, old) in found.items()})
+        return done
+
+    previous = property(lambda self: self._result().previous)
+
+    def __repr__(self) -> str:
+        if self._done is None:
+            return "EdgeChange(update, pending)"
+        return super().__repr__()
+
+
 class MergedChange(PendingChange):
     """The change of a batch queued as consecutive chunks (``parts``: their changes, pending
     or not): their edges together, sorted by (src, dst) when first read; the length is
@@ -178,8 +231,10 @@ class MergedChange(PendingChange):
             order = xp.argsort((src.astype(xp.int64) << 32) | dst.astype(xp.int64))
             props = {k: xp.concatenate([p.properties[k] for p in parts])[order]
                      for k in parts[0].properties}
-            self._done = EdgeChange("insert", src[order], dst[order], props,
-                                    sum(int(p.self_loops_skipped) for p in parts))
+            prev = {k: xp.concatenate([p.previous[k] for p in parts])[order]
+                    for k in parts[0].previous}
+            self._done = EdgeChange(self.kind, src[order], dst[order], props,
+                                    sum(int(p.self_loops_skipped) for p in parts), prev)
             self._parts = None
         return self._done
 
@@ -193,14 +248,31 @@ class MergedChange(PendingChange):
         return self._done is None and any(getattr(p, "pending", False) for p in self._parts)
 
 
-class _Ticket:
-    """A queued batch: its workspace, host pairs (2, m), property values (device), result
-    buffers and change."""
-    __slots__ = ("slot", "both", "values", "rows", "outs", "change")
+class MergedUpdate(MergedChange):
+    """The update of an upsert queued as chunks (their :class:`PendingUpdate` parts, whose
+    keys are disjoint), merged as :class:`MergedChange` merges, ``previous`` too."""
 
-    def __init__(self, slot, both, values, rows, outs, change):
+    def __init__(self, graph, parts):
+        self.kind = "update"
+        self.vertex_map = None
+        self._graph = graph
+        self._done = None
+        self._parts = parts
+
+    previous = property(lambda self: self._result().previous)
+
+
+class _Ticket:
+    """A queued batch: its workspace, host pairs (2, m), property values (host arrays where
+    the device state stages them, else device arrays), result
+    buffers and change; an upsert's also its found edges' buffers (per property: new and old
+    values) and its update change."""
+    __slots__ = ("slot", "both", "values", "rows", "outs", "change", "found", "update")
+
+    def __init__(self, slot, both, values, rows, outs, change, found=None, update=None):
         self.slot, self.both, self.values = slot, both, values
         self.rows, self.outs, self.change = rows, outs, change
+        self.found, self.update = found, update
 
 
 #: device -> a factory of the device part of deferred batches, for devices other than the GPU
@@ -248,6 +320,44 @@ def deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
         g._queueing = False
 
 
+def deferred_upsert(g, src, dst, edge_props: dict):
+    """Queue the upsert of host pairs ``src``, ``dst`` (see ``DeferredState.deferred_upsert``)
+    without waiting: (PendingChange, PendingUpdate), or None when it is not deferred (a
+    graph without deferral, an undirected one, pairs of more than one small batch, a
+    property not given, ids out of range: nothing done). Values are checked before anything
+    is queued, as the insert's are."""
+    if not (g.device == "gpu" and _eligible(g, src, dst) and g.directed and
+            g.vertex_map is None and set(edge_props) == set(g._edge_schema)):
+        return None
+    parts = None
+    if src.shape[0] > SMALL_ENTRIES:
+        parts = _key_chunks(src)
+        if parts is None:
+            return None
+    from .scope import batch_scope
+    g._queueing = True
+    try:
+        with batch_scope(g, src.shape[0]):
+            return _deferred_insert(g, src, dst, edge_props, upsert=True, parts=parts)
+    finally:
+        g._queueing = False
+
+
+def _key_chunks(src):
+    """An upsert of more pairs than a small batch holds, as chunks whose keys are disjoint
+    (every pair of one source in one chunk: src modulo the chunk count), so that each chunk's
+    first occurrences are the batch's: (order: a stable permutation of the pairs, bounds:
+    the chunks' ends in it), or None when no count up to twice CHUNKS keeps every chunk
+    within a small batch."""
+    n = src.shape[0]
+    for k in range(-(-n // SMALL_ENTRIES), 2 * CHUNKS + 1):
+        part = (src % k).astype(np.int8)
+        counts = np.bincount(part, minlength=k)
+        if counts.max() <= SMALL_ENTRIES:
+            return np.argsort(part, kind="stable"), np.cumsum(counts)
+    return None
+
+
 def _start(g) -> None:
     """The graph's device state of deferred batches, made on first use."""
     g._deferred = _device_state(g.device)
@@ -283,7 +393,7 @@ def make_ready(g) -> None:
     g._reserve(max(g._n, READY_ROWS))
 
 
-def _deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
+def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
     mm = g._mm_
     cache = mm.block_cache()
     if g._deferred is None:
@@ -302,18 +412,35 @@ def _deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
         _prefill(g, mm, cache)
     values = {}
     if edge_props or g._edge_schema:
-        values = property_values(edge_props, g._edge_schema, src.shape[0], g._xp)
+        # host columns stay on the host where the device state stages them with the pairs
+        # (DeferredBatches.host_values), checked as the device path checks them
+        host = getattr(g._deferred, "host_values", False) and \
+            not any(hasattr(v, "__cuda_array_interface__") for v in edge_props.values())
+        values = property_values(edge_props, g._edge_schema, src.shape[0],
+                                 np if host else g._xp)
         # the batch's own values too (a batch queued again after a stall reads them again)
         values = {k: v.copy() if v is edge_props.get(k) else v for k, v in values.items()}
     n = src.shape[0]
     per = SMALL_ENTRIES // (1 if g.directed else 2)
+    if upsert and parts is None:
+        t = _queue(g, mm, cache, both, values, hi, upsert=True)
+        return t.change, t.update
+    if upsert:                           # chunks of disjoint keys (_key_chunks)
+        order, ends = parts
+        both = both[:, order]
+        values = {k: v[order if isinstance(v, np.ndarray) else g._xp.asarray(order)]
+                  for k, v in values.items()}
+        tickets = [_queue(g, mm, cache, both[:, a:b], {k: v[a:b] for k, v in values.items()},
+                          hi, upsert=True) for a, b in zip([0, *ends[:-1]], ends) if b > a]
+        return (MergedChange(g, [t.change for t in tickets]),
+                MergedUpdate(g, [t.update for t in tickets]))
     if n <= per:
-        return _queue(g, mm, cache, both, values, hi)
+        return _queue(g, mm, cache, both, values, hi).change
     parts = []
     for start in range(0, n, per):
         stop = min(n, start + per)
         parts.append(_queue(g, mm, cache, both[:, start:stop],
-                            {k: v[start:stop] for k, v in values.items()}, hi))
+                            {k: v[start:stop] for k, v in values.items()}, hi).change)
     return MergedChange(g, parts)
 
 
@@ -353,9 +480,10 @@ def _refill_step(g, mm, cache) -> None:
         cache.grow_ahead()
 
 
-def _queue(g, mm, cache, both, values: dict, hi: int) -> PendingChange:
+def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False) -> _Ticket:
     """Queue one small batch (host pairs ``both`` (2, m), ``values`` per property of the
-    graph its (m,) device array, ids at most ``hi``); its PendingChange."""
+    graph its (m,) device array, ids at most ``hi``; ``upsert``: the present pairs' properties
+    rewritten too); its ticket."""
     dev, queue, xp = g._deferred, g._deferred_queue, g._xp
     while len(queue) >= dev.slots:
         _settle_one(g)                   # the oldest batch's workspace is needed again
@@ -369,15 +497,19 @@ def _queue(g, mm, cache, both, values: dict, hi: int) -> PendingChange:
     # nothing below waits; the graph changes from _reserve on (which leaves it as it was
     # when out of memory), every allocation of the batch made before
     m = both.shape[1]
-    t = _Ticket(-1, both, values, xp.empty(2 * SMALL_ENTRIES, dtype=xp.int32),
+    t = _Ticket(-1, both, values, xp.empty((4 if upsert else 2) * SMALL_ENTRIES, dtype=xp.int32),
                 {name: xp.empty(m, dtype=dt) for name, dt in g._edge_schema.items()},
                 PendingChange(g))
+    if upsert:
+        t.found = {name: (xp.empty(m, dtype=dt), xp.empty(m, dtype=dt))
+                   for name, dt in g._edge_schema.items()}
+        t.update = PendingUpdate(g)
     n = max(g._n, hi + 1)
     g._reserve(n)
     g._views.clear()
     g._n = n
     _launch(g, mm, cache, t)
-    return t.change
+    return t
 
 
 def _launch(g, mm, cache, t) -> None:
@@ -385,11 +517,12 @@ def _launch(g, mm, cache, t) -> None:
     queue it."""
     dev, queue = g._deferred, g._deferred_queue
     t.slot = _free_slot(queue, dev.slots)
-    pairs = dev.stage(t.slot, t.both)
+    s, d, values = dev.stage(t.slot, t.both, [t.values[k] for k in g._edge_schema])
     g._deferred_count += 1
-    dev.launch(t.slot, pairs[0], pairs[1], not g.directed, g._degree_, g._size_class_,
+    dev.launch(t.slot, s, d, not g.directed, g._degree_, g._size_class_,
                g._edge_ptr_, mm.min_size_class, cache, mm.lookup(), mm.field_dtypes,
-               [t.values[k] for k in g._edge_schema], list(t.outs.values()), t.rows)
+               values, list(t.outs.values()), t.rows,
+               None if t.found is None else list(t.found.values()))
     queue.append(t)
 
 
@@ -446,6 +579,8 @@ def _settle_one(g) -> None:
             # in stream order after the batch's rewrite; the workspace is not reused before
             mm.release(dev.spilled(t.slot, spills), wait=False)
     t.change._resolve((t.rows, t.outs, nres, header[H_LOOPS]))
+    if t.update is not None:
+        t.update._resolve((t.rows, t.found, header[H_FOUND]))
 
 
 def _run_waiting(g, t) -> None:
@@ -455,6 +590,8 @@ def _run_waiting(g, t) -> None:
     g._deferred_batches = False
     g._running_again = True
     try:
+        if t.update is not None:         # an upsert: the update, then the insert
+            t.update._resolve(g._update_edges(t.both[0], t.both[1], t.values))
         t.change._resolve(g._insert_edges(t.both[0], t.both[1], t.values))
     finally:
         g._deferred_batches = before

@@ -14,6 +14,8 @@ SMALL_ENTRIES = 4096
 #: dst plus at most seven edge properties
 MAX_FIELDS = 8
 MODE_INSERT, MODE_DELETE = 0, 1
+#: deferred small batches: the new pairs inserted, the present ones' properties rewritten
+MODE_UPSERT = 2
 
 # header slots (small_rewrite.cuh)
 H_KEPT, H_SEGMENTS, H_MOVES, H_LOOPS, H_MIN_ID, H_MAX_ID, H_RESULTS, H_RELEASES, H_CLASS = \
@@ -24,5 +26,6 @@ H_PIECES = H_FREED + NUM_CLASSES + 2     # blocks of the rewrite (pieces of segm
 H_WARPS = H_PIECES + 1                   # medium batches: lists rewritten one warp each
 H_ACCEPT = H_WARPS + 1                   # deferred batches: classes whose rings took blocks
 H_STALLED = H_ACCEPT + 1                 # deferred batches: 1 when the batch did not run
-DEFERRED_READ_WORDS = H_STALLED + 1      # the header words a deferred batch reads back
+H_FOUND = H_STALLED + 1                  # deferred upserts: pairs found present
+DEFERRED_READ_WORDS = H_FOUND + 1        # the header words a deferred batch reads back
 HEADER_WORDS = 256

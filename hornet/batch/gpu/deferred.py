@@ -14,10 +14,17 @@ blocks the batch gives back and whether a ring must be refilled first. A deferre
 - ``small_merge`` takes the accept mask from the header (bit 63 of its ``ring_accept``) and
   runs on a fixed grid, its blocks stepping through the pieces the header lists;
 - the header goes to a pinned row by an asynchronous copy behind the prepare kernel, with an
-  event the host polls.
+  event the host polls;
+- an upsert (directed: the new pairs inserted, the present ones' properties rewritten) runs
+  ``small_prepare`` in ``MODE_UPSERT``, which also lists the present edges and, once the
+  batch is known not to stall, reads their old values and writes the batch's in place (every
+  list still where it found it: the rewrite comes after).
 
 Each batch in flight owns one of ``SLOTS`` workspaces (its spill list is read when the host
-settles it, before the workspace is reused).
+settles it, before the workspace is reused). Host property values (``host_values``) are put in
+the slot's pinned row after the pairs; the prepare kernel copies them to the workspace's value
+area (VALUE_OFFSET of small_batch.cu), which the rewrite kernels read: the row is free again
+once the prepare has run, as it is for the pairs.
 """
 from __future__ import annotations
 
@@ -28,7 +35,7 @@ import numpy as np
 
 from ...core.cuda import PreparedLaunch, as_signed64, cupy, function
 from ..small_layout import DEFERRED_READ_WORDS as READ_WORDS
-from ..small_layout import MAX_FIELDS, MODE_INSERT, NUM_CLASSES, SMALL_ENTRIES
+from ..small_layout import MAX_FIELDS, MODE_INSERT, MODE_UPSERT, NUM_CLASSES, SMALL_ENTRIES
 from .small import (_CU, _ID_TYPES, _NAMES, PREPARE_ARGS, PREPARE_THREADS, REWRITE_THREADS,
                     SPILL_OFFSET, WORKSPACE_WORDS, COPY_MAX_CLASS, field_words)
 
@@ -72,6 +79,11 @@ def _same(a, b) -> bool:
             a[4] is b[4] and a[5:] == b[5:])
 
 
+#: the workspace's value area (int64 words from WORKSPACE_WORDS): every edge property's
+#: column of a batch, each from a word boundary
+VALUE_WORDS = (MAX_FIELDS - 1) * SMALL_ENTRIES
+
+
 class DeferredBatches:
     """The device state of one graph's deferred small inserts."""
 
@@ -81,23 +93,30 @@ class DeferredBatches:
 
     def __init__(self):
         import cupyx
-        self.workspaces = [cupy.empty(WORKSPACE_WORDS, dtype=cupy.int64) for _ in range(SLOTS)]
+        self.workspaces = [cupy.empty(WORKSPACE_WORDS + VALUE_WORDS, dtype=cupy.int64)
+                           for _ in range(SLOTS)]
         # per slot: the header's words, then the ticket of the batch that wrote them
         self.headers = cupyx.empty_pinned((SLOTS, READ_WORDS + 1), dtype=np.int64)
         self.headers[:, READ_WORDS] = -1
         self.tickets = [0] * SLOTS
         self._ticket = 0
         self.events = [cupy.cuda.Event(block=False, disable_timing=True) for _ in range(SLOTS)]
-        self.pinned = cupyx.empty_pinned((SLOTS, 2 * SMALL_ENTRIES), dtype=np.int64)
+        # per slot: the pairs (2 * SMALL_ENTRIES words), then the property values
+        self.pinned = cupyx.empty_pinned((SLOTS, 2 * SMALL_ENTRIES + VALUE_WORDS),
+                                         dtype=np.int64)
+        self._bytes = [self.pinned[k].view(np.uint8) for k in range(SLOTS)]
         # their device addresses (0: pairs copied, headers copied back after an event)
         self._pinned_device = self._headers_device = 0
         if ZERO_COPY:
             self._pinned_device = _device_address(self.pinned)
             self._headers_device = _device_address(self.headers)
+        #: the deferred path hands host property values to :meth:`stage` (else device arrays)
+        self.host_values = bool(self._pinned_device)
         self.stall = cupy.zeros(1, dtype=cupy.int64)
         self.limits = cupy.zeros(NUM_CLASSES, dtype=cupy.int64)
         self.host_limits = np.full(NUM_CLASSES, -1, dtype=np.int64)
         self._launches: dict = {}
+        self._value_copy = (0, 0)       # (device address, words) of the values staged last
         self._rows: dict = {}           # (slot, dtype) -> the slot's pinned row as that dtype
         # what the prepared launches' buffers were filled from, and those launches
         self._held = self._filled = self._filled_merge = None
@@ -110,15 +129,18 @@ class DeferredBatches:
             launch = self._launches[name] = PreparedLaunch(function(_CU, name, _NAMES), nargs)
         return launch
 
-    def stage(self, slot: int, both: np.ndarray):
+    def stage(self, slot: int, both: np.ndarray, values=()):
         """Host pairs ``both`` (2, m) for the batch of workspace ``slot``, as its prepare
         kernel reads them: with ``ZERO_COPY``, the slot's own pinned buffer (the kernel reads
         host memory through its address; the slot is reused once the batch is settled, after
-        its prepare ran), else a device copy (staged, in stream order)."""
+        its prepare ran), else a device copy (staged, in stream order). ``values``: per
+        property a device array, or (``host_values``) a contiguous host array of (m,),
+        copied to the workspace's value area. Returns (src, dst, values as the kernels
+        take them: device addresses)."""
         if not self._pinned_device:
             from ...core.cuda import upload
             dev = upload(both)
-            return dev[0], dev[1]
+            return dev[0], dev[1], [v.data.ptr for v in values]
         m = both.shape[1]
         dtype = both.dtype
         row = self._rows.get((slot, dtype))
@@ -127,7 +149,22 @@ class DeferredBatches:
         row[:m] = both[0]
         row[m:2 * m] = both[1]
         base = self._pinned_device + slot * self.pinned.strides[0]
-        return _HostRow(base, m, dtype), _HostRow(base + m * dtype.itemsize, m, dtype)
+        ptrs = []
+        self._value_copy = (0, 0)
+        if values:
+            ws = self.workspaces[slot].data.ptr + WORKSPACE_WORDS * 8
+            raw = self._bytes[slot]
+            first = at = 2 * SMALL_ENTRIES * 8           # bytes: where the values start
+            for v in values:
+                if isinstance(v, np.ndarray):
+                    raw[at:at + v.nbytes] = v.view(np.uint8)
+                    ptrs.append(ws + at - first)
+                    at += (v.nbytes + 7) & ~7
+                else:
+                    ptrs.append(v.data.ptr)
+            if at > first:                   # (the prepare kernel copies them: launch)
+                self._value_copy = (base + first, (at - first) // 8)
+        return _HostRow(base, m, dtype), _HostRow(base + m * dtype.itemsize, m, dtype), ptrs
 
     def set_limits(self, limits: np.ndarray) -> None:
         """Upload the rings' limits (host int64 (NUM_CLASSES,)) when they changed; in stream
@@ -142,13 +179,16 @@ class DeferredBatches:
         self.stall.fill(0)
 
     def launch(self, slot: int, s, d, mirror: bool, degree, size_class, edge_ptr,
-               min_class: int, cache, lookup, field_dtypes, values, outs, rows) -> None:
+               min_class: int, cache, lookup, field_dtypes, values, outs, rows,
+               found=None) -> None:
         """Queue batch ``s``, ``d`` (int32 or int64 device pairs of one dtype, (n,), n *
         (2 if mirror else 1) <= SMALL_ENTRIES) as an insert in workspace ``slot``: prepare,
         the header's copy to pinned row ``slot`` and its event, the rewrite. ``values``: per
-        property its (n,) device array; ``outs``: per property the result's device array of
+        property the device address of its (n,) values; ``outs``: per property the result's device array of
         at least n entries; ``rows``: int32 device (2 * SMALL_ENTRIES,) for the result's
-        src and dst.
+        src and dst (an upsert's: (4 * SMALL_ENTRIES,), the found edges' from
+        2 * SMALL_ENTRIES on); ``found``: an upsert's per property (new values, old values),
+        device arrays of at least n entries (None: an insert).
 
         The kernels' argument buffers keep what stays from batch to batch (the vertex
         table, the block cache and the lookup, rebuilt when one of them changes); a batch
@@ -161,7 +201,8 @@ class DeferredBatches:
         self.tickets[slot] = self._ticket
         mapped = self._headers_device
         host_row = mapped + slot * (READ_WORDS + 1) * 8 if mapped else 0
-        prepare = self._launch(f"small_prepare<{_ID_TYPES[s.dtype]}>", PREPARE_ARGS)
+        prepare = self._launch(f"small_prepare<{_ID_TYPES[s.dtype]}, "
+                               f"{'false' if found is None else 'true'}>", PREPARE_ARGS)
         merge = self._launch("small_merge", 30)
         # the objects the buffers were filled from (held, so that identity means the same
         # arrays): the vertex table, the block cache, the lookup, the batch's shape
@@ -175,10 +216,18 @@ class DeferredBatches:
         a[0] = s.data.ptr
         a[1] = d.data.ptr
         a[2] = n
+        a[4] = MODE_INSERT if found is None else MODE_UPSERT
         a[11] = wp
         a[12] = rows.data.ptr
         a[17] = host_row
         a[18] = self._ticket
+        a[19], a[20] = self._value_copy      # host values staged for this batch, if any
+        self._value_copy = (0, 0)
+        if found is not None:                # the found edges' values: v, o (new), p (old)
+            for f, (val, (new, prev)) in enumerate(zip(values, found)):
+                a[26 + f] = val
+                a[33 + f] = new.data.ptr
+                a[40 + f] = prev.data.ptr
         prepare.again(1, PREPARE_THREADS)
         if not mapped:
             stream = cupy.cuda.get_current_stream()
@@ -188,7 +237,7 @@ class DeferredBatches:
         a = merge.args
         a[0] = wp
         for f, (val, out) in enumerate(zip(values, outs)):
-            a[16 + f] = val.data.ptr if val is not None else 0
+            a[16 + f] = val
             a[16 + MAX_FIELDS - 1 + f] = out.data.ptr
         merge.again(min(entries, self.grid), REWRITE_THREADS)
 
@@ -200,8 +249,10 @@ class DeferredBatches:
         prepare.args[:] = [
             0, 0, 0, int(mirror), MODE_INSERT, *table, degree.shape[0], min_class,
             COPY_MAX_CLASS, 0, 0, self.stall.data.ptr, ring[1], self.limits.data.ptr,
-            ring[2], 0, 0]
+            ring[2], 0, 0, 0, 0] + [0] * (PREPARE_ARGS - 21)
         nf, sizes, _, _ = field_words(fields, [], [])
+        prepare.args[21:26] = [lookup.dev_bases.data.ptr, lookup.dev_field_bases.data.ptr,
+                               lookup.bases.shape[0], nf, sizes]
         merge.args[:] = [
             0, SMALL_ENTRIES, 0, *ring, DEFERRED_ACCEPT, 0, *table, lookup.dev_bases.data.ptr,
             lookup.dev_field_bases.data.ptr, lookup.bases.shape[0], nf,

@@ -44,15 +44,19 @@ from ..small_layout import H_PIECES, HEADER_WORDS, MAX_FIELDS, MODE_INSERT, SMAL
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "small_batch.cu")
 _ID_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
-_NAMES = tuple(f"small_prepare<{t}>" for t in _ID_TYPES.values())
+# (the second argument: the instance that runs upserts, hornet.batch.gpu.deferred)
+_NAMES = tuple(f"small_prepare<{t}, {u}>" for t in _ID_TYPES.values() for u in ("false", "true"))
 
 PREPARE_THREADS = 1024
-PREPARE_ARGS = 19           # small_prepare's parameters (the last six: deferred batches)
+PREPARE_ARGS = 47           # small_prepare's parameters (from the 14th: deferred batches)
 REWRITE_THREADS = 256
 _READ_WORDS = H_PIECES + 1
 # entries: src and dst (int32, E words together), pair, pos, res; segments: 10 arrays
 SPILL_OFFSET = HEADER_WORDS + 14 * SMALL_ENTRIES
-WORKSPACE_WORDS = SPILL_OFFSET + SMALL_ENTRIES
+# deferred upserts (small_batch.cu, FOUND_OFFSET): the found edges' pairs and positions
+FOUND_OFFSET = SPILL_OFFSET + SMALL_ENTRIES
+# (then, in deferred batches' workspaces, their host property values: VALUE_OFFSET)
+WORKSPACE_WORDS = FOUND_OFFSET + 2 * SMALL_ENTRIES
 
 
 def field_words(field_dtypes, values, outs):
@@ -110,13 +114,15 @@ class SmallBatches:
         src and whose entries from SMALL_ENTRIES on its dst).
         """
         rows = cupy.empty(2 * SMALL_ENTRIES, dtype=cupy.int32)
-        name = f"small_prepare<{_ID_TYPES[s.dtype]}>"
+        name = f"small_prepare<{_ID_TYPES[s.dtype]}, false>"
         if not self.direct_launch:
             function(_CU, name, _NAMES)(
                 (1,), (PREPARE_THREADS,),
                 (s, d, i64(s.shape[0]), np.int32(mirror), np.int32(mode), degree, size_class,
                  edge_ptr, i64(degree.shape[0]), i64(min_class), i64(COPY_MAX_CLASS),
-                 self.workspace, rows, i64(0), i64(0), i64(0), i64(0), i64(0), i64(0)))
+                 self.workspace, rows, i64(0), i64(0), i64(0), i64(0), i64(0), i64(0),
+                 i64(0), i64(0), i64(0), i64(0), i64(0), np.int32(0), np.uint64(0),
+                 *[i64(0)] * (3 * (MAX_FIELDS - 1))))
             if during is not None:
                 during()
             self.workspace[:_READ_WORDS].get(out=self.header)
@@ -125,7 +131,7 @@ class SmallBatches:
         self._launch(name, PREPARE_ARGS)(1, PREPARE_THREADS, [
             s.data.ptr, d.data.ptr, s.shape[0], int(mirror), int(mode), degree.data.ptr,
             size_class.data.ptr, edge_ptr.data.ptr, degree.shape[0], int(min_class),
-            COPY_MAX_CLASS, ws, rows.data.ptr, 0, 0, 0, 0, 0, 0])
+            COPY_MAX_CLASS, ws, rows.data.ptr] + [0] * (PREPARE_ARGS - 13))
         stream = cupy.cuda.get_current_stream()
         cupy.cuda.runtime.memcpyAsync(self.header.ctypes.data, ws, _READ_WORDS * 8,
                                       cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)

@@ -27,7 +27,7 @@ static_assert(PER_THREAD == 4, "the preparing block's per-thread arrays are writ
 // Deferred batches with a header row in mapped pinned host memory (host_header given): the
 // header's first H_READ words are written there, then, once they are visible to the host,
 // the batch's ticket in the word after them (the host polls it: no copy, no event).
-#define H_READ (H_STALLED + 1)
+#define H_READ (H_FOUND + 1)
 __device__ __forceinline__ void publish_header(const i64* header, i64* host, i64 ticket) {
     if (host == nullptr) return;
     __syncthreads();
@@ -51,14 +51,43 @@ __device__ __forceinline__ void publish_header(const i64* header, i64* host, i64
 // class is at most copy_max_class, is copied instead to a fresh block of its own class (a
 // move like any other: popped from the ring, the old block pushed back), and every moving
 // list is cut into pieces of PIECE_ITEMS old items, one block each, run side by side.
-template <typename Id>
+//
+// MODE_UPSERT (deferred directed batches only): prepared as an insert of the new edges, and
+// the present ones (first entry of each key) listed too, sorted: their src and dst in result
+// rows [2E, 3E) and [3E, 4E) (E = SMALL_ENTRIES), their pair and position in the workspace
+// from FOUND_OFFSET, their count in H_FOUND; once the batch is known not to stall, every
+// property of theirs is rewritten in place (the fields: FIELD_PARAMS, the new values of the
+// found edges to o_f, the old ones to p_f), before any list moves (small_merge runs after).
+#define FOUND_OFFSET (HEADER_WORDS + 15 * SMALL_ENTRIES)
+// Deferred batches with host property values (host_values given): their value_words int64
+// words, read from mapped pinned host memory, are copied to the workspace from VALUE_OFFSET,
+// where the rewrite kernels read them (the host may reuse its row once the header came).
+#define VALUE_OFFSET (FOUND_OFFSET + 2 * SMALL_ENTRIES)
+// An upsert's found edge i (slot address `at`: the list as small_prepare found it) and one
+// property (`at_field`: its address in that field's column): the value it held to old[i], the
+// batch's value of its pair written there and to out[i]. Found entries are distinct slots.
+template <typename T>
+__device__ __forceinline__ void found_value(i64 at_field, i64 values, i64 pair, i64 out,
+                                            i64 old, i64 i) {
+    T* slot = (T*)at_field;
+    const T v = ((const T*)values)[pair];
+    ((T*)old)[i] = *slot;
+    *slot = v;
+    ((T*)out)[i] = v;
+}
+
+// Upsert: the instance that runs MODE_UPSERT (the found edges' listing and writes compiled in
+// it alone: the insert and delete instance carries none of their code).
+template <typename Id, bool Upsert>
 __global__ void __launch_bounds__(SMALL_THREADS)
 small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, int mirror,
               int mode, const int* __restrict__ degree, const signed char* __restrict__ size_class,
               const i64* __restrict__ edge_ptr, i64 table_len, i64 min_class,
               i64 copy_max_class, i64* ws, int* __restrict__ result, i64* stall,
               const i64* __restrict__ ring_state, const i64* __restrict__ ring_limit,
-              i64 ring_slots, i64* host_header, i64 ticket) {
+              i64 ring_slots, i64* host_header, i64 ticket,
+              const i64* __restrict__ host_values, i64 value_words, FIELD_PARAMS,
+              i64 p1, i64 p2, i64 p3, i64 p4, i64 p5, i64 p6, i64 p7) {
     __shared__ u64 keys[SMALL_ENTRIES];          // later reused as the kept (src, dst)
     __shared__ unsigned short entry[SMALL_ENTRIES];
     __shared__ int warp_sums[32];
@@ -69,6 +98,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     __shared__ long long min_id, max_id;
     const Layout L = layout(ws, SMALL_ENTRIES);
     const int tid = threadIdx.x;
+    const bool inserting = mode != MODE_DELETE;      // insert or upsert
     const i64 ne = mirror ? 2 * npairs : npairs;
     int P = 1;
     while (P < ne) P <<= 1;
@@ -95,11 +125,14 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
             L.header[H_DONE] = 0;
             L.header[H_ACCEPT] = 0;
             L.header[H_STALLED] = 1;
+            L.header[H_FOUND] = 0;
         }
         publish_header(L.header, host_header, ticket);
         return;
     }
     PHASE_CLOCK(0);
+    if (host_values != nullptr)
+        for (i64 i = tid; i < value_words; i += SMALL_THREADS) ws[VALUE_OFFSET + i] = host_values[i];
 
     // ---- entries as keys (src << 32 | dst); self-loops and padding sort last
     long long lo_id = 0x7FFFFFFFFFFFFFFFll, hi_id = -1;
@@ -253,8 +286,8 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
             const i64 at = lo[q];
             p = (at < d0[q] && lst[q][at] == vs[q]) ? at : -1 - at;
         }
-        keep[q] = live[q] && (mode == MODE_INSERT ? (p < 0) : (p >= 0));
-        pos[q] = mode == MODE_INSERT ? -1 - p : p;
+        keep[q] = live[q] && (inserting ? (p < 0) : (p >= 0));
+        pos[q] = inserting ? -1 - p : p;
         count += keep[q];
     }
     const int base = block_exclusive_scan(count, warp_sums, &total);   // (syncs: keys free)
@@ -278,6 +311,27 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     }
     __syncthreads();
     PHASE_CLOCK(4);
+
+    // ---- upsert: the present edges (live, not kept: found at p = -1 - pos), sorted
+    int nfound = 0;
+    if (Upsert && mode == MODE_UPSERT) {
+        int fcount = 0;
+#pragma unroll
+        for (int q = 0; q < PER_THREAD; ++q) fcount += live[q] && !keep[q];
+        int j = block_exclusive_scan(fcount, warp_sums, &total);
+        nfound = total;
+        i64* fpair = ws + FOUND_OFFSET;
+        i64* fpos = fpair + SMALL_ENTRIES;
+#pragma unroll
+        for (int q = 0; q < PER_THREAD; ++q) {
+            if (!live[q] || keep[q]) continue;
+            result[2 * SMALL_ENTRIES + j] = us[q];
+            result[3 * SMALL_ENTRIES + j] = vs[q];
+            fpair[j] = pair_of[q];
+            fpos[j] = -1 - pos[q];
+            ++j;
+        }
+    }
 
     // ---- segments (runs of one source) and result rows (mirrored: src < dst), one scan
     // of two packed 16-bit counts
@@ -331,7 +385,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         const i64 ptr = has_row ? edge_ptr[u] : 0;
         i64 d1, to = -1;
         bool give_back = false;
-        if (mode == MODE_INSERT) {
+        if (inserting) {
             d1 = d0 + c;
             const i64 capacity = cls >= 0 ? (1ll << cls) : 0;
             if (d1 > capacity) {
@@ -349,7 +403,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
             }
         }
         if (to < 0 && d1 > 0 && cls <= copy_max_class &&       // long in-place rewrite: copy
-            d0 - L.ent_pos[start] + (mode == MODE_INSERT ? c : 0) > COPY_ITEMS) {
+            d0 - L.ent_pos[start] + (inserting ? c : 0) > COPY_ITEMS) {
             to = cls;
             give_back = true;
         }
@@ -397,6 +451,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         L.header[H_DONE] = 0;
         L.header[H_PIECES] = npieces;
         L.header[H_WARPS] = 0;
+        L.header[H_FOUND] = nfound;
     }
     // ---- deferred batches (stall given): the block cache's part decided here rather than
     // by the host, against the rings' device counters, exact in stream order. A ring short
@@ -418,11 +473,32 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
             atomicOr(&accept_bits, 1ull << tid);
     }
     __syncthreads();
+    const bool is_short = stall != nullptr && short_rings > 0;
     if (tid == 0) {
-        const bool is_short = stall != nullptr && short_rings > 0;
         L.header[H_ACCEPT] = (i64)accept_bits;
         L.header[H_STALLED] = is_short ? 1 : 0;
         if (is_short) *stall = 1;
+    }
+    // ---- upsert: the found edges' properties (a batch that stalls writes none: it runs
+    // again in full once the host has filled the rings)
+    if (Upsert && mode == MODE_UPSERT && !is_short && nfound > 0) {
+        MAKE_FIELDS;
+        const i64 old_[MAX_FIELDS] = {0, p1, p2, p3, p4, p5, p6, p7};
+        const i64* fpair = ws + FOUND_OFFSET;
+        const i64* fpos = fpair + SMALL_ENTRIES;
+        const int* fsrc = result + 2 * SMALL_ENTRIES;
+        for (int i = tid; i < nfound; i += SMALL_THREADS) {
+            const i64 at = edge_ptr[fsrc[i]] + 4 * fpos[i], pair = fpair[i];
+            for (int f = 1; f < F.nf; ++f) {
+                const i64 a = field_address(F, at, f);
+                switch (field_size(F, f)) {
+                case 1: found_value<unsigned char>(a, F.values[f], pair, F.out[f], old_[f], i); break;
+                case 2: found_value<unsigned short>(a, F.values[f], pair, F.out[f], old_[f], i); break;
+                case 4: found_value<unsigned int>(a, F.values[f], pair, F.out[f], old_[f], i); break;
+                default: found_value<unsigned long long>(a, F.values[f], pair, F.out[f], old_[f], i);
+                }
+            }
+        }
     }
     publish_header(L.header, host_header, ticket);
 }

@@ -16,6 +16,7 @@
 #define MAX_ID 2147483646ll                // hornet.batch.validate.MAX_VERTEX_ID
 #define MODE_INSERT 0
 #define MODE_DELETE 1
+#define MODE_UPSERT 2     // deferred small batches: insert the new pairs, rewrite the found ones' properties
 
 // header slots (hornet/batch/small_layout.py)
 #define H_KEPT 0        // entries kept: new edges (insert) or edges found (delete)
@@ -34,6 +35,7 @@
 #define H_WARPS 139     // medium batches: segments rewritten by one warp each
 #define H_ACCEPT 140    // deferred small batches: the classes whose rings took the blocks
 #define H_STALLED 141   // deferred small batches: 1 when the batch did not run (see stall)
+#define H_FOUND 142     // upserts (MODE_UPSERT): pairs found present (their properties rewritten)
 #define HEADER_WORDS 256
 #define H_CLOCKS 192    // profiling only: clock64() after each phase of small_prepare
 
