@@ -29,7 +29,10 @@ set.
 The k-order on S: the static peeling's (round, position) order (every edge lies in at most
 t_S - 2 triangles whose other edges come later: those were alive when it was peeled), with
 ranks from the update's tail counter, so they stay unique and the levels at cap and above are
-ordered anew as a whole. Edges below cap see S as above them whatever its ranks.
+ordered anew as a whole. Edges below cap see S as above them whatever its ranks. After a
+deletion, the edges of S at cap - 1 keep the static's ranks too: they come after every other
+edge of that level (all below S), the edges of S that fall further are below them, so their
+later triangles are those the static's order bounds.
 """
 from __future__ import annotations
 
