@@ -57,9 +57,22 @@ def main(argv=None) -> None:
         times = [_timed(lambda: T.decompose_top(table, slots, kt._top, kt._tail, kt._top))
                  for _ in range(args.repeats)]
         sel = _timed(lambda: T.top_slots(table, kt._top))
+        from hornet.algos.ktruss.gpu import _DevicePeel
+        from hornet.algos.triangles.gpu import EdgeIndex
+        got = {}
+        tv = _timed(lambda: got.update(vo=T.top_view(table, slots)))
+        ti = _timed(lambda: got.update(ix=EdgeIndex.build(got["vo"][0])))
+        ts = _timed(lambda: got.update(p=_DevicePeel(got["ix"])))
+        tp = _timed(lambda: got["p"].decompose())
+        print(f"  parts: view {tv * 1e3:.2f} ms, edge index {ti * 1e3:.2f} ms, support "
+              f"{ts * 1e3:.2f} ms, peeling {tp * 1e3:.2f} ms", flush=True)
+        rank = table.columns["rank"][slots]
+        rounds = int(((rank - kt._tail) >> 32).max()) + 1
+        levels = int(cp.unique(table.columns["truss"][slots]).shape[0])
         print(f"  top levels: {slots.shape[0]} edges among {nv} vertices; their static "
               f"decomposition {statistics.median(times) * 1e3:.2f} ms "
-              f"({', '.join(f'{x * 1e3:.2f}' for x in times)}), selection {sel * 1e3:.3f} ms; "
+              f"({', '.join(f'{x * 1e3:.2f}' for x in times)}; {rounds} peeling rounds, "
+              f"{levels} levels), selection {sel * 1e3:.3f} ms; "
               f"whole graph static {static * 1e3:.2f} ms", flush=True)
         assert np.array_equal(kt.truss_numbers.get(), truss_numbers(g).get())
 

@@ -36,7 +36,8 @@ later triangles are those the static's order bounds.
 """
 from __future__ import annotations
 
-__all__ = ["TOP_MIN_EDGES", "TOP_MIN_LEVEL", "top_cap", "top_slots", "decompose_top"]
+__all__ = ["TOP_MIN_EDGES", "TOP_MIN_LEVEL", "top_cap", "top_slots", "top_view",
+           "decompose_top"]
 
 #: the top levels are kept by a static decomposition of their subgraph when the graph has at
 #: least TOP_MIN_EDGES edges at a level of TOP_MIN_LEVEL or above (cap: the highest level
@@ -65,18 +66,13 @@ def top_slots(table, cap: int):
     return cp.flatnonzero((table.columns["truss"] >= cap) & (table.keys >= 0))
 
 
-def decompose_top(table, slots, cap: int, tail: int, below: int):
-    """The static decomposition of the subgraph S of the table's edges ``slots`` (see the
-    module): every edge's number in S where that is ``cap`` or more, else ``below`` (an
-    insertion's cap, a deletion's cap - 1), and ranks ``tail + (round << 32 | position)``,
-    written to the table. Returns (t_S int32, aligned with ``slots``; the new tail)."""
+def top_view(table, slots):
+    """The subgraph of the table's edges ``slots`` as an undirected sorted GPU view over its
+    own vertices (numbered in id order), and the permutation that lists ``slots`` as the
+    view's edges (the pairs a < b in row order: by ascending key)."""
     import cupy as cp
     from hornet.adjacency import AdjacencyView
     from ..gpu_arrays import row_offsets
-    from .gpu import truss_numbers_and_rounds
-    m = int(slots.shape[0])
-    if m == 0:
-        return cp.empty(0, dtype=cp.int32), tail
     keys = table.keys[slots]
     u = (keys >> 32).astype(cp.int32)
     v = (keys & 0xFFFFFFFF).astype(cp.int32)
@@ -86,11 +82,24 @@ def decompose_top(table, slots, cap: int, tail: int, below: int):
     up = (a << 32) | b                             # (a < b: the table keys are ordered)
     order = cp.argsort(up)
     entries = cp.sort(cp.concatenate([up, (b << 32) | a]))
-    nv = int(verts.shape[0])
-    view = AdjacencyView.from_csr(row_offsets((entries >> 32).astype(cp.int32), nv),
+    view = AdjacencyView.from_csr(row_offsets((entries >> 32).astype(cp.int32),
+                                              int(verts.shape[0])),
                                   (entries & 0xFFFFFFFF).astype(cp.int32), directed=False,
                                   sorted=True)
-    # (the static's edges: the pairs a < b in row order, that is by ascending key)
+    return view, order
+
+
+def decompose_top(table, slots, cap: int, tail: int, below: int):
+    """The static decomposition of the subgraph S of the table's edges ``slots`` (see the
+    module): every edge's number in S where that is ``cap`` or more, else ``below`` (an
+    insertion's cap, a deletion's cap - 1), and ranks ``tail + (round << 32 | position)``,
+    written to the table. Returns (t_S int32, aligned with ``slots``; the new tail)."""
+    import cupy as cp
+    from .gpu import truss_numbers_and_rounds
+    m = int(slots.shape[0])
+    if m == 0:
+        return cp.empty(0, dtype=cp.int32), tail
+    view, order = top_view(table, slots)
     t_sorted, rounds = truss_numbers_and_rounds(view)
     t = cp.empty(m, dtype=cp.int32)
     t[order] = t_sorted
