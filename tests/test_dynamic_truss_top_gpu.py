@@ -42,15 +42,22 @@ def _gate(monkeypatch, min_edges: int) -> None:
     monkeypatch.setattr(top_levels_gpu, "TOP_MIN_LEVEL", 3)
 
 
-@pytest.mark.parametrize("device_delete", [True, False])
-@pytest.mark.parametrize("min_edges", [64, 600])
-@pytest.mark.parametrize("seed", [0, 1])
-def test_kronecker_top_levels_delete_and_reinsert(seed, min_edges, device_delete, monkeypatch):
+# (seed, gate's edges: the cap at the top level or below it, deletions in one cooperative
+# launch or host rounds, the top levels peeled on bit rows or by the general static)
+CASES = [(0, 64, True, True), (0, 600, False, True), (1, 64, False, False),
+         (1, 600, True, False)]
+
+
+@pytest.mark.parametrize("seed,min_edges,device_delete,dense", CASES)
+def test_kronecker_top_levels_delete_and_reinsert(seed, min_edges, device_delete, dense,
+                                                  monkeypatch):
     import cupy as cp
     from hornet.algos import DynamicTruss
-    from hornet.algos.ktruss import dynamic_gpu
+    from hornet.algos.ktruss import dynamic_gpu, top_levels_gpu
     _gate(monkeypatch, min_edges)
     monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE", device_delete)
+    if not dense:
+        monkeypatch.setattr(top_levels_gpu, "DENSE_MAX_VERTICES", 0)
     rng = np.random.default_rng(seed)
     g = _kronecker(9, seed)
     kt = DynamicTruss(g, **MODES["dynamic"])
@@ -101,3 +108,35 @@ def test_cap_is_the_highest_level_with_enough_edges_above(monkeypatch):
     monkeypatch.setattr(T, "TOP_MIN_LEVEL", 4)
     monkeypatch.setattr(T, "TOP_MIN_EDGES", 41)
     assert T.top_cap(t) == 0                       # (fewer edges than the gate)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bit_row_peeling_against_the_static(seed):
+    """dense_decompose (bit rows) on random graphs with planted cliques: the numbers equal
+    the static decomposition's, and ordering the edges by (number, round, index), every
+    edge lies in at most number - 2 triangles whose other edges come later (brute force)."""
+    import cupy as cp
+    from hornet.algos import truss_numbers
+    from hornet.algos.ktruss.top_levels_gpu import dense_decompose
+    rng = np.random.default_rng(seed)
+    n = [70, 130, 200][seed]
+    pairs_ = {(int(a), int(b)) for a, b in rng.integers(0, n, (6 * n, 2)) if a != b}
+    for size in (6, 9, 14):
+        vs = rng.choice(n, size, replace=False)
+        pairs_ |= {(int(a), int(b)) for a in vs for b in vs if a != b}
+    e = np.array(sorted({(min(a, b), max(a, b)) for a, b in pairs_}), dtype=np.int32)
+    t, rounds = (x.get() for x in dense_decompose(cp.asarray(e[:, 0]), cp.asarray(e[:, 1]), n))
+    g = hornet.Graph.from_edges(cp.asarray(e[:, 0]), cp.asarray(e[:, 1]), device="gpu")
+    gs, gd = (x.get() for x in g.edges())
+    want = dict(zip(zip(gs.tolist(), gd.tolist()), truss_numbers(g).get().tolist()))
+    assert t.tolist() == [want[(int(a), int(b))] for a, b in e]
+    assert t.max() >= 14
+    key = {(int(a), int(b)): (int(t[i]), int(rounds[i]), i) for i, (a, b) in enumerate(e)}
+    adj = {}
+    for a, b in key:
+        adj.setdefault(a, set()).add(b)
+        adj.setdefault(b, set()).add(a)
+    for (a, b), mine in key.items():
+        later = sum(1 for w in adj[a] & adj[b]
+                    if key[(min(a, w), max(a, w))] > mine and key[(min(b, w), max(b, w))] > mine)
+        assert later <= mine[0] - 2

@@ -36,14 +36,27 @@ later triangles are those the static's order bounds.
 """
 from __future__ import annotations
 
-__all__ = ["TOP_MIN_EDGES", "TOP_MIN_LEVEL", "top_cap", "top_slots", "top_view",
-           "decompose_top"]
+import os
+
+import numpy as np
+
+__all__ = ["TOP_MIN_EDGES", "TOP_MIN_LEVEL", "DENSE_MAX_VERTICES", "top_cap", "top_slots",
+           "top_view", "dense_decompose", "decompose_top"]
 
 #: the top levels are kept by a static decomposition of their subgraph when the graph has at
 #: least TOP_MIN_EDGES edges at a level of TOP_MIN_LEVEL or above (cap: the highest level
 #: with that many edges at it or above); other graphs never take this path
 TOP_MIN_EDGES = 1 << 16
 TOP_MIN_LEVEL = 32
+#: S is peeled on bit rows (:func:`dense_decompose`) when it has at most this many vertices
+#: (rows of DENSE_MAX_VERTICES / 64 words); else by the general static decomposition
+DENSE_MAX_VERTICES = 1 << 14
+
+
+def _fn(name: str):
+    from ..gpu_arrays import kernels
+    return kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "top_dense.cu"))(
+        name)
 
 
 def top_cap(truss) -> int:
@@ -66,45 +79,95 @@ def top_slots(table, cap: int):
     return cp.flatnonzero((table.columns["truss"] >= cap) & (table.keys >= 0))
 
 
-def top_view(table, slots):
-    """The subgraph of the table's edges ``slots`` as an undirected sorted GPU view over its
-    own vertices (numbered in id order), and the permutation that lists ``slots`` as the
-    view's edges (the pairs a < b in row order: by ascending key)."""
+def _local(table, slots):
+    """The endpoints of the table's edges ``slots`` numbered among their own vertices (in
+    id order, so a < b as in the keys): (a int32, b int32, vertex count)."""
     import cupy as cp
-    from hornet.adjacency import AdjacencyView
-    from ..gpu_arrays import row_offsets
     keys = table.keys[slots]
     u = (keys >> 32).astype(cp.int32)
     v = (keys & 0xFFFFFFFF).astype(cp.int32)
     verts = cp.unique(cp.concatenate([u, v]))
-    a = cp.searchsorted(verts, u).astype(cp.int64)
-    b = cp.searchsorted(verts, v).astype(cp.int64)
-    up = (a << 32) | b                             # (a < b: the table keys are ordered)
+    return (cp.searchsorted(verts, u).astype(cp.int32),
+            cp.searchsorted(verts, v).astype(cp.int32), int(verts.shape[0]))
+
+
+def top_view(table, slots):
+    """The subgraph of the table's edges ``slots`` as an undirected sorted GPU view over its
+    own vertices, and the permutation that lists ``slots`` as the view's edges (the pairs
+    a < b in row order: by ascending key)."""
+    import cupy as cp
+    from hornet.adjacency import AdjacencyView
+    from ..gpu_arrays import row_offsets
+    a, b, nv = _local(table, slots)
+    a, b = a.astype(cp.int64), b.astype(cp.int64)
+    up = (a << 32) | b
     order = cp.argsort(up)
     entries = cp.sort(cp.concatenate([up, (b << 32) | a]))
-    view = AdjacencyView.from_csr(row_offsets((entries >> 32).astype(cp.int32),
-                                              int(verts.shape[0])),
+    view = AdjacencyView.from_csr(row_offsets((entries >> 32).astype(cp.int32), nv),
                                   (entries & 0xFFFFFFFF).astype(cp.int32), directed=False,
                                   sorted=True)
     return view, order
 
 
+def dense_decompose(a, b, nv: int):
+    """Truss numbers and peeling rounds (int32, aligned with the edges {a[i], b[i]}, int32
+    ids below ``nv``, distinct, a != b) by peeling on bit rows (``top_dense.cu``): rounds
+    numbered from 0, counting only those that removed edges; an edge removed in round r
+    had fewer than its level's threshold of triangles among the edges alive at its start,
+    as :func:`~hornet.algos.ktruss.gpu.truss_numbers_and_rounds` gives them."""
+    import cupy as cp
+    import cupyx
+    from hornet.core.cuda import i64, launch
+    m = int(a.shape[0])
+    W = (nv + 63) // 64
+    bits = cp.zeros(nv * W, dtype=cp.uint64)
+    launch(_fn("td_set_bits"), m, (a, b, i64(m), bits, np.int32(W)))
+    truss = cp.zeros(m, dtype=cp.int32)
+    rounds = cp.zeros(m, dtype=cp.int32)
+    lists = [cp.arange(m, dtype=cp.int32), cp.empty(m, dtype=cp.int32)]
+    removed = cp.empty(m, dtype=cp.int32)
+    reset = cp.asarray(np.array([0, 0, np.iinfo(np.uint64).max], dtype=np.uint64))
+    ctr = cp.empty(3, dtype=cp.uint64)
+    host = cupyx.empty_pinned(3, dtype=np.uint64)
+    k, r, n, cur = 2, 0, m, 0
+    while n:
+        ctr[:] = reset
+        launch(_fn("td_round"), n, (bits, np.int32(W), a, b, lists[cur], i64(n), np.int32(k),
+                                    np.int32(r), truss, rounds, removed, lists[1 - cur], ctr),
+               threads_per_item=32)
+        launch(_fn("td_clear"), n, (bits, np.int32(W), a, b, removed, ctr))
+        ctr.get(out=host)
+        if int(host[0]):
+            r += 1
+        else:                                      # (every kept support is k - 1 or more)
+            k = int(host[2]) + 2
+        n, cur = int(host[1]), 1 - cur
+    return truss, rounds
+
+
 def decompose_top(table, slots, cap: int, tail: int, below: int):
     """The static decomposition of the subgraph S of the table's edges ``slots`` (see the
-    module): every edge's number in S where that is ``cap`` or more, else ``below`` (an
-    insertion's cap, a deletion's cap - 1), and ranks ``tail + (round << 32 | position)``,
-    written to the table. Returns (t_S int32, aligned with ``slots``; the new tail)."""
+    module; on bit rows when S has at most :data:`DENSE_MAX_VERTICES` vertices): every
+    edge's number in S where that is ``cap`` or more, else ``below`` (an insertion's cap, a
+    deletion's cap - 1), and ranks ``tail + (round << 32 | position)``, written to the
+    table. Returns (t_S int32, aligned with ``slots``; the new tail)."""
     import cupy as cp
     from .gpu import truss_numbers_and_rounds
     m = int(slots.shape[0])
     if m == 0:
         return cp.empty(0, dtype=cp.int32), tail
-    view, order = top_view(table, slots)
-    t_sorted, rounds = truss_numbers_and_rounds(view)
-    t = cp.empty(m, dtype=cp.int32)
-    t[order] = t_sorted
-    at = slots[order]
-    table.columns["truss"][at] = cp.where(t_sorted >= cap, t_sorted, below)
+    a, b, nv = _local(table, slots)
+    if nv <= DENSE_MAX_VERTICES:
+        at = slots
+        t_at, rounds = dense_decompose(a, b, nv)
+        t = t_at
+    else:
+        view, order = top_view(table, slots)
+        at = slots[order]
+        t_at, rounds = truss_numbers_and_rounds(view)
+        t = cp.empty(m, dtype=cp.int32)
+        t[order] = t_at
+    table.columns["truss"][at] = cp.where(t_at >= cap, t_at, below)
     table.columns["rank"][at] = tail + ((rounds.astype(cp.int64) << 32) |
                                         cp.arange(m, dtype=cp.int64))
     return t, tail + ((int(rounds.max()) + 1) << 32)
