@@ -20,9 +20,11 @@ extern "C" __global__ void td_set_bits(const int* __restrict__ ea, const int* __
     }
 }
 
-// One warp per edge e = list[i] (i < n): its support s among the alive edges; s < k - 1:
-// truss[e] = k, rounds[e] = round, e to removed (count ctr[0]); else e to keep (count ctr[1])
-// and s into the least kept support ctr[2].
+// A warp per 32 list edges, one edge at a time (its lanes AND the two rows), then one
+// decision per lane: edge e = list[i] (i < n) with support s among the alive edges; s <
+// k - 1: truss[e] = k, rounds[e] = round, e to removed (count ctr[0]); else e to keep (count
+// ctr[1]) and s into the least kept support ctr[2]. The warp's appends and its least support
+// take one atomic each.
 extern "C" __global__ void td_round(const u64* __restrict__ bits, int W,
                                     const int* __restrict__ ea, const int* __restrict__ eb,
                                     const int* __restrict__ list, i64 n, int k, int round,
@@ -30,22 +32,44 @@ extern "C" __global__ void td_round(const u64* __restrict__ bits, int W,
                                     u64* ctr) {
     const unsigned lane = threadIdx.x & 31;
     const i64 warps = (i64)gridDim.x * (blockDim.x >> 5);
-    for (i64 i = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < n; i += warps) {
-        const int e = list[i];
-        const u64* ra = bits + (i64)ea[e] * W;
-        const u64* rb = bits + (i64)eb[e] * W;
-        int s = 0;
-        for (int w = lane; w < W; w += 32) s += __popcll(ra[w] & rb[w]);
-        for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+    for (i64 base = (((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5) * 32; base < n;
+         base += warps * 32) {
+        int mine = 0;
+        const int cnt = n - base < 32 ? (int)(n - base) : 32;
+        for (int j = 0; j < cnt; ++j) {
+            const int e = list[base + j];
+            const u64* ra = bits + (i64)ea[e] * W;
+            const u64* rb = bits + (i64)eb[e] * W;
+            int s = 0;
+            for (int w = lane; w < W; w += 32) s += __popcll(ra[w] & rb[w]);
+            for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+            if (lane == j) mine = s;
+        }
+        const bool valid = lane < cnt;
+        const int e = valid ? list[base + lane] : 0;
+        const bool gone = valid && mine < k - 1;
+        const unsigned rem = __ballot_sync(0xffffffffu, gone);
+        const unsigned kept = __ballot_sync(0xffffffffu, valid && !gone);
+        const unsigned below = (1u << lane) - 1;
+        unsigned long long rb = 0, kb = 0;
+        unsigned least = valid && !gone ? (unsigned)mine : 0xffffffffu;
+        for (int off = 16; off > 0; off >>= 1)
+            least = min(least, __shfl_xor_sync(0xffffffffu, least, off));
         if (lane == 0) {
-            if (s < k - 1) {
-                truss[e] = k;
-                rounds[e] = round;
-                removed[atomicAdd(&ctr[0], 1ull)] = e;
-            } else {
-                keep[atomicAdd(&ctr[1], 1ull)] = e;
-                atomicMin(&ctr[2], (u64)s);
+            if (rem) rb = atomicAdd(&ctr[0], (u64)__popc(rem));
+            if (kept) {
+                kb = atomicAdd(&ctr[1], (u64)__popc(kept));
+                atomicMin(&ctr[2], (u64)least);
             }
+        }
+        rb = __shfl_sync(0xffffffffu, rb, 0);
+        kb = __shfl_sync(0xffffffffu, kb, 0);
+        if (gone) {
+            truss[e] = k;
+            rounds[e] = round;
+            removed[rb + __popc(rem & below)] = e;
+        } else if (valid) {
+            keep[kb + __popc(kept & below)] = e;
         }
     }
 }

@@ -132,9 +132,9 @@ def dense_decompose(a, b, nv: int):
     k, r, n, cur = 2, 0, m, 0
     while n:
         ctr[:] = reset
+        # (a warp per 32 list edges: a thread per edge in the launch's count)
         launch(_fn("td_round"), n, (bits, np.int32(W), a, b, lists[cur], i64(n), np.int32(k),
-                                    np.int32(r), truss, rounds, removed, lists[1 - cur], ctr),
-               threads_per_item=32)
+                                    np.int32(r), truss, rounds, removed, lists[1 - cur], ctr))
         launch(_fn("td_clear"), n, (bits, np.int32(W), a, b, removed, ctr))
         ctr.get(out=host)
         if int(host[0]):
