@@ -55,6 +55,9 @@ def _decompose_parts(kt) -> None:
     slots = T.top_slots(table, kt._top)
     a, b, nv = T._local(table, slots)
     # (S is the cap-truss here: decomposing it gives every edge its number again)
+    if nv > T.DENSE_MAX_VERTICES:
+        print(f"  cap {kt._top}: {slots.shape[0]} edges, {nv} vertices (no bit rows)")
+        return
     dense = [_timed(lambda: T.dense_decompose(a, b, nv)) for _ in range(3)]
     got = {}
     tv = _timed(lambda: got.update(vo=T.top_view(table, slots)))
