@@ -40,17 +40,20 @@ import os
 
 import numpy as np
 
-__all__ = ["TOP_MIN_EDGES", "TOP_MIN_LEVEL", "DENSE_MAX_VERTICES", "top_cap", "top_slots",
-           "top_view", "dense_decompose", "decompose_top"]
+__all__ = ["TOP_MIN_EDGES", "TOP_MIN_LEVEL", "DENSE_MAX_VERTICES", "DENSE_MAX_LEVELS",
+           "top_cap", "top_slots", "top_view", "dense_decompose", "decompose_top"]
 
 #: the top levels are kept by a static decomposition of their subgraph when the graph has at
 #: least TOP_MIN_EDGES edges at a level of TOP_MIN_LEVEL or above (cap: the highest level
 #: with that many edges at it or above); other graphs never take this path
 TOP_MIN_EDGES = 1 << 16
 TOP_MIN_LEVEL = 32
-#: S is peeled on bit rows (:func:`dense_decompose`) when it has at most this many vertices
-#: (rows of DENSE_MAX_VERTICES / 64 words); else by the general static decomposition
+#: S is peeled on bit rows (:func:`dense_decompose`) when it has at most DENSE_MAX_VERTICES
+#: vertices (rows of DENSE_MAX_VERTICES / 64 words) and its numbers span at most
+#: DENSE_MAX_LEVELS levels (a round recounts every edge left, so the rounds of many sparse
+#: levels cost more than the general static decomposition's); else by the general static
 DENSE_MAX_VERTICES = 1 << 14
+DENSE_MAX_LEVELS = 4
 
 
 def _fn(name: str):
@@ -147,7 +150,7 @@ def dense_decompose(a, b, nv: int):
 
 def decompose_top(table, slots, cap: int, tail: int, below: int):
     """The static decomposition of the subgraph S of the table's edges ``slots`` (see the
-    module; on bit rows when S has at most :data:`DENSE_MAX_VERTICES` vertices): every
+    module; on bit rows within :data:`DENSE_MAX_VERTICES` and :data:`DENSE_MAX_LEVELS`): every
     edge's number in S where that is ``cap`` or more, else ``below`` (an insertion's cap, a
     deletion's cap - 1), and ranks ``tail + (round << 32 | position)``, written to the
     table. Returns (t_S int32, aligned with ``slots``; the new tail)."""
@@ -157,7 +160,8 @@ def decompose_top(table, slots, cap: int, tail: int, below: int):
     if m == 0:
         return cp.empty(0, dtype=cp.int32), tail
     a, b, nv = _local(table, slots)
-    if nv <= DENSE_MAX_VERTICES:
+    if nv <= DENSE_MAX_VERTICES and \
+            int(table.columns["truss"][slots].max()) - cap < DENSE_MAX_LEVELS:
         at = slots
         t_at, rounds = dense_decompose(a, b, nv)
         t = t_at
