@@ -147,7 +147,8 @@ def main(argv=None) -> None:
                                                      kt.stats.get("levels"),
                                                      kt.stats.get("units"),
                                                      kt.stats.get("depth"),
-                                                     kt.stats.get("top")))
+                                                     kt.stats.get("top"),
+                                                     int(kt._ks_host[dynamic_gpu.KS_STATUS])))
                             if r % args.check == 0:
                                 want = pkg[k].algos.truss_numbers(g).get()
                                 got = kt.truss_numbers.get()
@@ -173,8 +174,8 @@ def main(argv=None) -> None:
                           f"  /base {mn / mb:.3f}{kms}", flush=True)
             for k in variants:
                 print(f"    {k} (op, rounds, peel rounds, levels, queue units, chain, top "
-                      "levels' edges): " +
-                      " ".join(f"{o[0]}:{o[1]}/{o[2]}/{o[3]}/{o[4]}/{o[5]}/{o[6]}"
+                      "levels' edges, ko_scan status): " +
+                      " ".join(f"{o[0]}:{o[1]}/{o[2]}/{o[3]}/{o[4]}/{o[5]}/{o[6]}/{o[7]}"
                                for o in stats[k][:8]))
         static2 = _static_ms(hornet, graphs["new"])
         print(f"  static again {static2:.2f} ms", flush=True)
