@@ -714,13 +714,12 @@ class GpuDynamicTruss(HostRounds):
     def _top_delete(self, n: int, fstamp) -> None:
         """A deletion that removed an edge of the top levels (keys already gone; the
         worklist ``_la[:n]`` from ``dt_lost_seeds``): their subgraph decomposed anew
-        (:mod:`.top_levels_gpu`), its edges that fell below ``_top`` put at ``_top - 1``.
-        Those whose number in the subgraph is ``_top - 1`` are exact there and keep the
-        static's ranks (after every edge of that level: the other edges there are below the
-        subgraph, so the static's order bounds their later triangles); the others go to the
-        worklist (``C_NEXT``, with its edges below ``_top``) and are listed as fallen
-        (``_fell == fstamp``, counts ``C_FELL`` and ``KS_FELL``) for the descent's peeling
-        to rank at their new level."""
+        (:mod:`.top_levels_gpu`), its edges that fell below ``_top`` put at ``_top - 1``
+        and listed as fallen (``_fell == fstamp``, counts ``C_FELL`` and ``KS_FELL``) for
+        the descent's peeling to rank at their new level (those exact at ``_top - 1`` too:
+        an edge of S that the descent leaves there, though lower in S, comes after them);
+        the worklist (``C_NEXT``) keeps its edges below ``_top`` and takes those whose
+        number in S is below ``_top - 1`` (they may fall further)."""
         cp = self._cp
         t = self._table
         cap = self._top
@@ -728,16 +727,17 @@ class GpuDynamicTruss(HostRounds):
         work = work[t.columns["truss"][work] < cap]    # (a copy: before S's numbers change)
         slots = top_levels_gpu.top_slots(t, cap)
         ts, self._tail = top_levels_gpu.decompose_top(t, slots, cap, self._tail, cap - 1)
+        fallen = slots[ts < cap].astype(cp.int32)
         deep = slots[ts < cap - 1].astype(cp.int32)
-        nw, nd = int(work.shape[0]), int(deep.shape[0])
+        nw, nd, nf = int(work.shape[0]), int(deep.shape[0]), int(fallen.shape[0])
         self._la[:nw] = work
         self._la[nw:nw + nd] = deep
-        self._fell[deep] = fstamp
-        self._fallen[:nd] = deep
+        self._fell[fallen] = fstamp
+        self._fallen[:nf] = fallen
         self._ctr[C_NEXT] = nw + nd
-        self._ctr[C_FELL] = nd
-        self._ks[KS_FELL] = nd
-        self._top_n = int(cp.count_nonzero(ts >= cap))
+        self._ctr[C_FELL] = nf
+        self._ks[KS_FELL] = nf
+        self._top_n = int(slots.shape[0]) - nf
         self.stats["top"] = int(slots.shape[0])
 
     def _peel(self, members, n: int, member, mstamp, tstamp, deadline, *,

@@ -30,9 +30,9 @@ The k-order on S: the static peeling's (round, position) order (every edge lies 
 t_S - 2 triangles whose other edges come later: those were alive when it was peeled), with
 ranks from the update's tail counter, so they stay unique and the levels at cap and above are
 ordered anew as a whole. Edges below cap see S as above them whatever its ranks. After a
-deletion, the edges of S at cap - 1 keep the static's ranks too: they come after every other
-edge of that level (all below S), the edges of S that fall further are below them, so their
-later triangles are those the static's order bounds.
+deletion, the edges of S that fell below cap are ranked by the descent's peeling at their new
+level, as the edges it lowers: an edge with t_S below cap - 1 that the descent leaves at
+cap - 1 comes after the edges exact there, though S's order has it before them.
 """
 from __future__ import annotations
 
