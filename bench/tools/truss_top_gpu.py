@@ -7,7 +7,7 @@ gate at several sizes (``--min-edges``; 0: no top levels), every variant its own
 against the static decomposition: update ms, path, region, and the region's edges by level.
 
     python3 -m bench.tools.truss_top_gpu [--graphs kron20] [--sizes 1000] [--repeats 3]
-        [--min-edges 65536,600000,0]
+        [--min-edges 65536,600000,0] [--no-fallback]
 """
 from __future__ import annotations
 
@@ -83,6 +83,8 @@ def main(argv=None) -> None:
     ap.add_argument("--sizes", default="1000")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--min-edges", default="65536,600000,0")
+    ap.add_argument("--no-fallback", action="store_true",
+                    help="no static fallback for a slow update or a large region")
     args = ap.parse_args(argv)
     print(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
     cls = DG.GpuDynamicTruss
@@ -110,7 +112,8 @@ def main(argv=None) -> None:
         variants = {}
         for me in (int(x) for x in args.min_edges.split(",")):
             T.TOP_MIN_EDGES = me if me else 1 << 62
-            variants[me] = DynamicTruss(g)
+            variants[me] = DynamicTruss(g, **({"fallback_share": 1e9} if args.no_fallback
+                                               else {}))
         T.TOP_MIN_EDGES = 1 << 16
         kt0 = next(iter(variants.values()))
         t = kt0.truss_numbers.get()
@@ -119,7 +122,7 @@ def main(argv=None) -> None:
               flush=True)
         _levels(gs, gd, t)
         for kt in variants.values():
-            if kt._top:
+            if kt._top and not args.no_fallback:
                 _decompose_parts(kt)
         for b in (int(x) for x in args.sizes.split(",")):
             times = defaultdict(list)
