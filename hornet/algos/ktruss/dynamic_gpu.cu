@@ -740,8 +740,9 @@ extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb
     __shared__ int hist[WARPS][HBINS];
     __shared__ int decided;
     int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
-    KoState S = KO_STATE;
-    if (mode == 4 && k_in > 0) S.cap = k_in;      // (the levels from k_in up: the host's)
+    // (mode 4 with k_in > 0: the levels from k_in up are the host's)
+    const KoState S = {deg, ptr, tkeys, tshift, truss, rank, member, gone, pushed, touched,
+                       tstamp, ctr, mode == 4 && k_in > 0 ? k_in : 0x7fffffff};
     KsGrid G;
     G.ctl = ctl; G.bar = bar; G.ph = 0; G.t = ks_now(); G.q = 0;
     const KsQueue Q = ksq_make(qunits, qcnt, qcap, qmodes);
