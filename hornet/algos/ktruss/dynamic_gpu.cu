@@ -728,14 +728,14 @@ extern "C" __global__ void dt_hindex_heavy(const int* __restrict__ deg,
 #include "../algos/ktruss/ko_peel.cuh"       // ks_peel, ko_peel_* (host-driven rounds)
 #include "../algos/ktruss/ko_levels.cuh"     // mode 4: ks_levels
 
-extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc,
-                                   int* all, int* ka, int* kb, int* cnt, int* lowered,
-                                   int* lowered_old, int* member1, int mstamp1, u64* ctl,
-                                   unsigned* bar, int stamp_base, int stamp_span, i64 tail,
-                                   i64 max_region, i64 deadline_ns, int mode, int* region,
-                                   i64* raised_rank, i64 n_in, int k_in, i64 head_in,
-                                   const int* extra, const int* extra_lev, i64 n_extra,
-                                   long long* qunits, int* qcnt, i64 qcap, int qmodes) {
+// (two resident blocks a multiprocessor, SCAN_BLOCKS_PER_SM: at most 128 registers a thread)
+extern "C" __global__ void __launch_bounds__(256, 2)
+ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc, int* all, int* ka, int* kb,
+        int* cnt, int* lowered, int* lowered_old, int* member1, int mstamp1, u64* ctl,
+        unsigned* bar, int stamp_base, int stamp_span, i64 tail, i64 max_region,
+        i64 deadline_ns, int mode, int* region, i64* raised_rank, i64 n_in, int k_in,
+        i64 head_in, const int* extra, const int* extra_lev, i64 n_extra, long long* qunits,
+        int* qcnt, i64 qcap, int qmodes) {
     __shared__ int count[WARPS];
     __shared__ int hist[WARPS][HBINS];
     __shared__ int decided;
