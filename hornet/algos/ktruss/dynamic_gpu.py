@@ -702,10 +702,10 @@ class GpuDynamicTruss(HostRounds):
         """After an insertion's scan below ``_top``: the levels from ``_top`` up decomposed
         as their own subgraph (:mod:`.top_levels_gpu`) when an edge joined them."""
         t = self._table
-        slots = top_levels_gpu.top_slots(t, self._top)
-        n = int(slots.shape[0])
+        n = top_levels_gpu.top_count(t, self._top)
         if n == self._top_n:                       # (the set only grows: none joined)
             return
+        slots = top_levels_gpu.top_slots(t, self._top)
         _, self._tail = top_levels_gpu.decompose_top(t, slots, self._top, self._tail,
                                                      self._top)
         self._top_n = n

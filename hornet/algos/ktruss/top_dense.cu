@@ -1,6 +1,6 @@
 // Static truss decomposition of a small dense graph on bit rows (top_levels_gpu.py: the top
 // truss levels of a Kronecker graph, a few thousand hub vertices with a neighbour among a
-// large share of the others).
+// large share of the others), and the count of a table's edges at those levels.
 //
 // Vertex x's row: W 64-bit words, bit y set while the edge {x, y} is alive. An edge's support
 // is the popcount of the AND of its endpoints' rows (W words, no search, no table lookup).
@@ -85,4 +85,15 @@ extern "C" __global__ void td_clear(u64* bits, int W, const int* __restrict__ ea
         atomicAnd(&bits[(i64)a * W + (b >> 6)], ~(1ull << (b & 63)));
         atomicAnd(&bits[(i64)b * W + (a >> 6)], ~(1ull << (a & 63)));
     }
+}
+
+// The live table slots (keys[s] >= 0) with truss[s] >= cap, counted into *out (zeroed by the
+// host): one atomic per warp.
+extern "C" __global__ void td_count_top(const i64* __restrict__ keys,
+                                        const int* __restrict__ truss, i64 n, int cap,
+                                        u64* out) {
+    unsigned c = 0;
+    GRID_STRIDE(i, n) c += keys[i] >= 0 && truss[i] >= cap;
+    for (int off = 16; off > 0; off >>= 1) c += __shfl_xor_sync(0xffffffffu, c, off);
+    if ((threadIdx.x & 31) == 0 && c) atomicAdd(out, (u64)c);
 }

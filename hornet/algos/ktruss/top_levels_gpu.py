@@ -41,7 +41,7 @@ import os
 import numpy as np
 
 __all__ = ["TOP_MIN_EDGES", "TOP_MIN_LEVEL", "DENSE_MAX_VERTICES", "DENSE_MAX_LEVELS",
-           "top_cap", "top_slots", "top_view", "dense_decompose", "decompose_top"]
+           "top_cap", "top_count", "top_slots", "top_view", "dense_decompose", "decompose_top"]
 
 #: the top levels are kept by a static decomposition of their subgraph when the graph has at
 #: least TOP_MIN_EDGES edges at a level of TOP_MIN_LEVEL or above (cap: the highest level
@@ -74,6 +74,18 @@ def top_cap(truss) -> int:
     ks = cp.flatnonzero(above >= TOP_MIN_EDGES)
     k = int(ks[-1]) if ks.shape[0] else 0
     return k if k >= TOP_MIN_LEVEL else 0
+
+
+def top_count(table, cap: int) -> int:
+    """How many live edges of ``table`` are at level ``cap`` or above (one pass over the
+    table, ``td_count_top``, and one read)."""
+    import cupy as cp
+    from hornet.core.cuda import i64, launch
+    out = cp.zeros(1, dtype=cp.uint64)
+    n = int(table.keys.shape[0])
+    launch(_fn("td_count_top"), n, (table.keys, table.columns["truss"], i64(n), np.int32(cap),
+                                    out))
+    return int(out.get()[0])
 
 
 def top_slots(table, cap: int):
