@@ -69,6 +69,7 @@ def test_kronecker_top_levels_delete_and_reinsert(seed, where, device_delete, de
     assert 3 <= cap <= kt.k_max
     assert (cap < kt.k_max) == (where == "below")
     truss = kt.truss_numbers.get()
+    assert top_levels_gpu.top_count(kt._table, cap) == kt._top_n == int((truss >= cap).sum())
     gs, gd = (a.get() for a in g.edges())
     top = np.flatnonzero(truss >= cap)
     core = np.unique(np.concatenate([gs[top], gd[top]]))
@@ -89,6 +90,7 @@ def test_kronecker_top_levels_delete_and_reinsert(seed, where, device_delete, de
             assert kt.stats["path"] == "dynamic"
             tops[kind] += "top" in kt.stats
             _check(kt, g)
+            assert kt._top_n == int((kt.truss_numbers.get() >= cap).sum())
     # new pairs among the core's vertices: the top levels grow
     a, b = rng.choice(core, 80), rng.choice(core, 80)
     keep = a != b
