@@ -90,6 +90,14 @@ a decided edge's next unit queued before its bookkeeping; a phase's first pushes
 queue ticket a warp; a new candidate queues only the edges whose count it raised
 (:data:`ASYNC_CAND_PRUNE`).
 
+The top levels (:mod:`.top_levels_gpu`): on a graph with a large dense top (a Kronecker
+graph's core: ``top_cap``'s gate), the levels from ``_top`` up are kept by a static
+decomposition of their own subgraph, whose lists are short where the scan and the descent
+would intersect the hubs' whole lists: an insertion's scan stops below them (``ko_scan`` mode
+4 with ``k_in = _top``) and the subgraph is decomposed when an edge joined it; a deletion that
+removes one of its edges decomposes it anew and hands the edges that fell from it to the
+descent and its peeling.
+
 The static GPU decomposition finishes a batch larger than ``batch_share`` of the edges, and
 one whose region passes ``fallback_share`` of the edges or whose update runs longer than
 2 x ``fallback_share`` x the last static decomposition's time (``stats['path']`` says which).
