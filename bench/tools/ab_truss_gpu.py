@@ -148,7 +148,9 @@ def main(argv=None) -> None:
                                                      kt.stats.get("units"),
                                                      kt.stats.get("depth"),
                                                      kt.stats.get("top"),
-                                                     int(kt._ks_host[dynamic_gpu.KS_STATUS])))
+                                                     # (ko_scan's status, where it ran)
+                                                     int(kt._ks_host[dynamic_gpu.KS_STATUS])
+                                                     if "units" in kt.stats else None))
                             if r % args.check == 0:
                                 want = pkg[k].algos.truss_numbers(g).get()
                                 got = kt.truss_numbers.get()
