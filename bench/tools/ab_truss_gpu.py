@@ -146,7 +146,11 @@ def main(argv=None) -> None:
                                                      kt.stats.get("peel_rounds"),
                                                      kt.stats.get("levels"),
                                                      kt.stats.get("units"),
-                                                     kt.stats.get("depth")))
+                                                     kt.stats.get("depth"),
+                                                     kt.stats.get("top"),
+                                                     # (ko_scan's status, where it ran)
+                                                     int(kt._ks_host[dynamic_gpu.KS_STATUS])
+                                                     if "units" in kt.stats else None))
                             if r % args.check == 0:
                                 want = pkg[k].algos.truss_numbers(g).get()
                                 got = kt.truss_numbers.get()
@@ -171,8 +175,9 @@ def main(argv=None) -> None:
                     print(f"    {'':9} {k:5} {_fmt(tn)} x{static / (mn * 1e3):5.1f} [{fn} static]"
                           f"  /base {mn / mb:.3f}{kms}", flush=True)
             for k in variants:
-                print(f"    {k} (op, rounds, peel rounds, levels, queue units, chain): " +
-                      " ".join(f"{o[0]}:{o[1]}/{o[2]}/{o[3]}/{o[4]}/{o[5]}"
+                print(f"    {k} (op, rounds, peel rounds, levels, queue units, chain, top "
+                      "levels' edges, ko_scan status): " +
+                      " ".join(f"{o[0]}:{o[1]}/{o[2]}/{o[3]}/{o[4]}/{o[5]}/{o[6]}/{o[7]}"
                                for o in stats[k][:8]))
         static2 = _static_ms(hornet, graphs["new"])
         print(f"  static again {static2:.2f} ms", flush=True)

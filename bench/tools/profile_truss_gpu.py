@@ -96,7 +96,8 @@ def wrap_all(st: Stages) -> None:
     for name in ("_delete", "_insert_raise", "_insert_raise_scan", "_insert_from_bounds", "_batch",
                  "_insert", "_begin", "_scan", "_descend",
                  "_peel", "_new_edges_first", "_budget", "_read", "_view", "_fallback",
-                 "_finish_delete", "_finish_insert", "_seed_delete"):
+                 "_finish_delete", "_finish_insert", "_seed_delete", "_top_insert",
+                 "_top_delete"):
         if name in cls.__dict__:
             st.wrap(cls, name, f"truss.{name}")
     st.wrap(TD.DynamicTriangleCount, "update", "tc.update")

@@ -417,6 +417,7 @@ struct KoState {
     const int* deg; const i64* ptr; const i64* tkeys; int tshift;
     int* truss; i64* rank; int* member; int* gone; int* pushed; int* touched; int tstamp;
     u64* ctr;            // ctr[C_TOUCHED] counts the distinct edges examined
+    int cap = 0x7fffffff;    // mode 4: edges at this level or above are never candidates
 };
 
 // Counting phase, `parts` warps per list edge e = list[i] at level k = truss[e] (with k_scan
@@ -452,7 +453,7 @@ __device__ void ko_count_items(const KoState& S, const int* list, i64 n, int par
         const int k = ldcg(&S.truss[e]);
         const int mstamp = per_level ? mstamp0 + k : mstamp0;
         if (k_scan >= 0 && (k != k_scan || ldcg(&member[e]) == mstamp)) continue;  // uniform
-        if (k_scan == KO_OWN_LEVEL && ldcg(&member[e]) == mstamp) continue;
+        if (k_scan == KO_OWN_LEVEL && (k >= S.cap || ldcg(&member[e]) == mstamp)) continue;
         const i64 key = S.tkeys[e];
         const int u = hi32(key), v = lo32(key);
         const i64 r = ldcg(&S.rank[e]);
@@ -716,7 +717,8 @@ extern "C" __global__ void dt_hindex_heavy(const int* __restrict__ deg,
 // count ctl[KS_RAISED]; its rounds in ctl[KS_LEVELS]), then mode 2 from region. mode 4
 // (insertion): the scan of every level at once (ko_levels.cuh) from the seeds
 // seeds[:ctr[C_EXTRA]], each at its own level (lists: all and region, ka and kb; lowered: the
-// dirty stamp by level; its iterations in ctl[KS_LEVELS]).
+// dirty stamp by level; its iterations in ctl[KS_LEVELS]); k_in > 0: the levels from k_in up
+// are left to the host (no edge there is a candidate: edges rise into k_in and stay).
 // qunits, qcnt, qcap: the queue of the asynchronous phases (ko_async.cuh), qmodes the phases
 // that use it (KSQ_PEEL, KSQ_CAND, KSQ_DESCENT; qcap 0: none, every phase in rounds).
 // Fresh stamps are stamp_base + 1 .. stamp_base + stamp_span. The update stops with a status
@@ -726,19 +728,21 @@ extern "C" __global__ void dt_hindex_heavy(const int* __restrict__ deg,
 #include "../algos/ktruss/ko_peel.cuh"       // ks_peel, ko_peel_* (host-driven rounds)
 #include "../algos/ktruss/ko_levels.cuh"     // mode 4: ks_levels
 
-extern "C" __global__ void ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc,
-                                   int* all, int* ka, int* kb, int* cnt, int* lowered,
-                                   int* lowered_old, int* member1, int mstamp1, u64* ctl,
-                                   unsigned* bar, int stamp_base, int stamp_span, i64 tail,
-                                   i64 max_region, i64 deadline_ns, int mode, int* region,
-                                   i64* raised_rank, i64 n_in, int k_in, i64 head_in,
-                                   const int* extra, const int* extra_lev, i64 n_extra,
-                                   long long* qunits, int* qcnt, i64 qcap, int qmodes) {
+// (two resident blocks a multiprocessor, SCAN_BLOCKS_PER_SM: at most 128 registers a thread)
+extern "C" __global__ void __launch_bounds__(256, 2)
+ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc, int* all, int* ka, int* kb,
+        int* cnt, int* lowered, int* lowered_old, int* member1, int mstamp1, u64* ctl,
+        unsigned* bar, int stamp_base, int stamp_span, i64 tail, i64 max_region,
+        i64 deadline_ns, int mode, int* region, i64* raised_rank, i64 n_in, int k_in,
+        i64 head_in, const int* extra, const int* extra_lev, i64 n_extra, long long* qunits,
+        int* qcnt, i64 qcap, int qmodes) {
     __shared__ int count[WARPS];
     __shared__ int hist[WARPS][HBINS];
     __shared__ int decided;
     int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
-    const KoState S = KO_STATE;
+    // (mode 4 with k_in > 0: the levels from k_in up are the host's)
+    const KoState S = {deg, ptr, tkeys, tshift, truss, rank, member, gone, pushed, touched,
+                       tstamp, ctr, mode == 4 && k_in > 0 ? k_in : 0x7fffffff};
     KsGrid G;
     G.ctl = ctl; G.bar = bar; G.ph = 0; G.t = ks_now(); G.q = 0;
     const KsQueue Q = ksq_make(qunits, qcnt, qcap, qmodes);

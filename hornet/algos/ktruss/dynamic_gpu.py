@@ -90,6 +90,14 @@ a decided edge's next unit queued before its bookkeeping; a phase's first pushes
 queue ticket a warp; a new candidate queues only the edges whose count it raised
 (:data:`ASYNC_CAND_PRUNE`).
 
+The top levels (:mod:`.top_levels_gpu`): on a graph with a large dense top (a Kronecker
+graph's core: ``top_cap``'s gate), the levels from ``_top`` up are kept by a static
+decomposition of their own subgraph, whose lists are short where the scan and the descent
+would intersect the hubs' whole lists: an insertion's scan stops below them (``ko_scan`` mode
+4 with ``k_in = _top``) and the subgraph is decomposed when an edge joined it; a deletion that
+removes one of its edges decomposes it anew and hands the edges that fell from it to the
+descent and its peeling.
+
 The static GPU decomposition finishes a batch larger than ``batch_share`` of the edges, and
 one whose region passes ``fallback_share`` of the edges or whose update runs longer than
 2 x ``fallback_share`` x the last static decomposition's time (``stats['path']`` says which).
@@ -107,6 +115,7 @@ from ..underlying import undirected_change, undirected_copy
 from ..views import as_adjacency
 from .gpu import truss_numbers_and_rounds
 from .dynamic_gpu_rounds import HostRounds
+from . import top_levels_gpu
 from .ko_launch import (C_EXTRA, C_FELL, C_NEXT, C_PLACED, C_TAIL, C_TOUCHED, CTR_WORDS, WARP,
                         _fn, _grid, _parts, _prepared, _ptr)
 from hornet.core.cuda import BLOCK
@@ -189,7 +198,7 @@ UPDATE_STAMPS = 1 << 22
 #: ko_scan's control words (KS_* in dynamic_gpu.cu)
 KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
     range(1, 10)
-KS_TOUCHED, KS_SPUN, KS_RAISED, KS_PEEL_ROUNDS, KS_TIME = 14, 15, 22, 0, 24
+KS_TOUCHED, KS_SPUN, KS_RAISED, KS_PEEL_ROUNDS, KS_TIME, KS_FELL = 14, 15, 22, 0, 24, 10
 #: (diagnostics) queue units served by the peelings and candidate searches, and their longest
 #: chain of dependent units
 KS_UNITS, KS_DEPTH = 20, 31
@@ -277,6 +286,9 @@ class GpuDynamicTruss(HostRounds):
         self._tail = ((int(rounds.max()) + 1) << 32) if m else 0
         cp.cuda.Device().synchronize()
         self._static_seconds = time.perf_counter() - start
+        # the levels kept by a static decomposition of their own subgraph (top_levels_gpu)
+        self._top = top_levels_gpu.top_cap(t)
+        self._top_n = int(cp.count_nonzero(t >= self._top)) if self._top else 0
         self._cache = None
         self._k_max = None
 
@@ -663,6 +675,12 @@ class GpuDynamicTruss(HostRounds):
              P(t.columns["truss"]), P(self._mark), int(stamp), P(self._la), P(self._ctr),
              parts))
         fstamp = self._tick()
+        if self._top and bool((t.get("truss", src, dst) >= self._top).any()):
+            # the batch deleted an edge of the top levels: their subgraph decomposed anew,
+            # the worklist restricted to the levels below and the edges that fell from it
+            queued()
+            self._top_delete(int(self._read()[C_NEXT]), fstamp)
+            queued = None
         if self._device_scan(DEVICE_SCAN_DELETE):
             # the descent from the worklist (its length read on the device) and the peeling
             # of the edges that fell, in one launch
@@ -671,7 +689,8 @@ class GpuDynamicTruss(HostRounds):
             touched = self._touched_count
             self.stats.update(units=self._units, depth=self._depth)
         else:
-            queued()
+            if queued is not None:
+                queued()
             n = int(self._read()[C_NEXT])
             done = self._descend(n, tstamp, fstamp, deadline)
             if done:
@@ -686,6 +705,48 @@ class GpuDynamicTruss(HostRounds):
         if not done:                               # (the caller deletes the batch's keys)
             return self._fallback(touched)
         self.stats.update(region=touched, rounds=self._rounds, peel_rounds=self._peel_rounds)
+
+    def _top_insert(self) -> None:
+        """After an insertion's scan below ``_top``: the levels from ``_top`` up decomposed
+        as their own subgraph (:mod:`.top_levels_gpu`) when an edge joined them."""
+        t = self._table
+        n = top_levels_gpu.top_count(t, self._top)
+        if n == self._top_n:                       # (the set only grows: none joined)
+            return
+        slots = top_levels_gpu.top_slots(t, self._top)
+        _, self._tail = top_levels_gpu.decompose_top(t, slots, self._top, self._tail,
+                                                     self._top)
+        self._top_n = n
+        self.stats["top"] = n
+
+    def _top_delete(self, n: int, fstamp) -> None:
+        """A deletion that removed an edge of the top levels (keys already gone; the
+        worklist ``_la[:n]`` from ``dt_lost_seeds``): their subgraph decomposed anew
+        (:mod:`.top_levels_gpu`), its edges that fell below ``_top`` put at ``_top - 1``
+        and listed as fallen (``_fell == fstamp``, counts ``C_FELL`` and ``KS_FELL``) for
+        the descent's peeling to rank at their new level (those exact at ``_top - 1`` too:
+        an edge of S that the descent leaves there, though lower in S, comes after them);
+        the worklist (``C_NEXT``) keeps its edges below ``_top`` and takes those whose
+        number in S is below ``_top - 1`` (they may fall further)."""
+        cp = self._cp
+        t = self._table
+        cap = self._top
+        work = self._la[:n]
+        work = work[t.columns["truss"][work] < cap]    # (a copy: before S's numbers change)
+        slots = top_levels_gpu.top_slots(t, cap)
+        ts, self._tail = top_levels_gpu.decompose_top(t, slots, cap, self._tail, cap - 1)
+        fallen = slots[ts < cap].astype(cp.int32)
+        deep = slots[ts < cap - 1].astype(cp.int32)
+        nw, nd, nf = int(work.shape[0]), int(deep.shape[0]), int(fallen.shape[0])
+        self._la[:nw] = work
+        self._la[nw:nw + nd] = deep
+        self._fell[fallen] = fstamp
+        self._fallen[:nf] = fallen
+        self._ctr[C_NEXT] = nw + nd
+        self._ctr[C_FELL] = nf
+        self._ks[KS_FELL] = nf
+        self._top_n = int(slots.shape[0]) - nf
+        self.stats["top"] = int(slots.shape[0])
 
     def _peel(self, members, n: int, member, mstamp, tstamp, deadline, *,
               to_empty: bool) -> int:
@@ -793,10 +854,13 @@ class GpuDynamicTruss(HostRounds):
             int(cstamp), P(ext), P(self._ctr)))
         if LEVELS_AT_ONCE and DEVICE_SCAN_INSERT:
             # every level at once, its seeds' count read on the device: one read at the end
-            done = self._scan(4, 0, 0, self._region, 0, tstamp, deadline, max_region, queued)
+            done = self._scan(4, 0, self._top, self._region, 0, tstamp, deadline, max_region,
+                              queued)
             c = self._words_host
             if not done:
                 return self._fallback(self._touched_count)
+            if self._top:
+                self._top_insert()
             self.stats.update(region=self._touched_count, rounds=self._rounds,
                               peel_rounds=self._peel_rounds,
                               levels=self._levels, placed=int(c[C_PLACED]),

@@ -375,7 +375,8 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
         __syncwarp();
         __threadfence();                     // (the flag's clear before the reads below)
         // peel: e not peeled yet; cand: e not a candidate yet
-        const bool open = Cand ? ldcg(&J.member[e]) != mstamp : ldcg(&S.gone[e]) != J.gstamp;
+        const bool open = Cand ? k < S.cap && ldcg(&J.member[e]) != mstamp
+                               : ldcg(&S.gone[e]) != J.gstamp;
         const i64 r = Cand ? ldcg(&S.rank[e]) : 0;
         // (the entry's other units may have decided it already: k - 1 found)
         const bool enough = parts > 1 && (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
