@@ -57,7 +57,12 @@ from numba import types as nbtypes
 from numba.core import caching
 from numba.core import event as numba_event
 
+from . import threads
+
 PARALLEL_MIN = 1 << 13   # items of work below which the serial twin runs
+# items of work below which a split kernel (SplitKernel) runs on one thread whatever its
+# threshold, unless parallel_policy is "always"
+SPLIT_MIN = 1 << 10
 # items of work (the first array argument's length, summed over the calls at or above the
 # parallel threshold) after which a kernel's parallel twin is compiled and used
 PROMOTE_WORK = 1 << 22
@@ -474,6 +479,73 @@ def ix(typingctx, i):
         return context.cast(builder, args[0], arg, nbtypes.uint64)
 
     return nbtypes.uint64(arg), codegen
+
+
+class SplitKernel:
+    """Callable running one serial, ``nogil`` compilation of a kernel on one thread or, for
+    calls whose work (:func:`_work`) is at least ``threshold``, in parts on several threads
+    (:func:`hornet.core.threads.run_parts`): one compile serves small and large inputs.
+
+    The kernel's last two arguments are ``part, parts`` (given by this callable, not by its
+    callers): it runs share ``part`` of ``parts`` of its outer loop, whose iterations must be
+    independent (see :func:`part_range`). ``combine`` makes the call's result from the
+    parts' results (a list in part order); default: part 0's result. The helpers it calls
+    with :func:`inline_when_parallel` are inlined into it, as into a parallel twin.
+    :data:`parallel_policy` ``"never"`` keeps every call on one thread; a split call counts
+    in :data:`parallel_calls`. Called from Python only (a jitted caller calls ``.kernel``
+    with ``part, parts``). Under the default :data:`parallel_policy` calls below
+    :data:`SPLIT_MIN` run on one thread whatever the threshold: handing a part to another
+    thread costs about as much as that much work."""
+
+    def __init__(self, py_func, threshold: int = PARALLEL_MIN, combine=None,
+                 cache: bool = True, **options):
+        options["nogil"] = True
+        parallel_kernels.add((py_func.__module__, py_func.__qualname__))
+        self.kernel = njit(py_func, cache=cache, **options)
+        self.py_func = py_func
+        self.threshold = threshold
+        self.combine = combine
+        self.__doc__ = py_func.__doc__
+        self.__name__ = py_func.__name__
+        self.__qualname__ = py_func.__qualname__
+        self.__module__ = py_func.__module__
+
+    def __call__(self, *args):
+        global parallel_calls
+        if parallel_policy != "never" and _work(args) >= (
+                self.threshold if parallel_policy == "always" else
+                max(self.threshold, SPLIT_MIN)):
+            parts = threads.parts_for()
+            if parts > 1:
+                parallel_calls += 1
+                results = threads.run_parts(self.kernel, args, parts)
+                return results[0] if self.combine is None else self.combine(results)
+        result = self.kernel(*args, 0, 1)
+        return result if self.combine is None else self.combine([result])
+
+    def split(self, *args):
+        """The call in parts whatever its work (unless :data:`parallel_policy` is
+        ``"never"``): for callers that size the work themselves."""
+        global parallel_calls
+        parts = threads.parts_for() if parallel_policy != "never" else 1
+        parallel_calls += parts > 1
+        results = threads.run_parts(self.kernel, args, parts)
+        return results[0] if self.combine is None else self.combine(results)
+
+
+@njit(inline="always")
+def part_range(n, part, parts):
+    """(first, end) of share ``part`` of ``parts`` of ``range(n)``: a split kernel's outer
+    loop is ``for i in range(*part_range(n, part, parts))``."""
+    return n * part // parts, n * (part + 1) // parts
+
+
+def split_kernel(py_func=None, *, threshold: int = PARALLEL_MIN, combine=None):
+    """Decorator: ``@split_kernel`` on a kernel whose last two arguments are ``part, parts``
+    (see :class:`SplitKernel`)."""
+    if py_func is None:
+        return lambda f: SplitKernel(f, threshold, combine)
+    return SplitKernel(py_func, threshold, combine)
 
 
 def dual_kernel(py_func=None, *, threshold: int = PARALLEL_MIN):
