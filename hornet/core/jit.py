@@ -8,21 +8,22 @@
   first compile of a process prints one line on stderr (:data:`COMPILE_NOTICE`). A cached
   kernel is reused only while its own file and the files of the helpers it calls
   (:func:`kernel_sources`) are unchanged.
-- :func:`dual_kernel`: kernels compiled twice, parallel for large inputs, serial for small
-  ones. Waking Numba's worker threads costs tens of microseconds per call; a batch of a few
-  edges runs a dozen kernels, so small inputs take the serial twin (well under a microsecond
-  to enter).
-- Parallel kernels (``njit(parallel=True)`` and the parallel twin of a dual kernel) are
-  compiled only once a process has given them real work: compiling a ``prange`` loop costs
-  several times the serial compile of the same body (tens of seconds for the batch
-  pipeline's largest kernels), which a replay of a small stream would never win back. Until
-  then the serial twin runs the same body (``prange`` is ``range`` there). A kernel's
-  parallel twin takes over (:data:`PROMOTE_WORK`) once the serial twin has processed that
-  many items of calls at least the parallel threshold, or at once when its compiled code is
-  in the cache already (a previous run compiled it). :data:`parallel_policy` changes this.
+- :func:`split_kernel`: hornet's parallel CPU kernels. One serial compilation (``nogil``) of
+  a loop whose iterations are independent, run on one thread for small inputs and in parts
+  on several threads for large ones (:mod:`hornet.core.threads`: a few threads of hornet's
+  own, started on first use, as many as ``numba.get_num_threads()``). One compile serves
+  both: a ``prange`` loop (Numba's parfor) would cost several times the serial compile of
+  the same body, and a second compilation besides. Kernels with several phases are split
+  kernels called one after another (each phase needs the whole previous one).
+- :func:`dual_kernel` and ``njit(parallel=True)``: kernels compiled twice, parallel (Numba's
+  parfor) for large inputs, serial for small ones; the parallel twin is compiled only once
+  a process has given it real work (:data:`PROMOTE_WORK` items of calls at least the
+  parallel threshold, or at once when its compiled code is in the cache already).
+  :data:`parallel_policy` changes this. Kept for kernels outside hornet's own (hornet's
+  kernels are split kernels).
 - :func:`inline_when_parallel`: an inlining choice for per-row helpers (``njit(inline=...)``):
-  inlined into parallel twins, where large batches run, and called from serial ones, so
-  that a short run compiles each helper once.
+  inlined into split kernels and parallel twins, where large batches run, and called from
+  other kernels, so that those compile each helper once.
 - :class:`OptionalPath`: an optional fast path (one that only speeds up what another path
   also does, such as the CPU small-batch path) is taken once its kernels are compiled or
   cached, or once a process has made enough calls to win its compile back

@@ -1,8 +1,8 @@
 """Copies of slot ranges between blocks, and slot addresses in other fields (CPU kernels).
 
-Note: inside ``prange`` loops, Numba's parfor pass mishandles slice assignment between
-``carray`` views (the copy silently does nothing), so parallel kernels here and in the batch
-pipeline copy element by element.
+The kernels here and in the batch pipeline copy element by element: inside ``prange`` loops
+Numba's parfor pass mishandles slice assignment between ``carray`` views (the copy silently
+does nothing), which a parfor version of them would meet.
 """
 from __future__ import annotations
 

@@ -65,8 +65,7 @@ ROW_WRITE_AHEAD = 32   # remove_fused's distance (its rows are prefetched for wr
 READ, WRITE, SECOND_LEVEL = 0, 1, 2
 
 # _prefetch_row, _plan_row and _prefetch_segment, shared by the four fused kernels, are inlined
-# in Numba's IR into their parallel twins and called from their serial twins: see the note
-# above lists._move_run.
+# in Numba's IR into them (and called from other kernels): see the note above lists._move_run.
 
 
 @njit(inline=inline_when_parallel)

@@ -276,14 +276,13 @@ def _move_field(dst, src, n, size):
 
 
 # _search_segment, _move_field, _merge_field and _remove_field are inlined in Numba's IR into
-# the parallel twins of the fused kernels (plan and merge of an insert, plan and removal of a
-# delete) and called everywhere else (jit.inline_when_parallel). Called in a parallel loop,
-# they take their array arguments with reference counting per segment (atomic operations that
-# also stall the prefetches); inlined at the dozen places the fused kernels use them, each
+# the fused kernels (plan and merge of an insert, plan and removal of a delete: split kernels)
+# and called everywhere else (jit.inline_when_parallel). Called in a kernel's loop, they take
+# their array arguments with reference counting per segment (atomic operations that also
+# stall the prefetches); inlined at the dozen places the fused kernels use them, each
 # _move_field for four item sizes, they are typed and optimized again at each place, which
-# multiplies the compile time. Large batches run the parallel twins; the serial twins, which
-# a short run compiles, link one compiled copy of each (LLVM still inlines the small ones).
-# _move_run is always a called function.
+# costs compile time: other kernels link one compiled copy of each (LLVM still inlines the
+# small ones). _move_run is always a called function.
 @njit
 def _move_run(dst, src, n, size):
     """:func:`_move_field` for any ``n`` (>= 0)."""

@@ -431,8 +431,7 @@ def _fill_unique(keys, start, width, bits, high_bits, found, heads, src, dst, so
 
 def _sort_buckets(keys, start) -> None:
     """Sort every bucket ``keys[start[b]:start[b + 1]]`` in place, in two threads when large:
-    this one and one of the pool. (Two pool threads while this one waits would compete with
-    the OpenMP worker that still spins on another core right after a parallel kernel.)"""
+    this one and one of the pool (this one works rather than waits on two pool threads)."""
     bounds = start.tolist()
     nb = len(bounds) - 1
     if numba.get_num_threads() < 2 or keys.shape[0] < (1 << 18):
