@@ -71,9 +71,14 @@ PROMOTE_WORK = 1 << 22
 # first call at or above the threshold, compiling them then; "never": serial twins only
 parallel_policy = "tiered"
 
-#: Calls that took a parallel twin (:class:`TieredKernel`) in this process; the test suite
-#: checks with it that its ``parallel_kernels`` tests reach the parallel compilations.
+#: Calls that took a parallel twin (:class:`TieredKernel`) or ran in parts (:class:`SplitKernel`)
+#: in this process; the test suite checks with it that its ``parallel_kernels`` tests reach
+#: the parallel code.
 parallel_calls = 0
+#: The fewest parts a split call runs in (more where Numba has more threads): the test suite
+#: sets 2 in its ``parallel_kernels`` tests, so that small inputs, which run on one thread
+#: (:func:`hornet.core.chunking.threads_for`), are split too.
+split_min_parts = 1
 # optional fast paths (:class:`OptionalPath`): "tiered" (the default): taken once compiled or
 # cached, or after their promotion count of calls; "always": taken from the first call
 # (compiling them then); "never": not taken
@@ -516,7 +521,7 @@ class SplitKernel:
         if parallel_policy != "never" and _work(args) >= (
                 self.threshold if parallel_policy == "always" else
                 max(self.threshold, SPLIT_MIN)):
-            parts = threads.parts_for()
+            parts = split_parts()
             if parts > 1:
                 parallel_calls += 1
                 results = threads.run_parts(self.kernel, args, parts)
@@ -528,10 +533,17 @@ class SplitKernel:
         """The call in parts whatever its work (unless :data:`parallel_policy` is
         ``"never"``): for callers that size the work themselves."""
         global parallel_calls
-        parts = threads.parts_for() if parallel_policy != "never" else 1
+        parts = split_parts() if parallel_policy != "never" else 1
         parallel_calls += parts > 1
         results = threads.run_parts(self.kernel, args, parts)
         return results[0] if self.combine is None else self.combine(results)
+
+
+def split_parts() -> int:
+    """How many parts a split call made now runs in at most (one per Numba thread of the
+    calling thread, at least :data:`split_min_parts`): the rows of per-part scratch arrays
+    that a split kernel indexes by ``part``."""
+    return max(threads.parts_for(), split_min_parts)
 
 
 @njit(inline="always")

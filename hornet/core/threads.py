@@ -86,6 +86,14 @@ def _the_pool() -> _Pool:
     return pool
 
 
+def _drop(pool: _Pool) -> None:
+    """Stop using ``pool``: the next split call starts new workers."""
+    global _pool
+    with _pool_made:
+        if _pool is pool:
+            _pool = None
+
+
 def parts_for() -> int:
     """How many parts a split call runs in: Numba's thread count (of the calling thread)."""
     return max(1, int(numba.get_num_threads()))
@@ -116,6 +124,8 @@ def run_parts(fn, args: tuple, parts: int) -> list:
                 except BaseException as e:
                     error = error or e
         if error is not None:
+            if not isinstance(error, Exception):      # interrupted while waiting: a worker
+                _drop(pool)                           # may still run, so it is not reused
             raise error
         return [first] + rest
     finally:

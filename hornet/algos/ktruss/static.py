@@ -55,7 +55,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from hornet.adjacency import AdjacencyView
@@ -66,7 +65,7 @@ from hornet.core.search import lower_bound
 from ..triangles.static import (EID_LOOKUP, EID_PROP, POS_MARKS_BYTES, EdgeIndex, count_oriented,
                                 lookup_eid, map_entries_to_index, orient)
 from ..views import as_adjacency, edge_list, entry_offsets, on_gpu, sized, symmetrized
-from ...core.jit import njit, part_range, split_kernel
+from ...core.jit import njit, part_range, split_kernel, split_parts
 
 __all__ = ["k_truss", "truss_numbers", "max_truss"]
 
@@ -583,7 +582,7 @@ class _Peeler:
         heads, tails, reids = heads[order], tails[order], rem[order]
         pstart = _pieces(heads, PIECE)
         self._counter[0] = 0
-        marks = self._marks(numba.get_num_threads())
+        marks = self._marks(split_parts())      # a row per part of the split kernel
         with threads_for(int(ds.sum() + dd.sum())):
             _delta_update(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, self.state,
                           heads, tails, reids, pstart, marks, marks.dtype == np.int32,

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
 from hornet.adjacency import AdjacencyView
@@ -43,7 +42,7 @@ from hornet.core.chunking import chunk_bounds, num_chunks
 from hornet.core.pointers import int32_view, view as ptr_view
 from hornet.core.search import lower_bound
 from ..views import as_adjacency, edge_list, entry_offsets, sized, symmetrized
-from ...core.jit import njit, part_range, split_kernel
+from ...core.jit import njit, part_range, split_kernel, split_parts
 
 __all__ = ["triangle_count", "triangles_per_vertex", "edge_support", "EdgeIndex"]
 
@@ -383,7 +382,7 @@ def count_oriented(oriented, mode: int, num_vertices: int = 0, num_edges: int = 
     sup = np.zeros(num_edges if mode == 2 else 0, np.int32)
     if oind.shape[0] == 0:
         return 0, (tri_v if mode == 1 else None), (sup if mode == 2 else None)
-    nt = numba.get_num_threads()              # the parts of a split _tc_kernel call
+    nt = split_parts()                        # the parts of a split _tc_kernel call
     work = np.zeros(V + 1, np.int64)
     _vertex_work(ooff, oind, work)
     np.cumsum(work, out=work)
