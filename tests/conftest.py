@@ -135,27 +135,30 @@ def read_pairs(name):
 
 @pytest.fixture(autouse=True)
 def parallel_kernel_policy(request):
-    """Tests marked ``parallel_kernels`` run the parallel twins of the CPU kernels from their
-    first call at or above their threshold (``jit.parallel_policy = "always"``), as a process
-    that has promoted them does. The other tests run the library's default tiering, under
-    which a short process (a test) calls the serial twins only: the marked tests (at least one
-    per kernel family, on inputs above the thresholds, against the same oracles) keep the
-    parallel compilations covered."""
+    """Tests marked ``parallel_kernels`` run the CPU kernels in parts (split kernels, and the
+    parallel twins of other kernels) from their first call at or above their threshold
+    (``jit.parallel_policy = "always"``), in two parts at least
+    (``jit.split_min_parts = 2``) even where the input is small enough for one thread. The
+    other tests run the library's default, under which small inputs run on one thread: the
+    marked tests (at least one per kernel family, against the same oracles) keep the
+    parallel code covered."""
     if (request.node.get_closest_marker("parallel_kernels") is None
             or request.node.get_closest_marker("gpu") is not None):   # GPU cases run no CPU twin
         yield
         return
     from hornet.core import jit
-    before, calls = jit.parallel_policy, jit.parallel_calls
+    before, calls, parts = jit.parallel_policy, jit.parallel_calls, jit.split_min_parts
     jit.parallel_policy = "always"
+    jit.split_min_parts = 2            # split kernels run in parts even on small inputs
     try:
         yield
     finally:
         jit.parallel_policy = before
+        jit.split_min_parts = parts
     report = getattr(request.node, "report_call", None)
     if report is not None and report.passed:        # a skipped or failed test says so itself
         assert jit.parallel_calls > calls, \
-            f"{request.node.nodeid} is marked parallel_kernels but called no parallel twin"
+            f"{request.node.nodeid} is marked parallel_kernels but ran nothing in parts"
 
 
 @pytest.hookimpl(hookwrapper=True)

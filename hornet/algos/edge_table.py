@@ -32,11 +32,10 @@ import os
 from typing import Any
 
 import numpy as np
-from numba import prange
 
 from hornet.core.atomics import atomic_cas
 from hornet.core.chunking import threads_for
-from ..core.jit import njit
+from ..core.jit import njit, part_range, split_kernel
 
 #: work units per key for threads_for (a probe costs about a list entry's worth 16 times)
 _KEY_WORK = 16
@@ -114,23 +113,23 @@ def table_insert(keys, shift, k):
         s = (s + 1) & mask
 
 
-@njit(parallel=True)
-def _insert_keys(keys, shift, qkeys, slots, fresh):
-    for i in prange(qkeys.shape[0]):
+@split_kernel(threshold=0)
+def _insert_keys(keys, shift, qkeys, slots, fresh, part, parts):
+    for i in range(*part_range(qkeys.shape[0], part, parts)):
         s, f = table_insert(keys, shift, qkeys[i])
         slots[i] = s
         fresh[i] = f
 
 
-@njit(parallel=True)
-def _find_keys(keys, shift, qkeys, slots):
-    for i in prange(qkeys.shape[0]):
+@split_kernel(threshold=0)
+def _find_keys(keys, shift, qkeys, slots, part, parts):
+    for i in range(*part_range(qkeys.shape[0], part, parts)):
         slots[i] = table_find(keys, shift, qkeys[i])
 
 
-@njit(parallel=True)
-def _delete_keys(keys, shift, qkeys, gone):
-    for i in prange(qkeys.shape[0]):
+@split_kernel(threshold=0)
+def _delete_keys(keys, shift, qkeys, gone, part, parts):
+    for i in range(*part_range(qkeys.shape[0], part, parts)):
         s = table_find(keys, shift, qkeys[i])
         gone[i] = False
         if s >= 0:

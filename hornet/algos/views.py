@@ -26,14 +26,13 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from numba import prange
 import numpy as np
 
 from hornet.adjacency import AdjacencyView, check_csr_pair
 from hornet.core.chunking import SERIAL_WORK, threads_for
 from hornet.core.pointers import int32_view, view as ptr_view
 from hornet.core.search import lower_bound
-from ..core.jit import njit
+from ..core.jit import njit, part_range, split_kernel
 
 __all__ = ["as_adjacency", "input_size", "sized", "sorted_view", "storage_order",
            "storage_ranks", "symmetrized",
@@ -269,9 +268,9 @@ def entry_offsets(degree: np.ndarray) -> np.ndarray:
     return off
 
 
-@njit(parallel=True)
-def _gather_indices(deg, ptr, off, out):
-    for v in prange(deg.shape[0]):
+@split_kernel(threshold=0)
+def _gather_indices(deg, ptr, off, out, part, parts):
+    for v in range(*part_range(deg.shape[0], part, parts)):
         d = deg[v]
         if d:
             row = int32_view(ptr[v], d)
@@ -280,9 +279,9 @@ def _gather_indices(deg, ptr, off, out):
                 out[base + j] = row[j]
 
 
-@njit(parallel=True)
-def _gather_prop(deg, pptr, off, like, out):
-    for v in prange(deg.shape[0]):
+@split_kernel(threshold=0)
+def _gather_prop(deg, pptr, off, like, out, part, parts):
+    for v in range(*part_range(deg.shape[0], part, parts)):
         d = deg[v]
         if d:
             row = ptr_view(pptr[v], d, like)
@@ -324,10 +323,10 @@ def _counting_sort(keys, order, num_keys, out):
     return cnt
 
 
-@njit(parallel=True)
-def _mark_unique(indptr, dst, perm, keep, newdeg):
+@split_kernel(threshold=0)
+def _mark_unique(indptr, dst, perm, keep, newdeg, part, parts):
     n = indptr.shape[0] - 1
-    for v in prange(n):
+    for v in range(*part_range(n, part, parts)):
         c = 0
         for p in range(indptr[v], indptr[v + 1]):
             if p > indptr[v] and dst[perm[p]] == dst[perm[p - 1]]:
@@ -338,10 +337,10 @@ def _mark_unique(indptr, dst, perm, keep, newdeg):
         newdeg[v] = c
 
 
-@njit(parallel=True)
-def _compact_rows(indptr, dst, perm, keep, newptr, ind_out, perm_out):
+@split_kernel(threshold=0)
+def _compact_rows(indptr, dst, perm, keep, newptr, ind_out, perm_out, part, parts):
     n = indptr.shape[0] - 1
-    for v in prange(n):
+    for v in range(*part_range(n, part, parts)):
         q = newptr[v]
         for p in range(indptr[v], indptr[v + 1]):
             if keep[p]:
@@ -377,9 +376,9 @@ def csr_from_coo(src, dst, num_vertices: int, *, dedupe: bool = True):
     return newptr, ind2, perm2
 
 
-@njit(parallel=True)
-def _row_ids(off, out):
-    for v in prange(off.shape[0] - 1):
+@split_kernel(threshold=0)
+def _row_ids(off, out, part, parts):
+    for v in range(*part_range(off.shape[0] - 1, part, parts)):
         for p in range(off[v], off[v + 1]):
             out[p] = v
 
@@ -405,12 +404,12 @@ def _addr(a: np.ndarray) -> int:
     return int(a.ctypes.data) if a.size else 0
 
 
-@njit(parallel=True)
-def _symmetric_kernel(deg, ptr):
+@split_kernel(threshold=0, combine=sum)
+def _symmetric_kernel(deg, ptr, part, parts):
     # (no scalar prange reductions in this package: per-item results go to an array that is
     # summed afterwards; Numba's reduction analysis has miscompiled or rejected them)
     bad = np.zeros(deg.shape[0], np.int64)
-    for u in prange(deg.shape[0]):
+    for u in range(*part_range(deg.shape[0], part, parts)):
         d = deg[u]
         b = 0
         if d:
@@ -436,11 +435,11 @@ def is_symmetric(view: AdjacencyView) -> bool:
     return _symmetric_kernel(np.asarray(view.degree), np.asarray(view.edge_ptr)) == 0
 
 
-@njit(parallel=True)
-def _both_directions(deg, ptr, off, src, dst):
+@split_kernel(threshold=0)
+def _both_directions(deg, ptr, off, src, dst, part, parts):
     """Write (u, v) and (v, u) for every stored entry with u != v; self-loops become (-1, -1)."""
     m = off[deg.shape[0]]
-    for u in prange(deg.shape[0]):
+    for u in range(*part_range(deg.shape[0], part, parts)):
         d = deg[u]
         if d:
             row = int32_view(ptr[u], d)
@@ -479,10 +478,10 @@ def symmetrized(view: AdjacencyView) -> AdjacencyView:
     return AdjacencyView.from_csr(indptr, ind, directed=False, sorted=True)
 
 
-@njit(parallel=True)
-def _self_loops(deg, ptr):
+@split_kernel(threshold=0, combine=sum)
+def _self_loops(deg, ptr, part, parts):
     c = np.zeros(deg.shape[0], np.int64)
-    for u in prange(deg.shape[0]):
+    for u in range(*part_range(deg.shape[0], part, parts)):
         d = deg[u]
         b = 0
         if d:
@@ -498,9 +497,9 @@ def has_self_loops(view: AdjacencyView) -> bool:
     return _self_loops(np.asarray(view.degree), np.asarray(view.edge_ptr)) > 0
 
 
-@njit(parallel=True)
-def _upper_counts(deg, ptr, directed, cnt):
-    for u in prange(deg.shape[0]):
+@split_kernel(threshold=0)
+def _upper_counts(deg, ptr, directed, cnt, part, parts):
+    for u in range(*part_range(deg.shape[0], part, parts)):
         d = deg[u]
         if d == 0:
             cnt[u] = 0
@@ -511,9 +510,9 @@ def _upper_counts(deg, ptr, directed, cnt):
             cnt[u] = d - lower_bound(row, 0, d, u + 1)
 
 
-@njit(parallel=True)
-def _fill_edges(deg, ptr, directed, eoff, src, dst):
-    for u in prange(deg.shape[0]):
+@split_kernel(threshold=0)
+def _fill_edges(deg, ptr, directed, eoff, src, dst, part, parts):
+    for u in range(*part_range(deg.shape[0], part, parts)):
         d = deg[u]
         if d == 0:
             continue

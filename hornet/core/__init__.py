@@ -1,6 +1,7 @@
 """The ground floor: helpers that every layer of hornet uses, and that import nothing of hornet.
 
-- :mod:`~hornet.core.jit`: compiling CPU kernels (serial and parallel twins, unchecked indices);
+- :mod:`~hornet.core.jit`: compiling CPU kernels (split kernels, unchecked indices);
+- :mod:`~hornet.core.threads`: the threads that run the parts of split kernels;
 - :mod:`~hornet.core.pointers`: raw addresses as arrays inside Numba kernels, prefetches;
 - :mod:`~hornet.core.search`: binary searches in sorted arrays and address directories;
 - :mod:`~hornet.core.atomics`: atomic add / compare-and-swap inside Numba kernels;

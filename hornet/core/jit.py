@@ -8,21 +8,22 @@
   first compile of a process prints one line on stderr (:data:`COMPILE_NOTICE`). A cached
   kernel is reused only while its own file and the files of the helpers it calls
   (:func:`kernel_sources`) are unchanged.
-- :func:`dual_kernel`: kernels compiled twice, parallel for large inputs, serial for small
-  ones. Waking Numba's worker threads costs tens of microseconds per call; a batch of a few
-  edges runs a dozen kernels, so small inputs take the serial twin (well under a microsecond
-  to enter).
-- Parallel kernels (``njit(parallel=True)`` and the parallel twin of a dual kernel) are
-  compiled only once a process has given them real work: compiling a ``prange`` loop costs
-  several times the serial compile of the same body (tens of seconds for the batch
-  pipeline's largest kernels), which a replay of a small stream would never win back. Until
-  then the serial twin runs the same body (``prange`` is ``range`` there). A kernel's
-  parallel twin takes over (:data:`PROMOTE_WORK`) once the serial twin has processed that
-  many items of calls at least the parallel threshold, or at once when its compiled code is
-  in the cache already (a previous run compiled it). :data:`parallel_policy` changes this.
+- :func:`split_kernel`: hornet's parallel CPU kernels. One serial compilation (``nogil``) of
+  a loop whose iterations are independent, run on one thread for small inputs and in parts
+  on several threads for large ones (:mod:`hornet.core.threads`: a few threads of hornet's
+  own, started on first use, as many as ``numba.get_num_threads()``). One compile serves
+  both: a ``prange`` loop (Numba's parfor) would cost several times the serial compile of
+  the same body, and a second compilation besides. Kernels with several phases are split
+  kernels called one after another (each phase needs the whole previous one).
+- :func:`dual_kernel` and ``njit(parallel=True)``: kernels compiled twice, parallel (Numba's
+  parfor) for large inputs, serial for small ones; the parallel twin is compiled only once
+  a process has given it real work (:data:`PROMOTE_WORK` items of calls at least the
+  parallel threshold, or at once when its compiled code is in the cache already).
+  :data:`parallel_policy` changes this. Kept for kernels outside hornet's own (hornet's
+  kernels are split kernels).
 - :func:`inline_when_parallel`: an inlining choice for per-row helpers (``njit(inline=...)``):
-  inlined into parallel twins, where large batches run, and called from serial ones, so
-  that a short run compiles each helper once.
+  inlined into split kernels and parallel twins, where large batches run, and called from
+  other kernels, so that those compile each helper once.
 - :class:`OptionalPath`: an optional fast path (one that only speeds up what another path
   also does, such as the CPU small-batch path) is taken once its kernels are compiled or
   cached, or once a process has made enough calls to win its compile back
@@ -57,7 +58,12 @@ from numba import types as nbtypes
 from numba.core import caching
 from numba.core import event as numba_event
 
+from . import threads
+
 PARALLEL_MIN = 1 << 13   # items of work below which the serial twin runs
+# items of work below which a split kernel (SplitKernel) runs on one thread whatever its
+# threshold, unless parallel_policy is "always"
+SPLIT_MIN = 1 << 10
 # items of work (the first array argument's length, summed over the calls at or above the
 # parallel threshold) after which a kernel's parallel twin is compiled and used
 PROMOTE_WORK = 1 << 22
@@ -65,9 +71,14 @@ PROMOTE_WORK = 1 << 22
 # first call at or above the threshold, compiling them then; "never": serial twins only
 parallel_policy = "tiered"
 
-#: Calls that took a parallel twin (:class:`TieredKernel`) in this process; the test suite
-#: checks with it that its ``parallel_kernels`` tests reach the parallel compilations.
+#: Calls that took a parallel twin (:class:`TieredKernel`) or ran in parts (:class:`SplitKernel`)
+#: in this process; the test suite checks with it that its ``parallel_kernels`` tests reach
+#: the parallel code.
 parallel_calls = 0
+#: The fewest parts a split call runs in (more where Numba has more threads): the test suite
+#: sets 2 in its ``parallel_kernels`` tests, so that small inputs, which run on one thread
+#: (:func:`hornet.core.chunking.threads_for`), are split too.
+split_min_parts = 1
 # optional fast paths (:class:`OptionalPath`): "tiered" (the default): taken once compiled or
 # cached, or after their promotion count of calls; "always": taken from the first call
 # (compiling them then); "never": not taken
@@ -474,6 +485,80 @@ def ix(typingctx, i):
         return context.cast(builder, args[0], arg, nbtypes.uint64)
 
     return nbtypes.uint64(arg), codegen
+
+
+class SplitKernel:
+    """Callable running one serial, ``nogil`` compilation of a kernel on one thread or, for
+    calls whose work (:func:`_work`) is at least ``threshold``, in parts on several threads
+    (:func:`hornet.core.threads.run_parts`): one compile serves small and large inputs.
+
+    The kernel's last two arguments are ``part, parts`` (given by this callable, not by its
+    callers): it runs share ``part`` of ``parts`` of its outer loop, whose iterations must be
+    independent (see :func:`part_range`). ``combine`` makes the call's result from the
+    parts' results (a list in part order); default: part 0's result. The helpers it calls
+    with :func:`inline_when_parallel` are inlined into it, as into a parallel twin.
+    :data:`parallel_policy` ``"never"`` keeps every call on one thread; a split call counts
+    in :data:`parallel_calls`. Called from Python only (a jitted caller calls ``.kernel``
+    with ``part, parts``). Under the default :data:`parallel_policy` calls below
+    :data:`SPLIT_MIN` run on one thread whatever the threshold: handing a part to another
+    thread costs about as much as that much work."""
+
+    def __init__(self, py_func, threshold: int = PARALLEL_MIN, combine=None,
+                 cache: bool = True, **options):
+        options["nogil"] = True
+        parallel_kernels.add((py_func.__module__, py_func.__qualname__))
+        self.kernel = njit(py_func, cache=cache, **options)
+        self.py_func = py_func
+        self.threshold = threshold
+        self.combine = combine
+        self.__doc__ = py_func.__doc__
+        self.__name__ = py_func.__name__
+        self.__qualname__ = py_func.__qualname__
+        self.__module__ = py_func.__module__
+
+    def __call__(self, *args):
+        global parallel_calls
+        if parallel_policy != "never" and _work(args) >= (
+                self.threshold if parallel_policy == "always" else
+                max(self.threshold, SPLIT_MIN)):
+            parts = split_parts()
+            if parts > 1:
+                parallel_calls += 1
+                results = threads.run_parts(self.kernel, args, parts)
+                return results[0] if self.combine is None else self.combine(results)
+        result = self.kernel(*args, 0, 1)
+        return result if self.combine is None else self.combine([result])
+
+    def split(self, *args):
+        """The call in parts whatever its work (unless :data:`parallel_policy` is
+        ``"never"``): for callers that size the work themselves."""
+        global parallel_calls
+        parts = split_parts() if parallel_policy != "never" else 1
+        parallel_calls += parts > 1
+        results = threads.run_parts(self.kernel, args, parts)
+        return results[0] if self.combine is None else self.combine(results)
+
+
+def split_parts() -> int:
+    """How many parts a split call made now runs in at most (one per Numba thread of the
+    calling thread, at least :data:`split_min_parts`): the rows of per-part scratch arrays
+    that a split kernel indexes by ``part``."""
+    return max(threads.parts_for(), split_min_parts)
+
+
+@njit(inline="always")
+def part_range(n, part, parts):
+    """(first, end) of share ``part`` of ``parts`` of ``range(n)``: a split kernel's outer
+    loop is ``for i in range(*part_range(n, part, parts))``."""
+    return n * part // parts, n * (part + 1) // parts
+
+
+def split_kernel(py_func=None, *, threshold: int = PARALLEL_MIN, combine=None):
+    """Decorator: ``@split_kernel`` on a kernel whose last two arguments are ``part, parts``
+    (see :class:`SplitKernel`)."""
+    if py_func is None:
+        return lambda f: SplitKernel(f, threshold, combine)
+    return SplitKernel(py_func, threshold, combine)
 
 
 def dual_kernel(py_func=None, *, threshold: int = PARALLEL_MIN):

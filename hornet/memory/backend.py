@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable
 
-import numba
 import numpy as np
 
-from ..core.jit import dual_kernel, ix, njit
+from ..core.jit import ix, njit, part_range, split_kernel
 from ..core.search import array_directory
 from . import bit_tree
 
@@ -124,12 +123,13 @@ def _cpu_release_pointers(forest, bases, shifts, pointers):
 PLACE_CHUNKS = 16
 
 
-@njit(parallel=True)
-def _cpu_class_counts_kernel(classes):
-    """How many entries of each size class (int64 (64,)); negative classes are not counted."""
+@split_kernel(threshold=0, combine=sum)
+def _cpu_class_counts_kernel(classes, part_index, parts):
+    """How many entries of each size class (int64 (64,)); negative classes are not counted.
+    (A split call's parts each count their pieces; their sum is the answer.)"""
     n = classes.shape[0]
     part = np.zeros((PLACE_CHUNKS, 64), dtype=np.int64)
-    for c in numba.prange(PLACE_CHUNKS):
+    for c in range(*part_range(PLACE_CHUNKS, part_index, parts)):
         for i in range(n * c // PLACE_CHUNKS, n * (c + 1) // PLACE_CHUNKS):
             k = classes[ix(i)]
             if k >= 0:
@@ -141,29 +141,44 @@ def _cpu_class_counts_kernel(classes):
     return out
 
 
-@njit(parallel=True)
 def _cpu_place_by_class_kernel(classes, per_class, pool):
     """Entry i gets the next block of its class in ``pool`` (classes one after the other,
-    ascending; ``per_class``: their counts), entries of one class in order; in parallel
-    pieces."""
-    n = classes.shape[0]
+    ascending; ``per_class``: their counts), entries of one class in order; in pieces (two
+    split kernels: count per piece, then place)."""
     part = np.zeros((PLACE_CHUNKS, 64), dtype=np.int64)
-    for c in numba.prange(PLACE_CHUNKS):
+    _count_by_piece(classes, part)
+    _piece_offsets(part)
+    out = np.empty(classes.shape[0], dtype=np.int64)
+    _place_by_piece(classes, part, pool, out)
+    return out
+
+
+@split_kernel(threshold=0)
+def _count_by_piece(classes, part, part_index, parts):
+    n = classes.shape[0]
+    for c in range(*part_range(PLACE_CHUNKS, part_index, parts)):
         for i in range(n * c // PLACE_CHUNKS, n * (c + 1) // PLACE_CHUNKS):
             part[c, ix(classes[ix(i)])] += 1
+
+
+@njit
+def _piece_offsets(part):
     at = 0
     for k in range(64):                  # class-major: piece c of class k after pieces < c
         for c in range(PLACE_CHUNKS):
             m = part[c, k]
             part[c, k] = at
             at += m
-    out = np.empty(n, dtype=np.int64)
-    for c in numba.prange(PLACE_CHUNKS):
+
+
+@split_kernel(threshold=0)
+def _place_by_piece(classes, part, pool, out, part_index, parts):
+    n = classes.shape[0]
+    for c in range(*part_range(PLACE_CHUNKS, part_index, parts)):
         for i in range(n * c // PLACE_CHUNKS, n * (c + 1) // PLACE_CHUNKS):
             k = ix(classes[ix(i)])
             out[ix(i)] = pool[ix(part[c, k])]
             part[c, k] += 1
-    return out
 
 
 def _cpu_class_counts(classes):
@@ -183,10 +198,15 @@ def _gpu_place_by_class(classes, per_class, pool):
     return place_by_class(classes, class_start, pool)
 
 
-@dual_kernel
 def _cpu_size_classes(degree, min_class):
     out = np.empty(degree.shape[0], dtype=np.int64)
-    for i in numba.prange(degree.shape[0]):
+    _size_classes(degree, min_class, out)
+    return out
+
+
+@split_kernel
+def _size_classes(degree, min_class, out, part, parts):
+    for i in range(*part_range(degree.shape[0], part, parts)):
         d = degree[i]
         if d <= 0:
             out[i] = -1
@@ -195,7 +215,6 @@ def _cpu_size_classes(degree, min_class):
             while (np.int64(1) << k) < d:
                 k += 1
             out[i] = max(k, min_class)
-    return out
 
 
 

@@ -20,7 +20,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from ..core.jit import PARALLEL_MIN, ix, njit
+from ..core.jit import PARALLEL_MIN, ix, njit, split_kernel
 from ..core.pointers import view
 from ..core.search import array_in_directory
 
@@ -292,7 +292,7 @@ def find_inconsistency(words, offsets, num_blocks):
 
 @njit
 def _take_request(word_addr, row, count, out, at, base, shift):
-    """One request of :func:`take_forest_rows` (a compiled call of its own: the parallel loop
+    """One request of :func:`take_forest_rows` (a compiled call of its own: the split kernel
     then holds no global array, which would keep it out of Numba's cache). Returns how many
     blocks it took."""
     levels = 0
@@ -321,22 +321,36 @@ def _by_count_descending(counts):
     return order
 
 
-@njit(parallel=True)
 def take_forest_rows(word_addrs, table, counts, bases, shifts, threads):
     """Several :func:`take_free` requests in one call: request ``r`` takes the ``counts[r]``
     lowest free blocks of the tree at ``word_addrs[r]`` (level offsets ``table[r]``, padded as
     :func:`forest_table` pads them) and gives their pointers ``bases[r] + (block <<
     shifts[r])``. Returns every request's pointers, request after request (int64), and raises
     if a tree runs out (the caller plans the counts). The requests (one per block array:
-    never two on one tree) are dealt to ``threads`` pieces (``numba.get_num_threads()``)
-    largest first, each to the least loaded: a batch's blocks are mostly of one or two
-    classes."""
+    never two on one tree) are dealt to ``threads`` pieces (``numba.get_num_threads()``; 1:
+    this thread serves them all) largest first, each to the least loaded: a batch's blocks
+    are mostly of one or two classes."""
+    start, owner = _deal_requests(counts, threads)
+    out = np.empty(start[-1], dtype=np.int64)
+    short = np.zeros(counts.shape[0], dtype=np.int64)
+    args = (word_addrs, table, counts, bases, shifts, start, owner, out, short)
+    if threads > 1:
+        _take_rows.split(*args)
+    else:
+        _take_rows.kernel(*args, 0, 1)
+    if short.any():
+        raise AssertionError("a bit tree ran out of the blocks planned from it")
+    return out
+
+
+@njit
+def _deal_requests(counts, threads):
+    """(where each request's pointers start in the output, int64 (R + 1,); the piece that
+    serves each request, int64 (R,)), as :func:`take_forest_rows` deals them."""
     nr = counts.shape[0]
     start = np.zeros(nr + 1, dtype=np.int64)
     for r in range(nr):
         start[r + 1] = start[r] + counts[r]
-    out = np.empty(start[nr], dtype=np.int64)
-    short = np.zeros(nr, dtype=np.int64)
     parts = max(1, min(nr, threads))
     owner = np.zeros(nr, dtype=np.int64)
     load = np.zeros(parts, dtype=np.int64)
@@ -347,23 +361,26 @@ def take_forest_rows(word_addrs, table, counts, bases, shifts, threads):
                 p = q
         owner[r] = p
         load[p] += counts[r]
-    for p in numba.prange(parts):
-        for r in range(nr):
-            if owner[r] != p:
-                continue
-            short[r] = counts[r] - _take_request(word_addrs[r], table[r], counts[r], out,
-                                                 start[r], bases[r], shifts[r])
-    for r in range(nr):
-        if short[r] != 0:
-            raise AssertionError("a bit tree ran out of the blocks planned from it")
-    return out
+    return start, owner
+
+
+@split_kernel
+def _take_rows(word_addrs, table, counts, bases, shifts, start, owner, out, short, part,
+               parts):
+    """The requests of the pieces ``p`` with ``p % parts == part``; ``short[r]``: the blocks
+    request ``r`` lacked."""
+    for r in range(counts.shape[0]):
+        if owner[r] % parts != part:
+            continue
+        short[r] = counts[r] - _take_request(word_addrs[r], table[r], counts[r], out,
+                                             start[r], bases[r], shifts[r])
 
 
 def take_forest(word_addrs, table, counts, bases, shifts) -> np.ndarray:
-    """:func:`take_forest_rows` over the requests (same arguments, less ``threads``), run by
-    its serial twin where one thread serves them (a single block array, or fewer than
-    ``PARALLEL_MIN`` blocks in all): waking Numba's worker threads costs more than such a
-    request, and a busy machine can keep a woken thread waiting for a core."""
+    """:func:`take_forest_rows` over the requests (same arguments, less ``threads``), served
+    by this thread where one thread serves them (a single block array, or fewer than
+    ``PARALLEL_MIN`` blocks in all): handing a piece to another thread costs more than such
+    a request, and a busy machine can keep a woken thread waiting for a core."""
     if counts.shape[0] < 2 or int(counts.sum()) < PARALLEL_MIN:
-        return take_forest_rows.serial(word_addrs, table, counts, bases, shifts, 1)
+        return take_forest_rows(word_addrs, table, counts, bases, shifts, 1)
     return take_forest_rows(word_addrs, table, counts, bases, shifts, numba.get_num_threads())

@@ -1,22 +1,21 @@
 """Copies of slot ranges between blocks, and slot addresses in other fields (CPU kernels).
 
-Note: inside ``prange`` loops, Numba's parfor pass mishandles slice assignment between
-``carray`` views (the copy silently does nothing), so parallel kernels here and in the batch
-pipeline copy element by element.
+The kernels here and in the batch pipeline copy element by element: inside ``prange`` loops
+Numba's parfor pass mishandles slice assignment between ``carray`` views (the copy silently
+does nothing), which a parfor version of them would meet.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from ..core.jit import dual_kernel
+from ..core.jit import part_range, split_kernel
 from ..core.pointers import view, width_dtype
 from ..core.search import array_holding
 
 
-@dual_kernel
-def _copy_ranges(src, dst, counts, like):
-    for i in numba.prange(src.shape[0]):
+@split_kernel
+def _copy_ranges(src, dst, counts, like, part, parts):
+    for i in range(*part_range(src.shape[0], part, parts)):
         n = counts[i]
         if n > 0:
             a = view(dst[i], n, like)
@@ -33,9 +32,9 @@ def copy_ranges(src: np.ndarray, dst: np.ndarray, counts: np.ndarray, dtype) -> 
                      counts.astype(np.int64, copy=False), np.empty(0, dtype=width_dtype(dtype)))
 
 
-@dual_kernel
-def _field_addresses(pointers, bases, field_bases, itemsize, out):
-    for i in numba.prange(pointers.shape[0]):
+@split_kernel
+def _field_addresses(pointers, bases, field_bases, itemsize, out, part, parts):
+    for i in range(*part_range(pointers.shape[0], part, parts)):
         p = pointers[i]
         if p == 0:                           # no block
             out[i] = 0

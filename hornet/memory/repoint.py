@@ -9,10 +9,9 @@ from a table indexed by block.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from ..core.jit import dual_kernel, njit
+from ..core.jit import njit, part_range, split_kernel
 
 __all__ = ["repoint_moved"]
 
@@ -37,9 +36,9 @@ def _moves_by_block(starts, shifts, offsets, old, new, dense):
         dense[offsets[a] + ((old[i] - starts[a]) >> shifts[a])] = new[i]
 
 
-@dual_kernel
-def _repoint(edge_ptr, size_class, n, starts, ends, shifts, offsets, dense, classes):
-    for v in numba.prange(n):
+@split_kernel
+def _repoint(edge_ptr, size_class, n, starts, ends, shifts, offsets, dense, classes, part, parts):
+    for v in range(*part_range(n, part, parts)):
         c = size_class[v]
         if c < 0 or not (classes >> np.uint64(c)) & np.uint64(1):
             continue                     # no list, or not of a class that moved blocks

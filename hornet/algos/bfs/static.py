@@ -16,7 +16,6 @@ given (``reverse=`` or a ``g.reverse_adjacency()`` method), and run top-down onl
 from __future__ import annotations
 
 import numba
-from numba import prange
 import numpy as np
 
 from hornet.core.atomics import atomic_cas
@@ -25,7 +24,7 @@ from hornet.core.pointers import int32_view
 from hornet.core.search import lower_bound
 from ..views import as_adjacency, sized
 from ...id_mapping import source_ids
-from ...core.jit import njit
+from ...core.jit import part_range, split_kernel
 
 __all__ = ["bfs"]
 
@@ -33,20 +32,24 @@ ALPHA = 15     # top-down -> bottom-up when frontier edges > unexplored edges / 
 BETA = 18      # bottom-up -> top-down when frontier vertices < V / BETA
 
 
-@njit(parallel=True)
 def _frontier_prefix(deg, frontier, nf, fprefix):
-    for i in prange(nf):
-        fprefix[i + 1] = deg[frontier[i]]
+    """``fprefix[:nf + 1]``: the running sum of the frontier's degrees, from 0."""
+    _frontier_degrees(nf, deg, frontier, fprefix)
     fprefix[0] = 0
-    for i in range(nf):
-        fprefix[i + 1] += fprefix[i]
+    np.cumsum(fprefix[:nf + 1], out=fprefix[:nf + 1])
 
 
-@njit(parallel=True)
+@split_kernel(threshold=0)
+def _frontier_degrees(nf, deg, frontier, fprefix, part, parts):
+    for i in range(*part_range(nf, part, parts)):
+        fprefix[i + 1] = deg[frontier[i]]
+
+
+@split_kernel(threshold=0)
 def _top_down(deg, ptr, frontier, nf, fprefix, nchunks, level, parent, want_parent, nxt_level,
-              buf, ccount):
+              buf, ccount, part, parts):
     total = fprefix[nf]
-    for c in prange(nchunks):
+    for c in range(*part_range(nchunks, part, parts)):
         lo = (total * c) // nchunks
         hi = (total * (c + 1)) // nchunks
         cnt = 0
@@ -73,12 +76,12 @@ def _top_down(deg, ptr, frontier, nf, fprefix, nchunks, level, parent, want_pare
         ccount[c] = cnt
 
 
-@njit(parallel=True)
-def _gather_chunks(buf, los, ccount, coff, out, ideg):
+@split_kernel(threshold=0, combine=sum)
+def _gather_chunks(buf, los, ccount, coff, out, ideg, part, parts):
     """Concatenate the chunks' vertices (chunk c: ``buf[los[c]:los[c] + ccount[c]]``) into
     ``out``; return the sum of their in-degrees."""
     dsum = np.zeros(los.shape[0], np.int64)
-    for c in prange(los.shape[0]):
+    for c in range(*part_range(los.shape[0], part, parts)):
         lo = los[c]
         base = coff[c]
         local = 0
@@ -90,13 +93,14 @@ def _gather_chunks(buf, los, ccount, coff, out, ideg):
     return dsum.sum()
 
 
-@njit(parallel=True)
-def _bottom_up(ideg, iptr, level, parent, want_parent, cur, nchunks, buf, ccount, vdeg):
+@split_kernel(threshold=0)
+def _bottom_up(ideg, iptr, level, parent, want_parent, cur, nchunks, buf, ccount, vdeg,
+               part, parts):
     """Every unvisited vertex looks for an in-neighbour at level ``cur``; chunk c (a range of
     vertex ids) writes the vertices it found to ``buf[lo_c:]``."""
     n = level.shape[0]
     nxt = cur + 1
-    for c in prange(nchunks):
+    for c in range(*part_range(nchunks, part, parts)):
         lo = (n * c) // nchunks
         hi = (n * (c + 1)) // nchunks
         found = 0

@@ -28,10 +28,9 @@ update (:func:`_row_slots`).
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from hornet.core.atomics import atomic_add
-from hornet.core.jit import dual_kernel, njit
+from hornet.core.jit import njit, part_range, split_kernel
 from hornet.core.pointers import int32_view
 
 from ..batch_adjacency import vertex_slot
@@ -156,9 +155,9 @@ def _batch_row(vertices, offsets, neighbours, x):
 # Support updates
 
 
-@dual_kernel(threshold=SUPPORTS_PARALLEL_MIN)
+@split_kernel(threshold=SUPPORTS_PARALLEL_MIN, combine=sum)
 def insertion_supports(bu, bv, bslot, deg, ptr, keys, shift, batch_stamp, stamp, truss,
-                       support, low):
+                       support, low, part, parts):
     """Add the triangles the inserted edges (already in the graph and the table) closed,
     and give each inserted edge a lower bound of its new truss number.
 
@@ -174,7 +173,7 @@ def insertion_supports(bu, bv, bslot, deg, ptr, keys, shift, batch_stamp, stamp,
     """
     n = bu.shape[0]
     found = np.zeros(n, np.int64)
-    for i in prange(n):
+    for i in range(*part_range(n, part, parts)):
         u = bu[i]
         v = bv[i]
         A, da = _row(deg, ptr, u)
@@ -214,9 +213,9 @@ def insertion_supports(bu, bv, bslot, deg, ptr, keys, shift, batch_stamp, stamp,
     return found.sum()
 
 
-@dual_kernel(threshold=SUPPORTS_PARALLEL_MIN)
+@split_kernel(threshold=SUPPORTS_PARALLEL_MIN, combine=sum)
 def deletion_supports(du, dv, dslot, deg, ptr, dvert, doff, dnbr, keys, shift, batch_stamp,
-                      stamp, truss, support, rec_slot, rec_level, nrec):
+                      stamp, truss, support, rec_slot, rec_level, nrec, part, parts):
     """Subtract the triangles the deleted edges took with them; record who lost what.
 
     The deleted edges are gone from the graph but still in the table (stamped in
@@ -232,7 +231,7 @@ def deletion_supports(du, dv, dslot, deg, ptr, dvert, doff, dnbr, keys, shift, b
     """
     n = du.shape[0]
     found = np.zeros(n, np.int64)
-    for i in prange(n):
+    for i in range(*part_range(n, part, parts)):
         u = du[i]
         v = dv[i]
         A1, da1 = _row(deg, ptr, u)
@@ -624,7 +623,6 @@ def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, cloc
     return ch_slot[:nch], ch_old[:nch], tri, touched, work[0], aborted
 
 
-@njit(parallel=True)
 def level_counts(deg, ptr, keys, shift, truss, cnt, counted, stamp, rows, row_off, skip):
     """Exact level counts of every edge of an undirected graph: ``cnt[s]`` = the triangles of
     edge slot s whose two other edges have truss numbers >= ``truss[s]``; ``counted[s]`` =
@@ -635,15 +633,25 @@ def level_counts(deg, ptr, keys, shift, truss, cnt, counted, stamp, rows, row_of
     per stored entry, then the triangles read slots from it). Each undirected edge is
     counted from its smaller endpoint's list. Edges with ``skip[s] >= 0`` (the edges of a
     dense block, :mod:`hornet.algos.ktruss.dense`, which deletions never count) are left
-    uncounted.
+    uncounted. Two split kernels: every list's slots, then the counts (which read the slots
+    of other lists).
     """
-    n = deg.shape[0]
-    for u in prange(n):
+    _entry_slots(deg, ptr, keys, shift, rows, row_off)
+    _count_levels(deg, ptr, truss, cnt, counted, stamp, rows, row_off, skip)
+
+
+@split_kernel(threshold=0)
+def _entry_slots(deg, ptr, keys, shift, rows, row_off, part, parts):
+    for u in range(*part_range(deg.shape[0], part, parts)):
         A, da = _row(deg, ptr, u)
         at = row_off[u]
         for i in range(da):
             rows[at + i] = _slot(keys, shift, u, A[i])
-    for u in prange(n):
+
+
+@split_kernel(threshold=0)
+def _count_levels(deg, ptr, truss, cnt, counted, stamp, rows, row_off, skip, part, parts):
+    for u in range(*part_range(deg.shape[0], part, parts)):
         A, da = _row(deg, ptr, u)
         if da == 0:
             continue

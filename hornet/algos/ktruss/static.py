@@ -55,8 +55,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
-from numba import prange
 import numpy as np
 
 from hornet.adjacency import AdjacencyView
@@ -67,7 +65,7 @@ from hornet.core.search import lower_bound
 from ..triangles.static import (EID_LOOKUP, EID_PROP, POS_MARKS_BYTES, EdgeIndex, count_oriented,
                                 lookup_eid, map_entries_to_index, orient)
 from ..views import as_adjacency, edge_list, entry_offsets, on_gpu, sized, symmetrized
-from ...core.jit import njit
+from ...core.jit import njit, part_range, split_kernel, split_parts
 
 __all__ = ["k_truss", "truss_numbers", "max_truss"]
 
@@ -212,10 +210,10 @@ class _GraphWork:
         self.g.delete_edges(self.src[rem], self.dst[rem])
 
 
-@njit(parallel=True)
-def _alive_degrees(deg, ptr, eid_ptr, state, cnt):
+@split_kernel(threshold=0)
+def _alive_degrees(deg, ptr, eid_ptr, state, cnt, part, parts):
     like = np.empty(0, np.int64)
-    for u in prange(deg.shape[0]):
+    for u in range(*part_range(deg.shape[0], part, parts)):
         d = deg[u]
         c = 0
         if d:
@@ -227,10 +225,10 @@ def _alive_degrees(deg, ptr, eid_ptr, state, cnt):
         cnt[u] = c
 
 
-@njit(parallel=True)
-def _compact_alive(deg, ptr, eid_ptr, state, indptr, ind, eid):
+@split_kernel(threshold=0)
+def _compact_alive(deg, ptr, eid_ptr, state, indptr, ind, eid, part, parts):
     like = np.empty(0, np.int64)
-    for u in prange(deg.shape[0]):
+    for u in range(*part_range(deg.shape[0], part, parts)):
         d = deg[u]
         if d == 0:
             continue
@@ -295,9 +293,10 @@ def _triangle_lost(e, e1, e2, state):
     return False, False                          # triple deletion: nothing survives
 
 
-@njit(parallel=True)
+@split_kernel(threshold=0)
 def _delta_update(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state,
-                  heads, tails, eids, pstart, marks, pos_marks, sup, thr, out, counter):
+                  heads, tails, eids, pstart, marks, pos_marks, sup, thr, out, counter, taken,
+                  part, parts):
     """Subtract the triangles destroyed by removing this round's edges (state GOING).
 
     For a removed edge e = (x, y), every w in N(x) ∩ N(y) with neither (x, w) nor (y, w) dead
@@ -309,19 +308,23 @@ def _delta_update(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state,
     - triple deletion, both GOING: nothing survives to update.
 
     Removed edges come grouped by their higher-degree endpoint ``x`` (``heads``), in pieces
-    ``pstart[i]:pstart[i+1]``. A piece marks N(x) once in this thread's marker row and scans
+    ``pstart[i]:pstart[i+1]``, taken one at a time by the parts of a split call (``taken[0]``
+    counts the pieces taken). A piece marks N(x) once in this part's marker row and scans
     the (shorter) N(y) of each of its edges against it: the cost is d(x) + sum d(y) instead
     of a merge's k d(x) + sum d(y). A piece whose lists are very uneven (a few short N(y)
     against a hub) binary-searches instead of marking.
     """
     like = np.empty(0, np.int64)
-    for piece in prange(pstart.shape[0] - 1):
-        mk = marks[numba.get_thread_id()]
+    mk = marks[part]
+    npieces = pstart.shape[0] - 1
+    piece = atomic_add(taken, 0, 1)
+    while piece < npieces:
         i0 = pstart[piece]
         i1 = pstart[piece + 1]
         x = heads[i0]
         dx = deg[x]
         if dx == 0:
+            piece = atomic_add(taken, 0, 1)
             continue
         X = int32_view(ptr[x], dx)
         ex = ptr_view(eid_ptr[x] if mode == EID_PROP else 0, dx if mode == EID_PROP else 0, like)
@@ -384,6 +387,7 @@ def _delta_update(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state,
         if use_marks:
             for p in range(dx):
                 mk[X[p]] = 0
+        piece = atomic_add(taken, 0, 1)
 
 
 #: removed edges per piece of a head's group in the single-deletion kernel
@@ -407,18 +411,29 @@ def _pieces(heads, piece):
     return out[: k + 1]
 
 
-@njit(parallel=True)
 def _scan(alive, state, sup, thr, nchunks, out_alive, out_rem):
     """Compact ``alive`` to the edges still ALIVE and pick this round's removals.
 
     ``thr >= 0``: removals are the edges with ``sup < thr``. ``thr < 0``: the edges whose
-    support is the minimum ``m`` over live edges. Returns ``(n_alive, n_rem, m)``.
+    support is the minimum ``m`` over live edges. Returns ``(n_alive, n_rem, m)``. Two
+    passes over ``nchunks`` chunks of ``alive`` (split kernels): count, then write.
     """
-    n = alive.shape[0]
     c_alive = np.zeros(nchunks, np.int64)
-    c_min = np.full(nchunks, np.iinfo(np.int32).max, np.int32)
+    c_min = np.empty(nchunks, np.int32)
     c_rem = np.zeros(nchunks, np.int64)
-    for c in prange(nchunks):
+    _scan_count(alive, state, sup, thr, c_alive, c_min, c_rem)
+    a_off, r_off, m = _scan_offsets(thr, c_alive, c_min, c_rem)
+    _scan_fill(alive, state, sup, thr, m, a_off, r_off, out_alive, out_rem)
+    return a_off[nchunks], r_off[nchunks], m
+
+
+@split_kernel(threshold=0)
+def _scan_count(alive, state, sup, thr, c_alive, c_min, c_rem, part, parts):
+    """Per chunk of ``alive``: live edges, their minimum support and the removals among
+    them (``thr >= 0``: under ``thr``; else: at the chunk's minimum)."""
+    n = alive.shape[0]
+    nchunks = c_alive.shape[0]
+    for c in range(*part_range(nchunks, part, parts)):
         lo = (n * c) // nchunks
         hi = (n * (c + 1)) // nchunks
         na = 0
@@ -441,6 +456,12 @@ def _scan(alive, state, sup, thr, nchunks, out_alive, out_rem):
         c_alive[c] = na
         c_min[c] = mn
         c_rem[c] = nr
+
+
+@njit
+def _scan_offsets(thr, c_alive, c_min, c_rem):
+    """(where each chunk's live edges go, where its removals go, the minimum support)."""
+    nchunks = c_alive.shape[0]
     m = np.iinfo(np.int32).max
     for c in range(nchunks):
         if c_alive[c] and c_min[c] < m:
@@ -451,7 +472,15 @@ def _scan(alive, state, sup, thr, nchunks, out_alive, out_rem):
         a_off[c + 1] = a_off[c] + c_alive[c]
         take = c_rem[c] if (thr >= 0 or c_min[c] == m) else 0
         r_off[c + 1] = r_off[c] + take
-    for c in prange(nchunks):
+    return a_off, r_off, m
+
+
+@split_kernel(threshold=0)
+def _scan_fill(alive, state, sup, thr, m, a_off, r_off, out_alive, out_rem, part, parts):
+    """Write the live edges and the removals at the offsets of :func:`_scan_offsets`."""
+    n = alive.shape[0]
+    nchunks = a_off.shape[0] - 1
+    for c in range(*part_range(nchunks, part, parts)):
         lo = (n * c) // nchunks
         hi = (n * (c + 1)) // nchunks
         qa = a_off[c]
@@ -467,7 +496,6 @@ def _scan(alive, state, sup, thr, nchunks, out_alive, out_rem):
                     if (thr >= 0 and s < thr) or (thr < 0 and s == m):
                         out_rem[qr] = e
                         qr += 1
-    return a_off[nchunks], r_off[nchunks], m
 
 
 # --------------------------------------------------------------------------------------------
@@ -554,11 +582,11 @@ class _Peeler:
         heads, tails, reids = heads[order], tails[order], rem[order]
         pstart = _pieces(heads, PIECE)
         self._counter[0] = 0
-        marks = self._marks(numba.get_num_threads())
-        with threads_for(int(ds.sum() + dd.sum())), numba.parallel_chunksize(1):
+        marks = self._marks(split_parts())      # a row per part of the split kernel
+        with threads_for(int(ds.sum() + dd.sum())):
             _delta_update(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, self.state,
                           heads, tails, reids, pstart, marks, marks.dtype == np.int32,
-                          self.sup, thr, self._buf_r, self._counter)
+                          self.sup, thr, self._buf_r, self._counter, np.zeros(1, np.int64))
         return self._buf_r[: int(self._counter[0])].copy()
 
     def _marks(self, nt: int) -> np.ndarray:

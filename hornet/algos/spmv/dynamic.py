@@ -52,12 +52,11 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from numba import prange
 
 from hornet.core.atomics import atomic_add
 from hornet.core.chunking import threads_for
 from hornet.core.pointers import int32_view, view as ptr_view
-from ...core.jit import njit
+from ...core.jit import part_range, split_kernel
 from ...id_mapping import dense_vertices, vertex_values
 
 
@@ -86,10 +85,10 @@ def _names():
 # CPU kernels
 
 
-@njit(parallel=True)
-def _resum_rows(rows, deg, ptr, wptr, wlike, weighted, x, y):
+@split_kernel(threshold=0)
+def _resum_rows(rows, deg, ptr, wptr, wlike, weighted, x, y, part, parts):
     """y[r] = the static pull loop over row r, for every r in ``rows`` (wptr: per row i)."""
-    for i in prange(rows.shape[0]):
+    for i in range(*part_range(rows.shape[0], part, parts)):
         r = rows[i]
         d = deg[r]
         acc = 0.0
@@ -105,11 +104,12 @@ def _resum_rows(rows, deg, ptr, wptr, wlike, weighted, x, y):
         y[r] = acc
 
 
-@njit(parallel=True)
-def _delta_change(src, dst, w_new, w_old, weighted, has_old, sign, both, transpose, x, y):
+@split_kernel(threshold=0)
+def _delta_change(src, dst, w_new, w_old, weighted, has_old, sign, both, transpose, x, y,
+                  part, parts):
     """y[r] += sign * (w_new x[c] - w_old x[c]) for every changed entry (r, c) of A (see
     dsp_delta_change in spmv/dynamic.cu)."""
-    for i in prange(src.shape[0]):
+    for i in range(*part_range(src.shape[0], part, parts)):
         r = dst[i] if transpose else src[i]
         c = src[i] if transpose else dst[i]
         for side in range(2 if both else 1):
@@ -122,9 +122,9 @@ def _delta_change(src, dst, w_new, w_old, weighted, has_old, sign, both, transpo
             atomic_add(y, rr, sign * d)
 
 
-@njit(parallel=True)
-def _delta_x(idx, deg, ptr, wptr, wlike, weighted, x_new, x_old, y):
-    for k in prange(idx.shape[0]):
+@split_kernel(threshold=0)
+def _delta_x(idx, deg, ptr, wptr, wlike, weighted, x_new, x_old, y, part, parts):
+    for k in range(*part_range(idx.shape[0], part, parts)):
         j = idx[k]
         d = deg[j]
         if d == 0:
@@ -140,9 +140,9 @@ def _delta_x(idx, deg, ptr, wptr, wlike, weighted, x_new, x_old, y):
                 atomic_add(y, row[p], x_new[k] - x_old[k])
 
 
-@njit(parallel=True)
-def _gather_lists(idx, off, deg, ptr, out):
-    for k in prange(idx.shape[0]):
+@split_kernel(threshold=0)
+def _gather_lists(idx, off, deg, ptr, out, part, parts):
+    for k in range(*part_range(idx.shape[0], part, parts)):
         d = deg[idx[k]]
         if d:
             row = int32_view(ptr[idx[k]], d)

@@ -20,24 +20,23 @@ integers and floats accepted; complex is refused), and ``y`` is float64.
 from __future__ import annotations
 
 import numba
-from numba import prange
 import numpy as np
 
 from hornet.core.atomics import atomic_add
 from hornet.core.chunking import num_chunks
 from hornet.core.pointers import int32_view, view as ptr_view
 from ..views import as_adjacency, on_gpu, sized, storage_order
-from ...core.jit import njit
+from ...core.jit import part_range, split_kernel
 from ...id_mapping import values_by_vertex
 
 __all__ = ["spmv"]
 
 
-@njit(parallel=True)
-def _spmv_pull(deg, ptr, wptr, wlike, weighted, x, y, ordered, vid, bounds):
+@split_kernel(threshold=0)
+def _spmv_pull(deg, ptr, wptr, wlike, weighted, x, y, ordered, vid, bounds, part, parts):
     # visited row r is vertex vid[r] (vertex r unless ``ordered``), its list deg[r] entries
     # from ptr[r]; chunk c is rows bounds[c] .. bounds[c + 1] - 1
-    for c in prange(bounds.shape[0] - 1):
+    for c in range(*part_range(bounds.shape[0] - 1, part, parts)):
         for r in range(bounds[c], bounds[c + 1]):
             d = deg[r]
             acc = 0.0
@@ -54,9 +53,9 @@ def _spmv_pull(deg, ptr, wptr, wlike, weighted, x, y, ordered, vid, bounds):
             y[vid[r] if ordered else r] = acc
 
 
-@njit(parallel=True)
-def _spmv_push(deg, ptr, wptr, wlike, weighted, x, y, ordered, vid, bounds):
-    for c in prange(bounds.shape[0] - 1):
+@split_kernel(threshold=0)
+def _spmv_push(deg, ptr, wptr, wlike, weighted, x, y, ordered, vid, bounds, part, parts):
+    for c in range(*part_range(bounds.shape[0] - 1, part, parts)):
         for r in range(bounds[c], bounds[c + 1]):
             d = deg[r]
             xu = x[vid[r] if ordered else r]

@@ -49,7 +49,6 @@ import os
 
 import numba
 import numpy as np
-from numba import prange
 
 from hornet.core.atomics import atomic_add
 from hornet.core.chunking import chunk_bounds, chunk_bounds_numpy, num_chunks, threads_for
@@ -59,7 +58,7 @@ from hornet.core.search import lower_bound
 from ..batch_adjacency import BatchAdjacency, batch_adjacency, has_pair, vertex_range
 from ..edge_table import EdgeTable, edge_key, table_find
 from ..underlying import undirected_change, undirected_copy
-from ...core.jit import njit
+from ...core.jit import njit, part_range, split_kernel
 
 __all__ = ["DynamicTriangleCount"]
 
@@ -82,10 +81,10 @@ BUILD_BY_UPDATE_MAX_EDGES = 1 << 12
 # CPU kernels
 
 
-@njit(parallel=True)
-def _work(deg, bsrc, bdst, bkeys, deleting, work):
+@split_kernel(threshold=0)
+def _work(deg, bsrc, bdst, bkeys, deleting, work, part, parts):
     """Items of batch edge i: its shorter endpoint list (with the batch's list when deleting)."""
-    for i in prange(bsrc.shape[0]):
+    for i in range(*part_range(bsrc.shape[0], part, parts)):
         u = bsrc[i]
         v = bdst[i]
         lu = np.int64(deg[u])
@@ -124,14 +123,14 @@ def _in_batch_list(bkeys, lo, hi, x, w):
     return p < hi and bkeys[p] == q
 
 
-@njit(parallel=True)
+@split_kernel(threshold=0, combine=sum)
 def _count_batch(deg, ptr, bsrc, bdst, bkeys, deleting, sign, bounds, pv6,
-                 tkeys, tshift, tval, track):
+                 tkeys, tshift, tval, track, part, parts):
     """Weighted triangles of the batch edges (see the module docstring); returns the signed
     total in units of 1/6 and adds to ``pv6`` (per vertex) and ``tval`` (per edge slot)."""
     nchunks = bounds.shape[0] - 1
     totals = np.zeros(nchunks, np.int64)
-    for c in prange(nchunks):
+    for c in range(*part_range(nchunks, part, parts)):
         local = 0
         for i in range(bounds[c], bounds[c + 1]):
             u = bsrc[i]

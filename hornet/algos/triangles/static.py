@@ -13,8 +13,8 @@ The algorithm (the CPU version of Hornet's TC, and the start of k-truss):
    walking the longer list). The k-truss update kernels, which intersect lists
    of different graphs, use the sorted merge.
 3. **Load balance.** Vertices are cut into chunks of about equal work
-   (``2 d+(u) + sum d+(v)``), many more chunks than threads, taken dynamically
-   (``prange`` with a chunk size of 1).
+   (``2 d+(u) + sum d+(v)``), many more chunks than threads, taken one at a time by the
+   threads (a split kernel, :func:`hornet.core.jit.split_kernel`).
 
 Per-vertex counts and per-edge support add each found triangle to its three vertices or three
 edges with atomic adds.
@@ -34,8 +34,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numba
-from numba import prange
 import numpy as np
 
 from hornet.adjacency import AdjacencyView
@@ -44,7 +42,7 @@ from hornet.core.chunking import chunk_bounds, num_chunks
 from hornet.core.pointers import int32_view, view as ptr_view
 from hornet.core.search import lower_bound
 from ..views import as_adjacency, edge_list, entry_offsets, sized, symmetrized
-from ...core.jit import njit
+from ...core.jit import njit, part_range, split_kernel, split_parts
 
 __all__ = ["triangle_count", "triangles_per_vertex", "edge_support", "EdgeIndex"]
 
@@ -114,9 +112,9 @@ class EdgeIndex:
                 self.entry_eid)
 
 
-@njit(parallel=True)
-def _first_above(deg, ptr, lo):
-    for u in prange(deg.shape[0]):
+@split_kernel(threshold=0)
+def _first_above(deg, ptr, lo, part, parts):
+    for u in range(*part_range(deg.shape[0], part, parts)):
         d = deg[u]
         if d == 0:
             lo[u] = 0
@@ -124,9 +122,9 @@ def _first_above(deg, ptr, lo):
             lo[u] = lower_bound(int32_view(ptr[u], d), 0, d, u + 1)
 
 
-@njit(parallel=True)
-def _entry_eids(deg, ptr, off, lo, eoff, out):
-    for u in prange(deg.shape[0]):
+@split_kernel(threshold=0)
+def _entry_eids(deg, ptr, off, lo, eoff, out, part, parts):
+    for u in range(*part_range(deg.shape[0], part, parts)):
         d = deg[u]
         if d == 0:
             continue
@@ -158,10 +156,10 @@ def lookup_eid(u, w, deg0, ptr0, off0, eeid0):
     return eeid0[off0[u] + p]
 
 
-@njit(parallel=True)
-def _map_entries(deg, ptr, off, deg0, ptr0, off0, eeid0, out):
+@split_kernel(threshold=0)
+def _map_entries(deg, ptr, off, deg0, ptr0, off0, eeid0, out, part, parts):
     """Edge id (in the index) of every stored entry of another view (-1: not an edge)."""
-    for u in prange(deg.shape[0]):
+    for u in range(*part_range(deg.shape[0], part, parts)):
         d = deg[u]
         if d == 0:
             continue
@@ -194,9 +192,10 @@ def _resolve(u, j, w, eidrow, mode, deg0, ptr0, off0, eeid0):
     return lookup_eid(u, w, deg0, ptr0, off0, eeid0)
 
 
-@njit(parallel=True)
-def _orient_count(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state, use_state, ocnt):
-    for u in prange(deg.shape[0]):
+@split_kernel(threshold=0)
+def _orient_count(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state, use_state, ocnt,
+                  part, parts):
+    for u in range(*part_range(deg.shape[0], part, parts)):
         d = deg[u]
         c = 0
         if d:
@@ -219,10 +218,10 @@ def _orient_count(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state, use_s
         ocnt[u] = c
 
 
-@njit(parallel=True)
+@split_kernel(threshold=0)
 def _orient_fill(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state, use_state,
-                 ooff, oind, oeid):
-    for u in prange(deg.shape[0]):
+                 ooff, oind, oeid, part, parts):
+    for u in range(*part_range(deg.shape[0], part, parts)):
         d = deg[u]
         if d == 0:
             continue
@@ -286,10 +285,10 @@ def orient(view: AdjacencyView, *, eid_mode: int = EID_NONE, eid_ptr=None,
 # Counting
 
 
-@njit(parallel=True)
-def _vertex_work(ooff, oind, work):
+@split_kernel(threshold=0)
+def _vertex_work(ooff, oind, work, part, parts):
     """Work of vertex u in the marker kernel: 2 d+(u) + sum of d+(v), v in out(u)."""
-    for u in prange(ooff.shape[0] - 1):
+    for u in range(*part_range(ooff.shape[0] - 1, part, parts)):
         w = 2 * (ooff[u + 1] - ooff[u])
         for p in range(ooff[u], ooff[u + 1]):
             v = oind[p]
@@ -297,12 +296,14 @@ def _vertex_work(ooff, oind, work):
         work[u + 1] = w
 
 
-@njit(parallel=True)
-def _tc_kernel(ooff, oind, oeid, bounds, marks, pos_marks, acc, mode, tri_v, sup):
+@split_kernel(threshold=0, combine=sum)
+def _tc_kernel(ooff, oind, oeid, bounds, marks, pos_marks, acc, mode, tri_v, sup, taken, part,
+               parts):
     """Triangles on the oriented graph; mode 0: count, 1: + per vertex, 2: + per edge.
 
-    For each u (chunks of vertices of about equal work, taken dynamically), mark out(u) in
-    this thread's marker row, then for every v in out(u) test each w in out(v) against the
+    For each u (chunks of vertices of about equal work, taken one at a time by the parts of
+    a split call: ``taken[0]`` counts the chunks taken), mark out(u) in this part's marker
+    row, then for every v in out(u) test each w in out(v) against the
     marks: each test is one byte (or int32) read, with no second list to walk.
 
     Modes 1 and 2: a triangle (u, v, w) adds to u, v, w (or to edges uv, uw, vw). What lands
@@ -313,10 +314,10 @@ def _tc_kernel(ooff, oind, oeid, bounds, marks, pos_marks, acc, mode, tri_v, sup
     """
     nchunks = bounds.shape[0] - 1
     total = np.zeros(nchunks, np.int64)
-    for c in prange(nchunks):
-        t = numba.get_thread_id()
-        mk = marks[t]
-        ac = acc[t]
+    mk = marks[part]
+    ac = acc[part]
+    c = atomic_add(taken, 0, 1)
+    while c < nchunks:
         local = 0
         for u in range(bounds[c], bounds[c + 1]):
             a = ooff[u]
@@ -361,6 +362,7 @@ def _tc_kernel(ooff, oind, oeid, bounds, marks, pos_marks, acc, mode, tri_v, sup
                             atomic_add(sup, oeid[a + p], ac[p])
             local += cu
         total[c] = local
+        c = atomic_add(taken, 0, 1)
     return total.sum()
 
 
@@ -380,7 +382,7 @@ def count_oriented(oriented, mode: int, num_vertices: int = 0, num_edges: int = 
     sup = np.zeros(num_edges if mode == 2 else 0, np.int32)
     if oind.shape[0] == 0:
         return 0, (tri_v if mode == 1 else None), (sup if mode == 2 else None)
-    nt = numba.get_num_threads()
+    nt = split_parts()                        # the parts of a split _tc_kernel call
     work = np.zeros(V + 1, np.int64)
     _vertex_work(ooff, oind, work)
     np.cumsum(work, out=work)
@@ -389,8 +391,8 @@ def count_oriented(oriented, mode: int, num_vertices: int = 0, num_edges: int = 
     marks = np.zeros((nt, V), np.int32 if pos_marks else np.uint8)
     maxout = int(np.max(np.diff(ooff))) if mode != 0 else 0
     acc = np.zeros((nt, maxout), np.int32)
-    with numba.parallel_chunksize(1):     # chunks are taken dynamically
-        total = _tc_kernel(ooff, oind, oeid, bounds, marks, pos_marks, acc, mode, tri_v, sup)
+    total = _tc_kernel(ooff, oind, oeid, bounds, marks, pos_marks, acc, mode, tri_v, sup,
+                       np.zeros(1, np.int64))
     return int(total), (tri_v if mode == 1 else None), (sup if mode == 2 else None)
 
 

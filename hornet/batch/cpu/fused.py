@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
-from ...core.jit import dual_kernel, inline_when_parallel, ix, njit
+from ...core.jit import inline_when_parallel, ix, njit, part_range, split_kernel
 from ...core.pointers import address_of, int32_view, prefetch, prefetch_l2, prefetch_write
 from .lists import (CHUNKS, _count_changed, _count_heads, _field_address, _fill_changed,
                     _fill_heads, LINEAR_SEARCH, _merge_field, _moves_down, _remove_field,
@@ -42,15 +41,14 @@ from .workspace import Workspace, take
 #                 vertex table row and lists the block a moved list leaves.
 #   changed_pairs  the entries really inserted (undirected: once, src < dst).
 #
-# These four per-list kernels (plan_insert, merge_insert, plan_delete, remove_fused) take their
-# parallel compilation from LIST_KERNEL_MIN segments on, not PARALLEL_MIN: every segment waits
-# on cache misses, so two threads pay off early; and their serial twins run slower even on one
-# thread. In the serial twin Numba keeps the reference counting of the arrays passed to the
-# helpers (NRT_incref / NRT_decref calls in the loop, seen in its disassembly): atomic
-# operations that drain the store buffer every segment, which defeats the prefetching. The
-# parallel compilation's loop, where the helpers are inlined, has none, so batches from about
-# a thousand edges on run faster through it, and small batches do not lose.
-LIST_KERNEL_MIN = 64
+# These four per-list kernels (plan_insert, merge_insert, plan_delete, remove_fused) are split
+# kernels (jit.split_kernel: one compilation, run in parts on several threads for large
+# batches) that split from LIST_KERNEL_MIN segments on, not PARALLEL_MIN: every segment waits
+# on cache misses, so two threads pay off early. Their helpers are inlined into them
+# (inline_when_parallel): called helpers keep the reference counting of the arrays passed to
+# them (NRT_incref / NRT_decref calls in the loop, seen in the disassembly), atomic
+# operations that drain the store buffer every segment, which defeats the prefetching.
+LIST_KERNEL_MIN = 1024
 MERGE_AHEAD = 16   # segments ahead whose lines merge_insert prefetches
 DEFER_SEARCH = True  # lists with room for their whole segment are searched by merge_insert
 
@@ -67,8 +65,7 @@ ROW_WRITE_AHEAD = 32   # remove_fused's distance (its rows are prefetched for wr
 READ, WRITE, SECOND_LEVEL = 0, 1, 2
 
 # _prefetch_row, _plan_row and _prefetch_segment, shared by the four fused kernels, are inlined
-# in Numba's IR into their parallel twins and called from their serial twins: see the note
-# above lists._move_run.
+# in Numba's IR into them (and called from other kernels): see the note above lists._move_run.
 
 
 @njit(inline=inline_when_parallel)
@@ -113,16 +110,16 @@ def _plan_row(k, sources, seg_start, degree, size_class, edge_ptr, old_deg, old_
     return b, seg_start[ix(k + 1)] - b, d0, np.int64(size_class[v]), p
 
 
-@dual_kernel(threshold=LIST_KERNEL_MIN)
+@split_kernel(threshold=LIST_KERNEL_MIN)
 def _plan_insert(sources, seg_start, dst, degree, size_class, edge_ptr, num_vertices,
                  min_class, defer, defer_full, old_deg, old_ptr, new_deg, new_class, pos, counts,
-                 leaving):
+                 leaving, part, parts):
     # the vertex rows are prefetched VERTEX_AHEAD segments ahead (ascending, but a few lines
     # apart: too sparse for the hardware prefetcher); not the lists to search (that costs more
     # loads than it saves)
     ns = sources.shape[0]
     nv = np.int64(max(num_vertices, 1))
-    for chunk in numba.prange(CHUNKS):      # chunks as block_requests counts them
+    for chunk in range(*part_range(CHUNKS, part, parts)):   # chunks as block_requests counts
         row = counts[chunk]
         left = 0
         for k in range(ns * chunk // CHUNKS, ns * (chunk + 1) // CHUNKS):
@@ -316,13 +313,13 @@ def _place_next(q, new_class, at, pool, target):
         at[k] += 1
 
 
-@dual_kernel(threshold=LIST_KERNEL_MIN)
+@split_kernel(threshold=LIST_KERNEL_MIN)
 def _merge_insert(sources, seg_start, old_deg, old_ptr, new_deg, new_class, cursor, pool,
                   leaving, target, freed, dst, pos, num_vertices, degree, size_class,
-                  edge_ptr, added, ahead, bases, field_bases, sizes, values):
+                  edge_ptr, added, ahead, bases, field_bases, sizes, values, part, parts):
     ns = sources.shape[0]
     nv = np.int64(max(num_vertices, 1))
-    for chunk in numba.prange(CHUNKS):
+    for chunk in range(*part_range(CHUNKS, part, parts)):
         k0 = ns * chunk // CHUNKS
         k1 = ns * (chunk + 1) // CHUNKS
         inserted = 0
@@ -443,10 +440,10 @@ def changed_pairs(pos, src, dst, directed: bool, present: bool, with_index: bool
 # (merge_insert, which also lists the blocks the lists leave); deletes use the two kernels
 # below (remove_fused lists the blocks left): no pass compacts, counts, places and scatters
 # back the moving segments.
-@dual_kernel
-def _count_requests(new_class, old_ptr, counts, leaving):
+@split_kernel
+def _count_requests(new_class, old_ptr, counts, leaving, part, parts):
     n = new_class.shape[0]
-    for c in numba.prange(CHUNKS):
+    for c in range(*part_range(CHUNKS, part, parts)):
         row = counts[c]
         left = 0
         for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
@@ -472,11 +469,11 @@ def block_requests(new_class, old_ptr):
     return counts.sum(axis=0), counts, leaving
 
 
-@dual_kernel
-def _place_blocks(new_class, cursor, pool, target, sparse):
+@split_kernel
+def _place_blocks(new_class, cursor, pool, target, sparse, part, parts):
     n = new_class.shape[0]
     last = pool.shape[0] - 1
-    for c in numba.prange(CHUNKS):
+    for c in range(*part_range(CHUNKS, part, parts)):
         at = cursor[c]
         if sparse:                 # few move: a branch that mostly falls through
             for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
@@ -518,12 +515,12 @@ def place_blocks(new_class, counts, pool, ws: Workspace | None = None):
     return target
 
 
-@dual_kernel(threshold=LIST_KERNEL_MIN)
+@split_kernel(threshold=LIST_KERNEL_MIN)
 def _plan_delete(sources, seg_start, dst, degree, size_class, edge_ptr, num_vertices,
-                 min_class, old_deg, old_ptr, new_deg, new_class, pos):
+                 min_class, old_deg, old_ptr, new_deg, new_class, pos, part, parts):
     ns = sources.shape[0]
     nv = np.int64(max(num_vertices, 1))
-    for k in numba.prange(ns):
+    for k in range(*part_range(ns, part, parts)):
         s = ix(k)
         b, c, d0, cls, p = _plan_row(k, sources, seg_start, degree, size_class, edge_ptr,
                                      old_deg, old_ptr, new_class)
@@ -562,13 +559,13 @@ def plan_delete(src, dst, degree, size_class, edge_ptr, num_vertices: int, min_c
     return plan
 
 
-@dual_kernel(threshold=LIST_KERNEL_MIN)
+@split_kernel(threshold=LIST_KERNEL_MIN)
 def _remove_fused(sources, seg_start, old_deg, old_ptr, new_deg, new_class, target, dst, pos,
                   num_vertices, degree, size_class, edge_ptr, removed, freed, ahead,
-                  bases, field_bases, sizes, gone):
+                  bases, field_bases, sizes, gone, part, parts):
     ns = sources.shape[0]
     nv = np.int64(max(num_vertices, 1))
-    for k in numba.prange(ns):
+    for k in range(*part_range(ns, part, parts)):
         if k + ROW_WRITE_AHEAD < ns:
             _prefetch_row(sources[ix(k + ROW_WRITE_AHEAD)], degree, size_class, edge_ptr,
                           WRITE)

@@ -11,13 +11,12 @@ an undirected change once per edge. CPU graphs update through the fused pipeline
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from ...core.jit import dual_kernel
+from ...core.jit import part_range, split_kernel
 from ...core.pointers import as_width, int32_view, prefetch, view, width_dtype
 from .lists import (CHUNKS, _count_changed, _count_heads, _fill_changed, _fill_heads, _lower_bound,
-                    _move_items, _moves_down)
+                    _move_items, _moves_down, prefix_counts)
 from .workspace import Workspace, take
 
 
@@ -51,13 +50,13 @@ def find_positions(src, dst, degree, edge_ptr, num_vertices, ws: Workspace | Non
     return out
 
 
-@dual_kernel
-def _find_positions(src, dst, degree, edge_ptr, num_vertices, out):
+@split_kernel
+def _find_positions(src, dst, degree, edge_ptr, num_vertices, out, part, parts):
     n = src.shape[0]
     nv = np.int64(max(num_vertices, 1))
     deg_base = degree.ctypes.data
     ptr_base = edge_ptr.ctypes.data
-    for c in numba.prange(SEARCH_CHUNKS):
+    for c in range(*part_range(SEARCH_CHUNKS, part, parts)):
         i1 = n * (c + 1) // SEARCH_CHUNKS
         prev_u = -1
         prev_x = 0
@@ -90,31 +89,32 @@ def _find_positions(src, dst, degree, edge_ptr, num_vertices, out):
                     prev_at = lo
 
 
-@dual_kernel
-def _count_kept(pos, inserting):
+@split_kernel(combine=prefix_counts)
+def _count_kept(pos, inserting, part, parts):
     n = pos.shape[0]
     found = np.zeros(CHUNKS + 1, dtype=np.int64)
-    for c in numba.prange(CHUNKS):
+    for c in range(*part_range(CHUNKS, part, parts)):
         k = 0
         for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
             k += (pos[i] < 0) == inserting
         found[c + 1] = k
-    for c in range(CHUNKS):
-        found[c + 1] += found[c]
+    if parts == 1:
+        for c in range(CHUNKS):
+            found[c + 1] += found[c]
     return found
 
 
-@dual_kernel
-def _insertion_points(pos, at):
-    for i in numba.prange(pos.shape[0]):
+@split_kernel
+def _insertion_points(pos, at, part, parts):
+    for i in range(*part_range(pos.shape[0], part, parts)):
         at[i] = -1 - pos[i]
 
 
-@dual_kernel
-def _fill_kept(pos, src, dst, inserting, found, kept, s_out, d_out, at):
+@split_kernel
+def _fill_kept(pos, src, dst, inserting, found, kept, s_out, d_out, at, part, parts):
     n = pos.shape[0]
     need_index = kept.shape[0] > 0
-    for c in numba.prange(CHUNKS):
+    for c in range(*part_range(CHUNKS, part, parts)):
         j = found[c]
         if found[c + 1] == j:
             continue
@@ -159,11 +159,11 @@ def keep_entries(pos, src, dst, inserting: bool, need_index: bool = False,
     return (kept if need_index else None), s_out, d_out, at
 
 
-@dual_kernel
+@split_kernel
 def _decide_segments(sources, seg_start, n, degree, size_class, edge_ptr, inserting, min_class,
-                     seg_len, old_deg, new_deg, old_ptr, resize):
+                     seg_len, old_deg, new_deg, old_ptr, resize, part, parts):
     ns = sources.shape[0]
-    for k in numba.prange(ns):
+    for k in range(*part_range(ns, part, parts)):
         v = sources[k]
         c = (seg_start[k + 1] if k + 1 < ns else n) - seg_start[k]
         d0 = np.int64(degree[v])
@@ -206,24 +206,25 @@ def plan_segments(src, degree, size_class, edge_ptr, inserting: bool, min_class:
     return (sources, *out, resize)
 
 
-@dual_kernel
+@split_kernel
 def commit_segments(sources, new_deg, grown, new_ptrs, new_classes, degree, size_class,
-                    edge_ptr):
+                    edge_ptr, part, parts):
     """Write a planned batch into the vertex table (after its lists were rewritten).
 
     ``degree[sources[k]] = new_deg[k]``; a source left with no edge gets pointer 0 and class
     -1; ``grown`` (int64 (G,), indices into the segments) moved to new blocks
     ``new_ptrs`` (int64 (G,)) of ``new_classes`` (int64 (G,)). ``sources`` int32 (S,) are
-    distinct; ``new_deg`` int64 (S,).
+    distinct; ``new_deg`` int64 (S,). (The two loops write distinct vertices: a grown list is
+    not empty; each part of a split call runs its share of both.)
     """
-    for k in numba.prange(sources.shape[0]):
+    for k in range(*part_range(sources.shape[0], part, parts)):
         v = sources[k]
         d = new_deg[k]
         degree[v] = d
         if d == 0:
             edge_ptr[v] = 0
             size_class[v] = -1
-    for g in numba.prange(grown.shape[0]):
+    for g in range(*part_range(grown.shape[0], part, parts)):
         v = sources[grown[g]]
         edge_ptr[v] = new_ptrs[g]
         size_class[v] = new_classes[g]
@@ -248,11 +249,11 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
                       as_width(np.ascontiguousarray(vals)))
 
 
-@dual_kernel
-def _merge_column(src, dst, old_degree, seg_start, seg_len, insert_at, values):
+@split_kernel
+def _merge_column(src, dst, old_degree, seg_start, seg_len, insert_at, values, part, parts):
     n = src.shape[0]
     size = values.itemsize
-    for s in numba.prange(n):
+    for s in range(*part_range(n, part, parts)):
         if s + AHEAD < n:
             if old_degree[s + AHEAD] > 0:
                 prefetch(src[s + AHEAD] + size * (old_degree[s + AHEAD] - 1))
@@ -289,11 +290,11 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
                        np.empty(0, dtype=width_dtype(dt)))
 
 
-@dual_kernel
-def _remove_column(src, dst, old_degree, seg_start, seg_len, positions, like):
+@split_kernel
+def _remove_column(src, dst, old_degree, seg_start, seg_len, positions, like, part, parts):
     n = src.shape[0]
     size = like.itemsize
-    for s in numba.prange(n):
+    for s in range(*part_range(n, part, parts)):
         if s + AHEAD < n and old_degree[s + AHEAD] > 0:
             prefetch(src[s + AHEAD] + size * positions[seg_start[s + AHEAD]])
         c = seg_len[s]

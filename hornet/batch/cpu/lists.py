@@ -15,14 +15,13 @@ Every kernel reads and writes vertex lists through edge pointers (see
 """
 from __future__ import annotations
 
-import numba
 from numba import types
 from numba.core import cgutils
 from numba.cpython.unsafe.numbers import leading_zeros
 from numba.extending import intrinsic
 import numpy as np
 
-from ...core.jit import dual_kernel, inline_when_parallel, ix, njit
+from ...core.jit import inline_when_parallel, ix, njit, part_range, split_kernel
 from ...core.pointers import as_width, int32_view, view
 from ...core.search import array_holding, lower_bound
 
@@ -31,15 +30,28 @@ from ...core.search import array_holding, lower_bound
 # Where the kept pattern is random (segment heads, src < dst), a branch per entry mispredicts
 # half the time, so the write loop is branch-free: every entry is written at the next free
 # slot and only a kept one advances it; the loop stops at the piece's last kept entry, so no
-# stray write leaves the piece's range.
+# stray write leaves the piece's range. The counting kernels of a split call (several parts)
+# each count their own pieces; prefix_counts adds them up.
 CHUNKS = 64
 
 
-@dual_kernel
-def _count_heads(src):
+def prefix_counts(results: list):
+    """The running counts (int64 (CHUNKS + 1,)) of a counting kernel's parts: one part's are
+    final; several parts' (each holding the counts of its own pieces, zero elsewhere, not
+    summed up) are added and summed up here."""
+    if len(results) == 1:
+        return results[0]
+    found = results[0]
+    for other in results[1:]:
+        found += other
+    return np.cumsum(found, out=found)
+
+
+@split_kernel(combine=prefix_counts)
+def _count_heads(src, part, parts):
     n = src.shape[0]
     found = np.zeros(CHUNKS + 1, dtype=np.int64)
-    for c in numba.prange(CHUNKS):
+    for c in range(*part_range(CHUNKS, part, parts)):
         i0 = n * c // CHUNKS
         i1 = n * (c + 1) // CHUNKS
         k = 0
@@ -49,15 +61,16 @@ def _count_heads(src):
         for i in range(i0, i1):
             k += src[ix(i)] != src[ix(i - 1)]
         found[c + 1] = k
-    for c in range(CHUNKS):
-        found[c + 1] += found[c]
+    if parts == 1:
+        for c in range(CHUNKS):
+            found[c + 1] += found[c]
     return found
 
 
-@dual_kernel
-def _fill_heads(src, found, sources, seg_start):
+@split_kernel
+def _fill_heads(src, found, sources, seg_start, part, parts):
     n = src.shape[0]
-    for c in numba.prange(CHUNKS):
+    for c in range(*part_range(CHUNKS, part, parts)):
         j = found[c]
         if found[c + 1] == j:
             continue
@@ -141,9 +154,9 @@ def write_at(addresses, values) -> None:
     _write_at(addresses, as_width(values))
 
 
-@dual_kernel
-def _gather_lists(column_ptr, degree, offsets, out):
-    for v in numba.prange(column_ptr.shape[0]):
+@split_kernel
+def _gather_lists(column_ptr, degree, offsets, out, part, parts):
+    for v in range(*part_range(column_ptr.shape[0], part, parts)):
         d = degree[v]
         if d > 0:
             lst = view(column_ptr[v], d, out)
@@ -152,22 +165,22 @@ def _gather_lists(column_ptr, degree, offsets, out):
                 out[o + j] = lst[j]
 
 
-@dual_kernel
-def _read_at(addresses, out):
-    for i in numba.prange(addresses.shape[0]):
+@split_kernel
+def _read_at(addresses, out, part, parts):
+    for i in range(*part_range(addresses.shape[0], part, parts)):
         out[i] = view(addresses[i], 1, out)[0]
 
 
-@dual_kernel
-def _write_at(addresses, values):
-    for i in numba.prange(addresses.shape[0]):
+@split_kernel
+def _write_at(addresses, values, part, parts):
+    for i in range(*part_range(addresses.shape[0], part, parts)):
         view(addresses[i], 1, values)[0] = values[i]
 
 
-@dual_kernel
-def list_violations(edge_ptr, degree, num_vertices, out):
+@split_kernel
+def list_violations(edge_ptr, degree, num_vertices, out, part, parts):
     """Per vertex: 0 ok, 1 unsorted or duplicate, 2 destination out of range."""
-    for v in numba.prange(edge_ptr.shape[0]):
+    for v in range(*part_range(edge_ptr.shape[0], part, parts)):
         d = degree[v]
         out[v] = 0
         if d > 0:
@@ -263,14 +276,13 @@ def _move_field(dst, src, n, size):
 
 
 # _search_segment, _move_field, _merge_field and _remove_field are inlined in Numba's IR into
-# the parallel twins of the fused kernels (plan and merge of an insert, plan and removal of a
-# delete) and called everywhere else (jit.inline_when_parallel). Called in a parallel loop,
-# they take their array arguments with reference counting per segment (atomic operations that
-# also stall the prefetches); inlined at the dozen places the fused kernels use them, each
+# the fused kernels (plan and merge of an insert, plan and removal of a delete: split kernels)
+# and called everywhere else (jit.inline_when_parallel). Called in a kernel's loop, they take
+# their array arguments with reference counting per segment (atomic operations that also
+# stall the prefetches); inlined at the dozen places the fused kernels use them, each
 # _move_field for four item sizes, they are typed and optimized again at each place, which
-# multiplies the compile time. Large batches run the parallel twins; the serial twins, which
-# a short run compiles, link one compiled copy of each (LLVM still inlines the small ones).
-# _move_run is always a called function.
+# costs compile time: other kernels link one compiled copy of each (LLVM still inlines the
+# small ones). _move_run is always a called function.
 @njit
 def _move_run(dst, src, n, size):
     """:func:`_move_field` for any ``n`` (>= 0)."""
@@ -365,25 +377,27 @@ def _changed(pos, src, dst, i, directed, present, every):
     return (every | ((pos[i] >= 0) == present)) & (directed | (src[i] < dst[i]))
 
 
-@dual_kernel
-def _count_changed(pos, src, dst, directed, present, every):
+@split_kernel(combine=prefix_counts)
+def _count_changed(pos, src, dst, directed, present, every, part, parts):
     n = pos.shape[0]
     found = np.zeros(CHUNKS + 1, dtype=np.int64)
-    for c in numba.prange(CHUNKS):
+    for c in range(*part_range(CHUNKS, part, parts)):
         k = 0
         for i in range(n * c // CHUNKS, n * (c + 1) // CHUNKS):
             k += _changed(pos, src, dst, i, directed, present, every)
         found[c + 1] = k
-    for c in range(CHUNKS):
-        found[c + 1] += found[c]
+    if parts == 1:
+        for c in range(CHUNKS):
+            found[c + 1] += found[c]
     return found
 
 
-@dual_kernel
-def _fill_changed(pos, src, dst, directed, present, every, found, s_out, d_out, index):
+@split_kernel
+def _fill_changed(pos, src, dst, directed, present, every, found, s_out, d_out, index,
+                  part, parts):
     n = pos.shape[0]
     with_index = index.shape[0] > 0
-    for c in numba.prange(CHUNKS):          # branch-free (see the planning section)
+    for c in range(*part_range(CHUNKS, part, parts)):   # branch-free (see the planning section)
         j = found[c]
         if found[c + 1] == j:
             continue

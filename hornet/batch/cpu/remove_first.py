@@ -17,10 +17,9 @@ the quarter rule wants; :class:`hornet.memory.list_fit.ListFit` refits loose lis
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from ...core.jit import dual_kernel, ix
+from ...core.jit import ix, part_range, split_kernel
 from ...core.pointers import int32_view, prefetch, prefetch_write
 from .fused import (LIST_KERNEL_MIN, MERGE_AHEAD, ROW_WRITE_AHEAD, WRITE, EdgeFields,
                     _plan_arrays, _prefetch_lines, _prefetch_row)
@@ -31,13 +30,13 @@ from .workspace import Workspace, take
 __all__ = ["remove_in_place", "move_down"]
 
 
-@dual_kernel(threshold=LIST_KERNEL_MIN)
+@split_kernel(threshold=LIST_KERNEL_MIN)
 def _remove_in_place(sources, seg_start, dst, pos, num_vertices, min_class, degree,
                      size_class, edge_ptr, removed, freed, mover_class, ahead, bases,
-                     field_bases, sizes, gone):
+                     field_bases, sizes, gone, part, parts):
     ns = sources.shape[0]
     nv = np.int64(max(num_vertices, 1))
-    for k in numba.prange(ns):
+    for k in range(*part_range(ns, part, parts)):
         if k + ROW_WRITE_AHEAD < ns:
             _prefetch_row(sources[ix(k + ROW_WRITE_AHEAD)], degree, size_class, edge_ptr,
                           WRITE)
@@ -122,11 +121,11 @@ def remove_in_place(src, dst, num_vertices: int, min_class: int, degree, size_cl
 MOVE_AHEAD = 8   # movers ahead whose old and new blocks move_down prefetches (rows: twice)
 
 
-@dual_kernel
+@split_kernel
 def _move_down(sources, movers, classes, target, degree, size_class, edge_ptr, freed, bases,
-               field_bases, sizes):
+               field_bases, sizes, part, parts):
     m = movers.shape[0]
-    for i in numba.prange(m):
+    for i in range(*part_range(m, part, parts)):
         if i + 2 * MOVE_AHEAD < m:
             _prefetch_row(sources[ix(movers[ix(i + 2 * MOVE_AHEAD)])], degree, size_class,
                           edge_ptr, WRITE)

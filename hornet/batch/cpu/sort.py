@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 from .. import validate
-from ...core.jit import dual_kernel, ix, njit
+from ...core.jit import ix, njit, part_range, split_kernel
 from .workspace import Workspace, take
 
 
@@ -60,7 +60,6 @@ def sort_keys(keys: np.ndarray, key_bits: int) -> tuple[np.ndarray, np.ndarray]:
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
-@dual_kernel
 def pack_pairs(s, d, bits, index_bits, mirror):
     """Keys ``((src << bits | dst) << index_bits) | entry`` for a batch of pairs.
 
@@ -68,13 +67,19 @@ def pack_pairs(s, d, bits, index_bits, mirror):
     self-loops give the all-ones key, which sorts last. Sorting these keys sorts by
     (src, dst) and, among repeats, by entry: a stable sort for free.
     """
-    n = s.shape[0]
+    out = np.empty(s.shape[0] * (2 if mirror else 1), dtype=np.uint64)
+    _pack_pairs(s, d, bits, index_bits, mirror, out)
+    return out
+
+
+@split_kernel
+def _pack_pairs(s, d, bits, index_bits, mirror, out, part, parts):
     b = np.uint64(bits)
     ib = np.uint64(index_bits)
     with_index = np.uint64(1 if index_bits > 0 else 0)   # 0: keys without the entry index
+    first, end = part_range(s.shape[0], part, parts)
     if mirror:
-        out = np.empty(2 * n, dtype=np.uint64)
-        for i in numba.prange(n):
+        for i in range(first, end):
             u = np.uint64(s[i])
             v = np.uint64(d[i])
             if u == v:
@@ -84,11 +89,9 @@ def pack_pairs(s, d, bits, index_bits, mirror):
                 out[2 * i] = (((u << b) | v) << ib) | (np.uint64(2 * i) * with_index)
                 out[2 * i + 1] = (((v << b) | u) << ib) | (np.uint64(2 * i + 1) * with_index)
     else:
-        out = np.empty(n, dtype=np.uint64)
-        for i in numba.prange(n):
+        for i in range(first, end):
             out[i] = (((np.uint64(s[i]) << b) | np.uint64(d[i])) << ib) | \
                 (np.uint64(i) * with_index)
-    return out
 
 
 @njit
@@ -163,12 +166,12 @@ def _co_rank(k, a, b):
     return lo
 
 
-@dual_kernel
-def _merge(a, b, out, parts):
+@split_kernel
+def _merge(a, b, out, pieces, part, parts):
     n = out.shape[0]
-    for p in numba.prange(parts):
-        k0 = n * p // parts
-        k1 = n * (p + 1) // parts
+    for p in range(*part_range(pieces, part, parts)):
+        k0 = n * p // pieces
+        k1 = n * (p + 1) // pieces
         i = _co_rank(k0, a, b)
         j = k0 - i
         i1 = _co_rank(k1, a, b)
@@ -211,7 +214,6 @@ PARTITION_MIN = 1 << 15   # entries below which one uint64 sort is as fast
 ROW_SLACK = 0.5           # padded rows while buckets * largest bucket <= (1 + ROW_SLACK) keys
 
 
-@njit(parallel=True)
 def partition_pairs(s, d, bits, high_bits, mirror, keys):
     """Split the keys ``src << bits | dst`` of a batch by their ``high_bits`` top bits.
 
@@ -228,18 +230,34 @@ def partition_pairs(s, d, bits, high_bits, mirror, keys):
     The ids are checked on the way (the first pass reads them anyway): when one is negative or
     not below ``2**bits``, nothing is written to ``keys`` and only the two bounds mean
     anything (the caller refuses the batch, or partitions again with more bits).
+
+    Three split kernels (count per piece, scatter per piece, pad the rows) around one small
+    serial one (the buckets' offsets).
     """
+    nb = 1 << high_bits
+    count = np.zeros(PART_CHUNKS * nb, dtype=np.int64)
+    ends = np.empty((PART_CHUNKS, 3), dtype=np.int64)      # per piece: self-loops, lo, hi
+    _partition_count(s, d, bits, high_bits, mirror, count, ends)
+    start, total, loops, width, lo, hi = _bucket_offsets(count, ends, s.shape[0], bits,
+                                                         high_bits, keys.shape[0])
+    if total < 0:                           # a bad id: nothing written
+        return start, 0, 0, 0, lo, hi
+    _partition_scatter(s, d, bits, high_bits, mirror, count, start, width, keys)
+    if width:
+        _pad_rows(keys, start, width)
+    return start, total, loops, width, lo, hi
+
+
+@split_kernel(threshold=0)
+def _partition_count(s, d, bits, high_bits, mirror, count, ends, part, parts):
+    """Per piece c of the batch: its keys per bucket (``count[c * nb + b]``), and its
+    self-loops, smallest and largest id (``ends[c]``)."""
     n = s.shape[0]
     nb = 1 << high_bits
     b64 = np.uint64(bits)
     lb = np.uint64(2 * bits - high_bits)
-    low_mask = (np.uint64(1) << lb) - np.uint64(1)
     id_mask = (np.uint64(1) << b64) - np.uint64(1)     # keeps a bad id's bucket in range
-    count = np.zeros(PART_CHUNKS * nb, dtype=np.int64)
-    loops = np.zeros(PART_CHUNKS, dtype=np.int64)
-    lows = np.zeros(PART_CHUNKS, dtype=np.int64)
-    highs = np.zeros(PART_CHUNKS, dtype=np.int64)
-    for c in numba.prange(PART_CHUNKS):
+    for c in range(*part_range(PART_CHUNKS, part, parts)):
         lp = 0
         row = c * nb
         lo = np.int64(np.iinfo(np.int64).max)
@@ -259,14 +277,30 @@ def partition_pairs(s, d, bits, high_bits, mirror, keys):
                     count[ix(row + np.int64(((v << b64) | u) >> lb))] += 1
             else:
                 count[ix(row + np.int64(((u << b64) | v) >> lb))] += 1
-        loops[c] = lp
-        lows[c] = lo
-        highs[c] = hi
-    lo = lows.min() if n else 0
-    hi = highs.max() if n else -1
+        ends[c, 0] = lp
+        ends[c, 1] = lo
+        ends[c, 2] = hi
+
+
+@njit
+def _bucket_offsets(count, ends, n, bits, high_bits, room):
+    """From :func:`_partition_count`'s counts: (bucket starts, keys, self-loops, width, the
+    smallest id, the largest id) as :func:`partition_pairs` returns them, with ``count``
+    turned into each piece's next write position per bucket; keys -1 (and ``count`` left)
+    when an id is out of range."""
+    nb = 1 << high_bits
+    id_mask = np.int64((np.uint64(1) << np.uint64(bits)) - np.uint64(1))
+    lo = ends[0, 1] if n else 0
+    hi = ends[0, 2] if n else -1
+    loops = 0
+    for c in range(PART_CHUNKS):
+        loops += ends[c, 0]
+        if n:
+            lo = min(lo, ends[c, 1])
+            hi = max(hi, ends[c, 2])
     start = np.zeros(nb + 1, dtype=np.int64)
-    if lo < 0 or hi > np.int64(id_mask):
-        return start, 0, 0, 0, lo, hi
+    if lo < 0 or hi > id_mask:
+        return start, -1, 0, 0, lo, hi
     total = 0
     widest = 0
     for b in range(nb):                       # bucket-major: each bucket contiguous
@@ -277,8 +311,21 @@ def partition_pairs(s, d, bits, high_bits, mirror, keys):
             total += k
         widest = max(widest, total - start[b])
     start[nb] = total
-    width = widest if nb * widest <= keys.shape[0] else 0
-    for c in numba.prange(PART_CHUNKS):
+    width = widest if nb * widest <= room else 0
+    return start, total, loops, width, lo, hi
+
+
+@split_kernel(threshold=0)
+def _partition_scatter(s, d, bits, high_bits, mirror, count, start, width, keys, part,
+                       parts):
+    """Write each piece's low keys at its positions (``count``, from
+    :func:`_bucket_offsets`)."""
+    n = s.shape[0]
+    nb = 1 << high_bits
+    b64 = np.uint64(bits)
+    lb = np.uint64(2 * bits - high_bits)
+    low_mask = (np.uint64(1) << lb) - np.uint64(1)
+    for c in range(*part_range(PART_CHUNKS, part, parts)):
         row = c * nb
         for i in range(n * c // PART_CHUNKS, n * (c + 1) // PART_CHUNKS):
             u = np.uint64(s[ix(i)])
@@ -299,29 +346,46 @@ def partition_pairs(s, d, bits, high_bits, mirror, keys):
                 count[at] = p + 1
                 keys[ix(p + (b * width - start[b] if width else 0))] = \
                     np.uint32(key & low_mask)
-    if width:
-        for b in numba.prange(nb):
-            for p in range(b * width + start[b + 1] - start[b], (b + 1) * width):
-                keys[ix(p)] = np.uint32(0xFFFFFFFF)
-    return start, total, loops.sum(), width, lo, hi
 
 
-@njit(parallel=True)
+@split_kernel(threshold=0)
+def _pad_rows(keys, start, width, part, parts):
+    """Pad each bucket's row (``width`` keys) after its keys with 2**32 - 1."""
+    for b in range(*part_range(start.shape[0] - 1, part, parts)):
+        for p in range(b * width + start[b + 1] - start[b], (b + 1) * width):
+            keys[ix(p)] = np.uint32(0xFFFFFFFF)
+
+
 def unpack_buckets(keys, start, width, bits, high_bits, sources, seg_start):
     """From buckets of sorted low keys (laid out as :func:`partition_pairs` says for
     ``width``): (src int32, dst int32) of the distinct pairs, ascending, and S, the number of
     their segments, written to ``sources[:S]`` (int32, the distinct sources) and
     ``seg_start[:S + 1]`` (int32, where each one's pairs start, then the pair count) as
     :func:`plan_insert` takes them; both at least as long as the key count (+ 1). Needs
-    ``high_bits <= bits``: a source's keys then lie in one bucket."""
-    nb = start.shape[0] - 1
-    low_bits = np.uint64(2 * bits - high_bits)
-    b64 = np.uint64(bits)
-    dmask = (np.uint64(1) << b64) - np.uint64(1)
-    groups = min(nb, PART_CHUNKS)
+    ``high_bits <= bits``: a source's keys then lie in one bucket. Two split kernels over
+    groups of buckets: count the distinct pairs and sources, then write them."""
+    groups = min(start.shape[0] - 1, PART_CHUNKS)
     found = np.zeros(groups + 1, dtype=np.int64)
     heads = np.zeros(groups + 1, dtype=np.int64)
-    for g in numba.prange(groups):
+    _count_unique(keys, start, width, bits, found, heads)
+    np.cumsum(found, out=found)
+    np.cumsum(heads, out=heads)
+    src = np.empty(found[groups], dtype=np.int32)
+    dst = np.empty(found[groups], dtype=np.int32)
+    seg_start[heads[groups]] = found[groups]
+    _fill_unique(keys, start, width, bits, high_bits, found, heads, src, dst, sources,
+                 seg_start)
+    return src, dst, int(heads[groups])
+
+
+@split_kernel(threshold=0)
+def _count_unique(keys, start, width, bits, found, heads, part, parts):
+    """Per group g of buckets: its distinct pairs (``found[g + 1]``) and distinct sources
+    (``heads[g + 1]``)."""
+    nb = start.shape[0] - 1
+    b64 = np.uint64(bits)
+    groups = found.shape[0] - 1
+    for g in range(*part_range(groups, part, parts)):
         k = 0
         h = 0
         for b in range(nb * g // groups, nb * (g + 1) // groups):
@@ -333,13 +397,19 @@ def unpack_buckets(keys, start, width, bits, high_bits, sources, seg_start):
                     h += p == start[b] or (x >> b64) != (keys[ix(p + o - 1)] >> b64)
         found[g + 1] = k
         heads[g + 1] = h
-    for g in range(groups):
-        found[g + 1] += found[g]
-        heads[g + 1] += heads[g]
-    src = np.empty(found[groups], dtype=np.int32)
-    dst = np.empty(found[groups], dtype=np.int32)
-    seg_start[heads[groups]] = found[groups]
-    for g in numba.prange(groups):
+
+
+@split_kernel(threshold=0)
+def _fill_unique(keys, start, width, bits, high_bits, found, heads, src, dst, sources,
+                 seg_start, part, parts):
+    """Write each group's distinct pairs and segments from its offsets (``found``,
+    ``heads``: running counts of :func:`_count_unique`)."""
+    nb = start.shape[0] - 1
+    low_bits = np.uint64(2 * bits - high_bits)
+    b64 = np.uint64(bits)
+    dmask = (np.uint64(1) << b64) - np.uint64(1)
+    groups = found.shape[0] - 1
+    for g in range(*part_range(groups, part, parts)):
         j = found[g]
         h = heads[g]
         for b in range(nb * g // groups, nb * (g + 1) // groups):
@@ -357,13 +427,11 @@ def unpack_buckets(keys, start, width, bits, high_bits, sources, seg_start):
                         seg_start[ix(h)] = j
                         h += 1
                     j += 1
-    return src, dst, heads[groups]
 
 
 def _sort_buckets(keys, start) -> None:
     """Sort every bucket ``keys[start[b]:start[b + 1]]`` in place, in two threads when large:
-    this one and one of the pool. (Two pool threads while this one waits would compete with
-    the OpenMP worker that still spins on another core right after a parallel kernel.)"""
+    this one and one of the pool (this one works rather than waits on two pool threads)."""
     bounds = start.tolist()
     nb = len(bounds) - 1
     if numba.get_num_threads() < 2 or keys.shape[0] < (1 << 18):

@@ -1,0 +1,98 @@
+"""jit.split_kernel and hornet.core.threads: a kernel run in parts on several threads gives
+what one call over the whole input gives (oracle: NumPy), whatever the number of parts; a
+part's exception reaches the caller; calls from several Python threads at once stay right."""
+import threading
+
+import numpy as np
+import pytest
+
+from hornet.core import jit, threads
+
+
+def _squares_body(x, out, part, parts):
+    total = 0
+    for i in range(*jit.part_range(x.shape[0], part, parts)):
+        out[i] = x[i] * x[i]
+        total += x[i]
+    return total
+
+
+_squares = jit.SplitKernel(_squares_body, threshold=0, combine=sum, cache=False)
+
+
+def _checked_body(x, part, parts):
+    for i in range(*jit.part_range(x.shape[0], part, parts)):
+        if x[i] < 0:
+            raise ValueError("negative entry")
+    return part
+
+
+_checked = jit.SplitKernel(_checked_body, threshold=0, cache=False)
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 1000])
+@pytest.mark.parametrize("parts", [1, 2, 3, 7])
+def test_parts_cover_the_input_once(n, parts):
+    x = np.arange(n, dtype=np.int64) - 3
+    out = np.full(n, -1, np.int64)
+    results = threads.run_parts(_squares.kernel, (x, out), parts)
+    assert len(results) == parts
+    np.testing.assert_array_equal(out, x * x)
+    assert sum(results) == x.sum()
+
+
+def test_split_call_counts_and_combines(monkeypatch):
+    monkeypatch.setattr(jit, "parallel_policy", "always")
+    x = np.arange(10_000, dtype=np.int64)
+    out = np.zeros_like(x)
+    calls = jit.parallel_calls
+    assert _squares(x, out) == x.sum()
+    np.testing.assert_array_equal(out, x * x)
+    assert jit.parallel_calls == calls + (threads.parts_for() > 1)
+    monkeypatch.setattr(jit, "parallel_policy", "never")
+    out[:] = 0
+    assert _squares(x, out) == x.sum()                 # one thread
+    np.testing.assert_array_equal(out, x * x)
+    assert jit.parallel_calls == calls + (threads.parts_for() > 1)
+
+
+def test_default_policy_keeps_small_calls_on_one_thread(monkeypatch):
+    monkeypatch.setattr(jit, "parallel_policy", "tiered")
+    x = np.arange(jit.SPLIT_MIN - 1, dtype=np.int64)
+    calls = jit.parallel_calls
+    _squares(x, np.zeros_like(x))
+    assert jit.parallel_calls == calls
+
+
+def test_a_part_that_raises_raises_in_the_caller():
+    x = np.arange(100, dtype=np.int64)
+    x[90] = -1                                           # in the last part
+    for parts in (1, 2, 4):
+        with pytest.raises(ValueError, match="negative entry"):
+            threads.run_parts(_checked.kernel, (x,), parts)
+    x[90] = 1
+    assert threads.run_parts(_checked.kernel, (x,), 4) == [0, 1, 2, 3]   # the pool still works
+
+
+def test_calls_from_several_threads_at_once():
+    xs = [np.arange(50_000, dtype=np.int64) * (k + 1) for k in range(4)]
+    outs = [np.zeros_like(x) for x in xs]
+    totals = [None] * 4
+
+    def run(k):
+        for _ in range(20):
+            totals[k] = sum(threads.run_parts(_squares.kernel, (xs[k], outs[k]), 3))
+
+    workers = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    for x, out, total in zip(xs, outs, totals):
+        np.testing.assert_array_equal(out, x * x)
+        assert total == x.sum()
+
+
+def test_split_kernels_inline_their_helpers():
+    """A split kernel is a caller that jit.inline_when_parallel inlines into."""
+    assert (_squares_body.__module__, _squares_body.__qualname__) in jit.parallel_kernels
