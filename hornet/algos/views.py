@@ -406,12 +406,10 @@ def _addr(a: np.ndarray) -> int:
 
 @split_kernel(threshold=0, combine=sum)
 def _symmetric_kernel(deg, ptr, part, parts):
-    # (no scalar prange reductions in this package: per-item results go to an array that is
-    # summed afterwards; Numba's reduction analysis has miscompiled or rejected them)
-    bad = np.zeros(deg.shape[0], np.int64)
+    """Stored (u, v) without their (v, u), over this part's rows."""
+    b = 0
     for u in range(*part_range(deg.shape[0], part, parts)):
         d = deg[u]
-        b = 0
         if d:
             row = int32_view(ptr[u], d)
             for j in range(d):
@@ -424,8 +422,7 @@ def _symmetric_kernel(deg, ptr, part, parts):
                     p = lower_bound(other, 0, dv, u)
                     if p == dv or other[p] != u:
                         b += 1
-        bad[u] = b
-    return bad.sum()
+    return b
 
 
 def is_symmetric(view: AdjacencyView) -> bool:
@@ -480,17 +477,16 @@ def symmetrized(view: AdjacencyView) -> AdjacencyView:
 
 @split_kernel(threshold=0, combine=sum)
 def _self_loops(deg, ptr, part, parts):
-    c = np.zeros(deg.shape[0], np.int64)
+    """Stored (u, u) over this part's rows."""
+    b = 0
     for u in range(*part_range(deg.shape[0], part, parts)):
         d = deg[u]
-        b = 0
         if d:
             row = int32_view(ptr[u], d)
             for j in range(d):
                 if row[j] == u:
                     b += 1
-        c[u] = b
-    return c.sum()
+    return b
 
 
 def has_self_loops(view: AdjacencyView) -> bool:

@@ -1,8 +1,8 @@
 """Copies of slot ranges between blocks, and slot addresses in other fields (CPU kernels).
 
-The kernels here and in the batch pipeline copy element by element: inside ``prange`` loops
-Numba's parfor pass mishandles slice assignment between ``carray`` views (the copy silently
-does nothing), which a parfor version of them would meet.
+The kernels here and in the batch pipeline copy element by element rather than by slice
+assignment between ``carray`` views: Numba's parfor pass mishandles that assignment (the copy
+silently does nothing), so element loops keep the kernels correct under either compilation.
 """
 from __future__ import annotations
 
