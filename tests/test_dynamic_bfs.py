@@ -283,7 +283,7 @@ def test_bad_arguments(device):
             DynamicBFS(g, 0).update(change)
 
 
-# the parallel twins are CPU kernels: only the CPU case is marked
+# split kernels are CPU kernels: only the CPU case is marked
 @pytest.mark.parametrize("device", [pytest.param("cpu", marks=pytest.mark.parallel_kernels),
                                     BACKENDS[1]])
 def test_random_batches_against_static(device):

@@ -44,8 +44,8 @@ def test_dynamic_path_is_taken():
 def test_real_graph_batches(device, mode, monkeypatch):
     """ca-GrQc: random insertion and deletion batches (10 to 300 edges), equal to the static
     decomposition after each; then deleting the vertices of the max truss lowers k_max.
-    On the CPU the support kernels take their parallel twins from 64 batch edges here (the
-    batches of 10 their serial ones)."""
+    On the CPU the support kernels run in parts from 64 batch edges here (the batches of 10
+    on one thread)."""
     for kernel in (region.insertion_supports, region.deletion_supports):
         monkeypatch.setattr(kernel, "threshold", 64)
     s, d = _real_graph("ca-GrQc.txt.gz")

@@ -1,5 +1,5 @@
 """hornet.core.jit: the kernel cache folder, the compile notice, the compile timer and the
-tiered parallel kernels (serial twin until a kernel has real work)."""
+optional paths (taken once compiled, cached or promoted)."""
 from __future__ import annotations
 
 import os
@@ -19,23 +19,16 @@ ROOT = Path(__file__).resolve().parents[1]
 KERNELS = textwrap.dedent('''
     import numba
     import numpy as np
-    from hornet.core.jit import njit, dual_kernel
+    from hornet.core.jit import njit, part_range, split_kernel
 
     @njit
     def total(a):
         return a.sum()
 
-    @dual_kernel(threshold=4)
-    def doubled(a, out):
-        for i in numba.prange(a.shape[0]):
+    @split_kernel(threshold=4)
+    def doubled(a, out, part, parts):
+        for i in range(*part_range(a.shape[0], part, parts)):
             out[i] = 2 * a[i]
-
-    @njit(parallel=True)
-    def squares(a):
-        out = np.empty_like(a)
-        for i in numba.prange(a.shape[0]):
-            out[i] = a[i] * a[i]
-        return out
 ''')
 
 RUN = textwrap.dedent('''
@@ -155,34 +148,6 @@ def test_unwritable_cache_folder_falls_back(kernel_dir, tmp_path):
     assert not result[2].startswith(str(blocker))     # numba's next place: beside the source
 
 
-def test_tiered_kernel_runs_serial_until_promoted(kernel_dir, monkeypatch):
-    monkeypatch.syspath_prepend(str(kernel_dir))
-    monkeypatch.setenv("HORNET_CACHE_DIR", str(kernel_dir / "cache"))
-    import importlib
-    k = importlib.import_module("cold_kernels")
-    monkeypatch.setattr(jit, "parallel_policy", "tiered")   # the default (bench sets "always")
-    monkeypatch.setattr(jit, "PROMOTE_WORK", 20)
-    a = np.arange(8, dtype=np.int64)
-    out = np.zeros(8, np.int64)
-    k.doubled(a[:2], out[:2])                      # below the threshold: serial
-    k.doubled(a, out)                              # 8 items of work: still serial
-    assert not k.doubled.parallel.overloads and k.doubled.serial_work == 8
-    np.testing.assert_array_equal(out, 2 * a)
-    k.doubled(a, out)
-    k.doubled(a, out)                              # 24 >= 20: promoted
-    assert k.doubled.parallel.overloads
-    np.testing.assert_array_equal(out, 2 * a)
-    out[:] = 0
-    k.doubled(a[:2], out[:2])                      # small calls stay serial
-    np.testing.assert_array_equal(out[:2], 2 * a[:2])
-    np.testing.assert_array_equal(k.squares(a), a * a)
-    assert not k.squares.parallel.overloads        # plain parallel kernels tier up too
-    monkeypatch.setattr(jit, "parallel_policy", "always")
-    b = np.arange(3.0)
-    np.testing.assert_array_equal(k.squares(b), b * b)
-    assert k.squares.parallel.overloads
-
-
 def test_compile_timer_counts_outside_builds_once():
     with jit.compile_timer() as outer:
         with jit.compile_timer() as inner:
@@ -220,7 +185,7 @@ def test_optional_path_opens_once_compiled_cached_or_promoted(kernel_dir, monkey
     monkeypatch.setattr(jit, "optional_path_policy", "never")
     assert not jit.OptionalPath((again.total,), promote_calls=0).take()
     monkeypatch.setattr(jit, "optional_path_policy", "always")
-    assert jit.OptionalPath((again.doubled.serial,), promote_calls=100).take()
+    assert jit.OptionalPath((again.doubled.kernel,), promote_calls=100).take()
 
 
 def test_cpu_small_batches_wait_for_their_kernels(monkeypatch):

@@ -15,15 +15,9 @@
   both: a ``prange`` loop (Numba's parfor) would cost several times the serial compile of
   the same body, and a second compilation besides. Kernels with several phases are split
   kernels called one after another (each phase needs the whole previous one).
-- :func:`dual_kernel` and ``njit(parallel=True)``: kernels compiled twice, parallel (Numba's
-  parfor) for large inputs, serial for small ones; the parallel twin is compiled only once
-  a process has given it real work (:data:`PROMOTE_WORK` items of calls at least the
-  parallel threshold, or at once when its compiled code is in the cache already).
-  :data:`parallel_policy` changes this. Kept for kernels outside hornet's own (hornet's
-  kernels are split kernels).
 - :func:`inline_when_parallel`: an inlining choice for per-row helpers (``njit(inline=...)``):
-  inlined into split kernels and parallel twins, where large batches run, and called from
-  other kernels, so that those compile each helper once.
+  inlined into split kernels, where large batches run, and called from other kernels, so
+  that those compile each helper once.
 - :class:`OptionalPath`: an optional fast path (one that only speeds up what another path
   also does, such as the CPU small-batch path) is taken once its kernels are compiled or
   cached, or once a process has made enough calls to win its compile back
@@ -60,19 +54,15 @@ from numba.core import event as numba_event
 
 from . import threads
 
-PARALLEL_MIN = 1 << 13   # items of work below which the serial twin runs
+PARALLEL_MIN = 1 << 13   # a split kernel's default threshold: items of work run on one thread
 # items of work below which a split kernel (SplitKernel) runs on one thread whatever its
 # threshold, unless parallel_policy is "always"
 SPLIT_MIN = 1 << 10
-# items of work (the first array argument's length, summed over the calls at or above the
-# parallel threshold) after which a kernel's parallel twin is compiled and used
-PROMOTE_WORK = 1 << 22
-# "tiered" (the default, see the module notes); "always": parallel twins are used from the
-# first call at or above the threshold, compiling them then; "never": serial twins only
+# "tiered" (the default): split kernels run in parts from max(threshold, SPLIT_MIN) items of
+# work; "always": from their own threshold; "never": on one thread
 parallel_policy = "tiered"
 
-#: Calls that took a parallel twin (:class:`TieredKernel`) or ran in parts (:class:`SplitKernel`)
-#: in this process; the test suite checks with it that its ``parallel_kernels`` tests reach
+#: Calls that ran in parts (:class:`SplitKernel`) in this process; the test suite checks with it that its ``parallel_kernels`` tests reach
 #: the parallel code.
 parallel_calls = 0
 #: The fewest parts a split call runs in (more where Numba has more threads): the test suite
@@ -84,12 +74,12 @@ split_min_parts = 1
 # (compiling them then); "never": not taken
 optional_path_policy = "tiered"
 
-#: Every dispatcher made by :func:`njit` (serial and parallel twins included), by
+#: Every dispatcher made by :func:`njit` (split kernels' compilations included), by
 #: ``(module, qualified name)`` of its Python function.
 kernels: dict = {}
 
-#: ``(module, qualified name)`` of the parallel compilations :func:`njit` made (the parallel
-#: twins of :class:`TieredKernel`): the callers :func:`inline_when_parallel` inlines into.
+#: ``(module, qualified name)`` of the split kernels and of the ``njit(parallel=True)``
+#: compilations: the callers :func:`inline_when_parallel` inlines into.
 parallel_kernels: set = set()
 
 #: None, or the claims of kernels between this process and a helper compiling beside it
@@ -290,18 +280,15 @@ def _with_cache(dispatcher):
 def njit(py_func=None, **options):
     """``numba.njit`` (same options; ``cache`` defaults to True, ``no_cfunc_wrapper`` to True)
     caching in :func:`cache_dir`.
-    Use as ``@njit``, ``@njit(parallel=True)`` or ``njit(**options)(function)``. With
-    ``parallel=True`` the result is a :class:`TieredKernel` (threshold 0: every call takes
-    the parallel compilation once it is promoted), callable from Python only."""
+    Use as ``@njit`` or ``njit(**options)(function)``. hornet's own parallel kernels are
+    split kernels (:func:`split_kernel`); ``parallel=True`` gives Numba's parfor
+    compilation as ``numba.njit`` does."""
     cache = options.pop("cache", True)
-    tiered = options.pop("_tiered", True)
     # no C-callable wrapper (Numba makes one per compile for first-class function values,
     # which hornet's kernels never are): a share of every compile a cold start saves
     options.setdefault("no_cfunc_wrapper", True)
 
     def wrap(f):
-        if options.get("parallel") and tiered:
-            return TieredKernel(f, threshold=0, cache=cache, **options)
         dispatcher = _plain_argument_calls(numba.njit(**options)(f))
         kernels[(f.__module__, f.__qualname__)] = dispatcher
         if options.get("parallel"):
@@ -313,14 +300,12 @@ def njit(py_func=None, **options):
 
 def inline_when_parallel(expr, caller_ir, callee_ir) -> bool:
     """Numba inlining cost model, ``njit(inline=inline_when_parallel)``: the helper is inlined
-    (in Numba's IR) where a parallel compilation calls it, and stays a called function
-    elsewhere.
+    (in Numba's IR) where a split kernel calls it, and stays a called function elsewhere.
 
     For per-row helpers of the list kernels. Inlined into a parallel loop, their array
     arguments need no reference counting per call, which large batches gain from; each
-    inlined copy is typed and optimized again, though, which costs compile time. The serial
-    twins (small batches, and every batch of a short run, see :class:`TieredKernel`) call one
-    compiled copy instead, so that a cold start compiles each helper once. ``expr`` is the
+    inlined copy is typed and optimized again, though, which costs compile time. Other
+    kernels call one compiled copy instead, so that a cold start compiles each helper once. ``expr`` is the
     call, ``caller_ir`` / ``callee_ir`` the two functions' Numba IR; nested helpers are
     decided for the outermost caller they end up in."""
     fid = caller_ir.func_id
@@ -361,69 +346,6 @@ def _work(args) -> int:
         if isinstance(a, (int, np.integer)):
             return int(a)
     return 0
-
-
-class TieredKernel:
-    """Callable picking the parallel or the serial compilation of one kernel body.
-
-    Calls whose work (:func:`_work`) is below ``threshold`` take the serial twin; the others
-    the parallel one once it is promoted (see the module notes), the serial one before. The
-    serial twin gets its own qualified name so that Numba's on-disk caches of the two never
-    collide. Called from Python only (a jitted caller calls ``.parallel`` or ``.serial``).
-    """
-
-    def __init__(self, py_func, threshold: int = PARALLEL_MIN, cache: bool = True, **options):
-        options.pop("parallel", None)
-        self.py_func = py_func
-        self.threshold = threshold
-        self.parallel = njit(py_func, parallel=True, cache=cache, _tiered=False, **options)
-        twin = types.FunctionType(py_func.__code__, py_func.__globals__,
-                                  py_func.__name__ + "_serial", py_func.__defaults__,
-                                  py_func.__closure__)
-        twin.__qualname__ = py_func.__qualname__ + "_serial"
-        twin.__module__ = py_func.__module__
-        twin.__doc__ = py_func.__doc__
-        self.serial = njit(twin, cache=cache, **options)
-        self.serial_work = 0          # items of work at or above the threshold run serially
-        self._promoted = False
-        self._cache_checked = False
-        self.__doc__ = py_func.__doc__
-        self.__name__ = py_func.__name__
-        self.__qualname__ = py_func.__qualname__
-        self.__module__ = py_func.__module__
-
-    def __call__(self, *args):
-        global parallel_calls
-        if self._promoted:
-            if self.threshold == 0 or _work(args) >= self.threshold:
-                parallel_calls += 1
-                return self.parallel(*args)
-            return self.serial(*args)
-        n = _work(args)
-        if n >= self.threshold and self._promote(n):
-            parallel_calls += 1
-            return self.parallel(*args)
-        return self.serial(*args)
-
-    def _promote(self, n: int) -> bool:
-        """Whether a call of work ``n`` (at least the threshold) takes the parallel twin now."""
-        if parallel_policy == "never":
-            return False
-        if parallel_policy != "always" and not self._in_cache():
-            self.serial_work += n
-            if self.serial_work < PROMOTE_WORK:
-                return False
-        self._promoted = True
-        return True
-
-    def _in_cache(self) -> bool:
-        """The parallel twin has compiled code in this process or in the on-disk cache."""
-        if self.parallel.overloads:
-            return True
-        if not self._cache_checked:
-            self._cache_checked = True
-            return compiled_or_cached(self.parallel)
-        return False
 
 
 def compiled_or_cached(dispatcher) -> bool:
@@ -496,7 +418,7 @@ class SplitKernel:
     callers): it runs share ``part`` of ``parts`` of its outer loop, whose iterations must be
     independent (see :func:`part_range`). ``combine`` makes the call's result from the
     parts' results (a list in part order); default: part 0's result. The helpers it calls
-    with :func:`inline_when_parallel` are inlined into it, as into a parallel twin.
+    with :func:`inline_when_parallel` are inlined into it.
     :data:`parallel_policy` ``"never"`` keeps every call on one thread; a split call counts
     in :data:`parallel_calls`. Called from Python only (a jitted caller calls ``.kernel``
     with ``part, parts``). Under the default :data:`parallel_policy` calls below
@@ -559,13 +481,6 @@ def split_kernel(py_func=None, *, threshold: int = PARALLEL_MIN, combine=None):
     if py_func is None:
         return lambda f: SplitKernel(f, threshold, combine)
     return SplitKernel(py_func, threshold, combine)
-
-
-def dual_kernel(py_func=None, *, threshold: int = PARALLEL_MIN):
-    """Decorator: ``@dual_kernel`` on a function written with ``numba.prange``."""
-    if py_func is None:
-        return lambda f: TieredKernel(f, threshold)
-    return TieredKernel(py_func, threshold)
 
 
 class CompileTimer:
