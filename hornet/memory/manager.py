@@ -38,14 +38,11 @@ from .backend import memory_backend
 from .bit_tree import FOREST_LEVELS, take_forest
 from .block_array import BlockArray
 from .list_fit import ListFit
+from .manager_check import InvariantError, check as check_manager
 
 __all__ = ["MemoryManager", "DeviceMemoryError", "InvariantError"]
 
 _FREE = attrgetter("free")
-
-
-class InvariantError(AssertionError):
-    """A structural invariant of the memory manager or the graph does not hold."""
 
 
 class DeviceMemoryError(MemoryError):
@@ -882,8 +879,8 @@ class MemoryManager:
         a block (the block cache's blocks are added here). Raises :class:`InvariantError`
         naming the first broken invariant (:func:`hornet.memory.manager_check.check`).
         """
-        from .manager_check import check
-        check(self, pointers, size_classes)
+        check_manager(self, pointers, size_classes)
+
 
 def _sparsest_arrays(pool: list, target: float = COMPACT_TO, enough: int | None = None) -> list:
     """The arrays of one class to evacuate: the sparsest first, as few as bring the class to

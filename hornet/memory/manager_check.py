@@ -4,14 +4,17 @@ from __future__ import annotations
 import numpy as np
 
 
+class InvariantError(AssertionError):
+    """A structural invariant of the memory manager or the graph does not hold."""
+
+
 def check(mm, pointers, size_classes) -> None:
     """Verify the allocator ``mm`` against the blocks that vertices say they own.
 
     ``pointers``/``size_classes``: the edge pointer and size class of every vertex that owns
     a block (the block cache's blocks are added here). Raises
-    :class:`~hornet.memory.manager.InvariantError` naming the first broken invariant.
+    :class:`InvariantError` naming the first broken invariant.
     """
-    from .manager import InvariantError
     mm.settle()
     lookup = mm.lookup()
     be = mm.backend
