@@ -227,3 +227,30 @@ def test_ready_graph_matches_a_plain_graph(directed):
     same_graph(deferred, plain)
     deferred.check()
     deferred._mm.block_cache().check()
+
+
+def test_settled_pending_changes_cut_their_buffers():
+    """A settled deferred insert / upsert update reads its edges from the batch's row
+    buffer (src at 0, dst at SMALL_ENTRIES; the update's pairs after 2 * SMALL_ENTRIES),
+    cut to the batch's length on first read."""
+    from hornet.batch.deferred_path import PendingChange, PendingUpdate
+    from hornet.batch.small_layout import SMALL_ENTRIES
+    rows = np.arange(4 * SMALL_ENTRIES, dtype=np.int32)
+    ins = PendingChange(graph=None)
+    assert ins.pending and repr(ins) == "EdgeChange(insert, pending)"
+    ins._resolve((rows, {"w": np.arange(SMALL_ENTRIES, dtype=np.float64)}, 3, 1))
+    assert not ins.pending and len(ins) == 3 and ins.kind == "insert"
+    assert ins.src.tolist() == [0, 1, 2]
+    assert ins.dst.tolist() == [SMALL_ENTRIES, SMALL_ENTRIES + 1, SMALL_ENTRIES + 2]
+    assert ins.properties["w"].tolist() == [0.0, 1.0, 2.0]
+    assert ins.self_loops_skipped == 1 and ins.previous == {}
+    upd = PendingUpdate(graph=None)
+    assert repr(upd) == "EdgeChange(update, pending)"
+    new, old = np.full(SMALL_ENTRIES, 7.0), np.full(SMALL_ENTRIES, 5.0)
+    upd._resolve((rows, {"w": (new, old)}, 2))
+    assert len(upd) == 2 and upd.kind == "update"
+    at = 2 * SMALL_ENTRIES
+    assert upd.src.tolist() == [at, at + 1]
+    assert upd.dst.tolist() == [at + SMALL_ENTRIES, at + SMALL_ENTRIES + 1]
+    assert upd.properties["w"].tolist() == [7.0, 7.0]
+    assert upd.previous["w"].tolist() == [5.0, 5.0]

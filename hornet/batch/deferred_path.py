@@ -136,9 +136,10 @@ class PendingChange(EdgeChange):
     ``properties`` and ``self_loops_skipped`` are read from the batch once it is settled
     (the first read settles it and the batches before it, waiting for its header)."""
 
+    kind = "insert"
+    previous = property(lambda self: {})
+
     def __init__(self, graph):
-        self.kind = "insert"
-        self.previous = {}
         self.vertex_map = None
         self._graph = graph
         self._done = None
@@ -146,13 +147,16 @@ class PendingChange(EdgeChange):
     def _result(self) -> EdgeChange:
         if self._done is None:
             settle(self._graph, self)
-        done = self._done
-        if isinstance(done, tuple):             # (rows, outs, length, self-loops): cut now
-            rows, outs, n, loops = done
-            done = self._done = EdgeChange("insert", rows[:n],
-                                           rows[SMALL_ENTRIES:SMALL_ENTRIES + n],
-                                           {k: v[:n] for k, v in outs.items()}, loops)
-        return done
+        if isinstance(self._done, tuple):       # the batch's buffers: cut now
+            self._done = self._cut(self._done)
+        return self._done
+
+    @staticmethod
+    def _cut(done) -> EdgeChange:
+        """The change from (rows, outs, length, self-loops) of an insert's buffers."""
+        rows, outs, n, loops = done
+        return EdgeChange("insert", rows[:n], rows[SMALL_ENTRIES:SMALL_ENTRIES + n],
+                          {k: v[:n] for k, v in outs.items()}, loops)
 
     def _resolve(self, change) -> None:
         """Settled: an EdgeChange, or (rows, outs, length, self-loops) of the batch's
@@ -177,7 +181,7 @@ class PendingChange(EdgeChange):
 
     def __repr__(self) -> str:
         if self._done is None:
-            return "EdgeChange(insert, pending)"
+            return f"EdgeChange({self.kind}, pending)"
         return super().__repr__()
 
 
@@ -186,31 +190,19 @@ class PendingUpdate(PendingChange):
     whose properties it rewrote, sorted by (src, dst), their new values in ``properties`` and
     the replaced ones in ``previous``, read once settled."""
 
-    def __init__(self, graph):
-        self.kind = "update"
-        self.vertex_map = None
-        self._graph = graph
-        self._done = None
+    kind = "update"
 
-    def _result(self) -> EdgeChange:
-        if self._done is None:
-            settle(self._graph, self)
-        done = self._done
-        if isinstance(done, tuple):             # (rows, found, length): cut now
-            rows, found, n = done
-            at = 2 * SMALL_ENTRIES
-            done = self._done = EdgeChange(
-                "update", rows[at:at + n], rows[at + SMALL_ENTRIES:at + SMALL_ENTRIES + n],
-                {k: new[:n] for k, (new, _) in found.items()}, 0,
-                {k: old[:n] for k, (_, old) in found.items()})
-        return done
+    @staticmethod
+    def _cut(done) -> EdgeChange:
+        """The change from (rows, found, length) of an upsert's buffers."""
+        rows, found, n = done
+        at = 2 * SMALL_ENTRIES
+        return EdgeChange("update", rows[at:at + n],
+                          rows[at + SMALL_ENTRIES:at + SMALL_ENTRIES + n],
+                          {k: new[:n] for k, (new, _) in found.items()}, 0,
+                          {k: old[:n] for k, (_, old) in found.items()})
 
     previous = property(lambda self: self._result().previous)
-
-    def __repr__(self) -> str:
-        if self._done is None:
-            return "EdgeChange(update, pending)"
-        return super().__repr__()
 
 
 class MergedChange(PendingChange):
