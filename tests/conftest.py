@@ -224,7 +224,7 @@ def pytest_configure(config):
         config.option.loadscopereorder = False
 
 
-def pytest_collection_modifyitems(session, config, items):
+def pytest_collection_modifyitems(config, items):
     """The test files longest first (tests/suite_order.py), so that neither worker of
     ``-n 2`` is left with a long file while the other has finished."""
     items[:] = suite_order.longest_first(items)
