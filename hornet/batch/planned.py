@@ -16,6 +16,12 @@ per-array counts reach the memory manager's bookkeeping with the next call that 
 (:meth:`hornet.memory.manager.MemoryManager.release`), so an insert synchronizes once, at the
 plan's read-back.
 
+A delete into a graph without edge properties (up to :data:`QUEUED_REMOVAL_MAX` entries)
+queues its removal behind the plan's read-back (:func:`_queue_removal`): every list of the plan
+loses its entries in place while the host waits for the counts and plans the rest (refit,
+blocks, commit), and the lists that then move to smaller blocks are copied there. Nothing but a
+bad id refuses a delete, and the device skips the removal then.
+
 A delete after which the memory policy will refit the lists of its sources
 (:func:`hornet.batch.pipeline.compact_memory`, decided from host counts once the plan is
 read back) is planned again with those lists moving to their fitting blocks
@@ -40,8 +46,8 @@ import numpy as np
 from ..change import EdgeChange
 from ..memory.manager import DeviceMemoryError
 from .gpu.pairs import device_pairs
-from .gpu.plan import (I_BAD, I_CLASS, I_TAKE_SHORT, MAX_ENTRIES, BatchPlan, commit_plan,
-                       place_moves, plan_batch, refit_plan)
+from .gpu.plan import (I_BAD, I_CLASS, I_SEGMENTS, I_TAKE_SHORT, MAX_ENTRIES, BatchPlan,
+                       commit_plan, place_moves, plan_batch, refit_plan)
 from .pipeline import _field_columns, compact_memory, edge_change
 from .validate import check_ids, property_values
 
@@ -57,6 +63,10 @@ DEVICE_TAKES = os.environ.get("HORNET_DEVICE_TAKES", "1") != "0"
 #: them more than the host's allocation saves (bench/tools/ab_takes_gpu.py); deletes and
 #: medium batches, whose arrays rarely change, take theirs on the device
 PLANNED_INSERT_TAKES = False
+#: deletes of at most this many entries (once mirrored) into graphs without edge properties
+#: queue the removal behind the plan's read-back (:func:`_queue_removal`); 0 (or the
+#: environment variable HORNET_QUEUED_REMOVAL=0): the removal is launched after it
+QUEUED_REMOVAL_MAX = int(os.environ.get("HORNET_QUEUED_REMOVAL", 1 << 21))
 
 
 def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
@@ -122,11 +132,15 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         gpu_take.prepare(mm)
     # inside steady churn a delete leaves shrinking lists in their blocks
     # (hornet.memory.list_fit.STEADY_LOOSE_SHARE)
+    queued = (not inserting and not g._edge_schema and
+              int(s.shape[0]) * (1 if g.directed else 2) <= QUEUED_REMOVAL_MAX)
     p = plan_batch(s, d, not g.directed, inserting, g._degree, g._size_class, g._edge_ptr,
                    mm.min_size_class, keep_blocks=not inserting and bool(mm.steady),
-                   wait=not (inserting and device_takes))
+                   wait=not (inserting and device_takes) and not queued)
     ahead = None
-    if not isinstance(p, BatchPlan):     # an insert's blocks taken before the read-back
+    if queued:
+        p = _queue_removal(g, p)
+    elif not isinstance(p, BatchPlan):     # an insert's blocks taken before the read-back
         ws = p.ws
         info = ws.info.data.ptr
         ahead = gpu_take.take_ahead(mm, info + 8 * I_CLASS, info + 8 * I_BAD,
@@ -155,16 +169,22 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         try:
             pool, class_start = _take_blocks(mm, p, device_takes)   # the only step that can fail
         except DeviceMemoryError:
-            if not p.refit:
+            if not (p.refit or queued):
                 raise
-            # the refit finds no room: the delete alone (ListFit.refit moves nothing then)
-            p = refit_plan(p, g._degree, g._size_class, g._edge_ptr, mm.min_size_class,
-                           refit=False)
+            # the refit finds no room: the delete alone (ListFit.refit moves nothing then);
+            # a queued removal is done already: then its lists keep their blocks
+            p = _replanned(g, p, refit=False, keep_blocks=not p.refit)
             if p.moves:
-                pool, class_start = _take_blocks(mm, p, device_takes)
+                try:
+                    pool, class_start = _take_blocks(mm, p, device_takes)
+                except DeviceMemoryError:
+                    if not queued:
+                        raise
+                    p = _replanned(g, p, refit=False, keep_blocks=True)
     if p.moves:
         place_moves(p, class_start, pool)            # the moving lists' blocks: p.seg_ptr
-    # ---- nothing above changed the graph; from here on the batch is committed ----
+    # ---- nothing above changed the graph (but a queued removal, which no delete past its
+    # plan refuses); from here on the batch is committed ----
     g._views.clear()
     if inserting:
         g._n = n
@@ -198,14 +218,45 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         gone[name] = xp.empty(p.kept, dtype=dt)
         slots = xp.repeat(columns[f], p.seg_len) + dt.itemsize * p.at
         K.read_at(slots, gone[name])
-    K.remove_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
-                   mm.field_dtypes, items=g._entries)
+    if queued:                   # removed in place already: the moving lists are copied
+        if p.moves:
+            none = g._xp.zeros(p.moves, dtype=g._xp.int64)     # (a removal of nothing)
+            K.remove_lists([p.old_ptr[p.moved]], [p.seg_ptr[p.moved]], p.new_deg[p.moved],
+                           none, none, none, mm.field_dtypes, items=g._entries)
+    else:
+        K.remove_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
+                       mm.field_dtypes, items=g._entries)
     g._entries -= p.kept
     _commit(g, p)
     compact_memory(g, p.sources)
     if gone:
         return edge_change(g, kind, p.src, p.dst, gone)
     return _change(g, kind, p, {}, 0)
+
+
+def _replanned(g, p, refit: bool, keep_blocks: bool) -> BatchPlan:
+    return refit_plan(p, g._degree, g._size_class, g._edge_ptr, g._mm.min_size_class,
+                      refit=refit, keep_blocks=keep_blocks)
+
+
+def _queue_removal(g, pending) -> BatchPlan:
+    """The delete plan ``pending`` (queued, not read back) read back behind an event, with
+    the removal queued after it: every list of the plan loses its entries in place
+    (:func:`hornet.batch.gpu.kernels.remove_lists`, the number of segments read on the
+    device, nothing touched when the plan flags a bad id), and the device runs it while the
+    host takes the counts and plans the rest. The lists that the plan moves are copied to
+    their new blocks afterwards. Returns the plan."""
+    ws = pending.ws
+    copied = ws.copy_info_event()
+    e = pending.entries
+    rows = ws.rows
+    old_ptr = rows[10][:e]
+    info = ws.info.data.ptr
+    g._K.remove_lists([old_ptr], [old_ptr], rows[8][:e], rows[4][:e], rows[7][:e],
+                      rows[3][:e], g._mm.field_dtypes, items=g._entries,
+                      counted=(info + 8 * I_SEGMENTS, info + 8 * I_BAD))
+    copied.synchronize()
+    return pending.finish(ws.host)
 
 
 def _take_blocks(mm, p, device: bool):

@@ -278,7 +278,12 @@ extern "C" __global__ void plan_moves(const i64* __restrict__ src, const i64* __
                                       i64 small_limit, i64 warp_limit, i64 piece,
                                       i64* __restrict__ first, i64* __restrict__ moving,
                                       i64* __restrict__ medium, i64* __restrict__ huge,
-                                      i64* __restrict__ piece_base, u64* __restrict__ counts) {
+                                      i64* __restrict__ piece_base, u64* __restrict__ counts,
+                                      const i64* __restrict__ seg_count,
+                                      const i64* __restrict__ veto) {
+    // seg_count (nullptr: none): the number of segments on the device, at most nseg (a plan
+    // queued before its counts reach the host); veto (nullptr: none): nonzero, no segment
+    if (seg_count != nullptr) nseg = (veto != nullptr && *veto) ? 0 : min(nseg, *seg_count);
     // the medium / huge lists are filled with one global atomic per block and list (warp
     // ballots, then shared counters); every thread runs the same number of rounds
     __shared__ unsigned int block_count[2];
@@ -471,7 +476,10 @@ __global__ void remove_small(const i64* __restrict__ src, const i64* __restrict_
                              const i64* __restrict__ old_degree,
                              const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
                              const i64* __restrict__ positions, const i64* __restrict__ first,
-                             const i64* __restrict__ moving, i64 limit, i64 nseg) {
+                             const i64* __restrict__ moving, i64 limit, i64 nseg,
+                             const i64* __restrict__ seg_count, const i64* __restrict__ veto) {
+    // seg_count, veto: as in plan_moves
+    if (seg_count != nullptr) nseg = (veto != nullptr && *veto) ? 0 : min(nseg, *seg_count);
     GRID_STRIDE(s, nseg) {
         const i64 m = moving[s];
         if (m > limit) continue;

@@ -325,9 +325,12 @@ class _MovePlan:
     (``medium``) and the huge ones (``huge``); for a removal, the huge segments' pieces
     (``piece_base``). Their numbers stay on the device (``counts``), so planning needs no
     host sync. The arrays are the process's :class:`_MoveScratch` buffers (at least ``ns``
-    long; valid until the next plan, in stream order)."""
+    long; valid until the next plan, in stream order). ``counted``: (address of the number
+    of segments on the device, address of a veto word: nonzero, no segment), or None: all
+    ``ns`` segments."""
 
-    def __init__(self, src, dst, old_degree, seg_start, seg_len, change, merge: bool):
+    def __init__(self, src, dst, old_degree, seg_start, seg_len, change, merge: bool,
+                 counted=None):
         ns = int(src.shape[0])
         self.ns = ns
         scratch = _move_scratch()
@@ -339,7 +342,8 @@ class _MovePlan:
                                        np.int32(merge), i64(ns), i64(SMALL_MOVE),
                                        i64(WARP_MOVE), i64(0 if merge else REMOVE_PIECE),
                                        self.first, self.moving, self.medium, self.huge,
-                                       self.piece_base, self.counts))
+                                       self.piece_base, self.counts,
+                                       *(counted or (0, 0))))
 
     def count_at(self, k: int) -> int:
         """Device address of ``counts[k]`` (a kernel argument; no CuPy view made)."""
@@ -387,7 +391,7 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
 
 
 def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
-                 dtypes, items: int | None = None) -> None:
+                 dtypes, items: int | None = None, counted=None) -> None:
     """Remove items from many lists, column by column, keeping the order of the rest (same
     contract as :func:`hornet.batch.cpu.general.remove_lists`; every array on the device).
 
@@ -396,13 +400,19 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     huge lists' pieces; None: summed on the device, one sync).
     Short lists get one thread, medium ones one warp, huge ones many blocks (pieces of
     REMOVE_PIECE items, rewritten in place in parallel).
+
+    ``counted`` (a plan queued on the device before its counts reach the host): (address of
+    the number of segments, int64 on the device; address of a veto word, int64: nonzero, no
+    segment is touched); the arrays then have room for at least that many segments (their
+    length bounds it) and ``items`` is required. No host synchronization either way.
     """
     src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions = _columns(
         src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions)
     ns = int(old_degree.shape[0])
     if ns == 0:
         return
-    plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, positions, False)
+    plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, positions, False,
+                     counted)
     if items is None:
         items = int(old_degree.sum())
     # huge segments move more than WARP_MOVE items each, out of `items` in all
@@ -415,7 +425,8 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     for src, dst, dt in zip(src_ptrs, dst_ptrs, dtypes):
         t = item_type(dt)
         args = (src, dst, old_degree, seg_start, seg_len, positions, plan.first)
-        launch(_fn(f"remove_small<{t}>"), ns, args + (plan.moving, i64(SMALL_MOVE), i64(ns)))
+        launch(_fn(f"remove_small<{t}>"), ns, args + (plan.moving, i64(SMALL_MOVE), i64(ns),
+                                                      *(counted or (0, 0))))
         launch(_fn(f"remove_warp<{t}>"), ns, args + (plan.medium, plan.count_at(0)),
                threads_per_item=32)
         state.data.memset_async(0, 4 * (1 + max_pieces))     # ticket + flags, per column

@@ -1,0 +1,115 @@
+"""GPU deletes whose removal is queued behind the plan's read-back (hornet.batch.planned:
+_queue_removal): the same graphs, changes and size classes as the CPU backend and as the same
+deletes with the removal launched after the read-back, lists of every length (one thread,
+one warp, many blocks a list), lists that move, and a take that fails after the removal."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hornet
+from conftest import HAS_GPU
+from hornet.testing import to_host
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
+
+
+def _graph(device, directed=False):
+    g = hornet.Graph(directed=directed, device=device, block_array_edges=512)
+    g._medium_batches = False
+    return g
+
+
+def _same(a, b):
+    sa, da = a.edges()
+    sb, db = b.edges()
+    assert np.array_equal(to_host(sa), to_host(sb)) and np.array_equal(to_host(da), to_host(db))
+    assert np.array_equal(to_host(a.degree()), to_host(b.degree()))
+
+
+def _hub_pairs(rng, n, m):
+    """Pairs whose sources reach lists of every length: a few hubs of tens of thousands of
+    entries (removed by many blocks a list), some of hundreds (one warp) and many short
+    lists (one thread)."""
+    s, d = rng.integers(0, n, m), rng.integers(0, n, m)
+    s[: m // 4] = rng.integers(0, 4, m // 4)            # hubs
+    s[m // 4: m // 2] = rng.integers(4, 200, m // 2 - m // 4)
+    return s, d
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_queued_removals_match_the_cpu_and_the_removal_after_the_read_back(directed,
+                                                                          monkeypatch):
+    import cupy
+    import hornet.batch.planned as planned
+    queued = []
+    original = planned._queue_removal
+    monkeypatch.setattr(planned, "_queue_removal",
+                        lambda *a, **k: queued.append(1) or original(*a, **k))
+    rng = np.random.default_rng(11)
+    cpu, gpu, after = _graph("cpu", directed), _graph("gpu", directed), _graph("gpu", directed)
+    s, d = _hub_pairs(rng, 60_000, 400_000)
+    for g in (cpu, gpu, after):
+        g.insert_edges(s, d)
+    for step in range(6):
+        es, ed = cpu.edges()
+        share = (0.002, 0.02, 0.3, 0.05, 0.6, 0.01)[step]
+        pick = rng.choice(es.size, size=max(1, int(es.size * share) // 2), replace=False)
+        bs = np.r_[es[pick], rng.integers(0, 60_000, 500)]   # present edges and absent ones
+        bd = np.r_[ed[pick], rng.integers(0, 60_000, 500)]
+        if step % 2:
+            bs, bd = bs[::-1].copy(), bd[::-1].copy()          # repeats, either direction
+            bs, bd = np.r_[bs, bs[:100]], np.r_[bd, bd[:100]]
+        want = cpu.delete_edges(bs, bd)
+        got = gpu.delete_edges(cupy.asarray(bs), cupy.asarray(bd))
+        limit = planned.QUEUED_REMOVAL_MAX
+        monkeypatch.setattr(planned, "QUEUED_REMOVAL_MAX", 0)
+        calls = len(queued)
+        ref = after.delete_edges(cupy.asarray(bs), cupy.asarray(bd))
+        assert len(queued) == calls                          # the removal after the read-back
+        monkeypatch.setattr(planned, "QUEUED_REMOVAL_MAX", limit)
+        for c in (got, ref):
+            assert np.array_equal(to_host(c.src), want.src)
+            assert np.array_equal(to_host(c.dst), want.dst)
+        _same(cpu, gpu)
+        _same(after, gpu)
+        n = gpu._n
+        assert np.array_equal(to_host(gpu._size_class[:n]), to_host(after._size_class[:n]))
+        gpu.check()
+    assert len(queued) == 6
+
+
+def test_a_take_that_fails_after_a_queued_removal_keeps_the_lists_in_their_blocks(
+        monkeypatch):
+    """The removal is done when the blocks of the lists that move are taken; should no
+    block be found, the lists keep their blocks: the delete still happens, the graph is
+    valid and equals the CPU's edge for edge."""
+    import hornet.batch.planned as planned
+    from hornet.memory.manager import DeviceMemoryError
+    rng = np.random.default_rng(12)
+    cpu, gpu = _graph("cpu"), _graph("gpu")
+    s, d = _hub_pairs(rng, 20_000, 200_000)
+    for g in (cpu, gpu):
+        g.insert_edges(s, d)
+    takes = []
+
+    def refuse(*a, **k):
+        takes.append(1)
+        raise DeviceMemoryError("no room (test)")
+    monkeypatch.setattr(planned, "_take_blocks", refuse)
+    es, ed = cpu.edges()
+    hubs = np.flatnonzero(np.isin(es, np.arange(4)))
+    pick = hubs[rng.random(hubs.size) < 0.9]                # the hubs shrink: their lists move
+    want = cpu.delete_edges(es[pick], ed[pick])
+    got = gpu.delete_edges(es[pick], ed[pick])
+    assert takes, "no list moved"
+    assert np.array_equal(to_host(got.src), want.src)
+    assert np.array_equal(to_host(got.dst), want.dst)
+    _same(cpu, gpu)
+    gpu.check()
+    monkeypatch.undo()
+    es, ed = cpu.edges()                                     # and the graph goes on
+    pick = rng.choice(es.size, size=es.size // 3, replace=False)
+    _ = cpu.delete_edges(es[pick], ed[pick]), gpu.delete_edges(es[pick], ed[pick])
+    _same(cpu, gpu)
+    gpu.check()
