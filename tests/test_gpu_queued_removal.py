@@ -1,7 +1,8 @@
 """GPU deletes whose removal is queued behind the plan's read-back (hornet.batch.planned:
 _queue_removal): the same graphs, changes and size classes as the CPU backend and as the same
 deletes with the removal launched after the read-back, lists of every length (one thread,
-one warp, many blocks a list), lists that move, and a take that fails after the removal."""
+one warp, many blocks a list; tiles of many lists or of one piece of a list), lists that move,
+and a take that fails after the removal."""
 from __future__ import annotations
 
 import numpy as np
@@ -37,11 +38,15 @@ def _hub_pairs(rng, n, m):
     return s, d
 
 
+@pytest.mark.parametrize("flat", [True, False])
 @pytest.mark.parametrize("directed", [False, True])
-def test_queued_removals_match_the_cpu_and_the_removal_after_the_read_back(directed,
+def test_queued_removals_match_the_cpu_and_the_removal_after_the_read_back(directed, flat,
                                                                           monkeypatch):
+    """Deletes of 0.1% to 30% of the edges, the removal queued (over the flattened moving
+    items, or list by list), against the CPU and the removal after the read-back."""
     import cupy
     import hornet.batch.planned as planned
+    monkeypatch.setattr(planned, "FLAT_REMOVAL", flat)
     queued = []
     original = planned._queue_removal
     monkeypatch.setattr(planned, "_queue_removal",
@@ -111,5 +116,42 @@ def test_a_take_that_fails_after_a_queued_removal_keeps_the_lists_in_their_block
     es, ed = cpu.edges()                                     # and the graph goes on
     pick = rng.choice(es.size, size=es.size // 3, replace=False)
     _ = cpu.delete_edges(es[pick], ed[pick]), gpu.delete_edges(es[pick], ed[pick])
+    _same(cpu, gpu)
+    gpu.check()
+
+
+def test_queued_removal_at_tile_and_list_edges():
+    """A directed graph whose delete has lists of every shape against the CPU: a hub losing
+    every other entry (its moving items over many tiles), thousands of lists losing only
+    their last entry (one moving item each, many lists a tile), lists emptied, and a list
+    losing its first entry only (every item moves)."""
+    rng = np.random.default_rng(13)
+    cpu, gpu = _graph("cpu", True), _graph("gpu", True)
+    hub = np.arange(20_000, 70_000)
+    s = [np.zeros(hub.size, dtype=np.int64)]
+    d = [hub]
+    short = np.arange(1, 4001)
+    s.append(np.repeat(short, 3))
+    d.append(rng.integers(5000, 20_000, short.size * 3))
+    gone = np.arange(4001, 4601)
+    s.append(np.repeat(gone, 5))
+    d.append(rng.integers(5000, 20_000, gone.size * 5))
+    s.append(np.full(3000, 4601))
+    d.append(np.arange(30_000, 33_000))
+    s, d = np.concatenate(s), np.concatenate(d)
+    for g in (cpu, gpu):
+        g.insert_edges(s, d)
+    es, ed = cpu.edges()
+    pick = [np.flatnonzero(es == 0)[::2]]                       # every other hub entry
+    starts = np.searchsorted(es, short)
+    counts = np.searchsorted(es, short, side="right") - starts
+    pick.append(starts + counts - 1)                            # each short list's last
+    pick.append(np.flatnonzero(np.isin(es, gone)))              # emptied lists
+    pick.append(np.searchsorted(es, [4601]))                    # a first entry only
+    pick = np.concatenate(pick)
+    want = cpu.delete_edges(es[pick], ed[pick])
+    got = gpu.delete_edges(es[pick], ed[pick])
+    assert np.array_equal(to_host(got.src), want.src)
+    assert np.array_equal(to_host(got.dst), want.dst)
     _same(cpu, gpu)
     gpu.check()

@@ -18,8 +18,9 @@ plan's read-back.
 
 A delete into a graph without edge properties (up to :data:`QUEUED_REMOVAL_MAX` entries)
 queues its removal behind the plan's read-back (:func:`_queue_removal`): every list of the plan
-loses its entries in place while the host waits for the counts and plans the rest (refit,
-blocks, commit), and the lists that then move to smaller blocks are copied there. Nothing but a
+loses its entries in place (tile by tile over the lists' moving items:
+:mod:`hornet.batch.gpu.flat_remove`) while the host waits for the counts and plans the rest
+(refit, blocks, commit), and the lists that then move to smaller blocks are copied there. Nothing but a
 bad id refuses a delete, and the device skips the removal then.
 
 A delete after which the memory policy will refit the lists of its sources
@@ -67,6 +68,10 @@ PLANNED_INSERT_TAKES = False
 #: queue the removal behind the plan's read-back (:func:`_queue_removal`); 0 (or the
 #: environment variable HORNET_QUEUED_REMOVAL=0): the removal is launched after it
 QUEUED_REMOVAL_MAX = int(os.environ.get("HORNET_QUEUED_REMOVAL", 1 << 21))
+#: a queued removal rewrites the lists tile by tile over their moving items
+#: (:mod:`hornet.batch.gpu.flat_remove`); False (or HORNET_FLAT_REMOVAL=0): list by list,
+#: by the general pipeline's kernels (:func:`hornet.batch.gpu.kernels.remove_lists`)
+FLAT_REMOVAL = os.environ.get("HORNET_FLAT_REMOVAL", "1") != "0"
 
 
 def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
@@ -249,12 +254,16 @@ def _queue_removal(g, pending) -> BatchPlan:
     ws = pending.ws
     copied = ws.copy_info_event()
     e = pending.entries
-    rows = ws.rows
-    old_ptr = rows[10][:e]
-    info = ws.info.data.ptr
-    g._K.remove_lists([old_ptr], [old_ptr], rows[8][:e], rows[4][:e], rows[7][:e],
-                      rows[3][:e], g._mm.field_dtypes, items=g._entries,
-                      counted=(info + 8 * I_SEGMENTS, info + 8 * I_BAD))
+    if FLAT_REMOVAL:
+        from .gpu.flat_remove import remove_flat
+        remove_flat(ws, e, g._entries)
+    else:
+        rows = ws.rows
+        old_ptr = rows[10][:e]
+        info = ws.info.data.ptr
+        g._K.remove_lists([old_ptr], [old_ptr], rows[8][:e], rows[4][:e], rows[7][:e],
+                          rows[3][:e], g._mm.field_dtypes, items=g._entries,
+                          counted=(info + 8 * I_SEGMENTS, info + 8 * I_BAD))
     copied.synchronize()
     return pending.finish(ws.host)
 
