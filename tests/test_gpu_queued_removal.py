@@ -67,12 +67,11 @@ def test_queued_removals_match_the_cpu_and_the_removal_after_the_read_back(direc
             bs, bd = np.r_[bs, bs[:100]], np.r_[bd, bd[:100]]
         want = cpu.delete_edges(bs, bd)
         got = gpu.delete_edges(cupy.asarray(bs), cupy.asarray(bd))
-        limit = planned.QUEUED_REMOVAL_MAX
-        monkeypatch.setattr(planned, "QUEUED_REMOVAL_MAX", 0)
+        monkeypatch.setattr(planned, "QUEUED_REMOVAL", False)
         calls = len(queued)
         ref = after.delete_edges(cupy.asarray(bs), cupy.asarray(bd))
         assert len(queued) == calls                          # the removal after the read-back
-        monkeypatch.setattr(planned, "QUEUED_REMOVAL_MAX", limit)
+        monkeypatch.setattr(planned, "QUEUED_REMOVAL", True)
         for c in (got, ref):
             assert np.array_equal(to_host(c.src), want.src)
             assert np.array_equal(to_host(c.dst), want.dst)

@@ -16,9 +16,9 @@ per-array counts reach the memory manager's bookkeeping with the next call that 
 (:meth:`hornet.memory.manager.MemoryManager.release`), so an insert synchronizes once, at the
 plan's read-back.
 
-A delete into a graph without edge properties (up to :data:`QUEUED_REMOVAL_MAX` entries)
-queues its removal behind the plan's read-back (:func:`_queue_removal`): every list of the plan
-loses its entries in place (tile by tile over the lists' moving items:
+A delete into a graph without edge properties (:data:`QUEUED_REMOVAL`) queues its removal
+behind the plan's read-back (:func:`_queue_removal`): every list of the plan loses its
+entries in place (tile by tile over the lists' moving items:
 :mod:`hornet.batch.gpu.flat_remove`) while the host waits for the counts and plans the rest
 (refit, blocks, commit), and the lists that then move to smaller blocks are copied there. Nothing but a
 bad id refuses a delete, and the device skips the removal then.
@@ -64,14 +64,17 @@ DEVICE_TAKES = os.environ.get("HORNET_DEVICE_TAKES", "1") != "0"
 #: them more than the host's allocation saves (bench/tools/ab_takes_gpu.py); deletes and
 #: medium batches, whose arrays rarely change, take theirs on the device
 PLANNED_INSERT_TAKES = False
-#: deletes of at most this many entries (once mirrored) into graphs without edge properties
-#: queue the removal behind the plan's read-back (:func:`_queue_removal`); 0 (or the
-#: environment variable HORNET_QUEUED_REMOVAL=0): the removal is launched after it
-QUEUED_REMOVAL_MAX = int(os.environ.get("HORNET_QUEUED_REMOVAL", 1 << 21))
+#: deletes into graphs without edge properties queue the removal behind the plan's
+#: read-back (:func:`_queue_removal`); False (or the environment variable
+#: HORNET_QUEUED_REMOVAL=0): the removal is launched after it
+QUEUED_REMOVAL = os.environ.get("HORNET_QUEUED_REMOVAL", "1") != "0"
 #: a queued removal rewrites the lists tile by tile over their moving items
 #: (:mod:`hornet.batch.gpu.flat_remove`); False (or HORNET_FLAT_REMOVAL=0): list by list,
-#: by the general pipeline's kernels (:func:`hornet.batch.gpu.kernels.remove_lists`)
+#: by the general pipeline's kernels (:func:`hornet.batch.gpu.kernels.remove_lists`), for
+#: batches of at most LIST_REMOVAL_MAX entries (their per-segment scratch is sized for the
+#: batch's entries)
 FLAT_REMOVAL = os.environ.get("HORNET_FLAT_REMOVAL", "1") != "0"
+LIST_REMOVAL_MAX = 1 << 21
 
 
 def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
@@ -137,8 +140,8 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         gpu_take.prepare(mm)
     # inside steady churn a delete leaves shrinking lists in their blocks
     # (hornet.memory.list_fit.STEADY_LOOSE_SHARE)
-    queued = (not inserting and not g._edge_schema and
-              int(s.shape[0]) * (1 if g.directed else 2) <= QUEUED_REMOVAL_MAX)
+    queued = (QUEUED_REMOVAL and not inserting and not g._edge_schema and
+              (FLAT_REMOVAL or int(s.shape[0]) * (1 if g.directed else 2) <= LIST_REMOVAL_MAX))
     p = plan_batch(s, d, not g.directed, inserting, g._degree, g._size_class, g._edge_ptr,
                    mm.min_size_class, keep_blocks=not inserting and bool(mm.steady),
                    wait=not (inserting and device_takes) and not queued)
