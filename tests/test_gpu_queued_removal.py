@@ -154,3 +154,40 @@ def test_queued_removal_at_tile_and_list_edges():
     assert np.array_equal(to_host(got.dst), want.dst)
     _same(cpu, gpu)
     gpu.check()
+
+
+@pytest.mark.parametrize("flat", [True, False])
+def test_merges_over_the_flat_moving_slots_match_the_cpu(flat, monkeypatch):
+    """Inserts into lists of every shape, merged tile by tile over the moving slots (or list
+    by list), against the CPU: hubs whose new entries fit their blocks (merged in place over
+    many tiles, new entries at the front, spread, and at the back), lists that move, short
+    lists many to a tile, absent sources, repeats and present edges."""
+    import cupy
+    import hornet.batch.planned as planned
+    monkeypatch.setattr(planned, "FLAT_MERGE", flat)
+    rng = np.random.default_rng(14)
+    cpu, gpu = _graph("cpu", True), _graph("gpu", True)
+    s = np.r_[np.zeros(40_000, np.int64), np.ones(20_000, np.int64), np.full(20_000, 2),
+              rng.integers(3, 30_000, 60_000)]
+    d = np.r_[np.arange(100_000, 140_000), np.arange(0, 40_000, 2), np.arange(20_000) * 3,
+              rng.integers(0, 200_000, 60_000)]
+    for g in (cpu, gpu):
+        g.insert_edges(s, d)
+    for step in range(4):
+        parts = [(np.zeros(5000, np.int64), rng.integers(0, 100_000, 5000)),   # front of 0
+                 (np.ones(8000, np.int64), rng.integers(0, 40_000, 8000)),      # spread in 1
+                 (np.full(3000, 2), rng.integers(60_000, 90_000, 3000)),        # back of 2
+                 (rng.integers(3, 40_000, 30_000), rng.integers(0, 200_000, 30_000))]
+        bs = np.concatenate([p[0] for p in parts])
+        bd = np.concatenate([p[1] for p in parts])
+        bs, bd = np.r_[bs, bs[:500]], np.r_[bd, bd[:500]]               # repeats
+        want = cpu.insert_edges(bs, bd)
+        got = gpu.insert_edges(cupy.asarray(bs), cupy.asarray(bd))
+        assert np.array_equal(to_host(got.src), want.src)
+        assert np.array_equal(to_host(got.dst), want.dst)
+        _same(cpu, gpu)
+        gpu.check()
+        es, ed = cpu.edges()                                               # and some go
+        pick = rng.choice(es.size, size=es.size // 20, replace=False)
+        _ = cpu.delete_edges(es[pick], ed[pick]), gpu.delete_edges(es[pick], ed[pick])
+        _same(cpu, gpu)

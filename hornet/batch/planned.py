@@ -19,8 +19,10 @@ plan's read-back.
 A delete into a graph without edge properties (:data:`QUEUED_REMOVAL`) queues its removal
 behind the plan's read-back (:func:`_queue_removal`): every list of the plan loses its
 entries in place (tile by tile over the lists' moving items:
-:mod:`hornet.batch.gpu.flat_remove`) while the host waits for the counts and plans the rest
-(refit, blocks, commit), and the lists that then move to smaller blocks are copied there. Nothing but a
+:mod:`hornet.batch.gpu.flat_lists`) while the host waits for the counts and plans the rest
+(refit, blocks, commit), and the lists that then move to smaller blocks are copied there.
+An insert into such a graph merges its lists the same way, tile by tile over their moving
+slots (:func:`hornet.batch.gpu.flat_lists.merge_flat`), once their blocks are taken. Nothing but a
 bad id refuses a delete, and the device skips the removal then.
 
 A delete after which the memory policy will refit the lists of its sources
@@ -69,12 +71,16 @@ PLANNED_INSERT_TAKES = False
 #: HORNET_QUEUED_REMOVAL=0): the removal is launched after it
 QUEUED_REMOVAL = os.environ.get("HORNET_QUEUED_REMOVAL", "1") != "0"
 #: a queued removal rewrites the lists tile by tile over their moving items
-#: (:mod:`hornet.batch.gpu.flat_remove`); False (or HORNET_FLAT_REMOVAL=0): list by list,
+#: (:mod:`hornet.batch.gpu.flat_lists`); False (or HORNET_FLAT_REMOVAL=0): list by list,
 #: by the general pipeline's kernels (:func:`hornet.batch.gpu.kernels.remove_lists`), for
 #: batches of at most LIST_REMOVAL_MAX entries (their per-segment scratch is sized for the
 #: batch's entries)
 FLAT_REMOVAL = os.environ.get("HORNET_FLAT_REMOVAL", "1") != "0"
 LIST_REMOVAL_MAX = 1 << 21
+#: inserts into graphs without edge properties merge tile by tile over the lists' moving
+#: slots (:func:`hornet.batch.gpu.flat_lists.merge_flat`); False (or HORNET_FLAT_MERGE=0):
+#: list by list (:func:`hornet.batch.gpu.kernels.merge_lists`)
+FLAT_MERGE = os.environ.get("HORNET_FLAT_MERGE", "1") != "0"
 
 
 def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
@@ -214,8 +220,12 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
                 once = xp.searchsorted(kept_keys, (p.once_src.astype(xp.int64) << 31)
                                        | p.once_dst.astype(xp.int64))
                 change_values = {name: v[once] for name, v in kept_values.items()}
-        K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
-                      [p.dst] + [kept_values[name] for name in g._edge_schema])
+        if FLAT_MERGE and not g._edge_schema:
+            from .gpu.flat_lists import merge_flat
+            merge_flat(p.pending.ws, p.pending.entries, g._entries, p.dst)
+        else:
+            K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
+                          [p.dst] + [kept_values[name] for name in g._edge_schema])
         g._entries += p.kept
         # inserts leave no list loose and do not compact (hornet.batch.pipeline.compact_memory)
         _commit(g, p)
@@ -258,7 +268,7 @@ def _queue_removal(g, pending) -> BatchPlan:
     copied = ws.copy_info_event()
     e = pending.entries
     if FLAT_REMOVAL:
-        from .gpu.flat_remove import remove_flat
+        from .gpu.flat_lists import remove_flat
         remove_flat(ws, e, g._entries)
     else:
         rows = ws.rows
