@@ -1,8 +1,8 @@
 """GPU deletes whose removal is queued behind the plan's read-back (hornet.batch.planned:
 _queue_removal): the same graphs, changes and size classes as the CPU backend and as the same
 deletes with the removal launched after the read-back, lists of every length (one thread,
-one warp, many blocks a list; tiles of many lists or of one piece of a list), lists that move,
-and a take that fails after the removal."""
+one warp, many blocks a list), lists that move, and a take that fails after the removal; and
+planned merges into lists of the same shapes."""
 from __future__ import annotations
 
 import numpy as np
@@ -18,6 +18,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA G
 def _graph(device, directed=False):
     g = hornet.Graph(directed=directed, device=device, block_array_edges=512)
     g._medium_batches = False
+    g._small_batches = False             # (every GPU batch takes the plan)
     return g
 
 
@@ -38,15 +39,13 @@ def _hub_pairs(rng, n, m):
     return s, d
 
 
-@pytest.mark.parametrize("flat", [True, False])
 @pytest.mark.parametrize("directed", [False, True])
-def test_queued_removals_match_the_cpu_and_the_removal_after_the_read_back(directed, flat,
+def test_queued_removals_match_the_cpu_and_the_removal_after_the_read_back(directed,
                                                                           monkeypatch):
-    """Deletes of 0.1% to 30% of the edges, the removal queued (over the flattened moving
-    items, or list by list), against the CPU and the removal after the read-back."""
+    """Deletes of 0.1% to 60% of the edges, the removal queued, against the CPU and the
+    removal after the read-back."""
     import cupy
     import hornet.batch.planned as planned
-    monkeypatch.setattr(planned, "FLAT_REMOVAL", flat)
     queued = []
     original = planned._queue_removal
     monkeypatch.setattr(planned, "_queue_removal",
@@ -119,11 +118,10 @@ def test_a_take_that_fails_after_a_queued_removal_keeps_the_lists_in_their_block
     gpu.check()
 
 
-def test_queued_removal_at_tile_and_list_edges():
-    """A directed graph whose delete has lists of every shape against the CPU: a hub losing
-    every other entry (its moving items over many tiles), thousands of lists losing only
-    their last entry (one moving item each, many lists a tile), lists emptied, and a list
-    losing its first entry only (every item moves)."""
+def test_queued_removal_of_lists_of_every_shape():
+    """A directed graph whose queued delete has lists of every shape against the CPU: a hub
+    losing every other entry, thousands of lists losing only their last entry (one moving
+    item each), lists emptied, and a list losing its first entry only (every item moves)."""
     rng = np.random.default_rng(13)
     cpu, gpu = _graph("cpu", True), _graph("gpu", True)
     hub = np.arange(20_000, 70_000)
@@ -156,15 +154,11 @@ def test_queued_removal_at_tile_and_list_edges():
     gpu.check()
 
 
-@pytest.mark.parametrize("flat", [True, False])
-def test_merges_over_the_flat_moving_slots_match_the_cpu(flat, monkeypatch):
-    """Inserts into lists of every shape, merged tile by tile over the moving slots (or list
-    by list), against the CPU: hubs whose new entries fit their blocks (merged in place over
-    many tiles, new entries at the front, spread, and at the back), lists that move, short
-    lists many to a tile, absent sources, repeats and present edges."""
+def test_planned_merges_into_lists_of_every_shape_match_the_cpu():
+    """Planned inserts into lists of every shape against the CPU: hubs whose new entries fit
+    their blocks (merged in place, new entries at the front, spread, and at the back), lists
+    that move, short lists, absent sources, repeats and present edges; deletes between."""
     import cupy
-    import hornet.batch.planned as planned
-    monkeypatch.setattr(planned, "FLAT_MERGE", flat)
     rng = np.random.default_rng(14)
     cpu, gpu = _graph("cpu", True), _graph("gpu", True)
     s = np.r_[np.zeros(40_000, np.int64), np.ones(20_000, np.int64), np.full(20_000, 2),

@@ -16,14 +16,12 @@ per-array counts reach the memory manager's bookkeeping with the next call that 
 (:meth:`hornet.memory.manager.MemoryManager.release`), so an insert synchronizes once, at the
 plan's read-back.
 
-A delete into a graph without edge properties (:data:`QUEUED_REMOVAL`) queues its removal
-behind the plan's read-back (:func:`_queue_removal`): every list of the plan loses its
-entries in place (tile by tile over the lists' moving items:
-:mod:`hornet.batch.gpu.flat_lists`) while the host waits for the counts and plans the rest
-(refit, blocks, commit), and the lists that then move to smaller blocks are copied there.
-An insert into such a graph merges its lists the same way, tile by tile over their moving
-slots (:func:`hornet.batch.gpu.flat_lists.merge_flat`), once their blocks are taken. Nothing but a
-bad id refuses a delete, and the device skips the removal then.
+A delete into a graph without edge properties (:data:`QUEUED_REMOVAL`, up to
+:data:`QUEUED_REMOVAL_MAX` entries) queues its removal behind the plan's read-back
+(:func:`_queue_removal`): every list of the plan loses its entries in place while the host
+waits for the counts and plans the rest (refit, blocks, commit), and the lists that then move
+to smaller blocks are copied there. Nothing but a bad id refuses a delete, and the device
+skips the removal then.
 
 A delete after which the memory policy will refit the lists of its sources
 (:func:`hornet.batch.pipeline.compact_memory`, decided from host counts once the plan is
@@ -70,17 +68,9 @@ PLANNED_INSERT_TAKES = False
 #: read-back (:func:`_queue_removal`); False (or the environment variable
 #: HORNET_QUEUED_REMOVAL=0): the removal is launched after it
 QUEUED_REMOVAL = os.environ.get("HORNET_QUEUED_REMOVAL", "1") != "0"
-#: a queued removal rewrites the lists tile by tile over their moving items
-#: (:mod:`hornet.batch.gpu.flat_lists`); False (or HORNET_FLAT_REMOVAL=0): list by list,
-#: by the general pipeline's kernels (:func:`hornet.batch.gpu.kernels.remove_lists`), for
-#: batches of at most LIST_REMOVAL_MAX entries (their per-segment scratch is sized for the
-#: batch's entries)
-FLAT_REMOVAL = os.environ.get("HORNET_FLAT_REMOVAL", "1") != "0"
-LIST_REMOVAL_MAX = 1 << 21
-#: inserts into graphs without edge properties merge tile by tile over the lists' moving
-#: slots (:func:`hornet.batch.gpu.flat_lists.merge_flat`); False (or HORNET_FLAT_MERGE=0):
-#: list by list (:func:`hornet.batch.gpu.kernels.merge_lists`)
-FLAT_MERGE = os.environ.get("HORNET_FLAT_MERGE", "1") != "0"
+#: ... for batches of at most this many entries (once mirrored): the removal's per-segment
+#: scratch (hornet.batch.gpu.kernels._MoveScratch) is then sized for the batch's entries
+QUEUED_REMOVAL_MAX = 1 << 21
 
 
 def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
@@ -147,7 +137,7 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
     # inside steady churn a delete leaves shrinking lists in their blocks
     # (hornet.memory.list_fit.STEADY_LOOSE_SHARE)
     queued = (QUEUED_REMOVAL and not inserting and not g._edge_schema and
-              (FLAT_REMOVAL or int(s.shape[0]) * (1 if g.directed else 2) <= LIST_REMOVAL_MAX))
+              int(s.shape[0]) * (1 if g.directed else 2) <= QUEUED_REMOVAL_MAX)
     p = plan_batch(s, d, not g.directed, inserting, g._degree, g._size_class, g._edge_ptr,
                    mm.min_size_class, keep_blocks=not inserting and bool(mm.steady),
                    wait=not (inserting and device_takes) and not queued)
@@ -220,12 +210,8 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
                 once = xp.searchsorted(kept_keys, (p.once_src.astype(xp.int64) << 31)
                                        | p.once_dst.astype(xp.int64))
                 change_values = {name: v[once] for name, v in kept_values.items()}
-        if FLAT_MERGE and not g._edge_schema:
-            from .gpu.flat_lists import merge_flat
-            merge_flat(p.pending.ws, p.pending.entries, g._entries, p.dst)
-        else:
-            K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
-                          [p.dst] + [kept_values[name] for name in g._edge_schema])
+        K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
+                      [p.dst] + [kept_values[name] for name in g._edge_schema])
         g._entries += p.kept
         # inserts leave no list loose and do not compact (hornet.batch.pipeline.compact_memory)
         _commit(g, p)
@@ -267,16 +253,12 @@ def _queue_removal(g, pending) -> BatchPlan:
     ws = pending.ws
     copied = ws.copy_info_event()
     e = pending.entries
-    if FLAT_REMOVAL:
-        from .gpu.flat_lists import remove_flat
-        remove_flat(ws, e, g._entries)
-    else:
-        rows = ws.rows
-        old_ptr = rows[10][:e]
-        info = ws.info.data.ptr
-        g._K.remove_lists([old_ptr], [old_ptr], rows[8][:e], rows[4][:e], rows[7][:e],
-                          rows[3][:e], g._mm.field_dtypes, items=g._entries,
-                          counted=(info + 8 * I_SEGMENTS, info + 8 * I_BAD))
+    rows = ws.rows
+    old_ptr = rows[10][:e]
+    info = ws.info.data.ptr
+    g._K.remove_lists([old_ptr], [old_ptr], rows[8][:e], rows[4][:e], rows[7][:e],
+                      rows[3][:e], g._mm.field_dtypes, items=g._entries,
+                      counted=(info + 8 * I_SEGMENTS, info + 8 * I_BAD))
     copied.synchronize()
     return pending.finish(ws.host)
 
