@@ -195,7 +195,8 @@ def _check_output(path: str, what: str) -> None:
 
 
 def _cmd_replay(a) -> int:
-    from .replay import REPORT_FORMATS, replay, require_matplotlib
+    from .replay import replay
+    from .result import REPORT_FORMATS, require_matplotlib
     if a.report:
         ext = os.path.splitext(a.report)[1].lower()
         if ext not in REPORT_FORMATS:
