@@ -116,6 +116,7 @@ from ..views import as_adjacency
 from .gpu import truss_numbers_and_rounds
 from .dynamic_gpu_rounds import HostRounds
 from . import top_levels_gpu
+from .hub_bits import HubBits
 from .ko_launch import (C_EXTRA, C_FELL, C_NEXT, C_PLACED, C_TAIL, C_TOUCHED, CTR_WORDS, WARP,
                         _fn, _grid, _parts, _prepared, _ptr)
 from hornet.core.cuda import BLOCK
@@ -186,6 +187,9 @@ ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
 ASYNC_MAX_EDGES = 1 << 21
 #: units the queue holds in one phase (a longer phase stops: the update falls back)
 ASYNC_QUEUE_UNITS = 1 << 22
+#: True: the kernels test an element of a shorter list against a hub's long list by the
+#: hub's bit row (:mod:`.hub_bits`) instead of searching the list; the rows are kept either way
+HUB_BITS = True
 #: batches of at most this many edges get their batch adjacency from one block
 #: (``tb_batch_keys``, SMALL_BATCH in batch_keys.cu) instead of a sort
 SMALL_BATCH = 1024
@@ -260,6 +264,8 @@ class GpuDynamicTruss(HostRounds):
         self._scan_layout, self._scan_cache = None, {}   # (_scan_values)
         self._bar = cupy.zeros(4, dtype=cupy.uint32)
         self._recompute()
+        deg, ptr = self._view()
+        self._hubs = HubBits(deg, ptr, int(deg.shape[0]))
 
     # ------------------------------------------------------------------ state
     def _recompute(self) -> None:
@@ -534,6 +540,8 @@ class GpuDynamicTruss(HostRounds):
         dst = cp.ascontiguousarray(dst.astype(cp.int32, copy=False))
         b = int(src.shape[0])
         deleting = kind == "delete"
+        self._hubs.apply(src, dst, not deleting)        # (before any kernel reads the rows)
+        self._hubs.activate(HUB_BITS)
         # (an insertion's kernels do not read the batch adjacency: it is made after their
         # launch, for the supports alone)
         batch = self._batch(src, dst) if deleting else None
