@@ -700,6 +700,7 @@ class GpuDynamicTruss(HostRounds):
             if queued is not None:
                 queued()
             n = int(self._read()[C_NEXT])
+            self.stats["seeds"] = n
             done = self._descend(n, tstamp, fstamp, deadline)
             if done:
                 # the edges that fell: the end of their new level, in an order peeled from
