@@ -98,6 +98,11 @@ would intersect the hubs' whole lists: an insertion's scan stops below them (``k
 removes one of its edges decomposes it anew and hands the edges that fell from it to the
 descent and its peeling.
 
+The hub bit rows (:mod:`.hub_bits`): the neighbour sets of the highest-degree vertices as
+bit rows, kept equal to the graph's lists by every update before its kernels run, so that the
+triangle enumeration tests an element of the shorter list against a hub's list with one load
+(:data:`HUB_BITS`).
+
 The static GPU decomposition finishes a batch larger than ``batch_share`` of the edges, and
 one whose region passes ``fallback_share`` of the edges or whose update runs longer than
 2 x ``fallback_share`` x the last static decomposition's time (``stats['path']`` says which).
