@@ -3,7 +3,8 @@ element of a shorter list against a hub's list by its bit row. The rows are exac
 update (brute force against the graph's lists), and the numbers equal the static
 decomposition after every batch, with the rows for every vertex of a list of 64 or more, for
 a few of them (a memory cap), and with new vertices past the rows' range (searched). Two
-objects updated in turn each read their own rows."""
+objects updated in turn each read their own rows. (Small graphs get rows here: the edge gate
+lowered.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -49,6 +50,7 @@ def test_hub_rows_delete_and_reinsert(max_rows, monkeypatch):
     from hornet.algos import DynamicTruss
     from hornet.algos.ktruss import hub_bits
     monkeypatch.setattr(hub_bits, "MIN_DEGREE", 64)
+    monkeypatch.setattr(hub_bits, "MIN_EDGES", 0)
     g = _kronecker(9, 3)
     nv = int(g.vertex_table()[0].shape[0])
     if max_rows is not None:
@@ -99,12 +101,17 @@ def test_two_objects_read_their_own_rows(monkeypatch):
     from hornet.algos import DynamicTruss
     from hornet.algos.ktruss import dynamic_gpu, hub_bits
     monkeypatch.setattr(hub_bits, "MIN_DEGREE", 64)
+    monkeypatch.setattr(hub_bits, "MIN_EDGES", 0)
     g1, g2 = _kronecker(9, 4), _kronecker(8, 5)
     k1, k2 = DynamicTruss(g1, **MODES["dynamic"]), DynamicTruss(g2, **MODES["dynamic"])
     assert k1._hubs.rows > 0 and k2._hubs.rows > 0
     rng = np.random.default_rng(7)
+    monkeypatch.setattr(hub_bits, "MIN_EDGES", 1 << 30)
+    g3 = _kronecker(8, 6)
+    k3 = DynamicTruss(g3, **MODES["dynamic"])           # (a graph below the gate: no rows)
+    assert k3._hubs.rows == 0
     for step in range(3):
-        for g, kt in ((g1, k1), (g2, k2)):
+        for g, kt in ((g1, k1), (g3, k3), (g2, k2)):
             monkeypatch.setattr(dynamic_gpu, "HUB_BITS", step != 1)   # (rows off in turn)
             gs, gd = (a.get() for a in g.edges())
             pick = rng.choice(gs.shape[0], 40, replace=False)

@@ -131,12 +131,12 @@ __device__ __forceinline__ i64 lower_bound_8ary(const int* a, i64 n, int x) {
 // The hub bit rows (hub_bits.py): vertex x with row[x] >= 0 (x < nrows) has its neighbour set
 // as bits: neighbour w < 64 * words is bit w & 63 of bits[row[x] * words + (w >> 6)]. The
 // host keeps them equal to the graph's lists (every update sets or clears its pairs' bits
-// before its kernels run) and writes this module's copy of the object whose update runs;
-// row == nullptr: none. A long list's membership test is then one load instead of a search.
+// before its kernels run) and copies in the rows of the object whose update runs; row ==
+// nullptr: none. A long list's membership test is then one load instead of a search.
 struct HubBits {
     const int* row; const u64* bits; i64 words; i64 nrows;
 };
-__device__ HubBits g_hubs;
+__constant__ HubBits g_hubs;
 #define HUB_MIN_LIST 64      // lists shorter than this are searched (their row not read)
 
 // f(w) for every common neighbour w of u and v in the current graph, spread over the lanes of

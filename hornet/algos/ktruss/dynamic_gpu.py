@@ -192,6 +192,13 @@ ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
 ASYNC_MAX_EDGES = 1 << 21
 #: units the queue holds in one phase (a longer phase stops: the update falls back)
 ASYNC_QUEUE_UNITS = 1 << 22
+#: Batches of at least GATE_MIN_BATCH edges count their seeds first (one read): a deletion
+#: (host-driven, on a graph above DEVICE_SCAN_DELETE_MAX_EDGES) whose worklist passes
+#: DELETE_SEED_SHARE of the edges, or an insertion whose seeds (new edges and the old edges
+#: they may now follow) pass INSERT_SEED_SHARE, goes to the static decomposition at once
+#: instead of after its deadline
+GATE_MIN_BATCH = 2048
+DELETE_SEED_SHARE, INSERT_SEED_SHARE = 0.02, 0.01
 #: True: the kernels test an element of a shorter list against a hub's long list by the
 #: hub's bit row (:mod:`.hub_bits`) instead of searching the list; the rows are kept either way
 HUB_BITS = True
@@ -270,7 +277,7 @@ class GpuDynamicTruss(HostRounds):
         self._bar = cupy.zeros(4, dtype=cupy.uint32)
         self._recompute()
         deg, ptr = self._view()
-        self._hubs = HubBits(deg, ptr, int(deg.shape[0]))
+        self._hubs = HubBits(deg, ptr, int(deg.shape[0]), len(self._table))
 
     # ------------------------------------------------------------------ state
     def _recompute(self) -> None:
@@ -688,10 +695,21 @@ class GpuDynamicTruss(HostRounds):
              P(t.columns["truss"]), P(self._mark), int(stamp), P(self._la), P(self._ctr),
              parts))
         fstamp = self._tick()
-        if self._top and bool((t.get("truss", src, dst) >= self._top).any()):
+        top_hit = bool(self._top) and bool((t.get("truss", src, dst) >= self._top).any())
+        if nb >= GATE_MIN_BATCH and not self._device_scan(DEVICE_SCAN_DELETE):
+            # a large batch: its worklist's length read first, and one too long for the
+            # descent to beat the static decomposition goes to it at once
+            queued()
+            queued = None
+            n = int(self._read()[C_NEXT])
+            if n > DELETE_SEED_SHARE * len(t):
+                self.stats.update(seeds=n, gate="seeds")
+                return self._fallback(n)
+        if top_hit:
             # the batch deleted an edge of the top levels: their subgraph decomposed anew,
             # the worklist restricted to the levels below and the edges that fell from it
-            queued()
+            if queued is not None:
+                queued()
             self._top_delete(int(self._read()[C_NEXT]), fstamp)
             queued = None
         if self._device_scan(DEVICE_SCAN_DELETE):
@@ -866,6 +884,14 @@ class GpuDynamicTruss(HostRounds):
         _prepared("is_partners", 12)(_grid(b * BLOCK), BLOCK, (
             P(deg), P(ptr), P(keys), t.shift, P(truss), sl, b, P(low), P(self._fell),
             int(cstamp), P(ext), P(self._ctr)))
+        if b >= GATE_MIN_BATCH:
+            # a large batch: its seeds counted first, and one with too many for the scan to
+            # beat the static decomposition goes to it at once
+            seeds = int(self._read()[C_EXTRA])
+            if seeds > INSERT_SEED_SHARE * len(t):
+                queued()
+                self.stats.update(seeds=seeds, gate="seeds")
+                return self._fallback(seeds)
         if LEVELS_AT_ONCE and DEVICE_SCAN_INSERT:
             # every level at once, its seeds' count read on the device: one read at the end
             done = self._scan(4, 0, self._top, self._region, 0, tstamp, deadline, max_region,

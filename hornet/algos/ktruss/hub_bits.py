@@ -7,11 +7,11 @@ On a Kronecker graph the levels below the top hold edges between hubs of tens of
 neighbours; an update's scan, descent and peeling enumerate their triangles again and again,
 each element of the shorter list a search of log2(degree) dependent loads in the longer one.
 
-The rows: the vertices of degree :data:`MIN_DEGREE` or more when the object is built, at most
-:data:`MAX_BYTES` of rows (the highest degrees first), a row of one bit per vertex id below the
-vertex count then. They stay exact: every update sets (insertion) or clears (deletion) its
+The rows, on a graph of :data:`MIN_EDGES` edges or more: the vertices of degree
+:data:`MIN_DEGREE` or more when the object is built, at most :data:`MAX_BYTES` of rows (the
+highest degrees first), a row of one bit per vertex id below the vertex count then. They stay exact: every update sets (insertion) or clears (deletion) its
 pairs' bits before any truss kernel runs (ids past a row's range, or vertices of no row, are
-searched as before). The kernels read the rows through one ``__device__`` variable of their
+searched as before). The kernels read the rows through one ``__constant__`` variable of their
 module (``g_hubs``): :meth:`HubBits.activate` writes it when another object's rows, or none,
 were written last.
 """
@@ -25,6 +25,9 @@ __all__ = ["MIN_DEGREE", "MAX_BYTES", "HubBits"]
 
 #: vertices of at least this degree get a bit row (a search of a shorter list is a few loads)
 MIN_DEGREE = 256
+#: graphs of fewer edges get no rows (their updates are short chains of small intersections,
+#: where the rows' upkeep and lookups cost more than the searches they save)
+MIN_EDGES = 1 << 21
 #: the rows' memory at most (the highest degrees first)
 MAX_BYTES = 1 << 29
 
@@ -45,7 +48,7 @@ class HubBits:
     lists' device addresses) of ``nv`` vertex ids; empty (``rows == 0``) when no vertex
     qualifies."""
 
-    def __init__(self, deg, ptr, nv: int):
+    def __init__(self, deg, ptr, nv: int, edges: int):
         import cupy as cp
         from hornet.core.cuda import BLOCK, _max_grid
         from .ko_launch import _fn
@@ -53,6 +56,8 @@ class HubBits:
         self.nrows = int(deg.shape[0])
         most = MAX_BYTES // (8 * self.words)
         hubs = cp.flatnonzero(deg >= MIN_DEGREE).astype(cp.int32)
+        if edges < MIN_EDGES:
+            hubs = hubs[:0]
         if hubs.shape[0] > most:
             order = cp.argsort(-deg[hubs].astype(cp.int64), kind="stable")
             hubs = cp.sort(hubs[order[:most]])
@@ -72,11 +77,12 @@ class HubBits:
         """Set (``insert``) or clear the bits of the pairs {src[i], dst[i]} (int32)."""
         if self.rows == 0 or src.shape[0] == 0:
             return
-        from hornet.core.cuda import launch
+        from hornet.core.cuda import BLOCK
+        from .ko_launch import _grid, _prepared
         n = int(src.shape[0])
-        from .ko_launch import _fn
-        launch(_fn("hb_apply"), 2 * n, (src, dst, np.int64(n), self.row, np.int64(self.nrows),
-                                        self.bits, np.int64(self.words), np.int32(insert)))
+        _prepared("hb_apply", 8)(_grid(2 * n), BLOCK, (
+            src.data.ptr, dst.data.ptr, n, self.row.data.ptr, self.nrows, self.bits.data.ptr,
+            self.words, int(insert)))
 
     def activate(self, on: bool = True) -> None:
         """The module's ``g_hubs`` set to these rows (``on`` and any rows), else to none."""
@@ -87,6 +93,7 @@ class HubBits:
             return
         vals = (np.array([self.row.data.ptr, self.bits.data.ptr, self.words, self.nrows],
                          dtype=np.int64) if use else np.zeros(4, dtype=np.int64))
-        mem = _module().get_global("g_hubs")
-        cp.ndarray((4,), dtype=cp.int64, memptr=mem)[...] = cp.asarray(vals)
+        # (a copy in stream order: the kernels launched before it read the rows they had)
+        _module().get_global("g_hubs").copy_from_host_async(
+            vals.ctypes.data, vals.nbytes, cp.cuda.get_current_stream())
         _ACTIVE[0] = weakref.ref(self) if use else None
