@@ -198,7 +198,7 @@ ASYNC_QUEUE_UNITS = 1 << 22
 #: they may now follow) pass INSERT_SEED_SHARE, goes to the static decomposition at once
 #: instead of after its deadline
 GATE_MIN_BATCH = 2048
-DELETE_SEED_SHARE, INSERT_SEED_SHARE = 0.02, 0.01
+DELETE_SEED_SHARE, INSERT_SEED_SHARE = 0.02, 0.007
 #: True: the kernels test an element of a shorter list against a hub's long list by the
 #: hub's bit row (:mod:`.hub_bits`) instead of searching the list; the rows are kept either way
 HUB_BITS = True
