@@ -192,6 +192,9 @@ ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
 ASYNC_MAX_EDGES = 1 << 21
 #: units the queue holds in one phase (a longer phase stops: the update falls back)
 ASYNC_QUEUE_UNITS = 1 << 22
+#: True: a deletion of top-level edges lowers them by the descent as any other edge (their
+#: count recounted after it); False: the top levels decomposed anew (:meth:`_top_delete`)
+TOP_DELETE_BY_DESCENT = False
 #: Batches of at least GATE_MIN_BATCH edges count their seeds first (one read): a deletion
 #: (host-driven, on a graph above DEVICE_SCAN_DELETE_MAX_EDGES) whose worklist passes
 #: DELETE_SEED_SHARE of the edges, or an insertion whose seeds (new edges and the old edges
@@ -635,47 +638,6 @@ class GpuDynamicTruss(HostRounds):
             self._tick(UPDATE_STAMPS)             # (starts the stamps over)
         return self._tick()
 
-    def _descend(self, n: int, tstamp, fstamp, deadline) -> bool:
-        """The h-index descent from the worklist ``_la[:n]`` (distinct slots) to its fixed
-        point, one launch per phase (the h-index: a block per edge, or, on a worklist of
-        :data:`HINDEX_SPLIT_MIN` edges or more, a warp per edge whose shorter list has at
-        most :data:`HINDEX_LIGHT_MAX` elements and a block per other edge); every lowered
-        edge goes once to ``_fallen`` (``_fell == fstamp``, count ``C_FELL``). Returns False
-        when the deadline passed (the values are then bounds, not final)."""
-        from hornet.core.cuda import BLOCK, _max_grid, i64, launch
-        deg, ptr = self._view()
-        t = self._table
-        truss = t.columns["truss"]
-        cur, nxt = self._la, self._lb
-        hindex, apply, push = _fn("dt_hindex_block"), _fn("dt_apply"), _fn("dt_push")
-        split, heavy = _fn("dt_hindex_split"), _fn("dt_hindex_heavy")
-        full_grid = (int(_max_grid()),)
-        while n:
-            stamp = self._tick()
-            head = (deg, ptr, t.keys, np.int32(t.shift), truss)
-            if n >= HINDEX_SPLIT_MIN:
-                # a warp per edge of short lists, a block per edge of the others
-                launch(split, n, head + (cur, i64(n), self._newval, self._touched, tstamp,
-                                         self._ctr, self._cand, self._front2,
-                                         np.int32(HINDEX_LIGHT_MAX)), threads_per_item=WARP)
-                heavy(full_grid, (BLOCK,), head + (self._cand, self._front2, self._newval,
-                                                   self._touched, tstamp, self._ctr))
-            else:
-                launch(hindex, n, head + (cur, i64(n), self._newval, self._touched, tstamp,
-                                          self._ctr), threads_per_item=BLOCK)
-            launch(apply, n, (cur, i64(n), self._newval, truss, self._low, self._low_old, nxt,
-                              self._mark, stamp, self._ctr, self._fell, fstamp, self._fallen))
-            parts = _parts(n)
-            launch(push, n * int(parts), (deg, ptr, t.keys, np.int32(t.shift), truss,
-                                          self._low, self._low_old, i64(n), nxt, self._mark,
-                                          stamp, self._ctr, parts), threads_per_item=WARP)
-            n = int(self._read()[C_NEXT])
-            self._rounds += 1
-            cur, nxt = nxt, cur
-            if n and time.perf_counter() > deadline:
-                return False
-        return True
-
     def _delete(self, src, dst, batch, queued) -> None:
         """Lower the numbers after a deletion batch (the deleted edges still in the table;
         ``batch``: its batch adjacency). ``queued()`` runs once after the ``dt_lost_seeds``
@@ -705,7 +667,7 @@ class GpuDynamicTruss(HostRounds):
             if n > DELETE_SEED_SHARE * len(t):
                 self.stats.update(seeds=n, gate="seeds")
                 return self._fallback(n)
-        if top_hit:
+        if top_hit and not TOP_DELETE_BY_DESCENT:
             # the batch deleted an edge of the top levels: their subgraph decomposed anew,
             # the worklist restricted to the levels below and the edges that fell from it
             if queued is not None:
@@ -736,6 +698,8 @@ class GpuDynamicTruss(HostRounds):
             self._tail += int(self._ctr_host[C_TAIL])      # (the host-driven peeling's)
         if not done:                               # (the caller deletes the batch's keys)
             return self._fallback(touched)
+        if top_hit and TOP_DELETE_BY_DESCENT:     # (the descent lowered the top's edges)
+            self._top_n = self.stats["top"] = top_levels_gpu.top_count(t, self._top)
         self.stats.update(region=touched, rounds=self._rounds, peel_rounds=self._peel_rounds)
 
     def _top_insert(self) -> None:

@@ -9,11 +9,12 @@ each element of the shorter list a search of log2(degree) dependent loads in the
 
 The rows, on a graph of :data:`MIN_EDGES` edges or more: the vertices of degree
 :data:`MIN_DEGREE` or more when the object is built, at most :data:`MAX_BYTES` of rows (the
-highest degrees first), a row of one bit per vertex id below the vertex count then. They stay exact: every update sets (insertion) or clears (deletion) its
-pairs' bits before any truss kernel runs (ids past a row's range, or vertices of no row, are
-searched as before). The kernels read the rows through one ``__constant__`` variable of their
-module (``g_hubs``): :meth:`HubBits.activate` writes it when another object's rows, or none,
-were written last.
+highest degrees first), a row of one bit per vertex id below the vertex count then. They
+stay exact: every update sets (insertion) or clears (deletion) its pairs' bits before any
+truss kernel runs (ids past a row's range, or vertices of no row, are searched as before).
+The kernels read the rows through one ``__constant__`` variable of their module
+(``g_hubs``): :meth:`HubBits.activate` writes it when another object's rows, or none, were
+written last.
 """
 from __future__ import annotations
 
