@@ -94,9 +94,11 @@ The top levels (:mod:`.top_levels_gpu`): on a graph with a large dense top (a Kr
 graph's core: ``top_cap``'s gate), the levels from ``_top`` up are kept by a static
 decomposition of their own subgraph, whose lists are short where the scan and the descent
 would intersect the hubs' whole lists: an insertion's scan stops below them (``ko_scan`` mode
-4 with ``k_in = _top``) and the subgraph is decomposed when an edge joined it; a deletion that
-removes one of its edges decomposes it anew and hands the edges that fell from it to the
-descent and its peeling.
+4 with ``k_in = _top``) and the subgraph is decomposed when an edge joined it. A deletion that
+removes one of its edges lowers them by the descent as any other edge (the descent's
+worklists are the edges that lost a counted triangle, few of the dense top's; their count
+is taken again after it), or, with ``TOP_DELETE_BY_DESCENT = False``, decomposes the
+subgraph anew and hands the edges that fell from it to the descent and its peeling.
 
 The hub bit rows (:mod:`.hub_bits`): the neighbour sets of the highest-degree vertices as
 bit rows, kept equal to the graph's lists by every update before its kernels run, so that the
@@ -194,7 +196,7 @@ ASYNC_MAX_EDGES = 1 << 21
 ASYNC_QUEUE_UNITS = 1 << 22
 #: True: a deletion of top-level edges lowers them by the descent as any other edge (their
 #: count recounted after it); False: the top levels decomposed anew (:meth:`_top_delete`)
-TOP_DELETE_BY_DESCENT = False
+TOP_DELETE_BY_DESCENT = True
 #: Batches of at least GATE_MIN_BATCH edges count their seeds first (one read): a deletion
 #: (host-driven, on a graph above DEVICE_SCAN_DELETE_MAX_EDGES) whose worklist passes
 #: DELETE_SEED_SHARE of the edges, or an insertion whose seeds (new edges and the old edges
