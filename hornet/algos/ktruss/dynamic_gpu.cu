@@ -268,8 +268,8 @@ extern "C" __global__ void dt_lost_seeds(const int* __restrict__ deg, const i64*
             bool found = dy > 0 && in_sorted(Y, dy, w);
             if (!found) found = in_batch_list(bkeys, ylo, yhi, y, w);
             if (!found) continue;
-            const i64 s1 = et_find(tkeys, tshift, et_key(x, w));
-            const i64 s2 = et_find(tkeys, tshift, et_key(y, w));
+            i64 s1, s2;
+            et_find2(tkeys, tshift, et_key(x, w), et_key(y, w), s1, s2);
             if (s1 < 0 || s2 < 0) continue;
             const int t1 = truss[s1], t2 = truss[s2];
             if (!ba_has_pair(bkeys, nk, x, w) && imin(td, t2) >= t1)
@@ -337,8 +337,8 @@ __device__ void dt_phase_hindex(const int* __restrict__ deg, const i64* __restri
         if (a > 2) {
             // (stops once a - 2 triangles hold e at its level a: the value stays)
             warp_common(deg, ptr, u, v, lane, 0, 1, [&](int w) {
-                const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
-                const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
+                i64 s1, s2;
+                et_find2(tkeys, tshift, et_key(u, w), et_key(v, w), s1, s2);
                 if (s1 < 0 || s2 < 0) return;
                 int m = imin(imin(ldcg(&truss[s1]), ldcg(&truss[s2])), a);
                 if (m < lo) m = lo;
@@ -409,8 +409,8 @@ __device__ void dt_phase_push(const int* __restrict__ deg, const i64* __restrict
         const i64 key = tkeys[e];
         const int u = hi32(key), v = lo32(key);
         warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
-            const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
-            const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
+            i64 s1, s2;
+            et_find2(tkeys, tshift, et_key(u, w), et_key(v, w), s1, s2);
             if (s1 < 0 || s2 < 0) return;
             const int f1 = ldcg(&truss[s1]), f2 = ldcg(&truss[s2]);
             if (f1 <= old && f1 > now && atomicExch(&mark[s1], stamp) != stamp)
@@ -525,8 +525,8 @@ __device__ void ko_count_items(const KoState& S, const int* list, i64 n, int par
         if (lane == 0) *c = 0;
         __syncwarp();
         warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
-            const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
-            const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+            i64 s1, s2;
+            et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
             if (s1 < 0 || s2 < 0) return;
             if (ko_holds(S.truss, S.rank, member, mstamp, S.gone, gstamp, s1, k, r, use_rank) &&
                 ko_holds(S.truss, S.rank, member, mstamp, S.gone, gstamp, s2, k, r, use_rank))
@@ -601,8 +601,8 @@ __device__ void ko_phase_push(const KoState& S, const int* newc, i64 m, int k_in
         const int u = hi32(key), v = lo32(key);
         const i64 rx = ldcg(&S.rank[x]);
         warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
-            const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
-            const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+            i64 s1, s2;
+            et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
             if (s1 < 0 || s2 < 0) return;
             const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
             if (f1 < k || f2 < k) return;
@@ -692,8 +692,8 @@ __device__ void dt_phase_hindex_block(const int* __restrict__ deg, const i64* __
         __syncthreads();
         if (a > 2) {
             warp_common(deg, ptr, u, v, lane, warp, nwarps, [&](int w) {
-                const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
-                const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
+                i64 s1, s2;
+                et_find2(tkeys, tshift, et_key(u, w), et_key(v, w), s1, s2);
                 if (s1 < 0 || s2 < 0) return;
                 int m = imin(imin(ldcg(&truss[s1]), ldcg(&truss[s2])), a);
                 if (m < lo) m = lo;
