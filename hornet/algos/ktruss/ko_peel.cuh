@@ -60,8 +60,8 @@ __device__ void ko_phase_peel_push(const KoState& S, const int* removed, i64 m, 
         const i64 key = S.tkeys[e];
         const int u = hi32(key), v = lo32(key);
         warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
-            i64 s1, s2;
-            et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
+            const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
+            const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
             if (s1 < 0 || s2 < 0) return;
             const int t1 = ldcg(&S.truss[s1]), t2 = ldcg(&S.truss[s2]);
             if (t1 < k || t2 < k) return;

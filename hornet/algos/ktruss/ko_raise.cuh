@@ -44,8 +44,8 @@ __device__ void kr_phase_value(const int* __restrict__ deg, const i64* __restric
             for (int b = threadIdx.x; b < RBINS; b += blockDim.x) h[b] = 0;
             __syncthreads();
             warp_common(deg, ptr, u, v, lane, warp, nwarps, [&](int w) {
-                i64 s1, s2;
-                et_find2(tkeys, tshift, et_key(u, w), et_key(v, w), s1, s2);
+                const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
+                const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
                 if (s1 < 0 || s2 < 0) return;
                 const int m = imin(ldcg(&truss[s1]), ldcg(&truss[s2]));
                 if (m >= lo) atomicAdd(&h[imin(m - lo, RBINS - 1)], 1);
@@ -116,8 +116,8 @@ __device__ void kr_phase_push(const int* __restrict__ deg, const i64* __restrict
         const i64 key = tkeys[e];
         const int u = hi32(key), v = lo32(key);
         warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
-            i64 s1, s2;
-            et_find2(tkeys, tshift, et_key(u, w), et_key(v, w), s1, s2);
+            const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
+            const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
             if (s1 < 0 || s2 < 0) return;
             const int t1 = ldcg(&truss[s1]), t2 = ldcg(&truss[s2]);
             const i64 r1 = ldcg(&rank[s1]), r2 = ldcg(&rank[s2]);
