@@ -66,6 +66,8 @@ MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
 MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class's lists
 FLOOR_SHARE_SHIFT = 10     # ... but no more blocks than 1/1024 of the graph's list slots fill
 LIST_SHARE_SHIFT = 3       # beyond that, a goal (raised or not) is at most 1/8 of the lists
+BALANCED_KEEP = os.environ.get("HORNET_BALANCED_KEEP", "0") != "0"
+GRAPH_SHARE_SHIFT = int(os.environ.get("HORNET_GRAPH_SHARE_SHIFT", "8"))
 DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
@@ -330,7 +332,7 @@ class BlockCache:
             if f:
                 size = self.tail[k] - self.head[k]
                 if size + f <= self.ring_slots and (
-                        f <= need[k] or
+                        (f <= need[k] and BALANCED_KEEP) or
                         size - need[k] + f <= max(2 * self.goal(k), self._fill[k])):
                     mask |= 1 << k
         return mask
@@ -366,8 +368,10 @@ class BlockCache:
 
     def _cap(self, size_class: int) -> int:
         """The most blocks ring ``size_class`` may aim to hold (see :meth:`goal`)."""
+        mm = self.manager
         cap = max(self.floor(size_class),
-                  self.manager.blocks_holding_lists(size_class) >> LIST_SHARE_SHIFT)
+                  min(mm.blocks_holding_lists(size_class) >> LIST_SHARE_SHIFT,
+                      (mm.list_slots() >> GRAPH_SHARE_SHIFT) >> size_class))
         if self.manager.growth_floor_slots:
             # a graph that only grows (hornet.Graph.set_array_growth) drains its rings batch
             # after batch: they may hold what the bytes budget allows, whatever its lists

@@ -86,6 +86,8 @@ the array an insert's growth made survives the delete that shrinks the class bac
 and its undo, or churn around a size) instead of being freed and made again batch after
 batch."""
 
+import os
+CACHED_OVER = os.environ.get("HORNET_CACHED_OVER", "1") != "0"
 FULLEST_FIRST = True
 """Allocation takes blocks from the fullest arrays of a class first (see :meth:`_plan`)."""
 
@@ -656,7 +658,8 @@ class MemoryManager:
             # refill it over and over
             free_slots = (self._class_blocks[k] - self._class_used[k]) << k
             under = self._class_used[k] < below * self._class_blocks[k]
-            if not under and (over <= 0 or cached):
+            if not under and (over <= 0 or (cached and (
+                    not CACHED_OVER or cached << 3 > self._class_blocks[k] - self._class_used[k]))):
                 continue
             if free_slots < COMPACT_MIN_SHARE * list_slots:
                 continue
