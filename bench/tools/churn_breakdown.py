@@ -133,8 +133,11 @@ def main(argv: list[str] | None = None) -> None:
         trees.insert(0, ("base", load_base(args.base)))
         if args.base_only:
             trees = trees[:1]
-    if args.small_entries:
-        for _, package in trees:
+    for _, package in trees:
+        # as bench.common sets them for the working tree: the CPU small-batch path is taken
+        # from the first batch on
+        package.core.jit.parallel_policy = package.core.jit.optional_path_policy = "always"
+        if args.small_entries:
             package.batch.small_path.CPU_SMALL_ENTRIES = args.small_entries
     for path in paths:
         for name, package in trees:
