@@ -32,10 +32,13 @@ A ring's target is bytes-bounded (``budget_bytes`` of blocks per class, at most
 blocks are taken and given back batch by batch, as without a cache. A refill also sizes a
 ring by the traffic that emptied it: ``demand_batches`` times the blocks the class lost per
 batch, net of what the batches gave back, since its previous refill (within the bytes budget
-and half the ring). Either goal is at most 1/8 of the blocks holding lists in the class
-(but a floor at least: ``MIN_BLOCKS``, or fewer in a graph whose list slots are fewer than
-``2**FLOOR_SHARE_SHIFT`` times that many blocks' slots), so a small graph keeps a small reserve and refills from free
-room in its arrays: a reserve is memory the graph holds for nothing. A class that serves hundreds of blocks a batch more than it gets back
+and half the ring). Either goal is at most 1/8 of the blocks holding lists in the class and
+at most the blocks that fill ``1 / 2**GRAPH_SHARE_SHIFT`` of the graph's list slots (but a
+floor at least: ``MIN_BLOCKS``, or fewer in a graph whose list slots are fewer than
+``2**FLOOR_SHARE_SHIFT`` times that many blocks' slots), so a small graph keeps a small
+reserve and refills from free room in its arrays: a reserve is memory the graph holds for
+nothing, and a graph of a few thousand lists under churn would otherwise hold a tenth of
+its memory in rings. A class that serves hundreds of blocks a batch more than it gets back
 (first edges of new vertices in a growing graph, say) then refills once in several batches,
 not every other one, while a class whose pops and pushes balance (batches inserting and
 deleting alike) keeps its static goal: sizing rings by the refilling batch's whole need,
@@ -66,8 +69,7 @@ MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
 MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class's lists
 FLOOR_SHARE_SHIFT = 10     # ... but no more blocks than 1/1024 of the graph's list slots fill
 LIST_SHARE_SHIFT = 3       # beyond that, a goal (raised or not) is at most 1/8 of the lists
-BALANCED_KEEP = os.environ.get("HORNET_BALANCED_KEEP", "0") != "0"
-GRAPH_SHARE_SHIFT = int(os.environ.get("HORNET_GRAPH_SHARE_SHIFT", "8"))
+GRAPH_SHARE_SHIFT = 8      # ... and no more blocks than 1/256 of the graph's list slots fill
 DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
@@ -323,17 +325,19 @@ class BlockCache:
         """Bit mask of the classes whose ring takes the ``freed[k]`` blocks a batch gives back
         while it pops ``need[k]`` (NUM_CLASSES host integers each): room in the ring, and
         either no more than twice the goal (or the ring's refill level, if more) left after
-        the batch or no growth (a batch that
-        gives back no more than it takes, such as hub lists copied within their class, never
-        spills). The other classes' blocks go back to the bit trees."""
+        the batch, or no growth and no more than twice the goal's ceiling (:meth:`_cap`) left
+        (a batch that gives back no more than it takes, such as hub lists copied within
+        their class, does not spill while the ring stays a small share of its class and of
+        the graph). The other classes' blocks go back to the bit trees."""
         mask = 0
         for k in _classes(freed, classes):
             f = freed[k]
             if f:
                 size = self.tail[k] - self.head[k]
+                left = size - need[k] + f
                 if size + f <= self.ring_slots and (
-                        (f <= need[k] and BALANCED_KEEP) or
-                        size - need[k] + f <= max(2 * self.goal(k), self._fill[k])):
+                        left <= max(2 * self.goal(k), self._fill[k]) or
+                        (f <= need[k] and left <= 2 * self._cap(k))):
                     mask |= 1 << k
         return mask
 
@@ -372,7 +376,7 @@ class BlockCache:
         cap = max(self.floor(size_class),
                   min(mm.blocks_holding_lists(size_class) >> LIST_SHARE_SHIFT,
                       (mm.list_slots() >> GRAPH_SHARE_SHIFT) >> size_class))
-        if self.manager.growth_floor_slots:
+        if mm.growth_floor_slots:
             # a graph that only grows (hornet.Graph.set_array_growth) drains its rings batch
             # after batch: they may hold what the bytes budget allows, whatever its lists
             cap = max(cap, int(self.ceiling[size_class]))

@@ -86,8 +86,6 @@ the array an insert's growth made survives the delete that shrinks the class bac
 and its undo, or churn around a size) instead of being freed and made again batch after
 batch."""
 
-import os
-CACHED_OVER = os.environ.get("HORNET_CACHED_OVER", "1") != "0"
 FULLEST_FIRST = True
 """Allocation takes blocks from the fullest arrays of a class first (see :meth:`_plan`)."""
 
@@ -109,14 +107,17 @@ would otherwise fall under ``compact_below`` batch after batch under churn, and 
 compaction makes the owner re-point its vertices (a pass over the vertex table) to save a
 few kilobytes. The memory this leaves is at most this share per class."""
 
-FREE_SHARE = 1 / 32
+FREE_SHARE = 1 / 64
 """Free blocks the block arrays may hold in all, as a share of the slots holding lists: past
 it (at two compactions in a row where ``FREE_PERSIST`` says so) and at most once in
 ``FREE_EVERY`` compactions, compaction also takes classes
-that are not under ``compact_below`` (those with the most free slots first, none that holds
-cached blocks), so that a graph under churn stays about as tight as a fresh build instead of
-keeping up to ``1 - compact_below`` of every class free. The work stays proportional to the
-free room it gives back."""
+that are not under ``compact_below`` (those with the most free slots first, none whose block
+cache ring holds more blocks than its arrays hold free; a ring that holds fewer is given back
+to the trees first), so that a graph under churn stays about as tight as a fresh build instead
+of keeping up to ``1 - compact_below`` of every class free. The work stays proportional to
+the free room it gives back. Together with the block cache's share of the graph
+(:data:`hornet.memory.block_cache.GRAPH_SHARE_SHIFT`) it bounds what a small graph holds
+past a fresh build under churn to a few percent of its list slots."""
 
 FREE_EVERY = 1
 """Compactions (delete batches) between two that give back free room past ``FREE_SHARE``: a
@@ -601,7 +602,8 @@ class MemoryManager:
         While the free slots of all classes exceed ``FREE_SHARE`` of the slots holding lists
         (here, and at the previous call where ``FREE_PERSIST`` says so; at most once in
         ``FREE_EVERY`` calls), the other
-        classes (the most free slots first, none holding cached blocks) give back the excess
+        classes (the most free slots first, none whose cached blocks outnumber its free
+        blocks) give back the excess
         the same way. A class whose free slots are under ``COMPACT_MIN_SHARE`` of
         the slots holding lists is left alone.
 
@@ -655,11 +657,11 @@ class MemoryManager:
                 continue                           # nothing (its emptied arrays are freed)
             # otherwise cached blocks count as used: the cache's reserve is bounded (a few MB)
             # and must not make a small class look under-used, or batches would compact and
-            # refill it over and over
+            # refill it over and over; past the free allowance a class whose free room
+            # outweighs its ring gives both back (the ring is flushed before the move)
             free_slots = (self._class_blocks[k] - self._class_used[k]) << k
             under = self._class_used[k] < below * self._class_blocks[k]
-            if not under and (over <= 0 or (cached and (
-                    not CACHED_OVER or cached << 3 > self._class_blocks[k] - self._class_used[k]))):
+            if not under and (over <= 0 or cached > free_slots >> k):
                 continue
             if free_slots < COMPACT_MIN_SHARE * list_slots:
                 continue
