@@ -69,7 +69,7 @@ MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
 MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class's lists
 FLOOR_SHARE_SHIFT = 10     # ... but no more blocks than 1/1024 of the graph's list slots fill
 LIST_SHARE_SHIFT = 3       # beyond that, a goal (raised or not) is at most 1/8 of the lists
-GRAPH_SHARE_SHIFT = 8      # ... and no more blocks than 1/256 of the graph's list slots fill
+GRAPH_SHARE_SHIFT = 9      # ... and no more blocks than 1/512 of the graph's list slots fill
 DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
@@ -325,10 +325,10 @@ class BlockCache:
         """Bit mask of the classes whose ring takes the ``freed[k]`` blocks a batch gives back
         while it pops ``need[k]`` (NUM_CLASSES host integers each): room in the ring, and
         either no more than twice the goal (or the ring's refill level, if more) left after
-        the batch, or no growth and no more than twice the goal's ceiling (:meth:`_cap`) left
-        (a batch that gives back no more than it takes, such as hub lists copied within
-        their class, does not spill while the ring stays a small share of its class and of
-        the graph). The other classes' blocks go back to the bit trees."""
+        the batch, or no growth and no more than :meth:`_balanced_room` left (a batch that
+        gives back no more than it takes, such as hub lists copied within their class, does
+        not spill while the ring stays a small share of its class and of the graph). The
+        other classes' blocks go back to the bit trees."""
         mask = 0
         for k in _classes(freed, classes):
             f = freed[k]
@@ -337,7 +337,7 @@ class BlockCache:
                 left = size - need[k] + f
                 if size + f <= self.ring_slots and (
                         left <= max(2 * self.goal(k), self._fill[k]) or
-                        (f <= need[k] and left <= 2 * self._cap(k))):
+                        (f <= need[k] and left <= self._balanced_room(k))):
                     mask |= 1 << k
         return mask
 
@@ -369,6 +369,16 @@ class BlockCache:
 
     def _goal(self, size_class: int, boost: int) -> int:
         return min(max(int(self.target[size_class]), boost), self._cap(size_class))
+
+    def _balanced_room(self, size_class: int) -> int:
+        """The most blocks ring ``size_class`` may keep after a batch that gave back no more
+        than it took: twice its goal's ceiling (:meth:`_cap`), or as many as fill
+        ``4 / 2**GRAPH_SHARE_SHIFT`` of the graph's list slots if more (within the ring's
+        ceiling): a batch's turnover that small (a hub's list copied to a fresh block of
+        its class, batch after batch) stays in the ring, a larger one goes back to the
+        trees."""
+        share = (self.manager.list_slots() >> max(GRAPH_SHARE_SHIFT - 2, 0)) >> size_class
+        return max(2 * self._cap(size_class), min(int(self.ceiling[size_class]), share))
 
     def _cap(self, size_class: int) -> int:
         """The most blocks ring ``size_class`` may aim to hold (see :meth:`goal`)."""

@@ -107,7 +107,7 @@ would otherwise fall under ``compact_below`` batch after batch under churn, and 
 compaction makes the owner re-point its vertices (a pass over the vertex table) to save a
 few kilobytes. The memory this leaves is at most this share per class."""
 
-FREE_SHARE = 1 / 64
+FREE_SHARE = 1 / 32
 """Free blocks the block arrays may hold in all, as a share of the slots holding lists: past
 it (at two compactions in a row where ``FREE_PERSIST`` says so) and at most once in
 ``FREE_EVERY`` compactions, compaction also takes classes
