@@ -121,6 +121,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--small-entries", type=int, default=0, metavar="N",
                     help="CPU: batches of up to N entries take the small-batch path (4096: "
                          "as on the GPU)")
+    ap.add_argument("--gpu-spares", action="store_true",
+                    help="CPU: the GPU's SPARE_MIN_BYTES (with --small-entries 4096: the GPU's "
+                         "policy on the CPU)")
     args = ap.parse_args(argv)
     paths = sorted(DATA.glob("*.gz"))
     if args.graphs:
@@ -139,6 +142,9 @@ def main(argv: list[str] | None = None) -> None:
         package.core.jit.parallel_policy = package.core.jit.optional_path_policy = "always"
         if args.small_entries:
             package.batch.small_path.CPU_SMALL_ENTRIES = args.small_entries
+        if args.gpu_spares:
+            spare = package.memory.manager.SPARE_MIN_BYTES
+            spare["cpu"] = spare["gpu"]
     for path in paths:
         for name, package in trees:
             show(path.name.split(".")[0], name, churn(package, path, args.device, args.rounds),

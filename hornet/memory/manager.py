@@ -90,9 +90,10 @@ FREE_SHARE = 1 / 32
 """Free blocks the block arrays may hold in all, as a share of the slots holding lists: past
 it (at two compactions in a row where ``FREE_PERSIST`` says so) and at most once in
 ``FREE_EVERY`` compactions, compaction also takes classes
-that are not under ``compact_below`` (those with the most free slots first, none whose block
-cache ring holds more blocks than its arrays hold free; a ring that holds fewer is given back
-to the trees first), so that a graph under churn stays about as tight as a fresh build instead
+that are not under ``compact_below`` (those with the most free slots first; of those whose
+block cache ring holds blocks, only one whose arrays hold more free blocks than its ring but
+fewer bytes than ``SPARE_MIN_BYTES``, its ring given back to the trees first: larger room
+around a reserve is what the batches that use the reserve grow into), so that a graph under churn stays about as tight as a fresh build instead
 of keeping up to ``1 - compact_below`` of every class free. The work stays proportional to
 the free room it gives back. Together with the block cache's share of the graph
 (:data:`hornet.memory.block_cache.GRAPH_SHARE_SHIFT`) it bounds what a small graph holds
@@ -589,9 +590,8 @@ class MemoryManager:
         While the free slots of all classes exceed ``FREE_SHARE`` of the slots holding lists
         (here, and at the previous call where ``FREE_PERSIST`` says so; at most once in
         ``FREE_EVERY`` calls), the other
-        classes (the most free slots first, none whose cached blocks outnumber its free
-        blocks) give back the excess
-        the same way. A class whose free slots are under ``COMPACT_MIN_SHARE`` of
+        classes (the most free slots first; one holding cached blocks only as ``FREE_SHARE``
+        says) give back the excess the same way, down to ``FREE_UNDER`` of the allowance. A class whose free slots are under ``COMPACT_MIN_SHARE`` of
         the slots holding lists is left alone.
 
         ``rows``: the vertex-table rows the caller passes over to re-point the moved blocks
@@ -647,10 +647,13 @@ class MemoryManager:
             # otherwise cached blocks count as used: the cache's reserve is bounded (a few MB)
             # and must not make a small class look under-used, or batches would compact and
             # refill it over and over; past the free allowance a class whose free room
-            # outweighs its ring gives both back (the ring is flushed before the move)
+            # outweighs its ring but is small (under SPARE_MIN_BYTES: cheap to make again)
+            # gives both back (the ring is flushed before the move)
             free_slots = (self._class_blocks[k] - self._class_used[k]) << k
             under = self._class_used[k] < below * self._class_blocks[k]
-            if not under and (over <= 0 or cached > free_slots >> k):
+            if not under and (over <= 0 or (cached and (
+                    cached > free_slots >> k or
+                    free_slots * self.bytes_per_slot >= SPARE_MIN_BYTES[self.backend.device]))):
                 continue
             if free_slots < COMPACT_MIN_SHARE * list_slots:
                 continue
