@@ -471,6 +471,28 @@ def test_block_cache_refuses_pushes_past_twice_its_target_and_large_classes():
         cache.reserve(need)
 
 
+def test_block_cache_keeps_the_balanced_turnover_of_large_blocks(monkeypatch):
+    """A batch that copies hub lists to fresh blocks of their class (as many blocks taken as
+    given back) keeps the given-back blocks in the ring when a block takes SPARE_MIN_BYTES
+    or more (each would otherwise free its array and the next batch make it again), and
+    spills them when the blocks are small next to that and to the graph."""
+    import hornet.memory.manager as manager
+    from hornet.memory.block_cache import NUM_CLASSES
+    mm = _manager(block_array_edges=1 << 12)
+    cache = mm.block_cache()
+    mm.allocate(8, 4)                              # four hub lists of 256 slots
+    need = np.zeros(NUM_CLASSES, np.int64)
+    need[8] = 3
+    freed = need.copy()
+    cache.reserve(need)
+    assert mm.bytes_per_slot << 8 < manager.SPARE_MIN_BYTES["cpu"]
+    assert cache.accepts(need, freed) == 0         # small blocks, a small graph: spilled
+    monkeypatch.setitem(manager.SPARE_MIN_BYTES, "cpu", mm.bytes_per_slot << 8)
+    assert cache.accepts(need, freed) == 1 << 8
+    freed[8] = 4                                   # more given back than taken: growth
+    assert cache.accepts(need, freed) == 0
+
+
 def test_block_cache_top_up_refills_low_rings_ahead_of_need():
     """top_up refills, before any batch needs it, a ring that has served and fell under its
     trigger (a quarter of its goal, at least two batches' need) to its goal; a ring above that, or one that never served, is left
