@@ -32,9 +32,10 @@ A ring's target is bytes-bounded (``budget_bytes`` of blocks per class, at most
 blocks are taken and given back batch by batch, as without a cache. A refill also sizes a
 ring by the traffic that emptied it: ``demand_batches`` times the blocks the class lost per
 batch, net of what the batches gave back, since its previous refill (within the bytes budget
-and half the ring). Either goal is at most 1/8 of the blocks holding lists in the class and
-at most the blocks that fill ``1 / 2**GRAPH_SHARE_SHIFT`` of the graph's list slots (but a
-floor at least: ``MIN_BLOCKS``, or fewer in a graph whose list slots are fewer than
+and half the ring). Either goal is at most 1/8 of the blocks holding lists in the class and,
+in a graph whose lists take fewer bytes than ``SMALL_GRAPH_BUDGETS`` budgets, at most the
+blocks that fill ``1 / 2**GRAPH_SHARE_SHIFT`` of the graph's list slots (but a floor at
+least: ``MIN_BLOCKS``, or fewer in a graph whose list slots are fewer than
 ``2**FLOOR_SHARE_SHIFT`` times that many blocks' slots), so a small graph keeps a small
 reserve and refills from free room in its arrays: a reserve is memory the graph holds for
 nothing, and a graph of a few thousand lists under churn would otherwise hold a tenth of
@@ -72,6 +73,7 @@ MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class'
 FLOOR_SHARE_SHIFT = 10     # ... but no more blocks than 1/1024 of the graph's list slots fill
 LIST_SHARE_SHIFT = 3       # beyond that, a goal (raised or not) is at most 1/8 of the lists
 GRAPH_SHARE_SHIFT = 9      # ... and no more blocks than 1/512 of the graph's list slots fill
+SMALL_GRAPH_BUDGETS = 16   # ... in a graph whose lists take fewer bytes than 16 class budgets
 DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
@@ -118,6 +120,8 @@ class BlockCache:
         self.head = [0] * NUM_CLASSES
         self.tail = [0] * NUM_CLASSES
         slots_in_budget = np.int64(budget_bytes // manager.bytes_per_slot)
+        # list slots under which the graph is small next to its reserve (see _small_graph)
+        self._small_slots = SMALL_GRAPH_BUDGETS * int(slots_in_budget)
         target = np.minimum(max_blocks, slots_in_budget >> np.arange(NUM_CLASSES,
                                                                       dtype=np.int64))
         target[:manager.min_size_class] = 0
@@ -372,9 +376,18 @@ class BlockCache:
     def _goal(self, size_class: int, boost: int) -> int:
         return min(max(int(self.target[size_class]), boost), self._cap(size_class))
 
+    def _small_graph(self) -> bool:
+        """Whether the graph's lists take fewer slots than ``SMALL_GRAPH_BUDGETS`` class
+        budgets: there the reserve that the budgets allow would be a large share of the
+        graph (a tenth of a graph of a few thousand lists under churn), so goals and the
+        blocks kept after balanced batches are bounded by shares of the graph
+        (``GRAPH_SHARE_SHIFT``); in a larger graph the budgets bound the reserve."""
+        return self.manager.list_slots() < self._small_slots
+
     def _balanced_room(self, size_class: int) -> int:
         """The most blocks ring ``size_class`` may keep after a batch that gave back no more
-        than it took: twice its goal's ceiling (:meth:`_cap`), or as many as fill
+        than it took: all of them in a graph that is not small (:meth:`_small_graph`);
+        otherwise twice its goal's ceiling (:meth:`_cap`), or as many as fill
         ``4 / 2**GRAPH_SHARE_SHIFT`` of the graph's list slots if more (within the ring's
         ceiling); a larger turnover of small blocks goes back to the trees. A class whose
         blocks take ``SPARE_MIN_BYTES`` or more keeps its whole turnover (hub lists copied
@@ -382,7 +395,8 @@ class BlockCache:
         (or an array each), which a spill would empty and free and the next batch make
         again."""
         mm = self.manager
-        if mm.bytes_per_slot << size_class >= SPARE_MIN_BYTES[mm.backend.device]:
+        if not self._small_graph() or \
+                mm.bytes_per_slot << size_class >= SPARE_MIN_BYTES[mm.backend.device]:
             return self.ring_slots
         share = (mm.list_slots() >> max(GRAPH_SHARE_SHIFT - 2, 0)) >> size_class
         return max(2 * self._cap(size_class), min(int(self.ceiling[size_class]), share))
@@ -390,9 +404,10 @@ class BlockCache:
     def _cap(self, size_class: int) -> int:
         """The most blocks ring ``size_class`` may aim to hold (see :meth:`goal`)."""
         mm = self.manager
-        cap = max(self.floor(size_class),
-                  min(mm.blocks_holding_lists(size_class) >> LIST_SHARE_SHIFT,
-                      (mm.list_slots() >> GRAPH_SHARE_SHIFT) >> size_class))
+        cap = mm.blocks_holding_lists(size_class) >> LIST_SHARE_SHIFT
+        if self._small_graph():
+            cap = min(cap, (mm.list_slots() >> GRAPH_SHARE_SHIFT) >> size_class)
+        cap = max(self.floor(size_class), cap)
         if mm.growth_floor_slots:
             # a graph that only grows (hornet.Graph.set_array_growth) drains its rings batch
             # after batch: they may hold what the bytes budget allows, whatever its lists
