@@ -120,7 +120,7 @@ class BlockCache:
         self.head = [0] * NUM_CLASSES
         self.tail = [0] * NUM_CLASSES
         slots_in_budget = np.int64(budget_bytes // manager.bytes_per_slot)
-        # list slots under which the graph is small next to its reserve (see _small_graph)
+        # list slots under which the graph is small next to its reserve (see small_graph)
         self._small_slots = SMALL_GRAPH_BUDGETS * int(slots_in_budget)
         target = np.minimum(max_blocks, slots_in_budget >> np.arange(NUM_CLASSES,
                                                                       dtype=np.int64))
@@ -376,7 +376,7 @@ class BlockCache:
     def _goal(self, size_class: int, boost: int) -> int:
         return min(max(int(self.target[size_class]), boost), self._cap(size_class))
 
-    def _small_graph(self) -> bool:
+    def small_graph(self) -> bool:
         """Whether the graph's lists take fewer slots than ``SMALL_GRAPH_BUDGETS`` class
         budgets: there the reserve that the budgets allow would be a large share of the
         graph (a tenth of a graph of a few thousand lists under churn), so goals and the
@@ -386,7 +386,7 @@ class BlockCache:
 
     def _balanced_room(self, size_class: int) -> int:
         """The most blocks ring ``size_class`` may keep after a batch that gave back no more
-        than it took: all of them in a graph that is not small (:meth:`_small_graph`);
+        than it took: all of them in a graph that is not small (:meth:`small_graph`);
         otherwise twice its goal's ceiling (:meth:`_cap`), or as many as fill
         ``4 / 2**GRAPH_SHARE_SHIFT`` of the graph's list slots if more (within the ring's
         ceiling); a larger turnover of small blocks goes back to the trees. A class whose
@@ -395,7 +395,7 @@ class BlockCache:
         (or an array each), which a spill would empty and free and the next batch make
         again."""
         mm = self.manager
-        if not self._small_graph() or \
+        if not self.small_graph() or \
                 mm.bytes_per_slot << size_class >= SPARE_MIN_BYTES[mm.backend.device]:
             return self.ring_slots
         share = (mm.list_slots() >> max(GRAPH_SHARE_SHIFT - 2, 0)) >> size_class
@@ -405,7 +405,7 @@ class BlockCache:
         """The most blocks ring ``size_class`` may aim to hold (see :meth:`goal`)."""
         mm = self.manager
         cap = mm.blocks_holding_lists(size_class) >> LIST_SHARE_SHIFT
-        if self._small_graph():
+        if self.small_graph():
             cap = min(cap, (mm.list_slots() >> GRAPH_SHARE_SHIFT) >> size_class)
         cap = max(self.floor(size_class), cap)
         if mm.growth_floor_slots:

@@ -91,8 +91,9 @@ FREE_SHARE = 1 / 32
 it (at two compactions in a row where ``FREE_PERSIST`` says so) and at most once in
 ``FREE_EVERY`` compactions, compaction also takes classes
 that are not under ``compact_below`` (those with the most free slots first; of those whose
-block cache ring holds blocks, only one whose arrays hold more free blocks than its ring but
-fewer bytes than ``SPARE_MIN_BYTES``, its ring given back to the trees first: larger room
+block cache ring holds blocks, only in a small graph
+(:meth:`hornet.memory.block_cache.BlockCache.small_graph`) one whose arrays hold more free
+blocks than its ring, its ring given back to the trees first: in a larger graph the room
 around a reserve is what the batches that use the reserve grow into), so that a graph under churn stays about as tight as a fresh build instead
 of keeping up to ``1 - compact_below`` of every class free. The work stays proportional to
 the free room it gives back. Together with the block cache's share of the graph
@@ -646,14 +647,13 @@ class MemoryManager:
                 continue                           # nothing (its emptied arrays are freed)
             # otherwise cached blocks count as used: the cache's reserve is bounded (a few MB)
             # and must not make a small class look under-used, or batches would compact and
-            # refill it over and over; past the free allowance a class whose free room
-            # outweighs its ring but is small (under SPARE_MIN_BYTES: cheap to make again)
-            # gives both back (the ring is flushed before the move)
+            # refill it over and over; past the free allowance, in a small graph (whose
+            # reserve the cache bounds by shares of it), a class whose free room outweighs
+            # its ring gives both back (the ring is flushed before the move)
             free_slots = (self._class_blocks[k] - self._class_used[k]) << k
             under = self._class_used[k] < below * self._class_blocks[k]
             if not under and (over <= 0 or (cached and (
-                    cached > free_slots >> k or
-                    free_slots * self.bytes_per_slot >= SPARE_MIN_BYTES[self.backend.device]))):
+                    cached > free_slots >> k or not self.cache.small_graph()))):
                 continue
             if free_slots < COMPACT_MIN_SHARE * list_slots:
                 continue
