@@ -94,9 +94,10 @@ that are not under ``compact_below`` (those with the most free slots first; of t
 block cache ring holds blocks, only in a small graph
 (:meth:`hornet.memory.block_cache.BlockCache.small_graph`) one whose arrays hold more free
 blocks than its ring, its ring given back to the trees first: in a larger graph the room
-around a reserve is what the batches that use the reserve grow into), so that a graph under churn stays about as tight as a fresh build instead
-of keeping up to ``1 - compact_below`` of every class free. The work stays proportional to
-the free room it gives back. Together with the block cache's share of the graph
+around a reserve is what the batches that use the reserve grow into), so that a graph under
+churn stays about as tight as a fresh build instead of keeping up to ``1 - compact_below``
+of every class free. The work stays proportional to the free room it gives back. Together
+with the block cache's share of a small graph
 (:data:`hornet.memory.block_cache.GRAPH_SHARE_SHIFT`) it bounds what a small graph holds
 past a fresh build under churn to a few percent of its list slots."""
 
@@ -592,7 +593,8 @@ class MemoryManager:
         (here, and at the previous call where ``FREE_PERSIST`` says so; at most once in
         ``FREE_EVERY`` calls), the other
         classes (the most free slots first; one holding cached blocks only as ``FREE_SHARE``
-        says) give back the excess the same way, down to ``FREE_UNDER`` of the allowance. A class whose free slots are under ``COMPACT_MIN_SHARE`` of
+        says) give back the excess the same way, down to ``FREE_UNDER`` of the allowance.
+        A class whose free slots are under ``COMPACT_MIN_SHARE`` of
         the slots holding lists is left alone.
 
         ``rows``: the vertex-table rows the caller passes over to re-point the moved blocks
