@@ -331,19 +331,20 @@ class BlockCache:
         """Bit mask of the classes whose ring takes the ``freed[k]`` blocks a batch gives back
         while it pops ``need[k]`` (NUM_CLASSES host integers each): room in the ring, and
         either no more than twice the goal (or the ring's refill level, if more) left after
-        the batch, or no growth and no more than :meth:`_balanced_room` left (a batch that
-        gives back no more than it takes, such as hub lists copied within their class, does
-        not spill while the ring stays a small share of its class and of the graph). The
-        other classes' blocks go back to the bit trees."""
+        the batch, or no growth (a batch that gives back no more than it takes, such as hub
+        lists copied within their class, does not spill; in a small graph only while no more
+        than :meth:`_balanced_room` is left, a small share of its class and of the graph).
+        The other classes' blocks go back to the bit trees."""
         mask = 0
+        small = self.small_graph()
         for k in _classes(freed, classes):
             f = freed[k]
             if f:
                 size = self.tail[k] - self.head[k]
                 left = size - need[k] + f
                 if size + f <= self.ring_slots and (
-                        left <= max(2 * self.goal(k), self._fill[k]) or
-                        (f <= need[k] and left <= self._balanced_room(k))):
+                        (f <= need[k] and (not small or left <= self._balanced_room(k))) or
+                        left <= max(2 * self.goal(k), self._fill[k])):
                     mask |= 1 << k
         return mask
 
@@ -381,13 +382,14 @@ class BlockCache:
         budgets: there the reserve that the budgets allow would be a large share of the
         graph (a tenth of a graph of a few thousand lists under churn), so goals and the
         blocks kept after balanced batches are bounded by shares of the graph
-        (``GRAPH_SHARE_SHIFT``); in a larger graph the budgets bound the reserve."""
-        return self.manager.list_slots() < self._small_slots
+        (``GRAPH_SHARE_SHIFT``); in a larger graph the budgets bound the reserve. Decided
+        without waiting for a release still on its way."""
+        return self.manager.list_slots(settle=False) < self._small_slots
 
     def _balanced_room(self, size_class: int) -> int:
-        """The most blocks ring ``size_class`` may keep after a batch that gave back no more
-        than it took: all of them in a graph that is not small (:meth:`small_graph`);
-        otherwise twice its goal's ceiling (:meth:`_cap`), or as many as fill
+        """The most blocks ring ``size_class`` of a small graph (:meth:`small_graph`; a larger
+        one keeps them all) may keep after a batch that gave back no more than it took: twice
+        its goal's ceiling (:meth:`_cap`), or as many as fill
         ``4 / 2**GRAPH_SHARE_SHIFT`` of the graph's list slots if more (within the ring's
         ceiling); a larger turnover of small blocks goes back to the trees. A class whose
         blocks take ``SPARE_MIN_BYTES`` or more keeps its whole turnover (hub lists copied
@@ -395,8 +397,7 @@ class BlockCache:
         (or an array each), which a spill would empty and free and the next batch make
         again."""
         mm = self.manager
-        if not self.small_graph() or \
-                mm.bytes_per_slot << size_class >= SPARE_MIN_BYTES[mm.backend.device]:
+        if mm.bytes_per_slot << size_class >= SPARE_MIN_BYTES[mm.backend.device]:
             return self.ring_slots
         share = (mm.list_slots() >> max(GRAPH_SHARE_SHIFT - 2, 0)) >> size_class
         return max(2 * self._cap(size_class), min(int(self.ceiling[size_class]), share))
