@@ -52,6 +52,10 @@ def load_base(tree: Path):
             path.write_text(renamed)
     sys.path.insert(0, str(where))
     import hornet_base
+    # the run's kernel policies (bench.common sets them on ``hornet``) apply to both trees:
+    # the base's CPU small-batch path is taken from the same batch on
+    for policy in ("parallel_policy", "optional_path_policy"):
+        setattr(hornet_base.core.jit, policy, getattr(hornet.core.jit, policy))
     return hornet_base
 
 
