@@ -1,4 +1,5 @@
-"""Same-process A/B of two source trees: update batches or an algorithm, on a Kronecker graph.
+"""Same-process A/B of two source trees: update batches or an algorithm, on a Kronecker graph
+or a real graph of the data folder.
 
 A small or shared machine's speed drifts between runs and even between minutes, so comparing
 two versions of the code in separate processes hides effects of 10-15%. This tool loads a
@@ -9,12 +10,14 @@ both return the same result, and reports medians, the median of the per-round ra
 base: under 1 is faster) and an order-balanced ratio.
 
     python3 -m bench.tools.ab_trees --base /tmp/base [--op insert] [--scale 20] [--batch 100000]
-        [--rounds 21] [--fresh 5] [--device cpu]
+        [--rounds 21] [--fresh 5] [--device cpu] [--graph NAME]
 
 ``--op``: insert or delete (batches of ``--batch`` random pairs, or of sampled edges; each
 undone untimed), or triangles, spmv, bfs, truss (the ``algos`` function on the whole graph).
 ``--fresh N`` rebuilds both graphs every N rounds, as the update benchmark's batches meet a
-freshly built graph; by default the graphs are built once and warmed up first.
+freshly built graph; by default the graphs are built once and warmed up first. ``--graph NAME``
+takes a real graph of the data folder (``HORNET_DATA``, e.g. ca-HepPh; undirected, self-loops
+dropped) instead of the Kronecker graph of ``--scale``.
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 import hornet
-from bench.common import kronecker
+from bench.common import kronecker, real_graph_path
 
 UPDATES = ("insert", "delete")
 ALGORITHMS = ("triangles", "spmv", "bfs", "truss")
@@ -83,10 +86,19 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--fresh", type=int, default=0,
                     help="rebuild both graphs every this many rounds (0: never)")
     ap.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    ap.add_argument("--graph", default=None,
+                    help="a real graph of the data folder instead of a Kronecker graph")
     args = ap.parse_args(argv)
     base = load_base(args.base)
     packages = {"base": base, "new": hornet}
-    s, d = kronecker(args.scale)
+    if args.graph:
+        s, d, _ = hornet.io.read_edges(real_graph_path(args.graph))
+        keep = s != d
+        s, d = s[keep], d[keep]
+        label = args.graph
+    else:
+        s, d = kronecker(args.scale)
+        label = f"Kronecker {args.scale}"
     xp = np
     if args.device == "gpu":
         import cupy as xp
@@ -155,7 +167,7 @@ def main(argv: list[str] | None = None) -> None:
     graphs["new"].check()
     t_base, t_new = np.array(times["base"]), np.array(times["new"])
     what = (f"{args.op} batches of {args.batch}" if args.op in UPDATES else args.op)
-    print(f"Kronecker {args.scale} ({args.device}), {what}, {args.rounds} rounds, "
+    print(f"{label} ({args.device}), {what}, {args.rounds} rounds, "
           "alternating order")
     print(f"  base: median {np.median(t_base) * 1e3:.2f} ms, min {t_base.min() * 1e3:.2f} ms")
     print(f"  new:  median {np.median(t_new) * 1e3:.2f} ms, min {t_new.min() * 1e3:.2f} ms")
