@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.common import set_command, write_table
+from bench.common import real_graph_path, set_command, write_table
 from bench.tools import ab_trees
 
 BATCH = 1 << 16
@@ -47,11 +47,13 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     set_command(" ".join(["python3 -m bench.tools.warm_ab_cpu", *(argv if argv is not None
                                                                    else sys.argv[1:])]))
+    cases = [(op, graph) for op, graph in CASES if args.only in f"{op} {graph}"]
+    for _, graph in cases:
+        if isinstance(graph, str):
+            real_graph_path(graph)           # a missing graph stops the run before it starts
     base = ab_trees.load_base(args.base)
     rows = []
-    for op, graph in CASES:
-        if args.only and args.only not in f"{op} {graph}":
-            continue
+    for op, graph in cases:
         where = ["--graph", graph] if isinstance(graph, str) else ["--scale", str(graph)]
         case = ab_trees.parser().parse_args(
             ["--base", str(args.base), "--op", op, "--batch", str(BATCH),
@@ -64,9 +66,14 @@ def main(argv: list[str] | None = None) -> None:
                      round(s["ratio_median"], 3), round(s["ratio_of_medians"], 3),
                      round(s["balanced"], 3), f"{load_before:.1f} / {os.getloadavg()[0]:.1f}"])
         print(rows[-1], flush=True)
+        _write(args, rows, echo=False)           # each case as it ends
+    _write(args, rows, echo=True)
+
+
+def _write(args, rows: list, echo: bool) -> None:
     notes = (f"Same process, alternating order each round (bench.tools.ab_trees): base = "
-             f"commit {_commit(args.base)}, new = the working tree ({_commit(Path('.'))}). Wall milliseconds, medians "
-             "of the rounds; ratios new / base (under 1: new is faster): the median of the "
+             f"commit {_commit(args.base)}, new = the working tree ({_commit(Path('.'))}). "
+             "Wall milliseconds, medians of the rounds; ratios new / base (under 1: new is faster): the median of the "
              "per-round ratios, the ratio of the medians, and the geometric mean of the "
              "medians of the rounds run new-first and base-first (order-balanced). Updates: "
              f"batches of {BATCH} random pairs (insert) or sampled edges (delete), each undone "
@@ -75,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
         notes += "\n\n" + args.notes
     write_table("warm_speed_cpu_ab", "Warm CPU speed, working tree vs base (same-process A/B)",
                 ["operation", "graph", "rounds", "base ms", "new ms", "ratio (per round)",
-                 "ratio of medians", "order-balanced", "load"], rows, notes)
+                 "ratio of medians", "order-balanced", "load"], rows, notes, echo=echo)
 
 
 if __name__ == "__main__":
