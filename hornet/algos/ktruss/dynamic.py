@@ -89,6 +89,7 @@ from ..underlying import undirected_change, undirected_copy
 from ..views import as_adjacency
 from . import order as O
 from . import region as K
+from .core_rows import CORE_MAX_VERTICES, CORE_MIN_LEVEL, build_core, empty_core
 from .dense import TrussBlocks, boundary_partners
 from .descend_rows import ROW_MIN_DEGREE, lower_after_deletion_rows
 from .order_rows import raise_in_order_rows
@@ -129,6 +130,10 @@ LEVEL_ROWS_MIN_EDGES = 1 << 16
 TOP_PEEL_SHARE = 8
 TOP_PEEL_MIN_VISITS = 1024
 TOP_PEEL_MAX_VERTICES = 4096
+#: a deletion batch of at least this many edges on such a graph lists the triangles of the
+#: high levels from bit rows (:mod:`.core_rows`); building them reads the whole edge table,
+#: which a smaller batch's descent does not repay
+CORE_MIN_BATCH = 256
 #: dense-block matrix entries read per unit of work (a unit: an intersection step or a
 #: triangle examined, with its table probes and scattered reads; the entries of a block row
 #: are read in vector lanes, 16 int16 entries per compare)
@@ -184,6 +189,8 @@ class DynamicTruss:
         self._und = undirected_copy(g) if g.directed else g
         self.fallback_share = float(fallback_share)
         self.batch_share = None if batch_share is None else float(batch_share)
+        #: deletion batches from this size on build the bit rows of :mod:`.core_rows`
+        self.core_min_batch = CORE_MIN_BATCH
         self.stats: dict = {"path": "build", "region": 0, "batch": 0}
         self._seconds_per_work: float | None = None
         self._rates: list[float] = []
@@ -666,8 +673,14 @@ class DynamicTruss:
                     self._changed, *self._vertex_scratch(deg.shape[0]), self._tri,
                     limit - work)
             if self._dense_level():
+                core = empty_core()
+                if u.shape[0] >= self.core_min_batch:
+                    core = build_core(t.keys, truss, deg.shape[0], self._batch_stamp, stamp,
+                                      CORE_MAX_VERTICES, CORE_MIN_LEVEL)
+                    seconds["core"] = time.perf_counter() - start
                 slots_changed, old, tri, touched, more, aborted = lower_after_deletion_rows(
-                    *args, *self._level_row_scratch(deg.shape[0]), ROW_MIN_DEGREE, self._loc)
+                    *args, *self._level_row_scratch(deg.shape[0]), ROW_MIN_DEGREE, self._loc,
+                    core)
             else:
                 slots_changed, old, tri, touched, more, aborted = K.lower_after_deletion(
                     *args)
