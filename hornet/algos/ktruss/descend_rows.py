@@ -23,6 +23,11 @@ other endpoint's whole list); when the h-index of those reaches L, it is x's new
 Otherwise (x falls by more, or an endpoint's row is of a higher level), x takes the
 whole-list intersection, as in the plain descent.
 
+On the levels of a *core* (:mod:`hornet.algos.ktruss.core_rows`, built for a large batch),
+the triangles at level L come from the endpoints' bit rows instead, with the numbers of the
+other edges read beside their slots (kept current by the descent), so that the count and
+the neighbours' updates read no number at a scattered slot.
+
 The triangle list of an edge that falls is kept for
 :func:`~hornet.algos.ktruss.order.order_after_deletion`, which reads the triangles whose
 other two edges are at the edge's final number or above: a list taken at level L misses

@@ -38,8 +38,11 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    adjacency rows filtered by level (:mod:`hornet.algos.ktruss.order_rows`,
    :mod:`hornet.algos.ktruss.descend_rows`), and a scan that reaches the top level and
    visits many of its edges peels that level whole on bit rows instead
-   (:mod:`hornet.algos.ktruss.top_level`). Other graphs keep the plain kernels (and never
-   compile these).
+   (:mod:`hornet.algos.ktruss.top_level`). A deletion batch of :data:`CORE_MIN_BATCH` edges
+   or more there lists the triangles of the high levels (the levels whose vertices number
+   at most :data:`~hornet.algos.ktruss.core_rows.CORE_MAX_VERTICES`) from bit rows over
+   those vertices, built for the batch (:mod:`hornet.algos.ktruss.core_rows`). Other
+   graphs keep the plain kernels (and never compile these).
 5. Dense blocks (:mod:`hornet.algos.ktruss.dense`): a dense part of the graph whose truss
    numbers all exceed those of the other edges at its vertices (a large clique: one paper
    with hundreds of authors) keeps its numbers in a dense matrix and is updated alone, by
