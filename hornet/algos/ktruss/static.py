@@ -210,7 +210,7 @@ class _GraphWork:
         self.g.delete_edges(self.src[rem], self.dst[rem])
 
 
-@split_kernel(threshold=0)
+@split_kernel(nrt=True, threshold=0)
 def _alive_degrees(deg, ptr, eid_ptr, state, cnt, part, parts):
     like = np.empty(0, np.int64)
     for u in range(*part_range(deg.shape[0], part, parts)):
@@ -225,7 +225,7 @@ def _alive_degrees(deg, ptr, eid_ptr, state, cnt, part, parts):
         cnt[u] = c
 
 
-@split_kernel(threshold=0)
+@split_kernel(nrt=True, threshold=0)
 def _compact_alive(deg, ptr, eid_ptr, state, indptr, ind, eid, part, parts):
     like = np.empty(0, np.int64)
     for u in range(*part_range(deg.shape[0], part, parts)):
@@ -279,7 +279,7 @@ def _triangle_lost(e, e1, e2, s1, s2):
     return False, False                          # triple deletion: nothing survives
 
 
-@split_kernel(threshold=0)
+@split_kernel(nrt=True, threshold=0)
 def _delta_update(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state,
                   heads, tails, eids, pstart, marks, pos_marks, sup, thr, out, counter, taken,
                   part, parts):
