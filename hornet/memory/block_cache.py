@@ -63,7 +63,6 @@ import weakref
 
 import numpy as np
 
-from .manager import SPARE_MIN_BYTES
 
 NUM_CLASSES = 64
 RING_SLOTS = 16384         # a power of two, at least twice the most blocks one batch may pop
@@ -392,12 +391,12 @@ class BlockCache:
         its goal's ceiling (:meth:`_cap`), or as many as fill
         ``4 / 2**GRAPH_SHARE_SHIFT`` of the graph's list slots if more (within the ring's
         ceiling); a larger turnover of small blocks goes back to the trees. A class whose
-        blocks take ``SPARE_MIN_BYTES`` or more keeps its whole turnover (hub lists copied
+        blocks take ``spare_min_bytes`` or more keeps its whole turnover (hub lists copied
         to fresh blocks of their class batch after batch): such blocks are few to an array
         (or an array each), which a spill would empty and free and the next batch make
         again."""
         mm = self.manager
-        if mm.bytes_per_slot << size_class >= SPARE_MIN_BYTES[mm.backend.device]:
+        if mm.bytes_per_slot << size_class >= mm.spare_min_bytes:
             return self.ring_slots
         share = (mm.list_slots() >> max(GRAPH_SHARE_SHIFT - 2, 0)) >> size_class
         return max(2 * self._cap(size_class), min(int(self.ceiling[size_class]), share))

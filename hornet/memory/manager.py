@@ -219,6 +219,11 @@ class MemoryManager:
         return max(1, self.block_array_edges >> size_class)
 
     # ------------------------------------------------------------------ block cache
+    @property
+    def spare_min_bytes(self) -> int:
+        """The least bytes kept as a spare per size class on this device (``SPARE_MIN_BYTES``)."""
+        return SPARE_MIN_BYTES[self.backend.device]
+
     def block_cache(self):
         """This manager's :class:`hornet.memory.block_cache.BlockCache` (made on first use):
         rings of reserved free blocks per size class for batches that allocate and release
@@ -540,7 +545,7 @@ class MemoryManager:
         keep = max(empty, key=lambda a: a.num_blocks) if (keep_spare and empty) else None
         live = sum(a.used for a in pool)
         if keep is not None and (live == 0 or keep.num_blocks > SPARE_SHARE * live or
-                                 keep.nbytes < SPARE_MIN_BYTES[self.backend.device]):
+                                 keep.nbytes < self.spare_min_bytes):
             keep = None  # a spare for an empty class, or larger than growth, holds memory
                          # for nothing; a small one is cheaper to make again than to hold
         dropped = [a for a in empty if a is not keep]

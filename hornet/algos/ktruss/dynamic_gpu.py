@@ -228,11 +228,6 @@ KS_WORDS, QUEUE_WORDS = 32, 96
 KS_DONE, KS_NOT_EMPTY = 0, 3
 #: the host-driven peeling's counters in ko_scan's words (PC_* in ko_peel.cuh)
 PC_REM, PC_NEXT, PC_PEELED = 0, 2, 4
-#: the host-driven descent's h-index on a worklist of at least HINDEX_SPLIT_MIN edges: a warp
-#: per edge whose shorter list has at most HINDEX_LIGHT_MAX elements (eight edges a block
-#: instead of one), a block per other edge
-HINDEX_SPLIT_MIN = 1024
-HINDEX_LIGHT_MAX = 256
 class GpuDynamicTruss(HostRounds):
     """Truss numbers of a GPU :class:`hornet.Graph`, kept current (see the module; directed
     graphs as in :mod:`hornet.algos.ktruss.dynamic`).

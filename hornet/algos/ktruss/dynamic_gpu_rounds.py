@@ -15,6 +15,13 @@ from .ko_launch import (C_ALL, C_EVAL, C_FELL, C_HEADN, C_NEWC, C_NEXT, C_RAISED
 __all__ = ["HostRounds"]
 
 
+#: the host-driven descent's h-index on a worklist of at least HINDEX_SPLIT_MIN edges: a warp
+#: per edge whose shorter list has at most HINDEX_LIGHT_MAX elements (eight edges a block
+#: instead of one), a block per other edge
+HINDEX_SPLIT_MIN = 1024
+HINDEX_LIGHT_MAX = 256
+
+
 class HostRounds:
     """The host-driven methods (a base of ``GpuDynamicTruss``: its state and its ``_peel``,
     ``_read`` and ``_add_extras``)."""
@@ -22,13 +29,12 @@ class HostRounds:
     def _descend(self, n: int, tstamp, fstamp, deadline) -> bool:
         """The h-index descent from the worklist ``_la[:n]`` (distinct slots) to its fixed
         point, one launch per phase (the h-index: a block per edge, or, on a worklist of
-        :data:`~.dynamic_gpu.HINDEX_SPLIT_MIN` edges or more, a warp per edge whose shorter
-        list has at most :data:`~.dynamic_gpu.HINDEX_LIGHT_MAX` elements and a block per
+        :data:`HINDEX_SPLIT_MIN` edges or more, a warp per edge whose shorter
+        list has at most :data:`HINDEX_LIGHT_MAX` elements and a block per
         other edge); every lowered edge goes once to ``_fallen`` (``_fell == fstamp``, count
         ``C_FELL``). Returns False when the deadline passed (the values are then bounds, not
         final)."""
         from hornet.core.cuda import BLOCK, _max_grid, i64, launch
-        from .dynamic_gpu import HINDEX_LIGHT_MAX, HINDEX_SPLIT_MIN
         deg, ptr = self._view()
         t = self._table
         truss = t.columns["truss"]
