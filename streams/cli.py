@@ -21,6 +21,7 @@ replay). ``main(argv)`` called from Python, as the tests do, does neither unless
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import warnings
@@ -42,35 +43,23 @@ class _Parser(argparse.ArgumentParser):
         raise CLIError(message)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
+def _number(parse, accept, expected: str):
+    """An argparse type: ``parse(text)`` (``_`` separators allowed for integers), refused
+    unless ``accept(value)``, with the message "expected <expected>, got <text>"."""
+    def convert(text: str):
+        try:
+            v = parse(text.replace("_", "") if parse is int else text)
+        except ValueError:
+            v = None
+        if v is None or not accept(v):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return v
+    return convert
 
 
-def _nonneg_int(text: str) -> int:
-    try:
-        v = int(text.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return v
-
-
-def _positive_float(text: str) -> float:
-    import math
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return v
+_positive_int = _number(int, lambda v: v >= 1, "a positive integer")
+_nonneg_int = _number(int, lambda v: v >= 0, "an integer >= 0")
+_positive_float = _number(float, lambda v: v > 0 and math.isfinite(v), "a positive number")
 
 
 _ALGO_NAMES = ("tc", "ktruss", "bfs", "spmv")
@@ -195,7 +184,8 @@ def _check_output(path: str, what: str) -> None:
 
 
 def _cmd_replay(a) -> int:
-    from .replay import REPORT_FORMATS, replay, require_matplotlib
+    from .replay import replay
+    from .result import REPORT_FORMATS, require_matplotlib
     if a.report:
         ext = os.path.splitext(a.report)[1].lower()
         if ext not in REPORT_FORMATS:

@@ -66,7 +66,7 @@ changes) -> value``; custom analytics can be passed in ``algos`` too.
 mismatch): the graph's invariants (``g.check()``); its edge set (and ``weight`` / ``last_seen``
 values; for insert-only streams ``last_seen`` is the window's own record) against
 :class:`hornet.testing.ReferenceGraph`, a plain dict model that the stream's events are
-applied to one by one (:class:`_ReferenceReplay`, with none of the graph's code);
+applied to one by one (:class:`streams.verify.ReferenceReplay`, with none of the graph's code);
 every dynamic analytic against its static algorithm recomputed from scratch on the graph; and
 every analytic against its static algorithm run on a SciPy copy of that model.
 """
@@ -74,21 +74,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import math
 import os
 import sys
 import time as _time
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 import numpy as np
-import pyarrow as pa
 
-from hornet import algos
 from hornet.batch.validate import MAX_VERTEX_ID, BatchError
 from hornet.core.jit import compile_timer
-from hornet.testing.reference import ReferenceGraph
 
 from . import checkpoint
 from .analytics import (ANALYTIC_COLUMNS, ANALYTICS, AnalyticSpec, AnalyticUnavailable,
@@ -99,6 +94,8 @@ from .batch_rows import BatchRows
 from .batching import batching_mode, iter_batches
 from .format import EventBlock, StreamFormatError
 from .reader import open_stream
+from .result import REPORT_FORMATS, ReplayResult
+from .verify import ReferenceReplay, VerificationError, edge_keys, original_id, verify_batch
 from .window import EventWindow
 from .weighted_batch import insert_latest
 from .window_batch import insert_expire, insert_refresh, last_seen
@@ -113,358 +110,6 @@ __all__ = [
 
 DEFAULT_BATCH_SIZE = 5000
 GROWTH_SLOTS = 1 << 16   # least slots of a block array an insert-only replay's graph adds
-REPORT_FORMATS = (".csv", ".json", ".arrow")
-
-
-class VerificationError(RuntimeError):
-    """``verify=True`` found the graph or an analytic disagreeing with the reference."""
-
-
-# ---------------------------------------------------------------------------------------------
-# the reference (verify=True)
-
-
-def _keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (a.astype(np.int64) << 32) | b.astype(np.int64)
-
-
-class _ReferenceReplay:
-    """The replay's semantics applied event by event to a
-    :class:`hornet.testing.ReferenceGraph` (edge properties ``weight`` when the stream is
-    weighted, ``last_seen`` when the replay has a window): self-loops skipped, an insert
-    refreshes a present edge's properties, a delete removes it, the window expires edges by
-    their ``last_seen``."""
-
-    def __init__(self, directed: bool, weighted: bool, window: bool):
-        props = {}
-        if weighted:
-            props["weight"] = np.float64
-        if window:
-            props["last_seen"] = np.int64
-        self.model = ReferenceGraph(directed, props)
-
-    def seed(self, g, seen=None) -> None:
-        """Start from the edges (and the properties the model tracks) of graph ``g``;
-        ``seen``: (src, dst, last_seen) of every edge where the graph stores no
-        ``last_seen`` (the window's own record)."""
-        names = list(self.model.edge_properties)
-        src, dst, props = g.edges(properties=True, dense=True)
-        if seen is not None and "last_seen" in names and "last_seen" not in props:
-            order = np.lexsort((seen[1], seen[0]))
-            keys = _keys(seen[0][order], seen[1][order])
-            at = np.searchsorted(keys, _keys(to_host(src), to_host(dst)))
-            props = dict(props, last_seen=seen[2][order][at])
-        values = {k: to_host(props[k]).tolist() for k in names}
-        self.model.insert(to_host(src).tolist(), to_host(dst).tolist(), values)
-        self.model.num_vertices = max(self.model.num_vertices, int(g.num_vertices))
-
-    def apply(self, ev: EventBlock) -> None:
-        """Apply the events of one batch in file order."""
-        model = self.model
-        model.num_vertices = max(model.num_vertices, int(max(ev.src.max(), ev.dst.max())) + 1)
-        names = list(model.edge_properties)
-        op = None if ev.op is None else ev.op.tolist()
-        weight = None if ev.weight is None else ev.weight.tolist()
-        for i, (u, v) in enumerate(zip(ev.src.tolist(), ev.dst.tolist())):
-            if u == v:
-                continue
-            if op is not None and op[i] < 0:
-                model.delete([u], [v])
-                continue
-            values = {}
-            if "weight" in names:
-                values["weight"] = [weight[i]]
-            if "last_seen" in names:
-                values["last_seen"] = [ev.start + i]
-            if not model.update([u], [v], values):
-                model.insert([u], [v], values)
-
-    def expire(self, threshold: int) -> None:
-        """Delete the edges whose last event came before event index ``threshold``."""
-        stale = [k for k, p in self.model.edges.items() if p["last_seen"] < threshold]
-        if stale:
-            self.model.delete([u for u, _ in stale], [v for _, v in stale])
-
-    def edges(self):
-        """(keys int64 (E,): ``src << 32 | dst`` ascending, properties: name -> (E,) array)."""
-        pairs = sorted(self.model.edges)
-        src = np.array([u for u, _ in pairs], dtype=np.int64)
-        dst = np.array([v for _, v in pairs], dtype=np.int64)
-        props = {name: np.array([self.model.edges[k][name] for k in pairs], dtype=dt)
-                 for name, dt in self.model.edge_properties.items()}
-        return _keys(src, dst), props
-
-    def graph(self, ctx: ReplayContext):
-        """The model as an adjacency view of its SciPy matrix (weighted where the stream is)."""
-        weight = "weight" if "weight" in self.model.edge_properties else None
-        return algos.as_adjacency(self.model.to_scipy(weight), directed=ctx.directed)
-
-
-def _verify_batch(g, ref: _ReferenceReplay, analytics, values: dict, ctx, batch_no: int,
-                  window: EventWindow | None, vmap=None) -> None:
-    """Raise :class:`VerificationError` where the graph or an analytic disagrees with the
-    reference after batch ``batch_no``; ``window``: the replay's window, whose own record of
-    each edge's ``last_seen`` is checked where the graph stores none; ``vmap``: the vertex map
-    that names edges in errors by their original ids."""
-    where = f"verify: batch {batch_no}"
-    try:
-        g.check()
-    except Exception as e:
-        raise VerificationError(f"{where}: graph invariant broken: {e}") from None
-    ref_keys, ref_props = ref.edges()
-    out = g.edges(properties=True) if ref_props else g.edges()
-    gs, gd = to_host(out[0]), to_host(out[1])
-    stored = out[2] if ref_props else {}
-    gk = _keys(gs, gd)
-    if not np.array_equal(gk, ref_keys):
-        extra = np.setdiff1d(gk, ref_keys)
-        missing = np.setdiff1d(ref_keys, gk)
-
-        def ex(k):
-            if k.size == 0:
-                return ""
-            a, b = k[:3] >> 32, k[:3] & 0xFFFFFFFF
-            return " (e.g. " + ", ".join(f"{_original(vmap, int(x))}->{_original(vmap, int(y))}"
-                                         for x, y in zip(a, b)) + ")"
-        raise VerificationError(
-            f"{where}: the graph has {gk.size} edges, the reference {ref_keys.size}: "
-            f"{extra.size} extra{ex(extra)}, {missing.size} missing{ex(missing)}")
-    if g.num_vertices != ref.model.num_vertices:
-        raise VerificationError(f"{where}: graph id space {g.num_vertices}, reference "
-                                f"{ref.model.num_vertices}")
-    for name, want in ref_props.items():
-        if name == "last_seen" and name not in stored:
-            found, got = window.latest(gs, gd)
-            if not found.all():
-                i = int(np.argmin(found))
-                raise VerificationError(f"{where}: the window has no event of edge "
-                                        f"{int(gs[i])}->{int(gd[i])}")
-        else:
-            got = to_host(stored[name])
-        if not np.array_equal(got, want):
-            i = int(np.argmax(got != want))
-            raise VerificationError(f"{where}: {name} of edge {_original(vmap, int(gs[i]))}->"
-                                    f"{_original(vmap, int(gd[i]))} is "
-                                    f"{got[i]}, reference {want[i]}")
-    checked = [an for an in analytics if an.name in ANALYTICS]
-    if not checked:
-        return
-
-    def same(name, got, want) -> bool:
-        return (math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-9) if name == "spmv"
-                else got == want)
-    for an in checked:
-        if an.kind == "dynamic":
-            want = ANALYTICS[an.name].static(g, ctx)
-            if not same(an.name, values[an.column], want):
-                raise VerificationError(
-                    f"{where}: {an.column} = {values[an.column]} (dynamic {an.name}), but "
-                    f"the static algorithm recomputed on the graph gives {want}")
-    oracle = ref.graph(ctx)
-    for an in checked:
-        want = ANALYTICS[an.name].static(oracle, ctx)
-        got = values[an.column]
-        if not same(an.name, got, want):
-            raise VerificationError(f"{where}: {an.column} = {got} ({an.kind} {an.name}), "
-                                    f"but the static algorithm on the reference gives {want}")
-
-
-# ---------------------------------------------------------------------------------------------
-# result
-
-
-@dataclass
-class ReplayResult:
-    """The outcome of :func:`replay`: per-batch rows and a summary.
-
-    ``columns``: report column name -> list of values (one per batch); ``table`` gives them as a
-    ``pyarrow.Table``. ``summary``: events, batches, self_loops, inserted, deleted, expired,
-    edges (at the end), vertices, analytics (final values by column), update_seconds,
-    analytics_seconds, total_seconds, events_per_second (graph updates only),
-    events_per_second_total (wall clock, reading and analytics included), and the settings.
-    """
-
-    columns: dict
-    summary: dict
-
-    @property
-    def table(self) -> pa.Table:
-        return pa.table({k: pa.array(v, type=_COLUMN_TYPES.get(k)) for k, v in
-                         self.columns.items()})
-
-    @property
-    def rows(self) -> list[dict]:
-        names = list(self.columns)
-        return [dict(zip(names, vals)) for vals in zip(*self.columns.values())]
-
-    def __len__(self) -> int:
-        return len(self.columns.get("batch", []))
-
-    def __getitem__(self, column: str) -> np.ndarray:
-        return np.asarray(self.columns[column])
-
-    @property
-    def final(self) -> dict:
-        """Final analytic values, by report column."""
-        return dict(self.summary.get("analytics", {}))
-
-    def write_report(self, path: str | os.PathLike) -> str:
-        """Write the per-batch rows to ``.csv``, ``.json`` (``{"summary": ..., "rows": [...]}``)
-        or ``.arrow`` (Arrow IPC file; the summary as JSON in the schema metadata)."""
-        p = os.fspath(path)
-        ext = os.path.splitext(p)[1].lower()
-        if ext not in REPORT_FORMATS:
-            raise ReplayError(f"report file {p!r}: use a .csv, .json or .arrow extension")
-        if ext == ".csv":
-            import pyarrow.csv as pacsv
-            pacsv.write_csv(self.table, p)
-        elif ext == ".json":
-            with open(p, "w") as f:
-                json.dump({"summary": _jsonable(self.summary), "rows": _jsonable(self.rows)}, f,
-                          indent=1, allow_nan=False)
-                f.write("\n")
-        else:
-            t = self.table
-            t = t.replace_schema_metadata({"hornet.replay.summary":
-                                           json.dumps(_jsonable(self.summary))})
-            with pa.OSFile(p, "wb") as sink, pa.ipc.new_file(sink, t.schema) as w:
-                w.write_table(t)
-        return p
-
-    def plot(self, path: str | os.PathLike) -> str:
-        """Plot edges, the analytics and per-batch throughput against the event index (needs
-        matplotlib)."""
-        plt = require_matplotlib()
-        p = os.fspath(path)
-        x = np.asarray(self.columns["first_event"]) + np.asarray(self.columns["events"])
-        panels = [("edges", "edges in the graph")]
-        panels += [(c, c) for c in ANALYTIC_COLUMNS.values() if c in self.columns]
-        panels.append(("throughput", "events/s (updates)"))
-        fig, axes = plt.subplots(len(panels), 1, sharex=True,
-                                 figsize=(7, 1.8 * len(panels) + 0.8), squeeze=False)
-        for ax, (col, label) in zip(axes[:, 0], panels):
-            if col == "throughput":
-                secs = np.maximum(np.asarray(self.columns["seconds"], dtype=float), 1e-12)
-                y = np.asarray(self.columns["events"]) / secs
-            else:
-                y = np.asarray(self.columns[col], dtype=float)
-            ax.plot(x, y, marker="." if len(x) < 200 else None, lw=1)
-            ax.set_ylabel(label, fontsize=8)
-            ax.grid(alpha=0.3)
-        axes[-1, 0].set_xlabel("events replayed")
-        s = self.summary
-        fig.suptitle(f"{s.get('stream_name', '')}: {s.get('events', 0):,} events, "
-                     f"{s.get('batches', 0)} batches"
-                     + (f", window {s['window']:,}" if s.get("window") is not None else ""),
-                     fontsize=9)
-        fig.tight_layout()
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        return p
-
-    def summary_text(self) -> str:
-        """A short human summary (what ``hornet replay`` prints)."""
-        s = self.summary
-        lines = [f"hornet replay: {s['stream_name']}"
-                 + (f" ({s['description']})" if s.get("description") else "")]
-        mode = s["batching"]
-        if mode == "count":
-            how = f"{s['batch_size']:,} events per batch"
-        elif mode == "column":
-            how = "batches from the stream's batch column"
-        else:
-            how = f"time windows of {s.get('batch_time'):g}"
-        win = f"sliding window of {s['window']:,} events" if s["window"] is not None \
-            else "no window"
-        lines.append(f"  graph       {'directed' if s['directed'] else 'undirected'}, "
-                     f"device {s['device']}, {how}, {win}")
-        lines.append(f"  events      {s['events']:,} in {s['batches']:,} batches; self-loops "
-                     f"dropped: {s['self_loops']:,}")
-        if s.get("from_snapshot"):
-            lines.append(f"  start       snapshot {s['from_snapshot']}"
-                         + (f": event {s['first_event']:,}, batch {s['first_batch']:,}"
-                            if s.get("first_event") else ""))
-        dels = f", deleted {s['deleted']:,}" + (f" (expired {s['expired']:,})"
-                                                if s["window"] is not None else "")
-        if s.get("vertex_map"):
-            lines.append(f"  ids         mapped: {s['vertex_map']['ids']:,} original "
-                         f"{'string' if s['vertex_map']['kind'] == 'str' else 'integer'} ids "
-                         "-> dense ids")
-        lines.append(f"  edges       {s['edges']:,} at end on {s['vertices']:,} vertex ids "
-                     f"(inserted {s['inserted']:,}{dels})")
-        if s["analytics"]:
-            parts = []
-            for col, v in s["analytics"].items():
-                v = f"{v:,.6g}" if isinstance(v, float) else f"{v:,}"
-                if col == "bfs_reached":
-                    v += f" (from vertex {s['bfs_source']})"
-                parts.append(f"{col} {v}")
-            lines.append(f"  at end      {' | '.join(parts)}")
-        if s.get("analytic_seconds"):
-            batches = max(s["batches"], 1)
-            parts = [f"{col} {_duration(sec / batches)} ({s['analytics_kind'].get(name, '?')})"
-                     for (col, sec), name in zip(s["analytic_seconds"].items(), s["algos"])]
-            lines.append(f"  per batch   {' | '.join(parts)}")
-        for name, why in s.get("unavailable", {}).items():
-            lines.append(f"  skipped     {name}: {why}")
-        once = s.get("one_time_seconds", s.get("warmup_seconds", 0))
-        lines.append(f"  throughput  {_rate(s['events_per_second'])} events/s in graph updates "
-                     f"({s['update_seconds']:.3f} s); {_rate(s['events_per_second_total'])} "
-                     f"events/s overall ({s['total_seconds']:.2f} s incl. reading"
-                     + (" and analytics" if s["analytics"] else "")
-                     + (f"; {once:.1f} s of it compiling and warming up, left out of the "
-                        "per-batch figures" if once >= 0.05 else "") + ")")
-        if s.get("verified"):
-            lines.append("  verified    every batch: edge set and analytics match the reference")
-        return "\n".join(lines)
-
-
-_COLUMN_TYPES = {"batch": pa.int64(), "first_event": pa.int64(), "events": pa.int64(),
-                 "self_loops": pa.int64(), "inserted": pa.int64(), "deleted": pa.int64(),
-                 "expired": pa.int64(), "edges": pa.int64(), "vertices": pa.int64(),
-                 "seconds": pa.float64(), "analytics_seconds": pa.float64(),
-                 "triangles": pa.int64(), "k_max": pa.int64(), "bfs_reached": pa.int64(),
-                 "spmv_sum": pa.float64()}
-
-
-def _duration(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds * 1e6:.0f} us"
-
-
-def _rate(r: float) -> str:
-    if r >= 1e6:
-        return f"{r / 1e6:.2f}M"
-    if r >= 1e3:
-        return f"{r / 1e3:.1f}k"
-    return f"{r:.0f}"
-
-
-def _jsonable(x):
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.generic):
-        x = x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
-
-
-def require_matplotlib():
-    """``matplotlib.pyplot`` with the Agg backend, or ReplayError saying it is missing."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ReplayError("plotting needs matplotlib, which is not installed: "
-                          "pip install hornet-py[plot]") from None
-    return plt
 
 
 # ---------------------------------------------------------------------------------------------
@@ -641,7 +286,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
             position = checkpoint.ReplayPosition()
         elif bfs_source is None and position.bfs_source is not None:
             bfs_source = position.bfs_source if vmap is None else \
-                _original(vmap, position.bfs_source)
+                original_id(vmap, position.bfs_source)
         start_event, start_batch = position.next_event, position.batches
         position.window, position.stream = window, os.path.basename(reader.path)
         if cols.ids == "str" and not map_ids and vmap is None:
@@ -666,7 +311,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         expiry = EventWindow(window) if window is not None else None
         if expiry is not None and from_snapshot is not None:
             checkpoint.restore_window(seen, expiry, insert_only=not cols.op)
-        ref = _ReferenceReplay(bool(directed), weighted, window is not None) if verify else None
+        ref = ReferenceReplay(bool(directed), weighted, window is not None) if verify else None
         if ref is not None and from_snapshot is not None:
             ref.seed(g, None if expiry is None else seen)
 
@@ -741,7 +386,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                     ref.apply(ev)
                     if window is not None:
                         ref.expire(ev.stop - window)
-                    _verify_batch(g, ref, analytics, values, ctx, b.index, expiry, vmap)
+                    verify_batch(g, ref, analytics, values, ctx, b.index, expiry, vmap)
                 row = {"batch": b.index, "first_event": ev.start, "events": len(ev),
                        "self_loops": loops, "vertices": int(g.num_vertices),
                        "seconds": t1 - t0, "analytics_seconds": t2 - t1}
@@ -790,7 +435,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         "algos": [an.name for an in analytics],
         "analytics_kind": {an.name: an.kind for an in analytics},
         "unavailable": unavailable,
-        "bfs_source": _original(vmap, ctx.bfs_source)
+        "bfs_source": original_id(vmap, ctx.bfs_source)
         if any(an.name == "bfs" for an in analytics) else None,
         "vertex_map": None if vmap is None else {"kind": vmap.kind, "ids": len(vmap)},
         "from_snapshot": None if from_snapshot is None else os.fspath(from_snapshot),
@@ -827,13 +472,6 @@ def _dense_events(ev: EventBlock, vmap, path: str) -> EventBlock:
     except (TypeError, ValueError) as e:
         raise ReplayError(f"{path}: events {ev.start} to {ev.stop - 1}: {e}") from None
     return dataclasses.replace(ev, src=dense[0::2], dst=dense[1::2])
-
-
-def _original(vmap, v):
-    """The original id of dense id ``v`` (``v`` itself without a map)."""
-    if vmap is None or v is None or v >= len(vmap):
-        return v
-    return vmap.to_original(np.array([v])).tolist()[0]
 
 
 def _warm_up(hornet, directed, device, eprops, window, analytics, ctx, with_op: bool) -> None:
@@ -963,7 +601,7 @@ def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,
     elif s.size:
         if idx is None:
             idx = np.arange(ev.start, ev.start + n, dtype=np.int64)
-        key = _keys(s, d)
+        key = edge_keys(s, d)
         m = key.shape[0]
         # last event of every distinct edge of the batch (unique on the reversed batch)
         _, first_rev = np.unique(key[::-1], return_index=True)
@@ -982,8 +620,8 @@ def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,
             feed(ch.inserted)
             if props and len(ch.inserted) < a_in.shape[0]:
                 # the edges that were present already: refresh their last_seen / weight
-                new = np.isin(_keys(a_in, b_in),
-                              _keys(to_host(ch.inserted.src), to_host(ch.inserted.dst)))
+                new = np.isin(edge_keys(a_in, b_in),
+                              edge_keys(to_host(ch.inserted.src), to_host(ch.inserted.dst)))
                 ch.updated = g.update_edges(a_in[~new], b_in[~new],
                                             **{k: v[~new] for k, v in pa_.items()})
                 feed(ch.updated)

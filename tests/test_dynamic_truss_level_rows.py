@@ -121,12 +121,15 @@ def _check(kt, g) -> None:
     assert level_count_violations(kt) == 0
 
 
-def force_level_rows(monkeypatch, on: bool = True, min_degree=None, top_peel=False) -> list:
+def force_level_rows(monkeypatch, on: bool = True, min_degree=None, top_peel=False,
+                     core=None) -> list:
     """Every insertion scan and deletion descent of a DynamicTruss takes the level rows
     (``on``) or the plain kernels whatever the graph; ``min_degree``: the least degree of a
     vertex that gets a deletion level row (default: the module's); ``top_peel``: the scan
     peels the top level whole as soon as it visits an edge there (hornet.algos.ktruss.
-    top_level). Returns a list that gets an entry per level-rows call (scan or
+    top_level); ``core``: every deletion descent lists the high levels from bit rows
+    (hornet.algos.ktruss.core_rows) over at most this many vertices, from level 3.
+    Returns a list that gets an entry per level-rows call (scan or
     descent)."""
     calls = []
     for name in ("raise_in_order_rows", "lower_after_deletion_rows"):
@@ -144,10 +147,15 @@ def force_level_rows(monkeypatch, on: bool = True, min_degree=None, top_peel=Fal
     if top_peel:
         monkeypatch.setattr(dynamic, "TOP_PEEL_MIN_VISITS", 0)
         monkeypatch.setattr(dynamic, "TOP_PEEL_SHARE", 1 << 62)
+    if core is not None:
+        monkeypatch.setattr(dynamic, "CORE_MIN_BATCH", 1)
+        monkeypatch.setattr(dynamic, "CORE_MIN_LEVEL", 3)
+        monkeypatch.setattr(dynamic, "CORE_MAX_VERTICES", core)
     return calls
 
 
-@pytest.mark.parametrize("rows", ["plain", "rows", "rows-all", "top-peel"])
+@pytest.mark.parametrize("rows", ["plain", "rows", "rows-all", "top-peel", "core",
+                                  "core-all"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_kronecker_delete_and_reinsert(seed, rows, monkeypatch):
     """Random edges of a Kronecker graph deleted and put back, then uniform new pairs and
@@ -157,9 +165,12 @@ def test_kronecker_delete_and_reinsert(seed, rows, monkeypatch):
     the deletions lower them (several levels for some: their kept triangle lists, taken at
     one level below, are taken again). "rows": the level-rows kernels (deletion rows at the
     hubs), "rows-all": deletion rows at every vertex, "top-peel": the level-rows kernels
-    with the top level peeled whole at its first visit, "plain": the plain kernels."""
+    with the top level peeled whole at its first visit, "core": the level-rows kernels with
+    the deletions' high levels on bit rows over 100 vertices (hornet.algos.ktruss.core_rows),
+    "core-all": over every vertex, "plain": the plain kernels."""
     calls = force_level_rows(monkeypatch, rows != "plain", 1 if rows == "rows-all" else None,
-                             rows == "top-peel")
+                             rows == "top-peel",
+                             {"core": 100, "core-all": 1 << 20}.get(rows))
     rng = np.random.default_rng(seed)
     g = _kronecker(9, seed)
     kt = DynamicTruss(g, **MODES["dynamic"])

@@ -87,7 +87,7 @@ STATE_MACHINE_CONFIGS = {
 }
 
 
-@pytest.mark.parametrize("mode", ["dynamic", "default", "static", "rows"])
+@pytest.mark.parametrize("mode", ["dynamic", "default", "static", "rows", "core"])
 @pytest.mark.parametrize("config", sorted(STATE_MACHINE_CONFIGS))
 def test_state_machine(device, mode, config, monkeypatch):
     """Random insert / delete / update / vertex / hub / refused batches and deleting
@@ -97,8 +97,10 @@ def test_state_machine(device, mode, config, monkeypatch):
     "rows" (CPU): the "dynamic" thresholds with every insertion scan and deletion descent
     on level rows (hornet.algos.ktruss.order_rows and descend_rows, otherwise taken only on
     graphs with a large dense level), deletion rows at every vertex, the top level peeled
-    whole as soon as the scan visits an edge there (hornet.algos.ktruss.top_level)."""
-    if mode == "rows":
+    whole as soon as the scan visits an edge there (hornet.algos.ktruss.top_level). "core"
+    (CPU): "rows" with every deletion's high levels on bit rows (hornet.algos.ktruss.
+    core_rows) over at most 10 vertices from level 3 (a part of the graph or all of it)."""
+    if mode in ("rows", "core"):
         if device != "cpu":
             pytest.skip("the level-rows scan is the CPU's")
         from hornet.algos.ktruss import dynamic
@@ -107,6 +109,10 @@ def test_state_machine(device, mode, config, monkeypatch):
         monkeypatch.setattr(dynamic, "ROW_MIN_DEGREE", 1)
         monkeypatch.setattr(dynamic, "TOP_PEEL_MIN_VISITS", 0)
         monkeypatch.setattr(dynamic, "TOP_PEEL_SHARE", 1 << 62)
+        if mode == "core":
+            monkeypatch.setattr(dynamic, "CORE_MIN_BATCH", 1)
+            monkeypatch.setattr(dynamic, "CORE_MIN_LEVEL", 3)
+            monkeypatch.setattr(dynamic, "CORE_MAX_VERTICES", 10)
         mode = "dynamic"
     Machine = ht.graph_state_machine(device=device, max_vertex=13, max_batch=20,
                                      algorithms=[_check(mode)], **STATE_MACHINE_CONFIGS[config])

@@ -178,9 +178,9 @@ def test_descent_by_list_length(device, light_max, monkeypatch):
         pytest.skip("the GPU version's h-index split")
     _use_driver(device, "device" if device == "cpu" else "rounds", monkeypatch)
     if device == "gpu":
-        from hornet.algos.ktruss import dynamic_gpu
-        monkeypatch.setattr(dynamic_gpu, "HINDEX_SPLIT_MIN", 0)
-        monkeypatch.setattr(dynamic_gpu, "HINDEX_LIGHT_MAX", light_max)
+        from hornet.algos.ktruss import dynamic_gpu_rounds
+        monkeypatch.setattr(dynamic_gpu_rounds, "HINDEX_SPLIT_MIN", 0)
+        monkeypatch.setattr(dynamic_gpu_rounds, "HINDEX_LIGHT_MAX", light_max)
     rng = np.random.default_rng(7)
     s, d = _with_hubs()
     g = hornet.Graph(directed=False, device=device)

@@ -43,14 +43,16 @@ def _gate(monkeypatch, min_edges: int) -> None:
 
 
 # (seed, the cap at the top level or below it, deletions in one cooperative launch or host
-# rounds, the top levels peeled on bit rows or by the general static)
-CASES = [(0, "top", True, True), (0, "below", False, True), (1, "top", False, False),
-         (1, "below", True, False)]
+# rounds, the top levels peeled on bit rows or by the general static, a deletion's top edges
+# lowered by the descent instead of a decomposition)
+CASES = [(0, "top", True, True, False), (0, "below", False, True, False),
+         (1, "top", False, False, False), (1, "below", True, False, False),
+         (0, "top", True, True, True), (1, "below", False, False, True)]
 
 
-@pytest.mark.parametrize("seed,where,device_delete,dense", CASES)
+@pytest.mark.parametrize("seed,where,device_delete,dense,by_descent", CASES)
 def test_kronecker_top_levels_delete_and_reinsert(seed, where, device_delete, dense,
-                                                  monkeypatch):
+                                                  by_descent, monkeypatch):
     import cupy as cp
     from hornet.algos import DynamicTruss, truss_numbers
     from hornet.algos.ktruss import dynamic_gpu, top_levels_gpu
@@ -60,6 +62,7 @@ def test_kronecker_top_levels_delete_and_reinsert(seed, where, device_delete, de
     min_edges = int((t0 == t0.max()).sum()) + (where == "below")
     _gate(monkeypatch, min_edges)
     monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE", device_delete)
+    monkeypatch.setattr(dynamic_gpu, "TOP_DELETE_BY_DESCENT", by_descent)
     monkeypatch.setattr(top_levels_gpu, "DENSE_MAX_LEVELS", 1 << 30)
     if not dense:
         monkeypatch.setattr(top_levels_gpu, "DENSE_MAX_VERTICES", 0)

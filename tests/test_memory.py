@@ -443,19 +443,54 @@ def test_block_cache_refuses_pushes_past_twice_its_target_and_large_classes():
     assert cache.accepts(np.zeros(NUM_CLASSES, np.int64), freed) == 0
     freed[2] = 2 * cache.goal(2)
     assert cache.accepts(np.zeros(NUM_CLASSES, np.int64), freed) == 1 << 2
-    from hornet.memory.block_cache import LIST_SHARE_SHIFT
-    mm.allocate(2, 100 << LIST_SHARE_SHIFT)         # lists of class 2: a larger goal
+    from hornet.memory.block_cache import GRAPH_SHARE_SHIFT, LIST_SHARE_SHIFT
+    mm.allocate(2, 100 << LIST_SHARE_SHIFT)         # lists of class 2: a larger goal ...
+    assert cache.goal(2) == (100 << LIST_SHARE_SHIFT + 2) >> GRAPH_SHARE_SHIFT + 2 < 100
+    mm.allocate(10, 200)                            # ... once the graph's lists are enough
     assert cache.goal(2) == 100 < cache.target[2]
+    # as many taken as given back (no growth): kept past twice the goal, within the room
+    # for balanced batches (twice the goal's ceiling, or a share of the graph's list slots)
+    cache.target[2] = 10
+    room = cache._balanced_room(2)
+    assert room >= 2 * 100
     need = np.zeros(NUM_CLASSES, np.int64)
-    need[2] = freed[2] = 3 * cache.goal(2) + 1    # as many taken as given back: no growth
+    need[2] = freed[2] = 15 * cache.goal(2)
     cache.reserve(need)
-    cache.boost[2] = 0                             # without the refill's raise: goal 100
-    assert cache.size(2) - need[2] + freed[2] > 2 * cache.goal(2)
+    cache.boost[2] = 0                             # without the refill's raise: goal 10
+    assert cache.goal(2) == 10
+    assert 2 * cache.goal(2) < cache.size(2) - need[2] + freed[2] <= room
     assert cache.accepts(need, freed) == 1 << 2
+    need[2] = freed[2] = room + 1                  # past the room: spilled
+    cache.reserve(need)
+    cache.boost[2] = 0
+    assert cache.size(2) - need[2] + freed[2] > room
+    assert cache.accepts(need, freed) == 0
     with pytest.raises(ValueError, match="ring_slots"):
         need = np.zeros(NUM_CLASSES, np.int64)
         need[1] = cache.ring_slots
         cache.reserve(need)
+
+
+def test_block_cache_keeps_the_balanced_turnover_of_large_blocks(monkeypatch):
+    """A batch that copies hub lists to fresh blocks of their class (as many blocks taken as
+    given back) keeps the given-back blocks in the ring when a block takes SPARE_MIN_BYTES
+    or more (each would otherwise free its array and the next batch make it again), and
+    spills them when the blocks are small next to that and to the graph."""
+    import hornet.memory.manager as manager
+    from hornet.memory.block_cache import NUM_CLASSES
+    mm = _manager(block_array_edges=1 << 12)
+    cache = mm.block_cache()
+    mm.allocate(8, 4)                              # four hub lists of 256 slots
+    need = np.zeros(NUM_CLASSES, np.int64)
+    need[8] = 3
+    freed = need.copy()
+    cache.reserve(need)
+    assert mm.bytes_per_slot << 8 < manager.SPARE_MIN_BYTES["cpu"]
+    assert cache.accepts(need, freed) == 0         # small blocks, a small graph: spilled
+    monkeypatch.setitem(manager.SPARE_MIN_BYTES, "cpu", mm.bytes_per_slot << 8)
+    assert cache.accepts(need, freed) == 1 << 8
+    freed[8] = 4                                   # more given back than taken: growth
+    assert cache.accepts(need, freed) == 0
 
 
 def test_block_cache_top_up_refills_low_rings_ahead_of_need():
@@ -508,11 +543,14 @@ def test_block_cache_top_up_refills_low_rings_ahead_of_need():
     mm.check(np.r_[others, taken], np.r_[np.full(others.size, 6), np.full(taken.size, 2)])
 
 
-def test_block_cache_goals_follow_the_net_drain_of_refills():
+def test_block_cache_goals_follow_the_net_drain_of_refills(monkeypatch):
     """A refill raises a ring's goal to DEMAND_BATCHES times what its class lost per batch,
     net of blocks given back, since the previous refill (at most half the ring and the bytes
     budget); raises are kept. Balanced traffic raises nothing."""
+    from hornet.memory import block_cache
     from hornet.memory.block_cache import BlockCache, DEMAND_BATCHES, MIN_BLOCKS, NUM_CLASSES
+    # the graph's share (GRAPH_SHARE_SHIFT) out of the way: the raises are what is tested
+    monkeypatch.setattr(block_cache, "GRAPH_SHARE_SHIFT", 0)
     assert DEMAND_BATCHES > 1
     mm = _manager(block_array_edges=1 << 16)
     # static goals of MIN_BLOCKS, and classes 0, 1 and 3 with lists enough that the cap of a
@@ -566,8 +604,10 @@ def test_block_cache_goals_follow_the_net_drain_of_refills():
     assert cache.size(3) == huge[3] + cache.goal(3) <= cache.ring_slots
 
 
-def test_compaction_empties_the_cache_of_an_underused_class():
+def test_compaction_empties_the_cache_of_an_underused_class(monkeypatch):
+    from hornet.memory import block_cache
     from hornet.memory.block_cache import NUM_CLASSES
+    monkeypatch.setattr(block_cache, "GRAPH_SHARE_SHIFT", 0)   # a ring in a graph this small
     mm = _manager(block_array_edges=64)            # 16 blocks of class 2 per array
     ptrs = mm.allocate(2, 64)
     cache = mm.block_cache()
@@ -681,19 +721,25 @@ def test_manager_check_catches_a_stale_array_table():
 
 def test_block_cache_goals_are_at_most_a_share_of_the_lists():
     """A reserve is memory held for nothing: a ring's goal, raised by traffic or not, is at
-    most 1 / 2**LIST_SHARE_SHIFT of the blocks holding lists in its class (its floor at
+    most 1 / 2**LIST_SHARE_SHIFT of the blocks holding lists in its class, and at most the
+    blocks that fill 1 / 2**GRAPH_SHARE_SHIFT of the graph's list slots (its floor at
     least)."""
-    from hornet.memory.block_cache import LIST_SHARE_SHIFT
+    from hornet.memory.block_cache import GRAPH_SHARE_SHIFT, LIST_SHARE_SHIFT
     share = 1 << LIST_SHARE_SHIFT
     mm = _manager(block_array_edges=1 << 16)
     cache = mm.block_cache()
     mm.allocate(0, 20 * share)
-    assert cache.goal(0) == max(cache.floor(0), 20)
+    assert cache.goal(0) == max(cache.floor(0), (20 * share) >> GRAPH_SHARE_SHIFT) < 20
+    mm.allocate(12, 16)                            # lists elsewhere: the graph's share grows
+    assert cache.goal(0) == max(cache.floor(0), 20) == 20
     cache.boost[0] = 500
     assert cache.goal(0) == max(cache.floor(0), 20)    # raised by traffic, capped by the lists
     mm.allocate(0, share * 500 - 20 * share)
+    assert cache.goal(0) == mm.list_slots() >> GRAPH_SHARE_SHIFT < 500   # ... by the graph
+    mm.allocate(12, 64)
     assert cache.goal(0) == 500
     assert cache.goal(5) == cache.floor(5)         # a class without lists
+    assert cache.goal(12) == max(cache.floor(12), (mm.list_slots() >> GRAPH_SHARE_SHIFT) >> 12)
 
 
 def test_block_cache_floor_is_proportional_to_the_graph():

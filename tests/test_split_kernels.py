@@ -96,3 +96,20 @@ def test_calls_from_several_threads_at_once():
 def test_split_kernels_inline_their_helpers():
     """A split kernel is a caller that jit.inline_when_parallel inlines into."""
     assert (_squares_body.__module__, _squares_body.__qualname__) in jit.parallel_kernels
+
+
+def _sorted_copy_body(x, part, parts):
+    return np.sort(x[part::parts])          # makes an array: needs Numba's runtime
+
+
+def test_split_kernels_run_without_numbas_runtime_unless_asked():
+    """Split kernels compile without Numba's runtime (no reference counts on the arrays they
+    hand to helpers); a kernel that makes an array says ``nrt=True`` and then works."""
+    assert _squares.kernel.targetoptions["_nrt"] is False
+    x = np.array([3, 1, 2, 5, 4], dtype=np.int64)
+    without = jit.SplitKernel(_sorted_copy_body, threshold=0, cache=False)
+    with pytest.raises(Exception, match="array"):
+        without.kernel(x, 0, 1)
+    with_runtime = jit.SplitKernel(_sorted_copy_body, threshold=0, cache=False, nrt=True,
+                                   combine=lambda parts: np.sort(np.concatenate(parts)))
+    np.testing.assert_array_equal(with_runtime.split(x), np.sort(x))

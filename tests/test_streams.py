@@ -23,8 +23,8 @@ from streams.convert import convert
 from streams.format import detect_container
 from streams.window import EventWindow
 from streams.writer import StreamWriter
-from streams.replay import (ReplayError, VerificationError, replay,
-                            _ReferenceReplay, _verify_batch, ReplayContext)
+from streams.replay import ReplayContext, ReplayError, VerificationError, replay
+from streams.verify import ReferenceReplay, verify_batch
 
 from conftest import DATA_DIR, needs_data
 
@@ -473,10 +473,10 @@ def test_verification_catches_a_wrong_graph():
     import hornet
     g = hornet.Graph(directed=True, device="cpu")
     g.insert_edges([0, 1], [1, 2])
-    ref = _ReferenceReplay(True, False, False)
+    ref = ReferenceReplay(True, False, False)
     ref.apply(EventBlock(0, np.array([0, 2]), np.array([1, 2])))   # (2, 2): a self-loop
     with pytest.raises(VerificationError, match="1 extra"):
-        _verify_batch(g, ref, [], {}, ReplayContext(True, 0), 0, None)
+        verify_batch(g, ref, [], {}, ReplayContext(True, 0), 0, None)
 
 
 

@@ -1,4 +1,5 @@
-"""Same-process A/B of two source trees: update batches or an algorithm, on a Kronecker graph.
+"""Same-process A/B of two source trees: update batches or an algorithm, on a Kronecker graph
+or a real graph of the data folder.
 
 A small or shared machine's speed drifts between runs and even between minutes, so comparing
 two versions of the code in separate processes hides effects of 10-15%. This tool loads a
@@ -9,16 +10,19 @@ both return the same result, and reports medians, the median of the per-round ra
 base: under 1 is faster) and an order-balanced ratio.
 
     python3 -m bench.tools.ab_trees --base /tmp/base [--op insert] [--scale 20] [--batch 100000]
-        [--rounds 21] [--fresh 5] [--device cpu]
+        [--rounds 21] [--fresh 5] [--device cpu] [--graph NAME]
 
 ``--op``: insert or delete (batches of ``--batch`` random pairs, or of sampled edges; each
 undone untimed), or triangles, spmv, bfs, truss (the ``algos`` function on the whole graph).
 ``--fresh N`` rebuilds both graphs every N rounds, as the update benchmark's batches meet a
-freshly built graph; by default the graphs are built once and warmed up first.
+freshly built graph; by default the graphs are built once and warmed up first. ``--graph NAME``
+takes a real graph of the data folder (``HORNET_DATA``, e.g. ca-HepPh; undirected, self-loops
+dropped) instead of the Kronecker graph of ``--scale``.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 import re
 import shutil
 import sys
@@ -29,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 import hornet
-from bench.common import kronecker
+from bench.common import kronecker, real_graph_path
 
 UPDATES = ("insert", "delete")
 ALGORITHMS = ("triangles", "spmv", "bfs", "truss")
@@ -38,7 +42,9 @@ ALGORITHMS = ("triangles", "spmv", "bfs", "truss")
 def load_base(tree: Path):
     """The package ``hornet`` of checkout ``tree``, imported as ``hornet_base``: copied to a
     temporary folder, where its relative imports resolve inside the copy and its absolute
-    ``hornet`` imports are renamed to ``hornet_base``."""
+    ``hornet`` imports are renamed to ``hornet_base``. Its kernel policies are set as
+    :mod:`bench.common` sets the working tree's (parallel kernels and optional paths from the
+    first call)."""
     where = Path(tempfile.mkdtemp(prefix="hornet-ab-"))
     shutil.copytree(tree / "hornet", where / "hornet_base",
                     ignore=shutil.ignore_patterns("__pycache__"))
@@ -52,6 +58,12 @@ def load_base(tree: Path):
             path.write_text(renamed)
     sys.path.insert(0, str(where))
     import hornet_base
+    # the run's kernel policies (bench.common sets them on ``hornet``) apply to both trees:
+    # the base's parallel kernels and optional paths open on the same call as the working tree's
+    base_jit = importlib.import_module("hornet_base.core.jit")
+    for policy in ("parallel_policy", "optional_path_policy"):
+        if hasattr(base_jit, policy):
+            setattr(base_jit, policy, getattr(hornet.core.jit, policy))
     return hornet_base
 
 
@@ -72,7 +84,8 @@ def algorithm(package, op: str, g, x, source: int):
     return lambda: algos.max_truss(g)[0]
 
 
-def main(argv: list[str] | None = None) -> None:
+def parser() -> argparse.ArgumentParser:
+    """The command line of :func:`main` (``--base`` required)."""
     ap = argparse.ArgumentParser(prog="python3 -m bench.tools.ab_trees", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base", type=Path, required=True, help="checkout holding the base tree")
@@ -83,10 +96,24 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--fresh", type=int, default=0,
                     help="rebuild both graphs every this many rounds (0: never)")
     ap.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
-    args = ap.parse_args(argv)
-    base = load_base(args.base)
+    ap.add_argument("--graph", default=None,
+                    help="a real graph of the data folder instead of a Kronecker graph")
+    return ap
+
+
+def compare(base, args) -> dict:
+    """Time ``args.op`` (parsed by :func:`parser`) with package ``base`` and with ``hornet``,
+    alternating; raises SystemExit when their results differ. Returns the label of the graph,
+    what was timed, and the seconds of every round of each tree (``"base"``, ``"new"``)."""
     packages = {"base": base, "new": hornet}
-    s, d = kronecker(args.scale)
+    if args.graph:
+        s, d, _ = hornet.io.read_edges(real_graph_path(args.graph))
+        keep = s != d
+        s, d = s[keep], d[keep]
+        label = args.graph
+    else:
+        s, d = kronecker(args.scale)
+        label = f"Kronecker {args.scale}"
     xp = np
     if args.device == "gpu":
         import cupy as xp
@@ -153,20 +180,40 @@ def main(argv: list[str] | None = None) -> None:
                    for a, b in zip(results["base"], results["new"])):
             raise SystemExit(f"round {r}: the two trees returned different results")
     graphs["new"].check()
-    t_base, t_new = np.array(times["base"]), np.array(times["new"])
     what = (f"{args.op} batches of {args.batch}" if args.op in UPDATES else args.op)
-    print(f"Kronecker {args.scale} ({args.device}), {what}, {args.rounds} rounds, "
-          "alternating order")
-    print(f"  base: median {np.median(t_base) * 1e3:.2f} ms, min {t_base.min() * 1e3:.2f} ms")
-    print(f"  new:  median {np.median(t_new) * 1e3:.2f} ms, min {t_new.min() * 1e3:.2f} ms")
+    return {"label": label, "what": what, "base": np.array(times["base"]),
+            "new": np.array(times["new"])}
+
+
+def summary(times: dict) -> dict:
+    """Medians and minima (seconds) of the rounds of :func:`compare`, and the ratios new /
+    base: the median of the per-round ratios, the ratio of the medians, the medians of the
+    rounds that ran new first and base first, and their geometric mean (order-balanced)."""
+    t_base, t_new = times["base"], times["new"]
     ratio = t_new / t_base
-    print(f"  new / base: per-round ratio median {np.median(ratio):.3f}, "
-          f"ratio of medians {np.median(t_new) / np.median(t_base):.3f}")
     # the tree that runs second in a round may gain or lose from the first one's work, so the
     # rounds of each order are summed up apart and the two medians combined
     new_first, base_first = np.median(ratio[0::2]), np.median(ratio[1::2])
-    print(f"  per order: new first {new_first:.3f}, base first {base_first:.3f}; "
-          f"order-balanced ratio {np.sqrt(new_first * base_first):.3f}")
+    return {"base_median": float(np.median(t_base)), "base_min": float(t_base.min()),
+            "new_median": float(np.median(t_new)), "new_min": float(t_new.min()),
+            "ratio_median": float(np.median(ratio)),
+            "ratio_of_medians": float(np.median(t_new) / np.median(t_base)),
+            "new_first": float(new_first), "base_first": float(base_first),
+            "balanced": float(np.sqrt(new_first * base_first))}
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    times = compare(load_base(args.base), args)
+    s = summary(times)
+    print(f"{times['label']} ({args.device}), {times['what']}, {args.rounds} rounds, "
+          "alternating order")
+    print(f"  base: median {s['base_median'] * 1e3:.2f} ms, min {s['base_min'] * 1e3:.2f} ms")
+    print(f"  new:  median {s['new_median'] * 1e3:.2f} ms, min {s['new_min'] * 1e3:.2f} ms")
+    print(f"  new / base: per-round ratio median {s['ratio_median']:.3f}, "
+          f"ratio of medians {s['ratio_of_medians']:.3f}")
+    print(f"  per order: new first {s['new_first']:.3f}, base first {s['base_first']:.3f}; "
+          f"order-balanced ratio {s['balanced']:.3f}")
 
 
 if __name__ == "__main__":

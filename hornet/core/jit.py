@@ -426,8 +426,12 @@ class SplitKernel:
     thread costs about as much as that much work."""
 
     def __init__(self, py_func, threshold: int = PARALLEL_MIN, combine=None,
-                 cache: bool = True, **options):
+                 cache: bool = True, nrt: bool = False, **options):
         options["nogil"] = True
+        # without Numba's runtime (``nrt=False``) a kernel keeps no reference counts on the
+        # arrays it hands to its helpers: they cost an atomic increment and decrement per
+        # call in an inner loop; a kernel that makes arrays needs the runtime (``nrt=True``)
+        options["_nrt"] = nrt
         parallel_kernels.add((py_func.__module__, py_func.__qualname__))
         self.kernel = njit(py_func, cache=cache, **options)
         self.py_func = py_func
@@ -475,12 +479,13 @@ def part_range(n, part, parts):
     return n * part // parts, n * (part + 1) // parts
 
 
-def split_kernel(py_func=None, *, threshold: int = PARALLEL_MIN, combine=None):
+def split_kernel(py_func=None, *, threshold: int = PARALLEL_MIN, combine=None,
+                 nrt: bool = False):
     """Decorator: ``@split_kernel`` on a kernel whose last two arguments are ``part, parts``
-    (see :class:`SplitKernel`)."""
+    (see :class:`SplitKernel`); ``nrt=True`` for a kernel that makes arrays."""
     if py_func is None:
-        return lambda f: SplitKernel(f, threshold, combine)
-    return SplitKernel(py_func, threshold, combine)
+        return lambda f: SplitKernel(f, threshold, combine, nrt=nrt)
+    return SplitKernel(py_func, threshold, combine, nrt=nrt)
 
 
 class CompileTimer:

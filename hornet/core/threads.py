@@ -6,13 +6,17 @@ independent; its last two arguments ``part, parts`` pick the share of the loop i
 are started on first use, one fewer than ``numba.get_num_threads()`` (which follows
 ``NUMBA_NUM_THREADS`` and ``numba.set_num_threads`` as the parallel kernels do). They wait
 on a lock between calls: no spinning, no environment or allocator change, nothing done to
-the process until a split call runs. A call made while another thread is running a split
-kernel (or from a forked child, whose workers are gone) runs its parts one after another
-on the calling thread: same result, no waiting on a busy pool.
+the process until a split call runs. A part is run by whichever thread claims it first: the
+calling thread, done with part 0, claims the parts that no worker has begun, so that a
+worker the system has not scheduled yet (a busy machine) never holds the call up. A call made
+while another thread is running a split kernel (or from a forked child, whose workers are
+gone) runs its parts one after another on the calling thread: same result, no waiting on a
+busy pool.
 """
 from __future__ import annotations
 
 import os
+import queue
 import threading
 
 import numba
@@ -20,44 +24,48 @@ import numba
 __all__ = ["run_parts", "parts_for"]
 
 
+class _Job:
+    """One part of a split call: run once, by the first thread that claims it."""
+
+    __slots__ = ("fn", "args", "claim", "done", "result", "error")
+
+    def __init__(self, fn, args):
+        self.fn = fn
+        self.args = args
+        self.claim = threading.Lock()         # held by the thread that runs the part
+        self.done = threading.Lock()          # released when a worker has run it
+        self.done.acquire()
+        self.result = None
+        self.error = None
+
+    def run(self) -> None:
+        try:
+            self.result = self.fn(*self.args)
+        except BaseException as e:            # handed to the caller of run_parts
+            self.error = e
+        self.fn = self.args = None
+
+
 class _Worker:
-    """One daemon thread that runs one job at a time: ``start`` hands it over, ``wait``
-    returns its result (or raises its exception)."""
+    """One daemon thread that runs the jobs handed to it (``start``), in order, each unless
+    the caller has claimed it first."""
 
     def __init__(self, index: int):
-        self._go = threading.Lock()
-        self._go.acquire()
-        self._done = threading.Lock()
-        self._done.acquire()
-        self._job = None
-        self._result = None
-        self._error = None
+        self._jobs = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._loop, name=f"hornet-part-{index}",
                                        daemon=True)
         self.thread.start()
 
     def _loop(self) -> None:
         while True:
-            self._go.acquire()
-            fn, args = self._job
-            self._job = None
-            try:
-                self._result = fn(*args)
-            except BaseException as e:        # handed to the caller in wait()
-                self._error = e
-            self._done.release()
+            job = self._jobs.get()
+            if job.claim.acquire(blocking=False):
+                job.run()
+                job.done.release()
+            job = None                        # no reference kept while waiting
 
-    def start(self, fn, args) -> None:
-        self._job = (fn, args)
-        self._go.release()
-
-    def wait(self):
-        self._done.acquire()
-        error, self._error = self._error, None
-        result, self._result = self._result, None
-        if error is not None:
-            raise error
-        return result
+    def start(self, job: _Job) -> None:
+        self._jobs.put(job)
 
 
 class _Pool:
@@ -101,7 +109,8 @@ def parts_for() -> int:
 
 def run_parts(fn, args: tuple, parts: int) -> list:
     """``fn(*args, p, parts)`` for every part ``p`` (part 0 on this thread, the others on the
-    pool's workers, at the same time); returns their results in part order."""
+    pool's workers, at the same time, or on this thread where their worker has not begun
+    them when part 0 ends); returns their results in part order."""
     if parts <= 1:
         return [fn(*args, 0, 1)]
     pool = _the_pool()
@@ -109,24 +118,33 @@ def run_parts(fn, args: tuple, parts: int) -> list:
         return [fn(*args, p, parts) for p in range(parts)]
     try:
         pool.grow(parts - 1)
-        started = []
+        jobs = [_Job(fn, args + (p, parts)) for p in range(1, parts)]
+        failed = first = None
         try:
-            for p in range(1, parts):
-                pool.workers[p - 1].start(fn, args + (p, parts))
-                started.append(pool.workers[p - 1])
+            for worker, job in zip(pool.workers, jobs):
+                worker.start(job)
             first = fn(*args, 0, parts)
-        finally:
-            rest = []
-            error = None
-            for w in started:                          # every started part ends before return
+        except BaseException as e:
+            failed = e
+        # every part ends before return: the ones no worker has begun run here (after an
+        # exception in part 0 they are only claimed, so that no worker runs them)
+        error = failed
+        for job in jobs:
+            if job.claim.acquire(blocking=False):
+                if failed is None:
+                    job.run()
+                else:
+                    job.fn = job.args = None
+            else:
                 try:
-                    rest.append(w.wait())
-                except BaseException as e:
-                    error = error or e
+                    job.done.acquire()
+                except BaseException:                 # interrupted while waiting: the
+                    _drop(pool)                       # worker may still run, not reused
+                    raise
+            if error is None and job.error is not None:
+                error = job.error
         if error is not None:
-            if not isinstance(error, Exception):      # interrupted while waiting: a worker
-                _drop(pool)                           # may still run, so it is not reused
             raise error
-        return [first] + rest
+        return [first] + [job.result for job in jobs]
     finally:
         pool.busy.release()

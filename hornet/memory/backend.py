@@ -123,7 +123,7 @@ def _cpu_release_pointers(forest, bases, shifts, pointers):
 PLACE_CHUNKS = 16
 
 
-@split_kernel(threshold=0, combine=sum)
+@split_kernel(nrt=True, threshold=0, combine=sum)
 def _cpu_class_counts_kernel(classes, part_index, parts):
     """How many entries of each size class (int64 (64,)); negative classes are not counted.
     (A split call's parts each count their pieces; their sum is the answer.)"""

@@ -32,10 +32,14 @@ A ring's target is bytes-bounded (``budget_bytes`` of blocks per class, at most
 blocks are taken and given back batch by batch, as without a cache. A refill also sizes a
 ring by the traffic that emptied it: ``demand_batches`` times the blocks the class lost per
 batch, net of what the batches gave back, since its previous refill (within the bytes budget
-and half the ring). Either goal is at most 1/8 of the blocks holding lists in the class
-(but a floor at least: ``MIN_BLOCKS``, or fewer in a graph whose list slots are fewer than
-``2**FLOOR_SHARE_SHIFT`` times that many blocks' slots), so a small graph keeps a small reserve and refills from free
-room in its arrays: a reserve is memory the graph holds for nothing. A class that serves hundreds of blocks a batch more than it gets back
+and half the ring). Either goal is at most 1/8 of the blocks holding lists in the class and,
+in a graph whose lists take fewer bytes than ``SMALL_GRAPH_BUDGETS`` budgets, at most the
+blocks that fill ``1 / 2**GRAPH_SHARE_SHIFT`` of the graph's list slots (but a floor at
+least: ``MIN_BLOCKS``, or fewer in a graph whose list slots are fewer than
+``2**FLOOR_SHARE_SHIFT`` times that many blocks' slots), so a small graph keeps a small
+reserve and refills from free room in its arrays: a reserve is memory the graph holds for
+nothing, and a graph of a few thousand lists under churn would otherwise hold a tenth of
+its memory in rings. A class that serves hundreds of blocks a batch more than it gets back
 (first edges of new vertices in a growing graph, say) then refills once in several batches,
 not every other one, while a class whose pops and pushes balance (batches inserting and
 deleting alike) keeps its static goal: sizing rings by the refilling batch's whole need,
@@ -59,6 +63,7 @@ import weakref
 
 import numpy as np
 
+
 NUM_CLASSES = 64
 RING_SLOTS = 16384         # a power of two, at least twice the most blocks one batch may pop
 BUDGET_BYTES = 1 << 18     # per class: the bytes of blocks a ring aims to hold
@@ -66,6 +71,8 @@ MAX_BLOCKS = 1024          # per class: the most blocks a ring aims to hold
 MIN_BLOCKS = 16            # per class: what a ring may hold whatever its class's lists
 FLOOR_SHARE_SHIFT = 10     # ... but no more blocks than 1/1024 of the graph's list slots fill
 LIST_SHARE_SHIFT = 3       # beyond that, a goal (raised or not) is at most 1/8 of the lists
+GRAPH_SHARE_SHIFT = 9      # ... and no more blocks than 1/512 of the graph's list slots fill
+SMALL_GRAPH_BUDGETS = 16   # ... in a graph whose lists take fewer bytes than 16 class budgets
 DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
@@ -112,6 +119,8 @@ class BlockCache:
         self.head = [0] * NUM_CLASSES
         self.tail = [0] * NUM_CLASSES
         slots_in_budget = np.int64(budget_bytes // manager.bytes_per_slot)
+        # list slots under which the graph is small next to its reserve (see small_graph)
+        self._small_slots = SMALL_GRAPH_BUDGETS * int(slots_in_budget)
         target = np.minimum(max_blocks, slots_in_budget >> np.arange(NUM_CLASSES,
                                                                       dtype=np.int64))
         target[:manager.min_size_class] = 0
@@ -321,17 +330,20 @@ class BlockCache:
         """Bit mask of the classes whose ring takes the ``freed[k]`` blocks a batch gives back
         while it pops ``need[k]`` (NUM_CLASSES host integers each): room in the ring, and
         either no more than twice the goal (or the ring's refill level, if more) left after
-        the batch or no growth (a batch that
-        gives back no more than it takes, such as hub lists copied within their class, never
-        spills). The other classes' blocks go back to the bit trees."""
+        the batch, or no growth (a batch that gives back no more than it takes, such as hub
+        lists copied within their class, does not spill; in a small graph only while no more
+        than :meth:`_balanced_room` is left, a small share of its class and of the graph).
+        The other classes' blocks go back to the bit trees."""
         mask = 0
+        small = self.small_graph()
         for k in _classes(freed, classes):
             f = freed[k]
             if f:
                 size = self.tail[k] - self.head[k]
+                left = size - need[k] + f
                 if size + f <= self.ring_slots and (
-                        f <= need[k] or
-                        size - need[k] + f <= max(2 * self.goal(k), self._fill[k])):
+                        (f <= need[k] and (not small or left <= self._balanced_room(k))) or
+                        left <= max(2 * self.goal(k), self._fill[k])):
                     mask |= 1 << k
         return mask
 
@@ -364,11 +376,39 @@ class BlockCache:
     def _goal(self, size_class: int, boost: int) -> int:
         return min(max(int(self.target[size_class]), boost), self._cap(size_class))
 
+    def small_graph(self) -> bool:
+        """Whether the graph's lists take fewer slots than ``SMALL_GRAPH_BUDGETS`` class
+        budgets: there the reserve that the budgets allow would be a large share of the
+        graph (a tenth of a graph of a few thousand lists under churn), so goals and the
+        blocks kept after balanced batches are bounded by shares of the graph
+        (``GRAPH_SHARE_SHIFT``); in a larger graph the budgets bound the reserve. Decided
+        without waiting for a release still on its way."""
+        return self.manager.list_slots(settle=False) < self._small_slots
+
+    def _balanced_room(self, size_class: int) -> int:
+        """The most blocks ring ``size_class`` of a small graph (:meth:`small_graph`; a larger
+        one keeps them all) may keep after a batch that gave back no more than it took: twice
+        its goal's ceiling (:meth:`_cap`), or as many as fill
+        ``4 / 2**GRAPH_SHARE_SHIFT`` of the graph's list slots if more (within the ring's
+        ceiling); a larger turnover of small blocks goes back to the trees. A class whose
+        blocks take ``spare_min_bytes`` or more keeps its whole turnover (hub lists copied
+        to fresh blocks of their class batch after batch): such blocks are few to an array
+        (or an array each), which a spill would empty and free and the next batch make
+        again."""
+        mm = self.manager
+        if mm.bytes_per_slot << size_class >= mm.spare_min_bytes:
+            return self.ring_slots
+        share = (mm.list_slots() >> max(GRAPH_SHARE_SHIFT - 2, 0)) >> size_class
+        return max(2 * self._cap(size_class), min(int(self.ceiling[size_class]), share))
+
     def _cap(self, size_class: int) -> int:
         """The most blocks ring ``size_class`` may aim to hold (see :meth:`goal`)."""
-        cap = max(self.floor(size_class),
-                  self.manager.blocks_holding_lists(size_class) >> LIST_SHARE_SHIFT)
-        if self.manager.growth_floor_slots:
+        mm = self.manager
+        cap = mm.blocks_holding_lists(size_class) >> LIST_SHARE_SHIFT
+        if self.small_graph():
+            cap = min(cap, (mm.list_slots() >> GRAPH_SHARE_SHIFT) >> size_class)
+        cap = max(self.floor(size_class), cap)
+        if mm.growth_floor_slots:
             # a graph that only grows (hornet.Graph.set_array_growth) drains its rings batch
             # after batch: they may hold what the bytes budget allows, whatever its lists
             cap = max(cap, int(self.ceiling[size_class]))

@@ -26,18 +26,16 @@ fro; the memory held stays bounded by the band.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
-from functools import cached_property
 from operator import attrgetter
 
 import numpy as np
 
-from ..core.jit import njit
 from .array_table import ArrayTable
 from .backend import memory_backend
 from .bit_tree import FOREST_LEVELS, take_forest
 from .block_array import BlockArray
 from .list_fit import ListFit
+from .lookup import Lookup, lookup_columns
 from .manager_check import InvariantError, check as check_manager
 
 __all__ = ["MemoryManager", "DeviceMemoryError", "InvariantError"]
@@ -51,25 +49,6 @@ class DeviceMemoryError(MemoryError):
     def __init__(self, message: str, bytes_needed: int = 0):
         super().__init__(message)
         self.bytes_needed = bytes_needed
-
-
-@dataclass
-class _Lookup:
-    """Block arrays sorted by address, to map an edge pointer back to its array (the role of
-    Hornet's B+tree). Host arrays, with device copies for the kernels' side."""
-    bases: np.ndarray          # host int64, ascending dst-column addresses
-    table: ArrayTable          # the BlockArrays by address
-    field_bases: np.ndarray    # host int64 (n_arrays, n_fields)
-    size_class: np.ndarray     # host int64 (n_arrays,)
-    dev_bases: object          # the same on the backend's device
-    dev_field_bases: object
-    dev_block_shift: object    # device int64 (n_arrays,): log2 of a block's bytes
-    forest: object             # the arrays' bit trees, as backend.forest made them
-
-    @cached_property
-    def arrays(self) -> list:
-        """Every BlockArray, aligned with ``bases`` (made on first use)."""
-        return [self.table.array_with_base(b) for b in self.bases.tolist()]
 
 
 GROWTH = 1 / 16
@@ -111,10 +90,24 @@ FREE_SHARE = 1 / 32
 """Free blocks the block arrays may hold in all, as a share of the slots holding lists: past
 it (at two compactions in a row where ``FREE_PERSIST`` says so) and at most once in
 ``FREE_EVERY`` compactions, compaction also takes classes
-that are not under ``compact_below`` (those with the most free slots first, none that holds
-cached blocks), so that a graph under churn stays about as tight as a fresh build instead of
-keeping up to ``1 - compact_below`` of every class free. The work stays proportional to the
-free room it gives back."""
+that are not under ``compact_below`` (those with the most free slots first; of those whose
+block cache ring holds blocks, only in a small graph
+(:meth:`hornet.memory.block_cache.BlockCache.small_graph`) one whose arrays hold more free
+blocks than its ring, its ring given back to the trees first: in a larger graph the room
+around a reserve is what the batches that use the reserve grow into), so that a graph under
+churn stays about as tight as a fresh build instead of keeping up to ``1 - compact_below``
+of every class free. The work stays proportional to the free room it gives back. Together
+with the block cache's share of a small graph
+(:data:`hornet.memory.block_cache.GRAPH_SHARE_SHIFT`) it bounds what a small graph holds
+past a fresh build under churn to a few percent of its list slots."""
+
+FREE_UNDER = 1 / 2
+"""A compaction past the ``FREE_SHARE`` allowance gives back free room down to this share of
+the allowance, not to the allowance itself: the next one waits until deletes free that much
+again, so that churn which frees a little room per batch compacts once in many batches, each
+time for a worthwhile amount (the re-pointing pass costs the same whatever the room). Inside
+:meth:`MemoryManager.steady_churn` the room past the wider band is given back to the band
+(the room under it is what the next inserts take)."""
 
 FREE_EVERY = 1
 """Compactions (delete batches) between two that give back free room past ``FREE_SHARE``: a
@@ -188,7 +181,7 @@ class MemoryManager:
         self._class_blocks: dict[int, int] = {}   # per class: blocks in its arrays ...
         self._class_used: dict[int, int] = {}     # ... and blocks in use (kept current)
         self._free_slots = 0               # free slots of every class's arrays (kept current)
-        self._lookup: _Lookup | None = None
+        self._lookup: Lookup | None = None
         self._layout_memo = None      # (lookup, {field: storage layout}), see storage_layout
         self._layout_fields: set = set()   # fields whose storage layout was read
         self._arrays_changed_since_refresh = False   # see refresh
@@ -226,6 +219,11 @@ class MemoryManager:
         return max(1, self.block_array_edges >> size_class)
 
     # ------------------------------------------------------------------ block cache
+    @property
+    def spare_min_bytes(self) -> int:
+        """The least bytes kept as a spare per size class on this device (``SPARE_MIN_BYTES``)."""
+        return SPARE_MIN_BYTES[self.backend.device]
+
     def block_cache(self):
         """This manager's :class:`hornet.memory.block_cache.BlockCache` (made on first use):
         rings of reserved free blocks per size class for batches that allocate and release
@@ -250,9 +248,11 @@ class MemoryManager:
     def _cached(self, size_class: int) -> int:
         return self.cache.size(size_class) if self.cache is not None else 0
 
-    def list_slots(self) -> int:
-        """Slots of the blocks that hold lists, every class (host counts only)."""
-        if self._pending_release is not None:
+    def list_slots(self, settle: bool = True) -> int:
+        """Slots of the blocks that hold lists, every class (host counts only). ``settle``
+        False: without waiting for the counts of a release still on its way (GPU), which
+        then count as holding lists (an estimate, for decisions on the graph's size)."""
+        if settle and self._pending_release is not None:
             self._settle_release()
         # kept between changes (every change of a class's used blocks goes through _count,
         # every change of the cache's holdings through cached_changed or a release): the
@@ -545,7 +545,7 @@ class MemoryManager:
         keep = max(empty, key=lambda a: a.num_blocks) if (keep_spare and empty) else None
         live = sum(a.used for a in pool)
         if keep is not None and (live == 0 or keep.num_blocks > SPARE_SHARE * live or
-                                 keep.nbytes < SPARE_MIN_BYTES[self.backend.device]):
+                                 keep.nbytes < self.spare_min_bytes):
             keep = None  # a spare for an empty class, or larger than growth, holds memory
                          # for nothing; a small one is cheaper to make again than to hold
         dropped = [a for a in empty if a is not keep]
@@ -599,8 +599,9 @@ class MemoryManager:
         While the free slots of all classes exceed ``FREE_SHARE`` of the slots holding lists
         (here, and at the previous call where ``FREE_PERSIST`` says so; at most once in
         ``FREE_EVERY`` calls), the other
-        classes (the most free slots first, none holding cached blocks) give back the excess
-        the same way. A class whose free slots are under ``COMPACT_MIN_SHARE`` of
+        classes (the most free slots first; one holding cached blocks only as ``FREE_SHARE``
+        says) give back the excess the same way, down to ``FREE_UNDER`` of the allowance.
+        A class whose free slots are under ``COMPACT_MIN_SHARE`` of
         the slots holding lists is left alone.
 
         ``rows``: the vertex-table rows the caller passes over to re-point the moved blocks
@@ -627,6 +628,8 @@ class MemoryManager:
             over = min(over, 0)
         elif over > 0:
             self._free_wait = FREE_EVERY - 1
+            if not self.steady:                        # down to part of the allowance
+                over += (1 - FREE_UNDER) * share * list_slots
         classes = list(self.pools if size_classes is None else size_classes)
         if over <= 0:
             # only a class under the threshold, or whose blocks are all cached, can give
@@ -653,10 +656,13 @@ class MemoryManager:
                 continue                           # nothing (its emptied arrays are freed)
             # otherwise cached blocks count as used: the cache's reserve is bounded (a few MB)
             # and must not make a small class look under-used, or batches would compact and
-            # refill it over and over
+            # refill it over and over; past the free allowance, in a small graph (whose
+            # reserve the cache bounds by shares of it), a class whose free room outweighs
+            # its ring gives both back (the ring is flushed before the move)
             free_slots = (self._class_blocks[k] - self._class_used[k]) << k
             under = self._class_used[k] < below * self._class_blocks[k]
-            if not under and (over <= 0 or cached):
+            if not under and (over <= 0 or (cached and (
+                    cached > free_slots >> k or not self.cache.small_graph()))):
                 continue
             if free_slots < COMPACT_MIN_SHARE * list_slots:
                 continue
@@ -742,7 +748,7 @@ class MemoryManager:
         self._lookup = None
         self._arrays_changed_since_refresh = True
 
-    def lookup(self) -> _Lookup:
+    def lookup(self) -> Lookup:
         """The block arrays sorted by address (:class:`~hornet.memory.array_table.ArrayTable`,
         brought up to date after arrays come or go), and the tables the kernels take."""
         if self._lookup is None:
@@ -754,7 +760,7 @@ class MemoryManager:
                 self._table.update(self._created, self._freed)
             self._created, self._freed = [], []
             rows = self._table.rows.reshape(-1, nf + 3 + FOREST_LEVELS + 1)
-            bases, classes, field_bases, word_addrs, levels, shifts = _lookup_columns(rows, nf)
+            bases, classes, field_bases, word_addrs, levels, shifts = lookup_columns(rows, nf)
             if self.backend.forest_from_table is not None:
                 forest = self.backend.forest_from_table(word_addrs, levels)
             else:
@@ -767,7 +773,7 @@ class MemoryManager:
                 from ..core.cuda import upload      # pinned, in stream order: no wait
                 up = upload(np.concatenate([bases, field_bases.ravel(), shifts]))
                 dev = (up[:na], up[na:na + na * nf].reshape(na, nf), up[na + na * nf:])
-            self._lookup = _Lookup(bases, self._table, field_bases, classes, *dev, forest)
+            self._lookup = Lookup(bases, self._table, field_bases, classes, *dev, forest)
         return self._lookup
 
     def refresh(self) -> bool:
@@ -902,31 +908,6 @@ def _sparsest_arrays(pool: list, target: float = COMPACT_TO, enough: int | None 
         kept_free -= arr.free
         moving += arr.used
     return chosen
-
-
-@njit
-def _lookup_columns(rows, nf):
-    """The columns of the lookup rows ``rows`` (A, W; see BlockArray.lookup_row), each
-    contiguous: bases (A,), size classes (A,), field bases (A, nf), bit-tree word addresses
-    (A,), padded level offsets (A, FOREST_LEVELS + 1), log2 of a block's bytes (A,). One
-    compiled call instead of a NumPy call per column."""
-    na = rows.shape[0]
-    bases = np.empty(na, dtype=np.int64)
-    classes = np.empty(na, dtype=np.int64)
-    field_bases = np.empty((na, nf), dtype=np.int64)
-    words = np.empty(na, dtype=np.int64)
-    levels = np.empty((na, FOREST_LEVELS + 1), dtype=np.int64)
-    shifts = np.empty(na, dtype=np.int64)
-    for a in range(na):
-        bases[a] = rows[a, 0]
-        classes[a] = rows[a, 1]
-        shifts[a] = rows[a, 1] + 2
-        for f in range(nf):
-            field_bases[a, f] = rows[a, 2 + f]
-        words[a] = rows[a, 2 + nf]
-        for k in range(FOREST_LEVELS + 1):
-            levels[a, k] = rows[a, 3 + nf + k]
-    return bases, classes, field_bases, words, levels, shifts
 
 
 def _cpu_take(plans, num_fields: int) -> np.ndarray:

@@ -76,7 +76,7 @@ def _top_down(deg, ptr, frontier, nf, fprefix, nchunks, level, parent, want_pare
         ccount[c] = cnt
 
 
-@split_kernel(threshold=0, combine=sum)
+@split_kernel(nrt=True, threshold=0, combine=sum)
 def _gather_chunks(buf, los, ccount, coff, out, ideg, part, parts):
     """Concatenate the chunks' vertices (chunk c: ``buf[los[c]:los[c] + ccount[c]]``) into
     ``out``; return the sum of their in-degrees."""

@@ -23,6 +23,11 @@ other endpoint's whole list); when the h-index of those reaches L, it is x's new
 Otherwise (x falls by more, or an endpoint's row is of a higher level), x takes the
 whole-list intersection, as in the plain descent.
 
+On the levels of a *core* (:mod:`hornet.algos.ktruss.core_rows`, built for a large batch),
+the triangles at level L come from the endpoints' bit rows instead, with the numbers of the
+other edges read beside their slots (kept current by the descent), so that the count and
+the neighbours' updates read no number at a scattered slot.
+
 The triangle list of an edge that falls is kept for
 :func:`~hornet.algos.ktruss.order.order_after_deletion`, which reads the triangles whose
 other two edges are at the edge's final number or above: a list taken at level L misses
@@ -35,6 +40,7 @@ import numpy as np
 
 from hornet.core.jit import njit
 
+from .core_rows import core_room, core_set, core_triangles
 from .region import (_grow, _intersect_at, _intersect_marked, _new_rows, _note_change,
                      _push, _row, _row_slots, _slot, _triangles)
 
@@ -86,14 +92,28 @@ def _level_row(x, L, lrow, deg, ptr, keys, shift, truss, rows, row_at, row_used,
 
 @njit
 def _triangles_at(x, L, lrow, keys, shift, deg, ptr, truss, rows, row_at, row_used, stamp,
-                  pa, pb, tp, tq, mark):
+                  pa, pb, tp, tq, mark, core):
     """The triangles of edge x whose two other edges are at level ``L`` or above, a
     superset of them (entries of the rows that fell below L since), or all of x's triangles
-    when no endpoint has a usable row: (lrow, rows, pa, pb, tp, tq, n, partial), ``partial``
-    True when some triangle below L may be missing."""
+    when no endpoint has a usable row: (lrow, rows, pa, pb, tp, tq, n, partial, valued),
+    ``partial`` True when some triangle below L may be missing. An edge the ``core`` covers
+    (:mod:`hornet.algos.ktruss.core_rows`) takes its bit rows instead, which also give the
+    numbers of the other edges (``valued``: into ``pa`` / ``pb``, aligned with ``tp`` /
+    ``tq``)."""
     k0 = keys[x]
     u = np.int64(k0 >> 32)
     v = np.int64(k0 & 0xFFFFFFFF)
+    if L >= core[1][0]:
+        need = core_room(u, v, core)
+        if need > 0:
+            if need > tp.shape[0]:
+                pa = np.empty(2 * need, np.int64)
+                pb = np.empty(2 * need, np.int64)
+                tp = np.empty(2 * need, np.int64)
+                tq = np.empty(2 * need, np.int64)
+            n = core_triangles(u, v, L, core, tp, tq, pa, pb)
+            if n >= 0:
+                return lrow, rows, pa, pb, tp, tq, n, True, True
     lrow, rows, fu, nu = _level_row(u, L, lrow, deg, ptr, keys, shift, truss, rows, row_at,
                                     row_used, stamp)
     lrow, rows, fv, nv = _level_row(v, L, lrow, deg, ptr, keys, shift, truss, rows, row_at,
@@ -101,7 +121,7 @@ def _triangles_at(x, L, lrow, keys, shift, deg, ptr, truss, rows, row_at, row_us
     if fu < 0 and fv < 0:
         rows, pa, pb, tp, tq, n = _triangles(x, keys, shift, deg, ptr, rows, row_at,
                                              row_used, stamp, pa, pb, tp, tq, mark)
-        return lrow, rows, pa, pb, tp, tq, n, False
+        return lrow, rows, pa, pb, tp, tq, n, False, False
     nb = lrow[3]
     sl = lrow[4]
     if fu >= 0:
@@ -145,13 +165,13 @@ def _triangles_at(x, L, lrow, keys, shift, deg, ptr, truss, rows, row_at, row_us
         tp[n] = p
         tq[n] = q
         n += 1
-    return lrow, rows, pa, pb, tp, tq, n, True
+    return lrow, rows, pa, pb, tp, tq, n, True, False
 
 
 @njit
 def _descend_rows(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, counted, queued,
                   seen, changed, ch_slot, ch_old, ch_lvl, nch, tri, work, limit, rows, row_at,
-                  row_used, mark, lrow, at_ch):
+                  row_used, mark, lrow, at_ch, core):
     """:func:`~hornet.algos.ktruss.region._descend` listing a violating edge's triangles at
     one level below its number first (module docstring). ``ch_lvl``: per changed edge, the
     level its kept triangle list was taken at (0: whole); ``at_ch`` (slot-indexed): a
@@ -197,6 +217,7 @@ def _descend_rows(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, co
                     tp = np.empty(2 * m, np.int64)
                     tq = np.empty(2 * m, np.int64)
                 n = 0
+                valued = False
                 for j in range(m):
                     p = bp[lo + j]
                     q = bq[lo + j]
@@ -206,17 +227,22 @@ def _descend_rows(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, co
                     tq[n] = q
                     n += 1
             elif floor > 2:
-                lrow, rows, pa, pb, tp, tq, n, partial = _triangles_at(
+                lrow, rows, pa, pb, tp, tq, n, partial, valued = _triangles_at(
                     x, floor, lrow, keys, shift, deg, ptr, truss, rows, row_at, row_used,
-                    stamp, pa, pb, tp, tq, mark)
+                    stamp, pa, pb, tp, tq, mark, core)
                 if not partial:
                     floor = 2
             else:
                 rows, pa, pb, tp, tq, n = _triangles(x, keys, shift, deg, ptr, rows, row_at,
                                                      row_used, stamp, pa, pb, tp, tq, mark)
+                valued = False
+            if not valued:                     # the other edges' numbers into pa / pb
+                for i in range(n):
+                    pa[i] = truss[tp[i]]
+                    pb[i] = truss[tq[i]]
             work[0] += n + 1
             for i in range(n):
-                hist[max(min(truss[tp[i]], truss[tq[i]], a), floor)] += 1
+                hist[max(min(pa[i], pb[i], a), floor)] += 1
             acc = 0
             b = a
             while b > floor:
@@ -227,7 +253,7 @@ def _descend_rows(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, co
             if b == floor:
                 acc += hist[floor]
             for i in range(n):
-                hist[max(min(truss[tp[i]], truss[tq[i]], a), floor)] = 0
+                hist[max(min(pa[i], pb[i], a), floor)] = 0
             if floor == 2 or acc >= floor - 2:
                 break
             floor = 2                          # falls below the level: the whole list
@@ -237,6 +263,7 @@ def _descend_rows(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, co
         if b == a:
             continue
         truss[x] = b
+        core_set(keys[x], b, core)
         if changed[x] != stamp:
             ch_lvl = _grow(ch_lvl, nch + 1)
             ch_lvl[nch] = floor if floor > 2 else 0
@@ -246,8 +273,8 @@ def _descend_rows(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, co
         for i in range(n):
             p = tp[i]
             q = tq[i]
-            fp = truss[p]
-            fq = truss[q]
+            fp = pa[i]                         # numbers of the other edges (not x)
+            fq = pb[i]
             m = min(fp, fq)
             if m > a or m <= b:
                 continue                       # the triangle's weight is unchanged
@@ -269,12 +296,14 @@ def _descend_rows(queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, co
 @njit
 def lower_after_deletion_rows(rec_slot, rec_level, keys, shift, deg, ptr, truss, clock, valid,
                               cnt, counted, queued, seen, changed, row_at, row_used, mark, tri,
-                              limit, row_start, row_level, row_stamp, min_degree, at_ch):
+                              limit, row_start, row_level, row_stamp, min_degree, at_ch, core):
     """:func:`~hornet.algos.ktruss.region.lower_after_deletion` (same arguments and results)
     on level rows; ``row_start``, ``row_level``, ``row_stamp``: int64 scratch per vertex
     (stamps of ``clock``), kept by the caller across updates; ``min_degree``: the least
     degree of a vertex that gets a level row (:data:`ROW_MIN_DEGREE`); ``at_ch``:
-    slot-indexed int64 scratch."""
+    slot-indexed int64 scratch; ``core``: the bit rows of the high levels
+    (:func:`~hornet.algos.ktruss.core_rows.build_core`, or
+    :func:`~hornet.algos.ktruss.core_rows.empty_core`)."""
     clock[0] += 1
     stamp = clock[0]
     queue = np.empty(16, np.int64)
@@ -302,7 +331,7 @@ def lower_after_deletion_rows(rec_slot, rec_level, keys, shift, deg, ptr, truss,
     ch_slot, ch_old, ch_lvl, nch, tri, touched, aborted, lrow, rows = _descend_rows(
         queue, nq, stamp, valid, keys, shift, deg, ptr, truss, cnt, counted, queued, seen,
         changed, ch_slot, ch_old, ch_lvl, 0, tri, work, limit, rows, row_at, row_used, mark,
-        lrow, at_ch)
+        lrow, at_ch, core)
     if not aborted:
         tri = _whole_lists(ch_slot, ch_lvl, nch, tri, keys, shift, deg, ptr, truss, rows,
                            row_at, row_used, stamp, mark, work)

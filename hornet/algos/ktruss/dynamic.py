@@ -38,8 +38,11 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    adjacency rows filtered by level (:mod:`hornet.algos.ktruss.order_rows`,
    :mod:`hornet.algos.ktruss.descend_rows`), and a scan that reaches the top level and
    visits many of its edges peels that level whole on bit rows instead
-   (:mod:`hornet.algos.ktruss.top_level`). Other graphs keep the plain kernels (and never
-   compile these).
+   (:mod:`hornet.algos.ktruss.top_level`). A deletion batch of :data:`CORE_MIN_BATCH` edges
+   or more there lists the triangles of the high levels (the levels whose vertices number
+   at most :data:`~hornet.algos.ktruss.core_rows.CORE_MAX_VERTICES`) from bit rows over
+   those vertices, built for the batch (:mod:`hornet.algos.ktruss.core_rows`). Other
+   graphs keep the plain kernels (and never compile these).
 5. Dense blocks (:mod:`hornet.algos.ktruss.dense`): a dense part of the graph whose truss
    numbers all exceed those of the other edges at its vertices (a large clique: one paper
    with hundreds of authors) keeps its numbers in a dense matrix and is updated alone, by
@@ -89,6 +92,7 @@ from ..underlying import undirected_change, undirected_copy
 from ..views import as_adjacency
 from . import order as O
 from . import region as K
+from .core_rows import CORE_MAX_VERTICES, CORE_MIN_LEVEL, build_core, empty_core
 from .dense import TrussBlocks, boundary_partners
 from .descend_rows import ROW_MIN_DEGREE, lower_after_deletion_rows
 from .order_rows import raise_in_order_rows
@@ -129,6 +133,10 @@ LEVEL_ROWS_MIN_EDGES = 1 << 16
 TOP_PEEL_SHARE = 8
 TOP_PEEL_MIN_VISITS = 1024
 TOP_PEEL_MAX_VERTICES = 4096
+#: a deletion batch of at least this many edges on such a graph lists the triangles of the
+#: high levels from bit rows (:mod:`.core_rows`); building them reads the whole edge table,
+#: which a smaller batch's descent does not repay
+CORE_MIN_BATCH = 256
 #: dense-block matrix entries read per unit of work (a unit: an intersection step or a
 #: triangle examined, with its table probes and scattered reads; the entries of a block row
 #: are read in vector lanes, 16 int16 entries per compare)
@@ -184,6 +192,8 @@ class DynamicTruss:
         self._und = undirected_copy(g) if g.directed else g
         self.fallback_share = float(fallback_share)
         self.batch_share = None if batch_share is None else float(batch_share)
+        #: deletion batches from this size on build the bit rows of :mod:`.core_rows`
+        self.core_min_batch = CORE_MIN_BATCH
         self.stats: dict = {"path": "build", "region": 0, "batch": 0}
         self._seconds_per_work: float | None = None
         self._rates: list[float] = []
@@ -666,8 +676,14 @@ class DynamicTruss:
                     self._changed, *self._vertex_scratch(deg.shape[0]), self._tri,
                     limit - work)
             if self._dense_level():
+                core = empty_core()
+                if u.shape[0] >= self.core_min_batch:
+                    core = build_core(t.keys, truss, deg.shape[0], self._batch_stamp, stamp,
+                                      CORE_MAX_VERTICES, CORE_MIN_LEVEL)
+                    seconds["core"] = time.perf_counter() - start
                 slots_changed, old, tri, touched, more, aborted = lower_after_deletion_rows(
-                    *args, *self._level_row_scratch(deg.shape[0]), ROW_MIN_DEGREE, self._loc)
+                    *args, *self._level_row_scratch(deg.shape[0]), ROW_MIN_DEGREE, self._loc,
+                    core)
             else:
                 slots_changed, old, tri, touched, more, aborted = K.lower_after_deletion(
                     *args)

@@ -128,13 +128,26 @@ __device__ __forceinline__ i64 lower_bound_8ary(const int* a, i64 n, int x) {
     return lo + t;
 }
 
+// The hub bit rows (hub_bits.py): vertex x with row[x] >= 0 (x < nrows) has its neighbour set
+// as bits: neighbour w < 64 * words is bit w & 63 of bits[row[x] * words + (w >> 6)]. The
+// host keeps them equal to the graph's lists (every update sets or clears its pairs' bits
+// before its kernels run) and copies in the rows of the object whose update runs; row ==
+// nullptr: none. A long list's membership test is then one load instead of a search.
+struct HubBits {
+    const int* row; const u64* bits; i64 words; i64 nrows;
+};
+__constant__ HubBits g_hubs;
+#define HUB_MIN_LIST 64      // lists shorter than this are searched (their row not read)
+
 // f(w) for every common neighbour w of u and v in the current graph, spread over the lanes of
 // the calling warp (every lane calls it with the same u, v; f runs on the lane that found w).
 // With parts > 1, `parts` warps share the edge: this one takes every parts-th run of 32
 // elements of the shorter list, from run `part`. After each run every lane calls stop()
 // (warp-uniform): true ends the enumeration early. Lists are strictly ascending, so lane
 // 31's search position bounds the warp's later searches. kary: the searches by
-// lower_bound_8ary (fewer dependent loads: for chains of dependent counts).
+// lower_bound_8ary (fewer dependent loads: for chains of dependent counts). A longer list
+// with a hub bit row (g_hubs) is tested by its bits instead (an element past the row's
+// range by the search).
 template <typename OnCommon, typename Stop>
 __device__ __forceinline__ void warp_common(const int* __restrict__ deg,
                                             const i64* __restrict__ ptr, int u, int v,
@@ -147,18 +160,69 @@ __device__ __forceinline__ void warp_common(const int* __restrict__ deg,
     if (ds == 0) return;
     const int* S = (const int*)ptr[s];
     const int* L = (const int*)ptr[l];
+    const u64* B = nullptr;
+    i64 bw = 0;
+    if (dl >= HUB_MIN_LIST) {
+        const HubBits H = g_hubs;
+        if (H.row != nullptr && l < H.nrows) {
+            const int r = H.row[l];
+            if (r >= 0) {
+                B = H.bits + (i64)r * H.words;
+                bw = H.words;
+            }
+        }
+    }
     i64 base = 0;
     for (i64 k0 = (i64)part * 32; k0 < ds; k0 += 32 * (i64)parts) {
         const i64 k = k0 + lane;
         i64 q = base;
         if (k < ds) {
             const int w = S[k];
-            q = base + (kary ? lower_bound_8ary(L + base, dl - base, w)
-                             : lower_bound(L + base, dl - base, w));
-            if (q < dl && L[q] == w) f(w);
+            if (B != nullptr && (i64)(w >> 6) < bw) {
+                if ((B[w >> 6] >> (w & 63)) & 1ull) f(w);
+            } else {
+                q = base + (kary ? lower_bound_8ary(L + base, dl - base, w)
+                                 : lower_bound(L + base, dl - base, w));
+                if (q < dl && L[q] == w) f(w);
+            }
         }
         base = __shfl_sync(FULL_MASK, q, 31);
         if (stop()) return;
+    }
+}
+
+// Hub bit rows of a batch of pairs {src[i], dst[i]} (i < n): set (set != 0) or cleared, in
+// the rows of either end (ends of no row, or past a row's range, are left to the searches).
+extern "C" __global__ void hb_apply(const int* __restrict__ src, const int* __restrict__ dst,
+                                    i64 n, const int* __restrict__ row, i64 nrows, u64* bits,
+                                    i64 words, int set) {
+    GRID_STRIDE(i, 2 * n) {
+        const i64 j = i >> 1;
+        const int x = (i & 1) ? dst[j] : src[j], w = (i & 1) ? src[j] : dst[j];
+        if (x < 0 || (i64)x >= nrows || w < 0 || (i64)(w >> 6) >= words) continue;
+        const int r = row[x];
+        if (r < 0) continue;
+        u64* word = &bits[(i64)r * words + (w >> 6)];
+        const u64 bit = 1ull << (w & 63);
+        if (set) atomicOr((unsigned long long*)word, (unsigned long long)bit);
+        else atomicAnd((unsigned long long*)word, ~(unsigned long long)bit);
+    }
+}
+
+// Hub bit rows from the lists: a block per hub hubs[h] (its row h), its neighbours' bits set.
+extern "C" __global__ void hb_build(const int* __restrict__ deg, const i64* __restrict__ ptr,
+                                    const int* __restrict__ hubs, i64 nh, u64* bits,
+                                    i64 words) {
+    for (i64 h = blockIdx.x; h < nh; h += gridDim.x) {
+        const int x = hubs[h];
+        const int* L = (const int*)ptr[x];
+        const i64 d = deg[x];
+        u64* R = bits + h * words;
+        for (i64 p = threadIdx.x; p < d; p += blockDim.x) {
+            const int w = L[p];
+            if (w >= 0 && (i64)(w >> 6) < words)
+                atomicOr((unsigned long long*)&R[w >> 6], 1ull << (w & 63));
+        }
     }
 }
 
@@ -204,8 +268,8 @@ extern "C" __global__ void dt_lost_seeds(const int* __restrict__ deg, const i64*
             bool found = dy > 0 && in_sorted(Y, dy, w);
             if (!found) found = in_batch_list(bkeys, ylo, yhi, y, w);
             if (!found) continue;
-            const i64 s1 = et_find(tkeys, tshift, et_key(x, w));
-            const i64 s2 = et_find(tkeys, tshift, et_key(y, w));
+            i64 s1, s2;
+            et_find2(tkeys, tshift, et_key(x, w), et_key(y, w), s1, s2);
             if (s1 < 0 || s2 < 0) continue;
             const int t1 = truss[s1], t2 = truss[s2];
             if (!ba_has_pair(bkeys, nk, x, w) && imin(td, t2) >= t1)
@@ -273,8 +337,8 @@ __device__ void dt_phase_hindex(const int* __restrict__ deg, const i64* __restri
         if (a > 2) {
             // (stops once a - 2 triangles hold e at its level a: the value stays)
             warp_common(deg, ptr, u, v, lane, 0, 1, [&](int w) {
-                const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
-                const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
+                i64 s1, s2;
+                et_find2(tkeys, tshift, et_key(u, w), et_key(v, w), s1, s2);
                 if (s1 < 0 || s2 < 0) return;
                 int m = imin(imin(ldcg(&truss[s1]), ldcg(&truss[s2])), a);
                 if (m < lo) m = lo;
@@ -345,8 +409,8 @@ __device__ void dt_phase_push(const int* __restrict__ deg, const i64* __restrict
         const i64 key = tkeys[e];
         const int u = hi32(key), v = lo32(key);
         warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
-            const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
-            const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
+            i64 s1, s2;
+            et_find2(tkeys, tshift, et_key(u, w), et_key(v, w), s1, s2);
             if (s1 < 0 || s2 < 0) return;
             const int f1 = ldcg(&truss[s1]), f2 = ldcg(&truss[s2]);
             if (f1 <= old && f1 > now && atomicExch(&mark[s1], stamp) != stamp)
@@ -461,8 +525,8 @@ __device__ void ko_count_items(const KoState& S, const int* list, i64 n, int par
         if (lane == 0) *c = 0;
         __syncwarp();
         warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
-            const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
-            const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+            i64 s1, s2;
+            et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
             if (s1 < 0 || s2 < 0) return;
             if (ko_holds(S.truss, S.rank, member, mstamp, S.gone, gstamp, s1, k, r, use_rank) &&
                 ko_holds(S.truss, S.rank, member, mstamp, S.gone, gstamp, s2, k, r, use_rank))
@@ -537,8 +601,8 @@ __device__ void ko_phase_push(const KoState& S, const int* newc, i64 m, int k_in
         const int u = hi32(key), v = lo32(key);
         const i64 rx = ldcg(&S.rank[x]);
         warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
-            const i64 s1 = et_find(S.tkeys, S.tshift, et_key(u, w));
-            const i64 s2 = et_find(S.tkeys, S.tshift, et_key(v, w));
+            i64 s1, s2;
+            et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
             if (s1 < 0 || s2 < 0) return;
             const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
             if (f1 < k || f2 < k) return;
@@ -628,8 +692,8 @@ __device__ void dt_phase_hindex_block(const int* __restrict__ deg, const i64* __
         __syncthreads();
         if (a > 2) {
             warp_common(deg, ptr, u, v, lane, warp, nwarps, [&](int w) {
-                const i64 s1 = et_find(tkeys, tshift, et_key(u, w));
-                const i64 s2 = et_find(tkeys, tshift, et_key(v, w));
+                i64 s1, s2;
+                et_find2(tkeys, tshift, et_key(u, w), et_key(v, w), s1, s2);
                 if (s1 < 0 || s2 < 0) return;
                 int m = imin(imin(ldcg(&truss[s1]), ldcg(&truss[s2])), a);
                 if (m < lo) m = lo;

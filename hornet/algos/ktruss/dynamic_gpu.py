@@ -94,9 +94,16 @@ The top levels (:mod:`.top_levels_gpu`): on a graph with a large dense top (a Kr
 graph's core: ``top_cap``'s gate), the levels from ``_top`` up are kept by a static
 decomposition of their own subgraph, whose lists are short where the scan and the descent
 would intersect the hubs' whole lists: an insertion's scan stops below them (``ko_scan`` mode
-4 with ``k_in = _top``) and the subgraph is decomposed when an edge joined it; a deletion that
-removes one of its edges decomposes it anew and hands the edges that fell from it to the
-descent and its peeling.
+4 with ``k_in = _top``) and the subgraph is decomposed when an edge joined it. A deletion that
+removes one of its edges lowers them by the descent as any other edge (the descent's
+worklists are the edges that lost a counted triangle, few of the dense top's; their count
+is taken again after it), or, with ``TOP_DELETE_BY_DESCENT = False``, decomposes the
+subgraph anew and hands the edges that fell from it to the descent and its peeling.
+
+The hub bit rows (:mod:`.hub_bits`): the neighbour sets of the highest-degree vertices as
+bit rows, kept equal to the graph's lists by every update before its kernels run, so that the
+triangle enumeration tests an element of the shorter list against a hub's list with one load
+(:data:`HUB_BITS`).
 
 The static GPU decomposition finishes a batch larger than ``batch_share`` of the edges, and
 one whose region passes ``fallback_share`` of the edges or whose update runs longer than
@@ -116,6 +123,7 @@ from ..views import as_adjacency
 from .gpu import truss_numbers_and_rounds
 from .dynamic_gpu_rounds import HostRounds
 from . import top_levels_gpu
+from .hub_bits import HubBits
 from .ko_launch import (C_EXTRA, C_FELL, C_NEXT, C_PLACED, C_TAIL, C_TOUCHED, CTR_WORDS, WARP,
                         _fn, _grid, _parts, _prepared, _ptr)
 from hornet.core.cuda import BLOCK
@@ -186,6 +194,19 @@ ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
 ASYNC_MAX_EDGES = 1 << 21
 #: units the queue holds in one phase (a longer phase stops: the update falls back)
 ASYNC_QUEUE_UNITS = 1 << 22
+#: True: a deletion of top-level edges lowers them by the descent as any other edge (their
+#: count recounted after it); False: the top levels decomposed anew (:meth:`_top_delete`)
+TOP_DELETE_BY_DESCENT = True
+#: Batches of at least GATE_MIN_BATCH edges count their seeds first (one read): a deletion
+#: (host-driven, on a graph above DEVICE_SCAN_DELETE_MAX_EDGES) whose worklist passes
+#: DELETE_SEED_SHARE of the edges, or an insertion whose seeds (new edges and the old edges
+#: they may now follow) pass INSERT_SEED_SHARE, goes to the static decomposition at once
+#: instead of after its deadline
+GATE_MIN_BATCH = 2048
+DELETE_SEED_SHARE, INSERT_SEED_SHARE = 0.02, 0.007
+#: True: the kernels test an element of a shorter list against a hub's long list by the
+#: hub's bit row (:mod:`.hub_bits`) instead of searching the list; the rows are kept either way
+HUB_BITS = True
 #: batches of at most this many edges get their batch adjacency from one block
 #: (``tb_batch_keys``, SMALL_BATCH in batch_keys.cu) instead of a sort
 SMALL_BATCH = 1024
@@ -207,11 +228,6 @@ KS_WORDS, QUEUE_WORDS = 32, 96
 KS_DONE, KS_NOT_EMPTY = 0, 3
 #: the host-driven peeling's counters in ko_scan's words (PC_* in ko_peel.cuh)
 PC_REM, PC_NEXT, PC_PEELED = 0, 2, 4
-#: the host-driven descent's h-index on a worklist of at least HINDEX_SPLIT_MIN edges: a warp
-#: per edge whose shorter list has at most HINDEX_LIGHT_MAX elements (eight edges a block
-#: instead of one), a block per other edge
-HINDEX_SPLIT_MIN = 1024
-HINDEX_LIGHT_MAX = 256
 class GpuDynamicTruss(HostRounds):
     """Truss numbers of a GPU :class:`hornet.Graph`, kept current (see the module; directed
     graphs as in :mod:`hornet.algos.ktruss.dynamic`).
@@ -260,6 +276,8 @@ class GpuDynamicTruss(HostRounds):
         self._scan_layout, self._scan_cache = None, {}   # (_scan_values)
         self._bar = cupy.zeros(4, dtype=cupy.uint32)
         self._recompute()
+        deg, ptr = self._view()
+        self._hubs = HubBits(deg, ptr, int(deg.shape[0]), len(self._table))
 
     # ------------------------------------------------------------------ state
     def _recompute(self) -> None:
@@ -534,6 +552,8 @@ class GpuDynamicTruss(HostRounds):
         dst = cp.ascontiguousarray(dst.astype(cp.int32, copy=False))
         b = int(src.shape[0])
         deleting = kind == "delete"
+        self._hubs.apply(src, dst, not deleting)        # (before any kernel reads the rows)
+        self._hubs.activate(HUB_BITS)
         # (an insertion's kernels do not read the batch adjacency: it is made after their
         # launch, for the supports alone)
         batch = self._batch(src, dst) if deleting else None
@@ -615,47 +635,6 @@ class GpuDynamicTruss(HostRounds):
             self._tick(UPDATE_STAMPS)             # (starts the stamps over)
         return self._tick()
 
-    def _descend(self, n: int, tstamp, fstamp, deadline) -> bool:
-        """The h-index descent from the worklist ``_la[:n]`` (distinct slots) to its fixed
-        point, one launch per phase (the h-index: a block per edge, or, on a worklist of
-        :data:`HINDEX_SPLIT_MIN` edges or more, a warp per edge whose shorter list has at
-        most :data:`HINDEX_LIGHT_MAX` elements and a block per other edge); every lowered
-        edge goes once to ``_fallen`` (``_fell == fstamp``, count ``C_FELL``). Returns False
-        when the deadline passed (the values are then bounds, not final)."""
-        from hornet.core.cuda import BLOCK, _max_grid, i64, launch
-        deg, ptr = self._view()
-        t = self._table
-        truss = t.columns["truss"]
-        cur, nxt = self._la, self._lb
-        hindex, apply, push = _fn("dt_hindex_block"), _fn("dt_apply"), _fn("dt_push")
-        split, heavy = _fn("dt_hindex_split"), _fn("dt_hindex_heavy")
-        full_grid = (int(_max_grid()),)
-        while n:
-            stamp = self._tick()
-            head = (deg, ptr, t.keys, np.int32(t.shift), truss)
-            if n >= HINDEX_SPLIT_MIN:
-                # a warp per edge of short lists, a block per edge of the others
-                launch(split, n, head + (cur, i64(n), self._newval, self._touched, tstamp,
-                                         self._ctr, self._cand, self._front2,
-                                         np.int32(HINDEX_LIGHT_MAX)), threads_per_item=WARP)
-                heavy(full_grid, (BLOCK,), head + (self._cand, self._front2, self._newval,
-                                                   self._touched, tstamp, self._ctr))
-            else:
-                launch(hindex, n, head + (cur, i64(n), self._newval, self._touched, tstamp,
-                                          self._ctr), threads_per_item=BLOCK)
-            launch(apply, n, (cur, i64(n), self._newval, truss, self._low, self._low_old, nxt,
-                              self._mark, stamp, self._ctr, self._fell, fstamp, self._fallen))
-            parts = _parts(n)
-            launch(push, n * int(parts), (deg, ptr, t.keys, np.int32(t.shift), truss,
-                                          self._low, self._low_old, i64(n), nxt, self._mark,
-                                          stamp, self._ctr, parts), threads_per_item=WARP)
-            n = int(self._read()[C_NEXT])
-            self._rounds += 1
-            cur, nxt = nxt, cur
-            if n and time.perf_counter() > deadline:
-                return False
-        return True
-
     def _delete(self, src, dst, batch, queued) -> None:
         """Lower the numbers after a deletion batch (the deleted edges still in the table;
         ``batch``: its batch adjacency). ``queued()`` runs once after the ``dt_lost_seeds``
@@ -675,10 +654,21 @@ class GpuDynamicTruss(HostRounds):
              P(t.columns["truss"]), P(self._mark), int(stamp), P(self._la), P(self._ctr),
              parts))
         fstamp = self._tick()
-        if self._top and bool((t.get("truss", src, dst) >= self._top).any()):
+        top_hit = bool(self._top) and bool((t.get("truss", src, dst) >= self._top).any())
+        if nb >= GATE_MIN_BATCH and not self._device_scan(DEVICE_SCAN_DELETE):
+            # a large batch: its worklist's length read first, and one too long for the
+            # descent to beat the static decomposition goes to it at once
+            queued()
+            queued = None
+            n = int(self._read()[C_NEXT])
+            if n > DELETE_SEED_SHARE * len(t):
+                self.stats.update(seeds=n, gate="seeds")
+                return self._fallback(n)
+        if top_hit and not TOP_DELETE_BY_DESCENT:
             # the batch deleted an edge of the top levels: their subgraph decomposed anew,
             # the worklist restricted to the levels below and the edges that fell from it
-            queued()
+            if queued is not None:
+                queued()
             self._top_delete(int(self._read()[C_NEXT]), fstamp)
             queued = None
         if self._device_scan(DEVICE_SCAN_DELETE):
@@ -692,6 +682,7 @@ class GpuDynamicTruss(HostRounds):
             if queued is not None:
                 queued()
             n = int(self._read()[C_NEXT])
+            self.stats["seeds"] = n
             done = self._descend(n, tstamp, fstamp, deadline)
             if done:
                 # the edges that fell: the end of their new level, in an order peeled from
@@ -704,6 +695,8 @@ class GpuDynamicTruss(HostRounds):
             self._tail += int(self._ctr_host[C_TAIL])      # (the host-driven peeling's)
         if not done:                               # (the caller deletes the batch's keys)
             return self._fallback(touched)
+        if top_hit and TOP_DELETE_BY_DESCENT:     # (the descent lowered the top's edges)
+            self._top_n = self.stats["top"] = top_levels_gpu.top_count(t, self._top)
         self.stats.update(region=touched, rounds=self._rounds, peel_rounds=self._peel_rounds)
 
     def _top_insert(self) -> None:
@@ -852,6 +845,14 @@ class GpuDynamicTruss(HostRounds):
         _prepared("is_partners", 12)(_grid(b * BLOCK), BLOCK, (
             P(deg), P(ptr), P(keys), t.shift, P(truss), sl, b, P(low), P(self._fell),
             int(cstamp), P(ext), P(self._ctr)))
+        if b >= GATE_MIN_BATCH:
+            # a large batch: its seeds counted first, and one with too many for the scan to
+            # beat the static decomposition goes to it at once
+            seeds = int(self._read()[C_EXTRA])
+            if seeds > INSERT_SEED_SHARE * len(t):
+                queued()
+                self.stats.update(seeds=seeds, gate="seeds")
+                return self._fallback(seeds)
         if LEVELS_AT_ONCE and DEVICE_SCAN_INSERT:
             # every level at once, its seeds' count read on the device: one read at the end
             done = self._scan(4, 0, self._top, self._region, 0, tstamp, deadline, max_region,

@@ -1,7 +1,8 @@
-"""Host-driven insertion rounds of :class:`~hornet.algos.ktruss.dynamic_gpu.GpuDynamicTruss`:
-one launch per phase and a read of the counters between rounds, instead of ``ko_scan``'s
-single cooperative launch (``INSERT_BY_RAISE`` with a host-driven raise, ``DEVICE_SCAN_INSERT =
-False``). The constants and helpers are the module :mod:`.dynamic_gpu`'s, read when called."""
+"""Host-driven rounds of :class:`~hornet.algos.ktruss.dynamic_gpu.GpuDynamicTruss`: one launch
+per phase and a read of the counters between rounds, instead of ``ko_scan``'s single
+cooperative launch (the deletion's descent on a large graph, ``INSERT_BY_RAISE`` with a
+host-driven raise, ``DEVICE_SCAN_INSERT = False``). The constants and helpers are the module
+:mod:`.dynamic_gpu`'s, read when called."""
 from __future__ import annotations
 
 import time
@@ -14,9 +15,58 @@ from .ko_launch import (C_ALL, C_EVAL, C_FELL, C_HEADN, C_NEWC, C_NEXT, C_RAISED
 __all__ = ["HostRounds"]
 
 
+#: the host-driven descent's h-index on a worklist of at least HINDEX_SPLIT_MIN edges: a warp
+#: per edge whose shorter list has at most HINDEX_LIGHT_MAX elements (eight edges a block
+#: instead of one), a block per other edge
+HINDEX_SPLIT_MIN = 1024
+HINDEX_LIGHT_MAX = 256
+
+
 class HostRounds:
-    """The host-driven insertion methods (a base of ``GpuDynamicTruss``: its state and its
-    ``_peel``, ``_descend``, ``_read`` and ``_add_extras``)."""
+    """The host-driven methods (a base of ``GpuDynamicTruss``: its state and its ``_peel``,
+    ``_read`` and ``_add_extras``)."""
+
+    def _descend(self, n: int, tstamp, fstamp, deadline) -> bool:
+        """The h-index descent from the worklist ``_la[:n]`` (distinct slots) to its fixed
+        point, one launch per phase (the h-index: a block per edge, or, on a worklist of
+        :data:`HINDEX_SPLIT_MIN` edges or more, a warp per edge whose shorter
+        list has at most :data:`HINDEX_LIGHT_MAX` elements and a block per
+        other edge); every lowered edge goes once to ``_fallen`` (``_fell == fstamp``, count
+        ``C_FELL``). Returns False when the deadline passed (the values are then bounds, not
+        final)."""
+        from hornet.core.cuda import BLOCK, _max_grid, i64, launch
+        deg, ptr = self._view()
+        t = self._table
+        truss = t.columns["truss"]
+        cur, nxt = self._la, self._lb
+        hindex, apply, push = _fn("dt_hindex_block"), _fn("dt_apply"), _fn("dt_push")
+        split, heavy = _fn("dt_hindex_split"), _fn("dt_hindex_heavy")
+        full_grid = (int(_max_grid()),)
+        while n:
+            stamp = self._tick()
+            head = (deg, ptr, t.keys, np.int32(t.shift), truss)
+            if n >= HINDEX_SPLIT_MIN:
+                # a warp per edge of short lists, a block per edge of the others
+                launch(split, n, head + (cur, i64(n), self._newval, self._touched, tstamp,
+                                         self._ctr, self._cand, self._front2,
+                                         np.int32(HINDEX_LIGHT_MAX)), threads_per_item=WARP)
+                heavy(full_grid, (BLOCK,), head + (self._cand, self._front2, self._newval,
+                                                   self._touched, tstamp, self._ctr))
+            else:
+                launch(hindex, n, head + (cur, i64(n), self._newval, self._touched, tstamp,
+                                          self._ctr), threads_per_item=BLOCK)
+            launch(apply, n, (cur, i64(n), self._newval, truss, self._low, self._low_old, nxt,
+                              self._mark, stamp, self._ctr, self._fell, fstamp, self._fallen))
+            parts = _parts(n)
+            launch(push, n * int(parts), (deg, ptr, t.keys, np.int32(t.shift), truss,
+                                          self._low, self._low_old, i64(n), nxt, self._mark,
+                                          stamp, self._ctr, parts), threads_per_item=WARP)
+            n = int(self._read()[C_NEXT])
+            self._rounds += 1
+            cur, nxt = nxt, cur
+            if n and time.perf_counter() > deadline:
+                return False
+        return True
 
     def _insert_raise(self, slots) -> None:
         """Raise the numbers after an insertion batch (new edges in the table, ``slots``).

@@ -155,7 +155,7 @@ def _batch_row(vertices, offsets, neighbours, x):
 # Support updates
 
 
-@split_kernel(threshold=SUPPORTS_PARALLEL_MIN, combine=sum)
+@split_kernel(nrt=True, threshold=SUPPORTS_PARALLEL_MIN, combine=sum)
 def insertion_supports(bu, bv, bslot, deg, ptr, keys, shift, batch_stamp, stamp, truss,
                        support, low, part, parts):
     """Add the triangles the inserted edges (already in the graph and the table) closed,
@@ -213,7 +213,7 @@ def insertion_supports(bu, bv, bslot, deg, ptr, keys, shift, batch_stamp, stamp,
     return found.sum()
 
 
-@split_kernel(threshold=SUPPORTS_PARALLEL_MIN, combine=sum)
+@split_kernel(nrt=True, threshold=SUPPORTS_PARALLEL_MIN, combine=sum)
 def deletion_supports(du, dv, dslot, deg, ptr, dvert, doff, dnbr, keys, shift, batch_stamp,
                       stamp, truss, support, rec_slot, rec_level, nrec, part, parts):
     """Subtract the triangles the deleted edges took with them; record who lost what.
@@ -649,7 +649,7 @@ def _entry_slots(deg, ptr, keys, shift, rows, row_off, part, parts):
             rows[at + i] = _slot(keys, shift, u, A[i])
 
 
-@split_kernel(threshold=0)
+@split_kernel(nrt=True, threshold=0)
 def _count_levels(deg, ptr, truss, cnt, counted, stamp, rows, row_off, skip, part, parts):
     for u in range(*part_range(deg.shape[0], part, parts)):
         A, da = _row(deg, ptr, u)

@@ -210,7 +210,7 @@ class _GraphWork:
         self.g.delete_edges(self.src[rem], self.dst[rem])
 
 
-@split_kernel(threshold=0)
+@split_kernel(nrt=True, threshold=0)
 def _alive_degrees(deg, ptr, eid_ptr, state, cnt, part, parts):
     like = np.empty(0, np.int64)
     for u in range(*part_range(deg.shape[0], part, parts)):
@@ -225,7 +225,7 @@ def _alive_degrees(deg, ptr, eid_ptr, state, cnt, part, parts):
         cnt[u] = c
 
 
-@split_kernel(threshold=0)
+@split_kernel(nrt=True, threshold=0)
 def _compact_alive(deg, ptr, eid_ptr, state, indptr, ind, eid, part, parts):
     like = np.empty(0, np.int64)
     for u in range(*part_range(deg.shape[0], part, parts)):
@@ -262,26 +262,12 @@ def _next_common(A, pa, a_hi, B, pb, b_hi, skew):
     return a_hi, b_hi
 
 
+# The helpers of _delta_update's innermost loop take no arrays: a Numba call or inlined
+# helper given arrays increfs and decrefs each of them around the call, on every triangle met.
 @njit(inline="always")
-def _eid_at(u, j, w, eids, mode, deg0, ptr0, off0, eeid0):
-    if mode == EID_PROP:
-        return eids[j]
-    return lookup_eid(u, w, deg0, ptr0, off0, eeid0)
-
-
-@njit(inline="always")
-def _decrement(sup, e, thr, out, counter):
-    old = atomic_add(sup, e, -1)
-    if old == thr:                 # crossed below k - 2: peel next round (seen by one thread)
-        p = atomic_add(counter, 0, 1)
-        out[p] = e
-
-
-@njit(inline="always")
-def _triangle_lost(e, e1, e2, state):
-    """Removed edge ``e`` met the triangle {e, e1, e2}: which of e1, e2 lose it (once)."""
-    s1 = state[e1]
-    s2 = state[e2]
+def _triangle_lost(e, e1, e2, s1, s2):
+    """Removed edge ``e`` met the triangle {e, e1, e2} (states ``s1``, ``s2``): which of e1,
+    e2 lose it (once)."""
     if s1 == DEAD_ or s2 == DEAD_:
         return False, False                      # not a triangle of this round's graph
     if s1 == ALIVE_ and s2 == ALIVE_:            # single edge-pair deletion
@@ -293,7 +279,7 @@ def _triangle_lost(e, e1, e2, state):
     return False, False                          # triple deletion: nothing survives
 
 
-@split_kernel(threshold=0)
+@split_kernel(nrt=True, threshold=0)
 def _delta_update(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state,
                   heads, tails, eids, pstart, marks, pos_marks, sup, thr, out, counter, taken,
                   part, parts):
@@ -370,7 +356,10 @@ def _delta_update(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state,
                     px = pb
                     pa += 1
                     pb += 1
-                e2 = _eid_at(y, qy, w, ey, mode, deg0, ptr0, off0, eeid0)
+                if mode == EID_PROP:
+                    e2 = ey[qy]
+                else:
+                    e2 = lookup_eid(y, w, deg0, ptr0, off0, eeid0)
                 if e2 < 0 or state[e2] == DEAD_:
                     continue
                 if mode == EID_PROP:
@@ -379,11 +368,12 @@ def _delta_update(deg, ptr, eid_ptr, mode, deg0, ptr0, off0, eeid0, state,
                     e1 = lookup_eid(x, w, deg0, ptr0, off0, eeid0)
                 if e1 < 0:
                     continue
-                dec1, dec2 = _triangle_lost(e, e1, e2, state)
-                if dec1:
-                    _decrement(sup, e1, thr, out, counter)
-                if dec2:
-                    _decrement(sup, e2, thr, out, counter)
+                dec1, dec2 = _triangle_lost(e, e1, e2, state[e1], state[e2])
+                # an edge whose support crosses below k - 2 (seen by one part) is peeled next
+                if dec1 and atomic_add(sup, e1, -1) == thr:
+                    out[atomic_add(counter, 0, 1)] = e1
+                if dec2 and atomic_add(sup, e2, -1) == thr:
+                    out[atomic_add(counter, 0, 1)] = e2
         if use_marks:
             for p in range(dx):
                 mk[X[p]] = 0

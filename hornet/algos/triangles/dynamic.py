@@ -123,7 +123,7 @@ def _in_batch_list(bkeys, lo, hi, x, w):
     return p < hi and bkeys[p] == q
 
 
-@split_kernel(threshold=0, combine=sum)
+@split_kernel(nrt=True, threshold=0, combine=sum)
 def _count_batch(deg, ptr, bsrc, bdst, bkeys, deleting, sign, bounds, pv6,
                  tkeys, tshift, tval, track, part, parts):
     """Weighted triangles of the batch edges (see the module docstring); returns the signed

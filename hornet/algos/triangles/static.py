@@ -296,7 +296,7 @@ def _vertex_work(ooff, oind, work, part, parts):
         work[u + 1] = w
 
 
-@split_kernel(threshold=0, combine=sum)
+@split_kernel(nrt=True, threshold=0, combine=sum)
 def _tc_kernel(ooff, oind, oeid, bounds, marks, pos_marks, acc, mode, tri_v, sup, taken, part,
                parts):
     """Triangles on the oriented graph; mode 0: count, 1: + per vertex, 2: + per edge.

@@ -89,7 +89,7 @@ def _find_positions(src, dst, degree, edge_ptr, num_vertices, out, part, parts):
                     prev_at = lo
 
 
-@split_kernel(combine=prefix_counts)
+@split_kernel(nrt=True, combine=prefix_counts)
 def _count_kept(pos, inserting, part, parts):
     n = pos.shape[0]
     found = np.zeros(CHUNKS + 1, dtype=np.int64)

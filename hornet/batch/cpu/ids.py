@@ -18,7 +18,7 @@ def _bounds_of_parts(results: list):
     return min(r[0] for r in results), max(r[1] for r in results)
 
 
-@split_kernel(combine=_bounds_of_parts)
+@split_kernel(nrt=True, combine=_bounds_of_parts)
 def _id_bounds(a, part_index, parts):
     n = a.shape[0]
     part = np.empty((BOUND_CHUNKS, 2), dtype=np.int64)

@@ -47,7 +47,7 @@ def prefix_counts(results: list):
     return np.cumsum(found, out=found)
 
 
-@split_kernel(combine=prefix_counts)
+@split_kernel(nrt=True, combine=prefix_counts)
 def _count_heads(src, part, parts):
     n = src.shape[0]
     found = np.zeros(CHUNKS + 1, dtype=np.int64)
@@ -377,7 +377,7 @@ def _changed(pos, src, dst, i, directed, present, every):
     return (every | ((pos[i] >= 0) == present)) & (directed | (src[i] < dst[i]))
 
 
-@split_kernel(combine=prefix_counts)
+@split_kernel(nrt=True, combine=prefix_counts)
 def _count_changed(pos, src, dst, directed, present, every, part, parts):
     n = pos.shape[0]
     found = np.zeros(CHUNKS + 1, dtype=np.int64)
