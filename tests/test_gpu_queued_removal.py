@@ -39,13 +39,19 @@ def _hub_pairs(rng, n, m):
     return s, d
 
 
-@pytest.mark.parametrize("directed", [False, True])
-def test_queued_removals_match_the_cpu_and_the_removal_after_the_read_back(directed,
+@pytest.mark.parametrize("directed, copy", [(False, True), (True, True), (False, False)])
+def test_queued_removals_match_the_cpu_and_the_removal_after_the_read_back(directed, copy,
                                                                           monkeypatch):
     """Deletes of 0.1% to 60% of the edges, the removal queued, against the CPU and the
-    removal after the read-back."""
+    removal after the read-back; the lists that move copied by one kernel (``copy``) or by a
+    removal of nothing."""
     import cupy
     import hornet.batch.planned as planned
+    monkeypatch.setattr(planned, "QUEUED_COPY", copy)
+    copied = []
+    original_copy = planned.copy_lists
+    monkeypatch.setattr(planned, "copy_lists",
+                        lambda *a, **k: copied.append(a[4]) or original_copy(*a, **k))
     queued = []
     original = planned._queue_removal
     monkeypatch.setattr(planned, "_queue_removal",
@@ -80,6 +86,7 @@ def test_queued_removals_match_the_cpu_and_the_removal_after_the_read_back(direc
         assert np.array_equal(to_host(gpu._size_class[:n]), to_host(after._size_class[:n]))
         gpu.check()
     assert len(queued) == 6
+    assert bool(copied) == copy and all(m > 0 for m in copied)
 
 
 def test_a_take_that_fails_after_a_queued_removal_keeps_the_lists_in_their_blocks(

@@ -46,6 +46,7 @@ import numpy as np
 
 from ..change import EdgeChange
 from ..memory.manager import DeviceMemoryError
+from .gpu.kernels import copy_lists
 from .gpu.pairs import device_pairs
 from .gpu.plan import (I_BAD, I_CLASS, I_SEGMENTS, I_TAKE_SHORT, MAX_ENTRIES, BatchPlan,
                        commit_plan, place_moves, plan_batch, refit_plan)
@@ -71,6 +72,8 @@ QUEUED_REMOVAL = os.environ.get("HORNET_QUEUED_REMOVAL", "1") != "0"
 #: ... for batches of at most this many entries (once mirrored): the removal's per-segment
 #: scratch (hornet.batch.gpu.kernels._MoveScratch) is then sized for the batch's entries
 QUEUED_REMOVAL_MAX = 1 << 21
+#: a queued removal's moving lists are copied whole by one kernel (one block a list)
+QUEUED_COPY = True
 
 
 def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
@@ -223,7 +226,9 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         slots = xp.repeat(columns[f], p.seg_len) + dt.itemsize * p.at
         K.read_at(slots, gone[name])
     if queued:                   # removed in place already: the moving lists are copied
-        if p.moves:
+        if p.moves and QUEUED_COPY:
+            copy_lists([p.old_ptr], [p.seg_ptr], p.new_deg, p.moved, p.moves, mm.field_dtypes)
+        elif p.moves:
             none = g._xp.zeros(p.moves, dtype=g._xp.int64)     # (a removal of nothing)
             K.remove_lists([p.old_ptr[p.moved]], [p.seg_ptr[p.moved]], p.new_deg[p.moved],
                            none, none, none, mm.field_dtypes, items=g._entries)

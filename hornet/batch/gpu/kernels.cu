@@ -612,6 +612,36 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
     }
 }
 
+// Whole lists copied to other blocks, one block per listed list (grid-stride over them):
+// list segs[i] (moves of them) holds count[s] items at src[s], copied to dst[s] (blocks
+// that do not overlap). Four loads per thread are in flight before its stores.
+#define COPY_ITEMS 4
+template <typename T>
+__global__ void copy_lists(const i64* __restrict__ src, const i64* __restrict__ dst,
+                           const i64* __restrict__ count, const i64* __restrict__ segs,
+                           i64 moves) {
+    for (i64 i = blockIdx.x; i < moves; i += gridDim.x) {
+        const i64 s = segs[i];
+        const i64 n = count[s];
+        const T* __restrict__ O = (const T*)src[s];
+        T* __restrict__ D = (T*)dst[s];
+        const i64 step = (i64)blockDim.x * COPY_ITEMS;
+        for (i64 lo = threadIdx.x; lo < n; lo += step) {
+            T v[COPY_ITEMS];
+#pragma unroll
+            for (int k = 0; k < COPY_ITEMS; ++k) {
+                const i64 j = lo + (i64)k * blockDim.x;
+                if (j < n) v[k] = O[j];
+            }
+#pragma unroll
+            for (int k = 0; k < COPY_ITEMS; ++k) {
+                const i64 j = lo + (i64)k * blockDim.x;
+                if (j < n) D[j] = v[k];
+            }
+        }
+    }
+}
+
 // ------------------------------------------------------------------------------ reads and writes by address
 template <typename T>
 __global__ void read_at(const i64* __restrict__ addresses, i64 n, T* __restrict__ out) {

@@ -29,7 +29,8 @@ _NAMES = tuple(
     [f"find_positions<{s}, {d}, {g}>" for s in _IDX.values() for d in _IDX.values()
      for g in _IDX.values()]
     + [f"{k}<{t}>" for k in ("merge_small", "merge_warp", "merge_block", "remove_small",
-                             "remove_warp", "remove_pieces", "read_at", "write_at") for t in ITEM_TYPES.values()])
+                             "remove_warp", "remove_pieces", "copy_lists", "read_at",
+                             "write_at") for t in ITEM_TYPES.values()])
 
 #: lists moving at most this many items are rewritten by one thread each ...
 SMALL_MOVE = 64
@@ -433,6 +434,19 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
         launch(_fn(f"remove_pieces<{t}>"), max_pieces,
                args + (plan.count_at(2), plan.piece_base, owner, state),
                threads_per_item=BLOCK)
+
+
+def copy_lists(src_ptrs, dst_ptrs, count, segs, moves: int, dtypes) -> None:
+    """Copy whole lists to other blocks, column by column: for each of the first ``moves``
+    entries ``s`` of ``segs`` (int64 on the device), ``count[s]`` items of the column's dtype
+    from address ``src_ptrs[c][s]`` to ``dst_ptrs[c][s]`` (int64 device arrays; the blocks
+    do not overlap). One launch per column, one block per list, no host synchronization."""
+    if moves <= 0:
+        return
+    count, segs = as_i64(count), as_i64(segs)
+    for src, dst, dt in zip(src_ptrs, dst_ptrs, dtypes):
+        launch(_fn(f"copy_lists<{item_type(dt)}>"), moves,
+               (as_i64(src), as_i64(dst), count, segs, i64(moves)), threads_per_item=BLOCK)
 
 
 # ---------------------------------------------------------------------------- gathers

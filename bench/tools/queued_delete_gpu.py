@@ -1,0 +1,140 @@
+"""Planned GPU deletes with and without the queued removal, same process, same graph (CUDA
+events): where a queued delete spends its time.
+
+    python3 -m bench.tools.queued_delete_gpu [--scales 20 24] [--sizes 10000 100000]
+        [--repeats 9] [--variants plain queued]
+
+Each variant sets module flags of :mod:`hornet.batch.planned` (``plain``: QUEUED_REMOVAL
+False; ``queued``: True, the moved lists copied by a removal of nothing; ``copy``: True,
+copied by one kernel); the variants take turns on one graph (existing edges sampled with
+replacement and deleted, every call undone untimed, as the updates benchmark does). Printed
+per scale, size and variant: the median event time of a delete; then, from rounds with CUDA
+events around the planned path's stages (which add host time), per stage its device span
+and host time per batch, and per batch the plan's moves, whether it refitted and how many
+entries it removed.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections import defaultdict
+
+import hornet
+import hornet.batch.planned as planned
+from bench.common import kronecker, require_gpu
+from bench.tools.device_spans_gpu import EventClock
+
+NEEDS_GPU = True
+
+VARIANTS = {
+    "plain": {"QUEUED_REMOVAL": False},
+    "queued": {"QUEUED_REMOVAL": True, "QUEUED_COPY": False},
+    "copy": {"QUEUED_REMOVAL": True, "QUEUED_COPY": True},
+}
+
+
+def _set(variant: str) -> None:
+    for k, v in VARIANTS[variant].items():
+        setattr(planned, k, v)
+
+
+def _install(clock: EventClock, seen: list) -> None:
+    """Event pairs around the planned delete's stages; ``seen`` gets (moves, refit, kept)
+    of every committed plan."""
+    from hornet.batch import gpu as K
+    for name in ("plan_batch", "refit_plan", "_queue_removal", "_take_blocks", "place_moves",
+                 "compact_memory", "_change"):
+        clock.wrap(planned, name)
+    commit = planned._commit
+
+    def _commit(g, p):
+        seen.append((p.moves, bool(getattr(p, "refit", False)), p.kept, p.segments))
+        return clock.span("_commit", commit, g, p)
+
+    planned._commit = _commit
+    clock._undo.append((planned, "_commit", commit))
+    remove = K.remove_lists
+
+    def remove_lists(*a, **k):
+        label = "remove_lists (queued)" if k.get("counted") else "remove_lists"
+        return clock.span(label, remove, *a, **k)
+
+    K.remove_lists = remove_lists
+    clock._undo.append((K, "remove_lists", remove))
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python3 -m bench.tools.queued_delete_gpu",
+                                 description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scales", type=int, nargs="+", default=[20, 24])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10**4, 10**5])
+    ap.add_argument("--repeats", type=int, default=9)
+    ap.add_argument("--profiled", type=int, default=3, help="rounds with stage events")
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS))
+    args = ap.parse_args(argv)
+    require_gpu("queued_delete_gpu")
+    import cupy
+    print(f"device: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    for scale in args.scales:
+        src, dst = kronecker(scale, seed=scale, xp=cupy)
+        g = hornet.Graph.from_edges(src, dst, num_vertices=1 << scale, directed=False,
+                                    device="gpu")
+        del src, dst
+        es, ed = g.edges()
+        rs = cupy.random.RandomState(1)
+        for b in args.sizes:
+            rounds = args.repeats + args.profiled + 1
+            picks = [rs.randint(0, es.size, b, dtype=cupy.int64) for _ in range(rounds)]
+            times = defaultdict(list)
+            stages = {v: defaultdict(lambda: [0.0, 0.0, 0]) for v in args.variants}
+            plans = defaultdict(list)
+            clock = EventClock(cupy)
+            for r in range(rounds):
+                profiled = r > args.repeats
+                order = args.variants if r % 2 else args.variants[::-1]
+                for v in order:
+                    _set(v)
+                    seen = []
+                    if profiled:
+                        _install(clock, seen)
+                        clock.enabled = True
+                    cupy.cuda.Device().synchronize()
+                    start.record()
+                    c = g.delete_edges(es[picks[r]], ed[picks[r]])
+                    end.record()
+                    end.synchronize()
+                    if profiled:
+                        clock.enabled = False
+                        clock.restore()
+                        for label, row in clock.collect().items():
+                            acc = stages[v][label]
+                            for k in range(3):
+                                acc[k] += row[k]
+                        plans[v].extend(seen)
+                    elif r:
+                        times[v].append(cupy.cuda.get_elapsed_time(start, end) * 1e3)
+                    g.insert_edges(c.src, c.dst)
+                    cupy.cuda.Device().synchronize()
+            _set("copy")
+            for v in args.variants:
+                t = times[v]
+                print(f"kron{scale} b={b} {v}: delete median {statistics.median(t):.0f} us "
+                      f"(min {min(t):.0f}, max {max(t):.0f}, {len(t)} rounds)", flush=True)
+            for v in args.variants:
+                print(f"  {v}: plans (moves, refit, kept, segments): {plans[v]}")
+                for label, (dev, host, calls) in sorted(stages[v].items(),
+                                                        key=lambda kv: -kv[1][1]):
+                    n = args.profiled
+                    print(f"    {label:<24} device {dev / n * 1e6:7.0f} us  host "
+                          f"{host / n * 1e6:7.0f} us  calls {calls / n:.1f}")
+            sys.stdout.flush()
+        g.check()
+        g = None
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+if __name__ == "__main__":
+    main()
