@@ -15,6 +15,14 @@ from hornet.testing import to_host
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
 
+@pytest.fixture(autouse=True)
+def _queue_every_delete(monkeypatch):
+    """Every planned delete queues its removal (also those the memory policy may refit),
+    unless a test says otherwise."""
+    import hornet.batch.planned as planned
+    monkeypatch.setattr(planned, "QUEUED_UNLESS_REFIT", False)
+
+
 def _graph(device, directed=False):
     g = hornet.Graph(directed=directed, device=device, block_array_edges=512)
     g._medium_batches = False
@@ -192,3 +200,46 @@ def test_planned_merges_into_lists_of_every_shape_match_the_cpu():
         pick = rng.choice(es.size, size=es.size // 20, replace=False)
         _ = cpu.delete_edges(es[pick], ed[pick]), gpu.delete_edges(es[pick], ed[pick])
         _same(cpu, gpu)
+
+
+def test_deletes_that_may_refit_are_not_queued(monkeypatch):
+    """With QUEUED_UNLESS_REFIT, a delete that the memory policy refits never has its
+    removal queued (the host's bound before the plan covers every refit); deletes that
+    cannot refit are queued; graphs, changes and size classes equal the CPU's."""
+    import cupy
+    import hornet.batch.planned as planned
+    monkeypatch.setattr(planned, "QUEUED_UNLESS_REFIT", True)
+    calls = []
+    for name in ("_queue_removal", "refit_plan"):
+        original = getattr(planned, name)
+        monkeypatch.setattr(planned, name, lambda *a, _o=original, _n=name, **k:
+                            calls.append(_n) or _o(*a, **k))
+    rng = np.random.default_rng(15)
+    cpu, gpu, after = _graph("cpu"), _graph("gpu"), _graph("gpu")
+    s, d = _hub_pairs(rng, 40_000, 300_000)
+    for g in (cpu, gpu, after):
+        g.insert_edges(s, d)
+    both = queued = refits = 0
+    for share in (0.002, 0.3, 0.01, 0.6, 0.002, 0.2):
+        es, ed = cpu.edges()
+        pick = rng.choice(es.size, size=max(1, int(es.size * share) // 2), replace=False)
+        bs, bd = cupy.asarray(es[pick]), cupy.asarray(ed[pick])
+        want = cpu.delete_edges(es[pick], ed[pick])
+        monkeypatch.setattr(planned, "QUEUED_REMOVAL", False)
+        after.delete_edges(bs, bd)                       # the removal after the read-back
+        monkeypatch.setattr(planned, "QUEUED_REMOVAL", True)
+        calls.clear()
+        got = gpu.delete_edges(bs, bd)
+        assert np.array_equal(to_host(got.src), want.src)
+        assert np.array_equal(to_host(got.dst), want.dst)
+        _same(cpu, gpu)
+        _same(after, gpu)
+        n = gpu._n
+        assert np.array_equal(to_host(gpu._size_class[:n]), to_host(after._size_class[:n]))
+        gpu.check()
+        q, r = "_queue_removal" in calls, "refit_plan" in calls
+        both += q and r
+        queued += q
+        refits += r
+    assert both == 0
+    assert queued and refits, (queued, refits)

@@ -6,7 +6,7 @@ events): where a queued delete spends its time.
 
 Each variant sets module flags of :mod:`hornet.batch.planned` (``plain``: QUEUED_REMOVAL
 False; ``queued``: True, the moved lists copied by a removal of nothing; ``copy``: True,
-copied by one kernel); the variants take turns on one graph (existing edges sampled with
+copied by one kernel; ``guard``: as ``copy``, deletes that may refit not queued); the variants take turns on one graph (existing edges sampled with
 replacement and deleted, every call undone untimed, as the updates benchmark does). Printed
 per scale, size and variant: the median event time of a delete; then, from rounds with CUDA
 events around the planned path's stages (which add host time), per stage its device span
@@ -29,8 +29,9 @@ NEEDS_GPU = True
 
 VARIANTS = {
     "plain": {"QUEUED_REMOVAL": False},
-    "queued": {"QUEUED_REMOVAL": True, "QUEUED_COPY": False},
-    "copy": {"QUEUED_REMOVAL": True, "QUEUED_COPY": True},
+    "queued": {"QUEUED_REMOVAL": True, "QUEUED_COPY": False, "QUEUED_UNLESS_REFIT": False},
+    "copy": {"QUEUED_REMOVAL": True, "QUEUED_COPY": True, "QUEUED_UNLESS_REFIT": False},
+    "guard": {"QUEUED_REMOVAL": True, "QUEUED_COPY": True, "QUEUED_UNLESS_REFIT": True},
 }
 
 
@@ -40,11 +41,19 @@ def _set(variant: str) -> None:
 
 
 def _install(clock: EventClock, seen: list) -> None:
-    """Event pairs around the planned delete's stages; ``seen`` gets (moves, refit, kept)
-    of every committed plan."""
+    """Event pairs around the planned delete's stages; ``seen`` gets "queued" for every
+    queued removal and (moves, refit, kept, segments) of every committed plan."""
     from hornet.batch import gpu as K
-    for name in ("plan_batch", "refit_plan", "_queue_removal", "_take_blocks", "place_moves",
-                 "compact_memory", "_change"):
+    _queued = planned._queue_removal
+
+    def queue_removal(g, pending):
+        seen.append("queued")
+        return clock.span("_queue_removal", _queued, g, pending)
+
+    planned._queue_removal = queue_removal
+    clock._undo.append((planned, "_queue_removal", _queued))
+    for name in ("plan_batch", "refit_plan", "_take_blocks", "place_moves",
+                 "compact_memory", "_change", "copy_lists"):
         clock.wrap(planned, name)
     commit = planned._commit
 
@@ -118,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
                         times[v].append(cupy.cuda.get_elapsed_time(start, end) * 1e3)
                     g.insert_edges(c.src, c.dst)
                     cupy.cuda.Device().synchronize()
-            _set("copy")
+            _set("guard")
             for v in args.variants:
                 t = times[v]
                 print(f"kron{scale} b={b} {v}: delete median {statistics.median(t):.0f} us "

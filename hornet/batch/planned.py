@@ -74,6 +74,8 @@ QUEUED_REMOVAL = os.environ.get("HORNET_QUEUED_REMOVAL", "1") != "0"
 QUEUED_REMOVAL_MAX = 1 << 21
 #: a queued removal's moving lists are copied whole by one kernel (one block a list)
 QUEUED_COPY = True
+#: deletes that the memory policy may refit (:func:`_may_refit`) are not queued
+QUEUED_UNLESS_REFIT = True
 
 
 def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
@@ -139,8 +141,9 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         gpu_take.prepare(mm)
     # inside steady churn a delete leaves shrinking lists in their blocks
     # (hornet.memory.list_fit.STEADY_LOOSE_SHARE)
+    entries = int(s.shape[0]) * (1 if g.directed else 2)
     queued = (QUEUED_REMOVAL and not inserting and not g._edge_schema and
-              int(s.shape[0]) * (1 if g.directed else 2) <= QUEUED_REMOVAL_MAX)
+              entries <= QUEUED_REMOVAL_MAX and not _may_refit(g, entries))
     p = plan_batch(s, d, not g.directed, inserting, g._degree, g._size_class, g._edge_ptr,
                    mm.min_size_class, keep_blocks=not inserting and bool(mm.steady),
                    wait=not (inserting and device_takes) and not queued)
@@ -241,6 +244,21 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
     if gone:
         return edge_change(g, kind, p.src, p.dst, gone)
     return _change(g, kind, p, {}, 0)
+
+
+def _may_refit(g, entries: int) -> bool:
+    """Whether a delete of ``entries`` entries may be refitted (:func:`_refits`), from host
+    counts before its plan: a delete gives back at least the slots its moving lists take
+    (each moves to a smaller class), so the lists hold at most the slots they hold now,
+    counting a release still on its way as held, for at least the entries now less the
+    batch's. False under steady churn (no refit). Only with :data:`QUEUED_UNLESS_REFIT`:
+    a refit plan read back behind a queued removal waits for it, and the removal's moving
+    lists are then copied once more (the removal after the read-back writes them straight
+    into their new blocks)."""
+    mm = g._mm
+    if not QUEUED_UNLESS_REFIT or mm.steady:
+        return False
+    return mm.list_fit.exceeds(mm.list_slots(settle=False), g._entries - entries, False)
 
 
 def _replanned(g, p, refit: bool, keep_blocks: bool) -> BatchPlan:
