@@ -249,16 +249,16 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
 def _may_refit(g, entries: int) -> bool:
     """Whether a delete of ``entries`` entries may be refitted (:func:`_refits`), from host
     counts before its plan: a delete gives back at least the slots its moving lists take
-    (each moves to a smaller class), so the lists hold at most the slots they hold now,
-    counting a release still on its way as held, for at least the entries now less the
-    batch's. False under steady churn (no refit). Only with :data:`QUEUED_UNLESS_REFIT`:
+    (each moves to a smaller class), so the lists hold at most the slots they hold now
+    (a release still on its way counted as held unless its counts have landed), for at
+    least the entries now less the batch's. False under steady churn (no refit). Only with :data:`QUEUED_UNLESS_REFIT`:
     a refit plan read back behind a queued removal waits for it, and the removal's moving
     lists are then copied once more (the removal after the read-back writes them straight
     into their new blocks)."""
     mm = g._mm
     if not QUEUED_UNLESS_REFIT or mm.steady:
         return False
-    return mm.list_fit.exceeds(mm.list_slots(settle=False), g._entries - entries, False)
+    return mm.list_fit.exceeds(mm.list_slots(settle=None), g._entries - entries, False)
 
 
 def _replanned(g, p, refit: bool, keep_blocks: bool) -> BatchPlan:
