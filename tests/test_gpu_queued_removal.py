@@ -52,10 +52,12 @@ def test_queued_removals_match_the_cpu_and_the_removal_after_the_read_back(direc
                                                                           monkeypatch):
     """Deletes of 0.1% to 60% of the edges, the removal queued, against the CPU and the
     removal after the read-back; the lists that move copied by one kernel (``copy``) or by a
-    removal of nothing."""
+    removal of nothing, the removal launched from the plan's addresses (``copy``) or
+    through remove_lists."""
     import cupy
     import hornet.batch.planned as planned
     monkeypatch.setattr(planned, "QUEUED_COPY", copy)
+    monkeypatch.setattr(planned, "QUEUED_LAUNCH", copy)
     copied = []
     original_copy = planned.copy_lists
     monkeypatch.setattr(planned, "copy_lists",

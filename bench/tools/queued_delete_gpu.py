@@ -2,11 +2,13 @@
 events): where a queued delete spends its time.
 
     python3 -m bench.tools.queued_delete_gpu [--scales 20 24] [--sizes 10000 100000]
-        [--repeats 9] [--variants plain queued]
+        [--repeats 9] [--variants plain queued guard fast] [--inserts 0]
 
 Each variant sets module flags of :mod:`hornet.batch.planned` (``plain``: QUEUED_REMOVAL
-False; ``queued``: True, the moved lists copied by a removal of nothing; ``copy``: True,
-copied by one kernel; ``guard``: as ``copy``, deletes that may refit not queued); the variants take turns on one graph (existing edges sampled with
+False; ``queued``: True, the moved lists copied by a removal of nothing, every delete
+queued, launched through remove_lists; ``guard``: moved lists copied by one kernel, deletes
+that may refit not queued; ``fast``: as guard, the removal launched from the plan's
+addresses); the variants take turns on one graph (existing edges sampled with
 replacement and deleted, every call undone untimed, as the updates benchmark does). Printed
 per scale, size and variant: the median event time of a delete; then, from rounds with CUDA
 events around the planned path's stages (which add host time), per stage its device span
@@ -29,9 +31,12 @@ NEEDS_GPU = True
 
 VARIANTS = {
     "plain": {"QUEUED_REMOVAL": False},
-    "queued": {"QUEUED_REMOVAL": True, "QUEUED_COPY": False, "QUEUED_UNLESS_REFIT": False},
-    "copy": {"QUEUED_REMOVAL": True, "QUEUED_COPY": True, "QUEUED_UNLESS_REFIT": False},
-    "guard": {"QUEUED_REMOVAL": True, "QUEUED_COPY": True, "QUEUED_UNLESS_REFIT": True},
+    "queued": {"QUEUED_REMOVAL": True, "QUEUED_COPY": False, "QUEUED_UNLESS_REFIT": False,
+               "QUEUED_LAUNCH": False},
+    "guard": {"QUEUED_REMOVAL": True, "QUEUED_COPY": True, "QUEUED_UNLESS_REFIT": True,
+              "QUEUED_LAUNCH": False},
+    "fast": {"QUEUED_REMOVAL": True, "QUEUED_COPY": True, "QUEUED_UNLESS_REFIT": True,
+             "QUEUED_LAUNCH": True},
 }
 
 
@@ -69,6 +74,10 @@ def _install(clock: EventClock, seen: list) -> None:
         label = "remove_lists (queued)" if k.get("counted") else "remove_lists"
         return clock.span(label, remove, *a, **k)
 
+    fast = planned.queued_removal
+    planned.queued_removal = lambda *a: clock.span("queued_removal", fast, *a)
+    clock._undo.append((planned, "queued_removal", fast))
+
     K.remove_lists = remove_lists
     clock._undo.append((K, "remove_lists", remove))
 
@@ -82,6 +91,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--profiled", type=int, default=3, help="rounds with stage events")
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS))
+    ap.add_argument("--inserts", type=int, default=0,
+                    help="random inserts (each undone) of the size before its deletes, as "
+                         "ab_batches_gpu runs them")
+    ap.add_argument("--cprofile", type=int, default=0,
+                    help="then that many deletes of each size profiled (cProfile, own time)")
     args = ap.parse_args(argv)
     require_gpu("queued_delete_gpu")
     import cupy
@@ -96,6 +110,10 @@ def main(argv: list[str] | None = None) -> None:
         rs = cupy.random.RandomState(1)
         for b in args.sizes:
             rounds = args.repeats + args.profiled + 1
+            for _ in range(args.inserts):
+                c = g.insert_edges(rs.randint(0, g.num_vertices, b, dtype=cupy.int64),
+                                   rs.randint(0, g.num_vertices, b, dtype=cupy.int64))
+                g.delete_edges(c.src, c.dst)
             picks = [rs.randint(0, es.size, b, dtype=cupy.int64) for _ in range(rounds)]
             times = defaultdict(list)
             stages = {v: defaultdict(lambda: [0.0, 0.0, 0]) for v in args.variants}
@@ -127,7 +145,9 @@ def main(argv: list[str] | None = None) -> None:
                         times[v].append(cupy.cuda.get_elapsed_time(start, end) * 1e3)
                     g.insert_edges(c.src, c.dst)
                     cupy.cuda.Device().synchronize()
-            _set("guard")
+            _set("fast")
+            if args.cprofile:
+                _cprofile(cupy, g, es, ed, rs, b, args.cprofile)
             for v in args.variants:
                 t = times[v]
                 print(f"kron{scale} b={b} {v}: delete median {statistics.median(t):.0f} us "
@@ -143,6 +163,27 @@ def main(argv: list[str] | None = None) -> None:
         g.check()
         g = None
         cupy.get_default_memory_pool().free_all_blocks()
+
+
+def _cprofile(cupy, g, es, ed, rs, b: int, calls: int) -> None:
+    """Host time by function of ``calls`` deletes of ``b`` sampled edges (each undone)."""
+    import cProfile
+    import io
+    import pstats
+    prof = cProfile.Profile()
+    for _ in range(calls):
+        p = rs.randint(0, es.size, b, dtype=cupy.int64)
+        s, d = es[p], ed[p]
+        cupy.cuda.Device().synchronize()
+        prof.enable()
+        c = g.delete_edges(s, d)
+        cupy.cuda.Device().synchronize()
+        prof.disable()
+        g.insert_edges(c.src, c.dst)
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(32)
+    print(f"  cProfile of {calls} deletes of {b} (fast), by own time:")
+    print("\n".join(line for line in out.getvalue().splitlines()[6:] if line.strip()))
 
 
 if __name__ == "__main__":

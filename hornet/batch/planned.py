@@ -48,6 +48,7 @@ from ..change import EdgeChange
 from ..memory.manager import DeviceMemoryError
 from .gpu.kernels import copy_lists
 from .gpu.pairs import device_pairs
+from .gpu.queued_removal import queued_removal
 from .gpu.plan import (I_BAD, I_CLASS, I_SEGMENTS, I_TAKE_SHORT, MAX_ENTRIES, BatchPlan,
                        commit_plan, place_moves, plan_batch, refit_plan)
 from .pipeline import _field_columns, compact_memory, edge_change
@@ -76,6 +77,9 @@ QUEUED_REMOVAL_MAX = 1 << 21
 QUEUED_COPY = True
 #: deletes that the memory policy may refit (:func:`_may_refit`) are not queued
 QUEUED_UNLESS_REFIT = True
+#: the queued removal launched from the plan's addresses (hornet.batch.gpu.queued_removal);
+#: False: through hornet.batch.gpu.kernels.remove_lists (CuPy views of the plan's rows)
+QUEUED_LAUNCH = True
 
 
 def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
@@ -276,12 +280,20 @@ def _queue_removal(g, pending) -> BatchPlan:
     ws = pending.ws
     copied = ws.copy_info_event()
     e = pending.entries
-    rows = ws.rows
-    old_ptr = rows[10][:e]
     info = ws.info.data.ptr
-    g._K.remove_lists([old_ptr], [old_ptr], rows[8][:e], rows[4][:e], rows[7][:e],
-                      rows[3][:e], g._mm.field_dtypes, items=g._entries,
-                      counted=(info + 8 * I_SEGMENTS, info + 8 * I_BAD))
+    if QUEUED_LAUNCH:
+        # the plan's rows (plan.py: _launch_plan): at 3, seg_start 4, seg_len 7, old_deg 8,
+        # old_ptr 10
+        row, step = ws.wide.data.ptr, ws.capacity * 8
+        queued_removal(row + 10 * step, row + 8 * step, row + 4 * step, row + 7 * step,
+                       row + 3 * step, e, g._entries, g._mm.field_dtypes,
+                       info + 8 * I_SEGMENTS, info + 8 * I_BAD)
+    else:
+        rows = ws.rows
+        old_ptr = rows[10][:e]
+        g._K.remove_lists([old_ptr], [old_ptr], rows[8][:e], rows[4][:e], rows[7][:e],
+                          rows[3][:e], g._mm.field_dtypes, items=g._entries,
+                          counted=(info + 8 * I_SEGMENTS, info + 8 * I_BAD))
     copied.synchronize()
     return pending.finish(ws.host)
 
