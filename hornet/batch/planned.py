@@ -333,7 +333,8 @@ def _commit(g, p) -> None:
     that moved or emptied lists left given back to the memory manager, whose per-array counts
     come back with the next call that reads them (no synchronization here)."""
     freed = commit_plan(p, g._degree, g._size_class, g._edge_ptr, g._mm.min_size_class)
-    g._mm.release(freed, wait=False)          # pointers 0 (no block given back) are skipped
+    if p.freed_slots:            # (none: every pointer is 0, no block goes back)
+        g._mm.release(freed, wait=False)      # pointers 0 (no block given back) are skipped
 
 
 def _change(g, kind: str, p, values: dict, skipped: int) -> EdgeChange:
