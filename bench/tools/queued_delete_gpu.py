@@ -166,25 +166,32 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _cprofile(cupy, g, es, ed, rs, b: int, calls: int) -> None:
-    """Host time by function of ``calls`` deletes of ``b`` sampled edges (each undone)."""
+    """Host time by function of ``calls`` deletes of ``b`` sampled edges and ``calls`` inserts
+    of ``b`` random pairs (each undone)."""
     import cProfile
     import io
     import pstats
-    prof = cProfile.Profile()
-    for _ in range(calls):
-        p = rs.randint(0, es.size, b, dtype=cupy.int64)
-        s, d = es[p], ed[p]
-        cupy.cuda.Device().synchronize()
-        prof.enable()
-        c = g.delete_edges(s, d)
-        cupy.cuda.Device().synchronize()
-        prof.disable()
-        g.insert_edges(c.src, c.dst)
-    out = io.StringIO()
-    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(32)
-    print(f"  cProfile of {calls} deletes of {b} (fast), by own time:")
-    print("\n".join(line for line in out.getvalue().splitlines()[6:] if line.strip()))
-
+    n = g.num_vertices
+    for kind in ("delete", "insert"):
+        prof = cProfile.Profile()
+        for _ in range(calls):
+            if kind == "delete":
+                p = rs.randint(0, es.size, b, dtype=cupy.int64)
+                s, d, op, undo = es[p], ed[p], g.delete_edges, g.insert_edges
+            else:
+                s = rs.randint(0, n, b, dtype=cupy.int64)
+                d = rs.randint(0, n, b, dtype=cupy.int64)
+                op, undo = g.insert_edges, g.delete_edges
+            cupy.cuda.Device().synchronize()
+            prof.enable()
+            c = op(s, d)
+            cupy.cuda.Device().synchronize()
+            prof.disable()
+            undo(c.src, c.dst)
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(28)
+        print(f"  cProfile of {calls} {kind}s of {b} (fast), by own time:")
+        print("\n".join(line for line in out.getvalue().splitlines()[6:] if line.strip()))
 
 if __name__ == "__main__":
     main()
