@@ -188,10 +188,14 @@ def _cprofile(cupy, g, es, ed, rs, b: int, calls: int) -> None:
             cupy.cuda.Device().synchronize()
             prof.disable()
             undo(c.src, c.dst)
-        out = io.StringIO()
-        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(28)
-        print(f"  cProfile of {calls} {kind}s of {b} (fast), by own time:")
-        print("\n".join(line for line in out.getvalue().splitlines()[6:] if line.strip()))
+        stats = pstats.Stats(prof, stream=io.StringIO()).stats
+        rows = sorted(stats.items(), key=lambda kv: -kv[1][2])[:28]
+        print(f"  cProfile of {calls} {kind}s of {b} (fast), per {kind}: own us, cumulative "
+              f"us, calls")
+        for (path, line, name), (_, nc, tt, ct, _) in rows:
+            where = f"{path.rsplit('/', 1)[-1]}:{line}({name})" if line else name
+            print(f"    {tt / calls * 1e6:7.1f} {ct / calls * 1e6:8.1f} {nc / calls:6.1f}  "
+                  f"{where[:90]}")
 
 if __name__ == "__main__":
     main()
