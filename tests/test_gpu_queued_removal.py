@@ -47,17 +47,20 @@ def _hub_pairs(rng, n, m):
     return s, d
 
 
-@pytest.mark.parametrize("directed, copy", [(False, True), (True, True), (False, False)])
+@pytest.mark.parametrize("directed, copy, side", [(False, True, True), (True, True, False),
+                                                  (False, False, False)])
 def test_queued_removals_match_the_cpu_and_the_removal_after_the_read_back(directed, copy,
-                                                                          monkeypatch):
+                                                                          side, monkeypatch):
     """Deletes of 0.1% to 60% of the edges, the removal queued, against the CPU and the
     removal after the read-back; the lists that move copied by one kernel (``copy``) or by a
-    removal of nothing, the removal launched from the plan's addresses (``copy``) or
-    through remove_lists."""
+    removal of nothing, the removal launched from the plan's addresses (``copy``; the short
+    and medium lists on side streams with ``side``) or through remove_lists."""
     import cupy
     import hornet.batch.planned as planned
+    from hornet.batch.gpu import queued_removal
     monkeypatch.setattr(planned, "QUEUED_COPY", copy)
     monkeypatch.setattr(planned, "QUEUED_LAUNCH", copy)
+    monkeypatch.setattr(queued_removal, "SIDE_STREAMS", side)
     copied = []
     original_copy = planned.copy_lists
     monkeypatch.setattr(planned, "copy_lists",

@@ -2,13 +2,13 @@
 events): where a queued delete spends its time.
 
     python3 -m bench.tools.queued_delete_gpu [--scales 20 24] [--sizes 10000 100000]
-        [--repeats 9] [--variants plain queued guard fast] [--inserts 0]
+        [--repeats 9] [--variants plain queued guard fast side] [--inserts 0]
 
 Each variant sets module flags of :mod:`hornet.batch.planned` (``plain``: QUEUED_REMOVAL
 False; ``queued``: True, the moved lists copied by a removal of nothing, every delete
 queued, launched through remove_lists; ``guard``: moved lists copied by one kernel, deletes
 that may refit not queued; ``fast``: as guard, the removal launched from the plan's
-addresses); the variants take turns on one graph (existing edges sampled with
+addresses; ``side``: as fast, the short and medium lists' removals on side streams); the variants take turns on one graph (existing edges sampled with
 replacement and deleted, every call undone untimed, as the updates benchmark does). Printed
 per scale, size and variant: the median event time of a delete; then, from rounds with CUDA
 events around the planned path's stages (which add host time), per stage its device span
@@ -36,13 +36,16 @@ VARIANTS = {
     "guard": {"QUEUED_REMOVAL": True, "QUEUED_COPY": True, "QUEUED_UNLESS_REFIT": True,
               "QUEUED_LAUNCH": False},
     "fast": {"QUEUED_REMOVAL": True, "QUEUED_COPY": True, "QUEUED_UNLESS_REFIT": True,
-             "QUEUED_LAUNCH": True},
+             "QUEUED_LAUNCH": True, "SIDE_STREAMS": False},
+    "side": {"QUEUED_REMOVAL": True, "QUEUED_COPY": True, "QUEUED_UNLESS_REFIT": True,
+             "QUEUED_LAUNCH": True, "SIDE_STREAMS": True},
 }
 
 
 def _set(variant: str) -> None:
+    from hornet.batch.gpu import queued_removal
     for k, v in VARIANTS[variant].items():
-        setattr(planned, k, v)
+        setattr(queued_removal if k == "SIDE_STREAMS" else planned, k, v)
 
 
 def _install(clock: EventClock, seen: list) -> None:
@@ -145,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
                         times[v].append(cupy.cuda.get_elapsed_time(start, end) * 1e3)
                     g.insert_edges(c.src, c.dst)
                     cupy.cuda.Device().synchronize()
-            _set("fast")
+            _set("side")
             if args.cprofile:
                 _cprofile(cupy, g, es, ed, rs, b, args.cprofile)
             for v in args.variants:
@@ -190,7 +193,7 @@ def _cprofile(cupy, g, es, ed, rs, b: int, calls: int) -> None:
             undo(c.src, c.dst)
         stats = pstats.Stats(prof, stream=io.StringIO()).stats
         rows = sorted(stats.items(), key=lambda kv: -kv[1][2])[:28]
-        print(f"  cProfile of {calls} {kind}s of {b} (fast), per {kind}: own us, cumulative "
+        print(f"  cProfile of {calls} {kind}s of {b} (side), per {kind}: own us, cumulative "
               f"us, calls")
         for (path, line, name), (_, nc, tt, ct, _) in rows:
             where = f"{path.rsplit('/', 1)[-1]}:{line}({name})" if line else name
