@@ -57,10 +57,10 @@ def test_queued_removals_match_the_cpu_and_the_removal_after_the_read_back(direc
     and medium lists on side streams with ``side``) or through remove_lists."""
     import cupy
     import hornet.batch.planned as planned
-    from hornet.batch.gpu import queued_removal
+    from hornet.batch.gpu import side_streams
     monkeypatch.setattr(planned, "QUEUED_COPY", copy)
     monkeypatch.setattr(planned, "QUEUED_LAUNCH", copy)
-    monkeypatch.setattr(queued_removal, "SIDE_STREAMS", side)
+    monkeypatch.setattr(side_streams, "ENABLED", side)
     copied = []
     original_copy = planned.copy_lists
     monkeypatch.setattr(planned, "copy_lists",
@@ -174,11 +174,15 @@ def test_queued_removal_of_lists_of_every_shape():
     gpu.check()
 
 
-def test_planned_merges_into_lists_of_every_shape_match_the_cpu():
+@pytest.mark.parametrize("side", [True, False])
+def test_planned_merges_into_lists_of_every_shape_match_the_cpu(side, monkeypatch):
     """Planned inserts into lists of every shape against the CPU: hubs whose new entries fit
     their blocks (merged in place, new entries at the front, spread, and at the back), lists
-    that move, short lists, absent sources, repeats and present edges; deletes between."""
+    that move, short lists, absent sources, repeats and present edges; deletes between. The
+    short and medium lists rewritten on side streams (``side``) or on the batch's stream."""
     import cupy
+    from hornet.batch.gpu import side_streams
+    monkeypatch.setattr(side_streams, "ENABLED", side)
     rng = np.random.default_rng(14)
     cpu, gpu = _graph("cpu", True), _graph("gpu", True)
     s = np.r_[np.zeros(40_000, np.int64), np.ones(20_000, np.int64), np.full(20_000, 2),

@@ -43,9 +43,12 @@ VARIANTS = {
 
 
 def _set(variant: str) -> None:
-    from hornet.batch.gpu import queued_removal
+    from hornet.batch.gpu import side_streams
     for k, v in VARIANTS[variant].items():
-        setattr(queued_removal if k == "SIDE_STREAMS" else planned, k, v)
+        if k == "SIDE_STREAMS":
+            side_streams.ENABLED = v
+        else:
+            setattr(planned, k, v)
 
 
 def _install(clock: EventClock, seen: list) -> None:

@@ -16,10 +16,12 @@ the host.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
 
+from . import side_streams
 from ...core.cuda import BLOCK, ITEM_TYPES, as_i64, cupy, function, i64, item_type
 from ...memory.gpu_launch import launch
 
@@ -350,15 +352,11 @@ class _MovePlan:
         """Device address of ``counts[k]`` (a kernel argument; no CuPy view made)."""
         return self.counts.data.ptr + 8 * k
 
-    def launch_big(self, kernel: str, args: tuple) -> None:
-        """``kernel`` + "_warp" over the medium segments, + "_block" over the huge ones
-        (grids sized for the worst case; the kernels stop at the counts on the device).
-        Merges only (removals split huge segments into pieces: :func:`remove_lists`)."""
-        name, targs = kernel.split("<")
-        launch(_fn(f"{name}_warp<{targs}"), self.ns,
-               args + (self.first, self.medium, self.count_at(0)), threads_per_item=32)
-        launch(_fn(f"{name}_block<{targs}"), self.ns,
-               args + (self.first, self.huge, self.count_at(1)), threads_per_item=BLOCK)
+
+def _on(sides, k: int):
+    """Context: side stream ``k`` of ``sides`` (:func:`side_streams.fork`) current, or
+    nothing when there are none."""
+    return contextlib.nullcontext() if sides is None else sides[k]
 
 
 def _columns(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, change):
@@ -381,14 +379,20 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
     if ns == 0:
         return
     plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, insert_at, True)
+    values = [cupy.ascontiguousarray(cupy.asarray(v)) for v in values]
+    sides = side_streams.fork()      # short and medium lists beside the huge ones
     for src, dst, vals in zip(src_ptrs, dst_ptrs, values):
-        vals = cupy.ascontiguousarray(cupy.asarray(vals))
         t = item_type(vals.dtype)
-        launch(_fn(f"merge_small<{t}>"), ns, (src, dst, old_degree, seg_start, seg_len,
-                                               insert_at, vals, plan.moving, i64(SMALL_MOVE),
-                                               i64(ns)))
-        plan.launch_big(f"merge<{t}>", (src, dst, old_degree, seg_start, seg_len, insert_at,
-                                        vals))
+        args = (src, dst, old_degree, seg_start, seg_len, insert_at, vals)
+        with _on(sides, 0):
+            launch(_fn(f"merge_small<{t}>"), ns, args + (plan.moving, i64(SMALL_MOVE),
+                                                         i64(ns)))
+        with _on(sides, 1):
+            launch(_fn(f"merge_warp<{t}>"), ns, args + (plan.first, plan.medium,
+                                                        plan.count_at(0)), threads_per_item=32)
+        launch(_fn(f"merge_block<{t}>"), ns, args + (plan.first, plan.huge, plan.count_at(1)),
+               threads_per_item=BLOCK)
+    side_streams.join(sides)
 
 
 def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
@@ -423,17 +427,21 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     launch(_fn("list_pieces"), max_segs, (old_degree, plan.first, plan.huge, plan.count_at(1),
                                           plan.piece_base, i64(REMOVE_PIECE), owner),
            threads_per_item=32)
+    sides = side_streams.fork()      # short and medium lists beside the huge ones' pieces
     for src, dst, dt in zip(src_ptrs, dst_ptrs, dtypes):
         t = item_type(dt)
         args = (src, dst, old_degree, seg_start, seg_len, positions, plan.first)
-        launch(_fn(f"remove_small<{t}>"), ns, args + (plan.moving, i64(SMALL_MOVE), i64(ns),
-                                                      *(counted or (0, 0))))
-        launch(_fn(f"remove_warp<{t}>"), ns, args + (plan.medium, plan.count_at(0)),
-               threads_per_item=32)
+        with _on(sides, 0):
+            launch(_fn(f"remove_small<{t}>"), ns, args + (plan.moving, i64(SMALL_MOVE),
+                                                          i64(ns), *(counted or (0, 0))))
+        with _on(sides, 1):
+            launch(_fn(f"remove_warp<{t}>"), ns, args + (plan.medium, plan.count_at(0)),
+                   threads_per_item=32)
         state.data.memset_async(0, 4 * (1 + max_pieces))     # ticket + flags, per column
         launch(_fn(f"remove_pieces<{t}>"), max_pieces,
                args + (plan.count_at(2), plan.piece_base, owner, state),
                threads_per_item=BLOCK)
+    side_streams.join(sides)
 
 
 def copy_lists(src_ptrs, dst_ptrs, count, segs, moves: int, dtypes) -> None:

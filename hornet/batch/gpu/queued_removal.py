@@ -13,18 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.cuda import BLOCK, PreparedLaunch, _max_grid, cupy, item_type
+from . import side_streams
 from .kernels import REMOVE_PIECE, SMALL_MOVE, WARP_MOVE, _fn, _move_scratch
 
-__all__ = ["queued_removal", "SIDE_STREAMS"]
-
-#: the short and the medium lists' removals run on two streams of their own, beside the
-#: huge lists' pieces on the caller's stream (the three kernels rewrite disjoint lists and
-#: only read the move plan; each alone leaves most of the device idle at its tail); False:
-#: one after the other on the caller's stream
-SIDE_STREAMS = True
+__all__ = ["queued_removal"]
 
 _LAUNCHES: dict = {}
-_SIDE: list = []             # [stream, stream, event after the plan, event, event]
 _ARITY = {"plan_moves": 19, "list_pieces": 7, "remove_small": 12, "remove_warp": 9,
           "remove_pieces": 11}
 
@@ -74,25 +68,12 @@ def queued_removal(lists: int, old_degree: int, seg_start: int, seg_len: int,
         old_degree, first, huge, counts + 8, piece_base, REMOVE_PIECE, owner])
     t = item_type(np.dtype(dtypes[0]))
     args = [lists, lists, old_degree, seg_start, seg_len, positions, first]
-    small_on = warp_on = stream
-    if SIDE_STREAMS:
-        if not _SIDE:
-            _SIDE.extend([cupy.cuda.Stream(non_blocking=True) for _ in range(2)] +
-                         [cupy.cuda.Event(disable_timing=True) for _ in range(3)])
-        side_a, side_b, planned, done_a, done_b = _SIDE
-        planned.record()
-        side_a.wait_event(planned)
-        side_b.wait_event(planned)
-        small_on, warp_on = side_a.ptr, side_b.ptr
+    sides = side_streams.fork()           # (hornet.batch.gpu.side_streams)
+    small_on, warp_on = (stream, stream) if sides is None else (sides[0].ptr, sides[1].ptr)
     _prepared(f"remove_small<{t}>")(_grid(bound), BLOCK, args + [
         moving, SMALL_MOVE, bound, seg_count, veto], small_on)
     _prepared(f"remove_warp<{t}>")(_grid(bound, 32), BLOCK, args + [medium, counts], warp_on)
     cupy.cuda.runtime.memsetAsync(state, 0, 4 * (1 + max_pieces), stream)
     _prepared(f"remove_pieces<{t}>")(_grid(max_pieces, BLOCK), BLOCK, args + [
         counts + 16, piece_base, owner, state])
-    if SIDE_STREAMS:                # the caller's stream goes on once all three are done
-        done_a.record(side_a)
-        done_b.record(side_b)
-        current = cupy.cuda.get_current_stream()
-        current.wait_event(done_a)
-        current.wait_event(done_b)
+    side_streams.join(sides)
