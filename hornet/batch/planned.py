@@ -14,14 +14,17 @@ and writes the vertex table and lists the old blocks in one kernel, in the gener
 refuse-before-writing order. The old blocks go back to the bit trees without a wait: their
 per-array counts reach the memory manager's bookkeeping with the next call that reads it
 (:meth:`hornet.memory.manager.MemoryManager.release`), so an insert synchronizes once, at the
-plan's read-back.
+plan's read-back; a plan that frees no block makes no release.
 
 A delete into a graph without edge properties (:data:`QUEUED_REMOVAL`, up to
 :data:`QUEUED_REMOVAL_MAX` entries) queues its removal behind the plan's read-back
 (:func:`_queue_removal`): every list of the plan loses its entries in place while the host
 waits for the counts and plans the rest (refit, blocks, commit), and the lists that then move
-to smaller blocks are copied there. Nothing but a bad id refuses a delete, and the device
-skips the removal then.
+to smaller blocks are copied there (one kernel, :func:`hornet.batch.gpu.kernels.copy_lists`).
+Its launches are made from the plan's addresses (:mod:`hornet.batch.gpu.queued_removal`).
+Nothing but a bad id refuses a delete, and the device skips the removal then. A delete that
+the memory policy may refit (:func:`_may_refit`, a host bound before the plan) is not queued:
+its refit plan would wait for the removal, and its moving lists would be written twice.
 
 A delete after which the memory policy will refit the lists of its sources
 (:func:`hornet.batch.pipeline.compact_memory`, decided from host counts once the plan is

@@ -11,7 +11,8 @@ first use. Work over lists of very different lengths (a hub of 10^5+ entries nex
 of tiny lists) is load-balanced: gathers take one thread per element of the concatenated lists
 (each thread finds its list by binary search over an exclusive scan); list rewrites give short
 lists one thread, medium ones one warp, and huge ones one block (merges) or many blocks, one
-piece of the list each (removals). Only counts (sizes of outputs and scratch buffers) cross to
+piece of the list each (removals); the short and medium lists' kernels run on side streams
+beside the huge lists' kernel (:mod:`hornet.batch.gpu.side_streams`). Only counts (sizes of outputs and scratch buffers) cross to
 the host.
 """
 from __future__ import annotations

@@ -5,8 +5,10 @@ The same kernels as :func:`hornet.batch.gpu.kernels.remove_lists` with ``counted
 plan, the huge lists' pieces, then per column the short, medium and huge lists' removal, every
 list in place), but every argument is an address or a host int that the caller has at hand
 (the rows of the plan's scratch, the move scratch's buffers), written into prepared argument
-buffers: no CuPy view, no argument conversion, no array check. The host's part of the removal
-lies on a queued delete's critical path (the device waits for its launches).
+buffers: no CuPy view, no argument conversion, no array check. The short and medium lists'
+kernels run on side streams (:mod:`hornet.batch.gpu.side_streams`), as there. The host's
+part of the removal lies on a queued delete's critical path (the device waits for its
+launches).
 """
 from __future__ import annotations
 
