@@ -358,6 +358,42 @@ def test_blocks_given_back_without_a_wait_are_counted_by_every_reader():
     assert pending > 0                                     # the path under test was taken
 
 
+def test_a_planned_batch_that_frees_no_block_gives_none_back(monkeypatch):
+    """A planned delete whose lists all keep their blocks (none moves or empties: the plan's
+    freed slots are 0) makes no release; one that empties lists does; the blocks in use per
+    size class equal the lists that vertices of that class own, and the graph equals the
+    CPU's."""
+    mm_type = type(_graph("gpu", False)._mm)
+    releases = []
+    original = mm_type.release
+    monkeypatch.setattr(mm_type, "release",
+                        lambda self, *a, **k: releases.append(1) or original(self, *a, **k))
+    cpu, gpu = _graph("cpu", True), _graph("gpu", True)
+    s = np.repeat(np.arange(9000), 40)                  # 9000 lists of 40 entries
+    d = np.tile(np.arange(40), 9000) * 7 + 1
+    for g in (cpu, gpu):
+        g.insert_edges(s, d)
+    # (batches past the small path: 3000 lists a step, at least 6000 entries)
+    for step, (drop, freed) in enumerate(((2, False), (40, True), (5, False))):
+        es, ed = cpu.edges()
+        rank = np.arange(es.size) - np.searchsorted(es, es)      # position in its list
+        lists = np.arange(step * 3000, step * 3000 + 3000)
+        pick = np.flatnonzero(np.isin(es, lists) & (rank < drop))
+        want = cpu.delete_edges(es[pick], ed[pick])
+        releases.clear()
+        got = gpu.delete_edges(es[pick], ed[pick])
+        assert bool(releases) == freed, step
+        assert np.array_equal(to_host(got.src), want.src)
+        assert np.array_equal(to_host(got.dst), want.dst)
+        _same(cpu, gpu)
+        stats = gpu.memory_stats()["size_classes"]
+        classes = to_host(gpu._size_class)[:gpu.num_vertices].astype(np.int64)
+        owned = np.bincount(classes[classes >= 0], minlength=64)
+        for k, c in stats.items():
+            assert c["used_blocks"] == owned[k], (step, k)
+        gpu.check()
+
+
 @pytest.mark.parametrize("n", [1, 2, 4095, 4096, 4097, 3 * 4096 + 5, 8 * 4096, 9 * 4096 + 1,
                                100_003])
 def test_plan_sort_kernels_match_numpy(n):

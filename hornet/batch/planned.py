@@ -14,7 +14,17 @@ and writes the vertex table and lists the old blocks in one kernel, in the gener
 refuse-before-writing order. The old blocks go back to the bit trees without a wait: their
 per-array counts reach the memory manager's bookkeeping with the next call that reads it
 (:meth:`hornet.memory.manager.MemoryManager.release`), so an insert synchronizes once, at the
-plan's read-back.
+plan's read-back; a plan that frees no block makes no release.
+
+A delete into a graph without edge properties (:data:`QUEUED_REMOVAL`, up to
+:data:`QUEUED_REMOVAL_MAX` entries) queues its removal behind the plan's read-back
+(:func:`_queue_removal`): every list of the plan loses its entries in place while the host
+waits for the counts and plans the rest (refit, blocks, commit), and the lists that then move
+to smaller blocks are copied there (one kernel, :func:`hornet.batch.gpu.kernels.copy_lists`).
+Its launches are made from the plan's addresses (:mod:`hornet.batch.gpu.queued_removal`).
+Nothing but a bad id refuses a delete, and the device skips the removal then. A delete that
+the memory policy may refit (:func:`_may_refit`, a host bound before the plan) is not queued:
+its refit plan would wait for the removal, and its moving lists would be written twice.
 
 A delete after which the memory policy will refit the lists of its sources
 (:func:`hornet.batch.pipeline.compact_memory`, decided from host counts once the plan is
@@ -39,9 +49,11 @@ import numpy as np
 
 from ..change import EdgeChange
 from ..memory.manager import DeviceMemoryError
+from .gpu.kernels import copy_lists
 from .gpu.pairs import device_pairs
-from .gpu.plan import (I_BAD, I_CLASS, I_TAKE_SHORT, MAX_ENTRIES, BatchPlan, commit_plan,
-                       place_moves, plan_batch, refit_plan)
+from .gpu.queued_removal import queued_removal
+from .gpu.plan import (I_BAD, I_CLASS, I_SEGMENTS, I_TAKE_SHORT, MAX_ENTRIES, BatchPlan,
+                       commit_plan, place_moves, plan_batch, refit_plan)
 from .pipeline import _field_columns, compact_memory, edge_change
 from .validate import check_ids, property_values
 
@@ -57,6 +69,20 @@ DEVICE_TAKES = os.environ.get("HORNET_DEVICE_TAKES", "1") != "0"
 #: them more than the host's allocation saves (bench/tools/ab_takes_gpu.py); deletes and
 #: medium batches, whose arrays rarely change, take theirs on the device
 PLANNED_INSERT_TAKES = False
+#: deletes into graphs without edge properties queue the removal behind the plan's
+#: read-back (:func:`_queue_removal`); False (or the environment variable
+#: HORNET_QUEUED_REMOVAL=0): the removal is launched after it
+QUEUED_REMOVAL = os.environ.get("HORNET_QUEUED_REMOVAL", "1") != "0"
+#: ... for batches of at most this many entries (once mirrored): the removal's per-segment
+#: scratch (hornet.batch.gpu.kernels._MoveScratch) is then sized for the batch's entries
+QUEUED_REMOVAL_MAX = 1 << 21
+#: a queued removal's moving lists are copied whole by one kernel (one block a list)
+QUEUED_COPY = True
+#: deletes that the memory policy may refit (:func:`_may_refit`) are not queued
+QUEUED_UNLESS_REFIT = True
+#: the queued removal launched from the plan's addresses (hornet.batch.gpu.queued_removal);
+#: False: through hornet.batch.gpu.kernels.remove_lists (CuPy views of the plan's rows)
+QUEUED_LAUNCH = True
 
 
 def planned_pairs(g, src, dst, edge_props: dict, inserting: bool):
@@ -122,11 +148,16 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         gpu_take.prepare(mm)
     # inside steady churn a delete leaves shrinking lists in their blocks
     # (hornet.memory.list_fit.STEADY_LOOSE_SHARE)
+    entries = int(s.shape[0]) * (1 if g.directed else 2)
+    queued = (QUEUED_REMOVAL and not inserting and not g._edge_schema and
+              entries <= QUEUED_REMOVAL_MAX and not _may_refit(g, entries))
     p = plan_batch(s, d, not g.directed, inserting, g._degree, g._size_class, g._edge_ptr,
                    mm.min_size_class, keep_blocks=not inserting and bool(mm.steady),
-                   wait=not (inserting and device_takes))
+                   wait=not (inserting and device_takes) and not queued)
     ahead = None
-    if not isinstance(p, BatchPlan):     # an insert's blocks taken before the read-back
+    if queued:
+        p = _queue_removal(g, p)
+    elif not isinstance(p, BatchPlan):     # an insert's blocks taken before the read-back
         ws = p.ws
         info = ws.info.data.ptr
         ahead = gpu_take.take_ahead(mm, info + 8 * I_CLASS, info + 8 * I_BAD,
@@ -155,16 +186,22 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         try:
             pool, class_start = _take_blocks(mm, p, device_takes)   # the only step that can fail
         except DeviceMemoryError:
-            if not p.refit:
+            if not (p.refit or queued):
                 raise
-            # the refit finds no room: the delete alone (ListFit.refit moves nothing then)
-            p = refit_plan(p, g._degree, g._size_class, g._edge_ptr, mm.min_size_class,
-                           refit=False)
+            # the refit finds no room: the delete alone (ListFit.refit moves nothing then);
+            # a queued removal is done already: then its lists keep their blocks
+            p = _replanned(g, p, refit=False, keep_blocks=not p.refit)
             if p.moves:
-                pool, class_start = _take_blocks(mm, p, device_takes)
+                try:
+                    pool, class_start = _take_blocks(mm, p, device_takes)
+                except DeviceMemoryError:
+                    if not queued:
+                        raise
+                    p = _replanned(g, p, refit=False, keep_blocks=True)
     if p.moves:
         place_moves(p, class_start, pool)            # the moving lists' blocks: p.seg_ptr
-    # ---- nothing above changed the graph; from here on the batch is committed ----
+    # ---- nothing above changed the graph (but a queued removal, which no delete past its
+    # plan refuses); from here on the batch is committed ----
     g._views.clear()
     if inserting:
         g._n = n
@@ -198,14 +235,70 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         gone[name] = xp.empty(p.kept, dtype=dt)
         slots = xp.repeat(columns[f], p.seg_len) + dt.itemsize * p.at
         K.read_at(slots, gone[name])
-    K.remove_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
-                   mm.field_dtypes, items=g._entries)
+    if queued:                   # removed in place already: the moving lists are copied
+        if p.moves and QUEUED_COPY:
+            copy_lists([p.old_ptr], [p.seg_ptr], p.new_deg, p.moved, p.moves, mm.field_dtypes)
+        elif p.moves:
+            none = g._xp.zeros(p.moves, dtype=g._xp.int64)     # (a removal of nothing)
+            K.remove_lists([p.old_ptr[p.moved]], [p.seg_ptr[p.moved]], p.new_deg[p.moved],
+                           none, none, none, mm.field_dtypes, items=g._entries)
+    else:
+        K.remove_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
+                       mm.field_dtypes, items=g._entries)
     g._entries -= p.kept
     _commit(g, p)
     compact_memory(g, p.sources)
     if gone:
         return edge_change(g, kind, p.src, p.dst, gone)
     return _change(g, kind, p, {}, 0)
+
+
+def _may_refit(g, entries: int) -> bool:
+    """Whether a delete of ``entries`` entries may be refitted (:func:`_refits`), from host
+    counts before its plan: a delete gives back at least the slots its moving lists take
+    (each moves to a smaller class), so the lists hold at most the slots they hold now
+    (a release still on its way counted as held unless its counts have landed), for at
+    least the entries now less the batch's. False under steady churn (no refit). Only with :data:`QUEUED_UNLESS_REFIT`:
+    a refit plan read back behind a queued removal waits for it, and the removal's moving
+    lists are then copied once more (the removal after the read-back writes them straight
+    into their new blocks)."""
+    mm = g._mm
+    if not QUEUED_UNLESS_REFIT or mm.steady:
+        return False
+    return mm.list_fit.exceeds(mm.list_slots(settle=None), g._entries - entries, False)
+
+
+def _replanned(g, p, refit: bool, keep_blocks: bool) -> BatchPlan:
+    return refit_plan(p, g._degree, g._size_class, g._edge_ptr, g._mm.min_size_class,
+                      refit=refit, keep_blocks=keep_blocks)
+
+
+def _queue_removal(g, pending) -> BatchPlan:
+    """The delete plan ``pending`` (queued, not read back) read back behind an event, with
+    the removal queued after it: every list of the plan loses its entries in place
+    (:func:`hornet.batch.gpu.kernels.remove_lists`, the number of segments read on the
+    device, nothing touched when the plan flags a bad id), and the device runs it while the
+    host takes the counts and plans the rest. The lists that the plan moves are copied to
+    their new blocks afterwards. Returns the plan."""
+    ws = pending.ws
+    copied = ws.copy_info_event()
+    e = pending.entries
+    info = ws.info.data.ptr
+    if QUEUED_LAUNCH:
+        # the plan's rows (plan.py: _launch_plan): at 3, seg_start 4, seg_len 7, old_deg 8,
+        # old_ptr 10
+        row, step = ws.wide.data.ptr, ws.capacity * 8
+        queued_removal(row + 10 * step, row + 8 * step, row + 4 * step, row + 7 * step,
+                       row + 3 * step, e, g._entries, g._mm.field_dtypes,
+                       info + 8 * I_SEGMENTS, info + 8 * I_BAD)
+    else:
+        rows = ws.rows
+        old_ptr = rows[10][:e]
+        g._K.remove_lists([old_ptr], [old_ptr], rows[8][:e], rows[4][:e], rows[7][:e],
+                          rows[3][:e], g._mm.field_dtypes, items=g._entries,
+                          counted=(info + 8 * I_SEGMENTS, info + 8 * I_BAD))
+    copied.synchronize()
+    return pending.finish(ws.host)
 
 
 def _take_blocks(mm, p, device: bool):
@@ -243,7 +336,8 @@ def _commit(g, p) -> None:
     that moved or emptied lists left given back to the memory manager, whose per-array counts
     come back with the next call that reads them (no synchronization here)."""
     freed = commit_plan(p, g._degree, g._size_class, g._edge_ptr, g._mm.min_size_class)
-    g._mm.release(freed, wait=False)          # pointers 0 (no block given back) are skipped
+    if p.freed_slots:            # (none: every pointer is 0, no block goes back)
+        g._mm.release(freed, wait=False)      # pointers 0 (no block given back) are skipped
 
 
 def _change(g, kind: str, p, values: dict, skipped: int) -> EdgeChange:

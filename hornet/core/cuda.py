@@ -368,15 +368,16 @@ class PreparedLaunch:
         self._slots_address = int(self._slots.ctypes.data)
         self._ptr = None
 
-    def __call__(self, grid: int, block: int, values) -> None:
+    def __call__(self, grid: int, block: int, values, stream: int | None = None) -> None:
         """Launch on ``grid`` blocks of ``block`` threads with ``values`` (ints, one per
-        kernel parameter, in order) on the current stream."""
+        kernel parameter, in order) on the current stream (``stream``: on that stream's
+        handle instead)."""
         if self._ptr is None:
             self._ptr = self.fn.kernel.ptr          # compiles the module on first use
         self.args[:] = values
         cupy.cuda.driver.launchKernel(self._ptr, int(grid), 1, 1, int(block), 1, 1, 0,
-                                      cupy.cuda.get_current_stream().ptr,
-                                      self._slots_address, 0)
+                                      cupy.cuda.get_current_stream().ptr if stream is None
+                                      else stream, self._slots_address, 0)
 
     def again(self, grid: int, block: int) -> None:
         """Launch with the values the buffer ``args`` holds now (the caller wrote the words

@@ -248,11 +248,13 @@ class MemoryManager:
     def _cached(self, size_class: int) -> int:
         return self.cache.size(size_class) if self.cache is not None else 0
 
-    def list_slots(self, settle: bool = True) -> int:
+    def list_slots(self, settle: bool | None = True) -> int:
         """Slots of the blocks that hold lists, every class (host counts only). ``settle``
         False: without waiting for the counts of a release still on its way (GPU), which
-        then count as holding lists (an estimate, for decisions on the graph's size)."""
-        if settle and self._pending_release is not None:
+        then count as holding lists (an estimate, for decisions on the graph's size); None:
+        its counts taken only if they have landed already (no wait)."""
+        pending = self._pending_release
+        if pending is not None and (settle or (settle is None and pending[1].done())):
             self._settle_release()
         # kept between changes (every change of a class's used blocks goes through _count,
         # every change of the cache's holdings through cached_changed or a release): the

@@ -278,7 +278,12 @@ extern "C" __global__ void plan_moves(const i64* __restrict__ src, const i64* __
                                       i64 small_limit, i64 warp_limit, i64 piece,
                                       i64* __restrict__ first, i64* __restrict__ moving,
                                       i64* __restrict__ medium, i64* __restrict__ huge,
-                                      i64* __restrict__ piece_base, u64* __restrict__ counts) {
+                                      i64* __restrict__ piece_base, u64* __restrict__ counts,
+                                      const i64* __restrict__ seg_count,
+                                      const i64* __restrict__ veto) {
+    // seg_count (nullptr: none): the number of segments on the device, at most nseg (a plan
+    // queued before its counts reach the host); veto (nullptr: none): nonzero, no segment
+    if (seg_count != nullptr) nseg = (veto != nullptr && *veto) ? 0 : min(nseg, *seg_count);
     // the medium / huge lists are filled with one global atomic per block and list (warp
     // ballots, then shared counters); every thread runs the same number of rounds
     __shared__ unsigned int block_count[2];
@@ -471,7 +476,10 @@ __global__ void remove_small(const i64* __restrict__ src, const i64* __restrict_
                              const i64* __restrict__ old_degree,
                              const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
                              const i64* __restrict__ positions, const i64* __restrict__ first,
-                             const i64* __restrict__ moving, i64 limit, i64 nseg) {
+                             const i64* __restrict__ moving, i64 limit, i64 nseg,
+                             const i64* __restrict__ seg_count, const i64* __restrict__ veto) {
+    // seg_count, veto: as in plan_moves
+    if (seg_count != nullptr) nseg = (veto != nullptr && *veto) ? 0 : min(nseg, *seg_count);
     GRID_STRIDE(s, nseg) {
         const i64 m = moving[s];
         if (m > limit) continue;
@@ -601,6 +609,36 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
         }
         write_windows(D, lo, NOT_KEPT, v, to);
         __syncthreads();                                  // taken / rank_at_start reused
+    }
+}
+
+// Whole lists copied to other blocks, one block per listed list (grid-stride over them):
+// list segs[i] (moves of them) holds count[s] items at src[s], copied to dst[s] (blocks
+// that do not overlap). Four loads per thread are in flight before its stores.
+#define COPY_ITEMS 4
+template <typename T>
+__global__ void copy_lists(const i64* __restrict__ src, const i64* __restrict__ dst,
+                           const i64* __restrict__ count, const i64* __restrict__ segs,
+                           i64 moves) {
+    for (i64 i = blockIdx.x; i < moves; i += gridDim.x) {
+        const i64 s = segs[i];
+        const i64 n = count[s];
+        const T* __restrict__ O = (const T*)src[s];
+        T* __restrict__ D = (T*)dst[s];
+        const i64 step = (i64)blockDim.x * COPY_ITEMS;
+        for (i64 lo = threadIdx.x; lo < n; lo += step) {
+            T v[COPY_ITEMS];
+#pragma unroll
+            for (int k = 0; k < COPY_ITEMS; ++k) {
+                const i64 j = lo + (i64)k * blockDim.x;
+                if (j < n) v[k] = O[j];
+            }
+#pragma unroll
+            for (int k = 0; k < COPY_ITEMS; ++k) {
+                const i64 j = lo + (i64)k * blockDim.x;
+                if (j < n) D[j] = v[k];
+            }
+        }
     }
 }
 

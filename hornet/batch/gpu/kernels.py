@@ -11,15 +11,18 @@ first use. Work over lists of very different lengths (a hub of 10^5+ entries nex
 of tiny lists) is load-balanced: gathers take one thread per element of the concatenated lists
 (each thread finds its list by binary search over an exclusive scan); list rewrites give short
 lists one thread, medium ones one warp, and huge ones one block (merges) or many blocks, one
-piece of the list each (removals). Only counts (sizes of outputs and scratch buffers) cross to
+piece of the list each (removals); the short and medium lists' kernels run on side streams
+beside the huge lists' kernel (:mod:`hornet.batch.gpu.side_streams`). Only counts (sizes of outputs and scratch buffers) cross to
 the host.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
 
+from . import side_streams
 from ...core.cuda import BLOCK, ITEM_TYPES, as_i64, cupy, function, i64, item_type
 from ...memory.gpu_launch import launch
 
@@ -29,7 +32,8 @@ _NAMES = tuple(
     [f"find_positions<{s}, {d}, {g}>" for s in _IDX.values() for d in _IDX.values()
      for g in _IDX.values()]
     + [f"{k}<{t}>" for k in ("merge_small", "merge_warp", "merge_block", "remove_small",
-                             "remove_warp", "remove_pieces", "read_at", "write_at") for t in ITEM_TYPES.values()])
+                             "remove_warp", "remove_pieces", "copy_lists", "read_at",
+                             "write_at") for t in ITEM_TYPES.values()])
 
 #: lists moving at most this many items are rewritten by one thread each ...
 SMALL_MOVE = 64
@@ -325,9 +329,12 @@ class _MovePlan:
     (``medium``) and the huge ones (``huge``); for a removal, the huge segments' pieces
     (``piece_base``). Their numbers stay on the device (``counts``), so planning needs no
     host sync. The arrays are the process's :class:`_MoveScratch` buffers (at least ``ns``
-    long; valid until the next plan, in stream order)."""
+    long; valid until the next plan, in stream order). ``counted``: (address of the number
+    of segments on the device, address of a veto word: nonzero, no segment), or None: all
+    ``ns`` segments."""
 
-    def __init__(self, src, dst, old_degree, seg_start, seg_len, change, merge: bool):
+    def __init__(self, src, dst, old_degree, seg_start, seg_len, change, merge: bool,
+                 counted=None):
         ns = int(src.shape[0])
         self.ns = ns
         scratch = _move_scratch()
@@ -339,21 +346,18 @@ class _MovePlan:
                                        np.int32(merge), i64(ns), i64(SMALL_MOVE),
                                        i64(WARP_MOVE), i64(0 if merge else REMOVE_PIECE),
                                        self.first, self.moving, self.medium, self.huge,
-                                       self.piece_base, self.counts))
+                                       self.piece_base, self.counts,
+                                       *(counted or (0, 0))))
 
     def count_at(self, k: int) -> int:
         """Device address of ``counts[k]`` (a kernel argument; no CuPy view made)."""
         return self.counts.data.ptr + 8 * k
 
-    def launch_big(self, kernel: str, args: tuple) -> None:
-        """``kernel`` + "_warp" over the medium segments, + "_block" over the huge ones
-        (grids sized for the worst case; the kernels stop at the counts on the device).
-        Merges only (removals split huge segments into pieces: :func:`remove_lists`)."""
-        name, targs = kernel.split("<")
-        launch(_fn(f"{name}_warp<{targs}"), self.ns,
-               args + (self.first, self.medium, self.count_at(0)), threads_per_item=32)
-        launch(_fn(f"{name}_block<{targs}"), self.ns,
-               args + (self.first, self.huge, self.count_at(1)), threads_per_item=BLOCK)
+
+def _on(sides, k: int):
+    """Context: side stream ``k`` of ``sides`` (:func:`side_streams.fork`) current, or
+    nothing when there are none."""
+    return contextlib.nullcontext() if sides is None else sides[k]
 
 
 def _columns(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, change):
@@ -376,18 +380,24 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
     if ns == 0:
         return
     plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, insert_at, True)
+    values = [cupy.ascontiguousarray(cupy.asarray(v)) for v in values]
+    sides = side_streams.fork()      # short and medium lists beside the huge ones
     for src, dst, vals in zip(src_ptrs, dst_ptrs, values):
-        vals = cupy.ascontiguousarray(cupy.asarray(vals))
         t = item_type(vals.dtype)
-        launch(_fn(f"merge_small<{t}>"), ns, (src, dst, old_degree, seg_start, seg_len,
-                                               insert_at, vals, plan.moving, i64(SMALL_MOVE),
-                                               i64(ns)))
-        plan.launch_big(f"merge<{t}>", (src, dst, old_degree, seg_start, seg_len, insert_at,
-                                        vals))
+        args = (src, dst, old_degree, seg_start, seg_len, insert_at, vals)
+        with _on(sides, 0):
+            launch(_fn(f"merge_small<{t}>"), ns, args + (plan.moving, i64(SMALL_MOVE),
+                                                         i64(ns)))
+        with _on(sides, 1):
+            launch(_fn(f"merge_warp<{t}>"), ns, args + (plan.first, plan.medium,
+                                                        plan.count_at(0)), threads_per_item=32)
+        launch(_fn(f"merge_block<{t}>"), ns, args + (plan.first, plan.huge, plan.count_at(1)),
+               threads_per_item=BLOCK)
+    side_streams.join(sides)
 
 
 def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
-                 dtypes, items: int | None = None) -> None:
+                 dtypes, items: int | None = None, counted=None) -> None:
     """Remove items from many lists, column by column, keeping the order of the rest (same
     contract as :func:`hornet.batch.cpu.general.remove_lists`; every array on the device).
 
@@ -396,13 +406,19 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     huge lists' pieces; None: summed on the device, one sync).
     Short lists get one thread, medium ones one warp, huge ones many blocks (pieces of
     REMOVE_PIECE items, rewritten in place in parallel).
+
+    ``counted`` (a plan queued on the device before its counts reach the host): (address of
+    the number of segments, int64 on the device; address of a veto word, int64: nonzero, no
+    segment is touched); the arrays then have room for at least that many segments (their
+    length bounds it) and ``items`` is required. No host synchronization either way.
     """
     src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions = _columns(
         src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions)
     ns = int(old_degree.shape[0])
     if ns == 0:
         return
-    plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, positions, False)
+    plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, positions, False,
+                     counted)
     if items is None:
         items = int(old_degree.sum())
     # huge segments move more than WARP_MOVE items each, out of `items` in all
@@ -412,16 +428,34 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     launch(_fn("list_pieces"), max_segs, (old_degree, plan.first, plan.huge, plan.count_at(1),
                                           plan.piece_base, i64(REMOVE_PIECE), owner),
            threads_per_item=32)
+    sides = side_streams.fork()      # short and medium lists beside the huge ones' pieces
     for src, dst, dt in zip(src_ptrs, dst_ptrs, dtypes):
         t = item_type(dt)
         args = (src, dst, old_degree, seg_start, seg_len, positions, plan.first)
-        launch(_fn(f"remove_small<{t}>"), ns, args + (plan.moving, i64(SMALL_MOVE), i64(ns)))
-        launch(_fn(f"remove_warp<{t}>"), ns, args + (plan.medium, plan.count_at(0)),
-               threads_per_item=32)
+        with _on(sides, 0):
+            launch(_fn(f"remove_small<{t}>"), ns, args + (plan.moving, i64(SMALL_MOVE),
+                                                          i64(ns), *(counted or (0, 0))))
+        with _on(sides, 1):
+            launch(_fn(f"remove_warp<{t}>"), ns, args + (plan.medium, plan.count_at(0)),
+                   threads_per_item=32)
         state.data.memset_async(0, 4 * (1 + max_pieces))     # ticket + flags, per column
         launch(_fn(f"remove_pieces<{t}>"), max_pieces,
                args + (plan.count_at(2), plan.piece_base, owner, state),
                threads_per_item=BLOCK)
+    side_streams.join(sides)
+
+
+def copy_lists(src_ptrs, dst_ptrs, count, segs, moves: int, dtypes) -> None:
+    """Copy whole lists to other blocks, column by column: for each of the first ``moves``
+    entries ``s`` of ``segs`` (int64 on the device), ``count[s]`` items of the column's dtype
+    from address ``src_ptrs[c][s]`` to ``dst_ptrs[c][s]`` (int64 device arrays; the blocks
+    do not overlap). One launch per column, one block per list, no host synchronization."""
+    if moves <= 0:
+        return
+    count, segs = as_i64(count), as_i64(segs)
+    for src, dst, dt in zip(src_ptrs, dst_ptrs, dtypes):
+        launch(_fn(f"copy_lists<{item_type(dt)}>"), moves,
+               (as_i64(src), as_i64(dst), count, segs, i64(moves)), threads_per_item=BLOCK)
 
 
 # ---------------------------------------------------------------------------- gathers

@@ -115,6 +115,7 @@ class _Scratch:
         self.capacity = 0
         self.info = cupy.empty(INFO_WORDS, dtype=cupy.int64)
         self.host = cupyx.empty_pinned(INFO_WORDS, dtype=np.int64)
+        self.copied = cupy.cuda.Event(disable_timing=True)    # see copy_info_event
 
     def reserve(self, entries: int) -> None:
         if entries > self.capacity:
@@ -135,6 +136,15 @@ class _Scratch:
         cupy.cuda.runtime.memcpyAsync(self.host.ctypes.data, self.info.data.ptr,
                                       INFO_WORDS * 8, cupy.cuda.runtime.memcpyDeviceToHost,
                                       stream.ptr)
+
+    def copy_info_event(self):
+        """``info`` queued for a copy into the pinned host buffer, and an event recorded after
+        it: once the event has completed, ``host`` holds the counts, whatever the stream has
+        queued after the event (work queued behind the read-back runs while the host waits
+        for it)."""
+        self.copy_info()
+        self.copied.record()
+        return self.copied
 
     def readback(self) -> np.ndarray:
         """``info`` copied into the pinned host buffer (the plan's one synchronization)."""
@@ -317,22 +327,23 @@ def _launch_plan(pending, mode: int, degree, size_class, edge_ptr, min_class: in
 
 
 def refit_plan(plan: BatchPlan, degree, size_class, edge_ptr, min_class: int,
-               refit: bool = True) -> BatchPlan:
+               refit: bool = True, keep_blocks: bool = False) -> BatchPlan:
     """The delete ``plan`` (from :func:`plan_batch`, nothing done with it yet, against the
     same vertex table) planned again so that every list of its segments that keeps edges
     and that a smaller size class holds moves to that class (the lists that
     :meth:`hornet.memory.list_fit.ListFit.refit` would move among the batch's sources once
     the batch is in), and none else but those the delete moves anyway: the refit is then the
-    batch's own allocation and rewrite. ``refit`` False: planned again as a plain delete.
+    batch's own allocation and rewrite. ``refit`` False: planned again as a plain delete;
+    ``keep_blocks``: planned again with every list kept in its block (no list moves).
     One launch and one read-back."""
     pending = plan.pending
     info = pending.ws.info
     info[I_MOVES:I_MOVES + 1].fill(0)
     info[I_CLASS:].fill(0)                       # the per-class counts and I_FREED
-    _launch_plan(pending, MODE_REFIT if refit else MODE_DELETE, degree, size_class, edge_ptr,
-                 min_class)
+    mode = MODE_KEEP_BLOCKS if keep_blocks else (MODE_REFIT if refit else MODE_DELETE)
+    _launch_plan(pending, mode, degree, size_class, edge_ptr, min_class)
     new = pending.finish(pending.ws.readback())
-    new.refit = refit
+    new.refit = refit and not keep_blocks
     return new
 
 
