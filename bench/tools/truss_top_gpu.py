@@ -151,7 +151,13 @@ def main(argv=None) -> None:
                     for me, kt in variants.items():
                         spent.clear()
                         kt._words_host[:] = 0       # (ko_scan's clock: this update's)
-                        dt = _timed(lambda: kt.update(ch))
+                        # (a fallback's static decomposition sets the cap again: this
+                        # variant's gate then too)
+                        T.TOP_MIN_EDGES = me if me else 1 << 62
+                        try:
+                            dt = _timed(lambda: kt.update(ch))
+                        finally:
+                            T.TOP_MIN_EDGES = 1 << 16
                         if not np.array_equal(kt.truss_numbers.get(), want):
                             raise SystemExit(f"{title} b={b} {me} {op}: dynamic != static")
                         if r < args.warmup:
