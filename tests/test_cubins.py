@@ -61,6 +61,9 @@ class _Raw:
     def get_function(self, name):
         return name
 
+    def get_global(self, name):
+        return ("global", name)
+
 
 class _Device:
     compute_capability = "90"
@@ -138,6 +141,7 @@ def test_cubin_used_only_for_its_source_headers_and_toolchain(fake_gpu, monkeypa
     assert isinstance(mod, cubins.CubinModule) and _Raw.made == []    # loaded on first use
     assert cuda.function(str(source), "k<3>", names) == "_Z1kILi3EEvv"   # the lowered name
     assert _Raw.made == ["path"]
+    assert mod.get_global("g_table") == ("global", "g_table")   # a RawModule's variables too
     assert cuda._built((str(source), names))                  # nothing to prebuild
     extracted = Path(mod.raw.path)
     assert extracted.read_bytes() == b"\x7fELF cubin of k"

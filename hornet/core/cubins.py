@@ -180,6 +180,10 @@ class CubinModule:
         raw = self._module()
         return raw.get_function(self.names.get(name, name))
 
+    def get_global(self, name: str):
+        """The module's ``__device__`` variable ``name`` (``cupy.RawModule.get_global``)."""
+        return self._module().get_global(name)
+
     def compile(self) -> None:
         self._module().compile()
 
