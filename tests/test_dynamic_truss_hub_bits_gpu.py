@@ -2,9 +2,9 @@
 element of a shorter list against a hub's list by its bit row. The rows are exact after every
 update (brute force against the graph's lists), and the numbers equal the static
 decomposition after every batch, with the rows for every vertex of a list of 64 or more, for
-a few of them (a memory cap: bytes, or a share of the device's memory), and with new vertices
-past the rows' range (searched). Two objects updated in turn each read their own rows. (Small
-graphs get rows here: the edge gate lowered.)"""
+a few of them (a memory cap), and with new vertices past the rows' range (searched). Two
+objects updated in turn each read their own rows. (Small graphs get rows here: the edge gate
+lowered.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -94,34 +94,6 @@ def test_hub_rows_delete_and_reinsert(max_rows, monkeypatch):
     kt.update(g.delete_edges(cp.asarray(s[:5]), cp.asarray(d[:5])))
     assert_static(kt, g)
     assert _rows_exact(kt, g) == 0
-
-
-def test_rows_within_share_of_device_memory(monkeypatch):
-    """The rows' budget is the lesser of MAX_BYTES and MEMORY_SHARE of the device's memory:
-    a share of 5 rows' bytes keeps the 5 highest degrees, and the numbers stay exact."""
-    import cupy as cp
-    from hornet.algos import DynamicTruss
-    from hornet.algos.ktruss import hub_bits
-    monkeypatch.setattr(hub_bits, "MIN_DEGREE", 64)
-    monkeypatch.setattr(hub_bits, "MIN_EDGES", 0)
-    g = _kronecker(9, 8)
-    nv = int(g.vertex_table()[0].shape[0])
-    total = cp.cuda.Device().mem_info[1]
-    monkeypatch.setattr(hub_bits, "MAX_BYTES", 1 << 62)
-    monkeypatch.setattr(hub_bits, "MEMORY_SHARE", 5.5 * 8 * ((nv + 63) // 64) / total)
-    kt = DynamicTruss(g, **MODES["dynamic"])
-    deg = g.vertex_table()[0].get()
-    assert kt._hubs.rows == 5 and int((deg >= 64).sum()) > 5
-    got = np.flatnonzero(kt._hubs.row.get() >= 0)
-    assert deg[got].min() >= np.sort(deg)[-5]
-    gs, gd = (a.get() for a in g.edges())
-    pick = np.random.default_rng(8).choice(gs.shape[0], 40, replace=False)
-    s, d = cp.asarray(gs[pick]), cp.asarray(gd[pick])
-    for op in (g.delete_edges, g.insert_edges):
-        kt.update(op(s, d))
-        assert kt.stats["path"] == "dynamic"
-        assert_static(kt, g)
-        assert _rows_exact(kt, g) == 0
 
 
 def test_two_objects_read_their_own_rows(monkeypatch):

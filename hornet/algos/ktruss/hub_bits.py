@@ -8,11 +8,10 @@ neighbours; an update's scan, descent and peeling enumerate their triangles agai
 each element of the shorter list a search of log2(degree) dependent loads in the longer one.
 
 The rows, on a graph of :data:`MIN_EDGES` edges or more: the vertices of degree
-:data:`MIN_DEGREE` or more when the object is built, at most :data:`MAX_BYTES` of rows and
-:data:`MEMORY_SHARE` of the device's memory (the highest degrees first), a row of one bit per
-vertex id below the vertex count then. They stay exact: every update sets (insertion) or
-clears (deletion) its pairs' bits before any truss kernel runs (ids past a row's range, or
-vertices of no row, are searched as before).
+:data:`MIN_DEGREE` or more when the object is built, at most :data:`MAX_BYTES` of rows (the
+highest degrees first), a row of one bit per vertex id below the vertex count then. They
+stay exact: every update sets (insertion) or clears (deletion) its pairs' bits before any
+truss kernel runs (ids past a row's range, or vertices of no row, are searched as before).
 The kernels read the rows through one ``__constant__`` variable of their module
 (``g_hubs``): :meth:`HubBits.activate` writes it when another object's rows, or none, were
 written last.
@@ -23,19 +22,15 @@ import weakref
 
 import numpy as np
 
-__all__ = ["MIN_DEGREE", "MAX_BYTES", "MEMORY_SHARE", "HubBits"]
+__all__ = ["MIN_DEGREE", "MAX_BYTES", "HubBits"]
 
 #: vertices of at least this degree get a bit row (a search of a shorter list is a few loads)
 MIN_DEGREE = 256
 #: graphs of fewer edges get no rows (their updates are short chains of small intersections,
 #: where the rows' upkeep and lookups cost more than the searches they save)
 MIN_EDGES = 1 << 21
-#: the rows' memory at most (the highest degrees first), and at most MEMORY_SHARE of the
-#: device's memory. A row takes one bit per vertex id, so the rows' count for a budget falls
-#: with the graph's vertex count, while its dense levels' hubs grow in number: a Kronecker
-#: graph of 2^22 vertices has over 10^4 vertices of degree 1000 or more, each row 512 KiB
-MAX_BYTES = 1 << 32
-MEMORY_SHARE = 1 / 16
+#: the rows' memory at most (the highest degrees first)
+MAX_BYTES = 1 << 29
 
 # a weak reference to the object whose rows the module's g_hubs holds (None: no rows, as
 # the variable starts)
@@ -60,8 +55,7 @@ class HubBits:
         from .ko_launch import _fn
         self.words = max(1, (int(nv) + 63) // 64)
         self.nrows = int(deg.shape[0])
-        total = cp.cuda.Device().mem_info[1]
-        most = int(min(MAX_BYTES, MEMORY_SHARE * total)) // (8 * self.words)
+        most = MAX_BYTES // (8 * self.words)
         hubs = cp.flatnonzero(deg >= MIN_DEGREE).astype(cp.int32)
         if edges < MIN_EDGES:
             hubs = hubs[:0]
