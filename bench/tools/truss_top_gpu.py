@@ -4,7 +4,9 @@ at or above a level), the time of that decomposition (bit rows and the general s
 parts) against the whole graph's, and batches of random edges deleted and put back with the
 gate at several sizes (``--min-edges``; 0: no top levels), every variant its own
 ``DynamicTruss`` fed the same changes of one graph, timed alone (synchronized) and checked
-against the static decomposition: update ms, path, region, and the region's edges by level.
+against the static decomposition: update ms, path, region, the region's edges by level (in
+buckets, and its busiest levels against their size when the graph was built) and ko_scan's
+own time by kind of phase.
 
     python3 -m bench.tools.truss_top_gpu [--graphs kron20] [--sizes 1000] [--repeats 3]
         [--min-edges 65536,600000,0] [--no-fallback] [--warmup 1]
@@ -40,6 +42,15 @@ def _buckets(t, caps) -> list:
     kmax = int(t.max())
     tops = {kmax - 12, kmax - 3, kmax} | {c for c in caps if c}
     return sorted({b for b in BUCKETS if b < kmax} | {c for c in tops if c > 0}) + [1 << 30]
+
+
+def _busiest(hit, sizes, n: int = 4) -> str:
+    """The n levels holding most of the region ``hit`` (its edges' levels), each as
+    level:region edges at it/edges at it in ``sizes`` (the graph's count by level)."""
+    lv, cnt = np.unique(hit, return_counts=True)
+    top = np.argsort(-cnt, kind="stable")[:n]
+    return ", ".join(f"{int(lv[i])}:{int(cnt[i])}/{int(sizes[lv[i]]) if lv[i] < len(sizes) else 0}"
+                     for i in top)
 
 
 def _levels(gs, gd, t, caps=()) -> None:
@@ -135,6 +146,7 @@ def main(argv=None) -> None:
               flush=True)
         caps = [kt._top for kt in variants.values()]
         buckets = _buckets(t, caps)
+        sizes = np.bincount(t)
         _levels(gs, gd, t, caps)
         for kt in variants.values():
             if kt._top and not args.no_fallback:
@@ -169,13 +181,15 @@ def main(argv=None) -> None:
                             if st.get("path") == "dynamic" else np.zeros(0, np.int32)
                         h, _ = np.histogram(hit, buckets)
                         where = ", ".join(f"{buckets[i]}+:{c}" for i, c in enumerate(h) if c)
+                        busy = _busiest(hit, sizes)
                         clock = kt._ks_host[DG.KS_TIME:DG.KS_TIME + len(PHASES)] / 1e6
                         phases = " ".join(f"{n} {x:.1f}" for n, x in zip(PHASES, clock) if x)
                         print(f"    b={b} {op:9} gate {me}: {dt * 1e3:8.2f} ms {st.get('path')}"
                               f" region {st.get('region')} rounds {st.get('rounds')}/"
                               f"{st.get('peel_rounds')} levels {st.get('levels')} top "
                               f"{st.get('top')} decompose {spent['decompose'] * 1e3:.2f} ms;"
-                              f" region by level: {where}; ko_scan ms: {phases}", flush=True)
+                              f" region by level: {where}; busiest levels (level: region"
+                              f"/edges at it first): {busy}; ko_scan ms: {phases}", flush=True)
             for (me, op), xs in sorted(times.items(), key=lambda kv: (kv[0][1], kv[0][0])):
                 m = statistics.median(xs)
                 print(f"  b={b} {op:9} gate {me}: median {m * 1e3:.2f} ms "
