@@ -13,7 +13,8 @@ equal the static decomposition of its graph (checked untimed). Prints the median
 min and max), the path taken (dynamic or static fallbacks) and the speedup over the static
 decomposition's median in the same process. ``--budget``: seconds after which no new batch
 size starts. ``--variant``: the new tree again with other constants of its
-``ktruss.dynamic_gpu`` (set before each of its updates and restored after), timed in turn
+``ktruss.dynamic_gpu`` (or ``module.NAME`` of another ``ktruss`` module; set while its
+``DynamicTruss`` is built and around each of its updates, restored after), timed in turn
 with the others; the new tree's rows add the device time of ko_scan's
 phases (its own clock, KS_TIME words) per update. Every entry (base, new, each variant) keeps
 its own graph and DynamicTruss, so each starts every batch from the same kind of state.
@@ -72,9 +73,10 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     from hornet.algos.ktruss import dynamic_gpu
     for item in args.set:
-        name, value = item.split("=")
-        setattr(dynamic_gpu, name, type(getattr(dynamic_gpu, name))(int(value)))
-        print(f"new: dynamic_gpu.{name} = {getattr(dynamic_gpu, name)}")
+        key, value = item.split("=")
+        mod, name = _owner(key)
+        setattr(mod, name, type(getattr(mod, name))(int(value)))
+        print(f"new: {mod.__name__}.{name} = {getattr(mod, name)}")
     variants = {"new": {}}
     for item in args.variant:
         vname, _, pairs = item.partition(":")
@@ -89,9 +91,11 @@ def main(argv=None) -> None:
 
     def configured(vname):
         """Set a variant's constants (the grid cache too); returns the undo."""
-        saved = {k: getattr(dynamic_gpu, k) for k in variants.get(vname, {})}
+        where = {k: _owner(k) for k in variants.get(vname, {})}
+        saved = {k: getattr(mod, name) for k, (mod, name) in where.items()}
         for k, v in variants.get(vname, {}).items():
-            setattr(dynamic_gpu, k, type(saved[k])(v))
+            mod, name = where[k]
+            setattr(mod, name, type(saved[k])(v))
         grid = dynamic_gpu.GpuDynamicTruss._grid_cache
         # (a fresh grid size only for a variant of the grid: its query is timed too)
         regrid = any(k.startswith("SCAN_") for k in saved)
@@ -99,7 +103,8 @@ def main(argv=None) -> None:
 
         def undo():
             for k, v in saved.items():
-                setattr(dynamic_gpu, k, v)
+                mod, name = where[k]
+                setattr(mod, name, v)
             dynamic_gpu.GpuDynamicTruss._grid_cache = grid
         return undo
 
@@ -110,7 +115,13 @@ def main(argv=None) -> None:
         # state would start from the k-order the first one left, and cost less)
         pkg = {k: packages["base" if k == "base" else "new"] for k in names}
         graphs = {k: pkg[k].Graph.from_edges(su, du, device="gpu") for k in names}
-        trusses = {k: pkg[k].algos.DynamicTruss(graphs[k]) for k in names}
+        trusses = {}
+        for k in names:                  # (a variant's constants hold while it is built too)
+            undo = configured(k) if k != "base" else (lambda: None)
+            try:
+                trusses[k] = pkg[k].algos.DynamicTruss(graphs[k])
+            finally:
+                undo()
         gs, gd = (a.get() for a in graphs["new"].edges())
         static = _static_ms(hornet, graphs["new"])
         print(f"{title}: E={graphs['new'].num_edges} static {static:.2f} ms", flush=True)
@@ -121,6 +132,7 @@ def main(argv=None) -> None:
             times = {(k, op): [] for k in names for op in ("delete", "re-insert")}
             paths = {(k, op): [] for k in names for op in ("delete", "re-insert")}
             kernel = {(k, op): [] for k in names for op in ("delete", "re-insert")}
+            phases = {(k, op): [] for k in names for op in ("delete", "re-insert")}
             stats = {k: [] for k in names}
             for r in range(args.repeats + 1):         # (the first batch: warm-up, untimed)
                 pick = rng.choice(gs.shape[0], b, replace=False)
@@ -142,6 +154,7 @@ def main(argv=None) -> None:
                                 paths[(k, op)].append(kt.stats.get("path"))
                                 if tree == "new":
                                     kernel[(k, op)].append(_kernel_ms(kt))
+                                    phases[(k, op)].append(_phase_ms(kt))
                                     stats[k].append((op, kt.stats.get("rounds"),
                                                      kt.stats.get("peel_rounds"),
                                                      kt.stats.get("levels"),
@@ -175,12 +188,39 @@ def main(argv=None) -> None:
                     print(f"    {'':9} {k:5} {_fmt(tn)} x{static / (mn * 1e3):5.1f} [{fn} static]"
                           f"  /base {mn / mb:.3f}{kms}", flush=True)
             for k in variants:
+                for op in ("delete", "re-insert"):
+                    ph = [x for x in phases[(k, op)] if x is not None]
+                    if ph:
+                        med = np.median(np.array(ph), axis=0)
+                        print(f"    {k} {op} ko_scan phases (ms, median): " + " ".join(
+                            f"{n} {x:.2f}" for n, x in zip(PHASES, med) if x), flush=True)
+            for k in variants:
                 print(f"    {k} (op, rounds, peel rounds, levels, queue units, chain, top "
                       "levels' edges, ko_scan status): " +
                       " ".join(f"{o[0]}:{o[1]}/{o[2]}/{o[3]}/{o[4]}/{o[5]}/{o[6]}/{o[7]}"
                                for o in stats[k][:8]))
         static2 = _static_ms(hornet, graphs["new"])
         print(f"  static again {static2:.2f} ms", flush=True)
+
+
+#: ko_scan's kinds of phase (KS_PH_* in ko_scan_grid.cuh), for its clock's words
+PHASES = ("cand", "push", "peel", "peelpush", "hindex", "dpush", "other")
+
+
+def _phase_ms(kt):
+    """ko_scan's own time of the last update by kind of phase (ms), or None."""
+    from hornet.algos.ktruss.dynamic_gpu import KS_TIME, GpuDynamicTruss
+    if not isinstance(kt, GpuDynamicTruss):
+        return None
+    return kt._ks_host[KS_TIME:KS_TIME + len(PHASES)].astype(np.float64) / 1e6
+
+
+def _owner(key: str):
+    """(module, name) of a constant: ``NAME`` of ``ktruss.dynamic_gpu`` or ``module.NAME`` of
+    another module of ``hornet.algos.ktruss``."""
+    import importlib
+    mod, _, name = key.rpartition(".")
+    return importlib.import_module("hornet.algos.ktruss." + (mod or "dynamic_gpu")), name
 
 
 def _kernel_ms(kt):

@@ -4,10 +4,12 @@ at or above a level), the time of that decomposition (bit rows and the general s
 parts) against the whole graph's, and batches of random edges deleted and put back with the
 gate at several sizes (``--min-edges``; 0: no top levels), every variant its own
 ``DynamicTruss`` fed the same changes of one graph, timed alone (synchronized) and checked
-against the static decomposition: update ms, path, region, and the region's edges by level.
+against the static decomposition: update ms, path, region, the region's edges by level (in
+buckets, and its busiest levels against their size when the graph was built) and ko_scan's
+own time by kind of phase.
 
     python3 -m bench.tools.truss_top_gpu [--graphs kron20] [--sizes 1000] [--repeats 3]
-        [--min-edges 65536,600000,0] [--no-fallback]
+        [--min-edges 65536,600000,0] [--no-fallback] [--warmup 1]
 """
 from __future__ import annotations
 
@@ -21,8 +23,10 @@ import numpy as np
 import hornet
 from bench.dynamic_truss import load
 
-#: level buckets of the region histogram
-BUCKETS = [0, 32, 64, 100, 150, 200, 250, 280, 290, 295, 300, 303, 305, 1 << 30]
+#: level buckets of the region histogram (with the graph's caps and top levels added)
+BUCKETS = [0, 32, 64, 100, 150, 200, 250]
+#: ko_scan's kinds of phase (KS_PH_* in ko_scan_grid.cuh), for its clock's words
+PHASES = ("cand", "push", "peel", "peelpush", "hindex", "dpush", "other")
 
 
 def _timed(fn) -> float:
@@ -34,13 +38,32 @@ def _timed(fn) -> float:
     return time.perf_counter() - t
 
 
-def _levels(gs, gd, t) -> None:
+def _buckets(t, caps) -> list:
+    kmax = int(t.max())
+    tops = {kmax - 12, kmax - 3, kmax} | {c for c in caps if c}
+    return sorted({b for b in BUCKETS if b < kmax} | {c for c in tops if c > 0}) + [1 << 30]
+
+
+def _busiest(hit, sizes, n: int = 4) -> str:
+    """The n levels holding most of the region ``hit`` (its edges' levels), each as
+    level:region edges at it/edges at it in ``sizes`` (the graph's count by level)."""
+    lv, cnt = np.unique(hit, return_counts=True)
+    top = np.argsort(-cnt, kind="stable")[:n]
+    return ", ".join(f"{int(lv[i])}:{int(cnt[i])}/{int(sizes[lv[i]]) if lv[i] < len(sizes) else 0}"
+                     for i in top)
+
+
+def _levels(gs, gd, t, caps=()) -> None:
     kmax = int(t.max())
     out = []
-    for k in sorted({kmax, kmax - 3, kmax - 12, 280, 250, 200, 150, 100, 64, 32}, reverse=True):
+    for k in sorted({kmax, kmax - 3, kmax - 12, 280, 250, 200, 150, 100, 64, 32} |
+                    {c for c in caps if c}, reverse=True):
         if k < 3 or k > kmax:
             continue
         at = t >= k
+        if int(at.sum()) > 1 << 22:                # (too many to count vertices quickly)
+            out.append(f">={k}: {int(at.sum())} edges")
+            continue
         nv = np.unique(np.concatenate([gs[at], gd[at]])).shape[0]
         out.append(f">={k}: {int(at.sum())} edges / {nv} vertices")
     print("  levels: " + "; ".join(out), flush=True)
@@ -83,6 +106,7 @@ def main(argv=None) -> None:
     ap.add_argument("--sizes", default="1000")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--min-edges", default="65536,600000,0")
+    ap.add_argument("--warmup", type=int, default=1, help="untimed batches first")
     ap.add_argument("--no-fallback", action="store_true",
                     help="no static fallback for a slow update or a large region")
     args = ap.parse_args(argv)
@@ -120,13 +144,16 @@ def main(argv=None) -> None:
         print(f"{title}: E={t.shape[0]} k_max={int(t.max())} static {static * 1e3:.2f} ms; "
               "caps " + ", ".join(f"{me}: {kt._top}" for me, kt in variants.items()),
               flush=True)
-        _levels(gs, gd, t)
+        caps = [kt._top for kt in variants.values()]
+        buckets = _buckets(t, caps)
+        sizes = np.bincount(t)
+        _levels(gs, gd, t, caps)
         for kt in variants.values():
             if kt._top and not args.no_fallback:
                 _decompose_parts(kt)
         for b in (int(x) for x in args.sizes.split(",")):
             times = defaultdict(list)
-            for r in range(args.repeats + 1):
+            for r in range(args.repeats + args.warmup):
                 gs, gd = (a.get() for a in g.edges())
                 pick = rng.choice(gs.shape[0], b, replace=False)
                 bs, bd = cp.asarray(gs[pick]), cp.asarray(gd[pick])
@@ -135,23 +162,34 @@ def main(argv=None) -> None:
                     want = truss_numbers(g).get()
                     for me, kt in variants.items():
                         spent.clear()
-                        dt = _timed(lambda: kt.update(ch))
+                        kt._words_host[:] = 0       # (ko_scan's clock: this update's)
+                        # (a fallback's static decomposition sets the cap again: this
+                        # variant's gate then too)
+                        T.TOP_MIN_EDGES = me if me else 1 << 62
+                        try:
+                            dt = _timed(lambda: kt.update(ch))
+                        finally:
+                            T.TOP_MIN_EDGES = 1 << 16
                         if not np.array_equal(kt.truss_numbers.get(), want):
                             raise SystemExit(f"{title} b={b} {me} {op}: dynamic != static")
-                        if r == 0:
+                        if r < args.warmup:
                             continue
                         times[(me, op)].append(dt)
                         st = kt.stats
                         tr = kt._table.columns["truss"]
                         hit = tr[kt._touched == kt._probe_tstamp].get() \
                             if st.get("path") == "dynamic" else np.zeros(0, np.int32)
-                        h, _ = np.histogram(hit, BUCKETS)
-                        where = ", ".join(f"{BUCKETS[i]}+:{c}" for i, c in enumerate(h) if c)
+                        h, _ = np.histogram(hit, buckets)
+                        where = ", ".join(f"{buckets[i]}+:{c}" for i, c in enumerate(h) if c)
+                        busy = _busiest(hit, sizes)
+                        clock = kt._ks_host[DG.KS_TIME:DG.KS_TIME + len(PHASES)] / 1e6
+                        phases = " ".join(f"{n} {x:.1f}" for n, x in zip(PHASES, clock) if x)
                         print(f"    b={b} {op:9} gate {me}: {dt * 1e3:8.2f} ms {st.get('path')}"
                               f" region {st.get('region')} rounds {st.get('rounds')}/"
                               f"{st.get('peel_rounds')} levels {st.get('levels')} top "
                               f"{st.get('top')} decompose {spent['decompose'] * 1e3:.2f} ms;"
-                              f" region by level: {where}", flush=True)
+                              f" region by level: {where}; busiest levels (level: region"
+                              f"/edges at it first): {busy}; ko_scan ms: {phases}", flush=True)
             for (me, op), xs in sorted(times.items(), key=lambda kv: (kv[0][1], kv[0][0])):
                 m = statistics.median(xs)
                 print(f"  b={b} {op:9} gate {me}: median {m * 1e3:.2f} ms "
