@@ -66,10 +66,10 @@ def insert_expire(g, ch: BatchChanges, s, d, idx, w, window: EventWindow, end: i
     event leaves: rare) is deleted by the call; it is inserted again with the values it
     had and left out of ``ch.expired`` before the batch's refreshes are applied.
 
-    A batch whose every event inserted an edge of its own is recorded with its edges in
-    the graph's sorted form (:class:`hornet.batch.mixed.SortedEdges`, 8 bytes per stored
-    entry while it is in the window); when exactly that record expires, the delete takes
-    that form instead of sorting the expired pairs again. On a GPU graph the window keeps
+    The batch is recorded with its distinct edges in the graph's sorted form
+    (:class:`hornet.batch.mixed.SortedEdges`, 8 bytes per stored entry while it is in the
+    window); when exactly that record expires, the delete takes that form instead of
+    sorting the expired pairs again. On a GPU graph the window keeps
     the batch's pairs on the device instead, and the delete takes the leaving ones from
     there (:func:`_insert_expire_device`)."""
     if not window.tracks_refreshes or idx[0] < end - window.window:
@@ -214,8 +214,8 @@ def _classify_uploaded(g, ins, s, d, pairs):
 
 def _refresh_record(g, ch, s, d, idx, w, window, feed, kind, kept=None, pairs=None) -> None:
     """After the batch's insert: the refreshes of ``weight`` and the window's record of the
-    events (``kind``: from :func:`_classify`; ``kept``: the inserted edges in the graph's
-    sorted form, recorded with them when every event inserted an edge of its own;
+    events (``kind``: from :func:`_classify`; ``kept``: the batch's distinct edges in the
+    graph's sorted form, recorded with them;
     ``pairs``: ``s``, ``d`` on the graph's device, recorded with the events they keep)."""
     if kind is None:
         window.record(s, d, idx, refresh=np.zeros(s.shape[0], dtype=bool), kept=kept,
@@ -226,13 +226,14 @@ def _refresh_record(g, ch, s, d, idx, w, window, feed, kind, kept=None, pairs=No
     if w is not None and refresh.any():
         ch.updated = g.update_edges(s[refresh], d[refresh], weight=w[refresh])
         feed(ch.updated)
+    # (the marked events are the batch's distinct edges: ``kept`` stands for them too)
     if mark.all():
-        window.record(s, d, idx, refresh=refresh, pairs=pairs)
+        window.record(s, d, idx, refresh=refresh, kept=kept, pairs=pairs)
         return
     if pairs is not None:
         at = g._xp.asarray(np.flatnonzero(mark))
         pairs = (pairs[0][at], pairs[1][at])
-    window.record(s[mark], d[mark], idx[mark], refresh=refresh[mark], pairs=pairs)
+    window.record(s[mark], d[mark], idx[mark], refresh=refresh[mark], kept=kept, pairs=pairs)
 
 
 def last_seen(g, src: np.ndarray, dst: np.ndarray):
