@@ -596,8 +596,9 @@ def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,
         if idx is None:
             idx = np.arange(ev.start, ev.start + n, dtype=np.int64)
         wb = w if weighted else None      # the batch and its expiry in one call where it can
-        if feed is not _ignore or not insert_expire(g, ch, s, d, idx, wb, window, ev.stop):
-            insert_refresh(g, ch, s, d, idx, wb, window, feed)
+        if feed is _ignore and insert_expire(g, ch, s, d, idx, wb, window, ev.stop):
+            return ch                     # (the window's expiry included)
+        insert_refresh(g, ch, s, d, idx, wb, window, feed)
     elif s.size:
         if idx is None:
             idx = np.arange(ev.start, ev.start + n, dtype=np.int64)

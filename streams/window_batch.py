@@ -52,26 +52,24 @@ def insert_refresh(g, ch: BatchChanges, s, d, idx, w, window: EventWindow,
 
 def insert_expire(g, ch: BatchChanges, s, d, idx, w, window: EventWindow, end: int) -> bool:
     """:func:`insert_refresh` and the window's expiry after it (``window.expired(end)``,
-    ``end`` the batch's stop index) in one graph call (:meth:`hornet.Graph.apply_edges`:
-    the batch's edges inserted, the expired ones deleted: one batch on the CPU, one plan
-    on the GPU), with the same result and the
-    same changes in ``ch``; returns True, or False with nothing done where it does not
-    apply: it is for replays that feed no analytic during the batch (each analytic sees
-    the graph after it), while the window tracks refreshes (:attr:`EventWindow.tracks_refreshes`) and the batch holds at
-    most as many events as the window (none of its own events leaves it at its end).
+    ``end`` the batch's stop index), with the same result and the same changes in ``ch``:
+    on the CPU in one graph call (:meth:`hornet.Graph.apply_edges`: the batch's edges
+    inserted, the expired ones deleted, one batch), on the GPU as an insert and a delete
+    whose pairs stay on the device (:func:`_insert_expire_device`); returns True, or False
+    with nothing done where it does not apply: it is for replays that feed no analytic
+    during the batch (each analytic sees the graph after it), while the window tracks
+    refreshes (:attr:`EventWindow.tracks_refreshes`) and the batch holds at most as many
+    events as the window (none of its own events leaves it at its end).
 
-    The expired edges are taken from the window before the batch is recorded: an edge
+    CPU: the expired edges are taken from the window before the batch is recorded: an edge
     whose last event leaves the window expires unless the batch refreshes it, which only
     the insert finds out. Such an edge (a present edge that reoccurs just as its last
     event leaves: rare) is deleted by the call; it is inserted again with the values it
-    had and left out of ``ch.expired`` before the batch's refreshes are applied.
-
-    The batch is recorded with its distinct edges in the graph's sorted form
+    had and left out of ``ch.expired`` before the batch's refreshes are applied. The batch
+    is recorded with its distinct edges in the graph's sorted form
     (:class:`hornet.batch.mixed.SortedEdges`, 8 bytes per stored entry while it is in the
     window); when exactly that record expires, the delete takes that form instead of
-    sorting the expired pairs again. On a GPU graph the window keeps
-    the batch's pairs on the device instead, and the delete takes the leaving ones from
-    there (:func:`_insert_expire_device`)."""
+    sorting the expired pairs again."""
     if not window.tracks_refreshes or idx[0] < end - window.window:
         return False
     if g.device == "gpu" and g.vertex_map is None:
@@ -100,7 +98,40 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
     replay's ids are below 2^31), for the insert, and stay with the window's record, so that
     the expiry of a later batch deletes them where they are
     (:meth:`streams.window.EventWindow.expired_pairs`: no host pass over the leaving entries,
-    no upload of the expired pairs)."""
+    no upload of the expired pairs).
+
+    The insert comes first, with the batch's record (its refreshes known from the insert),
+    then the expiry, as a delete of its own: a leaving entry of an edge that the batch
+    refreshes has a later refresh in the window by then and stays, so no edge is deleted
+    that must come back. An expiry delete of a medium batch's size takes the graph's
+    medium-batch path (``Graph._medium_deletes``, set on the replay's graph: the expired
+    edges are spread over short lists, which that path rewrites one warp each)."""
+    if MIXED_CALL:
+        return _insert_expire_mixed(g, ch, s, d, idx, w, window, end)
+    xp = g._xp
+    pairs = _uploaded(g, s, d)
+    if w is None:
+        ch.inserted = g.insert_edges(*pairs)
+    else:
+        ch.inserted = g.insert_edges(*(xp.ascontiguousarray(a[::-1]) for a in pairs),
+                                     weight=_reversed(w)[0])
+    kind = _classify_uploaded(g, ch.inserted, s, d, pairs)
+    _refresh_record(g, ch, s, d, idx, w, window, _ignore, kind, pairs=pairs)
+    delete = window.expired_pairs(end)
+    if delete is not None:
+        g._medium_deletes = True
+        ch.expired = g.delete_edges(*delete)
+    return True
+
+
+#: the GPU's windowed batch as one mixed graph call (:func:`_insert_expire_mixed`)
+MIXED_CALL = False
+
+
+def _insert_expire_mixed(g, ch, s, d, idx, w, window: EventWindow, end: int) -> bool:
+    """:func:`_insert_expire_device` with the batch and its expiry in one mixed graph call
+    (:meth:`hornet.Graph.apply_edges`): the expired pairs are taken before the insert, and
+    an edge that the batch refreshes as it expires is deleted and inserted again."""
     xp = g._xp
     pairs = _uploaded(g, s, d)
     delete = window.expired_pairs(end)
