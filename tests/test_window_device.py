@@ -86,13 +86,16 @@ def test_expired_pairs_match_the_host_decision(device, monkeypatch, ids, batch, 
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("ids, batch, window", [(150, 1500, 4500), (2700, 1000, 3700),
                                                (1 << 17, 3000, 9000)])
-def test_windowed_replay_from_device_pairs(device, monkeypatch, weighted, ids, batch, window):
+@pytest.mark.parametrize("mixed", [False, True], ids=["insert-then-expire", "mixed-call"])
+def test_windowed_replay_from_device_pairs(device, monkeypatch, weighted, ids, batch, window,
+                                           mixed):
     """A windowed replay whose batches keep their pairs with the window's records and expire
     from them (:func:`streams.window_batch._insert_expire_device`, on the CPU too), verified
     against the reference model after every batch and row by row against the two-call
-    replay; a small id space puts back edges that expire just as a batch refreshes them,
-    a middling one has about one refresh a batch (the one-extra classification), a wide
-    one none."""
+    replay; a small id space has edges that expire just as a batch refreshes them (the
+    mixed call deletes and puts them back, the insert first keeps them), a middling one
+    about one refresh a batch (the one-extra classification), a wide one none."""
+    monkeypatch.setattr(window_batch, "MIXED_CALL", mixed)
     from test_apply_edges import _count_put_back, _stream
     taken = _taken(monkeypatch)
     put_back = _count_put_back(monkeypatch)
@@ -109,7 +112,7 @@ def test_windowed_replay_from_device_pairs(device, monkeypatch, weighted, ids, b
     # a small id space keeps more refreshes in the window than the device path takes
     assert (sum(taken) > 0) == (ids > 150)
     if ids == 150:
-        assert sum(put_back) > 0                   # the rare case happened
+        assert (sum(put_back) > 0) == mixed        # the rare case happened
     monkeypatch.setattr("streams.replay.insert_expire", lambda *a: False)
     two = replay(data, **kw)
     for column in ("inserted", "deleted", "expired", "edges", "vertices"):
