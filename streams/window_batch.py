@@ -19,8 +19,8 @@ from hornet.change import EdgeChange
 
 from .analytics import BatchChanges, to_host
 from .window import EventWindow
-from .window_index import (NO_ENTRY, REFRESH, classify_events, classify_one_extra, edge_keys,
-                           key_sum, one_extra_kind)
+from .window_index import (NEW_EDGE, NO_ENTRY, REFRESH, classify_events, classify_one_extra,
+                           edge_keys, key_sum, one_extra_kind)
 
 __all__ = ["insert_refresh", "insert_expire", "last_seen"]
 
@@ -229,10 +229,15 @@ def _classify_uploaded(g, ins, s, d, pairs):
     """:func:`_classify` for a batch whose pairs (``s``, ``d`` host int64) are on the
     device too (``pairs``, int32): where one event inserted nothing, its key is the
     difference of the batch's and the inserted edges' key sums, both reduced on the
-    device (one scalar read back), and its events are found by comparing the ids."""
+    device (one scalar read back), and its events are found by comparing the ids; where
+    a few inserted nothing (at most :data:`FEW_EXTRA`), :func:`few_extra_kind` finds
+    them on the device."""
     n = s.shape[0]
-    if g.device != "gpu" or n - len(ins) != 1:
+    extra = n - len(ins)
+    if g.device != "gpu" or extra == 0 or extra > FEW_EXTRA:
         return _classify(g, ins, s, d)
+    if extra > 1:
+        return few_extra_kind(g._xp, pairs, ins.src, ins.dst, g.directed, s, d)
     import cupy
     u, shift = cupy.uint64, cupy.uint64(32)
     a, b = ins.src.astype(u), ins.dst.astype(u)
@@ -241,6 +246,53 @@ def _classify_uploaded(g, ins, s, d, pairs):
     extra = int(((pairs[0].astype(u) << shift) | pairs[1].astype(u)).sum()
                 - ((a << shift) | b).sum())
     return one_extra_kind(n, np.flatnonzero((s == extra >> 32) & (d == extra & 0xFFFFFFFF)))
+
+
+#: batches with more events than inserted edges by at most this: classified on the device
+FEW_EXTRA = 64
+
+
+def few_extra_kind(xp, pairs, ins_src, ins_dst, directed: bool, s, d) -> np.ndarray:
+    """:func:`streams.window_index.classify_events` of a batch whose events are the pairs
+    ``pairs`` ((src, dst) int arrays of module ``xp``: NumPy or CuPy; undirected ones with
+    the smaller id first) and ``s``, ``d`` (the same pairs on the host), whose insert made
+    the edges ``ins_src``, ``ins_dst`` (``xp``, any order), where few events inserted
+    nothing: the events whose key the insert did not make or that share their key with
+    another event (found on the device by sorting the keys, a few positions read back)
+    are classified on the host, every other event is the only one of a new edge."""
+    i64 = xp.int64
+    keys = (pairs[0].astype(i64) << 32) | pairs[1].astype(i64)
+    a, b = ins_src.astype(i64), ins_dst.astype(i64)
+    if not directed:
+        a, b = xp.minimum(a, b), xp.maximum(a, b)
+    made = xp.sort((a << 32) | b)
+    found = xp.zeros(keys.shape[0], dtype=bool)
+    if made.shape[0]:
+        at = xp.minimum(xp.searchsorted(made, keys), made.shape[0] - 1)
+        found = made[at] == keys
+    order = xp.argsort(keys)
+    sk = keys[order]
+    shared = xp.zeros(keys.shape[0], dtype=bool)
+    if keys.shape[0] > 1:
+        same = sk[1:] == sk[:-1]                  # key equal to the next one's (sorted)
+        shared[1:] |= same
+        shared[:-1] |= same
+    look = xp.zeros(keys.shape[0], dtype=bool)
+    look[order] = shared
+    look |= ~found
+    at = xp.flatnonzero(look)
+    found_at = found[at]
+    if xp is not np:
+        at, found_at = at.get(), found_at.get()
+    kind = np.full(keys.shape[0], NEW_EDGE, dtype=np.int8)
+    if at.shape[0]:
+        k = edge_keys(s[at], d[at])
+        by_key = np.lexsort((at, k))               # each key's events in event order
+        k, pos, f = k[by_key], at[by_key], found_at[by_key]
+        last = np.ones(k.shape[0], dtype=bool)
+        last[:-1] = k[1:] != k[:-1]
+        kind[pos] = np.where(last, np.where(f, NEW_EDGE, REFRESH), NO_ENTRY)
+    return kind
 
 
 def _refresh_record(g, ch, s, d, idx, w, window, feed, kind, kept=None, pairs=None) -> None:

@@ -128,3 +128,34 @@ def test_named_finds_a_few_edges_among_leaving_pairs():
     assert not named([], np.array([1]), np.array([2]))
     many = np.arange(window_batch.NAMED_LIMIT + 1)
     assert named(pieces, many, many)                # too many to look for: maybe
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_few_extra_kind_classifies_like_the_host(device, directed):
+    """:func:`streams.window_batch.few_extra_kind` (keys sorted on the device, the few
+    events that inserted nothing or share their key classified on the host) gives the
+    classes of :func:`streams.window_index.classify_events` for batches with repeats and
+    present edges, inserted edges in either order."""
+    from streams.window_index import classify_events
+    xp = _xp(device)
+    rng = np.random.default_rng(4)
+    for _ in range(300):
+        ids = int(rng.choice([3, 12, 200, 1 << 20]))
+        s = rng.integers(0, ids, int(rng.integers(1, 80)))
+        d = rng.integers(0, ids, s.shape[0])
+        s, d = s[s != d], d[s != d]
+        if not s.shape[0]:
+            continue
+        if not directed:
+            s, d = np.minimum(s, d), np.maximum(s, d)
+        keys = edge_keys(s, d)
+        distinct = np.unique(keys)
+        present = rng.random(distinct.shape[0]) < 0.3
+        made = distinct[~present]
+        a, b = made >> 32, made & 0xFFFFFFFF
+        if not directed and rng.integers(0, 2):
+            a, b = b, a
+        got = window_batch.few_extra_kind(
+            xp, (xp.asarray(s.astype(np.int32)), xp.asarray(d.astype(np.int32))),
+            xp.asarray(a.astype(np.int32)), xp.asarray(b.astype(np.int32)), directed, s, d)
+        assert got.tolist() == classify_events(keys, made).tolist()
