@@ -100,13 +100,17 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
     (:meth:`streams.window.EventWindow.expired_pairs`: no host pass over the leaving entries,
     no upload of the expired pairs).
 
-    The insert comes first, with the batch's record (its refreshes known from the insert),
-    then the expiry, as a delete of its own: a leaving entry of an edge that the batch
+    A batch of at most :data:`TWO_CALLS_ENTRIES` entries (a medium batch's size) is
+    inserted first, with the batch's record (its refreshes known from the insert), then
+    the expiry goes as a delete of its own: a leaving entry of an edge that the batch
     refreshes has a later refresh in the window by then and stays, so no edge is deleted
-    that must come back. An expiry delete of a medium batch's size takes the graph's
-    medium-batch path (``Graph._medium_deletes``, set on the replay's graph: the expired
-    edges are spread over short lists, which that path rewrites one warp each)."""
-    if MIXED_CALL:
+    that must come back; the delete takes the graph's medium-batch path
+    (``Graph._medium_deletes``, set on the replay's graph: the expired edges are spread
+    over short lists, which that path rewrites one warp each). A larger batch and its
+    expiry go in one mixed call (:func:`_insert_expire_mixed`)."""
+    mixed = MIXED_CALL if MIXED_CALL is not None else \
+        s.shape[0] * (1 if g.directed else 2) > TWO_CALLS_ENTRIES
+    if mixed:
         return _insert_expire_mixed(g, ch, s, d, idx, w, window, end)
     xp = g._xp
     pairs = _uploaded(g, s, d)
@@ -124,8 +128,12 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
     return True
 
 
-#: the GPU's windowed batch as one mixed graph call (:func:`_insert_expire_mixed`)
-MIXED_CALL = False
+#: GPU windowed batches of at most this many entries (the medium-batch path's limit,
+#: hornet.batch.gpu.medium.MEDIUM_ENTRIES) take an insert and a delete, larger ones one
+#: mixed call
+TWO_CALLS_ENTRIES = 1 << 15
+#: True or False: every GPU windowed batch as one mixed call or as two (None: by size)
+MIXED_CALL = None
 
 
 def _insert_expire_mixed(g, ch, s, d, idx, w, window: EventWindow, end: int) -> bool:
