@@ -6,7 +6,8 @@ The graph stores no event index: the window keeps the latest refresh of each edg
 batch without a window. :func:`insert_refresh` is called by
 :func:`streams.replay._apply_batch` for streams without an ``op`` column replayed with a
 sliding window, :func:`insert_expire` instead where no analytic is fed during the batch (the
-batch and the window's expiry after it in one graph call); :func:`last_seen` is the window's
+batch and the window's expiry after it in one graph call, or on the GPU up to a medium batch's
+size the insert and then the expiry's delete); :func:`last_seen` is the window's
 look-up of the graph for streams that delete edges too (their graph carries ``last_seen``).
 """
 from __future__ import annotations
