@@ -496,7 +496,7 @@ class Graph(DeferredState):
         are those of :meth:`insert_edges` followed by :meth:`delete_edges` (an edge in both
         ends up deleted), for a caller that has both at once (a sliding window's batch and
         expiry). On the CPU the two share one batch, on the GPU one plan and read-back
-        (batches past the small-batch path); ``keep_sorted`` adds the inserted
+        (batches past the small-batch path); ``keep_sorted`` adds the insert's distinct
         edges in sorted form, which a later call deletes without sorting them again
         (:class:`hornet.batch.mixed.SortedEdges`). A refused call (bad ids or properties
         in either half) raises and leaves the graph unchanged (with a vertex map: a

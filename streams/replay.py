@@ -25,8 +25,9 @@ Semantics:
   edges among the events that leave the window (work proportional to them, never a scan of the
   graph). Insert-only streams: the window keeps the latest refresh of each edge itself and the
   graph stores no event index, so a windowed batch's graph update is the same as without a
-  window (:func:`streams.window_batch.insert_refresh`; with its expiry in one graph call where
-  no analytic is fed during the batch: ``insert_expire``). Streams with an ``op`` column: each
+  window (:func:`streams.window_batch.insert_refresh`; with its expiry in one graph call, or
+  on the GPU up to a medium batch's size an insert and then the expiry's delete, where no
+  analytic is fed during the batch: ``insert_expire``). Streams with an ``op`` column: each
   edge carries its most recent insert event index as the edge property ``last_seen`` of the
   hornet graph (set on insert, refreshed with ``update_edges`` when the edge re-occurs), which
   the window looks up for the leaving events. A windowed batch's graph calls run inside
@@ -596,8 +597,9 @@ def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,
         if idx is None:
             idx = np.arange(ev.start, ev.start + n, dtype=np.int64)
         wb = w if weighted else None      # the batch and its expiry in one call where it can
-        if feed is not _ignore or not insert_expire(g, ch, s, d, idx, wb, window, ev.stop):
-            insert_refresh(g, ch, s, d, idx, wb, window, feed)
+        if feed is _ignore and insert_expire(g, ch, s, d, idx, wb, window, ev.stop):
+            return ch                     # (the window's expiry included)
+        insert_refresh(g, ch, s, d, idx, wb, window, feed)
     elif s.size:
         if idx is None:
             idx = np.arange(ev.start, ev.start + n, dtype=np.int64)

@@ -6,7 +6,8 @@ The graph stores no event index: the window keeps the latest refresh of each edg
 batch without a window. :func:`insert_refresh` is called by
 :func:`streams.replay._apply_batch` for streams without an ``op`` column replayed with a
 sliding window, :func:`insert_expire` instead where no analytic is fed during the batch (the
-batch and the window's expiry after it in one graph call); :func:`last_seen` is the window's
+batch and the window's expiry after it in one graph call, or on the GPU up to a medium batch's
+size the insert and then the expiry's delete); :func:`last_seen` is the window's
 look-up of the graph for streams that delete edges too (their graph carries ``last_seen``).
 """
 from __future__ import annotations
@@ -19,8 +20,8 @@ from hornet.change import EdgeChange
 
 from .analytics import BatchChanges, to_host
 from .window import EventWindow
-from .window_index import (NO_ENTRY, REFRESH, classify_events, classify_one_extra, edge_keys,
-                           key_sum, one_extra_kind)
+from .window_index import (NEW_EDGE, NO_ENTRY, REFRESH, classify_events, classify_one_extra,
+                           edge_keys, key_sum, one_extra_kind)
 
 __all__ = ["insert_refresh", "insert_expire", "last_seen"]
 
@@ -52,26 +53,24 @@ def insert_refresh(g, ch: BatchChanges, s, d, idx, w, window: EventWindow,
 
 def insert_expire(g, ch: BatchChanges, s, d, idx, w, window: EventWindow, end: int) -> bool:
     """:func:`insert_refresh` and the window's expiry after it (``window.expired(end)``,
-    ``end`` the batch's stop index) in one graph call (:meth:`hornet.Graph.apply_edges`:
-    the batch's edges inserted, the expired ones deleted: one batch on the CPU, one plan
-    on the GPU), with the same result and the
-    same changes in ``ch``; returns True, or False with nothing done where it does not
-    apply: it is for replays that feed no analytic during the batch (each analytic sees
-    the graph after it), while the window tracks refreshes (:attr:`EventWindow.tracks_refreshes`) and the batch holds at
-    most as many events as the window (none of its own events leaves it at its end).
+    ``end`` the batch's stop index), with the same result and the same changes in ``ch``:
+    on the CPU in one graph call (:meth:`hornet.Graph.apply_edges`: the batch's edges
+    inserted, the expired ones deleted, one batch), on the GPU as an insert and a delete
+    whose pairs stay on the device (:func:`_insert_expire_device`); returns True, or False
+    with nothing done where it does not apply: it is for replays that feed no analytic
+    during the batch (each analytic sees the graph after it), while the window tracks
+    refreshes (:attr:`EventWindow.tracks_refreshes`) and the batch holds at most as many
+    events as the window (none of its own events leaves it at its end).
 
-    The expired edges are taken from the window before the batch is recorded: an edge
+    CPU: the expired edges are taken from the window before the batch is recorded: an edge
     whose last event leaves the window expires unless the batch refreshes it, which only
     the insert finds out. Such an edge (a present edge that reoccurs just as its last
     event leaves: rare) is deleted by the call; it is inserted again with the values it
-    had and left out of ``ch.expired`` before the batch's refreshes are applied.
-
-    A batch whose every event inserted an edge of its own is recorded with its edges in
-    the graph's sorted form (:class:`hornet.batch.mixed.SortedEdges`, 8 bytes per stored
-    entry while it is in the window); when exactly that record expires, the delete takes
-    that form instead of sorting the expired pairs again. On a GPU graph the window keeps
-    the batch's pairs on the device instead, and the delete takes the leaving ones from
-    there (:func:`_insert_expire_device`)."""
+    had and left out of ``ch.expired`` before the batch's refreshes are applied. The batch
+    is recorded with its distinct edges in the graph's sorted form
+    (:class:`hornet.batch.mixed.SortedEdges`, 8 bytes per stored entry while it is in the
+    window); when exactly that record expires, the delete takes that form instead of
+    sorting the expired pairs again."""
     if not window.tracks_refreshes or idx[0] < end - window.window:
         return False
     if g.device == "gpu" and g.vertex_map is None:
@@ -100,7 +99,48 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
     replay's ids are below 2^31), for the insert, and stay with the window's record, so that
     the expiry of a later batch deletes them where they are
     (:meth:`streams.window.EventWindow.expired_pairs`: no host pass over the leaving entries,
-    no upload of the expired pairs)."""
+    no upload of the expired pairs).
+
+    A batch of at most :data:`TWO_CALLS_ENTRIES` entries (a medium batch's size) is
+    inserted first, with the batch's record (its refreshes known from the insert), then
+    the expiry goes as a delete of its own: a leaving entry of an edge that the batch
+    refreshes has a later refresh in the window by then and stays, so no edge is deleted
+    that must come back; the delete takes the graph's medium-batch path
+    (``Graph._medium_deletes``, set on the replay's graph: the expired edges are spread
+    over short lists, which that path rewrites one warp each). A larger batch and its
+    expiry go in one mixed call (:func:`_insert_expire_mixed`)."""
+    mixed = MIXED_CALL if MIXED_CALL is not None else \
+        s.shape[0] * (1 if g.directed else 2) > TWO_CALLS_ENTRIES
+    if mixed:
+        return _insert_expire_mixed(g, ch, s, d, idx, w, window, end)
+    xp = g._xp
+    pairs = _uploaded(g, s, d)
+    if w is None:
+        ch.inserted = g.insert_edges(*pairs)
+    else:
+        ch.inserted = g.insert_edges(*(xp.ascontiguousarray(a[::-1]) for a in pairs),
+                                     weight=_reversed(w)[0])
+    kind = _classify_uploaded(g, ch.inserted, s, d, pairs)
+    _refresh_record(g, ch, s, d, idx, w, window, _ignore, kind, pairs=pairs)
+    delete = window.expired_pairs(end)
+    if delete is not None:
+        g._medium_deletes = True
+        ch.expired = g.delete_edges(*delete)
+    return True
+
+
+#: GPU windowed batches of at most this many entries (the medium-batch path's limit,
+#: hornet.batch.gpu.medium.MEDIUM_ENTRIES) take an insert and a delete, larger ones one
+#: mixed call
+TWO_CALLS_ENTRIES = 1 << 15
+#: True or False: every GPU windowed batch as one mixed call or as two (None: by size)
+MIXED_CALL = None
+
+
+def _insert_expire_mixed(g, ch, s, d, idx, w, window: EventWindow, end: int) -> bool:
+    """:func:`_insert_expire_device` with the batch and its expiry in one mixed graph call
+    (:meth:`hornet.Graph.apply_edges`): the expired pairs are taken before the insert, and
+    an edge that the batch refreshes as it expires is deleted and inserted again."""
     xp = g._xp
     pairs = _uploaded(g, s, d)
     delete = window.expired_pairs(end)
@@ -198,10 +238,15 @@ def _classify_uploaded(g, ins, s, d, pairs):
     """:func:`_classify` for a batch whose pairs (``s``, ``d`` host int64) are on the
     device too (``pairs``, int32): where one event inserted nothing, its key is the
     difference of the batch's and the inserted edges' key sums, both reduced on the
-    device (one scalar read back), and its events are found by comparing the ids."""
+    device (one scalar read back), and its events are found by comparing the ids; where
+    a few inserted nothing (at most :data:`FEW_EXTRA`), :func:`few_extra_kind` finds
+    them on the device."""
     n = s.shape[0]
-    if g.device != "gpu" or n - len(ins) != 1:
+    extra = n - len(ins)
+    if g.device != "gpu" or extra == 0 or extra > FEW_EXTRA:
         return _classify(g, ins, s, d)
+    if extra > 1:
+        return few_extra_kind(g._xp, pairs, ins.src, ins.dst, g.directed, s, d)
     import cupy
     u, shift = cupy.uint64, cupy.uint64(32)
     a, b = ins.src.astype(u), ins.dst.astype(u)
@@ -212,10 +257,57 @@ def _classify_uploaded(g, ins, s, d, pairs):
     return one_extra_kind(n, np.flatnonzero((s == extra >> 32) & (d == extra & 0xFFFFFFFF)))
 
 
+#: batches with more events than inserted edges by at most this: classified on the device
+FEW_EXTRA = 64
+
+
+def few_extra_kind(xp, pairs, ins_src, ins_dst, directed: bool, s, d) -> np.ndarray:
+    """:func:`streams.window_index.classify_events` of a batch whose events are the pairs
+    ``pairs`` ((src, dst) int arrays of module ``xp``: NumPy or CuPy; undirected ones with
+    the smaller id first) and ``s``, ``d`` (the same pairs on the host), whose insert made
+    the edges ``ins_src``, ``ins_dst`` (``xp``, any order), where few events inserted
+    nothing: the events whose key the insert did not make or that share their key with
+    another event (found on the device by sorting the keys, a few positions read back)
+    are classified on the host, every other event is the only one of a new edge."""
+    i64 = xp.int64
+    keys = (pairs[0].astype(i64) << 32) | pairs[1].astype(i64)
+    a, b = ins_src.astype(i64), ins_dst.astype(i64)
+    if not directed:
+        a, b = xp.minimum(a, b), xp.maximum(a, b)
+    made = xp.sort((a << 32) | b)
+    found = xp.zeros(keys.shape[0], dtype=bool)
+    if made.shape[0]:
+        at = xp.minimum(xp.searchsorted(made, keys), made.shape[0] - 1)
+        found = made[at] == keys
+    order = xp.argsort(keys)
+    sk = keys[order]
+    shared = xp.zeros(keys.shape[0], dtype=bool)
+    if keys.shape[0] > 1:
+        same = sk[1:] == sk[:-1]                  # key equal to the next one's (sorted)
+        shared[1:] |= same
+        shared[:-1] |= same
+    look = xp.zeros(keys.shape[0], dtype=bool)
+    look[order] = shared
+    look |= ~found
+    at = xp.flatnonzero(look)
+    found_at = found[at]
+    if xp is not np:
+        at, found_at = at.get(), found_at.get()
+    kind = np.full(keys.shape[0], NEW_EDGE, dtype=np.int8)
+    if at.shape[0]:
+        k = edge_keys(s[at], d[at])
+        by_key = np.lexsort((at, k))               # each key's events in event order
+        k, pos, f = k[by_key], at[by_key], found_at[by_key]
+        last = np.ones(k.shape[0], dtype=bool)
+        last[:-1] = k[1:] != k[:-1]
+        kind[pos] = np.where(last, np.where(f, NEW_EDGE, REFRESH), NO_ENTRY)
+    return kind
+
+
 def _refresh_record(g, ch, s, d, idx, w, window, feed, kind, kept=None, pairs=None) -> None:
     """After the batch's insert: the refreshes of ``weight`` and the window's record of the
-    events (``kind``: from :func:`_classify`; ``kept``: the inserted edges in the graph's
-    sorted form, recorded with them when every event inserted an edge of its own;
+    events (``kind``: from :func:`_classify`; ``kept``: the batch's distinct edges in the
+    graph's sorted form, recorded with them;
     ``pairs``: ``s``, ``d`` on the graph's device, recorded with the events they keep)."""
     if kind is None:
         window.record(s, d, idx, refresh=np.zeros(s.shape[0], dtype=bool), kept=kept,
@@ -226,13 +318,14 @@ def _refresh_record(g, ch, s, d, idx, w, window, feed, kind, kept=None, pairs=No
     if w is not None and refresh.any():
         ch.updated = g.update_edges(s[refresh], d[refresh], weight=w[refresh])
         feed(ch.updated)
+    # (the marked events are the batch's distinct edges: ``kept`` stands for them too)
     if mark.all():
-        window.record(s, d, idx, refresh=refresh, pairs=pairs)
+        window.record(s, d, idx, refresh=refresh, kept=kept, pairs=pairs)
         return
     if pairs is not None:
         at = g._xp.asarray(np.flatnonzero(mark))
         pairs = (pairs[0][at], pairs[1][at])
-    window.record(s[mark], d[mark], idx[mark], refresh=refresh[mark], pairs=pairs)
+    window.record(s[mark], d[mark], idx[mark], refresh=refresh[mark], kept=kept, pairs=pairs)
 
 
 def last_seen(g, src: np.ndarray, dst: np.ndarray):

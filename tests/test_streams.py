@@ -497,6 +497,32 @@ def test_window_replay_of_insert_only_streams_verifies(device, weighted, directe
     assert sum(res.columns["expired"]) == res.summary["expired"]
 
 
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+def test_windowed_batches_with_refreshes_expire_in_sorted_form(monkeypatch, directed):
+    """A windowed CPU replay of batches over a wide id space that each repeat one pair of
+    their own and one of the batch before (a refresh), window one batch: the batch's
+    distinct edges are kept in sorted form and deleted in that form when their record
+    expires whole, and every batch verifies against the event-by-event reference."""
+    from hornet.batch import mixed
+    rng = np.random.default_rng(5)
+    b, nb = 3000, 6
+    src = rng.integers(0, 1 << 20, b * nb)
+    dst = rng.integers(0, 1 << 20, b * nb)
+    for k in range(nb):
+        at = k * b
+        src[at + 7], dst[at + 7] = src[at + 3], dst[at + 3]             # a repeat in the batch
+        if k:
+            src[at + 11], dst[at + 11] = src[at - 5], dst[at - 5]       # the last batch's pair
+    sorted_deletes = []
+    inside = mixed._inside
+    monkeypatch.setattr(mixed, "_inside", lambda e, n: sorted_deletes.append(1) or inside(e, n))
+    res = replay({"src": src, "dst": dst}, batch_size=b, window=b, directed=directed,
+                 algos=(), device="cpu", verify=True)
+    assert res.summary["verified"] and res.summary["expired"] > 0
+    # (a batch's record expires whole unless the next batch refreshes one of its edges)
+    assert len(sorted_deletes) >= 1
+
+
 def test_event_window_sorts_only_out_of_order_records():
     w = EventWindow(window=2)
     w.record(np.array([5, 1]), np.array([6, 2]), np.array([3, 1]))   # out of order: sorted

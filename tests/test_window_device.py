@@ -86,13 +86,16 @@ def test_expired_pairs_match_the_host_decision(device, monkeypatch, ids, batch, 
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("ids, batch, window", [(150, 1500, 4500), (2700, 1000, 3700),
                                                (1 << 17, 3000, 9000)])
-def test_windowed_replay_from_device_pairs(device, monkeypatch, weighted, ids, batch, window):
+@pytest.mark.parametrize("mixed", [False, True], ids=["insert-then-expire", "mixed-call"])
+def test_windowed_replay_from_device_pairs(device, monkeypatch, weighted, ids, batch, window,
+                                           mixed):
     """A windowed replay whose batches keep their pairs with the window's records and expire
     from them (:func:`streams.window_batch._insert_expire_device`, on the CPU too), verified
     against the reference model after every batch and row by row against the two-call
-    replay; a small id space puts back edges that expire just as a batch refreshes them,
-    a middling one has about one refresh a batch (the one-extra classification), a wide
-    one none."""
+    replay; a small id space has edges that expire just as a batch refreshes them (the
+    mixed call deletes and puts them back, the insert first keeps them), a middling one
+    about one refresh a batch (the one-extra classification), a wide one none."""
+    monkeypatch.setattr(window_batch, "MIXED_CALL", mixed)
     from test_apply_edges import _count_put_back, _stream
     taken = _taken(monkeypatch)
     put_back = _count_put_back(monkeypatch)
@@ -109,7 +112,7 @@ def test_windowed_replay_from_device_pairs(device, monkeypatch, weighted, ids, b
     # a small id space keeps more refreshes in the window than the device path takes
     assert (sum(taken) > 0) == (ids > 150)
     if ids == 150:
-        assert sum(put_back) > 0                   # the rare case happened
+        assert (sum(put_back) > 0) == mixed        # the rare case happened
     monkeypatch.setattr("streams.replay.insert_expire", lambda *a: False)
     two = replay(data, **kw)
     for column in ("inserted", "deleted", "expired", "edges", "vertices"):
@@ -125,3 +128,34 @@ def test_named_finds_a_few_edges_among_leaving_pairs():
     assert not named([], np.array([1]), np.array([2]))
     many = np.arange(window_batch.NAMED_LIMIT + 1)
     assert named(pieces, many, many)                # too many to look for: maybe
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_few_extra_kind_classifies_like_the_host(device, directed):
+    """:func:`streams.window_batch.few_extra_kind` (keys sorted on the device, the few
+    events that inserted nothing or share their key classified on the host) gives the
+    classes of :func:`streams.window_index.classify_events` for batches with repeats and
+    present edges, inserted edges in either order."""
+    from streams.window_index import classify_events
+    xp = _xp(device)
+    rng = np.random.default_rng(4)
+    for _ in range(300):
+        ids = int(rng.choice([3, 12, 200, 1 << 20]))
+        s = rng.integers(0, ids, int(rng.integers(1, 80)))
+        d = rng.integers(0, ids, s.shape[0])
+        s, d = s[s != d], d[s != d]
+        if not s.shape[0]:
+            continue
+        if not directed:
+            s, d = np.minimum(s, d), np.maximum(s, d)
+        keys = edge_keys(s, d)
+        distinct = np.unique(keys)
+        present = rng.random(distinct.shape[0]) < 0.3
+        made = distinct[~present]
+        a, b = made >> 32, made & 0xFFFFFFFF
+        if not directed and rng.integers(0, 2):
+            a, b = b, a
+        got = window_batch.few_extra_kind(
+            xp, (xp.asarray(s.astype(np.int32)), xp.asarray(d.astype(np.int32))),
+            xp.asarray(a.astype(np.int32)), xp.asarray(b.astype(np.int32)), directed, s, d)
+        assert got.tolist() == classify_events(keys, made).tolist()

@@ -38,8 +38,8 @@ __all__ = ["apply_edges", "SortedEdges"]
 class SortedEdges:
     """Edges in the form a delete sorts its batch into: the stored entries (``src``,
     ``dst`` int32, both directions of an undirected edge) sorted by (src, dst), without
-    repeats, of a graph that is ``directed`` or not. :func:`apply_edges` returns the
-    inserted edges in this form on request (``keep_sorted``) and deletes edges given in it
+    repeats, of a graph that is ``directed`` or not. :func:`apply_edges` returns an
+    insert's edges in this form on request (``keep_sorted``) and deletes edges given in it
     without sorting them again: a caller that deletes the edges of an earlier batch (a
     sliding window) keeps them meanwhile (8 bytes per stored entry)."""
 
@@ -53,12 +53,12 @@ def apply_edges(g, insert, delete, edge_props: dict, keep_sorted: bool = False):
     where the CPU's fused pipelines take both (see the module docstring). ``insert``:
     (src, dst) as ``insert_edges`` takes them (``dst`` None: a table or an (E, 2) array);
     ``delete``: the same, or a :class:`SortedEdges` of this graph's kind, or None (nothing
-    deleted: the delete change is None). With ``keep_sorted`` a third item: the inserted
-    edges as :class:`SortedEdges` when every entry of the insert was new and the fused
-    pipelines took it, else None. A refused batch (bad ids or properties in either half,
-    memory for the insert) raises and leaves the graph unchanged; with a vertex map the
-    delete's ids are looked up after the insert (it may name ids the insert adds), so
-    only its insert is checked first."""
+    deleted: the delete change is None). With ``keep_sorted`` a third item: the insert's
+    distinct edges (new or present before; all present after the insert) as
+    :class:`SortedEdges` when the fused pipelines took it, else None. A refused batch (bad
+    ids or properties in either half, memory for the insert) raises and leaves the graph
+    unchanged; with a vertex map the delete's ids are looked up after the insert (it may
+    name ids the insert adds), so only its insert is checked first."""
     if isinstance(delete, SortedEdges):
         if delete.directed != g.directed:
             raise BatchError("SortedEdges of a directed graph for an undirected one, or the "
@@ -94,9 +94,8 @@ def apply_edges(g, insert, delete, edge_props: dict, keep_sorted: bool = False):
         g._reserve(n)
         inserted, left = pipeline.insert_fused_kept(g, ss, sd, values, skipped, segments, n)
         # ---- committed: the delete, checked already, cannot be refused ----
-        kept = None
-        if keep_sorted and len(inserted) * (1 if g.directed else 2) == ss.shape[0]:
-            kept = SortedEdges(ss, sd, g.directed)    # (fresh arrays, not the workspace's)
+        # (fresh arrays, not the workspace's)
+        kept = SortedEdges(ss, sd, g.directed) if keep_sorted else None
         deleted = None
         if delete is None:
             g._mm.release(left)
