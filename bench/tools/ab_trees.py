@@ -17,7 +17,10 @@ undone untimed), or triangles, spmv, bfs, truss (the ``algos`` function on the w
 ``--fresh N`` rebuilds both graphs every N rounds, as the update benchmark's batches meet a
 freshly built graph; by default the graphs are built once and warmed up first. ``--graph NAME``
 takes a real graph of the data folder (``HORNET_DATA``, e.g. ca-HepPh; undirected, self-loops
-dropped) instead of the Kronecker graph of ``--scale``.
+dropped) instead of the Kronecker graph of ``--scale``. ``--settle MS`` pauses before each
+timed call (default :data:`SETTLE_MS` on the CPU): the threads that one tree's parallel
+kernels leave spinning would otherwise take a core from the other tree's call that follows
+at once, which a process running one tree never meets.
 """
 from __future__ import annotations
 
@@ -36,6 +39,11 @@ import hornet
 from bench.common import kronecker, real_graph_path
 
 UPDATES = ("insert", "delete")
+#: Milliseconds of pause before each timed call on the CPU (``--settle``): longer than the
+#: threads of either tree go on spinning after their last parallel call (a parfor kernel's
+#: OpenMP workers spin for milliseconds, hornet's split-kernel workers for microseconds),
+#: so that neither tree's call meets the other's spinning threads on the machine's cores.
+SETTLE_MS = 20.0
 ALGORITHMS = ("triangles", "spmv", "bfs", "truss")
 
 
@@ -96,6 +104,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--fresh", type=int, default=0,
                     help="rebuild both graphs every this many rounds (0: never)")
     ap.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    ap.add_argument("--settle", type=float, default=None,
+                    help="milliseconds of pause before each timed call (default: "
+                         f"{SETTLE_MS:g} on the CPU, 0 on the GPU)")
     ap.add_argument("--graph", default=None,
                     help="a real graph of the data folder instead of a Kronecker graph")
     return ap
@@ -140,6 +151,9 @@ def compare(base, args) -> dict:
 
     if args.op in UPDATES:
         warm(3, args.batch)                    # compile or load every kernel
+    settle = getattr(args, "settle", None)
+    settle = (SETTLE_MS if args.device == "cpu" else 0.0) if settle is None else settle
+    settle /= 1e3
     times = {"base": [], "new": []}
     for r in range(args.rounds):
         if args.fresh and r % args.fresh == 0 and r > 0:
@@ -164,6 +178,7 @@ def compare(base, args) -> dict:
                 if r == 0:
                     fn()                       # compile or load the kernels, untimed
             sync()
+            time.sleep(settle)
             t = time.perf_counter()
             out = fn()
             sync()

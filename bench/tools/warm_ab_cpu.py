@@ -72,7 +72,9 @@ def main(argv: list[str] | None = None) -> None:
 
 def _write(args, rows: list, echo: bool) -> None:
     notes = (f"Same process, alternating order each round (bench.tools.ab_trees): base = "
-             f"commit {_commit(args.base)}, new = the working tree ({_commit(Path('.'))}). "
+             f"commit {_commit(args.base)}, new = the working tree ({_commit(Path('.'))}); each "
+             f"timed call after a pause of {ab_trees.SETTLE_MS:g} ms (the threads either "
+             "tree left spinning are idle by then). "
              "Wall milliseconds, medians of the rounds; ratios new / base (under 1: new is faster): the median of the "
              "per-round ratios, the ratio of the medians, and the geometric mean of the "
              "medians of the rounds run new-first and base-first (order-balanced). Updates: "
