@@ -10,7 +10,7 @@ both return the same result, and reports medians, the median of the per-round ra
 base: under 1 is faster) and an order-balanced ratio.
 
     python3 -m bench.tools.ab_trees --base /tmp/base [--op insert] [--scale 20] [--batch 100000]
-        [--rounds 21] [--fresh 5] [--device cpu] [--graph NAME]
+        [--rounds 21] [--fresh 5] [--device cpu] [--graph NAME] [--settle MS]
 
 ``--op``: insert or delete (batches of ``--batch`` random pairs, or of sampled edges; each
 undone untimed), or triangles, spmv, bfs, truss (the ``algos`` function on the whole graph).
