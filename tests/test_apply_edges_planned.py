@@ -135,6 +135,9 @@ def test_windowed_replay_planned_together(device, monkeypatch, weighted):
     from streams.replay import replay
     from test_apply_edges import _stream
     taken = _counted(monkeypatch)
+    # batches of this size take two graph calls by default (streams.window_batch): here
+    # every windowed batch goes as one mixed call
+    monkeypatch.setattr("streams.window_batch.MIXED_CALL", True)
     data = _stream(36_000, 1 << 12, weighted, seed=3)
     kw = dict(batch_size=3000, window=9000, directed=False, algos="none", device=device)
     one = replay(data, verify=True, **kw)
