@@ -11,6 +11,7 @@ import pytest
 import hornet
 from conftest import HAS_GPU
 from hornet.testing import to_host
+from small_batch_checks import same_graph as _same
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
@@ -30,11 +31,15 @@ def _graph(device, directed=False):
     return g
 
 
-def _same(a, b):
-    sa, da = a.edges()
-    sb, db = b.edges()
-    assert np.array_equal(to_host(sa), to_host(sb)) and np.array_equal(to_host(da), to_host(db))
-    assert np.array_equal(to_host(a.degree()), to_host(b.degree()))
+def _check_delete(changes, want, cpu, gpu, after):
+    """The GPU deletes' changes equal the CPU's (``want``); the GPU graph equals the CPU graph
+    and, size classes included, the graph whose removal ran after the read-back (``after``)."""
+    for change in changes:
+        assert np.array_equal(to_host(change.src), want.src)
+        assert np.array_equal(to_host(change.dst), want.dst)
+    _same(cpu, gpu)
+    _same(after, gpu, size_classes=True)
+    gpu.check()
 
 
 def _hub_pairs(rng, n, m):
@@ -90,14 +95,7 @@ def test_queued_removals_match_the_cpu_and_the_removal_after_the_read_back(direc
         ref = after.delete_edges(cupy.asarray(bs), cupy.asarray(bd))
         assert len(queued) == calls                          # the removal after the read-back
         monkeypatch.setattr(planned, "QUEUED_REMOVAL", True)
-        for c in (got, ref):
-            assert np.array_equal(to_host(c.src), want.src)
-            assert np.array_equal(to_host(c.dst), want.dst)
-        _same(cpu, gpu)
-        _same(after, gpu)
-        n = gpu._n
-        assert np.array_equal(to_host(gpu._size_class[:n]), to_host(after._size_class[:n]))
-        gpu.check()
+        _check_delete((got, ref), want, cpu, gpu, after)
     assert len(queued) == 6
     assert bool(copied) == copy and all(m > 0 for m in copied)
 
@@ -239,13 +237,7 @@ def test_deletes_that_may_refit_are_not_queued(monkeypatch):
         monkeypatch.setattr(planned, "QUEUED_REMOVAL", True)
         calls.clear()
         got = gpu.delete_edges(bs, bd)
-        assert np.array_equal(to_host(got.src), want.src)
-        assert np.array_equal(to_host(got.dst), want.dst)
-        _same(cpu, gpu)
-        _same(after, gpu)
-        n = gpu._n
-        assert np.array_equal(to_host(gpu._size_class[:n]), to_host(after._size_class[:n]))
-        gpu.check()
+        _check_delete((got,), want, cpu, gpu, after)
         q, r = "_queue_removal" in calls, "refit_plan" in calls
         both += q and r
         queued += q
