@@ -95,7 +95,7 @@ from . import region as K
 from .core_rows import CORE_MAX_VERTICES, CORE_MIN_LEVEL, build_core, empty_core
 from .dense import TrussBlocks, boundary_partners
 from .descend_rows import ROW_MIN_DEGREE, lower_after_deletion_rows
-from .order_rows import raise_in_order_rows, splus_counts
+from .order_rows import raise_in_order_rows
 from .static import truss_numbers_and_rounds
 
 __all__ = ["DynamicTruss"]
@@ -137,13 +137,6 @@ TOP_PEEL_MAX_VERTICES = 4096
 #: high levels from bit rows (:mod:`.core_rows`); building them reads the whole edge table,
 #: which a smaller batch's descent does not repay
 CORE_MIN_BATCH = 256
-#: the level-rows scan of an insertion keeps an upper bound of every visited edge's s+ and
-#: passes over a queued edge whose bound rules it out (:attr:`DynamicTruss.scan_bounds`)
-SCAN_BOUNDS = True
-#: and the first of those scans on a new k-order counts every edge's s+ (one pass over the
-#: triangles of the graph, as the level counts of the first deletion), so that every bound
-#: is known; otherwise bounds are known only for the edges scans have visited
-SCAN_BOUNDS_PASS = True
 #: dense-block matrix entries read per unit of work (a unit: an intersection step or a
 #: triangle examined, with its table probes and scattered reads; the entries of a block row
 #: are read in vector lanes, 16 int16 entries per compare)
@@ -201,12 +194,6 @@ class DynamicTruss:
         self.batch_share = None if batch_share is None else float(batch_share)
         #: deletion batches from this size on build the bit rows of :mod:`.core_rows`
         self.core_min_batch = CORE_MIN_BATCH
-        #: the level-rows scan keeps s+ bounds and passes over the queued edges they rule
-        #: out (:func:`~hornet.algos.ktruss.order_rows.raise_in_order_rows`)
-        self.scan_bounds = SCAN_BOUNDS
-        #: the first such scan (after a static decomposition) counts every edge's s+ first
-        self.scan_bounds_pass = SCAN_BOUNDS_PASS
-        self._splus = None
         self.stats: dict = {"path": "build", "region": 0, "batch": 0}
         self._seconds_per_work: float | None = None
         self._rates: list[float] = []
@@ -258,7 +245,6 @@ class DynamicTruss:
         self._triangles = 0
         self._levels = np.zeros(3, np.int64)
         self._counters = np.array([-1, 0], np.int64)      # head, tail of an empty k-order
-        self._splus = None
         self._counts_due = True
         self._cache = None
         self._scratch_for(self._table.capacity)
@@ -310,7 +296,6 @@ class DynamicTruss:
         rank = np.empty(t.shape[0], np.int64)
         rank[np.lexsort((rounds, t))] = np.arange(t.shape[0], dtype=np.int64)
         self._counters = np.array([-1, t.shape[0]], np.int64)   # head, tail
-        self._splus = None                   # ranks are given out again
         self._static_seconds = time.perf_counter() - start
         return t, rank
 
@@ -368,30 +353,6 @@ class DynamicTruss:
             self._row_used = np.zeros(n, np.int64)
             self._mark = np.zeros(n + 1, np.int64)
         return self._row_at, self._row_used, self._mark
-
-    def _splus_scratch(self, prune: bool):
-        """The kept s+ bounds of the level-rows scan (``splus``, ``sprank``, ``ext`` of
-        :func:`~hornet.algos.ktruss.order_rows.raise_in_order_rows`), slot-indexed. They
-        hold from one scan to the next while every scan keeps them: a new table, a static
-        decomposition (which gives out ranks again), a scan that keeps none (the plain scan,
-        or one beside dense blocks) or an aborted one drops them (``_splus = None``), and
-        the next scan that keeps them starts with none valid."""
-        cap = self._table.capacity
-        if not prune:
-            self._splus = None
-            return np.zeros(1, np.int32), np.zeros(1, np.int64), np.zeros(1, np.uint8)
-        if self._splus is None or self._splus[0].shape[0] != cap:
-            self._splus = (np.zeros(cap, np.int32), np.full(cap, np.iinfo(np.int64).min),
-                           np.zeros(cap, np.uint8))
-            if self.scan_bounds_pass:
-                t = self._table
-                deg, ptr = self._view()
-                row_off = np.zeros(deg.shape[0] + 1, np.int64)
-                np.cumsum(deg, out=row_off[1:])
-                splus_counts(deg, ptr, t.keys, t.shift, t.columns["truss"],
-                             t.columns["rank"], self._splus[0], self._splus[1],
-                             np.empty(int(row_off[-1]), np.int64), row_off)
-        return self._splus
 
     def _level_row_scratch(self, n: int):
         """Vertex-indexed arrays of the deletion descent on level rows
@@ -562,24 +523,15 @@ class DynamicTruss:
         seeds, extra = self._place_new_edges(slots, seed, low, deg, ptr)
         start = time.perf_counter()
         seconds["dense"] = start - begin - seconds["supports"]
-        skipped = 0
         if self._dense_level():
             top = int(np.flatnonzero(self._levels)[-1])
             switch = max(TOP_PEEL_MIN_VISITS, int(self._levels[top]) // TOP_PEEL_SHARE)
-            prune = self.scan_bounds and not len(blocks)
-            bounds = self._splus_scratch(prune)
-            if prune:
-                # a new edge above an old one's level may have added to its s+: the old
-                # edge is an extra seed, whose bound is no longer kept
-                bounds[1][extra] = np.iinfo(np.int64).min
-            raised, level, touched, work, aborted, skipped = raise_in_order_rows(
+            raised, level, touched, work, aborted = raise_in_order_rows(
                 seeds, t.keys, t.shift, deg, ptr, truss, support, rank, self._counters,
                 self._clock, self._walked, self._loc, *self._vertex_scratch(deg.shape[0]),
                 limit, blocks.vfloor, extra, top,
-                np.iinfo(np.int64).max if len(blocks) else switch, TOP_PEEL_MAX_VERTICES,
-                *bounds, prune)
+                np.iinfo(np.int64).max if len(blocks) else switch, TOP_PEEL_MAX_VERTICES)
         else:
-            self._splus = None                 # the plain scan keeps no s+ bounds
             raised, level, touched, work, aborted = O.raise_in_order(
                 seeds, t.keys, t.shift, deg, ptr, truss, support, rank, self._counters,
                 self._clock, self._walked, self._queued, self._loc,
@@ -589,7 +541,6 @@ class DynamicTruss:
             self._learn(seconds["scan"] + seconds["dense"],
                         work + (blocks.read // DENSE_PER_WORK if len(blocks) else 0))
         if aborted:
-            self._splus = None                 # its queued edges' ext is left set
             self.stats.update(region=int(touched), why="work" if work > limit else "block")
             return True
         if not self._boundary_below_blocks(np.concatenate([slots[seed], raised])):
@@ -603,7 +554,7 @@ class DynamicTruss:
         self._shift_levels(level - 1, level)     # each raise moves one edge up one level
         self.stats.update(path="dynamic", region=int(touched + dense), work=int(work),
                           dense=int(dense), raises=int(level.shape[0]), visits=int(touched),
-                          skipped=int(skipped), seconds=seconds)
+                          seconds=seconds)
         return False
 
     def _dense_level(self) -> bool:

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from hornet.core.jit import njit, part_range, split_kernel
+from hornet.core.jit import njit
 
 from .level_rows import _grow_values, level_triangles, new_level_rows, next_level
 from .order import _end_level, _heap_pop, _heap_push, _near_block, _rise
-from .region import _entry_slots, _grow, _intersect_at, _new_rows, _row
+from .region import _grow, _new_rows
 from .top_level import peel_top_level
 
 
@@ -97,28 +97,6 @@ def _peel_bits(nc, cand, toff, tp, tq, mbits, loc, keep):
     return alive, queue, nq
 
 
-@njit(inline="always")
-def _skip(y, k, rank, splus, sprank, ext):
-    """Whether the scan of level ``k`` may pass over edge y, queued (no seed), without
-    listing its triangles: its kept bound (valid: ``sprank[y] == rank[y]``) plus ``ext[y]``
-    (its triangles with a candidate before it, one with two candidates counted twice;
-    255: too many) stays under k - 1, so its count cannot reach k - 1. The count is at
-    most y's s+ at the start of the scan plus those triangles: every other triangle that
-    counts now counted then (an edge above the level or after y at it is so still; the
-    edges that rose into the level start it, before y, and count only as candidates; a
-    new edge above y's level makes y an extra seed, whose bound the caller drops). The
-    bound then takes those triangles in: once the candidates rose or moved to the end of
-    the level, they may all count. A kept bound stays one while y keeps its rank: a visit
-    that leaves y in place sets it to the count (or the support, or this sum), an edge
-    never queued gains no triangle in its s+, and a deletion only removes triangles from
-    it or moves an edge from above y's level to the end of y's."""
-    e = ext[y]
-    if sprank[y] != rank[y] or e == 255 or splus[y] + e >= k - 1:
-        return False
-    splus[y] += e
-    return True
-
-
 @njit
 def _push_slot(a, n, s):
     a = _grow(a, n + 1)
@@ -129,7 +107,7 @@ def _push_slot(a, n, s):
 @njit
 def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, counters,
                         clock, member, loc, row_at, row_used, mark, limit, vfloor, extra,
-                        top, top_switch, top_vertices, splus, sprank, ext, prune):
+                        top, top_switch, top_vertices):
     """:func:`~hornet.algos.ktruss.order.raise_in_order` (same arguments, less its
     ``pushed`` stamps; same results) reading triangles from level rows
     (:func:`~hornet.algos.ktruss.level_rows.level_triangles`), the level's candidates and
@@ -146,17 +124,7 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
 
     ``member`` / ``loc``: slot-indexed scratch (stamps of the clock: the candidates, whose
     triangle lists a candidate that rose reuses at the next level; candidate positions).
-
-    Kept s+ bounds (``prune``; :func:`_skip` says when a visit lists nothing):
-    ``splus`` (int32 by slot) holds an upper bound of an edge's s+ (its triangles whose
-    other two edges come after it), valid while ``sprank`` (int64 by slot) equals its rank;
-    the scan sets both for every visited edge that stays (its count is its s+ once the
-    level's candidates have risen or moved to the end of the level; one passed over for
-    its support: that support). The caller drops the bounds of the ``extra`` seeds. ``ext`` (uint8 by
-    slot, zero outside a scan; 255: too many to count) counts, for a queued edge, the
-    triangles it shares with the level's candidates before it.
-    Returns ``(slots, levels, touched, work, aborted, skipped)``: as the plain scan, and
-    the visits that :func:`_skip` spared.
+    Returns ``(slots, levels, touched, work, aborted)`` as the plain scan.
     """
     work = np.int64(0)
     clock[0] += 1
@@ -185,8 +153,6 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
     # checks of them stay in cache, unlike stamps in slot-indexed int64 arrays)
     mbits = np.zeros((truss.shape[0] >> 6) + 1, np.uint64)
     pbits = np.zeros((truss.shape[0] >> 6) + 1, np.uint64)
-    sbits = np.zeros((truss.shape[0] >> 6) + 1, np.uint64)     # the level's seeds
-    skipped = 0
     plist = np.empty(64, np.int64)
     npl = 0
     seeds = new_slots.copy()
@@ -213,14 +179,12 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
             ei += 1
             if truss[s] == k and not _bit(pbits, s):
                 _set_bit(pbits, s)
-                _set_bit(sbits, s)
                 plist, npl = _push_slot(plist, npl, s)
                 hr, hs, nh = _heap_push(hr, hs, nh, rank[s], s)
         for i in range(ns):
             s = seeds[i]
             if not _bit(pbits, s):
                 _set_bit(pbits, s)
-                _set_bit(sbits, s)
                 plist, npl = _push_slot(plist, npl, s)
                 hr, hs, nh = _heap_push(hr, hs, nh, rank[s], s)
         nc = 0
@@ -231,11 +195,8 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
         while nh > 0:
             y, nh = _heap_pop(hr, hs, nh)
             if work > limit or _near_block(keys, y, k, vfloor):
-                return raised[:nraised], level[:nraised], touched, work, True, skipped
+                return raised[:nraised], level[:nraised], touched, work, True
             if support[y] < k - 1:
-                if prune:                      # s+ stays within the triangles
-                    splus[y] = support[y]
-                    sprank[y] = rank[y]
                 continue                       # fewer triangles than a candidate counts
             if k >= top_now and visits >= top_switch and not tried:
                 tried = True
@@ -247,10 +208,6 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
                     peeled = True
                     break
             visits += 1
-            if prune and not _bit(sbits, y) and _skip(y, k, rank, splus, sprank, ext):
-                skipped += 1
-                work += 1
-                continue                       # stays at level k, in its place
             if pstamp != 0 and member[y] == pstamp:
                 # rose from the level below: its triangle list (others at >= k) is kept
                 lo = ptoff[loc[y]]
@@ -289,9 +246,6 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
                                                        or _bit(mbits, tq_[i]))))):
                     count += 1
             if count < k - 1:
-                if prune:                      # its s+ once the candidates moved
-                    splus[y] = count
-                    sprank[y] = ry
                 continue                       # stays at level k, in its place
             member[y] = stamp
             _set_bit(mbits, y)
@@ -310,20 +264,14 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
                 nt += 1
                 for side in range(2):
                     z = p if side == 0 else q
-                    if tv[side, i] == k and tv[2 + side, i] > ry:
-                        if prune and ext[z] < 255:
-                            ext[z] += 1
-                        if not _bit(pbits, z):
-                            _set_bit(pbits, z)
-                            plist, npl = _push_slot(plist, npl, z)
-                            hr, hs, nh = _heap_push(hr, hs, nh, tv[2 + side, i], z)
+                    if tv[side, i] == k and tv[2 + side, i] > ry and not _bit(pbits, z):
+                        _set_bit(pbits, z)
+                        plist, npl = _push_slot(plist, npl, z)
+                        hr, hs, nh = _heap_push(hr, hs, nh, tv[2 + side, i], z)
             nc += 1
             toff[nc] = nt
         for i in range(npl):                   # the level's marks, cleared for the next
             _clear_bit(pbits, plist[i])
-            _clear_bit(sbits, plist[i])
-            if prune:
-                ext[plist[i]] = 0
         npl = 0
         if peeled:
             for i in range(nc):
@@ -339,7 +287,7 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
                                                level, nraised)
             counters[0] = base - 1
             if work > limit:
-                return raised[:nraised], level[:nraised], touched, work, True, skipped
+                return raised[:nraised], level[:nraised], touched, work, True
             stamp = np.int64(0)                # no candidate lists for the next level
             if ns:
                 k += 1
@@ -350,7 +298,7 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
             continue
         work += nt                             # the peel reads the candidates' triangles
         if work > limit:
-            return raised[:nraised], level[:nraised], touched, work, True, skipped
+            return raised[:nraised], level[:nraised], touched, work, True
         alive, gone, ngone = _peel_bits(nc, cand, toff, tp, tq, mbits, loc, k - 1)
         for i in range(nc):
             _clear_bit(mbits, cand[i])
@@ -366,47 +314,4 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
         ptq, tq = tq, ptq
         toff = _grow(toff, 17)
         k += 1
-    return raised[:nraised], level[:nraised], touched, work, False, skipped
-
-
-def splus_counts(deg, ptr, keys, shift, truss, rank, splus, sprank, rows, row_off):
-    """Every edge's s+ (its triangles whose other two edges come after it in the k-order:
-    a greater (truss number, rank)) into ``splus``, its rank into ``sprank``: the kept
-    bounds of :func:`raise_in_order_rows`, all valid. ``rows`` / ``row_off``: as for
-    :func:`~hornet.algos.ktruss.region.level_counts` (the slot of every list entry, the
-    lists' offsets). Each undirected edge is counted from its smaller endpoint's list."""
-    _entry_slots(deg, ptr, keys, shift, rows, row_off)
-    _count_splus(deg, ptr, truss, rank, splus, sprank, rows, row_off)
-
-
-@njit(inline="always")
-def _after(truss, rank, s, t, r):
-    return truss[s] > t or (truss[s] == t and rank[s] > r)
-
-
-@split_kernel(nrt=True, threshold=0)
-def _count_splus(deg, ptr, truss, rank, splus, sprank, rows, row_off, part, parts):
-    for u in range(*part_range(deg.shape[0], part, parts)):
-        A, da = _row(deg, ptr, u)
-        if da == 0:
-            continue
-        pa = np.empty(da, np.int64)
-        pb = np.empty(da, np.int64)
-        au = row_off[u]
-        for i in range(da):
-            v = A[i]
-            if v <= u:
-                continue
-            s = rows[au + i]
-            B, db = _row(deg, ptr, v)
-            c = _intersect_at(A, da, B, db, pa, pb)
-            t = truss[s]
-            r = rank[s]
-            bv = row_off[v]
-            k = 0
-            for j in range(c):
-                if (_after(truss, rank, rows[au + pa[j]], t, r)
-                        and _after(truss, rank, rows[bv + pb[j]], t, r)):
-                    k += 1
-            splus[s] = k
-            sprank[s] = r
+    return raised[:nraised], level[:nraised], touched, work, False
