@@ -27,7 +27,8 @@ oracle (timed; the dynamic numbers must equal it after every batch). From the nu
 - DynamicTruss's work (``stats["work"]``: intersections plus triangles examined) and time.
 
 ``static work / bound`` is the best speedup any region method can reach on that batch, if a
-unit of its work cost what a unit of the static decomposition's costs. Rows go to ``--out``
+unit of its work cost what a unit of the static decomposition's costs. ``--no-fallback``:
+no work limit (rows of kind "... (no fallback)"). Rows go to ``--out``
 (JSON lines); ``--table`` writes bench/results/truss_work_bound_cpu.md from such files.
 """
 from __future__ import annotations
@@ -59,11 +60,13 @@ def _search(a, lo, hi, x):
 
 
 @numba.njit(cache=True, parallel=True)
-def _triangles(edges, eu, ev, indptr, nbr, neid, inset, gone, t0, t1, mark, tri_g, tri_gd):
-    """For every edge id of ``edges``: its triangles in G (``tri_g``) and in G - D
-    (``tri_gd``: no edge of the triangle ``gone``). With ``mark`` non-empty, marks every
-    other edge (not ``inset``) of those triangles whose level count differs between (G, t0)
-    and (G - D, t1)."""
+def _triangles(edges, eu, ev, indptr, nbr, neid, inset, gone, t0, t1, mark, tri_g, tri_gd,
+               tri_lev):
+    """For every edge id of ``edges``: its triangles in G (``tri_g``), in G - D
+    (``tri_gd``: no edge of the triangle ``gone``) and those of G - D whose two other edges
+    have t1 >= its own t1 (``tri_lev``). With ``mark`` non-empty, marks every other edge
+    (not ``inset``) of those triangles whose level count differs between (G, t0) and
+    (G - D, t1)."""
     marking = mark.shape[0] > 0
     for i in numba.prange(edges.shape[0]):
         e = edges[i]
@@ -71,7 +74,7 @@ def _triangles(edges, eu, ev, indptr, nbr, neid, inset, gone, t0, t1, mark, tri_
         if indptr[u + 1] - indptr[u] > indptr[v + 1] - indptr[v]:
             u, v = v, u
         vlo, vhi = indptr[v], indptr[v + 1]
-        cg, cgd = 0, 0
+        cg, cgd, clev = 0, 0, 0
         for p in range(indptr[u], indptr[u + 1]):
             w = nbr[p]
             q = _search(nbr, vlo, vhi, w)
@@ -83,6 +86,8 @@ def _triangles(edges, eu, ev, indptr, nbr, neid, inset, gone, t0, t1, mark, tri_
             alive = gone[e] == 0 and gone[e1] == 0 and gone[e2] == 0
             if alive:
                 cgd += 1
+                if min(t1[e1], t1[e2]) >= t1[e]:
+                    clev += 1
             if marking:
                 for f, a, b in ((e1, e, e2), (e2, e, e1)):
                     if inset[f]:
@@ -93,6 +98,7 @@ def _triangles(edges, eu, ev, indptr, nbr, neid, inset, gone, t0, t1, mark, tri_
                         mark[f] = 1
         tri_g[i] = cg
         tri_gd[i] = cgd
+        tri_lev[i] = clev
 
 
 class Graph:
@@ -127,8 +133,9 @@ class Graph:
         mark = np.zeros(self.keys.shape[0] if marking else 0, np.uint8)
         tg = np.empty(edges.shape[0], np.int64)
         tgd = np.empty(edges.shape[0], np.int64)
+        self.lev = np.empty(edges.shape[0], np.int64)
         _triangles(edges, self.eu, self.ev, self.indptr, self.nbr, self.neid, inset, gone,
-                   t0, t1, mark, tg, tgd)
+                   t0, t1, mark, tg, tgd, self.lev)
         return tg, tgd, mark
 
 
@@ -140,15 +147,20 @@ def by_id(G: Graph, g, values) -> np.ndarray:
     return out
 
 
-def measure(name: str, sizes, repeats: int, rng, out) -> None:
+def measure(name: str, sizes, repeats: int, rng, out, no_fallback: bool = False,
+            bounds_only: bool = False) -> None:
     title, s, d = load(name)
     g = hornet.Graph.from_edges(s, d, device="cpu")
     gs, gd = g.edges(dense=True)
     G = Graph(gs, gd)
     m = G.keys.shape[0]
+    if bounds_only:
+        return level_bounds(title, g, G, sizes, repeats, rng, out)
     start = time.perf_counter()
     kt = DynamicTruss(g)                       # its build is the static decomposition of G
     build = time.perf_counter() - start
+    if no_fallback:                            # every batch through the region algorithms
+        kt._limit = lambda: 1 << 60
     t0 = by_id(G, g, kt.truss_numbers)
     triangles = int(kt._triangles)
     static_work = m + 3 * triangles
@@ -195,7 +207,8 @@ def measure(name: str, sizes, repeats: int, rng, out) -> None:
             for kind, sec, st, bound, extra in (
                     ("delete", t_del, st_del, batch_tri + chg_gd, int(lgd.sum())),
                     ("re-insert", t_ins, st_ins, batch_tri + chg_g, int(lg.sum()))):
-                rec = dict(row, kind=kind, bound=bound, recount_bound=bound + extra,
+                rec = dict(row, kind=kind + (" (no fallback)" if no_fallback else ""),
+                           bound=bound, recount_bound=bound + extra,
                            dyn_s=sec, dyn_path=st["path"], dyn_work=st.get("work"),
                            dyn_region=st.get("region"), dyn_seconds=st.get("seconds"),
                            dense=st.get("dense"), lowered=st.get("lowered"),
@@ -204,6 +217,37 @@ def measure(name: str, sizes, repeats: int, rng, out) -> None:
                 if out:
                     with open(out, "a") as f:
                         f.write(json.dumps(rec) + "\n")
+
+
+def level_bounds(title, g, G, sizes, repeats, rng, out) -> None:
+    """The level bound alone (no DynamicTruss), for the same batches as :func:`measure`
+    with the same seed and sizes: batch edges' triangles in G plus, for every changed edge,
+    its triangles in G - D whose two other edges have t1 >= its own t1 (what listing only
+    the triangles at its new level reads)."""
+    m = G.keys.shape[0]
+    t0 = by_id(G, g, truss_numbers(g))
+    rng.choice(m, min(100, m // 100), replace=False)          # the warm-up pair's batch
+    for b in sorted({int(round(x * m)) if x < 1 else int(x) for x in sizes}):
+        for rep in range(repeats):
+            pick = rng.choice(m, b, replace=False)
+            ds, dd = G.eu[pick], G.ev[pick]
+            g.delete_edges(ds, dd)
+            t1 = by_id(G, g, truss_numbers(g))
+            g.insert_edges(ds, dd)
+            gone = np.zeros(m, np.uint8)
+            gone[pick] = 1
+            changed = np.flatnonzero(t0 != t1)
+            changed = changed[gone[changed] == 0]
+            inset = gone.copy()
+            inset[changed] = 1
+            first = np.concatenate([pick, changed]).astype(np.int64)
+            tg, _, _ = G.triangles(first, inset, gone, t0, t1)
+            rec = dict(graph=title, batch=b, rep=rep, changed=int(changed.shape[0]),
+                       level_bound=int(tg[:b].sum() + G.lev[b:].sum()), bounds_only=True)
+            print(json.dumps(rec), flush=True)
+            if out:
+                with open(out, "a") as f:
+                    f.write(json.dumps(rec) + "\n")
 
 
 def _timed(fn) -> float:
@@ -215,12 +259,30 @@ def _timed(fn) -> float:
 HEADER = ["graph", "edges", "batch", "kind", "changed edges (share)", "bound: batch + changed "
           "edges' triangles", "level-count edges", "recount bound", "static work (E + 3T)",
           "static s", "static work / bound", "static work / recount bound",
+          "level bound", "static work / level bound",
           "dynamic work", "dynamic work / bound", "dynamic s", "speedup",
           "ns per unit: static / dynamic", "load"]
 
 
-def table(files) -> None:
-    rows = [json.loads(line) for f in files for line in open(f) if line.strip()]
+def table(files, levels=()) -> None:
+    """The table of the rows in ``files``; ``levels``: for each of them (same order), a file
+    of ``--bounds-only`` rows of the same batches, whose level bounds join the rows."""
+    rows = []
+    for i, f in enumerate(files):
+        part = [json.loads(line) for line in open(f) if line.strip()]
+        lev = {}
+        if i < len(levels):
+            for r in (json.loads(line) for line in open(levels[i]) if line.strip()):
+                lev[(r["graph"], r["batch"], r["rep"])] = r
+        seen: dict = {}
+        for r in part:
+            key = (r["graph"], r["batch"], r["kind"])
+            n = seen[key] = seen.get(key, -1) + 1
+            lb = lev.get((r["graph"], r["batch"], n))
+            if lb is not None:
+                assert lb["changed"] == r["changed"], "not the same batch"
+                r["level_bound"] = lb["level_bound"]
+        rows += part
     groups: dict = {}
     for r in rows:
         groups.setdefault((r["graph"], r["edges"], r["batch"], r["kind"]), []).append(r)
@@ -237,6 +299,7 @@ def table(files) -> None:
             f"{rs[0]['static_work']:.3g}", f"{med('static_s'):.3g}",
             f"{rs[0]['static_work'] / med('bound'):.3g}",
             f"{rs[0]['static_work'] / med('recount_bound'):.3g}",
+            *_level_cells(rs),
             "static fallback" if work is None else f"{work:.3g}",
             "-" if work is None else f"{work / med('bound'):.3g}",
             f"{dyn_s:.3g}" + (f" ({len(rs) - len(dyn)}/{len(rs)} static)"
@@ -251,33 +314,55 @@ def table(files) -> None:
                 "method versus the static decomposition (cpu)", HEADER, out, notes)
 
 
+def _level_cells(rs) -> list[str]:
+    got = [r["level_bound"] for r in rs if "level_bound" in r]
+    if not got:
+        return ["-", "-"]
+    lb = statistics.median(got)
+    return [f"{lb:.3g}", f"{rs[0]['static_work'] / lb:.3g}"]
+
+
 def crossover(groups) -> str:
     """Per graph and kind: the batch size at which static work / bound falls to 10 (and to
-    1), interpolated log-log between the measured sizes around it (">" past the largest)."""
+    1), and where static work / level bound falls to 10, interpolated log-log between the
+    measured sizes around it (">" past the largest, "<=" below the smallest)."""
     by: dict = {}
     for (title, m, b, kind), rs in groups.items():
         ratio = statistics.median(r["static_work"] / r["bound"] for r in rs)
-        by.setdefault((title, m, kind), []).append((b, ratio))
+        lev = [r["static_work"] / r["level_bound"] for r in rs if "level_bound" in r]
+        by.setdefault((title, m, kind), []).append(
+            (b, ratio, statistics.median(lev) if lev else None))
     lines = ["## Where the bound crosses 10x", "",
-             "Batch size at which *static work / bound* reaches 10 (and 1): log-log "
-             "interpolation between the measured batch sizes around it; `> b`: above 10 (or 1) "
-             "at every measured size.", "",
-             "| graph | kind | bound at 0.1% of the edges | b where bound = 10x | share of "
-             "edges | b where bound = 1x |", "|---|---|---|---|---|---|"]
+             "Batch size at which *static work / bound* reaches 10 (and 1), and *static work / "
+             "level bound* reaches 10: log-log interpolation between the measured batch sizes "
+             "around it; `> b`: above at every measured size; `<= b`: below at the smallest.",
+             "", "| graph | kind | bound at 0.1% of the edges | b where bound = 10x (share of "
+             "edges) | b where bound = 1x | level bound at 0.1% | b where level bound = 10x "
+             "(share) |", "|---|---|---|---|---|---|---|"]
     for (title, m, kind), pts in sorted(by.items(), key=lambda x: (x[0][1], x[0][2])):
         pts.sort()
         at = min(pts, key=lambda p: abs(p[0] - m / 1000))
-        cells = []
-        for level in (10.0, 1.0):
-            b = _cross(pts, level)
-            cells.append(f"> {pts[-1][0]}" if b is None else
-                         f"<= {pts[0][0]}" if pts[0][1] < level else f"{b:.3g}")
-        b10 = _cross(pts, 10.0)
-        share = (f"> {pts[-1][0] / m:.2e}" if b10 is None else
-                 f"<= {b10 / m:.2e}" if pts[0][1] < 10 else f"{b10 / m:.2e}")
-        lines.append(f"| {title} | {kind} | {at[1]:.3g} (b = {at[0]}) | {cells[0]} | {share} | "
-                     f"{cells[1]} |")
+        cells = [_cross_cell([(b, r) for b, r, _ in pts], 10.0, m),
+                 _cross_cell([(b, r) for b, r, _ in pts], 1.0, None)]
+        lev = [(b, x) for b, _, x in pts if x is not None]
+        lines.append(f"| {title} | {kind} | {at[1]:.3g} (b = {at[0]}) | {cells[0]} | "
+                     f"{cells[1]} | " + (f"{at[2]:.3g}" if at[2] is not None else "-")
+                     + " | " + (_cross_cell(lev, 10.0, m) if lev else "-") + " |")
     return "\n".join(lines)
+
+
+def _cross_cell(pts, level, m) -> str:
+    b = _cross(pts, level)
+    if b is None:
+        text = f"> {pts[-1][0]}"
+        share = pts[-1][0]
+    elif pts[0][1] < level:
+        text = f"<= {pts[0][0]}"
+        share = pts[0][0]
+    else:
+        text = f"{b:.3g}"
+        share = b
+    return text if m is None else f"{text} ({share / m:.2e})"
 
 
 def _cross(pts, level):
@@ -299,7 +384,11 @@ oracle (timed; equal to the dynamic numbers), then the same edges re-inserted (t
 *bound*: triangles of the batch's edges in G plus those of the changed edges (in G - D for
 the deletion, in G for the re-insertion): what any exact local method visits.
 *level-count edges*: other edges whose level count changes; *recount bound*: the bound plus
-their triangles. *static work*: edges + 3 x triangles. *static work / bound*: the best
+their triangles. *level bound* (`--bounds-only`, the same batches): the batch's edges'
+triangles in G plus, per changed edge, only its triangles in G - D whose two other edges
+have new numbers at least its own new number (what an update that lists triangles at the
+level reads: the level rows of the Kronecker paths do; certifying the new number needs at
+least those), so below the bound; "-": not measured. *static work*: edges + 3 x triangles. *static work / bound*: the best
 speedup a region method reaches if its unit of work costs what the static one's does.
 *dynamic work*: `DynamicTruss.stats["work"]` (intersections plus triangles examined; a
 deletion's support update and the dense blocks' matrix rows are not in it: on ca-HepPh most
@@ -320,16 +409,23 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", default=None)
     ap.add_argument("--table", nargs="*", default=None)
+    ap.add_argument("--levels", nargs="*", default=[],
+                    help="with --table: --bounds-only files, one per --table file")
+    ap.add_argument("--bounds-only", action="store_true",
+                    help="only the level bound of the same batches (no DynamicTruss)")
+    ap.add_argument("--no-fallback", action="store_true",
+                    help="no work limit: every batch takes the region algorithms")
     args = ap.parse_args(argv)
     if args.table:
         print(machine())
         set_command("PYTHONPATH=. python3 -m bench.tools.truss_work_bound --graphs ca-HepPh "
                     "soc-Epinions1 kron18 --repeats 3 --out a.jsonl; the same with --graphs "
                     "kron20 --repeats 1 --out b.jsonl; then --table a.jsonl b.jsonl")
-        return table(args.table)
+        return table(args.table, args.levels)
     rng = np.random.default_rng(args.seed)
     for name in args.graphs:
-        measure(name, args.sizes, args.repeats, rng, args.out)
+        measure(name, args.sizes, args.repeats, rng, args.out, args.no_fallback,
+                args.bounds_only)
 
 
 if __name__ == "__main__":
