@@ -3,11 +3,9 @@
     python3 -m bench process_tuning [--graphs email-Enron soc-Epinions1]
                                     [--batches 10000 100000 1000000]
 
-Each (graph, setting) runs in a fresh subprocess, because ``GOMP_SPINCOUNT`` only acts when
-set before Numba's OpenMP workers start and glibc's thresholds are process-wide: "default" is a
-plain ``import hornet`` (no process-wide change: batch temporaries come from the graph's own
-workspace), "spin" calls ``hornet.tune_process(keep_freed_buffers=False)``, "heap"
-``hornet.tune_process(spin_count=None)`` and "tuned" ``hornet.tune_process()``, first thing.
+Each (graph, setting) runs in a fresh subprocess, because glibc's thresholds are
+process-wide: "default" is a plain ``import hornet`` (no process-wide change: batch temporaries
+come from the graph's own workspace), "tuned" calls ``hornet.tune_process()`` first thing.
 The settings run in turn, twice, and the table keeps each setting's faster run of each cell
 (the slower run mostly measures what else the machine was doing). Rates: edges passed
 per second, median of repeats; batches of uniformly random pairs (insert) and of existing
@@ -33,8 +31,7 @@ def _rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-SETTINGS = {"default": None, "spin": {"keep_freed_buffers": False},
-            "heap": {"spin_count": None}, "tuned": {}}
+SETTINGS = {"default": None, "tuned": {}}
 
 
 def worker(graph: str, setting: str, batches: list[int]) -> dict:
@@ -77,7 +74,6 @@ def worker(graph: str, setting: str, batches: list[int]) -> dict:
     del g, c, es, ed, src, dst
     gc.collect()
     out["after_del_mb"] = _rss_mb()
-    out["environ_changed"] = sorted(k for k in os.environ if k == "GOMP_SPINCOUNT")
     return out
 
 
@@ -95,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     from bench.common import ForeignLoad, write_table
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    env = dict(os.environ)
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     rows, loads = [], []
     for graph in args.graphs:

@@ -6,7 +6,7 @@
 
 By default the process runs as a plain ``import hornet`` leaves it (no process-wide tuning:
 batch temporaries come from the graph's workspace); ``--tune`` calls
-:func:`hornet.tune_process` first (OpenMP spin, glibc's heap thresholds); ``python3 -m bench
+:func:`hornet.tune_process` first (glibc's heap thresholds); ``python3 -m bench
 process_tuning`` compares the settings.
 
 Rate = edges passed by the user per second (undirected graphs: each pair once), median of

@@ -17,12 +17,6 @@ import hornet
 import suite_kernels
 import suite_order
 
-# The test process owns its process, as the ``hornet replay`` command does, and opts in to the
-# short OpenMP spin (hornet.tuning): thousands of tiny batches each run parallel kernels, and
-# libgomp's default spin holds both cores for milliseconds after every one of them (and its
-# subprocesses inherit the setting). Set before the first parallel kernel; no allocator change.
-hornet.tune_process(keep_freed_buffers=False)
-
 ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("HORNET_DATA", ROOT.parent / "shared" / "data"))
 
