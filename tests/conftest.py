@@ -13,7 +13,6 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-import hornet
 import suite_kernels
 import suite_order
 
