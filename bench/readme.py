@@ -81,6 +81,12 @@ def churn(rows: Rows) -> str:
             f"{len(rows)} graphs)")
 
 
+def window(rows: Rows) -> str:
+    ratio = {r["batch"]: r["window / no window"] for r in rows if r["window / no window"]}
+    return (f"window / no window {ratio['100,000']} (batches of 10^5), {ratio['10,000']} "
+            f"(10^4); 10^7 random events, window 2x10^6")
+
+
 def cpu_algos_vs_csr(rows: Rows) -> str:
     ratio = "graph speed / CSR speed"
     spmv = column(rows, ratio, lambda r: r["algorithm"].startswith("SpMV"))
@@ -210,6 +216,10 @@ FIGURES = (
            ("replay", "--device", "cpu"), False, replay_ratio, table="replay_cpu"),
     Figure("GPU replay of temporal streams, batches of 100",
            ("replay", "--device", "gpu"), True, replay_ratio, table="replay_gpu"),
+    Figure("CPU replay with a sliding window, against none", ("window", "--device", "cpu"),
+           False, window, table="window_cpu"),
+    Figure("GPU replay with a sliding window, against none", ("window", "--device", "gpu"),
+           True, window, table="window_gpu"),
 )
 
 
