@@ -46,17 +46,7 @@ import hornet
 from bench.common import machine, set_command, write_table
 from bench.dynamic_truss import load
 from hornet.algos import DynamicTruss, truss_numbers
-
-
-@numba.njit(cache=True, inline="always")
-def _search(a, lo, hi, x):
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+from hornet.core.search import lower_bound
 
 
 @numba.njit(cache=True, parallel=True)
@@ -77,7 +67,7 @@ def _triangles(edges, eu, ev, indptr, nbr, neid, inset, gone, t0, t1, mark, tri_
         cg, cgd, clev = 0, 0, 0
         for p in range(indptr[u], indptr[u + 1]):
             w = nbr[p]
-            q = _search(nbr, vlo, vhi, w)
+            q = lower_bound(nbr, vlo, vhi, w)
             if q == vhi or nbr[q] != w:
                 continue
             vlo = q + 1
@@ -186,13 +176,7 @@ def measure(name: str, sizes, repeats: int, rng, out, no_fallback: bool = False,
             t_ins = _timed(lambda: kt.update(g.insert_edges(ds, dd)))
             st_ins = dict(kt.stats)
             assert np.array_equal(by_id(G, g, kt.truss_numbers), t0), "dynamic != static"
-            gone = np.zeros(m, np.uint8)
-            gone[pick] = 1
-            changed = np.flatnonzero(t0 != t1)
-            changed = changed[gone[changed] == 0]
-            inset = gone.copy()
-            inset[changed] = 1
-            first = np.concatenate([pick, changed]).astype(np.int64)
+            gone, changed, inset, first = _changed_edges(m, pick, t0, t1)
             tg, tgd, mark = G.triangles(first, inset, gone, t0, t1, marking=True)
             batch_tri = int(tg[:b].sum())
             chg_g, chg_gd = int(tg[b:].sum()), int(tgd[b:].sum())
@@ -213,10 +197,29 @@ def measure(name: str, sizes, repeats: int, rng, out, no_fallback: bool = False,
                            dyn_region=st.get("region"), dyn_seconds=st.get("seconds"),
                            dense=st.get("dense"), lowered=st.get("lowered"),
                            raises=st.get("raises"))
-                print(json.dumps(rec), flush=True)
-                if out:
-                    with open(out, "a") as f:
-                        f.write(json.dumps(rec) + "\n")
+                _record(rec, out)
+
+
+def _changed_edges(m: int, pick, t0, t1):
+    """For a batch of deleted edge ids ``pick`` (of ``m``) and truss numbers before (``t0``)
+    and after (``t1``): ``gone`` (uint8 per edge: deleted), ``changed`` (ids of kept edges whose
+    number changed), ``inset`` (gone or changed) and ``first`` (the batch, then the changed
+    edges, int64)."""
+    gone = np.zeros(m, np.uint8)
+    gone[pick] = 1
+    changed = np.flatnonzero(t0 != t1)
+    changed = changed[gone[changed] == 0]
+    inset = gone.copy()
+    inset[changed] = 1
+    return gone, changed, inset, np.concatenate([pick, changed]).astype(np.int64)
+
+
+def _record(rec: dict, out) -> None:
+    """Print one measured row as JSON, and append it to the file ``out`` when given."""
+    print(json.dumps(rec), flush=True)
+    if out:
+        with open(out, "a") as f:
+            f.write(json.dumps(rec) + "\n")
 
 
 def level_bounds(title, g, G, sizes, repeats, rng, out) -> None:
@@ -234,20 +237,11 @@ def level_bounds(title, g, G, sizes, repeats, rng, out) -> None:
             g.delete_edges(ds, dd)
             t1 = by_id(G, g, truss_numbers(g))
             g.insert_edges(ds, dd)
-            gone = np.zeros(m, np.uint8)
-            gone[pick] = 1
-            changed = np.flatnonzero(t0 != t1)
-            changed = changed[gone[changed] == 0]
-            inset = gone.copy()
-            inset[changed] = 1
-            first = np.concatenate([pick, changed]).astype(np.int64)
+            gone, changed, inset, first = _changed_edges(m, pick, t0, t1)
             tg, _, _ = G.triangles(first, inset, gone, t0, t1)
             rec = dict(graph=title, batch=b, rep=rep, changed=int(changed.shape[0]),
                        level_bound=int(tg[:b].sum() + G.lev[b:].sum()), bounds_only=True)
-            print(json.dumps(rec), flush=True)
-            if out:
-                with open(out, "a") as f:
-                    f.write(json.dumps(rec) + "\n")
+            _record(rec, out)
 
 
 def _timed(fn) -> float:
