@@ -13,7 +13,8 @@ prints one line (compile against steady state shows as a slow first repeat):
   time plus the gaps where it waited for the host), ``scan``: the device time of the
   cooperative ``ko_scan`` launches (events around ``_scan``, its read included);
 - ``host>scan``: host seconds from the update's start to its first ``_scan`` call;
-- ``path``, ``rounds``, the region, and ``compile``: kernel modules loaded (hornet's, from
+- ``path``, ``rounds``, the region, the static time the update's deadline was set from
+  (the last one the object measured), and ``compile``: kernel modules loaded (hornet's, from
   NVRTC or cubins) and CuPy NVRTC compiles during the update, with their seconds.
 
 Then one cProfile'd update of each kind per tree: the calls that reach CuPy or the driver
@@ -109,6 +110,7 @@ def timed_update(pkg, kt, ch, clock: ScanClock, comp: Compiles) -> dict:
     import cupy as cp
     clock.reset()
     m0, c0, s0 = _modules(pkg), comp.n, comp.seconds
+    basis = getattr(kt, "_static_seconds", float("nan")) * 1e3
     e0, e1 = cp.cuda.Event(), cp.cuda.Event()
     _sync()
     t = time.perf_counter()
@@ -121,13 +123,13 @@ def timed_update(pkg, kt, ch, clock: ScanClock, comp: Compiles) -> dict:
     return dict(wall=wall * 1e3, dev=cp.cuda.get_elapsed_time(e0, e1), scan=clock.device_ms(),
                 host_before=(clock.first - t) * 1e3 if clock.first else float("nan"),
                 path=st.get("path"), rounds=st.get("rounds"), region=st.get("region"),
-                modules=_modules(pkg) - m0, nvrtc=comp.n - c0, nvrtc_s=comp.seconds - s0)
+                basis=basis, modules=_modules(pkg) - m0, nvrtc=comp.n - c0, nvrtc_s=comp.seconds - s0)
 
 
 def _line(tree, op, r, x) -> str:
     return (f"    {tree:4} {op:9} #{r} wall {x['wall']:8.3f} dev {x['dev']:8.3f} scan "
             f"{x['scan']:8.3f} host>scan {x['host_before']:6.3f} ms  {x['path']:7} rounds "
-            f"{x['rounds']} region {x['region']}  compile {x['modules']} mod / {x['nvrtc']} "
+            f"{x['rounds']} region {x['region']} deadline basis {x['basis']:.2f} ms  compile {x['modules']} mod / {x['nvrtc']} "
             f"nvrtc {x['nvrtc_s']:.2f} s")
 
 
@@ -186,7 +188,9 @@ def main(argv=None) -> None:
     for item in filter(None, args.cases.split(",")):
         gname, kind, b = item.split(":")
         cases.setdefault(gname, []).append((kind, int(b)))
-    graphs = list(dict.fromkeys(args.graphs.split(",") + list(cases)))
+    plain = [x for x in args.graphs.split(",") if x]
+    sizes = [int(x) for x in args.sizes.split(",") if x]
+    graphs = list(dict.fromkeys(plain + list(cases)))
     rng = np.random.default_rng(5)
     try:
         for gname in graphs:
@@ -211,8 +215,7 @@ def main(argv=None) -> None:
                 xs.append(time.perf_counter() - t)
             print(f"{title}: E={any_g.num_edges} static {statistics.median(xs) * 1e3:.2f} ms "
                   f"(5: {' '.join(f'{x * 1e3:.2f}' for x in xs)})", flush=True)
-            series = [("both", b) for b in (int(x) for x in args.sizes.split(",")
-                                            if gname in args.graphs.split(","))]
+            series = [("both", b) for b in sizes if gname in plain]
             series += cases.get(gname, [])
             for kind, b in series:
                 print(f"  b={b} {kind}", flush=True)
