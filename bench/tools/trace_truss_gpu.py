@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib
 import pstats
 import statistics
 import time
@@ -53,7 +54,9 @@ class Compiles:
         from cupy.cuda import compiler
         self.n, self.seconds = 0, 0.0
         self._mod = compiler
-        self._orig = compiler.compile_using_nvrtc
+        self._orig = getattr(compiler, "compile_using_nvrtc", None)
+        if self._orig is None:                      # (another CuPy: not counted)
+            return
 
         def counted(*a, **k):
             t = time.perf_counter()
@@ -65,7 +68,8 @@ class Compiles:
         compiler.compile_using_nvrtc = counted
 
     def restore(self):
-        self._mod.compile_using_nvrtc = self._orig
+        if self._orig is not None:
+            self._mod.compile_using_nvrtc = self._orig
 
 
 class ScanClock:
@@ -102,7 +106,6 @@ class ScanClock:
 
 
 def _modules(pkg) -> int:
-    import importlib
     return len(importlib.import_module(pkg.__name__ + ".core.cuda").loaded_modules)
 
 
@@ -182,8 +185,8 @@ def main(argv=None) -> None:
         trees = {k: v for k, v in trees.items() if k in args.only.split(",")}
     print(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
     comp = Compiles()
-    clocks = {k: ScanClock(pkg.algos.ktruss.dynamic_gpu.GpuDynamicTruss)
-              for k, pkg in trees.items()}
+    clocks = {k: ScanClock(importlib.import_module(
+        pkg.__name__ + ".algos.ktruss.dynamic_gpu").GpuDynamicTruss) for k, pkg in trees.items()}
     cases: dict = {}
     for item in filter(None, args.cases.split(",")):
         gname, kind, b = item.split(":")
