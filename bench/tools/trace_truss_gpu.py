@@ -126,13 +126,14 @@ def timed_update(pkg, kt, ch, clock: ScanClock, comp: Compiles) -> dict:
     return dict(wall=wall * 1e3, dev=cp.cuda.get_elapsed_time(e0, e1), scan=clock.device_ms(),
                 host_before=(clock.first - t) * 1e3 if clock.first else float("nan"),
                 path=st.get("path"), rounds=st.get("rounds"), region=st.get("region"),
+                seeds=st.get("seeds"),
                 basis=basis, modules=_modules(pkg) - m0, nvrtc=comp.n - c0, nvrtc_s=comp.seconds - s0)
 
 
 def _line(tree, op, r, x) -> str:
     return (f"    {tree:4} {op:9} #{r} wall {x['wall']:8.3f} dev {x['dev']:8.3f} scan "
             f"{x['scan']:8.3f} host>scan {x['host_before']:6.3f} ms  {x['path']:7} rounds "
-            f"{x['rounds']} region {x['region']} deadline basis {x['basis']:.2f} ms  compile {x['modules']} mod / {x['nvrtc']} "
+            f"{x['rounds']} region {x['region']} seeds {x['seeds']} deadline basis {x['basis']:.2f} ms  compile {x['modules']} mod / {x['nvrtc']} "
             f"nvrtc {x['nvrtc_s']:.2f} s")
 
 
@@ -160,11 +161,13 @@ def profile_update(kt, ch) -> list:
 
 
 def _trips(rows) -> int:
+    """Calls that wait for the device: a CuPy array's read-back or conversion, a
+    synchronize (the profile's own closing synchronize excluded)."""
     n = 0
     for name, nc, _ in rows:
         short = name.split("'")[1] if "'" in name else name
-        if short in ROUND_TRIP:
-            n += nc
+        if short in ROUND_TRIP and "cupy" in name:
+            n += nc - (short == "synchronize" and "Device" in name)
     return n
 
 
@@ -178,7 +181,16 @@ def main(argv=None) -> None:
     ap.add_argument("--cases", default="")
     ap.add_argument("--trace-rows", type=int, default=28)
     ap.add_argument("--only", default="", help="trees to run (base,new)")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a constant of the new tree's ktruss.dynamic_gpu (or module.NAME of "
+                    "another ktruss module), for the whole run (repeatable)")
     args = ap.parse_args(argv)
+    for item in args.set:
+        key, value = item.split("=")
+        mod, _, name = key.rpartition(".")
+        owner = importlib.import_module("hornet.algos.ktruss." + (mod or "dynamic_gpu"))
+        setattr(owner, name, type(getattr(owner, name))(float(value)))
+        print(f"new: {owner.__name__}.{name} = {getattr(owner, name)}")
     base = load_base(args.base)
     trees = {"base": base, "new": hornet}
     if args.only:
