@@ -26,6 +26,7 @@ def test_seed_gate(share, path, device_scan, monkeypatch):
     from hornet.algos.ktruss import dynamic_gpu
     monkeypatch.setattr(dynamic_gpu, "GATE_MIN_BATCH", 16)
     monkeypatch.setattr(dynamic_gpu, "DELETE_SEED_SHARE", share)
+    monkeypatch.setattr(dynamic_gpu, "DELETE_SEED_SHARE_DEVICE", share)
     monkeypatch.setattr(dynamic_gpu, "INSERT_SEED_SHARE", share)
     # (the deletion's descent by host-driven rounds or in ko_scan: both are gated)
     monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE", device_scan)

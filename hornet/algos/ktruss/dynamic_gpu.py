@@ -198,11 +198,14 @@ ASYNC_QUEUE_UNITS = 1 << 22
 #: count recounted after it); False: the top levels decomposed anew (:meth:`_top_delete`)
 TOP_DELETE_BY_DESCENT = True
 #: Batches of at least GATE_MIN_BATCH edges count their seeds first (one read): a deletion
-#: whose worklist passes DELETE_SEED_SHARE of the edges, or an insertion whose seeds (new edges and the old edges
+#: whose worklist passes DELETE_SEED_SHARE of the edges (DELETE_SEED_SHARE_DEVICE where its
+#: descent runs in ko_scan, on a graph of at most DEVICE_SCAN_DELETE_MAX_EDGES edges: there
+#: a worklist of a tenth of the edges or more still beats the static decomposition), or an insertion whose seeds (new edges and the old edges
 #: they may now follow) pass INSERT_SEED_SHARE, goes to the static decomposition at once
 #: instead of after its deadline
 GATE_MIN_BATCH = 2048
 DELETE_SEED_SHARE, INSERT_SEED_SHARE = 0.02, 0.007
+DELETE_SEED_SHARE_DEVICE = 0.2
 #: True: the kernels test an element of a shorter list against a hub's long list by the
 #: hub's bit row (:mod:`.hub_bits`) instead of searching the list; the rows are kept either way
 HUB_BITS = True
@@ -676,7 +679,9 @@ class GpuDynamicTruss(HostRounds):
             queued = None
             n = int(self._read()[C_NEXT])
             self.stats["seeds"] = n
-            if n > DELETE_SEED_SHARE * len(t):
+            share = (DELETE_SEED_SHARE_DEVICE if self._device_scan(DEVICE_SCAN_DELETE)
+                     else DELETE_SEED_SHARE)
+            if n > share * len(t):
                 self.stats.update(seeds=n, gate="seeds")
                 return self._fallback(n)
         if top_hit and not TOP_DELETE_BY_DESCENT:
