@@ -13,8 +13,9 @@ prints one line (compile against steady state shows as a slow first repeat):
   time plus the gaps where it waited for the host), ``scan``: the device time of the
   cooperative ``ko_scan`` launches (events around ``_scan``, its read included);
 - ``host>scan``: host seconds from the update's start to its first ``_scan`` call;
-- ``path``, ``rounds``, the region, the static time the update's deadline was set from
-  (the last one the object measured), and ``compile``: kernel modules loaded (hornet's, from
+- ``path``, ``rounds``, the region, the seeds (a batch of GATE_MIN_BATCH or more), the
+  static time the update's deadline was set from (the last one the object measured), the
+  last ``ko_scan`` launch's own clock by kind of phase and its status, and ``compile``: kernel modules loaded (hornet's, from
   NVRTC or cubins) and CuPy NVRTC compiles during the update, with their seconds.
 
 Then one cProfile'd update of each kind per tree: the calls that reach CuPy or the driver
@@ -123,19 +124,31 @@ def timed_update(pkg, kt, ch, clock: ScanClock, comp: Compiles) -> dict:
     _sync()
     wall = time.perf_counter() - t
     st = kt.stats
+    ks = getattr(kt, "_ks_host", None)
+    phases = ""
+    if ks is not None and clock.spans:
+        # ko_scan's own clock by kind of phase (KS_TIME words) and its status, last launch
+        from_ = importlib.import_module(pkg.__name__ + ".algos.ktruss.dynamic_gpu")
+        ms = ks[from_.KS_TIME:from_.KS_TIME + len(PHASES)].astype(np.float64) / 1e6
+        phases = " ".join(f"{n} {x:.2f}" for n, x in zip(PHASES, ms) if x) + \
+            f" status {int(ks[from_.KS_STATUS])}"
     return dict(wall=wall * 1e3, dev=cp.cuda.get_elapsed_time(e0, e1), scan=clock.device_ms(),
                 host_before=(clock.first - t) * 1e3 if clock.first else float("nan"),
                 path=st.get("path"), rounds=st.get("rounds"), region=st.get("region"),
-                seeds=st.get("seeds"),
-                basis=basis, modules=_modules(pkg) - m0, nvrtc=comp.n - c0, nvrtc_s=comp.seconds - s0)
+                seeds=st.get("seeds"), basis=basis, modules=_modules(pkg) - m0,
+                nvrtc=comp.n - c0, nvrtc_s=comp.seconds - s0, phases=phases)
 
 
 def _line(tree, op, r, x) -> str:
     return (f"    {tree:4} {op:9} #{r} wall {x['wall']:8.3f} dev {x['dev']:8.3f} scan "
             f"{x['scan']:8.3f} host>scan {x['host_before']:6.3f} ms  {x['path']:7} rounds "
-            f"{x['rounds']} region {x['region']} seeds {x['seeds']} deadline basis {x['basis']:.2f} ms  compile {x['modules']} mod / {x['nvrtc']} "
-            f"nvrtc {x['nvrtc_s']:.2f} s")
+            f"{x['rounds']} region {x['region']} seeds {x['seeds']} deadline basis "
+            f"{x['basis']:.2f} ms  compile {x['modules']} mod / {x['nvrtc']} nvrtc "
+            f"{x['nvrtc_s']:.2f} s" + (f"  [ko_scan {x['phases']}]" if x["phases"] else ""))
 
+
+#: ko_scan's kinds of phase (KS_PH_* in ko_scan_grid.cuh), for its clock's words
+PHASES = ("cand", "push", "peel", "peelpush", "hindex", "dpush", "other")
 
 #: calls from Python into CuPy / the driver that a trace counts, by what they cost the host
 ROUND_TRIP = ("get", "synchronize", "__int__", "__bool__", "__float__", "item", "tolist",

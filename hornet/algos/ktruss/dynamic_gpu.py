@@ -200,9 +200,9 @@ TOP_DELETE_BY_DESCENT = True
 #: Batches of at least GATE_MIN_BATCH edges count their seeds first (one read): a deletion
 #: whose worklist passes DELETE_SEED_SHARE of the edges (DELETE_SEED_SHARE_DEVICE where its
 #: descent runs in ko_scan, on a graph of at most DEVICE_SCAN_DELETE_MAX_EDGES edges: there
-#: a worklist of a tenth of the edges or more still beats the static decomposition), or an insertion whose seeds (new edges and the old edges
-#: they may now follow) pass INSERT_SEED_SHARE, goes to the static decomposition at once
-#: instead of after its deadline
+#: a worklist of a tenth of the edges or more still beats the static decomposition), or an
+#: insertion whose seeds (new edges and the old edges they may now follow) pass
+#: INSERT_SEED_SHARE, goes to the static decomposition at once instead of after its deadline
 GATE_MIN_BATCH = 2048
 DELETE_SEED_SHARE, INSERT_SEED_SHARE = 0.02, 0.007
 DELETE_SEED_SHARE_DEVICE = 0.2
