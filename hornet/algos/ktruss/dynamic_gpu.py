@@ -107,7 +107,11 @@ triangle enumeration tests an element of the shorter list against a hub's list w
 
 The static GPU decomposition finishes a batch larger than ``batch_share`` of the edges, and
 one whose region passes ``fallback_share`` of the edges or whose update runs longer than
-2 x ``fallback_share`` x the last static decomposition's time (``stats['path']`` says which).
+2 x ``fallback_share`` x the last static decomposition's time (``stats['path']`` says which;
+the process's first decomposition is timed twice, as it also loads its kernels). A batch of
+:data:`GATE_MIN_BATCH` edges or more whose seeds pass their share of the edges goes to it at
+once (``stats['gate']``). ``ko_scan`` checks the deadline between its phases and, in its
+asynchronous phases, every few units a warp serves.
 """
 from __future__ import annotations
 
