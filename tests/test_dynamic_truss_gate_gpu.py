@@ -1,7 +1,8 @@
 """GPU DynamicTruss's seed gate: a batch of at least GATE_MIN_BATCH edges counts its seeds
 first and goes to the static decomposition at once when they pass their share of the edges
-(deletions: the host-driven descent's worklist; insertions: the scan's seeds), else takes the
-dynamic path. Either way the numbers equal the static decomposition after every batch."""
+(deletions: the descent's worklist, host-driven or in ko_scan; insertions: the scan's
+seeds), else takes the dynamic path. Either way the numbers equal the static decomposition
+after every batch."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,15 +18,18 @@ from truss_checks import MODES, assert_static, k_order_violations
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
 
+@pytest.mark.parametrize("device_scan", [False, True])
 @pytest.mark.parametrize("share,path", [(0.0, "static"), (1e9, "dynamic")])
-def test_seed_gate(share, path, monkeypatch):
+def test_seed_gate(share, path, device_scan, monkeypatch):
     import cupy as cp
     from hornet.algos import DynamicTruss
     from hornet.algos.ktruss import dynamic_gpu
     monkeypatch.setattr(dynamic_gpu, "GATE_MIN_BATCH", 16)
     monkeypatch.setattr(dynamic_gpu, "DELETE_SEED_SHARE", share)
+    monkeypatch.setattr(dynamic_gpu, "DELETE_SEED_SHARE_DEVICE", share)
     monkeypatch.setattr(dynamic_gpu, "INSERT_SEED_SHARE", share)
-    monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE", False)
+    # (the deletion's descent by host-driven rounds or in ko_scan: both are gated)
+    monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE", device_scan)
     s, d = kronecker_edges(9, edge_factor=16, seed=2)
     g = hornet.Graph.from_edges(cp.asarray(s), cp.asarray(d), device="gpu")
     kt = DynamicTruss(g, **MODES["dynamic"])

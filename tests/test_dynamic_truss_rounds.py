@@ -18,6 +18,7 @@ import pytest
 import hornet
 from hornet.algos.ktruss.dynamic import DynamicTruss
 
+from conftest import HAS_GPU
 from truss_checks import MODES, arr, assert_static, k_order_violations
 from test_dynamic_truss import _use_driver
 from test_dynamic_truss_lower_start import _ties
@@ -228,3 +229,42 @@ def test_async_descent_on_long_lists(device, split, peel, monkeypatch):
             kt.update(apply(arr(device, gone[0]), arr(device, gone[1])))
             assert kt.stats["path"] == "dynamic"
             _check(kt, g)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
+@pytest.mark.parametrize("peel", ["async", "async-4-blocks"])
+def test_async_phases_stopped_by_deadline(peel, monkeypatch):
+    """ko_scan's asynchronous phases stop at the update's deadline, also in warps that never
+    wait for work (``ks_serve`` checks the stop every KSQ_CHECK units): on the dense random
+    graph of test_async_descent_on_long_lists, every other batch (deletions and
+    re-insertions) gets a deadline already past, and falls back to the static
+    decomposition wherever its launch stopped; the batches between them take the dynamic
+    path from the queue the stopped one left. Exact and a k-order after every batch."""
+    import time
+    _use_driver("gpu", "device", monkeypatch)
+    _use_peel("gpu", peel, monkeypatch)
+    rng = np.random.default_rng(9)
+    n = 90
+    iu = np.triu_indices(n, 1)
+    keep = rng.random(iu[0].shape[0]) < 0.85
+    s, d = iu[0][keep].tolist(), iu[1][keep].tolist()
+    g = hornet.Graph(directed=False, device="gpu")
+    g.insert_edges(arr("gpu", s), arr("gpu", d))
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    budget = kt._budget
+    late = [False]
+    kt._budget = lambda: ((time.perf_counter() - 1.0, budget()[1]) if late[0] else budget())
+    paths = []
+    for i in range(8):
+        pick = rng.choice(len(s), int(rng.integers(60, 200)), replace=False)
+        gone = ([s[j] for j in pick], [d[j] for j in pick])
+        late[0] = i % 2 == 0
+        for apply in (g.delete_edges, g.insert_edges):
+            kt.update(apply(arr("gpu", gone[0]), arr("gpu", gone[1])))
+            if late[0]:
+                paths.append(kt.stats["path"])
+            else:
+                assert kt.stats["path"] == "dynamic"
+            _check(kt, g)
+    assert "static" in paths

@@ -107,7 +107,11 @@ triangle enumeration tests an element of the shorter list against a hub's list w
 
 The static GPU decomposition finishes a batch larger than ``batch_share`` of the edges, and
 one whose region passes ``fallback_share`` of the edges or whose update runs longer than
-2 x ``fallback_share`` x the last static decomposition's time (``stats['path']`` says which).
+2 x ``fallback_share`` x the last static decomposition's time (``stats['path']`` says which;
+the process's first decomposition is timed twice, as it also loads its kernels). A batch of
+:data:`GATE_MIN_BATCH` edges or more whose seeds pass their share of the edges goes to it at
+once (``stats['gate']``). ``ko_scan`` checks the deadline between its phases and, in its
+asynchronous phases, every few units a warp serves.
 """
 from __future__ import annotations
 
@@ -198,12 +202,14 @@ ASYNC_QUEUE_UNITS = 1 << 22
 #: count recounted after it); False: the top levels decomposed anew (:meth:`_top_delete`)
 TOP_DELETE_BY_DESCENT = True
 #: Batches of at least GATE_MIN_BATCH edges count their seeds first (one read): a deletion
-#: (host-driven, on a graph above DEVICE_SCAN_DELETE_MAX_EDGES) whose worklist passes
-#: DELETE_SEED_SHARE of the edges, or an insertion whose seeds (new edges and the old edges
-#: they may now follow) pass INSERT_SEED_SHARE, goes to the static decomposition at once
-#: instead of after its deadline
+#: whose worklist passes DELETE_SEED_SHARE of the edges (DELETE_SEED_SHARE_DEVICE where its
+#: descent runs in ko_scan, on a graph of at most DEVICE_SCAN_DELETE_MAX_EDGES edges: there
+#: a worklist of a tenth of the edges or more still beats the static decomposition), or an
+#: insertion whose seeds (new edges and the old edges they may now follow) pass
+#: INSERT_SEED_SHARE, goes to the static decomposition at once instead of after its deadline
 GATE_MIN_BATCH = 2048
 DELETE_SEED_SHARE, INSERT_SEED_SHARE = 0.02, 0.007
+DELETE_SEED_SHARE_DEVICE = 0.2
 #: True: the kernels test an element of a shorter list against a hub's long list by the
 #: hub's bit row (:mod:`.hub_bits`) instead of searching the list; the rows are kept either way
 HUB_BITS = True
@@ -216,6 +222,9 @@ SCAN_BLOCKS_PER_SM, SCAN_MAX_BLOCKS = 2, 0
 SCAN_STAMPS = 1 << 18
 #: stamps an update may take at most: the clock starts over before an update, never during
 UPDATE_STAMPS = 1 << 22
+#: whether this process has run a static decomposition (its first one, which loads its
+#: kernels, is timed again for the deadlines: :meth:`GpuDynamicTruss._recompute`)
+_STATIC_WARM = [False]
 #: ko_scan's control words (KS_* in dynamic_gpu.cu)
 KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
     range(1, 10)
@@ -288,7 +297,19 @@ class GpuDynamicTruss(HostRounds):
         src, dst = self._und.edges(dense=True)
         cp.cuda.Device().synchronize()
         start = time.perf_counter()
-        t, rounds = truss_numbers_and_rounds(as_adjacency(self._und, properties=False))
+        view = as_adjacency(self._und, properties=False)
+        t, rounds = truss_numbers_and_rounds(view)
+        warm = None
+        if not _STATIC_WARM[0]:
+            # the process's first decomposition (and table) also loads or compiles its
+            # kernels: the decomposition timed again, so that the deadlines it sets are
+            # those of the work alone
+            cp.cuda.Device().synchronize()
+            _STATIC_WARM[0] = True
+            again = time.perf_counter()
+            truss_numbers_and_rounds(view)
+            cp.cuda.Device().synchronize()
+            warm = time.perf_counter() - again
         t = t.astype(cp.int32, copy=False)
         m = int(t.shape[0])
         rank = (rounds.astype(cp.int64) << 32) | cp.arange(m, dtype=cp.int64)
@@ -303,7 +324,7 @@ class GpuDynamicTruss(HostRounds):
         self._head = -1
         self._tail = ((int(rounds.max()) + 1) << 32) if m else 0
         cp.cuda.Device().synchronize()
-        self._static_seconds = time.perf_counter() - start
+        self._static_seconds = time.perf_counter() - start if warm is None else warm
         # the levels kept by a static decomposition of their own subgraph (top_levels_gpu)
         self._top = top_levels_gpu.top_cap(t)
         self._top_n = int(cp.count_nonzero(t >= self._top)) if self._top else 0
@@ -655,13 +676,16 @@ class GpuDynamicTruss(HostRounds):
              parts))
         fstamp = self._tick()
         top_hit = bool(self._top) and bool((t.get("truss", src, dst) >= self._top).any())
-        if nb >= GATE_MIN_BATCH and not self._device_scan(DEVICE_SCAN_DELETE):
+        if nb >= GATE_MIN_BATCH:
             # a large batch: its worklist's length read first, and one too long for the
             # descent to beat the static decomposition goes to it at once
             queued()
             queued = None
             n = int(self._read()[C_NEXT])
-            if n > DELETE_SEED_SHARE * len(t):
+            self.stats["seeds"] = n
+            share = (DELETE_SEED_SHARE_DEVICE if self._device_scan(DEVICE_SCAN_DELETE)
+                     else DELETE_SEED_SHARE)
+            if n > share * len(t):
                 self.stats.update(seeds=n, gate="seeds")
                 return self._fallback(n)
         if top_hit and not TOP_DELETE_BY_DESCENT:

@@ -47,6 +47,7 @@
 #define KSQ_COUNT 0      // (the descent's: its h-index)
 #define KSQ_PUSH 1
 #define KSQ_MAX_PARTS 16
+#define KSQ_CHECK 16     // units a warp serves between its checks of the stop (a power of 2)
 #define KSQ_CHUNK 64     // elements of the shorter list per unit (two warp runs)
 #define KSQ_PEEL 1       // KsQueue.modes: the peelings
 #define KSQ_CAND 2       //   mode 4's candidates
@@ -206,11 +207,17 @@ __device__ void ks_serve(const KsQueue& Q, u64* ctl, u64* q, u64 t0, i64 deadlin
                          Unit&& unit) {
     const unsigned lane = threadIdx.x & 31;
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
-    for (;;) {
+    for (unsigned served = 1;; ++served) {
         long long u = KSQ_EMPTY;
         u64 t = 0;
         bool stop = false;
-        if (lane == 0) {
+        if (lane == 0 && (served & (KSQ_CHECK - 1)) == 0) {
+            // (a warp that never waits for its slot checks the deadline and the stop here:
+            // a long phase stops within KSQ_CHECK units a warp of its deadline)
+            if (leader && (i64)(ks_now() - t0) > deadline_ns) ksq_abort(ctl, q);
+            stop = *(volatile u64*)&ctl[KS_ABORT] != 0;
+        }
+        if (lane == 0 && !stop) {
             t = atomicAdd(&q[KSQ_H], 1ull);
             // (the slot every round; the pending count, on a line all waiting warps read,
             // every eighth, with a growing pause)
