@@ -16,6 +16,7 @@ import statistics
 
 import numpy as np
 
+import hornet
 from bench.replay_devices import STREAMS, _path
 from hornet.core import jit
 from streams.replay import replay
@@ -30,12 +31,21 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args(argv)
     jit.parallel_policy = "tiered"
+    graphs = []
+    defer = hornet.Graph.defer_inserts
+
+    def kept(self, *args, **kwargs):         # the replay's own graph (made ready), not scratch
+        if kwargs.get("ready"):
+            graphs.append(self)
+        return defer(self, *args, **kwargs)
+    hornet.Graph.defer_inserts = kept
     for name in a.streams:
         path = _path(name)
         for b in a.batch_sizes:
             for dev in a.devices:
                 replay(path, batch_size=b, device=dev, algos="none")
                 upd, per = [], []
+                graphs.clear()
                 for _ in range(a.repeats):
                     res = replay(path, batch_size=b, device=dev, algos="none")
                     upd.append(res.summary["update_seconds"])
@@ -45,7 +55,9 @@ def main(argv: list[str] | None = None) -> None:
                 u = statistics.median(upd)
                 print(f"{name} b={b} {dev}: update {u * 1e3:.2f} ms ({events / u:.3g} ev/s), "
                       f"tail {(u - per.sum()) * 1e3:.2f} ms; batches ms: "
-                      + " ".join(f"{x * 1e3:.2f}" for x in per), flush=True)
+                      + " ".join(f"{x * 1e3:.2f}" for x in per)
+                      + f"; stalls {getattr(graphs[-1], '_stalls', 0)}, block arrays "
+                      f"{graphs[-1].memory_stats()['block_arrays']}", flush=True)
 
 
 if __name__ == "__main__":
