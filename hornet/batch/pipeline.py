@@ -117,13 +117,6 @@ def _moved_field_columns(g, columns, moved, new_ptrs):
     return out
 
 
-#: inside steady churn (``Graph.steady_churn``) the classes are looked at for compaction once
-#: in this many delete batches (the lists' refit is checked at every one: their band holds
-#: batch by batch): the room a delete frees is what the next inserts take again, and each
-#: look first settles the device's counts of the batch's takes and release
-STEADY_COMPACT_EVERY = 4
-
-
 def compact_memory(g, sources=None) -> None:
     """After a delete batch: lists back into fitting blocks once they hold too many slots
     (:class:`hornet.memory.list_fit.ListFit`, a constant-time check), then the classes that
@@ -137,8 +130,7 @@ def compact_memory(g, sources=None) -> None:
     are refitted first (work proportional to the batch: a list only loosens when it loses
     entries, so under steady churn the loose lists are the batch's), and the whole vertex
     table is scanned only if the lists are still loose. Every delete path passes the same
-    vertices, so that they all leave the same lists in the same classes. Inside steady churn
-    the classes are compacted once in :data:`STEADY_COMPACT_EVERY` calls."""
+    vertices, so that they all leave the same lists in the same classes."""
     mm = g._mm
     fit = mm.list_fit
     if fit.loose(mm, g._entries):
@@ -149,10 +141,6 @@ def compact_memory(g, sources=None) -> None:
                       candidates=sources)
         if sources is None or fit.loose(mm, g._entries):
             fit.refit(mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries)
-    if mm.steady:
-        mm.steady_deletes += 1
-        if mm.steady_deletes % STEADY_COMPACT_EVERY:
-            return
     old, new = mm.compact_touched(rows=g._n)   # the re-pointing below passes over the table
     if old.size == 0:
         return

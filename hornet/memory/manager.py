@@ -205,7 +205,6 @@ class MemoryManager:
         self._maybe_empty: set = set()
         self._list_slots = None            # list_slots(), until the counts change
         self.steady = 0                    # depth of steady_churn() blocks around the caller
-        self.steady_deletes = 0            # delete batches inside them (compaction's cadence)
         # slots a block array made by growth holds at least (within block_array_edges; 0:
         # geometric growth alone), see :meth:`hornet.Graph.set_array_growth`
         self.growth_floor_slots = 0
