@@ -7,7 +7,8 @@ Each real stream of ``bench replay_devices`` is replayed directed without analyt
 untimed replay first, so that compiles are done), then ``--repeats`` times; printed per
 stream, batch size and device: the median ``update_seconds`` and events/s, the median of
 each batch's own time (the replay's ``seconds`` column, milliseconds), and the rest of the
-update time that no batch holds (counts read back at the end: a wait for the device).
+update time that no batch holds (counts read back at the end: a wait for the device), and
+of the last replay's graph the deferred batches that stalled and the block arrays it holds.
 """
 from __future__ import annotations
 
