@@ -131,10 +131,12 @@ class Graph(GraphQueries, DeferredState):
     # GPU inserts past the small-batch path and up to a few tens of thousands of entries take
     # the medium-batch path (hornet.batch.medium_path); False sends them to the planned path
     _medium_batches = True
-    # ... and deletes too when True: a delete's sampled edges mostly belong to long lists,
-    # which the medium path rewrites in place one block each, where the planned path cuts
-    # them into pieces run side by side
-    _medium_deletes = False
+    #: GPU deletes of a medium batch's size take the medium-batch path too when True (a
+    #: setting of each graph, False by default): right for deletes spread over many short
+    #: lists, such as a sliding window's expiry of its oldest edges (the replay sets it on its
+    #: windowed graphs); random deletes mostly hit long lists, which the medium path rewrites
+    #: in place one block each, where the planned path cuts them into pieces run side by side
+    medium_deletes = False
     # GPU batches past the small-batch path are planned on the device with one read-back
     # (hornet.batch.planned); False sends them through the general pipeline
     _planned_batches = True
@@ -458,7 +460,7 @@ class Graph(GraphQueries, DeferredState):
                 return change
         pairs = small_pairs(self, src, dst) if self._small_batches else None
         change = small_update(self, mode, *pairs, edge_props) if pairs is not None else None
-        if change is None and self._medium_batches and (insert or self._medium_deletes):
+        if change is None and self._medium_batches and (insert or self.medium_deletes):
             pairs = medium_pairs(self, src, dst)
             change = medium_update(self, mode, *pairs, edge_props) if pairs is not None \
                 else None

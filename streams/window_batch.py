@@ -106,7 +106,7 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
     the expiry goes as a delete of its own: a leaving entry of an edge that the batch
     refreshes has a later refresh in the window by then and stays, so no edge is deleted
     that must come back; the delete takes the graph's medium-batch path
-    (``Graph._medium_deletes``, set on the replay's graph: the expired edges are spread
+    (``Graph.medium_deletes``, set on the replay's graph: the expired edges are spread
     over short lists, which that path rewrites one warp each). A larger batch and its
     expiry go in one mixed call (:func:`_insert_expire_mixed`)."""
     mixed = MIXED_CALL if MIXED_CALL is not None else \
@@ -124,7 +124,7 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
     _refresh_record(g, ch, s, d, idx, w, window, _ignore, kind, pairs=pairs)
     delete = window.expired_pairs(end)
     if delete is not None:
-        g._medium_deletes = True
+        g.medium_deletes = True
         ch.expired = g.delete_edges(*delete)
     return True
 

@@ -20,7 +20,7 @@ def _graph(device, directed, medium=True, **kw):
     """A graph whose medium batches, inserts and deletes, take the medium path (``medium``)
     or the planned path."""
     g = hornet.Graph(directed=directed, device=device, block_array_edges=1 << 10, **kw)
-    g._medium_batches = g._medium_deletes = medium
+    g._medium_batches = g.medium_deletes = medium
     return g
 
 

@@ -2,7 +2,7 @@
 
 A GPU insert of more than :data:`~hornet.batch.small_layout.SMALL_ENTRIES` and at most
 :data:`~hornet.batch.gpu.medium.MEDIUM_ENTRIES` entries (once mirrored; deletes too when the
-graph's ``_medium_deletes`` is set, see :class:`hornet.Graph`) is prepared on the device into
+graph's ``medium_deletes`` is set, see :class:`hornet.Graph`) is prepared on the device into
 the small path's header and workspace layout (:mod:`hornet.batch.gpu.medium`), read back once;
 the blocks of the moving lists are taken by the device from the per-class counts before the
 read-back (:func:`hornet.memory.gpu_take.take_ahead`; after it, through
