@@ -506,11 +506,31 @@ __global__ void remove_small(const i64* __restrict__ src, const i64* __restrict_
     }
 }
 
-// Removal, one warp per listed segment (count[0] of them, on the device): REMOVE_WINDOWS
-// windows of 32 items from the first moving one on, all read before any is written; ranks
-// from RemovedPositions (no search per item).
-#define REMOVE_WINDOWS 4
-template <typename T>
+// The survivors among K windows of 32 consecutive items from lo_w (v: this lane's item of
+// each window, read before) written to their slots: item i lands on i - #(removed < i), the
+// count taken from `gone` window by window (windows visited in ascending order). Every lane
+// of the warp calls it.
+template <typename T, int K>
+__device__ __forceinline__ void write_survivors(RemovedPositions& gone, T* D, i64 d0, i64 lo_w,
+                                                const T (&v)[K]) {
+    const int lane = threadIdx.x & 31;
+    const unsigned below = (1u << lane) - 1u;
+#pragma unroll
+    for (int b = 0; b < K; ++b) {
+        const i64 i = lo_w + 32 * b + lane;
+        const i64 before = gone.j;
+        const unsigned bits = gone.window(lo_w + 32 * b);
+        if (i < d0 && !((bits >> lane) & 1u)) D[i - before - __popc(bits & below)] = v[b];
+    }
+}
+
+// Removal, one warp per listed segment (count[0] of them, on the device): steps of W windows
+// of 32 items from the first moving one on (W loads in flight per lane), all of a step read
+// before any is written; the survivors are ranked while they are written (write_survivors:
+// no search per item, no slot held in a register across the read). In place, a step's writes
+// land before the items they come from and after every earlier step's writes, so on items
+// already read.
+template <typename T, int W>
 __global__ void remove_warp(const i64* __restrict__ src, const i64* __restrict__ dst,
                             const i64* __restrict__ old_degree,
                             const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
@@ -524,13 +544,11 @@ __global__ void remove_warp(const i64* __restrict__ src, const i64* __restrict__
         const T* O = (const T*)src[s];
         T* D = (T*)dst[s];
         RemovedPositions gone(positions + seg_start[s], seg_len[s], 0);  // none before first
-        for (i64 lo = first[s]; lo < d0; lo += 32 * REMOVE_WINDOWS) {
-            T v[REMOVE_WINDOWS];
-            i64 to[REMOVE_WINDOWS];
+        for (i64 lo = first[s]; lo < d0; lo += 32 * W) {
+            T v[W];
             read_windows(O, d0, lo, v);
-            rank_windows(gone, d0, lo, 0, (i64)-1, to);
             __syncwarp();
-            write_windows(D, 0, (i64)-1, v, to);
+            write_survivors(gone, D, d0, lo, v);
         }
     }
 }
@@ -553,16 +571,15 @@ extern "C" __global__ void list_pieces(const i64* __restrict__ old_degree,
 }
 
 // Removal from the huge segments, many blocks per segment, in place. A segment's moving items
-// [first, d0) are cut into pieces of blockDim * PIECE_ITEMS (numbered by plan_moves, listed by
-// list_pieces; npieces on the device); each warp of a block takes PIECE_ITEMS windows of 32.
+// [first, d0) are cut into pieces of blockDim * K (numbered by plan_moves, listed by
+// list_pieces; npieces on the device); each warp of a block takes K windows of 32.
 // A block takes a ticket (state[0]: the pieces in numbered order, so a segment's in ascending
-// order), reads its piece into registers, marks it read (done[piece] = 1), waits until every
-// piece its survivors land on is read, and writes. Survivors land at or before their slot, so
-// a piece waits only for pieces ticketed before it, by blocks already running: the wait always
-// ends. ``state`` (zeroed by the caller): the ticket counter, then one flag per piece.
-#define PIECE_ITEMS 16
-#define NOT_KEPT (-0x7FFFFFFF - 1)             // lists hold fewer than 2^31 items
-template <typename T>
+// order), reads its piece into registers, marks it read (done[piece] = 1) and takes its next
+// ticket, waits until every piece its survivors land on is read, and writes them (ranked as
+// they are written, write_survivors). Survivors land at or before their slot, so a piece
+// waits only for pieces ticketed before it, by blocks already running: the wait always ends.
+// ``state`` (zeroed by the caller): the ticket counter, then one flag per piece.
+template <typename T, int K>
 __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict__ dst,
                               const i64* __restrict__ old_degree,
                               const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
@@ -574,40 +591,41 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
     __shared__ i64 rank_at_start;
     const i64 total = (i64)*npieces;
     const int warp = threadIdx.x >> 5;
-    const i64 piece = (i64)blockDim.x * PIECE_ITEMS;
+    const i64 piece = (i64)blockDim.x * K;
     volatile int* done = state + 1;
-    while (true) {
-        if (threadIdx.x == 0) taken = atomicAdd(state, 1);
-        __syncthreads();
-        const i64 t = taken;
-        if (t >= total) break;
+    if (threadIdx.x == 0) taken = atomicAdd(state, 1);
+    __syncthreads();
+    i64 t = taken;
+    while (t < total) {
         const i64 s = owner[t];
         const i64 k = t - piece_base[s];
         const i64 c = seg_len[s], d0 = old_degree[s];
         const i64* P = positions + seg_start[s];
         const T* O = (const T*)src[s];
         T* D = (T*)dst[s];
-        const i64 lo = first[s] + k * piece, lo_w = lo + (i64)warp * 32 * PIECE_ITEMS;
-        T v[PIECE_ITEMS];
-        int to[PIECE_ITEMS];                  // destination - lo (>= first - lo), or NOT_KEPT
+        const i64 lo = first[s] + k * piece, lo_w = lo + (i64)warp * 32 * K;
+        T v[K];
         read_windows(O, d0, lo_w, v);
         RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
         if (threadIdx.x == 0) rank_at_start = gone.j;
-        rank_windows(gone, d0, lo_w, lo, NOT_KEPT, to);
         __syncthreads();                                  // the whole piece is read
-        if (src[s] == dst[s]) {
-            if (threadIdx.x == 0) {
+        if (threadIdx.x == 0) {
+            if ((const T*)D == O) {
                 __threadfence();
                 done[t] = 1;
             }
+            taken = atomicAdd(state, 1);                 // read after the barrier below
+        }
+        if ((const T*)D == O) {
             // survivors land from lo - rank_at_start on: wait for the pieces there
             const i64 k0 = (lo - rank_at_start - first[s]) / piece;
             for (i64 q = t - k + k0 + threadIdx.x; q < t; q += blockDim.x)
                 while (done[q] == 0) {}
             __threadfence();
-            __syncthreads();
         }
-        write_windows(D, lo, NOT_KEPT, v, to);
+        __syncthreads();
+        write_survivors(gone, D, d0, lo_w, v);
+        t = taken;
         __syncthreads();                                  // taken / rank_at_start reused
     }
 }

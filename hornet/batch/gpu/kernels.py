@@ -28,19 +28,34 @@ from ...memory.gpu_launch import launch
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
 _IDX = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
+#: a removal's medium lists (one warp each) are read REMOVE_WINDOWS windows of 32 items a
+#: step (that many loads in flight per lane) ...
+REMOVE_WINDOWS = 16
+#: ... and its huge lists' pieces are BLOCK * PIECE_ITEMS items, PIECE_ITEMS per thread
+PIECE_ITEMS = 16
+#: the other shapes that kernels.cu is built with for 4-byte items (bench/tools/removal_gpu.py
+#: compares them): (REMOVE_WINDOWS values, PIECE_ITEMS values)
+REMOVAL_SHAPES = ((4, 8, 16, 32), (8, 16, 32))
 _NAMES = tuple(
     [f"find_positions<{s}, {d}, {g}>" for s in _IDX.values() for d in _IDX.values()
      for g in _IDX.values()]
     + [f"{k}<{t}>" for k in ("merge_small", "merge_warp", "merge_block", "remove_small",
-                             "remove_warp", "remove_pieces", "copy_lists", "read_at",
-                             "write_at") for t in ITEM_TYPES.values()])
+                             "copy_lists", "read_at", "write_at") for t in ITEM_TYPES.values()]
+    + [f"remove_warp<{t}, {w}>" for t in ITEM_TYPES.values()
+       for w in (REMOVAL_SHAPES[0] if t == ITEM_TYPES[4] else (REMOVE_WINDOWS,))]
+    + [f"remove_pieces<{t}, {k}>" for t in ITEM_TYPES.values()
+       for k in (REMOVAL_SHAPES[1] if t == ITEM_TYPES[4] else (PIECE_ITEMS,))])
 
 #: lists moving at most this many items are rewritten by one thread each ...
 SMALL_MOVE = 64
 #: ... at most this many by one warp each; longer ones by one block each (merges), or by many
-#: blocks each, one piece of REMOVE_PIECE items a block (removals)
+#: blocks each, one piece of removal_piece() items a block (removals)
 WARP_MOVE = 4096
-REMOVE_PIECE = BLOCK * 16         # blockDim * PIECE_ITEMS of kernels.cu
+
+
+def removal_piece() -> int:
+    """Items of a huge list's removal piece (one block's): BLOCK * PIECE_ITEMS."""
+    return BLOCK * PIECE_ITEMS
 
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -344,7 +359,7 @@ class _MovePlan:
         self.counts.data.memset_async(0, 3 * 8)
         launch(_fn("plan_moves"), ns, (src, dst, old_degree, seg_start, seg_len, change,
                                        np.int32(merge), i64(ns), i64(SMALL_MOVE),
-                                       i64(WARP_MOVE), i64(0 if merge else REMOVE_PIECE),
+                                       i64(WARP_MOVE), i64(0 if merge else removal_piece()),
                                        self.first, self.moving, self.medium, self.huge,
                                        self.piece_base, self.counts,
                                        *(counted or (0, 0))))
@@ -405,7 +420,7 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     ``items``: at least the sum of ``old_degree`` (host int; it sizes the workspace of the
     huge lists' pieces; None: summed on the device, one sync).
     Short lists get one thread, medium ones one warp, huge ones many blocks (pieces of
-    REMOVE_PIECE items, rewritten in place in parallel).
+    removal_piece() items, rewritten in place in parallel).
 
     ``counted`` (a plan queued on the device before its counts reach the host): (address of
     the number of segments, int64 on the device; address of a veto word, int64: nonzero, no
@@ -421,12 +436,13 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
                      counted)
     if items is None:
         items = int(old_degree.sum())
+    piece = removal_piece()
     # huge segments move more than WARP_MOVE items each, out of `items` in all
     max_segs = min(ns, int(items) // (WARP_MOVE + 1) + 1)
-    max_pieces = int(items) // REMOVE_PIECE + max_segs
+    max_pieces = int(items) // piece + max_segs
     owner, state = _move_scratch().pieces(max_pieces)
     launch(_fn("list_pieces"), max_segs, (old_degree, plan.first, plan.huge, plan.count_at(1),
-                                          plan.piece_base, i64(REMOVE_PIECE), owner),
+                                          plan.piece_base, i64(piece), owner),
            threads_per_item=32)
     sides = side_streams.fork()      # short and medium lists beside the huge ones' pieces
     for src, dst, dt in zip(src_ptrs, dst_ptrs, dtypes):
@@ -436,10 +452,10 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
             launch(_fn(f"remove_small<{t}>"), ns, args + (plan.moving, i64(SMALL_MOVE),
                                                           i64(ns), *(counted or (0, 0))))
         with _on(sides, 1):
-            launch(_fn(f"remove_warp<{t}>"), ns, args + (plan.medium, plan.count_at(0)),
-                   threads_per_item=32)
+            launch(_fn(f"remove_warp<{t}, {REMOVE_WINDOWS}>"), ns,
+                   args + (plan.medium, plan.count_at(0)), threads_per_item=32)
         state.data.memset_async(0, 4 * (1 + max_pieces))     # ticket + flags, per column
-        launch(_fn(f"remove_pieces<{t}>"), max_pieces,
+        launch(_fn(f"remove_pieces<{t}, {PIECE_ITEMS}>"), max_pieces,
                args + (plan.count_at(2), plan.piece_base, owner, state),
                threads_per_item=BLOCK)
     side_streams.join(sides)
