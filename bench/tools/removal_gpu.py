@@ -7,12 +7,14 @@ Builds the updates benchmark's Kronecker graph (undirected, GPU), samples existi
 (with replacement) as the updates benchmark's deletes do, and takes the general pipeline's
 steps up to the removal (sort, find, keep, plan: nothing is changed). Then, for every shape
 of the removal kernels (:data:`hornet.batch.gpu.kernels.REMOVAL_SHAPES`: windows per step of
-the medium lists' warps, items per thread of the huge lists' pieces) and, with ``--base``,
+the medium lists' warps W, items per thread of the huge lists' pieces in registers K, or
+staged in shared memory S, 0: not staged) and, with ``--base``,
 for the base tree's ``remove_lists``: the block arrays are restored from a snapshot, the
 removal runs in place on every list, timed by CUDA events; the median is printed with the
 items the lists move (from their first removed entry on) and the rate that makes (read and
 written once), next to a plain device copy of as many bytes. Every shape must leave the
-same block arrays as the first one (checked).
+same block arrays as the first removal timed (the base tree's, if given): a shape that
+does not is flagged.
 """
 from __future__ import annotations
 
@@ -34,8 +36,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10**5, 10**6])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--shapes", nargs="*", default=None,
-                    help="W:K pairs (default: every built shape pair on the diagonal and "
-                         "around the defaults)")
+                    help="W:K[:S] shapes (default: the defaults, then each built value "
+                         "of one of them with the others at their defaults, S 0)")
     ap.add_argument("--base", type=Path, default=None, help="checkout of a base tree")
     args = ap.parse_args(argv)
     require_gpu()
@@ -59,13 +61,14 @@ def main(argv: list[str] | None = None) -> None:
     snapshot = [a.columns[0].copy() for a in arrays]
     es, ed = g.edges()
     rs = cupy.random.RandomState(7)
+    default = (K.REMOVE_WINDOWS, K.PIECE_ITEMS, K.STAGED_ITEMS)
     if args.shapes:
-        shapes = [tuple(int(x) for x in s.split(":")) for s in args.shapes]
+        shapes = [tuple(int(x) for x in (s + ":0").split(":")[:3]) for s in args.shapes]
     else:
-        ws, ks = K.REMOVAL_SHAPES
-        shapes = [(w, K.PIECE_ITEMS) for w in ws] + [(K.REMOVE_WINDOWS, k) for k in ks
-                                                      if k != K.PIECE_ITEMS]
-    default = (K.REMOVE_WINDOWS, K.PIECE_ITEMS)
+        ws, ks, stages = K.REMOVAL_SHAPES
+        shapes = [default] + [(w, K.PIECE_ITEMS, 0) for w in ws] + [
+            (K.REMOVE_WINDOWS, k, 0) for k in ks if k != K.PIECE_ITEMS] + [
+            (K.REMOVE_WINDOWS, K.PIECE_ITEMS, st) for st in stages if st != K.STAGED_ITEMS]
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     for b in args.sizes:
         pick = rs.randint(0, es.size, b, dtype=cupy.int64)
@@ -110,31 +113,36 @@ def main(argv: list[str] | None = None) -> None:
         copy = timed(lambda: scratch[moved:].__setitem__(Ellipsis, scratch[:moved]))
         report("plain copy of the moved bytes", copy)
         reference = None
-        for w, k in shapes:
-            K.REMOVE_WINDOWS, K.PIECE_ITEMS = w, k
 
-            def run():
-                K.remove_lists([old_ptr], [old_ptr], old_deg, seg_start, seg_len, pos,
-                               g._mm.field_dtypes, items=g._entries)
-            run()                                   # compile, first launch
-            times = timed(run)
+        def check(name):
+            nonlocal reference
             result = [a.columns[0].copy() for a in arrays]
             if reference is None:
                 reference = result
-            elif not all(bool(cupy.array_equal(x, y)) for x, y in zip(reference, result)):
-                raise SystemExit(f"shape W={w} K={k} left other block arrays")
-            report(f"W={w} K={k}" + (" (default)" if (w, k) == default else ""), times)
-        K.REMOVE_WINDOWS, K.PIECE_ITEMS = default
+                return ""
+            same = all(bool(cupy.array_equal(x, y)) for x, y in zip(reference, result))
+            return "" if same else "  DIFFERS from the first removal timed"
+
         if base_kernels is not None:
             def run_base():
                 base_kernels.remove_lists([old_ptr], [old_ptr], old_deg, seg_start, seg_len,
                                           pos, g._mm.field_dtypes, items=g._entries)
+            restore()
             run_base()
             times = timed(run_base)
-            result = [a.columns[0].copy() for a in arrays]
-            if not all(bool(cupy.array_equal(x, y)) for x, y in zip(reference, result)):
-                raise SystemExit("the base tree's removal left other block arrays")
-            report("base tree", times)
+            report("base tree" + check("base"), times)
+        for w, k, st in shapes:
+            K.REMOVE_WINDOWS, K.PIECE_ITEMS, K.STAGED_ITEMS = w, k, st
+
+            def run():
+                K.remove_lists([old_ptr], [old_ptr], old_deg, seg_start, seg_len, pos,
+                               g._mm.field_dtypes, items=g._entries)
+            restore()
+            run()                                   # compile, first launch
+            times = timed(run)
+            report(f"W={w} K={k} S={st}" + (" (default)" if (w, k, st) == default else "")
+                   + check(f"{w}:{k}:{st}"), times)
+        K.REMOVE_WINDOWS, K.PIECE_ITEMS, K.STAGED_ITEMS = default
         scratch = reference = None
         restore()
 

@@ -630,6 +630,97 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
     }
 }
 
+// Asynchronous copies of 4- or 8-byte items from global into shared memory (cp.async, sm_80
+// on; older devices load and store through a register), committed as one group and waited
+// for all at once: a block's loads are in flight together without a register each.
+template <typename T>
+__device__ __forceinline__ void stage_item(T* smem, const T* gmem) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned to = (unsigned)__cvta_generic_to_shared(smem);
+    if (sizeof(T) == 8)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(to), "l"(gmem));
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(to), "l"(gmem));
+#else
+    *smem = *gmem;
+#endif
+}
+
+__device__ __forceinline__ void staged_all() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+// remove_pieces with the piece staged in shared memory instead of registers (4- or 8-byte
+// items, blockDim.x == STAGE_THREADS): the block copies its piece (STAGE_THREADS * K items,
+// coalesced) into shared memory asynchronously while each warp finds its removed positions,
+// then, once the pieces its survivors land on are read (as in remove_pieces), each warp
+// writes the survivors of its K windows of 32 from shared memory. Same arguments, tickets and
+// flags as remove_pieces.
+#define STAGE_THREADS 256
+template <typename T, int K>
+__global__ void __launch_bounds__(STAGE_THREADS)
+remove_pieces_staged(const i64* __restrict__ src, const i64* __restrict__ dst,
+                     const i64* __restrict__ old_degree, const i64* __restrict__ seg_start,
+                     const i64* __restrict__ seg_len, const i64* __restrict__ positions,
+                     const i64* __restrict__ first, const u64* __restrict__ npieces,
+                     const i64* __restrict__ piece_base, const int* __restrict__ owner,
+                     int* __restrict__ state) {
+    __shared__ T buf[STAGE_THREADS * K];
+    __shared__ i64 taken;
+    __shared__ i64 rank_at_start;
+    const i64 total = (i64)*npieces;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const unsigned below = (1u << lane) - 1u;
+    const i64 piece = (i64)STAGE_THREADS * K;
+    volatile int* done = state + 1;
+    if (threadIdx.x == 0) taken = atomicAdd(state, 1);
+    __syncthreads();
+    i64 t = taken;
+    while (t < total) {
+        const i64 s = owner[t];
+        const i64 k = t - piece_base[s];
+        const i64 c = seg_len[s], d0 = old_degree[s];
+        const i64* P = positions + seg_start[s];
+        const T* O = (const T*)src[s];
+        T* D = (T*)dst[s];
+        const i64 lo = first[s] + k * piece;
+        const i64 n = min(piece, d0 - lo);
+        for (i64 q = threadIdx.x; q < n; q += STAGE_THREADS) stage_item(buf + q, O + lo + q);
+        const i64 lo_w = lo + (i64)warp * 32 * K;
+        RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
+        if (threadIdx.x == 0) rank_at_start = gone.j;
+        staged_all();
+        __syncthreads();                                  // the whole piece is read
+        if (threadIdx.x == 0) {
+            if ((const T*)D == O) {
+                __threadfence();
+                done[t] = 1;
+            }
+            taken = atomicAdd(state, 1);                 // read after the barrier below
+        }
+        if ((const T*)D == O) {
+            const i64 k0 = (lo - rank_at_start - first[s]) / piece;
+            for (i64 q = t - k + k0 + threadIdx.x; q < t; q += blockDim.x)
+                while (done[q] == 0) {}
+            __threadfence();
+        }
+        __syncthreads();
+#pragma unroll 4
+        for (int b = 0; b < K; ++b) {
+            const i64 i = lo_w + 32 * b + lane;
+            const i64 before = gone.j;
+            const unsigned bits = gone.window(lo_w + 32 * b);
+            if (i < d0 && !((bits >> lane) & 1u))
+                D[i - before - __popc(bits & below)] = buf[i - lo];
+        }
+        t = taken;
+        __syncthreads();                                  // buf / taken / rank_at_start reused
+    }
+}
+
 // Whole lists copied to other blocks, one block per listed list (grid-stride over them):
 // list segs[i] (moves of them) holds count[s] items at src[s], copied to dst[s] (blocks
 // that do not overlap). Four loads per thread are in flight before its stores.

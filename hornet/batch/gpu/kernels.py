@@ -31,11 +31,15 @@ _IDX = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 #: a removal's medium lists (one warp each) are read REMOVE_WINDOWS windows of 32 items a
 #: step (that many loads in flight per lane) ...
 REMOVE_WINDOWS = 16
-#: ... and its huge lists' pieces are BLOCK * PIECE_ITEMS items, PIECE_ITEMS per thread
+#: ... and its huge lists' pieces are BLOCK * PIECE_ITEMS items, PIECE_ITEMS per thread held
+#: in registers, ...
 PIECE_ITEMS = 16
+#: ... or, where every column has 4-byte items (a graph without edge properties), BLOCK *
+#: STAGED_ITEMS items staged in shared memory (remove_pieces_staged; 0: never)
+STAGED_ITEMS = 32
 #: the other shapes that kernels.cu is built with for 4-byte items (bench/tools/removal_gpu.py
-#: compares them): (REMOVE_WINDOWS values, PIECE_ITEMS values)
-REMOVAL_SHAPES = ((4, 8, 16, 32), (8, 16, 32))
+#: compares them): (REMOVE_WINDOWS values, PIECE_ITEMS values, STAGED_ITEMS values)
+REMOVAL_SHAPES = ((4, 8, 16, 32), (8, 16, 32), (16, 32))
 _NAMES = tuple(
     [f"find_positions<{s}, {d}, {g}>" for s in _IDX.values() for d in _IDX.values()
      for g in _IDX.values()]
@@ -44,18 +48,26 @@ _NAMES = tuple(
     + [f"remove_warp<{t}, {w}>" for t in ITEM_TYPES.values()
        for w in (REMOVAL_SHAPES[0] if t == ITEM_TYPES[4] else (REMOVE_WINDOWS,))]
     + [f"remove_pieces<{t}, {k}>" for t in ITEM_TYPES.values()
-       for k in (REMOVAL_SHAPES[1] if t == ITEM_TYPES[4] else (PIECE_ITEMS,))])
+       for k in (REMOVAL_SHAPES[1] if t == ITEM_TYPES[4] else (PIECE_ITEMS,))]
+    + [f"remove_pieces_staged<{ITEM_TYPES[4]}, {k}>" for k in REMOVAL_SHAPES[2]])
 
 #: lists moving at most this many items are rewritten by one thread each ...
 SMALL_MOVE = 64
 #: ... at most this many by one warp each; longer ones by one block each (merges), or by many
-#: blocks each, one piece of removal_piece() items a block (removals)
+#: blocks each, one piece of removal_pieces() items a block (removals)
 WARP_MOVE = 4096
 
 
-def removal_piece() -> int:
-    """Items of a huge list's removal piece (one block's): BLOCK * PIECE_ITEMS."""
-    return BLOCK * PIECE_ITEMS
+def removal_pieces(dtypes) -> tuple[int, list[str]]:
+    """How a removal of columns of ``dtypes`` cuts its huge lists: (items of a piece, one
+    block's; the pieces kernel of each column). Staged in shared memory
+    (:data:`STAGED_ITEMS`) when every column has 4-byte items, else in registers
+    (:data:`PIECE_ITEMS`): one piece size for every column."""
+    types = [item_type(dt) for dt in dtypes]
+    if STAGED_ITEMS and all(np.dtype(dt).itemsize == 4 for dt in dtypes):
+        return BLOCK * STAGED_ITEMS, [f"remove_pieces_staged<{t}, {STAGED_ITEMS}>"
+                                      for t in types]
+    return BLOCK * PIECE_ITEMS, [f"remove_pieces<{t}, {PIECE_ITEMS}>" for t in types]
 
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -349,7 +361,7 @@ class _MovePlan:
     ``ns`` segments."""
 
     def __init__(self, src, dst, old_degree, seg_start, seg_len, change, merge: bool,
-                 counted=None):
+                 counted=None, piece: int = 0):
         ns = int(src.shape[0])
         self.ns = ns
         scratch = _move_scratch()
@@ -359,7 +371,7 @@ class _MovePlan:
         self.counts.data.memset_async(0, 3 * 8)
         launch(_fn("plan_moves"), ns, (src, dst, old_degree, seg_start, seg_len, change,
                                        np.int32(merge), i64(ns), i64(SMALL_MOVE),
-                                       i64(WARP_MOVE), i64(0 if merge else removal_piece()),
+                                       i64(WARP_MOVE), i64(0 if merge else piece),
                                        self.first, self.moving, self.medium, self.huge,
                                        self.piece_base, self.counts,
                                        *(counted or (0, 0))))
@@ -420,7 +432,7 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     ``items``: at least the sum of ``old_degree`` (host int; it sizes the workspace of the
     huge lists' pieces; None: summed on the device, one sync).
     Short lists get one thread, medium ones one warp, huge ones many blocks (pieces of
-    removal_piece() items, rewritten in place in parallel).
+    removal_pieces() items, rewritten in place in parallel).
 
     ``counted`` (a plan queued on the device before its counts reach the host): (address of
     the number of segments, int64 on the device; address of a veto word, int64: nonzero, no
@@ -432,11 +444,11 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     ns = int(old_degree.shape[0])
     if ns == 0:
         return
+    piece, piece_kernels = removal_pieces(dtypes)
     plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, positions, False,
-                     counted)
+                     counted, piece)
     if items is None:
         items = int(old_degree.sum())
-    piece = removal_piece()
     # huge segments move more than WARP_MOVE items each, out of `items` in all
     max_segs = min(ns, int(items) // (WARP_MOVE + 1) + 1)
     max_pieces = int(items) // piece + max_segs
@@ -445,7 +457,7 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
                                           plan.piece_base, i64(piece), owner),
            threads_per_item=32)
     sides = side_streams.fork()      # short and medium lists beside the huge ones' pieces
-    for src, dst, dt in zip(src_ptrs, dst_ptrs, dtypes):
+    for src, dst, dt, pieces in zip(src_ptrs, dst_ptrs, dtypes, piece_kernels):
         t = item_type(dt)
         args = (src, dst, old_degree, seg_start, seg_len, positions, plan.first)
         with _on(sides, 0):
@@ -455,7 +467,7 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
             launch(_fn(f"remove_warp<{t}, {REMOVE_WINDOWS}>"), ns,
                    args + (plan.medium, plan.count_at(0)), threads_per_item=32)
         state.data.memset_async(0, 4 * (1 + max_pieces))     # ticket + flags, per column
-        launch(_fn(f"remove_pieces<{t}, {PIECE_ITEMS}>"), max_pieces,
+        launch(_fn(pieces), max_pieces,
                args + (plan.count_at(2), plan.piece_base, owner, state),
                threads_per_item=BLOCK)
     side_streams.join(sides)

@@ -17,13 +17,13 @@ import numpy as np
 from ...core.cuda import BLOCK, PreparedLaunch, _max_grid, cupy, item_type
 from . import side_streams
 from . import kernels
-from .kernels import SMALL_MOVE, WARP_MOVE, _fn, _move_scratch, removal_piece
+from .kernels import SMALL_MOVE, WARP_MOVE, _fn, _move_scratch, removal_pieces
 
 __all__ = ["queued_removal"]
 
 _LAUNCHES: dict = {}
 _ARITY = {"plan_moves": 19, "list_pieces": 7, "remove_small": 12, "remove_warp": 9,
-          "remove_pieces": 11}
+          "remove_pieces": 11, "remove_pieces_staged": 11}
 
 
 def _prepared(name: str) -> PreparedLaunch:
@@ -57,7 +57,7 @@ def queued_removal(lists: int, old_degree: int, seg_start: int, seg_len: int,
     first, moving, medium, huge, piece_base = (a.data.ptr for a in scratch.segments(bound))
     counts = scratch.counts.data.ptr
     stream = cupy.cuda.get_current_stream().ptr
-    piece = removal_piece()
+    piece, (pieces,) = removal_pieces(dtypes[:1])
     cupy.cuda.runtime.memsetAsync(counts, 0, 3 * 8, stream)
     _prepared("plan_moves")(_grid(bound), BLOCK, [
         lists, lists, old_degree, seg_start, seg_len, positions, 0, bound, SMALL_MOVE,
@@ -79,7 +79,6 @@ def queued_removal(lists: int, old_degree: int, seg_start: int, seg_len: int,
     _prepared(f"remove_warp<{t}, {kernels.REMOVE_WINDOWS}>")(_grid(bound, 32), BLOCK,
                                                             args + [medium, counts], warp_on)
     cupy.cuda.runtime.memsetAsync(state, 0, 4 * (1 + max_pieces), stream)
-    _prepared(f"remove_pieces<{t}, {kernels.PIECE_ITEMS}>")(_grid(max_pieces, BLOCK), BLOCK,
-                                                           args + [counts + 16, piece_base,
-                                                                   owner, state])
+    _prepared(pieces)(_grid(max_pieces, BLOCK), BLOCK,
+                      args + [counts + 16, piece_base, owner, state])
     side_streams.join(sides)
