@@ -7,8 +7,9 @@ Builds the updates benchmark's Kronecker graph (undirected, GPU), samples existi
 (with replacement) as the updates benchmark's deletes do, and takes the general pipeline's
 steps up to the removal (sort, find, keep, plan: nothing is changed). Then, for every shape
 of the removal kernels (:data:`hornet.batch.gpu.kernels.REMOVAL_SHAPES`: windows per step of
-the medium lists' warps W, items per thread of the huge lists' pieces in registers K, or
-staged in shared memory S, 0: not staged) and, with ``--base``,
+the medium lists' warps in registers W, or staged in shared memory M; items per thread of
+the huge lists' pieces in registers K, or staged in shared memory S; 0: not staged) and,
+with ``--base``,
 for the base tree's ``remove_lists``: the block arrays are restored from a snapshot, the
 removal runs in place on every list, timed by CUDA events; the median is printed with the
 items the lists move (from their first removed entry on) and the rate that makes (read and
@@ -36,8 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10**5, 10**6])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--shapes", nargs="*", default=None,
-                    help="W:K[:S] shapes (default: the defaults, then each built value "
-                         "of one of them with the others at their defaults, S 0)")
+                    help="W:K[:S[:M]] shapes (default: the defaults, then a few others)")
     ap.add_argument("--base", type=Path, default=None, help="checkout of a base tree")
     args = ap.parse_args(argv)
     require_gpu()
@@ -61,14 +61,12 @@ def main(argv: list[str] | None = None) -> None:
     snapshot = [a.columns[0].copy() for a in arrays]
     es, ed = g.edges()
     rs = cupy.random.RandomState(7)
-    default = (K.REMOVE_WINDOWS, K.PIECE_ITEMS, K.STAGED_ITEMS)
+    default = (K.REMOVE_WINDOWS, K.PIECE_ITEMS, K.STAGED_ITEMS, K.WARP_STAGED)
     if args.shapes:
-        shapes = [tuple(int(x) for x in (s + ":0").split(":")[:3]) for s in args.shapes]
+        shapes = [tuple(int(x) for x in (s + ":0:0").split(":")[:4]) for s in args.shapes]
     else:
-        ws, ks, stages = K.REMOVAL_SHAPES
-        shapes = [default] + [(w, K.PIECE_ITEMS, 0) for w in ws] + [
-            (K.REMOVE_WINDOWS, k, 0) for k in ks if k != K.PIECE_ITEMS] + [
-            (K.REMOVE_WINDOWS, K.PIECE_ITEMS, st) for st in stages if st != K.STAGED_ITEMS]
+        shapes = [default, (4, 16, 0, 0), (16, 16, 0, 0), (32, 16, 0, 0), (16, 32, 0, 0),
+                  (16, 16, 32, 0), (16, 16, 16, 0), (16, 16, 32, 16)]
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     for b in args.sizes:
         pick = rs.randint(0, es.size, b, dtype=cupy.int64)
@@ -131,8 +129,8 @@ def main(argv: list[str] | None = None) -> None:
             run_base()
             times = timed(run_base)
             report("base tree" + check("base"), times)
-        for w, k, st in shapes:
-            K.REMOVE_WINDOWS, K.PIECE_ITEMS, K.STAGED_ITEMS = w, k, st
+        for shape in shapes:
+            K.REMOVE_WINDOWS, K.PIECE_ITEMS, K.STAGED_ITEMS, K.WARP_STAGED = shape
 
             def run():
                 K.remove_lists([old_ptr], [old_ptr], old_deg, seg_start, seg_len, pos,
@@ -140,9 +138,9 @@ def main(argv: list[str] | None = None) -> None:
             restore()
             run()                                   # compile, first launch
             times = timed(run)
-            report(f"W={w} K={k} S={st}" + (" (default)" if (w, k, st) == default else "")
-                   + check(f"{w}:{k}:{st}"), times)
-        K.REMOVE_WINDOWS, K.PIECE_ITEMS, K.STAGED_ITEMS = default
+            report("W={} K={} S={} M={}".format(*shape)
+                   + (" (default)" if shape == default else "") + check(shape), times)
+        K.REMOVE_WINDOWS, K.PIECE_ITEMS, K.STAGED_ITEMS, K.WARP_STAGED = default
         scratch = reference = None
         restore()
 

@@ -721,6 +721,47 @@ remove_pieces_staged(const i64* __restrict__ src, const i64* __restrict__ dst,
     }
 }
 
+// remove_warp with each step staged in shared memory instead of registers (4- or 8-byte items,
+// blockDim.x == STAGE_THREADS): a warp copies its W windows of 32 items into its part of the
+// block's shared memory asynchronously, then writes the survivors from there. Same arguments
+// as remove_warp.
+template <typename T, int W>
+__global__ void __launch_bounds__(STAGE_THREADS)
+remove_warp_staged(const i64* __restrict__ src, const i64* __restrict__ dst,
+                   const i64* __restrict__ old_degree, const i64* __restrict__ seg_start,
+                   const i64* __restrict__ seg_len, const i64* __restrict__ positions,
+                   const i64* __restrict__ first, const i64* __restrict__ segs,
+                   const u64* __restrict__ count) {
+    __shared__ T buf[STAGE_THREADS * W];
+    const int lane = threadIdx.x & 31;
+    const unsigned below = (1u << lane) - 1u;
+    T* mine = buf + (threadIdx.x >> 5) * 32 * W;
+    const i64 nsel = (i64)*count;
+    const i64 warps = ((i64)blockDim.x * gridDim.x) >> 5;
+    for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps) {
+        const i64 s = segs[w];
+        const i64 d0 = old_degree[s];
+        const T* O = (const T*)src[s];
+        T* D = (T*)dst[s];
+        RemovedPositions gone(positions + seg_start[s], seg_len[s], 0);  // none before first
+        for (i64 lo = first[s]; lo < d0; lo += 32 * W) {
+            const i64 n = min((i64)(32 * W), d0 - lo);
+            for (i64 q = lane; q < n; q += 32) stage_item(mine + q, O + lo + q);
+            staged_all();
+            __syncwarp();                             // the step is read
+#pragma unroll 4
+            for (int b = 0; b < W; ++b) {
+                const i64 i = lo + 32 * b + lane;
+                const i64 before = gone.j;
+                const unsigned bits = gone.window(lo + 32 * b);
+                if (i < d0 && !((bits >> lane) & 1u))
+                    D[i - before - __popc(bits & below)] = mine[32 * b + lane];
+            }
+            __syncwarp();                             // `mine` is reused by the next step
+        }
+    }
+}
+
 // Whole lists copied to other blocks, one block per listed list (grid-stride over them):
 // list segs[i] (moves of them) holds count[s] items at src[s], copied to dst[s] (blocks
 // that do not overlap). Four loads per thread are in flight before its stores.

@@ -29,8 +29,11 @@ from ...memory.gpu_launch import launch
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
 _IDX = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 #: a removal's medium lists (one warp each) are read REMOVE_WINDOWS windows of 32 items a
-#: step (that many loads in flight per lane) ...
+#: step (that many loads in flight per lane) into registers, or, where every column has
+#: 4-byte items, WARP_STAGED windows a step staged in shared memory (remove_warp_staged;
+#: 0: never) ...
 REMOVE_WINDOWS = 16
+WARP_STAGED = 32
 #: ... and its huge lists' pieces are BLOCK * PIECE_ITEMS items, PIECE_ITEMS per thread held
 #: in registers, ...
 PIECE_ITEMS = 16
@@ -38,8 +41,8 @@ PIECE_ITEMS = 16
 #: STAGED_ITEMS items staged in shared memory (remove_pieces_staged; 0: never)
 STAGED_ITEMS = 32
 #: the other shapes that kernels.cu is built with for 4-byte items (bench/tools/removal_gpu.py
-#: compares them): (REMOVE_WINDOWS values, PIECE_ITEMS values, STAGED_ITEMS values)
-REMOVAL_SHAPES = ((4, 8, 16, 32), (8, 16, 32), (16, 32))
+#: compares them): (REMOVE_WINDOWS, PIECE_ITEMS, STAGED_ITEMS, WARP_STAGED values)
+REMOVAL_SHAPES = ((4, 8, 16, 32), (8, 16, 32), (16, 32), (16, 32))
 _NAMES = tuple(
     [f"find_positions<{s}, {d}, {g}>" for s in _IDX.values() for d in _IDX.values()
      for g in _IDX.values()]
@@ -49,13 +52,23 @@ _NAMES = tuple(
        for w in (REMOVAL_SHAPES[0] if t == ITEM_TYPES[4] else (REMOVE_WINDOWS,))]
     + [f"remove_pieces<{t}, {k}>" for t in ITEM_TYPES.values()
        for k in (REMOVAL_SHAPES[1] if t == ITEM_TYPES[4] else (PIECE_ITEMS,))]
-    + [f"remove_pieces_staged<{ITEM_TYPES[4]}, {k}>" for k in REMOVAL_SHAPES[2]])
+    + [f"remove_pieces_staged<{ITEM_TYPES[4]}, {k}>" for k in REMOVAL_SHAPES[2]]
+    + [f"remove_warp_staged<{ITEM_TYPES[4]}, {k}>" for k in REMOVAL_SHAPES[3]])
 
 #: lists moving at most this many items are rewritten by one thread each ...
 SMALL_MOVE = 64
 #: ... at most this many by one warp each; longer ones by one block each (merges), or by many
 #: blocks each, one piece of removal_pieces() items a block (removals)
 WARP_MOVE = 4096
+
+
+def removal_warps(dtypes) -> list[str]:
+    """The medium lists' removal kernel of each column of ``dtypes`` (staged in shared memory,
+    :data:`WARP_STAGED`, when every column has 4-byte items; else in registers)."""
+    types = [item_type(dt) for dt in dtypes]
+    if WARP_STAGED and all(np.dtype(dt).itemsize == 4 for dt in dtypes):
+        return [f"remove_warp_staged<{t}, {WARP_STAGED}>" for t in types]
+    return [f"remove_warp<{t}, {REMOVE_WINDOWS}>" for t in types]
 
 
 def removal_pieces(dtypes) -> tuple[int, list[str]]:
@@ -457,14 +470,15 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
                                           plan.piece_base, i64(piece), owner),
            threads_per_item=32)
     sides = side_streams.fork()      # short and medium lists beside the huge ones' pieces
-    for src, dst, dt, pieces in zip(src_ptrs, dst_ptrs, dtypes, piece_kernels):
+    for src, dst, dt, warps, pieces in zip(src_ptrs, dst_ptrs, dtypes, removal_warps(dtypes),
+                                           piece_kernels):
         t = item_type(dt)
         args = (src, dst, old_degree, seg_start, seg_len, positions, plan.first)
         with _on(sides, 0):
             launch(_fn(f"remove_small<{t}>"), ns, args + (plan.moving, i64(SMALL_MOVE),
                                                           i64(ns), *(counted or (0, 0))))
         with _on(sides, 1):
-            launch(_fn(f"remove_warp<{t}, {REMOVE_WINDOWS}>"), ns,
+            launch(_fn(warps), ns,
                    args + (plan.medium, plan.count_at(0)), threads_per_item=32)
         state.data.memset_async(0, 4 * (1 + max_pieces))     # ticket + flags, per column
         launch(_fn(pieces), max_pieces,

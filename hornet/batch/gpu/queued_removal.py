@@ -16,14 +16,14 @@ import numpy as np
 
 from ...core.cuda import BLOCK, PreparedLaunch, _max_grid, cupy, item_type
 from . import side_streams
-from . import kernels
-from .kernels import SMALL_MOVE, WARP_MOVE, _fn, _move_scratch, removal_pieces
+from .kernels import (SMALL_MOVE, WARP_MOVE, _fn, _move_scratch, removal_pieces,
+                      removal_warps)
 
 __all__ = ["queued_removal"]
 
 _LAUNCHES: dict = {}
 _ARITY = {"plan_moves": 19, "list_pieces": 7, "remove_small": 12, "remove_warp": 9,
-          "remove_pieces": 11, "remove_pieces_staged": 11}
+          "remove_warp_staged": 9, "remove_pieces": 11, "remove_pieces_staged": 11}
 
 
 def _prepared(name: str) -> PreparedLaunch:
@@ -76,8 +76,8 @@ def queued_removal(lists: int, old_degree: int, seg_start: int, seg_len: int,
     small_on, warp_on = (stream, stream) if sides is None else (sides[0].ptr, sides[1].ptr)
     _prepared(f"remove_small<{t}>")(_grid(bound), BLOCK, args + [
         moving, SMALL_MOVE, bound, seg_count, veto], small_on)
-    _prepared(f"remove_warp<{t}, {kernels.REMOVE_WINDOWS}>")(_grid(bound, 32), BLOCK,
-                                                            args + [medium, counts], warp_on)
+    _prepared(removal_warps(dtypes[:1])[0])(_grid(bound, 32), BLOCK,
+                                            args + [medium, counts], warp_on)
     cupy.cuda.runtime.memsetAsync(state, 0, 4 * (1 + max_pieces), stream)
     _prepared(pieces)(_grid(max_pieces, BLOCK), BLOCK,
                       args + [counts + 16, piece_base, owner, state])
