@@ -1,0 +1,83 @@
+"""GPU list removals of every kernel shape (hornet.batch.gpu.kernels: the medium lists' warps
+and the huge lists' pieces, in registers or staged in shared memory) against the CPU backend:
+hubs cut into many pieces with removals on and around piece boundaries, dense runs of removed
+entries (more than a window's worth), first entries (every item moves), lists emptied, and
+lists of one warp's and one thread's size; without edge properties (the queued removal) and
+with them (every column through remove_lists)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hornet
+from conftest import HAS_GPU
+from hornet.testing import to_host
+from small_batch_checks import same_graph
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
+
+#: (REMOVE_WINDOWS, PIECE_ITEMS, STAGED_ITEMS, WARP_STAGED): registers only, then staged
+SHAPES = [(4, 16, 0, 0), (32, 32, 0, 0), (16, 8, 16, 16), (16, 16, 32, 32)]
+
+
+def _graph(device, props):
+    g = hornet.Graph(directed=True, device=device, block_array_edges=512,
+                     edge_properties={"t": np.int64} if props else None)
+    g._medium_batches = False
+    g._small_batches = False             # (every GPU batch takes the plan)
+    return g
+
+
+def _lists(rng):
+    """(src, dst) of a directed graph: two hubs of 60,000 and 25,000 entries, 300 lists of 65
+    to 4,000 entries, 3,000 lists of a few entries."""
+    s, d = [np.zeros(60_000, dtype=np.int64), np.ones(25_000, dtype=np.int64)], \
+        [np.arange(60_000) + 100_000, np.arange(25_000) * 3 + 100_000]
+    sizes = rng.integers(65, 4000, 300)
+    s.append(np.repeat(np.arange(2, 302), sizes))
+    d.append(np.concatenate([rng.choice(200_000, k, replace=False) for k in sizes]))
+    s.append(np.repeat(np.arange(302, 3302), 4))
+    d.append(rng.integers(0, 200_000, 3000 * 4))
+    return np.concatenate(s), np.concatenate(d)
+
+
+def _picks(rng, es):
+    """Entries (indices into the sorted edge list) to delete: a tenth of every list at random,
+    dense runs across the hub's piece boundaries (4,096 and 8,192 items), every list's first
+    entry in a few lists, and a few lists whole."""
+    picks = [rng.choice(es.size, es.size // 10, replace=False)]
+    for edge in (4096, 8192, 16384, 40960):
+        picks.append(np.arange(edge - 70, edge + 70))              # hub 0 starts at 0
+    hub1 = np.searchsorted(es, 1)
+    picks.append(hub1 + np.arange(8000, 8400))
+    starts = np.searchsorted(es, np.arange(2, 302, 7))
+    picks.append(starts)
+    for v in (310, 311, 312):
+        picks.append(np.flatnonzero(es == v))
+    return np.unique(np.concatenate(picks))
+
+
+@pytest.mark.parametrize("props", [False, True])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_removals_of_every_kernel_shape_match_the_cpu(shape, props, monkeypatch):
+    from hornet.batch.gpu import kernels
+    for name, value in zip(("REMOVE_WINDOWS", "PIECE_ITEMS", "STAGED_ITEMS", "WARP_STAGED"),
+                           shape):
+        monkeypatch.setattr(kernels, name, value)
+    rng = np.random.default_rng(21)
+    cpu, gpu = _graph("cpu", props), _graph("gpu", props)
+    s, d = _lists(rng)
+    t = rng.integers(0, 1 << 40, s.size)
+    for g in (cpu, gpu):
+        g.insert_edges(s, d, **({"t": t} if props else {}))
+    for step in range(2):
+        es, ed = cpu.edges()
+        pick = _picks(rng, es)
+        want = cpu.delete_edges(es[pick], ed[pick])
+        got = gpu.delete_edges(es[pick], ed[pick])
+        assert np.array_equal(to_host(got.src), want.src)
+        assert np.array_equal(to_host(got.dst), want.dst)
+        if props:
+            assert np.array_equal(to_host(got.properties["t"]), want.properties["t"])
+        same_graph(cpu, gpu)
+        gpu.check()
