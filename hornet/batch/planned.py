@@ -247,7 +247,9 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
                        mm.field_dtypes, items=g._entries)
     g._entries -= p.kept
     _commit(g, p)
-    compact_memory(g, p.sources)
+    # the release on its way is this batch's (freed_slots) or, freeing none, there is none
+    released = p.freed_slots if p.freed_slots or g._mm._pending_release is None else None
+    compact_memory(g, p.sources, released_slots=released)
     if gone:
         return edge_change(g, kind, p.src, p.dst, gone)
     return _change(g, kind, p, {}, 0)
