@@ -29,15 +29,15 @@ def _graph(device, props):
 
 
 def _lists(rng):
-    """(src, dst) of a directed graph: two hubs of 60,000 and 25,000 entries, 300 lists of 65
-    to 4,000 entries, 3,000 lists of a few entries."""
+    """(src, dst) of a directed graph: two hubs of 60,000 and 25,000 entries, 150 lists of 65
+    to 4,000 entries, 1,500 lists of a few entries."""
     s, d = [np.zeros(60_000, dtype=np.int64), np.ones(25_000, dtype=np.int64)], \
         [np.arange(60_000) + 100_000, np.arange(25_000) * 3 + 100_000]
-    sizes = rng.integers(65, 4000, 300)
-    s.append(np.repeat(np.arange(2, 302), sizes))
+    sizes = rng.integers(65, 4000, 150)
+    s.append(np.repeat(np.arange(2, 152), sizes))
     d.append(np.concatenate([rng.choice(200_000, k, replace=False) for k in sizes]))
-    s.append(np.repeat(np.arange(302, 3302), 4))
-    d.append(rng.integers(0, 200_000, 3000 * 4))
+    s.append(np.repeat(np.arange(302, 1802), 4))
+    d.append(rng.integers(0, 200_000, 1500 * 4))
     return np.concatenate(s), np.concatenate(d)
 
 
@@ -50,7 +50,7 @@ def _picks(rng, es):
         picks.append(np.arange(edge - 70, edge + 70))              # hub 0 starts at 0
     hub1 = np.searchsorted(es, 1)
     picks.append(hub1 + np.arange(8000, 8400))
-    starts = np.searchsorted(es, np.arange(2, 302, 7))
+    starts = np.searchsorted(es, np.arange(2, 152, 7))
     picks.append(starts)
     for v in (310, 311, 312):
         picks.append(np.flatnonzero(es == v))

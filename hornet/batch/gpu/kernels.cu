@@ -574,9 +574,10 @@ extern "C" __global__ void list_pieces(const i64* __restrict__ old_degree,
 // [first, d0) are cut into pieces of blockDim * K (numbered by plan_moves, listed by
 // list_pieces; npieces on the device); each warp of a block takes K windows of 32.
 // A block takes a ticket (state[0]: the pieces in numbered order, so a segment's in ascending
-// order), reads its piece into registers, marks it read (done[piece] = 1) and takes its next
-// ticket, waits until every piece its survivors land on is read, and writes them (ranked as
-// they are written, write_survivors). Survivors land at or before their slot, so a piece
+// order), reads its piece into registers, marks it read (done[piece] = 1), waits until every
+// piece its survivors land on is read, and writes them (ranked as they are written,
+// write_survivors); only then does it take its next ticket (a ticket taken earlier would hold
+// back the pieces after it, which wait for it to be read). Survivors land at or before their slot, so a piece
 // waits only for pieces ticketed before it, by blocks already running: the wait always ends.
 // ``state`` (zeroed by the caller): the ticket counter, then one flag per piece.
 template <typename T, int K>
@@ -593,10 +594,11 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
     const int warp = threadIdx.x >> 5;
     const i64 piece = (i64)blockDim.x * K;
     volatile int* done = state + 1;
-    if (threadIdx.x == 0) taken = atomicAdd(state, 1);
-    __syncthreads();
-    i64 t = taken;
-    while (t < total) {
+    while (true) {
+        if (threadIdx.x == 0) taken = atomicAdd(state, 1);
+        __syncthreads();
+        const i64 t = taken;
+        if (t >= total) break;
         const i64 s = owner[t];
         const i64 k = t - piece_base[s];
         const i64 c = seg_len[s], d0 = old_degree[s];
@@ -609,12 +611,9 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
         RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
         if (threadIdx.x == 0) rank_at_start = gone.j;
         __syncthreads();                                  // the whole piece is read
-        if (threadIdx.x == 0) {
-            if ((const T*)D == O) {
-                __threadfence();
-                done[t] = 1;
-            }
-            taken = atomicAdd(state, 1);                 // read after the barrier below
+        if (threadIdx.x == 0 && (const T*)D == O) {
+            __threadfence();
+            done[t] = 1;
         }
         if ((const T*)D == O) {
             // survivors land from lo - rank_at_start on: wait for the pieces there
@@ -625,7 +624,6 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
         }
         __syncthreads();
         write_survivors(gone, D, d0, lo_w, v);
-        t = taken;
         __syncthreads();                                  // taken / rank_at_start reused
     }
 }
@@ -676,10 +674,11 @@ remove_pieces_staged(const i64* __restrict__ src, const i64* __restrict__ dst,
     const unsigned below = (1u << lane) - 1u;
     const i64 piece = (i64)STAGE_THREADS * K;
     volatile int* done = state + 1;
-    if (threadIdx.x == 0) taken = atomicAdd(state, 1);
-    __syncthreads();
-    i64 t = taken;
-    while (t < total) {
+    while (true) {
+        if (threadIdx.x == 0) taken = atomicAdd(state, 1);
+        __syncthreads();
+        const i64 t = taken;
+        if (t >= total) break;
         const i64 s = owner[t];
         const i64 k = t - piece_base[s];
         const i64 c = seg_len[s], d0 = old_degree[s];
@@ -694,12 +693,9 @@ remove_pieces_staged(const i64* __restrict__ src, const i64* __restrict__ dst,
         if (threadIdx.x == 0) rank_at_start = gone.j;
         staged_all();
         __syncthreads();                                  // the whole piece is read
-        if (threadIdx.x == 0) {
-            if ((const T*)D == O) {
-                __threadfence();
-                done[t] = 1;
-            }
-            taken = atomicAdd(state, 1);                 // read after the barrier below
+        if (threadIdx.x == 0 && (const T*)D == O) {
+            __threadfence();
+            done[t] = 1;
         }
         if ((const T*)D == O) {
             const i64 k0 = (lo - rank_at_start - first[s]) / piece;
@@ -716,7 +712,6 @@ remove_pieces_staged(const i64* __restrict__ src, const i64* __restrict__ dst,
             if (i < d0 && !((bits >> lane) & 1u))
                 D[i - before - __popc(bits & below)] = buf[i - lo];
         }
-        t = taken;
         __syncthreads();                                  // buf / taken / rank_at_start reused
     }
 }
