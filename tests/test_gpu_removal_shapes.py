@@ -81,3 +81,41 @@ def test_removals_of_every_kernel_shape_match_the_cpu(shape, props, monkeypatch)
             assert np.array_equal(to_host(got.properties["t"]), want.properties["t"])
         same_graph(cpu, gpu)
         gpu.check()
+
+
+@pytest.mark.parametrize("props", [False, True])
+@pytest.mark.parametrize("pieces", [0, 16])
+def test_merges_into_huge_lists_match_the_cpu(pieces, props, monkeypatch):
+    """Planned inserts into huge lists, one block a list (``pieces`` 0) or many (pieces of
+    blockDim * 16 old items): new entries before the first, spread, in dense runs across the
+    pieces' edges, appended after the last; a new list of more than a warp's share; hubs that
+    outgrow their blocks (rewritten into new ones) and hubs that do not (in place)."""
+    from hornet.batch.gpu import kernels
+    monkeypatch.setattr(kernels, "MERGE_PIECES", pieces)
+    rng = np.random.default_rng(22)
+    cpu, gpu = _graph("cpu", props), _graph("gpu", props)
+    s, d = _lists(rng)
+    keep = rng.random(s.size) < 0.5                   # room in the hubs' blocks for in place
+    s, d = s[keep], d[keep]
+    t = rng.integers(0, 1 << 40, s.size)
+    for g in (cpu, gpu):
+        g.insert_edges(s, d, **({"t": t} if props else {}))
+    for step in range(3):
+        hub = np.arange(100_000, 160_000)
+        new = [rng.choice(hub, 3000, replace=False), np.arange(99_000, 99_100),
+               100_000 + 4096 * np.arange(1, 8)[:, None] + np.arange(-40, 40)[None, :],
+               np.arange(170_000, 170_050)]
+        ns = np.concatenate([x.ravel() for x in new])
+        bs = [np.zeros(ns.size, dtype=np.int64), np.ones(ns.size // 2, dtype=np.int64),
+              np.full(5000, 5000 + step, dtype=np.int64),
+              rng.integers(2, 152, 4000)]
+        bd = [ns, ns[: ns.size // 2] + 1, rng.choice(200_000, 5000, replace=False),
+              rng.integers(0, 200_000, 4000)]
+        bs, bd = np.concatenate(bs), np.concatenate(bd)
+        bt = rng.integers(0, 1 << 40, bs.size)
+        want = cpu.insert_edges(bs, bd, **({"t": bt} if props else {}))
+        got = gpu.insert_edges(bs, bd, **({"t": bt} if props else {}))
+        assert np.array_equal(to_host(got.src), want.src)
+        assert np.array_equal(to_host(got.dst), want.dst)
+        same_graph(cpu, gpu, size_classes=True)
+        gpu.check()

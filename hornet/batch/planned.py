@@ -224,7 +224,8 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
                                        | p.once_dst.astype(xp.int64))
                 change_values = {name: v[once] for name, v in kept_values.items()}
         K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
-                      [p.dst] + [kept_values[name] for name in g._edge_schema])
+                      [p.dst] + [kept_values[name] for name in g._edge_schema],
+                      items=g._entries)
         g._entries += p.kept
         # inserts leave no list loose and do not compact (hornet.batch.pipeline.compact_memory)
         _commit(g, p)

@@ -294,7 +294,7 @@ extern "C" __global__ void plan_moves(const i64* __restrict__ src, const i64* __
          round += (i64)blockDim.x * gridDim.x) {
         const i64 s = round + threadIdx.x;
         bool is_huge = false, is_medium = false;
-        i64 m = 0;
+        i64 m = 0, span = 0;             // span: old items from the first moving one on
         if (s < nseg) {
             const i64 c = seg_len[s], d0 = old_degree[s];
             const bool in_place = src[s] == dst[s];
@@ -302,14 +302,17 @@ extern "C" __global__ void plan_moves(const i64* __restrict__ src, const i64* __
             if (in_place) p = c > 0 ? change[seg_start[s]] : d0;
             first[s] = p;
             m = (in_place && c == 0) ? 0 : d0 - p + (merge ? c : 0);
+            span = d0 - p;
             moving[s] = m;
             is_huge = m > warp_limit;
             is_medium = !is_huge && m > small_limit;
         }
         if (piece > 0) {
-            // huge segments cut into pieces of `piece` moving items: consecutive piece
-            // numbers per segment, from counts[2] (one atomic per warp)
-            const i64 np = is_huge ? (m + piece - 1) / piece : 0;
+            // huge segments cut into pieces of `piece` moving items (merges: old items, at
+            // least one piece): consecutive piece numbers per segment, from counts[2] (one
+            // atomic per warp)
+            const i64 np = !is_huge ? 0 : merge ? max((span + piece - 1) / piece, (i64)1)
+                                                : (m + piece - 1) / piece;
             i64 incl = np;
             for (int o = 1; o < 32; o <<= 1) {
                 const i64 y = __shfl_up_sync(0xFFFFFFFFu, incl, o);
@@ -468,6 +471,87 @@ __global__ void merge_block(const i64* __restrict__ src, const i64* __restrict__
     }
 }
 
+// Merge into the huge segments, many blocks per segment (listed by plan_moves with piece
+// numbers, owners from list_pieces; npieces on the device). A segment's old items from the
+// first moving one on are cut into pieces of blockDim * K from the back: piece k holds old
+// items [a, b), b = d0 - k * piece, and the new items that go before them (I[j] in [a, b),
+// and for the last old items' piece, k = 0, those appended at d0 too). Tickets take a
+// segment's pieces back to front. A block reads its piece into registers with each old
+// item's slot (i + #(I <= i), each warp searching only the new items among its own windows),
+// marks it read, and, in place, waits until the pieces its slots reach into (to its right,
+// ticketed before it) are read; then writes its old and new items. A piece waits only for
+// pieces ticketed before it, by blocks already running: the wait always ends.
+template <typename T, int K>
+__global__ void merge_pieces(const i64* __restrict__ src, const i64* __restrict__ dst,
+                             const i64* __restrict__ old_degree,
+                             const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
+                             const i64* __restrict__ insert_at, const T* __restrict__ values,
+                             const i64* __restrict__ first, const u64* __restrict__ npieces,
+                             const i64* __restrict__ piece_base,
+                             const int* __restrict__ owner, int* __restrict__ state) {
+    __shared__ i64 taken;
+    __shared__ i64 new_range[2];                 // the piece's new items [j_a, j_b)
+    const i64 total = (i64)*npieces;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const i64 piece = (i64)blockDim.x * K;
+    volatile int* done = state + 1;
+    while (true) {
+        if (threadIdx.x == 0) taken = atomicAdd(state, 1);
+        __syncthreads();
+        const i64 t = taken;
+        if (t >= total) break;
+        const i64 s = owner[t];
+        const i64 k = t - piece_base[s];
+        const i64 c = seg_len[s], d0 = old_degree[s], lo0 = first[s];
+        const i64* I = insert_at + seg_start[s];
+        const T* O = (const T*)src[s];
+        T* D = (T*)dst[s];
+        const i64 b = d0 - k * piece, a = max(lo0, b - piece);
+        const i64 lo_w = a + (i64)warp * 32 * K;
+        T v[K];
+#pragma unroll
+        for (int q = 0; q < K; ++q) {
+            const i64 i = lo_w + 32 * q + lane;
+            if (i < b) v[q] = O[i];
+        }
+        // the new items among this warp's windows: I[j0, j1) in [lo_w, lo_w + 32 K)
+        const i64 j0 = warp_lower_bound(I, c, lo_w);
+        const i64 j1 = j0 + warp_lower_bound(I + j0, c - j0, lo_w + 32 * K);
+        if (threadIdx.x == 0) new_range[0] = j0;
+        if (warp == 1 || blockDim.x <= 32) {
+            const i64 jb = k == 0 ? c : warp_lower_bound(I, c, b);
+            if (lane == 0) new_range[1] = jb;
+        }
+        int to[K];                                   // slot - a, or -1
+#pragma unroll
+        for (int q = 0; q < K; ++q) {
+            const i64 i = lo_w + 32 * q + lane;
+            to[q] = i < b ? (int)(i - a + j0 + upper_bound(I + j0, j1 - j0, i)) : -1;
+        }
+        __syncthreads();                              // the whole piece is read
+        const i64 ja = new_range[0], jb = new_range[1];
+        if ((const T*)D == O) {
+            if (threadIdx.x == 0) {
+                __threadfence();
+                done[t] = 1;
+            }
+            // the last slot written, b + jb - 1, reaches the pieces of old items [b, ...)
+            const i64 x = min(b + jb - 1, d0 - 1);
+            const i64 k0 = x >= b ? (d0 - 1 - x) / piece : k;
+            for (i64 q = t - k + k0 + threadIdx.x; q < t; q += blockDim.x)
+                while (done[q] == 0) {}
+            __threadfence();
+            __syncthreads();
+        }
+#pragma unroll
+        for (int q = 0; q < K; ++q)
+            if (to[q] >= 0) D[a + to[q]] = v[q];
+        const T* V = values + seg_start[s];
+        for (i64 j = ja + threadIdx.x; j < jb; j += blockDim.x) D[I[j] + j] = V[j];
+        __syncthreads();                              // taken / new_range reused
+    }
+}
+
 // Removal, one thread per segment (skips segments moving more than `limit` items, and those
 // with no survivor to write): forward, SMALL_ITEMS items at a time read into registers before
 // any is written; in place, every write lands on an item already read.
@@ -565,7 +649,8 @@ extern "C" __global__ void list_pieces(const i64* __restrict__ old_degree,
     const i64 warps = ((i64)blockDim.x * gridDim.x) >> 5;
     for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps) {
         const i64 s = segs[w];
-        const i64 np = (old_degree[s] - first[s] + piece - 1) / piece, base = piece_base[s];
+        const i64 np = max((old_degree[s] - first[s] + piece - 1) / piece, (i64)1);
+        const i64 base = piece_base[s];
         for (i64 k = lane; k < np; k += 32) owner[base + k] = (int)s;
     }
 }

@@ -40,6 +40,10 @@ PIECE_ITEMS = 16
 #: ... or, where every column has 4-byte items (a graph without edge properties), BLOCK *
 #: STAGED_ITEMS items staged in shared memory (remove_pieces_staged; 0: never)
 STAGED_ITEMS = 32
+#: a merge's huge lists are cut into pieces of BLOCK * MERGE_PIECES old items, one block's
+#: (merge_pieces, many blocks a list) where the caller bounds the lists' items; else (or
+#: 0) one block walks each huge list (merge_block)
+MERGE_PIECES = 16
 #: the other shapes that kernels.cu is built with for 4-byte items (bench/tools/removal_gpu.py
 #: compares them): (REMOVE_WINDOWS, PIECE_ITEMS, STAGED_ITEMS, WARP_STAGED values)
 REMOVAL_SHAPES = ((4, 8, 16, 32), (8, 16, 32), (16, 32), (16, 32))
@@ -48,6 +52,7 @@ _NAMES = tuple(
      for g in _IDX.values()]
     + [f"{k}<{t}>" for k in ("merge_small", "merge_warp", "merge_block", "remove_small",
                              "copy_lists", "read_at", "write_at") for t in ITEM_TYPES.values()]
+    + [f"merge_pieces<{t}, {MERGE_PIECES}>" for t in ITEM_TYPES.values()]
     + [f"remove_warp<{t}, {w}>" for t in ITEM_TYPES.values()
        for w in (REMOVAL_SHAPES[0] if t == ITEM_TYPES[4] else (REMOVE_WINDOWS,))]
     + [f"remove_pieces<{t}, {k}>" for t in ITEM_TYPES.values()
@@ -378,13 +383,13 @@ class _MovePlan:
         ns = int(src.shape[0])
         self.ns = ns
         scratch = _move_scratch()
-        self.first, self.moving, self.medium, self.huge, piece_base = scratch.segments(ns)
-        self.piece_base = self.first if merge else piece_base
+        self.first, self.moving, self.medium, self.huge, self.piece_base = \
+            scratch.segments(ns)
         self.counts = scratch.counts
         self.counts.data.memset_async(0, 3 * 8)
         launch(_fn("plan_moves"), ns, (src, dst, old_degree, seg_start, seg_len, change,
                                        np.int32(merge), i64(ns), i64(SMALL_MOVE),
-                                       i64(WARP_MOVE), i64(0 if merge else piece),
+                                       i64(WARP_MOVE), i64(piece),
                                        self.first, self.moving, self.medium, self.huge,
                                        self.piece_base, self.counts,
                                        *(counted or (0, 0))))
@@ -405,21 +410,34 @@ def _columns(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, change):
             as_i64(old_degree), as_i64(seg_start), as_i64(seg_len), as_i64(change))
 
 
-def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, values) -> None:
+def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, values,
+                items: int | None = None) -> None:
     """Merge new items into many sorted lists, column by column (same contract as
     :func:`hornet.batch.cpu.general.merge_lists`; every array on the device).
 
     ``src_ptrs``/``dst_ptrs``: lists (one per column) of int64 addresses, shape (S,); equal
     addresses merge in place. ``insert_at`` (int64, (M,)): the number of old items before each
     new one; ``values``: list of (M,) arrays, one per column, any dtype of 1, 2, 4 or 8 bytes.
-    Short lists get one thread, medium ones one warp, huge ones one block.
+    Short lists get one thread, medium ones one warp; huge ones many blocks each (pieces of
+    :data:`MERGE_PIECES` items a thread) when ``items`` (host int, at least the sum of
+    ``old_degree``) is given, else one block each. No host synchronization.
     """
     src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at = _columns(
         src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at)
     ns = int(old_degree.shape[0])
     if ns == 0:
         return
-    plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, insert_at, True)
+    pieces = bool(MERGE_PIECES) and items is not None
+    piece = BLOCK * MERGE_PIECES if pieces else 0
+    plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, insert_at, True,
+                     piece=piece)
+    if pieces:
+        # every huge segment has at least one piece, one per `piece` old items after that
+        max_pieces = int(items) // piece + ns
+        owner, state = _move_scratch().pieces(max_pieces)
+        launch(_fn("list_pieces"), ns, (old_degree, plan.first, plan.huge, plan.count_at(1),
+                                        plan.piece_base, i64(piece), owner),
+               threads_per_item=32)
     values = [cupy.ascontiguousarray(cupy.asarray(v)) for v in values]
     sides = side_streams.fork()      # short and medium lists beside the huge ones
     for src, dst, vals in zip(src_ptrs, dst_ptrs, values):
@@ -431,8 +449,14 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
         with _on(sides, 1):
             launch(_fn(f"merge_warp<{t}>"), ns, args + (plan.first, plan.medium,
                                                         plan.count_at(0)), threads_per_item=32)
-        launch(_fn(f"merge_block<{t}>"), ns, args + (plan.first, plan.huge, plan.count_at(1)),
-               threads_per_item=BLOCK)
+        if pieces:
+            state.data.memset_async(0, 4 * (1 + max_pieces))     # ticket + flags, per column
+            launch(_fn(f"merge_pieces<{t}, {MERGE_PIECES}>"), max_pieces,
+                   args + (plan.first, plan.count_at(2), plan.piece_base, owner, state),
+                   threads_per_item=BLOCK)
+        else:
+            launch(_fn(f"merge_block<{t}>"), ns,
+                   args + (plan.first, plan.huge, plan.count_at(1)), threads_per_item=BLOCK)
     side_streams.join(sides)
 
 
