@@ -1,5 +1,6 @@
 """GPU list removals of every kernel shape (hornet.batch.gpu.kernels: the medium lists' warps
-and the huge lists' pieces, in registers or staged in shared memory) against the CPU backend:
+and the huge lists' pieces, in registers or staged in shared memory) and merges into huge
+lists (one block or many a list) against the CPU backend:
 hubs cut into many pieces with removals on and around piece boundaries, dense runs of removed
 entries (more than a window's worth), first entries (every item moves), lists emptied, and
 lists of one warp's and one thread's size; without edge properties (the queued removal) and
@@ -16,8 +17,8 @@ from small_batch_checks import same_graph
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
-#: (REMOVE_WINDOWS, PIECE_ITEMS, STAGED_ITEMS, WARP_STAGED): registers only, then staged
-SHAPES = [(4, 16, 0, 0), (32, 32, 0, 0), (16, 8, 16, 16), (16, 16, 32, 32)]
+#: (REMOVE_WINDOWS, WARP_BLOCKS, PIECE_ITEMS, STAGED_ITEMS): pieces in registers, then staged
+SHAPES = [(4, 5, 16, 0), (16, 4, 32, 0), (8, 8, 16, 16), (4, 8, 16, 32)]
 
 
 def _graph(device, props):
@@ -57,12 +58,14 @@ def _picks(rng, es):
     return np.unique(np.concatenate(picks))
 
 
-@pytest.mark.parametrize("props", [False, True])
-@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("shape, props", [(shape, False) for shape in SHAPES]
+                         + [(None, True)])
 def test_removals_of_every_kernel_shape_match_the_cpu(shape, props, monkeypatch):
+    """``shape`` None: the defaults (with edge properties, whose 8-byte columns have the
+    default shapes only)."""
     from hornet.batch.gpu import kernels
-    for name, value in zip(("REMOVE_WINDOWS", "PIECE_ITEMS", "STAGED_ITEMS", "WARP_STAGED"),
-                           shape):
+    for name, value in zip(("REMOVE_WINDOWS", "WARP_BLOCKS", "PIECE_ITEMS", "STAGED_ITEMS"),
+                           shape or ()):
         monkeypatch.setattr(kernels, name, value)
     rng = np.random.default_rng(21)
     cpu, gpu = _graph("cpu", props), _graph("gpu", props)

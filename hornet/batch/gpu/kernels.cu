@@ -613,27 +613,35 @@ __device__ __forceinline__ void write_survivors(RemovedPositions& gone, T* D, i6
 // before any is written; the survivors are ranked while they are written (write_survivors:
 // no search per item, no slot held in a register across the read). In place, a step's writes
 // land before the items they come from and after every earlier step's writes, so on items
-// already read.
-template <typename T, int W>
-__global__ void remove_warp(const i64* __restrict__ src, const i64* __restrict__ dst,
-                            const i64* __restrict__ old_degree,
-                            const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
-                            const i64* __restrict__ positions, const i64* __restrict__ first,
-                            const i64* __restrict__ segs, const u64* __restrict__ count) {
+// already read. Most lists take a step or a few: a warp's time goes to reaching its lists, so
+// the next list's number is read while this one is rewritten, and B blocks of BLOCK threads
+// are asked to fit on a multiprocessor (registers capped to that).
+template <typename T, int W, int B>
+__global__ void __launch_bounds__(256, B)
+remove_warp(const i64* __restrict__ src, const i64* __restrict__ dst,
+            const i64* __restrict__ old_degree, const i64* __restrict__ seg_start,
+            const i64* __restrict__ seg_len, const i64* __restrict__ positions,
+            const i64* __restrict__ first, const i64* __restrict__ segs,
+            const u64* __restrict__ count) {
     const i64 nsel = (i64)*count;
     const i64 warps = ((i64)blockDim.x * gridDim.x) >> 5;
-    for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps) {
-        const i64 s = segs[w];
+    i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    i64 s = w < nsel ? segs[w] : 0;
+    while (w < nsel) {
         const i64 d0 = old_degree[s];
         const T* O = (const T*)src[s];
         T* D = (T*)dst[s];
+        const i64 lo0 = first[s];
         RemovedPositions gone(positions + seg_start[s], seg_len[s], 0);  // none before first
-        for (i64 lo = first[s]; lo < d0; lo += 32 * W) {
+        w += warps;
+        const i64 next = w < nsel ? segs[w] : 0;       // in flight while this list is rewritten
+        for (i64 lo = lo0; lo < d0; lo += 32 * W) {
             T v[W];
             read_windows(O, d0, lo, v);
             __syncwarp();
             write_survivors(gone, D, d0, lo, v);
         }
+        s = next;
     }
 }
 
@@ -798,47 +806,6 @@ remove_pieces_staged(const i64* __restrict__ src, const i64* __restrict__ dst,
                 D[i - before - __popc(bits & below)] = buf[i - lo];
         }
         __syncthreads();                                  // buf / taken / rank_at_start reused
-    }
-}
-
-// remove_warp with each step staged in shared memory instead of registers (4- or 8-byte items,
-// blockDim.x == STAGE_THREADS): a warp copies its W windows of 32 items into its part of the
-// block's shared memory asynchronously, then writes the survivors from there. Same arguments
-// as remove_warp.
-template <typename T, int W>
-__global__ void __launch_bounds__(STAGE_THREADS)
-remove_warp_staged(const i64* __restrict__ src, const i64* __restrict__ dst,
-                   const i64* __restrict__ old_degree, const i64* __restrict__ seg_start,
-                   const i64* __restrict__ seg_len, const i64* __restrict__ positions,
-                   const i64* __restrict__ first, const i64* __restrict__ segs,
-                   const u64* __restrict__ count) {
-    __shared__ T buf[STAGE_THREADS * W];
-    const int lane = threadIdx.x & 31;
-    const unsigned below = (1u << lane) - 1u;
-    T* mine = buf + (threadIdx.x >> 5) * 32 * W;
-    const i64 nsel = (i64)*count;
-    const i64 warps = ((i64)blockDim.x * gridDim.x) >> 5;
-    for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps) {
-        const i64 s = segs[w];
-        const i64 d0 = old_degree[s];
-        const T* O = (const T*)src[s];
-        T* D = (T*)dst[s];
-        RemovedPositions gone(positions + seg_start[s], seg_len[s], 0);  // none before first
-        for (i64 lo = first[s]; lo < d0; lo += 32 * W) {
-            const i64 n = min((i64)(32 * W), d0 - lo);
-            for (i64 q = lane; q < n; q += 32) stage_item(mine + q, O + lo + q);
-            staged_all();
-            __syncwarp();                             // the step is read
-#pragma unroll 4
-            for (int b = 0; b < W; ++b) {
-                const i64 i = lo + 32 * b + lane;
-                const i64 before = gone.j;
-                const unsigned bits = gone.window(lo + 32 * b);
-                if (i < d0 && !((bits >> lane) & 1u))
-                    D[i - before - __popc(bits & below)] = mine[32 * b + lane];
-            }
-            __syncwarp();                             // `mine` is reused by the next step
-        }
     }
 }
 

@@ -29,11 +29,10 @@ from ...memory.gpu_launch import launch
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
 _IDX = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 #: a removal's medium lists (one warp each) are read REMOVE_WINDOWS windows of 32 items a
-#: step (that many loads in flight per lane) into registers, or, where every column has
-#: 4-byte items, WARP_STAGED windows a step staged in shared memory (remove_warp_staged;
-#: 0: never) ...
-REMOVE_WINDOWS = 16
-WARP_STAGED = 32
+#: step (that many loads in flight per lane), by a kernel built for WARP_BLOCKS blocks a
+#: multiprocessor ...
+REMOVE_WINDOWS = 4
+WARP_BLOCKS = 5
 #: ... and its huge lists' pieces are BLOCK * PIECE_ITEMS items, PIECE_ITEMS per thread held
 #: in registers, ...
 PIECE_ITEMS = 16
@@ -45,20 +44,20 @@ STAGED_ITEMS = 32
 #: 0) one block walks each huge list (merge_block)
 MERGE_PIECES = 16
 #: the other shapes that kernels.cu is built with for 4-byte items (bench/tools/removal_gpu.py
-#: compares them): (REMOVE_WINDOWS, PIECE_ITEMS, STAGED_ITEMS, WARP_STAGED values)
-REMOVAL_SHAPES = ((4, 8, 16, 32), (8, 16, 32), (16, 32), (16, 32))
+#: compares them): (REMOVE_WINDOWS, WARP_BLOCKS) pairs, PIECE_ITEMS and STAGED_ITEMS values
+REMOVAL_SHAPES = (((4, 5), (4, 8), (8, 6), (8, 8), (16, 4)), (16, 32), (16, 32))
 _NAMES = tuple(
     [f"find_positions<{s}, {d}, {g}>" for s in _IDX.values() for d in _IDX.values()
      for g in _IDX.values()]
     + [f"{k}<{t}>" for k in ("merge_small", "merge_warp", "merge_block", "remove_small",
                              "copy_lists", "read_at", "write_at") for t in ITEM_TYPES.values()]
     + [f"merge_pieces<{t}, {MERGE_PIECES}>" for t in ITEM_TYPES.values()]
-    + [f"remove_warp<{t}, {w}>" for t in ITEM_TYPES.values()
-       for w in (REMOVAL_SHAPES[0] if t == ITEM_TYPES[4] else (REMOVE_WINDOWS,))]
+    + [f"remove_warp<{t}, {w}, {b}>" for t in ITEM_TYPES.values()
+       for w, b in (REMOVAL_SHAPES[0] if t == ITEM_TYPES[4] else
+                    ((REMOVE_WINDOWS, WARP_BLOCKS),))]
     + [f"remove_pieces<{t}, {k}>" for t in ITEM_TYPES.values()
        for k in (REMOVAL_SHAPES[1] if t == ITEM_TYPES[4] else (PIECE_ITEMS,))]
-    + [f"remove_pieces_staged<{ITEM_TYPES[4]}, {k}>" for k in REMOVAL_SHAPES[2]]
-    + [f"remove_warp_staged<{ITEM_TYPES[4]}, {k}>" for k in REMOVAL_SHAPES[3]])
+    + [f"remove_pieces_staged<{ITEM_TYPES[4]}, {k}>" for k in REMOVAL_SHAPES[2]])
 
 #: lists moving at most this many items are rewritten by one thread each ...
 SMALL_MOVE = 64
@@ -68,12 +67,8 @@ WARP_MOVE = 4096
 
 
 def removal_warps(dtypes) -> list[str]:
-    """The medium lists' removal kernel of each column of ``dtypes`` (staged in shared memory,
-    :data:`WARP_STAGED`, when every column has 4-byte items; else in registers)."""
-    types = [item_type(dt) for dt in dtypes]
-    if WARP_STAGED and all(np.dtype(dt).itemsize == 4 for dt in dtypes):
-        return [f"remove_warp_staged<{t}, {WARP_STAGED}>" for t in types]
-    return [f"remove_warp<{t}, {REMOVE_WINDOWS}>" for t in types]
+    """The medium lists' removal kernel of each column of ``dtypes``."""
+    return [f"remove_warp<{item_type(dt)}, {REMOVE_WINDOWS}, {WARP_BLOCKS}>" for dt in dtypes]
 
 
 def removal_pieces(dtypes) -> tuple[int, list[str]]:
