@@ -809,6 +809,103 @@ remove_pieces_staged(const i64* __restrict__ src, const i64* __restrict__ dst,
     }
 }
 
+// remove_pieces_staged with two pieces in flight a block: a block reads (and marks read) its
+// next piece before it waits for its current piece's landing pieces and writes it, so the
+// latency of taking and reading a piece is hidden behind the writing of the one before.
+// Pieces are marked read as soon as they are read (never held back by a wait), so a piece
+// still waits only for pieces ticketed before it, which are read without waiting: the wait
+// always ends. Same arguments as remove_pieces; 4- or 8-byte items, blockDim.x ==
+// STAGE_THREADS.
+template <typename T>
+struct StagedPiece {
+    i64 t, k, lo, lo_w, d0, first;
+    T* D;
+    bool in_place;
+    RemovedPositions gone;
+};
+
+template <typename T, int K>
+__device__ __forceinline__ StagedPiece<T> stage_piece(
+        T* buf, i64* taken, i64* rank_at_start, i64 total, const i64* src, const i64* dst,
+        const i64* old_degree, const i64* seg_start, const i64* seg_len, const i64* positions,
+        const i64* first, const i64* piece_base, const int* owner, int* state) {
+    const i64 piece = (i64)STAGE_THREADS * K;
+    if (threadIdx.x == 0) *taken = atomicAdd(state, 1);
+    __syncthreads();
+    const i64 t = *taken;
+    StagedPiece<T> p{t, 0, 0, 0, 0, 0, nullptr, false, RemovedPositions()};
+    if (t >= total) return p;
+    const i64 s = owner[t];
+    p.k = t - piece_base[s];
+    p.d0 = old_degree[s];
+    p.first = first[s];
+    const T* O = (const T*)src[s];
+    p.D = (T*)dst[s];
+    p.in_place = (const T*)p.D == O;
+    p.lo = p.first + p.k * piece;
+    const i64 n = min(piece, p.d0 - p.lo);
+    for (i64 q = threadIdx.x; q < n; q += STAGE_THREADS) stage_item(buf + q, O + p.lo + q);
+    p.lo_w = p.lo + (i64)(threadIdx.x >> 5) * 32 * K;
+    const i64* P = positions + seg_start[s];
+    const i64 c = seg_len[s];
+    p.gone = RemovedPositions(P, c, warp_lower_bound(P, c, p.lo_w));
+    if (threadIdx.x == 0) *rank_at_start = p.gone.j;
+    staged_all();
+    __syncthreads();                                  // the whole piece is read
+    if (threadIdx.x == 0 && p.in_place) {
+        __threadfence();
+        ((volatile int*)state)[1 + t] = 1;
+    }
+    return p;
+}
+
+template <typename T, int K>
+__global__ void __launch_bounds__(STAGE_THREADS)
+remove_pieces_piped(const i64* __restrict__ src, const i64* __restrict__ dst,
+                    const i64* __restrict__ old_degree, const i64* __restrict__ seg_start,
+                    const i64* __restrict__ seg_len, const i64* __restrict__ positions,
+                    const i64* __restrict__ first, const u64* __restrict__ npieces,
+                    const i64* __restrict__ piece_base, const int* __restrict__ owner,
+                    int* __restrict__ state) {
+    __shared__ T buf[2][STAGE_THREADS * K];
+    __shared__ i64 taken;
+    __shared__ i64 rank_at_start[2];
+    const i64 total = (i64)*npieces;
+    const int lane = threadIdx.x & 31;
+    const unsigned below = (1u << lane) - 1u;
+    const i64 piece = (i64)STAGE_THREADS * K;
+    volatile int* done = state + 1;
+    int cur = 0;
+    StagedPiece<T> a = stage_piece<T, K>(buf[0], &taken, &rank_at_start[0], total, src, dst,
+                                         old_degree, seg_start, seg_len, positions, first,
+                                         piece_base, owner, state);
+    while (a.t < total) {
+        StagedPiece<T> b = stage_piece<T, K>(buf[cur ^ 1], &taken, &rank_at_start[cur ^ 1],
+                                             total, src, dst, old_degree, seg_start, seg_len,
+                                             positions, first, piece_base, owner, state);
+        if (a.in_place) {
+            // a's survivors land from a.lo - rank_at_start on: wait for the pieces there
+            const i64 k0 = (a.lo - rank_at_start[cur] - a.first) / piece;
+            for (i64 q = a.t - a.k + k0 + threadIdx.x; q < a.t; q += blockDim.x)
+                while (done[q] == 0) {}
+            __threadfence();
+        }
+        __syncthreads();
+        const T* from = buf[cur];
+#pragma unroll 4
+        for (int w = 0; w < K; ++w) {
+            const i64 i = a.lo_w + 32 * w + lane;
+            const i64 before = a.gone.j;
+            const unsigned bits = a.gone.window(a.lo_w + 32 * w);
+            if (i < a.d0 && !((bits >> lane) & 1u))
+                a.D[i - before - __popc(bits & below)] = from[i - a.lo];
+        }
+        __syncthreads();                                  // buf[cur] is b's next
+        a = b;
+        cur ^= 1;
+    }
+}
+
 // Whole lists copied to other blocks, one block per listed list (grid-stride over them):
 // list segs[i] (moves of them) holds count[s] items at src[s], copied to dst[s] (blocks
 // that do not overlap). Four loads per thread are in flight before its stores.

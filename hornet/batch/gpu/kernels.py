@@ -39,13 +39,17 @@ PIECE_ITEMS = 16
 #: ... or, where every column has 4-byte items (a graph without edge properties), BLOCK *
 #: STAGED_ITEMS items staged in shared memory (remove_pieces_staged; 0: never)
 STAGED_ITEMS = 32
+#: ... staged with two pieces in flight a block (remove_pieces_piped), PIPED_ITEMS a thread
+#: (0: one piece at a time, remove_pieces_staged)
+PIPED_ITEMS = 0
 #: a merge's huge lists are cut into pieces of BLOCK * MERGE_PIECES old items, one block's
 #: (merge_pieces, many blocks a list) where the caller bounds the lists' items; else (or
 #: 0) one block walks each huge list (merge_block)
 MERGE_PIECES = 16
 #: the other shapes that kernels.cu is built with for 4-byte items (bench/tools/removal_gpu.py
-#: compares them): (REMOVE_WINDOWS, WARP_BLOCKS) pairs, PIECE_ITEMS and STAGED_ITEMS values
-REMOVAL_SHAPES = (((4, 5), (4, 8), (8, 6), (8, 8), (16, 4)), (16, 32), (16, 32))
+#: compares them): (REMOVE_WINDOWS, WARP_BLOCKS) pairs, PIECE_ITEMS, STAGED_ITEMS and
+#: PIPED_ITEMS values
+REMOVAL_SHAPES = (((4, 5), (4, 8), (8, 6), (8, 8), (16, 4)), (16, 32), (16, 32), (8, 16))
 _NAMES = tuple(
     [f"find_positions<{s}, {d}, {g}>" for s in _IDX.values() for d in _IDX.values()
      for g in _IDX.values()]
@@ -57,7 +61,8 @@ _NAMES = tuple(
                     ((REMOVE_WINDOWS, WARP_BLOCKS),))]
     + [f"remove_pieces<{t}, {k}>" for t in ITEM_TYPES.values()
        for k in (REMOVAL_SHAPES[1] if t == ITEM_TYPES[4] else (PIECE_ITEMS,))]
-    + [f"remove_pieces_staged<{ITEM_TYPES[4]}, {k}>" for k in REMOVAL_SHAPES[2]])
+    + [f"remove_pieces_staged<{ITEM_TYPES[4]}, {k}>" for k in REMOVAL_SHAPES[2]]
+    + [f"remove_pieces_piped<{ITEM_TYPES[4]}, {k}>" for k in REMOVAL_SHAPES[3]])
 
 #: lists moving at most this many items are rewritten by one thread each ...
 SMALL_MOVE = 64
@@ -77,6 +82,9 @@ def removal_pieces(dtypes) -> tuple[int, list[str]]:
     (:data:`STAGED_ITEMS`) when every column has 4-byte items, else in registers
     (:data:`PIECE_ITEMS`): one piece size for every column."""
     types = [item_type(dt) for dt in dtypes]
+    if PIPED_ITEMS and all(np.dtype(dt).itemsize == 4 for dt in dtypes):
+        return BLOCK * PIPED_ITEMS, [f"remove_pieces_piped<{t}, {PIPED_ITEMS}>"
+                                     for t in types]
     if STAGED_ITEMS and all(np.dtype(dt).itemsize == 4 for dt in dtypes):
         return BLOCK * STAGED_ITEMS, [f"remove_pieces_staged<{t}, {STAGED_ITEMS}>"
                                       for t in types]
