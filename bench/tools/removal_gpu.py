@@ -75,6 +75,7 @@ def main(argv: list[str] | None = None) -> None:
             [default[:3] + (st, 0) for st in K.REMOVAL_SHAPES[2]
              if (st, 0) != default[3:]] + \
             [default[:4] + (pp,) for pp in K.REMOVAL_SHAPES[3] if pp != default[4]]
+        shapes = list(dict.fromkeys(shapes))
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     for b in args.sizes:
         pick = rs.randint(0, es.size, b, dtype=cupy.int64)

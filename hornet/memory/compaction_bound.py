@@ -12,17 +12,25 @@ the manager's bookkeeping, which also drops the arrays the release emptied).
 """
 from __future__ import annotations
 
+import os
+
 from . import manager as _m
 
-__all__ = ["settles_nothing"]
+__all__ = ["ENABLED", "settles_nothing"]
+
+#: False (or the environment variable HORNET_COMPACTION_BOUND=0): every delete reads its
+#: release's counts
+ENABLED = os.environ.get("HORNET_COMPACTION_BOUND", "1") != "0"
 
 
 def settles_nothing(mm, fit, entries: int, released_slots: int, rows: int) -> bool:
     """True when, once the pending release of ``mm`` (at most ``released_slots`` slots, the
-    only one on its way; no device take pending) has landed, the lists of ``entries``
+    only one on its way) has landed, the lists of ``entries``
     entries are certainly not loose for ``fit`` and ``mm.compact_touched(rows)`` would
     certainly move, free and flush nothing. False: decide with the counts (they may wait)."""
-    if mm._pending_takes or _m.FREE_EVERY != 1 or _m.FREE_PERSIST:
+    # (device takes still on their way need not land: the class counts that the bounds read
+    # count their blocks already)
+    if not ENABLED or _m.FREE_EVERY != 1 or _m.FREE_PERSIST:
         return False                  # (compaction keeps state across calls then)
     lists_now = mm.list_slots(settle=False)        # the release counted as holding lists
     if fit.slots_per_entry is None or fit.exceeds(lists_now, entries, bool(mm.steady)):

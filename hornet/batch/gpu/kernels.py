@@ -34,13 +34,14 @@ _IDX = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 REMOVE_WINDOWS = 4
 WARP_BLOCKS = 5
 #: ... and its huge lists' pieces are BLOCK * PIECE_ITEMS items, PIECE_ITEMS per thread held
-#: in registers, ...
-PIECE_ITEMS = 16
+#: in registers (PIECE_ITEMS_WIDE where a column has wider items), ...
+PIECE_ITEMS = 32
+PIECE_ITEMS_WIDE = 16
 #: ... or, where every column has 4-byte items (a graph without edge properties), BLOCK *
-#: STAGED_ITEMS items staged in shared memory (remove_pieces_staged; 0: never)
-STAGED_ITEMS = 32
-#: ... staged with two pieces in flight a block (remove_pieces_piped), PIPED_ITEMS a thread
-#: (0: one piece at a time, remove_pieces_staged)
+#: STAGED_ITEMS items staged in shared memory (remove_pieces_staged; 0: not staged) ...
+STAGED_ITEMS = 0
+#: ... with two pieces in flight a block (remove_pieces_piped), PIPED_ITEMS a thread (0:
+#: one piece at a time)
 PIPED_ITEMS = 0
 #: a merge's huge lists are cut into pieces of BLOCK * MERGE_PIECES old items, one block's
 #: (merge_pieces, many blocks a list) where the caller bounds the lists' items; else (or
@@ -49,7 +50,7 @@ MERGE_PIECES = 16
 #: the other shapes that kernels.cu is built with for 4-byte items (bench/tools/removal_gpu.py
 #: compares them): (REMOVE_WINDOWS, WARP_BLOCKS) pairs, PIECE_ITEMS, STAGED_ITEMS and
 #: PIPED_ITEMS values
-REMOVAL_SHAPES = (((4, 5), (4, 8), (8, 6), (8, 8), (16, 4)), (16, 32), (16, 32), (8, 16))
+REMOVAL_SHAPES = (((4, 5), (16, 4), (8, 6)), (16, 32), (32,), (8, 16))
 _NAMES = tuple(
     [f"find_positions<{s}, {d}, {g}>" for s in _IDX.values() for d in _IDX.values()
      for g in _IDX.values()]
@@ -60,7 +61,7 @@ _NAMES = tuple(
        for w, b in (REMOVAL_SHAPES[0] if t == ITEM_TYPES[4] else
                     ((REMOVE_WINDOWS, WARP_BLOCKS),))]
     + [f"remove_pieces<{t}, {k}>" for t in ITEM_TYPES.values()
-       for k in (REMOVAL_SHAPES[1] if t == ITEM_TYPES[4] else (PIECE_ITEMS,))]
+       for k in (REMOVAL_SHAPES[1] if t == ITEM_TYPES[4] else (PIECE_ITEMS_WIDE,))]
     + [f"remove_pieces_staged<{ITEM_TYPES[4]}, {k}>" for k in REMOVAL_SHAPES[2]]
     + [f"remove_pieces_piped<{ITEM_TYPES[4]}, {k}>" for k in REMOVAL_SHAPES[3]])
 
@@ -78,9 +79,10 @@ def removal_warps(dtypes) -> list[str]:
 
 def removal_pieces(dtypes) -> tuple[int, list[str]]:
     """How a removal of columns of ``dtypes`` cuts its huge lists: (items of a piece, one
-    block's; the pieces kernel of each column). Staged in shared memory
-    (:data:`STAGED_ITEMS`) when every column has 4-byte items, else in registers
-    (:data:`PIECE_ITEMS`): one piece size for every column."""
+    block's; the pieces kernel of each column): one piece size for every column. In
+    registers (:data:`PIECE_ITEMS`, :data:`PIECE_ITEMS_WIDE` when a column has wider items)
+    unless every column has 4-byte items and :data:`PIPED_ITEMS` or :data:`STAGED_ITEMS`
+    stage them in shared memory."""
     types = [item_type(dt) for dt in dtypes]
     if PIPED_ITEMS and all(np.dtype(dt).itemsize == 4 for dt in dtypes):
         return BLOCK * PIPED_ITEMS, [f"remove_pieces_piped<{t}, {PIPED_ITEMS}>"
@@ -88,7 +90,8 @@ def removal_pieces(dtypes) -> tuple[int, list[str]]:
     if STAGED_ITEMS and all(np.dtype(dt).itemsize == 4 for dt in dtypes):
         return BLOCK * STAGED_ITEMS, [f"remove_pieces_staged<{t}, {STAGED_ITEMS}>"
                                       for t in types]
-    return BLOCK * PIECE_ITEMS, [f"remove_pieces<{t}, {PIECE_ITEMS}>" for t in types]
+    k = PIECE_ITEMS if all(np.dtype(dt).itemsize == 4 for dt in dtypes) else PIECE_ITEMS_WIDE
+    return BLOCK * k, [f"remove_pieces<{t}, {k}>" for t in types]
 
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
