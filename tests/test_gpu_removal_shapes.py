@@ -17,10 +17,8 @@ from small_batch_checks import same_graph
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
-#: (REMOVE_WINDOWS, WARP_BLOCKS, PIECE_ITEMS, STAGED_ITEMS, PIPED_ITEMS): pieces in
-#: registers, staged, staged two a block
-SHAPES = [(4, 5, 16, 0, 0), (16, 4, 32, 0, 0), (8, 6, 16, 32, 0), (4, 5, 32, 0, 8),
-          (8, 6, 16, 0, 16)]
+#: (REMOVE_WINDOWS, WARP_BLOCKS, PIECE_ITEMS, STAGED_ITEMS): pieces in registers, staged
+SHAPES = [(4, 5, 16, 0), (16, 4, 32, 0), (8, 6, 16, 32), (16, 4, 32, 32)]
 
 
 def _graph(device, props):
@@ -66,8 +64,8 @@ def test_removals_of_every_kernel_shape_match_the_cpu(shape, props, monkeypatch)
     """``shape`` None: the defaults (with edge properties, whose 8-byte columns have the
     default shapes only)."""
     from hornet.batch.gpu import kernels
-    for name, value in zip(("REMOVE_WINDOWS", "WARP_BLOCKS", "PIECE_ITEMS", "STAGED_ITEMS",
-                            "PIPED_ITEMS"), shape or ()):
+    for name, value in zip(("REMOVE_WINDOWS", "WARP_BLOCKS", "PIECE_ITEMS", "STAGED_ITEMS"),
+                           shape or ()):
         monkeypatch.setattr(kernels, name, value)
     rng = np.random.default_rng(21)
     cpu, gpu = _graph("cpu", props), _graph("gpu", props)
@@ -96,7 +94,8 @@ def test_merges_into_huge_lists_match_the_cpu(pieces, props, monkeypatch):
     pieces' edges, appended after the last; a new list of more than a warp's share; hubs that
     outgrow their blocks (rewritten into new ones) and hubs that do not (in place)."""
     from hornet.batch.gpu import kernels
-    monkeypatch.setattr(kernels, "MERGE_PIECES", pieces)
+    monkeypatch.setattr(kernels, "MERGE_PIECES", bool(pieces))
+    monkeypatch.setattr(kernels, "MERGE_PIECE_ITEMS", pieces or kernels.MERGE_PIECE_ITEMS)
     rng = np.random.default_rng(22)
     cpu, gpu = _graph("cpu", props), _graph("gpu", props)
     s, d = _lists(rng)

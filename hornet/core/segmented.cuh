@@ -160,8 +160,6 @@ struct RemovedPositions {
     __device__ __forceinline__ RemovedPositions(const i64* P_, i64 c_, i64 j_)
         : P(P_), c(c_), j(j_), base(j_) { load(); }
 
-    __device__ __forceinline__ RemovedPositions() : P(nullptr), c(0), j(0), base(0), held(0) {}
-
     __device__ __forceinline__ void load() {
         const i64 k = base + (threadIdx.x & 31);
         held = k < c ? P[k] : 0x7FFFFFFFFFFFFFFFLL;

@@ -21,6 +21,9 @@ __all__ = ["ENABLED", "settles_nothing"]
 #: False (or the environment variable HORNET_COMPACTION_BOUND=0): every delete reads its
 #: release's counts
 ENABLED = os.environ.get("HORNET_COMPACTION_BOUND", "1") != "0"
+#: deletes of fewer entries read their counts: their wait is short, and the counts left for
+#: the next batch cost it about what the delete saves (bench/results/removal_kernels_gpu_ab.md)
+MIN_ENTRIES = 1 << 17
 
 
 def settles_nothing(mm, fit, entries: int, released_slots: int, rows: int) -> bool:

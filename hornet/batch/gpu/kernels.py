@@ -31,39 +31,37 @@ _IDX = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 #: a removal's medium lists (one warp each) are read REMOVE_WINDOWS windows of 32 items a
 #: step (that many loads in flight per lane), by a kernel built for WARP_BLOCKS blocks a
 #: multiprocessor ...
-REMOVE_WINDOWS = 4
-WARP_BLOCKS = 5
+REMOVE_WINDOWS = 16
+WARP_BLOCKS = 4
+#: (REMOVE_WINDOWS, WARP_BLOCKS) of columns of other item sizes
+WARP_SHAPE_OTHER = (4, 5)
 #: ... and its huge lists' pieces are BLOCK * PIECE_ITEMS items, PIECE_ITEMS per thread held
 #: in registers (PIECE_ITEMS_WIDE where a column has wider items), ...
 PIECE_ITEMS = 32
 PIECE_ITEMS_WIDE = 16
 #: ... or, where every column has 4-byte items (a graph without edge properties), BLOCK *
-#: STAGED_ITEMS items staged in shared memory (remove_pieces_staged; 0: not staged) ...
+#: STAGED_ITEMS items staged in shared memory (remove_pieces_staged; 0: not staged)
 STAGED_ITEMS = 0
-#: ... with two pieces in flight a block (remove_pieces_piped), PIPED_ITEMS a thread (0:
-#: one piece at a time)
-PIPED_ITEMS = 0
-#: a merge's huge lists are cut into pieces of BLOCK * MERGE_PIECES old items, one block's
-#: (merge_pieces, many blocks a list) where the caller bounds the lists' items; else (or
-#: 0) one block walks each huge list (merge_block)
-MERGE_PIECES = 16
+#: a merge's huge lists cut into pieces of BLOCK * MERGE_PIECE_ITEMS old items, one block's
+#: (merge_pieces, many blocks a list) where the caller bounds the lists' items; False: one
+#: block walks each huge list (merge_block), which large planned inserts take in less time
+#: (bench/results/removal_kernels_gpu_ab.md)
+MERGE_PIECES = False
+MERGE_PIECE_ITEMS = 16
 #: the other shapes that kernels.cu is built with for 4-byte items (bench/tools/removal_gpu.py
-#: compares them): (REMOVE_WINDOWS, WARP_BLOCKS) pairs, PIECE_ITEMS, STAGED_ITEMS and
-#: PIPED_ITEMS values
-REMOVAL_SHAPES = (((4, 5), (16, 4), (8, 6)), (16, 32), (32,), (8, 16))
+#: compares them): (REMOVE_WINDOWS, WARP_BLOCKS) pairs, PIECE_ITEMS and STAGED_ITEMS values
+REMOVAL_SHAPES = (((16, 4), (4, 5), (8, 6)), (16, 32), (32,))
 _NAMES = tuple(
     [f"find_positions<{s}, {d}, {g}>" for s in _IDX.values() for d in _IDX.values()
      for g in _IDX.values()]
     + [f"{k}<{t}>" for k in ("merge_small", "merge_warp", "merge_block", "remove_small",
                              "copy_lists", "read_at", "write_at") for t in ITEM_TYPES.values()]
-    + [f"merge_pieces<{t}, {MERGE_PIECES}>" for t in ITEM_TYPES.values()]
+    + [f"merge_pieces<{t}, {MERGE_PIECE_ITEMS}>" for t in ITEM_TYPES.values()]
     + [f"remove_warp<{t}, {w}, {b}>" for t in ITEM_TYPES.values()
-       for w, b in (REMOVAL_SHAPES[0] if t == ITEM_TYPES[4] else
-                    ((REMOVE_WINDOWS, WARP_BLOCKS),))]
+       for w, b in (REMOVAL_SHAPES[0] if t == ITEM_TYPES[4] else (WARP_SHAPE_OTHER,))]
     + [f"remove_pieces<{t}, {k}>" for t in ITEM_TYPES.values()
        for k in (REMOVAL_SHAPES[1] if t == ITEM_TYPES[4] else (PIECE_ITEMS_WIDE,))]
-    + [f"remove_pieces_staged<{ITEM_TYPES[4]}, {k}>" for k in REMOVAL_SHAPES[2]]
-    + [f"remove_pieces_piped<{ITEM_TYPES[4]}, {k}>" for k in REMOVAL_SHAPES[3]])
+    + [f"remove_pieces_staged<{ITEM_TYPES[4]}, {k}>" for k in REMOVAL_SHAPES[2]])
 
 #: lists moving at most this many items are rewritten by one thread each ...
 SMALL_MOVE = 64
@@ -74,19 +72,18 @@ WARP_MOVE = 4096
 
 def removal_warps(dtypes) -> list[str]:
     """The medium lists' removal kernel of each column of ``dtypes``."""
-    return [f"remove_warp<{item_type(dt)}, {REMOVE_WINDOWS}, {WARP_BLOCKS}>" for dt in dtypes]
+    return ["remove_warp<{}, {}, {}>".format(item_type(dt), *(
+        (REMOVE_WINDOWS, WARP_BLOCKS) if np.dtype(dt).itemsize == 4 else WARP_SHAPE_OTHER))
+        for dt in dtypes]
 
 
 def removal_pieces(dtypes) -> tuple[int, list[str]]:
     """How a removal of columns of ``dtypes`` cuts its huge lists: (items of a piece, one
     block's; the pieces kernel of each column): one piece size for every column. In
     registers (:data:`PIECE_ITEMS`, :data:`PIECE_ITEMS_WIDE` when a column has wider items)
-    unless every column has 4-byte items and :data:`PIPED_ITEMS` or :data:`STAGED_ITEMS`
-    stage them in shared memory."""
+    unless every column has 4-byte items and :data:`STAGED_ITEMS` stages them in shared
+    memory."""
     types = [item_type(dt) for dt in dtypes]
-    if PIPED_ITEMS and all(np.dtype(dt).itemsize == 4 for dt in dtypes):
-        return BLOCK * PIPED_ITEMS, [f"remove_pieces_piped<{t}, {PIPED_ITEMS}>"
-                                     for t in types]
     if STAGED_ITEMS and all(np.dtype(dt).itemsize == 4 for dt in dtypes):
         return BLOCK * STAGED_ITEMS, [f"remove_pieces_staged<{t}, {STAGED_ITEMS}>"
                                       for t in types]
@@ -425,8 +422,9 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
     addresses merge in place. ``insert_at`` (int64, (M,)): the number of old items before each
     new one; ``values``: list of (M,) arrays, one per column, any dtype of 1, 2, 4 or 8 bytes.
     Short lists get one thread, medium ones one warp; huge ones many blocks each (pieces of
-    :data:`MERGE_PIECES` items a thread) when ``items`` (host int, at least the sum of
-    ``old_degree``) is given, else one block each. No host synchronization.
+    :data:`MERGE_PIECE_ITEMS` items a thread) when :data:`MERGE_PIECES` is set and ``items``
+    (host int, at least the sum of ``old_degree``) is given, else one block each. No host
+    synchronization.
     """
     src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at = _columns(
         src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at)
@@ -434,7 +432,7 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
     if ns == 0:
         return
     pieces = bool(MERGE_PIECES) and items is not None
-    piece = BLOCK * MERGE_PIECES if pieces else 0
+    piece = BLOCK * MERGE_PIECE_ITEMS if pieces else 0
     plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, insert_at, True,
                      piece=piece)
     if pieces:
@@ -457,7 +455,7 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
                                                         plan.count_at(0)), threads_per_item=32)
         if pieces:
             state.data.memset_async(0, 4 * (1 + max_pieces))     # ticket + flags, per column
-            launch(_fn(f"merge_pieces<{t}, {MERGE_PIECES}>"), max_pieces,
+            launch(_fn(f"merge_pieces<{t}, {MERGE_PIECE_ITEMS}>"), max_pieces,
                    args + (plan.first, plan.count_at(2), plan.piece_base, owner, state),
                    threads_per_item=BLOCK)
         else:
