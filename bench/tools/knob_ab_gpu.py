@@ -6,8 +6,8 @@
 Builds the updates benchmark's Kronecker graph once and times, round after round, every
 value of the setting in turn (alternating order), as :mod:`bench.tools.ab_batches_gpu` times
 two trees: random pairs inserted, existing edges sampled (with replacement) and deleted,
-every call undone untimed; each round's batch is the same for every value. Prints per size and operation the median of each value and its
-ratio to the first value's.
+every call undone untimed; each round's batch is the same for every value. Prints per size
+and operation the median of each value and its ratio to the first value's.
 """
 from __future__ import annotations
 
