@@ -109,9 +109,9 @@ def install(clock: EventClock) -> None:
     from bench.tools.profile_large_gpu import wrap_large
     prepared_call = C.PreparedLaunch.__call__
 
-    def launched(self, grid, block, values):
+    def launched(self, grid, block, values, *stream):
         return clock.span("kernel " + _kernel_name(self.fn), prepared_call, self, grid,
-                          block, values)
+                          block, values, *stream)
 
     C.PreparedLaunch.__call__ = launched
     clock._undo.append((C.PreparedLaunch, "__call__", prepared_call))

@@ -48,6 +48,7 @@ import os
 import numpy as np
 
 from ..change import EdgeChange
+from ..memory import compaction_bound
 from ..memory.manager import DeviceMemoryError
 from .gpu.kernels import copy_lists
 from .gpu.pairs import device_pairs
@@ -224,7 +225,8 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
                                        | p.once_dst.astype(xp.int64))
                 change_values = {name: v[once] for name, v in kept_values.items()}
         K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
-                      [p.dst] + [kept_values[name] for name in g._edge_schema])
+                      [p.dst] + [kept_values[name] for name in g._edge_schema],
+                      items=g._entries)
         g._entries += p.kept
         # inserts leave no list loose and do not compact (hornet.batch.pipeline.compact_memory)
         _commit(g, p)
@@ -247,7 +249,11 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
                        mm.field_dtypes, items=g._entries)
     g._entries -= p.kept
     _commit(g, p)
-    compact_memory(g, p.sources)
+    # the release on its way is this batch's (freed_slots) or, freeing none, there is none
+    released = p.freed_slots if p.freed_slots or g._mm._pending_release is None else None
+    if p.kept < compaction_bound.MIN_ENTRIES:
+        released = None
+    compact_memory(g, p.sources, released_slots=released)
     if gone:
         return edge_change(g, kind, p.src, p.dst, gone)
     return _change(g, kind, p, {}, 0)

@@ -294,7 +294,7 @@ extern "C" __global__ void plan_moves(const i64* __restrict__ src, const i64* __
          round += (i64)blockDim.x * gridDim.x) {
         const i64 s = round + threadIdx.x;
         bool is_huge = false, is_medium = false;
-        i64 m = 0;
+        i64 m = 0, span = 0;             // span: old items from the first moving one on
         if (s < nseg) {
             const i64 c = seg_len[s], d0 = old_degree[s];
             const bool in_place = src[s] == dst[s];
@@ -302,14 +302,17 @@ extern "C" __global__ void plan_moves(const i64* __restrict__ src, const i64* __
             if (in_place) p = c > 0 ? change[seg_start[s]] : d0;
             first[s] = p;
             m = (in_place && c == 0) ? 0 : d0 - p + (merge ? c : 0);
+            span = d0 - p;
             moving[s] = m;
             is_huge = m > warp_limit;
             is_medium = !is_huge && m > small_limit;
         }
         if (piece > 0) {
-            // huge segments cut into pieces of `piece` moving items: consecutive piece
-            // numbers per segment, from counts[2] (one atomic per warp)
-            const i64 np = is_huge ? (m + piece - 1) / piece : 0;
+            // huge segments cut into pieces of `piece` moving items (merges: old items, at
+            // least one piece): consecutive piece numbers per segment, from counts[2] (one
+            // atomic per warp)
+            const i64 np = !is_huge ? 0 : merge ? max((span + piece - 1) / piece, (i64)1)
+                                                : (m + piece - 1) / piece;
             i64 incl = np;
             for (int o = 1; o < 32; o <<= 1) {
                 const i64 y = __shfl_up_sync(0xFFFFFFFFu, incl, o);
@@ -468,6 +471,87 @@ __global__ void merge_block(const i64* __restrict__ src, const i64* __restrict__
     }
 }
 
+// Merge into the huge segments, many blocks per segment (listed by plan_moves with piece
+// numbers, owners from list_pieces; npieces on the device). A segment's old items from the
+// first moving one on are cut into pieces of blockDim * K from the back: piece k holds old
+// items [a, b), b = d0 - k * piece, and the new items that go before them (I[j] in [a, b),
+// and for the last old items' piece, k = 0, those appended at d0 too). Tickets take a
+// segment's pieces back to front. A block reads its piece into registers with each old
+// item's slot (i + #(I <= i), each warp searching only the new items among its own windows),
+// marks it read, and, in place, waits until the pieces its slots reach into (to its right,
+// ticketed before it) are read; then writes its old and new items. A piece waits only for
+// pieces ticketed before it, by blocks already running: the wait always ends.
+template <typename T, int K>
+__global__ void merge_pieces(const i64* __restrict__ src, const i64* __restrict__ dst,
+                             const i64* __restrict__ old_degree,
+                             const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
+                             const i64* __restrict__ insert_at, const T* __restrict__ values,
+                             const i64* __restrict__ first, const u64* __restrict__ npieces,
+                             const i64* __restrict__ piece_base,
+                             const int* __restrict__ owner, int* __restrict__ state) {
+    __shared__ i64 taken;
+    __shared__ i64 new_range[2];                 // the piece's new items [j_a, j_b)
+    const i64 total = (i64)*npieces;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const i64 piece = (i64)blockDim.x * K;
+    volatile int* done = state + 1;
+    while (true) {
+        if (threadIdx.x == 0) taken = atomicAdd(state, 1);
+        __syncthreads();
+        const i64 t = taken;
+        if (t >= total) break;
+        const i64 s = owner[t];
+        const i64 k = t - piece_base[s];
+        const i64 c = seg_len[s], d0 = old_degree[s], lo0 = first[s];
+        const i64* I = insert_at + seg_start[s];
+        const T* O = (const T*)src[s];
+        T* D = (T*)dst[s];
+        const i64 b = d0 - k * piece, a = max(lo0, b - piece);
+        const i64 lo_w = a + (i64)warp * 32 * K;
+        T v[K];
+#pragma unroll
+        for (int q = 0; q < K; ++q) {
+            const i64 i = lo_w + 32 * q + lane;
+            if (i < b) v[q] = O[i];
+        }
+        // the new items among this warp's windows: I[j0, j1) in [lo_w, lo_w + 32 K)
+        const i64 j0 = warp_lower_bound(I, c, lo_w);
+        const i64 j1 = j0 + warp_lower_bound(I + j0, c - j0, lo_w + 32 * K);
+        if (threadIdx.x == 0) new_range[0] = j0;
+        if (warp == 1 || blockDim.x <= 32) {
+            const i64 jb = k == 0 ? c : warp_lower_bound(I, c, b);
+            if (lane == 0) new_range[1] = jb;
+        }
+        int to[K];                                   // slot - a, or -1
+#pragma unroll
+        for (int q = 0; q < K; ++q) {
+            const i64 i = lo_w + 32 * q + lane;
+            to[q] = i < b ? (int)(i - a + j0 + upper_bound(I + j0, j1 - j0, i)) : -1;
+        }
+        __syncthreads();                              // the whole piece is read
+        const i64 ja = new_range[0], jb = new_range[1];
+        if ((const T*)D == O) {
+            if (threadIdx.x == 0) {
+                __threadfence();
+                done[t] = 1;
+            }
+            // the last slot written, b + jb - 1, reaches the pieces of old items [b, ...)
+            const i64 x = min(b + jb - 1, d0 - 1);
+            const i64 k0 = x >= b ? (d0 - 1 - x) / piece : k;
+            for (i64 q = t - k + k0 + threadIdx.x; q < t; q += blockDim.x)
+                while (done[q] == 0) {}
+            __threadfence();
+            __syncthreads();
+        }
+#pragma unroll
+        for (int q = 0; q < K; ++q)
+            if (to[q] >= 0) D[a + to[q]] = v[q];
+        const T* V = values + seg_start[s];
+        for (i64 j = ja + threadIdx.x; j < jb; j += blockDim.x) D[I[j] + j] = V[j];
+        __syncthreads();                              // taken / new_range reused
+    }
+}
+
 // Removal, one thread per segment (skips segments moving more than `limit` items, and those
 // with no survivor to write): forward, SMALL_ITEMS items at a time read into registers before
 // any is written; in place, every write lands on an item already read.
@@ -506,32 +590,58 @@ __global__ void remove_small(const i64* __restrict__ src, const i64* __restrict_
     }
 }
 
-// Removal, one warp per listed segment (count[0] of them, on the device): REMOVE_WINDOWS
-// windows of 32 items from the first moving one on, all read before any is written; ranks
-// from RemovedPositions (no search per item).
-#define REMOVE_WINDOWS 4
-template <typename T>
-__global__ void remove_warp(const i64* __restrict__ src, const i64* __restrict__ dst,
-                            const i64* __restrict__ old_degree,
-                            const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
-                            const i64* __restrict__ positions, const i64* __restrict__ first,
-                            const i64* __restrict__ segs, const u64* __restrict__ count) {
+// The survivors among K windows of 32 consecutive items from lo_w (v: this lane's item of
+// each window, read before) written to their slots: item i lands on i - #(removed < i), the
+// count taken from `gone` window by window (windows visited in ascending order). Every lane
+// of the warp calls it.
+template <typename T, int K>
+__device__ __forceinline__ void write_survivors(RemovedPositions& gone, T* D, i64 d0, i64 lo_w,
+                                                const T (&v)[K]) {
+    const int lane = threadIdx.x & 31;
+    const unsigned below = (1u << lane) - 1u;
+#pragma unroll
+    for (int b = 0; b < K; ++b) {
+        const i64 i = lo_w + 32 * b + lane;
+        const i64 before = gone.j;
+        const unsigned bits = gone.window(lo_w + 32 * b);
+        if (i < d0 && !((bits >> lane) & 1u)) D[i - before - __popc(bits & below)] = v[b];
+    }
+}
+
+// Removal, one warp per listed segment (count[0] of them, on the device): steps of W windows
+// of 32 items from the first moving one on (W loads in flight per lane), all of a step read
+// before any is written; the survivors are ranked while they are written (write_survivors:
+// no search per item, no slot held in a register across the read). In place, a step's writes
+// land before the items they come from and after every earlier step's writes, so on items
+// already read. Most lists take a step or a few: a warp's time goes to reaching its lists, so
+// the next list's number is read while this one is rewritten, and B blocks of BLOCK threads
+// are asked to fit on a multiprocessor (registers capped to that).
+template <typename T, int W, int B>
+__global__ void __launch_bounds__(256, B)
+remove_warp(const i64* __restrict__ src, const i64* __restrict__ dst,
+            const i64* __restrict__ old_degree, const i64* __restrict__ seg_start,
+            const i64* __restrict__ seg_len, const i64* __restrict__ positions,
+            const i64* __restrict__ first, const i64* __restrict__ segs,
+            const u64* __restrict__ count) {
     const i64 nsel = (i64)*count;
     const i64 warps = ((i64)blockDim.x * gridDim.x) >> 5;
-    for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps) {
-        const i64 s = segs[w];
+    i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    i64 s = w < nsel ? segs[w] : 0;
+    while (w < nsel) {
         const i64 d0 = old_degree[s];
         const T* O = (const T*)src[s];
         T* D = (T*)dst[s];
+        const i64 lo0 = first[s];
         RemovedPositions gone(positions + seg_start[s], seg_len[s], 0);  // none before first
-        for (i64 lo = first[s]; lo < d0; lo += 32 * REMOVE_WINDOWS) {
-            T v[REMOVE_WINDOWS];
-            i64 to[REMOVE_WINDOWS];
+        w += warps;
+        const i64 next = w < nsel ? segs[w] : 0;       // in flight while this list is rewritten
+        for (i64 lo = lo0; lo < d0; lo += 32 * W) {
+            T v[W];
             read_windows(O, d0, lo, v);
-            rank_windows(gone, d0, lo, 0, (i64)-1, to);
             __syncwarp();
-            write_windows(D, 0, (i64)-1, v, to);
+            write_survivors(gone, D, d0, lo, v);
         }
+        s = next;
     }
 }
 
@@ -547,22 +657,23 @@ extern "C" __global__ void list_pieces(const i64* __restrict__ old_degree,
     const i64 warps = ((i64)blockDim.x * gridDim.x) >> 5;
     for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < nsel; w += warps) {
         const i64 s = segs[w];
-        const i64 np = (old_degree[s] - first[s] + piece - 1) / piece, base = piece_base[s];
+        const i64 np = max((old_degree[s] - first[s] + piece - 1) / piece, (i64)1);
+        const i64 base = piece_base[s];
         for (i64 k = lane; k < np; k += 32) owner[base + k] = (int)s;
     }
 }
 
 // Removal from the huge segments, many blocks per segment, in place. A segment's moving items
-// [first, d0) are cut into pieces of blockDim * PIECE_ITEMS (numbered by plan_moves, listed by
-// list_pieces; npieces on the device); each warp of a block takes PIECE_ITEMS windows of 32.
+// [first, d0) are cut into pieces of blockDim * K (numbered by plan_moves, listed by
+// list_pieces; npieces on the device); each warp of a block takes K windows of 32.
 // A block takes a ticket (state[0]: the pieces in numbered order, so a segment's in ascending
 // order), reads its piece into registers, marks it read (done[piece] = 1), waits until every
-// piece its survivors land on is read, and writes. Survivors land at or before their slot, so
-// a piece waits only for pieces ticketed before it, by blocks already running: the wait always
-// ends. ``state`` (zeroed by the caller): the ticket counter, then one flag per piece.
-#define PIECE_ITEMS 16
-#define NOT_KEPT (-0x7FFFFFFF - 1)             // lists hold fewer than 2^31 items
-template <typename T>
+// piece its survivors land on is read, and writes them (ranked as they are written,
+// write_survivors); only then does it take its next ticket (a ticket taken earlier would hold
+// back the pieces after it, which wait for it to be read). Survivors land at or before their slot, so a piece
+// waits only for pieces ticketed before it, by blocks already running: the wait always ends.
+// ``state`` (zeroed by the caller): the ticket counter, then one flag per piece.
+template <typename T, int K>
 __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict__ dst,
                               const i64* __restrict__ old_degree,
                               const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
@@ -574,7 +685,7 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
     __shared__ i64 rank_at_start;
     const i64 total = (i64)*npieces;
     const int warp = threadIdx.x >> 5;
-    const i64 piece = (i64)blockDim.x * PIECE_ITEMS;
+    const i64 piece = (i64)blockDim.x * K;
     volatile int* done = state + 1;
     while (true) {
         if (threadIdx.x == 0) taken = atomicAdd(state, 1);
@@ -587,28 +698,114 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
         const i64* P = positions + seg_start[s];
         const T* O = (const T*)src[s];
         T* D = (T*)dst[s];
-        const i64 lo = first[s] + k * piece, lo_w = lo + (i64)warp * 32 * PIECE_ITEMS;
-        T v[PIECE_ITEMS];
-        int to[PIECE_ITEMS];                  // destination - lo (>= first - lo), or NOT_KEPT
+        const i64 lo = first[s] + k * piece, lo_w = lo + (i64)warp * 32 * K;
+        T v[K];
         read_windows(O, d0, lo_w, v);
         RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
         if (threadIdx.x == 0) rank_at_start = gone.j;
-        rank_windows(gone, d0, lo_w, lo, NOT_KEPT, to);
         __syncthreads();                                  // the whole piece is read
-        if (src[s] == dst[s]) {
-            if (threadIdx.x == 0) {
-                __threadfence();
-                done[t] = 1;
-            }
+        if (threadIdx.x == 0 && (const T*)D == O) {
+            __threadfence();
+            done[t] = 1;
+        }
+        if ((const T*)D == O) {
             // survivors land from lo - rank_at_start on: wait for the pieces there
             const i64 k0 = (lo - rank_at_start - first[s]) / piece;
             for (i64 q = t - k + k0 + threadIdx.x; q < t; q += blockDim.x)
                 while (done[q] == 0) {}
             __threadfence();
-            __syncthreads();
         }
-        write_windows(D, lo, NOT_KEPT, v, to);
+        __syncthreads();
+        write_survivors(gone, D, d0, lo_w, v);
         __syncthreads();                                  // taken / rank_at_start reused
+    }
+}
+
+// Asynchronous copies of 4- or 8-byte items from global into shared memory (cp.async, sm_80
+// on; older devices load and store through a register), committed as one group and waited
+// for all at once: a block's loads are in flight together without a register each.
+template <typename T>
+__device__ __forceinline__ void stage_item(T* smem, const T* gmem) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned to = (unsigned)__cvta_generic_to_shared(smem);
+    if (sizeof(T) == 8)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(to), "l"(gmem));
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(to), "l"(gmem));
+#else
+    *smem = *gmem;
+#endif
+}
+
+__device__ __forceinline__ void staged_all() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+// remove_pieces with the piece staged in shared memory instead of registers (4- or 8-byte
+// items, blockDim.x == STAGE_THREADS): the block copies its piece (STAGE_THREADS * K items,
+// coalesced) into shared memory asynchronously while each warp finds its removed positions,
+// then, once the pieces its survivors land on are read (as in remove_pieces), each warp
+// writes the survivors of its K windows of 32 from shared memory. Same arguments, tickets and
+// flags as remove_pieces.
+#define STAGE_THREADS 256
+template <typename T, int K>
+__global__ void __launch_bounds__(STAGE_THREADS)
+remove_pieces_staged(const i64* __restrict__ src, const i64* __restrict__ dst,
+                     const i64* __restrict__ old_degree, const i64* __restrict__ seg_start,
+                     const i64* __restrict__ seg_len, const i64* __restrict__ positions,
+                     const i64* __restrict__ first, const u64* __restrict__ npieces,
+                     const i64* __restrict__ piece_base, const int* __restrict__ owner,
+                     int* __restrict__ state) {
+    __shared__ T buf[STAGE_THREADS * K];
+    __shared__ i64 taken;
+    __shared__ i64 rank_at_start;
+    const i64 total = (i64)*npieces;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const unsigned below = (1u << lane) - 1u;
+    const i64 piece = (i64)STAGE_THREADS * K;
+    volatile int* done = state + 1;
+    while (true) {
+        if (threadIdx.x == 0) taken = atomicAdd(state, 1);
+        __syncthreads();
+        const i64 t = taken;
+        if (t >= total) break;
+        const i64 s = owner[t];
+        const i64 k = t - piece_base[s];
+        const i64 c = seg_len[s], d0 = old_degree[s];
+        const i64* P = positions + seg_start[s];
+        const T* O = (const T*)src[s];
+        T* D = (T*)dst[s];
+        const i64 lo = first[s] + k * piece;
+        const i64 n = min(piece, d0 - lo);
+        for (i64 q = threadIdx.x; q < n; q += STAGE_THREADS) stage_item(buf + q, O + lo + q);
+        const i64 lo_w = lo + (i64)warp * 32 * K;
+        RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
+        if (threadIdx.x == 0) rank_at_start = gone.j;
+        staged_all();
+        __syncthreads();                                  // the whole piece is read
+        if (threadIdx.x == 0 && (const T*)D == O) {
+            __threadfence();
+            done[t] = 1;
+        }
+        if ((const T*)D == O) {
+            const i64 k0 = (lo - rank_at_start - first[s]) / piece;
+            for (i64 q = t - k + k0 + threadIdx.x; q < t; q += blockDim.x)
+                while (done[q] == 0) {}
+            __threadfence();
+        }
+        __syncthreads();
+#pragma unroll 4
+        for (int b = 0; b < K; ++b) {
+            const i64 i = lo_w + 32 * b + lane;
+            const i64 before = gone.j;
+            const unsigned bits = gone.window(lo_w + 32 * b);
+            if (i < d0 && !((bits >> lane) & 1u))
+                D[i - before - __popc(bits & below)] = buf[i - lo];
+        }
+        __syncthreads();                                  // buf / taken / rank_at_start reused
     }
 }
 

@@ -28,19 +28,67 @@ from ...memory.gpu_launch import launch
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
 _IDX = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
+#: a removal's medium lists (one warp each) are read REMOVE_WINDOWS windows of 32 items a
+#: step (that many loads in flight per lane), by a kernel built for WARP_BLOCKS blocks a
+#: multiprocessor ...
+REMOVE_WINDOWS = 16
+WARP_BLOCKS = 4
+#: (REMOVE_WINDOWS, WARP_BLOCKS) of columns of other item sizes
+WARP_SHAPE_OTHER = (4, 5)
+#: ... and its huge lists' pieces are BLOCK * PIECE_ITEMS items, PIECE_ITEMS per thread held
+#: in registers (PIECE_ITEMS_WIDE where a column has wider items), ...
+PIECE_ITEMS = 32
+PIECE_ITEMS_WIDE = 16
+#: ... or, where every column has 4-byte items (a graph without edge properties), BLOCK *
+#: STAGED_ITEMS items staged in shared memory (remove_pieces_staged; 0: not staged)
+STAGED_ITEMS = 0
+#: a merge's huge lists cut into pieces of BLOCK * MERGE_PIECE_ITEMS old items, one block's
+#: (merge_pieces, many blocks a list) where the caller bounds the lists' items; False: one
+#: block walks each huge list (merge_block), which large planned inserts take in less time
+#: (bench/results/removal_kernels_gpu_ab.md)
+MERGE_PIECES = False
+MERGE_PIECE_ITEMS = 16
+#: the other shapes that kernels.cu is built with for 4-byte items (bench/tools/removal_gpu.py
+#: compares them): (REMOVE_WINDOWS, WARP_BLOCKS) pairs, PIECE_ITEMS and STAGED_ITEMS values
+REMOVAL_SHAPES = (((16, 4), (4, 5), (8, 6)), (16, 32), (32,))
 _NAMES = tuple(
     [f"find_positions<{s}, {d}, {g}>" for s in _IDX.values() for d in _IDX.values()
      for g in _IDX.values()]
     + [f"{k}<{t}>" for k in ("merge_small", "merge_warp", "merge_block", "remove_small",
-                             "remove_warp", "remove_pieces", "copy_lists", "read_at",
-                             "write_at") for t in ITEM_TYPES.values()])
+                             "copy_lists", "read_at", "write_at") for t in ITEM_TYPES.values()]
+    + [f"merge_pieces<{t}, {MERGE_PIECE_ITEMS}>" for t in ITEM_TYPES.values()]
+    + [f"remove_warp<{t}, {w}, {b}>" for t in ITEM_TYPES.values()
+       for w, b in (REMOVAL_SHAPES[0] if t == ITEM_TYPES[4] else (WARP_SHAPE_OTHER,))]
+    + [f"remove_pieces<{t}, {k}>" for t in ITEM_TYPES.values()
+       for k in (REMOVAL_SHAPES[1] if t == ITEM_TYPES[4] else (PIECE_ITEMS_WIDE,))]
+    + [f"remove_pieces_staged<{ITEM_TYPES[4]}, {k}>" for k in REMOVAL_SHAPES[2]])
 
 #: lists moving at most this many items are rewritten by one thread each ...
 SMALL_MOVE = 64
 #: ... at most this many by one warp each; longer ones by one block each (merges), or by many
-#: blocks each, one piece of REMOVE_PIECE items a block (removals)
+#: blocks each, one piece of removal_pieces() items a block (removals)
 WARP_MOVE = 4096
-REMOVE_PIECE = BLOCK * 16         # blockDim * PIECE_ITEMS of kernels.cu
+
+
+def removal_warps(dtypes) -> list[str]:
+    """The medium lists' removal kernel of each column of ``dtypes``."""
+    return ["remove_warp<{}, {}, {}>".format(item_type(dt), *(
+        (REMOVE_WINDOWS, WARP_BLOCKS) if np.dtype(dt).itemsize == 4 else WARP_SHAPE_OTHER))
+        for dt in dtypes]
+
+
+def removal_pieces(dtypes) -> tuple[int, list[str]]:
+    """How a removal of columns of ``dtypes`` cuts its huge lists: (items of a piece, one
+    block's; the pieces kernel of each column): one piece size for every column. In
+    registers (:data:`PIECE_ITEMS`, :data:`PIECE_ITEMS_WIDE` when a column has wider items)
+    unless every column has 4-byte items and :data:`STAGED_ITEMS` stages them in shared
+    memory."""
+    types = [item_type(dt) for dt in dtypes]
+    if STAGED_ITEMS and all(np.dtype(dt).itemsize == 4 for dt in dtypes):
+        return BLOCK * STAGED_ITEMS, [f"remove_pieces_staged<{t}, {STAGED_ITEMS}>"
+                                      for t in types]
+    k = PIECE_ITEMS if all(np.dtype(dt).itemsize == 4 for dt in dtypes) else PIECE_ITEMS_WIDE
+    return BLOCK * k, [f"remove_pieces<{t}, {k}>" for t in types]
 
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -334,17 +382,17 @@ class _MovePlan:
     ``ns`` segments."""
 
     def __init__(self, src, dst, old_degree, seg_start, seg_len, change, merge: bool,
-                 counted=None):
+                 counted=None, piece: int = 0):
         ns = int(src.shape[0])
         self.ns = ns
         scratch = _move_scratch()
-        self.first, self.moving, self.medium, self.huge, piece_base = scratch.segments(ns)
-        self.piece_base = self.first if merge else piece_base
+        self.first, self.moving, self.medium, self.huge, self.piece_base = \
+            scratch.segments(ns)
         self.counts = scratch.counts
         self.counts.data.memset_async(0, 3 * 8)
         launch(_fn("plan_moves"), ns, (src, dst, old_degree, seg_start, seg_len, change,
                                        np.int32(merge), i64(ns), i64(SMALL_MOVE),
-                                       i64(WARP_MOVE), i64(0 if merge else REMOVE_PIECE),
+                                       i64(WARP_MOVE), i64(piece),
                                        self.first, self.moving, self.medium, self.huge,
                                        self.piece_base, self.counts,
                                        *(counted or (0, 0))))
@@ -365,21 +413,35 @@ def _columns(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, change):
             as_i64(old_degree), as_i64(seg_start), as_i64(seg_len), as_i64(change))
 
 
-def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, values) -> None:
+def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, values,
+                items: int | None = None) -> None:
     """Merge new items into many sorted lists, column by column (same contract as
     :func:`hornet.batch.cpu.general.merge_lists`; every array on the device).
 
     ``src_ptrs``/``dst_ptrs``: lists (one per column) of int64 addresses, shape (S,); equal
     addresses merge in place. ``insert_at`` (int64, (M,)): the number of old items before each
     new one; ``values``: list of (M,) arrays, one per column, any dtype of 1, 2, 4 or 8 bytes.
-    Short lists get one thread, medium ones one warp, huge ones one block.
+    Short lists get one thread, medium ones one warp; huge ones many blocks each (pieces of
+    :data:`MERGE_PIECE_ITEMS` items a thread) when :data:`MERGE_PIECES` is set and ``items``
+    (host int, at least the sum of ``old_degree``) is given, else one block each. No host
+    synchronization.
     """
     src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at = _columns(
         src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at)
     ns = int(old_degree.shape[0])
     if ns == 0:
         return
-    plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, insert_at, True)
+    pieces = bool(MERGE_PIECES) and items is not None
+    piece = BLOCK * MERGE_PIECE_ITEMS if pieces else 0
+    plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, insert_at, True,
+                     piece=piece)
+    if pieces:
+        # every huge segment has at least one piece, one per `piece` old items after that
+        max_pieces = int(items) // piece + ns
+        owner, state = _move_scratch().pieces(max_pieces)
+        launch(_fn("list_pieces"), ns, (old_degree, plan.first, plan.huge, plan.count_at(1),
+                                        plan.piece_base, i64(piece), owner),
+               threads_per_item=32)
     values = [cupy.ascontiguousarray(cupy.asarray(v)) for v in values]
     sides = side_streams.fork()      # short and medium lists beside the huge ones
     for src, dst, vals in zip(src_ptrs, dst_ptrs, values):
@@ -391,8 +453,14 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
         with _on(sides, 1):
             launch(_fn(f"merge_warp<{t}>"), ns, args + (plan.first, plan.medium,
                                                         plan.count_at(0)), threads_per_item=32)
-        launch(_fn(f"merge_block<{t}>"), ns, args + (plan.first, plan.huge, plan.count_at(1)),
-               threads_per_item=BLOCK)
+        if pieces:
+            state.data.memset_async(0, 4 * (1 + max_pieces))     # ticket + flags, per column
+            launch(_fn(f"merge_pieces<{t}, {MERGE_PIECE_ITEMS}>"), max_pieces,
+                   args + (plan.first, plan.count_at(2), plan.piece_base, owner, state),
+                   threads_per_item=BLOCK)
+        else:
+            launch(_fn(f"merge_block<{t}>"), ns,
+                   args + (plan.first, plan.huge, plan.count_at(1)), threads_per_item=BLOCK)
     side_streams.join(sides)
 
 
@@ -405,7 +473,7 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     ``items``: at least the sum of ``old_degree`` (host int; it sizes the workspace of the
     huge lists' pieces; None: summed on the device, one sync).
     Short lists get one thread, medium ones one warp, huge ones many blocks (pieces of
-    REMOVE_PIECE items, rewritten in place in parallel).
+    removal_pieces() items, rewritten in place in parallel).
 
     ``counted`` (a plan queued on the device before its counts reach the host): (address of
     the number of segments, int64 on the device; address of a veto word, int64: nonzero, no
@@ -417,29 +485,31 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     ns = int(old_degree.shape[0])
     if ns == 0:
         return
+    piece, piece_kernels = removal_pieces(dtypes)
     plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, positions, False,
-                     counted)
+                     counted, piece)
     if items is None:
         items = int(old_degree.sum())
     # huge segments move more than WARP_MOVE items each, out of `items` in all
     max_segs = min(ns, int(items) // (WARP_MOVE + 1) + 1)
-    max_pieces = int(items) // REMOVE_PIECE + max_segs
+    max_pieces = int(items) // piece + max_segs
     owner, state = _move_scratch().pieces(max_pieces)
     launch(_fn("list_pieces"), max_segs, (old_degree, plan.first, plan.huge, plan.count_at(1),
-                                          plan.piece_base, i64(REMOVE_PIECE), owner),
+                                          plan.piece_base, i64(piece), owner),
            threads_per_item=32)
     sides = side_streams.fork()      # short and medium lists beside the huge ones' pieces
-    for src, dst, dt in zip(src_ptrs, dst_ptrs, dtypes):
+    for src, dst, dt, warps, pieces in zip(src_ptrs, dst_ptrs, dtypes, removal_warps(dtypes),
+                                           piece_kernels):
         t = item_type(dt)
         args = (src, dst, old_degree, seg_start, seg_len, positions, plan.first)
         with _on(sides, 0):
             launch(_fn(f"remove_small<{t}>"), ns, args + (plan.moving, i64(SMALL_MOVE),
                                                           i64(ns), *(counted or (0, 0))))
         with _on(sides, 1):
-            launch(_fn(f"remove_warp<{t}>"), ns, args + (plan.medium, plan.count_at(0)),
-                   threads_per_item=32)
+            launch(_fn(warps), ns,
+                   args + (plan.medium, plan.count_at(0)), threads_per_item=32)
         state.data.memset_async(0, 4 * (1 + max_pieces))     # ticket + flags, per column
-        launch(_fn(f"remove_pieces<{t}>"), max_pieces,
+        launch(_fn(pieces), max_pieces,
                args + (plan.count_at(2), plan.piece_base, owner, state),
                threads_per_item=BLOCK)
     side_streams.join(sides)

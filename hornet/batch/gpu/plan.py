@@ -222,7 +222,8 @@ class BatchPlan:
     (the slots of the blocks that moving or emptied lists give back) and ``refit`` (a delete
     planned again by :func:`refit_plan`).
 
-    Device arrays, each cut to its true length: ``src``, ``dst`` (int32 (kept,), sorted by
+    Device arrays, each cut to its true length on its first use (None for a plan that
+    flags a bad id): ``src``, ``dst`` (int32 (kept,), sorted by
     (src, dst)), ``at`` (int64 (kept,): insertion point or position in the old list),
     per segment ``sources`` (int32), ``seg_start``, ``seg_len``, ``old_deg``, ``new_deg``,
     ``old_ptr`` (int64), ``seg_ptr`` (int64: the segment's block after the batch, ``old_ptr``
@@ -243,21 +244,18 @@ class BatchPlan:
     refit: bool = False
     take_short: bool = False         # a take queued before the read-back took nothing
     pending: object = None           # the PendingPlan it was made from (refit_plan)
-    src: object = None
-    dst: object = None
-    at: object = None
-    sources: object = None
-    seg_start: object = None
-    seg_len: object = None
-    old_deg: object = None
-    new_deg: object = None
-    old_ptr: object = None
-    seg_ptr: object = None
-    freed: object = None
-    moved: object = None
-    move_class: object = None
-    once_src: object = None
-    once_dst: object = None
+    # (ws, src, dst, once_pairs, mirror, half): where the device arrays are cut from, each on
+    # its first use (a delete reads few of them; a CuPy view costs microseconds of host time)
+    cut_from: tuple | None = None
+
+    def __getattr__(self, name: str):
+        # only called for attributes not set yet: the device arrays, cut on first use
+        if name not in _VIEWS:
+            raise AttributeError(name)
+        source = self.__dict__.get("cut_from")
+        value = None if source is None else _view(self, name, *source)
+        setattr(self, name, value)
+        return value
 
 
 def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr,
@@ -368,23 +366,45 @@ class PendingPlan:
         return plan
 
 
+#: the plan's device arrays: (per kept entry, per segment, per move) -> scratch row (None:
+#: an array of its own or the sources' scratch)
+_ROWS = {"at": 3, "seg_start": 4, "seg_len": 7, "old_deg": 8, "new_deg": 9, "old_ptr": 10,
+         "seg_ptr": 1, "freed": 2, "moved": 5, "move_class": 6}
+_VIEWS = frozenset(_ROWS) | {"src", "dst", "sources", "once_src", "once_dst"}
+
+
+def _view(plan: BatchPlan, name: str, ws, src, dst, once_pairs, mirror: bool, half: int):
+    """The plan's device array ``name``, cut to its true length (see :class:`BatchPlan`)."""
+    m, ns = plan.kept, plan.segments
+    if name in ("src", "dst"):
+        return (src if name == "src" else dst)[:m]
+    if name == "sources":
+        return ws.sources[:ns]
+    if name in ("once_src", "once_dst"):
+        if not mirror:
+            return None
+        return once_pairs[:m // 2] if name == "once_src" else once_pairs[half:half + m // 2]
+    row = ws.rows[_ROWS[name]]
+    return row[:m] if name == "at" else row[:plan.moves] if name in ("moved", "move_class") \
+        else row[:ns]
+
+
+def _address(plan: BatchPlan, name: str) -> int:
+    """Device address of the plan's scratch array ``name`` (a row of :data:`_ROWS`, or
+    ``sources``) without cutting a view of it."""
+    ws = plan.cut_from[0]
+    if name == "sources":
+        return ws.sources.data.ptr
+    return ws.wide.data.ptr + _ROWS[name] * ws.capacity * 8
+
+
 def _made_plan(h, ws, src, dst, once_pairs, mirror: bool, half: int) -> BatchPlan:
-    rows = ws.rows
     plan = BatchPlan(bool(h[I_BAD]), int(h[I_MAX_ID]) + 1, int(h[I_LOOPS]), int(h[I_KEPT]),
                      int(h[I_SEGMENTS]), int(h[I_MOVES]),
                      h[I_CLASS:I_CLASS + NUM_CLASSES].copy(), int(h[I_FREED]),
                      take_short=bool(h[I_TAKE_SHORT]))
-    if plan.bad:
-        return plan
-    m, ns, mv = plan.kept, plan.segments, plan.moves
-    plan.src, plan.dst, plan.at = src[:m], dst[:m], rows[3][:m]
-    plan.sources, plan.seg_start = ws.sources[:ns], rows[4][:ns]
-    plan.seg_len, plan.old_deg = rows[7][:ns], rows[8][:ns]
-    plan.new_deg, plan.old_ptr = rows[9][:ns], rows[10][:ns]
-    plan.seg_ptr, plan.freed = rows[1][:ns], rows[2][:ns]
-    plan.moved, plan.move_class = rows[5][:mv], rows[6][:mv]
-    if mirror:
-        plan.once_src, plan.once_dst = once_pairs[:m // 2], once_pairs[half:half + m // 2]
+    if not plan.bad:
+        plan.cut_from = (ws, src, dst, once_pairs, mirror, half)
     return plan
 
 
@@ -400,9 +420,9 @@ def place_moves(plan: BatchPlan, class_start, pool) -> None:
         return
     next_slot = upload(np.ascontiguousarray(class_start, dtype=np.uint64)) \
         if isinstance(class_start, np.ndarray) else class_start
-    _launch("batch_place", plan.moves, [plan.moved.data.ptr, plan.move_class.data.ptr,
+    _launch("batch_place", plan.moves, [_address(plan, "moved"), _address(plan, "move_class"),
                                         plan.moves, next_slot.data.ptr, pool.data.ptr,
-                                        plan.seg_ptr.data.ptr])
+                                        _address(plan, "seg_ptr")])
 
 
 def commit_plan(plan: BatchPlan, degree, size_class, edge_ptr, min_class: int):
@@ -412,9 +432,9 @@ def commit_plan(plan: BatchPlan, degree, size_class, edge_ptr, min_class: int):
     ``plan.freed`` (int64 device (segments,)): the old blocks given back, 0 where none (a view
     of the plan's scratch, valid until the next plan). One launch."""
     _launch("batch_commit", plan.segments, [
-        plan.sources.data.ptr, plan.new_deg.data.ptr, plan.old_ptr.data.ptr,
-        plan.seg_ptr.data.ptr, plan.segments, int(min_class), degree.data.ptr,
-        size_class.data.ptr, edge_ptr.data.ptr, plan.freed.data.ptr])
+        _address(plan, "sources"), _address(plan, "new_deg"), _address(plan, "old_ptr"),
+        _address(plan, "seg_ptr"), plan.segments, int(min_class), degree.data.ptr,
+        size_class.data.ptr, edge_ptr.data.ptr, _address(plan, "freed")])
     return plan.freed
 
 

@@ -16,13 +16,14 @@ import numpy as np
 
 from ...core.cuda import BLOCK, PreparedLaunch, _max_grid, cupy, item_type
 from . import side_streams
-from .kernels import REMOVE_PIECE, SMALL_MOVE, WARP_MOVE, _fn, _move_scratch
+from .kernels import (SMALL_MOVE, WARP_MOVE, _fn, _move_scratch, removal_pieces,
+                      removal_warps)
 
 __all__ = ["queued_removal"]
 
 _LAUNCHES: dict = {}
 _ARITY = {"plan_moves": 19, "list_pieces": 7, "remove_small": 12, "remove_warp": 9,
-          "remove_pieces": 11}
+          "remove_pieces": 11, "remove_pieces_staged": 11}
 
 
 def _prepared(name: str) -> PreparedLaunch:
@@ -56,26 +57,28 @@ def queued_removal(lists: int, old_degree: int, seg_start: int, seg_len: int,
     first, moving, medium, huge, piece_base = (a.data.ptr for a in scratch.segments(bound))
     counts = scratch.counts.data.ptr
     stream = cupy.cuda.get_current_stream().ptr
+    piece, (pieces,) = removal_pieces(dtypes[:1])
     cupy.cuda.runtime.memsetAsync(counts, 0, 3 * 8, stream)
     _prepared("plan_moves")(_grid(bound), BLOCK, [
         lists, lists, old_degree, seg_start, seg_len, positions, 0, bound, SMALL_MOVE,
-        WARP_MOVE, REMOVE_PIECE, first, moving, medium, huge, piece_base, counts, seg_count,
+        WARP_MOVE, piece, first, moving, medium, huge, piece_base, counts, seg_count,
         veto])
     # huge segments move more than WARP_MOVE items each, out of `items` in all
     max_segs = min(bound, int(items) // (WARP_MOVE + 1) + 1)
-    max_pieces = int(items) // REMOVE_PIECE + max_segs
+    max_pieces = int(items) // piece + max_segs
     owner, state = scratch.pieces(max_pieces)
     owner, state = owner.data.ptr, state.data.ptr
     _prepared("list_pieces")(_grid(max_segs, 32), BLOCK, [
-        old_degree, first, huge, counts + 8, piece_base, REMOVE_PIECE, owner])
+        old_degree, first, huge, counts + 8, piece_base, piece, owner])
     t = item_type(np.dtype(dtypes[0]))
     args = [lists, lists, old_degree, seg_start, seg_len, positions, first]
     sides = side_streams.fork()           # (hornet.batch.gpu.side_streams)
     small_on, warp_on = (stream, stream) if sides is None else (sides[0].ptr, sides[1].ptr)
     _prepared(f"remove_small<{t}>")(_grid(bound), BLOCK, args + [
         moving, SMALL_MOVE, bound, seg_count, veto], small_on)
-    _prepared(f"remove_warp<{t}>")(_grid(bound, 32), BLOCK, args + [medium, counts], warp_on)
+    _prepared(removal_warps(dtypes[:1])[0])(_grid(bound, 32), BLOCK,
+                                            args + [medium, counts], warp_on)
     cupy.cuda.runtime.memsetAsync(state, 0, 4 * (1 + max_pieces), stream)
-    _prepared(f"remove_pieces<{t}>")(_grid(max_pieces, BLOCK), BLOCK, args + [
-        counts + 16, piece_base, owner, state])
+    _prepared(pieces)(_grid(max_pieces, BLOCK), BLOCK,
+                      args + [counts + 16, piece_base, owner, state])
     side_streams.join(sides)
