@@ -17,6 +17,9 @@ import suite_kernels
 import suite_order
 
 ROOT = Path(__file__).resolve().parents[1]
+# split kernels use the parfor launchers found in the kernel cache; the suite's processes (and
+# those they start) leave no compile of missing ones behind (hornet.core.launchers)
+os.environ.setdefault("HORNET_LAUNCHERS", "cached")
 DATA_DIR = Path(os.environ.get("HORNET_DATA", ROOT.parent / "shared" / "data"))
 
 settings.register_profile(
@@ -205,11 +208,7 @@ def pytest_configure(config):
     """Under ``HORNET_RECORD_KERNELS``, record the kernels this test process compiles
     (tests/suite_kernels.py); under ``HORNET_RECORD_DURATIONS``, the seconds of its test
     files (tests/suite_order.py). pytest-xdist keeps the collection's file order, which
-    runs the longest files first (:func:`pytest_collection_modifyitems`). Split kernels
-    use the parfor launchers found in the kernel cache, and the suite leaves no compile of
-    missing ones behind (``launchers.policy = "cached"``: hornet.core.launchers)."""
-    from hornet.core import launchers
-    launchers.policy = "cached"
+    runs the longest files first (:func:`pytest_collection_modifyitems`)."""
     if _record_path(config):
         from numba.core import event as numba_event
         config.kernel_recorder = suite_kernels.Recorder()

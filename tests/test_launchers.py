@@ -172,7 +172,8 @@ def test_a_launcher_missing_at_exit_is_compiled_for_the_next_process(tmp_path):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "launched_kernels.py").write_text(KERNELS)
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    env.update(HORNET_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    env.update(HORNET_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT),
+               HORNET_LAUNCHERS="background")
 
     def run() -> dict:
         done = subprocess.run([sys.executable, "-c", RUN, str(tmp_path / "src")], env=env,

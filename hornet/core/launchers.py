@@ -58,8 +58,13 @@ __all__ = ["run", "launcher_source", "compile_launcher", "compile_main", "policy
 
 #: "background" (the default): cached launchers are used, and the missing ones of this
 #: process's split calls are compiled by a background process at exit; "cached": cached
-#: launchers are used, none compiled; "never": split calls run on hornet's threads only
-policy = "background"
+#: launchers are used, none compiled; "never": split calls run on hornet's threads only.
+#: ``$HORNET_LAUNCHERS`` (one of these words) sets the default, for processes a program starts
+#: (the test suite's, which leave no compile behind).
+POLICIES = ("background", "cached", "never")
+policy = os.environ.get("HORNET_LAUNCHERS", "background")
+if policy not in POLICIES:
+    policy = "background"
 
 #: ``(module, qualified name, argument types as str)`` of split calls that found no
 #: launcher in this process, in the order they were made
