@@ -91,8 +91,9 @@ def test_a_busy_machine_runs_split_calls_on_hornets_threads(kernels, monkeypatch
     monkeypatch.setattr(launchers, "_load_seen", [-1.0, False])
     assert launchers._machine_busy()
     x = np.arange(10, dtype=np.int64)
+    launchers.compile_launcher("launched_kernels", "total", (numba.typeof(x),))
     assert launchers.run(kernels.total, (x,), 2) is None
-    assert kernels.total._launcher is None               # not even looked up
+    assert kernels.total._launcher                       # found, not used
 
 
 def test_launcher_source_names_the_kernel_and_its_arguments(kernels):

@@ -276,14 +276,15 @@ def run(split, args: tuple, parts: int):
     None where the call is to run on hornet's threads (no launcher for its argument types in
     the cache, a forked child, another thread in a launcher, a busy machine, :data:`policy`
     "never")."""
-    if policy == "never" or _machine_busy():
+    if policy == "never":
         return None
     launcher = split._launcher
     if launcher is None:                        # the kernel's first split call here
         launcher = split._launcher = _find(split)
         if launcher is False:
             _want(split, args)
-    if launcher is False or os.getpid() != _pid or not _in_launcher.acquire(blocking=False):
+    if launcher is False or os.getpid() != _pid or _machine_busy() or \
+            not _in_launcher.acquire(blocking=False):
         return None
     try:
         found = launcher(*args, parts)
