@@ -67,7 +67,7 @@ def kernels(tmp_path, monkeypatch):
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.setattr(launchers, "policy", "cached")
     monkeypatch.setattr(launchers, "BUSY_LOAD_MARGIN", float("inf"))   # whatever the load
-    monkeypatch.setattr(launchers, "_load_seen", [-1.0, False])
+    monkeypatch.setattr(launchers, "_load_seen", [-1.0, 0.0, 0.0, False])
     sys.modules.pop("launched_kernels", None)
     module = importlib.import_module("launched_kernels")
     yield module
@@ -88,7 +88,7 @@ def _same(a, b) -> bool:
 
 def test_a_busy_machine_runs_split_calls_on_hornets_threads(kernels, monkeypatch):
     monkeypatch.setattr(launchers, "BUSY_LOAD_MARGIN", -1e9)
-    monkeypatch.setattr(launchers, "_load_seen", [-1.0, False])
+    monkeypatch.setattr(launchers, "_load_seen", [-1.0, 0.0, 0.0, False])
     assert launchers._machine_busy()
     x = np.arange(10, dtype=np.int64)
     launchers.compile_launcher("launched_kernels", "total", (numba.typeof(x),))

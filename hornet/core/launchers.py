@@ -37,6 +37,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import math
 import os
 import subprocess
 import sys
@@ -76,13 +77,16 @@ _CLAIM_STALE_S = 900.0
 #: A launcher's call ends when every Numba thread has run its part: on a machine with more
 #: runnable threads than cores it can wait a scheduler time slice for one, where a call on
 #: hornet's threads runs the parts that a late thread has not begun itself. Split calls run
-#: on hornet's threads while the 1-minute load average is above the number of cores plus
-#: this margin (looked at once a second).
+#: on hornet's threads while the load of other processes (the 1-minute load average less
+#: this process's own CPU use, averaged alike) leaves fewer free cores than Numba threads,
+#: give or take this margin (looked at once a second).
 BUSY_LOAD_MARGIN = 0.5
 
 _pid = os.getpid()                   # launchers run in this process only (not a forked child)
 _in_launcher = threading.Lock()      # one launcher call at a time (see run)
-_load_seen = [-1.0, False]           # when the load was last read, and whether it was high
+# when the load was last read, this process's CPU seconds then, its CPU use averaged as the
+# load average is (cores' worth), and whether the machine was busy
+_load_seen = [-1.0, 0.0, 0.0, False]
 _cache_only = True                   # False in the compiling process
 _exit_hook = False
 
@@ -298,19 +302,27 @@ def run(split, args: tuple, parts: int):
 
 
 def _machine_busy() -> bool:
-    """Whether the machine's load is above its cores (see :data:`BUSY_LOAD_MARGIN`)."""
+    """Whether other processes keep the machine's cores from Numba's threads (see
+    :data:`BUSY_LOAD_MARGIN`)."""
+    seen = _load_seen
     now = time.monotonic()
-    if now - _load_seen[0] > 1.0:
-        _load_seen[0] = now
-        try:
-            cores = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            cores = os.cpu_count() or 1
-        try:
-            _load_seen[1] = os.getloadavg()[0] > cores + BUSY_LOAD_MARGIN
-        except (AttributeError, OSError):
-            _load_seen[1] = False
-    return _load_seen[1]
+    if now - seen[0] < 1.0:
+        return seen[3]
+    cpu = time.process_time()
+    if seen[0] >= 0:        # the load average's own decay: a 60-second exponential
+        decay = math.exp(-(now - seen[0]) / 60.0)
+        seen[2] = seen[2] * decay + (cpu - seen[1]) / (now - seen[0]) * (1 - decay)
+    seen[0], seen[1] = now, cpu
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        others = os.getloadavg()[0] - seen[2]
+    except (AttributeError, OSError):
+        others = 0.0
+    seen[3] = others > cores - numba.get_num_threads() + BUSY_LOAD_MARGIN
+    return seen[3]
 
 
 def _want(split, args, arg_types=None) -> None:
