@@ -194,3 +194,19 @@ def test_a_launcher_missing_at_exit_is_compiled_for_the_next_process(tmp_path):
     while time.monotonic() < deadline and list((tmp_path / "cache").rglob("*.claim")):
         time.sleep(0.2)
     assert run() == {"right": True, "launcher": True, "hits": 1, "misses": 0}
+
+
+def test_cache_stamps_kernels_leave_launchers_out_launchers_cover_their_kernel(kernels):
+    """A change to launchers.py recompiles the launchers, not the kernels; a change to a
+    kernel's file recompiles its launcher too."""
+    from hornet.batch.cpu import ids
+    here = os.path.join("hornet", "core", "launchers.py")
+    assert not any(f.endswith(here) for f in jit.kernel_sources(ids.__name__))
+    name = launchers._names(ids._id_bounds)[1]
+    launchers._load(ids._id_bounds, write=True)          # its module, not compiled
+    try:
+        files = jit.kernel_sources(name)
+    finally:
+        sys.modules.pop(name, None)
+    assert any(f.endswith(here) for f in files)
+    assert ids.__file__ in files and jit.__file__ in files

@@ -475,7 +475,7 @@ class SplitKernel:
         """The results of the ``parts`` parts of a call: run by the kernel's parfor launcher
         where this process has it cached (:mod:`hornet.core.launchers`), else on hornet's
         threads."""
-        results = launchers.run(self, args, parts)
+        results = _launched_parts(self, args, parts)
         return threads.run_parts(self.kernel, args, parts) if results is None else results
 
 
@@ -549,4 +549,6 @@ def timed_compile() -> Iterator[None]:
         record_compile(time.perf_counter() - t)
 
 
-from . import launchers  # noqa: E402  (it builds on this module's cache classes)
+# a function, not the module, in this module's globals: the cache stamps of kernels, which
+# follow the modules in their helpers' globals (kernel_sources), leave launchers.py out
+from .launchers import run as _launched_parts  # noqa: E402  (it builds on this module)
