@@ -185,6 +185,7 @@ def compare(base, args) -> dict:
     settle = (SETTLE_MS if args.device == "cpu" else 0.0) if settle is None else settle
     settle /= 1e3
     times = {"base": [], "new": []}
+    counts = _split_calls()
     for r in range(args.rounds):
         if args.fresh and r % args.fresh == 0 and r > 0:
             graphs = None
@@ -226,8 +227,15 @@ def compare(base, args) -> dict:
             raise SystemExit(f"round {r}: the two trees returned different results")
     graphs["new"].check()
     what = (f"{args.op} batches of {args.batch}" if args.op in UPDATES else args.op)
+    split, launched = (b - a for a, b in zip(counts, _split_calls()))
     return {"label": label, "what": what, "base": np.array(times["base"]),
-            "new": np.array(times["new"])}
+            "new": np.array(times["new"]), "split calls": split, "launched": launched}
+
+
+def _split_calls() -> tuple:
+    """(split calls, of which through a launcher) of the working tree in this process."""
+    launchers = sys.modules.get("hornet.core.launchers")
+    return hornet.core.jit.parallel_calls, getattr(launchers, "calls", 0)
 
 
 def summary(times: dict) -> dict:

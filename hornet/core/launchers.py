@@ -70,6 +70,8 @@ if policy not in POLICIES:
 #: ``(module, qualified name, argument types as str)`` of split calls that found no
 #: launcher in this process, in the order they were made
 wanted: dict = {}
+#: split calls run through a launcher in this process
+calls = 0
 
 # seconds after which a compile claim is taken to be left over by an ended process
 _CLAIM_STALE_S = 900.0
@@ -290,8 +292,10 @@ def run(split, args: tuple, parts: int):
     if launcher is False or os.getpid() != _pid or _machine_busy() or \
             not _in_launcher.acquire(blocking=False):
         return None
+    global calls
     try:
         found = launcher(*args, parts)
+        calls += 1
     except NotCached as e:
         split._launcher = False
         _want(split, args, e.arg_types[:-1])
