@@ -210,3 +210,21 @@ def test_cache_stamps_kernels_leave_launchers_out_launchers_cover_their_kernel(k
         sys.modules.pop(name, None)
     assert any(f.endswith(here) for f in files)
     assert ids.__file__ in files and jit.__file__ in files
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_a_forked_child_runs_split_calls_on_hornets_threads(kernels, monkeypatch):
+    """OpenMP's threads do not survive a fork: a child of a process that used a launcher runs
+    its split calls on hornet's threads."""
+    monkeypatch.setattr(jit, "parallel_policy", "always")
+    monkeypatch.setattr(jit, "split_min_parts", 2)
+    x = np.arange(5000, dtype=np.int64)
+    launchers.compile_launcher("launched_kernels", "total", (numba.typeof(x),))
+    kernels.total._launcher = None
+    used = launchers.calls
+    assert kernels.total(x) == x.sum() and launchers.calls == used + 1
+    pid = os.fork()
+    if pid == 0:                                     # the child: exit status says it all
+        right = kernels.total(x) == x.sum() and launchers.calls == used + 1
+        os._exit(0 if right else 1)
+    assert os.waitpid(pid, 0)[1] == 0
