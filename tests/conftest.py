@@ -17,6 +17,12 @@ import suite_kernels
 import suite_order
 
 ROOT = Path(__file__).resolve().parents[1]
+# split kernels run on hornet's threads, not through parfor launchers (hornet.core.launchers,
+# tested in test_launchers.py): the suite's results do not hang on what the kernel cache
+# holds, its processes (and those they start) leave no launcher compile behind, and the two
+# processes of -n 2 meet no OpenMP threads spinning after each call.
+# HORNET_LAUNCHERS=cached runs it through the cached launchers.
+os.environ.setdefault("HORNET_LAUNCHERS", "never")
 DATA_DIR = Path(os.environ.get("HORNET_DATA", ROOT.parent / "shared" / "data"))
 
 settings.register_profile(

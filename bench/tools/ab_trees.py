@@ -20,7 +20,9 @@ takes a real graph of the data folder (``HORNET_DATA``, e.g. ca-HepPh; undirecte
 dropped) instead of the Kronecker graph of ``--scale``. ``--settle MS`` pauses before each
 timed call (default :data:`SETTLE_MS` on the CPU): the threads that one tree's parallel
 kernels leave spinning would otherwise take a core from the other tree's call that follows
-at once, which a process running one tree never meets.
+at once, which a process running one tree never meets. Before the timed rounds the working
+tree's split kernels get the parfor launchers that a process after the first finds in the
+cache (:func:`with_launchers`).
 """
 from __future__ import annotations
 
@@ -73,6 +75,28 @@ def load_base(tree: Path):
         if hasattr(base_jit, policy):
             setattr(base_jit, policy, getattr(hornet.core.jit, policy))
     return hornet_base
+
+
+def with_launchers() -> int:
+    """Compile here the parfor launchers (:mod:`hornet.core.launchers`) that the working
+    tree's split calls so far found missing, and have every split kernel look for its
+    launcher again: the calls that follow run as in a process after the first (where a
+    background process has compiled them). Returns how many were compiled (0 for a tree
+    without launchers)."""
+    try:
+        launchers = importlib.import_module("hornet.core.launchers")
+    except ImportError:
+        return 0
+    compiled = 0
+    for module, qualname, arg_types in list(launchers.wanted.values()):
+        compiled += launchers.compile_launcher(module, qualname, tuple(arg_types))
+    launchers.wanted.clear()
+    for name, module in list(sys.modules.items()):
+        if name.startswith("hornet.") and module is not None:
+            for value in list(vars(module).values()):
+                if isinstance(value, hornet.core.jit.SplitKernel):
+                    value._launcher = None
+    return compiled
 
 
 def host(a) -> np.ndarray:
@@ -151,10 +175,17 @@ def compare(base, args) -> dict:
 
     if args.op in UPDATES:
         warm(3, args.batch)                    # compile or load every kernel
+        with_launchers()
+        warm(1, args.batch)                    # load the launchers
+    else:
+        for name in packages:                  # compile or load every kernel
+            algorithm(packages[name], args.op, graphs[name], x, source)()
+        with_launchers()
     settle = getattr(args, "settle", None)
     settle = (SETTLE_MS if args.device == "cpu" else 0.0) if settle is None else settle
     settle /= 1e3
     times = {"base": [], "new": []}
+    counts = _split_calls()
     for r in range(args.rounds):
         if args.fresh and r % args.fresh == 0 and r > 0:
             graphs = None
@@ -196,8 +227,15 @@ def compare(base, args) -> dict:
             raise SystemExit(f"round {r}: the two trees returned different results")
     graphs["new"].check()
     what = (f"{args.op} batches of {args.batch}" if args.op in UPDATES else args.op)
+    split, launched = (b - a for a, b in zip(counts, _split_calls()))
     return {"label": label, "what": what, "base": np.array(times["base"]),
-            "new": np.array(times["new"])}
+            "new": np.array(times["new"]), "split calls": split, "launched": launched}
+
+
+def _split_calls() -> tuple:
+    """(split calls, of which through a launcher) of the working tree in this process."""
+    launchers = sys.modules.get("hornet.core.launchers")
+    return hornet.core.jit.parallel_calls, getattr(launchers, "calls", 0)
 
 
 def summary(times: dict) -> dict:

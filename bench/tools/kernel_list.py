@@ -127,7 +127,8 @@ def record(replay_args: list[str]) -> list:
     with tempfile.TemporaryDirectory(prefix="hornet-kernel-list-") as tmp:
         out = Path(tmp) / "kernels.json"
         env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-        env.update(PYTHONPATH=str(ROOT), HORNET_CACHE_DIR=str(Path(tmp) / "cache"))
+        env.update(PYTHONPATH=str(ROOT), HORNET_CACHE_DIR=str(Path(tmp) / "cache"),
+                   HORNET_LAUNCHERS="never")          # no launcher compile left behind
         subprocess.run([sys.executable, "-c", RECORDER, json.dumps(replay_args), str(out)],
                        cwd=ROOT, env=env, check=True, capture_output=True, text=True)
         result = json.loads(out.read_text())

@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> None:
         rows.append([times["what"], times["label"], args.rounds,
                      round(s["base_median"] * 1e3, 2), round(s["new_median"] * 1e3, 2),
                      round(s["ratio_median"], 3), round(s["ratio_of_medians"], 3),
-                     round(s["balanced"], 3), f"{load_before:.1f} / {os.getloadavg()[0]:.1f}"])
+                     round(s["balanced"], 3), f"{load_before:.1f} / {os.getloadavg()[0]:.1f}",
+                     f"{times['launched']} / {times['split calls']}"])
         print(rows[-1], flush=True)
         _write(args, rows, echo=False)           # each case as it ends
     _write(args, rows, echo=True)
@@ -79,12 +80,16 @@ def _write(args, rows: list, echo: bool) -> None:
              "per-round ratios, the ratio of the medians, and the geometric mean of the "
              "medians of the rounds run new-first and base-first (order-balanced). Updates: "
              f"batches of {BATCH} random pairs (insert) or sampled edges (delete), each undone "
-             "untimed. Load: the 1-minute load average before / after the case.")
+             "untimed. Load: the 1-minute load average before / after the case. Launched: "
+             "the new tree's split calls (in parts) during the rounds (undoing included) that ran "
+             "through their parfor launchers (hornet.core.launchers), of all of them; the others "
+             "ran on hornet's threads.")
     if args.notes:
         notes += "\n\n" + args.notes
     write_table("warm_speed_cpu_ab", "Warm CPU speed, working tree vs base (same-process A/B)",
                 ["operation", "graph", "rounds", "base ms", "new ms", "ratio (per round)",
-                 "ratio of medians", "order-balanced", "load"], rows, notes, echo=echo)
+                 "ratio of medians", "order-balanced", "load", "launched"], rows, notes,
+                echo=echo)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,11 @@
   own, started on first use, as many as ``numba.get_num_threads()``). One compile serves
   both: a ``prange`` loop (Numba's parfor) would cost several times the serial compile of
   the same body, and a second compilation besides. Kernels with several phases are split
-  kernels called one after another (each phase needs the whole previous one).
+  kernels called one after another (each phase needs the whole previous one). Where a
+  previous process has left a kernel's parfor *launcher* in the cache (compiled in the
+  background after it: :mod:`hornet.core.launchers`), its split calls run their parts on
+  Numba's threads through it instead, which costs less per call than a hand-off to
+  hornet's threads.
 - :func:`inline_when_parallel`: an inlining choice for per-row helpers (``njit(inline=...)``):
   inlined into split kernels, where large batches run, and called from other kernels, so
   that those compile each helper once.
@@ -423,7 +427,9 @@ class SplitKernel:
     in :data:`parallel_calls`. Called from Python only (a jitted caller calls ``.kernel``
     with ``part, parts``). Under the default :data:`parallel_policy` calls below
     :data:`SPLIT_MIN` run on one thread whatever the threshold: handing a part to another
-    thread costs about as much as that much work."""
+    thread costs about as much as that much work. A call in parts runs them through the
+    kernel's parfor launcher where the cache holds it (:func:`hornet.core.launchers.run`),
+    on hornet's threads otherwise."""
 
     def __init__(self, py_func, threshold: int = PARALLEL_MIN, combine=None,
                  cache: bool = True, nrt: bool = False, **options):
@@ -437,6 +443,7 @@ class SplitKernel:
         self.py_func = py_func
         self.threshold = threshold
         self.combine = combine
+        self._launcher = None       # its parfor launcher, False without (hornet.core.launchers)
         self.__doc__ = py_func.__doc__
         self.__name__ = py_func.__name__
         self.__qualname__ = py_func.__qualname__
@@ -450,7 +457,7 @@ class SplitKernel:
             parts = split_parts()
             if parts > 1:
                 parallel_calls += 1
-                results = threads.run_parts(self.kernel, args, parts)
+                results = self._run_parts(args, parts)
                 return results[0] if self.combine is None else self.combine(results)
         result = self.kernel(*args, 0, 1)
         return result if self.combine is None else self.combine([result])
@@ -461,8 +468,15 @@ class SplitKernel:
         global parallel_calls
         parts = split_parts() if parallel_policy != "never" else 1
         parallel_calls += parts > 1
-        results = threads.run_parts(self.kernel, args, parts)
+        results = self._run_parts(args, parts) if parts > 1 else [self.kernel(*args, 0, 1)]
         return results[0] if self.combine is None else self.combine(results)
+
+    def _run_parts(self, args: tuple, parts: int) -> list:
+        """The results of the ``parts`` parts of a call: run by the kernel's parfor launcher
+        where this process has it cached (:mod:`hornet.core.launchers`), else on hornet's
+        threads."""
+        results = _launched_parts(self, args, parts)
+        return threads.run_parts(self.kernel, args, parts) if results is None else results
 
 
 def split_parts() -> int:
@@ -533,3 +547,8 @@ def timed_compile() -> Iterator[None]:
         yield
     finally:
         record_compile(time.perf_counter() - t)
+
+
+# a function, not the module, in this module's globals: the cache stamps of kernels, which
+# follow the modules in their helpers' globals (kernel_sources), leave launchers.py out
+from .launchers import run as _launched_parts  # noqa: E402  (it builds on this module)
