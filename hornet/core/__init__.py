@@ -1,5 +1,8 @@
 """The ground floor: helpers that every layer of hornet uses, and that import nothing of hornet.
 
+Importing the package registers the split kernels' parfor launchers with
+:mod:`~hornet.core.jit` (:mod:`~hornet.core.launchers`).
+
 - :mod:`~hornet.core.jit`: compiling CPU kernels (split kernels, unchecked indices);
 - :mod:`~hornet.core.threads`: the threads that run the parts of split kernels;
 - :mod:`~hornet.core.pointers`: raw addresses as arrays inside Numba kernels, prefetches;
@@ -11,3 +14,7 @@
 - :mod:`~hornet.core.gather`: a pointer view's lists gathered into one device array (CuPy);
 - :mod:`~hornet.core.device`: which devices this process can use.
 """
+
+from . import jit, launchers  # noqa: E402
+
+jit.launched_parts = launchers.run       # split calls reach their launchers through jit

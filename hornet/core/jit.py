@@ -475,7 +475,7 @@ class SplitKernel:
         """The results of the ``parts`` parts of a call: run by the kernel's parfor launcher
         where this process has it cached (:mod:`hornet.core.launchers`), else on hornet's
         threads."""
-        results = _launched_parts(self, args, parts)
+        results = launched_parts(self, args, parts) if launched_parts is not None else None
         return threads.run_parts(self.kernel, args, parts) if results is None else results
 
 
@@ -549,6 +549,8 @@ def timed_compile() -> Iterator[None]:
         record_compile(time.perf_counter() - t)
 
 
-# a function, not the module, in this module's globals: the cache stamps of kernels, which
-# follow the modules in their helpers' globals (kernel_sources), leave launchers.py out
-from .launchers import run as _launched_parts  # noqa: E402  (it builds on this module)
+#: the parts of a split call through the kernel's parfor launcher, or None where it has none:
+#: :func:`hornet.core.launchers.run`, set by the package hornet.core when imported; a
+#: function, not the module, in this module's globals: the cache stamps of kernels, which
+#: follow the modules in their helpers' globals (kernel_sources), leave launchers.py out
+launched_parts = None
