@@ -94,6 +94,7 @@ from . import order as O
 from . import region as K
 from .core_rows import CORE_MAX_VERTICES, CORE_MIN_LEVEL, build_core, empty_core
 from .dense import TrussBlocks, boundary_partners
+from .level_counts import level_counts
 from .descend_rows import ROW_MIN_DEGREE, lower_after_deletion_rows
 from .order_rows import raise_in_order_rows
 from .static import truss_numbers_and_rounds
@@ -272,16 +273,14 @@ class DynamicTruss:
 
         Only deletions read the counts, so a static decomposition leaves them due
         (``_counts_due``) and the first deletion after it computes them: a graph that only
-        grows never runs (nor compiles) this pass."""
+        grows never runs (nor compiles) this pass. One listing of the triangles gives every
+        count (:mod:`.level_counts`)."""
         self._counts_due = False
         self._valid = self._tick()
-        deg, ptr = self._view()
-        row_off = np.zeros(deg.shape[0] + 1, np.int64)
-        np.cumsum(deg, out=row_off[1:])
         t = self._table
-        K.level_counts(deg, ptr, t.keys, t.shift, t.columns["truss"], self._count,
-                       self._counted, self._tick(), np.empty(int(row_off[-1]), np.int64),
-                       row_off, self._blocks.eblock)
+        level_counts(self._und.adjacency(properties=False), t.keys, t.shift,
+                     t.columns["truss"], self._count, self._counted, self._tick(),
+                     self._blocks.eblock)
 
     def _static_truss(self, und) -> tuple[np.ndarray, np.ndarray]:
         """The static decomposition, timed (its time bounds what an update may spend): truss

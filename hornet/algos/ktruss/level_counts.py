@@ -1,0 +1,111 @@
+"""Every edge's level count from one oriented triangle listing: :func:`level_counts`.
+
+The level count of an edge e (:func:`~hornet.algos.ktruss.region.lower_after_deletion`) is
+the number of its triangles whose two other edges have truss numbers >= ``truss[e]``: the
+triangles in which e has the smallest number (ties included). So one pass over the
+triangles, each listed once, gives every count: a triangle adds one to each of its edges
+that attains its minimum. The listing is the static triangle count's
+(:mod:`hornet.algos.triangles.static`): the graph oriented from lower to higher (degree,
+id), out-lists marked in a per-thread row, one marker read per candidate triangle, instead
+of a merge of both endpoints' whole lists for every edge (which on a graph with hubs reads
+their long lists once per hub edge).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hornet.core.atomics import atomic_add
+from hornet.core.chunking import chunk_bounds, num_chunks
+from hornet.core.jit import part_range, split_kernel, split_parts
+
+from ..triangles.static import EID_PROP, _vertex_work, orient
+from ..views import entry_offsets
+from .region import _row, _slot
+
+__all__ = ["level_counts"]
+
+
+@split_kernel(threshold=0)
+def _entry_slots(deg, ptr, keys, shift, rows, row_off, part, parts):
+    """The table slot of every stored adjacency entry (row order, ``row_off`` offsets)."""
+    for u in range(*part_range(deg.shape[0], part, parts)):
+        A, da = _row(deg, ptr, u)
+        at = row_off[u]
+        for i in range(da):
+            rows[at + i] = _slot(keys, shift, u, A[i])
+
+
+@split_kernel(nrt=True, threshold=0)
+def _minimum_edges(ooff, oind, oeid, bounds, marks, acc, truss, out, taken, part, parts):
+    """For every triangle of the oriented graph (``oeid``: the table slot of each oriented
+    edge), one to ``out`` of each of its edges whose ``truss`` is the triangle's smallest.
+
+    Chunks of vertices of about equal work are taken one at a time (``taken[0]``). For u,
+    the positions + 1 of out(u) are marked in this part's row; each w in out(v), v in out(u),
+    found marked closes the triangle (u, v, w). What lands on u's own edges is summed in the
+    part's ``acc`` row by position and added once per u; the edge (v, w) takes an atomic."""
+    nchunks = bounds.shape[0] - 1
+    mk = marks[part]
+    ac = acc[part]
+    c = atomic_add(taken, 0, 1)
+    while c < nchunks:
+        for u in range(bounds[c], bounds[c + 1]):
+            a = ooff[u]
+            a_hi = ooff[u + 1]
+            if a_hi - a < 2:
+                continue
+            for p in range(a, a_hi):
+                mk[oind[p]] = p - a + 1
+                ac[p - a] = 0
+            for p in range(a, a_hi):
+                v = oind[p]
+                tuv = truss[oeid[p]]
+                for q in range(ooff[v], ooff[v + 1]):
+                    m = mk[np.uint32(oind[q])]
+                    if m == 0:
+                        continue
+                    evw = oeid[q]
+                    tvw = truss[evw]
+                    tuw = truss[oeid[a + m - 1]]
+                    low = min(tuv, tvw, tuw)
+                    if tuv == low:
+                        ac[p - a] += 1
+                    if tuw == low:
+                        ac[m - 1] += 1
+                    if tvw == low:
+                        atomic_add(out, evw, 1)
+            for p in range(a, a_hi):
+                mk[oind[p]] = 0
+                if ac[p - a]:
+                    atomic_add(out, oeid[p], ac[p - a])
+        c = atomic_add(taken, 0, 1)
+
+
+def level_counts(view, keys, shift, truss, cnt, counted, stamp, skip) -> None:
+    """Exact level counts of every edge of the undirected sorted adjacency ``view`` (the
+    graph the edge table ``keys`` / ``shift`` holds): ``cnt[s]`` = the triangles of edge slot
+    s whose two other edges have ``truss`` >= ``truss[s]``; ``counted[s]`` = ``stamp``. Edges
+    with ``skip[s] >= 0`` (dense-block edges, which deletions never count) are left alone;
+    other slots of the table (edges not in ``view``) too."""
+    deg = np.asarray(view.degree)
+    ptr = np.asarray(view.edge_ptr)
+    n = deg.shape[0]
+    row_off = entry_offsets(deg)
+    rows = np.empty(int(row_off[-1]), np.int64)
+    _entry_slots(deg, ptr, keys, shift, rows, row_off)
+    eid_ptr = (int(rows.ctypes.data) if rows.size else 0) + 8 * row_off[:-1]
+    ooff, oind, oeid = orient(view, eid_mode=EID_PROP, eid_ptr=eid_ptr)
+    if oind.shape[0] == 0:
+        return
+    work = np.zeros(n + 1, np.int64)
+    _vertex_work(ooff, oind, work)
+    np.cumsum(work, out=work)
+    bounds = chunk_bounds(work, num_chunks(int(work[-1]), grain=1 << 14))
+    nt = split_parts()
+    marks = np.zeros((nt, n), np.int32)
+    acc = np.zeros((nt, int(np.max(np.diff(ooff)))), np.int32)
+    out = np.zeros(keys.shape[0], np.int32)
+    _minimum_edges(ooff, oind, oeid, bounds, marks, acc, truss, out, np.zeros(1, np.int64))
+    own = oeid[skip[oeid] < 0]
+    cnt[own] = out[own]
+    counted[own] = stamp
