@@ -75,6 +75,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import math
 import os
 import sys
@@ -111,6 +112,9 @@ __all__ = [
 
 DEFAULT_BATCH_SIZE = 5000
 GROWTH_SLOTS = 1 << 16   # least slots of a block array an insert-only replay's graph adds
+#: a replay reserves the graph's room for the stream's first block of events before its
+#: first batch (``Graph.reserve``; False: the graph grows batch by batch)
+RESERVE = True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -341,6 +345,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                        desc="replay", leave=False)
         try:
             blocks = _limited(reader.blocks(), max_events)
+            if RESERVE and from_snapshot is None and vmap is None:
+                blocks = _reserved(g, blocks, window, reader.path)
             blocks = checkpoint.skip_events(blocks, start_event) if resume else \
                 checkpoint.shift_events(blocks, start_event)
             batches = iter_batches(blocks, batch_size=batch_size, batch_time=batch_time,
@@ -460,6 +466,28 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         "verified": bool(verify),
     }
     return ReplayResult(out, summary)
+
+
+def _reserved(g, blocks, window: int | None, path: str):
+    """``blocks`` (EventBlocks), once the graph has reserved room for what the first of them
+    holds (``Graph.reserve``: its ids and, within a window, as many edges as its events):
+    the stream's size known ahead (a file is read a large block at a time), so that its
+    first batches do not stop to grow the graph's memory."""
+    blocks = iter(blocks)
+    try:
+        first = next(blocks, None)
+    except StreamFormatError as e:
+        raise StreamFormatError(_in_file(path, e)) from None
+    if first is None:
+        return blocks
+    if len(first):
+        hi = int(max(first.src.max(), first.dst.max()))
+        if 0 <= hi <= MAX_VERTEX_ID:
+            edges = len(first) if window is None else min(len(first), window)
+            g.reserve(num_vertices=hi + 1, num_edges=edges)
+            if g.device == "gpu":                # (its kernels done before the clock starts)
+                g._xp.cuda.get_current_stream().synchronize()
+    return itertools.chain([first], blocks)
 
 
 def _dense_events(ev: EventBlock, vmap, path: str) -> EventBlock:

@@ -81,6 +81,7 @@ MARK_SHIFT = 2             # a ring under 1/4 of its goal is refilled ahead ...
 MARK_PEAKS = 3             # ... or under this many of its class's peak needs
 PEAK_GOAL = 8              # ... to at least this many peak needs (within the goal's ceiling)
 PEAK_DECAY_SHIFT = 4       # a class's peak need loses 1/16 at every batch that takes from it
+RESERVE_SLOTS = 4          # fill_for: slots of reserve per expected entry at most
 #: BlockCache.top_up refills ahead of need (environment HORNET_CACHE_TOP_UP=0: it does nothing,
 #: rings are refilled when a batch finds them short)
 TOP_UP = os.environ.get("HORNET_CACHE_TOP_UP", "1") != "0"
@@ -229,6 +230,48 @@ class BlockCache:
             return
         self._want.difference_update(step)
         self.last_step = "take"
+
+    def fill_for(self, lists: int, entries: int) -> None:
+        """:meth:`fill_ahead` for a graph that inserts alone grow to at most ``lists`` lists
+        of ``entries`` entries in all: ring k aims at the lists that may ever reach class k
+        (a list in a class above the smallest holds more than half its block), within its
+        ceiling, and all of them at ``RESERVE_SLOTS`` slots per entry (a list of d entries
+        took blocks of fewer than 4 d slots by the time it holds them), smaller classes
+        first."""
+        mm = self.manager
+        blocks = [0] * NUM_CLASSES
+        budget = RESERVE_SLOTS * max(int(entries), 0)
+        low = mm.min_size_class
+        for k in range(low, NUM_CLASSES):
+            n = int(lists) if k == low else min(int(lists), int(entries) >> (k - 1))
+            n = min(n, int(self.ceiling[k]), budget >> k)
+            if n <= 0:
+                break
+            blocks[k] = n
+            budget -= n << k
+        self.fill_ahead(blocks)
+
+    def fill_ahead(self, blocks) -> None:
+        """Raise the goal of every ring k to ``blocks[k]`` (host integers, NUM_CLASSES of
+        them; within the ring's ceiling and its cap, see :meth:`goal`) and fill the rings to
+        their refill levels now, from the bit trees in one batched allocation: for a caller
+        that knows the traffic ahead (:meth:`hornet.Graph.reserve`), so that the batches
+        that follow find their blocks in the rings instead of refilling them (each refill a
+        plan, a launch and often new block arrays and a lookup rebuild). Nothing is noted
+        for :meth:`grow_ahead`: the rings hold what the caller expects to need. All or
+        nothing (:class:`DeviceMemoryError`)."""
+        ks = [k for k in range(NUM_CLASSES) if blocks[k] > 0 and self.ceiling[k]]
+        if not ks:
+            return
+        boost = list(self.boost)
+        for k in ks:
+            self.boost[k] = max(self.boost[k], min(int(blocks[k]), int(self.ceiling[k])))
+        try:
+            self._refill(ks, None)
+        except MemoryError:
+            self.boost = boost
+            raise
+        self._grow.difference_update(ks)
 
     def grow_ahead(self) -> None:
         """The other bounded step, for the end of a batch (the small-batch path calls it
