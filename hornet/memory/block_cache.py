@@ -81,7 +81,6 @@ MARK_SHIFT = 2             # a ring under 1/4 of its goal is refilled ahead ...
 MARK_PEAKS = 3             # ... or under this many of its class's peak needs
 PEAK_GOAL = 8              # ... to at least this many peak needs (within the goal's ceiling)
 PEAK_DECAY_SHIFT = 4       # a class's peak need loses 1/16 at every batch that takes from it
-RESERVE_SLOTS = 4          # fill_for: slots of reserve per expected entry at most
 #: BlockCache.top_up refills ahead of need (environment HORNET_CACHE_TOP_UP=0: it does nothing,
 #: rings are refilled when a batch finds them short)
 TOP_UP = os.environ.get("HORNET_CACHE_TOP_UP", "1") != "0"
@@ -234,21 +233,16 @@ class BlockCache:
     def fill_for(self, lists: int, entries: int) -> None:
         """:meth:`fill_ahead` for a graph that inserts alone grow to at most ``lists`` lists
         of ``entries`` entries in all: ring k aims at the lists that may ever reach class k
-        (a list in a class above the smallest holds more than half its block), within its
-        ceiling, and all of them at ``RESERVE_SLOTS`` slots per entry (a list of d entries
-        took blocks of fewer than 4 d slots by the time it holds them), smaller classes
-        first."""
-        mm = self.manager
+        (a list in a class above the smallest holds more than half its block: at most
+        ``entries >> (k - 1)`` of them), within its ceiling (the bytes budget of a class, as
+        for a graph with an array growth floor: ``hornet.Graph.set_array_growth``)."""
         blocks = [0] * NUM_CLASSES
-        budget = RESERVE_SLOTS * max(int(entries), 0)
-        low = mm.min_size_class
+        low = self.manager.min_size_class
         for k in range(low, NUM_CLASSES):
             n = int(lists) if k == low else min(int(lists), int(entries) >> (k - 1))
-            n = min(n, int(self.ceiling[k]), budget >> k)
             if n <= 0:
                 break
-            blocks[k] = n
-            budget -= n << k
+            blocks[k] = min(n, int(self.ceiling[k]))
         self.fill_ahead(blocks)
 
     def fill_ahead(self, blocks) -> None:
