@@ -10,8 +10,8 @@ default kernel policy and with every kernel on one thread, and compared at the f
 two: on a machine of many cores a replay's batches are too small for many threads, whose
 hand-off then costs more than the work it shares.
 
-Both backends are measured warm: every stream and batch size is replayed once on each before
-any is timed (compiles, first-call setup), the CPU's split kernels then get the parfor
+Both backends are measured warm: each stream is replayed at every batch size once on each
+before it is timed (compiles, first-call setup), the CPU's split kernels then get the parfor
 launchers that a process after the first finds cached (:mod:`hornet.core.launchers`,
 compiled here: a fresh machine has none, and its first process would run those calls on
 hornet's own threads), and the timed replays alternate CPU and GPU, repeat after repeat.
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import time
 
 import numba
 
@@ -63,17 +64,16 @@ def _update_rates(path, batch_size: int, repeats: int) -> tuple[int, int, dict]:
     return events, batches, {m: statistics.median(r) for m, r in rates.items()}
 
 
-def warm_up(paths, batch_sizes) -> int:
-    """Replay every stream at every batch size once on each device (untimed), then compile
-    the CPU's missing parfor launchers here; returns how many were compiled."""
+def warm_up(path, batch_sizes) -> int:
+    """Replay the stream at every batch size once on each device and CPU policy (untimed),
+    then compile the CPU's missing parfor launchers here; returns how many were compiled."""
     from bench.tools.ab_trees import with_launchers
-    for path in paths:
-        for b in batch_sizes:
-            for policy in CPU_POLICIES:
-                jit.parallel_policy = policy
-                replay(path, batch_size=b, device="cpu", algos="none")
-            jit.parallel_policy = "tiered"
-            replay(path, batch_size=b, device="gpu", algos="none")
+    for b in batch_sizes:
+        for policy in CPU_POLICIES:
+            jit.parallel_policy = policy
+            replay(path, batch_size=b, device="cpu", algos="none")
+        jit.parallel_policy = "tiered"
+        replay(path, batch_size=b, device="gpu", algos="none")
     return with_launchers()
 
 
@@ -90,9 +90,11 @@ def main(argv: list[str] | None = None) -> None:
     # each stream read once (the replay of a table skips the text parsing; its batches and
     # update time are the same)
     paths = {name: read_stream(_path(name)) for name in a.streams}
-    compiled = warm_up(paths.values(), a.batch_sizes)
-    calls = launchers.calls
+    compiled, calls = 0, launchers.calls
     for name, path in paths.items():
+        t = time.perf_counter()
+        compiled += warm_up(path, a.batch_sizes)
+        print(f"({name}: warm-up {time.perf_counter() - t:.1f} s)", flush=True)
         for b in a.batch_sizes:
             events, batches, rate = _update_rates(path, b, a.repeats)
             best = max(CPU_POLICIES, key=lambda p: rate["cpu " + p])
@@ -107,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
                  "GPU / CPU (best)"], rows,
                 notes=(f"Directed graph, no window, no analytics; medians of {a.repeats} "
                        "replays per backend, CPU and GPU alternating in one process, after "
-                       "an untimed replay of every stream and batch size on each. The CPU "
+                       "an untimed replay of the stream at every batch size on each. The CPU "
                        "runs under the library's default kernel policy (tiered: large calls "
                        f"split over {numba.get_num_threads()} Numba threads, through the "
                        "parfor launchers a later process finds cached where the machine's "

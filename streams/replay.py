@@ -99,7 +99,7 @@ from .reader import open_stream
 from .result import REPORT_FORMATS, ReplayResult
 from .verify import ReferenceReplay, VerificationError, edge_keys, original_id, verify_batch
 from .window import EventWindow
-from .weighted_batch import insert_latest
+from .weighted_batch import LatestPath, insert_latest
 from .window_batch import insert_expire, insert_refresh, last_seen
 
 __all__ = [
@@ -314,6 +314,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         for an in analytics:
             an.start(g, ctx)
         expiry = EventWindow(window) if window is not None else None
+        latest = LatestPath()        # (weighted batches on a GPU graph: see insert_latest)
         if expiry is not None and from_snapshot is not None:
             checkpoint.restore_window(seen, expiry, insert_only=not cols.op)
         ref = ReferenceReplay(bool(directed), weighted, window is not None) if verify else None
@@ -367,7 +368,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                 try:
                     changes, loops = _apply_batch(g, ev, directed, expiry, weighted,
                                                   reader.path,
-                                                  _feeder(analytics, seconds, compiling))
+                                                  _feeder(analytics, seconds, compiling),
+                                                  latest)
                 except BatchError as e:     # what the stream checks did not catch
                     raise ReplayError(f"{reader.path}: batch {b.index} (events {ev.start} to "
                                       f"{ev.stop - 1}): {e}") from None
@@ -529,10 +531,11 @@ def _warm_up(hornet, directed, device, eprops, window, analytics, ctx, with_op: 
                   EventBlock(10, np.zeros_like(grow_d), grow_d, None, grow_w)]
         if with_op:
             blocks.insert(0, EventBlock(0, s, d, np.array([1, 1, 1, 1, -1], np.int8), w))
+        latest = LatestPath()         # (the insert, then the upsert once a repeat is met)
         for ev in blocks:
             changes, _ = _apply_batch(g, ev, directed, win, "weight" in eprops, "",
                                       _feeder(dyn, {an.column + "_seconds": 0.0 for an in dyn},
-                                              None))
+                                              None), latest)
             for an in dyn:
                 an.update(g, changes)
         for an in analytics:
@@ -567,7 +570,8 @@ def _ignore(change) -> None:
 
 
 def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
-                 weighted: bool, path: str, feed: Callable = _ignore):
+                 weighted: bool, path: str, feed: Callable = _ignore,
+                 latest: LatestPath | None = None):
     """Apply one batch to the graph, and the window's expiry after it, calling ``feed`` with
     each EdgeChange right after the graph call that made it; returns (BatchChanges, self-loops
     dropped)."""
@@ -600,15 +604,15 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
     if not directed:
         s, d = np.minimum(s, d), np.maximum(s, d)
     if window is None:
-        return _changes(g, s, d, idx, op, w, ev, window, weighted, feed), loops
+        return _changes(g, s, d, idx, op, w, ev, window, weighted, feed, latest), loops
     # a full window expires about as many edges as a batch brings: the graph keeps the room
     # that expiry gives back for the next batch (Graph.steady_churn)
     with g.steady_churn():
-        return _changes(g, s, d, idx, op, w, ev, window, weighted, feed), loops
+        return _changes(g, s, d, idx, op, w, ev, window, weighted, feed, latest), loops
 
 
 def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,
-             weighted: bool, feed: Callable) -> BatchChanges:
+             weighted: bool, feed: Callable, latest: LatestPath | None = None) -> BatchChanges:
     """The graph calls of one batch (self-loops dropped: ``s``, ``d``, and ``idx`` their
     event indices or None when the batch had no self-loop; ``op``, ``w`` aligned), the
     window's expiry after them; returns the BatchChanges."""
@@ -620,7 +624,8 @@ def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,
             ch.inserted = g.insert_edges(s, d)
             feed(ch.inserted)
     elif op is None and window is None and s.size:
-        insert_latest(g, ch, s, d, w, feed, update_first=feed is _ignore and g.device == "gpu")
+        insert_latest(g, ch, s, d, w, feed, update_first=feed is _ignore and g.device == "gpu",
+                      path=latest)
     elif op is None and window is not None and s.size:
         if idx is None:
             idx = np.arange(ev.start, ev.start + n, dtype=np.int64)
