@@ -112,8 +112,8 @@ __all__ = [
 
 DEFAULT_BATCH_SIZE = 5000
 GROWTH_SLOTS = 1 << 16   # least slots of a block array an insert-only replay's graph adds
-#: a replay reserves the graph's room for the stream's first block of events before its
-#: first batch (``Graph.reserve``; False: the graph grows batch by batch)
+#: a replay without a window reserves the graph's room for the stream's first block of events
+#: before its first batch (``Graph.reserve``; False: the graph grows batch by batch)
 RESERVE = True
 
 
@@ -346,8 +346,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                        desc="replay", leave=False)
         try:
             blocks = _limited(reader.blocks(), max_events)
-            if RESERVE and from_snapshot is None and vmap is None:
-                blocks = _reserved(g, blocks, window, reader.path)
+            if RESERVE and from_snapshot is None and vmap is None and window is None:
+                blocks = _reserved(g, blocks, reader.path)
             blocks = checkpoint.skip_events(blocks, start_event) if resume else \
                 checkpoint.shift_events(blocks, start_event)
             batches = iter_batches(blocks, batch_size=batch_size, batch_time=batch_time,
@@ -470,11 +470,12 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
     return ReplayResult(out, summary)
 
 
-def _reserved(g, blocks, window: int | None, path: str):
+def _reserved(g, blocks, path: str):
     """``blocks`` (EventBlocks), once the graph has reserved room for what the first of them
-    holds (``Graph.reserve``: its ids and, within a window, as many edges as its events):
-    the stream's size known ahead (a file is read a large block at a time), so that its
-    first batches do not stop to grow the graph's memory."""
+    holds (``Graph.reserve``: its ids, as many edges as its events): the stream's size known
+    ahead (a file is read a large block at a time), so that the first batches of a replay
+    without a window (a graph that grows with the stream) do not stop to grow the graph's
+    memory."""
     blocks = iter(blocks)
     try:
         first = next(blocks, None)
@@ -485,8 +486,7 @@ def _reserved(g, blocks, window: int | None, path: str):
     if len(first):
         hi = int(max(first.src.max(), first.dst.max()))
         if 0 <= hi <= MAX_VERTEX_ID:
-            edges = len(first) if window is None else min(len(first), window)
-            g.reserve(num_vertices=hi + 1, num_edges=edges)
+            g.reserve(num_vertices=hi + 1, num_edges=len(first))
             if g.device == "gpu":                # (its kernels done before the clock starts)
                 g._xp.cuda.get_current_stream().synchronize()
     return itertools.chain([first], blocks)
