@@ -20,18 +20,25 @@ from typing import Callable
 
 import numpy as np
 
+from hornet.batch.small_layout import SMALL_ENTRIES
+
 from .analytics import BatchChanges
 
 __all__ = ["insert_latest", "LatestPath"]
 
 
 class LatestPath:
-    """A replay's choice for its weighted batches on a graph that defers inserts (GPU), made
-    from what its earlier batches found: while every batch inserted one new edge per event
-    (no repeats, no edge present before: streams of distinct edges), a batch goes as a
-    deferred insert, whose length is read to confirm it (one wait); once a batch found
-    otherwise, the replay's batches go as deferred upserts (no wait, but the device looks
-    every pair up and writes the present ones' weights)."""
+    """A replay's choice for its weighted batches of more than one small batch's pairs on a
+    graph that defers inserts (GPU), made from what its earlier batches found: while every
+    batch inserted one new edge per event (no repeats, no edge present before: streams of
+    distinct edges), a batch goes as a deferred insert, whose length is read to confirm it
+    (one wait); once a batch found otherwise, the replay's batches go as deferred upserts
+    (no wait, but the device looks every pair up and writes the present ones' weights, chunk
+    by chunk)."""
+
+    #: batches of at most this many pairs go as upserts whatever came before: one small
+    #: batch's upsert costs the device little, and the insert's length would be a wait
+    min_pairs = SMALL_ENTRIES
 
     def __init__(self):
         self.upserts = False
@@ -57,14 +64,18 @@ def insert_latest(g, ch: BatchChanges, s, d, w, feed: Callable, *,
     """
     sr, dr, wr = s[::-1].copy(), d[::-1].copy(), w[::-1].copy()
     if update_first and path is not None and not path.upserts and \
-            getattr(g, "_deferred_batches", False):
-        # the insert first, without the update (a stream of distinct edges), see LatestPath
+            sr.shape[0] > path.min_pairs and getattr(g, "_deferred_batches", False):
+        # the insert first, the update only where it left events out, see LatestPath
+        empty = g.num_edges == 0
         ch.inserted = g.insert_edges(sr, dr, weight=wr)
         if len(ch.inserted) < sr.shape[0]:
             path.upserts = True
-            updated = _without(g.update_edges(sr, dr, weight=wr), ch.inserted)
-            if len(updated):
-                ch.updated = updated
+            # (into an empty graph the insert's first occurrences are the batch's last
+            # events: nothing present before, nothing to update)
+            if not empty:
+                updated = _without(g.update_edges(sr, dr, weight=wr), ch.inserted)
+                if len(updated):
+                    ch.updated = updated
         return
     if update_first:
         # a GPU graph that defers inserts: both in one deferred batch, no wait

@@ -30,12 +30,12 @@ def _ignore(change):
     pass
 
 
-def _batches(rng, repeat_from: int):
-    """Batches of distinct new edges, then (from batch ``repeat_from`` on) batches with
-    repeats and edges present before."""
+def _batches(rng, repeat_from: int, low: int, high: int):
+    """Batches of ``low`` to ``high`` events: distinct new edges, then (from batch
+    ``repeat_from`` on) with repeats and edges present before."""
     out, seen = [], 0
     for k in range(6):
-        n = int(rng.integers(200, 1500))
+        n = int(rng.integers(low, high))
         if k < repeat_from:
             key = np.arange(seen, seen + n)          # never met before
             seen += n
@@ -47,7 +47,8 @@ def _batches(rng, repeat_from: int):
 
 
 @pytest.mark.parametrize("repeat_from", [0, 3, 6])
-def test_latest_path_equals_plain_path(device, monkeypatch, repeat_from):
+@pytest.mark.parametrize("small", [False, True])
+def test_latest_path_equals_plain_path(device, monkeypatch, repeat_from, small):
     if device == "cpu":
         monkeypatch.setitem(deferred_path.EMULATIONS, "cpu", CpuDeferred)
         monkeypatch.setattr(CpuDeferred, "late", 0.0)
@@ -56,13 +57,16 @@ def test_latest_path_equals_plain_path(device, monkeypatch, repeat_from):
     deferred, plain = hornet.Graph(**kw), hornet.Graph(**kw)
     deferred.defer_inserts()
     path = LatestPath()
-    for k, (s, d, w) in enumerate(_batches(rng, repeat_from)):
+    # (batches of one small batch's pairs at most go as upserts whatever came before)
+    low, high = (200, LatestPath.min_pairs + 1) if small else \
+        (LatestPath.min_pairs + 1, 3 * LatestPath.min_pairs)
+    for k, (s, d, w) in enumerate(_batches(rng, repeat_from, low, high)):
         a, b = BatchChanges(), BatchChanges()
         insert_latest(deferred, a, s, d, w, _ignore, update_first=True, path=path)
         insert_latest(plain, b, s, d, w, _ignore)
         assert _pairs(a.inserted) == _pairs(b.inserted)
         assert _pairs(a.updated) == _pairs(b.updated)
-        assert path.upserts == (k >= repeat_from)
+        assert path.upserts == (not small and k >= repeat_from)
     assert deferred.num_edges == plain.num_edges
     got, want = deferred.edges(properties=True), plain.edges(properties=True)
     for x, y in zip(got[:2], want[:2]):
