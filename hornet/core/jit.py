@@ -62,8 +62,9 @@ PARALLEL_MIN = 1 << 13   # a split kernel's default threshold: items of work run
 # items of work below which a split kernel (SplitKernel) runs on one thread whatever its
 # threshold, unless parallel_policy is "always"
 SPLIT_MIN = 1 << 10
-# "tiered" (the default): split kernels run in parts from max(threshold, SPLIT_MIN) items of
-# work; "always": from their own threshold; "never": on one thread
+# "tiered" (the default): split kernels run in one part per max(threshold, SPLIT_MIN) items
+# of work, at most one per thread; "always": in a part per thread from their own threshold;
+# "never": on one thread
 parallel_policy = "tiered"
 
 #: Calls that ran in parts (:class:`SplitKernel`) in this process; the test suite checks with it that its ``parallel_kernels`` tests reach
@@ -425,9 +426,11 @@ class SplitKernel:
     with :func:`inline_when_parallel` are inlined into it.
     :data:`parallel_policy` ``"never"`` keeps every call on one thread; a split call counts
     in :data:`parallel_calls`. Called from Python only (a jitted caller calls ``.kernel``
-    with ``part, parts``). Under the default :data:`parallel_policy` calls below
-    :data:`SPLIT_MIN` run on one thread whatever the threshold: handing a part to another
-    thread costs about as much as that much work. A call in parts runs them through the
+    with ``part, parts``). Under the default :data:`parallel_policy` a call runs in as many
+    parts as it has threads, but no more than its work holds ``max(threshold, SPLIT_MIN)``
+    items (one part below that): handing a part to another thread costs about as much as
+    that much work. Under ``"always"`` a call of at least ``threshold`` items runs in a part
+    per thread. A call in parts runs them through the
     kernel's parfor launcher where the cache holds it (:func:`hornet.core.launchers.run`),
     on hornet's threads otherwise."""
 
@@ -451,14 +454,17 @@ class SplitKernel:
 
     def __call__(self, *args):
         global parallel_calls
-        if parallel_policy != "never" and _work(args) >= (
-                self.threshold if parallel_policy == "always" else
-                max(self.threshold, SPLIT_MIN)):
-            parts = split_parts()
-            if parts > 1:
-                parallel_calls += 1
-                results = self._run_parts(args, parts)
-                return results[0] if self.combine is None else self.combine(results)
+        work = _work(args) if parallel_policy != "never" else 0
+        if parallel_policy == "always":
+            parts = split_parts() if work >= self.threshold else 1
+        else:
+            # each part gets at least a threshold's work: handing a part to another thread
+            # costs about as much, so many threads on a small call lose to one
+            parts = min(split_parts(), work // max(self.threshold, SPLIT_MIN))
+        if parts > 1:
+            parallel_calls += 1
+            results = self._run_parts(args, parts)
+            return results[0] if self.combine is None else self.combine(results)
         result = self.kernel(*args, 0, 1)
         return result if self.combine is None else self.combine([result])
 
