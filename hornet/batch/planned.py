@@ -48,6 +48,7 @@ import os
 import numpy as np
 
 from ..change import EdgeChange
+from ..memory import compaction_bound
 from ..memory.manager import DeviceMemoryError
 from .gpu.kernels import copy_lists
 from .gpu.pairs import device_pairs
@@ -248,7 +249,11 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
                        mm.field_dtypes, items=g._entries)
     g._entries -= p.kept
     _commit(g, p)
-    compact_memory(g, p.sources)
+    # the release on its way is this batch's (freed_slots) or, freeing none, there is none
+    released = p.freed_slots if p.freed_slots or g._mm._pending_release is None else None
+    if p.kept < compaction_bound.MIN_ENTRIES:
+        released = None
+    compact_memory(g, p.sources, released_slots=released)
     if gone:
         return edge_change(g, kind, p.src, p.dst, gone)
     return _change(g, kind, p, {}, 0)
