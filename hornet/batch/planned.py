@@ -9,7 +9,9 @@ the plan's per-class counts, already on the device, pick the block arrays that g
 the host checks each class's room from its per-class counts and grows a short class first;
 an insert's from the memory manager, see :data:`PLANNED_INSERT_TAKES`; one kernel hands
 each moving list its block), rewrites the lists
-(:func:`hornet.batch.gpu.kernels.merge_lists` / ``remove_lists``) straight into their blocks,
+(:func:`hornet.batch.gpu.kernels.merge_lists` / ``remove_lists``; an insert without edge
+properties through prepared launches from the plan's addresses,
+:mod:`hornet.batch.gpu.prepared_merge`) straight into their blocks,
 and writes the vertex table and lists the old blocks in one kernel, in the general pipeline's
 refuse-before-writing order. The old blocks go back to the bit trees without a wait: their
 per-array counts reach the memory manager's bookkeeping with the next call that reads it
@@ -50,11 +52,13 @@ import numpy as np
 from ..change import EdgeChange
 from ..memory import compaction_bound
 from ..memory.manager import DeviceMemoryError
+from .gpu import kernels as gpu_kernels
 from .gpu.kernels import copy_lists
+from .gpu.prepared_merge import prepared_merge
 from .gpu.pairs import device_pairs
 from .gpu.queued_removal import queued_removal
 from .gpu.plan import (I_BAD, I_CLASS, I_SEGMENTS, I_TAKE_SHORT, MAX_ENTRIES, BatchPlan,
-                       commit_plan, place_moves, plan_batch, refit_plan)
+                       _address, commit_plan, place_moves, plan_batch, refit_plan)
 from .pipeline import _field_columns, compact_memory, edge_change
 from .validate import check_ids, property_values
 
@@ -79,6 +83,10 @@ QUEUED_REMOVAL = os.environ.get("HORNET_QUEUED_REMOVAL", "1") != "0"
 QUEUED_REMOVAL_MAX = 1 << 21
 #: a queued removal's moving lists are copied whole by one kernel (one block a list)
 QUEUED_COPY = True
+#: inserts into graphs without edge properties merge through prepared launches from the
+#: plan's addresses (hornet.batch.gpu.prepared_merge); False: through
+#: hornet.batch.gpu.kernels.merge_lists (CuPy views of the plan's rows)
+PREPARED_MERGE = True
 #: deletes that the memory policy may refit (:func:`_may_refit`) are not queued
 QUEUED_UNLESS_REFIT = True
 #: the queued removal launched from the plan's addresses (hornet.batch.gpu.queued_removal);
@@ -210,9 +218,14 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         empty = {name: g._xp.empty(0, dtype=dt) for name, dt in g._edge_schema.items()}
         return _change(g, kind, p, empty, p.loops if inserting else 0)
     K = g._K
-    columns = _field_columns(g, p.old_ptr)
-    # growing / shrinking lists are rewritten straight into their new blocks
-    moved_columns = _field_columns(g, p.seg_ptr) if p.moves else columns
+    prepared = (inserting and PREPARED_MERGE and not g._edge_schema and
+                not gpu_kernels.MERGE_PIECES)
+    if prepared:
+        columns = moved_columns = None           # (the merge takes the plan's addresses)
+    else:
+        columns = _field_columns(g, p.old_ptr)
+        # growing / shrinking lists are rewritten straight into their new blocks
+        moved_columns = _field_columns(g, p.seg_ptr) if p.moves else columns
     if inserting:
         kept_values, change_values = {}, {}
         if g._edge_schema:
@@ -224,9 +237,16 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
                 once = xp.searchsorted(kept_keys, (p.once_src.astype(xp.int64) << 31)
                                        | p.once_dst.astype(xp.int64))
                 change_values = {name: v[once] for name, v in kept_values.items()}
-        K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
-                      [p.dst] + [kept_values[name] for name in g._edge_schema],
-                      items=g._entries)
+        if prepared:            # (the destination column: its addresses are the pointers)
+            prepared_merge(_address(p, "old_ptr"),
+                           _address(p, "seg_ptr" if p.moves else "old_ptr"),
+                           _address(p, "old_deg"), _address(p, "seg_start"),
+                           _address(p, "seg_len"), _address(p, "at"), p.dst.data.ptr,
+                           p.segments, p.dst.dtype)
+        else:
+            K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
+                          [p.dst] + [kept_values[name] for name in g._edge_schema],
+                          items=g._entries)
         g._entries += p.kept
         # inserts leave no list loose and do not compact (hornet.batch.pipeline.compact_memory)
         _commit(g, p)
