@@ -33,8 +33,8 @@
 #define I_CLASS 8      // 64 words: moving segments per new size class
 #define I_FREED 72     // slots of the blocks that moving or emptied lists give back
 
-#define SORT_TILE 4096               // keys a block sorts in shared memory (plan.py: SORT_TILE)
-#define SORT_THREADS 1024
+#define SORT_TILE 1024               // keys a block sorts in shared memory (plan.py: SORT_TILE)
+#define SORT_THREADS 256
 #define SCAN_THREADS 256
 #define SCAN_ITEMS 8
 #define SCAN_TILE (SCAN_THREADS * SCAN_ITEMS)   // entries a block ranks (plan.py: SCAN_TILE)
