@@ -461,7 +461,6 @@ def test_blocks_taken_by_the_device_against_the_cpu_and_the_hosts_counts(small_t
     import hornet.memory.gpu_take as gpu_take
     monkeypatch.setattr(gpu_take, "SMALL_TAKE", small_take)
     monkeypatch.setattr(planned, "PLANNED_INSERT_TAKES", 1 << 25)
-    monkeypatch.setattr(planned, "PLANNED_INSERT_TAKES_SHARE", 0)
     assert planned.DEVICE_TAKES
     takes = []
     original = gpu_take.allocate_on_device

@@ -68,16 +68,14 @@ __all__ = ["planned_pairs", "planned_update"]
 #: environment variable HORNET_DEVICE_TAKES=0): by the host's allocation
 #: (MemoryManager.allocate_counts)
 DEVICE_TAKES = os.environ.get("HORNET_DEVICE_TAKES", "1") != "0"
-#: planned inserts of at most this many entries (once mirrored), into a graph holding at
-#: least :data:`PLANNED_INSERT_TAKES_SHARE` times as many, take their blocks on the device
-#: too, before the read-back when they can (0: none; deletes and medium batches take theirs
-#: on the device whatever their size). The host's allocation of a large insert's blocks lies
-#: on its critical path after the read-back; inserts larger than this, or large next to the
-#: graph, grow block arrays often enough that making the device's free counts again for the
-#: new arrays (hornet.memory.gpu_take.prepare) costs about what the host's allocation does
-#: (bench/tools/knob_ab_gpu.py, bench/tools/ab_takes_gpu.py)
+#: planned inserts of at most this many entries (once mirrored) take their blocks on the
+#: device too, before the read-back when they can (0: none; deletes and medium batches take
+#: theirs on the device whatever their size). The host's allocation of a large insert's
+#: blocks lies on its critical path after the read-back; above this size the inserts grow
+#: block arrays often enough that making the device's free counts again for the new arrays
+#: (hornet.memory.gpu_take.prepare) costs about what the host's allocation does
+#: (bench/tools/ab_takes_gpu.py, bench/tools/knob_ab_gpu.py)
 PLANNED_INSERT_TAKES = 1 << 20
-PLANNED_INSERT_TAKES_SHARE = 128
 #: deletes into graphs without edge properties queue the removal behind the plan's
 #: read-back (:func:`_queue_removal`); False (or the environment variable
 #: HORNET_QUEUED_REMOVAL=0): the removal is launched after it
@@ -157,8 +155,7 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
     from ..memory import gpu_take            # (GPU only: imported on the first planned batch)
     mm = g._mm
     entries = int(s.shape[0]) * (1 if g.directed else 2)
-    device_takes = DEVICE_TAKES and (not inserting or (
-        entries <= PLANNED_INSERT_TAKES and entries * PLANNED_INSERT_TAKES_SHARE <= g._entries))
+    device_takes = DEVICE_TAKES and (not inserting or entries <= PLANNED_INSERT_TAKES)
     if inserting and device_takes:
         gpu_take.prepare(mm)
     # inside steady churn a delete leaves shrinking lists in their blocks
