@@ -742,6 +742,27 @@ class Graph(GraphQueries, DeferredState):
             raise ValueError(f"slots must be >= 0, got {slots}")
         self._mm.growth_floor_slots = slots
 
+    def reserve(self, num_vertices: int = 0, num_edges: int = 0) -> None:
+        """Make room ahead for a graph that inserts are expected to grow to ids below
+        ``num_vertices`` and ``num_edges`` edges (the role of Hornet's and cuGraph's reserve
+        calls): rows of the vertex table, and free blocks held ready for the lists' first
+        blocks and their moves to larger ones (the block cache's rings, which small batches
+        take from without the host: bounded by their bytes budget and by what lists of
+        ``num_edges`` edges could take; see
+        :meth:`hornet.memory.block_cache.BlockCache.fill_for`), so that the batches that
+        follow do not stop to grow them. The id space, the edges and every result stay as
+        they are; only memory is taken (and kept: ``memory_stats`` counts the rings' blocks
+        as reserved, unused)."""
+        num_vertices, num_edges = int(num_vertices), int(num_edges)
+        if num_vertices < 0 or num_edges < 0:
+            raise ValueError(f"reserve takes counts >= 0, got {num_vertices}, {num_edges}")
+        self._reserve(min(num_vertices, MAX_VERTEX_ID + 1))
+        if num_edges:
+            mm = self._mm
+            entries = num_edges * (1 if self.directed else 2)
+            mm.block_cache().fill_for(num_vertices or entries, entries)
+            mm.lookup()
+
     def release_spare_memory(self) -> None:
         """Free the spare (empty) block arrays kept for reuse."""
         self._mm.release_spares()

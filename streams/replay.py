@@ -75,6 +75,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import math
 import os
 import sys
@@ -98,7 +99,7 @@ from .reader import open_stream
 from .result import REPORT_FORMATS, ReplayResult
 from .verify import ReferenceReplay, VerificationError, edge_keys, original_id, verify_batch
 from .window import EventWindow
-from .weighted_batch import insert_latest
+from .weighted_batch import LatestPath, insert_latest
 from .window_batch import insert_expire, insert_refresh, last_seen
 
 __all__ = [
@@ -111,6 +112,9 @@ __all__ = [
 
 DEFAULT_BATCH_SIZE = 5000
 GROWTH_SLOTS = 1 << 16   # least slots of a block array an insert-only replay's graph adds
+#: a replay without a window reserves the graph's room for the stream's first block of events
+#: before its first batch (``Graph.reserve``; False: the graph grows batch by batch)
+RESERVE = True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -310,6 +314,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         for an in analytics:
             an.start(g, ctx)
         expiry = EventWindow(window) if window is not None else None
+        latest = LatestPath()        # (weighted batches on a GPU graph: see insert_latest)
         if expiry is not None and from_snapshot is not None:
             checkpoint.restore_window(seen, expiry, insert_only=not cols.op)
         ref = ReferenceReplay(bool(directed), weighted, window is not None) if verify else None
@@ -341,6 +346,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                        desc="replay", leave=False)
         try:
             blocks = _limited(reader.blocks(), max_events)
+            if RESERVE and from_snapshot is None and vmap is None and window is None:
+                blocks = _reserved(g, blocks, reader.path)
             blocks = checkpoint.skip_events(blocks, start_event) if resume else \
                 checkpoint.shift_events(blocks, start_event)
             batches = iter_batches(blocks, batch_size=batch_size, batch_time=batch_time,
@@ -361,7 +368,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                 try:
                     changes, loops = _apply_batch(g, ev, directed, expiry, weighted,
                                                   reader.path,
-                                                  _feeder(analytics, seconds, compiling))
+                                                  _feeder(analytics, seconds, compiling),
+                                                  latest)
                 except BatchError as e:     # what the stream checks did not catch
                     raise ReplayError(f"{reader.path}: batch {b.index} (events {ev.start} to "
                                       f"{ev.stop - 1}): {e}") from None
@@ -462,6 +470,28 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
     return ReplayResult(out, summary)
 
 
+def _reserved(g, blocks, path: str):
+    """``blocks`` (EventBlocks), once the graph has reserved room for what the first of them
+    holds (``Graph.reserve``: its ids, as many edges as its events): the stream's size known
+    ahead (a file is read a large block at a time), so that the first batches of a replay
+    without a window (a graph that grows with the stream) do not stop to grow the graph's
+    memory."""
+    blocks = iter(blocks)
+    try:
+        first = next(blocks, None)
+    except StreamFormatError as e:
+        raise StreamFormatError(_in_file(path, e)) from None
+    if first is None:
+        return blocks
+    if len(first):
+        hi = int(max(first.src.max(), first.dst.max()))
+        if 0 <= hi <= MAX_VERTEX_ID:
+            g.reserve(num_vertices=hi + 1, num_edges=len(first))
+            if g.device == "gpu":                # (its kernels done before the clock starts)
+                g._xp.cuda.get_current_stream().synchronize()
+    return itertools.chain([first], blocks)
+
+
 def _dense_events(ev: EventBlock, vmap, path: str) -> EventBlock:
     """``ev`` with its ids replaced by dense ids (new ids numbered in event order, src before
     dst)."""
@@ -501,10 +531,11 @@ def _warm_up(hornet, directed, device, eprops, window, analytics, ctx, with_op: 
                   EventBlock(10, np.zeros_like(grow_d), grow_d, None, grow_w)]
         if with_op:
             blocks.insert(0, EventBlock(0, s, d, np.array([1, 1, 1, 1, -1], np.int8), w))
+        latest = LatestPath()         # (the insert, then the upsert once a repeat is met)
         for ev in blocks:
             changes, _ = _apply_batch(g, ev, directed, win, "weight" in eprops, "",
                                       _feeder(dyn, {an.column + "_seconds": 0.0 for an in dyn},
-                                              None))
+                                              None), latest)
             for an in dyn:
                 an.update(g, changes)
         for an in analytics:
@@ -539,7 +570,8 @@ def _ignore(change) -> None:
 
 
 def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
-                 weighted: bool, path: str, feed: Callable = _ignore):
+                 weighted: bool, path: str, feed: Callable = _ignore,
+                 latest: LatestPath | None = None):
     """Apply one batch to the graph, and the window's expiry after it, calling ``feed`` with
     each EdgeChange right after the graph call that made it; returns (BatchChanges, self-loops
     dropped)."""
@@ -572,15 +604,15 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
     if not directed:
         s, d = np.minimum(s, d), np.maximum(s, d)
     if window is None:
-        return _changes(g, s, d, idx, op, w, ev, window, weighted, feed), loops
+        return _changes(g, s, d, idx, op, w, ev, window, weighted, feed, latest), loops
     # a full window expires about as many edges as a batch brings: the graph keeps the room
     # that expiry gives back for the next batch (Graph.steady_churn)
     with g.steady_churn():
-        return _changes(g, s, d, idx, op, w, ev, window, weighted, feed), loops
+        return _changes(g, s, d, idx, op, w, ev, window, weighted, feed, latest), loops
 
 
 def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,
-             weighted: bool, feed: Callable) -> BatchChanges:
+             weighted: bool, feed: Callable, latest: LatestPath | None = None) -> BatchChanges:
     """The graph calls of one batch (self-loops dropped: ``s``, ``d``, and ``idx`` their
     event indices or None when the batch had no self-loop; ``op``, ``w`` aligned), the
     window's expiry after them; returns the BatchChanges."""
@@ -592,7 +624,8 @@ def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,
             ch.inserted = g.insert_edges(s, d)
             feed(ch.inserted)
     elif op is None and window is None and s.size:
-        insert_latest(g, ch, s, d, w, feed, update_first=feed is _ignore and g.device == "gpu")
+        insert_latest(g, ch, s, d, w, feed, update_first=feed is _ignore and g.device == "gpu",
+                      path=latest)
     elif op is None and window is not None and s.size:
         if idx is None:
             idx = np.arange(ev.start, ev.start + n, dtype=np.int64)

@@ -8,9 +8,10 @@ insert, and (when the graph inserted fewer edges than the batch has events) one 
 the whole batch, whose change is cut to the edges the insert did not add (they were
 rewritten with the weight they had just been given), or, for a caller that watches nothing
 between the calls, the update first and the insert after it, or both in one deferred batch of
-a GPU graph (:meth:`hornet.Graph.deferred_upsert`, no wait). The graph calls take the device's
-batch paths with the batch as it is: no host sort or set operation per batch, and on the
-GPU one read-back per call plus the cut's count.
+a GPU graph (:meth:`hornet.Graph.deferred_upsert`, no wait) once the replay met a repeat
+(before, the insert alone, as a deferred insert: :class:`LatestPath`). The graph calls take
+the device's batch paths with the batch as it is: no host sort or set operation per batch,
+and on the GPU one read-back per call plus the cut's count.
 """
 from __future__ import annotations
 
@@ -19,18 +20,40 @@ from typing import Callable
 
 import numpy as np
 
+from hornet.batch.small_layout import SMALL_ENTRIES
+
 from .analytics import BatchChanges
 
-__all__ = ["insert_latest"]
+__all__ = ["insert_latest", "LatestPath"]
+
+
+class LatestPath:
+    """A replay's choice for its weighted batches of more than one small batch's pairs on a
+    graph that defers inserts (GPU), made from what its earlier batches found: while every
+    batch inserted one new edge per event (no repeats, no edge present before: streams of
+    distinct edges), a batch goes as a deferred insert, whose length is read to confirm it
+    (one wait); once a batch found otherwise, the replay's batches go as deferred upserts
+    (no wait, but the device looks every pair up and writes the present ones' weights, chunk
+    by chunk)."""
+
+    #: batches of at most this many pairs go as upserts whatever came before: one small
+    #: batch's upsert costs the device little, and the insert's length would be a wait
+    min_pairs = SMALL_ENTRIES
+
+    def __init__(self):
+        self.upserts = False
 
 
 def insert_latest(g, ch: BatchChanges, s, d, w, feed: Callable, *,
-                  update_first: bool = False) -> None:
+                  update_first: bool = False, path: LatestPath | None = None) -> None:
     """Apply the batch ``s``, ``d`` (host int arrays, self-loops dropped, canonical for
     undirected replays) with weights ``w`` (host float64, aligned) to the graph ``g``:
     ``ch.inserted`` the new edges (weight of their last event), ``ch.updated`` the edges
     present before the batch with their last event's weight (None when there are none);
     ``feed`` gets each change after the graph call that made it.
+
+    ``path``: a :class:`LatestPath` (with ``update_first``, on a graph that defers inserts):
+    the insert alone while the replay's batches held distinct new edges only.
 
     ``update_first``: update, then insert (the update then finds the edges present before
     the batch alone, and its change needs no cut), for a caller whose ``feed`` watches
@@ -40,6 +63,20 @@ def insert_latest(g, ch: BatchChanges, s, d, w, feed: Callable, *,
     (``Graph.deferred_upsert``: ``ch.updated`` is then its pending update, possibly empty).
     """
     sr, dr, wr = s[::-1].copy(), d[::-1].copy(), w[::-1].copy()
+    if update_first and path is not None and not path.upserts and \
+            sr.shape[0] > path.min_pairs and getattr(g, "_deferred_batches", False):
+        # the insert first, the update only where it left events out, see LatestPath
+        empty = g.num_edges == 0
+        ch.inserted = g.insert_edges(sr, dr, weight=wr)
+        if len(ch.inserted) < sr.shape[0]:
+            path.upserts = True
+            # (into an empty graph the insert's first occurrences are the batch's last
+            # events: nothing present before, nothing to update)
+            if not empty:
+                updated = _without(g.update_edges(sr, dr, weight=wr), ch.inserted)
+                if len(updated):
+                    ch.updated = updated
+        return
     if update_first:
         # a GPU graph that defers inserts: both in one deferred batch, no wait
         upsert = getattr(g, "deferred_upsert", None)

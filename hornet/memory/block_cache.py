@@ -230,6 +230,43 @@ class BlockCache:
         self._want.difference_update(step)
         self.last_step = "take"
 
+    def fill_for(self, lists: int, entries: int) -> None:
+        """:meth:`fill_ahead` for a graph that inserts alone grow to at most ``lists`` lists
+        of ``entries`` entries in all: ring k aims at the lists that may ever reach class k
+        (a list in a class above the smallest holds more than half its block: at most
+        ``entries >> (k - 1)`` of them), within its ceiling (the bytes budget of a class, as
+        for a graph with an array growth floor: ``hornet.Graph.set_array_growth``)."""
+        blocks = [0] * NUM_CLASSES
+        low = self.manager.min_size_class
+        for k in range(low, NUM_CLASSES):
+            n = int(lists) if k == low else min(int(lists), int(entries) >> (k - 1))
+            if n <= 0:
+                break
+            blocks[k] = min(n, int(self.ceiling[k]))
+        self.fill_ahead(blocks)
+
+    def fill_ahead(self, blocks) -> None:
+        """Raise the goal of every ring k to ``blocks[k]`` (host integers, NUM_CLASSES of
+        them; within the ring's ceiling and its cap, see :meth:`goal`) and fill the rings to
+        their refill levels now, from the bit trees in one batched allocation: for a caller
+        that knows the traffic ahead (:meth:`hornet.Graph.reserve`), so that the batches
+        that follow find their blocks in the rings instead of refilling them (each refill a
+        plan, a launch and often new block arrays and a lookup rebuild). Nothing is noted
+        for :meth:`grow_ahead`: the rings hold what the caller expects to need. All or
+        nothing (:class:`DeviceMemoryError`)."""
+        ks = [k for k in range(NUM_CLASSES) if blocks[k] > 0 and self.ceiling[k]]
+        if not ks:
+            return
+        boost = list(self.boost)
+        for k in ks:
+            self.boost[k] = max(self.boost[k], min(int(blocks[k]), int(self.ceiling[k])))
+        try:
+            self._refill(ks, None)
+        except MemoryError:
+            self.boost = boost
+            raise
+        self._grow.difference_update(ks)
+
     def grow_ahead(self) -> None:
         """The other bounded step, for the end of a batch (the small-batch path calls it
         once the device rewrites the batch's lists): when this batch's :meth:`top_up` did

@@ -6,7 +6,8 @@ rewrite disjoint lists and only read the move plan, but on one stream each waits
 previous one, whose tail (a few long lists, or a few thousand short ones) leaves most of the
 device idle. :func:`fork` lets two of them run on streams of their own (non-blocking, so
 that the legacy default stream does not serialize them), :func:`join` makes the caller's
-stream wait for both. ``ENABLED`` False: every kernel on the caller's stream.
+stream wait for both. ``ENABLED`` False: every kernel on the caller's stream. Streams and events belong to one
+device, so each device gets its own pair, made on its first fork.
 """
 from __future__ import annotations
 
@@ -20,7 +21,17 @@ __all__ = ["ENABLED", "fork", "join"]
 #: variable HORNET_SIDE_STREAMS=0: on the caller's stream)
 ENABLED = os.environ.get("HORNET_SIDE_STREAMS", "1") != "0"
 
-_SIDE: list = []             # [stream, stream, event of the fork, event, event]
+_SIDE: dict = {}     # device id -> [stream, stream, event of the fork, event, event]
+
+
+def _side_of_current_device() -> list:
+    """The current device's side streams and events (made on first use)."""
+    device = cupy.cuda.runtime.getDevice()
+    side = _SIDE.get(device)
+    if side is None:
+        side = _SIDE[device] = ([cupy.cuda.Stream(non_blocking=True) for _ in range(2)] +
+                                [cupy.cuda.Event(disable_timing=True) for _ in range(3)])
+    return side
 
 
 def fork():
@@ -29,10 +40,8 @@ def fork():
     goes on with work that depends on the side streams' kernels."""
     if not ENABLED:
         return None
-    if not _SIDE:
-        _SIDE.extend([cupy.cuda.Stream(non_blocking=True) for _ in range(2)] +
-                     [cupy.cuda.Event(disable_timing=True) for _ in range(3)])
-    a, b, forked = _SIDE[0], _SIDE[1], _SIDE[2]
+    side = _side_of_current_device()
+    a, b, forked = side[0], side[1], side[2]
     forked.record()
     a.wait_event(forked)
     b.wait_event(forked)
@@ -44,7 +53,8 @@ def join(sides) -> None:
     if sides is None:
         return
     a, b = sides
-    done_a, done_b = _SIDE[3], _SIDE[4]
+    side = _side_of_current_device()
+    done_a, done_b = side[3], side[4]
     done_a.record(a)
     done_b.record(b)
     current = cupy.cuda.get_current_stream()
