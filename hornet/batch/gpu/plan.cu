@@ -179,38 +179,19 @@ batch_tile_sort(u64* __restrict__ keys, i64 n) {
     }
 }
 
-// One merge pass of four runs: the sorted runs [(4k + r) * width, (4k + r + 1) * width),
-// r = 0 .. 3, of `in` (cut at n) merged into [4k * width, (4k + 4) * width) of `out`. A key
-// of run r lands after its own run's keys before it and, in every other run s, after the
-// keys below it (s > r) or at most it (s < r: an earlier run's equal keys go first). The three
-// counts are found together, one probe in each run a step (binary lifting over `width`, a
-// power of two), so a pass costs one search's chain of dependent loads and halves the
-// passes of two-run merges.
+// One merge pass: the sorted runs [2k * width, (2k + 1) * width) and [(2k + 1) * width,
+// (2k + 2) * width) of `in` (cut at n) merged into the same range of `out`. Every key finds its
+// place by one binary search in the other run (left keys go before equal right keys).
 extern "C" __global__ void batch_merge_pass(const u64* __restrict__ in, u64* __restrict__ out,
                                             i64 n, i64 width) {
     GRID_STRIDE(i, n) {
-        const i64 lo = i & ~(4 * width - 1);
-        const i64 r = (i - lo) / width;
+        const i64 lo = i & ~(2 * width - 1);
+        const i64 mid = min(lo + width, n), hi = min(lo + 2 * width, n);
         const u64 x = in[i];
-        const u64* run[4];
-        i64 len[4], pos[4];
-#pragma unroll
-        for (int s = 0; s < 4; ++s) {
-            const i64 a = min(lo + s * width, n), b = min(lo + (s + 1) * width, n);
-            run[s] = in + a;
-            len[s] = s == r ? 0 : b - a;             // (own run: its index below)
-            pos[s] = 0;
-        }
-        for (i64 h = width; h > 0; h >>= 1) {
-#pragma unroll
-            for (int s = 0; s < 4; ++s) {
-                if (pos[s] + h <= len[s]) {
-                    const u64 y = run[s][pos[s] + h - 1];
-                    if (s < r ? y <= x : y < x) pos[s] += h;
-                }
-            }
-        }
-        out[i - r * width + pos[0] + pos[1] + pos[2] + pos[3]] = x;
+        i64 p;
+        if (i < mid) p = i + lower_bound(in + mid, hi - mid, x);
+        else p = i - mid + lo + upper_bound(in + lo, mid - lo, x);
+        out[p] = x;
     }
 }
 

@@ -8,10 +8,10 @@ entries, segments) are bounded by the batch's entries, and the kernels read the 
 from the device. The scan that ranks the kept entries is fused into two of the launches
 (``batch_ranks`` sums tiles and its last block scans the sums, ``batch_scatter`` rescans its
 tile), and a batch of at most :data:`SORT_MAX` entries is sorted by the module's own
-kernels (tiles sorted in shared memory, then ``log4(tiles)`` merge passes of four runs) into
-the plan's scratch, instead of CuPy's sort and its temporary storage
-(bench/tools/plan_sort_gpu.py compares the two by size). Its temporaries live in one scratch
-reused batch after batch, and its kernels are launched through prepared argument buffers: a batch's
+kernels (tiles sorted in shared memory, then ``log2(tiles)`` merge passes) into the plan's
+scratch, instead of CuPy's sort and its temporary storage (bench/tools/plan_sort_gpu.py
+compares the two by size). Its temporaries live in one scratch reused
+batch after batch, and its kernels are launched through prepared argument buffers: a batch's
 host work does not allocate a dozen arrays or convert a hundred kernel arguments.
 
 Sort keys are ``src << 31 | dst`` (ids are int32, at most
@@ -95,12 +95,11 @@ def _sort_keys(first: int, other: int, entries: int) -> None:
     for _ in range(_merge_passes(entries)):
         _launch("batch_merge_pass", entries, [first, other, entries, width])
         first, other = other, first
-        width *= 4
+        width *= 2
 
 
 def _merge_passes(entries: int) -> int:
-    """Merge passes of four runs each after the tiles: ceil(log4(tiles))."""
-    return ((-(-entries // SORT_TILE) - 1).bit_length() + 1) // 2
+    return (-(-entries // SORT_TILE) - 1).bit_length()
 
 
 class _Scratch:
