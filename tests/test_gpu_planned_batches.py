@@ -460,7 +460,7 @@ def test_blocks_taken_by_the_device_against_the_cpu_and_the_hosts_counts(small_t
     import hornet.batch.planned as planned
     import hornet.memory.gpu_take as gpu_take
     monkeypatch.setattr(gpu_take, "SMALL_TAKE", small_take)
-    monkeypatch.setattr(planned, "PLANNED_INSERT_TAKES", True)
+    monkeypatch.setattr(planned, "PLANNED_INSERT_TAKES", 1 << 25)
     assert planned.DEVICE_TAKES
     takes = []
     original = gpu_take.allocate_on_device
@@ -494,3 +494,33 @@ def test_blocks_taken_by_the_device_against_the_cpu_and_the_hosts_counts(small_t
         for k, c in stats.items():
             assert c["used_blocks"] == owned[k], (step, k)
     assert len(takes) >= 10 and graphs[1]._mm._device_takes is not None
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_prepared_merges_match_merge_lists_and_an_edge_set(directed, monkeypatch):
+    """Planned inserts merged through prepared launches from the plan's addresses
+    (hornet.batch.gpu.prepared_merge) and through kernels.merge_lists leave the same
+    graphs and changes, equal to a host edge set, batch after batch: short, medium (one warp)
+    and huge (one block) lists, merged in place and into new blocks."""
+    import cupy
+    from hornet.batch import planned
+    rng = np.random.default_rng(21)
+    graphs = [_graph("gpu", directed), _graph("gpu", directed)]
+    want = np.zeros(0, dtype=np.int64)               # the edges as keys u << 20 | v
+    for step in range(8):
+        m = int(rng.integers(5000, 40000))
+        s, d = rng.integers(0, 20000, m), rng.integers(0, 20000, m)
+        s[: m // 3] = rng.integers(0, 4, m // 3)         # huge lists
+        s[m // 3: m // 2] = rng.integers(4, 200, m // 2 - m // 3)    # medium lists
+        changes = []
+        for k, g in enumerate(graphs):
+            monkeypatch.setattr(planned, "PREPARED_MERGE", k == 0)
+            changes.append(g.insert_edges(cupy.asarray(s), cupy.asarray(d)))
+        _same_change(changes[0], changes[1])
+        _same(graphs[0], graphs[1])
+        want = np.union1d(want, _key_set(s, d) if not directed else s << 20 | d)
+        src, dst = (to_host(a).astype(np.int64) for a in graphs[0].edges())
+        got = np.unique(_key_set(src, dst)) if not directed else np.sort(src << 20 | dst)
+        assert np.array_equal(got, want)
+    for g in graphs:
+        g.check()

@@ -353,6 +353,46 @@ def test_small_take_spans_chunks_of_level1_words(device, monkeypatch):
         assert be.count_free(words, offsets) == int(free.sum())
 
 
+def test_small_take_shares_fresh_regions_among_warps(device, monkeypatch):
+    """The one-block-per-tree take when the free blocks of a request sit under many
+    neighbouring level-1 words (a fresh region far larger than one warp's words, after a
+    fragmented front; the block's warps share those words out): lowest free blocks first,
+    counts that end inside a leaf word, at a leaf word's end and at a level-1 word's end, the
+    tree consistent after each take and every block handed out once."""
+    if device != "gpu":
+        pytest.skip("a GPU kernel")
+    from hornet.memory import gpu_bit_tree
+    from hornet.memory.backend import memory_backend
+    monkeypatch.setattr(gpu_bit_tree, "SMALL_TAKE", 1 << 40)
+    be = memory_backend("gpu")
+    n = 3 << 20                                     # 768 level-1 words
+    words, offsets = be.new_tree(n)
+    base = 1 << 40
+    everything = be.to_host(be.take_forest([(words, offsets, n, base, 4)]))
+    assert np.array_equal(everything, base + (np.arange(n, dtype=np.int64) << 4))
+    rng = np.random.default_rng(12)
+    free = np.zeros(n, dtype=bool)
+    free[rng.choice(1 << 20, 50_000, replace=False)] = True     # fragmented front
+    free[1 << 20:] = True                                       # fresh back: 512 words
+    back = base + (np.flatnonzero(free).astype(np.int64) << 4)
+    xp = be.xp
+    be.release_pointers(be.forest([(words, offsets)]), xp.asarray(np.array([base])),
+                        xp.asarray(np.array([4])), xp.asarray(back))
+    assert be.count_free(words, offsets) == int(free.sum())
+    seen = []
+    for count in (1, 49_999, 64, 4096 - 17, 17, 300_001, 1_000_000, 5, None):
+        count = int(free.sum()) - 1 if count is None else count     # (all but one)
+        ids = np.flatnonzero(free)[:count]
+        got = be.to_host(be.take_forest([(words, offsets, count, base, 4)]))
+        assert np.array_equal(got, base + (ids << 4))
+        free[ids] = False
+        seen.append(got)
+        assert be.find_inconsistency(words, offsets, n) == -1
+        assert be.count_free(words, offsets) == int(free.sum())
+    every = np.concatenate(seen)
+    assert np.unique(every).size == every.size
+
+
 def test_block_cache_hands_out_reserved_blocks_and_takes_them_back():
     from hornet.memory.block_cache import FLOOR_SHARE_SHIFT, MIN_BLOCKS, NUM_CLASSES
     mm = _manager(block_array_edges=1 << 12)

@@ -117,7 +117,7 @@ def _moved_field_columns(g, columns, moved, new_ptrs):
     return out
 
 
-def compact_memory(g, sources=None) -> None:
+def compact_memory(g, sources=None, released_slots: int | None = None) -> None:
     """After a delete batch: lists back into fitting blocks once they hold too many slots
     (:class:`hornet.memory.list_fit.ListFit`, a constant-time check), then the classes that
     gave blocks back since the last call compacted, the vertices of moved blocks re-pointed.
@@ -130,9 +130,20 @@ def compact_memory(g, sources=None) -> None:
     are refitted first (work proportional to the batch: a list only loosens when it loses
     entries, so under steady churn the loose lists are the batch's), and the whole vertex
     table is scanned only if the lists are still loose. Every delete path passes the same
-    vertices, so that they all leave the same lists in the same classes."""
+    vertices, so that they all leave the same lists in the same classes.
+
+    ``released_slots`` (GPU): the slots that the batch's release, still on its way, gives
+    back (0: it made none), from a caller that knows them; when bounds from the counts before
+    it show that nothing would be refitted or compacted
+    (:func:`hornet.memory.compaction_bound.settles_nothing`), the counts are not waited
+    for."""
     mm = g._mm
     fit = mm.list_fit
+    if released_slots is not None:
+        from ..memory.compaction_bound import settles_nothing
+        if settles_nothing(mm, fit, g._entries,
+                           released_slots if mm._pending_release is not None else 0, g._n):
+            return
     if fit.loose(mm, g._entries):
         if callable(sources):
             sources = sources()

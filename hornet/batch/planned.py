@@ -9,7 +9,9 @@ the plan's per-class counts, already on the device, pick the block arrays that g
 the host checks each class's room from its per-class counts and grows a short class first;
 an insert's from the memory manager, see :data:`PLANNED_INSERT_TAKES`; one kernel hands
 each moving list its block), rewrites the lists
-(:func:`hornet.batch.gpu.kernels.merge_lists` / ``remove_lists``) straight into their blocks,
+(:func:`hornet.batch.gpu.kernels.merge_lists` / ``remove_lists``; an insert without edge
+properties through prepared launches from the plan's addresses,
+:mod:`hornet.batch.gpu.prepared_merge`) straight into their blocks,
 and writes the vertex table and lists the old blocks in one kernel, in the general pipeline's
 refuse-before-writing order. The old blocks go back to the bit trees without a wait: their
 per-array counts reach the memory manager's bookkeeping with the next call that reads it
@@ -48,12 +50,15 @@ import os
 import numpy as np
 
 from ..change import EdgeChange
+from ..memory import compaction_bound
 from ..memory.manager import DeviceMemoryError
+from .gpu import kernels as gpu_kernels
 from .gpu.kernels import copy_lists
+from .gpu.prepared_merge import prepared_merge
 from .gpu.pairs import device_pairs
 from .gpu.queued_removal import queued_removal
 from .gpu.plan import (I_BAD, I_CLASS, I_SEGMENTS, I_TAKE_SHORT, MAX_ENTRIES, BatchPlan,
-                       commit_plan, place_moves, plan_batch, refit_plan)
+                       _address, commit_plan, place_moves, plan_batch, refit_plan)
 from .pipeline import _field_columns, compact_memory, edge_change
 from .validate import check_ids, property_values
 
@@ -63,12 +68,14 @@ __all__ = ["planned_pairs", "planned_update"]
 #: environment variable HORNET_DEVICE_TAKES=0): by the host's allocation
 #: (MemoryManager.allocate_counts)
 DEVICE_TAKES = os.environ.get("HORNET_DEVICE_TAKES", "1") != "0"
-#: planned inserts take their blocks on the device too (before the read-back when they can).
-#: Off: inserts this large grow or free block arrays about every other batch, and making the
-#: device's free counts again for the new arrays (hornet.memory.gpu_take.prepare) costs
-#: them more than the host's allocation saves (bench/tools/ab_takes_gpu.py); deletes and
-#: medium batches, whose arrays rarely change, take theirs on the device
-PLANNED_INSERT_TAKES = False
+#: planned inserts of at most this many entries (once mirrored) take their blocks on the
+#: device too, before the read-back when they can (0: none; deletes and medium batches take
+#: theirs on the device whatever their size). The host's allocation of a large insert's
+#: blocks lies on its critical path after the read-back; above this size the inserts grow
+#: block arrays often enough that making the device's free counts again for the new arrays
+#: (hornet.memory.gpu_take.prepare) costs about what the host's allocation does
+#: (bench/tools/ab_takes_gpu.py, bench/tools/knob_ab_gpu.py)
+PLANNED_INSERT_TAKES = 1 << 20
 #: deletes into graphs without edge properties queue the removal behind the plan's
 #: read-back (:func:`_queue_removal`); False (or the environment variable
 #: HORNET_QUEUED_REMOVAL=0): the removal is launched after it
@@ -78,6 +85,10 @@ QUEUED_REMOVAL = os.environ.get("HORNET_QUEUED_REMOVAL", "1") != "0"
 QUEUED_REMOVAL_MAX = 1 << 21
 #: a queued removal's moving lists are copied whole by one kernel (one block a list)
 QUEUED_COPY = True
+#: inserts into graphs without edge properties merge through prepared launches from the
+#: plan's addresses (hornet.batch.gpu.prepared_merge); False: through
+#: hornet.batch.gpu.kernels.merge_lists (CuPy views of the plan's rows)
+PREPARED_MERGE = True
 #: deletes that the memory policy may refit (:func:`_may_refit`) are not queued
 QUEUED_UNLESS_REFIT = True
 #: the queued removal launched from the plan's addresses (hornet.batch.gpu.queued_removal);
@@ -143,12 +154,12 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
     [0, MAX_VERTEX_ID], with the general pipeline's message."""
     from ..memory import gpu_take            # (GPU only: imported on the first planned batch)
     mm = g._mm
-    device_takes = DEVICE_TAKES and (PLANNED_INSERT_TAKES or not inserting)
+    entries = int(s.shape[0]) * (1 if g.directed else 2)
+    device_takes = DEVICE_TAKES and (not inserting or entries <= PLANNED_INSERT_TAKES)
     if inserting and device_takes:
         gpu_take.prepare(mm)
     # inside steady churn a delete leaves shrinking lists in their blocks
     # (hornet.memory.list_fit.STEADY_LOOSE_SHARE)
-    entries = int(s.shape[0]) * (1 if g.directed else 2)
     queued = (QUEUED_REMOVAL and not inserting and not g._edge_schema and
               entries <= QUEUED_REMOVAL_MAX and not _may_refit(g, entries))
     p = plan_batch(s, d, not g.directed, inserting, g._degree, g._size_class, g._edge_ptr,
@@ -209,9 +220,14 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         empty = {name: g._xp.empty(0, dtype=dt) for name, dt in g._edge_schema.items()}
         return _change(g, kind, p, empty, p.loops if inserting else 0)
     K = g._K
-    columns = _field_columns(g, p.old_ptr)
-    # growing / shrinking lists are rewritten straight into their new blocks
-    moved_columns = _field_columns(g, p.seg_ptr) if p.moves else columns
+    prepared = (inserting and PREPARED_MERGE and not g._edge_schema and
+                not gpu_kernels.MERGE_PIECES)
+    if prepared:
+        columns = moved_columns = None           # (the merge takes the plan's addresses)
+    else:
+        columns = _field_columns(g, p.old_ptr)
+        # growing / shrinking lists are rewritten straight into their new blocks
+        moved_columns = _field_columns(g, p.seg_ptr) if p.moves else columns
     if inserting:
         kept_values, change_values = {}, {}
         if g._edge_schema:
@@ -223,9 +239,16 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
                 once = xp.searchsorted(kept_keys, (p.once_src.astype(xp.int64) << 31)
                                        | p.once_dst.astype(xp.int64))
                 change_values = {name: v[once] for name, v in kept_values.items()}
-        K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
-                      [p.dst] + [kept_values[name] for name in g._edge_schema],
-                      items=g._entries)
+        if prepared:            # (the destination column: its addresses are the pointers)
+            prepared_merge(_address(p, "old_ptr"),
+                           _address(p, "seg_ptr" if p.moves else "old_ptr"),
+                           _address(p, "old_deg"), _address(p, "seg_start"),
+                           _address(p, "seg_len"), _address(p, "at"), p.dst.data.ptr,
+                           p.segments, p.dst.dtype)
+        else:
+            K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
+                          [p.dst] + [kept_values[name] for name in g._edge_schema],
+                          items=g._entries)
         g._entries += p.kept
         # inserts leave no list loose and do not compact (hornet.batch.pipeline.compact_memory)
         _commit(g, p)
@@ -248,7 +271,11 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
                        mm.field_dtypes, items=g._entries)
     g._entries -= p.kept
     _commit(g, p)
-    compact_memory(g, p.sources)
+    # the release on its way is this batch's (freed_slots) or, freeing none, there is none
+    released = p.freed_slots if p.freed_slots or g._mm._pending_release is None else None
+    if p.kept < compaction_bound.MIN_ENTRIES:
+        released = None
+    compact_memory(g, p.sources, released_slots=released)
     if gone:
         return edge_change(g, kind, p.src, p.dst, gone)
     return _change(g, kind, p, {}, 0)

@@ -302,12 +302,22 @@ __device__ __forceinline__ i64 take_slot(i64 out_start, i64 k, int ring_shift) {
     return ((out_start >> 32) << ring_shift) + (((out_start & 0xffffffffll) + k) & mask);
 }
 
+// The owners (level-1 words) of a chunk that hold needed leaf words are listed in shared
+// memory, and the block's warps share them out (warp w takes list entries w, w + 32, ...): a
+// request's free blocks often sit under a few neighbouring owners (a fresh region), which
+// would otherwise leave one warp walking them all while the others wait.
+#define TAKE_OWNERS 1024                      // most threads a take_small block has
 __device__ __forceinline__ void take_small_body(const i64* __restrict__ req,
                                                 i64* __restrict__ out, int ring_shift) {
     __shared__ int warp_sums[32];
     __shared__ int total;
+    __shared__ u64 s_mask[TAKE_OWNERS];       // the owner's needed leaf words
+    __shared__ u64 s_level1[TAKE_OWNERS];     // its level-1 word as read
+    __shared__ i64 s_rank[TAKE_OWNERS];       // its free blocks (then: rank of its first)
+    __shared__ int s_owner[TAKE_OWNERS];      // its thread in the chunk
     const unsigned FULL = 0xffffffffu;
-    const int lane = threadIdx.x & 31;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int warps = (int)(blockDim.x >> 5);
     const i64* r = req + (i64)blockIdx.x * TAKE_FIELDS;
     u64* words = (u64*)r[0];
     const i64 count = r[1], out_start = r[2], base = r[3], shift = r[4];
@@ -319,15 +329,9 @@ __device__ __forceinline__ void take_small_body(const i64* __restrict__ req,
     for (i64 p0 = 0; p0 < owners && taken < count; p0 += blockDim.x) {
         const i64 p = p0 + threadIdx.x;
         u64 mask = 0ull;                       // my leaf words that hold free blocks
-        i64 first = 0;                         // my first leaf word
         if (p < owners) {
-            if (two_levels) {
-                mask = words[off[1] + p];
-                first = p * 64;
-            } else {
-                mask = leaf[p] != 0ull ? 1ull : 0ull;
-                first = p;
-            }
+            if (two_levels) mask = words[off[1] + p];
+            else mask = leaf[p] != 0ull ? 1ull : 0ull;
         }
         // every non-empty leaf word holds a free block, so only the leaf words among the
         // first (count - taken) non-empty ones of the chunk can be needed: read just those
@@ -340,30 +344,39 @@ __device__ __forceinline__ void take_small_body(const i64* __restrict__ req,
             for (i64 c = 0; c < (need > 0 ? need : 0); ++c) m &= m - 1ull;
             mask ^= m;
         }
-        // the warp walks the leaf words of each of its threads in turn, a lane per word
-        // (words lane and lane + 32): the free blocks of a fresh region, all under one
-        // thread's level-1 word, are counted and taken 64 words abreast, not one by one
-        int mine = 0;
-        for (int src = 0; src < 32; ++src) {
-            const u64 m = __shfl_sync(FULL, mask, src);
-            if (m == 0ull) continue;
-            const i64 f = __shfl_sync(FULL, first, src);
+        // the owners with needed leaf words, in order
+        const int at_list = block_exclusive_scan(mask != 0ull ? 1 : 0, warp_sums, &total);
+        const int listed = total;
+        if (mask != 0ull) {
+            s_mask[at_list] = mask;
+            s_level1[at_list] = level1;
+            s_owner[at_list] = threadIdx.x;
+        }
+        __syncthreads();
+        // each listed owner's free blocks, counted by one warp, a lane per leaf word (words
+        // lane and lane + 32): a fresh region is counted 64 words abreast
+        for (int e = warp; e < listed; e += warps) {
+            const u64 m = s_mask[e];
+            const i64 f = two_levels ? (p0 + s_owner[e]) * 64 : p0 + s_owner[e];
             int c = 0;
             if ((m >> lane) & 1ull) c += __popcll(leaf[f + lane]);
             if ((m >> (lane + 32)) & 1ull) c += __popcll(leaf[f + lane + 32]);
             for (int o = 16; o > 0; o >>= 1) c += __shfl_xor_sync(FULL, c, o);
-            if (lane == src) mine = c;
+            if (lane == 0) s_rank[e] = c;
         }
+        __syncthreads();
+        const int mine = threadIdx.x < listed ? (int)s_rank[threadIdx.x] : 0;
         const i64 k = taken + block_exclusive_scan(mine, warp_sums, &total);
         const int chunk = total;
-        const bool mine_ok = mine && k < count;
-        const u64 todo = mine_ok ? mask : 0ull;
-        u64 emptied_mine = 0ull;               // my leaf words that the warp emptied
-        for (int src = 0; src < 32; ++src) {
-            const u64 m = __shfl_sync(FULL, todo, src);
-            if (m == 0ull) continue;
-            const i64 f = __shfl_sync(FULL, first, src);
-            i64 at = __shfl_sync(FULL, k, src);    // rank of the thread's first free block
+        if (threadIdx.x < listed) s_rank[threadIdx.x] = mine && k < count ? k : -1;
+        __syncthreads();
+        // each listed owner's blocks taken by one warp: ranks of its leaf words by a warp scan
+        for (int e = warp; e < listed; e += warps) {
+            i64 at = s_rank[e];                // rank of the owner's first free block
+            if (at < 0) continue;
+            const u64 m = s_mask[e];
+            const i64 own = p0 + s_owner[e];
+            const i64 f = two_levels ? own * 64 : own;
             u64 emptied = 0ull;
             for (int half = 0; half < 2; ++half) {
                 const int b = lane + 32 * half;
@@ -390,20 +403,20 @@ __device__ __forceinline__ void take_small_body(const i64* __restrict__ req,
                 at += __shfl_sync(FULL, incl, 31);
             }
             for (int o = 16; o > 0; o >>= 1) emptied |= __shfl_xor_sync(FULL, emptied, o);
-            if (lane == src) emptied_mine = emptied;
-        }
-        if (mine_ok && two_levels) {
-            const u64 kept = level1 & ~emptied_mine;
-            words[off[1] + p] = kept;          // this thread's own level-1 word
-            i64 idx = p;                       // an emptied level-1 word: clear its ancestors
-            for (int l = 2; kept == 0ull && l < FOREST_LEVELS && off[l + 1] > off[l]; ++l) {
-                const u64 bit = 1ull << (idx & 63);
-                const u64 was = atomicAnd(words + off[l] + (idx >> 6), ~bit);
-                if ((was & ~bit) != 0ull) break;   // the parent still has free children
-                idx >>= 6;
+            if (lane == 0 && two_levels) {
+                const u64 kept = s_level1[e] & ~emptied;
+                words[off[1] + own] = kept;    // the owner's level-1 word
+                i64 idx = own;                 // an emptied level-1 word: clear its ancestors
+                for (int l = 2; kept == 0ull && l < FOREST_LEVELS && off[l + 1] > off[l]; ++l) {
+                    const u64 bit = 1ull << (idx & 63);
+                    const u64 was = atomicAnd(words + off[l] + (idx >> 6), ~bit);
+                    if ((was & ~bit) != 0ull) break;   // the parent still has free children
+                    idx >>= 6;
+                }
             }
         }
         taken += chunk;
+        __syncthreads();                       // the lists are refilled by the next chunk
     }
 }
 

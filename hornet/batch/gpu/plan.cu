@@ -33,8 +33,8 @@
 #define I_CLASS 8      // 64 words: moving segments per new size class
 #define I_FREED 72     // slots of the blocks that moving or emptied lists give back
 
-#define SORT_TILE 4096               // keys a block sorts in shared memory (plan.py: SORT_TILE)
-#define SORT_THREADS 1024
+#define SORT_TILE 1024               // keys a block sorts in shared memory (plan.py: SORT_TILE)
+#define SORT_THREADS 256
 #define SCAN_THREADS 256
 #define SCAN_ITEMS 8
 #define SCAN_TILE (SCAN_THREADS * SCAN_ITEMS)   // entries a block ranks (plan.py: SCAN_TILE)
@@ -120,6 +120,15 @@ extern "C" __global__ void batch_find(const u64* __restrict__ keys, i64 n,
 // (shuffles), partners SORT_THREADS or more apart in the same thread; only the distances in
 // between go through shared memory.
 #define SORT_PER_THREAD (SORT_TILE / SORT_THREADS)
+#if SORT_TILE != 4 * SORT_THREADS
+#error "batch_tile_sort holds four keys a thread"
+#endif
+// a <= b when ascending, a >= b otherwise
+__device__ __forceinline__ void sort_pair(u64& a, u64& b, bool ascending) {
+    const u64 lo = a < b ? a : b, hi = a < b ? b : a;
+    a = ascending ? lo : hi;
+    b = ascending ? hi : lo;
+}
 extern "C" __global__ void __launch_bounds__(SORT_THREADS)
 batch_tile_sort(u64* __restrict__ keys, i64 n) {
     __shared__ u64 t[SORT_TILE];
@@ -135,16 +144,14 @@ batch_tile_sort(u64* __restrict__ keys, i64 n) {
     for (int k = 2; k <= SORT_TILE; k <<= 1) {
         for (int j = k >> 1; j > 0; j >>= 1) {
             if (j >= SORT_THREADS) {                      // within the thread
-#pragma unroll
-                for (int x = 0; x < SORT_PER_THREAD; ++x) {
-                    const int y = x + j / SORT_THREADS;
-                    if ((x & (j / SORT_THREADS)) || y >= SORT_PER_THREAD) continue;
-                    const bool ascending = ((x * SORT_THREADS + tid) & k) == 0;
-                    if ((a[x] > a[y]) == ascending) {
-                        const u64 s = a[x];
-                        a[x] = a[y];
-                        a[y] = s;
-                    }
+                // (each distance spelt out, so that the keys stay in registers instead of
+                // an indexed local array)
+                if (j == 2 * SORT_THREADS) {
+                    sort_pair(a[0], a[2], (tid & k) == 0);
+                    sort_pair(a[1], a[3], ((SORT_THREADS + tid) & k) == 0);
+                } else {
+                    sort_pair(a[0], a[1], (tid & k) == 0);
+                    sort_pair(a[2], a[3], ((2 * SORT_THREADS + tid) & k) == 0);
                 }
                 continue;
             }

@@ -45,8 +45,8 @@ MODE_DELETE, MODE_INSERT, MODE_KEEP_BLOCKS, MODE_REFIT = range(4)
 #: (eleven int64 rows of the next power of two, :class:`_Scratch`) is kept for the next batch
 MAX_ENTRIES = (1 << 25) - 1
 #: keys a block of ``batch_tile_sort`` sorts in shared memory (plan.cu)
-SORT_TILE = 4096
-SORT_THREADS = 1024
+SORT_TILE = 1024
+SORT_THREADS = 256
 #: most entries sorted by the module's kernels (more: CuPy's sort); overridable with the
 #: environment variable HORNET_PLAN_SORT_MAX (0: always CuPy's sort)
 SORT_MAX = int(os.environ.get("HORNET_PLAN_SORT_MAX", 1 << 18))
