@@ -1,5 +1,5 @@
 """GPU list removals of every kernel shape (hornet.batch.gpu.kernels: the medium lists' warps
-and the huge lists' pieces, in registers or staged in shared memory) and merges into huge
+and the huge lists' pieces) and merges into huge
 lists (one block or many a list) against the CPU backend:
 hubs cut into many pieces with removals on and around piece boundaries, dense runs of removed
 entries (more than a window's worth), first entries (every item moves), lists emptied, and
@@ -17,8 +17,8 @@ from small_batch_checks import same_graph
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
-#: (REMOVE_WINDOWS, WARP_BLOCKS, PIECE_ITEMS, STAGED_ITEMS): pieces in registers, staged
-SHAPES = [(4, 5, 16, 0), (16, 4, 32, 0), (8, 6, 16, 32), (16, 4, 32, 32)]
+#: (REMOVE_WINDOWS, WARP_BLOCKS, PIECE_ITEMS)
+SHAPES = [(4, 5, 16), (16, 4, 32), (8, 6, 16), (16, 4, 16)]
 
 
 def _graph(device, props):
@@ -64,7 +64,7 @@ def test_removals_of_every_kernel_shape_match_the_cpu(shape, props, monkeypatch)
     """``shape`` None: the defaults (with edge properties, whose 8-byte columns have the
     default shapes only)."""
     from hornet.batch.gpu import kernels
-    for name, value in zip(("REMOVE_WINDOWS", "WARP_BLOCKS", "PIECE_ITEMS", "STAGED_ITEMS"),
+    for name, value in zip(("REMOVE_WINDOWS", "WARP_BLOCKS", "PIECE_ITEMS"),
                            shape or ()):
         monkeypatch.setattr(kernels, name, value)
     rng = np.random.default_rng(21)

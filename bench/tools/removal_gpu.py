@@ -8,9 +8,8 @@ Builds the updates benchmark's Kronecker graph (undirected, GPU), samples existi
 steps up to the removal (sort, find, keep, plan: nothing is changed). Then, for every shape
 of the removal kernels (:data:`hornet.batch.gpu.kernels.REMOVAL_SHAPES`: windows per step of
 the medium lists' warps W and the blocks a multiprocessor their kernel is built for B; items
-per thread of the huge lists' pieces in registers K, or staged in shared memory S, 0: not
-staged) and, with ``--base``,
-for the base tree's ``remove_lists``: the block arrays are restored from a snapshot, the
+per thread of the huge lists' pieces K, held in registers) and, with ``--base``, for the
+base tree's ``remove_lists``: the block arrays are restored from a snapshot, the
 removal runs in place on every list, timed by CUDA events; the median is printed with the
 items the lists move (from their first removed entry on) and the rate that makes (read and
 written once), next to a plain device copy of as many bytes. Every shape must leave the
@@ -37,8 +36,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10**5, 10**6])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--shapes", nargs="*", default=None,
-                    help="W:B:K[:S] shapes (default: the defaults, then each other built "
-                         "value of W:B, K (S 0) and S)")
+                    help="W:B:K shapes (default: the defaults, then each other built "
+                         "value of W:B and K)")
     ap.add_argument("--base", type=Path, default=None, help="checkout of a base tree")
     args = ap.parse_args(argv)
     require_gpu("removal_gpu")
@@ -64,14 +63,13 @@ def main(argv: list[str] | None = None) -> None:
     snapshot = [a.columns[0].copy() for a in arrays]
     es, ed = g.edges()
     rs = cupy.random.RandomState(7)
-    names = ("REMOVE_WINDOWS", "WARP_BLOCKS", "PIECE_ITEMS", "STAGED_ITEMS")
+    names = ("REMOVE_WINDOWS", "WARP_BLOCKS", "PIECE_ITEMS")
     default = tuple(getattr(K, name) for name in names)
     if args.shapes:
-        shapes = [tuple(int(x) for x in (s + ":0").split(":")[:4]) for s in args.shapes]
+        shapes = [tuple(int(x) for x in s.split(":")[:3]) for s in args.shapes]
     else:
         shapes = [default] + [(w, b) + default[2:] for w, b in K.REMOVAL_SHAPES[0]] + \
-            [default[:2] + (k, 0) for k in K.REMOVAL_SHAPES[1]] + \
-            [default[:3] + (st,) for st in K.REMOVAL_SHAPES[2]]
+            [default[:2] + (k,) for k in K.REMOVAL_SHAPES[1]]
         shapes = list(dict.fromkeys(shapes))
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     for b in args.sizes:
@@ -145,7 +143,7 @@ def main(argv: list[str] | None = None) -> None:
             restore()
             run()                                   # compile, first launch
             times = timed(run)
-            report("W={} B={} K={} S={}".format(*shape)
+            report("W={} B={} K={}".format(*shape)
                    + (" (default)" if shape == default else "") + check(shape), times)
         for name, value in zip(names, default):
             setattr(K, name, value)

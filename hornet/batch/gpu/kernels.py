@@ -36,12 +36,9 @@ WARP_BLOCKS = 4
 #: (REMOVE_WINDOWS, WARP_BLOCKS) of columns of other item sizes
 WARP_SHAPE_OTHER = (4, 5)
 #: ... and its huge lists' pieces are BLOCK * PIECE_ITEMS items, PIECE_ITEMS per thread held
-#: in registers (PIECE_ITEMS_WIDE where a column has wider items), ...
+#: in registers (PIECE_ITEMS_WIDE where a column has wider items)
 PIECE_ITEMS = 32
 PIECE_ITEMS_WIDE = 16
-#: ... or, where every column has 4-byte items (a graph without edge properties), BLOCK *
-#: STAGED_ITEMS items staged in shared memory (remove_pieces_staged; 0: not staged)
-STAGED_ITEMS = 0
 #: a merge's huge lists cut into pieces of BLOCK * MERGE_PIECE_ITEMS old items, one block's
 #: (merge_pieces, many blocks a list) where the caller bounds the lists' items; False: one
 #: block walks each huge list (merge_block), which large planned inserts take in less time
@@ -49,8 +46,8 @@ STAGED_ITEMS = 0
 MERGE_PIECES = False
 MERGE_PIECE_ITEMS = 16
 #: the other shapes that kernels.cu is built with for 4-byte items (bench/tools/removal_gpu.py
-#: compares them): (REMOVE_WINDOWS, WARP_BLOCKS) pairs, PIECE_ITEMS and STAGED_ITEMS values
-REMOVAL_SHAPES = (((16, 4), (4, 5), (8, 6)), (16, 32), (32,))
+#: compares them): (REMOVE_WINDOWS, WARP_BLOCKS) pairs and PIECE_ITEMS values
+REMOVAL_SHAPES = (((16, 4), (4, 5), (8, 6)), (16, 32))
 _NAMES = tuple(
     [f"find_positions<{s}, {d}, {g}>" for s in _IDX.values() for d in _IDX.values()
      for g in _IDX.values()]
@@ -60,8 +57,7 @@ _NAMES = tuple(
     + [f"remove_warp<{t}, {w}, {b}>" for t in ITEM_TYPES.values()
        for w, b in (REMOVAL_SHAPES[0] if t == ITEM_TYPES[4] else (WARP_SHAPE_OTHER,))]
     + [f"remove_pieces<{t}, {k}>" for t in ITEM_TYPES.values()
-       for k in (REMOVAL_SHAPES[1] if t == ITEM_TYPES[4] else (PIECE_ITEMS_WIDE,))]
-    + [f"remove_pieces_staged<{ITEM_TYPES[4]}, {k}>" for k in REMOVAL_SHAPES[2]])
+       for k in (REMOVAL_SHAPES[1] if t == ITEM_TYPES[4] else (PIECE_ITEMS_WIDE,))])
 
 #: lists moving at most this many items are rewritten by one thread each ...
 SMALL_MOVE = 64
@@ -79,14 +75,10 @@ def removal_warps(dtypes) -> list[str]:
 
 def removal_pieces(dtypes) -> tuple[int, list[str]]:
     """How a removal of columns of ``dtypes`` cuts its huge lists: (items of a piece, one
-    block's; the pieces kernel of each column): one piece size for every column. In
-    registers (:data:`PIECE_ITEMS`, :data:`PIECE_ITEMS_WIDE` when a column has wider items)
-    unless every column has 4-byte items and :data:`STAGED_ITEMS` stages them in shared
-    memory."""
+    block's; the pieces kernel of each column): one piece size for every column, held in
+    registers (:data:`PIECE_ITEMS` a thread, :data:`PIECE_ITEMS_WIDE` when a column has wider
+    items)."""
     types = [item_type(dt) for dt in dtypes]
-    if STAGED_ITEMS and all(np.dtype(dt).itemsize == 4 for dt in dtypes):
-        return BLOCK * STAGED_ITEMS, [f"remove_pieces_staged<{t}, {STAGED_ITEMS}>"
-                                      for t in types]
     k = PIECE_ITEMS if all(np.dtype(dt).itemsize == 4 for dt in dtypes) else PIECE_ITEMS_WIDE
     return BLOCK * k, [f"remove_pieces<{t}, {k}>" for t in types]
 

@@ -23,7 +23,7 @@ __all__ = ["queued_removal"]
 
 _LAUNCHES: dict = {}
 _ARITY = {"plan_moves": 19, "list_pieces": 7, "remove_small": 12, "remove_warp": 9,
-          "remove_pieces": 11, "remove_pieces_staged": 11}
+          "remove_pieces": 11}
 
 
 def _prepared(name: str) -> PreparedLaunch:
