@@ -23,7 +23,8 @@ import os
 import numpy as np
 
 from . import side_streams
-from ...core.cuda import BLOCK, ITEM_TYPES, as_i64, cupy, function, i64, item_type
+from ...core.cuda import (BLOCK, ITEM_TYPES, PreparedLaunch, _max_grid, as_i64, cupy,
+                          function, i64, item_type)
 from ...memory.gpu_launch import launch
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
@@ -93,6 +94,28 @@ def workspace():
 
 def _fn(name: str):
     return function(_CU, name, _NAMES)
+
+
+#: argument counts of the kernels that the queued removal and the prepared merge launch
+#: through prepared argument buffers (:class:`hornet.core.cuda.PreparedLaunch`)
+_PREPARED_ARITY = {"plan_moves": 19, "list_pieces": 7, "remove_small": 12, "remove_warp": 9,
+                   "remove_pieces": 11, "merge_small": 10, "merge_warp": 10,
+                   "merge_block": 10}
+_PREPARED: dict = {}
+
+
+def prepared(name: str) -> PreparedLaunch:
+    """The prepared launch of kernel ``name`` of kernels.cu (made on first use)."""
+    fn = _PREPARED.get(name)
+    if fn is None:
+        fn = _PREPARED[name] = PreparedLaunch(_fn(name), _PREPARED_ARITY[name.split("<")[0]])
+    return fn
+
+
+def grid_for(n: int, threads_per_item: int = 1) -> int:
+    """Blocks of BLOCK threads for ``n`` items of ``threads_per_item`` threads each, within
+    the device's grid bound."""
+    return max(1, min((n * threads_per_item + BLOCK - 1) // BLOCK, _max_grid()))
 
 
 def _int_array(a):

@@ -12,25 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.cuda import BLOCK, PreparedLaunch, _max_grid, cupy, item_type
+from ...core.cuda import BLOCK, cupy, item_type
 from . import side_streams
-from .kernels import SMALL_MOVE, WARP_MOVE, _fn, _move_scratch
+from .kernels import SMALL_MOVE, WARP_MOVE, _move_scratch, grid_for, prepared
 
 __all__ = ["prepared_merge"]
-
-_LAUNCHES: dict = {}
-_ARITY = {"plan_moves": 19, "merge_small": 10, "merge_warp": 10, "merge_block": 10}
-
-
-def _prepared(name: str) -> PreparedLaunch:
-    fn = _LAUNCHES.get(name)
-    if fn is None:
-        fn = _LAUNCHES[name] = PreparedLaunch(_fn(name), _ARITY[name.split("<")[0]])
-    return fn
-
-
-def _grid(n: int, threads_per_item: int = 1) -> int:
-    return max(1, min((n * threads_per_item + BLOCK - 1) // BLOCK, _max_grid()))
 
 
 def prepared_merge(old_lists: int, new_lists: int, old_degree: int, seg_start: int,
@@ -47,17 +33,17 @@ def prepared_merge(old_lists: int, new_lists: int, old_degree: int, seg_start: i
     counts = scratch.counts.data.ptr
     stream = cupy.cuda.get_current_stream().ptr
     cupy.cuda.runtime.memsetAsync(counts, 0, 3 * 8, stream)
-    _prepared("plan_moves")(_grid(segments), BLOCK, [
+    prepared("plan_moves")(grid_for(segments), BLOCK, [
         old_lists, new_lists, old_degree, seg_start, seg_len, insert_at, 1, segments,
         SMALL_MOVE, WARP_MOVE, 0, first, moving, medium, huge, piece_base, counts, 0, 0])
     t = item_type(np.dtype(dtype))
     args = [old_lists, new_lists, old_degree, seg_start, seg_len, insert_at, values]
     sides = side_streams.fork()           # short and medium lists beside the huge ones
     small_on, warp_on = (stream, stream) if sides is None else (sides[0].ptr, sides[1].ptr)
-    _prepared(f"merge_small<{t}>")(_grid(segments), BLOCK, args + [
+    prepared(f"merge_small<{t}>")(grid_for(segments), BLOCK, args + [
         moving, SMALL_MOVE, segments], small_on)
-    _prepared(f"merge_warp<{t}>")(_grid(segments, 32), BLOCK, args + [
+    prepared(f"merge_warp<{t}>")(grid_for(segments, 32), BLOCK, args + [
         first, medium, counts], warp_on)
-    _prepared(f"merge_block<{t}>")(_grid(segments, BLOCK), BLOCK, args + [
+    prepared(f"merge_block<{t}>")(grid_for(segments, BLOCK), BLOCK, args + [
         first, huge, counts + 8])
     side_streams.join(sides)

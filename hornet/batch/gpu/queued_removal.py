@@ -14,27 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.cuda import BLOCK, PreparedLaunch, _max_grid, cupy, item_type
+from ...core.cuda import BLOCK, cupy, item_type
 from . import side_streams
-from .kernels import (SMALL_MOVE, WARP_MOVE, _fn, _move_scratch, removal_pieces,
-                      removal_warps)
+from .kernels import (SMALL_MOVE, WARP_MOVE, _move_scratch, grid_for, prepared,
+                      removal_pieces, removal_warps)
 
 __all__ = ["queued_removal"]
-
-_LAUNCHES: dict = {}
-_ARITY = {"plan_moves": 19, "list_pieces": 7, "remove_small": 12, "remove_warp": 9,
-          "remove_pieces": 11}
-
-
-def _prepared(name: str) -> PreparedLaunch:
-    fn = _LAUNCHES.get(name)
-    if fn is None:
-        fn = _LAUNCHES[name] = PreparedLaunch(_fn(name), _ARITY[name.split("<")[0]])
-    return fn
-
-
-def _grid(n: int, threads_per_item: int = 1) -> int:
-    return max(1, min((n * threads_per_item + BLOCK - 1) // BLOCK, _max_grid()))
 
 
 def queued_removal(lists: int, old_degree: int, seg_start: int, seg_len: int,
@@ -59,7 +44,7 @@ def queued_removal(lists: int, old_degree: int, seg_start: int, seg_len: int,
     stream = cupy.cuda.get_current_stream().ptr
     piece, (pieces,) = removal_pieces(dtypes[:1])
     cupy.cuda.runtime.memsetAsync(counts, 0, 3 * 8, stream)
-    _prepared("plan_moves")(_grid(bound), BLOCK, [
+    prepared("plan_moves")(grid_for(bound), BLOCK, [
         lists, lists, old_degree, seg_start, seg_len, positions, 0, bound, SMALL_MOVE,
         WARP_MOVE, piece, first, moving, medium, huge, piece_base, counts, seg_count,
         veto])
@@ -68,17 +53,17 @@ def queued_removal(lists: int, old_degree: int, seg_start: int, seg_len: int,
     max_pieces = int(items) // piece + max_segs
     owner, state = scratch.pieces(max_pieces)
     owner, state = owner.data.ptr, state.data.ptr
-    _prepared("list_pieces")(_grid(max_segs, 32), BLOCK, [
+    prepared("list_pieces")(grid_for(max_segs, 32), BLOCK, [
         old_degree, first, huge, counts + 8, piece_base, piece, owner])
     t = item_type(np.dtype(dtypes[0]))
     args = [lists, lists, old_degree, seg_start, seg_len, positions, first]
     sides = side_streams.fork()           # (hornet.batch.gpu.side_streams)
     small_on, warp_on = (stream, stream) if sides is None else (sides[0].ptr, sides[1].ptr)
-    _prepared(f"remove_small<{t}>")(_grid(bound), BLOCK, args + [
+    prepared(f"remove_small<{t}>")(grid_for(bound), BLOCK, args + [
         moving, SMALL_MOVE, bound, seg_count, veto], small_on)
-    _prepared(removal_warps(dtypes[:1])[0])(_grid(bound, 32), BLOCK,
+    prepared(removal_warps(dtypes[:1])[0])(grid_for(bound, 32), BLOCK,
                                             args + [medium, counts], warp_on)
     cupy.cuda.runtime.memsetAsync(state, 0, 4 * (1 + max_pieces), stream)
-    _prepared(pieces)(_grid(max_pieces, BLOCK), BLOCK,
+    prepared(pieces)(grid_for(max_pieces, BLOCK), BLOCK,
                       args + [counts + 16, piece_base, owner, state])
     side_streams.join(sides)
