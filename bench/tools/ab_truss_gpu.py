@@ -70,6 +70,8 @@ def main(argv=None) -> None:
                     help="set a constant of the new tree's ktruss.dynamic_gpu (repeatable)")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME:K=V,K=V",
                     help="the new tree with other dynamic_gpu constants (repeatable)")
+    ap.add_argument("--each", action="store_true",
+                    help="also print every repeat's time (ms) and the base's statistics")
     args = ap.parse_args(argv)
     from hornet.algos.ktruss import dynamic_gpu
     for item in args.set:
@@ -155,6 +157,7 @@ def main(argv=None) -> None:
                                 if tree == "new":
                                     kernel[(k, op)].append(_kernel_ms(kt))
                                     phases[(k, op)].append(_phase_ms(kt))
+                                if tree == "new" or args.each:
                                     stats[k].append((op, kt.stats.get("rounds"),
                                                      kt.stats.get("peel_rounds"),
                                                      kt.stats.get("levels"),
@@ -163,7 +166,8 @@ def main(argv=None) -> None:
                                                      kt.stats.get("top"),
                                                      # (ko_scan's status, where it ran)
                                                      int(kt._ks_host[dynamic_gpu.KS_STATUS])
-                                                     if "units" in kt.stats else None))
+                                                     if "units" in kt.stats and
+                                                     tree == "new" else None))
                             if r % args.check == 0:
                                 want = pkg[k].algos.truss_numbers(g).get()
                                 got = kt.truss_numbers.get()
@@ -179,6 +183,8 @@ def main(argv=None) -> None:
                 fb = sum(p != "dynamic" for p in paths[("base", op)])
                 print(f"    {op:9} base {_fmt(tb)} x{static / (mb * 1e3):5.1f} [{fb} static]",
                       flush=True)
+                if args.each:
+                    print(f"    {'':9} base  each: " + " ".join(f"{x * 1e3:.3f}" for x in tb))
                 for k in variants:
                     tn = times[(k, op)]
                     mn = statistics.median(tn)
@@ -187,6 +193,8 @@ def main(argv=None) -> None:
                     kms = f" ko_scan {statistics.median(ks):.3f}" if ks else ""
                     print(f"    {'':9} {k:5} {_fmt(tn)} x{static / (mn * 1e3):5.1f} [{fn} static]"
                           f"  /base {mn / mb:.3f}{kms}", flush=True)
+                    if args.each:
+                        print(f"    {'':9} {k:5} each: " + " ".join(f"{x * 1e3:.3f}" for x in tn))
             for k in variants:
                 for op in ("delete", "re-insert"):
                     ph = [x for x in phases[(k, op)] if x is not None]
@@ -194,11 +202,11 @@ def main(argv=None) -> None:
                         med = np.median(np.array(ph), axis=0)
                         print(f"    {k} {op} ko_scan phases (ms, median): " + " ".join(
                             f"{n} {x:.2f}" for n, x in zip(PHASES, med) if x), flush=True)
-            for k in variants:
+            for k in (names if args.each else variants):
                 print(f"    {k} (op, rounds, peel rounds, levels, queue units, chain, top "
                       "levels' edges, ko_scan status): " +
                       " ".join(f"{o[0]}:{o[1]}/{o[2]}/{o[3]}/{o[4]}/{o[5]}/{o[6]}/{o[7]}"
-                               for o in stats[k][:8]))
+                               for o in stats[k][:None if args.each else 8]))
         static2 = _static_ms(hornet, graphs["new"])
         print(f"  static again {static2:.2f} ms", flush=True)
 

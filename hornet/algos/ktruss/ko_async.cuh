@@ -59,12 +59,15 @@
                          //   loads a unit: the phases are chains of dependent units)
 #define KSQ_INLINE 64    //   a decided edge of one unit runs its PUSH in the deciding warp
 #define KSQ_PRUNE 128    //   a new candidate's PUSH lists only the edges whose count it raises
+#define KSQ_TABLE 256    //   the units' intersections by edge-table lookups, no list search
+                         //   (warp_common's WC_TABLE: the table holds exactly the graph's edges)
 
 struct KsQueue {
     long long* units;    // cap slots, KSQ_EMPTY when free
     int* ecnt;           // cap: an entry's count and finished units (KO_CNT_BITS), by entry
     i64 cap;             // 0: no asynchronous phase
     int modes;           // KSQ_PEEL | KSQ_CAND | KSQ_DESCENT: the phases run asynchronously
+                         // (and the KSQ_* options below them)
     int chunk;           // elements of the shorter list per unit (KSQ_CHUNK)
     int max_parts;       // most units per entry (KSQ_MAX_PARTS, at most 63)
     int pause_max;       // longest pause (ns) of a warp waiting for its slot
@@ -72,11 +75,12 @@ struct KsQueue {
 
 // The queue of ko_scan's arguments: qmodes holds the modes (bits 0-7), the elements per unit
 // in runs of 32 (bits 8-15; 0: KSQ_CHUNK), the most units per entry (bits 16-21; 0:
-// KSQ_MAX_PARTS) and the log2 of the longest pause (bits 22-25; 0: 512 ns).
+// KSQ_MAX_PARTS), the log2 of the longest pause (bits 22-25; 0: 512 ns) and KSQ_TABLE (bit 26).
 __device__ __forceinline__ KsQueue ksq_make(long long* units, int* ecnt, i64 cap, int qmodes) {
     const int chunk = (qmodes >> 8) & 0xff, parts = (qmodes >> 16) & 63;
     const int pause = (qmodes >> 22) & 15;
-    return KsQueue{units, ecnt, cap, qmodes & 0xff, chunk ? 32 * chunk : KSQ_CHUNK,
+    const int modes = (qmodes & 0xff) | ((qmodes >> 26) & 1) * KSQ_TABLE;
+    return KsQueue{units, ecnt, cap, modes, chunk ? 32 * chunk : KSQ_CHUNK,
                    parts ? parts : KSQ_MAX_PARTS, pause ? 1 << pause : 512};
 }
 
@@ -84,7 +88,10 @@ __device__ __forceinline__ bool ksq_on(const KsQueue& Q, int mode) {
     return Q.cap > 0 && (Q.modes & mode);
 }
 
-__device__ __forceinline__ bool ksq_kary(const KsQueue& Q) { return (Q.modes & KSQ_KARY) != 0; }
+// warp_common's way for the units' intersections (WC_*)
+__device__ __forceinline__ int ksq_kary(const KsQueue& Q) {
+    return (Q.modes & KSQ_TABLE) ? WC_TABLE : (Q.modes & KSQ_KARY) ? WC_KARY : WC_SEARCH;
+}
 
 // A unit: edge (32 bits), part and parts (6 bits each), kind (2 bits), aux (17 bits: the
 // descent's PUSH carries the number the edge fell from).
