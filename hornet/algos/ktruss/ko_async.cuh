@@ -11,11 +11,13 @@
 // and enqueue a COUNT entry for each.
 //
 // Queue: units[cap] (int64, EMPTY between uses: a consumer resets its slot), tickets from
-// q[KSQ_H] (a warp takes one, then waits for that slot), published ranges from q[KSQ_T];
-// q[KSQ_P] counts the units enqueued and not finished: a pusher adds before it publishes,
-// a worker subtracts after its unit's own pushes, and q[KSQ_A] counts the blocks that have
-// enqueued their share of the phase's first list, so zero units with every block arrived means
-// no unit is left or running (no grid barrier between the first pushes and the serving).
+// q[KSQ_H] (a warp takes one, then waits for that slot); q[KSQ_P] holds the published
+// ranges' end (bits 32-61: a pusher's range from one atomic) and the count of units
+// enqueued and not finished (bits 0-31: the pusher's same atomic adds them before it
+// publishes, a worker subtracts after its unit's own pushes), and q[KSQ_A] counts the
+// blocks that have enqueued their share of the phase's first list, so zero units with every
+// block arrived means no unit is left or running (no grid barrier between the first pushes
+// and the serving).
 // A range past cap sets ctl[KS_ABORT] (the update then falls back). The words q come in two
 // sets used by alternate asynchronous phases (KsGrid::q): a phase's set is cleared by the
 // leader right after the barrier that ends the phase, while the next phase serves the other
@@ -38,9 +40,9 @@
 // (the queue's words follow ctl's KS_WORDS: two sets of KSQ_SET_WORDS, each word that warps
 // poll or add to on its own 128-byte line)
 #define KSQ_SET_WORDS 48
-#define KSQ_T 0          // a set's published tickets
-#define KSQ_H 16         // tickets taken by waiting warps
-#define KSQ_P 32         // units enqueued and not finished; KSQ_STOP: stopped
+#define KSQ_H 16         // a set's tickets taken by waiting warps
+#define KSQ_P 32         // published tickets << 32 | units enqueued and not finished; KSQ_STOP
+#define KSQ_PENDING 0xffffffffull    // (q[KSQ_P]'s count of units not finished)
 #define KSQ_A 33         // blocks whose share of the first list is enqueued
 #define KSQ_STOP (1ull << 62)
 #define KSQ_EMPTY (-1LL)
@@ -124,12 +126,17 @@ __device__ __forceinline__ void ksq_abort(u64* ctl, u64* q) {
     atomicOr(&q[KSQ_P], KSQ_STOP);
 }
 
+// A range of n tickets to publish, its units counted as pending in the same atomic (before
+// they are published); returns its first ticket.
+__device__ __forceinline__ u64 ksq_take(u64* q, u64 n) {
+    return (atomicAdd(&q[KSQ_P], (n << 32) | n) >> 32) & ((1ull << 30) - 1);
+}
+
 // Enqueue an entry of `kind` for edge e (one thread; parts 0: by its lists' lengths).
 __device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, u64* q, const KoState& S,
                                          int e, int kind, int aux = 0, int parts = 0) {
     if (parts == 0) parts = ksq_parts(Q, S, e);
-    atomicAdd(&q[KSQ_P], (u64)parts);
-    const u64 t0 = atomicAdd(&q[KSQ_T], (u64)parts);
+    const u64 t0 = ksq_take(q, (u64)parts);
     if ((i64)(t0 + parts) > Q.cap) {
         atomicAdd(&q[KSQ_P], (u64)(-(i64)parts));
         ksq_abort(ctl, q);
@@ -157,8 +164,7 @@ __device__ __forceinline__ void ksq_push_warp(const KsQueue& Q, u64* ctl, u64* q
     if (total == 0) return;
     u64 t0 = 0;
     if (lane == 31) {
-        atomicAdd(&q[KSQ_P], (u64)total);
-        t0 = atomicAdd(&q[KSQ_T], (u64)total);
+        t0 = ksq_take(q, (u64)total);
         if ((i64)(t0 + total) > Q.cap) {
             atomicAdd(&q[KSQ_P], (u64)(-(i64)total));
             ksq_abort(ctl, q);
@@ -236,7 +242,7 @@ __device__ void ks_serve(const KsQueue& Q, u64* ctl, u64* q, u64 t0, i64 deadlin
                     const u64 a = *(volatile u64*)&q[KSQ_A];
                     __threadfence();
                     const u64 p = *(volatile u64*)&q[KSQ_P];
-                    if ((p == 0 && a == gridDim.x) || (p & KSQ_STOP)) {
+                    if (((p & KSQ_PENDING) == 0 && a == gridDim.x) || (p & KSQ_STOP)) {
                         stop = true;
                         break;
                     }
@@ -268,7 +274,6 @@ __device__ __forceinline__ bool ksq_finish(u64* ctl, KsGrid& G) {
     ++G.q;
     if (ldcg(&ctl[KS_ABORT])) return false;
     if (blockIdx.x == 0 && threadIdx.x == 0) {  // (every thread has read the words before)
-        q[KSQ_T] = 0;
         q[KSQ_H] = 0;
         q[KSQ_P] = 0;
         q[KSQ_A] = 0;
@@ -383,7 +388,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
         }
         const u64 entry = t - part;
         if (lane == 0) {
-            if (ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
+            atomicCAS(&S.pushed[e], qstamp, 0);     // (one round trip)
             *c = 0;
         }
         __syncwarp();
@@ -537,7 +542,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             const u64 entry = t - part;
             const int a = old;
             if (lane == 0) {
-                if (ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
+                atomicCAS(&S.pushed[e], qstamp, 0);     // (one round trip)
                 *c = 0;
             }
             __syncwarp();
@@ -567,7 +572,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                 }
             }
         } else if (kind == KSQ_COUNT) {
-            if (lane == 0 && ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
+            if (lane == 0) atomicCAS(&S.pushed[e], qstamp, 0);
             __syncwarp();
             __threadfence();                     // (the flag's clear before the reads below)
             const int a = ldcg(&S.truss[e]);
