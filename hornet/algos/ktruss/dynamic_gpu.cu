@@ -154,26 +154,53 @@ __constant__ HubBits g_hubs;
 #define WC_SEARCH 0
 #define WC_KARY 1
 #define WC_TABLE 2
+
+// WC_TABLE's start: the shorter list of edge {u, v} and the lane's first element of run
+// `part` (loads of the graph's lists only: a caller issues them before a fence that orders
+// its reads of the edges' state, so the two wait together)
+struct WcTable { const int* S; i64 ds; int s, l, w0; };
+__device__ __forceinline__ WcTable wc_table_start(const int* __restrict__ deg,
+                                                  const i64* __restrict__ ptr, int u, int v,
+                                                  unsigned lane, int part) {
+    const int du = deg[u], dv = deg[v];
+    const bool ushort = du <= dv;
+    WcTable W;
+    W.s = ushort ? u : v;
+    W.l = ushort ? v : u;
+    W.ds = ushort ? du : dv;
+    W.S = (const int*)ptr[W.s];
+    const i64 k = (i64)part * 32 + lane;
+    W.w0 = k < W.ds ? W.S[k] : W.s;
+    return W;
+}
+
+// WC_TABLE's enumeration from its start (as warp_common)
+template <typename OnCommon, typename Stop>
+__device__ __forceinline__ void wc_table_run(const WcTable& W, unsigned lane, int part,
+                                             int parts, OnCommon&& f, Stop&& stop) {
+    for (i64 k0 = (i64)part * 32; k0 < W.ds; k0 += 32 * (i64)parts) {
+        const i64 k = k0 + lane;
+        const int w = k0 == (i64)part * 32 ? W.w0 : k < W.ds ? W.S[k] : W.s;
+        if (w != W.s && w != W.l) f(w);     // (a self-loop's pair is no triangle)
+        if (stop()) return;
+    }
+}
+
 template <typename OnCommon, typename Stop>
 __device__ __forceinline__ void warp_common(const int* __restrict__ deg,
                                             const i64* __restrict__ ptr, int u, int v,
                                             unsigned lane, int part, int parts, OnCommon&& f,
                                             Stop&& stop, int how = WC_SEARCH) {
+    if (how == WC_TABLE) {
+        wc_table_run(wc_table_start(deg, ptr, u, v, lane, part), lane, part, parts, f, stop);
+        return;
+    }
     const i64 du = deg[u], dv = deg[v];
     const bool ushort = du <= dv;
     const int s = ushort ? u : v, l = ushort ? v : u;
     const i64 ds = ushort ? du : dv, dl = ushort ? dv : du;
     if (ds == 0) return;
     const int* S = (const int*)ptr[s];
-    if (how == WC_TABLE) {
-        for (i64 k0 = (i64)part * 32; k0 < ds; k0 += 32 * (i64)parts) {
-            const i64 k = k0 + lane;
-            const int w = k < ds ? S[k] : s;
-            if (w != s && w != l) f(w);     // (a self-loop's pair is no triangle)
-            if (stop()) return;
-        }
-        return;
-    }
     const bool kary = how == WC_KARY;
     const int* L = (const int*)ptr[l];
     const u64* B = nullptr;

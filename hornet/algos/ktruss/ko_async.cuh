@@ -95,6 +95,23 @@ __device__ __forceinline__ int ksq_kary(const KsQueue& Q) {
     return (Q.modes & KSQ_TABLE) ? WC_TABLE : (Q.modes & KSQ_KARY) ? WC_KARY : WC_SEARCH;
 }
 
+// A unit's intersection of edge {a, b}'s lists, run `part` of `parts`: with KSQ_TABLE its
+// start's loads (ksq_start) issued before the unit's fence, and the enumeration from them
+// after it (wc_table_run); else warp_common's.
+__device__ __forceinline__ WcTable ksq_start(const KsQueue& Q, const KoState& S, int a, int b,
+                                             unsigned lane, int part) {
+    WcTable W{};
+    if (Q.modes & KSQ_TABLE) W = wc_table_start(S.deg, S.ptr, a, b, lane, part);
+    return W;
+}
+template <typename OnCommon, typename Stop>
+__device__ __forceinline__ void ksq_common(const KsQueue& Q, const KoState& S,
+                                           const WcTable& W, int a, int b, unsigned lane,
+                                           int part, int parts, OnCommon&& f, Stop&& stop) {
+    if (Q.modes & KSQ_TABLE) wc_table_run(W, lane, part, parts, f, stop);
+    else warp_common(S.deg, S.ptr, a, b, lane, part, parts, f, stop, ksq_kary(Q));
+}
+
 // A unit: edge (32 bits), part and parts (6 bits each), kind (2 bits), aux (17 bits: the
 // descent's PUSH carries the number the edge fell from).
 __device__ __forceinline__ long long ksq_unit(int e, int part, int parts, int kind, int aux) {
@@ -342,10 +359,11 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
         // e's PUSH, run p of np: peel, the live members that held a triangle with e; cand,
         // the later level-k edges it may complete (COUNT entries)
         const auto push = [&](int p, int np, int d) {
+            const WcTable W = ksq_start(Q, S, a, b, lane, p);
             __threadfence();
             const i64 rx = Cand ? ldcg(&S.rank[e]) : 0;
             const int da = S.deg[a], db = S.deg[b];
-            warp_common(S.deg, S.ptr, a, b, lane, p, np, [&](int w) {
+            ksq_common(Q, S, W, a, b, lane, p, np, [&](int w) {
                 // (w's degree with the lookups: the pushes' part counts without a later
                 // read of the table and the degrees)
                 const int dw = S.deg[w];
@@ -380,13 +398,14 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     ksq_push(Q, ctl, q, S, (int)s1, KSQ_COUNT, d, ksq_parts_deg(Q, imin(da, dw)));
                 if (q2 && atomicExch(&S.pushed[s2], qstamp) != qstamp)
                     ksq_push(Q, ctl, q, S, (int)s2, KSQ_COUNT, d, ksq_parts_deg(Q, imin(db, dw)));
-            }, NO_STOP, ksq_kary(Q));
+            }, NO_STOP);
         };
         if (kind != KSQ_COUNT) {
             push(part, parts, next);
             return;
         }
         const u64 entry = t - part;
+        const WcTable W = ksq_start(Q, S, a, b, lane, part);
         if (lane == 0) {
             atomicCAS(&S.pushed[e], qstamp, 0);     // (one round trip)
             *c = 0;
@@ -400,7 +419,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
         // (the entry's other units may have decided it already: k - 1 found)
         const bool enough = parts > 1 && (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
         if (open && !enough) {
-            warp_common(S.deg, S.ptr, a, b, lane, part, parts, [&](int w) {
+            ksq_common(Q, S, W, a, b, lane, part, parts, [&](int w) {
                 i64 s1, s2;
                 et_find2(S.tkeys, S.tshift, et_key(a, w), et_key(b, w), s1, s2);
                 if (s1 < 0 || s2 < 0) return;
@@ -410,7 +429,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
             }, [&] {
                 __syncwarp();
                 return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
-            }, ksq_kary(Q));
+            });
         }
         __syncwarp();
         // (a decided edge's PUSH goes first: the chain of dependent units goes on before
@@ -521,9 +540,10 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
     };
     // e's PUSH (run p of np): every triangle neighbour y with old >= truss[y] > truss[e]
     const auto push = [&](int e, int u, int v, int p, int np, int old) {
+        const WcTable W = ksq_start(Q, S, u, v, lane, p);
         __threadfence();
         const int now = ldcg(&S.truss[e]);
-        warp_common(S.deg, S.ptr, u, v, lane, p, np, [&](int w) {
+        ksq_common(Q, S, W, u, v, lane, p, np, [&](int w) {
             i64 s1, s2;
             et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
             if (s1 < 0 || s2 < 0) return;
@@ -532,7 +552,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                 ksq_push_hindex(Q, ctl, q, S, (int)s1);
             if (f2 <= old && f2 > now && atomicExch(&S.pushed[s2], qstamp) != qstamp)
                 ksq_push_hindex(Q, ctl, q, S, (int)s2);
-        }, NO_STOP, ksq_kary(Q));
+        }, NO_STOP);
     };
     ks_serve(Q, ctl, q, t0, deadline_ns, [&](int e, int part, int parts, int kind, int old,
                                           u64 t) {
@@ -541,6 +561,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
         if (kind == KSQ_COUNT && parts > 1) {        // a split entry: the test of level old
             const u64 entry = t - part;
             const int a = old;
+            const WcTable W = ksq_start(Q, S, u, v, lane, part);
             if (lane == 0) {
                 atomicCAS(&S.pushed[e], qstamp, 0);     // (one round trip)
                 *c = 0;
@@ -549,7 +570,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             __threadfence();                     // (the flag's clear before the reads below)
             // (the entry's other units may have found a - 2 already)
             const bool enough = (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2;
-            if (!enough) warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
+            if (!enough) ksq_common(Q, S, W, u, v, lane, part, parts, [&](int w) {
                 i64 s1, s2;
                 et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
                 if (s1 < 0 || s2 < 0) return;
@@ -557,7 +578,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             }, [&] {
                 __syncwarp();
                 return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2;
-            }, ksq_kary(Q));
+            });
             __syncwarp();
             if (lane == 0) {
                 const int was = atomicAdd(&Q.ecnt[entry], *c + (1 << KO_CNT_BITS));
@@ -572,6 +593,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                 }
             }
         } else if (kind == KSQ_COUNT) {
+            const WcTable W = ksq_start(Q, S, u, v, lane, 0);
             if (lane == 0) atomicCAS(&S.pushed[e], qstamp, 0);
             __syncwarp();
             __threadfence();                     // (the flag's clear before the reads below)
@@ -580,7 +602,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             for (int b = lane; b < HBINS; b += 32) h[b] = 0;
             __syncwarp();
             if (a > 2) {
-                warp_common(S.deg, S.ptr, u, v, lane, 0, 1, [&](int w) {
+                ksq_common(Q, S, W, u, v, lane, 0, 1, [&](int w) {
                     i64 s1, s2;
                     et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
                     if (s1 < 0 || s2 < 0) return;
@@ -590,7 +612,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                 }, [&] {
                     __syncwarp();
                     return h[a - lo] >= a - 2;
-                }, ksq_kary(Q));
+                });
             }
             __syncwarp();
             // (KSQ_INLINE: a fallen edge whose PUSH is one unit runs it in this warp, after
