@@ -412,9 +412,10 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
         }
         __syncwarp();
         __threadfence();                     // (the flag's clear before the reads below)
-        // peel: e not peeled yet; cand: e not a candidate yet
-        const bool open = Cand ? k < S.cap && ldcg(&J.member[e]) != mstamp
-                               : ldcg(&S.gone[e]) != J.gstamp;
+        // peel: e not peeled yet; cand: e not a candidate yet (the word read here is the
+        // expected value of the decision's compare-and-swap: usually still current)
+        const int mark0 = Cand ? ldcg(&J.member[e]) : ldcg(&S.gone[e]);
+        const bool open = Cand ? k < S.cap && mark0 != mstamp : mark0 != J.gstamp;
         const i64 r = Cand ? ldcg(&S.rank[e]) : 0;
         // (the entry's other units may have decided it already: k - 1 found)
         const bool enough = parts > 1 && (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
@@ -448,12 +449,19 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
             }
             decided = last && open;
             const bool here = parts == 1 && (Q.modes & KSQ_INLINE);
+            // (claim: the word moved from a value other than the stamps to `to`)
+            const auto claim = [&](int* word, int to, int other) {
+                for (int seen = mark0; seen != to && seen != other;) {
+                    const int was = atomicCAS(word, seen, to);
+                    if (was == seen) return true;
+                    seen = was;
+                }
+                return false;
+            };
             if (decided && Cand && got >= k - 1) {
-                const int seen = ldcg(&J.member[e]);
                 if (k >= KS_LEVEL_STAMPS - 1) {
                     ksq_abort(ctl, q);      // (lev0 + k would leave the stamps)
-                } else if (seen != mstamp &&
-                           atomicCAS((int*)&J.member[e], seen, mstamp) == seen) {
+                } else if (claim((int*)&J.member[e], mstamp, mstamp)) {
                     __threadfence();
                     if (here) inline_push = 1;
                     else ksq_push(Q, ctl, q, S, e, KSQ_PUSH, next, parts);
@@ -464,9 +472,8 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     if (ldcg(&J.dirty[k]) != J.istamp) J.dirty[k] = J.istamp;
                 }
             }
-            const int seen = decided && !Cand ? ldcg(&S.gone[e]) : 0;
-            if (decided && !Cand && got < k - 1 && seen != J.gstamp && seen != J.cstamp &&
-                atomicCAS(&S.gone[e], seen, J.cstamp) == seen) {
+            if (decided && !Cand && got < k - 1 && mark0 != J.gstamp &&
+                claim(&S.gone[e], J.cstamp, J.gstamp)) {
                 S.rank[e] = J.tail + (i64)atomicAdd(&ctl[KS_TAIL], 1ull);
                 __threadfence();
                 S.gone[e] = J.gstamp;
