@@ -504,6 +504,14 @@ __device__ __forceinline__ void ksq_push_hindex(const KsQueue& Q, u64* ctl, u64*
     ksq_push(Q, ctl, q, S, e, KSQ_COUNT, parts > 1 ? ldcg(&S.truss[e]) : 0, parts);
 }
 
+// The same with e's shorter list's length d and its number f read by the caller (no load
+// of its key, degrees and number: a PUSH has them from its lookups)
+__device__ __forceinline__ void ksq_push_hindex_at(const KsQueue& Q, u64* ctl, u64* q,
+                                                   const KoState& S, int e, int d, int f) {
+    const int parts = (Q.modes & KSQ_SPLIT) ? ksq_parts_deg(Q, d) : 1;
+    ksq_push(Q, ctl, q, S, e, KSQ_COUNT, parts > 1 ? f : 0, parts);
+}
+
 // Mode 2's descent as one asynchronous phase, from the worklist list[:n] (distinct): an
 // HINDEX unit (one warp, its histogram h: HBINS shared ints) takes the h-index of its edge e
 // at its current number a, capped at a (dt_phase_hindex's rule, each value applied at once by
@@ -548,17 +556,20 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
     // e's PUSH (run p of np): every triangle neighbour y with old >= truss[y] > truss[e]
     const auto push = [&](int e, int u, int v, int p, int np, int old) {
         const WcTable W = ksq_start(Q, S, u, v, lane, p);
+        const int du = S.deg[u], dv = S.deg[v];
         __threadfence();
         const int now = ldcg(&S.truss[e]);
         ksq_common(Q, S, W, u, v, lane, p, np, [&](int w) {
+            // (w's degree with the lookups: the entries' part counts without a later read)
+            const int dw = S.deg[w];
             i64 s1, s2;
             et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
             if (s1 < 0 || s2 < 0) return;
             const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
             if (f1 <= old && f1 > now && atomicExch(&S.pushed[s1], qstamp) != qstamp)
-                ksq_push_hindex(Q, ctl, q, S, (int)s1);
+                ksq_push_hindex_at(Q, ctl, q, S, (int)s1, imin(du, dw), f1);
             if (f2 <= old && f2 > now && atomicExch(&S.pushed[s2], qstamp) != qstamp)
-                ksq_push_hindex(Q, ctl, q, S, (int)s2);
+                ksq_push_hindex_at(Q, ctl, q, S, (int)s2, imin(dv, dw), f2);
         }, NO_STOP);
     };
     ks_serve(Q, ctl, q, t0, deadline_ns, [&](int e, int part, int parts, int kind, int old,
