@@ -360,9 +360,9 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
         // the later level-k edges it may complete (COUNT entries)
         const auto push = [&](int p, int np, int d) {
             const WcTable W = ksq_start(Q, S, a, b, lane, p);
+            const int da = S.deg[a], db = S.deg[b];
             __threadfence();
             const i64 rx = Cand ? ldcg(&S.rank[e]) : 0;
-            const int da = S.deg[a], db = S.deg[b];
             ksq_common(Q, S, W, a, b, lane, p, np, [&](int w) {
                 // (w's degree with the lookups: the pushes' part counts without a later
                 // read of the table and the degrees)
