@@ -56,7 +56,8 @@ def _use_peel(device, peel, monkeypatch) -> None:
     pushes, separate split and rise phases, binary searches of the longer lists, every PUSH
     through the queue, a new candidate's PUSH listing every later edge of its level:
     ASYNC_CAND_PRUNE off), "async-kary" (as "async" with 8-ary list searches instead of the
-    table lookups: ASYNC_KARY, ASYNC_TABLE off), "async-4-blocks"
+    table lookups, ASYNC_TABLE off, and waiting warps polling the queue's counters, not its
+    end flag: ASYNC_DONE_FLAG off), "async-4-blocks"
     (as "async" on a grid of four blocks, each block pushing a long share of the first lists
     while the others serve, with units of 64 elements, up to 16 units an edge, pauses up to
     512 ns and every PUSH through the queue) or "rounds" (synchronous rounds from
@@ -73,6 +74,7 @@ def _use_peel(device, peel, monkeypatch) -> None:
         monkeypatch.setattr(dynamic_gpu, "ASYNC_TABLE", peel not in ("async-barriers",
                                                                      "async-kary"))
         monkeypatch.setattr(dynamic_gpu, "SCAN_TABLE", peel == "rounds")
+        monkeypatch.setattr(dynamic_gpu, "ASYNC_DONE_FLAG", peel != "async-kary")
         monkeypatch.setattr(dynamic_gpu, "ASYNC_INLINE", peel == "async")
         monkeypatch.setattr(dynamic_gpu, "ASYNC_CAND_PRUNE", peel != "async-barriers")
         if peel == "async-4-blocks":

@@ -192,12 +192,12 @@ ASYNC_INLINE = False
 #: level-k edge only when the triangle's third edge holds for it (above k, a candidate, or at
 #: k after it): the other ones' counts did not change; False: every later level-k edge
 ASYNC_CAND_PRUNE = True
-#: True: the asynchronous units intersect an edge's lists by table lookups of the shorter
-#: list's elements (WC_TABLE: the lookups of a triangle's other edges test the membership), not
-#: a search of the longer list and then the lookups; a deletion's keys leave the table before
-#: ko_scan (it must hold exactly the graph's edges). SCAN_TABLE: the same in ko_scan's
-#: synchronous phases (candidate counts and pushes, peelings' pushes)
-ASYNC_TABLE, SCAN_TABLE = True, False
+#: ASYNC_TABLE: the asynchronous units intersect by table lookups of the shorter list's
+#: elements (WC_TABLE: a triangle's lookups test the membership), not a search and then the
+#: lookups; a deletion's keys leave the table before ko_scan (it must hold exactly the graph's
+#: edges). SCAN_TABLE: the same in ko_scan's synchronous phases. ASYNC_DONE_FLAG: waiting
+#: warps poll a flag that the warp ending a phase sets, not the counters every push updates
+ASYNC_TABLE, SCAN_TABLE, ASYNC_DONE_FLAG = True, False, True
 #: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k):
 #: the phases are chains of dependent units, so an edge is spread wide and work taken soon
 ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
@@ -406,7 +406,7 @@ class GpuDynamicTruss(HostRounds):
                   32 * int(ASYNC_KARY) | 64 * int(ASYNC_INLINE) | 128 * int(ASYNC_CAND_PRUNE) |
                   (ASYNC_CHUNK // 32) << 8 | ASYNC_MAX_PARTS << 16 |
                   (int(ASYNC_PAUSE_MAX).bit_length() - 1) << 22 | int(ASYNC_TABLE) << 26 |
-                  int(SCAN_TABLE) << 27)
+                  int(SCAN_TABLE) << 27 | int(ASYNC_DONE_FLAG) << 28)
         base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS
         left = (deadline - time.perf_counter()) * 1e9
         deadline_ns = int(min(max(left, 0.0), 2.0 ** 62))

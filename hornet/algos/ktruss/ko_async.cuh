@@ -40,6 +40,8 @@
 // (the queue's words follow ctl's KS_WORDS: two sets of KSQ_SET_WORDS, each word that warps
 // poll or add to on its own 128-byte line)
 #define KSQ_SET_WORDS 48
+#define KSQ_D 0          // a set's end (KSQ_DONE): every block arrived and no unit pending, or
+                         // stopped: written once, the line waiting warps poll
 #define KSQ_H 16         // a set's tickets taken by waiting warps
 #define KSQ_P 32         // published tickets << 32 | units enqueued and not finished; KSQ_STOP
 #define KSQ_PENDING 0xffffffffull    // (q[KSQ_P]'s count of units not finished)
@@ -63,6 +65,8 @@
 #define KSQ_PRUNE 128    //   a new candidate's PUSH lists only the edges whose count it raises
 #define KSQ_TABLE 256    //   the units' intersections by edge-table lookups, no list search
                          //   (warp_common's WC_TABLE: the table holds exactly the graph's edges)
+#define KSQ_DONE 512     //   waiting warps poll q[KSQ_D] (set by the warp that ends the phase)
+                         //   instead of q[KSQ_P] and q[KSQ_A], whose line takes every atomic
 
 struct KsQueue {
     long long* units;    // cap slots, KSQ_EMPTY when free
@@ -77,11 +81,13 @@ struct KsQueue {
 
 // The queue of ko_scan's arguments: qmodes holds the modes (bits 0-7), the elements per unit
 // in runs of 32 (bits 8-15; 0: KSQ_CHUNK), the most units per entry (bits 16-21; 0:
-// KSQ_MAX_PARTS), the log2 of the longest pause (bits 22-25; 0: 512 ns) and KSQ_TABLE (bit 26).
+// KSQ_MAX_PARTS), the log2 of the longest pause (bits 22-25; 0: 512 ns), KSQ_TABLE (bit 26)
+// and KSQ_DONE (bit 28).
 __device__ __forceinline__ KsQueue ksq_make(long long* units, int* ecnt, i64 cap, int qmodes) {
     const int chunk = (qmodes >> 8) & 0xff, parts = (qmodes >> 16) & 63;
     const int pause = (qmodes >> 22) & 15;
-    const int modes = (qmodes & 0xff) | ((qmodes >> 26) & 1) * KSQ_TABLE;
+    const int modes = (qmodes & 0xff) | ((qmodes >> 26) & 1) * KSQ_TABLE |
+                      ((qmodes >> 28) & 1) * KSQ_DONE;
     return KsQueue{units, ecnt, cap, modes, chunk ? 32 * chunk : KSQ_CHUNK,
                    parts ? parts : KSQ_MAX_PARTS, pause ? 1 << pause : 512};
 }
@@ -141,6 +147,7 @@ __device__ __forceinline__ u64* ksq_words(u64* ctl, const KsGrid& G) {
 __device__ __forceinline__ void ksq_abort(u64* ctl, u64* q) {
     ctl[KS_ABORT] = 1;
     atomicOr(&q[KSQ_P], KSQ_STOP);
+    atomicExch(&q[KSQ_D], 1ull);
 }
 
 // A range of n tickets to publish, its units counted as pending in the same atomic (before
@@ -223,7 +230,14 @@ __device__ __forceinline__ void ksq_arrive(const KsQueue& Q, KsGrid& G, u64* q) 
     __syncthreads();
     if (threadIdx.x == 0) {
         __threadfence();
-        atomicAdd(&q[KSQ_A], 1ull);
+        const u64 a = atomicAdd(&q[KSQ_A], 1ull);
+        // (the last block, no unit pending: the end. A worker that drops the pending count to
+        // zero reads the arrivals after its atomic, this block the count after its own: one
+        // of the two sees the other's)
+        if ((Q.modes & KSQ_DONE) && a == gridDim.x - 1) {
+            __threadfence();
+            if ((ldcg(&q[KSQ_P]) & KSQ_PENDING) == 0) atomicExch(&q[KSQ_D], 1ull);
+        }
     }
     if (!(Q.modes & KSQ_FUSED)) G.next_phase();
 }
@@ -255,13 +269,20 @@ __device__ void ks_serve(const KsQueue& Q, u64* ctl, u64* q, u64 t0, i64 deadlin
                 if ((i64)t < Q.cap) u = *(volatile long long*)&Q.units[t];
                 if (u != KSQ_EMPTY) break;
                 if ((spin & 7) == 7) {
-                    __threadfence();
-                    const u64 a = *(volatile u64*)&q[KSQ_A];
-                    __threadfence();
-                    const u64 p = *(volatile u64*)&q[KSQ_P];
-                    if (((p & KSQ_PENDING) == 0 && a == gridDim.x) || (p & KSQ_STOP)) {
-                        stop = true;
-                        break;
+                    if (Q.modes & KSQ_DONE) {
+                        if (*(volatile u64*)&q[KSQ_D]) {
+                            stop = true;
+                            break;
+                        }
+                    } else {
+                        __threadfence();
+                        const u64 a = *(volatile u64*)&q[KSQ_A];
+                        __threadfence();
+                        const u64 p = *(volatile u64*)&q[KSQ_P];
+                        if (((p & KSQ_PENDING) == 0 && a == gridDim.x) || (p & KSQ_STOP)) {
+                            stop = true;
+                            break;
+                        }
                     }
                     if (leader && (i64)(ks_now() - t0) > deadline_ns) ksq_abort(ctl, q);
                 }
@@ -279,7 +300,11 @@ __device__ void ks_serve(const KsQueue& Q, u64* ctl, u64* q, u64 t0, i64 deadlin
         __syncwarp();
         if (lane == 0) {
             __threadfence();
-            atomicAdd(&q[KSQ_P], (u64)(-1LL));
+            const u64 was = atomicAdd(&q[KSQ_P], (u64)(-1LL));
+            if ((Q.modes & KSQ_DONE) && (was & KSQ_PENDING) == 1) {
+                __threadfence();             // (see ksq_arrive)
+                if (ldcg(&q[KSQ_A]) == gridDim.x) atomicExch(&q[KSQ_D], 1ull);
+            }
         }
     }
 }
@@ -291,6 +316,7 @@ __device__ __forceinline__ bool ksq_finish(u64* ctl, KsGrid& G) {
     ++G.q;
     if (ldcg(&ctl[KS_ABORT])) return false;
     if (blockIdx.x == 0 && threadIdx.x == 0) {  // (every thread has read the words before)
+        q[KSQ_D] = 0;
         q[KSQ_H] = 0;
         q[KSQ_P] = 0;
         q[KSQ_A] = 0;
