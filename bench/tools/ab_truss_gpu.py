@@ -70,6 +70,9 @@ def main(argv=None) -> None:
                     help="set a constant of the new tree's ktruss.dynamic_gpu (repeatable)")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME:K=V,K=V",
                     help="the new tree with other dynamic_gpu constants (repeatable)")
+    ap.add_argument("--prebuild", action="store_true",
+                    help="compile the new tree's CUDA modules in background threads first "
+                         "(the replay's list and the ktruss sources), while the graphs load")
     ap.add_argument("--each", action="store_true",
                     help="also print every repeat's time (ms) and the base's statistics")
     args = ap.parse_args(argv)
@@ -85,6 +88,8 @@ def main(argv=None) -> None:
         variants[vname] = {k: int(v) for k, v in (p.split("=") for p in pairs.split(",") if p)}
         print(f"{vname}: new with {variants[vname]}")
     start = time.perf_counter()
+    if args.prebuild:
+        _prebuild()
     base = load_base(args.base)
     packages = {"base": base, "new": hornet}
     names = ["base"] + list(variants)
@@ -209,6 +214,23 @@ def main(argv=None) -> None:
                                for o in stats[k][:None if args.each else 8]))
         static2 = _static_ms(hornet, graphs["new"])
         print(f"  static again {static2:.2f} ms", flush=True)
+
+
+def _prebuild() -> None:
+    """Start compiling the CUDA modules of a GPU replay (its recorded list) and the ktruss
+    sources that it lacks, in background threads (a first kernel waits for its module)."""
+    import glob
+    import json
+    import os
+    from hornet.core import cuda
+    from streams.cli import REPLAY_MODULES
+    root = os.path.dirname(os.path.abspath(hornet.__file__))
+    with open(REPLAY_MODULES, encoding="utf-8") as f:
+        mods = [(os.path.join(root, p), tuple(n)) for p, n, *_ in json.load(f)["modules"]]
+    have = {m[0] for m in mods if not m[1]}
+    mods += [(p, ()) for p in sorted(glob.glob(os.path.join(root, "algos", "ktruss", "*.cu")))
+             if p not in have]
+    cuda.prebuild(mods, workers=max(1, min(15, (os.cpu_count() or 2) - 1)))
 
 
 #: ko_scan's kinds of phase (KS_PH_* in ko_scan_grid.cuh), for its clock's words
