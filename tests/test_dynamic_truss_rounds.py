@@ -51,18 +51,14 @@ def _check(kt, g) -> None:
 def _use_peel(device, peel, monkeypatch) -> None:
     """ko_scan's peelings, candidate searches and descents: "async" (one queue-driven phase
     each, ``ko_async.cuh``, served right after its first pushes, mode 4's split and rise
-    fused: ASYNC_FUSED; intersections by edge-table lookups: ASYNC_TABLE; one-unit PUSHes in
-    the deciding warp: ASYNC_INLINE), "async-barriers" (a grid barrier after the first
-    pushes, separate split and rise phases, binary searches of the longer lists, every PUSH
-    through the queue, a new candidate's PUSH listing every later edge of its level:
-    ASYNC_CAND_PRUNE off), "async-kary" (as "async" with 8-ary list searches instead of the
-    table lookups, ASYNC_TABLE off, and waiting warps polling the queue's counters, not its
-    end flag: ASYNC_DONE_FLAG off), "async-4-blocks"
+    fused: ASYNC_FUSED; 8-ary list searches: ASYNC_KARY; one-unit PUSHes in the deciding
+    warp: ASYNC_INLINE), "async-barriers" (a grid barrier after the first pushes, separate
+    split and rise phases, binary searches, every PUSH through the queue, a new candidate's
+    PUSH listing every later edge of its level: ASYNC_CAND_PRUNE off), "async-4-blocks"
     (as "async" on a grid of four blocks, each block pushing a long share of the first lists
     while the others serve, with units of 64 elements, up to 16 units an edge, pauses up to
     512 ns and every PUSH through the queue) or "rounds" (synchronous rounds from
-    worklists, their intersections by table lookups: SCAN_TABLE); the CPU version runs once
-    (as "async")."""
+    worklists); the CPU version runs once (as "async")."""
     if device == "cpu" and peel != "async":
         pytest.skip("the GPU version's phases in ko_scan")
     if device == "gpu":
@@ -71,10 +67,6 @@ def _use_peel(device, peel, monkeypatch) -> None:
             monkeypatch.setattr(dynamic_gpu, flag, peel != "rounds")
         monkeypatch.setattr(dynamic_gpu, "ASYNC_FUSED", peel != "async-barriers")
         monkeypatch.setattr(dynamic_gpu, "ASYNC_KARY", peel != "async-barriers")
-        monkeypatch.setattr(dynamic_gpu, "ASYNC_TABLE", peel not in ("async-barriers",
-                                                                     "async-kary"))
-        monkeypatch.setattr(dynamic_gpu, "SCAN_TABLE", peel == "rounds")
-        monkeypatch.setattr(dynamic_gpu, "ASYNC_DONE_FLAG", peel != "async-kary")
         monkeypatch.setattr(dynamic_gpu, "ASYNC_INLINE", peel == "async")
         monkeypatch.setattr(dynamic_gpu, "ASYNC_CAND_PRUNE", peel != "async-barriers")
         if peel == "async-4-blocks":
@@ -126,7 +118,7 @@ def test_torus_lattice_peels_in_rings(device, driver, peel, monkeypatch):
         assert peel_rounds[0] >= 4, peel_rounds
 
 
-@pytest.mark.parametrize("peel", ["async", "async-barriers", "async-kary", "async-4-blocks"])
+@pytest.mark.parametrize("peel", ["async", "async-barriers", "async-4-blocks"])
 @pytest.mark.parametrize("units", [1 << 22, 64])
 def test_async_peeling_random_batches(device, units, peel, monkeypatch):
     """The lattice with two hubs under random deletions and re-insertions, ko_scan's phases

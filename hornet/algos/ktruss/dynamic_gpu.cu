@@ -144,64 +144,21 @@ __constant__ HubBits g_hubs;
 // With parts > 1, `parts` warps share the edge: this one takes every parts-th run of 32
 // elements of the shorter list, from run `part`. After each run every lane calls stop()
 // (warp-uniform): true ends the enumeration early. Lists are strictly ascending, so lane
-// 31's search position bounds the warp's later searches. how: WC_SEARCH (binary searches),
-// WC_KARY (searches by lower_bound_8ary: fewer dependent loads, for chains of dependent
-// counts) or WC_TABLE (no search: f(w) for every element w of the shorter list, f finding
-// the triangle's other two edges in the edge table, which must hold exactly the graph's
-// edges: an absent pair is no triangle; one dependent load an element, the two lookups,
-// instead of a search and then the lookups). A longer list with a hub bit row (g_hubs) is
-// tested by its bits instead of a search (an element past the row's range by the search).
-#define WC_SEARCH 0
-#define WC_KARY 1
-#define WC_TABLE 2
-
-// WC_TABLE's start: the shorter list of edge {u, v} and the lane's first element of run
-// `part` (loads of the graph's lists only: a caller issues them before a fence that orders
-// its reads of the edges' state, so the two wait together)
-struct WcTable { const int* S; i64 ds; int s, l, w0; };
-__device__ __forceinline__ WcTable wc_table_start(const int* __restrict__ deg,
-                                                  const i64* __restrict__ ptr, int u, int v,
-                                                  unsigned lane, int part) {
-    const int du = deg[u], dv = deg[v];
-    const bool ushort = du <= dv;
-    WcTable W;
-    W.s = ushort ? u : v;
-    W.l = ushort ? v : u;
-    W.ds = ushort ? du : dv;
-    W.S = (const int*)ptr[W.s];
-    const i64 k = (i64)part * 32 + lane;
-    W.w0 = k < W.ds ? W.S[k] : W.s;
-    return W;
-}
-
-// WC_TABLE's enumeration from its start (as warp_common)
-template <typename OnCommon, typename Stop>
-__device__ __forceinline__ void wc_table_run(const WcTable& W, unsigned lane, int part,
-                                             int parts, OnCommon&& f, Stop&& stop) {
-    for (i64 k0 = (i64)part * 32; k0 < W.ds; k0 += 32 * (i64)parts) {
-        const i64 k = k0 + lane;
-        const int w = k0 == (i64)part * 32 ? W.w0 : k < W.ds ? W.S[k] : W.s;
-        if (w != W.s && w != W.l) f(w);     // (a self-loop's pair is no triangle)
-        if (stop()) return;
-    }
-}
-
+// 31's search position bounds the warp's later searches. kary: the searches by
+// lower_bound_8ary (fewer dependent loads: for chains of dependent counts). A longer list
+// with a hub bit row (g_hubs) is tested by its bits instead (an element past the row's
+// range by the search).
 template <typename OnCommon, typename Stop>
 __device__ __forceinline__ void warp_common(const int* __restrict__ deg,
                                             const i64* __restrict__ ptr, int u, int v,
                                             unsigned lane, int part, int parts, OnCommon&& f,
-                                            Stop&& stop, int how = WC_SEARCH) {
-    if (how == WC_TABLE) {
-        wc_table_run(wc_table_start(deg, ptr, u, v, lane, part), lane, part, parts, f, stop);
-        return;
-    }
+                                            Stop&& stop, bool kary = false) {
     const i64 du = deg[u], dv = deg[v];
     const bool ushort = du <= dv;
     const int s = ushort ? u : v, l = ushort ? v : u;
     const i64 ds = ushort ? du : dv, dl = ushort ? dv : du;
     if (ds == 0) return;
     const int* S = (const int*)ptr[s];
-    const bool kary = how == WC_KARY;
     const int* L = (const int*)ptr[l];
     const u64* B = nullptr;
     i64 bw = 0;
@@ -525,8 +482,6 @@ struct KoState {
     int* truss; i64* rank; int* member; int* gone; int* pushed; int* touched; int tstamp;
     u64* ctr;            // ctr[C_TOUCHED] counts the distinct edges examined
     int cap = 0x7fffffff;    // mode 4: edges at this level or above are never candidates
-    int how = WC_SEARCH;     // warp_common's way in the synchronous phases (ko_scan: WC_TABLE
-                             // with bit 27 of qmodes, the table then exactly the graph's edges)
 };
 
 // Counting phase, `parts` warps per list edge e = list[i] at level k = truss[e] (with k_scan
@@ -579,7 +534,7 @@ __device__ void ko_count_items(const KoState& S, const int* list, i64 n, int par
         }, [&] {
             __syncwarp();
             return *c + (ldcg(&cnt[i]) & KO_CNT_MASK) >= enough;
-        }, S.how);
+        });
         __syncwarp();
         if (lane == 0) {
             if (!Decide) {
@@ -657,7 +612,7 @@ __device__ void ko_phase_push(const KoState& S, const int* newc, i64 m, int k_in
             if (f2 == k && ldcg(&S.rank[s2]) > rx && ldcg(&S.member[s2]) != mstamp)
                 if (atomicExch(&S.pushed[s2], pstamp) != pstamp)
                     next[atomicAdd(nnext, 1ull)] = (int)s2;
-        }, NO_STOP, S.how);
+        }, NO_STOP);
     }
 }
 
@@ -851,8 +806,7 @@ ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc, int* all, int*
     int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
     // (mode 4 with k_in > 0: the levels from k_in up are the host's)
     const KoState S = {deg, ptr, tkeys, tshift, truss, rank, member, gone, pushed, touched,
-                       tstamp, ctr, mode == 4 && k_in > 0 ? k_in : 0x7fffffff,
-                       (qmodes >> 27) & 1 ? WC_TABLE : WC_SEARCH};
+                       tstamp, ctr, mode == 4 && k_in > 0 ? k_in : 0x7fffffff};
     KsGrid G;
     G.ctl = ctl; G.bar = bar; G.ph = 0; G.t = ks_now(); G.q = 0;
     const KsQueue Q = ksq_make(qunits, qcnt, qcap, qmodes);

@@ -192,12 +192,6 @@ ASYNC_INLINE = False
 #: level-k edge only when the triangle's third edge holds for it (above k, a candidate, or at
 #: k after it): the other ones' counts did not change; False: every later level-k edge
 ASYNC_CAND_PRUNE = True
-#: ASYNC_TABLE: the asynchronous units intersect by table lookups of the shorter list's
-#: elements (WC_TABLE: a triangle's lookups test the membership), not a search and then the
-#: lookups; a deletion's keys leave the table before ko_scan (it must hold exactly the graph's
-#: edges). SCAN_TABLE: the same in ko_scan's synchronous phases. ASYNC_DONE_FLAG: waiting
-#: warps poll a flag that the warp ending a phase sets, not the counters every push updates
-ASYNC_TABLE, SCAN_TABLE, ASYNC_DONE_FLAG = True, False, True
 #: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k):
 #: the phases are chains of dependent units, so an edge is spread wide and work taken soon
 ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
@@ -405,8 +399,7 @@ class GpuDynamicTruss(HostRounds):
                   8 * int(ASYNC_DESCENT_SPLIT) | 16 * int(ASYNC_FUSED) |
                   32 * int(ASYNC_KARY) | 64 * int(ASYNC_INLINE) | 128 * int(ASYNC_CAND_PRUNE) |
                   (ASYNC_CHUNK // 32) << 8 | ASYNC_MAX_PARTS << 16 |
-                  (int(ASYNC_PAUSE_MAX).bit_length() - 1) << 22 | int(ASYNC_TABLE) << 26 |
-                  int(SCAN_TABLE) << 27 | int(ASYNC_DONE_FLAG) << 28)
+                  (int(ASYNC_PAUSE_MAX).bit_length() - 1) << 22)
         base = int(self._tick(SCAN_STAMPS)) - SCAN_STAMPS
         left = (deadline - time.perf_counter()) * 1e9
         deadline_ns = int(min(max(left, 0.0), 2.0 ** 62))
@@ -586,24 +579,16 @@ class GpuDynamicTruss(HostRounds):
         # launch, for the supports alone)
         batch = self._batch(src, dst) if deleting else None
 
-        dropped = []
-
-        def drop():
-            # a deletion's keys out of the table (after dt_lost_seeds read them)
-            if deleting and not dropped:
-                dropped.append(True)
-                self._table.delete_present(src, dst)
-
         def queued():
             # the supports (the triangles the batch closed or opened, from the same batch)
-            # and a deletion's table change (unless ko_scan's table lookups needed it before
-            # their launch: ``drop``): host work that the truss kernels do not wait for
-            # (neither reads the other's state; the deleted keys are gone only after
+            # and a deletion's table change: host work that the truss kernels do not wait
+            # for (neither reads the other's state; the deleted keys are gone only after
             # dt_lost_seeds read them), issued behind the update's cooperative launch
             if not self.graph.directed:
                 self._tc.apply_gpu_batch(batch if deleting else self._batch(src, dst),
                                          deleting)
-            drop()
+            if deleting:
+                self._table.delete_present(src, dst)
 
         self.stats["path"] = "dynamic"
         small = b <= self.batch_share * len(self._table)
@@ -624,7 +609,7 @@ class GpuDynamicTruss(HostRounds):
             else:
                 self._insert(src, dst, slots)
         elif small:
-            self._delete(src, dst, batch, queued, drop)
+            self._delete(src, dst, batch, queued)
         else:
             queued()
             self._fallback(0)
@@ -671,12 +656,11 @@ class GpuDynamicTruss(HostRounds):
             self._tick(UPDATE_STAMPS)             # (starts the stamps over)
         return self._tick()
 
-    def _delete(self, src, dst, batch, queued, drop) -> None:
+    def _delete(self, src, dst, batch, queued) -> None:
         """Lower the numbers after a deletion batch (the deleted edges still in the table;
         ``batch``: its batch adjacency). ``queued()`` runs once after the ``dt_lost_seeds``
         launch (with one cooperative launch, after that launch too): it removes the deleted
-        keys from the table unless ``drop()`` did before (ko_scan's table lookups,
-        :data:`ASYNC_TABLE`, need exactly the graph's edges in it)."""
+        keys from the table."""
         deadline, _ = self._budget()
         tstamp = self._begin(0)
         t = self._table
@@ -714,8 +698,6 @@ class GpuDynamicTruss(HostRounds):
         if self._device_scan(DEVICE_SCAN_DELETE):
             # the descent from the worklist (its length read on the device) and the peeling
             # of the edges that fell, in one launch
-            if SCAN_TABLE or (ASYNC_TABLE and self._async_queue() is not None):
-                drop()
             done = self._scan(2, 0, 0, self._fallen, fstamp, tstamp, deadline, 1 << 62,
                               queued)
             touched = self._touched_count

@@ -11,13 +11,11 @@
 // and enqueue a COUNT entry for each.
 //
 // Queue: units[cap] (int64, EMPTY between uses: a consumer resets its slot), tickets from
-// q[KSQ_H] (a warp takes one, then waits for that slot); q[KSQ_P] holds the published
-// ranges' end (bits 32-61: a pusher's range from one atomic) and the count of units
-// enqueued and not finished (bits 0-31: the pusher's same atomic adds them before it
-// publishes, a worker subtracts after its unit's own pushes), and q[KSQ_A] counts the
-// blocks that have enqueued their share of the phase's first list, so zero units with every
-// block arrived means no unit is left or running (no grid barrier between the first pushes
-// and the serving).
+// q[KSQ_H] (a warp takes one, then waits for that slot), published ranges from q[KSQ_T];
+// q[KSQ_P] counts the units enqueued and not finished: a pusher adds before it publishes,
+// a worker subtracts after its unit's own pushes, and q[KSQ_A] counts the blocks that have
+// enqueued their share of the phase's first list, so zero units with every block arrived means
+// no unit is left or running (no grid barrier between the first pushes and the serving).
 // A range past cap sets ctl[KS_ABORT] (the update then falls back). The words q come in two
 // sets used by alternate asynchronous phases (KsGrid::q): a phase's set is cleared by the
 // leader right after the barrier that ends the phase, while the next phase serves the other
@@ -40,11 +38,9 @@
 // (the queue's words follow ctl's KS_WORDS: two sets of KSQ_SET_WORDS, each word that warps
 // poll or add to on its own 128-byte line)
 #define KSQ_SET_WORDS 48
-#define KSQ_D 0          // a set's end (KSQ_DONE): every block arrived and no unit pending, or
-                         // stopped: written once, the line waiting warps poll
-#define KSQ_H 16         // a set's tickets taken by waiting warps
-#define KSQ_P 32         // published tickets << 32 | units enqueued and not finished; KSQ_STOP
-#define KSQ_PENDING 0xffffffffull    // (q[KSQ_P]'s count of units not finished)
+#define KSQ_T 0          // a set's published tickets
+#define KSQ_H 16         // tickets taken by waiting warps
+#define KSQ_P 32         // units enqueued and not finished; KSQ_STOP: stopped
 #define KSQ_A 33         // blocks whose share of the first list is enqueued
 #define KSQ_STOP (1ull << 62)
 #define KSQ_EMPTY (-1LL)
@@ -63,17 +59,12 @@
                          //   loads a unit: the phases are chains of dependent units)
 #define KSQ_INLINE 64    //   a decided edge of one unit runs its PUSH in the deciding warp
 #define KSQ_PRUNE 128    //   a new candidate's PUSH lists only the edges whose count it raises
-#define KSQ_TABLE 256    //   the units' intersections by edge-table lookups, no list search
-                         //   (warp_common's WC_TABLE: the table holds exactly the graph's edges)
-#define KSQ_DONE 512     //   waiting warps poll q[KSQ_D] (set by the warp that ends the phase)
-                         //   instead of q[KSQ_P] and q[KSQ_A], whose line takes every atomic
 
 struct KsQueue {
     long long* units;    // cap slots, KSQ_EMPTY when free
     int* ecnt;           // cap: an entry's count and finished units (KO_CNT_BITS), by entry
     i64 cap;             // 0: no asynchronous phase
     int modes;           // KSQ_PEEL | KSQ_CAND | KSQ_DESCENT: the phases run asynchronously
-                         // (and the KSQ_* options below them)
     int chunk;           // elements of the shorter list per unit (KSQ_CHUNK)
     int max_parts;       // most units per entry (KSQ_MAX_PARTS, at most 63)
     int pause_max;       // longest pause (ns) of a warp waiting for its slot
@@ -81,14 +72,11 @@ struct KsQueue {
 
 // The queue of ko_scan's arguments: qmodes holds the modes (bits 0-7), the elements per unit
 // in runs of 32 (bits 8-15; 0: KSQ_CHUNK), the most units per entry (bits 16-21; 0:
-// KSQ_MAX_PARTS), the log2 of the longest pause (bits 22-25; 0: 512 ns), KSQ_TABLE (bit 26)
-// and KSQ_DONE (bit 28).
+// KSQ_MAX_PARTS) and the log2 of the longest pause (bits 22-25; 0: 512 ns).
 __device__ __forceinline__ KsQueue ksq_make(long long* units, int* ecnt, i64 cap, int qmodes) {
     const int chunk = (qmodes >> 8) & 0xff, parts = (qmodes >> 16) & 63;
     const int pause = (qmodes >> 22) & 15;
-    const int modes = (qmodes & 0xff) | ((qmodes >> 26) & 1) * KSQ_TABLE |
-                      ((qmodes >> 28) & 1) * KSQ_DONE;
-    return KsQueue{units, ecnt, cap, modes, chunk ? 32 * chunk : KSQ_CHUNK,
+    return KsQueue{units, ecnt, cap, qmodes & 0xff, chunk ? 32 * chunk : KSQ_CHUNK,
                    parts ? parts : KSQ_MAX_PARTS, pause ? 1 << pause : 512};
 }
 
@@ -96,27 +84,7 @@ __device__ __forceinline__ bool ksq_on(const KsQueue& Q, int mode) {
     return Q.cap > 0 && (Q.modes & mode);
 }
 
-// warp_common's way for the units' intersections (WC_*)
-__device__ __forceinline__ int ksq_kary(const KsQueue& Q) {
-    return (Q.modes & KSQ_TABLE) ? WC_TABLE : (Q.modes & KSQ_KARY) ? WC_KARY : WC_SEARCH;
-}
-
-// A unit's intersection of edge {a, b}'s lists, run `part` of `parts`: with KSQ_TABLE its
-// start's loads (ksq_start) issued before the unit's fence, and the enumeration from them
-// after it (wc_table_run); else warp_common's.
-__device__ __forceinline__ WcTable ksq_start(const KsQueue& Q, const KoState& S, int a, int b,
-                                             unsigned lane, int part) {
-    WcTable W{};
-    if (Q.modes & KSQ_TABLE) W = wc_table_start(S.deg, S.ptr, a, b, lane, part);
-    return W;
-}
-template <typename OnCommon, typename Stop>
-__device__ __forceinline__ void ksq_common(const KsQueue& Q, const KoState& S,
-                                           const WcTable& W, int a, int b, unsigned lane,
-                                           int part, int parts, OnCommon&& f, Stop&& stop) {
-    if (Q.modes & KSQ_TABLE) wc_table_run(W, lane, part, parts, f, stop);
-    else warp_common(S.deg, S.ptr, a, b, lane, part, parts, f, stop, ksq_kary(Q));
-}
+__device__ __forceinline__ bool ksq_kary(const KsQueue& Q) { return (Q.modes & KSQ_KARY) != 0; }
 
 // A unit: edge (32 bits), part and parts (6 bits each), kind (2 bits), aux (17 bits: the
 // descent's PUSH carries the number the edge fell from).
@@ -147,20 +115,14 @@ __device__ __forceinline__ u64* ksq_words(u64* ctl, const KsGrid& G) {
 __device__ __forceinline__ void ksq_abort(u64* ctl, u64* q) {
     ctl[KS_ABORT] = 1;
     atomicOr(&q[KSQ_P], KSQ_STOP);
-    atomicExch(&q[KSQ_D], 1ull);
-}
-
-// A range of n tickets to publish, its units counted as pending in the same atomic (before
-// they are published); returns its first ticket.
-__device__ __forceinline__ u64 ksq_take(u64* q, u64 n) {
-    return (atomicAdd(&q[KSQ_P], (n << 32) | n) >> 32) & ((1ull << 30) - 1);
 }
 
 // Enqueue an entry of `kind` for edge e (one thread; parts 0: by its lists' lengths).
 __device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, u64* q, const KoState& S,
                                          int e, int kind, int aux = 0, int parts = 0) {
     if (parts == 0) parts = ksq_parts(Q, S, e);
-    const u64 t0 = ksq_take(q, (u64)parts);
+    atomicAdd(&q[KSQ_P], (u64)parts);
+    const u64 t0 = atomicAdd(&q[KSQ_T], (u64)parts);
     if ((i64)(t0 + parts) > Q.cap) {
         atomicAdd(&q[KSQ_P], (u64)(-(i64)parts));
         ksq_abort(ctl, q);
@@ -188,7 +150,8 @@ __device__ __forceinline__ void ksq_push_warp(const KsQueue& Q, u64* ctl, u64* q
     if (total == 0) return;
     u64 t0 = 0;
     if (lane == 31) {
-        t0 = ksq_take(q, (u64)total);
+        atomicAdd(&q[KSQ_P], (u64)total);
+        t0 = atomicAdd(&q[KSQ_T], (u64)total);
         if ((i64)(t0 + total) > Q.cap) {
             atomicAdd(&q[KSQ_P], (u64)(-(i64)total));
             ksq_abort(ctl, q);
@@ -230,14 +193,7 @@ __device__ __forceinline__ void ksq_arrive(const KsQueue& Q, KsGrid& G, u64* q) 
     __syncthreads();
     if (threadIdx.x == 0) {
         __threadfence();
-        const u64 a = atomicAdd(&q[KSQ_A], 1ull);
-        // (the last block, no unit pending: the end. A worker that drops the pending count to
-        // zero reads the arrivals after its atomic, this block the count after its own: one
-        // of the two sees the other's)
-        if ((Q.modes & KSQ_DONE) && a == gridDim.x - 1) {
-            __threadfence();
-            if ((ldcg(&q[KSQ_P]) & KSQ_PENDING) == 0) atomicExch(&q[KSQ_D], 1ull);
-        }
+        atomicAdd(&q[KSQ_A], 1ull);
     }
     if (!(Q.modes & KSQ_FUSED)) G.next_phase();
 }
@@ -269,20 +225,13 @@ __device__ void ks_serve(const KsQueue& Q, u64* ctl, u64* q, u64 t0, i64 deadlin
                 if ((i64)t < Q.cap) u = *(volatile long long*)&Q.units[t];
                 if (u != KSQ_EMPTY) break;
                 if ((spin & 7) == 7) {
-                    if (Q.modes & KSQ_DONE) {
-                        if (*(volatile u64*)&q[KSQ_D]) {
-                            stop = true;
-                            break;
-                        }
-                    } else {
-                        __threadfence();
-                        const u64 a = *(volatile u64*)&q[KSQ_A];
-                        __threadfence();
-                        const u64 p = *(volatile u64*)&q[KSQ_P];
-                        if (((p & KSQ_PENDING) == 0 && a == gridDim.x) || (p & KSQ_STOP)) {
-                            stop = true;
-                            break;
-                        }
+                    __threadfence();
+                    const u64 a = *(volatile u64*)&q[KSQ_A];
+                    __threadfence();
+                    const u64 p = *(volatile u64*)&q[KSQ_P];
+                    if ((p == 0 && a == gridDim.x) || (p & KSQ_STOP)) {
+                        stop = true;
+                        break;
                     }
                     if (leader && (i64)(ks_now() - t0) > deadline_ns) ksq_abort(ctl, q);
                 }
@@ -300,11 +249,7 @@ __device__ void ks_serve(const KsQueue& Q, u64* ctl, u64* q, u64 t0, i64 deadlin
         __syncwarp();
         if (lane == 0) {
             __threadfence();
-            const u64 was = atomicAdd(&q[KSQ_P], (u64)(-1LL));
-            if ((Q.modes & KSQ_DONE) && (was & KSQ_PENDING) == 1) {
-                __threadfence();             // (see ksq_arrive)
-                if (ldcg(&q[KSQ_A]) == gridDim.x) atomicExch(&q[KSQ_D], 1ull);
-            }
+            atomicAdd(&q[KSQ_P], (u64)(-1LL));
         }
     }
 }
@@ -316,7 +261,7 @@ __device__ __forceinline__ bool ksq_finish(u64* ctl, KsGrid& G) {
     ++G.q;
     if (ldcg(&ctl[KS_ABORT])) return false;
     if (blockIdx.x == 0 && threadIdx.x == 0) {  // (every thread has read the words before)
-        q[KSQ_D] = 0;
+        q[KSQ_T] = 0;
         q[KSQ_H] = 0;
         q[KSQ_P] = 0;
         q[KSQ_A] = 0;
@@ -385,11 +330,10 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
         // e's PUSH, run p of np: peel, the live members that held a triangle with e; cand,
         // the later level-k edges it may complete (COUNT entries)
         const auto push = [&](int p, int np, int d) {
-            const WcTable W = ksq_start(Q, S, a, b, lane, p);
-            const int da = S.deg[a], db = S.deg[b];
             __threadfence();
             const i64 rx = Cand ? ldcg(&S.rank[e]) : 0;
-            ksq_common(Q, S, W, a, b, lane, p, np, [&](int w) {
+            const int da = S.deg[a], db = S.deg[b];
+            warp_common(S.deg, S.ptr, a, b, lane, p, np, [&](int w) {
                 // (w's degree with the lookups: the pushes' part counts without a later
                 // read of the table and the degrees)
                 const int dw = S.deg[w];
@@ -424,29 +368,27 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     ksq_push(Q, ctl, q, S, (int)s1, KSQ_COUNT, d, ksq_parts_deg(Q, imin(da, dw)));
                 if (q2 && atomicExch(&S.pushed[s2], qstamp) != qstamp)
                     ksq_push(Q, ctl, q, S, (int)s2, KSQ_COUNT, d, ksq_parts_deg(Q, imin(db, dw)));
-            }, NO_STOP);
+            }, NO_STOP, ksq_kary(Q));
         };
         if (kind != KSQ_COUNT) {
             push(part, parts, next);
             return;
         }
         const u64 entry = t - part;
-        const WcTable W = ksq_start(Q, S, a, b, lane, part);
         if (lane == 0) {
-            atomicCAS(&S.pushed[e], qstamp, 0);     // (one round trip)
+            if (ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
             *c = 0;
         }
         __syncwarp();
         __threadfence();                     // (the flag's clear before the reads below)
-        // peel: e not peeled yet; cand: e not a candidate yet (the word read here is the
-        // expected value of the decision's compare-and-swap: usually still current)
-        const int mark0 = Cand ? ldcg(&J.member[e]) : ldcg(&S.gone[e]);
-        const bool open = Cand ? k < S.cap && mark0 != mstamp : mark0 != J.gstamp;
+        // peel: e not peeled yet; cand: e not a candidate yet
+        const bool open = Cand ? k < S.cap && ldcg(&J.member[e]) != mstamp
+                               : ldcg(&S.gone[e]) != J.gstamp;
         const i64 r = Cand ? ldcg(&S.rank[e]) : 0;
         // (the entry's other units may have decided it already: k - 1 found)
         const bool enough = parts > 1 && (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
         if (open && !enough) {
-            ksq_common(Q, S, W, a, b, lane, part, parts, [&](int w) {
+            warp_common(S.deg, S.ptr, a, b, lane, part, parts, [&](int w) {
                 i64 s1, s2;
                 et_find2(S.tkeys, S.tshift, et_key(a, w), et_key(b, w), s1, s2);
                 if (s1 < 0 || s2 < 0) return;
@@ -456,7 +398,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
             }, [&] {
                 __syncwarp();
                 return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
-            });
+            }, ksq_kary(Q));
         }
         __syncwarp();
         // (a decided edge's PUSH goes first: the chain of dependent units goes on before
@@ -475,19 +417,12 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
             }
             decided = last && open;
             const bool here = parts == 1 && (Q.modes & KSQ_INLINE);
-            // (claim: the word moved from a value other than the stamps to `to`)
-            const auto claim = [&](int* word, int to, int other) {
-                for (int seen = mark0; seen != to && seen != other;) {
-                    const int was = atomicCAS(word, seen, to);
-                    if (was == seen) return true;
-                    seen = was;
-                }
-                return false;
-            };
             if (decided && Cand && got >= k - 1) {
+                const int seen = ldcg(&J.member[e]);
                 if (k >= KS_LEVEL_STAMPS - 1) {
                     ksq_abort(ctl, q);      // (lev0 + k would leave the stamps)
-                } else if (claim((int*)&J.member[e], mstamp, mstamp)) {
+                } else if (seen != mstamp &&
+                           atomicCAS((int*)&J.member[e], seen, mstamp) == seen) {
                     __threadfence();
                     if (here) inline_push = 1;
                     else ksq_push(Q, ctl, q, S, e, KSQ_PUSH, next, parts);
@@ -498,8 +433,9 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     if (ldcg(&J.dirty[k]) != J.istamp) J.dirty[k] = J.istamp;
                 }
             }
-            if (decided && !Cand && got < k - 1 && mark0 != J.gstamp &&
-                claim(&S.gone[e], J.cstamp, J.gstamp)) {
+            const int seen = decided && !Cand ? ldcg(&S.gone[e]) : 0;
+            if (decided && !Cand && got < k - 1 && seen != J.gstamp && seen != J.cstamp &&
+                atomicCAS(&S.gone[e], seen, J.cstamp) == seen) {
                 S.rank[e] = J.tail + (i64)atomicAdd(&ctl[KS_TAIL], 1ull);
                 __threadfence();
                 S.gone[e] = J.gstamp;
@@ -528,14 +464,6 @@ __device__ __forceinline__ void ksq_push_hindex(const KsQueue& Q, u64* ctl, u64*
                                                 const KoState& S, int e) {
     const int parts = (Q.modes & KSQ_SPLIT) ? ksq_parts(Q, S, e) : 1;
     ksq_push(Q, ctl, q, S, e, KSQ_COUNT, parts > 1 ? ldcg(&S.truss[e]) : 0, parts);
-}
-
-// The same with e's shorter list's length d and its number f read by the caller (no load
-// of its key, degrees and number: a PUSH has them from its lookups)
-__device__ __forceinline__ void ksq_push_hindex_at(const KsQueue& Q, u64* ctl, u64* q,
-                                                   const KoState& S, int e, int d, int f) {
-    const int parts = (Q.modes & KSQ_SPLIT) ? ksq_parts_deg(Q, d) : 1;
-    ksq_push(Q, ctl, q, S, e, KSQ_COUNT, parts > 1 ? f : 0, parts);
 }
 
 // Mode 2's descent as one asynchronous phase, from the worklist list[:n] (distinct): an
@@ -581,22 +509,18 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
     };
     // e's PUSH (run p of np): every triangle neighbour y with old >= truss[y] > truss[e]
     const auto push = [&](int e, int u, int v, int p, int np, int old) {
-        const WcTable W = ksq_start(Q, S, u, v, lane, p);
-        const int du = S.deg[u], dv = S.deg[v];
         __threadfence();
         const int now = ldcg(&S.truss[e]);
-        ksq_common(Q, S, W, u, v, lane, p, np, [&](int w) {
-            // (w's degree with the lookups: the entries' part counts without a later read)
-            const int dw = S.deg[w];
+        warp_common(S.deg, S.ptr, u, v, lane, p, np, [&](int w) {
             i64 s1, s2;
             et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
             if (s1 < 0 || s2 < 0) return;
             const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
             if (f1 <= old && f1 > now && atomicExch(&S.pushed[s1], qstamp) != qstamp)
-                ksq_push_hindex_at(Q, ctl, q, S, (int)s1, imin(du, dw), f1);
+                ksq_push_hindex(Q, ctl, q, S, (int)s1);
             if (f2 <= old && f2 > now && atomicExch(&S.pushed[s2], qstamp) != qstamp)
-                ksq_push_hindex_at(Q, ctl, q, S, (int)s2, imin(dv, dw), f2);
-        }, NO_STOP);
+                ksq_push_hindex(Q, ctl, q, S, (int)s2);
+        }, NO_STOP, ksq_kary(Q));
     };
     ks_serve(Q, ctl, q, t0, deadline_ns, [&](int e, int part, int parts, int kind, int old,
                                           u64 t) {
@@ -605,16 +529,15 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
         if (kind == KSQ_COUNT && parts > 1) {        // a split entry: the test of level old
             const u64 entry = t - part;
             const int a = old;
-            const WcTable W = ksq_start(Q, S, u, v, lane, part);
             if (lane == 0) {
-                atomicCAS(&S.pushed[e], qstamp, 0);     // (one round trip)
+                if (ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
                 *c = 0;
             }
             __syncwarp();
             __threadfence();                     // (the flag's clear before the reads below)
             // (the entry's other units may have found a - 2 already)
             const bool enough = (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2;
-            if (!enough) ksq_common(Q, S, W, u, v, lane, part, parts, [&](int w) {
+            if (!enough) warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
                 i64 s1, s2;
                 et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
                 if (s1 < 0 || s2 < 0) return;
@@ -622,7 +545,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             }, [&] {
                 __syncwarp();
                 return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2;
-            });
+            }, ksq_kary(Q));
             __syncwarp();
             if (lane == 0) {
                 const int was = atomicAdd(&Q.ecnt[entry], *c + (1 << KO_CNT_BITS));
@@ -637,8 +560,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                 }
             }
         } else if (kind == KSQ_COUNT) {
-            const WcTable W = ksq_start(Q, S, u, v, lane, 0);
-            if (lane == 0) atomicCAS(&S.pushed[e], qstamp, 0);
+            if (lane == 0 && ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
             __syncwarp();
             __threadfence();                     // (the flag's clear before the reads below)
             const int a = ldcg(&S.truss[e]);
@@ -646,7 +568,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             for (int b = lane; b < HBINS; b += 32) h[b] = 0;
             __syncwarp();
             if (a > 2) {
-                ksq_common(Q, S, W, u, v, lane, 0, 1, [&](int w) {
+                warp_common(S.deg, S.ptr, u, v, lane, 0, 1, [&](int w) {
                     i64 s1, s2;
                     et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
                     if (s1 < 0 || s2 < 0) return;
@@ -656,7 +578,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                 }, [&] {
                     __syncwarp();
                     return h[a - lo] >= a - 2;
-                });
+                }, ksq_kary(Q));
             }
             __syncwarp();
             // (KSQ_INLINE: a fallen edge whose PUSH is one unit runs it in this warp, after

@@ -73,7 +73,7 @@ __device__ void ko_phase_peel_push(const KoState& S, const int* removed, i64 m, 
             if (m2 && (t1 > k || m1) && ldcg(&S.gone[s2]) != gstamp &&
                 atomicExch(&S.pushed[s2], wstamp) != wstamp)
                 next[atomicAdd(nnext, 1ull)] = (int)s2;
-        }, NO_STOP, S.how);
+        }, NO_STOP);
     }
 }
 
