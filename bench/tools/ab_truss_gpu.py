@@ -140,6 +140,7 @@ def main(argv=None) -> None:
             paths = {(k, op): [] for k in names for op in ("delete", "re-insert")}
             kernel = {(k, op): [] for k in names for op in ("delete", "re-insert")}
             phases = {(k, op): [] for k in names for op in ("delete", "re-insert")}
+            busy = {(k, op): [] for k in names for op in ("delete", "re-insert")}
             stats = {k: [] for k in names}
             for r in range(args.repeats + 1):         # (the first batch: warm-up, untimed)
                 pick = rng.choice(gs.shape[0], b, replace=False)
@@ -162,6 +163,7 @@ def main(argv=None) -> None:
                                 if tree == "new":
                                     kernel[(k, op)].append(_kernel_ms(kt))
                                     phases[(k, op)].append(_phase_ms(kt))
+                                    busy[(k, op)].append(_busy(kt))
                                 if tree == "new" or args.each:
                                     stats[k].append((op, kt.stats.get("rounds"),
                                                      kt.stats.get("peel_rounds"),
@@ -207,6 +209,12 @@ def main(argv=None) -> None:
                         med = np.median(np.array(ph), axis=0)
                         print(f"    {k} {op} ko_scan phases (ms, median): " + " ".join(
                             f"{n} {x:.2f}" for n, x in zip(PHASES, med) if x), flush=True)
+            for k in variants:
+                for op in ("delete", "re-insert"):
+                    bs = [x for x in busy[(k, op)] if x is not None and x[0]]
+                    if bs:
+                        print(f"    {k} {op} asynchronous units served / their mean time (us): "
+                              + " ".join(f"{n}/{us:.2f}" for n, us in bs), flush=True)
             for k in (names if args.each else variants):
                 print(f"    {k} (op, rounds, peel rounds, levels, queue units, chain, top "
                       "levels' edges, ko_scan status): " +
@@ -251,6 +259,20 @@ def _owner(key: str):
     import importlib
     mod, _, name = key.rpartition(".")
     return importlib.import_module("hornet.algos.ktruss." + (mod or "dynamic_gpu")), name
+
+
+def _busy(kt):
+    """(units served by ko_scan's asynchronous phases in the last update, their mean running
+    time in us: KS_BUSY, SM cycles at the device's clock rate), or None where the tree's
+    ko_scan does not count them."""
+    import cupy
+    from hornet.algos.ktruss import dynamic_gpu
+    if not isinstance(kt, dynamic_gpu.GpuDynamicTruss):
+        return None
+    w = int(kt._ks_host[21])
+    units, cycles = w >> 44, w & ((1 << 44) - 1)
+    khz = int(cupy.cuda.Device().attributes["ClockRate"])
+    return units, (cycles / units / (khz / 1e3)) if units else 0.0
 
 
 def _kernel_ms(kt):
