@@ -70,6 +70,11 @@ def main(argv=None) -> None:
                     help="set a constant of the new tree's ktruss.dynamic_gpu (repeatable)")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME:K=V,K=V",
                     help="the new tree with other dynamic_gpu constants (repeatable)")
+    ap.add_argument("--prebuild", action="store_true",
+                    help="compile the new tree's CUDA modules in background threads first "
+                         "(the replay's list and the ktruss sources), while the graphs load")
+    ap.add_argument("--each", action="store_true",
+                    help="also print every repeat's time (ms) and the base's statistics")
     args = ap.parse_args(argv)
     from hornet.algos.ktruss import dynamic_gpu
     for item in args.set:
@@ -83,6 +88,8 @@ def main(argv=None) -> None:
         variants[vname] = {k: int(v) for k, v in (p.split("=") for p in pairs.split(",") if p)}
         print(f"{vname}: new with {variants[vname]}")
     start = time.perf_counter()
+    if args.prebuild:
+        _prebuild()
     base = load_base(args.base)
     packages = {"base": base, "new": hornet}
     names = ["base"] + list(variants)
@@ -133,6 +140,7 @@ def main(argv=None) -> None:
             paths = {(k, op): [] for k in names for op in ("delete", "re-insert")}
             kernel = {(k, op): [] for k in names for op in ("delete", "re-insert")}
             phases = {(k, op): [] for k in names for op in ("delete", "re-insert")}
+            busy = {(k, op): [] for k in names for op in ("delete", "re-insert")}
             stats = {k: [] for k in names}
             for r in range(args.repeats + 1):         # (the first batch: warm-up, untimed)
                 pick = rng.choice(gs.shape[0], b, replace=False)
@@ -155,6 +163,8 @@ def main(argv=None) -> None:
                                 if tree == "new":
                                     kernel[(k, op)].append(_kernel_ms(kt))
                                     phases[(k, op)].append(_phase_ms(kt))
+                                    busy[(k, op)].append(_busy(kt))
+                                if tree == "new" or args.each:
                                     stats[k].append((op, kt.stats.get("rounds"),
                                                      kt.stats.get("peel_rounds"),
                                                      kt.stats.get("levels"),
@@ -163,7 +173,8 @@ def main(argv=None) -> None:
                                                      kt.stats.get("top"),
                                                      # (ko_scan's status, where it ran)
                                                      int(kt._ks_host[dynamic_gpu.KS_STATUS])
-                                                     if "units" in kt.stats else None))
+                                                     if "units" in kt.stats and
+                                                     tree == "new" else None))
                             if r % args.check == 0:
                                 want = pkg[k].algos.truss_numbers(g).get()
                                 got = kt.truss_numbers.get()
@@ -179,6 +190,8 @@ def main(argv=None) -> None:
                 fb = sum(p != "dynamic" for p in paths[("base", op)])
                 print(f"    {op:9} base {_fmt(tb)} x{static / (mb * 1e3):5.1f} [{fb} static]",
                       flush=True)
+                if args.each:
+                    print(f"    {'':9} base  each: " + " ".join(f"{x * 1e3:.3f}" for x in tb))
                 for k in variants:
                     tn = times[(k, op)]
                     mn = statistics.median(tn)
@@ -187,6 +200,8 @@ def main(argv=None) -> None:
                     kms = f" ko_scan {statistics.median(ks):.3f}" if ks else ""
                     print(f"    {'':9} {k:5} {_fmt(tn)} x{static / (mn * 1e3):5.1f} [{fn} static]"
                           f"  /base {mn / mb:.3f}{kms}", flush=True)
+                    if args.each:
+                        print(f"    {'':9} {k:5} each: " + " ".join(f"{x * 1e3:.3f}" for x in tn))
             for k in variants:
                 for op in ("delete", "re-insert"):
                     ph = [x for x in phases[(k, op)] if x is not None]
@@ -195,12 +210,35 @@ def main(argv=None) -> None:
                         print(f"    {k} {op} ko_scan phases (ms, median): " + " ".join(
                             f"{n} {x:.2f}" for n, x in zip(PHASES, med) if x), flush=True)
             for k in variants:
+                for op in ("delete", "re-insert"):
+                    bs = [x for x in busy[(k, op)] if x is not None and x[0]]
+                    if bs:
+                        print(f"    {k} {op} asynchronous units served / their mean time (us): "
+                              + " ".join(f"{n}/{us:.2f}" for n, us in bs), flush=True)
+            for k in (names if args.each else variants):
                 print(f"    {k} (op, rounds, peel rounds, levels, queue units, chain, top "
                       "levels' edges, ko_scan status): " +
                       " ".join(f"{o[0]}:{o[1]}/{o[2]}/{o[3]}/{o[4]}/{o[5]}/{o[6]}/{o[7]}"
-                               for o in stats[k][:8]))
+                               for o in stats[k][:None if args.each else 8]))
         static2 = _static_ms(hornet, graphs["new"])
         print(f"  static again {static2:.2f} ms", flush=True)
+
+
+def _prebuild() -> None:
+    """Start compiling the CUDA modules of a GPU replay (its recorded list) and the ktruss
+    sources that it lacks, in background threads (a first kernel waits for its module)."""
+    import glob
+    import json
+    import os
+    from hornet.core import cuda
+    from streams.cli import REPLAY_MODULES
+    root = os.path.dirname(os.path.abspath(hornet.__file__))
+    with open(REPLAY_MODULES, encoding="utf-8") as f:
+        mods = [(os.path.join(root, p), tuple(n)) for p, n, *_ in json.load(f)["modules"]]
+    have = {m[0] for m in mods if not m[1]}
+    mods += [(p, ()) for p in sorted(glob.glob(os.path.join(root, "algos", "ktruss", "*.cu")))
+             if p not in have]
+    cuda.prebuild(mods, workers=max(1, min(15, (os.cpu_count() or 2) - 1)))
 
 
 #: ko_scan's kinds of phase (KS_PH_* in ko_scan_grid.cuh), for its clock's words
@@ -221,6 +259,20 @@ def _owner(key: str):
     import importlib
     mod, _, name = key.rpartition(".")
     return importlib.import_module("hornet.algos.ktruss." + (mod or "dynamic_gpu")), name
+
+
+def _busy(kt):
+    """(units served by ko_scan's asynchronous phases in the last update, their mean running
+    time in us: KS_BUSY, SM cycles at the device's clock rate), or None where the tree's
+    ko_scan does not count them."""
+    import cupy
+    from hornet.algos.ktruss import dynamic_gpu
+    if not isinstance(kt, dynamic_gpu.GpuDynamicTruss):
+        return None
+    w = int(kt._ks_host[21])
+    units, cycles = w >> 44, w & ((1 << 44) - 1)
+    khz = int(cupy.cuda.Device().attributes["ClockRate"])
+    return units, (cycles / units / (khz / 1e3)) if units else 0.0
 
 
 def _kernel_ms(kt):

@@ -207,6 +207,7 @@ __device__ void ks_serve(const KsQueue& Q, u64* ctl, u64* q, u64 t0, i64 deadlin
                          Unit&& unit) {
     const unsigned lane = threadIdx.x & 31;
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
+    u64 busy = 0;                            // (diagnostics: KS_BUSY)
     for (unsigned served = 1;; ++served) {
         long long u = KSQ_EMPTY;
         u64 t = 0;
@@ -241,12 +242,17 @@ __device__ void ks_serve(const KsQueue& Q, u64* ctl, u64* q, u64 t0, i64 deadlin
             if (!stop) Q.units[t] = KSQ_EMPTY;
         }
         stop = __shfl_sync(FULL_MASK, (int)stop, 0);
-        if (stop) break;
+        if (stop) {
+            if (lane == 0 && busy) atomicAdd(&ctl[KS_BUSY], busy);
+            break;
+        }
         u = __shfl_sync(FULL_MASK, u, 0);
         t = __shfl_sync(FULL_MASK, t, 0);
+        const long long c0 = clock64();
         unit((int)(u & 0xffffffffLL), (int)((u >> 32) & 63), (int)((u >> 38) & 63),
              (int)((u >> 44) & 3), (int)((u >> 46) & 0x1ffff), t);
         __syncwarp();
+        busy += (1ull << 44) + (u64)(clock64() - c0);
         if (lane == 0) {
             __threadfence();
             atomicAdd(&q[KSQ_P], (u64)(-1LL));

@@ -18,6 +18,8 @@
 #define KS_SPUN 15       // out: a grid barrier timed out
 #define KS_CNT 16        // 3 slots: list lengths appended in phase ph % 3
 #define KS_UNITS 20      // out: queue units served by ks_async's phases (peelings, candidates)
+#define KS_BUSY 21       // out: units served by the asynchronous phases (bits 44-63) and the SM
+                         // cycles their warps spent running them (bits 0-43)
 #define KS_RAISED 22     // mode 3: the edges the raise moved (the descent's worklist)
 #define KS_HEADN 23      // mode 3: ranks given out at the start of a level
 #define KS_TIME 24       // out, KS_PH_KINDS words: nanoseconds spent in each kind of phase
