@@ -25,27 +25,35 @@ def test_budget_arithmetic():
     b = B.UpdateBudget(gate=2.0, factor=3.0, low=0.25, high=1.0)
     # no rates yet: the prior ratio; no spread: no prediction, no gate, the deadline's cap
     S = 4_000_000 / B.COST_RATIO_PRIOR
-    assert b.static_units(4_000_000) == S
-    assert b.decide("delete", 10**9, 4_000_000) == (False, int(S) + B.STATIC_OVERHEAD, None)
-    b.static_timed(2.0, 1_000_000)                     # 2 us a static unit
-    b.learn_rate(1.0, 1_000_000)                       # 1 us an update unit
-    b.learn_rate(1.0, B.LEARN_MIN_WORK - 1)            # too small to teach
-    assert b.static_units(1_000_000) == pytest.approx(2_000_000)
-    b.learn_rate(30.0, 1_000_000)                      # the faster of two
-    assert b.static_units(1_000_000) == pytest.approx(2_000_000)
-    b.learn_rate(4.0, 1_000_000)                       # from three on, the median
-    assert b.static_units(1_000_000) == pytest.approx(500_000)
-    b.learn_spread("delete", 1000, 100_000)            # 100 units a first-wave triangle
-    assert b.predict("delete", 10) == 1000 and b.predict("insert", 10) is None
-    S = 500_000
+    assert b.static_units("delete", 4_000_000) == S
+    assert b.decide("delete", 10**9, 1, 4_000_000) == (False, int(S) + B.STATIC_OVERHEAD, None)
+    W = 1_000_000                                      # the static work of the graph
+    b.static_timed(2.0, W)                             # 2 us a static unit
+    b.learn_rate("delete", 1.0, W, W)                  # 1 us an update unit
+    b.learn_rate("delete", 1.0, B.LEARN_MIN_WORK - 1, 1)   # too small to teach
+    b.learn_rate("delete", 1.0, W // 65, W)            # too small against the static work
+    assert b.static_units("delete", W) == pytest.approx(2 * W)
+    assert b.static_units("insert", W) == W / B.COST_RATIO_PRIOR    # rates by kind
+    b.learn_rate("delete", 30.0, W, W)                 # the faster of two
+    assert b.static_units("delete", W) == pytest.approx(2 * W)
+    b.learn_rate("delete", 4.0, W, W)                  # from three on, the median
+    assert b.static_units("delete", W) == pytest.approx(W / 2)
+    # 100 units a first-wave triangle, 1000 a batch edge
+    b.learn_spread("delete", 1000, 100, 100_000)
+    b.learn_spread("delete", 10, 1, B.LEARN_MIN_WORK - 1)             # too small to teach
+    assert b.predict("delete", 10, 0) == 1000 and b.predict("insert", 10, 0) is None
+    assert b.predict("delete", 10, 3) == 3000          # the larger of the two measures
+    S = W // 2
     # small prediction: the low share; medium: factor x prediction; large: the cap; over
     # the gate: static before any work
-    assert b.decide("delete", 100, 1_000_000) == (False, int(0.25 * S) + B.STATIC_OVERHEAD,
-                                                  10_000)
-    assert b.decide("delete", 1000, 1_000_000)[:2] == (False,
-                                                       int(0.6 * S) + B.STATIC_OVERHEAD)
-    assert b.decide("delete", 9000, 1_000_000)[:2] == (False, S + B.STATIC_OVERHEAD)
-    assert b.decide("delete", 10_001, 1_000_000)[:2] == (True, 0)
+    assert b.decide("delete", 100, 1, W) == (False, int(0.25 * S) + B.STATIC_OVERHEAD,
+                                             10_000)
+    assert b.decide("delete", 1000, 1, W)[:2] == (False, int(0.6 * S) + B.STATIC_OVERHEAD)
+    assert b.decide("delete", 9000, 1, W)[:2] == (False, S + B.STATIC_OVERHEAD)
+    assert b.decide("delete", 10_001, 1, W)[:2] == (True, 0)
+    assert b.decide("delete", 1, 1001, W)[:2] == (True, 0)
+    b.learn_spread("delete", 1000, 100, 300_000)       # medians of two: the smaller
+    assert b.predict("delete", 10, 1) == 1000
 
 
 def _graph(scale=10, seed=3):
@@ -117,8 +125,8 @@ def test_stopped_insertion_finishes_from_its_level(rows, monkeypatch):
             assert tiny["level"] >= 2 and tiny["finished"] > 0
             finished.append(tiny["level"])
     assert finished
-    kts[0].fallback_share = 1.0
-    kts[0]._budget.gate = kts[0]._budget.high = 1.0
-    kts[0]._budget.low = 0.25
+    budget = kts[1]._budget
+    kts[0]._budget.gate, kts[0]._budget.low, kts[0]._budget.high = (budget.gate, budget.low,
+                                                                    budget.high)
     for _ in _rounds(g, kts, rng, (30, 200)):
         pass

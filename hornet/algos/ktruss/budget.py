@@ -10,11 +10,15 @@ scales both and leaves the decisions alone.
 Two decisions, both before the expensive phase of an update (the deletion's descent, the
 insertion's k-order scan):
 
-* The prediction: the batch's first wave (the triangles of the edges the update examines
-  first: for a deletion the edges that lost a triangle at their level, for an insertion
-  the scan's seeds) times the spread (update work per first-wave triangle) learned from
-  the earlier updates of the same kind on this graph. A prediction over ``gate`` x S sends
-  the batch to the static decomposition at once (no spread learned yet: no gate).
+* The prediction: the larger of the batch's first wave (the triangles of the edges the
+  update examines first: for a deletion the edges that lost a triangle at their level, for
+  an insertion the scan's seeds) times the work per first-wave triangle, and the batch's
+  size times the work per batch edge, both learned from the earlier updates of the same
+  kind on this graph. The first wave grows slower than the batch where the batch's edges
+  share triangles, and a deletion's cascades meet more often the larger the batch: the
+  first measure alone falls short for a large deletion, the second for an insertion of
+  edges whose triangles a small batch never had. A prediction over ``gate`` x S sends the
+  batch to the static decomposition at once (none learned yet: no gate).
 * The deadline: the work limit of the update, ``factor`` x the prediction within
   ``[low, high]`` x S (``high`` x S without a prediction). At the limit the update stops
   (the kernels check it at every edge they examine) and the static decomposition finishes
@@ -25,6 +29,10 @@ from __future__ import annotations
 
 #: updates with at least this much work teach the unit cost and the spread
 LEARN_MIN_WORK = 1 << 14
+#: and only updates whose work is at least this share of the static decomposition's teach the
+#: unit cost: a smaller one's time is mostly its fixed costs (views, scratch, cold caches),
+#: which would make the work of a large batch look dearer than it is
+RATE_MIN_SHARE = 1 / 64
 #: work an update may always take: the fixed setup of a static decomposition (working copy,
 #: edge index, rounds) costs about as much
 STATIC_OVERHEAD = 1 << 18
@@ -50,8 +58,9 @@ class UpdateBudget:
                  high: float = 1.0):
         self.gate, self.factor, self.low, self.high = gate, factor, low, high
         self.static_rates: list[float] = []       # seconds per static unit
-        self.rates: list[float] = []              # seconds per update unit
-        self.spreads: dict[str, list[float]] = {"delete": [], "insert": []}
+        self.rates: dict[str, list[float]] = {"delete": [], "insert": []}   # s per unit
+        # (work per first-wave triangle, work per batch edge) of recent updates, by kind
+        self.spreads: dict[str, list[tuple[float, float]]] = {"delete": [], "insert": []}
 
     def static_timed(self, seconds: float, static_work: int) -> None:
         """A static decomposition of a graph of ``static_work`` (edges + 3 x triangles)
@@ -59,43 +68,48 @@ class UpdateBudget:
         if seconds > 0 and static_work > 0:
             self.static_rates = (self.static_rates + [seconds / static_work])[-HISTORY:]
 
-    def learn_rate(self, seconds: float, work: int) -> None:
-        """An update of ``work`` units took ``seconds`` (compiling nothing)."""
-        if work >= LEARN_MIN_WORK and seconds > 0:
-            self.rates = (self.rates + [seconds / work])[-HISTORY:]
+    def learn_rate(self, kind: str, seconds: float, work: int, static_work: int) -> None:
+        """An update of ``kind`` and ``work`` units took ``seconds`` (compiling nothing) on a
+        graph of ``static_work`` units."""
+        if work >= max(LEARN_MIN_WORK, RATE_MIN_SHARE * static_work) and seconds > 0:
+            self.rates[kind] = (self.rates[kind] + [seconds / work])[-HISTORY:]
 
-    def learn_spread(self, kind: str, first: int, work: int) -> None:
-        """An update of ``kind`` ("delete" / "insert") whose first wave held ``first``
-        triangles did ``work`` units (it ran to its end)."""
-        if work >= LEARN_MIN_WORK and first > 0:
-            self.spreads[kind] = (self.spreads[kind] + [work / first])[-HISTORY:]
+    def learn_spread(self, kind: str, first: int, batch: int, work: int) -> None:
+        """An update of ``kind`` ("delete" / "insert") of ``batch`` edges whose first wave
+        held ``first`` triangles did ``work`` units (at least: one stopped at its limit)."""
+        if work >= LEARN_MIN_WORK and first > 0 and batch > 0:
+            self.spreads[kind] = (self.spreads[kind] + [(work / first, work / batch)])[-HISTORY:]
 
     @staticmethod
     def _median(values: list[float]) -> float:
         r = sorted(values)
         return r[0] if len(r) < 3 else r[len(r) // 2]
 
-    def static_units(self, static_work: int) -> float:
-        """S: the update work that costs as long as one static decomposition of a graph of
-        ``static_work`` units (the smaller of two rates when only two are known, else the
-        median: one slow call on a loaded machine does not set it)."""
-        if self.static_rates and self.rates:
-            ratio = self._median(self.static_rates) / self._median(self.rates)
+    def static_units(self, kind: str, static_work: int) -> float:
+        """S: the work of an update of ``kind`` that costs as long as one static
+        decomposition of a graph of ``static_work`` units (the smaller of two rates when only
+        two are known, else the median: one slow call on a loaded machine does not set it)."""
+        if self.static_rates and self.rates[kind]:
+            ratio = self._median(self.static_rates) / self._median(self.rates[kind])
         else:
             ratio = 1.0 / COST_RATIO_PRIOR
         return static_work * ratio
 
-    def predict(self, kind: str, first: int) -> float | None:
-        """The work expected of an update of ``kind`` with ``first`` first-wave triangles
-        (None before an update of that kind ran to its end)."""
+    def predict(self, kind: str, first: int, batch: int) -> float | None:
+        """The work expected of an update of ``kind`` of ``batch`` edges with ``first``
+        first-wave triangles (None before an update of that kind was counted)."""
         s = self.spreads[kind]
-        return None if not s else float(self._median(s)) * first
+        if not s:
+            return None
+        return max(self._median([a for a, _ in s]) * first,
+                   self._median([b for _, b in s]) * batch)
 
-    def decide(self, kind: str, first: int, static_work: int) -> tuple[bool, int, float | None]:
+    def decide(self, kind: str, first: int, batch: int,
+               static_work: int) -> tuple[bool, int, float | None]:
         """``(static, limit, prediction)``: whether the batch goes static at once, and the
         work limit of the update otherwise."""
-        S = self.static_units(static_work)
-        p = self.predict(kind, first)
+        S = self.static_units(kind, static_work)
+        p = self.predict(kind, first, batch)
         if p is not None and p > self.gate * S:
             return True, 0, p
         share = self.high if p is None else min(max(self.factor * p / S, self.low), self.high)

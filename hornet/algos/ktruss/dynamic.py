@@ -105,8 +105,8 @@ __all__ = ["DynamicTruss"]
 
 #: the deadline of an update (:mod:`.budget`): this many times its prediction, at least
 #: DEADLINE_LOW_SHARE of ``fallback_share`` static decompositions
-DEADLINE_FACTOR = 3.0
-DEADLINE_LOW_SHARE = 0.25
+DEADLINE_FACTOR = 2.5
+DEADLINE_LOW_SHARE = 0.2
 #: graphs of at most this many edges are built (and rebuilt) by inserting all their edges
 #: into the empty state (:meth:`DynamicTruss._build_by_update`), so that a short run never
 #: compiles the static decomposition (the insertion costs a few times the static
@@ -194,7 +194,7 @@ class DynamicTruss:
             return GpuDynamicTruss(g, **thresholds)
         return super().__new__(cls)
 
-    def __init__(self, g, *, fallback_share: float = 1.0, predict_share: float = 2.0,
+    def __init__(self, g, *, fallback_share: float = 1.0, predict_share: float = 1.0,
                  batch_share: float | None = None):
         if not (hasattr(g, "insert_edges") and hasattr(g, "adjacency")):
             raise TypeError(f"expected a hornet.Graph, got {type(g).__name__}")
@@ -316,11 +316,11 @@ class DynamicTruss:
         self._static_net = self._static_seconds - compiling.seconds
         return t, rank
 
-    def _learn(self, seconds: float, work: int) -> None:
-        """The seconds a unit of region work costs on this graph, for the budget; an update
-        that compiled a kernel is left out."""
+    def _learn(self, kind: str, seconds: float, work: int) -> None:
+        """The seconds a unit of region work of ``kind`` costs on this graph, for the
+        budget; an update that compiled a kernel is left out."""
         if self._compiling.seconds == 0:
-            self._budget.learn_rate(seconds, work)
+            self._budget.learn_rate(kind, seconds, work, self._static_work())
 
     def _static_work(self) -> int:
         """The static decomposition's work on the current graph: edges + 3 x triangles."""
@@ -399,14 +399,16 @@ class DynamicTruss:
         ``fallback_share`` static decompositions (the dense blocks' part of an insertion,
         before its prediction)."""
         b = self._budget
-        return int(b.high * b.static_units(self._static_work())) + STATIC_OVERHEAD
+        return int(b.high * b.static_units("insert", self._static_work())) + STATIC_OVERHEAD
 
-    def _decide(self, kind: str, first: int) -> tuple[bool, int]:
-        """Before the expensive phase of an update of ``kind`` whose first wave holds
-        ``first`` triangles: whether the batch goes static now, and the update's work limit
-        (:meth:`~hornet.algos.ktruss.budget.UpdateBudget.decide`), both in :attr:`stats`
-        (``predicted``: the predicted work, None before a prediction; ``limit``)."""
-        static, limit, predicted = self._budget.decide(kind, first, self._static_work())
+    def _decide(self, kind: str, first: int, batch: int) -> tuple[bool, int]:
+        """Before the expensive phase of an update of ``kind`` and ``batch`` edges whose
+        first wave holds ``first`` triangles: whether the batch goes static now, and the
+        update's work limit (:meth:`~hornet.algos.ktruss.budget.UpdateBudget.decide`), both
+        in :attr:`stats` (``predicted``: the predicted work, None before a prediction;
+        ``limit``)."""
+        static, limit, predicted = self._budget.decide(kind, first, batch,
+                                                       self._static_work())
         self.stats.update(first=int(first), limit=int(limit),
                           predicted=None if predicted is None else int(predicted))
         return static, limit
@@ -547,7 +549,7 @@ class DynamicTruss:
         # the first wave: the triangles of the scan's seeds
         first = int(support[seeds].sum(dtype=np.int64) + support[extra].sum(dtype=np.int64))
         if not build:
-            static, limit = self._decide("insert", first)
+            static, limit = self._decide("insert", first, slots.shape[0])
             if static:
                 self.stats.update(why="predicted", seconds=seconds)
                 return True
@@ -568,10 +570,10 @@ class DynamicTruss:
                 *self._vertex_scratch(deg.shape[0]), limit, blocks.vfloor, extra)
         seconds["scan"] = time.perf_counter() - start
         if not build:
-            self._learn(seconds["scan"] + seconds["dense"],
+            self._learn("insert", seconds["scan"] + seconds["dense"],
                         work + (blocks.read // DENSE_PER_WORK if len(blocks) else 0))
             # a stopped scan's work is a lower bound of the batch's: it still teaches
-            self._budget.learn_spread("insert", first, work)
+            self._budget.learn_spread("insert", first, slots.shape[0], work)
         if aborted:
             why = "work" if work > limit else "block"
             self.stats.update(region=int(touched), why=why, seconds=seconds)
@@ -704,7 +706,7 @@ class DynamicTruss:
         # the level counts spare some of them)
         at_level = np.unique(rec_slot[rec_level >= truss[rec_slot]])
         first = int(support[at_level].sum(dtype=np.int64))
-        static, limit = self._decide("delete", first)
+        static, limit = self._decide("delete", first, u.shape[0])
         if static:
             t.delete_present(u, v)
             self._counted[slots] = 0
@@ -769,9 +771,9 @@ class DynamicTruss:
             seconds["order"] = time.perf_counter() - start - seconds["descent"]
             # the blocks' entries read count too (DENSE_PER_WORK a unit): with a wide block
             # the sparse part alone can be too small to time
-            self._learn(time.perf_counter() - timed, work)
+            self._learn("delete", time.perf_counter() - timed, work)
             # a stopped descent's work is a lower bound of the batch's: it still teaches
-            self._budget.learn_spread("delete", first, work)
+            self._budget.learn_spread("delete", first, u.shape[0], work)
         t.delete_present(u, v)
         self._counted[slots] = 0
         self._shift_levels(gone_levels, np.zeros(0, np.int64))
