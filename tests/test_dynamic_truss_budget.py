@@ -43,6 +43,8 @@ def test_budget_arithmetic():
     b.learn_spread("delete", 10, 1, B.LEARN_MIN_WORK - 1)             # too small to teach
     assert b.predict("delete", 10, 0) == 1000 and b.predict("insert", 10, 0) is None
     assert b.predict("delete", 10, 3) == 3000          # the larger of the two measures
+    b.learn_spread("insert", 1000, 100, 100_000)
+    assert b.predict("insert", 10, 3) == 1000          # an insertion's: its first wave
     S = W // 2
     # small prediction: the low share; medium: factor x prediction; large: the cap; over
     # the gate: static before any work

@@ -10,14 +10,14 @@ scales both and leaves the decisions alone.
 Two decisions, both before the expensive phase of an update (the deletion's descent, the
 insertion's k-order scan):
 
-* The prediction: the larger of the batch's first wave (the triangles of the edges the
-  update examines first: for a deletion the edges that lost a triangle at their level, for
-  an insertion the scan's seeds) times the work per first-wave triangle, and the batch's
-  size times the work per batch edge, both learned from the earlier updates of the same
-  kind on this graph. The first wave grows slower than the batch where the batch's edges
-  share triangles, and a deletion's cascades meet more often the larger the batch: the
-  first measure alone falls short for a large deletion, the second for an insertion of
-  edges whose triangles a small batch never had. A prediction over ``gate`` x S sends the
+* The prediction: the batch's first wave (the triangles of the edges the update examines
+  first: for a deletion the edges that lost a triangle at their level, for an insertion
+  the scan's seeds) times the work per first-wave triangle learned from the earlier
+  updates of the same kind on this graph; for a deletion at least the batch's size times
+  the work per batch edge. The first wave grows slower than the batch where the batch's
+  edges share triangles; an insertion's work does too (its raises share levels), but a
+  deletion's cascades meet more often the larger the batch, so that its work grows with
+  the batch and the first wave alone falls short. A prediction over ``gate`` x S sends the
   batch to the static decomposition at once (none learned yet: no gate).
 * The deadline: the work limit of the update, ``factor`` x the prediction within
   ``[low, high]`` x S (``high`` x S without a prediction). At the limit the update stops
@@ -101,8 +101,10 @@ class UpdateBudget:
         s = self.spreads[kind]
         if not s:
             return None
-        return max(self._median([a for a, _ in s]) * first,
-                   self._median([b for _, b in s]) * batch)
+        p = self._median([a for a, _ in s]) * first
+        if kind == "delete":
+            p = max(p, self._median([b for _, b in s]) * batch)
+        return p
 
     def decide(self, kind: str, first: int, batch: int,
                static_work: int) -> tuple[bool, int, float | None]:

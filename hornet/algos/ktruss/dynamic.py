@@ -54,17 +54,23 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    threshold) are one wide block at margin 1; a deletion that lowers a block to its
    boundary takes its lowest levels out of it (into the k-order), and an insertion that
    lifts them above the rest of the boundary again gives them back.
-6. When the work of a batch (intersections plus triangles examined) would take longer than
-   the static decomposition of the whole graph (timed when it last ran; the time a unit of
-   work costs is learned from the updates), the static decomposition finishes the batch
-   (always correct); :attr:`DynamicTruss.stats` says which path the last update took, how
-   many edges it examined and its work; after a dynamic update also the seconds of its
+6. The budget (:mod:`~hornet.algos.ktruss.budget`): before the expensive phase (the descent,
+   the scan) the work of the batch is predicted from its first wave and its size, with
+   the work per unit of each learned on the graph; a prediction over ``predict_share``
+   static decompositions (a unit of update work and one of static work timed on the graph)
+   goes to the static decomposition at once (``why`` "predicted"). Otherwise the update
+   runs to a deadline, a multiple of its prediction within a share of the static cost;
+   one that reaches it stops, and the static decomposition finishes the batch (always
+   correct; ``why`` "work"): for an insertion only the levels its scan did not finish
+   (:mod:`~hornet.algos.ktruss.finish`, ``why`` "level"). :attr:`DynamicTruss.stats` says
+   which path the last update took (``first``, ``predicted``, ``limit``: the decision),
+   how many edges it examined and its work; after a dynamic update also the seconds of its
    stages (``seconds``: supports, dense blocks, then descent and k-order placement for a
    deletion, the k-order scan for an insertion) and their counts (deletion: ``lowered``
    edges outside blocks, ``recounted`` edges, ``descent_work`` / ``order_work`` in
    triangles examined; insertion: ``raises`` by one level, scan ``visits``, new edges
    ``placed`` above level 2; ``dense``: block edges examined).
-6. Small CPU graphs (:data:`BUILD_BY_UPDATE_MAX_EDGES`) are built, and rebuilt, by step 4:
+7. Small CPU graphs (:data:`BUILD_BY_UPDATE_MAX_EDGES`) are built, and rebuilt, by step 4:
    every edge inserted into the empty state (whose empty k-order is valid), so that a short
    run compiles the insertion kernels only; insertions into graphs of up to
    :data:`SCAN_LARGE_BATCHES_MAX_EDGES` edges take step 4 whatever the batch's size.
