@@ -26,7 +26,8 @@ def test_budget_arithmetic():
     # no rates yet: the prior ratio; no spread: no prediction, no gate, the deadline's cap
     S = 4_000_000 / B.COST_RATIO_PRIOR
     assert b.static_units("delete", 4_000_000) == S
-    assert b.decide("delete", 10**9, 1, 4_000_000) == (False, int(S) + B.STATIC_OVERHEAD, None)
+    assert b.decide("delete", 10**9, 1, 4_000_000) == (
+        False, int(B.UNKNOWN_SHARE * S) + B.STATIC_OVERHEAD, None)
     W = 1_000_000                                      # the static work of the graph
     b.static_timed(2.0, W)                             # 2 us a static unit
     b.learn_rate("delete", 1.0, W, W)                  # 1 us an update unit
@@ -56,6 +57,9 @@ def test_budget_arithmetic():
     assert b.decide("delete", 1, 1001, W)[:2] == (True, 0)
     b.learn_spread("delete", 1000, 100, 300_000)       # medians of two: the smaller
     assert b.predict("delete", 10, 1) == 1000
+    b.learn_spread("insert", 1000, 100, 80_000, stopped=True)   # counted factor (3) times
+    b.learn_spread("insert", 1000, 100, 80_000, stopped=True)
+    assert b.predict("insert", 10, 0) == pytest.approx(10 * 240)   # median of 100, 240, 240
 
 
 def _graph(scale=10, seed=3):

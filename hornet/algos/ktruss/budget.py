@@ -20,7 +20,8 @@ insertion's k-order scan):
   the batch and the first wave alone falls short. A prediction over ``gate`` x S sends the
   batch to the static decomposition at once (none learned yet: no gate).
 * The deadline: the work limit of the update, ``factor`` x the prediction within
-  ``[low, high]`` x S (``high`` x S without a prediction). At the limit the update stops
+  ``[low, high]`` x S (:data:`UNKNOWN_SHARE` x ``high`` x S without a prediction: the
+  first update of a kind risks less than a static decomposition). At the limit the update stops
   (the kernels check it at every edge they examine) and the static decomposition finishes
   the batch: an update then costs what it spent plus the finish, so the deadline is small
   where the prediction is small.
@@ -43,6 +44,8 @@ COST_RATIO_PRIOR = 2.0
 HISTORY = 8
 #: the largest work limit (kernels add small multiples of it in int64)
 MAX_LIMIT = 1 << 50
+#: the deadline of an update without a prediction, as a share of the deadline's cap
+UNKNOWN_SHARE = 0.5
 
 
 class UpdateBudget:
@@ -74,9 +77,15 @@ class UpdateBudget:
         if work >= max(LEARN_MIN_WORK, RATE_MIN_SHARE * static_work) and seconds > 0:
             self.rates[kind] = (self.rates[kind] + [seconds / work])[-HISTORY:]
 
-    def learn_spread(self, kind: str, first: int, batch: int, work: int) -> None:
+    def learn_spread(self, kind: str, first: int, batch: int, work: int,
+                     stopped: bool = False) -> None:
         """An update of ``kind`` ("delete" / "insert") of ``batch`` edges whose first wave
-        held ``first`` triangles did ``work`` units (at least: one stopped at its limit)."""
+        held ``first`` triangles did ``work`` units. One ``stopped`` at its limit did more,
+        how much more is unknown: its work counts ``factor`` times (the factor by which the
+        deadline allowed the prediction to fall short), so that a batch like it next time
+        goes static at once rather than to the deadline again."""
+        if stopped:
+            work = int(work * self.factor)
         if work >= LEARN_MIN_WORK and first > 0 and batch > 0:
             self.spreads[kind] = (self.spreads[kind] + [(work / first, work / batch)])[-HISTORY:]
 
@@ -114,5 +123,8 @@ class UpdateBudget:
         p = self.predict(kind, first, batch)
         if p is not None and p > self.gate * S:
             return True, 0, p
-        share = self.high if p is None else min(max(self.factor * p / S, self.low), self.high)
+        if p is None:
+            share = UNKNOWN_SHARE * self.high
+        else:
+            share = min(max(self.factor * p / S, self.low), self.high)
         return False, int(min(share * S + STATIC_OVERHEAD, MAX_LIMIT)), p

@@ -579,7 +579,7 @@ class DynamicTruss:
             self._learn("insert", seconds["scan"] + seconds["dense"],
                         work + (blocks.read // DENSE_PER_WORK if len(blocks) else 0))
             # a stopped scan's work is a lower bound of the batch's: it still teaches
-            self._budget.learn_spread("insert", first, slots.shape[0], work)
+            self._budget.learn_spread("insert", first, slots.shape[0], work, bool(aborted))
         if aborted:
             why = "work" if work > limit else "block"
             self.stats.update(region=int(touched), why=why, seconds=seconds)
@@ -779,7 +779,7 @@ class DynamicTruss:
             # the sparse part alone can be too small to time
             self._learn("delete", time.perf_counter() - timed, work)
             # a stopped descent's work is a lower bound of the batch's: it still teaches
-            self._budget.learn_spread("delete", first, u.shape[0], work)
+            self._budget.learn_spread("delete", first, u.shape[0], work, bool(aborted))
         t.delete_present(u, v)
         self._counted[slots] = 0
         self._shift_levels(gone_levels, np.zeros(0, np.int64))
