@@ -709,8 +709,9 @@ class DynamicTruss:
         rec_slot, rec_level = rec_slot[:m], rec_level[:m]
         blocks = self._blocks
         # the first wave: the triangles of the edges that lost one at their level (before
-        # the level counts spare some of them)
-        at_level = np.unique(rec_slot[rec_level >= truss[rec_slot]])
+        # the level counts spare some of them), an edge once per triangle it lost there
+        # (no sort to count it once: the measure only has to be the one the spreads learn)
+        at_level = rec_slot[rec_level >= truss[rec_slot]]
         first = int(support[at_level].sum(dtype=np.int64))
         static, limit = self._decide("delete", first, u.shape[0])
         if static:
