@@ -448,9 +448,10 @@ def test_an_update_that_compiles_teaches_no_work_rate(monkeypatch):
     """The seconds a unit of work costs (what decides a static fallback) are learned from
     updates that compiled nothing: a first run's kernel compile inside an update would make
     the following updates fall back to the static decomposition."""
-    from hornet.algos.ktruss import dynamic
+    from hornet.algos.ktruss import budget
     from hornet.core import jit
-    monkeypatch.setattr(dynamic, "LEARN_MIN_WORK", 1)
+    monkeypatch.setattr(budget, "LEARN_MIN_WORK", 1)
+    monkeypatch.setattr(budget, "RATE_MIN_SHARE", 0)
     src, dst = hornet.generators.kronecker_edges(9, edge_factor=8, seed=1)
     g = hornet.Graph.from_edges(src, dst, directed=False, device="cpu")
     kt = DynamicTruss(g)
@@ -464,7 +465,7 @@ def test_an_update_that_compiles_teaches_no_work_rate(monkeypatch):
         _assert_static(kt, g)
 
     delete_some()
-    learned = len(kt._rates)
+    learned = len(kt._budget.rates["delete"])
     assert learned == 1
     plain = DynamicTruss._delete
 
@@ -474,7 +475,7 @@ def test_an_update_that_compiles_teaches_no_work_rate(monkeypatch):
 
     monkeypatch.setattr(DynamicTruss, "_delete", compiling)
     delete_some()
-    assert len(kt._rates) == learned
+    assert len(kt._budget.rates["delete"]) == learned
     monkeypatch.setattr(DynamicTruss, "_delete", plain)
     delete_some()
-    assert len(kt._rates) == learned + 1
+    assert len(kt._budget.rates["delete"]) == learned + 1

@@ -150,7 +150,7 @@ def measure(name: str, sizes, repeats: int, rng, out, no_fallback: bool = False,
     kt = DynamicTruss(g)                       # its build is the static decomposition of G
     build = time.perf_counter() - start
     if no_fallback:                            # every batch through the region algorithms
-        kt._limit = lambda: 1 << 60
+        kt._budget.gate = kt._budget.low = kt._budget.high = 1e12
     t0 = by_id(G, g, kt.truss_numbers)
     triangles = int(kt._triangles)
     static_work = m + 3 * triangles

@@ -54,17 +54,23 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    threshold) are one wide block at margin 1; a deletion that lowers a block to its
    boundary takes its lowest levels out of it (into the k-order), and an insertion that
    lifts them above the rest of the boundary again gives them back.
-6. When the work of a batch (intersections plus triangles examined) would take longer than
-   the static decomposition of the whole graph (timed when it last ran; the time a unit of
-   work costs is learned from the updates), the static decomposition finishes the batch
-   (always correct); :attr:`DynamicTruss.stats` says which path the last update took, how
-   many edges it examined and its work; after a dynamic update also the seconds of its
+6. The budget (:mod:`~hornet.algos.ktruss.budget`): before the expensive phase (the descent,
+   the scan) the work of the batch is predicted from its first wave and its size, with
+   the work per unit of each learned on the graph; a prediction over ``predict_share``
+   static decompositions (a unit of update work and one of static work timed on the graph)
+   goes to the static decomposition at once (``why`` "predicted"). Otherwise the update
+   runs to a deadline, a multiple of its prediction within a share of the static cost;
+   one that reaches it stops, and the static decomposition finishes the batch (always
+   correct; ``why`` "work"): for an insertion only the levels its scan did not finish
+   (:mod:`~hornet.algos.ktruss.finish`, ``why`` "level"). :attr:`DynamicTruss.stats` says
+   which path the last update took (``first``, ``predicted``, ``limit``: the decision),
+   how many edges it examined and its work; after a dynamic update also the seconds of its
    stages (``seconds``: supports, dense blocks, then descent and k-order placement for a
    deletion, the k-order scan for an insertion) and their counts (deletion: ``lowered``
    edges outside blocks, ``recounted`` edges, ``descent_work`` / ``order_work`` in
    triangles examined; insertion: ``raises`` by one level, scan ``visits``, new edges
    ``placed`` above level 2; ``dense``: block edges examined).
-6. Small CPU graphs (:data:`BUILD_BY_UPDATE_MAX_EDGES`) are built, and rebuilt, by step 4:
+7. Small CPU graphs (:data:`BUILD_BY_UPDATE_MAX_EDGES`) are built, and rebuilt, by step 4:
    every edge inserted into the empty state (whose empty k-order is valid), so that a short
    run compiles the insertion kernels only; insertions into graphs of up to
    :data:`SCAN_LARGE_BATCHES_MAX_EDGES` edges take step 4 whatever the batch's size.
@@ -93,7 +99,9 @@ from ..views import as_adjacency
 from . import order as O
 from . import region as K
 from .core_rows import CORE_MAX_VERTICES, CORE_MIN_LEVEL, build_core, empty_core
+from .budget import STATIC_OVERHEAD, UpdateBudget
 from .dense import TrussBlocks, boundary_partners
+from .finish import finish_from_level
 from .level_counts import level_counts
 from .descend_rows import ROW_MIN_DEGREE, lower_after_deletion_rows
 from .order_rows import raise_in_order_rows
@@ -101,11 +109,10 @@ from .static import truss_numbers_and_rounds
 
 __all__ = ["DynamicTruss"]
 
-#: work (intersections plus triangles examined) a batch may always take: the fixed setup of a
-#: static decomposition (working copy, edge index, rounds) costs about as much
-STATIC_OVERHEAD = 1 << 18
-#: updates with at least this much work teach the time a unit of work costs
-LEARN_MIN_WORK = 1 << 14
+#: the deadline of an update (:mod:`.budget`): this many times its prediction, at least
+#: DEADLINE_LOW_SHARE of ``fallback_share`` static decompositions
+DEADLINE_FACTOR = 2.5
+DEADLINE_LOW_SHARE = 0.2
 #: graphs of at most this many edges are built (and rebuilt) by inserting all their edges
 #: into the empty state (:meth:`DynamicTruss._build_by_update`), so that a short run never
 #: compiles the static decomposition (the insertion costs a few times the static
@@ -153,10 +160,17 @@ class DynamicTruss:
         Undirected. The object reads ``g`` (never changes it); call :meth:`update` with every
         :class:`~hornet.EdgeChange` that ``g`` returns, right after the call that made it.
     fallback_share : float
-        Until updates have been timed on this graph, a batch whose work (intersections plus
-        triangles examined) exceeds this share of (edges + 3 x triangles) is finished by the
-        static decomposition; afterwards, one whose work would take longer than the last
-        static decomposition took (the time per unit of work is learned from the updates).
+        The most an update may spend, in static decompositions of the graph (the seconds
+        of a unit of update work and of static work are learned on the graph,
+        :mod:`~hornet.algos.ktruss.budget`): its deadline, ``DEADLINE_FACTOR`` times its
+        predicted work within ``[DEADLINE_LOW_SHARE, 1]`` times this. An update that
+        reaches it stops, and the static decomposition finishes the batch (an insertion:
+        only the levels its scan did not finish, :mod:`~hornet.algos.ktruss.finish`).
+    predict_share : float
+        A batch whose predicted work costs more than this many times ``fallback_share``
+        static decompositions goes to the static decomposition before the update's
+        expensive phase (``stats["why"] == "predicted"``; ``inf``: never, ``0``: every batch
+        of a kind that has a prediction, i.e. after one update of that kind ran to its end).
     batch_share : float or None
         A batch larger than this share of the edges goes to the static decomposition
         directly (its region would be most of the graph). None (the default): 0.1 for
@@ -186,18 +200,21 @@ class DynamicTruss:
             return GpuDynamicTruss(g, **thresholds)
         return super().__new__(cls)
 
-    def __init__(self, g, *, fallback_share: float = 0.5, batch_share: float | None = None):
+    def __init__(self, g, *, fallback_share: float = 1.0, predict_share: float = 1.0,
+                 batch_share: float | None = None):
         if not (hasattr(g, "insert_edges") and hasattr(g, "adjacency")):
             raise TypeError(f"expected a hornet.Graph, got {type(g).__name__}")
         self.graph = g
         self._und = undirected_copy(g) if g.directed else g
         self.fallback_share = float(fallback_share)
+        self.predict_share = float(predict_share)
         self.batch_share = None if batch_share is None else float(batch_share)
+        self._budget = UpdateBudget(self.predict_share * self.fallback_share, DEADLINE_FACTOR,
+                                    DEADLINE_LOW_SHARE * self.fallback_share,
+                                    self.fallback_share)
         #: deletion batches from this size on build the bit rows of :mod:`.core_rows`
         self.core_min_batch = CORE_MIN_BATCH
         self.stats: dict = {"path": "build", "region": 0, "batch": 0}
-        self._seconds_per_work: float | None = None
-        self._rates: list[float] = []
         self._compiling = CompileTimer()         # the compile seconds of the current update
         self._clock = np.zeros(1, np.int64)
         # the triangle lists of the edges a deletion lowers (offsets, first, second edges)
@@ -223,6 +240,7 @@ class DynamicTruss:
                                 capacity=max(16, 2 * src.shape[0]))
         self._table.insert(src, dst, truss=t, support=s, rank=rank)
         self._triangles = int(s.sum(dtype=np.int64)) // 3
+        self._budget.static_timed(self._static_net, self._static_work())
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
         self._scratch_for(self._table.capacity)
         self._valid = self._tick()           # the kept level counts no longer hold
@@ -239,6 +257,7 @@ class DynamicTruss:
         edges plus three times its triangles. Its time stands in for the static
         decomposition's in :meth:`_limit` (on such a graph a rebuild is this build)."""
         start = time.perf_counter()
+        compiled = self._compiling.seconds
         src, dst = und.edges(dense=True)
         self._table = EdgeTable("cpu", {"truss": np.int32, "support": np.int32,
                                         "rank": np.int64},
@@ -260,6 +279,8 @@ class DynamicTruss:
             slots = self._table.lookup(src, dst)
             self._build_blocks(src, dst, self._table.columns["truss"][slots], slots)
         self._static_seconds = time.perf_counter() - start
+        self._budget.static_timed(self._static_seconds - (self._compiling.seconds - compiled),
+                                  self._static_work())
         return True
     def _build_blocks(self, src, dst, t, slots) -> None:
         """Choose the dense blocks of the current graph from exact numbers ``t``."""
@@ -290,23 +311,26 @@ class DynamicTruss:
         # peeled on the adjacency view (a CSR with an edge-state mask), not on a copy of the
         # Graph: the copy's peel runs the batch delete pipeline, whose kernels a replay
         # without deletions would otherwise compile for this alone
-        t, rounds = truss_numbers_and_rounds(as_adjacency(und, properties=False))
+        with compile_timer() as compiling:
+            t, rounds = truss_numbers_and_rounds(as_adjacency(und, properties=False))
         t = np.asarray(t, np.int32)
         rank = np.empty(t.shape[0], np.int64)
         rank[np.lexsort((rounds, t))] = np.arange(t.shape[0], dtype=np.int64)
         self._counters = np.array([-1, t.shape[0]], np.int64)   # head, tail
         self._static_seconds = time.perf_counter() - start
+        # the seconds the budget learns from (a first run's compiles or cache loads left out)
+        self._static_net = self._static_seconds - compiling.seconds
         return t, rank
 
-    def _learn(self, seconds: float, work: int) -> None:
-        """Estimate of the seconds a unit of region work costs on this graph: the median of
-        the last timed updates (the smaller of two when only two), so that one slow call
-        (a loaded machine) does not set it; an update that compiled a kernel is left out."""
-        if work < LEARN_MIN_WORK or self._compiling.seconds > 0:
-            return
-        self._rates = (self._rates + [seconds / work])[-8:]
-        r = sorted(self._rates)
-        self._seconds_per_work = r[0] if len(r) < 3 else r[len(r) // 2]
+    def _learn(self, kind: str, seconds: float, work: int) -> None:
+        """The seconds a unit of region work of ``kind`` costs on this graph, for the
+        budget; an update that compiled a kernel is left out."""
+        if self._compiling.seconds == 0:
+            self._budget.learn_rate(kind, seconds, work, self._static_work())
+
+    def _static_work(self) -> int:
+        """The static decomposition's work on the current graph: edges + 3 x triangles."""
+        return len(self._table) + 3 * self._triangles
 
     def _redecompose(self) -> None:
         """Static decomposition of the whole graph into the table (supports are current)."""
@@ -317,6 +341,7 @@ class DynamicTruss:
         self._table.columns["truss"][at] = t
         self._table.columns["rank"][at] = rank
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
+        self._budget.static_timed(self._static_net, self._static_work())
         self._build_blocks(src, dst, t, at)
         self._counts_due = True
         self._valid = self._tick()           # the kept level counts no longer hold
@@ -376,16 +401,23 @@ class DynamicTruss:
         self._levels += np.bincount(np.asarray(new, np.int64), minlength=n)
 
     def _limit(self) -> int:
-        """The most work (intersections plus triangles examined) a batch may take before the
-        static decomposition is cheaper. Once updates have been timed on this graph: the
-        work that costs as long as the last static decomposition took. Before that:
-        ``fallback_share`` of the graph's edges plus three times its triangles (what one
-        pass over every edge's triangles examines). Both plus :data:`STATIC_OVERHEAD`."""
-        if self._seconds_per_work:
-            budget = self._static_seconds / self._seconds_per_work
-        else:
-            budget = self.fallback_share * (len(self._table) + 3 * self._triangles)
-        return int(budget) + STATIC_OVERHEAD
+        """The most work (intersections plus triangles examined) any batch may take:
+        ``fallback_share`` static decompositions (the dense blocks' part of an insertion,
+        before its prediction)."""
+        b = self._budget
+        return int(b.high * b.static_units("insert", self._static_work())) + STATIC_OVERHEAD
+
+    def _decide(self, kind: str, first: int, batch: int) -> tuple[bool, int]:
+        """Before the expensive phase of an update of ``kind`` and ``batch`` edges whose
+        first wave holds ``first`` triangles: whether the batch goes static now, and the
+        update's work limit (:meth:`~hornet.algos.ktruss.budget.UpdateBudget.decide`), both
+        in :attr:`stats` (``predicted``: the predicted work, None before a prediction;
+        ``limit``)."""
+        static, limit, predicted = self._budget.decide(kind, first, batch,
+                                                       self._static_work())
+        self.stats.update(first=int(first), limit=int(limit),
+                          predicted=None if predicted is None else int(predicted))
+        return static, limit
 
     # ------------------------------------------------------------------ results
     @property
@@ -520,27 +552,40 @@ class DynamicTruss:
             self._counted[changed] = 0
             self._shift_levels(before, truss[changed])
         seeds, extra = self._place_new_edges(slots, seed, low, deg, ptr)
+        # the first wave: the triangles of the scan's seeds
+        first = int(support[seeds].sum(dtype=np.int64) + support[extra].sum(dtype=np.int64))
+        if not build:
+            static, limit = self._decide("insert", first, slots.shape[0])
+            if static:
+                self.stats.update(why="predicted", seconds=seconds)
+                return True
         start = time.perf_counter()
         seconds["dense"] = start - begin - seconds["supports"]
         if self._dense_level():
             top = int(np.flatnonzero(self._levels)[-1])
             switch = max(TOP_PEEL_MIN_VISITS, int(self._levels[top]) // TOP_PEEL_SHARE)
-            raised, level, touched, work, aborted = raise_in_order_rows(
+            raised, level, touched, work, aborted, k = raise_in_order_rows(
                 seeds, t.keys, t.shift, deg, ptr, truss, support, rank, self._counters,
                 self._clock, self._walked, self._loc, *self._vertex_scratch(deg.shape[0]),
                 limit, blocks.vfloor, extra, top,
                 np.iinfo(np.int64).max if len(blocks) else switch, TOP_PEEL_MAX_VERTICES)
         else:
-            raised, level, touched, work, aborted = O.raise_in_order(
+            raised, level, touched, work, aborted, k = O.raise_in_order(
                 seeds, t.keys, t.shift, deg, ptr, truss, support, rank, self._counters,
                 self._clock, self._walked, self._queued, self._loc,
                 *self._vertex_scratch(deg.shape[0]), limit, blocks.vfloor, extra)
         seconds["scan"] = time.perf_counter() - start
         if not build:
-            self._learn(seconds["scan"] + seconds["dense"],
+            self._learn("insert", seconds["scan"] + seconds["dense"],
                         work + (blocks.read // DENSE_PER_WORK if len(blocks) else 0))
+            # a stopped scan's work is a lower bound of the batch's: it still teaches
+            self._budget.learn_spread("insert", first, slots.shape[0], work, bool(aborted))
         if aborted:
-            self.stats.update(region=int(touched), why="work" if work > limit else "block")
+            why = "work" if work > limit else "block"
+            self.stats.update(region=int(touched), why=why, seconds=seconds)
+            if why == "work" and not build and not len(blocks):
+                self._finish_insertion(slots, raised, level, int(k), deg.shape[0])
+                return False
             return True
         if not self._boundary_below_blocks(np.concatenate([slots[seed], raised])):
             self.stats.update(region=int(touched), why="block")
@@ -555,6 +600,26 @@ class DynamicTruss:
                           dense=int(dense), raises=int(level.shape[0]), visits=int(touched),
                           seconds=seconds)
         return False
+
+    def _finish_insertion(self, slots: np.ndarray, raised: np.ndarray, level: np.ndarray,
+                          k: int, n: int) -> None:
+        """Finish an insertion whose scan stopped at its work limit while scanning level
+        ``k``: the static decomposition of the edges at level k or above
+        (:func:`~hornet.algos.ktruss.finish.finish_from_level`); the levels below are final.
+        ``raised`` / ``level``: the raises the scan made."""
+        start = time.perf_counter()
+        t = self._table
+        truss = t.columns["truss"]
+        self._shift_levels(level - 1, level)
+        top, old = finish_from_level(k, t.keys, truss, t.columns["rank"], self._counters, n)
+        self._shift_levels(old, truss[top])
+        # the edges that rose lose their level counts (the others' counts only grew)
+        self._counted[slots] = 0
+        self._counted[raised] = 0
+        self._counted[top] = 0
+        self.stats["seconds"]["finish"] = time.perf_counter() - start
+        self.stats.update(path="static", why="level", level=int(k),
+                          finished=int(top.shape[0]))
 
     def _dense_level(self) -> bool:
         """Whether the insertion scan reads level rows
@@ -643,6 +708,17 @@ class DynamicTruss:
         m = int(nrec[0])
         rec_slot, rec_level = rec_slot[:m], rec_level[:m]
         blocks = self._blocks
+        # the first wave: the triangles of the edges that lost one at their level (before
+        # the level counts spare some of them), an edge once per triangle it lost there
+        # (no sort to count it once: the measure only has to be the one the spreads learn)
+        at_level = rec_slot[rec_level >= truss[rec_slot]]
+        first = int(support[at_level].sum(dtype=np.int64))
+        static, limit = self._decide("delete", first, u.shape[0])
+        if static:
+            t.delete_present(u, v)
+            self._counted[slots] = 0
+            self._shift_levels(truss[slots].astype(np.int64), np.zeros(0, np.int64))
+            return self._fallback(0, "predicted")
         if self._counts_due:
             # counted on the graph after the batch: add back the lost triangles that counted
             # at their edge's level, which lower_after_deletion takes off again (block edges
@@ -652,7 +728,6 @@ class DynamicTruss:
             np.add.at(self._count, lost, 1)
         gone_levels = truss[slots].astype(np.int64)
         seconds = {"supports": time.perf_counter() - begin}
-        limit = self._limit()
         aborted, touched, work, dense, why = False, 0, 0, 0, "work"
         timed = time.perf_counter()
         if len(blocks):
@@ -703,7 +778,9 @@ class DynamicTruss:
             seconds["order"] = time.perf_counter() - start - seconds["descent"]
             # the blocks' entries read count too (DENSE_PER_WORK a unit): with a wide block
             # the sparse part alone can be too small to time
-            self._learn(time.perf_counter() - timed, work)
+            self._learn("delete", time.perf_counter() - timed, work)
+            # a stopped descent's work is a lower bound of the batch's: it still teaches
+            self._budget.learn_spread("delete", first, u.shape[0], work, bool(aborted))
         t.delete_present(u, v)
         self._counted[slots] = 0
         self._shift_levels(gone_levels, np.zeros(0, np.int64))

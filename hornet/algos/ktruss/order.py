@@ -225,11 +225,13 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, support, rank, count
     floor is a seed of that level, visited first).
 
     ``member`` / ``pushed`` / ``loc``: slot-indexed scratch (stamps of the clock, candidate
-    positions). Returns ``(slots, levels, touched, work, aborted)``: one entry per raise by
-    one level (slot and the level reached; an edge raised twice appears twice), the edges
-    visited (with repeats across levels), the work (intersections plus triangles examined)
-    and whether it passed ``limit`` (then the state is incomplete and the caller falls
-    back to the static decomposition).
+    positions). Returns ``(slots, levels, touched, work, aborted, k)``: one entry per raise
+    by one level (slot and the level reached; an edge raised twice appears twice), the edges
+    visited (with repeats across levels), the work (intersections plus triangles examined),
+    whether it passed ``limit`` (then the state is incomplete and the caller falls back to
+    the static decomposition) and the level scanned last: after a stop, every edge below
+    it holds its final number and every other edge at least k
+    (:func:`~hornet.algos.ktruss.finish.finish_from_level`).
     """
     work = np.int64(0)
     clock[0] += 1
@@ -285,7 +287,7 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, support, rank, count
         while nh > 0:
             y, nh = _heap_pop(hr, hs, nh)
             if work > limit or _near_block(keys, y, k, vfloor):
-                return raised[:nraised], level[:nraised], touched, work, True
+                return raised[:nraised], level[:nraised], touched, work, True, k
             if support[y] < k - 1:
                 continue                       # fewer triangles than a candidate counts
             if pstamp != 0 and member[y] == pstamp:
@@ -345,7 +347,7 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, support, rank, count
             continue
         work += nt                             # the peel reads the candidates' triangles
         if work > limit:
-            return raised[:nraised], level[:nraised], touched, work, True
+            return raised[:nraised], level[:nraised], touched, work, True, k
         alive, gone, ngone = _peel_members(nc, cand, toff, tp, tq, truss, member, stamp, loc,
                                            k - 1)
         # the peeled candidates end level k; A: the survivors start level k + 1
@@ -359,7 +361,7 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, support, rank, count
         ptq, tq = tq, ptq
         toff = _grow(toff, 17)
         k += 1
-    return raised[:nraised], level[:nraised], touched, work, False
+    return raised[:nraised], level[:nraised], touched, work, False, k
 
 
 @njit

@@ -124,7 +124,7 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
 
     ``member`` / ``loc``: slot-indexed scratch (stamps of the clock: the candidates, whose
     triangle lists a candidate that rose reuses at the next level; candidate positions).
-    Returns ``(slots, levels, touched, work, aborted)`` as the plain scan.
+    Returns ``(slots, levels, touched, work, aborted, k)`` as the plain scan.
     """
     work = np.int64(0)
     clock[0] += 1
@@ -195,7 +195,7 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
         while nh > 0:
             y, nh = _heap_pop(hr, hs, nh)
             if work > limit or _near_block(keys, y, k, vfloor):
-                return raised[:nraised], level[:nraised], touched, work, True
+                return raised[:nraised], level[:nraised], touched, work, True, k
             if support[y] < k - 1:
                 continue                       # fewer triangles than a candidate counts
             if k >= top_now and visits >= top_switch and not tried:
@@ -287,7 +287,7 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
                                                level, nraised)
             counters[0] = base - 1
             if work > limit:
-                return raised[:nraised], level[:nraised], touched, work, True
+                return raised[:nraised], level[:nraised], touched, work, True, k
             stamp = np.int64(0)                # no candidate lists for the next level
             if ns:
                 k += 1
@@ -298,7 +298,7 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
             continue
         work += nt                             # the peel reads the candidates' triangles
         if work > limit:
-            return raised[:nraised], level[:nraised], touched, work, True
+            return raised[:nraised], level[:nraised], touched, work, True, k
         alive, gone, ngone = _peel_bits(nc, cand, toff, tp, tq, mbits, loc, k - 1)
         for i in range(nc):
             _clear_bit(mbits, cand[i])
@@ -314,4 +314,4 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
         ptq, tq = tq, ptq
         toff = _grow(toff, 17)
         k += 1
-    return raised[:nraised], level[:nraised], touched, work, False
+    return raised[:nraised], level[:nraised], touched, work, False, k
