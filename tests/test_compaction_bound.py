@@ -86,10 +86,19 @@ def test_gpu_deletes_that_skip_the_wait_leave_the_same_graphs(monkeypatch):
     taken = []
     original = bound.settles_nothing
 
-    def counted(*a, **k):
-        taken.append(original(*a, **k))
-        return taken[-1]
-    monkeypatch.setattr(bound, "settles_nothing", counted)
+    def checked(mm, fit, entries, released_slots, rows):
+        """The verdict, and where it says nothing would be settled, the proof on the same
+        graph: once the counts land the lists are not loose, and compacting the touched
+        classes moves, frees and flushes nothing."""
+        verdict = original(mm, fit, entries, released_slots, rows)
+        taken.append(verdict)
+        if verdict:
+            assert not fit.loose(mm, entries)                       # (waits for the counts)
+            before = mm.stats()
+            old, _ = mm.compact_touched(rows=rows)
+            assert old.size == 0 and mm.stats() == before
+        return verdict
+    monkeypatch.setattr(bound, "settles_nothing", checked)
     monkeypatch.setattr(bound, "MIN_ENTRIES", 0)                # every planned delete
     rng = np.random.default_rng(6)
     n = 1 << 22                      # many rows: compacting must give back much room
@@ -104,11 +113,13 @@ def test_gpu_deletes_that_skip_the_wait_leave_the_same_graphs(monkeypatch):
             if k == 1:                                           # the reference: no shortcut
                 monkeypatch.setattr(bound, "settles_nothing", lambda *a, **k: False)
             changes.append((g.insert_edges if kind == "insert" else g.delete_edges)(s, d))
-            monkeypatch.setattr(bound, "settles_nothing", counted)
+            monkeypatch.setattr(bound, "settles_nothing", checked)
         assert np.array_equal(to_host(changes[0].src), to_host(changes[1].src))
         assert np.array_equal(to_host(changes[0].dst), to_host(changes[1].dst))
         same_graph(graphs[0], graphs[1], size_classes=True)
-        assert graphs[0]._mm.stats() == graphs[1]._mm.stats()
+        # (the two graphs' block arrays are not compared: device takes may pick other free
+        # blocks in each, so their layouts, and what compaction finds in them, can differ
+        # with or without the shortcut; the verdicts are checked on their own graph above)
     for g in graphs:
         g.check()
     assert True in taken
