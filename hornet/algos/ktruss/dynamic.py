@@ -582,7 +582,7 @@ class DynamicTruss:
             self._budget.learn_spread("insert", first, slots.shape[0], work, bool(aborted))
         if aborted:
             why = "work" if work > limit else "block"
-            self.stats.update(region=int(touched), why=why, seconds=seconds)
+            self.stats.update(region=int(touched), why=why, seconds=seconds, work=int(work))
             if why == "work" and not build and not len(blocks):
                 self._finish_insertion(slots, raised, level, int(k), deg.shape[0])
                 return False

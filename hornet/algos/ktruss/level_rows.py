@@ -21,7 +21,9 @@ until then they take the whole-list intersection,
 x's whole list).
 
 Two buffers hold the rows: the current level's and the previous level's (the state is a
-tuple of arrays, :func:`new_level_rows`; :func:`next_level` swaps the buffers).
+tuple of arrays, :func:`new_level_rows`; :func:`next_level` swaps the buffers). The state
+also counts the entries read (:func:`take_read`): the source entries of the rows built and
+the entries of the lists intersected, for the scan's work limit.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ import numpy as np
 from hornet.core.jit import njit
 
 from .region import _grow, _intersect_at, _intersect_marked, _row, _row_slots, _slot, \
-    _triangles
+    _triangles, intersect_work
 
 #: a vertex's row is built once the triangles its edges listed at the level without a row
 #: (each a scattered read of the edge at the vertex) reach its source entries (its whole
@@ -40,8 +42,8 @@ from .region import _grow, _intersect_at, _intersect_marked, _row, _row_slots, _
 #: edges list many triangles there (a vertex of the dense levels) gets its row early
 BUILD_SHIFT = 1
 #: slot of the per-level state tuple's scalar array: [current level stamp, previous level
-#: stamp, current fill, previous fill]
-_CUR, _PREV, _FILL, _PFILL = 0, 1, 2, 3
+#: stamp, current fill, previous fill, entries read since :func:`take_read`]
+_CUR, _PREV, _FILL, _PFILL, _READ = 0, 1, 2, 3, 4
 
 
 @njit
@@ -51,7 +53,7 @@ def new_level_rows(n):
     triangles its edges listed at that level without a row; then the current
     level's neighbours, slots, truss numbers and ranks, and the same four of the previous
     level). No vertex holds a row."""
-    sc = np.zeros(4, np.int64)
+    sc = np.zeros(5, np.int64)
     return (sc, np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
             np.zeros(n, np.int64), np.zeros(n, np.int64),
             np.empty(1024, np.int32), np.empty(1024, np.int64),
@@ -73,6 +75,16 @@ def next_level(state, stamp):
 
 
 @njit
+def take_read(state):
+    """The entries read by :func:`level_triangles` since the last call (rows built, lists
+    intersected), and the count reset."""
+    sc = state[0]
+    r = sc[_READ]
+    sc[_READ] = 0
+    return r
+
+
+@njit
 def _level_row(x, k, state, deg, ptr, keys, shift, truss, rank, rows, row_at, row_used,
                rstamp):
     """The level-k row of vertex x: returns (state, rows, start, length), start -1 when x
@@ -90,6 +102,7 @@ def _level_row(x, k, state, deg, ptr, keys, shift, truss, rank, rows, row_at, ro
     source = ln[x] if prev else deg[x]
     if uses[x] == 0 or uses[x] < (source >> BUILD_SHIFT):
         return state, rows, np.int64(-1), np.int64(0)
+    sc[_READ] += source
     if prev:
         # filter the previous level's row
         a = at[x]
@@ -152,6 +165,7 @@ def level_triangles(y, k, state, keys, shift, deg, ptr, truss, rank, rows, row_a
     if fu < 0 and fv < 0:
         rows, pa, pb, tp, tq, n = _triangles(y, keys, shift, deg, ptr, rows, row_at,
                                              row_used, rstamp, pa, pb, tp, tq, mark)
+        state[0][_READ] += intersect_work(deg[u], deg[v])
         state[5][u] += n
         state[5][v] += n
         tv = _grow_values(tv, n)
@@ -190,6 +204,7 @@ def level_triangles(y, k, state, keys, shift, deg, ptr, truss, rank, rows, row_a
         tp = np.empty(2 * need, np.int64)
         tq = np.empty(2 * need, np.int64)
     tv = _grow_values(tv, need)
+    state[0][_READ] += intersect_work(nu, nv)
     A = cn[fu:fu + nu]
     B = cn[fv:fv + nv]
     if nu * 16 < nv or nv * 16 < nu:
@@ -226,6 +241,7 @@ def _row_against_list(x, fx, nx, o, k, state, keys, shift, deg, ptr, truss, rank
         tp = np.empty(2 * need, np.int64)
         tq = np.empty(2 * need, np.int64)
     tv = _grow_values(tv, need)
+    state[0][_READ] += intersect_work(nx, db)
     A = cn[fx:fx + nx]
     if nx * 16 < db or db * 16 < nx:
         c = _intersect_at(A, nx, B, db, pa, pb)

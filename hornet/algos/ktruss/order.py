@@ -24,7 +24,7 @@ import numpy as np
 
 from hornet.core.jit import njit
 
-from .region import _grow, _new_rows, _triangles
+from .region import _ends, _grow, _new_rows, _triangles, intersect_work
 
 
 @njit
@@ -227,7 +227,8 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, support, rank, count
     ``member`` / ``pushed`` / ``loc``: slot-indexed scratch (stamps of the clock, candidate
     positions). Returns ``(slots, levels, touched, work, aborted, k)``: one entry per raise
     by one level (slot and the level reached; an edge raised twice appears twice), the edges
-    visited (with repeats across levels), the work (intersections plus triangles examined),
+    visited (with repeats across levels), the work (the entries of the adjacency lists
+    intersected, :func:`~hornet.algos.ktruss.region.intersect_work`, plus triangles examined),
     whether it passed ``limit`` (then the state is incomplete and the caller falls back to
     the static decomposition) and the level scanned last: after a stop, every edge below
     it holds its final number and every other edge at least k
@@ -307,7 +308,8 @@ def raise_in_order(new_slots, keys, shift, deg, ptr, truss, support, rank, count
                 rows, pa, pb, tp_, tq_, n = _triangles(y, keys, shift, deg, ptr, rows, row_at,
                                                        row_used, rstamp, pa, pb, tp_, tq_,
                                                        mark)
-                work += n + 1
+                yu, yv = _ends(keys, y)
+                work += n + 1 + intersect_work(deg[yu], deg[yv])
             touched += 1
             ry = rank[y]
             count = 0

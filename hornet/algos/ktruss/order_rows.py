@@ -18,7 +18,7 @@ import numpy as np
 
 from hornet.core.jit import njit
 
-from .level_rows import _grow_values, level_triangles, new_level_rows, next_level
+from .level_rows import _grow_values, level_triangles, new_level_rows, next_level, take_read
 from .order import _end_level, _heap_pop, _heap_push, _near_block, _rise
 from .region import _grow, _new_rows
 from .top_level import peel_top_level
@@ -234,7 +234,7 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
                 lrows, rows, pa, pb, tp_, tq_, tv, n = level_triangles(
                     y, k, lrows, keys, shift, deg, ptr, truss, rank, rows, row_at, row_used,
                     rstamp, pa, pb, tp_, tq_, tv, mark)
-                work += n + 1
+                work += n + 1 + take_read(lrows)
             touched += 1
             ry = rank[y]
             count = 0

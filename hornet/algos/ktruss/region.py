@@ -404,6 +404,24 @@ def _new_rows():
 
 
 @njit
+def intersect_work(da, db):
+    """The entries :func:`_triangles` reads to intersect lists of lengths ``da`` and ``db``:
+    both lists (marked) when their lengths are within 16x, else the shorter one's binary
+    searches in the longer (its length times the longer's bit length). A scan's work counts
+    this besides the triangles found, so that its work limit sees a hub's long lists however
+    few triangles they hold."""
+    m = min(da, db)
+    big = max(da, db)
+    if m * 16 >= big:
+        return np.int64(da + db)
+    b = np.int64(1)
+    while big > 1:
+        big >>= 1
+        b += 1
+    return np.int64(m) * b
+
+
+@njit
 def _triangles(x, keys, shift, deg, ptr, rows, row_at, row_used, stamp, pa, pb, tp, tq,
                mark):
     """The triangles of edge x in the current graph: the slots of their two other edges into
