@@ -64,7 +64,10 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    correct; ``why`` "work"): for an insertion only the levels its scan did not finish
    (:mod:`~hornet.algos.ktruss.finish`, ``why`` "level"). :attr:`DynamicTruss.stats` says
    which path the last update took (``first``, ``predicted``, ``limit``: the decision),
-   how many edges it examined and its work; after a dynamic update also the seconds of its
+   how many edges it examined and its work (an insertion's scan: the entries of the
+   adjacency lists it intersects and of the level rows it builds, plus the triangles it
+   examines, so that its deadline sees a hub's long lists; a deletion's descent: the
+   triangles it examines); after a dynamic update, or a stopped one, also the seconds of its
    stages (``seconds``: supports, dense blocks, then descent and k-order placement for a
    deletion, the k-order scan for an insertion) and their counts (deletion: ``lowered``
    edges outside blocks, ``recounted`` edges, ``descent_work`` / ``order_work`` in
