@@ -3,10 +3,10 @@
 Costs are compared in the update's work units (list entries intersected and triangles
 examined, as :class:`~hornet.algos.ktruss.dynamic.DynamicTruss` counts them; the rates below
 are learned per kind, so each kind's units only need to follow its own time). One static
-decomposition costs ``S`` units: its seconds (measured on this graph, compile time taken out, scaled to the
-graph's current ``edges + 3 x triangles``) over the seconds a unit of update work costs
-(learned from timed updates). Both timings come from the same machine, so a steady load
-scales both and leaves the decisions alone.
+decomposition costs ``S`` units: its seconds (measured on this graph, compile time taken out,
+scaled to the graph's current ``edges + 3 x triangles``) over the seconds a unit of update
+work costs (learned from timed updates). Both timings come from the same machine, so a steady
+load scales both and leaves the decisions alone.
 
 Two decisions, both before the expensive phase of an update (the deletion's descent, the
 insertion's k-order scan):
