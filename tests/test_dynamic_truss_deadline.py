@@ -1,13 +1,11 @@
 """The CPU DynamicTruss's insertion deadline on a hub-heavy graph (a Kronecker graph): the
 scan's work counts the entries of the adjacency lists it intersects (and of the level rows
 it builds), so that its work grows with its time however few triangles a hub's long lists
-hold. Stopped at a twentieth of the work of the same batch's whole scan, the scan has spent
-at most twice a twentieth of that scan's time (same process, medians of repeats; counting
-only the triangles found, a scan stopped so ran past two twentieths); the static decomposition
-then completes the batch, equal to it."""
+hold. Stopped at a twentieth of the work of the same batch's whole scan, the scan stops
+within twice that limit, and the static decomposition then completes the batch, equal to
+it. (That the stopped scan's time follows its work is a timing: ``bench/tools/
+truss_deadline.py`` measures it.)"""
 from __future__ import annotations
-
-import statistics
 
 import numpy as np
 import pytest
@@ -21,44 +19,34 @@ from truss_checks import assert_static
 
 #: the forced limit, as a share of the whole scan's work
 SHARE = 0.05
-#: how far past that share of the whole scan's time a stopped scan may run
+#: how far past its limit a stopped scan's work may run
 OVER = 2.0
 
 
 def _insert(kt, g, s, d, limit):
-    """Re-insert ``s``-``d`` with the scan's work limit ``limit`` (gate off); the scan's
-    seconds and the stats."""
+    """Re-insert ``s``-``d`` with the scan's work limit ``limit`` (gate off); the stats."""
     kt._decide = lambda kind, first, batch: (False, limit)
     kt.update(g.insert_edges(s, d))
     del kt._decide
     assert_static(kt, g)
-    return kt.stats["seconds"]["scan"], dict(kt.stats)
+    return dict(kt.stats)
 
 
 @pytest.mark.parametrize("rows", ["plain", "rows"])
-def test_stopped_scan_time_follows_its_work(rows, monkeypatch):
+def test_a_stopped_scan_stops_near_its_work_limit(rows, monkeypatch):
     force_level_rows(monkeypatch, rows == "rows")
-    src, dst = kronecker_edges(14, edge_factor=16, seed=2)
+    src, dst = kronecker_edges(12, edge_factor=16, seed=2)
     g = hornet.Graph.from_edges(src, dst, directed=False, device="cpu")
     kt = DynamicTruss(g, batch_share=1.0, predict_share=np.inf)
     gs, gd = (np.asarray(a) for a in g.edges(dense=True))
     rng = np.random.default_rng(7)
     pick = rng.choice(gs.shape[0], gs.shape[0] // 50, replace=False)
     s, d = gs[pick], gd[pick]
-    full, stopped, works = [], [], []
-    for i in range(4):
-        kt.update(g.delete_edges(s, d))
-        sec, st = _insert(kt, g, s, d, 1 << 60)
-        assert st["path"] == "dynamic", st
-        works.append(st["work"])
-        if i:                                       # the first compiles
-            full.append(sec)
-        kt.update(g.delete_edges(s, d))
-        limit = int(SHARE * works[-1])
-        sec, st = _insert(kt, g, s, d, limit)
-        assert st["path"] == "static" and st["why"] in ("level", "work"), st
-        assert limit < st["work"] <= OVER * limit, st
-        if i:
-            stopped.append(sec)
-    ratio = statistics.median(stopped) / statistics.median(full)
-    assert ratio <= OVER * SHARE, (ratio, full, stopped)
+    kt.update(g.delete_edges(s, d))
+    st = _insert(kt, g, s, d, 1 << 60)
+    assert st["path"] == "dynamic", st
+    kt.update(g.delete_edges(s, d))
+    limit = int(SHARE * st["work"])
+    st = _insert(kt, g, s, d, limit)
+    assert st["path"] == "static" and st["why"] in ("level", "work"), st
+    assert limit < st["work"] <= OVER * limit, st
