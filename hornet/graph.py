@@ -756,7 +756,10 @@ class Graph(GraphQueries, DeferredState):
         num_vertices, num_edges = int(num_vertices), int(num_edges)
         if num_vertices < 0 or num_edges < 0:
             raise ValueError(f"reserve takes counts >= 0, got {num_vertices}, {num_edges}")
-        self._reserve(min(num_vertices, MAX_VERTEX_ID + 1))
+        if num_vertices > MAX_VERTEX_ID + 1:
+            raise ValueError(f"reserve: the id space cannot exceed {MAX_VERTEX_ID + 1} "
+                             f"vertices, got num_vertices={num_vertices}")
+        self._reserve(num_vertices)
         if num_edges:
             mm = self._mm
             entries = num_edges * (1 if self.directed else 2)

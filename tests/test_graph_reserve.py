@@ -76,6 +76,9 @@ def test_reserve_checks_its_arguments():
     g = hornet.Graph(directed=True, device="cpu")
     with pytest.raises(ValueError):
         g.reserve(num_vertices=-1)
+    with pytest.raises(ValueError, match="cannot exceed"):
+        g.reserve(num_vertices=1 << 40)
+    assert g.num_vertices == 0 and g.memory_stats()["vertex_table_bytes"] == 0
     g.reserve()                              # nothing asked, nothing made
     assert g.num_vertices == 0
 
