@@ -201,6 +201,20 @@ def kronecker(scale: int, seed: int = 1, xp=None):
     return kronecker_edges(scale, edge_factor=16, seed=seed, xp=xp)
 
 
+def kronecker_graph_gpu(scale: int):
+    """(graph, build seconds): the updates benchmark's undirected Kronecker graph of
+    ``scale`` (seed ``scale``) built on the GPU, the device synchronised."""
+    import cupy
+    import hornet
+    t = time.perf_counter()
+    src, dst = kronecker(scale, seed=scale, xp=cupy)
+    g = hornet.Graph.from_edges(src, dst, num_vertices=1 << scale, directed=False,
+                                device="gpu")
+    del src, dst
+    cupy.cuda.Device().synchronize()
+    return g, time.perf_counter() - t
+
+
 def real_graph_path(name: str) -> Path:
     """The file of a real graph in the data folder (``email-Enron`` -> email-Enron.txt.gz)."""
     for path in sorted(DATA.glob(f"{name}.*")):

@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from pathlib import Path
 
-import hornet
-from bench.common import kronecker, require_gpu
+from bench.common import kronecker_graph_gpu, require_gpu
 
 NEEDS_GPU = True
 
@@ -51,14 +49,8 @@ def main(argv: list[str] | None = None) -> None:
         base_kernels = importlib.import_module(load_base(args.base).__name__
                                                + ".batch.gpu.kernels")
     print(f"device: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
-    t = time.perf_counter()
-    src, dst = kronecker(args.scale, seed=args.scale, xp=cupy)
-    g = hornet.Graph.from_edges(src, dst, num_vertices=1 << args.scale, directed=False,
-                                device="gpu")
-    del src, dst
-    cupy.cuda.Device().synchronize()
-    print(f"kron{args.scale}: build {time.perf_counter() - t:.2f} s, "
-          f"{g._entries} entries", flush=True)
+    g, seconds = kronecker_graph_gpu(args.scale)
+    print(f"kron{args.scale}: build {seconds:.2f} s, {g._entries} entries", flush=True)
     arrays = [a for pool in g._mm.pools.values() for a in pool]
     snapshot = [a.columns[0].copy() for a in arrays]
     es, ed = g.edges()
