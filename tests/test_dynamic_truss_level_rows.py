@@ -122,15 +122,17 @@ def _check(kt, g) -> None:
 
 
 def force_level_rows(monkeypatch, on: bool = True, min_degree=None, top_peel=False,
-                     core=None) -> list:
+                     core=None, peel=None) -> list:
     """Every insertion scan and deletion descent of a DynamicTruss takes the level rows
     (``on``) or the plain kernels whatever the graph; ``min_degree``: the least degree of a
     vertex that gets a deletion level row (default: the module's); ``top_peel``: the scan
     peels the top level whole as soon as it visits an edge there (hornet.algos.ktruss.
     top_level); ``core``: every deletion descent lists the high levels from bit rows
-    (hornet.algos.ktruss.core_rows) over at most this many vertices, from level 3.
-    Returns a list that gets an entry per level-rows call (scan or
-    descent)."""
+    (hornet.algos.ktruss.core_rows) over at most this many vertices, from level 3;
+    ``peel``: every batch decomposes a core of at most this many vertices, from level 3,
+    on bit rows (hornet.algos.ktruss.core_peel: the insertion scan stops at its level, the
+    deletion descent starts below it). Returns a list that gets an entry per level-rows
+    call (scan or descent)."""
     calls = []
     for name in ("raise_in_order_rows", "lower_after_deletion_rows"):
         kernel = getattr(dynamic, name)
@@ -151,11 +153,16 @@ def force_level_rows(monkeypatch, on: bool = True, min_degree=None, top_peel=Fal
         monkeypatch.setattr(dynamic, "CORE_MIN_BATCH", 1)
         monkeypatch.setattr(dynamic, "CORE_MIN_LEVEL", 3)
         monkeypatch.setattr(dynamic, "CORE_MAX_VERTICES", core)
+    if peel is not None:
+        monkeypatch.setattr(dynamic, "CORE_MIN_INSERT", 1)
+        monkeypatch.setattr(dynamic, "CORE_MIN_DELETE", 1)
+        monkeypatch.setattr(dynamic, "CORE_MIN_LEVEL", 3)
+        monkeypatch.setattr(dynamic, "CORE_PEEL_MAX_VERTICES", peel)
     return calls
 
 
 @pytest.mark.parametrize("rows", ["plain", "rows", "rows-all", "top-peel", "core",
-                                  "core-all"])
+                                  "core-all", "peel", "peel-all"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_kronecker_delete_and_reinsert(seed, rows, monkeypatch):
     """Random edges of a Kronecker graph deleted and put back, then uniform new pairs and
@@ -167,24 +174,29 @@ def test_kronecker_delete_and_reinsert(seed, rows, monkeypatch):
     hubs), "rows-all": deletion rows at every vertex, "top-peel": the level-rows kernels
     with the top level peeled whole at its first visit, "core": the level-rows kernels with
     the deletions' high levels on bit rows over 100 vertices (hornet.algos.ktruss.core_rows),
-    "core-all": over every vertex, "plain": the plain kernels."""
+    "core-all": over every vertex, "peel": the levels of a core of 100 vertices decomposed
+    on bit rows by every batch (hornet.algos.ktruss.core_peel), "peel-all": the core of
+    every vertex with an edge at level 3 or above, "plain": the plain kernels."""
     calls = force_level_rows(monkeypatch, rows != "plain", 1 if rows == "rows-all" else None,
                              rows == "top-peel",
-                             {"core": 100, "core-all": 1 << 20}.get(rows))
+                             {"core": 100, "core-all": 1 << 20}.get(rows),
+                             {"peel": 100, "peel-all": 1 << 20}.get(rows))
     rng = np.random.default_rng(seed)
     g = _kronecker(9, seed)
     kt = DynamicTruss(g, **MODES["dynamic"])
-    raised = 0
+    raised = peeled = 0
     for step in range(3):
         gs, gd = (np.asarray(a) for a in g.edges(dense=True))
         pick = rng.choice(gs.shape[0], int(rng.integers(5, 60)), replace=False)
         s, d = gs[pick], gd[pick]
         kt.update(g.delete_edges(s, d))
         assert kt.stats["path"] == "dynamic"
+        peeled += "core" in kt.stats
         _check(kt, g)
         kt.update(g.insert_edges(s, d))
         assert kt.stats["path"] == "dynamic"
         raised += kt.stats["raises"]
+        peeled += "core" in kt.stats
         _check(kt, g)
     deg = np.asarray(g.adjacency(properties=False).degree)
     hubs = np.argsort(deg)[-40:]
@@ -197,6 +209,7 @@ def test_kronecker_delete_and_reinsert(seed, rows, monkeypatch):
     _check(kt, g)
     assert raised > 0
     assert (len(calls) >= 9) == (rows != "plain") and (len(calls) == 0) == (rows == "plain")
+    assert (peeled >= 3) == rows.startswith("peel"), peeled
 
 
 def test_gate_needs_a_large_dense_level():

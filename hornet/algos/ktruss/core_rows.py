@@ -51,12 +51,9 @@ def empty_core():
 
 
 @njit
-def build_core(keys, truss, n, batch_stamp, stamp, max_vertices, min_level):
-    """The core of the live edges of the table (``keys`` >= 0) except those with
-    ``batch_stamp == stamp`` (the batch's deleted edges), over vertices ``0 .. n - 1``: the
-    tuple of the module docstring. T is the least level of at least ``min_level`` whose core
-    holds at most ``max_vertices`` vertices; with none, the core is empty (T above every
-    level)."""
+def _vertex_max(keys, truss, n, batch_stamp, stamp):
+    """Each vertex's highest number among its live edges (``batch_stamp != stamp``), and
+    the highest of all."""
     cap = keys.shape[0]
     vmax = np.zeros(n, np.int32)
     top = 0
@@ -73,6 +70,20 @@ def build_core(keys, truss, n, batch_stamp, stamp, max_vertices, min_level):
             vmax[v] = t
         if t > top:
             top = t
+    return vmax, top
+
+
+@njit
+def core_level(keys, truss, n, batch_stamp, stamp, max_vertices, min_level):
+    """T of :func:`build_core`: the least level of at least ``min_level`` whose core (the
+    vertices with a live edge at T or above, edges with ``batch_stamp == stamp`` left out)
+    holds at most ``max_vertices`` vertices; above every level when there is none."""
+    vmax, top = _vertex_max(keys, truss, n, batch_stamp, stamp)
+    return _level_of(vmax, top, n, max_vertices, min_level)
+
+
+@njit
+def _level_of(vmax, top, n, max_vertices, min_level):
     hist = np.zeros(top + 2, np.int64)
     for x in range(n):
         hist[vmax[x]] += 1
@@ -85,6 +96,32 @@ def build_core(keys, truss, n, batch_stamp, stamp, max_vertices, min_level):
         acc += hist[t]
         T = t
         t -= 1
+    return np.int64(T)
+
+
+@njit
+def build_core(keys, truss, n, batch_stamp, stamp, max_vertices, min_level):
+    """The core of the live edges of the table (``keys`` >= 0) except those with
+    ``batch_stamp == stamp`` (the batch's deleted edges), over vertices ``0 .. n - 1``: the
+    tuple of the module docstring. T is the least level of at least ``min_level`` whose core
+    holds at most ``max_vertices`` vertices (:func:`core_level`); with none, the core is
+    empty (T above every level)."""
+    vmax, top = _vertex_max(keys, truss, n, batch_stamp, stamp)
+    T = _level_of(vmax, top, n, max_vertices, min_level)
+    return _build(keys, truss, n, batch_stamp, stamp, T, vmax, top)
+
+
+@njit
+def build_core_at(keys, truss, n, batch_stamp, stamp, T):
+    """:func:`build_core` at a given level ``T``: the core of the vertices with a live edge
+    (``batch_stamp != stamp``) at T or above; empty when no edge is."""
+    vmax, top = _vertex_max(keys, truss, n, batch_stamp, stamp)
+    return _build(keys, truss, n, batch_stamp, stamp, T, vmax, top)
+
+
+@njit
+def _build(keys, truss, n, batch_stamp, stamp, T, vmax, top):
+    cap = keys.shape[0]
     loc = np.full(n, -1, np.int32)
     if T > top:
         return (loc, np.array([np.iinfo(np.int64).max, 0, 0], np.int64),

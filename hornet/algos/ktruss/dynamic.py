@@ -101,7 +101,9 @@ from ..underlying import undirected_change, undirected_copy
 from ..views import as_adjacency
 from . import order as O
 from . import region as K
-from .core_rows import CORE_MAX_VERTICES, CORE_MIN_LEVEL, build_core, empty_core
+from .core_peel import peel_core
+from .core_rows import (CORE_MAX_VERTICES, CORE_MIN_LEVEL, build_core, build_core_at,
+                        core_level, empty_core)
 from .budget import STATIC_OVERHEAD, UpdateBudget
 from .dense import TrussBlocks, boundary_partners
 from .finish import finish_from_level
@@ -148,6 +150,14 @@ TOP_PEEL_MAX_VERTICES = 4096
 #: high levels from bit rows (:mod:`.core_rows`); building them reads the whole edge table,
 #: which a smaller batch's descent does not repay
 CORE_MIN_BATCH = 256
+#: an insertion batch of at least this many edges on such a graph stops its k-order scan at
+#: the level of a core of at most CORE_PEEL_MAX_VERTICES vertices and decomposes the levels
+#: from there on the core's bit rows (:mod:`.core_peel`)
+CORE_MIN_INSERT = 1024
+#: a deletion batch of at least this many edges on such a graph decomposes that core on bit
+#: rows before its descent, which then only finishes the levels below
+CORE_MIN_DELETE = 1024
+CORE_PEEL_MAX_VERTICES = 1024
 #: dense-block matrix entries read per unit of work (a unit: an intersection step or a
 #: triangle examined, with its table probes and scattered reads; the entries of a block row
 #: are read in vector lanes, 16 int16 entries per compare)
@@ -217,6 +227,13 @@ class DynamicTruss:
                                     self.fallback_share)
         #: deletion batches from this size on build the bit rows of :mod:`.core_rows`
         self.core_min_batch = CORE_MIN_BATCH
+        #: insertion batches from this size on decompose the core's levels on bit rows
+        #: (:mod:`.core_peel`) instead of scanning them; cores of at most this many vertices
+        self.core_min_insert = CORE_MIN_INSERT
+        #: deletion batches from this size on decompose the core's levels on bit rows
+        #: before the descent (:meth:`_peel_core_deleted`)
+        self.core_min_delete = CORE_MIN_DELETE
+        self.core_max_vertices = CORE_PEEL_MAX_VERTICES
         self.stats: dict = {"path": "build", "region": 0, "batch": 0}
         self._compiling = CompileTimer()         # the compile seconds of the current update
         self._clock = np.zeros(1, np.int64)
@@ -567,11 +584,23 @@ class DynamicTruss:
         if self._dense_level():
             top = int(np.flatnonzero(self._levels)[-1])
             switch = max(TOP_PEEL_MIN_VISITS, int(self._levels[top]) // TOP_PEEL_SHARE)
+            stop = np.iinfo(np.int64).max
+            if not build and not len(blocks) and slots.shape[0] >= self.core_min_insert:
+                stop = int(core_level(t.keys, truss, deg.shape[0], self._batch_stamp, -1,
+                                      self.core_max_vertices, CORE_MIN_LEVEL))
             raised, level, touched, work, aborted, k = raise_in_order_rows(
                 seeds, t.keys, t.shift, deg, ptr, truss, support, rank, self._counters,
                 self._clock, self._walked, self._loc, *self._vertex_scratch(deg.shape[0]),
                 limit, blocks.vfloor, extra, top,
-                np.iinfo(np.int64).max if len(blocks) else switch, TOP_PEEL_MAX_VERTICES)
+                np.iinfo(np.int64).max if len(blocks) else switch, TOP_PEEL_MAX_VERTICES,
+                stop)
+            if aborted and work <= limit and k >= stop:
+                seconds["scan"] = time.perf_counter() - start
+                work = self._finish_core(slots, raised, level, int(k), deg.shape[0], work,
+                                         touched, seconds)
+                self._learn("insert", time.perf_counter() - start, work)
+                self._budget.learn_spread("insert", first, slots.shape[0], work)
+                return False
         else:
             raised, level, touched, work, aborted, k = O.raise_in_order(
                 seeds, t.keys, t.shift, deg, ptr, truss, support, rank, self._counters,
@@ -623,6 +652,60 @@ class DynamicTruss:
         self.stats["seconds"]["finish"] = time.perf_counter() - start
         self.stats.update(path="static", why="level", level=int(k),
                           finished=int(top.shape[0]))
+
+    def _finish_core(self, slots: np.ndarray, raised: np.ndarray, level: np.ndarray, k: int,
+                     n: int, work: int, touched: int, seconds: dict) -> int:
+        """Finish an insertion whose scan stopped before level ``k``, the core's level
+        (every level below is final): the edges at k or above decomposed on the core's bit
+        rows (:func:`~hornet.algos.ktruss.core_peel.peel_core`). ``raised`` / ``level``:
+        the raises the scan made, ``work`` its work. Returns the work with the peel's."""
+        start = time.perf_counter()
+        t = self._table
+        truss = t.columns["truss"]
+        self._shift_levels(level - 1, level)
+        core = build_core_at(t.keys, truss, n, self._batch_stamp, -1, k)
+        top, old, _, more = peel_core(core, t.keys, truss, t.columns["rank"], self._counters)
+        self._shift_levels(old, truss[top])
+        # the edges that rose lose their level counts (the others' counts only grew)
+        self._counted[slots] = 0
+        self._counted[raised] = 0
+        self._counted[top[truss[top] != old]] = 0
+        seconds["core"] = time.perf_counter() - start
+        self.stats.update(path="dynamic", region=int(touched + top.shape[0]),
+                          work=int(work + more), raises=int(level.shape[0]),
+                          visits=int(touched), level=int(k), core=int(top.shape[0]),
+                          seconds=seconds)
+        return work + int(more)
+
+    def _peel_core_deleted(self, rec_slot: np.ndarray, rec_level: np.ndarray, n: int,
+                           stamp: int):
+        """Before the descent of a large deletion: the edges of a core of at most
+        ``core_max_vertices`` vertices (the batch's own edges left out) decomposed on bit
+        rows (:func:`~hornet.algos.ktruss.core_peel.peel_core`): exact numbers for those
+        that stay at the core's level or above, and new ranks. Those that fell below it
+        keep their numbers (upper bounds) and are seeds of the descent; the records of the
+        others are dropped (their numbers are final) and their level counts too.
+        Returns the descent's records ``(rec_slot, rec_level)``, the peel's work, and the
+        slots and old numbers of the edges whose number it changed."""
+        t = self._table
+        truss = t.columns["truss"]
+        T = core_level(t.keys, truss, n, self._batch_stamp, stamp, self.core_max_vertices,
+                       CORE_MIN_LEVEL)
+        core = build_core_at(t.keys, truss, n, self._batch_stamp, stamp, T)
+        top, old, fell, work = peel_core(core, t.keys, truss, t.columns["rank"],
+                                         self._counters)
+        self._counted[top] = 0
+        final = top[~fell]
+        drop = np.zeros(truss.shape[0], bool)
+        drop[final] = True
+        keep = ~drop[rec_slot]
+        seeds = top[fell]
+        rec_slot = np.concatenate([rec_slot[keep], seeds])
+        rec_level = np.concatenate([rec_level[keep],
+                                    np.full(seeds.shape[0], np.iinfo(np.int32).max, np.int32)])
+        moved = truss[final] != old[~fell]
+        self.stats.update(core=int(top.shape[0]), fell=int(seeds.shape[0]), level=int(T))
+        return rec_slot, rec_level, int(work), old[~fell][moved], final[moved]
 
     def _dense_level(self) -> bool:
         """Whether the insertion scan reads level rows
@@ -732,6 +815,7 @@ class DynamicTruss:
         gone_levels = truss[slots].astype(np.int64)
         seconds = {"supports": time.perf_counter() - begin}
         aborted, touched, work, dense, why = False, 0, 0, 0, "work"
+        peel_old, peel_slots = np.zeros(0, np.int32), np.zeros(0, np.int64)
         timed = time.perf_counter()
         if len(blocks):
             ok, dense_slots, dense_old, dense, read = blocks.after_deletion(
@@ -753,6 +837,12 @@ class DynamicTruss:
                     self._changed, *self._vertex_scratch(deg.shape[0]), self._tri,
                     limit - work)
             if self._dense_level():
+                if u.shape[0] >= self.core_min_delete and not len(blocks):
+                    peeled = self._peel_core_deleted(rec_slot, rec_level, deg.shape[0], stamp)
+                    rec_slot, rec_level, work_c, peel_old, peel_slots = peeled
+                    work += work_c
+                    args = (rec_slot, rec_level) + args[2:]
+                    seconds["peel"] = time.perf_counter() - start
                 core = empty_core()
                 if u.shape[0] >= self.core_min_batch:
                     core = build_core(t.keys, truss, deg.shape[0], self._batch_stamp, stamp,
@@ -792,6 +882,7 @@ class DynamicTruss:
         if len(blocks):
             self._counted[dense_slots] = 0
             self._shift_levels(dense_old, truss[dense_slots])
+        self._shift_levels(peel_old, truss[peel_slots])
         self._shift_levels(old, truss[slots_changed])
         self.stats.update(path="dynamic", region=int(touched + dense), work=int(work),
                           dense=int(dense), seconds=seconds, **counts)

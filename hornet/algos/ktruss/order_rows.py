@@ -107,7 +107,7 @@ def _push_slot(a, n, s):
 @njit
 def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, counters,
                         clock, member, loc, row_at, row_used, mark, limit, vfloor, extra,
-                        top, top_switch, top_vertices):
+                        top, top_switch, top_vertices, stop):
     """:func:`~hornet.algos.ktruss.order.raise_in_order` (same arguments, less its
     ``pushed`` stamps; same results) reading triangles from level rows
     (:func:`~hornet.algos.ktruss.level_rows.level_triangles`), the level's candidates and
@@ -124,6 +124,9 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
 
     ``member`` / ``loc``: slot-indexed scratch (stamps of the clock: the candidates, whose
     triangle lists a candidate that rose reuses at the next level; candidate positions).
+    ``stop``: the scan stops (``aborted``, ``k`` >= ``stop``, work within the limit) before
+    it would scan a level at or above ``stop``, every level below final (the caller
+    decomposes the rest, :mod:`hornet.algos.ktruss.core_peel`).
     Returns ``(slots, levels, touched, work, aborted, k)`` as the plain scan.
     """
     work = np.int64(0)
@@ -169,6 +172,8 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
                 break
             k = max(k, np.int64(truss[extra[ei]]))
             stamp = np.int64(0)                # no candidate lists of the level below
+        if k >= stop:
+            return raised[:nraised], level[:nraised], touched, work, True, k
         pstamp = stamp
         clock[0] += 1
         stamp = clock[0]
