@@ -33,9 +33,10 @@ import numpy as np
 
 from hornet.core.jit import njit
 
+from .core_rows import _level_of, _vertex_max
 from .top_level import _popcount
 
-__all__ = ["peel_core"]
+__all__ = ["core_plan", "peel_core"]
 
 _LOW = np.int64(0xFFFFFFFF)
 _ONE = np.uint64(1)
@@ -49,13 +50,37 @@ def _entry(bits, pref, start, words, r, c):
 
 
 @njit
+def core_plan(keys, truss, support, n, batch_stamp, stamp, max_vertices, min_level):
+    """The level T of the core of at most ``max_vertices`` vertices from level ``min_level``
+    (:func:`~hornet.algos.ktruss.core_rows.core_level`; edges with ``batch_stamp == stamp``
+    left out) and the work :func:`peel_core` would do on it, bounded from above: its
+    edges times the words of a row, plus a third of their supports (every triangle of the
+    core has three core edges). Returns ``(T, work)`` (T above every level: no core)."""
+    vmax, top = _vertex_max(keys, truss, n, batch_stamp, stamp)
+    T = _level_of(vmax, top, n, max_vertices, min_level)
+    nv = 0
+    for x in range(n):
+        if vmax[x] >= T:
+            nv += 1
+    m = np.int64(0)
+    sup = np.int64(0)
+    for s in range(keys.shape[0]):
+        if keys[s] >= 0 and truss[s] >= T and batch_stamp[s] != stamp:
+            m += 1
+            sup += support[s]
+    return T, m * ((nv + 63) // 64) + sup // 3
+
+
+@njit
 def peel_core(core, keys, truss, rank, counters):
     """Decompose the core's edges (module docstring): their exact numbers into ``truss``
     (those that fell below the core's level T keep theirs); ranks from ``counters[1]``
     (advanced) in the peel's order into ``rank``, for the edges left at T or above.
     ``core``: :func:`~hornet.algos.ktruss.core_rows.build_core_at` of the current numbers
-    (its rows are not changed). Returns ``(slots, old, fell, work)``: the core's edge slots
-    (int64), their numbers before (int32), whether each fell, and the work (row words read
+    (its rows are not changed). Returns ``(slots, old, fell, count, work)``: the core's edge
+    slots (int64), their numbers before (int32), whether each fell, the level count of each
+    that did not (int32: its triangles whose other two edges have its number or more, which
+    are the core triangles left when its level's peel starts) and the work (row words read
     plus triangles met)."""
     loc, prm, bits, pref, start, cslot, ctr = core
     T = prm[0]
@@ -102,6 +127,7 @@ def peel_core(core, keys, truss, rank, counters):
     old = np.empty(m, np.int32)
     fell = np.zeros(m, np.bool_)
     gone = np.zeros(m, np.bool_)
+    count = np.empty(m, np.int32)
     cur = np.arange(m).astype(np.int32)      # the edges left, ascending
     ncur = m
     queue = np.empty(m, np.int32)
@@ -110,6 +136,7 @@ def peel_core(core, keys, truss, rank, counters):
         low = sup[cur[0]]
         for i in range(ncur):
             low = min(low, sup[cur[i]])
+            count[cur[i]] = sup[cur[i]]
         k = low + 2                           # above the last level: low >= k - 1
         nq = 0
         for i in range(ncur):
@@ -162,4 +189,4 @@ def peel_core(core, keys, truss, rank, counters):
                 j += 1
         ncur = j
     counters[1] = tail
-    return slots, old, fell, work
+    return slots, old, fell, count, work

@@ -101,9 +101,9 @@ from ..underlying import undirected_change, undirected_copy
 from ..views import as_adjacency
 from . import order as O
 from . import region as K
-from .core_peel import peel_core
+from .core_peel import core_plan, peel_core
 from .core_rows import (CORE_MAX_VERTICES, CORE_MIN_LEVEL, build_core, build_core_at,
-                        core_level, empty_core)
+                        empty_core)
 from .budget import STATIC_OVERHEAD, UpdateBudget
 from .dense import TrussBlocks, boundary_partners
 from .finish import finish_from_level
@@ -157,6 +157,10 @@ CORE_MIN_INSERT = 1024
 #: a deletion batch of at least this many edges on such a graph decomposes that core on bit
 #: rows before its descent, which then only finishes the levels below
 CORE_MIN_DELETE = 1024
+#: a unit of the deletion descent's work (a triangle examined, with its table probes)
+#: costs about this many units of the core's peel (a triangle met on bit rows): the
+#: deletion peels when its predicted work passes the peel's over this
+DESCENT_PER_PEEL = 8
 CORE_PEEL_MAX_VERTICES = 1024
 #: dense-block matrix entries read per unit of work (a unit: an intersection step or a
 #: triangle examined, with its table probes and scattered reads; the entries of a block row
@@ -584,16 +588,17 @@ class DynamicTruss:
         if self._dense_level():
             top = int(np.flatnonzero(self._levels)[-1])
             switch = max(TOP_PEEL_MIN_VISITS, int(self._levels[top]) // TOP_PEEL_SHARE)
-            stop = np.iinfo(np.int64).max
+            stop, stop_work = np.iinfo(np.int64).max, 0
             if not build and not len(blocks) and slots.shape[0] >= self.core_min_insert:
-                stop = int(core_level(t.keys, truss, deg.shape[0], self._batch_stamp, -1,
-                                      self.core_max_vertices, CORE_MIN_LEVEL))
+                stop, stop_work = core_plan(t.keys, truss, support, deg.shape[0],
+                                            self._batch_stamp, -1, self.core_max_vertices,
+                                            CORE_MIN_LEVEL)
             raised, level, touched, work, aborted, k = raise_in_order_rows(
                 seeds, t.keys, t.shift, deg, ptr, truss, support, rank, self._counters,
                 self._clock, self._walked, self._loc, *self._vertex_scratch(deg.shape[0]),
                 limit, blocks.vfloor, extra, top,
                 np.iinfo(np.int64).max if len(blocks) else switch, TOP_PEEL_MAX_VERTICES,
-                stop)
+                stop, stop_work)
             if aborted and work <= limit and k >= stop:
                 seconds["scan"] = time.perf_counter() - start
                 work = self._finish_core(slots, raised, level, int(k), deg.shape[0], work,
@@ -664,12 +669,15 @@ class DynamicTruss:
         truss = t.columns["truss"]
         self._shift_levels(level - 1, level)
         core = build_core_at(t.keys, truss, n, self._batch_stamp, -1, k)
-        top, old, _, more = peel_core(core, t.keys, truss, t.columns["rank"], self._counters)
+        top, old, _, count, more = peel_core(core, t.keys, truss, t.columns["rank"],
+                                             self._counters)
         self._shift_levels(old, truss[top])
-        # the edges that rose lose their level counts (the others' counts only grew)
+        # the edges that rose lose their level counts (the others' counts only grew); the
+        # core's edges get their exact counts
         self._counted[slots] = 0
         self._counted[raised] = 0
-        self._counted[top[truss[top] != old]] = 0
+        self._count[top] = count
+        self._counted[top] = self._tick()
         seconds["core"] = time.perf_counter() - start
         self.stats.update(path="dynamic", region=int(touched + top.shape[0]),
                           work=int(work + more), raises=int(level.shape[0]),
@@ -678,24 +686,24 @@ class DynamicTruss:
         return work + int(more)
 
     def _peel_core_deleted(self, rec_slot: np.ndarray, rec_level: np.ndarray, n: int,
-                           stamp: int):
-        """Before the descent of a large deletion: the edges of a core of at most
-        ``core_max_vertices`` vertices (the batch's own edges left out) decomposed on bit
-        rows (:func:`~hornet.algos.ktruss.core_peel.peel_core`): exact numbers for those
+                           stamp: int, T: int):
+        """Before the descent of a large deletion: the edges of the core at level ``T``
+        (the batch's own edges left out) decomposed on bit rows (:func:`~hornet.algos.ktruss.core_peel.peel_core`): exact numbers for those
         that stay at the core's level or above, and new ranks. Those that fell below it
         keep their numbers (upper bounds) and are seeds of the descent; the records of the
-        others are dropped (their numbers are final) and their level counts too.
+        others are dropped (their numbers and level counts are final).
         Returns the descent's records ``(rec_slot, rec_level)``, the peel's work, and the
         slots and old numbers of the edges whose number it changed."""
         t = self._table
         truss = t.columns["truss"]
-        T = core_level(t.keys, truss, n, self._batch_stamp, stamp, self.core_max_vertices,
-                       CORE_MIN_LEVEL)
         core = build_core_at(t.keys, truss, n, self._batch_stamp, stamp, T)
-        top, old, fell, work = peel_core(core, t.keys, truss, t.columns["rank"],
-                                         self._counters)
-        self._counted[top] = 0
+        top, old, fell, count, work = peel_core(core, t.keys, truss, t.columns["rank"],
+                                                self._counters)
         final = top[~fell]
+        # exact level counts for the edges left in the core; the others fall
+        self._counted[top[fell]] = 0
+        self._count[final] = count[~fell]
+        self._counted[final] = self._tick()
         drop = np.zeros(truss.shape[0], bool)
         drop[final] = True
         keep = ~drop[rec_slot]
@@ -805,7 +813,20 @@ class DynamicTruss:
             self._counted[slots] = 0
             self._shift_levels(truss[slots].astype(np.int64), np.zeros(0, np.int64))
             return self._fallback(0, "predicted")
-        if self._counts_due:
+        plan = None
+        if not len(blocks) and u.shape[0] >= self.core_min_delete and self._dense_level():
+            plan = core_plan(t.keys, truss, support, deg.shape[0], self._batch_stamp, stamp,
+                             self.core_max_vertices, CORE_MIN_LEVEL)
+        predicted = self.stats["predicted"]
+        peel = plan is not None and (predicted is None
+                                     or predicted * DESCENT_PER_PEEL >= plan[1])
+        if self._counts_due and peel:
+            # the peel gives the core's edges exact level counts, which is where a pass over
+            # every triangle would spend most of its time; the others get theirs when the
+            # descent recounts them
+            self._counts_due = False
+            self._valid = self._tick()
+        elif self._counts_due:
             # counted on the graph after the batch: add back the lost triangles that counted
             # at their edge's level, which lower_after_deletion takes off again (block edges
             # have no count)
@@ -815,7 +836,7 @@ class DynamicTruss:
         gone_levels = truss[slots].astype(np.int64)
         seconds = {"supports": time.perf_counter() - begin}
         aborted, touched, work, dense, why = False, 0, 0, 0, "work"
-        peel_old, peel_slots = np.zeros(0, np.int32), np.zeros(0, np.int64)
+        peel_old, peel_slots, peel_work = np.zeros(0, np.int32), np.zeros(0, np.int64), 0
         timed = time.perf_counter()
         if len(blocks):
             ok, dense_slots, dense_old, dense, read = blocks.after_deletion(
@@ -837,10 +858,11 @@ class DynamicTruss:
                     self._changed, *self._vertex_scratch(deg.shape[0]), self._tri,
                     limit - work)
             if self._dense_level():
-                if u.shape[0] >= self.core_min_delete and not len(blocks):
-                    peeled = self._peel_core_deleted(rec_slot, rec_level, deg.shape[0], stamp)
-                    rec_slot, rec_level, work_c, peel_old, peel_slots = peeled
-                    work += work_c
+                if peel:
+                    peeled = self._peel_core_deleted(rec_slot, rec_level, deg.shape[0], stamp,
+                                                     plan[0])
+                    rec_slot, rec_level, peel_work, peel_old, peel_slots = peeled
+                    work += peel_work
                     args = (rec_slot, rec_level) + args[2:]
                     seconds["peel"] = time.perf_counter() - start
                 core = empty_core()
@@ -871,9 +893,12 @@ class DynamicTruss:
             seconds["order"] = time.perf_counter() - start - seconds["descent"]
             # the blocks' entries read count too (DENSE_PER_WORK a unit): with a wide block
             # the sparse part alone can be too small to time
-            self._learn("delete", time.perf_counter() - timed, work)
+            # (the peel's part left out: the budget predicts the descent's work)
+            self._learn("delete", time.perf_counter() - timed - seconds.get("peel", 0.0),
+                        work - peel_work)
             # a stopped descent's work is a lower bound of the batch's: it still teaches
-            self._budget.learn_spread("delete", first, u.shape[0], work, bool(aborted))
+            self._budget.learn_spread("delete", first, u.shape[0], work - peel_work,
+                                      bool(aborted))
         t.delete_present(u, v)
         self._counted[slots] = 0
         self._shift_levels(gone_levels, np.zeros(0, np.int64))

@@ -23,6 +23,10 @@ from .order import _end_level, _heap_pop, _heap_push, _near_block, _rise
 from .region import _grow, _new_rows
 from .top_level import peel_top_level
 
+#: the work of a visit the stop of :func:`raise_in_order_rows` assumes before its first
+#: (about that of an edge between two hubs of a Kronecker graph's core)
+STOP_VISIT_PRIOR = 1024.0
+
 
 @njit(inline="always")
 def _bit(bits, s):
@@ -107,7 +111,7 @@ def _push_slot(a, n, s):
 @njit
 def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, counters,
                         clock, member, loc, row_at, row_used, mark, limit, vfloor, extra,
-                        top, top_switch, top_vertices, stop):
+                        top, top_switch, top_vertices, stop, stop_work):
     """:func:`~hornet.algos.ktruss.order.raise_in_order` (same arguments, less its
     ``pushed`` stamps; same results) reading triangles from level rows
     (:func:`~hornet.algos.ktruss.level_rows.level_triangles`), the level's candidates and
@@ -124,9 +128,12 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
 
     ``member`` / ``loc``: slot-indexed scratch (stamps of the clock: the candidates, whose
     triangle lists a candidate that rose reuses at the next level; candidate positions).
-    ``stop``: the scan stops (``aborted``, ``k`` >= ``stop``, work within the limit) before
-    it would scan a level at or above ``stop``, every level below final (the caller
-    decomposes the rest, :mod:`hornet.algos.ktruss.core_peel`).
+    ``stop``, ``stop_work``: the scan stops (``aborted``, ``k`` >= ``stop``, work within the
+    limit) before it would scan a level at or above ``stop``, every level below final (the
+    caller decomposes the rest, :mod:`hornet.algos.ktruss.core_peel`, in about
+    ``stop_work``), when what is left looks dearer: the seeds of the level, each visited at
+    every level up to the highest, at the work per visit so far (:data:`STOP_VISIT_PRIOR`
+    before a visit).
     Returns ``(slots, levels, touched, work, aborted, k)`` as the plain scan.
     """
     work = np.int64(0)
@@ -173,7 +180,9 @@ def raise_in_order_rows(new_slots, keys, shift, deg, ptr, truss, support, rank, 
             k = max(k, np.int64(truss[extra[ei]]))
             stamp = np.int64(0)                # no candidate lists of the level below
         if k >= stop:
-            return raised[:nraised], level[:nraised], touched, work, True, k
+            per = work / touched if touched else STOP_VISIT_PRIOR
+            if per * ns * (top_now - k + 1) >= stop_work:
+                return raised[:nraised], level[:nraised], touched, work, True, k
         pstamp = stamp
         clock[0] += 1
         stamp = clock[0]
