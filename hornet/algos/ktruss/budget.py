@@ -116,12 +116,16 @@ class UpdateBudget:
             p = max(p, self._median([b for _, b in s]) * batch)
         return p
 
-    def decide(self, kind: str, first: int, batch: int,
-               static_work: int) -> tuple[bool, int, float | None]:
+    def decide(self, kind: str, first: int, batch: int, static_work: int,
+               bound: float | None = None) -> tuple[bool, int, float | None]:
         """``(static, limit, prediction)``: whether the batch goes static at once, and the
-        work limit of the update otherwise."""
+        work limit of the update otherwise. ``bound``: a bound of the update's work known
+        before it (a batch that decomposes a dense core, whose work the core bounds): the
+        prediction is at most that."""
         S = self.static_units(kind, static_work)
         p = self.predict(kind, first, batch)
+        if bound is not None:
+            p = bound if p is None else min(p, bound)
         if p is not None and p > self.gate * S:
             return True, 0, p
         if p is None:

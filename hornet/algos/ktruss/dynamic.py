@@ -161,7 +161,7 @@ CORE_MIN_DELETE = 1024
 #: costs about this many units of the core's peel (a triangle met on bit rows): the
 #: deletion peels when its predicted work passes the peel's over this
 DESCENT_PER_PEEL = 8
-CORE_PEEL_MAX_VERTICES = 1024
+CORE_PEEL_MAX_VERTICES = CORE_MAX_VERTICES
 #: dense-block matrix entries read per unit of work (a unit: an intersection step or a
 #: triangle examined, with its table probes and scattered reads; the entries of a block row
 #: are read in vector lanes, 16 int16 entries per compare)
@@ -431,14 +431,16 @@ class DynamicTruss:
         b = self._budget
         return int(b.high * b.static_units("insert", self._static_work())) + STATIC_OVERHEAD
 
-    def _decide(self, kind: str, first: int, batch: int) -> tuple[bool, int]:
+    def _decide(self, kind: str, first: int, batch: int,
+                bound: float | None = None) -> tuple[bool, int]:
         """Before the expensive phase of an update of ``kind`` and ``batch`` edges whose
         first wave holds ``first`` triangles: whether the batch goes static now, and the
-        update's work limit (:meth:`~hornet.algos.ktruss.budget.UpdateBudget.decide`), both
-        in :attr:`stats` (``predicted``: the predicted work, None before a prediction;
-        ``limit``)."""
+        update's work limit (:meth:`~hornet.algos.ktruss.budget.UpdateBudget.decide`;
+        ``bound``: the work of a batch that decomposes the core, which bounds the
+        prediction), both in :attr:`stats` (``predicted``: the predicted work, None before
+        a prediction; ``limit``)."""
         static, limit, predicted = self._budget.decide(kind, first, batch,
-                                                       self._static_work())
+                                                       self._static_work(), bound)
         self.stats.update(first=int(first), limit=int(limit),
                           predicted=None if predicted is None else int(predicted))
         return static, limit
@@ -578,8 +580,14 @@ class DynamicTruss:
         seeds, extra = self._place_new_edges(slots, seed, low, deg, ptr)
         # the first wave: the triangles of the scan's seeds
         first = int(support[seeds].sum(dtype=np.int64) + support[extra].sum(dtype=np.int64))
+        plan = None
+        if (not build and not len(blocks) and slots.shape[0] >= self.core_min_insert
+                and self._dense_level()):
+            plan = core_plan(t.keys, truss, support, deg.shape[0], self._batch_stamp, -1,
+                             self.core_max_vertices, CORE_MIN_LEVEL)
         if not build:
-            static, limit = self._decide("insert", first, slots.shape[0])
+            static, limit = self._decide("insert", first, slots.shape[0],
+                                         None if plan is None else plan[1])
             if static:
                 self.stats.update(why="predicted", seconds=seconds)
                 return True
@@ -588,11 +596,7 @@ class DynamicTruss:
         if self._dense_level():
             top = int(np.flatnonzero(self._levels)[-1])
             switch = max(TOP_PEEL_MIN_VISITS, int(self._levels[top]) // TOP_PEEL_SHARE)
-            stop, stop_work = np.iinfo(np.int64).max, 0
-            if not build and not len(blocks) and slots.shape[0] >= self.core_min_insert:
-                stop, stop_work = core_plan(t.keys, truss, support, deg.shape[0],
-                                            self._batch_stamp, -1, self.core_max_vertices,
-                                            CORE_MIN_LEVEL)
+            stop, stop_work = (np.iinfo(np.int64).max, 0) if plan is None else plan
             raised, level, touched, work, aborted, k = raise_in_order_rows(
                 seeds, t.keys, t.shift, deg, ptr, truss, support, rank, self._counters,
                 self._clock, self._walked, self._loc, *self._vertex_scratch(deg.shape[0]),
@@ -692,8 +696,9 @@ class DynamicTruss:
         that stay at the core's level or above, and new ranks. Those that fell below it
         keep their numbers (upper bounds) and are seeds of the descent; the records of the
         others are dropped (their numbers and level counts are final).
-        Returns the descent's records ``(rec_slot, rec_level)``, the peel's work, and the
-        slots and old numbers of the edges whose number it changed."""
+        Returns the descent's records ``(rec_slot, rec_level)``, the peel's work, the
+        old numbers and the slots of the edges whose number it changed, and the core's rows
+        (:mod:`.core_rows`, the numbers they hold those before the peel)."""
         t = self._table
         truss = t.columns["truss"]
         core = build_core_at(t.keys, truss, n, self._batch_stamp, stamp, T)
@@ -713,7 +718,7 @@ class DynamicTruss:
                                     np.full(seeds.shape[0], np.iinfo(np.int32).max, np.int32)])
         moved = truss[final] != old[~fell]
         self.stats.update(core=int(top.shape[0]), fell=int(seeds.shape[0]), level=int(T))
-        return rec_slot, rec_level, int(work), old[~fell][moved], final[moved]
+        return rec_slot, rec_level, int(work), old[~fell][moved], final[moved], core
 
     def _dense_level(self) -> bool:
         """Whether the insertion scan reads level rows
@@ -807,19 +812,20 @@ class DynamicTruss:
         # (no sort to count it once: the measure only has to be the one the spreads learn)
         at_level = rec_slot[rec_level >= truss[rec_slot]]
         first = int(support[at_level].sum(dtype=np.int64))
-        static, limit = self._decide("delete", first, u.shape[0])
+        plan = None
+        if not len(blocks) and u.shape[0] >= self.core_min_delete and self._dense_level():
+            plan = core_plan(t.keys, truss, support, deg.shape[0], self._batch_stamp, stamp,
+                             self.core_max_vertices, CORE_MIN_LEVEL)
+        # the peel's work in the descent's units
+        bound = None if plan is None else plan[1] / DESCENT_PER_PEEL
+        static, limit = self._decide("delete", first, u.shape[0], bound)
         if static:
             t.delete_present(u, v)
             self._counted[slots] = 0
             self._shift_levels(truss[slots].astype(np.int64), np.zeros(0, np.int64))
             return self._fallback(0, "predicted")
-        plan = None
-        if not len(blocks) and u.shape[0] >= self.core_min_delete and self._dense_level():
-            plan = core_plan(t.keys, truss, support, deg.shape[0], self._batch_stamp, stamp,
-                             self.core_max_vertices, CORE_MIN_LEVEL)
-        predicted = self.stats["predicted"]
-        peel = plan is not None and (predicted is None
-                                     or predicted * DESCENT_PER_PEEL >= plan[1])
+        predicted = self._budget.predict("delete", first, u.shape[0])
+        peel = plan is not None and (predicted is None or predicted >= bound)
         if self._counts_due and peel:
             # the peel gives the core's edges exact level counts, which is where a pass over
             # every triangle would spend most of its time; the others get theirs when the
@@ -861,12 +867,17 @@ class DynamicTruss:
                 if peel:
                     peeled = self._peel_core_deleted(rec_slot, rec_level, deg.shape[0], stamp,
                                                      plan[0])
-                    rec_slot, rec_level, peel_work, peel_old, peel_slots = peeled
+                    rec_slot, rec_level, peel_work, peel_old, peel_slots, _ = peeled
+                    peel_work //= DESCENT_PER_PEEL         # in the descent's units
                     work += peel_work
                     args = (rec_slot, rec_level) + args[2:]
                     seconds["peel"] = time.perf_counter() - start
-                core = empty_core()
-                if u.shape[0] >= self.core_min_batch:
+                if peel:
+                    core = peeled[5]             # the peel's rows, at the numbers after it
+                    core[6][:] = truss[core[5]]
+                elif u.shape[0] < self.core_min_batch:
+                    core = empty_core()
+                else:
                     core = build_core(t.keys, truss, deg.shape[0], self._batch_stamp, stamp,
                                       CORE_MAX_VERTICES, CORE_MIN_LEVEL)
                     seconds["core"] = time.perf_counter() - start
