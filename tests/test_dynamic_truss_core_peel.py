@@ -11,7 +11,7 @@ import pytest
 
 import hornet
 from hornet.algos import truss_numbers
-from hornet.algos.ktruss import dynamic
+from hornet.algos.ktruss import core_peel, dynamic
 from hornet.algos.ktruss.core_peel import core_plan, peel_core
 from hornet.algos.ktruss.core_rows import build_core_at
 from hornet.algos.ktruss.dynamic import DynamicTruss
@@ -70,8 +70,11 @@ def _check_peel(keys, slots, truss, rank, count, fell, T, want, alive):
         assert later <= t - 2
 
 
-@pytest.mark.parametrize("scale", [9, 11])
-def test_peel_of_a_truss_and_of_a_truss_less_edges(scale):
+@pytest.mark.parametrize("scale, parts", [(9, False), (11, False), (11, True)])
+def test_peel_of_a_truss_and_of_a_truss_less_edges(scale, parts, monkeypatch):
+    """``parts``: every round of the peel runs in parts on the threads (atomic updates)."""
+    if parts:
+        monkeypatch.setattr(core_peel, "ROUND_SPLIT", 1)
     g = _kron(scale)
     src, dst = g.edges(dense=True)
     keys = (src.astype(np.int64) << 32) | dst

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hornet.core.jit import njit
+from hornet.core.atomics import atomic_add
+from hornet.core.jit import njit, part_range, split_kernel
 
 from .core_rows import _level_of, _vertex_max
 from .top_level import _popcount
@@ -40,6 +41,9 @@ __all__ = ["core_plan", "peel_core"]
 
 _LOW = np.int64(0xFFFFFFFF)
 _ONE = np.uint64(1)
+#: a round of at least this many edges runs on several threads (each edge's triangles are
+#: a row AND and hundreds of bits on a core: a few such edges repay handing a part over)
+ROUND_SPLIT = 1024
 
 
 @njit
@@ -72,23 +76,14 @@ def core_plan(keys, truss, support, n, batch_stamp, stamp, max_vertices, min_lev
 
 
 @njit
-def peel_core(core, keys, truss, rank, counters):
-    """Decompose the core's edges (module docstring): their exact numbers into ``truss``
-    (those that fell below the core's level T keep theirs); ranks from ``counters[1]``
-    (advanced) in the peel's order into ``rank``, for the edges left at T or above.
-    ``core``: :func:`~hornet.algos.ktruss.core_rows.build_core_at` of the current numbers
-    (its rows are not changed). Returns ``(slots, old, fell, count, work)``: the core's edge
-    slots (int64), their numbers before (int32), whether each fell, the level count of each
-    that did not (int32: its triangles whose other two edges have its number or more, which
-    are the core triangles left when its level's peel starts) and the work (row words read
-    plus triangles met)."""
+def _core_edges(core):
+    """The core's edges: ``(eid, ea, eb, slots)``, the edge of every row entry (int32,
+    aligned with the rows' entries), each edge's two core vertices (int64) and its slot."""
     loc, prm, bits, pref, start, cslot, ctr = core
-    T = prm[0]
     words = prm[1]
     nv = prm[2]
     total = start[nv]
     m = total // 2
-    # edge ids: entry positions -> edge, each edge's two core vertices
     eid = np.empty(total, np.int32)
     ea = np.empty(m, np.int64)
     eb = np.empty(m, np.int64)
@@ -111,82 +106,181 @@ def peel_core(core, keys, truss, rank, counters):
                 else:
                     eid[pos] = eid[_entry(bits, pref, start, words, c, r)]
                 pos += 1
-    live = bits.copy()
-    sup = np.empty(m, np.int32)
-    for i in range(m):
+    return eid, ea, eb, slots
+
+
+@split_kernel(threshold=ROUND_SPLIT)
+def _supports(ea, eb, live, words, sup, part, parts):
+    """Each core edge's triangles in the core: the bits of its two rows' AND."""
+    for i in range(*part_range(ea.shape[0], part, parts)):
         a = ea[i] * words
         b = eb[i] * words
         c = 0
         for wd in range(words):
             c += _popcount(live[a + wd] & live[b + wd])
         sup[i] = c
-    work = np.int64(m) * words
-    # level by level: at level k the edges with at most k - 2 triangles among the edges
-    # left go, in the order they are queued (each triangle is met once, when its first
-    # edge goes: its bits are cleared then)
-    old = np.empty(m, np.int32)
-    fell = np.zeros(m, np.bool_)
+
+
+@njit
+def _destroy_range(front, lo, hi, ea, eb, live, bits, pref, start, words, eid, sup, dying, k,
+                   nxt, nnext, atomic):
+    """:func:`_destroy` of ``front[lo:hi]``, with atomic updates when ``atomic``."""
+    work = np.int64(0)
+    for i in range(lo, hi):
+        e = front[i]
+        a = ea[e]
+        b = eb[e]
+        ra = a * words
+        rb = b * words
+        for wd in range(words):
+            x = live[ra + wd] & live[rb + wd]
+            while x:
+                lowbit = x & (~x + _ONE)
+                below = lowbit - _ONE
+                x ^= lowbit
+                fa = eid[start[a] + pref[ra + wd] + _popcount(bits[ra + wd] & below)]
+                fb = eid[start[b] + pref[rb + wd] + _popcount(bits[rb + wd] & below)]
+                if (dying[fa] and fa < e) or (dying[fb] and fb < e):
+                    continue                      # another going edge destroys it
+                work += 1
+                for f in (fa, fb):
+                    if dying[f]:
+                        continue
+                    if atomic:
+                        was = atomic_add(sup, f, -1)
+                    else:
+                        was = sup[f]
+                        sup[f] = was - 1
+                    if was == k - 1:
+                        if atomic:
+                            j = atomic_add(nnext, 0, 1)
+                        else:
+                            j = nnext[0]
+                            nnext[0] = j + 1
+                        nxt[j] = f
+    return work
+
+
+@split_kernel(threshold=ROUND_SPLIT, combine=sum)
+def _destroy(front, ea, eb, live, bits, pref, start, words, eid, sup, dying, k, nxt, nnext,
+             part, parts):
+    """One round of level ``k``: the edges ``front`` (``dying``) go. Each triangle of live
+    edges with one of them is destroyed by its going edge of least id; its other edges lose
+    it (atomically when in parts), and an edge whose support falls to ``k - 2`` joins the
+    next round (``nxt``, ``nnext[0]`` its size). Returns the triangles met."""
+    lo, hi = part_range(front.shape[0], part, parts)
+    return _destroy_range(front, lo, hi, ea, eb, live, bits, pref, start, words, eid, sup,
+                          dying, k, nxt, nnext, parts > 1)
+
+
+@njit
+def _rounds(st, front, nxt, nnext, cur, ea, eb, live, bits, pref, start, words, eid, sup,
+            dying, gone, count, old, fell, slots, truss, rank, T, big):
+    """Run the peel's rounds on this thread until it ends (returns False) or a round of
+    ``big`` edges or more is next (returns True: the caller runs :func:`_destroy` on it in
+    parts, then :func:`_retire`). ``st``: int64 state (round size, edges left, level,
+    next rank, work). At a level's start the level is the least support left plus two and
+    each edge left takes its support as its level count (the core triangles whose other
+    two edges have its number or more, if it goes at this level)."""
+    while True:
+        if st[0] == 0:
+            ncur = 0
+            for i in range(st[1]):
+                if not gone[cur[i]]:
+                    cur[ncur] = cur[i]
+                    ncur += 1
+            st[1] = ncur
+            if ncur == 0:
+                return False
+            low = sup[cur[0]]
+            for i in range(ncur):
+                low = min(low, sup[cur[i]])
+                count[cur[i]] = sup[cur[i]]
+            k = low + 2                           # above the last level: low >= k - 1
+            nf = 0
+            for i in range(ncur):
+                e = cur[i]
+                if sup[e] <= k - 2:
+                    dying[e] = True
+                    front[nf] = e
+                    nf += 1
+            st[0] = nf
+            st[2] = k
+        if st[0] >= big:
+            return True
+        nnext[0] = 0
+        st[4] += _destroy_range(front, 0, st[0], ea, eb, live, bits, pref, start, words, eid,
+                                sup, dying, st[2], nxt, nnext, False)
+        _retire(st, front, nxt, nnext, ea, eb, live, words, dying, gone, old, fell, slots,
+                truss, rank, T)
+
+
+@njit
+def _retire(st, front, nxt, nnext, ea, eb, live, words, dying, gone, old, fell, slots, truss,
+            rank, T):
+    """After a round: its edges leave the rows and take level ``st[2]`` (those below the
+    core's level ``T`` fell and keep their numbers) and ranks in round order; the next
+    round's edges are marked."""
+    k = st[2]
+    for i in range(st[0]):
+        e = front[i]
+        a = ea[e]
+        b = eb[e]
+        live[a * words + (b >> 6)] &= ~(_ONE << np.uint64(b & 63))
+        live[b * words + (a >> 6)] &= ~(_ONE << np.uint64(a & 63))
+        dying[e] = False
+        gone[e] = True
+        x = slots[e]
+        old[e] = truss[x]
+        if k < T:
+            fell[e] = True                        # left at its number before, an upper bound
+        else:
+            truss[x] = k
+            rank[x] = st[3]
+            st[3] += 1
+    n = nnext[0]
+    for i in range(n):
+        front[i] = nxt[i]
+        dying[nxt[i]] = True
+    st[0] = n
+
+
+def peel_core(core, keys, truss, rank, counters):
+    """Decompose the core's edges (module docstring): their exact numbers into ``truss``
+    (those that fell below the core's level T keep theirs); ranks from ``counters[1]``
+    (advanced) in the peel's order into ``rank``, for the edges left at T or above. The
+    peel goes level by level in rounds: a round's edges go together, each triangle with
+    one of them is met once; large rounds run on several threads.
+    ``core``: :func:`~hornet.algos.ktruss.core_rows.build_core_at` of the current numbers
+    (its rows are not changed). Returns ``(slots, old, fell, count, work)``: the core's edge
+    slots (int64), their numbers before (int32), whether each fell, the level count of each
+    that did not (int32: its triangles whose other two edges have its number or more, which
+    are the core triangles left when its level's peel starts) and the work (row words read
+    plus triangles met)."""
+    loc, prm, bits, pref, start, cslot, ctr = core
+    T, words = int(prm[0]), int(prm[1])
+    eid, ea, eb, slots = _core_edges(core)
+    m = ea.shape[0]
+    live = bits.copy()
+    sup = np.empty(m, np.int32)
+    _supports(ea, eb, live, words, sup)
+    front = np.empty(m, np.int64)
+    nxt = np.empty(m, np.int64)
+    nnext = np.zeros(1, np.int64)
+    cur = np.arange(m, dtype=np.int64)           # the edges left, ascending
+    dying = np.zeros(m, np.bool_)
     gone = np.zeros(m, np.bool_)
     count = np.empty(m, np.int32)
-    cur = np.arange(m).astype(np.int32)      # the edges left, ascending
-    ncur = m
-    queue = np.empty(m, np.int32)
-    tail = counters[1]
-    while ncur:
-        low = sup[cur[0]]
-        for i in range(ncur):
-            low = min(low, sup[cur[i]])
-            count[cur[i]] = sup[cur[i]]
-        k = low + 2                           # above the last level: low >= k - 1
-        nq = 0
-        for i in range(ncur):
-            e = cur[i]
-            if sup[e] <= k - 2:
-                gone[e] = True
-                queue[nq] = e
-                nq += 1
-        head = 0
-        while head < nq:
-            e = queue[head]
-            head += 1
-            a = ea[e]
-            b = eb[e]
-            ra = a * words
-            rb = b * words
-            for wd in range(words):
-                x = live[ra + wd] & live[rb + wd]
-                while x:
-                    lowbit = x & (~x + _ONE)
-                    below = lowbit - _ONE
-                    x ^= lowbit
-                    work += 1
-                    fa = eid[start[a] + pref[ra + wd] + _popcount(bits[ra + wd] & below)]
-                    fb = eid[start[b] + pref[rb + wd] + _popcount(bits[rb + wd] & below)]
-                    sup[fa] -= 1
-                    if sup[fa] <= k - 2 and not gone[fa]:
-                        gone[fa] = True
-                        queue[nq] = fa
-                        nq += 1
-                    sup[fb] -= 1
-                    if sup[fb] <= k - 2 and not gone[fb]:
-                        gone[fb] = True
-                        queue[nq] = fb
-                        nq += 1
-            live[ra + (b >> 6)] &= ~(_ONE << np.uint64(b & 63))
-            live[rb + (a >> 6)] &= ~(_ONE << np.uint64(a & 63))
-            x = slots[e]
-            old[e] = truss[x]
-            if k < T:
-                fell[e] = True                # left at its number before, an upper bound
-            else:
-                truss[x] = k
-                rank[x] = tail
-                tail += 1
-        j = 0
-        for i in range(ncur):
-            if not gone[cur[i]]:
-                cur[j] = cur[i]
-                j += 1
-        ncur = j
-    counters[1] = tail
-    return slots, old, fell, count, work
+    old = np.empty(m, np.int32)
+    fell = np.zeros(m, np.bool_)
+    # round size, edges left, level, next rank, work
+    st = np.array([0, m, 0, counters[1], m * words], np.int64)
+    while _rounds(st, front, nxt, nnext, cur, ea, eb, live, bits, pref, start, words, eid,
+                  sup, dying, gone, count, old, fell, slots, truss, rank, T, ROUND_SPLIT):
+        nnext[0] = 0
+        st[4] += _destroy.split(front[:st[0]], ea, eb, live, bits, pref, start, words, eid,
+                                sup, dying, int(st[2]), nxt, nnext)
+        _retire(st, front, nxt, nnext, ea, eb, live, words, dying, gone, old, fell, slots,
+                truss, rank, T)
+    counters[1] = st[3]
+    return slots, old, fell, count, int(st[4])

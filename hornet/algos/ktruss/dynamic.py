@@ -41,8 +41,15 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    (:mod:`hornet.algos.ktruss.top_level`). A deletion batch of :data:`CORE_MIN_BATCH` edges
    or more there lists the triangles of the high levels (the levels whose vertices number
    at most :data:`~hornet.algos.ktruss.core_rows.CORE_MAX_VERTICES`) from bit rows over
-   those vertices, built for the batch (:mod:`hornet.algos.ktruss.core_rows`). Other
-   graphs keep the plain kernels (and never compile these).
+   those vertices, built for the batch (:mod:`hornet.algos.ktruss.core_rows`). A batch of
+   :data:`CORE_MIN_INSERT` / :data:`CORE_MIN_DELETE` edges or more there decomposes those
+   levels whole on the bit rows (:mod:`hornet.algos.ktruss.core_peel`, which meets each
+   triangle of the core once): an insertion's scan stops at the core's level when what is
+   left of it looks dearer than the peel, which then finishes the batch; a deletion peels
+   the core (without its deleted edges) first, and its descent only lowers the edges that
+   fell below the core's level and those below it (``stats``: ``core`` edges peeled, ``fell``,
+   ``level``; ``seconds["core"]`` / ``["peel"]``). Other graphs keep the plain kernels (and
+   never compile these).
 5. Dense blocks (:mod:`hornet.algos.ktruss.dense`): a dense part of the graph whose truss
    numbers all exceed those of the other edges at its vertices (a large clique: one paper
    with hundreds of authors) keeps its numbers in a dense matrix and is updated alone, by
@@ -153,10 +160,10 @@ CORE_MIN_BATCH = 256
 #: an insertion batch of at least this many edges on such a graph stops its k-order scan at
 #: the level of a core of at most CORE_PEEL_MAX_VERTICES vertices and decomposes the levels
 #: from there on the core's bit rows (:mod:`.core_peel`)
-CORE_MIN_INSERT = 1024
+CORE_MIN_INSERT = 256
 #: a deletion batch of at least this many edges on such a graph decomposes that core on bit
 #: rows before its descent, which then only finishes the levels below
-CORE_MIN_DELETE = 1024
+CORE_MIN_DELETE = 256
 #: a unit of the deletion descent's work (a triangle examined, with its table probes)
 #: costs about this many units of the core's peel (a triangle met on bit rows): the
 #: deletion peels when its predicted work passes the peel's over this
