@@ -25,7 +25,7 @@ OVER = 2.0
 
 def _insert(kt, g, s, d, limit):
     """Re-insert ``s``-``d`` with the scan's work limit ``limit`` (gate off); the stats."""
-    kt._decide = lambda kind, first, batch: (False, limit)
+    kt._decide = lambda kind, first, batch, bound=None: (False, limit)
     kt.update(g.insert_edges(s, d))
     del kt._decide
     assert_static(kt, g)
@@ -38,6 +38,7 @@ def test_a_stopped_scan_stops_near_its_work_limit(rows, monkeypatch):
     src, dst = kronecker_edges(12, edge_factor=16, seed=2)
     g = hornet.Graph.from_edges(src, dst, directed=False, device="cpu")
     kt = DynamicTruss(g, batch_share=1.0, predict_share=np.inf)
+    kt.core_min_insert = np.iinfo(np.int64).max      # the scan's own deadline, no core peel
     gs, gd = (np.asarray(a) for a in g.edges(dense=True))
     rng = np.random.default_rng(7)
     pick = rng.choice(gs.shape[0], gs.shape[0] // 50, replace=False)
