@@ -699,10 +699,11 @@ class DynamicTruss:
     def _peel_core_deleted(self, rec_slot: np.ndarray, rec_level: np.ndarray, n: int,
                            stamp: int, T: int):
         """Before the descent of a large deletion: the edges of the core at level ``T``
-        (the batch's own edges left out) decomposed on bit rows (:func:`~hornet.algos.ktruss.core_peel.peel_core`): exact numbers for those
-        that stay at the core's level or above, and new ranks. Those that fell below it
-        keep their numbers (upper bounds) and are seeds of the descent; the records of the
-        others are dropped (their numbers and level counts are final).
+        (the batch's own edges left out) decomposed on bit rows
+        (:func:`~hornet.algos.ktruss.core_peel.peel_core`): exact numbers, level counts and
+        new ranks for those that stay at the core's level or above. Those that fell below
+        it keep their numbers (upper bounds) and are seeds of the descent; the records of
+        the others are dropped (their numbers and level counts are final).
         Returns the descent's records ``(rec_slot, rec_level)``, the peel's work, the
         old numbers and the slots of the edges whose number it changed, and the core's rows
         (:mod:`.core_rows`, the numbers they hold those before the peel)."""
@@ -879,7 +880,6 @@ class DynamicTruss:
                     work += peel_work
                     args = (rec_slot, rec_level) + args[2:]
                     seconds["peel"] = time.perf_counter() - start
-                if peel:
                     core = peeled[5]             # the peel's rows, at the numbers after it
                     core[6][:] = truss[core[5]]
                 elif u.shape[0] < self.core_min_batch:
