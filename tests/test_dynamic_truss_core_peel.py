@@ -161,3 +161,28 @@ def test_kronecker_batches_through_the_core(estimate, monkeypatch):
     assert fell > 0
     assert (stopped == 3) if estimate == "stop" else (stopped == 0) if estimate == "scan" \
         else True
+
+
+def test_scan_stopped_at_its_deadline_inside_the_core(monkeypatch):
+    """An insertion scan that reaches its work limit at a level of the core (every edge at
+    level 3 or above: the core of every vertex) is finished on the core's bit rows from
+    that level: the static numbers, the k-order, no ties and the level counts after it."""
+    force_level_rows(monkeypatch, True, peel=1 << 20)
+    plan = dynamic.core_plan
+    monkeypatch.setattr(dynamic, "core_plan", lambda *a: (plan(*a)[0], 1 << 40))
+    g = _kron(10, seed=4)
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    kt.core_min_delete = np.iinfo(np.int64).max
+    rng = np.random.default_rng(3)
+    gs, gd = (np.asarray(a) for a in g.edges(dense=True))
+    pick = rng.choice(gs.shape[0], 400, replace=False)
+    kt.update(g.delete_edges(gs[pick], gd[pick]))
+    assert "core" not in kt.stats
+    kt._decide = lambda kind, first, batch, bound=None: (False, 20000)
+    kt.update(g.insert_edges(gs[pick], gd[pick]))
+    del kt._decide
+    st = kt.stats
+    assert st["path"] == "static" and st["why"] == "level" and st["core"] > 0, st
+    assert_static(kt, g)
+    assert k_order_violations(kt) == 0 and k_order_ties(kt) == 0
+    assert level_count_violations(kt) == 0

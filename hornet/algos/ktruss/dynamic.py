@@ -632,6 +632,12 @@ class DynamicTruss:
             why = "work" if work > limit else "block"
             self.stats.update(region=int(touched), why=why, seconds=seconds, work=int(work))
             if why == "work" and not build and not len(blocks):
+                if plan is not None and k >= plan[0]:
+                    # stopped inside the core: its bit rows finish the levels from k
+                    self._finish_core(slots, raised, level, int(k), deg.shape[0], work,
+                                      touched, seconds)
+                    self.stats.update(path="static", why="level")
+                    return False
                 self._finish_insertion(slots, raised, level, int(k), deg.shape[0])
                 return False
             return True
