@@ -169,6 +169,8 @@ CORE_MIN_DELETE = 256
 #: deletion peels when its predicted work passes the peel's over this
 DESCENT_PER_PEEL = 8
 CORE_PEEL_MAX_VERTICES = CORE_MAX_VERTICES
+#: a batch predicted to do less work than this share of the edges plans no core peel
+PLAN_MIN_EDGE_SHARE = 0.125
 #: dense-block matrix entries read per unit of work (a unit: an intersection step or a
 #: triangle examined, with its table probes and scattered reads; the entries of a block row
 #: are read in vector lanes, 16 int16 entries per compare)
@@ -589,7 +591,7 @@ class DynamicTruss:
         first = int(support[seeds].sum(dtype=np.int64) + support[extra].sum(dtype=np.int64))
         plan = None
         if (not build and not len(blocks) and slots.shape[0] >= self.core_min_insert
-                and self._dense_level()):
+                and self._dense_level() and self._may_peel("insert", first, slots.shape[0])):
             plan = core_plan(t.keys, truss, support, deg.shape[0], self._batch_stamp, -1,
                              self.core_max_vertices, CORE_MIN_LEVEL)
         if not build:
@@ -734,6 +736,15 @@ class DynamicTruss:
         self.stats.update(core=int(top.shape[0]), fell=int(seeds.shape[0]), level=int(T))
         return rec_slot, rec_level, int(work), old[~fell][moved], final[moved], core
 
+    def _may_peel(self, kind: str, first: int, batch: int) -> bool:
+        """Whether a batch may be worth a core's decomposition, so that it plans one
+        (:func:`~hornet.algos.ktruss.core_peel.core_plan`, a pass over the edge table): no
+        prediction yet, or one of at least :data:`PLAN_MIN_EDGE_SHARE` of the edges (in the
+        peel's units): less work than that costs less than the core's rows alone."""
+        p = self._budget.predict(kind, first, batch)
+        scale = DESCENT_PER_PEEL if kind == "delete" else 1
+        return p is None or p * scale >= PLAN_MIN_EDGE_SHARE * len(self._table)
+
     def _dense_level(self) -> bool:
         """Whether the insertion scan reads level rows
         (:func:`~hornet.algos.ktruss.order_rows.raise_in_order_rows`): some truss level of
@@ -827,7 +838,8 @@ class DynamicTruss:
         at_level = rec_slot[rec_level >= truss[rec_slot]]
         first = int(support[at_level].sum(dtype=np.int64))
         plan = None
-        if not len(blocks) and u.shape[0] >= self.core_min_delete and self._dense_level():
+        if (not len(blocks) and u.shape[0] >= self.core_min_delete and self._dense_level()
+                and self._may_peel("delete", first, u.shape[0])):
             plan = core_plan(t.keys, truss, support, deg.shape[0], self._batch_stamp, stamp,
                              self.core_max_vertices, CORE_MIN_LEVEL)
         # the peel's work in the descent's units
