@@ -48,7 +48,7 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    left of it looks dearer than the peel, which then finishes the batch; a deletion peels
    the core (without its deleted edges) first, and its descent only lowers the edges that
    fell below the core's level and those below it (``stats``: ``core`` edges peeled, ``fell``,
-   ``level``; ``seconds["core"]`` / ``["peel"]``). Other graphs keep the plain kernels (and
+   ``level``, ``peel_work``; ``seconds["core"]`` / ``["peel"]``). Other graphs keep the plain kernels (and
    never compile these).
 5. Dense blocks (:mod:`hornet.algos.ktruss.dense`): a dense part of the graph whose truss
    numbers all exceed those of the other edges at its vertices (a large clique: one paper
@@ -852,6 +852,11 @@ class DynamicTruss:
             return self._fallback(0, "predicted")
         predicted = self._budget.predict("delete", first, u.shape[0])
         peel = plan is not None and (predicted is None or predicted >= bound)
+        if peel:
+            # the core bounds the peel's work; the descent's deadline follows the descent's
+            # own prediction (a stopped descent costs a static decomposition)
+            limit = self._budget.decide("delete", first, u.shape[0], self._static_work())[1]
+            self.stats["limit"] = int(limit)
         if self._counts_due and peel:
             # the peel gives the core's edges exact level counts, which is where a pass over
             # every triangle would spend most of its time; the others get theirs when the
@@ -868,7 +873,7 @@ class DynamicTruss:
         gone_levels = truss[slots].astype(np.int64)
         seconds = {"supports": time.perf_counter() - begin}
         aborted, touched, work, dense, why = False, 0, 0, 0, "work"
-        peel_old, peel_slots, peel_work = np.zeros(0, np.int32), np.zeros(0, np.int64), 0
+        peel_old, peel_slots = np.zeros(0, np.int32), np.zeros(0, np.int64)
         timed = time.perf_counter()
         if len(blocks):
             ok, dense_slots, dense_old, dense, read = blocks.after_deletion(
@@ -894,8 +899,7 @@ class DynamicTruss:
                     peeled = self._peel_core_deleted(rec_slot, rec_level, deg.shape[0], stamp,
                                                      plan[0])
                     rec_slot, rec_level, peel_work, peel_old, peel_slots, _ = peeled
-                    peel_work //= DESCENT_PER_PEEL         # in the descent's units
-                    work += peel_work
+                    self.stats["peel_work"] = int(peel_work)
                     args = (rec_slot, rec_level) + args[2:]
                     seconds["peel"] = time.perf_counter() - start
                     core = peeled[5]             # the peel's rows, at the numbers after it
@@ -929,12 +933,12 @@ class DynamicTruss:
             seconds["order"] = time.perf_counter() - start - seconds["descent"]
             # the blocks' entries read count too (DENSE_PER_WORK a unit): with a wide block
             # the sparse part alone can be too small to time
-            # (the peel's part left out: the budget predicts the descent's work)
+            # (the peel's part left out: the budget predicts the descent's work, which its
+            # limit bounds)
             self._learn("delete", time.perf_counter() - timed - seconds.get("peel", 0.0),
-                        work - peel_work)
+                        work)
             # a stopped descent's work is a lower bound of the batch's: it still teaches
-            self._budget.learn_spread("delete", first, u.shape[0], work - peel_work,
-                                      bool(aborted))
+            self._budget.learn_spread("delete", first, u.shape[0], work, bool(aborted))
         t.delete_present(u, v)
         self._counted[slots] = 0
         self._shift_levels(gone_levels, np.zeros(0, np.int64))
