@@ -55,6 +55,12 @@ def test_budget_arithmetic():
     assert b.decide("delete", 9000, 1, W)[:2] == (False, S + B.STATIC_OVERHEAD)
     assert b.decide("delete", 10_001, 1, W)[:2] == (True, 0)
     assert b.decide("delete", 1, 1001, W)[:2] == (True, 0)
+    # a bound (a core's peel): the prediction is at most it, and stands in for a missing one
+    assert b.decide("delete", 10_001, 1, W, bound=50_000) == (
+        False, int(0.3 * S) + B.STATIC_OVERHEAD, 50_000)
+    assert b.decide("delete", 100, 1, W, bound=200_000)[2] == 10_000
+    assert b.decide("insert", 10, 1, W, bound=50_000)[2] == 1000
+    assert B.UpdateBudget().decide("insert", 10, 1, W, bound=50_000)[2] == 50_000
     b.learn_spread("delete", 1000, 100, 300_000)       # medians of two: the smaller
     assert b.predict("delete", 10, 1) == 1000
     b.learn_spread("insert", 1000, 100, 80_000, stopped=True)   # counted factor (3) times
