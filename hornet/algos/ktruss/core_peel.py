@@ -39,7 +39,6 @@ from .top_level import _popcount
 
 __all__ = ["core_plan", "peel_core"]
 
-_LOW = np.int64(0xFFFFFFFF)
 _ONE = np.uint64(1)
 #: a round of at least this many edges runs on several threads (each edge's triangles are
 #: a row AND and hundreds of bits on a core: a few such edges repay handing a part over)
@@ -56,8 +55,8 @@ def _entry(bits, pref, start, words, r, c):
 @njit
 def core_plan(keys, truss, support, n, batch_stamp, stamp, max_vertices, min_level):
     """The level T of the core of at most ``max_vertices`` vertices from level ``min_level``
-    (:func:`~hornet.algos.ktruss.core_rows.core_level`; edges with ``batch_stamp == stamp``
-    left out) and the work :func:`peel_core` would do on it, bounded from above: its
+    (:func:`~hornet.algos.ktruss.core_rows.build_core`'s level; edges with ``batch_stamp ==
+    stamp`` left out) and the work :func:`peel_core` would do on it, bounded from above: its
     edges times the words of a row, plus a third of their supports (every triangle of the
     core has three core edges). Returns ``(T, work)`` (T above every level: no core)."""
     vmax, top = _vertex_max(keys, truss, n, batch_stamp, stamp)

@@ -74,16 +74,10 @@ def _vertex_max(keys, truss, n, batch_stamp, stamp):
 
 
 @njit
-def core_level(keys, truss, n, batch_stamp, stamp, max_vertices, min_level):
-    """T of :func:`build_core`: the least level of at least ``min_level`` whose core (the
-    vertices with a live edge at T or above, edges with ``batch_stamp == stamp`` left out)
-    holds at most ``max_vertices`` vertices; above every level when there is none."""
-    vmax, top = _vertex_max(keys, truss, n, batch_stamp, stamp)
-    return _level_of(vmax, top, n, max_vertices, min_level)
-
-
-@njit
 def _level_of(vmax, top, n, max_vertices, min_level):
+    """The least level of at least ``min_level`` whose core (the vertices whose highest
+    number ``vmax`` reaches it) holds at most ``max_vertices`` vertices; ``top + 1`` (above
+    every level) when there is none."""
     hist = np.zeros(top + 2, np.int64)
     for x in range(n):
         hist[vmax[x]] += 1
@@ -104,8 +98,8 @@ def build_core(keys, truss, n, batch_stamp, stamp, max_vertices, min_level):
     """The core of the live edges of the table (``keys`` >= 0) except those with
     ``batch_stamp == stamp`` (the batch's deleted edges), over vertices ``0 .. n - 1``: the
     tuple of the module docstring. T is the least level of at least ``min_level`` whose core
-    holds at most ``max_vertices`` vertices (:func:`core_level`); with none, the core is
-    empty (T above every level)."""
+    holds at most ``max_vertices`` vertices; with none, the core is empty (T above every
+    level)."""
     vmax, top = _vertex_max(keys, truss, n, batch_stamp, stamp)
     T = _level_of(vmax, top, n, max_vertices, min_level)
     return _build(keys, truss, n, batch_stamp, stamp, T, vmax, top)
