@@ -115,6 +115,9 @@ GROWTH_SLOTS = 1 << 16   # least slots of a block array an insert-only replay's 
 #: a replay without a window reserves the graph's room for the stream's first block of events
 #: before its first batch (``Graph.reserve``; False: the graph grows batch by batch)
 RESERVE = True
+#: least slots of a block array that a windowed replay's graph adds (0: geometric growth
+#: alone; ``Graph.set_array_growth``)
+WINDOW_GROWTH_SLOTS = 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -285,6 +288,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
             raise ReplayError(f"device {device!r}: {e}") from None
         if not cols.op and window is None:      # a graph that only grows
             g.set_array_growth(GROWTH_SLOTS)
+        elif window is not None and WINDOW_GROWTH_SLOTS:
+            g.set_array_growth(WINDOW_GROWTH_SLOTS)
         # (GPU: hornet.batch.deferred_path; its first batch's reserves made before the clock)
         g.defer_inserts(ready=True)
         if position is None:

@@ -26,22 +26,33 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--window", type=int, default=2_000_000)
     ap.add_argument("--batches", type=int, nargs="+", default=[100_000, 10_000])
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--mixed", nargs="+", default=["auto"])
+    ap.add_argument("--mixed", nargs="+", default=["auto"],
+                    help="windowed settings: auto|true|false, '+gN' adds a growth floor of "
+                         "N slots (streams.replay.WINDOW_GROWTH_SLOTS)")
     ap.add_argument("--label", default="")
     ap.add_argument("--device", default="gpu", help="gpu (cpu: to check the tool itself)")
     a = ap.parse_args(argv)
     from bench.window import write_random_stream
     from streams import window_batch
     from streams.replay import replay
+    from streams import replay as replay_module
     settings = {"auto": None, "true": True, "false": False}
+
+    def use(setting) -> None:
+        """Switch the windowed replay to ``setting`` (see --mixed)."""
+        call, *rest = setting.split("+") if setting else ["auto"]
+        window_batch.MIXED_CALL = settings[call]
+        replay_module.WINDOW_GROWTH_SLOTS = 0
+        for r in rest:
+            if r.startswith("g"):
+                replay_module.WINDOW_GROWTH_SLOTS = int(r[1:])
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "random.arrows")
         write_random_stream(path, a.events, 1 << 20)
         for batch in a.batches:
-            modes = [("none", None, None)] + [(f"W mixed={m}", a.window, settings[m])
-                                              for m in a.mixed]
+            modes = [("none", None, None)] + [(f"W {m}", a.window, m) for m in a.mixed]
             for _, window, mixed in modes:
-                window_batch.MIXED_CALL = mixed
+                use(mixed)
                 replay(path, batch_size=batch, window=window, directed=False, algos="none",
                        device=a.device, max_events=(window or 0) + 5 * batch)
             times = {m[0]: [] for m in modes}
@@ -49,11 +60,11 @@ def main(argv: list[str] | None = None) -> None:
             for r in range(a.repeats):
                 order = modes if r % 2 == 0 else modes[::-1]
                 for name, window, mixed in order:
-                    window_batch.MIXED_CALL = mixed
+                    use(mixed)
                     s = replay(path, batch_size=batch, window=window, directed=False,
                                algos="none", device=a.device).summary
                     times[name].append(s["update_seconds"])
-            window_batch.MIXED_CALL = None
+            use(None)
             base = statistics.median(times["none"])
             cells = [f"none {base * 1e3:.1f} ms"]
             for name, _, _ in modes[1:]:

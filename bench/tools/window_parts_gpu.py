@@ -41,8 +41,44 @@ EXTRA_STAGES = [
     ("hornet.batch.deferred_path", "deferred_insert"),
     ("hornet.batch.small_path", "small_pairs"),
     ("hornet.memory.manager", "MemoryManager.steady_churn"),
-    ("hornet.memory.manager", "MemoryManager.compact_loose"),
+    ("hornet.memory.gpu_take", "DeviceTakes.__init__"),
+    ("hornet.memory.manager", "MemoryManager._commit_plans"),
+    ("hornet.memory.manager", "MemoryManager._drop_empty"),
+    ("hornet.memory.gpu_repoint", "repoint_moved"),
+    ("hornet.memory.block_cache", "BlockCache.flush"),
 ]
+
+
+def _steady(stages, path, batch: int, window, mode, skip: int, profiler=None):
+    """One replay with the stages timed in ``mode`` from its batch ``skip`` on (the window
+    full: the steady state; the same batches without a window); returns (seconds per batch
+    by stage, calls per batch by stage, syncs per batch, update us per batch)."""
+    import streams.replay as rp
+    inner = rp._apply_batch
+    count = [0]
+
+    def outer(*a, **k):
+        count[0] += 1
+        if count[0] == skip + 1:
+            stages.reset(mode)
+            if profiler is not None:
+                profiler.enable()
+        return inner(*a, **k)
+    rp._apply_batch = outer
+    stages.reset(None)
+    try:
+        replay(path, batch_size=batch, window=window, directed=False, algos="none",
+               device="gpu")
+    finally:
+        rp._apply_batch = inner
+        if profiler is not None:
+            profiler.disable()
+    nb = max(count[0] - skip, 1)
+    sec = {k: v / nb * 1e6 for k, v in stages.seconds.items()}
+    out = (sec, {k: v / nb for k, v in stages.calls.items()}, stages.syncs / nb,
+           sec.get("_apply_batch", 0.0))
+    stages.reset(None)
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -53,6 +89,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--batch", type=int, default=10_000)
     ap.add_argument("--cprofile", type=int, default=0)
     ap.add_argument("--modes", nargs="+", default=["host", "synced"])
+    ap.add_argument("--steady", action="store_true",
+                    help="time the batches after the window is full only (both replays)")
     a = ap.parse_args(argv)
     prg.STAGES.extend(s for s in pwg.WINDOW_STAGES + EXTRA_STAGES if s not in prg.STAGES)
     stages = prg.Stages()
@@ -71,8 +109,10 @@ def main(argv: list[str] | None = None) -> None:
             print(f"window {window}: unwrapped update us/batch "
                   f"{s['update_seconds'] / s['batches'] * 1e6:.0f} "
                   f"({time.perf_counter() - t:.1f} s)", flush=True)
+            skip = a.window // a.batch + 5
             for mode in a.modes:
-                rows[(window, mode)] = pwg._run(stages, path, a.batch, window, "gpu", mode)
+                rows[(window, mode)] = _steady(stages, path, a.batch, window, mode, skip) \
+                    if a.steady else pwg._run(stages, path, a.batch, window, "gpu", mode)
         for (window, mode), (_, _, syncs, upd) in rows.items():
             print(f"- window {window}, {mode}: update us/batch {upd:.0f}, syncs/batch "
                   f"{syncs:.2f}")
@@ -92,10 +132,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"| {label} | " + " | ".join(cells) + " |")
         if a.cprofile:
             pr = cProfile.Profile()
-            pr.enable()
-            replay(path, batch_size=a.batch, window=a.window, directed=False, algos="none",
-                   device="gpu")
-            pr.disable()
+            _steady(stages, path, a.batch, a.window, None,
+                    a.window // a.batch + 5 if a.steady else 0, pr)
             out = io.StringIO()
             pstats.Stats(pr, stream=out).sort_stats("tottime").print_stats(a.cprofile)
             print("\n".join(line[:150] for line in out.getvalue().splitlines()[:a.cprofile + 12]))
