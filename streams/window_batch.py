@@ -16,10 +16,13 @@ from typing import Callable
 
 import numpy as np
 
+from hornet.batch.delete_ahead import delete_ahead
+from hornet.batch.validate import MAX_VERTEX_ID
 from hornet.change import EdgeChange
 
 from .analytics import BatchChanges, to_host
 from .window import EventWindow
+from .window_device import drop_named
 from .window_index import (NEW_EDGE, NO_ENTRY, REFRESH, classify_events, classify_one_extra,
                            edge_keys, key_sum, one_extra_kind)
 
@@ -113,6 +116,8 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
         s.shape[0] * (1 if g.directed else 2) > TWO_CALLS_ENTRIES
     if mixed:
         return _insert_expire_mixed(g, ch, s, d, idx, w, window, end)
+    if EXPIRY_AHEAD and (not g.directed or g._degree.shape[0] <= MAX_VERTEX_ID):
+        return _expire_ahead(g, ch, s, d, idx, w, window, end)
     xp = g._xp
     pairs = _uploaded(g, s, d)
     if w is None:
@@ -135,6 +140,44 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
 TWO_CALLS_ENTRIES = 1 << 15
 #: True or False: every GPU windowed batch as one mixed call or as two (None: by size)
 MIXED_CALL = None
+#: GPU windowed batches of two calls delete their expired edges ahead of the insert, queued
+#: without a read-back of their own (:func:`_expire_ahead`); False: the insert, then the
+#: delete
+EXPIRY_AHEAD = True
+
+
+def _expire_ahead(g, ch, s, d, idx, w, window: EventWindow, end: int) -> bool:
+    """:func:`_insert_expire_device` with the expiry first: its pairs are taken before the
+    batch is recorded, less those the batch names (:func:`streams.window_device.drop_named`,
+    on the device: an expiring edge that the batch refreshes stays, as when the expiry
+    follows the record), so that deleting them before the insert gives the same graph and
+    changes. The delete is queued without a read-back of its own
+    (:func:`hornet.batch.delete_ahead.delete_ahead`): the insert's read-back brings its
+    counts, and it completes after the insert."""
+    xp = g._xp
+    pairs = _uploaded(g, s, d)
+    delete = window.expired_pairs(end)
+    pending = None
+    if delete is not None:
+        if not isinstance(delete[0], xp.ndarray) or delete[0].dtype != np.int32:
+            delete = _uploaded(g, np.asarray(delete[0]), np.asarray(delete[1]))
+        drop_named(delete, pairs, (MAX_VERTEX_ID, MAX_VERTEX_ID))
+        pending = delete_ahead(g, *delete)
+        if pending is None:
+            g.medium_deletes = True
+            ch.expired = g.delete_edges(*delete)
+    try:
+        if w is None:
+            ch.inserted = g.insert_edges(*pairs)
+        else:
+            ch.inserted = g.insert_edges(*(xp.ascontiguousarray(a[::-1]) for a in pairs),
+                                         weight=_reversed(w)[0])
+    finally:
+        if pending is not None:
+            ch.expired = pending.finish()
+    kind = _classify_uploaded(g, ch.inserted, s, d, pairs)
+    _refresh_record(g, ch, s, d, idx, w, window, _ignore, kind, pairs=pairs)
+    return True
 
 
 def _insert_expire_mixed(g, ch, s, d, idx, w, window: EventWindow, end: int) -> bool:

@@ -28,7 +28,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--mixed", nargs="+", default=["auto"],
                     help="windowed settings: auto|true|false, '+gN' adds a growth floor of "
-                         "N slots (streams.replay.WINDOW_GROWTH_SLOTS)")
+                         "N slots (streams.replay.WINDOW_GROWTH_SLOTS), '+x0' turns the "
+                         "expiry ahead off (streams.window_batch.EXPIRY_AHEAD)")
     ap.add_argument("--label", default="")
     ap.add_argument("--device", default="gpu", help="gpu (cpu: to check the tool itself)")
     a = ap.parse_args(argv)
@@ -43,9 +44,12 @@ def main(argv: list[str] | None = None) -> None:
         call, *rest = setting.split("+") if setting else ["auto"]
         window_batch.MIXED_CALL = settings[call]
         replay_module.WINDOW_GROWTH_SLOTS = 0
+        window_batch.EXPIRY_AHEAD = True
         for r in rest:
             if r.startswith("g"):
                 replay_module.WINDOW_GROWTH_SLOTS = int(r[1:])
+            elif r == "x0":
+                window_batch.EXPIRY_AHEAD = False
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "random.arrows")
         write_random_stream(path, a.events, 1 << 20)

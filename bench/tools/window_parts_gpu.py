@@ -46,6 +46,9 @@ EXTRA_STAGES = [
     ("hornet.memory.manager", "MemoryManager._drop_empty"),
     ("hornet.memory.gpu_repoint", "repoint_moved"),
     ("hornet.memory.block_cache", "BlockCache.flush"),
+    ("hornet.batch.delete_ahead", "delete_ahead"),
+    ("hornet.batch.delete_ahead", "PendingDelete.finish"),
+    ("streams.window_batch", "_expire_ahead"), ("streams.window_device", "drop_named"),
 ]
 
 
