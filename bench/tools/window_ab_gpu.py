@@ -29,13 +29,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--mixed", nargs="+", default=["auto"],
                     help="windowed settings: auto|true|false, '+gN' adds a growth floor of "
                          "N slots (streams.replay.WINDOW_GROWTH_SLOTS), '+x0' turns the "
-                         "expiry ahead off (streams.window_batch.EXPIRY_AHEAD)")
+                         "expiry ahead off (streams.window_batch.EXPIRY_AHEAD), '+m0' the mixed "
+                         "call's takes ahead, addressed launches and compaction bound")
     ap.add_argument("--label", default="")
     ap.add_argument("--device", default="gpu", help="gpu (cpu: to check the tool itself)")
     a = ap.parse_args(argv)
     from bench.window import write_random_stream
     from streams import window_batch
     from streams.replay import replay
+    from hornet.batch import planned_mixed
     from streams import replay as replay_module
     settings = {"auto": None, "true": True, "false": False}
 
@@ -45,11 +47,16 @@ def main(argv: list[str] | None = None) -> None:
         window_batch.MIXED_CALL = settings[call]
         replay_module.WINDOW_GROWTH_SLOTS = 0
         window_batch.EXPIRY_AHEAD = True
+        planned_mixed.TAKES_AHEAD = planned_mixed.ADDRESSED = True
+        planned_mixed.COMPACTION_BOUND = True
         for r in rest:
             if r.startswith("g"):
                 replay_module.WINDOW_GROWTH_SLOTS = int(r[1:])
             elif r == "x0":
                 window_batch.EXPIRY_AHEAD = False
+            elif r == "m0":
+                planned_mixed.TAKES_AHEAD = planned_mixed.ADDRESSED = False
+                planned_mixed.COMPACTION_BOUND = False
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "random.arrows")
         write_random_stream(path, a.events, 1 << 20)

@@ -40,6 +40,16 @@ from .validate import check_ids
 __all__ = ["planned_apply"]
 
 _COMMON: list = []
+#: the insert's blocks taken by the device before the read-back (within
+#: :data:`hornet.batch.planned.PLANNED_INSERT_TAKES`, as a planned insert's); False: after it
+TAKES_AHEAD = True
+#: graphs without edge properties: the removal and the merge launched from the plans'
+#: addresses (:mod:`hornet.batch.gpu.queued_removal`, :mod:`hornet.batch.gpu.prepared_merge`);
+#: False: through CuPy views of the plans' rows
+ADDRESSED = True
+#: the delete's compaction decided from bounds where they settle it
+#: (:mod:`hornet.memory.compaction_bound`); False: from the release's counts
+COMPACTION_BOUND = True
 
 
 def _common():
@@ -80,14 +90,14 @@ def planned_apply(g, s, d, values: dict, ds, dd):
     entries = int(s.shape[0]) * per
     # the insert's blocks taken by the device before the read-back, as a planned insert's
     device_takes = planned.DEVICE_TAKES and entries <= planned.PLANNED_INSERT_TAKES
-    if device_takes:
+    if device_takes and TAKES_AHEAD:
         gpu_take.prepare(mm)
     table = (g._degree, g._size_class, g._edge_ptr, mm.min_size_class)
     pending_i = plan_batch(s, d, mirror, True, *table, slot=0, wait=False)
     pending_d = plan_batch(ds, dd, mirror, False, *table, keep_blocks=True, slot=1,
                            wait=False)
     ahead = None
-    if device_takes:
+    if device_takes and TAKES_AHEAD:
         info = pending_i.ws.info.data.ptr
         ahead = gpu_take.take_ahead(mm, info + 8 * I_CLASS, info + 8 * I_BAD,
                                     info + 8 * I_TAKE_SHORT, entries)
@@ -128,7 +138,7 @@ def planned_apply(g, s, d, values: dict, ds, dd):
     gone = {}
     # graphs without edge properties: the removal and the merge launched from the plans'
     # addresses (no CuPy view of the plans' rows, no argument conversion)
-    plain = not g._edge_schema
+    plain = ADDRESSED and not g._edge_schema
     if q.kept and plain:
         ws = q.pending.ws
         info = ws.info.data.ptr
@@ -186,7 +196,7 @@ def planned_apply(g, s, d, values: dict, ds, dd):
         released = p.freed_slots + q.freed_slots
         if not released and mm._pending_release is not None:
             released = None
-        if q.kept < compaction_bound.MIN_ENTRIES:
+        if q.kept < compaction_bound.MIN_ENTRIES or not COMPACTION_BOUND:
             released = None
         compact_memory(g, q.sources, released_slots=released)
     inserted = _change(g, "insert", p, change_values, p.loops)
