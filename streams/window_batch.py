@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from hornet.batch.delete_ahead import delete_ahead
+from hornet.batch.delete_ahead import MAX_ENTRIES as delete_ahead_entries, delete_ahead
 from hornet.batch.validate import MAX_VERTEX_ID
 from hornet.change import EdgeChange
 
@@ -112,11 +112,13 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
     (``Graph.medium_deletes``, set on the replay's graph: the expired edges are spread
     over short lists, which that path rewrites one warp each). A larger batch and its
     expiry go in one mixed call (:func:`_insert_expire_mixed`)."""
+    entries = s.shape[0] * (1 if g.directed else 2)
+    ahead = EXPIRY_AHEAD and (not g.directed or g._degree.shape[0] <= MAX_VERTEX_ID)
     mixed = MIXED_CALL if MIXED_CALL is not None else \
-        s.shape[0] * (1 if g.directed else 2) > TWO_CALLS_ENTRIES
+        entries > (AHEAD_ENTRIES if ahead else TWO_CALLS_ENTRIES)
     if mixed:
         return _insert_expire_mixed(g, ch, s, d, idx, w, window, end)
-    if EXPIRY_AHEAD and (not g.directed or g._degree.shape[0] <= MAX_VERTEX_ID):
+    if ahead:
         return _expire_ahead(g, ch, s, d, idx, w, window, end)
     xp = g._xp
     pairs = _uploaded(g, s, d)
@@ -144,6 +146,9 @@ MIXED_CALL = None
 #: without a read-back of their own (:func:`_expire_ahead`); False: the insert, then the
 #: delete
 EXPIRY_AHEAD = True
+#: ... batches of at most this many entries (the most a delete queued ahead takes) then take
+#: two calls, larger ones the mixed call
+AHEAD_ENTRIES = delete_ahead_entries
 
 
 def _expire_ahead(g, ch, s, d, idx, w, window: EventWindow, end: int) -> bool:

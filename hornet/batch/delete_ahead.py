@@ -23,14 +23,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..change import EdgeChange
-from .gpu.medium import MEDIUM_ENTRIES, MediumBatches
+from .gpu.medium import MediumBatches
 from .pipeline import compact_memory
 from .scope import batch_scope
 from .small_layout import (H_KEPT, H_MIN_ID, H_PIECES, H_RESULTS, H_SEGMENTS, MAX_FIELDS,
                            MODE_DELETE)
 
-__all__ = ["delete_ahead", "PendingDelete"]
+__all__ = ["delete_ahead", "PendingDelete", "MAX_ENTRIES"]
 
+#: most entries (pairs, twice that many when mirrored) of a delete queued ahead: past the
+#: medium path's own limit (``MEDIUM_ENTRIES``, where its one warp per short list starts to
+#: cost the device more than the planned path's rewrite) the host work it saves weighs more
+MAX_ENTRIES = 1 << 18
 #: blocks of the rewrite kernel of long lists (one piece a block at a time, striding over the
 #: header's number of pieces): a steady delete cuts no list into pieces, and lists past a
 #: warp's share of items are few
@@ -69,7 +73,7 @@ class PendingDelete:
 
 def delete_ahead(g, s, d) -> PendingDelete | None:
     """Queue the delete of the pairs ``s``, ``d`` (int32 contiguous CuPy arrays (n,), valid
-    ids, at most ``MEDIUM_ENTRIES`` entries once mirrored) from the GPU graph ``g`` inside its
+    ids, at most :data:`MAX_ENTRIES` entries once mirrored) from the GPU graph ``g`` inside its
     ``steady_churn``, without waiting (see the module docstring); None, with nothing queued,
     where this does not apply (another device, a vertex map, the medium path off, outside
     steady churn, other inputs, too many entries or edge properties)."""
@@ -87,7 +91,7 @@ def delete_ahead(g, s, d) -> PendingDelete | None:
         return None
     mirror = not g.directed
     entries = int(s.shape[0]) * (2 if mirror else 1)
-    if not 0 < entries <= MEDIUM_ENTRIES:
+    if not 0 < entries <= MAX_ENTRIES:
         return None
     ws = _workspace(g)
     ws._reserve(entries)
