@@ -6,8 +6,8 @@ The graph stores no event index: the window keeps the latest refresh of each edg
 batch without a window. :func:`insert_refresh` is called by
 :func:`streams.replay._apply_batch` for streams without an ``op`` column replayed with a
 sliding window, :func:`insert_expire` instead where no analytic is fed during the batch (the
-batch and the window's expiry after it in one graph call, or on the GPU up to a medium batch's
-size the insert and then the expiry's delete); :func:`last_seen` is the window's
+batch and the window's expiry after it in one graph call, or on the GPU up to a few hundred
+thousand entries the expiry's delete queued ahead of the insert); :func:`last_seen` is the window's
 look-up of the graph for streams that delete edges too (their graph carries ``last_seen``).
 """
 from __future__ import annotations
@@ -104,14 +104,19 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
     (:meth:`streams.window.EventWindow.expired_pairs`: no host pass over the leaving entries,
     no upload of the expired pairs).
 
-    A batch of at most :data:`TWO_CALLS_ENTRIES` entries (a medium batch's size) is
-    inserted first, with the batch's record (its refreshes known from the insert), then
-    the expiry goes as a delete of its own: a leaving entry of an edge that the batch
-    refreshes has a later refresh in the window by then and stays, so no edge is deleted
-    that must come back; the delete takes the graph's medium-batch path
-    (``Graph.medium_deletes``, set on the replay's graph: the expired edges are spread
-    over short lists, which that path rewrites one warp each). A larger batch and its
-    expiry go in one mixed call (:func:`_insert_expire_mixed`)."""
+    A batch of at most :data:`AHEAD_ENTRIES` entries goes as two calls, the expiry's
+    delete queued ahead of the insert, without a read-back of its own
+    (:func:`_expire_ahead`: the expiring pairs that the batch names are left out first, as
+    their edges stay); a larger batch and its expiry go in one mixed call
+    (:func:`_insert_expire_mixed`). Where the expiry cannot go first (:data:`EXPIRY_AHEAD`
+    off; a directed graph whose vertex table reaches the largest id, which the left-out
+    pairs are given), a batch of at most :data:`TWO_CALLS_ENTRIES` entries (a medium
+    batch's size) is inserted first, with the batch's record (its refreshes known from the
+    insert), then the expiry goes as a delete of its own: a leaving entry of an edge that
+    the batch refreshes has a later refresh in the window by then and stays, so no edge is
+    deleted that must come back; the delete takes the graph's medium-batch path
+    (``Graph.medium_deletes``, set on the replay's graph: the expired edges are spread over
+    short lists, which that path rewrites one warp each)."""
     entries = s.shape[0] * (1 if g.directed else 2)
     ahead = EXPIRY_AHEAD and (not g.directed or g._degree.shape[0] <= MAX_VERTEX_ID)
     mixed = MIXED_CALL if MIXED_CALL is not None else \
