@@ -92,9 +92,18 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--batch", type=int, default=10_000)
     ap.add_argument("--cprofile", type=int, default=0)
     ap.add_argument("--modes", nargs="+", default=["host", "synced"])
+    ap.add_argument("--growth", type=int, default=None,
+                    help="the windowed graph's growth floor (streams.replay.WINDOW_GROWTH_SLOTS)")
+    ap.add_argument("--ahead", type=int, default=None,
+                    help="1/0: the expiry queued ahead (streams.window_batch.EXPIRY_AHEAD)")
     ap.add_argument("--steady", action="store_true",
                     help="time the batches after the window is full only (both replays)")
     a = ap.parse_args(argv)
+    from streams import replay as replay_module, window_batch
+    if a.growth is not None:
+        replay_module.WINDOW_GROWTH_SLOTS = a.growth
+    if a.ahead is not None:
+        window_batch.EXPIRY_AHEAD = bool(a.ahead)
     prg.STAGES.extend(s for s in pwg.WINDOW_STAGES + EXTRA_STAGES if s not in prg.STAGES)
     stages = prg.Stages()
     with tempfile.TemporaryDirectory() as tmp:
