@@ -115,9 +115,11 @@ GROWTH_SLOTS = 1 << 16   # least slots of a block array an insert-only replay's 
 #: a replay without a window reserves the graph's room for the stream's first block of events
 #: before its first batch (``Graph.reserve``; False: the graph grows batch by batch)
 RESERVE = True
-#: least slots of a block array that a windowed replay's graph adds (0: geometric growth
-#: alone; ``Graph.set_array_growth``)
-WINDOW_GROWTH_SLOTS = 0
+#: least slots of a block array that a windowed replay's graph adds (``Graph.set_array_growth``;
+#: 0: geometric growth alone). Under a window's churn a graph grown from small arrays keeps
+#: emptying and adding arrays of its small classes, each change a rebuild of the device's
+#: allocation tables (bench/tools/window_ab_gpu.py)
+WINDOW_GROWTH_SLOTS = GROWTH_SLOTS
 
 
 # ---------------------------------------------------------------------------------------------
