@@ -27,8 +27,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--batches", type=int, nargs="+", default=[100_000, 10_000])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--mixed", nargs="+", default=["auto"],
-                    help="windowed settings: auto|true|false, '+gN' adds a growth floor of "
-                         "N slots (streams.replay.WINDOW_GROWTH_SLOTS), '+x0' turns the "
+                    help="windowed settings: auto|true|false, '+gN' sets a growth floor of "
+                         "N slots for every batch size (g0: none; without: the replay's "
+                         "default, streams.replay.WINDOW_GROWTH_SLOTS), '+x0' turns the "
                          "expiry ahead off (streams.window_batch.EXPIRY_AHEAD), '+m0' the mixed "
                          "call's takes ahead, addressed launches and compaction bound")
     ap.add_argument("--label", default="")
@@ -40,18 +41,21 @@ def main(argv: list[str] | None = None) -> None:
     from hornet.batch import planned_mixed
     from streams import replay as replay_module
     settings = {"auto": None, "true": True, "false": False}
+    growth = (replay_module.WINDOW_GROWTH_SLOTS, getattr(replay_module, "WINDOW_GROWTH_BATCH",
+                                                          None))
 
     def use(setting) -> None:
         """Switch the windowed replay to ``setting`` (see --mixed)."""
         call, *rest = setting.split("+") if setting else ["auto"]
         window_batch.MIXED_CALL = settings[call]
-        replay_module.WINDOW_GROWTH_SLOTS = 0
+        replay_module.WINDOW_GROWTH_SLOTS, replay_module.WINDOW_GROWTH_BATCH = growth
         window_batch.EXPIRY_AHEAD = True
         planned_mixed.TAKES_AHEAD = planned_mixed.ADDRESSED = True
         planned_mixed.COMPACTION_BOUND = True
         for r in rest:
-            if r.startswith("g"):
+            if r.startswith("g"):         # a floor for every batch size (g0: none)
                 replay_module.WINDOW_GROWTH_SLOTS = int(r[1:])
+                replay_module.WINDOW_GROWTH_BATCH = 1 << 62
             elif r == "x0":
                 window_batch.EXPIRY_AHEAD = False
             elif r == "m0":
