@@ -12,9 +12,14 @@ removes), the result of the insert followed by the delete is:
   memory policy refits the loose lists, :func:`hornet.batch.pipeline.compact_memory`);
 - the insert's entries merged into the lists that are left (its insertion points and old
   degrees less what the removal took: :func:`hornet.batch.gpu.plan.shift_for_removal`),
-  the growing lists straight into the blocks of one allocation;
+  the growing lists straight into the blocks of one allocation (taken by the device before
+  the read-back where a planned insert's are, :data:`TAKES_AHEAD`);
 - both plans written into the vertex table, the blocks given back in one release, the
-  memory policy run once;
+  memory policy run once (decided from bounds where they settle it without the release's
+  counts, :data:`COMPACTION_BOUND`);
+
+for a graph without edge properties the removal and the merge are launched from the plans'
+addresses, as a planned delete's and insert's are (:data:`ADDRESSED`),
 
 and the two changes are the plans' own: the insert's new edges (with their property values)
 and the delete's present edges (with the values they had), as the two calls give them.
