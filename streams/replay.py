@@ -26,8 +26,8 @@ Semantics:
   graph). Insert-only streams: the window keeps the latest refresh of each edge itself and the
   graph stores no event index, so a windowed batch's graph update is the same as without a
   window (:func:`streams.window_batch.insert_refresh`; with its expiry in one graph call, or
-  on the GPU the expiry's delete queued ahead of the insert, where no analytic is fed
-  during the batch: ``insert_expire``). Streams with an ``op`` column: each
+  on the GPU up to a medium batch's size an insert and then the expiry's delete, where no
+  analytic is fed during the batch: ``insert_expire``). Streams with an ``op`` column: each
   edge carries its most recent insert event index as the edge property ``last_seen`` of the
   hornet graph (set on insert, refreshed with ``update_edges`` when the edge re-occurs), which
   the window looks up for the leaving events. A windowed batch's graph calls run inside

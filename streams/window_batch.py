@@ -6,8 +6,8 @@ The graph stores no event index: the window keeps the latest refresh of each edg
 batch without a window. :func:`insert_refresh` is called by
 :func:`streams.replay._apply_batch` for streams without an ``op`` column replayed with a
 sliding window, :func:`insert_expire` instead where no analytic is fed during the batch (the
-batch and the window's expiry after it in one graph call, or on the GPU up to a few hundred
-thousand entries the expiry's delete queued ahead of the insert); :func:`last_seen` is the window's
+batch and the window's expiry after it in one graph call, or on the GPU up to a medium batch's
+size the insert and then the expiry's delete); :func:`last_seen` is the window's
 look-up of the graph for streams that delete edges too (their graph carries ``last_seen``).
 """
 from __future__ import annotations
@@ -16,13 +16,10 @@ from typing import Callable
 
 import numpy as np
 
-from hornet.batch.delete_ahead import MAX_ENTRIES as delete_ahead_entries, delete_ahead
-from hornet.batch.validate import MAX_VERTEX_ID
 from hornet.change import EdgeChange
 
 from .analytics import BatchChanges, to_host
 from .window import EventWindow
-from .window_device import drop_named
 from .window_index import (NEW_EDGE, NO_ENTRY, REFRESH, classify_events, classify_one_extra,
                            edge_keys, key_sum, one_extra_kind)
 
@@ -104,27 +101,18 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
     (:meth:`streams.window.EventWindow.expired_pairs`: no host pass over the leaving entries,
     no upload of the expired pairs).
 
-    A batch of at most :data:`AHEAD_ENTRIES` entries goes as two calls, the expiry's
-    delete queued ahead of the insert, without a read-back of its own
-    (:func:`_expire_ahead`: the expiring pairs that the batch names are left out first, as
-    their edges stay); a larger batch and its expiry go in one mixed call
-    (:func:`_insert_expire_mixed`). Where the expiry cannot go first (:data:`EXPIRY_AHEAD`
-    off; a directed graph whose vertex table reaches the largest id, which the left-out
-    pairs are given), a batch of at most :data:`TWO_CALLS_ENTRIES` entries (a medium
-    batch's size) is inserted first, with the batch's record (its refreshes known from the
-    insert), then the expiry goes as a delete of its own: a leaving entry of an edge that
-    the batch refreshes has a later refresh in the window by then and stays, so no edge is
-    deleted that must come back; the delete takes the graph's medium-batch path
-    (``Graph.medium_deletes``, set on the replay's graph: the expired edges are spread over
-    short lists, which that path rewrites one warp each)."""
-    entries = s.shape[0] * (1 if g.directed else 2)
-    ahead = EXPIRY_AHEAD and (not g.directed or g._degree.shape[0] <= MAX_VERTEX_ID)
+    A batch of at most :data:`TWO_CALLS_ENTRIES` entries (a medium batch's size) is
+    inserted first, with the batch's record (its refreshes known from the insert), then
+    the expiry goes as a delete of its own: a leaving entry of an edge that the batch
+    refreshes has a later refresh in the window by then and stays, so no edge is deleted
+    that must come back; the delete takes the graph's medium-batch path
+    (``Graph.medium_deletes``, set on the replay's graph: the expired edges are spread
+    over short lists, which that path rewrites one warp each). A larger batch and its
+    expiry go in one mixed call (:func:`_insert_expire_mixed`)."""
     mixed = MIXED_CALL if MIXED_CALL is not None else \
-        entries > (AHEAD_ENTRIES if ahead else TWO_CALLS_ENTRIES)
+        s.shape[0] * (1 if g.directed else 2) > TWO_CALLS_ENTRIES
     if mixed:
         return _insert_expire_mixed(g, ch, s, d, idx, w, window, end)
-    if ahead:
-        return _expire_ahead(g, ch, s, d, idx, w, window, end)
     xp = g._xp
     pairs = _uploaded(g, s, d)
     if w is None:
@@ -147,47 +135,6 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
 TWO_CALLS_ENTRIES = 1 << 15
 #: True or False: every GPU windowed batch as one mixed call or as two (None: by size)
 MIXED_CALL = None
-#: GPU windowed batches of two calls delete their expired edges ahead of the insert, queued
-#: without a read-back of their own (:func:`_expire_ahead`); False: the insert, then the
-#: delete
-EXPIRY_AHEAD = True
-#: ... batches of at most this many entries (the most a delete queued ahead takes) then take
-#: two calls, larger ones the mixed call
-AHEAD_ENTRIES = delete_ahead_entries
-
-
-def _expire_ahead(g, ch, s, d, idx, w, window: EventWindow, end: int) -> bool:
-    """:func:`_insert_expire_device` with the expiry first: its pairs are taken before the
-    batch is recorded, less those the batch names (:func:`streams.window_device.drop_named`,
-    on the device: an expiring edge that the batch refreshes stays, as when the expiry
-    follows the record), so that deleting them before the insert gives the same graph and
-    changes. The delete is queued without a read-back of its own
-    (:func:`hornet.batch.delete_ahead.delete_ahead`): the insert's read-back brings its
-    counts, and it completes after the insert."""
-    xp = g._xp
-    pairs = _uploaded(g, s, d)
-    delete = window.expired_pairs(end)
-    pending = None
-    if delete is not None:
-        if not isinstance(delete[0], xp.ndarray) or delete[0].dtype != np.int32:
-            delete = _uploaded(g, np.asarray(delete[0]), np.asarray(delete[1]))
-        drop_named(delete, pairs, (MAX_VERTEX_ID, MAX_VERTEX_ID))
-        pending = delete_ahead(g, *delete)
-        if pending is None:
-            g.medium_deletes = True
-            ch.expired = g.delete_edges(*delete)
-    try:
-        if w is None:
-            ch.inserted = g.insert_edges(*pairs)
-        else:
-            ch.inserted = g.insert_edges(*(xp.ascontiguousarray(a[::-1]) for a in pairs),
-                                         weight=_reversed(w)[0])
-    finally:
-        if pending is not None:
-            ch.expired = pending.finish()
-    kind = _classify_uploaded(g, ch.inserted, s, d, pairs)
-    _refresh_record(g, ch, s, d, idx, w, window, _ignore, kind, pairs=pairs)
-    return True
 
 
 def _insert_expire_mixed(g, ch, s, d, idx, w, window: EventWindow, end: int) -> bool:

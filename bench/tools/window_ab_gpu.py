@@ -29,9 +29,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--mixed", nargs="+", default=["auto"],
                     help="windowed settings: auto|true|false, '+gN' sets a growth floor of "
                          "N slots for every batch size (g0: none; without: the replay's "
-                         "default, streams.replay.WINDOW_GROWTH_SLOTS), '+x0' turns the "
-                         "expiry ahead off (streams.window_batch.EXPIRY_AHEAD), '+m0' the mixed "
-                         "call's takes ahead, addressed launches and compaction bound")
+                         "default, streams.replay.WINDOW_GROWTH_SLOTS), '+m0' turns the mixed call's "
+                         "takes ahead, addressed launches and compaction bound off")
     ap.add_argument("--label", default="")
     ap.add_argument("--device", default="gpu", help="gpu (cpu: to check the tool itself)")
     a = ap.parse_args(argv)
@@ -49,15 +48,12 @@ def main(argv: list[str] | None = None) -> None:
         call, *rest = setting.split("+") if setting else ["auto"]
         window_batch.MIXED_CALL = settings[call]
         replay_module.WINDOW_GROWTH_SLOTS, replay_module.WINDOW_GROWTH_BATCH = growth
-        window_batch.EXPIRY_AHEAD = True
         planned_mixed.TAKES_AHEAD = planned_mixed.ADDRESSED = True
         planned_mixed.COMPACTION_BOUND = True
         for r in rest:
             if r.startswith("g"):         # a floor for every batch size (g0: none)
                 replay_module.WINDOW_GROWTH_SLOTS = int(r[1:])
                 replay_module.WINDOW_GROWTH_BATCH = 1 << 62
-            elif r == "x0":
-                window_batch.EXPIRY_AHEAD = False
             elif r == "m0":
                 planned_mixed.TAKES_AHEAD = planned_mixed.ADDRESSED = False
                 planned_mixed.COMPACTION_BOUND = False

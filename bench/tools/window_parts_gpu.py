@@ -46,9 +46,6 @@ EXTRA_STAGES = [
     ("hornet.memory.manager", "MemoryManager._drop_empty"),
     ("hornet.memory.gpu_repoint", "repoint_moved"),
     ("hornet.memory.block_cache", "BlockCache.flush"),
-    ("hornet.batch.delete_ahead", "delete_ahead"),
-    ("hornet.batch.delete_ahead", "PendingDelete.finish"),
-    ("streams.window_batch", "_expire_ahead"), ("streams.window_device", "drop_named"),
 ]
 
 
@@ -94,16 +91,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--modes", nargs="+", default=["host", "synced"])
     ap.add_argument("--growth", type=int, default=None,
                     help="the windowed graph's growth floor (streams.replay.WINDOW_GROWTH_SLOTS)")
-    ap.add_argument("--ahead", type=int, default=None,
-                    help="1/0: the expiry queued ahead (streams.window_batch.EXPIRY_AHEAD)")
     ap.add_argument("--steady", action="store_true",
                     help="time the batches after the window is full only (both replays)")
     a = ap.parse_args(argv)
-    from streams import replay as replay_module, window_batch
+    from streams import replay as replay_module
     if a.growth is not None:
         replay_module.WINDOW_GROWTH_SLOTS = a.growth
-    if a.ahead is not None:
-        window_batch.EXPIRY_AHEAD = bool(a.ahead)
     prg.STAGES.extend(s for s in pwg.WINDOW_STAGES + EXTRA_STAGES if s not in prg.STAGES)
     stages = prg.Stages()
     with tempfile.TemporaryDirectory() as tmp:

@@ -111,16 +111,6 @@ class MediumBatches:
         batch's entries) once the batch's kernels are queued, before the read-back (work the
         device does for the batch before the host reads its header).
         """
-        once = self.queue(s, d, mirror, mode, keep_blocks, degree, size_class, edge_ptr,
-                          min_class, before_read)
-        self.copy_header()
-        cupy.cuda.get_current_stream().synchronize()
-        return self.header, once
-
-    def queue(self, s, d, mirror: bool, mode: int, keep_blocks: bool, degree, size_class,
-              edge_ptr, min_class: int, before_read=None):
-        """:meth:`prepare`'s kernels queued, nothing read back (:meth:`copy_header` then a
-        synchronization give the header); returns its ``once``."""
         n = int(s.shape[0])
         entries = n * (2 if mirror else 1)
         self._reserve(entries)
@@ -141,15 +131,11 @@ class MediumBatches:
             degree.shape[0], int(min_class), NO_COPIES])
         if before_read is not None:
             before_read(scratch.info.data.ptr, ws.data.ptr, entries)
-        return once
-
-    def copy_header(self) -> None:
-        """The header queued for a copy into the pinned ``header`` (valid once the stream
-        has passed it)."""
         stream = cupy.cuda.get_current_stream()
-        cupy.cuda.runtime.memcpyAsync(self.header.ctypes.data, self.workspace.data.ptr,
-                                      _READ_WORDS * 8, cupy.cuda.runtime.memcpyDeviceToHost,
-                                      stream.ptr)
+        cupy.cuda.runtime.memcpyAsync(self.header.ctypes.data, ws.data.ptr, _READ_WORDS * 8,
+                                      cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+        stream.synchronize()
+        return self.header, once
 
     def kept_pairs(self, kept: int):
         """Copies of the prepared batch's kept entries (src, dst: int32 device (kept,),
