@@ -7,7 +7,8 @@
 by default) replayed undirected without analytics, without and with the window, alternating,
 after an untimed prefix of each; medians of the replays' ``update_seconds``. ``--mixed``: the
 windowed replay once per setting of :data:`streams.window_batch.MIXED_CALL` (auto: None, by
-size; true: every batch one mixed call; false: an insert and a delete). Run by path with the
+size; true: every batch one mixed call; false: an insert and a delete), with a growth floor
+or the mixed call's switches changed where the setting says (see its help). Run by path with the
 tree to measure first on ``PYTHONPATH`` (only absolute imports), so that one script measures
 two trees in one run, one process each.
 """
@@ -29,8 +30,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--mixed", nargs="+", default=["auto"],
                     help="windowed settings: auto|true|false, '+gN' sets a growth floor of "
                          "N slots for every batch size (g0: none; without: the replay's "
-                         "default, streams.replay.WINDOW_GROWTH_SLOTS), '+m0' turns the mixed call's "
-                         "takes ahead, addressed launches and compaction bound off")
+                         "default, streams.replay.WINDOW_GROWTH_SLOTS), '+m0' turns the "
+                         "mixed call's takes ahead, addressed launches and compaction "
+                         "bound off")
     ap.add_argument("--label", default="")
     ap.add_argument("--device", default="gpu", help="gpu (cpu: to check the tool itself)")
     a = ap.parse_args(argv)
@@ -40,8 +42,8 @@ def main(argv: list[str] | None = None) -> None:
     from hornet.batch import planned_mixed
     from streams import replay as replay_module
     settings = {"auto": None, "true": True, "false": False}
-    growth = (replay_module.WINDOW_GROWTH_SLOTS, getattr(replay_module, "WINDOW_GROWTH_BATCH",
-                                                          None))
+    growth = (getattr(replay_module, "WINDOW_GROWTH_SLOTS", 0),
+              getattr(replay_module, "WINDOW_GROWTH_BATCH", None))
 
     def use(setting) -> None:
         """Switch the windowed replay to ``setting`` (see --mixed)."""
