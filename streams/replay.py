@@ -115,6 +115,14 @@ GROWTH_SLOTS = 1 << 16   # least slots of a block array an insert-only replay's 
 #: a replay without a window reserves the graph's room for the stream's first block of events
 #: before its first batch (``Graph.reserve``; False: the graph grows batch by batch)
 RESERVE = True
+#: least slots of a block array that a windowed GPU replay's graph adds, for batches of at
+#: most WINDOW_GROWTH_BATCH events (``Graph.set_array_growth``; 0: geometric growth alone).
+#: Under a window's churn of small batches a graph grown from small arrays keeps emptying and
+#: adding arrays of its small classes, each change a rebuild of the device's allocation
+#: tables; with batches of 10^5 events the floor costs more than it saves (compaction keeps
+#: repacking the arrays it adds; bench/tools/window_ab_gpu.py)
+WINDOW_GROWTH_SLOTS = GROWTH_SLOTS
+WINDOW_GROWTH_BATCH = 1 << 15
 
 
 # ---------------------------------------------------------------------------------------------
@@ -285,6 +293,9 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
             raise ReplayError(f"device {device!r}: {e}") from None
         if not cols.op and window is None:      # a graph that only grows
             g.set_array_growth(GROWTH_SLOTS)
+        elif window is not None and WINDOW_GROWTH_SLOTS and g.device == "gpu" and \
+                batch_size is not None and batch_size <= WINDOW_GROWTH_BATCH:
+            g.set_array_growth(WINDOW_GROWTH_SLOTS)
         # (GPU: hornet.batch.deferred_path; its first batch's reserves made before the clock)
         g.defer_inserts(ready=True)
         if position is None:

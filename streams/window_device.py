@@ -43,9 +43,10 @@ def expiring_pairs(pieces, live_keys: np.ndarray, live_values: np.ndarray):
     int64 (m,) ascending, src (m,), dst (m,) host arrays, (src, dst) int32 (m,) on the
     graph's device, CuPy or NumPy), in queue order; ``live_keys``, ``live_values``: the
     window's live refreshes (edge key -> latest refresh index, host int64 arrays). Returns
-    (src, dst) on that device: every entry's pair, those of entries with a later refresh
-    replaced by the pair of an entry that expires (each expiring edge at least once, no
-    other edge; repeats left to the delete); None when no expiring entry is found among the
+    (src, dst) on that device (the pieces' own arrays, changed in place, when there is one
+    piece): every entry's pair, those of entries with a later refresh replaced by the pair
+    of an entry that expires (each expiring edge at least once, no other edge; repeats left
+    to the delete); None, with nothing changed, when no expiring entry is found among the
     first few of each piece (the caller decides on the host then). The live map is not
     changed."""
     devices = [p[3] for p in pieces]
@@ -58,17 +59,14 @@ def expiring_pairs(pieces, live_keys: np.ndarray, live_values: np.ndarray):
     rep = _expiring_entry(pieces, live_keys, live_values)
     if rep is None:
         return None
-    xp = _module(devices[0][0])
-    total = sum(int(p[0].shape[0]) for p in pieces)
-    out_s = xp.empty(total, dtype=np.int32)
-    out_d = xp.empty(total, dtype=np.int32)
-    at = 0
+    # in place: the leaving entries' pairs are the window's alone once they leave it
     for index, _, _, (ds, dd) in pieces:
-        m = int(index.shape[0])
         limits = np.searchsorted(index, live_values, side="left")
-        _replace(xp, ds, dd, live_keys, limits, rep, out_s[at:at + m], out_d[at:at + m])
-        at += m
-    return out_s, out_d
+        _replace(ds, dd, live_keys, limits, rep)
+    if len(devices) == 1:
+        return devices[0]
+    xp = _module(devices[0][0])
+    return (xp.concatenate([p[0] for p in devices]), xp.concatenate([p[1] for p in devices]))
 
 
 def _module(a):
@@ -92,21 +90,31 @@ def _expiring_entry(pieces, live_keys, live_values):
     return None
 
 
-def _replace(xp, ds, dd, live_keys, limits, rep, out_s, out_d) -> None:
-    """out = (ds, dd) with the entries that stay replaced by ``rep`` (see the module
-    docstring): one kernel on the GPU, its NumPy twin on the host."""
+def _replace(ds, dd, live_keys, limits, rep) -> None:
+    """In place: the entries of (``ds``, ``dd``) that stay replaced by ``rep`` (see the
+    module docstring): one kernel on the GPU, its NumPy twin on the host."""
     m = int(ds.shape[0])
-    if xp is np:
+    if isinstance(ds, np.ndarray):
         keys = edge_keys(ds, dd)
         pos = np.arange(m)
         stays = np.zeros(m, dtype=bool)
         for k, limit in zip(live_keys.tolist(), limits.tolist()):   # a few live keys
             stays |= (keys == k) & (pos < limit)
-        out_s[:] = np.where(stays, rep[0], ds)
-        out_d[:] = np.where(stays, rep[1], dd)
+        ds[stays], dd[stays] = rep
         return
-    from hornet.core.cuda import function, launch, upload
+    from hornet.core.cuda import BLOCK, _max_grid, upload
     table = upload(np.concatenate([live_keys, limits]).astype(np.int64))
-    launch(function(_CU, "window_expiring"), m,
-           (ds, dd, np.int64(m), table, np.int32(live_keys.shape[0]), np.int32(rep[0]),
-            np.int32(rep[1]), out_s, out_d))
+    _prepared("window_expiring", 9)(min(-(-m // BLOCK), _max_grid()), BLOCK, [
+        ds.data.ptr, dd.data.ptr, m, table.data.ptr, int(live_keys.shape[0]), int(rep[0]),
+        int(rep[1]), ds.data.ptr, dd.data.ptr])
+
+
+_LAUNCHES: dict = {}
+
+
+def _prepared(name: str, nargs: int):
+    from hornet.core.cuda import PreparedLaunch, function
+    fn = _LAUNCHES.get(name)
+    if fn is None:
+        fn = _LAUNCHES[name] = PreparedLaunch(function(_CU, name), nargs)
+    return fn

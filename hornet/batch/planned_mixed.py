@@ -12,9 +12,14 @@ removes), the result of the insert followed by the delete is:
   memory policy refits the loose lists, :func:`hornet.batch.pipeline.compact_memory`);
 - the insert's entries merged into the lists that are left (its insertion points and old
   degrees less what the removal took: :func:`hornet.batch.gpu.plan.shift_for_removal`),
-  the growing lists straight into the blocks of one allocation;
+  the growing lists straight into the blocks of one allocation (taken by the device before
+  the read-back where a planned insert's are, :data:`TAKES_AHEAD`);
 - both plans written into the vertex table, the blocks given back in one release, the
-  memory policy run once;
+  memory policy run once (decided from bounds where they settle it without the release's
+  counts, :data:`COMPACTION_BOUND`);
+
+for a graph without edge properties the removal and the merge are launched from the plans'
+addresses, as a planned delete's and insert's are (:data:`ADDRESSED`),
 
 and the two changes are the plans' own: the insert's new edges (with their property values)
 and the delete's present edges (with the values they had), as the two calls give them.
@@ -26,8 +31,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gpu.plan import (commit_plan, count_common, place_moves, plan_batch, set_degrees,
-                       shift_for_removal)
+from . import planned
+from ..memory import compaction_bound
+from .gpu import kernels as gpu_kernels
+from .gpu.plan import (I_BAD, I_CLASS, I_SEGMENTS, I_TAKE_SHORT, _address, commit_plan,
+                       count_common, place_moves, plan_batch, set_degrees, shift_for_removal)
+from .gpu.prepared_merge import prepared_merge
+from .gpu.queued_removal import queued_removal
 from .pipeline import _field_columns, compact_memory, edge_change
 from .planned import _change, _first_pairs
 from .validate import check_ids
@@ -35,6 +45,16 @@ from .validate import check_ids
 __all__ = ["planned_apply"]
 
 _COMMON: list = []
+#: the insert's blocks taken by the device before the read-back (within
+#: :data:`hornet.batch.planned.PLANNED_INSERT_TAKES`, as a planned insert's); False: after it
+TAKES_AHEAD = True
+#: graphs without edge properties: the removal and the merge launched from the plans'
+#: addresses (:mod:`hornet.batch.gpu.queued_removal`, :mod:`hornet.batch.gpu.prepared_merge`);
+#: False: through CuPy views of the plans' rows
+ADDRESSED = True
+#: the delete's compaction decided from bounds where they settle it
+#: (:mod:`hornet.memory.compaction_bound`); False: from the release's counts
+COMPACTION_BOUND = True
 
 
 def _common():
@@ -68,37 +88,70 @@ def planned_apply(g, s, d, values: dict, ds, dd):
     Raises :class:`hornet.batch.validate.BatchError` (graph unchanged) for ids outside
     [0, MAX_VERTEX_ID] in either half, and DeviceMemoryError (graph unchanged) when the
     insert's growing lists find no room."""
+    from ..memory import gpu_take            # (GPU only: imported on the first mixed batch)
     mm, xp, K = g._mm, g._xp, g._K
     mirror = not g.directed
+    per = 2 if mirror else 1
+    entries = int(s.shape[0]) * per
+    # the insert's blocks taken by the device before the read-back, as a planned insert's
+    device_takes = planned.DEVICE_TAKES and entries <= planned.PLANNED_INSERT_TAKES
+    if device_takes and TAKES_AHEAD:
+        gpu_take.prepare(mm)
     table = (g._degree, g._size_class, g._edge_ptr, mm.min_size_class)
     pending_i = plan_batch(s, d, mirror, True, *table, slot=0, wait=False)
     pending_d = plan_batch(ds, dd, mirror, False, *table, keep_blocks=True, slot=1,
                            wait=False)
+    ahead = None
+    if device_takes and TAKES_AHEAD:
+        info = pending_i.ws.info.data.ptr
+        ahead = gpu_take.take_ahead(mm, info + 8 * I_CLASS, info + 8 * I_BAD,
+                                    info + 8 * I_TAKE_SHORT, entries)
     common = _common()
     common[0].data.memset_async(0, 8)
-    count_common(pending_i, int(s.shape[0]) * (2 if mirror else 1), pending_d,
-                 int(ds.shape[0]) * (2 if mirror else 1), common[0])
+    count_common(pending_i, entries, pending_d, int(ds.shape[0]) * per, common[0])
     both = _read_back(pending_i, pending_d, common)
     p = pending_i.finish(pending_i.ws.host)
     q = pending_d.finish(pending_d.ws.host)
+    if ahead is not None and (p.bad or p.take_short or not p.moves):
+        ahead = None                         # it took nothing: the blocks are taken below
     for plan, a, b in ((p, s, d), (q, ds, dd)):
         if plan.bad:
+            if ahead is not None:
+                gpu_take.give_back_ahead(mm, ahead, p.per_class)
             check_ids([(a.astype(xp.int64), "src"), (b.astype(xp.int64), "dst")], xp)
             raise AssertionError("the batch plan flagged an id that check_ids accepts")
     if both:
+        if ahead is not None:
+            gpu_take.give_back_ahead(mm, ahead, p.per_class)
         return None
     n = max(g._n, p.top)
-    g._reserve(n)
+    try:
+        g._reserve(n)
+    except BaseException:
+        if ahead is not None:
+            gpu_take.give_back_ahead(mm, ahead, p.per_class)
+        raise
+    if ahead is not None:
+        pool, class_start = gpu_take.took_ahead(mm, ahead, p.per_class)
+    elif p.moves:                                   # the only step that can fail
+        pool, class_start = planned._take_blocks(mm, p, device_takes)
     if p.moves:
-        pool = mm.allocate_counts(p.per_class)       # the only step that can fail
-        class_start = np.zeros(p.per_class.shape[0], dtype=np.int64)
-        np.cumsum(p.per_class[:-1], out=class_start[1:])
         place_moves(p, class_start, pool)
     # ---- nothing above changed the graph; from here on the batch is committed ----
     g._views.clear()
     g._n = n
     gone = {}
-    if q.kept:
+    # graphs without edge properties: the removal and the merge launched from the plans'
+    # addresses (no CuPy view of the plans' rows, no argument conversion)
+    plain = ADDRESSED and not g._edge_schema
+    if q.kept and plain:
+        ws = q.pending.ws
+        info = ws.info.data.ptr
+        queued_removal(_address(q, "old_ptr"), _address(q, "old_deg"),
+                       _address(q, "seg_start"), _address(q, "seg_len"), _address(q, "at"),
+                       q.segments, g._entries, mm.field_dtypes, info + 8 * I_SEGMENTS,
+                       info + 8 * I_BAD)
+    elif q.kept:
         columns = _field_columns(g, q.old_ptr)
         for f, (name, dt) in enumerate(g._edge_schema.items(), start=1):
             gone[name] = xp.empty(q.kept, dtype=dt)
@@ -110,19 +163,26 @@ def planned_apply(g, s, d, values: dict, ds, dd):
     if p.kept:
         if q.kept:
             shift_for_removal(p, q)
-        kept_values = {}
-        if g._edge_schema:
-            first, kept_keys = _first_pairs(xp, s, d, p, mirror)
-            kept_values = {name: values[name][first] for name in g._edge_schema}
-            change_values = kept_values
-            if p.once_src is not None:          # the change lists each edge once (src < dst)
-                once = xp.searchsorted(kept_keys, (p.once_src.astype(xp.int64) << 31)
-                                       | p.once_dst.astype(xp.int64))
-                change_values = {name: v[once] for name, v in kept_values.items()}
-        columns = _field_columns(g, p.old_ptr)
-        moved_columns = _field_columns(g, p.seg_ptr) if p.moves else columns
-        K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
-                      [p.dst] + [kept_values[name] for name in g._edge_schema])
+        if plain and not gpu_kernels.MERGE_PIECES:
+            prepared_merge(_address(p, "old_ptr"),
+                           _address(p, "seg_ptr" if p.moves else "old_ptr"),
+                           _address(p, "old_deg"), _address(p, "seg_start"),
+                           _address(p, "seg_len"), _address(p, "at"), p.dst.data.ptr,
+                           p.segments, p.dst.dtype)
+        else:
+            kept_values = {}
+            if g._edge_schema:
+                first, kept_keys = _first_pairs(xp, s, d, p, mirror)
+                kept_values = {name: values[name][first] for name in g._edge_schema}
+                change_values = kept_values
+                if p.once_src is not None:      # the change lists each edge once (src < dst)
+                    once = xp.searchsorted(kept_keys, (p.once_src.astype(xp.int64) << 31)
+                                           | p.once_dst.astype(xp.int64))
+                    change_values = {name: v[once] for name, v in kept_values.items()}
+            columns = _field_columns(g, p.old_ptr)
+            moved_columns = _field_columns(g, p.seg_ptr) if p.moves else columns
+            K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
+                          [p.dst] + [kept_values[name] for name in g._edge_schema])
     # the delete's plan first: its new degrees count the insert's entries (shift_for_removal),
     # so a list it empties that the insert refills keeps its block; then the insert's (the
     # growing lists' new blocks and classes), then the insert's lists' degrees after both
@@ -130,12 +190,20 @@ def planned_apply(g, s, d, values: dict, ds, dd):
              commit_plan(p, g._degree, g._size_class, g._edge_ptr, mm.min_size_class)]
     if p.kept and q.kept:
         set_degrees(p, g._degree)
-    freed = [f for f in freed if f.size]
+    freed = [f for f, plan in zip(freed, (q, p)) if f.size and plan.freed_slots]
     if freed:
         mm.release(freed[0] if len(freed) == 1 else xp.concatenate(freed), wait=False)
     g._entries += p.kept - q.kept
     if q.kept:
-        compact_memory(g, q.sources)
+        # the slots the release on its way gives back at most (a list the delete empties
+        # and the insert refills keeps its block: fewer), or None where an earlier release
+        # is still on its way
+        released = p.freed_slots + q.freed_slots
+        if not released and mm._pending_release is not None:
+            released = None
+        if q.kept < compaction_bound.MIN_ENTRIES or not COMPACTION_BOUND:
+            released = None
+        compact_memory(g, q.sources, released_slots=released)
     inserted = _change(g, "insert", p, change_values, p.loops)
     if gone:
         deleted = edge_change(g, "delete", q.src, q.dst, gone)
