@@ -268,3 +268,43 @@ def test_async_phases_stopped_by_deadline(peel, monkeypatch):
                 assert kt.stats["path"] == "dynamic"
             _check(kt, g)
     assert "static" in paths
+
+
+@pytest.mark.parametrize("peel", ["async", "rounds"])
+@pytest.mark.parametrize("tail", [1, 4, 1 << 30])
+def test_descent_tail_in_one_launch(device, tail, peel, monkeypatch):
+    """The lattice with two hubs loses and gets back random edges (GPU: the deletion's descent
+    in host-driven rounds until a round leaves at most ``tail`` edges on the worklist, the
+    rest of it and the peeling of the lowered edges in one ``ko_scan`` launch, its phases
+    asynchronous or in rounds: ``peel``, see _use_peel). Exact and a k-order after every
+    batch; with every tail left to the launch, some deletion took it."""
+    if device == "cpu" and (tail != 1 or peel != "async"):
+        pytest.skip("the GPU version's drivers")
+    _use_driver(device, "device" if device == "cpu" else "rounds", monkeypatch)
+    _use_peel(device, peel, monkeypatch)
+    tails = []
+    if device == "gpu":
+        from hornet.algos.ktruss import dynamic_gpu
+        monkeypatch.setattr(dynamic_gpu, "DESCENT_TAIL_SCAN", tail)
+        scan = dynamic_gpu.GpuDynamicTruss._scan
+
+        def counted(self, mode, *a, **k):
+            tails.append(mode)
+            return scan(self, mode, *a, **k)
+        monkeypatch.setattr(dynamic_gpu.GpuDynamicTruss, "_scan", counted)
+    rng = np.random.default_rng(5)
+    s, d = _with_hubs()
+    g = hornet.Graph(directed=False, device=device)
+    g.insert_edges(arr(device, s), arr(device, d))
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    _check(kt, g)
+    for _ in range(8):
+        pick = rng.choice(len(s), int(rng.integers(1, 30)), replace=False)
+        gone = ([s[i] for i in pick], [d[i] for i in pick])
+        kt.update(g.delete_edges(arr(device, gone[0]), arr(device, gone[1])))
+        assert kt.stats["path"] == "dynamic"
+        _check(kt, g)
+        kt.update(g.insert_edges(arr(device, gone[0]), arr(device, gone[1])))
+        _check(kt, g)
+    if device == "gpu" and tail == 1 << 30:
+        assert 2 in tails, tails
