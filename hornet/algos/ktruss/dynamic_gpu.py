@@ -167,9 +167,9 @@ DEVICE_SCAN_DELETE_MAX_EDGES = 1 << 21
 #: (``ko_scan`` mode 3); None: by the graph's size, as DEVICE_SCAN_DELETE.
 DEVICE_SCAN_RAISE: bool | None = None
 #: Where the deletion's descent runs in host-driven rounds: once a round leaves a worklist of
-#: at most DESCENT_TAIL_SCAN edges (or none), the rest of the descent and the peeling of the
-#: edges it lowered run in one cooperative ``ko_scan`` launch (mode 2), without a host read a
-#: round (0: every round and the peeling host-driven)
+#: at most DESCENT_TAIL_SCAN edges, the rest of the descent and the peeling of the edges it
+#: lowered run in one cooperative ``ko_scan`` launch (mode 2), without a host read a round
+#: (0: every round host-driven)
 DESCENT_TAIL_SCAN = 0
 #: ko_scan's phases run as one asynchronous phase each (a work queue that every warp serves
 #: to its end, ``ko_async.cuh``) on a graph of at most ASYNC_MAX_EDGES edges: the peelings

@@ -34,9 +34,9 @@ class HostRounds:
         other edge); every lowered edge goes once to ``_fallen`` (``_fell == fstamp``, count
         ``C_FELL``). Returns False when the deadline passed (the values are then bounds, not
         final). With ``stop_at`` > 0, a round that leaves a worklist of at most ``stop_at``
-        edges (none included) ends the rounds: that worklist is copied to ``_la`` (its length
-        stays in ``ctr[C_NEXT]``, ``_ctr_host`` current) and None is returned, for the caller
-        to finish the descent and the peeling in one launch."""
+        edges ends the rounds: that worklist is copied to ``_la`` (its length stays in
+        ``ctr[C_NEXT]``, ``_ctr_host`` current) and None is returned, for the caller to
+        finish the descent in one launch."""
         from hornet.core.cuda import BLOCK, _max_grid, i64, launch
         deg, ptr = self._view()
         t = self._table
@@ -69,8 +69,8 @@ class HostRounds:
             cur, nxt = nxt, cur
             if n and time.perf_counter() > deadline:
                 return False
-            if stop_at and n <= stop_at:
-                if n and cur is not self._la:
+            if 0 < n <= stop_at:
+                if cur is not self._la:
                     self._la[:n] = cur[:n]
                 return None
         return True
