@@ -166,11 +166,6 @@ DEVICE_SCAN_DELETE_MAX_EDGES = 1 << 21
 #: The same choice for the certified raise of an insertion and its descent and peeling
 #: (``ko_scan`` mode 3); None: by the graph's size, as DEVICE_SCAN_DELETE.
 DEVICE_SCAN_RAISE: bool | None = None
-#: Where the deletion's descent runs in host-driven rounds: once a round leaves a worklist of
-#: at most DESCENT_TAIL_SCAN edges, the rest of the descent and the peeling of the edges it
-#: lowered run in one cooperative ``ko_scan`` launch (mode 2), without a host read a round
-#: (0: every round host-driven)
-DESCENT_TAIL_SCAN = 0
 #: ko_scan's phases run as one asynchronous phase each (a work queue that every warp serves
 #: to its end, ``ko_async.cuh``) on a graph of at most ASYNC_MAX_EDGES edges: the peelings
 #: (ASYNC_PEEL), mode 4's candidate search (ASYNC_CAND) and the deletion's descent
@@ -712,23 +707,16 @@ class GpuDynamicTruss(HostRounds):
                 queued()
             n = int(self._read()[C_NEXT])
             self.stats["seeds"] = n
-            done = self._descend(n, tstamp, fstamp, deadline, DESCENT_TAIL_SCAN)
-            if done is None:
-                # the descent's last rounds and the peeling in one launch (its count of the
-                # fallen edges goes on from the host rounds')
-                self._ks[KS_FELL] = int(self._ctr_host[C_FELL])
-                done = self._scan(2, 0, 0, self._fallen, fstamp, tstamp, deadline, 1 << 62)
-                touched = self._touched_count
-            else:
-                if done:
-                    # the edges that fell: the end of their new level, in an order peeled
-                    # from them (the host's copy of the counters is current: every phase
-                    # ends with its read)
-                    nf = int(self._ctr_host[C_FELL])
-                    done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp,
-                                      deadline, to_empty=True) >= 0
-                touched = int(self._ctr_host[C_TOUCHED])
-                self._tail += int(self._ctr_host[C_TAIL])      # (the host-driven peeling's)
+            done = self._descend(n, tstamp, fstamp, deadline)
+            if done:
+                # the edges that fell: the end of their new level, in an order peeled from
+                # them (the host's copy of the counters is current: every phase ends with
+                # its read)
+                nf = int(self._ctr_host[C_FELL])
+                done = self._peel(self._fallen, nf, self._fell, fstamp, tstamp, deadline,
+                                  to_empty=True) >= 0
+            touched = int(self._ctr_host[C_TOUCHED])
+            self._tail += int(self._ctr_host[C_TAIL])      # (the host-driven peeling's)
         if not done:                               # (the caller deletes the batch's keys)
             return self._fallback(touched)
         if top_hit and TOP_DELETE_BY_DESCENT:     # (the descent lowered the top's edges)

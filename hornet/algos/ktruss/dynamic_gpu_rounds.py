@@ -26,17 +26,14 @@ class HostRounds:
     """The host-driven methods (a base of ``GpuDynamicTruss``: its state and its ``_peel``,
     ``_read`` and ``_add_extras``)."""
 
-    def _descend(self, n: int, tstamp, fstamp, deadline, stop_at: int = 0) -> bool | None:
+    def _descend(self, n: int, tstamp, fstamp, deadline) -> bool:
         """The h-index descent from the worklist ``_la[:n]`` (distinct slots) to its fixed
         point, one launch per phase (the h-index: a block per edge, or, on a worklist of
         :data:`HINDEX_SPLIT_MIN` edges or more, a warp per edge whose shorter
         list has at most :data:`HINDEX_LIGHT_MAX` elements and a block per
         other edge); every lowered edge goes once to ``_fallen`` (``_fell == fstamp``, count
         ``C_FELL``). Returns False when the deadline passed (the values are then bounds, not
-        final). With ``stop_at`` > 0, a round that leaves a worklist of at most ``stop_at``
-        edges ends the rounds: that worklist is copied to ``_la`` (its length stays in
-        ``ctr[C_NEXT]``, ``_ctr_host`` current) and None is returned, for the caller to
-        finish the descent in one launch."""
+        final)."""
         from hornet.core.cuda import BLOCK, _max_grid, i64, launch
         deg, ptr = self._view()
         t = self._table
@@ -69,10 +66,6 @@ class HostRounds:
             cur, nxt = nxt, cur
             if n and time.perf_counter() > deadline:
                 return False
-            if 0 < n <= stop_at:
-                if cur is not self._la:
-                    self._la[:n] = cur[:n]
-                return None
         return True
 
     def _insert_raise(self, slots) -> None:
