@@ -108,6 +108,9 @@ def wrap_all(st: Stages) -> None:
     for name in ("insert_new", "delete_present"):
         st.wrap(ET.EdgeTable, name, f"table.{name}")
     st.wrap(DG, "batch_adjacency", "batch_adjacency (truss)")
+    from hornet.algos.ktruss import top_levels_gpu as TL
+    for name in ("top_count", "top_slots", "decompose_top"):
+        st.wrap(TL, name, f"top.{name}")
     st.wrap(TD, "batch_adjacency", "batch_adjacency (tc)")
 
 
