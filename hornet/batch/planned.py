@@ -7,8 +7,8 @@ counts per size class, all on the device, one read of the counts), then takes th
 the moving lists (a delete's by the device, :func:`hornet.memory.gpu_take.allocate_on_device`:
 the plan's per-class counts, already on the device, pick the block arrays that give them;
 the host checks each class's room from its per-class counts and grows a short class first;
-an insert's from the memory manager, see :data:`PLANNED_INSERT_TAKES`; one kernel hands
-each moving list its block), rewrites the lists
+an insert's before its read-back, see :data:`PLANNED_INSERT_TAKES` and :data:`GROW_AHEAD`;
+one kernel hands each moving list its block), rewrites the lists
 (:func:`hornet.batch.gpu.kernels.merge_lists` / ``remove_lists``; an insert without edge
 properties through prepared launches from the plan's addresses,
 :mod:`hornet.batch.gpu.prepared_merge`) straight into their blocks,
@@ -70,12 +70,18 @@ __all__ = ["planned_pairs", "planned_update"]
 DEVICE_TAKES = os.environ.get("HORNET_DEVICE_TAKES", "1") != "0"
 #: planned inserts of at most this many entries (once mirrored) take their blocks on the
 #: device too, before the read-back when they can (0: none; deletes and medium batches take
-#: theirs on the device whatever their size). The host's allocation of a large insert's
-#: blocks lies on its critical path after the read-back; above this size the inserts grow
-#: block arrays often enough that making the device's free counts again for the new arrays
-#: (hornet.memory.gpu_take.prepare) costs about what the host's allocation does
+#: theirs on the device whatever their size); larger ones by the host's allocation, which
+#: lies on the insert's critical path after the read-back. Every size by default: the
+#: block arrays that large inserts need are made ahead (GROW_AHEAD), so their takes ahead
+#: find room instead of making the device's free counts again batch after batch
 #: (bench/tools/ab_takes_gpu.py, bench/tools/knob_ab_gpu.py)
-PLANNED_INSERT_TAKES = 1 << 20
+PLANNED_INSERT_TAKES = MAX_ENTRIES
+#: after a planned insert whose lists moved, each class it took blocks from gets room for
+#: the next such inserts while the device works on this one
+#: (hornet.memory.gpu_take.grow_ahead): the next insert's blocks are then taken ahead of its
+#: read-back (block arrays made and the device's free counts made again off its critical
+#: path); False: the classes grow when an insert finds them short
+GROW_AHEAD = True
 #: deletes into graphs without edge properties queue the removal behind the plan's
 #: read-back (:func:`_queue_removal`); False (or the environment variable
 #: HORNET_QUEUED_REMOVAL=0): the removal is launched after it
@@ -252,6 +258,8 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         g._entries += p.kept
         # inserts leave no list loose and do not compact (hornet.batch.pipeline.compact_memory)
         _commit(g, p)
+        if GROW_AHEAD and device_takes and p.moves:
+            gpu_take.grow_ahead(mm, p.per_class)
         return _change(g, kind, p, change_values, p.loops)
     xp = g._xp
     gone = {}

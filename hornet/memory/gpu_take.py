@@ -33,7 +33,7 @@ _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "device_take.cu")
 TAKE_FIELDS = 5 + FOREST_LEVELS + 1        # a take_small request row (memory_kernels.cu)
 PLAN_THREADS = 1024
 _LAUNCHES: dict = {}
-_ARITY = {"take_plan": 10, "free_add": 3}
+_ARITY = {"take_plan": 10, "free_add": 3, "free_gather": 4}
 
 
 def _prepared(name: str) -> PreparedLaunch:
@@ -102,7 +102,7 @@ class DeviceTakes:
     first leaf word of its tree among all the arrays' (the scan path). Made from the host's
     counts (:meth:`for_manager`)."""
 
-    def __init__(self, mm, lookup):
+    def __init__(self, mm, lookup, since: "DeviceTakes | None" = None):
         nf = len(mm.field_dtypes)
         width = nf + 3 + FOREST_LEVELS + 1
         rows = mm._table.rows.reshape(-1, width)
@@ -120,15 +120,26 @@ class DeviceTakes:
         np.cumsum(rows[:, 4 + nf] - rows[:, 3 + nf], out=word_start[1:])
         self.leaf_words = int(word_start[-1])
         free = np.fromiter((a.free for a in lookup.arrays), dtype=np.int64, count=na)
-        dev = upload(np.concatenate([req.ravel(), rows[:, 1], free, word_start]))
+        parts = [req.ravel(), rows[:, 1], free, word_start]
+        if since is not None:             # the arrays of `since`'s lookup in this one's order
+            old = since.lookup.bases
+            at = np.minimum(np.searchsorted(old, lookup.bases), max(old.shape[0] - 1, 0))
+            kept = old[at] == lookup.bases if old.shape[0] else np.zeros(na, dtype=bool)
+            parts.append(np.where(kept, at, -1))
+        dev = upload(np.concatenate(parts))
         at = na * TAKE_FIELDS
         self.req = dev[:at]
         self.cls = dev[at:at + na]
         self.free = dev[at + na:at + 2 * na]
-        self.word_start = dev[at + 2 * na:]
+        self.word_start = dev[at + 2 * na:at + 3 * na + 1]
+        if since is not None and na:
+            # the free counts of the arrays both lookups hold are the device's (the takes
+            # and releases since `since` was made), the others' the host's (new arrays)
+            _prepared("free_gather")(-(-na // 256), 256, [
+                self.free.data.ptr, since.free.data.ptr, dev[at + 3 * na + 1:].data.ptr, na])
         self.counts = cupy.empty(2 * na, dtype=cupy.int64)    # taken, out start
         self.next_slot = cupy.empty(64, dtype=cupy.uint64)
-        self._pool = None                         # the pool of takes ahead (reused)
+        self._pool = since._pool if since is not None else None   # (takes ahead, reused)
 
     @staticmethod
     def for_manager(mm) -> "DeviceTakes":
@@ -230,6 +241,14 @@ def prepare(mm) -> None:
         DeviceTakes.for_manager(mm)
 
 
+#: takes ahead (:func:`take_ahead`) for at most this many blocks; a bound past SMALL_TAKE
+#: scans every leaf word of every array (memory_kernels.cu: popcount_forest, extract_forest),
+#: tens of microseconds of device time, whatever the blocks the batch turns out to take
+AHEAD_MAX = int(os.environ.get("HORNET_AHEAD_MAX", 1 << 25))
+#: :func:`grow_ahead` makes room for this many batches like the last one
+AHEAD_BATCHES = 2
+
+
 class TakeAhead:
     """A take queued before the counts it serves reached the host (:func:`take_ahead`):
     ``pool`` (int64 device, room for the bound given), ``next_slot`` (uint64 device (64,))."""
@@ -251,10 +270,9 @@ def take_ahead(mm, need_ptr: int, bad_ptr: int, short_ptr: int, bound: int):
     once (zeros when nothing was taken); the per-class counts wait for :func:`took_ahead`
     or :func:`give_back_ahead`. Returns a :class:`TakeAhead`, or None, with nothing queued,
     when the device's free counts are not those of the manager's current lookup (see
-    :func:`prepare`) or ``bound`` exceeds ``SMALL_TAKE`` (a large take scans every leaf
-    word: only once the counts say that it takes anything)."""
+    :func:`prepare`) or ``bound`` exceeds :data:`AHEAD_MAX`."""
     dt = mm._device_takes
-    if dt is None or dt.stale or dt.lookup is not mm._lookup or bound > SMALL_TAKE:
+    if dt is None or dt.stale or dt.lookup is not mm._lookup or bound > AHEAD_MAX:
         return None
     if dt._pool is None or dt._pool.shape[0] < bound:
         dt._pool = cupy.empty(1 << max(10, (max(bound, 1) - 1).bit_length()),
@@ -303,3 +321,19 @@ def allocate_on_device(mm, per_class, need_ptr: int):
         mm._count(k, 0, int(per_class[k]))
     mm._pending_takes.append(pending)
     return pool, dt.next_slot
+
+
+def grow_ahead(mm, per_class) -> None:
+    """After a batch that took ``per_class[k]`` blocks of every class k (host int64 (64,)),
+    its kernels queued: room made for :data:`AHEAD_BATCHES` more such batches in every class
+    short of it (:meth:`~hornet.memory.manager.MemoryManager.grow_ahead`, no wait), and the
+    device's free counts carried over to the lookup with the new arrays (one upload and
+    one launch, in stream order after the batch's takes and release), so that the next
+    batch takes its blocks ahead of its read-back instead of growing after it. Raises
+    DeviceMemoryError (the arrays made before stay; the next take grows as it must)."""
+    dt = mm._device_takes
+    current = dt is not None and not dt.stale and dt.lookup is mm._lookup
+    if not mm.grow_ahead(per_class * AHEAD_BATCHES):
+        return
+    if current:
+        mm._device_takes = DeviceTakes(mm, mm.lookup(), since=dt)
