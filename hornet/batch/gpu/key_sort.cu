@@ -14,7 +14,8 @@
 // and ks_scatter writes each key to its place: the digit's start (a scan of the totals), the
 // tile's offset within the digit, the warps before it in the tile, and its rank within its
 // warp (warps take consecutive runs of the tile, 32 keys a round in order; keys of one digit
-// in a round rank by lane, found by __match_any_sync). The order of equal digits is kept.
+// in a round rank by lane, found by __match_any_sync). The order of equal digits is kept. The
+// tile goes through shared memory in digit order, so that its writes are runs of words.
 //
 // Compiled once per process by cupy.RawModule (NVRTC, -std=c++17); includes segmented.cuh.
 
@@ -23,13 +24,16 @@
 #define KS_ID_BITS 31
 #define KS_THREADS 256
 #define KS_WARPS (KS_THREADS / 32)
-#define KS_ROUNDS 32                          // keys a lane handles in ks_scatter
+#define KS_ROUNDS 16                          // keys a lane handles in ks_scatter
 #define KS_WARP_KEYS (32 * KS_ROUNDS)
 #define KS_TILE (KS_WARPS * KS_WARP_KEYS)     // keys a block handles (key_sort.py: TILE)
 #define KS_PASSES 6                           // key_sort.py: PASSES
 #define KS_MAX_BITS 11                        // ceil(62 / KS_PASSES)
 #define KS_MAX_BINS (1 << KS_MAX_BITS)        // key_sort.py: MAX_BINS
 #define KS_PER_THREAD (KS_MAX_BINS / KS_THREADS)
+#if KS_TILE * 8 != KS_WARPS * KS_MAX_BINS * 2
+#error "ks_scatter keeps a tile's keys where its counts were"
+#endif
 
 // b: bits of the largest id (at least 1, at most 31); w: bits of a digit.
 __device__ __forceinline__ int ks_id_bits(const i64* max_id) {
@@ -120,45 +124,37 @@ ks_scan(unsigned* __restrict__ hist, i64 tiles, const i64* __restrict__ max_id,
 }
 
 // Tile t (block t) of `in` written to its places in `out` (see the head of the file): digit
-// starts from totals (every block scans them), the tile's offsets from hist (ks_scan).
+// starts from totals (every block scans them), the tile's offsets from hist (ks_scan). The
+// tile is first ordered by digit in shared memory, then written out in that order, so that
+// neighbouring threads write neighbouring words of a digit's run.
 extern "C" __global__ void __launch_bounds__(KS_THREADS)
 ks_scatter(const u64* __restrict__ in, u64* __restrict__ out, i64 n,
            const i64* __restrict__ max_id, int pass, const unsigned* __restrict__ hist,
            const unsigned* __restrict__ totals, i64 tiles) {
-    __shared__ unsigned short counts[KS_WARPS][KS_MAX_BINS];   // per warp, then its offsets
-    __shared__ unsigned start[KS_MAX_BINS];                    // the tile's place per digit
+    // per warp and digit its keys, then the keys of the warps before it; then the tile's keys
+    // in digit order (both KS_TILE * 8 bytes)
+    __shared__ __align__(16) unsigned char shared[KS_WARPS * KS_MAX_BINS * 2];
+    __shared__ unsigned short local_start[KS_MAX_BINS];     // a digit's first place in the tile
+    __shared__ int place[KS_MAX_BINS];                      // its place in `out`, less that
     __shared__ unsigned warp_sums[32];
     __shared__ unsigned total;
+    unsigned short (*counts)[KS_MAX_BINS] = (unsigned short (*)[KS_MAX_BINS])shared;
+    u64* sorted = (u64*)shared;
     const int b = ks_id_bits(max_id), w = ks_digit_bits(b), nb = 1 << w;
     const unsigned mask = (unsigned)nb - 1u;
     const int lo = pass * w;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    // the digits' starts: totals scanned (each thread KS_PER_THREAD consecutive digits)
-    unsigned own[KS_PER_THREAD];
-    unsigned sum = 0;
-#pragma unroll
-    for (int q = 0; q < KS_PER_THREAD; ++q) {
-        const int c = tid * KS_PER_THREAD + q;
-        own[q] = c < nb ? totals[c] : 0u;
-        sum += own[q];
-    }
-    unsigned run = ks_block_scan(sum, warp_sums, &total);
-#pragma unroll
-    for (int q = 0; q < KS_PER_THREAD; ++q) {
-        const int c = tid * KS_PER_THREAD + q;
-        if (c < nb) start[c] = run + hist[(i64)c * tiles + blockIdx.x];
-        run += own[q];
-    }
     for (int c = lane; c < nb; c += 32) counts[warp][c] = 0;
     __syncwarp();
     // each warp ranks its run of the tile, 32 keys a round, in order
-    const i64 first = (i64)blockIdx.x * KS_TILE + (i64)warp * KS_WARP_KEYS + lane;
+    const i64 base = (i64)blockIdx.x * KS_TILE;
+    const int first = warp * KS_WARP_KEYS + lane;
     u64 key[KS_ROUNDS];
     unsigned short rank[KS_ROUNDS];
     const unsigned lower = (1u << lane) - 1u;
 #pragma unroll
     for (int r = 0; r < KS_ROUNDS; ++r) {
-        const i64 i = first + 32 * r;
+        const i64 i = base + first + 32 * r;
         const bool valid = i < n;
         key[r] = valid ? in[i] : 0ull;
         const unsigned d = valid ? ks_digit(key[r], b, lo, mask) : 0xFFFFFFFFu;
@@ -172,7 +168,7 @@ ks_scatter(const u64* __restrict__ in, u64* __restrict__ out, i64 n,
         rank[r] = (unsigned short)(before + __popc(peers & lower));
     }
     __syncthreads();
-    // per digit, the keys of the warps before each warp
+    // per digit, the keys of the warps before each warp, and the tile's keys of the digit
     for (int c = tid; c < nb; c += KS_THREADS) {
         unsigned acc = 0;
 #pragma unroll
@@ -181,14 +177,49 @@ ks_scatter(const u64* __restrict__ in, u64* __restrict__ out, i64 n,
             counts[v][c] = (unsigned short)acc;
             acc += x;
         }
+        local_start[c] = (unsigned short)acc;
+    }
+    __syncthreads();
+    // the digits' starts in `out` (totals scanned) and in the tile (the tile's counts scanned),
+    // each thread KS_PER_THREAD consecutive digits
+    unsigned own[KS_PER_THREAD], mine[KS_PER_THREAD];
+    unsigned sum = 0, sum_tile = 0;
+#pragma unroll
+    for (int q = 0; q < KS_PER_THREAD; ++q) {
+        const int c = tid * KS_PER_THREAD + q;
+        own[q] = c < nb ? totals[c] : 0u;
+        mine[q] = c < nb ? local_start[c] : 0u;
+        sum += own[q];
+        sum_tile += mine[q];
+    }
+    unsigned run = ks_block_scan(sum, warp_sums, &total);
+    unsigned run_tile = ks_block_scan(sum_tile, warp_sums, &total);
+#pragma unroll
+    for (int q = 0; q < KS_PER_THREAD; ++q) {
+        const int c = tid * KS_PER_THREAD + q;
+        if (c < nb) {
+            local_start[c] = (unsigned short)run_tile;
+            place[c] = (int)(run + hist[(i64)c * tiles + blockIdx.x] - run_tile);
+        }
+        run += own[q];
+        run_tile += mine[q];
     }
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < KS_ROUNDS; ++r) {
-        const i64 i = first + 32 * r;
-        if (i < n) {
+        if (base + first + 32 * r < n) {
             const unsigned d = ks_digit(key[r], b, lo, mask);
-            out[start[d] + counts[warp][d] + rank[r]] = key[r];
+            rank[r] = (unsigned short)(local_start[d] + counts[warp][d] + rank[r]);
         }
+    }
+    __syncthreads();                                   // (the counts' room holds the keys now)
+#pragma unroll
+    for (int r = 0; r < KS_ROUNDS; ++r)
+        if (base + first + 32 * r < n) sorted[rank[r]] = key[r];
+    __syncthreads();
+    const int len = (int)min((i64)KS_TILE, n - base);
+    for (int i = tid; i < len; i += KS_THREADS) {
+        const u64 k = sorted[i];
+        out[(i64)place[ks_digit(k, b, lo, mask)] + i] = k;
     }
 }

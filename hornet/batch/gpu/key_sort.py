@@ -17,7 +17,7 @@ from ...core.cuda import PreparedLaunch, cupy, function
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "key_sort.cu")
 #: keys a block handles (key_sort.cu: KS_TILE)
-TILE = 8192
+TILE = 4096
 THREADS = 256
 #: passes a sort makes (key_sort.cu: KS_PASSES; even: the keys end in their own buffer)
 PASSES = 6
