@@ -71,11 +71,15 @@ DEVICE_TAKES = os.environ.get("HORNET_DEVICE_TAKES", "1") != "0"
 #: planned inserts of at most this many entries (once mirrored) take their blocks on the
 #: device too, before the read-back when they can (0: none; deletes and medium batches take
 #: theirs on the device whatever their size); larger ones by the host's allocation, which
-#: lies on the insert's critical path after the read-back. Every size by default: the
-#: block arrays that large inserts need are made ahead (GROW_AHEAD), so their takes ahead
-#: find room instead of making the device's free counts again batch after batch
-#: (bench/tools/ab_takes_gpu.py, bench/tools/knob_ab_gpu.py)
-PLANNED_INSERT_TAKES = MAX_ENTRIES
+#: lies on the insert's critical path after the read-back. The block arrays these inserts
+#: need are made ahead (GROW_AHEAD), so that their takes ahead find room instead of growing
+#: and making the device's free counts again batch after batch. Past this size an insert
+#: and its undo move millions of lists in and out of the small classes (K24 10^7: 2.9
+#: million new lists of one edge), whose emptied arrays the memory policy gives back:
+#: the next insert's takes ahead are short whatever was made ahead, and the host's
+#: allocation does the growth more cheaply than the device's takes after the read-back
+#: (bench/tools/ab_takes_gpu.py, bench/tools/knob_ab_gpu.py, bench/tools/ab_batches_gpu.py)
+PLANNED_INSERT_TAKES = 1 << 22
 #: after a planned insert whose lists moved, each class it took blocks from gets room for
 #: the next such inserts while the device works on this one
 #: (hornet.memory.gpu_take.grow_ahead): the next insert's blocks are then taken ahead of its

@@ -244,7 +244,7 @@ def prepare(mm) -> None:
 #: takes ahead (:func:`take_ahead`) for at most this many blocks; a bound past SMALL_TAKE
 #: scans every leaf word of every array (memory_kernels.cu: popcount_forest, extract_forest),
 #: tens of microseconds of device time, whatever the blocks the batch turns out to take
-AHEAD_MAX = int(os.environ.get("HORNET_AHEAD_MAX", 1 << 25))
+AHEAD_MAX = 1 << 25
 #: :func:`grow_ahead` makes room for this many batches like the last one
 AHEAD_BATCHES = 2
 
