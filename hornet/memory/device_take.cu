@@ -81,15 +81,3 @@ extern "C" __global__ void free_add(i64* __restrict__ free_blocks, const u64* __
                                     i64 narrays) {
     GRID_STRIDE(a, narrays) { free_blocks[a] += (i64)counts[a]; }
 }
-
-// free_blocks[a] = old_free[at[a]] where at[a] >= 0: the device's free counts of the arrays
-// that a lookup made after arrays were added shares with the one before (at: their index
-// there, -1 for a new array, whose count the host's upload holds).
-extern "C" __global__ void free_gather(i64* __restrict__ free_blocks,
-                                       const i64* __restrict__ old_free,
-                                       const i64* __restrict__ at, i64 narrays) {
-    GRID_STRIDE(a, narrays) {
-        const i64 j = at[a];
-        if (j >= 0) free_blocks[a] = old_free[j];
-    }
-}

@@ -33,7 +33,7 @@ _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "device_take.cu")
 TAKE_FIELDS = 5 + FOREST_LEVELS + 1        # a take_small request row (memory_kernels.cu)
 PLAN_THREADS = 1024
 _LAUNCHES: dict = {}
-_ARITY = {"take_plan": 10, "free_add": 3, "free_gather": 4}
+_ARITY = {"take_plan": 10, "free_add": 3}
 
 
 def _prepared(name: str) -> PreparedLaunch:
@@ -123,20 +123,21 @@ class DeviceTakes:
         parts = [req.ravel(), rows[:, 1], free, word_start]
         if since is not None:             # the arrays of `since`'s lookup in this one's order
             old = since.lookup.bases
-            at = np.minimum(np.searchsorted(old, lookup.bases), max(old.shape[0] - 1, 0))
-            kept = old[at] == lookup.bases if old.shape[0] else np.zeros(na, dtype=bool)
-            parts.append(np.where(kept, at, -1))
+            was = np.minimum(np.searchsorted(old, lookup.bases), max(old.shape[0] - 1, 0))
+            kept = np.flatnonzero(old[was] == lookup.bases) if old.shape[0] else \
+                np.zeros(0, dtype=np.int64)
+            parts += [kept, was[kept]]
         dev = upload(np.concatenate(parts))
         at = na * TAKE_FIELDS
         self.req = dev[:at]
         self.cls = dev[at:at + na]
         self.free = dev[at + na:at + 2 * na]
         self.word_start = dev[at + 2 * na:at + 3 * na + 1]
-        if since is not None and na:
+        if since is not None and kept.shape[0]:
             # the free counts of the arrays both lookups hold are the device's (the takes
             # and releases since `since` was made), the others' the host's (new arrays)
-            _prepared("free_gather")(-(-na // 256), 256, [
-                self.free.data.ptr, since.free.data.ptr, dev[at + 3 * na + 1:].data.ptr, na])
+            nk, tail = kept.shape[0], at + 3 * na + 1
+            self.free[dev[tail:tail + nk]] = since.free[dev[tail + nk:tail + 2 * nk]]
         self.counts = cupy.empty(2 * na, dtype=cupy.int64)    # taken, out start
         self.next_slot = cupy.empty(64, dtype=cupy.uint64)
         self._pool = since._pool if since is not None else None   # (takes ahead, reused)
