@@ -527,10 +527,11 @@ def test_blocks_taken_by_the_device_against_the_cpu_and_the_hosts_counts(small_t
 
 @pytest.mark.parametrize("grow_ahead", [True, False])
 def test_inserts_grown_ahead_take_their_blocks_ahead_against_the_cpu(grow_ahead, monkeypatch):
-    """Planned inserts of every size take their blocks on the device; with GROW_AHEAD, each
-    insert whose lists moved makes room ahead for the next ones (arrays made after its
-    kernels are queued, hornet.memory.gpu_take.grow_ahead) and carries the device's free
-    counts over to the lookup with the new arrays: batch after batch (sizes past and under
+    """Planned inserts take their blocks on the device; with GROW_AHEAD, an insert taking
+    its blocks ahead makes room for the ones after it from the blocks the previous one took
+    (arrays made while its take is queued, before its read-back,
+    hornet.memory.gpu_take.grow_ahead) and carries the device's free counts over to the
+    lookup with the new arrays: batch after batch (sizes past and under
     SMALL_TAKE, hubs outgrowing their blocks, deletes between), the graph and the changes
     equal the CPU's, the carried counts equal the host's once settled (MemoryManager.check),
     and later inserts find their room ahead (takes ahead that take their blocks)."""

@@ -80,11 +80,12 @@ DEVICE_TAKES = os.environ.get("HORNET_DEVICE_TAKES", "1") != "0"
 #: allocation does the growth more cheaply than the device's takes after the read-back
 #: (bench/tools/ab_takes_gpu.py, bench/tools/knob_ab_gpu.py, bench/tools/ab_batches_gpu.py)
 PLANNED_INSERT_TAKES = 1 << 22
-#: after a planned insert whose lists moved, each class it took blocks from gets room for
-#: the next such inserts while the device works on this one
-#: (hornet.memory.gpu_take.grow_ahead): the next insert's blocks are then taken ahead of its
-#: read-back (block arrays made and the device's free counts made again off its critical
-#: path); False: the classes grow when an insert finds them short
+#: a planned insert taking its blocks ahead, once its plan and take are queued and while the
+#: device works on them, makes room in every class the previous such insert took blocks
+#: from for the inserts after it (hornet.memory.gpu_take.grow_ahead): their takes ahead then
+#: find room, and the block arrays and the device's free counts are made while the host
+#: would wait for the read-back, not after it; False: the classes grow when an insert finds
+#: them short
 GROW_AHEAD = True
 #: deletes into graphs without edge properties queue the removal behind the plan's
 #: read-back (:func:`_queue_removal`); False (or the environment variable
@@ -183,6 +184,11 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         info = ws.info.data.ptr
         ahead = gpu_take.take_ahead(mm, info + 8 * I_CLASS, info + 8 * I_BAD,
                                     info + 8 * I_TAKE_SHORT, p.entries)
+        if GROW_AHEAD and ahead is not None and mm.last_moves is not None:
+            try:                                       # (for the inserts after this one)
+                gpu_take.grow_ahead(mm, mm.last_moves)
+            except DeviceMemoryError:
+                pass                 # no room made ahead: a short class grows when taken
         p = p.finish(ws.readback())
     if p.bad:                            # (a take ahead took nothing)
         xp = g._xp
@@ -262,8 +268,8 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         g._entries += p.kept
         # inserts leave no list loose and do not compact (hornet.batch.pipeline.compact_memory)
         _commit(g, p)
-        if GROW_AHEAD and device_takes and p.moves:
-            gpu_take.grow_ahead(mm, p.per_class)
+        if device_takes and p.moves:
+            mm.last_moves = p.per_class
         return _change(g, kind, p, change_values, p.loops)
     xp = g._xp
     gone = {}

@@ -325,16 +325,18 @@ def allocate_on_device(mm, per_class, need_ptr: int):
 
 
 def grow_ahead(mm, per_class) -> None:
-    """After a batch that took ``per_class[k]`` blocks of every class k (host int64 (64,)),
-    its kernels queued: room made for :data:`AHEAD_BATCHES` more such batches in every class
-    short of it (:meth:`~hornet.memory.manager.MemoryManager.grow_ahead`, no wait), and the
-    device's free counts carried over to the lookup with the new arrays (one upload and
-    one launch, in stream order after the batch's takes and release), so that the next
-    batch takes its blocks ahead of its read-back instead of growing after it. Raises
-    DeviceMemoryError (the arrays made before stay; the next take grows as it must)."""
+    """Room for batches like one that took ``per_class[k]`` blocks of every class k (host
+    int64 (64,)), made while a batch's take ahead (:func:`take_ahead`) is queued and not yet
+    read back: every class short of :data:`AHEAD_BATCHES` such batches past the one queued
+    (whose blocks the host's counts do not hold yet) gets room
+    (:meth:`~hornet.memory.manager.MemoryManager.grow_ahead`, no wait), and the device's
+    free counts are carried over to the lookup with the new arrays (an upload and two CuPy
+    kernels, in stream order after the queued take and the releases before it), so that the
+    batches after it take their blocks ahead of their read-back instead of growing after it.
+    Raises DeviceMemoryError (the arrays made before stay; a later take grows as it must)."""
     dt = mm._device_takes
     current = dt is not None and not dt.stale and dt.lookup is mm._lookup
-    if not mm.grow_ahead(per_class * AHEAD_BATCHES):
+    if not mm.grow_ahead(per_class * (AHEAD_BATCHES + 1)):
         return
     if current:
         mm._device_takes = DeviceTakes(mm, mm.lookup(), since=dt)

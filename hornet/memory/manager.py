@@ -208,6 +208,9 @@ class MemoryManager:
         # slots a block array made by growth holds at least (within block_array_edges; 0:
         # geometric growth alone), see :meth:`hornet.Graph.set_array_growth`
         self.growth_floor_slots = 0
+        # the blocks per class (host int64 (64,)) the last GPU insert that took its blocks
+        # ahead took, or None (hornet.memory.gpu_take.grow_ahead makes room for the next)
+        self.last_moves = None
 
     # ------------------------------------------------------------------ size classes
     def size_class_for(self, degree):
