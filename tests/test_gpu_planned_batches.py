@@ -490,11 +490,9 @@ def test_blocks_taken_by_the_device_against_the_cpu_and_the_hosts_counts(small_t
     monkeypatch.setattr(planned, "PLANNED_INSERT_TAKES", 1 << 25)
     assert planned.DEVICE_TAKES
     takes = []
-    original, ahead = gpu_take.allocate_on_device, gpu_take.take_ahead
+    original = gpu_take.allocate_on_device
     monkeypatch.setattr(gpu_take, "allocate_on_device",
                         lambda *a: takes.append(1) or original(*a))
-    monkeypatch.setattr(gpu_take, "take_ahead",
-                        lambda *a: (lambda t: t is None or takes.append(1) or t)(ahead(*a)))
     rng = np.random.default_rng(12)
     graphs = [_graph("cpu", False), _graph("gpu", False)]
     n = 6000
@@ -523,55 +521,6 @@ def test_blocks_taken_by_the_device_against_the_cpu_and_the_hosts_counts(small_t
         for k, c in stats.items():
             assert c["used_blocks"] == owned[k], (step, k)
     assert len(takes) >= 10 and graphs[1]._mm._device_takes is not None
-
-
-@pytest.mark.parametrize("grow_ahead", [True, False])
-def test_inserts_grown_ahead_take_their_blocks_ahead_against_the_cpu(grow_ahead, monkeypatch):
-    """Planned inserts take their blocks on the device; with GROW_AHEAD, an insert taking
-    its blocks ahead makes room for the ones after it from the blocks the previous one took
-    (arrays made while its take is queued, before its read-back,
-    hornet.memory.gpu_take.grow_ahead) and carries the device's free counts over to the
-    lookup with the new arrays: batch after batch (sizes past and under
-    SMALL_TAKE, hubs outgrowing their blocks, deletes between), the graph and the changes
-    equal the CPU's, the carried counts equal the host's once settled (MemoryManager.check),
-    and later inserts find their room ahead (takes ahead that take their blocks)."""
-    import hornet.batch.planned as planned
-    import hornet.memory.gpu_take as gpu_take
-    monkeypatch.setattr(planned, "GROW_AHEAD", grow_ahead)
-    monkeypatch.setattr(gpu_take, "SMALL_TAKE", 1 << 12)
-    grown, ahead_ok = [], []
-    original_grow, original_ahead = gpu_take.grow_ahead, gpu_take.take_ahead
-
-    def grow(mm, per_class):
-        before = mm.arrays_created
-        original_grow(mm, per_class)
-        grown.append(mm.arrays_created - before)
-
-    def ahead(*a):
-        t = original_ahead(*a)
-        ahead_ok.append(t is not None)
-        return t
-
-    monkeypatch.setattr(gpu_take, "grow_ahead", grow)
-    monkeypatch.setattr(gpu_take, "take_ahead", ahead)
-    rng = np.random.default_rng(5)
-    graphs = [_graph("cpu", False), _graph("gpu", False)]
-    n = 20000
-    for step in range(12):
-        m = 12000 if step % 2 else 2000
-        s, d = rng.integers(0, n, m), rng.integers(0, n, m)
-        if step % 4 == 3:
-            s[:2000] = rng.integers(0, 30, 2000)         # hubs outgrow their blocks
-        changes = [g.insert_edges(s, d) for g in graphs]
-        _same_change(*changes)
-        if step % 3 == 2:
-            cs, cd = to_host(changes[0].src), to_host(changes[0].dst)
-            keep = rng.random(cs.shape[0]) < 0.5
-            _same_change(*[g.delete_edges(cs[keep], cd[keep]) for g in graphs])
-        _same(*graphs)
-        graphs[1].check()                                 # device free counts included
-    assert (sum(grown) > 0) == grow_ahead
-    assert sum(ahead_ok) >= 4
 
 
 @pytest.mark.parametrize("directed", [False, True])

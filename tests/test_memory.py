@@ -162,34 +162,6 @@ def test_allocation_is_batched_and_fills_exactly_sized_arrays():
     mm.check(np.r_[ptrs, more, bulk], np.full(400 + grown - 2, 3))
 
 
-def test_grow_ahead_makes_room_for_the_counts_without_taking_blocks():
-    """grow_ahead: a class with fewer free blocks than asked and no empty array gets one
-    array for the difference (sized as growth sizes it, within a block array), a class with
-    enough free blocks or an empty array gets none, nothing is taken; the next allocation
-    of counts that fit grows nothing."""
-    mm = _manager(block_array_edges=1 << 10)
-    a = mm.allocate(3, 100)                        # one array of 100 blocks, full
-    b = mm.allocate(5, 40)                         # 32 blocks of 32 per array: 32 + 8
-    mm.release(b[:30])                             # class 5: 30 free
-    per_class = np.zeros(64, dtype=np.int64)
-    per_class[3], per_class[5], per_class[7] = 90, 20, 3
-    made = mm.grow_ahead(per_class)
-    assert sorted(x.size_class for x in made) == [3, 7]
-    assert [x.num_blocks for x in mm.pools[3]] == [100, 90]
-    assert mm.free_blocks(5) == 30 and mm.free_blocks(7) == 3
-    mm.check(np.r_[a, b[30:]], np.r_[np.full(100, 3), np.full(10, 5)])
-    per_class[3] = 1000
-    assert mm.grow_ahead(per_class) == []          # class 3 holds an empty array already
-    created = mm.arrays_created
-    more = [mm.allocate(k, n) for k, n in ((3, 90), (5, 20), (7, 3))]
-    assert mm.arrays_created == created
-    mm.check(np.concatenate([a, b[30:], *more]),
-             np.concatenate([np.full(100, 3), np.full(10, 5), np.full(90, 3),
-                             np.full(20, 5), np.full(3, 7)]))
-    made = mm.grow_ahead(per_class)                # one array at most, within a block array
-    assert [(x.size_class, x.num_blocks) for x in made] == [(3, 128), (5, 10), (7, 3)]
-
-
 def test_blocks_larger_than_a_block_array_get_dedicated_arrays():
     mm = _manager(block_array_edges=64)
     ptrs = mm.allocate(8, 3)                       # 256-edge blocks

@@ -7,8 +7,8 @@ counts per size class, all on the device, one read of the counts), then takes th
 the moving lists (a delete's by the device, :func:`hornet.memory.gpu_take.allocate_on_device`:
 the plan's per-class counts, already on the device, pick the block arrays that give them;
 the host checks each class's room from its per-class counts and grows a short class first;
-an insert's before its read-back, see :data:`PLANNED_INSERT_TAKES` and :data:`GROW_AHEAD`;
-one kernel hands each moving list its block), rewrites the lists
+an insert's from the memory manager, see :data:`PLANNED_INSERT_TAKES`; one kernel hands
+each moving list its block), rewrites the lists
 (:func:`hornet.batch.gpu.kernels.merge_lists` / ``remove_lists``; an insert without edge
 properties through prepared launches from the plan's addresses,
 :mod:`hornet.batch.gpu.prepared_merge`) straight into their blocks,
@@ -70,23 +70,12 @@ __all__ = ["planned_pairs", "planned_update"]
 DEVICE_TAKES = os.environ.get("HORNET_DEVICE_TAKES", "1") != "0"
 #: planned inserts of at most this many entries (once mirrored) take their blocks on the
 #: device too, before the read-back when they can (0: none; deletes and medium batches take
-#: theirs on the device whatever their size); larger ones by the host's allocation, which
-#: lies on the insert's critical path after the read-back. The block arrays these inserts
-#: need are made ahead (GROW_AHEAD), so that their takes ahead find room instead of growing
-#: and making the device's free counts again batch after batch. Past this size an insert
-#: and its undo move millions of lists in and out of the small classes (K24 10^7: 2.9
-#: million new lists of one edge), whose emptied arrays the memory policy gives back:
-#: the next insert's takes ahead are short whatever was made ahead, and the host's
-#: allocation does the growth more cheaply than the device's takes after the read-back
-#: (bench/tools/ab_takes_gpu.py, bench/tools/knob_ab_gpu.py, bench/tools/ab_batches_gpu.py)
-PLANNED_INSERT_TAKES = 1 << 22
-#: a planned insert taking its blocks ahead, once its plan and take are queued and while the
-#: device works on them, makes room in every class the previous such insert took blocks
-#: from for the inserts after it (hornet.memory.gpu_take.grow_ahead): their takes ahead then
-#: find room, and the block arrays and the device's free counts are made while the host
-#: would wait for the read-back, not after it; False: the classes grow when an insert finds
-#: them short
-GROW_AHEAD = True
+#: theirs on the device whatever their size). The host's allocation of a large insert's
+#: blocks lies on its critical path after the read-back; above this size the inserts grow
+#: block arrays often enough that making the device's free counts again for the new arrays
+#: (hornet.memory.gpu_take.prepare) costs about what the host's allocation does
+#: (bench/tools/ab_takes_gpu.py, bench/tools/knob_ab_gpu.py)
+PLANNED_INSERT_TAKES = 1 << 20
 #: deletes into graphs without edge properties queue the removal behind the plan's
 #: read-back (:func:`_queue_removal`); False (or the environment variable
 #: HORNET_QUEUED_REMOVAL=0): the removal is launched after it
@@ -184,11 +173,6 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         info = ws.info.data.ptr
         ahead = gpu_take.take_ahead(mm, info + 8 * I_CLASS, info + 8 * I_BAD,
                                     info + 8 * I_TAKE_SHORT, p.entries)
-        if GROW_AHEAD and ahead is not None and mm.last_moves is not None:
-            try:                                       # (for the inserts after this one)
-                gpu_take.grow_ahead(mm, mm.last_moves)
-            except DeviceMemoryError:
-                pass                 # no room made ahead: a short class grows when taken
         p = p.finish(ws.readback())
     if p.bad:                            # (a take ahead took nothing)
         xp = g._xp
@@ -268,8 +252,6 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         g._entries += p.kept
         # inserts leave no list loose and do not compact (hornet.batch.pipeline.compact_memory)
         _commit(g, p)
-        if device_takes and p.moves:
-            mm.last_moves = p.per_class
         return _change(g, kind, p, change_values, p.loops)
     xp = g._xp
     gone = {}

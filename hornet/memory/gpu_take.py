@@ -102,7 +102,7 @@ class DeviceTakes:
     first leaf word of its tree among all the arrays' (the scan path). Made from the host's
     counts (:meth:`for_manager`)."""
 
-    def __init__(self, mm, lookup, since: "DeviceTakes | None" = None):
+    def __init__(self, mm, lookup):
         nf = len(mm.field_dtypes)
         width = nf + 3 + FOREST_LEVELS + 1
         rows = mm._table.rows.reshape(-1, width)
@@ -120,27 +120,15 @@ class DeviceTakes:
         np.cumsum(rows[:, 4 + nf] - rows[:, 3 + nf], out=word_start[1:])
         self.leaf_words = int(word_start[-1])
         free = np.fromiter((a.free for a in lookup.arrays), dtype=np.int64, count=na)
-        parts = [req.ravel(), rows[:, 1], free, word_start]
-        if since is not None:             # the arrays of `since`'s lookup in this one's order
-            old = since.lookup.bases
-            was = np.minimum(np.searchsorted(old, lookup.bases), max(old.shape[0] - 1, 0))
-            kept = np.flatnonzero(old[was] == lookup.bases) if old.shape[0] else \
-                np.zeros(0, dtype=np.int64)
-            parts += [kept, was[kept]]
-        dev = upload(np.concatenate(parts))
+        dev = upload(np.concatenate([req.ravel(), rows[:, 1], free, word_start]))
         at = na * TAKE_FIELDS
         self.req = dev[:at]
         self.cls = dev[at:at + na]
         self.free = dev[at + na:at + 2 * na]
-        self.word_start = dev[at + 2 * na:at + 3 * na + 1]
-        if since is not None and kept.shape[0]:
-            # the free counts of the arrays both lookups hold are the device's (the takes
-            # and releases since `since` was made), the others' the host's (new arrays)
-            nk, tail = kept.shape[0], at + 3 * na + 1
-            self.free[dev[tail:tail + nk]] = since.free[dev[tail + nk:tail + 2 * nk]]
+        self.word_start = dev[at + 2 * na:]
         self.counts = cupy.empty(2 * na, dtype=cupy.int64)    # taken, out start
         self.next_slot = cupy.empty(64, dtype=cupy.uint64)
-        self._pool = since._pool if since is not None else None   # (takes ahead, reused)
+        self._pool = None                         # the pool of takes ahead (reused)
 
     @staticmethod
     def for_manager(mm) -> "DeviceTakes":
@@ -242,14 +230,6 @@ def prepare(mm) -> None:
         DeviceTakes.for_manager(mm)
 
 
-#: takes ahead (:func:`take_ahead`) for at most this many blocks; a bound past SMALL_TAKE
-#: scans every leaf word of every array (memory_kernels.cu: popcount_forest, extract_forest),
-#: tens of microseconds of device time, whatever the blocks the batch turns out to take
-AHEAD_MAX = 1 << 25
-#: :func:`grow_ahead` makes room for this many batches like the last one
-AHEAD_BATCHES = 2
-
-
 class TakeAhead:
     """A take queued before the counts it serves reached the host (:func:`take_ahead`):
     ``pool`` (int64 device, room for the bound given), ``next_slot`` (uint64 device (64,))."""
@@ -271,9 +251,10 @@ def take_ahead(mm, need_ptr: int, bad_ptr: int, short_ptr: int, bound: int):
     once (zeros when nothing was taken); the per-class counts wait for :func:`took_ahead`
     or :func:`give_back_ahead`. Returns a :class:`TakeAhead`, or None, with nothing queued,
     when the device's free counts are not those of the manager's current lookup (see
-    :func:`prepare`) or ``bound`` exceeds :data:`AHEAD_MAX`."""
+    :func:`prepare`) or ``bound`` exceeds ``SMALL_TAKE`` (a large take scans every leaf
+    word: only once the counts say that it takes anything)."""
     dt = mm._device_takes
-    if dt is None or dt.stale or dt.lookup is not mm._lookup or bound > AHEAD_MAX:
+    if dt is None or dt.stale or dt.lookup is not mm._lookup or bound > SMALL_TAKE:
         return None
     if dt._pool is None or dt._pool.shape[0] < bound:
         dt._pool = cupy.empty(1 << max(10, (max(bound, 1) - 1).bit_length()),
@@ -322,21 +303,3 @@ def allocate_on_device(mm, per_class, need_ptr: int):
         mm._count(k, 0, int(per_class[k]))
     mm._pending_takes.append(pending)
     return pool, dt.next_slot
-
-
-def grow_ahead(mm, per_class) -> None:
-    """Room for batches like one that took ``per_class[k]`` blocks of every class k (host
-    int64 (64,)), made while a batch's take ahead (:func:`take_ahead`) is queued and not yet
-    read back: every class short of :data:`AHEAD_BATCHES` such batches past the one queued
-    (whose blocks the host's counts do not hold yet) gets room
-    (:meth:`~hornet.memory.manager.MemoryManager.grow_ahead`, no wait), and the device's
-    free counts are carried over to the lookup with the new arrays (an upload and two CuPy
-    kernels, in stream order after the queued take and the releases before it), so that the
-    batches after it take their blocks ahead of their read-back instead of growing after it.
-    Raises DeviceMemoryError (the arrays made before stay; a later take grows as it must)."""
-    dt = mm._device_takes
-    current = dt is not None and not dt.stale and dt.lookup is mm._lookup
-    if not mm.grow_ahead(per_class * (AHEAD_BATCHES + 1)):
-        return
-    if current:
-        mm._device_takes = DeviceTakes(mm, mm.lookup(), since=dt)

@@ -208,9 +208,6 @@ class MemoryManager:
         # slots a block array made by growth holds at least (within block_array_edges; 0:
         # geometric growth alone), see :meth:`hornet.Graph.set_array_growth`
         self.growth_floor_slots = 0
-        # the blocks per class (host int64 (64,)) the last GPU insert that took its blocks
-        # ahead took, or None (hornet.memory.gpu_take.grow_ahead makes room for the next)
-        self.last_moves = None
 
     # ------------------------------------------------------------------ size classes
     def size_class_for(self, degree):
@@ -329,65 +326,30 @@ class MemoryManager:
             if planned == count:
                 break
         if planned < count and grow:
-            created = self._grow(size_class, count - planned, arrays, exact)
-            for arr in created:
-                take = min(arr.free, count - planned)
-                plan.append((arr, take))
-                planned += take
+            try:
+                # geometric growth across calls (a new array holds at least GROWTH times the
+                # class's blocks before this call), exact fit within a call: a bulk build
+                # wastes nothing
+                before = 0 if exact else int(GROWTH * sum(a.num_blocks for a in arrays))
+                floor = 0 if exact else self.growth_floor_slots >> size_class
+                limit = self.blocks_per_array(size_class)
+                while planned < count:
+                    need = count - planned
+                    arr = BlockArray(size_class, min(limit, max(need, before, floor)),
+                                     self.field_dtypes, self.backend)
+                    created.append(arr)
+                    before = 0
+                    take = min(arr.free, need)
+                    plan.append((arr, take))
+                    planned += take
+            except MemoryError as exc:
+                need_bytes = (count << size_class) * sum(d.itemsize for d in self.field_dtypes)
+                raise DeviceMemoryError(
+                    f"out of memory allocating {count} blocks of {1 << size_class} edges "
+                    f"({need_bytes} bytes)", need_bytes) from exc
         if planned < count:
             raise AssertionError("allocation without growth ran out of blocks")
         return size_class, plan, created
-
-    def _grow(self, size_class: int, need: int, arrays, exact: bool,
-              most: int | None = None) -> list:
-        """New arrays (not in the pool yet) holding at least ``need`` blocks of
-        ``size_class`` in all (``most``: at most that many arrays): geometric growth across
-        calls (the first holds at least GROWTH times the blocks of ``arrays``, the class's
-        arrays now, and at least the growth floor), exact fit within a call (``exact``:
-        exact fit alone; a bulk build wastes nothing), each at most ``block_array_edges``
-        slots. Raises DeviceMemoryError (nothing made)."""
-        created = []
-        try:
-            before = 0 if exact else int(GROWTH * sum(a.num_blocks for a in arrays))
-            floor = 0 if exact else self.growth_floor_slots >> size_class
-            limit = self.blocks_per_array(size_class)
-            while need > 0 and (most is None or len(created) < most):
-                arr = BlockArray(size_class, min(limit, max(need, before, floor)),
-                                 self.field_dtypes, self.backend)
-                created.append(arr)
-                before = 0
-                need -= arr.num_blocks
-        except MemoryError as exc:
-            count = need + sum(a.num_blocks for a in created)
-            need_bytes = (count << size_class) * sum(d.itemsize for d in self.field_dtypes)
-            raise DeviceMemoryError(
-                f"out of memory allocating {count} blocks of {1 << size_class} edges "
-                f"({need_bytes} bytes)", need_bytes) from exc
-        return created
-
-    def grow_ahead(self, per_class) -> list:
-        """Make room ahead for a batch like one that just took ``per_class[k]`` blocks of
-        every class k (host int64 (64,)): each class whose free blocks (host counts, a
-        release still on its way counted as holding its blocks: no wait) are fewer, and
-        none of whose arrays is empty (a class keeps one empty array at most), gets one
-        array for the difference, sized as growth sizes it (:meth:`_grow`, at most
-        ``block_array_edges``), and the lookup is brought up to date. Called once a batch's
-        kernels are queued, the host work of new arrays overlaps the device's work on that
-        batch instead of lying on the next batch's critical path. Returns the arrays made
-        (already in their pools). Raises DeviceMemoryError (nothing made in that class and
-        the ones after it)."""
-        made = []
-        for k in np.flatnonzero(per_class).tolist():
-            free = self._class_blocks.get(k, 0) - self._class_used.get(k, 0)
-            pool = self.pools.get(k, [])
-            if free >= per_class[k] or any(a.free == a.num_blocks for a in pool):
-                continue
-            created = self._grow(k, int(per_class[k]) - free, pool, False, most=1)
-            self._commit_plans([(k, [], created)])
-            made += created
-        if made:
-            self.lookup()
-        return made
 
     def free_blocks(self, size_class: int) -> int:
         """Free blocks in the arrays of a class (host counts; the block cache's blocks are
