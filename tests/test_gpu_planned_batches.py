@@ -414,15 +414,42 @@ def test_plan_sort_kernels_match_numpy(n):
     assert np.array_equal(to_host(out), np.sort(keys))
 
 
-@pytest.mark.parametrize("sort_max", [0, 1 << 21])
+@pytest.mark.parametrize("n", [2, 3, 8191, 8192, 8193, 5 * 8192 + 17, 100_003])
+@pytest.mark.parametrize("bits", [1, 7, 20, 24, 31])
+def test_radix_key_sort_matches_numpy(n, bits):
+    """The large batches' radix sort (hornet.batch.gpu.key_sort) of plan keys (src << 31 |
+    dst, ids below 2^bits, with repeats and the self-loop key ALL_ONES) against NumPy's
+    sort, given the largest id as the plan has it on the device (or a larger bound); the
+    sorted keys end in the buffer they started in."""
+    import cupy
+    from hornet.batch.gpu import key_sort
+    rng = np.random.default_rng(n * 41 + bits)
+    top = (1 << bits) - 1 if bits < 31 else (1 << 31) - 2
+    u = rng.integers(0, top + 1, n).astype(np.uint64)
+    v = rng.integers(0, top + 1, n).astype(np.uint64)
+    keys = (u << np.uint64(31)) | v
+    keys[rng.integers(0, n, n // 3)] = keys[rng.integers(0, n, n // 3)]    # repeats
+    keys[rng.integers(0, n, n // 50)] = np.uint64(0xFFFFFFFFFFFFFFFF)
+    for max_id in (int(max(u.max(), v.max())), top, 1 << 40):
+        bufs = cupy.zeros((2, n), dtype=cupy.uint64)
+        bufs[0] = cupy.asarray(keys)
+        bound = cupy.array([max_id], dtype=cupy.int64)
+        key_sort.sort_keys(bufs[0].data.ptr, bufs[1].data.ptr, n, bound.data.ptr)
+        assert np.array_equal(to_host(bufs[0]), np.sort(keys))
+
+
+@pytest.mark.parametrize("sort_max,radix", [(0, False), (0, True), (1 << 21, True)])
 @pytest.mark.parametrize("ids", [np.int64, np.int32])
-def test_planned_batches_with_either_sort_against_a_host_oracle(sort_max, ids, monkeypatch):
+def test_planned_batches_with_either_sort_against_a_host_oracle(sort_max, radix, ids,
+                                                                monkeypatch):
     """Batches of sizes around the sort's tiles and the scan's tiles (4096 and 2048 entries),
-    with repeats and self-loops, sorted by CuPy's sort (sort_max 0) or the plan's own kernels,
-    checked against the edge set computed on the host after every batch."""
+    with repeats and self-loops, sorted by CuPy's sort (sort_max 0, radix False), the radix
+    sort (sort_max 0) or the plan's own kernels, checked against the edge set computed on
+    the host after every batch."""
     import cupy
     from hornet.batch.gpu import plan
     monkeypatch.setattr(plan, "SORT_MAX", sort_max)
+    monkeypatch.setattr(plan, "RADIX_SORT", radix)
     rng = np.random.default_rng(7)
     g = _graph("gpu", False)
     want = np.zeros((0, 2), dtype=np.int64)

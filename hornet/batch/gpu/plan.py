@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core.cuda import BLOCK, PreparedLaunch, _max_grid, cupy, function, upload
+from . import key_sort
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plan.cu")
 _ID_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
@@ -47,9 +48,19 @@ MAX_ENTRIES = (1 << 25) - 1
 #: keys a block of ``batch_tile_sort`` sorts in shared memory (plan.cu)
 SORT_TILE = 1024
 SORT_THREADS = 256
-#: most entries sorted by the module's kernels (more: CuPy's sort); overridable with the
-#: environment variable HORNET_PLAN_SORT_MAX (0: always CuPy's sort)
+#: most entries sorted by the module's kernels (more: the radix sort of
+#: :mod:`hornet.batch.gpu.key_sort` up to RADIX_MAX, or CuPy's sort); overridable with the
+#: environment variable HORNET_PLAN_SORT_MAX (0: never the module's kernels)
 SORT_MAX = int(os.environ.get("HORNET_PLAN_SORT_MAX", 1 << 18))
+#: batches of more than SORT_MAX entries, up to RADIX_MAX, are sorted by
+#: :func:`hornet.batch.gpu.key_sort.sort_keys` (passes over the bits the batch's ids use,
+#: no temporary storage); False (or the environment variable HORNET_PLAN_RADIX=0), or
+#: larger batches: by CuPy's sort (all 64 bits). On the H200, 2 x 10^6 keys of ids below
+#: 2^24: 260 us of device time against CuPy's 236, but K24 10^6 inserts 0.92x with it (the
+#: host's time in CuPy's call); 2 x 10^7 keys: 2107 us against 1290
+#: (bench/tools/key_sort_gpu.py, bench/tools/knob_ab_gpu.py)
+RADIX_SORT = os.environ.get("HORNET_PLAN_RADIX", "1") != "0"
+RADIX_MAX = 1 << 22
 #: entries a block of ``batch_ranks`` / ``batch_scatter`` ranks (plan.cu: SCAN_TILE)
 SCAN_TILE = 2048
 SCAN_THREADS = 256
@@ -199,6 +210,8 @@ def plan_entries(ws: _Scratch, s, d, mirror: bool, inserting: bool, degree, edge
             [s.data.ptr, d.data.ptr, n, int(mirror), p_info, start])
     if own_sort:
         _sort_keys(start, r_at_all if start == r_keys else r_keys, entries)
+    elif RADIX_SORT and entries <= RADIX_MAX:     # (at_all's row is written after the sort)
+        key_sort.sort_keys(r_keys, r_at_all, entries, p_info + 8 * I_MAX_ID)
     else:
         ws.keys[:entries].sort()
     _launch("batch_find", entries, [r_keys, entries, degree.data.ptr, edge_ptr.data.ptr,
