@@ -60,6 +60,29 @@ _NAMES = tuple(
     + [f"remove_pieces<{t}, {k}>" for t in ITEM_TYPES.values()
        for k in (REMOVAL_SHAPES[1] if t == ITEM_TYPES[4] else (PIECE_ITEMS_WIDE,))])
 
+#: the removal kernels whose warps work alone (warp_removal.cu): the huge lists' pieces one
+#: warp each (remove_warp_pieces, instead of kernels.cu's remove_pieces, one block a piece) ...
+_WARP_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warp_removal.cu")
+#: ... (windows of 32 items a step, steps a piece) for columns of 4-byte items and of others:
+#: one piece size for every column of a removal, the held survivors of a block's eight pieces
+#: in 32 KB of shared memory
+WARP_PIECE_SHAPE = (16, 2)
+WARP_PIECE_SHAPE_WIDE = (8, 2)
+#: ... and the medium lists, one warp each, with the next list's reads ahead
+#: (remove_warp_ahead, instead of kernels.cu's remove_warp)
+_WARP_NAMES = tuple(
+    [f"remove_warp_pieces<{t}, {w}, {k}>" for t in ITEM_TYPES.values()
+     for w, k in ((WARP_PIECE_SHAPE, WARP_PIECE_SHAPE_WIDE) if t == ITEM_TYPES[4]
+                  else (WARP_PIECE_SHAPE_WIDE,))]
+    + [f"remove_warp_ahead<{t}, {w}, {b}>" for t in ITEM_TYPES.values()
+       for w, b in (REMOVAL_SHAPES[0] if t == ITEM_TYPES[4] else (WARP_SHAPE_OTHER,))])
+#: removals cut their huge lists into one warp's pieces (remove_warp_pieces); 0 (or the
+#: environment variable HORNET_WARP_PIECES=0): one block's (remove_pieces)
+WARP_PIECES = int(os.environ.get("HORNET_WARP_PIECES", "1"))
+#: removals rewrite their medium lists with the next list's reads ahead (remove_warp_ahead);
+#: 0 (or HORNET_WARP_AHEAD=0): remove_warp
+WARP_AHEAD = int(os.environ.get("HORNET_WARP_AHEAD", "1"))
+
 #: lists moving at most this many items are rewritten by one thread each ...
 SMALL_MOVE = 64
 #: ... at most this many by one warp each; longer ones by one block each (merges), or by many
@@ -69,19 +92,26 @@ WARP_MOVE = 4096
 
 def removal_warps(dtypes) -> list[str]:
     """The medium lists' removal kernel of each column of ``dtypes``."""
-    return ["remove_warp<{}, {}, {}>".format(item_type(dt), *(
+    name = "remove_warp_ahead" if WARP_AHEAD else "remove_warp"
+    return ["{}<{}, {}, {}>".format(name, item_type(dt), *(
         (REMOVE_WINDOWS, WARP_BLOCKS) if np.dtype(dt).itemsize == 4 else WARP_SHAPE_OTHER))
         for dt in dtypes]
 
 
-def removal_pieces(dtypes) -> tuple[int, list[str]]:
-    """How a removal of columns of ``dtypes`` cuts its huge lists: (items of a piece, one
-    block's; the pieces kernel of each column): one piece size for every column, held in
-    registers (:data:`PIECE_ITEMS` a thread, :data:`PIECE_ITEMS_WIDE` when a column has wider
-    items)."""
+def removal_pieces(dtypes) -> tuple[int, list[str], int]:
+    """How a removal of columns of ``dtypes`` cuts its huge lists: (items of a piece; the
+    pieces kernel of each column; threads a piece): one piece size for every column. With
+    :data:`WARP_PIECES`, one warp's pieces (:data:`WARP_PIECE_SHAPE`, or
+    :data:`WARP_PIECE_SHAPE_WIDE` when a column has other items than 4 bytes); else one
+    block's, held in registers (:data:`PIECE_ITEMS` a thread, :data:`PIECE_ITEMS_WIDE` when a
+    column has wider items)."""
     types = [item_type(dt) for dt in dtypes]
-    k = PIECE_ITEMS if all(np.dtype(dt).itemsize == 4 for dt in dtypes) else PIECE_ITEMS_WIDE
-    return BLOCK * k, [f"remove_pieces<{t}, {k}>" for t in types]
+    narrow = all(np.dtype(dt).itemsize == 4 for dt in dtypes)
+    if WARP_PIECES:
+        w, k = WARP_PIECE_SHAPE if narrow else WARP_PIECE_SHAPE_WIDE
+        return 32 * w * k, [f"remove_warp_pieces<{t}, {w}, {k}>" for t in types], 32
+    k = PIECE_ITEMS if narrow else PIECE_ITEMS_WIDE
+    return BLOCK * k, [f"remove_pieces<{t}, {k}>" for t in types], BLOCK
 
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -93,13 +123,16 @@ def workspace():
 
 
 def _fn(name: str):
+    if name.startswith(("remove_warp_pieces<", "remove_warp_ahead<")):
+        return function(_WARP_CU, name, _WARP_NAMES)
     return function(_CU, name, _NAMES)
 
 
 #: argument counts of the kernels that the queued removal and the prepared merge launch
 #: through prepared argument buffers (:class:`hornet.core.cuda.PreparedLaunch`)
 _PREPARED_ARITY = {"plan_moves": 19, "list_pieces": 7, "remove_small": 12, "remove_warp": 9,
-                   "remove_pieces": 11, "merge_small": 10, "merge_warp": 10,
+                   "remove_pieces": 11, "remove_warp_pieces": 11,
+                   "remove_warp_ahead": 9, "merge_small": 10, "merge_warp": 10,
                    "merge_block": 10}
 _PREPARED: dict = {}
 
@@ -500,7 +533,7 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     ns = int(old_degree.shape[0])
     if ns == 0:
         return
-    piece, piece_kernels = removal_pieces(dtypes)
+    piece, piece_kernels, per_piece = removal_pieces(dtypes)
     plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, positions, False,
                      counted, piece)
     if items is None:
@@ -526,7 +559,7 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
         state.data.memset_async(0, 4 * (1 + max_pieces))     # ticket + flags, per column
         launch(_fn(pieces), max_pieces,
                args + (plan.count_at(2), plan.piece_base, owner, state),
-               threads_per_item=BLOCK)
+               threads_per_item=per_piece)
     side_streams.join(sides)
 
 

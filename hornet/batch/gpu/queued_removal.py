@@ -42,7 +42,7 @@ def queued_removal(lists: int, old_degree: int, seg_start: int, seg_len: int,
     first, moving, medium, huge, piece_base = (a.data.ptr for a in scratch.segments(bound))
     counts = scratch.counts.data.ptr
     stream = cupy.cuda.get_current_stream().ptr
-    piece, (pieces,) = removal_pieces(dtypes[:1])
+    piece, (pieces,), per_piece = removal_pieces(dtypes[:1])
     cupy.cuda.runtime.memsetAsync(counts, 0, 3 * 8, stream)
     prepared("plan_moves")(grid_for(bound), BLOCK, [
         lists, lists, old_degree, seg_start, seg_len, positions, 0, bound, SMALL_MOVE,
@@ -64,6 +64,6 @@ def queued_removal(lists: int, old_degree: int, seg_start: int, seg_len: int,
     prepared(removal_warps(dtypes[:1])[0])(grid_for(bound, 32), BLOCK,
                                             args + [medium, counts], warp_on)
     cupy.cuda.runtime.memsetAsync(state, 0, 4 * (1 + max_pieces), stream)
-    prepared(pieces)(grid_for(max_pieces, BLOCK), BLOCK,
+    prepared(pieces)(grid_for(max_pieces, per_piece), BLOCK,
                       args + [counts + 16, piece_base, owner, state])
     side_streams.join(sides)
