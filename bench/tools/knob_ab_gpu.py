@@ -3,6 +3,8 @@
     python3 -m bench.tools.knob_ab_gpu --knob hornet.batch.gpu.kernels:MERGE_PIECES=16,0
         [--scale 24] [--sizes 100000 1000000] [--repeats 7] [--ops insert delete] [--no-check]
 
+``--knob graph:NAME=...`` sets an attribute of the graph itself (``graph:medium_deletes=0,1``).
+
 Builds the updates benchmark's Kronecker graph once and times, round after round, every
 value of the setting in turn (alternating order), as :mod:`bench.tools.ab_batches_gpu` times
 two trees: random pairs inserted, existing edges sampled (with replacement) and deleted,
@@ -35,7 +37,8 @@ def main(argv: list[str] | None = None) -> None:
     import cupy
     where, values = args.knob.split("=")
     module, name = where.split(":")
-    module = importlib.import_module(module)
+    on_graph = module == "graph"                 # an attribute of the graph itself
+    module = None if on_graph else importlib.import_module(module)
     values = [int(v) for v in values.split(",")]
     print(f"device: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
     g, seconds = kronecker_graph_gpu(args.scale)
@@ -44,6 +47,8 @@ def main(argv: list[str] | None = None) -> None:
     n = g.num_vertices
     rs = cupy.random.RandomState(11)
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    if on_graph:
+        module = g
     original = getattr(module, name)
     for b in args.sizes:
         for op in args.ops:
