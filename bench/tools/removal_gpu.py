@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--base", type=Path, default=None, help="checkout of a base tree")
     ap.add_argument("--variants", nargs="*", default=None,
                     help="settings of hornet.batch.gpu.kernels to time instead of the shapes, "
-                         "each NAME=int[,NAME=int...] (e.g. WARP_PIECES=0,WARP_AHEAD=0)")
+                         "each NAME=value[,NAME=value...], a value an int or ints a:b:c "
+                         "(e.g. WARP_PIECES=0,WARP_AHEAD=0 WARP_PIECE_SHAPE=16:2:4)")
     args = ap.parse_args(argv)
     require_gpu("removal_gpu")
     import cupy
@@ -62,7 +63,9 @@ def main(argv: list[str] | None = None) -> None:
     names = ("REMOVE_WINDOWS", "WARP_BLOCKS", "PIECE_ITEMS")
     default = tuple(getattr(K, name) for name in names)
     if args.variants is not None:
-        shapes = [tuple(sorted((kv.split("=")[0], int(kv.split("=")[1]))
+        def value(text):                  # an int, or a tuple of ints written a:b:c
+            return tuple(int(x) for x in text.split(":")) if ":" in text else int(text)
+        shapes = [tuple(sorted((kv.split("=")[0], value(kv.split("=")[1]))
                                for kv in v.split(",") if kv)) for v in args.variants]
     elif args.shapes:
         shapes = [tuple(int(x) for x in s.split(":")[:3]) for s in args.shapes]

@@ -63,17 +63,20 @@ _NAMES = tuple(
 #: the removal kernels whose warps work alone (warp_removal.cu): the huge lists' pieces one
 #: warp each (remove_warp_pieces, instead of kernels.cu's remove_pieces, one block a piece) ...
 _WARP_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warp_removal.cu")
-#: ... (windows of 32 items a step, steps a piece) for columns of 4-byte items and of others:
-#: one piece size for every column of a removal, the held survivors of a block's eight pieces
-#: in 32 KB of shared memory
-WARP_PIECE_SHAPE = (16, 2)
-WARP_PIECE_SHAPE_WIDE = (8, 2)
+#: ... (windows of 32 items a step, steps a piece, blocks a multiprocessor) for columns of
+#: 4-byte items and of others: one piece size for every column of a removal, the held
+#: survivors of a block's eight pieces in at most 32 KB of shared memory
+WARP_PIECE_SHAPE = (16, 2, 3)
+WARP_PIECE_SHAPE_WIDE = (8, 2, 3)
+#: the other shapes warp_removal.cu is built with for 4-byte items (bench/tools/removal_gpu.py)
+WARP_PIECE_SHAPES = ((16, 2, 4), (8, 4, 4), (8, 2, 4))
 #: ... and the medium lists, one warp each, with the next list's reads ahead
 #: (remove_warp_ahead, instead of kernels.cu's remove_warp)
 _WARP_NAMES = tuple(
-    [f"remove_warp_pieces<{t}, {w}, {k}>" for t in ITEM_TYPES.values()
-     for w, k in ((WARP_PIECE_SHAPE, WARP_PIECE_SHAPE_WIDE) if t == ITEM_TYPES[4]
-                  else (WARP_PIECE_SHAPE_WIDE,))]
+    [f"remove_warp_pieces<{t}, {w}, {k}, {b}>" for t in ITEM_TYPES.values()
+     for w, k, b in (dict.fromkeys((WARP_PIECE_SHAPE, WARP_PIECE_SHAPE_WIDE)
+                                   + WARP_PIECE_SHAPES) if t == ITEM_TYPES[4]
+                     else (WARP_PIECE_SHAPE_WIDE,))]
     + [f"remove_warp_ahead<{t}, {w}, {b}>" for t in ITEM_TYPES.values()
        for w, b in (REMOVAL_SHAPES[0] if t == ITEM_TYPES[4] else (WARP_SHAPE_OTHER,))])
 #: removals cut their huge lists into one warp's pieces (remove_warp_pieces); 0 (or the
@@ -108,8 +111,8 @@ def removal_pieces(dtypes) -> tuple[int, list[str], int]:
     types = [item_type(dt) for dt in dtypes]
     narrow = all(np.dtype(dt).itemsize == 4 for dt in dtypes)
     if WARP_PIECES:
-        w, k = WARP_PIECE_SHAPE if narrow else WARP_PIECE_SHAPE_WIDE
-        return 32 * w * k, [f"remove_warp_pieces<{t}, {w}, {k}>" for t in types], 32
+        w, k, b = WARP_PIECE_SHAPE if narrow else WARP_PIECE_SHAPE_WIDE
+        return 32 * w * k, [f"remove_warp_pieces<{t}, {w}, {k}, {b}>" for t in types], 32
     k = PIECE_ITEMS if narrow else PIECE_ITEMS_WIDE
     return BLOCK * k, [f"remove_pieces<{t}, {k}>" for t in types], BLOCK
 

@@ -14,7 +14,7 @@
 
 // Removal from the huge segments, one warp per piece. A segment's moving items [first, d0)
 // are cut into pieces of 32 * W * STEPS items (numbered by plan_moves, listed by list_pieces;
-// npieces on the device). A warp streams through its piece in steps of W windows of 32 items
+// npieces on the device); B blocks a multiprocessor. A warp streams through its piece in steps of W windows of 32 items
 // (all of a step read before any lane writes), ranking the survivors as it writes them
 // (RemovedPositions, no search per item). In place, a survivor that lands inside the piece's
 // own items lands on an item the warp has read already, so it is written at once; only the
@@ -26,8 +26,8 @@
 // Tickets (state[0]) hand out the pieces in numbered order, PIECE_WARPS a ticket, so a
 // waited-for piece is always held by a running warp. ``state`` (zeroed by the caller): the
 // ticket counter, then one flag per piece.
-template <typename T, int W, int STEPS>
-__global__ void __launch_bounds__(32 * PIECE_WARPS)
+template <typename T, int W, int STEPS, int B>
+__global__ void __launch_bounds__(32 * PIECE_WARPS, B)
 remove_warp_pieces(const i64* __restrict__ src, const i64* __restrict__ dst,
                    const i64* __restrict__ old_degree, const i64* __restrict__ seg_start,
                    const i64* __restrict__ seg_len, const i64* __restrict__ positions,
