@@ -116,6 +116,19 @@ def removal_pieces(dtypes) -> tuple[int, list[str], int]:
     k = PIECE_ITEMS if narrow else PIECE_ITEMS_WIDE
     return BLOCK * k, [f"remove_pieces<{t}, {k}>" for t in types], BLOCK
 
+
+def removal_piece_grid(dtypes, pieces: int) -> int:
+    """Blocks of the huge lists' removal kernel (:func:`removal_pieces`) for at most
+    ``pieces`` pieces: one warp's pieces, at most the blocks that fit on the device at once
+    (the blocks past them would only take a ticket past the last piece); one block's, one
+    block a piece within the grid bound."""
+    _, _, per_piece = removal_pieces(dtypes)
+    if per_piece == BLOCK:
+        return grid_for(pieces, BLOCK)
+    narrow = all(np.dtype(dt).itemsize == 4 for dt in dtypes)
+    resident = (_max_grid() // 32) * (WARP_PIECE_SHAPE if narrow else WARP_PIECE_SHAPE_WIDE)[2]
+    return min(grid_for(pieces, per_piece), resident)
+
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
@@ -560,9 +573,9 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
             launch(_fn(warps), ns,
                    args + (plan.medium, plan.count_at(0)), threads_per_item=32)
         state.data.memset_async(0, 4 * (1 + max_pieces))     # ticket + flags, per column
-        launch(_fn(pieces), max_pieces,
-               args + (plan.count_at(2), plan.piece_base, owner, state),
-               threads_per_item=per_piece)
+        prepared(pieces)(removal_piece_grid(dtypes, max_pieces), BLOCK, [
+            int(a) if not isinstance(a, cupy.ndarray) else a.data.ptr
+            for a in args + (plan.count_at(2), plan.piece_base, owner, state)])
     side_streams.join(sides)
 
 
