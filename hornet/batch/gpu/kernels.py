@@ -10,8 +10,8 @@ The CUDA source ``kernels.cu`` is compiled once per process (NVRTC via ``cupy.Ra
 first use. Work over lists of very different lengths (a hub of 10^5+ entries next to millions
 of tiny lists) is load-balanced: gathers take one thread per element of the concatenated lists
 (each thread finds its list by binary search over an exclusive scan); list rewrites give short
-lists one thread, medium ones one warp, and huge ones one block (merges) or many blocks, one
-piece of the list each (removals); the short and medium lists' kernels run on side streams
+lists one thread, medium ones one warp, and huge ones one block (merges) or many warps, one
+piece of the list each (removals, ``warp_removal.cu``); the short and medium lists' kernels run on side streams
 beside the huge lists' kernel (:mod:`hornet.batch.gpu.side_streams`). Only counts (sizes of outputs and scratch buffers) cross to
 the host.
 """
@@ -536,8 +536,8 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     ``positions`` (int64, (M,)): ascending per segment; ``dtypes``: each column's dtype;
     ``items``: at least the sum of ``old_degree`` (host int; it sizes the workspace of the
     huge lists' pieces; None: summed on the device, one sync).
-    Short lists get one thread, medium ones one warp, huge ones many blocks (pieces of
-    removal_pieces() items, rewritten in place in parallel).
+    Short lists get one thread, medium ones one warp, huge ones many warps or blocks
+    (pieces of removal_pieces() items, rewritten in place in parallel).
 
     ``counted`` (a plan queued on the device before its counts reach the host): (address of
     the number of segments, int64 on the device; address of a veto word, int64: nonzero, no
