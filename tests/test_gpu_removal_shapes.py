@@ -1,5 +1,5 @@
 """GPU list removals of every kernel shape (hornet.batch.gpu.kernels: the medium lists' warps
-and the huge lists' pieces, of kernels.cu and of warp_removal.cu) and merges into huge
+and the huge lists' pieces) and merges into huge
 lists (one block or many a list) against the CPU backend:
 hubs cut into many pieces with removals on and around piece boundaries, dense runs of removed
 entries (more than a window's worth), first entries (every item moves), lists emptied, and
@@ -17,11 +17,8 @@ from small_batch_checks import same_graph
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
-#: (REMOVE_WINDOWS, WARP_BLOCKS, PIECE_ITEMS, WARP_PIECES, WARP_AHEAD): kernels.cu's medium
-#: lists' warps and huge lists' block pieces, and warp_removal.cu's warps with the next list
-#: read ahead and one warp's pieces
-SHAPES = [(4, 5, 16, 0, 0), (16, 4, 32, 0, 0), (8, 6, 16, 0, 0), (16, 4, 16, 0, 0),
-          (16, 4, 32, 1, 1), (4, 5, 32, 1, 1), (8, 6, 32, 0, 1), (16, 4, 32, 1, 0)]
+#: (REMOVE_WINDOWS, WARP_BLOCKS, PIECE_ITEMS)
+SHAPES = [(4, 5, 16), (16, 4, 32), (8, 6, 16), (16, 4, 16)]
 
 
 def _graph(device, props):
@@ -62,13 +59,13 @@ def _picks(rng, es):
 
 
 @pytest.mark.parametrize("shape, props", [(shape, False) for shape in SHAPES]
-                         + [(None, True), ((16, 4, 32, 0, 0), True)])
+                         + [(None, True)])
 def test_removals_of_every_kernel_shape_match_the_cpu(shape, props, monkeypatch):
     """``shape`` None: the defaults (with edge properties, whose 8-byte columns have the
     default shapes only)."""
     from hornet.batch.gpu import kernels
-    for name, value in zip(("REMOVE_WINDOWS", "WARP_BLOCKS", "PIECE_ITEMS", "WARP_PIECES",
-                            "WARP_AHEAD"), shape or ()):
+    for name, value in zip(("REMOVE_WINDOWS", "WARP_BLOCKS", "PIECE_ITEMS"),
+                           shape or ()):
         monkeypatch.setattr(kernels, name, value)
     rng = np.random.default_rng(21)
     cpu, gpu = _graph("cpu", props), _graph("gpu", props)

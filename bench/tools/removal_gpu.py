@@ -28,6 +28,22 @@ from bench.common import kronecker_graph_gpu, require_gpu
 NEEDS_GPU = True
 
 
+def _build_shapes(K, shapes, variants: bool, names) -> None:
+    """Add the 4-byte removal kernels of ``shapes`` that kernels.cu is not built with to its
+    module's instances (before its first use: the module is compiled once, with them)."""
+    import numpy as np
+    extra = []
+    for shape in shapes:
+        settings = shape if variants else tuple(zip(names, shape))
+        saved = {name: getattr(K, name) for name, _ in settings}
+        for name, value in settings:
+            setattr(K, name, value)
+        extra += K.removal_warps([np.int32]) + K.removal_pieces([np.int32])[1]
+        for name, value in saved.items():
+            setattr(K, name, value)
+    K._NAMES = K._NAMES + tuple(n for n in dict.fromkeys(extra) if n not in K._NAMES)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench.tools.removal_gpu", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -54,12 +70,6 @@ def main(argv: list[str] | None = None) -> None:
         base_kernels = importlib.import_module(load_base(args.base).__name__
                                                + ".batch.gpu.kernels")
     print(f"device: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
-    g, seconds = kronecker_graph_gpu(args.scale)
-    print(f"kron{args.scale}: build {seconds:.2f} s, {g._entries} entries", flush=True)
-    arrays = [a for pool in g._mm.pools.values() for a in pool]
-    snapshot = [a.columns[0].copy() for a in arrays]
-    es, ed = g.edges()
-    rs = cupy.random.RandomState(7)
     names = ("REMOVE_WINDOWS", "WARP_BLOCKS", "PIECE_ITEMS")
     default = tuple(getattr(K, name) for name in names)
     if args.variants is not None:
@@ -73,6 +83,13 @@ def main(argv: list[str] | None = None) -> None:
         shapes = [default] + [(w, b) + default[2:] for w, b in K.REMOVAL_SHAPES[0]] + \
             [default[:2] + (k,) for k in K.REMOVAL_SHAPES[1]]
         shapes = list(dict.fromkeys(shapes))
+    _build_shapes(K, shapes, args.variants is not None, names)
+    g, seconds = kronecker_graph_gpu(args.scale)
+    print(f"kron{args.scale}: build {seconds:.2f} s, {g._entries} entries", flush=True)
+    arrays = [a for pool in g._mm.pools.values() for a in pool]
+    snapshot = [a.columns[0].copy() for a in arrays]
+    es, ed = g.edges()
+    rs = cupy.random.RandomState(7)
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     for b in args.sizes:
         pick = rs.randint(0, es.size, b, dtype=cupy.int64)

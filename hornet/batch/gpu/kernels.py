@@ -10,8 +10,8 @@ The CUDA source ``kernels.cu`` is compiled once per process (NVRTC via ``cupy.Ra
 first use. Work over lists of very different lengths (a hub of 10^5+ entries next to millions
 of tiny lists) is load-balanced: gathers take one thread per element of the concatenated lists
 (each thread finds its list by binary search over an exclusive scan); list rewrites give short
-lists one thread, medium ones one warp, and huge ones one block (merges) or many warps, one
-piece of the list each (removals, ``warp_removal.cu``); the short and medium lists' kernels run on side streams
+lists one thread, medium ones one warp, and huge ones one block (merges) or many blocks, one
+piece of the list each (removals); the short and medium lists' kernels run on side streams
 beside the huge lists' kernel (:mod:`hornet.batch.gpu.side_streams`). Only counts (sizes of outputs and scratch buffers) cross to
 the host.
 """
@@ -60,32 +60,6 @@ _NAMES = tuple(
     + [f"remove_pieces<{t}, {k}>" for t in ITEM_TYPES.values()
        for k in (REMOVAL_SHAPES[1] if t == ITEM_TYPES[4] else (PIECE_ITEMS_WIDE,))])
 
-#: the removal kernels whose warps work alone (warp_removal.cu): the huge lists' pieces one
-#: warp each (remove_warp_pieces, instead of kernels.cu's remove_pieces, one block a piece) ...
-_WARP_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warp_removal.cu")
-#: ... (windows of 32 items a step, steps a piece, blocks a multiprocessor) for columns of
-#: 4-byte items and of others: one piece size for every column of a removal, the held
-#: survivors of a block's eight pieces in at most 32 KB of shared memory
-WARP_PIECE_SHAPE = (16, 2, 3)
-WARP_PIECE_SHAPE_WIDE = (8, 2, 3)
-#: the other shapes warp_removal.cu is built with for 4-byte items (bench/tools/removal_gpu.py)
-WARP_PIECE_SHAPES = ((16, 2, 4), (8, 4, 4), (8, 2, 4))
-#: ... and the medium lists, one warp each, with the next list's reads ahead
-#: (remove_warp_ahead, instead of kernels.cu's remove_warp)
-_WARP_NAMES = tuple(
-    [f"remove_warp_pieces<{t}, {w}, {k}, {b}>" for t in ITEM_TYPES.values()
-     for w, k, b in (dict.fromkeys((WARP_PIECE_SHAPE, WARP_PIECE_SHAPE_WIDE)
-                                   + WARP_PIECE_SHAPES) if t == ITEM_TYPES[4]
-                     else (WARP_PIECE_SHAPE_WIDE,))]
-    + [f"remove_warp_ahead<{t}, {w}, {b}>" for t in ITEM_TYPES.values()
-       for w, b in (REMOVAL_SHAPES[0] if t == ITEM_TYPES[4] else (WARP_SHAPE_OTHER,))])
-#: removals cut their huge lists into one warp's pieces (remove_warp_pieces); 0 (or the
-#: environment variable HORNET_WARP_PIECES=0): one block's (remove_pieces)
-WARP_PIECES = int(os.environ.get("HORNET_WARP_PIECES", "1"))
-#: removals rewrite their medium lists with the next list's reads ahead (remove_warp_ahead);
-#: 0 (or HORNET_WARP_AHEAD=0): remove_warp
-WARP_AHEAD = int(os.environ.get("HORNET_WARP_AHEAD", "1"))
-
 #: lists moving at most this many items are rewritten by one thread each ...
 SMALL_MOVE = 64
 #: ... at most this many by one warp each; longer ones by one block each (merges), or by many
@@ -95,39 +69,19 @@ WARP_MOVE = 4096
 
 def removal_warps(dtypes) -> list[str]:
     """The medium lists' removal kernel of each column of ``dtypes``."""
-    name = "remove_warp_ahead" if WARP_AHEAD else "remove_warp"
-    return ["{}<{}, {}, {}>".format(name, item_type(dt), *(
+    return ["remove_warp<{}, {}, {}>".format(item_type(dt), *(
         (REMOVE_WINDOWS, WARP_BLOCKS) if np.dtype(dt).itemsize == 4 else WARP_SHAPE_OTHER))
         for dt in dtypes]
 
 
-def removal_pieces(dtypes) -> tuple[int, list[str], int]:
-    """How a removal of columns of ``dtypes`` cuts its huge lists: (items of a piece; the
-    pieces kernel of each column; threads a piece): one piece size for every column. With
-    :data:`WARP_PIECES`, one warp's pieces (:data:`WARP_PIECE_SHAPE`, or
-    :data:`WARP_PIECE_SHAPE_WIDE` when a column has other items than 4 bytes); else one
-    block's, held in registers (:data:`PIECE_ITEMS` a thread, :data:`PIECE_ITEMS_WIDE` when a
-    column has wider items)."""
+def removal_pieces(dtypes) -> tuple[int, list[str]]:
+    """How a removal of columns of ``dtypes`` cuts its huge lists: (items of a piece, one
+    block's; the pieces kernel of each column): one piece size for every column, held in
+    registers (:data:`PIECE_ITEMS` a thread, :data:`PIECE_ITEMS_WIDE` when a column has wider
+    items)."""
     types = [item_type(dt) for dt in dtypes]
-    narrow = all(np.dtype(dt).itemsize == 4 for dt in dtypes)
-    if WARP_PIECES:
-        w, k, b = WARP_PIECE_SHAPE if narrow else WARP_PIECE_SHAPE_WIDE
-        return 32 * w * k, [f"remove_warp_pieces<{t}, {w}, {k}, {b}>" for t in types], 32
-    k = PIECE_ITEMS if narrow else PIECE_ITEMS_WIDE
-    return BLOCK * k, [f"remove_pieces<{t}, {k}>" for t in types], BLOCK
-
-
-def removal_piece_grid(dtypes, pieces: int) -> int:
-    """Blocks of the huge lists' removal kernel (:func:`removal_pieces`) for at most
-    ``pieces`` pieces: one warp's pieces, at most the blocks that fit on the device at once
-    (the blocks past them would only take a ticket past the last piece); one block's, one
-    block a piece within the grid bound."""
-    _, _, per_piece = removal_pieces(dtypes)
-    if per_piece == BLOCK:
-        return grid_for(pieces, BLOCK)
-    narrow = all(np.dtype(dt).itemsize == 4 for dt in dtypes)
-    resident = (_max_grid() // 32) * (WARP_PIECE_SHAPE if narrow else WARP_PIECE_SHAPE_WIDE)[2]
-    return min(grid_for(pieces, per_piece), resident)
+    k = PIECE_ITEMS if all(np.dtype(dt).itemsize == 4 for dt in dtypes) else PIECE_ITEMS_WIDE
+    return BLOCK * k, [f"remove_pieces<{t}, {k}>" for t in types]
 
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -139,16 +93,13 @@ def workspace():
 
 
 def _fn(name: str):
-    if name.startswith(("remove_warp_pieces<", "remove_warp_ahead<")):
-        return function(_WARP_CU, name, _WARP_NAMES)
     return function(_CU, name, _NAMES)
 
 
 #: argument counts of the kernels that the queued removal and the prepared merge launch
 #: through prepared argument buffers (:class:`hornet.core.cuda.PreparedLaunch`)
 _PREPARED_ARITY = {"plan_moves": 19, "list_pieces": 7, "remove_small": 12, "remove_warp": 9,
-                   "remove_pieces": 11, "remove_warp_pieces": 11,
-                   "remove_warp_ahead": 9, "merge_small": 10, "merge_warp": 10,
+                   "remove_pieces": 11, "merge_small": 10, "merge_warp": 10,
                    "merge_block": 10}
 _PREPARED: dict = {}
 
@@ -536,8 +487,8 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     ``positions`` (int64, (M,)): ascending per segment; ``dtypes``: each column's dtype;
     ``items``: at least the sum of ``old_degree`` (host int; it sizes the workspace of the
     huge lists' pieces; None: summed on the device, one sync).
-    Short lists get one thread, medium ones one warp, huge ones many warps or blocks
-    (pieces of removal_pieces() items, rewritten in place in parallel).
+    Short lists get one thread, medium ones one warp, huge ones many blocks (pieces of
+    removal_pieces() items, rewritten in place in parallel).
 
     ``counted`` (a plan queued on the device before its counts reach the host): (address of
     the number of segments, int64 on the device; address of a veto word, int64: nonzero, no
@@ -549,7 +500,7 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     ns = int(old_degree.shape[0])
     if ns == 0:
         return
-    piece, piece_kernels, per_piece = removal_pieces(dtypes)
+    piece, piece_kernels = removal_pieces(dtypes)
     plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, positions, False,
                      counted, piece)
     if items is None:
@@ -573,9 +524,9 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
             launch(_fn(warps), ns,
                    args + (plan.medium, plan.count_at(0)), threads_per_item=32)
         state.data.memset_async(0, 4 * (1 + max_pieces))     # ticket + flags, per column
-        prepared(pieces)(removal_piece_grid(dtypes, max_pieces), BLOCK, [
-            int(a) if not isinstance(a, cupy.ndarray) else a.data.ptr
-            for a in args + (plan.count_at(2), plan.piece_base, owner, state)])
+        launch(_fn(pieces), max_pieces,
+               args + (plan.count_at(2), plan.piece_base, owner, state),
+               threads_per_item=BLOCK)
     side_streams.join(sides)
 
 

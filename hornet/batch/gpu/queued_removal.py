@@ -16,9 +16,8 @@ import numpy as np
 
 from ...core.cuda import BLOCK, cupy, item_type
 from . import side_streams
-from . import kernels
-from .kernels import (_move_scratch, grid_for, prepared, removal_piece_grid, removal_pieces,
-                      removal_warps)
+from .kernels import (SMALL_MOVE, WARP_MOVE, _move_scratch, grid_for, prepared,
+                      removal_pieces, removal_warps)
 
 __all__ = ["queued_removal"]
 
@@ -43,15 +42,14 @@ def queued_removal(lists: int, old_degree: int, seg_start: int, seg_len: int,
     first, moving, medium, huge, piece_base = (a.data.ptr for a in scratch.segments(bound))
     counts = scratch.counts.data.ptr
     stream = cupy.cuda.get_current_stream().ptr
-    piece, (pieces,), _ = removal_pieces(dtypes[:1])
-    small_move, warp_move = kernels.SMALL_MOVE, kernels.WARP_MOVE
+    piece, (pieces,) = removal_pieces(dtypes[:1])
     cupy.cuda.runtime.memsetAsync(counts, 0, 3 * 8, stream)
     prepared("plan_moves")(grid_for(bound), BLOCK, [
-        lists, lists, old_degree, seg_start, seg_len, positions, 0, bound, small_move,
-        warp_move, piece, first, moving, medium, huge, piece_base, counts, seg_count,
+        lists, lists, old_degree, seg_start, seg_len, positions, 0, bound, SMALL_MOVE,
+        WARP_MOVE, piece, first, moving, medium, huge, piece_base, counts, seg_count,
         veto])
     # huge segments move more than WARP_MOVE items each, out of `items` in all
-    max_segs = min(bound, int(items) // (warp_move + 1) + 1)
+    max_segs = min(bound, int(items) // (WARP_MOVE + 1) + 1)
     max_pieces = int(items) // piece + max_segs
     owner, state = scratch.pieces(max_pieces)
     owner, state = owner.data.ptr, state.data.ptr
@@ -62,10 +60,10 @@ def queued_removal(lists: int, old_degree: int, seg_start: int, seg_len: int,
     sides = side_streams.fork()           # (hornet.batch.gpu.side_streams)
     small_on, warp_on = (stream, stream) if sides is None else (sides[0].ptr, sides[1].ptr)
     prepared(f"remove_small<{t}>")(grid_for(bound), BLOCK, args + [
-        moving, small_move, bound, seg_count, veto], small_on)
+        moving, SMALL_MOVE, bound, seg_count, veto], small_on)
     prepared(removal_warps(dtypes[:1])[0])(grid_for(bound, 32), BLOCK,
                                             args + [medium, counts], warp_on)
     cupy.cuda.runtime.memsetAsync(state, 0, 4 * (1 + max_pieces), stream)
-    prepared(pieces)(removal_piece_grid(dtypes[:1], max_pieces), BLOCK,
+    prepared(pieces)(grid_for(max_pieces, BLOCK), BLOCK,
                       args + [counts + 16, piece_base, owner, state])
     side_streams.join(sides)
