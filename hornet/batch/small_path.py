@@ -22,7 +22,6 @@ from .cpu.small import CPU_SMALL_ENTRIES, CpuSmallBatches, small_path_gate
 from ..change import EdgeChange
 from ..memory.compaction_bound import settles_nothing
 from ..memory.manager import DeviceMemoryError
-from .gpu import side_streams
 from .gpu.pairs import device_pairs
 from .gpu.small import SmallBatches
 from .pipeline import compact_memory
@@ -31,13 +30,9 @@ from .small_layout import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID
                            NUM_CLASSES, SMALL_ENTRIES)
 from .validate import MAX_VERTEX_ID, host_ids, property_values
 
-__all__ = ["small_pairs", "small_update", "MODE_INSERT", "MODE_DELETE", "SIDE_TOP_UP",
+__all__ = ["small_pairs", "small_update", "MODE_INSERT", "MODE_DELETE",
            "SMALL_COMPACTION_BOUND"]
 
-#: a GPU batch's block-cache refill (BlockCache.top_up) runs its take on a side stream beside
-#: the prepare kernel (:func:`_top_up_beside`); 0 (or the environment variable
-#: HORNET_SIDE_TOP_UP=0): on the caller's stream, between the prepare and the rewrite
-SIDE_TOP_UP = int(os.environ.get("HORNET_SIDE_TOP_UP", "1"))
 #: a small delete skips the compaction check when the memory manager's counts show it would
 #: do nothing (:func:`hornet.memory.compaction_bound.settles_nothing`); 0: it is always made
 SMALL_COMPACTION_BOUND = int(os.environ.get("HORNET_SMALL_COMPACTION_BOUND", "1"))
@@ -88,8 +83,7 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     # the host would wait for its header
     if g.device == "gpu":
         header, rows = g._small.prepare(s, d, not g.directed, mode, g._degree, g._size_class,
-                                        g._edge_ptr, mm.min_size_class,
-                                        during=_top_up_beside(mm, cache))
+                                        g._edge_ptr, mm.min_size_class, during=cache.top_up)
     else:
         cache.top_up()
         header, rows = g._small.prepare(s, d, not g.directed, mode, g._degree, g._size_class,
@@ -152,29 +146,6 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
                     g, rows[:nres], rows[SMALL_ENTRIES:SMALL_ENTRIES + nres]))
     return EdgeChange(kind, rows[:nres], rows[SMALL_ENTRIES:SMALL_ENTRIES + nres], outs,
                       int(header[H_LOOPS]) if mode == MODE_INSERT else 0)
-
-
-def _top_up_beside(mm, cache):
-    """The block cache's step for the start of a GPU batch (``BlockCache.top_up``), as the
-    prepare kernel's ``during``. With :data:`SIDE_TOP_UP`, a refill's take runs on a side
-    stream that starts after the work queued before the batch's prepare kernel (forked
-    here, before its launch) and that the caller's stream waits for after the header's copy:
-    the take runs beside the prepare kernel and the header's read-back instead of between
-    them and the rewrite. A lookup rebuild stays on the caller's stream (its arrays are the
-    caller's stream's), and so does a step that may make block arrays (none: a top-up takes
-    at most what the arrays hold)."""
-    if not SIDE_TOP_UP or mm.lookup_stale() or not any(
-            cache.tail[k] - cache.head[k] < cache._trigger(k) for k in cache._want):
-        return cache.top_up
-    sides = side_streams.fork()
-    if sides is None:
-        return cache.top_up
-
-    def during():
-        with sides[0]:
-            cache.top_up()
-        side_streams.join(sides)
-    return during
 
 
 def _lost_entries(g, src, dst):
