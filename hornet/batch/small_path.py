@@ -12,7 +12,6 @@ The functions take the graph (see :mod:`hornet.batch.pipeline` for the state the
 """
 from __future__ import annotations
 
-import os
 from itertools import compress
 from operator import or_
 
@@ -20,7 +19,6 @@ import numpy as np
 
 from .cpu.small import CPU_SMALL_ENTRIES, CpuSmallBatches, small_path_gate
 from ..change import EdgeChange
-from ..memory.compaction_bound import settles_nothing
 from ..memory.manager import DeviceMemoryError
 from .gpu.pairs import device_pairs
 from .gpu.small import SmallBatches
@@ -30,12 +28,7 @@ from .small_layout import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID
                            NUM_CLASSES, SMALL_ENTRIES)
 from .validate import MAX_VERTEX_ID, host_ids, property_values
 
-__all__ = ["small_pairs", "small_update", "MODE_INSERT", "MODE_DELETE",
-           "SMALL_COMPACTION_BOUND"]
-
-#: a small delete skips the compaction check when the memory manager's counts show it would
-#: do nothing (:func:`hornet.memory.compaction_bound.settles_nothing`); 0: it is always made
-SMALL_COMPACTION_BOUND = int(os.environ.get("HORNET_SMALL_COMPACTION_BOUND", "1"))
+__all__ = ["small_pairs", "small_update", "MODE_INSERT", "MODE_DELETE"]
 
 
 def small_pairs(g, src, dst):
@@ -135,15 +128,8 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
         # a delete may leave lists loose without moving any: the list-fit check runs after
         # every delete, as in the general pipeline, so both paths refit on the same batches
         if mode == MODE_DELETE:
-            # with no release on its way (the spills' counts are in), counts that show the
-            # check would refit, compact and free nothing spare it (exact: it would only
-            # have looked at the touched classes)
-            if SMALL_COMPACTION_BOUND and mm._pending_release is None and \
-                    settles_nothing(mm, mm.list_fit, g._entries, 0, g._n):
-                mm.touched_need_nothing()
-            else:
-                compact_memory(g, lambda: _lost_entries(
-                    g, rows[:nres], rows[SMALL_ENTRIES:SMALL_ENTRIES + nres]))
+            compact_memory(g, lambda: _lost_entries(g, rows[:nres],
+                                                    rows[SMALL_ENTRIES:SMALL_ENTRIES + nres]))
     return EdgeChange(kind, rows[:nres], rows[SMALL_ENTRIES:SMALL_ENTRIES + nres], outs,
                       int(header[H_LOOPS]) if mode == MODE_INSERT else 0)
 
