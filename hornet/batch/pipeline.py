@@ -117,12 +117,6 @@ def _moved_field_columns(g, columns, moved, new_ptrs):
     return out
 
 
-#: after a delete whose release's counts are in, the compaction of the touched classes is
-#: skipped where :func:`hornet.memory.compaction_bound.settles_nothing` shows it would do
-#: nothing (its host work, a few dozen microseconds on the GPU, spared); False: always made
-SETTLED_BOUND = True
-
-
 def compact_memory(g, sources=None, released_slots: int | None = None) -> None:
     """After a delete batch: lists back into fitting blocks once they hold too many slots
     (:class:`hornet.memory.list_fit.ListFit`, a constant-time check), then the classes that
@@ -158,14 +152,6 @@ def compact_memory(g, sources=None, released_slots: int | None = None) -> None:
                       candidates=sources)
         if sources is None or fit.loose(mm, g._entries):
             fit.refit(mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries)
-    elif SETTLED_BOUND and mm._pending_release is None:
-        # the counts are in (the check above took them): where they show that compacting
-        # the touched classes would move, free and flush nothing, they are only forgotten,
-        # as the compaction would leave them
-        from ..memory.compaction_bound import settles_nothing
-        if settles_nothing(mm, fit, g._entries, 0, g._n):
-            mm.touched_need_nothing()
-            return
     old, new = mm.compact_touched(rows=g._n)   # the re-pointing below passes over the table
     if old.size == 0:
         return

@@ -582,12 +582,6 @@ class MemoryManager:
         finally:
             self.steady -= 1
 
-    def touched_need_nothing(self) -> None:
-        """What :meth:`compact_touched` leaves when it moves, frees and flushes nothing (a
-        caller shown that by :func:`hornet.memory.compaction_bound.settles_nothing`, with no
-        release on its way): the classes touched since the last check are forgotten."""
-        self._touched = set()
-
     def compact_touched(self, rows: int = 0):
         """:meth:`compact` restricted to the classes that gave back blocks or got new arrays
         since the last call: only their utilization can have dropped under
