@@ -649,7 +649,8 @@ extern "C" __global__ void small_merge(i64* ws, i64 capacity, int listed, RING_P
 // write lands on an item already read), while a copy lets the warps stream on their own.
 // A list losing at most 32 items (most of a small batch's lists, a hub's too) has its
 // removed positions read once, one a lane: each window's ranks then come from shuffles of
-// registers, without a search and a read of the positions per chunk.
+// registers, without a search and a read of the positions per chunk; its chunks are twice as
+// long for items of at most 4 bytes.
 template <typename T>
 __device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, i64 hi, const i64* P,
                              i64 c, const Layout& L, i64 start, T* out) {
@@ -663,16 +664,19 @@ __device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, i64 hi, c
     const bool in_place = D == O;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (c <= 32) {
+        // twice the loads in flight for items of at most 4 bytes (PIECE_ITEMS is a multiple
+        // of the chunk either way)
+        constexpr int loads = sizeof(T) <= 4 ? 2 * REMOVE_ITEMS : REMOVE_ITEMS;
         const unsigned below = (1u << lane) - 1u;
         const i64 mine = lane < c ? P[lane] : 0x7FFFFFFFFFFFFFFFll;   // ascending over lanes
-        for (i64 base = lo; base < hi; base += (i64)blockDim.x * REMOVE_ITEMS) {
-            const i64 lo_w = base + (i64)warp * 32 * REMOVE_ITEMS;
-            T v[REMOVE_ITEMS];
+        for (i64 base = lo; base < hi; base += (i64)blockDim.x * loads) {
+            const i64 lo_w = base + (i64)warp * 32 * loads;
+            T v[loads];
             read_windows(O, d0, lo_w, v);
             if (in_place) __syncthreads();        // (ranks need no memory: after the reads)
             i64 before = __popc(__ballot_sync(0xFFFFFFFFu, mine < lo_w));
 #pragma unroll
-            for (int b = 0; b < REMOVE_ITEMS; ++b) {
+            for (int b = 0; b < loads; ++b) {
                 const i64 w = lo_w + 32 * b, i = w + lane;
                 unsigned bit = (mine >= w && mine < w + 32) ? 1u << (mine - w) : 0u;
                 for (int o = 16; o > 0; o >>= 1) bit |= __shfl_xor_sync(0xFFFFFFFFu, bit, o);
