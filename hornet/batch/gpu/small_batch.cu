@@ -703,10 +703,8 @@ __device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, i64 hi, c
 // (launched with 256 threads a block, hornet/batch/gpu/small.py REWRITE_THREADS: two blocks a
 // multiprocessor keep their registers)
 extern "C" __global__ void __launch_bounds__(256, 2)
-small_remove(i64* ws, i64 capacity, int listed, RING_PARAMS,
-                                        int* __restrict__ degree,
-                                        signed char* __restrict__ size_class,
-                                        i64* __restrict__ edge_ptr, FIELD_PARAMS) {
+small_remove(i64* ws, i64 capacity, int listed, RING_PARAMS, int* __restrict__ degree,
+             signed char* __restrict__ size_class, i64* __restrict__ edge_ptr, FIELD_PARAMS) {
     MAKE_FIELDS;
     const Layout L = layout(ws, capacity);
     DEFERRED_RINGS;
