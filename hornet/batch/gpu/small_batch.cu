@@ -561,9 +561,8 @@ struct Piece {
     i64 sg, k;
 };
 // Segment s has its first piece in [s, s + extra] (extra = npieces - nseg: the pieces past
-// the first of each segment), so piece t's segment lies in [t - extra, t], found by each
-// warp probing 32 first pieces a step (a batch that cuts hubs into a thousand pieces: two or
-// three steps instead of ten dependent reads). Every thread of the block calls it.
+// the first of each segment), so piece t's segment lies in [t - extra, t]: a search of a few
+// steps when few lists are cut into pieces (the usual batch), instead of log2(nseg).
 // Medium batches (listed) name each piece in seg_piece instead: segment << 32 | number.
 __device__ __forceinline__ Piece piece_of(const Layout& L, i64 nseg, i64 npieces, i64 t,
                                           int listed) {
@@ -572,19 +571,9 @@ __device__ __forceinline__ Piece piece_of(const Layout& L, i64 nseg, i64 npieces
         return {v >> 32, v & 0xFFFFFFFFll};
     }
     const i64 extra = npieces - nseg;
-    const int lane = threadIdx.x & 31;
-    const i64* off = L.seg_piece;                 // ascending, off[lo] <= t
-    i64 lo = t > extra ? t - extra : 0, hi = t < nseg - 1 ? t : nseg - 1;
-    while (hi - lo >= 32) {
-        const i64 step = (hi - lo + 32) >> 5;     // probes lo, lo + step, ... (lane 31: <= hi)
-        const i64 probe = lo + lane * step;
-        const unsigned ok = __ballot_sync(0xFFFFFFFFu, probe <= hi && off[probe] <= t);
-        lo += (i64)(31 - __clz(ok)) * step;       // the last probe at or before t's segment
-        hi = min(hi, lo + step - 1);
-    }
-    const unsigned ok = __ballot_sync(0xFFFFFFFFu, lo + lane <= hi && off[lo + lane] <= t);
-    const i64 sg = lo + 31 - __clz(ok);
-    return {sg, t - off[sg]};
+    const i64 sg = segment_between(L.seg_piece, t > extra ? t - extra : 0,
+                                   t < nseg - 1 ? t : nseg - 1, t);
+    return {sg, t - L.seg_piece[sg]};
 }
 
 extern "C" __global__ void small_merge(i64* ws, i64 capacity, int listed, RING_PARAMS,
@@ -647,10 +636,6 @@ extern "C" __global__ void small_merge(i64* ws, i64 capacity, int listed, RING_P
 // from the front, each warp taking REMOVE_ITEMS windows of 32 (ranks from RemovedPositions,
 // no search per item); in place, the whole chunk is read before any thread writes (every
 // write lands on an item already read), while a copy lets the warps stream on their own.
-// A list losing at most 32 items (most of a small batch's lists, a hub's too) has its
-// removed positions read once, one a lane: each window's ranks then come from shuffles of
-// registers, without a search and a read of the positions per chunk; its chunks are twice as
-// long for items of at most 4 bytes.
 template <typename T>
 __device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, i64 hi, const i64* P,
                              i64 c, const Layout& L, i64 start, T* out) {
@@ -662,31 +647,7 @@ __device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, i64 hi, c
     __syncthreads();
     if (d1 == 0) return;
     const bool in_place = D == O;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (c <= 32) {
-        // twice the loads in flight for items of at most 4 bytes (PIECE_ITEMS is a multiple
-        // of the chunk either way)
-        constexpr int loads = sizeof(T) <= 4 ? 2 * REMOVE_ITEMS : REMOVE_ITEMS;
-        const unsigned below = (1u << lane) - 1u;
-        const i64 mine = lane < c ? P[lane] : 0x7FFFFFFFFFFFFFFFll;   // ascending over lanes
-        for (i64 base = lo; base < hi; base += (i64)blockDim.x * loads) {
-            const i64 lo_w = base + (i64)warp * 32 * loads;
-            T v[loads];
-            read_windows(O, d0, lo_w, v);
-            if (in_place) __syncthreads();        // (ranks need no memory: after the reads)
-            i64 before = __popc(__ballot_sync(0xFFFFFFFFu, mine < lo_w));
-#pragma unroll
-            for (int b = 0; b < loads; ++b) {
-                const i64 w = lo_w + 32 * b, i = w + lane;
-                unsigned bit = (mine >= w && mine < w + 32) ? 1u << (mine - w) : 0u;
-                for (int o = 16; o > 0; o >>= 1) bit |= __shfl_xor_sync(0xFFFFFFFFu, bit, o);
-                if (i < d0 && !((bit >> lane) & 1u)) D[i - before - __popc(bit & below)] = v[b];
-                before += __popc(bit);
-            }
-            if (in_place) __syncthreads();
-        }
-        return;
-    }
+    const int warp = threadIdx.x >> 5;
     for (i64 base = lo; base < hi; base += (i64)blockDim.x * REMOVE_ITEMS) {
         const i64 lo_w = base + (i64)warp * 32 * REMOVE_ITEMS;
         T v[REMOVE_ITEMS];
@@ -700,11 +661,10 @@ __device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, i64 hi, c
     }
 }
 
-// (launched with 256 threads a block, hornet/batch/gpu/small.py REWRITE_THREADS: two blocks a
-// multiprocessor keep their registers)
-extern "C" __global__ void __launch_bounds__(256, 2)
-small_remove(i64* ws, i64 capacity, int listed, RING_PARAMS, int* __restrict__ degree,
-             signed char* __restrict__ size_class, i64* __restrict__ edge_ptr, FIELD_PARAMS) {
+extern "C" __global__ void small_remove(i64* ws, i64 capacity, int listed, RING_PARAMS,
+                                        int* __restrict__ degree,
+                                        signed char* __restrict__ size_class,
+                                        i64* __restrict__ edge_ptr, FIELD_PARAMS) {
     MAKE_FIELDS;
     const Layout L = layout(ws, capacity);
     DEFERRED_RINGS;
