@@ -83,8 +83,8 @@ QUEUED_REMOVAL = os.environ.get("HORNET_QUEUED_REMOVAL", "1") != "0"
 #: ... for batches of at most this many entries (once mirrored): every planned delete. The
 #: removal's per-segment scratch (hornet.batch.gpu.kernels._MoveScratch, five int64 rows) is
 #: then sized for the batch's entries, not its segments (1.3 GB for 2 x 10^7 entries, as the
-#: plan's own scratch is); a delete of 10^7 edges on Kronecker 24 takes 0.92 of the time
-#: with its removal queued (bench/results/delete_latency_gpu.md)
+#: plan's own scratch is); a delete of 10^7 edges on Kronecker 24 takes 0.91-0.98 of the
+#: time with its removal queued (bench/results/delete_latency_gpu.md)
 QUEUED_REMOVAL_MAX = MAX_ENTRIES
 #: a queued removal's moving lists are copied whole by one kernel (one block a list)
 QUEUED_COPY = True
