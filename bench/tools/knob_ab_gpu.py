@@ -3,6 +3,10 @@
     python3 -m bench.tools.knob_ab_gpu --knob hornet.batch.gpu.kernels:MERGE_PIECES=16,0
         [--scale 24] [--sizes 100000 1000000] [--repeats 7] [--ops insert delete] [--no-check]
 
+``--knob graph:NAME=...`` sets an attribute of the graph itself (``graph:medium_deletes=0,1``);
+``--knob`` may be given several times (one graph for all), each with its own sizes after an
+``@`` (``...=0,1@1000,10000``; else ``--sizes``).
+
 Builds the updates benchmark's Kronecker graph once and times, round after round, every
 value of the setting in turn (alternating order), as :mod:`bench.tools.ab_batches_gpu` times
 two trees: random pairs inserted, existing edges sampled (with replacement) and deleted,
@@ -23,7 +27,8 @@ NEEDS_GPU = True
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench.tools.knob_ab_gpu", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--knob", required=True, help="module:NAME=value,value,...")
+    ap.add_argument("--knob", required=True, action="append",
+                    help="module:NAME=value,value,...[@size,size] (repeatable)")
     ap.add_argument("--scale", type=int, default=24)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10**5, 10**6])
     ap.add_argument("--repeats", type=int, default=7)
@@ -33,10 +38,6 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     require_gpu("knob_ab_gpu")
     import cupy
-    where, values = args.knob.split("=")
-    module, name = where.split(":")
-    module = importlib.import_module(module)
-    values = [int(v) for v in values.split(",")]
     print(f"device: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
     g, seconds = kronecker_graph_gpu(args.scale)
     print(f"kron{args.scale}: build {seconds:.2f} s", flush=True)
@@ -44,37 +45,45 @@ def main(argv: list[str] | None = None) -> None:
     n = g.num_vertices
     rs = cupy.random.RandomState(11)
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    original = getattr(module, name)
-    for b in args.sizes:
-        for op in args.ops:
-            times = {v: [] for v in values}
-            for r in range(args.repeats + 1):
-                order = values if r % 2 else values[::-1]
-                if op == "insert":                  # one batch a round, for every value
-                    s = rs.randint(0, n, b, dtype=cupy.int64)
-                    d = rs.randint(0, n, b, dtype=cupy.int64)
-                    call, undo = g.insert_edges, g.delete_edges
-                else:
-                    p = rs.randint(0, es.size, b, dtype=cupy.int64)
-                    s, d = es[p], ed[p]
-                    call, undo = g.delete_edges, g.insert_edges
-                for v in order:
-                    setattr(module, name, v)
-                    cupy.cuda.Device().synchronize()
-                    start.record()
-                    change = call(s, d)
-                    end.record()
-                    end.synchronize()
-                    if r:
-                        times[v].append(cupy.cuda.get_elapsed_time(start, end) * 1e3)
-                    undo(change.src, change.dst)
-                    cupy.cuda.Device().synchronize()
-            med = {v: statistics.median(x) for v, x in times.items()}
-            first = med[values[0]]
-            print(f"kron{args.scale} b={b} {op}: " + ", ".join(
-                f"{name}={v} {m:.0f} us ({m / first:.2f})" for v, m in med.items())
-                + f"; {args.repeats} rounds", flush=True)
-    setattr(module, name, original)
+    for knob in args.knob:
+        knob, _, sizes = knob.partition("@")
+        sizes = [int(x) for x in sizes.split(",")] if sizes else args.sizes
+        where, values = knob.split("=")
+        module, name = where.split(":")
+        # graph:NAME is an attribute of the graph itself
+        module = g if module == "graph" else importlib.import_module(module)
+        values = [int(v) for v in values.split(",")]
+        original = getattr(module, name)
+        for b in sizes:
+            for op in args.ops:
+                times = {v: [] for v in values}
+                for r in range(args.repeats + 1):
+                    order = values if r % 2 else values[::-1]
+                    if op == "insert":                  # one batch a round, for every value
+                        s = rs.randint(0, n, b, dtype=cupy.int64)
+                        d = rs.randint(0, n, b, dtype=cupy.int64)
+                        call, undo = g.insert_edges, g.delete_edges
+                    else:
+                        p = rs.randint(0, es.size, b, dtype=cupy.int64)
+                        s, d = es[p], ed[p]
+                        call, undo = g.delete_edges, g.insert_edges
+                    for v in order:
+                        setattr(module, name, v)
+                        cupy.cuda.Device().synchronize()
+                        start.record()
+                        change = call(s, d)
+                        end.record()
+                        end.synchronize()
+                        if r:
+                            times[v].append(cupy.cuda.get_elapsed_time(start, end) * 1e3)
+                        undo(change.src, change.dst)
+                        cupy.cuda.Device().synchronize()
+                med = {v: statistics.median(x) for v, x in times.items()}
+                first = med[values[0]]
+                print(f"kron{args.scale} b={b} {op}: " + ", ".join(
+                    f"{name}={v} {m:.0f} us ({m / first:.2f})" for v, m in med.items())
+                    + f"; {args.repeats} rounds", flush=True)
+        setattr(module, name, original)
     if not args.no_check:
         g.check()
 

@@ -1,7 +1,7 @@
 """Device time of a delete batch's list removal alone, by kernel shape (CUDA events).
 
     python3 -m bench.tools.removal_gpu [--scale 24] [--sizes 100000 1000000] [--repeats 5]
-        [--base ../base]
+        [--base ../base] [--variants WARP_PIECES=0,WARP_AHEAD=0 WARP_PIECES=1 ...]
 
 Builds the updates benchmark's Kronecker graph (undirected, GPU), samples existing edges
 (with replacement) as the updates benchmark's deletes do, and takes the general pipeline's
@@ -14,7 +14,8 @@ removal runs in place on every list, timed by CUDA events; the median is printed
 items the lists move (from their first removed entry on) and the rate that makes (read and
 written once), next to a plain device copy of as many bytes. Every shape must leave the
 same block arrays as the first removal timed (the base tree's, if given): a shape that
-does not is flagged.
+does not is flagged. ``--variants``: settings of the kernels module (the removal kernels'
+choices, thresholds) timed in turn instead of the shapes, checked the same way.
 """
 from __future__ import annotations
 
@@ -27,6 +28,22 @@ from bench.common import kronecker_graph_gpu, require_gpu
 NEEDS_GPU = True
 
 
+def _build_shapes(K, shapes, variants: bool, names) -> None:
+    """Add the 4-byte removal kernels of ``shapes`` that kernels.cu is not built with to its
+    module's instances (before its first use: the module is compiled once, with them)."""
+    import numpy as np
+    extra = []
+    for shape in shapes:
+        settings = shape if variants else tuple(zip(names, shape))
+        saved = {name: getattr(K, name) for name, _ in settings}
+        for name, value in settings:
+            setattr(K, name, value)
+        extra += K.removal_warps([np.int32]) + K.removal_pieces([np.int32])[1]
+        for name, value in saved.items():
+            setattr(K, name, value)
+    K._NAMES = K._NAMES + tuple(n for n in dict.fromkeys(extra) if n not in K._NAMES)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench.tools.removal_gpu", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -37,6 +54,10 @@ def main(argv: list[str] | None = None) -> None:
                     help="W:B:K shapes (default: the defaults, then each other built "
                          "value of W:B and K)")
     ap.add_argument("--base", type=Path, default=None, help="checkout of a base tree")
+    ap.add_argument("--variants", nargs="*", default=None,
+                    help="settings of hornet.batch.gpu.kernels to time instead of the shapes, "
+                         "each NAME=value[,NAME=value...], a value an int or ints a:b:c "
+                         "(e.g. WARP_PIECES=0,WARP_AHEAD=0 WARP_PIECE_SHAPE=16:2:4)")
     args = ap.parse_args(argv)
     require_gpu("removal_gpu")
     import cupy
@@ -49,20 +70,26 @@ def main(argv: list[str] | None = None) -> None:
         base_kernels = importlib.import_module(load_base(args.base).__name__
                                                + ".batch.gpu.kernels")
     print(f"device: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
+    names = ("REMOVE_WINDOWS", "WARP_BLOCKS", "PIECE_ITEMS")
+    default = tuple(getattr(K, name) for name in names)
+    if args.variants is not None:
+        def value(text):                  # an int, or a tuple of ints written a:b:c
+            return tuple(int(x) for x in text.split(":")) if ":" in text else int(text)
+        shapes = [tuple(sorted((kv.split("=")[0], value(kv.split("=")[1]))
+                               for kv in v.split(",") if kv)) for v in args.variants]
+    elif args.shapes:
+        shapes = [tuple(int(x) for x in s.split(":")[:3]) for s in args.shapes]
+    else:
+        shapes = [default] + [(w, b) + default[2:] for w, b in K.REMOVAL_SHAPES[0]] + \
+            [default[:2] + (k,) for k in K.REMOVAL_SHAPES[1]]
+        shapes = list(dict.fromkeys(shapes))
+    _build_shapes(K, shapes, args.variants is not None, names)
     g, seconds = kronecker_graph_gpu(args.scale)
     print(f"kron{args.scale}: build {seconds:.2f} s, {g._entries} entries", flush=True)
     arrays = [a for pool in g._mm.pools.values() for a in pool]
     snapshot = [a.columns[0].copy() for a in arrays]
     es, ed = g.edges()
     rs = cupy.random.RandomState(7)
-    names = ("REMOVE_WINDOWS", "WARP_BLOCKS", "PIECE_ITEMS")
-    default = tuple(getattr(K, name) for name in names)
-    if args.shapes:
-        shapes = [tuple(int(x) for x in s.split(":")[:3]) for s in args.shapes]
-    else:
-        shapes = [default] + [(w, b) + default[2:] for w, b in K.REMOVAL_SHAPES[0]] + \
-            [default[:2] + (k,) for k in K.REMOVAL_SHAPES[1]]
-        shapes = list(dict.fromkeys(shapes))
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     for b in args.sizes:
         pick = rs.randint(0, es.size, b, dtype=cupy.int64)
@@ -126,7 +153,9 @@ def main(argv: list[str] | None = None) -> None:
             times = timed(run_base)
             report("base tree" + check("base"), times)
         for shape in shapes:
-            for name, value in zip(names, shape):
+            settings = shape if args.variants is not None else tuple(zip(names, shape))
+            saved = {name: getattr(K, name) for name, _ in settings}
+            for name, value in settings:
                 setattr(K, name, value)
 
             def run():
@@ -135,10 +164,12 @@ def main(argv: list[str] | None = None) -> None:
             restore()
             run()                                   # compile, first launch
             times = timed(run)
-            report("W={} B={} K={}".format(*shape)
-                   + (" (default)" if shape == default else "") + check(shape), times)
-        for name, value in zip(names, default):
-            setattr(K, name, value)
+            label = (" ".join(f"{n}={v}" for n, v in settings) or "defaults") \
+                if args.variants is not None else "W={} B={} K={}".format(*shape) + (
+                    " (default)" if shape == default else "")
+            report(label + check(shape), times)
+            for name, value in saved.items():
+                setattr(K, name, value)
         scratch = reference = None
         restore()
 

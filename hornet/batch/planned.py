@@ -80,9 +80,12 @@ PLANNED_INSERT_TAKES = 1 << 20
 #: read-back (:func:`_queue_removal`); False (or the environment variable
 #: HORNET_QUEUED_REMOVAL=0): the removal is launched after it
 QUEUED_REMOVAL = os.environ.get("HORNET_QUEUED_REMOVAL", "1") != "0"
-#: ... for batches of at most this many entries (once mirrored): the removal's per-segment
-#: scratch (hornet.batch.gpu.kernels._MoveScratch) is then sized for the batch's entries
-QUEUED_REMOVAL_MAX = 1 << 21
+#: ... for batches of at most this many entries (once mirrored): every planned delete. The
+#: removal's per-segment scratch (hornet.batch.gpu.kernels._MoveScratch, five int64 rows) is
+#: then sized for the batch's entries, not its segments (1.3 GB for 2 x 10^7 entries, as the
+#: plan's own scratch is); a delete of 10^7 edges on Kronecker 24 takes 0.91-0.98 of the
+#: time with its removal queued (bench/results/delete_latency_gpu.md)
+QUEUED_REMOVAL_MAX = MAX_ENTRIES
 #: a queued removal's moving lists are copied whole by one kernel (one block a list)
 QUEUED_COPY = True
 #: inserts into graphs without edge properties merge through prepared launches from the
