@@ -93,6 +93,19 @@ def test_helper_fills_the_cache_and_a_warm_start_needs_none(kernel_dir, tmp_path
     assert "compiling kernels" not in err
 
 
+def test_a_run_that_finds_most_of_the_list_cached_starts_no_helper(kernel_dir, tmp_path):
+    """A listed kernel that runs never compile (a path only a cold run's timing takes) does not
+    start a helper on every later run: the run finds the rest cached and starts none."""
+    cache = tmp_path / "cache"
+    _run(kernel_dir, cache, "wait")
+    kernels = json.loads((kernel_dir / "kernels.json").read_text())["kernels"]
+    kernels.append(["helper_kernels", "scale", ["array(int64, 1d, C)", "int64"], 1])
+    (kernel_dir / "kernels.json").write_text(json.dumps({"kernels": kernels}))
+    again, err = _run(kernel_dir, cache, "wait")
+    assert again == {"started": False, "outer": 30, "scale": [2.0, 2.0, 2.0], "compiled": False}
+    assert "compiling kernels" not in err
+
+
 def test_main_and_helper_compile_side_by_side(kernel_dir, tmp_path):
     cache = tmp_path / "cache"
     first, err = _run(kernel_dir, cache, "go")

@@ -275,11 +275,19 @@ def helper_order(entries: list) -> list:
 
 # ---- the two processes ----------------------------------------------------------------------
 
+#: A helper starts only where more than this share of the list is missing from the cache: a
+#: first run. Some listed kernels are compiled only where a first run's timing sends it (a cold
+#: ``DynamicTruss`` whose compile-laden updates teach its budget to go static compiles the
+#: static decomposition's kernels); a later run that finds the rest cached compiles them
+#: itself if it needs them, instead of starting a helper for them every run.
+START_SHARE = 0.5
+
+
 def start(kernel_list: str) -> bool:
     """Start a helper process compiling the kernels of the kernel-list file ``kernel_list``
     that are not cached yet (in :func:`helper_order`; entries naming no kernel of this
-    version are left out). Returns whether one started: not when every listed kernel has a
-    cache entry, when the list cannot be read, when there is no writable cache, or when this
+    version are left out). Returns whether one started: not when at most :data:`START_SHARE`
+    of the listed kernels are missing from the cache, when the list cannot be read, when there is no writable cache, or when this
     process has a helper already. :func:`stop` (run
     at exit too) ends it."""
     global _helper, _claims_folder
@@ -298,7 +306,7 @@ def start(kernel_list: str) -> bool:
         cache = getattr(dispatcher, "_cache", None)
         if not _cached(dispatcher):
             missing.append(entry)
-    if not missing or getattr(cache, "_cache_path", None) is None:
+    if len(missing) <= len(entries) * START_SHARE or getattr(cache, "_cache_path", None) is None:
         return False
     _claims_folder = tempfile.mkdtemp(prefix="hornet-compile-")
     with open(os.path.join(_claims_folder, "kernels.json"), "w") as f:
