@@ -41,8 +41,8 @@ import numpy as np
 from hornet.core.jit import njit
 
 from .core_rows import core_room, core_set, core_triangles
-from .region import (_grow, _intersect_at, _intersect_marked, _new_rows, _note_change,
-                     _push, _row, _row_slots, _slot, _triangles)
+from .region import (_first_wave, _grow, _intersect_at, _intersect_marked, _new_rows,
+                     _note_change, _push, _row, _row_slots, _slot, _triangles)
 
 #: the least degree of a vertex that gets a level row: below it a row saves little of the
 #: intersection and costs a pass over the vertex's list
@@ -306,19 +306,7 @@ def lower_after_deletion_rows(rec_slot, rec_level, keys, shift, deg, ptr, truss,
     :func:`~hornet.algos.ktruss.core_rows.empty_core`)."""
     clock[0] += 1
     stamp = clock[0]
-    queue = np.empty(16, np.int64)
-    nq = 0
-    for i in range(rec_slot.shape[0]):
-        x = rec_slot[i]
-        if rec_level[i] < truss[x]:
-            continue                           # the triangle did not count at x's level
-        if counted[x] > valid:
-            cnt[x] -= 1
-            if cnt[x] >= truss[x] - 2:
-                continue                       # x keeps enough triangles at its level
-        if queued[x] != stamp:
-            queued[x] = stamp
-            queue, nq = _push(queue, nq, x)
+    queue, nq = _first_wave(rec_slot, rec_level, truss, valid, cnt, counted, queued, stamp)
     ch_slot = np.empty(16, np.int64)
     ch_old = np.empty(16, np.int32)
     ch_lvl = np.empty(16, np.int64)

@@ -461,6 +461,29 @@ def _push(queue, n, x):
 
 
 @njit
+def _first_wave(rec_slot, rec_level, truss, valid, cnt, counted, queued, stamp):
+    """The edges a deletion's lost triangles put in doubt: each recorded triangle slot
+    ``rec_slot[i]`` (lost at level ``rec_level[i]``) takes one off a valid count ``cnt`` of an
+    edge whose level it counted at; an edge left with fewer than ``truss - 2`` triangles (or
+    without a valid count) is queued once (``queued`` set to ``stamp``). Returns
+    ``(queue, n)``: int64 slots, the first ``n`` of them queued."""
+    queue = np.empty(16, np.int64)
+    nq = 0
+    for i in range(rec_slot.shape[0]):
+        x = rec_slot[i]
+        if rec_level[i] < truss[x]:
+            continue                           # the triangle did not count at x's level
+        if counted[x] > valid:
+            cnt[x] -= 1
+            if cnt[x] >= truss[x] - 2:
+                continue                       # x keeps enough triangles at its level
+        if queued[x] != stamp:
+            queued[x] = stamp
+            queue, nq = _push(queue, nq, x)
+    return queue, nq
+
+
+@njit
 def _note_change(x, old, stamp, changed, ch_slot, ch_old, nch, tri, tp, tq, n):
     """Remember edge x's value before the update the first time it changes, with its
     triangles (the slots of their other two edges, ``tp/tq[:n]``; the graph does not change
@@ -618,19 +641,7 @@ def lower_after_deletion(rec_slot, rec_level, keys, shift, deg, ptr, truss, cloc
     """
     clock[0] += 1
     stamp = clock[0]
-    queue = np.empty(16, np.int64)
-    nq = 0
-    for i in range(rec_slot.shape[0]):
-        x = rec_slot[i]
-        if rec_level[i] < truss[x]:
-            continue                           # the triangle did not count at x's level
-        if counted[x] > valid:
-            cnt[x] -= 1
-            if cnt[x] >= truss[x] - 2:
-                continue                       # x keeps enough triangles at its level
-        if queued[x] != stamp:
-            queued[x] = stamp
-            queue, nq = _push(queue, nq, x)
+    queue, nq = _first_wave(rec_slot, rec_level, truss, valid, cnt, counted, queued, stamp)
     ch_slot = np.empty(16, np.int64)
     ch_old = np.empty(16, np.int32)
     work = np.zeros(1, np.int64)
