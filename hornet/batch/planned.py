@@ -243,11 +243,7 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
                                        | p.once_dst.astype(xp.int64))
                 change_values = {name: v[once] for name, v in kept_values.items()}
         if prepared:            # (the destination column: its addresses are the pointers)
-            prepared_merge(_address(p, "old_ptr"),
-                           _address(p, "seg_ptr" if p.moves else "old_ptr"),
-                           _address(p, "old_deg"), _address(p, "seg_start"),
-                           _address(p, "seg_len"), _address(p, "at"), p.dst.data.ptr,
-                           p.segments, p.dst.dtype)
+            merge_from_plan(p)
         else:
             K.merge_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
                           [p.dst] + [kept_values[name] for name in g._edge_schema],
@@ -330,6 +326,15 @@ def _queue_removal(g, pending) -> BatchPlan:
                           counted=(info + 8 * I_SEGMENTS, info + 8 * I_BAD))
     copied.synchronize()
     return pending.finish(ws.host)
+
+
+def merge_from_plan(p: BatchPlan) -> None:
+    """The destination column's merge of the planned insert ``p`` (a graph without edge
+    properties), launched from the addresses of its plan's rows
+    (:func:`hornet.batch.gpu.prepared_merge.prepared_merge`); no host synchronization."""
+    prepared_merge(_address(p, "old_ptr"), _address(p, "seg_ptr" if p.moves else "old_ptr"),
+                   _address(p, "old_deg"), _address(p, "seg_start"), _address(p, "seg_len"),
+                   _address(p, "at"), p.dst.data.ptr, p.segments, p.dst.dtype)
 
 
 def _take_blocks(mm, p, device: bool):

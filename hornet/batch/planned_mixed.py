@@ -36,10 +36,9 @@ from ..memory import compaction_bound
 from .gpu import kernels as gpu_kernels
 from .gpu.plan import (I_BAD, I_CLASS, I_SEGMENTS, I_TAKE_SHORT, _address, commit_plan,
                        count_common, place_moves, plan_batch, set_degrees, shift_for_removal)
-from .gpu.prepared_merge import prepared_merge
 from .gpu.queued_removal import queued_removal
 from .pipeline import _field_columns, compact_memory, edge_change
-from .planned import _change, _first_pairs
+from .planned import _change, _first_pairs, merge_from_plan
 from .validate import check_ids
 
 __all__ = ["planned_apply"]
@@ -164,11 +163,7 @@ def planned_apply(g, s, d, values: dict, ds, dd):
         if q.kept:
             shift_for_removal(p, q)
         if plain and not gpu_kernels.MERGE_PIECES:
-            prepared_merge(_address(p, "old_ptr"),
-                           _address(p, "seg_ptr" if p.moves else "old_ptr"),
-                           _address(p, "old_deg"), _address(p, "seg_start"),
-                           _address(p, "seg_len"), _address(p, "at"), p.dst.data.ptr,
-                           p.segments, p.dst.dtype)
+            merge_from_plan(p)
         else:
             kept_values = {}
             if g._edge_schema:
