@@ -137,6 +137,19 @@ def source_ids(g, source, *, dense: bool = False, single: bool = False):
     return int(ids[0]) if _scalar(source) else ids
 
 
+def checked_sources(source, num_vertices: int) -> np.ndarray:
+    """Dense source ids (a host scalar or array) as a sorted, duplicate-free host int32 array
+    of shape (k,). TypeError for ids that are not integers, ValueError for an id outside
+    ``[0, num_vertices)``."""
+    src = np.atleast_1d(np.asarray(source))
+    if src.size and src.dtype.kind not in "iu":
+        raise TypeError(f"source must be integer vertex ids, got dtype {src.dtype}")
+    src = src.astype(np.int64).ravel()
+    if src.size and (src.min() < 0 or src.max() >= num_vertices):
+        raise ValueError(f"source out of range [0, {num_vertices})")
+    return np.unique(src).astype(np.int32)
+
+
 def vertex_values(x, num_vertices: int, vmap: VertexMap | None):
     """A per-vertex input ``x`` as an array aligned with the dense ids.
 

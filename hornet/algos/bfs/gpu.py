@@ -13,6 +13,7 @@ import numpy as np
 
 from hornet.adjacency import AdjacencyView
 from hornet.core.cuda import cupy, i64, launch, scan
+from hornet.id_mapping import checked_sources
 from ..gpu_arrays import kernels, launch_tiles, tiles, to_host, view_arrays
 
 _fn = kernels(os.path.join(os.path.dirname(os.path.abspath(__file__)), "bfs.cu"))
@@ -26,13 +27,7 @@ def bfs(view: AdjacencyView, source, *, return_parents=False, direction_optimizi
         reverse=None, alpha=ALPHA, beta=BETA, graph=None):
     """Levels (int32 CuPy, -1 unreached) and optionally parents; see hornet.algos.bfs."""
     n = view.num_vertices
-    src = np.atleast_1d(np.asarray(to_host(source)))
-    if src.size and src.dtype.kind not in "iu":
-        raise TypeError(f"source must be integer vertex ids, got dtype {src.dtype}")
-    src = src.astype(np.int64).ravel()
-    if src.size and (src.min() < 0 or src.max() >= n):
-        raise ValueError(f"source out of range [0, {n})")
-    src = np.unique(src).astype(np.int32)
+    src = checked_sources(to_host(source), n)
     deg, ptr = view_arrays(view)
     ideg, iptr, can_bu = deg, ptr, False
     if direction_optimizing:

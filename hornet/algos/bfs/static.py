@@ -23,7 +23,7 @@ from hornet.core.chunking import threads_for
 from hornet.core.pointers import int32_view
 from hornet.core.search import lower_bound
 from ..views import as_adjacency, sized
-from ...id_mapping import source_ids
+from ...id_mapping import checked_sources, source_ids
 from ...core.jit import part_range, split_kernel
 
 __all__ = ["bfs"]
@@ -247,13 +247,7 @@ def bfs(g, source, *, return_parents: bool = False, direction_optimizing: bool =
                        direction_optimizing=direction_optimizing, reverse=reverse,
                        alpha=alpha, beta=beta, graph=g)
     n = view.num_vertices
-    src = np.atleast_1d(np.asarray(source))
-    if src.size and src.dtype.kind not in "iu":
-        raise TypeError(f"source must be integer vertex ids, got dtype {src.dtype}")
-    src = src.astype(np.int64).ravel()
-    if src.size and (src.min() < 0 or src.max() >= n):
-        raise ValueError(f"source out of range [0, {n})")
-    src = np.unique(src).astype(np.int32)
+    src = checked_sources(source, n)
     deg = np.asarray(view.degree)
     ptr = np.asarray(view.edge_ptr)
     ideg, iptr, can_bu = deg, ptr, False
