@@ -105,6 +105,15 @@ class UpdateBudget:
             ratio = 1.0 / COST_RATIO_PRIOR
         return static_work * ratio
 
+    def static_rate(self) -> float | None:
+        """Seconds per unit of static work (edges + 3 x triangles), None before a static
+        decomposition was timed."""
+        return self._median(self.static_rates) if self.static_rates else None
+
+    def unit_rate(self, kind: str) -> float | None:
+        """Seconds per unit of update work of ``kind``, None before one was learned."""
+        return self._median(self.rates[kind]) if self.rates[kind] else None
+
     def predict(self, kind: str, first: int, batch: int) -> float | None:
         """The work expected of an update of ``kind`` of ``batch`` edges with ``first``
         first-wave triangles (None before an update of that kind was counted)."""
