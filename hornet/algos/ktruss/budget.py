@@ -62,7 +62,8 @@ class UpdateBudget:
                  high: float = 1.0):
         self.gate, self.factor, self.low, self.high = gate, factor, low, high
         self.static_rates: list[float] = []       # seconds per static unit
-        self.rates: dict[str, list[float]] = {"delete": [], "insert": []}   # s per unit
+        # s per unit of update work by kind; "peel": a unit of the core's decomposition
+        self.rates: dict[str, list[float]] = {"delete": [], "insert": [], "peel": []}
         # (work per first-wave triangle, work per batch edge) of recent updates, by kind
         self.spreads: dict[str, list[tuple[float, float]]] = {"delete": [], "insert": []}
 

@@ -173,8 +173,9 @@ CORE_MIN_DELETE = 256
 #: 0.4, the higher the more of the triangles sit on hubs)
 LEVEL_PASS_SHARE = 0.25
 #: a unit of the deletion descent's work (a triangle examined, with its table probes)
-#: costs about this many units of the core's peel (a triangle met on bit rows): the
-#: deletion peels when its predicted work passes the peel's over this
+#: costs about this many units of the core's peel (a triangle met on bit rows) until both
+#: rates are learned on the graph: the deletion peels when its predicted work passes the
+#: peel's in descent units
 DESCENT_PER_PEEL = 8
 CORE_PEEL_MAX_VERTICES = CORE_MAX_VERTICES
 #: a batch predicted to do less work than this share of the edges plans no core peel
@@ -776,6 +777,15 @@ class DynamicTruss:
         self.stats.update(core=int(top.shape[0]), fell=int(seeds.shape[0]), level=int(T))
         return rec_slot, rec_level, int(work), old[~fell][moved], final[moved], core
 
+    def _peel_in_descent_units(self, peel_work: float) -> float:
+        """A core decomposition of ``peel_work`` units (:func:`~.core_peel.core_plan`) in
+        units of the deletion descent: by the seconds per unit of each learned on this graph
+        once both are, :data:`DESCENT_PER_PEEL` peel units a descent unit before."""
+        peel, descent = self._budget.unit_rate("peel"), self._budget.unit_rate("delete")
+        if peel is None or descent is None:
+            return peel_work / DESCENT_PER_PEEL
+        return peel_work * peel / descent
+
     def _may_peel(self, kind: str, first: int, batch: int) -> bool:
         """Whether a batch may be worth a core's decomposition, so that it plans one
         (:func:`~hornet.algos.ktruss.core_peel.core_plan`, a pass over the edge table): no
@@ -883,7 +893,7 @@ class DynamicTruss:
             plan = core_plan(t.keys, truss, support, deg.shape[0], self._batch_stamp, stamp,
                              self.core_max_vertices, CORE_MIN_LEVEL)
         # the peel's work in the descent's units
-        bound = None if plan is None else plan[1] / DESCENT_PER_PEEL
+        bound = None if plan is None else self._peel_in_descent_units(plan[1])
         static, limit = self._decide("delete", first, u.shape[0], bound)
         if static:
             t.delete_present(u, v)
@@ -947,6 +957,7 @@ class DynamicTruss:
                                                      plan[0])
                     rec_slot, rec_level, peel_work, peel_old, peel_slots, _ = peeled
                     self.stats["peel_work"] = int(peel_work)
+                    self._learn("peel", time.perf_counter() - start, peel_work)
                     args = (rec_slot, rec_level) + args[2:]
                     seconds["peel"] = time.perf_counter() - start
                     core = peeled[5]             # the peel's rows, at the numbers after it
@@ -987,7 +998,9 @@ class DynamicTruss:
             if lazy:
                 # recounts that kept counts would spare: no measure of a counted batch's spread
                 self._lazy_seconds += time.perf_counter() - begin
-            else:
+            elif not peel:
+                # (a descent below a peeled core does a fraction of the work the prediction
+                # stands for: the descent of the whole batch, which decides against the peel)
                 # a stopped descent's work is a lower bound of the batch's: it still teaches
                 self._budget.learn_spread("delete", first, u.shape[0], work, bool(aborted))
         t.delete_present(u, v)
