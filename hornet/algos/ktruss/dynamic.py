@@ -996,12 +996,13 @@ class DynamicTruss:
             self._learn("delete", time.perf_counter() - timed - seconds.get("peel", 0.0),
                         work)
             if lazy:
-                # recounts that kept counts would spare: no measure of a counted batch's spread
                 self._lazy_seconds += time.perf_counter() - begin
-            elif not peel:
-                # (a descent below a peeled core does a fraction of the work the prediction
-                # stands for: the descent of the whole batch, which decides against the peel)
-                # a stopped descent's work is a lower bound of the batch's: it still teaches
+            if not peel:
+                # a stopped descent's work is a lower bound of the batch's: it still teaches;
+                # so does one without kept counts (its recounts make it an upper bound of a
+                # counted one's: a deletion after it peels or goes static a little early).
+                # A descent below a peeled core does a fraction of the work the prediction
+                # stands for (the descent of the whole batch, which decides against the peel)
                 self._budget.learn_spread("delete", first, u.shape[0], work, bool(aborted))
         t.delete_present(u, v)
         self._counted[slots] = 0

@@ -36,14 +36,17 @@ def _entry_slots(deg, ptr, keys, shift, rows, row_off, part, parts):
 
 
 @split_kernel(nrt=True, threshold=0)
-def _minimum_edges(ooff, oind, oeid, bounds, marks, acc, truss, out, taken, part, parts):
-    """For every triangle of the oriented graph (``oeid``: the table slot of each oriented
-    edge), one to ``out`` of each of its edges whose ``truss`` is the triangle's smallest.
+def _minimum_edges(ooff, oind, otr, bounds, marks, acc, out, taken, part, parts):
+    """For every triangle of the oriented graph (``otr``: the truss number of each oriented
+    edge, aligned with ``oind``), one to ``out`` (aligned with ``oind`` too) of each of its
+    edges whose number is the triangle's smallest.
 
     Chunks of vertices of about equal work are taken one at a time (``taken[0]``). For u,
     the positions + 1 of out(u) are marked in this part's row; each w in out(v), v in out(u),
     found marked closes the triangle (u, v, w). What lands on u's own edges is summed in the
-    part's ``acc`` row by position and added once per u; the edge (v, w) takes an atomic."""
+    part's ``acc`` row by position and added once per u; the edge (v, w) takes an atomic.
+    Every read is by position in the oriented lists (the numbers gathered once beside
+    them), none at a scattered table slot."""
     nchunks = bounds.shape[0] - 1
     mk = marks[part]
     ac = acc[part]
@@ -59,25 +62,24 @@ def _minimum_edges(ooff, oind, oeid, bounds, marks, acc, truss, out, taken, part
                 ac[p - a] = 0
             for p in range(a, a_hi):
                 v = oind[p]
-                tuv = truss[oeid[p]]
+                tuv = otr[p]
                 for q in range(ooff[v], ooff[v + 1]):
                     m = mk[np.uint32(oind[q])]
                     if m == 0:
                         continue
-                    evw = oeid[q]
-                    tvw = truss[evw]
-                    tuw = truss[oeid[a + m - 1]]
+                    tvw = otr[q]
+                    tuw = otr[a + m - 1]
                     low = min(tuv, tvw, tuw)
                     if tuv == low:
                         ac[p - a] += 1
                     if tuw == low:
                         ac[m - 1] += 1
                     if tvw == low:
-                        atomic_add(out, evw, 1)
+                        atomic_add(out, q, 1)
             for p in range(a, a_hi):
                 mk[oind[p]] = 0
                 if ac[p - a]:
-                    atomic_add(out, oeid[p], ac[p - a])
+                    atomic_add(out, p, ac[p - a])
         c = atomic_add(taken, 0, 1)
 
 
@@ -104,8 +106,10 @@ def level_counts(view, keys, shift, truss, cnt, counted, stamp, skip) -> None:
     nt = split_parts()
     marks = np.zeros((nt, n), np.int32)
     acc = np.zeros((nt, int(np.max(np.diff(ooff)))), np.int32)
-    out = np.zeros(keys.shape[0], np.int32)
-    _minimum_edges(ooff, oind, oeid, bounds, marks, acc, truss, out, np.zeros(1, np.int64))
-    own = oeid[skip[oeid] < 0]
-    cnt[own] = out[own]
+    otr = truss[oeid]
+    out = np.zeros(oind.shape[0], np.int32)
+    _minimum_edges(ooff, oind, otr, bounds, marks, acc, out, np.zeros(1, np.int64))
+    mine = skip[oeid] < 0
+    own = oeid[mine]
+    cnt[own] = out[mine]
     counted[own] = stamp
