@@ -172,6 +172,10 @@ CORE_MIN_DELETE = 256
 #: a static decomposition until one pass was timed on the graph (Kronecker graphs: 0.1 to
 #: 0.4, the higher the more of the triangles sit on hubs)
 LEVEL_PASS_SHARE = 0.25
+#: a deletion runs without the pass only where this many times its first wave's triangles,
+#: at the descent's seconds per unit, cost less than the pass (recounting is dearer per
+#: triangle than the descent with counts, and the pass then serves the later deletions)
+LAZY_COST_FACTOR = 16
 #: a unit of the deletion descent's work (a triangle examined, with its table probes)
 #: costs about this many units of the core's peel (a triangle met on bit rows) until both
 #: rates are learned on the graph: the deletion peels when its predicted work passes the
@@ -358,11 +362,13 @@ class DynamicTruss:
         run; ``first``: its first wave's triangles) runs without them: the descent then
         recounts every edge it meets that has no count, and the counts it makes are kept
         (exact), so a small batch after a static run costs its region, not a listing of
-        every triangle. The pass runs once the deletions since the static run have spent as
-        long as it would take (a ski rental: at most twice the better of the two), or at
-        once for a batch whose first wave alone, recounted, would take longer: its
-        seconds are measured on this graph (per triangle) after a first pass, and
-        :data:`LEVEL_PASS_SHARE` of a static decomposition before."""
+        every triangle. The pass runs once the descents since the static run have spent as
+        long as it would take (a ski rental: at most about twice the better of the two), or
+        at once where :data:`LAZY_COST_FACTOR` times the batch's first wave, at the
+        descent's seconds per unit, would take longer (a small graph, where the pass costs
+        a few small batches: counts from the first deletion on spare every later one its
+        recounts). The pass's seconds are measured on this graph (per triangle) after a
+        first pass, and :data:`LEVEL_PASS_SHARE` of a static decomposition before."""
         b = self._budget
         static_rate = b.static_rate()
         if static_rate is None:
@@ -374,7 +380,7 @@ class DynamicTruss:
         else:
             full = LEVEL_PASS_SHARE * static_rate * self._static_work()
         self.stats["pass_s"] = float(full)
-        return self._lazy_seconds + unit * first < full
+        return self._lazy_seconds + LAZY_COST_FACTOR * unit * first < full
 
     def _static_truss(self, und) -> tuple[np.ndarray, np.ndarray]:
         """The static decomposition, timed (its time bounds what an update may spend): truss
@@ -996,7 +1002,7 @@ class DynamicTruss:
             self._learn("delete", time.perf_counter() - timed - seconds.get("peel", 0.0),
                         work)
             if lazy:
-                self._lazy_seconds += time.perf_counter() - begin
+                self._lazy_seconds += seconds["descent"] + seconds["order"]
             if not peel:
                 # a stopped descent's work is a lower bound of the batch's: it still teaches;
                 # so does one without kept counts (its recounts make it an upper bound of a
