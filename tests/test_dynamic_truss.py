@@ -195,7 +195,7 @@ def test_k_order_kept(device, seed, driver, counts, monkeypatch):
     if not cpu and counts == "lazy":
         pytest.skip("level counts are the CPU object's")
     _use_driver(device, driver, monkeypatch)
-    monkeypatch.setattr("hornet.algos.ktruss.dynamic.LEVEL_PASS_SHARE",
+    monkeypatch.setattr("hornet.algos.ktruss.level_counts.LEVEL_PASS_SHARE",
                         0.0 if counts == "pass" else 1e30)
     rng = np.random.default_rng(seed)
     n = 40
@@ -205,7 +205,7 @@ def test_k_order_kept(device, seed, driver, counts, monkeypatch):
     assert _k_order_violations(kt) == 0
     counted = []
     if cpu:
-        assert kt._counts_due
+        assert kt._pass.due
         counted = [DynamicTruss(g, **MODES["dynamic"])]
         counted[0]._full_level_counts()
         assert _level_count_violations(counted[0], exact=True) == 0
@@ -230,7 +230,7 @@ def test_k_order_kept(device, seed, driver, counts, monkeypatch):
             assert _k_order_violations(obj) == 0, step
             assert not cpu or _level_count_violations(obj) == 0, step
         # counted at the first deletion, or never
-        assert not cpu or kt._counts_due == (step == 0 or counts == "lazy")
+        assert not cpu or kt._pass.due == (step == 0 or counts == "lazy")
     # a K16 completed in one batch on 16 vertices of the graph: k_max rises by several levels
     before = kt.k_max
     s, d = _clique(range(0, 32, 2))

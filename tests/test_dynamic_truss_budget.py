@@ -150,25 +150,25 @@ def test_level_count_pass_waits_for_its_time(monkeypatch):
     spent the pass's time, then the next one runs the pass (counts no longer due). Both
     kinds of deletion, and the insertions between them, equal the static decomposition, and
     the counts they leave are lower bounds of the true ones."""
-    from hornet.algos.ktruss import dynamic as dyn
-    monkeypatch.setattr(dyn, "LEVEL_PASS_SHARE", 1e30)      # priced out: lazy
+    from hornet.algos.ktruss import level_counts as lc
+    monkeypatch.setattr(lc, "LEVEL_PASS_SHARE", 1e30)       # priced out: lazy
     g = _graph()
     kt = DynamicTruss(g, batch_share=1.0, predict_share=np.inf, fallback_share=1e9)
-    assert kt._counts_due and kt._lazy_seconds == 0
+    assert kt._pass.due and kt._pass.spent == 0
     rng = np.random.default_rng(2)
     for step, (kind, (st,)) in enumerate(_rounds([g], [kt], rng, (30, 30, 30))):
         assert st["path"] == "dynamic", st
         if kind == "delete":
-            assert kt._counts_due and kt._lazy_seconds > 0
+            assert kt._pass.due and kt._pass.spent > 0
     # the rental ran out: the next deletion counts every edge first
-    kt._lazy_seconds = np.inf
+    kt._pass.spent = np.inf
     for kind, (st,) in _rounds([g], [kt], rng, (30, 30)):
         assert st["path"] == "dynamic", st
-        assert not kt._counts_due
-    assert kt._pass_rate is not None and kt._pass_rate > 0
+        assert not kt._pass.due
+    assert kt._pass.rate is not None and kt._pass.rate > 0
     # a static run makes them due again, with nothing spent
     kt._redecompose()
-    assert kt._counts_due and kt._lazy_seconds == 0
+    assert kt._pass.due and kt._pass.spent == 0
 
 
 def test_peel_priced_by_learned_rates():

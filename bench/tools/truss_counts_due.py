@@ -1,6 +1,6 @@
 """The deletions right after a static run of the CPU DynamicTruss: the whole-graph level-count
 pass at the first one, against recounting the edges they meet until they have spent the
-pass's time (:meth:`hornet.algos.ktruss.dynamic.DynamicTruss._counts_lazily`), same process.
+pass's time (:class:`hornet.algos.ktruss.level_counts.CountPass`), same process.
 
     PYTHONPATH=. python3 -m bench.tools.truss_counts_due [--graph kron18] [--sizes 10,100]
         [--rounds 3] [--follow 4]
@@ -27,7 +27,7 @@ import numpy as np
 import hornet
 from bench.dynamic_truss import load
 from hornet.algos import DynamicTruss, truss_numbers
-from hornet.algos.ktruss import dynamic as dyn
+from hornet.algos.ktruss import level_counts as lc
 
 
 def _pair(g, kt, rng, b: int) -> tuple[float, bool]:
@@ -35,11 +35,11 @@ def _pair(g, kt, rng, b: int) -> tuple[float, bool]:
     pick = rng.choice(gs.shape[0], b, replace=False)
     ds, dd = gs[pick], gd[pick]
     change = g.delete_edges(ds, dd)
-    due = kt._counts_due
+    due = kt._pass.due
     start = time.perf_counter()
     kt.update(change)
     sec = time.perf_counter() - start
-    counted = due and not kt._counts_due
+    counted = due and not kt._pass.due
     kt.update(g.insert_edges(ds, dd))
     return sec, counted
 
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
           f"static {kt._static_seconds:.2f} s", flush=True)
     for b in (100, 1000):
         _pair(g, kt, rng, min(b, g.num_edges // 4))
-    share = dyn.LEVEL_PASS_SHARE
+    share = lc.LEVEL_PASS_SHARE
     print("| b | policy | first deletion ms | later deletions ms | sequence ms | "
           "first ran the pass |")
     print("|---|---|---|---|---|---|")
@@ -68,11 +68,11 @@ def main(argv: list[str] | None = None) -> None:
         got = {"pass": [], "lazy": []}
         for r in range(args.rounds):
             for policy in (("pass", "lazy") if r % 2 == 0 else ("lazy", "pass")):
-                dyn.LEVEL_PASS_SHARE = 0.0 if policy == "pass" else share
-                kt._pass_rate = None if policy == "pass" else kt._pass_rate
-                kt._counts_due, kt._lazy_seconds, kt._valid = True, 0.0, kt._tick()
+                lc.LEVEL_PASS_SHARE = 0.0 if policy == "pass" else share
+                kt._pass.rate = None if policy == "pass" else kt._pass.rate
+                kt._pass.due, kt._pass.spent, kt._valid = True, 0.0, kt._tick()
                 got[policy].append([_pair(g, kt, rng, b) for _ in range(args.follow + 1)])
-        dyn.LEVEL_PASS_SHARE = share
+        lc.LEVEL_PASS_SHARE = share
         for policy, runs in got.items():
             first = statistics.median(r[0][0] for r in runs) * 1e3
             later = statistics.median(x[0] for r in runs for x in r[1:]) * 1e3

@@ -19,11 +19,9 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    lost a triangle counted at their level and spreads only to neighbours whose count fell.
    Every edge keeps a lower bound of its level count (triangles whose other two edges are
    at its number or above) across updates, so an edge that loses a triangle but keeps
-   enough costs no intersection. After a static run no edge has one: the deletions
-   recount the edges they meet (and keep those counts) until they have spent as long as
-   one pass that counts every edge (a listing of every triangle) would take, then that
-   pass runs (:meth:`DynamicTruss._counts_lazily`), so a small deletion after a static
-   run costs its region.
+   enough costs no intersection. After a static run no edge has one: small deletions
+   recount the edges they meet until they have spent what a pass counting every edge
+   would (:class:`~hornet.algos.ktruss.level_counts.CountPass`).
    The edges that fell then get new places in the k-order
    (:func:`~hornet.algos.ktruss.order.order_after_deletion`).
 4. Insertions (:func:`~hornet.algos.ktruss.order.raise_in_order`): the k-order (edges by
@@ -115,10 +113,10 @@ from . import region as K
 from .core_peel import core_plan, peel_core
 from .core_rows import (CORE_MAX_VERTICES, CORE_MIN_LEVEL, build_core, build_core_at,
                         empty_core)
-from .budget import COST_RATIO_PRIOR, STATIC_OVERHEAD, UpdateBudget
+from .budget import STATIC_OVERHEAD, UpdateBudget
 from .dense import TrussBlocks, boundary_partners
 from .finish import finish_from_level
-from .level_counts import level_counts
+from .level_counts import CountPass, level_counts
 from .descend_rows import ROW_MIN_DEGREE, lower_after_deletion_rows
 from .order_rows import raise_in_order_rows
 from .static import truss_numbers_and_rounds
@@ -168,14 +166,6 @@ CORE_MIN_INSERT = 256
 #: a deletion batch of at least this many edges on such a graph decomposes that core on bit
 #: rows before its descent, which then only finishes the levels below
 CORE_MIN_DELETE = 256
-#: the whole-graph level-count pass (:mod:`.level_counts`) is expected to take this share of
-#: a static decomposition until one pass was timed on the graph (Kronecker graphs: 0.1 to
-#: 0.4, the higher the more of the triangles sit on hubs)
-LEVEL_PASS_SHARE = 0.25
-#: a deletion runs without the pass only where this many times its first wave's triangles,
-#: at the descent's seconds per unit, cost less than the pass (recounting is dearer per
-#: triangle than the descent with counts, and the pass then serves the later deletions)
-LAZY_COST_FACTOR = 16
 #: a unit of the deletion descent's work (a triangle examined, with its table probes)
 #: costs about this many units of the core's peel (a triangle met on bit rows) until both
 #: rates are learned on the graph: the deletion peels when its predicted work passes the
@@ -266,7 +256,7 @@ class DynamicTruss:
         # the triangle lists of the edges a deletion lowers (offsets, first, second edges)
         self._tri = (np.zeros(17, np.int64), np.empty(64, np.int64), np.empty(64, np.int64))
         self._blocks = TrussBlocks()
-        self._pass_rate = None                   # seconds per triangle of a level-count pass
+        self._pass = CountPass()                 # when the level counts are listed whole
         self._rebuild()
         self.stats = {"path": "build", "region": 0, "batch": 0}
 
@@ -292,8 +282,7 @@ class DynamicTruss:
         self._scratch_for(self._table.capacity)
         self._valid = self._tick()           # the kept level counts no longer hold
         self._build_blocks(src, dst, t, self._table.lookup(src, dst))
-        self._counts_due = True
-        self._lazy_seconds = 0.0
+        self._pass.fall_due()
         self._cache = None
 
     def _build_by_update(self, und) -> bool:
@@ -313,8 +302,7 @@ class DynamicTruss:
         self._triangles = 0
         self._levels = np.zeros(3, np.int64)
         self._counters = np.array([-1, 0], np.int64)      # head, tail of an empty k-order
-        self._counts_due = True
-        self._lazy_seconds = 0.0
+        self._pass.fall_due()
         self._cache = None
         self._scratch_for(self._table.capacity)
         self._valid = self._tick()           # the kept level counts no longer hold
@@ -342,12 +330,10 @@ class DynamicTruss:
         lower bounds): the counts of earlier updates are dropped first.
 
         Only deletions read the counts, so a static decomposition leaves them due
-        (``_counts_due``) and a deletion after it computes them: a graph that only grows
-        never runs (nor compiles) this pass. The deletions after a static run go without
-        the pass until they have spent as long as it takes (:meth:`_counts_lazily`). One
-        listing of the triangles gives every count (:mod:`.level_counts`); its seconds per
-        triangle are kept for that decision."""
-        self._counts_due = False
+        (``_pass.due``) and a deletion after it computes them (:class:`.CountPass` says
+        which): a graph that only grows never runs (nor compiles) this pass. One listing of
+        the triangles gives every count (:mod:`.level_counts`), its seconds timed."""
+        self._pass.due = False
         self._valid = self._tick()
         t = self._table
         start, compiled = time.perf_counter(), self._compiling.seconds
@@ -355,32 +341,7 @@ class DynamicTruss:
                      t.columns["truss"], self._count, self._counted, self._tick(),
                      self._blocks.eblock)
         if self._compiling.seconds == compiled and self._triangles:
-            self._pass_rate = (time.perf_counter() - start) / self._triangles
-
-    def _counts_lazily(self, first: int) -> bool:
-        """Whether a deletion whose level counts are due (no pass since the last static
-        run; ``first``: its first wave's triangles) runs without them: the descent then
-        recounts every edge it meets that has no count, and the counts it makes are kept
-        (exact), so a small batch after a static run costs its region, not a listing of
-        every triangle. The pass runs once the descents since the static run have spent as
-        long as it would take (a ski rental: at most about twice the better of the two), or
-        at once where :data:`LAZY_COST_FACTOR` times the batch's first wave, at the
-        descent's seconds per unit, would take longer (a small graph, where the pass costs
-        a few small batches: counts from the first deletion on spare every later one its
-        recounts). The pass's seconds are measured on this graph (per triangle) after a
-        first pass, and :data:`LEVEL_PASS_SHARE` of a static decomposition before."""
-        b = self._budget
-        static_rate = b.static_rate()
-        if static_rate is None:
-            return False
-        unit = b.unit_rate("delete")
-        unit = COST_RATIO_PRIOR * static_rate if unit is None else unit
-        if self._pass_rate is not None:
-            full = self._pass_rate * self._triangles
-        else:
-            full = LEVEL_PASS_SHARE * static_rate * self._static_work()
-        self.stats["pass_s"] = float(full)
-        return self._lazy_seconds + LAZY_COST_FACTOR * unit * first < full
+            self._pass.rate = (time.perf_counter() - start) / self._triangles
 
     def _static_truss(self, und) -> tuple[np.ndarray, np.ndarray]:
         """The static decomposition, timed (its time bounds what an update may spend): truss
@@ -422,8 +383,7 @@ class DynamicTruss:
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
         self._budget.static_timed(self._static_net, self._static_work())
         self._build_blocks(src, dst, t, at)
-        self._counts_due = True
-        self._lazy_seconds = 0.0
+        self._pass.fall_due()
         self._valid = self._tick()           # the kept level counts no longer hold
 
     def _scratch_for(self, capacity: int) -> None:
@@ -914,19 +874,21 @@ class DynamicTruss:
             limit = self._budget.decide("delete", first, u.shape[0], self._static_work())[1]
             self.stats["limit"] = int(limit)
         lazy = False
-        if self._counts_due and peel:
+        if self._pass.due and not peel:
+            lazy, self.stats["pass_s"] = self._pass.lazily(
+                first, self._budget.unit_rate("delete"), self._budget.static_rate(),
+                self._triangles, self._static_work())
+        if self._pass.due and peel:
             # the peel gives the core's edges exact level counts, which is where a pass over
             # every triangle would spend most of its time; the others get theirs when the
-            # descent recounts them (the counts it made so far stay valid)
-            self._counts_due = False
-        elif self._counts_due and self._counts_lazily(first):
-            # no pass yet: the descent recounts the edges it meets without a count (exact
-            # counts, kept); the pass would list every triangle, which the batch may spend
-            # on its recounts before it stops
-            lazy = True
+            # descent recounts them (the counts made since the static run stay valid)
+            self._pass.due = False
+        elif lazy:
+            # the descent recounts the edges it meets without a count; the pass would list
+            # every triangle, which the batch may spend on its recounts before it stops
             limit += self._triangles
             self.stats["limit"] = int(limit)
-        elif self._counts_due:
+        elif self._pass.due:
             # counted on the graph after the batch: add back the lost triangles that counted
             # at their edge's level, which lower_after_deletion takes off again (block edges
             # have no count)
@@ -1002,7 +964,7 @@ class DynamicTruss:
             self._learn("delete", time.perf_counter() - timed - seconds.get("peel", 0.0),
                         work)
             if lazy:
-                self._lazy_seconds += seconds["descent"] + seconds["order"]
+                self._pass.spent += seconds["descent"] + seconds["order"]
             if not peel:
                 # a stopped descent's work is a lower bound of the batch's: it still teaches;
                 # so does one without kept counts (its recounts make it an upper bound of a

@@ -19,10 +19,19 @@ from hornet.core.chunking import chunk_bounds, num_chunks
 from hornet.core.jit import part_range, split_kernel, split_parts
 
 from ..triangles.static import EID_PROP, _vertex_work, orient
+from .budget import COST_RATIO_PRIOR
 from ..views import entry_offsets
 from .region import _row, _slot
 
-__all__ = ["level_counts"]
+__all__ = ["level_counts", "CountPass"]
+
+#: the pass is expected to take this share of a static decomposition until one pass was
+#: timed on the graph (Kronecker 18 and 20: about 0.2 and 0.25)
+LEVEL_PASS_SHARE = 0.25
+#: a deletion runs without the pass only where this many times its first wave's triangles,
+#: at the descent's seconds per unit, cost less than the pass (recounting is dearer per
+#: triangle than the descent with counts, and the pass then serves the later deletions)
+LAZY_COST_FACTOR = 16
 
 
 @split_kernel(threshold=0)
@@ -113,3 +122,44 @@ def level_counts(view, keys, shift, truss, cnt, counted, stamp, skip) -> None:
     own = oeid[mine]
     cnt[own] = out[mine]
     counted[own] = stamp
+
+
+class CountPass:
+    """When a :class:`~hornet.algos.ktruss.dynamic.DynamicTruss` (CPU) lists every triangle
+    for the level counts its deletions keep (:func:`level_counts`).
+
+    A static run leaves no valid count (``due``). A deletion then either runs the pass
+    first, or goes without it (:meth:`lazily`): its descent recounts every edge it meets
+    that has no count, and keeps those (exact) counts, so a small batch after a static run
+    costs its region, not a listing of every triangle. The pass runs once the descents
+    since the static run have spent (``spent``, seconds) as long as it would take (a ski
+    rental: at most about twice the better of the two), or at once where
+    :data:`LAZY_COST_FACTOR` times the batch's first wave, at the descent's seconds per
+    unit, would take longer (a small graph, where the pass costs a few small batches:
+    counts from the first deletion on spare every later one its recounts). The pass's
+    seconds are measured per triangle (``rate``) once it ran on the graph;
+    :data:`LEVEL_PASS_SHARE` of a static decomposition before.
+    """
+
+    def __init__(self):
+        self.due = True
+        self.spent = 0.0
+        self.rate: float | None = None
+
+    def fall_due(self) -> None:
+        """A static run: no count holds, nothing spent since."""
+        self.due, self.spent = True, 0.0
+
+    def lazily(self, first: int, unit: float | None, static_rate: float | None,
+               triangles: int, static_work: int) -> tuple[bool, float]:
+        """``(lazy, seconds)``: whether a deletion whose first wave holds ``first``
+        triangles goes without the pass, and the pass's expected seconds. ``unit``: seconds
+        per unit of descent work (None before one was learned), ``static_rate``: seconds per
+        unit of static work (edges + 3 x triangles; None: no static run timed, then the
+        pass runs)."""
+        if static_rate is None:
+            return False, 0.0
+        unit = COST_RATIO_PRIOR * static_rate if unit is None else unit
+        full = (LEVEL_PASS_SHARE * static_rate * static_work if self.rate is None
+                else self.rate * triangles)
+        return self.spent + LAZY_COST_FACTOR * unit * first < full, float(full)
