@@ -870,8 +870,14 @@ class DynamicTruss:
         peel = plan is not None and (predicted is None or predicted >= bound)
         if peel:
             # the core bounds the peel's work; the descent's deadline follows the descent's
-            # own prediction (a stopped descent costs a static decomposition)
-            limit = self._budget.decide("delete", first, u.shape[0], self._static_work())[1]
+            # own prediction (a stopped descent costs a static decomposition), the longest
+            # one where that prediction alone would have sent the batch static (the peel
+            # leaves the descent only the levels below the core)
+            b = self._budget
+            whole, limit, _ = b.decide("delete", first, u.shape[0], self._static_work())
+            if whole:
+                limit = int(b.high * b.static_units("delete", self._static_work()))
+                limit += STATIC_OVERHEAD
             self.stats["limit"] = int(limit)
         lazy = False
         if self._pass.due and not peel:
