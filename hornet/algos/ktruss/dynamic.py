@@ -81,7 +81,8 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    deletion, the k-order scan for an insertion) and their counts (deletion: ``lowered``
    edges outside blocks, ``recounted`` edges, ``descent_work`` / ``order_work`` in
    triangles examined; insertion: ``raises`` by one level, scan ``visits``, new edges
-   ``placed`` above level 2; ``dense``: block edges examined).
+   ``placed`` above level 2; ``dense``: block edges examined; ``pass_s``: the expected
+   seconds of the level-count pass, where a deletion weighed running it).
 7. Small CPU graphs (:data:`BUILD_BY_UPDATE_MAX_EDGES`) are built, and rebuilt, by step 4:
    every edge inserted into the empty state (whose empty k-order is valid), so that a short
    run compiles the insertion kernels only; insertions into graphs of up to
