@@ -175,31 +175,37 @@ def _use_driver(device, driver, monkeypatch) -> None:
                             driver in ("device", "device-from-2", "raise-device"))
 
 
+@pytest.mark.parametrize("counts", ["pass", "lazy"])
 @pytest.mark.parametrize("driver", ["raise", "raise-device", "device", "device-from-2",
                                     "rounds"])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_k_order_kept(device, seed, driver, monkeypatch):
+def test_k_order_kept(device, seed, driver, counts, monkeypatch):
     """After every batch (inserts, deletes, re-inserts of 1 to 30 edges in a dense random
     graph, so numbers rise and fall by several levels and inserted edges share triangles),
     the numbers equal the static decomposition, every batch goes through the region
     algorithms, the k-order that insertions scan still satisfies its invariant, and (CPU)
     the level counts that deletions keep are lower bounds of the true ones (exact when
     counted). The CPU object counts them at its first deletion (none after the build, so that
-    a graph that only grows never counts them); a second CPU object counted right after the
-    build checks the counting pass itself. GPU: insertions by the certified raise and descent
+    a graph that only grows never counts them; ``counts`` "pass") or never, its deletions
+    recounting the edges they meet without a count ("lazy": the whole-graph pass priced
+    out); a second CPU object counted right after the build checks the counting pass itself. GPU: insertions by the certified raise and descent
     ("raise"), and by the level scan in one cooperative launch per update ("device") or one
     launch per phase ("rounds")."""
+    cpu = device == "cpu"
+    if not cpu and counts == "lazy":
+        pytest.skip("level counts are the CPU object's")
     _use_driver(device, driver, monkeypatch)
+    monkeypatch.setattr("hornet.algos.ktruss.level_counts.LEVEL_PASS_SHARE",
+                        0.0 if counts == "pass" else 1e30)
     rng = np.random.default_rng(seed)
     n = 40
-    cpu = device == "cpu"
     g = hornet.Graph(directed=False, device=device)
     g.insert_edges(_arr(device, rng.integers(0, n, 400)), _arr(device, rng.integers(0, n, 400)))
     kt = DynamicTruss(g, **MODES["dynamic"])
     assert _k_order_violations(kt) == 0
     counted = []
     if cpu:
-        assert kt._counts_due
+        assert kt._pass.due
         counted = [DynamicTruss(g, **MODES["dynamic"])]
         counted[0]._full_level_counts()
         assert _level_count_violations(counted[0], exact=True) == 0
@@ -223,7 +229,8 @@ def test_k_order_kept(device, seed, driver, monkeypatch):
             _assert_static(obj, g)
             assert _k_order_violations(obj) == 0, step
             assert not cpu or _level_count_violations(obj) == 0, step
-        assert not cpu or kt._counts_due == (step == 0)     # counted at the first deletion
+        # counted at the first deletion, or never
+        assert not cpu or kt._pass.due == (step == 0 or counts == "lazy")
     # a K16 completed in one batch on 16 vertices of the graph: k_max rises by several levels
     before = kt.k_max
     s, d = _clique(range(0, 32, 2))

@@ -142,3 +142,43 @@ def test_stopped_insertion_finishes_from_its_level(rows, monkeypatch):
                                                                     budget.high)
     for _ in _rounds(g, kts, rng, (30, 200)):
         pass
+
+
+def test_level_count_pass_waits_for_its_time(monkeypatch):
+    """After a static run the level counts are due: a deletion recounts the edges it meets
+    (counts still due, its seconds added up) until the deletions since the static run have
+    spent the pass's time, then the next one runs the pass (counts no longer due). Both
+    kinds of deletion, and the insertions between them, equal the static decomposition, and
+    the counts they leave are lower bounds of the true ones."""
+    from hornet.algos.ktruss import level_counts as lc
+    monkeypatch.setattr(lc, "LEVEL_PASS_SHARE", 1e30)       # priced out: lazy
+    g = _graph()
+    kt = DynamicTruss(g, batch_share=1.0, predict_share=np.inf, fallback_share=1e9)
+    assert kt._pass.due and kt._pass.spent == 0
+    rng = np.random.default_rng(2)
+    for step, (kind, (st,)) in enumerate(_rounds([g], [kt], rng, (30, 30, 30))):
+        assert st["path"] == "dynamic", st
+        if kind == "delete":
+            assert kt._pass.due and kt._pass.spent > 0
+    # the rental ran out: the next deletion counts every edge first
+    kt._pass.spent = np.inf
+    for kind, (st,) in _rounds([g], [kt], rng, (30, 30)):
+        assert st["path"] == "dynamic", st
+        assert not kt._pass.due
+    assert kt._pass.rate is not None and kt._pass.rate > 0
+    # a static run makes them due again, with nothing spent
+    kt._redecompose()
+    assert kt._pass.due and kt._pass.spent == 0
+
+
+def test_peel_priced_by_learned_rates():
+    """A core decomposition's work in descent units: DESCENT_PER_PEEL peel units a descent
+    unit until both rates are learned, then by the ratio of their seconds per unit."""
+    from hornet.algos.ktruss import dynamic as dyn
+    kt = DynamicTruss(_graph())
+    kt._budget.rates["peel"], kt._budget.rates["delete"] = [], []
+    assert kt._peel_in_descent_units(8000.0) == 8000.0 / dyn.DESCENT_PER_PEEL
+    kt._budget.rates["delete"] = [4e-7]
+    assert kt._peel_in_descent_units(8000.0) == 8000.0 / dyn.DESCENT_PER_PEEL
+    kt._budget.rates["peel"] = [1e-8]
+    assert kt._peel_in_descent_units(8000.0) == pytest.approx(8000.0 * 1e-8 / 4e-7)

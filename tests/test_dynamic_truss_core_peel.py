@@ -186,3 +186,23 @@ def test_scan_stopped_at_its_deadline_inside_the_core(monkeypatch):
     assert_static(kt, g)
     assert k_order_violations(kt) == 0 and k_order_ties(kt) == 0
     assert level_count_violations(kt) == 0
+
+
+def test_peeled_deletion_whose_descent_alone_would_go_static(monkeypatch):
+    """A deletion whose own prediction passes the gate but whose core peel bounds it below:
+    it peels the core, and its descent below the core runs to the longest deadline (not to
+    none: a stopped descent after a peel would finish statically). Exact after it."""
+    force_level_rows(monkeypatch, True, peel=60)
+    plan = dynamic.core_plan
+    monkeypatch.setattr(dynamic, "core_plan", lambda *args: (plan(*args)[0], 0))
+    g = _kron(10, seed=3)
+    kt = DynamicTruss(g)
+    rng = np.random.default_rng(11)
+    gs, gd = (np.asarray(a) for a in g.edges(dense=True))
+    pick = rng.choice(gs.shape[0], 300, replace=False)
+    kt._budget.spreads["delete"] = [(1e12, 1e12)]        # any descent predicted dear
+    kt.update(g.delete_edges(gs[pick], gd[pick]))
+    assert kt.stats["path"] == "dynamic" and "core" in kt.stats, kt.stats
+    assert kt.stats["limit"] > 0
+    assert_static(kt, g)
+    assert k_order_violations(kt) == 0 and level_count_violations(kt) == 0

@@ -228,3 +228,23 @@ def test_a_forked_child_runs_split_calls_on_hornets_threads(kernels, monkeypatch
         right = kernels.total(x) == x.sum() and launchers.calls == used + 1
         os._exit(0 if right else 1)
     assert os.waitpid(pid, 0)[1] == 0
+
+
+def test_a_launcher_written_for_another_signature_is_not_used(kernels):
+    """A launcher file left in the cache by an earlier version of the kernel (other
+    arguments) is not loaded: the call runs on hornet's threads (a stale launcher would
+    call the kernel with the old arguments), and the next compile rewrites the file."""
+    x = np.arange(10, dtype=np.int64)
+    launchers.compile_launcher("launched_kernels", "total", (numba.typeof(x),))
+    path = launchers._names(kernels.total)[0]
+    current = Path(path).read_text()
+    Path(path).write_text(current.replace("def launch(x, ", "def launch(x, y, ")
+                          .replace("(x, _launch_part", "(x, y, _launch_part"))
+    assert Path(path).read_text() != current
+    assert launchers._find(kernels.total) is False
+    kernels.total._launcher = None
+    assert launchers.run(kernels.total, (x,), 2) is None
+    assert kernels.total._launcher is False
+    launchers.compile_launcher("launched_kernels", "total", (numba.typeof(x),))
+    assert Path(path).read_text() == current
+    assert launchers._find(kernels.total)

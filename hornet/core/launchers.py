@@ -234,23 +234,25 @@ def launcher_jit(py_func):
 
 def _load(split, write: bool):
     """The launcher dispatcher of ``split`` from its generated module (written first where
-    ``write`` and its text differs), or None where there is none."""
+    ``write`` and its text differs), or None where there is none, or (not ``write``) where
+    its text is not the kernel's current one: a launcher written for an earlier signature of
+    the kernel would call it with the arguments it had then."""
     path, name = _names(split)
+    text = launcher_source(split)
+    try:
+        with open(path, encoding="utf-8") as f:
+            same = f.read() == text
+    except OSError:
+        same = False
+    if not write and not same:
+        return None
     if write:
-        text = launcher_source(split)
-        try:
-            with open(path, encoding="utf-8") as f:
-                same = f.read() == text
-        except OSError:
-            same = False
         if not same:        # a rewrite changes the file's stamp: its cache entries go stale
             os.makedirs(os.path.dirname(path), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
             os.replace(tmp, path)
-    elif not os.path.exists(path):
-        return None
     module = sys.modules.get(name)
     if module is None or write:
         spec = importlib.util.spec_from_file_location(name, path)

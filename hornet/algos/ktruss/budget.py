@@ -62,7 +62,8 @@ class UpdateBudget:
                  high: float = 1.0):
         self.gate, self.factor, self.low, self.high = gate, factor, low, high
         self.static_rates: list[float] = []       # seconds per static unit
-        self.rates: dict[str, list[float]] = {"delete": [], "insert": []}   # s per unit
+        # s per unit of update work by kind; "peel": a unit of the core's decomposition
+        self.rates: dict[str, list[float]] = {"delete": [], "insert": [], "peel": []}
         # (work per first-wave triangle, work per batch edge) of recent updates, by kind
         self.spreads: dict[str, list[tuple[float, float]]] = {"delete": [], "insert": []}
 
@@ -104,6 +105,15 @@ class UpdateBudget:
         else:
             ratio = 1.0 / COST_RATIO_PRIOR
         return static_work * ratio
+
+    def static_rate(self) -> float | None:
+        """Seconds per unit of static work (edges + 3 x triangles), None before a static
+        decomposition was timed."""
+        return self._median(self.static_rates) if self.static_rates else None
+
+    def unit_rate(self, kind: str) -> float | None:
+        """Seconds per unit of update work of ``kind``, None before one was learned."""
+        return self._median(self.rates[kind]) if self.rates[kind] else None
 
     def predict(self, kind: str, first: int, batch: int) -> float | None:
         """The work expected of an update of ``kind`` of ``batch`` edges with ``first``

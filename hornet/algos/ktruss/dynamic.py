@@ -19,7 +19,9 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    lost a triangle counted at their level and spreads only to neighbours whose count fell.
    Every edge keeps a lower bound of its level count (triangles whose other two edges are
    at its number or above) across updates, so an edge that loses a triangle but keeps
-   enough costs no intersection.
+   enough costs no intersection. After a static run no edge has one: small deletions
+   recount the edges they meet until they have spent what a pass counting every edge
+   would (:class:`~hornet.algos.ktruss.level_counts.CountPass`).
    The edges that fell then get new places in the k-order
    (:func:`~hornet.algos.ktruss.order.order_after_deletion`).
 4. Insertions (:func:`~hornet.algos.ktruss.order.raise_in_order`): the k-order (edges by
@@ -79,7 +81,8 @@ How an update works (shared/DYNAMIC.md, "k-truss maintenance"):
    deletion, the k-order scan for an insertion) and their counts (deletion: ``lowered``
    edges outside blocks, ``recounted`` edges, ``descent_work`` / ``order_work`` in
    triangles examined; insertion: ``raises`` by one level, scan ``visits``, new edges
-   ``placed`` above level 2; ``dense``: block edges examined).
+   ``placed`` above level 2; ``dense``: block edges examined; ``pass_s``: the expected
+   seconds of the level-count pass, where a deletion weighed running it).
 7. Small CPU graphs (:data:`BUILD_BY_UPDATE_MAX_EDGES`) are built, and rebuilt, by step 4:
    every edge inserted into the empty state (whose empty k-order is valid), so that a short
    run compiles the insertion kernels only; insertions into graphs of up to
@@ -114,7 +117,7 @@ from .core_rows import (CORE_MAX_VERTICES, CORE_MIN_LEVEL, build_core, build_cor
 from .budget import STATIC_OVERHEAD, UpdateBudget
 from .dense import TrussBlocks, boundary_partners
 from .finish import finish_from_level
-from .level_counts import level_counts
+from .level_counts import CountPass, level_counts
 from .descend_rows import ROW_MIN_DEGREE, lower_after_deletion_rows
 from .order_rows import raise_in_order_rows
 from .static import truss_numbers_and_rounds
@@ -165,8 +168,9 @@ CORE_MIN_INSERT = 256
 #: rows before its descent, which then only finishes the levels below
 CORE_MIN_DELETE = 256
 #: a unit of the deletion descent's work (a triangle examined, with its table probes)
-#: costs about this many units of the core's peel (a triangle met on bit rows): the
-#: deletion peels when its predicted work passes the peel's over this
+#: costs about this many units of the core's peel (a triangle met on bit rows) until both
+#: rates are learned on the graph: the deletion peels when its predicted work passes the
+#: peel's in descent units
 DESCENT_PER_PEEL = 8
 CORE_PEEL_MAX_VERTICES = CORE_MAX_VERTICES
 #: a batch predicted to do less work than this share of the edges plans no core peel
@@ -253,6 +257,7 @@ class DynamicTruss:
         # the triangle lists of the edges a deletion lowers (offsets, first, second edges)
         self._tri = (np.zeros(17, np.int64), np.empty(64, np.int64), np.empty(64, np.int64))
         self._blocks = TrussBlocks()
+        self._pass = CountPass()                 # when the level counts are listed whole
         self._rebuild()
         self.stats = {"path": "build", "region": 0, "batch": 0}
 
@@ -278,7 +283,7 @@ class DynamicTruss:
         self._scratch_for(self._table.capacity)
         self._valid = self._tick()           # the kept level counts no longer hold
         self._build_blocks(src, dst, t, self._table.lookup(src, dst))
-        self._counts_due = True
+        self._pass.fall_due()
         self._cache = None
 
     def _build_by_update(self, und) -> bool:
@@ -298,7 +303,7 @@ class DynamicTruss:
         self._triangles = 0
         self._levels = np.zeros(3, np.int64)
         self._counters = np.array([-1, 0], np.int64)      # head, tail of an empty k-order
-        self._counts_due = True
+        self._pass.fall_due()
         self._cache = None
         self._scratch_for(self._table.capacity)
         self._valid = self._tick()           # the kept level counts no longer hold
@@ -326,15 +331,18 @@ class DynamicTruss:
         lower bounds): the counts of earlier updates are dropped first.
 
         Only deletions read the counts, so a static decomposition leaves them due
-        (``_counts_due``) and the first deletion after it computes them: a graph that only
-        grows never runs (nor compiles) this pass. One listing of the triangles gives every
-        count (:mod:`.level_counts`)."""
-        self._counts_due = False
+        (``_pass.due``) and a deletion after it computes them (:class:`.CountPass` says
+        which): a graph that only grows never runs (nor compiles) this pass. One listing of
+        the triangles gives every count (:mod:`.level_counts`), its seconds timed."""
+        self._pass.due = False
         self._valid = self._tick()
         t = self._table
+        start, compiled = time.perf_counter(), self._compiling.seconds
         level_counts(self._und.adjacency(properties=False), t.keys, t.shift,
                      t.columns["truss"], self._count, self._counted, self._tick(),
                      self._blocks.eblock)
+        if self._compiling.seconds == compiled and self._triangles:
+            self._pass.rate = (time.perf_counter() - start) / self._triangles
 
     def _static_truss(self, und) -> tuple[np.ndarray, np.ndarray]:
         """The static decomposition, timed (its time bounds what an update may spend): truss
@@ -376,7 +384,7 @@ class DynamicTruss:
         self._levels = np.bincount(t, minlength=3).astype(np.int64)
         self._budget.static_timed(self._static_net, self._static_work())
         self._build_blocks(src, dst, t, at)
-        self._counts_due = True
+        self._pass.fall_due()
         self._valid = self._tick()           # the kept level counts no longer hold
 
     def _scratch_for(self, capacity: int) -> None:
@@ -736,6 +744,15 @@ class DynamicTruss:
         self.stats.update(core=int(top.shape[0]), fell=int(seeds.shape[0]), level=int(T))
         return rec_slot, rec_level, int(work), old[~fell][moved], final[moved], core
 
+    def _peel_in_descent_units(self, peel_work: float) -> float:
+        """A core decomposition of ``peel_work`` units (:func:`~.core_peel.core_plan`) in
+        units of the deletion descent: by the seconds per unit of each learned on this graph
+        once both are, :data:`DESCENT_PER_PEEL` peel units a descent unit before."""
+        peel, descent = self._budget.unit_rate("peel"), self._budget.unit_rate("delete")
+        if peel is None or descent is None:
+            return peel_work / DESCENT_PER_PEEL
+        return peel_work * peel / descent
+
     def _may_peel(self, kind: str, first: int, batch: int) -> bool:
         """Whether a batch may be worth a core's decomposition, so that it plans one
         (:func:`~hornet.algos.ktruss.core_peel.core_plan`, a pass over the edge table): no
@@ -843,7 +860,7 @@ class DynamicTruss:
             plan = core_plan(t.keys, truss, support, deg.shape[0], self._batch_stamp, stamp,
                              self.core_max_vertices, CORE_MIN_LEVEL)
         # the peel's work in the descent's units
-        bound = None if plan is None else plan[1] / DESCENT_PER_PEEL
+        bound = None if plan is None else self._peel_in_descent_units(plan[1])
         static, limit = self._decide("delete", first, u.shape[0], bound)
         if static:
             t.delete_present(u, v)
@@ -854,16 +871,31 @@ class DynamicTruss:
         peel = plan is not None and (predicted is None or predicted >= bound)
         if peel:
             # the core bounds the peel's work; the descent's deadline follows the descent's
-            # own prediction (a stopped descent costs a static decomposition)
-            limit = self._budget.decide("delete", first, u.shape[0], self._static_work())[1]
+            # own prediction (a stopped descent costs a static decomposition), the longest
+            # one where that prediction alone would have sent the batch static (the peel
+            # leaves the descent only the levels below the core)
+            b = self._budget
+            whole, limit, _ = b.decide("delete", first, u.shape[0], self._static_work())
+            if whole:
+                limit = int(b.high * b.static_units("delete", self._static_work()))
+                limit += STATIC_OVERHEAD
             self.stats["limit"] = int(limit)
-        if self._counts_due and peel:
+        lazy = False
+        if self._pass.due and not peel:
+            lazy, self.stats["pass_s"] = self._pass.lazily(
+                first, self._budget.unit_rate("delete"), self._budget.static_rate(),
+                self._triangles, self._static_work())
+        if self._pass.due and peel:
             # the peel gives the core's edges exact level counts, which is where a pass over
             # every triangle would spend most of its time; the others get theirs when the
-            # descent recounts them
-            self._counts_due = False
-            self._valid = self._tick()
-        elif self._counts_due:
+            # descent recounts them (the counts made since the static run stay valid)
+            self._pass.due = False
+        elif lazy:
+            # the descent recounts the edges it meets without a count; the pass would list
+            # every triangle, which the batch may spend on its recounts before it stops
+            limit += self._triangles
+            self.stats["limit"] = int(limit)
+        elif self._pass.due:
             # counted on the graph after the batch: add back the lost triangles that counted
             # at their edge's level, which lower_after_deletion takes off again (block edges
             # have no count)
@@ -900,6 +932,7 @@ class DynamicTruss:
                                                      plan[0])
                     rec_slot, rec_level, peel_work, peel_old, peel_slots, _ = peeled
                     self.stats["peel_work"] = int(peel_work)
+                    self._learn("peel", time.perf_counter() - start, peel_work)
                     args = (rec_slot, rec_level) + args[2:]
                     seconds["peel"] = time.perf_counter() - start
                     core = peeled[5]             # the peel's rows, at the numbers after it
@@ -937,8 +970,15 @@ class DynamicTruss:
             # limit bounds)
             self._learn("delete", time.perf_counter() - timed - seconds.get("peel", 0.0),
                         work)
-            # a stopped descent's work is a lower bound of the batch's: it still teaches
-            self._budget.learn_spread("delete", first, u.shape[0], work, bool(aborted))
+            if lazy:
+                self._pass.spent += seconds["descent"] + seconds["order"]
+            if not peel:
+                # a stopped descent's work is a lower bound of the batch's: it still teaches;
+                # so does one without kept counts (its recounts make it an upper bound of a
+                # counted one's: a deletion after it peels or goes static a little early).
+                # A descent below a peeled core does a fraction of the work the prediction
+                # stands for (the descent of the whole batch, which decides against the peel)
+                self._budget.learn_spread("delete", first, u.shape[0], work, bool(aborted))
         t.delete_present(u, v)
         self._counted[slots] = 0
         self._shift_levels(gone_levels, np.zeros(0, np.int64))
