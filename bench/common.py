@@ -289,11 +289,11 @@ def write_table(name: str, title: str, header: Sequence[str], rows: Sequence[Seq
 
 
 #: the line prefixes a results table names its device with
-DEVICE_LINES = ("Device: ", "- GPU: ", "Machines: GPU: ")
+DEVICE_LINES = ("Device: ", "Machine: ", "- GPU: ", "Machines: GPU: ")
 
 
 def read_table(name: str, results: Path | None = None) -> tuple[str, list[dict[str, str]]]:
-    """(the device line (``Device:``, ``- GPU:`` or ``Machines: GPU:``), the rows as dicts) of the first Markdown table in
+    """(the device line (``Device:``, ``Machine:``, ``- GPU:`` or ``Machines: GPU:``), the rows as dicts) of the first Markdown table in
     ``<results>/<name>.md``. Raises FileNotFoundError when the table is absent."""
     text = ((results or RESULTS) / f"{name}.md").read_text()
     device = next((line[len(prefix):] for line in text.splitlines()
