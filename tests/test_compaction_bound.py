@@ -123,3 +123,53 @@ def test_gpu_deletes_that_skip_the_wait_leave_the_same_graphs(monkeypatch):
     for g in graphs:
         g.check()
     assert True in taken
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")
+def test_gpu_medium_deletes_inside_steady_churn_skip_the_wait_soundly(monkeypatch):
+    """A sliding window's churn on the medium-batch path (inserts, then deletes of as many
+    edges, inside steady_churn): every delete decides from bounds, each "nothing" verdict
+    holds on its own graph, and the graph equals one whose deletes read their counts."""
+    import hornet.memory.compaction_bound as bound
+    taken = []
+    original = bound.settles_nothing
+
+    def checked(mm, fit, entries, released_slots, rows):
+        verdict = original(mm, fit, entries, released_slots, rows)
+        taken.append(verdict)
+        if verdict:
+            assert not fit.loose(mm, entries)                       # (waits for the counts)
+            before = mm.stats()
+            old, _ = mm.compact_touched(rows=rows)
+            assert old.size == 0 and mm.stats() == before
+        return verdict
+    rng = np.random.default_rng(7)
+    n = 1 << 16
+    graphs = [hornet.Graph(directed=False, device="gpu", num_vertices=n,
+                           block_array_edges=1 << 12) for _ in range(2)]
+    for g in graphs:
+        g.medium_deletes = True
+    queue = []
+    for step in range(40):
+        m = int(rng.integers(3000, 8000))
+        s, d = rng.integers(0, n, m), rng.integers(0, n, m)
+        s[: m // 4] = rng.integers(0, 40, m // 4)                # some long lists
+        queue.append((s, d))
+        expire = queue.pop(0) if len(queue) > 4 else None
+        for k, g in enumerate(graphs):
+            monkeypatch.setattr(bound, "settles_nothing",
+                                checked if k == 0 else (lambda *a, **kw: False))
+            with g.steady_churn():
+                ins = g.insert_edges(s, d)
+                dele = None if expire is None else g.delete_edges(*expire)
+            if k == 0:
+                first = (ins, dele)
+        for a, b in zip(first, (ins, dele)):
+            if a is not None:
+                assert np.array_equal(to_host(a.src), to_host(b.src))
+                assert np.array_equal(to_host(a.dst), to_host(b.dst))
+        same_graph(graphs[0], graphs[1], size_classes=True)
+    for g in graphs:
+        g.check()
+    assert True in taken

@@ -32,7 +32,6 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--modes", nargs="+", default=["base", "c0"])
     ap.add_argument("--device", default="gpu", help="gpu (cpu: to check the tool itself)")
     a = ap.parse_args(argv)
-    import numpy as np
 
     import streams.replay as rp
     from bench.window import write_random_stream
