@@ -11,7 +11,8 @@ block arrays created and freed, the device's allocation-table rebuilds, and the 
 inside ``compact_memory`` (device synchronised around it). Reserved block bytes when the
 window is first full, and at the end. ``--modes``: ``base`` (the library as it is), ``c0``
 (``compact_memory`` skipped inside the replay: what the policy costs, and how far memory
-drifts without it), ``cN`` (run once in N calls). A replay of each mode first runs unwrapped, for its update time.
+drifts without it), ``cN`` (run once in N calls), ``jX`` (steady compactions also pack
+the classes under X: ``hornet.memory.manager.STEADY_JOIN_BELOW``). A replay of each mode first runs unwrapped, for its update time.
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     if a.device == "gpu":
         import cupy
         sync = cupy.cuda.get_current_stream().synchronize
+    join = manager.STEADY_JOIN_BELOW
     count = Counter()
     state = {"on": False, "skip": 0, "batch": 0, "g": None, "every": 1, "calls": 0,
              "bytes": []}
@@ -72,12 +74,22 @@ def main(argv: list[str] | None = None) -> None:
     inner_compact = manager.MemoryManager.compact
 
     def compact(self, *args, **kw):
+        if state["on"]:                   # what may trigger it: free room past the band,
+            share = manager.STEADY_FREE_SHARE if self.steady else manager.FREE_SHARE
+            over = self._free_slots - share * self.list_slots() > 0
+            below = min(self.compact_below, manager.STEADY_COMPACT_BELOW) if self.steady \
+                else self.compact_below
+            under = [k for k in self.pools
+                     if self._class_used.get(k, 0) < below * self._class_blocks.get(k, 0)]
         old, new = inner_compact(self, *args, **kw)
         if state["on"]:
             count["compact calls"] += 1
-            if old.size:
+            if old.size:                  # or classes under their threshold
                 count["compactions that moved"] += 1
                 count["blocks moved"] += int(old.size)
+                count["moved: free room over the band"] += int(over)
+                count["moved: classes under threshold"] += len(under)
+                count["classes compacted"] += len(self.last_compacted)
         return old, new
 
     inner_refit = list_fit.ListFit.refit
@@ -129,8 +141,9 @@ def main(argv: list[str] | None = None) -> None:
         for batch in a.batches:
             for mode in a.modes:
                 skip = a.window // batch + 2
-                state["every"] = 1 if mode == "base" else int(mode[1:])
-                if mode != "base":             # (the unwrapped run skips compaction too)
+                manager.STEADY_JOIN_BELOW = float(mode[1:]) if mode[0] == "j" else join
+                state["every"] = int(mode[1:]) if mode[0] == "c" else 1
+                if mode[0] == "c":             # (the unwrapped run skips compaction too)
                     for m in binders():
                         m.compact_memory = compact_memory
                 replay(path, batch_size=batch, window=a.window, directed=False, algos="none",
@@ -157,6 +170,7 @@ def main(argv: list[str] | None = None) -> None:
                 print("   per steady batch: " + ", ".join(
                     f"{k} {v / nb:.2f}" for k, v in sorted(count.items())), flush=True)
             state["every"] = 1
+            manager.STEADY_JOIN_BELOW = join
 
 
 if __name__ == "__main__":
