@@ -145,7 +145,7 @@ def test_gpu_medium_deletes_inside_steady_churn_skip_the_wait_soundly(monkeypatc
             assert old.size == 0 and mm.stats() == before
         return verdict
     rng = np.random.default_rng(7)
-    n = 1 << 16
+    n = 1 << 22                      # many rows: compacting must give back much room
     graphs = [hornet.Graph(directed=False, device="gpu", num_vertices=n,
                            block_array_edges=1 << 12) for _ in range(2)]
     for g in graphs:
