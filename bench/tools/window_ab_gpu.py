@@ -34,10 +34,7 @@ def main(argv: list[str] | None = None) -> None:
                          "default, streams.replay.WINDOW_GROWTH_SLOTS), '+m0' turns the "
                          "mixed call's takes ahead, addressed launches and compaction "
                          "bound off, '+c0' skips the memory policy's compaction "
-                         "(compact_memory) altogether, '+cN' runs it once in N calls, '+b0' lets "
-                         "steady deletes under compaction_bound.MIN_ENTRIES read their "
-                         "release's counts, '+jX' sets "
-                         "hornet.memory.manager.STEADY_JOIN_BELOW to X")
+                         "(compact_memory) altogether, '+cN' runs it once in N calls")
     ap.add_argument("--label", default="")
     ap.add_argument("--device", default="gpu", help="gpu (cpu: to check the tool itself)")
     a = ap.parse_args(argv)
@@ -45,8 +42,6 @@ def main(argv: list[str] | None = None) -> None:
     from streams import window_batch
     from streams.replay import replay
     from hornet.batch import planned_mixed
-    from hornet.memory import compaction_bound, manager
-    join = manager.STEADY_JOIN_BELOW
     from streams import replay as replay_module
     settings = {"auto": None, "true": True, "false": False}
     from hornet.batch import pipeline
@@ -78,8 +73,6 @@ def main(argv: list[str] | None = None) -> None:
         planned_mixed.TAKES_AHEAD = planned_mixed.ADDRESSED = True
         planned_mixed.COMPACTION_BOUND = True
         compaction(1)
-        compaction_bound.STEADY_ANY_SIZE = True
-        manager.STEADY_JOIN_BELOW = join
         for r in rest:
             if r.startswith("g"):         # a floor for every batch size (g0: none)
                 replay_module.WINDOW_GROWTH_SLOTS = int(r[1:])
@@ -87,10 +80,6 @@ def main(argv: list[str] | None = None) -> None:
             elif r == "m0":
                 planned_mixed.TAKES_AHEAD = planned_mixed.ADDRESSED = False
                 planned_mixed.COMPACTION_BOUND = False
-            elif r.startswith("j"):       # jX: steady compactions pack classes under X
-                manager.STEADY_JOIN_BELOW = float(r[1:])
-            elif r == "b0":               # steady deletes under MIN_ENTRIES read counts
-                compaction_bound.STEADY_ANY_SIZE = False
             elif r.startswith("c"):       # c0: no compaction, cN: once in N deletes
                 compaction(int(r[1:]))
     with tempfile.TemporaryDirectory() as tmp:

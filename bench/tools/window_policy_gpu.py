@@ -11,8 +11,7 @@ block arrays created and freed, the device's allocation-table rebuilds, and the 
 inside ``compact_memory`` (device synchronised around it). Reserved block bytes when the
 window is first full, and at the end. ``--modes``: ``base`` (the library as it is), ``c0``
 (``compact_memory`` skipped inside the replay: what the policy costs, and how far memory
-drifts without it), ``cN`` (run once in N calls), ``jX`` (steady compactions also pack
-the classes under X: ``hornet.memory.manager.STEADY_JOIN_BELOW``). A replay of each mode first runs unwrapped, for its update time.
+drifts without it), ``cN`` (run once in N calls). A replay of each mode first runs unwrapped, for its update time.
 """
 from __future__ import annotations
 
@@ -44,7 +43,6 @@ def main(argv: list[str] | None = None) -> None:
     if a.device == "gpu":
         import cupy
         sync = cupy.cuda.get_current_stream().synchronize
-    join = manager.STEADY_JOIN_BELOW
     count = Counter()
     state = {"on": False, "skip": 0, "batch": 0, "g": None, "every": 1, "calls": 0,
              "bytes": []}
@@ -141,7 +139,6 @@ def main(argv: list[str] | None = None) -> None:
         for batch in a.batches:
             for mode in a.modes:
                 skip = a.window // batch + 2
-                manager.STEADY_JOIN_BELOW = float(mode[1:]) if mode[0] == "j" else join
                 state["every"] = int(mode[1:]) if mode[0] == "c" else 1
                 if mode[0] == "c":             # (the unwrapped run skips compaction too)
                     for m in binders():
@@ -170,7 +167,6 @@ def main(argv: list[str] | None = None) -> None:
                 print("   per steady batch: " + ", ".join(
                     f"{k} {v / nb:.2f}" for k, v in sorted(count.items())), flush=True)
             state["every"] = 1
-            manager.STEADY_JOIN_BELOW = join
 
 
 if __name__ == "__main__":

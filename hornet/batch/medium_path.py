@@ -27,7 +27,6 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..change import EdgeChange
-from ..memory import compaction_bound
 from ..memory.manager import DeviceMemoryError
 from .gpu.medium import H_TAKE_SHORT, MEDIUM_ENTRIES, MediumBatches
 from .gpu.plan import I_BAD
@@ -151,16 +150,7 @@ def medium_update(g, mode, s, d, edge_props) -> EdgeChange | None:
             # in stream order: the next batch's kernels, which reuse the spill list, come after
             mm.release(ws.spilled(spills), wait=False)
         if not inserting:
-            # the slots the release on its way gives back (the header's per-class counts),
-            # for a compaction decided from bounds (hornet.memory.compaction_bound); None
-            # where it decides from the counts, or another release is on its way
-            released = None
-            if compaction_bound.applies(mm, kept):
-                released = sum(c << k for k, c in
-                               enumerate(header[H_FREED:H_FREED + NUM_CLASSES]) if c)
-                if not released and mm._pending_release is not None:
-                    released = None
-            compact_memory(g, lambda: ws.sources(nseg), released_slots=released)
+            compact_memory(g, lambda: ws.sources(nseg))
     if once is not None:
         half = once.shape[0] // 2
         src, dst = once[:nres], once[half:half + nres]

@@ -196,7 +196,7 @@ def planned_apply(g, s, d, values: dict, ds, dd):
         released = p.freed_slots + q.freed_slots
         if not released and mm._pending_release is not None:
             released = None
-        if not COMPACTION_BOUND or not compaction_bound.applies(mm, q.kept):
+        if q.kept < compaction_bound.MIN_ENTRIES or not COMPACTION_BOUND:
             released = None
         compact_memory(g, q.sources, released_slots=released)
     inserted = _change(g, "insert", p, change_values, p.loops)

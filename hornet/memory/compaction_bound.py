@@ -16,7 +16,7 @@ import os
 
 from . import manager as _m
 
-__all__ = ["ENABLED", "settles_nothing", "applies"]
+__all__ = ["ENABLED", "settles_nothing"]
 
 #: False (or the environment variable HORNET_COMPACTION_BOUND=0): every delete reads its
 #: release's counts
@@ -24,18 +24,6 @@ ENABLED = os.environ.get("HORNET_COMPACTION_BOUND", "1") != "0"
 #: deletes of fewer entries read their counts: their wait is short, and the counts left for
 #: the next batch cost it about what the delete saves (bench/results/removal_kernels_gpu_ab.md)
 MIN_ENTRIES = 1 << 17
-#: inside :meth:`~hornet.memory.manager.MemoryManager.steady_churn` (a sliding window's
-#: expiry after every batch) deletes of every size decide from bounds: there the next batch
-#: is an insert that reads the counts with its own plan, and a wait per delete is a wait per
-#: batch; False: MIN_ENTRIES applies there too
-STEADY_ANY_SIZE = True
-
-
-def applies(mm, entries: int) -> bool:
-    """Whether a delete of ``entries`` stored entries decides its compaction from bounds
-    (:func:`settles_nothing`) rather than from its release's counts: deletes of at least
-    :data:`MIN_ENTRIES`, and inside steady churn every delete (:data:`STEADY_ANY_SIZE`)."""
-    return entries >= MIN_ENTRIES or (STEADY_ANY_SIZE and bool(mm.steady))
 
 
 def settles_nothing(mm, fit, entries: int, released_slots: int, rows: int) -> bool:

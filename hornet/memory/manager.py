@@ -135,12 +135,6 @@ STEADY_COMPACT_BELOW = 1 / 2
 """Inside :meth:`MemoryManager.steady_churn` a class is compacted for its own utilization
 only under the smaller of this and ``compact_below``."""
 
-STEADY_JOIN_BELOW = 0.0
-"""Inside :meth:`MemoryManager.steady_churn`, a compaction that moves blocks anyway (and pays
-the owner's re-pointing pass) also packs every other class under this utilization (0:
-none): under churn each class falls under its threshold in turn, and each would otherwise
-pay a pass of its own."""
-
 COMPACT_TO = 1 / (1 + GROWTH)
 """Compaction evacuates a class's sparsest arrays until it is at least this used: the gap
 to ``COMPACT_BELOW`` is the hysteresis that keeps a class from compacting batch after batch."""
@@ -683,8 +677,6 @@ class MemoryManager:
             over -= given
         if not planned or room < RELEASE_PER_ROW * rows:
             return empty, empty
-        if self.steady and STEADY_JOIN_BELOW > below:
-            planned += self._joining([k for k, _ in planned], list_slots)
         # every class's evacuated arrays and the blocks their live blocks move to, planned on
         # the host; then one pass finds the live blocks of every evacuated array, one takes
         # the new blocks of every class and one copy moves them: the device work does not
@@ -725,20 +717,6 @@ class MemoryManager:
             self._arrays_changed(freed=evacuate)
             self.last_compacted.append(k)
         return old, new
-
-    def _joining(self, planned, list_slots) -> list:
-        """(class, None) of the classes not in ``planned`` that a compaction inside steady
-        churn packs too (:data:`STEADY_JOIN_BELOW`): under that utilization, free room worth
-        it, no cached blocks."""
-        out = []
-        for k, pool in self.pools.items():
-            if k in planned or not pool or self._cached(k):
-                continue
-            used, blocks = self._class_used.get(k, 0), self._class_blocks.get(k, 0)
-            if used < STEADY_JOIN_BELOW * blocks and \
-                    (blocks - used) << k >= COMPACT_MIN_SHARE * list_slots:
-                out.append((k, None))
-        return out
 
     def _used_pointers(self, arrays):
         """The pointers of the used blocks of ``arrays`` ([(size class, BlockArray)]), array
