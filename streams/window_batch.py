@@ -16,11 +16,10 @@ from typing import Callable
 
 import numpy as np
 
+from hornet.batch.validate import MAX_VERTEX_ID
 from hornet.change import EdgeChange
 
 from .analytics import BatchChanges, to_host
-from hornet.batch.validate import MAX_VERTEX_ID
-
 from .window import EventWindow
 from .window_device import drop_named
 from .window_index import (NEW_EDGE, NO_ENTRY, REFRESH, classify_events, classify_one_extra,

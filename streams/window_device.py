@@ -14,6 +14,10 @@ position below the first entry whose index reaches the refresh's, so the device 
 neither the entries' indices nor their keys, only the pairs and a table of ``2 * live``
 int64 (the live keys, then each key's position limit in the piece).
 
+Where the expiry goes in one graph call with the batch's insert (the mixed call), the
+expiring pairs that the batch names are dropped first (:func:`drop_named`): those are edges
+the batch refreshes, which stay.
+
     >>> import numpy as np
     >>> piece = (np.array([3, 4, 6]), np.array([1, 2, 1]), np.array([5, 7, 5]),
     ...          (np.array([1, 2, 1], np.int32), np.array([5, 7, 5], np.int32)))
