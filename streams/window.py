@@ -59,9 +59,6 @@ class EventWindow:
         # latest refresh index per edge key while every record says which events are
         # refreshes; None for good once one does not (the graph's last_seen decides then)
         self._latest: LatestIndex | None = LatestIndex()
-        #: (src, dst) host arrays of the entries that the last :meth:`expired_pairs` call
-        #: took from the queue (their edges hold every edge it named)
-        self.leaving: list = []
 
     def __len__(self) -> int:
         return self._size
@@ -181,7 +178,6 @@ class EventWindow:
             raise ValueError("expired_pairs needs a window that tracks refreshes")
         threshold = end - self.window
         pieces, _ = self._pop_pieces(threshold)
-        self.leaving = [(p[1], p[2]) for p in pieces]
         if not pieces:
             return None
         latest = self._latest

@@ -16,10 +16,12 @@ from typing import Callable
 
 import numpy as np
 
+from hornet.batch.validate import MAX_VERTEX_ID
 from hornet.change import EdgeChange
 
 from .analytics import BatchChanges, to_host
 from .window import EventWindow
+from .window_device import drop_named
 from .window_index import (NEW_EDGE, NO_ENTRY, REFRESH, classify_events, classify_one_extra,
                            edge_keys, key_sum, one_extra_kind)
 
@@ -139,24 +141,26 @@ MIXED_CALL = None
 
 def _insert_expire_mixed(g, ch, s, d, idx, w, window: EventWindow, end: int) -> bool:
     """:func:`_insert_expire_device` with the batch and its expiry in one mixed graph call
-    (:meth:`hornet.Graph.apply_edges`): the expired pairs are taken before the insert, and
-    an edge that the batch refreshes as it expires is deleted and inserted again."""
+    (:meth:`hornet.Graph.apply_edges`): the expired pairs are taken before the batch is
+    recorded, less those the batch names (:func:`streams.window_device.drop_named`, on the
+    device: an expiring edge that the batch names is one it refreshes, which stays, as when
+    the expiry follows the record), so that the call gives the graph and the changes of the
+    insert followed by the expiry."""
     xp = g._xp
     pairs = _uploaded(g, s, d)
     delete = window.expired_pairs(end)
+    if delete is not None:
+        if not isinstance(delete[0], xp.ndarray) or delete[0].dtype != np.int32:
+            delete = _uploaded(g, np.asarray(delete[0]), np.asarray(delete[1]))
+        drop_named(delete, pairs, (MAX_VERTEX_ID, MAX_VERTEX_ID))
     if w is None:
         ch.inserted, expired = g.apply_edges(pairs, delete)
     else:
         ch.inserted, expired = g.apply_edges(
             tuple(xp.ascontiguousarray(a[::-1]) for a in pairs), delete,
             weight=_reversed(w)[0])
-    kind = _classify_uploaded(g, ch.inserted, s, d, pairs)
-    if kind is not None and expired is not None:
-        refresh = kind == REFRESH
-        # (a refreshed edge that no leaving entry names was not deleted: no put-back)
-        if refresh.any() and _named(window.leaving, s[refresh], d[refresh]):
-            expired = _put_back(g, expired, edge_keys(s[refresh], d[refresh]))
     ch.expired = expired
+    kind = _classify_uploaded(g, ch.inserted, s, d, pairs)
     _refresh_record(g, ch, s, d, idx, w, window, _ignore, kind, pairs=pairs)
     return True
 
@@ -187,24 +191,6 @@ def _put_back(g, expired, refreshed: np.ndarray):
     keep = ~back
     return EdgeChange(expired.kind, src[keep], dst[keep],
                       {k: v[keep] for k, v in values.items()}, expired.self_loops_skipped)
-
-
-#: more refreshed edges than this in a batch: :func:`_put_back` looks at the whole change
-NAMED_LIMIT = 4
-
-
-def _named(pieces, s: np.ndarray, d: np.ndarray) -> bool:
-    """Whether an edge (s[i], d[i]) is among the pairs of ``pieces`` (a list of (src, dst)
-    host arrays): one comparison pass over their ``src`` per edge; True (maybe) for more
-    than :data:`NAMED_LIMIT` edges."""
-    if s.shape[0] > NAMED_LIMIT:
-        return True
-    for a, b in zip(s.tolist(), d.tolist()):
-        for ps, pd in pieces:
-            at = np.flatnonzero(ps == a)
-            if at.shape[0] and (pd[at] == b).any():
-                return True
-    return False
 
 
 def _reversed(*arrays):

@@ -25,3 +25,53 @@ extern "C" __global__ void window_expiring(const int* src, const int* dst, long 
         out_dst[i] = survives ? rep_dst : d;
     }
 }
+
+// A batch's pairs as a set (named_fill), and the expiry's pairs less the ones the batch names
+// (named_drop): a window whose expiry goes in one graph call with the batch's insert keeps
+// the edges the batch refreshes. Open addressing over `mask + 1` slots (a power of two, at most
+// half full; EMPTY_KEY: free), keys src << 32 | dst (ids are non-negative int32).
+#define EMPTY_KEY 0xFFFFFFFFFFFFFFFFull
+
+__device__ __forceinline__ unsigned long long pair_key(int s, int d)
+{
+    return ((unsigned long long)(unsigned int)s << 32) | (unsigned long long)(unsigned int)d;
+}
+
+__device__ __forceinline__ long long first_slot(unsigned long long key, int shift)
+{
+    return (long long)((key * 0x9E3779B97F4A7C15ull) >> shift);
+}
+
+extern "C" __global__ void named_fill(const int* src, const int* dst, long long n,
+                                      unsigned long long* table, int shift, long long mask)
+{
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const unsigned long long key = pair_key(src[i], dst[i]);
+        for (long long h = first_slot(key, shift);; h = (h + 1) & mask) {
+            const unsigned long long was = atomicCAS(table + h, EMPTY_KEY, key);
+            if (was == EMPTY_KEY || was == key) break;
+        }
+    }
+}
+
+// In place: every pair (src[i], dst[i]) whose key the table holds becomes (null_src, null_dst),
+// a pair that names no edge.
+extern "C" __global__ void named_drop(int* src, int* dst, long long n,
+                                      const unsigned long long* table, int shift,
+                                      long long mask, int null_src, int null_dst)
+{
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const unsigned long long key = pair_key(src[i], dst[i]);
+        for (long long h = first_slot(key, shift);; h = (h + 1) & mask) {
+            const unsigned long long t = table[h];
+            if (t == key) {
+                src[i] = null_src;
+                dst[i] = null_dst;
+                break;
+            }
+            if (t == EMPTY_KEY) break;
+        }
+    }
+}

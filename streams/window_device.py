@@ -14,6 +14,10 @@ position below the first entry whose index reaches the refresh's, so the device 
 neither the entries' indices nor their keys, only the pairs and a table of ``2 * live``
 int64 (the live keys, then each key's position limit in the piece).
 
+Where the expiry goes in one graph call with the batch's insert (the mixed call), the
+expiring pairs that the batch names are dropped first (:func:`drop_named`): those are edges
+the batch refreshes, which stay.
+
     >>> import numpy as np
     >>> piece = (np.array([3, 4, 6]), np.array([1, 2, 1]), np.array([5, 7, 5]),
     ...          (np.array([1, 2, 1], np.int32), np.array([5, 7, 5], np.int32)))
@@ -29,7 +33,7 @@ import numpy as np
 
 from .window_index import edge_keys
 
-__all__ = ["expiring_pairs", "LIVE_LIMIT"]
+__all__ = ["expiring_pairs", "drop_named", "LIVE_LIMIT"]
 
 #: with more live refreshes than this, the host decides expiry entry by entry
 #: (:meth:`streams.window_index.LatestIndex.take_stale`)
@@ -109,6 +113,7 @@ def _replace(ds, dd, live_keys, limits, rep) -> None:
         int(rep[1]), ds.data.ptr, dd.data.ptr])
 
 
+_TABLE: list = []          # the set of drop_named, reused (kernels of one batch in order)
 _LAUNCHES: dict = {}
 
 
@@ -118,3 +123,37 @@ def _prepared(name: str, nargs: int):
     if fn is None:
         fn = _LAUNCHES[name] = PreparedLaunch(function(_CU, name), nargs)
     return fn
+
+
+def drop_named(pairs, named, null: tuple[int, int]) -> None:
+    """In place: every pair of ``pairs`` ((src, dst) int32 contiguous arrays, CuPy or NumPy)
+    that the pairs ``named`` (the same kind) hold too becomes ``null`` (a pair that names no
+    edge of the graph). Undirected pairs must be given alike (smaller id first). A hash set
+    of ``named`` on the device: a memset and two launches, no synchronization.
+
+    >>> p = (np.array([1, 2, 3], np.int32), np.array([5, 6, 7], np.int32))
+    >>> drop_named(p, (np.array([2], np.int32), np.array([6], np.int32)), (9, 9))
+    >>> [a.tolist() for a in p]
+    [[1, 9, 3], [5, 9, 7]]
+    """
+    n, m = int(named[0].shape[0]), int(pairs[0].shape[0])
+    if n == 0 or m == 0:
+        return
+    if isinstance(pairs[0], np.ndarray):          # (the host's twin)
+        hit = np.isin(edge_keys(pairs[0], pairs[1]), edge_keys(named[0], named[1]))
+        pairs[0][hit], pairs[1][hit] = null
+        return
+    import cupy
+    from hornet.core.cuda import BLOCK, _max_grid
+    bits = max(10, (2 * n - 1).bit_length())
+    if not _TABLE or _TABLE[0].shape[0] < 1 << bits:
+        _TABLE[:] = [cupy.empty(1 << bits, dtype=cupy.uint64)]
+    table = _TABLE[0]
+    size = 1 << bits
+    table.data.memset_async(0xFF, size * 8)
+    grid = min(-(-max(n, m) // BLOCK), _max_grid())
+    _prepared("named_fill", 6)(grid, BLOCK, [named[0].data.ptr, named[1].data.ptr, n,
+                                             table.data.ptr, 64 - bits, size - 1])
+    _prepared("named_drop", 8)(grid, BLOCK, [pairs[0].data.ptr, pairs[1].data.ptr, m,
+                                             table.data.ptr, 64 - bits, size - 1,
+                                             int(null[0]), int(null[1])])

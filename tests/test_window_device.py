@@ -93,12 +93,12 @@ def test_windowed_replay_from_device_pairs(device, monkeypatch, weighted, ids, b
     from them (:func:`streams.window_batch._insert_expire_device`, on the CPU too), verified
     against the reference model after every batch and row by row against the two-call
     replay; a small id space has edges that expire just as a batch refreshes them (the
-    mixed call deletes and puts them back, the insert first keeps them), a middling one
+    mixed call drops them from its delete, the insert first keeps them), a middling one
     about one refresh a batch (the one-extra classification), a wide one none."""
     monkeypatch.setattr(window_batch, "MIXED_CALL", mixed)
-    from test_apply_edges import _count_put_back, _stream
+    from test_apply_edges import _stream
     taken = _taken(monkeypatch)
-    put_back = _count_put_back(monkeypatch)
+    dropped = _count_dropped(monkeypatch)
 
     def device_path(g, ch, s, d, idx, w, win, end):
         if not win.tracks_refreshes or idx[0] < end - win.window:
@@ -112,22 +112,40 @@ def test_windowed_replay_from_device_pairs(device, monkeypatch, weighted, ids, b
     # a small id space keeps more refreshes in the window than the device path takes
     assert (sum(taken) > 0) == (ids > 150)
     if ids == 150:
-        assert (sum(put_back) > 0) == mixed        # the rare case happened
+        assert (sum(dropped) > 0) == mixed         # the rare case happened
     monkeypatch.setattr("streams.replay.insert_expire", lambda *a: False)
     two = replay(data, **kw)
     for column in ("inserted", "deleted", "expired", "edges", "vertices"):
         assert one[column].tolist() == two[column].tolist(), column
 
 
-def test_named_finds_a_few_edges_among_leaving_pairs():
-    pieces = [(np.array([1, 4, 1]), np.array([2, 5, 9])), (np.array([7]), np.array([8]))]
-    named = window_batch._named
-    assert named(pieces, np.array([7]), np.array([8]))
-    assert named(pieces, np.array([3, 1]), np.array([3, 9]))
-    assert not named(pieces, np.array([1, 4, 8]), np.array([5, 2, 7]))
-    assert not named([], np.array([1]), np.array([2]))
-    many = np.arange(window_batch.NAMED_LIMIT + 1)
-    assert named(pieces, many, many)                # too many to look for: maybe
+def _count_dropped(monkeypatch) -> list:
+    """Expiring pairs that the mixed call's batches named (dropped from its delete), per
+    batch, appended as the replay runs."""
+    dropped = []
+    original = window_batch.drop_named
+
+    def counted(pairs, named, null):
+        original(pairs, named, null)
+        a, b = (_host(x) for x in pairs)
+        dropped.append(int(((a == null[0]) & (b == null[1])).sum()))
+    monkeypatch.setattr(window_batch, "drop_named", counted)
+    return dropped
+
+
+def test_drop_named_nulls_the_pairs_a_batch_names(device):
+    """:func:`streams.window_device.drop_named` against a set difference on the host."""
+    from streams.window_device import drop_named
+    xp = _xp(device)
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(0, 50, 3000).astype(np.int32), rng.integers(0, 50, 3000).astype(np.int32)
+    na, nb = rng.integers(0, 50, 700).astype(np.int32), rng.integers(0, 50, 700).astype(np.int32)
+    pairs = (xp.array(a), xp.array(b))                 # (copies)
+    drop_named(pairs, (xp.asarray(na), xp.asarray(nb)), (1 << 30, 7))
+    hit = np.isin(edge_keys(a, b), edge_keys(na, nb))
+    assert 0 < hit.sum() < hit.size
+    assert np.array_equal(_host(pairs[0]), np.where(hit, 1 << 30, a))
+    assert np.array_equal(_host(pairs[1]), np.where(hit, 7, b))
 
 
 @pytest.mark.parametrize("directed", [False, True])

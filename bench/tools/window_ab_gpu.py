@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import statistics
 import tempfile
 import time
@@ -32,7 +33,8 @@ def main(argv: list[str] | None = None) -> None:
                          "N slots for every batch size (g0: none; without: the replay's "
                          "default, streams.replay.WINDOW_GROWTH_SLOTS), '+m0' turns the "
                          "mixed call's takes ahead, addressed launches and compaction "
-                         "bound off")
+                         "bound off, '+c0' skips the memory policy's compaction "
+                         "(compact_memory) altogether, '+cN' runs it once in N calls")
     ap.add_argument("--label", default="")
     ap.add_argument("--device", default="gpu", help="gpu (cpu: to check the tool itself)")
     a = ap.parse_args(argv)
@@ -42,6 +44,24 @@ def main(argv: list[str] | None = None) -> None:
     from hornet.batch import planned_mixed
     from streams import replay as replay_module
     settings = {"auto": None, "true": True, "false": False}
+    from hornet.batch import pipeline
+    compact_fn = pipeline.compact_memory
+
+    every = [0, 0]                       # (run compaction once in this many calls, calls)
+
+    def some_compaction(g, *args, **kw) -> None:
+        every[1] += 1
+        if every[0] and every[1] % every[0] == 0:
+            compact_fn(g, *args, **kw)
+
+    def compaction(once_in: int) -> None:
+        """compact_memory as the library has it (1), skipped (0) or run once in ``once_in``
+        calls, wherever it is bound."""
+        every[:] = [once_in, 0]
+        for m in list(sys.modules.values()):
+            if m is not None and getattr(m, "__name__", "").startswith("hornet") and \
+                    getattr(m, "compact_memory", None) in (compact_fn, some_compaction):
+                m.compact_memory = compact_fn if once_in == 1 else some_compaction
     growth = (getattr(replay_module, "WINDOW_GROWTH_SLOTS", 0),
               getattr(replay_module, "WINDOW_GROWTH_BATCH", None))
 
@@ -52,6 +72,7 @@ def main(argv: list[str] | None = None) -> None:
         replay_module.WINDOW_GROWTH_SLOTS, replay_module.WINDOW_GROWTH_BATCH = growth
         planned_mixed.TAKES_AHEAD = planned_mixed.ADDRESSED = True
         planned_mixed.COMPACTION_BOUND = True
+        compaction(1)
         for r in rest:
             if r.startswith("g"):         # a floor for every batch size (g0: none)
                 replay_module.WINDOW_GROWTH_SLOTS = int(r[1:])
@@ -59,6 +80,8 @@ def main(argv: list[str] | None = None) -> None:
             elif r == "m0":
                 planned_mixed.TAKES_AHEAD = planned_mixed.ADDRESSED = False
                 planned_mixed.COMPACTION_BOUND = False
+            elif r.startswith("c"):       # c0: no compaction, cN: once in N deletes
+                compaction(int(r[1:]))
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "random.arrows")
         write_random_stream(path, a.events, 1 << 20)

@@ -80,8 +80,10 @@ def medium_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     # inside steady churn a delete leaves shrinking lists in their blocks, as the planned
     # path does (hornet.memory.list_fit.STEADY_LOOSE_SHARE)
     keep_blocks = not inserting and bool(mm.steady)
+    # (such a delete moves no list: it takes no blocks, so none are taken ahead)
+    takes = planned.DEVICE_TAKES and not keep_blocks
     ahead = []
-    if planned.DEVICE_TAKES:
+    if takes:
         gpu_take.prepare(mm)
 
     def take_ahead(info, head, entries):
@@ -92,7 +94,7 @@ def medium_update(g, mode, s, d, edge_props) -> EdgeChange | None:
 
     header, once = ws.prepare(s, d, not g.directed, mode, keep_blocks, g._degree,
                               g._size_class, g._edge_ptr, mm.min_size_class,
-                              take_ahead if planned.DEVICE_TAKES else None)
+                              take_ahead if takes else None)
     header = header.tolist()                  # Python ints: cheaper to read one by one
     if header[H_MIN_ID] < 0 or header[H_MAX_ID] > MAX_VERTEX_ID:
         return None                           # (a take ahead took nothing)
