@@ -155,6 +155,57 @@ def test_hub_lists_are_copied_in_pieces_with_their_properties(small_path_counter
     gpu.check()
 
 
+@pytest.mark.parametrize("directed", [False, True])
+def test_long_removals_run_in_place_in_pieces_with_their_properties(directed,
+                                                                     small_path_counter):
+    """Deletes in lists of tens of thousands of entries: a few edges anywhere, runs of
+    thousands from near the front (survivors land several pieces back), whole batches from
+    one list, down to under a quarter of its block (the list then moves). Every field, the
+    result's property values and the vertex table as the CPU backend has them; a list that
+    keeps its size class keeps its block (removed in place, in pieces)."""
+    from hornet.batch.gpu.small import SmallBatches
+    assert SmallBatches.in_place_pieces
+    rng = np.random.default_rng(33)
+    kw = dict(directed=directed, edge_properties=PROPS)
+    cpu, gpu = hornet.Graph(device="cpu", **kw), hornet.Graph(device="gpu", **kw)
+    hubs = np.array([1, 2, 3])
+    per_batch = SMALL_ENTRIES // (1 if directed else 2)
+    for hub, degree in zip(hubs, (20_000, 33_000, 45_000)):      # built in small batches
+        others = rng.choice(np.arange(10, 200_000), size=degree, replace=False)
+        for part in np.array_split(others, -(-degree // per_batch)):
+            s = np.full(part.size, hub)
+            p = step_properties(rng, part.size)
+            same_change(cpu.insert_edges(s, part, **p), gpu.insert_edges(s, part, **p))
+    same_graph(cpu, gpu)
+    in_place = 0
+    for step in range(30):
+        es, ed = cpu.edges()
+        on_hubs = np.flatnonzero(np.isin(es, hubs))
+        if step % 3 == 0:                                   # a few anywhere
+            pick = rng.choice(on_hubs, size=int(rng.integers(1, 60)), replace=False)
+        elif step % 3 == 1:                                 # a run near one list's front
+            hub = rng.choice(hubs)
+            mine = np.flatnonzero(es == hub)
+            if mine.size == 0:
+                continue
+            lo = int(rng.integers(0, max(1, mine.size // 8)))
+            pick = mine[lo:lo + min(per_batch, int(rng.integers(500, 5000)))]
+        else:                                               # a whole batch, mixed
+            pick = rng.choice(on_hubs, size=min(per_batch, on_hubs.size), replace=False)
+        ptr_before = to_host(gpu._edge_ptr)[hubs].copy()
+        class_before = to_host(gpu._size_class)[hubs].copy()
+        same_change(cpu.delete_edges(es[pick], ed[pick]), gpu.delete_edges(es[pick], ed[pick]))
+        same_graph(cpu, gpu)
+        same_class = to_host(gpu._size_class)[hubs] == class_before
+        touched = np.isin(hubs, es[pick]) & (to_host(gpu._degree)[hubs] > 0)
+        kept = same_class & (to_host(gpu._edge_ptr)[hubs] == ptr_before)
+        in_place += int((touched & kept).sum())
+        if step % 10 == 9:
+            gpu.check()
+    gpu.check()
+    assert in_place >= 30           # lists kept their blocks (removed in place)
+
+
 def test_small_insert_out_of_device_memory_leaves_the_graph_unchanged(small_path_counter):
     import cupy
     pool = cupy.get_default_memory_pool()

@@ -179,8 +179,10 @@ class MediumBatches:
                                                 [ws, self.capacity, *rings, *rest])
         if pieces:
             name = "small_merge" if inserting else "small_remove"
-            self._launch(small._CU, small._NAMES, name, 30)(
-                int(pieces), REWRITE_THREADS, [ws, self.capacity, 1, *rings, *rest])
+            # (listed pieces: small_remove's piece flags unused)
+            extra = [] if inserting else [0, 0]
+            self._launch(small._CU, small._NAMES, name, 30 + len(extra))(
+                int(pieces), REWRITE_THREADS, [ws, self.capacity, 1, *rings, *rest, *extra])
 
     def spilled(self, count: int):
         """The old blocks the rewrite put on the spill list (int64 device view, (count,))."""

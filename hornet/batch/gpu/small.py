@@ -48,7 +48,7 @@ _ID_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 _NAMES = tuple(f"small_prepare<{t}, {u}>" for t in _ID_TYPES.values() for u in ("false", "true"))
 
 PREPARE_THREADS = 1024
-PREPARE_ARGS = 47           # small_prepare's parameters (from the 14th: deferred batches)
+PREPARE_ARGS = 48           # small_prepare's parameters (14th to 47th: deferred batches)
 REWRITE_THREADS = 256
 _READ_WORDS = H_PIECES + 1
 # entries: src and dst (int32, E words together), pair, pos, res; segments: 10 arrays
@@ -83,6 +83,10 @@ class SmallBatches:
     #: (:class:`~hornet.core.cuda.PreparedLaunch`) and read the header with one copy into
     #: pinned memory; False: CuPy's kernel call and array read (the same kernels)
     direct_launch: bool = True
+    #: a delete's long in-place removals cut into pieces of ``IN_PLACE_ITEMS`` run side by
+    #: side (``small_remove``); False: such a list of class at most ``COPY_MAX_CLASS`` is
+    #: copied to a fresh block of its class in pieces, a longer one removed by one block
+    in_place_pieces: bool = True
 
     def __init__(self):
         import cupyx
@@ -90,6 +94,8 @@ class SmallBatches:
         self.header = cupyx.empty_pinned(_READ_WORDS, dtype=np.int64)   # read back here
         self._header_copied = cupy.cuda.Event(block=False, disable_timing=True)
         self._launches: dict = {}
+        self._flags = cupy.zeros(1024, dtype=cupy.int64)
+        self._epoch = 0
 
     def _launch(self, name: str, nargs: int) -> PreparedLaunch:
         launch = self._launches.get(name)
@@ -122,7 +128,8 @@ class SmallBatches:
                  edge_ptr, i64(degree.shape[0]), i64(min_class), i64(COPY_MAX_CLASS),
                  self.workspace, rows, i64(0), i64(0), i64(0), i64(0), i64(0), i64(0),
                  i64(0), i64(0), i64(0), i64(0), i64(0), np.int32(0), np.uint64(0),
-                 *[i64(0)] * (3 * (MAX_FIELDS - 1))))
+                 *[i64(0)] * (3 * (MAX_FIELDS - 1)),
+                 i64(int(self.in_place_pieces and mode != MODE_INSERT))))
             if during is not None:
                 during()
             self.workspace[:_READ_WORDS].get(out=self.header)
@@ -131,7 +138,8 @@ class SmallBatches:
         self._launch(name, PREPARE_ARGS)(1, PREPARE_THREADS, [
             s.data.ptr, d.data.ptr, s.shape[0], int(mirror), int(mode), degree.data.ptr,
             size_class.data.ptr, edge_ptr.data.ptr, degree.shape[0], int(min_class),
-            COPY_MAX_CLASS, ws, rows.data.ptr] + [0] * (PREPARE_ARGS - 13))
+            COPY_MAX_CLASS, ws, rows.data.ptr] + [0] * (PREPARE_ARGS - 14) +
+            [int(self.in_place_pieces and mode != MODE_INSERT)])
         stream = cupy.cuda.get_current_stream()
         cupy.cuda.runtime.memcpyAsync(self.header.ctypes.data, ws, _READ_WORDS * 8,
                                       cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
@@ -158,15 +166,25 @@ class SmallBatches:
         ``outs``: per property, the result's (rows,) device array to fill.
         """
         nf, sizes, v, o = field_words(field_dtypes, values, outs)
-        name = "small_merge" if mode == MODE_INSERT else "small_remove"
+        removing = mode != MODE_INSERT
+        name = "small_remove" if removing else "small_merge"
+        # small_remove: the flags of the pieces of long removals in place (one per piece,
+        # marked with a number that grows batch after batch, so never reset)
+        flags = []
+        if removing:
+            if self._flags.shape[0] < pieces:
+                self._flags = cupy.zeros(max(int(pieces), 2 * self._flags.shape[0]),
+                                         dtype=cupy.int64)
+            self._epoch += 1
+            flags = [int(self._flags.data.ptr), self._epoch]
         if self.direct_launch:
             # (capacity SMALL_ENTRIES, pieces numbered per segment, no pool)
-            self._launch(name, 30)(int(pieces), REWRITE_THREADS, [
+            self._launch(name, 30 + len(flags))(int(pieces), REWRITE_THREADS, [
                 self.workspace.data.ptr, SMALL_ENTRIES, 0, cache.rings.data.ptr,
                 cache.state.data.ptr, cache.ring_slots, as_signed64(int(accept)), 0,
                 degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr,
                 lookup.dev_bases.data.ptr, lookup.dev_field_bases.data.ptr,
-                lookup.bases.shape[0], nf, sizes, *v, *o])
+                lookup.bases.shape[0], nf, sizes, *v, *o, *flags])
             return
         function(_CU, name, _NAMES)(
             (int(pieces),), (REWRITE_THREADS,),
@@ -174,7 +192,8 @@ class SmallBatches:
              i64(cache.ring_slots), np.uint64(accept), i64(0), degree, size_class, edge_ptr,
              lookup.dev_bases, lookup.dev_field_bases, i64(lookup.bases.shape[0]),
              np.int32(nf), np.uint64(sizes),
-             *[i64(x) for x in v], *[i64(x) for x in o]))
+             *[i64(x) for x in v], *[i64(x) for x in o],
+             *([self._flags, i64(self._epoch)] if removing else [])))
 
     def spilled(self, count: int):
         """The old blocks the rewrite put on the spill list (int64 device view, (count,)):

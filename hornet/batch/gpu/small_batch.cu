@@ -87,7 +87,8 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
               const i64* __restrict__ ring_state, const i64* __restrict__ ring_limit,
               i64 ring_slots, i64* host_header, i64 ticket,
               const i64* __restrict__ host_values, i64 value_words, FIELD_PARAMS,
-              i64 p1, i64 p2, i64 p3, i64 p4, i64 p5, i64 p6, i64 p7) {
+              i64 p1, i64 p2, i64 p3, i64 p4, i64 p5, i64 p6, i64 p7,
+              i64 in_place_pieces) {
     __shared__ u64 keys[SMALL_ENTRIES];          // later reused as the kept (src, dst)
     __shared__ unsigned short entry[SMALL_ENTRIES];
     __shared__ int warp_sums[32];
@@ -402,13 +403,17 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
                 give_back = true;
             }
         }
-        if (to < 0 && d1 > 0 && cls <= copy_max_class &&       // long in-place rewrite: copy
-            d0 - L.ent_pos[start] + (inserting ? c : 0) > COPY_ITEMS) {
+        const i64 moving = d0 - L.ent_pos[start] + (inserting ? c : 0);  // in place
+        const bool split = to < 0 && d1 > 0 && !inserting && in_place_pieces &&
+                           moving > IN_PLACE_ITEMS;       // long removal: in place, in pieces
+        if (!split && to < 0 && d1 > 0 && cls <= copy_max_class &&
+            moving > COPY_ITEMS) {                        // long in-place rewrite: copy
             to = cls;
             give_back = true;
         }
-        const int pieces = to >= 0 && d0 > PIECE_ITEMS ? (int)((d0 + PIECE_ITEMS - 1) / PIECE_ITEMS)
-                                                       : 1;
+        const int pieces = split ? (int)((moving + IN_PLACE_ITEMS - 1) / IN_PLACE_ITEMS)
+                           : to >= 0 && d0 > PIECE_ITEMS ? (int)((d0 + PIECE_ITEMS - 1) / PIECE_ITEMS)
+                                                         : 1;
         L.seg_piece[sg] = pieces;
         my_pieces += pieces;
         L.seg_len[sg] = c;
@@ -450,6 +455,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         L.header[H_SPILLS] = 0;
         L.header[H_DONE] = 0;
         L.header[H_PIECES] = npieces;
+        L.header[H_TICKET] = 0;
         L.header[H_WARPS] = 0;
         L.header[H_FOUND] = nfound;
     }
@@ -661,30 +667,108 @@ __device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, i64 hi, c
     }
 }
 
-extern "C" __global__ void small_remove(i64* ws, i64 capacity, int listed, RING_PARAMS,
+// One piece of a long removal in place (small_prepare's in_place_pieces): old items [lo, hi)
+// of list O (hi - lo <= IN_PLACE_ITEMS: one step of the block), whose first removed item is
+// at P0; this piece's ticket is t, the segment's first piece's t0. The piece reports the
+// removed values among its items, reads them all into registers, marks itself read
+// (done[t] = mark), waits until every earlier piece its survivors land on is read (they land
+// from lo - #(removed before lo) on, at or after P0), and writes them. The pieces are taken
+// by ticket, so a piece waits only for pieces taken earlier by blocks already running.
+template <typename T>
+__device__ void remove_piece(T* O, i64 lo, i64 hi, i64 P0, const i64* P, i64 c,
+                             const Layout& L, i64 start, T* out, volatile i64* done, i64 t,
+                             i64 t0, i64 mark) {
+    __shared__ i64 rank_at_start;
+    if (out) {
+        const i64 j0 = lower_bound(P, c, lo), j1 = lower_bound(P, c, hi);
+        for (i64 j = j0 + threadIdx.x; j < j1; j += blockDim.x) {
+            const i64 r = L.ent_res[start + j];
+            if (r >= 0) out[r] = O[P[j]];
+        }
+    }
+    const int warp = threadIdx.x >> 5;
+    const i64 lo_w = lo + (i64)warp * 32 * REMOVE_ITEMS;
+    T v[REMOVE_ITEMS];
+    i64 to[REMOVE_ITEMS];
+    read_windows(O, hi, lo_w, v);
+    RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
+    if (threadIdx.x == 0) rank_at_start = gone.j;
+    rank_windows(gone, hi, lo_w, 0, (i64)-1, to);
+    __syncthreads();                                  // the whole piece is read
+    if (threadIdx.x == 0) {
+        __threadfence();
+        done[t] = mark;
+    }
+    const i64 k0 = (lo - rank_at_start - P0) / IN_PLACE_ITEMS;   // first piece landed on
+    for (i64 q = t0 + k0 + threadIdx.x; q < t; q += blockDim.x)
+        while (done[q] < mark) {}
+    __threadfence();
+    __syncthreads();
+    write_windows(O, 0, (i64)-1, v, to);
+    __syncthreads();                                  // rank_at_start reused
+}
+
+// One block per piece of a segment. Small batches (not listed) take their pieces by ticket
+// (header H_TICKET, in numbered order): a segment cut into pieces in place (more than one
+// piece, no move) runs remove_piece on each with the flags `done` (one per piece, at least
+// H_PIECES of them; a piece read marks its flag epoch * MAX_FIELDS + f + 1 for field f, so
+// that no flag is reset between batches: `epoch` grows batch after batch).
+extern "C" __global__ void __launch_bounds__(256, 2) small_remove(i64* ws, i64 capacity, int listed, RING_PARAMS,
                                         int* __restrict__ degree,
                                         signed char* __restrict__ size_class,
-                                        i64* __restrict__ edge_ptr, FIELD_PARAMS) {
+                                        i64* __restrict__ edge_ptr, FIELD_PARAMS,
+                                        i64* done, i64 epoch) {
     MAKE_FIELDS;
     const Layout L = layout(ws, capacity);
     DEFERRED_RINGS;
     const i64 nseg = L.header[H_SEGMENTS], npieces = L.header[H_PIECES];
-    for (i64 t = blockIdx.x; t < npieces; t += gridDim.x) {
+    __shared__ i64 taken;
+    for (i64 t = blockIdx.x;; t += gridDim.x) {
+        if (!listed) {
+            __syncthreads();                          // every thread read the last ticket
+            if (threadIdx.x == 0)
+                taken = (i64)atomicAdd((unsigned long long*)&L.header[H_TICKET], 1ull);
+            __syncthreads();
+            t = taken;
+        }
+        if (t >= npieces) break;
         const Piece pc = piece_of(L, nseg, npieces, t, listed);
         const i64 sg = pc.sg;
         const i64 old = L.seg_ptr[sg], d1 = L.seg_new[sg];
         const i64 target = d1 > 0 ? new_block(L, R, sg) : 0;
         const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
         const i64* P = L.ent_pos + start;
+        const bool first = pc.k == 0;                 // reports the removed values
+        // in pieces in place: IN_PLACE_ITEMS old items from P[0] on, each
+        const i64 t0 = t - pc.k;
+        const bool split = !listed && target == old && d1 > 0 &&
+                           (sg + 1 < nseg ? L.seg_piece[sg + 1] : npieces) - t0 > 1;
         // in place: items from P[0] on (those before stay); moving: the piece's old items
         i64 lo = P[0], hi = d0;
-        if (target != old) {
+        if (split) {
+            lo = P[0] + pc.k * IN_PLACE_ITEMS;
+            hi = min(d0, lo + IN_PLACE_ITEMS);
+        } else if (target != old) {
             lo = pc.k * PIECE_ITEMS;
             hi = min(d0, lo + PIECE_ITEMS);
         }
-        const bool first = pc.k == 0;                 // reports the removed values
         for (int f = 0; f < F.nf; ++f) {
             const i64 src = field_address(F, old, f), dst = field_address(F, target, f);
+            if (split) {
+                const i64 mark = epoch * MAX_FIELDS + f + 1;
+                switch (field_size(F, f)) {
+                case 1: remove_piece<unsigned char>((unsigned char*)src, lo, hi, P[0], P, c, L,
+                            start, (unsigned char*)F.out[f], done, t, t0, mark); break;
+                case 2: remove_piece<unsigned short>((unsigned short*)src, lo, hi, P[0], P, c,
+                            L, start, (unsigned short*)F.out[f], done, t, t0, mark); break;
+                case 4: remove_piece<unsigned int>((unsigned int*)src, lo, hi, P[0], P, c, L,
+                            start, (unsigned int*)F.out[f], done, t, t0, mark); break;
+                default: remove_piece<unsigned long long>((unsigned long long*)src, lo, hi,
+                            P[0], P, c, L, start, (unsigned long long*)F.out[f], done, t, t0,
+                            mark); break;
+                }
+                continue;
+            }
             switch (field_size(F, f)) {
             case 1: remove_block<unsigned char>((const unsigned char*)src, (unsigned char*)dst,
                         d0, d1, lo, hi, P, c, L, start,

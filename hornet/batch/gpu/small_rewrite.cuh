@@ -36,6 +36,7 @@
 #define H_ACCEPT 140    // deferred small batches: the classes whose rings took the blocks
 #define H_STALLED 141   // deferred small batches: 1 when the batch did not run (see stall)
 #define H_FOUND 142     // upserts (MODE_UPSERT): pairs found present (their properties rewritten)
+#define H_TICKET 143    // small_remove: pieces taken so far (a block's next piece)
 #define HEADER_WORDS 256
 #define H_CLOCKS 192    // profiling only: clock64() after each phase of small_prepare
 
@@ -45,6 +46,10 @@
 #define COPY_ITEMS 2048
 #define PIECE_ITEMS 8192        // a multiple of the removal's step (REWRITE_THREADS * REMOVE_ITEMS)
 #define REMOVE_ITEMS 8
+// A long removal in place (small_prepare's in_place_pieces) is cut into pieces of
+// IN_PLACE_ITEMS old items from its first removed one: one step of a block (REWRITE_THREADS
+// threads, REMOVE_ITEMS windows of 32 items per warp).
+#define IN_PLACE_ITEMS 2048
 
 struct Layout {
     i64* header;

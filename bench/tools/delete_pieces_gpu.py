@@ -1,0 +1,123 @@
+"""Same-process A/B of the small path's long removals (CUDA events, one graph).
+
+A small GPU delete (:mod:`hornet.batch.gpu.small`) removes a list's edges in place from the
+first removed one on. Where that moves more than a block's step of items, the list is either
+removed in place in pieces run side by side (``SmallBatches.in_place_pieces``, the default)
+or copied to a fresh block of its own class in pieces (the alternative). This tool builds one
+undirected graph per spec (``kronN``: the updates benchmark's Graph500 Kronecker graph of
+scale N; any other name: that real graph of the data folder, self-loops dropped) and times
+delete batches of existing edges (sampled with replacement) with the switch on and off in
+alternating order, every call undone untimed; both settings must return the same changes.
+It also prints, per setting, the largest call over the median (the issue's "no call over
+twice the median"), and for ``--inserts`` the same figures for random inserts.
+
+    python3 -m bench.tools.delete_pieces_gpu [--graphs kron20 kron22 email-Enron]
+        [--sizes 1000 4000] [--repeats 41] [--inserts]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import hornet
+from bench.common import kronecker, real_graph_path
+
+
+def _graph(spec: str):
+    import cupy
+    if spec.startswith("kron"):
+        scale = int(spec[4:])
+        src, dst = kronecker(scale, seed=scale, xp=cupy)
+        return hornet.Graph.from_edges(src, dst, num_vertices=1 << scale, directed=False,
+                                       device="gpu")
+    s, d, _ = hornet.io.read_edges(real_graph_path(spec))
+    keep = s != d
+    n = int(max(s.max(), d.max())) + 1
+    return hornet.Graph.from_edges(cupy.asarray(s[keep]), cupy.asarray(d[keep]),
+                                   num_vertices=n, directed=False, device="gpu")
+
+
+def _run(cupy, g, settings, calls, undo, check=True):
+    """{setting: [seconds]}: per round, each setting once in alternating order (round 0
+    untimed)."""
+    from hornet.batch.gpu.small import SmallBatches
+    out = {k: [] for k in settings}
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    for r, call in enumerate(calls):
+        got = {}
+        for key in (settings if r % 2 else settings[::-1]):
+            SmallBatches.in_place_pieces = key == "pieces"
+            cupy.cuda.Device().synchronize()
+            start.record()
+            change = call()
+            end.record()
+            end.synchronize()
+            if r:
+                out[key].append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
+            if check:
+                got[key] = (change.src.get(), change.dst.get())
+            undo(change)
+        if check:
+            (a0, a1), (b0, b1) = got.values()
+            if not (np.array_equal(a0, b0) and np.array_equal(a1, b1)):
+                raise SystemExit(f"round {r}: the settings returned different changes")
+    SmallBatches.in_place_pieces = True
+    return out
+
+
+def _line(label, times):
+    med = {k: statistics.median(v) * 1e6 for k, v in times.items()}
+    worst = {k: max(v) * 1e6 for k, v in times.items()}
+    keys = list(times)
+    parts = [f"{k} {med[k]:.0f} us (max {worst[k] / med[k]:.2f}x)" for k in keys]
+    ratio = med[keys[0]] / med[keys[1]] if len(keys) == 2 else 1.0
+    return f"{label}: " + ", ".join(parts) + (f"; ratio {ratio:.2f}" if len(keys) == 2 else "")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python3 -m bench.tools.delete_pieces_gpu",
+                                 description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--graphs", nargs="+", default=["kron20", "kron22"])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000])
+    ap.add_argument("--repeats", type=int, default=41)
+    ap.add_argument("--inserts", action="store_true", help="also random inserts (one setting)")
+    args = ap.parse_args(argv)
+    import cupy
+    print(f"device: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
+    rows = []
+    for spec in args.graphs:
+        t = time.perf_counter()
+        g = _graph(spec)
+        cupy.cuda.Device().synchronize()
+        print(f"{spec}: {g.num_vertices} vertices, {g.num_edges} edges, build "
+              f"{time.perf_counter() - t:.2f} s", flush=True)
+        es, ed = g.edges()
+        n = g.num_vertices
+        rs = cupy.random.RandomState(1)
+        for b in args.sizes:
+            picks = [rs.randint(0, es.size, b, dtype=cupy.int64) for _ in range(args.repeats + 1)]
+            calls = [(lambda p=p: g.delete_edges(es[p], ed[p])) for p in picks]
+            times = _run(cupy, g, ["pieces", "copy"], calls,
+                         lambda c: g.insert_edges(c.src, c.dst))
+            rows.append(_line(f"{spec} delete b={b}", times))
+            print(rows[-1], flush=True)
+            if args.inserts:
+                ins = [(rs.randint(0, n, b, dtype=cupy.int64), rs.randint(0, n, b, dtype=cupy.int64))
+                       for _ in range(args.repeats + 1)]
+                calls = [(lambda p=p: g.insert_edges(*p)) for p in ins]
+                times = _run(cupy, g, ["pieces"], calls,
+                             lambda c: g.delete_edges(c.src, c.dst), check=False)
+                rows.append(_line(f"{spec} insert b={b}", times))
+                print(rows[-1], flush=True)
+        g.check()
+        g = es = ed = None
+        cupy.get_default_memory_pool().free_all_blocks()
+    print("\n".join(rows), flush=True)
+
+
+if __name__ == "__main__":
+    main()
