@@ -20,7 +20,8 @@ import os
 import numpy as np
 
 from ...core.cuda import _max_grid, PreparedLaunch, cupy, function
-from ..small_layout import H_FREED, H_WARPS, HEADER_WORDS, MODE_INSERT, NUM_CLASSES
+from ..small_layout import (H_FREED, H_TICKET, H_WARPS, HEADER_WORDS, MODE_INSERT,
+                            NUM_CLASSES)
 from . import small
 from .plan import plan_entries, plan_scratch
 from .small import REWRITE_THREADS, field_words
@@ -37,6 +38,7 @@ MEDIUM_ENTRIES = 1 << 15
 SEGMENT_THREADS = 256
 WARP_THREADS = 256              # 8 warps a block, one segment each
 _READ_WORDS = H_WARPS + 1
+_CLEAR_WORDS = H_TICKET + 1      # (small_remove's ticket counter too)
 # no list is copied to a fresh block of its own class (small_prepare's rule for long in-place
 # rewrites, for the small path's one block per list): a medium batch reaches many long lists
 # (a delete's sampled edges mostly belong to hubs), and copying each would take blocks of large
@@ -116,7 +118,7 @@ class MediumBatches:
         self._reserve(entries)
         cap = self.capacity
         ws = self.workspace
-        ws.data.memset_async(0, _READ_WORDS * 8)           # the header's counters
+        ws.data.memset_async(0, _CLEAR_WORDS * 8)          # the header's counters
         once = cupy.empty(entries, dtype=cupy.int32) if mirror else None
         half = entries // 2
         scratch = plan_scratch(entries)

@@ -420,7 +420,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         L.seg_old[sg] = d0;
         L.seg_new[sg] = d1;
         L.seg_ptr[sg] = ptr;
-        L.seg_class[sg] = to;
+        L.seg_class[sg] = split ? IN_PIECES : to;
         if (to >= 0) L.seg_rank[sg] = atomicAdd(&class_count[to], 1);
         L.seg_give[sg] = give_back ? (cls << 32) | (i64)atomicAdd(&freed_count[cls], 1) : -1;
         if (give_back) atomicAdd(&releases, 1);
@@ -708,29 +708,27 @@ __device__ void remove_piece(T* O, i64 lo, i64 hi, i64 P0, const i64* P, i64 c,
     __syncthreads();                                  // rank_at_start reused
 }
 
-// One block per piece of a segment. Small batches (not listed) take their pieces by ticket
-// (header H_TICKET, in numbered order): a segment cut into pieces in place (more than one
-// piece, no move) runs remove_piece on each with the flags `done` (one per piece, at least
+// One block per piece of a segment, the pieces taken by ticket (header H_TICKET, zero at the
+// start: in numbered or listed order). A segment removed in place in pieces (seg_class
+// IN_PIECES) runs remove_piece on each with the flags `done` (one per piece, at least
 // H_PIECES of them; a piece read marks its flag epoch * MAX_FIELDS + f + 1 for field f, so
 // that no flag is reset between batches: `epoch` grows batch after batch).
-extern "C" __global__ void __launch_bounds__(256, 2) small_remove(i64* ws, i64 capacity, int listed, RING_PARAMS,
-                                        int* __restrict__ degree,
-                                        signed char* __restrict__ size_class,
-                                        i64* __restrict__ edge_ptr, FIELD_PARAMS,
-                                        i64* done, i64 epoch) {
+// (Two blocks of REWRITE_THREADS per multiprocessor: registers capped to fit them.)
+extern "C" __global__ void __launch_bounds__(256, 2)
+small_remove(i64* ws, i64 capacity, int listed, RING_PARAMS, int* __restrict__ degree,
+             signed char* __restrict__ size_class, i64* __restrict__ edge_ptr, FIELD_PARAMS,
+             i64* done, i64 epoch) {
     MAKE_FIELDS;
     const Layout L = layout(ws, capacity);
     DEFERRED_RINGS;
     const i64 nseg = L.header[H_SEGMENTS], npieces = L.header[H_PIECES];
     __shared__ i64 taken;
-    for (i64 t = blockIdx.x;; t += gridDim.x) {
-        if (!listed) {
-            __syncthreads();                          // every thread read the last ticket
-            if (threadIdx.x == 0)
-                taken = (i64)atomicAdd((unsigned long long*)&L.header[H_TICKET], 1ull);
-            __syncthreads();
-            t = taken;
-        }
+    while (true) {
+        __syncthreads();                              // every thread read the last ticket
+        if (threadIdx.x == 0)
+            taken = (i64)atomicAdd((unsigned long long*)&L.header[H_TICKET], 1ull);
+        __syncthreads();
+        const i64 t = taken;
         if (t >= npieces) break;
         const Piece pc = piece_of(L, nseg, npieces, t, listed);
         const i64 sg = pc.sg;
@@ -739,10 +737,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) small_remove(i64* ws, i64 c
         const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
         const i64* P = L.ent_pos + start;
         const bool first = pc.k == 0;                 // reports the removed values
-        // in pieces in place: IN_PLACE_ITEMS old items from P[0] on, each
+        // in place in pieces: IN_PLACE_ITEMS old items from P[0] on, each; the segment's
+        // pieces are numbered (or listed) one after the other from t0
         const i64 t0 = t - pc.k;
-        const bool split = !listed && target == old && d1 > 0 &&
-                           (sg + 1 < nseg ? L.seg_piece[sg + 1] : npieces) - t0 > 1;
+        const bool split = L.seg_class[sg] == IN_PIECES;
         // in place: items from P[0] on (those before stay); moving: the piece's old items
         i64 lo = P[0], hi = d0;
         if (split) {

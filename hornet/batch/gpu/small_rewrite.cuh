@@ -50,6 +50,7 @@
 // IN_PLACE_ITEMS old items from its first removed one: one step of a block (REWRITE_THREADS
 // threads, REMOVE_ITEMS windows of 32 items per warp).
 #define IN_PLACE_ITEMS 2048
+#define IN_PIECES -2            // seg_class of a list removed in place in such pieces
 
 struct Layout {
     i64* header;
@@ -65,6 +66,7 @@ struct Layout {
     i64* seg_new;       //   new degree
     i64* seg_ptr;       //   old block (0: none)
     i64* seg_class;     //   new size class when the list moves to another block, else -1
+                        //   (IN_PIECES: a removal in place, in pieces of IN_PLACE_ITEMS)
     i64* seg_rank;      //   rank among the moving lists of that class
     i64* seg_give;      //   old block given back: its class << 32 | rank in it, else -1
     i64* seg_piece;     //   small: its first piece of rewrite work (see PIECE_ITEMS);
