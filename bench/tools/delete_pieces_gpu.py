@@ -2,8 +2,11 @@
 
 A small GPU delete (:mod:`hornet.batch.gpu.small`) removes a list's edges in place from the
 first removed one on. Where that moves more than a block's step of items, the list is either
-removed in place in pieces run side by side (``SmallBatches.in_place_pieces``, the default)
-or copied to a fresh block of its own class in pieces (the alternative). This tool builds one
+removed in place in pieces run side by side (``SmallBatches.in_place_pieces``) or copied
+to a fresh block of its own class in pieces; a medium-sized delete takes the medium path,
+whose long removals run in the same pieces (``MediumBatches.in_place_pieces``,
+``Graph.medium_deletes``), or the planned path. Setting ``pieces``: the former of each;
+``main``: the latter. This tool builds one
 undirected graph per spec (``kronN``: the updates benchmark's Graph500 Kronecker graph of
 scale N; any other name: that real graph of the data folder, self-loops dropped) and times
 delete batches of existing edges (sampled with replacement) with the switch on and off in
@@ -40,16 +43,25 @@ def _graph(spec: str):
                                    num_vertices=n, directed=False, device="gpu")
 
 
+def _set(g, pieces: bool) -> None:
+    """The long removals of the small and medium paths in place in pieces, and medium
+    deletes on (``pieces``), or neither (small deletes copy such lists, medium-sized
+    deletes take the planned path)."""
+    from hornet.batch.gpu.medium import MediumBatches
+    from hornet.batch.gpu.small import SmallBatches
+    SmallBatches.in_place_pieces = MediumBatches.in_place_pieces = pieces
+    g.medium_deletes = pieces
+
+
 def _run(cupy, g, settings, calls, undo, check=True):
     """{setting: [seconds]}: per round, each setting once in alternating order (round 0
     untimed)."""
-    from hornet.batch.gpu.small import SmallBatches
     out = {k: [] for k in settings}
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     for r, call in enumerate(calls):
         got = {}
         for key in (settings if r % 2 else settings[::-1]):
-            SmallBatches.in_place_pieces = key == "pieces"
+            _set(g, key == "pieces")
             cupy.cuda.Device().synchronize()
             start.record()
             change = call()
@@ -64,7 +76,7 @@ def _run(cupy, g, settings, calls, undo, check=True):
             (a0, a1), (b0, b1) = got.values()
             if not (np.array_equal(a0, b0) and np.array_equal(a1, b1)):
                 raise SystemExit(f"round {r}: the settings returned different changes")
-    SmallBatches.in_place_pieces = True
+    _set(g, True)
     return out
 
 
@@ -101,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
         for b in args.sizes:
             picks = [rs.randint(0, es.size, b, dtype=cupy.int64) for _ in range(args.repeats + 1)]
             calls = [(lambda p=p: g.delete_edges(es[p], ed[p])) for p in picks]
-            times = _run(cupy, g, ["pieces", "copy"], calls,
+            times = _run(cupy, g, ["pieces", "main"], calls,
                          lambda c: g.insert_edges(c.src, c.dst))
             rows.append(_line(f"{spec} delete b={b}", times))
             print(rows[-1], flush=True)

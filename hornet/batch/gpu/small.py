@@ -75,6 +75,24 @@ def field_words(field_dtypes, values, outs):
     return len(field_dtypes), sizes, v, o
 
 
+class PieceFlags:
+    """The flags of ``small_remove``'s pieces of long removals in place (int64 device, one
+    per piece, grown as batches need): a piece marks its flag with a number that grows batch
+    after batch (:meth:`next`), so the flags are never reset."""
+
+    def __init__(self):
+        self.flags = cupy.zeros(1024, dtype=cupy.int64)
+        self.epoch = 0
+
+    def next(self, pieces: int) -> tuple[int, int]:
+        """(address, epoch): flags for a batch of ``pieces`` pieces, and its number."""
+        if self.flags.shape[0] < pieces:
+            self.flags = cupy.zeros(max(int(pieces), 2 * self.flags.shape[0]),
+                                    dtype=cupy.int64)
+        self.epoch += 1
+        return int(self.flags.data.ptr), self.epoch
+
+
 class SmallBatches:
     """The device workspace of one graph's small batches (int64, ``WORKSPACE_WORDS``), reused
     batch after batch (the kernels of one batch run in stream order)."""
@@ -94,8 +112,7 @@ class SmallBatches:
         self.header = cupyx.empty_pinned(_READ_WORDS, dtype=np.int64)   # read back here
         self._header_copied = cupy.cuda.Event(block=False, disable_timing=True)
         self._launches: dict = {}
-        self._flags = cupy.zeros(1024, dtype=cupy.int64)
-        self._epoch = 0
+        self._flags = PieceFlags()
 
     def _launch(self, name: str, nargs: int) -> PreparedLaunch:
         launch = self._launches.get(name)
@@ -168,15 +185,7 @@ class SmallBatches:
         nf, sizes, v, o = field_words(field_dtypes, values, outs)
         removing = mode != MODE_INSERT
         name = "small_remove" if removing else "small_merge"
-        # small_remove: the flags of the pieces of long removals in place (one per piece,
-        # marked with a number that grows batch after batch, so never reset)
-        flags = []
-        if removing:
-            if self._flags.shape[0] < pieces:
-                self._flags = cupy.zeros(max(int(pieces), 2 * self._flags.shape[0]),
-                                         dtype=cupy.int64)
-            self._epoch += 1
-            flags = [int(self._flags.data.ptr), self._epoch]
+        flags = list(self._flags.next(pieces)) if removing else []
         if self.direct_launch:
             # (capacity SMALL_ENTRIES, pieces numbered per segment, no pool)
             self._launch(name, 30 + len(flags))(int(pieces), REWRITE_THREADS, [
@@ -193,7 +202,7 @@ class SmallBatches:
              lookup.dev_bases, lookup.dev_field_bases, i64(lookup.bases.shape[0]),
              np.int32(nf), np.uint64(sizes),
              *[i64(x) for x in v], *[i64(x) for x in o],
-             *([self._flags, i64(self._epoch)] if removing else [])))
+             *([i64(flags[0]), i64(flags[1])] if removing else [])))
 
     def spilled(self, count: int):
         """The old blocks the rewrite put on the spill list (int64 device view, (count,)):

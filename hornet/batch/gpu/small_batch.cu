@@ -667,13 +667,15 @@ __device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, i64 hi, c
     }
 }
 
-// One piece of a long removal in place (small_prepare's in_place_pieces): old items [lo, hi)
+// One piece of a long removal in place (seg_class IN_PIECES): old items [lo, hi)
 // of list O (hi - lo <= IN_PLACE_ITEMS: one step of the block), whose first removed item is
 // at P0; this piece's ticket is t, the segment's first piece's t0. The piece reports the
 // removed values among its items, reads them all into registers, marks itself read
 // (done[t] = mark), waits until every earlier piece its survivors land on is read (they land
 // from lo - #(removed before lo) on, at or after P0), and writes them. The pieces are taken
 // by ticket, so a piece waits only for pieces taken earlier by blocks already running.
+static_assert(IN_PLACE_ITEMS == (256 / 32) * 32 * IN_PLACE_WINDOWS,
+              "a piece is one step of a block of REWRITE_THREADS (256) threads");
 template <typename T>
 __device__ void remove_piece(T* O, i64 lo, i64 hi, i64 P0, const i64* P, i64 c,
                              const Layout& L, i64 start, T* out, volatile i64* done, i64 t,
@@ -687,13 +689,13 @@ __device__ void remove_piece(T* O, i64 lo, i64 hi, i64 P0, const i64* P, i64 c,
         }
     }
     const int warp = threadIdx.x >> 5;
-    const i64 lo_w = lo + (i64)warp * 32 * REMOVE_ITEMS;
-    T v[REMOVE_ITEMS];
-    i64 to[REMOVE_ITEMS];
+    const i64 lo_w = lo + (i64)warp * 32 * IN_PLACE_WINDOWS;
+    T v[IN_PLACE_WINDOWS];
+    int to[IN_PLACE_WINDOWS];           // survivor's slot minus lo - c (>= 0), or -1
     read_windows(O, hi, lo_w, v);
     RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
     if (threadIdx.x == 0) rank_at_start = gone.j;
-    rank_windows(gone, hi, lo_w, 0, (i64)-1, to);
+    rank_windows(gone, hi, lo_w, lo - c, -1, to);
     __syncthreads();                                  // the whole piece is read
     if (threadIdx.x == 0) {
         __threadfence();
@@ -704,7 +706,7 @@ __device__ void remove_piece(T* O, i64 lo, i64 hi, i64 P0, const i64* P, i64 c,
         while (done[q] < mark) {}
     __threadfence();
     __syncthreads();
-    write_windows(O, 0, (i64)-1, v, to);
+    write_windows(O, lo - c, -1, v, to);
     __syncthreads();                                  // rank_at_start reused
 }
 

@@ -46,9 +46,11 @@
 #define COPY_ITEMS 2048
 #define PIECE_ITEMS 8192        // a multiple of the removal's step (REWRITE_THREADS * REMOVE_ITEMS)
 #define REMOVE_ITEMS 8
-// A long removal in place (small_prepare's in_place_pieces) is cut into pieces of
-// IN_PLACE_ITEMS old items from its first removed one: one step of a block (REWRITE_THREADS
-// threads, REMOVE_ITEMS windows of 32 items per warp).
+// A long removal in place (small_prepare's and medium_segments' in_place_pieces) is cut into
+// pieces of IN_PLACE_ITEMS old items from its first removed one: one step of a block
+// (REWRITE_THREADS threads, IN_PLACE_WINDOWS windows of 32 items per warp, all read before
+// any is written).
+#define IN_PLACE_WINDOWS 8
 #define IN_PLACE_ITEMS 2048
 #define IN_PIECES -2            // seg_class of a list removed in place in such pieces
 
