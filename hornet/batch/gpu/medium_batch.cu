@@ -24,6 +24,10 @@
 // new ones; a delete's: old items moved) is rewritten by one warp, longer ones by the small
 // path's block kernels.
 #define WARP_MERGE_ITEMS 256
+// A delete's long removal in place, cut into pieces of IN_PLACE_ITEMS old items, its
+// seg_class IN_PIECES: small_remove's pieces (small_batch.cu defines both the same)
+#define IN_PLACE_ITEMS 2048
+#define IN_PIECES -2
 #define WARP_REMOVE_ITEMS 1024
 
 // ------------------------------------------------------------------------------ segments

@@ -12,6 +12,16 @@
 #include "../batch/gpu/small_rewrite.cuh"   // Layout, header slots, rewrite helpers
 
 #define SMALL_ENTRIES 4096                 // entries of one batch (pairs, twice if mirrored)
+// small_remove's header slot: the pieces taken so far (a block's next piece; small_layout.py)
+#define H_TICKET 143
+// A delete's long removal in place (small_prepare's and medium_segments' in_place_pieces) is
+// cut into pieces of IN_PLACE_ITEMS old items from its first removed one, each one step of a
+// block (REWRITE_THREADS threads, IN_PLACE_WINDOWS windows of 32 items per warp, all read
+// before any is written), its segment's seg_class set to IN_PIECES (medium_batch.cu defines
+// both the same)
+#define IN_PLACE_WINDOWS 8
+#define IN_PLACE_ITEMS 2048
+#define IN_PIECES -2
 #define SMALL_THREADS 1024                 // the preparing block
 #define PER_THREAD (SMALL_ENTRIES / SMALL_THREADS)
 static_assert(PER_THREAD == 4, "the preparing block's per-thread arrays are written for 4");

@@ -36,7 +36,6 @@
 #define H_ACCEPT 140    // deferred small batches: the classes whose rings took the blocks
 #define H_STALLED 141   // deferred small batches: 1 when the batch did not run (see stall)
 #define H_FOUND 142     // upserts (MODE_UPSERT): pairs found present (their properties rewritten)
-#define H_TICKET 143    // small_remove: pieces taken so far (a block's next piece)
 #define HEADER_WORDS 256
 #define H_CLOCKS 192    // profiling only: clock64() after each phase of small_prepare
 
@@ -46,13 +45,6 @@
 #define COPY_ITEMS 2048
 #define PIECE_ITEMS 8192        // a multiple of the removal's step (REWRITE_THREADS * REMOVE_ITEMS)
 #define REMOVE_ITEMS 8
-// A long removal in place (small_prepare's and medium_segments' in_place_pieces) is cut into
-// pieces of IN_PLACE_ITEMS old items from its first removed one: one step of a block
-// (REWRITE_THREADS threads, IN_PLACE_WINDOWS windows of 32 items per warp, all read before
-// any is written).
-#define IN_PLACE_WINDOWS 8
-#define IN_PLACE_ITEMS 2048
-#define IN_PIECES -2            // seg_class of a list removed in place in such pieces
 
 struct Layout {
     i64* header;
@@ -68,7 +60,6 @@ struct Layout {
     i64* seg_new;       //   new degree
     i64* seg_ptr;       //   old block (0: none)
     i64* seg_class;     //   new size class when the list moves to another block, else -1
-                        //   (IN_PIECES: a removal in place, in pieces of IN_PLACE_ITEMS)
     i64* seg_rank;      //   rank among the moving lists of that class
     i64* seg_give;      //   old block given back: its class << 32 | rank in it, else -1
     i64* seg_piece;     //   small: its first piece of rewrite work (see PIECE_ITEMS);
