@@ -89,6 +89,68 @@ def _line(label, times):
     return f"{label}: " + ", ".join(parts) + (f"; ratio {ratio:.2f}" if len(keys) == 2 else "")
 
 
+def _phases(cupy, g, es, ed, rs, b, reps=15):
+    """The small path's prepare kernel alone (compiled with its phase clocks, delete mode,
+    mirrored, the graph untouched) on deletes of ``b`` sampled edges: per phase the median
+    microseconds (thread 0's clock64 over the SM clock), and the kernel's CUDA-event time."""
+    from hornet.batch.gpu.small import _CU, _NAMES, PREPARE_ARGS, WORKSPACE_WORDS
+    from hornet.batch.small_layout import MODE_DELETE, SMALL_ENTRIES
+    from hornet.core.cuda import PreparedLaunch, module_source
+    code, options = module_source(_CU)
+    mod = cupy.RawModule(code=code, options=options + ("-DSMALL_BATCH_CLOCKS",),
+                         name_expressions=list(_NAMES))
+    launch = PreparedLaunch(mod.get_function("small_prepare<long long, false>"), PREPARE_ARGS)
+    mhz = cupy.cuda.Device().attributes["ClockRate"] / 1e3
+    ws = cupy.zeros(WORKSPACE_WORDS, dtype=cupy.int64)
+    rows = cupy.empty(2 * SMALL_ENTRIES, dtype=cupy.int32)
+    phases, times = [], []
+    for _ in range(reps + 1):
+        p = rs.randint(0, es.size, b, dtype=cupy.int64)
+        s, d = es[p].astype(cupy.int64), ed[p].astype(cupy.int64)
+        args = [s.data.ptr, d.data.ptr, b, 1, MODE_DELETE, g._degree.data.ptr,
+                g._size_class.data.ptr, g._edge_ptr.data.ptr, g._degree.shape[0],
+                g._mm.min_size_class, 20, ws.data.ptr, rows.data.ptr]
+        args += [0] * (PREPARE_ARGS - len(args) - 1) + [1]
+        e0, e1 = cupy.cuda.Event(), cupy.cuda.Event()
+        cupy.cuda.Device().synchronize()
+        e0.record()
+        launch(1, 1024, args)
+        e1.record()
+        e1.synchronize()
+        c = ws[192:199].get()
+        phases.append(np.diff(c) / mhz)
+        times.append(cupy.cuda.get_elapsed_time(e0, e1) * 1e3)
+    ph = np.median(np.array(phases[1:]), axis=0)
+    names = ["load keys", "sort", "lookup + scan", "compact", "segments + rows", "pieces"]
+    print(f"prepare phases, deletes of {b} (us): kernel {statistics.median(times[1:]):.1f}; "
+          + ", ".join(f"{n} {x:.1f}" for n, x in zip(names, ph)), flush=True)
+
+
+def _profile(cupy, g, es, ed, rs, b, count):
+    """Host time by function (cProfile, cumulative and own) of ``count`` deletes of ``b``
+    sampled edges, each undone unprofiled."""
+    import cProfile
+    import io
+    import pstats
+    _set(g, True)
+    prof = cProfile.Profile()
+    for _ in range(count):
+        p = rs.randint(0, es.size, b, dtype=cupy.int64)
+        s, d = es[p], ed[p]
+        cupy.cuda.Device().synchronize()
+        prof.enable()
+        c = g.delete_edges(s, d)
+        cupy.cuda.Device().synchronize()
+        prof.disable()
+        g.insert_edges(c.src, c.dst)
+    for order in ("cumulative", "tottime"):
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats(order).print_stats(18)
+        lines = [x for x in out.getvalue().splitlines() if x.strip()]
+        print(f"---- cProfile, {count} deletes of {b}, by {order}")
+        print("\n".join(lines[3:24]), flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench.tools.delete_pieces_gpu",
                                  description=__doc__,
@@ -97,6 +159,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000])
     ap.add_argument("--repeats", type=int, default=41)
     ap.add_argument("--inserts", action="store_true", help="also random inserts (one setting)")
+    ap.add_argument("--phases", action="store_true",
+                    help="then the prepare kernel's phases on deletes of the first size")
+    ap.add_argument("--profile", type=int, default=0,
+                    help="then a cProfile of this many deletes of the first size (pieces)")
     args = ap.parse_args(argv)
     import cupy
     print(f"device: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
@@ -125,6 +191,10 @@ def main(argv: list[str] | None = None) -> None:
                              lambda c: g.delete_edges(c.src, c.dst), check=False)
                 rows.append(_line(f"{spec} insert b={b}", times))
                 print(rows[-1], flush=True)
+        if args.phases:
+            _phases(cupy, g, es, ed, rs, args.sizes[0])
+        if args.profile:
+            _profile(cupy, g, es, ed, rs, args.sizes[0], args.profile)
         g.check()
         g = es = ed = None
         cupy.get_default_memory_pool().free_all_blocks()
