@@ -2,11 +2,11 @@
 
 A small GPU delete (:mod:`hornet.batch.gpu.small`) removes a list's edges in place from the
 first removed one on. Where that moves more than a block's step of items, the list is either
-removed in place in pieces run side by side (``SmallBatches.in_place_pieces``) or copied
-to a fresh block of its own class in pieces; a medium-sized delete takes the medium path,
-whose long removals run in the same pieces (``MediumBatches.in_place_pieces``,
-``Graph.medium_deletes``), or the planned path. Setting ``pieces``: the former of each;
-``main``: the latter. This tool builds one
+removed in place in pieces run side by side (``SmallBatches.in_place_pieces``: setting
+``pieces``) or copied to a fresh block of its own class in pieces (setting ``plain``); the
+medium path (medium-sized deletes with ``--medium-deletes``, ``Graph.medium_deletes``)
+removes such lists in the same pieces (``MediumBatches.in_place_pieces``) or one block each;
+other deletes take the planned path in both settings. This tool builds one
 undirected graph per spec (``kronN``: the updates benchmark's Graph500 Kronecker graph of
 scale N; any other name: that real graph of the data folder, self-loops dropped) and times
 delete batches of existing edges (sampled with replacement) with the switch on and off in
@@ -15,7 +15,8 @@ It also prints, per setting, the largest call over the median (the issue's "no c
 twice the median"), and for ``--inserts`` the same figures for random inserts.
 
     python3 -m bench.tools.delete_pieces_gpu [--graphs kron20 kron22 email-Enron]
-        [--sizes 1000 4000] [--repeats 41] [--inserts]
+        [--sizes 1000 10000] [--repeats 41] [--medium-deletes] [--inserts] [--phases]
+        [--profile N]
 """
 from __future__ import annotations
 
@@ -44,13 +45,12 @@ def _graph(spec: str):
 
 
 def _set(g, pieces: bool) -> None:
-    """The long removals of the small and medium paths in place in pieces, and medium
-    deletes on (``pieces``), or neither (small deletes copy such lists, medium-sized
-    deletes take the planned path)."""
+    """The long removals of the small and medium paths in place in pieces (``pieces``) or
+    not (the small path copies such lists to fresh blocks, the medium path removes each
+    with one block)."""
     from hornet.batch.gpu.medium import MediumBatches
     from hornet.batch.gpu.small import SmallBatches
     SmallBatches.in_place_pieces = MediumBatches.in_place_pieces = pieces
-    g.medium_deletes = pieces
 
 
 def _run(cupy, g, settings, calls, undo, check=True):
@@ -159,6 +159,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000])
     ap.add_argument("--repeats", type=int, default=41)
     ap.add_argument("--inserts", action="store_true", help="also random inserts (one setting)")
+    ap.add_argument("--medium-deletes", action="store_true",
+                    help="medium-sized deletes take the medium path (Graph.medium_deletes)")
     ap.add_argument("--phases", action="store_true",
                     help="then the prepare kernel's phases on deletes of the first size")
     ap.add_argument("--profile", type=int, default=0,
@@ -173,13 +175,15 @@ def main(argv: list[str] | None = None) -> None:
         cupy.cuda.Device().synchronize()
         print(f"{spec}: {g.num_vertices} vertices, {g.num_edges} edges, build "
               f"{time.perf_counter() - t:.2f} s", flush=True)
+        if args.medium_deletes:
+            g.medium_deletes = True
         es, ed = g.edges()
         n = g.num_vertices
         rs = cupy.random.RandomState(1)
         for b in args.sizes:
             picks = [rs.randint(0, es.size, b, dtype=cupy.int64) for _ in range(args.repeats + 1)]
             calls = [(lambda p=p: g.delete_edges(es[p], ed[p])) for p in picks]
-            times = _run(cupy, g, ["pieces", "main"], calls,
+            times = _run(cupy, g, ["pieces", "plain"], calls,
                          lambda c: g.insert_edges(c.src, c.dst))
             rows.append(_line(f"{spec} delete b={b}", times))
             print(rows[-1], flush=True)

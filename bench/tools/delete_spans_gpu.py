@@ -74,7 +74,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--top", type=int, default=22)
     ap.add_argument("--no-spans", action="store_true", help="the plain calls only")
+    ap.add_argument("--plain", action="store_true",
+                    help="long removals not in pieces (SmallBatches.in_place_pieces off)")
     args = ap.parse_args(argv)
+    if args.plain:
+        from hornet.batch.gpu.small import SmallBatches
+        SmallBatches.in_place_pieces = False
     require_gpu("delete_spans_gpu")
     import cupy
     from hornet.batch.gpu import side_streams
