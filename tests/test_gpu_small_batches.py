@@ -206,6 +206,43 @@ def test_long_removals_run_in_place_in_pieces_with_their_properties(directed,
     assert in_place >= 30           # lists kept their blocks (removed in place)
 
 
+def test_queued_deletes_short_of_blocks_run_again(small_path_counter):
+    """A queued delete (both kernels queued, the block cache's part decided on the device)
+    whose lists shrink into a smaller class than the rings hold blocks for stalls, changing
+    nothing; the rings are filled and it runs again (an id out of range stalls it too:
+    test_small_batches' refused batches)."""
+    from hornet.batch.gpu.small import SmallBatches
+    assert SmallBatches.queued_deletes
+    rng = np.random.default_rng(8)
+    kw = dict(directed=True, edge_properties=PROPS, block_array_edges=1 << 10)
+    cpu, gpu = hornet.Graph(device="cpu", **kw), hornet.Graph(device="gpu", **kw)
+    target = gpu._mm.block_cache().target
+    target[:] = np.minimum(target, 2)
+    lists = 60
+    s = np.repeat(np.arange(lists), 64)
+    d = np.tile(np.arange(100, 164), lists)
+    p = step_properties(rng, s.size)
+    same_change(cpu.insert_edges(s, d, **p), gpu.insert_edges(s, d, **p))
+    batches = 1
+    for keep in (40, 14, 3, 0):               # lists shrink by classes, then empty
+        es, ed = cpu.edges()
+        pick = np.flatnonzero((ed - 100) >= keep)
+        same_change(cpu.delete_edges(es[pick], ed[pick]), gpu.delete_edges(es[pick], ed[pick]))
+        same_graph(cpu, gpu)
+        gpu.check()
+        batches += 1
+        same_change(cpu.insert_edges(es[pick], ed[pick]), gpu.insert_edges(es[pick], ed[pick]))
+        batches += 1
+        es, ed = cpu.edges()
+        pick = np.flatnonzero((ed - 100) >= keep)
+        same_change(cpu.delete_edges(es[pick], ed[pick]), gpu.delete_edges(es[pick], ed[pick]))
+        batches += 1
+    assert gpu._small.stalls > 0
+    same_graph(cpu, gpu)
+    gpu.check()
+    assert small_path_counter["gpu"] == batches
+
+
 def test_small_insert_out_of_device_memory_leaves_the_graph_unchanged(small_path_counter):
     import cupy
     pool = cupy.get_default_memory_pool()

@@ -1,22 +1,25 @@
-"""Same-process A/B of the small path's long removals (CUDA events, one graph).
+"""Same-process A/B of the small path's delete settings (CUDA events, one graph).
 
 A small GPU delete (:mod:`hornet.batch.gpu.small`) removes a list's edges in place from the
 first removed one on. Where that moves more than a block's step of items, the list is either
-removed in place in pieces run side by side (``SmallBatches.in_place_pieces``: setting
-``pieces``) or copied to a fresh block of its own class in pieces (setting ``plain``); the
-medium path (medium-sized deletes with ``--medium-deletes``, ``Graph.medium_deletes``)
-removes such lists in the same pieces (``MediumBatches.in_place_pieces``) or one block each;
-other deletes take the planned path in both settings. This tool builds one
-undirected graph per spec (``kronN``: the updates benchmark's Graph500 Kronecker graph of
-scale N; any other name: that real graph of the data folder, self-loops dropped) and times
-delete batches of existing edges (sampled with replacement) with the switch on and off in
-alternating order, every call undone untimed; both settings must return the same changes.
-It also prints, per setting, the largest call over the median (the issue's "no call over
-twice the median"), and for ``--inserts`` the same figures for random inserts.
+removed in place in pieces run side by side (``SmallBatches.in_place_pieces``) or copied to
+a fresh block of its own class in pieces; the medium path (medium-sized deletes with
+``--medium-deletes``, ``Graph.medium_deletes``) removes such lists in the same pieces
+(``MediumBatches.in_place_pieces``) or one block each. A small delete's two kernels are
+queued back to back with the block cache's part decided on the device
+(``SmallBatches.queued_deletes``), or the host decides it between them. Settings
+(:data:`SETTINGS`): ``new`` both on, ``pieces`` / ``queued`` one of them, ``plain`` neither;
+other deletes take the planned path in all. This tool builds one undirected graph per spec
+(``kronN``: the updates benchmark's Graph500 Kronecker graph of scale N; any other name:
+that real graph of the data folder, self-loops dropped) and times delete batches of
+existing edges (sampled with replacement) in each setting, the order rotating, every call
+undone untimed; all settings must return the same changes. It prints per setting the
+median and the largest call over the median (the issue's "no call over twice the median"),
+and for ``--inserts`` the same figures for random inserts.
 
     python3 -m bench.tools.delete_pieces_gpu [--graphs kron20 kron22 email-Enron]
-        [--sizes 1000 10000] [--repeats 41] [--medium-deletes] [--inserts] [--phases]
-        [--profile N]
+        [--sizes 1000 10000] [--repeats 41] [--settings new pieces queued plain]
+        [--medium-deletes] [--inserts] [--phases] [--profile N]
 """
 from __future__ import annotations
 
@@ -44,24 +47,32 @@ def _graph(spec: str):
                                    num_vertices=n, directed=False, device="gpu")
 
 
-def _set(g, pieces: bool) -> None:
-    """The long removals of the small and medium paths in place in pieces (``pieces``) or
-    not (the small path copies such lists to fresh blocks, the medium path removes each
-    with one block)."""
+#: the settings compared: (long removals in place in pieces, queued small deletes)
+SETTINGS = {"new": (True, True), "pieces": (True, False), "queued": (False, True),
+            "plain": (False, False)}
+
+
+def _set(name: str) -> None:
+    """Setting ``name`` (:data:`SETTINGS`): the small and medium paths' long removals in
+    place in pieces or not (the small path then copies such lists to fresh blocks, the
+    medium path removes each with one block), small deletes queued or not."""
     from hornet.batch.gpu.medium import MediumBatches
     from hornet.batch.gpu.small import SmallBatches
+    pieces, queued = SETTINGS[name]
     SmallBatches.in_place_pieces = MediumBatches.in_place_pieces = pieces
+    SmallBatches.queued_deletes = queued
 
 
-def _run(cupy, g, settings, calls, undo, check=True):
-    """{setting: [seconds]}: per round, each setting once in alternating order (round 0
+def _run(cupy, settings, calls, undo, check=True):
+    """{setting: [seconds]}: per round, each setting once, the order rotating (round 0
     untimed)."""
     out = {k: [] for k in settings}
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     for r, call in enumerate(calls):
         got = {}
-        for key in (settings if r % 2 else settings[::-1]):
-            _set(g, key == "pieces")
+        for i in range(len(settings)):
+            key = settings[(i + r) % len(settings)]
+            _set(key)
             cupy.cuda.Device().synchronize()
             start.record()
             change = call()
@@ -72,11 +83,11 @@ def _run(cupy, g, settings, calls, undo, check=True):
             if check:
                 got[key] = (change.src.get(), change.dst.get())
             undo(change)
-        if check:
-            (a0, a1), (b0, b1) = got.values()
-            if not (np.array_equal(a0, b0) and np.array_equal(a1, b1)):
+        first = next(iter(got.values()), None)
+        for a0, a1 in got.values():
+            if not (np.array_equal(a0, first[0]) and np.array_equal(a1, first[1])):
                 raise SystemExit(f"round {r}: the settings returned different changes")
-    _set(g, True)
+    _set("new")
     return out
 
 
@@ -85,8 +96,8 @@ def _line(label, times):
     worst = {k: max(v) * 1e6 for k, v in times.items()}
     keys = list(times)
     parts = [f"{k} {med[k]:.0f} us (max {worst[k] / med[k]:.2f}x)" for k in keys]
-    ratio = med[keys[0]] / med[keys[1]] if len(keys) == 2 else 1.0
-    return f"{label}: " + ", ".join(parts) + (f"; ratio {ratio:.2f}" if len(keys) == 2 else "")
+    ratios = [f"{k}/{keys[-1]} {med[k] / med[keys[-1]]:.2f}" for k in keys[:-1]]
+    return f"{label}: " + ", ".join(parts) + ("; " + ", ".join(ratios) if ratios else "")
 
 
 def _phases(cupy, g, es, ed, rs, b, reps=15):
@@ -132,7 +143,7 @@ def _profile(cupy, g, es, ed, rs, b, count):
     import cProfile
     import io
     import pstats
-    _set(g, True)
+    _set("new")
     prof = cProfile.Profile()
     for _ in range(count):
         p = rs.randint(0, es.size, b, dtype=cupy.int64)
@@ -159,6 +170,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000])
     ap.add_argument("--repeats", type=int, default=41)
     ap.add_argument("--inserts", action="store_true", help="also random inserts (one setting)")
+    ap.add_argument("--settings", nargs="+", default=["new", "plain"], choices=list(SETTINGS),
+                    help="settings compared (ratios to the last)")
     ap.add_argument("--medium-deletes", action="store_true",
                     help="medium-sized deletes take the medium path (Graph.medium_deletes)")
     ap.add_argument("--phases", action="store_true",
@@ -183,7 +196,7 @@ def main(argv: list[str] | None = None) -> None:
         for b in args.sizes:
             picks = [rs.randint(0, es.size, b, dtype=cupy.int64) for _ in range(args.repeats + 1)]
             calls = [(lambda p=p: g.delete_edges(es[p], ed[p])) for p in picks]
-            times = _run(cupy, g, ["pieces", "plain"], calls,
+            times = _run(cupy, args.settings, calls,
                          lambda c: g.insert_edges(c.src, c.dst))
             rows.append(_line(f"{spec} delete b={b}", times))
             print(rows[-1], flush=True)
@@ -191,7 +204,7 @@ def main(argv: list[str] | None = None) -> None:
                 ins = [(rs.randint(0, n, b, dtype=cupy.int64), rs.randint(0, n, b, dtype=cupy.int64))
                        for _ in range(args.repeats + 1)]
                 calls = [(lambda p=p: g.insert_edges(*p)) for p in ins]
-                times = _run(cupy, g, ["pieces"], calls,
+                times = _run(cupy, args.settings[:1], calls,
                              lambda c: g.delete_edges(c.src, c.dst), check=False)
                 rows.append(_line(f"{spec} insert b={b}", times))
                 print(rows[-1], flush=True)

@@ -40,7 +40,8 @@ import numpy as np
 
 from ...core.cuda import PreparedLaunch, as_signed64, cupy, function, i64
 from ...memory.block_cache import SPARE_MAX_CLASS as COPY_MAX_CLASS
-from ..small_layout import H_PIECES, HEADER_WORDS, MAX_FIELDS, MODE_INSERT, SMALL_ENTRIES
+from ..small_layout import (DEFERRED_READ_WORDS, H_PIECES, H_STALLED, HEADER_WORDS,
+                            MAX_FIELDS, MODE_DELETE, MODE_INSERT, SMALL_ENTRIES)
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "small_batch.cu")
 _ID_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
@@ -53,6 +54,9 @@ REWRITE_THREADS = 256
 _READ_WORDS = H_PIECES + 1
 # entries: src and dst (int32, E words together), pair, pos, res; segments: 10 arrays
 SPILL_OFFSET = HEADER_WORDS + 14 * SMALL_ENTRIES
+#: small_remove's ring_accept bit: the accept mask is the header's (H_ACCEPT), and a batch
+#: whose header says H_STALLED does nothing
+DEFERRED_ACCEPT = as_signed64(1 << 63)
 # deferred upserts (small_batch.cu, FOUND_OFFSET): the found edges' pairs and positions
 FOUND_OFFSET = SPILL_OFFSET + SMALL_ENTRIES
 # (then, in deferred batches' workspaces, their host property values: VALUE_OFFSET)
@@ -105,6 +109,9 @@ class SmallBatches:
     #: side (``small_remove``); False: such a list of class at most ``COPY_MAX_CLASS`` is
     #: copied to a fresh block of its class in pieces, a longer one removed by one block
     in_place_pieces: bool = True
+    #: a delete's two kernels queued back to back, the block cache's part decided on the
+    #: device (:meth:`queue_remove`); False: the host decides it between them
+    queued_deletes: bool = True
 
     def __init__(self):
         import cupyx
@@ -113,6 +120,13 @@ class SmallBatches:
         self._header_copied = cupy.cuda.Event(block=False, disable_timing=True)
         self._launches: dict = {}
         self._flags = PieceFlags()
+        self._stall = None              # queued deletes' stall word (made on first use)
+        #: queued deletes: the rings' limits on the device (int64 (NUM_CLASSES,)), the block
+        #: cache's refill count when they were set, batches since
+        self.limits = None
+        self.limits_refills = self.limits_age = 0
+        self.stalls = 0                 # queued deletes run again after a ring ran short
+        self._host_limits = None
 
     def _launch(self, name: str, nargs: int) -> PreparedLaunch:
         launch = self._launches.get(name)
@@ -203,6 +217,68 @@ class SmallBatches:
              np.int32(nf), np.uint64(sizes),
              *[i64(x) for x in v], *[i64(x) for x in o],
              *([i64(flags[0]), i64(flags[1])] if removing else [])))
+
+    def set_limits(self, limits: np.ndarray, refills: int) -> None:
+        """Upload the rings' limits (host int64 (NUM_CLASSES,)) when they changed, in stream
+        order; ``refills``: the block cache's refill count they follow."""
+        if self.limits is None:
+            self.limits = cupy.zeros(limits.shape[0], dtype=cupy.int64)
+        if self._host_limits is None or not np.array_equal(limits, self._host_limits):
+            from ...core.cuda import upload
+            self._host_limits = limits.copy()
+            self.limits[:] = upload(self._host_limits)
+        self.limits_refills, self.limits_age = refills, 0
+
+    def queue_remove(self, s, d, mirror: bool, degree, size_class, edge_ptr, min_class: int,
+                     entries: int, cache, limits, lookup, field_dtypes, outs, during=None):
+        """Delete pairs ``s``, ``d`` (as :meth:`prepare` takes them) with both kernels
+        queued back to back and one wait: ``small_prepare`` decides the block cache's part
+        against the rings' device counters (``limits``: int64 device (NUM_CLASSES,), the
+        most blocks a ring may keep, as the deferred path's) and stalls the batch when a
+        ring is short or an id is out of range; ``small_remove`` then runs on a fixed grid
+        (its pieces by ticket) and does nothing when the batch stalled. ``entries``: the
+        graph's stored entries (bounds the rewrite's pieces); ``outs``: per property, a
+        device array of at least n entries for the result's values. ``during``: as in
+        :meth:`prepare`, run once both kernels and the header's copy are queued.
+
+        Returns (header: host int64 array of ``DEFERRED_READ_WORDS`` words, valid until the
+        next call; its ``H_STALLED`` set: nothing changed, and the stall word is cleared
+        in stream order; rows: as :meth:`prepare`'s)."""
+        rows = cupy.empty(2 * SMALL_ENTRIES, dtype=cupy.int32)
+        if self._stall is None:
+            import cupyx
+            self._stall = cupy.zeros(1, dtype=cupy.int64)
+            self._queued_header = cupyx.empty_pinned(DEFERRED_READ_WORDS, dtype=np.int64)
+            self._grid = 2 * int(cupy.cuda.Device().attributes["MultiProcessorCount"])
+        ws = self.workspace.data.ptr
+        state = cache.state.data.ptr
+        self._launch(f"small_prepare<{_ID_TYPES[s.dtype]}, false>", PREPARE_ARGS)(
+            1, PREPARE_THREADS,
+            [s.data.ptr, d.data.ptr, s.shape[0], int(mirror), MODE_DELETE, degree.data.ptr,
+             size_class.data.ptr, edge_ptr.data.ptr, degree.shape[0], int(min_class),
+             COPY_MAX_CLASS, ws, rows.data.ptr, self._stall.data.ptr, state,
+             limits.data.ptr, cache.ring_slots] + [0] * (PREPARE_ARGS - 18) +
+            [int(self.in_place_pieces)])
+        nf, sizes, v, o = field_words(field_dtypes, [None] * len(outs), outs)
+        # pieces of the rewrite at most: one per segment, one more per IN_PLACE_ITEMS
+        # (2,048) items of a list removed in place or PIECE_ITEMS (8,192) of one copied
+        flags = self._flags.next(2 * SMALL_ENTRIES + entries // 2048)
+        self._launch("small_remove", 32)(self._grid, REWRITE_THREADS, [
+            ws, SMALL_ENTRIES, 0, cache.rings.data.ptr, state, cache.ring_slots,
+            DEFERRED_ACCEPT, 0, degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr,
+            lookup.dev_bases.data.ptr, lookup.dev_field_bases.data.ptr,
+            lookup.bases.shape[0], nf, sizes, *v, *o, *flags])
+        stream = cupy.cuda.get_current_stream()
+        cupy.cuda.runtime.memcpyAsync(self._queued_header.ctypes.data, ws,
+                                      DEFERRED_READ_WORDS * 8,
+                                      cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+        self._header_copied.record(stream)
+        if during is not None:
+            during()
+        self._header_copied.synchronize()
+        if self._queued_header[H_STALLED]:
+            self._stall.fill(0)
+        return self._queued_header, rows
 
     def spilled(self, count: int):
         """The old blocks the rewrite put on the spill list (int64 device view, (count,)):

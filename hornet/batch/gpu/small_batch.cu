@@ -473,7 +473,9 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     // by the host, against the rings' device counters, exact in stream order. A ring short
     // of what the batch pops stalls the batch and every deferred batch after it (their
     // kernels do nothing) until the host runs them again; a ring takes the blocks given back
-    // under the rule of BlockCache.accepts, with ring_limit[k] the most it may keep.
+    // under the rule of BlockCache.accepts, with ring_limit[k] the most it may keep. A batch
+    // with an id out of range stalls too (the host refuses it, nothing changed: a queued
+    // delete checks its ids here).
     __shared__ unsigned long long accept_bits;
     __shared__ int short_rings;
     if (tid == 0) {
@@ -489,7 +491,8 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
             atomicOr(&accept_bits, 1ull << tid);
     }
     __syncthreads();
-    const bool is_short = stall != nullptr && short_rings > 0;
+    const bool bad_ids = ne > 0 && (min_id < 0 || max_id > MAX_ID);
+    const bool is_short = stall != nullptr && (short_rings > 0 || bad_ids);
     if (tid == 0) {
         L.header[H_ACCEPT] = (i64)accept_bits;
         L.header[H_STALLED] = is_short ? 1 : 0;
