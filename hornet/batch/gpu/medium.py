@@ -43,7 +43,8 @@ _CLEAR_WORDS = H_TICKET + 1      # (small_remove's ticket counter too)
 # rewrites, for the small path's one block per list): a medium batch reaches many long lists
 # (a delete's sampled edges mostly belong to hubs), and copying each would take blocks of large
 # classes from the bit trees and give others back, batch after batch; the block kernels
-# rewrite those lists in place, as the planned path does
+# rewrite those lists in place (a delete's long ones in pieces: in_place_pieces), as the
+# planned path does
 NO_COPIES = -1
 _MIN_CAPACITY = 1 << 14
 #: a delete's workspace holds PIECE_ROOM times its entries (its pieces are listed there)

@@ -23,10 +23,19 @@ time for microseconds of GPU work. Here a batch of at most :data:`SMALL_ENTRIES`
    property values, the vertex table updated, and every old block pushed onto its class's
    ring (or, when that ring is full, onto a spill list given back to the bit trees: one
    kernel and a read-back of per-array counts). A list rewritten in place is one piece. A
-   list that moves is cut into pieces of 8,192 old items copied side by side, and a hub's
-   list that would move more than 2,048 items in place (up to ``COPY_MAX_CLASS``) is copied
-   to a fresh block of its own class instead, so that a batch touching lists of 10^5 items
-   is not one block stepping through them.
+   list that moves is cut into pieces of 8,192 old items copied side by side. So that a
+   batch touching lists of 10^5 items is not one block stepping through them, a hub's list
+   that would move more than 2,048 items in place is, in a delete
+   (``SmallBatches.in_place_pieces``), removed in place in pieces of 2,048 items run side
+   by side (each piece read whole, then written once the pieces its survivors land on are
+   read: flags, pieces taken by ticket), and in an insert (up to ``COPY_MAX_CLASS``)
+   copied to a fresh block of its own class.
+
+A delete (``SmallBatches.queued_deletes``) queues both kernels back to back and waits once
+(:meth:`SmallBatches.queue_remove`): the prepare kernel decides step 2 against the rings'
+device counters, as deferred inserts do (:mod:`hornet.batch.gpu.deferred`), and a batch
+whose rings are short, or that holds an id out of range, stalls: its rewrite does nothing
+and the host fills the rings and runs it again, or refuses it.
 
 The caller (:class:`hornet.graph.Graph`) owns the order of these steps and falls back to the
 general pipeline for anything this path does not take (bad ids, so that the error message

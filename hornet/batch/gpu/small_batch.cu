@@ -57,10 +57,13 @@ __device__ __forceinline__ void publish_header(const i64* header, i64* host, i64
 //
 // A list rewritten in place moves its items from the first change on, with one block: fine
 // for short lists, slow for a hub's (hundreds of thousands of items, one block stepping
-// through them). So a list that would move more than COPY_ITEMS items in place, and whose
-// class is at most copy_max_class, is copied instead to a fresh block of its own class (a
-// move like any other: popped from the ring, the old block pushed back), and every moving
-// list is cut into pieces of PIECE_ITEMS old items, one block each, run side by side.
+// through them). So a delete's list that would move more than IN_PLACE_ITEMS items in place
+// is, with in_place_pieces, removed in place in pieces of IN_PLACE_ITEMS (seg_class
+// IN_PIECES, see small_remove); otherwise a list that would move more than COPY_ITEMS items
+// in place, and whose class is at most copy_max_class, is copied instead to a fresh block of
+// its own class (a move like any other: popped from the ring, the old block pushed back).
+// Every moving list is cut into pieces of PIECE_ITEMS old items, one block each, run side
+// by side.
 //
 // MODE_UPSERT (deferred directed batches only): prepared as an insert of the new edges, and
 // the present ones (first entry of each key) listed too, sorted: their src and dst in result
