@@ -151,61 +151,6 @@ def test_many_new_lists_take_a_pool_and_long_lists_take_pieces(medium_calls):
 
 
 @pytest.mark.parametrize("directed", [False, True])
-def test_long_removals_run_in_place_in_pieces_with_their_properties(directed, medium_calls):
-    """Medium deletes in lists of tens of thousands of entries (mostly hubs' edges, some
-    short lists' too), every field: long removals in place, cut into pieces run side by
-    side (a list that keeps its class keeps its block), survivors landing pieces back where
-    thousands go from one list; equal to the CPU backend and the planned path."""
-    from hornet.batch.gpu.medium import MediumBatches
-    assert MediumBatches.in_place_pieces
-    rng = np.random.default_rng(41)
-    kw = dict(edge_properties=PROPS)
-    cpu, medium, planned = (_graph("cpu", directed, **kw), _graph("gpu", directed, **kw),
-                            _graph("gpu", directed, medium=False, **kw))
-    graphs = (cpu, medium, planned)
-    hubs = np.array([1, 2, 3, 4])
-    s = np.repeat(hubs, [20_000, 33_000, 45_000, 9_000])
-    d = np.concatenate([rng.choice(np.arange(10, 200_000), size=k, replace=False)
-                        for k in (20_000, 33_000, 45_000, 9_000)])
-    s = np.r_[s, rng.integers(10, 5000, 20_000)]
-    d = np.r_[d, rng.integers(10, 5000, 20_000)]
-    p = step_properties(rng, s.size)
-    for part in np.array_split(np.arange(s.size), 12):
-        changes = [g.insert_edges(s[part], d[part], **{k: v[part] for k, v in p.items()})
-                   for g in graphs]
-        same_change(changes[0], changes[1])
-    same_graph(cpu, medium)
-    taken = medium_calls["taken"]
-    in_place = 0
-    for step in range(10):
-        es, ed = cpu.edges()
-        on_hubs = np.flatnonzero(np.isin(es, hubs))
-        m = int(rng.integers(6000, 9000)) // (1 if directed else 2)
-        if step % 2:                               # a run near one hub's front, and others
-            mine = np.flatnonzero(es == rng.choice(hubs[:3]))
-            lo = int(rng.integers(0, max(1, mine.size // 8)))
-            run = mine[lo:lo + m // 2]
-            pick = np.unique(np.r_[run, rng.choice(es.size, m - run.size, replace=False)])
-        else:
-            pick = np.unique(np.r_[rng.choice(on_hubs, m // 2, replace=False),
-                                   rng.choice(es.size, m // 2, replace=False)])
-        ptr_before = to_host(medium._edge_ptr)[hubs].copy()
-        class_before = to_host(medium._size_class)[hubs].copy()
-        changes = [g.delete_edges(es[pick], ed[pick]) for g in graphs]
-        same_change(changes[0], changes[1])
-        same_change(changes[2], changes[1])
-        same_graph(cpu, medium)
-        touched = np.isin(hubs, es[pick]) & (to_host(medium._degree)[hubs] > 0)
-        kept = (to_host(medium._size_class)[hubs] == class_before) & \
-            (to_host(medium._edge_ptr)[hubs] == ptr_before)
-        in_place += int((touched & kept).sum())
-    same_graph(planned, medium)
-    medium.check()
-    assert medium_calls["taken"] - taken == 10
-    assert in_place >= 10
-
-
-@pytest.mark.parametrize("directed", [False, True])
 def test_deletes_inside_steady_churn_keep_blocks_as_the_planned_path(directed, medium_calls):
     rng = np.random.default_rng(13)
     medium, planned = _graph("gpu", directed), _graph("gpu", directed, medium=False)

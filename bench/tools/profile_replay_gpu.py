@@ -92,7 +92,7 @@ STAGES = [
     ("hornet.batch.deferred_path", "_settle_one"),
     ("hornet.batch.deferred_path", "_settle_ready"),
     ("hornet.batch.deferred_path", "_refill_step"),
-    ("hornet.batch.deferred_path", "_run_again"), ("hornet.batch.deferred_path", "ring_limits"),
+    ("hornet.batch.deferred_path", "_run_again"), ("hornet.batch.deferred_path", "_limits"),
     ("hornet.batch.deferred_path", "settle"),
     ("hornet.batch.gpu.deferred", "DeferredBatches.launch"),
     ("hornet.batch.gpu.deferred", "DeferredBatches.header"),

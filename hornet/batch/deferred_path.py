@@ -46,7 +46,7 @@ from .validate import MAX_VERTEX_ID, property_values
 __all__ = ["DeferredState", "PendingChange", "PendingUpdate", "MergedChange", "MergedUpdate",
            "deferred_insert",
            "deferred_upsert", "settle",
-           "make_ready", "ring_limits", "LIMIT_REFRESH", "CHUNKS", "READY_ROWS", "READY_PEAK_GOAL",
+           "make_ready", "LIMIT_REFRESH", "CHUNKS", "READY_ROWS", "READY_PEAK_GOAL",
            "EMULATIONS"]
 
 #: deferred batches between two refreshes of the rings' limits on the device (besides the
@@ -484,7 +484,7 @@ def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False) -> _
     else:
         cache.last_step = None
     if g._deferred_count >= dev.limits_due:
-        dev.set_limits(ring_limits(cache))
+        dev.set_limits(_limits(cache))
         dev.limits_due = g._deferred_count + LIMIT_REFRESH
     # nothing below waits; the graph changes from _reserve on (which leaves it as it was
     # when out of memory), every allocation of the batch made before
@@ -523,7 +523,7 @@ def _free_slot(queue, slots: int) -> int:
     return next(k for k in range(slots) if k not in used)
 
 
-def ring_limits(cache) -> np.ndarray:
+def _limits(cache) -> np.ndarray:
     """Per class, the most blocks its ring may keep after a batch gives blocks back
     (:meth:`BlockCache.accepts`: twice the goal, or the last refill's level if more)."""
     out = np.zeros(NUM_CLASSES, dtype=np.int64)

@@ -28,5 +28,4 @@ H_ACCEPT = H_WARPS + 1                   # deferred batches: classes whose rings
 H_STALLED = H_ACCEPT + 1                 # deferred batches: 1 when the batch did not run
 H_FOUND = H_STALLED + 1                  # deferred upserts: pairs found present
 DEFERRED_READ_WORDS = H_FOUND + 1        # the header words a deferred batch reads back
-H_TICKET = H_FOUND + 1                   # small_remove: pieces taken so far
 HEADER_WORDS = 256

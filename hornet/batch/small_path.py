@@ -23,9 +23,9 @@ from ..memory.manager import DeviceMemoryError
 from .gpu.pairs import device_pairs
 from .gpu.small import SmallBatches
 from .pipeline import compact_memory
-from .small_layout import (H_ACCEPT, H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID,
-                           H_MOVES, H_PIECES, H_RESULTS, H_STALLED, MAX_FIELDS, MODE_DELETE,
-                           MODE_INSERT, NUM_CLASSES, SMALL_ENTRIES)
+from .small_layout import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID, H_MOVES,
+                           H_PIECES, H_RESULTS, MAX_FIELDS, MODE_DELETE, MODE_INSERT,
+                           NUM_CLASSES, SMALL_ENTRIES)
 from .validate import MAX_VERTEX_ID, host_ids, property_values
 
 __all__ = ["small_pairs", "small_update", "MODE_INSERT", "MODE_DELETE"]
@@ -71,8 +71,6 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     if g._small is None:
         g._small = SmallBatches() if g.device == "gpu" else CpuSmallBatches()
     cache = mm.block_cache()
-    if g.device == "gpu" and mode == MODE_DELETE and g._small.queued_deletes:
-        return _queued_delete(g, s, d, cache)
     # one bounded step of the cache's refill per batch (BlockCache.top_up: a lookup rebuild
     # or a refill of a few rings), on the GPU while the device runs the prepare kernel and
     # the host would wait for its header
@@ -134,60 +132,6 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
                                                     rows[SMALL_ENTRIES:SMALL_ENTRIES + nres]))
     return EdgeChange(kind, rows[:nres], rows[SMALL_ENTRIES:SMALL_ENTRIES + nres], outs,
                       int(header[H_LOOPS]) if mode == MODE_INSERT else 0)
-
-
-#: queued deletes between two refreshes of the rings' limits on the device (besides the
-#: refresh after every refill of the block cache, which moves its goals)
-LIMIT_REFRESH = 64
-
-
-def _queued_delete(g, s, d, cache) -> EdgeChange | None:
-    """A GPU delete with its two kernels queued back to back and one wait
-    (:meth:`SmallBatches.queue_remove`: the block cache's part decided on the device). A
-    batch that stalled changed nothing: an id out of range returns None (the general
-    pipeline refuses the batch), a ring short of blocks is filled from the bit trees
-    (:meth:`BlockCache.reserve`; out of memory: None, the general pipeline deletes) and the
-    batch runs again."""
-    from .deferred_path import ring_limits
-    xp, mm, small = g._xp, g._mm, g._small
-    # the cache's bounded steps of refilling ahead: before the batch's kernels in stream
-    # order (a refill moves the rings the batch reads), the new block array while they run
-    cache.top_up()
-    if small.limits is None or cache.refills != small.limits_refills or \
-            small.limits_age >= LIMIT_REFRESH:
-        small.set_limits(ring_limits(cache), cache.refills)
-    small.limits_age += 1
-    outs = {name: xp.empty(s.shape[0], dtype=dt) for name, dt in g._edge_schema.items()}
-    for _ in range(2):
-        header, rows = small.queue_remove(
-            s, d, not g.directed, g._degree, g._size_class, g._edge_ptr, mm.min_size_class,
-            g._entries, cache, small.limits, mm.lookup(), mm.field_dtypes,
-            list(outs.values()), during=cache.grow_ahead)
-        header = header.tolist()
-        if header[H_MIN_ID] < 0 or header[H_MAX_ID] > MAX_VERTEX_ID:
-            return None
-        need = header[H_CLASS:H_CLASS + NUM_CLASSES]
-        freed = header[H_FREED:H_FREED + NUM_CLASSES]
-        touched = list(compress(range(NUM_CLASSES), map(or_, need, freed)))
-        if not header[H_STALLED]:
-            break
-        small.stalls += 1
-        try:
-            cache.reserve(need, touched)    # the rings it found short, from the bit trees
-        except (ValueError, DeviceMemoryError):
-            return None
-    else:
-        return None
-    g._views.clear()
-    kept, nres = header[H_KEPT], header[H_RESULTS]
-    src, dst = rows[:nres], rows[SMALL_ENTRIES:SMALL_ENTRIES + nres]
-    if kept:
-        spills = cache.commit(need, freed, header[H_ACCEPT], touched)
-        g._entries -= kept
-        if spills:
-            mm.release(small.spilled(spills))
-        compact_memory(g, lambda: _lost_entries(g, src, dst))
-    return EdgeChange("delete", src, dst, {k: v[:nres] for k, v in outs.items()}, 0)
 
 
 def _lost_entries(g, src, dst):

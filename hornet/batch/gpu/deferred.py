@@ -33,11 +33,11 @@ import time
 
 import numpy as np
 
-from ...core.cuda import PreparedLaunch, cupy, function
+from ...core.cuda import PreparedLaunch, as_signed64, cupy, function
 from ..small_layout import DEFERRED_READ_WORDS as READ_WORDS
 from ..small_layout import MAX_FIELDS, MODE_INSERT, MODE_UPSERT, NUM_CLASSES, SMALL_ENTRIES
-from .small import (_CU, _ID_TYPES, _NAMES, DEFERRED_ACCEPT, PREPARE_ARGS, PREPARE_THREADS,
-                    REWRITE_THREADS, SPILL_OFFSET, WORKSPACE_WORDS, COPY_MAX_CLASS, field_words)
+from .small import (_CU, _ID_TYPES, _NAMES, PREPARE_ARGS, PREPARE_THREADS, REWRITE_THREADS,
+                    SPILL_OFFSET, WORKSPACE_WORDS, COPY_MAX_CLASS, field_words)
 
 __all__ = ["DeferredBatches", "SLOTS", "READ_WORDS"]
 
@@ -46,6 +46,7 @@ SLOTS = 8
 #: host pairs read by the prepare kernel from pinned memory (no copy to the device first);
 #: environment HORNET_DEFERRED_ZERO_COPY=0: a staged device copy instead
 ZERO_COPY = os.environ.get("HORNET_DEFERRED_ZERO_COPY", "1") != "0"
+DEFERRED_ACCEPT = as_signed64(1 << 63)   # ring_accept bit: the mask is in the header
 
 
 def _device_address(pinned: np.ndarray) -> int:

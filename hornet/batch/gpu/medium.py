@@ -20,11 +20,10 @@ import os
 import numpy as np
 
 from ...core.cuda import _max_grid, PreparedLaunch, cupy, function
-from ..small_layout import (H_FREED, H_TICKET, H_WARPS, HEADER_WORDS, MODE_INSERT,
-                            NUM_CLASSES)
+from ..small_layout import H_FREED, H_WARPS, HEADER_WORDS, MODE_INSERT, NUM_CLASSES
 from . import small
 from .plan import plan_entries, plan_scratch
-from .small import REWRITE_THREADS, PieceFlags, field_words
+from .small import REWRITE_THREADS, field_words
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "medium_batch.cu")
 _NAMES = ()                     # (extern "C" kernels only)
@@ -38,17 +37,13 @@ MEDIUM_ENTRIES = 1 << 15
 SEGMENT_THREADS = 256
 WARP_THREADS = 256              # 8 warps a block, one segment each
 _READ_WORDS = H_WARPS + 1
-_CLEAR_WORDS = H_TICKET + 1      # (small_remove's ticket counter too)
 # no list is copied to a fresh block of its own class (small_prepare's rule for long in-place
 # rewrites, for the small path's one block per list): a medium batch reaches many long lists
 # (a delete's sampled edges mostly belong to hubs), and copying each would take blocks of large
 # classes from the bit trees and give others back, batch after batch; the block kernels
-# rewrite those lists in place (a delete's long ones in pieces: in_place_pieces), as the
-# planned path does
+# rewrite those lists in place, as the planned path does
 NO_COPIES = -1
 _MIN_CAPACITY = 1 << 14
-#: a delete's workspace holds PIECE_ROOM times its entries (its pieces are listed there)
-PIECE_ROOM = 4
 #: the header word a take queued before the read-back sets when a class is short of free
 #: blocks (hornet.memory.gpu_take.take_ahead): the word small_rewrite.cuh names H_SPILLS,
 #: which the medium path's kernels leave alone
@@ -67,15 +62,10 @@ class MediumBatches:
     two a batch needs, at least ``_MIN_CAPACITY`` entries), reused batch after batch (the
     kernels of one batch run in stream order)."""
 
-    #: a delete's long in-place removals cut into pieces of ``IN_PLACE_ITEMS`` run side by
-    #: side (``small_remove``); False: one block each
-    in_place_pieces: bool = True
-
     def __init__(self):
         import cupyx
         self.capacity = 0
         self.workspace = None
-        self._flags = PieceFlags()
         self.header = cupyx.empty_pinned(_READ_WORDS, dtype=np.int64)   # read back here
         self._launches: dict = {}
 
@@ -123,13 +113,10 @@ class MediumBatches:
         """
         n = int(s.shape[0])
         entries = n * (2 if mirror else 1)
-        pieces = self.in_place_pieces and mode != MODE_INSERT
-        # (a delete's long lists are removed in pieces of IN_PLACE_ITEMS: room to list more
-        # pieces than entries, as random deletes in hubs' lists make)
-        self._reserve(entries * (PIECE_ROOM if pieces else 1))
+        self._reserve(entries)
         cap = self.capacity
         ws = self.workspace
-        ws.data.memset_async(0, _CLEAR_WORDS * 8)          # the header's counters
+        ws.data.memset_async(0, _READ_WORDS * 8)           # the header's counters
         once = cupy.empty(entries, dtype=cupy.int32) if mirror else None
         half = entries // 2
         scratch = plan_scratch(entries)
@@ -138,11 +125,10 @@ class MediumBatches:
                      self._at(_SEG_START), once.data.ptr if mirror else 0,
                      once.data.ptr + 4 * half if mirror else 0, self._at(_ENT_RES))
         grid = min(-(-entries // SEGMENT_THREADS), _max_grid())
-        self._launch(_CU, _NAMES, "medium_segments", 13)(grid, SEGMENT_THREADS, [
+        self._launch(_CU, _NAMES, "medium_segments", 12)(grid, SEGMENT_THREADS, [
             scratch.info.data.ptr, ws.data.ptr, cap, int(mirror), int(mode),
             int(keep_blocks), degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr,
-            degree.shape[0], int(min_class), NO_COPIES,
-            int(pieces)])
+            degree.shape[0], int(min_class), NO_COPIES])
         if before_read is not None:
             before_read(scratch.info.data.ptr, ws.data.ptr, entries)
         stream = cupy.cuda.get_current_stream()
@@ -193,9 +179,8 @@ class MediumBatches:
                                                 [ws, self.capacity, *rings, *rest])
         if pieces:
             name = "small_merge" if inserting else "small_remove"
-            extra = [] if inserting else list(self._flags.next(pieces))
-            self._launch(small._CU, small._NAMES, name, 30 + len(extra))(
-                int(pieces), REWRITE_THREADS, [ws, self.capacity, 1, *rings, *rest, *extra])
+            self._launch(small._CU, small._NAMES, name, 30)(
+                int(pieces), REWRITE_THREADS, [ws, self.capacity, 1, *rings, *rest])
 
     def spilled(self, count: int):
         """The old blocks the rewrite put on the spill list (int64 device view, (count,))."""

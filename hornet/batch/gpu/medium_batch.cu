@@ -24,10 +24,6 @@
 // new ones; a delete's: old items moved) is rewritten by one warp, longer ones by the small
 // path's block kernels.
 #define WARP_MERGE_ITEMS 256
-// A delete's long removal in place, cut into pieces of IN_PLACE_ITEMS old items, its
-// seg_class IN_PIECES: small_remove's pieces (small_batch.cu defines both the same)
-#define IN_PLACE_ITEMS 2048
-#define IN_PIECES -2
 #define WARP_REMOVE_ITEMS 1024
 
 // ------------------------------------------------------------------------------ segments
@@ -37,9 +33,7 @@
 // block; delete: it falls under a quarter of it and a smaller class holds it, unless
 // keep_blocks; or it empties) or is copied to a fresh block of its own class (a long in-place
 // rewrite of a class at most copy_max_class, as in small_prepare; medium.py passes -1: never;
-// not with keep_blocks either, where lists stay in their blocks as on the planned path) or,
-// with in_place_pieces, a delete's long in-place removal is cut into pieces of
-// IN_PLACE_ITEMS (seg_class IN_PIECES, small_remove), its
+// not with keep_blocks either, where lists stay in their blocks as on the planned path), its
 // rank among the moving lists of its new class and among
 // the blocks given back of its old class (header counts per class, one atomic per class
 // present in a warp), and its rewrite work: one warp (listed in warp_seg) or one block per
@@ -51,8 +45,7 @@ extern "C" __global__ void medium_segments(const i64* __restrict__ info, i64* ws
                                            const int* __restrict__ degree,
                                            const signed char* __restrict__ size_class,
                                            const i64* __restrict__ edge_ptr, i64 table_len,
-                                           i64 min_class, i64 copy_max_class,
-                                           i64 in_place_pieces) {
+                                           i64 min_class, i64 copy_max_class) {
     const Layout L = layout(ws, capacity);
     const i64 kept = info[I_KEPT], nseg = info[I_SEGMENTS];
     if (blockIdx.x == 0 && threadIdx.x == 0) {
@@ -96,9 +89,7 @@ extern "C" __global__ void medium_segments(const i64* __restrict__ info, i64* ws
             }
         }
         const i64 in_place = d0 - first + (inserting ? c : 0);
-        const bool split = to < 0 && d1 > 0 && !inserting && in_place_pieces &&
-                           in_place > IN_PLACE_ITEMS;   // long removal: in place, in pieces
-        if (!split && to < 0 && d1 > 0 && !keep_blocks && cls <= copy_max_class &&
+        if (to < 0 && d1 > 0 && !keep_blocks && cls <= copy_max_class &&
             in_place > COPY_ITEMS) {
             to = cls;                                // long in-place rewrite: copy
             give_back = true;
@@ -108,13 +99,11 @@ extern "C" __global__ void medium_segments(const i64* __restrict__ info, i64* ws
         L.seg_old[sg] = d0;
         L.seg_new[sg] = d1;
         L.seg_ptr[sg] = ptr;
-        L.seg_class[sg] = split ? IN_PIECES : to;
+        L.seg_class[sg] = to;
         if (to >= 0) L.seg_rank[sg] = (i64)class_slot(moving, to);
         L.seg_give[sg] = give_back ? (cls << 32) | (i64)class_slot(freed, cls) : -1;
         const i64 work = to >= 0 ? d0 + (inserting ? c : 0) : in_place;
-        const i64 pieces = split ? (in_place + IN_PLACE_ITEMS - 1) / IN_PLACE_ITEMS
-                           : to >= 0 && d0 > PIECE_ITEMS ? (d0 + PIECE_ITEMS - 1) / PIECE_ITEMS
-                                                         : 1;
+        const i64 pieces = to >= 0 && d0 > PIECE_ITEMS ? (d0 + PIECE_ITEMS - 1) / PIECE_ITEMS : 1;
         if (pieces == 1 && work <= warp_items) {
             L.warp_seg[class_slot((u64*)(L.header + H_WARPS), 0)] = sg;
         } else {

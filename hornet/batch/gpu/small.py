@@ -23,19 +23,10 @@ time for microseconds of GPU work. Here a batch of at most :data:`SMALL_ENTRIES`
    property values, the vertex table updated, and every old block pushed onto its class's
    ring (or, when that ring is full, onto a spill list given back to the bit trees: one
    kernel and a read-back of per-array counts). A list rewritten in place is one piece. A
-   list that moves is cut into pieces of 8,192 old items copied side by side. So that a
-   batch touching lists of 10^5 items is not one block stepping through them, a hub's list
-   that would move more than 2,048 items in place is, in a delete
-   (``SmallBatches.in_place_pieces``), removed in place in pieces of 2,048 items run side
-   by side (each piece read whole, then written once the pieces its survivors land on are
-   read: flags, pieces taken by ticket), and in an insert (up to ``COPY_MAX_CLASS``)
-   copied to a fresh block of its own class.
-
-A delete (``SmallBatches.queued_deletes``) queues both kernels back to back and waits once
-(:meth:`SmallBatches.queue_remove`): the prepare kernel decides step 2 against the rings'
-device counters, as deferred inserts do (:mod:`hornet.batch.gpu.deferred`), and a batch
-whose rings are short, or that holds an id out of range, stalls: its rewrite does nothing
-and the host fills the rings and runs it again, or refuses it.
+   list that moves is cut into pieces of 8,192 old items copied side by side, and a hub's
+   list that would move more than 2,048 items in place (up to ``COPY_MAX_CLASS``) is copied
+   to a fresh block of its own class instead, so that a batch touching lists of 10^5 items
+   is not one block stepping through them.
 
 The caller (:class:`hornet.graph.Graph`) owns the order of these steps and falls back to the
 general pipeline for anything this path does not take (bad ids, so that the error message
@@ -49,8 +40,7 @@ import numpy as np
 
 from ...core.cuda import PreparedLaunch, as_signed64, cupy, function, i64
 from ...memory.block_cache import SPARE_MAX_CLASS as COPY_MAX_CLASS
-from ..small_layout import (DEFERRED_READ_WORDS, H_PIECES, H_STALLED, HEADER_WORDS,
-                            MAX_FIELDS, MODE_DELETE, MODE_INSERT, SMALL_ENTRIES)
+from ..small_layout import H_PIECES, HEADER_WORDS, MAX_FIELDS, MODE_INSERT, SMALL_ENTRIES
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "small_batch.cu")
 _ID_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
@@ -58,14 +48,11 @@ _ID_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 _NAMES = tuple(f"small_prepare<{t}, {u}>" for t in _ID_TYPES.values() for u in ("false", "true"))
 
 PREPARE_THREADS = 1024
-PREPARE_ARGS = 48           # small_prepare's parameters (14th to 47th: deferred batches)
+PREPARE_ARGS = 47           # small_prepare's parameters (from the 14th: deferred batches)
 REWRITE_THREADS = 256
 _READ_WORDS = H_PIECES + 1
 # entries: src and dst (int32, E words together), pair, pos, res; segments: 10 arrays
 SPILL_OFFSET = HEADER_WORDS + 14 * SMALL_ENTRIES
-#: small_remove's ring_accept bit: the accept mask is the header's (H_ACCEPT), and a batch
-#: whose header says H_STALLED does nothing
-DEFERRED_ACCEPT = as_signed64(1 << 63)
 # deferred upserts (small_batch.cu, FOUND_OFFSET): the found edges' pairs and positions
 FOUND_OFFSET = SPILL_OFFSET + SMALL_ENTRIES
 # (then, in deferred batches' workspaces, their host property values: VALUE_OFFSET)
@@ -88,24 +75,6 @@ def field_words(field_dtypes, values, outs):
     return len(field_dtypes), sizes, v, o
 
 
-class PieceFlags:
-    """The flags of ``small_remove``'s pieces of long removals in place (int64 device, one
-    per piece, grown as batches need): a piece marks its flag with a number that grows batch
-    after batch (:meth:`next`), so the flags are never reset."""
-
-    def __init__(self):
-        self.flags = cupy.zeros(1024, dtype=cupy.int64)
-        self.epoch = 0
-
-    def next(self, pieces: int) -> tuple[int, int]:
-        """(address, epoch): flags for a batch of ``pieces`` pieces, and its number."""
-        if self.flags.shape[0] < pieces:
-            self.flags = cupy.zeros(max(int(pieces), 2 * self.flags.shape[0]),
-                                    dtype=cupy.int64)
-        self.epoch += 1
-        return int(self.flags.data.ptr), self.epoch
-
-
 class SmallBatches:
     """The device workspace of one graph's small batches (int64, ``WORKSPACE_WORDS``), reused
     batch after batch (the kernels of one batch run in stream order)."""
@@ -114,13 +83,6 @@ class SmallBatches:
     #: (:class:`~hornet.core.cuda.PreparedLaunch`) and read the header with one copy into
     #: pinned memory; False: CuPy's kernel call and array read (the same kernels)
     direct_launch: bool = True
-    #: a delete's long in-place removals cut into pieces of ``IN_PLACE_ITEMS`` run side by
-    #: side (``small_remove``); False: such a list of class at most ``COPY_MAX_CLASS`` is
-    #: copied to a fresh block of its class in pieces, a longer one removed by one block
-    in_place_pieces: bool = True
-    #: a delete's two kernels queued back to back, the block cache's part decided on the
-    #: device (:meth:`queue_remove`); False: the host decides it between them
-    queued_deletes: bool = True
 
     def __init__(self):
         import cupyx
@@ -128,14 +90,6 @@ class SmallBatches:
         self.header = cupyx.empty_pinned(_READ_WORDS, dtype=np.int64)   # read back here
         self._header_copied = cupy.cuda.Event(block=False, disable_timing=True)
         self._launches: dict = {}
-        self._flags = PieceFlags()
-        self._stall = None              # queued deletes' stall word (made on first use)
-        #: queued deletes: the rings' limits on the device (int64 (NUM_CLASSES,)), the block
-        #: cache's refill count when they were set, batches since
-        self.limits = None
-        self.limits_refills = self.limits_age = 0
-        self.stalls = 0                 # queued deletes run again after a ring ran short
-        self._host_limits = None
 
     def _launch(self, name: str, nargs: int) -> PreparedLaunch:
         launch = self._launches.get(name)
@@ -168,8 +122,7 @@ class SmallBatches:
                  edge_ptr, i64(degree.shape[0]), i64(min_class), i64(COPY_MAX_CLASS),
                  self.workspace, rows, i64(0), i64(0), i64(0), i64(0), i64(0), i64(0),
                  i64(0), i64(0), i64(0), i64(0), i64(0), np.int32(0), np.uint64(0),
-                 *[i64(0)] * (3 * (MAX_FIELDS - 1)),
-                 i64(int(self.in_place_pieces and mode != MODE_INSERT))))
+                 *[i64(0)] * (3 * (MAX_FIELDS - 1))))
             if during is not None:
                 during()
             self.workspace[:_READ_WORDS].get(out=self.header)
@@ -178,8 +131,7 @@ class SmallBatches:
         self._launch(name, PREPARE_ARGS)(1, PREPARE_THREADS, [
             s.data.ptr, d.data.ptr, s.shape[0], int(mirror), int(mode), degree.data.ptr,
             size_class.data.ptr, edge_ptr.data.ptr, degree.shape[0], int(min_class),
-            COPY_MAX_CLASS, ws, rows.data.ptr] + [0] * (PREPARE_ARGS - 14) +
-            [int(self.in_place_pieces and mode != MODE_INSERT)])
+            COPY_MAX_CLASS, ws, rows.data.ptr] + [0] * (PREPARE_ARGS - 13))
         stream = cupy.cuda.get_current_stream()
         cupy.cuda.runtime.memcpyAsync(self.header.ctypes.data, ws, _READ_WORDS * 8,
                                       cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
@@ -206,17 +158,15 @@ class SmallBatches:
         ``outs``: per property, the result's (rows,) device array to fill.
         """
         nf, sizes, v, o = field_words(field_dtypes, values, outs)
-        removing = mode != MODE_INSERT
-        name = "small_remove" if removing else "small_merge"
-        flags = list(self._flags.next(pieces)) if removing else []
+        name = "small_merge" if mode == MODE_INSERT else "small_remove"
         if self.direct_launch:
             # (capacity SMALL_ENTRIES, pieces numbered per segment, no pool)
-            self._launch(name, 30 + len(flags))(int(pieces), REWRITE_THREADS, [
+            self._launch(name, 30)(int(pieces), REWRITE_THREADS, [
                 self.workspace.data.ptr, SMALL_ENTRIES, 0, cache.rings.data.ptr,
                 cache.state.data.ptr, cache.ring_slots, as_signed64(int(accept)), 0,
                 degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr,
                 lookup.dev_bases.data.ptr, lookup.dev_field_bases.data.ptr,
-                lookup.bases.shape[0], nf, sizes, *v, *o, *flags])
+                lookup.bases.shape[0], nf, sizes, *v, *o])
             return
         function(_CU, name, _NAMES)(
             (int(pieces),), (REWRITE_THREADS,),
@@ -224,70 +174,7 @@ class SmallBatches:
              i64(cache.ring_slots), np.uint64(accept), i64(0), degree, size_class, edge_ptr,
              lookup.dev_bases, lookup.dev_field_bases, i64(lookup.bases.shape[0]),
              np.int32(nf), np.uint64(sizes),
-             *[i64(x) for x in v], *[i64(x) for x in o],
-             *([i64(flags[0]), i64(flags[1])] if removing else [])))
-
-    def set_limits(self, limits: np.ndarray, refills: int) -> None:
-        """Upload the rings' limits (host int64 (NUM_CLASSES,)) when they changed, in stream
-        order; ``refills``: the block cache's refill count they follow."""
-        if self.limits is None:
-            self.limits = cupy.zeros(limits.shape[0], dtype=cupy.int64)
-        if self._host_limits is None or not np.array_equal(limits, self._host_limits):
-            from ...core.cuda import upload
-            self._host_limits = limits.copy()
-            self.limits[:] = upload(self._host_limits)
-        self.limits_refills, self.limits_age = refills, 0
-
-    def queue_remove(self, s, d, mirror: bool, degree, size_class, edge_ptr, min_class: int,
-                     entries: int, cache, limits, lookup, field_dtypes, outs, during=None):
-        """Delete pairs ``s``, ``d`` (as :meth:`prepare` takes them) with both kernels
-        queued back to back and one wait: ``small_prepare`` decides the block cache's part
-        against the rings' device counters (``limits``: int64 device (NUM_CLASSES,), the
-        most blocks a ring may keep, as the deferred path's) and stalls the batch when a
-        ring is short or an id is out of range; ``small_remove`` then runs on a fixed grid
-        (its pieces by ticket) and does nothing when the batch stalled. ``entries``: the
-        graph's stored entries (bounds the rewrite's pieces); ``outs``: per property, a
-        device array of at least n entries for the result's values. ``during``: as in
-        :meth:`prepare`, run once both kernels and the header's copy are queued.
-
-        Returns (header: host int64 array of ``DEFERRED_READ_WORDS`` words, valid until the
-        next call; its ``H_STALLED`` set: nothing changed, and the stall word is cleared
-        in stream order; rows: as :meth:`prepare`'s)."""
-        rows = cupy.empty(2 * SMALL_ENTRIES, dtype=cupy.int32)
-        if self._stall is None:
-            import cupyx
-            self._stall = cupy.zeros(1, dtype=cupy.int64)
-            self._queued_header = cupyx.empty_pinned(DEFERRED_READ_WORDS, dtype=np.int64)
-            self._grid = 2 * int(cupy.cuda.Device().attributes["MultiProcessorCount"])
-        ws = self.workspace.data.ptr
-        state = cache.state.data.ptr
-        self._launch(f"small_prepare<{_ID_TYPES[s.dtype]}, false>", PREPARE_ARGS)(
-            1, PREPARE_THREADS,
-            [s.data.ptr, d.data.ptr, s.shape[0], int(mirror), MODE_DELETE, degree.data.ptr,
-             size_class.data.ptr, edge_ptr.data.ptr, degree.shape[0], int(min_class),
-             COPY_MAX_CLASS, ws, rows.data.ptr, self._stall.data.ptr, state,
-             limits.data.ptr, cache.ring_slots] + [0] * (PREPARE_ARGS - 18) +
-            [int(self.in_place_pieces)])
-        nf, sizes, v, o = field_words(field_dtypes, [None] * len(outs), outs)
-        # pieces of the rewrite at most: one per segment, one more per IN_PLACE_ITEMS
-        # (2,048) items of a list removed in place or PIECE_ITEMS (8,192) of one copied
-        flags = self._flags.next(2 * SMALL_ENTRIES + entries // 2048)
-        self._launch("small_remove", 32)(self._grid, REWRITE_THREADS, [
-            ws, SMALL_ENTRIES, 0, cache.rings.data.ptr, state, cache.ring_slots,
-            DEFERRED_ACCEPT, 0, degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr,
-            lookup.dev_bases.data.ptr, lookup.dev_field_bases.data.ptr,
-            lookup.bases.shape[0], nf, sizes, *v, *o, *flags])
-        stream = cupy.cuda.get_current_stream()
-        cupy.cuda.runtime.memcpyAsync(self._queued_header.ctypes.data, ws,
-                                      DEFERRED_READ_WORDS * 8,
-                                      cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-        self._header_copied.record(stream)
-        if during is not None:
-            during()
-        self._header_copied.synchronize()
-        if self._queued_header[H_STALLED]:
-            self._stall.fill(0)
-        return self._queued_header, rows
+             *[i64(x) for x in v], *[i64(x) for x in o]))
 
     def spilled(self, count: int):
         """The old blocks the rewrite put on the spill list (int64 device view, (count,)):

@@ -12,16 +12,6 @@
 #include "../batch/gpu/small_rewrite.cuh"   // Layout, header slots, rewrite helpers
 
 #define SMALL_ENTRIES 4096                 // entries of one batch (pairs, twice if mirrored)
-// small_remove's header slot: the pieces taken so far (a block's next piece; small_layout.py)
-#define H_TICKET 143
-// A delete's long removal in place (small_prepare's and medium_segments' in_place_pieces) is
-// cut into pieces of IN_PLACE_ITEMS old items from its first removed one, each one step of a
-// block (REWRITE_THREADS threads, IN_PLACE_WINDOWS windows of 32 items per warp, all read
-// before any is written), its segment's seg_class set to IN_PIECES (medium_batch.cu defines
-// both the same)
-#define IN_PLACE_WINDOWS 8
-#define IN_PLACE_ITEMS 2048
-#define IN_PIECES -2
 #define SMALL_THREADS 1024                 // the preparing block
 #define PER_THREAD (SMALL_ENTRIES / SMALL_THREADS)
 static_assert(PER_THREAD == 4, "the preparing block's per-thread arrays are written for 4");
@@ -57,13 +47,10 @@ __device__ __forceinline__ void publish_header(const i64* header, i64* host, i64
 //
 // A list rewritten in place moves its items from the first change on, with one block: fine
 // for short lists, slow for a hub's (hundreds of thousands of items, one block stepping
-// through them). So a delete's list that would move more than IN_PLACE_ITEMS items in place
-// is, with in_place_pieces, removed in place in pieces of IN_PLACE_ITEMS (seg_class
-// IN_PIECES, see small_remove); otherwise a list that would move more than COPY_ITEMS items
-// in place, and whose class is at most copy_max_class, is copied instead to a fresh block of
-// its own class (a move like any other: popped from the ring, the old block pushed back).
-// Every moving list is cut into pieces of PIECE_ITEMS old items, one block each, run side
-// by side.
+// through them). So a list that would move more than COPY_ITEMS items in place, and whose
+// class is at most copy_max_class, is copied instead to a fresh block of its own class (a
+// move like any other: popped from the ring, the old block pushed back), and every moving
+// list is cut into pieces of PIECE_ITEMS old items, one block each, run side by side.
 //
 // MODE_UPSERT (deferred directed batches only): prepared as an insert of the new edges, and
 // the present ones (first entry of each key) listed too, sorted: their src and dst in result
@@ -100,8 +87,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
               const i64* __restrict__ ring_state, const i64* __restrict__ ring_limit,
               i64 ring_slots, i64* host_header, i64 ticket,
               const i64* __restrict__ host_values, i64 value_words, FIELD_PARAMS,
-              i64 p1, i64 p2, i64 p3, i64 p4, i64 p5, i64 p6, i64 p7,
-              i64 in_place_pieces) {
+              i64 p1, i64 p2, i64 p3, i64 p4, i64 p5, i64 p6, i64 p7) {
     __shared__ u64 keys[SMALL_ENTRIES];          // later reused as the kept (src, dst)
     __shared__ unsigned short entry[SMALL_ENTRIES];
     __shared__ int warp_sums[32];
@@ -416,24 +402,20 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
                 give_back = true;
             }
         }
-        const i64 moving = d0 - L.ent_pos[start] + (inserting ? c : 0);  // in place
-        const bool split = to < 0 && d1 > 0 && !inserting && in_place_pieces &&
-                           moving > IN_PLACE_ITEMS;       // long removal: in place, in pieces
-        if (!split && to < 0 && d1 > 0 && cls <= copy_max_class &&
-            moving > COPY_ITEMS) {                        // long in-place rewrite: copy
+        if (to < 0 && d1 > 0 && cls <= copy_max_class &&       // long in-place rewrite: copy
+            d0 - L.ent_pos[start] + (inserting ? c : 0) > COPY_ITEMS) {
             to = cls;
             give_back = true;
         }
-        const int pieces = split ? (int)((moving + IN_PLACE_ITEMS - 1) / IN_PLACE_ITEMS)
-                           : to >= 0 && d0 > PIECE_ITEMS ? (int)((d0 + PIECE_ITEMS - 1) / PIECE_ITEMS)
-                                                         : 1;
+        const int pieces = to >= 0 && d0 > PIECE_ITEMS ? (int)((d0 + PIECE_ITEMS - 1) / PIECE_ITEMS)
+                                                       : 1;
         L.seg_piece[sg] = pieces;
         my_pieces += pieces;
         L.seg_len[sg] = c;
         L.seg_old[sg] = d0;
         L.seg_new[sg] = d1;
         L.seg_ptr[sg] = ptr;
-        L.seg_class[sg] = split ? IN_PIECES : to;
+        L.seg_class[sg] = to;
         if (to >= 0) L.seg_rank[sg] = atomicAdd(&class_count[to], 1);
         L.seg_give[sg] = give_back ? (cls << 32) | (i64)atomicAdd(&freed_count[cls], 1) : -1;
         if (give_back) atomicAdd(&releases, 1);
@@ -468,7 +450,6 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         L.header[H_SPILLS] = 0;
         L.header[H_DONE] = 0;
         L.header[H_PIECES] = npieces;
-        L.header[H_TICKET] = 0;
         L.header[H_WARPS] = 0;
         L.header[H_FOUND] = nfound;
     }
@@ -476,9 +457,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     // by the host, against the rings' device counters, exact in stream order. A ring short
     // of what the batch pops stalls the batch and every deferred batch after it (their
     // kernels do nothing) until the host runs them again; a ring takes the blocks given back
-    // under the rule of BlockCache.accepts, with ring_limit[k] the most it may keep. A batch
-    // with an id out of range stalls too (the host refuses it, nothing changed: a queued
-    // delete checks its ids here).
+    // under the rule of BlockCache.accepts, with ring_limit[k] the most it may keep.
     __shared__ unsigned long long accept_bits;
     __shared__ int short_rings;
     if (tid == 0) {
@@ -494,8 +473,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
             atomicOr(&accept_bits, 1ull << tid);
     }
     __syncthreads();
-    const bool bad_ids = ne > 0 && (min_id < 0 || max_id > MAX_ID);
-    const bool is_short = stall != nullptr && (short_rings > 0 || bad_ids);
+    const bool is_short = stall != nullptr && short_rings > 0;
     if (tid == 0) {
         L.header[H_ACCEPT] = (i64)accept_bits;
         L.header[H_STALLED] = is_short ? 1 : 0;
@@ -683,108 +661,30 @@ __device__ void remove_block(const T* O, T* D, i64 d0, i64 d1, i64 lo, i64 hi, c
     }
 }
 
-// One piece of a long removal in place (seg_class IN_PIECES): old items [lo, hi)
-// of list O (hi - lo <= IN_PLACE_ITEMS: one step of the block), whose first removed item is
-// at P0; this piece's ticket is t, the segment's first piece's t0. The piece reports the
-// removed values among its items, reads them all into registers, marks itself read
-// (done[t] = mark), waits until every earlier piece its survivors land on is read (they land
-// from lo - #(removed before lo) on, at or after P0), and writes them. The pieces are taken
-// by ticket, so a piece waits only for pieces taken earlier by blocks already running.
-static_assert(IN_PLACE_ITEMS == (256 / 32) * 32 * IN_PLACE_WINDOWS,
-              "a piece is one step of a block of REWRITE_THREADS (256) threads");
-template <typename T>
-__device__ void remove_piece(T* O, i64 lo, i64 hi, i64 P0, const i64* P, i64 c,
-                             const Layout& L, i64 start, T* out, volatile i64* done, i64 t,
-                             i64 t0, i64 mark) {
-    __shared__ i64 rank_at_start;
-    if (out) {
-        const i64 j0 = lower_bound(P, c, lo), j1 = lower_bound(P, c, hi);
-        for (i64 j = j0 + threadIdx.x; j < j1; j += blockDim.x) {
-            const i64 r = L.ent_res[start + j];
-            if (r >= 0) out[r] = O[P[j]];
-        }
-    }
-    const int warp = threadIdx.x >> 5;
-    const i64 lo_w = lo + (i64)warp * 32 * IN_PLACE_WINDOWS;
-    T v[IN_PLACE_WINDOWS];
-    int to[IN_PLACE_WINDOWS];           // survivor's slot minus lo - c (>= 0), or -1
-    read_windows(O, hi, lo_w, v);
-    RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
-    if (threadIdx.x == 0) rank_at_start = gone.j;
-    rank_windows(gone, hi, lo_w, lo - c, -1, to);
-    __syncthreads();                                  // the whole piece is read
-    if (threadIdx.x == 0) {
-        __threadfence();
-        done[t] = mark;
-    }
-    const i64 k0 = (lo - rank_at_start - P0) / IN_PLACE_ITEMS;   // first piece landed on
-    for (i64 q = t0 + k0 + threadIdx.x; q < t; q += blockDim.x)
-        while (done[q] < mark) {}
-    __threadfence();
-    __syncthreads();
-    write_windows(O, lo - c, -1, v, to);
-    __syncthreads();                                  // rank_at_start reused
-}
-
-// One block per piece of a segment, the pieces taken by ticket (header H_TICKET, zero at the
-// start: in numbered or listed order). A segment removed in place in pieces (seg_class
-// IN_PIECES) runs remove_piece on each with the flags `done` (one per piece, at least
-// H_PIECES of them; a piece read marks its flag epoch * MAX_FIELDS + f + 1 for field f, so
-// that no flag is reset between batches: `epoch` grows batch after batch).
-// (Two blocks of REWRITE_THREADS per multiprocessor: registers capped to fit them.)
-extern "C" __global__ void __launch_bounds__(256, 2)
-small_remove(i64* ws, i64 capacity, int listed, RING_PARAMS, int* __restrict__ degree,
-             signed char* __restrict__ size_class, i64* __restrict__ edge_ptr, FIELD_PARAMS,
-             i64* done, i64 epoch) {
+extern "C" __global__ void small_remove(i64* ws, i64 capacity, int listed, RING_PARAMS,
+                                        int* __restrict__ degree,
+                                        signed char* __restrict__ size_class,
+                                        i64* __restrict__ edge_ptr, FIELD_PARAMS) {
     MAKE_FIELDS;
     const Layout L = layout(ws, capacity);
     DEFERRED_RINGS;
     const i64 nseg = L.header[H_SEGMENTS], npieces = L.header[H_PIECES];
-    __shared__ i64 taken;
-    while (true) {
-        __syncthreads();                              // every thread read the last ticket
-        if (threadIdx.x == 0)
-            taken = (i64)atomicAdd((unsigned long long*)&L.header[H_TICKET], 1ull);
-        __syncthreads();
-        const i64 t = taken;
-        if (t >= npieces) break;
+    for (i64 t = blockIdx.x; t < npieces; t += gridDim.x) {
         const Piece pc = piece_of(L, nseg, npieces, t, listed);
         const i64 sg = pc.sg;
         const i64 old = L.seg_ptr[sg], d1 = L.seg_new[sg];
         const i64 target = d1 > 0 ? new_block(L, R, sg) : 0;
         const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
         const i64* P = L.ent_pos + start;
-        const bool first = pc.k == 0;                 // reports the removed values
-        // in place in pieces: IN_PLACE_ITEMS old items from P[0] on, each; the segment's
-        // pieces are numbered (or listed) one after the other from t0
-        const i64 t0 = t - pc.k;
-        const bool split = L.seg_class[sg] == IN_PIECES;
         // in place: items from P[0] on (those before stay); moving: the piece's old items
         i64 lo = P[0], hi = d0;
-        if (split) {
-            lo = P[0] + pc.k * IN_PLACE_ITEMS;
-            hi = min(d0, lo + IN_PLACE_ITEMS);
-        } else if (target != old) {
+        if (target != old) {
             lo = pc.k * PIECE_ITEMS;
             hi = min(d0, lo + PIECE_ITEMS);
         }
+        const bool first = pc.k == 0;                 // reports the removed values
         for (int f = 0; f < F.nf; ++f) {
             const i64 src = field_address(F, old, f), dst = field_address(F, target, f);
-            if (split) {
-                const i64 mark = epoch * MAX_FIELDS + f + 1;
-                switch (field_size(F, f)) {
-                case 1: remove_piece<unsigned char>((unsigned char*)src, lo, hi, P[0], P, c, L,
-                            start, (unsigned char*)F.out[f], done, t, t0, mark); break;
-                case 2: remove_piece<unsigned short>((unsigned short*)src, lo, hi, P[0], P, c,
-                            L, start, (unsigned short*)F.out[f], done, t, t0, mark); break;
-                case 4: remove_piece<unsigned int>((unsigned int*)src, lo, hi, P[0], P, c, L,
-                            start, (unsigned int*)F.out[f], done, t, t0, mark); break;
-                default: remove_piece<unsigned long long>((unsigned long long*)src, lo, hi,
-                            P[0], P, c, L, start, (unsigned long long*)F.out[f], done, t, t0,
-                            mark); break;
-                }
-                continue;
-            }
             switch (field_size(F, f)) {
             case 1: remove_block<unsigned char>((const unsigned char*)src, (unsigned char*)dst,
                         d0, d1, lo, hi, P, c, L, start,
