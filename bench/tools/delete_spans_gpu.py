@@ -1,9 +1,10 @@
 """Where GPU delete batches spend their time: per-call event times, then stage and kernel spans.
 
     python3 -m bench.tools.delete_spans_gpu [--scale 24] [--sizes 1000 10000 100000 1000000]
-        [--repeats 9] [--top 22] [--no-spans] [--phases]
+        [--repeats 9] [--top 22] [--no-spans] [--phases] [--graph NAME]
 
-The updates benchmark's Kronecker graph (undirected, GPU); per batch size, existing edges
+The updates benchmark's Kronecker graph (undirected, GPU; ``--graph``: a real graph of the
+data folder, directed, as ``bench updates_gpu --real`` builds it); per batch size, existing edges
 sampled with replacement and deleted, every call undone untimed (as ``ab_batches_gpu``
 does). First the plain calls: median event time, the slowest call over the median, median
 host time (call to return). Then the same number of calls with CUDA events around every
@@ -23,7 +24,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from bench.common import kronecker_graph_gpu, require_gpu
+from bench.common import kronecker_graph_gpu, real_graph_path, require_gpu
 
 NEEDS_GPU = True
 
@@ -43,6 +44,19 @@ def _install_small(clock) -> None:
     clock.wrap(SP, "compact_memory", "stage small: compact_memory")
     clock.wrap(SP, "_lost_entries", "stage small: _lost_entries")
     clock.wrap(list_fit.ListFit, "loose", "stage list_fit.loose")
+
+
+def _real_graph(name: str):
+    """(graph, build seconds): real graph ``name`` of the data folder on the GPU, directed."""
+    import cupy
+    import hornet
+    s, d, _ = hornet.io.read_edges(real_graph_path(name))
+    t = time.perf_counter()
+    g = hornet.Graph.from_edges(cupy.asarray(s), cupy.asarray(d),
+                                num_vertices=int(max(s.max(), d.max())) + 1, directed=True,
+                                device="gpu")
+    cupy.cuda.Device().synchronize()
+    return g, time.perf_counter() - t
 
 
 def _batches(cupy, es, ed, b: int, count: int, rs):
@@ -113,6 +127,9 @@ def main(argv: list[str] | None = None) -> None:
                                  description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scale", type=int, default=24)
+    ap.add_argument("--graph", default=None,
+                    help="a real graph of the data folder instead (directed, as bench "
+                         "updates_gpu --real builds it)")
     ap.add_argument("--sizes", type=int, nargs="+", default=[10**3, 10**4, 10**5, 10**6])
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--top", type=int, default=22)
@@ -126,8 +143,12 @@ def main(argv: list[str] | None = None) -> None:
     from hornet.batch.gpu import side_streams
     from bench.tools.device_spans_gpu import EventClock, install
     print(f"device: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
-    g, t = kronecker_graph_gpu(args.scale)
-    print(f"Kronecker {args.scale}: {g.num_edges} edges, built in {t:.1f} s", flush=True)
+    if args.graph:
+        g, t = _real_graph(args.graph)
+        print(f"{args.graph} (directed): {g.num_edges} edges, built in {t:.1f} s", flush=True)
+    else:
+        g, t = kronecker_graph_gpu(args.scale)
+        print(f"Kronecker {args.scale}: {g.num_edges} edges, built in {t:.1f} s", flush=True)
     es, ed = g.edges()
     rs = cupy.random.RandomState(11)
     clock = EventClock(cupy)
