@@ -2,6 +2,7 @@
 
     python3 -m bench updates_gpu [--scales 20 24] [--max-batch 10000000] [--real]
     python3 -m bench updates_gpu --quick           # Kronecker 16, batches up to 10^5
+    python3 -m bench updates_gpu --latency [--scales 20 24] [--real]   # 10^3 and 10^4, spikes
 
 Kronecker graphs (Graph500 R-MAT, edge factor 16) are generated on the device with a fixed
 seed. Rates are edges as the user passes them per second (undirected: each pair once), median of
@@ -17,6 +18,7 @@ import hornet
 from bench.common import DATA, kronecker, require_gpu, write_table
 
 NAME = "updates_gpu"
+NAME_LATENCY = "updates_latency_gpu"
 NEEDS_GPU = True
 
 
@@ -102,6 +104,65 @@ def bench_updates(label: str, g: hornet.Graph, sizes: list[int], rng_seed: int =
     return rows
 
 
+def bench_latency(label: str, g: hornet.Graph, sizes: list[int], repeats: int = 41,
+                  rng_seed: int = 1) -> list[list]:
+    """Rows of insert and delete latency of ``g`` for each batch size (as
+    :func:`bench_updates`, with more repeats): medians, the slowest call over the median,
+    calls over twice the median."""
+    import cupy
+    rows = []
+    n = g.num_vertices
+    rs = cupy.random.RandomState(rng_seed)
+    es, ed = g.edges()
+    for b in sizes:
+        batches = iter([(rs.randint(0, n, b, dtype=cupy.int64),
+                         rs.randint(0, n, b, dtype=cupy.int64)) for _ in range(repeats + 1)])
+        ins = cuda_times(lambda: g.insert_edges(*next(batches)), repeats,
+                         undo=lambda c: g.delete_edges(c.src, c.dst))
+        picks = [rs.randint(0, es.size, min(b, es.size), dtype=cupy.int64)
+                 for _ in range(repeats + 1)]
+        dt = iter([(es[p], ed[p]) for p in picks])
+        dels = cuda_times(lambda: g.delete_edges(*next(dt)), repeats,
+                          undo=lambda c: g.insert_edges(c.src, c.dst))
+        t_ins, t_del = statistics.median(ins), statistics.median(dels)
+        rows.append([label, g.num_edges, b, f"{t_ins * 1e6:.0f}", f"{max(ins) / t_ins:.2f}",
+                     f"{t_del * 1e6:.0f}", f"{max(dels) / t_del:.2f}",
+                     f"{spikes(ins)}/{spikes(dels)} of {repeats}"])
+        print(rows[-1], flush=True)
+    return rows
+
+
+def latency_main(args) -> None:
+    """``--latency``: the latency table (``updates_latency_gpu``) of the Kronecker scales and
+    the real graphs of the data folder."""
+    import cupy
+    rows = []
+    for scale in args.scales:
+        src, dst = kronecker(scale, seed=scale, xp=cupy)
+        g = hornet.Graph.from_edges(src, dst, num_vertices=1 << scale, directed=False,
+                                    device="gpu")
+        del src, dst
+        rows += bench_latency(f"Kronecker {scale} (undirected)", g, [10**3, 10**4])
+        del g
+        cupy.get_default_memory_pool().free_all_blocks()
+    for path in sorted(DATA.glob("*.gz")) if args.real else []:
+        s, d, _ = hornet.io.read_edges(path)
+        n = int(max(s.max(), d.max())) + 1
+        g = hornet.Graph.from_edges(cupy.asarray(s), cupy.asarray(d), num_vertices=n,
+                                    directed=True, device="gpu")
+        rows += bench_latency(path.name.split(".")[0], g,
+                              [b for b in (10**3, 10**4) if b <= g.num_edges])
+    write_table(NAME_LATENCY, "GPU update latency of small batches",
+                ["graph", "edges", "batch", "insert us", "insert max/median", "delete us",
+                 "delete max/median", "calls over 2x median (insert/delete)"],
+                rows, """Insert batches: uniformly random pairs (duplicate checks on, sorted
+adjacency kept, result returned); delete batches: existing edges sampled at random (with
+replacement). Kronecker graphs undirected, the real graphs of the data folder directed (as
+`--real`). Median of 41 calls with CUDA events after a warm-up call, the graph restored
+untimed after each; "max/median": the slowest of the 41 over the median (the criterion: no
+call over twice the median).""", device="gpu")
+
+
 def latency_1000(g: hornet.Graph, repeats: int = 200) -> float:
     """End-to-end wall seconds (Python call to result, synchronized) of 1,000-edge inserts."""
     import cupy
@@ -129,9 +190,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--max-batch", type=int, default=10**7)
     ap.add_argument("--real", action="store_true", help="also the real graphs in the data folder")
     ap.add_argument("--quick", action="store_true", help="Kronecker 16, batches up to 10^5")
+    ap.add_argument("--latency", action="store_true",
+                    help="instead: batches of 10^3 and 10^4, 41 calls each, the slowest call "
+                         "over the median (table updates_latency_gpu)")
     args = ap.parse_args(argv)
     require_gpu(NAME)
     import cupy
+    if args.latency:
+        latency_main(args)
+        return
     if args.quick:
         args.scales, args.max_batch = [16], min(args.max_batch, 10**5)
     sizes = [b for b in (1, 10, 100, 1000, 10**4, 10**5, 10**6, 10**7) if b <= args.max_batch]
