@@ -344,6 +344,11 @@ class GpuDynamicTruss(HostRounds):
             self._touched = cp.zeros(self._cap, dtype=cp.int32)
             self._gone = cp.zeros(self._cap, dtype=cp.int32)
             self._fell = cp.zeros(self._cap, dtype=cp.int32)
+            # the host-driven descent's kept counts (DtKept: valid where _dvalid == fstamp)
+            # and its round stamp of the edges lowered in a round
+            self._dcnt = cp.zeros(self._cap, dtype=cp.int32)
+            self._dvalid = cp.zeros(self._cap, dtype=cp.int32)
+            self._lowr = cp.zeros(self._cap, dtype=cp.int32)
         if self._dirty is None:                      # (mode 4's dirty stamp by level)
             self._dirty = cp.zeros(LEVEL_STAMPS, dtype=cp.int32)
         need = len(t) + int(extra) + 16
@@ -351,8 +356,8 @@ class GpuDynamicTruss(HostRounds):
             size = max(need, self._list_size + self._list_size // 4)
             self._list_size = size
             (self._la, self._lb, self._low, self._low_old, self._newval, self._region,
-             self._fallen, self._cand, self._front, self._front2) = (
-                cp.empty(size, dtype=cp.int32) for _ in range(10))
+             self._fallen, self._cand, self._front, self._front2, self._newcnt) = (
+                cp.empty(size, dtype=cp.int32) for _ in range(11))
             # the counting phases' per-item counts: zero between phases (their readers
             # zero them again)
             self._cnt = cp.zeros(size, dtype=cp.int32)
@@ -363,7 +368,7 @@ class GpuDynamicTruss(HostRounds):
         others)."""
         if self._clock + span >= (1 << 31) - 1:   # wrap: start the stamps over
             for a in (self._mark, self._seen, self._member, self._touched, self._gone,
-                      self._fell, self._dirty):
+                      self._fell, self._dirty, self._dvalid, self._lowr):
                 if a is not None:
                     a.fill(0)
             self._clock = 0
