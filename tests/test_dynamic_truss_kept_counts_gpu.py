@@ -1,10 +1,11 @@
-"""GPU DynamicTruss deletions whose host-driven descent keeps a count per edge
-(``DESCENT_KEPT_COUNTS`` in ``hornet.algos.ktruss.dynamic_gpu_rounds``, ``DtKept`` in
-``ko_descent.cuh``): an edge is counted again only when the triangles at its level that a
-neighbour's fall took leave it short. The numbers equal the static decomposition and the
-k-order holds after every batch, with exact counts (slack -1), counts that stop at the
-level's need (slack 0: every loss counts the edge again) or a little past it, and without
-counts; on a Kronecker graph with hub bit rows (hub edges keep their levels while many
+"""GPU DynamicTruss updates in host-driven rounds whose descent and peelings keep a count per
+edge (``DESCENT_KEPT_COUNTS`` in ``hornet.algos.ktruss.dynamic_gpu_rounds``, ``DtKept`` in
+``ko_descent.cuh``; ``PEEL_KEPT_COUNTS`` in ``dynamic_gpu``, ``KoKept`` in ``ko_peel.cuh``):
+an edge is counted again only when the triangles that a neighbour's fall or peel took leave
+it short. The numbers equal the static decomposition and the k-order holds after every
+batch (deletions and the insertions' level scan, whose peelings leave survivors), with exact
+counts (slack -1), counts that stop at the need (slack 0: every loss counts the edge again)
+or a little past it, and without counts; on a Kronecker graph with hub bit rows (hub edges keep their levels while many
 neighbours fall), a dense random graph (long lists, many triangles lost twice in a round)
 and the triangular torus lattice (a descent one ring a round)."""
 from __future__ import annotations
@@ -22,16 +23,22 @@ from truss_checks import MODES, arr, assert_static, k_order_violations
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
-SETTINGS = [(True, -1), (True, 0), (True, 3), (False, 0)]
+#: (descent keeps counts, its slack, peelings keep counts, their slack)
+SETTINGS = [(True, -1, True, -1), (True, 0, True, 0), (True, 3, True, 2), (False, 0, False, 0),
+            (True, -1, False, 0), (False, 0, True, -1)]
 
 
-def _host_rounds(monkeypatch, kept: bool, slack: int, split_min: int = 1024) -> None:
-    """Deletions by host-driven rounds (insertions as by default), the descent's counts kept
-    or not, its h-index split by list length from ``split_min`` worklist edges."""
+def _host_rounds(monkeypatch, setting, split_min: int = 1024) -> None:
+    """Updates by host-driven rounds with the counts of ``setting`` (see SETTINGS), the
+    descent's h-index split by list length from ``split_min`` worklist edges."""
     from hornet.algos.ktruss import dynamic_gpu, dynamic_gpu_rounds
+    kept, slack, peel_kept, peel_slack = setting
     monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_DELETE", False)
+    monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_INSERT", False)
     monkeypatch.setattr(dynamic_gpu_rounds, "DESCENT_KEPT_COUNTS", kept)
     monkeypatch.setattr(dynamic_gpu_rounds, "DESCENT_SLACK", slack)
+    monkeypatch.setattr(dynamic_gpu, "PEEL_KEPT_COUNTS", peel_kept)
+    monkeypatch.setattr(dynamic_gpu, "PEEL_SLACK", peel_slack)
     monkeypatch.setattr(dynamic_gpu_rounds, "HINDEX_SPLIT_MIN", split_min)
 
 
@@ -60,11 +67,11 @@ def _churn(g, s, d, rng, steps: int, most: int, order: bool = True) -> None:
     assert k_order_violations(kt) == 0
 
 
-@pytest.mark.parametrize("kept,slack", SETTINGS)
-def test_dense_random_graph(kept, slack, monkeypatch):
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_dense_random_graph(setting, monkeypatch):
     """90 vertices, 85% of the pairs (lists longer than a warp's run, levels around 70):
     deletions of up to 300 edges lower most edges several levels in several rounds."""
-    _host_rounds(monkeypatch, kept, slack, split_min=0)
+    _host_rounds(monkeypatch, setting, split_min=0)
     rng = np.random.default_rng(11)
     n = 90
     iu = np.triu_indices(n, 1)
@@ -73,11 +80,11 @@ def test_dense_random_graph(kept, slack, monkeypatch):
     _churn(_graph(s, d), s, d, rng, steps=5, most=300)
 
 
-@pytest.mark.parametrize("kept,slack", SETTINGS)
-def test_torus_lattice(kept, slack, monkeypatch):
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_torus_lattice(setting, monkeypatch):
     """The triangular lattice on a 14 x 12 torus (every edge in two triangles): deleting
     edges drops every edge to level 3, one ring around each hole a round."""
-    _host_rounds(monkeypatch, kept, slack)
+    _host_rounds(monkeypatch, setting)
     w, h = 14, 12
     s, d = [], []
     for y in range(h):
@@ -88,13 +95,13 @@ def test_torus_lattice(kept, slack, monkeypatch):
     _churn(_graph(s, d), s, d, np.random.default_rng(3), steps=4, most=3)
 
 
-@pytest.mark.parametrize("kept,slack", SETTINGS)
-def test_kronecker_with_hub_rows(kept, slack, monkeypatch):
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_kronecker_with_hub_rows(setting, monkeypatch):
     """Kronecker scale 10 (hub bit rows forced on, the edge gate lowered): deletions of up to
     400 edges, many of them hub edges, whose descents take hundreds of edges a round."""
     import cupy
     from hornet.algos.ktruss import hub_bits
-    _host_rounds(monkeypatch, kept, slack)
+    _host_rounds(monkeypatch, setting)
     monkeypatch.setattr(hub_bits, "MIN_EDGES", 0)
     monkeypatch.setattr(hub_bits, "MIN_DEGREE", 64)
     ks, kd = kronecker_edges(10, edge_factor=16, seed=5)

@@ -332,8 +332,8 @@ struct KoState {
 // per_level: the members of level k are those with member == mstamp + k): cnt[i] += the
 // triangles of e, in this warp's share of e's shorter list, whose two other edges hold it
 // (ko_holds; with use_rank, the scan's count, else the peeling's). A warp stops once cnt[i]
-// and its own count reach k - 1 (all a decision needs). cnt[i] starts at 0 and the phase
-// that reads it zeroes it again.
+// and its own count reach k - 1 + extra (k - 1: all a decision needs; extra < 0: never).
+// cnt[i] starts at 0 and the phase that reads it zeroes it again.
 //
 // With Decide, the phase also decides: the warps of an edge add their count and one finished
 // warp (KO_CNT_BITS up) to cnt[i] in one atomic, and the last of them (lane 0) zeroes cnt[i]
@@ -350,7 +350,8 @@ struct KoNoFinish {
 template <bool Decide, typename Finish>
 __device__ void ko_count_items(const KoState& S, const int* list, i64 n, int parts, int k_scan,
                                const int* member, int mstamp0, int gstamp, int use_rank,
-                               int* cnt, int* c, int per_level, Finish&& finish) {
+                               int* cnt, int* c, int per_level, Finish&& finish,
+                               int extra = 0) {
     const unsigned lane = threadIdx.x & 31;
     for (i64 wi = warp_id(); wi < n * parts; wi += num_warps()) {
         const i64 i = wi / parts;
@@ -363,7 +364,7 @@ __device__ void ko_count_items(const KoState& S, const int* list, i64 n, int par
         const i64 key = S.tkeys[e];
         const int u = hi32(key), v = lo32(key);
         const i64 r = ldcg(&S.rank[e]);
-        const int enough = k - 1;
+        const int enough = extra < 0 ? 0x7fffffff : k - 1 + extra;
         if (lane == 0) *c = 0;
         __syncwarp();
         warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {

@@ -198,6 +198,12 @@ ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
 ASYNC_MAX_EDGES = 1 << 21
 #: units the queue holds in one phase (a longer phase stops: the update falls back)
 ASYNC_QUEUE_UNITS = 1 << 22
+#: True: the host-driven peeling (:meth:`GpuDynamicTruss._peel`) keeps the count of a member that
+#: survives a round (``KoKept`` in ``ko_peel.cuh``), lowers it for every held triangle a peeled
+#: edge takes and counts the member again only when it drops below k - 1; its count stops at
+#: k - 1 + PEEL_SLACK (-1: never). False: every member that lost a triangle is counted again.
+PEEL_KEPT_COUNTS = False
+PEEL_SLACK = -1
 #: True: a deletion of top-level edges lowers them by the descent as any other edge (their
 #: count recounted after it); False: the top levels decomposed anew (:meth:`_top_delete`)
 TOP_DELETE_BY_DESCENT = True
@@ -793,15 +799,19 @@ class GpuDynamicTruss(HostRounds):
         cur, nxt = members, self._front
         peel, after = _fn("ko_peel_round"), _fn("ko_peel_next")
         full_grid = (int(_max_grid()),)
+        # (kept counts valid where _dvalid == gstamp: this peeling's)
+        kept = ((self._dcnt, self._dvalid, gstamp) if PEEL_KEPT_COUNTS else
+                (np.uint64(0), np.uint64(0), np.int32(0)))
+        slack = np.int32(PEEL_SLACK if PEEL_KEPT_COUNTS else 0)
         m, parity = n, 0
         while True:
             launch(peel, m * int(_parts(m)), state + (cur, i64(m), member, mstamp, gstamp,
                                                       self._cnt, i64(self._tail), self._cand,
-                                                      pc, np.int32(parity)),
+                                                      pc, np.int32(parity)) + kept + (slack,),
                    threads_per_item=WARP)
             after(full_grid, (BLOCK,), state + (members, i64(n), self._cand, member, mstamp,
                                                 gstamp, self._tick(), nxt, pc,
-                                                np.int32(parity)))
+                                                np.int32(parity)) + kept)
             self._read()
             self._rounds += 1
             self._peel_rounds += 1
