@@ -27,10 +27,11 @@ HINDEX_LIGHT_MAX = 256
 #: was counted again in every round that lowered a neighbour); False: every such push lists
 #: the edge again.
 DESCENT_KEPT_COUNTS = True
-#: the h-index phase's enumeration of an edge that keeps its level stops at level - 2 +
-#: DESCENT_SLACK triangles (room for that many losses before it is counted again); -1: never
-#: (the count is exact)
+#: the h-index phase's enumeration of an edge that keeps its level stops at (level - 2) x (1 +
+#: DESCENT_SLACK_SIXTEENTHS / 16) + DESCENT_SLACK triangles (room for the difference in losses
+#: before it is counted again); DESCENT_SLACK -1: never (the count is exact)
 DESCENT_SLACK = -1
+DESCENT_SLACK_SIXTEENTHS = 0
 
 
 class HostRounds:
@@ -56,7 +57,9 @@ class HostRounds:
         null = np.uint64(0)
         if DESCENT_KEPT_COUNTS:
             # (the counts are valid where valid == fstamp: this update's)
-            newcnt, slack = self._newcnt, np.int32(DESCENT_SLACK)
+            newcnt = self._newcnt
+            slack = np.int32(-1 if DESCENT_SLACK < 0 else
+                             min(DESCENT_SLACK, 0xffff) | DESCENT_SLACK_SIXTEENTHS << 16)
             kept = (self._dcnt, self._dvalid, fstamp, self._lowr)
         else:
             newcnt, slack = null, np.int32(0)

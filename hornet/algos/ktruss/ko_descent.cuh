@@ -31,11 +31,11 @@ __device__ __forceinline__ int hindex_and_count(const int* h, int a, int lo, int
 }
 
 // Whether a level-a edge's enumeration may stop with `held` triangles at a: a - 2 of them
-// (the value stays a), or with slack >= 0, a - 2 + slack (the count kept with the value has
-// room for that many losses before the edge is counted again); slack < 0: never (the count
-// is exact).
+// (the value stays a), or with slack >= 0, a - 2 + d, d = (slack & 0xffff) + (a - 2) x
+// (slack >> 16) / 16 (the count kept with the value has room for d losses before the edge is
+// counted again); slack < 0: never (the count is exact).
 __device__ __forceinline__ bool dt_enough(int held, int a, int slack) {
-    return slack >= 0 && held >= a - 2 + slack;
+    return slack >= 0 && held >= a - 2 + (slack & 0xffff) + (((a - 2) * (slack >> 16)) >> 4);
 }
 
 // Descent phase, one warp per worklist edge e = list[i] (distinct), a = truss[e]: out(i, e,
