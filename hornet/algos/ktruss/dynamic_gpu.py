@@ -202,8 +202,8 @@ ASYNC_QUEUE_UNITS = 1 << 22
 #: survives a round (``KoKept`` in ``ko_peel.cuh``), lowers it for every held triangle a peeled
 #: edge takes and counts the member again only when it drops below k - 1; its count stops at
 #: k - 1 + PEEL_SLACK (-1: never). False: every member that lost a triangle is counted again.
-PEEL_KEPT_COUNTS = False
-PEEL_SLACK = -1
+PEEL_KEPT_COUNTS = True
+PEEL_SLACK = 16
 #: True: a deletion of top-level edges lowers them by the descent as any other edge (their
 #: count recounted after it); False: the top levels decomposed anew (:meth:`_top_delete`)
 TOP_DELETE_BY_DESCENT = True

@@ -30,7 +30,7 @@ DESCENT_KEPT_COUNTS = True
 #: the h-index phase's enumeration of an edge that keeps its level stops at (level - 2) x (1 +
 #: DESCENT_SLACK_SIXTEENTHS / 16) + DESCENT_SLACK triangles (room for the difference in losses
 #: before it is counted again); DESCENT_SLACK -1: never (the count is exact)
-DESCENT_SLACK = -1
+DESCENT_SLACK = 16
 DESCENT_SLACK_SIXTEENTHS = 0
 
 
