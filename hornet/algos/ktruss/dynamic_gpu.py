@@ -34,7 +34,9 @@ worklist starts with the surviving edges that lost a triangle counted at their l
 neighbours whose count it changed on the next worklist. The edges that fell then go to the
 end of their new level, in the order of a synchronous peeling of them (``ko_peel_*``: in a
 round, those with fewer than k - 1 triangles whose other edges are above k or fallen to k and
-not peeled yet); no other edge gains a later triangle neighbour.
+not peeled yet); no other edge gains a later triangle neighbour. Host-driven rounds keep a
+count per edge in both (``DtKept``, ``KoKept``): a lower bound of its holding triangles that
+the pushes lower, so that an edge is counted again only when it runs short.
 
 Insertions (the default, :meth:`GpuDynamicTruss._insert_from_bounds`): the k-order scan
 below, each new edge started at the start of the level of a lower bound of its new number
@@ -198,10 +200,9 @@ ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
 ASYNC_MAX_EDGES = 1 << 21
 #: units the queue holds in one phase (a longer phase stops: the update falls back)
 ASYNC_QUEUE_UNITS = 1 << 22
-#: True: the host-driven peeling (:meth:`GpuDynamicTruss._peel`) keeps the count of a member that
-#: survives a round (``KoKept`` in ``ko_peel.cuh``), lowers it for every held triangle a peeled
-#: edge takes and counts the member again only when it drops below k - 1; its count stops at
-#: k - 1 + PEEL_SLACK (-1: never). False: every member that lost a triangle is counted again.
+#: True: the host-driven peeling keeps a surviving member's count (``KoKept``, ``ko_peel.cuh``),
+#: counting it again only when it drops below k - 1; counts stop at k - 1 + PEEL_SLACK (-1:
+#: never). False: every member that lost a triangle is counted again.
 PEEL_KEPT_COUNTS = True
 PEEL_SLACK = 16
 #: True: a deletion of top-level edges lowers them by the descent as any other edge (their
@@ -350,8 +351,7 @@ class GpuDynamicTruss(HostRounds):
             self._touched = cp.zeros(self._cap, dtype=cp.int32)
             self._gone = cp.zeros(self._cap, dtype=cp.int32)
             self._fell = cp.zeros(self._cap, dtype=cp.int32)
-            # the host-driven descent's kept counts (DtKept: valid where _dvalid == fstamp)
-            # and its round stamp of the edges lowered in a round
+            # kept counts of the host-driven rounds (DtKept, KoKept) and lowered-in-round stamps
             self._dcnt = cp.zeros(self._cap, dtype=cp.int32)
             self._dvalid = cp.zeros(self._cap, dtype=cp.int32)
             self._lowr = cp.zeros(self._cap, dtype=cp.int32)
