@@ -23,9 +23,8 @@ HINDEX_LIGHT_MAX = 256
 #: True: the host-driven descent keeps a count per edge (``DtKept`` in ``ko_descent.cuh``): the
 #: h-index phase leaves each edge a lower bound of its triangles at its level, a neighbour's
 #: fall that takes one of them lowers it, and an edge is counted again only when it drops
-#: below the level's need, not after every fall beside it (a hub edge that keeps its level
-#: was counted again in every round that lowered a neighbour); False: every such push lists
-#: the edge again.
+#: below the level's need; False: every such push lists the edge again (a hub edge that keeps
+#: its level is then counted again in every round that lowers a neighbour).
 DESCENT_KEPT_COUNTS = True
 #: the h-index phase's enumeration of an edge that keeps its level stops at (level - 2) x (1 +
 #: DESCENT_SLACK_SIXTEENTHS / 16) + DESCENT_SLACK triangles (room for the difference in losses
