@@ -280,165 +280,7 @@ extern "C" __global__ void dt_lost_seeds(const int* __restrict__ deg, const i64*
     }
 }
 
-// The h-index of an edge at level a > 2 from its triangles' histogram h (bin m - lo: the
-// triangles whose other two edges' lower number, capped at a, is m; levels below lo share
-// bin 0): the largest k in (lo, a] with at least k - 2 triangles at k or above; else lo, or
-// -lo when lo > 2 (the clamped bin decided: an upper bound, to be checked again).
-__device__ __forceinline__ int hindex_from_bins(const int* h, int a, int lo) {
-    int acc = 0;
-    for (int k = a; k > lo; --k) {
-        acc += h[k - lo];
-        if (acc >= k - 2) return k;
-    }
-    return lo > 2 ? -lo : lo;
-}
-
-// Descent phase, one warp per worklist edge e = list[i] (distinct), a = truss[e]: out(i, e,
-// value) with the h-index of e's triangles, capped at a: the largest k <= a with at least
-// k - 2 triangles whose other two edges both have truss >= k (2 without). Levels below
-// a - 255 share the lowest bin: when that bin decides, the value (an upper bound of the
-// h-index, so still a valid bound) is negated and the apply step puts the edge back on the
-// worklist. hist: the block's WARPS x HBINS shared histograms. out stores the value for a
-// separate apply phase (DtStore: a synchronous round) or applies it at once (dt_apply_one):
-// every value read is then still an upper bound of the new truss numbers, so the h-index is
-// one too, and the descent ends at the same fixed point.
-struct DtStore {
-    int* newval;
-    __device__ void operator()(i64 i, int, int value) const { newval[i] = value; }
-};
-
-// With heavy_e, an edge whose shorter list is longer than light_max is left to a block
-// (dt_hindex_heavy): lane 0 lists it in heavy_e, its index i in heavy_i (count *nheavy).
-template <typename Out>
-__device__ void dt_phase_hindex(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                                const i64* __restrict__ tkeys, int tshift, const int* truss,
-                                const int* list, i64 n, Out&& out, int* touched, int tstamp,
-                                u64* ctr, int (*hist)[HBINS], int* heavy_e = nullptr,
-                                int* heavy_i = nullptr, u64* nheavy = nullptr,
-                                int light_max = 0) {
-    const unsigned lane = threadIdx.x & 31;
-    int* h = hist[(threadIdx.x >> 5) & (WARPS - 1)];
-    for (i64 i = warp_id(); i < n; i += num_warps()) {
-        const int e = ldcg(&list[i]);
-        const i64 key = tkeys[e];
-        const int u = hi32(key), v = lo32(key);
-        if (heavy_e != nullptr && imin(deg[u], deg[v]) > light_max) {      // (warp-uniform)
-            if (lane == 0) {
-                const u64 j = atomicAdd(nheavy, 1ull);
-                heavy_e[j] = e;
-                heavy_i[j] = (int)i;
-            }
-            continue;
-        }
-        const int a = ldcg(&truss[e]);
-        const int lo = a - (HBINS - 1) > 2 ? a - (HBINS - 1) : 2;
-        for (int b = lane; b < HBINS; b += 32) h[b] = 0;
-        __syncwarp();
-        if (a > 2) {
-            // (stops once a - 2 triangles hold e at its level a: the value stays)
-            warp_common(deg, ptr, u, v, lane, 0, 1, [&](int w) {
-                i64 s1, s2;
-                et_find2(tkeys, tshift, et_key(u, w), et_key(v, w), s1, s2);
-                if (s1 < 0 || s2 < 0) return;
-                int m = imin(imin(ldcg(&truss[s1]), ldcg(&truss[s2])), a);
-                if (m < lo) m = lo;
-                atomicAdd(&h[m - lo], 1);
-            }, [&] {
-                __syncwarp();
-                return h[a - lo] >= a - 2;
-            });
-        }
-        __syncwarp();
-        if (lane == 0) {
-            touch(touched, tstamp, e, ctr);
-            out(i, e, a <= 2 ? a : hindex_from_bins(h, a, lo));
-        }
-        __syncwarp();
-    }
-}
-
-// Descent apply step of edge e with the value v (negated: from the clamped bin): truss[e] =
-// v where lower; a lowered edge (with its value before) to lowered / lowered_old (count
-// *nlow); an edge whose value came from the clamped bin straight to the next worklist (next,
-// count *nnext, deduplicated by mark == stamp). Every lowered edge also goes once per update
-// to fallen (count *nfell, deduplicated by fell == fstamp): the edges whose k-order places
-// the deletion renews.
-__device__ __forceinline__ void dt_apply_one(int e, int v, int* truss, int* lowered,
-                                             int* lowered_old, u64* nlow, int* next,
-                                             u64* nnext, int* mark, int stamp, int* fell,
-                                             int fstamp, int* fallen, u64* nfell) {
-    const bool again = v < 0;
-    if (again) v = -v;
-    const int a = ldcg(&truss[e]);
-    if (v < a) {
-        truss[e] = v;
-        const u64 j = atomicAdd(nlow, 1ull);
-        lowered[j] = e;
-        lowered_old[j] = a;
-        if (atomicExch(&fell[e], fstamp) != fstamp) fallen[atomicAdd(nfell, 1ull)] = e;
-    }
-    if (again && atomicExch(&mark[e], stamp) != stamp) next[atomicAdd(nnext, 1ull)] = e;
-}
-
-// Descent apply phase: dt_apply_one for every list edge with its value newval[i].
-__device__ void dt_phase_apply(const int* list, i64 n, const int* newval, int* truss,
-                               int* lowered, int* lowered_old, u64* nlow, int* next,
-                               u64* nnext, int* mark, int stamp, int* fell, int fstamp,
-                               int* fallen, u64* nfell) {
-    GRID_STRIDE(i, n) {
-        dt_apply_one(ldcg(&list[i]), ldcg(&newval[i]), truss, lowered, lowered_old, nlow, next,
-                     nnext, mark, stamp, fell, fstamp, fallen, nfell);
-    }
-}
-
-// Descent push phase, `parts` warps per lowered edge e = lowered[i] (i < m), from old to
-// truss[e]: every triangle neighbour y whose count at its own level lost this triangle (old
-// >= truss[y] > truss[e]) goes to the next worklist (next, count *nnext, deduplicated by
-// mark == stamp).
-__device__ void dt_phase_push(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                              const i64* __restrict__ tkeys, int tshift, const int* truss,
-                              const int* lowered, const int* lowered_old, i64 m, int* next,
-                              u64* nnext, int* mark, int stamp, int parts) {
-    const unsigned lane = threadIdx.x & 31;
-    for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
-        const i64 i = wi / parts;
-        const int part = (int)(wi - i * parts);
-        const int e = ldcg(&lowered[i]);
-        const int old = ldcg(&lowered_old[i]);
-        const int now = ldcg(&truss[e]);
-        const i64 key = tkeys[e];
-        const int u = hi32(key), v = lo32(key);
-        warp_common(deg, ptr, u, v, lane, part, parts, [&](int w) {
-            i64 s1, s2;
-            et_find2(tkeys, tshift, et_key(u, w), et_key(v, w), s1, s2);
-            if (s1 < 0 || s2 < 0) return;
-            const int f1 = ldcg(&truss[s1]), f2 = ldcg(&truss[s2]);
-            if (f1 <= old && f1 > now && atomicExch(&mark[s1], stamp) != stamp)
-                next[atomicAdd(nnext, 1ull)] = (int)s1;
-            if (f2 <= old && f2 > now && atomicExch(&mark[s2], stamp) != stamp)
-                next[atomicAdd(nnext, 1ull)] = (int)s2;
-        }, NO_STOP);
-    }
-}
-
-// One-phase kernels of the descent (host-driven rounds; its h-index: dt_hindex_block).
-extern "C" __global__ void dt_apply(const int* list, i64 n, const int* newval, int* truss,
-                                    int* lowered, int* lowered_old, int* next, int* mark,
-                                    int stamp, u64* ctr, int* fell, int fstamp, int* fallen) {
-    if (blockIdx.x == 0 && threadIdx.x == 0) ctr[C_HEAVY] = 0;   // (read before: the h-index's)
-    dt_phase_apply(list, n, newval, truss, lowered, lowered_old, &ctr[C_LOW], next,
-                   &ctr[C_NEXT], mark, stamp, fell, fstamp, fallen, &ctr[C_FELL]);
-}
-
-// (the lowered count is read on the device: at most n)
-extern "C" __global__ void dt_push(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                                   const i64* __restrict__ tkeys, int tshift, const int* truss,
-                                   const int* lowered, const int* lowered_old, i64 n,
-                                   int* next, int* mark, int stamp, u64* ctr, int parts) {
-    const i64 low = (i64)ldcg(&ctr[C_LOW]);
-    dt_phase_push(deg, ptr, tkeys, tshift, truss, lowered, lowered_old, low < n ? low : n,
-                  next, &ctr[C_NEXT], mark, stamp, parts);
-}
+#include "../algos/ktruss/ko_descent.cuh"  // dt_* (the h-index descent), dc_* (its kept counts)
 
 // ------------------------------------------------------------------------ the k-order
 // The scan's phases are device functions shared by two drivers: one kernel per phase with the
@@ -490,8 +332,8 @@ struct KoState {
 // per_level: the members of level k are those with member == mstamp + k): cnt[i] += the
 // triangles of e, in this warp's share of e's shorter list, whose two other edges hold it
 // (ko_holds; with use_rank, the scan's count, else the peeling's). A warp stops once cnt[i]
-// and its own count reach k - 1 (all a decision needs). cnt[i] starts at 0 and the phase
-// that reads it zeroes it again.
+// and its own count reach k - 1 + extra (k - 1: all a decision needs; extra < 0: never).
+// cnt[i] starts at 0 and the phase that reads it zeroes it again.
 //
 // With Decide, the phase also decides: the warps of an edge add their count and one finished
 // warp (KO_CNT_BITS up) to cnt[i] in one atomic, and the last of them (lane 0) zeroes cnt[i]
@@ -508,7 +350,8 @@ struct KoNoFinish {
 template <bool Decide, typename Finish>
 __device__ void ko_count_items(const KoState& S, const int* list, i64 n, int parts, int k_scan,
                                const int* member, int mstamp0, int gstamp, int use_rank,
-                               int* cnt, int* c, int per_level, Finish&& finish) {
+                               int* cnt, int* c, int per_level, Finish&& finish,
+                               int extra = 0) {
     const unsigned lane = threadIdx.x & 31;
     for (i64 wi = warp_id(); wi < n * parts; wi += num_warps()) {
         const i64 i = wi / parts;
@@ -521,7 +364,7 @@ __device__ void ko_count_items(const KoState& S, const int* list, i64 n, int par
         const i64 key = S.tkeys[e];
         const int u = hi32(key), v = lo32(key);
         const i64 r = ldcg(&S.rank[e]);
-        const int enough = k - 1;
+        const int enough = extra < 0 ? 0x7fffffff : k - 1 + extra;
         if (lane == 0) *c = 0;
         __syncwarp();
         warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
@@ -671,92 +514,6 @@ extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int
 // ------------------------------------------------------------------------ certified raise
 #include "../algos/ktruss/ko_raise.cuh"     // kr_* (ko_scan mode 3 and host-driven rounds)
 
-// The descent's h-index (as dt_phase_hindex) with a block per worklist edge: the block's warps
-// share the edge's intersection and one histogram h (HBINS, shared); they stop once a - 2
-// triangles hold the edge at its level (a round of few edges: a long list is not left to
-// one warp).
-template <typename Out>
-__device__ void dt_phase_hindex_block(const int* __restrict__ deg, const i64* __restrict__ ptr,
-                                      const i64* __restrict__ tkeys, int tshift,
-                                      const int* truss, const int* list, i64 n, Out&& out,
-                                      int* touched, int tstamp, u64* ctr, int* h) {
-    const unsigned lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    for (i64 i = blockIdx.x; i < n; i += gridDim.x) {
-        const int e = ldcg(&list[i]);
-        const i64 key = tkeys[e];
-        const int u = hi32(key), v = lo32(key);
-        const int a = ldcg(&truss[e]);
-        const int lo = a - (HBINS - 1) > 2 ? a - (HBINS - 1) : 2;
-        for (int b = threadIdx.x; b < HBINS; b += blockDim.x) h[b] = 0;
-        __syncthreads();
-        if (a > 2) {
-            warp_common(deg, ptr, u, v, lane, warp, nwarps, [&](int w) {
-                i64 s1, s2;
-                et_find2(tkeys, tshift, et_key(u, w), et_key(v, w), s1, s2);
-                if (s1 < 0 || s2 < 0) return;
-                int m = imin(imin(ldcg(&truss[s1]), ldcg(&truss[s2])), a);
-                if (m < lo) m = lo;
-                atomicAdd(&h[m - lo], 1);
-            }, [&] {
-                int held = 0;                    // (read by one lane: a warp-uniform answer)
-                if (lane == 0) held = *(volatile int*)&h[a - lo];
-                return __shfl_sync(FULL_MASK, held, 0) >= a - 2;
-            });
-        }
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            touch(touched, tstamp, e, ctr);
-            out(i, e, a <= 2 ? a : hindex_from_bins(h, a, lo));
-        }
-        __syncthreads();                         // (before the next edge clears h)
-    }
-}
-
-// The block-per-edge h-index as one kernel (host-driven rounds); thread 0 zeroes ctr[C_LOW]
-// and ctr[C_NEXT] (read by the host before).
-extern "C" __global__ void dt_hindex_block(const int* __restrict__ deg,
-                                           const i64* __restrict__ ptr,
-                                           const i64* __restrict__ tkeys, int tshift,
-                                           const int* truss, const int* list, i64 n,
-                                           int* newval, int* touched, int tstamp, u64* ctr) {
-    __shared__ int h[HBINS];
-    clear_round_counters(ctr);
-    dt_phase_hindex_block(deg, ptr, tkeys, tshift, truss, list, n, DtStore{newval}, touched,
-                          tstamp, ctr, h);
-}
-
-// The h-index of a long worklist (host-driven rounds): a warp per edge whose shorter list has
-// at most light_max elements, the others listed for dt_hindex_heavy (a block each, their count
-// read on the device). dt_hindex_split's thread 0 zeroes ctr[C_LOW] and ctr[C_NEXT].
-extern "C" __global__ void dt_hindex_split(const int* __restrict__ deg,
-                                           const i64* __restrict__ ptr,
-                                           const i64* __restrict__ tkeys, int tshift,
-                                           const int* truss, const int* list, i64 n,
-                                           int* newval, int* touched, int tstamp, u64* ctr,
-                                           int* heavy_e, int* heavy_i, int light_max) {
-    __shared__ int hist[WARPS][HBINS];
-    clear_round_counters(ctr);
-    dt_phase_hindex(deg, ptr, tkeys, tshift, truss, list, n, DtStore{newval}, touched, tstamp,
-                    ctr, hist, heavy_e, heavy_i, &ctr[C_HEAVY], light_max);
-}
-
-struct DtStoreAt {
-    int* newval; const int* at;
-    __device__ void operator()(i64 j, int, int value) const { newval[at[j]] = value; }
-};
-
-extern "C" __global__ void dt_hindex_heavy(const int* __restrict__ deg,
-                                           const i64* __restrict__ ptr,
-                                           const i64* __restrict__ tkeys, int tshift,
-                                           const int* truss, const int* heavy_e,
-                                           const int* heavy_i, int* newval, int* touched,
-                                           int tstamp, u64* ctr) {
-    __shared__ int h[HBINS];
-    dt_phase_hindex_block(deg, ptr, tkeys, tshift, truss, heavy_e, (i64)ldcg(&ctr[C_HEAVY]),
-                          DtStoreAt{newval, heavy_i}, touched, tstamp, ctr, h);
-}
-
 // ------------------------------------------------------------------------ ko_scan
 // The whole scan of an update in one cooperative launch (every block resident): the phases
 // above separated by a grid barrier, the rounds' sizes read from counters after it. Counters
@@ -888,7 +645,7 @@ ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc, int* all, int*
             const int mark = stamp_base + (++used);
             // (each value applied as soon as it is known: see dt_phase_hindex)
             u64* nlow = G.slot();
-            const auto apply = [&](i64, int e, int value) {
+            const auto apply = [&](i64, int e, int value, int) {
                 dt_apply_one(e, value, truss, lowered, lowered_old, nlow, nxt,
                              &ctl[KS_NEXT + r], pushed, mark, member1, mstamp1, all,
                              &ctl[KS_FELL]);

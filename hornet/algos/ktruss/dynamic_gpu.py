@@ -34,7 +34,9 @@ worklist starts with the surviving edges that lost a triangle counted at their l
 neighbours whose count it changed on the next worklist. The edges that fell then go to the
 end of their new level, in the order of a synchronous peeling of them (``ko_peel_*``: in a
 round, those with fewer than k - 1 triangles whose other edges are above k or fallen to k and
-not peeled yet); no other edge gains a later triangle neighbour.
+not peeled yet); no other edge gains a later triangle neighbour. Host-driven rounds keep a
+count per edge in both (``DtKept``, ``KoKept``): a lower bound of its holding triangles that
+the pushes lower, so that an edge is counted again only when it runs short.
 
 Insertions (the default, :meth:`GpuDynamicTruss._insert_from_bounds`): the k-order scan
 below, each new edge started at the start of the level of a lower bound of its new number
@@ -198,6 +200,11 @@ ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
 ASYNC_MAX_EDGES = 1 << 21
 #: units the queue holds in one phase (a longer phase stops: the update falls back)
 ASYNC_QUEUE_UNITS = 1 << 22
+#: True: the host-driven peeling keeps a surviving member's count (``KoKept``, ``ko_peel.cuh``),
+#: counting it again only when it drops below k - 1; counts stop at k - 1 + PEEL_SLACK (-1:
+#: never). False: every member that lost a triangle is counted again.
+PEEL_KEPT_COUNTS = True
+PEEL_SLACK = 16
 #: True: a deletion of top-level edges lowers them by the descent as any other edge (their
 #: count recounted after it); False: the top levels decomposed anew (:meth:`_top_delete`)
 TOP_DELETE_BY_DESCENT = True
@@ -344,6 +351,10 @@ class GpuDynamicTruss(HostRounds):
             self._touched = cp.zeros(self._cap, dtype=cp.int32)
             self._gone = cp.zeros(self._cap, dtype=cp.int32)
             self._fell = cp.zeros(self._cap, dtype=cp.int32)
+            # kept counts of the host-driven rounds (DtKept, KoKept) and lowered-in-round stamps
+            self._dcnt = cp.zeros(self._cap, dtype=cp.int32)
+            self._dvalid = cp.zeros(self._cap, dtype=cp.int32)
+            self._lowr = cp.zeros(self._cap, dtype=cp.int32)
         if self._dirty is None:                      # (mode 4's dirty stamp by level)
             self._dirty = cp.zeros(LEVEL_STAMPS, dtype=cp.int32)
         need = len(t) + int(extra) + 16
@@ -351,8 +362,8 @@ class GpuDynamicTruss(HostRounds):
             size = max(need, self._list_size + self._list_size // 4)
             self._list_size = size
             (self._la, self._lb, self._low, self._low_old, self._newval, self._region,
-             self._fallen, self._cand, self._front, self._front2) = (
-                cp.empty(size, dtype=cp.int32) for _ in range(10))
+             self._fallen, self._cand, self._front, self._front2, self._newcnt) = (
+                cp.empty(size, dtype=cp.int32) for _ in range(11))
             # the counting phases' per-item counts: zero between phases (their readers
             # zero them again)
             self._cnt = cp.zeros(size, dtype=cp.int32)
@@ -363,7 +374,7 @@ class GpuDynamicTruss(HostRounds):
         others)."""
         if self._clock + span >= (1 << 31) - 1:   # wrap: start the stamps over
             for a in (self._mark, self._seen, self._member, self._touched, self._gone,
-                      self._fell, self._dirty):
+                      self._fell, self._dirty, self._dvalid, self._lowr):
                 if a is not None:
                     a.fill(0)
             self._clock = 0
@@ -788,15 +799,19 @@ class GpuDynamicTruss(HostRounds):
         cur, nxt = members, self._front
         peel, after = _fn("ko_peel_round"), _fn("ko_peel_next")
         full_grid = (int(_max_grid()),)
+        # (kept counts valid where _dvalid == gstamp: this peeling's)
+        kept = ((self._dcnt, self._dvalid, gstamp) if PEEL_KEPT_COUNTS else
+                (np.uint64(0), np.uint64(0), np.int32(0)))
+        slack = np.int32(PEEL_SLACK if PEEL_KEPT_COUNTS else 0)
         m, parity = n, 0
         while True:
             launch(peel, m * int(_parts(m)), state + (cur, i64(m), member, mstamp, gstamp,
                                                       self._cnt, i64(self._tail), self._cand,
-                                                      pc, np.int32(parity)),
+                                                      pc, np.int32(parity)) + kept + (slack,),
                    threads_per_item=WARP)
             after(full_grid, (BLOCK,), state + (members, i64(n), self._cand, member, mstamp,
                                                 gstamp, self._tick(), nxt, pc,
-                                                np.int32(parity)))
+                                                np.int32(parity)) + kept)
             self._read()
             self._rounds += 1
             self._peel_rounds += 1

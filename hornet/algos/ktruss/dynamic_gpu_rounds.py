@@ -20,6 +20,17 @@ __all__ = ["HostRounds"]
 #: instead of one), a block per other edge
 HINDEX_SPLIT_MIN = 1024
 HINDEX_LIGHT_MAX = 256
+#: True: the host-driven descent keeps a count per edge (``DtKept`` in ``ko_descent.cuh``): the
+#: h-index phase leaves each edge a lower bound of its triangles at its level, a neighbour's
+#: fall that takes one of them lowers it, and an edge is counted again only when it drops
+#: below the level's need; False: every such push lists the edge again (a hub edge that keeps
+#: its level is then counted again in every round that lowers a neighbour).
+DESCENT_KEPT_COUNTS = True
+#: the h-index phase's enumeration of an edge that keeps its level stops at (level - 2) x (1 +
+#: DESCENT_SLACK_SIXTEENTHS / 16) + DESCENT_SLACK triangles (room for the difference in losses
+#: before it is counted again); DESCENT_SLACK -1: never (the count is exact)
+DESCENT_SLACK = 16
+DESCENT_SLACK_SIXTEENTHS = 0
 
 
 class HostRounds:
@@ -42,6 +53,16 @@ class HostRounds:
         hindex, apply, push = _fn("dt_hindex_block"), _fn("dt_apply"), _fn("dt_push")
         split, heavy = _fn("dt_hindex_split"), _fn("dt_hindex_heavy")
         full_grid = (int(_max_grid()),)
+        null = np.uint64(0)
+        if DESCENT_KEPT_COUNTS:
+            # (the counts are valid where valid == fstamp: this update's)
+            newcnt = self._newcnt
+            slack = np.int32(-1 if DESCENT_SLACK < 0 else
+                             min(DESCENT_SLACK, 0xffff) | DESCENT_SLACK_SIXTEENTHS << 16)
+            kept = (self._dcnt, self._dvalid, fstamp, self._lowr)
+        else:
+            newcnt, slack = null, np.int32(0)
+            kept = (null, null, np.int32(0), null)
         while n:
             stamp = self._tick()
             head = (deg, ptr, t.keys, np.int32(t.shift), truss)
@@ -49,18 +70,22 @@ class HostRounds:
                 # a warp per edge of short lists, a block per edge of the others
                 launch(split, n, head + (cur, i64(n), self._newval, self._touched, tstamp,
                                          self._ctr, self._cand, self._front2,
-                                         np.int32(HINDEX_LIGHT_MAX)), threads_per_item=WARP)
+                                         np.int32(HINDEX_LIGHT_MAX), newcnt, slack),
+                       threads_per_item=WARP)
                 heavy(full_grid, (BLOCK,), head + (self._cand, self._front2, self._newval,
-                                                   self._touched, tstamp, self._ctr))
+                                                   self._touched, tstamp, self._ctr, newcnt,
+                                                   slack))
             else:
                 launch(hindex, n, head + (cur, i64(n), self._newval, self._touched, tstamp,
-                                          self._ctr), threads_per_item=BLOCK)
+                                          self._ctr, newcnt, slack), threads_per_item=BLOCK)
             launch(apply, n, (cur, i64(n), self._newval, truss, self._low, self._low_old, nxt,
-                              self._mark, stamp, self._ctr, self._fell, fstamp, self._fallen))
+                              self._mark, stamp, self._ctr, self._fell, fstamp, self._fallen,
+                              newcnt) + kept[:2] + (kept[2], kept[3]))
             parts = _parts(n)
             launch(push, n * int(parts), (deg, ptr, t.keys, np.int32(t.shift), truss,
                                           self._low, self._low_old, i64(n), nxt, self._mark,
-                                          stamp, self._ctr, parts), threads_per_item=WARP)
+                                          stamp, self._ctr, parts) + kept,
+                   threads_per_item=WARP)
             n = int(self._read()[C_NEXT])
             self._rounds += 1
             cur, nxt = nxt, cur

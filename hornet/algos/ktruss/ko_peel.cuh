@@ -19,21 +19,42 @@
 // only removes edges that cannot survive: the survivors are the same). The ranks stay a
 // k-order: an edge takes its rank number before it is marked gone, so an edge that counted
 // it gone takes a later number, and a triangle it did not count has that edge before it.
+//
+// The host-driven rounds may keep counts (KoKept, cnt given): a member that survives its count
+// keeps it (a lower bound of its held triangles: counting stops at k - 1 + slack, or never
+// with slack < 0), the push phase lowers it by one for every held triangle a peeled edge
+// takes (a triangle whose two other edges both went in one round may be taken twice: still a
+// lower bound), and lists the member only when it drops below k - 1. A member is peeled only
+// on a count of its own round, so the ranks stay a k-order as above.
 #pragma once
 
 #include "../algos/ktruss/ko_async.cuh"      // ks_async (Q.cap > 0)
 
+// Kept counts of the host-driven peeling (cnt nullptr: none): cnt[e] valid where
+// valid[e] == vstamp; the count stops at k - 1 + slack (slack < 0: never).
+struct KoKept {
+    int* cnt; int* valid; int vstamp; int slack;
+};
+
 // Peel phase, `parts` warps per live member e = list[i]: the members with fewer than k - 1
 // held triangles are peeled (rank, gone = gstamp) and listed in removed (count *nrem) and,
-// when given, in removed2 (count *nrem2); *npeeled, when given, counts them too.
+// when given, in removed2 (count *nrem2); *npeeled, when given, counts them too. With K.cnt,
+// a survivor keeps its count.
 __device__ void ko_phase_peel(const KoState& S, const int* list, i64 n, int parts,
                               const int* member, int mstamp, int per_level, int gstamp,
                               int* cnt, int* c, i64 tail, u64* ntail, int* removed, u64* nrem,
-                              int* removed2, u64* nrem2, u64* npeeled = nullptr) {
+                              int* removed2, u64* nrem2, u64* npeeled = nullptr,
+                              KoKept K = KoKept{nullptr, nullptr, 0, 0}) {
     ko_count_items<true>(S, list, n, parts, -1, member, mstamp, gstamp, 0, cnt, c, per_level,
                          [&](i64, int e, int k, int got) {
         touch(S.touched, S.tstamp, e, S.ctr);
-        if (got >= k - 1) return;
+        if (got >= k - 1) {
+            if (K.cnt != nullptr) {
+                K.cnt[e] = got;
+                K.valid[e] = K.vstamp;
+            }
+            return;
+        }
         __threadfence();                     // (after the count: see the file's comment)
         S.rank[e] = tail + (i64)atomicAdd(ntail, 1ull);
         __threadfence();
@@ -41,15 +62,22 @@ __device__ void ko_phase_peel(const KoState& S, const int* list, i64 n, int part
         removed[atomicAdd(nrem, 1ull)] = e;
         if (removed2) removed2[atomicAdd(nrem2, 1ull)] = e;
         if (npeeled) atomicAdd(npeeled, 1ull);
-    });
+    }, K.cnt != nullptr ? K.slack : 0);
 }
 
 // Push phase, `parts` warps per edge e = removed[i] (i < m) peeled in the last round at level
 // k: every live member p at k in a triangle of e whose third edge is above k or a member at k
-// (p held that triangle) goes to next (count *nnext, deduplicated by pushed == wstamp).
+// (p held that triangle) goes to next (count *nnext, deduplicated by pushed == wstamp); with
+// K.cnt, a member with a kept count only when the count drops below k - 1.
 __device__ void ko_phase_peel_push(const KoState& S, const int* removed, i64 m, int parts,
                                    const int* member, int mstamp0, int per_level, int gstamp,
-                                   int wstamp, int* next, u64* nnext) {
+                                   int wstamp, int* next, u64* nnext,
+                                   KoKept K = KoKept{nullptr, nullptr, 0, 0}) {
+    // (p lost a held triangle: listed unless its kept count still reaches k - 1)
+    const auto short_of = [&](i64 p, int k) {
+        return K.cnt == nullptr || ldcg(&K.valid[p]) != K.vstamp ||
+               atomicSub(&K.cnt[p], 1) - 1 < k - 1;
+    };
     const unsigned lane = threadIdx.x & 31;
     for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
         const i64 i = wi / parts;
@@ -67,10 +95,10 @@ __device__ void ko_phase_peel_push(const KoState& S, const int* removed, i64 m, 
             if (t1 < k || t2 < k) return;
             const bool m1 = t1 == k && ldcg(&member[s1]) == mstamp;
             const bool m2 = t2 == k && ldcg(&member[s2]) == mstamp;
-            if (m1 && (t2 > k || m2) && ldcg(&S.gone[s1]) != gstamp &&
+            if (m1 && (t2 > k || m2) && ldcg(&S.gone[s1]) != gstamp && short_of(s1, k) &&
                 atomicExch(&S.pushed[s1], wstamp) != wstamp)
                 next[atomicAdd(nnext, 1ull)] = (int)s1;
-            if (m2 && (t1 > k || m1) && ldcg(&S.gone[s2]) != gstamp &&
+            if (m2 && (t1 > k || m1) && ldcg(&S.gone[s2]) != gstamp && short_of(s2, k) &&
                 atomicExch(&S.pushed[s2], wstamp) != wstamp)
                 next[atomicAdd(nnext, 1ull)] = (int)s2;
         }, NO_STOP);
@@ -168,7 +196,8 @@ __device__ __forceinline__ int ko_round_parts(i64 n) {
 // round's words, which nothing reads in this round.
 extern "C" __global__ void ko_peel_round(KO_STATE_PARAMS, const int* list, i64 n,
                                          const int* pmember, int mstamp, int gstamp, int* cnt,
-                                         i64 tail, int* rem, u64* pc, int parity) {
+                                         i64 tail, int* rem, u64* pc, int parity, int* kcnt,
+                                         int* kvalid, int vstamp, int slack) {
     __shared__ int count[WARPS];
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         pc[PC_REM + 1 - parity] = 0;
@@ -177,7 +206,8 @@ extern "C" __global__ void ko_peel_round(KO_STATE_PARAMS, const int* list, i64 n
     const KoState S = KO_STATE;
     ko_phase_peel(S, list, n, ko_round_parts(n), pmember, mstamp, 0, gstamp, cnt,
                   &count[(threadIdx.x >> 5) & (WARPS - 1)], tail, &ctr[C_TAIL], rem,
-                  &pc[PC_REM + parity], nullptr, nullptr, &pc[PC_PEELED]);
+                  &pc[PC_REM + parity], nullptr, nullptr, &pc[PC_PEELED],
+                  KoKept{kcnt, kvalid, vstamp, slack});
 }
 
 // The next round's list (members[:n] the peeling's members, rem[:pc[PC_REM + parity]] this
@@ -187,7 +217,7 @@ extern "C" __global__ void ko_peel_round(KO_STATE_PARAMS, const int* list, i64 n
 extern "C" __global__ void ko_peel_next(KO_STATE_PARAMS, const int* members, i64 n,
                                         const int* rem, const int* pmember, int mstamp,
                                         int gstamp, int wstamp, int* next, u64* pc,
-                                        int parity) {
+                                        int parity, int* kcnt, int* kvalid, int vstamp) {
     const i64 r = (i64)ldcg(&pc[PC_REM + parity]), peeled = (i64)ldcg(&pc[PC_PEELED]);
     if (r == 0 || peeled == n) return;
     const KoState S = KO_STATE;
@@ -195,7 +225,7 @@ extern "C" __global__ void ko_peel_next(KO_STATE_PARAMS, const int* members, i64
         ko_phase_live(S, members, n, gstamp, next, &pc[PC_NEXT + 1 - parity]);
     else
         ko_phase_peel_push(S, rem, r, ko_round_parts(r), pmember, mstamp, 0, gstamp, wstamp,
-                           next, &pc[PC_NEXT + 1 - parity]);
+                           next, &pc[PC_NEXT + 1 - parity], KoKept{kcnt, kvalid, vstamp, 0});
 }
 
 extern "C" __global__ void ko_peel_live(KO_STATE_PARAMS, const int* list, i64 n, int gstamp,
