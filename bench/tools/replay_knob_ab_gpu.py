@@ -27,6 +27,9 @@ def _parse(knob: str):
     where, _, values = knob.partition("=")
     module, _, name = where.partition(":")
     mod = importlib.import_module(module)
+    while "." in name:                       # a class attribute: Class.NAME
+        owner, _, name = name.partition(".")
+        mod = getattr(mod, owner)
     original = getattr(mod, name)
     kind = type(original)
     vals = [kind(int(v)) if kind in (bool, int) else kind(v) for v in values.split(",")]
@@ -36,7 +39,8 @@ def _parse(knob: str):
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench.tools.replay_knob_ab_gpu",
                                  description=__doc__.split("\n")[0])
-    ap.add_argument("--knob", required=True, help="module:NAME=value,value,...")
+    ap.add_argument("--knob", required=True,
+                    help="module:NAME=value,value,... (NAME may be Class.NAME)")
     ap.add_argument("--streams", nargs="+", default=STREAMS)
     ap.add_argument("--batch-sizes", nargs="+", type=int, default=[1000, 10000])
     ap.add_argument("--rounds", type=int, default=5)
