@@ -6,7 +6,8 @@ per-function profile: where a GPU replay batch's time goes.
 
 The replay's graph calls (``streams.replay._apply_batch`` and the lazy report rows of
 ``streams.batch_rows``, as ``bench replay_devices`` makes them: directed, no window, no
-analytics, the replay's array growth, reserve and deferred inserts) on fresh graphs, one
+analytics, the replay's array growth, reserve, deferred inserts and weighted path) on fresh
+graphs, one
 untimed replay first. Per stream and batch size:
 
 - pipelined: each batch's wall clock (graph calls and the row's count read), median over
@@ -33,6 +34,7 @@ import hornet
 from bench.tools.ab_replay_gpu import STREAMS, _batches, _counters
 from streams.batch_rows import BatchRows
 from streams.replay import GROWTH_SLOTS, _apply_batch
+from streams.weighted_batch import LatestPath
 
 
 def _graph(device: str, evs, weighted: bool, has_op: bool):
@@ -62,9 +64,10 @@ def pipelined(device: str, evs, weighted: bool, has_op: bool, prof=None):
     out = {k: [] for k in ("batch", "inserted", "deleted", "expired", "edges")}
     rows = BatchRows(out, dict(inserted=0, deleted=0, expired=0), g, lazy=True)
     times = []
+    latest = LatestPath()
     for i, ev in enumerate(evs):
         t = time.perf_counter()
-        changes, _ = _apply_batch(g, ev, True, None, weighted, "")
+        changes, _ = _apply_batch(g, ev, True, None, weighted, "", latest=latest)
         rows.add({"batch": i}, changes)
         times.append(time.perf_counter() - t)
     t = time.perf_counter()
@@ -78,10 +81,11 @@ def drained(device: str, evs, weighted: bool, has_op: bool):
     """(host seconds per batch, total seconds per batch) with the device idle before each."""
     g = _graph(device, evs, weighted, has_op)
     host, total = [], []
+    latest = LatestPath()
     for ev in evs:
         _sync(g)
         t0 = time.perf_counter()
-        changes, _ = _apply_batch(g, ev, True, None, weighted, "")
+        changes, _ = _apply_batch(g, ev, True, None, weighted, "", latest=latest)
         t1 = time.perf_counter()
         len(changes.inserted)
         if changes.updated is not None:
