@@ -73,3 +73,43 @@ def test_latest_path_equals_plain_path(device, monkeypatch, repeat_from, small):
         assert np.array_equal(_host(x), _host(y))
     assert np.array_equal(_host(got[2]["weight"]), _host(want[2]["weight"]))
     deferred.check()
+
+
+@pytest.mark.parametrize("repeat_from", [0, 3, 6])
+@pytest.mark.parametrize("sizes", ["large", "mixed"])
+def test_late_lengths_equal_plain_path(device, monkeypatch, repeat_from, sizes):
+    """``LatestPath(late=True)``: each insert's length read once the next batch is queued
+    (and the last one's by ``finish``); every batch's changes, read after ``finish``, and the
+    graph equal the plain path's. ``mixed``: every other batch of one small batch's pairs
+    (an upsert, which reads the batch before it first)."""
+    if device == "cpu":
+        monkeypatch.setitem(deferred_path.EMULATIONS, "cpu", CpuDeferred)
+        monkeypatch.setattr(CpuDeferred, "late", 0.0)
+    rng = np.random.default_rng(10 + repeat_from)
+    kw = dict(directed=True, device=device, edge_properties={"weight": np.float64})
+    deferred, plain = hornet.Graph(**kw), hornet.Graph(**kw)
+    deferred.defer_inserts()
+    path = LatestPath(late=True)
+    assert path.late
+    big = (LatestPath.min_pairs + 1, 3 * LatestPath.min_pairs)
+    got, want = [], []
+    for k, (s, d, w) in enumerate(_batches(rng, repeat_from, *big)):
+        if sizes == "mixed" and k % 2:
+            s, d, w = s[:300], d[:300], w[:300]
+        a, b = BatchChanges(), BatchChanges()
+        insert_latest(deferred, a, s, d, w, _ignore, update_first=True, path=path)
+        insert_latest(plain, b, s, d, w, _ignore)
+        got.append(a)
+        want.append(b)
+    path.finish(deferred)
+    assert path.pending is None
+    for a, b in zip(got, want):
+        assert _pairs(a.inserted) == _pairs(b.inserted)
+        assert _pairs(a.updated) == _pairs(b.updated)
+    assert path.upserts == (repeat_from < 6)
+    assert deferred.num_edges == plain.num_edges
+    g_, w_ = deferred.edges(properties=True), plain.edges(properties=True)
+    for x, y in zip(g_[:2], w_[:2]):
+        assert np.array_equal(_host(x), _host(y))
+    assert np.array_equal(_host(g_[2]["weight"]), _host(w_[2]["weight"]))
+    deferred.check()
