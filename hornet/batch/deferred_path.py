@@ -377,9 +377,11 @@ def make_ready(g) -> None:
     """What a graph's first deferred batches make, made now (``Graph.defer_inserts(ready=
     True)``): the device state, the rings of the small classes filled (:func:`_prefill`),
     block arrays for the classes whose arrays lack room for their next refill (the block
-    cache's grow_ahead steps), the memory manager's lookup, and room in the vertex table
-    for ``READY_ROWS`` ids (the id space itself does not grow). Devices without deferred
-    batches: nothing."""
+    cache's grow_ahead steps), rings under their trigger refilled, the memory manager's
+    lookup, room in the vertex table for ``READY_ROWS`` ids (the id space itself does not
+    grow) and the rings' limits on the device. Called again after ``Graph.reserve``, it
+    makes what the reserve left to the first batch. Devices without deferred batches:
+    nothing."""
     if g.device != "gpu" and g.device not in EMULATIONS:
         return
     if g._deferred is None:
@@ -397,8 +399,14 @@ def make_ready(g) -> None:
         except MemoryError:              # (DeviceMemoryError: nothing changed)
             break
     cache._grow.clear()
+    if cache._want:                      # (rings a reserve left under their trigger)
+        cache.top_up()
     mm.lookup()
     g._reserve(max(g._n, READY_ROWS))
+    # the rings' limits as the next batch would upload them (a step of its own otherwise)
+    dev = g._deferred
+    dev.set_limits(_limits(cache))
+    dev.limits_due = g._deferred_count + LIMIT_REFRESH
 
 
 def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
