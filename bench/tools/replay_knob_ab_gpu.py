@@ -39,8 +39,9 @@ def _parse(knob: str):
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench.tools.replay_knob_ab_gpu",
                                  description=__doc__.split("\n")[0])
-    ap.add_argument("--knob", required=True,
-                    help="module:NAME=value,value,... (NAME may be Class.NAME)")
+    ap.add_argument("--knob", required=True, action="append",
+                    help="module:NAME=value,value,... (NAME may be Class.NAME); given "
+                         "several times, the settings change together (their i-th values)")
     ap.add_argument("--streams", nargs="+", default=STREAMS)
     ap.add_argument("--batch-sizes", nargs="+", type=int, default=[1000, 10000])
     ap.add_argument("--rounds", type=int, default=5)
@@ -48,8 +49,17 @@ def main(argv=None) -> None:
     ap.add_argument("--cpu", action="store_true")
     a = ap.parse_args(argv)
     from hornet.core import jit
-    mod, name, vals = _parse(a.knob)
-    original = getattr(mod, name)
+    knobs = [_parse(k) for k in a.knob]
+    originals = [getattr(m, n) for m, n, _ in knobs]
+    if len({len(v) for _, _, v in knobs}) != 1:
+        raise SystemExit("every --knob needs as many values")
+    name = "+".join(n for _, n, _ in knobs)
+    vals = list(range(len(knobs[0][2]))) if len(knobs) > 1 else knobs[0][2]
+
+    def apply(v) -> None:
+        for (m, n, vs), orig in zip(knobs, originals):
+            setattr(m, n, vs[v] if len(knobs) > 1 else v)
+
     print(f"| stream | batch | batches | {' | '.join(f'{name}={v} us/batch' for v in vals)} | "
           f"ratios to {vals[0]} | CPU us/batch | GPU/CPU |")
     print("|---" * (6 + len(vals)) + "|")
@@ -65,7 +75,7 @@ def main(argv=None) -> None:
                     order = vals if r % 2 else vals[::-1]
                     got = {}
                     for v in order:
-                        setattr(mod, name, v)
+                        apply(v)
                         s = replay(table, batch_size=b, device=a.device, algos="none").summary
                         nb = s["batches"]
                         got[v] = s["update_seconds"] / nb * 1e6
@@ -78,7 +88,8 @@ def main(argv=None) -> None:
                     raise SystemExit(f"{sname} {b}: edge counts differ {edges}")
                 cpu = float("nan")
                 if a.cpu:
-                    setattr(mod, name, original)
+                    for (m, n, _), orig in zip(knobs, originals):
+                        setattr(m, n, orig)
                     jit.parallel_policy = "never"
                     cs = [replay(table, batch_size=b, device="cpu", algos="none").summary
                           for _ in range(4)][1:]
@@ -92,7 +103,8 @@ def main(argv=None) -> None:
                 print(f"| {sname} | {b} | {nb} | {cells} | {rat} | {cpu:.0f} | {gc} |",
                       flush=True)
     finally:
-        setattr(mod, name, original)
+        for (m, n, _), orig in zip(knobs, originals):
+            setattr(m, n, orig)
 
 
 if __name__ == "__main__":

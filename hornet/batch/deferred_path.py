@@ -371,6 +371,7 @@ def _start(g) -> None:
     # (rows, outs, found)) and weak references to the changes of the last batch queued in it
     g._deferred_buffers = [{} for _ in range(g._deferred.slots)]
     g._deferred_users = [() for _ in range(g._deferred.slots)]
+    g._deferred_next = 0
 
 
 def make_ready(g) -> None:
@@ -514,7 +515,10 @@ def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False) -> _
     # when out of memory), every allocation of the batch made before
     m = both.shape[1]
     if REUSE_BUFFERS:
-        slot = _free_slot(queue, dev.slots)
+        # slots taken in turn: a slot's buffers are reused as late as can be, when the
+        # changes that read them are usually gone (else _reclaim copies them first)
+        slot = _free_slot(queue, dev.slots, g._deferred_next)
+        g._deferred_next = slot + 1
         rows, outs, found = _slot_buffers(g, slot, upsert)
         t = _Ticket(slot, both, values, rows, outs, PendingChange(g), found,
                     PendingUpdate(g) if upsert else None)
@@ -552,9 +556,10 @@ def _launch(g, mm, cache, t) -> None:
     queue.append(t)
 
 
-def _free_slot(queue, slots: int) -> int:
+def _free_slot(queue, slots: int, start: int = 0) -> int:
+    """The first workspace slot from ``start`` on (in turn) that no queued batch holds."""
     used = {t.slot for t in queue}
-    return next(k for k in range(slots) if k not in used)
+    return next(k % slots for k in range(start, start + slots) if k % slots not in used)
 
 
 def _slot_buffers(g, slot: int, upsert: bool):
