@@ -328,10 +328,7 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         for an in analytics:
             an.start(g, ctx)
         expiry = EventWindow(window) if window is not None else None
-        lazy = not analytics and not verify and snapshot is None and on_batch is None
-        # (weighted batches on a GPU graph: see insert_latest; lengths read late where
-        # nothing reads the graph between batches)
-        latest = LatestPath(late=lazy)
+        latest = LatestPath()        # (weighted batches on a GPU graph: see insert_latest)
         if expiry is not None and from_snapshot is not None:
             checkpoint.restore_window(seen, expiry, insert_only=not cols.op)
         ref = ReferenceReplay(bool(directed), weighted, window is not None) if verify else None
@@ -350,7 +347,8 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
             out[an.column] = []
             out[an.column + "_seconds"] = []
         totals = dict(events=0, self_loops=0, inserted=0, deleted=0, expired=0)
-        rows = BatchRows(out, totals, g, lazy=lazy)
+        rows = BatchRows(out, totals, g, lazy=not analytics and ref is None and
+                         snapshot is None and on_batch is None)
         t_update = t_analytics = 0.0
         t_each = {an.column: 0.0 for an in analytics}
         bar = None
@@ -435,9 +433,6 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
                 if snapshot is not None and snapshot_every and \
                         position.batches % snapshot_every == 0:
                     checkpoint.write(g, snapshot, vmap, position, expiry)
-            t_last = _time.perf_counter()
-            latest.finish(g)             # (a last insert's length read late)
-            t_update += _time.perf_counter() - t_last
             rows.close()
             t_update += rows.seconds     # reading the counts back may wait for the device
             if snapshot is not None and not (snapshot_every and out["batch"] and

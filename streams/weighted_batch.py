@@ -34,35 +34,14 @@ class LatestPath:
     distinct edges), a batch goes as a deferred insert, whose length is read to confirm it
     (one wait); once a batch found otherwise, the replay's batches go as deferred upserts
     (no wait, but the device looks every pair up and writes the present ones' weights, chunk
-    by chunk).
-
-    ``late``: nothing reads the graph or the batches' changes between two batches (a replay
-    without analytics, verification, snapshots or callbacks sets it): a batch's insert length
-    is read once the next batch's insert is queued (the device then runs the one while the
-    host queues the other), and :meth:`finish` reads the last one. A batch found short then
-    gets its update there, the next batch's update after it (the next batch's insert left
-    the weights of the edges present before it as they were), and the replay goes on with
-    upserts; the graph after the next batch, and every batch's change, are the same as with
-    the length read at once."""
+    by chunk)."""
 
     #: batches of at most this many pairs go as upserts whatever came before: one small
     #: batch's upsert costs the device little, and the insert's length would be a wait
     min_pairs = SMALL_ENTRIES
-    #: a replay may read an insert's length late (see ``late``; False: never)
-    LATE_CHECK = True
 
-    def __init__(self, late: bool = False):
+    def __init__(self):
         self.upserts = False
-        self.late = bool(late) and self.LATE_CHECK
-        self.grown = False       # an insert of pairs was queued: the graph holds edges
-        self.pending = None      # (change, pairs, weights, graph empty before) read late
-
-    def finish(self, g) -> None:
-        """Read the length of the last batch's insert (``late``), and update that batch
-        where it was short."""
-        pending, self.pending = self.pending, None
-        if pending is not None:
-            _check(g, self, pending, None)
 
 
 def insert_latest(g, ch: BatchChanges, s, d, w, feed: Callable, *,
@@ -84,22 +63,10 @@ def insert_latest(g, ch: BatchChanges, s, d, w, feed: Callable, *,
     (``Graph.deferred_upsert``: ``ch.updated`` is then its pending update, possibly empty).
     """
     sr, dr, wr = s[::-1].copy(), d[::-1].copy(), w[::-1].copy()
-    late = update_first and path is not None and not path.upserts and \
-        sr.shape[0] > path.min_pairs and getattr(g, "_deferred_batches", False)
-    if path is not None and path.pending is not None and not (late and path.late):
-        path.finish(g)                   # (the batch before settled first: other paths)
-        late = late and not path.upserts
-    if late:
+    if update_first and path is not None and not path.upserts and \
+            sr.shape[0] > path.min_pairs and getattr(g, "_deferred_batches", False):
         # the insert first, the update only where it left events out, see LatestPath
-        # (edges are never deleted on this path: a graph that took pairs holds edges)
-        empty = not path.grown and g.num_edges == 0
-        if path.late:
-            ch.inserted = g.insert_edges(sr, dr, weight=wr)
-            path.grown = True
-            last, path.pending = path.pending, (ch, sr, dr, wr, empty)
-            if last is not None:
-                _check(g, path, last, path.pending)
-            return
+        empty = g.num_edges == 0
         ch.inserted = g.insert_edges(sr, dr, weight=wr)
         if len(ch.inserted) < sr.shape[0]:
             path.upserts = True
@@ -133,27 +100,6 @@ def insert_latest(g, ch: BatchChanges, s, d, w, feed: Callable, *,
         if len(updated):
             ch.updated = updated
             feed(ch.updated)
-
-
-def _check(g, path: LatestPath, last, queued) -> None:
-    """Read the length of batch ``last``'s insert (change, pairs, weights, graph empty
-    before it); where it is short of the batch's pairs, update that batch's edges present
-    before it and then those of ``queued`` (the batch whose insert was queued after it, or
-    None), and go on with upserts."""
-    ch, sr, dr, wr, empty = last
-    if len(ch.inserted) == sr.shape[0]:
-        return
-    path.upserts = True
-    if not empty:
-        updated = _without(g.update_edges(sr, dr, weight=wr), ch.inserted)
-        if len(updated):
-            ch.updated = updated
-    if queued is not None:
-        path.pending = None
-        qch, qsr, qdr, qwr, _ = queued
-        updated = _without(g.update_edges(qsr, qdr, weight=qwr), qch.inserted)
-        if len(updated):
-            qch.updated = updated
 
 
 def _without(change, inserted):
