@@ -115,6 +115,9 @@ GROWTH_SLOTS = 1 << 16   # least slots of a block array an insert-only replay's 
 #: a replay without a window reserves the graph's room for the stream's first block of events
 #: before its first batch (``Graph.reserve``; False: the graph grows batch by batch)
 RESERVE = True
+#: ... and then makes ready what its first deferred batch would make (``Graph.defer_inserts
+#: (ready=True)`` again: the block cache's steps the reserve left due, the rings' limits)
+PRIME = True
 #: least slots of a block array that a windowed GPU replay's graph adds, for batches of at
 #: most WINDOW_GROWTH_BATCH events (``Graph.set_array_growth``; 0: geometric growth alone).
 #: Under a window's churn of small batches a graph grown from small arrays keeps emptying and
@@ -500,6 +503,8 @@ def _reserved(g, blocks, path: str):
         hi = int(max(first.src.max(), first.dst.max()))
         if 0 <= hi <= MAX_VERTEX_ID:
             g.reserve(num_vertices=hi + 1, num_edges=len(first))
+            if PRIME:
+                g.defer_inserts(ready=True)      # (what the reserve left to the first batch)
             if g.device == "gpu":                # (its kernels done before the clock starts)
                 g._xp.cuda.get_current_stream().synchronize()
     return itertools.chain([first], blocks)

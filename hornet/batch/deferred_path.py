@@ -29,9 +29,16 @@ reads the graph settled: the graph's memory manager, entry count and vertex tabl
 settle every pending batch before they answer. The block cache's steps of refilling ahead
 (``BlockCache.top_up`` and ``grow_ahead``) are made between batches as on the small path,
 after settling.
+
+Result buffers: each workspace slot keeps its own device buffers for the results of the
+batch queued in it (the change's rows, property values, an upsert's found edges), made once
+(``REUSE_BUFFERS``), so that a batch allocates nothing on the device. A change reads its
+arrays as copies (a change's arrays outlive the slot's next batch); a change still held,
+and not read yet, when its slot takes another batch is read then (:func:`_reclaim`).
 """
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from itertools import compress
 from operator import or_
@@ -68,6 +75,9 @@ READY_ROWS = 1 << 14
 #: (BlockCache.peak_goal): a refill waits for every queued batch, so that a stream that
 #: drains rings batch after batch refills them less often
 READY_PEAK_GOAL = 32
+#: every workspace slot keeps the device buffers of its batches' results (False: a batch
+#: allocates its own)
+REUSE_BUFFERS = True
 
 
 class DeferredState:
@@ -153,10 +163,12 @@ class PendingChange(EdgeChange):
 
     @staticmethod
     def _cut(done) -> EdgeChange:
-        """The change from (rows, outs, length, self-loops) of an insert's buffers."""
+        """The change from (rows, outs, length, self-loops) of an insert's buffers (copies:
+        the buffers are the workspace slot's, see the module)."""
         rows, outs, n, loops = done
-        return EdgeChange("insert", rows[:n], rows[SMALL_ENTRIES:SMALL_ENTRIES + n],
-                          {k: v[:n] for k, v in outs.items()}, loops)
+        return EdgeChange("insert", rows[:n].copy(),
+                          rows[SMALL_ENTRIES:SMALL_ENTRIES + n].copy(),
+                          {k: v[:n].copy() for k, v in outs.items()}, loops)
 
     def _resolve(self, change) -> None:
         """Settled: an EdgeChange, or (rows, outs, length, self-loops) of the batch's
@@ -197,10 +209,10 @@ class PendingUpdate(PendingChange):
         """The change from (rows, found, length) of an upsert's buffers."""
         rows, found, n = done
         at = 2 * SMALL_ENTRIES
-        return EdgeChange("update", rows[at:at + n],
-                          rows[at + SMALL_ENTRIES:at + SMALL_ENTRIES + n],
-                          {k: new[:n] for k, (new, _) in found.items()}, 0,
-                          {k: old[:n] for k, (_, old) in found.items()})
+        return EdgeChange("update", rows[at:at + n].copy(),
+                          rows[at + SMALL_ENTRIES:at + SMALL_ENTRIES + n].copy(),
+                          {k: new[:n].copy() for k, (new, _) in found.items()}, 0,
+                          {k: old[:n].copy() for k, (_, old) in found.items()})
 
     previous = property(lambda self: self._result().previous)
 
@@ -355,15 +367,22 @@ def _start(g) -> None:
     g._deferred = _device_state(g.device)
     g._deferred_queue = deque()
     g._deferred_count = 0
+    # per workspace slot: its result buffers ((dtype pairs of the properties, upsert) ->
+    # (rows, outs, found)) and weak references to the changes of the last batch queued in it
+    g._deferred_buffers = [{} for _ in range(g._deferred.slots)]
+    g._deferred_users = [() for _ in range(g._deferred.slots)]
+    g._deferred_next = 0
 
 
 def make_ready(g) -> None:
     """What a graph's first deferred batches make, made now (``Graph.defer_inserts(ready=
     True)``): the device state, the rings of the small classes filled (:func:`_prefill`),
     block arrays for the classes whose arrays lack room for their next refill (the block
-    cache's grow_ahead steps), the memory manager's lookup, and room in the vertex table
-    for ``READY_ROWS`` ids (the id space itself does not grow). Devices without deferred
-    batches: nothing."""
+    cache's grow_ahead steps), rings under their trigger refilled, the memory manager's
+    lookup, room in the vertex table for ``READY_ROWS`` ids (the id space itself does not
+    grow) and the rings' limits on the device. Called again after ``Graph.reserve``, it
+    makes what the reserve left to the first batch. Devices without deferred batches:
+    nothing."""
     if g.device != "gpu" and g.device not in EMULATIONS:
         return
     if g._deferred is None:
@@ -381,8 +400,14 @@ def make_ready(g) -> None:
         except MemoryError:              # (DeviceMemoryError: nothing changed)
             break
     cache._grow.clear()
+    if cache._want:                      # (rings a reserve left under their trigger)
+        cache.top_up()
     mm.lookup()
     g._reserve(max(g._n, READY_ROWS))
+    # the rings' limits as the next batch would upload them (a step of its own otherwise)
+    dev = g._deferred
+    dev.set_limits(_limits(cache))
+    dev.limits_due = g._deferred_count + LIMIT_REFRESH
 
 
 def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
@@ -489,13 +514,25 @@ def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False) -> _
     # nothing below waits; the graph changes from _reserve on (which leaves it as it was
     # when out of memory), every allocation of the batch made before
     m = both.shape[1]
-    t = _Ticket(-1, both, values, xp.empty((4 if upsert else 2) * SMALL_ENTRIES, dtype=xp.int32),
-                {name: xp.empty(m, dtype=dt) for name, dt in g._edge_schema.items()},
-                PendingChange(g))
-    if upsert:
-        t.found = {name: (xp.empty(m, dtype=dt), xp.empty(m, dtype=dt))
-                   for name, dt in g._edge_schema.items()}
-        t.update = PendingUpdate(g)
+    if REUSE_BUFFERS:
+        # slots taken in turn: a slot's buffers are reused as late as can be, when the
+        # changes that read them are usually gone (else _reclaim copies them first)
+        slot = _free_slot(queue, dev.slots, g._deferred_next)
+        g._deferred_next = slot + 1
+        rows, outs, found = _slot_buffers(g, slot, upsert)
+        t = _Ticket(slot, both, values, rows, outs, PendingChange(g), found,
+                    PendingUpdate(g) if upsert else None)
+        g._deferred_users[slot] = (weakref.ref(t.change),) if not upsert else \
+            (weakref.ref(t.change), weakref.ref(t.update))
+    else:
+        t = _Ticket(-1, both, values,
+                    xp.empty((4 if upsert else 2) * SMALL_ENTRIES, dtype=xp.int32),
+                    {name: xp.empty(m, dtype=dt) for name, dt in g._edge_schema.items()},
+                    PendingChange(g))
+        if upsert:
+            t.found = {name: (xp.empty(m, dtype=dt), xp.empty(m, dtype=dt))
+                       for name, dt in g._edge_schema.items()}
+            t.update = PendingUpdate(g)
     n = max(g._n, hi + 1)
     g._reserve(n)
     g._views.clear()
@@ -505,10 +542,11 @@ def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False) -> _
 
 
 def _launch(g, mm, cache, t) -> None:
-    """Launch ticket ``t``'s kernels in a free workspace (host pairs staged for it) and
-    queue it."""
+    """Launch ticket ``t``'s kernels in its workspace (a free one where it has none: buffers
+    of its own; host pairs staged for it) and queue it."""
     dev, queue = g._deferred, g._deferred_queue
-    t.slot = _free_slot(queue, dev.slots)
+    if not REUSE_BUFFERS:
+        t.slot = _free_slot(queue, dev.slots)
     s, d, values = dev.stage(t.slot, t.both, [t.values[k] for k in g._edge_schema])
     g._deferred_count += 1
     dev.launch(t.slot, s, d, not g.directed, g._degree_, g._size_class_,
@@ -518,9 +556,39 @@ def _launch(g, mm, cache, t) -> None:
     queue.append(t)
 
 
-def _free_slot(queue, slots: int) -> int:
+def _free_slot(queue, slots: int, start: int = 0) -> int:
+    """The first workspace slot from ``start`` on (in turn) that no queued batch holds."""
     used = {t.slot for t in queue}
-    return next(k for k in range(slots) if k not in used)
+    return next(k % slots for k in range(start, start + slots) if k % slots not in used)
+
+
+def _slot_buffers(g, slot: int, upsert: bool):
+    """The result buffers of workspace ``slot`` (free) for a batch of the graph's edge
+    properties: (rows: int32 device (2 * SMALL_ENTRIES,), an upsert's (4 * SMALL_ENTRIES,);
+    outs: per property (SMALL_ENTRIES,) of its dtype; found: an upsert's per property (new,
+    old) values of that shape, else None), made on first use; the changes of the batch
+    queued there before, if still held and not read, read first (:func:`_reclaim`)."""
+    _reclaim(g, slot)
+    key = (tuple(g._edge_schema.items()), upsert)
+    bufs = g._deferred_buffers[slot].get(key)
+    if bufs is None:
+        xp = g._xp
+        rows = xp.empty((4 if upsert else 2) * SMALL_ENTRIES, dtype=xp.int32)
+        outs = {name: xp.empty(SMALL_ENTRIES, dtype=dt) for name, dt in key[0]}
+        found = {name: (xp.empty(SMALL_ENTRIES, dtype=dt), xp.empty(SMALL_ENTRIES, dtype=dt))
+                 for name, dt in key[0]} if upsert else None
+        bufs = g._deferred_buffers[slot][key] = (rows, outs, found)
+    return bufs
+
+
+def _reclaim(g, slot: int) -> None:
+    """Before workspace ``slot``'s buffers take another batch: the changes of the batch
+    queued there before that are still held and not read yet read now (their copies)."""
+    for ref in g._deferred_users[slot]:
+        change = ref()
+        if change is not None and isinstance(change._done, tuple):
+            change._done = change._cut(change._done)
+    g._deferred_users[slot] = ()
 
 
 def _limits(cache) -> np.ndarray:
