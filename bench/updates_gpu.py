@@ -83,18 +83,7 @@ def bench_updates(label: str, g: hornet.Graph, sizes: list[int], rng_seed: int =
     keys = cupy.unique((es.astype(cupy.uint64) << 32) | ed.astype(cupy.uint64))
     for b in sizes:
         reps = repeats_for(b)
-        batches = [(rs.randint(0, n, b, dtype=cupy.int64), rs.randint(0, n, b, dtype=cupy.int64))
-                   for _ in range(reps + 1)]
-        it = iter(batches)
-        ins = cuda_times(lambda: g.insert_edges(*next(it)), reps,
-                         undo=lambda c: g.delete_edges(c.src, c.dst))
-        # existing edges sampled with replacement (a repeat is dropped by the batch pipeline),
-        # gathered before the timing starts
-        picks = [rs.randint(0, es.size, min(b, es.size), dtype=cupy.int64)
-                 for _ in range(reps + 1)]
-        dt = iter([(es[p], ed[p]) for p in picks])
-        dels = cuda_times(lambda: g.delete_edges(*next(dt)), reps,
-                          undo=lambda c: g.insert_edges(c.src, c.dst))
+        ins, dels = insert_delete_times(g, b, reps, rs, es, ed)
         t_ins, t_del = statistics.median(ins), statistics.median(dels)
         t_base = rebuild_time(keys, b, n, rs, 3 if b <= 10**6 else 2)
         rows.append([label, b, f"{b / t_ins:.3g}", f"{b / t_del:.3g}",
@@ -104,6 +93,24 @@ def bench_updates(label: str, g: hornet.Graph, sizes: list[int], rng_seed: int =
     return rows
 
 
+def insert_delete_times(g: hornet.Graph, b: int, reps: int, rs, es, ed) -> tuple[list, list]:
+    """CUDA-event seconds of ``reps`` insert batches of ``b`` uniformly random pairs and of
+    ``reps`` delete batches of ``b`` existing edges (``es``, ``ed``: the graph's edges, sampled
+    with replacement; a repeat is dropped by the batch pipeline), each call undone untimed;
+    the batches are drawn from ``rs`` (a CuPy RandomState) before their timing starts."""
+    import cupy
+    n = g.num_vertices
+    batches = iter([(rs.randint(0, n, b, dtype=cupy.int64), rs.randint(0, n, b, dtype=cupy.int64))
+                    for _ in range(reps + 1)])
+    ins = cuda_times(lambda: g.insert_edges(*next(batches)), reps,
+                     undo=lambda c: g.delete_edges(c.src, c.dst))
+    picks = [rs.randint(0, es.size, min(b, es.size), dtype=cupy.int64) for _ in range(reps + 1)]
+    dt = iter([(es[p], ed[p]) for p in picks])
+    dels = cuda_times(lambda: g.delete_edges(*next(dt)), reps,
+                      undo=lambda c: g.insert_edges(c.src, c.dst))
+    return ins, dels
+
+
 def bench_latency(label: str, g: hornet.Graph, sizes: list[int], repeats: int = 41,
                   rng_seed: int = 1) -> list[list]:
     """Rows of insert and delete latency of ``g`` for each batch size (as
@@ -111,19 +118,10 @@ def bench_latency(label: str, g: hornet.Graph, sizes: list[int], repeats: int = 
     calls over twice the median."""
     import cupy
     rows = []
-    n = g.num_vertices
     rs = cupy.random.RandomState(rng_seed)
     es, ed = g.edges()
     for b in sizes:
-        batches = iter([(rs.randint(0, n, b, dtype=cupy.int64),
-                         rs.randint(0, n, b, dtype=cupy.int64)) for _ in range(repeats + 1)])
-        ins = cuda_times(lambda: g.insert_edges(*next(batches)), repeats,
-                         undo=lambda c: g.delete_edges(c.src, c.dst))
-        picks = [rs.randint(0, es.size, min(b, es.size), dtype=cupy.int64)
-                 for _ in range(repeats + 1)]
-        dt = iter([(es[p], ed[p]) for p in picks])
-        dels = cuda_times(lambda: g.delete_edges(*next(dt)), repeats,
-                          undo=lambda c: g.insert_edges(c.src, c.dst))
+        ins, dels = insert_delete_times(g, b, repeats, rs, es, ed)
         t_ins, t_del = statistics.median(ins), statistics.median(dels)
         rows.append([label, g.num_edges, b, f"{t_ins * 1e6:.0f}", f"{max(ins) / t_ins:.2f}",
                      f"{t_del * 1e6:.0f}", f"{max(dels) / t_del:.2f}",
