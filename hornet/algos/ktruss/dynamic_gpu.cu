@@ -324,7 +324,32 @@ struct KoState {
     int* truss; i64* rank; int* member; int* gone; int* pushed; int* touched; int tstamp;
     u64* ctr;            // ctr[C_TOUCHED] counts the distinct edges examined
     int cap = 0x7fffffff;    // mode 4: edges at this level or above are never candidates
+    unsigned* kpush = nullptr;   // mode 4's kept candidate bounds (ko_bound_due), or none
+    u64* kbase = nullptr;
+    int kstamp = 0;              // the launch's stamp of valid kbase words
 };
+
+// Kept candidate bounds (mode 4, S.kpush given): kpush[y] counts (wrapping) the pushes that
+// found a triangle of y completed by a new candidate (its third edge holding for y); kbase[y]
+// = kstamp << 32 | (c - s) (32 bits, wrapping) where c < k - 1 is a finished count of y and
+// s the value of kpush[y] that count started from (every push counted up to s came after its
+// candidate's mark, which the count saw). Within a launch the candidates only grow and every
+// triangle that comes to hold after a count read it adds a push after s, so c + kpush[y] - s
+// bounds y's count from above from then on: a push lists y for a count again only when the
+// bound reaches k - 1 (else y cannot be a candidate yet), so an edge is counted again after
+// enough new triangles, not after each. Any finished count's bound holds, so a push may read
+// an older one of the launch; the last push of y reads one that covers every push.
+__device__ __forceinline__ bool ko_bound_due(const KoState& S, int y, int k) {
+    const unsigned v = atomicAdd(&S.kpush[y], 1u) + 1u;
+    const u64 w = __ldcg(&S.kbase[y]);
+    if ((int)(w >> 32) != S.kstamp) return true;
+    return (int)((unsigned)w + v) >= k - 1;
+}
+
+// y's count got (below k - 1), started from kpush[y] == s: its bound (ko_bound_due).
+__device__ __forceinline__ void ko_bound_store(const KoState& S, int y, int got, unsigned s) {
+    S.kbase[y] = ((u64)(unsigned)S.kstamp << 32) | (u64)((unsigned)got - s);
+}
 
 // Counting phase, `parts` warps per list edge e = list[i] at level k = truss[e] (with k_scan
 // >= 0, the scan of level k_scan: only edges at that level and not yet candidates, member !=
@@ -449,12 +474,22 @@ __device__ void ko_phase_push(const KoState& S, const int* newc, i64 m, int k_in
             if (s1 < 0 || s2 < 0) return;
             const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
             if (f1 < k || f2 < k) return;
-            if (f1 == k && ldcg(&S.rank[s1]) > rx && ldcg(&S.member[s1]) != mstamp)
-                if (atomicExch(&S.pushed[s1], pstamp) != pstamp)
-                    next[atomicAdd(nnext, 1ull)] = (int)s1;
-            if (f2 == k && ldcg(&S.rank[s2]) > rx && ldcg(&S.member[s2]) != mstamp)
-                if (atomicExch(&S.pushed[s2], pstamp) != pstamp)
-                    next[atomicAdd(nnext, 1ull)] = (int)s2;
+            const i64 r1 = ldcg(&S.rank[s1]), r2 = ldcg(&S.rank[s2]);
+            const int m1 = ldcg(&S.member[s1]), m2 = ldcg(&S.member[s2]);
+            bool q1 = f1 == k && r1 > rx && m1 != mstamp;
+            bool q2 = f2 == k && r2 > rx && m2 != mstamp;
+            if (S.kpush) {
+                // (kept bounds: only where the triangle now holds for it, its third edge
+                // above k, a candidate or at k after it: else x's joining changed nothing for
+                // it, and the third edge's joining, in a later round, pushes it then; and
+                // only when its bound reaches k - 1)
+                q1 = q1 && (f2 > k || m2 == mstamp || r2 > r1) && ko_bound_due(S, (int)s1, k);
+                q2 = q2 && (f1 > k || m1 == mstamp || r1 > r2) && ko_bound_due(S, (int)s2, k);
+            }
+            if (q1 && atomicExch(&S.pushed[s1], pstamp) != pstamp)
+                next[atomicAdd(nnext, 1ull)] = (int)s1;
+            if (q2 && atomicExch(&S.pushed[s2], pstamp) != pstamp)
+                next[atomicAdd(nnext, 1ull)] = (int)s2;
         }, NO_STOP);
     }
 }
@@ -556,17 +591,21 @@ ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc, int* all, int*
         unsigned* bar, int stamp_base, int stamp_span, i64 tail, i64 max_region,
         i64 deadline_ns, int mode, int* region, i64* raised_rank, i64 n_in, int k_in,
         i64 head_in, const int* extra, const int* extra_lev, i64 n_extra, long long* qunits,
-        int* qcnt, i64 qcap, int qmodes) {
+        int* qcnt, i64 qcap, int qmodes, unsigned* kpush, u64* kbase, unsigned* qsnap) {
     __shared__ int count[WARPS];
     __shared__ int hist[WARPS][HBINS];
     __shared__ int decided;
     int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
     // (mode 4 with k_in > 0: the levels from k_in up are the host's)
+    // (mode 4 with kpush: the kept candidate bounds, valid for this launch's stamp)
+    const bool kept = mode == 4 && kpush != nullptr;
     const KoState S = {deg, ptr, tkeys, tshift, truss, rank, member, gone, pushed, touched,
-                       tstamp, ctr, mode == 4 && k_in > 0 ? k_in : 0x7fffffff};
+                       tstamp, ctr, mode == 4 && k_in > 0 ? k_in : 0x7fffffff,
+                       kept ? kpush : nullptr, kept ? kbase : nullptr,
+                       stamp_base + stamp_span};
     KsGrid G;
     G.ctl = ctl; G.bar = bar; G.ph = 0; G.t = ks_now(); G.q = 0;
-    const KsQueue Q = ksq_make(qunits, qcnt, qcap, qmodes);
+    const KsQueue Q = ksq_make(qunits, qcnt, qcap, qmodes, kept ? qsnap : nullptr);
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const u64 t0 = ks_now();
     int used = 0, status = KS_DONE;

@@ -194,6 +194,12 @@ ASYNC_INLINE = False
 #: level-k edge only when the triangle's third edge holds for it (above k, a candidate, or at
 #: k after it): the other ones' counts did not change; False: every later level-k edge
 ASYNC_CAND_PRUNE = True
+#: True: mode 4's candidate searches (rounds or asynchronous) keep, for every edge counted
+#: below its level's need, an upper bound of its count (the count, plus one for every push
+#: since it that found a triangle of it completed: ``ko_bound_due`` in ``dynamic_gpu.cu``), and
+#: a push lists the edge for a count again only when that bound reaches k - 1; False: every
+#: push lists it (its count taken again after each new candidate beside it)
+CAND_KEPT_BOUNDS = True
 #: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k):
 #: the phases are chains of dependent units, so an edge is spread wide and work taken soon
 ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
@@ -288,7 +294,7 @@ class GpuDynamicTruss(HostRounds):
         self._ctr_host = self._words_host[:CTR_WORDS]
         self._ks_host = self._words_host[CTR_WORDS:]
         self._batch_keys = cupy.empty(2 * SMALL_BATCH, dtype=cupy.int64)
-        self._queue = None                        # (units, entry counts): _async_queue
+        self._queue = None               # (units, entry counts, snapshots): _async_queue
         self._scan_layout, self._scan_cache = None, {}   # (_scan_values)
         self._bar = cupy.zeros(4, dtype=cupy.uint32)
         self._recompute()
@@ -355,6 +361,10 @@ class GpuDynamicTruss(HostRounds):
             self._dcnt = cp.zeros(self._cap, dtype=cp.int32)
             self._dvalid = cp.zeros(self._cap, dtype=cp.int32)
             self._lowr = cp.zeros(self._cap, dtype=cp.int32)
+            # mode 4's kept candidate bounds: pushes by edge (wrapping), and stamp << 32 |
+            # (count - pushes at its start) by edge
+            self._kpush = cp.zeros(self._cap, dtype=cp.uint32)
+            self._kbase = cp.zeros(self._cap, dtype=cp.uint64)
         if self._dirty is None:                      # (mode 4's dirty stamp by level)
             self._dirty = cp.zeros(LEVEL_STAMPS, dtype=cp.int32)
         need = len(t) + int(extra) + 16
@@ -374,7 +384,7 @@ class GpuDynamicTruss(HostRounds):
         others)."""
         if self._clock + span >= (1 << 31) - 1:   # wrap: start the stamps over
             for a in (self._mark, self._seen, self._member, self._touched, self._gone,
-                      self._fell, self._dirty, self._dvalid, self._lowr):
+                      self._fell, self._dirty, self._dvalid, self._lowr, self._kbase):
                 if a is not None:
                     a.fill(0)
             self._clock = 0
@@ -404,7 +414,7 @@ class GpuDynamicTruss(HostRounds):
         statistics (one read of the counters and control words); returns False when it
         stopped early (deadline, region, stamps) or edges survived the deletion's peeling."""
         from hornet.core.cuda import BLOCK
-        launch = _prepared("ko_scan", 44, cooperative=True)
+        launch = _prepared("ko_scan", 47, cooperative=True)
         queue = self._async_queue()
         qmodes = (int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT) |
                   8 * int(ASYNC_DESCENT_SPLIT) | 16 * int(ASYNC_FUSED) |
@@ -446,12 +456,13 @@ class GpuDynamicTruss(HostRounds):
         return True
 
     def _scan_values(self, mode: int, members, queue) -> np.ndarray:
-        """ko_scan's 44 argument values (int64) with the current graph, table and scratch
+        """ko_scan's 47 argument values (int64) with the current graph, table and scratch
         arrays; the scalars (slots 10, 23, 26-31, 34-43 but the queue's) are the caller's to
         set. The scratch's addresses are kept while its sizes stay (its arrays are replaced
         only when they change), the graph's and table's are read every time."""
         t = self._table
-        layout = (self._cap, self._list_size, queue is not None, id(self._dirty))
+        layout = (self._cap, self._list_size, queue is not None, id(self._dirty),
+                  CAND_KEPT_BOUNDS)
         if self._scan_layout != layout:
             self._scan_layout = layout
             self._scan_cache = {}
@@ -475,7 +486,9 @@ class GpuDynamicTruss(HostRounds):
                 P(self._rank_old), 0, 0, 0,
                 0, 0, 0,
                 *((P(queue[0]), P(queue[1]), int(queue[0].shape[0])) if queue is not None
-                  else (0, 0, 0)), 0], dtype=np.int64)
+                  else (0, 0, 0)), 0,
+                *((P(self._kpush), P(self._kbase), P(queue[2]) if queue is not None else 0)
+                  if CAND_KEPT_BOUNDS else (0, 0, 0))], dtype=np.int64)
         deg, ptr = self._view()
         vals[0], vals[1], vals[2], vals[3] = P(deg), P(ptr), P(t.keys), t.shift
         vals[4], vals[5] = P(t.columns["truss"]), P(t.columns["rank"])
@@ -483,7 +496,7 @@ class GpuDynamicTruss(HostRounds):
         return vals
 
     def _async_queue(self):
-        """(units, entry counts) of ko_scan's asynchronous phases (made on first use), or
+        """(units, entry counts, entry snapshots) of ko_scan's asynchronous phases (made on first use), or
         None where every phase runs in rounds (:data:`ASYNC_PEEL`, :data:`ASYNC_MAX_EDGES`)."""
         if not (ASYNC_PEEL or ASYNC_CAND or ASYNC_DESCENT) or \
                 self.graph.num_edges > ASYNC_MAX_EDGES:
@@ -491,7 +504,8 @@ class GpuDynamicTruss(HostRounds):
         if self._queue is None:
             cp = self._cp
             self._queue = (cp.full(ASYNC_QUEUE_UNITS, -1, dtype=cp.int64),
-                           cp.zeros(ASYNC_QUEUE_UNITS, dtype=cp.int32))
+                           cp.zeros(ASYNC_QUEUE_UNITS, dtype=cp.int32),
+                           cp.zeros(ASYNC_QUEUE_UNITS, dtype=cp.uint32))
         return self._queue
 
     _grid_cache: dict = {}

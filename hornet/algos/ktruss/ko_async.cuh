@@ -68,16 +68,19 @@ struct KsQueue {
     int chunk;           // elements of the shorter list per unit (KSQ_CHUNK)
     int max_parts;       // most units per entry (KSQ_MAX_PARTS, at most 63)
     int pause_max;       // longest pause (ns) of a warp waiting for its slot
+    unsigned* snap;      // cap, or none: by entry, the kept-bound push count of its edge when
+                         // it was enqueued (mode 4's candidates with kept bounds)
 };
 
 // The queue of ko_scan's arguments: qmodes holds the modes (bits 0-7), the elements per unit
 // in runs of 32 (bits 8-15; 0: KSQ_CHUNK), the most units per entry (bits 16-21; 0:
 // KSQ_MAX_PARTS) and the log2 of the longest pause (bits 22-25; 0: 512 ns).
-__device__ __forceinline__ KsQueue ksq_make(long long* units, int* ecnt, i64 cap, int qmodes) {
+__device__ __forceinline__ KsQueue ksq_make(long long* units, int* ecnt, i64 cap, int qmodes,
+                                            unsigned* snap) {
     const int chunk = (qmodes >> 8) & 0xff, parts = (qmodes >> 16) & 63;
     const int pause = (qmodes >> 22) & 15;
     return KsQueue{units, ecnt, cap, qmodes & 0xff, chunk ? 32 * chunk : KSQ_CHUNK,
-                   parts ? parts : KSQ_MAX_PARTS, pause ? 1 << pause : 512};
+                   parts ? parts : KSQ_MAX_PARTS, pause ? 1 << pause : 512, snap};
 }
 
 __device__ __forceinline__ bool ksq_on(const KsQueue& Q, int mode) {
@@ -117,9 +120,11 @@ __device__ __forceinline__ void ksq_abort(u64* ctl, u64* q) {
     atomicOr(&q[KSQ_P], KSQ_STOP);
 }
 
-// Enqueue an entry of `kind` for edge e (one thread; parts 0: by its lists' lengths).
+// Enqueue an entry of `kind` for edge e (one thread; parts 0: by its lists' lengths; snap:
+// the entry's snapshot of kpush[e], kept bounds).
 __device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, u64* q, const KoState& S,
-                                         int e, int kind, int aux = 0, int parts = 0) {
+                                         int e, int kind, int aux = 0, int parts = 0,
+                                         bool snap = false) {
     if (parts == 0) parts = ksq_parts(Q, S, e);
     atomicAdd(&q[KSQ_P], (u64)parts);
     const u64 t0 = atomicAdd(&q[KSQ_T], (u64)parts);
@@ -127,6 +132,10 @@ __device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, u64* q, con
         atomicAdd(&q[KSQ_P], (u64)(-(i64)parts));
         ksq_abort(ctl, q);
         return;
+    }
+    if (snap) {     // (read after every push it counts: their marks precede the units' reads)
+        Q.snap[t0] = *(volatile unsigned*)&S.kpush[e];
+        __threadfence();
     }
     for (int p = 0; p < parts; ++p)
         atomicExch((unsigned long long*)&Q.units[t0 + p],
@@ -137,7 +146,8 @@ __device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, u64* q, con
 // for their edge e, in one ticket range for the warp (every lane of the warp calls it): a
 // phase's first pushes take two atomics a warp on the queue's words, not two an edge.
 __device__ __forceinline__ void ksq_push_warp(const KsQueue& Q, u64* ctl, u64* q, int e,
-                                              int parts, int kind, int aux, bool valid) {
+                                              int parts, int kind, int aux, bool valid,
+                                              const unsigned* kpush = nullptr) {
     const unsigned lane = threadIdx.x & 31;
     const int p = valid ? parts : 0;
     int incl = p;
@@ -160,6 +170,10 @@ __device__ __forceinline__ void ksq_push_warp(const KsQueue& Q, u64* ctl, u64* q
     t0 = __shfl_sync(FULL_MASK, t0, 31);
     if ((i64)(t0 + total) > Q.cap) return;
     const u64 at = t0 + (u64)(incl - p);
+    if (kpush && p) {
+        Q.snap[at] = *(volatile const unsigned*)&kpush[e];
+        __threadfence();
+    }
     for (int j = 0; j < p; ++j)
         atomicExch((unsigned long long*)&Q.units[at + j],
                    (unsigned long long)ksq_unit(e, j, p, kind, aux));
@@ -315,7 +329,8 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
             valid = dirty;
         }
         if (valid) S.pushed[e] = qstamp;
-        ksq_push_warp(Q, ctl, q, e, valid ? ksq_parts(Q, S, e) : 0, KSQ_COUNT, 0, valid);
+        ksq_push_warp(Q, ctl, q, e, valid ? ksq_parts(Q, S, e) : 0, KSQ_COUNT, 0, valid,
+                      Cand ? S.kpush : nullptr);
     }
     ksq_arrive(Q, G, q);
     u64* ndone = G.slot();
@@ -356,13 +371,18 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                 if (Cand) {     // (as ko_phase_push: later level-k edges, not candidates)
                     q1 = t1 == k && r1 > rx && m1 != mstamp;
                     q2 = t2 == k && r2 > rx && m2 != mstamp;
-                    if (Q.modes & KSQ_PRUNE) {
+                    if ((Q.modes & KSQ_PRUNE) || S.kpush) {
                         // (only where the triangle now holds for it: its third edge above
                         // k, a candidate, or at k after it; else e's joining changed
                         // nothing for it, and the third edge's own joining, if it comes,
                         // pushes it then: each reads the other's candidacy after a fence)
                         q1 = q1 && (t2 > k || m2 == mstamp || r2 > r1);
                         q2 = q2 && (t1 > k || m1 == mstamp || r1 > r2);
+                    }
+                    // (kept bounds: listed only when its bound reaches k - 1)
+                    if (S.kpush) {
+                        q1 = q1 && ko_bound_due(S, (int)s1, k);
+                        q2 = q2 && ko_bound_due(S, (int)s2, k);
                     }
                 } else {        // (as ko_phase_peel_push: live members that held it)
                     const bool w1 = t1 == k && m1 == mstamp;
@@ -371,9 +391,11 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     q2 = w2 && (t1 > k || w1) && g2 != J.gstamp;
                 }
                 if (q1 && atomicExch(&S.pushed[s1], qstamp) != qstamp)
-                    ksq_push(Q, ctl, q, S, (int)s1, KSQ_COUNT, d, ksq_parts_deg(Q, imin(da, dw)));
+                    ksq_push(Q, ctl, q, S, (int)s1, KSQ_COUNT, d, ksq_parts_deg(Q, imin(da, dw)),
+                             Cand && S.kpush);
                 if (q2 && atomicExch(&S.pushed[s2], qstamp) != qstamp)
-                    ksq_push(Q, ctl, q, S, (int)s2, KSQ_COUNT, d, ksq_parts_deg(Q, imin(db, dw)));
+                    ksq_push(Q, ctl, q, S, (int)s2, KSQ_COUNT, d, ksq_parts_deg(Q, imin(db, dw)),
+                             Cand && S.kpush);
             }, NO_STOP, ksq_kary(Q));
         };
         if (kind != KSQ_COUNT) {
@@ -423,6 +445,9 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
             }
             decided = last && open;
             const bool here = parts == 1 && (Q.modes & KSQ_INLINE);
+            // (kept bounds: a count below k - 1 leaves its bound, from the entry's snapshot)
+            if (decided && Cand && S.kpush && got < k - 1)
+                ko_bound_store(S, e, got, ldcg((const int*)&Q.snap[entry]));
             if (decided && Cand && got >= k - 1) {
                 const int seen = ldcg(&J.member[e]);
                 if (k >= KS_LEVEL_STAMPS - 1) {

@@ -57,7 +57,12 @@ __device__ void ks_phase_candidates(const KoState& S, const int* list, i64 n, in
     ko_count_items<true>(S, list, n, ko_parts(n), KO_OWN_LEVEL, S.member, lev0, -1, 1, cnt, c,
                          1, [&](i64, int y, int k, int got) {
         touch(S.touched, S.tstamp, y, S.ctr);
-        if (got < k - 1) return;
+        if (got < k - 1) {
+            // (kept bounds: the pushes come in the push phases, so kpush[y] is the value
+            // this count started from)
+            if (S.kpush) ko_bound_store(S, y, got, __ldcg(&S.kpush[y]));
+            return;
+        }
         if (k >= KS_LEVEL_STAMPS - 1) {          // (lev0 + k would leave the launch's stamps)
             *abort = 1;
             return;

@@ -1,0 +1,111 @@
+"""GPU DynamicTruss insertions whose candidate searches (``ko_scan`` mode 4) keep an upper
+bound of every counted edge's count (``CAND_KEPT_BOUNDS`` in ``hornet.algos.ktruss.dynamic_gpu``,
+``ko_bound_due`` in ``dynamic_gpu.cu``): an edge is counted again only when the pushes since
+its count could bring it to its level's need. The numbers equal the static decomposition
+and the k-order holds after every batch, in the asynchronous candidate search (with and
+without the pushes' pruning) and in rounds, with and without the bounds; on a dense random
+graph (many candidates beside each edge, triangles completed by two new candidates at once),
+a Kronecker graph with hub bit rows, and batches of uniform random pairs that raise k_max."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import HAS_GPU
+
+import hornet
+from hornet.algos.ktruss.dynamic import DynamicTruss
+from hornet.generators import kronecker_edges
+
+from truss_checks import MODES, arr, assert_static, k_order_violations
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
+
+#: (kept bounds, asynchronous candidate search, its pushes pruned)
+SETTINGS = [(True, True, True), (True, True, False), (True, False, True), (False, True, True),
+            (False, False, True)]
+
+
+def _setting(monkeypatch, setting) -> None:
+    from hornet.algos.ktruss import dynamic_gpu
+    kept, cand_async, prune = setting
+    monkeypatch.setattr(dynamic_gpu, "CAND_KEPT_BOUNDS", kept)
+    monkeypatch.setattr(dynamic_gpu, "ASYNC_CAND", cand_async)
+    monkeypatch.setattr(dynamic_gpu, "ASYNC_CAND_PRUNE", prune)
+
+
+def _graph(s, d):
+    g = hornet.Graph(directed=False, device="gpu")
+    g.insert_edges(arr("gpu", s), arr("gpu", d))
+    return g
+
+
+def _churn(g, s, d, rng, steps: int, most: int, order: bool = True) -> None:
+    """``steps`` random deletions of 1 to ``most`` of the edges (s, d), then put back, each
+    update checked against the static decomposition (and the k-order by brute force after
+    every re-insertion with ``order``, else at the end)."""
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    assert_static(kt, g)
+    for _ in range(steps):
+        pick = rng.choice(len(s), int(rng.integers(1, most + 1)), replace=False)
+        gone = (arr("gpu", np.asarray(s)[pick]), arr("gpu", np.asarray(d)[pick]))
+        kt.update(g.delete_edges(*gone))
+        assert_static(kt, g)
+        kt.update(g.insert_edges(*gone))
+        assert kt.stats["path"] == "dynamic"
+        assert_static(kt, g)
+        assert not order or k_order_violations(kt) == 0
+    assert k_order_violations(kt) == 0
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_dense_random_graph(setting, monkeypatch):
+    """70 vertices, 80% of the pairs: re-insertions of up to 200 edges raise many edges
+    several levels, with many candidates beside every edge."""
+    _setting(monkeypatch, setting)
+    rng = np.random.default_rng(17)
+    n = 70
+    iu = np.triu_indices(n, 1)
+    keep = rng.random(iu[0].shape[0]) < 0.8
+    s, d = iu[0][keep].tolist(), iu[1][keep].tolist()
+    _churn(_graph(s, d), s, d, rng, steps=5, most=200)
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_kronecker_with_hub_rows(setting, monkeypatch):
+    """Kronecker scale 9 (hub bit rows forced on): re-insertions of up to 300 edges, many
+    of them hub edges."""
+    import cupy
+    from hornet.algos.ktruss import hub_bits
+    _setting(monkeypatch, setting)
+    monkeypatch.setattr(hub_bits, "MIN_EDGES", 0)
+    monkeypatch.setattr(hub_bits, "MIN_DEGREE", 64)
+    ks, kd = kronecker_edges(9, edge_factor=16, seed=7)
+    g = hornet.Graph.from_edges(cupy.asarray(ks), cupy.asarray(kd), device="gpu")
+    s, d = (a.get() for a in g.edges())
+    up = s < d
+    _churn(g, s[up], d[up], np.random.default_rng(4), steps=4, most=300, order=False)
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_uniform_insertions_raise_kmax(setting, monkeypatch):
+    """A sparse random graph grown by batches of uniform random pairs until it is dense:
+    every level rises, k_max with it, each batch checked."""
+    _setting(monkeypatch, setting)
+    rng = np.random.default_rng(23)
+    n = 60
+    s = rng.integers(0, n, 150)
+    d = rng.integers(0, n, 150)
+    ok = s != d
+    g = _graph(s[ok], d[ok])
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    assert_static(kt, g)
+    k0 = kt.k_max
+    for _ in range(8):
+        bs, bd = rng.integers(0, n, 120), rng.integers(0, n, 120)
+        ok = bs != bd
+        kt.update(g.insert_edges(arr("gpu", bs[ok]), arr("gpu", bd[ok])))
+        assert kt.stats["path"] == "dynamic"
+        assert_static(kt, g)
+        assert k_order_violations(kt) == 0
+    assert kt.k_max > k0
