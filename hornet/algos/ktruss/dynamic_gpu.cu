@@ -337,8 +337,10 @@ struct KoState {
 // triangle that comes to hold after a count read it adds a push after s, so c + kpush[y] - s
 // bounds y's count from above from then on: a push lists y for a count again only when the
 // bound reaches k - 1 (else y cannot be a candidate yet), so an edge is counted again after
-// enough new triangles, not after each. Any finished count's bound holds, so a push may read
-// an older one of the launch; the last push of y reads one that covers every push.
+// enough new triangles, not after each. Any finished count's bound at y's level holds, so a
+// push may read an older one; the last push of y reads one that covers every push. (At a
+// level the edges that hold for y only grow: risers from below come before y and are no
+// candidates; peeled candidates stay candidates. An edge that rises loses its bound.)
 __device__ __forceinline__ bool ko_bound_due(const KoState& S, int y, int k) {
     const unsigned v = atomicAdd(&S.kpush[y], 1u) + 1u;
     const u64 w = __ldcg(&S.kbase[y]);

@@ -384,7 +384,8 @@ class GpuDynamicTruss(HostRounds):
         others)."""
         if self._clock + span >= (1 << 31) - 1:   # wrap: start the stamps over
             for a in (self._mark, self._seen, self._member, self._touched, self._gone,
-                      self._fell, self._dirty, self._dvalid, self._lowr, self._kbase):
+                      self._fell, self._dirty, self._dvalid, self._lowr,
+                      getattr(self, "_kbase", None)):
                 if a is not None:
                     a.fill(0)
             self._clock = 0

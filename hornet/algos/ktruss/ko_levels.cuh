@@ -41,6 +41,7 @@ __device__ void ks_phase_live_rise(const KoState& S, const int* list, i64 n, int
         if (j < 0) continue;
         S.truss[e] = ldcg(&S.truss[e]) + 1;
         S.rank[e] = head - j;
+        if (S.kbase) S.kbase[e] = 0;         // (a kept bound holds at its level only)
     }
 }
 
@@ -91,6 +92,7 @@ __device__ void ks_phase_rise(const KoState& S, const int* list, i64 n, i64 head
         const int e = ldcg(&list[i]);
         S.truss[e] = ldcg(&S.truss[e]) + 1;
         S.rank[e] = head + i;
+        if (S.kbase) S.kbase[e] = 0;         // (a kept bound holds at its level only)
     }
 }
 
