@@ -327,6 +327,9 @@ struct KoState {
     unsigned* kpush = nullptr;   // mode 4's kept candidate bounds (ko_bound_due), or none
     u64* kbase = nullptr;
     int kstamp = 0;              // the launch's stamp of valid kbase words
+    unsigned* kdown = nullptr;   // the asynchronous peelings' kept lower bounds, or none
+    u64* klow = nullptr;
+    int kslack = 0;              // (their counts stop at k - 1 + kslack)
 };
 
 // Kept candidate bounds (mode 4, S.kpush given): kpush[y] counts (wrapping) the pushes that
@@ -351,6 +354,27 @@ __device__ __forceinline__ bool ko_bound_due(const KoState& S, int y, int k) {
 // y's count got (below k - 1), started from kpush[y] == s: its bound (ko_bound_due).
 __device__ __forceinline__ void ko_bound_store(const KoState& S, int y, int got, unsigned s) {
     S.kbase[y] = ((u64)(unsigned)S.kstamp << 32) | (u64)((unsigned)got - s);
+}
+
+// Kept lower bounds of the asynchronous peelings (S.kdown given), the mirror of the above:
+// kdown[y] counts (wrapping) the pushes of peeled edges that listed the live member y (each
+// for a triangle y held with the peeled edge); klow[y] = stamp << 32 | (c + s) where c >= k - 1
+// is a finished count of y's held triangles (stopped at k - 1 + kslack) and s the value of
+// kdown[y] it started from, stamp the peeling's. Held triangles only go (gone only grows), and
+// every one that a count saw and lost since adds a push after s, so c - (kdown[y] - s) bounds
+// y's held triangles from below: a push lists y for a count again only when that bound falls
+// below k - 1.
+__device__ __forceinline__ bool ko_lower_due(const KoState& S, int y, int k, int stamp) {
+    const unsigned v = atomicAdd(&S.kdown[y], 1u) + 1u;
+    const u64 w = __ldcg(&S.klow[y]);
+    if ((int)(w >> 32) != stamp) return true;
+    return (int)((unsigned)w - v) < k - 1;
+}
+
+// y's held count got (k - 1 or more), started from kdown[y] == s, in the peeling of stamp.
+__device__ __forceinline__ void ko_lower_store(const KoState& S, int y, int got, unsigned s,
+                                               int stamp) {
+    S.klow[y] = ((u64)(unsigned)stamp << 32) | (u64)((unsigned)got + s);
 }
 
 // Counting phase, `parts` warps per list edge e = list[i] at level k = truss[e] (with k_scan
@@ -593,21 +617,26 @@ ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc, int* all, int*
         unsigned* bar, int stamp_base, int stamp_span, i64 tail, i64 max_region,
         i64 deadline_ns, int mode, int* region, i64* raised_rank, i64 n_in, int k_in,
         i64 head_in, const int* extra, const int* extra_lev, i64 n_extra, long long* qunits,
-        int* qcnt, i64 qcap, int qmodes, unsigned* kpush, u64* kbase, unsigned* qsnap) {
+        int* qcnt, i64 qcap, int qmodes, unsigned* kpush, u64* kbase, unsigned* qsnap,
+        unsigned* kdown, u64* klow, int kslack) {
     __shared__ int count[WARPS];
     __shared__ int hist[WARPS][HBINS];
     __shared__ int decided;
     int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
-    // (mode 4 with k_in > 0: the levels from k_in up are the host's)
-    // (mode 4 with kpush: the kept candidate bounds, valid for this launch's stamp)
+    // (kpush: mode 4's kept candidate bounds, valid for this launch's stamp, whose
+    // asynchronous search takes the queue's snapshots, given with the queue; kdown: the
+    // asynchronous peelings' kept lower bounds. Mode 4 with k_in > 0: the levels from k_in up
+    // are the host's)
     const bool kept = mode == 4 && kpush != nullptr;
+    const bool low = kdown != nullptr && qsnap != nullptr;
     const KoState S = {deg, ptr, tkeys, tshift, truss, rank, member, gone, pushed, touched,
                        tstamp, ctr, mode == 4 && k_in > 0 ? k_in : 0x7fffffff,
                        kept ? kpush : nullptr, kept ? kbase : nullptr,
-                       stamp_base + stamp_span};
+                       stamp_base + stamp_span, low ? kdown : nullptr, low ? klow : nullptr,
+                       kslack};
     KsGrid G;
     G.ctl = ctl; G.bar = bar; G.ph = 0; G.t = ks_now(); G.q = 0;
-    const KsQueue Q = ksq_make(qunits, qcnt, qcap, qmodes, kept ? qsnap : nullptr);
+    const KsQueue Q = ksq_make(qunits, qcnt, qcap, qmodes, qsnap);
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const u64 t0 = ks_now();
     int used = 0, status = KS_DONE;

@@ -200,6 +200,12 @@ ASYNC_CAND_PRUNE = True
 #: a push lists the edge for a count again only when that bound reaches k - 1; False: every
 #: push lists it (its count taken again after each new candidate beside it)
 CAND_KEPT_BOUNDS = True
+#: True: the asynchronous peelings keep, for every live member they counted, a lower bound of
+#: its held triangles (the count, stopped at k - 1 + PEEL_BOUND_SLACK, less one for every push
+#: of a peeled neighbour since it: ``ko_lower_due``), and a peeled edge's push lists a member
+#: for a count again only when that bound falls below k - 1; False: every push lists it
+PEEL_KEPT_BOUNDS = True
+PEEL_BOUND_SLACK = 4
 #: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k):
 #: the phases are chains of dependent units, so an edge is spread wide and work taken soon
 ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
@@ -365,6 +371,9 @@ class GpuDynamicTruss(HostRounds):
             # (count - pushes at its start) by edge
             self._kpush = cp.zeros(self._cap, dtype=cp.uint32)
             self._kbase = cp.zeros(self._cap, dtype=cp.uint64)
+            # the asynchronous peelings' kept lower bounds (the same layout)
+            self._kdown = cp.zeros(self._cap, dtype=cp.uint32)
+            self._klow = cp.zeros(self._cap, dtype=cp.uint64)
         if self._dirty is None:                      # (mode 4's dirty stamp by level)
             self._dirty = cp.zeros(LEVEL_STAMPS, dtype=cp.int32)
         need = len(t) + int(extra) + 16
@@ -385,7 +394,7 @@ class GpuDynamicTruss(HostRounds):
         if self._clock + span >= (1 << 31) - 1:   # wrap: start the stamps over
             for a in (self._mark, self._seen, self._member, self._touched, self._gone,
                       self._fell, self._dirty, self._dvalid, self._lowr,
-                      getattr(self, "_kbase", None)):
+                      getattr(self, "_kbase", None), getattr(self, "_klow", None)):
                 if a is not None:
                     a.fill(0)
             self._clock = 0
@@ -415,7 +424,7 @@ class GpuDynamicTruss(HostRounds):
         statistics (one read of the counters and control words); returns False when it
         stopped early (deadline, region, stamps) or edges survived the deletion's peeling."""
         from hornet.core.cuda import BLOCK
-        launch = _prepared("ko_scan", 47, cooperative=True)
+        launch = _prepared("ko_scan", 50, cooperative=True)
         queue = self._async_queue()
         qmodes = (int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT) |
                   8 * int(ASYNC_DESCENT_SPLIT) | 16 * int(ASYNC_FUSED) |
@@ -457,13 +466,13 @@ class GpuDynamicTruss(HostRounds):
         return True
 
     def _scan_values(self, mode: int, members, queue) -> np.ndarray:
-        """ko_scan's 47 argument values (int64) with the current graph, table and scratch
+        """ko_scan's 50 argument values (int64) with the current graph, table and scratch
         arrays; the scalars (slots 10, 23, 26-31, 34-43 but the queue's) are the caller's to
         set. The scratch's addresses are kept while its sizes stay (its arrays are replaced
         only when they change), the graph's and table's are read every time."""
         t = self._table
         layout = (self._cap, self._list_size, queue is not None, id(self._dirty),
-                  CAND_KEPT_BOUNDS)
+                  CAND_KEPT_BOUNDS, PEEL_KEPT_BOUNDS, PEEL_BOUND_SLACK)
         if self._scan_layout != layout:
             self._scan_layout = layout
             self._scan_cache = {}
@@ -488,8 +497,10 @@ class GpuDynamicTruss(HostRounds):
                 0, 0, 0,
                 *((P(queue[0]), P(queue[1]), int(queue[0].shape[0])) if queue is not None
                   else (0, 0, 0)), 0,
-                *((P(self._kpush), P(self._kbase), P(queue[2]) if queue is not None else 0)
-                  if CAND_KEPT_BOUNDS else (0, 0, 0))], dtype=np.int64)
+                *((P(self._kpush), P(self._kbase)) if CAND_KEPT_BOUNDS else (0, 0)),
+                P(queue[2]) if queue is not None else 0,
+                *((P(self._kdown), P(self._klow), int(PEEL_BOUND_SLACK))
+                  if PEEL_KEPT_BOUNDS else (0, 0, 0))], dtype=np.int64)
         deg, ptr = self._view()
         vals[0], vals[1], vals[2], vals[3] = P(deg), P(ptr), P(t.keys), t.shift
         vals[4], vals[5] = P(t.columns["truss"]), P(t.columns["rank"])

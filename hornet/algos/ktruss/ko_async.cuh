@@ -330,13 +330,17 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
         }
         if (valid) S.pushed[e] = qstamp;
         ksq_push_warp(Q, ctl, q, e, valid ? ksq_parts(Q, S, e) : 0, KSQ_COUNT, 0, valid,
-                      Cand ? S.kpush : nullptr);
+                      Cand ? S.kpush : S.kdown);
     }
     ksq_arrive(Q, G, q);
     u64* ndone = G.slot();
     // (diagnostics: units served, and the longest chain of units, a unit's aux its depth)
     u64 served = 0;
     int deepest = 0;
+    // (kept bounds: the COUNT entries carry their snapshot, and a peeling's counts go on to
+    // k - 1 + kslack, so that the bound they leave takes a few losses)
+    const bool snaps = Cand ? S.kpush != nullptr : S.kdown != nullptr;
+    const int over = !Cand && S.kdown ? S.kslack : 0;
     ks_serve(Q, ctl, q, t0, deadline_ns, [&](int e, int part, int parts, int kind, int depth,
                                           u64 t) {
         const int next = depth < 0x1ffff ? depth + 1 : depth;
@@ -389,13 +393,18 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     const bool w2 = t2 == k && m2 == mstamp;
                     q1 = w1 && (t2 > k || w2) && g1 != J.gstamp;
                     q2 = w2 && (t1 > k || w1) && g2 != J.gstamp;
+                    // (kept lower bounds: listed only when its bound falls below k - 1)
+                    if (S.kdown) {
+                        q1 = q1 && ko_lower_due(S, (int)s1, k, J.gstamp);
+                        q2 = q2 && ko_lower_due(S, (int)s2, k, J.gstamp);
+                    }
                 }
                 if (q1 && atomicExch(&S.pushed[s1], qstamp) != qstamp)
                     ksq_push(Q, ctl, q, S, (int)s1, KSQ_COUNT, d, ksq_parts_deg(Q, imin(da, dw)),
-                             Cand && S.kpush);
+                             snaps);
                 if (q2 && atomicExch(&S.pushed[s2], qstamp) != qstamp)
                     ksq_push(Q, ctl, q, S, (int)s2, KSQ_COUNT, d, ksq_parts_deg(Q, imin(db, dw)),
-                             Cand && S.kpush);
+                             snaps);
             }, NO_STOP, ksq_kary(Q));
         };
         if (kind != KSQ_COUNT) {
@@ -414,7 +423,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                                : ldcg(&S.gone[e]) != J.gstamp;
         const i64 r = Cand ? ldcg(&S.rank[e]) : 0;
         // (the entry's other units may have decided it already: k - 1 found)
-        const bool enough = parts > 1 && (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
+        const bool enough = parts > 1 && (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1 + over;
         if (open && !enough) {
             warp_common(S.deg, S.ptr, a, b, lane, part, parts, [&](int w) {
                 i64 s1, s2;
@@ -425,7 +434,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     atomicAdd(c, 1);
             }, [&] {
                 __syncwarp();
-                return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
+                return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1 + over;
             }, ksq_kary(Q));
         }
         __syncwarp();
@@ -448,6 +457,8 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
             // (kept bounds: a count below k - 1 leaves its bound, from the entry's snapshot)
             if (decided && Cand && S.kpush && got < k - 1)
                 ko_bound_store(S, e, got, ldcg((const int*)&Q.snap[entry]));
+            if (decided && !Cand && S.kdown && got >= k - 1)
+                ko_lower_store(S, e, got, ldcg((const int*)&Q.snap[entry]), J.gstamp);
             if (decided && Cand && got >= k - 1) {
                 const int seen = ldcg(&J.member[e]);
                 if (k >= KS_LEVEL_STAMPS - 1) {
