@@ -68,8 +68,8 @@ struct KsQueue {
     int chunk;           // elements of the shorter list per unit (KSQ_CHUNK)
     int max_parts;       // most units per entry (KSQ_MAX_PARTS, at most 63)
     int pause_max;       // longest pause (ns) of a warp waiting for its slot
-    unsigned* snap;      // cap, or none: by entry, the kept-bound push count of its edge when
-                         // it was enqueued (mode 4's candidates with kept bounds)
+    unsigned* snap;      // cap, or none: by entry, the kept bounds' push count of its edge
+                         // when it was enqueued (ko_bound_due, ko_lower_due)
 };
 
 // The queue of ko_scan's arguments: qmodes holds the modes (bits 0-7), the elements per unit
@@ -120,11 +120,11 @@ __device__ __forceinline__ void ksq_abort(u64* ctl, u64* q) {
     atomicOr(&q[KSQ_P], KSQ_STOP);
 }
 
-// Enqueue an entry of `kind` for edge e (one thread; parts 0: by its lists' lengths; snap:
-// the entry's snapshot of kpush[e], kept bounds).
+// Enqueue an entry of `kind` for edge e (one thread; parts 0: by its lists' lengths; kp:
+// kept bounds' push counts, kp[e] the entry's snapshot in Q.snap).
 __device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, u64* q, const KoState& S,
                                          int e, int kind, int aux = 0, int parts = 0,
-                                         bool snap = false) {
+                                         const unsigned* kp = nullptr) {
     if (parts == 0) parts = ksq_parts(Q, S, e);
     atomicAdd(&q[KSQ_P], (u64)parts);
     const u64 t0 = atomicAdd(&q[KSQ_T], (u64)parts);
@@ -133,8 +133,8 @@ __device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, u64* q, con
         ksq_abort(ctl, q);
         return;
     }
-    if (snap) {     // (read after every push it counts: their marks precede the units' reads)
-        Q.snap[t0] = *(volatile unsigned*)&S.kpush[e];
+    if (kp) {       // (read after every push it counts: their marks precede the units' reads)
+        Q.snap[t0] = *(volatile const unsigned*)&kp[e];
         __threadfence();
     }
     for (int p = 0; p < parts; ++p)
@@ -339,7 +339,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
     int deepest = 0;
     // (kept bounds: the COUNT entries carry their snapshot, and a peeling's counts go on to
     // k - 1 + kslack, so that the bound they leave takes a few losses)
-    const bool snaps = Cand ? S.kpush != nullptr : S.kdown != nullptr;
+    const unsigned* snaps = Cand ? S.kpush : S.kdown;
     const int over = !Cand && S.kdown ? S.kslack : 0;
     ks_serve(Q, ctl, q, t0, deadline_ns, [&](int e, int part, int parts, int kind, int depth,
                                           u64 t) {
