@@ -508,8 +508,9 @@ class GpuDynamicTruss(HostRounds):
         return vals
 
     def _async_queue(self):
-        """(units, entry counts, entry snapshots) of ko_scan's asynchronous phases (made on first use), or
-        None where every phase runs in rounds (:data:`ASYNC_PEEL`, :data:`ASYNC_MAX_EDGES`)."""
+        """(units, entry counts, entry snapshots) of ko_scan's asynchronous phases (made on
+        first use), or None where every phase runs in rounds (:data:`ASYNC_PEEL`,
+        :data:`ASYNC_MAX_EDGES`)."""
         if not (ASYNC_PEEL or ASYNC_CAND or ASYNC_DESCENT) or \
                 self.graph.num_edges > ASYNC_MAX_EDGES:
             return None
