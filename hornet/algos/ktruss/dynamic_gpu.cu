@@ -499,7 +499,7 @@ __device__ void ko_phase_push(const KoState& S, const int* newc, i64 m, int k_in
             et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
             if (s1 < 0 || s2 < 0) return;
             const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
-            if (f1 < k || f2 < k) return;
+            if (f1 < k || f2 < k || (f1 > k && f2 > k)) return;
             const i64 r1 = ldcg(&S.rank[s1]), r2 = ldcg(&S.rank[s2]);
             const int m1 = ldcg(&S.member[s1]), m2 = ldcg(&S.member[s2]);
             bool q1 = f1 == k && r1 > rx && m1 != mstamp;
