@@ -327,10 +327,13 @@ struct KoState {
     unsigned* kpush = nullptr;   // mode 4's kept candidate bounds (ko_bound_due), or none
     u64* kbase = nullptr;
     int kstamp = 0;              // the launch's stamp of valid kbase words
-    unsigned* kdown = nullptr;   // the asynchronous peelings' kept lower bounds, or none
-    u64* klow = nullptr;
-    int kslack = 0;              // (their counts stop at k - 1 + kslack)
+    unsigned* kdown = nullptr;   // kept lower bounds of the asynchronous peelings and
+    u64* klow = nullptr;         // descent (KO_LOW_*), or none
+    int kslack = 0;              // KO_LOW_PEEL | KO_LOW_DESCENT | the counts' slack (16 bits)
 };
+#define KO_LOW_PEEL (1 << 16)
+#define KO_LOW_DESCENT (1 << 17)
+#define KO_LOW_SLACK 0xffff
 
 // Kept candidate bounds (mode 4, S.kpush given): kpush[y] counts (wrapping) the pushes that
 // found a triangle of y completed by a new candidate (its third edge holding for y); kbase[y]
@@ -356,7 +359,8 @@ __device__ __forceinline__ void ko_bound_store(const KoState& S, int y, int got,
     S.kbase[y] = ((u64)(unsigned)S.kstamp << 32) | (u64)((unsigned)got - s);
 }
 
-// Kept lower bounds of the asynchronous peelings (S.kdown given), the mirror of the above:
+// Kept lower bounds of the asynchronous peelings (S.kdown given, KO_LOW_PEEL), the mirror of
+// the above:
 // kdown[y] counts (wrapping) the pushes of peeled edges that listed the live member y (each
 // for a triangle y held with the peeled edge); klow[y] = stamp << 32 | (c + s) where c >= k - 1
 // is a finished count of y's held triangles (stopped at k - 1 + kslack) and s the value of

@@ -205,6 +205,11 @@ CAND_KEPT_BOUNDS = True
 #: of a peeled neighbour since it: ``ko_lower_due``), and a peeled edge's push lists a member
 #: for a count again only when that bound falls below k - 1; False: every push lists it
 PEEL_KEPT_BOUNDS = True
+#: The same for the deletion's asynchronous descent (``ks_descend_async``): a lower bound of
+#: the triangles that hold an edge at its number (counts stopped at a - 2 + PEEL_BOUND_SLACK),
+#: less one for every neighbour's fall that listed it; listed for its h-index again only when
+#: the bound falls below a - 2
+DESCENT_KEPT_BOUNDS = True
 PEEL_BOUND_SLACK = 4
 #: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k):
 #: the phases are chains of dependent units, so an edge is spread wide and work taken soon
@@ -472,7 +477,7 @@ class GpuDynamicTruss(HostRounds):
         only when they change), the graph's and table's are read every time."""
         t = self._table
         layout = (self._cap, self._list_size, queue is not None, id(self._dirty),
-                  CAND_KEPT_BOUNDS, PEEL_KEPT_BOUNDS, PEEL_BOUND_SLACK)
+                  CAND_KEPT_BOUNDS, PEEL_KEPT_BOUNDS, DESCENT_KEPT_BOUNDS, PEEL_BOUND_SLACK)
         if self._scan_layout != layout:
             self._scan_layout = layout
             self._scan_cache = {}
@@ -499,8 +504,9 @@ class GpuDynamicTruss(HostRounds):
                   else (0, 0, 0)), 0,
                 *((P(self._kpush), P(self._kbase)) if CAND_KEPT_BOUNDS else (0, 0)),
                 P(queue[2]) if queue is not None else 0,
-                *((P(self._kdown), P(self._klow), int(PEEL_BOUND_SLACK))
-                  if PEEL_KEPT_BOUNDS else (0, 0, 0))], dtype=np.int64)
+                *((P(self._kdown), P(self._klow),
+                   int(PEEL_BOUND_SLACK) | PEEL_KEPT_BOUNDS << 16 | DESCENT_KEPT_BOUNDS << 17)
+                  if PEEL_KEPT_BOUNDS or DESCENT_KEPT_BOUNDS else (0, 0, 0))], dtype=np.int64)
         deg, ptr = self._view()
         vals[0], vals[1], vals[2], vals[3] = P(deg), P(ptr), P(t.keys), t.shift
         vals[4], vals[5] = P(t.columns["truss"]), P(t.columns["rank"])

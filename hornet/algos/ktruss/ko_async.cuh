@@ -330,7 +330,8 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
         }
         if (valid) S.pushed[e] = qstamp;
         ksq_push_warp(Q, ctl, q, e, valid ? ksq_parts(Q, S, e) : 0, KSQ_COUNT, 0, valid,
-                      Cand ? S.kpush : S.kdown);
+                      Cand ? S.kpush
+                           : S.kdown && (S.kslack & KO_LOW_PEEL) ? S.kdown : nullptr);
     }
     ksq_arrive(Q, G, q);
     u64* ndone = G.slot();
@@ -339,8 +340,9 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
     int deepest = 0;
     // (kept bounds: the COUNT entries carry their snapshot, and a peeling's counts go on to
     // k - 1 + kslack, so that the bound they leave takes a few losses)
-    const unsigned* snaps = Cand ? S.kpush : S.kdown;
-    const int over = !Cand && S.kdown ? S.kslack : 0;
+    const unsigned* low = S.kdown && (S.kslack & KO_LOW_PEEL) ? S.kdown : nullptr;
+    const unsigned* snaps = Cand ? S.kpush : low;
+    const int over = !Cand && low ? S.kslack & KO_LOW_SLACK : 0;
     ks_serve(Q, ctl, q, t0, deadline_ns, [&](int e, int part, int parts, int kind, int depth,
                                           u64 t) {
         const int next = depth < 0x1ffff ? depth + 1 : depth;
@@ -394,7 +396,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     q1 = w1 && (t2 > k || w2) && g1 != J.gstamp;
                     q2 = w2 && (t1 > k || w1) && g2 != J.gstamp;
                     // (kept lower bounds: listed only when its bound falls below k - 1)
-                    if (S.kdown) {
+                    if (low) {
                         q1 = q1 && ko_lower_due(S, (int)s1, k, J.gstamp);
                         q2 = q2 && ko_lower_due(S, (int)s2, k, J.gstamp);
                     }
@@ -457,7 +459,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
             // (kept bounds: a count below k - 1 leaves its bound, from the entry's snapshot)
             if (decided && Cand && S.kpush && got < k - 1)
                 ko_bound_store(S, e, got, ldcg((const int*)&Q.snap[entry]));
-            if (decided && !Cand && S.kdown && got >= k - 1)
+            if (decided && !Cand && low && got >= k - 1)
                 ko_lower_store(S, e, got, ldcg((const int*)&Q.snap[entry]), J.gstamp);
             if (decided && Cand && got >= k - 1) {
                 const int seen = ldcg(&J.member[e]);
@@ -503,9 +505,10 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
 // An entry of the descent's HINDEX for edge e: one unit, or with KSQ_SPLIT and a shorter list
 // longer than Q.chunk, a unit per run of it with the level a to test (aux).
 __device__ __forceinline__ void ksq_push_hindex(const KsQueue& Q, u64* ctl, u64* q,
-                                                const KoState& S, int e) {
+                                                const KoState& S, int e,
+                                                const unsigned* kp = nullptr) {
     const int parts = (Q.modes & KSQ_SPLIT) ? ksq_parts(Q, S, e) : 1;
-    ksq_push(Q, ctl, q, S, e, KSQ_COUNT, parts > 1 ? ldcg(&S.truss[e]) : 0, parts);
+    ksq_push(Q, ctl, q, S, e, KSQ_COUNT, parts > 1 ? ldcg(&S.truss[e]) : 0, parts, kp);
 }
 
 // Mode 2's descent as one asynchronous phase, from the worklist list[:n] (distinct): an
@@ -526,6 +529,11 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                                  int fstamp, int* all, int qstamp, u64 t0, i64 deadline_ns) {
     const unsigned lane = threadIdx.x & 31;
     u64* q = ksq_words(ctl, G);
+    // (kept lower bounds, KO_LOW_DESCENT: the triangles that hold an edge at its value, from
+    // counts that go on to a - 2 + slack, less one for every listing since: ko_lower_due;
+    // a count at a higher level bounds the triangles at a lower one too)
+    const unsigned* low = S.kdown && (S.kslack & KO_LOW_DESCENT) ? S.kdown : nullptr;
+    const int over = low ? S.kslack & KO_LOW_SLACK : 0;
     WARP_STRIDE(i, n) {                      // (as ksq_push_hindex, warp-aggregated)
         const bool valid = i < n;
         const int e = valid ? ldcg(&list[i]) : 0;
@@ -535,7 +543,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             parts = (Q.modes & KSQ_SPLIT) ? ksq_parts(Q, S, e) : 1;
             aux = parts > 1 ? ldcg(&S.truss[e]) : 0;
         }
-        ksq_push_warp(Q, ctl, q, e, parts, KSQ_COUNT, aux, valid);
+        ksq_push_warp(Q, ctl, q, e, parts, KSQ_COUNT, aux, valid, low);
     }
     ksq_arrive(Q, G, q);
     // (e fell from `was` to `value`: once to all, its neighbours through its PUSH; with
@@ -558,10 +566,14 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
             if (s1 < 0 || s2 < 0) return;
             const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
-            if (f1 <= old && f1 > now && atomicExch(&S.pushed[s1], qstamp) != qstamp)
-                ksq_push_hindex(Q, ctl, q, S, (int)s1);
-            if (f2 <= old && f2 > now && atomicExch(&S.pushed[s2], qstamp) != qstamp)
-                ksq_push_hindex(Q, ctl, q, S, (int)s2);
+            // (kept lower bounds: listed only when its bound of the triangles at its level
+            // falls below f - 2; every listing counts, whether or not the third edge held)
+            if (f1 <= old && f1 > now && (!low || ko_lower_due(S, (int)s1, f1 - 1, qstamp)) &&
+                atomicExch(&S.pushed[s1], qstamp) != qstamp)
+                ksq_push_hindex(Q, ctl, q, S, (int)s1, low);
+            if (f2 <= old && f2 > now && (!low || ko_lower_due(S, (int)s2, f2 - 1, qstamp)) &&
+                atomicExch(&S.pushed[s2], qstamp) != qstamp)
+                ksq_push_hindex(Q, ctl, q, S, (int)s2, low);
         }, NO_STOP, ksq_kary(Q));
     };
     ks_serve(Q, ctl, q, t0, deadline_ns, [&](int e, int part, int parts, int kind, int old,
@@ -578,7 +590,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             __syncwarp();
             __threadfence();                     // (the flag's clear before the reads below)
             // (the entry's other units may have found a - 2 already)
-            const bool enough = (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2;
+            const bool enough = (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2 + over;
             if (!enough) warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
                 i64 s1, s2;
                 et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
@@ -586,7 +598,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                 if (imin(ldcg(&S.truss[s1]), ldcg(&S.truss[s2])) >= a) atomicAdd(c, 1);
             }, [&] {
                 __syncwarp();
-                return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2;
+                return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2 + over;
             }, ksq_kary(Q));
             __syncwarp();
             if (lane == 0) {
@@ -597,7 +609,10 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                     if ((was & KO_CNT_MASK) + *c < a - 2 && a > 2) {
                         fall(e, a - 1, false);
                         if (atomicExch(&S.pushed[e], qstamp) != qstamp)
-                            ksq_push_hindex(Q, ctl, q, S, e);
+                            ksq_push_hindex(Q, ctl, q, S, e, low);
+                    } else if (low && a > 2) {   // (it holds at a: its bound)
+                        ko_lower_store(S, e, (was & KO_CNT_MASK) + *c,
+                                       ldcg((const int*)&Q.snap[entry]), qstamp);
                     }
                 }
             }
@@ -619,7 +634,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                     atomicAdd(&h[m - lo], 1);
                 }, [&] {
                     __syncwarp();
-                    return h[a - lo] >= a - 2;
+                    return h[a - lo] >= a - 2 + over;
                 }, ksq_kary(Q));
             }
             __syncwarp();
@@ -627,13 +642,17 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             // the h histogram's last read)
             int fell_from = 0;
             if (lane == 0) {
-                int value = a <= 2 ? a : hindex_from_bins(h, a, lo);
+                int held = 0;
+                int value = a <= 2 ? a : hindex_from_bins(h, a, lo, &held);
                 const bool again = value < 0;
                 if (again) value = -value;
                 const bool here = (Q.modes & KSQ_INLINE) && ksq_parts(Q, S, e) == 1;
                 if (value < a) fell_from = fall(e, value, here);
+                // (kept lower bounds: the triangles at its value, after the fall)
+                if (low && !again && value > 2)
+                    ko_lower_store(S, e, held, ldcg((const int*)&Q.snap[t]), qstamp);
                 if (again && atomicExch(&S.pushed[e], qstamp) != qstamp)
-                    ksq_push_hindex(Q, ctl, q, S, e);
+                    ksq_push_hindex(Q, ctl, q, S, e, low);
             }
             __syncwarp();                        // (before the next unit clears h)
             fell_from = __shfl_sync(FULL_MASK, fell_from, 0);
