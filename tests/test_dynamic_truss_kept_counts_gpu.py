@@ -1,8 +1,7 @@
 """GPU DynamicTruss updates in host-driven rounds whose descent and peelings keep a count per
 edge (``DESCENT_KEPT_COUNTS`` in ``hornet.algos.ktruss.dynamic_gpu_rounds``, ``DtKept`` in
-``ko_descent.cuh``; ``PEEL_KEPT_COUNTS`` in ``dynamic_gpu``, ``KoKept`` in ``ko_peel.cuh``):
-an edge is counted again only when the triangles that a neighbour's fall or peel took leave
-it short. The numbers equal the static decomposition and the k-order holds after every
+``ko_descent.cuh``; ``PEEL_KEPT_COUNTS`` there too, ``KoKept`` in ``ko_peel.cuh``): an edge
+is counted again only when the triangles that a neighbour's fall or peel took leave it short. The numbers equal the static decomposition and the k-order holds after every
 batch (deletions and the insertions' level scan, whose peelings leave survivors), with exact
 counts (slack -1), counts that stop at the need (slack 0: every loss counts the edge again)
 or a little past it, and without counts; on a Kronecker graph with hub bit rows (hub edges keep their levels while many
@@ -37,8 +36,8 @@ def _host_rounds(monkeypatch, setting, split_min: int = 1024) -> None:
     monkeypatch.setattr(dynamic_gpu, "DEVICE_SCAN_INSERT", False)
     monkeypatch.setattr(dynamic_gpu_rounds, "DESCENT_KEPT_COUNTS", kept)
     monkeypatch.setattr(dynamic_gpu_rounds, "DESCENT_SLACK", slack)
-    monkeypatch.setattr(dynamic_gpu, "PEEL_KEPT_COUNTS", peel_kept)
-    monkeypatch.setattr(dynamic_gpu, "PEEL_SLACK", peel_slack)
+    monkeypatch.setattr(dynamic_gpu_rounds, "PEEL_KEPT_COUNTS", peel_kept)
+    monkeypatch.setattr(dynamic_gpu_rounds, "PEEL_SLACK", peel_slack)
     monkeypatch.setattr(dynamic_gpu_rounds, "HINDEX_SPLIT_MIN", split_min)
 
 

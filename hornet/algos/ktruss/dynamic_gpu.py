@@ -92,6 +92,16 @@ a decided edge's next unit queued before its bookkeeping; a phase's first pushes
 queue ticket a warp; a new candidate queues only the edges whose count it raised
 (:data:`ASYNC_CAND_PRUNE`).
 
+Kept bounds (:data:`CAND_KEPT_BOUNDS`, :data:`PEEL_KEPT_BOUNDS`, :data:`DESCENT_KEPT_BOUNDS`):
+a phase whose edges are counted again after each change beside them keeps, per counted edge,
+a bound of its count and a count of the pushes that reached it since (a pushes' counter per
+edge and, per queue entry, its value when the entry was made): mode 4's candidate searches
+an upper bound (a count only grows with the candidates, and every triangle a new candidate
+completes for an edge pushes it), the asynchronous peelings and descent a lower bound (counts
+stopped a few triangles past the need, less one per loss). A push lists the edge for a count
+only when its bound may cross the need, so an edge is counted again after enough changes
+beside it, not after each (``ko_bound_due``, ``ko_lower_due`` in ``dynamic_gpu.cu``).
+
 The top levels (:mod:`.top_levels_gpu`): on a graph with a large dense top (a Kronecker
 graph's core: ``top_cap``'s gate), the levels from ``_top`` up are kept by a static
 decomposition of their own subgraph, whose lists are short where the scan and the descent
@@ -217,11 +227,6 @@ ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
 ASYNC_MAX_EDGES = 1 << 21
 #: units the queue holds in one phase (a longer phase stops: the update falls back)
 ASYNC_QUEUE_UNITS = 1 << 22
-#: True: the host-driven peeling keeps a surviving member's count (``KoKept``, ``ko_peel.cuh``),
-#: counting it again only when it drops below k - 1; counts stop at k - 1 + PEEL_SLACK (-1:
-#: never). False: every member that lost a triangle is counted again.
-PEEL_KEPT_COUNTS = True
-PEEL_SLACK = 16
 #: True: a deletion of top-level edges lowers them by the descent as any other edge (their
 #: count recounted after it); False: the top levels decomposed anew (:meth:`_top_delete`)
 TOP_DELETE_BY_DESCENT = True
@@ -259,8 +264,6 @@ KS_UNITS, KS_DEPTH = 20, 31
 #: ko_scan's words, then the asynchronous queue's (two sets of KSQ_SET_WORDS in ko_async.cuh)
 KS_WORDS, QUEUE_WORDS = 32, 96
 KS_DONE, KS_NOT_EMPTY = 0, 3
-#: the host-driven peeling's counters in ko_scan's words (PC_* in ko_peel.cuh)
-PC_REM, PC_NEXT, PC_PEELED = 0, 2, 4
 class GpuDynamicTruss(HostRounds):
     """Truss numbers of a GPU :class:`hornet.Graph`, kept current (see the module; directed
     graphs as in :mod:`hornet.algos.ktruss.dynamic`).
@@ -808,67 +811,6 @@ class GpuDynamicTruss(HostRounds):
         self._ks[KS_FELL] = nf
         self._top_n = int(slots.shape[0]) - nf
         self.stats["top"] = int(slots.shape[0])
-
-    def _peel(self, members, n: int, member, mstamp, tstamp, deadline, *,
-              to_empty: bool) -> int:
-        """Peeling of ``members[:n]`` (distinct slots marked ``member == mstamp``, each at
-        its level k = truss; not ``_lb``, ``_front``, ``_front2`` nor
-        ``_cand``) from a worklist (``ko_peel.cuh``), one read of the counters a round: a
-        round peels the listed members with fewer than k - 1 triangles whose other edges are
-        above k or live members, ranks them at the end of their level (from ``tail``), and
-        lists the live members that lost a triangle to them for the next round (the first
-        round lists every member; a round that peeled at least as many as stay live, all of
-        those). Ends when a round peels nothing: the survivors are left in
-        ``_lb[:returned]``. Returns -1 when the deadline passed, or, with ``to_empty`` (the
-        members' numbers are exact, so all must go), when edges survive."""
-        import cupy
-        from hornet.core.cuda import BLOCK, _max_grid, i64, launch
-        if n == 0:
-            return 0
-        state = self._state(tstamp)
-        gstamp, mstamp = self._tick(), np.int32(mstamp)
-        pc, pch = self._ks, self._ks_host       # (ko_scan's words: unused by these rounds)
-        cupy.cuda.runtime.memsetAsync(pc.data.ptr, 0, 8 * 8, cupy.cuda.get_current_stream().ptr)
-        cur, nxt = members, self._front
-        peel, after = _fn("ko_peel_round"), _fn("ko_peel_next")
-        full_grid = (int(_max_grid()),)
-        # (kept counts valid where _dvalid == gstamp: this peeling's)
-        kept = ((self._dcnt, self._dvalid, gstamp) if PEEL_KEPT_COUNTS else
-                (np.uint64(0), np.uint64(0), np.int32(0)))
-        slack = np.int32(PEEL_SLACK if PEEL_KEPT_COUNTS else 0)
-        m, parity = n, 0
-        while True:
-            launch(peel, m * int(_parts(m)), state + (cur, i64(m), member, mstamp, gstamp,
-                                                      self._cnt, i64(self._tail), self._cand,
-                                                      pc, np.int32(parity)) + kept + (slack,),
-                   threads_per_item=WARP)
-            after(full_grid, (BLOCK,), state + (members, i64(n), self._cand, member, mstamp,
-                                                gstamp, self._tick(), nxt, pc,
-                                                np.int32(parity)) + kept)
-            self._read()
-            self._rounds += 1
-            self._peel_rounds += 1
-            removed, peeled = int(pch[PC_REM + parity]), int(pch[PC_PEELED])
-            m = int(pch[PC_NEXT + 1 - parity])
-            if removed == 0 or peeled == n or m == 0:
-                break
-            if time.perf_counter() > deadline:
-                return -1
-            parity = 1 - parity
-            cur, nxt = nxt, (self._front2 if nxt is self._front else self._front)
-        left = n - peeled
-        if to_empty or left == 0:
-            return -1 if left else 0
-        launch(_fn("ko_peel_live"), n, state + (members, i64(n), gstamp, self._lb, pc))
-        return left
-
-    def _add_extras(self, ext, levels: np.ndarray, k: int, at: int) -> int:
-        """Copy the extra seeds of level ``k`` (``ext`` int32 on the device, ``levels`` their
-        levels on the host, ascending) to ``_la[at:]``; returns how many."""
-        lo, hi = (int(x) for x in np.searchsorted(levels, [k, k + 1]))
-        if hi > lo:
-            self._la[at:at + hi - lo] = ext[lo:hi]
-        return hi - lo
 
     def _insert_from_bounds(self, slots, queued) -> None:
         """Raise the numbers after an insertion batch (new edges in the table, ``slots``
