@@ -1,15 +1,13 @@
-"""GPU DynamicTruss updates whose candidate searches (``ko_scan`` mode 4) keep an upper bound
-of every counted edge's count (``CAND_KEPT_BOUNDS`` in ``hornet.algos.ktruss.dynamic_gpu``,
-``ko_bound_due`` in ``dynamic_gpu.cu``), whose asynchronous peelings (insertions' and
-deletions') keep a lower bound of every live member's held triangles (``PEEL_KEPT_BOUNDS``,
-``ko_lower_due``) and whose asynchronous descent keeps one of the triangles that hold an edge
-at its number (``DESCENT_KEPT_BOUNDS``): an edge is counted again only when the pushes since
-its count could change its decision. The numbers equal the static decomposition and the
-k-order holds after every batch, in the asynchronous candidate search (with and without the
-pushes' pruning) and in rounds, with and without the bounds, with several count slacks; on a
-dense random graph (many candidates, peeled and fallen edges beside each edge, triangles
-completed or lost by two edges at once), a Kronecker graph with hub bit rows, and batches of
-uniform random pairs that raise k_max."""
+"""GPU DynamicTruss insertions whose candidate rounds (``ko_scan`` mode 4, synchronous: a
+graph past ``ASYNC_MAX_EDGES`` or ``ASYNC_CAND = False``) keep an upper bound of every counted
+edge's count (``CAND_KEPT_BOUNDS`` in ``hornet.algos.ktruss.dynamic_gpu``, ``ko_bound_due`` in
+``dynamic_gpu.cu``): an edge is counted again only when the pushes since its count could
+bring it to its level's need. The numbers equal the static decomposition and the k-order
+holds after every batch, with and without the bounds, with every phase in rounds or only the
+candidate search, and with the asynchronous search (which keeps no bounds); on a dense random
+graph (many candidates beside each edge, triangles completed by two new candidates in one
+round), a Kronecker graph with hub bit rows, and batches of uniform random pairs that raise
+k_max."""
 from __future__ import annotations
 
 import numpy as np
@@ -25,22 +23,20 @@ from truss_checks import MODES, arr, assert_static, k_order_violations
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
-#: (kept candidate bounds, asynchronous candidate search, its pushes pruned, the asynchronous
-#: peelings' kept lower bounds, the descent's, their counts' slack)
-SETTINGS = [(True, True, True, True, True, 4), (True, True, False, True, True, 0),
-            (True, False, True, True, False, 1), (False, True, True, False, True, 4),
-            (True, True, True, False, False, 0), (False, False, True, False, False, 0)]
+#: (kept candidate bounds, asynchronous phases: "all", "none" (every phase in rounds, as on a
+#: large graph) or "no-cand" (the candidate search in rounds))
+SETTINGS = [(True, "none"), (True, "no-cand"), (False, "none"), (False, "no-cand"),
+            (True, "all")]
 
 
 def _setting(monkeypatch, setting) -> None:
     from hornet.algos.ktruss import dynamic_gpu
-    kept, cand_async, prune, peel_kept, descent_kept, slack = setting
+    kept, phases = setting
     monkeypatch.setattr(dynamic_gpu, "CAND_KEPT_BOUNDS", kept)
-    monkeypatch.setattr(dynamic_gpu, "ASYNC_CAND", cand_async)
-    monkeypatch.setattr(dynamic_gpu, "ASYNC_CAND_PRUNE", prune)
-    monkeypatch.setattr(dynamic_gpu, "PEEL_KEPT_BOUNDS", peel_kept)
-    monkeypatch.setattr(dynamic_gpu, "DESCENT_KEPT_BOUNDS", descent_kept)
-    monkeypatch.setattr(dynamic_gpu, "PEEL_BOUND_SLACK", slack)
+    if phases == "none":
+        monkeypatch.setattr(dynamic_gpu, "ASYNC_MAX_EDGES", 0)
+    elif phases == "no-cand":
+        monkeypatch.setattr(dynamic_gpu, "ASYNC_CAND", False)
 
 
 def _graph(s, d):

@@ -324,61 +324,37 @@ struct KoState {
     int* truss; i64* rank; int* member; int* gone; int* pushed; int* touched; int tstamp;
     u64* ctr;            // ctr[C_TOUCHED] counts the distinct edges examined
     int cap = 0x7fffffff;    // mode 4: edges at this level or above are never candidates
-    unsigned* kpush = nullptr;   // mode 4's kept candidate bounds (ko_bound_due), or none
-    u64* kbase = nullptr;
-    int kstamp = 0;              // the launch's stamp of valid kbase words
-    unsigned* kdown = nullptr;   // kept lower bounds of the asynchronous peelings and
-    u64* klow = nullptr;         // descent (KO_LOW_*), or none
-    int kslack = 0;              // KO_LOW_PEEL | KO_LOW_DESCENT | the counts' slack (16 bits)
 };
-#define KO_LOW_PEEL (1 << 16)
-#define KO_LOW_DESCENT (1 << 17)
-#define KO_LOW_SLACK 0xffff
 
-// Kept candidate bounds (mode 4, S.kpush given): kpush[y] counts (wrapping) the pushes that
-// found a triangle of y completed by a new candidate (its third edge holding for y); kbase[y]
-// = kstamp << 32 | (c - s) (32 bits, wrapping) where c < k - 1 is a finished count of y and
-// s the value of kpush[y] that count started from (every push counted up to s came after its
-// candidate's mark, which the count saw). Within a launch the candidates only grow and every
-// triangle that comes to hold after a count read it adds a push after s, so c + kpush[y] - s
-// bounds y's count from above from then on: a push lists y for a count again only when the
-// bound reaches k - 1 (else y cannot be a candidate yet), so an edge is counted again after
-// enough new triangles, not after each. Any finished count's bound at y's level holds, so a
-// push may read an older one; the last push of y reads one that covers every push. (At a
-// level the edges that hold for y only grow: risers from below come before y and are no
-// candidates; peeled candidates stay candidates. An edge that rises loses its bound.)
-__device__ __forceinline__ bool ko_bound_due(const KoState& S, int y, int k) {
-    const unsigned v = atomicAdd(&S.kpush[y], 1u) + 1u;
-    const u64 w = __ldcg(&S.kbase[y]);
-    if ((int)(w >> 32) != S.kstamp) return true;
+// Kept candidate bounds of mode 4's candidate rounds (push given): push[y] counts (wrapping)
+// the pushes that found a triangle of y completed by a new candidate (its third edge holding
+// for y); base[y] = stamp << 32 | (c - s) (32 bits, wrapping) where c < k - 1 is a finished
+// count of y and s the value of push[y] then (the pushes come in the push phases, after the
+// count phase that saw their candidates). Within a launch the edges that hold for y at its
+// level only grow (risers from below come before y and are no candidates; peeled candidates
+// stay candidates; an edge that rises loses its bound), and every triangle that comes to hold
+// after a count adds a push after s, so c + push[y] - s bounds y's count from above from then
+// on: a push lists y for a count again only when the bound reaches k - 1 (else y cannot be a
+// candidate yet), so an edge is counted again after enough new triangles, not after each.
+// Any finished count's bound at y's level holds; the last push of y reads one that covers
+// every push.
+struct KoBounds {
+    unsigned* push = nullptr;
+    u64* base = nullptr;
+    int stamp = 0;               // the launch's stamp of valid base words
+};
+
+// A push that completed a triangle for y at level k: whether y's count may now reach k - 1.
+__device__ __forceinline__ bool ko_bound_due(const KoBounds& B, int y, int k) {
+    const unsigned v = atomicAdd(&B.push[y], 1u) + 1u;
+    const u64 w = __ldcg(&B.base[y]);
+    if ((int)(w >> 32) != B.stamp) return true;
     return (int)((unsigned)w + v) >= k - 1;
 }
 
-// y's count got (below k - 1), started from kpush[y] == s: its bound (ko_bound_due).
-__device__ __forceinline__ void ko_bound_store(const KoState& S, int y, int got, unsigned s) {
-    S.kbase[y] = ((u64)(unsigned)S.kstamp << 32) | (u64)((unsigned)got - s);
-}
-
-// Kept lower bounds of the asynchronous peelings (S.kdown given, KO_LOW_PEEL), the mirror of
-// the above:
-// kdown[y] counts (wrapping) the pushes of peeled edges that listed the live member y (each
-// for a triangle y held with the peeled edge); klow[y] = stamp << 32 | (c + s) where c >= k - 1
-// is a finished count of y's held triangles (stopped at k - 1 + kslack) and s the value of
-// kdown[y] it started from, stamp the peeling's. Held triangles only go (gone only grows), and
-// every one that a count saw and lost since adds a push after s, so c - (kdown[y] - s) bounds
-// y's held triangles from below: a push lists y for a count again only when that bound falls
-// below k - 1.
-__device__ __forceinline__ bool ko_lower_due(const KoState& S, int y, int k, int stamp) {
-    const unsigned v = atomicAdd(&S.kdown[y], 1u) + 1u;
-    const u64 w = __ldcg(&S.klow[y]);
-    if ((int)(w >> 32) != stamp) return true;
-    return (int)((unsigned)w - v) < k - 1;
-}
-
-// y's held count got (k - 1 or more), started from kdown[y] == s, in the peeling of stamp.
-__device__ __forceinline__ void ko_lower_store(const KoState& S, int y, int got, unsigned s,
-                                               int stamp) {
-    S.klow[y] = ((u64)(unsigned)stamp << 32) | (u64)((unsigned)got + s);
+// y's count got (below k - 1), started from push[y] == s: its bound (ko_bound_due).
+__device__ __forceinline__ void ko_bound_store(const KoBounds& B, int y, int got, unsigned s) {
+    B.base[y] = ((u64)(unsigned)B.stamp << 32) | (u64)((unsigned)got - s);
 }
 
 // Counting phase, `parts` warps per list edge e = list[i] at level k = truss[e] (with k_scan
@@ -487,7 +463,7 @@ __device__ void ko_phase_decide(const KoState& S, const int* list, i64 n, int k,
 // k = truss[x] and the candidates of level k have member == mstamp + k.
 __device__ void ko_phase_push(const KoState& S, const int* newc, i64 m, int k_in, int mstamp0,
                               int pstamp, int* next, u64* nnext, int parts,
-                              int per_level = 0) {
+                              int per_level = 0, const KoBounds& B = KoBounds{}) {
     const unsigned lane = threadIdx.x & 31;
     for (i64 wi = warp_id(); wi < m * parts; wi += num_warps()) {
         const i64 i = wi / parts;
@@ -508,13 +484,13 @@ __device__ void ko_phase_push(const KoState& S, const int* newc, i64 m, int k_in
             const int m1 = ldcg(&S.member[s1]), m2 = ldcg(&S.member[s2]);
             bool q1 = f1 == k && r1 > rx && m1 != mstamp;
             bool q2 = f2 == k && r2 > rx && m2 != mstamp;
-            if (S.kpush) {
+            if (B.push) {
                 // (kept bounds: only where the triangle now holds for it, its third edge
                 // above k, a candidate or at k after it: else x's joining changed nothing for
                 // it, and the third edge's joining, in a later round, pushes it then; and
                 // only when its bound reaches k - 1)
-                q1 = q1 && (f2 > k || m2 == mstamp || r2 > r1) && ko_bound_due(S, (int)s1, k);
-                q2 = q2 && (f1 > k || m1 == mstamp || r1 > r2) && ko_bound_due(S, (int)s2, k);
+                q1 = q1 && (f2 > k || m2 == mstamp || r2 > r1) && ko_bound_due(B, (int)s1, k);
+                q2 = q2 && (f1 > k || m1 == mstamp || r1 > r2) && ko_bound_due(B, (int)s2, k);
             }
             if (q1 && atomicExch(&S.pushed[s1], pstamp) != pstamp)
                 next[atomicAdd(nnext, 1ull)] = (int)s1;
@@ -607,6 +583,8 @@ extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int
 // are left to the host (no edge there is a candidate: edges rise into k_in and stay).
 // qunits, qcnt, qcap: the queue of the asynchronous phases (ko_async.cuh), qmodes the phases
 // that use it (KSQ_PEEL, KSQ_CAND, KSQ_DESCENT; qcap 0: none, every phase in rounds).
+// kpush, kbase: mode 4's kept candidate bounds (KoBounds, valid for this launch's last
+// stamp), or null.
 // Fresh stamps are stamp_base + 1 .. stamp_base + stamp_span. The update stops with a status
 // when it passes deadline_ns (from its start) or a level's candidates pass max_region.
 
@@ -621,26 +599,17 @@ ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc, int* all, int*
         unsigned* bar, int stamp_base, int stamp_span, i64 tail, i64 max_region,
         i64 deadline_ns, int mode, int* region, i64* raised_rank, i64 n_in, int k_in,
         i64 head_in, const int* extra, const int* extra_lev, i64 n_extra, long long* qunits,
-        int* qcnt, i64 qcap, int qmodes, unsigned* kpush, u64* kbase, unsigned* qsnap,
-        unsigned* kdown, u64* klow, int kslack) {
+        int* qcnt, i64 qcap, int qmodes, unsigned* kpush, u64* kbase) {
     __shared__ int count[WARPS];
     __shared__ int hist[WARPS][HBINS];
     __shared__ int decided;
     int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
-    // (kpush: mode 4's kept candidate bounds, valid for this launch's stamp, whose
-    // asynchronous search takes the queue's snapshots, given with the queue; kdown: the
-    // asynchronous peelings' kept lower bounds. Mode 4 with k_in > 0: the levels from k_in up
-    // are the host's)
-    const bool kept = mode == 4 && kpush != nullptr;
-    const bool low = kdown != nullptr && qsnap != nullptr;
+    // (mode 4 with k_in > 0: the levels from k_in up are the host's)
     const KoState S = {deg, ptr, tkeys, tshift, truss, rank, member, gone, pushed, touched,
-                       tstamp, ctr, mode == 4 && k_in > 0 ? k_in : 0x7fffffff,
-                       kept ? kpush : nullptr, kept ? kbase : nullptr,
-                       stamp_base + stamp_span, low ? kdown : nullptr, low ? klow : nullptr,
-                       kslack};
+                       tstamp, ctr, mode == 4 && k_in > 0 ? k_in : 0x7fffffff};
     KsGrid G;
     G.ctl = ctl; G.bar = bar; G.ph = 0; G.t = ks_now(); G.q = 0;
-    const KsQueue Q = ksq_make(qunits, qcnt, qcap, qmodes, qsnap);
+    const KsQueue Q = ksq_make(qunits, qcnt, qcap, qmodes);
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const u64 t0 = ks_now();
     int used = 0, status = KS_DONE;
@@ -651,7 +620,8 @@ ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc, int* all, int*
     if (mode == 4)                                 // every level at once
         status = ks_levels(S, G, ctl, c, cnt, seeds, (i64)ldcg(&ctr[C_EXTRA]), la, lb, newc,
                            all, region, ka, kb, lowered, stamp_base, stamp_span, used, head,
-                           tail, max_region, deadline_ns, t0, rounds, levels, Q);
+                           tail, max_region, deadline_ns, t0, rounds, levels, Q,
+                           KoBounds{kpush, kbase, stamp_base + stamp_span});
     if (mode == 0 && n_extra > 0) {                // the extras of the lowest level first
         k = extra_lev[0];
         ns = ks_extras(extra, extra_lev, n_extra, k, seeds, 0);

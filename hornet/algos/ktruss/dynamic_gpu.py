@@ -92,15 +92,12 @@ a decided edge's next unit queued before its bookkeeping; a phase's first pushes
 queue ticket a warp; a new candidate queues only the edges whose count it raised
 (:data:`ASYNC_CAND_PRUNE`).
 
-Kept bounds (:data:`CAND_KEPT_BOUNDS`, :data:`PEEL_KEPT_BOUNDS`, :data:`DESCENT_KEPT_BOUNDS`):
-a phase whose edges are counted again after each change beside them keeps, per counted edge,
-a bound of its count and a count of the pushes that reached it since (a pushes' counter per
-edge and, per queue entry, its value when the entry was made): mode 4's candidate searches
-an upper bound (a count only grows with the candidates, and every triangle a new candidate
-completes for an edge pushes it), the asynchronous peelings and descent a lower bound (counts
-stopped a few triangles past the need, less one per loss). A push lists the edge for a count
-only when its bound may cross the need, so an edge is counted again after enough changes
-beside it, not after each (``ko_bound_due``, ``ko_lower_due`` in ``dynamic_gpu.cu``).
+Kept candidate bounds (:data:`CAND_KEPT_BOUNDS`): mode 4's candidate rounds keep, per edge
+counted short of its level's need, an upper bound of its count (the count plus the pushes
+that reached it since: a count only grows with the candidates, and every triangle that a new
+candidate completes for an edge pushes it), and a push lists the edge for a count again only
+when the bound reaches the need (``ko_bound_due`` in ``dynamic_gpu.cu``): a hub edge beside
+many new candidates is counted again after enough of them, not after each.
 
 The top levels (:mod:`.top_levels_gpu`): on a graph with a large dense top (a Kronecker
 graph's core: ``top_cap``'s gate), the levels from ``_top`` up are kept by a static
@@ -204,23 +201,13 @@ ASYNC_INLINE = False
 #: level-k edge only when the triangle's third edge holds for it (above k, a candidate, or at
 #: k after it): the other ones' counts did not change; False: every later level-k edge
 ASYNC_CAND_PRUNE = True
-#: True: mode 4's candidate searches (rounds or asynchronous) keep, for every edge counted
-#: below its level's need, an upper bound of its count (the count, plus one for every push
-#: since it that found a triangle of it completed: ``ko_bound_due`` in ``dynamic_gpu.cu``), and
-#: a push lists the edge for a count again only when that bound reaches k - 1; False: every
-#: push lists it (its count taken again after each new candidate beside it)
+#: True: mode 4's candidate rounds (ko_scan's synchronous candidate search: a graph of more
+#: than ASYNC_MAX_EDGES edges, or ASYNC_CAND False) keep, for every edge counted below its
+#: level's need, an upper bound of its count (the count, plus one for every push since it that
+#: found a triangle of it completed: ``ko_bound_due`` in ``dynamic_gpu.cu``), and a push lists
+#: the edge for a count again only when that bound reaches k - 1; False: every push of a later
+#: level-k edge lists it (its count taken again after each new candidate beside it)
 CAND_KEPT_BOUNDS = True
-#: True: the asynchronous peelings keep, for every live member they counted, a lower bound of
-#: its held triangles (the count, stopped at k - 1 + PEEL_BOUND_SLACK, less one for every push
-#: of a peeled neighbour since it: ``ko_lower_due``), and a peeled edge's push lists a member
-#: for a count again only when that bound falls below k - 1; False: every push lists it
-PEEL_KEPT_BOUNDS = True
-#: The same for the deletion's asynchronous descent (``ks_descend_async``): a lower bound of
-#: the triangles that hold an edge at its number (counts stopped at a - 2 + PEEL_BOUND_SLACK),
-#: less one for every neighbour's fall that listed it; listed for its h-index again only when
-#: the bound falls below a - 2
-DESCENT_KEPT_BOUNDS = True
-PEEL_BOUND_SLACK = 4
 #: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k):
 #: the phases are chains of dependent units, so an edge is spread wide and work taken soon
 ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
@@ -308,7 +295,7 @@ class GpuDynamicTruss(HostRounds):
         self._ctr_host = self._words_host[:CTR_WORDS]
         self._ks_host = self._words_host[CTR_WORDS:]
         self._batch_keys = cupy.empty(2 * SMALL_BATCH, dtype=cupy.int64)
-        self._queue = None               # (units, entry counts, snapshots): _async_queue
+        self._queue = None                        # (units, entry counts): _async_queue
         self._scan_layout, self._scan_cache = None, {}   # (_scan_values)
         self._bar = cupy.zeros(4, dtype=cupy.uint32)
         self._recompute()
@@ -379,9 +366,6 @@ class GpuDynamicTruss(HostRounds):
             # (count - pushes at its start) by edge
             self._kpush = cp.zeros(self._cap, dtype=cp.uint32)
             self._kbase = cp.zeros(self._cap, dtype=cp.uint64)
-            # the asynchronous peelings' kept lower bounds (the same layout)
-            self._kdown = cp.zeros(self._cap, dtype=cp.uint32)
-            self._klow = cp.zeros(self._cap, dtype=cp.uint64)
         if self._dirty is None:                      # (mode 4's dirty stamp by level)
             self._dirty = cp.zeros(LEVEL_STAMPS, dtype=cp.int32)
         need = len(t) + int(extra) + 16
@@ -402,7 +386,7 @@ class GpuDynamicTruss(HostRounds):
         if self._clock + span >= (1 << 31) - 1:   # wrap: start the stamps over
             for a in (self._mark, self._seen, self._member, self._touched, self._gone,
                       self._fell, self._dirty, self._dvalid, self._lowr,
-                      getattr(self, "_kbase", None), getattr(self, "_klow", None)):
+                      getattr(self, "_kbase", None)):
                 if a is not None:
                     a.fill(0)
             self._clock = 0
@@ -432,7 +416,7 @@ class GpuDynamicTruss(HostRounds):
         statistics (one read of the counters and control words); returns False when it
         stopped early (deadline, region, stamps) or edges survived the deletion's peeling."""
         from hornet.core.cuda import BLOCK
-        launch = _prepared("ko_scan", 50, cooperative=True)
+        launch = _prepared("ko_scan", 46, cooperative=True)
         queue = self._async_queue()
         qmodes = (int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT) |
                   8 * int(ASYNC_DESCENT_SPLIT) | 16 * int(ASYNC_FUSED) |
@@ -474,13 +458,13 @@ class GpuDynamicTruss(HostRounds):
         return True
 
     def _scan_values(self, mode: int, members, queue) -> np.ndarray:
-        """ko_scan's 50 argument values (int64) with the current graph, table and scratch
+        """ko_scan's 46 argument values (int64) with the current graph, table and scratch
         arrays; the scalars (slots 10, 23, 26-31, 34-43 but the queue's) are the caller's to
         set. The scratch's addresses are kept while its sizes stay (its arrays are replaced
         only when they change), the graph's and table's are read every time."""
         t = self._table
         layout = (self._cap, self._list_size, queue is not None, id(self._dirty),
-                  CAND_KEPT_BOUNDS, PEEL_KEPT_BOUNDS, DESCENT_KEPT_BOUNDS, PEEL_BOUND_SLACK)
+                  CAND_KEPT_BOUNDS)
         if self._scan_layout != layout:
             self._scan_layout = layout
             self._scan_cache = {}
@@ -505,11 +489,8 @@ class GpuDynamicTruss(HostRounds):
                 0, 0, 0,
                 *((P(queue[0]), P(queue[1]), int(queue[0].shape[0])) if queue is not None
                   else (0, 0, 0)), 0,
-                *((P(self._kpush), P(self._kbase)) if CAND_KEPT_BOUNDS else (0, 0)),
-                P(queue[2]) if queue is not None else 0,
-                *((P(self._kdown), P(self._klow),
-                   int(PEEL_BOUND_SLACK) | PEEL_KEPT_BOUNDS << 16 | DESCENT_KEPT_BOUNDS << 17)
-                  if PEEL_KEPT_BOUNDS or DESCENT_KEPT_BOUNDS else (0, 0, 0))], dtype=np.int64)
+                *((P(self._kpush), P(self._kbase)) if CAND_KEPT_BOUNDS else (0, 0))],
+                dtype=np.int64)
         deg, ptr = self._view()
         vals[0], vals[1], vals[2], vals[3] = P(deg), P(ptr), P(t.keys), t.shift
         vals[4], vals[5] = P(t.columns["truss"]), P(t.columns["rank"])
@@ -517,17 +498,15 @@ class GpuDynamicTruss(HostRounds):
         return vals
 
     def _async_queue(self):
-        """(units, entry counts, entry snapshots) of ko_scan's asynchronous phases (made on
-        first use), or None where every phase runs in rounds (:data:`ASYNC_PEEL`,
-        :data:`ASYNC_MAX_EDGES`)."""
+        """(units, entry counts) of ko_scan's asynchronous phases (made on first use), or
+        None where every phase runs in rounds (:data:`ASYNC_PEEL`, :data:`ASYNC_MAX_EDGES`)."""
         if not (ASYNC_PEEL or ASYNC_CAND or ASYNC_DESCENT) or \
                 self.graph.num_edges > ASYNC_MAX_EDGES:
             return None
         if self._queue is None:
             cp = self._cp
             self._queue = (cp.full(ASYNC_QUEUE_UNITS, -1, dtype=cp.int64),
-                           cp.zeros(ASYNC_QUEUE_UNITS, dtype=cp.int32),
-                           cp.zeros(ASYNC_QUEUE_UNITS, dtype=cp.uint32))
+                           cp.zeros(ASYNC_QUEUE_UNITS, dtype=cp.int32))
         return self._queue
 
     _grid_cache: dict = {}

@@ -68,19 +68,16 @@ struct KsQueue {
     int chunk;           // elements of the shorter list per unit (KSQ_CHUNK)
     int max_parts;       // most units per entry (KSQ_MAX_PARTS, at most 63)
     int pause_max;       // longest pause (ns) of a warp waiting for its slot
-    unsigned* snap;      // cap, or none: by entry, the kept bounds' push count of its edge
-                         // when it was enqueued (ko_bound_due, ko_lower_due)
 };
 
 // The queue of ko_scan's arguments: qmodes holds the modes (bits 0-7), the elements per unit
 // in runs of 32 (bits 8-15; 0: KSQ_CHUNK), the most units per entry (bits 16-21; 0:
 // KSQ_MAX_PARTS) and the log2 of the longest pause (bits 22-25; 0: 512 ns).
-__device__ __forceinline__ KsQueue ksq_make(long long* units, int* ecnt, i64 cap, int qmodes,
-                                            unsigned* snap) {
+__device__ __forceinline__ KsQueue ksq_make(long long* units, int* ecnt, i64 cap, int qmodes) {
     const int chunk = (qmodes >> 8) & 0xff, parts = (qmodes >> 16) & 63;
     const int pause = (qmodes >> 22) & 15;
     return KsQueue{units, ecnt, cap, qmodes & 0xff, chunk ? 32 * chunk : KSQ_CHUNK,
-                   parts ? parts : KSQ_MAX_PARTS, pause ? 1 << pause : 512, snap};
+                   parts ? parts : KSQ_MAX_PARTS, pause ? 1 << pause : 512};
 }
 
 __device__ __forceinline__ bool ksq_on(const KsQueue& Q, int mode) {
@@ -120,11 +117,9 @@ __device__ __forceinline__ void ksq_abort(u64* ctl, u64* q) {
     atomicOr(&q[KSQ_P], KSQ_STOP);
 }
 
-// Enqueue an entry of `kind` for edge e (one thread; parts 0: by its lists' lengths; kp:
-// kept bounds' push counts, kp[e] the entry's snapshot in Q.snap).
+// Enqueue an entry of `kind` for edge e (one thread; parts 0: by its lists' lengths).
 __device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, u64* q, const KoState& S,
-                                         int e, int kind, int aux = 0, int parts = 0,
-                                         const unsigned* kp = nullptr) {
+                                         int e, int kind, int aux = 0, int parts = 0) {
     if (parts == 0) parts = ksq_parts(Q, S, e);
     atomicAdd(&q[KSQ_P], (u64)parts);
     const u64 t0 = atomicAdd(&q[KSQ_T], (u64)parts);
@@ -132,10 +127,6 @@ __device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, u64* q, con
         atomicAdd(&q[KSQ_P], (u64)(-(i64)parts));
         ksq_abort(ctl, q);
         return;
-    }
-    if (kp) {       // (read after every push it counts: their marks precede the units' reads)
-        Q.snap[t0] = *(volatile const unsigned*)&kp[e];
-        __threadfence();
     }
     for (int p = 0; p < parts; ++p)
         atomicExch((unsigned long long*)&Q.units[t0 + p],
@@ -146,8 +137,7 @@ __device__ __forceinline__ void ksq_push(const KsQueue& Q, u64* ctl, u64* q, con
 // for their edge e, in one ticket range for the warp (every lane of the warp calls it): a
 // phase's first pushes take two atomics a warp on the queue's words, not two an edge.
 __device__ __forceinline__ void ksq_push_warp(const KsQueue& Q, u64* ctl, u64* q, int e,
-                                              int parts, int kind, int aux, bool valid,
-                                              const unsigned* kpush = nullptr) {
+                                              int parts, int kind, int aux, bool valid) {
     const unsigned lane = threadIdx.x & 31;
     const int p = valid ? parts : 0;
     int incl = p;
@@ -170,10 +160,6 @@ __device__ __forceinline__ void ksq_push_warp(const KsQueue& Q, u64* ctl, u64* q
     t0 = __shfl_sync(FULL_MASK, t0, 31);
     if ((i64)(t0 + total) > Q.cap) return;
     const u64 at = t0 + (u64)(incl - p);
-    if (kpush && p) {
-        Q.snap[at] = *(volatile const unsigned*)&kpush[e];
-        __threadfence();
-    }
     for (int j = 0; j < p; ++j)
         atomicExch((unsigned long long*)&Q.units[at + j],
                    (unsigned long long)ksq_unit(e, j, p, kind, aux));
@@ -329,20 +315,13 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
             valid = dirty;
         }
         if (valid) S.pushed[e] = qstamp;
-        ksq_push_warp(Q, ctl, q, e, valid ? ksq_parts(Q, S, e) : 0, KSQ_COUNT, 0, valid,
-                      Cand ? S.kpush
-                           : S.kdown && (S.kslack & KO_LOW_PEEL) ? S.kdown : nullptr);
+        ksq_push_warp(Q, ctl, q, e, valid ? ksq_parts(Q, S, e) : 0, KSQ_COUNT, 0, valid);
     }
     ksq_arrive(Q, G, q);
     u64* ndone = G.slot();
     // (diagnostics: units served, and the longest chain of units, a unit's aux its depth)
     u64 served = 0;
     int deepest = 0;
-    // (kept bounds: the COUNT entries carry their snapshot, and a peeling's counts go on to
-    // k - 1 + kslack, so that the bound they leave takes a few losses)
-    const unsigned* low = S.kdown && (S.kslack & KO_LOW_PEEL) ? S.kdown : nullptr;
-    const unsigned* snaps = Cand ? S.kpush : low;
-    const int over = !Cand && low ? S.kslack & KO_LOW_SLACK : 0;
     ks_serve(Q, ctl, q, t0, deadline_ns, [&](int e, int part, int parts, int kind, int depth,
                                           u64 t) {
         const int next = depth < 0x1ffff ? depth + 1 : depth;
@@ -377,7 +356,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                 if (Cand) {     // (as ko_phase_push: later level-k edges, not candidates)
                     q1 = t1 == k && r1 > rx && m1 != mstamp;
                     q2 = t2 == k && r2 > rx && m2 != mstamp;
-                    if ((Q.modes & KSQ_PRUNE) || S.kpush) {
+                    if (Q.modes & KSQ_PRUNE) {
                         // (only where the triangle now holds for it: its third edge above
                         // k, a candidate, or at k after it; else e's joining changed
                         // nothing for it, and the third edge's own joining, if it comes,
@@ -385,28 +364,16 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                         q1 = q1 && (t2 > k || m2 == mstamp || r2 > r1);
                         q2 = q2 && (t1 > k || m1 == mstamp || r1 > r2);
                     }
-                    // (kept bounds: listed only when its bound reaches k - 1)
-                    if (S.kpush) {
-                        q1 = q1 && ko_bound_due(S, (int)s1, k);
-                        q2 = q2 && ko_bound_due(S, (int)s2, k);
-                    }
                 } else {        // (as ko_phase_peel_push: live members that held it)
                     const bool w1 = t1 == k && m1 == mstamp;
                     const bool w2 = t2 == k && m2 == mstamp;
                     q1 = w1 && (t2 > k || w2) && g1 != J.gstamp;
                     q2 = w2 && (t1 > k || w1) && g2 != J.gstamp;
-                    // (kept lower bounds: listed only when its bound falls below k - 1)
-                    if (low) {
-                        q1 = q1 && ko_lower_due(S, (int)s1, k, J.gstamp);
-                        q2 = q2 && ko_lower_due(S, (int)s2, k, J.gstamp);
-                    }
                 }
                 if (q1 && atomicExch(&S.pushed[s1], qstamp) != qstamp)
-                    ksq_push(Q, ctl, q, S, (int)s1, KSQ_COUNT, d, ksq_parts_deg(Q, imin(da, dw)),
-                             snaps);
+                    ksq_push(Q, ctl, q, S, (int)s1, KSQ_COUNT, d, ksq_parts_deg(Q, imin(da, dw)));
                 if (q2 && atomicExch(&S.pushed[s2], qstamp) != qstamp)
-                    ksq_push(Q, ctl, q, S, (int)s2, KSQ_COUNT, d, ksq_parts_deg(Q, imin(db, dw)),
-                             snaps);
+                    ksq_push(Q, ctl, q, S, (int)s2, KSQ_COUNT, d, ksq_parts_deg(Q, imin(db, dw)));
             }, NO_STOP, ksq_kary(Q));
         };
         if (kind != KSQ_COUNT) {
@@ -425,7 +392,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                                : ldcg(&S.gone[e]) != J.gstamp;
         const i64 r = Cand ? ldcg(&S.rank[e]) : 0;
         // (the entry's other units may have decided it already: k - 1 found)
-        const bool enough = parts > 1 && (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1 + over;
+        const bool enough = parts > 1 && (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
         if (open && !enough) {
             warp_common(S.deg, S.ptr, a, b, lane, part, parts, [&](int w) {
                 i64 s1, s2;
@@ -436,7 +403,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     atomicAdd(c, 1);
             }, [&] {
                 __syncwarp();
-                return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1 + over;
+                return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
             }, ksq_kary(Q));
         }
         __syncwarp();
@@ -456,11 +423,6 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
             }
             decided = last && open;
             const bool here = parts == 1 && (Q.modes & KSQ_INLINE);
-            // (kept bounds: a count below k - 1 leaves its bound, from the entry's snapshot)
-            if (decided && Cand && S.kpush && got < k - 1)
-                ko_bound_store(S, e, got, ldcg((const int*)&Q.snap[entry]));
-            if (decided && !Cand && low && got >= k - 1)
-                ko_lower_store(S, e, got, ldcg((const int*)&Q.snap[entry]), J.gstamp);
             if (decided && Cand && got >= k - 1) {
                 const int seen = ldcg(&J.member[e]);
                 if (k >= KS_LEVEL_STAMPS - 1) {
@@ -505,10 +467,9 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
 // An entry of the descent's HINDEX for edge e: one unit, or with KSQ_SPLIT and a shorter list
 // longer than Q.chunk, a unit per run of it with the level a to test (aux).
 __device__ __forceinline__ void ksq_push_hindex(const KsQueue& Q, u64* ctl, u64* q,
-                                                const KoState& S, int e,
-                                                const unsigned* kp = nullptr) {
+                                                const KoState& S, int e) {
     const int parts = (Q.modes & KSQ_SPLIT) ? ksq_parts(Q, S, e) : 1;
-    ksq_push(Q, ctl, q, S, e, KSQ_COUNT, parts > 1 ? ldcg(&S.truss[e]) : 0, parts, kp);
+    ksq_push(Q, ctl, q, S, e, KSQ_COUNT, parts > 1 ? ldcg(&S.truss[e]) : 0, parts);
 }
 
 // Mode 2's descent as one asynchronous phase, from the worklist list[:n] (distinct): an
@@ -529,11 +490,6 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                                  int fstamp, int* all, int qstamp, u64 t0, i64 deadline_ns) {
     const unsigned lane = threadIdx.x & 31;
     u64* q = ksq_words(ctl, G);
-    // (kept lower bounds, KO_LOW_DESCENT: the triangles that hold an edge at its value, from
-    // counts that go on to a - 2 + slack, less one for every listing since: ko_lower_due;
-    // a count at a higher level bounds the triangles at a lower one too)
-    const unsigned* low = S.kdown && (S.kslack & KO_LOW_DESCENT) ? S.kdown : nullptr;
-    const int over = low ? S.kslack & KO_LOW_SLACK : 0;
     WARP_STRIDE(i, n) {                      // (as ksq_push_hindex, warp-aggregated)
         const bool valid = i < n;
         const int e = valid ? ldcg(&list[i]) : 0;
@@ -543,7 +499,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             parts = (Q.modes & KSQ_SPLIT) ? ksq_parts(Q, S, e) : 1;
             aux = parts > 1 ? ldcg(&S.truss[e]) : 0;
         }
-        ksq_push_warp(Q, ctl, q, e, parts, KSQ_COUNT, aux, valid, low);
+        ksq_push_warp(Q, ctl, q, e, parts, KSQ_COUNT, aux, valid);
     }
     ksq_arrive(Q, G, q);
     // (e fell from `was` to `value`: once to all, its neighbours through its PUSH; with
@@ -566,14 +522,10 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
             if (s1 < 0 || s2 < 0) return;
             const int f1 = ldcg(&S.truss[s1]), f2 = ldcg(&S.truss[s2]);
-            // (kept lower bounds: listed only when its bound of the triangles at its level
-            // falls below f - 2; every listing counts, whether or not the third edge held)
-            if (f1 <= old && f1 > now && (!low || ko_lower_due(S, (int)s1, f1 - 1, qstamp)) &&
-                atomicExch(&S.pushed[s1], qstamp) != qstamp)
-                ksq_push_hindex(Q, ctl, q, S, (int)s1, low);
-            if (f2 <= old && f2 > now && (!low || ko_lower_due(S, (int)s2, f2 - 1, qstamp)) &&
-                atomicExch(&S.pushed[s2], qstamp) != qstamp)
-                ksq_push_hindex(Q, ctl, q, S, (int)s2, low);
+            if (f1 <= old && f1 > now && atomicExch(&S.pushed[s1], qstamp) != qstamp)
+                ksq_push_hindex(Q, ctl, q, S, (int)s1);
+            if (f2 <= old && f2 > now && atomicExch(&S.pushed[s2], qstamp) != qstamp)
+                ksq_push_hindex(Q, ctl, q, S, (int)s2);
         }, NO_STOP, ksq_kary(Q));
     };
     ks_serve(Q, ctl, q, t0, deadline_ns, [&](int e, int part, int parts, int kind, int old,
@@ -590,7 +542,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             __syncwarp();
             __threadfence();                     // (the flag's clear before the reads below)
             // (the entry's other units may have found a - 2 already)
-            const bool enough = (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2 + over;
+            const bool enough = (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2;
             if (!enough) warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
                 i64 s1, s2;
                 et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
@@ -598,7 +550,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                 if (imin(ldcg(&S.truss[s1]), ldcg(&S.truss[s2])) >= a) atomicAdd(c, 1);
             }, [&] {
                 __syncwarp();
-                return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2 + over;
+                return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2;
             }, ksq_kary(Q));
             __syncwarp();
             if (lane == 0) {
@@ -609,10 +561,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                     if ((was & KO_CNT_MASK) + *c < a - 2 && a > 2) {
                         fall(e, a - 1, false);
                         if (atomicExch(&S.pushed[e], qstamp) != qstamp)
-                            ksq_push_hindex(Q, ctl, q, S, e, low);
-                    } else if (low && a > 2) {   // (it holds at a: its bound)
-                        ko_lower_store(S, e, (was & KO_CNT_MASK) + *c,
-                                       ldcg((const int*)&Q.snap[entry]), qstamp);
+                            ksq_push_hindex(Q, ctl, q, S, e);
                     }
                 }
             }
@@ -634,7 +583,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                     atomicAdd(&h[m - lo], 1);
                 }, [&] {
                     __syncwarp();
-                    return h[a - lo] >= a - 2 + over;
+                    return h[a - lo] >= a - 2;
                 }, ksq_kary(Q));
             }
             __syncwarp();
@@ -642,17 +591,13 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             // the h histogram's last read)
             int fell_from = 0;
             if (lane == 0) {
-                int held = 0;
-                int value = a <= 2 ? a : hindex_from_bins(h, a, lo, &held);
+                int value = a <= 2 ? a : hindex_from_bins(h, a, lo);
                 const bool again = value < 0;
                 if (again) value = -value;
                 const bool here = (Q.modes & KSQ_INLINE) && ksq_parts(Q, S, e) == 1;
                 if (value < a) fell_from = fall(e, value, here);
-                // (kept lower bounds: the triangles at its value, after the fall)
-                if (low && !again && value > 2)
-                    ko_lower_store(S, e, held, ldcg((const int*)&Q.snap[t]), qstamp);
                 if (again && atomicExch(&S.pushed[e], qstamp) != qstamp)
-                    ksq_push_hindex(Q, ctl, q, S, e, low);
+                    ksq_push_hindex(Q, ctl, q, S, e);
             }
             __syncwarp();                        // (before the next unit clears h)
             fell_from = __shfl_sync(FULL_MASK, fell_from, 0);

@@ -34,14 +34,14 @@
 // (ranks head, head - 1, ...: their order there is the next scan's to settle), listed in keep
 // (count *nkeep): ko_phase_live and ks_phase_rise in one phase.
 __device__ void ks_phase_live_rise(const KoState& S, const int* list, i64 n, int gstamp,
-                                   int* keep, u64* nkeep, i64 head) {
+                                   int* keep, u64* nkeep, i64 head, const KoBounds& B) {
     WARP_STRIDE(i, n) {                      // (warp-aggregated appends: warp_append)
         const int e = i < n ? ldcg(&list[i]) : 0;
         const i64 j = warp_append(keep, nkeep, e, i < n && ldcg(&S.gone[e]) != gstamp);
         if (j < 0) continue;
         S.truss[e] = ldcg(&S.truss[e]) + 1;
         S.rank[e] = head - j;
-        if (S.kbase) S.kbase[e] = 0;         // (a kept bound holds at its level only)
+        if (B.base) B.base[e] = 0;           // (a kept bound holds at its level only)
     }
 }
 
@@ -54,14 +54,14 @@ __device__ void ks_phase_live_rise(const KoState& S, const int* list, i64 n, int
 // new candidate's push lists the edges it may complete for the next round.
 __device__ void ks_phase_candidates(const KoState& S, const int* list, i64 n, int lev0, int* cnt,
                                     int* c, int* newc, u64* nnew, int* all, u64* nall,
-                                    int* dirty, int istamp, u64* abort) {
+                                    int* dirty, int istamp, u64* abort, const KoBounds& B) {
     ko_count_items<true>(S, list, n, ko_parts(n), KO_OWN_LEVEL, S.member, lev0, -1, 1, cnt, c,
                          1, [&](i64, int y, int k, int got) {
         touch(S.touched, S.tstamp, y, S.ctr);
         if (got < k - 1) {
             // (kept bounds: the pushes come in the push phases, so kpush[y] is the value
             // this count started from)
-            if (S.kpush) ko_bound_store(S, y, got, __ldcg(&S.kpush[y]));
+            if (B.push) ko_bound_store(B, y, got, __ldcg(&B.push[y]));
             return;
         }
         if (k >= KS_LEVEL_STAMPS - 1) {          // (lev0 + k would leave the launch's stamps)
@@ -87,12 +87,13 @@ __device__ void ks_phase_split(const KoState& S, const int* P, i64 n, const int*
 }
 
 // The survivors list[:n] rise one level each, first in it (ranks head + i).
-__device__ void ks_phase_rise(const KoState& S, const int* list, i64 n, i64 head) {
+__device__ void ks_phase_rise(const KoState& S, const int* list, i64 n, i64 head,
+                              const KoBounds& B) {
     GRID_STRIDE(i, n) {
         const int e = ldcg(&list[i]);
         S.truss[e] = ldcg(&S.truss[e]) + 1;
         S.rank[e] = head + i;
-        if (S.kbase) S.kbase[e] = 0;         // (a kept bound holds at its level only)
+        if (B.base) B.base[e] = 0;           // (a kept bound holds at its level only)
     }
 }
 
@@ -105,7 +106,7 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
                          int* pb, int* ka, int* kb, int* dirty, int stamp_base,
                          int stamp_span, int& used, i64& head, i64 tail, i64 max_region,
                          i64 deadline_ns, u64 t0, u64& rounds, u64& iterations,
-                         const KsQueue& Q) {
+                         const KsQueue& Q, const KoBounds& B) {
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const int top = stamp_span - KS_LEVEL_STAMPS;    // stamps for rounds: used <= top
     const int lev0 = stamp_base + top;
@@ -134,10 +135,10 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
             if (used + 2 > top) return KS_NO_STAMPS;
             const int pstamp = stamp_base + (++used);
             ks_phase_candidates(S, cur, n, lev0, cnt, c, newc, G.slot(), P, &ctl[KS_ALL],
-                                dirty, istamp, &ctl[KS_ABORT]);
+                                dirty, istamp, &ctl[KS_ABORT], B);
             G.next_phase(KS_PH_CAND);
             const i64 m = G.last();
-            ko_phase_push(S, newc, m, -1, lev0, pstamp, nxt, G.slot(), ko_parts(m), 1);
+            ko_phase_push(S, newc, m, -1, lev0, pstamp, nxt, G.slot(), ko_parts(m), 1, B);
             if (leader && ((i64)ldcg(&ctl[KS_ALL]) > max_region ||
                            (i64)(ks_now() - t0) > deadline_ns))
                 ctl[KS_ABORT] = 1;
@@ -167,7 +168,8 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
             ++rounds;
             if (peeled < 0) return KS_SLOW;
             ++iterations;
-            ks_phase_live_rise(S, ka, (i64)ldcg(&ctl[KS_NKA]), J.gstamp, kb, G.slot(), head);
+            ks_phase_live_rise(S, ka, (i64)ldcg(&ctl[KS_NKA]), J.gstamp, kb, G.slot(), head,
+                               B);
             if (leader) {
                 ctl[KS_ALL] = ldcg(&ctl[KS_PEELED]);
                 ctl[KS_PEELED] = 0;
@@ -195,7 +197,7 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
         if (live < 0) return status;
         ++iterations;
         // the survivors rise: the next worklist (read from kb until the next peeling)
-        ks_phase_rise(S, kb, live, head - live + 1);
+        ks_phase_rise(S, kb, live, head - live + 1, B);
         if (leader) {
             ctl[KS_ALL] = ldcg(&ctl[KS_PEELED]);
             ctl[KS_PEELED] = 0;
