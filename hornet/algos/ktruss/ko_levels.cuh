@@ -59,7 +59,7 @@ __device__ void ks_phase_candidates(const KoState& S, const int* list, i64 n, in
                          1, [&](i64, int y, int k, int got) {
         touch(S.touched, S.tstamp, y, S.ctr);
         if (got < k - 1) {
-            // (kept bounds: the pushes come in the push phases, so kpush[y] is the value
+            // (kept bounds: the pushes come in the push phases, so push[y] is the value
             // this count started from)
             if (B.push) ko_bound_store(B, y, got, __ldcg(&B.push[y]));
             return;
