@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from hornet.batch.small_layout import SMALL_ENTRIES
+from hornet.batch.deferred_path import upsert_pairs
 
 from .analytics import BatchChanges
 
@@ -28,17 +28,20 @@ __all__ = ["insert_latest", "LatestPath"]
 
 
 class LatestPath:
-    """A replay's choice for its weighted batches of more than one small batch's pairs on a
-    graph that defers inserts (GPU), made from what its earlier batches found: while every
+    """A replay's choice for its weighted batches of more pairs than one deferred batch takes
+    (a small batch's, or on the GPU a grid-prepared batch's) on a graph that defers inserts,
+    made from what its earlier batches found: while every
     batch inserted one new edge per event (no repeats, no edge present before: streams of
     distinct edges), a batch goes as a deferred insert, whose length is read to confirm it
     (one wait); once a batch found otherwise, the replay's batches go as deferred upserts
     (no wait, but the device looks every pair up and writes the present ones' weights, chunk
     by chunk)."""
 
-    #: batches of at most this many pairs go as upserts whatever came before: one small
+    #: batches of at most this many pairs go as upserts whatever came before: one deferred
     #: batch's upsert costs the device little, and the insert's length would be a wait
-    min_pairs = SMALL_ENTRIES
+    #: (None: the most pairs one deferred upsert of the graph takes,
+    #: ``hornet.batch.deferred_path.upsert_pairs``)
+    min_pairs = None
 
     def __init__(self):
         self.upserts = False
@@ -64,7 +67,8 @@ def insert_latest(g, ch: BatchChanges, s, d, w, feed: Callable, *,
     """
     sr, dr, wr = s[::-1].copy(), d[::-1].copy(), w[::-1].copy()
     if update_first and path is not None and not path.upserts and \
-            sr.shape[0] > path.min_pairs and getattr(g, "_deferred_batches", False):
+            getattr(g, "_deferred_batches", False) and sr.shape[0] > (
+                upsert_pairs(g) if path.min_pairs is None else path.min_pairs):
         # the insert first, the update only where it left events out, see LatestPath
         empty = g.num_edges == 0
         ch.inserted = g.insert_edges(sr, dr, weight=wr)

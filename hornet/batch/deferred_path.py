@@ -11,7 +11,10 @@ oldest first: without a wait when a later batch is queued and the header has com
 waiting for it): the block cache's counters, the graph's entry count and the spilled blocks
 follow it, and the change's length becomes known. A stream of small inserts then costs host
 work per batch and no wait, the device running behind. A larger batch is queued as
-consecutive chunks of pairs, whose changes merge (:class:`MergedChange`).
+consecutive chunks of pairs, whose changes merge (:class:`MergedChange`), except where the
+device state prepares larger batches at once (``grid_entries``: the GPU's grid prepare,
+:mod:`hornet.batch.gpu.deferred`): a batch of up to that many entries is then one deferred
+batch, insert or upsert, in a workspace of that capacity (``GRID_PREPARE``).
 
 A directed graph's *upsert* (``DeferredState.deferred_upsert``: a weighted replay's batch)
 inserts the new pairs and rewrites the present ones' properties in one deferred batch: the
@@ -53,7 +56,7 @@ from .validate import MAX_VERTEX_ID, property_values
 __all__ = ["DeferredState", "PendingChange", "PendingUpdate", "MergedChange", "MergedUpdate",
            "deferred_insert",
            "deferred_upsert", "settle",
-           "make_ready", "LIMIT_REFRESH", "CHUNKS", "READY_ROWS", "READY_PEAK_GOAL",
+           "make_ready", "upsert_pairs", "LIMIT_REFRESH", "CHUNKS", "GRID_PREPARE", "READY_ROWS", "READY_PEAK_GOAL",
            "EMULATIONS"]
 
 #: deferred batches between two refreshes of the rings' limits on the device (besides the
@@ -78,6 +81,9 @@ READY_PEAK_GOAL = 32
 #: every workspace slot keeps the device buffers of its batches' results (False: a batch
 #: allocates its own)
 REUSE_BUFFERS = True
+#: a batch of more entries than a small batch, up to the device state's ``grid_entries``,
+#: goes as one batch prepared by a grid of blocks (False: as chunks, CHUNKS at most)
+GRID_PREPARE = True
 
 
 class DeferredState:
@@ -163,16 +169,16 @@ class PendingChange(EdgeChange):
 
     @staticmethod
     def _cut(done) -> EdgeChange:
-        """The change from (rows, outs, length, self-loops) of an insert's buffers (copies:
-        the buffers are the workspace slot's, see the module)."""
-        rows, outs, n, loops = done
+        """The change from (rows, outs, length, self-loops, capacity) of an insert's buffers
+        (copies: the buffers are the workspace slot's, see the module)."""
+        rows, outs, n, loops, cap = done
         return EdgeChange("insert", rows[:n].copy(),
-                          rows[SMALL_ENTRIES:SMALL_ENTRIES + n].copy(),
+                          rows[cap:cap + n].copy(),
                           {k: v[:n].copy() for k, v in outs.items()}, loops)
 
     def _resolve(self, change) -> None:
-        """Settled: an EdgeChange, or (rows, outs, length, self-loops) of the batch's
-        buffers, cut when first read."""
+        """Settled: an EdgeChange, or (rows, outs, length, self-loops, capacity) of the
+        batch's buffers, cut when first read."""
         self._done = change
 
     def __len__(self) -> int:
@@ -206,11 +212,11 @@ class PendingUpdate(PendingChange):
 
     @staticmethod
     def _cut(done) -> EdgeChange:
-        """The change from (rows, found, length) of an upsert's buffers."""
-        rows, found, n = done
-        at = 2 * SMALL_ENTRIES
+        """The change from (rows, found, length, capacity) of an upsert's buffers."""
+        rows, found, n, cap = done
+        at = 2 * cap
         return EdgeChange("update", rows[at:at + n].copy(),
-                          rows[at + SMALL_ENTRIES:at + SMALL_ENTRIES + n].copy(),
+                          rows[at + cap:at + cap + n].copy(),
                           {k: new[:n].copy() for k, (new, _) in found.items()}, 0,
                           {k: old[:n].copy() for k, (_, old) in found.items()})
 
@@ -271,12 +277,13 @@ class _Ticket:
     the device state stages them, else device arrays), result
     buffers and change; an upsert's also its found edges' buffers (per property: new and old
     values) and its update change."""
-    __slots__ = ("slot", "both", "values", "rows", "outs", "change", "found", "update")
+    __slots__ = ("slot", "both", "values", "rows", "outs", "change", "found", "update", "cap")
 
-    def __init__(self, slot, both, values, rows, outs, change, found=None, update=None):
+    def __init__(self, slot, both, values, rows, outs, change, found=None, update=None,
+                 cap=SMALL_ENTRIES):
         self.slot, self.both, self.values = slot, both, values
         self.rows, self.outs, self.change = rows, outs, change
-        self.found, self.update = found, update
+        self.found, self.update, self.cap = found, update, cap
 
 
 #: device -> a factory of the device part of deferred batches, for devices other than the GPU
@@ -303,7 +310,23 @@ def _eligible(g, src, dst) -> bool:
         return False
     if len(g._edge_schema) >= MAX_FIELDS:
         return False
-    return src.shape[0] * (1 if g.directed else 2) <= CHUNKS * SMALL_ENTRIES
+    return src.shape[0] * (1 if g.directed else 2) <= max(CHUNKS * SMALL_ENTRIES,
+                                                          _grid_entries(g))
+
+
+def upsert_pairs(g) -> int:
+    """Most pairs that one deferred upsert of graph ``g`` queues as one batch (more go as
+    chunks of disjoint keys): a small batch's, or the GPU's grid-prepared batch's."""
+    return max(SMALL_ENTRIES, _grid_entries(g))
+
+
+def _grid_entries(g) -> int:
+    """Most entries of one deferred batch prepared at once beyond a small batch's (0:
+    none): the device state's ``grid_entries`` (GPU), with ``GRID_PREPARE``."""
+    if not GRID_PREPARE or g.device != "gpu":
+        return 0
+    from .gpu.deferred import GRID_ENTRIES
+    return GRID_ENTRIES if g._deferred is None else getattr(g._deferred, "grid_entries", 0)
 
 
 def deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
@@ -334,7 +357,7 @@ def deferred_upsert(g, src, dst, edge_props: dict):
             g.vertex_map is None and set(edge_props) == set(g._edge_schema)):
         return None
     parts = None
-    if src.shape[0] > SMALL_ENTRIES:
+    if SMALL_ENTRIES < src.shape[0] and not src.shape[0] <= _grid_entries(g):
         parts = _key_chunks(src)
         if parts is None:
             return None
@@ -439,9 +462,15 @@ def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
         values = {k: v.copy() if v is edge_props.get(k) else v for k, v in values.items()}
     n = src.shape[0]
     per = SMALL_ENTRIES // (1 if g.directed else 2)
+    entries = n * (1 if g.directed else 2)
+    cap = SMALL_ENTRIES if entries <= SMALL_ENTRIES else _grid_entries(g)
+    if entries > cap:
+        cap = SMALL_ENTRIES              # (chunks of small batches)
     if upsert and parts is None:
-        t = _queue(g, mm, cache, both, values, hi, upsert=True)
+        t = _queue(g, mm, cache, both, values, hi, upsert=True, cap=cap)
         return t.change, t.update
+    if cap != SMALL_ENTRIES:             # one batch prepared by a grid of blocks
+        return _queue(g, mm, cache, both, values, hi, cap=cap).change
     if upsert:                           # chunks of disjoint keys (_key_chunks)
         order, ends = parts
         both = both[:, order]
@@ -497,10 +526,12 @@ def _refill_step(g, mm, cache) -> None:
         cache.grow_ahead()
 
 
-def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False) -> _Ticket:
-    """Queue one small batch (host pairs ``both`` (2, m), ``values`` per property of the
+def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False,
+           cap: int = SMALL_ENTRIES) -> _Ticket:
+    """Queue one batch (host pairs ``both`` (2, m), ``values`` per property of the
     graph its (m,) device array, ids at most ``hi``; ``upsert``: the present pairs' properties
-    rewritten too); its ticket."""
+    rewritten too; ``cap``: its workspace's capacity, SMALL_ENTRIES or the device state's
+    ``grid_entries``); its ticket."""
     dev, queue, xp = g._deferred, g._deferred_queue, g._xp
     while len(queue) >= dev.slots:
         _settle_one(g)                   # the oldest batch's workspace is needed again
@@ -519,16 +550,16 @@ def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False) -> _
         # changes that read them are usually gone (else _reclaim copies them first)
         slot = _free_slot(queue, dev.slots, g._deferred_next)
         g._deferred_next = slot + 1
-        rows, outs, found = _slot_buffers(g, slot, upsert)
+        rows, outs, found = _slot_buffers(g, slot, upsert, cap)
         t = _Ticket(slot, both, values, rows, outs, PendingChange(g), found,
-                    PendingUpdate(g) if upsert else None)
+                    PendingUpdate(g) if upsert else None, cap)
         g._deferred_users[slot] = (weakref.ref(t.change),) if not upsert else \
             (weakref.ref(t.change), weakref.ref(t.update))
     else:
         t = _Ticket(-1, both, values,
-                    xp.empty((4 if upsert else 2) * SMALL_ENTRIES, dtype=xp.int32),
+                    xp.empty((4 if upsert else 2) * cap, dtype=xp.int32),
                     {name: xp.empty(m, dtype=dt) for name, dt in g._edge_schema.items()},
-                    PendingChange(g))
+                    PendingChange(g), cap=cap)
         if upsert:
             t.found = {name: (xp.empty(m, dtype=dt), xp.empty(m, dtype=dt))
                        for name, dt in g._edge_schema.items()}
@@ -547,12 +578,13 @@ def _launch(g, mm, cache, t) -> None:
     dev, queue = g._deferred, g._deferred_queue
     if not REUSE_BUFFERS:
         t.slot = _free_slot(queue, dev.slots)
-    s, d, values = dev.stage(t.slot, t.both, [t.values[k] for k in g._edge_schema])
+    grid = {} if t.cap == SMALL_ENTRIES else {"cap": t.cap}
+    s, d, values = dev.stage(t.slot, t.both, [t.values[k] for k in g._edge_schema], **grid)
     g._deferred_count += 1
     dev.launch(t.slot, s, d, not g.directed, g._degree_, g._size_class_,
                g._edge_ptr_, mm.min_size_class, cache, mm.lookup(), mm.field_dtypes,
                values, list(t.outs.values()), t.rows,
-               None if t.found is None else list(t.found.values()))
+               None if t.found is None else list(t.found.values()), **grid)
     queue.append(t)
 
 
@@ -562,20 +594,20 @@ def _free_slot(queue, slots: int, start: int = 0) -> int:
     return next(k % slots for k in range(start, start + slots) if k % slots not in used)
 
 
-def _slot_buffers(g, slot: int, upsert: bool):
+def _slot_buffers(g, slot: int, upsert: bool, cap: int = SMALL_ENTRIES):
     """The result buffers of workspace ``slot`` (free) for a batch of the graph's edge
-    properties: (rows: int32 device (2 * SMALL_ENTRIES,), an upsert's (4 * SMALL_ENTRIES,);
-    outs: per property (SMALL_ENTRIES,) of its dtype; found: an upsert's per property (new,
+    properties and workspace capacity ``cap``: (rows: int32 device (2 * cap,), an upsert's
+    (4 * cap,); outs: per property (cap,) of its dtype; found: an upsert's per property (new,
     old) values of that shape, else None), made on first use; the changes of the batch
     queued there before, if still held and not read, read first (:func:`_reclaim`)."""
     _reclaim(g, slot)
-    key = (tuple(g._edge_schema.items()), upsert)
+    key = (tuple(g._edge_schema.items()), upsert, cap)
     bufs = g._deferred_buffers[slot].get(key)
     if bufs is None:
         xp = g._xp
-        rows = xp.empty((4 if upsert else 2) * SMALL_ENTRIES, dtype=xp.int32)
-        outs = {name: xp.empty(SMALL_ENTRIES, dtype=dt) for name, dt in key[0]}
-        found = {name: (xp.empty(SMALL_ENTRIES, dtype=dt), xp.empty(SMALL_ENTRIES, dtype=dt))
+        rows = xp.empty((4 if upsert else 2) * cap, dtype=xp.int32)
+        outs = {name: xp.empty(cap, dtype=dt) for name, dt in key[0]}
+        found = {name: (xp.empty(cap, dtype=dt), xp.empty(cap, dtype=dt))
                  for name, dt in key[0]} if upsert else None
         bufs = g._deferred_buffers[slot][key] = (rows, outs, found)
     return bufs
@@ -637,10 +669,11 @@ def _settle_one(g) -> None:
         g._entries_ += kept
         if spills:
             # in stream order after the batch's rewrite; the workspace is not reused before
-            mm.release(dev.spilled(t.slot, spills), wait=False)
-    t.change._resolve((t.rows, t.outs, nres, header[H_LOOPS]))
+            mm.release(dev.spilled(t.slot, spills, **({} if t.cap == SMALL_ENTRIES else
+                                                      {"cap": t.cap})), wait=False)
+    t.change._resolve((t.rows, t.outs, nres, header[H_LOOPS], t.cap))
     if t.update is not None:
-        t.update._resolve((t.rows, t.found, header[H_FOUND]))
+        t.update._resolve((t.rows, t.found, header[H_FOUND], t.cap))
 
 
 def _run_waiting(g, t) -> None:
