@@ -301,8 +301,10 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         elif window is not None and WINDOW_GROWTH_SLOTS and g.device == "gpu" and \
                 batch_size is not None and batch_size <= WINDOW_GROWTH_BATCH:
             g.set_array_growth(WINDOW_GROWTH_SLOTS)
-        # (GPU: hornet.batch.deferred_path; its first batch's reserves made before the clock)
-        g.defer_inserts(ready=True)
+        # (GPU: hornet.batch.deferred_path; its first batch's reserves made before the clock,
+        # and what batches of the stream's size make on first use)
+        g.defer_inserts(ready=True, batch_entries=batch_size * (1 if directed else 2)
+                        if mode == "count" and batch_size else 0)
         if position is None:
             position = checkpoint.ReplayPosition()
         elif bfs_source is None and position.bfs_source is not None:

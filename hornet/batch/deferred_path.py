@@ -102,7 +102,8 @@ class DeferredState:
     _running_again = False      # while one runs through the small path in its place
     _queueing = False           # while a deferred insert is queued (it reads them as they are)
 
-    def defer_inserts(self, on: bool = True, *, ready: bool = False) -> None:
+    def defer_inserts(self, on: bool = True, *, ready: bool = False,
+                      batch_entries: int = 0) -> None:
         """GPU graphs: queue small inserts of host pairs (up to ``CHUNKS`` small batches'
         entries) without waiting for the device; ``insert_edges`` then returns a change
         whose length and arrays are read when first asked for, and every other call on the
@@ -112,10 +113,13 @@ class DeferredState:
         ``ready``: also make now what the first deferred batch would make (the device
         state, the small classes' rings filled, room in the vertex table for
         ``READY_ROWS`` ids), so that a stream's first batch does not pay for it (a replay
-        passes it once the graph's array growth is set)."""
+        passes it once the graph's array growth is set). ``batch_entries``: with ``ready``,
+        the entries of the caller's batches (pairs, twice for an undirected graph), when
+        known: what batches of that size make on first use is made too (the GPU's grid
+        workspaces, for batches of more entries than a small batch)."""
         self._deferred_batches = bool(on)
         if on and ready:
-            make_ready(self)
+            make_ready(self, batch_entries)
 
     def deferred_upsert(self, src, dst, edge_props: dict):
         """A directed graph that defers inserts: insert the pairs ``src``, ``dst`` (host
@@ -276,14 +280,20 @@ class _Ticket:
     """A queued batch: its workspace, host pairs (2, m), property values (host arrays where
     the device state stages them, else device arrays), result
     buffers and change; an upsert's also its found edges' buffers (per property: new and old
-    values) and its update change."""
-    __slots__ = ("slot", "both", "values", "rows", "outs", "change", "found", "update", "cap")
+    values) and its update change; a grid batch's capacity and grid slot."""
+    __slots__ = ("slot", "both", "values", "rows", "outs", "change", "found", "update", "cap",
+                 "grid")
 
     def __init__(self, slot, both, values, rows, outs, change, found=None, update=None,
-                 cap=SMALL_ENTRIES):
+                 cap=SMALL_ENTRIES, grid=-1):
         self.slot, self.both, self.values = slot, both, values
         self.rows, self.outs, self.change = rows, outs, change
-        self.found, self.update, self.cap = found, update, cap
+        self.found, self.update, self.cap, self.grid = found, update, cap, grid
+
+    def where(self) -> dict:
+        """The device state's keywords of a grid batch (its capacity and grid slot); none
+        for a small batch."""
+        return {} if self.cap == SMALL_ENTRIES else {"cap": self.cap, "grid": self.grid}
 
 
 #: device -> a factory of the device part of deferred batches, for devices other than the GPU
@@ -397,19 +407,22 @@ def _start(g) -> None:
     g._deferred_next = 0
 
 
-def make_ready(g) -> None:
+def make_ready(g, batch_entries: int = 0) -> None:
     """What a graph's first deferred batches make, made now (``Graph.defer_inserts(ready=
     True)``): the device state, the rings of the small classes filled (:func:`_prefill`),
     block arrays for the classes whose arrays lack room for their next refill (the block
     cache's grow_ahead steps), rings under their trigger refilled, the memory manager's
     lookup, room in the vertex table for ``READY_ROWS`` ids (the id space itself does not
-    grow) and the rings' limits on the device. Called again after ``Graph.reserve``, it
-    makes what the reserve left to the first batch. Devices without deferred batches:
-    nothing."""
+    grow) and the rings' limits on the device; with ``batch_entries`` beyond a small batch's
+    (and up to the device state's grid batches'), the grid batches' workspaces and kernels.
+    Called again after ``Graph.reserve``, it makes what the reserve left to the first batch.
+    Devices without deferred batches: nothing."""
     if g.device != "gpu" and g.device not in EMULATIONS:
         return
     if g._deferred is None:
         _start(g)
+    if SMALL_ENTRIES < batch_entries <= _grid_entries(g):
+        g._deferred.make_grid()
     mm = g._mm
     cache = mm.block_cache()
     cache.peak_goal = max(cache.peak_goal, READY_PEAK_GOAL)
@@ -535,6 +548,7 @@ def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False,
     dev, queue, xp = g._deferred, g._deferred_queue, g._xp
     while len(queue) >= dev.slots:
         _settle_one(g)                   # the oldest batch's workspace is needed again
+    grid = -1 if cap == SMALL_ENTRIES else _free_grid_slot(g)
     if cache._want or cache._grow or mm.lookup_stale():
         _refill_step(g, mm, cache)
     else:
@@ -552,14 +566,14 @@ def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False,
         g._deferred_next = slot + 1
         rows, outs, found = _slot_buffers(g, slot, upsert, cap)
         t = _Ticket(slot, both, values, rows, outs, PendingChange(g), found,
-                    PendingUpdate(g) if upsert else None, cap)
+                    PendingUpdate(g) if upsert else None, cap, grid)
         g._deferred_users[slot] = (weakref.ref(t.change),) if not upsert else \
             (weakref.ref(t.change), weakref.ref(t.update))
     else:
         t = _Ticket(-1, both, values,
                     xp.empty((4 if upsert else 2) * cap, dtype=xp.int32),
                     {name: xp.empty(m, dtype=dt) for name, dt in g._edge_schema.items()},
-                    PendingChange(g), cap=cap)
+                    PendingChange(g), cap=cap, grid=grid)
         if upsert:
             t.found = {name: (xp.empty(m, dtype=dt), xp.empty(m, dtype=dt))
                        for name, dt in g._edge_schema.items()}
@@ -578,7 +592,7 @@ def _launch(g, mm, cache, t) -> None:
     dev, queue = g._deferred, g._deferred_queue
     if not REUSE_BUFFERS:
         t.slot = _free_slot(queue, dev.slots)
-    grid = {} if t.cap == SMALL_ENTRIES else {"cap": t.cap}
+    grid = t.where()
     s, d, values = dev.stage(t.slot, t.both, [t.values[k] for k in g._edge_schema], **grid)
     g._deferred_count += 1
     dev.launch(t.slot, s, d, not g.directed, g._degree_, g._size_class_,
@@ -586,6 +600,18 @@ def _launch(g, mm, cache, t) -> None:
                values, list(t.outs.values()), t.rows,
                None if t.found is None else list(t.found.values()), **grid)
     queue.append(t)
+
+
+def _free_grid_slot(g) -> int:
+    """A grid slot of the device state that no queued batch holds, the oldest batches
+    settled until one is free."""
+    queue, dev = g._deferred_queue, g._deferred
+    while True:
+        used = {t.grid for t in queue}
+        for k in range(dev.grid_slots):
+            if k not in used:
+                return k
+        _settle_one(g)
 
 
 def _free_slot(queue, slots: int, start: int = 0) -> int:
@@ -669,8 +695,7 @@ def _settle_one(g) -> None:
         g._entries_ += kept
         if spills:
             # in stream order after the batch's rewrite; the workspace is not reused before
-            mm.release(dev.spilled(t.slot, spills, **({} if t.cap == SMALL_ENTRIES else
-                                                      {"cap": t.cap})), wait=False)
+            mm.release(dev.spilled(t.slot, spills, **t.where()), wait=False)
     t.change._resolve((t.rows, t.outs, nres, header[H_LOOPS], t.cap))
     if t.update is not None:
         t.update._resolve((t.rows, t.found, header[H_FOUND], t.cap))

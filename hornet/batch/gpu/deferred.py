@@ -24,7 +24,9 @@ A batch of more than SMALL_ENTRIES entries, up to ``GRID_ENTRIES``, is prepared 
 ``grid_prepare`` (deferred_grid.cu): the same work and the same workspace layout, of capacity
 GRID_ENTRIES, done by a grid of blocks in one launch (one block per CHUNK entries, phases
 between grid-wide barriers), then rewritten by ``small_merge`` with that capacity: one batch,
-one header, where three one-block prepares ran one after the other.
+one header, where three one-block prepares ran one after the other. Grid batches have
+``GRID_SLOTS`` workspaces and pinned rows of their own (a grid batch in flight holds one
+besides its slot), made on first use or ahead (:meth:`DeferredBatches.make_grid`).
 
 Each batch in flight owns one of ``SLOTS`` workspaces (its spill list is read when the host
 settles it, before the workspace is reused). Host property values (``host_values``) are put in
@@ -58,6 +60,8 @@ DEFERRED_ACCEPT = as_signed64(1 << 63)   # ring_accept bit: the mask is in the h
 #: CHUNK); 0: batches of more than SMALL_ENTRIES entries are not deferred as one
 GRID_ENTRIES = 16384
 GRID_CHUNK = 1024                          # entries per block of the grid (CHUNK)
+#: grid batches in flight at most (their workspaces and pinned rows)
+GRID_SLOTS = 3
 _GRID_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "deferred_grid.cu")
 _GRID_NAMES = tuple(f"grid_prepare<{t}, {u}>" for t in _ID_TYPES.values()
                     for u in ("false", "true"))
@@ -110,8 +114,10 @@ class DeferredBatches:
     """The device state of one graph's deferred small inserts."""
 
     slots = SLOTS
-    #: most entries of one deferred batch prepared by a grid of blocks (see GRID_ENTRIES)
+    #: most entries of one deferred batch prepared by a grid of blocks (see GRID_ENTRIES),
+    #: and how many such batches may be in flight
     grid_entries = GRID_ENTRIES
+    grid_slots = GRID_SLOTS
     limits_due = 0          # the graph's deferred batch count at which limits are refreshed
     prefilled = False       # the rings of small classes filled (at the first batch)
 
@@ -144,9 +150,9 @@ class DeferredBatches:
         self._rows: dict = {}           # (slot, dtype) -> the slot's pinned row as that dtype
         # what the prepared launches' buffers were filled from, and those launches
         self._fills: dict = {}          # capacity -> (held, prepare, merge)
-        # grid batches (made on first use): per slot a workspace, pinned rows of pairs and
-        # values and their device address
-        self.grid_workspaces = [None] * SLOTS
+        # grid batches (made on first use): per grid slot a workspace, pinned rows of pairs
+        # and values and their device address
+        self.grid_workspaces = [None] * GRID_SLOTS
         self.grid_pinned = None
         self._grid_pinned_device = 0
         self._grid_bytes = None
@@ -163,55 +169,73 @@ class DeferredBatches:
                                                                   nargs)
         return launch
 
+    def make_grid(self) -> None:
+        """Make now what grid batches make on first use: every grid slot's workspace, the
+        pinned rows, the kernels loaded."""
+        for k in range(GRID_SLOTS):
+            self._grid_workspace(k)
+        self._grid_rows()
+        for u in ("false", "true"):
+            for t in _ID_TYPES.values():
+                launch = self._launch(f"grid_prepare<{t}, {u}>", PREPARE_ARGS + 1,
+                                      cu=_GRID_CU, names=_GRID_NAMES)
+                if launch._ptr is None:
+                    launch._ptr = launch.fn.kernel.ptr
+        merge = self._launch("small_merge", 30, key="small_merge/grid")
+        if merge._ptr is None:
+            merge._ptr = merge.fn.kernel.ptr
+
     def _grid_workspace(self, slot: int):
-        """Workspace ``slot`` of capacity GRID_ENTRIES (int64 device, zero when made: the
-        grid's barrier words start at zero)."""
+        """Grid workspace ``slot`` of capacity GRID_ENTRIES (int64 device, zero when made:
+        the grid's barrier words start at zero)."""
         ws = self.grid_workspaces[slot]
         if ws is None:
             ws = self.grid_workspaces[slot] = cupy.zeros(GRID_WORKSPACE_WORDS, dtype=cupy.int64)
         return ws
 
     def _grid_rows(self):
-        """The pinned rows of grid batches' pairs and values, (SLOTS, 2 * GRID_ENTRIES +
-        GRID_VALUE_WORDS) int64, made on first use (with their device address)."""
+        """The pinned rows of grid batches' pairs and values, (GRID_SLOTS, 2 * GRID_ENTRIES
+        + GRID_VALUE_WORDS) int64, made on first use (with their device address)."""
         if self.grid_pinned is None:
             import cupyx
-            self.grid_pinned = cupyx.empty_pinned((SLOTS, 2 * _GE + GRID_VALUE_WORDS),
+            self.grid_pinned = cupyx.empty_pinned((GRID_SLOTS, 2 * _GE + GRID_VALUE_WORDS),
                                                   dtype=np.int64)
-            self._grid_bytes = [self.grid_pinned[k].view(np.uint8) for k in range(SLOTS)]
+            self._grid_bytes = [self.grid_pinned[k].view(np.uint8) for k in range(GRID_SLOTS)]
             self._grid_pinned_device = _device_address(self.grid_pinned)
         return self.grid_pinned
 
-    def stage(self, slot: int, both: np.ndarray, values=(), cap: int = SMALL_ENTRIES):
+    def stage(self, slot: int, both: np.ndarray, values=(), cap: int = SMALL_ENTRIES,
+              grid: int = -1):
         """Host pairs ``both`` (2, m) for the batch of workspace ``slot``, as its prepare
         kernel reads them: with ``ZERO_COPY``, the slot's own pinned buffer (the kernel reads
         host memory through its address; the slot is reused once the batch is settled, after
         its prepare ran), else a device copy (staged, in stream order). ``values``: per
         property a device array, or (``host_values``) a contiguous host array of (m,),
         copied to the workspace's value area. ``cap``: the batch's workspace capacity
-        (GRID_ENTRIES: a grid batch's rows and workspace). Returns (src, dst, values as the
-        kernels take them: device addresses)."""
+        (GRID_ENTRIES: a grid batch, whose rows and workspace are grid slot ``grid``'s).
+        Returns (src, dst, values as the kernels take them: device addresses)."""
         if not self._pinned_device:
             from ...core.cuda import upload
             dev = upload(both)
             return dev[0], dev[1], [v.data.ptr for v in values]
         m = both.shape[1]
         dtype = both.dtype
-        grid = cap != SMALL_ENTRIES
+        if cap != SMALL_ENTRIES:
+            slot = grid                                  # (the grid slot's row, workspace)
         row = self._rows.get((slot, dtype, cap))
         if row is None:
-            rows = self._grid_rows() if grid else self.pinned
+            rows = self._grid_rows() if cap != SMALL_ENTRIES else self.pinned
             row = self._rows[(slot, dtype, cap)] = rows[slot].view(dtype)
         row[:m] = both[0]
         row[m:2 * m] = both[1]
-        if grid:
+        if cap != SMALL_ENTRIES:
             base = self._grid_pinned_device + slot * self.grid_pinned.strides[0]
         else:
             base = self._pinned_device + slot * self.pinned.strides[0]
         ptrs = []
         self._value_copy = (0, 0)
         if values:
-            if grid:
+            if cap != SMALL_ENTRIES:
                 ws = self._grid_workspace(slot).data.ptr + GRID_VALUE_OFFSET * 8
                 raw = self._grid_bytes[slot]
             else:
@@ -243,7 +267,7 @@ class DeferredBatches:
 
     def launch(self, slot: int, s, d, mirror: bool, degree, size_class, edge_ptr,
                min_class: int, cache, lookup, field_dtypes, values, outs, rows,
-               found=None, cap: int = SMALL_ENTRIES) -> None:
+               found=None, cap: int = SMALL_ENTRIES, grid: int = -1) -> None:
         """Queue batch ``s``, ``d`` (int32 or int64 device pairs of one dtype, (n,), n *
         (2 if mirror else 1) <= SMALL_ENTRIES) as an insert in workspace ``slot``: prepare,
         the header's copy to pinned row ``slot`` and its event, the rewrite. ``values``: per
@@ -254,14 +278,14 @@ class DeferredBatches:
         device arrays of at least n entries (None: an insert).
 
         ``cap``: GRID_ENTRIES for a batch of more than SMALL_ENTRIES entries (at most that
-        many): prepared by ``grid_prepare`` in the slot's grid workspace, ``rows``, ``outs``
-        and ``found`` of that capacity (rows: (2 * cap,), an upsert's (4 * cap,)).
+        many): prepared by ``grid_prepare`` in the workspace of grid slot ``grid``,
+        ``rows``, ``outs`` and ``found`` of that capacity (rows: (2 * cap,), an upsert's
+        (4 * cap,)).
 
         The kernels' argument buffers keep what stays from batch to batch (the vertex
         table, the block cache and the lookup, rebuilt when one of them changes); a batch
         writes its own words only."""
-        grid = cap != SMALL_ENTRIES
-        ws = self._grid_workspace(slot) if grid else self.workspaces[slot]
+        ws = self._grid_workspace(grid) if cap != SMALL_ENTRIES else self.workspaces[slot]
         wp = ws.data.ptr
         n = s.shape[0]
         entries = n * (2 if mirror else 1)
@@ -270,7 +294,7 @@ class DeferredBatches:
         mapped = self._headers_device
         host_row = mapped + slot * (READ_WORDS + 1) * 8 if mapped else 0
         kind = f"<{_ID_TYPES[s.dtype]}, {'false' if found is None else 'true'}>"
-        if grid:
+        if cap != SMALL_ENTRIES:
             prepare = self._launch("grid_prepare" + kind, PREPARE_ARGS + 1, cu=_GRID_CU,
                                    names=_GRID_NAMES)
             merge = self._launch("small_merge", 30, key="small_merge/grid")
@@ -301,7 +325,7 @@ class DeferredBatches:
                 a[26 + f] = val
                 a[33 + f] = new.data.ptr
                 a[40 + f] = prev.data.ptr
-        if grid:
+        if cap != SMALL_ENTRIES:
             prepare.again(-(-entries // GRID_CHUNK), GRID_CHUNK)
         else:
             prepare.again(1, PREPARE_THREADS)
@@ -354,9 +378,9 @@ class DeferredBatches:
         self.events[slot].synchronize()
         return self.headers[slot, :READ_WORDS].tolist()
 
-    def spilled(self, slot: int, count: int, cap: int = SMALL_ENTRIES):
-        """The old blocks the batch in ``slot`` (of workspace capacity ``cap``) put on its
-        spill list (int64 device view)."""
+    def spilled(self, slot: int, count: int, cap: int = SMALL_ENTRIES, grid: int = -1):
+        """The old blocks the batch in ``slot`` (of workspace capacity ``cap``: a grid
+        batch's in grid slot ``grid``) put on its spill list (int64 device view)."""
         if cap != SMALL_ENTRIES:
-            return self.grid_workspaces[slot][GRID_SPILL_OFFSET:GRID_SPILL_OFFSET + int(count)]
+            return self.grid_workspaces[grid][GRID_SPILL_OFFSET:GRID_SPILL_OFFSET + int(count)]
         return self.workspaces[slot][SPILL_OFFSET:SPILL_OFFSET + int(count)]
