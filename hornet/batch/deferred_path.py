@@ -413,16 +413,28 @@ def make_ready(g, batch_entries: int = 0) -> None:
     block arrays for the classes whose arrays lack room for their next refill (the block
     cache's grow_ahead steps), rings under their trigger refilled, the memory manager's
     lookup, room in the vertex table for ``READY_ROWS`` ids (the id space itself does not
-    grow) and the rings' limits on the device; with ``batch_entries`` beyond a small batch's
-    (and up to the device state's grid batches'), the grid batches' workspaces and kernels.
+    grow) and the rings' limits on the device, every workspace slot's result buffers; with
+    ``batch_entries`` beyond a small batch's (and up to the device state's grid batches'),
+    the grid batches' workspaces, kernels and result buffers.
     Called again after ``Graph.reserve``, it makes what the reserve left to the first batch.
     Devices without deferred batches: nothing."""
     if g.device != "gpu" and g.device not in EMULATIONS:
         return
     if g._deferred is None:
         _start(g)
+    caps = [SMALL_ENTRIES]
     if SMALL_ENTRIES < batch_entries <= _grid_entries(g):
         g._deferred.make_grid()
+        caps.append(_grid_entries(g))
+    if REUSE_BUFFERS:
+        # every slot's result buffers, of the inserts and (a directed graph with edge
+        # properties on the GPU: a weighted replay's batches) the upserts
+        kinds = (False, True) if g.directed and g._edge_schema and g.device == "gpu" else \
+            (False,)
+        for cap in caps:
+            for upsert in kinds:
+                for slot in range(g._deferred.slots):
+                    _buffers(g, slot, upsert, cap)
     mm = g._mm
     cache = mm.block_cache()
     cache.peak_goal = max(cache.peak_goal, READY_PEAK_GOAL)
@@ -627,6 +639,11 @@ def _slot_buffers(g, slot: int, upsert: bool, cap: int = SMALL_ENTRIES):
     old) values of that shape, else None), made on first use; the changes of the batch
     queued there before, if still held and not read, read first (:func:`_reclaim`)."""
     _reclaim(g, slot)
+    return _buffers(g, slot, upsert, cap)
+
+
+def _buffers(g, slot: int, upsert: bool, cap: int):
+    """Workspace ``slot``'s result buffers of :func:`_slot_buffers`, made if missing."""
     key = (tuple(g._edge_schema.items()), upsert, cap)
     bufs = g._deferred_buffers[slot].get(key)
     if bufs is None:
