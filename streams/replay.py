@@ -604,11 +604,13 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
                           "(map_ids=True) to map such ids to dense ones")
     loop = s == d
     if weighted:
-        used = ~loop if ev.op is None else ~loop & (ev.op > 0)     # weights that get stored
-        bad = np.isnan(ev.weight) & used
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise ReplayError(f"{path}: event {ev.start + i}: weight is NaN or missing")
+        nan = np.isnan(ev.weight)
+        if nan.any():
+            used = ~loop if ev.op is None else ~loop & (ev.op > 0)     # weights that get stored
+            bad = nan & used
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise ReplayError(f"{path}: event {ev.start + i}: weight is NaN or missing")
     loops = int(np.count_nonzero(loop))
     # (a batch without self-loops, op or window inserts all its pairs: that grows the id space)
     if hi >= g.num_vertices and (loops or ev.op is not None or window is not None):

@@ -335,8 +335,10 @@ def _grid_entries(g) -> int:
     none): the device state's ``grid_entries`` (GPU), with ``GRID_PREPARE``."""
     if not GRID_PREPARE or g.device != "gpu":
         return 0
+    if g._deferred is not None:
+        return getattr(g._deferred, "grid_entries", 0)
     from .gpu.deferred import GRID_ENTRIES
-    return GRID_ENTRIES if g._deferred is None else getattr(g._deferred, "grid_entries", 0)
+    return GRID_ENTRIES
 
 
 def deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
