@@ -1,8 +1,9 @@
 """Deferred GPU batches of more entries than one small batch, prepared at once by a grid of
-blocks (``grid_prepare``, hornet/batch/gpu/deferred_grid.cu): inserts against the graph that
-waits (the medium path) and the CPU backend, upserts against the CPU graph's update then
-insert; repeats across the whole batch (first occurrence wins), hubs, self-loops, int32 ids,
-stalled batches run again, changes read at once or batches later."""
+blocks (``grid_prepare``, hornet/batch/gpu/deferred_grid.cu): inserts and upserts against
+:class:`hornet.testing.ReferenceGraph` (a dict of edges fed the same calls) and against a GPU
+graph that waits (the medium path); repeats across the whole batch (first occurrence wins),
+hubs, self-loops, int32 ids, stalled batches run again, changes read at once or batches
+later."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 import hornet
 from conftest import HAS_GPU
 from hornet.batch.small_layout import SMALL_ENTRIES
-from hornet.testing import to_host
+from hornet.testing import ReferenceGraph, to_host
 from small_batch_checks import PROPS, same_change, same_graph, step_properties
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
@@ -37,28 +38,46 @@ def _batch(rng, step: int, pairs: int):
     return s.astype(np.int64), d.astype(np.int64)
 
 
+def _as_dict(change, values: bool = True) -> dict:
+    """A change as ``{(src, dst): {property: value}}`` (``values``: its new values, else its
+    previous ones)."""
+    if change is None:
+        return {}
+    props = change.properties if values else change.previous
+    cols = {k: to_host(v).tolist() for k, v in props.items()}
+    keys = zip(to_host(change.src).tolist(), to_host(change.dst).tolist())
+    return {k: {n: c[i] for n, c in cols.items()} for i, k in enumerate(keys)}
+
+
+def _same_as_reference(g, ref: ReferenceGraph) -> None:
+    s, d, p = g.edges(properties=True)
+    cols = {k: to_host(v).tolist() for k, v in p.items()}
+    got = {k: {n: c[i] for n, c in cols.items()}
+           for i, k in enumerate(zip(to_host(s).tolist(), to_host(d).tolist()))}
+    assert got == ref.edges
+
+
 def _graphs(directed: bool, tiny: bool):
     kw = dict(directed=directed, edge_properties=PROPS, block_array_edges=1 << 10)
     gpu = hornet.Graph(device="gpu", **kw)
     gpu.defer_inserts()
-    waiting = hornet.Graph(device="gpu", **kw)
     if tiny:        # rings of two blocks per class: deferred batches stall often
         target = gpu._mm.block_cache().target
         target[:] = np.minimum(target, 2)
-    return gpu, waiting, hornet.Graph(device="cpu", **kw)
+    return gpu, hornet.Graph(device="gpu", **kw), ReferenceGraph(directed, PROPS)
 
 
 @pytest.mark.parametrize("tiny", [False, True])
 @pytest.mark.parametrize("directed", [False, True])
-def test_grid_inserts_match_waiting_and_cpu(directed, tiny):
+def test_grid_inserts_match_the_reference(directed, tiny):
     import cupy
 
     from hornet.batch.deferred_path import MergedChange
     rng = np.random.default_rng(61 + directed + 2 * tiny)
-    gpu, waiting, cpu = _graphs(directed, tiny)
+    gpu, waiting, ref = _graphs(directed, tiny)
     per = _grid_entries() // (1 if directed else 2)
     late, grid = [], 0
-    for step in range(16):
+    for step in range(12):
         m = int(rng.integers(SMALL_ENTRIES // (1 if directed else 2) + 1, per + 1))
         s, d = _batch(rng, step, m)
         if step % 4 == 3:
@@ -67,28 +86,29 @@ def test_grid_inserts_match_waiting_and_cpu(directed, tiny):
         a = gpu.insert_edges(s, d, **props)
         grid += not isinstance(a, MergedChange)
         b = waiting.insert_edges(cupy.asarray(s), cupy.asarray(d), **props)
-        c = cpu.insert_edges(s, d, **props)
-        same_change(c, b)
+        want = ref.insert(s, d, props)
         if step % 2:
-            late.append((a, b))
+            late.append((a, b, want))
         else:
-            assert len(a) == len(b)
+            assert len(a) == len(want)
+            assert _as_dict(a) == want
             same_change(a, b)
         if step % 5 == 2:                           # deletes and queries between them
-            es, ed = cpu.edges()
+            es, ed = to_host(waiting.edges()[0]), to_host(waiting.edges()[1])
             pick = rng.choice(es.size, size=min(es.size, 2000), replace=False)
             same_change(gpu.delete_edges(es[pick], ed[pick]),
                         waiting.delete_edges(es[pick], ed[pick]))
-            cpu.delete_edges(es[pick], ed[pick])
-            v = np.arange(min(cpu.num_vertices, 500))
-            assert np.array_equal(to_host(gpu.degree(v)), to_host(cpu.degree(v)))
-    for a, b in late:
+            ref.delete(es[pick], ed[pick])
+            v = np.arange(min(waiting.num_vertices, 500))
+            assert np.array_equal(to_host(gpu.degree(v)), to_host(waiting.degree(v)))
+    for a, b, want in late:
+        assert _as_dict(a) == want
         same_change(a, b)
+    _same_as_reference(gpu, ref)
     same_graph(gpu, waiting)
-    same_graph(gpu, cpu)
     gpu.check()
     gpu._mm.block_cache().check()
-    assert grid == 16
+    assert grid == 12
     if tiny:
         assert gpu._stalls > 0
 
@@ -96,33 +116,29 @@ def test_grid_inserts_match_waiting_and_cpu(directed, tiny):
 @pytest.mark.parametrize("tiny", [False, True])
 def test_grid_upserts_match_update_then_insert(tiny):
     rng = np.random.default_rng(71 + tiny)
-    gpu, _, cpu = _graphs(True, tiny)
+    gpu, _, ref = _graphs(True, tiny)
     late = []
-    for step in range(14):
+    for step in range(12):
         m = int(rng.integers(SMALL_ENTRIES + 1, _grid_entries() + 1))
         s, d = _batch(rng, step, m)
-        if step % 2 and cpu.num_edges:              # present edges in the batch
-            es, ed = cpu.edges()
-            k = min(es.size, m // 2)
-            pick = rng.choice(es.size, size=k, replace=False)
-            s[-k:], d[-k:] = es[pick], ed[pick]
+        if step % 2 and ref.edges:                   # present edges in the batch
+            present = np.array(list(ref.edges), dtype=np.int64)
+            k = min(present.shape[0], m // 2)
+            pick = rng.choice(present.shape[0], size=k, replace=False)
+            s[-k:], d[-k:] = present[pick, 0], present[pick, 1]
         props = step_properties(rng, m)
         got = gpu.deferred_upsert(s, d, props)
         assert got is not None and not hasattr(got[0], "_parts")   # one batch
-        b_upd = cpu.update_edges(s, d, **props)
-        b_ins = cpu.insert_edges(s, d, **props)
+        before = {k: dict(v) for k, v in ref.edges.items()}
+        upd = ref.update(s, d, props)
+        want = (ref.insert(s, d, props), upd, {k: before[k] for k in upd})
         if step % 3 == 1:
-            late.append((got, (b_ins, b_upd)))
+            late.append((got, want))
         else:
-            same_change(got[0], b_ins)
-            same_change(got[1], b_upd)
-            for name in b_upd.properties:
-                assert np.array_equal(to_host(got[1].previous[name]),
-                                      to_host(b_upd.previous[name])), name
-    for (a_ins, a_upd), (b_ins, b_upd) in late:
-        same_change(a_ins, b_ins)
-        same_change(a_upd, b_upd)
-    same_graph(gpu, cpu)
+            assert (_as_dict(got[0]), _as_dict(got[1]), _as_dict(got[1], False)) == want
+    for got, want in late:
+        assert (_as_dict(got[0]), _as_dict(got[1]), _as_dict(got[1], False)) == want
+    _same_as_reference(gpu, ref)
     gpu.check()
     gpu._mm.block_cache().check()
     if tiny:
