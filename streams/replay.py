@@ -620,7 +620,8 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
     if loops:
         keep = ~loop
         s, d = s[keep], d[keep]
-        idx = ev.start + np.flatnonzero(keep)
+        if op is not None or window is not None:         # (the event indices they use)
+            idx = ev.start + np.flatnonzero(keep)
         op = None if op is None else op[keep]
         w = None if w is None else w[keep]
     if not directed:
@@ -636,8 +637,9 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
 def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,
              weighted: bool, feed: Callable, latest: LatestPath | None = None) -> BatchChanges:
     """The graph calls of one batch (self-loops dropped: ``s``, ``d``, and ``idx`` their
-    event indices or None when the batch had no self-loop; ``op``, ``w`` aligned), the
-    window's expiry after them; returns the BatchChanges."""
+    event indices, or None when the batch had no self-loop or has neither an ``op`` column
+    nor a window, which use them; ``op``, ``w`` aligned), the window's expiry after them;
+    returns the BatchChanges."""
     n = len(ev)
     ch = BatchChanges()
     if op is None and not weighted and window is None:

@@ -65,10 +65,16 @@ def insert_latest(g, ch: BatchChanges, s, d, w, feed: Callable, *,
     that defers inserts takes both in one deferred call where it can
     (``Graph.deferred_upsert``: ``ch.updated`` is then its pending update, possibly empty).
     """
+    if update_first and (path is None or path.upserts or not _insert_first(g, s, path)):
+        # a GPU graph that defers inserts: both in one deferred batch, no wait (it copies
+        # what it keeps of the batch: reversed views)
+        upsert = getattr(g, "deferred_upsert", None)
+        both = upsert(s[::-1], d[::-1], {"weight": w[::-1]}) if upsert is not None else None
+        if both is not None:
+            ch.inserted, ch.updated = both
+            return
     sr, dr, wr = s[::-1].copy(), d[::-1].copy(), w[::-1].copy()
-    if update_first and path is not None and not path.upserts and \
-            getattr(g, "_deferred_batches", False) and sr.shape[0] > (
-                upsert_pairs(g) if path.min_pairs is None else path.min_pairs):
+    if update_first and path is not None and not path.upserts and _insert_first(g, s, path):
         # the insert first, the update only where it left events out, see LatestPath
         empty = g.num_edges == 0
         ch.inserted = g.insert_edges(sr, dr, weight=wr)
@@ -82,14 +88,9 @@ def insert_latest(g, ch: BatchChanges, s, d, w, feed: Callable, *,
                     ch.updated = updated
         return
     if update_first:
-        # a GPU graph that defers inserts: both in one deferred batch, no wait
-        upsert = getattr(g, "deferred_upsert", None)
-        both = upsert(sr, dr, {"weight": wr}) if upsert is not None else None
-        if both is not None:
-            ch.inserted, ch.updated = both
-            return
-        # (an empty id space holds no edge; the edge count would settle a GPU graph's
-        # pending inserts, which the update's lookup queues behind instead)
+        # (no deferred upsert took the batch) (an empty id space holds no edge; the edge
+        # count would settle a GPU graph's pending inserts, which the update's lookup queues
+        # behind instead)
         updated = g.update_edges(sr, dr, weight=wr) if g.num_vertices else None
         ch.inserted = g.insert_edges(sr, dr, weight=wr)
         feed(ch.inserted)
@@ -104,6 +105,14 @@ def insert_latest(g, ch: BatchChanges, s, d, w, feed: Callable, *,
         if len(updated):
             ch.updated = updated
             feed(ch.updated)
+
+
+def _insert_first(g, s, path: LatestPath) -> bool:
+    """Whether a batch of ``s.shape[0]`` pairs on graph ``g`` is one that :class:`LatestPath`
+    sends as an insert first while its batches held distinct new edges: a graph that defers
+    inserts, more pairs than one deferred upsert takes."""
+    return getattr(g, "_deferred_batches", False) and s.shape[0] > (
+        upsert_pairs(g) if path.min_pairs is None else path.min_pairs)
 
 
 def _without(change, inserted):
