@@ -280,15 +280,17 @@ class _Ticket:
     """A queued batch: its workspace, host pairs (2, m), property values (host arrays where
     the device state stages them, else device arrays), result
     buffers and change; an upsert's also its found edges' buffers (per property: new and old
-    values) and its update change; a grid batch's capacity and grid slot."""
+    values) and its update change; a grid batch's capacity and grid slot; whether the pairs
+    are the view of the pinned row they are staged from (``staged``)."""
     __slots__ = ("slot", "both", "values", "rows", "outs", "change", "found", "update", "cap",
-                 "grid")
+                 "grid", "staged")
 
     def __init__(self, slot, both, values, rows, outs, change, found=None, update=None,
-                 cap=SMALL_ENTRIES, grid=-1):
+                 cap=SMALL_ENTRIES, grid=-1, staged=False):
         self.slot, self.both, self.values = slot, both, values
         self.rows, self.outs, self.change = rows, outs, change
         self.found, self.update, self.cap, self.grid = found, update, cap, grid
+        self.staged = staged
 
     def where(self) -> dict:
         """The device state's keywords of a grid batch (its capacity and grid slot); none
@@ -467,12 +469,12 @@ def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
         _start(g)
     elif g._deferred_queue:
         _settle_ready(g)
-    # the batch's own copy of its pairs (2, n) (ids are signed: exact in int64)
+    # the batch's own copy of its pairs (2, n) (ids are signed: exact in int64), made where
+    # one ticket takes them (_queue: in the pinned row they are staged from, where the
+    # device state has one), or here for batches queued as chunks
     same = src.dtype == dst.dtype and src.dtype in (np.int32, np.int64)
-    both = np.empty((2, src.shape[0]), dtype=src.dtype if same else np.int64)
-    both[0] = src
-    both[1] = dst
-    lo, hi = int(both.min()), int(both.max())
+    dtype = src.dtype if same else np.dtype(np.int64)
+    lo, hi = min(int(src.min()), int(dst.min())), max(int(src.max()), int(dst.max()))
     if lo < 0 or hi > MAX_VERTEX_ID:
         return None                      # the small path refuses it with its message
     if not g._deferred.prefilled:
@@ -494,10 +496,11 @@ def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
     if entries > cap:
         cap = SMALL_ENTRIES              # (chunks of small batches)
     if upsert and parts is None:
-        t = _queue(g, mm, cache, both, values, hi, upsert=True, cap=cap)
+        t = _queue(g, mm, cache, (src, dst, dtype), values, hi, upsert=True, cap=cap)
         return t.change, t.update
-    if cap != SMALL_ENTRIES:             # one batch prepared by a grid of blocks
-        return _queue(g, mm, cache, both, values, hi, cap=cap).change
+    if cap != SMALL_ENTRIES or n <= per:     # one batch (a grid batch, or a small one)
+        return _queue(g, mm, cache, (src, dst, dtype), values, hi, cap=cap).change
+    both = _stacked(src, dst, dtype, None)
     if upsert:                           # chunks of disjoint keys (_key_chunks)
         order, ends = parts
         both = both[:, order]
@@ -507,8 +510,6 @@ def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
                           hi, upsert=True) for a, b in zip([0, *ends[:-1]], ends) if b > a]
         return (MergedChange(g, [t.change for t in tickets]),
                 MergedUpdate(g, [t.update for t in tickets]))
-    if n <= per:
-        return _queue(g, mm, cache, both, values, hi).change
     parts = []
     for start in range(0, n, per):
         stop = min(n, start + per)
@@ -553,9 +554,19 @@ def _refill_step(g, mm, cache) -> None:
         cache.grow_ahead()
 
 
+def _stacked(src, dst, dtype, row):
+    """The pairs as (2, n) of ``dtype``: written into ``row`` (a (2, n) view) if given, else
+    into a new array."""
+    both = np.empty((2, src.shape[0]), dtype=dtype) if row is None else row
+    both[0] = src
+    both[1] = dst
+    return both
+
+
 def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False,
            cap: int = SMALL_ENTRIES) -> _Ticket:
-    """Queue one batch (host pairs ``both`` (2, m), ``values`` per property of the
+    """Queue one batch (host pairs ``both`` (2, m), or (src, dst, dtype) to be written
+    where the batch's slot stages them; ``values`` per property of the
     graph its (m,) device array, ids at most ``hi``; ``upsert``: the present pairs' properties
     rewritten too; ``cap``: its workspace's capacity, SMALL_ENTRIES or the device state's
     ``grid_entries``); its ticket."""
@@ -572,15 +583,25 @@ def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False,
         dev.limits_due = g._deferred_count + LIMIT_REFRESH
     # nothing below waits; the graph changes from _reserve on (which leaves it as it was
     # when out of memory), every allocation of the batch made before
-    m = both.shape[1]
+    staged = False
     if REUSE_BUFFERS:
         # slots taken in turn: a slot's buffers are reused as late as can be, when the
         # changes that read them are usually gone (else _reclaim copies them first)
         slot = _free_slot(queue, dev.slots, g._deferred_next)
         g._deferred_next = slot + 1
+        if isinstance(both, tuple):      # (written into the slot's pinned row, if any)
+            src, dst, dtype = both
+            pairs_row = getattr(dev, "pairs_row", None)
+            row = None if pairs_row is None else pairs_row(slot, src.shape[0], dtype, cap,
+                                                           grid)
+            both, staged = _stacked(src, dst, dtype, row), row is not None
+    elif isinstance(both, tuple):
+        both = _stacked(*both, None)
+    m = both.shape[1]
+    if REUSE_BUFFERS:
         rows, outs, found = _slot_buffers(g, slot, upsert, cap)
         t = _Ticket(slot, both, values, rows, outs, PendingChange(g), found,
-                    PendingUpdate(g) if upsert else None, cap, grid)
+                    PendingUpdate(g) if upsert else None, cap, grid, staged)
         g._deferred_users[slot] = (weakref.ref(t.change),) if not upsert else \
             (weakref.ref(t.change), weakref.ref(t.update))
     else:
@@ -607,7 +628,8 @@ def _launch(g, mm, cache, t) -> None:
     if not REUSE_BUFFERS:
         t.slot = _free_slot(queue, dev.slots)
     grid = t.where()
-    s, d, values = dev.stage(t.slot, t.both, [t.values[k] for k in g._edge_schema], **grid)
+    s, d, values = dev.stage(t.slot, t.both, [t.values[k] for k in g._edge_schema],
+                             **({"staged": True, **grid} if t.staged else grid))
     g._deferred_count += 1
     dev.launch(t.slot, s, d, not g.directed, g._degree_, g._size_class_,
                g._edge_ptr_, mm.min_size_class, cache, mm.lookup(), mm.field_dtypes,

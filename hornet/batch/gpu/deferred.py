@@ -204,8 +204,27 @@ class DeferredBatches:
             self._grid_pinned_device = _device_address(self.grid_pinned)
         return self.grid_pinned
 
+    def _row(self, slot: int, dtype, cap: int) -> np.ndarray:
+        """The pinned row of workspace ``slot`` (a grid slot where ``cap`` is a grid
+        batch's) as ``dtype``."""
+        row = self._rows.get((slot, dtype, cap))
+        if row is None:
+            rows = self._grid_rows() if cap != SMALL_ENTRIES else self.pinned
+            row = self._rows[(slot, dtype, cap)] = rows[slot].view(dtype)
+        return row
+
+    def pairs_row(self, slot: int, n: int, dtype, cap: int = SMALL_ENTRIES, grid: int = -1):
+        """A (n,) pair row's place in the pinned row that :meth:`stage` would copy them to
+        (``cap``, ``grid`` as there): a (2, n) host view of ``dtype`` that the caller fills
+        and hands to :meth:`stage` with ``staged`` (no copy), the row held by its batch
+        until settled; None without zero copy."""
+        if not self._pinned_device:
+            return None
+        row = self._row(grid if cap != SMALL_ENTRIES else slot, dtype, cap)
+        return row[:2 * n].reshape(2, n)
+
     def stage(self, slot: int, both: np.ndarray, values=(), cap: int = SMALL_ENTRIES,
-              grid: int = -1):
+              grid: int = -1, staged: bool = False):
         """Host pairs ``both`` (2, m) for the batch of workspace ``slot``, as its prepare
         kernel reads them: with ``ZERO_COPY``, the slot's own pinned buffer (the kernel reads
         host memory through its address; the slot is reused once the batch is settled, after
@@ -213,6 +232,7 @@ class DeferredBatches:
         property a device array, or (``host_values``) a contiguous host array of (m,),
         copied to the workspace's value area. ``cap``: the batch's workspace capacity
         (GRID_ENTRIES: a grid batch, whose rows and workspace are grid slot ``grid``'s).
+        ``staged``: ``both`` is the row's own view (:meth:`pairs_row`), nothing to copy.
         Returns (src, dst, values as the kernels take them: device addresses)."""
         if not self._pinned_device:
             from ...core.cuda import upload
@@ -222,12 +242,10 @@ class DeferredBatches:
         dtype = both.dtype
         if cap != SMALL_ENTRIES:
             slot = grid                                  # (the grid slot's row, workspace)
-        row = self._rows.get((slot, dtype, cap))
-        if row is None:
-            rows = self._grid_rows() if cap != SMALL_ENTRIES else self.pinned
-            row = self._rows[(slot, dtype, cap)] = rows[slot].view(dtype)
-        row[:m] = both[0]
-        row[m:2 * m] = both[1]
+        if not staged:
+            row = self._row(slot, dtype, cap)
+            row[:m] = both[0]
+            row[m:2 * m] = both[1]
         if cap != SMALL_ENTRIES:
             base = self._grid_pinned_device + slot * self.grid_pinned.strides[0]
         else:
