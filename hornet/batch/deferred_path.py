@@ -56,8 +56,8 @@ from .validate import MAX_VERTEX_ID, property_values
 __all__ = ["DeferredState", "PendingChange", "PendingUpdate", "MergedChange", "MergedUpdate",
            "deferred_insert",
            "deferred_upsert", "settle",
-           "make_ready", "upsert_pairs", "LIMIT_REFRESH", "CHUNKS", "GRID_PREPARE", "READY_ROWS", "READY_PEAK_GOAL",
-           "EMULATIONS"]
+           "make_ready", "upsert_pairs", "LIMIT_REFRESH", "CHUNKS", "GRID_PREPARE", "READY_ROWS",
+           "READY_PEAK_GOAL", "EMULATIONS"]
 
 #: deferred batches between two refreshes of the rings' limits on the device (besides the
 #: refresh after every refill, which moves the goals)
@@ -105,9 +105,9 @@ class DeferredState:
     def defer_inserts(self, on: bool = True, *, ready: bool = False,
                       batch_entries: int = 0) -> None:
         """GPU graphs: queue small inserts of host pairs (up to ``CHUNKS`` small batches'
-        entries) without waiting for the device; ``insert_edges`` then returns a change
-        whose length and arrays are read when first asked for, and every other call on the
-        graph sees the inserts done (see :mod:`hornet.batch.deferred_path`). Off by
+        entries, or a grid batch's: see the module) without waiting for the device;
+        ``insert_edges`` then returns a change whose length and arrays are read when first
+        asked for, and every other call on the graph sees the inserts done (see :mod:`hornet.batch.deferred_path`). Off by
         default; a stream replay turns it on.
 
         ``ready``: also make now what the first deferred batch would make (the device

@@ -413,11 +413,12 @@ grid_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, int
             const i64 pr = __ldcg(&fpair[k]);
             for (int f = 1; f < F.nf; ++f) {
                 const i64 fa = field_address(F, at, f);
+                const i64 v = F.values[f], o = F.out[f], p = old_[f];
                 switch (field_size(F, f)) {
-                case 1: grid_found_value<unsigned char>(fa, F.values[f], pr, F.out[f], old_[f], k); break;
-                case 2: grid_found_value<unsigned short>(fa, F.values[f], pr, F.out[f], old_[f], k); break;
-                case 4: grid_found_value<unsigned int>(fa, F.values[f], pr, F.out[f], old_[f], k); break;
-                default: grid_found_value<unsigned long long>(fa, F.values[f], pr, F.out[f], old_[f], k);
+                case 1: grid_found_value<unsigned char>(fa, v, pr, o, p, k); break;
+                case 2: grid_found_value<unsigned short>(fa, v, pr, o, p, k); break;
+                case 4: grid_found_value<unsigned int>(fa, v, pr, o, p, k); break;
+                default: grid_found_value<unsigned long long>(fa, v, pr, o, p, k);
                 }
             }
         }
