@@ -49,12 +49,23 @@ def _as_dict(change, values: bool = True) -> dict:
     return {k: {n: c[i] for n, c in cols.items()} for i, k in enumerate(keys)}
 
 
+def _same(got: dict, want: dict, what: str) -> None:
+    """``got == want`` (dicts of edges), or an AssertionError naming a few differences."""
+    if got == want:
+        return
+    only_got = [k for k in got if k not in want][:3]
+    only_want = [k for k in want if k not in got][:3]
+    differ = [(k, got[k], want[k]) for k in got if k in want and got[k] != want[k]][:3]
+    raise AssertionError(f"{what}: {len(got)} edges, {len(want)} expected; only got "
+                         f"{only_got}; only expected {only_want}; values differ {differ}")
+
+
 def _same_as_reference(g, ref: ReferenceGraph) -> None:
     s, d, p = g.edges(properties=True)
     cols = {k: to_host(v).tolist() for k, v in p.items()}
     got = {k: {n: c[i] for n, c in cols.items()}
            for i, k in enumerate(zip(to_host(s).tolist(), to_host(d).tolist()))}
-    assert got == ref.edges
+    _same(got, ref.edges, "graph")
 
 
 def _graphs(directed: bool, tiny: bool):
@@ -88,10 +99,10 @@ def test_grid_inserts_match_the_reference(directed, tiny):
         b = waiting.insert_edges(cupy.asarray(s), cupy.asarray(d), **props)
         want = ref.insert(s, d, props)
         if step % 2:
-            late.append((a, b, want))
+            late.append((step, a, b, want))
         else:
             assert len(a) == len(want)
-            assert _as_dict(a) == want
+            _same(_as_dict(a), want, f"insert {step}")
             same_change(a, b)
         if step % 5 == 2:                           # deletes and queries between them
             es, ed = to_host(waiting.edges()[0]), to_host(waiting.edges()[1])
@@ -101,8 +112,8 @@ def test_grid_inserts_match_the_reference(directed, tiny):
             ref.delete(es[pick], ed[pick])
             v = np.arange(min(waiting.num_vertices, 500))
             assert np.array_equal(to_host(gpu.degree(v)), to_host(waiting.degree(v)))
-    for a, b, want in late:
-        assert _as_dict(a) == want
+    for step, a, b, want in late:
+        _same(_as_dict(a), want, f"insert {step}")
         same_change(a, b)
     _same_as_reference(gpu, ref)
     same_graph(gpu, waiting)
@@ -111,6 +122,12 @@ def test_grid_inserts_match_the_reference(directed, tiny):
     assert grid == 12
     if tiny:
         assert gpu._stalls > 0
+
+
+def _same_upsert(step: int, got, want) -> None:
+    _same(_as_dict(got[0]), want[0], f"upsert {step} inserted")
+    _same(_as_dict(got[1]), want[1], f"upsert {step} updated")
+    _same(_as_dict(got[1], False), want[2], f"upsert {step} previous")
 
 
 @pytest.mark.parametrize("tiny", [False, True])
@@ -133,11 +150,11 @@ def test_grid_upserts_match_update_then_insert(tiny):
         upd = ref.update(s, d, props)
         want = (ref.insert(s, d, props), upd, {k: before[k] for k in upd})
         if step % 3 == 1:
-            late.append((got, want))
+            late.append((step, got, want))
         else:
-            assert (_as_dict(got[0]), _as_dict(got[1]), _as_dict(got[1], False)) == want
-    for got, want in late:
-        assert (_as_dict(got[0]), _as_dict(got[1]), _as_dict(got[1], False)) == want
+            _same_upsert(step, got, want)
+    for step, got, want in late:
+        _same_upsert(step, got, want)
     _same_as_reference(gpu, ref)
     gpu.check()
     gpu._mm.block_cache().check()

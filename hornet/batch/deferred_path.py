@@ -56,7 +56,8 @@ from .validate import MAX_VERTEX_ID, property_values
 __all__ = ["DeferredState", "PendingChange", "PendingUpdate", "MergedChange", "MergedUpdate",
            "deferred_insert",
            "deferred_upsert", "settle",
-           "make_ready", "upsert_pairs", "LIMIT_REFRESH", "CHUNKS", "GRID_PREPARE", "READY_ROWS",
+           "make_ready", "upsert_pairs", "LIMIT_REFRESH", "CHUNKS", "GRID_PREPARE", "GRID_UPSERTS",
+           "READY_ROWS",
            "READY_PEAK_GOAL", "EMULATIONS"]
 
 #: deferred batches between two refreshes of the rings' limits on the device (besides the
@@ -84,6 +85,9 @@ REUSE_BUFFERS = True
 #: a batch of more entries than a small batch, up to the device state's ``grid_entries``,
 #: goes as one batch prepared by a grid of blocks (False: as chunks, CHUNKS at most)
 GRID_PREPARE = True
+#: ... upserts too (False: an upsert of more pairs than a small batch goes as chunks of
+#: disjoint keys)
+GRID_UPSERTS = True
 
 
 class DeferredState:
@@ -329,7 +333,7 @@ def _eligible(g, src, dst) -> bool:
 def upsert_pairs(g) -> int:
     """Most pairs that one deferred upsert of graph ``g`` queues as one batch (more go as
     chunks of disjoint keys): a small batch's, or the GPU's grid-prepared batch's."""
-    return max(SMALL_ENTRIES, _grid_entries(g))
+    return max(SMALL_ENTRIES, _grid_entries(g) if GRID_UPSERTS else 0)
 
 
 def _grid_entries(g) -> int:
@@ -371,7 +375,7 @@ def deferred_upsert(g, src, dst, edge_props: dict):
             g.vertex_map is None and set(edge_props) == set(g._edge_schema)):
         return None
     parts = None
-    if SMALL_ENTRIES < src.shape[0] and not src.shape[0] <= _grid_entries(g):
+    if src.shape[0] > upsert_pairs(g):
         parts = _key_chunks(src)
         if parts is None:
             return None
@@ -492,7 +496,8 @@ def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
     n = src.shape[0]
     per = SMALL_ENTRIES // (1 if g.directed else 2)
     entries = n * (1 if g.directed else 2)
-    cap = SMALL_ENTRIES if entries <= SMALL_ENTRIES else _grid_entries(g)
+    cap = SMALL_ENTRIES if entries <= SMALL_ENTRIES else \
+        _grid_entries(g) if GRID_UPSERTS or not upsert else 0
     if entries > cap:
         cap = SMALL_ENTRIES              # (chunks of small batches)
     if upsert and parts is None:
