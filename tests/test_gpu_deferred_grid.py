@@ -49,6 +49,13 @@ def _as_dict(change, values: bool = True) -> dict:
     return {k: {n: c[i] for n, c in cols.items()} for i, k in enumerate(keys)}
 
 
+def _copied(edges: dict) -> dict:
+    """A copy of ``edges`` (a ReferenceGraph's dict of edges, or what one of its calls
+    returned): the reference keeps the value dicts it returns and updates them in place
+    later."""
+    return {k: dict(v) for k, v in edges.items()}
+
+
 def _same(got: dict, want: dict, what: str) -> None:
     """``got == want`` (dicts of edges), or an AssertionError naming a few differences."""
     if got == want:
@@ -97,7 +104,7 @@ def test_grid_inserts_match_the_reference(directed, tiny):
         a = gpu.insert_edges(s, d, **props)
         grid += not isinstance(a, MergedChange)
         b = waiting.insert_edges(cupy.asarray(s), cupy.asarray(d), **props)
-        want = ref.insert(s, d, props)
+        want = _copied(ref.insert(s, d, props))
         if step % 2:
             late.append((step, a, b, want))
         else:
@@ -146,9 +153,9 @@ def test_grid_upserts_match_update_then_insert(tiny):
         props = step_properties(rng, m)
         got = gpu.deferred_upsert(s, d, props)
         assert got is not None and not hasattr(got[0], "_parts")   # one batch
-        before = {k: dict(v) for k, v in ref.edges.items()}
-        upd = ref.update(s, d, props)
-        want = (ref.insert(s, d, props), upd, {k: before[k] for k in upd})
+        before = _copied(ref.edges)
+        upd = _copied(ref.update(s, d, props))
+        want = (_copied(ref.insert(s, d, props)), upd, {k: before[k] for k in upd})
         if step % 3 == 1:
             late.append((step, got, want))
         else:
