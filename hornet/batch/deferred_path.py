@@ -67,10 +67,11 @@ LIMIT_REFRESH = 64
 PREFILL_CLASS = 12
 #: ... to at least this many blocks (and their refill level)
 PREFILL_BLOCKS = 16
-#: a deferred insert is queued as at most this many small batches (chunks of its pairs);
-#: larger inserts take the medium path. A replay's batch of 10^4 events costs its host about
-#: a small batch's work per chunk, the medium path's several waits and allocations more;
-#: the device's one-block prepares of the chunks run behind the host
+#: where no grid batch takes it (``GRID_PREPARE`` off, devices without grid batches), a
+#: deferred insert is queued as at most this many small batches (chunks of its pairs);
+#: larger inserts take the medium path. A batch of 10^4 events then costs its host about a
+#: small batch's work per chunk (the medium path's several waits and allocations more), and
+#: the device a one-block prepare per chunk, one after the other
 CHUNKS = 3
 #: rows of the vertex table made at ``Graph.defer_inserts(ready=True)`` (a stream's id space
 #: grows batch after batch: the table then grows less often while the stream runs)
