@@ -301,8 +301,10 @@ def replay(stream: Any = None, batch_size: int | None = DEFAULT_BATCH_SIZE,
         elif window is not None and WINDOW_GROWTH_SLOTS and g.device == "gpu" and \
                 batch_size is not None and batch_size <= WINDOW_GROWTH_BATCH:
             g.set_array_growth(WINDOW_GROWTH_SLOTS)
-        # (GPU: hornet.batch.deferred_path; its first batch's reserves made before the clock)
-        g.defer_inserts(ready=True)
+        # (GPU: hornet.batch.deferred_path; its first batch's reserves made before the clock,
+        # and what batches of the stream's size make on first use)
+        g.defer_inserts(ready=True, batch_entries=batch_size * (1 if directed else 2)
+                        if mode == "count" and batch_size else 0)
         if position is None:
             position = checkpoint.ReplayPosition()
         elif bfs_source is None and position.bfs_source is not None:
@@ -602,11 +604,13 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
                           "(map_ids=True) to map such ids to dense ones")
     loop = s == d
     if weighted:
-        used = ~loop if ev.op is None else ~loop & (ev.op > 0)     # weights that get stored
-        bad = np.isnan(ev.weight) & used
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise ReplayError(f"{path}: event {ev.start + i}: weight is NaN or missing")
+        nan = np.isnan(ev.weight)
+        if nan.any():
+            used = ~loop if ev.op is None else ~loop & (ev.op > 0)     # weights that get stored
+            bad = nan & used
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise ReplayError(f"{path}: event {ev.start + i}: weight is NaN or missing")
     loops = int(np.count_nonzero(loop))
     # (a batch without self-loops, op or window inserts all its pairs: that grows the id space)
     if hi >= g.num_vertices and (loops or ev.op is not None or window is not None):
@@ -616,7 +620,8 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
     if loops:
         keep = ~loop
         s, d = s[keep], d[keep]
-        idx = ev.start + np.flatnonzero(keep)
+        if op is not None or window is not None:         # (the event indices they use)
+            idx = ev.start + np.flatnonzero(keep)
         op = None if op is None else op[keep]
         w = None if w is None else w[keep]
     if not directed:
@@ -632,8 +637,9 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
 def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,
              weighted: bool, feed: Callable, latest: LatestPath | None = None) -> BatchChanges:
     """The graph calls of one batch (self-loops dropped: ``s``, ``d``, and ``idx`` their
-    event indices or None when the batch had no self-loop; ``op``, ``w`` aligned), the
-    window's expiry after them; returns the BatchChanges."""
+    event indices, or None when the batch had no self-loop or has neither an ``op`` column
+    nor a window, which use them; ``op``, ``w`` aligned), the window's expiry after them;
+    returns the BatchChanges."""
     n = len(ev)
     ch = BatchChanges()
     if op is None and not weighted and window is None:

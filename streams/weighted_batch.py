@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from hornet.batch.small_layout import SMALL_ENTRIES
+from hornet.batch.deferred_path import upsert_pairs
 
 from .analytics import BatchChanges
 
@@ -28,17 +28,20 @@ __all__ = ["insert_latest", "LatestPath"]
 
 
 class LatestPath:
-    """A replay's choice for its weighted batches of more than one small batch's pairs on a
-    graph that defers inserts (GPU), made from what its earlier batches found: while every
+    """A replay's choice for its weighted batches of more pairs than one deferred batch takes
+    (a small batch's, or on the GPU a grid-prepared batch's) on a graph that defers inserts,
+    made from what its earlier batches found: while every
     batch inserted one new edge per event (no repeats, no edge present before: streams of
     distinct edges), a batch goes as a deferred insert, whose length is read to confirm it
     (one wait); once a batch found otherwise, the replay's batches go as deferred upserts
     (no wait, but the device looks every pair up and writes the present ones' weights, chunk
     by chunk)."""
 
-    #: batches of at most this many pairs go as upserts whatever came before: one small
+    #: batches of at most this many pairs go as upserts whatever came before: one deferred
     #: batch's upsert costs the device little, and the insert's length would be a wait
-    min_pairs = SMALL_ENTRIES
+    #: (None: the most pairs one deferred upsert of the graph takes,
+    #: ``hornet.batch.deferred_path.upsert_pairs``)
+    min_pairs = None
 
     def __init__(self):
         self.upserts = False
@@ -62,9 +65,16 @@ def insert_latest(g, ch: BatchChanges, s, d, w, feed: Callable, *,
     that defers inserts takes both in one deferred call where it can
     (``Graph.deferred_upsert``: ``ch.updated`` is then its pending update, possibly empty).
     """
+    if update_first and (path is None or path.upserts or not _insert_first(g, s, path)):
+        # a GPU graph that defers inserts: both in one deferred batch, no wait (it copies
+        # what it keeps of the batch: reversed views)
+        upsert = getattr(g, "deferred_upsert", None)
+        both = upsert(s[::-1], d[::-1], {"weight": w[::-1]}) if upsert is not None else None
+        if both is not None:
+            ch.inserted, ch.updated = both
+            return
     sr, dr, wr = s[::-1].copy(), d[::-1].copy(), w[::-1].copy()
-    if update_first and path is not None and not path.upserts and \
-            sr.shape[0] > path.min_pairs and getattr(g, "_deferred_batches", False):
+    if update_first and path is not None and not path.upserts and _insert_first(g, s, path):
         # the insert first, the update only where it left events out, see LatestPath
         empty = g.num_edges == 0
         ch.inserted = g.insert_edges(sr, dr, weight=wr)
@@ -78,14 +88,9 @@ def insert_latest(g, ch: BatchChanges, s, d, w, feed: Callable, *,
                     ch.updated = updated
         return
     if update_first:
-        # a GPU graph that defers inserts: both in one deferred batch, no wait
-        upsert = getattr(g, "deferred_upsert", None)
-        both = upsert(sr, dr, {"weight": wr}) if upsert is not None else None
-        if both is not None:
-            ch.inserted, ch.updated = both
-            return
-        # (an empty id space holds no edge; the edge count would settle a GPU graph's
-        # pending inserts, which the update's lookup queues behind instead)
+        # (no deferred upsert took the batch) (an empty id space holds no edge; the edge
+        # count would settle a GPU graph's pending inserts, which the update's lookup queues
+        # behind instead)
         updated = g.update_edges(sr, dr, weight=wr) if g.num_vertices else None
         ch.inserted = g.insert_edges(sr, dr, weight=wr)
         feed(ch.inserted)
@@ -100,6 +105,14 @@ def insert_latest(g, ch: BatchChanges, s, d, w, feed: Callable, *,
         if len(updated):
             ch.updated = updated
             feed(ch.updated)
+
+
+def _insert_first(g, s, path: LatestPath) -> bool:
+    """Whether a batch of ``s.shape[0]`` pairs on graph ``g`` is one that :class:`LatestPath`
+    sends as an insert first while its batches held distinct new edges: a graph that defers
+    inserts, more pairs than one deferred upsert takes."""
+    return getattr(g, "_deferred_batches", False) and s.shape[0] > (
+        upsert_pairs(g) if path.min_pairs is None else path.min_pairs)
 
 
 def _without(change, inserted):

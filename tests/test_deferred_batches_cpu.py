@@ -231,14 +231,14 @@ def test_ready_graph_matches_a_plain_graph(directed):
 
 def test_settled_pending_changes_cut_their_buffers():
     """A settled deferred insert / upsert update reads its edges from the batch's row
-    buffer (src at 0, dst at SMALL_ENTRIES; the update's pairs after 2 * SMALL_ENTRIES),
-    cut to the batch's length on first read."""
+    buffer (src at 0, dst at the capacity, SMALL_ENTRIES here; the update's pairs after
+    twice the capacity), cut to the batch's length on first read."""
     from hornet.batch.deferred_path import PendingChange, PendingUpdate
     from hornet.batch.small_layout import SMALL_ENTRIES
     rows = np.arange(4 * SMALL_ENTRIES, dtype=np.int32)
     ins = PendingChange(graph=None)
     assert ins.pending and repr(ins) == "EdgeChange(insert, pending)"
-    ins._resolve((rows, {"w": np.arange(SMALL_ENTRIES, dtype=np.float64)}, 3, 1))
+    ins._resolve((rows, {"w": np.arange(SMALL_ENTRIES, dtype=np.float64)}, 3, 1, SMALL_ENTRIES))
     assert not ins.pending and len(ins) == 3 and ins.kind == "insert"
     assert ins.src.tolist() == [0, 1, 2]
     assert ins.dst.tolist() == [SMALL_ENTRIES, SMALL_ENTRIES + 1, SMALL_ENTRIES + 2]
@@ -247,7 +247,7 @@ def test_settled_pending_changes_cut_their_buffers():
     upd = PendingUpdate(graph=None)
     assert repr(upd) == "EdgeChange(update, pending)"
     new, old = np.full(SMALL_ENTRIES, 7.0), np.full(SMALL_ENTRIES, 5.0)
-    upd._resolve((rows, {"w": (new, old)}, 2))
+    upd._resolve((rows, {"w": (new, old)}, 2, SMALL_ENTRIES))
     assert len(upd) == 2 and upd.kind == "update"
     at = 2 * SMALL_ENTRIES
     assert upd.src.tolist() == [at, at + 1]

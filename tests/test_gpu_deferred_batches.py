@@ -98,13 +98,15 @@ def test_pending_changes_settle_in_order_without_reads():
 
 @pytest.mark.parametrize("directed", [False, True])
 def test_chunked_inserts_match_the_medium_path(directed, monkeypatch):
-    """Batches of up to CHUNKS small batches' entries, queued as chunks: the same merged
-    change (sorted; repeats across chunks, first occurrence wins) as one medium batch."""
+    """Batches of up to CHUNKS small batches' entries, queued as chunks (the grid prepare
+    off): the same merged change (sorted; repeats across chunks, first occurrence wins) as
+    one medium batch."""
     import cupy
 
     from hornet.batch import deferred_path
     from hornet.batch.deferred_path import MergedChange
     monkeypatch.setattr(deferred_path, "CHUNKS", 8)
+    monkeypatch.setattr(deferred_path, "GRID_PREPARE", False)
     CHUNKS = 8
     rng = np.random.default_rng(21 + directed)
     deferred, waiting, _ = _graphs(directed)

@@ -87,11 +87,13 @@ def test_upserts_match_update_then_insert(tiny):
         assert gpu._stalls > 0
 
 
-def test_chunked_upserts_match_update_then_insert():
-    """Upserts of more pairs than one small batch holds, as chunks of disjoint sources:
-    merged changes equal to the two calls'; a batch whose sources cannot be spread over
-    CHUNKS small batches (a hub) is not taken."""
+def test_chunked_upserts_match_update_then_insert(monkeypatch):
+    """Upserts of more pairs than one small batch holds, as chunks of disjoint sources (the
+    grid prepare off): merged changes equal to the two calls'; a batch whose sources cannot
+    be spread over CHUNKS small batches (a hub) is not taken."""
+    from hornet.batch import deferred_path
     from hornet.batch.deferred_path import CHUNKS, MergedUpdate
+    monkeypatch.setattr(deferred_path, "GRID_PREPARE", False)
     rng = np.random.default_rng(47)
     gpu, cpu = _graphs(False)
     merged = 0
@@ -121,8 +123,9 @@ def test_chunked_upserts_match_update_then_insert():
 
 
 def test_upsert_refuses_what_it_does_not_take():
-    """Undirected graphs, missing properties, device pairs, more than CHUNKS small batches,
-    ids out of range: None and the graph unchanged (the caller's two calls take them)."""
+    """Undirected graphs, missing properties, device pairs, more pairs than CHUNKS small
+    batches or one grid batch hold, ids out of range: None and the graph unchanged (the
+    caller's two calls take them)."""
     import cupy
     g = hornet.Graph(device="gpu", directed=True, edge_properties=PROPS)
     g.defer_inserts()
@@ -130,8 +133,8 @@ def test_upsert_refuses_what_it_does_not_take():
     full = step_properties(np.random.default_rng(0), 3)
     assert g.deferred_upsert(s, d, {"w": full["w"]}) is None
     assert g.deferred_upsert(cupy.asarray(s), cupy.asarray(d), full) is None
-    from hornet.batch.deferred_path import CHUNKS
-    big = np.arange(CHUNKS * SMALL_ENTRIES + 1)
+    from hornet.batch.deferred_path import CHUNKS, upsert_pairs
+    big = np.arange(max(CHUNKS * SMALL_ENTRIES, upsert_pairs(g)) + 1)
     assert g.deferred_upsert(big, big + 1, step_properties(np.random.default_rng(1),
                                                            big.shape[0])) is None
     assert g.deferred_upsert(np.array([-1, 2]), np.array([1, 2]),

@@ -57,9 +57,9 @@ def test_latest_path_equals_plain_path(device, monkeypatch, repeat_from, small):
     deferred, plain = hornet.Graph(**kw), hornet.Graph(**kw)
     deferred.defer_inserts()
     path = LatestPath()
-    # (batches of one small batch's pairs at most go as upserts whatever came before)
-    low, high = (200, LatestPath.min_pairs + 1) if small else \
-        (LatestPath.min_pairs + 1, 3 * LatestPath.min_pairs)
+    # (batches of one deferred batch's pairs at most go as upserts whatever came before)
+    limit = deferred_path.upsert_pairs(deferred)
+    low, high = (200, limit + 1) if small else (limit + 1, 3 * limit)
     for k, (s, d, w) in enumerate(_batches(rng, repeat_from, low, high)):
         a, b = BatchChanges(), BatchChanges()
         insert_latest(deferred, a, s, d, w, _ignore, update_first=True, path=path)

@@ -51,10 +51,13 @@ def _replay(pkg, device: str, evs, weighted: bool, has_op: bool):
     g = pkg.Graph(directed=True, device=device, edge_properties=eprops)
     if not has_op:
         g.set_array_growth(GROWTH_SLOTS)
-    try:
-        g.defer_inserts(ready=True)           # (as the tree's replay sets a graph up)
-    except TypeError:                         # a tree without it
-        g.defer_inserts()
+    # (as the tree's replay sets a graph up; a tree without the keywords: as far as it has)
+    for kw in ({"ready": True, "batch_entries": max(len(e) for e in evs)}, {"ready": True}, {}):
+        try:
+            g.defer_inserts(**kw)
+            break
+        except TypeError:
+            continue
     out = {k: [] for k in ("batch", "inserted", "deleted", "expired", "edges")}
     totals = dict(inserted=0, deleted=0, expired=0)
     rows = BatchRows(out, totals, g, lazy=True)

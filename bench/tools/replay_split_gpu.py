@@ -80,12 +80,12 @@ def _wrap_waits() -> None:
     deferred_path._refill_step = timed_refill
 
 
-def _graph(weighted, has_op):
+def _graph(weighted, has_op, batch: int):
     g = hornet.Graph(directed=True, device="gpu",
                      edge_properties={"weight": np.float64} if weighted else {})
     if not has_op:
         g.set_array_growth(GROWTH_SLOTS)
-    g.defer_inserts(ready=True)
+    g.defer_inserts(ready=True, batch_entries=batch)
     return g
 
 
@@ -95,7 +95,7 @@ def split(name: str, batch: int) -> list[str]:
     nb = len(evs)
     stream = cupy.cuda.get_current_stream()
     for _ in range(2):                               # drained; the first replay warms up
-        g = _graph(weighted, has_op)
+        g = _graph(weighted, has_op, batch)
         _kernel.clear()
         host, total = [], []
         for i, ev in enumerate(evs):
@@ -118,7 +118,7 @@ def split(name: str, batch: int) -> list[str]:
     lines = [f"| {name} | {batch} | drained | host {med[0]:.0f} | total {med[1]:.0f} | "
              f"device per batch (events around launches, host time included): {kern} |"]
     for _ in range(2):                               # pipelined
-        g = _graph(weighted, has_op)
+        g = _graph(weighted, has_op, batch)
         _wait.clear()
         out = {k: [] for k in ("batch", "inserted", "deleted", "expired", "edges")}
         rows = BatchRows(out, dict(inserted=0, deleted=0, expired=0), g, lazy=True)

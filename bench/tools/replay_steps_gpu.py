@@ -42,7 +42,7 @@ def _graph(device: str, evs, weighted: bool, has_op: bool):
                      edge_properties={"weight": np.float64} if weighted else {})
     if not has_op:
         g.set_array_growth(GROWTH_SLOTS)
-    g.defer_inserts(ready=True)
+    g.defer_inserts(ready=True, batch_entries=max(len(e) for e in evs))
     hi = max(int(max(e.src.max(), e.dst.max())) for e in evs)
     g.reserve(num_vertices=hi + 1, num_edges=sum(len(e) for e in evs))
     _sync(g)

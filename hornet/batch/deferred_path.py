@@ -11,7 +11,10 @@ oldest first: without a wait when a later batch is queued and the header has com
 waiting for it): the block cache's counters, the graph's entry count and the spilled blocks
 follow it, and the change's length becomes known. A stream of small inserts then costs host
 work per batch and no wait, the device running behind. A larger batch is queued as
-consecutive chunks of pairs, whose changes merge (:class:`MergedChange`).
+consecutive chunks of pairs, whose changes merge (:class:`MergedChange`), except where the
+device state prepares larger batches at once (``grid_entries``: the GPU's grid prepare,
+:mod:`hornet.batch.gpu.deferred`): a batch of up to that many entries is then one deferred
+batch, insert or upsert, in a workspace of that capacity (``GRID_PREPARE``).
 
 A directed graph's *upsert* (``DeferredState.deferred_upsert``: a weighted replay's batch)
 inserts the new pairs and rewrites the present ones' properties in one deferred batch: the
@@ -53,8 +56,9 @@ from .validate import MAX_VERTEX_ID, property_values
 __all__ = ["DeferredState", "PendingChange", "PendingUpdate", "MergedChange", "MergedUpdate",
            "deferred_insert",
            "deferred_upsert", "settle",
-           "make_ready", "LIMIT_REFRESH", "CHUNKS", "READY_ROWS", "READY_PEAK_GOAL",
-           "EMULATIONS"]
+           "make_ready", "upsert_pairs", "LIMIT_REFRESH", "CHUNKS", "GRID_PREPARE", "GRID_UPSERTS",
+           "READY_ROWS",
+           "READY_PEAK_GOAL", "EMULATIONS"]
 
 #: deferred batches between two refreshes of the rings' limits on the device (besides the
 #: refresh after every refill, which moves the goals)
@@ -63,10 +67,11 @@ LIMIT_REFRESH = 64
 PREFILL_CLASS = 12
 #: ... to at least this many blocks (and their refill level)
 PREFILL_BLOCKS = 16
-#: a deferred insert is queued as at most this many small batches (chunks of its pairs);
-#: larger inserts take the medium path. A replay's batch of 10^4 events costs its host about
-#: a small batch's work per chunk, the medium path's several waits and allocations more;
-#: the device's one-block prepares of the chunks run behind the host
+#: where no grid batch takes it (``GRID_PREPARE`` off, devices without grid batches), a
+#: deferred insert is queued as at most this many small batches (chunks of its pairs);
+#: larger inserts take the medium path. A batch of 10^4 events then costs its host about a
+#: small batch's work per chunk (the medium path's several waits and allocations more), and
+#: the device a one-block prepare per chunk, one after the other
 CHUNKS = 3
 #: rows of the vertex table made at ``Graph.defer_inserts(ready=True)`` (a stream's id space
 #: grows batch after batch: the table then grows less often while the stream runs)
@@ -78,6 +83,12 @@ READY_PEAK_GOAL = 32
 #: every workspace slot keeps the device buffers of its batches' results (False: a batch
 #: allocates its own)
 REUSE_BUFFERS = True
+#: a batch of more entries than a small batch, up to the device state's ``grid_entries``,
+#: goes as one batch prepared by a grid of blocks (False: as chunks, CHUNKS at most)
+GRID_PREPARE = True
+#: ... upserts too (False: an upsert of more pairs than a small batch goes as chunks of
+#: disjoint keys)
+GRID_UPSERTS = True
 
 
 class DeferredState:
@@ -96,20 +107,24 @@ class DeferredState:
     _running_again = False      # while one runs through the small path in its place
     _queueing = False           # while a deferred insert is queued (it reads them as they are)
 
-    def defer_inserts(self, on: bool = True, *, ready: bool = False) -> None:
+    def defer_inserts(self, on: bool = True, *, ready: bool = False,
+                      batch_entries: int = 0) -> None:
         """GPU graphs: queue small inserts of host pairs (up to ``CHUNKS`` small batches'
-        entries) without waiting for the device; ``insert_edges`` then returns a change
-        whose length and arrays are read when first asked for, and every other call on the
-        graph sees the inserts done (see :mod:`hornet.batch.deferred_path`). Off by
+        entries, or a grid batch's: see the module) without waiting for the device;
+        ``insert_edges`` then returns a change whose length and arrays are read when first
+        asked for, and every other call on the graph sees the inserts done (see :mod:`hornet.batch.deferred_path`). Off by
         default; a stream replay turns it on.
 
         ``ready``: also make now what the first deferred batch would make (the device
         state, the small classes' rings filled, room in the vertex table for
         ``READY_ROWS`` ids), so that a stream's first batch does not pay for it (a replay
-        passes it once the graph's array growth is set)."""
+        passes it once the graph's array growth is set). ``batch_entries``: with ``ready``,
+        the entries of the caller's batches (pairs, twice for an undirected graph), when
+        known: what batches of that size make on first use is made too (the GPU's grid
+        workspaces, for batches of more entries than a small batch)."""
         self._deferred_batches = bool(on)
         if on and ready:
-            make_ready(self)
+            make_ready(self, batch_entries)
 
     def deferred_upsert(self, src, dst, edge_props: dict):
         """A directed graph that defers inserts: insert the pairs ``src``, ``dst`` (host
@@ -163,16 +178,16 @@ class PendingChange(EdgeChange):
 
     @staticmethod
     def _cut(done) -> EdgeChange:
-        """The change from (rows, outs, length, self-loops) of an insert's buffers (copies:
-        the buffers are the workspace slot's, see the module)."""
-        rows, outs, n, loops = done
+        """The change from (rows, outs, length, self-loops, capacity) of an insert's buffers
+        (copies: the buffers are the workspace slot's, see the module)."""
+        rows, outs, n, loops, cap = done
         return EdgeChange("insert", rows[:n].copy(),
-                          rows[SMALL_ENTRIES:SMALL_ENTRIES + n].copy(),
+                          rows[cap:cap + n].copy(),
                           {k: v[:n].copy() for k, v in outs.items()}, loops)
 
     def _resolve(self, change) -> None:
-        """Settled: an EdgeChange, or (rows, outs, length, self-loops) of the batch's
-        buffers, cut when first read."""
+        """Settled: an EdgeChange, or (rows, outs, length, self-loops, capacity) of the
+        batch's buffers, cut when first read."""
         self._done = change
 
     def __len__(self) -> int:
@@ -206,11 +221,11 @@ class PendingUpdate(PendingChange):
 
     @staticmethod
     def _cut(done) -> EdgeChange:
-        """The change from (rows, found, length) of an upsert's buffers."""
-        rows, found, n = done
-        at = 2 * SMALL_ENTRIES
+        """The change from (rows, found, length, capacity) of an upsert's buffers."""
+        rows, found, n, cap = done
+        at = 2 * cap
         return EdgeChange("update", rows[at:at + n].copy(),
-                          rows[at + SMALL_ENTRIES:at + SMALL_ENTRIES + n].copy(),
+                          rows[at + cap:at + cap + n].copy(),
                           {k: new[:n].copy() for k, (new, _) in found.items()}, 0,
                           {k: old[:n].copy() for k, (_, old) in found.items()})
 
@@ -270,13 +285,22 @@ class _Ticket:
     """A queued batch: its workspace, host pairs (2, m), property values (host arrays where
     the device state stages them, else device arrays), result
     buffers and change; an upsert's also its found edges' buffers (per property: new and old
-    values) and its update change."""
-    __slots__ = ("slot", "both", "values", "rows", "outs", "change", "found", "update")
+    values) and its update change; a grid batch's capacity and grid slot; whether the pairs
+    are the view of the pinned row they are staged from (``staged``)."""
+    __slots__ = ("slot", "both", "values", "rows", "outs", "change", "found", "update", "cap",
+                 "grid", "staged")
 
-    def __init__(self, slot, both, values, rows, outs, change, found=None, update=None):
+    def __init__(self, slot, both, values, rows, outs, change, found=None, update=None,
+                 cap=SMALL_ENTRIES, grid=-1, staged=False):
         self.slot, self.both, self.values = slot, both, values
         self.rows, self.outs, self.change = rows, outs, change
-        self.found, self.update = found, update
+        self.found, self.update, self.cap, self.grid = found, update, cap, grid
+        self.staged = staged
+
+    def where(self) -> dict:
+        """The device state's keywords of a grid batch (its capacity and grid slot); none
+        for a small batch."""
+        return {} if self.cap == SMALL_ENTRIES else {"cap": self.cap, "grid": self.grid}
 
 
 #: device -> a factory of the device part of deferred batches, for devices other than the GPU
@@ -303,7 +327,25 @@ def _eligible(g, src, dst) -> bool:
         return False
     if len(g._edge_schema) >= MAX_FIELDS:
         return False
-    return src.shape[0] * (1 if g.directed else 2) <= CHUNKS * SMALL_ENTRIES
+    return src.shape[0] * (1 if g.directed else 2) <= max(CHUNKS * SMALL_ENTRIES,
+                                                          _grid_entries(g))
+
+
+def upsert_pairs(g) -> int:
+    """Most pairs that one deferred upsert of graph ``g`` queues as one batch (more go as
+    chunks of disjoint keys): a small batch's, or the GPU's grid-prepared batch's."""
+    return max(SMALL_ENTRIES, _grid_entries(g) if GRID_UPSERTS else 0)
+
+
+def _grid_entries(g) -> int:
+    """Most entries of one deferred batch prepared at once beyond a small batch's (0:
+    none): the device state's ``grid_entries`` (GPU), with ``GRID_PREPARE``."""
+    if not GRID_PREPARE or g.device != "gpu":
+        return 0
+    if g._deferred is not None:
+        return getattr(g._deferred, "grid_entries", 0)
+    from .gpu.deferred import GRID_ENTRIES
+    return GRID_ENTRIES
 
 
 def deferred_insert(g, src, dst, edge_props) -> EdgeChange | None:
@@ -334,7 +376,7 @@ def deferred_upsert(g, src, dst, edge_props: dict):
             g.vertex_map is None and set(edge_props) == set(g._edge_schema)):
         return None
     parts = None
-    if src.shape[0] > SMALL_ENTRIES:
+    if src.shape[0] > upsert_pairs(g):
         parts = _key_chunks(src)
         if parts is None:
             return None
@@ -374,19 +416,34 @@ def _start(g) -> None:
     g._deferred_next = 0
 
 
-def make_ready(g) -> None:
+def make_ready(g, batch_entries: int = 0) -> None:
     """What a graph's first deferred batches make, made now (``Graph.defer_inserts(ready=
     True)``): the device state, the rings of the small classes filled (:func:`_prefill`),
     block arrays for the classes whose arrays lack room for their next refill (the block
     cache's grow_ahead steps), rings under their trigger refilled, the memory manager's
     lookup, room in the vertex table for ``READY_ROWS`` ids (the id space itself does not
-    grow) and the rings' limits on the device. Called again after ``Graph.reserve``, it
-    makes what the reserve left to the first batch. Devices without deferred batches:
-    nothing."""
+    grow) and the rings' limits on the device, every workspace slot's result buffers; with
+    ``batch_entries`` beyond a small batch's (and up to the device state's grid batches'),
+    the grid batches' workspaces, kernels and result buffers.
+    Called again after ``Graph.reserve``, it makes what the reserve left to the first batch.
+    Devices without deferred batches: nothing."""
     if g.device != "gpu" and g.device not in EMULATIONS:
         return
     if g._deferred is None:
         _start(g)
+    caps = [SMALL_ENTRIES]
+    if SMALL_ENTRIES < batch_entries <= _grid_entries(g):
+        g._deferred.make_grid()
+        caps.append(_grid_entries(g))
+    if REUSE_BUFFERS:
+        # every slot's result buffers, of the inserts and (a directed graph with edge
+        # properties on the GPU: a weighted replay's batches) the upserts
+        kinds = (False, True) if g.directed and g._edge_schema and g.device == "gpu" else \
+            (False,)
+        for cap in caps:
+            for upsert in kinds:
+                for slot in range(g._deferred.slots):
+                    _buffers(g, slot, upsert, cap)
     mm = g._mm
     cache = mm.block_cache()
     cache.peak_goal = max(cache.peak_goal, READY_PEAK_GOAL)
@@ -417,12 +474,12 @@ def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
         _start(g)
     elif g._deferred_queue:
         _settle_ready(g)
-    # the batch's own copy of its pairs (2, n) (ids are signed: exact in int64)
+    # the batch's own copy of its pairs (2, n) (ids are signed: exact in int64), made where
+    # one ticket takes them (_queue: in the pinned row they are staged from, where the
+    # device state has one), or here for batches queued as chunks
     same = src.dtype == dst.dtype and src.dtype in (np.int32, np.int64)
-    both = np.empty((2, src.shape[0]), dtype=src.dtype if same else np.int64)
-    both[0] = src
-    both[1] = dst
-    lo, hi = int(both.min()), int(both.max())
+    dtype = src.dtype if same else np.dtype(np.int64)
+    lo, hi = min(int(src.min()), int(dst.min())), max(int(src.max()), int(dst.max()))
     if lo < 0 or hi > MAX_VERTEX_ID:
         return None                      # the small path refuses it with its message
     if not g._deferred.prefilled:
@@ -439,9 +496,17 @@ def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
         values = {k: v.copy() if v is edge_props.get(k) else v for k, v in values.items()}
     n = src.shape[0]
     per = SMALL_ENTRIES // (1 if g.directed else 2)
+    entries = n * (1 if g.directed else 2)
+    cap = SMALL_ENTRIES if entries <= SMALL_ENTRIES else \
+        _grid_entries(g) if GRID_UPSERTS or not upsert else 0
+    if entries > cap:
+        cap = SMALL_ENTRIES              # (chunks of small batches)
     if upsert and parts is None:
-        t = _queue(g, mm, cache, both, values, hi, upsert=True)
+        t = _queue(g, mm, cache, (src, dst, dtype), values, hi, upsert=True, cap=cap)
         return t.change, t.update
+    if cap != SMALL_ENTRIES or n <= per:     # one batch (a grid batch, or a small one)
+        return _queue(g, mm, cache, (src, dst, dtype), values, hi, cap=cap).change
+    both = _stacked(src, dst, dtype, None)
     if upsert:                           # chunks of disjoint keys (_key_chunks)
         order, ends = parts
         both = both[:, order]
@@ -451,8 +516,6 @@ def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
                           hi, upsert=True) for a, b in zip([0, *ends[:-1]], ends) if b > a]
         return (MergedChange(g, [t.change for t in tickets]),
                 MergedUpdate(g, [t.update for t in tickets]))
-    if n <= per:
-        return _queue(g, mm, cache, both, values, hi).change
     parts = []
     for start in range(0, n, per):
         stop = min(n, start + per)
@@ -497,13 +560,26 @@ def _refill_step(g, mm, cache) -> None:
         cache.grow_ahead()
 
 
-def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False) -> _Ticket:
-    """Queue one small batch (host pairs ``both`` (2, m), ``values`` per property of the
+def _stacked(src, dst, dtype, row):
+    """The pairs as (2, n) of ``dtype``: written into ``row`` (a (2, n) view) if given, else
+    into a new array."""
+    both = np.empty((2, src.shape[0]), dtype=dtype) if row is None else row
+    both[0] = src
+    both[1] = dst
+    return both
+
+
+def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False,
+           cap: int = SMALL_ENTRIES) -> _Ticket:
+    """Queue one batch (host pairs ``both`` (2, m), or (src, dst, dtype) to be written
+    where the batch's slot stages them; ``values`` per property of the
     graph its (m,) device array, ids at most ``hi``; ``upsert``: the present pairs' properties
-    rewritten too); its ticket."""
+    rewritten too; ``cap``: its workspace's capacity, SMALL_ENTRIES or the device state's
+    ``grid_entries``); its ticket."""
     dev, queue, xp = g._deferred, g._deferred_queue, g._xp
     while len(queue) >= dev.slots:
         _settle_one(g)                   # the oldest batch's workspace is needed again
+    grid = -1 if cap == SMALL_ENTRIES else _free_grid_slot(g)
     if cache._want or cache._grow or mm.lookup_stale():
         _refill_step(g, mm, cache)
     else:
@@ -513,22 +589,32 @@ def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False) -> _
         dev.limits_due = g._deferred_count + LIMIT_REFRESH
     # nothing below waits; the graph changes from _reserve on (which leaves it as it was
     # when out of memory), every allocation of the batch made before
-    m = both.shape[1]
+    staged = False
     if REUSE_BUFFERS:
         # slots taken in turn: a slot's buffers are reused as late as can be, when the
         # changes that read them are usually gone (else _reclaim copies them first)
         slot = _free_slot(queue, dev.slots, g._deferred_next)
         g._deferred_next = slot + 1
-        rows, outs, found = _slot_buffers(g, slot, upsert)
+        if isinstance(both, tuple):      # (written into the slot's pinned row, if any)
+            src, dst, dtype = both
+            pairs_row = getattr(dev, "pairs_row", None)
+            row = None if pairs_row is None else pairs_row(slot, src.shape[0], dtype, cap,
+                                                           grid)
+            both, staged = _stacked(src, dst, dtype, row), row is not None
+    elif isinstance(both, tuple):
+        both = _stacked(*both, None)
+    m = both.shape[1]
+    if REUSE_BUFFERS:
+        rows, outs, found = _slot_buffers(g, slot, upsert, cap)
         t = _Ticket(slot, both, values, rows, outs, PendingChange(g), found,
-                    PendingUpdate(g) if upsert else None)
+                    PendingUpdate(g) if upsert else None, cap, grid, staged)
         g._deferred_users[slot] = (weakref.ref(t.change),) if not upsert else \
             (weakref.ref(t.change), weakref.ref(t.update))
     else:
         t = _Ticket(-1, both, values,
-                    xp.empty((4 if upsert else 2) * SMALL_ENTRIES, dtype=xp.int32),
+                    xp.empty((4 if upsert else 2) * cap, dtype=xp.int32),
                     {name: xp.empty(m, dtype=dt) for name, dt in g._edge_schema.items()},
-                    PendingChange(g))
+                    PendingChange(g), cap=cap, grid=grid)
         if upsert:
             t.found = {name: (xp.empty(m, dtype=dt), xp.empty(m, dtype=dt))
                        for name, dt in g._edge_schema.items()}
@@ -547,13 +633,27 @@ def _launch(g, mm, cache, t) -> None:
     dev, queue = g._deferred, g._deferred_queue
     if not REUSE_BUFFERS:
         t.slot = _free_slot(queue, dev.slots)
-    s, d, values = dev.stage(t.slot, t.both, [t.values[k] for k in g._edge_schema])
+    grid = t.where()
+    s, d, values = dev.stage(t.slot, t.both, [t.values[k] for k in g._edge_schema],
+                             **({"staged": True, **grid} if t.staged else grid))
     g._deferred_count += 1
     dev.launch(t.slot, s, d, not g.directed, g._degree_, g._size_class_,
                g._edge_ptr_, mm.min_size_class, cache, mm.lookup(), mm.field_dtypes,
                values, list(t.outs.values()), t.rows,
-               None if t.found is None else list(t.found.values()))
+               None if t.found is None else list(t.found.values()), **grid)
     queue.append(t)
+
+
+def _free_grid_slot(g) -> int:
+    """A grid slot of the device state that no queued batch holds, the oldest batches
+    settled until one is free."""
+    queue, dev = g._deferred_queue, g._deferred
+    while True:
+        used = {t.grid for t in queue}
+        for k in range(dev.grid_slots):
+            if k not in used:
+                return k
+        _settle_one(g)
 
 
 def _free_slot(queue, slots: int, start: int = 0) -> int:
@@ -562,20 +662,25 @@ def _free_slot(queue, slots: int, start: int = 0) -> int:
     return next(k % slots for k in range(start, start + slots) if k % slots not in used)
 
 
-def _slot_buffers(g, slot: int, upsert: bool):
+def _slot_buffers(g, slot: int, upsert: bool, cap: int = SMALL_ENTRIES):
     """The result buffers of workspace ``slot`` (free) for a batch of the graph's edge
-    properties: (rows: int32 device (2 * SMALL_ENTRIES,), an upsert's (4 * SMALL_ENTRIES,);
-    outs: per property (SMALL_ENTRIES,) of its dtype; found: an upsert's per property (new,
+    properties and workspace capacity ``cap``: (rows: int32 device (2 * cap,), an upsert's
+    (4 * cap,); outs: per property (cap,) of its dtype; found: an upsert's per property (new,
     old) values of that shape, else None), made on first use; the changes of the batch
     queued there before, if still held and not read, read first (:func:`_reclaim`)."""
     _reclaim(g, slot)
-    key = (tuple(g._edge_schema.items()), upsert)
+    return _buffers(g, slot, upsert, cap)
+
+
+def _buffers(g, slot: int, upsert: bool, cap: int):
+    """Workspace ``slot``'s result buffers of :func:`_slot_buffers`, made if missing."""
+    key = (tuple(g._edge_schema.items()), upsert, cap)
     bufs = g._deferred_buffers[slot].get(key)
     if bufs is None:
         xp = g._xp
-        rows = xp.empty((4 if upsert else 2) * SMALL_ENTRIES, dtype=xp.int32)
-        outs = {name: xp.empty(SMALL_ENTRIES, dtype=dt) for name, dt in key[0]}
-        found = {name: (xp.empty(SMALL_ENTRIES, dtype=dt), xp.empty(SMALL_ENTRIES, dtype=dt))
+        rows = xp.empty((4 if upsert else 2) * cap, dtype=xp.int32)
+        outs = {name: xp.empty(cap, dtype=dt) for name, dt in key[0]}
+        found = {name: (xp.empty(cap, dtype=dt), xp.empty(cap, dtype=dt))
                  for name, dt in key[0]} if upsert else None
         bufs = g._deferred_buffers[slot][key] = (rows, outs, found)
     return bufs
@@ -637,10 +742,10 @@ def _settle_one(g) -> None:
         g._entries_ += kept
         if spills:
             # in stream order after the batch's rewrite; the workspace is not reused before
-            mm.release(dev.spilled(t.slot, spills), wait=False)
-    t.change._resolve((t.rows, t.outs, nres, header[H_LOOPS]))
+            mm.release(dev.spilled(t.slot, spills, **t.where()), wait=False)
+    t.change._resolve((t.rows, t.outs, nres, header[H_LOOPS], t.cap))
     if t.update is not None:
-        t.update._resolve((t.rows, t.found, header[H_FOUND]))
+        t.update._resolve((t.rows, t.found, header[H_FOUND], t.cap))
 
 
 def _run_waiting(g, t) -> None:
