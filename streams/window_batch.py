@@ -113,6 +113,8 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
     expiry go in one mixed call (:func:`_insert_expire_mixed`)."""
     mixed = MIXED_CALL if MIXED_CALL is not None else \
         s.shape[0] * (1 if g.directed else 2) > TWO_CALLS_ENTRIES
+    if DEVICE_MAP:
+        return _insert_expire_mapped(g, ch, s, d, idx, w, window, end, mixed)
     if mixed:
         return _insert_expire_mixed(g, ch, s, d, idx, w, window, end)
     xp = g._xp
@@ -137,6 +139,43 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
 TWO_CALLS_ENTRIES = 1 << 15
 #: True or False: every GPU windowed batch as one mixed call or as two (None: by size)
 MIXED_CALL = None
+#: the window's expiry decided on the graph's device by its map of every queued edge's
+#: latest entry (:meth:`streams.window.EventWindow.record_all`); False: from the insert's
+#: classification of the batch's events and the window's host map of refreshes
+DEVICE_MAP = True
+
+
+def _insert_expire_mapped(g, ch, s, d, idx, w, window: EventWindow, end: int,
+                          mixed: bool) -> bool:
+    """:func:`_insert_expire_device` with the window's expiry decided on the device: the
+    batch's pairs go up once and are queued as they are, every event
+    (:meth:`streams.window.EventWindow.record_all`: its map of each queued edge's latest
+    entry raised on the device), then the leaving entries' pairs become the expiry's delete
+    on the device (:meth:`~streams.window.EventWindow.expired_pairs`: an entry with a later
+    entry of its edge queued, which the batch's own events are, is nulled). The batch's
+    events need no classification (only a weighted batch's refreshes, for their weights),
+    and the graph calls follow with both halves' pairs on the device: one mixed call
+    (``mixed``) or the insert and the delete."""
+    xp = g._xp
+    pairs = _uploaded(g, s, d)
+    window.record_all(s, d, idx, pairs)
+    delete = window.expired_pairs(end)
+    insert = pairs if w is None else tuple(xp.ascontiguousarray(a[::-1]) for a in pairs)
+    weight = {} if w is None else {"weight": _reversed(w)[0]}
+    if mixed:
+        ch.inserted, ch.expired = g.apply_edges(insert, delete, **weight)
+    else:
+        ch.inserted = g.insert_edges(*insert, **weight)
+        if delete is not None:
+            g.medium_deletes = True
+            ch.expired = g.delete_edges(*delete)
+    if w is not None:
+        kind = _classify_uploaded(g, ch.inserted, s, d, pairs)
+        if kind is not None:
+            refresh = kind == REFRESH
+            if refresh.any():
+                ch.updated = g.update_edges(s[refresh], d[refresh], weight=w[refresh])
+    return True
 
 
 def _insert_expire_mixed(g, ch, s, d, idx, w, window: EventWindow, end: int) -> bool:

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import streams.window as window_module
-from streams import window_batch
+from streams import window_batch, window_device
 from streams.replay import replay
-from streams.window import EventWindow
+from streams.window import NULL, EventWindow
 from streams.window_device import LIVE_LIMIT
 from streams.window_index import edge_keys
 
@@ -83,19 +83,74 @@ def test_expired_pairs_match_the_host_decision(device, monkeypatch, ids, batch, 
         assert taken and all(taken)
 
 
+@pytest.mark.parametrize("ids, batch, window", [(40, 30, 90), (40, 30, 100), (400, 50, 170),
+                                               (12, 25, 60), (3000, 200, 600), (6, 25, 60),
+                                               (30, 100, 1000), (1 << 20, 300, 900)])
+def test_device_map_expires_what_the_host_decides(device, monkeypatch, ids, batch, window):
+    """A window that queues every event with its pairs (:meth:`EventWindow.record_all`: the
+    device map of each queued edge's latest entry, its table rebuilt every few batches
+    here) expires, batch by batch, exactly the edges that the host's window expires
+    (the batch's last event of each edge queued, refreshes marked): the leaving entries'
+    pairs, each expiring edge once, every other one the null pair; the same from the
+    host-array form (:meth:`EventWindow.expired`); batches recorded before the first
+    device record are moved onto the device."""
+    monkeypatch.setattr(window_device, "MAP_MIN_SLOTS", 64)
+    xp = _xp(device)
+    rng = np.random.default_rng(ids + batch + window)
+    host, dev, dev2 = EventWindow(window), EventWindow(window), EventWindow(window)
+    present = set()
+    for b, start in enumerate(range(0, 40 * batch, batch)):
+        end = start + batch
+        s = rng.integers(0, ids, batch)
+        d = rng.integers(0, ids, batch)
+        s, d = np.minimum(s, d), np.maximum(s, d)
+        idx = np.arange(start, end, dtype=np.int64)
+        keys = edge_keys(s, d)
+        _, first_rev = np.unique(keys[::-1], return_index=True)
+        last = np.sort(batch - 1 - first_rev)           # each edge's last event
+        refresh = np.array([e in present for e in zip(s[last].tolist(), d[last].tolist())],
+                           dtype=bool)
+        host.record(s[last], d[last], idx[last], refresh=refresh)
+        pairs = (xp.asarray(s.astype(np.int32)), xp.asarray(d.astype(np.int32)))
+        if b < 3:                   # (dev2: its first batches queued on the host)
+            dev2.record(s[last], d[last], idx[last], refresh=refresh)
+        else:
+            dev2.record_all(s, d, idx, None if b == 3 else pairs)
+        dev.record_all(s, d, idx, pairs)
+        present |= set(zip(s[last].tolist(), d[last].tolist()))
+        es, ed = host.expired(end)
+        want = set(zip(es.tolist(), ed.tolist()))
+        out = dev.expired_pairs(end)
+        got = [] if out is None else list(zip(_host(out[0]).tolist(), _host(out[1]).tolist()))
+        real = [p for p in got if p != NULL]
+        assert len(real) == len(set(real)) and set(real) == want
+        gs, gd = dev2.expired(end)
+        assert sorted(zip(gs.tolist(), gd.tolist())) == sorted(want)
+        present -= want
+        assert len(dev) >= len(dev2) >= len(host)
+    q = np.array(sorted(present), dtype=np.int64).reshape(-1, 2)
+    for w in (dev, dev2):
+        assert [a.tolist() for a in w.latest(q[:, 0], q[:, 1])] == \
+            [a.tolist() for a in host.latest(q[:, 0], q[:, 1])]
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("ids, batch, window", [(150, 1500, 4500), (2700, 1000, 3700),
                                                (1 << 17, 3000, 9000)])
 @pytest.mark.parametrize("mixed", [False, True], ids=["insert-then-expire", "mixed-call"])
+@pytest.mark.parametrize("mapped", [True, False], ids=["device-map", "classified"])
 def test_windowed_replay_from_device_pairs(device, monkeypatch, weighted, ids, batch, window,
-                                           mixed):
+                                           mixed, mapped):
     """A windowed replay whose batches keep their pairs with the window's records and expire
-    from them (:func:`streams.window_batch._insert_expire_device`, on the CPU too), verified
+    from them (:func:`streams.window_batch._insert_expire_device`, on the CPU too; its
+    expiry decided by the window's device map, or from the batch's classified events),
+    verified
     against the reference model after every batch and row by row against the two-call
     replay; a small id space has edges that expire just as a batch refreshes them (the
     mixed call drops them from its delete, the insert first keeps them), a middling one
     about one refresh a batch (the one-extra classification), a wide one none."""
     monkeypatch.setattr(window_batch, "MIXED_CALL", mixed)
+    monkeypatch.setattr(window_batch, "DEVICE_MAP", mapped)
     from test_apply_edges import _stream
     taken = _taken(monkeypatch)
     dropped = _count_dropped(monkeypatch)
@@ -109,10 +164,13 @@ def test_windowed_replay_from_device_pairs(device, monkeypatch, weighted, ids, b
     monkeypatch.setattr("streams.replay.insert_expire", device_path)
     one = replay(data, verify=True, **kw)
     assert one.summary["verified"] and sum(one["expired"]) > 0
-    # a small id space keeps more refreshes in the window than the device path takes
-    assert (sum(taken) > 0) == (ids > 150)
-    if ids == 150:
-        assert (sum(dropped) > 0) == mixed         # the rare case happened
+    if mapped:                                      # (the classified path's steps unused)
+        assert not taken and not dropped
+    else:
+        # a small id space keeps more refreshes in the window than the device path takes
+        assert (sum(taken) > 0) == (ids > 150)
+        if ids == 150:
+            assert (sum(dropped) > 0) == mixed         # the rare case happened
     monkeypatch.setattr("streams.replay.insert_expire", lambda *a: False)
     two = replay(data, **kw)
     for column in ("inserted", "deleted", "expired", "edges", "vertices"):
