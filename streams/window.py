@@ -14,6 +14,10 @@ Who knows of later events:
   inserted it are its refreshes, so the window keeps the latest refresh index of each edge
   in its own hash map (:class:`streams.window_index.LatestIndex`) and the graph stores no
   event index at all. A leaving entry expires unless its edge has a later refresh.
+* Insert-only GPU replays queue every event with its pairs on the device
+  (:meth:`EventWindow.record_all`): the window keeps a map of each queued edge to its latest
+  entry there (:class:`streams.window_device.LatestMap`); a leaving entry expires unless its
+  edge has a later entry, decided on the device, where the expiry's delete takes the pairs.
 * Otherwise (streams that delete edges too, where an edge's later insert is no refresh) the
   graph carries each edge's last event index (the ``last_seen`` edge property) and a batched
   look-up of the leaving entries' edges (``look_up`` of :meth:`EventWindow.expired`) decides.
@@ -35,7 +39,7 @@ import numpy as np
 
 from hornet.batch.validate import MAX_VERTEX_ID
 
-from .window_device import LIVE_LIMIT, LatestMap, expiring_pairs
+from .window_device import LatestMap
 from .window_index import LatestIndex, edge_keys
 
 __all__ = ["EventWindow", "NULL"]
@@ -93,10 +97,9 @@ class EventWindow:
         None otherwise (from then on, :meth:`expired` needs the graph's look-up).
         ``kept``: anything that stands for the recorded edges as a set (a replay keeps
         them in the graph's sorted form), handed back by :meth:`expired_edges` when exactly
-        these entries expire together. ``pairs``: (src, dst) int32 arrays on the graph's
-        device, equal to ``src``, ``dst`` (a GPU replay's upload for the insert), which
-        :meth:`expired_pairs` deletes from (other dtypes and records sorted here: not
-        kept).
+        these entries expire together. Once the window records with :meth:`record_all`,
+        a record goes there (its ``pairs``: ``src``, ``dst`` as int32 arrays on the map's
+        device, or None: made here).
         """
         if refresh is None:
             self._latest = None
@@ -113,9 +116,7 @@ class EventWindow:
         if self._map is not None:
             self.record_all(src, dst, index, pairs)
             return
-        if pairs is not None and (pairs[0].dtype != np.int32 or pairs[1].dtype != np.int32):
-            pairs = None
-        self._chunks.append((index, src, dst, kept, pairs, self._seq))
+        self._chunks.append((index, src, dst, kept, None, self._seq))
         self._size += int(index.shape[0])
         self._seq += int(index.shape[0])
         if self._latest is not None and refresh is not None:
@@ -126,8 +127,8 @@ class EventWindow:
     def record_all(self, src: np.ndarray, dst: np.ndarray, index: np.ndarray, pairs) -> None:
         """Queue every event (src[i], dst[i]) of an insert-only batch with its index
         ``index[i]`` (host arrays as for :meth:`record`, indices ascending and above every
-        queued one),
-        whether it inserts, refreshes or repeats an edge: from the first call on, the window
+        queued one), whether it inserts, refreshes or repeats an edge: from the first call
+        on, the window
         keeps a map of each queued edge to its latest entry on the device of ``pairs`` (the
         events' (src, dst) int32 there, CuPy or NumPy; None: made from ``src``, ``dst``),
         :class:`streams.window_device.LatestMap`, and decides expiry there
@@ -231,44 +232,28 @@ class EventWindow:
 
     def expired_pairs(self, end: int):
         """While the window tracks refreshes: the pairs (src, dst) to delete after the batch
-        ending at event index ``end`` (exclusive), each expiring edge at least once and no
-        other edge, or None when no edge expires. Where every leaving entry was recorded
-        with its ``pairs`` and the window holds at most
-        :data:`~streams.window_device.LIVE_LIMIT` live refreshes, the pairs are taken on
-        the graph's device from the recorded ones (:func:`streams.window_device.expiring_pairs`;
-        an edge may repeat: the delete drops repeats); otherwise they are the host arrays
-        of :meth:`expired_edges` (each edge once).
-
-        Once the window records with :meth:`record_all`, the pairs are always on the
-        records' device: the leaving entries' own pairs, each expiring edge once (its last
-        leaving entry), every other entry turned into :data:`NULL` (a pair that names no
-        edge); None when no entry leaves. No synchronization."""
+        ending at event index ``end`` (exclusive), or None when no entry leaves. Once the
+        window records with :meth:`record_all`, they are on the records' device: the leaving
+        entries' own pairs, each expiring edge once (its last leaving entry), every other
+        entry turned into :data:`NULL` (a pair that names no edge), with no synchronization;
+        otherwise the host arrays of :meth:`expired_edges` (each edge once; None when none
+        expires)."""
         if self._latest is None:
             raise ValueError("expired_pairs needs a window that tracks refreshes")
-        threshold = end - self.window
-        pieces, _ = self._pop_pieces(threshold)
+        pieces, _ = self._pop_pieces(end - self.window)
         if not pieces:
             return None
-        if self._map is not None:
-            # in place: the leaving entries' pairs are the window's alone once they leave it
-            for _, _, _, (ps, pd), seq0 in pieces:
-                self._map.expire(ps, pd, seq0, NULL)
-            if len(pieces) == 1:
-                return pieces[0][3]
-            xp = self._map.xp
-            return (xp.concatenate([p[3][0] for p in pieces]),
-                    xp.concatenate([p[3][1] for p in pieces]))
-        pieces = [p[:4] for p in pieces]
-        latest = self._latest
-        if len(latest) <= LIVE_LIMIT and all(p[3] is not None for p in pieces):
-            keys, values = latest.items()
-            out = expiring_pairs(pieces, keys, values)
-            if out is not None:
-                gone = values < threshold       # their latest refresh leaves: they expire
-                latest.remove_up_to(keys[gone], values[gone])
-                return out
-        s, d = latest.take_stale([p[:3] for p in pieces])
-        return (s, d) if s.shape[0] else None
+        if self._map is None:
+            s, d = self._latest.take_stale([p[:3] for p in pieces])
+            return (s, d) if s.shape[0] else None
+        # in place: the leaving entries' pairs are the window's alone once they leave it
+        for _, _, _, (ps, pd), seq0 in pieces:
+            self._map.expire(ps, pd, seq0, NULL)
+        if len(pieces) == 1:
+            return pieces[0][3]
+        xp = self._map.xp
+        return (xp.concatenate([p[3][0] for p in pieces]),
+                xp.concatenate([p[3][1] for p in pieces]))
 
     def latest(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(found bool (E,), index int64 (E,)): each edge's most recent queued event index

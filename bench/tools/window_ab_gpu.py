@@ -34,9 +34,7 @@ def main(argv: list[str] | None = None) -> None:
                          "default, streams.replay.WINDOW_GROWTH_SLOTS), '+m0' turns the "
                          "mixed call's takes ahead, addressed launches and compaction "
                          "bound off, '+c0' skips the memory policy's compaction "
-                         "(compact_memory) altogether, '+cN' runs it once in N calls, "
-                         "'+d0' decides expiry from the batch's classified events instead "
-                         "of the window's device map (streams.window_batch.DEVICE_MAP)")
+                         "(compact_memory) altogether, '+cN' runs it once in N calls")
     ap.add_argument("--label", default="")
     ap.add_argument("--device", default="gpu", help="gpu (cpu: to check the tool itself)")
     a = ap.parse_args(argv)
@@ -74,7 +72,6 @@ def main(argv: list[str] | None = None) -> None:
         replay_module.WINDOW_GROWTH_SLOTS, replay_module.WINDOW_GROWTH_BATCH = growth
         planned_mixed.TAKES_AHEAD = planned_mixed.ADDRESSED = True
         planned_mixed.COMPACTION_BOUND = True
-        window_batch.DEVICE_MAP = True
         compaction(1)
         for r in rest:
             if r.startswith("g"):         # a floor for every batch size (g0: none)
@@ -83,8 +80,6 @@ def main(argv: list[str] | None = None) -> None:
             elif r == "m0":
                 planned_mixed.TAKES_AHEAD = planned_mixed.ADDRESSED = False
                 planned_mixed.COMPACTION_BOUND = False
-            elif r == "d0":
-                window_batch.DEVICE_MAP = False
             elif r.startswith("c"):       # c0: no compaction, cN: once in N deletes
                 compaction(int(r[1:]))
     with tempfile.TemporaryDirectory() as tmp:
