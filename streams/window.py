@@ -128,10 +128,9 @@ class EventWindow:
         """Queue every event (src[i], dst[i]) of an insert-only batch with its index
         ``index[i]`` (host arrays as for :meth:`record`, indices ascending and above every
         queued one), whether it inserts, refreshes or repeats an edge: from the first call
-        on, the window
-        keeps a map of each queued edge to its latest entry on the device of ``pairs`` (the
-        events' (src, dst) int32 there, CuPy or NumPy; None: made from ``src``, ``dst``),
-        :class:`streams.window_device.LatestMap`, and decides expiry there
+        on, the window keeps a map of each queued edge to its latest entry on the device of
+        ``pairs`` (the events' (src, dst) int32 there, CuPy or NumPy; None: made from
+        ``src``, ``dst``), :class:`streams.window_device.LatestMap`, and decides expiry there
         (:meth:`expired_pairs`) with no host pass over the batch's or the leaving entries.
         Entries queued before the first call are moved onto the device with it. Needs a
         window that tracks refreshes."""
