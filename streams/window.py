@@ -14,6 +14,10 @@ Who knows of later events:
   inserted it are its refreshes, so the window keeps the latest refresh index of each edge
   in its own hash map (:class:`streams.window_index.LatestIndex`) and the graph stores no
   event index at all. A leaving entry expires unless its edge has a later refresh.
+* Insert-only GPU replays queue every event with its pairs on the device
+  (:meth:`EventWindow.record_all`): the window keeps a map of each queued edge to its latest
+  entry there (:class:`streams.window_device.LatestMap`); a leaving entry expires unless its
+  edge has a later entry, decided on the device, where the expiry's delete takes the pairs.
 * Otherwise (streams that delete edges too, where an edge's later insert is no refresh) the
   graph carries each edge's last event index (the ``last_seen`` edge property) and a batched
   look-up of the leaving entries' edges (``look_up`` of :meth:`EventWindow.expired`) decides.
@@ -33,10 +37,16 @@ from typing import Callable
 
 import numpy as np
 
-from .window_device import LIVE_LIMIT, expiring_pairs
+from hornet.batch.validate import MAX_VERTEX_ID
+
+from .window_device import LatestMap
 from .window_index import LatestIndex, edge_keys
 
-__all__ = ["EventWindow"]
+__all__ = ["EventWindow", "NULL"]
+
+#: the pair that stands for no edge among the expiring pairs taken on the device (ids past
+#: every graph's: a delete finds nothing for it)
+NULL = (MAX_VERTEX_ID, MAX_VERTEX_ID)
 
 
 class EventWindow:
@@ -51,14 +61,19 @@ class EventWindow:
 
     def __init__(self, window: int):
         self.window = int(window)
-        # (index int64, src, dst, kept, pairs) per record, index ascending; ``kept``: what
-        # the caller gave with the record for the whole chunk, ``pairs``: the record's pairs
-        # on the graph's device (see record), or None
+        # (index int64, src, dst, kept, pairs, seq0) per record, index ascending; ``kept``:
+        # what the caller gave with the record for the whole chunk, ``pairs``: the record's
+        # pairs on the graph's device (see record), or None; ``seq0``: the number of its
+        # first entry
         self._chunks: deque = deque()
         self._size = 0
         # latest refresh index per edge key while every record says which events are
         # refreshes; None for good once one does not (the graph's last_seen decides then)
         self._latest: LatestIndex | None = LatestIndex()
+        # the map of every queued entry's edge to its latest entry, on the device of the
+        # records' pairs, once they are recorded with record_all (None: the host decides)
+        self._map: LatestMap | None = None
+        self._seq = 0          # the number of the next queued entry (the map's numbering)
 
     def __len__(self) -> int:
         return self._size
@@ -82,13 +97,13 @@ class EventWindow:
         None otherwise (from then on, :meth:`expired` needs the graph's look-up).
         ``kept``: anything that stands for the recorded edges as a set (a replay keeps
         them in the graph's sorted form), handed back by :meth:`expired_edges` when exactly
-        these entries expire together. ``pairs``: (src, dst) int32 arrays on the graph's
-        device, equal to ``src``, ``dst`` (a GPU replay's upload for the insert), which
-        :meth:`expired_pairs` deletes from (other dtypes and records sorted here: not
-        kept).
+        these entries expire together. Once the window records with :meth:`record_all`,
+        a record goes there (its ``pairs``: ``src``, ``dst`` as int32 arrays on the map's
+        device, or None: made here).
         """
         if refresh is None:
             self._latest = None
+            self._map = None
         if index.shape[0] == 0:
             return
         index = np.asarray(index).astype(np.int64, copy=False)
@@ -98,26 +113,67 @@ class EventWindow:
             index, src, dst, pairs = index[order], src[order], dst[order], None
             if refresh is not None:
                 refresh = np.asarray(refresh)[order]
-        if pairs is not None and (pairs[0].dtype != np.int32 or pairs[1].dtype != np.int32):
-            pairs = None
-        self._chunks.append((index, src, dst, kept, pairs))
+        if self._map is not None:
+            self.record_all(src, dst, index, pairs)
+            return
+        self._chunks.append((index, src, dst, kept, None, self._seq))
         self._size += int(index.shape[0])
+        self._seq += int(index.shape[0])
         if self._latest is not None and refresh is not None:
             refresh = np.asarray(refresh, dtype=bool)
             if refresh.any():
                 self._latest.raise_to(edge_keys(src[refresh], dst[refresh]), index[refresh])
 
+    def record_all(self, src: np.ndarray, dst: np.ndarray, index: np.ndarray, pairs) -> None:
+        """Queue every event (src[i], dst[i]) of an insert-only batch with its index
+        ``index[i]`` (host arrays as for :meth:`record`, indices ascending and above every
+        queued one), whether it inserts, refreshes or repeats an edge: from the first call
+        on, the window keeps a map of each queued edge to its latest entry on the device of
+        ``pairs`` (the events' (src, dst) int32 there, CuPy or NumPy; None: made from
+        ``src``, ``dst``), :class:`streams.window_device.LatestMap`, and decides expiry there
+        (:meth:`expired_pairs`) with no host pass over the batch's or the leaving entries.
+        Entries queued before the first call are moved onto the device with it. Needs a
+        window that tracks refreshes."""
+        if self._latest is None:
+            raise ValueError("record_all needs a window that tracks refreshes")
+        index = np.asarray(index).astype(np.int64, copy=False)
+        src, dst = np.asarray(src), np.asarray(dst)
+        if self._map is None:
+            self._map = LatestMap(np if pairs is None else _module(pairs[0]))
+            xp = self._map.xp
+            self._chunks = deque(c[:4] + (_on(xp, c[1], c[2], c[4]), c[5])
+                                 for c in self._chunks)
+            self._latest = LatestIndex()          # (the map holds the refreshes from now on)
+            self._rebuild()
+        xp = self._map.xp
+        m = int(index.shape[0])
+        if m == 0:
+            return
+        pairs = _on(xp, src, dst, pairs)
+        self._chunks.append((index, src, dst, None, pairs, self._seq))
+        self._size += m
+        if self._map.needs_rebuild(m):
+            self._seq += m
+            self._rebuild()
+        else:
+            self._map.record(pairs[0], pairs[1], self._seq)
+            self._seq += m
+
+    def _rebuild(self) -> None:
+        self._map.rebuild([(c[4][0], c[4][1], c[5]) for c in self._chunks])
+
     def _pop_pieces(self, threshold: int):
         """Every queued entry with index < threshold, removed from the queue: (a list of
-        (index, src, dst, pairs) pieces in queue order (whole chunks and the front of one;
-        ``pairs`` as recorded, cut alike, or None), the ``kept`` of the record when the
-        pieces are exactly one whole record, else None)."""
+        (index, src, dst, pairs, seq0) pieces in queue order (whole chunks and the front of
+        one; ``pairs`` as recorded, cut alike, or None; ``seq0`` the number of the piece's
+        first entry), the ``kept`` of the record when the pieces are exactly one whole
+        record, else None)."""
         out, kept = [], []
         while self._chunks:
-            idx, s, d, k, p = self._chunks[0]
+            idx, s, d, k, p, q = self._chunks[0]
             if idx[-1] < threshold:
                 self._chunks.popleft()
-                out.append((idx, s, d, p))
+                out.append((idx, s, d, p, q))
                 kept.append(k)
                 continue
             cut = int(np.searchsorted(idx, threshold, side="left"))
@@ -125,9 +181,9 @@ class EventWindow:
                 head = tail = None
                 if p is not None:
                     head, tail = (p[0][:cut], p[1][:cut]), (p[0][cut:], p[1][cut:])
-                out.append((idx[:cut], s[:cut], d[:cut], head))
+                out.append((idx[:cut], s[:cut], d[:cut], head, q))
                 kept.append(None)                  # a record cut in two: kept for neither
-                self._chunks[0] = (idx[cut:], s[cut:], d[cut:], None, tail)
+                self._chunks[0] = (idx[cut:], s[cut:], d[cut:], None, tail, q + cut)
             break
         self._size -= sum(int(c[0].shape[0]) for c in out)
         return out, (kept[0] if len(kept) == 1 else None)
@@ -147,6 +203,14 @@ class EventWindow:
         host arrays, each expired edge once, and the ``kept`` of the record whose entries
         are exactly those that expire (see :meth:`record`), or None.
         """
+        if self._map is not None:
+            out = self.expired_pairs(end)
+            if out is None:
+                empty = np.empty(0, np.int64)
+                return empty, empty, None
+            s, d = (_host(a).astype(np.int64) for a in out)
+            real = s != NULL[0]
+            return s[real], d[real], None
         pieces, kept = self._pop_pieces(end - self.window)
         if not pieces:
             empty = np.empty(0, np.int64)
@@ -167,29 +231,28 @@ class EventWindow:
 
     def expired_pairs(self, end: int):
         """While the window tracks refreshes: the pairs (src, dst) to delete after the batch
-        ending at event index ``end`` (exclusive), each expiring edge at least once and no
-        other edge, or None when no edge expires. Where every leaving entry was recorded
-        with its ``pairs`` and the window holds at most
-        :data:`~streams.window_device.LIVE_LIMIT` live refreshes, the pairs are taken on
-        the graph's device from the recorded ones (:func:`streams.window_device.expiring_pairs`;
-        an edge may repeat: the delete drops repeats); otherwise they are the host arrays
-        of :meth:`expired_edges` (each edge once)."""
+        ending at event index ``end`` (exclusive), or None when no entry leaves. Once the
+        window records with :meth:`record_all`, they are on the records' device: the leaving
+        entries' own pairs, each expiring edge once (its last leaving entry), every other
+        entry turned into :data:`NULL` (a pair that names no edge), with no synchronization;
+        otherwise the host arrays of :meth:`expired_edges` (each edge once; None when none
+        expires)."""
         if self._latest is None:
             raise ValueError("expired_pairs needs a window that tracks refreshes")
-        threshold = end - self.window
-        pieces, _ = self._pop_pieces(threshold)
+        pieces, _ = self._pop_pieces(end - self.window)
         if not pieces:
             return None
-        latest = self._latest
-        if len(latest) <= LIVE_LIMIT and all(p[3] is not None for p in pieces):
-            keys, values = latest.items()
-            out = expiring_pairs(pieces, keys, values)
-            if out is not None:
-                gone = values < threshold       # their latest refresh leaves: they expire
-                latest.remove_up_to(keys[gone], values[gone])
-                return out
-        s, d = latest.take_stale([p[:3] for p in pieces])
-        return (s, d) if s.shape[0] else None
+        if self._map is None:
+            s, d = self._latest.take_stale([p[:3] for p in pieces])
+            return (s, d) if s.shape[0] else None
+        # in place: the leaving entries' pairs are the window's alone once they leave it
+        for _, _, _, (ps, pd), seq0 in pieces:
+            self._map.expire(ps, pd, seq0, NULL)
+        if len(pieces) == 1:
+            return pieces[0][3]
+        xp = self._map.xp
+        return (xp.concatenate([p[3][0] for p in pieces]),
+                xp.concatenate([p[3][1] for p in pieces]))
 
     def latest(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(found bool (E,), index int64 (E,)): each edge's most recent queued event index
@@ -206,3 +269,23 @@ class EventWindow:
         at = np.searchsorted(keys, q, side="right") - 1
         found = (at >= 0) & (keys[np.maximum(at, 0)] == q)
         return found, np.where(found, idx[np.maximum(at, 0)], -1)
+
+
+def _module(a):
+    if isinstance(a, np.ndarray):
+        return np
+    import cupy
+    return cupy
+
+
+def _on(xp, src, dst, pairs):
+    """``pairs`` where they are int32 arrays of module ``xp``, else ``src``, ``dst`` made so."""
+    if pairs is not None and _module(pairs[0]) is xp and pairs[0].dtype == np.int32 \
+            and pairs[1].dtype == np.int32:
+        return pairs
+    return (xp.asarray(np.asarray(src).astype(np.int32)),
+            xp.asarray(np.asarray(dst).astype(np.int32)))
+
+
+def _host(a) -> np.ndarray:
+    return a if isinstance(a, np.ndarray) else a.get()

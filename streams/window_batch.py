@@ -16,12 +16,10 @@ from typing import Callable
 
 import numpy as np
 
-from hornet.batch.validate import MAX_VERTEX_ID
 from hornet.change import EdgeChange
 
 from .analytics import BatchChanges, to_host
 from .window import EventWindow
-from .window_device import drop_named
 from .window_index import (NEW_EDGE, NO_ENTRY, REFRESH, classify_events, classify_one_extra,
                            edge_keys, key_sum, one_extra_kind)
 
@@ -97,37 +95,42 @@ def insert_expire(g, ch: BatchChanges, s, d, idx, w, window: EventWindow, end: i
 
 
 def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) -> bool:
-    """:func:`insert_expire` on a GPU graph: the batch's pairs go up once (int32: the
-    replay's ids are below 2^31), for the insert, and stay with the window's record, so that
-    the expiry of a later batch deletes them where they are
-    (:meth:`streams.window.EventWindow.expired_pairs`: no host pass over the leaving entries,
-    no upload of the expired pairs).
+    """:func:`insert_expire` on a GPU graph, with the window's expiry decided on the device:
+    the batch's pairs go up once (int32: the replay's ids are below 2^31) and are queued as
+    they are, every event (:meth:`streams.window.EventWindow.record_all`: the window's map
+    of each queued edge's latest entry raised on the device), then the leaving entries'
+    pairs become the expiry's delete where they are
+    (:meth:`~streams.window.EventWindow.expired_pairs`: an entry with a later entry of its
+    edge queued, such as one the batch refreshes, is nulled; no host pass over the batch's
+    or the leaving entries, no upload of the expired pairs). The batch's events need no
+    classification, only a weighted batch's refreshes, for their weights.
 
     A batch of at most :data:`TWO_CALLS_ENTRIES` entries (a medium batch's size) is
-    inserted first, with the batch's record (its refreshes known from the insert), then
-    the expiry goes as a delete of its own: a leaving entry of an edge that the batch
-    refreshes has a later refresh in the window by then and stays, so no edge is deleted
-    that must come back; the delete takes the graph's medium-batch path
-    (``Graph.medium_deletes``, set on the replay's graph: the expired edges are spread
-    over short lists, which that path rewrites one warp each). A larger batch and its
-    expiry go in one mixed call (:func:`_insert_expire_mixed`)."""
+    inserted, then the expiry goes as a delete of its own, which takes the graph's
+    medium-batch path (``Graph.medium_deletes``, set on the replay's graph: the expired
+    edges are spread over short lists, which that path rewrites one warp each). A larger
+    batch and its expiry go in one mixed call (:meth:`hornet.Graph.apply_edges`)."""
     mixed = MIXED_CALL if MIXED_CALL is not None else \
         s.shape[0] * (1 if g.directed else 2) > TWO_CALLS_ENTRIES
-    if mixed:
-        return _insert_expire_mixed(g, ch, s, d, idx, w, window, end)
     xp = g._xp
     pairs = _uploaded(g, s, d)
-    if w is None:
-        ch.inserted = g.insert_edges(*pairs)
-    else:
-        ch.inserted = g.insert_edges(*(xp.ascontiguousarray(a[::-1]) for a in pairs),
-                                     weight=_reversed(w)[0])
-    kind = _classify_uploaded(g, ch.inserted, s, d, pairs)
-    _refresh_record(g, ch, s, d, idx, w, window, _ignore, kind, pairs=pairs)
+    window.record_all(s, d, idx, pairs)
     delete = window.expired_pairs(end)
-    if delete is not None:
-        g.medium_deletes = True
-        ch.expired = g.delete_edges(*delete)
+    insert = pairs if w is None else tuple(xp.ascontiguousarray(a[::-1]) for a in pairs)
+    weight = {} if w is None else {"weight": _reversed(w)[0]}
+    if mixed:
+        ch.inserted, ch.expired = g.apply_edges(insert, delete, **weight)
+    else:
+        ch.inserted = g.insert_edges(*insert, **weight)
+        if delete is not None:
+            g.medium_deletes = True
+            ch.expired = g.delete_edges(*delete)
+    if w is not None:
+        kind = _classify_uploaded(g, ch.inserted, s, d, pairs)
+        if kind is not None:
+            refresh = kind == REFRESH
+            if refresh.any():
+                ch.updated = g.update_edges(s[refresh], d[refresh], weight=w[refresh])
     return True
 
 
@@ -137,32 +140,6 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
 TWO_CALLS_ENTRIES = 1 << 15
 #: True or False: every GPU windowed batch as one mixed call or as two (None: by size)
 MIXED_CALL = None
-
-
-def _insert_expire_mixed(g, ch, s, d, idx, w, window: EventWindow, end: int) -> bool:
-    """:func:`_insert_expire_device` with the batch and its expiry in one mixed graph call
-    (:meth:`hornet.Graph.apply_edges`): the expired pairs are taken before the batch is
-    recorded, less those the batch names (:func:`streams.window_device.drop_named`, on the
-    device: an expiring edge that the batch names is one it refreshes, which stays, as when
-    the expiry follows the record), so that the call gives the graph and the changes of the
-    insert followed by the expiry."""
-    xp = g._xp
-    pairs = _uploaded(g, s, d)
-    delete = window.expired_pairs(end)
-    if delete is not None:
-        if not isinstance(delete[0], xp.ndarray) or delete[0].dtype != np.int32:
-            delete = _uploaded(g, np.asarray(delete[0]), np.asarray(delete[1]))
-        drop_named(delete, pairs, (MAX_VERTEX_ID, MAX_VERTEX_ID))
-    if w is None:
-        ch.inserted, expired = g.apply_edges(pairs, delete)
-    else:
-        ch.inserted, expired = g.apply_edges(
-            tuple(xp.ascontiguousarray(a[::-1]) for a in pairs), delete,
-            weight=_reversed(w)[0])
-    ch.expired = expired
-    kind = _classify_uploaded(g, ch.inserted, s, d, pairs)
-    _refresh_record(g, ch, s, d, idx, w, window, _ignore, kind, pairs=pairs)
-    return True
 
 
 def _uploaded(g, s, d):
@@ -290,14 +267,12 @@ def few_extra_kind(xp, pairs, ins_src, ins_dst, directed: bool, s, d) -> np.ndar
     return kind
 
 
-def _refresh_record(g, ch, s, d, idx, w, window, feed, kind, kept=None, pairs=None) -> None:
+def _refresh_record(g, ch, s, d, idx, w, window, feed, kind, kept=None) -> None:
     """After the batch's insert: the refreshes of ``weight`` and the window's record of the
     events (``kind``: from :func:`_classify`; ``kept``: the batch's distinct edges in the
-    graph's sorted form, recorded with them;
-    ``pairs``: ``s``, ``d`` on the graph's device, recorded with the events they keep)."""
+    graph's sorted form, recorded with them)."""
     if kind is None:
-        window.record(s, d, idx, refresh=np.zeros(s.shape[0], dtype=bool), kept=kept,
-                      pairs=pairs)
+        window.record(s, d, idx, refresh=np.zeros(s.shape[0], dtype=bool), kept=kept)
         return
     mark = kind != NO_ENTRY
     refresh = kind == REFRESH
@@ -306,12 +281,9 @@ def _refresh_record(g, ch, s, d, idx, w, window, feed, kind, kept=None, pairs=No
         feed(ch.updated)
     # (the marked events are the batch's distinct edges: ``kept`` stands for them too)
     if mark.all():
-        window.record(s, d, idx, refresh=refresh, kept=kept, pairs=pairs)
+        window.record(s, d, idx, refresh=refresh, kept=kept)
         return
-    if pairs is not None:
-        at = g._xp.asarray(np.flatnonzero(mark))
-        pairs = (pairs[0][at], pairs[1][at])
-    window.record(s[mark], d[mark], idx[mark], refresh=refresh[mark], kept=kept, pairs=pairs)
+    window.record(s[mark], d[mark], idx[mark], refresh=refresh[mark], kept=kept)
 
 
 def last_seen(g, src: np.ndarray, dst: np.ndarray):

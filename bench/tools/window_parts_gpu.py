@@ -36,8 +36,6 @@ EXTRA_STAGES = [
     ("hornet.memory.gpu_take", "prepare"), ("hornet.memory.gpu_take", "take_ahead"),
     ("hornet.memory.gpu_take", "took_ahead"), ("hornet.memory.gpu_take", "allocate_on_device"),
     ("hornet.batch.gpu.plan", "plan_entries"),
-    ("streams.window_batch", "_insert_expire_mixed"),
-    ("streams.window_batch", "_named"),
     ("hornet.batch.deferred_path", "deferred_insert"),
     ("hornet.batch.small_path", "small_pairs"),
     ("hornet.memory.manager", "MemoryManager.steady_churn"),

@@ -7,7 +7,7 @@ The stream of ``bench window`` (uniform random insert events over 2^20 ids, seed
 replayed undirected without analytics with the window; from the batch after the window is
 full on, per batch: the calls of ``compact_memory`` (every delete path's), those whose
 compaction moved blocks (and the blocks moved), list refits (and the lists they moved),
-block arrays created and freed, the device's allocation-table rebuilds, and the host time
+the blocks that growing lists take (and the slots they hold), block arrays created and freed, the device's allocation-table rebuilds, and the host time
 inside ``compact_memory`` (device synchronised around it). Reserved block bytes when the
 window is first full, and at the end. ``--modes``: ``base`` (the library as it is), ``c0``
 (``compact_memory`` skipped inside the replay: what the policy costs, and how far memory
@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 from collections import Counter
+
+import numpy as np
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -114,6 +116,32 @@ def main(argv: list[str] | None = None) -> None:
             count["lookup rebuilds"] += 1
         return inner_lookup(self)
 
+    # the blocks that growing lists take (every path's allocation: the device's takes ahead
+    # and after the read-back, the host's), counted with the slots they hold
+    from hornet.memory import gpu_take
+    inner_took, inner_on_device = gpu_take.took_ahead, gpu_take.allocate_on_device
+    inner_counts = manager.MemoryManager.allocate_counts
+
+    def taken(per_class) -> None:
+        c = np.asarray(per_class, dtype=np.int64)
+        count["blocks taken"] += int(c.sum())
+        count["slots taken"] += int((c << np.arange(c.shape[0], dtype=np.int64)).sum())
+
+    def took_ahead(mm, ahead, per_class):
+        if state["on"]:
+            taken(per_class)
+        return inner_took(mm, ahead, per_class)
+
+    def allocate_on_device(mm, per_class, need_ptr):
+        if state["on"]:
+            taken(per_class)
+        return inner_on_device(mm, per_class, need_ptr)
+
+    def allocate_counts(self, per_class):
+        if state["on"]:
+            taken(per_class)
+        return inner_counts(self, per_class)
+
     inner_apply = rp._apply_batch
 
     def apply_batch(g, *args, **kw):
@@ -132,6 +160,9 @@ def main(argv: list[str] | None = None) -> None:
         manager.MemoryManager._arrays_changed = arrays_changed if on else inner_changed
         manager.MemoryManager.lookup = lookup if on else inner_lookup
         rp._apply_batch = apply_batch if on else inner_apply
+        gpu_take.took_ahead = took_ahead if on else inner_took
+        gpu_take.allocate_on_device = allocate_on_device if on else inner_on_device
+        manager.MemoryManager.allocate_counts = allocate_counts if on else inner_counts
 
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "random.arrows")
