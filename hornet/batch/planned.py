@@ -94,6 +94,15 @@ QUEUED_COPY = True
 PREPARED_MERGE = True
 #: deletes that the memory policy may refit (:func:`_may_refit`) are not queued
 QUEUED_UNLESS_REFIT = True
+#: deletes of at least FRESH_ENTRIES entries (once mirrored) into graphs without edge
+#: properties move every list of more than FRESH_MIN entries that keeps edges to a fresh
+#: block of its fitting class (:data:`hornet.batch.gpu.plan.MODE_FRESH`): the removal reads
+#: each such list once and writes its survivors once into the new block, with no hazard
+#: between the pieces of a list, instead of shifting them in place; such a delete is not
+#: queued (its removal needs the new blocks). 0 (or the environment variable
+#: HORNET_FRESH_MIN=0): no list moves for it
+FRESH_MIN = int(os.environ.get("HORNET_FRESH_MIN", "0"))
+FRESH_ENTRIES = 1 << 17
 #: the queued removal launched from the plan's addresses (hornet.batch.gpu.queued_removal);
 #: False: through hornet.batch.gpu.kernels.remove_lists (CuPy views of the plan's rows)
 QUEUED_LAUNCH = True
@@ -163,11 +172,14 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         gpu_take.prepare(mm)
     # inside steady churn a delete leaves shrinking lists in their blocks
     # (hornet.memory.list_fit.STEADY_LOOSE_SHARE)
-    queued = (QUEUED_REMOVAL and not inserting and not g._edge_schema and
+    keep_blocks = not inserting and bool(mm.steady)
+    fresh = (FRESH_MIN if not inserting and not keep_blocks and not g._edge_schema and
+             entries >= FRESH_ENTRIES else 0)
+    queued = (QUEUED_REMOVAL and not inserting and not g._edge_schema and not fresh and
               entries <= QUEUED_REMOVAL_MAX and not _may_refit(g, entries))
     p = plan_batch(s, d, not g.directed, inserting, g._degree, g._size_class, g._edge_ptr,
-                   mm.min_size_class, keep_blocks=not inserting and bool(mm.steady),
-                   wait=not (inserting and device_takes) and not queued)
+                   mm.min_size_class, keep_blocks=keep_blocks,
+                   wait=not (inserting and device_takes) and not queued, fresh_min=fresh)
     ahead = None
     if queued:
         p = _queue_removal(g, p)
@@ -200,10 +212,11 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         try:
             pool, class_start = _take_blocks(mm, p, device_takes)   # the only step that can fail
         except DeviceMemoryError:
-            if not (p.refit or queued):
+            if not (p.refit or queued or fresh):
                 raise
             # the refit finds no room: the delete alone (ListFit.refit moves nothing then);
-            # a queued removal is done already: then its lists keep their blocks
+            # a queued removal is done already, and a delete into fresh blocks does without
+            # them: then its lists keep their blocks
             p = _replanned(g, p, refit=False, keep_blocks=not p.refit)
             if p.moves:
                 try:

@@ -369,7 +369,9 @@ batch_scatter(const u64* __restrict__ keys, const unsigned char* __restrict__ ke
 // list moves (inserting == 1: it outgrows its block; 0, deleting: it keeps edges but under a
 // quarter of its block and a smaller class holds them; 2, deleting with lists kept in their
 // blocks: never; 3, deleting with the lists refitted: it keeps edges and a smaller class
-// holds them). The slots of the blocks that moving or emptied lists give back are summed in
+// holds them; 4, deleting into fresh blocks: as 0, and every list of more than fresh_min
+// items that keeps edges moves to a fresh block of its fitting class, where the removal
+// writes its survivors in one pass instead of shifting them in place). The slots of the blocks that moving or emptied lists give back are summed in
 // info[I_FREED]. The moving segments are listed in moved (their indices) and
 // classes (their new classes), in no particular order (one atomic per warp on info[I_MOVES]),
 // and counted per class in info[I_CLASS + class] (shared bins, one atomic per class and
@@ -383,7 +385,7 @@ extern "C" __global__ void batch_plan(const int* __restrict__ src,
                                       i64* __restrict__ seg_len, i64* __restrict__ old_deg,
                                       i64* __restrict__ new_deg, i64* __restrict__ old_ptr,
                                       i64* __restrict__ moved, i64* __restrict__ classes,
-                                      i64* __restrict__ seg_ptr) {
+                                      i64* __restrict__ seg_ptr, i64 fresh_min) {
     __shared__ unsigned int bins[64];
     __shared__ unsigned long long freed_slots;
     for (int c = threadIdx.x; c < 64; c += blockDim.x) bins[c] = 0;
@@ -413,9 +415,11 @@ extern "C" __global__ void batch_plan(const int* __restrict__ src,
             seg_ptr[k] = p0;                   // batch_place rewrites the moving ones
             const i64 d1 = inserting == 1 ? d0 + c : d0 - c;
             fit = class_of(d1, min_class);
+            const bool shrinks = d1 > 0 && 4 * d1 < cap && fit < cls;
             r = inserting == 1 ? d1 > cap
-                               : (inserting == 0 ? d1 > 0 && 4 * d1 < cap && fit < cls
-                                                 : inserting == 3 && d1 > 0 && fit < cls);
+                : inserting == 0 ? shrinks
+                : inserting == 3 ? d1 > 0 && fit < cls
+                : inserting == 4 && (shrinks || (d1 > 0 && d0 > fresh_min));
             if ((r || d1 == 0) && cap) atomicAdd(&freed_slots, (unsigned long long)cap);
             new_deg[k] = d1;
             if (r) atomicAdd(&bins[fit], 1u);

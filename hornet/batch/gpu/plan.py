@@ -41,7 +41,7 @@ I_FREED = I_CLASS + NUM_CLASSES
 I_TAKE_SHORT = I_FREED + 1
 INFO_WORDS = I_TAKE_SHORT + 1
 #: batch_plan's modes (plan.cu)
-MODE_DELETE, MODE_INSERT, MODE_KEEP_BLOCKS, MODE_REFIT = range(4)
+MODE_DELETE, MODE_INSERT, MODE_KEEP_BLOCKS, MODE_REFIT, MODE_FRESH = range(5)
 #: most entries (pairs, twice that many when mirrored) a planned batch may have: its scratch
 #: (eleven int64 rows of the next power of two, :class:`_Scratch`) is kept for the next batch
 MAX_ENTRIES = (1 << 25) - 1
@@ -69,7 +69,7 @@ _SCRATCH: list = []
 _LAUNCHES: dict = {}
 # kernel -> its number of parameters (every launch goes through a PreparedLaunch)
 _ARITY = {"batch_keys<int>": 6, "batch_keys<long long>": 6, "batch_find": 8,
-          "batch_ranks": 9, "batch_scatter": 15, "batch_plan": 17, "batch_place": 6,
+          "batch_ranks": 9, "batch_scatter": 15, "batch_plan": 18, "batch_place": 6,
           "batch_commit": 10, "batch_tile_sort": 2, "batch_merge_pass": 4,
           "batch_common": 7, "batch_overlap": 7, "batch_shift": 6, "batch_degrees": 5}
 
@@ -273,14 +273,17 @@ class BatchPlan:
 
 def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr,
                min_class: int, keep_blocks: bool = False, slot: int = 0,
-               wait: bool = True):
+               wait: bool = True, fresh_min: int = 0):
     """Plan an insert (``inserting``) or delete of the pairs ``s``, ``d`` (contiguous int32 or
     int64 device arrays of one dtype, shape (n,), 0 < n and n * (2 if mirror else 1) <=
     MAX_ENTRIES) against the vertex table
     (``degree`` int32, ``size_class`` int8, ``edge_ptr`` int64, each (table_len,) on the
     device; ids at or past table_len have no list). ``mirror``: an undirected graph (each
     pair stands for both directions; self-loops are dropped). ``keep_blocks`` (deleting):
-    lists that shrink stay in their blocks (the plan moves none).
+    lists that shrink stay in their blocks (the plan moves none). ``fresh_min`` (deleting,
+    not ``keep_blocks``; 0: none): every list of more than ``fresh_min`` entries that keeps
+    edges moves to a fresh block of its fitting class (its removal is then one pass from the
+    old block to the new one, not a shift in place).
 
     Five launches (prepared argument buffers) and a sort (:data:`SORT_MAX`), one read-back. The plan's
     ``src``, ``dst``, ``once_src`` and ``once_dst`` are arrays of their own (a batch's change
@@ -311,17 +314,20 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     plan_entries(ws, s, d, mirror, inserting, degree, edge_ptr, p_src, p_dst, r_at,
                  r_seg_start, once_pairs.data.ptr if mirror else 0,
                  once_pairs.data.ptr + 4 * half if mirror else 0)
-    mode = MODE_INSERT if inserting else (MODE_KEEP_BLOCKS if keep_blocks else MODE_DELETE)
+    mode = MODE_INSERT if inserting else (MODE_KEEP_BLOCKS if keep_blocks else
+                                          MODE_FRESH if fresh_min > 0 else MODE_DELETE)
     pending = PendingPlan(ws, src, dst, once_pairs, mirror, half, entries)
-    _launch_plan(pending, mode, degree, size_class, edge_ptr, min_class)
+    _launch_plan(pending, mode, degree, size_class, edge_ptr, min_class, fresh_min)
     if not wait:
         return pending
     return pending.finish(ws.readback())
 
 
-def _launch_plan(pending, mode: int, degree, size_class, edge_ptr, min_class: int) -> None:
+def _launch_plan(pending, mode: int, degree, size_class, edge_ptr, min_class: int,
+                 fresh_min: int = 0) -> None:
     """``batch_plan`` of the queued plan ``pending`` in ``mode`` (plan.cu): each segment's
-    source, length, degrees, pointers and whether its list moves, into the scratch's rows."""
+    source, length, degrees, pointers and whether its list moves, into the scratch's rows
+    (``fresh_min``: :data:`MODE_FRESH`'s list length, see :func:`plan_batch`)."""
     ws = pending.ws
     row = ws.wide.data.ptr
     step = ws.capacity * 8
@@ -334,7 +340,7 @@ def _launch_plan(pending, mode: int, degree, size_class, edge_ptr, min_class: in
         pending.src.data.ptr, r_seg_start, ws.info.data.ptr, degree.data.ptr,
         size_class.data.ptr, edge_ptr.data.ptr, int(degree.shape[0]), mode, int(min_class),
         ws.sources.data.ptr, r_seg_len, r_old_deg, r_new_deg, r_old_ptr, r_moved,
-        r_move_class, r_seg_ptr])
+        r_move_class, r_seg_ptr, int(fresh_min)])
 
 
 def refit_plan(plan: BatchPlan, degree, size_class, edge_ptr, min_class: int,
