@@ -11,7 +11,7 @@ import pytest
 import hornet
 from conftest import HAS_GPU
 from hornet.testing import to_host
-from small_batch_checks import same_graph as _same
+from small_batch_checks import same_graph
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
@@ -31,10 +31,12 @@ def _hub_pairs(rng, n, m):
     return s, d
 
 
-@pytest.mark.parametrize("directed, fresh_min", [(False, 2048), (True, 64), (False, 1)])
+@pytest.mark.parametrize("directed, fresh_min", [(False, 2048), (True, 64), (False, 1),
+                                                (False, 8192)])
 def test_deletes_into_fresh_blocks_match_the_cpu(directed, fresh_min, monkeypatch):
     """Deletes of 0.1% to 60% of the edges, lists of more than ``fresh_min`` entries moved
-    to fresh blocks, against the CPU graph edge for edge and change for change."""
+    to fresh blocks, against the CPU graph edge for edge and change for change (the huge
+    lists' pieces one warp's, or with 8192 one block's)."""
     import cupy
     import hornet.batch.planned as planned
     from hornet.batch.gpu import plan as plan_module
@@ -68,11 +70,11 @@ def test_deletes_into_fresh_blocks_match_the_cpu(directed, fresh_min, monkeypatc
         got = gpu.delete_edges(cupy.asarray(bs), cupy.asarray(bd))
         assert np.array_equal(to_host(got.src), want.src)
         assert np.array_equal(to_host(got.dst), want.dst)
-        _same(cpu, gpu)
+        same_graph(cpu, gpu)
         gpu.check()
         s2, d2 = rng.integers(0, 60_000, 3000), rng.integers(0, 60_000, 3000)
         _ = cpu.insert_edges(s2, d2), gpu.insert_edges(cupy.asarray(s2), cupy.asarray(d2))
-        _same(cpu, gpu)
+        same_graph(cpu, gpu)
     assert plan_module.MODE_FRESH in modes and any(placed)
 
 
@@ -102,11 +104,37 @@ def test_a_fresh_delete_without_room_removes_in_place(monkeypatch):
     assert takes, "no list moved"
     assert np.array_equal(to_host(got.src), want.src)
     assert np.array_equal(to_host(got.dst), want.dst)
-    _same(cpu, gpu)
+    same_graph(cpu, gpu)
     gpu.check()
     monkeypatch.setattr(planned, "_take_blocks", original)
     es, ed = cpu.edges()
     pick = rng.choice(es.size, size=es.size // 3, replace=False)
     _ = cpu.delete_edges(es[pick], ed[pick]), gpu.delete_edges(es[pick], ed[pick])
-    _same(cpu, gpu)
+    same_graph(cpu, gpu)
     gpu.check()
+
+
+@pytest.mark.parametrize("fresh_min", [64, 4096, 8192])
+def test_fresh_removals_of_lists_of_every_shape(fresh_min, monkeypatch):
+    """The removal shapes' lists (two hubs, warp-sized and short lists; dense runs of removed
+    entries across piece boundaries, first entries, lists emptied) deleted into fresh
+    blocks, against the CPU graph."""
+    import hornet.batch.planned as planned
+    from test_gpu_removal_shapes import _lists, _picks
+    monkeypatch.setattr(planned, "FRESH_MIN", fresh_min)
+    monkeypatch.setattr(planned, "FRESH_ENTRIES", 1)
+    monkeypatch.setattr(planned, "_refits", lambda g, p: False)
+    rng = np.random.default_rng(23)
+    cpu, gpu = _graph("cpu", True), _graph("gpu", True)
+    s, d = _lists(rng)
+    for g in (cpu, gpu):
+        g.insert_edges(s, d)
+    for _ in range(2):
+        es, ed = cpu.edges()
+        pick = _picks(rng, es)
+        want = cpu.delete_edges(es[pick], ed[pick])
+        got = gpu.delete_edges(es[pick], ed[pick])
+        assert np.array_equal(to_host(got.src), want.src)
+        assert np.array_equal(to_host(got.dst), want.dst)
+        same_graph(cpu, gpu)
+        gpu.check()

@@ -187,7 +187,8 @@ def main(argv: list[str] | None = None) -> None:
 def _fresh_rows(K, g, arrays, old_ptr, old_deg, new_deg, seg_start, seg_len, pos, moving,
                 timed, report, check, restore) -> None:
     """The removal writing lists to fresh blocks (a buffer of their own, 128-byte aligned)
-    instead of in place: the huge lists (moving more than WARP_MOVE items), then every list.
+    instead of in place: the huge lists (moving more than WARP_MOVE items; their pieces one
+    block's, then one warp's: ``remove_lists(fresh=True)``), then every list.
     Each result is copied back into the old blocks and checked against the in-place one."""
     import cupy
     span = (old_deg + 31) // 32 * 32
@@ -197,14 +198,15 @@ def _fresh_rows(K, g, arrays, old_ptr, old_deg, new_deg, seg_start, seg_len, pos
     huge = moving > K.WARP_MOVE
     print(f"  fresh blocks: {int(span.sum())} slots; whole huge lists "
           f"{int(old_deg[huge].sum())} items", flush=True)
-    for label, sel in (("huge lists to fresh blocks", huge),
-                       ("every list to fresh blocks", cupy.ones_like(huge))):
+    for label, sel, warps in (("huge lists to fresh blocks", huge, False),
+                              ("huge lists to fresh blocks, one warp a piece", huge, True),
+                              ("every list to fresh blocks", cupy.ones_like(huge), False)):
         dst = cupy.where(sel, fresh_ptr, old_ptr)
         segs = cupy.flatnonzero(sel).astype(cupy.int64)
 
         def run():
             K.remove_lists([old_ptr], [dst], old_deg, seg_start, seg_len, pos,
-                           g._mm.field_dtypes, items=g._entries)
+                           g._mm.field_dtypes, items=g._entries, fresh=warps)
         restore()
         run()
         times = timed(run)

@@ -102,6 +102,8 @@ QUEUED_UNLESS_REFIT = True
 #: queued (its removal needs the new blocks). 0 (or the environment variable
 #: HORNET_FRESH_MIN=0): no list moves for it
 FRESH_MIN = int(os.environ.get("HORNET_FRESH_MIN", "0"))
+#: ... at or below WARP_MOVE (hornet.batch.gpu.kernels), the removal cuts those lists into
+#: one warp's pieces, none waiting for another (kernels.remove_lists(fresh=True))
 FRESH_ENTRIES = 1 << 17
 #: the queued removal launched from the plan's addresses (hornet.batch.gpu.queued_removal);
 #: False: through hornet.batch.gpu.kernels.remove_lists (CuPy views of the plan's rows)
@@ -206,6 +208,7 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
             raise
     if not inserting and p.kept and not mm.steady and _refits(g, p):
         p = refit_plan(p, g._degree, g._size_class, g._edge_ptr, mm.min_size_class)
+        fresh = 0
     if ahead is not None:
         pool, class_start = gpu_take.took_ahead(mm, ahead, p.per_class)
     elif p.moves:
@@ -218,6 +221,7 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
             # a queued removal is done already, and a delete into fresh blocks does without
             # them: then its lists keep their blocks
             p = _replanned(g, p, refit=False, keep_blocks=not p.refit)
+            fresh = 0
             if p.moves:
                 try:
                     pool, class_start = _take_blocks(mm, p, device_takes)
@@ -279,8 +283,11 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
             K.remove_lists([p.old_ptr[p.moved]], [p.seg_ptr[p.moved]], p.new_deg[p.moved],
                            none, none, none, mm.field_dtypes, items=g._entries)
     else:
+        # a fresh plan moves every list of more than FRESH_MIN entries that keeps edges:
+        # with FRESH_MIN <= WARP_MOVE, every list moving more than WARP_MOVE items does
         K.remove_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
-                       mm.field_dtypes, items=g._entries)
+                       mm.field_dtypes, items=g._entries,
+                       fresh=0 < fresh <= gpu_kernels.WARP_MOVE)
     g._entries -= p.kept
     _commit(g, p)
     # the release on its way is this batch's (freed_slots) or, freeing none, there is none
