@@ -31,18 +31,32 @@ def _hub_pairs(rng, n, m):
     return s, d
 
 
-@pytest.mark.parametrize("directed, fresh_min", [(False, 2048), (True, 64), (False, 1),
-                                                (False, 8192)])
-def test_deletes_into_fresh_blocks_match_the_cpu(directed, fresh_min, monkeypatch):
+@pytest.mark.parametrize("directed, fresh_min, queued, ahead", [
+    (False, 2048, True, True), (True, 64, True, True), (False, 1, False, False),
+    (False, 8192, True, True), (False, 2048, False, False), (True, 512, True, False)])
+def test_deletes_into_fresh_blocks_match_the_cpu(directed, fresh_min, queued, ahead,
+                                                 monkeypatch):
     """Deletes of 0.1% to 60% of the edges, lists of more than ``fresh_min`` entries moved
     to fresh blocks, against the CPU graph edge for edge and change for change (the huge
-    lists' pieces one warp's, or with 8192 one block's)."""
+    lists' pieces one warp's, or with 8192 one block's); the blocks taken and the removal
+    queued before the read-back (``queued``), or after it; ``ahead`` False: the device's
+    free counts are taken as stale, and a queued fresh delete takes its blocks after the
+    read-back."""
     import cupy
     import hornet.batch.planned as planned
     from hornet.batch.gpu import plan as plan_module
+    from hornet.memory import gpu_take
     monkeypatch.setattr(planned, "FRESH_MIN", fresh_min)
     monkeypatch.setattr(planned, "FRESH_ENTRIES", 1)
+    monkeypatch.setattr(planned, "FRESH_QUEUED", queued)
+    if not ahead:
+        monkeypatch.setattr(gpu_take, "take_ahead", lambda *a, **k: None)
     monkeypatch.setattr(planned, "_refits", lambda g, p: False)   # (a refit plans again)
+    monkeypatch.setattr(planned, "_may_refit", lambda g, e: False)
+    fresh_queued = []
+    original_queue = planned._queue_fresh_removal
+    monkeypatch.setattr(planned, "_queue_fresh_removal",
+                        lambda *a: fresh_queued.append(1) or original_queue(*a))
     placed = []
     original_place = planned.place_moves
     monkeypatch.setattr(planned, "place_moves",
@@ -75,7 +89,9 @@ def test_deletes_into_fresh_blocks_match_the_cpu(directed, fresh_min, monkeypatc
         s2, d2 = rng.integers(0, 60_000, 3000), rng.integers(0, 60_000, 3000)
         _ = cpu.insert_edges(s2, d2), gpu.insert_edges(cupy.asarray(s2), cupy.asarray(d2))
         same_graph(cpu, gpu)
-    assert plan_module.MODE_FRESH in modes and any(placed)
+    assert plan_module.MODE_FRESH in modes
+    assert len(fresh_queued) == (6 if queued else 0)
+    assert any(placed) or (queued and ahead)      # (placed by the device when taken ahead)
 
 
 def test_a_fresh_delete_without_room_removes_in_place(monkeypatch):
@@ -124,6 +140,7 @@ def test_fresh_removals_of_lists_of_every_shape(fresh_min, monkeypatch):
     monkeypatch.setattr(planned, "FRESH_MIN", fresh_min)
     monkeypatch.setattr(planned, "FRESH_ENTRIES", 1)
     monkeypatch.setattr(planned, "_refits", lambda g, p: False)
+    monkeypatch.setattr(planned, "_may_refit", lambda g, e: False)
     rng = np.random.default_rng(23)
     cpu, gpu = _graph("cpu", True), _graph("gpu", True)
     s, d = _lists(rng)

@@ -39,7 +39,10 @@ I_FREED = I_CLASS + NUM_CLASSES
 #: set by a take queued before the read-back (hornet.memory.gpu_take.take_ahead) that found
 #: a class short of free blocks
 I_TAKE_SHORT = I_FREED + 1
-INFO_WORDS = I_TAKE_SHORT + 1
+#: set by place_queued: nothing was placed (a bad id, or a take queued before the read-back
+#: that found a class short)
+I_VETO = I_TAKE_SHORT + 1
+INFO_WORDS = I_VETO + 1
 #: batch_plan's modes (plan.cu)
 MODE_DELETE, MODE_INSERT, MODE_KEEP_BLOCKS, MODE_REFIT, MODE_FRESH = range(5)
 #: most entries (pairs, twice that many when mirrored) a planned batch may have: its scratch
@@ -69,7 +72,7 @@ _SCRATCH: list = []
 _LAUNCHES: dict = {}
 # kernel -> its number of parameters (every launch goes through a PreparedLaunch)
 _ARITY = {"batch_keys<int>": 6, "batch_keys<long long>": 6, "batch_find": 8,
-          "batch_ranks": 9, "batch_scatter": 15, "batch_plan": 18, "batch_place": 6,
+          "batch_ranks": 9, "batch_scatter": 15, "batch_plan": 18, "batch_place": 6, "batch_place_queued": 7,
           "batch_commit": 10, "batch_tile_sort": 2, "batch_merge_pass": 4,
           "batch_common": 7, "batch_overlap": 7, "batch_shift": 6, "batch_degrees": 5}
 
@@ -283,7 +286,7 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     lists that shrink stay in their blocks (the plan moves none). ``fresh_min`` (deleting,
     not ``keep_blocks``; 0: none): every list of more than ``fresh_min`` entries that keeps
     edges moves to a fresh block of its fitting class (its removal is then one pass from the
-    old block to the new one, not a shift in place).
+    old block to the new one, not a shift in place), and no other list moves.
 
     Five launches (prepared argument buffers) and a sort (:data:`SORT_MAX`), one read-back. The plan's
     ``src``, ``dst``, ``once_src`` and ``once_dst`` are arrays of their own (a batch's change
@@ -442,6 +445,20 @@ def place_moves(plan: BatchPlan, class_start, pool) -> None:
     _launch("batch_place", plan.moves, [_address(plan, "moved"), _address(plan, "move_class"),
                                         plan.moves, next_slot.data.ptr, pool.data.ptr,
                                         _address(plan, "seg_ptr")])
+
+
+def place_queued(pending: PendingPlan, bound: int, next_slot, pool) -> None:
+    """:func:`place_moves` for the queued plan ``pending`` (not read back) whose blocks were
+    taken before its read-back (:func:`hornet.memory.gpu_take.take_ahead`: ``pool`` int64
+    and ``next_slot`` uint64 device (64,)): at most ``bound`` moving lists, their number read
+    on the device; nothing is placed (and ``info[I_VETO]`` is set) when the plan flagged a bad
+    id or the take found a class short. One launch, no synchronization."""
+    ws = pending.ws
+    row, step = ws.wide.data.ptr, ws.capacity * 8
+    _launch("batch_place_queued", bound, [row + _ROWS["moved"] * step,
+                                          row + _ROWS["move_class"] * step, ws.info.data.ptr,
+                                          bound, next_slot.data.ptr, pool.data.ptr,
+                                          row + _ROWS["seg_ptr"] * step])
 
 
 def commit_plan(plan: BatchPlan, degree, size_class, edge_ptr, min_class: int):
