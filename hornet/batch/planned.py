@@ -198,9 +198,8 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
     ahead = fresh_ahead = None
     if fresh_queued:
         p, fresh_ahead = _queue_fresh_removal(g, p, bound, fresh)
-        if p.take_short:                 # nothing taken, placed or removed: in place below
-            p = _replanned(g, p, refit=False, keep_blocks=True)
-            fresh, fresh_ahead, fresh_queued = 0, None, False
+        if p.take_short:                 # nothing taken, placed or removed: the blocks
+            fresh_ahead, fresh_queued = None, False      # are taken below (classes grown)
         elif fresh_ahead is not None and not p.moves:
             fresh_ahead = None           # (removed in place: every list left)
     elif queued:
