@@ -58,11 +58,6 @@ def main(argv: list[str] | None = None) -> None:
                     help="settings of hornet.batch.gpu.kernels to time instead of the shapes, "
                          "each NAME=value[,NAME=value...], a value an int or ints a:b:c "
                          "(e.g. WARP_PIECES=0,WARP_AHEAD=0 WARP_PIECE_SHAPE=16:2:4)")
-    ap.add_argument("--fresh", action="store_true",
-                    help="also time the removal writing the huge lists (then every list) "
-                         "to fresh blocks instead of in place")
-    ap.add_argument("--no-shapes", action="store_true",
-                    help="time only the default shape (with --fresh: its in-place row)")
     args = ap.parse_args(argv)
     require_gpu("removal_gpu")
     import cupy
@@ -88,8 +83,6 @@ def main(argv: list[str] | None = None) -> None:
         shapes = [default] + [(w, b) + default[2:] for w, b in K.REMOVAL_SHAPES[0]] + \
             [default[:2] + (k,) for k in K.REMOVAL_SHAPES[1]]
         shapes = list(dict.fromkeys(shapes))
-    if args.no_shapes:
-        shapes = shapes[:1]
     _build_shapes(K, shapes, args.variants is not None, names)
     g, seconds = kronecker_graph_gpu(args.scale)
     print(f"kron{args.scale}: build {seconds:.2f} s, {g._entries} entries", flush=True)
@@ -177,42 +170,8 @@ def main(argv: list[str] | None = None) -> None:
             report(label + check(shape), times)
             for name, value in saved.items():
                 setattr(K, name, value)
-        if args.fresh:
-            _fresh_rows(K, g, arrays, old_ptr, old_deg, new_deg, seg_start, seg_len, pos,
-                        moving, timed, report, check, restore)
         scratch = reference = None
         restore()
-
-
-def _fresh_rows(K, g, arrays, old_ptr, old_deg, new_deg, seg_start, seg_len, pos, moving,
-                timed, report, check, restore) -> None:
-    """The removal writing lists to fresh blocks (a buffer of their own, 128-byte aligned)
-    instead of in place: the huge lists (moving more than WARP_MOVE items; their pieces one
-    block's, then one warp's: ``remove_lists(fresh=True)``), then every list.
-    Each result is copied back into the old blocks and checked against the in-place one."""
-    import cupy
-    span = (old_deg + 31) // 32 * 32
-    offsets = cupy.cumsum(span) - span
-    fresh = cupy.empty(int(span.sum()) + 32, dtype=cupy.int32)
-    fresh_ptr = fresh.data.ptr + 4 * offsets
-    huge = moving > K.WARP_MOVE
-    print(f"  fresh blocks: {int(span.sum())} slots; whole huge lists "
-          f"{int(old_deg[huge].sum())} items", flush=True)
-    for label, sel, warps in (("huge lists to fresh blocks", huge, False),
-                              ("huge lists to fresh blocks, one warp a piece", huge, True),
-                              ("every list to fresh blocks", cupy.ones_like(huge), False)):
-        dst = cupy.where(sel, fresh_ptr, old_ptr)
-        segs = cupy.flatnonzero(sel).astype(cupy.int64)
-
-        def run():
-            K.remove_lists([old_ptr], [dst], old_deg, seg_start, seg_len, pos,
-                           g._mm.field_dtypes, items=g._entries, fresh=warps)
-        restore()
-        run()
-        times = timed(run)
-        K.copy_lists([dst], [old_ptr], new_deg, segs, int(segs.shape[0]), g._mm.field_dtypes)
-        report(label + check(label), times)
-    restore()
 
 
 if __name__ == "__main__":

@@ -57,10 +57,8 @@ from .gpu.kernels import copy_lists
 from .gpu.prepared_merge import prepared_merge
 from .gpu.pairs import device_pairs
 from .gpu.queued_removal import queued_removal
-from .gpu.plan import (I_BAD, I_CLASS, I_SEGMENTS, I_TAKE_SHORT, I_VETO, MAX_ENTRIES,
-                       BatchPlan, _address, commit_plan, place_moves, place_queued, plan_batch,
-                       refit_plan)
-from ..memory.gpu_bit_tree import SMALL_TAKE
+from .gpu.plan import (I_BAD, I_CLASS, I_SEGMENTS, I_TAKE_SHORT, MAX_ENTRIES, BatchPlan,
+                       _address, commit_plan, place_moves, plan_batch, refit_plan)
 from .pipeline import _field_columns, compact_memory, edge_change
 from .validate import check_ids, property_values
 
@@ -96,21 +94,6 @@ QUEUED_COPY = True
 PREPARED_MERGE = True
 #: deletes that the memory policy may refit (:func:`_may_refit`) are not queued
 QUEUED_UNLESS_REFIT = True
-#: deletes of at least FRESH_ENTRIES entries (once mirrored) into graphs without edge
-#: properties move every list of more than FRESH_MIN entries that keeps edges to a fresh
-#: block of its fitting class, and no other list (:data:`hornet.batch.gpu.plan.MODE_FRESH`):
-#: the removal reads each such list once and writes its survivors once into the new block,
-#: with no hazard between the pieces of a list, instead of shifting them in place (the
-#: shorter lists lose their entries in place and stay in their blocks). 0 (or the
-#: environment variable HORNET_FRESH_MIN=0): the plain delete
-FRESH_MIN = int(os.environ.get("HORNET_FRESH_MIN", "0"))
-#: ... at or below WARP_MOVE (hornet.batch.gpu.kernels), the removal cuts those lists into
-#: one warp's pieces, none waiting for another (kernels.remove_lists(fresh=True))
-FRESH_ENTRIES = 1 << 17
-#: a fresh delete takes its blocks on the device before its plan's read-back and queues its
-#: removal behind them, as a queued removal does (:func:`_queue_fresh_removal`); False: the
-#: removal is launched after the read-back and the host's take
-FRESH_QUEUED = os.environ.get("HORNET_FRESH_QUEUED", "1") != "0"
 #: the queued removal launched from the plan's addresses (hornet.batch.gpu.queued_removal);
 #: False: through hornet.batch.gpu.kernels.remove_lists (CuPy views of the plan's rows)
 QUEUED_LAUNCH = True
@@ -180,29 +163,13 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         gpu_take.prepare(mm)
     # inside steady churn a delete leaves shrinking lists in their blocks
     # (hornet.memory.list_fit.STEADY_LOOSE_SHARE)
-    keep_blocks = not inserting and bool(mm.steady)
-    fresh = (FRESH_MIN if not inserting and not keep_blocks and not g._edge_schema and
-             entries >= FRESH_ENTRIES else 0)
-    queued = (QUEUED_REMOVAL and not inserting and not g._edge_schema and not fresh and
+    queued = (QUEUED_REMOVAL and not inserting and not g._edge_schema and
               entries <= QUEUED_REMOVAL_MAX and not _may_refit(g, entries))
-    # a fresh delete's moving lists are those of more than `fresh` entries: at most `bound`
-    bound = min(entries, g._entries // (fresh + 1) + 1) if fresh else 0
-    fresh_queued = (fresh and FRESH_QUEUED and QUEUED_REMOVAL and bound <= SMALL_TAKE and
-                    not _may_refit(g, entries))
-    if fresh_queued:
-        gpu_take.prepare(mm)
     p = plan_batch(s, d, not g.directed, inserting, g._degree, g._size_class, g._edge_ptr,
-                   mm.min_size_class, keep_blocks=keep_blocks,
-                   wait=not (inserting and device_takes) and not queued and not fresh_queued,
-                   fresh_min=fresh)
-    ahead = fresh_ahead = None
-    if fresh_queued:
-        p, fresh_ahead = _queue_fresh_removal(g, p, bound, fresh)
-        if p.take_short:                 # nothing taken, placed or removed: the blocks
-            fresh_ahead, fresh_queued = None, False      # are taken below (classes grown)
-        elif fresh_ahead is not None and not p.moves:
-            fresh_ahead = None           # (removed in place: every list left)
-    elif queued:
+                   mm.min_size_class, keep_blocks=not inserting and bool(mm.steady),
+                   wait=not (inserting and device_takes) and not queued)
+    ahead = None
+    if queued:
         p = _queue_removal(g, p)
     elif not isinstance(p, BatchPlan):     # an insert's blocks taken before the read-back
         ws = p.ws
@@ -225,26 +192,19 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
             if ahead is not None:
                 gpu_take.give_back_ahead(mm, ahead, p.per_class)
             raise
-    if (not inserting and p.kept and not mm.steady and not fresh_queued and
-            _refits(g, p)):
+    if not inserting and p.kept and not mm.steady and _refits(g, p):
         p = refit_plan(p, g._degree, g._size_class, g._edge_ptr, mm.min_size_class)
-        fresh = 0
     if ahead is not None:
         pool, class_start = gpu_take.took_ahead(mm, ahead, p.per_class)
-    elif fresh_queued:
-        if fresh_ahead is not None:      # (placed on the device before the removal)
-            gpu_take.took_ahead(mm, fresh_ahead, p.per_class)
     elif p.moves:
         try:
             pool, class_start = _take_blocks(mm, p, device_takes)   # the only step that can fail
         except DeviceMemoryError:
-            if not (p.refit or queued or fresh):
+            if not (p.refit or queued):
                 raise
             # the refit finds no room: the delete alone (ListFit.refit moves nothing then);
-            # a queued removal is done already, and a delete into fresh blocks does without
-            # them: then its lists keep their blocks
+            # a queued removal is done already: then its lists keep their blocks
             p = _replanned(g, p, refit=False, keep_blocks=not p.refit)
-            fresh = 0
             if p.moves:
                 try:
                     pool, class_start = _take_blocks(mm, p, device_takes)
@@ -252,7 +212,7 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
                     if not queued:
                         raise
                     p = _replanned(g, p, refit=False, keep_blocks=True)
-    if p.moves and not fresh_queued:
+    if p.moves:
         place_moves(p, class_start, pool)            # the moving lists' blocks: p.seg_ptr
     # ---- nothing above changed the graph (but a queued removal, which no delete past its
     # plan refuses); from here on the batch is committed ----
@@ -298,9 +258,7 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
         gone[name] = xp.empty(p.kept, dtype=dt)
         slots = xp.repeat(columns[f], p.seg_len) + dt.itemsize * p.at
         K.read_at(slots, gone[name])
-    if fresh_queued:
-        pass                     # removed already, the moving lists into their new blocks
-    elif queued:                 # removed in place already: the moving lists are copied
+    if queued:                   # removed in place already: the moving lists are copied
         if p.moves and QUEUED_COPY:
             copy_lists([p.old_ptr], [p.seg_ptr], p.new_deg, p.moved, p.moves, mm.field_dtypes)
         elif p.moves:
@@ -308,11 +266,8 @@ def planned_update(g, inserting: bool, s, d, values=None) -> EdgeChange:
             K.remove_lists([p.old_ptr[p.moved]], [p.seg_ptr[p.moved]], p.new_deg[p.moved],
                            none, none, none, mm.field_dtypes, items=g._entries)
     else:
-        # a fresh plan moves every list of more than FRESH_MIN entries that keeps edges:
-        # with FRESH_MIN <= WARP_MOVE, every list moving more than WARP_MOVE items does
         K.remove_lists(columns, moved_columns, p.old_deg, p.seg_start, p.seg_len, p.at,
-                       mm.field_dtypes, items=g._entries,
-                       fresh=0 < fresh <= gpu_kernels.WARP_MOVE)
+                       mm.field_dtypes, items=g._entries)
     g._entries -= p.kept
     _commit(g, p)
     # the release on its way is this batch's (freed_slots) or, freeing none, there is none
@@ -345,47 +300,7 @@ def _replanned(g, p, refit: bool, keep_blocks: bool) -> BatchPlan:
                       refit=refit, keep_blocks=keep_blocks)
 
 
-def _queue_fresh_removal(g, pending, bound: int, fresh: int):
-    """The fresh delete plan ``pending`` (queued, not read back; at most ``bound`` moving
-    lists, those of more than ``fresh`` entries) with the blocks of its moving lists taken
-    and placed on the device (:func:`hornet.memory.gpu_take.take_ahead`,
-    :func:`~hornet.batch.gpu.plan.place_queued`) and its removal queued behind them, every
-    list written straight into its block after the batch (moved or not), then read back
-    behind an event. A take that finds a class short takes, places and removes nothing
-    (the plan's ``take_short``). Returns (plan, the take or None when none was queued: the
-    device's free counts are not current, and the removal waits for the host then)."""
-    from ..memory import gpu_take
-    mm = g._mm
-    ws = pending.ws
-    info = ws.info.data.ptr
-    ahead = gpu_take.take_ahead(mm, info + 8 * I_CLASS, info + 8 * I_BAD,
-                                info + 8 * I_TAKE_SHORT, bound)
-    if ahead is None:
-        return _placed_now(g, pending.finish(ws.readback()), fresh), None
-    place_queued(pending, bound, ahead.next_slot, ahead.pool)
-    return _queue_removal(g, pending, fresh=fresh, veto=I_VETO), ahead
-
-
-def _placed_now(g, p, fresh: int) -> BatchPlan:
-    """The fresh plan ``p`` (read back) whose blocks could not be taken ahead: they are
-    taken and placed now, and its removal queued (in place for every list when no block is
-    found)."""
-    from ..memory.gpu_take import allocate_on_device
-    if p.bad:
-        return p
-    if p.moves:
-        try:
-            pool, class_start = allocate_on_device(g._mm, p.per_class,
-                                                   p.pending.ws.info.data.ptr + 8 * I_CLASS)
-            place_moves(p, class_start, pool)
-        except DeviceMemoryError:
-            p = _replanned(g, p, refit=False, keep_blocks=True)
-    _queue_removal(g, p.pending, fresh=fresh if p.moves else 0, veto=I_BAD, wait=False)
-    return p
-
-
-def _queue_removal(g, pending, fresh: int = 0, veto: int = I_BAD,
-                   wait: bool = True) -> BatchPlan:
+def _queue_removal(g, pending) -> BatchPlan:
     """The delete plan ``pending`` (queued, not read back) read back behind an event, with
     the removal queued after it: every list of the plan loses its entries in place
     (:func:`hornet.batch.gpu.kernels.remove_lists`, the number of segments read on the
@@ -393,26 +308,22 @@ def _queue_removal(g, pending, fresh: int = 0, veto: int = I_BAD,
     host takes the counts and plans the rest. The lists that the plan moves are copied to
     their new blocks afterwards. Returns the plan."""
     ws = pending.ws
-    copied = ws.copy_info_event() if wait else None
+    copied = ws.copy_info_event()
     e = pending.entries
     info = ws.info.data.ptr
-    if QUEUED_LAUNCH or fresh:
-        # the plan's rows (plan.py: _launch_plan): seg_ptr 1, at 3, seg_start 4, seg_len 7,
-        # old_deg 8, old_ptr 10
+    if QUEUED_LAUNCH:
+        # the plan's rows (plan.py: _launch_plan): at 3, seg_start 4, seg_len 7, old_deg 8,
+        # old_ptr 10
         row, step = ws.wide.data.ptr, ws.capacity * 8
         queued_removal(row + 10 * step, row + 8 * step, row + 4 * step, row + 7 * step,
                        row + 3 * step, e, g._entries, g._mm.field_dtypes,
-                       info + 8 * I_SEGMENTS, info + 8 * veto,
-                       targets=row + step if fresh else 0,
-                       fresh=0 < fresh <= gpu_kernels.WARP_MOVE)
+                       info + 8 * I_SEGMENTS, info + 8 * I_BAD)
     else:
         rows = ws.rows
         old_ptr = rows[10][:e]
         g._K.remove_lists([old_ptr], [old_ptr], rows[8][:e], rows[4][:e], rows[7][:e],
                           rows[3][:e], g._mm.field_dtypes, items=g._entries,
                           counted=(info + 8 * I_SEGMENTS, info + 8 * I_BAD))
-    if not wait:
-        return None
     copied.synchronize()
     return pending.finish(ws.host)
 

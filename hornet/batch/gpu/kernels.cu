@@ -721,38 +721,6 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
     }
 }
 
-// Removal from the huge segments into fresh blocks (every listed huge segment is written to
-// a block of its own, dst[s] != src[s], or keeps no survivor): one warp per piece of 32 * K
-// items (numbered by plan_moves with piece = 32 * K, listed by list_pieces; npieces on the
-// device), no ticket and no wait, as nothing a warp writes is read by another: the warp reads
-// its K windows (K loads in flight a lane), ranks them against the removed positions from the
-// piece's start on and writes the survivors.
-template <typename T, int K>
-__global__ void remove_fresh(const i64* __restrict__ src, const i64* __restrict__ dst,
-                             const i64* __restrict__ old_degree,
-                             const i64* __restrict__ seg_start, const i64* __restrict__ seg_len,
-                             const i64* __restrict__ positions, const i64* __restrict__ first,
-                             const u64* __restrict__ npieces,
-                             const i64* __restrict__ piece_base,
-                             const int* __restrict__ owner) {
-    const i64 total = (i64)*npieces;
-    const i64 warps = ((i64)blockDim.x * gridDim.x) >> 5;
-    const i64 piece = 32 * K;
-    for (i64 t = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; t < total; t += warps) {
-        const i64 s = owner[t];
-        const i64 k = t - piece_base[s];
-        const i64 c = seg_len[s], d0 = old_degree[s];
-        const i64* P = positions + seg_start[s];
-        const T* O = (const T*)src[s];
-        T* D = (T*)dst[s];
-        const i64 lo = first[s] + k * piece;
-        T v[K];
-        read_windows(O, d0, lo, v);
-        RemovedPositions gone(P, c, warp_lower_bound(P, c, lo));
-        write_survivors(gone, D, d0, lo, v);
-    }
-}
-
 // Whole lists copied to other blocks, one block per listed list (grid-stride over them):
 // list segs[i] (moves of them) holds count[s] items at src[s], copied to dst[s] (blocks
 // that do not overlap). Four loads per thread are in flight before its stores.

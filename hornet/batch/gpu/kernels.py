@@ -46,9 +46,6 @@ PIECE_ITEMS_WIDE = 16
 #: (bench/results/removal_kernels_gpu_ab.md)
 MERGE_PIECES = False
 MERGE_PIECE_ITEMS = 16
-#: a removal whose huge lists are all written to fresh blocks (remove_lists(fresh=True))
-#: cuts them into pieces of 32 * FRESH_ITEMS items, one warp's each (remove_fresh)
-FRESH_ITEMS = 16
 #: the other shapes that kernels.cu is built with for 4-byte items (bench/tools/removal_gpu.py
 #: compares them): (REMOVE_WINDOWS, WARP_BLOCKS) pairs and PIECE_ITEMS values
 REMOVAL_SHAPES = (((16, 4), (4, 5), (8, 6)), (16, 32))
@@ -58,7 +55,6 @@ _NAMES = tuple(
     + [f"{k}<{t}>" for k in ("merge_small", "merge_warp", "merge_block", "remove_small",
                              "copy_lists", "read_at", "write_at") for t in ITEM_TYPES.values()]
     + [f"merge_pieces<{t}, {MERGE_PIECE_ITEMS}>" for t in ITEM_TYPES.values()]
-    + [f"remove_fresh<{t}, {FRESH_ITEMS}>" for t in ITEM_TYPES.values()]
     + [f"remove_warp<{t}, {w}, {b}>" for t in ITEM_TYPES.values()
        for w, b in (REMOVAL_SHAPES[0] if t == ITEM_TYPES[4] else (WARP_SHAPE_OTHER,))]
     + [f"remove_pieces<{t}, {k}>" for t in ITEM_TYPES.values()
@@ -104,7 +100,7 @@ def _fn(name: str):
 #: through prepared argument buffers (:class:`hornet.core.cuda.PreparedLaunch`)
 _PREPARED_ARITY = {"plan_moves": 19, "list_pieces": 7, "remove_small": 12, "remove_warp": 9,
                    "remove_pieces": 11, "merge_small": 10, "merge_warp": 10,
-                   "merge_block": 10, "remove_fresh": 10}
+                   "merge_block": 10}
 _PREPARED: dict = {}
 
 
@@ -484,7 +480,7 @@ def merge_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, insert_at, v
 
 
 def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
-                 dtypes, items: int | None = None, counted=None, fresh: bool = False) -> None:
+                 dtypes, items: int | None = None, counted=None) -> None:
     """Remove items from many lists, column by column, keeping the order of the rest (same
     contract as :func:`hornet.batch.cpu.general.remove_lists`; every array on the device).
 
@@ -498,11 +494,6 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     the number of segments, int64 on the device; address of a veto word, int64: nonzero, no
     segment is touched); the arrays then have room for at least that many segments (their
     length bounds it) and ``items`` is required. No host synchronization either way.
-
-    ``fresh``: the caller vouches that every list moving more than :data:`WARP_MOVE` items
-    is written to a block of its own (``dst_ptrs`` differs from ``src_ptrs``) or keeps no
-    item; those lists are then cut into one warp's pieces (``remove_fresh``), none waiting
-    for another.
     """
     src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions = _columns(
         src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions)
@@ -510,9 +501,6 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     if ns == 0:
         return
     piece, piece_kernels = removal_pieces(dtypes)
-    if fresh:
-        piece = 32 * FRESH_ITEMS
-        piece_kernels = [f"remove_fresh<{item_type(dt)}, {FRESH_ITEMS}>" for dt in dtypes]
     plan = _MovePlan(src_ptrs[0], dst_ptrs[0], old_degree, seg_start, seg_len, positions, False,
                      counted, piece)
     if items is None:
@@ -535,10 +523,6 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
         with _on(sides, 1):
             launch(_fn(warps), ns,
                    args + (plan.medium, plan.count_at(0)), threads_per_item=32)
-        if fresh:
-            launch(_fn(pieces), max_pieces,
-                   args + (plan.count_at(2), plan.piece_base, owner), threads_per_item=32)
-            continue
         state.data.memset_async(0, 4 * (1 + max_pieces))     # ticket + flags, per column
         launch(_fn(pieces), max_pieces,
                args + (plan.count_at(2), plan.piece_base, owner, state),

@@ -32,8 +32,6 @@
 #define I_TICKET 7     // batch_ranks: tiles done (the last one scans the tile sums)
 #define I_CLASS 8      // 64 words: moving segments per new size class
 #define I_FREED 72     // slots of the blocks that moving or emptied lists give back
-#define I_TAKE_SHORT 73 // a take queued before the read-back found a class short of blocks
-#define I_VETO 74      // batch_place_queued: nothing placed (bad id or short take)
 
 #define SORT_TILE 1024               // keys a block sorts in shared memory (plan.py: SORT_TILE)
 #define SORT_THREADS 256
@@ -371,9 +369,7 @@ batch_scatter(const u64* __restrict__ keys, const unsigned char* __restrict__ ke
 // list moves (inserting == 1: it outgrows its block; 0, deleting: it keeps edges but under a
 // quarter of its block and a smaller class holds them; 2, deleting with lists kept in their
 // blocks: never; 3, deleting with the lists refitted: it keeps edges and a smaller class
-// holds them; 4, deleting into fresh blocks: every list of more than fresh_min items that
-// keeps edges moves to a fresh block of its fitting class, where the removal writes its
-// survivors in one pass instead of shifting them in place, and no other list moves). The slots of the blocks that moving or emptied lists give back are summed in
+// holds them). The slots of the blocks that moving or emptied lists give back are summed in
 // info[I_FREED]. The moving segments are listed in moved (their indices) and
 // classes (their new classes), in no particular order (one atomic per warp on info[I_MOVES]),
 // and counted per class in info[I_CLASS + class] (shared bins, one atomic per class and
@@ -387,7 +383,7 @@ extern "C" __global__ void batch_plan(const int* __restrict__ src,
                                       i64* __restrict__ seg_len, i64* __restrict__ old_deg,
                                       i64* __restrict__ new_deg, i64* __restrict__ old_ptr,
                                       i64* __restrict__ moved, i64* __restrict__ classes,
-                                      i64* __restrict__ seg_ptr, i64 fresh_min) {
+                                      i64* __restrict__ seg_ptr) {
     __shared__ unsigned int bins[64];
     __shared__ unsigned long long freed_slots;
     for (int c = threadIdx.x; c < 64; c += blockDim.x) bins[c] = 0;
@@ -418,9 +414,8 @@ extern "C" __global__ void batch_plan(const int* __restrict__ src,
             const i64 d1 = inserting == 1 ? d0 + c : d0 - c;
             fit = class_of(d1, min_class);
             r = inserting == 1 ? d1 > cap
-                : inserting == 0 ? d1 > 0 && 4 * d1 < cap && fit < cls
-                : inserting == 3 ? d1 > 0 && fit < cls
-                : inserting == 4 && d1 > 0 && d0 > fresh_min;
+                               : (inserting == 0 ? d1 > 0 && 4 * d1 < cap && fit < cls
+                                                 : inserting == 3 && d1 > 0 && fit < cls);
             if ((r || d1 == 0) && cap) atomicAdd(&freed_slots, (unsigned long long)cap);
             new_deg[k] = d1;
             if (r) atomicAdd(&bins[fit], 1u);
@@ -452,27 +447,6 @@ extern "C" __global__ void batch_place(const i64* __restrict__ moved,
                                        const i64* __restrict__ move_class, i64 moves,
                                        unsigned long long* __restrict__ next_slot,
                                        const i64* __restrict__ pool, i64* __restrict__ seg_ptr) {
-    GRID_STRIDE(i, moves) {
-        const i64 k = move_class[i];
-        seg_ptr[moved[i]] = pool[class_slot(next_slot, k)];
-    }
-}
-
-// batch_place for blocks taken before the plan's read-back (hornet.memory.gpu_take.take_ahead):
-// the number of moving segments is read on the device (info[I_MOVES], at most bound; the grid
-// is sized for bound). Nothing is placed when the plan flagged a bad id or the take found a
-// class short; info[I_VETO] says so to the kernels queued after it (a removal then touches
-// nothing).
-extern "C" __global__ void batch_place_queued(const i64* __restrict__ moved,
-                                              const i64* __restrict__ move_class,
-                                              i64* __restrict__ info, i64 bound,
-                                              unsigned long long* __restrict__ next_slot,
-                                              const i64* __restrict__ pool,
-                                              i64* __restrict__ seg_ptr) {
-    const bool veto = info[I_BAD] != 0 || info[I_TAKE_SHORT] != 0;
-    if (blockIdx.x == 0 && threadIdx.x == 0) info[I_VETO] = veto;
-    if (veto) return;
-    const i64 moves = min(info[I_MOVES], bound);
     GRID_STRIDE(i, moves) {
         const i64 k = move_class[i];
         seg_ptr[moved[i]] = pool[class_slot(next_slot, k)];

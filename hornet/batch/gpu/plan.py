@@ -39,12 +39,9 @@ I_FREED = I_CLASS + NUM_CLASSES
 #: set by a take queued before the read-back (hornet.memory.gpu_take.take_ahead) that found
 #: a class short of free blocks
 I_TAKE_SHORT = I_FREED + 1
-#: set by place_queued: nothing was placed (a bad id, or a take queued before the read-back
-#: that found a class short)
-I_VETO = I_TAKE_SHORT + 1
-INFO_WORDS = I_VETO + 1
+INFO_WORDS = I_TAKE_SHORT + 1
 #: batch_plan's modes (plan.cu)
-MODE_DELETE, MODE_INSERT, MODE_KEEP_BLOCKS, MODE_REFIT, MODE_FRESH = range(5)
+MODE_DELETE, MODE_INSERT, MODE_KEEP_BLOCKS, MODE_REFIT = range(4)
 #: most entries (pairs, twice that many when mirrored) a planned batch may have: its scratch
 #: (eleven int64 rows of the next power of two, :class:`_Scratch`) is kept for the next batch
 MAX_ENTRIES = (1 << 25) - 1
@@ -72,7 +69,7 @@ _SCRATCH: list = []
 _LAUNCHES: dict = {}
 # kernel -> its number of parameters (every launch goes through a PreparedLaunch)
 _ARITY = {"batch_keys<int>": 6, "batch_keys<long long>": 6, "batch_find": 8,
-          "batch_ranks": 9, "batch_scatter": 15, "batch_plan": 18, "batch_place": 6, "batch_place_queued": 7,
+          "batch_ranks": 9, "batch_scatter": 15, "batch_plan": 17, "batch_place": 6,
           "batch_commit": 10, "batch_tile_sort": 2, "batch_merge_pass": 4,
           "batch_common": 7, "batch_overlap": 7, "batch_shift": 6, "batch_degrees": 5}
 
@@ -276,17 +273,14 @@ class BatchPlan:
 
 def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr,
                min_class: int, keep_blocks: bool = False, slot: int = 0,
-               wait: bool = True, fresh_min: int = 0):
+               wait: bool = True):
     """Plan an insert (``inserting``) or delete of the pairs ``s``, ``d`` (contiguous int32 or
     int64 device arrays of one dtype, shape (n,), 0 < n and n * (2 if mirror else 1) <=
     MAX_ENTRIES) against the vertex table
     (``degree`` int32, ``size_class`` int8, ``edge_ptr`` int64, each (table_len,) on the
     device; ids at or past table_len have no list). ``mirror``: an undirected graph (each
     pair stands for both directions; self-loops are dropped). ``keep_blocks`` (deleting):
-    lists that shrink stay in their blocks (the plan moves none). ``fresh_min`` (deleting,
-    not ``keep_blocks``; 0: none): every list of more than ``fresh_min`` entries that keeps
-    edges moves to a fresh block of its fitting class (its removal is then one pass from the
-    old block to the new one, not a shift in place), and no other list moves.
+    lists that shrink stay in their blocks (the plan moves none).
 
     Five launches (prepared argument buffers) and a sort (:data:`SORT_MAX`), one read-back. The plan's
     ``src``, ``dst``, ``once_src`` and ``once_dst`` are arrays of their own (a batch's change
@@ -317,20 +311,17 @@ def plan_batch(s, d, mirror: bool, inserting: bool, degree, size_class, edge_ptr
     plan_entries(ws, s, d, mirror, inserting, degree, edge_ptr, p_src, p_dst, r_at,
                  r_seg_start, once_pairs.data.ptr if mirror else 0,
                  once_pairs.data.ptr + 4 * half if mirror else 0)
-    mode = MODE_INSERT if inserting else (MODE_KEEP_BLOCKS if keep_blocks else
-                                          MODE_FRESH if fresh_min > 0 else MODE_DELETE)
+    mode = MODE_INSERT if inserting else (MODE_KEEP_BLOCKS if keep_blocks else MODE_DELETE)
     pending = PendingPlan(ws, src, dst, once_pairs, mirror, half, entries)
-    _launch_plan(pending, mode, degree, size_class, edge_ptr, min_class, fresh_min)
+    _launch_plan(pending, mode, degree, size_class, edge_ptr, min_class)
     if not wait:
         return pending
     return pending.finish(ws.readback())
 
 
-def _launch_plan(pending, mode: int, degree, size_class, edge_ptr, min_class: int,
-                 fresh_min: int = 0) -> None:
+def _launch_plan(pending, mode: int, degree, size_class, edge_ptr, min_class: int) -> None:
     """``batch_plan`` of the queued plan ``pending`` in ``mode`` (plan.cu): each segment's
-    source, length, degrees, pointers and whether its list moves, into the scratch's rows
-    (``fresh_min``: :data:`MODE_FRESH`'s list length, see :func:`plan_batch`)."""
+    source, length, degrees, pointers and whether its list moves, into the scratch's rows."""
     ws = pending.ws
     row = ws.wide.data.ptr
     step = ws.capacity * 8
@@ -343,7 +334,7 @@ def _launch_plan(pending, mode: int, degree, size_class, edge_ptr, min_class: in
         pending.src.data.ptr, r_seg_start, ws.info.data.ptr, degree.data.ptr,
         size_class.data.ptr, edge_ptr.data.ptr, int(degree.shape[0]), mode, int(min_class),
         ws.sources.data.ptr, r_seg_len, r_old_deg, r_new_deg, r_old_ptr, r_moved,
-        r_move_class, r_seg_ptr, int(fresh_min)])
+        r_move_class, r_seg_ptr])
 
 
 def refit_plan(plan: BatchPlan, degree, size_class, edge_ptr, min_class: int,
@@ -445,20 +436,6 @@ def place_moves(plan: BatchPlan, class_start, pool) -> None:
     _launch("batch_place", plan.moves, [_address(plan, "moved"), _address(plan, "move_class"),
                                         plan.moves, next_slot.data.ptr, pool.data.ptr,
                                         _address(plan, "seg_ptr")])
-
-
-def place_queued(pending: PendingPlan, bound: int, next_slot, pool) -> None:
-    """:func:`place_moves` for the queued plan ``pending`` (not read back) whose blocks were
-    taken before its read-back (:func:`hornet.memory.gpu_take.take_ahead`: ``pool`` int64
-    and ``next_slot`` uint64 device (64,)): at most ``bound`` moving lists, their number read
-    on the device; nothing is placed (and ``info[I_VETO]`` is set) when the plan flagged a bad
-    id or the take found a class short. One launch, no synchronization."""
-    ws = pending.ws
-    row, step = ws.wide.data.ptr, ws.capacity * 8
-    _launch("batch_place_queued", bound, [row + _ROWS["moved"] * step,
-                                          row + _ROWS["move_class"] * step, ws.info.data.ptr,
-                                          bound, next_slot.data.ptr, pool.data.ptr,
-                                          row + _ROWS["seg_ptr"] * step])
 
 
 def commit_plan(plan: BatchPlan, degree, size_class, edge_ptr, min_class: int):

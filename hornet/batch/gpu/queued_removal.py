@@ -16,7 +16,7 @@ import numpy as np
 
 from ...core.cuda import BLOCK, cupy, item_type
 from . import side_streams
-from .kernels import (FRESH_ITEMS, SMALL_MOVE, WARP_MOVE, _move_scratch, grid_for, prepared,
+from .kernels import (SMALL_MOVE, WARP_MOVE, _move_scratch, grid_for, prepared,
                       removal_pieces, removal_warps)
 
 __all__ = ["queued_removal"]
@@ -24,7 +24,7 @@ __all__ = ["queued_removal"]
 
 def queued_removal(lists: int, old_degree: int, seg_start: int, seg_len: int,
                    positions: int, bound: int, items: int, dtypes, seg_count: int,
-                   veto: int, targets: int = 0, fresh: bool = False) -> None:
+                   veto: int) -> None:
     """Remove, in place, the entries of every segment of a queued delete plan (device
     addresses of int64 rows, one value per segment: ``lists`` the list's address,
     ``old_degree``, ``seg_start``, ``seg_len``; ``positions``: int64 per entry, the removed
@@ -33,27 +33,19 @@ def queued_removal(lists: int, old_degree: int, seg_start: int, seg_len: int,
     ``veto``: address of an int64 word, nonzero: nothing is touched. ``items``: at least
     the lists' entries in all (host int). ``dtypes``: the dtype of each column; the columns
     past the first are not supported here (graphs with edge properties take
-    :func:`~hornet.batch.gpu.kernels.remove_lists`). ``targets`` (0: ``lists``, in place):
-    address of an int64 row of the blocks each segment's list is written to (read on the
-    device when the kernels run); ``fresh``: as ``remove_lists(fresh=True)``, every list
-    moving more than WARP_MOVE items is written to a block of its own or keeps none. No host
-    synchronization."""
+    :func:`~hornet.batch.gpu.kernels.remove_lists`). No host synchronization."""
     if bound <= 0:
         return
     if len(dtypes) != 1:
         raise ValueError("a queued removal rewrites the destination column only")
-    targets = targets or lists
     scratch = _move_scratch()
     first, moving, medium, huge, piece_base = (a.data.ptr for a in scratch.segments(bound))
     counts = scratch.counts.data.ptr
     stream = cupy.cuda.get_current_stream().ptr
     piece, (pieces,) = removal_pieces(dtypes[:1])
-    t = item_type(np.dtype(dtypes[0]))
-    if fresh:
-        piece, pieces = 32 * FRESH_ITEMS, f"remove_fresh<{t}, {FRESH_ITEMS}>"
     cupy.cuda.runtime.memsetAsync(counts, 0, 3 * 8, stream)
     prepared("plan_moves")(grid_for(bound), BLOCK, [
-        lists, targets, old_degree, seg_start, seg_len, positions, 0, bound, SMALL_MOVE,
+        lists, lists, old_degree, seg_start, seg_len, positions, 0, bound, SMALL_MOVE,
         WARP_MOVE, piece, first, moving, medium, huge, piece_base, counts, seg_count,
         veto])
     # huge segments move more than WARP_MOVE items each, out of `items` in all
@@ -63,18 +55,15 @@ def queued_removal(lists: int, old_degree: int, seg_start: int, seg_len: int,
     owner, state = owner.data.ptr, state.data.ptr
     prepared("list_pieces")(grid_for(max_segs, 32), BLOCK, [
         old_degree, first, huge, counts + 8, piece_base, piece, owner])
-    args = [lists, targets, old_degree, seg_start, seg_len, positions, first]
+    t = item_type(np.dtype(dtypes[0]))
+    args = [lists, lists, old_degree, seg_start, seg_len, positions, first]
     sides = side_streams.fork()           # (hornet.batch.gpu.side_streams)
     small_on, warp_on = (stream, stream) if sides is None else (sides[0].ptr, sides[1].ptr)
     prepared(f"remove_small<{t}>")(grid_for(bound), BLOCK, args + [
         moving, SMALL_MOVE, bound, seg_count, veto], small_on)
     prepared(removal_warps(dtypes[:1])[0])(grid_for(bound, 32), BLOCK,
                                             args + [medium, counts], warp_on)
-    if fresh:
-        prepared(pieces)(grid_for(max_pieces, 32), BLOCK,
-                         args + [counts + 16, piece_base, owner])
-    else:
-        cupy.cuda.runtime.memsetAsync(state, 0, 4 * (1 + max_pieces), stream)
-        prepared(pieces)(grid_for(max_pieces, BLOCK), BLOCK,
-                         args + [counts + 16, piece_base, owner, state])
+    cupy.cuda.runtime.memsetAsync(state, 0, 4 * (1 + max_pieces), stream)
+    prepared(pieces)(grid_for(max_pieces, BLOCK), BLOCK,
+                      args + [counts + 16, piece_base, owner, state])
     side_streams.join(sides)
