@@ -113,3 +113,42 @@ def test_split_kernels_run_without_numbas_runtime_unless_asked():
     with_runtime = jit.SplitKernel(_sorted_copy_body, threshold=0, cache=False, nrt=True,
                                    combine=lambda parts: np.sort(np.concatenate(parts)))
     np.testing.assert_array_equal(with_runtime.split(x), np.sort(x))
+
+
+@pytest.mark.parametrize("parts", [1, 16, 17, 64])
+@pytest.mark.parametrize("n", [1, 40, 1 << 13, 50_000])
+def test_id_bounds_in_more_parts_than_chunks(monkeypatch, parts, n):
+    """A machine of many threads runs a call in more parts than the kernel's chunks: a part
+    without chunks adds nothing to the bounds (oracle: NumPy's min and max)."""
+    from hornet.batch.cpu import ids
+    monkeypatch.setattr(jit, "parallel_policy", "always")
+    monkeypatch.setattr(jit, "split_min_parts", parts)
+    rng = np.random.default_rng(n + parts)
+    a = rng.integers(0, 1 << 20, size=n, dtype=np.int64)
+    b = rng.integers(-5, 7, size=n, dtype=np.int64)
+    assert ids.id_bounds([a, b]) == [a.min(), a.max(), b.min(), b.max()]
+
+
+def test_graph_batches_in_more_parts_than_chunks(monkeypatch):
+    """Insert and delete batches on the CPU backend with every split call in 64 parts (more
+    than any kernel's chunks) leave the edge set of a set oracle."""
+    import hornet
+    monkeypatch.setattr(jit, "parallel_policy", "always")
+    monkeypatch.setattr(jit, "split_min_parts", 64)
+    rng = np.random.default_rng(7)
+    n = 3000                # batches past the kernels' thresholds, so that they split
+    s, d = rng.integers(0, n, 40_000), rng.integers(0, n, 40_000)
+    g = hornet.Graph.from_edges(s, d, num_vertices=n, directed=True, device="cpu")
+    oracle = set(zip(s.tolist(), d.tolist()))
+    for _ in range(3):
+        s, d = rng.integers(0, n, 20_000), rng.integers(0, n, 20_000)
+        g.insert_edges(s, d)
+        oracle |= set(zip(s.tolist(), d.tolist()))
+        gone = rng.choice(len(oracle), 12_000, replace=False)
+        pairs = sorted(oracle)
+        ds, dd = np.array([pairs[i] for i in gone]).T
+        g.delete_edges(ds, dd)
+        oracle -= set(zip(ds.tolist(), dd.tolist()))
+        es, ed = g.edges()
+        assert set(zip(np.asarray(es).tolist(), np.asarray(ed).tolist())) == oracle
+        g.check()

@@ -23,6 +23,8 @@ def _id_bounds(a, part_index, parts):
     n = a.shape[0]
     part = np.empty((BOUND_CHUNKS, 2), dtype=np.int64)
     c0, c1 = part_range(BOUND_CHUNKS, part_index, parts)
+    if c0 == c1:                    # more parts than chunks: this part has none
+        return _INT64_MAX, _INT64_MIN
     for c in range(c0, c1):
         lo = _INT64_MAX
         hi = _INT64_MIN
