@@ -152,3 +152,51 @@ def test_graph_batches_in_more_parts_than_chunks(monkeypatch):
         es, ed = g.edges()
         assert set(zip(np.asarray(es).tolist(), np.asarray(ed).tolist())) == oracle
         g.check()
+
+
+def test_analytics_in_more_parts_than_chunks(monkeypatch):
+    """The static analytics, and the dynamic ones through an insert and a delete batch, give
+    in 64 parts what the static analytics give on one thread (a machine of many threads)."""
+    import hornet
+    from hornet import algos
+    rng = np.random.default_rng(11)
+    n = 2000
+    s, d = rng.integers(0, n, 30_000), rng.integers(0, n, 30_000)
+    ins_s, ins_d = rng.integers(0, n, 12_000), rng.integers(0, n, 12_000)
+    x = rng.random(n)
+
+    def static(g):
+        return (algos.bfs(g, 0), algos.triangle_count(g), algos.truss_numbers(g),
+                algos.spmv(g, x))
+
+    def same(a, b):
+        assert np.array_equal(np.asarray(a[0]), np.asarray(b[0])), int((np.asarray(a[0]) != np.asarray(b[0])).sum())
+        assert a[1] == b[1]
+        assert np.array_equal(np.asarray(a[2]), np.asarray(b[2]))
+        np.testing.assert_allclose(np.asarray(a[3]), np.asarray(b[3]), rtol=1e-12)
+
+    def graph():
+        return hornet.Graph.from_edges(s, d, num_vertices=n, directed=False, device="cpu")
+
+    monkeypatch.setattr(jit, "parallel_policy", "never")
+    g1 = graph()
+    before = static(g1)
+    g1.insert_edges(ins_s, ins_d)
+    es, ed = g1.edges()
+    gone = rng.choice(np.asarray(es).shape[0], 9000, replace=False)
+    del_s, del_d = np.asarray(es)[gone], np.asarray(ed)[gone]
+    g1.delete_edges(del_s, del_d)
+    after = static(g1)
+
+    monkeypatch.setattr(jit, "parallel_policy", "always")
+    monkeypatch.setattr(jit, "split_min_parts", 64)
+    g = graph()
+    same(static(g), before)
+    dyn = (algos.DynamicBFS(g, 0), algos.DynamicTriangleCount(g), algos.DynamicTruss(g),
+           algos.DynamicSpMV(g, x))
+    for apply, batch in ((g.insert_edges, (ins_s, ins_d)), (g.delete_edges, (del_s, del_d))):
+        change = apply(*batch)
+        for a in dyn:
+            a.update(change)
+    same(static(g), after)
+    same((dyn[0].levels, dyn[1].count, dyn[2].truss_numbers, dyn[3].y), after)
