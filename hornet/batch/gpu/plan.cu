@@ -2,7 +2,8 @@
 //
 // The pairs are validated while they are packed into sort keys, sorted (batches of at most
 // SORT_MAX entries by the kernels below: tiles of SORT_TILE keys sorted in shared memory, then
-// merge passes; larger ones by CuPy's sort), then every sorted entry is deduplicated and
+// merge passes of block-wide merges in shared memory; larger ones by key_sort.cu or CuPy's
+// sort), then every sorted entry is deduplicated and
 // looked up in its source's list in one pass; one scan (fused into batch_ranks and
 // batch_scatter: tile sums, the last tile's block scans them, each tile rescans its own) ranks
 // the entries the batch keeps, the segments (runs of one source) among them and, for an
@@ -180,19 +181,68 @@ batch_tile_sort(u64* __restrict__ keys, i64 n) {
 }
 
 // One merge pass: the sorted runs [2k * width, (2k + 1) * width) and [(2k + 1) * width,
-// (2k + 2) * width) of `in` (cut at n) merged into the same range of `out`. Every key finds its
-// place by one binary search in the other run (left keys go before equal right keys).
-extern "C" __global__ void batch_merge_pass(const u64* __restrict__ in, u64* __restrict__ out,
-                                            i64 n, i64 width) {
-    GRID_STRIDE(i, n) {
-        const i64 lo = i & ~(2 * width - 1);
-        const i64 mid = min(lo + width, n), hi = min(lo + 2 * width, n);
-        const u64 x = in[i];
-        i64 p;
-        if (i < mid) p = i + lower_bound(in + mid, hi - mid, x);
-        else p = i - mid + lo + upper_bound(in + lo, mid - lo, x);
-        out[p] = x;
+// (2k + 2) * width) of `in` (cut at n) merged into the same range of `out` (left keys before
+// equal right keys). Block c writes the MERGE_TILE keys of `out` from c * MERGE_TILE (2 *
+// width is a multiple of MERGE_TILE: a block's keys come from one pair of runs): two merge-path
+// searches in global memory find the parts of the two runs they come from, the block copies
+// those parts into shared memory, and each thread merges MERGE_ITEMS consecutive keys from
+// there (its own merge-path search in shared memory); the keys go out through shared memory,
+// in order. One global search per block instead of one per key.
+#define MERGE_THREADS 256
+#define MERGE_ITEMS 4
+#define MERGE_TILE (MERGE_THREADS * MERGE_ITEMS)   // plan.py: MERGE_TILE
+#if SORT_TILE % MERGE_TILE != 0
+#error "the first merge pass (width SORT_TILE) needs 2 * width to be a multiple of MERGE_TILE"
+#endif
+
+// Keys of a (na of them) among the first d keys of the merge of the ascending a and b (nb
+// keys; a key of a goes before an equal key of b), 0 <= d <= na + nb.
+__device__ __forceinline__ i64 merge_path(const u64* a, i64 na, const u64* b, i64 nb, i64 d) {
+    i64 lo = d > nb ? d - nb : 0, hi = d < na ? d : na;
+    while (lo < hi) {
+        const i64 m = (lo + hi) >> 1;
+        if (a[m] <= b[d - 1 - m]) lo = m + 1; else hi = m;
     }
+    return lo;
+}
+
+extern "C" __global__ void __launch_bounds__(MERGE_THREADS)
+batch_merge_tiles(const u64* __restrict__ in, u64* __restrict__ out, i64 n, i64 width) {
+    __shared__ u64 t[MERGE_TILE];
+    __shared__ i64 cut[2];
+    const i64 o = (i64)blockIdx.x * MERGE_TILE;
+    const i64 lo = o & ~(2 * width - 1);
+    const i64 mid = min(lo + width, n), hi = min(lo + 2 * width, n);
+    const u64* a = in + lo;
+    const u64* b = in + mid;
+    const i64 na = mid - lo, nb = hi - mid;
+    const i64 d0 = o - lo, d1 = min(d0 + (i64)MERGE_TILE, na + nb);
+    if (threadIdx.x < 2) cut[threadIdx.x] = merge_path(a, na, b, nb, threadIdx.x ? d1 : d0);
+    __syncthreads();
+    const i64 a0 = cut[0], b0 = d0 - a0;
+    const int la = (int)(cut[1] - a0), total = (int)(d1 - d0), lb = total - la;
+    for (int i = threadIdx.x; i < total; i += MERGE_THREADS)
+        t[i] = i < la ? a[a0 + i] : b[b0 + i - la];
+    __syncthreads();
+    const int d = min((int)threadIdx.x * MERGE_ITEMS, total);
+    int i = (int)merge_path(t, la, t + la, lb, d);
+    int j = d - i;
+    u64 r[MERGE_ITEMS];
+#pragma unroll
+    for (int k = 0; k < MERGE_ITEMS; ++k) {
+        if (d + k < total) {
+            const bool left = j >= lb || (i < la && t[i] <= t[la + j]);
+            r[k] = left ? t[i] : t[la + j];
+            i += left;
+            j += !left;
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < MERGE_ITEMS; ++k)
+        if (d + k < total) t[d + k] = r[k];
+    __syncthreads();
+    for (int q = threadIdx.x; q < total; q += MERGE_THREADS) out[o + q] = t[q];
 }
 
 // Exclusive scan of int64 values over the block (every thread passes one; blockDim.x a

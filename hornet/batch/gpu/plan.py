@@ -8,7 +8,8 @@ entries, segments) are bounded by the batch's entries, and the kernels read the 
 from the device. The scan that ranks the kept entries is fused into two of the launches
 (``batch_ranks`` sums tiles and its last block scans the sums, ``batch_scatter`` rescans its
 tile), and a batch of at most :data:`SORT_MAX` entries is sorted by the module's own
-kernels (tiles sorted in shared memory, then ``log2(tiles)`` merge passes) into the plan's
+kernels (tiles sorted in shared memory, then ``log2(tiles)`` merge passes, each block
+merging a tile of the output in shared memory from one merge-path search) into the plan's
 scratch, instead of CuPy's sort and its temporary storage (bench/tools/plan_sort_gpu.py
 compares the two by size). Its temporaries live in one scratch reused
 batch after batch, and its kernels are launched through prepared argument buffers: a batch's
@@ -48,6 +49,9 @@ MAX_ENTRIES = (1 << 25) - 1
 #: keys a block of ``batch_tile_sort`` sorts in shared memory (plan.cu)
 SORT_TILE = 1024
 SORT_THREADS = 256
+#: keys a block of ``batch_merge_tiles`` writes in a merge pass, and its threads (plan.cu)
+MERGE_TILE = 1024
+MERGE_THREADS = 256
 #: most entries sorted by the module's kernels (more: the radix sort of
 #: :mod:`hornet.batch.gpu.key_sort` up to RADIX_MAX, or CuPy's sort); overridable with the
 #: environment variable HORNET_PLAN_SORT_MAX (0: never the module's kernels)
@@ -70,7 +74,7 @@ _LAUNCHES: dict = {}
 # kernel -> its number of parameters (every launch goes through a PreparedLaunch)
 _ARITY = {"batch_keys<int>": 6, "batch_keys<long long>": 6, "batch_find": 8,
           "batch_ranks": 9, "batch_scatter": 15, "batch_plan": 17, "batch_place": 6,
-          "batch_commit": 10, "batch_tile_sort": 2, "batch_merge_pass": 4,
+          "batch_commit": 10, "batch_tile_sort": 2, "batch_merge_tiles": 4,
           "batch_common": 7, "batch_overlap": 7, "batch_shift": 6, "batch_degrees": 5}
 
 
@@ -103,8 +107,9 @@ def _sort_keys(first: int, other: int, entries: int) -> None:
     tiles = -(-entries // SORT_TILE)
     _launch_tiles("batch_tile_sort", tiles, SORT_THREADS, [first, entries])
     width = SORT_TILE
+    blocks = -(-entries // MERGE_TILE)
     for _ in range(_merge_passes(entries)):
-        _launch("batch_merge_pass", entries, [first, other, entries, width])
+        _launch_tiles("batch_merge_tiles", blocks, MERGE_THREADS, [first, other, entries, width])
         first, other = other, first
         width *= 2
 
