@@ -272,17 +272,35 @@ __device__ __forceinline__ i64 block_exclusive_scan64(i64 x, i64* warp_sums, i64
     return r;
 }
 
-// Two rank words per entry, scanned together: rank[i] = kept | head << 32 and once[i] = whether
-// it stands for its edge once (mirror and src < dst). A kept entry is a segment head when no
-// kept entry of its source comes before it: a backward walk to the previous kept entry or the
-// source's first entry (the walks of a source's kept entries cover disjoint ranges: O(E) in
-// all). One block of SCAN_THREADS per tile of SCAN_TILE entries; tile_sum[2t], tile_sum[2t + 1]
-// get tile t's sums, and the last block to finish (a ticket in info[I_TICKET], zero at the
-// plan's start) turns them into their exclusive scans.
+// The rank word of entry i, kept | head << 32, and (*once) whether it stands for its edge once
+// (mirror, kept and src < dst): the two words the plan's scan adds up. A kept entry is a
+// segment head when no kept entry of its source comes before it: a backward walk to the
+// previous kept entry or the source's first entry (the walks of a source's kept entries cover
+// disjoint ranges: O(E) in all). batch_ranks and batch_scatter both derive them from the keys
+// and keep flags (reading them again costs less than writing and reading two int64 rows).
+__device__ __forceinline__ i64 rank_word(const u64* __restrict__ keys,
+                                         const unsigned char* __restrict__ keep, i64 i,
+                                         bool mirror, i64* once) {
+    *once = 0;
+    if (!keep[i]) return 0;
+    const u64 k = keys[i];
+    const u64 src = k >> ID_BITS;
+    bool head = true;
+    for (i64 j = i - 1; j >= 0; --j) {
+        if ((keys[j] >> ID_BITS) != src) break;
+        if (keep[j]) { head = false; break; }
+    }
+    *once = mirror && src < (k & ((1ull << ID_BITS) - 1ull));
+    return 1 | ((i64)head << 32);
+}
+
+// The scan's tile sums: one block of SCAN_THREADS per tile of SCAN_TILE entries;
+// tile_sum[2t], tile_sum[2t + 1] get tile t's sums of the rank words and once flags
+// (rank_word), and the last block to finish (a ticket in info[I_TICKET], zero at the plan's
+// start) turns them into their exclusive scans.
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
 batch_ranks(const u64* __restrict__ keys, const unsigned char* keep, i64 n, int mirror,
-            i64* __restrict__ rank, i64* __restrict__ once, i64* tile_sum, i64 tiles,
-            i64* __restrict__ info) {
+            i64* tile_sum, i64 tiles, i64* __restrict__ info) {
     __shared__ i64 warp_sums[32];
     __shared__ i64 total;
     __shared__ bool last;
@@ -291,21 +309,8 @@ batch_ranks(const u64* __restrict__ keys, const unsigned char* keep, i64 n, int 
     for (int q = 0; q < SCAN_ITEMS; ++q) {
         const i64 i = base + q * SCAN_THREADS + threadIdx.x;
         if (i >= n) break;
-        i64 r = 0, c = 0;
-        if (keep[i]) {
-            const u64 k = keys[i];
-            const u64 src = k >> ID_BITS;
-            bool head = true;
-            for (i64 j = i - 1; j >= 0; --j) {
-                if ((keys[j] >> ID_BITS) != src) break;
-                if (keep[j]) { head = false; break; }
-            }
-            c = mirror && src < (k & ((1ull << ID_BITS) - 1ull));
-            r = 1 | ((i64)head << 32);
-        }
-        rank[i] = r;
-        once[i] = c;
-        sum += r;
+        i64 c;
+        sum += rank_word(keys, keep, i, mirror, &c);
         sum_once += c;
     }
     block_exclusive_scan64(sum, warp_sums, &total);
@@ -338,13 +343,13 @@ batch_ranks(const u64* __restrict__ keys, const unsigned char* keep, i64 n, int 
 // entries once when once_src is given, -1 for the others; else its own rank); the thread of the
 // last entry writes info[I_KEPT], info[I_SEGMENTS] and info[I_ONCE] from the scans' totals.
 // One block of SCAN_THREADS per tile of SCAN_TILE entries (the tiles of batch_ranks, whose
-// tile_sum holds each tile's offsets): the tile's rank words are scanned in shared memory (each
-// thread SCAN_ITEMS consecutive entries), then the entries are read and written striped (entry
-// q * SCAN_THREADS + thread), so that neighbouring threads read and write neighbouring words.
+// tile_sum holds each tile's offsets): the tile's rank words (rank_word; once flags when
+// once_src is given, an undirected batch) are scanned in shared memory (each thread SCAN_ITEMS
+// consecutive entries), then the entries are read and written striped (entry q * SCAN_THREADS
+// + thread), so that neighbouring threads read and write neighbouring words.
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
 batch_scatter(const u64* __restrict__ keys, const unsigned char* __restrict__ keep,
-              const i64* __restrict__ at_all, const i64* __restrict__ rank,
-              const i64* __restrict__ once, const i64* __restrict__ tile_sum, i64 n,
+              const i64* __restrict__ at_all, const i64* __restrict__ tile_sum, i64 n,
               i64* __restrict__ info, int* __restrict__ src, int* __restrict__ dst,
               i64* __restrict__ at, i64* __restrict__ seg_start, int* __restrict__ once_src,
               int* __restrict__ once_dst, i64* __restrict__ res) {
@@ -356,11 +361,11 @@ batch_scatter(const u64* __restrict__ keys, const unsigned char* __restrict__ ke
     const i64 m = 0xFFFFFFFFll;
     const u64 mask = (1ull << ID_BITS) - 1ull;
     const i64 base = (i64)blockIdx.x * SCAN_TILE;
+    const bool mirror = once_src != nullptr;
     for (int q = 0; q < SCAN_ITEMS; ++q) {
         const int o = q * SCAN_THREADS + threadIdx.x;
-        const bool in = base + o < n;
-        const i64 r = in ? rank[base + o] : 0;
-        const i64 c = in ? once[base + o] : 0;
+        i64 c = 0;
+        const i64 r = base + o < n ? rank_word(keys, keep, base + o, mirror, &c) : 0;
         tile[o] = r;
         tile_once[o] = c;
         flags[o] = (unsigned char)((r & 1) | (((r >> 32) & 1) << 1) | (c << 2));

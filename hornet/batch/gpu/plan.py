@@ -73,7 +73,7 @@ _SCRATCH: list = []
 _LAUNCHES: dict = {}
 # kernel -> its number of parameters (every launch goes through a PreparedLaunch)
 _ARITY = {"batch_keys<int>": 6, "batch_keys<long long>": 6, "batch_find": 8,
-          "batch_ranks": 9, "batch_scatter": 15, "batch_plan": 17, "batch_place": 6,
+          "batch_ranks": 7, "batch_scatter": 13, "batch_plan": 17, "batch_place": 6,
           "batch_commit": 10, "batch_tile_sort": 2, "batch_merge_tiles": 4,
           "batch_common": 7, "batch_overlap": 7, "batch_shift": 6, "batch_degrees": 5}
 
@@ -203,9 +203,7 @@ def plan_entries(ws: _Scratch, s, d, mirror: bool, inserting: bool, degree, edge
     info.data.memset_async(0, INFO_WORDS * 8)
     row = ws.wide.data.ptr
     step = ws.capacity * 8
-    # rows 2 and 5 hold the scan's two rank words (batch_plan writes row 5 afterwards)
-    r_keys, r_at_all, r_flags = (row + k * step for k in range(3))
-    r_once = row + 5 * step
+    r_keys, r_at_all = row, row + step
     p_info, p_keep = info.data.ptr, ws.keep.data.ptr
     own_sort = entries <= SORT_MAX
     # the module's sort ends in the keys' row when the keys start in at_all's row for an odd
@@ -224,10 +222,9 @@ def plan_entries(ws: _Scratch, s, d, mirror: bool, inserting: bool, degree, edge
     tiles = -(-entries // SCAN_TILE)
     p_tile_sum = ws.tile_sum.data.ptr
     _launch_tiles("batch_ranks", tiles, SCAN_THREADS,
-                  [r_keys, p_keep, entries, int(mirror), r_flags, r_once, p_tile_sum, tiles,
-                   p_info])
+                  [r_keys, p_keep, entries, int(mirror), p_tile_sum, tiles, p_info])
     _launch_tiles("batch_scatter", tiles, SCAN_THREADS,
-                  [r_keys, p_keep, r_at_all, r_flags, r_once, p_tile_sum, entries, p_info,
+                  [r_keys, p_keep, r_at_all, p_tile_sum, entries, p_info,
                    p_src, p_dst, p_at, p_seg_start, p_once_src, p_once_dst, p_res])
 
 
