@@ -663,6 +663,29 @@ extern "C" __global__ void list_pieces(const i64* __restrict__ old_degree,
     }
 }
 
+// The removed positions before the first item of every warp of every piece (the pieces of
+// plan_moves, listed by list_pieces; npieces on the device): ranks[piece * warps + w] =
+// #(P < first + k * piece + w * (piece / warps)), k the piece's number in its segment. One
+// thread per (piece, warp), all searches at once, so that remove_pieces starts each piece's
+// windows without a search of its own.
+extern "C" __global__ void piece_ranks(const i64* __restrict__ seg_start,
+                                       const i64* __restrict__ seg_len,
+                                       const i64* __restrict__ positions,
+                                       const i64* __restrict__ first,
+                                       const u64* __restrict__ npieces,
+                                       const i64* __restrict__ piece_base,
+                                       const int* __restrict__ owner, i64 piece, int warps,
+                                       i64* __restrict__ ranks) {
+    const i64 total = (i64)*npieces * warps;
+    GRID_STRIDE(i, total) {
+        const i64 t = i / warps;
+        const i64 w = i - t * warps;
+        const i64 s = owner[t];
+        const i64 lo_w = first[s] + (t - piece_base[s]) * piece + w * (piece / warps);
+        ranks[i] = lower_bound(positions + seg_start[s], seg_len[s], lo_w);
+    }
+}
+
 // Removal from the huge segments, many blocks per segment, in place. A segment's moving items
 // [first, d0) are cut into pieces of blockDim * K (numbered by plan_moves, listed by
 // list_pieces; npieces on the device); each warp of a block takes K windows of 32.
@@ -680,7 +703,9 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
                               const i64* __restrict__ positions, const i64* __restrict__ first,
                               const u64* __restrict__ npieces,
                               const i64* __restrict__ piece_base,
-                              const int* __restrict__ owner, int* __restrict__ state) {
+                              const int* __restrict__ owner, int* __restrict__ state,
+                              const i64* __restrict__ ranks) {
+    // ranks (nullptr: none): piece_ranks' counts, else each warp searches P itself
     __shared__ i64 taken;
     __shared__ i64 rank_at_start;
     const i64 total = (i64)*npieces;
@@ -701,7 +726,8 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
         const i64 lo = first[s] + k * piece, lo_w = lo + (i64)warp * 32 * K;
         T v[K];
         read_windows(O, d0, lo_w, v);
-        RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
+        RemovedPositions gone(P, c, ranks != nullptr ? ranks[t * (blockDim.x >> 5) + warp]
+                                                     : warp_lower_bound(P, c, lo_w));
         if (threadIdx.x == 0) rank_at_start = gone.j;
         __syncthreads();                                  // the whole piece is read
         if (threadIdx.x == 0 && (const T*)D == O) {

@@ -40,6 +40,10 @@ WARP_SHAPE_OTHER = (4, 5)
 #: in registers (PIECE_ITEMS_WIDE where a column has wider items)
 PIECE_ITEMS = 32
 PIECE_ITEMS_WIDE = 16
+#: the removed positions before each warp of each piece are counted for all pieces at once
+#: (piece_ranks) before the pieces are rewritten; False: each warp of remove_pieces searches
+#: them as it reads its piece
+PIECE_RANKS = True
 #: a merge's huge lists cut into pieces of BLOCK * MERGE_PIECE_ITEMS old items, one block's
 #: (merge_pieces, many blocks a list) where the caller bounds the lists' items; False: one
 #: block walks each huge list (merge_block), which large planned inserts take in less time
@@ -99,7 +103,7 @@ def _fn(name: str):
 #: argument counts of the kernels that the queued removal and the prepared merge launch
 #: through prepared argument buffers (:class:`hornet.core.cuda.PreparedLaunch`)
 _PREPARED_ARITY = {"plan_moves": 19, "list_pieces": 7, "remove_small": 12, "remove_warp": 9,
-                   "remove_pieces": 11, "merge_small": 10, "merge_warp": 10,
+                   "remove_pieces": 12, "piece_ranks": 10, "merge_small": 10, "merge_warp": 10,
                    "merge_block": 10}
 _PREPARED: dict = {}
 
@@ -352,7 +356,7 @@ class _MoveScratch:
     run in stream order, and nothing outside one :func:`merge_lists` / :func:`remove_lists`
     call keeps them): ``segs``, five int64 arrays of ``capacity`` for a plan's per-segment
     arrays, ``counts`` uint64 (3,), and the removals' ``owner`` int32 and ``state`` int32
-    (1 + pieces each). Each grows to the next power of two a call needs. The kernels get the
+    (1 + pieces each) and ``rank_buffer`` int64 (one word per warp of a piece). Each grows to the next power of two a call needs. The kernels get the
     whole buffers (they stop at the counts they are given): no CuPy view is made per call."""
 
     def __init__(self):
@@ -361,6 +365,7 @@ class _MoveScratch:
         self.counts = cupy.empty(3, dtype=cupy.uint64)
         self.owner = None
         self.state = None
+        self.rank_buffer = None
 
     def segments(self, ns: int):
         if ns > self.capacity:
@@ -375,6 +380,13 @@ class _MoveScratch:
             self.owner = cupy.empty(cap, dtype=cupy.int32)
             self.state = cupy.empty(cap + 1, dtype=cupy.int32)
         return self.owner, self.state
+
+    def ranks(self, count: int):
+        """int64 buffer of at least ``count`` (piece_ranks' counts)."""
+        if self.rank_buffer is None or self.rank_buffer.shape[0] < count:
+            self.rank_buffer = cupy.empty(1 << max(10, (count - 1).bit_length()),
+                                          dtype=cupy.int64)
+        return self.rank_buffer
 
 
 _MOVE_SCRATCH: list = []
@@ -512,6 +524,13 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     launch(_fn("list_pieces"), max_segs, (old_degree, plan.first, plan.huge, plan.count_at(1),
                                           plan.piece_base, i64(piece), owner),
            threads_per_item=32)
+    ranks = 0
+    if PIECE_RANKS:
+        warps = BLOCK // 32
+        ranks = _move_scratch().ranks(max_pieces * warps)
+        launch(_fn("piece_ranks"), max_pieces * warps, (
+            seg_start, seg_len, positions, plan.first, plan.count_at(2), plan.piece_base, owner,
+            i64(piece), np.int32(warps), ranks))
     sides = side_streams.fork()      # short and medium lists beside the huge ones' pieces
     for src, dst, dt, warps, pieces in zip(src_ptrs, dst_ptrs, dtypes, removal_warps(dtypes),
                                            piece_kernels):
@@ -525,7 +544,7 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
                    args + (plan.medium, plan.count_at(0)), threads_per_item=32)
         state.data.memset_async(0, 4 * (1 + max_pieces))     # ticket + flags, per column
         launch(_fn(pieces), max_pieces,
-               args + (plan.count_at(2), plan.piece_base, owner, state),
+               args + (plan.count_at(2), plan.piece_base, owner, state, ranks),
                threads_per_item=BLOCK)
     side_streams.join(sides)
 

@@ -183,11 +183,12 @@ batch_tile_sort(u64* __restrict__ keys, i64 n) {
 // One merge pass: the sorted runs [2k * width, (2k + 1) * width) and [(2k + 1) * width,
 // (2k + 2) * width) of `in` (cut at n) merged into the same range of `out` (left keys before
 // equal right keys). Block c writes the MERGE_TILE keys of `out` from c * MERGE_TILE (2 *
-// width is a multiple of MERGE_TILE: a block's keys come from one pair of runs): two merge-path
-// searches in global memory find the parts of the two runs they come from, the block copies
-// those parts into shared memory, and each thread merges MERGE_ITEMS consecutive keys from
-// there (its own merge-path search in shared memory); the keys go out through shared memory,
-// in order. One global search per block instead of one per key.
+// width is a multiple of MERGE_TILE: a block's keys come from one pair of runs): two warps
+// find where its keys start and end in the two runs (merge-path searches in global memory, 32
+// probes a step: a few dependent loads instead of one per halving), the block copies those
+// parts into shared memory, and each thread merges MERGE_ITEMS consecutive keys from there
+// (its own merge-path search in shared memory); the keys go out through shared memory, in
+// order.
 #define MERGE_THREADS 256
 #define MERGE_ITEMS 4
 #define MERGE_TILE (MERGE_THREADS * MERGE_ITEMS)   // plan.py: MERGE_TILE
@@ -206,6 +207,25 @@ __device__ __forceinline__ i64 merge_path(const u64* a, i64 na, const u64* b, i6
     return lo;
 }
 
+// merge_path by a whole warp (every lane gets it): each step probes 32 points of the range
+// left and keeps the one part between two probes where the answer lies (the probes that take
+// their key of a are a prefix).
+__device__ __forceinline__ i64 warp_merge_path(const u64* a, i64 na, const u64* b, i64 nb,
+                                               i64 d) {
+    const int lane = threadIdx.x & 31;
+    i64 lo = d > nb ? d - nb : 0, hi = d < na ? d : na;      // the answer is in [lo, hi]
+    while (hi - lo > 32) {
+        const i64 step = (hi - lo + 31) >> 5;
+        const i64 m = lo + lane * step;
+        const int k = __popc(__ballot_sync(0xFFFFFFFFu, m < hi && a[m] <= b[d - 1 - m]));
+        const i64 top = min(lo + (i64)k * step, hi);
+        if (k) lo += (i64)(k - 1) * step + 1;
+        hi = top;
+    }
+    const i64 m = lo + lane;
+    return lo + __popc(__ballot_sync(0xFFFFFFFFu, m < hi && a[m] <= b[d - 1 - m]));
+}
+
 extern "C" __global__ void __launch_bounds__(MERGE_THREADS)
 batch_merge_tiles(const u64* __restrict__ in, u64* __restrict__ out, i64 n, i64 width) {
     __shared__ u64 t[MERGE_TILE];
@@ -217,7 +237,10 @@ batch_merge_tiles(const u64* __restrict__ in, u64* __restrict__ out, i64 n, i64 
     const u64* b = in + mid;
     const i64 na = mid - lo, nb = hi - mid;
     const i64 d0 = o - lo, d1 = min(d0 + (i64)MERGE_TILE, na + nb);
-    if (threadIdx.x < 2) cut[threadIdx.x] = merge_path(a, na, b, nb, threadIdx.x ? d1 : d0);
+    if (threadIdx.x < 64) {                    // warp 0: where the block starts; warp 1: ends
+        const i64 c = warp_merge_path(a, na, b, nb, threadIdx.x < 32 ? d0 : d1);
+        if ((threadIdx.x & 31) == 0) cut[threadIdx.x >> 5] = c;
+    }
     __syncthreads();
     const i64 a0 = cut[0], b0 = d0 - a0;
     const int la = (int)(cut[1] - a0), total = (int)(d1 - d0), lb = total - la;
