@@ -34,6 +34,10 @@ _IDX = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 #: multiprocessor ...
 REMOVE_WINDOWS = 16
 WARP_BLOCKS = 4
+#: ... or by remove_warp_ahead (the next list's numbers read while one is rewritten) of shape
+#: AHEAD_SHAPES[WARP_AHEAD - 1] (windows, blocks a multiprocessor); 0: remove_warp
+WARP_AHEAD = 1
+AHEAD_SHAPES = ((16, 3), (8, 3), (4, 4))
 #: (REMOVE_WINDOWS, WARP_BLOCKS) of columns of other item sizes
 WARP_SHAPE_OTHER = (4, 5)
 #: ... and its huge lists' pieces are BLOCK * PIECE_ITEMS items, PIECE_ITEMS per thread held
@@ -61,6 +65,7 @@ _NAMES = tuple(
     + [f"merge_pieces<{t}, {MERGE_PIECE_ITEMS}>" for t in ITEM_TYPES.values()]
     + [f"remove_warp<{t}, {w}, {b}>" for t in ITEM_TYPES.values()
        for w, b in (REMOVAL_SHAPES[0] if t == ITEM_TYPES[4] else (WARP_SHAPE_OTHER,))]
+    + [f"remove_warp_ahead<{ITEM_TYPES[4]}, {w}, {b}>" for w, b in AHEAD_SHAPES]
     + [f"remove_pieces<{t}, {k}>" for t in ITEM_TYPES.values()
        for k in (REMOVAL_SHAPES[1] if t == ITEM_TYPES[4] else (PIECE_ITEMS_WIDE,))])
 
@@ -73,9 +78,12 @@ WARP_MOVE = 4096
 
 def removal_warps(dtypes) -> list[str]:
     """The medium lists' removal kernel of each column of ``dtypes``."""
-    return ["remove_warp<{}, {}, {}>".format(item_type(dt), *(
-        (REMOVE_WINDOWS, WARP_BLOCKS) if np.dtype(dt).itemsize == 4 else WARP_SHAPE_OTHER))
-        for dt in dtypes]
+    return [("remove_warp_ahead<{}, {}, {}>".format(item_type(dt), *AHEAD_SHAPES[WARP_AHEAD - 1])
+             if WARP_AHEAD and np.dtype(dt).itemsize == 4 else
+             "remove_warp<{}, {}, {}>".format(item_type(dt), *(
+                 (REMOVE_WINDOWS, WARP_BLOCKS) if np.dtype(dt).itemsize == 4
+                 else WARP_SHAPE_OTHER)))
+            for dt in dtypes]
 
 
 def removal_pieces(dtypes) -> tuple[int, list[str]]:
@@ -103,8 +111,8 @@ def _fn(name: str):
 #: argument counts of the kernels that the queued removal and the prepared merge launch
 #: through prepared argument buffers (:class:`hornet.core.cuda.PreparedLaunch`)
 _PREPARED_ARITY = {"plan_moves": 19, "list_pieces": 7, "remove_small": 12, "remove_warp": 9,
-                   "remove_pieces": 12, "piece_ranks": 10, "merge_small": 10, "merge_warp": 10,
-                   "merge_block": 10}
+                   "remove_warp_ahead": 9, "remove_pieces": 12, "piece_ranks": 10,
+                   "merge_small": 10, "merge_warp": 10, "merge_block": 10}
 _PREPARED: dict = {}
 
 
@@ -356,8 +364,9 @@ class _MoveScratch:
     run in stream order, and nothing outside one :func:`merge_lists` / :func:`remove_lists`
     call keeps them): ``segs``, five int64 arrays of ``capacity`` for a plan's per-segment
     arrays, ``counts`` uint64 (3,), and the removals' ``owner`` int32 and ``state`` int32
-    (1 + pieces each) and ``rank_buffer`` int64 (one word per warp of a piece). Each grows to the next power of two a call needs. The kernels get the
-    whole buffers (they stop at the counts they are given): no CuPy view is made per call."""
+    (1 + pieces each) and ``rank_buffer`` int64 (one word per warp of a piece). Each grows
+    to the next power of two a call needs. The kernels get the whole buffers (they stop at
+    the counts they are given): no CuPy view is made per call."""
 
     def __init__(self):
         self.capacity = 0
