@@ -17,9 +17,8 @@ from small_batch_checks import same_graph
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
-#: (REMOVE_WINDOWS, WARP_BLOCKS, PIECE_ITEMS, WARP_AHEAD, PIECE_RANKS)
-SHAPES = [(4, 5, 16, 0, True), (16, 4, 32, 0, True), (8, 6, 16, 0, True), (16, 4, 16, 0, False),
-          (16, 4, 32, 1, True), (16, 4, 16, 2, False), (16, 4, 32, 3, True)]
+#: (REMOVE_WINDOWS, WARP_BLOCKS, PIECE_ITEMS)
+SHAPES = [(4, 5, 16), (16, 4, 32), (8, 6, 16), (16, 4, 16)]
 
 
 def _graph(device, props):
@@ -65,8 +64,8 @@ def test_removals_of_every_kernel_shape_match_the_cpu(shape, props, monkeypatch)
     """``shape`` None: the defaults (with edge properties, whose 8-byte columns have the
     default shapes only)."""
     from hornet.batch.gpu import kernels
-    for name, value in zip(("REMOVE_WINDOWS", "WARP_BLOCKS", "PIECE_ITEMS", "WARP_AHEAD",
-                            "PIECE_RANKS"), shape or ()):
+    for name, value in zip(("REMOVE_WINDOWS", "WARP_BLOCKS", "PIECE_ITEMS"),
+                           shape or ()):
         monkeypatch.setattr(kernels, name, value)
     rng = np.random.default_rng(21)
     cpu, gpu = _graph("cpu", props), _graph("gpu", props)

@@ -645,58 +645,6 @@ remove_warp(const i64* __restrict__ src, const i64* __restrict__ dst,
     }
 }
 
-// remove_warp with the next list's numbers (degree, blocks, first moving item, positions)
-// read while this one is rewritten: a list then waits for its items and removed positions
-// only, not for its numbers first (a medium list takes a step or two, about as long as that
-// round trip). The numbers' arrays are not __restrict__, so that their loads stay before the
-// list's writes (in flight during them) instead of being moved to their use.
-template <typename T, int W, int B>
-__global__ void __launch_bounds__(256, B)
-remove_warp_ahead(const i64* src, const i64* dst, const i64* old_degree, const i64* seg_start,
-                  const i64* seg_len, const i64* __restrict__ positions, const i64* first,
-                  const i64* segs, const u64* __restrict__ count) {
-    const i64 nsel = (i64)*count;
-    const i64 warps = ((i64)blockDim.x * gridDim.x) >> 5;
-    i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (w >= nsel) return;                              // (the same for the whole warp)
-    i64 s = segs[w];
-    i64 d0 = old_degree[s], lo0 = first[s], c = seg_len[s];
-    const i64* P = positions + seg_start[s];
-    const T* O = (const T*)src[s];
-    T* D = (T*)dst[s];
-    i64 s_next = w + warps < nsel ? segs[w + warps] : 0;
-    while (true) {
-        const i64 wn = w + warps;
-        const bool more = wn < nsel;
-        i64 nd0 = 0, nlo0 = 0, nc = 0, nstart = 0, nO = 0, nD = 0, s_after = 0;
-        if (more) {
-            nd0 = old_degree[s_next];
-            nlo0 = first[s_next];
-            nc = seg_len[s_next];
-            nstart = seg_start[s_next];
-            nO = src[s_next];
-            nD = dst[s_next];
-            s_after = wn + warps < nsel ? segs[wn + warps] : 0;
-        }
-        RemovedPositions gone(P, c, 0);                 // none before first
-        for (i64 lo = lo0; lo < d0; lo += 32 * W) {
-            T v[W];
-            read_windows(O, d0, lo, v);
-            __syncwarp();
-            write_survivors(gone, D, d0, lo, v);
-        }
-        if (!more) break;
-        w = wn;
-        s_next = s_after;
-        d0 = nd0;
-        lo0 = nlo0;
-        c = nc;
-        P = positions + nstart;
-        O = (const T*)nO;
-        D = (T*)nD;
-    }
-}
-
 // plan_moves' pieces of the listed huge segments, numbered: owner[piece] = its segment (one
 // warp per listed segment).
 extern "C" __global__ void list_pieces(const i64* __restrict__ old_degree,
@@ -712,29 +660,6 @@ extern "C" __global__ void list_pieces(const i64* __restrict__ old_degree,
         const i64 np = max((old_degree[s] - first[s] + piece - 1) / piece, (i64)1);
         const i64 base = piece_base[s];
         for (i64 k = lane; k < np; k += 32) owner[base + k] = (int)s;
-    }
-}
-
-// The removed positions before the first item of every warp of every piece (the pieces of
-// plan_moves, listed by list_pieces; npieces on the device): ranks[piece * warps + w] =
-// #(P < first + k * piece + w * (piece / warps)), k the piece's number in its segment. One
-// thread per (piece, warp), all searches at once, so that remove_pieces starts each piece's
-// windows without a search of its own.
-extern "C" __global__ void piece_ranks(const i64* __restrict__ seg_start,
-                                       const i64* __restrict__ seg_len,
-                                       const i64* __restrict__ positions,
-                                       const i64* __restrict__ first,
-                                       const u64* __restrict__ npieces,
-                                       const i64* __restrict__ piece_base,
-                                       const int* __restrict__ owner, i64 piece, int warps,
-                                       i64* __restrict__ ranks) {
-    const i64 total = (i64)*npieces * warps;
-    GRID_STRIDE(i, total) {
-        const i64 t = i / warps;
-        const i64 w = i - t * warps;
-        const i64 s = owner[t];
-        const i64 lo_w = first[s] + (t - piece_base[s]) * piece + w * (piece / warps);
-        ranks[i] = lower_bound(positions + seg_start[s], seg_len[s], lo_w);
     }
 }
 
@@ -755,9 +680,7 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
                               const i64* __restrict__ positions, const i64* __restrict__ first,
                               const u64* __restrict__ npieces,
                               const i64* __restrict__ piece_base,
-                              const int* __restrict__ owner, int* __restrict__ state,
-                              const i64* __restrict__ ranks) {
-    // ranks (nullptr: none): piece_ranks' counts, else each warp searches P itself
+                              const int* __restrict__ owner, int* __restrict__ state) {
     __shared__ i64 taken;
     __shared__ i64 rank_at_start;
     const i64 total = (i64)*npieces;
@@ -778,8 +701,7 @@ __global__ void remove_pieces(const i64* __restrict__ src, const i64* __restrict
         const i64 lo = first[s] + k * piece, lo_w = lo + (i64)warp * 32 * K;
         T v[K];
         read_windows(O, d0, lo_w, v);
-        RemovedPositions gone(P, c, ranks != nullptr ? ranks[t * (blockDim.x >> 5) + warp]
-                                                     : warp_lower_bound(P, c, lo_w));
+        RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
         if (threadIdx.x == 0) rank_at_start = gone.j;
         __syncthreads();                                  // the whole piece is read
         if (threadIdx.x == 0 && (const T*)D == O) {

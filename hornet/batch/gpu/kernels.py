@@ -34,20 +34,12 @@ _IDX = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 #: multiprocessor ...
 REMOVE_WINDOWS = 16
 WARP_BLOCKS = 4
-#: ... or by remove_warp_ahead (the next list's numbers read while one is rewritten) of shape
-#: AHEAD_SHAPES[WARP_AHEAD - 1] (windows, blocks a multiprocessor); 0: remove_warp
-WARP_AHEAD = 1
-AHEAD_SHAPES = ((16, 3), (8, 3), (4, 4))
 #: (REMOVE_WINDOWS, WARP_BLOCKS) of columns of other item sizes
 WARP_SHAPE_OTHER = (4, 5)
 #: ... and its huge lists' pieces are BLOCK * PIECE_ITEMS items, PIECE_ITEMS per thread held
 #: in registers (PIECE_ITEMS_WIDE where a column has wider items)
 PIECE_ITEMS = 32
 PIECE_ITEMS_WIDE = 16
-#: the removed positions before each warp of each piece are counted for all pieces at once
-#: (piece_ranks) before the pieces are rewritten; False: each warp of remove_pieces searches
-#: them as it reads its piece
-PIECE_RANKS = True
 #: a merge's huge lists cut into pieces of BLOCK * MERGE_PIECE_ITEMS old items, one block's
 #: (merge_pieces, many blocks a list) where the caller bounds the lists' items; False: one
 #: block walks each huge list (merge_block), which large planned inserts take in less time
@@ -65,7 +57,6 @@ _NAMES = tuple(
     + [f"merge_pieces<{t}, {MERGE_PIECE_ITEMS}>" for t in ITEM_TYPES.values()]
     + [f"remove_warp<{t}, {w}, {b}>" for t in ITEM_TYPES.values()
        for w, b in (REMOVAL_SHAPES[0] if t == ITEM_TYPES[4] else (WARP_SHAPE_OTHER,))]
-    + [f"remove_warp_ahead<{ITEM_TYPES[4]}, {w}, {b}>" for w, b in AHEAD_SHAPES]
     + [f"remove_pieces<{t}, {k}>" for t in ITEM_TYPES.values()
        for k in (REMOVAL_SHAPES[1] if t == ITEM_TYPES[4] else (PIECE_ITEMS_WIDE,))])
 
@@ -78,12 +69,9 @@ WARP_MOVE = 4096
 
 def removal_warps(dtypes) -> list[str]:
     """The medium lists' removal kernel of each column of ``dtypes``."""
-    return [("remove_warp_ahead<{}, {}, {}>".format(item_type(dt), *AHEAD_SHAPES[WARP_AHEAD - 1])
-             if WARP_AHEAD and np.dtype(dt).itemsize == 4 else
-             "remove_warp<{}, {}, {}>".format(item_type(dt), *(
-                 (REMOVE_WINDOWS, WARP_BLOCKS) if np.dtype(dt).itemsize == 4
-                 else WARP_SHAPE_OTHER)))
-            for dt in dtypes]
+    return ["remove_warp<{}, {}, {}>".format(item_type(dt), *(
+        (REMOVE_WINDOWS, WARP_BLOCKS) if np.dtype(dt).itemsize == 4 else WARP_SHAPE_OTHER))
+        for dt in dtypes]
 
 
 def removal_pieces(dtypes) -> tuple[int, list[str]]:
@@ -111,8 +99,8 @@ def _fn(name: str):
 #: argument counts of the kernels that the queued removal and the prepared merge launch
 #: through prepared argument buffers (:class:`hornet.core.cuda.PreparedLaunch`)
 _PREPARED_ARITY = {"plan_moves": 19, "list_pieces": 7, "remove_small": 12, "remove_warp": 9,
-                   "remove_warp_ahead": 9, "remove_pieces": 12, "piece_ranks": 10,
-                   "merge_small": 10, "merge_warp": 10, "merge_block": 10}
+                   "remove_pieces": 11, "merge_small": 10, "merge_warp": 10,
+                   "merge_block": 10}
 _PREPARED: dict = {}
 
 
@@ -364,9 +352,8 @@ class _MoveScratch:
     run in stream order, and nothing outside one :func:`merge_lists` / :func:`remove_lists`
     call keeps them): ``segs``, five int64 arrays of ``capacity`` for a plan's per-segment
     arrays, ``counts`` uint64 (3,), and the removals' ``owner`` int32 and ``state`` int32
-    (1 + pieces each) and ``rank_buffer`` int64 (one word per warp of a piece). Each grows
-    to the next power of two a call needs. The kernels get the whole buffers (they stop at
-    the counts they are given): no CuPy view is made per call."""
+    (1 + pieces each). Each grows to the next power of two a call needs. The kernels get the
+    whole buffers (they stop at the counts they are given): no CuPy view is made per call."""
 
     def __init__(self):
         self.capacity = 0
@@ -374,7 +361,6 @@ class _MoveScratch:
         self.counts = cupy.empty(3, dtype=cupy.uint64)
         self.owner = None
         self.state = None
-        self.rank_buffer = None
 
     def segments(self, ns: int):
         if ns > self.capacity:
@@ -389,13 +375,6 @@ class _MoveScratch:
             self.owner = cupy.empty(cap, dtype=cupy.int32)
             self.state = cupy.empty(cap + 1, dtype=cupy.int32)
         return self.owner, self.state
-
-    def ranks(self, count: int):
-        """int64 buffer of at least ``count`` (piece_ranks' counts)."""
-        if self.rank_buffer is None or self.rank_buffer.shape[0] < count:
-            self.rank_buffer = cupy.empty(1 << max(10, (count - 1).bit_length()),
-                                          dtype=cupy.int64)
-        return self.rank_buffer
 
 
 _MOVE_SCRATCH: list = []
@@ -533,13 +512,6 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
     launch(_fn("list_pieces"), max_segs, (old_degree, plan.first, plan.huge, plan.count_at(1),
                                           plan.piece_base, i64(piece), owner),
            threads_per_item=32)
-    ranks = 0
-    if PIECE_RANKS:
-        warps = BLOCK // 32
-        ranks = _move_scratch().ranks(max_pieces * warps)
-        launch(_fn("piece_ranks"), max_pieces * warps, (
-            seg_start, seg_len, positions, plan.first, plan.count_at(2), plan.piece_base, owner,
-            i64(piece), np.int32(warps), ranks))
     sides = side_streams.fork()      # short and medium lists beside the huge ones' pieces
     for src, dst, dt, warps, pieces in zip(src_ptrs, dst_ptrs, dtypes, removal_warps(dtypes),
                                            piece_kernels):
@@ -553,7 +525,7 @@ def remove_lists(src_ptrs, dst_ptrs, old_degree, seg_start, seg_len, positions,
                    args + (plan.medium, plan.count_at(0)), threads_per_item=32)
         state.data.memset_async(0, 4 * (1 + max_pieces))     # ticket + flags, per column
         launch(_fn(pieces), max_pieces,
-               args + (plan.count_at(2), plan.piece_base, owner, state, ranks),
+               args + (plan.count_at(2), plan.piece_base, owner, state),
                threads_per_item=BLOCK)
     side_streams.join(sides)
 

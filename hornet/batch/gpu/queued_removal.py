@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.cuda import BLOCK, cupy, item_type
-from . import kernels, side_streams
+from . import side_streams
 from .kernels import (SMALL_MOVE, WARP_MOVE, _move_scratch, grid_for, prepared,
                       removal_pieces, removal_warps)
 
@@ -55,13 +55,6 @@ def queued_removal(lists: int, old_degree: int, seg_start: int, seg_len: int,
     owner, state = owner.data.ptr, state.data.ptr
     prepared("list_pieces")(grid_for(max_segs, 32), BLOCK, [
         old_degree, first, huge, counts + 8, piece_base, piece, owner])
-    ranks = 0
-    if kernels.PIECE_RANKS:
-        warps = BLOCK // 32
-        ranks = scratch.ranks(max_pieces * warps).data.ptr
-        prepared("piece_ranks")(grid_for(max_pieces * warps), BLOCK, [
-            seg_start, seg_len, positions, first, counts + 16, piece_base, owner, piece, warps,
-            ranks])
     t = item_type(np.dtype(dtypes[0]))
     args = [lists, lists, old_degree, seg_start, seg_len, positions, first]
     sides = side_streams.fork()           # (hornet.batch.gpu.side_streams)
@@ -72,5 +65,5 @@ def queued_removal(lists: int, old_degree: int, seg_start: int, seg_len: int,
                                             args + [medium, counts], warp_on)
     cupy.cuda.runtime.memsetAsync(state, 0, 4 * (1 + max_pieces), stream)
     prepared(pieces)(grid_for(max_pieces, BLOCK), BLOCK,
-                      args + [counts + 16, piece_base, owner, state, ranks])
+                      args + [counts + 16, piece_base, owner, state])
     side_streams.join(sides)
