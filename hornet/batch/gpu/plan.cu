@@ -2,8 +2,7 @@
 //
 // The pairs are validated while they are packed into sort keys, sorted (batches of at most
 // SORT_MAX entries by the kernels below: tiles of SORT_TILE keys sorted in shared memory, then
-// merge passes of block-wide merges in shared memory; larger ones by key_sort.cu or CuPy's
-// sort), then every sorted entry is deduplicated and
+// merge passes; larger ones by CuPy's sort), then every sorted entry is deduplicated and
 // looked up in its source's list in one pass; one scan (fused into batch_ranks and
 // batch_scatter: tile sums, the last tile's block scans them, each tile rescans its own) ranks
 // the entries the batch keeps, the segments (runs of one source) among them and, for an
@@ -181,91 +180,19 @@ batch_tile_sort(u64* __restrict__ keys, i64 n) {
 }
 
 // One merge pass: the sorted runs [2k * width, (2k + 1) * width) and [(2k + 1) * width,
-// (2k + 2) * width) of `in` (cut at n) merged into the same range of `out` (left keys before
-// equal right keys). Block c writes the MERGE_TILE keys of `out` from c * MERGE_TILE (2 *
-// width is a multiple of MERGE_TILE: a block's keys come from one pair of runs): two warps
-// find where its keys start and end in the two runs (merge-path searches in global memory, 32
-// probes a step: a few dependent loads instead of one per halving), the block copies those
-// parts into shared memory, and each thread merges MERGE_ITEMS consecutive keys from there
-// (its own merge-path search in shared memory); the keys go out through shared memory, in
-// order.
-#define MERGE_THREADS 256
-#define MERGE_ITEMS 4
-#define MERGE_TILE (MERGE_THREADS * MERGE_ITEMS)   // plan.py: MERGE_TILE
-#if SORT_TILE % MERGE_TILE != 0
-#error "the first merge pass (width SORT_TILE) needs 2 * width to be a multiple of MERGE_TILE"
-#endif
-
-// Keys of a (na of them) among the first d keys of the merge of the ascending a and b (nb
-// keys; a key of a goes before an equal key of b), 0 <= d <= na + nb.
-__device__ __forceinline__ i64 merge_path(const u64* a, i64 na, const u64* b, i64 nb, i64 d) {
-    i64 lo = d > nb ? d - nb : 0, hi = d < na ? d : na;
-    while (lo < hi) {
-        const i64 m = (lo + hi) >> 1;
-        if (a[m] <= b[d - 1 - m]) lo = m + 1; else hi = m;
+// (2k + 2) * width) of `in` (cut at n) merged into the same range of `out`. Every key finds its
+// place by one binary search in the other run (left keys go before equal right keys).
+extern "C" __global__ void batch_merge_pass(const u64* __restrict__ in, u64* __restrict__ out,
+                                            i64 n, i64 width) {
+    GRID_STRIDE(i, n) {
+        const i64 lo = i & ~(2 * width - 1);
+        const i64 mid = min(lo + width, n), hi = min(lo + 2 * width, n);
+        const u64 x = in[i];
+        i64 p;
+        if (i < mid) p = i + lower_bound(in + mid, hi - mid, x);
+        else p = i - mid + lo + upper_bound(in + lo, mid - lo, x);
+        out[p] = x;
     }
-    return lo;
-}
-
-// merge_path by a whole warp (every lane gets it): each step probes 32 points of the range
-// left and keeps the one part between two probes where the answer lies (the probes that take
-// their key of a are a prefix).
-__device__ __forceinline__ i64 warp_merge_path(const u64* a, i64 na, const u64* b, i64 nb,
-                                               i64 d) {
-    const int lane = threadIdx.x & 31;
-    i64 lo = d > nb ? d - nb : 0, hi = d < na ? d : na;      // the answer is in [lo, hi]
-    while (hi - lo > 32) {
-        const i64 step = (hi - lo + 31) >> 5;
-        const i64 m = lo + lane * step;
-        const int k = __popc(__ballot_sync(0xFFFFFFFFu, m < hi && a[m] <= b[d - 1 - m]));
-        const i64 top = min(lo + (i64)k * step, hi);
-        if (k) lo += (i64)(k - 1) * step + 1;
-        hi = top;
-    }
-    const i64 m = lo + lane;
-    return lo + __popc(__ballot_sync(0xFFFFFFFFu, m < hi && a[m] <= b[d - 1 - m]));
-}
-
-extern "C" __global__ void __launch_bounds__(MERGE_THREADS)
-batch_merge_tiles(const u64* __restrict__ in, u64* __restrict__ out, i64 n, i64 width) {
-    __shared__ u64 t[MERGE_TILE];
-    __shared__ i64 cut[2];
-    const i64 o = (i64)blockIdx.x * MERGE_TILE;
-    const i64 lo = o & ~(2 * width - 1);
-    const i64 mid = min(lo + width, n), hi = min(lo + 2 * width, n);
-    const u64* a = in + lo;
-    const u64* b = in + mid;
-    const i64 na = mid - lo, nb = hi - mid;
-    const i64 d0 = o - lo, d1 = min(d0 + (i64)MERGE_TILE, na + nb);
-    if (threadIdx.x < 64) {                    // warp 0: where the block starts; warp 1: ends
-        const i64 c = warp_merge_path(a, na, b, nb, threadIdx.x < 32 ? d0 : d1);
-        if ((threadIdx.x & 31) == 0) cut[threadIdx.x >> 5] = c;
-    }
-    __syncthreads();
-    const i64 a0 = cut[0], b0 = d0 - a0;
-    const int la = (int)(cut[1] - a0), total = (int)(d1 - d0), lb = total - la;
-    for (int i = threadIdx.x; i < total; i += MERGE_THREADS)
-        t[i] = i < la ? a[a0 + i] : b[b0 + i - la];
-    __syncthreads();
-    const int d = min((int)threadIdx.x * MERGE_ITEMS, total);
-    int i = (int)merge_path(t, la, t + la, lb, d);
-    int j = d - i;
-    u64 r[MERGE_ITEMS];
-#pragma unroll
-    for (int k = 0; k < MERGE_ITEMS; ++k) {
-        if (d + k < total) {
-            const bool left = j >= lb || (i < la && t[i] <= t[la + j]);
-            r[k] = left ? t[i] : t[la + j];
-            i += left;
-            j += !left;
-        }
-    }
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < MERGE_ITEMS; ++k)
-        if (d + k < total) t[d + k] = r[k];
-    __syncthreads();
-    for (int q = threadIdx.x; q < total; q += MERGE_THREADS) out[o + q] = t[q];
 }
 
 // Exclusive scan of int64 values over the block (every thread passes one; blockDim.x a
@@ -295,35 +222,17 @@ __device__ __forceinline__ i64 block_exclusive_scan64(i64 x, i64* warp_sums, i64
     return r;
 }
 
-// The rank word of entry i, kept | head << 32, and (*once) whether it stands for its edge once
-// (mirror, kept and src < dst): the two words the plan's scan adds up. A kept entry is a
-// segment head when no kept entry of its source comes before it: a backward walk to the
-// previous kept entry or the source's first entry (the walks of a source's kept entries cover
-// disjoint ranges: O(E) in all). batch_ranks and batch_scatter both derive them from the keys
-// and keep flags (reading them again costs less than writing and reading two int64 rows).
-__device__ __forceinline__ i64 rank_word(const u64* __restrict__ keys,
-                                         const unsigned char* __restrict__ keep, i64 i,
-                                         bool mirror, i64* once) {
-    *once = 0;
-    if (!keep[i]) return 0;
-    const u64 k = keys[i];
-    const u64 src = k >> ID_BITS;
-    bool head = true;
-    for (i64 j = i - 1; j >= 0; --j) {
-        if ((keys[j] >> ID_BITS) != src) break;
-        if (keep[j]) { head = false; break; }
-    }
-    *once = mirror && src < (k & ((1ull << ID_BITS) - 1ull));
-    return 1 | ((i64)head << 32);
-}
-
-// The scan's tile sums: one block of SCAN_THREADS per tile of SCAN_TILE entries;
-// tile_sum[2t], tile_sum[2t + 1] get tile t's sums of the rank words and once flags
-// (rank_word), and the last block to finish (a ticket in info[I_TICKET], zero at the plan's
-// start) turns them into their exclusive scans.
+// Two rank words per entry, scanned together: rank[i] = kept | head << 32 and once[i] = whether
+// it stands for its edge once (mirror and src < dst). A kept entry is a segment head when no
+// kept entry of its source comes before it: a backward walk to the previous kept entry or the
+// source's first entry (the walks of a source's kept entries cover disjoint ranges: O(E) in
+// all). One block of SCAN_THREADS per tile of SCAN_TILE entries; tile_sum[2t], tile_sum[2t + 1]
+// get tile t's sums, and the last block to finish (a ticket in info[I_TICKET], zero at the
+// plan's start) turns them into their exclusive scans.
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
 batch_ranks(const u64* __restrict__ keys, const unsigned char* keep, i64 n, int mirror,
-            i64* tile_sum, i64 tiles, i64* __restrict__ info) {
+            i64* __restrict__ rank, i64* __restrict__ once, i64* tile_sum, i64 tiles,
+            i64* __restrict__ info) {
     __shared__ i64 warp_sums[32];
     __shared__ i64 total;
     __shared__ bool last;
@@ -332,8 +241,21 @@ batch_ranks(const u64* __restrict__ keys, const unsigned char* keep, i64 n, int 
     for (int q = 0; q < SCAN_ITEMS; ++q) {
         const i64 i = base + q * SCAN_THREADS + threadIdx.x;
         if (i >= n) break;
-        i64 c;
-        sum += rank_word(keys, keep, i, mirror, &c);
+        i64 r = 0, c = 0;
+        if (keep[i]) {
+            const u64 k = keys[i];
+            const u64 src = k >> ID_BITS;
+            bool head = true;
+            for (i64 j = i - 1; j >= 0; --j) {
+                if ((keys[j] >> ID_BITS) != src) break;
+                if (keep[j]) { head = false; break; }
+            }
+            c = mirror && src < (k & ((1ull << ID_BITS) - 1ull));
+            r = 1 | ((i64)head << 32);
+        }
+        rank[i] = r;
+        once[i] = c;
+        sum += r;
         sum_once += c;
     }
     block_exclusive_scan64(sum, warp_sums, &total);
@@ -366,13 +288,13 @@ batch_ranks(const u64* __restrict__ keys, const unsigned char* keep, i64 n, int 
 // entries once when once_src is given, -1 for the others; else its own rank); the thread of the
 // last entry writes info[I_KEPT], info[I_SEGMENTS] and info[I_ONCE] from the scans' totals.
 // One block of SCAN_THREADS per tile of SCAN_TILE entries (the tiles of batch_ranks, whose
-// tile_sum holds each tile's offsets): the tile's rank words (rank_word; once flags when
-// once_src is given, an undirected batch) are scanned in shared memory (each thread SCAN_ITEMS
-// consecutive entries), then the entries are read and written striped (entry q * SCAN_THREADS
-// + thread), so that neighbouring threads read and write neighbouring words.
+// tile_sum holds each tile's offsets): the tile's rank words are scanned in shared memory (each
+// thread SCAN_ITEMS consecutive entries), then the entries are read and written striped (entry
+// q * SCAN_THREADS + thread), so that neighbouring threads read and write neighbouring words.
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
 batch_scatter(const u64* __restrict__ keys, const unsigned char* __restrict__ keep,
-              const i64* __restrict__ at_all, const i64* __restrict__ tile_sum, i64 n,
+              const i64* __restrict__ at_all, const i64* __restrict__ rank,
+              const i64* __restrict__ once, const i64* __restrict__ tile_sum, i64 n,
               i64* __restrict__ info, int* __restrict__ src, int* __restrict__ dst,
               i64* __restrict__ at, i64* __restrict__ seg_start, int* __restrict__ once_src,
               int* __restrict__ once_dst, i64* __restrict__ res) {
@@ -384,11 +306,11 @@ batch_scatter(const u64* __restrict__ keys, const unsigned char* __restrict__ ke
     const i64 m = 0xFFFFFFFFll;
     const u64 mask = (1ull << ID_BITS) - 1ull;
     const i64 base = (i64)blockIdx.x * SCAN_TILE;
-    const bool mirror = once_src != nullptr;
     for (int q = 0; q < SCAN_ITEMS; ++q) {
         const int o = q * SCAN_THREADS + threadIdx.x;
-        i64 c = 0;
-        const i64 r = base + o < n ? rank_word(keys, keep, base + o, mirror, &c) : 0;
+        const bool in = base + o < n;
+        const i64 r = in ? rank[base + o] : 0;
+        const i64 c = in ? once[base + o] : 0;
         tile[o] = r;
         tile_once[o] = c;
         flags[o] = (unsigned char)((r & 1) | (((r >> 32) & 1) << 1) | (c << 2));

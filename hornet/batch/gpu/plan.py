@@ -8,8 +8,7 @@ entries, segments) are bounded by the batch's entries, and the kernels read the 
 from the device. The scan that ranks the kept entries is fused into two of the launches
 (``batch_ranks`` sums tiles and its last block scans the sums, ``batch_scatter`` rescans its
 tile), and a batch of at most :data:`SORT_MAX` entries is sorted by the module's own
-kernels (tiles sorted in shared memory, then ``log2(tiles)`` merge passes, each block
-merging a tile of the output in shared memory from one merge-path search) into the plan's
+kernels (tiles sorted in shared memory, then ``log2(tiles)`` merge passes) into the plan's
 scratch, instead of CuPy's sort and its temporary storage (bench/tools/plan_sort_gpu.py
 compares the two by size). Its temporaries live in one scratch reused
 batch after batch, and its kernels are launched through prepared argument buffers: a batch's
@@ -49,9 +48,6 @@ MAX_ENTRIES = (1 << 25) - 1
 #: keys a block of ``batch_tile_sort`` sorts in shared memory (plan.cu)
 SORT_TILE = 1024
 SORT_THREADS = 256
-#: keys a block of ``batch_merge_tiles`` writes in a merge pass, and its threads (plan.cu)
-MERGE_TILE = 1024
-MERGE_THREADS = 256
 #: most entries sorted by the module's kernels (more: the radix sort of
 #: :mod:`hornet.batch.gpu.key_sort` up to RADIX_MAX, or CuPy's sort); overridable with the
 #: environment variable HORNET_PLAN_SORT_MAX (0: never the module's kernels)
@@ -73,8 +69,8 @@ _SCRATCH: list = []
 _LAUNCHES: dict = {}
 # kernel -> its number of parameters (every launch goes through a PreparedLaunch)
 _ARITY = {"batch_keys<int>": 6, "batch_keys<long long>": 6, "batch_find": 8,
-          "batch_ranks": 7, "batch_scatter": 13, "batch_plan": 17, "batch_place": 6,
-          "batch_commit": 10, "batch_tile_sort": 2, "batch_merge_tiles": 4,
+          "batch_ranks": 9, "batch_scatter": 15, "batch_plan": 17, "batch_place": 6,
+          "batch_commit": 10, "batch_tile_sort": 2, "batch_merge_pass": 4,
           "batch_common": 7, "batch_overlap": 7, "batch_shift": 6, "batch_degrees": 5}
 
 
@@ -107,9 +103,8 @@ def _sort_keys(first: int, other: int, entries: int) -> None:
     tiles = -(-entries // SORT_TILE)
     _launch_tiles("batch_tile_sort", tiles, SORT_THREADS, [first, entries])
     width = SORT_TILE
-    blocks = -(-entries // MERGE_TILE)
     for _ in range(_merge_passes(entries)):
-        _launch_tiles("batch_merge_tiles", blocks, MERGE_THREADS, [first, other, entries, width])
+        _launch("batch_merge_pass", entries, [first, other, entries, width])
         first, other = other, first
         width *= 2
 
@@ -203,7 +198,9 @@ def plan_entries(ws: _Scratch, s, d, mirror: bool, inserting: bool, degree, edge
     info.data.memset_async(0, INFO_WORDS * 8)
     row = ws.wide.data.ptr
     step = ws.capacity * 8
-    r_keys, r_at_all = row, row + step
+    # rows 2 and 5 hold the scan's two rank words (batch_plan writes row 5 afterwards)
+    r_keys, r_at_all, r_flags = (row + k * step for k in range(3))
+    r_once = row + 5 * step
     p_info, p_keep = info.data.ptr, ws.keep.data.ptr
     own_sort = entries <= SORT_MAX
     # the module's sort ends in the keys' row when the keys start in at_all's row for an odd
@@ -222,9 +219,10 @@ def plan_entries(ws: _Scratch, s, d, mirror: bool, inserting: bool, degree, edge
     tiles = -(-entries // SCAN_TILE)
     p_tile_sum = ws.tile_sum.data.ptr
     _launch_tiles("batch_ranks", tiles, SCAN_THREADS,
-                  [r_keys, p_keep, entries, int(mirror), p_tile_sum, tiles, p_info])
+                  [r_keys, p_keep, entries, int(mirror), r_flags, r_once, p_tile_sum, tiles,
+                   p_info])
     _launch_tiles("batch_scatter", tiles, SCAN_THREADS,
-                  [r_keys, p_keep, r_at_all, p_tile_sum, entries, p_info,
+                  [r_keys, p_keep, r_at_all, r_flags, r_once, p_tile_sum, entries, p_info,
                    p_src, p_dst, p_at, p_seg_start, p_once_src, p_once_dst, p_res])
 
 
