@@ -394,16 +394,19 @@ def test_a_planned_batch_that_frees_no_block_gives_none_back(monkeypatch):
         gpu.check()
 
 
-@pytest.mark.parametrize("n", [1, 2, 4095, 4096, 4097, 3 * 4096 + 5, 8 * 4096, 9 * 4096 + 1,
-                               100_003])
-def test_plan_sort_kernels_match_numpy(n):
+@pytest.mark.parametrize("n", [1, 2, 1023, 1024, 1025, 2049, 4095, 4096, 4097, 3 * 4096 + 5,
+                               8 * 4096, 9 * 4096 + 1, 100_003, 1_000_037])
+@pytest.mark.parametrize("spread", ["wide", "narrow"])
+def test_plan_sort_kernels_match_numpy(n, spread):
     """The plan's own sort (tiles in shared memory, merge passes), with repeats and the
     self-loop key ALL_ONES among the keys, against NumPy's sort; the sorted keys end in the
-    buffer the plan reads them from (the first for an even number of passes)."""
+    buffer the plan reads them from (the first for an even number of passes). ``narrow``:
+    keys from 16 values (long runs of equal keys across the merges' tiles)."""
     import cupy
     from hornet.batch.gpu import plan
     rng = np.random.default_rng(n)
-    keys = rng.integers(0, 1 << 62, n, dtype=np.int64).astype(np.uint64)
+    top = 1 << 62 if spread == "wide" else 16
+    keys = rng.integers(0, top, n, dtype=np.int64).astype(np.uint64)
     keys[rng.integers(0, n, n // 3)] = keys[rng.integers(0, n, n // 3)]    # repeats
     keys[rng.integers(0, n, n // 50)] = np.uint64(0xFFFFFFFFFFFFFFFF)
     keys[rng.integers(0, n, n // 50)] = 0

@@ -14,8 +14,9 @@
 // and ks_scatter writes each key to its place: the digit's start (a scan of the totals), the
 // tile's offset within the digit, the warps before it in the tile, and its rank within its
 // warp (warps take consecutive runs of the tile, 32 keys a round in order; keys of one digit
-// in a round rank by lane, found by __match_any_sync). The order of equal digits is kept. The
-// tile goes through shared memory in digit order, so that its writes are runs of words.
+// in a round rank by lane, found by one ballot per digit bit, ks_match). The order of equal
+// digits is kept. The tile goes through shared memory in digit order, so that its writes are
+// runs of words.
 //
 // Compiled once per process by cupy.RawModule (NVRTC, -std=c++17); includes segmented.cuh.
 
@@ -78,6 +79,20 @@ __device__ __forceinline__ unsigned ks_block_scan(unsigned x, unsigned* warp_sum
     const unsigned r = incl - x + warp_sums[warp];
     __syncthreads();
     return r;
+}
+
+// The lanes of the warp holding the same w-bit digit d as this one (valid lanes only; an
+// invalid lane's result is not used): one ballot per bit of the digit, as CUB's radix ranking
+// matches digits, instead of __match_any_sync (2 x 10^6 keys of 24-bit ids on the H200: 231
+// against 263 us, bench/results/key_sort_gpu.md). Every lane of the warp must call it.
+__device__ __forceinline__ unsigned ks_match(unsigned d, int w, bool valid) {
+    unsigned peers = __ballot_sync(0xFFFFFFFFu, valid);
+    for (int q = 0; q < w; ++q) {
+        const bool bit = (d >> q) & 1u;
+        const unsigned set = __ballot_sync(0xFFFFFFFFu, bit);
+        peers &= bit ? set : ~set;
+    }
+    return peers;
 }
 
 // hist[d * tiles + t] = keys of tile t (block t) whose digit of pass `pass` is d, for every
@@ -158,7 +173,7 @@ ks_scatter(const u64* __restrict__ in, u64* __restrict__ out, i64 n,
         const bool valid = i < n;
         key[r] = valid ? in[i] : 0ull;
         const unsigned d = valid ? ks_digit(key[r], b, lo, mask) : 0xFFFFFFFFu;
-        const unsigned peers = __match_any_sync(0xFFFFFFFFu, d);
+        const unsigned peers = ks_match(d, w, valid);
         unsigned before = 0;
         if (valid) before = counts[warp][d];
         __syncwarp();

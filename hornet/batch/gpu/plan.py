@@ -56,8 +56,8 @@ SORT_MAX = int(os.environ.get("HORNET_PLAN_SORT_MAX", 1 << 18))
 #: :func:`hornet.batch.gpu.key_sort.sort_keys` (passes over the bits the batch's ids use,
 #: no temporary storage); False (or the environment variable HORNET_PLAN_RADIX=0), or
 #: larger batches: by CuPy's sort (all 64 bits). On the H200, 2 x 10^6 keys of ids below
-#: 2^24: 260 us of device time against CuPy's 236, but K24 10^6 inserts 0.92x with it (the
-#: host's time in CuPy's call); 2 x 10^7 keys: 2107 us against 1290
+#: 2^24: 231 us of device time against CuPy's 237, and K24 10^6 inserts 0.92x with it (the
+#: host's time in CuPy's call); 2 x 10^7 keys: 2375 us against 1387
 #: (bench/tools/key_sort_gpu.py, bench/tools/knob_ab_gpu.py)
 RADIX_SORT = os.environ.get("HORNET_PLAN_RADIX", "1") != "0"
 RADIX_MAX = 1 << 22
