@@ -83,8 +83,8 @@ __device__ __forceinline__ unsigned ks_block_scan(unsigned x, unsigned* warp_sum
 
 // The lanes of the warp holding the same w-bit digit d as this one (valid lanes only; an
 // invalid lane's result is not used): one ballot per bit of the digit, as CUB's radix ranking
-// matches digits, instead of __match_any_sync (2 x 10^6 keys of 24-bit ids on the H200: 231
-// against 263 us, bench/results/key_sort_gpu.md). Every lane of the warp must call it.
+// matches digits; faster than __match_any_sync on the H200 (bench/results/key_sort_gpu.md).
+// Every lane of the warp must call it.
 __device__ __forceinline__ unsigned ks_match(unsigned d, int w, bool valid) {
     unsigned peers = __ballot_sync(0xFFFFFFFFu, valid);
     for (int q = 0; q < w; ++q) {
