@@ -13,6 +13,9 @@ trees must return the same changes.
         [--sizes 1000 10000 100000 1000000] [--repeats 15] [--profile 24:10000 ...]
         [--no-check]
 
+Each row also gives, per tree and operation, the slowest call over the median and (in
+parentheses) the calls over twice the median (the latency benchmark's criterion).
+
 ``--profile SCALE:SIZE``: after the timings, a cProfile of a few insert and delete batches
 of that size on the working tree's graph (host time by function, cumulative and own).
 """
@@ -56,6 +59,12 @@ def _times(cupy, graphs, order, make_call, undo, repeats):
         if not (np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])):
             raise SystemExit(f"round {r}: the two trees returned different changes")
     return out
+
+
+def _spikes(times: list) -> str:
+    """The slowest of ``times`` over their median and how many exceed twice the median."""
+    med = statistics.median(times)
+    return f"{max(times) / med:.2f} ({sum(t > 2 * med for t in times)})"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -104,10 +113,14 @@ def main(argv: list[str] | None = None) -> None:
             med = {k: statistics.median(v) * 1e6 for k, v in
                    (("ins base", t_ins["base"]), ("ins new", t_ins["new"]),
                     ("del base", t_del["base"]), ("del new", t_del["new"]))}
+            over = {k: _spikes(v) for k, v in
+                    (("ins base", t_ins["base"]), ("ins new", t_ins["new"]),
+                     ("del base", t_del["base"]), ("del new", t_del["new"]))}
             row = (f"kron{scale} b={b}: insert base {med['ins base']:.0f} us, new "
                    f"{med['ins new']:.0f} us ({med['ins new'] / med['ins base']:.2f}); delete "
                    f"base {med['del base']:.0f} us, new {med['del new']:.0f} us "
-                   f"({med['del new'] / med['del base']:.2f}); {reps} rounds")
+                   f"({med['del new'] / med['del base']:.2f}); {reps} rounds; max/median, "
+                   f"calls over 2x: " + ", ".join(f"{k} {v}" for k, v in over.items()))
             rows.append(row)
             print(row, flush=True)
         for g_ in graphs.values():

@@ -21,7 +21,7 @@ from .cpu.small import CPU_SMALL_ENTRIES, CpuSmallBatches, small_path_gate
 from ..change import EdgeChange
 from ..memory.manager import DeviceMemoryError
 from .gpu.pairs import device_pairs
-from .gpu.small import SmallBatches
+from .gpu.small import SmallBatches, rewrite_lookup
 from .pipeline import compact_memory
 from .small_layout import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID, H_MOVES,
                            H_PIECES, H_RESULTS, MAX_FIELDS, MODE_DELETE, MODE_INSERT,
@@ -95,6 +95,7 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     freed = header[H_FREED:H_FREED + NUM_CLASSES]
     # the few classes the batch takes blocks from or gives blocks to (counts are >= 0)
     touched = list(compress(range(NUM_CLASSES), map(or_, need, freed)))
+    refills = cache.short_refills
     if kept and header[H_MOVES]:
         try:
             cache.reserve(need, touched)   # a ring short of blocks takes them from the trees
@@ -110,7 +111,8 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     if mode == MODE_INSERT:
         g._n = n
     if kept:
-        g._small.rewrite(mode, header[H_PIECES], cache, accept, mm.lookup(),
+        g._small.rewrite(mode, header[H_PIECES], cache, accept,
+                            rewrite_lookup(mm) if g.device == "gpu" else mm.lookup(),
                             mm.field_dtypes,
                             [values[k] for k in g._edge_schema] if mode == MODE_INSERT
                             else [None] * len(g._edge_schema),
@@ -118,8 +120,10 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
                             g._edge_ptr)
         spills = cache.commit(need, freed, accept, touched)
         # an array for a class short of room, while the device rewrites the lists (only
-        # when top_up did nothing this batch: one step of the cache's refill per batch)
-        cache.grow_ahead()
+        # when neither top_up nor a ring found short took from the trees this batch: one
+        # step of the cache's refill per batch)
+        if cache.short_refills == refills:
+            cache.grow_ahead()
         g._entries += kept if mode == MODE_INSERT else -kept
         if spills:
             # released with a wait for its counts: the rewrite is the batch's last kernel, so

@@ -76,6 +76,7 @@ SMALL_GRAPH_BUDGETS = 16   # ... in a graph whose lists take fewer bytes than 16
 DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
+COPY_SHARE_SHIFT = 10      # ... and peak needs may raise them to 1/1024 of the list slots
 STEP_CLASSES = 3           # the most rings one top_up step refills
 MARK_SHIFT = 2             # a ring under 1/4 of its goal is refilled ahead ...
 MARK_PEAKS = 3             # ... or under this many of its class's peak needs
@@ -309,8 +310,23 @@ class BlockCache:
         b = max(self.boost[k], min(self.demand_batches * rate, ceiling))
         cap = self._cap(k)
         g = min(max(int(self.target[k]), b), cap)
-        level = max(g, min(self.peak_goal * self.peak[k], ceiling, self.ring_slots // 2, cap))
+        level = max(g, min(self.peak_goal * self.peak[k], self._peak_ceiling(k),
+                           self.ring_slots // 2, cap))
         return level, b, g
+
+    def _peak_ceiling(self, k: int) -> int:
+        """The most blocks that recent peak needs may raise ring ``k`` to: its ceiling, or
+        for a class up to ``SPARE_MAX_CLASS`` (whose blocks the small-batch path pops and
+        pushes in pairs, a hub's list copied to a fresh block of its class) as many blocks
+        as fill ``1 / 2**COPY_SHARE_SHIFT`` of the graph's list slots if more: a batch
+        touching a few hubs of a class then finds their blocks in the ring, instead of
+        taking them from the trees (and making block arrays) on its own path, while the
+        reserve of every such class stays a small share of the graph."""
+        ceiling = int(self.ceiling[k])
+        if k > SPARE_MAX_CLASS or not ceiling:
+            return ceiling
+        share = (self.manager.list_slots(settle=False) >> COPY_SHARE_SHIFT) >> k
+        return max(ceiling, min(share, self.ring_slots // 2))
 
     def _refill(self, ks, need, free=None) -> None:
         """Fill every ring of ``ks`` to ``need[k]`` (None: nothing) plus its refill level
