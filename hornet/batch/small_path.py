@@ -4,7 +4,11 @@ A batch small enough (:data:`~hornet.batch.small_layout.SMALL_ENTRIES` entries o
 :data:`~hornet.batch.cpu.small.CPU_SMALL_ENTRIES` on the CPU, once mirrored) is prepared by
 one kernel (:mod:`hornet.batch.gpu.small`, :mod:`hornet.batch.cpu.small`), whose header
 (:mod:`hornet.batch.small_layout`) tells the host which blocks the batch takes from and gives
-to the block cache (:mod:`hornet.memory.block_cache`); a second kernel rewrites the lists.
+to the block cache (:mod:`hornet.memory.block_cache`); a second kernel rewrites the lists. A
+GPU graph's first small batch fills the rings of the classes whose lists the kernels copy
+within their class ahead (:meth:`~hornet.memory.block_cache.BlockCache.fill_copy_classes`);
+a graph without edge properties rewrites without the block-array lookup, so that a batch
+that made block arrays leaves its rebuild to the next batch's cache step.
 Anything this path does not take (other inputs, bad ids: the general pipeline then refuses
 them with its usual message) returns None with nothing changed.
 
@@ -124,6 +128,11 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
         # step of the cache's refill per batch)
         if cache.short_refills == refills:
             cache.grow_ahead()
+        if g.device == "gpu" and not cache.copy_classes_filled:
+            try:                           # (once per graph: its first small batch)
+                cache.fill_copy_classes()
+            except DeviceMemoryError:
+                pass                       # the rings fill on demand, as without it
         g._entries += kept if mode == MODE_INSERT else -kept
         if spills:
             # released with a wait for its counts: the rewrite is the batch's last kernel, so
