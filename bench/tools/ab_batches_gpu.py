@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
                                  description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base", type=Path, required=True, help="checkout holding the base tree")
-    ap.add_argument("--scales", type=int, nargs="+", default=[20, 24])
+    ap.add_argument("--scales", type=int, nargs="*", default=[20, 24])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10**4, 10**5, 10**6])
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--real", nargs="*", default=[],
