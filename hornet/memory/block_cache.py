@@ -320,9 +320,7 @@ class BlockCache:
         """Blocks under which :meth:`top_up` refills ring ``k``: its mark (a share of its
         goal) or ``MARK_PEAKS`` recent peak needs, whichever is more, but at most half the
         level its last refill brought it to (a class that keeps no reserve, or was never
-        refilled, has none: a batch's :meth:`reserve` serves it); for a class whose lists
-        the small-batch path copies within it (``COPY_MIN_CLASS`` to ``SPARE_MAX_CLASS``),
-        at least ``COPY_MARK / 2`` recent peak needs (see :meth:`_level`)."""
+        refilled, has none: a batch's :meth:`reserve` serves it)."""
         trigger = min(max(self._mark[k], MARK_PEAKS * self.peak[k]), self._fill[k] >> 1)
         if COPY_MIN_CLASS <= k <= SPARE_MAX_CLASS:       # (see _level)
             trigger = max(trigger, min(COPY_MARK * self.peak[k] >> 1, self.ring_slots >> 1))
