@@ -81,8 +81,6 @@ DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
 COPY_MIN_CLASS = 12        # (lists of at most 2^11 items are never copied: COPY_ITEMS)
-COPY_PEAKS = 2             # from COPY_MIN_CLASS on: a ring holds at least 2 peak needs ...
-COPY_MARK = 3              # ... refilled ahead under 3 / 2 of them
 COPY_SHARE_SHIFT = 10      # ... and peak needs may raise them to 1/1024 of the list slots
 STEP_CLASSES = 3           # the most rings one top_up step refills
 MARK_SHIFT = 2             # a ring under 1/4 of its goal is refilled ahead ...
@@ -277,18 +275,17 @@ class BlockCache:
         self._grow.difference_update(ks)
 
     def fill_copy_classes(self) -> None:
-        """Fill ahead, in one batched allocation, the empty ring of every class up to
-        ``SPARE_MAX_CLASS`` that holds lists, to its refill level (at least ``SPARE_BLOCKS``
-        where the class's share allows): the small-batch path copies a hub's list to a
-        fresh block of its class (from ``COPY_MIN_CLASS`` on), and a rare class's first
-        move or copy would otherwise find its ring empty and take the block from the trees,
-        often making a block array, on its batch's own path. For a graph's first small
-        batch (``copy_classes_filled`` says whether it ran). All or nothing
-        (:class:`DeviceMemoryError`)."""
+        """Fill ahead, in one batched allocation, the empty ring of every class from
+        ``COPY_MIN_CLASS`` to ``SPARE_MAX_CLASS`` that holds lists, to its refill level (at
+        least ``SPARE_BLOCKS``): the small-batch path copies a hub's list to a fresh block of
+        its class, and the first copy of a class would otherwise find its ring empty and take
+        the block from the trees, often making a block array, on its batch's own path. For
+        a graph's first small batch (``copy_classes_filled`` says whether it ran). All or
+        nothing (:class:`DeviceMemoryError`)."""
         self.copy_classes_filled = True
         mm = self.manager
         blocks = [0] * NUM_CLASSES
-        for k in range(mm.min_size_class, SPARE_MAX_CLASS + 1):
+        for k in range(max(mm.min_size_class, COPY_MIN_CLASS), SPARE_MAX_CLASS + 1):
             if self.size(k) == 0 and mm.blocks_holding_lists(k) > 0:
                 blocks[k] = SPARE_BLOCKS
         self.fill_ahead(blocks)
@@ -321,10 +318,7 @@ class BlockCache:
         goal) or ``MARK_PEAKS`` recent peak needs, whichever is more, but at most half the
         level its last refill brought it to (a class that keeps no reserve, or was never
         refilled, has none: a batch's :meth:`reserve` serves it)."""
-        trigger = min(max(self._mark[k], MARK_PEAKS * self.peak[k]), self._fill[k] >> 1)
-        if COPY_MIN_CLASS <= k <= SPARE_MAX_CLASS:       # (see _level)
-            trigger = max(trigger, min(COPY_MARK * self.peak[k] >> 1, self.ring_slots >> 1))
-        return trigger
+        return min(max(self._mark[k], MARK_PEAKS * self.peak[k]), self._fill[k] >> 1)
 
     def _level(self, k: int) -> tuple:
         """(refill level, raised boost, goal with that boost) of ring ``k``: its goal after
@@ -340,14 +334,6 @@ class BlockCache:
         g = min(max(int(self.target[k]), b), cap)
         level = max(g, min(self.peak_goal * self.peak[k], self._peak_ceiling(k),
                            self.ring_slots // 2, cap))
-        if COPY_MIN_CLASS <= k <= SPARE_MAX_CLASS:
-            # a class whose lists the small-batch path copies within it: pops and pushes
-            # balance, so the ring holds what the last batch popped, and a batch copying
-            # more lists than that would take from the trees on its own path; the ring is
-            # kept at COPY_PEAKS recent peaks (refilled ahead under COPY_MARK / 2 of them,
-            # see _trigger), whatever the class's share of lists: memory of the order of
-            # what the batches copy
-            level = max(level, min(COPY_PEAKS * self.peak[k], self.ring_slots // 2))
         return level, b, g
 
     def _peak_ceiling(self, k: int) -> int:
