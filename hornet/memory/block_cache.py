@@ -276,8 +276,8 @@ class BlockCache:
 
     def fill_copy_classes(self) -> None:
         """Fill ahead, in one batched allocation, the empty ring of every class from
-        ``COPY_MIN_CLASS`` to ``SPARE_MAX_CLASS`` that holds lists, to its refill level (at
-        least ``SPARE_BLOCKS``): the small-batch path copies a hub's list to a fresh block of
+        ``COPY_MIN_CLASS`` to ``SPARE_MAX_CLASS`` that holds lists, to its refill level
+        (``SPARE_BLOCKS`` where the class's share of lists allows): the small-batch path copies a hub's list to a fresh block of
         its class, and the first copy of a class would otherwise find its ring empty and take
         the block from the trees, often making a block array, on its batch's own path. For
         a graph's first small batch (``copy_classes_filled`` says whether it ran). All or
