@@ -169,3 +169,69 @@ def test_growing_graph_refills_the_cache_one_step_per_batch(device, small_path_c
     assert sum(c["cached_blocks"] for c in after["size_classes"].values()) == 0
     assert after["block_bytes"] < grown              # memory followed the graph down
     g.check()
+
+
+def test_copy_class_rings_filled_ahead_and_kept_by_hub_copies(device):
+    """``fill_copy_classes`` fills the empty ring of every class from COPY_MIN_CLASS to
+    SPARE_MAX_CLASS that holds lists (and of no other class); on the GPU the first small
+    batch does it. Batches touching the hubs' lists then pop and push blocks of those classes
+    (GPU: a hub's list copied to a fresh block of its class) without finding their rings
+    short;
+    the edges equal a set kept on the side and the graph's invariants (every cached block a
+    distinct block of its class) hold throughout."""
+    from hornet.memory.block_cache import COPY_MIN_CLASS, SPARE_BLOCKS, SPARE_MAX_CLASS
+    rng = np.random.default_rng(5)
+    n = 1 << 16
+    # sixteen hubs whose lists fill each of classes 12, 13 and 14 (degrees 3000, 6000,
+    # 12000: enough lists that the classes' share allows SPARE_BLOCKS), in a graph large
+    # enough not to bound its reserve by its own size, and a sparse random rest
+    hubs = {16 * j + i: 3000 << j for j in range(3) for i in range(16)}
+    others = np.arange(len(hubs), n)
+    src = np.concatenate([np.full(k, v) for v, k in hubs.items()] +
+                         [rng.integers(0, n, 300000)])
+    dst = np.concatenate([rng.choice(others, k, replace=False) for k in hubs.values()] +
+                         [rng.integers(0, n, 300000)])
+    g = hornet.Graph.from_edges(src, dst, num_vertices=n, directed=False, device=device)
+    to_host = g._mm.backend.to_host
+    es, ed = g.edges()
+    edges = set(zip(to_host(es).tolist(), to_host(ed).tolist()))
+    cache = g._mm.block_cache()
+    if device == "cpu":                      # (the GPU's first small batch calls it)
+        cache.fill_copy_classes()
+    else:
+        xp = g._xp                           # (device pairs: the small-batch path)
+        change = g.insert_edges(xp.asarray([n - 1]), xp.asarray([n - 2]))
+        g.delete_edges(change.src, change.dst)
+        if change.src.size:
+            edges.discard((int(change.src[0]), int(change.dst[0])))
+    assert cache.copy_classes_filled
+    classes = to_host(g._size_class[:n]).astype(np.int64)
+    held = set(classes[classes >= 0].tolist())
+    for k in range(COPY_MIN_CLASS, SPARE_MAX_CLASS + 1):
+        if k in held:
+            assert cache.size(k) >= SPARE_BLOCKS, k
+        else:
+            assert cache.size(k) == 0, k
+    g.check()
+    hub_ids = np.array(list(hubs))
+    short = []                               # classes a batch found short (reserve)
+    reserve = cache.reserve
+
+    def noting_reserve(need, classes=None):
+        short.extend(k for k in range(NUM_CLASSES) if need[k] > cache.size(k))
+        return reserve(need, classes)
+    cache.reserve = noting_reserve
+    for batch in range(20):
+        s = np.concatenate([rng.choice(hub_ids, 2, replace=False), rng.integers(48, n, 40)])
+        d = rng.integers(48, n, s.size)
+        change = g.insert_edges(g._xp.asarray(s), g._xp.asarray(d))
+        for a, b in zip(to_host(change.src).tolist(), to_host(change.dst).tolist()):
+            edges.add((a, b))
+        gone = g.delete_edges(change.src[::2], change.dst[::2])
+        for a, b in zip(to_host(gone.src).tolist(), to_host(gone.dst).tolist()):
+            edges.discard((a, b))
+    # (the CPU's small path moves lists but copies none within their class)
+    assert not [k for k in short if k >= COPY_MIN_CLASS], short
+    es, ed = g.edges()
+    assert set(zip(to_host(es).tolist(), to_host(ed).tolist())) == edges
+    g.check()

@@ -99,7 +99,9 @@ def test_gpu_deletes_that_skip_the_wait_leave_the_same_graphs(monkeypatch):
             assert old.size == 0 and mm.stats() == before
         return verdict
     monkeypatch.setattr(bound, "settles_nothing", checked)
+    import hornet.batch.planned as planned
     monkeypatch.setattr(bound, "MIN_ENTRIES", 0)                # every planned delete
+    monkeypatch.setattr(planned, "BOUND_MIN_ENTRIES", 0)
     rng = np.random.default_rng(6)
     n = 1 << 22                      # many rows: compacting must give back much room
     graphs = [hornet.Graph(directed=False, device="gpu", num_vertices=n,

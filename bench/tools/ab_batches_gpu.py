@@ -11,7 +11,10 @@ trees must return the same changes.
 
     python3 -m bench.tools.ab_batches_gpu --base /tmp/base [--scales 20 24]
         [--sizes 1000 10000 100000 1000000] [--repeats 15] [--profile 24:10000 ...]
-        [--no-check]
+        [--real soc-Epinions1 ...] [--no-check]
+
+Each row also gives, per tree and operation, the slowest call over the median and (in
+parentheses) the calls over twice the median (the latency benchmark's criterion).
 
 ``--profile SCALE:SIZE``: after the timings, a cProfile of a few insert and delete batches
 of that size on the working tree's graph (host time by function, cumulative and own).
@@ -30,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 import hornet
-from bench.common import kronecker
+from bench.common import kronecker, real_graph_path
 from bench.tools.ab_trees import load_base
 
 
@@ -58,14 +61,23 @@ def _times(cupy, graphs, order, make_call, undo, repeats):
     return out
 
 
+def _spikes(times: list) -> str:
+    """The slowest of ``times`` over their median and how many exceed twice the median."""
+    med = statistics.median(times)
+    return f"{max(times) / med:.2f} ({sum(t > 2 * med for t in times)})"
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench.tools.ab_batches_gpu",
                                  description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base", type=Path, required=True, help="checkout holding the base tree")
-    ap.add_argument("--scales", type=int, nargs="+", default=[20, 24])
+    ap.add_argument("--scales", type=int, nargs="*", default=[20, 24])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10**4, 10**5, 10**6])
     ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--real", nargs="*", default=[],
+                    help="real graphs of the data folder (names), directed, as the latency "
+                         "benchmark's --real")
     ap.add_argument("--profile", nargs="*", default=[], help="SCALE:SIZE to profile")
     ap.add_argument("--no-check", action="store_true",
                     help="skip the graphs' invariant checks after the timings")
@@ -75,21 +87,27 @@ def main(argv: list[str] | None = None) -> None:
     packages = {"base": base, "new": hornet}
     print(f"device: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
     rows = []
-    for scale in args.scales:
-        src, dst = kronecker(scale, seed=scale, xp=cupy)
+    for scale in args.scales + args.real:
+        if isinstance(scale, int):
+            label, directed, n_ = f"kron{scale}", False, 1 << scale
+            src, dst = kronecker(scale, seed=scale, xp=cupy)
+        else:                       # a real graph of the data folder, directed (as --real)
+            hs, hd, _ = hornet.io.read_edges(real_graph_path(scale))
+            label, directed, n_ = scale, True, int(max(hs.max(), hd.max())) + 1
+            src, dst = cupy.asarray(hs), cupy.asarray(hd)
         graphs = {}
         for name, p in packages.items():
             t = time.perf_counter()
-            graphs[name] = p.Graph.from_edges(src, dst, num_vertices=1 << scale,
-                                              directed=False, device="gpu")
+            graphs[name] = p.Graph.from_edges(src, dst, num_vertices=n_,
+                                              directed=directed, device="gpu")
             cupy.cuda.Device().synchronize()
-            print(f"kron{scale} {name}: build {time.perf_counter() - t:.2f} s", flush=True)
+            print(f"{label} {name}: build {time.perf_counter() - t:.2f} s", flush=True)
         del src, dst
         g = graphs["new"]
         n = g.num_vertices
         es, ed = g.edges()
         rs = cupy.random.RandomState(1)
-        for b in args.sizes:
+        for b in (b for b in args.sizes if b <= g.num_edges):
             reps = args.repeats if b <= 10**5 else max(5, args.repeats // 3)
             ins = [(rs.randint(0, n, b, dtype=cupy.int64), rs.randint(0, n, b, dtype=cupy.int64))
                    for _ in range(reps + 1)]
@@ -104,10 +122,14 @@ def main(argv: list[str] | None = None) -> None:
             med = {k: statistics.median(v) * 1e6 for k, v in
                    (("ins base", t_ins["base"]), ("ins new", t_ins["new"]),
                     ("del base", t_del["base"]), ("del new", t_del["new"]))}
-            row = (f"kron{scale} b={b}: insert base {med['ins base']:.0f} us, new "
+            over = {k: _spikes(v) for k, v in
+                    (("ins base", t_ins["base"]), ("ins new", t_ins["new"]),
+                     ("del base", t_del["base"]), ("del new", t_del["new"]))}
+            row = (f"{label} b={b}: insert base {med['ins base']:.0f} us, new "
                    f"{med['ins new']:.0f} us ({med['ins new'] / med['ins base']:.2f}); delete "
                    f"base {med['del base']:.0f} us, new {med['del new']:.0f} us "
-                   f"({med['del new'] / med['del base']:.2f}); {reps} rounds")
+                   f"({med['del new'] / med['del base']:.2f}); {reps} rounds; max/median, "
+                   f"calls over 2x: " + ", ".join(f"{k} {v}" for k, v in over.items()))
             rows.append(row)
             print(row, flush=True)
         for g_ in graphs.values():

@@ -31,6 +31,7 @@ from ..memory.manager import DeviceMemoryError
 from .gpu.medium import H_TAKE_SHORT, MEDIUM_ENTRIES, MediumBatches
 from .gpu.plan import I_BAD
 from .gpu.pairs import device_pairs
+from .gpu.small import rewrite_lookup
 from .pipeline import compact_memory
 from . import planned
 from .planned import _first_pairs
@@ -139,7 +140,8 @@ def medium_update(g, mode, s, d, edge_props) -> EdgeChange | None:
             first, _ = _first_pairs(xp, s, d, SimpleNamespace(src=ks, dst=kd, kept=kept),
                                     not g.directed)
             ws.set_first_pairs(first)
-        ws.rewrite(mode, header[H_WARPS], header[H_PIECES], pool, mm.lookup(), mm.field_dtypes,
+        ws.rewrite(mode, header[H_WARPS], header[H_PIECES], pool, rewrite_lookup(mm),
+                   mm.field_dtypes,
                    [values[k] for k in g._edge_schema] if inserting
                    else [None] * len(g._edge_schema),
                    list(outs.values()), g._degree, g._size_class, g._edge_ptr)

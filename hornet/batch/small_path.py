@@ -4,7 +4,11 @@ A batch small enough (:data:`~hornet.batch.small_layout.SMALL_ENTRIES` entries o
 :data:`~hornet.batch.cpu.small.CPU_SMALL_ENTRIES` on the CPU, once mirrored) is prepared by
 one kernel (:mod:`hornet.batch.gpu.small`, :mod:`hornet.batch.cpu.small`), whose header
 (:mod:`hornet.batch.small_layout`) tells the host which blocks the batch takes from and gives
-to the block cache (:mod:`hornet.memory.block_cache`); a second kernel rewrites the lists.
+to the block cache (:mod:`hornet.memory.block_cache`); a second kernel rewrites the lists. A
+GPU graph's first small batch fills the rings of the classes whose lists the kernels copy
+within their class ahead (:meth:`~hornet.memory.block_cache.BlockCache.fill_copy_classes`);
+a graph without edge properties rewrites without the block-array lookup, so that a batch
+that made block arrays leaves its rebuild to the next batch's cache step.
 Anything this path does not take (other inputs, bad ids: the general pipeline then refuses
 them with its usual message) returns None with nothing changed.
 
@@ -21,7 +25,7 @@ from .cpu.small import CPU_SMALL_ENTRIES, CpuSmallBatches, small_path_gate
 from ..change import EdgeChange
 from ..memory.manager import DeviceMemoryError
 from .gpu.pairs import device_pairs
-from .gpu.small import SmallBatches
+from .gpu.small import SmallBatches, rewrite_lookup
 from .pipeline import compact_memory
 from .small_layout import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID, H_MOVES,
                            H_PIECES, H_RESULTS, MAX_FIELDS, MODE_DELETE, MODE_INSERT,
@@ -95,6 +99,7 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     freed = header[H_FREED:H_FREED + NUM_CLASSES]
     # the few classes the batch takes blocks from or gives blocks to (counts are >= 0)
     touched = list(compress(range(NUM_CLASSES), map(or_, need, freed)))
+    refills = cache.short_refills
     if kept and header[H_MOVES]:
         try:
             cache.reserve(need, touched)   # a ring short of blocks takes them from the trees
@@ -110,7 +115,8 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     if mode == MODE_INSERT:
         g._n = n
     if kept:
-        g._small.rewrite(mode, header[H_PIECES], cache, accept, mm.lookup(),
+        g._small.rewrite(mode, header[H_PIECES], cache, accept,
+                            rewrite_lookup(mm) if g.device == "gpu" else mm.lookup(),
                             mm.field_dtypes,
                             [values[k] for k in g._edge_schema] if mode == MODE_INSERT
                             else [None] * len(g._edge_schema),
@@ -118,8 +124,15 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
                             g._edge_ptr)
         spills = cache.commit(need, freed, accept, touched)
         # an array for a class short of room, while the device rewrites the lists (only
-        # when top_up did nothing this batch: one step of the cache's refill per batch)
-        cache.grow_ahead()
+        # when neither top_up nor a ring found short took from the trees this batch: one
+        # step of the cache's refill per batch)
+        if cache.short_refills == refills:
+            cache.grow_ahead()
+        if g.device == "gpu" and not cache.copy_classes_filled:
+            try:                           # (once per graph: its first small batch)
+                cache.fill_copy_classes()
+            except DeviceMemoryError:
+                pass                       # the rings fill on demand, as without it
         g._entries += kept if mode == MODE_INSERT else -kept
         if spills:
             # released with a wait for its counts: the rewrite is the batch's last kernel, so

@@ -45,9 +45,13 @@ not every other one, while a class whose pops and pushes balance (batches insert
 deleting alike) keeps its static goal: sizing rings by the refilling batch's whole need,
 balanced or not, would make balanced traffic refill and give back far more than it uses.
 Classes up to ``SPARE_MAX_CLASS`` (blocks of up to 2^20 slots) may be raised
-to ``SPARE_BLOCKS`` whatever their size: the small-batch path copies a hub's long list to a
-fresh block of its own class (one pop and one push per batch) rather than rewrite it in place
-with one thread block. Compaction empties the
+to ``SPARE_BLOCKS`` whatever their size, and by peak needs to a share of the graph
+(``COPY_SHARE_SHIFT``): the small-batch path copies a hub's long list to a fresh block of its
+own class (one pop and one push per batch) rather than rewrite it in place with one thread
+block, and a random delete's batch copies dozens of hubs' lists of a class. The rings of
+those classes (``COPY_MIN_CLASS`` on) are filled ahead by a graph's first small batch
+(:meth:`fill_copy_classes`): a class's first copy would otherwise take its block from the
+trees, with a new block array, on its batch's own path. Compaction empties the
 ring of every class it compacts first (the manager calls :meth:`flush`), so memory still
 follows the graph down; :meth:`MemoryManager.stats` counts cached blocks as unused.
 
@@ -76,6 +80,8 @@ SMALL_GRAPH_BUDGETS = 16   # ... in a graph whose lists take fewer bytes than 16
 DEMAND_BATCHES = 8         # a refill holds this many batches of the class's net drain (0: off)
 SPARE_BLOCKS = 2           # per class up to SPARE_MAX_CLASS: what traffic may always raise to
 SPARE_MAX_CLASS = 20       # (a hub's list copied to a fresh block of its class every batch)
+COPY_MIN_CLASS = 12        # (lists of at most 2^11 items are never copied: COPY_ITEMS)
+COPY_SHARE_SHIFT = 10      # ... and peak needs may raise them to 1/1024 of the list slots
 STEP_CLASSES = 3           # the most rings one top_up step refills
 MARK_SHIFT = 2             # a ring under 1/4 of its goal is refilled ahead ...
 MARK_PEAKS = 3             # ... or under this many of its class's peak needs
@@ -150,6 +156,7 @@ class BlockCache:
         self.grow_steps = 0             # grow_ahead steps that made block arrays
         # what this batch's steps did: None, "lookup" or "take" (top_up), "grow" (grow_ahead)
         self.last_step = None
+        self.copy_classes_filled = False   # see fill_copy_classes
 
     @property
     def manager(self):
@@ -267,6 +274,22 @@ class BlockCache:
             raise
         self._grow.difference_update(ks)
 
+    def fill_copy_classes(self) -> None:
+        """Fill ahead, in one batched allocation, the empty ring of every class from
+        ``COPY_MIN_CLASS`` to ``SPARE_MAX_CLASS`` that holds lists, to its refill level
+        (``SPARE_BLOCKS`` where the class's share of lists allows): the small-batch path copies a hub's list to a fresh block of
+        its class, and the first copy of a class would otherwise find its ring empty and take
+        the block from the trees, often making a block array, on its batch's own path. For
+        a graph's first small batch (``copy_classes_filled`` says whether it ran). All or
+        nothing (:class:`DeviceMemoryError`)."""
+        self.copy_classes_filled = True
+        mm = self.manager
+        blocks = [0] * NUM_CLASSES
+        for k in range(max(mm.min_size_class, COPY_MIN_CLASS), SPARE_MAX_CLASS + 1):
+            if self.size(k) == 0 and mm.blocks_holding_lists(k) > 0:
+                blocks[k] = SPARE_BLOCKS
+        self.fill_ahead(blocks)
+
     def grow_ahead(self) -> None:
         """The other bounded step, for the end of a batch (the small-batch path calls it
         once the device rewrites the batch's lists): when this batch's :meth:`top_up` did
@@ -309,8 +332,23 @@ class BlockCache:
         b = max(self.boost[k], min(self.demand_batches * rate, ceiling))
         cap = self._cap(k)
         g = min(max(int(self.target[k]), b), cap)
-        level = max(g, min(self.peak_goal * self.peak[k], ceiling, self.ring_slots // 2, cap))
+        level = max(g, min(self.peak_goal * self.peak[k], self._peak_ceiling(k),
+                           self.ring_slots // 2, cap))
         return level, b, g
+
+    def _peak_ceiling(self, k: int) -> int:
+        """The most blocks that recent peak needs may raise ring ``k`` to: its ceiling, or
+        for a class up to ``SPARE_MAX_CLASS`` (whose blocks the small-batch path pops and
+        pushes in pairs, a hub's list copied to a fresh block of its class) as many blocks
+        as fill ``1 / 2**COPY_SHARE_SHIFT`` of the graph's list slots if more: a batch
+        touching a few hubs of a class then finds their blocks in the ring, instead of
+        taking them from the trees (and making block arrays) on its own path, while the
+        reserve of every such class stays a small share of the graph."""
+        ceiling = int(self.ceiling[k])
+        if k > SPARE_MAX_CLASS or not ceiling:
+            return ceiling
+        share = (self.manager.list_slots(settle=False) >> COPY_SHARE_SHIFT) >> k
+        return max(ceiling, min(share, self.ring_slots // 2))
 
     def _refill(self, ks, need, free=None) -> None:
         """Fill every ring of ``ks`` to ``need[k]`` (None: nothing) plus its refill level

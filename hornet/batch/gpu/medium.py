@@ -160,7 +160,8 @@ class MediumBatches:
 
         ``pool``: int64 device array of the header's per-class counts of blocks, class after
         class (:meth:`MemoryManager.allocate_counts`), or None when no list moves;
-        ``lookup``, ``field_dtypes``, ``values``, ``outs``: as :meth:`SmallBatches.rewrite`.
+        ``lookup`` (None: a graph without edge properties), ``field_dtypes``, ``values``,
+        ``outs``: as :meth:`SmallBatches.rewrite`.
         Every block given back goes to the spill list (:meth:`spilled`, the header's
         ``H_FREED`` counts class after class).
         """
@@ -169,8 +170,7 @@ class MediumBatches:
         # no rings (accept none: blocks given back go to the spill list)
         rings = [0, 0, 0, 0, 0 if pool is None else pool.data.ptr]
         rest = [degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr,
-                lookup.dev_bases.data.ptr, lookup.dev_field_bases.data.ptr,
-                lookup.bases.shape[0], nf, sizes, *v, *o]
+                *small.lookup_words(lookup), nf, sizes, *v, *o]
         inserting = mode == MODE_INSERT
         if warps:
             name = "medium_merge_warp" if inserting else "medium_remove_warp"

@@ -75,6 +75,26 @@ def field_words(field_dtypes, values, outs):
     return len(field_dtypes), sizes, v, o
 
 
+def lookup_words(lookup) -> tuple:
+    """(bases, field bases, arrays): the rewrite kernels' lookup scalars (``FIELD_PARAMS`` of
+    small_rewrite.cuh) for the memory manager's lookup, or (0, 0, 0) for None: a graph
+    without edge properties, whose kernels address the destination column by the block
+    pointers alone (``field_address`` of field 0) and never read the lookup."""
+    if lookup is None:
+        return 0, 0, 0
+    return (int(lookup.dev_bases.data.ptr), int(lookup.dev_field_bases.data.ptr),
+            int(lookup.bases.shape[0]))
+
+
+def rewrite_lookup(mm):
+    """The lookup that a batch's rewrite kernels take from the memory manager ``mm``: None
+    for a graph without edge properties (see :func:`lookup_words`), so that a batch whose
+    allocation made block arrays does not rebuild the lookup on its own path: the next
+    batch's block-cache step rebuilds it while the device runs that batch's prepare kernel
+    (:meth:`hornet.memory.block_cache.BlockCache.top_up`), or whatever reads it first."""
+    return mm.lookup() if len(mm.field_dtypes) > 1 else None
+
+
 class SmallBatches:
     """The device workspace of one graph's small batches (int64, ``WORKSPACE_WORDS``), reused
     batch after batch (the kernels of one batch run in stream order)."""
@@ -153,27 +173,27 @@ class SmallBatches:
         counts need (:meth:`BlockCache.reserve`); ``accept``: bit mask of the classes whose
         rings take the blocks given back (:meth:`BlockCache.accepts`), the others go to the
         spill list (:meth:`spilled`); ``lookup``: the memory manager's block
-        array lookup; ``field_dtypes``: dtypes of dst and the edge properties; ``values``:
+        array lookup, or None for a graph without edge properties (:func:`rewrite_lookup`);
+        ``field_dtypes``: dtypes of dst and the edge properties; ``values``:
         per property, its (n,) device array of the batch's values (insert) or None;
         ``outs``: per property, the result's (rows,) device array to fill.
         """
         nf, sizes, v, o = field_words(field_dtypes, values, outs)
         name = "small_merge" if mode == MODE_INSERT else "small_remove"
+        bases, field_bases, narrays = lookup_words(lookup)
         if self.direct_launch:
             # (capacity SMALL_ENTRIES, pieces numbered per segment, no pool)
             self._launch(name, 30)(int(pieces), REWRITE_THREADS, [
                 self.workspace.data.ptr, SMALL_ENTRIES, 0, cache.rings.data.ptr,
                 cache.state.data.ptr, cache.ring_slots, as_signed64(int(accept)), 0,
                 degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr,
-                lookup.dev_bases.data.ptr, lookup.dev_field_bases.data.ptr,
-                lookup.bases.shape[0], nf, sizes, *v, *o])
+                bases, field_bases, narrays, nf, sizes, *v, *o])
             return
         function(_CU, name, _NAMES)(
             (int(pieces),), (REWRITE_THREADS,),
             (self.workspace, i64(SMALL_ENTRIES), np.int32(0), cache.rings, cache.state,
              i64(cache.ring_slots), np.uint64(accept), i64(0), degree, size_class, edge_ptr,
-             lookup.dev_bases, lookup.dev_field_bases, i64(lookup.bases.shape[0]),
-             np.int32(nf), np.uint64(sizes),
+             i64(bases), i64(field_bases), i64(narrays), np.int32(nf), np.uint64(sizes),
              *[i64(x) for x in v], *[i64(x) for x in o]))
 
     def spilled(self, count: int):
