@@ -245,3 +245,21 @@ def test_settled_pending_changes_cut_their_buffers():
     assert upd.dst.tolist() == [at + SMALL_ENTRIES, at + SMALL_ENTRIES + 1]
     assert upd.properties["w"].tolist() == [7.0, 7.0]
     assert upd.previous["w"].tolist() == [5.0, 5.0]
+
+
+@pytest.mark.parametrize("late", [0.3, 0.95])
+def test_replay_rows_of_late_batches(monkeypatch, late):
+    """A replay of deferred batches whose headers come late (rows finished once their
+    batches settle, at most streams.batch_rows.DEPTH rows behind) gives the rows and graph
+    of a replay without deferral."""
+    from streams.replay import replay
+    monkeypatch.setattr(CpuDeferred, "late", late)
+    rng = np.random.default_rng(5)
+    n = 6000
+    stream = {"src": rng.integers(0, 900, n), "dst": rng.integers(0, 900, n)}
+    got = replay(stream, batch_size=250, device="cpu", algos="none")
+    monkeypatch.delitem(deferred_path.EMULATIONS, "cpu")
+    want = replay(stream, batch_size=250, device="cpu", algos="none")
+    for k in ("batch", "inserted", "deleted", "edges", "vertices"):
+        assert got.table[k].to_pylist() == want.table[k].to_pylist(), k
+    assert got.summary["edges"] == want.summary["edges"]
