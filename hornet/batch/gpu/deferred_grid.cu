@@ -211,18 +211,13 @@ grid_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, int
     i64 pos = 0;
     bool keep = false, found = false;
     if (live) {
-        i64 p = -1;
-        if (u < table_len) {
-            const i64 d0 = degree[u];
-            if (d0 > 0) {
-                const int* lst = (const int*)edge_ptr[u];
-                const i64 at = lower_bound(lst, d0, w);
-                p = (at < d0 && lst[at] == w) ? at : -1 - at;
-            }
-        }
-        keep = inserting ? (p < 0) : (p >= 0);
+        const i64 d0 = u < table_len ? (i64)degree[u] : 0;
+        const int* lst = d0 > 0 ? (const int*)edge_ptr[u] : nullptr;
+        const i64 at = d0 > 0 ? lower_bound(lst, d0, w) : 0;
+        const EntryLookup x = entry_lookup(inserting, lst, d0, at, w);
+        keep = x.keep;
         found = Upsert && mode == MODE_UPSERT && !keep;
-        pos = inserting ? -1 - p : p;
+        pos = x.pos;
     }
     const int packed = (keep ? 1 : 0) + (found ? (1 << 16) : 0);
     const int mine = block_exclusive_scan(packed, warp_sums, &total);
@@ -253,9 +248,8 @@ grid_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, int
     if (i < kept) {
         src_j = __ldcg(&L.ent_src[i]);
         dst_j = __ldcg(&L.ent_dst[i]);
-        const bool head = i == 0 || __ldcg(&L.ent_src[i - 1]) != src_j;
-        const bool shown = !mirror || src_j < dst_j;
-        seg_packed = (head ? 1 : 0) + (shown ? (1 << 16) : 0);
+        seg_packed = segment_flags(i == 0, src_j, i > 0 ? __ldcg(&L.ent_src[i - 1]) : 0, dst_j,
+                                   mirror);
     }
     const int seg_mine = block_exclusive_scan(seg_packed, warp_sums, &total);
     if (tid == 0) S.part[b * PARTS + P_SEGS] = total;

@@ -1,11 +1,39 @@
 // Device helpers shared by the prepare kernels of the small, grid-prepared and medium batches
 // (small_batch.cu: small_prepare; deferred_grid.cu: grid_prepare; medium_batch.cu:
-// medium_segments): what one segment (a run of one source's kept entries) does to its list,
-// and a deferred batch's header (stalled, published to the host) and found edges' values.
+// medium_segments): an entry's look-up, the flags that cut segments, what one segment (a run
+// of one source's kept entries) does to its list, and a deferred batch's header (stalled,
+// published to the host) and found edges' values.
 // Included after small_rewrite.cuh (Layout, header slots, COPY_ITEMS, PIECE_ITEMS,
 // size_class_for).
 
 #pragma once
+
+// ------------------------------------------------------------------------------ entries
+// An entry's look-up: its destination w against its source's sorted list lst of d0 items,
+// `at` the lower bound of w there (0 for an empty list): the slot of w (found) or -1 - the
+// slot it would take (absent). Kept: an insert's (or upsert's) absent entries, a delete's
+// found ones; its position: the slot an insert puts it before, the slot a delete removes.
+struct EntryLookup {
+    bool keep;
+    i64 pos;
+};
+
+__device__ __forceinline__ EntryLookup entry_lookup(bool inserting, const int* lst, i64 d0,
+                                                    i64 at, int w) {
+    const i64 p = (d0 > 0 && at < d0 && lst[at] == w) ? at : -1 - at;
+    return {inserting ? p < 0 : p >= 0, inserting ? -1 - p : p};
+}
+
+// A kept entry's two flags for the scan that cuts segments and numbers result rows, packed
+// as two 16-bit counts: it heads a segment (the first entry, or a source other than the
+// previous entry's: `prev`), and it has a result row (not the mirrored copy of an undirected
+// edge: src < dst then).
+__device__ __forceinline__ int segment_flags(bool first, int src, int prev, int dst,
+                                             bool mirror) {
+    const int head = (first || src != prev) ? 1 : 0;
+    const int shown = (!mirror || src < dst) ? 1 : 0;
+    return head + (shown << 16);
+}
 
 // ------------------------------------------------------------------------------ segments
 // A segment's list after the batch: its new degree, the size class of the block it moves to

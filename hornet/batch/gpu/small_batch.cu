@@ -247,13 +247,9 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     int count = 0;
 #pragma unroll
     for (int q = 0; q < PER_THREAD; ++q) {
-        i64 p = -1;                                   // absent, would go first
-        if (d0[q] > 0) {
-            const i64 at = lo[q];
-            p = (at < d0[q] && lst[q][at] == vs[q]) ? at : -1 - at;
-        }
-        keep[q] = live[q] && (inserting ? (p < 0) : (p >= 0));
-        pos[q] = inserting ? -1 - p : p;
+        const EntryLookup x = entry_lookup(inserting, lst[q], d0[q], lo[q], vs[q]);
+        keep[q] = live[q] && x.keep;
+        pos[q] = x.pos;
         count += keep[q];
     }
     const int base = block_exclusive_scan(count, warp_sums, &total);   // (syncs: keys free)
@@ -306,9 +302,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     for (int q = 0; q < R2; ++q) {
         const int j = tid * R2 + q;
         if (j >= kept) break;
-        const int head = (j == 0 || csrc[j] != csrc[j - 1]) ? 1 : 0;
-        const int shown = (!mirror || csrc[j] < cdst[j]) ? 1 : 0;
-        packed += head + (shown << 16);
+        packed += segment_flags(j == 0, csrc[j], j > 0 ? csrc[j - 1] : 0, cdst[j], mirror);
     }
     const int first = block_exclusive_scan(packed, warp_sums, &total);
     const int nseg = total & 0xFFFF, nres = total >> 16;
