@@ -49,6 +49,7 @@ from operator import or_
 import numpy as np
 
 from ..change import EdgeChange
+from .scope import batch_scope
 from .small_layout import (H_ACCEPT, H_CLASS, H_FOUND, H_FREED, H_KEPT, H_LOOPS,
                            H_RESULTS, H_STALLED, MAX_FIELDS, NUM_CLASSES, SMALL_ENTRIES)
 from .validate import MAX_VERTEX_ID, property_values
@@ -380,7 +381,6 @@ def deferred_upsert(g, src, dst, edge_props: dict):
         parts = _key_chunks(src)
         if parts is None:
             return None
-    from .scope import batch_scope
     g._queueing = True
     try:
         with batch_scope(g, src.shape[0]):
@@ -658,8 +658,11 @@ def _free_grid_slot(g) -> int:
 
 def _free_slot(queue, slots: int, start: int = 0) -> int:
     """The first workspace slot from ``start`` on (in turn) that no queued batch holds."""
-    used = {t.slot for t in queue}
-    return next(k % slots for k in range(start, start + slots) if k % slots not in used)
+    used = [t.slot for t in queue]
+    for k in range(start, start + slots):
+        if k % slots not in used:
+            return k % slots
+    raise RuntimeError("deferred batches: no free workspace slot")
 
 
 def _slot_buffers(g, slot: int, upsert: bool, cap: int = SMALL_ENTRIES):
