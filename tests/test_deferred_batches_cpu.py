@@ -263,3 +263,26 @@ def test_replay_rows_of_late_batches(monkeypatch, late):
     for k in ("batch", "inserted", "deleted", "edges", "vertices"):
         assert got.table[k].to_pylist() == want.table[k].to_pylist(), k
     assert got.summary["edges"] == want.summary["edges"]
+
+
+def test_own_host_values_equal_the_checked_ones():
+    """The deferred path's own copies of host property values (every property given, of its
+    dtype and length, no NaN) equal property_values' result and are copies; anything else
+    is left to property_values (None)."""
+    from hornet.batch.deferred_path import _own_host_values
+    from hornet.batch.validate import property_values
+    schema = {"w": np.float64, "t": np.int64}
+    w, t = np.arange(6.0)[::-1], np.arange(6, dtype=np.int64)
+    got = _own_host_values({"w": w, "t": t}, schema, 6)
+    want = property_values({"w": w, "t": t}, schema, 6, np)
+    assert sorted(got) == sorted(want)
+    for k in want:
+        assert got[k].dtype == want[k].dtype and np.array_equal(got[k], want[k])
+        assert got[k].flags.c_contiguous
+    assert not np.shares_memory(got["w"], w) and not np.shares_memory(got["t"], t)
+    nan = w.copy()
+    nan[2] = np.nan
+    for props, n in (({"w": w}, 6), ({"w": w, "t": t.astype(np.int32)}, 6),
+                     ({"w": w, "t": t}, 5), ({"w": nan, "t": t}, 6),
+                     ({"w": list(w), "t": t}, 6), ({"w": w, "x": t}, 6)):
+        assert _own_host_values(props, schema, n) is None

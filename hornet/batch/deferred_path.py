@@ -490,10 +490,13 @@ def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
         # (DeferredBatches.host_values), checked as the device path checks them
         host = getattr(g._deferred, "host_values", False) and \
             not any(hasattr(v, "__cuda_array_interface__") for v in edge_props.values())
-        values = property_values(edge_props, g._edge_schema, src.shape[0],
-                                 np if host else g._xp)
-        # the batch's own values too (a batch queued again after a stall reads them again)
-        values = {k: v.copy() if v is edge_props.get(k) else v for k, v in values.items()}
+        values = _own_host_values(edge_props, g._edge_schema, src.shape[0]) if host else None
+        if values is None:
+            values = property_values(edge_props, g._edge_schema, src.shape[0],
+                                     np if host else g._xp)
+            # the batch's own values too (a batch queued again after a stall reads them
+            # again)
+            values = {k: v.copy() if v is edge_props.get(k) else v for k, v in values.items()}
     n = src.shape[0]
     per = SMALL_ENTRIES // (1 if g.directed else 2)
     entries = n * (1 if g.directed else 2)
@@ -522,6 +525,24 @@ def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
         parts.append(_queue(g, mm, cache, both[:, start:stop],
                             {k: v[start:stop] for k, v in values.items()}, hi).change)
     return MergedChange(g, parts)
+
+
+def _own_host_values(edge_props: dict, schema: dict, n: int):
+    """The batch's own copies of ``edge_props`` where every property of ``schema`` is given
+    as a host array of its dtype, shape (n,), and none is NaN (what :func:`property_values`
+    would make of them, without its general checks and casts); None otherwise (the caller
+    takes the general path, which also words the refusal)."""
+    if len(edge_props) != len(schema):
+        return None
+    out = {}
+    for name, dtype in schema.items():
+        v = edge_props.get(name)
+        if type(v) is not np.ndarray or v.dtype != dtype or v.shape != (n,):
+            return None
+        if v.dtype.kind == "f" and np.isnan(v).any():
+            return None
+        out[name] = v.copy()
+    return out
 
 
 def _prefill(g, mm, cache) -> None:
