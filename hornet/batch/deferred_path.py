@@ -479,9 +479,8 @@ def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
     # device state has one), or here for batches queued as chunks
     same = src.dtype == dst.dtype and src.dtype in (np.int32, np.int64)
     dtype = src.dtype if same else np.dtype(np.int64)
-    lo, hi = min(int(src.min()), int(dst.min())), max(int(src.max()), int(dst.max()))
-    if lo < 0 or hi > MAX_VERTEX_ID:
-        return None                      # the small path refuses it with its message
+    # (ids out of range: None, nothing queued; the small path refuses the batch with its
+    # message. A batch of one ticket is checked where its pairs are staged, see _queue)
     if not g._deferred.prefilled:
         _prefill(g, mm, cache)
     values = {}
@@ -505,11 +504,15 @@ def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
     if entries > cap:
         cap = SMALL_ENTRIES              # (chunks of small batches)
     if upsert and parts is None:
-        t = _queue(g, mm, cache, (src, dst, dtype), values, hi, upsert=True, cap=cap)
-        return t.change, t.update
+        t = _queue(g, mm, cache, (src, dst, dtype), values, None, upsert=True, cap=cap)
+        return None if t is None else (t.change, t.update)
     if cap != SMALL_ENTRIES or n <= per:     # one batch (a grid batch, or a small one)
-        return _queue(g, mm, cache, (src, dst, dtype), values, hi, cap=cap).change
+        t = _queue(g, mm, cache, (src, dst, dtype), values, None, cap=cap)
+        return None if t is None else t.change
     both = _stacked(src, dst, dtype, None)
+    hi = _id_bound(both)
+    if hi is None:
+        return None
     if upsert:                           # chunks of disjoint keys (_key_chunks)
         order, ends = parts
         both = both[:, order]
@@ -581,6 +584,14 @@ def _refill_step(g, mm, cache) -> None:
         cache.grow_ahead()
 
 
+def _id_bound(both) -> int | None:
+    """The largest id of the pairs ``both`` (2, m), or None when an id is negative or past
+    MAX_VERTEX_ID (src and dst written into ``both`` as its dtype: an id that does not fit
+    int64 comes out negative)."""
+    lo, hi = int(both.min()), int(both.max())
+    return None if lo < 0 or hi > MAX_VERTEX_ID else hi
+
+
 def _stacked(src, dst, dtype, row):
     """The pairs as (2, n) of ``dtype``: written into ``row`` (a (2, n) view) if given, else
     into a new array."""
@@ -590,13 +601,14 @@ def _stacked(src, dst, dtype, row):
     return both
 
 
-def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False,
-           cap: int = SMALL_ENTRIES) -> _Ticket:
+def _queue(g, mm, cache, both, values: dict, hi: int | None, upsert: bool = False,
+           cap: int = SMALL_ENTRIES) -> _Ticket | None:
     """Queue one batch (host pairs ``both`` (2, m), or (src, dst, dtype) to be written
     where the batch's slot stages them; ``values`` per property of the
-    graph its (m,) device array, ids at most ``hi``; ``upsert``: the present pairs' properties
-    rewritten too; ``cap``: its workspace's capacity, SMALL_ENTRIES or the device state's
-    ``grid_entries``); its ticket."""
+    graph its (m,) device array, ids at most ``hi`` (None: checked once staged, see
+    :func:`_id_bound`); ``upsert``: the present pairs' properties rewritten too; ``cap``:
+    its workspace's capacity, SMALL_ENTRIES or the device state's ``grid_entries``); its
+    ticket, or None (nothing queued) when ``hi`` is None and an id is out of range."""
     dev, queue, xp = g._deferred, g._deferred_queue, g._xp
     while len(queue) >= dev.slots:
         _settle_one(g)                   # the oldest batch's workspace is needed again
@@ -624,6 +636,10 @@ def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False,
             both, staged = _stacked(src, dst, dtype, row), row is not None
     elif isinstance(both, tuple):
         both = _stacked(*both, None)
+    if hi is None:
+        hi = _id_bound(both)
+        if hi is None:
+            return None
     m = both.shape[1]
     if REUSE_BUFFERS:
         rows, outs, found = _slot_buffers(g, slot, upsert, cap)
