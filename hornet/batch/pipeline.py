@@ -122,7 +122,9 @@ def _moved_field_columns(g, columns, moved, new_ptrs):
 #: delete gives back is taken again by the next batch's inserts, so giving it back batch
 #: after batch moves blocks to and fro; the classes that the deletes in between touched wait
 #: for the next compaction (the manager keeps them). The lists' refit is checked at every
-#: delete (1: compaction at every delete too)
+#: delete, in the deletes in between without waiting for the counts of a release on its way
+#: where the lists are within the band even with its blocks counted as holding lists
+#: (1: compaction at every delete)
 STEADY_COMPACT_EVERY = 4
 
 
@@ -150,7 +152,15 @@ def compact_memory(g, sources=None, released_slots: int | None = None) -> None:
     Inside steady churn (``mm.steady``) the classes are compacted once in
     :data:`STEADY_COMPACT_EVERY` calls (counted per graph)."""
     mm = g._mm
+    between = False                  # a steady delete between two compactions
+    if mm.steady and STEADY_COMPACT_EVERY > 1:
+        waited = g.__dict__.get("_steady_deletes", 0) + 1
+        g._steady_deletes = waited % STEADY_COMPACT_EVERY
+        between = waited < STEADY_COMPACT_EVERY
     fit = mm.list_fit
+    if between and fit.slots_per_entry is not None and \
+            not fit.exceeds(mm.list_slots(settle=None), g._entries, True):
+        return                       # (a release on its way counted as holding lists: no wait)
     if released_slots is not None:
         from ..memory.compaction_bound import settles_nothing
         if settles_nothing(mm, fit, g._entries,
@@ -164,11 +174,8 @@ def compact_memory(g, sources=None, released_slots: int | None = None) -> None:
                       candidates=sources)
         if sources is None or fit.loose(mm, g._entries):
             fit.refit(mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries)
-    if mm.steady and STEADY_COMPACT_EVERY > 1:
-        waited = g.__dict__.get("_steady_deletes", 0) + 1
-        g._steady_deletes = waited % STEADY_COMPACT_EVERY
-        if waited < STEADY_COMPACT_EVERY:
-            return
+    if between:
+        return
     old, new = mm.compact_touched(rows=g._n)   # the re-pointing below passes over the table
     if old.size == 0:
         return
