@@ -78,5 +78,7 @@ class BatchRows:
 def _pending(changes) -> bool:
     """Whether a change of the batch (BatchChanges) is not settled yet (reading its length
     would wait for the device)."""
-    return any(getattr(c, "pending", False) for c in
-               (changes.inserted, changes.updated, changes.deleted, changes.expired))
+    for c in (changes.inserted, changes.updated, changes.deleted, changes.expired):
+        if c is not None and getattr(c, "pending", False):
+            return True
+    return False
