@@ -236,8 +236,9 @@ def test_updates_between_pending_inserts(tiny):
 
 @needs_data
 def test_gpu_replay_rows_match_cpu_replay():
-    """A GPU replay (deferred inserts, rows finished once their batches settle) gives the CPU replay's
-    per-batch counts; the same with verification (every batch settled and checked)."""
+    """A GPU replay (deferred inserts, rows finished once their batches settle) gives the
+    CPU replay's per-batch counts; the same with verification (every batch settled and
+    checked)."""
     from bench.common import DATA
     from streams.replay import replay
     path = sorted(DATA.glob("CollegeMsg*"))[0]
