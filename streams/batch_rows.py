@@ -4,26 +4,36 @@ A row's counts (edges inserted, deleted, expired; the graph's edge count) are th
 the batch's changes. A GPU graph's small inserts return before the device has run them
 (:mod:`hornet.batch.deferred_path`): reading a change's length right after its call would
 wait for the device batch after batch. Where nothing else reads the graph between batches
-(no analytics, no verification, no snapshots, no per-batch callback) a row is finished once
-the next batch is queued, when its header has usually come back; the edge count then
-follows from the changes (before the batch, plus inserted, less deleted and expired) and is
-checked against the graph's at the end. The time spent reading the counts back (a wait for
-the device, when it runs behind the host) is the replay's update time too.
+(no analytics, no verification, no snapshots, no per-batch callback) rows are finished in
+order once their batches' changes are settled (the graph settles the batches whose headers
+have come each time it queues one), with at most ``DEPTH`` rows waiting: the host then runs
+up to that many batches ahead of the device, and waits only when the device falls that far
+behind. The edge count follows from the changes (before the batch, plus inserted, less
+deleted and expired) and is checked against the graph's at the end. The time spent reading
+the counts back (a wait for the device, when it runs behind the host) is the replay's update
+time too.
 """
 from __future__ import annotations
 
 import time
+from collections import deque
 
-__all__ = ["BatchRows"]
+__all__ = ["BatchRows", "DEPTH"]
+
+#: lazy rows waiting for their batches' changes at most (then the oldest is read, waiting for
+#: the device): fewer than the deferred path's workspaces (hornet.batch.gpu.deferred.SLOTS),
+#: so that a change a row holds is read before its workspace takes another batch
+DEPTH = 4
 
 
 class BatchRows:
     """Appends finished rows to ``out`` (column name -> list) and their counts to
-    ``totals``; ``lazy``: finish each row after the next batch (see the module)."""
+    ``totals``; ``lazy``: finish each row once its batch's changes are settled, at most
+    ``DEPTH`` rows later (see the module)."""
 
     def __init__(self, out: dict, totals: dict, graph, lazy: bool):
         self.out, self.totals, self.graph, self.lazy = out, totals, graph, lazy
-        self.late = None
+        self.late: deque = deque()
         self.edges = int(graph.num_edges) if lazy else 0
         self.seconds = 0.0      # spent reading counts back (waits for the device included)
 
@@ -33,17 +43,18 @@ class BatchRows:
         if not self.lazy:
             self._finish(row, changes, int(self.graph.num_edges))
         else:
-            if self.late is not None:
-                self._finish(*self.late, None)
-            self.late = (row, changes)
+            late = self.late
+            late.append((row, changes))
+            while late and (len(late) > DEPTH or not _pending(late[0][1])):
+                self._finish(*late.popleft(), None)
         self.seconds += time.perf_counter() - t
 
     def close(self) -> None:
-        """Finish the last row (lazy rows: check the edge count against the graph's)."""
-        if self.late is not None:
+        """Finish the rows left (lazy rows: check the edge count against the graph's)."""
+        if self.late:
             t = time.perf_counter()
-            self._finish(*self.late, None)
-            self.late = None
+            while self.late:
+                self._finish(*self.late.popleft(), None)
             edges = self.graph.num_edges
             self.seconds += time.perf_counter() - t
             if self.edges != edges:
@@ -62,3 +73,12 @@ class BatchRows:
         self.totals["inserted"] += n_ins
         self.totals["deleted"] += n_del + n_exp
         self.totals["expired"] += n_exp
+
+
+def _pending(changes) -> bool:
+    """Whether a change of the batch (BatchChanges) is not settled yet (reading its length
+    would wait for the device)."""
+    for c in (changes.inserted, changes.updated, changes.deleted, changes.expired):
+        if c is not None and getattr(c, "pending", False):
+            return True
+    return False

@@ -596,13 +596,18 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
     each EdgeChange right after the graph call that made it; returns (BatchChanges, self-loops
     dropped)."""
     s, d = ev.src, ev.dst
-    hi = int(max(s.max(), d.max()))
-    if hi > MAX_VERTEX_ID:
-        i = int(np.argmax((s > MAX_VERTEX_ID) | (d > MAX_VERTEX_ID)))
-        raise ReplayError(f"{path}: event {ev.start + i}: vertex id {hi} is beyond hornet's "
-                          f"int32 id space (max {MAX_VERTEX_ID}); replay with --map-ids "
-                          "(map_ids=True) to map such ids to dense ones")
     loop = s == d
+    loops = int(np.count_nonzero(loop))
+    if not loops and directed and ev.op is None and not weighted and window is None:
+        # a plain insert of the batch as it is: the graph checks its ids (a refused batch
+        # changes nothing), the replay words the refusal of an id past the id space
+        try:
+            return _changes(g, s, d, None, None, None, ev, window, weighted, feed,
+                            latest), 0
+        except BatchError:
+            _check_id_space(s, d, ev, path)
+            raise
+    hi = _check_id_space(s, d, ev, path)
     if weighted:
         nan = np.isnan(ev.weight)
         if nan.any():
@@ -611,7 +616,6 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
             if bad.any():
                 i = int(np.argmax(bad))
                 raise ReplayError(f"{path}: event {ev.start + i}: weight is NaN or missing")
-    loops = int(np.count_nonzero(loop))
     # (a batch without self-loops, op or window inserts all its pairs: that grows the id space)
     if hi >= g.num_vertices and (loops or ev.op is not None or window is not None):
         g.insert_vertices(np.array([hi], dtype=np.int64))
@@ -632,6 +636,18 @@ def _apply_batch(g, ev: EventBlock, directed: bool, window: EventWindow | None,
     # that expiry gives back for the next batch (Graph.steady_churn)
     with g.steady_churn():
         return _changes(g, s, d, idx, op, w, ev, window, weighted, feed, latest), loops
+
+
+def _check_id_space(s, d, ev: EventBlock, path: str) -> int:
+    """The batch's largest vertex id; ReplayError naming the first event whose id is past
+    hornet's id space."""
+    hi = int(max(s.max(), d.max()))
+    if hi > MAX_VERTEX_ID:
+        i = int(np.argmax((s > MAX_VERTEX_ID) | (d > MAX_VERTEX_ID)))
+        raise ReplayError(f"{path}: event {ev.start + i}: vertex id {hi} is beyond hornet's "
+                          f"int32 id space (max {MAX_VERTEX_ID}); replay with --map-ids "
+                          "(map_ids=True) to map such ids to dense ones")
+    return hi
 
 
 def _changes(g, s, d, idx, op, w, ev: EventBlock, window: EventWindow | None,

@@ -114,14 +114,19 @@ def _insert_expire_device(g, ch, s, d, idx, w, window: EventWindow, end: int) ->
         s.shape[0] * (1 if g.directed else 2) > TWO_CALLS_ENTRIES
     xp = g._xp
     pairs = _uploaded(g, s, d)
-    window.record_all(s, d, idx, pairs)
-    delete = window.expired_pairs(end)
     insert = pairs if w is None else tuple(xp.ascontiguousarray(a[::-1]) for a in pairs)
     weight = {} if w is None else {"weight": _reversed(w)[0]}
     if mixed:
-        ch.inserted, ch.expired = g.apply_edges(insert, delete, **weight)
+        window.record_all(s, d, idx, pairs)
+        ch.inserted, ch.expired = g.apply_edges(insert, window.expired_pairs(end), **weight)
     else:
+        # the insert first: the window's kernels and host work then run while the device
+        # rewrites its lists (its read-back waits for them otherwise). The expired edges are
+        # none of the batch's (each has no later entry queued, and the batch's events are
+        # queued), so the insert and the delete commute.
         ch.inserted = g.insert_edges(*insert, **weight)
+        window.record_all(s, d, idx, pairs)
+        delete = window.expired_pairs(end)
         if delete is not None:
             g.medium_deletes = True
             ch.expired = g.delete_edges(*delete)

@@ -1,5 +1,6 @@
 """Checks shared by the small-batch tests of both backends (test_cpu_small_batches.py,
-test_gpu_small_batches.py): two graphs or two changes compared on the host."""
+test_gpu_small_batches.py, the deferred-batch tests): two graphs or two changes compared on
+the host, graphs that defer inserts and their end checks."""
 from __future__ import annotations
 
 import numpy as np
@@ -39,6 +40,27 @@ def same_graph(a, b, size_classes: bool = False):
 
 
 PROPS = {"w": np.float32, "t": np.int64, "flag": np.int8}   # edge properties of the tests
+
+
+def deferring_graph(device: str, tiny: bool = False, **kw):
+    """A graph of ``device`` that defers inserts (``Graph.defer_inserts``); ``tiny``: rings
+    of two blocks per class in its block cache, so that deferred batches stall often."""
+    g = hornet.Graph(device=device, **kw)
+    g.defer_inserts()
+    if tiny:
+        target = g._mm.block_cache().target
+        target[:] = np.minimum(target, 2)
+    return g
+
+
+def deferred_consistent(g, tiny: bool = False) -> None:
+    """A graph's invariants and its block cache's counters (host against device) after its
+    deferred batches; ``tiny`` (a :func:`deferring_graph` of tiny rings): some batch
+    stalled and ran again."""
+    g.check()
+    g._mm.block_cache().check()
+    if tiny:
+        assert g._stalls > 0
 
 
 def without_small_path(device: str, **kw):

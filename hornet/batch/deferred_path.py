@@ -49,6 +49,7 @@ from operator import or_
 import numpy as np
 
 from ..change import EdgeChange
+from .scope import batch_scope
 from .small_layout import (H_ACCEPT, H_CLASS, H_FOUND, H_FREED, H_KEPT, H_LOOPS,
                            H_RESULTS, H_STALLED, MAX_FIELDS, NUM_CLASSES, SMALL_ENTRIES)
 from .validate import MAX_VERTEX_ID, property_values
@@ -380,7 +381,6 @@ def deferred_upsert(g, src, dst, edge_props: dict):
         parts = _key_chunks(src)
         if parts is None:
             return None
-    from .scope import batch_scope
     g._queueing = True
     try:
         with batch_scope(g, src.shape[0]):
@@ -479,9 +479,8 @@ def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
     # device state has one), or here for batches queued as chunks
     same = src.dtype == dst.dtype and src.dtype in (np.int32, np.int64)
     dtype = src.dtype if same else np.dtype(np.int64)
-    lo, hi = min(int(src.min()), int(dst.min())), max(int(src.max()), int(dst.max()))
-    if lo < 0 or hi > MAX_VERTEX_ID:
-        return None                      # the small path refuses it with its message
+    # (ids out of range: None, nothing queued; the small path refuses the batch with its
+    # message. A batch of one ticket is checked where its pairs are staged, see _queue)
     if not g._deferred.prefilled:
         _prefill(g, mm, cache)
     values = {}
@@ -490,10 +489,13 @@ def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
         # (DeferredBatches.host_values), checked as the device path checks them
         host = getattr(g._deferred, "host_values", False) and \
             not any(hasattr(v, "__cuda_array_interface__") for v in edge_props.values())
-        values = property_values(edge_props, g._edge_schema, src.shape[0],
-                                 np if host else g._xp)
-        # the batch's own values too (a batch queued again after a stall reads them again)
-        values = {k: v.copy() if v is edge_props.get(k) else v for k, v in values.items()}
+        values = _own_host_values(edge_props, g._edge_schema, src.shape[0]) if host else None
+        if values is None:
+            values = property_values(edge_props, g._edge_schema, src.shape[0],
+                                     np if host else g._xp)
+            # the batch's own values too (a batch queued again after a stall reads them
+            # again)
+            values = {k: v.copy() if v is edge_props.get(k) else v for k, v in values.items()}
     n = src.shape[0]
     per = SMALL_ENTRIES // (1 if g.directed else 2)
     entries = n * (1 if g.directed else 2)
@@ -502,11 +504,15 @@ def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
     if entries > cap:
         cap = SMALL_ENTRIES              # (chunks of small batches)
     if upsert and parts is None:
-        t = _queue(g, mm, cache, (src, dst, dtype), values, hi, upsert=True, cap=cap)
-        return t.change, t.update
+        t = _queue(g, mm, cache, (src, dst, dtype), values, None, upsert=True, cap=cap)
+        return None if t is None else (t.change, t.update)
     if cap != SMALL_ENTRIES or n <= per:     # one batch (a grid batch, or a small one)
-        return _queue(g, mm, cache, (src, dst, dtype), values, hi, cap=cap).change
+        t = _queue(g, mm, cache, (src, dst, dtype), values, None, cap=cap)
+        return None if t is None else t.change
     both = _stacked(src, dst, dtype, None)
+    hi = _id_bound(both)
+    if hi is None:
+        return None
     if upsert:                           # chunks of disjoint keys (_key_chunks)
         order, ends = parts
         both = both[:, order]
@@ -522,6 +528,24 @@ def _deferred_insert(g, src, dst, edge_props, upsert: bool = False, parts=None):
         parts.append(_queue(g, mm, cache, both[:, start:stop],
                             {k: v[start:stop] for k, v in values.items()}, hi).change)
     return MergedChange(g, parts)
+
+
+def _own_host_values(edge_props: dict, schema: dict, n: int):
+    """The batch's own copies of ``edge_props`` where every property of ``schema`` is given
+    as a host array of its dtype, shape (n,), and none is NaN (what :func:`property_values`
+    would make of them, without its general checks and casts); None otherwise (the caller
+    takes the general path, which also words the refusal)."""
+    if len(edge_props) != len(schema):
+        return None
+    out = {}
+    for name, dtype in schema.items():
+        v = edge_props.get(name)
+        if type(v) is not np.ndarray or v.dtype != dtype or v.shape != (n,):
+            return None
+        if v.dtype.kind == "f" and np.isnan(v).any():
+            return None
+        out[name] = v.copy()
+    return out
 
 
 def _prefill(g, mm, cache) -> None:
@@ -560,6 +584,14 @@ def _refill_step(g, mm, cache) -> None:
         cache.grow_ahead()
 
 
+def _id_bound(both) -> int | None:
+    """The largest id of the pairs ``both`` (2, m), or None when an id is negative or past
+    MAX_VERTEX_ID (src and dst written into ``both`` as its dtype: an id that does not fit
+    int64 comes out negative)."""
+    lo, hi = int(both.min()), int(both.max())
+    return None if lo < 0 or hi > MAX_VERTEX_ID else hi
+
+
 def _stacked(src, dst, dtype, row):
     """The pairs as (2, n) of ``dtype``: written into ``row`` (a (2, n) view) if given, else
     into a new array."""
@@ -569,13 +601,14 @@ def _stacked(src, dst, dtype, row):
     return both
 
 
-def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False,
-           cap: int = SMALL_ENTRIES) -> _Ticket:
+def _queue(g, mm, cache, both, values: dict, hi: int | None, upsert: bool = False,
+           cap: int = SMALL_ENTRIES) -> _Ticket | None:
     """Queue one batch (host pairs ``both`` (2, m), or (src, dst, dtype) to be written
     where the batch's slot stages them; ``values`` per property of the
-    graph its (m,) device array, ids at most ``hi``; ``upsert``: the present pairs' properties
-    rewritten too; ``cap``: its workspace's capacity, SMALL_ENTRIES or the device state's
-    ``grid_entries``); its ticket."""
+    graph its (m,) device array, ids at most ``hi`` (None: checked once staged, see
+    :func:`_id_bound`); ``upsert``: the present pairs' properties rewritten too; ``cap``:
+    its workspace's capacity, SMALL_ENTRIES or the device state's ``grid_entries``); its
+    ticket, or None (nothing queued) when ``hi`` is None and an id is out of range."""
     dev, queue, xp = g._deferred, g._deferred_queue, g._xp
     while len(queue) >= dev.slots:
         _settle_one(g)                   # the oldest batch's workspace is needed again
@@ -603,6 +636,10 @@ def _queue(g, mm, cache, both, values: dict, hi: int, upsert: bool = False,
             both, staged = _stacked(src, dst, dtype, row), row is not None
     elif isinstance(both, tuple):
         both = _stacked(*both, None)
+    if hi is None:
+        hi = _id_bound(both)
+        if hi is None:
+            return None
     m = both.shape[1]
     if REUSE_BUFFERS:
         rows, outs, found = _slot_buffers(g, slot, upsert, cap)
@@ -658,8 +695,11 @@ def _free_grid_slot(g) -> int:
 
 def _free_slot(queue, slots: int, start: int = 0) -> int:
     """The first workspace slot from ``start`` on (in turn) that no queued batch holds."""
-    used = {t.slot for t in queue}
-    return next(k % slots for k in range(start, start + slots) if k % slots not in used)
+    used = [t.slot for t in queue]
+    for k in range(start, start + slots):
+        if k % slots not in used:
+            return k % slots
+    raise RuntimeError("deferred batches: no free workspace slot")
 
 
 def _slot_buffers(g, slot: int, upsert: bool, cap: int = SMALL_ENTRIES):

@@ -117,6 +117,17 @@ def _moved_field_columns(g, columns, moved, new_ptrs):
     return out
 
 
+#: inside ``Graph.steady_churn`` (deletes that the next inserts fill again: a sliding
+#: window's expiry) the classes are compacted once in this many delete batches: the room a
+#: delete gives back is taken again by the next batch's inserts, so giving it back batch
+#: after batch moves blocks to and fro; the classes that the deletes in between touched wait
+#: for the next compaction (the manager keeps them). The lists' refit is checked at every
+#: delete, in the deletes in between without waiting for the counts of a release on its way
+#: where the lists are within the band even with its blocks counted as holding lists
+#: (1: compaction at every delete)
+STEADY_COMPACT_EVERY = 4
+
+
 def compact_memory(g, sources=None, released_slots: int | None = None) -> None:
     """After a delete batch: lists back into fitting blocks once they hold too many slots
     (:class:`hornet.memory.list_fit.ListFit`, a constant-time check), then the classes that
@@ -136,9 +147,20 @@ def compact_memory(g, sources=None, released_slots: int | None = None) -> None:
     back (0: it made none), from a caller that knows them; when bounds from the counts before
     it show that nothing would be refitted or compacted
     (:func:`hornet.memory.compaction_bound.settles_nothing`), the counts are not waited
-    for."""
+    for.
+
+    Inside steady churn (``mm.steady``) the classes are compacted once in
+    :data:`STEADY_COMPACT_EVERY` calls (counted per graph)."""
     mm = g._mm
+    between = False                  # a steady delete between two compactions
+    if mm.steady and STEADY_COMPACT_EVERY > 1:
+        waited = g.__dict__.get("_steady_deletes", 0) + 1
+        g._steady_deletes = waited % STEADY_COMPACT_EVERY
+        between = waited < STEADY_COMPACT_EVERY
     fit = mm.list_fit
+    if between and fit.slots_per_entry is not None and \
+            not fit.exceeds(mm.list_slots(settle=None), g._entries, True):
+        return                       # (a release on its way counted as holding lists: no wait)
     if released_slots is not None:
         from ..memory.compaction_bound import settles_nothing
         if settles_nothing(mm, fit, g._entries,
@@ -152,6 +174,8 @@ def compact_memory(g, sources=None, released_slots: int | None = None) -> None:
                       candidates=sources)
         if sources is None or fit.loose(mm, g._entries):
             fit.refit(mm, g._degree, g._size_class, g._edge_ptr, g._n, g._entries)
+    if between:
+        return
     old, new = mm.compact_touched(rows=g._n)   # the re-pointing below passes over the table
     if old.size == 0:
         return

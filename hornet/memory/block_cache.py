@@ -496,22 +496,28 @@ class BlockCache:
         trees). Rings left under their trigger are noted for :meth:`top_up`."""
         spilled = 0
         changed = []
+        # (per batch on the deferred path: the lists and sets bound once, _trigger inlined)
+        head, tail, drained, served, peak = self.head, self.tail, self.drained, self.served, \
+            self.peak
+        ceiling, mark, fill = self.ceiling, self._mark, self._fill
         for k in _classes(need, classes):
             n, f = need[k], freed[k]
             if n or f:
-                self.head[k] += n
-                pushed = f if accepted >> k & 1 else 0
-                self.tail[k] += pushed
-                if pushed:
+                h = head[k] = head[k] + n
+                if accepted >> k & 1 and f:
+                    t = tail[k] = tail[k] + f
                     self._served.add(k)
-                spilled += f - pushed
-                self.drained[k] += n - f     # spilled blocks count: the class had them
-                self.served[k] += 1
+                else:
+                    t = tail[k]
+                    spilled += f
+                drained[k] += n - f           # spilled blocks count: the class had them
+                served[k] += 1
                 changed.append(k)
-                if n and self.ceiling[k]:       # (a class that keeps no reserve: none)
-                    p = self.peak[k]
-                    p = self.peak[k] = max(n, p - (p >> PEAK_DECAY_SHIFT))
-                    if self.tail[k] - self.head[k] < self._trigger(k):
+                if n and ceiling[k]:          # (a class that keeps no reserve: none)
+                    p = peak[k]
+                    p = peak[k] = max(n, p - (p >> PEAK_DECAY_SHIFT))
+                    # (_trigger(k))
+                    if t - h < min(max(mark[k], MARK_PEAKS * p), fill[k] >> 1):
                         self._want.add(k)
         self.manager.cached_changed(changed)
         return spilled

@@ -150,6 +150,7 @@ class DeferredBatches:
         self._rows: dict = {}           # (slot, dtype) -> the slot's pinned row as that dtype
         # what the prepared launches' buffers were filled from, and those launches
         self._fills: dict = {}          # capacity -> (held, prepare, merge)
+        self._pairs: dict = {}          # (id dtype, insert, capacity) -> (prepare, merge)
         # grid batches (made on first use): per grid slot a workspace, pinned rows of pairs
         # and values and their device address
         self.grid_workspaces = [None] * GRID_SLOTS
@@ -311,14 +312,11 @@ class DeferredBatches:
         self.tickets[slot] = self._ticket
         mapped = self._headers_device
         host_row = mapped + slot * (READ_WORDS + 1) * 8 if mapped else 0
-        kind = f"<{_ID_TYPES[s.dtype]}, {'false' if found is None else 'true'}>"
-        if cap != SMALL_ENTRIES:
-            prepare = self._launch("grid_prepare" + kind, PREPARE_ARGS + 1, cu=_GRID_CU,
-                                   names=_GRID_NAMES)
-            merge = self._launch("small_merge", 30, key="small_merge/grid")
-        else:
-            prepare = self._launch("small_prepare" + kind, PREPARE_ARGS)
-            merge = self._launch("small_merge", 30)
+        pair = self._pairs.get((s.dtype, found is None, cap))
+        if pair is None:
+            pair = self._pairs[(s.dtype, found is None, cap)] = self._kernels(s.dtype, found,
+                                                                                cap)
+        prepare, merge = pair
         # the objects the buffers were filled from (held, so that identity means the same
         # arrays): the vertex table, the block cache, the lookup, the batch's shape
         held = (degree, size_class, edge_ptr, cache, lookup, bool(mirror), int(min_class),
@@ -358,6 +356,16 @@ class DeferredBatches:
             a[16 + f] = val
             a[16 + MAX_FIELDS - 1 + f] = out.data.ptr
         merge.again(min(entries, self.grid), REWRITE_THREADS)
+
+    def _kernels(self, dtype, found, cap: int):
+        """The prepared launches (prepare, merge) of a batch of ids of ``dtype``, an insert
+        (``found`` None) or an upsert, of workspace capacity ``cap``."""
+        kind = f"<{_ID_TYPES[dtype]}, {'false' if found is None else 'true'}>"
+        if cap != SMALL_ENTRIES:
+            return (self._launch("grid_prepare" + kind, PREPARE_ARGS + 1, cu=_GRID_CU,
+                                 names=_GRID_NAMES),
+                    self._launch("small_merge", 30, key="small_merge/grid"))
+        return self._launch("small_prepare" + kind, PREPARE_ARGS), self._launch("small_merge", 30)
 
     def _fill_buffers(self, prepare, merge, held, cap: int = SMALL_ENTRIES) -> None:
         """Write the words that stay between batches into the two launches' buffers (of

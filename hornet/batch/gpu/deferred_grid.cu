@@ -24,11 +24,11 @@
 #include "segmented.cuh"
 #include "grid_barrier.cuh"
 #include "../batch/gpu/small_rewrite.cuh"   // Layout, header slots, fields
+#include "../batch/gpu/prepare_rules.cuh"   // segment rules, deferred header, found values
 
 #define CHUNK 1024                          // entries one block sorts (one per thread)
 #define GRID_THREADS CHUNK
 #define MAX_BLOCKS 16                       // GRID_ENTRIES / CHUNK (deferred.py)
-#define H_READ (H_FOUND + 1)
 
 // Workspace of capacity E past small_prepare's areas (Layout: HEADER_WORDS + 15 E words; the
 // found edges' pairs and positions: 2 E; host property values: (MAX_FIELDS - 1) E): the
@@ -62,30 +62,11 @@ __device__ __forceinline__ Scratch scratch(i64* ws, i64 E) {
     return S;
 }
 
-__device__ __forceinline__ void publish(const i64* header, i64* host, i64 ticket) {
-    if (host == nullptr) return;
-    __syncthreads();
-    for (int i = threadIdx.x; i < H_READ; i += blockDim.x) host[i] = __ldcg(&header[i]);
-    __threadfence_system();
-    __syncthreads();
-    if (threadIdx.x == 0) *(volatile i64*)(host + H_READ) = ticket;
-}
-
 // Sum of field `k` of the partial counts of blocks [0, upto) (written before a barrier).
 __device__ __forceinline__ i64 parts_before(const Scratch& S, int k, int upto) {
     i64 s = 0;
     for (int c = 0; c < upto; ++c) s += __ldcg(&S.part[c * PARTS + k]);
     return s;
-}
-
-template <typename T>
-__device__ __forceinline__ void grid_found_value(i64 at_field, i64 values, i64 pair, i64 out,
-                                                 i64 old, i64 i) {
-    T* slot = (T*)at_field;
-    const T v = ((const T*)values)[pair];
-    ((T*)old)[i] = *slot;
-    *slot = v;
-    ((T*)out)[i] = v;
 }
 
 // The parameters are small_prepare's (deferred.py fills both alike), then the capacity.
@@ -125,17 +106,8 @@ grid_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, int
     __syncthreads();
     if (stalled) {                 // a deferred batch before this one found a ring short
         if (b == 0) {
-            if (tid == 0) {
-                L.header[H_KEPT] = 0;
-                L.header[H_SEGMENTS] = 0;
-                L.header[H_RESULTS] = 0;
-                L.header[H_PIECES] = 0;
-                L.header[H_DONE] = 0;
-                L.header[H_ACCEPT] = 0;
-                L.header[H_STALLED] = 1;
-                L.header[H_FOUND] = 0;
-            }
-            publish(L.header, host_header, ticket);
+            if (tid == 0) stalled_header(L.header);
+            publish_header(L.header, host_header, ticket);
         }
         return;
     }
@@ -239,18 +211,13 @@ grid_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, int
     i64 pos = 0;
     bool keep = false, found = false;
     if (live) {
-        i64 p = -1;
-        if (u < table_len) {
-            const i64 d0 = degree[u];
-            if (d0 > 0) {
-                const int* lst = (const int*)edge_ptr[u];
-                const i64 at = lower_bound(lst, d0, w);
-                p = (at < d0 && lst[at] == w) ? at : -1 - at;
-            }
-        }
-        keep = inserting ? (p < 0) : (p >= 0);
+        const i64 d0 = u < table_len ? (i64)degree[u] : 0;
+        const int* lst = d0 > 0 ? (const int*)edge_ptr[u] : nullptr;
+        const i64 at = d0 > 0 ? lower_bound(lst, d0, w) : 0;
+        const EntryLookup x = entry_lookup(inserting, lst, d0, at, w);
+        keep = x.keep;
         found = Upsert && mode == MODE_UPSERT && !keep;
-        pos = inserting ? -1 - p : p;
+        pos = x.pos;
     }
     const int packed = (keep ? 1 : 0) + (found ? (1 << 16) : 0);
     const int mine = block_exclusive_scan(packed, warp_sums, &total);
@@ -281,9 +248,8 @@ grid_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, int
     if (i < kept) {
         src_j = __ldcg(&L.ent_src[i]);
         dst_j = __ldcg(&L.ent_dst[i]);
-        const bool head = i == 0 || __ldcg(&L.ent_src[i - 1]) != src_j;
-        const bool shown = !mirror || src_j < dst_j;
-        seg_packed = (head ? 1 : 0) + (shown ? (1 << 16) : 0);
+        seg_packed = segment_flags(i == 0, src_j, i > 0 ? __ldcg(&L.ent_src[i - 1]) : 0, dst_j,
+                                   mirror);
     }
     const int seg_mine = block_exclusive_scan(seg_packed, warp_sums, &total);
     if (tid == 0) S.part[b * PARTS + P_SEGS] = total;
@@ -321,31 +287,12 @@ grid_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, int
         const i64 d0 = has_row ? (i64)degree[v] : 0;
         const i64 cls = has_row ? (i64)size_class[v] : -1;
         const i64 ptr = has_row ? edge_ptr[v] : 0;
-        i64 d1, to = -1;
-        bool give_back = false;
-        if (inserting) {
-            d1 = d0 + c;
-            const i64 cap = cls >= 0 ? (1ll << cls) : 0;
-            if (d1 > cap) {
-                to = size_class_for(d1, min_class);
-                give_back = cls >= 0;
-            }
-        } else {
-            d1 = d0 - c;
-            const i64 target = size_class_for(d1, min_class);
-            if (d1 == 0) {
-                give_back = true;
-            } else if (4 * d1 < (1ll << cls) && target < cls) {
-                to = target;
-                give_back = true;
-            }
-        }
-        if (to < 0 && d1 > 0 && cls <= copy_max_class &&       // long in-place rewrite: copy
-            d0 - __ldcg(&L.ent_pos[start]) + (inserting ? c : 0) > COPY_ITEMS) {
-            to = cls;
-            give_back = true;
-        }
-        pieces = to >= 0 && d0 > PIECE_ITEMS ? (int)((d0 + PIECE_ITEMS - 1) / PIECE_ITEMS) : 1;
+        const SegmentMove m = segment_move(inserting, d0, c, cls,
+                                           d0 - __ldcg(&L.ent_pos[start]) + (inserting ? c : 0),
+                                           min_class, copy_max_class, false);
+        const i64 d1 = m.d1, to = m.to;
+        const bool give_back = m.give_back;
+        pieces = (int)segment_pieces(to, d0);
         L.seg_len[sg] = c;
         L.seg_old[sg] = d0;
         L.seg_new[sg] = d1;
@@ -410,18 +357,8 @@ grid_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, int
         const int* fsrc = result + 2 * E;
         for (i64 k = i; k < nfound; k += (i64)G * CHUNK) {
             const i64 at = edge_ptr[__ldcg(&fsrc[k])] + 4 * __ldcg(&fpair[E + k]);
-            const i64 pr = __ldcg(&fpair[k]);
-            for (int f = 1; f < F.nf; ++f) {
-                const i64 fa = field_address(F, at, f);
-                const i64 v = F.values[f], o = F.out[f], p = old_[f];
-                switch (field_size(F, f)) {
-                case 1: grid_found_value<unsigned char>(fa, v, pr, o, p, k); break;
-                case 2: grid_found_value<unsigned short>(fa, v, pr, o, p, k); break;
-                case 4: grid_found_value<unsigned int>(fa, v, pr, o, p, k); break;
-                default: grid_found_value<unsigned long long>(fa, v, pr, o, p, k);
-                }
-            }
+            found_values(F, old_, at, __ldcg(&fpair[k]), k);
         }
     }
-    if (b == 0) publish(L.header, host_header, ticket);
+    if (b == 0) publish_header(L.header, host_header, ticket);
 }

@@ -11,6 +11,7 @@
 
 #include "segmented.cuh"
 #include "../batch/gpu/small_rewrite.cuh"   // Layout, header slots, rewrite helpers
+#include "../batch/gpu/prepare_rules.cuh"   // segment rules (segment_move, segment_pieces)
 
 // plan.cu's info slots (plan.py names them the same)
 #define I_BAD 0
@@ -69,31 +70,11 @@ extern "C" __global__ void medium_segments(const i64* __restrict__ info, i64* ws
         const i64 cls = has_row ? (i64)size_class[u] : -1;
         const i64 ptr = has_row ? edge_ptr[u] : 0;
         const i64 first = L.ent_pos[start];          // the first item that moves in place
-        i64 d1, to = -1;
-        bool give_back = false;
-        if (inserting) {
-            d1 = d0 + c;
-            const i64 capacity_now = cls >= 0 ? (1ll << cls) : 0;
-            if (d1 > capacity_now) {
-                to = size_class_for(d1, min_class);
-                give_back = cls >= 0;
-            }
-        } else {
-            d1 = d0 - c;
-            const i64 target = size_class_for(d1, min_class);
-            if (d1 == 0) {
-                give_back = true;
-            } else if (!keep_blocks && 4 * d1 < (1ll << cls) && target < cls) {
-                to = target;
-                give_back = true;
-            }
-        }
         const i64 in_place = d0 - first + (inserting ? c : 0);
-        if (to < 0 && d1 > 0 && !keep_blocks && cls <= copy_max_class &&
-            in_place > COPY_ITEMS) {
-            to = cls;                                // long in-place rewrite: copy
-            give_back = true;
-        }
+        const SegmentMove m = segment_move(inserting, d0, c, cls, in_place, min_class,
+                                           copy_max_class, keep_blocks);
+        const i64 d1 = m.d1, to = m.to;
+        const bool give_back = m.give_back;
         L.seg_vertex[sg] = u;
         L.seg_len[sg] = c;
         L.seg_old[sg] = d0;
@@ -103,7 +84,7 @@ extern "C" __global__ void medium_segments(const i64* __restrict__ info, i64* ws
         if (to >= 0) L.seg_rank[sg] = (i64)class_slot(moving, to);
         L.seg_give[sg] = give_back ? (cls << 32) | (i64)class_slot(freed, cls) : -1;
         const i64 work = to >= 0 ? d0 + (inserting ? c : 0) : in_place;
-        const i64 pieces = to >= 0 && d0 > PIECE_ITEMS ? (d0 + PIECE_ITEMS - 1) / PIECE_ITEMS : 1;
+        const i64 pieces = segment_pieces(to, d0);
         if (pieces == 1 && work <= warp_items) {
             L.warp_seg[class_slot((u64*)(L.header + H_WARPS), 0)] = sg;
         } else {

@@ -10,6 +10,7 @@
 
 #include "segmented.cuh"
 #include "../batch/gpu/small_rewrite.cuh"   // Layout, header slots, rewrite helpers
+#include "../batch/gpu/prepare_rules.cuh"   // segment rules, deferred header, found values
 
 #define SMALL_ENTRIES 4096                 // entries of one batch (pairs, twice if mirrored)
 #define SMALL_THREADS 1024                 // the preparing block
@@ -23,19 +24,6 @@ static_assert(PER_THREAD == 4, "the preparing block's per-thread arrays are writ
 #else
 #define PHASE_CLOCK(k)
 #endif
-
-// Deferred batches with a header row in mapped pinned host memory (host_header given): the
-// header's first H_READ words are written there, then, once they are visible to the host,
-// the batch's ticket in the word after them (the host polls it: no copy, no event).
-#define H_READ (H_FOUND + 1)
-__device__ __forceinline__ void publish_header(const i64* header, i64* host, i64 ticket) {
-    if (host == nullptr) return;
-    __syncthreads();
-    for (int i = threadIdx.x; i < H_READ; i += blockDim.x) host[i] = header[i];
-    __threadfence_system();
-    __syncthreads();
-    if (threadIdx.x == 0) *(volatile i64*)(host + H_READ) = ticket;
-}
 
 // ------------------------------------------------------------------------------ prepare
 // One block of SMALL_THREADS threads: validate, mirror, sort by (src, dst, entry) (bitonic, in
@@ -63,19 +51,6 @@ __device__ __forceinline__ void publish_header(const i64* header, i64* host, i64
 // words, read from mapped pinned host memory, are copied to the workspace from VALUE_OFFSET,
 // where the rewrite kernels read them (the host may reuse its row once the header came).
 #define VALUE_OFFSET (FOUND_OFFSET + 2 * SMALL_ENTRIES)
-// An upsert's found edge i (slot address `at`: the list as small_prepare found it) and one
-// property (`at_field`: its address in that field's column): the value it held to old[i], the
-// batch's value of its pair written there and to out[i]. Found entries are distinct slots.
-template <typename T>
-__device__ __forceinline__ void found_value(i64 at_field, i64 values, i64 pair, i64 out,
-                                            i64 old, i64 i) {
-    T* slot = (T*)at_field;
-    const T v = ((const T*)values)[pair];
-    ((T*)old)[i] = *slot;
-    *slot = v;
-    ((T*)out)[i] = v;
-}
-
 // Upsert: the instance that runs MODE_UPSERT (the found edges' listing and writes compiled in
 // it alone: the insert and delete instance carries none of their code).
 template <typename Id, bool Upsert>
@@ -117,16 +92,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     }
     __syncthreads();
     if (stalled) {                 // a deferred batch before this one found a ring short
-        if (tid == 0) {
-            L.header[H_KEPT] = 0;
-            L.header[H_SEGMENTS] = 0;
-            L.header[H_RESULTS] = 0;
-            L.header[H_PIECES] = 0;
-            L.header[H_DONE] = 0;
-            L.header[H_ACCEPT] = 0;
-            L.header[H_STALLED] = 1;
-            L.header[H_FOUND] = 0;
-        }
+        if (tid == 0) stalled_header(L.header);
         publish_header(L.header, host_header, ticket);
         return;
     }
@@ -281,13 +247,9 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     int count = 0;
 #pragma unroll
     for (int q = 0; q < PER_THREAD; ++q) {
-        i64 p = -1;                                   // absent, would go first
-        if (d0[q] > 0) {
-            const i64 at = lo[q];
-            p = (at < d0[q] && lst[q][at] == vs[q]) ? at : -1 - at;
-        }
-        keep[q] = live[q] && (inserting ? (p < 0) : (p >= 0));
-        pos[q] = inserting ? -1 - p : p;
+        const EntryLookup x = entry_lookup(inserting, lst[q], d0[q], lo[q], vs[q]);
+        keep[q] = live[q] && x.keep;
+        pos[q] = x.pos;
         count += keep[q];
     }
     const int base = block_exclusive_scan(count, warp_sums, &total);   // (syncs: keys free)
@@ -340,9 +302,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     for (int q = 0; q < R2; ++q) {
         const int j = tid * R2 + q;
         if (j >= kept) break;
-        const int head = (j == 0 || csrc[j] != csrc[j - 1]) ? 1 : 0;
-        const int shown = (!mirror || csrc[j] < cdst[j]) ? 1 : 0;
-        packed += head + (shown << 16);
+        packed += segment_flags(j == 0, csrc[j], j > 0 ? csrc[j - 1] : 0, cdst[j], mirror);
     }
     const int first = block_exclusive_scan(packed, warp_sums, &total);
     const int nseg = total & 0xFFFF, nres = total >> 16;
@@ -383,32 +343,12 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         const i64 d0 = has_row ? (i64)degree[u] : 0;
         const i64 cls = has_row ? (i64)size_class[u] : -1;
         const i64 ptr = has_row ? edge_ptr[u] : 0;
-        i64 d1, to = -1;
-        bool give_back = false;
-        if (inserting) {
-            d1 = d0 + c;
-            const i64 capacity = cls >= 0 ? (1ll << cls) : 0;
-            if (d1 > capacity) {
-                to = size_class_for(d1, min_class);
-                give_back = cls >= 0;
-            }
-        } else {
-            d1 = d0 - c;
-            const i64 target = size_class_for(d1, min_class);
-            if (d1 == 0) {
-                give_back = true;
-            } else if (4 * d1 < (1ll << cls) && target < cls) {
-                to = target;
-                give_back = true;
-            }
-        }
-        if (to < 0 && d1 > 0 && cls <= copy_max_class &&       // long in-place rewrite: copy
-            d0 - L.ent_pos[start] + (inserting ? c : 0) > COPY_ITEMS) {
-            to = cls;
-            give_back = true;
-        }
-        const int pieces = to >= 0 && d0 > PIECE_ITEMS ? (int)((d0 + PIECE_ITEMS - 1) / PIECE_ITEMS)
-                                                       : 1;
+        const SegmentMove m = segment_move(inserting, d0, c, cls,
+                                           d0 - L.ent_pos[start] + (inserting ? c : 0),
+                                           min_class, copy_max_class, false);
+        const i64 d1 = m.d1, to = m.to;
+        const bool give_back = m.give_back;
+        const int pieces = (int)segment_pieces(to, d0);
         L.seg_piece[sg] = pieces;
         my_pieces += pieces;
         L.seg_len[sg] = c;
@@ -487,18 +427,8 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         const i64* fpair = ws + FOUND_OFFSET;
         const i64* fpos = fpair + SMALL_ENTRIES;
         const int* fsrc = result + 2 * SMALL_ENTRIES;
-        for (int i = tid; i < nfound; i += SMALL_THREADS) {
-            const i64 at = edge_ptr[fsrc[i]] + 4 * fpos[i], pair = fpair[i];
-            for (int f = 1; f < F.nf; ++f) {
-                const i64 a = field_address(F, at, f);
-                switch (field_size(F, f)) {
-                case 1: found_value<unsigned char>(a, F.values[f], pair, F.out[f], old_[f], i); break;
-                case 2: found_value<unsigned short>(a, F.values[f], pair, F.out[f], old_[f], i); break;
-                case 4: found_value<unsigned int>(a, F.values[f], pair, F.out[f], old_[f], i); break;
-                default: found_value<unsigned long long>(a, F.values[f], pair, F.out[f], old_[f], i);
-                }
-            }
-        }
+        for (int i = tid; i < nfound; i += SMALL_THREADS)
+            found_values(F, old_, edge_ptr[fsrc[i]] + 4 * fpos[i], fpair[i], i);
     }
     publish_header(L.header, host_header, ticket);
 }
