@@ -99,14 +99,15 @@ __device__ void ks_phase_rise(const KoState& S, const int* list, i64 n, i64 head
 
 // Mode 4 from the seeds seeds[:n] (distinct slots, each at its own level). pa / pb: P and
 // the next P; ka / kb: the peeling's lists; la / lb: the scan's worklists; dirty: a stamp by
-// level (KS_LEVEL_STAMPS ints). Returns the status; head, used, rounds and iterations are
-// the caller's counters.
+// level (KS_LEVEL_STAMPS ints); K: kept counts for the synchronous peelings (K.cnt null:
+// none; ks_peel). Returns the status; head, used, rounds and iterations are the caller's
+// counters.
 __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt,
                          const int* seeds, i64 n, int* la, int* lb, int* newc, int* pa,
                          int* pb, int* ka, int* kb, int* dirty, int stamp_base,
                          int stamp_span, int& used, i64& head, i64 tail, i64 max_region,
                          i64 deadline_ns, u64 t0, u64& rounds, u64& iterations,
-                         const KsQueue& Q, const KoBounds& B) {
+                         const KsQueue& Q, const KoBounds& B, KoKept K) {
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const int top = stamp_span - KS_LEVEL_STAMPS;    // stamps for rounds: used <= top
     const int lev0 = stamp_base + top;
@@ -193,7 +194,7 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
         int status = KS_DONE;
         const i64 live = ks_peel(S, G, ctl, c, cnt, ka, members, S.member, lev0, 1, gstamp,
                                  tail, la, lb, newc, kb, Pn, &ctl[KS_PEELED], stamp_base, top,
-                                 used, t0, deadline_ns, rounds, status, Q);
+                                 used, t0, deadline_ns, rounds, status, Q, K);
         if (live < 0) return status;
         ++iterations;
         // the survivors rise: the next worklist (read from kb until the next peeling)
