@@ -224,9 +224,11 @@ LOWEST_FIRST_MIN = 1 << 14
 #: an insertion on a graph of more than CANDIDATE_CUT_MIN_EDGES edges goes to the static
 #: decomposition as soon as its candidates (mode 4's P, all levels) pass CANDIDATE_SHARE x
 #: ``fallback_share`` of the edges (``stats['gate'] = 'candidates'``): their peeling, which
-#: intersects hub lists for every candidate, would cost about a static decomposition, so such
-#: an update costs its candidate rounds and one static run, not its deadline and a static run
-CANDIDATE_SHARE = 0.01
+#: intersects hub lists for every candidate, would cost more than a static decomposition (a
+#: candidate of a Kronecker 20-22 graph costs about 1.4 us, 80-110 times a static
+#: decomposition's time per edge), so such an update costs its candidate rounds and one
+#: static run, not its deadline and a static run
+CANDIDATE_SHARE = 0.02
 CANDIDATE_CUT_MIN_EDGES = 1 << 22
 #: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k):
 #: the phases are chains of dependent units, so an edge is spread wide and work taken soon
