@@ -9,6 +9,7 @@ by kind of phase; then the medians per variant against the static decomposition'
 
     python3 -m bench.tools.truss_flat_gpu [--graphs kron22] [--sizes 100,1000] [--repeats 2]
         [--variant NAME:K=V,K=V ...] [--fallback-share 0.5] [--warmup 1] [--uniform]
+        [--static-repeats 3] [--budget SECONDS]
 
 ``--variant``: ``K`` a constant of ``ktruss.dynamic_gpu`` (or ``module.K`` of another
 ``ktruss`` module), ``V`` a number; the variant ``new`` (the tree's defaults) always runs.
@@ -74,6 +75,7 @@ def main(argv=None) -> None:
                     help="also insert batches of uniform random pairs (deleted again after)")
     ap.add_argument("--budget", type=float, default=1e9,
                     help="seconds after which no new batch starts")
+    ap.add_argument("--static-repeats", type=int, default=3)
     args = ap.parse_args(argv)
     start = time.perf_counter()
     print(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}", flush=True)
@@ -84,18 +86,26 @@ def main(argv=None) -> None:
         print(f"{name}: {variants[name]}", flush=True)
     rng = np.random.default_rng(5)
     for gname in args.graphs.split(","):
+        t0 = time.perf_counter()
         title, s, d = load(gname)
+        t1 = time.perf_counter()
         g = hornet.Graph.from_edges(cp.asarray(s), cp.asarray(d), device="gpu")
+        cp.cuda.Device().synchronize()
+        t2 = time.perf_counter()
         nv = int(g.num_vertices)
-        trusses = {}
+        trusses, built = {}, []
         for name, values in variants.items():
             undo = _configured(values)
             try:
-                trusses[name] = DynamicTruss(g, fallback_share=args.fallback_share)
+                built.append(_timed(lambda: trusses.update(
+                    {name: DynamicTruss(g, fallback_share=args.fallback_share)})))
             finally:
                 undo()
-        static = statistics.median(_timed(lambda: truss_numbers(g)) for _ in range(3))
-        print(f"{title}: E={g.num_edges} static {static * 1e3:.1f} ms", flush=True)
+        static = statistics.median(_timed(lambda: truss_numbers(g))
+                                   for _ in range(args.static_repeats))
+        print(f"{title}: E={g.num_edges} static {static * 1e3:.1f} ms (edges made "
+              f"{t1 - t0:.1f} s, graph {t2 - t1:.1f} s, DynamicTruss built "
+              f"{', '.join(f'{x:.1f}' for x in built)} s)", flush=True)
         ops = ["delete", "re-insert"] + (["insert uniform", "delete uniform"]
                                          if args.uniform else [])
         for b in (int(x) for x in args.sizes.split(",")):
