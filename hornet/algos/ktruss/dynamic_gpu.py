@@ -119,7 +119,10 @@ one whose region passes ``fallback_share`` of the edges or whose update runs lon
 2 x ``fallback_share`` x the last static decomposition's time (``stats['path']`` says which;
 the process's first decomposition is timed twice, as it also loads its kernels). A batch of
 :data:`GATE_MIN_BATCH` edges or more whose seeds pass their share of the edges goes to it at
-once (``stats['gate']``). ``ko_scan`` checks the deadline between its phases and, in its
+once (``stats['gate']``), and so does, on a large graph, an insertion whose candidates pass
+:data:`CANDIDATE_SHARE` x ``fallback_share`` of the edges (a flat level's candidates, peeled
+back by mode 4's synchronous peelings with kept counts, :data:`SCAN_PEEL_KEPT`, cost more
+than a static run). ``ko_scan`` checks the deadline between its phases and, in its
 asynchronous phases, every few units a warp serves.
 """
 from __future__ import annotations
