@@ -1,12 +1,10 @@
 """GPU DynamicTruss insertions into large flat levels (most of a level's edges become candidates
 of ``ko_scan`` mode 4 and are peeled back): the synchronous peelings keep the survivors'
 counts (``SCAN_PEEL_KEPT`` in ``hornet.algos.ktruss.dynamic_gpu``, ``KoKept`` in
-``ko_peel.cuh``), an iteration may peel only its lowest dirty level (``LOWEST_FIRST_MIN``,
-``ks_levels``), and an insertion whose candidates pass ``CANDIDATE_SHARE`` x
+``ko_peel.cuh``), and an insertion whose candidates pass ``CANDIDATE_SHARE`` x
 ``fallback_share`` of the edges goes to the static decomposition at once (the early cut).
 The numbers equal the static decomposition and the k-order holds after every batch, with
-exact counts, counts that stop at the need or past it, and without counts, each level
-peeled when dirty or the lowest first; on cliques
+exact counts, counts that stop at the need or past it, and without counts; on cliques
 chained by shared edges (one level), the triangular torus lattice (one level, every edge in
 two triangles) and a small Kronecker graph."""
 from __future__ import annotations
@@ -24,20 +22,18 @@ from truss_checks import MODES, arr, assert_static, k_order_violations
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
-#: (kept peeling counts, their slack: -1 exact, 0 stop at the need; the lowest dirty level
-#: alone from P of that many members: 0 always, -1 never)
-SETTINGS = [(True, 16, 0), (True, 16, -1), (True, 0, 0), (True, -1, -1), (False, 0, 0)]
+#: (kept peeling counts, their slack: -1 exact, 0 stop at the need)
+SETTINGS = [(True, 16), (True, 0), (True, -1), (False, 0)]
 
 
 def _sync_rounds(monkeypatch, setting) -> None:
     """Every phase of ko_scan in synchronous rounds (as on a graph past ASYNC_MAX_EDGES),
-    the peelings' counts and levels as ``setting``."""
+    the peelings' counts as ``setting``."""
     from hornet.algos.ktruss import dynamic_gpu
-    kept, slack, lowest = setting
+    kept, slack = setting
     monkeypatch.setattr(dynamic_gpu, "ASYNC_MAX_EDGES", 0)
     monkeypatch.setattr(dynamic_gpu, "SCAN_PEEL_KEPT", kept)
     monkeypatch.setattr(dynamic_gpu, "SCAN_PEEL_SLACK", slack)
-    monkeypatch.setattr(dynamic_gpu, "LOWEST_FIRST_MIN", lowest)
 
 
 def _graph(s, d):

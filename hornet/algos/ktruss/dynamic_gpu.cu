@@ -585,9 +585,7 @@ extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int
 // that use it (KSQ_PEEL, KSQ_CAND, KSQ_DESCENT; qcap 0: none, every phase in rounds).
 // kpush, kbase: mode 4's kept candidate bounds (KoBounds, valid for this launch's last
 // stamp), or null. kcnt, kvalid, kslack: mode 4's kept peeling counts (KoKept, valid where
-// kvalid is the peeling's stamp; counts stop at k - 1 + kslack), or null. lowest_first:
-// mode 4's synchronous peelings take only the lowest dirty level while P holds at least that
-// many members (-1: never; ks_levels).
+// kvalid is the peeling's stamp; counts stop at k - 1 + kslack), or null.
 // Fresh stamps are stamp_base + 1 .. stamp_base + stamp_span. The update stops with a status
 // when it passes deadline_ns (from its start) or a level's candidates pass max_region.
 
@@ -603,7 +601,7 @@ ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc, int* all, int*
         i64 deadline_ns, int mode, int* region, i64* raised_rank, i64 n_in, int k_in,
         i64 head_in, const int* extra, const int* extra_lev, i64 n_extra, long long* qunits,
         int* qcnt, i64 qcap, int qmodes, unsigned* kpush, u64* kbase, int* kcnt,
-        int* kvalid, int kslack, i64 lowest_first) {
+        int* kvalid, int kslack) {
     __shared__ int count[WARPS];
     __shared__ int hist[WARPS][HBINS];
     __shared__ int decided;
@@ -626,8 +624,7 @@ ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc, int* all, int*
                            all, region, ka, kb, lowered, stamp_base, stamp_span, used, head,
                            tail, max_region, deadline_ns, t0, rounds, levels, Q,
                            KoBounds{kpush, kbase, stamp_base + stamp_span},
-                           KoKept{kcnt, kvalid, 0, kslack},
-                           ksq_on(Q, KSQ_PEEL) ? -1 : lowest_first);
+                           KoKept{kcnt, kvalid, 0, kslack});
     if (mode == 0 && n_extra > 0) {                // the extras of the lowest level first
         k = extra_lev[0];
         ns = ks_extras(extra, extra_lev, n_extra, k, seeds, 0);

@@ -219,11 +219,6 @@ CAND_KEPT_BOUNDS = True
 #: then counted about once, not once a round); counts stop at k - 1 + SCAN_PEEL_SLACK
 SCAN_PEEL_KEPT = True
 SCAN_PEEL_SLACK = 16
-#: mode 4's synchronous peelings: an iteration whose candidates (P, all levels) number at
-#: least LOWEST_FIRST_MIN peels only its lowest dirty level, the others waiting until the
-#: levels below them are done (``ks_levels``): a large level is then peeled once, not again
-#: in every iteration whose risers add candidates to it; -1: every dirty level every iteration
-LOWEST_FIRST_MIN = 1 << 14
 #: an insertion on a graph of more than CANDIDATE_CUT_MIN_EDGES edges goes to the static
 #: decomposition as soon as its candidates (mode 4's P, all levels) pass CANDIDATE_SHARE x
 #: ``fallback_share`` of the edges (``stats['gate'] = 'candidates'``): their peeling, which
@@ -441,7 +436,7 @@ class GpuDynamicTruss(HostRounds):
         statistics (one read of the counters and control words); returns False when it
         stopped early (deadline, region, stamps) or edges survived the deletion's peeling."""
         from hornet.core.cuda import BLOCK
-        launch = _prepared("ko_scan", 50, cooperative=True)
+        launch = _prepared("ko_scan", 49, cooperative=True)
         queue = self._async_queue()
         qmodes = (int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT) |
                   8 * int(ASYNC_DESCENT_SPLIT) | 16 * int(ASYNC_FUSED) |
@@ -457,7 +452,7 @@ class GpuDynamicTruss(HostRounds):
         vals[10], vals[23], vals[26], vals[27] = int(tstamp), int(mstamp), base, SCAN_STAMPS
         vals[28], vals[29], vals[30], vals[31] = int(self._tail), region, deadline_ns, mode
         vals[34], vals[35], vals[36], vals[43] = int(n), int(k), int(self._head), qmodes
-        vals[48], vals[49] = SCAN_PEEL_SLACK, LOWEST_FIRST_MIN
+        vals[48] = SCAN_PEEL_SLACK
         vals[37:40] = ((P(extras[0]), P(extras[1]), int(extras[0].shape[0]))
                        if extras is not None else (0, 0, 0))
         launch(self._scan_grid(_fn("ko_scan").kernel), BLOCK, vals)
@@ -484,10 +479,10 @@ class GpuDynamicTruss(HostRounds):
         return True
 
     def _scan_values(self, mode: int, members, queue) -> np.ndarray:
-        """ko_scan's 50 argument values (int64) with the current graph, table and scratch
-        arrays; the scalars (slots 10, 23, 26-31, 34-43 but the queue's, 48, 49) are the
-        caller's to set. The scratch's addresses are kept while its sizes stay (its arrays
-        are replaced only when they change), the graph's and table's are read every time."""
+        """ko_scan's 49 argument values (int64) with the current graph, table and scratch
+        arrays; the scalars (slots 10, 23, 26-31, 34-43 but the queue's, 48) are the caller's to
+        set. The scratch's addresses are kept while its sizes stay (its arrays are replaced
+        only when they change), the graph's and table's are read every time."""
         t = self._table
         layout = (self._cap, self._list_size, queue is not None, id(self._dirty),
                   CAND_KEPT_BOUNDS, SCAN_PEEL_KEPT)
@@ -517,7 +512,7 @@ class GpuDynamicTruss(HostRounds):
                   else (0, 0, 0)), 0,
                 *((P(self._kpush), P(self._kbase)) if CAND_KEPT_BOUNDS else (0, 0)),
                 *((P(self._dcnt), P(self._dvalid)) if SCAN_PEEL_KEPT and mode == 4
-                  else (0, 0)), 0, 0],
+                  else (0, 0)), 0],
                 dtype=np.int64)
         deg, ptr = self._view()
         vals[0], vals[1], vals[2], vals[3] = P(deg), P(ptr), P(t.keys), t.shift

@@ -28,8 +28,6 @@
 #pragma once
 
 #define KS_PEELED 11              // mode 4: the next P's length (peeled and clean members)
-#define C_LOWEST 12               // mode 4 (ctr word): the lowest dirty level (ks_phase_lowest)
-#define C_DEFERRED 13             // mode 4 (ctr word): members of dirty levels left for later
 #define KS_NKA 19                 // mode 4 with KSQ_FUSED: the members peeled again
 
 // The members list[:n] not peeled (gone != gstamp) rise one level each, to the start of it
@@ -77,40 +75,14 @@ __device__ void ks_phase_candidates(const KoState& S, const int* list, i64 n, in
     });
 }
 
-// P[:n] split by level: the members of the dirty levels (dirty == istamp, or a level left
-// for later, dirty == pend) to out (count *nout: this iteration's peeling), the others to rest
-// (count *nrest: the next P). With kmin >= 0 (the lowest such level), only level kmin's go to
-// out: the other dirty levels' members go to rest, their level marked dirty == pend and
-// counted in *ndeferred (peeled once the levels below them are done).
-__device__ void ks_phase_split(const KoState& S, const int* P, i64 n, int* dirty, int istamp,
-                               int* out, u64* nout, int* rest, u64* nrest, int kmin = -1,
-                               int pend = 0, u64* ndeferred = nullptr) {
+// P[:n] split by level: the members of the dirty levels (dirty == istamp) to out (count
+// *nout: this iteration's peeling), the others to rest (count *nrest: the next P).
+__device__ void ks_phase_split(const KoState& S, const int* P, i64 n, const int* dirty,
+                               int istamp, int* out, u64* nout, int* rest, u64* nrest) {
     GRID_STRIDE(i, n) {
         const int e = ldcg(&P[i]);
-        const int k = ldcg(&S.truss[e]);
-        const int d = ldcg(&dirty[k]);
-        const bool due = d == istamp || (pend != 0 && d == pend);
-        if (due && (kmin < 0 || k == kmin)) {
-            out[atomicAdd(nout, 1ull)] = e;
-        } else {
-            rest[atomicAdd(nrest, 1ull)] = e;
-            if (due) {
-                if (d != pend) dirty[k] = pend;
-                atomicAdd(ndeferred, 1ull);
-            }
-        }
-    }
-}
-
-// The lowest level of P[:n] that is dirty (dirty == istamp or pend), as KS_LEVEL_STAMPS - k
-// in *low (an atomicMax: 0, none).
-__device__ void ks_phase_lowest(const KoState& S, const int* P, i64 n, const int* dirty,
-                                int istamp, int pend, u64* low) {
-    GRID_STRIDE(i, n) {
-        const int e = ldcg(&P[i]);
-        const int k = ldcg(&S.truss[e]);
-        const int d = ldcg(&dirty[k]);
-        if (d == istamp || d == pend) atomicMax(low, (u64)(KS_LEVEL_STAMPS - k));
+        if (ldcg(&dirty[ldcg(&S.truss[e])]) == istamp) out[atomicAdd(nout, 1ull)] = e;
+        else rest[atomicAdd(nrest, 1ull)] = e;
     }
 }
 
@@ -128,27 +100,21 @@ __device__ void ks_phase_rise(const KoState& S, const int* list, i64 n, i64 head
 // Mode 4 from the seeds seeds[:n] (distinct slots, each at its own level). pa / pb: P and
 // the next P; ka / kb: the peeling's lists; la / lb: the scan's worklists; dirty: a stamp by
 // level (KS_LEVEL_STAMPS ints); K: kept counts for the synchronous peelings (K.cnt null:
-// none; ks_peel); lowest_first >= 0: an iteration whose P holds at least that many members
-// peels only its lowest dirty level (the others wait, marked dirty == pend, and the
-// iterations go on while any waits), so that a large level is peeled once its levels below
-// send it no more risers, not again in every iteration that adds to it (synchronous
-// peelings only). Returns the status; head, used, rounds and iterations are the caller's
+// none; ks_peel). Returns the status; head, used, rounds and iterations are the caller's
 // counters.
 __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt,
                          const int* seeds, i64 n, int* la, int* lb, int* newc, int* pa,
                          int* pb, int* ka, int* kb, int* dirty, int stamp_base,
                          int stamp_span, int& used, i64& head, i64 tail, i64 max_region,
                          i64 deadline_ns, u64 t0, u64& rounds, u64& iterations,
-                         const KsQueue& Q, const KoBounds& B, KoKept K, i64 lowest_first) {
+                         const KsQueue& Q, const KoBounds& B, KoKept K) {
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const int top = stamp_span - KS_LEVEL_STAMPS;    // stamps for rounds: used <= top
     const int lev0 = stamp_base + top;
-    const int pend = -(stamp_base + 1);               // (a level left for later: this launch's)
     const int* cur = seeds;
     int* P = pa;
     int* Pn = pb;
-    i64 deferred = 0;
-    while (n > 0 || deferred > 0) {
+    while (n > 0) {
         if (used + 2 > top) return KS_NO_STAMPS;
         const int istamp = stamp_base + (++used);
         int* nxt = la;
@@ -219,22 +185,11 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
             n = live;
             continue;
         }
-        // the members of the dirty levels are peeled again; the others go to the next P.
-        // With lowest_first (P that large), only the lowest dirty level: a level above it may
-        // still take risers from below, and each would make it peel its members again
-        const i64 nall = (i64)ldcg(&ctl[KS_ALL]);
-        int kmin = -1;
-        if (lowest_first >= 0 && nall >= lowest_first) {
-            ks_phase_lowest(S, P, nall, dirty, istamp, pend, &S.ctr[C_LOWEST]);
-            G.next_phase();
-            const u64 low = ldcg(&S.ctr[C_LOWEST]);
-            kmin = low ? KS_LEVEL_STAMPS - (int)low : -1;
-        }
-        ks_phase_split(S, P, nall, dirty, istamp, ka, G.slot(), Pn, &ctl[KS_PEELED], kmin,
-                       pend, &S.ctr[C_DEFERRED]);
+        // the members of the dirty levels are peeled again; the others go to the next P
+        ks_phase_split(S, P, (i64)ldcg(&ctl[KS_ALL]), dirty, istamp, ka, G.slot(), Pn,
+                       &ctl[KS_PEELED]);
         G.next_phase();
         const i64 members = G.last();
-        deferred = (i64)ldcg(&S.ctr[C_DEFERRED]);
         const int gstamp = stamp_base + (++used);
         int status = KS_DONE;
         const i64 live = ks_peel(S, G, ctl, c, cnt, ka, members, S.member, lev0, 1, gstamp,
@@ -247,8 +202,6 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
         if (leader) {
             ctl[KS_ALL] = ldcg(&ctl[KS_PEELED]);
             ctl[KS_PEELED] = 0;
-            S.ctr[C_LOWEST] = 0;                 // (read after the split: every thread has)
-            S.ctr[C_DEFERRED] = 0;
         }
         G.next_phase();
         head -= live;
