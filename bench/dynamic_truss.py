@@ -182,7 +182,8 @@ def main(argv=None) -> None:
                    f"{', '.join(sorted(now))}: this run")
     text = [f"# DynamicTruss ({args.device}) versus a full truss decomposition", "",
             f"Machine: {device}.", ""] + ([args.note, ""] if args.note else []) + [
-            "Each row: median over repeats (3 for b <= 1000, 1 above) of `DynamicTruss.update`"
+            "Each row: median over repeats (`--repeats` for b <= 1000, 1 above: the last"
+            " column's denominator) of `DynamicTruss.update`"
             " alone (the graph's own update is not timed). *delete*: b random existing edges;"
             " *re-insert*: the same edges put back; *insert uniform*: b uniform random pairs."
             " Static: `truss_numbers` of the same graph state, same process. *region share*:"
