@@ -2,7 +2,9 @@
 of ``ko_scan`` mode 4 and are peeled back): the synchronous peelings keep the survivors'
 counts (``SCAN_PEEL_KEPT`` in ``hornet.algos.ktruss.dynamic_gpu``, ``KoKept`` in
 ``ko_peel.cuh``), and an insertion whose candidates pass ``CANDIDATE_SHARE`` x
-``fallback_share`` of the edges goes to the static decomposition at once (the early cut).
+``fallback_share`` of the edges, or whose candidate rounds took over
+1 / ``CANDIDATE_TIME_FACTOR`` of its time limit, goes to the static decomposition at once
+(the early cuts).
 The numbers equal the static decomposition and the k-order holds after every batch, with
 exact counts, counts that stop at the need or past it, and without counts; on cliques
 chained by shared edges (one level), the triangular torus lattice (one level, every edge in
@@ -149,3 +151,36 @@ def test_candidate_cut(sync, monkeypatch):
             assert_static(kt, g)
         assert k_order_violations(kt) == 0
         assert cut == (3 if want == "static" else 0)
+
+
+@pytest.mark.parametrize("sync", [True, False])
+def test_candidate_time_cut(sync, monkeypatch):
+    """The early cut by time (its graph-size gate lowered to 0, the share cut off): with a
+    factor that every candidate search passes, each re-insertion goes to the static
+    decomposition after its candidate rounds (``stats['gate'] == 'candidate time'``), its
+    numbers equal to the static ones; with the factor 0 the same re-insertions stay
+    dynamic."""
+    from hornet.algos.ktruss import dynamic_gpu
+    monkeypatch.setattr(dynamic_gpu, "CANDIDATE_CUT_MIN_EDGES", 0)
+    monkeypatch.setattr(dynamic_gpu, "CANDIDATE_SHARE", 1e9)
+    if sync:
+        monkeypatch.setattr(dynamic_gpu, "ASYNC_MAX_EDGES", 0)
+    s, d = _clique_chain(12, 9)
+    rng = np.random.default_rng(5)
+    for factor, want in ((1 << 30, "static"), (0, "dynamic")):
+        monkeypatch.setattr(dynamic_gpu, "CANDIDATE_TIME_FACTOR", factor)
+        g = _graph(s, d)
+        kt = DynamicTruss(g, fallback_share=1.0, batch_share=1.0)
+        for _ in range(3):
+            pick = rng.choice(len(s), 5, replace=False)
+            gone = (arr("gpu", np.asarray(s)[pick]), arr("gpu", np.asarray(d)[pick]))
+            kt._static_seconds = 1e9
+            kt.update(g.delete_edges(*gone))
+            assert_static(kt, g)
+            # (a time limit of a second: only the projection passes it)
+            kt._static_seconds = 0.5
+            kt.update(g.insert_edges(*gone))
+            assert kt.stats["path"] == want
+            assert kt.stats.get("gate") == ("candidate time" if want == "static" else None)
+            assert_static(kt, g)
+        assert k_order_violations(kt) == 0

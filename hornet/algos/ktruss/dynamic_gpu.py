@@ -228,6 +228,12 @@ SCAN_PEEL_SLACK = 16
 #: static run, not its deadline and a static run
 CANDIDATE_SHARE = 0.02
 CANDIDATE_CUT_MIN_EDGES = 1 << 22
+#: on such a graph, mode 4 also goes to the static decomposition when an iteration's
+#: candidate rounds end after 1 / CANDIDATE_TIME_FACTOR of the update's time limit
+#: (``stats['gate'] = 'candidate time'``): the candidates' peeling takes about twice their
+#: rounds (Kronecker 22, 100 edges put back: 0.35 s of candidate rounds, 1.0 s in all), so
+#: the update would pass its deadline and cost that and a static run; 0: never
+CANDIDATE_TIME_FACTOR = 3
 #: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k):
 #: the phases are chains of dependent units, so an edge is spread wide and work taken soon
 ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
@@ -436,7 +442,7 @@ class GpuDynamicTruss(HostRounds):
         statistics (one read of the counters and control words); returns False when it
         stopped early (deadline, region, stamps) or edges survived the deletion's peeling."""
         from hornet.core.cuda import BLOCK
-        launch = _prepared("ko_scan", 49, cooperative=True)
+        launch = _prepared("ko_scan", 50, cooperative=True)
         queue = self._async_queue()
         qmodes = (int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT) |
                   8 * int(ASYNC_DESCENT_SPLIT) | 16 * int(ASYNC_FUSED) |
@@ -453,6 +459,8 @@ class GpuDynamicTruss(HostRounds):
         vals[28], vals[29], vals[30], vals[31] = int(self._tail), region, deadline_ns, mode
         vals[34], vals[35], vals[36], vals[43] = int(n), int(k), int(self._head), qmodes
         vals[48] = SCAN_PEEL_SLACK
+        vals[49] = (CANDIDATE_TIME_FACTOR if mode == 4 and
+                    len(self._table) > CANDIDATE_CUT_MIN_EDGES else 0)
         vals[37:40] = ((P(extras[0]), P(extras[1]), int(extras[0].shape[0]))
                        if extras is not None else (0, 0, 0))
         launch(self._scan_grid(_fn("ko_scan").kernel), BLOCK, vals)
@@ -479,10 +487,10 @@ class GpuDynamicTruss(HostRounds):
         return True
 
     def _scan_values(self, mode: int, members, queue) -> np.ndarray:
-        """ko_scan's 49 argument values (int64) with the current graph, table and scratch
-        arrays; the scalars (slots 10, 23, 26-31, 34-43 but the queue's, 48) are the caller's to
-        set. The scratch's addresses are kept while its sizes stay (its arrays are replaced
-        only when they change), the graph's and table's are read every time."""
+        """ko_scan's 50 argument values (int64) with the current graph, table and scratch
+        arrays; the scalars (slots 10, 23, 26-31, 34-43 but the queue's, 48, 49) are the
+        caller's to set. The scratch's addresses are kept while its sizes stay (its arrays
+        are replaced only when they change), the graph's and table's are read every time."""
         t = self._table
         layout = (self._cap, self._list_size, queue is not None, id(self._dirty),
                   CAND_KEPT_BOUNDS, SCAN_PEEL_KEPT)
@@ -512,7 +520,7 @@ class GpuDynamicTruss(HostRounds):
                   else (0, 0, 0)), 0,
                 *((P(self._kpush), P(self._kbase)) if CAND_KEPT_BOUNDS else (0, 0)),
                 *((P(self._dcnt), P(self._dvalid)) if SCAN_PEEL_KEPT and mode == 4
-                  else (0, 0)), 0],
+                  else (0, 0)), 0, 0],
                 dtype=np.int64)
         deg, ptr = self._view()
         vals[0], vals[1], vals[2], vals[3] = P(deg), P(ptr), P(t.keys), t.shift
@@ -878,6 +886,8 @@ class GpuDynamicTruss(HostRounds):
                 nc = int(self._ks_host[KS_ALL])
                 if cut < max_region and nc > cut:
                     self.stats.update(gate="candidates", candidates=nc)
+                elif int(self._ks_host[KS_ABORT]) == 2:
+                    self.stats.update(gate="candidate time", candidates=nc)
                 return self._fallback(self._touched_count)
             if self._top:
                 self._top_insert()
