@@ -123,6 +123,19 @@ def crossover(rows, title, kind):
     return None
 
 
+def _earlier_rows(name: str) -> list:
+    """The rows of ``<results>/<name>.csv`` (none when it is missing), typed as
+    :func:`run_graph` gives them."""
+    import csv
+    path = RESULTS / f"{name}.csv"
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))[1:]
+    return [[r[0], int(r[1]), r[2], int(r[3]), r[4], float(r[5]), float(r[6]), float(r[7]),
+             r[8], r[9]] for r in rows]
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cpu", choices=("cpu", "gpu"))
@@ -132,6 +145,9 @@ def main(argv=None) -> None:
     ap.add_argument("--name", default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--note", default="", help="conditions of the run, printed under the machine")
+    ap.add_argument("--replace", action="store_true",
+                    help="keep the rows of the other graphs in the table's CSV (an earlier "
+                         "run) and replace only those of --graphs; the table names both runs")
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
     rng = np.random.default_rng(args.seed)
@@ -140,6 +156,12 @@ def main(argv=None) -> None:
     for gname in args.graphs.split(","):
         title, E, static, rows = run_graph(gname, args.device, sizes, args.repeats, rng)
         all_rows += rows
+    now = {r[0] for r in all_rows}
+    kept = [r for r in _earlier_rows(name) if r[0] not in now] if args.replace else []
+    all_rows = kept + all_rows
+    for title in dict.fromkeys(r[0] for r in all_rows):
+        rows = [r for r in all_rows if r[0] == title]
+        E = rows[0][1]
         for kind in KINDS:
             small = [r for r in rows if r[2] == kind and r[3] <= max(10, E // 1000)]
             summary.append([title, kind, crossover(rows, title, kind) or "none measured",
@@ -150,9 +172,18 @@ def main(argv=None) -> None:
         import cupy
         props = cupy.cuda.runtime.getDeviceProperties(0)
         device = f"{props['name'].decode()} (GPU), host: {device}"
+    if kept:
+        before = RESULTS / f"{name}.md"
+        was = next((ln[len("Machine: "):].split(". Rows of")[0].rstrip(".")
+                    for ln in before.read_text().splitlines() if ln.startswith("Machine: ")),
+                   "not named") if before.exists() else "not named"
+        device += (f". Rows of {', '.join(dict.fromkeys(r[0] for r in kept))}: an earlier run"
+                   f" of this table (machine: {was}), kept (`--replace`); rows of "
+                   f"{', '.join(sorted(now))}: this run")
     text = [f"# DynamicTruss ({args.device}) versus a full truss decomposition", "",
             f"Machine: {device}.", ""] + ([args.note, ""] if args.note else []) + [
-            "Each row: median over repeats (3 for b <= 1000, 1 above) of `DynamicTruss.update`"
+            "Each row: median over repeats (`--repeats` for b <= 1000, 1 above: the last"
+            " column's denominator) of `DynamicTruss.update`"
             " alone (the graph's own update is not timed). *delete*: b random existing edges;"
             " *re-insert*: the same edges put back; *insert uniform*: b uniform random pairs."
             " Static: `truss_numbers` of the same graph state, same process. *region share*:"

@@ -584,7 +584,9 @@ extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int
 // qunits, qcnt, qcap: the queue of the asynchronous phases (ko_async.cuh), qmodes the phases
 // that use it (KSQ_PEEL, KSQ_CAND, KSQ_DESCENT; qcap 0: none, every phase in rounds).
 // kpush, kbase: mode 4's kept candidate bounds (KoBounds, valid for this launch's last
-// stamp), or null.
+// stamp), or null. kcnt, kvalid, kslack: mode 4's kept peeling counts (KoKept, valid where
+// kvalid is the peeling's stamp; counts stop at k - 1 + kslack), or null. cand_factor > 0:
+// mode 4 stops after candidate rounds that took over 1 / cand_factor of deadline_ns.
 // Fresh stamps are stamp_base + 1 .. stamp_base + stamp_span. The update stops with a status
 // when it passes deadline_ns (from its start) or a level's candidates pass max_region.
 
@@ -599,7 +601,8 @@ ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc, int* all, int*
         unsigned* bar, int stamp_base, int stamp_span, i64 tail, i64 max_region,
         i64 deadline_ns, int mode, int* region, i64* raised_rank, i64 n_in, int k_in,
         i64 head_in, const int* extra, const int* extra_lev, i64 n_extra, long long* qunits,
-        int* qcnt, i64 qcap, int qmodes, unsigned* kpush, u64* kbase) {
+        int* qcnt, i64 qcap, int qmodes, unsigned* kpush, u64* kbase, int* kcnt,
+        int* kvalid, int kslack, int cand_factor) {
     __shared__ int count[WARPS];
     __shared__ int hist[WARPS][HBINS];
     __shared__ int decided;
@@ -621,7 +624,8 @@ ko_scan(KO_STATE_PARAMS, int* seeds, int* la, int* lb, int* newc, int* all, int*
         status = ks_levels(S, G, ctl, c, cnt, seeds, (i64)ldcg(&ctr[C_EXTRA]), la, lb, newc,
                            all, region, ka, kb, lowered, stamp_base, stamp_span, used, head,
                            tail, max_region, deadline_ns, t0, rounds, levels, Q,
-                           KoBounds{kpush, kbase, stamp_base + stamp_span});
+                           KoBounds{kpush, kbase, stamp_base + stamp_span},
+                           KoKept{kcnt, kvalid, 0, kslack}, cand_factor);
     if (mode == 0 && n_extra > 0) {                // the extras of the lowest level first
         k = extra_lev[0];
         ns = ks_extras(extra, extra_lev, n_extra, k, seeds, 0);

@@ -119,7 +119,10 @@ one whose region passes ``fallback_share`` of the edges or whose update runs lon
 2 x ``fallback_share`` x the last static decomposition's time (``stats['path']`` says which;
 the process's first decomposition is timed twice, as it also loads its kernels). A batch of
 :data:`GATE_MIN_BATCH` edges or more whose seeds pass their share of the edges goes to it at
-once (``stats['gate']``). ``ko_scan`` checks the deadline between its phases and, in its
+once (``stats['gate']``), and so does, on a large graph, an insertion whose candidates pass
+:data:`CANDIDATE_SHARE` x ``fallback_share`` of the edges (a flat level's candidates, peeled
+back by mode 4's synchronous peelings with kept counts, :data:`SCAN_PEEL_KEPT`, cost more
+than a static run). ``ko_scan`` checks the deadline between its phases and, in its
 asynchronous phases, every few units a warp serves.
 """
 from __future__ import annotations
@@ -208,6 +211,29 @@ ASYNC_CAND_PRUNE = True
 #: the edge for a count again only when that bound reaches k - 1; False: every push of a later
 #: level-k edge lists it (its count taken again after each new candidate beside it)
 CAND_KEPT_BOUNDS = True
+#: True: mode 4's synchronous peelings (a graph of more than ASYNC_MAX_EDGES edges, or
+#: ASYNC_PEEL False) keep every surviving member's count (``KoKept`` in ``ko_peel.cuh``, as
+#: the host-driven peeling's PEEL_KEPT_COUNTS): a member is counted again only when the
+#: edges peeled around it took it below k - 1, not after every round that took one of its
+#: triangles (a large flat level, whose candidates mostly keep k - 1 triangles and more, is
+#: then counted about once, not once a round); counts stop at k - 1 + SCAN_PEEL_SLACK
+SCAN_PEEL_KEPT = True
+SCAN_PEEL_SLACK = 16
+#: an insertion on a graph of more than CANDIDATE_CUT_MIN_EDGES edges goes to the static
+#: decomposition as soon as its candidates (mode 4's P, all levels) pass CANDIDATE_SHARE x
+#: ``fallback_share`` of the edges (``stats['gate'] = 'candidates'``): their peeling, which
+#: intersects hub lists for every candidate, would cost more than a static decomposition (a
+#: candidate of a Kronecker 20-22 graph costs about 1.4 us, 80-110 times a static
+#: decomposition's time per edge), so such an update costs its candidate rounds and one
+#: static run, not its deadline and a static run
+CANDIDATE_SHARE = 0.02
+CANDIDATE_CUT_MIN_EDGES = 1 << 22
+#: on such a graph, mode 4 also goes to the static decomposition when an iteration's
+#: candidate rounds end after 1 / CANDIDATE_TIME_FACTOR of the update's time limit
+#: (``stats['gate'] = 'candidate time'``): the candidates' peeling takes about twice their
+#: rounds (Kronecker 22, 100 edges put back: 0.35 s of candidate rounds, 1.0 s in all), so
+#: the update would pass its deadline and cost that and a static run; 0: never
+CANDIDATE_TIME_FACTOR = 3
 #: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k):
 #: the phases are chains of dependent units, so an edge is spread wide and work taken soon
 ASYNC_CHUNK, ASYNC_MAX_PARTS, ASYNC_PAUSE_MAX = 32, 32, 128
@@ -416,7 +442,7 @@ class GpuDynamicTruss(HostRounds):
         statistics (one read of the counters and control words); returns False when it
         stopped early (deadline, region, stamps) or edges survived the deletion's peeling."""
         from hornet.core.cuda import BLOCK
-        launch = _prepared("ko_scan", 46, cooperative=True)
+        launch = _prepared("ko_scan", 50, cooperative=True)
         queue = self._async_queue()
         qmodes = (int(ASYNC_PEEL) | 2 * int(ASYNC_CAND) | 4 * int(ASYNC_DESCENT) |
                   8 * int(ASYNC_DESCENT_SPLIT) | 16 * int(ASYNC_FUSED) |
@@ -432,6 +458,9 @@ class GpuDynamicTruss(HostRounds):
         vals[10], vals[23], vals[26], vals[27] = int(tstamp), int(mstamp), base, SCAN_STAMPS
         vals[28], vals[29], vals[30], vals[31] = int(self._tail), region, deadline_ns, mode
         vals[34], vals[35], vals[36], vals[43] = int(n), int(k), int(self._head), qmodes
+        vals[48] = SCAN_PEEL_SLACK
+        vals[49] = (CANDIDATE_TIME_FACTOR if mode == 4 and
+                    len(self._table) > CANDIDATE_CUT_MIN_EDGES else 0)
         vals[37:40] = ((P(extras[0]), P(extras[1]), int(extras[0].shape[0]))
                        if extras is not None else (0, 0, 0))
         launch(self._scan_grid(_fn("ko_scan").kernel), BLOCK, vals)
@@ -458,13 +487,13 @@ class GpuDynamicTruss(HostRounds):
         return True
 
     def _scan_values(self, mode: int, members, queue) -> np.ndarray:
-        """ko_scan's 46 argument values (int64) with the current graph, table and scratch
-        arrays; the scalars (slots 10, 23, 26-31, 34-43 but the queue's) are the caller's to
-        set. The scratch's addresses are kept while its sizes stay (its arrays are replaced
-        only when they change), the graph's and table's are read every time."""
+        """ko_scan's 50 argument values (int64) with the current graph, table and scratch
+        arrays; the scalars (slots 10, 23, 26-31, 34-43 but the queue's, 48, 49) are the
+        caller's to set. The scratch's addresses are kept while its sizes stay (its arrays
+        are replaced only when they change), the graph's and table's are read every time."""
         t = self._table
         layout = (self._cap, self._list_size, queue is not None, id(self._dirty),
-                  CAND_KEPT_BOUNDS)
+                  CAND_KEPT_BOUNDS, SCAN_PEEL_KEPT)
         if self._scan_layout != layout:
             self._scan_layout = layout
             self._scan_cache = {}
@@ -489,7 +518,9 @@ class GpuDynamicTruss(HostRounds):
                 0, 0, 0,
                 *((P(queue[0]), P(queue[1]), int(queue[0].shape[0])) if queue is not None
                   else (0, 0, 0)), 0,
-                *((P(self._kpush), P(self._kbase)) if CAND_KEPT_BOUNDS else (0, 0))],
+                *((P(self._kpush), P(self._kbase)) if CAND_KEPT_BOUNDS else (0, 0)),
+                *((P(self._dcnt), P(self._dvalid)) if SCAN_PEEL_KEPT and mode == 4
+                  else (0, 0)), 0, 0],
                 dtype=np.int64)
         deg, ptr = self._view()
         vals[0], vals[1], vals[2], vals[3] = P(deg), P(ptr), P(t.keys), t.shift
@@ -848,17 +879,23 @@ class GpuDynamicTruss(HostRounds):
                 return self._fallback(seeds)
         if LEVELS_AT_ONCE and DEVICE_SCAN_INSERT:
             # every level at once, its seeds' count read on the device: one read at the end
-            done = self._scan(4, 0, self._top, self._region, 0, tstamp, deadline, max_region,
-                              queued)
+            cut = self._candidate_cut(max_region)
+            done = self._scan(4, 0, self._top, self._region, 0, tstamp, deadline, cut, queued)
             c = self._words_host
             if not done:
+                nc = int(self._ks_host[KS_ALL])
+                if cut < max_region and nc > cut:
+                    self.stats.update(gate="candidates", candidates=nc)
+                elif int(self._ks_host[KS_ABORT]) == 2:
+                    self.stats.update(gate="candidate time", candidates=nc)
                 return self._fallback(self._touched_count)
             if self._top:
                 self._top_insert()
             self.stats.update(region=self._touched_count, rounds=self._rounds,
                               peel_rounds=self._peel_rounds,
                               levels=self._levels, placed=int(c[C_PLACED]),
-                              seeds=int(c[C_EXTRA]), units=self._units, depth=self._depth)
+                              seeds=int(c[C_EXTRA]), units=self._units, depth=self._depth,
+                              candidates=int(self._ks_host[KS_ALL]))
             return
         queued()
         c = self._read()
@@ -896,6 +933,15 @@ class GpuDynamicTruss(HostRounds):
             return self._fallback(touched)
         self.stats.update(region=touched + ne, rounds=self._rounds, levels=self._levels,
                           placed=placed, seeds=ne, active=int(active.shape[0]))
+
+    def _candidate_cut(self, max_region: float) -> float:
+        """The most candidates mode 4 may hold before the update goes to the static
+        decomposition: :data:`CANDIDATE_SHARE` x ``fallback_share`` of the edges on a graph of
+        more than :data:`CANDIDATE_CUT_MIN_EDGES` edges, else ``max_region``."""
+        m = len(self._table)
+        if m <= CANDIDATE_CUT_MIN_EDGES:
+            return max_region
+        return min(max_region, CANDIDATE_SHARE * self.fallback_share * m)
 
     def _new_edges_first(self, slots):
         """An insertion's start: its budget and time stamp, and the new edges (table

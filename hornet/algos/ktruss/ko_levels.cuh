@@ -99,14 +99,16 @@ __device__ void ks_phase_rise(const KoState& S, const int* list, i64 n, i64 head
 
 // Mode 4 from the seeds seeds[:n] (distinct slots, each at its own level). pa / pb: P and
 // the next P; ka / kb: the peeling's lists; la / lb: the scan's worklists; dirty: a stamp by
-// level (KS_LEVEL_STAMPS ints). Returns the status; head, used, rounds and iterations are
-// the caller's counters.
+// level (KS_LEVEL_STAMPS ints); K: kept counts for the synchronous peelings (K.cnt null:
+// none; ks_peel); cand_factor > 0: an iteration whose candidate rounds end after
+// deadline_ns / cand_factor stops there (status KS_SLOW, ctl[KS_ABORT] = 2). Returns the
+// status; head, used, rounds and iterations are the caller's counters.
 __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt,
                          const int* seeds, i64 n, int* la, int* lb, int* newc, int* pa,
                          int* pb, int* ka, int* kb, int* dirty, int stamp_base,
                          int stamp_span, int& used, i64& head, i64 tail, i64 max_region,
                          i64 deadline_ns, u64 t0, u64& rounds, u64& iterations,
-                         const KsQueue& Q, const KoBounds& B) {
+                         const KsQueue& Q, const KoBounds& B, KoKept K, int cand_factor) {
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     const int top = stamp_span - KS_LEVEL_STAMPS;    // stamps for rounds: used <= top
     const int lev0 = stamp_base + top;
@@ -148,6 +150,14 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
             n = G.last();
             cur = nxt;
             nxt = nxt == la ? lb : la;
+        }
+        if (cand_factor > 0) {
+            // (the peeling of a flat level's candidates costs about cand_factor - 1 times
+            // their candidate rounds: an update that has spent 1 / cand_factor of its time
+            // limit by now would pass it there, and stops before it, ctl[KS_ABORT] = 2)
+            if (leader && (i64)(ks_now() - t0) * cand_factor > deadline_ns) ctl[KS_ABORT] = 2;
+            G.next_phase();
+            if (ldcg(&ctl[KS_ABORT])) return KS_SLOW;
         }
         if (ksq_on(Q, KSQ_PEEL) && (Q.modes & KSQ_FUSED)) {
             // the peeling's first pushes split P (the members of the dirty levels are peeled
@@ -193,7 +203,7 @@ __device__ int ks_levels(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt
         int status = KS_DONE;
         const i64 live = ks_peel(S, G, ctl, c, cnt, ka, members, S.member, lev0, 1, gstamp,
                                  tail, la, lb, newc, kb, Pn, &ctl[KS_PEELED], stamp_base, top,
-                                 used, t0, deadline_ns, rounds, status, Q);
+                                 used, t0, deadline_ns, rounds, status, Q, K);
         if (live < 0) return status;
         ++iterations;
         // the survivors rise: the next worklist (read from kb until the next peeling)

@@ -116,14 +116,20 @@ __device__ void ko_phase_live(const KoState& S, const int* list, i64 n, int gsta
 
 // The whole peeling of list[:n] inside ko_scan (rounds until one peels nothing; the worklists
 // in wa / wb, a round's peeled edges in rem, also appended to removed2 (count *nrem2) when
-// given; ranks from tail, counted in ctl[KS_TAIL]). Returns the live members left, listed in
+// given; ranks from tail, counted in ctl[KS_TAIL]; with K.cnt, its synchronous rounds keep
+// the survivors' counts as the host-driven rounds do, K.vstamp set to gstamp here: a member
+// is counted again only when the peeled edges took it below k - 1, so a large level whose
+// members mostly keep their triangles is not counted again round by round, and K.slack is
+// added to the count's stop only in this peeling's own rounds). Returns the live members
+// left, listed in
 // keep when given, or -1 with status set when it stopped (deadline: ctl[KS_ABORT]; stamps:
 // a round's push takes a fresh one while used < stamp_top).
 __device__ i64 ks_peel(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt,
                        const int* list, i64 n, const int* member, int mstamp, int per_level,
                        int gstamp, i64 tail, int* wa, int* wb, int* rem, int* keep,
                        int* removed2, u64* nrem2, int stamp_base, int stamp_top, int& used,
-                       u64 t0, i64 deadline_ns, u64& rounds, int& status, const KsQueue& Q) {
+                       u64 t0, i64 deadline_ns, u64& rounds, int& status, const KsQueue& Q,
+                       KoKept K = KoKept{nullptr, nullptr, 0, 0}) {
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     if (ksq_on(Q, KSQ_PEEL) && n > 0) {         // one asynchronous phase (ko_async.cuh)
         if (used + 2 > stamp_top) { status = KS_NO_STAMPS; return -1; }
@@ -142,12 +148,13 @@ __device__ i64 ks_peel(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt,
         G.next_phase();
         return G.last();
     }
+    if (K.cnt != nullptr) K.vstamp = gstamp;   // (the counts of this peeling only)
     const int* cur = list;
     int* nxt = wa;
     i64 m = n, peeled = 0;
     while (m > 0) {
         ko_phase_peel(S, cur, m, ko_parts(m), member, mstamp, per_level, gstamp, cnt, c, tail,
-                      &ctl[KS_TAIL], rem, G.slot(), removed2, nrem2);
+                      &ctl[KS_TAIL], rem, G.slot(), removed2, nrem2, nullptr, K);
         if (leader) {
             ++ctl[KS_PEEL_ROUNDS];                       // (read by the host only)
             if ((i64)(ks_now() - t0) > deadline_ns) ctl[KS_ABORT] = 1;
@@ -164,7 +171,7 @@ __device__ i64 ks_peel(const KoState& S, KsGrid& G, u64* ctl, int* c, int* cnt,
             ko_phase_live(S, list, n, gstamp, nxt, G.slot());
         else
             ko_phase_peel_push(S, rem, r, ko_parts(r), member, mstamp, per_level, gstamp,
-                               wstamp, nxt, G.slot());
+                               wstamp, nxt, G.slot(), K);
         G.next_phase(KS_PH_PEEL_PUSH);
         m = G.last();
         cur = nxt;
