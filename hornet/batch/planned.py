@@ -50,7 +50,6 @@ import os
 import numpy as np
 
 from ..change import EdgeChange
-from ..memory import compaction_bound
 from ..memory.manager import DeviceMemoryError
 from .gpu import kernels as gpu_kernels
 from .gpu.kernels import copy_lists
@@ -97,10 +96,8 @@ QUEUED_UNLESS_REFIT = True
 #: planned deletes of at least this many kept entries decide their refit and compaction from
 #: bounds (:func:`hornet.memory.compaction_bound.settles_nothing`) without waiting for their
 #: release's counts when the bounds settle it (the counts are taken in by the next call that
-#: reads them): every planned delete. Kronecker 24, 10^4 edges, H200, same graph
-#: (bench/tools/knob_ab_gpu.py, ``compaction_bound.MIN_ENTRIES`` 2^17 against 0): deletes
-#: 644 -> 567 us, the inserts after them 447 -> 400 us. (Mixed batches keep
-#: ``compaction_bound.MIN_ENTRIES``.)
+#: reads them): every planned delete (bench/results/latency_spikes_gpu.md). (Mixed batches
+#: keep ``compaction_bound.MIN_ENTRIES``.)
 BOUND_MIN_ENTRIES = 0
 #: the queued removal launched from the plan's addresses (hornet.batch.gpu.queued_removal);
 #: False: through hornet.batch.gpu.kernels.remove_lists (CuPy views of the plan's rows)
