@@ -139,43 +139,33 @@ struct HubBits {
 __constant__ HubBits g_hubs;
 #define HUB_MIN_LIST 64      // lists shorter than this are searched (their row not read)
 
-// The two lists of an edge {u, v}, the shorter one first (WarpEnds.l: the longer list's
-// vertex). A caller may take them early, before a fence, so that their loads overlap its
-// other waits: the graph does not change while the truss kernels run.
-struct WarpEnds {
-    const int* S; const int* L; int ds, dl, l;
-};
-__device__ __forceinline__ WarpEnds warp_ends(const int* __restrict__ deg,
-                                              const i64* __restrict__ ptr, int u, int v) {
-    const int du = deg[u], dv = deg[v];
-    const bool ushort = du <= dv;
-    return WarpEnds{(const int*)ptr[ushort ? u : v], (const int*)ptr[ushort ? v : u],
-                    ushort ? du : dv, ushort ? dv : du, ushort ? v : u};
-}
-
-// f(w) for every common neighbour w of the lists E (warp_ends) in the current graph, spread
-// over the lanes of the calling warp (every lane calls it with the same lists; f runs on the
-// lane that found w). With parts > 1, `parts` warps share the edge: this one takes every
-// parts-th run of 32 elements of the shorter list, from run `part`. After each run every lane
-// calls stop() (warp-uniform): true ends the enumeration early. Lists are strictly ascending,
-// so lane 31's search position bounds the warp's later searches. kary: the searches by
+// f(w) for every common neighbour w of u and v in the current graph, spread over the lanes of
+// the calling warp (every lane calls it with the same u, v; f runs on the lane that found w).
+// With parts > 1, `parts` warps share the edge: this one takes every parts-th run of 32
+// elements of the shorter list, from run `part`. After each run every lane calls stop()
+// (warp-uniform): true ends the enumeration early. Lists are strictly ascending, so lane
+// 31's search position bounds the warp's later searches. kary: the searches by
 // lower_bound_8ary (fewer dependent loads: for chains of dependent counts). A longer list
 // with a hub bit row (g_hubs) is tested by its bits instead (an element past the row's
 // range by the search).
 template <typename OnCommon, typename Stop>
-__device__ __forceinline__ void warp_common_ends(const WarpEnds& E, unsigned lane, int part,
-                                                 int parts, OnCommon&& f, Stop&& stop,
-                                                 bool kary = false) {
-    const i64 ds = E.ds, dl = E.dl;
+__device__ __forceinline__ void warp_common(const int* __restrict__ deg,
+                                            const i64* __restrict__ ptr, int u, int v,
+                                            unsigned lane, int part, int parts, OnCommon&& f,
+                                            Stop&& stop, bool kary = false) {
+    const i64 du = deg[u], dv = deg[v];
+    const bool ushort = du <= dv;
+    const int s = ushort ? u : v, l = ushort ? v : u;
+    const i64 ds = ushort ? du : dv, dl = ushort ? dv : du;
     if (ds == 0) return;
-    const int* S = E.S;
-    const int* L = E.L;
+    const int* S = (const int*)ptr[s];
+    const int* L = (const int*)ptr[l];
     const u64* B = nullptr;
     i64 bw = 0;
     if (dl >= HUB_MIN_LIST) {
         const HubBits H = g_hubs;
-        if (H.row != nullptr && E.l < H.nrows) {
-            const int r = H.row[E.l];
+        if (H.row != nullptr && l < H.nrows) {
+            const int r = H.row[l];
             if (r >= 0) {
                 B = H.bits + (i64)r * H.words;
                 bw = H.words;
@@ -199,15 +189,6 @@ __device__ __forceinline__ void warp_common_ends(const WarpEnds& E, unsigned lan
         base = __shfl_sync(FULL_MASK, q, 31);
         if (stop()) return;
     }
-}
-
-// warp_common_ends over the lists of {u, v}.
-template <typename OnCommon, typename Stop>
-__device__ __forceinline__ void warp_common(const int* __restrict__ deg,
-                                            const i64* __restrict__ ptr, int u, int v,
-                                            unsigned lane, int part, int parts, OnCommon&& f,
-                                            Stop&& stop, bool kary = false) {
-    warp_common_ends(warp_ends(deg, ptr, u, v), lane, part, parts, f, stop, kary);
 }
 
 // Hub bit rows of a batch of pairs {src[i], dst[i]} (i < n): set (set != 0) or cleared, in

@@ -382,23 +382,17 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
         }
         const u64 entry = t - part;
         if (lane == 0) {
-            atomicCAS(&S.pushed[e], qstamp, 0);
+            if (ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
             *c = 0;
         }
         __syncwarp();
         __threadfence();                     // (the flag's clear before the reads below)
-        // peel: e not peeled yet; cand: e not a candidate yet (`mine`, its gone or member
-        // word, is also where the decision's compare-and-swap starts from: a change since
-        // is another unit's claim, and the swap then fails)
-        const int mine = Cand ? ldcg(&J.member[e]) : ldcg(&S.gone[e]);
-        const bool open = Cand ? k < S.cap && mine != mstamp : mine != J.gstamp;
+        // peel: e not peeled yet; cand: e not a candidate yet
+        const bool open = Cand ? k < S.cap && ldcg(&J.member[e]) != mstamp
+                               : ldcg(&S.gone[e]) != J.gstamp;
         const i64 r = Cand ? ldcg(&S.rank[e]) : 0;
         // (the entry's other units may have decided it already: k - 1 found)
         const bool enough = parts > 1 && (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
-        // (e examined: its first examination counted at the unit's end, the exchange's
-        // answer not waited for before)
-        int tw = S.tstamp;
-        if (lane == 0 && open) tw = atomicExch(&S.touched[e], S.tstamp);
         if (open && !enough) {
             warp_common(S.deg, S.ptr, a, b, lane, part, parts, [&](int w) {
                 i64 s1, s2;
@@ -409,8 +403,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     atomicAdd(c, 1);
             }, [&] {
                 __syncwarp();
-                return *c + (parts > 1 ? (int)(ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) : 0) >=
-                       k - 1;
+                return *c + (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= k - 1;
             }, ksq_kary(Q));
         }
         __syncwarp();
@@ -431,7 +424,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
             decided = last && open;
             const bool here = parts == 1 && (Q.modes & KSQ_INLINE);
             if (decided && Cand && got >= k - 1) {
-                const int seen = mine;
+                const int seen = ldcg(&J.member[e]);
                 if (k >= KS_LEVEL_STAMPS - 1) {
                     ksq_abort(ctl, q);      // (lev0 + k would leave the stamps)
                 } else if (seen != mstamp &&
@@ -446,7 +439,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
                     if (ldcg(&J.dirty[k]) != J.istamp) J.dirty[k] = J.istamp;
                 }
             }
-            const int seen = mine;
+            const int seen = decided && !Cand ? ldcg(&S.gone[e]) : 0;
             if (decided && !Cand && got < k - 1 && seen != J.gstamp && seen != J.cstamp &&
                 atomicCAS(&S.gone[e], seen, J.cstamp) == seen) {
                 S.rank[e] = J.tail + (i64)atomicAdd(&ctl[KS_TAIL], 1ull);
@@ -460,7 +453,7 @@ __device__ i64 ks_async(const KoState& S, KsGrid& G, u64* ctl, int* c, const KsQ
             }
         }
         if (__shfl_sync(FULL_MASK, inline_push, 0)) push(0, 1, next);
-        if (lane == 0 && tw != S.tstamp) atomicAdd(&S.ctr[C_TOUCHED], 1ull);
+        if (lane == 0 && decided) touch(S.touched, S.tstamp, e, S.ctr);
     });
     if (lane == 0) {
         atomicAdd(&ctl[KS_UNITS], served);
@@ -511,15 +504,14 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
     ksq_arrive(Q, G, q);
     // (e fell from `was` to `value`: once to all, its neighbours through its PUSH; with
     // `here`, the caller's warp runs the PUSH: returns `was` when e fell, else 0)
-    // (the PUSH is queued before the listing in all, which only the phases after this one
-    // read: the chain of dependent units goes on first)
     const auto fall = [&](int e, int value, bool here) -> int {
         const int was = atomicMin(&S.truss[e], value);
         if (value >= was) return 0;
-        __threadfence();
-        if (!here) ksq_push(Q, ctl, q, S, e, KSQ_PUSH, was);
         if (atomicExch(&fell[e], fstamp) != fstamp) all[atomicAdd(&ctl[KS_FELL], 1ull)] = e;
-        return here ? was : 0;
+        __threadfence();
+        if (here) return was;
+        ksq_push(Q, ctl, q, S, e, KSQ_PUSH, was);
+        return 0;
     };
     // e's PUSH (run p of np): every triangle neighbour y with old >= truss[y] > truss[e]
     const auto push = [&](int e, int u, int v, int p, int np, int old) {
@@ -543,16 +535,15 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
         if (kind == KSQ_COUNT && parts > 1) {        // a split entry: the test of level old
             const u64 entry = t - part;
             const int a = old;
-            const WarpEnds E = warp_ends(S.deg, S.ptr, u, v);   // (overlaps the flag's clear)
             if (lane == 0) {
-                atomicCAS(&S.pushed[e], qstamp, 0);
+                if (ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
                 *c = 0;
             }
             __syncwarp();
             __threadfence();                     // (the flag's clear before the reads below)
             // (the entry's other units may have found a - 2 already)
             const bool enough = (ldcg(&Q.ecnt[entry]) & KO_CNT_MASK) >= a - 2;
-            if (!enough) warp_common_ends(E, lane, part, parts, [&](int w) {
+            if (!enough) warp_common(S.deg, S.ptr, u, v, lane, part, parts, [&](int w) {
                 i64 s1, s2;
                 et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
                 if (s1 < 0 || s2 < 0) return;
@@ -575,18 +566,15 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
                 }
             }
         } else if (kind == KSQ_COUNT) {
-            const WarpEnds E = warp_ends(S.deg, S.ptr, u, v);   // (overlaps the flag's clear)
-            if (lane == 0) atomicCAS(&S.pushed[e], qstamp, 0);
+            if (lane == 0 && ldcg(&S.pushed[e]) == qstamp) atomicExch(&S.pushed[e], 0);
             __syncwarp();
             __threadfence();                     // (the flag's clear before the reads below)
             const int a = ldcg(&S.truss[e]);
-            // (e examined: counted at the unit's end, the exchange's answer not waited for)
-            const int tw = lane == 0 ? atomicExch(&S.touched[e], S.tstamp) : S.tstamp;
             const int lo = a - (HBINS - 1) > 2 ? a - (HBINS - 1) : 2;
             for (int b = lane; b < HBINS; b += 32) h[b] = 0;
             __syncwarp();
             if (a > 2) {
-                warp_common_ends(E, lane, 0, 1, [&](int w) {
+                warp_common(S.deg, S.ptr, u, v, lane, 0, 1, [&](int w) {
                     i64 s1, s2;
                     et_find2(S.tkeys, S.tshift, et_key(u, w), et_key(v, w), s1, s2);
                     if (s1 < 0 || s2 < 0) return;
@@ -614,7 +602,7 @@ __device__ bool ks_descend_async(const KoState& S, KsGrid& G, u64* ctl, int* c,
             __syncwarp();                        // (before the next unit clears h)
             fell_from = __shfl_sync(FULL_MASK, fell_from, 0);
             if (fell_from) push(e, u, v, 0, 1, fell_from);
-            if (lane == 0 && tw != S.tstamp) atomicAdd(&S.ctr[C_TOUCHED], 1ull);
+            if (lane == 0) touch(S.touched, S.tstamp, e, S.ctr);
         } else {
             push(e, u, v, part, parts, old);
         }
