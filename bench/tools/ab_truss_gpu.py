@@ -157,6 +157,12 @@ def main(argv=None) -> None:
                             if tree == "new":
                                 kt._words_host[:] = 0       # (ko_scan's times: this update's)
                             dt = _timed(lambda: kt.update(ch))
+                            if tree == "new" and getattr(kt, "_hubs", None) is not None:
+                                # (the trees' identical CUDA sources share one loaded
+                                # module, and so its hub-row constant: the new tree's rows
+                                # are switched off after its update, untimed, since the
+                                # base's objects without rows never write it)
+                                kt._hubs.activate(False)
                             if r:
                                 times[(k, op)].append(dt)
                                 paths[(k, op)].append(kt.stats.get("path"))

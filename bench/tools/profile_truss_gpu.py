@@ -224,7 +224,9 @@ def timeline(g, kt, work) -> None:
     segments: before the launch, the launch call, the queued work, the wait for the read and
     what follows it. Device segments (the event gaps): up to the launch (small kernels and
     idle time waiting for the host), the launch to ko_scan's end (its launch latency
-    included), the queued kernels, and the read with the host's end."""
+    included), the queued kernels, and the read with the host's end. The host's part before
+    the launch is split by host clocks alone at the entry of the update's path
+    (``_delete`` or ``_insert_from_bounds``) and of ``_scan``."""
     import cupy as cp
     from hornet.algos.ktruss import dynamic_gpu as DG, ko_launch
     cls = DG.GpuDynamicTruss
@@ -245,8 +247,17 @@ def timeline(g, kt, work) -> None:
             mark("launched")
 
     scan, update = cls.__dict__["_scan"], cls.__dict__["update"]
+    starts = {name: cls.__dict__[name] for name in ("_delete", "_insert_from_bounds")}
+    host = {}                          # (host clocks alone: where the update's path begins)
+
+    def started(name, fn):
+        def run(self, *a, **k):
+            host["path"] = time.perf_counter()
+            return fn(self, *a, **k)
+        return run
 
     def scan_marked(self, *a, **k):
+        host["scan"] = time.perf_counter()
         a = list(a)
         inner = k.pop("overlap", None) if "overlap" in k else (a[8] if len(a) > 8 else None)
 
@@ -268,6 +279,8 @@ def timeline(g, kt, work) -> None:
     saved = ko_launch._PREPARED["ko_scan"]
     ko_launch._PREPARED["ko_scan"] = Proxy(saved)
     cls._scan, cls.update = scan_marked, update_marked
+    for name, fn in starts.items():
+        setattr(cls, name, started(name, fn))
     rows = {"delete": [], "re-insert": []}
     try:
         for ds, dd in work:
@@ -276,27 +289,33 @@ def timeline(g, kt, work) -> None:
                     cp.asarray(ds), cp.asarray(dd))
                 _sync()
                 marks.clear()
+                host.clear()
                 kt.update(ch)
                 marks["end"][1].synchronize()
-                if any(m not in marks for m in MARKS):
+                if any(m not in marks for m in MARKS) or len(host) < 2:
                     continue                        # (no ko_scan launch: another path)
                 t = [marks[m][0] for m in MARKS]
                 e = [marks[m][1] for m in MARKS]
-                host = [(t[i + 1] - t[i]) * 1e3 for i in range(len(MARKS) - 1)]
+                segs = [(t[i + 1] - t[i]) * 1e3 for i in range(len(MARKS) - 1)]
                 dev = [cp.cuda.get_elapsed_time(e[i], e[i + 1]) for i in range(len(MARKS) - 1)]
-                rows[kind].append(host + dev + [(t[-1] - t[0]) * 1e3])
+                split = [(host["path"] - t[0]) * 1e3, (host["scan"] - host["path"]) * 1e3,
+                         (t[1] - host["scan"]) * 1e3]
+                rows[kind].append(segs + dev + [(t[-1] - t[0]) * 1e3] + split)
     finally:
         cls._scan, cls.update = scan, update
+        for name, fn in starts.items():
+            setattr(cls, name, fn)
         ko_launch._PREPARED["ko_scan"] = saved
     for kind, rs in rows.items():
         if not rs:
             continue
         med = np.median(np.array(rs), axis=0)
-        print(f"    timeline {kind} (ms, median of {len(rs)}; wall {med[-1]:.3f}): host "
+        print(f"    timeline {kind} (ms, median of {len(rs)}; wall {med[8]:.3f}): host "
               f"before launch {med[0]:.3f}, launch call {med[1]:.3f}, queued work "
               f"{med[2]:.3f}, read wait and end {med[3]:.3f} | device to launch {med[4]:.3f}, "
-              f"ko_scan {med[5]:.3f}, queued kernels {med[6]:.3f}, read and end {med[7]:.3f}",
-              flush=True)
+              f"ko_scan {med[5]:.3f}, queued kernels {med[6]:.3f}, read and end {med[7]:.3f} | "
+              f"host before launch: update {med[9]:.3f}, path to _scan {med[10]:.3f}, "
+              f"_scan to launch {med[11]:.3f}", flush=True)
 
 
 def main(argv=None):
