@@ -107,8 +107,9 @@ def test_two_objects_read_their_own_rows(monkeypatch):
     assert k1._hubs.rows > 0 and k2._hubs.rows > 0
     rng = np.random.default_rng(7)
     monkeypatch.setattr(hub_bits, "MIN_EDGES", 1 << 30)
+    monkeypatch.setattr(hub_bits, "SMALL_MIN_DEGREE", 1 << 30)
     g3 = _kronecker(8, 6)
-    k3 = DynamicTruss(g3, **MODES["dynamic"])           # (a graph below the gate: no rows)
+    k3 = DynamicTruss(g3, **MODES["dynamic"])           # (no vertex reaches the degree: no rows)
     assert k3._hubs.rows == 0
     for step in range(3):
         for g, kt in ((g1, k1), (g3, k3), (g2, k2)):
@@ -121,3 +122,31 @@ def test_two_objects_read_their_own_rows(monkeypatch):
                 assert kt.stats["path"] == "dynamic"
                 assert_static(kt, g)
                 assert _rows_exact(kt, g) == 0
+
+
+def test_small_graph_rows_by_default():
+    """A graph below the edge gate gets a row for every vertex whose list the kernels search
+    (degree SMALL_MIN_DEGREE or more) with the default constants, and its updates (deletions
+    and re-insertions around the hubs) equal the static decomposition with exact rows."""
+    import cupy as cp
+    from hornet.algos import DynamicTruss
+    from hornet.algos.ktruss import hub_bits
+    g = _kronecker(10, 8)
+    assert g.num_edges < hub_bits.MIN_EDGES
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    deg = g.vertex_table()[0].get()
+    assert kt._hubs.rows == int((deg >= hub_bits.SMALL_MIN_DEGREE).sum()) > 5
+    rng = np.random.default_rng(11)
+    hub = np.flatnonzero(kt._hubs.row.get() >= 0)
+    for _ in range(4):
+        gs, gd = (a.get() for a in g.edges())
+        near = np.flatnonzero(np.isin(gs, hub) & np.isin(gd, hub))
+        pick = np.unique(np.concatenate([rng.choice(near, 40, replace=False),
+                                         rng.choice(gs.shape[0], 20, replace=False)]))
+        s, d = cp.asarray(gs[pick]), cp.asarray(gd[pick])
+        for op in (g.delete_edges, g.insert_edges):
+            kt.update(op(s, d))
+            assert kt.stats["path"] == "dynamic"
+            assert_static(kt, g)
+            assert k_order_violations(kt) == 0
+            assert _rows_exact(kt, g) == 0

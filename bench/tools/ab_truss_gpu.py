@@ -156,7 +156,17 @@ def main(argv=None) -> None:
                                 g.insert_edges(bs, bd)
                             if tree == "new":
                                 kt._words_host[:] = 0       # (ko_scan's times: this update's)
+                            # (the trees' identical CUDA sources share one loaded module,
+                            # and so its hub-row constant: the new tree's rows are switched
+                            # on before its update and off after it, untimed, since the
+                            # base's objects without rows never write it; the update then
+                            # finds its rows active, as an object updated alone does)
+                            rows = tree == "new" and getattr(kt, "_hubs", None) is not None
+                            if rows:
+                                kt._hubs.activate(dynamic_gpu.HUB_BITS)
                             dt = _timed(lambda: kt.update(ch))
+                            if rows:
+                                kt._hubs.activate(False)
                             if r:
                                 times[(k, op)].append(dt)
                                 paths[(k, op)].append(kt.stats.get("path"))

@@ -1,7 +1,7 @@
 """Where a small batch's time goes in the GPU DynamicTruss update.
 
     python3 -m bench.tools.profile_truss_gpu [--graphs email-Enron,soc-Epinions1,kron20]
-        [--sizes 10,100] [--repeats 5] [--cprofile]
+        [--sizes 10,100] [--repeats 5] [--cprofile] [--timeline]
 
 For every graph and batch size: b random existing edges deleted, then re-inserted (as
 ``bench/dynamic_truss.py`` does), and per kind:
@@ -15,6 +15,9 @@ For every graph and batch size: b random existing edges deleted, then re-inserte
   launches (CUDA events around ``_scan``), and that time by kind of phase (ko_scan's own
   clock, between its grid barriers);
 - with ``--cprofile``, the top host functions of the update by own time.
+
+With ``--timeline``, only where each update's wall time goes (:func:`timeline`: host clocks
+and CUDA events around the ``ko_scan`` launch and the host work queued behind it).
 
 Fixed costs measured alone: one counter read, the triangle count read, a batch adjacency of
 b edges, an empty cooperative launch.
@@ -209,6 +212,112 @@ def scan_events(kt_cls):
     return times, phases, lambda: setattr(kt_cls, "_scan", orig)
 
 
+#: the timeline's marks, in the order an update passes them
+MARKS = ("start", "launch", "launched", "queued", "end")
+
+
+def timeline(g, kt, work) -> None:
+    """Where one update's wall time goes: host clocks and CUDA events at its start, right
+    before and after the cooperative ``ko_scan`` launch, after the host work queued behind it
+    (the supports, the table change: ``_scan``'s ``overlap``) and at its end, for every
+    batch of ``work`` deleted and re-inserted; prints the medians per kind (ms). Host
+    segments: before the launch, the launch call, the queued work, the wait for the read and
+    what follows it. Device segments (the event gaps): up to the launch (small kernels and
+    idle time waiting for the host), the launch to ko_scan's end (its launch latency
+    included), the queued kernels, and the read with the host's end. The host's part before
+    the launch is split by host clocks alone at the entry of the update's path
+    (``_delete`` or ``_insert_from_bounds``) and of ``_scan``."""
+    import cupy as cp
+    from hornet.algos.ktruss import dynamic_gpu as DG, ko_launch
+    cls = DG.GpuDynamicTruss
+    marks = {}
+
+    def mark(name):
+        e = cp.cuda.Event()
+        e.record()
+        marks[name] = (time.perf_counter(), e)
+
+    class Proxy:                       # (the prepared ko_scan launch, marked around)
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __call__(self, *a, **k):
+            mark("launch")
+            self.inner(*a, **k)
+            mark("launched")
+
+    scan, update = cls.__dict__["_scan"], cls.__dict__["update"]
+    starts = {name: cls.__dict__[name] for name in ("_delete", "_insert_from_bounds")}
+    host = {}                          # (host clocks alone: where the update's path begins)
+
+    def started(name, fn):
+        def run(self, *a, **k):
+            host["path"] = time.perf_counter()
+            return fn(self, *a, **k)
+        return run
+
+    def scan_marked(self, *a, **k):
+        host["scan"] = time.perf_counter()
+        a = list(a)
+        inner = k.pop("overlap", None) if "overlap" in k else (a[8] if len(a) > 8 else None)
+
+        def overlap():
+            if inner is not None:
+                inner()
+            mark("queued")
+        if len(a) > 8:
+            a[8] = overlap
+        else:
+            k["overlap"] = overlap
+        return scan(self, *a, **k)
+
+    def update_marked(self, change):
+        mark("start")
+        update(self, change)
+        mark("end")
+
+    saved = ko_launch._PREPARED["ko_scan"]
+    ko_launch._PREPARED["ko_scan"] = Proxy(saved)
+    cls._scan, cls.update = scan_marked, update_marked
+    for name, fn in starts.items():
+        setattr(cls, name, started(name, fn))
+    rows = {"delete": [], "re-insert": []}
+    try:
+        for ds, dd in work:
+            for kind in ("delete", "re-insert"):
+                ch = (g.delete_edges if kind == "delete" else g.insert_edges)(
+                    cp.asarray(ds), cp.asarray(dd))
+                _sync()
+                marks.clear()
+                host.clear()
+                kt.update(ch)
+                marks["end"][1].synchronize()
+                if any(m not in marks for m in MARKS) or len(host) < 2:
+                    continue                        # (no ko_scan launch: another path)
+                t = [marks[m][0] for m in MARKS]
+                e = [marks[m][1] for m in MARKS]
+                segs = [(t[i + 1] - t[i]) * 1e3 for i in range(len(MARKS) - 1)]
+                dev = [cp.cuda.get_elapsed_time(e[i], e[i + 1]) for i in range(len(MARKS) - 1)]
+                split = [(host["path"] - t[0]) * 1e3, (host["scan"] - host["path"]) * 1e3,
+                         (t[1] - host["scan"]) * 1e3]
+                rows[kind].append(segs + dev + [(t[-1] - t[0]) * 1e3] + split)
+    finally:
+        cls._scan, cls.update = scan, update
+        for name, fn in starts.items():
+            setattr(cls, name, fn)
+        ko_launch._PREPARED["ko_scan"] = saved
+    for kind, rs in rows.items():
+        if not rs:
+            continue
+        med = np.median(np.array(rs), axis=0)
+        print(f"    timeline {kind} (ms, median of {len(rs)}; wall {med[8]:.3f}): host "
+              f"before launch {med[0]:.3f}, launch call {med[1]:.3f}, queued work "
+              f"{med[2]:.3f}, read wait and end {med[3]:.3f} | device to launch {med[4]:.3f}, "
+              f"ko_scan {med[5]:.3f}, queued kernels {med[6]:.3f}, read and end {med[7]:.3f} | "
+              f"host before launch: update {med[9]:.3f}, path to _scan {med[10]:.3f}, "
+              f"_scan to launch {med[11]:.3f}", flush=True)
+
+
 def main(argv=None):
     import cupy as cp
     from hornet.algos import DynamicTruss, truss_numbers
@@ -218,6 +327,8 @@ def main(argv=None):
     ap.add_argument("--sizes", default="10,100")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--cprofile", action="store_true")
+    ap.add_argument("--timeline", action="store_true",
+                    help="only the timeline of each update (host clocks and CUDA events)")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(0)
     props = cp.cuda.runtime.getDeviceProperties(0)
@@ -241,6 +352,9 @@ def main(argv=None):
                 cycle(g, kt, ds, dd)
             it = iter(work[2:])
             print(f"  b={b}", flush=True)
+            if args.timeline:
+                timeline(g, kt, work[2:])
+                continue
             dels, ins, sdel, sins = [], [], [], []
             for _ in range(args.repeats):
                 a, c, x, y = cycle(g, kt, *next(it))

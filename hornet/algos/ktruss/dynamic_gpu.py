@@ -131,7 +131,7 @@ import time
 
 import numpy as np
 
-from ..batch_adjacency import batch_adjacency
+from ..batch_adjacency import BatchAdjacency, batch_adjacency
 from ..edge_table import EdgeTable
 from ..triangles import DynamicTriangleCount
 from ..underlying import undirected_change, undirected_copy
@@ -321,6 +321,7 @@ class GpuDynamicTruss(HostRounds):
         self._ctr_host = self._words_host[:CTR_WORDS]
         self._ks_host = self._words_host[CTR_WORDS:]
         self._batch_keys = cupy.empty(2 * SMALL_BATCH, dtype=cupy.int64)
+        self._batch_views: dict = {}
         self._queue = None                        # (units, entry counts): _async_queue
         self._scan_layout, self._scan_cache = None, {}   # (_scan_values)
         self._bar = cupy.zeros(4, dtype=cupy.uint32)
@@ -626,8 +627,11 @@ class GpuDynamicTruss(HostRounds):
             src, dst = undirected_change(self.graph, self._und, kind, src, dst)
             if src.shape[0] == 0:
                 return
-        src = cp.ascontiguousarray(src.astype(cp.int32, copy=False))
-        dst = cp.ascontiguousarray(dst.astype(cp.int32, copy=False))
+        # (a graph's change holds contiguous int32 arrays already: no conversion call)
+        if src.dtype != np.int32 or not src.flags.c_contiguous:
+            src = cp.ascontiguousarray(src.astype(cp.int32, copy=False))
+        if dst.dtype != np.int32 or not dst.flags.c_contiguous:
+            dst = cp.ascontiguousarray(dst.astype(cp.int32, copy=False))
         b = int(src.shape[0])
         deleting = kind == "delete"
         self._hubs.apply(src, dst, not deleting)        # (before any kernel reads the rows)
@@ -675,11 +679,12 @@ class GpuDynamicTruss(HostRounds):
         """The batch adjacency of the undirected change ``(src, dst)`` (int32, distinct
         pairs): a small batch by one block into a buffer of this object (valid until the
         next update), a larger one by :func:`batch_adjacency`'s sort."""
-        from ..batch_adjacency import BatchAdjacency
         b = int(src.shape[0])
         if b > SMALL_BATCH:
             return batch_adjacency(src, dst)
-        keys = self._batch_keys[:2 * b]
+        keys = self._batch_views.get(b)             # (views of the buffer, kept by length)
+        if keys is None:
+            keys = self._batch_views[b] = self._batch_keys[:2 * b]
         _prepared("tb_batch_keys", 4)(1, SMALL_BATCH, (_ptr(src), _ptr(dst), b, _ptr(keys)))
         return BatchAdjacency(src, dst, keys)
 

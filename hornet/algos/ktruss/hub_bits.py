@@ -7,9 +7,13 @@ On a Kronecker graph the levels below the top hold edges between hubs of tens of
 neighbours; an update's scan, descent and peeling enumerate their triangles again and again,
 each element of the shorter list a search of log2(degree) dependent loads in the longer one.
 
-The rows, on a graph of :data:`MIN_EDGES` edges or more: the vertices of degree
-:data:`MIN_DEGREE` or more when the object is built, at most :data:`MAX_BYTES` of rows (the
-highest degrees first), a row of one bit per vertex id below the vertex count then. They
+The rows: the vertices of degree :data:`MIN_DEGREE` or more when the object is built (on a
+graph of fewer than :data:`MIN_EDGES` edges, :data:`SMALL_MIN_DEGREE` or more), at most
+:data:`MAX_BYTES` of rows (the highest degrees first), a row of one bit per vertex id below
+the vertex count then. On a small graph an update's asynchronous phases are chains of
+dependent units whose list searches are most of each unit's dependent loads, and its rows
+are short (a bit per vertex), so every list the kernels would search (``HUB_MIN_LIST`` in
+``dynamic_gpu.cu``) gets one. They
 stay exact: every update sets (insertion) or clears (deletion) its pairs' bits before any
 truss kernel runs (ids past a row's range, or vertices of no row, are searched as before).
 The kernels read the rows through one ``__constant__`` variable of their module
@@ -22,13 +26,14 @@ import weakref
 
 import numpy as np
 
-__all__ = ["MIN_DEGREE", "MAX_BYTES", "HubBits"]
+__all__ = ["MIN_DEGREE", "SMALL_MIN_DEGREE", "MAX_BYTES", "HubBits"]
 
 #: vertices of at least this degree get a bit row (a search of a shorter list is a few loads)
 MIN_DEGREE = 256
-#: graphs of fewer edges get no rows (their updates are short chains of small intersections,
-#: where the rows' upkeep and lookups cost more than the searches they save)
+#: graphs of fewer edges give rows to the vertices of at least SMALL_MIN_DEGREE instead: the
+#: lists that the kernels search rather than scan (HUB_MIN_LIST in dynamic_gpu.cu)
 MIN_EDGES = 1 << 21
+SMALL_MIN_DEGREE = 64
 #: the rows' memory at most (the highest degrees first)
 MAX_BYTES = 1 << 29
 
@@ -56,9 +61,8 @@ class HubBits:
         self.words = max(1, (int(nv) + 63) // 64)
         self.nrows = int(deg.shape[0])
         most = MAX_BYTES // (8 * self.words)
-        hubs = cp.flatnonzero(deg >= MIN_DEGREE).astype(cp.int32)
-        if edges < MIN_EDGES:
-            hubs = hubs[:0]
+        least = MIN_DEGREE if edges >= MIN_EDGES else SMALL_MIN_DEGREE
+        hubs = cp.flatnonzero(deg >= least).astype(cp.int32)
         if hubs.shape[0] > most:
             order = cp.argsort(-deg[hubs].astype(cp.int64), kind="stable")
             hubs = cp.sort(hubs[order[:most]])
