@@ -222,17 +222,15 @@ SCAN_PEEL_SLACK = 16
 #: an insertion on a graph of more than CANDIDATE_CUT_MIN_EDGES edges goes to the static
 #: decomposition as soon as its candidates (mode 4's P, all levels) pass CANDIDATE_SHARE x
 #: ``fallback_share`` of the edges (``stats['gate'] = 'candidates'``): their peeling, which
-#: intersects hub lists for every candidate, would cost more than a static decomposition (a
-#: candidate of a Kronecker 20-22 graph costs about 1.4 us, 80-110 times a static
-#: decomposition's time per edge), so such an update costs its candidate rounds and one
-#: static run, not its deadline and a static run
+#: intersects hub lists for every candidate, costs far more per edge than a static
+#: decomposition, so such an update costs its candidate rounds and one static run, not its
+#: deadline and a static run (bench/results/dynamic_truss_gpu_flat.md)
 CANDIDATE_SHARE = 0.02
 CANDIDATE_CUT_MIN_EDGES = 1 << 22
 #: on such a graph, mode 4 also goes to the static decomposition when an iteration's
 #: candidate rounds end after 1 / CANDIDATE_TIME_FACTOR of the update's time limit
 #: (``stats['gate'] = 'candidate time'``): the candidates' peeling takes about twice their
-#: rounds (Kronecker 22, 100 edges put back: 0.35 s of candidate rounds, 1.0 s in all), so
-#: the update would pass its deadline and cost that and a static run; 0: never
+#: rounds, so the update would pass its deadline and cost that and a static run; 0: never
 CANDIDATE_TIME_FACTOR = 3
 #: shorter-list elements per queue unit (x32), most units per edge, longest pause (ns, 2^k):
 #: the phases are chains of dependent units, so an edge is spread wide and work taken soon
