@@ -20,7 +20,7 @@ import hornet
 from hornet.algos.ktruss.dynamic import DynamicTruss
 from hornet.generators import kronecker_edges
 
-from truss_checks import MODES, arr, assert_static, k_order_violations
+from truss_checks import arr, assert_static, churn_checked, k_order_violations, undirected_graph
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
@@ -36,12 +36,6 @@ def _sync_rounds(monkeypatch, setting) -> None:
     monkeypatch.setattr(dynamic_gpu, "ASYNC_MAX_EDGES", 0)
     monkeypatch.setattr(dynamic_gpu, "SCAN_PEEL_KEPT", kept)
     monkeypatch.setattr(dynamic_gpu, "SCAN_PEEL_SLACK", slack)
-
-
-def _graph(s, d):
-    g = hornet.Graph(directed=False, device="gpu")
-    g.insert_edges(arr("gpu", s), arr("gpu", d))
-    return g
 
 
 def _clique_chain(cliques: int, size: int):
@@ -69,31 +63,13 @@ def _torus(w: int, h: int):
     return s, d
 
 
-def _churn(g, s, d, rng, steps: int, most: int, order: bool = True) -> None:
-    """``steps`` random deletions of 1 to ``most`` of the edges (s, d), then put back (each
-    a dynamic update), every update checked against the static decomposition (and the
-    k-order by brute force after every re-insertion with ``order``, else at the end)."""
-    kt = DynamicTruss(g, **MODES["dynamic"])
-    assert_static(kt, g)
-    for _ in range(steps):
-        pick = rng.choice(len(s), int(rng.integers(1, most + 1)), replace=False)
-        gone = (arr("gpu", np.asarray(s)[pick]), arr("gpu", np.asarray(d)[pick]))
-        kt.update(g.delete_edges(*gone))
-        assert_static(kt, g)
-        kt.update(g.insert_edges(*gone))
-        assert kt.stats["path"] == "dynamic"
-        assert_static(kt, g)
-        assert not order or k_order_violations(kt) == 0
-    assert k_order_violations(kt) == 0
-
-
 @pytest.mark.parametrize("setting", SETTINGS)
 def test_clique_chain(setting, monkeypatch):
     """30 cliques of 10 vertices chained by shared edges: a re-insertion makes candidates
     across the level, most of them peeled back."""
     _sync_rounds(monkeypatch, setting)
     s, d = _clique_chain(30, 10)
-    _churn(_graph(s, d), s, d, np.random.default_rng(2), steps=5, most=40)
+    churn_checked(undirected_graph("gpu", s, d), s, d, np.random.default_rng(2), steps=5, most=40)
 
 
 @pytest.mark.parametrize("setting", SETTINGS)
@@ -102,7 +78,7 @@ def test_torus_lattice(setting, monkeypatch):
     triangles (peelings one ring a round)."""
     _sync_rounds(monkeypatch, setting)
     s, d = _torus(20, 16)
-    _churn(_graph(s, d), s, d, np.random.default_rng(8), steps=4, most=6)
+    churn_checked(undirected_graph("gpu", s, d), s, d, np.random.default_rng(8), steps=4, most=6)
 
 
 @pytest.mark.parametrize("setting", SETTINGS)
@@ -114,7 +90,7 @@ def test_kronecker(setting, monkeypatch):
     g = hornet.Graph.from_edges(cupy.asarray(ks), cupy.asarray(kd), device="gpu")
     s, d = (a.get() for a in g.edges())
     up = s < d
-    _churn(g, s[up], d[up], np.random.default_rng(6), steps=4, most=400, order=False)
+    churn_checked(g, s[up], d[up], np.random.default_rng(6), steps=4, most=400, order=False)
 
 
 @pytest.mark.parametrize("sync", [True, False])
@@ -131,7 +107,7 @@ def test_candidate_cut(sync, monkeypatch):
     rng = np.random.default_rng(4)
     for share, want in ((1e-9, "static"), (1e9, "dynamic")):
         monkeypatch.setattr(dynamic_gpu, "CANDIDATE_SHARE", share)
-        g = _graph(s, d)
+        g = undirected_graph("gpu", s, d)
         # (no deadline: only the cut may send an update to the static decomposition)
         kt = DynamicTruss(g, fallback_share=1.0, batch_share=1.0)
         kt._static_seconds = 1e9
@@ -169,7 +145,7 @@ def test_candidate_time_cut(sync, monkeypatch):
     rng = np.random.default_rng(5)
     for factor, want in ((1 << 30, "static"), (0, "dynamic")):
         monkeypatch.setattr(dynamic_gpu, "CANDIDATE_TIME_FACTOR", factor)
-        g = _graph(s, d)
+        g = undirected_graph("gpu", s, d)
         kt = DynamicTruss(g, fallback_share=1.0, batch_share=1.0)
         for _ in range(3):
             pick = rng.choice(len(s), 5, replace=False)

@@ -19,7 +19,8 @@ import hornet
 from hornet.algos.ktruss.dynamic import DynamicTruss
 from hornet.generators import kronecker_edges
 
-from truss_checks import MODES, arr, assert_static, k_order_violations
+from truss_checks import (MODES, arr, assert_static, churn_checked, k_order_violations,
+                          undirected_graph)
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
@@ -39,30 +40,6 @@ def _setting(monkeypatch, setting) -> None:
         monkeypatch.setattr(dynamic_gpu, "ASYNC_CAND", False)
 
 
-def _graph(s, d):
-    g = hornet.Graph(directed=False, device="gpu")
-    g.insert_edges(arr("gpu", s), arr("gpu", d))
-    return g
-
-
-def _churn(g, s, d, rng, steps: int, most: int, order: bool = True) -> None:
-    """``steps`` random deletions of 1 to ``most`` of the edges (s, d), then put back, each
-    update checked against the static decomposition (and the k-order by brute force after
-    every re-insertion with ``order``, else at the end)."""
-    kt = DynamicTruss(g, **MODES["dynamic"])
-    assert_static(kt, g)
-    for _ in range(steps):
-        pick = rng.choice(len(s), int(rng.integers(1, most + 1)), replace=False)
-        gone = (arr("gpu", np.asarray(s)[pick]), arr("gpu", np.asarray(d)[pick]))
-        kt.update(g.delete_edges(*gone))
-        assert_static(kt, g)
-        kt.update(g.insert_edges(*gone))
-        assert kt.stats["path"] == "dynamic"
-        assert_static(kt, g)
-        assert not order or k_order_violations(kt) == 0
-    assert k_order_violations(kt) == 0
-
-
 @pytest.mark.parametrize("setting", SETTINGS)
 def test_dense_random_graph(setting, monkeypatch):
     """70 vertices, 80% of the pairs: re-insertions of up to 200 edges raise many edges
@@ -73,7 +50,7 @@ def test_dense_random_graph(setting, monkeypatch):
     iu = np.triu_indices(n, 1)
     keep = rng.random(iu[0].shape[0]) < 0.8
     s, d = iu[0][keep].tolist(), iu[1][keep].tolist()
-    _churn(_graph(s, d), s, d, rng, steps=5, most=200)
+    churn_checked(undirected_graph("gpu", s, d), s, d, rng, steps=5, most=200)
 
 
 @pytest.mark.parametrize("setting", SETTINGS)
@@ -89,7 +66,7 @@ def test_kronecker_with_hub_rows(setting, monkeypatch):
     g = hornet.Graph.from_edges(cupy.asarray(ks), cupy.asarray(kd), device="gpu")
     s, d = (a.get() for a in g.edges())
     up = s < d
-    _churn(g, s[up], d[up], np.random.default_rng(4), steps=4, most=300, order=False)
+    churn_checked(g, s[up], d[up], np.random.default_rng(4), steps=4, most=300, order=False)
 
 
 @pytest.mark.parametrize("setting", SETTINGS)
@@ -102,7 +79,7 @@ def test_uniform_insertions_raise_kmax(setting, monkeypatch):
     s = rng.integers(0, n, 150)
     d = rng.integers(0, n, 150)
     ok = s != d
-    g = _graph(s[ok], d[ok])
+    g = undirected_graph("gpu", s[ok], d[ok])
     kt = DynamicTruss(g, **MODES["dynamic"])
     assert_static(kt, g)
     k0 = kt.k_max

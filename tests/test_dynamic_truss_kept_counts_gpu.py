@@ -15,10 +15,9 @@ import pytest
 from conftest import HAS_GPU
 
 import hornet
-from hornet.algos.ktruss.dynamic import DynamicTruss
 from hornet.generators import kronecker_edges
 
-from truss_checks import MODES, arr, assert_static, k_order_violations
+from truss_checks import churn_checked, undirected_graph
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
@@ -41,31 +40,6 @@ def _host_rounds(monkeypatch, setting, split_min: int = 1024) -> None:
     monkeypatch.setattr(dynamic_gpu_rounds, "HINDEX_SPLIT_MIN", split_min)
 
 
-def _graph(s, d):
-    g = hornet.Graph(directed=False, device="gpu")
-    g.insert_edges(arr("gpu", s), arr("gpu", d))
-    return g
-
-
-def _churn(g, s, d, rng, steps: int, most: int, order: bool = True) -> None:
-    """``steps`` random deletions of 1 to ``most`` of the edges (s, d), each checked against
-    the static decomposition, then put back (checked too); the k-order checked by brute force
-    after every update (``order``) or at the end."""
-    kt = DynamicTruss(g, **MODES["dynamic"])
-    assert_static(kt, g)
-    for _ in range(steps):
-        pick = rng.choice(len(s), int(rng.integers(1, most + 1)), replace=False)
-        gone = (arr("gpu", np.asarray(s)[pick]), arr("gpu", np.asarray(d)[pick]))
-        kt.update(g.delete_edges(*gone))
-        assert kt.stats["path"] == "dynamic"
-        assert_static(kt, g)
-        assert not order or k_order_violations(kt) == 0
-        kt.update(g.insert_edges(*gone))
-        assert_static(kt, g)
-        assert not order or k_order_violations(kt) == 0
-    assert k_order_violations(kt) == 0
-
-
 @pytest.mark.parametrize("setting", SETTINGS)
 def test_dense_random_graph(setting, monkeypatch):
     """90 vertices, 85% of the pairs (lists longer than a warp's run, levels around 70):
@@ -76,7 +50,8 @@ def test_dense_random_graph(setting, monkeypatch):
     iu = np.triu_indices(n, 1)
     keep = rng.random(iu[0].shape[0]) < 0.85
     s, d = iu[0][keep].tolist(), iu[1][keep].tolist()
-    _churn(_graph(s, d), s, d, rng, steps=5, most=300)
+    churn_checked(undirected_graph("gpu", s, d), s, d, rng, steps=5, most=300,
+                  check_deletes=True, insert_path=False)
 
 
 @pytest.mark.parametrize("setting", SETTINGS)
@@ -91,7 +66,8 @@ def test_torus_lattice(setting, monkeypatch):
             for dx, dy in ((1, 0), (0, 1), (1, 1)):
                 s.append(y * w + x)
                 d.append(((y + dy) % h) * w + (x + dx) % w)
-    _churn(_graph(s, d), s, d, np.random.default_rng(3), steps=4, most=3)
+    churn_checked(undirected_graph("gpu", s, d), s, d, np.random.default_rng(3), steps=4, most=3,
+                  check_deletes=True, insert_path=False)
 
 
 @pytest.mark.parametrize("setting", SETTINGS)
@@ -107,4 +83,5 @@ def test_kronecker_with_hub_rows(setting, monkeypatch):
     g = hornet.Graph.from_edges(cupy.asarray(ks), cupy.asarray(kd), device="gpu")
     s, d = (a.get() for a in g.edges())
     up = s < d
-    _churn(g, s[up], d[up], np.random.default_rng(9), steps=4, most=300, order=False)
+    churn_checked(g, s[up], d[up], np.random.default_rng(9), steps=4, most=300, order=False,
+                  check_deletes=True, insert_path=False)

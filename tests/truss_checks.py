@@ -1,6 +1,7 @@
 """Helpers shared by the DynamicTruss tests (test_dynamic_truss.py: scripted batches,
 test_dynamic_truss_machine.py: the state machine, test_dynamic_truss_real.py: real graphs):
-the threshold modes, device arrays, and the static oracle on the same graph state."""
+the threshold modes, device arrays, the static oracle on the same graph state, and the churn
+loop of the GPU truss tests (delete, put back, check after every update)."""
 from __future__ import annotations
 
 from itertools import combinations
@@ -150,3 +151,36 @@ def k_order_ties(kt) -> int:
     live = live[kt._blocks.eblock[live] < 0]
     pairs_ = np.stack([t.columns["truss"][live].astype(np.int64), t.columns["rank"][live]])
     return live.shape[0] - np.unique(pairs_, axis=1).shape[1]
+
+
+def undirected_graph(device: str, s, d):
+    """An undirected graph on ``device`` with the edges (s, d) (host int sequences)."""
+    import hornet
+    g = hornet.Graph(directed=False, device=device)
+    g.insert_edges(arr(device, s), arr(device, d))
+    return g
+
+
+def churn_checked(g, s, d, rng, steps: int, most: int, order: bool = True,
+                  check_deletes: bool = False, insert_path: bool = True) -> None:
+    """``steps`` random deletions of 1 to ``most`` of the edges (s, d), then put back, each
+    update of one DynamicTruss checked against the static decomposition; the k-order checked
+    by brute force after every re-insertion (``order``; with ``check_deletes`` after every
+    deletion too, which must then take the dynamic path), and at the end. ``insert_path``:
+    every re-insertion must take the dynamic path."""
+    from hornet.algos.ktruss.dynamic import DynamicTruss
+    kt = DynamicTruss(g, **MODES["dynamic"])
+    assert_static(kt, g)
+    for _ in range(steps):
+        pick = rng.choice(len(s), int(rng.integers(1, most + 1)), replace=False)
+        gone = (arr(g.device, np.asarray(s)[pick]), arr(g.device, np.asarray(d)[pick]))
+        kt.update(g.delete_edges(*gone))
+        if check_deletes:
+            assert kt.stats["path"] == "dynamic"
+        assert_static(kt, g)
+        assert not (order and check_deletes) or k_order_violations(kt) == 0
+        kt.update(g.insert_edges(*gone))
+        assert not insert_path or kt.stats["path"] == "dynamic"
+        assert_static(kt, g)
+        assert not order or k_order_violations(kt) == 0
+    assert k_order_violations(kt) == 0
