@@ -235,3 +235,29 @@ def test_copy_class_rings_filled_ahead_and_kept_by_hub_copies(device):
     es, ed = g.edges()
     assert set(zip(to_host(es).tolist(), to_host(ed).tolist())) == edges
     g.check()
+
+
+def test_emptied_graph_gives_every_block_back_after_a_noted_grow(device, monkeypatch):
+    """A class noted short of room by one batch and emptied by a later one gets no block
+    array at that later batch's end: the state machine's steps (an edge, two hubs grown
+    across size classes, the analytics and the reference checked after each, every edge
+    deleted in one batch) leave no block, on the compiled kernels' paths."""
+    import hornet.core.jit as jit
+    import hornet.testing as ht
+    monkeypatch.setattr(jit.OptionalPath, "take", lambda self: True)
+
+    class NoProperties:
+        def draw(self, strategy):
+            return {}
+
+    m = ht.graph_state_machine(device=device, directed=False)()
+    m.algorithms_match_oracles()
+    m.insert(batch={"src": np.array([0]), "dst": np.array([1]), "props": {}})
+    m.algorithms_match_oracles()
+    m.matches_reference()
+    for hub in (0, 1):
+        m.grow_hub(data=NoProperties(), hub=hub)
+        m.algorithms_match_oracles()
+        m.matches_reference()
+    m.delete_everything()              # asserts that no block is held
+    assert m.graph.memory_stats()["block_bytes"] == 0
