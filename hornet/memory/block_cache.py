@@ -305,8 +305,8 @@ class BlockCache:
         k = min(self._grow, key=lambda k: (tail[k] - head[k] >= self._trigger(k), k))
         self._grow.discard(k)
         mm = self.manager
-        if mm._class_used.get(k, 0) <= self.size(k):
-            return                         # the class's lists are gone since it was noted
+        if not mm._class_used.get(k, 0):
+            return                         # the class emptied (ring too) since it was noted
         try:
             made = mm.add_room(k, max(self._fill[k], 1), lookup=False)
         except MemoryError:                # DeviceMemoryError: nothing changed
