@@ -20,7 +20,8 @@ import hornet
 from hornet.algos.ktruss.dynamic import DynamicTruss
 from hornet.generators import kronecker_edges
 
-from truss_checks import arr, assert_static, churn_checked, k_order_violations, undirected_graph
+from truss_checks import (arr, assert_static, churn_checked, k_order_violations,
+                          static_numbers_equal, undirected_graph)
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
@@ -69,7 +70,9 @@ def test_clique_chain(setting, monkeypatch):
     across the level, most of them peeled back."""
     _sync_rounds(monkeypatch, setting)
     s, d = _clique_chain(30, 10)
-    churn_checked(undirected_graph("gpu", s, d), s, d, np.random.default_rng(2), steps=5, most=40)
+    kt = churn_checked(undirected_graph("gpu", s, d), s, d,
+                       np.random.default_rng(2), steps=5, most=40)
+    assert static_numbers_equal(kt)
 
 
 @pytest.mark.parametrize("setting", SETTINGS)
@@ -78,7 +81,9 @@ def test_torus_lattice(setting, monkeypatch):
     triangles (peelings one ring a round)."""
     _sync_rounds(monkeypatch, setting)
     s, d = _torus(20, 16)
-    churn_checked(undirected_graph("gpu", s, d), s, d, np.random.default_rng(8), steps=4, most=6)
+    kt = churn_checked(undirected_graph("gpu", s, d), s, d,
+                       np.random.default_rng(8), steps=4, most=6)
+    assert static_numbers_equal(kt)
 
 
 @pytest.mark.parametrize("setting", SETTINGS)
@@ -90,7 +95,8 @@ def test_kronecker(setting, monkeypatch):
     g = hornet.Graph.from_edges(cupy.asarray(ks), cupy.asarray(kd), device="gpu")
     s, d = (a.get() for a in g.edges())
     up = s < d
-    churn_checked(g, s[up], d[up], np.random.default_rng(6), steps=4, most=400, order=False)
+    kt = churn_checked(g, s[up], d[up], np.random.default_rng(6), steps=4, most=400, order=False)
+    assert static_numbers_equal(kt)
 
 
 @pytest.mark.parametrize("sync", [True, False])

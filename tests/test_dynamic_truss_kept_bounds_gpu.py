@@ -20,7 +20,7 @@ from hornet.algos.ktruss.dynamic import DynamicTruss
 from hornet.generators import kronecker_edges
 
 from truss_checks import (MODES, arr, assert_static, churn_checked, k_order_violations,
-                          undirected_graph)
+                          static_numbers_equal, undirected_graph)
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
@@ -50,7 +50,8 @@ def test_dense_random_graph(setting, monkeypatch):
     iu = np.triu_indices(n, 1)
     keep = rng.random(iu[0].shape[0]) < 0.8
     s, d = iu[0][keep].tolist(), iu[1][keep].tolist()
-    churn_checked(undirected_graph("gpu", s, d), s, d, rng, steps=5, most=200)
+    kt = churn_checked(undirected_graph("gpu", s, d), s, d, rng, steps=5, most=200)
+    assert static_numbers_equal(kt)
 
 
 @pytest.mark.parametrize("setting", SETTINGS)
@@ -66,7 +67,8 @@ def test_kronecker_with_hub_rows(setting, monkeypatch):
     g = hornet.Graph.from_edges(cupy.asarray(ks), cupy.asarray(kd), device="gpu")
     s, d = (a.get() for a in g.edges())
     up = s < d
-    churn_checked(g, s[up], d[up], np.random.default_rng(4), steps=4, most=300, order=False)
+    kt = churn_checked(g, s[up], d[up], np.random.default_rng(4), steps=4, most=300, order=False)
+    assert static_numbers_equal(kt)
 
 
 @pytest.mark.parametrize("setting", SETTINGS)

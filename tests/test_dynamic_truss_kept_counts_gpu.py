@@ -17,7 +17,7 @@ from conftest import HAS_GPU
 import hornet
 from hornet.generators import kronecker_edges
 
-from truss_checks import churn_checked, undirected_graph
+from truss_checks import churn_checked, static_numbers_equal, undirected_graph
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
@@ -50,8 +50,9 @@ def test_dense_random_graph(setting, monkeypatch):
     iu = np.triu_indices(n, 1)
     keep = rng.random(iu[0].shape[0]) < 0.85
     s, d = iu[0][keep].tolist(), iu[1][keep].tolist()
-    churn_checked(undirected_graph("gpu", s, d), s, d, rng, steps=5, most=300,
-                  check_deletes=True, insert_path=False)
+    kt = churn_checked(undirected_graph("gpu", s, d), s, d, rng, steps=5, most=300,
+                       check_deletes=True, insert_path=False)
+    assert static_numbers_equal(kt)
 
 
 @pytest.mark.parametrize("setting", SETTINGS)
@@ -66,8 +67,10 @@ def test_torus_lattice(setting, monkeypatch):
             for dx, dy in ((1, 0), (0, 1), (1, 1)):
                 s.append(y * w + x)
                 d.append(((y + dy) % h) * w + (x + dx) % w)
-    churn_checked(undirected_graph("gpu", s, d), s, d, np.random.default_rng(3), steps=4, most=3,
-                  check_deletes=True, insert_path=False)
+    kt = churn_checked(undirected_graph("gpu", s, d), s, d,
+                       np.random.default_rng(3), steps=4, most=3,
+                       check_deletes=True, insert_path=False)
+    assert static_numbers_equal(kt)
 
 
 @pytest.mark.parametrize("setting", SETTINGS)
@@ -83,5 +86,6 @@ def test_kronecker_with_hub_rows(setting, monkeypatch):
     g = hornet.Graph.from_edges(cupy.asarray(ks), cupy.asarray(kd), device="gpu")
     s, d = (a.get() for a in g.edges())
     up = s < d
-    churn_checked(g, s[up], d[up], np.random.default_rng(9), steps=4, most=300, order=False,
-                  check_deletes=True, insert_path=False)
+    kt = churn_checked(g, s[up], d[up], np.random.default_rng(9), steps=4, most=300, order=False,
+                       check_deletes=True, insert_path=False)
+    assert static_numbers_equal(kt)

@@ -162,12 +162,12 @@ def undirected_graph(device: str, s, d):
 
 
 def churn_checked(g, s, d, rng, steps: int, most: int, order: bool = True,
-                  check_deletes: bool = False, insert_path: bool = True) -> None:
+                  check_deletes: bool = False, insert_path: bool = True):
     """``steps`` random deletions of 1 to ``most`` of the edges (s, d), then put back, each
     update of one DynamicTruss checked against the static decomposition; the k-order checked
     by brute force after every re-insertion (``order``; with ``check_deletes`` after every
     deletion too, which must then take the dynamic path), and at the end. ``insert_path``:
-    every re-insertion must take the dynamic path."""
+    every re-insertion must take the dynamic path. Returns the DynamicTruss."""
     from hornet.algos.ktruss.dynamic import DynamicTruss
     kt = DynamicTruss(g, **MODES["dynamic"])
     assert_static(kt, g)
@@ -184,3 +184,9 @@ def churn_checked(g, s, d, rng, steps: int, most: int, order: bool = True,
         assert_static(kt, g)
         assert not order or k_order_violations(kt) == 0
     assert k_order_violations(kt) == 0
+    return kt
+
+
+def static_numbers_equal(kt) -> bool:
+    """Whether the DynamicTruss ``kt`` holds the static ``truss_numbers`` of its graph."""
+    return np.array_equal(to_host(kt.truss_numbers), to_host(truss_numbers(kt.graph)))
