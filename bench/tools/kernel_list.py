@@ -105,6 +105,19 @@ json.dump({"code": code, "modules": modules, "cupy_kernels": cupy_kernels},
 '''
 
 
+def _replay(recorder: str, replay_args: list[str], out: Path, env: dict) -> dict:
+    """Run one recording replay in a fresh process; its JSON result, or exit with the
+    replay's own error output when it fails."""
+    proc = subprocess.run([sys.executable, "-c", recorder, json.dumps(replay_args), str(out)],
+                          cwd=ROOT, env=env, capture_output=True, text=True)
+    result = json.loads(out.read_text()) if proc.returncode == 0 and out.exists() else None
+    if result is None or result["code"] != 0:
+        code = proc.returncode if result is None else result["code"]
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-20:])
+        raise SystemExit(f"bench.tools.kernel_list: the replay failed ({code})\n{tail}")
+    return result
+
+
 def record_modules(replay_args: list[str]) -> list:
     """The CUDA modules one GPU replay (fresh process, empty CuPy kernel cache) loads, in
     order: ``[path inside the package, template instances, build seconds]``; and CuPy's own
@@ -113,12 +126,7 @@ def record_modules(replay_args: list[str]) -> list:
         out = Path(tmp) / "modules.json"
         # every module compiled (not read from the shipped cubins), so that its seconds count
         env = {**os.environ, "PYTHONPATH": str(ROOT), "HORNET_CUBINS": "0"}
-        subprocess.run([sys.executable, "-c", MODULE_RECORDER, json.dumps(replay_args),
-                        str(out)], cwd=ROOT, env=env, check=True, capture_output=True,
-                       text=True)
-        result = json.loads(out.read_text())
-        if result["code"] != 0:
-            raise SystemExit(f"bench.tools.kernel_list: the replay failed ({result['code']})")
+        result = _replay(MODULE_RECORDER, replay_args, out, env)
         return result["modules"], result["cupy_kernels"]
 
 
@@ -129,12 +137,7 @@ def record(replay_args: list[str]) -> list:
         env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
         env.update(PYTHONPATH=str(ROOT), HORNET_CACHE_DIR=str(Path(tmp) / "cache"),
                    HORNET_LAUNCHERS="never")          # no launcher compile left behind
-        subprocess.run([sys.executable, "-c", RECORDER, json.dumps(replay_args), str(out)],
-                       cwd=ROOT, env=env, check=True, capture_output=True, text=True)
-        result = json.loads(out.read_text())
-        if result["code"] != 0:
-            raise SystemExit(f"bench.tools.kernel_list: the replay failed ({result['code']})")
-        return result["kernels"]
+        return _replay(RECORDER, replay_args, out, env)["kernels"]
 
 
 def main(argv: list[str] | None = None) -> None:
