@@ -45,6 +45,14 @@ def _timed(fn) -> float:
     return time.perf_counter() - t
 
 
+def _window_stats(st: dict) -> str:
+    """The scan by windows' counters of an update's stats (empty for other paths)."""
+    if st.get("scan") != "windows":
+        return ""
+    return (f" windows {st['windows']} counted {st['counted']} evaluated {st['evaluated']} "
+            f"pending {st['pending']}")
+
+
 def _memory(what: str) -> None:
     """Prints the device memory in use (driver) and held by CuPy's pool after ``what``."""
     import cupy
@@ -181,7 +189,8 @@ def main(argv=None) -> None:
                               f"{st.get('path')}{'/' + st['gate'] if 'gate' in st else ''} "
                               f"region {st.get('region')} candidates {st.get('candidates')} "
                               f"rounds {st.get('rounds')}/{st.get('peel_rounds')} levels "
-                              f"{st.get('levels')}; ko_scan ms: {phases}", flush=True)
+                              f"{st.get('levels')}{_window_stats(st)}; ko_scan ms: {phases}",
+                              flush=True)
             for (name, op), xs in sorted(times.items(), key=lambda kv: (kv[0][1], kv[0][0])):
                 m = statistics.median(xs)
                 print(f"  b={b} {op:14} {name:8}: median {m * 1e3:9.2f} ms "
