@@ -4,10 +4,11 @@ on small graphs): candidates peeled before every window without the triangles of
 the scan passed, peeled ones ranked at the end of the window before.
 
 After every batch the numbers equal the static decomposition, and the k-order holds with no
-ties (brute force), with and without the kept expiries; on cliques chained by shared edges
-(one flat level), the triangular torus lattice, small Kronecker graphs (re-insertions,
-uniform new pairs, pairs among the core's vertices that raise several levels, the top levels
-kept by their own decomposition) and a counter of window ranks that runs out."""
+ties (brute force), with and without the kept expiries, windows of one round or more; on
+cliques chained by shared edges (one flat level), the triangular torus lattice, small
+Kronecker graphs (re-insertions, uniform new pairs, pairs among the core's vertices that
+raise several levels, the top levels kept by their own decomposition) and a counter of window
+ranks that runs out."""
 from __future__ import annotations
 
 import numpy as np
@@ -26,10 +27,11 @@ from test_dynamic_truss_lower_start import _ties
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
 
-def _windows(monkeypatch, keep: bool = True) -> None:
+def _windows(monkeypatch, keep: bool = True, shift: int = 0) -> None:
     from hornet.algos.ktruss import dynamic_gpu_window as W
     monkeypatch.setattr(W, "WINDOW_MIN_EDGES", 0)
     monkeypatch.setattr(W, "WINDOW_KEEP_EXPIRY", keep)
+    monkeypatch.setattr(W, "WINDOW_SHIFT", shift)
 
 
 def _kronecker(scale, seed):
@@ -68,11 +70,12 @@ def test_torus_lattice(keep, monkeypatch):
     assert static_numbers_equal(kt)
 
 
-@pytest.mark.parametrize("keep,seed", [(True, 3), (False, 3), (True, 5)])
-def test_kronecker_reinsert(keep, seed, monkeypatch):
-    """Kronecker scale 10: deletions and re-insertions of up to 400 edges; the scan passed
-    more than one window in some re-insertion."""
-    _windows(monkeypatch, keep)
+@pytest.mark.parametrize("keep,seed,shift", [(True, 3, 0), (False, 3, 0), (True, 5, 0),
+                                             (True, 5, 2)])
+def test_kronecker_reinsert(keep, seed, shift, monkeypatch):
+    """Kronecker scale 10: deletions and re-insertions of up to 400 edges (windows of one
+    round or of four); the scan passed more than one window in some re-insertion."""
+    _windows(monkeypatch, keep, shift)
     g = _kronecker(10, seed)
     s, d = (a.get() for a in g.edges())
     up = s < d

@@ -4,19 +4,19 @@
 ``ko_scan``'s mode 4 finds the whole candidate set of a level before it peels a candidate. In a
 large flat level (Kronecker 22: 1.18 M edges at one level, most with exactly k - 2 triangles
 after them in the order) the candidates then spread through most of the level and are peeled
-back. The windowed scan takes the order a window at a time (the edges of one ``rank >> 32``:
-a round of the static peeling, or the start or the end of a level), every level at once, and
-before each window peels the candidates with the triangles that the edges of the windows it
-passed no longer hold: a candidate leaves as soon as the scan has passed enough of the edges
-after it that did not become candidates (as in the sequential order-based insertion of Zhang,
-Yu, Zhang and Qin, ICDE 2017), and the edges after it wait for their window instead of being
-made candidates by it. The kernel's comment gives the rules and why the order stays a
-k-order.
+back. The windowed scan takes the order a window at a time (the edges of one ``rank >> (32 +
+WINDOW_SHIFT)``: rounds of the static peeling, or the start or the end of a level), every
+level at once, and before each window peels the candidates with the triangles that the edges
+of the windows it passed no longer hold: a candidate leaves as soon as the scan has passed
+enough of the edges after it that did not become candidates (as in the sequential
+order-based insertion of Zhang, Yu, Zhang and Qin, ICDE 2017), and the edges after it wait
+for their window instead of being made candidates by it. The kernel's comment gives the
+rules and why the order stays a k-order.
 
-A candidate peeled before window R takes a rank at the end of window R - 1:
-``(R - 1) << 32 | 2^31 + d``, d from a counter kept across updates (``_wdrop``: the ranks
-after every edge of that window, the earlier drops included); once it passes
-:data:`WINDOW_DROP_LIMIT` the ranks are made anew by the static decomposition.
+A candidate peeled before window R takes a rank at the end of window R - 1 (in its last
+round, ``((R << WINDOW_SHIFT) - 1) << 32 | 2^31 + d``), d from a counter kept across updates
+(``_wdrop``: the ranks after every edge of that window, the earlier drops included); once it
+passes :data:`WINDOW_DROP_LIMIT` the ranks are made anew by the static decomposition.
 
 The constants and helpers are the module :mod:`.dynamic_gpu`'s, read when called (this is a
 base of its class)."""
@@ -39,6 +39,10 @@ WINDOW_MIN_EDGES = 1 << 22
 #: candidates and those whose window it passed (and those beside a peeled one); False: every
 #: live candidate is counted before every window
 WINDOW_KEEP_EXPIRY = True
+#: a window is the ranks of 2^WINDOW_SHIFT rounds of the static peeling (rank >> (32 +
+#: WINDOW_SHIFT)): fewer, larger windows cost fewer grid barriers, and let the candidates of a
+#: window spread through it before its edges' triangles are taken from them
+WINDOW_SHIFT = 0
 #: ranks given out at the ends of windows (``_wdrop``) after which the next insertion first
 #: makes the ranks anew (static decomposition): they must stay below 2^31
 WINDOW_DROP_LIMIT = 1 << 30
@@ -94,7 +98,7 @@ class WindowScan:
                 P(self._ks), P(self._bar), base, DG.SCAN_STAMPS,
                 int(self._tail), int(self._head), int(self._wdrop),
                 int(min(max_region, 2 ** 62)), int(min(max(left, 0.0), 2.0 ** 62)),
-                int(self._top)]
+                int(self._top), WINDOW_SHIFT]
         launch = _prepared("ko_wscan", len(vals), cooperative=True)
         launch(self._scan_grid(_fn("ko_scan").kernel), BLOCK, vals)
         queued()

@@ -9,17 +9,17 @@
 // candidate as soon as the scan passes enough of the edges after it that did not become
 // candidates, so that it never completes a triangle for the edges further on.
 //
-// Here the scan goes by windows: a window is the edges of one rank >> 32 (a round of the
-// static peeling, the start or the end of a level), taken in increasing order, every level at
-// once. The edges that a candidate completes a triangle for and that lie in a later window
+// Here the scan goes by windows: a window is the edges of one rank >> (32 + shift) (2^shift
+// rounds of the static peeling, or the start or the end of a level), taken in increasing
+// order, every level at once. The edges that a candidate completes a triangle for and that lie in a later window
 // wait (the pending list). For the next window R (the least window of a pending edge):
 //
 //   1. the live candidates are peeled, a triangle of a candidate at level k held when its two
 //      other edges are above k, live candidates at k, or at k, no candidate, and in window R
 //      or later (the scan has not passed them); a candidate peeled there is no candidate any
-//      more and takes a rank at the end of window R - 1 ((R - 1) << 32 | 2^31 + a counter
-//      kept by the host across updates), after every edge the scan passed and before every
-//      edge it has not;
+//      more and takes a rank at the end of window R - 1 (in its last round: ((R << shift) -
+//      1) << 32 | 2^31 + a counter kept by the host across updates), after every edge the
+//      scan passed and before every edge it has not;
 //   2. the candidate rounds of window R: an edge y at level k becomes a candidate when k - 1
 //      of its triangles have both other edges above k, live candidates at k, or at k after y
 //      (mode 4's rule); a new candidate lists the edges after it at its level whose triangle
@@ -48,7 +48,7 @@
 // at the next peeling).
 #pragma once
 
-#define KW_INF (1LL << 40)    // "no window": past every rank >> 32
+#define KW_INF (1LL << 40)    // "no window": past every window
 #define KW_MIN 32             // 2 slots: the least pending window + 2^31, by window parity
 #define KW_NQ 34              // 2 slots: the lengths of the two pending lists
 #define KW_NP 36              // 2 slots: the lengths of the two candidate lists
@@ -66,13 +66,18 @@ struct KwScan {
     int* kexp;                // kept expiries by slot (null: none kept)
     int* cmin;                // by list index: the least expiry of a count (INT_MAX between)
     i64 tail, wdrop;
+    int shift;                // a window: the ranks of 2^shift rounds (rank >> (32 + shift))
 
     __device__ int mstamp(int k) const { return lev0 + k; }
     __device__ bool live(int p, int k) const {
         return ldcg(&S.member[p]) == lev0 + k && ldcg(&S.gone[p]) != gstamp;
     }
-    // the window (rank >> 32) of p, as an int
-    __device__ static int window(i64 rank) { return (int)(rank >> 32); }
+    // the window of a rank, as an int
+    __device__ int window(i64 rank) const { return (int)(rank >> (32 + shift)); }
+    // the rank of the d-th edge placed at the end of the window before window R
+    __device__ i64 drop_rank(i64 R, i64 d) const {
+        return ((R * (1LL << shift) - 1) * (1LL << 32)) | (0x80000000LL + d);
+    }
 };
 
 // Counting phase with its decision, `parts` warps per list edge e = list[i] at level k =
@@ -149,7 +154,7 @@ __device__ __forceinline__ bool kw_peel_holds(const KwScan& K, i64 p, int k, i64
     if (t != k) return t > k;
     const int m = ldcg(&K.S.member[p]);
     if (m == K.lev0 + k) return ldcg(&K.S.gone[p]) != K.gstamp;
-    const int w = KwScan::window(ldcg(&K.S.rank[p]));
+    const int w = K.window(ldcg(&K.S.rank[p]));
     if ((i64)w < R) return false;
     x = w < x ? w : x;
     return true;
@@ -162,7 +167,7 @@ __device__ __forceinline__ bool kw_held(const KwScan& K, i64 p, int k, i64 R) {
     const int t = ldcg(&K.S.truss[p]);
     if (t != k) return t > k;
     if (ldcg(&K.S.member[p]) == K.lev0 + k) return true;
-    return (i64)KwScan::window(ldcg(&K.S.rank[p])) >= R;
+    return (i64)K.window(ldcg(&K.S.rank[p])) >= R;
 }
 
 // The first pending window: atomicMin of window + 2^31 over Q[:n] into *slot.
@@ -170,7 +175,7 @@ __device__ void kw_phase_min(const KwScan& K, const int* Q, i64 n, u64* slot) {
     unsigned mn = 0xffffffffu;
     WARP_STRIDE(i, n) {
         if (i < n) {
-            const unsigned w = (unsigned)((i64)KwScan::window(ldcg(&K.S.rank[ldcg(&Q[i])])) +
+            const unsigned w = (unsigned)((i64)K.window(ldcg(&K.S.rank[ldcg(&Q[i])])) +
                                           0x80000000LL);
             mn = w < mn ? w : mn;
         }
@@ -184,7 +189,7 @@ __device__ void kw_phase_split(const KwScan& K, const int* Q, i64 n, i64 R, int*
                                u64* ncur, int* rest, u64* nrest) {
     WARP_STRIDE(i, n) {
         const int e = i < n ? ldcg(&Q[i]) : 0;
-        const bool in = i < n && (i64)KwScan::window(ldcg(&K.S.rank[e])) == R;
+        const bool in = i < n && (i64)K.window(ldcg(&K.S.rank[e])) == R;
         warp_append(cur, ncur, e, in);
         warp_append(rest, nrest, e, i < n && !in);
     }
@@ -228,8 +233,8 @@ __device__ i64 kw_peel(const KwScan& K, KsGrid& G, int* c, int* cnt, const int* 
             }
             __threadfence();                 // (after the count: see ko_peel.cuh)
             S.rank[e] = R >= KW_INF ? K.tail + (i64)atomicAdd(&ctl[KS_TAIL], 1ull)
-                                    : (((R - 1) << 32) | (0x80000000LL + K.wdrop +
-                                                          (i64)atomicAdd(&ctl[KW_DROPS], 1ull)));
+                                    : K.drop_rank(R, K.wdrop +
+                                                  (i64)atomicAdd(&ctl[KW_DROPS], 1ull));
             __threadfence();
             S.gone[e] = K.gstamp;
             rem[atomicAdd(nrem, 1ull)] = e;
@@ -300,12 +305,12 @@ __device__ i64 kw_peel(const KwScan& K, KsGrid& G, int* c, int* cnt, const int* 
 // and grid barrier; stamp_base, stamp_span: the fresh stamps (member stamps by level at the
 // end of the span, as mode 4); tail, head_in: the rank counters; wdrop: the ranks given out at
 // the ends of windows before this launch; k_cap > 0: levels from k_cap up are never
-// candidates (the host's top levels). Outputs as ko_scan's (KS_*), and KW_* above.
+// candidates (the host's top levels); window_shift: a window is 2^window_shift rounds. Outputs as ko_scan's (KS_*), and KW_* above.
 extern "C" __global__ void __launch_bounds__(256, 2)
 ko_wscan(KO_STATE_PARAMS, const int* seeds, int* la, int* lb, int* newc, int* pa, int* pb,
          int* qa, int* qb, int* wa, int* wb, int* rem, int* cnt, int* cmin, int* kexp,
          u64* ctl, unsigned* bar, int stamp_base, int stamp_span, i64 tail, i64 head_in,
-         i64 wdrop, i64 max_region, i64 deadline_ns, int k_cap) {
+         i64 wdrop, i64 max_region, i64 deadline_ns, int k_cap, int window_shift) {
     __shared__ int count[WARPS];
     int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
     KwScan K;
@@ -317,6 +322,7 @@ ko_wscan(KO_STATE_PARAMS, const int* seeds, int* la, int* lb, int* newc, int* pa
     K.cmin = kexp != nullptr ? cmin : nullptr;
     K.tail = tail;
     K.wdrop = wdrop;
+    K.shift = window_shift;
     const KoState& S = K.S;
     KsGrid G;
     G.ctl = ctl; G.bar = bar; G.ph = 0; G.t = ks_now(); G.q = 0;
@@ -439,7 +445,7 @@ ko_wscan(KO_STATE_PARAMS, const int* seeds, int* la, int* lb, int* newc, int* pa
                         for (int j = 0; j < 2; ++j) {
                             if (!(j ? q2 : q1)) continue;
                             const i64 s = j ? s2 : s1;
-                            if ((i64)KwScan::window(j ? r2 : r1) == R) {
+                            if ((i64)K.window(j ? r2 : r1) == R) {
                                 if (atomicExch(&S.pushed[s], pstamp) != pstamp)
                                     nxt[atomicAdd(nn, 1ull)] = (int)s;
                             } else if (atomicExch(&S.pushed[s], qstamp) != qstamp) {
