@@ -367,7 +367,9 @@ class GpuDynamicTruss(HostRounds, TopLevels, WindowScan):
             at = self._table.lookup(src, dst)
             self._table.columns["truss"][at] = t
             self._table.columns["rank"][at] = rank
-        self._head = -1
+        # (head ranks fill the lower half of window -1 of the scan by windows, whose
+        # candidates peeled before window 0 rank in its upper half: dynamic_gpu_window)
+        self._head = -(1 << 31) - 1
         self._tail = ((int(rounds.max()) + 1) << 32) if m else 0
         cp.cuda.Device().synchronize()
         self._static_seconds = time.perf_counter() - start if warm is None else warm

@@ -16,7 +16,10 @@ rules and why the order stays a k-order.
 A candidate peeled before window R takes a rank at the end of window R - 1 (in its last
 round, ``((R << WINDOW_SHIFT) - 1) << 32 | 2^31 + d``), d from a counter kept across updates
 (``_wdrop``: the ranks after every edge of that window, the earlier drops included); once it
-passes :data:`WINDOW_DROP_LIMIT` the ranks are made anew by the static decomposition.
+passes :data:`WINDOW_DROP_LIMIT` the ranks are made anew by the static decomposition. The
+start of a level (``_head``, decreasing) begins at -2^31 - 1, so that its ranks fill the
+lower half of window -1 and the candidates peeled before window 0 come after them; once it
+nears -2^32 (the end of window -1) the ranks are made anew as well.
 
 The constants and helpers are the module :mod:`.dynamic_gpu`'s, read when called (this is a
 base of its class)."""
@@ -46,6 +49,9 @@ WINDOW_SHIFT = 0
 #: ranks given out at the ends of windows (``_wdrop``) after which the next insertion first
 #: makes the ranks anew (static decomposition): they must stay below 2^31
 WINDOW_DROP_LIMIT = 1 << 30
+#: the lowest start of a level (``_head``) before the ranks are made anew: head ranks must stay
+#: in window -1 (above -2^32), below the ranks of the candidates peeled before window 0
+HEAD_LIMIT = -(1 << 32) + (1 << 30)
 #: ko_wscan's words after ko_scan's (KW_* in ko_window.cuh)
 KW_DROPS, KW_WINDOWS, KW_PCOUNT, KW_EVALS, KW_PEND = 38, 39, 40, 41, 42
 _INT_MAX = 0x7FFFFFFF
@@ -125,9 +131,10 @@ class WindowScan:
 
     def _window_ranks_due(self) -> bool:
         """Whether the ranks given out at the ends of windows reached
-        :data:`WINDOW_DROP_LIMIT` (the ranks are then made anew before the next insertion;
-        the counter starts over)."""
-        if self._wdrop < WINDOW_DROP_LIMIT:
+        :data:`WINDOW_DROP_LIMIT`, or the start of a level reached :data:`HEAD_LIMIT` (the
+        ranks are then made anew by the update's static decomposition; the counter starts
+        over)."""
+        if self._wdrop < WINDOW_DROP_LIMIT and self._head > HEAD_LIMIT:
             return False
         self._wdrop = 0
         return True
