@@ -50,7 +50,7 @@ def _window_stats(st: dict) -> str:
     if st.get("scan") != "windows":
         return ""
     return (f" windows {st['windows']} counted {st['counted']} evaluated {st['evaluated']} "
-            f"pending {st['pending']}")
+            f"pending {st['pending']} risen {st['risen']}")
 
 
 def _memory(what: str) -> None:

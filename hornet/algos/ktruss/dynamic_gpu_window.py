@@ -53,7 +53,7 @@ WINDOW_DROP_LIMIT = 1 << 30
 #: in window -1 (above -2^32), below the ranks of the candidates peeled before window 0
 HEAD_LIMIT = -(1 << 32) + (1 << 30)
 #: ko_wscan's words after ko_scan's (KW_* in ko_window.cuh)
-KW_DROPS, KW_WINDOWS, KW_PCOUNT, KW_EVALS, KW_PEND = 38, 39, 40, 41, 42
+KW_DROPS, KW_WINDOWS, KW_PCOUNT, KW_EVALS, KW_PEND, KW_RISEN = 38, 39, 40, 41, 42, 43
 _INT_MAX = 0x7FFFFFFF
 
 
@@ -78,7 +78,8 @@ class WindowScan:
         examined), ``candidates`` (made, peeled ones included), ``windows``, ``levels`` (its
         iterations), ``rounds`` / ``peel_rounds``, ``counted`` (candidates the peelings'
         first rounds counted), ``evaluated`` (edges the candidate rounds counted),
-        ``pending`` (edges that waited for their window), ``seeds``, ``placed``."""
+        ``pending`` (edges that waited for their window), ``risen`` (rises), ``seeds``,
+        ``placed``."""
         from hornet.core.cuda import BLOCK
         from . import dynamic_gpu as DG
         if self._window_ranks_due():          # (the static decomposition makes them anew)
@@ -127,7 +128,7 @@ class WindowScan:
                           placed=int(w[C_PLACED]), seeds=int(w[C_EXTRA]),
                           candidates=int(c[DG.KS_ALL]), windows=int(c[KW_WINDOWS]),
                           counted=int(c[KW_PCOUNT]), evaluated=int(c[KW_EVALS]),
-                          pending=int(c[KW_PEND]), scan="windows")
+                          pending=int(c[KW_PEND]), risen=int(c[KW_RISEN]), scan="windows")
 
     def _window_ranks_due(self) -> bool:
         """Whether the ranks given out at the ends of windows reached

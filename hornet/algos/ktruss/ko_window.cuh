@@ -57,6 +57,7 @@
 #define KW_PCOUNT 40          // out: candidates counted by the peelings (first rounds)
 #define KW_EVALS 41           // out: edges counted by the candidate rounds
 #define KW_PEND 42            // out: edges that waited for a later window
+#define KW_RISEN 43           // out: rises (an edge that rose two levels counts twice)
 
 struct KwScan {
     KoState S;
@@ -478,6 +479,7 @@ ko_wscan(KO_STATE_PARAMS, const int* seeds, int* la, int* lb, int* newc, int* pa
             S.truss[e] = ldcg(&S.truss[e]) + 1;
             S.rank[e] = head - nP + 1 + i;
         }
+        if (leader) ctl[KW_RISEN] += (u64)nP;
         G.next_phase();
         head -= nP;
         src = P[pp];
