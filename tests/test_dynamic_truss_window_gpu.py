@@ -4,9 +4,9 @@ on small graphs): candidates peeled before every window without the triangles of
 the scan passed, peeled ones ranked at the end of the window before.
 
 After every batch the numbers equal the static decomposition, and the k-order holds with no
-ties (brute force), with and without the kept expiries, windows of one round or more; on
-cliques chained by shared edges (one flat level), the triangular torus lattice, small
-Kronecker graphs (re-insertions, uniform new pairs, pairs among the core's vertices that
+ties (brute force), with and without the kept expiries and bounds, windows of one round or
+more; on cliques chained by shared edges (one flat level), the triangular torus lattice,
+small Kronecker graphs (re-insertions, uniform new pairs, pairs among the core's vertices that
 raise several levels, the top levels kept by their own decomposition) and a counter of window
 ranks that runs out."""
 from __future__ import annotations
@@ -27,11 +27,12 @@ from test_dynamic_truss_lower_start import _ties
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
 
-def _windows(monkeypatch, keep: bool = True, shift: int = 0) -> None:
+def _windows(monkeypatch, keep: bool = True, shift: int = 0, bounds: bool = True) -> None:
     from hornet.algos.ktruss import dynamic_gpu_window as W
     monkeypatch.setattr(W, "WINDOW_MIN_EDGES", 0)
     monkeypatch.setattr(W, "WINDOW_KEEP_EXPIRY", keep)
     monkeypatch.setattr(W, "WINDOW_SHIFT", shift)
+    monkeypatch.setattr(W, "WINDOW_KEPT_BOUNDS", bounds)
 
 
 def _kronecker(scale, seed):
@@ -70,12 +71,13 @@ def test_torus_lattice(keep, monkeypatch):
     assert static_numbers_equal(kt)
 
 
-@pytest.mark.parametrize("keep,seed,shift", [(True, 3, 0), (False, 3, 0), (True, 5, 0),
-                                             (True, 5, 2)])
-def test_kronecker_reinsert(keep, seed, shift, monkeypatch):
+@pytest.mark.parametrize("keep,seed,shift,bounds", [(True, 3, 0, True), (False, 3, 0, True),
+                                                    (True, 5, 0, False), (True, 5, 2, True)])
+def test_kronecker_reinsert(keep, seed, shift, bounds, monkeypatch):
     """Kronecker scale 10: deletions and re-insertions of up to 400 edges (windows of one
-    round or of four); the scan passed more than one window in some re-insertion."""
-    _windows(monkeypatch, keep, shift)
+    round or of four, with and without kept candidate bounds); the scan passed more than one
+    window in some re-insertion."""
+    _windows(monkeypatch, keep, shift, bounds)
     g = _kronecker(10, seed)
     s, d = (a.get() for a in g.edges())
     up = s < d

@@ -42,6 +42,10 @@ WINDOW_MIN_EDGES = 1 << 22
 #: candidates and those whose window it passed (and those beside a peeled one); False: every
 #: live candidate is counted before every window
 WINDOW_KEEP_EXPIRY = True
+#: True: a push within a window lists an edge counted short of k - 1 in it again only when its
+#: count plus the pushes since may reach k - 1 (mode 4's kept candidate bounds, ``KoBounds``);
+#: False: after every push
+WINDOW_KEPT_BOUNDS = True
 #: a window is the ranks of 2^WINDOW_SHIFT rounds of the static peeling (rank >> (32 +
 #: WINDOW_SHIFT)): fewer, larger windows cost fewer grid barriers, and let the candidates of a
 #: window spread through it before its edges' triangles are taken from them
@@ -102,6 +106,7 @@ class WindowScan:
                 P(self._fallen), P(self._front), P(self._front2), P(self._low),
                 P(self._newval), P(self._newcnt), P(self._cnt),
                 P(self._cmin) if keep else 0, P(self._dcnt) if keep else 0,
+                *((P(self._kpush), P(self._kbase)) if WINDOW_KEPT_BOUNDS else (0, 0)),
                 P(self._ks), P(self._bar), base, DG.SCAN_STAMPS,
                 int(self._tail), int(self._head), int(self._wdrop),
                 int(min(max_region, 2 ** 62)), int(min(max(left, 0.0), 2.0 ** 62)),

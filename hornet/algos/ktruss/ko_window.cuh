@@ -11,8 +11,9 @@
 //
 // Here the scan goes by windows: a window is the edges of one rank >> (32 + shift) (2^shift
 // rounds of the static peeling, or the start or the end of a level), taken in increasing
-// order, every level at once. The edges that a candidate completes a triangle for and that lie in a later window
-// wait (the pending list). For the next window R (the least window of a pending edge):
+// order, every level at once. The edges that a candidate completes a triangle for and that
+// lie in a later window wait (the pending list). For the next window R (the least window of a
+// pending edge):
 //
 //   1. the live candidates are peeled, a triangle of a candidate at level k held when its two
 //      other edges are above k, live candidates at k, or at k, no candidate, and in window R
@@ -40,6 +41,11 @@
 // end is in the (k + 1)-truss; an edge that rises ends in the set of mode 4 as well (the
 // candidates of the windows only lose members that mode 4 peels too).
 //
+// Kept candidate bounds (as mode 4's, KoBounds): an edge counted short of k - 1 in a window's
+// candidate rounds keeps its count less the pushes that reached it until then, and a later
+// push of the same window lists it again only when that bound reaches k - 1 (every triangle
+// that comes to hold for it pushes it; the counts only grow within an iteration's rounds).
+//
 // Kept expiries (kexp, slot-indexed): a live candidate's peeling count stops at k - 1 held
 // triangles and records the least window of an unscanned edge among them (INT_MAX: none);
 // the candidate holds those k - 1 until the scan passes that window, or a candidate beside it
@@ -65,6 +71,7 @@ struct KwScan {
     int lev0;                 // a candidate at level k has member == lev0 + k
     int gstamp;               // peeled in the running peeling (reset when it ends)
     int* kexp;                // kept expiries by slot (null: none kept)
+    KoBounds B;               // kept candidate bounds (B.push null: none), valid for an iteration
     int* cmin;                // by list index: the least expiry of a count (INT_MAX between)
     i64 tail, wdrop;
     int shift;                // a window: the ranks of 2^shift rounds (rank >> (32 + shift))
@@ -302,15 +309,18 @@ __device__ i64 kw_peel(const KwScan& K, KsGrid& G, int* c, int* cnt, const int* 
 // insertion's seeds (distinct slots, each at its level); la, lb: the candidate rounds'
 // lists; newc: a round's new candidates; pa, pb: the live candidates; qa, qb: the pending
 // edges; wa, wb, rem: the peelings' lists; cnt: zero (as ko_scan's); cmin: INT_MAX by list
-// index (or null); kexp: kept expiries by slot (or null); ctl, bar: ko_scan's words (zero)
+// index (or null); kexp: kept expiries by slot (or null); kpush, kbase: kept candidate
+// bounds (KoBounds, valid for an iteration's stamp; or null); ctl, bar: ko_scan's words (zero)
 // and grid barrier; stamp_base, stamp_span: the fresh stamps (member stamps by level at the
 // end of the span, as mode 4); tail, head_in: the rank counters; wdrop: the ranks given out at
 // the ends of windows before this launch; k_cap > 0: levels from k_cap up are never
-// candidates (the host's top levels); window_shift: a window is 2^window_shift rounds. Outputs as ko_scan's (KS_*), and KW_* above.
+// candidates (the host's top levels); window_shift: a window is 2^window_shift rounds.
+// Outputs as ko_scan's (KS_*), and KW_* above.
 extern "C" __global__ void __launch_bounds__(256, 2)
 ko_wscan(KO_STATE_PARAMS, const int* seeds, int* la, int* lb, int* newc, int* pa, int* pb,
          int* qa, int* qb, int* wa, int* wb, int* rem, int* cnt, int* cmin, int* kexp,
-         u64* ctl, unsigned* bar, int stamp_base, int stamp_span, i64 tail, i64 head_in,
+         unsigned* kpush, u64* kbase, u64* ctl, unsigned* bar, int stamp_base,
+         int stamp_span, i64 tail, i64 head_in,
          i64 wdrop, i64 max_region, i64 deadline_ns, int k_cap, int window_shift) {
     __shared__ int count[WARPS];
     int* c = &count[(threadIdx.x >> 5) & (WARPS - 1)];
@@ -321,6 +331,7 @@ ko_wscan(KO_STATE_PARAMS, const int* seeds, int* la, int* lb, int* newc, int* pa
     K.lev0 = stamp_base + stamp_span - KS_LEVEL_STAMPS;
     K.kexp = kexp;
     K.cmin = kexp != nullptr ? cmin : nullptr;
+    K.B = KoBounds{kpush, kbase, 0};
     K.tail = tail;
     K.wdrop = wdrop;
     K.shift = window_shift;
@@ -343,6 +354,7 @@ ko_wscan(KO_STATE_PARAMS, const int* seeds, int* la, int* lb, int* newc, int* pa
         // an iteration: the seeds pending (in Qb[0]), no candidate
         if (used + 1 > top) { status = KS_NO_STAMPS; break; }
         const int qstamp = stamp_base + (++used);
+        K.B.stamp = qstamp;
         GRID_STRIDE(i, nsrc) {
             const int e = ldcg(&src[i]);
             Qb[0][i] = e;
@@ -403,7 +415,10 @@ ko_wscan(KO_STATE_PARAMS, const int* seeds, int* la, int* lb, int* newc, int* pa
                          },
                          [&](int y, int k, int got, int) {
                              touch(S.touched, S.tstamp, y, S.ctr);
-                             if (got < k - 1) return;
+                             if (got < k - 1) {
+                                 if (K.B.push) ko_bound_store(K.B, y, got, __ldcg(&K.B.push[y]));
+                                 return;
+                             }
                              if (k >= KS_LEVEL_STAMPS - 1) {   // (past the member stamps)
                                  ctl[KS_ABORT] = 1;
                                  return;
@@ -447,7 +462,9 @@ ko_wscan(KO_STATE_PARAMS, const int* seeds, int* la, int* lb, int* newc, int* pa
                             if (!(j ? q2 : q1)) continue;
                             const i64 s = j ? s2 : s1;
                             if ((i64)K.window(j ? r2 : r1) == R) {
-                                if (atomicExch(&S.pushed[s], pstamp) != pstamp)
+                                // (kept bounds: listed once its count may reach k - 1)
+                                if ((K.B.push == nullptr || ko_bound_due(K.B, (int)s, k)) &&
+                                    atomicExch(&S.pushed[s], pstamp) != pstamp)
                                     nxt[atomicAdd(nn, 1ull)] = (int)s;
                             } else if (atomicExch(&S.pushed[s], qstamp) != qstamp) {
                                 Qn[atomicAdd(nq, 1ull)] = (int)s;
@@ -478,6 +495,7 @@ ko_wscan(KO_STATE_PARAMS, const int* seeds, int* la, int* lb, int* newc, int* pa
             const int e = ldcg(&P[pp][i]);
             S.truss[e] = ldcg(&S.truss[e]) + 1;
             S.rank[e] = head - nP + 1 + i;
+            if (K.B.base) K.B.base[e] = 0;
         }
         if (leader) ctl[KW_RISEN] += (u64)nP;
         G.next_phase();
