@@ -49,7 +49,7 @@ WINDOW_KEPT_BOUNDS = True
 #: a window is the ranks of 2^WINDOW_SHIFT rounds of the static peeling (rank >> (32 +
 #: WINDOW_SHIFT)): fewer, larger windows cost fewer grid barriers, and let the candidates of a
 #: window spread through it before its edges' triangles are taken from them
-WINDOW_SHIFT = 0
+WINDOW_SHIFT = 2
 #: ranks given out at the ends of windows (``_wdrop``) after which the next insertion first
 #: makes the ranks anew (static decomposition): they must stay below 2^31
 WINDOW_DROP_LIMIT = 1 << 30
