@@ -34,9 +34,11 @@ from .ko_launch import C_EXTRA, C_PLACED, _fn, _prepared, _ptr
 __all__ = ["WindowScan"]
 
 #: True: an insertion on a graph of more than WINDOW_MIN_EDGES edges runs the scan by windows
-#: (``ko_wscan``); False: ``ko_scan``'s mode 4 on every graph
+#: (``ko_wscan``); False: ``ko_scan``'s mode 4 on every graph. (Kronecker 20, 15.7 M edges, is
+#: faster with mode 4: 10.7 against 19.4 ms at b = 100, 64 against 74 ms at b = 1000;
+#: bench/results/dynamic_truss_gpu_flat.md)
 WINDOW_SCAN = True
-WINDOW_MIN_EDGES = 1 << 22
+WINDOW_MIN_EDGES = 1 << 25
 #: True: a live candidate's peeling count keeps the first window that ends one of the
 #: triangles it counted (``kexp``), and a window's peeling counts again only the new
 #: candidates and those whose window it passed (and those beside a peeled one); False: every
@@ -48,8 +50,9 @@ WINDOW_KEEP_EXPIRY = True
 WINDOW_KEPT_BOUNDS = True
 #: a window is the ranks of 2^WINDOW_SHIFT rounds of the static peeling (rank >> (32 +
 #: WINDOW_SHIFT)): fewer, larger windows cost fewer grid barriers, and let the candidates of a
-#: window spread through it before its edges' triangles are taken from them
-WINDOW_SHIFT = 2
+#: window spread through it before its edges' triangles are taken from them (Kronecker 22:
+#: 16 rounds a window is the fastest of 1, 4, 16 and 64)
+WINDOW_SHIFT = 4
 #: ranks given out at the ends of windows (``_wdrop``) after which the next insertion first
 #: makes the ranks anew (static decomposition): they must stay below 2^31
 WINDOW_DROP_LIMIT = 1 << 30
