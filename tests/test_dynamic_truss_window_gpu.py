@@ -16,13 +16,11 @@ import pytest
 
 from conftest import HAS_GPU
 
-import hornet
-from hornet.generators import kronecker_edges
-
-from truss_checks import MODES, arr, assert_static, churn_checked, k_order_violations, \
-    static_numbers_equal, undirected_graph
+from truss_checks import MODES, arr, assert_static, churn_checked, static_numbers_equal, \
+    undirected_graph
 from test_dynamic_truss_flat_gpu import _clique_chain, _torus
 from test_dynamic_truss_lower_start import _ties
+from test_dynamic_truss_top_gpu import _check, _kronecker
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
@@ -33,18 +31,6 @@ def _windows(monkeypatch, keep: bool = True, shift: int = 0, bounds: bool = True
     monkeypatch.setattr(W, "WINDOW_KEEP_EXPIRY", keep)
     monkeypatch.setattr(W, "WINDOW_SHIFT", shift)
     monkeypatch.setattr(W, "WINDOW_KEPT_BOUNDS", bounds)
-
-
-def _kronecker(scale, seed):
-    import cupy
-    s, d = kronecker_edges(scale, edge_factor=16, seed=seed)
-    return hornet.Graph.from_edges(cupy.asarray(s), cupy.asarray(d), device="gpu")
-
-
-def _check(kt, g) -> None:
-    assert_static(kt, g)
-    assert k_order_violations(kt) == 0
-    assert _ties(kt) == 0
 
 
 @pytest.mark.parametrize("keep", [True, False])

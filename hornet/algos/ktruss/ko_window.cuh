@@ -305,6 +305,16 @@ __device__ i64 kw_peel(const KwScan& K, KsGrid& G, int* c, int* cnt, const int* 
     return G.last();
 }
 
+// The end of a candidate round's push phase (every thread): the update stops (ctl[KS_ABORT])
+// once its candidates pass max_region or its time passes deadline_ns; whether it stopped.
+__device__ bool kw_round_end(KsGrid& G, u64* ctl, i64 max_region, u64 t0, i64 deadline_ns) {
+    if (blockIdx.x == 0 && threadIdx.x == 0 &&
+        ((i64)ldcg(&ctl[KS_ALL]) > max_region || (i64)(ks_now() - t0) > deadline_ns))
+        ctl[KS_ABORT] = 1;
+    G.next_phase(KS_PH_PUSH);
+    return ldcg(&ctl[KS_ABORT]) != 0;
+}
+
 // ko_wscan's arguments: the k-order state (KO_STATE_PARAMS); seeds[:ctr[C_EXTRA]] the
 // insertion's seeds (distinct slots, each at its level); la, lb: the candidate rounds'
 // lists; newc: a round's new candidates; pa, pb: the live candidates; qa, qb: the pending
@@ -473,12 +483,9 @@ ko_wscan(KO_STATE_PARAMS, const int* seeds, int* la, int* lb, int* newc, int* pa
                         }
                     }, NO_STOP);
                 }
-                if (leader && ((i64)ldcg(&ctl[KS_ALL]) > max_region ||
-                               (i64)(ks_now() - t0) > deadline_ns))
-                    ctl[KS_ABORT] = 1;
-                G.next_phase(KS_PH_PUSH);
+                const bool stop = kw_round_end(G, ctl, max_region, t0, deadline_ns);
                 ++rounds;
-                if (ldcg(&ctl[KS_ABORT])) { status = KS_SLOW; break; }
+                if (stop) { status = KS_SLOW; break; }
                 n = G.last();
                 cur = nxt;
                 nxt = nxt == la ? lb : la;
