@@ -141,27 +141,31 @@ def test_kronecker_top_levels(monkeypatch):
         _check(kt, g)
 
 
-def test_window_ranks_run_out(monkeypatch):
-    """Once the ranks given out at the ends of windows reach WINDOW_DROP_LIMIT, the next
-    insertion makes the ranks anew by the static decomposition (and the counter starts
-    over); the numbers stay exact."""
+@pytest.mark.parametrize("counter", ["drops", "head"])
+def test_window_ranks_run_out(counter, monkeypatch):
+    """Once the ranks given out at the ends of windows reach WINDOW_DROP_LIMIT, or the
+    start of a level reaches HEAD_LIMIT, the next insertion makes the ranks anew by the
+    static decomposition (the counters start over) and the one after is dynamic again; the
+    numbers and the k-order stay exact."""
     from hornet.algos.ktruss import dynamic_gpu_window as W
     from hornet.algos.ktruss.dynamic import DynamicTruss
     _windows(monkeypatch)
-    monkeypatch.setattr(W, "WINDOW_DROP_LIMIT", 1)
     s, d = _clique_chain(20, 9)
     g = undirected_graph("gpu", s, d)
     kt = DynamicTruss(g, **MODES["dynamic"])
     rng = np.random.default_rng(3)
-    paths = []
-    for _ in range(6):
+    for step in range(4):
         pick = rng.choice(len(s), 12, replace=False)
         gone = (arr("gpu", np.asarray(s)[pick]), arr("gpu", np.asarray(d)[pick]))
         kt.update(g.delete_edges(*gone))
         _check(kt, g)
-        dropped = kt._wdrop
+        due = step % 2 == 1
+        if due and counter == "drops":
+            kt._wdrop = W.WINDOW_DROP_LIMIT
+        elif due:
+            kt._head = W.HEAD_LIMIT - 1
         kt.update(g.insert_edges(*gone))
-        paths.append((dropped >= 1, kt.stats["path"]))
+        assert kt.stats["path"] == ("static" if due else "dynamic")
+        if due:
+            assert kt._wdrop == 0 and kt._head == -(1 << 31) - 1
         _check(kt, g)
-    assert all(p == ("static" if due else "dynamic") for due, p in paths)
-    assert any(due for due, _ in paths)
