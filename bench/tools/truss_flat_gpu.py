@@ -3,13 +3,15 @@ changes of one graph: batches of random existing edges deleted and put back (and
 ``--uniform``, batches of uniform random pairs inserted and deleted again), every variant its
 own ``DynamicTruss`` with its constants set while it is built and around each of its updates,
 each update timed alone (synchronized) and checked against the static decomposition of the
-graph (computed once per change). Per update: ms, path (and gate), region, the candidates
-left at their level (mode 4's P at its end), rounds / peeling rounds, and ko_scan's own time
-by kind of phase; then the medians per variant against the static decomposition's median.
+graph (computed once per change; ``--no-check``: not computed). Per update: ms, path (and
+gate), region, the candidates (mode 4: those left at their level, its P at its end; the scan
+by windows: those made, with its windows, counts and rises), rounds / peeling rounds, and the
+scan's own time by kind of phase; then the medians per variant against the static
+decomposition's median.
 
     python3 -m bench.tools.truss_flat_gpu [--graphs kron22] [--sizes 100,1000] [--repeats 2]
         [--variant NAME:K=V,K=V ...] [--fallback-share 0.5] [--warmup 1] [--uniform]
-        [--static-repeats 3] [--budget SECONDS] [--device-edges]
+        [--static-repeats 3] [--budget SECONDS] [--device-edges] [--no-check]
 
 ``--device-edges``: Kronecker edges made on the GPU (``kronecker_edges(..., xp=cupy)``, seed 1:
 another graph than the NumPy generator's of the same scale, made in a fraction of its time;
