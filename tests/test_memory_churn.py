@@ -405,3 +405,59 @@ def test_an_array_made_by_growth_stays_as_the_spare_when_the_class_shrinks_back(
     again = mm.allocate(2, 5)
     assert mm.arrays_created == created
     mm.check(np.concatenate([base[10:], again]), np.full(195, 2))
+
+
+def _holding(monkeypatch):
+    """A CPU manager whose emptied arrays may be held (HOLD_MIN_BYTES), small arrays included,
+    with 100 lists of 1024 slots (class 10) next to 2000 of one slot (class 0)."""
+    import hornet.memory.manager as manager
+    monkeypatch.setitem(manager.HOLD_MIN_BYTES, "cpu", 1)
+    monkeypatch.setitem(manager.SPARE_MIN_BYTES, "cpu", 0)
+    mm = MemoryManager([("dst", np.int32)], block_array_edges=1 << 12)
+    return mm, mm.allocate(10, 100), mm.allocate(0, 2000)
+
+
+def test_an_emptied_array_past_the_spare_share_is_held_within_the_free_allowance(monkeypatch):
+    """An array that a batch's growth made, larger than a spare (SPARE_SHARE of its class),
+    stays when the batch's undo empties it while the free room is within HOLD_SHARE of the
+    list slots; the next batch takes its blocks instead of making an array, and compaction
+    does not count it against its class's utilization."""
+    from hornet.memory.manager import HOLD_SHARE, SPARE_SHARE
+    mm, hubs, ones = _holding(monkeypatch)
+    batch = mm.allocate(0, 600)                        # an array of 600 blocks
+    held = mm.pools[0][1]
+    assert held.num_blocks == 600 > SPARE_SHARE * 2000
+    assert 600 <= HOLD_SHARE * mm.list_slots() - 100   # (room for the other classes' free)
+    mm.release(batch)
+    assert mm.pools[0][1] is held and held.free == held.num_blocks
+    old, _ = mm.compact(rows=0)                        # 2000 / 2600 used, the held array out
+    assert old.size == 0 and mm.pools[0][1] is held
+    created = mm.arrays_created
+    again = mm.allocate(0, 600)
+    assert mm.arrays_created == created and held.free == 0
+    mm.check(np.concatenate([hubs, ones, again]), np.r_[np.full(100, 10), np.zeros(2600, int)])
+
+
+def test_a_held_array_is_freed_past_the_allowance_or_without_lists(monkeypatch):
+    """The hold applies only within HOLD_SHARE of the list slots, only to a class that still
+    holds lists, and not to the spares that release_spares frees; with HOLD_MIN_BYTES 0 (the
+    CPU's default) an emptied array past the spare share is freed."""
+    import hornet.memory.manager as manager
+    mm, hubs, ones = _holding(monkeypatch)
+    big = mm.allocate(0, 4000)                         # more than HOLD_SHARE of the slots
+    mm.release(big)
+    assert [a.num_blocks for a in mm.pools[0]] == [2000]
+    batch = mm.allocate(0, 600)
+    mm.release(batch)
+    assert [a.num_blocks for a in mm.pools[0]] == [2000, 600]
+    mm.release_spares()
+    assert [a.num_blocks for a in mm.pools[0]] == [2000]
+    batch = mm.allocate(0, 600)
+    mm.release(np.concatenate([ones, batch]))          # the class left without lists
+    assert 0 not in mm.pools
+    monkeypatch.setitem(manager.HOLD_MIN_BYTES, "cpu", 0)
+    ones = mm.allocate(0, 2000)
+    batch = mm.allocate(0, 600)
+    mm.release(batch)
+    assert [a.num_blocks for a in mm.pools[0]] == [2000]
+    mm.check(np.concatenate([hubs, ones]), np.r_[np.full(100, 10), np.zeros(2000, int)])
