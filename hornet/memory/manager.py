@@ -41,7 +41,6 @@ from .manager_check import InvariantError, check as check_manager
 __all__ = ["MemoryManager", "DeviceMemoryError", "InvariantError"]
 
 _FREE = attrgetter("free")
-_BLOCKS = attrgetter("num_blocks")
 
 
 class DeviceMemoryError(MemoryError):
@@ -76,6 +75,22 @@ memory, a tree fill and a lookup rebuild are tens of microseconds, which a batch
 thousand edges takes in all, so only arrays that small are freed), while holding it is a
 share of a small graph's memory that never shrinks (``SPARE_SHARE`` of every class that grew
 once)."""
+
+HOLD_MIN_BYTES = {"cpu": 0, "gpu": 1 << 20}
+"""Per device (0: never): an emptied array of at least this many bytes that the spare rule
+(``SPARE_SHARE``) would free is still kept, as its class's one empty array, while every
+class's free room stays within ``HOLD_SHARE`` of the slots holding lists (and the class
+holds lists). A large batch and its undo (or churn of a few per mille of a large graph) grow
+a class by more than ``SPARE_SHARE`` and shrink it back: freeing the array batch after batch
+makes the next batch make it again (on the GPU, hundreds of microseconds for the arrays,
+their bit trees and the lookup rebuild of a 10^6-edge batch). The room held is room that
+compaction's free allowance lets a graph keep anyway (``FREE_SHARE``, given back down to
+``FREE_UNDER`` of it), and compaction does not count a held array against its class's
+utilization, so the memory bound under churn is unchanged; small arrays are freed as before
+(``SPARE_MIN_BYTES`` says why)."""
+
+HOLD_SHARE = 1 / 64
+"""See ``HOLD_MIN_BYTES``: ``FREE_UNDER`` of ``FREE_SHARE``."""
 
 COMPACT_BELOW = 0.85
 """Default utilization (used / reserved blocks) under which a size class is compacted."""
@@ -127,22 +142,6 @@ RELEASE_PER_ROW = 1 / 16
 re-point the moved blocks (see :meth:`MemoryManager.compact`): below it the pass costs more
 than the room is worth. The room a graph may hold because of it is at most a sixteenth of a
 slot per vertex id (a quarter byte for int32 destinations, against the vertex table's 13)."""
-
-HOLD_MIN_BYTES = {"cpu": 0, "gpu": 1 << 20}
-"""Per device (0: never): emptied arrays of at least this many bytes that the spare rule
-(``SPARE_SHARE``) would free are still kept, the largest first, while the free room of every
-class stays within ``HOLD_SHARE`` of the slots holding lists (and their class holds lists).
-A large batch and its undo (or churn of a few per mille of a large graph) grow a class by
-more than ``SPARE_SHARE`` and shrink it back: freeing the arrays batch after batch makes the
-next batch make them again (on the GPU, hundreds of microseconds for the arrays, their bit
-trees and the lookup rebuild of a 10^6-edge batch). The room held is room that compaction's
-free allowance (``FREE_SHARE``) lets a graph keep anyway, and compaction gives the held
-arrays back first once deletes take the free room past it (they are the sparsest), while
-its utilization test leaves them out of their class's blocks: the memory bound under churn
-is unchanged. Small arrays are freed as before (``SPARE_MIN_BYTES`` says why)."""
-
-HOLD_SHARE = FREE_SHARE
-"""See ``HOLD_MIN_BYTES``."""
 
 STEADY_FREE_SHARE = 1 / 4
 """``FREE_SHARE`` inside :meth:`MemoryManager.steady_churn`: free blocks past this share of
@@ -220,7 +219,7 @@ class MemoryManager:
         self._pending_takes: list = []
         self._device_takes = None
         self._maybe_empty: set = set()
-        self._held: dict = {}              # per class: its empty arrays kept by HOLD_SHARE
+        self._held: dict = {}              # per class: its empty array kept by HOLD_SHARE
         self._list_slots = None            # list_slots(), until the counts change
         self.steady = 0                    # depth of steady_churn() blocks around the caller
         # slots a block array made by growth holds at least (within block_array_edges; 0:
@@ -564,19 +563,16 @@ class MemoryManager:
         empty = [a for a in pool if a.free == a.num_blocks]
         keep = max(empty, key=lambda a: a.num_blocks) if (keep_spare and empty) else None
         live = sum(a.used for a in pool)
+        self._held.pop(size_class, None)
         if keep is not None and (live == 0 or keep.num_blocks > SPARE_SHARE * live or
                                  keep.nbytes < self.spare_min_bytes):
-            keep = None  # a spare for an empty class, or larger than growth, holds memory
-                         # for nothing (but see HOLD_SHARE); a small one is cheaper to make
-                         # again than to hold
-        kept = [keep] if keep is not None else []
-        held = self._hold(size_class, empty, kept) if keep_spare and live else []
-        if held:
-            self._held[size_class] = held
-        else:
-            self._held.pop(size_class, None)
-        kept = {id(a) for a in kept + held}
-        dropped = [a for a in empty if id(a) not in kept]
+            # a spare for an empty class, or larger than growth, holds memory for nothing
+            # (but within HOLD_SHARE); a small one is cheaper to make again than to hold
+            if live and self._may_hold(keep, empty):
+                self._held[size_class] = keep
+            else:
+                keep = None
+        dropped = [a for a in empty if a is not keep]
         if dropped:
             self._count(size_class, -sum(a.num_blocks for a in dropped), 0)
             self.pools[size_class] = [a for a in pool if a not in dropped]
@@ -584,32 +580,23 @@ class MemoryManager:
                 del self.pools[size_class]
             self._arrays_changed(freed=dropped)
 
-    def _hold(self, size_class: int, empty: list, kept: list) -> list:
-        """The arrays of ``empty`` (the class's empty arrays, ``kept`` among them: its spare)
-        that ``HOLD_SHARE`` keeps, the largest first, when the others are freed."""
+    def _may_hold(self, arr, empty: list) -> bool:
+        """Whether the emptied ``arr`` may be kept by ``HOLD_SHARE`` when the other arrays of
+        ``empty`` (its class's empty arrays, ``arr`` among them) are freed."""
         least = HOLD_MIN_BYTES[self.backend.device]
-        if not least:
-            return []
-        k = size_class
-        spare = {id(a) for a in kept}
-        rest = [a for a in empty if id(a) not in spare]
-        # the free room once every empty array but the spare is freed
-        free = self._free_slots - (sum(a.num_blocks for a in rest) << k)
-        room = HOLD_SHARE * self.list_slots(settle=False) - free
-        held = []
-        for a in sorted(rest, key=_BLOCKS, reverse=True):
-            if a.nbytes >= least and a.num_blocks << k <= room:
-                held.append(a)
-                room -= a.num_blocks << k
-        return held
+        if not least or arr.nbytes < least:
+            return False
+        k = arr.size_class
+        free = self._free_slots - (sum(a.num_blocks for a in empty if a is not arr) << k)
+        return free <= HOLD_SHARE * self.list_slots(settle=False)
 
     def _held_blocks(self, size_class: int) -> int:
-        """Blocks of the class's arrays kept empty by ``HOLD_SHARE`` (0: none)."""
-        held = self._held.get(size_class)
-        if not held:
+        """Blocks of the class's array kept empty by ``HOLD_SHARE`` (0: none)."""
+        arr = self._held.get(size_class)
+        if arr is None or arr.free != arr.num_blocks or \
+                not any(a is arr for a in self.pools.get(size_class, ())):
             return 0
-        pool = {id(a) for a in self.pools.get(size_class, ())}
-        return sum(a.num_blocks for a in held if a.free == a.num_blocks and id(a) in pool)
+        return arr.num_blocks
 
     def release_spares(self) -> None:
         """Free every empty block array, spares included (the block cache is emptied first)."""
