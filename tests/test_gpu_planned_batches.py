@@ -554,39 +554,3 @@ def test_prepared_merges_match_merge_lists_and_an_edge_set(directed, monkeypatch
         assert np.array_equal(got, want)
     for g in graphs:
         g.check()
-
-
-def test_planned_inserts_and_undos_reuse_a_held_block_array(monkeypatch):
-    """Insert batches undone by deletes (the updates benchmark's pattern), each growing size
-    class 0 past a spare's share (hornet.memory.manager.HOLD_MIN_BYTES lowered so that a
-    small graph holds): the GPU graph equals the CPU backend's after every call, and after
-    the first batch the GPU makes no block array (the undo's emptied array is held)."""
-    import cupy
-    import hornet.memory.manager as manager
-    monkeypatch.setitem(manager.HOLD_MIN_BYTES, "gpu", 1)
-    monkeypatch.setitem(manager.SPARE_MIN_BYTES, "gpu", 0)
-    rng = np.random.default_rng(8)
-    hubs = np.repeat(np.arange(200), 1024)
-    s = np.r_[hubs, np.arange(1000, 5000)]
-    d = np.r_[rng.integers(0, 40000, hubs.size), rng.integers(0, 40000, 4000)]
-    graphs = []
-    for device in ("cpu", "gpu"):
-        g = hornet.Graph.from_edges(s, d, num_vertices=40000, directed=True, device=device,
-                                    block_array_edges=4096)
-        g._small_batches = g._medium_batches = False
-        graphs.append(g)
-    made = []
-    for step in range(6):
-        bs = rng.choice(np.arange(5000, 40000), 900, replace=False)   # 900 new class-0 lists
-        bd = rng.integers(0, 40000, bs.size)
-        changes = [g.insert_edges(bs if g.device == "cpu" else cupy.asarray(bs),
-                                  bd if g.device == "cpu" else cupy.asarray(bd))
-                   for g in graphs]
-        _same_change(changes[0], changes[1])
-        _same(graphs[0], graphs[1])
-        undo = [g.delete_edges(c.src, c.dst) for g, c in zip(graphs, changes)]
-        _same_change(undo[0], undo[1])
-        _same(graphs[0], graphs[1])
-        graphs[1].check()
-        made.append(graphs[1]._mm.arrays_created)
-    assert made[1:] == made[:1] * 5, made

@@ -76,22 +76,6 @@ thousand edges takes in all, so only arrays that small are freed), while holding
 share of a small graph's memory that never shrinks (``SPARE_SHARE`` of every class that grew
 once)."""
 
-HOLD_MIN_BYTES = {"cpu": 0, "gpu": 1 << 20}
-"""Per device (0: never): an emptied array of at least this many bytes that the spare rule
-(``SPARE_SHARE``) would free is still kept, as its class's one empty array, while every
-class's free room stays within ``HOLD_SHARE`` of the slots holding lists (and the class
-holds lists). A large batch and its undo (or churn of a few per mille of a large graph) grow
-a class by more than ``SPARE_SHARE`` and shrink it back: freeing the array batch after batch
-makes the next batch make it again (on the GPU, hundreds of microseconds for the arrays,
-their bit trees and the lookup rebuild of a 10^6-edge batch). The room held is room that
-compaction's free allowance lets a graph keep anyway (``FREE_SHARE``, given back down to
-``FREE_UNDER`` of it), and compaction does not count a held array against its class's
-utilization, so the memory bound under churn is unchanged; small arrays are freed as before
-(``SPARE_MIN_BYTES`` says why)."""
-
-HOLD_SHARE = 1 / 64
-"""See ``HOLD_MIN_BYTES``: ``FREE_UNDER`` of ``FREE_SHARE``."""
-
 COMPACT_BELOW = 0.85
 """Default utilization (used / reserved blocks) under which a size class is compacted."""
 
@@ -219,7 +203,6 @@ class MemoryManager:
         self._pending_takes: list = []
         self._device_takes = None
         self._maybe_empty: set = set()
-        self._held: dict = {}              # per class: its empty array kept by HOLD_SHARE
         self._list_slots = None            # list_slots(), until the counts change
         self.steady = 0                    # depth of steady_churn() blocks around the caller
         # slots a block array made by growth holds at least (within block_array_edges; 0:
@@ -563,15 +546,10 @@ class MemoryManager:
         empty = [a for a in pool if a.free == a.num_blocks]
         keep = max(empty, key=lambda a: a.num_blocks) if (keep_spare and empty) else None
         live = sum(a.used for a in pool)
-        self._held.pop(size_class, None)
         if keep is not None and (live == 0 or keep.num_blocks > SPARE_SHARE * live or
                                  keep.nbytes < self.spare_min_bytes):
-            # a spare for an empty class, or larger than growth, holds memory for nothing
-            # (but within HOLD_SHARE); a small one is cheaper to make again than to hold
-            if live and self._may_hold(keep, empty):
-                self._held[size_class] = keep
-            else:
-                keep = None
+            keep = None  # a spare for an empty class, or larger than growth, holds memory
+                         # for nothing; a small one is cheaper to make again than to hold
         dropped = [a for a in empty if a is not keep]
         if dropped:
             self._count(size_class, -sum(a.num_blocks for a in dropped), 0)
@@ -579,24 +557,6 @@ class MemoryManager:
             if not self.pools[size_class]:
                 del self.pools[size_class]
             self._arrays_changed(freed=dropped)
-
-    def _may_hold(self, arr, empty: list) -> bool:
-        """Whether the emptied ``arr`` may be kept by ``HOLD_SHARE`` when the other arrays of
-        ``empty`` (its class's empty arrays, ``arr`` among them) are freed."""
-        least = HOLD_MIN_BYTES[self.backend.device]
-        if not least or arr.nbytes < least:
-            return False
-        k = arr.size_class
-        free = self._free_slots - (sum(a.num_blocks for a in empty if a is not arr) << k)
-        return free <= HOLD_SHARE * self.list_slots(settle=False)
-
-    def _held_blocks(self, size_class: int) -> int:
-        """Blocks of the class's array kept empty by ``HOLD_SHARE`` (0: none)."""
-        arr = self._held.get(size_class)
-        if arr is None or arr.free != arr.num_blocks or \
-                not any(a is arr for a in self.pools.get(size_class, ())):
-            return 0
-        return arr.num_blocks
 
     def release_spares(self) -> None:
         """Free every empty block array, spares included (the block cache is emptied first)."""
@@ -679,8 +639,8 @@ class MemoryManager:
             # a few comparisons per class)
             used, blocks = self._class_used, self._class_blocks
             classes = [k for k in classes if k in self.pools and (
-                used[k] < below * (blocks[k] - self._held_blocks(k)) or
-                (self._cached(k) and self._cached(k) == used[k]))]
+                used[k] < below * blocks[k] or (self._cached(k) and
+                                                self._cached(k) == used[k]))]
             if not classes:
                 return empty, empty
         classes.sort(key=lambda k: (self._class_blocks.get(k, 0) - self._class_used.get(k, 0))
@@ -702,8 +662,7 @@ class MemoryManager:
             # reserve the cache bounds by shares of it), a class whose free room outweighs
             # its ring gives both back (the ring is flushed before the move)
             free_slots = (self._class_blocks[k] - self._class_used[k]) << k
-            under = self._class_used[k] < below * (self._class_blocks[k] -
-                                                   self._held_blocks(k))
+            under = self._class_used[k] < below * self._class_blocks[k]
             if not under and (over <= 0 or (cached and (
                     cached > free_slots >> k or not self.cache.small_graph()))):
                 continue
