@@ -70,12 +70,11 @@ DEVICE_TAKES = os.environ.get("HORNET_DEVICE_TAKES", "1") != "0"
 #: planned inserts of at most this many entries (once mirrored) take their blocks on the
 #: device too, before the read-back when they can (0: none; deletes and medium batches take
 #: theirs on the device whatever their size). The host's allocation of a large insert's
-#: blocks lies on its critical path after the read-back. A 10^6-edge insert on Kronecker 24
-#: (2 x 10^6 entries, which grows block arrays in most batches) takes 0.82-0.85 of the time
-#: with device takes, the same process's medians (H200); at 10^7 edges making the device's
-#: free counts again for the new arrays (hornet.memory.gpu_take.prepare) costs more than the
-#: host's allocation (1.12) (bench/tools/knob_ab_gpu.py, bench/tools/ab_takes_gpu.py)
-PLANNED_INSERT_TAKES = 1 << 22
+#: blocks lies on its critical path after the read-back; above this size the inserts grow
+#: block arrays often enough that making the device's free counts again for the new arrays
+#: (hornet.memory.gpu_take.prepare) costs about what the host's allocation does
+#: (bench/tools/ab_takes_gpu.py, bench/tools/knob_ab_gpu.py)
+PLANNED_INSERT_TAKES = 1 << 20
 #: deletes into graphs without edge properties queue the removal behind the plan's
 #: read-back (:func:`_queue_removal`); False (or the environment variable
 #: HORNET_QUEUED_REMOVAL=0): the removal is launched after it
