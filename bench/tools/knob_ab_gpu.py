@@ -12,6 +12,14 @@ value of the setting in turn (alternating order), as :mod:`bench.tools.ab_batche
 two trees: random pairs inserted, existing edges sampled (with replacement) and deleted,
 every call undone untimed; each round's batch is the same for every value. Prints per size
 and operation the median of each value and its ratio to the first value's.
+
+Every value runs on the one graph, so a setting that changes the graph's memory state (which
+block arrays exist, what the batches allocate from) is not compared fairly: a value timed
+after another finds the arrays that the other's call made (device takes for 10^6-edge
+inserts, ``planned:PLANNED_INSERT_TAKES`` 2^20 -> 2^22, read 0.82-0.85 here and 1.18 on
+Kronecker 24, 1.37 on Kronecker 20 with a graph per setting). Compare such settings with a
+graph each: :mod:`bench.tools.ab_batches_gpu` (two trees) or
+:mod:`bench.tools.growth_floor_gpu`.
 """
 from __future__ import annotations
 
