@@ -14,12 +14,13 @@ two trees: random pairs inserted, existing edges sampled (with replacement) and 
 every call undone untimed; each round's batch is the same for every value. Prints per size
 and operation the median of each value and its ratio to the first value's.
 
-Every value runs on the one graph, so a setting that changes the graph's memory state (which
-block arrays exist, what the batches allocate from) is not compared fairly: a value timed
-after another finds the arrays that the other's call made (device takes for 10^6-edge
-inserts, ``planned:PLANNED_INSERT_TAKES`` 2^20 -> 2^22, read 0.82-0.85 here and 1.18 on
-Kronecker 24, 1.37 on Kronecker 20 with a graph per setting). Compare such settings with a
-graph each: ``--graph-each`` (one graph per value, built alike, the value set around that
+Every value runs on the one graph, whose memory state (which block arrays exist, which
+lists are loose, when a delete compacts) each call leaves to the next value's call, so the
+values are not compared fairly: two values that do the same (``WARP_MOVE`` 4096 and 4097)
+read 0.70 on Kronecker 20 10^6 deletes, and device takes for 10^6-edge inserts
+(``planned:PLANNED_INSERT_TAKES`` 2^20 -> 2^22) 0.82-0.85 here against 1.18 (Kronecker 24)
+and 1.37 (Kronecker 20) with a graph per setting (bench/results/large_batches_split_gpu.md).
+Compare with a graph each: ``--graph-each`` (one graph per value, built alike, the value set around that
 graph's calls), :mod:`bench.tools.ab_batches_gpu` (two trees) or
 :mod:`bench.tools.growth_floor_gpu`.
 """
