@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> None:
                 for f, m in med.items()) + f"; {reps} rounds", flush=True)
     for f, g in graphs.items():
         stats = g.memory_stats()
-        print(f"floor {f}: reserved / CSR bytes {stats['reserved_bytes'] / stats['csr_bytes']:.3f}")
+        ratio = stats["reserved_bytes"] / stats["csr_bytes"]
+        print(f"floor {f}: reserved / CSR bytes {ratio:.3f}")
         g.check()
 
 

@@ -1,4 +1,5 @@
-"""Same-process, same-graph A/B of module settings on GPU update batches (CUDA events).
+"""Same-process A/B of module settings on GPU update batches (CUDA events), one graph for
+every value or a graph each.
 
     python3 -m bench.tools.knob_ab_gpu --knob hornet.batch.gpu.kernels:MERGE_PIECES=16,0
         [--scale 24] [--sizes 100000 1000000] [--repeats 7] [--ops insert delete] [--no-check]
@@ -20,8 +21,8 @@ values are not compared fairly: two values that do the same (``WARP_MOVE`` 4096 
 read 0.70 on Kronecker 20 10^6 deletes, and device takes for 10^6-edge inserts
 (``planned:PLANNED_INSERT_TAKES`` 2^20 -> 2^22) 0.82-0.85 here against 1.18 (Kronecker 24)
 and 1.37 (Kronecker 20) with a graph per setting (bench/results/large_batches_split_gpu.md).
-Compare with a graph each: ``--graph-each`` (one graph per value, built alike, the value set around that
-graph's calls), :mod:`bench.tools.ab_batches_gpu` (two trees) or
+Compare with a graph each: ``--graph-each`` (one graph per value, built alike, the value
+set around that graph's calls), :mod:`bench.tools.ab_batches_gpu` (two trees) or
 :mod:`bench.tools.growth_floor_gpu`.
 """
 from __future__ import annotations
