@@ -14,7 +14,10 @@ trees must return the same changes.
         [--real soc-Epinions1 ...] [--no-check]
 
 Each row also gives, per tree and operation, the slowest call over the median and (in
-parentheses) the calls over twice the median (the latency benchmark's criterion).
+parentheses) the calls over twice the median (the latency benchmark's criterion), and per
+tree the block arrays that its timed inserts and deletes made (the memory manager's
+``arrays_created``: a batch that grows a size class pays for new arrays, their bit trees and
+a lookup rebuild).
 
 ``--profile SCALE:SIZE``: after the timings, a cProfile of a few insert and delete batches
 of that size on the working tree's graph (host time by function, cumulative and own).
@@ -37,14 +40,16 @@ from bench.common import kronecker, real_graph_path
 from bench.tools.ab_trees import load_base
 
 
-def _times(cupy, graphs, order, make_call, undo, repeats):
-    """{name: [seconds]}: ``repeats`` rounds, each tree once per round in alternating order."""
+def _times(cupy, graphs, order, make_call, undo, repeats, made=None):
+    """{name: [seconds]}: ``repeats`` rounds, each tree once per round in alternating order.
+    ``made`` ({name: int}): the block arrays each tree's timed calls made are added to it."""
     out = {name: [] for name in graphs}
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     for r in range(repeats + 1):                      # round 0: warm-up, untimed
         results = {}
         for name in (order if r % 2 else order[::-1]):
             call = make_call(r, name)
+            arrays = graphs[name]._mm.arrays_created
             cupy.cuda.Device().synchronize()
             start.record()
             change = call()
@@ -52,6 +57,8 @@ def _times(cupy, graphs, order, make_call, undo, repeats):
             end.synchronize()
             if r:
                 out[name].append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
+                if made is not None:
+                    made[name] += graphs[name]._mm.arrays_created - arrays
             results[name] = (change.src.get(), change.dst.get())
             undo(name, change)
             cupy.cuda.Device().synchronize()
@@ -113,12 +120,15 @@ def main(argv: list[str] | None = None) -> None:
                    for _ in range(reps + 1)]
             picks = [rs.randint(0, es.size, b, dtype=cupy.int64) for _ in range(reps + 1)]
             dels = [(es[p], ed[p]) for p in picks]
+            made = {"ins": dict.fromkeys(graphs, 0), "del": dict.fromkeys(graphs, 0)}
             t_ins = _times(cupy, graphs, ("base", "new"),
                            lambda r, name: (lambda: graphs[name].insert_edges(*ins[r])),
-                           lambda name, c: graphs[name].delete_edges(c.src, c.dst), reps)
+                           lambda name, c: graphs[name].delete_edges(c.src, c.dst), reps,
+                           made["ins"])
             t_del = _times(cupy, graphs, ("base", "new"),
                            lambda r, name: (lambda: graphs[name].delete_edges(*dels[r])),
-                           lambda name, c: graphs[name].insert_edges(c.src, c.dst), reps)
+                           lambda name, c: graphs[name].insert_edges(c.src, c.dst), reps,
+                           made["del"])
             med = {k: statistics.median(v) * 1e6 for k, v in
                    (("ins base", t_ins["base"]), ("ins new", t_ins["new"]),
                     ("del base", t_del["base"]), ("del new", t_del["new"]))}
@@ -129,7 +139,9 @@ def main(argv: list[str] | None = None) -> None:
                    f"{med['ins new']:.0f} us ({med['ins new'] / med['ins base']:.2f}); delete "
                    f"base {med['del base']:.0f} us, new {med['del new']:.0f} us "
                    f"({med['del new'] / med['del base']:.2f}); {reps} rounds; max/median, "
-                   f"calls over 2x: " + ", ".join(f"{k} {v}" for k, v in over.items()))
+                   f"calls over 2x: " + ", ".join(f"{k} {v}" for k, v in over.items())
+                   + "; block arrays made by the timed calls (insert, delete): " + ", ".join(
+                       f"{name} {made['ins'][name]}, {made['del'][name]}" for name in graphs))
             rows.append(row)
             print(row, flush=True)
         for g_ in graphs.values():
