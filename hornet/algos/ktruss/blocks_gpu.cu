@@ -17,6 +17,7 @@
 // clears them). Values change in place (any mix of old and new values is an upper bound).
 #include "segmented.cuh"     // i64, u64, GRID_STRIDE
 #include "../algos/edge_table.cuh"
+#include "grid_barrier.cuh"  // grid_barrier (hornet/core)
 
 #define BK_HIGH 32767
 #define BK_BIG 0x7fffffff
@@ -24,13 +25,14 @@
 #define BK_WARPS 8           // warps of a 256-thread block
 
 // control words (int32)
-#define BK_CHANGED 0         // entries lowered in this round
-#define BK_FAIL 1            // a value fell to its block's bound, or an unhandled batch edge
-#define BK_TOUCH 2           // batch edges that were block entries or high pairs
-#define BK_NSPARSE 3         // bk_insert: batch edges outside the blocks (listed first)
-#define BK_NBLOCK 4          // bk_insert: batch edges that joined a block (listed last)
-#define BK_NEXTRA 5          // boundary keys appended (bk_insert)
-#define BK_WORDS 8
+#define BK_FAIL 0            // a value fell to its block's bound, or an unhandled batch edge
+#define BK_TOUCH 1           // batch edges that were block entries or high pairs
+#define BK_NSPARSE 2         // bk_insert: batch edges outside the blocks (listed first)
+#define BK_NBLOCK 3          // bk_insert: batch edges that joined a block (listed last)
+#define BK_NEXTRA 4          // boundary keys appended (bk_insert)
+#define BK_ROUNDS 5          // bk_descend: its rounds
+#define BK_CHANGED 6         // 3 words: entries lowered in round r at BK_CHANGED + r % 3
+#define BK_WORDS 12          // (words 9 to 11: bk_descend's grid barrier)
 
 __device__ __forceinline__ i64 bk_find(const i64* __restrict__ keys, i64 n, i64 k) {
     i64 lo = 0, hi = n;
@@ -159,75 +161,94 @@ extern "C" __global__ void bk_raise(const int* __restrict__ e_blk, const int* __
     }
 }
 
-// One round of the descent over the entries (a warp each). first: the first round, which
-// takes every entry of a block with all[b] set and the entries at open rows (cur, as later
-// rounds); a fall records its range in nxt. A value falling to xfail[b] or below sets BK_FAIL.
-extern "C" __global__ void bk_round(const int* __restrict__ e_blk, const int* __restrict__ e_i,
-                                    const int* __restrict__ e_j, const int* __restrict__ e_slot,
-                                    i64 m, short* F, const i64* __restrict__ foff,
-                                    const int* __restrict__ nd, const int* __restrict__ roff,
-                                    const int* __restrict__ xfail, const int* __restrict__ all,
-                                    int first, const int* __restrict__ cur, int* nxt,
-                                    int* words) {
+// The descent, one cooperative launch: rounds over the entries (a warp each) with a grid
+// barrier between them, until a round lowers nothing or a value falls to xfail[b] or below
+// (BK_FAIL). Round r reads the row ranges at ranges + (r % 3) * 2 * rows and records its
+// falls at the next buffer; the one after is cleared meanwhile (it was read a round before),
+// and so is the next round's counter. The first round also takes every entry of a block
+// with all[b] set.
+extern "C" __global__ void bk_descend(const int* __restrict__ e_blk, const int* __restrict__ e_i,
+                                      const int* __restrict__ e_j, const int* __restrict__ e_slot,
+                                      i64 m, short* F, const i64* __restrict__ foff,
+                                      const int* __restrict__ nd, const int* __restrict__ roff,
+                                      const int* __restrict__ xfail, const int* __restrict__ all,
+                                      int* ranges, i64 rows, int max_rounds, int* words,
+                                      unsigned* bar) {
     __shared__ int hist[BK_WARPS][BK_MAXN + 2];
     const unsigned lane = threadIdx.x & 31;
-    const int wib = threadIdx.x >> 5;
-    int* H = hist[wib];
+    int* H = hist[threadIdx.x >> 5];
     const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
-    for (i64 q = (((i64)blockIdx.x * blockDim.x) + threadIdx.x) >> 5; q < m; q += warps) {
-        if (e_slot[q] < 0) continue;
-        const int b = e_blk[q], i = e_i[q], j = e_j[q], n = nd[b];
-        const short* Fi = F + foff[b] + (i64)i * n;
-        const short* Fj = F + foff[b] + (i64)j * n;
-        const int a = *(volatile const short*)(Fi + j);
-        if (a <= 2) continue;
-        if (!(first && all[b])) {
-            const i64 ri = roff[b] + i, rj = roff[b] + j;
-            const int hi_i = cur[2 * ri], lo_i = BK_BIG - cur[2 * ri + 1];
-            const int hi_j = cur[2 * rj], lo_j = BK_BIG - cur[2 * rj + 1];
-            if (!((lo_i < a && a <= hi_i) || (lo_j < a && a <= hi_j))) continue;
+    const i64 gtid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    for (int r = 0; r < max_rounds; ++r) {
+        const int* cur = ranges + (i64)(r % 3) * 2 * rows;
+        int* nxt = ranges + (i64)((r + 1) % 3) * 2 * rows;
+        int* old = ranges + (i64)((r + 2) % 3) * 2 * rows;
+        if (r > 0) {
+            for (i64 x = gtid; x < 2 * rows; x += (i64)gridDim.x * blockDim.x) old[x] = 0;
         }
-        int c = 0;
-        for (int w = lane; w < n; w += 32) {
-            const int x = min((int)Fi[w], (int)Fj[w]);
-            c += x >= a;
-        }
-        for (int o = 16; o; o >>= 1) c += __shfl_xor_sync(0xffffffffu, c, o);
-        if (c >= a - 2) continue;
-        // the h-index below a: the largest k < a with at least k - 2 rows at k or above
-        for (int k = lane; k <= a; k += 32) H[k] = 0;
-        __syncwarp();
-        for (int w = lane; w < n; w += 32) {
-            const int x = min(min((int)Fi[w], (int)Fj[w]), a);
-            if (x >= 3) atomicAdd(&H[x], 1);
-        }
-        __syncwarp();
-        int acc = H[a], nb = 2;
-        for (int top = a - 1; top > 2; top -= 32) {
-            const int k = top - (int)lane;
-            int v = k > 2 ? H[k] : 0;
-            for (int o = 1; o < 32; o <<= 1) {          // inclusive prefix over the lanes
-                const int y = __shfl_up_sync(0xffffffffu, v, o);
-                if ((int)lane >= o) v += y;
+        if (gtid == 0) words[BK_CHANGED + (r + 1) % 3] = 0;
+        for (i64 q = gtid >> 5; q < m; q += warps) {
+            if (e_slot[q] < 0) continue;
+            const int b = e_blk[q], i = e_i[q], j = e_j[q], n = nd[b];
+            const short* Fi = F + foff[b] + (i64)i * n;
+            const short* Fj = F + foff[b] + (i64)j * n;
+            const int a = *(volatile const short*)(Fi + j);
+            if (a <= 2) continue;
+            if (!(r == 0 && all[b])) {
+                const i64 ri = roff[b] + i, rj = roff[b] + j;
+                const int hi_i = __ldcg(cur + 2 * ri), lo_i = BK_BIG - __ldcg(cur + 2 * ri + 1);
+                const int hi_j = __ldcg(cur + 2 * rj), lo_j = BK_BIG - __ldcg(cur + 2 * rj + 1);
+                if (!((lo_i < a && a <= hi_i) || (lo_j < a && a <= hi_j))) continue;
             }
-            const bool ok = k > 2 && acc + v >= k - 2;
-            const unsigned hit = __ballot_sync(0xffffffffu, ok);
-            if (hit) { nb = top - (__ffs(hit) - 1); break; }
-            acc += __shfl_sync(0xffffffffu, v, 31);
+            int c = 0;
+            for (int w = lane; w < n; w += 32) {
+                const int x = min((int)__ldcg(Fi + w), (int)__ldcg(Fj + w));
+                c += x >= a;
+            }
+            for (int o = 16; o; o >>= 1) c += __shfl_xor_sync(0xffffffffu, c, o);
+            if (c >= a - 2) continue;
+            // the h-index below a: the largest k < a with at least k - 2 rows at k or above
+            for (int k = lane; k <= a; k += 32) H[k] = 0;
+            __syncwarp();
+            for (int w = lane; w < n; w += 32) {
+                const int x = min(min((int)__ldcg(Fi + w), (int)__ldcg(Fj + w)), a);
+                if (x >= 3) atomicAdd(&H[x], 1);
+            }
+            __syncwarp();
+            int acc = H[a], nb = 2;
+            for (int top = a - 1; top > 2; top -= 32) {
+                const int k = top - (int)lane;
+                int v = k > 2 ? H[k] : 0;
+                for (int o = 1; o < 32; o <<= 1) {          // inclusive prefix over the lanes
+                    const int y = __shfl_up_sync(0xffffffffu, v, o);
+                    if ((int)lane >= o) v += y;
+                }
+                const bool ok = k > 2 && acc + v >= k - 2;
+                const unsigned hit = __ballot_sync(0xffffffffu, ok);
+                if (hit) { nb = top - (__ffs(hit) - 1); break; }
+                acc += __shfl_sync(0xffffffffu, v, 31);
+            }
+            __syncwarp();
+            if (lane == 0) {
+                F[foff[b] + (i64)i * n + j] = (short)nb;
+                F[foff[b] + (i64)j * n + i] = (short)nb;
+                const i64 ri = roff[b] + i, rj = roff[b] + j;
+                atomicMax(&nxt[2 * ri], a);
+                atomicMax(&nxt[2 * ri + 1], BK_BIG - nb);
+                atomicMax(&nxt[2 * rj], a);
+                atomicMax(&nxt[2 * rj + 1], BK_BIG - nb);
+                atomicAdd(&words[BK_CHANGED + r % 3], 1);
+                if (nb <= xfail[b]) atomicOr(&words[BK_FAIL], 1);
+            }
         }
-        __syncwarp();
-        if (lane == 0) {
-            F[foff[b] + (i64)i * n + j] = (short)nb;
-            F[foff[b] + (i64)j * n + i] = (short)nb;
-            const i64 ri = roff[b] + i, rj = roff[b] + j;
-            atomicMax(&nxt[2 * ri], a);
-            atomicMax(&nxt[2 * ri + 1], BK_BIG - nb);
-            atomicMax(&nxt[2 * rj], a);
-            atomicMax(&nxt[2 * rj + 1], BK_BIG - nb);
-            atomicAdd(&words[BK_CHANGED], 1);
-            if (nb <= xfail[b]) atomicOr(&words[BK_FAIL], 1);
-        }
+        __threadfence();
+        grid_barrier(bar);
+        const int changed = *(volatile int*)&words[BK_CHANGED + r % 3];
+        const int fail = *(volatile int*)&words[BK_FAIL];
+        if (gtid == 0) words[BK_ROUNDS] = r + 1;
+        if (changed == 0 || fail) return;
     }
+    if (gtid == 0) atomicOr(&words[BK_FAIL], 8);     // (out of rounds)
 }
 
 // The values of the entries of the blocks marked in touched (active or gained) into the

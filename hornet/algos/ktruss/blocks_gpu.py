@@ -13,20 +13,19 @@ latter counted as present at every level; every other edge sees a block edge as 
 alive above its own level, so the sparse kernels never need a block edge's rank.
 
 A deletion (:meth:`GpuBlocks.delete`): the deleted entries go from the matrices (``bk_delete``)
-and the blocks descend from their old values by the h-index (``bk_round``, one launch and one
-read of a control word per round); the block edges never enter the sparse descent's worklist
-(``bk_mark``). An insertion (:meth:`GpuBlocks.insert`): an edge that was a block entry takes its
-place again, the block's values rise to upper bounds (one insertion raises a number by at most
-one: value plus entries gained, at most the rows) and descend; the edges outside the blocks go
-first in the list the k-order scan starts from (their lower bounds and places), the block edges
-last (only their triangle partners become seeds, at the blocks' exact values). After the scan,
-:meth:`GpuBlocks.check` compares every floor with the boundary's highest number
-(``bk_boundary``). Anything the blocks do not handle (a new edge between two vertices of a
-block that was no entry; a floor at its boundary) reports failure, and the caller finishes the
-batch with the static decomposition, after which :meth:`GpuBlocks.refresh` takes the
-matrices from its numbers (blocks that lost their separation are dropped with the lower ones).
-"""
-from __future__ import annotations
+and the blocks descend from their old values by the h-index (``bk_descend``: rounds in one
+cooperative launch, a grid barrier between them); the block edges never enter the sparse
+descent's worklist (``bk_mark``). An insertion (:meth:`GpuBlocks.insert`): an edge that was a
+block entry takes its place again, the block's values rise to upper bounds (one insertion
+raises a number by at most one: value plus entries gained, at most the rows) and descend; the
+edges outside the blocks go first in the list the k-order scan starts from (their lower bounds
+and places), the block edges last (only their triangle partners become seeds, at the blocks'
+exact values). After the scan, :meth:`GpuBlocks.check` compares every floor with the boundary's
+highest number (``bk_boundary``). Anything the blocks do not handle (a new edge between two
+vertices of a block that was no entry; a floor at its boundary) reports failure, and the caller
+finishes the batch with the static decomposition, after which :meth:`GpuBlocks.refresh` takes
+the matrices from its numbers (blocks that lost their separation are dropped with the lower
+ones). """ from __future__ import annotations
 
 import os
 
@@ -46,7 +45,9 @@ EXTRA_KEYS = 1 << 16
 #: the most descent rounds of one update
 MAX_ROUNDS = 4096
 #: control words (BK_* in blocks_gpu.cu)
-BK_CHANGED, BK_FAIL, BK_TOUCH, BK_NSPARSE, BK_NBLOCK, BK_NEXTRA, BK_WORDS = 0, 1, 2, 3, 4, 5, 8
+BK_FAIL, BK_TOUCH, BK_NSPARSE, BK_NBLOCK, BK_NEXTRA, BK_ROUNDS, BK_WORDS = 0, 1, 2, 3, 4, 5, 12
+#: the grid barrier's three words of bk_descend (cleared with the control words)
+BK_BAR = 9
 BLOCK = 256
 
 
@@ -66,6 +67,32 @@ def _launch(name: str, grid: int, values) -> None:
     if p is None:
         p = _PREPARED[name] = PreparedLaunch(_fn(name), len(values))
     p(max(1, int(grid)), BLOCK, values)
+
+
+def _descend_launch(grid_cache={}):
+    """(prepared cooperative launch of ``bk_descend``, its grid: every multiprocessor's
+    resident blocks)."""
+    import cupy
+    from hornet.core.cuda import PreparedLaunch
+    dev = cupy.cuda.Device().id
+    if dev not in grid_cache:
+
+        class Cooperative(PreparedLaunch):
+            def __call__(self, grid: int, block: int, values) -> None:
+                if self._ptr is None:
+                    self._ptr = self.fn.kernel.ptr
+                self.args[:] = values
+                cupy.cuda.driver.launchCooperativeKernel(
+                    self._ptr, int(grid), 1, 1, int(block), 1, 1, 0,
+                    cupy.cuda.get_current_stream().ptr, self._slots_address)
+
+        launch = Cooperative(_fn("bk_descend"), 16)
+        kernel = launch.fn.kernel
+        sms = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
+        fit = int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            kernel.ptr, BLOCK, 0))
+        grid_cache[dev] = (launch, max(1, fit) * sms)
+    return grid_cache[dev]
 
 
 def _grid(n: int) -> int:
@@ -166,13 +193,14 @@ class GpuBlocks:
         self.vmask = up(vmask)
         # control words, then per block: active, gained, BK_HIGH - floor, boundary maximum
         self._ctl = cp.zeros(BK_WORDS + 4 * nb, dtype=cp.int32)
-        self._ctl_host = np.zeros(BK_WORDS + 4 * nb, dtype=np.int32)
+        import cupyx
+        self._ctl_host = cupyx.empty_pinned(BK_WORDS + 4 * nb, dtype=np.int32)
         self.active = self._ctl[BK_WORDS:BK_WORDS + nb]
         self.gained = self._ctl[BK_WORDS + nb:BK_WORDS + 2 * nb]
         self.floorinv = self._ctl[BK_WORDS + 2 * nb:BK_WORDS + 3 * nb]
         self.bmax = self._ctl[BK_WORDS + 3 * nb:]
         self._none = cp.zeros(nb, dtype=cp.int32)
-        self._ranges = cp.zeros((2, 2 * rows), dtype=cp.int32)
+        self._ranges = cp.zeros((3, 2 * rows), dtype=cp.int32)
         self._out = None
         self._keys_ptr = None
         self.rounds = 0
@@ -201,30 +229,20 @@ class GpuBlocks:
         self.e_slot[...] = cp.where(self.e_slot >= 0, found, -1).astype(cp.int32)
 
     def _rounds(self, all_blocks, xfail) -> bool:
-        """The descent in rounds from the rows opened in the first range buffer (and every
-        entry of the blocks set in ``all_blocks`` in the first round). False: a value fell to
-        its block's bound."""
-        import cupy
+        """The descent (``bk_descend``, one cooperative launch) from the rows opened in the
+        first range buffer (and every entry of the blocks set in ``all_blocks`` in the first
+        round). False: a value fell to its block's bound (``xfail``)."""
         P = _ptr
-        s = cupy.cuda.get_current_stream().ptr
-        cur, nxt = 0, 1
-        grid = _grid(self.m * 32)
-        for r in range(MAX_ROUNDS):
-            _launch("bk_round", grid, (
-                P(self.e_blk), P(self.e_i), P(self.e_j), P(self.e_slot), self.m, P(self.F),
-                P(self.foff), P(self.nd), P(self.roff), P(xfail), P(all_blocks),
-                int(r == 0), P(self._ranges[cur]), P(self._ranges[nxt]), P(self._ctl)))
-            w = self._read()
-            self.rounds += 1
-            if w[BK_FAIL]:
-                return False
-            if w[BK_CHANGED] == 0:
-                return True
-            cupy.cuda.runtime.memsetAsync(self._ctl.data.ptr, 0, 4, s)     # (BK_CHANGED)
-            buf = self._ranges[cur]
-            cupy.cuda.runtime.memsetAsync(buf.data.ptr, 0, buf.nbytes, s)
-            cur, nxt = nxt, cur
-        return False
+        launch, grid = _descend_launch()
+        launch(grid, BLOCK, (
+            P(self.e_blk), P(self.e_i), P(self.e_j), P(self.e_slot), self.m, P(self.F),
+            P(self.foff), P(self.nd), P(self.roff), P(xfail), P(all_blocks),
+            P(self._ranges), self.rows, MAX_ROUNDS, P(self._ctl), P(self._ctl) + 4 * BK_BAR))
+        w = self._read()
+        self.rounds = int(w[BK_ROUNDS])
+        if w[BK_BAR + 2]:
+            raise RuntimeError("bk_descend: a grid barrier timed out")
+        return not w[BK_FAIL]
 
     def _write(self, truss) -> None:
         P = _ptr
@@ -253,7 +271,7 @@ class GpuBlocks:
             P(src), P(dst), nb, P(self.ekey), self.m, P(self.e_blk), P(self.e_i),
             P(self.e_j), P(self.e_slot), P(self.hkey), self.nh, P(self.h_blk), P(self.h_i),
             P(self.h_j), P(self.F), P(self.foff), P(self.nd), P(self.roff),
-            P(self._ranges[0]), P(self.active), P(self._ctl)))
+            P(self._ranges), P(self.active), P(self._ctl)))
         ok = self._rounds(self._none, self.xfail)
         self.touched = int(self._ctl_host[BK_TOUCH])
         if ok and self.touched:
