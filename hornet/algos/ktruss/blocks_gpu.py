@@ -24,8 +24,9 @@ exact values). After the scan, :meth:`GpuBlocks.check` compares every floor with
 highest number (``bk_boundary``). Anything the blocks do not handle (a new edge between two
 vertices of a block that was no entry; a floor at its boundary) reports failure, and the caller
 finishes the batch with the static decomposition, after which :meth:`GpuBlocks.refresh` takes
-the matrices from its numbers (blocks that lost their separation are dropped with the lower
-ones). """ from __future__ import annotations
+the matrices from its numbers (all blocks are dropped when one lost its separation).
+"""
+from __future__ import annotations
 
 import os
 

@@ -862,9 +862,9 @@ class GpuDynamicTruss(HostRounds):
             queued()
             return self._fallback(0)
         P, sl = _ptr, _ptr(slots)
-        _prepared("is_lower_bound", 8)(_grid(bs * BLOCK), BLOCK, (
+        _prepared("is_lower_bound", 8)(_grid(max(bs, 1) * BLOCK), BLOCK, (
             P(deg), P(ptr), P(keys), t.shift, P(truss), sl, bs, P(low)))
-        _prepared("is_place", 10)(_grid(bs), BLOCK, (
+        _prepared("is_place", 10)(_grid(max(bs, 1)), BLOCK, (
             sl, bs, P(low), P(truss), P(rank), int(self._head), P(self._fell), int(cstamp),
             P(ext), P(self._ctr)))
         self._head -= bs
