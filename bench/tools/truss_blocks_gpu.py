@@ -32,3 +32,32 @@ for b in sizes:
         print(f"  b={b} {k} median {statistics.median(v)*1e3:.3f} ms speedup {st/statistics.median(v):.2f}")
 want = truss_numbers(g).get()
 print("equal static:", np.array_equal(kt.truss_numbers.get(), want))
+# per-phase times (synchronized around each phase: a breakdown, not the update's time)
+from hornet.algos.ktruss import blocks_gpu, dynamic_gpu
+spans = {}
+def wrap(cls, name):
+    fn = getattr(cls, name)
+    def inner(*a, **k):
+        cp.cuda.Device().synchronize(); t = time.perf_counter()
+        r = fn(*a, **k)
+        cp.cuda.Device().synchronize(); spans[name] = spans.get(name, 0) + time.perf_counter() - t
+        return r
+    setattr(cls, name, inner)
+for cls, name in ((blocks_gpu.GpuBlocks, "delete"), (blocks_gpu.GpuBlocks, "insert"),
+                  (blocks_gpu.GpuBlocks, "check"), (blocks_gpu.GpuBlocks, "_rounds"),
+                  (dynamic_gpu.GpuDynamicTruss, "_scan"), (dynamic_gpu.GpuDynamicTruss, "update")):
+    wrap(cls, name)
+for b in sizes:
+    for kind in ("del", "ins"):
+        spans.clear()
+    tot = {"del": {}, "ins": {}}
+    for r in range(3):
+        gs, gd = (a.get() for a in g.edges())
+        pick = rng.choice(gs.shape[0], b, replace=False)
+        ds, dd = cp.asarray(gs[pick]), cp.asarray(gd[pick])
+        for kind, op in (("del", g.delete_edges), ("ins", g.insert_edges)):
+            ch = op(ds, dd); spans.clear(); kt.update(ch)
+            for k2, v in spans.items():
+                tot[kind][k2] = tot[kind].get(k2, 0) + v / 3
+    for kind in tot:
+        print(f"  b={b} {kind} phases ms:", {k2: round(v * 1e3, 3) for k2, v in tot[kind].items()})

@@ -281,12 +281,13 @@ class GpuBlocks:
             self.mark(mark, stamp)
         return ok
 
-    def insert(self, table, slots, low):
+    def insert(self, table, slots, low, mark, stamp):
         """The blocks' part of an insertion batch (``slots`` int64 CuPy: the new edges' table
         slots, their truss numbers 0). Returns ``(listed, sparse, ok)``: ``listed`` (int64,
         the same slots) with the edges outside the blocks first (``sparse`` of them) and those
         that joined a block after, their exact numbers in the table and in ``low[sparse:]``;
-        ``sparse`` -1 when the batch needs the static decomposition."""
+        ``sparse`` -1 when the batch needs the static decomposition. Every block edge gets
+        ``mark[slot] = stamp`` (the seeds of the scan, listed once by that mark, skip them)."""
         cp = self._cp
         self._relocate(table)
         self._clear()
@@ -323,6 +324,7 @@ class GpuBlocks:
                 _launch("bk_joined", _grid(joined), (
                     P(out_q), nb, joined, P(self.e_blk), P(self.e_i), P(self.e_j), P(self.F),
                     P(self.foff), P(self.nd), P(low)))
+        self.mark(mark, stamp)
         return out, sparse
 
     def check(self, table) -> bool:

@@ -857,10 +857,10 @@ class GpuDynamicTruss(HostRounds):
         slots = cp.ascontiguousarray(slots.astype(cp.int64, copy=False))
         cstamp = self._tick()
         low, ext = self._newval, self._low_old
-        slots, bs = self._blocks.insert(t, slots, low) if self._blocks else (slots, b)
+        slots, bs = (self._blocks.insert(t, slots, low, self._fell, cstamp) if self._blocks
+                     else (slots, b))
         if bs < 0:             # (blocks: the edges outside them first, placed; all seed)
-            queued()
-            return self._fallback(0)
+            return queued() or self._fallback(0)
         P, sl = _ptr, _ptr(slots)
         _prepared("is_lower_bound", 8)(_grid(max(bs, 1) * BLOCK), BLOCK, (
             P(deg), P(ptr), P(keys), t.shift, P(truss), sl, bs, P(low)))
