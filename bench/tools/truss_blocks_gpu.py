@@ -7,7 +7,7 @@ title, s, d = load(name)
 g = hornet.Graph.from_edges(cp.asarray(s), cp.asarray(d), device="gpu")
 t0 = time.perf_counter(); kt = DynamicTruss(g); print("build s", round(time.perf_counter() - t0, 3))
 bl = kt._blocks
-print(name, "top", kt._top, "static_s", round(kt._static_seconds * 1e3, 2), "ms",
+print(name, "bkeys", None if bl is None else int(bl.bkey.shape[0]), "top", kt._top, "static_s", round(kt._static_seconds * 1e3, 2), "ms",
       "blocks", None if bl is None else (bl.nblocks, bl.m, bl.rows))
 def timed(fn):
     cp.cuda.Device().synchronize(); t=time.perf_counter(); fn(); cp.cuda.Device().synchronize(); return time.perf_counter()-t
@@ -45,6 +45,8 @@ def wrap(cls, name):
     setattr(cls, name, inner)
 for cls, name in ((blocks_gpu.GpuBlocks, "delete"), (blocks_gpu.GpuBlocks, "insert"),
                   (blocks_gpu.GpuBlocks, "check"), (blocks_gpu.GpuBlocks, "_rounds"),
+                  (blocks_gpu.GpuBlocks, "_write"), (blocks_gpu.GpuBlocks, "mark"),
+                  (blocks_gpu.GpuBlocks, "_relocate"), (blocks_gpu.GpuBlocks, "_clear"),
                   (dynamic_gpu.GpuDynamicTruss, "_scan"), (dynamic_gpu.GpuDynamicTruss, "update")):
     wrap(cls, name)
 for b in sizes:

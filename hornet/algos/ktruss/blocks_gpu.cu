@@ -21,7 +21,7 @@
 
 #define BK_HIGH 32767
 #define BK_BIG 0x7fffffff
-#define BK_MAXN 1024         // the most rows of a block (the h-index histogram of one warp)
+#define BK_MAXN 1280         // the most rows of a block (the h-index histogram of one warp)
 #define BK_WARPS 8           // warps of a 256-thread block
 
 // control words (int32)

@@ -38,7 +38,7 @@ __all__ = ["GpuBlocks", "blocks_after_static"]
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "blocks_gpu.cu")
 #: the most rows of a block (BK_MAXN in blocks_gpu.cu: one warp's histogram)
-MAX_ROWS = 1024
+MAX_ROWS = 1280
 #: graphs with more edges get no blocks (the host's block search runs once, at the start)
 MAX_EDGES = 1 << 21
 #: boundary keys an insertion may append (new edges at a block's vertices) before a refresh
