@@ -44,7 +44,7 @@ def wrap(cls, name):
         return r
     setattr(cls, name, inner)
 for cls, name in ((blocks_gpu.GpuBlocks, "delete"), (blocks_gpu.GpuBlocks, "insert"),
-                  (blocks_gpu.GpuBlocks, "check"), (blocks_gpu.GpuBlocks, "_rounds"),
+                  (blocks_gpu.GpuBlocks, "check"), (blocks_gpu.GpuBlocks, "_descend"),
                   (blocks_gpu.GpuBlocks, "_write"), (blocks_gpu.GpuBlocks, "mark"),
                   (blocks_gpu.GpuBlocks, "_relocate"), (blocks_gpu.GpuBlocks, "_clear"),
                   (dynamic_gpu.GpuDynamicTruss, "_scan"), (dynamic_gpu.GpuDynamicTruss, "update")):

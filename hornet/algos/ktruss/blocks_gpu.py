@@ -229,18 +229,22 @@ class GpuBlocks:
         found = table.lookup((k >> 32).astype(cp.int32), (k & 0xFFFFFFFF).astype(cp.int32))
         self.e_slot[...] = cp.where(self.e_slot >= 0, found, -1).astype(cp.int32)
 
-    def _rounds(self, all_blocks, xfail) -> bool:
+    def _descend(self, all_blocks, xfail) -> None:
         """The descent (``bk_descend``, one cooperative launch) from the rows opened in the
         first range buffer (and every entry of the blocks set in ``all_blocks`` in the first
-        round). False: a value fell to its block's bound (``xfail``)."""
+        round); a value falling to its block's bound (``xfail``) sets ``BK_FAIL``."""
         P = _ptr
         launch, grid = _descend_launch()
         launch(grid, BLOCK, (
             P(self.e_blk), P(self.e_i), P(self.e_j), P(self.e_slot), self.m, P(self.F),
             P(self.foff), P(self.nd), P(self.roff), P(xfail), P(all_blocks),
             P(self._ranges), self.rows, MAX_ROUNDS, P(self._ctl), P(self._ctl) + 4 * BK_BAR))
-        w = self._read()
-        self.rounds = int(w[BK_ROUNDS])
+
+    def _outcome(self) -> bool:
+        """Whether the last descent ended without ``BK_FAIL`` (from the host copy of the
+        control words, current after a read); sets ``rounds`` and ``touched``."""
+        w = self._ctl_host
+        self.rounds, self.touched = int(w[BK_ROUNDS]), int(w[BK_TOUCH])
         if w[BK_BAR + 2]:
             raise RuntimeError("bk_descend: a grid barrier timed out")
         return not w[BK_FAIL]
@@ -258,14 +262,13 @@ class GpuBlocks:
         P = _ptr
         _launch("bk_mark", _grid(self.m), (P(self.e_slot), self.m, P(mark), int(stamp)))
 
-    def delete(self, table, src, dst, mark, stamp) -> bool:
+    def delete(self, table, src, dst, mark, stamp) -> None:
         """The blocks' part of a deletion batch (``src, dst`` int32 CuPy, the edges still in
         the table): deleted entries out, descent, new values into the table's truss column,
-        then ``mark[slot] = stamp`` for every block edge (:meth:`mark`). False: a block would
-        fall to its boundary's number (the caller falls back)."""
+        then ``mark[slot] = stamp`` for every block edge (:meth:`mark`). Nothing is read back
+        here: :meth:`deleted` tells the outcome after the caller's next read."""
         self._relocate(table)
         self._clear()
-        self.rounds = 0
         P = _ptr
         nb = int(src.shape[0])
         _launch("bk_delete", _grid(nb), (
@@ -273,13 +276,15 @@ class GpuBlocks:
             P(self.e_j), P(self.e_slot), P(self.hkey), self.nh, P(self.h_blk), P(self.h_i),
             P(self.h_j), P(self.F), P(self.foff), P(self.nd), P(self.roff),
             P(self._ranges), P(self.active), P(self._ctl)))
-        ok = self._rounds(self._none, self.xfail)
-        self.touched = int(self._ctl_host[BK_TOUCH])
-        if ok and self.touched:
-            self._write(table.columns["truss"])
-        if ok:
-            self.mark(mark, stamp)
-        return ok
+        self._descend(self._none, self.xfail)
+        self._ctl.get(out=self._ctl_host, blocking=False)
+        self._write(table.columns["truss"])
+        self.mark(mark, stamp)
+
+    def deleted(self) -> bool:
+        """After :meth:`delete` and a synchronizing read of the caller: False when a block
+        fell to its boundary's number (the caller falls back)."""
+        return self._outcome()
 
     def insert(self, table, slots, low, mark, stamp):
         """The blocks' part of an insertion batch (``slots`` int64 CuPy: the new edges' table
@@ -291,7 +296,6 @@ class GpuBlocks:
         cp = self._cp
         self._relocate(table)
         self._clear()
-        self.rounds = 0
         P = _ptr
         nb = int(slots.shape[0])
         if self._out is None or self._out[0].shape[0] < nb:
@@ -317,7 +321,9 @@ class GpuBlocks:
                 P(self.e_blk), P(self.e_i), P(self.e_j), P(self.e_slot), self.m, P(self.F),
                 P(self.foff), P(self.nd), P(self.gained)))
             # (no bound: the boundary may rise too; check() compares them after the scan)
-            if not self._rounds(self.gained, self._none):
+            self._descend(self.gained, self._none)
+            self._read()
+            if not self._outcome():
                 return out, -1
             self._write(table.columns["truss"])
             if joined:

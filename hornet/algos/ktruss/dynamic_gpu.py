@@ -721,9 +721,8 @@ class GpuDynamicTruss(HostRounds):
         nb = int(src.shape[0])
         parts = int(_parts(nb))
         P = _ptr
-        if self._blocks is not None and not self._blocks.delete(t, src, dst, self._mark, stamp):
-            queued()                             # (the block edges stay off the worklist)
-            return self._fallback(0)
+        if self._blocks is not None:             # (the block edges stay off the worklist)
+            self._blocks.delete(t, src, dst, self._mark, stamp)
         _prepared("dt_lost_seeds", 14)(
             _grid(nb * parts * WARP), BLOCK,
             (P(deg), P(ptr), P(src), P(dst), nb, P(batch.keys), P(t.keys), t.shift,
@@ -772,6 +771,7 @@ class GpuDynamicTruss(HostRounds):
                                   to_empty=True) >= 0
             touched = int(self._ctr_host[C_TOUCHED])
             self._tail += int(self._ctr_host[C_TAIL])      # (the host-driven peeling's)
+        done = done and (self._blocks is None or self._blocks.deleted())
         if not done:                               # (the caller deletes the batch's keys)
             return self._fallback(touched)
         if top_hit and TOP_DELETE_BY_DESCENT:     # (the descent lowered the top's edges)
