@@ -2,9 +2,8 @@
 graph's cliques kept in matrices on the device. After every batch the numbers equal the static
 decomposition (and the k-order holds for the edges outside the blocks): deletions and
 re-insertions inside the cliques, at their boundary and elsewhere, overlapping cliques (a
-lower block with the higher block's edges among its rows), a new pair between two vertices of
-a block that was no edge of it (the static decomposition finishes it and the block goes), and
-real collaboration graphs."""
+lower block with the higher block's edges among its rows), new pairs between two vertices of
+a block that were no edges of it, and real collaboration graphs."""
 from __future__ import annotations
 
 import numpy as np
@@ -116,8 +115,9 @@ def test_blocks_deep_deletion_falls_back_and_stays_exact():
 
 
 def test_blocks_new_pair_inside_a_block():
-    """A pair of the largest clique that was no edge: inserting it is left to the static
-    decomposition; the numbers stay exact before and after."""
+    """Pairs of the largest clique that were no edges: inserted, they are boundary edges of
+    its block (the static decomposition finishes the batch where they reach the block's
+    levels); the numbers stay exact before and after."""
     import cupy
     from hornet.algos import DynamicTruss
     rng = np.random.default_rng(4)

@@ -91,9 +91,9 @@ extern "C" __global__ void bk_delete(const int* __restrict__ bsrc, const int* __
 // the block's upper bound nd (its h-index brings it down), a high pair BK_HIGH; the block
 // gains an entry (gained). The slots are listed in out: the edges outside every block first
 // (BK_NSPARSE of them), those that joined a block last (BK_NBLOCK; their entries in out_q, at
-// the same places). An edge outside the entries with both ends among one block's vertices
-// (vmask: a bit per block, nv vertices) is not handled here (BK_FAIL); one with an end among
-// them is appended to the boundary keys (xkey, xblk: room for xcap).
+// the same places). An edge outside the entries with an end among a block's vertices (vmask:
+// a bit per block, nv vertices; both ends there too: a pair that was no entry stays on the
+// boundary) is appended to that block's boundary keys (xkey, xblk: room for xcap).
 extern "C" __global__ void bk_insert(const i64* __restrict__ tkeys,
                                      const i64* __restrict__ slots, i64 nb,
                                      const i64* __restrict__ ekey, i64 m,
@@ -131,7 +131,6 @@ extern "C" __global__ void bk_insert(const i64* __restrict__ tkeys,
         }
         out[atomicAdd(&words[BK_NSPARSE], 1)] = slots[x];
         const i64 mu = u < nv ? vmask[u] : 0, mv = v < nv ? vmask[v] : 0;
-        if (mu & mv) atomicOr(&words[BK_FAIL], 2);
         for (i64 bits = mu | mv; bits; bits &= bits - 1) {
             const i64 at = atomicAdd(&words[BK_NEXTRA], 1);
             if (at >= xcap) { atomicOr(&words[BK_FAIL], 4); break; }

@@ -21,8 +21,8 @@ raises a number by at most one: value plus entries gained, at most the rows) and
 edges outside the blocks go first in the list the k-order scan starts from (their lower bounds
 and places), the block edges last (only their triangle partners become seeds, at the blocks'
 exact values). After the scan, :meth:`GpuBlocks.check` compares every floor with the boundary's
-highest number (``bk_boundary``). Anything the blocks do not handle (a new edge between two
-vertices of a block that was no entry; a floor at its boundary) reports failure, and the caller
+highest number (``bk_boundary``; a new edge at a block's vertices that was no entry of it, both
+ends there or not, is a boundary edge). A floor at its boundary reports failure, and the caller
 finishes the batch with the static decomposition, after which :meth:`GpuBlocks.refresh` takes
 the matrices from its numbers (all blocks are dropped when one lost its separation).
 """
@@ -354,10 +354,30 @@ class GpuBlocks:
         self.xfail[...] = self.bmax
         return bool((floor > bmax).all())
 
-    def refresh(self, table) -> bool:
-        """After a static decomposition: every entry's presence and value (and the high
-        pairs') from the table. False when a block is no longer separated."""
+    def _boundary(self, src, dst) -> None:
+        """The boundary keys of every block from the graph's edges ``src, dst`` (CuPy): the
+        edges at its vertices that are no entry of it or of a higher block; the appended
+        keys are dropped."""
         cp = self._cp
+        s, d = src.astype(cp.int64), dst.astype(cp.int64)
+        keys = (cp.minimum(s, d) << 32) | cp.maximum(s, d)
+        at = cp.minimum(cp.searchsorted(self.ekey, keys), max(self.m - 1, 0))
+        owner = cp.where(self.ekey[at] == keys, self.e_blk[at], self.nblocks)
+        bits = self.vmask[s] | self.vmask[d]
+        bk, bb = [], []
+        for b in range(self.nblocks):
+            sel = cp.flatnonzero(((bits >> b) & 1).astype(bool) & (owner > b))
+            bk.append(keys[sel])
+            bb.append(cp.full(sel.shape[0], b, dtype=cp.int32))
+        self.bkey, self.bblk = cp.concatenate(bk), cp.concatenate(bb)
+        self.nextra = 0
+
+    def refresh(self, table, src, dst) -> bool:
+        """After a static decomposition of the graph with edges ``src, dst``: every entry's
+        presence and value (and the high pairs') from the table, the boundary from the
+        edges. False when a block is no longer separated."""
+        cp = self._cp
+        self._boundary(src, dst)
         self._keys_ptr = None
         self._clear()
         k = self.ekey
@@ -416,7 +436,7 @@ def blocks_after_static(kt, src, dst, truss):
     cp = kt._cp
     blocks = getattr(kt, "_blocks", None)
     if blocks is not None:
-        return blocks if blocks.refresh(kt._table) else None
+        return blocks if blocks.refresh(kt._table, src, dst) else None
     if getattr(kt, "_blocks_tried", False):
         return None
     kt._blocks_tried = True
