@@ -96,7 +96,8 @@ def test_blocks_delete_and_reinsert(seed):
 
 def test_blocks_deep_deletion_falls_back_and_stays_exact():
     """Deleting most of a clique takes it below its boundary: the static decomposition
-    finishes the batch, the block goes, and later batches stay exact."""
+    finishes the batch, the block goes (the higher ones stay), and later batches stay
+    exact."""
     import cupy
     from hornet.algos import DynamicTruss
     rng = np.random.default_rng(3)
@@ -109,6 +110,8 @@ def test_blocks_deep_deletion_falls_back_and_stays_exact():
     gone = cupy.asarray(gs[pick]), cupy.asarray(gd[pick])
     kt.update(g.delete_edges(*gone))
     assert_static(kt, g)
+    if kt.stats["path"] == "static":         # (the two higher cliques keep their blocks)
+        assert kt._blocks is not None and kt._blocks.nblocks == 2
     kt.update(g.insert_edges(*gone))
     assert_static(kt, g)
     _churn(kt, g, gs, gd, rng, 3, 20)

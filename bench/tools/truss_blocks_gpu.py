@@ -21,11 +21,11 @@ for b in sizes:
         pick = rng.choice(gs.shape[0], b, replace=False)
         ds, dd = cp.asarray(gs[pick]), cp.asarray(gd[pick])
         ch = g.delete_edges(ds, dd); t1 = timed(lambda: kt.update(ch)); s1 = dict(kt.stats)
-        b1 = None if kt._blocks is None else (kt._blocks.touched, kt._blocks.rounds)
+        b1 = None if kt._blocks is None else (kt._blocks.nblocks, kt._blocks.touched, kt._blocks.rounds)
         ch = g.insert_edges(ds, dd); t2 = timed(lambda: kt.update(ch)); s2 = dict(kt.stats)
-        b2 = None if kt._blocks is None else (kt._blocks.touched, kt._blocks.rounds)
+        b2 = None if kt._blocks is None else (kt._blocks.nblocks, kt._blocks.touched, kt._blocks.rounds)
         res["del"].append(t1); res["ins"].append(t2)
-        if r < 2:
+        if True:
             print(b, f"del {t1*1e3:.2f} ms", {k: s1.get(k) for k in ('path','gate','region','units','depth')}, "blk", b1)
             print(b, f"ins {t2*1e3:.2f} ms", {k: s2.get(k) for k in ('path','gate','region','units','depth')}, "blk", b2)
     for k, v in res.items():

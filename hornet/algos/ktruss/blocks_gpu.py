@@ -24,7 +24,7 @@ exact values). After the scan, :meth:`GpuBlocks.check` compares every floor with
 highest number (``bk_boundary``; a new edge at a block's vertices that was no entry of it, both
 ends there or not, is a boundary edge). A floor at its boundary reports failure, and the caller
 finishes the batch with the static decomposition, after which :meth:`GpuBlocks.refresh` takes
-the matrices from its numbers (all blocks are dropped when one lost its separation).
+the matrices from its numbers (a block that lost its separation is dropped with the lower ones).
 """
 from __future__ import annotations
 
@@ -171,6 +171,7 @@ class GpuBlocks:
         horder = np.argsort(hkey, kind="stable")
         up = cp.asarray
         self.nblocks, self.rows = nb, rows
+        self._slots = nb                          # (blocks the control words have room for)
         self.m, self.nh = int(ekey.shape[0]), int(hkey.shape[0])
         self.F = up(np.concatenate(mats))
         self.foff = up(np.asarray(foff, np.int64))
@@ -338,7 +339,7 @@ class GpuBlocks:
         insertion's scan); keeps that number as the bound of later deletions."""
         cp = self._cp
         P = _ptr
-        cp.cuda.runtime.memsetAsync(self.floorinv.data.ptr, 0, 2 * 4 * self.nblocks,
+        cp.cuda.runtime.memsetAsync(self.floorinv.data.ptr, 0, 2 * 4 * self._slots,
                                     cp.cuda.get_current_stream().ptr)
         self._write(table.columns["truss"])
         for keys, blk, n in ((self.bkey, self.bblk, int(self.bkey.shape[0])),
@@ -348,11 +349,30 @@ class GpuBlocks:
                     P(keys), P(blk), n, P(table.keys), table.shift,
                     P(table.columns["truss"]), P(self.bmax)))
         w = self._read()
-        nb = self.nblocks
+        nb = self._slots
         floor = HIGH - w[BK_WORDS + 2 * nb:BK_WORDS + 3 * nb].astype(np.int64)
         bmax = w[BK_WORDS + 3 * nb:].astype(np.int64)
         self.xfail[...] = self.bmax
-        return bool((floor > bmax).all())
+        self.separated = int(np.argmin(floor > bmax)) if (floor <= bmax).any() else nb
+        return self.separated == nb
+
+    def keep(self, nb: int) -> None:
+        """Keep the first ``nb`` blocks (those above a block that lost its separation: a
+        lower block's edges are on their boundaries, so they hold without it)."""
+        if nb >= self.nblocks:
+            return
+        cp = self._cp
+        e = cp.flatnonzero(self.e_blk < nb)
+        for name in ("ekey", "e_blk", "e_i", "e_j", "e_slot"):
+            setattr(self, name, getattr(self, name)[e])
+        h = cp.flatnonzero(self.h_blk < nb)
+        for name in ("hkey", "h_blk", "h_i", "h_j"):
+            setattr(self, name, getattr(self, name)[h])
+        k = cp.flatnonzero(self.bblk < nb)
+        self.bkey, self.bblk = self.bkey[k], self.bblk[k]
+        self.vmask &= (1 << nb) - 1
+        self.m, self.nh, self.nblocks = int(e.shape[0]), int(h.shape[0]), nb
+        self.nextra = 0
 
     def _boundary(self, src, dst) -> None:
         """The boundary keys of every block from the graph's edges ``src, dst`` (CuPy): the
@@ -436,7 +456,11 @@ def blocks_after_static(kt, src, dst, truss):
     cp = kt._cp
     blocks = getattr(kt, "_blocks", None)
     if blocks is not None:
-        return blocks if blocks.refresh(kt._table, src, dst) else None
+        if not blocks.refresh(kt._table, src, dst):
+            blocks.keep(blocks.separated)        # (those above the first unseparated one)
+            if blocks.nblocks == 0 or not blocks.refresh(kt._table, src, dst):
+                return None
+        return blocks
     if getattr(kt, "_blocks_tried", False):
         return None
     kt._blocks_tried = True
