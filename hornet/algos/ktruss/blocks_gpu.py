@@ -322,10 +322,7 @@ class GpuBlocks:
                 P(self.e_blk), P(self.e_i), P(self.e_j), P(self.e_slot), self.m, P(self.F),
                 P(self.foff), P(self.nd), P(self.gained)))
             # (no bound: the boundary may rise too; check() compares them after the scan)
-            self._descend(self.gained, self._none)
-            self._read()
-            if not self._outcome():
-                return out, -1
+            self._descend(self.gained, self._none)       # (its outcome: read by check())
             self._write(table.columns["truss"])
             if joined:
                 _launch("bk_joined", _grid(joined), (
@@ -336,7 +333,8 @@ class GpuBlocks:
 
     def check(self, table) -> bool:
         """Whether every block's floor is above its boundary's highest number (after an
-        insertion's scan); keeps that number as the bound of later deletions."""
+        insertion's scan) and the insertion's descent ended; keeps that number as the bound
+        of later deletions."""
         cp = self._cp
         P = _ptr
         cp.cuda.runtime.memsetAsync(self.floorinv.data.ptr, 0, 2 * 4 * self._slots,
@@ -354,7 +352,7 @@ class GpuBlocks:
         bmax = w[BK_WORDS + 3 * nb:].astype(np.int64)
         self.xfail[...] = self.bmax
         self.separated = int(np.argmin(floor > bmax)) if (floor <= bmax).any() else nb
-        return self.separated == nb
+        return self._outcome() and self.separated == nb
 
     def keep(self, nb: int) -> None:
         """Keep the first ``nb`` blocks (those above a block that lost its separation: a
