@@ -88,7 +88,7 @@ extern "C" __global__ void bk_delete(const int* __restrict__ bsrc, const int* __
 }
 
 // Inserted edges (their table slots, keys in tkeys): a block entry's pair takes its slot back at
-// the block's upper bound nd (its h-index brings it down), a high pair BK_HIGH; the block
+// the block's size nd (bk_newbound lowers it), a high pair BK_HIGH (top[b] too); the block
 // gains an entry (gained). The slots are listed in out: the edges outside every block first
 // (BK_NSPARSE of them), those that joined a block last (BK_NBLOCK; their entries in out_q, at
 // the same places). An edge outside the entries with an end among a block's vertices (vmask:
@@ -103,7 +103,7 @@ extern "C" __global__ void bk_insert(const i64* __restrict__ tkeys,
                                      const int* __restrict__ h_blk, const int* __restrict__ h_i,
                                      const int* __restrict__ h_j, short* F,
                                      const i64* __restrict__ foff, const int* __restrict__ nd,
-                                     int* gained, const i64* __restrict__ vmask, i64 nv,
+                                     int* gained, int* top, const i64* __restrict__ vmask, i64 nv,
                                      i64* xkey, int* xblk, i64 xcap, i64* out, int* out_q,
                                      int* words) {
     GRID_STRIDE(x, nb) {
@@ -115,6 +115,7 @@ extern "C" __global__ void bk_insert(const i64* __restrict__ tkeys,
             F[foff[b] + (i64)i * n + j] = BK_HIGH;
             F[foff[b] + (i64)j * n + i] = BK_HIGH;
             atomicAdd(&gained[b], 1);
+            atomicMax(&top[b], BK_HIGH);
             atomicAdd(&words[BK_TOUCH], 1);
         }
         if (q < m && ekey[q] == key) {
@@ -140,22 +141,56 @@ extern "C" __global__ void bk_insert(const i64* __restrict__ tkeys,
     }
 }
 
-// Upper bounds after an insertion: an entry of a block that gained g entries rises to at most
-// min(value + g, nd) (an inserted edge raises a number by at most one).
+// The entries that joined a block (out_q[nb - nblock .. nb), a warp each) at their upper bound:
+// their triangles in the block plus 2 (at most nd), the block's top[b] at least that; each is
+// marked for the descent's first round (efirst == stamp).
+extern "C" __global__ void bk_newbound(const int* __restrict__ out_q, i64 nb, i64 nblock,
+                                       const int* __restrict__ e_blk,
+                                       const int* __restrict__ e_i,
+                                       const int* __restrict__ e_j, short* F,
+                                       const i64* __restrict__ foff,
+                                       const int* __restrict__ nd, int* top, int* efirst,
+                                       int stamp) {
+    const unsigned lane = threadIdx.x & 31;
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    for (i64 x = (((i64)blockIdx.x * blockDim.x) + threadIdx.x) >> 5; x < nblock; x += warps) {
+        const int q = out_q[nb - nblock + x], b = e_blk[q], i = e_i[q], j = e_j[q], n = nd[b];
+        const short* Fi = F + foff[b] + (i64)i * n;
+        const short* Fj = F + foff[b] + (i64)j * n;
+        int c = 0;
+        for (int w = lane; w < n; w += 32) c += __ldcg(Fi + w) > 0 && __ldcg(Fj + w) > 0;
+        for (int o = 16; o; o >>= 1) c += __shfl_xor_sync(0xffffffffu, c, o);
+        if (lane == 0) {
+            const int bound = c + 2 < n ? c + 2 : n;
+            F[foff[b] + (i64)i * n + j] = (short)bound;
+            F[foff[b] + (i64)j * n + i] = (short)bound;
+            atomicMax(&top[b], bound);
+            efirst[q] = stamp;
+        }
+    }
+}
+
+// Upper bounds after an insertion: an old entry of a block that gained g entries, at a value
+// below top[b] (the highest value a new entry of it may reach), rises to at most
+// min(value + g, nd) (an inserted edge raises a number by at most one; one at top or above
+// would rise only if its level gained an entry) and is marked for the first round (efirst).
 extern "C" __global__ void bk_raise(const int* __restrict__ e_blk, const int* __restrict__ e_i,
                                     const int* __restrict__ e_j, const int* __restrict__ e_slot,
                                     i64 m, short* F, const i64* __restrict__ foff,
-                                    const int* __restrict__ nd, const int* __restrict__ gained) {
+                                    const int* __restrict__ nd, const int* __restrict__ gained,
+                                    const int* __restrict__ top, int* efirst, int stamp) {
     GRID_STRIDE(q, m) {
         const int b = e_blk[q], g = gained[b];
-        if (g == 0 || e_slot[q] < 0) continue;
+        if (g == 0 || e_slot[q] < 0 || efirst[q] == stamp) continue;
         const int i = e_i[q], j = e_j[q], n = nd[b];
         short* p = F + foff[b] + (i64)i * n + j;
         const int a = *p;
+        if (a >= top[b]) continue;
         const int up = a + g < n ? a + g : n;
         if (up > a) {
             *p = (short)up;
             F[foff[b] + (i64)j * n + i] = (short)up;
+            efirst[q] = stamp;
         }
     }
 }
@@ -164,14 +199,14 @@ extern "C" __global__ void bk_raise(const int* __restrict__ e_blk, const int* __
 // barrier between them, until a round lowers nothing or a value falls to xfail[b] or below
 // (BK_FAIL). Round r reads the row ranges at ranges + (r % 3) * 2 * rows and records its
 // falls at the next buffer; the one after is cleared meanwhile (it was read a round before),
-// and so is the next round's counter. The first round also takes every entry of a block
-// with all[b] set.
+// and so is the next round's counter. The first round also takes every entry marked
+// efirst == first (first > 0).
 extern "C" __global__ void bk_descend(const int* __restrict__ e_blk, const int* __restrict__ e_i,
                                       const int* __restrict__ e_j, const int* __restrict__ e_slot,
                                       i64 m, short* F, const i64* __restrict__ foff,
                                       const int* __restrict__ nd, const int* __restrict__ roff,
-                                      const int* __restrict__ xfail, const int* __restrict__ all,
-                                      int* ranges, i64 rows, int max_rounds, int* words,
+                                      const int* __restrict__ xfail,
+                                      const int* __restrict__ efirst, int first, int* ranges, i64 rows, int max_rounds, int* words,
                                       unsigned* bar) {
     __shared__ int hist[BK_WARPS][BK_MAXN + 2];
     const unsigned lane = threadIdx.x & 31;
@@ -193,7 +228,7 @@ extern "C" __global__ void bk_descend(const int* __restrict__ e_blk, const int* 
             const short* Fj = F + foff[b] + (i64)j * n;
             const int a = *(volatile const short*)(Fi + j);
             if (a <= 2) continue;
-            if (!(r == 0 && all[b])) {
+            if (!(r == 0 && first > 0 && efirst[q] == first)) {
                 const i64 ri = roff[b] + i, rj = roff[b] + j;
                 const int hi_i = __ldcg(cur + 2 * ri), lo_i = BK_BIG - __ldcg(cur + 2 * ri + 1);
                 const int hi_j = __ldcg(cur + 2 * rj), lo_j = BK_BIG - __ldcg(cur + 2 * rj + 1);

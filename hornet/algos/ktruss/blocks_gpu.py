@@ -16,8 +16,9 @@ A deletion (:meth:`GpuBlocks.delete`): the deleted entries go from the matrices 
 and the blocks descend from their old values by the h-index (``bk_descend``: rounds in one
 cooperative launch, a grid barrier between them); the block edges never enter the sparse
 descent's worklist (``bk_mark``). An insertion (:meth:`GpuBlocks.insert`): an edge that was a
-block entry takes its place again, the block's values rise to upper bounds (one insertion
-raises a number by at most one: value plus entries gained, at most the rows) and descend; the
+block entry takes its place again at its triangles in the block plus 2 (``bk_newbound``), the
+block's values below the highest of those rise to upper bounds (one insertion raises a number
+by at most one: value plus entries gained, at most the rows; ``bk_raise``) and descend; the
 edges outside the blocks go first in the list the k-order scan starts from (their lower bounds
 and places), the block edges last (only their triangle partners become seeds, at the blocks'
 exact values). After the scan, :meth:`GpuBlocks.check` compares every floor with the boundary's
@@ -193,14 +194,15 @@ class GpuBlocks:
         self.xblk = cp.zeros(EXTRA_KEYS, dtype=cp.int32)
         self.nextra = 0
         self.vmask = up(vmask)
-        # control words, then per block: active, gained, BK_HIGH - floor, boundary maximum
-        self._ctl = cp.zeros(BK_WORDS + 4 * nb, dtype=cp.int32)
+        # control words, then per block: active, gained, BK_HIGH - floor, boundary maximum,
+        # the highest value a new entry may reach
         import cupyx
-        self._ctl_host = cupyx.empty_pinned(BK_WORDS + 4 * nb, dtype=np.int32)
-        self.active = self._ctl[BK_WORDS:BK_WORDS + nb]
-        self.gained = self._ctl[BK_WORDS + nb:BK_WORDS + 2 * nb]
-        self.floorinv = self._ctl[BK_WORDS + 2 * nb:BK_WORDS + 3 * nb]
-        self.bmax = self._ctl[BK_WORDS + 3 * nb:]
+        self._ctl = cp.zeros(BK_WORDS + 5 * nb, dtype=cp.int32)
+        self._ctl_host = cupyx.empty_pinned(BK_WORDS + 5 * nb, dtype=np.int32)
+        self.active, self.gained, self.floorinv, self.bmax, self.top = (
+            self._ctl[BK_WORDS + x * nb:BK_WORDS + (x + 1) * nb] for x in range(5))
+        self.efirst = cp.zeros(self.m, dtype=cp.int32)     # (entries of a descent's 1st round)
+        self._stamp = 0
         self._none = cp.zeros(nb, dtype=cp.int32)
         self._ranges = cp.zeros((3, 2 * rows), dtype=cp.int32)
         self._out = None
@@ -230,15 +232,15 @@ class GpuBlocks:
         found = table.lookup((k >> 32).astype(cp.int32), (k & 0xFFFFFFFF).astype(cp.int32))
         self.e_slot[...] = cp.where(self.e_slot >= 0, found, -1).astype(cp.int32)
 
-    def _descend(self, all_blocks, xfail) -> None:
+    def _descend(self, first: int, xfail) -> None:
         """The descent (``bk_descend``, one cooperative launch) from the rows opened in the
-        first range buffer (and every entry of the blocks set in ``all_blocks`` in the first
-        round); a value falling to its block's bound (``xfail``) sets ``BK_FAIL``."""
+        first range buffer (and, ``first`` > 0, every entry with ``efirst == first`` in the
+        first round); a value falling to its block's bound (``xfail``) sets ``BK_FAIL``."""
         P = _ptr
         launch, grid = _descend_launch()
         launch(grid, BLOCK, (
             P(self.e_blk), P(self.e_i), P(self.e_j), P(self.e_slot), self.m, P(self.F),
-            P(self.foff), P(self.nd), P(self.roff), P(xfail), P(all_blocks),
+            P(self.foff), P(self.nd), P(self.roff), P(xfail), P(self.efirst), int(first),
             P(self._ranges), self.rows, MAX_ROUNDS, P(self._ctl), P(self._ctl) + 4 * BK_BAR))
 
     def _outcome(self) -> bool:
@@ -277,7 +279,7 @@ class GpuBlocks:
             P(self.e_j), P(self.e_slot), P(self.hkey), self.nh, P(self.h_blk), P(self.h_i),
             P(self.h_j), P(self.F), P(self.foff), P(self.nd), P(self.roff),
             P(self._ranges), P(self.active), P(self._ctl)))
-        self._descend(self._none, self.xfail)
+        self._descend(0, self.xfail)
         self._ctl.get(out=self._ctl_host, blocking=False)
         self._write(table.columns["truss"])
         self.mark(mark, stamp)
@@ -307,7 +309,8 @@ class GpuBlocks:
         _launch("bk_insert", _grid(nb), (
             P(table.keys), P(slots), nb, P(self.ekey), self.m, P(self.e_blk), P(self.e_i),
             P(self.e_j), P(self.e_slot), P(self.hkey), self.nh, P(self.h_blk), P(self.h_i),
-            P(self.h_j), P(self.F), P(self.foff), P(self.nd), P(self.gained), P(self.vmask),
+            P(self.h_j), P(self.F), P(self.foff), P(self.nd), P(self.gained), P(self.top),
+            P(self.vmask),
             int(self.vmask.shape[0]), P(self.xkey[self.nextra:]), P(self.xblk[self.nextra:]),
             room, P(out), P(out_q), P(self._ctl)))
         w = self._read()
@@ -318,11 +321,17 @@ class GpuBlocks:
         if fail:
             return out, -1
         if self.touched:
+            self._stamp += 1
+            if joined:
+                _launch("bk_newbound", _grid(joined * 32), (
+                    P(out_q), nb, joined, P(self.e_blk), P(self.e_i), P(self.e_j), P(self.F),
+                    P(self.foff), P(self.nd), P(self.top), P(self.efirst), self._stamp))
             _launch("bk_raise", _grid(self.m), (
                 P(self.e_blk), P(self.e_i), P(self.e_j), P(self.e_slot), self.m, P(self.F),
-                P(self.foff), P(self.nd), P(self.gained)))
+                P(self.foff), P(self.nd), P(self.gained), P(self.top), P(self.efirst),
+                self._stamp))
             # (no bound: the boundary may rise too; check() compares them after the scan)
-            self._descend(self.gained, self._none)       # (its outcome: read by check())
+            self._descend(self._stamp, self._none)       # (its outcome: read by check())
             self._write(table.columns["truss"])
             if joined:
                 _launch("bk_joined", _grid(joined), (
@@ -349,7 +358,7 @@ class GpuBlocks:
         w = self._read()
         nb = self._slots
         floor = HIGH - w[BK_WORDS + 2 * nb:BK_WORDS + 3 * nb].astype(np.int64)
-        bmax = w[BK_WORDS + 3 * nb:].astype(np.int64)
+        bmax = w[BK_WORDS + 3 * nb:BK_WORDS + 4 * nb].astype(np.int64)
         self.xfail[...] = self.bmax
         self.separated = int(np.argmin(floor > bmax)) if (floor <= bmax).any() else nb
         return self._outcome() and self.separated == nb
@@ -370,6 +379,7 @@ class GpuBlocks:
         self.bkey, self.bblk = self.bkey[k], self.bblk[k]
         self.vmask &= (1 << nb) - 1
         self.m, self.nh, self.nblocks = int(e.shape[0]), int(h.shape[0]), nb
+        self.efirst = cp.zeros(self.m, dtype=cp.int32)
         self.nextra = 0
 
     def _boundary(self, src, dst) -> None:
