@@ -88,7 +88,7 @@ def _descend_launch(grid_cache={}):
                     self._ptr, int(grid), 1, 1, int(block), 1, 1, 0,
                     cupy.cuda.get_current_stream().ptr, self._slots_address)
 
-        launch = Cooperative(_fn("bk_descend"), 16)
+        launch = Cooperative(_fn("bk_descend"), 17)
         kernel = launch.fn.kernel
         sms = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
         fit = int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
