@@ -390,14 +390,12 @@ class GpuBlocks:
         s, d = src.astype(cp.int64), dst.astype(cp.int64)
         keys = (cp.minimum(s, d) << 32) | cp.maximum(s, d)
         at = cp.minimum(cp.searchsorted(self.ekey, keys), max(self.m - 1, 0))
-        owner = cp.where(self.ekey[at] == keys, self.e_blk[at], self.nblocks)
-        bits = self.vmask[s] | self.vmask[d]
-        bk, bb = [], []
-        for b in range(self.nblocks):
-            sel = cp.flatnonzero(((bits >> b) & 1).astype(bool) & (owner > b))
-            bk.append(keys[sel])
-            bb.append(cp.full(sel.shape[0], b, dtype=cp.int32))
-        self.bkey, self.bblk = cp.concatenate(bk), cp.concatenate(bb)
+        owner = cp.where(self.ekey[at] == keys, self.e_blk[at], self.nblocks).astype(cp.int64)
+        # the blocks at an end, less the edge's own block and the higher ones (bits >= owner)
+        bits = (self.vmask[s] | self.vmask[d]) & ((cp.int64(1) << owner) - 1)
+        b = cp.arange(self.nblocks, dtype=cp.int64)[:, None]
+        blk, at = cp.nonzero((bits[None, :] >> b) & 1)
+        self.bkey, self.bblk = keys[at], blk.astype(cp.int32)
         self.nextra = 0
 
     def refresh(self, table, src, dst) -> bool:
