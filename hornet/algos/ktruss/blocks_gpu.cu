@@ -206,8 +206,8 @@ extern "C" __global__ void bk_descend(const int* __restrict__ e_blk, const int* 
                                       i64 m, short* F, const i64* __restrict__ foff,
                                       const int* __restrict__ nd, const int* __restrict__ roff,
                                       const int* __restrict__ xfail,
-                                      const int* __restrict__ efirst, int first, int* ranges, i64 rows, int max_rounds, int* words,
-                                      unsigned* bar) {
+                                      const int* __restrict__ efirst, int first, int* ranges,
+                                      i64 rows, int max_rounds, int* words, unsigned* bar) {
     __shared__ int hist[BK_WARPS][BK_MAXN + 2];
     const unsigned lane = threadIdx.x & 31;
     int* H = hist[threadIdx.x >> 5];
