@@ -183,3 +183,18 @@ def test_keyed_kernels_with_hub_lists_split_over_blocks(split, monkeypatch):
     assert algos.triangle_count(gg) == algos.triangle_count(gc)
     assert np.array_equal(algos.triangles_per_vertex(gg).get(), algos.triangles_per_vertex(gc))
     assert np.array_equal(algos.edge_support(gg).get(), algos.edge_support(gc))
+
+
+@pytest.mark.parametrize("share", [1e-6, 1e-9])
+def test_frontier_items_of_many_chunks(share, monkeypatch):
+    """A frontier budget too small for one item per TRUSS_CHUNK elements makes truss_peel's
+    items span several chunks (up to the largest span): supports, truss numbers, k-trusses
+    and the maximal truss still equal the CPU's."""
+    from hornet.algos.views import as_adjacency
+    monkeypatch.setattr(truss_gpu, "DEVICE_PEEL", True)
+    monkeypatch.setattr(truss_gpu, "FRONTIER_MEMORY_SHARE", share)
+    src, dst = hornet.generators.kronecker_edges(13, edge_factor=16, seed=3)
+    gc, gg = undirected_pair(1 << 13, src, dst)
+    index, _ = truss_gpu._truss_problem(as_adjacency(gg, properties=False))
+    assert truss_gpu._DevicePeel(index).span > truss_gpu.TRUSS_CHUNK
+    check_same(gc, gg, ks=(3, 5, 9, 17), oracle=cached_cpu_results("kron13", gc))

@@ -593,6 +593,7 @@ extern "C" __global__ void ko_raise(KO_STATE_PARAMS, const int* list, i64 n, int
 #include "../algos/ktruss/ko_scan_grid.cuh"  // KS_* words, ko_parts, ks_now, KsGrid
 #include "../algos/ktruss/ko_peel.cuh"       // ks_peel, ko_peel_* (host-driven rounds)
 #include "../algos/ktruss/ko_levels.cuh"     // mode 4: ks_levels
+#include "../algos/ktruss/ko_window.cuh"     // ko_wscan: the scan by windows of the order
 
 // (two resident blocks a multiprocessor, SCAN_BLOCKS_PER_SM: at most 128 registers a thread)
 extern "C" __global__ void __launch_bounds__(256, 2)

@@ -50,6 +50,11 @@ from the level below, and its candidates and survivors only grow with them, so a
 take their seeds together and each iteration lifts the survivors one level; the rounds go
 with the levels an edge climbs, not with the levels that hold seeds.
 
+On a large graph (:data:`~.dynamic_gpu_window.WINDOW_MIN_EDGES`) the scan goes by windows of
+the order instead (``ko_wscan``, :mod:`.dynamic_gpu_window`): before each window (a round of
+the static peeling) the candidates are peeled without the triangles of the edges the scan
+passed, so that a large flat level's candidates do not spread through it.
+
 The certified raise: :data:`INSERT_BY_RAISE`.
 
 The k-order scan (``INSERT_BY_RAISE = False``, level by level; the CPU version does it
@@ -125,7 +130,9 @@ from ..underlying import undirected_change, undirected_copy
 from ..views import as_adjacency
 from .gpu import truss_numbers_and_rounds
 from .dynamic_gpu_rounds import HostRounds
+from .dynamic_gpu_window import WindowScan
 from . import top_levels_gpu
+from .top_levels_gpu import TopLevels
 from .hub_bits import HubBits
 from .blocks_gpu import blocks_after_static
 from .ko_launch import (C_EXTRA, C_FELL, C_NEXT, C_PLACED, C_TAIL, C_TOUCHED, CTR_WORDS, WARP,
@@ -266,7 +273,7 @@ KS_UNITS, KS_DEPTH = 20, 31
 #: ko_scan's words, then the asynchronous queue's (two sets of KSQ_SET_WORDS in ko_async.cuh)
 KS_WORDS, QUEUE_WORDS = 32, 96
 KS_DONE, KS_NOT_EMPTY = 0, 3
-class GpuDynamicTruss(HostRounds):
+class GpuDynamicTruss(HostRounds, TopLevels, WindowScan):
     """Truss numbers of a GPU :class:`hornet.Graph`, kept current (see the module; directed
     graphs as in :mod:`hornet.algos.ktruss.dynamic`).
 
@@ -351,7 +358,9 @@ class GpuDynamicTruss(HostRounds):
             at = self._table.lookup(src, dst)
             self._table.columns["truss"][at] = t
             self._table.columns["rank"][at] = rank
-        self._head = -1
+        # (head ranks fill the lower half of window -1 of the scan by windows, whose
+        # candidates peeled before window 0 rank in its upper half: dynamic_gpu_window)
+        self._head = -(1 << 31) - 1
         self._tail = ((int(rounds.max()) + 1) << 32) if m else 0
         cp.cuda.Device().synchronize()
         self._static_seconds = time.perf_counter() - start if warm is None else warm
@@ -778,48 +787,6 @@ class GpuDynamicTruss(HostRounds):
             self._top_n = self.stats["top"] = top_levels_gpu.top_count(t, self._top)
         self.stats.update(region=touched, rounds=self._rounds, peel_rounds=self._peel_rounds)
 
-    def _top_insert(self) -> None:
-        """After an insertion's scan below ``_top``: the levels from ``_top`` up decomposed
-        as their own subgraph (:mod:`.top_levels_gpu`) when an edge joined them."""
-        t = self._table
-        n = top_levels_gpu.top_count(t, self._top)
-        if n == self._top_n:                       # (the set only grows: none joined)
-            return
-        slots = top_levels_gpu.top_slots(t, self._top)
-        _, self._tail = top_levels_gpu.decompose_top(t, slots, self._top, self._tail,
-                                                     self._top)
-        self._top_n = n
-        self.stats["top"] = n
-
-    def _top_delete(self, n: int, fstamp) -> None:
-        """A deletion that removed an edge of the top levels (keys already gone; the
-        worklist ``_la[:n]`` from ``dt_lost_seeds``): their subgraph decomposed anew
-        (:mod:`.top_levels_gpu`), its edges that fell below ``_top`` put at ``_top - 1``
-        and listed as fallen (``_fell == fstamp``, counts ``C_FELL`` and ``KS_FELL``) for
-        the descent's peeling to rank at their new level (those exact at ``_top - 1`` too:
-        an edge of S that the descent leaves there, though lower in S, comes after them);
-        the worklist (``C_NEXT``) keeps its edges below ``_top`` and takes those whose
-        number in S is below ``_top - 1`` (they may fall further)."""
-        cp = self._cp
-        t = self._table
-        cap = self._top
-        work = self._la[:n]
-        work = work[t.columns["truss"][work] < cap]    # (a copy: before S's numbers change)
-        slots = top_levels_gpu.top_slots(t, cap)
-        ts, self._tail = top_levels_gpu.decompose_top(t, slots, cap, self._tail, cap - 1)
-        fallen = slots[ts < cap].astype(cp.int32)
-        deep = slots[ts < cap - 1].astype(cp.int32)
-        nw, nd, nf = int(work.shape[0]), int(deep.shape[0]), int(fallen.shape[0])
-        self._la[:nw] = work
-        self._la[nw:nw + nd] = deep
-        self._fell[fallen] = fstamp
-        self._fallen[:nf] = fallen
-        self._ctr[C_NEXT] = nw + nd
-        self._ctr[C_FELL] = nf
-        self._ks[KS_FELL] = nf
-        self._top_n = int(slots.shape[0]) - nf
-        self.stats["top"] = int(slots.shape[0])
-
     def _insert_from_bounds(self, slots, queued) -> None:
         """Raise the numbers after an insertion batch (new edges in the table, ``slots``
         int64): the k-order scan (see the module), each new edge started at a lower bound of
@@ -879,6 +846,8 @@ class GpuDynamicTruss(HostRounds):
                 queued()
                 self.stats.update(seeds=seeds, gate="seeds")
                 return self._fallback(seeds)
+        if LEVELS_AT_ONCE and DEVICE_SCAN_INSERT and self._windowed():
+            return self._insert_windowed(tstamp, deadline, max_region, queued)
         if LEVELS_AT_ONCE and DEVICE_SCAN_INSERT:
             # every level at once, its seeds' count read on the device: one read at the end
             cut = self._candidate_cut(max_region)

@@ -38,6 +38,8 @@ TRUSS_MAX_PARTS = 16         # at most this many warps share one removed edge
 
 #: counters of the last max_truss call (peeling rounds, support recounts, bisection tests)
 PEEL_STATS: dict = {}
+#: (diagnostics) the span and items of the last device peeling's frontier buffers
+FRONTIER: dict = {}
 
 #: method "delta" peels on the device (:class:`_DevicePeel`, one launch per peeling); False:
 #: on the host, a round at a time (:class:`_Peeler`, as method "iterative" does)
@@ -54,6 +56,11 @@ TRUSS_FIRST_TEST = 0.3
 PEEL_BLOCKS_PER_SM = None    # resident blocks per multiprocessor of truss_peel (None: all)
 GONE_NEVER = 0x7FFFFFFF      # GONE_NEVER in ktruss.cu
 TRUSS_CHUNK = 32             # TRUSS_CHUNK in ktruss.cu
+#: the most of the device's free memory (free in the driver plus free in CuPy's pool) that
+#: truss_peel's two frontier buffers may take: each holds an item per ``span`` elements of
+#: every live edge's shorter list, span the least multiple of TRUSS_CHUNK (doubling) that
+#: fits (:func:`_frontier_span`)
+FRONTIER_MEMORY_SHARE = 0.4
 # truss_peel's control words (K_* in ktruss.cu)
 K_ALIVE, K_ABUF, K_ROUND, K_STATUS, K_LEVELS, K_ROUNDS, K_CNT, K_MIN, K_WORDS = \
     0, 1, 2, 3, 4, 5, 8, 11, 16
@@ -279,7 +286,8 @@ class _DevicePeel:
     State: ``sup`` (int32 (E,), the support within the live graph), ``gone`` (int32 (E,):
     GONE_NEVER while the edge is alive, else the round that removed it), the alive list (two
     int64 buffers of E, compacted as edges go), two frontier buffers (uint64 items, one per
-    TRUSS_CHUNK elements of an edge's shorter list), the control words and the grid barrier.
+    ``span`` elements of an edge's shorter list: :func:`_frontier_span`), the control words
+    and the grid barrier.
     """
 
     def __init__(self, index: EdgeIndex):
@@ -289,10 +297,10 @@ class _DevicePeel:
         self.sup = support_keyed(w.deg, w.ptr, w.eptr, w.n, E)
         self.gone = cupy.full(E, GONE_NEVER, dtype=cupy.int32)
         self.alive = [cupy.arange(E, dtype=cupy.int64), cupy.empty(E, dtype=cupy.int64)]
-        # a round's items: at most one per TRUSS_CHUNK elements of every live edge's shorter
-        # list (degrees only fall as the CSR is compacted)
-        ds = cupy.minimum(w.deg[index.esrc], w.deg[index.edst]).astype(cupy.int64)
-        cap = int(((ds + TRUSS_CHUNK - 1) // TRUSS_CHUNK).sum()) if E else 0
+        # a round's items: at most one per span elements of every live edge's shorter list
+        # (degrees only fall as the CSR is compacted)
+        self.span, cap = _frontier_span(w.deg, index.esrc, index.edst)
+        FRONTIER.update(span=self.span, items=cap)
         self.front = [cupy.empty(max(cap, 1), dtype=cupy.uint64) for _ in range(2)]
         self.ctl = cupy.zeros(K_WORDS, dtype=cupy.uint64)
         self.bar = cupy.zeros(4, dtype=cupy.uint32)
@@ -330,7 +338,7 @@ class _DevicePeel:
                    (w.deg, w.ptr, w.eptr, ix.esrc, ix.edst, self.sup, self.gone,
                     NULL if truss is None else truss, self.alive[0], self.alive[1],
                     self.front[0], self.front[1], self.ctl, self.bar, i64(w.stored),
-                    np.int32(fixed_thr)),
+                    np.int32(fixed_thr), np.int32(self.span)),
                    enable_cooperative_groups=True)
             self.launches += 1
             self.host_ctl = c = self.ctl.get()
@@ -445,6 +453,27 @@ class _DevicePeel:
         c = self.host_ctl
         return dict(levels=int(c[K_LEVELS]), rounds=int(c[K_ROUNDS]), launches=self.launches,
                     recounts=self.recounts, compactions=self.compactions, tests=self.tests)
+
+
+def _frontier_span(deg, esrc, edst) -> tuple:
+    """(span, items) of truss_peel's frontier: the least span (TRUSS_CHUNK doubled) for
+    which two buffers of ``items`` uint64 (an item per span elements of every edge's shorter
+    list: what a round that removes every edge appends) fit in FRONTIER_MEMORY_SHARE of the
+    device's free memory; the largest span tried (2^12 TRUSS_CHUNK) when none fits.
+    ``deg`` int32 (n,), ``esrc`` / ``edst`` int32 (E,) on the device."""
+    E = int(esrc.shape[0])
+    if E == 0:
+        return TRUSS_CHUNK, 0
+    ds = cupy.minimum(deg[esrc], deg[edst]).astype(cupy.int64)
+    free, _ = cupy.cuda.runtime.memGetInfo()
+    pool = cupy.get_default_memory_pool()
+    budget = FRONTIER_MEMORY_SHARE * (free + pool.free_bytes())
+    span = TRUSS_CHUNK
+    while True:
+        items = int(((ds + span - 1) // span).sum())
+        if 2 * 8 * items <= budget or span >= TRUSS_CHUNK << 12:
+            return span, items
+        span *= 2
 
 
 def _truss_bound(sup) -> int:

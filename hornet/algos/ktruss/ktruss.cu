@@ -166,8 +166,11 @@ extern "C" __global__ void truss_compact(const int* __restrict__ ind,
 // gpu.py), until no edge is left. One k (fixed_thr >= 0): one level, then a last phase A
 // counts the survivors (left as the alive list).
 //
-// Frontier items: (edge << TRUSS_CHUNK_SHIFT) | chunk, one per TRUSS_CHUNK elements of the
-// edge's shorter list (the current CSR's degrees), so a hub edge is spread over many warps.
+// Frontier items: (edge << TRUSS_CHUNK_SHIFT) | chunk, one per `span` elements of the edge's
+// shorter list (the current CSR's degrees; span a multiple of TRUSS_CHUNK, a warp's item is
+// span / TRUSS_CHUNK steps of 32 elements), so a hub edge is spread over many warps. The host
+// picks the least span whose two frontier buffers (sized for every edge going in one round)
+// fit its memory budget: TRUSS_CHUNK on a graph that fits, larger on the largest graphs.
 // Lists are appended through warp-aggregated atomic counters; counters rotate over three slots
 // by phase: slot ph % 3 is appended to in phase ph and read right after the barrier that ends
 // it; phase q resets slot (q + 1) % 3, whose last readers finished before q began.
@@ -213,6 +216,7 @@ struct TrussPeel {
     int* sup; int* gone; int* truss;
     u64* ctl; unsigned* bar;
     unsigned lane;
+    int span;                // elements of a shorter list per frontier item (x TRUSS_CHUNK)
     int ph;                  // phase number (identical in every block)
 
     __device__ void sync() { grid_barrier(bar); }
@@ -234,7 +238,7 @@ struct TrussPeel {
     __device__ unsigned chunks(i64 e) const {
         const int dx = deg[esrc[e]], dy = deg[edst[e]];
         const int ds = dx < dy ? dx : dy;
-        return (unsigned)((ds + TRUSS_CHUNK - 1) / TRUSS_CHUNK);
+        return (unsigned)((ds + span - 1) / span);
     }
 
     // appends the chunk items of this lane's edges a and b (-1: none) to list out
@@ -261,11 +265,12 @@ extern "C" __global__ void truss_peel(const int* __restrict__ deg, const i64* __
                                       const int* __restrict__ edst, int* sup, int* gone,
                                       int* truss, i64* alive0, i64* alive1, u64* front0,
                                       u64* front1, u64* ctl, unsigned* bar, i64 stored,
-                                      int fixed_thr) {
+                                      int fixed_thr, int span) {
     TrussPeel P;
     P.deg = deg; P.ptr = ptr; P.eptr = eptr; P.esrc = esrc; P.edst = edst;
     P.sup = sup; P.gone = gone; P.truss = truss; P.ctl = ctl; P.bar = bar;
     P.lane = threadIdx.x & 31;
+    P.span = span;
     P.ph = 0;
     const unsigned lane = P.lane;
     const i64 nthreads = (i64)gridDim.x * blockDim.x;
@@ -342,37 +347,41 @@ extern "C" __global__ void truss_peel(const int* __restrict__ deg, const i64* __
             for (i64 it = gwarp; it < (i64)nF; it += nwarps) {     // (warp-uniform)
                 const u64 item = ld_cg(&F[it]);
                 const i64 e = (i64)(item >> TRUSS_CHUNK_SHIFT);
-                const i64 k0 = (i64)(item & TRUSS_CHUNK_MASK) * TRUSS_CHUNK;
+                const i64 k0 = (i64)(item & TRUSS_CHUNK_MASK) * span;
                 const int x = esrc[e], y = edst[e];
                 const i64 dx = deg[x], dy = deg[y];
                 const bool x_short = dx <= dy;
                 const int s = x_short ? x : y, l = x_short ? y : x;
                 const i64 ds = x_short ? dx : dy, dl = x_short ? dy : dx;
-                const i64 k = k0 + lane;
-                i64 c1 = -1, c2 = -1;
-                if (k < ds) {
-                    const int* S = (const int*)ptr[s];
-                    const int* L = (const int*)ptr[l];
-                    const int w = S[k];
-                    const i64 q = lower_bound(L, dl, w);
-                    if (q < dl && L[q] == w) {
-                        const i64 es = ((const i64*)eptr[s])[k];     // {s, w}
-                        const i64 el = ((const i64*)eptr[l])[q];     // {l, w}
-                        const i64 e1 = x_short ? es : el;            // {x, w}
-                        const i64 e2 = x_short ? el : es;            // {y, w}
-                        if (e1 >= 0 && e2 >= 0) {
-                            const int g1 = ld_cg(&gone[e1]), g2 = ld_cg(&gone[e2]);
-                            const bool a1 = g1 > r, a2 = g2 > r;
-                            // both alive: both lose it; one of this round's, one alive: the
-                            // survivor loses it once, from the lower id of the two removed
-                            const bool d1 = a1 && (a2 || (g2 == r && e < e2));
-                            const bool d2 = a2 && (a1 || (g1 == r && e < e1));
-                            if (d1 && P.lose(e1, thr, r, level)) c1 = e1;
-                            if (d2 && P.lose(e2, thr, r, level)) c2 = e2;
+                const i64 kend = k0 + span < ds ? k0 + span : ds;
+                // (warp-uniform: kend is the item's; every step appends, maybe nothing)
+                for (i64 kb = k0; kb < kend; kb += TRUSS_CHUNK) {
+                    const i64 k = kb + lane;
+                    i64 c1 = -1, c2 = -1;
+                    if (k < kend) {
+                        const int* S = (const int*)ptr[s];
+                        const int* L = (const int*)ptr[l];
+                        const int w = S[k];
+                        const i64 q = lower_bound(L, dl, w);
+                        if (q < dl && L[q] == w) {
+                            const i64 es = ((const i64*)eptr[s])[k];     // {s, w}
+                            const i64 el = ((const i64*)eptr[l])[q];     // {l, w}
+                            const i64 e1 = x_short ? es : el;            // {x, w}
+                            const i64 e2 = x_short ? el : es;            // {y, w}
+                            if (e1 >= 0 && e2 >= 0) {
+                                const int g1 = ld_cg(&gone[e1]), g2 = ld_cg(&gone[e2]);
+                                const bool a1 = g1 > r, a2 = g2 > r;
+                                // both alive: both lose it; one of this round's, one alive: the
+                                // survivor loses it once, from the lower id of the two removed
+                                const bool d1 = a1 && (a2 || (g2 == r && e < e2));
+                                const bool d2 = a2 && (a1 || (g1 == r && e < e1));
+                                if (d1 && P.lose(e1, thr, r, level)) c1 = e1;
+                                if (d2 && P.lose(e2, thr, r, level)) c2 = e2;
+                            }
                         }
                     }
+                    P.append_edges(N, c1, c2);
                 }
-                P.append_edges(N, c1, c2);
             }
             P.next_phase();
             nF = P.last_count();

@@ -40,8 +40,11 @@ import os
 
 import numpy as np
 
+from .ko_launch import C_FELL, C_NEXT
+
 __all__ = ["TOP_MIN_EDGES", "TOP_MIN_LEVEL", "DENSE_MAX_VERTICES", "DENSE_MAX_LEVELS",
-           "top_cap", "top_count", "top_slots", "top_view", "dense_decompose", "decompose_top"]
+           "top_cap", "top_count", "top_slots", "top_view", "dense_decompose", "decompose_top",
+           "TopLevels"]
 
 #: the top levels are kept by a static decomposition of their subgraph when the graph has at
 #: least TOP_MIN_EDGES edges at a level of TOP_MIN_LEVEL or above (cap: the highest level
@@ -187,3 +190,50 @@ def decompose_top(table, slots, cap: int, tail: int, below: int):
     table.columns["rank"][at] = tail + ((rounds.astype(cp.int64) << 32) |
                                         cp.arange(m, dtype=cp.int64))
     return t, tail + ((int(rounds.max()) + 1) << 32)
+
+
+class TopLevels:
+    """The top levels' steps of an update (a base of ``GpuDynamicTruss``: its table, scratch,
+    counters and ``_top`` / ``_top_n`` / ``_tail``)."""
+
+    def _top_insert(self) -> None:
+        """After an insertion's scan below ``_top``: the levels from ``_top`` up decomposed
+        as their own subgraph (this module) when an edge joined them."""
+        t = self._table
+        n = top_count(t, self._top)
+        if n == self._top_n:                       # (the set only grows: none joined)
+            return
+        slots = top_slots(t, self._top)
+        _, self._tail = decompose_top(t, slots, self._top, self._tail, self._top)
+        self._top_n = n
+        self.stats["top"] = n
+
+    def _top_delete(self, n: int, fstamp) -> None:
+        """A deletion that removed an edge of the top levels (keys already gone; the
+        worklist ``_la[:n]`` from ``dt_lost_seeds``): their subgraph decomposed anew
+        (this module), its edges that fell below ``_top`` put at ``_top - 1``
+        and listed as fallen (``_fell == fstamp``, counts ``C_FELL`` and ``KS_FELL``) for
+        the descent's peeling to rank at their new level (those exact at ``_top - 1`` too:
+        an edge of S that the descent leaves there, though lower in S, comes after them);
+        the worklist (``C_NEXT``) keeps its edges below ``_top`` and takes those whose
+        number in S is below ``_top - 1`` (they may fall further)."""
+        from .dynamic_gpu import KS_FELL
+        cp = self._cp
+        t = self._table
+        cap = self._top
+        work = self._la[:n]
+        work = work[t.columns["truss"][work] < cap]    # (a copy: before S's numbers change)
+        slots = top_slots(t, cap)
+        ts, self._tail = decompose_top(t, slots, cap, self._tail, cap - 1)
+        fallen = slots[ts < cap].astype(cp.int32)
+        deep = slots[ts < cap - 1].astype(cp.int32)
+        nw, nd, nf = int(work.shape[0]), int(deep.shape[0]), int(fallen.shape[0])
+        self._la[:nw] = work
+        self._la[nw:nw + nd] = deep
+        self._fell[fallen] = fstamp
+        self._fallen[:nf] = fallen
+        self._ctr[C_NEXT] = nw + nd
+        self._ctr[C_FELL] = nf
+        self._ks[KS_FELL] = nf
+        self._top_n = int(slots.shape[0]) - nf
+        self.stats["top"] = int(slots.shape[0])
