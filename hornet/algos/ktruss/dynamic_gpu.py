@@ -55,69 +55,56 @@ the order instead (``ko_wscan``, :mod:`.dynamic_gpu_window`): before each window
 the static peeling) the candidates are peeled without the triangles of the edges the scan
 passed, so that a large flat level's candidates do not spread through it.
 
-The certified raise (``INSERT_BY_RAISE = True``, :meth:`GpuDynamicTruss._insert_raise`):
-edges with too many later triangles move up to a level where they have none (``kr_*``), which
-leaves a k-order of upper bounds that the deletion's descent and peeling make exact.
+The certified raise: :data:`INSERT_BY_RAISE`.
 
 The k-order scan (``INSERT_BY_RAISE = False``, level by level; the CPU version does it
-sequentially with a heap); with ``START_AT_LOWER_BOUND = False`` the new edges go first in
-the order at level 2 and are the seeds of level k = 2. At
-level k the candidates are the unique set C where a level-k edge y is in C exactly when at
-least k - 1 of its triangles have both other edges above k, in C before y, or at level k
-after y; every edge that rises from k is in C, and an edge with no triangle shared with an
-earlier candidate (or a seed) is not (its count is its old s+ <= k - 2). C is found from the
-seeds by rounds on the device (``ko_eval`` decides a list's edges; ``ko_push`` puts the later
-level-k neighbours of the new candidates on the next list), then peeled at k - 1 triangles
-(others above k or live candidates): the survivors rise to k + 1 (ranks at the start of it:
-the next level's seeds), the peeled ones go to the end of level k. An edge visited but no
-candidate keeps its place. The steps end at the first level with no survivor, so an update
-examines the candidates' triangles and their later neighbours, not the whole triangle-connected
-part of a level.
+sequentially with a heap); with ``START_AT_LOWER_BOUND = False`` the new edges go first in the
+order at level 2 and are the seeds of level k = 2. At level k the candidates are the unique set
+C where a level-k edge y is in C exactly when at least k - 1 of its triangles have both other
+edges above k, in C before y, or at level k after y; every edge that rises from k is in C, and
+an edge with no triangle shared with an earlier candidate (or a seed) is not (its count is its
+old s+ <= k - 2). C is found from the seeds by rounds on the device (``ko_eval`` decides a
+list's edges; ``ko_push`` puts the later level-k neighbours of the new candidates on the next
+list), then peeled at k - 1 triangles (others above k or live candidates): the survivors rise
+to k + 1 (ranks at the start of it: the next level's seeds), the peeled ones go to the end of
+level k. An edge visited but no candidate keeps its place. The steps end at the first level
+with no survivor, so an update examines the candidates' triangles and their later neighbours,
+not the whole triangle-connected part of a level.
 
 Kernels run warps over an edge's intersection of the endpoints' lists; a round of few edges
 gives each several warps (the counting phase ``ko_count`` adds the warps' counts per edge and
-stops once the edge's case is decided; the next phase reads them, or, in the peeling and
-mode 4's candidate rounds, the last warp of the edge decides in the same phase). Every
-peeling goes from a worklist (``ko_peel.cuh``): its first round counts every member, a later
-round only the live members that lost a triangle to the edges peeled in the round before.
-``ko_scan``'s descent applies each new value as soon as it is known. The histograms by level
-(the descent's h-index, the raise's new level) take a block per edge, its warps sharing the
-intersection and one shared histogram (``ko_scan``'s descent: a warp per edge). Two drivers
-run the same phase functions
-(:data:`DEVICE_SCAN_INSERT`, :data:`DEVICE_SCAN_DELETE`): one launch per phase with the host
-reading the round counters, or ``ko_scan``, one cooperative launch per update with grid
-barriers between the phases. On a graph of at most :data:`ASYNC_MAX_EDGES` edges, ``ko_scan``
-runs its peelings, mode 4's candidate searches and the deletion's descent as one asynchronous
-phase each (``ko_async.cuh``): a work queue of parts of edges' intersections that every warp
-serves until it is empty, an edge taken again as soon as a neighbour's change may change its
-decision, so a chain of small rounds costs its work, not a grid barrier a round. Such a
-phase is a chain of dependent units, so a unit is cut to few dependent loads: 8-ary list
+stops once the edge's case is decided; the next phase reads them, or, in the peeling and mode
+4's candidate rounds, the last warp of the edge decides in the same phase). Every peeling goes
+from a worklist (``ko_peel.cuh``): its first round counts every member, a later round only the
+live members that lost a triangle to the edges peeled in the round before. ``ko_scan``'s
+descent applies each new value as soon as it is known. The histograms by level (the descent's
+h-index, the raise's new level) take a block per edge, its warps sharing the intersection and
+one shared histogram (``ko_scan``'s descent: a warp per edge). Two drivers run the same phase
+functions (:data:`DEVICE_SCAN_INSERT`, :data:`DEVICE_SCAN_DELETE`): one launch per phase with
+the host reading the round counters, or ``ko_scan``, one cooperative launch per update with
+grid barriers between the phases. On a graph of at most :data:`ASYNC_MAX_EDGES` edges,
+``ko_scan`` runs its peelings, mode 4's candidate searches and the deletion's descent as one
+asynchronous phase each (``ko_async.cuh``): a work queue of parts of edges' intersections that
+every warp serves until it is empty, an edge taken again as soon as a neighbour's change may
+change its decision, so a chain of small rounds costs its work, not a grid barrier a round.
+Such a phase is a chain of dependent units, so a unit is cut to few dependent loads: 8-ary list
 searches (:data:`ASYNC_KARY`), a triangle's two lookups and its tests each one round of loads,
-a decided edge's next unit queued before its bookkeeping; a phase's first pushes take one
-queue ticket a warp; a new candidate queues only the edges whose count it raised
+a decided edge's next unit queued before its bookkeeping; a phase's first pushes take one queue
+ticket a warp; a new candidate queues only the edges whose count it raised
 (:data:`ASYNC_CAND_PRUNE`).
 
-Kept candidate bounds (:data:`CAND_KEPT_BOUNDS`): mode 4's candidate rounds keep, per edge
-counted short of its level's need, an upper bound of its count (the count plus the pushes
-that reached it since: a count only grows with the candidates, and every triangle that a new
-candidate completes for an edge pushes it), and a push lists the edge for a count again only
-when the bound reaches the need (``ko_bound_due`` in ``dynamic_gpu.cu``): a hub edge beside
-many new candidates is counted again after enough of them, not after each.
-
-The top levels (:mod:`.top_levels_gpu`): on a graph with a large dense top (a Kronecker
-graph's core: ``top_cap``'s gate), the levels from ``_top`` up are kept by a static
-decomposition of their own subgraph, whose lists are short where the scan and the descent
-would intersect the hubs' whole lists: an insertion's scan stops below them (``ko_scan`` mode
-4 with ``k_in = _top``) and the subgraph is decomposed when an edge joined it. A deletion that
-removes one of its edges lowers them by the descent as any other edge (the descent's
-worklists are the edges that lost a counted triangle, few of the dense top's; their count
-is taken again after it), or, with ``TOP_DELETE_BY_DESCENT = False``, decomposes the
-subgraph anew and hands the edges that fell from it to the descent and its peeling.
-
-The hub bit rows (:mod:`.hub_bits`): the neighbour sets of the highest-degree vertices as
-bit rows, kept equal to the graph's lists by every update before its kernels run, so that the
-triangle enumeration tests an element of the shorter list against a hub's list with one load
-(:data:`HUB_BITS`).
+Kept candidate bounds: :data:`CAND_KEPT_BOUNDS`. The hub bit rows: :mod:`.hub_bits`. The top
+levels (:mod:`.top_levels_gpu`): on a graph with a large dense top (a Kronecker graph's core:
+``top_cap``'s gate), the levels from ``_top`` up are kept by a static decomposition of their
+own subgraph, whose lists are short where the scan and the descent would intersect the hubs'
+whole lists: an insertion's scan stops below them (``ko_scan`` mode 4 with ``k_in = _top``) and
+the subgraph is decomposed when an edge joined it. A deletion that removes one of its edges
+lowers them by the descent as any other edge (the descent's worklists are the edges that lost a
+counted triangle, few of the dense top's; their count is taken again after it), or, with
+``TOP_DELETE_BY_DESCENT = False``, decomposes the subgraph anew and hands the edges that fell
+from it to the descent and its peeling. The dense blocks (:mod:`.blocks_gpu`, on a small graph
+with dense high levels, which then has no top levels): their edges' numbers are kept in
+matrices, and the sparse kernels take none.
 
 The static GPU decomposition finishes a batch larger than ``batch_share`` of the edges, and
 one whose region passes ``fallback_share`` of the edges or whose update runs longer than
@@ -147,6 +134,7 @@ from .dynamic_gpu_window import WindowScan
 from . import top_levels_gpu
 from .top_levels_gpu import TopLevels
 from .hub_bits import HubBits
+from .blocks_gpu import blocks_after_static
 from .ko_launch import (C_EXTRA, C_FELL, C_NEXT, C_PLACED, C_TAIL, C_TOUCHED, CTR_WORDS, WARP,
                         _fn, _grid, _parts, _prepared, _ptr)
 from hornet.core.cuda import BLOCK
@@ -154,8 +142,9 @@ from hornet.core.cuda import BLOCK
 __all__ = ["GpuDynamicTruss"]
 
 #: True: insertions raise the numbers to a certified upper bound over every level at once and
-#: descend from it (:meth:`GpuDynamicTruss._insert_raise`); False: the level-by-level k-order
-#: scan (:meth:`GpuDynamicTruss._insert`), whose rounds grow with the levels an update climbs.
+#: descend from it (:meth:`GpuDynamicTruss._insert_raise`: edges with too many later triangles
+#: move up to a level where they have none, ``kr_*``; the deletion's descent and peeling make
+#: that exact); False: the k-order scan, whose rounds grow with the levels an update climbs.
 INSERT_BY_RAISE = False
 #: True: the level scan starts every inserted edge at a lower bound of its new number (the
 #: h-index of its triangles with old edges), the old edges below it that it may now follow in
@@ -257,6 +246,8 @@ TOP_DELETE_BY_DESCENT = True
 GATE_MIN_BATCH = 2048
 DELETE_SEED_SHARE, INSERT_SEED_SHARE = 0.02, 0.007
 DELETE_SEED_SHARE_DEVICE = 0.2
+#: True: a small graph's dense high levels kept as matrices (blocks_gpu; with mode 4 insertions)
+DENSE_BLOCKS = True
 #: True: the kernels test an element of a shorter list against a hub's long list by the
 #: hub's bit row (:mod:`.hub_bits`) instead of searching the list; the rows are kept either way
 HUB_BITS = True
@@ -373,8 +364,9 @@ class GpuDynamicTruss(HostRounds, TopLevels, WindowScan):
         self._tail = ((int(rounds.max()) + 1) << 32) if m else 0
         cp.cuda.Device().synchronize()
         self._static_seconds = time.perf_counter() - start if warm is None else warm
-        # the levels kept by a static decomposition of their own subgraph (top_levels_gpu)
-        self._top = top_levels_gpu.top_cap(t)
+        fit = LEVELS_AT_ONCE and DEVICE_SCAN_INSERT and START_AT_LOWER_BOUND and not INSERT_BY_RAISE
+        self._blocks = blocks_after_static(self, src, dst, t) if DENSE_BLOCKS and fit else None
+        self._top = 0 if self._blocks is not None else top_levels_gpu.top_cap(t)
         self._top_n = int(cp.count_nonzero(t >= self._top)) if self._top else 0
         self._cache = None
         self._k_max = None
@@ -738,6 +730,8 @@ class GpuDynamicTruss(HostRounds, TopLevels, WindowScan):
         nb = int(src.shape[0])
         parts = int(_parts(nb))
         P = _ptr
+        if self._blocks is not None:             # (the block edges stay off the worklist)
+            self._blocks.delete(t, src, dst, self._mark, stamp)
         _prepared("dt_lost_seeds", 14)(
             _grid(nb * parts * WARP), BLOCK,
             (P(deg), P(ptr), P(src), P(dst), nb, P(batch.keys), P(t.keys), t.shift,
@@ -786,6 +780,7 @@ class GpuDynamicTruss(HostRounds, TopLevels, WindowScan):
                                   to_empty=True) >= 0
             touched = int(self._ctr_host[C_TOUCHED])
             self._tail += int(self._ctr_host[C_TAIL])      # (the host-driven peeling's)
+        done = done and (self._blocks is None or self._blocks.deleted())
         if not done:                               # (the caller deletes the batch's keys)
             return self._fallback(touched)
         if top_hit and TOP_DELETE_BY_DESCENT:     # (the descent lowered the top's edges)
@@ -829,13 +824,17 @@ class GpuDynamicTruss(HostRounds, TopLevels, WindowScan):
         slots = cp.ascontiguousarray(slots.astype(cp.int64, copy=False))
         cstamp = self._tick()
         low, ext = self._newval, self._low_old
+        slots, bs = (self._blocks.insert(t, slots, low, self._fell, cstamp) if self._blocks
+                     else (slots, b))
+        if bs < 0:             # (blocks: the edges outside them first, placed; all seed)
+            return queued() or self._fallback(0)
         P, sl = _ptr, _ptr(slots)
-        _prepared("is_lower_bound", 8)(_grid(b * BLOCK), BLOCK, (
-            P(deg), P(ptr), P(keys), t.shift, P(truss), sl, b, P(low)))
-        _prepared("is_place", 10)(_grid(b), BLOCK, (
-            sl, b, P(low), P(truss), P(rank), int(self._head), P(self._fell), int(cstamp),
+        _prepared("is_lower_bound", 8)(_grid(max(bs, 1) * BLOCK), BLOCK, (
+            P(deg), P(ptr), P(keys), t.shift, P(truss), sl, bs, P(low)))
+        _prepared("is_place", 10)(_grid(max(bs, 1)), BLOCK, (
+            sl, bs, P(low), P(truss), P(rank), int(self._head), P(self._fell), int(cstamp),
             P(ext), P(self._ctr)))
-        self._head -= b
+        self._head -= bs
         _prepared("is_partners", 12)(_grid(b * BLOCK), BLOCK, (
             P(deg), P(ptr), P(keys), t.shift, P(truss), sl, b, P(low), P(self._fell),
             int(cstamp), P(ext), P(self._ctr)))
@@ -853,6 +852,7 @@ class GpuDynamicTruss(HostRounds, TopLevels, WindowScan):
             # every level at once, its seeds' count read on the device: one read at the end
             cut = self._candidate_cut(max_region)
             done = self._scan(4, 0, self._top, self._region, 0, tstamp, deadline, cut, queued)
+            done = done and (self._blocks is None or self._blocks.check(t))
             c = self._words_host
             if not done:
                 nc = int(self._ks_host[KS_ALL])
