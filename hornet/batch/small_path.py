@@ -80,7 +80,8 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     # the host would wait for its header
     if g.device == "gpu":
         header, rows = g._small.prepare(s, d, not g.directed, mode, g._degree, g._size_class,
-                                        g._edge_ptr, mm.min_size_class, during=cache.top_up)
+                                        g._edge_ptr, mm.min_size_class, during=cache.top_up,
+                                        wide=True)
     else:
         cache.top_up()
         header, rows = g._small.prepare(s, d, not g.directed, mode, g._degree, g._size_class,

@@ -17,6 +17,7 @@
 #define MODE_INSERT 0
 #define MODE_DELETE 1
 #define MODE_UPSERT 2     // deferred small batches: insert the new pairs, rewrite the found ones' properties
+#define MODE_WIDE 16      // flag on MODE_DELETE (small path): long lists rewritten in place, by pieces
 
 // header slots (hornet/batch/small_layout.py)
 #define H_KEPT 0        // entries kept: new edges (insert) or edges found (delete)
@@ -36,6 +37,7 @@
 #define H_ACCEPT 140    // deferred small batches: the classes whose rings took the blocks
 #define H_STALLED 141   // deferred small batches: 1 when the batch did not run (see stall)
 #define H_FOUND 142     // upserts (MODE_UPSERT): pairs found present (their properties rewritten)
+#define H_TICKET 143    // MODE_WIDE deletes: pieces taken by the removal's blocks so far
 #define HEADER_WORDS 256
 #define H_CLOCKS 192    // profiling only: clock64() after each phase of small_prepare
 
@@ -45,6 +47,13 @@
 #define COPY_ITEMS 2048
 #define PIECE_ITEMS 8192        // a multiple of the removal's step (REWRITE_THREADS * REMOVE_ITEMS)
 #define REMOVE_ITEMS 8
+// MODE_WIDE deletes: a list rewritten in place is cut into pieces at multiples of WIDE_ITEMS
+// (from its first removed item), each read whole into the registers of one block of
+// WIDE_THREADS threads (WIDE_WINDOWS windows of 32 items per warp) before it writes.
+#define WIDE_THREADS 256
+#define WIDE_WINDOWS 16
+#define WIDE_ITEMS (WIDE_THREADS * WIDE_WINDOWS)
+#define WIDE_LOADS 4            // windows a warp reads at a time (WIDE_WINDOWS a multiple)
 
 struct Layout {
     i64* header;
