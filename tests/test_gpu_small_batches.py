@@ -11,8 +11,8 @@ import hornet
 from conftest import HAS_GPU
 from hornet.batch.small_layout import SMALL_ENTRIES
 from hornet.testing import to_host
-from small_batch_checks import (PROPS, insert_delete_cycles, same_change, same_graph, snapshot,
-                                step_batch, step_properties, without_small_path)
+from small_batch_checks import (PROPS, EdgeTable, insert_delete_cycles, same_change, same_graph,
+                                snapshot, step_batch, step_properties, without_small_path)
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
@@ -226,45 +226,6 @@ def test_prepared_launches_match_cupy_calls(small_path_counter):
     assert direct._small.direct_launch and not called._small.direct_launch
 
 
-class _HubOracle:
-    """The edges of a directed graph as a NumPy table sorted by (src, dst), with their
-    property columns: the independent oracle of the long-list tests (inserts of new pairs,
-    deletes of present ones)."""
-
-    def __init__(self, props):
-        self.key = np.zeros(0, dtype=np.int64)
-        self.cols = {k: np.zeros(0, dtype=dt) for k, dt in props.items()}
-
-    def insert(self, s, d, values):
-        key = np.r_[self.key, (s.astype(np.int64) << 32) | d]
-        order = np.argsort(key, kind="stable")
-        self.key = key[order]
-        self.cols = {k: np.r_[v, values[k]][order] for k, v in self.cols.items()}
-
-    def delete(self, s, d):
-        """The change: (src, dst, properties) of the present pairs among (s, d), sorted."""
-        gone = np.unique((s.astype(np.int64) << 32) | d)
-        at = np.searchsorted(self.key, gone)
-        at = at[(at < self.key.size) & (self.key[np.minimum(at, self.key.size - 1)] == gone)]
-        change = (self.key[at] >> 32, self.key[at] & 0xFFFFFFFF,
-                  {k: v[at] for k, v in self.cols.items()})
-        keep = np.ones(self.key.size, dtype=bool)
-        keep[at] = False
-        self.key = self.key[keep]
-        self.cols = {k: v[keep] for k, v in self.cols.items()}
-        return change
-
-    def neighbors(self, u):
-        lo, hi = np.searchsorted(self.key, [u << 32, (u + 1) << 32])
-        return self.key[lo:hi] & 0xFFFFFFFF
-
-    def same(self, g):
-        s, d, cols = g.edges(properties=True)
-        assert np.array_equal((to_host(s).astype(np.int64) << 32) | to_host(d), self.key)
-        for k, v in self.cols.items():
-            assert np.array_equal(to_host(cols[k]), v), k
-
-
 @pytest.mark.parametrize("wide", [True, False])
 def test_long_lists_lose_edges_in_place_by_pieces(wide, small_path_counter):
     """Deletes from lists of up to 45,000 entries (``SmallBatches.wide_removal``: rewritten
@@ -283,7 +244,7 @@ def test_long_lists_lose_edges_in_place_by_pieces(wide, small_path_counter):
                     flag=rng.integers(-128, 128, m).astype(np.int8),
                     h=rng.integers(-30000, 30000, m).astype(np.int16))
 
-    oracle = _HubOracle(props)
+    oracle = EdgeTable(props)
     gpu = hornet.Graph(device="gpu", directed=True, edge_properties=props)
     gpu._small = SmallBatches()
     gpu._small.wide_removal = wide

@@ -47,9 +47,14 @@ extern "C" __global__ void medium_segments(const i64* __restrict__ info, i64* ws
                                            const signed char* __restrict__ size_class,
                                            const i64* __restrict__ edge_ptr, i64 table_len,
                                            i64 min_class, i64 copy_max_class) {
+    // a delete with MODE_WIDE: long lists that keep their blocks are cut into the pieces of
+    // small_remove_wide (in place, side by side) rather than one block each
+    const bool wide = (mode & MODE_WIDE) != 0 && (mode & ~MODE_WIDE) == MODE_DELETE;
+    mode &= ~MODE_WIDE;
     const Layout L = layout(ws, capacity);
     const i64 kept = info[I_KEPT], nseg = info[I_SEGMENTS];
     if (blockIdx.x == 0 && threadIdx.x == 0) {
+        L.header[H_TICKET] = 0;
         L.header[H_KEPT] = kept;
         L.header[H_SEGMENTS] = nseg;
         L.header[H_LOOPS] = info[I_LOOPS];
@@ -84,7 +89,8 @@ extern "C" __global__ void medium_segments(const i64* __restrict__ info, i64* ws
         if (to >= 0) L.seg_rank[sg] = (i64)class_slot(moving, to);
         L.seg_give[sg] = give_back ? (cls << 32) | (i64)class_slot(freed, cls) : -1;
         const i64 work = to >= 0 ? d0 + (inserting ? c : 0) : in_place;
-        const i64 pieces = segment_pieces(to, d0);
+        const i64 pieces = wide && to < 0 && d1 > 0 ? wide_pieces(first, d0)
+                                                   : segment_pieces(to, d0);
         if (pieces == 1 && work <= warp_items) {
             L.warp_seg[class_slot((u64*)(L.header + H_WARPS), 0)] = sg;
         } else {

@@ -99,6 +99,28 @@ def rewrite_lookup(mm):
     return mm.lookup() if len(mm.field_dtypes) > 1 else None
 
 
+class WideMarks:
+    """The marks of ``small_remove_wide`` (one int64 word per piece of a batch, on the
+    device) and the count of batches that used them: a batch marks its pieces with values
+    above every earlier batch's, so the words are never cleared."""
+
+    def __init__(self):
+        self.words = cupy.zeros(1024, dtype=cupy.int64)
+        self.serial = 0
+
+    def next(self, pieces: int) -> tuple:
+        """(device address of at least ``pieces`` words, the batch's serial), for one launch
+        of ``small_remove_wide``."""
+        if self.words.shape[0] < pieces:      # words start at 0: any serial is ahead
+            self.words = cupy.zeros(max(pieces, 2 * self.words.shape[0]), dtype=cupy.int64)
+        self.serial += 1
+        return self.words.data.ptr, self.serial
+
+
+#: small_remove_wide's parameters
+REMOVE_WIDE_ARGS = 32
+
+
 class SmallBatches:
     """The device workspace of one graph's small batches (int64, ``WORKSPACE_WORDS``), reused
     batch after batch (the kernels of one batch run in stream order)."""
@@ -118,8 +140,7 @@ class SmallBatches:
         self.header = cupyx.empty_pinned(_READ_WORDS, dtype=np.int64)   # read back here
         self._header_copied = cupy.cuda.Event(block=False, disable_timing=True)
         self._launches: dict = {}
-        self._flags = cupy.zeros(1024, dtype=cupy.int64)   # small_remove_wide's marks
-        self._serial = 0
+        self._marks = WideMarks()
         self.prepared_wide = False      # the last prepare's batch is a wide delete
 
     def _launch(self, name: str, nargs: int) -> PreparedLaunch:
@@ -221,23 +242,20 @@ class SmallBatches:
     def _remove_wide(self, pieces, cache, accept, lookup, nf, sizes, v, o, degree,
                      size_class, edge_ptr) -> None:
         """``small_remove_wide`` over ``pieces`` blocks (see :meth:`rewrite`)."""
-        if self._flags.shape[0] < pieces:             # words start at 0: any serial is ahead
-            self._flags = cupy.zeros(max(pieces, 2 * self._flags.shape[0]), dtype=cupy.int64)
-        self._serial += 1
+        marks, serial = self._marks.next(pieces)
         bases, field_bases, narrays = lookup_words(lookup)
         if self.direct_launch:
-            self._launch("small_remove_wide", 31)(pieces, REWRITE_THREADS, [
-                self.workspace.data.ptr, SMALL_ENTRIES, cache.rings.data.ptr,
+            self._launch("small_remove_wide", REMOVE_WIDE_ARGS)(pieces, REWRITE_THREADS, [
+                self.workspace.data.ptr, SMALL_ENTRIES, 0, cache.rings.data.ptr,
                 cache.state.data.ptr, cache.ring_slots, as_signed64(int(accept)), 0,
-                degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr,
-                self._flags.data.ptr, self._serial,
+                degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr, marks, serial,
                 bases, field_bases, narrays, nf, sizes, *v, *o])
             return
         function(_CU, "small_remove_wide", _NAMES)(
             (pieces,), (REWRITE_THREADS,),
-            (self.workspace, i64(SMALL_ENTRIES), cache.rings, cache.state,
+            (self.workspace, i64(SMALL_ENTRIES), np.int32(0), cache.rings, cache.state,
              i64(cache.ring_slots), np.uint64(accept), i64(0), degree, size_class, edge_ptr,
-             self._flags, i64(self._serial), i64(bases), i64(field_bases), i64(narrays),
+             i64(marks), i64(serial), i64(bases), i64(field_bases), i64(narrays),
              np.int32(nf), np.uint64(sizes), *[i64(x) for x in v], *[i64(x) for x in o]))
 
     def spilled(self, count: int):

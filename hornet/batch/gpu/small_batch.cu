@@ -726,9 +726,11 @@ __device__ void remove_wide_piece(T* O, i64 lo, i64 hi, i64 base, const i64* P, 
 
 // small_remove for a batch prepared with MODE_WIDE (one block of WIDE_THREADS per piece,
 // grid H_PIECES): lists that move (they empty, or shrink to another class) as small_remove
-// does, lists that stay by remove_wide_piece. `flags`: at least H_PIECES words.
+// does, lists that stay by remove_wide_piece. `listed`: as small_remove's (medium batches,
+// whose pieces of one list are listed one after the other); `flags`: at least H_PIECES
+// words.
 extern "C" __global__ void __launch_bounds__(WIDE_THREADS, 4)
-small_remove_wide(i64* ws, i64 capacity, RING_PARAMS, int* __restrict__ degree,
+small_remove_wide(i64* ws, i64 capacity, int listed, RING_PARAMS, int* __restrict__ degree,
                   signed char* __restrict__ size_class, i64* __restrict__ edge_ptr,
                   i64* flags, i64 serial, FIELD_PARAMS) {
     MAKE_FIELDS;
@@ -742,7 +744,7 @@ small_remove_wide(i64* ws, i64 capacity, RING_PARAMS, int* __restrict__ degree,
     __syncthreads();
     const i64 t = ticket;
     if (t < npieces) {
-        const Piece pc = piece_of(L, nseg, npieces, t, 0);
+        const Piece pc = piece_of(L, nseg, npieces, t, listed);
         const i64 sg = pc.sg;
         const i64 old = L.seg_ptr[sg], d1 = L.seg_new[sg];
         const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
