@@ -11,7 +11,7 @@ import hornet
 from conftest import HAS_GPU
 from hornet.batch.validate import BatchError
 from hornet.testing import to_host
-from small_batch_checks import PROPS, EdgeTable, same_change, same_graph, step_properties
+from small_batch_checks import PROPS, same_change, same_graph, step_properties
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
@@ -262,60 +262,3 @@ def test_a_batch_refused_after_its_blocks_were_taken_gives_them_back(medium_call
         g.check()
     finally:
         gpu_take.give_back_ahead = give_back
-
-
-@pytest.mark.parametrize("wide", [True, False])
-def test_long_lists_lose_many_edges_in_place_by_pieces(wide, medium_calls):
-    """Medium deletes that take up to 20,000 entries of one list of 60,000 (prepared wide,
-    ``MediumBatches.wide_removal``: long lists that keep their blocks rewritten in place by
-    pieces of 4,096 items side by side, a piece's writes reaching several pieces back once
-    more than 4,096 items were removed before it; without it: one block per list), runs
-    across the pieces' borders, short lists among them; changes with their property values
-    and the graph against a NumPy table of the edges."""
-    from hornet.batch.gpu.medium import MediumBatches
-    props = {"w": np.float32, "t": np.int64, "h": np.int16}
-    rng = np.random.default_rng(41)
-
-    def values(m):
-        return dict(w=rng.random(m).astype(np.float32), t=rng.integers(-10**12, 10**12, m),
-                    h=rng.integers(-30000, 30000, m).astype(np.int16))
-
-    table = EdgeTable(props)
-    g = _graph("gpu", True, edge_properties=props)
-    g._medium = MediumBatches()
-    g._medium.wide_removal = wide
-    s = np.r_[np.full(60_000, 1), np.full(30_000, 2), rng.integers(10, 3000, 6000)]
-    d = np.r_[rng.choice(10**6, 60_000, replace=False), rng.choice(10**6, 30_000, replace=False),
-              rng.integers(0, 10**6, 6000)]
-    key = np.unique((s << 32) | d)
-    s, d = key >> 32, key & 0xFFFFFFFF
-    for part in np.array_split(np.arange(s.size), 4):           # 4 medium inserts
-        p = values(part.size)
-        g.insert_edges(s[part], d[part], **p)
-        table.insert(s[part], d[part], p)
-    table.same(g)
-    for step in range(6):
-        nb1, nb2 = table.neighbors(1), table.neighbors(2)
-        if step % 3 == 0:       # most of the first pieces of hub 1
-            pos1 = rng.choice(min(nb1.size, 30_000), size=min(nb1.size, 20_000), replace=False)
-        elif step % 3 == 1:     # runs across the borders of the pieces
-            at = np.arange(4096, nb1.size, 4096)
-            pos1 = (at[:, None] + np.arange(-40, 40)[None, :]).ravel()
-        else:
-            pos1 = rng.integers(0, nb1.size, 3000)
-        pos1 = np.unique(pos1[(pos1 >= 0) & (pos1 < nb1.size)])
-        pos2 = np.unique(rng.integers(0, nb2.size, 2000))
-        es, ed, _ = table.key >> 32, table.key & 0xFFFFFFFF, None
-        short = np.flatnonzero(es >= 10)
-        pick = rng.choice(short, size=min(short.size, 2500), replace=False)
-        s = np.r_[np.full(pos1.size, 1), np.full(pos2.size, 2), es[pick]]
-        d = np.r_[nb1[pos1], nb2[pos2], ed[pick]]
-        order = rng.permutation(s.size)
-        s, d = s[order], d[order]
-        a, b = table.delete(s, d), g.delete_edges(s, d)
-        assert np.array_equal(to_host(b.src), a[0]) and np.array_equal(to_host(b.dst), a[1])
-        for k in props:
-            assert np.array_equal(to_host(b.properties[k]), a[2][k]), k
-        table.same(g)
-    g.check()
-    assert medium_calls["taken"] == 4 + 6

@@ -95,7 +95,7 @@ def medium_update(g, mode, s, d, edge_props) -> EdgeChange | None:
 
     header, once = ws.prepare(s, d, not g.directed, mode, keep_blocks, g._degree,
                               g._size_class, g._edge_ptr, mm.min_size_class,
-                              take_ahead if takes else None, wide=True)
+                              take_ahead if takes else None)
     header = header.tolist()                  # Python ints: cheaper to read one by one
     if header[H_MIN_ID] < 0 or header[H_MAX_ID] > MAX_VERTEX_ID:
         return None                           # (a take ahead took nothing)

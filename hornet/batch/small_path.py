@@ -136,20 +136,14 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
                 pass                       # the rings fill on demand, as without it
         g._entries += kept if mode == MODE_INSERT else -kept
         if spills:
-            # a delete's counts come back with the next call that reads them, as on the
-            # planned path (compact_memory decides from bounds when they settle it); an
-            # insert's with a wait: the rewrite is its last kernel, so a deferred read saves
-            # no overlap there and its pinned copy and event cost more
-            mm.release(g._small.spilled(spills), wait=mode == MODE_INSERT)
+            # released with a wait for its counts: the rewrite is the batch's last kernel, so
+            # a deferred read saves no overlap here and its pinned copy and event cost more
+            mm.release(g._small.spilled(spills))
         # a delete may leave lists loose without moving any: the list-fit check runs after
-        # every delete, as in the general pipeline, so both paths refit on the same batches;
-        # it and the compaction are skipped when bounds from the counts before the release
-        # on its way (the slots of the blocks spilled to the trees) show they would do nothing
+        # every delete, as in the general pipeline, so both paths refit on the same batches
         if mode == MODE_DELETE:
-            released = sum(freed[k] << k for k in touched if not accept >> k & 1)
             compact_memory(g, lambda: _lost_entries(g, rows[:nres],
-                                                    rows[SMALL_ENTRIES:SMALL_ENTRIES + nres]),
-                           released_slots=released if g.device == "gpu" else None)
+                                                    rows[SMALL_ENTRIES:SMALL_ENTRIES + nres]))
     return EdgeChange(kind, rows[:nres], rows[SMALL_ENTRIES:SMALL_ENTRIES + nres], outs,
                       int(header[H_LOOPS]) if mode == MODE_INSERT else 0)
 

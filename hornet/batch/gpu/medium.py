@@ -20,8 +20,7 @@ import os
 import numpy as np
 
 from ...core.cuda import _max_grid, PreparedLaunch, cupy, function
-from ..small_layout import (H_FREED, H_WARPS, HEADER_WORDS, MODE_DELETE, MODE_INSERT,
-                            MODE_WIDE, NUM_CLASSES)
+from ..small_layout import H_FREED, H_WARPS, HEADER_WORDS, MODE_INSERT, NUM_CLASSES
 from . import small
 from .plan import plan_entries, plan_scratch
 from .small import REWRITE_THREADS, field_words
@@ -63,17 +62,12 @@ class MediumBatches:
     two a batch needs, at least ``_MIN_CAPACITY`` entries), reused batch after batch (the
     kernels of one batch run in stream order)."""
 
-    #: deletes prepared wide when asked (:meth:`prepare`); False: long lists one block each
-    wide_removal: bool = True
-
     def __init__(self):
         import cupyx
         self.capacity = 0
         self.workspace = None
         self.header = cupyx.empty_pinned(_READ_WORDS, dtype=np.int64)   # read back here
         self._launches: dict = {}
-        self._marks = small.WideMarks()
-        self.prepared_wide = False      # the last prepare's batch is a wide delete
 
     def _launch(self, path: str, names: tuple, name: str, nargs: int) -> PreparedLaunch:
         launch = self._launches.get(name)
@@ -102,7 +96,7 @@ class MediumBatches:
         return self.workspace[start:start + count]
 
     def prepare(self, s, d, mirror: bool, mode: int, keep_blocks: bool, degree, size_class,
-                edge_ptr, min_class: int, before_read=None, wide: bool = False):
+                edge_ptr, min_class: int, before_read=None):
         """Plan the pairs ``s``, ``d`` (int32 or int64 device arrays of one dtype,
         contiguous, (n,), 0 < n * (2 if mirror else 1) <= MEDIUM_ENTRIES) against the
         vertex table (``degree`` int32, ``size_class`` int8, ``edge_ptr`` int64, all
@@ -113,9 +107,7 @@ class MediumBatches:
         call; once: int32 device array (entries,) whose first ``header[H_RESULTS]`` items
         are the change's src and whose items from entries // 2 on its dst, for a mirrored
         batch; None otherwise: the change is the kept entries, :meth:`kept_pairs`).
-        ``wide``: a delete whose lists that keep their blocks are rewritten in place by
-        pieces side by side (``small_remove_wide``; not with ``keep_blocks``), which
-        :meth:`rewrite` then runs. ``before_read``: called with (the plan's info, the header: device addresses; the
+        ``before_read``: called with (the plan's info, the header: device addresses; the
         batch's entries) once the batch's kernels are queued, before the read-back (work the
         device does for the batch before the host reads its header).
         """
@@ -133,11 +125,8 @@ class MediumBatches:
                      self._at(_SEG_START), once.data.ptr if mirror else 0,
                      once.data.ptr + 4 * half if mirror else 0, self._at(_ENT_RES))
         grid = min(-(-entries // SEGMENT_THREADS), _max_grid())
-        self.prepared_wide = wide and self.wide_removal and mode == MODE_DELETE and \
-            not keep_blocks
         self._launch(_CU, _NAMES, "medium_segments", 12)(grid, SEGMENT_THREADS, [
-            scratch.info.data.ptr, ws.data.ptr, cap, int(mirror),
-            int(mode) | (MODE_WIDE if self.prepared_wide else 0),
+            scratch.info.data.ptr, ws.data.ptr, cap, int(mirror), int(mode),
             int(keep_blocks), degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr,
             degree.shape[0], int(min_class), NO_COPIES])
         if before_read is not None:
@@ -188,12 +177,7 @@ class MediumBatches:
             grid = min(-(-int(warps) * 32 // WARP_THREADS), _max_grid())
             self._launch(_CU, _NAMES, name, 29)(grid, WARP_THREADS,
                                                 [ws, self.capacity, *rings, *rest])
-        if pieces and self.prepared_wide:
-            marks, serial = self._marks.next(int(pieces))
-            self._launch(small._CU, small._NAMES, "small_remove_wide", small.REMOVE_WIDE_ARGS)(
-                int(pieces), REWRITE_THREADS,
-                [ws, self.capacity, 1, *rings, *rest[:3], marks, serial, *rest[3:]])
-        elif pieces:
+        if pieces:
             name = "small_merge" if inserting else "small_remove"
             self._launch(small._CU, small._NAMES, name, 30)(
                 int(pieces), REWRITE_THREADS, [ws, self.capacity, 1, *rings, *rest])

@@ -47,14 +47,9 @@ extern "C" __global__ void medium_segments(const i64* __restrict__ info, i64* ws
                                            const signed char* __restrict__ size_class,
                                            const i64* __restrict__ edge_ptr, i64 table_len,
                                            i64 min_class, i64 copy_max_class) {
-    // a delete with MODE_WIDE: long lists that keep their blocks are cut into the pieces of
-    // small_remove_wide (in place, side by side) rather than one block each
-    const bool wide = (mode & MODE_WIDE) != 0 && (mode & ~MODE_WIDE) == MODE_DELETE;
-    mode &= ~MODE_WIDE;
     const Layout L = layout(ws, capacity);
     const i64 kept = info[I_KEPT], nseg = info[I_SEGMENTS];
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-        L.header[H_TICKET] = 0;
         L.header[H_KEPT] = kept;
         L.header[H_SEGMENTS] = nseg;
         L.header[H_LOOPS] = info[I_LOOPS];
@@ -89,8 +84,7 @@ extern "C" __global__ void medium_segments(const i64* __restrict__ info, i64* ws
         if (to >= 0) L.seg_rank[sg] = (i64)class_slot(moving, to);
         L.seg_give[sg] = give_back ? (cls << 32) | (i64)class_slot(freed, cls) : -1;
         const i64 work = to >= 0 ? d0 + (inserting ? c : 0) : in_place;
-        const i64 pieces = wide && to < 0 && d1 > 0 ? wide_pieces(first, d0)
-                                                   : segment_pieces(to, d0);
+        const i64 pieces = segment_pieces(to, d0);
         if (pieces == 1 && work <= warp_items) {
             L.warp_seg[class_slot((u64*)(L.header + H_WARPS), 0)] = sg;
         } else {
@@ -127,33 +121,6 @@ __device__ void merge_warp(const T* O, T* D, i64 lo, i64 hi, const i64* I, i64 c
         if (out && r >= 0) out[r] = v;
     }
     __syncwarp();
-}
-
-// As remove_block (small_batch.cu), by one warp: the removed values to the result (when `out`
-// is given), then the survivors among old items [lo, d0) to their slots of D (D == O: in
-// place; windows of 32 * REMOVE_ITEMS items, each read whole before the warp writes).
-template <typename T>
-__device__ void remove_warp(const T* O, T* D, i64 d0, i64 d1, i64 lo, const i64* P, i64 c,
-                            const Layout& L, i64 start, T* out) {
-    const int lane = WARP_LANE;
-    if (out)
-        for (i64 j = lane; j < c; j += 32) {
-            const i64 r = L.ent_res[start + j];
-            if (r >= 0) out[r] = O[P[j]];
-        }
-    __syncwarp();
-    if (d1 == 0) return;
-    const bool in_place = D == O;
-    for (i64 base = lo; base < d0; base += 32 * REMOVE_ITEMS) {
-        T v[REMOVE_ITEMS];
-        i64 to[REMOVE_ITEMS];
-        read_windows(O, d0, base, v);
-        RemovedPositions gone(P, c, warp_lower_bound(P, c, base));
-        rank_windows(gone, d0, base, 0, (i64)-1, to);
-        if (in_place) __syncwarp();
-        write_windows(D, 0, (i64)-1, v, to);
-        if (in_place) __syncwarp();
-    }
 }
 
 #define FOR_WARP_SEGMENTS(L)                                                                \
@@ -213,38 +180,6 @@ extern "C" __global__ void medium_remove_warp(i64* ws, i64 capacity, RING_PARAMS
     MAKE_RINGS;
     const Layout L = layout(ws, capacity);
     FOR_WARP_SEGMENTS(L) {
-        const i64 sg = L.warp_seg[w_];
-        const i64 old = L.seg_ptr[sg], d1 = L.seg_new[sg];
-        const i64 target = d1 > 0 ? new_block(L, R, sg) : 0;
-        const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
-        const i64* P = L.ent_pos + start;
-        const i64 lo = target == old ? P[0] : 0;
-        for (int f = 0; f < F.nf; ++f) {
-            const i64 src = field_address(F, old, f), dst = field_address(F, target, f);
-            switch (field_size(F, f)) {
-            case 1: remove_warp<unsigned char>((const unsigned char*)src, (unsigned char*)dst,
-                        d0, d1, lo, P, c, L, start, (unsigned char*)F.out[f]); break;
-            case 2: remove_warp<unsigned short>((const unsigned short*)src,
-                        (unsigned short*)dst, d0, d1, lo, P, c, L, start,
-                        (unsigned short*)F.out[f]); break;
-            case 4: remove_warp<unsigned int>((const unsigned int*)src, (unsigned int*)dst,
-                        d0, d1, lo, P, c, L, start, (unsigned int*)F.out[f]); break;
-            default: remove_warp<unsigned long long>((const unsigned long long*)src,
-                        (unsigned long long*)dst, d0, d1, lo, P, c, L, start,
-                        (unsigned long long*)F.out[f]); break;
-            }
-        }
-        if (WARP_LANE == 0) {
-            const i64 u = L.seg_vertex[sg];
-            degree[u] = (int)d1;
-            if (d1 == 0) {
-                edge_ptr[u] = 0;
-                size_class[u] = -1;
-            } else if (L.seg_class[sg] >= 0) {
-                edge_ptr[u] = target;
-                size_class[u] = (signed char)L.seg_class[sg];
-            }
-            give_back_block(L, R, sg);
-        }
+        warp_remove_segment(L, R, F, L.warp_seg[w_], degree, size_class, edge_ptr);
     }
 }

@@ -61,6 +61,9 @@ SPILL_OFFSET = HEADER_WORDS + 14 * SMALL_ENTRIES
 FOUND_OFFSET = SPILL_OFFSET + SMALL_ENTRIES
 # (then, in deferred batches' workspaces, their host property values: VALUE_OFFSET)
 WORKSPACE_WORDS = FOUND_OFFSET + 2 * SMALL_ENTRIES
+# the small path's own workspace: then the lists of a wide delete (small_batch.cu WIDE_OFFSET)
+WIDE_OFFSET = WORKSPACE_WORDS
+WIDE_WORDS = 3 * SMALL_ENTRIES
 
 
 def field_words(field_dtypes, values, outs):
@@ -118,7 +121,7 @@ class WideMarks:
 
 
 #: small_remove_wide's parameters
-REMOVE_WIDE_ARGS = 32
+REMOVE_WIDE_ARGS = 30
 
 
 class SmallBatches:
@@ -136,7 +139,7 @@ class SmallBatches:
 
     def __init__(self):
         import cupyx
-        self.workspace = cupy.empty(WORKSPACE_WORDS, dtype=cupy.int64)
+        self.workspace = cupy.empty(WORKSPACE_WORDS + WIDE_WORDS, dtype=cupy.int64)
         self.header = cupyx.empty_pinned(_READ_WORDS, dtype=np.int64)   # read back here
         self._header_copied = cupy.cuda.Event(block=False, disable_timing=True)
         self._launches: dict = {}
@@ -246,14 +249,14 @@ class SmallBatches:
         bases, field_bases, narrays = lookup_words(lookup)
         if self.direct_launch:
             self._launch("small_remove_wide", REMOVE_WIDE_ARGS)(pieces, REWRITE_THREADS, [
-                self.workspace.data.ptr, SMALL_ENTRIES, 0, cache.rings.data.ptr,
+                self.workspace.data.ptr, cache.rings.data.ptr,
                 cache.state.data.ptr, cache.ring_slots, as_signed64(int(accept)), 0,
                 degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr, marks, serial,
                 bases, field_bases, narrays, nf, sizes, *v, *o])
             return
         function(_CU, "small_remove_wide", _NAMES)(
             (pieces,), (REWRITE_THREADS,),
-            (self.workspace, i64(SMALL_ENTRIES), np.int32(0), cache.rings, cache.state,
+            (self.workspace, cache.rings, cache.state,
              i64(cache.ring_slots), np.uint64(accept), i64(0), degree, size_class, edge_ptr,
              i64(marks), i64(serial), i64(bases), i64(field_bases), i64(narrays),
              np.int32(nf), np.uint64(sizes), *[i64(x) for x in v], *[i64(x) for x in o]))
