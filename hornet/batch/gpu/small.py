@@ -27,9 +27,11 @@ time for microseconds of GPU work. Here a batch of at most :data:`SMALL_ENTRIES`
    list that would move more than 2,048 items in place (up to ``COPY_MAX_CLASS``) is copied
    to a fresh block of its own class instead, so that a batch touching lists of 10^5 items
    is not one block stepping through them. A delete prepared wide (``wide``, the small
-   path's deletes: ``small_remove_wide``) copies no list within its class: a list that keeps
-   its block is rewritten in place, cut at multiples of 4,096 items into pieces run side by
-   side, so only the items after its first removed one move and no block is popped.
+   path's deletes: ``small_remove_wide``) copies no list within its class: a long list that
+   keeps its block is rewritten in place, cut at multiples of 4,096 items into pieces run side
+   by side (a piece writes once the pieces its survivors land on have read theirs), so only
+   the items after its first removed one move and no block is popped, and the short lists
+   (at most 1,024 items to move) take one warp each instead of one block.
 
 The caller (:class:`hornet.graph.Graph`) owns the order of these steps and falls back to the
 general pipeline for anything this path does not take (bad ids, so that the error message
@@ -125,8 +127,9 @@ REMOVE_WIDE_ARGS = 30
 
 
 class SmallBatches:
-    """The device workspace of one graph's small batches (int64, ``WORKSPACE_WORDS``), reused
-    batch after batch (the kernels of one batch run in stream order)."""
+    """The device workspace of one graph's small batches (int64, ``WORKSPACE_WORDS`` and
+    ``WIDE_WORDS`` for wide deletes), reused batch after batch (the kernels of one batch run
+    in stream order)."""
 
     #: prepare deletes with MODE_WIDE and rewrite them with ``small_remove_wide`` (when
     #: ``prepare`` and ``rewrite`` are asked for it); False: as the deferred path's deletes

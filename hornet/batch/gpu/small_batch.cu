@@ -693,9 +693,9 @@ extern "C" __global__ void small_remove(i64* ws, i64 capacity, int listed, RING_
 // so a piece's writes land on its own items and on the last ones of the piece before it
 // (as many as the items removed before the piece's start: the piece before it, or several
 // when more than WIDE_ITEMS were removed before it). Each block therefore reads its whole
-// piece (into shared memory, each survivor at its new slot's offset), marks that in `flags`
-// (its piece's word), waits until every piece of the same list whose items its writes land
-// on has marked the same, then writes its survivors in one run. Pieces are taken in
+// piece into shared memory (every load in flight at once), marks that in `flags` (its
+// piece's word), waits until every piece of the same list whose items its writes land on
+// has marked the same, then writes its survivors from there. Pieces are taken in
 // ticket order (header H_TICKET), so a piece waits only on a piece that a running block
 // holds and that marks its read before it waits on anything: no block waits on one that
 // has not started. The mark of field f of a batch is serial * 16 + f + 1 (serial: the
@@ -723,57 +723,52 @@ __device__ void remove_wide_piece(T* O, i64 d0, i64 lo, i64 hi, i64 base, const 
                                   i64 k, i64 mark, T* buf) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const i64 lo_w = base + (i64)warp * 32 * WIDE_WINDOWS;
-    const bool active = lo_w < hi && lo_w + 32 * WIDE_WINDOWS > lo;      // (warp-uniform)
-    // removed items before the piece and before its end (none before the first piece's
-    // start, all before the last piece's end)
-    const i64 j0 = k == 0 ? 0 : warp_lower_bound(P, c, lo);
-    const i64 j1 = hi == d0 ? c : warp_lower_bound(P, c, hi);
-    const i64 out_lo = lo - j0, out_n = (hi - lo) - (j1 - j0);  // the piece's survivors' slots
-    if (active) {                  // survivors to buf at their slot's offset from out_lo
-        // (offsets within the warp's 32 * WIDE_WINDOWS items: ints, few registers)
-        const int rlo = (int)max((i64)0, lo - lo_w);
-        const int rhi = (int)min((i64)(32 * WIDE_WINDOWS), hi - lo_w);
-        const T* src = O + lo_w;
-        T* dst = buf + (lo_w - out_lo);
-        RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
-        const unsigned below = (1u << lane) - 1u;
-#pragma unroll 1
-        for (int b0 = 0; b0 < WIDE_WINDOWS; b0 += WIDE_LOADS) {  // WIDE_LOADS loads in flight
-            if (32 * b0 >= rhi) break;
-            T v[WIDE_LOADS];
+    // the warp's windows as offsets from lo_w (ints, few registers) and its staged items
+    const int rlo = (int)max((i64)0, min((i64)(32 * WIDE_WINDOWS), lo - lo_w));
+    const int rhi = (int)max((i64)0, min((i64)(32 * WIDE_WINDOWS), hi - lo_w));
+    T* stage = buf + warp * 32 * WIDE_WINDOWS;
+    // every item of the piece staged in shared memory, all loads in flight at once
 #pragma unroll
-            for (int b = 0; b < WIDE_LOADS; ++b) {
-                const int ii = 32 * (b0 + b) + lane;
-                if (ii >= rlo && ii < rhi) v[b] = src[ii];
-            }
-#pragma unroll
-            for (int b = 0; b < WIDE_LOADS; ++b) {
-                const int ii = 32 * (b0 + b) + lane;
-                const i64 before = gone.j;               // removed before the window
-                const unsigned bits = gone.window(lo_w + ii - lane);
-                if (ii >= rlo && ii < rhi && !((bits >> lane) & 1u))
-                    dst[ii - before - __popc(bits & below)] = v[b];
-            }
-        }
+    for (int b = 0; b < WIDE_WINDOWS; ++b) {
+        const int ii = 32 * b + lane;
+        if (ii >= rlo && ii < rhi) stage[ii] = O[lo_w + ii];
     }
-    if (out)                       // the removed values of the piece, read before its mark
+    // (the removed positions the warp's windows need, read while the items come)
+    RemovedPositions gone(P, c, rlo < rhi ? warp_lower_bound(P, c, lo_w) : 0);
+    // removed items before the piece (none before the first piece's start)
+    const i64 j0 = k == 0 ? 0 : warp_lower_bound(P, c, lo);
+    if (out) {                     // the removed values of the piece, read before its mark
+        const i64 j1 = hi == d0 ? c : warp_lower_bound(P, c, hi);
         for (i64 j = j0 + threadIdx.x; j < j1; j += blockDim.x) {
             const i64 r = L.ent_res[start + j];
             if (r >= 0) out[r] = O[P[j]];
         }
-    __syncthreads();
+    }
+    __syncthreads();               // the whole piece is read
     if (threadIdx.x == 0) {
         if (hi < d0) {             // a later piece of the list waits for this mark
             __threadfence();
             atomicMax((unsigned long long*)&flags[t], (unsigned long long)mark);
         }
-        // the pieces before this one (k of them in its list) from the one holding out_lo
-        const i64 owner = out_lo / WIDE_ITEMS - P[0] / WIDE_ITEMS;
+        // the pieces before this one (k of them in its list) from the one holding the first
+        // slot its survivors land on
+        const i64 owner = (lo - j0) / WIDE_ITEMS - P[0] / WIDE_ITEMS;
         for (i64 q = t - (k - owner); q < t; ++q)
             while (*(volatile i64*)&flags[q] < mark) __nanosleep(64);
     }
     __syncthreads();
-    for (i64 k = threadIdx.x; k < out_n; k += blockDim.x) O[out_lo + k] = buf[k];
+    if (rlo < rhi) {               // survivors from the stage to their slots
+        const unsigned below = (1u << lane) - 1u;
+#pragma unroll 4
+        for (int b = 0; b < WIDE_WINDOWS; ++b) {
+            if (32 * b >= rhi) break;
+            const int ii = 32 * b + lane;
+            const i64 before = gone.j;               // removed before the window
+            const unsigned bits = gone.window(lo_w + 32 * b);
+            if (ii >= rlo && ii < rhi && !((bits >> lane) & 1u))
+                O[lo_w + ii - before - __popc(bits & below)] = stage[ii];
+        }
+    }
     __syncthreads();               // (buf: the next field's)
 }
 
