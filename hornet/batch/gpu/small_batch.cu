@@ -238,17 +238,36 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
             if (hi[q] > 0) lst[q] = (const int*)edge_ptr[us[q]];
         }
     const i64 d0[PER_THREAD] = {hi[0], hi[1], hi[2], hi[3]};
-    for (bool more = true; more;) {                   // lower bound of v in every list
+    // lower bound of v in every list, a quarter of the range a step: three probes in flight
+    // per search (hub lists of 10^5 items: half the dependent loads of a binary search)
+    for (bool more = true; more;) {
         more = false;
-        int x[PER_THREAD];
-#pragma unroll
-        for (int q = 0; q < PER_THREAD; ++q)
-            if (lo[q] < hi[q]) x[q] = lst[q][(lo[q] + hi[q]) >> 1];
+        int x1[PER_THREAD], x2[PER_THREAD], x3[PER_THREAD];
 #pragma unroll
         for (int q = 0; q < PER_THREAD; ++q)
             if (lo[q] < hi[q]) {
-                const i64 mid = (lo[q] + hi[q]) >> 1;
-                if (x[q] < vs[q]) lo[q] = mid + 1; else hi[q] = mid;
+                const i64 n = hi[q] - lo[q];
+                x1[q] = lst[q][lo[q] + (n >> 2)];
+                x2[q] = lst[q][lo[q] + (n >> 1)];
+                x3[q] = lst[q][lo[q] + ((3 * n) >> 2)];
+            }
+#pragma unroll
+        for (int q = 0; q < PER_THREAD; ++q)
+            if (lo[q] < hi[q]) {
+                const i64 n = hi[q] - lo[q];
+                const i64 m1 = lo[q] + (n >> 2), m2 = lo[q] + (n >> 1),
+                          m3 = lo[q] + ((3 * n) >> 2);
+                if (x3[q] < vs[q]) {
+                    lo[q] = m3 + 1;
+                } else if (x2[q] < vs[q]) {
+                    lo[q] = m2 + 1;
+                    hi[q] = m3;
+                } else if (x1[q] < vs[q]) {
+                    lo[q] = m1 + 1;
+                    hi[q] = m2;
+                } else {
+                    hi[q] = m1;
+                }
                 more = more || lo[q] < hi[q];
             }
     }
@@ -717,6 +736,41 @@ __device__ __forceinline__ i64 warp_segment_between(const i64* __restrict__ off,
     return lo + n - 1;
 }
 
+// Items [rlo, rhi) of a warp's 32 * WIDE_WINDOWS from O copied to `stage` (shared memory) by
+// the warp, every load in flight at once: asynchronous copies for items of 4 or 8 bytes
+// (cp.async, no registers; waited for here), registers for the narrower ones.
+template <typename T>
+__device__ __forceinline__ void stage_items(const T* O, T* stage, int rlo, int rhi, int lane) {
+    if constexpr (sizeof(T) >= 4) {
+#pragma unroll
+        for (int b = 0; b < WIDE_WINDOWS; ++b) {
+            const int ii = 32 * b + lane;
+            if (ii >= rlo && ii < rhi) {
+                const unsigned to = (unsigned)__cvta_generic_to_shared(stage + ii);
+                if constexpr (sizeof(T) == 4)
+                    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n"
+                                 :: "r"(to), "l"(O + ii) : "memory");
+                else
+                    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n"
+                                 :: "r"(to), "l"(O + ii) : "memory");
+            }
+        }
+        asm volatile("cp.async.wait_all;\n" ::: "memory");
+    } else {
+        T v[WIDE_WINDOWS];
+#pragma unroll
+        for (int b = 0; b < WIDE_WINDOWS; ++b) {
+            const int ii = 32 * b + lane;
+            if (ii >= rlo && ii < rhi) v[b] = O[ii];
+        }
+#pragma unroll
+        for (int b = 0; b < WIDE_WINDOWS; ++b) {
+            const int ii = 32 * b + lane;
+            if (ii >= rlo && ii < rhi) stage[ii] = v[b];
+        }
+    }
+}
+
 template <typename T>
 __device__ void remove_wide_piece(T* O, i64 d0, i64 lo, i64 hi, i64 base, const i64* P, i64 c,
                                   const Layout& L, i64 start, T* out, i64* flags, i64 t,
@@ -728,11 +782,7 @@ __device__ void remove_wide_piece(T* O, i64 d0, i64 lo, i64 hi, i64 base, const 
     const int rhi = (int)max((i64)0, min((i64)(32 * WIDE_WINDOWS), hi - lo_w));
     T* stage = buf + warp * 32 * WIDE_WINDOWS;
     // every item of the piece staged in shared memory, all loads in flight at once
-#pragma unroll
-    for (int b = 0; b < WIDE_WINDOWS; ++b) {
-        const int ii = 32 * b + lane;
-        if (ii >= rlo && ii < rhi) stage[ii] = O[lo_w + ii];
-    }
+    stage_items(O + lo_w, stage, rlo, rhi, lane);
     // (the removed positions the warp's windows need, read while the items come)
     RemovedPositions gone(P, c, rlo < rhi ? warp_lower_bound(P, c, lo_w) : 0);
     // removed items before the piece (none before the first piece's start)
@@ -778,7 +828,7 @@ __device__ void remove_wide_piece(T* O, i64 d0, i64 lo, i64 hi, i64 base, const 
 // tickets (H_TICKET: the long lists' pieces first, in order). A long list that keeps its
 // block is rewritten by remove_wide_piece, one that moves as small_remove moves it. `flags`:
 // at least H_WIDE_PIECES words.
-extern "C" __global__ void __launch_bounds__(WIDE_THREADS, 4)
+extern "C" __global__ void __launch_bounds__(WIDE_THREADS, 3)
 small_remove_wide(i64* ws, RING_PARAMS, int* __restrict__ degree,
                   signed char* __restrict__ size_class, i64* __restrict__ edge_ptr,
                   i64* flags, i64 serial, FIELD_PARAMS) {
