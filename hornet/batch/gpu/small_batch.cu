@@ -238,36 +238,17 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
             if (hi[q] > 0) lst[q] = (const int*)edge_ptr[us[q]];
         }
     const i64 d0[PER_THREAD] = {hi[0], hi[1], hi[2], hi[3]};
-    // lower bound of v in every list, a quarter of the range a step: three probes in flight
-    // per search (hub lists of 10^5 items: half the dependent loads of a binary search)
-    for (bool more = true; more;) {
+    for (bool more = true; more;) {                   // lower bound of v in every list
         more = false;
-        int x1[PER_THREAD], x2[PER_THREAD], x3[PER_THREAD];
+        int x[PER_THREAD];
+#pragma unroll
+        for (int q = 0; q < PER_THREAD; ++q)
+            if (lo[q] < hi[q]) x[q] = lst[q][(lo[q] + hi[q]) >> 1];
 #pragma unroll
         for (int q = 0; q < PER_THREAD; ++q)
             if (lo[q] < hi[q]) {
-                const i64 n = hi[q] - lo[q];
-                x1[q] = lst[q][lo[q] + (n >> 2)];
-                x2[q] = lst[q][lo[q] + (n >> 1)];
-                x3[q] = lst[q][lo[q] + ((3 * n) >> 2)];
-            }
-#pragma unroll
-        for (int q = 0; q < PER_THREAD; ++q)
-            if (lo[q] < hi[q]) {
-                const i64 n = hi[q] - lo[q];
-                const i64 m1 = lo[q] + (n >> 2), m2 = lo[q] + (n >> 1),
-                          m3 = lo[q] + ((3 * n) >> 2);
-                if (x3[q] < vs[q]) {
-                    lo[q] = m3 + 1;
-                } else if (x2[q] < vs[q]) {
-                    lo[q] = m2 + 1;
-                    hi[q] = m3;
-                } else if (x1[q] < vs[q]) {
-                    lo[q] = m1 + 1;
-                    hi[q] = m2;
-                } else {
-                    hi[q] = m1;
-                }
+                const i64 mid = (lo[q] + hi[q]) >> 1;
+                if (x[q] < vs[q]) lo[q] = mid + 1; else hi[q] = mid;
                 more = more || lo[q] < hi[q];
             }
     }
@@ -712,9 +693,9 @@ extern "C" __global__ void small_remove(i64* ws, i64 capacity, int listed, RING_
 // so a piece's writes land on its own items and on the last ones of the piece before it
 // (as many as the items removed before the piece's start: the piece before it, or several
 // when more than WIDE_ITEMS were removed before it). Each block therefore reads its whole
-// piece into shared memory (every load in flight at once), marks that in `flags` (its
-// piece's word), waits until every piece of the same list whose items its writes land on
-// has marked the same, then writes its survivors from there. Pieces are taken in
+// piece (into shared memory, each survivor at its new slot's offset), marks that in `flags`
+// (its piece's word), waits until every piece of the same list whose items its writes land
+// on has marked the same, then writes its survivors in one run. Pieces are taken in
 // ticket order (header H_TICKET), so a piece waits only on a piece that a running block
 // holds and that marks its read before it waits on anything: no block waits on one that
 // has not started. The mark of field f of a batch is serial * 16 + f + 1 (serial: the
@@ -736,89 +717,63 @@ __device__ __forceinline__ i64 warp_segment_between(const i64* __restrict__ off,
     return lo + n - 1;
 }
 
-// Items [rlo, rhi) of a warp's 32 * WIDE_WINDOWS from O copied to `stage` (shared memory) by
-// the warp, every load in flight at once: asynchronous copies for items of 4 or 8 bytes
-// (cp.async, no registers; waited for here), registers for the narrower ones.
-template <typename T>
-__device__ __forceinline__ void stage_items(const T* O, T* stage, int rlo, int rhi, int lane) {
-    if constexpr (sizeof(T) >= 4) {
-#pragma unroll
-        for (int b = 0; b < WIDE_WINDOWS; ++b) {
-            const int ii = 32 * b + lane;
-            if (ii >= rlo && ii < rhi) {
-                const unsigned to = (unsigned)__cvta_generic_to_shared(stage + ii);
-                if constexpr (sizeof(T) == 4)
-                    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n"
-                                 :: "r"(to), "l"(O + ii) : "memory");
-                else
-                    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n"
-                                 :: "r"(to), "l"(O + ii) : "memory");
-            }
-        }
-        asm volatile("cp.async.wait_all;\n" ::: "memory");
-    } else {
-        T v[WIDE_WINDOWS];
-#pragma unroll
-        for (int b = 0; b < WIDE_WINDOWS; ++b) {
-            const int ii = 32 * b + lane;
-            if (ii >= rlo && ii < rhi) v[b] = O[ii];
-        }
-#pragma unroll
-        for (int b = 0; b < WIDE_WINDOWS; ++b) {
-            const int ii = 32 * b + lane;
-            if (ii >= rlo && ii < rhi) stage[ii] = v[b];
-        }
-    }
-}
-
 template <typename T>
 __device__ void remove_wide_piece(T* O, i64 d0, i64 lo, i64 hi, i64 base, const i64* P, i64 c,
                                   const Layout& L, i64 start, T* out, i64* flags, i64 t,
                                   i64 k, i64 mark, T* buf) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const i64 lo_w = base + (i64)warp * 32 * WIDE_WINDOWS;
-    // the warp's windows as offsets from lo_w (ints, few registers) and its staged items
-    const int rlo = (int)max((i64)0, min((i64)(32 * WIDE_WINDOWS), lo - lo_w));
-    const int rhi = (int)max((i64)0, min((i64)(32 * WIDE_WINDOWS), hi - lo_w));
-    T* stage = buf + warp * 32 * WIDE_WINDOWS;
-    // every item of the piece staged in shared memory, all loads in flight at once
-    stage_items(O + lo_w, stage, rlo, rhi, lane);
-    // (the removed positions the warp's windows need, read while the items come)
-    RemovedPositions gone(P, c, rlo < rhi ? warp_lower_bound(P, c, lo_w) : 0);
-    // removed items before the piece (none before the first piece's start)
+    const bool active = lo_w < hi && lo_w + 32 * WIDE_WINDOWS > lo;      // (warp-uniform)
+    // removed items before the piece and before its end (none before the first piece's
+    // start, all before the last piece's end)
     const i64 j0 = k == 0 ? 0 : warp_lower_bound(P, c, lo);
-    if (out) {                     // the removed values of the piece, read before its mark
-        const i64 j1 = hi == d0 ? c : warp_lower_bound(P, c, hi);
+    const i64 j1 = hi == d0 ? c : warp_lower_bound(P, c, hi);
+    const i64 out_lo = lo - j0, out_n = (hi - lo) - (j1 - j0);  // the piece's survivors' slots
+    if (active) {                  // survivors to buf at their slot's offset from out_lo
+        // (offsets within the warp's 32 * WIDE_WINDOWS items: ints, few registers)
+        const int rlo = (int)max((i64)0, lo - lo_w);
+        const int rhi = (int)min((i64)(32 * WIDE_WINDOWS), hi - lo_w);
+        const T* src = O + lo_w;
+        T* dst = buf + (lo_w - out_lo);
+        RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
+        const unsigned below = (1u << lane) - 1u;
+#pragma unroll 1
+        for (int b0 = 0; b0 < WIDE_WINDOWS; b0 += WIDE_LOADS) {  // WIDE_LOADS loads in flight
+            if (32 * b0 >= rhi) break;
+            T v[WIDE_LOADS];
+#pragma unroll
+            for (int b = 0; b < WIDE_LOADS; ++b) {
+                const int ii = 32 * (b0 + b) + lane;
+                if (ii >= rlo && ii < rhi) v[b] = src[ii];
+            }
+#pragma unroll
+            for (int b = 0; b < WIDE_LOADS; ++b) {
+                const int ii = 32 * (b0 + b) + lane;
+                const i64 before = gone.j;               // removed before the window
+                const unsigned bits = gone.window(lo_w + ii - lane);
+                if (ii >= rlo && ii < rhi && !((bits >> lane) & 1u))
+                    dst[ii - before - __popc(bits & below)] = v[b];
+            }
+        }
+    }
+    if (out)                       // the removed values of the piece, read before its mark
         for (i64 j = j0 + threadIdx.x; j < j1; j += blockDim.x) {
             const i64 r = L.ent_res[start + j];
             if (r >= 0) out[r] = O[P[j]];
         }
-    }
-    __syncthreads();               // the whole piece is read
+    __syncthreads();
     if (threadIdx.x == 0) {
         if (hi < d0) {             // a later piece of the list waits for this mark
             __threadfence();
             atomicMax((unsigned long long*)&flags[t], (unsigned long long)mark);
         }
-        // the pieces before this one (k of them in its list) from the one holding the first
-        // slot its survivors land on
-        const i64 owner = (lo - j0) / WIDE_ITEMS - P[0] / WIDE_ITEMS;
+        // the pieces before this one (k of them in its list) from the one holding out_lo
+        const i64 owner = out_lo / WIDE_ITEMS - P[0] / WIDE_ITEMS;
         for (i64 q = t - (k - owner); q < t; ++q)
             while (*(volatile i64*)&flags[q] < mark) __nanosleep(64);
     }
     __syncthreads();
-    if (rlo < rhi) {               // survivors from the stage to their slots
-        const unsigned below = (1u << lane) - 1u;
-#pragma unroll 4
-        for (int b = 0; b < WIDE_WINDOWS; ++b) {
-            if (32 * b >= rhi) break;
-            const int ii = 32 * b + lane;
-            const i64 before = gone.j;               // removed before the window
-            const unsigned bits = gone.window(lo_w + 32 * b);
-            if (ii >= rlo && ii < rhi && !((bits >> lane) & 1u))
-                O[lo_w + ii - before - __popc(bits & below)] = stage[ii];
-        }
-    }
+    for (i64 k = threadIdx.x; k < out_n; k += blockDim.x) O[out_lo + k] = buf[k];
     __syncthreads();               // (buf: the next field's)
 }
 
@@ -828,7 +783,7 @@ __device__ void remove_wide_piece(T* O, i64 d0, i64 lo, i64 hi, i64 base, const 
 // tickets (H_TICKET: the long lists' pieces first, in order). A long list that keeps its
 // block is rewritten by remove_wide_piece, one that moves as small_remove moves it. `flags`:
 // at least H_WIDE_PIECES words.
-extern "C" __global__ void __launch_bounds__(WIDE_THREADS, 3)
+extern "C" __global__ void __launch_bounds__(WIDE_THREADS, 4)
 small_remove_wide(i64* ws, RING_PARAMS, int* __restrict__ degree,
                   signed char* __restrict__ size_class, i64* __restrict__ edge_ptr,
                   i64* flags, i64 serial, FIELD_PARAMS) {
