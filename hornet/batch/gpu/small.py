@@ -132,7 +132,7 @@ class SmallBatches:
     in stream order)."""
 
     #: prepare deletes with MODE_WIDE and rewrite them with ``small_remove_wide`` (when
-    #: ``prepare`` and ``rewrite`` are asked for it); False: as the deferred path's deletes
+    #: :meth:`prepare` is asked for it); False: as the deferred path's deletes
     wide_removal: bool = True
 
     #: launch both kernels through the driver with prebuilt argument buffers

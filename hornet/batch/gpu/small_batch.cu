@@ -684,22 +684,7 @@ extern "C" __global__ void small_remove(i64* ws, i64 capacity, int listed, RING_
     advance_rings(L, R);
 }
 
-
 // ------------------------------------------------------------------ MODE_WIDE removal
-// A delete prepared with MODE_WIDE rewrites every list that keeps its block in place, cut at
-// multiples of WIDE_ITEMS into pieces that run side by side (a hub's list is not one block
-// stepping through it, nor copied whole to a fresh block: only the items after its first
-// removed one move, and no block is popped from the rings). Survivors move to lower slots,
-// so a piece's writes land on its own items and on the last ones of the piece before it
-// (as many as the items removed before the piece's start: the piece before it, or several
-// when more than WIDE_ITEMS were removed before it). Each block therefore reads its whole
-// piece (into shared memory, each survivor at its new slot's offset), marks that in `flags`
-// (its piece's word), waits until every piece of the same list whose items its writes land
-// on has marked the same, then writes its survivors in one run. Pieces are taken in
-// ticket order (header H_TICKET), so a piece waits only on a piece that a running block
-// holds and that marks its read before it waits on anything: no block waits on one that
-// has not started. The mark of field f of a batch is serial * 16 + f + 1 (serial: the
-// host's count of such batches, from 1; the words start at 0 and only grow).
 // Largest s in [lo, hi] with off[s] <= t (off strictly ascending, off[lo] <= t), by one warp
 // (every lane gets it): each step probes 32 points, so that a batch of thousands of pieces
 // finds a piece's list in two or three dependent loads rather than a dozen.
@@ -717,6 +702,21 @@ __device__ __forceinline__ i64 warp_segment_between(const i64* __restrict__ off,
     return lo + n - 1;
 }
 
+// A delete prepared with MODE_WIDE rewrites every long list that keeps its block in place
+// (the short ones: one warp each, warp_remove_segment), cut at multiples of WIDE_ITEMS into
+// pieces that run side by side (a hub's list is not one block
+// stepping through it, nor copied whole to a fresh block: only the items after its first
+// removed one move, and no block is popped from the rings). Survivors move to lower slots,
+// so a piece's writes land on its own items and on the last ones of the piece before it
+// (as many as the items removed before the piece's start: the piece before it, or several
+// when more than WIDE_ITEMS were removed before it). Each block therefore reads its whole
+// piece (into shared memory, each survivor at its new slot's offset), marks that in `flags`
+// (its piece's word), waits until every piece of the same list whose items its writes land
+// on has marked the same, then writes its survivors in one run. Pieces are taken in
+// ticket order (header H_TICKET), so a piece waits only on a piece that a running block
+// holds and that marks its read before it waits on anything: no block waits on one that
+// has not started. The mark of field f of a batch is serial * 16 + f + 1 (serial: the
+// host's count of such batches, from 1; the words start at 0 and only grow).
 template <typename T>
 __device__ void remove_wide_piece(T* O, i64 d0, i64 lo, i64 hi, i64 base, const i64* P, i64 c,
                                   const Layout& L, i64 start, T* out, i64* flags, i64 t,
