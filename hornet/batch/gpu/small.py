@@ -122,6 +122,12 @@ class WideMarks:
         return self.words.data.ptr, self.serial
 
 
+#: the least size class whose lists (more than COPY_ITEMS, 2,048, entries) a delete copies
+#: within their class unless prepared wide: the small path prepares a delete wide once the
+#: graph has block arrays of such a class; on graphs without them the block per list of
+#: ``small_remove`` was measured as fast or faster (soc-Epinions1, 1,000-edge deletes)
+WIDE_MIN_CLASS = 12
+
 #: small_remove_wide's parameters
 REMOVE_WIDE_ARGS = 30
 
