@@ -50,9 +50,10 @@
 #define COPY_ITEMS 2048
 #define PIECE_ITEMS 8192        // a multiple of the removal's step (REWRITE_THREADS * REMOVE_ITEMS)
 #define REMOVE_ITEMS 8
-// MODE_WIDE deletes: a list rewritten in place is cut into pieces at multiples of WIDE_ITEMS
-// (from its first removed item), each read whole into the registers of one block of
-// WIDE_THREADS threads (WIDE_WINDOWS windows of 32 items per warp) before it writes.
+// MODE_WIDE deletes: a long list rewritten in place is cut into pieces at multiples of
+// WIDE_ITEMS (from its first removed item), each read whole by one block of WIDE_THREADS
+// threads (WIDE_WINDOWS windows of 32 items per warp, WIDE_LOADS at a time, its survivors
+// staged in shared memory) before it writes.
 #define WIDE_THREADS 256
 #define WIDE_WINDOWS 16
 #define WIDE_ITEMS (WIDE_THREADS * WIDE_WINDOWS)
