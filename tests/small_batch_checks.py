@@ -121,3 +121,42 @@ def insert_delete_cycles(small, other, rng, ids: int, pairs: int, cycles: int, c
         if cycle >= warm:
             moved += int((to_host(small._edge_ptr)[:before.size] != before).sum())
     return moved, with_allocator, batches
+
+
+class EdgeTable:
+    """The edges of a directed graph as a NumPy table sorted by (src, dst), with their
+    property columns: the independent oracle of the long-list tests (inserts of new pairs,
+    deletes of present ones)."""
+
+    def __init__(self, props):
+        self.key = np.zeros(0, dtype=np.int64)
+        self.cols = {k: np.zeros(0, dtype=dt) for k, dt in props.items()}
+
+    def insert(self, s, d, values):
+        key = np.r_[self.key, (s.astype(np.int64) << 32) | d]
+        order = np.argsort(key, kind="stable")
+        self.key = key[order]
+        self.cols = {k: np.r_[v, values[k]][order] for k, v in self.cols.items()}
+
+    def delete(self, s, d):
+        """The change: (src, dst, properties) of the present pairs among (s, d), sorted."""
+        gone = np.unique((s.astype(np.int64) << 32) | d)
+        at = np.searchsorted(self.key, gone)
+        at = at[(at < self.key.size) & (self.key[np.minimum(at, self.key.size - 1)] == gone)]
+        change = (self.key[at] >> 32, self.key[at] & 0xFFFFFFFF,
+                  {k: v[at] for k, v in self.cols.items()})
+        keep = np.ones(self.key.size, dtype=bool)
+        keep[at] = False
+        self.key = self.key[keep]
+        self.cols = {k: v[keep] for k, v in self.cols.items()}
+        return change
+
+    def neighbors(self, u):
+        lo, hi = np.searchsorted(self.key, [u << 32, (u + 1) << 32])
+        return self.key[lo:hi] & 0xFFFFFFFF
+
+    def same(self, g):
+        s, d, cols = g.edges(properties=True)
+        assert np.array_equal((to_host(s).astype(np.int64) << 32) | to_host(d), self.key)
+        for k, v in self.cols.items():
+            assert np.array_equal(to_host(cols[k]), v), k

@@ -11,8 +11,8 @@ import hornet
 from conftest import HAS_GPU
 from hornet.batch.small_layout import SMALL_ENTRIES
 from hornet.testing import to_host
-from small_batch_checks import (PROPS, insert_delete_cycles, same_change, same_graph, snapshot,
-                                step_batch, step_properties, without_small_path)
+from small_batch_checks import (PROPS, EdgeTable, insert_delete_cycles, same_change, same_graph,
+                                snapshot, step_batch, step_properties, without_small_path)
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU / CuPy")]
 
@@ -115,10 +115,11 @@ def test_hub_lists_merge_and_shrink_in_place_across_chunks(small_path_counter):
 
 
 def test_hub_lists_are_copied_in_pieces_with_their_properties(small_path_counter):
-    """Few new or removed edges in the middle of lists of tens of thousands: rewritten in
-    place, one block would step through half of each list, so the small path copies such a
-    list to a fresh block of its own size class, in pieces run side by side (every field,
-    the result's property values and the vertex table as the CPU backend has them)."""
+    """Few new edges in the middle of lists of tens of thousands: rewritten in place, one
+    block would step through half of each list, so the small path copies such a list to a
+    fresh block of its own size class, in pieces run side by side (every field, the result's
+    property values and the vertex table as the CPU backend has them). Removed edges leave
+    such lists in their blocks: they are rewritten in place by pieces side by side."""
     rng = np.random.default_rng(21)
     kw = dict(directed=False, edge_properties=PROPS)
     cpu, gpu = hornet.Graph(device="cpu", **kw), hornet.Graph(device="gpu", **kw)
@@ -147,7 +148,11 @@ def test_hub_lists_are_copied_in_pieces_with_their_properties(small_path_counter
                          gpu.delete_edges(es[pick], ed[pick]))
         same_graph(cpu, gpu)
         same_class = to_host(gpu._size_class)[hubs] == class_before
-        copied += int((same_class & (to_host(gpu._edge_ptr)[hubs] != ptr_before)).sum())
+        moved = same_class & (to_host(gpu._edge_ptr)[hubs] != ptr_before)
+        if step % 2 == 0:
+            copied += int(moved.sum())
+        else:
+            assert not moved.any()          # wide removal: in place
         if step % 8 == 7:
             gpu.check()
     assert copied >= 24            # hub lists were copied within their class, not rewritten
@@ -219,3 +224,79 @@ def test_prepared_launches_match_cupy_calls(small_path_counter):
     called.check()
     assert small_path_counter["gpu"] == 32
     assert direct._small.direct_launch and not called._small.direct_launch
+
+
+@pytest.mark.parametrize("wide", [True, False])
+def test_long_lists_lose_edges_in_place_by_pieces(wide, small_path_counter):
+    """Deletes from lists of up to 45,000 entries (``SmallBatches.wide_removal``: rewritten
+    in place by pieces of 4,096 items side by side, each waiting for the piece before it to
+    have read its items; without it: copied within their class): runs of removed entries
+    across the pieces' borders, the first and last entries, 3,000 entries of one list in its
+    first pieces, lists emptied and shrunk to a smaller class, properties of 1, 2, 4 and 8
+    bytes; changes (with their property values) and the graph's edges and properties
+    against a NumPy table of the edges."""
+    from hornet.batch.gpu.small import SmallBatches
+    props = {"w": np.float32, "t": np.int64, "flag": np.int8, "h": np.int16}
+    rng = np.random.default_rng(33)
+
+    def values(m):
+        return dict(w=rng.random(m).astype(np.float32), t=rng.integers(-10**12, 10**12, m),
+                    flag=rng.integers(-128, 128, m).astype(np.int8),
+                    h=rng.integers(-30000, 30000, m).astype(np.int16))
+
+    oracle = EdgeTable(props)
+    gpu = hornet.Graph(device="gpu", directed=True, edge_properties=props)
+    gpu._small = SmallBatches()
+    gpu._small.wide_removal = wide
+    hubs = np.array([1, 2, 3, 4])
+    batches = 0
+    for hub, degree in zip(hubs, (20_000, 33_000, 45_000, 9_000)):
+        others = rng.choice(np.arange(10, 200_000), size=degree, replace=False)
+        for part in np.array_split(others, -(-degree // SMALL_ENTRIES)):
+            s = np.full(part.size, hub)
+            p = values(part.size)
+            gpu.insert_edges(s, part, **p)
+            oracle.insert(s, part, p)
+            batches += 1
+    oracle.same(gpu)
+
+    def delete(s, d):
+        a, b = oracle.delete(s, d), gpu.delete_edges(s, d)
+        assert np.array_equal(to_host(b.src), a[0]) and np.array_equal(to_host(b.dst), a[1])
+        for k in props:
+            assert np.array_equal(to_host(b.properties[k]), a[2][k]), k
+        oracle.same(gpu)
+
+    for step in range(10):
+        picks = []
+        for hub in hubs:
+            nb = oracle.neighbors(hub)
+            if nb.size == 0:
+                continue
+            if step % 5 == 0:           # runs across the borders of 4,096-item pieces
+                at = np.arange(4096, nb.size, 4096)
+                pos = (at[:, None] + np.arange(-7, 9)[None, :]).ravel()
+            elif step % 5 == 1:         # first and last entries, and a few between
+                pos = np.r_[0, nb.size - 1, rng.integers(0, nb.size, 5)]
+            elif step % 5 == 2:         # many of one list, most in its first pieces
+                many = 3000 if hub == 3 else 250
+                pos = rng.choice(min(nb.size, 7000), size=min(nb.size, 7000, many),
+                                 replace=False)
+            else:
+                pos = rng.integers(0, nb.size, 40)
+            pos = np.unique(pos[(pos >= 0) & (pos < nb.size)])
+            picks.append((np.full(pos.size, hub), nb[pos]))
+        s = np.concatenate([p[0] for p in picks])
+        d = np.concatenate([p[1] for p in picks])
+        keep = rng.permutation(s.size)[:SMALL_ENTRIES]      # (in any order)
+        delete(s[keep], d[keep])
+        batches += 1
+        if step == 6:                   # a hub emptied, another shrunk under a quarter
+            for hub, left in ((4, 0), (1, 1000)):
+                nb = oracle.neighbors(hub)
+                gone = rng.choice(nb, size=nb.size - left, replace=False)
+                for part in np.array_split(gone, -(-gone.size // SMALL_ENTRIES)):
+                    delete(np.full(part.size, hub), part)
+                    batches += 1
+    gpu.check()
+    assert small_path_counter["gpu"] == batches

@@ -16,6 +16,9 @@ MAX_FIELDS = 8
 MODE_INSERT, MODE_DELETE = 0, 1
 #: deferred small batches: the new pairs inserted, the present ones' properties rewritten
 MODE_UPSERT = 2
+#: flag on MODE_DELETE (GPU small path): lists that keep their blocks are rewritten in place by
+#: pieces side by side, none copied within its class (hornet.batch.gpu.small)
+MODE_WIDE = 16
 
 # header slots (small_rewrite.cuh)
 H_KEPT, H_SEGMENTS, H_MOVES, H_LOOPS, H_MIN_ID, H_MAX_ID, H_RESULTS, H_RELEASES, H_CLASS = \
@@ -27,5 +30,9 @@ H_WARPS = H_PIECES + 1                   # medium batches: lists rewritten one w
 H_ACCEPT = H_WARPS + 1                   # deferred batches: classes whose rings took blocks
 H_STALLED = H_ACCEPT + 1                 # deferred batches: 1 when the batch did not run
 H_FOUND = H_STALLED + 1                  # deferred upserts: pairs found present
+H_TICKET = H_FOUND + 1                   # MODE_WIDE deletes: pieces taken by the removal
+H_WIDE_PIECES = H_TICKET + 1             # MODE_WIDE deletes: pieces of the long lists,
+H_WIDE_LONG = H_WIDE_PIECES + 1          #   the long lists (whole blocks per piece),
+H_WIDE_SHORT = H_WIDE_LONG + 1           #   the short lists (one warp each)
 DEFERRED_READ_WORDS = H_FOUND + 1        # the header words a deferred batch reads back
 HEADER_WORDS = 256

@@ -8,7 +8,10 @@ to the block cache (:mod:`hornet.memory.block_cache`); a second kernel rewrites 
 GPU graph's first small batch fills the rings of the classes whose lists the kernels copy
 within their class ahead (:meth:`~hornet.memory.block_cache.BlockCache.fill_copy_classes`);
 a graph without edge properties rewrites without the block-array lookup, so that a batch
-that made block arrays leaves its rebuild to the next batch's cache step.
+that made block arrays leaves its rebuild to the next batch's cache step. A GPU delete is
+prepared wide (long lists rewritten in place by pieces side by side) once the graph has block
+arrays of a class whose lists would be copied within it
+(:data:`~hornet.batch.gpu.small.WIDE_MIN_CLASS`).
 Anything this path does not take (other inputs, bad ids: the general pipeline then refuses
 them with its usual message) returns None with nothing changed.
 
@@ -25,7 +28,7 @@ from .cpu.small import CPU_SMALL_ENTRIES, CpuSmallBatches, small_path_gate
 from ..change import EdgeChange
 from ..memory.manager import DeviceMemoryError
 from .gpu.pairs import device_pairs
-from .gpu.small import SmallBatches, rewrite_lookup
+from .gpu.small import WIDE_MIN_CLASS, SmallBatches, rewrite_lookup
 from .pipeline import compact_memory
 from .small_layout import (H_CLASS, H_FREED, H_KEPT, H_LOOPS, H_MAX_ID, H_MIN_ID, H_MOVES,
                            H_PIECES, H_RESULTS, MAX_FIELDS, MODE_DELETE, MODE_INSERT,
@@ -80,7 +83,8 @@ def small_update(g, mode, s, d, edge_props) -> EdgeChange | None:
     # the host would wait for its header
     if g.device == "gpu":
         header, rows = g._small.prepare(s, d, not g.directed, mode, g._degree, g._size_class,
-                                        g._edge_ptr, mm.min_size_class, during=cache.top_up)
+                                        g._edge_ptr, mm.min_size_class, during=cache.top_up,
+                                        wide=any(k >= WIDE_MIN_CLASS for k in mm.pools))
     else:
         cache.top_up()
         header, rows = g._small.prepare(s, d, not g.directed, mode, g._degree, g._size_class,

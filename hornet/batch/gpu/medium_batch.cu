@@ -123,33 +123,6 @@ __device__ void merge_warp(const T* O, T* D, i64 lo, i64 hi, const i64* I, i64 c
     __syncwarp();
 }
 
-// As remove_block (small_batch.cu), by one warp: the removed values to the result (when `out`
-// is given), then the survivors among old items [lo, d0) to their slots of D (D == O: in
-// place; windows of 32 * REMOVE_ITEMS items, each read whole before the warp writes).
-template <typename T>
-__device__ void remove_warp(const T* O, T* D, i64 d0, i64 d1, i64 lo, const i64* P, i64 c,
-                            const Layout& L, i64 start, T* out) {
-    const int lane = WARP_LANE;
-    if (out)
-        for (i64 j = lane; j < c; j += 32) {
-            const i64 r = L.ent_res[start + j];
-            if (r >= 0) out[r] = O[P[j]];
-        }
-    __syncwarp();
-    if (d1 == 0) return;
-    const bool in_place = D == O;
-    for (i64 base = lo; base < d0; base += 32 * REMOVE_ITEMS) {
-        T v[REMOVE_ITEMS];
-        i64 to[REMOVE_ITEMS];
-        read_windows(O, d0, base, v);
-        RemovedPositions gone(P, c, warp_lower_bound(P, c, base));
-        rank_windows(gone, d0, base, 0, (i64)-1, to);
-        if (in_place) __syncwarp();
-        write_windows(D, 0, (i64)-1, v, to);
-        if (in_place) __syncwarp();
-    }
-}
-
 #define FOR_WARP_SEGMENTS(L)                                                                \
     const i64 nwarps_ = L.header[H_WARPS];                                                   \
     const i64 wstride_ = ((i64)blockDim.x * gridDim.x) >> 5;                                 \
@@ -207,38 +180,6 @@ extern "C" __global__ void medium_remove_warp(i64* ws, i64 capacity, RING_PARAMS
     MAKE_RINGS;
     const Layout L = layout(ws, capacity);
     FOR_WARP_SEGMENTS(L) {
-        const i64 sg = L.warp_seg[w_];
-        const i64 old = L.seg_ptr[sg], d1 = L.seg_new[sg];
-        const i64 target = d1 > 0 ? new_block(L, R, sg) : 0;
-        const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
-        const i64* P = L.ent_pos + start;
-        const i64 lo = target == old ? P[0] : 0;
-        for (int f = 0; f < F.nf; ++f) {
-            const i64 src = field_address(F, old, f), dst = field_address(F, target, f);
-            switch (field_size(F, f)) {
-            case 1: remove_warp<unsigned char>((const unsigned char*)src, (unsigned char*)dst,
-                        d0, d1, lo, P, c, L, start, (unsigned char*)F.out[f]); break;
-            case 2: remove_warp<unsigned short>((const unsigned short*)src,
-                        (unsigned short*)dst, d0, d1, lo, P, c, L, start,
-                        (unsigned short*)F.out[f]); break;
-            case 4: remove_warp<unsigned int>((const unsigned int*)src, (unsigned int*)dst,
-                        d0, d1, lo, P, c, L, start, (unsigned int*)F.out[f]); break;
-            default: remove_warp<unsigned long long>((const unsigned long long*)src,
-                        (unsigned long long*)dst, d0, d1, lo, P, c, L, start,
-                        (unsigned long long*)F.out[f]); break;
-            }
-        }
-        if (WARP_LANE == 0) {
-            const i64 u = L.seg_vertex[sg];
-            degree[u] = (int)d1;
-            if (d1 == 0) {
-                edge_ptr[u] = 0;
-                size_class[u] = -1;
-            } else if (L.seg_class[sg] >= 0) {
-                edge_ptr[u] = target;
-                size_class[u] = (signed char)L.seg_class[sg];
-            }
-            give_back_block(L, R, sg);
-        }
+        warp_remove_segment(L, R, F, L.warp_seg[w_], degree, size_class, edge_ptr);
     }
 }

@@ -86,6 +86,12 @@ __device__ __forceinline__ i64 segment_pieces(i64 to, i64 d0) {
     return to >= 0 && d0 > PIECE_ITEMS ? (d0 + PIECE_ITEMS - 1) / PIECE_ITEMS : 1;
 }
 
+// The pieces of a MODE_WIDE in-place removal from a list of d0 items whose first removed item
+// is p0: one per multiple of WIDE_ITEMS that [p0, d0) reaches into.
+__device__ __forceinline__ i64 wide_pieces(i64 p0, i64 d0) {
+    return (d0 - 1) / WIDE_ITEMS - p0 / WIDE_ITEMS + 1;
+}
+
 // ------------------------------------------------------------------------ deferred header
 // Deferred batches with a header row in mapped pinned host memory (host_header given): the
 // header's first H_READ words are written there, then, once they are visible to the host,

@@ -26,7 +26,12 @@ time for microseconds of GPU work. Here a batch of at most :data:`SMALL_ENTRIES`
    list that moves is cut into pieces of 8,192 old items copied side by side, and a hub's
    list that would move more than 2,048 items in place (up to ``COPY_MAX_CLASS``) is copied
    to a fresh block of its own class instead, so that a batch touching lists of 10^5 items
-   is not one block stepping through them.
+   is not one block stepping through them. A delete prepared wide (``wide``, the small
+   path's deletes: ``small_remove_wide``) copies no list within its class: a long list that
+   keeps its block is rewritten in place, cut at multiples of 4,096 items into pieces run side
+   by side (a piece writes once the pieces its survivors land on have read theirs), so only
+   the items after its first removed one move and no block is popped, and the short lists
+   (at most 1,024 items to move) take one warp each instead of one block.
 
 The caller (:class:`hornet.graph.Graph`) owns the order of these steps and falls back to the
 general pipeline for anything this path does not take (bad ids, so that the error message
@@ -40,7 +45,8 @@ import numpy as np
 
 from ...core.cuda import PreparedLaunch, as_signed64, cupy, function, i64
 from ...memory.block_cache import SPARE_MAX_CLASS as COPY_MAX_CLASS
-from ..small_layout import H_PIECES, HEADER_WORDS, MAX_FIELDS, MODE_INSERT, SMALL_ENTRIES
+from ..small_layout import (H_PIECES, HEADER_WORDS, MAX_FIELDS, MODE_DELETE, MODE_INSERT,
+                            MODE_WIDE, SMALL_ENTRIES)
 
 _CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "small_batch.cu")
 _ID_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
@@ -57,6 +63,9 @@ SPILL_OFFSET = HEADER_WORDS + 14 * SMALL_ENTRIES
 FOUND_OFFSET = SPILL_OFFSET + SMALL_ENTRIES
 # (then, in deferred batches' workspaces, their host property values: VALUE_OFFSET)
 WORKSPACE_WORDS = FOUND_OFFSET + 2 * SMALL_ENTRIES
+# the small path's own workspace: then the lists of a wide delete (small_batch.cu WIDE_OFFSET)
+WIDE_OFFSET = WORKSPACE_WORDS
+WIDE_WORDS = 3 * SMALL_ENTRIES
 
 
 def field_words(field_dtypes, values, outs):
@@ -95,9 +104,42 @@ def rewrite_lookup(mm):
     return mm.lookup() if len(mm.field_dtypes) > 1 else None
 
 
+class WideMarks:
+    """The marks of ``small_remove_wide`` (one int64 word per piece of a batch, on the
+    device) and the count of batches that used them: a batch marks its pieces with values
+    above every earlier batch's, so the words are never cleared."""
+
+    def __init__(self):
+        self.words = cupy.zeros(1024, dtype=cupy.int64)
+        self.serial = 0
+
+    def next(self, pieces: int) -> tuple:
+        """(device address of at least ``pieces`` words, the batch's serial), for one launch
+        of ``small_remove_wide``."""
+        if self.words.shape[0] < pieces:      # words start at 0: any serial is ahead
+            self.words = cupy.zeros(max(pieces, 2 * self.words.shape[0]), dtype=cupy.int64)
+        self.serial += 1
+        return self.words.data.ptr, self.serial
+
+
+#: the least size class whose lists (more than COPY_ITEMS, 2,048, entries) a delete copies
+#: within their class unless prepared wide: the small path prepares a delete wide once the
+#: graph has block arrays of such a class; on graphs without them the block per list of
+#: ``small_remove`` was measured as fast or faster (soc-Epinions1, 1,000-edge deletes)
+WIDE_MIN_CLASS = 12
+
+#: small_remove_wide's parameters
+REMOVE_WIDE_ARGS = 30
+
+
 class SmallBatches:
-    """The device workspace of one graph's small batches (int64, ``WORKSPACE_WORDS``), reused
-    batch after batch (the kernels of one batch run in stream order)."""
+    """The device workspace of one graph's small batches (int64, ``WORKSPACE_WORDS`` and
+    ``WIDE_WORDS`` for wide deletes), reused batch after batch (the kernels of one batch run
+    in stream order)."""
+
+    #: prepare deletes with MODE_WIDE and rewrite them with ``small_remove_wide`` (when
+    #: :meth:`prepare` is asked for it); False: as the deferred path's deletes
+    wide_removal: bool = True
 
     #: launch both kernels through the driver with prebuilt argument buffers
     #: (:class:`~hornet.core.cuda.PreparedLaunch`) and read the header with one copy into
@@ -106,10 +148,12 @@ class SmallBatches:
 
     def __init__(self):
         import cupyx
-        self.workspace = cupy.empty(WORKSPACE_WORDS, dtype=cupy.int64)
+        self.workspace = cupy.empty(WORKSPACE_WORDS + WIDE_WORDS, dtype=cupy.int64)
         self.header = cupyx.empty_pinned(_READ_WORDS, dtype=np.int64)   # read back here
         self._header_copied = cupy.cuda.Event(block=False, disable_timing=True)
         self._launches: dict = {}
+        self._marks = WideMarks()
+        self.prepared_wide = False      # the last prepare's batch is a wide delete
 
     def _launch(self, name: str, nargs: int) -> PreparedLaunch:
         launch = self._launches.get(name)
@@ -118,11 +162,14 @@ class SmallBatches:
         return launch
 
     def prepare(self, s, d, mirror: bool, mode: int, degree, size_class, edge_ptr,
-                min_class: int, during=None):
+                min_class: int, during=None, wide: bool = False):
         """Run ``small_prepare`` on pairs ``s``, ``d`` (int32 or int64 device arrays of one
         dtype, contiguous, (n,), 0 < n and
         n * (2 if mirror else 1) <= SMALL_ENTRIES) against the vertex table (``degree`` int32,
         ``size_class`` int8, ``edge_ptr`` int64, all (table_len,) on the device).
+
+        ``wide``: a delete (``mode`` MODE_DELETE) is prepared for ``small_remove_wide``
+        (when ``wide_removal``), which :meth:`rewrite` then runs.
 
         ``during``: None or a callable run once the kernel and the header's copy are queued
         and before the host waits for them (host work that overlaps the kernel; it may queue
@@ -134,6 +181,9 @@ class SmallBatches:
         src and whose entries from SMALL_ENTRIES on its dst).
         """
         rows = cupy.empty(2 * SMALL_ENTRIES, dtype=cupy.int32)
+        self.prepared_wide = wide and self.wide_removal and mode == MODE_DELETE
+        if self.prepared_wide:
+            mode |= MODE_WIDE
         name = f"small_prepare<{_ID_TYPES[s.dtype]}, false>"
         if not self.direct_launch:
             function(_CU, name, _NAMES)(
@@ -176,9 +226,14 @@ class SmallBatches:
         array lookup, or None for a graph without edge properties (:func:`rewrite_lookup`);
         ``field_dtypes``: dtypes of dst and the edge properties; ``values``:
         per property, its (n,) device array of the batch's values (insert) or None;
-        ``outs``: per property, the result's (rows,) device array to fill.
+        ``outs``: per property, the result's (rows,) device array to fill. A delete that
+        :meth:`prepare` prepared wide runs ``small_remove_wide``.
         """
         nf, sizes, v, o = field_words(field_dtypes, values, outs)
+        if self.prepared_wide:
+            self._remove_wide(int(pieces), cache, accept, lookup, nf, sizes, v, o, degree,
+                              size_class, edge_ptr)
+            return
         name = "small_merge" if mode == MODE_INSERT else "small_remove"
         bases, field_bases, narrays = lookup_words(lookup)
         if self.direct_launch:
@@ -195,6 +250,25 @@ class SmallBatches:
              i64(cache.ring_slots), np.uint64(accept), i64(0), degree, size_class, edge_ptr,
              i64(bases), i64(field_bases), i64(narrays), np.int32(nf), np.uint64(sizes),
              *[i64(x) for x in v], *[i64(x) for x in o]))
+
+    def _remove_wide(self, pieces, cache, accept, lookup, nf, sizes, v, o, degree,
+                     size_class, edge_ptr) -> None:
+        """``small_remove_wide`` over ``pieces`` blocks (see :meth:`rewrite`)."""
+        marks, serial = self._marks.next(pieces)
+        bases, field_bases, narrays = lookup_words(lookup)
+        if self.direct_launch:
+            self._launch("small_remove_wide", REMOVE_WIDE_ARGS)(pieces, REWRITE_THREADS, [
+                self.workspace.data.ptr, cache.rings.data.ptr,
+                cache.state.data.ptr, cache.ring_slots, as_signed64(int(accept)), 0,
+                degree.data.ptr, size_class.data.ptr, edge_ptr.data.ptr, marks, serial,
+                bases, field_bases, narrays, nf, sizes, *v, *o])
+            return
+        function(_CU, "small_remove_wide", _NAMES)(
+            (pieces,), (REWRITE_THREADS,),
+            (self.workspace, cache.rings, cache.state,
+             i64(cache.ring_slots), np.uint64(accept), i64(0), degree, size_class, edge_ptr,
+             i64(marks), i64(serial), i64(bases), i64(field_bases), i64(narrays),
+             np.int32(nf), np.uint64(sizes), *[i64(x) for x in v], *[i64(x) for x in o]))
 
     def spilled(self, count: int):
         """The old blocks the rewrite put on the spill list (int64 device view, (count,)):

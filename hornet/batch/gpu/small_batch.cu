@@ -51,6 +51,10 @@ static_assert(PER_THREAD == 4, "the preparing block's per-thread arrays are writ
 // words, read from mapped pinned host memory, are copied to the workspace from VALUE_OFFSET,
 // where the rewrite kernels read them (the host may reuse its row once the header came).
 #define VALUE_OFFSET (FOUND_OFFSET + 2 * SMALL_ENTRIES)
+// MODE_WIDE deletes (the small path's own workspace, never a deferred one): from WIDE_OFFSET,
+// the segments of the lists rewritten by whole blocks, their first pieces, and the segments
+// of the lists rewritten by one warp each (SMALL_ENTRIES words each; small.py: WIDE_OFFSET).
+#define WIDE_OFFSET VALUE_OFFSET
 // Upsert: the instance that runs MODE_UPSERT (the found edges' listing and writes compiled in
 // it alone: the insert and delete instance carries none of their code).
 template <typename Id, bool Upsert>
@@ -63,6 +67,10 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
               i64 ring_slots, i64* host_header, i64 ticket,
               const i64* __restrict__ host_values, i64 value_words, FIELD_PARAMS,
               i64 p1, i64 p2, i64 p3, i64 p4, i64 p5, i64 p6, i64 p7) {
+    // a delete with MODE_WIDE: long lists stay in their blocks, rewritten in place by pieces
+    // side by side (small_remove_wide)
+    const bool wide = (mode & MODE_WIDE) != 0 && (mode & ~MODE_WIDE) == MODE_DELETE;
+    mode &= ~MODE_WIDE;
     __shared__ u64 keys[SMALL_ENTRIES];          // later reused as the kept (src, dst)
     __shared__ unsigned short entry[SMALL_ENTRIES];
     __shared__ int warp_sums[32];
@@ -332,7 +340,7 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     // ---- per segment: new degree, whether the list moves, and its pieces of rewrite work
     // (each thread owns R3 segments in a row, for the scan of the pieces)
     const int R3 = (nseg + SMALL_THREADS - 1) / SMALL_THREADS;
-    int my_pieces = 0;
+    int my_pieces = 0, my_long = 0, my_short = 0;   // (wide: lists by blocks, by warps)
     for (int q = 0; q < R3; ++q) {
         const int sg = tid * R3 + q;
         if (sg >= nseg) break;
@@ -345,10 +353,18 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         const i64 ptr = has_row ? edge_ptr[u] : 0;
         const SegmentMove m = segment_move(inserting, d0, c, cls,
                                            d0 - L.ent_pos[start] + (inserting ? c : 0),
-                                           min_class, copy_max_class, false);
+                                           min_class, wide ? -1 : copy_max_class, false);
         const i64 d1 = m.d1, to = m.to;
         const bool give_back = m.give_back;
-        const int pieces = (int)segment_pieces(to, d0);
+        int pieces = (int)(wide && to < 0 && d1 > 0 ? wide_pieces(L.ent_pos[start], d0)
+                                                    : segment_pieces(to, d0));
+        if (wide && pieces == 1 &&
+            (d1 == 0 ? 0 : to >= 0 ? d0 : d0 - L.ent_pos[start]) <= WIDE_WARP_ITEMS) {
+            pieces = 0;                 // a short list: one warp
+            ++my_short;
+        } else if (wide) {
+            ++my_long;
+        }
         L.seg_piece[sg] = pieces;
         my_pieces += pieces;
         L.seg_len[sg] = c;
@@ -362,11 +378,28 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
     }
     int piece = block_exclusive_scan(my_pieces, warp_sums, &total);
     const int npieces = total;
+    // wide: the lists of whole blocks (their pieces' first numbers) and those of one warp
+    int long_at = 0, short_at = 0, nlong = 0, nshort = 0;
+    if (wide) {
+        long_at = block_exclusive_scan(my_long, warp_sums, &total);
+        nlong = total;
+        short_at = block_exclusive_scan(my_short, warp_sums, &total);
+        nshort = total;
+    }
+    i64* const wide_long = ws + WIDE_OFFSET;            // (their segments)
+    i64* const wide_first = wide_long + SMALL_ENTRIES;  // (their first pieces)
+    i64* const wide_short = wide_first + SMALL_ENTRIES;
     for (int q = 0; q < R3; ++q) {
         const int sg = tid * R3 + q;
         if (sg >= nseg) break;
         const int pieces = (int)L.seg_piece[sg];
         L.seg_piece[sg] = piece;
+        if (wide && pieces) {
+            wide_long[long_at] = sg;
+            wide_first[long_at++] = piece;
+        } else if (wide) {
+            wide_short[short_at++] = sg;
+        }
         piece += pieces;
     }
     __syncthreads();
@@ -389,9 +422,14 @@ small_prepare(const Id* __restrict__ s, const Id* __restrict__ d, i64 npairs, in
         L.header[H_RELEASES] = releases;
         L.header[H_SPILLS] = 0;
         L.header[H_DONE] = 0;
-        L.header[H_PIECES] = npieces;
+        // (wide: the grid's blocks, the long lists' pieces and the warps' blocks)
+        L.header[H_PIECES] = wide ? npieces + (nshort + WIDE_WARPS - 1) / WIDE_WARPS : npieces;
+        L.header[H_WIDE_PIECES] = npieces;
+        L.header[H_WIDE_LONG] = nlong;
+        L.header[H_WIDE_SHORT] = nshort;
         L.header[H_WARPS] = 0;
         L.header[H_FOUND] = nfound;
+        L.header[H_TICKET] = 0;
     }
     // ---- deferred batches (stall given): the block cache's part decided here rather than
     // by the host, against the rings' device counters, exact in stream order. A ring short
@@ -646,3 +684,194 @@ extern "C" __global__ void small_remove(i64* ws, i64 capacity, int listed, RING_
     advance_rings(L, R);
 }
 
+// ------------------------------------------------------------------ MODE_WIDE removal
+// Largest s in [lo, hi] with off[s] <= t (off strictly ascending, off[lo] <= t), by one warp
+// (every lane gets it): each step probes 32 points, so that a batch of thousands of pieces
+// finds a piece's list in two or three dependent loads rather than a dozen.
+__device__ __forceinline__ i64 warp_segment_between(const i64* __restrict__ off, i64 lo, i64 hi,
+                                                    i64 t) {
+    const int lane = threadIdx.x & 31;
+    while (hi - lo > 31) {
+        const i64 step = (hi - lo + 32) >> 5;
+        const i64 probe = lo + (i64)lane * step;
+        const int n = __popc(__ballot_sync(0xFFFFFFFFu, probe <= hi && off[probe] <= t));
+        lo += (i64)(n - 1) * step;                     // (the probes at or below t: a prefix)
+        hi = min(hi, lo + step - 1);
+    }
+    const int n = __popc(__ballot_sync(0xFFFFFFFFu, lo + lane <= hi && off[lo + lane] <= t));
+    return lo + n - 1;
+}
+
+// A delete prepared with MODE_WIDE rewrites every long list that keeps its block in place
+// (the short ones: one warp each, warp_remove_segment), cut at multiples of WIDE_ITEMS into
+// pieces that run side by side (a hub's list is not one block
+// stepping through it, nor copied whole to a fresh block: only the items after its first
+// removed one move, and no block is popped from the rings). Survivors move to lower slots,
+// so a piece's writes land on its own items and on the last ones of the piece before it
+// (as many as the items removed before the piece's start: the piece before it, or several
+// when more than WIDE_ITEMS were removed before it). Each block therefore reads its whole
+// piece (into shared memory, each survivor at its new slot's offset), marks that in `flags`
+// (its piece's word), waits until every piece of the same list whose items its writes land
+// on has marked the same, then writes its survivors in one run. Pieces are taken in
+// ticket order (header H_TICKET), so a piece waits only on a piece that a running block
+// holds and that marks its read before it waits on anything: no block waits on one that
+// has not started. The mark of field f of a batch is serial * 16 + f + 1 (serial: the
+// host's count of such batches, from 1; the words start at 0 and only grow).
+template <typename T>
+__device__ void remove_wide_piece(T* O, i64 d0, i64 lo, i64 hi, i64 base, const i64* P, i64 c,
+                                  const Layout& L, i64 start, T* out, i64* flags, i64 t,
+                                  i64 k, i64 mark, T* buf) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const i64 lo_w = base + (i64)warp * 32 * WIDE_WINDOWS;
+    const bool active = lo_w < hi && lo_w + 32 * WIDE_WINDOWS > lo;      // (warp-uniform)
+    // removed items before the piece and before its end (none before the first piece's
+    // start, all before the last piece's end)
+    const i64 j0 = k == 0 ? 0 : warp_lower_bound(P, c, lo);
+    const i64 j1 = hi == d0 ? c : warp_lower_bound(P, c, hi);
+    const i64 out_lo = lo - j0, out_n = (hi - lo) - (j1 - j0);  // the piece's survivors' slots
+    if (active) {                  // survivors to buf at their slot's offset from out_lo
+        // (offsets within the warp's 32 * WIDE_WINDOWS items: ints, few registers)
+        const int rlo = (int)max((i64)0, lo - lo_w);
+        const int rhi = (int)min((i64)(32 * WIDE_WINDOWS), hi - lo_w);
+        const T* src = O + lo_w;
+        T* dst = buf + (lo_w - out_lo);
+        RemovedPositions gone(P, c, warp_lower_bound(P, c, lo_w));
+        const unsigned below = (1u << lane) - 1u;
+#pragma unroll 1
+        for (int b0 = 0; b0 < WIDE_WINDOWS; b0 += WIDE_LOADS) {  // WIDE_LOADS loads in flight
+            if (32 * b0 >= rhi) break;
+            T v[WIDE_LOADS];
+#pragma unroll
+            for (int b = 0; b < WIDE_LOADS; ++b) {
+                const int ii = 32 * (b0 + b) + lane;
+                if (ii >= rlo && ii < rhi) v[b] = src[ii];
+            }
+#pragma unroll
+            for (int b = 0; b < WIDE_LOADS; ++b) {
+                const int ii = 32 * (b0 + b) + lane;
+                const i64 before = gone.j;               // removed before the window
+                const unsigned bits = gone.window(lo_w + ii - lane);
+                if (ii >= rlo && ii < rhi && !((bits >> lane) & 1u))
+                    dst[ii - before - __popc(bits & below)] = v[b];
+            }
+        }
+    }
+    if (out)                       // the removed values of the piece, read before its mark
+        for (i64 j = j0 + threadIdx.x; j < j1; j += blockDim.x) {
+            const i64 r = L.ent_res[start + j];
+            if (r >= 0) out[r] = O[P[j]];
+        }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        if (hi < d0) {             // a later piece of the list waits for this mark
+            __threadfence();
+            atomicMax((unsigned long long*)&flags[t], (unsigned long long)mark);
+        }
+        // the pieces before this one (k of them in its list) from the one holding out_lo
+        const i64 owner = out_lo / WIDE_ITEMS - P[0] / WIDE_ITEMS;
+        for (i64 q = t - (k - owner); q < t; ++q)
+            while (*(volatile i64*)&flags[q] < mark) __nanosleep(64);
+    }
+    __syncthreads();
+    for (i64 k = threadIdx.x; k < out_n; k += blockDim.x) O[out_lo + k] = buf[k];
+    __syncthreads();               // (buf: the next field's)
+}
+
+// small_remove for a batch prepared with MODE_WIDE, in the small path's workspace: one block
+// of WIDE_THREADS per piece of the long lists (header H_WIDE_PIECES, listed from WIDE_OFFSET)
+// and one per WIDE_WARPS short lists (one warp each, warp_remove_segment), blocks taking
+// tickets (H_TICKET: the long lists' pieces first, in order). A long list that keeps its
+// block is rewritten by remove_wide_piece, one that moves as small_remove moves it. `flags`:
+// at least H_WIDE_PIECES words.
+extern "C" __global__ void __launch_bounds__(WIDE_THREADS, 4)
+small_remove_wide(i64* ws, RING_PARAMS, int* __restrict__ degree,
+                  signed char* __restrict__ size_class, i64* __restrict__ edge_ptr,
+                  i64* flags, i64 serial, FIELD_PARAMS) {
+    MAKE_FIELDS;
+    const Layout L = layout(ws, SMALL_ENTRIES);
+    DEFERRED_RINGS;
+    const i64 npieces = L.header[H_WIDE_PIECES], nlong = L.header[H_WIDE_LONG];
+    const i64* wide_long = ws + WIDE_OFFSET;
+    const i64* wide_first = wide_long + SMALL_ENTRIES;
+    const i64* wide_short = wide_first + SMALL_ENTRIES;
+    __shared__ u64 buf[WIDE_ITEMS];            // a piece's survivors of one field
+    __shared__ i64 ticket, piece_sg;
+    if (threadIdx.x == 0)
+        ticket = (i64)atomicAdd((unsigned long long*)&L.header[H_TICKET], 1ull);
+    __syncthreads();
+    const i64 t = ticket;
+    if (t >= npieces) {                         // WIDE_WARPS short lists, one warp each
+        const i64 w = (t - npieces) * WIDE_WARPS + (threadIdx.x >> 5);
+        if (w < L.header[H_WIDE_SHORT])
+            warp_remove_segment(L, R, F, wide_short[w], degree, size_class, edge_ptr);
+    } else {                                    // piece t of a long list
+        if (threadIdx.x < 32) {                 // its list, by one warp (see piece_of)
+            const i64 extra = npieces - nlong;
+            const i64 i = warp_segment_between(wide_first, t > extra ? t - extra : 0,
+                                               t < nlong - 1 ? t : nlong - 1, t);
+            if (threadIdx.x == 0) piece_sg = i;
+        }
+        __syncthreads();
+        const i64 sg = wide_long[piece_sg];
+        const Piece pc = {sg, t - wide_first[piece_sg]};
+        const i64 old = L.seg_ptr[sg], d1 = L.seg_new[sg];
+        const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
+        const i64* P = L.ent_pos + start;
+        const bool first = pc.k == 0;
+        if (L.seg_class[sg] < 0 && d1 > 0) {                    // in place, by pieces
+            const i64 base = (P[0] / WIDE_ITEMS + pc.k) * WIDE_ITEMS;
+            const i64 lo = max(P[0], base), hi = min(d0, base + WIDE_ITEMS);
+            for (int f = 0; f < F.nf; ++f) {
+                const i64 a = field_address(F, old, f), mark = serial * 16 + f + 1;
+                switch (field_size(F, f)) {
+                case 1: remove_wide_piece<unsigned char>((unsigned char*)a, d0, lo, hi, base, P,
+                            c, L, start, (unsigned char*)F.out[f], flags, t, pc.k, mark,
+                            (unsigned char*)buf); break;
+                case 2: remove_wide_piece<unsigned short>((unsigned short*)a, d0, lo, hi, base,
+                            P, c, L, start, (unsigned short*)F.out[f], flags, t, pc.k, mark,
+                            (unsigned short*)buf); break;
+                case 4: remove_wide_piece<unsigned int>((unsigned int*)a, d0, lo, hi, base, P,
+                            c, L, start, (unsigned int*)F.out[f], flags, t, pc.k, mark,
+                            (unsigned int*)buf); break;
+                default: remove_wide_piece<unsigned long long>((unsigned long long*)a, d0, lo,
+                            hi, base, P, c, L, start, (unsigned long long*)F.out[f], flags, t,
+                            pc.k, mark, (unsigned long long*)buf); break;
+                }
+            }
+        } else {                                                // moves or empties
+            const i64 target = d1 > 0 ? new_block(L, R, sg) : 0;
+            const i64 lo = pc.k * PIECE_ITEMS, hi = min(d0, lo + PIECE_ITEMS);
+            for (int f = 0; f < F.nf; ++f) {
+                const i64 src = field_address(F, old, f), dst = field_address(F, target, f);
+                switch (field_size(F, f)) {
+                case 1: remove_block<unsigned char>((const unsigned char*)src,
+                            (unsigned char*)dst, d0, d1, lo, hi, P, c, L, start,
+                            first ? (unsigned char*)F.out[f] : nullptr); break;
+                case 2: remove_block<unsigned short>((const unsigned short*)src,
+                            (unsigned short*)dst, d0, d1, lo, hi, P, c, L, start,
+                            first ? (unsigned short*)F.out[f] : nullptr); break;
+                case 4: remove_block<unsigned int>((const unsigned int*)src,
+                            (unsigned int*)dst, d0, d1, lo, hi, P, c, L, start,
+                            first ? (unsigned int*)F.out[f] : nullptr); break;
+                default: remove_block<unsigned long long>((const unsigned long long*)src,
+                            (unsigned long long*)dst, d0, d1, lo, hi, P, c, L, start,
+                            first ? (unsigned long long*)F.out[f] : nullptr); break;
+                }
+            }
+            if (threadIdx.x == 0 && first && d1 > 0) {
+                edge_ptr[L.seg_vertex[sg]] = target;
+                size_class[L.seg_vertex[sg]] = (signed char)L.seg_class[sg];
+            }
+        }
+        if (threadIdx.x == 0 && first) {
+            const i64 u = L.seg_vertex[sg];
+            degree[u] = (int)d1;
+            if (d1 == 0) {
+                edge_ptr[u] = 0;
+                size_class[u] = -1;
+            }
+            give_back_block(L, R, sg);
+        }
+    }
+    advance_rings(L, R);
+}

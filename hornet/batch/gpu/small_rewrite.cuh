@@ -17,6 +17,7 @@
 #define MODE_INSERT 0
 #define MODE_DELETE 1
 #define MODE_UPSERT 2     // deferred small batches: insert the new pairs, rewrite the found ones' properties
+#define MODE_WIDE 16      // flag on MODE_DELETE (small path): long lists rewritten in place, by pieces
 
 // header slots (hornet/batch/small_layout.py)
 #define H_KEPT 0        // entries kept: new edges (insert) or edges found (delete)
@@ -36,6 +37,10 @@
 #define H_ACCEPT 140    // deferred small batches: the classes whose rings took the blocks
 #define H_STALLED 141   // deferred small batches: 1 when the batch did not run (see stall)
 #define H_FOUND 142     // upserts (MODE_UPSERT): pairs found present (their properties rewritten)
+#define H_TICKET 143    // MODE_WIDE deletes: pieces taken by the removal's blocks so far
+#define H_WIDE_PIECES 144  // MODE_WIDE deletes: pieces of the lists rewritten by whole blocks
+#define H_WIDE_LONG 145    //   those lists
+#define H_WIDE_SHORT 146   //   the lists rewritten by one warp each
 #define HEADER_WORDS 256
 #define H_CLOCKS 192    // profiling only: clock64() after each phase of small_prepare
 
@@ -45,6 +50,18 @@
 #define COPY_ITEMS 2048
 #define PIECE_ITEMS 8192        // a multiple of the removal's step (REWRITE_THREADS * REMOVE_ITEMS)
 #define REMOVE_ITEMS 8
+// MODE_WIDE deletes: a long list rewritten in place is cut into pieces at multiples of
+// WIDE_ITEMS (from its first removed item), each read whole by one block of WIDE_THREADS
+// threads (WIDE_WINDOWS windows of 32 items per warp, WIDE_LOADS at a time, its survivors
+// staged in shared memory) before it writes.
+#define WIDE_THREADS 256
+#define WIDE_WINDOWS 16
+#define WIDE_ITEMS (WIDE_THREADS * WIDE_WINDOWS)
+#define WIDE_LOADS 4            // windows a warp reads at a time (WIDE_WINDOWS a multiple)
+#define WIDE_WARPS (WIDE_THREADS / 32)
+// a list whose rewrite moves at most this many items (in place: from its first removed one;
+// moving: all) in one piece is rewritten by one warp (WIDE_WARPS lists a block)
+#define WIDE_WARP_ITEMS 1024
 
 struct Layout {
     i64* header;
@@ -214,3 +231,73 @@ __device__ __forceinline__ void advance_rings(const Layout& L, const Rings& R) {
 #define RING_PARAMS i64* __restrict__ ring_slot, i64* __restrict__ ring_state, \
     i64 ring_slots, u64 ring_accept, const i64* __restrict__ ring_pool
 #define MAKE_RINGS const Rings R = {ring_slot, ring_state, ring_slots, ring_accept, ring_pool}
+
+// As remove_block (small_batch.cu), by one warp (the short lists of medium_batch.cu and of
+// small_remove_wide): the removed values to the result (when `out` is given), then the
+// survivors among old items [lo, d0) to their slots of D (D == O: in place; windows of
+// 32 * REMOVE_ITEMS items, each read whole before the warp writes).
+template <typename T>
+__device__ void warp_remove_list(const T* O, T* D, i64 d0, i64 d1, i64 lo, const i64* P,
+                                 i64 c, const Layout& L, i64 start, T* out) {
+    const int lane = threadIdx.x & 31;
+    if (out)
+        for (i64 j = lane; j < c; j += 32) {
+            const i64 r = L.ent_res[start + j];
+            if (r >= 0) out[r] = O[P[j]];
+        }
+    __syncwarp();
+    if (d1 == 0) return;
+    const bool in_place = D == O;
+    for (i64 base = lo; base < d0; base += 32 * REMOVE_ITEMS) {
+        T v[REMOVE_ITEMS];
+        i64 to[REMOVE_ITEMS];
+        read_windows(O, d0, base, v);
+        RemovedPositions gone(P, c, warp_lower_bound(P, c, base));
+        rank_windows(gone, d0, base, 0, (i64)-1, to);
+        if (in_place) __syncwarp();
+        write_windows(D, 0, (i64)-1, v, to);
+        if (in_place) __syncwarp();
+    }
+}
+
+// Segment sg's list rewritten by one warp (warp_remove_list, every field: into its new block,
+// or in place from its first removed item), then lane 0 updates the vertex table and gives
+// the old block back.
+__device__ __forceinline__ void warp_remove_segment(const Layout& L, const Rings& R,
+                                                    const Fields& F, i64 sg,
+                                                    int* __restrict__ degree,
+                                                    signed char* __restrict__ size_class,
+                                                    i64* __restrict__ edge_ptr) {
+    const i64 old = L.seg_ptr[sg], d1 = L.seg_new[sg];
+    const i64 target = d1 > 0 ? new_block(L, R, sg) : 0;
+    const i64 d0 = L.seg_old[sg], c = L.seg_len[sg], start = L.seg_start[sg];
+    const i64* P = L.ent_pos + start;
+    const i64 lo = target == old ? P[0] : 0;
+    for (int f = 0; f < F.nf; ++f) {
+        const i64 src = field_address(F, old, f), dst = field_address(F, target, f);
+        switch (field_size(F, f)) {
+        case 1: warp_remove_list<unsigned char>((const unsigned char*)src, (unsigned char*)dst,
+                    d0, d1, lo, P, c, L, start, (unsigned char*)F.out[f]); break;
+        case 2: warp_remove_list<unsigned short>((const unsigned short*)src,
+                    (unsigned short*)dst, d0, d1, lo, P, c, L, start,
+                    (unsigned short*)F.out[f]); break;
+        case 4: warp_remove_list<unsigned int>((const unsigned int*)src, (unsigned int*)dst,
+                    d0, d1, lo, P, c, L, start, (unsigned int*)F.out[f]); break;
+        default: warp_remove_list<unsigned long long>((const unsigned long long*)src,
+                    (unsigned long long*)dst, d0, d1, lo, P, c, L, start,
+                    (unsigned long long*)F.out[f]); break;
+        }
+    }
+    if ((threadIdx.x & 31) == 0) {
+        const i64 u = L.seg_vertex[sg];
+        degree[u] = (int)d1;
+        if (d1 == 0) {
+            edge_ptr[u] = 0;
+            size_class[u] = -1;
+        } else if (L.seg_class[sg] >= 0) {
+            edge_ptr[u] = target;
+            size_class[u] = (signed char)L.seg_class[sg];
+        }
+        give_back_block(L, R, sg);
+    }
+}
